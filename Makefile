@@ -1,0 +1,81 @@
+# spf developer tasks. On a fresh Debian machine (python3, gcc and make only), `make demo` and
+# `make test` install what is missing: system packages via apt-get, Python packages in .venv.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.stamp
+SRC_DIRS := spf tests benchmarks examples
+
+# System tools the test suite uses: `command=package[,package...]`. A pair is installed with
+# apt-get only when its command is missing. Later: mpicc=openmpi-bin,libopenmpi-dev
+APT_PACKAGES := dot=graphviz
+
+# Run apt-get as root, through sudo when not root and sudo exists, otherwise not at all.
+SUDO := $(shell if [ "$$(id -u)" -eq 0 ]; then echo; \
+	elif command -v sudo >/dev/null 2>&1; then echo sudo; else echo none; fi)
+
+.PHONY: help sysdeps venv demo test lint format typecheck bench clean distclean
+
+help:
+	@echo "make demo       set up (apt-get tools if missing, .venv) and run the demo"
+	@echo "make test       set up, then lint, typecheck and the test suite"
+	@echo "make lint       ruff check        make format     ruff format"
+	@echo "make typecheck  mypy --strict     make bench      benchmarks/sets.py"
+	@echo "make clean      caches and build outputs (distclean also removes .venv)"
+
+# Missing commands -> their Debian packages; also python3-venv when `python3 -m venv` cannot
+# bootstrap pip (Debian splits ensurepip out). Silent when everything is present.
+sysdeps:
+	@missing=""; \
+	for pair in $(APT_PACKAGES); do \
+		command -v "$${pair%%=*}" >/dev/null 2>&1 || missing="$$missing $${pair#*=}"; \
+	done; \
+	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	missing="$$(echo $${missing//,/ })"; \
+	[ -z "$$missing" ] && exit 0; \
+	if ! command -v apt-get >/dev/null 2>&1 || [ "$(SUDO)" = none ]; then \
+		echo "sysdeps: cannot install ($$missing): need apt-get and root or sudo;" \
+			"tests that need them will be skipped" >&2; \
+		exit 0; \
+	fi; \
+	echo "sysdeps: installing $$missing"; \
+	$(SUDO) apt-get update -qq && \
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $$missing
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml | sysdeps
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+demo: sysdeps venv
+	$(BIN)/python -m spf.demo
+
+test: sysdeps venv lint typecheck
+	$(BIN)/python -m pytest -q
+
+lint: venv
+	$(BIN)/ruff check $(SRC_DIRS)
+
+format: venv
+	$(BIN)/ruff format $(SRC_DIRS)
+
+typecheck: venv
+	$(BIN)/mypy spf
+
+bench: venv
+	$(BIN)/python benchmarks/sets.py
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,32 @@
+"""spf: sparse and dense loop computations as objects, scheduled and compiled from Python.
+
+See ``API.md`` for the contract. This package exposes the public names only.
+"""
+
+from __future__ import annotations
+
+from spf.errors import (
+    ArgumentError,
+    ArityError,
+    CodegenError,
+    CompileError,
+    IllegalScheduleError,
+    ParseError,
+    SpfError,
+    UndeclaredError,
+)
+from spf.sets import UF, Relation, Set
+
+__all__ = [
+    "UF",
+    "ArgumentError",
+    "ArityError",
+    "CodegenError",
+    "CompileError",
+    "IllegalScheduleError",
+    "ParseError",
+    "Relation",
+    "Set",
+    "SpfError",
+    "UndeclaredError",
+]

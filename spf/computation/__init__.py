@@ -1,0 +1,1 @@
+"""Computations: ``Computation``, ``Stmt``, ``DataSpace``; dependences, legality, interpreter."""

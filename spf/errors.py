@@ -1,0 +1,115 @@
+"""The exceptions spf raises (API.md section 1).
+
+Every error a user can cause is an :class:`SpfError`; messages say what failed, where, and
+what to do. ``ParseError`` renders the offending text with a caret under the position::
+
+    >>> try:
+    ...     raise ParseError("expected ']'", text="{[i : i < N}", span=(3, 4))
+    ... except ParseError as err:
+    ...     print(err)
+    expected ']'
+      {[i : i < N}
+         ^
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class SpfError(Exception):
+    """Base class of every error spf raises on purpose."""
+
+
+class ParseError(SpfError, ValueError):
+    """Bad set, relation or statement text.
+
+    ``text`` is the text parsed, ``span`` the ``(start, end)`` offsets of the offending part
+    (``end`` exclusive; equal to ``start`` at the end of the text) and ``message`` what was
+    expected.
+    """
+
+    def __init__(self, message: str, *, text: str = "", span: tuple[int, int] | None = None):
+        self.message = message
+        self.text = text
+        self.span = span
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.span is None or not self.text:
+            return self.message
+        start, end = self.span
+        start = max(0, min(start, len(self.text)))
+        end = max(start + 1, min(end, len(self.text)))
+        # show the line holding the error, with carets under the span
+        line_start = self.text.rfind("\n", 0, start) + 1
+        line_end = self.text.find("\n", start)
+        if line_end < 0:
+            line_end = len(self.text)
+        line = self.text[line_start:line_end]
+        width = max(1, min(end, line_end) - start)
+        caret = " " * (start - line_start) + "^" * width
+        return f"{self.message}\n  {line}\n  {caret}"
+
+
+class ArityError(SpfError, ValueError):
+    """Tuple arity mismatch: schedule vs domain, access vs data space rank, UF arity."""
+
+
+class UndeclaredError(SpfError, KeyError):
+    """Unknown statement, loop, data space, buffer or UF name; lists the known names."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str] = (), hint: str = ""):
+        self.kind = kind
+        self.name = name
+        self.known = tuple(sorted(known))
+        listing = ", ".join(repr(k) for k in self.known) if self.known else "none"
+        message = f"unknown {kind} {name!r}; known {kind}s: {listing}"
+        if hint:
+            message += f". {hint}"
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return self.message
+
+
+class IllegalScheduleError(SpfError):
+    """A schedule or tag that violates a dependence; the message names the dependence."""
+
+
+class CodegenError(SpfError):
+    """A computation that cannot be generated for the chosen target."""
+
+
+class CompileError(SpfError):
+    """The C/CUDA/MPI/HLS compiler failed."""
+
+    def __init__(self, message: str, *, command: str = "", source_path: str = "", stderr: str = ""):
+        self.command = command
+        self.source_path = source_path
+        self.stderr = stderr
+        parts = [message]
+        if command:
+            parts.append(f"command: {command}")
+        if source_path:
+            parts.append(f"source: {source_path}")
+        if stderr:
+            parts.append(f"compiler output:\n{stderr}")
+        super().__init__("\n".join(parts))
+
+
+class ArgumentError(SpfError, TypeError):
+    """Bad kernel arguments: missing, unknown, wrong dtype or shape, non-contiguous, read-only."""
+
+
+__all__ = [
+    "ArgumentError",
+    "ArityError",
+    "CodegenError",
+    "CompileError",
+    "IllegalScheduleError",
+    "ParseError",
+    "SpfError",
+    "UndeclaredError",
+]

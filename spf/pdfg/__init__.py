@@ -1,0 +1,1 @@
+"""Polyhedral dataflow graph: a networkx view of a ``Computation``, DOT output, graph operations."""

@@ -1,0 +1,8 @@
+"""Sets and relations with uninterpreted functions (API.md section 2)."""
+
+from __future__ import annotations
+
+from spf.sets.set_like import Relation, Set
+from spf.sets.uf import UF
+
+__all__ = ["UF", "Relation", "Set"]

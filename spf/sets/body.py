@@ -1,0 +1,426 @@
+"""The representation under ``Set`` and ``Relation``: an isl set plus a table of UF calls.
+
+A :class:`Body` is ``{ t : exists e, u : u_k = f_k(args_k) for all k and iset(t, e, u) }``:
+
+* ``t``: the tuple positions (inputs then outputs for a relation), isl dims ``__t0 ...``;
+  each has a user name, or ``None`` for a position written as an expression (``[0, i + 1]``)
+  whose value the constraints fix;
+* ``e``: hidden variables (``exists``) that some UF argument needs, dims ``__e0 ...``; hidden
+  variables no UF argument needs are true isl existentials and not listed;
+* ``u``: one dim ``__u0 ...`` per distinct UF call; ``terms[k] = (name, args)`` with the
+  arguments as sympy expressions over the internal symbols, parameters and earlier ``__u``
+  (nested calls such as ``perm(col(k))`` are flattened).
+
+UF values are set dimensions placed after the tuple, never isl parameters (unsound in
+relations) nor isl existentials (isl eliminates them). Dimensions are addressed by position
+internally and named for users only by the printer; every operation returns the canonical
+form (see :func:`canonical`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import islpy as isl
+import sympy as sp
+
+from spf.sets.linear import (
+    DT,
+    basic_constraints,
+    esym,
+    free_names,
+    internal_kind,
+    param_names,
+    tsym,
+    usym,
+)
+
+Term = tuple[str, tuple[sp.Expr, ...]]
+
+
+@dataclass(frozen=True, eq=False)
+class Body:
+    """One UF-aware set or relation (immutable; build new ones with the functions below)."""
+
+    names: tuple[str | None, ...]
+    n_in: int | None
+    hidden: tuple[str, ...]
+    terms: tuple[Term, ...]
+    iset: isl.Set
+
+    def __post_init__(self) -> None:
+        want = [s.name for s in self.dim_syms()]
+        iset = self.iset
+        if iset.dim(DT.set) != len(want):
+            raise AssertionError(f"spf bug: isl set has {iset.dim(DT.set)} dims, want {want}")
+        if iset.has_tuple_id():
+            iset = iset.reset_tuple_id()
+        for k, name in enumerate(want):
+            if iset.get_dim_name(DT.set, k) != name:
+                iset = iset.set_dim_name(DT.set, k, name)
+        object.__setattr__(self, "iset", iset)
+
+    # --- views
+    @property
+    def n_tuple(self) -> int:
+        return len(self.names)
+
+    def dim_syms(self) -> list[sp.Symbol]:
+        """Internal symbols of all dims in order: tuple, hidden, UF values."""
+        return (
+            [tsym(k) for k in range(len(self.names))]
+            + [esym(k) for k in range(len(self.hidden))]
+            + [usym(k) for k in range(len(self.terms))]
+        )
+
+    def params(self) -> frozenset[str]:
+        """Symbolic constants used by the constraints or by UF arguments."""
+        out = set(param_names(self.iset))
+        for _, args in self.terms:
+            out |= {n for n in free_names(args) if not n.startswith("__")}
+        return frozenset(out)
+
+    def with_iset(self, iset: isl.Set) -> Body:
+        return Body(self.names, self.n_in, self.hidden, self.terms, iset)
+
+    def space_set(self, text: str, extra_params: Sequence[str] = ()) -> isl.Set:
+        """An isl set over this body's dims from constraint text in isl syntax."""
+        params = sorted(self.params() | set(extra_params) | _param_words(text))
+        dims = ", ".join(s.name for s in self.dim_syms())
+        return isl.Set(f"[{', '.join(params)}] -> {{ [{dims}] : {text} }}")
+
+    def term_expr(self, k: int) -> sp.Expr:
+        """Term ``k`` as a sympy call with nested terms substituted (internal symbols)."""
+        name, args = self.terms[k]
+        sub = {usym(j): self.term_expr(j) for j in range(k)}
+        return sp.Function(name)(*[a.xreplace(sub) for a in args])
+
+    def needed_syms(self) -> set[str]:
+        """Names of internal symbols some UF argument uses."""
+        return free_names(a for _, args in self.terms for a in args)
+
+
+def _param_words(text: str) -> set[str]:
+    import re
+
+    words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
+    reserved = {"and", "or", "not", "floor", "ceil", "mod", "min", "max", "true", "false"}
+    return {w for w in words - reserved if not w.startswith("__")}
+
+
+# ----------------------------------------------------------------------------- dim surgery
+def permute_dims(iset: isl.Set, order: Sequence[int | None]) -> isl.Set:
+    """New dim m = old dim ``order[m]`` (None: a new unconstrained dim); others projected."""
+    n = iset.dim(DT.set)
+    src = [f"d{k}" for k in range(n)]
+    dst = [src[o] if o is not None else f"f{m}" for m, o in enumerate(order)]
+    perm = isl.Map(f"{{ [{', '.join(src)}] -> [{', '.join(dst)}] }}")
+    return iset.reset_tuple_id().apply(perm)
+
+
+def reorganize(
+    body: Body,
+    *,
+    tuple_src: Sequence[int | None],
+    hidden_src: Sequence[int | None],
+    term_src: Sequence[int],
+    names: Sequence[str | None],
+    hidden: Sequence[str],
+    n_in: int | None,
+    subst: Mapping[sp.Symbol, sp.Expr] | None = None,
+) -> Body:
+    """Rebuild ``body`` with dims taken from old positions (global dim indices).
+
+    ``term_src`` lists old term indices; the UF dims follow them. Old dims not listed are
+    projected out (existentially); their symbols must not occur in kept UF arguments unless
+    ``subst`` replaces them.
+    """
+    nt, ne = body.n_tuple, len(body.hidden)
+    order = list(tuple_src) + list(hidden_src) + [nt + ne + k for k in term_src]
+    iset = permute_dims(body.iset, order)
+    old = body.dim_syms()
+    new_syms = (
+        [tsym(k) for k in range(len(tuple_src))]
+        + [esym(k) for k in range(len(hidden_src))]
+        + [usym(k) for k in range(len(term_src))]
+    )
+    sub: dict[sp.Symbol, sp.Expr] = {}
+    for new, o in zip(new_syms, order, strict=True):
+        if o is not None:
+            sub[old[o]] = new
+    first = dict(subst or {})
+    terms = tuple(
+        (
+            body.terms[k][0],
+            tuple(sp.expand(a.xreplace(first).xreplace(sub)) for a in body.terms[k][1]),
+        )
+        for k in term_src
+    )
+    return Body(tuple(names), n_in, tuple(hidden), terms, iset)
+
+
+def shifted_terms(body: Body, t_off: int, e_off: int, u_off: int) -> tuple[Term, ...]:
+    """Terms of ``body`` with its internal symbols renumbered by the given offsets."""
+    sub: dict[sp.Symbol, sp.Expr] = {}
+    for k in range(body.n_tuple):
+        sub[tsym(k)] = tsym(k + t_off)
+    for k in range(len(body.hidden)):
+        sub[esym(k)] = esym(k + e_off)
+    for k in range(len(body.terms)):
+        sub[usym(k)] = usym(k + u_off)
+    return tuple((n, tuple(a.xreplace(sub) for a in args)) for n, args in body.terms)
+
+
+def product(a: Body, b: Body, n_in: int | None) -> Body:
+    """``{ [a.t, b.t] : a and b }`` with both term tables (not yet merged)."""
+    pa = a.iset.reset_tuple_id().flat_product(b.iset.reset_tuple_id())
+    ta, ea, ua = a.n_tuple, len(a.hidden), len(a.terms)
+    tb, eb = b.n_tuple, len(b.hidden)
+    base = ta + ea + ua
+    order = (
+        list(range(ta))
+        + [base + k for k in range(tb)]
+        + [ta + k for k in range(ea)]
+        + [base + tb + k for k in range(eb)]
+        + [ta + ea + k for k in range(ua)]
+        + [base + tb + eb + k for k in range(len(b.terms))]
+    )
+    iset = permute_dims(pa, order)
+    # a's symbols keep their numbers; b's move past a's in each kind
+    b_terms = shifted_terms(b, ta, ea, ua)
+    return Body(a.names + b.names, n_in, a.hidden + b.hidden, a.terms + b_terms, iset)
+
+
+def lift_pair(a: Body, b: Body) -> tuple[Body, Body]:
+    """``a`` and ``b`` (same tuple) over one space: hidden vars and terms of both."""
+    nt = a.n_tuple
+    ea, eb, ua, ub = len(a.hidden), len(b.hidden), len(a.terms), len(b.terms)
+    hidden = a.hidden + b.hidden
+    terms = a.terms + shifted_terms(b, 0, ea, ua)
+    order_a = (
+        list(range(nt))
+        + list(range(nt, nt + ea))
+        + [None] * eb
+        + list(range(nt + ea, nt + ea + ua))
+        + [None] * ub
+    )
+    order_b = (
+        list(range(nt))
+        + [None] * ea
+        + list(range(nt, nt + eb))
+        + [None] * ua
+        + list(range(nt + eb, nt + eb + ub))
+    )
+    ia = permute_dims(a.iset, order_a)
+    ib = permute_dims(b.iset, order_b)
+    return (
+        Body(a.names, a.n_in, hidden, terms, ia),
+        Body(a.names, a.n_in, hidden, terms, ib),
+    )
+
+
+# ----------------------------------------------------------------------------- canonical form
+def canonical(body: Body) -> Body:
+    """Merge equal calls, drop what constrains nothing, order the calls, name loose slots."""
+    body = _merge_duplicates(body)
+    while True:
+        smaller = _drop_unneeded(body)
+        if smaller is body:
+            break
+        body = smaller
+    body = _order_terms(body)
+    iset = body.iset.coalesce().drop_unused_params()
+    body = body.with_iset(iset)
+    return _dedupe_names(name_loose_slots(body))
+
+
+def _dedupe_names(body: Body) -> Body:
+    """Named positions and hidden variables get distinct names, none equal to a parameter."""
+    used = set(body.params())
+    names: list[str | None] = []
+    for k, n in enumerate(body.names):
+        if n is not None and n in used:
+            n = fresh_name(n + "_", k, used)
+        if n is not None:
+            used.add(n)
+        names.append(n)
+    hidden: list[str] = []
+    for k, h in enumerate(body.hidden):
+        if h in used:
+            h = fresh_name(h + "_", k, used)
+        used.add(h)
+        hidden.append(h)
+    if tuple(names) == body.names and tuple(hidden) == body.hidden:
+        return body
+    return Body(tuple(names), body.n_in, tuple(hidden), body.terms, body.iset)
+
+
+def _merge_duplicates(body: Body) -> Body:
+    while True:
+        seen: dict[tuple[str, tuple[sp.Expr, ...]], int] = {}
+        dup: tuple[int, int] | None = None
+        for k, key in enumerate(body.terms):
+            if key in seen:
+                dup = (seen[key], k)
+                break
+            seen[key] = k
+        if dup is None:
+            return body
+        a, b = dup
+        body = body.with_iset(body.iset.intersect(body.space_set(f"__u{a} = __u{b}")))
+        nt, ne = body.n_tuple, len(body.hidden)
+        body = reorganize(
+            body,
+            tuple_src=list(range(nt)),
+            hidden_src=list(range(nt, nt + ne)),
+            term_src=[k for k in range(len(body.terms)) if k != b],
+            names=body.names,
+            hidden=body.hidden,
+            n_in=body.n_in,
+            subst={usym(b): usym(a)},
+        )
+
+
+def _is_cylinder(iset: isl.Set, pos: int) -> bool:
+    """True when the set does not constrain dim ``pos`` (semantically)."""
+    if not iset.involves_dims(DT.set, pos, 1):
+        return True
+    cyl = iset.project_out(DT.set, pos, 1).insert_dims(DT.set, pos, 1)
+    return bool(cyl.is_equal(iset))
+
+
+def _drop_unneeded(body: Body) -> Body:
+    nt, ne, nu = body.n_tuple, len(body.hidden), len(body.terms)
+    needed = body.needed_syms()
+    keep_terms = [
+        k for k in range(nu) if f"__u{k}" in needed or not _is_cylinder(body.iset, nt + ne + k)
+    ]
+    keep_hidden = [k for k in range(ne) if f"__e{k}" in needed]
+    if len(keep_terms) == nu and len(keep_hidden) == ne:
+        return body
+    return reorganize(
+        body,
+        tuple_src=list(range(nt)),
+        hidden_src=[nt + k for k in keep_hidden],
+        term_src=keep_terms,
+        names=body.names,
+        hidden=[body.hidden[k] for k in keep_hidden],
+        n_in=body.n_in,
+    )
+
+
+def _order_terms(body: Body) -> Body:
+    depth: dict[int, int] = {}
+    for k, (_, args) in enumerate(body.terms):
+        inner = [int(n[3:]) for n in free_names(args) if n.startswith("__u")]
+        depth[k] = 1 + max((depth[j] for j in inner), default=0)
+    order = sorted(range(len(body.terms)), key=lambda k: (depth[k], str(body.term_expr(k))))
+    if order == list(range(len(body.terms))):
+        return body
+    nt, ne = body.n_tuple, len(body.hidden)
+    return reorganize(
+        body,
+        tuple_src=list(range(nt)),
+        hidden_src=list(range(nt, nt + ne)),
+        term_src=order,
+        names=body.names,
+        hidden=body.hidden,
+        n_in=body.n_in,
+    )
+
+
+# ----------------------------------------------------------------------------- loose slots
+def slot_values(
+    body: Body, conj: list[tuple[bool, sp.Expr]]
+) -> tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]]:
+    """Values of unnamed tuple positions fixed by equalities of one conjunction.
+
+    Returns ``({position: expression}, remaining constraints)``. An expression may use named
+    positions, parameters and UF values (not hidden variables nor the position itself);
+    constraints used to fix a position are removed and the values substituted in the rest.
+    """
+    loose = {tsym(k): k for k, n in enumerate(body.names) if n is None}
+    values: dict[int, sp.Expr] = {}
+    rest = list(conj)
+    progress = True
+    while progress:
+        progress = False
+        for idx, (is_eq, e) in enumerate(rest):
+            if not is_eq:
+                continue
+            found = _solvable_slot(body, e, loose, values)
+            if found is None:
+                continue
+            pos, value = found
+            values[pos] = value
+            rest.pop(idx)
+            sub = {tsym(pos): value}
+            rest = [(q, sp.expand(x.xreplace(sub))) for q, x in rest]
+            values = {p: sp.expand(v.xreplace(sub)) for p, v in values.items()}
+            progress = True
+            break
+    return values, rest
+
+
+def _solvable_slot(
+    body: Body, e: sp.Expr, loose: Mapping[sp.Symbol, int], values: Mapping[int, sp.Expr]
+) -> tuple[int, sp.Expr] | None:
+    floors = list(e.atoms(sp.floor))
+    for s, pos in loose.items():
+        if pos in values:
+            continue
+        coeff = e.coeff(s)
+        if coeff not in (1, -1) or any(s in f.free_symbols for f in floors):
+            continue
+        value = sp.expand(-(e - coeff * s) / coeff)
+        if _value_ok(body, value, s):
+            return pos, value
+    return None
+
+
+def _value_ok(body: Body, value: sp.Expr, slot: sp.Symbol) -> bool:
+    """No hidden variables and no dependence on ``slot`` (also through UF arguments)."""
+    for s in value.free_symbols:
+        kind = internal_kind(s) if isinstance(s, sp.Symbol) else None
+        if kind is None:
+            continue
+        if kind[0] == "e" or s == slot:
+            return False
+        if kind[0] == "u":
+            call = body.term_expr(kind[1])
+            names = {x.name for x in call.free_symbols if isinstance(x, sp.Symbol)}
+            if slot.name in names or any(n.startswith("__e") for n in names):
+                return False
+    return True
+
+
+def name_loose_slots(body: Body) -> Body:
+    """Give a name to every unnamed position that some disjunct does not fix."""
+    if all(n is not None for n in body.names):
+        return body
+    syms = body.dim_syms()
+    unfixed: set[int] = set()
+    bsets = body.iset.get_basic_sets()
+    for bset in bsets:
+        values, _ = slot_values(body, basic_constraints(bset, syms))
+        unfixed |= {k for k, n in enumerate(body.names) if n is None and k not in values}
+    if not unfixed:
+        return body
+    names = list(body.names)
+    used = {n for n in names if n is not None} | set(body.hidden) | set(body.params())
+    for k in sorted(unfixed):
+        name = fresh_name("o" if body.n_in is not None and k >= body.n_in else "t", k, used)
+        names[k] = name
+        used.add(name)
+    return Body(tuple(names), body.n_in, body.hidden, body.terms, body.iset)
+
+
+def fresh_name(stem: str, k: int, used: set[str]) -> str:
+    """``stem<k>``, or with a suffix if taken."""
+    name = f"{stem}{k}"
+    n = 0
+    while name in used:
+        n += 1
+        name = f"{stem}{k}_{n}"
+    return name

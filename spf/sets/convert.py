@@ -1,0 +1,283 @@
+"""Syntax tree -> :class:`~spf.sets.body.Body`: names resolved, UF calls abstracted.
+
+Tuple entries that are fresh names become named positions; any other entry (a constant, an
+expression, a repeated name) becomes an unnamed position plus an equality. Names bound by
+``exists`` become hidden variables, other free names symbolic constants, and every distinct
+UF call one value dimension. Affinity is checked here, with carets into the source text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import islpy as isl
+import sympy as sp
+
+from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
+from spf.sets import syntax as ast
+from spf.sets.body import Body, Term, canonical, lift_pair
+from spf.sets.linear import esym, sym, to_isl, tsym, usym
+
+if TYPE_CHECKING:
+    from spf.sets.uf import UF
+
+ISL_RESERVED = frozenset(
+    [
+        "and",
+        "or",
+        "not",
+        "exists",
+        "floor",
+        "ceil",
+        "mod",
+        "min",
+        "max",
+        "true",
+        "false",
+        "infty",
+        "NaN",
+        "implies",
+        "rat",
+        "xor",
+    ]
+)
+
+
+def caret(text: str, span: tuple[int, int]) -> str:
+    """``text`` with a caret line under ``span`` (for errors that are not ParseErrors)."""
+    return str(ParseError("", text=text, span=span)).lstrip("\n")
+
+
+@dataclass
+class _Piece:
+    """Mutable state while converting one braced piece."""
+
+    text: str
+    ufs: Mapping[str, UF] | None
+    arities: dict[str, int]
+    scope: list[dict[str, sp.Symbol]] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    terms: dict[Term, int] = field(default_factory=dict)
+    params: set[str] = field(default_factory=set)
+
+    def error(self, message: str, span: tuple[int, int]) -> ParseError:
+        return ParseError(message, text=self.text, span=span)
+
+    # --- names
+    def lookup(self, node: ast.Name) -> sp.Expr:
+        for frame in reversed(self.scope):
+            if node.name in frame:
+                return frame[node.name]
+        self.check_param(node.name, node.span)
+        self.params.add(node.name)
+        return sym(node.name)
+
+    def check_param(self, name: str, span: tuple[int, int]) -> None:
+        if name in ISL_RESERVED:
+            raise self.error(f"{name!r} is a reserved word and cannot be used as a name", span)
+        if name.startswith("__"):
+            raise self.error(f"names starting with '__' are reserved for spf ({name!r})", span)
+        if self.is_uf(name):
+            raise self.error(
+                f"{name!r} is an uninterpreted function; call it with arguments: {name}(...)",
+                span,
+            )
+
+    def is_uf(self, name: str) -> bool:
+        return (self.ufs is not None and name in self.ufs) or name in self.arities
+
+    # --- expressions
+    def expr(self, node: ast.Expr, in_floor: bool = False) -> sp.Expr:
+        if isinstance(node, ast.Num):
+            return sp.Integer(node.value)
+        if isinstance(node, ast.Name):
+            return self.lookup(node)
+        if isinstance(node, ast.Neg):
+            return -self.expr(node.operand, in_floor)
+        if isinstance(node, ast.Floor):
+            inner = self.expr(node.operand, True)
+            return -sp.floor(-inner) if node.ceil else sp.floor(inner)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        return self.binop(node, in_floor)
+
+    def binop(self, node: ast.BinOp, in_floor: bool) -> sp.Expr:
+        left = self.expr(node.left, in_floor)
+        right = self.expr(node.right, in_floor)
+        if node.op == "+":
+            return left + right
+        if node.op == "-":
+            return left - right
+        if node.op == "*":
+            if left.free_symbols and right.free_symbols:
+                raise self.error(
+                    "not affine: a product of two non-constant expressions "
+                    f"({_src(self.text, node.left)} and {_src(self.text, node.right)})",
+                    node.op_span,
+                )
+            return sp.expand(left * right)
+        divisor = self.divisor(node, right)
+        if node.op == "/":
+            if not in_floor:
+                raise self.error(
+                    "division is only allowed inside floor(e / c) or ceil(e / c)", node.op_span
+                )
+            return left / divisor
+        return left - divisor * sp.floor(left / divisor)  # e % c
+
+    def divisor(self, node: ast.BinOp, right: sp.Expr) -> int:
+        if right.free_symbols or not right.is_Integer or int(right) <= 0:
+            raise self.error(
+                f"the right side of {node.op!r} must be a positive integer constant, "
+                f"got {_src(self.text, node.right)}",
+                node.right.span,
+            )
+        return int(right)
+
+    def call(self, node: ast.Call) -> sp.Expr:
+        self.check_uf(node)
+        args = tuple(sp.expand(self.expr(a)) for a in node.args)
+        for a, arg_node in zip(args, node.args, strict=True):
+            if any(not s.is_Integer for s in sp.Add.make_args(a) if s.is_Number):
+                raise self.error("UF arguments must be integer expressions", arg_node.span)
+        key: Term = (node.name, args)
+        if key not in self.terms:
+            self.terms[key] = len(self.terms)
+        return usym(self.terms[key])
+
+    def check_uf(self, node: ast.Call) -> None:
+        name, n = node.name, len(node.args)
+        if name in ISL_RESERVED or name.startswith("__"):
+            raise self.error(f"{name!r} cannot be used as a function name", node.name_span)
+        if self.ufs is not None:
+            if name not in self.ufs:
+                raise UndeclaredError(
+                    "UF",
+                    name,
+                    self.ufs,
+                    hint="declare it in ufs=...\n" + caret(self.text, node.name_span),
+                )
+            want = self.ufs[name].arity
+        else:
+            want = self.arities.setdefault(name, n)
+        if n != want:
+            raise ArityError(
+                f"UF {name!r} takes {want} argument{'s' if want != 1 else ''}, "
+                f"called with {n}\n{caret(self.text, node.span)}"
+            )
+
+    # --- formulas -> isl text
+    def formula(self, node: ast.Formula) -> str:
+        if isinstance(node, ast.Bool):
+            return "1 = 1" if node.value else "1 = 0"
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.And):
+            return " and ".join(f"({self.formula(f)})" for f in node.items) or "1 = 1"
+        if isinstance(node, ast.Or):
+            return " or ".join(f"({self.formula(f)})" for f in node.items) or "1 = 0"
+        frame: dict[str, sp.Symbol] = {}
+        for nm in node.names:
+            self.check_param(nm.name, nm.span)
+            frame[nm.name] = esym(len(self.hidden))
+            self.hidden.append(nm.name)
+        self.scope.append(frame)
+        try:
+            return self.formula(node.body)
+        finally:
+            self.scope.pop()
+
+    def compare(self, node: ast.Compare) -> str:
+        left, right = to_isl(self.expr(node.left)), to_isl(self.expr(node.right))
+        if node.op == "!=":
+            return f"{left} < {right} or {left} > {right}"
+        return f"{left} {node.op} {right}"
+
+
+def _src(text: str, node: ast.Expr) -> str:
+    return text[node.span[0] : node.span[1]] or "?"
+
+
+def convert(doc: ast.Document, ufs: Mapping[str, UF] | None, arities: dict[str, int]) -> Body:
+    """The canonical body of a parsed document; ``arities`` collects inferred UF arities."""
+    bodies = [convert_piece(doc.text, p, ufs, arities) for p in doc.pieces]
+    out = bodies[0]
+    for piece, body in zip(doc.pieces[1:], bodies[1:], strict=True):
+        if (body.n_in, body.n_tuple) != (out.n_in, out.n_tuple):
+            raise ArityError(
+                "the parts of a union must have the same tuple arities\n"
+                + caret(doc.text, piece.span)
+            )
+        out = union_bodies(out, body)
+    return out
+
+
+def union_bodies(a: Body, b: Body) -> Body:
+    """``a | b`` (same arities); positions named as in ``a``, else as in ``b``."""
+    la, lb = lift_pair(a, b)
+    taken = {n for n in a.names if n is not None}
+    names = tuple(
+        na if na is not None else (nb if nb is not None and nb not in taken else None)
+        for na, nb in zip(a.names, b.names, strict=True)
+    )
+    return canonical(Body(names, a.n_in, la.hidden, la.terms, la.iset.union(lb.iset)))
+
+
+def convert_piece(
+    text: str, piece: ast.Piece, ufs: Mapping[str, UF] | None, arities: dict[str, int]
+) -> Body:
+    st = _Piece(text=text, ufs=ufs, arities=arities)
+    for p in piece.params or ():
+        st.check_param(p.name, p.span)
+        st.params.add(p.name)
+    items = list(piece.in_tuple) + list(piece.out_tuple or ())
+    n_in = len(piece.in_tuple) if piece.out_tuple is not None else None
+    names: list[str | None] = []
+    frame: dict[str, sp.Symbol] = {}
+    for k, item in enumerate(items):
+        side_start = 0 if n_in is None or k < n_in else n_in
+        fresh = isinstance(item, ast.Name) and item.name not in frame and not st.is_uf(item.name)
+        if isinstance(item, ast.Name) and (item.name in ISL_RESERVED or item.name.startswith("__")):
+            st.check_param(item.name, item.span)
+        del side_start
+        if fresh and isinstance(item, ast.Name):
+            frame[item.name] = tsym(k)
+            names.append(item.name)
+        else:
+            names.append(None)
+    st.scope.append(frame)
+    conds = [
+        f"__t{k} = {to_isl(st.expr(item))}" for k, item in enumerate(items) if names[k] is None
+    ]
+    if piece.formula is not None:
+        conds.append(st.formula(piece.formula))
+    terms = sorted(st.terms, key=st.terms.__getitem__)
+    dims = (
+        [f"__t{k}" for k in range(len(items))]
+        + [f"__e{k}" for k in range(len(st.hidden))]
+        + [f"__u{k}" for k in range(len(terms))]
+    )
+    body_text = " and ".join(f"({c})" for c in conds) or "1 = 1"
+    try:
+        iset = isl.Set(
+            f"[{', '.join(sorted(st.params))}] -> {{ [{', '.join(dims)}] : {body_text} }}"
+        )
+    except isl.Error as err:  # pragma: no cover - the converter only emits valid isl
+        raise SpfError(f"spf bug: isl rejected the converted text of {text!r}: {err}") from err
+    hidden = _dedupe_hidden(st.hidden, {n for n in names if n is not None} | st.params)
+    return canonical(Body(tuple(names), n_in, tuple(hidden), tuple(terms), iset))
+
+
+def _dedupe_hidden(hidden: list[str], taken: set[str]) -> list[str]:
+    out: list[str] = []
+    used = set(taken)
+    for name in hidden:
+        new, n = name, 0
+        while new in used:
+            n += 1
+            new = f"{name}_{n}"
+        used.add(new)
+        out.append(new)
+    return out

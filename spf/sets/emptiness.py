@@ -1,0 +1,155 @@
+"""Emptiness with UF axioms: functional consistency, monotonicity, declared ranges/domains.
+
+isl alone treats UF values as free dimensions, so ``i = j && f(i) < f(j)`` looks satisfiable.
+The axioms are added lazily (a counterexample-guided search): take isl's sample point; if it
+violates no axiom it defines a UF interpretation and the set is not empty; otherwise split the
+set on the axiom of the first violated pair of calls and recurse. Each pair is split at most
+once on a path, so the search terminates; it is complete for these axioms. Adding every pair's
+axiom up front is exponential (measured: 40,320 pieces for 8 calls), the lazy search splits
+only where needed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import islpy as isl
+
+from spf.sets.linear import DT, evaluate, param_names, sym, to_isl
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from spf.sets.body import Body
+    from spf.sets.uf import UF
+
+Pair = tuple[int, int]
+
+
+def declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
+    """``body.iset`` restricted by each call's declared range and argument domain."""
+    iset = body.iset
+    for k, (name, args) in enumerate(body.terms):
+        decl = ufs.get(name)
+        if decl is None:
+            continue
+        if decl.range is not None:
+            iset = iset.intersect(_preimage(body, decl.range.body_iset(), [sym(f"__u{k}")]))
+        if decl.domain is not None:
+            iset = iset.intersect(_preimage(body, decl.domain.body_iset(), list(args)))
+    return iset
+
+
+def _preimage(body: Body, target: isl.Set, exprs: list[sp.Expr]) -> isl.Set:
+    """``{ p in body's space : (exprs evaluated at p) in target }``."""
+    params = sorted(body.params() | set(param_names(target)))
+    dims = ", ".join(s.name for s in body.dim_syms())
+    ma = isl.MultiAff(
+        f"[{', '.join(params)}] -> {{ [{dims}] -> [{', '.join(to_isl(e) for e in exprs)}] }}"
+    )
+    target = target.reset_tuple_id().align_params(ma.get_space())
+    ma = ma.align_params(target.get_space())
+    return target.preimage_multi_aff(ma)
+
+
+def axiom_pieces(body: Body, a: int, b: int, ufs: Mapping[str, UF]) -> list[isl.Set]:
+    """Disjoint pieces whose union is the axiom relating calls ``a`` and ``b`` of one UF."""
+    name, args_a = body.terms[a]
+    args_b = body.terms[b][1]
+    diffs = [to_isl(x - y) for x, y in zip(args_a, args_b, strict=True)]
+    ua, ub = f"__u{a}", f"__u{b}"
+    decl = ufs.get(name)
+    mono = decl.monotonic if decl is not None else None
+    if mono is not None:
+        d = diffs[0]
+        if mono == "nondecreasing":
+            texts = [
+                f"{d} < 0 and {ua} <= {ub}",
+                f"{d} = 0 and {ua} = {ub}",
+                f"{d} > 0 and {ub} <= {ua}",
+            ]
+        else:  # strictly increasing on integers: f(b) - f(a) >= b - a
+            texts = [
+                f"{d} < 0 and {ub} - {ua} >= -({d})",
+                f"{d} = 0 and {ua} = {ub}",
+                f"{d} > 0 and {ua} - {ub} >= {d}",
+            ]
+    else:
+        texts = []
+        for c in range(len(diffs)):
+            eqs = [f"{diffs[j]} = 0" for j in range(c)]
+            texts += [
+                " and ".join([*eqs, f"{diffs[c]} < 0"]),
+                " and ".join([*eqs, f"{diffs[c]} > 0"]),
+            ]
+        texts.append(" and ".join([*(f"{x} = 0" for x in diffs), f"{ua} = {ub}"]))
+    return [body.space_set(t) for t in texts]
+
+
+def _pairs(body: Body) -> list[Pair]:
+    return [
+        (a, b)
+        for a, b in itertools.combinations(range(len(body.terms)), 2)
+        if body.terms[a][0] == body.terms[b][0]
+    ]
+
+
+def _point_env(body: Body, pt: isl.Point) -> dict[sp.Symbol, int]:
+    env: dict[sp.Symbol, int] = {}
+    for k, s in enumerate(body.dim_syms()):
+        env[s] = int(pt.get_coordinate_val(DT.set, k).to_python())
+    for k, name in enumerate(param_names(pt.get_space())):
+        env[sym(name)] = int(pt.get_coordinate_val(DT.param, k).to_python())
+    return env
+
+
+def violated_pair(
+    body: Body, pt: isl.Point, pairs: list[Pair], ufs: Mapping[str, UF]
+) -> Pair | None:
+    """The first pair of calls whose axiom the sample point violates, if any."""
+    env = _point_env(body, pt)
+    for p in body.params():
+        env.setdefault(sym(p), 0)  # a parameter only UF arguments use: any value is a witness
+    args = [tuple(evaluate(a, env) for a in t_args) for _, t_args in body.terms]
+    vals = [env[sym(f"__u{k}")] for k in range(len(body.terms))]
+    for a, b in pairs:
+        decl = ufs.get(body.terms[a][0])
+        mono = decl.monotonic if decl is not None else None
+        if args[a] == args[b]:
+            if vals[a] != vals[b]:
+                return a, b
+            continue
+        if mono is None:
+            continue
+        lo, hi = (a, b) if args[a] < args[b] else (b, a)
+        gap = abs(args[a][0] - args[b][0])
+        if vals[lo] > vals[hi] or (mono == "increasing" and vals[hi] - vals[lo] < gap):
+            return a, b
+    return None
+
+
+def is_empty(body: Body, ufs: Mapping[str, UF]) -> bool:
+    """True only when no UF interpretation satisfying the declarations makes it non-empty."""
+    base = declared_facts(body, ufs)
+    pairs = _pairs(body)
+    if not pairs:
+        return bool(base.is_empty())
+    cache: dict[Pair, list[isl.Set]] = {}
+    stack = [base]
+    while stack:
+        piece = stack.pop()
+        pt = piece.sample_point()
+        if pt.is_void():
+            continue
+        bad = violated_pair(body, pt, pairs, ufs)
+        if bad is None:
+            return False
+        if bad not in cache:
+            cache[bad] = axiom_pieces(body, *bad, ufs)
+        for axiom in cache[bad]:
+            part = piece.intersect(axiom)
+            if not part.is_empty():
+                stack.append(part)
+    return True

@@ -1,0 +1,170 @@
+"""Quasi-affine expressions: sympy <-> isl text and isl constraints -> sympy.
+
+The only module of ``spf.sets`` that reads isl constraints coefficient by coefficient. Symbols
+are sympy ``Symbol(name, integer=True)``; quasi-affine means sums of integer multiples of
+symbols and of ``floor(e / c)`` terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+from functools import cache
+
+import islpy as isl
+import sympy as sp
+
+DT = isl.dim_type
+
+
+@cache
+def sym(name: str) -> sp.Symbol:
+    """The integer symbol ``name`` (cached: symbols are compared by name and assumptions)."""
+    return sp.Symbol(name, integer=True)
+
+
+def tsym(k: int) -> sp.Symbol:
+    """Internal symbol of tuple position ``k``."""
+    return sym(f"__t{k}")
+
+
+def esym(k: int) -> sp.Symbol:
+    """Internal symbol of hidden (existential) variable ``k``."""
+    return sym(f"__e{k}")
+
+
+def usym(k: int) -> sp.Symbol:
+    """Internal symbol of the value of UF call term ``k``."""
+    return sym(f"__u{k}")
+
+
+def internal_kind(s: sp.Symbol) -> tuple[str, int] | None:
+    """``('t', 3)`` for ``__t3`` and so on; None for a parameter."""
+    name = s.name
+    if name.startswith("__") and len(name) > 3 and name[2] in "teu" and name[3:].isdigit():
+        return name[2], int(name[3:])
+    return None
+
+
+def param_names(obj: isl.Set | isl.Space | isl.Aff) -> list[str]:
+    """Names of the parameters of an isl object, in isl's order."""
+    return [str(obj.get_dim_name(DT.param, k)) for k in range(obj.dim(DT.param))]
+
+
+# ----------------------------------------------------------------------------- sympy -> isl
+def to_isl(expr: sp.Expr) -> str:
+    """Quasi-affine sympy expression -> isl syntax (``floor((2*i + 1)/4)`` etc.)."""
+    expr = sp.expand(expr)
+    if expr.is_Integer:
+        return str(int(expr))
+    if isinstance(expr, sp.Symbol):
+        return str(expr.name)
+    if isinstance(expr, sp.floor):
+        num, den = _integral(expr.args[0])
+        return f"floor(({to_isl(num)})/{den})"
+    if isinstance(expr, sp.Add):
+        return "(" + " + ".join(to_isl(t) for t in expr.args) + ")"
+    if isinstance(expr, sp.Mul):
+        coeff, rest = expr.as_coeff_Mul()
+        if coeff.is_Integer and not rest.is_Number:
+            return f"{int(coeff)}*{to_isl(rest)}"
+        if coeff.is_Rational:  # a rational multiple: only meaningful under floor
+            num, den = _integral(expr)
+            return f"({to_isl(num)})/{den}"
+    raise ValueError(f"not a quasi-affine expression: {expr}")
+
+
+def _integral(expr: sp.Expr) -> tuple[sp.Expr, int]:
+    """``expr = num / den`` with ``num`` having integer coefficients."""
+    expr = sp.expand(expr)
+    den = 1
+    for term in sp.Add.make_args(expr):
+        coeff = term.as_coeff_Mul()[0]
+        if coeff.is_Rational:
+            den = math.lcm(den, int(sp.Rational(coeff).q))
+    return sp.expand(expr * den), den
+
+
+def is_quasi_affine(expr: sp.Expr) -> bool:
+    """True when ``expr`` is built from integers, symbols, + and integer-scaled floor terms."""
+    try:
+        to_isl(expr)
+    except ValueError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------- isl -> sympy
+def _frac(v: isl.Val) -> Fraction:
+    return Fraction(int(v.get_num_si()), int(v.get_den_val().to_python()))
+
+
+def _rat(v: Fraction) -> sp.Rational:
+    return sp.Rational(v.numerator, v.denominator)
+
+
+def aff_to_sympy(aff: isl.Aff, names: Sequence[sp.Symbol]) -> sp.Expr:
+    """An isl affine expression over set dims named by ``names`` -> sympy (divs as floor)."""
+    out: sp.Expr = _rat(_frac(aff.get_constant_val()))
+    for k in range(aff.dim(DT.in_)):
+        c = _frac(aff.get_coefficient_val(DT.in_, k))
+        if c:
+            out += _rat(c) * names[k]
+    for k, pname in enumerate(param_names(aff)):
+        c = _frac(aff.get_coefficient_val(DT.param, k))
+        if c:
+            out += _rat(c) * sym(pname)
+    for d in range(aff.dim(DT.div)):
+        c = _frac(aff.get_coefficient_val(DT.div, d))
+        if c:
+            out += _rat(c) * sp.floor(aff_to_sympy(aff.get_div(d), names))
+    return sp.expand(out)
+
+
+def constraint_to_sympy(con: isl.Constraint, names: Sequence[sp.Symbol]) -> sp.Expr:
+    """The expression ``e`` of an isl constraint ``e = 0`` / ``e >= 0``."""
+    return aff_to_sympy(con.get_aff(), names)
+
+
+def basic_constraints(bset: isl.BasicSet, names: Sequence[sp.Symbol]) -> list[tuple[bool, sp.Expr]]:
+    """``[(is_equality, e)]`` of a basic set without redundant constraints."""
+    bset = bset.remove_redundancies()
+    return [(c.is_equality(), constraint_to_sympy(c, names)) for c in bset.get_constraints()]
+
+
+def dnf(iset: isl.Set, names: Sequence[sp.Symbol]) -> list[list[tuple[bool, sp.Expr]]]:
+    """A set as a list of conjunctions (one per basic set) of constraints."""
+    return [basic_constraints(b, names) for b in iset.coalesce().get_basic_sets()]
+
+
+# ----------------------------------------------------------------------------- evaluation
+def evaluate(expr: sp.Expr, env: Mapping[sp.Symbol, int]) -> int:
+    """Exact integer value of a quasi-affine expression under ``env``."""
+    return int(_eval(sp.expand(expr), env))
+
+
+def _eval(expr: sp.Basic, env: Mapping[sp.Symbol, int]) -> Fraction:
+    if isinstance(expr, sp.Symbol):
+        return Fraction(env[expr])
+    if expr.is_Rational:
+        r = sp.Rational(expr)
+        return Fraction(int(r.p), int(r.q))
+    if isinstance(expr, sp.floor):
+        return Fraction(math.floor(_eval(expr.args[0], env)))
+    if isinstance(expr, sp.Add):
+        return sum((_eval(a, env) for a in expr.args), Fraction(0))
+    if isinstance(expr, sp.Mul):
+        out = Fraction(1)
+        for a in expr.args:
+            out *= _eval(a, env)
+        return out
+    raise ValueError(f"cannot evaluate {expr}")
+
+
+def free_names(exprs: Iterable[sp.Expr]) -> set[str]:
+    """Names of the symbols used by ``exprs``."""
+    out: set[str] = set()
+    for e in exprs:
+        out |= {s.name for s in e.free_symbols if isinstance(s, sp.Symbol)}
+    return out

@@ -1,0 +1,223 @@
+"""Set algebra on bodies: projection with UF arguments, apply, compose, inverse, intersect.
+
+Projecting out a variable that UF arguments use rewrites those arguments through an affine
+expression of the remaining variables when the set makes the variable a function of them
+(``rowptr(i)`` under ``ii = i + 1`` becomes ``rowptr(ii - 1)``); otherwise the variable stays
+as a hidden existential. Everything else is exact isl.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import islpy as isl
+import sympy as sp
+
+from spf.sets.body import Body, canonical, lift_pair, permute_dims, product, reorganize, slot_values
+from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, tsym
+
+
+def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:
+    """Dim ``pos`` as one quasi-affine expression of the ``allowed`` dims and parameters,
+    when the set makes it a single-valued function of them; else None."""
+    keep = sorted(set(allowed) | {pos})
+    st = permute_dims(body.iset, keep)
+    q = keep.index(pos)
+    m = isl.Map.from_domain(st).move_dims(DT.out, 0, DT.in_, q, 1)
+    if not m.is_single_valued():
+        return None
+    pieces: list[isl.Aff] = []
+    m.as_pw_multi_aff().foreach_piece(lambda _dom, ma: pieces.append(ma.get_at(0)))
+    syms = body.dim_syms()
+    names = [syms[k] for k in keep if k != pos]
+    exprs = {aff_to_sympy(a, names) for a in pieces}
+    if len(exprs) != 1:
+        return None
+    return exprs.pop()
+
+
+def _dependent_terms(body: Body, symbol: str) -> set[int]:
+    """Terms whose value depends on ``symbol`` (directly or through nested calls)."""
+    dep: set[int] = set()
+    for k, (_, args) in enumerate(body.terms):
+        used = free_names(args)
+        if symbol in used or any(f"__u{j}" in used for j in dep):
+            dep.add(k)
+    return dep
+
+
+def project_tuple(body: Body, drop: Sequence[int], hidden_names: Sequence[str]) -> Body:
+    """Remove tuple positions ``drop`` (hidden_names[i] names drop[i] if it must stay hidden).
+
+    The result keeps ``body.n_in`` only if no input position is dropped; callers set it.
+    """
+    pending = list(zip(drop, hidden_names, strict=True))
+    while pending:
+        pending.sort()
+        pos, hname = pending.pop()  # highest position first: lower ones stay valid
+        others = [p for p, _ in pending]
+        body = _project_one(body, pos, hname, others)
+    return body
+
+
+def _project_one(body: Body, pos: int, hname: str, later: Sequence[int]) -> Body:
+    nt, ne, nu = body.n_tuple, len(body.hidden), len(body.terms)
+    symbol = f"__t{pos}"
+    keep_t = [k for k in range(nt) if k != pos]
+    tuple_src: list[int | None] = list(keep_t)
+    hidden_src: list[int | None] = list(range(nt, nt + ne))
+    hidden = list(body.hidden)
+    subst: dict[sp.Symbol, sp.Expr] = {}
+    if symbol in body.needed_syms():
+        final = [k for k in keep_t if k not in later]
+        free_u = [nt + ne + k for k in range(nu) if k not in _dependent_terms(body, symbol)]
+        hid = list(range(nt, nt + ne))
+        expr = None
+        for allowed in (final + hid, final + hid + free_u, keep_t + hid + free_u):
+            expr = solve_for(body, pos, allowed)
+            if expr is not None:
+                break
+        if expr is None:
+            hidden_src.append(pos)
+            hidden.append(hname)  # canonical() makes names distinct
+        else:
+            subst[tsym(pos)] = expr
+    names = [body.names[k] for k in keep_t]
+    return reorganize(
+        body,
+        tuple_src=tuple_src,
+        hidden_src=hidden_src,
+        term_src=list(range(nu)),
+        names=names,
+        hidden=hidden,
+        n_in=body.n_in,
+        subst=subst,
+    )
+
+
+def _hints(rel: Body) -> list[str | None]:
+    """For each output position: its name, or the input name it equals (``[i] -> [0, i]``)."""
+    assert rel.n_in is not None
+    out: list[str | None] = list(rel.names[rel.n_in :])
+    bsets = rel.iset.get_basic_sets()
+    if len(bsets) != 1:
+        return out
+    values, _ = slot_values(rel, basic_constraints(bsets[0], rel.dim_syms()))
+    for k, name in enumerate(out):
+        v = values.get(rel.n_in + k)
+        if name is None and isinstance(v, sp.Symbol) and v.name.startswith("__t"):
+            src = int(v.name[3:])
+            if src < rel.n_in:
+                out[k] = rel.names[src]
+    return out
+
+
+def _equate(body: Body, pairs: Sequence[tuple[int, int]]) -> Body:
+    if not pairs:
+        return body
+    text = " and ".join(f"__t{a} = __t{b}" for a, b in pairs)
+    return body.with_iset(body.iset.intersect(body.space_set(text)))
+
+
+def _out_names(hints: Sequence[str | None], taken: set[str]) -> tuple[str | None, ...]:
+    names: list[str | None] = []
+    for h in hints:
+        if h is not None and h not in taken:
+            taken.add(h)
+            names.append(h)
+        else:
+            names.append(None)
+    return tuple(names)
+
+
+def apply(rel: Body, s: Body) -> Body:
+    """Image of ``s`` under ``rel`` (arities already checked)."""
+    assert rel.n_in is not None
+    nx = rel.n_in
+    hints = _hints(rel)
+    prod = product(s, rel, None)
+    prod = _equate(prod, [(k, nx + k) for k in range(nx)])
+    src_names = [n or f"t{k}" for k, n in enumerate(s.names)]
+    drop = list(range(2 * nx))
+    hidden = src_names * 2
+    res = project_tuple(prod, drop, hidden)
+    names = _out_names(hints, set())
+    return canonical(Body(names, None, res.hidden, res.terms, res.iset))
+
+
+def compose(r2: Body, r1: Body) -> Body:
+    """``r2 . r1``: first r1, then r2 (arities already checked)."""
+    assert r1.n_in is not None
+    assert r2.n_in is not None
+    nx, ny = r1.n_in, r1.n_tuple - r1.n_in
+    hints = _hints(r2)
+    prod = product(r1, r2, None)
+    prod = _equate(prod, [(nx + k, nx + ny + k) for k in range(ny)])
+    mid = [r1.names[nx + k] or f"m{k}" for k in range(ny)]
+    drop = list(range(nx, nx + 2 * ny))
+    res = project_tuple(prod, drop, mid * 2)
+    in_names = res.names[:nx]
+    names = in_names + _out_names(hints, {n for n in in_names if n})
+    return canonical(Body(names, nx, res.hidden, res.terms, res.iset))
+
+
+def inverse(rel: Body) -> Body:
+    """Outputs become inputs."""
+    assert rel.n_in is not None
+    nx, nt, ne = rel.n_in, rel.n_tuple, len(rel.hidden)
+    order = list(range(nx, nt)) + list(range(nx))
+    return canonical(
+        reorganize(
+            rel,
+            tuple_src=order,
+            hidden_src=list(range(nt, nt + ne)),
+            term_src=list(range(len(rel.terms))),
+            names=[rel.names[k] for k in order],
+            hidden=rel.hidden,
+            n_in=nt - nx,
+        )
+    )
+
+
+def intersect(a: Body, b: Body) -> Body:
+    la, lb = lift_pair(a, b)
+    return canonical(la.with_iset(la.iset.intersect(lb.iset)))
+
+
+def subtract(a: Body, b: Body) -> Body:
+    """``a \\ b``; exact when ``b`` has no hidden variables (callers check)."""
+    la, lb = lift_pair(a, b)
+    return canonical(la.with_iset(la.iset.subtract(lb.iset)))
+
+
+def domain_or_range(rel: Body, which: str) -> Body:
+    """The input (``which='domain'``) or output tuple of a relation as a set."""
+    assert rel.n_in is not None
+    nt = rel.n_tuple
+    drop = list(range(rel.n_in, nt)) if which == "domain" else list(range(rel.n_in))
+    names = [n or f"t{k}" for k, n in enumerate(rel.names)]
+    res = project_tuple(rel, drop, [names[k] for k in drop])
+    return canonical(Body(res.names, None, res.hidden, res.terms, res.iset))
+
+
+def identity_on(s: Body, rel: Body, offset: int) -> Body:
+    """A relation shaped like ``rel`` whose inputs (offset 0) or outputs lie in ``s``."""
+    assert rel.n_in is not None
+    nx, nt = rel.n_in, rel.n_tuple
+    ns, ne = s.n_tuple, len(s.hidden)
+    width = nt - ns
+    tuple_src: list[int | None] = (
+        [*range(ns), *([None] * width)] if offset == 0 else [*([None] * width), *range(ns)]
+    )
+    names = [s.names[k] if k is not None else f"f{m}" for m, k in enumerate(tuple_src)]
+    body = reorganize(
+        s,
+        tuple_src=tuple_src,
+        hidden_src=list(range(ns, ns + ne)),
+        term_src=list(range(len(s.terms))),
+        names=names,
+        hidden=s.hidden,
+        n_in=nx,
+        subst={tsym(k): tsym(k + (0 if offset == 0 else width)) for k in range(ns)},
+    )
+    return canonical(body)

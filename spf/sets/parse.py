@@ -1,0 +1,486 @@
+"""Parser of set and relation text into the syntax tree of ``syntax.py``.
+
+The language is a superset of IEGenLib's set syntax::
+
+    [N] -> { [i, k] -> [i, 0, k] : 0 <= i < N && rowptr(i) <= k < rowptr(i+1) }
+        union { [i] : exists a : i = 2a }
+
+A document is one or more braced *pieces* joined by ``union`` (``||`` and ``or`` are accepted
+too). Formulas combine comparisons (chains like ``0 <= i < N`` included) with ``&&``/``and``,
+``||``/``or`` (``and`` binds tighter), parentheses, ``true``/``false`` and ``exists``.
+Expressions have ``+ - * / %``, unary minus, integers, names, uninterpreted-function calls
+``f(e, ...)``, ``floor(e)``/``ceil(e)`` and implicit coefficients (``2i``, ``3f(k)``,
+``2(i+1)``).
+
+The grammar is LALR(1) (lark). A parenthesis can open either a formula ``(i < N || j > 0)`` or
+an arithmetic expression ``(i + 1) * 2``; the grammar parses the contents of every
+parenthesis as a formula, and the tree walker below decides from the context which one it was
+(a bare expression used as a formula, or a comparison used as a value, is an error there).
+
+Every failure is a :class:`spf.errors.ParseError` whose ``span`` points at the offending token.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Final, NoReturn, TypeAlias
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from spf.errors import ParseError
+from spf.sets import syntax
+from spf.sets.syntax import Span
+
+__all__ = ["MAX_DEPTH", "caret_error", "parse_document"]
+
+#: Deepest nesting (parentheses, operators, formulas) accepted; deeper text is a ParseError.
+MAX_DEPTH: Final = 200
+
+# Shift/reduce conflicts exist only after the body of a bare ``exists a : body`` (on ``&&``,
+# ``and``, ``||``, ``or``); lark resolves them as shift, so the body extends as far as
+# possible, as in isl. tests/unit/sets/test_parse.py checks that no other conflict appears.
+_GRAMMAR: Final = r"""
+start: piece ((_UNION | _OROR | _ORKW) piece)*
+piece: params? _LBRACE tuple (_ARROW tuple)? (_COLON disj)? _RBRACE
+params: _LSQB (NAME (_COMMA NAME)*)? _RSQB _ARROW
+tuple: _LSQB (sum (_COMMA sum)*)? _RSQB
+
+?disj: conj ((_OROR | _ORKW) conj)*
+?conj: unit ((_ANDAND | _ANDKW) unit)*
+?unit: chain
+     | _EXISTS _LPAR NAME (_COMMA NAME)* _COLON disj _RPAR  -> exists
+     | _EXISTS NAME (_COMMA NAME)* _COLON disj              -> exists
+     | TRUE
+     | FALSE
+?chain: sum (CMP sum)*
+
+?sum: term ((PLUS | MINUS) term)*
+?term: factor (MULOP factor)*
+?factor: MINUS factor       -> neg
+       | NUMBER target      -> coef
+       | primary
+?primary: NUMBER | target
+?target: NAME | call | paren | floor
+call: NAME _LPAR sum (_COMMA sum)* _RPAR
+paren: _LPAR disj _RPAR
+floor: (FLOOR | CEIL) _LPAR sum _RPAR
+
+PLUS: "+"
+MULOP: "*" | "/" | "%"
+MINUS: "-"
+CMP: "<=" | ">=" | "==" | "!=" | "<" | ">" | "="
+_LBRACE: "{"
+_RBRACE: "}"
+_LSQB: "["
+_RSQB: "]"
+_LPAR: "("
+_RPAR: ")"
+_COMMA: ","
+_COLON: ":"
+_ARROW: "->"
+_UNION: "union"
+_OROR: "||"
+_ORKW: "or"
+_ANDAND: "&&"
+_ANDKW: "and"
+_EXISTS: "exists"
+TRUE: "true"
+FALSE: "false"
+FLOOR: "floor"
+CEIL: "ceil"
+NAME: /[A-Za-z_][A-Za-z0-9_]*/
+NUMBER: /[0-9]+/
+%ignore /\s+/
+"""
+
+#: How each terminal is named in error messages, in the order messages list them.
+_DESCRIPTIONS: Final[tuple[tuple[str, str], ...]] = (
+    ("NAME", "a name"),
+    ("NUMBER", "a number"),
+    ("_LPAR", "'('"),
+    ("MINUS", "'-'"),
+    ("FLOOR", "'floor'"),
+    ("CEIL", "'ceil'"),
+    ("_EXISTS", "'exists'"),
+    ("TRUE", "'true'"),
+    ("FALSE", "'false'"),
+    ("_LSQB", "'['"),
+    ("_LBRACE", "'{'"),
+    ("CMP", "a comparison operator"),
+    ("PLUS", "an arithmetic operator"),
+    ("MULOP", "an arithmetic operator"),
+    ("_COMMA", "','"),
+    ("_COLON", "':'"),
+    ("_ARROW", "'->'"),
+    ("_ANDAND", "'&&'"),
+    ("_ANDKW", "'&&'"),
+    ("_OROR", "'||'"),
+    ("_ORKW", "'||'"),
+    ("_UNION", "'union'"),
+    ("_RPAR", "')'"),
+    ("_RSQB", "']'"),
+    ("_RBRACE", "'}'"),
+    ("$END", "end of text"),
+)
+_ORDER: Final = {name: index for index, (name, _) in enumerate(_DESCRIPTIONS)}
+_TEXT: Final = dict(_DESCRIPTIONS)
+#: Left out of an expected-list that already says "a name" (they start expressions too).
+_IMPLIED_BY_NAME: Final = frozenset({"MINUS", "FLOOR", "CEIL", "TRUE", "FALSE"})
+#: Reserved words: never names.
+_KEYWORDS: Final = frozenset(
+    {"_UNION", "_ORKW", "_ANDKW", "_EXISTS", "TRUE", "FALSE", "FLOOR", "CEIL"}
+)
+_TOKEN_SHOWN: Final = 24  # longest token text quoted whole in a message
+
+_Node: TypeAlias = "Tree[Token] | Token"
+
+
+# ----------------------------------------------------------------------------- public API
+def parse_document(text: str) -> syntax.Document:
+    """Parse set or relation text into a :class:`syntax.Document`.
+
+    Raises :class:`ParseError` (with ``text`` and a ``span`` pointing at the offending token)
+    for any text that is not in the language, including nesting deeper than ``MAX_DEPTH``.
+    """
+    _check_paren_depth(text)
+    tree = _parse_tree(text)
+    try:
+        return _Builder(text).document(tree)
+    except RecursionError:  # a safety net: MAX_DEPTH keeps the walker well inside the limit
+        raise caret_error(text, (0, len(text)), "nested too deeply") from None
+
+
+def caret_error(text: str, span: Span, message: str) -> ParseError:
+    """A :class:`ParseError` for ``message`` that shows ``text`` with a caret under ``span``."""
+    return ParseError(message, text=text, span=span)
+
+
+# ----------------------------------------------------------------------------- lark layer
+@functools.cache
+def _lark() -> Lark:
+    """The LALR parser, built once (the first parse pays for the table construction)."""
+    return Lark(
+        _GRAMMAR,
+        parser="lalr",
+        lexer="basic",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+def _parse_tree(text: str) -> Tree[Token]:
+    """Run lark on ``text``, turning its exceptions into :class:`ParseError`."""
+    try:
+        return _lark().parse(text)
+    except UnexpectedToken as exc:
+        raise _token_error(text, exc) from None
+    except UnexpectedCharacters as exc:
+        raise _character_error(text, exc) from None
+    except UnexpectedInput as exc:  # UnexpectedEOF and future kinds
+        position = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+        raise caret_error(text, (position, position + 1), "unexpected input") from None
+    except LarkError as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise caret_error(text, (0, len(text)), message) from None
+
+
+def _token_error(text: str, exc: UnexpectedToken) -> ParseError:
+    """Message for a token the grammar does not allow here."""
+    token: Token = exc.token
+    expected = _expected(exc)
+    if token.type == "$END":
+        position = len(text.rstrip())
+        return caret_error(
+            text, (position, position), f"unexpected end of text; expected {expected}"
+        )
+    message = f"unexpected {_quote(str(token))}; expected {expected}"
+    if token.type in _KEYWORDS and "NAME" in (exc.expected or ()):
+        message += f" ({_quote(str(token))} is a reserved word, not a name)"
+    return caret_error(text, _token_span(token), message)
+
+
+def _character_error(text: str, exc: UnexpectedCharacters) -> ParseError:
+    """Message for a character that starts no token (the lexer knows no context to list)."""
+    position = exc.pos_in_stream if exc.pos_in_stream is not None else 0
+    char = text[position] if position < len(text) else ""
+    message = f"unexpected character {char!r} (not part of any name, number or operator)"
+    return caret_error(text, (position, position + 1), message)
+
+
+def _expected(exc: UnexpectedToken) -> str:
+    """The readable list of what the parser could have accepted instead."""
+    try:
+        accepts: Iterable[str] = exc.accepts or exc.expected or ()
+    except LarkError:  # accepts replays the parser; never let that mask the real error
+        accepts = exc.expected or ()
+    return _describe_expected(accepts) or "something else"
+
+
+def _describe_expected(names: Iterable[str]) -> str:
+    """``{'NAME', 'NUMBER', '_LPAR'}`` -> ``"a name, a number or '('"``."""
+    wanted = set(names)
+    if "NAME" in wanted:
+        wanted -= _IMPLIED_BY_NAME
+    if "PLUS" in wanted:  # "an arithmetic operator" covers binary minus
+        wanted.discard("MINUS")
+    ordered = sorted(wanted, key=lambda name: (_ORDER.get(name, len(_ORDER)), name))
+    words: list[str] = []
+    for name in ordered:
+        word = _TEXT.get(name)
+        if word is not None and word not in words:
+            words.append(word)
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _quote(token_text: str) -> str:
+    """A token's text, quoted (control characters escaped, very long text shortened)."""
+    if len(token_text) > _TOKEN_SHOWN:
+        token_text = token_text[: _TOKEN_SHOWN - 3] + "..."
+    return repr(token_text)
+
+
+def _check_paren_depth(text: str) -> None:
+    """Reject absurd parenthesis nesting before lark builds a tree for it."""
+    if text.count("(") <= MAX_DEPTH:
+        return
+    depth = 0
+    for position, char in enumerate(text):
+        if char == "(":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise caret_error(text, (position, position + 1), _too_deep_message())
+        elif char == ")":
+            depth = max(0, depth - 1)
+
+
+def _too_deep_message() -> str:
+    return f"nested too deeply (more than {MAX_DEPTH} levels)"
+
+
+def _token_span(token: Token) -> Span:
+    """The ``(start, end)`` offsets of a token."""
+    start = token.start_pos if token.start_pos is not None else 0
+    end = token.end_pos if token.end_pos is not None else start + len(token)
+    return (start, end)
+
+
+def _span(node: _Node) -> Span:
+    """The offsets of a token or of everything a tree covers (its parentheses included)."""
+    if isinstance(node, Token):
+        return _token_span(node)
+    return (node.meta.start_pos, node.meta.end_pos)
+
+
+# ----------------------------------------------------------------------------- tree walker
+_ExprRule: TypeAlias = Callable[[Tree[Token], int], syntax.Expr]
+_FormulaRule: TypeAlias = Callable[[Tree[Token], int], syntax.Formula]
+
+
+class _Builder:
+    """Turns lark's tree into ``syntax`` nodes; ``depth`` arguments bound the recursion."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._expr_rules: dict[str, _ExprRule] = {
+            "sum": self._binary,
+            "term": self._binary,
+            "neg": self._neg,
+            "coef": self._coef,
+            "call": self._call,
+            "floor": self._floor,
+            "paren": self._paren_expr,
+        }
+        self._formula_rules: dict[str, _FormulaRule] = {
+            "disj": self._disj,
+            "conj": self._conj,
+            "chain": self._chain,
+            "exists": self._exists,
+            "paren": self._paren_formula,
+        }
+
+    # --------------------------------------------------------------------- helpers
+    def _fail(self, message: str, span: Span) -> NoReturn:
+        raise caret_error(self._text, span, message)
+
+    def _enter(self, node: _Node, depth: int) -> None:
+        """Fail once the nesting passes ``MAX_DEPTH``."""
+        if depth > MAX_DEPTH:
+            start = _span(node)[0]
+            self._fail(_too_deep_message(), (start, start + 1))
+
+    def _name(self, token: Token) -> syntax.Name:
+        return syntax.Name(name=str(token), span=_token_span(token))
+
+    # --------------------------------------------------------------------- top level
+    def document(self, tree: Tree[Token]) -> syntax.Document:
+        """``start`` -> Document."""
+        pieces = tuple(self._piece(child) for child in tree.children if isinstance(child, Tree))
+        return syntax.Document(pieces=pieces, text=self._text)
+
+    def _piece(self, tree: Tree[Token]) -> syntax.Piece:
+        """``piece`` -> Piece: optional params, one or two tuples, optional formula."""
+        children = list(tree.children)
+        params: tuple[syntax.Name, ...] | None = None
+        first = children[0]
+        if isinstance(first, Tree) and first.data == "params":
+            params = tuple(self._name(tok) for tok in first.children if isinstance(tok, Token))
+            children.pop(0)
+        tuples = [c for c in children if isinstance(c, Tree) and c.data == "tuple"]
+        rest = children[len(tuples):]
+        in_tuple, out_tuple = tuples[0], (tuples[1] if len(tuples) > 1 else None)
+        return syntax.Piece(
+            params=params,
+            in_tuple=self._tuple(in_tuple),
+            out_tuple=None if out_tuple is None else self._tuple(out_tuple),
+            formula=self.formula(rest[0], 1) if rest else None,
+            span=_span(tree),
+            in_span=_span(in_tuple),
+            out_span=None if out_tuple is None else _span(out_tuple),
+        )
+
+    def _tuple(self, tree: Tree[Token]) -> tuple[syntax.Expr, ...]:
+        return tuple(self.expr(child, 1) for child in tree.children)
+
+    # --------------------------------------------------------------------- formulas
+    def formula(self, node: _Node, depth: int) -> syntax.Formula:
+        """A node in formula position -> Formula (a bare expression there is an error)."""
+        self._enter(node, depth)
+        if isinstance(node, Tree):
+            rule = self._formula_rules.get(node.data)
+            if rule is not None:
+                return rule(node, depth)
+        elif node.type in ("TRUE", "FALSE"):
+            return syntax.Bool(value=node.type == "TRUE", span=_token_span(node))
+        self._fail(
+            "expected a comparison operator after this expression "
+            "(a constraint must compare, e.g. 'i < N')",
+            _span(node),
+        )
+
+    def _disj(self, tree: Tree[Token], depth: int) -> syntax.Formula:
+        items = tuple(self.formula(child, depth + 1) for child in tree.children)
+        return syntax.Or(items=items, span=_span(tree))
+
+    def _conj(self, tree: Tree[Token], depth: int) -> syntax.Formula:
+        items = tuple(self.formula(child, depth + 1) for child in tree.children)
+        return syntax.And(items=items, span=_span(tree))
+
+    def _chain(self, tree: Tree[Token], depth: int) -> syntax.Formula:
+        """``a op b op c ...`` -> Compare, or And of the consecutive Compares."""
+        nodes = tree.children[0::2]
+        ops = tree.children[1::2]
+        exprs = [self.expr(node, depth + 2) for node in nodes]
+        compares = tuple(
+            syntax.Compare(
+                op="=" if op == "==" else str(op),
+                left=exprs[k],
+                right=exprs[k + 1],
+                span=(_span(nodes[k])[0], _span(nodes[k + 1])[1]),
+            )
+            for k, op in enumerate(ops)
+        )
+        if len(compares) == 1:
+            return compares[0]
+        return syntax.And(items=compares, span=_span(tree))
+
+    def _exists(self, tree: Tree[Token], depth: int) -> syntax.Formula:
+        *names, body = tree.children
+        return syntax.Exists(
+            names=tuple(self._name(tok) for tok in names if isinstance(tok, Token)),
+            body=self.formula(body, depth + 1),
+            span=_span(tree),
+        )
+
+    def _paren_formula(self, tree: Tree[Token], depth: int) -> syntax.Formula:
+        return self.formula(tree.children[0], depth + 1)
+
+    # --------------------------------------------------------------------- expressions
+    def expr(self, node: _Node, depth: int) -> syntax.Expr:
+        """A node in expression position -> Expr (a formula there is an error)."""
+        self._enter(node, depth)
+        if isinstance(node, Token):
+            return self._leaf(node)
+        rule = self._expr_rules.get(node.data)
+        if rule is None:
+            self._fail("expected an arithmetic expression, found a condition", _span(node))
+        return rule(node, depth)
+
+    def _leaf(self, token: Token) -> syntax.Expr:
+        if token.type == "NAME":
+            return self._name(token)
+        if token.type == "NUMBER":
+            return self._number(token)
+        self._fail(
+            f"expected an arithmetic expression, found {_quote(str(token))}", _token_span(token)
+        )
+
+    def _number(self, token: Token) -> syntax.Num:
+        try:
+            value = int(token)
+        except ValueError:  # more digits than int() converts
+            self._fail("number too large", _token_span(token))
+        return syntax.Num(value=value, span=_token_span(token))
+
+    def _binary(self, tree: Tree[Token], depth: int) -> syntax.Expr:
+        """``a op b op c`` (one precedence level) -> left-nested BinOps."""
+        nodes = tree.children[0::2]
+        ops = tree.children[1::2]
+        count = len(nodes)
+        start = _span(nodes[0])[0]
+        # the k-th operand ends up count - k levels below this node (the first count - 1)
+        result = self.expr(nodes[0], depth + count - 1)
+        for k in range(1, count):
+            op, right_node = ops[k - 1], nodes[k]
+            if not isinstance(op, Token):  # pragma: no cover - the grammar forbids it
+                self._fail("malformed operator", _span(op))
+            result = syntax.BinOp(
+                op=str(op),
+                left=result,
+                right=self.expr(right_node, depth + count - k),
+                span=(start, _span(right_node)[1]),
+                op_span=_token_span(op),
+            )
+        return result
+
+    def _neg(self, tree: Tree[Token], depth: int) -> syntax.Expr:
+        operand = self.expr(tree.children[1], depth + 1)
+        return syntax.Neg(operand=operand, span=_span(tree))
+
+    def _coef(self, tree: Tree[Token], depth: int) -> syntax.Expr:
+        """``2i`` / ``2 (i+1)`` / ``3f(k)`` -> BinOp('*') whose op_span is the number."""
+        number, target = tree.children
+        if not isinstance(number, Token):  # pragma: no cover - the grammar forbids it
+            self._fail("malformed coefficient", _span(number))
+        return syntax.BinOp(
+            op="*",
+            left=self._number(number),
+            right=self.expr(target, depth + 1),
+            span=_span(tree),
+            op_span=_token_span(number),
+        )
+
+    def _call(self, tree: Tree[Token], depth: int) -> syntax.Expr:
+        name, *args = tree.children
+        if not isinstance(name, Token):  # pragma: no cover - the grammar forbids it
+            self._fail("malformed call", _span(name))
+        return syntax.Call(
+            name=str(name),
+            args=tuple(self.expr(arg, depth + 1) for arg in args),
+            span=_span(tree),
+            name_span=_token_span(name),
+        )
+
+    def _floor(self, tree: Tree[Token], depth: int) -> syntax.Expr:
+        keyword, operand = tree.children
+        return syntax.Floor(
+            operand=self.expr(operand, depth + 1),
+            span=_span(tree),
+            ceil=isinstance(keyword, Token) and keyword.type == "CEIL",
+        )
+
+    def _paren_expr(self, tree: Tree[Token], depth: int) -> syntax.Expr:
+        return self.expr(tree.children[0], depth + 1)

@@ -1,0 +1,111 @@
+"""Canonical IEGenLib-style text of a body (what ``str(Set)`` prints).
+
+Deterministic for a given canonical body: one ``{...}`` per disjunct joined by ``union``,
+unnamed tuple positions shown by their value (``[i] -> [0, i, 0]``), UF values by their calls
+(``k < rowptr(i + 1)``), isl divisions as ``floor(e/c)``, constraints sorted.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from spf.sets.body import Body, slot_values
+from spf.sets.linear import basic_constraints, esym, tsym, usym
+
+
+def display_map(body: Body) -> dict[sp.Symbol, sp.Expr]:
+    """Internal symbol -> what users see (names, and UF calls for UF values)."""
+    show: dict[sp.Symbol, sp.Expr] = {}
+    for k, n in enumerate(body.names):
+        show[tsym(k)] = sp.Symbol(n or f"_t{k}", integer=True)
+    for k, h in enumerate(body.hidden):
+        show[esym(k)] = sp.Symbol(h, integer=True)
+    for k, (name, args) in enumerate(body.terms):
+        show[usym(k)] = sp.Function(name)(*[a.xreplace(show) for a in args])
+    return show
+
+
+def expr_text(e: sp.Expr) -> str:
+    """Text of a displayed expression (sympy's ``str`` is deterministic and parses back)."""
+    return str(sp.expand(e))
+
+
+def format_constraint(is_eq: bool, e: sp.Expr, tuple_names: set[str]) -> str:
+    """``e = 0`` / ``e >= 0`` as text: ``j = col(k)``, ``0 <= i``, ``k < rowptr(i + 1)``."""
+    e = sp.expand(e)
+    pos: list[sp.Expr] = []
+    neg: list[sp.Expr] = []
+    const = 0
+    for t in sp.Add.make_args(e):
+        if t.is_Number:
+            const += int(t)
+        elif t.as_coeff_Mul()[0] > 0:
+            pos.append(t)
+        else:
+            neg.append(-t)
+    lhs, rhs = sp.Add(*neg), sp.Add(*pos)
+    if is_eq:
+        return _format_equality(pos, neg, const, tuple_names)
+    if not neg:
+        return f"{-const} <= {expr_text(rhs)}"
+    if not pos:
+        return f"{expr_text(lhs)} <= {const}"
+    if const < 0:
+        return f"{expr_text(lhs)} < {expr_text(rhs + const + 1)}"
+    return f"{expr_text(lhs)} <= {expr_text(rhs + const)}"
+
+
+def _format_equality(
+    pos: list[sp.Expr], neg: list[sp.Expr], const: int, tuple_names: set[str]
+) -> str:
+    def is_var(ts: list[sp.Expr]) -> bool:
+        return len(ts) == 1 and isinstance(ts[0], sp.Symbol) and ts[0].name in tuple_names
+
+    if is_var(pos) and not (is_var(neg) and str(neg[0]) < str(pos[0])):
+        return f"{pos[0]} = {expr_text(sp.Add(*neg) - const)}"
+    if is_var(neg):
+        return f"{neg[0]} = {expr_text(sp.Add(*pos) + const)}"
+    if not pos:
+        pos, neg, const = neg, [], -const
+    return f"{expr_text(sp.Add(*pos))} = {expr_text(sp.Add(*neg) - const)}"
+
+
+def to_text(body: Body) -> str:
+    """The canonical text of ``body``."""
+    show = display_map(body)
+    syms = body.dim_syms()
+    tuple_names = {n for n in body.names if n is not None}
+    bsets = body.iset.get_basic_sets()
+    if not bsets:
+        return "{" + _tuple_text(body, {}, show) + " : false}"
+    pieces = []
+    for bset in bsets:
+        values, rest = slot_values(body, basic_constraints(bset, syms))
+        tup = _tuple_text(body, values, show)
+        parts = sorted(format_constraint(q, e.xreplace(show), tuple_names) for q, e in rest)
+        ex = f"exists {', '.join(body.hidden)} : " if body.hidden else ""
+        if not parts and not ex:
+            pieces.append("{" + tup + "}")
+        else:
+            pieces.append("{" + tup + " : " + ex + (" && ".join(parts) or "true") + "}")
+    return " union ".join(pieces)
+
+
+def _tuple_text(body: Body, values: dict[int, sp.Expr], show: dict[sp.Symbol, sp.Expr]) -> str:
+    items = []
+    for k, n in enumerate(body.names):
+        if n is not None:
+            items.append(n)
+        elif k in values:
+            items.append(expr_text(values[k].xreplace(show)))
+        else:
+            items.append("0")  # only in an empty set, where any value will do
+    if body.n_in is None:
+        return "[" + ", ".join(items) + "]"
+    return "[" + ", ".join(items[: body.n_in]) + "] -> [" + ", ".join(items[body.n_in :]) + "]"
+
+
+def term_texts(body: Body) -> tuple[str, ...]:
+    """The UF calls of ``body`` as text, in canonical order."""
+    show = display_map(body)
+    return tuple(expr_text(show[usym(k)]) for k in range(len(body.terms)))

@@ -1,0 +1,351 @@
+"""The public ``Set`` and ``Relation``: named, immutable, hashable, UF-aware.
+
+>>> s = Set("{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}")
+>>> r = Relation("{[i,k] -> [ii,k]: ii = i+1}")
+>>> print(r.apply(s))
+{[ii, k] : 1 <= ii && ii <= N && k < rowptr(ii) && rowptr(ii - 1) <= k}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from spf.errors import ArityError, SpfError
+from spf.sets import concrete, emptiness, ops
+from spf.sets.convert import convert
+from spf.sets.parse import parse_document
+from spf.sets.printer import term_texts, to_text
+from spf.sets.uf import UF
+
+if TYPE_CHECKING:
+    import islpy as isl
+
+    from spf.sets.body import Body
+
+_T = TypeVar("_T", bound="_SetLike")
+
+
+class _SetLike:
+    """What ``Set`` and ``Relation`` share: parsing, UF declarations, algebra, printing."""
+
+    __slots__ = ("_body", "_hash", "_text", "_ufs")
+    _is_relation = False
+
+    def __init__(self, text: str, ufs: Mapping[str, UF] | Sequence[UF] | None = None) -> None:
+        if not isinstance(text, str):
+            raise SpfError(f"{type(self).__name__}() takes set text, got {type(text).__name__}")
+        decls = _decl_map(ufs)
+        arities: dict[str, int] = {}
+        body = convert(parse_document(text), decls, arities)
+        if (body.n_in is not None) != self._is_relation:
+            want = "a relation '{[...] -> [...]}'" if self._is_relation else "a set '{[...]}'"
+            raise SpfError(f"{type(self).__name__} expects {want}, got {text!r}")
+        self._init(body, decls or {})
+
+    def _init(self, body: Body, ufs: Mapping[str, UF]) -> None:
+        self._body = body
+        self._ufs = dict(ufs)
+        self._text: str | None = None
+        self._hash: int | None = None
+
+    @classmethod
+    def _make(cls: type[_T], body: Body, ufs: Mapping[str, UF]) -> _T:
+        obj = cls.__new__(cls)
+        obj._init(body, ufs)
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (name in _SetLike.__slots__ and not hasattr(self, name)) or name in ("_text", "_hash"):
+            object.__setattr__(self, name, value)
+        else:
+            raise AttributeError(f"{type(self).__name__} objects are immutable")
+
+    # --- views
+    @property
+    def params(self) -> frozenset[str]:
+        """Names of the symbolic constants."""
+        return self._body.params()
+
+    @property
+    def uf_calls(self) -> tuple[str, ...]:
+        """The UF calls used, as text (``"rowptr(i + 1)"``), innermost first."""
+        return term_texts(self._body)
+
+    @property
+    def ufs(self) -> dict[str, UF]:
+        """The UF declarations this object carries (declared ones only)."""
+        return dict(self._ufs)
+
+    def _names(self, names: Sequence[str | None], offset: int) -> tuple[str, ...]:
+        """Tuple names as shown by ``str`` (constants and expressions as their text)."""
+        text = str(self)
+        del text
+        from spf.sets.body import slot_values
+        from spf.sets.linear import basic_constraints
+        from spf.sets.printer import display_map, expr_text
+
+        body = self._body
+        bsets = body.iset.get_basic_sets()
+        values = slot_values(body, basic_constraints(bsets[0], body.dim_syms()))[0] if bsets else {}
+        show = display_map(body)
+        out = []
+        for k, n in enumerate(names):
+            if n is not None:
+                out.append(n)
+            elif offset + k in values:
+                out.append(expr_text(values[offset + k].xreplace(show)))
+            else:
+                out.append(f"_t{offset + k}")
+        return tuple(out)
+
+    # --- algebra helpers
+    def _coerce(self: _T, other: object, what: str) -> _T:
+        if isinstance(other, str):
+            other = type(self)(other, self._ufs or None)
+        if not isinstance(other, type(self)):
+            raise SpfError(f"{what}: expected a {type(self).__name__}, got {type(other).__name__}")
+        return other
+
+    def _merged_ufs(self, other: _SetLike) -> dict[str, UF]:
+        out = dict(self._ufs)
+        for name, decl in other._ufs.items():
+            if name in out and out[name] != decl:
+                raise SpfError(f"conflicting declarations of UF {name!r}: {out[name]} and {decl}")
+            out[name] = decl
+        return out
+
+    def _check_same_arity(self, other: _SetLike, what: str) -> None:
+        a, b = self._body, other._body
+        if (a.n_in, a.n_tuple) != (b.n_in, b.n_tuple):
+            raise ArityError(f"{what}: arities differ: {self} and {other}")
+
+    def intersect(self: _T, other: _T | str) -> _T:
+        """Points in both (positional: ``other``'s tuple is renamed to this one's)."""
+        o = self._coerce(other, "intersect")
+        self._check_same_arity(o, "intersect")
+        return self._make(ops.intersect(self._body, o._body), self._merged_ufs(o))
+
+    def union(self: _T, other: _T | str) -> _T:
+        """Points in either."""
+        from spf.sets.convert import union_bodies
+
+        o = self._coerce(other, "union")
+        self._check_same_arity(o, "union")
+        return self._make(union_bodies(self._body, o._body), self._merged_ufs(o))
+
+    def is_empty(self) -> bool:
+        """True only when provably empty, using UF functional consistency and declarations."""
+        return emptiness.is_empty(self._body, self._ufs)
+
+    def is_subset(self: _T, other: _T | str) -> bool:
+        """True only when provably a subset (same reasoning as :meth:`is_empty`)."""
+        o = self._coerce(other, "is_subset")
+        self._check_same_arity(o, "is_subset")
+        if o._body.hidden:  # no exact complement of a set with hidden UF arguments
+            return self == o
+        diff = ops.subtract(self._body, o._body)
+        return emptiness.is_empty(diff, self._merged_ufs(o))
+
+    def is_equal(self: _T, other: _T | str) -> bool:
+        """Semantic equality: each is a subset of the other."""
+        o = self._coerce(other, "is_equal")
+        return self.is_subset(o) and o.is_subset(self)
+
+    # --- identity
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _SetLike) or type(other) is not type(self):
+            return NotImplemented
+        a, b = self._body, other._body
+        return (
+            a.names == b.names
+            and a.n_in == b.n_in
+            and a.hidden == b.hidden
+            and a.terms == b.terms
+            and a.params() == b.params()
+            and bool(a.iset.is_equal(b.iset))
+        )
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            b = self._body
+            self._hash = hash((b.names, b.n_in, b.hidden, b.terms, b.params()))
+        return self._hash
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = to_text(self._body)
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def body_iset(self) -> isl.Set:
+        """The underlying isl set (tuple dims ``__t0 ...``, then hidden and UF-value dims)."""
+        return self._body.iset
+
+    def _points(
+        self,
+        params: Mapping[str, int] | None,
+        ufs: Mapping[str, Any] | None,
+        fixed: Sequence[int] | None,
+    ) -> list[tuple[int, ...]]:
+        return concrete.points(self._body, params or {}, ufs or {}, fixed)
+
+
+class Set(_SetLike):
+    """A set of integer tuples whose constraints may call UFs (API.md section 2).
+
+    >>> s = Set("{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}")
+    >>> s.arity, sorted(s.params), s.uf_calls
+    (3, ['N'], ('col(k)', 'rowptr(i)', 'rowptr(i + 1)'))
+    """
+
+    __slots__ = ()
+
+    @property
+    def arity(self) -> int:
+        return self._body.n_tuple
+
+    @property
+    def tuple_vars(self) -> tuple[str, ...]:
+        return self._names(self._body.names, 0)
+
+    def contains(
+        self,
+        point: Sequence[int],
+        params: Mapping[str, int] | None = None,
+        ufs: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Whether the concrete ``point`` is in the set for the given parameters and UFs."""
+        point = tuple(int(x) for x in point)
+        if len(point) != self.arity:
+            raise ArityError(f"point {point} has {len(point)} entries, the set arity {self.arity}")
+        return bool(self._points(params, ufs, point))
+
+    def points(
+        self, params: Mapping[str, int] | None = None, ufs: Mapping[str, Any] | None = None
+    ) -> list[tuple[int, ...]]:
+        """All points in lexicographic order (raises ``SpfError`` if unbounded)."""
+        return self._points(params, ufs, None)
+
+
+class Relation(_SetLike):
+    """A relation between integer tuples whose constraints may call UFs.
+
+    >>> Relation("{[i,k,j] -> [0,i,0,k,0,j,0]}").out_vars
+    ('0', 'i', '0', 'k', '0', 'j', '0')
+    """
+
+    __slots__ = ()
+    _is_relation = True
+
+    @property
+    def in_arity(self) -> int:
+        assert self._body.n_in is not None
+        return self._body.n_in
+
+    @property
+    def out_arity(self) -> int:
+        return self._body.n_tuple - self.in_arity
+
+    @property
+    def in_vars(self) -> tuple[str, ...]:
+        return self._names(self._body.names[: self.in_arity], 0)
+
+    @property
+    def out_vars(self) -> tuple[str, ...]:
+        return self._names(self._body.names[self.in_arity :], self.in_arity)
+
+    def apply(self, s: Set | str) -> Set:
+        """The image of ``s`` under this relation."""
+        if isinstance(s, str):
+            s = Set(s, self._ufs or None)
+        if not isinstance(s, Set):
+            raise SpfError(f"apply: expected a Set, got {type(s).__name__}")
+        if s.arity != self.in_arity:
+            raise ArityError(
+                f"apply: the relation takes {self.in_arity}-tuples, the set has arity "
+                f"{s.arity}: {self} applied to {s}"
+            )
+        return Set._make(ops.apply(self._body, s._body), self._merged_ufs(s))
+
+    def compose(self, other: Relation | str) -> Relation:
+        """``self . other``: apply ``other`` first, then this relation (IEGenLib ``Compose``)."""
+        o = self._coerce(other, "compose")
+        if o.out_arity != self.in_arity:
+            raise ArityError(
+                f"compose: {o} produces {o.out_arity}-tuples but {self} takes {self.in_arity}"
+            )
+        return Relation._make(ops.compose(self._body, o._body), self._merged_ufs(o))
+
+    def inverse(self) -> Relation:
+        """The relation with inputs and outputs swapped."""
+        return Relation._make(ops.inverse(self._body), self._ufs)
+
+    def domain(self) -> Set:
+        """The set of inputs."""
+        return Set._make(ops.domain_or_range(self._body, "domain"), self._ufs)
+
+    def range(self) -> Set:
+        """The set of outputs."""
+        return Set._make(ops.domain_or_range(self._body, "range"), self._ufs)
+
+    def intersect_domain(self, s: Set | str) -> Relation:
+        """This relation restricted to inputs in ``s``."""
+        return self._restrict(s, 0)
+
+    def intersect_range(self, s: Set | str) -> Relation:
+        """This relation restricted to outputs in ``s``."""
+        return self._restrict(s, self.in_arity)
+
+    def _restrict(self, s: Set | str, offset: int) -> Relation:
+        if isinstance(s, str):
+            s = Set(s, self._ufs or None)
+        want = self.in_arity if offset == 0 else self.out_arity
+        if s.arity != want:
+            raise ArityError(f"restricting {self} by {s}: arity {s.arity}, expected {want}")
+        ident = Relation._make(ops.identity_on(s._body, self._body, offset), s._ufs)
+        return self.intersect(ident)
+
+    def contains(
+        self,
+        point: Sequence[int] | tuple[Sequence[int], Sequence[int]],
+        params: Mapping[str, int] | None = None,
+        ufs: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Membership of a pair ``(input, output)`` (or of the flat tuple of both)."""
+        flat = _flatten(point)
+        if len(flat) != self._body.n_tuple:
+            raise ArityError(f"point {point} does not match {self.in_arity} -> {self.out_arity}")
+        return bool(self._points(params, ufs, flat))
+
+    def points(
+        self, params: Mapping[str, int] | None = None, ufs: Mapping[str, Any] | None = None
+    ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """All pairs ``(input, output)`` in lexicographic order (raises if unbounded)."""
+        n = self.in_arity
+        return [(p[:n], p[n:]) for p in self._points(params, ufs, None)]
+
+
+def _flatten(point: Any) -> tuple[int, ...]:
+    if len(point) == 2 and all(isinstance(p, (tuple, list)) for p in point):
+        return tuple(int(x) for x in point[0]) + tuple(int(x) for x in point[1])
+    return tuple(int(x) for x in point)
+
+
+def _decl_map(ufs: Mapping[str, UF] | Sequence[UF] | None) -> dict[str, UF] | None:
+    if ufs is None:
+        return None
+    items = list(ufs.items()) if isinstance(ufs, Mapping) else [(u.name, u) for u in ufs]
+    out: dict[str, UF] = {}
+    for name, decl in items:
+        if not isinstance(decl, UF):
+            raise SpfError(f"ufs[{name!r}] must be an spf.UF declaration, got {decl!r}")
+        if decl.name != name:
+            raise SpfError(f"ufs key {name!r} names UF {decl.name!r}")
+        out[name] = decl
+    return out

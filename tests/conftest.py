@@ -1,0 +1,76 @@
+"""Shared test setup: tool markers that auto-skip, the SuiteSparse fixture, hypothesis profile.
+
+Markers (registered in ``pyproject.toml``) skip a test only when the tool is truly absent:
+
+* ``requires_nvcc``: ``nvcc`` on ``PATH`` (compile only).
+* ``requires_gpu``: a GPU is present (``nvidia-smi -L`` succeeds).
+* ``requires_mpi``: ``mpicc`` and ``mpiexec`` on ``PATH``.
+* ``requires_graphviz``: ``dot`` on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import settings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+settings.register_profile("ci", deadline=None, max_examples=100)
+settings.register_profile("dev", deadline=None, max_examples=20)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+SUITESPARSE_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "suitesparse"
+
+
+def _have(*commands: str) -> bool:
+    return all(shutil.which(command) is not None for command in commands)
+
+
+@functools.cache
+def _have_gpu() -> bool:
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        result = subprocess.run(
+            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0 and "GPU" in result.stdout
+
+
+_REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
+    "requires_nvcc": (lambda: _have("nvcc"), "nvcc not found on PATH"),
+    "requires_gpu": (_have_gpu, "no GPU (`nvidia-smi -L` failed)"),
+    "requires_mpi": (lambda: _have("mpicc", "mpiexec"), "mpicc/mpiexec not found on PATH"),
+    "requires_graphviz": (lambda: _have("dot"), "Graphviz `dot` not found on PATH"),
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip tests whose ``requires_*`` marker names a tool that is absent here."""
+    available: dict[str, bool] = {}
+    for item in items:
+        for marker, (check, reason) in _REQUIREMENTS.items():
+            if item.get_closest_marker(marker) is None:
+                continue
+            if marker not in available:
+                available[marker] = check()
+            if not available[marker]:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def suitesparse_dir() -> Path:
+    """The shared SuiteSparse ``.mtx`` matrices (``../shared/data/suitesparse``); skip if absent."""
+    if not SUITESPARSE_DIR.is_dir():
+        pytest.skip(f"SuiteSparse matrices not found at {SUITESPARSE_DIR}")
+    return SUITESPARSE_DIR
