@@ -93,7 +93,8 @@ class Body:
     def term_expr(self, k: int) -> sp.Expr:
         """Term ``k`` as a sympy call with nested terms substituted (internal symbols)."""
         name, args = self.terms[k]
-        sub = {usym(j): self.term_expr(j) for j in range(k)}
+        inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
+        sub = {usym(j): self.term_expr(j) for j in inner}
         return sp.Function(name)(*[a.xreplace(sub) for a in args])
 
     def needed_syms(self) -> set[str]:
@@ -229,10 +230,82 @@ def canonical(body: Body) -> Body:
         if smaller is body:
             break
         body = smaller
-    body = _order_terms(body)
+    if body.iset.is_empty() and (body.terms or body.hidden or body.iset.dim(DT.param)):
+        return _empty_like(body)
+    body = _order_hidden(_order_terms(body))
     iset = body.iset.coalesce().drop_unused_params()
     body = body.with_iset(iset)
-    return _dedupe_names(name_loose_slots(body))
+    return _dedupe_names(_first_occurrence_names(name_loose_slots(body)))
+
+
+def _empty_like(body: Body) -> Body:
+    """The empty set of the same tuple: no calls, no hidden variables, no parameters."""
+    nt = body.n_tuple
+    space = isl.Space.set_alloc(isl.DEFAULT_CONTEXT, 0, nt)
+    return Body(body.names, body.n_in, (), (), isl.Set.empty(space))
+
+
+def _order_hidden(body: Body) -> Body:
+    """Hidden variables sorted by name (``exists(i, k: ...)`` equals ``exists(k, i: ...)``)."""
+    order = sorted(range(len(body.hidden)), key=lambda k: body.hidden[k])
+    if order == list(range(len(body.hidden))):
+        return body
+    nt = body.n_tuple
+    return reorganize(
+        body,
+        tuple_src=list(range(nt)),
+        hidden_src=[nt + k for k in order],
+        term_src=list(range(len(body.terms))),
+        names=body.names,
+        hidden=[body.hidden[k] for k in order],
+        n_in=body.n_in,
+    )
+
+
+def _first_occurrence_names(body: Body) -> Body:
+    """A name sits on the first position that carries it, as the parser puts it.
+
+    ``{[i, j] -> [j, i]}`` inverted is ``{[j, i] -> [i, j]}``: the inputs get the names and
+    the outputs, equal to them, stay unnamed (as parsing that text gives).
+    """
+    bsets = body.iset.get_basic_sets()
+    if not bsets:
+        return body
+    syms = body.dim_syms()
+    names = list(body.names)
+    moved: dict[sp.Symbol, sp.Expr] = {}
+    changed = True
+    while changed:
+        changed = False
+        probe = Body(tuple(names), body.n_in, body.hidden, body.terms, body.iset)
+        per_bset = [slot_values(probe, basic_constraints(b, syms))[0] for b in bsets]
+        for k, name in enumerate(names):
+            if name is not None:
+                continue
+            targets = {_plain_slot(v.get(k)) for v in per_bset}
+            if len(targets) != 1:
+                continue
+            j = targets.pop()
+            if j is not None and j > k and names[j] is not None:
+                names[k], names[j] = names[j], None
+                moved[tsym(j)] = tsym(k)  # equal everywhere: UF arguments use the named one
+                changed = True
+                break
+    if tuple(names) == body.names:
+        return body
+    terms = tuple(
+        (n, tuple(sp.expand(a.xreplace(moved)) for a in args)) for n, args in body.terms
+    )
+    return _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
+
+
+def _plain_slot(value: sp.Expr | None) -> int | None:
+    """``j`` when ``value`` is exactly the symbol of tuple position ``j``."""
+    if isinstance(value, sp.Symbol):
+        kind = internal_kind(value)
+        if kind is not None and kind[0] == "t":
+            return kind[1]
+    return None
 
 
 def _dedupe_names(body: Body) -> Body:
@@ -312,9 +385,15 @@ def _drop_unneeded(body: Body) -> Body:
 
 def _order_terms(body: Body) -> Body:
     depth: dict[int, int] = {}
-    for k, (_, args) in enumerate(body.terms):
-        inner = [int(n[3:]) for n in free_names(args) if n.startswith("__u")]
-        depth[k] = 1 + max((depth[j] for j in inner), default=0)
+
+    def depth_of(k: int) -> int:
+        if k not in depth:
+            inner = [int(n[3:]) for n in free_names(body.terms[k][1]) if n.startswith("__u")]
+            depth[k] = 1 + max((depth_of(j) for j in inner), default=0)
+        return depth[k]
+
+    for k in range(len(body.terms)):
+        depth_of(k)
     order = sorted(range(len(body.terms)), key=lambda k: (depth[k], str(body.term_expr(k))))
     if order == list(range(len(body.terms))):
         return body
@@ -400,7 +479,8 @@ def name_loose_slots(body: Body) -> Body:
     if all(n is not None for n in body.names):
         return body
     syms = body.dim_syms()
-    unfixed: set[int] = set()
+    needed = body.needed_syms()  # a position a UF argument uses is shown by name
+    unfixed: set[int] = {k for k, n in enumerate(body.names) if n is None and f"__t{k}" in needed}
     bsets = body.iset.get_basic_sets()
     for bset in bsets:
         values, _ = slot_values(body, basic_constraints(bset, syms))

@@ -15,6 +15,7 @@ import islpy as isl
 import numpy as np
 
 from spf.errors import ArityError, SpfError
+from spf.sets.body import canonical
 from spf.sets.linear import DT, evaluate, free_names, param_names, sym
 
 if TYPE_CHECKING:
@@ -26,103 +27,118 @@ UFValues = Mapping[str, Any]  # numpy arrays, sequences or callables
 
 
 class _Scanner:
-    """Enumerates the points of one body, one dimension at a time.
+    """Enumerates the points of one conjunction of a body.
 
-    Parameters are fixed up front; a UF value is fixed as soon as its arguments are (so the
-    next dimension's bounds are concrete, as in generated code); a call outside its array
-    prunes the branch (not a member).
+    Parameters are fixed up front; a UF value is fixed as soon as its arguments are (so
+    later dimensions get concrete bounds, as in generated code); a call outside its array
+    prunes the branch (not a member). The next dimension scanned is the first one that is
+    bounded given what is fixed, so ``{[k, i]: 0 <= i < 2 && k = f(i)}`` scans ``i`` first.
     """
 
     def __init__(self, body: Body, params: Mapping[str, int], ufs: UFValues) -> None:
         self.body = body
-        missing = sorted(p for p in body.params() if p not in params)
-        if missing:
-            raise SpfError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
-        names = sorted({n for n, _ in body.terms} - set(ufs))
-        if names:
-            raise SpfError(f"no values given for the UF(s) {', '.join(names)}")
         self.env: dict[sp.Symbol, int] = {sym(p): int(v) for p, v in params.items()}
         self.ufs = {n: _lookup(n, ufs[n], len(args)) for n, args in body.terms}
         self.n_scan = body.n_tuple + len(body.hidden)
         self.syms = body.dim_syms()
-        # the scan depth after which each term's arguments are known
-        self.ready: dict[int, list[int]] = {}
-        level: dict[int, int] = {}
-        for k, (_, args) in enumerate(body.terms):
-            deps = [0]
-            for name in free_names(args):
-                kind = name[2:3] if name.startswith("__") else ""
-                idx = int(name[3:]) if kind else -1
-                if kind == "t":
-                    deps.append(idx + 1)
-                elif kind == "e":
-                    deps.append(body.n_tuple + idx + 1)
-                elif kind == "u":
-                    deps.append(level[idx])
-            level[k] = max(deps)
-            self.ready.setdefault(level[k], []).append(k)
+        self.needs = [
+            {self.syms.index(sym(n)) for n in free_names(args) if n.startswith("__")}
+            for _, args in body.terms
+        ]
         iset = body.iset
         for k, name in enumerate(param_names(iset)):
             iset = iset.fix_val(DT.param, k, isl.Val(int(params[name])))
+        for k, (name, _) in enumerate(body.terms):  # a value lies within its array's values
+            bounds = _value_bounds(ufs[name])
+            if bounds is not None:
+                pos = self.n_scan + k
+                iset = iset.lower_bound_val(DT.set, pos, isl.Val(bounds[0]))
+                iset = iset.upper_bound_val(DT.set, pos, isl.Val(bounds[1]))
         self.root = iset
 
-    def scan(self, prefix: Sequence[int]) -> list[tuple[int, ...]]:
-        found: set[tuple[int, ...]] = set()
+    def scan(self, prefix: Sequence[int], found: set[tuple[int, ...]]) -> None:
         env = dict(self.env)
-        cur: isl.Set | None = self._fix_terms(self.root, env, 0)
+        fixed: set[int] = set()
+        cur: isl.Set | None = self.root
         for depth, v in enumerate(prefix):
+            assert cur is not None
+            cur = self._fix(cur, env, fixed, depth, int(v))
             if cur is None:
-                return []
-            cur = self._bind(cur.fix_val(DT.set, depth, isl.Val(int(v))), env, depth, int(v))
-        self._walk(cur, env, len(prefix), found)
-        return sorted(found)
+                return
+        if cur is not None:
+            cur = self._fix_terms(cur, env, fixed)
+        self._walk(cur, env, fixed, found)
 
-    def _bind(
-        self, iset: isl.Set | None, env: dict[sp.Symbol, int], depth: int, value: int
+    def _fix(
+        self, iset: isl.Set, env: dict[sp.Symbol, int], fixed: set[int], dim: int, value: int
     ) -> isl.Set | None:
-        env[self.syms[depth]] = value
-        return self._fix_terms(iset, env, depth + 1)
+        env[self.syms[dim]] = value
+        fixed.add(dim)
+        return self._fix_terms(iset.fix_val(DT.set, dim, isl.Val(value)), env, fixed)
 
     def _fix_terms(
-        self, iset: isl.Set | None, env: dict[sp.Symbol, int], depth: int
+        self, iset: isl.Set | None, env: dict[sp.Symbol, int], fixed: set[int]
     ) -> isl.Set | None:
         base = self.n_scan
-        for k in self.ready.get(depth, ()):
-            if iset is None:
-                return None
-            name, args = self.body.terms[k]
-            value = self.ufs[name](*(evaluate(a, env) for a in args))
-            if value is None:
-                return None
-            env[self.syms[base + k]] = value
-            iset = iset.fix_val(DT.set, base + k, isl.Val(value))
+        progress = True
+        while progress and iset is not None:
+            progress = False
+            for k, (name, args) in enumerate(self.body.terms):
+                if base + k in fixed or not self.needs[k] <= fixed:
+                    continue
+                value = self.ufs[name](*(evaluate(a, env) for a in args))
+                if value is None:
+                    return None
+                env[self.syms[base + k]] = value
+                fixed.add(base + k)
+                iset = iset.fix_val(DT.set, base + k, isl.Val(value))
+                progress = True
         return iset
 
+    def _next_dim(self, iset: isl.Set, fixed: set[int]) -> tuple[int, isl.Set]:
+        n = iset.dim(DT.set)
+        for dim in range(self.n_scan):
+            if dim in fixed:
+                continue
+            line = iset.project_out(DT.set, dim + 1, n - dim - 1).project_out(DT.set, 0, dim)
+            if line.is_bounded():
+                return dim, line
+        names = [self._label(d) for d in range(self.n_scan) if d not in fixed]
+        raise SpfError(
+            f"cannot enumerate: {', '.join(names)} unbounded; bound every variable (and give "
+            "UF values as arrays)"
+        )
+
+    def _label(self, dim: int) -> str:
+        if dim < self.body.n_tuple:
+            return self.body.names[dim] or f"tuple entry {dim}"
+        return self.body.hidden[dim - self.body.n_tuple]
+
     def _walk(
-        self,
-        iset: isl.Set | None,
-        env: dict[sp.Symbol, int],
-        depth: int,
+        self, iset: isl.Set | None, env: dict[sp.Symbol, int], fixed: set[int],
         found: set[tuple[int, ...]],
     ) -> None:
         if iset is None or iset.is_empty():
             return
-        if depth == self.n_scan:
+        if all(d in fixed for d in range(self.n_scan)):
             found.add(tuple(env[s] for s in self.syms[: self.body.n_tuple]))
             return
-        n = iset.dim(DT.set)
-        line = iset.project_out(DT.set, depth + 1, n - depth - 1).project_out(DT.set, 0, depth)
-        if not line.is_bounded():
-            what = self.body.names[depth] if depth < self.body.n_tuple else "a hidden variable"
-            raise SpfError(
-                f"cannot enumerate: {what} is unbounded; bound every variable (and give UF "
-                "values as arrays or declare their ranges)"
-            )
+        dim, line = self._next_dim(iset, fixed)
         for (v,) in _points_of(line):
-            child_env = dict(env)
-            child_env[self.syms[depth]] = v
-            sub = self._fix_terms(iset.fix_val(DT.set, depth, isl.Val(v)), child_env, depth + 1)
-            self._walk(sub, child_env, depth + 1, found)
+            child_env, child_fixed = dict(env), set(fixed)
+            child = self._fix(iset, child_env, child_fixed, dim, v)
+            self._walk(child, child_env, child_fixed, found)
+
+
+def _value_bounds(values: Any) -> tuple[int, int] | None:
+    if callable(values):
+        return None
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return (0, -1)  # no call can be evaluated
+    if arr.dtype.kind not in "iub":
+        return None  # _lookup reports the dtype
+    return int(arr.min()), int(arr.max())
 
 
 def _lookup(name: str, values: Any, arity: int) -> Callable[..., int | None]:
@@ -158,5 +174,19 @@ def _points_of(iset: isl.Set) -> list[tuple[int, ...]]:
 def points(
     body: Body, params: Mapping[str, int], ufs: UFValues, fixed: Sequence[int] | None = None
 ) -> list[tuple[int, ...]]:
-    """Tuple points of ``body`` in lexicographic order (those extending ``fixed`` if given)."""
-    return _Scanner(body, params, ufs).scan(fixed or ())
+    """Tuple points of ``body`` in lexicographic order (those extending ``fixed`` if given).
+
+    Each disjunct is scanned on its own with only the calls it uses, so a call that is out
+    of its array's bounds excludes a point from the disjuncts that use it, not from others.
+    """
+    missing = sorted(p for p in body.params() if p not in params)
+    if missing:
+        raise SpfError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
+    names = sorted({n for n, _ in body.terms} - set(ufs))
+    if names:
+        raise SpfError(f"no values given for the UF(s) {', '.join(names)}")
+    found: set[tuple[int, ...]] = set()
+    for bset in body.iset.get_basic_sets():
+        piece = canonical(body.with_iset(isl.Set.from_basic_set(bset)))
+        _Scanner(piece, params, ufs).scan(fixed or (), found)
+    return sorted(found)

@@ -197,7 +197,11 @@ def domain_or_range(rel: Body, which: str) -> Body:
     drop = list(range(rel.n_in, nt)) if which == "domain" else list(range(rel.n_in))
     names = [n or f"t{k}" for k, n in enumerate(rel.names)]
     res = project_tuple(rel, drop, [names[k] for k in drop])
-    return canonical(Body(res.names, None, res.hidden, res.terms, res.iset))
+    if which == "range":
+        kept = _out_names(_hints(rel), set())
+    else:
+        kept = _out_names(rel.names[: rel.n_in], set())
+    return canonical(Body(kept, None, res.hidden, res.terms, res.iset))
 
 
 def identity_on(s: Body, rel: Body, offset: int) -> Body:
@@ -221,3 +225,13 @@ def identity_on(s: Body, rel: Body, offset: int) -> Body:
         subst={tsym(k): tsym(k + (0 if offset == 0 else width)) for k in range(ns)},
     )
     return canonical(body)
+
+
+def cartesian(a: Body, b: Body) -> Body:
+    """``a x b`` for two sets."""
+    return canonical(product(a, b, None))
+
+
+def with_n_in(body: Body, n_in: int | None) -> Body:
+    """The same tuples read as a set (None) or a relation with ``n_in`` inputs."""
+    return canonical(Body(body.names, n_in, body.hidden, body.terms, body.iset))

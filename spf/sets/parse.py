@@ -31,7 +31,6 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, Un
 
 from spf.errors import ParseError
 from spf.sets import syntax
-from spf.sets.syntax import Span
 
 __all__ = ["MAX_DEPTH", "caret_error", "parse_document"]
 
@@ -152,7 +151,7 @@ def parse_document(text: str) -> syntax.Document:
         raise caret_error(text, (0, len(text)), "nested too deeply") from None
 
 
-def caret_error(text: str, span: Span, message: str) -> ParseError:
+def caret_error(text: str, span: syntax.Span, message: str) -> ParseError:
     """A :class:`ParseError` for ``message`` that shows ``text`` with a caret under ``span``."""
     return ParseError(message, text=text, span=span)
 
@@ -261,14 +260,14 @@ def _too_deep_message() -> str:
     return f"nested too deeply (more than {MAX_DEPTH} levels)"
 
 
-def _token_span(token: Token) -> Span:
+def _token_span(token: Token) -> syntax.Span:
     """The ``(start, end)`` offsets of a token."""
     start = token.start_pos if token.start_pos is not None else 0
     end = token.end_pos if token.end_pos is not None else start + len(token)
     return (start, end)
 
 
-def _span(node: _Node) -> Span:
+def _span(node: _Node) -> syntax.Span:
     """The offsets of a token or of everything a tree covers (its parentheses included)."""
     if isinstance(node, Token):
         return _token_span(node)
@@ -303,7 +302,7 @@ class _Builder:
         }
 
     # --------------------------------------------------------------------- helpers
-    def _fail(self, message: str, span: Span) -> NoReturn:
+    def _fail(self, message: str, span: syntax.Span) -> NoReturn:
         raise caret_error(self._text, span, message)
 
     def _enter(self, node: _Node, depth: int) -> None:
@@ -330,7 +329,7 @@ class _Builder:
             params = tuple(self._name(tok) for tok in first.children if isinstance(tok, Token))
             children.pop(0)
         tuples = [c for c in children if isinstance(c, Tree) and c.data == "tuple"]
-        rest = children[len(tuples):]
+        rest = children[len(tuples) :]
         in_tuple, out_tuple = tuples[0], (tuples[1] if len(tuples) > 1 else None)
         return syntax.Piece(
             params=params,

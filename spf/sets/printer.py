@@ -13,15 +13,28 @@ from spf.sets.body import Body, slot_values
 from spf.sets.linear import basic_constraints, esym, tsym, usym
 
 
-def display_map(body: Body) -> dict[sp.Symbol, sp.Expr]:
-    """Internal symbol -> what users see (names, and UF calls for UF values)."""
-    show: dict[sp.Symbol, sp.Expr] = {}
+def display_map(
+    body: Body, values: dict[int, sp.Expr] | None = None
+) -> dict[sp.Symbol, sp.Expr]:
+    """Internal symbol -> what users see: names, UF calls, and the ``values`` of unnamed
+    positions (their displays may nest: ``g(t0)`` inside ``f(g(t0))``)."""
+    raw: dict[sp.Symbol, sp.Expr] = {}
     for k, n in enumerate(body.names):
-        show[tsym(k)] = sp.Symbol(n or f"_t{k}", integer=True)
+        raw[tsym(k)] = sp.Symbol(n or f"_t{k}", integer=True)
+    for k, v in (values or {}).items():
+        raw[tsym(k)] = v
     for k, h in enumerate(body.hidden):
-        show[esym(k)] = sp.Symbol(h, integer=True)
+        raw[esym(k)] = sp.Symbol(h, integer=True)
     for k, (name, args) in enumerate(body.terms):
-        show[usym(k)] = sp.Function(name)(*[a.xreplace(show) for a in args])
+        raw[usym(k)] = sp.Function(name)(*args)
+    show: dict[sp.Symbol, sp.Expr] = {}
+    for key, expr in raw.items():
+        for _ in range(len(raw) + 1):  # values never depend on themselves: this terminates
+            new = expr.xreplace(raw)
+            if new == expr:
+                break
+            expr = new
+        show[key] = expr
     return show
 
 
@@ -72,15 +85,15 @@ def _format_equality(
 
 def to_text(body: Body) -> str:
     """The canonical text of ``body``."""
-    show = display_map(body)
     syms = body.dim_syms()
     tuple_names = {n for n in body.names if n is not None}
     bsets = body.iset.get_basic_sets()
     if not bsets:
-        return "{" + _tuple_text(body, {}, show) + " : false}"
+        return "{" + _tuple_text(body, {}, display_map(body)) + " : false}"
     pieces = []
     for bset in bsets:
         values, rest = slot_values(body, basic_constraints(bset, syms))
+        show = display_map(body, values)
         tup = _tuple_text(body, values, show)
         parts = sorted(format_constraint(q, e.xreplace(show), tuple_names) for q, e in rest)
         ex = f"exists {', '.join(body.hidden)} : " if body.hidden else ""
@@ -97,7 +110,7 @@ def _tuple_text(body: Body, values: dict[int, sp.Expr], show: dict[sp.Symbol, sp
         if n is not None:
             items.append(n)
         elif k in values:
-            items.append(expr_text(values[k].xreplace(show)))
+            items.append(expr_text(show[tsym(k)]))
         else:
             items.append("0")  # only in an empty set, where any value will do
     if body.n_in is None:
@@ -109,3 +122,14 @@ def term_texts(body: Body) -> tuple[str, ...]:
     """The UF calls of ``body`` as text, in canonical order."""
     show = display_map(body)
     return tuple(expr_text(show[usym(k)]) for k in range(len(body.terms)))
+
+
+def tuple_texts(body: Body) -> tuple[str, ...]:
+    """Each tuple entry as the first disjunct shows it (names, or values of unnamed ones)."""
+    bsets = body.iset.get_basic_sets()
+    values = slot_values(body, basic_constraints(bsets[0], body.dim_syms()))[0] if bsets else {}
+    show = display_map(body, values)
+    return tuple(
+        n if n is not None else expr_text(show[tsym(k)]) if k in values else f"_t{k}"
+        for k, n in enumerate(body.names)
+    )

@@ -15,7 +15,7 @@ from spf.errors import ArityError, SpfError
 from spf.sets import concrete, emptiness, ops
 from spf.sets.convert import convert
 from spf.sets.parse import parse_document
-from spf.sets.printer import term_texts, to_text
+from spf.sets.printer import term_texts, to_text, tuple_texts
 from spf.sets.uf import UF
 
 if TYPE_CHECKING:
@@ -55,6 +55,9 @@ class _SetLike:
         obj._init(body, ufs)
         return obj
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} objects are immutable")
+
     def __setattr__(self, name: str, value: Any) -> None:
         if (name in _SetLike.__slots__ and not hasattr(self, name)) or name in ("_text", "_hash"):
             object.__setattr__(self, name, value)
@@ -77,27 +80,9 @@ class _SetLike:
         """The UF declarations this object carries (declared ones only)."""
         return dict(self._ufs)
 
-    def _names(self, names: Sequence[str | None], offset: int) -> tuple[str, ...]:
-        """Tuple names as shown by ``str`` (constants and expressions as their text)."""
-        text = str(self)
-        del text
-        from spf.sets.body import slot_values
-        from spf.sets.linear import basic_constraints
-        from spf.sets.printer import display_map, expr_text
-
-        body = self._body
-        bsets = body.iset.get_basic_sets()
-        values = slot_values(body, basic_constraints(bsets[0], body.dim_syms()))[0] if bsets else {}
-        show = display_map(body)
-        out = []
-        for k, n in enumerate(names):
-            if n is not None:
-                out.append(n)
-            elif offset + k in values:
-                out.append(expr_text(values[offset + k].xreplace(show)))
-            else:
-                out.append(f"_t{offset + k}")
-        return tuple(out)
+    def _names(self, start: int, stop: int) -> tuple[str, ...]:
+        """Tuple entries as ``str`` shows them (constants and expressions as their text)."""
+        return tuple_texts(self._body)[start:stop]
 
     # --- algebra helpers
     def _coerce(self: _T, other: object, what: str) -> _T:
@@ -201,7 +186,7 @@ class Set(_SetLike):
 
     >>> s = Set("{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}")
     >>> s.arity, sorted(s.params), s.uf_calls
-    (3, ['N'], ('col(k)', 'rowptr(i)', 'rowptr(i + 1)'))
+    (3, ['N'], ('col(k)', 'rowptr(i + 1)', 'rowptr(i)'))
     """
 
     __slots__ = ()
@@ -212,7 +197,18 @@ class Set(_SetLike):
 
     @property
     def tuple_vars(self) -> tuple[str, ...]:
-        return self._names(self._body.names, 0)
+        return self._names(0, self._body.n_tuple)
+
+    def product(self, other: Set | str) -> Set:
+        """The cartesian product: tuples of this set followed by tuples of ``other``."""
+        o = self._coerce(other, "product")
+        return Set._make(ops.cartesian(self._body, o._body), self._merged_ufs(o))
+
+    def as_relation(self, n_in: int) -> Relation:
+        """This set read as a relation whose first ``n_in`` entries are the inputs."""
+        if not 0 <= n_in <= self.arity:
+            raise ArityError(f"as_relation: n_in = {n_in} is not within 0..{self.arity}")
+        return Relation._make(ops.with_n_in(self._body, n_in), self._ufs)
 
     def contains(
         self,
@@ -254,11 +250,11 @@ class Relation(_SetLike):
 
     @property
     def in_vars(self) -> tuple[str, ...]:
-        return self._names(self._body.names[: self.in_arity], 0)
+        return self._names(0, self.in_arity)
 
     @property
     def out_vars(self) -> tuple[str, ...]:
-        return self._names(self._body.names[self.in_arity :], self.in_arity)
+        return self._names(self.in_arity, self._body.n_tuple)
 
     def apply(self, s: Set | str) -> Set:
         """The image of ``s`` under this relation."""
@@ -285,6 +281,10 @@ class Relation(_SetLike):
     def inverse(self) -> Relation:
         """The relation with inputs and outputs swapped."""
         return Relation._make(ops.inverse(self._body), self._ufs)
+
+    def as_set(self) -> Set:
+        """The relation as a set of tuples ``[inputs, outputs]`` (isl's ``wrap``)."""
+        return Set._make(ops.with_n_in(self._body, None), self._ufs)
 
     def domain(self) -> Set:
         """The set of inputs."""

@@ -37,9 +37,50 @@ VALID = [
 ]
 
 TOKENS = [
-    "{", "}", "[", "]", "(", ")", ",", ":", "->", "<", "<=", ">", ">=", "=", "==", "!=",
-    "+", "-", "*", "/", "%", "&&", "||", "and", "or", "union", "exists", "true", "false",
-    "floor", "ceil", "i", "j", "N", "f", "0", "2", "17", " ", "\n", "~", "é", "\x00", "2i",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    ",",
+    ":",
+    "->",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "=",
+    "==",
+    "!=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "&&",
+    "||",
+    "and",
+    "or",
+    "union",
+    "exists",
+    "true",
+    "false",
+    "floor",
+    "ceil",
+    "i",
+    "j",
+    "N",
+    "f",
+    "0",
+    "2",
+    "17",
+    " ",
+    "\n",
+    "~",
+    "é",
+    "\x00",
+    "2i",
 ]
 
 
@@ -47,14 +88,16 @@ def parse_or_error(text: str) -> syntax.Document | None:
     """Parse ``text``; None when it raised ParseError (anything else propagates and fails)."""
     try:
         document = parse_document(text)
-    except ParseError as error:
-        assert error.text == text
-        assert error.span is not None
-        assert 0 <= error.span[0] <= error.span[1] <= len(text) + 1
-        str(error)  # the rendering never fails
-        return None
-    check_spans(document)
-    return document
+    except ParseError as caught:
+        error = caught
+    else:
+        check_spans(document)
+        return document
+    assert error.text == text
+    assert error.span is not None
+    assert 0 <= error.span[0] <= error.span[1] <= len(text) + 1
+    assert str(error).startswith(error.message)  # the rendering never fails
+    return None
 
 
 # ----------------------------------------------------------------------------- tree helpers
@@ -76,11 +119,11 @@ def check_spans(document: syntax.Document) -> None:
         span = getattr(node, "span", (0, 0))
         assert 0 <= span[0] < span[1] <= len(text), (node, span)
         if isinstance(node, syntax.Name):
-            assert text[span[0]:span[1]] == node.name
+            assert text[span[0] : span[1]] == node.name
         elif isinstance(node, syntax.Num):
-            assert int(text[span[0]:span[1]]) == node.value
+            assert int(text[span[0] : span[1]]) == node.value
         elif isinstance(node, syntax.Call):
-            assert text[node.name_span[0]:node.name_span[1]] == node.name
+            assert text[node.name_span[0] : node.name_span[1]] == node.name
 
 
 def shape(node: object) -> object:
@@ -130,7 +173,7 @@ def mutated(draw: st.DrawFn) -> str:
         elif kind == "insert":
             text = text[:position] + draw(st.characters()) + text[position:]
         elif kind == "replace":
-            text = text[:position] + draw(st.characters()) + text[position + 1:]
+            text = text[:position] + draw(st.characters()) + text[position + 1 :]
         elif kind == "token":
             text = text[:position] + draw(st.sampled_from(TOKENS)) + text[position:]
         else:
@@ -251,9 +294,7 @@ def formula_compound(draw: st.DrawFn, inner: st.SearchStrategy[Printed]) -> Prin
     return (("And" if kind == "and" else "Or", tuple(i[0] for i in items)), text, prec)
 
 
-FORMULAS: st.SearchStrategy[Printed] = st.recursive(
-    formula_leaf(), formula_compound, max_leaves=8
-)
+FORMULAS: st.SearchStrategy[Printed] = st.recursive(formula_leaf(), formula_compound, max_leaves=8)
 
 
 @st.composite
