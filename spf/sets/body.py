@@ -459,7 +459,10 @@ def _solvable_slot(
 
 
 def _value_ok(body: Body, value: sp.Expr, slot: sp.Symbol) -> bool:
-    """No hidden variables and no dependence on ``slot`` (also through UF arguments)."""
+    """No hidden variables, no dependence on ``slot`` (also through UF arguments), and not a
+    lone parameter (``[N]`` would read back as a variable named N)."""
+    if isinstance(value, sp.Symbol) and internal_kind(value) is None:
+        return False
     for s in value.free_symbols:
         kind = internal_kind(s) if isinstance(s, sp.Symbol) else None
         if kind is None:
