@@ -5,6 +5,7 @@ See ``API.md`` for the contract. This package exposes the public names only.
 
 from __future__ import annotations
 
+from spf.computation import Computation, DataSpace, Dependence, Stmt
 from spf.errors import (
     ArgumentError,
     ArityError,
@@ -23,10 +24,14 @@ __all__ = [
     "ArityError",
     "CodegenError",
     "CompileError",
+    "Computation",
+    "DataSpace",
+    "Dependence",
     "IllegalScheduleError",
     "ParseError",
     "Relation",
     "Set",
     "SpfError",
+    "Stmt",
     "UndeclaredError",
 ]

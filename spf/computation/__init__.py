@@ -1,1 +1,10 @@
-"""Computations: ``Computation``, ``Stmt``, ``DataSpace``; dependences, legality, interpreter."""
+"""Computations: ``Computation``, ``Stmt``, data spaces; dependences, legality, interpreter."""
+
+from __future__ import annotations
+
+from spf.computation.computation import Computation
+from spf.computation.data_space import DataSpace
+from spf.computation.dependences import Dependence
+from spf.computation.statement import Stmt
+
+__all__ = ["Computation", "DataSpace", "Dependence", "Stmt"]

@@ -293,9 +293,7 @@ def _first_occurrence_names(body: Body) -> Body:
                 break
     if tuple(names) == body.names:
         return body
-    terms = tuple(
-        (n, tuple(sp.expand(a.xreplace(moved)) for a in args)) for n, args in body.terms
-    )
+    terms = tuple((n, tuple(sp.expand(a.xreplace(moved)) for a in args)) for n, args in body.terms)
     return _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
 
 

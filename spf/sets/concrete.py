@@ -115,7 +115,10 @@ class _Scanner:
         return self.body.hidden[dim - self.body.n_tuple]
 
     def _walk(
-        self, iset: isl.Set | None, env: dict[sp.Symbol, int], fixed: set[int],
+        self,
+        iset: isl.Set | None,
+        env: dict[sp.Symbol, int],
+        fixed: set[int],
         found: set[tuple[int, ...]],
     ) -> None:
         if iset is None or iset.is_empty():
@@ -190,3 +193,26 @@ def points(
         piece = canonical(body.with_iset(isl.Set.from_basic_set(bset)))
         _Scanner(piece, params, ufs).scan(fixed or (), found)
     return sorted(found)
+
+
+def bounds(body: Body, params: Mapping[str, int]) -> list[tuple[int, int]] | None:
+    """Per tuple entry ``(min, max)`` with parameters fixed; None when empty."""
+    missing = sorted(p for p in param_names(body.iset) if p not in params)
+    if missing:
+        raise SpfError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
+    iset = body.iset
+    for k, name in enumerate(param_names(iset)):
+        iset = iset.fix_val(DT.param, k, isl.Val(int(params[name])))
+    n = iset.dim(DT.set)
+    iset = iset.project_out(DT.set, body.n_tuple, n - body.n_tuple)
+    if iset.is_empty():
+        return None
+    out = []
+    for k in range(body.n_tuple):
+        line = iset.project_out(DT.set, k + 1, body.n_tuple - k - 1).project_out(DT.set, 0, k)
+        if not line.is_bounded():
+            raise SpfError(f"entry {k} ({body.names[k] or k}) of the set is unbounded")
+        lo = line.lexmin().sample_point().get_coordinate_val(DT.set, 0).to_python()
+        hi = line.lexmax().sample_point().get_coordinate_val(DT.set, 0).to_python()
+        out.append((int(lo), int(hi)))
+    return out

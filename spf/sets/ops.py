@@ -235,3 +235,25 @@ def cartesian(a: Body, b: Body) -> Body:
 def with_n_in(body: Body, n_in: int | None) -> Body:
     """The same tuples read as a set (None) or a relation with ``n_in`` inputs."""
     return canonical(Body(body.names, n_in, body.hidden, body.terms, body.iset))
+
+
+def as_function(rel: Body) -> list[sp.Expr] | None:
+    """Each output as one quasi-affine expression of the inputs, parameters and UF values
+    of the inputs (internal symbols), when the relation determines it; else None."""
+    assert rel.n_in is not None
+    if rel.hidden:
+        return None
+    nx, nt = rel.n_in, rel.n_tuple
+    base = nt
+    free_u = [
+        base + k
+        for k in range(len(rel.terms))
+        if not any(_dependent_terms(rel, f"__t{p}") & {k} for p in range(nx, nt))
+    ]
+    out = []
+    for pos in range(nx, nt):
+        expr = solve_for(rel, pos, [*range(nx), *free_u])
+        if expr is None:
+            return None
+        out.append(expr)
+    return out

@@ -13,9 +13,7 @@ from spf.sets.body import Body, slot_values
 from spf.sets.linear import basic_constraints, esym, tsym, usym
 
 
-def display_map(
-    body: Body, values: dict[int, sp.Expr] | None = None
-) -> dict[sp.Symbol, sp.Expr]:
+def display_map(body: Body, values: dict[int, sp.Expr] | None = None) -> dict[sp.Symbol, sp.Expr]:
     """Internal symbol -> what users see: names, UF calls, and the ``values`` of unnamed
     positions (their displays may nest: ``g(t0)`` inside ``f(g(t0))``)."""
     raw: dict[sp.Symbol, sp.Expr] = {}
@@ -133,3 +131,13 @@ def tuple_texts(body: Body) -> tuple[str, ...]:
         n if n is not None else expr_text(show[tsym(k)]) if k in values else f"_t{k}"
         for k, n in enumerate(body.names)
     )
+
+
+def function_display(body: Body, in_names: list[str], exprs: list[sp.Expr]) -> list[sp.Expr]:
+    """Internal expressions over a relation's inputs shown with ``in_names`` and UF calls."""
+    assert body.n_in is not None
+    named = Body(
+        tuple(in_names) + body.names[body.n_in :], body.n_in, body.hidden, body.terms, body.iset
+    )
+    show = display_map(named)
+    return [sp.expand(e.xreplace(show)) for e in exprs]

@@ -15,7 +15,7 @@ from spf.errors import ArityError, SpfError
 from spf.sets import concrete, emptiness, ops
 from spf.sets.convert import convert
 from spf.sets.parse import parse_document
-from spf.sets.printer import term_texts, to_text, tuple_texts
+from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
 from spf.sets.uf import UF
 
 if TYPE_CHECKING:
@@ -199,6 +199,15 @@ class Set(_SetLike):
     def tuple_vars(self) -> tuple[str, ...]:
         return self._names(0, self._body.n_tuple)
 
+    def bounds(self, params: Mapping[str, int] | None = None) -> list[tuple[int, int]] | None:
+        """Smallest and largest value of each tuple entry for the given parameters
+        (UF values unconstrained); None when the set is empty; ``SpfError`` if unbounded.
+
+        >>> Set("{[v]: 0 <= v <= NNZ}").bounds({"NNZ": 9})
+        [(0, 9)]
+        """
+        return concrete.bounds(self._body, params or {})
+
     def product(self, other: Set | str) -> Set:
         """The cartesian product: tuples of this set followed by tuples of ``other``."""
         o = self._coerce(other, "product")
@@ -285,6 +294,29 @@ class Relation(_SetLike):
     def as_set(self) -> Set:
         """The relation as a set of tuples ``[inputs, outputs]`` (isl's ``wrap``)."""
         return Set._make(ops.with_n_in(self._body, None), self._ufs)
+
+    def as_function(self, in_names: Sequence[str] | None = None) -> tuple[str, ...] | None:
+        """The outputs as expressions of the inputs (named ``in_names``, default
+        ``in_vars``), parameters and UF calls on the inputs, when the relation determines
+        each output as one quasi-affine expression; else None.
+
+        >>> Relation("{[i,j] -> [i0, j, 0]: i0 = floor(i/4)}").as_function()
+        ('floor(i/4)', 'j', '0')
+        >>> Relation("{[i,k] -> [i,k,j]: j = col(k)}").as_function(["a", "b"])
+        ('a', 'b', 'col(b)')
+        """
+        exprs = self.function_exprs(in_names)
+        return None if exprs is None else tuple(expr_text(e) for e in exprs)
+
+    def function_exprs(self, in_names: Sequence[str] | None = None) -> list[Any] | None:
+        """Like :meth:`as_function`, as sympy expressions (UF calls as sympy functions)."""
+        names = list(in_names) if in_names is not None else list(self.in_vars)
+        if len(names) != self.in_arity:
+            raise ArityError(f"as_function: {len(names)} names for {self.in_arity} inputs")
+        exprs = ops.as_function(self._body)
+        if exprs is None:
+            return None
+        return function_display(self._body, names, exprs)
 
     def domain(self) -> Set:
         """The set of inputs."""

@@ -1,0 +1,66 @@
+"""Access relations: from index expressions of a statement to ``Relation`` objects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from spf.errors import ParseError, SpfError
+from spf.sets import UF, Relation, Set
+from spf.sets import syntax as ast
+from spf.sets.parse import parse_document
+
+
+def iterator_names(domain: Set) -> tuple[str, ...]:
+    """Names for the domain's tuple positions (``_c<k>`` where the domain has a constant)."""
+    names = []
+    for k, v in enumerate(domain.tuple_vars):
+        names.append(v if v.isidentifier() else f"_c{k}")
+    return tuple(names)
+
+
+def access_relation(
+    domain: Set, indices: Sequence[str], ufs: Mapping[str, UF], where: str
+) -> Relation:
+    """``{[iterators] -> [indices]}``; ``min``/``max`` in an index become pieces."""
+    its = iterator_names(domain)
+    outs = [f"_o{k}" for k in range(len(indices))]
+    cases: list[list[str]] = [[]]
+    for out, idx in zip(outs, indices, strict=True):
+        cases = [[*c, piece] for c in cases for piece in _index_pieces(out, idx, where)]
+    head = f"[{', '.join(its)}] -> [{', '.join(outs)}]"
+    texts = [f"{{{head} : {' && '.join(c)}}}" if c else f"{{{head}}}" for c in cases]
+    try:
+        return Relation(" union ".join(texts), ufs=dict(ufs))
+    except ParseError as err:
+        raise SpfError(f"{where}: bad index expression in {list(indices)}: {err.message}") from err
+
+
+def _index_pieces(out: str, idx: str, where: str) -> list[str]:
+    """Constraints ``out = idx`` as a list of alternative conjunctions (min/max split)."""
+    try:
+        doc = parse_document(f"{{[{idx}]}}")
+    except ParseError as err:
+        raise SpfError(f"{where}: cannot read index expression {idx!r}: {err.message}") from err
+    (expr,) = doc.pieces[0].in_tuple
+    return [" && ".join([f"{out} = {value}", *conds]) for value, conds in _cases(expr, doc.text)]
+
+
+def _cases(e: ast.Expr, text: str) -> list[tuple[str, list[str]]]:
+    """(value text, conditions) alternatives of an expression with min/max calls."""
+    if isinstance(e, ast.Call) and e.name in ("min", "max") and len(e.args) == 2:
+        out = []
+        for a, ca in _cases(e.args[0], text):
+            for b, cb in _cases(e.args[1], text):
+                op_a, op_b = ("<=", "<") if e.name == "min" else (">=", ">")
+                out.append((a, [*ca, *cb, f"({a}) {op_a} ({b})"]))
+                out.append((b, [*ca, *cb, f"({b}) {op_b} ({a})"]))
+        return out
+    if isinstance(e, ast.BinOp):
+        return [
+            (f"({a}) {e.op} ({b})", [*ca, *cb])
+            for a, ca in _cases(e.left, text)
+            for b, cb in _cases(e.right, text)
+        ]
+    if isinstance(e, ast.Neg):
+        return [(f"-({a})", c) for a, c in _cases(e.operand, text)]
+    return [(text[e.span[0] : e.span[1]], [])]

@@ -1,0 +1,392 @@
+"""``Computation``: data spaces, UFs and statements (IEGenLib's ``Computation`` in Python)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from spf.computation.access import access_relation, iterator_names
+from spf.computation.data_space import DataSpace, make_data_space
+from spf.computation.statement import AccessList, Stmt, is_constant
+from spf.errors import ArityError, SpfError, UndeclaredError
+from spf.sets import UF, Relation, Set
+
+if TYPE_CHECKING:
+    from spf.computation.dependences import Dependence
+    from spf.computation.source import ParsedSource
+
+
+class Computation:
+    """A named collection of data spaces, UF declarations and statements (API.md section 3).
+
+    >>> comp = Computation("scale")
+    >>> comp.add_data_space("x", "double", shape=("N",))
+    >>> s = comp.add_stmt(Stmt("$x$(i) = 2 * $x$(i);", "{[i]: 0 <= i < N}"))
+    >>> s.name, str(s.schedule)
+    ('s0', '{[i] -> [0, i, 0]}')
+    """
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SpfError(f"computation name {name!r} is not a valid C identifier")
+        self._name = name
+        self._data: dict[str, DataSpace] = {}
+        self._ufs: dict[str, UF] = {}
+        self._stmts: list[Stmt] = []
+        self._returns: list[str] = []
+
+    # --- declarations
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def add_data_space(self, name: str, type: str, shape: object = None) -> None:
+        """Declare an array or scalar; re-adding the same name with another type raises."""
+        self._add_space(make_data_space(name, type, shape))
+
+    def add_parameter(self, name: str, type: str) -> None:
+        """A parameter of a function Computation (``double*``: by reference, else by value)."""
+        self._add_space(make_data_space(name, type, None, role="parameter"))
+
+    def add_return_value(self, name: str) -> None:
+        """Mark a data space (declared before or after) as a return value."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SpfError(f"return value name {name!r} is not a valid identifier")
+        if name in self._returns:
+            raise SpfError(f"{name!r} is already a return value of {self._name}")
+        self._returns.append(name)
+
+    def _add_space(self, ds: DataSpace) -> None:
+        old = self._data.get(ds.name)
+        if old is not None:
+            if (old.ctype, old.pointer, old.shape, old.role) == (
+                ds.ctype,
+                ds.pointer,
+                ds.shape,
+                ds.role,
+            ):
+                return
+            raise SpfError(
+                f"data space {ds.name!r} is already declared as {old.type_text}"
+                f"{old.shape_text()} ({old.role}); cannot redeclare it as "
+                f"{ds.type_text}{ds.shape_text()} ({ds.role})"
+            )
+        if ds.name in self._ufs:
+            raise SpfError(f"{ds.name!r} is already declared as a UF")
+        self._data[ds.name] = ds
+
+    def declare_uf(self, name: str, **fields: Any) -> UF:
+        """Declare an index array (the fields of :class:`spf.UF`)."""
+        if name in self._data:
+            raise SpfError(f"{name!r} is already declared as a data space")
+        try:
+            uf = UF(name, **fields)
+        except TypeError as err:
+            raise SpfError(f"declare_uf({name!r}): {err}") from err
+        old = self._ufs.get(name)
+        if old is not None and old != uf:
+            raise SpfError(f"UF {name!r} is already declared as {old}")
+        self._ufs[name] = uf
+        return uf
+
+    @property
+    def ufs(self) -> dict[str, UF]:
+        return dict(self._ufs)
+
+    @property
+    def data_spaces(self) -> dict[str, DataSpace]:
+        return dict(self._data)
+
+    @property
+    def return_values(self) -> tuple[str, ...]:
+        return tuple(self._returns)
+
+    @property
+    def stmts(self) -> tuple[Stmt, ...]:
+        return tuple(self._stmts)
+
+    def stmt(self, key: str | int | Stmt) -> Stmt:
+        """A statement by name, index or itself."""
+        if isinstance(key, Stmt):
+            if key._comp is not self:
+                raise UndeclaredError("statement", key.name, [s.name for s in self._stmts])
+            return key
+        if isinstance(key, int) and not isinstance(key, bool):
+            if -len(self._stmts) <= key < len(self._stmts):
+                return self._stmts[key]
+            raise UndeclaredError(
+                "statement",
+                str(key),
+                [s.name for s in self._stmts],
+                hint=f"{self._name} has {len(self._stmts)} statement(s)",
+            )
+        for s in self._stmts:
+            if s.name == key:
+                return s
+        raise UndeclaredError("statement", str(key), [s.name for s in self._stmts])
+
+    @property
+    def params(self) -> frozenset[str]:
+        """Symbolic constants: free names of domains, schedules and data-space shapes."""
+        out: set[str] = set()
+        for s in self._stmts:
+            out |= s.domain.params | s.schedule.params
+        for ds in self._data.values():
+            out |= _shape_params(ds)
+        return frozenset(out)
+
+    # --- statements
+    def add_stmt(self, stmt: Stmt) -> Stmt:
+        """Add ``stmt`` (named ``s<k>`` unless named); on error nothing changes."""
+        if not isinstance(stmt, Stmt):
+            raise SpfError(f"add_stmt expects an spf.Stmt, got {type(stmt).__name__}")
+        if stmt._comp is not None:
+            raise SpfError(f"statement {stmt.name} is already part of a computation")
+        name = stmt._name or self._fresh_stmt_name()
+        if any(s.name == name for s in self._stmts):
+            raise SpfError(f"{self._name} already has a statement named {name!r}")
+        where = f"statement {name} ({stmt.source.strip()!r})"
+        ufs = self._ufs_with(stmt.domain, where)
+        domain = Set(str(stmt.domain), ufs=ufs)
+        schedule = self._schedule_for(stmt, domain, ufs, where)
+        parsed = self._parse_source(stmt, name)
+        data = self._data_with_ranks(parsed, where)
+        ufs = self._ufs_with_source(parsed, ufs, where)
+        reads, writes = self._accesses(stmt, parsed, domain, ufs, where)
+        self._check_names(parsed, domain, where)
+        # commit
+        self._ufs = ufs
+        self._data = data
+        stmt._name = name
+        stmt._domain = domain
+        stmt._schedule = schedule
+        stmt._original = schedule
+        stmt._parsed = parsed
+        stmt._reads, stmt._writes = reads, writes
+        stmt._comp = self
+        self._stmts.append(stmt)
+        return stmt
+
+    def _fresh_stmt_name(self) -> str:
+        taken = {s.name for s in self._stmts}
+        k = len(self._stmts)
+        while f"s{k}" in taken:
+            k += 1
+        return f"s{k}"
+
+    def _ufs_with(self, s: Set | Relation, where: str) -> dict[str, UF]:
+        """Declared UFs plus those ``s`` calls (arity inferred); arity mismatches raise."""
+        ufs = dict(self._ufs)
+        for call in s.uf_calls:
+            uf_name = call.split("(", 1)[0]
+            arity = _call_arity(call)
+            decl = ufs.get(uf_name)
+            if decl is None:
+                if uf_name in self._data:
+                    raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF: {s}")
+                ufs[uf_name] = UF(uf_name, arity=arity)
+            elif decl.arity != arity:
+                raise ArityError(
+                    f"{where}: UF {uf_name!r} takes {decl.arity} argument(s), called as {call}"
+                )
+        return ufs
+
+    def _schedule_for(self, stmt: Stmt, domain: Set, ufs: dict[str, UF], where: str) -> Relation:
+        given = stmt._given_schedule
+        if given is None:
+            its = iterator_names(domain)
+            root = self._next_root()
+            out = [str(root)] + [x for it in its for x in (it, "0")]
+            return Relation(f"{{[{', '.join(its)}] -> [{', '.join(out)}]}}", ufs=ufs)
+        if given.in_arity != domain.arity:
+            raise ArityError(
+                f"{where}: the schedule {given} takes {given.in_arity}-tuples but the domain "
+                f"{domain} has arity {domain.arity}"
+            )
+        return Relation(str(given), ufs=self._ufs_with(given, where) | ufs)
+
+    def _next_root(self) -> int:
+        roots = [-1]
+        for s in self._stmts:
+            first = s.schedule.out_vars[0] if s.schedule.out_arity else "0"
+            if is_constant(first):
+                roots.append(int(first))
+        return max(roots) + 1
+
+    def _parse_source(self, stmt: Stmt, name: str) -> ParsedSource:
+        from spf.computation.source import parse_source
+
+        ranks = {n: ds.rank for n, ds in self._data.items()}
+        return parse_source(
+            stmt.source,
+            data_spaces=ranks,
+            ufs={n: u.arity for n, u in self._ufs.items()},
+            stmt=name,
+        )
+
+    def _data_with_ranks(self, parsed: ParsedSource, where: str) -> dict[str, DataSpace]:
+        data = dict(self._data)
+        for acc in (*parsed.reads, *parsed.writes):
+            ds = data[acc.data_space]
+            if ds.rank is None:
+                data[acc.data_space] = ds.with_rank(len(acc.indices))
+            elif ds.rank != len(acc.indices):
+                raise ArityError(
+                    f"{where}: data space {ds.name!r} has rank {ds.rank}, accessed with "
+                    f"{len(acc.indices)} index(es): {ds.name}({', '.join(acc.indices)})"
+                )
+        return data
+
+    def _ufs_with_source(
+        self, parsed: ParsedSource, ufs: dict[str, UF], where: str
+    ) -> dict[str, UF]:
+        out = dict(ufs)
+        for uf_name, args in parsed.uf_calls:
+            if uf_name in self._data:
+                raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF")
+            decl = out.get(uf_name)
+            if decl is None:
+                out[uf_name] = UF(uf_name, arity=len(args))
+            elif decl.arity != len(args):
+                raise ArityError(
+                    f"{where}: UF {uf_name!r} takes {decl.arity} argument(s), "
+                    f"called with {len(args)}"
+                )
+        return out
+
+    def _accesses(
+        self, stmt: Stmt, parsed: ParsedSource, domain: Set, ufs: dict[str, UF], where: str
+    ) -> tuple[AccessList, AccessList]:
+        found = []
+        for kind, accs, given in (
+            ("reads", parsed.reads, stmt._given_reads),
+            ("writes", parsed.writes, stmt._given_writes),
+        ):
+            inferred = tuple(
+                (a.data_space, access_relation(domain, a.indices, ufs, where)) for a in accs
+            )
+            if given is not None:
+                _check_given(kind, given, inferred, domain, self._data, where)
+                found.append(tuple((ds, Relation(str(r), ufs=ufs)) for ds, r in given))
+            else:
+                found.append(inferred)
+        return found[0], found[1]
+
+    def _check_names(self, parsed: ParsedSource, domain: Set, where: str) -> None:
+        iterators = set(iterator_names(domain))
+        known = iterators | set(self.params) | domain.params
+        unknown = sorted(parsed.names - known)
+        if unknown:
+            raise UndeclaredError(
+                "iterator or parameter",
+                unknown[0],
+                sorted(known),
+                hint=f"in {where}: a name in a statement must be an iterator of its domain, "
+                "a symbolic constant of the computation, a data space or a UF",
+            )
+
+    # --- analysis (delegates)
+    def schedule_width(self) -> int:
+        """The common schedule arity after padding (the longest schedule)."""
+        return max((s.schedule.out_arity for s in self._stmts), default=0)
+
+    def dependences(self) -> list[Dependence]:
+        """Flow, anti and output dependences between statement instances (API.md section 4)."""
+        from spf.computation.dependences import compute_dependences
+
+        return compute_dependences(self)
+
+    def check_legality(self) -> None:
+        """Raise ``IllegalScheduleError`` for the first dependence the schedule violates."""
+        from spf.computation.dependences import check_legality
+
+        check_legality(self)
+
+    def is_parallel_legal(self, stmt: str | int | Stmt, loop: str | int) -> bool:
+        """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics)."""
+        from spf.computation.dependences import is_parallel_legal
+
+        return is_parallel_legal(self, self.stmt(stmt), loop)
+
+    def interpret(self, **arrays: Any) -> None:
+        """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
+        from spf.computation.interpret import interpret
+
+        interpret(self, arrays)
+
+    # --- printing and serialization
+    def to_json(self) -> str:
+        from spf.computation.serialize import to_json
+
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> Computation:
+        from spf.computation.serialize import from_json
+
+        return from_json(text)
+
+    def __str__(self) -> str:
+        from spf.computation.printer import computation_text
+
+        return computation_text(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"Computation(name={self._name!r}, stmts={len(self._stmts)}, "
+            f"ufs={tuple(sorted(self._ufs))})"
+        )
+
+
+def _call_arity(call: str) -> int:
+    """Number of top-level arguments of a call text ``f(a, g(b, c))``."""
+    depth, count = 0, 1
+    for ch in call[call.index("(") + 1 : -1]:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            count += 1
+    return count
+
+
+def _shape_params(ds: DataSpace) -> set[str]:
+    out: set[str] = set()
+    for d in ds.shape or ():
+        if isinstance(d, str):
+            out |= Set(f"{{[_x]: _x = {d}}}").params
+    return out
+
+
+def _check_given(
+    kind: str,
+    given: AccessList,
+    inferred: AccessList,
+    domain: Set,
+    data: Mapping[str, DataSpace],
+    where: str,
+) -> None:
+    for ds, rel in given:
+        if ds not in data:
+            raise UndeclaredError("data space", ds, data, hint=f"in the {kind} of {where}")
+        if rel.in_arity != domain.arity:
+            raise ArityError(
+                f"{where}: {kind} relation {rel} for {ds!r} takes {rel.in_arity}-tuples, the "
+                f"domain has arity {domain.arity}"
+            )
+
+    def covered(a: AccessList, b: AccessList) -> bool:
+        return all(
+            any(ds == ds2 and r.out_arity == r2.out_arity and r.is_equal(r2) for ds2, r2 in b)
+            for ds, r in a
+        )
+
+    def show(lst: AccessList) -> str:
+        return "[" + ", ".join(f"({d!r}, '{r}')" for d, r in lst) + "]"
+
+    if not (covered(given, inferred) and covered(inferred, given)):
+        raise SpfError(
+            f"{where}: the given {kind} {show(given)} do not match the {kind} in the source "
+            f"{show(inferred)}"
+        )

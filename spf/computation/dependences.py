@@ -1,0 +1,269 @@
+"""Memory-based dependences by relation algebra on UF-aware sets, and legality checks.
+
+For every pair of accesses to one data space (at least one a write) the instances of the two
+statements that touch the same element are joined with both schedules into one set over
+``[x, y, t, t']``; one emptiness test per schedule position tells where the source runs
+before the sink (``t`` and ``t'`` equal before position d, ``t[d] < t'[d]``). Emptiness uses
+the UF axioms and declarations, so a nondecreasing ``rowptr`` proves CSR rows disjoint; when
+UF equality cannot be decided the dependence is kept (sound). ``compute_flow`` is not used:
+with UF values as dimensions it fails or misses dependences (see DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.computation.access import iterator_names
+from spf.computation.statement import is_constant
+from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
+from spf.sets import Relation, Set
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+
+KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """Instances of ``sink`` that must run after instances of ``source`` (API.md section 4)."""
+
+    kind: str
+    source: str
+    sink: str
+    data_space: str
+    relation: Relation
+    carried_by: tuple[str, ...]
+    levels: tuple[int, ...] = ()
+    """Positions of the current (padded) schedule at which source and sink are ordered."""
+
+    def __str__(self) -> str:
+        by = ", ".join(self.carried_by) if self.carried_by else "loop-independent"
+        return (
+            f"{self.kind} dependence on {self.data_space!r} from {self.source} to {self.sink} "
+            f"(carried by {by}): {self.relation}"
+        )
+
+
+def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
+    """The statement's schedule with ``0`` appended up to ``width`` outputs."""
+    sched = stmt.schedule if which == "current" else stmt.original_schedule
+    extra = width - sched.out_arity
+    if extra <= 0:
+        return sched
+    names = [f"a{k}" for k in range(sched.out_arity)]
+    pad = Relation(f"{{[{', '.join(names)}] -> [{', '.join(names + ['0'] * extra)}]}}")
+    return pad.compose(sched)
+
+
+def _generic(n: int) -> list[str]:
+    return [f"a{k}" for k in range(n)]
+
+
+def _constraint(names: list[str], conds: list[str]) -> Set:
+    body = " && ".join(conds) if conds else "true"
+    return Set(f"{{[{', '.join(names)}] : {body}}}")
+
+
+def _project(s: Set, keep: list[int], names: list[str]) -> Set:
+    src = _generic(s.arity)
+    rel = Relation(f"{{[{', '.join(src)}] -> [{', '.join(src[k] for k in keep)}]}}")
+    return _constraint(names, []).intersect(rel.apply(s))
+
+
+def pair_names(src: Stmt, snk: Stmt) -> tuple[list[str], list[str]]:
+    """Iterator names for the source instance and the sink instance (``i`` and ``ip``)."""
+    xs = list(iterator_names(src.domain))
+    taken = set(xs) | src.domain.params | snk.domain.params
+    ys = []
+    for n in iterator_names(snk.domain):
+        new = n
+        while new in taken:
+            new += "p"
+        taken.add(new)
+        ys.append(new)
+    return xs, ys
+
+
+def same_element(
+    src: Stmt, a: Relation, snk: Stmt, b: Relation, xs: list[str], ys: list[str]
+) -> Set:
+    """``{[x, y] : x in D_src, y in D_snk, a(x) = b(y)}``."""
+    touch = b.inverse().compose(a).intersect_domain(src.domain).intersect_range(snk.domain)
+    return _constraint(xs + ys, []).intersect(touch.as_set())
+
+
+class _Timing:
+    """Order conditions between instance pairs ``[x, y]`` under two schedules."""
+
+    def __init__(self, th_s: Relation, th_t: Relation, xs: list[str], ys: list[str]) -> None:
+        self.th_s, self.th_t, self.xs, self.ys = th_s, th_t, xs, ys
+        self.width = th_s.out_arity
+        self.fs = th_s.as_function(xs)
+        self.gs = th_t.as_function(ys)
+
+    def level(self, pairs: Set, d: int, op: str) -> Set:
+        """Pairs whose times agree before position ``d`` and compare with ``op`` at ``d``
+        (``op`` ``"="``: agree everywhere)."""
+        if self.fs is not None and self.gs is not None:
+            conds = [f"{self.fs[k]} = {self.gs[k]}" for k in range(d)]
+            if op == "=":
+                conds += [f"{self.fs[k]} = {self.gs[k]}" for k in range(d, self.width)]
+            else:
+                conds.append(f"{self.fs[d]} {op} {self.gs[d]}")
+            return pairs.intersect(_constraint(self.xs + self.ys, conds))
+        return self._general_level(pairs, d, op)
+
+    def _general_level(self, pairs: Set, d: int, op: str) -> Set:
+        n, m, w = len(self.xs), len(self.ys), self.width
+        j = pairs.product(self.th_s.as_set()).product(self.th_t.as_set())
+        names = _generic(j.arity)
+        t1, t2 = 2 * n + m, 2 * n + 2 * m + w
+        conds = [f"a{k} = a{n + m + k}" for k in range(n)]
+        conds += [f"a{n + k} = a{2 * n + m + w + k}" for k in range(m)]
+        upto = w if op == "=" else d
+        conds += [f"a{t1 + k} = a{t2 + k}" for k in range(upto)]
+        if op != "=":
+            conds.append(f"a{t1 + d} {op} a{t2 + d}")
+        j = j.intersect(_constraint(names, conds))
+        return _project(j, list(range(n + m)), self.xs + self.ys)
+
+    def levels(self, pairs: Set, op: str) -> list[tuple[int, Set]]:
+        out = []
+        for d in range(self.width):
+            piece = self.level(pairs, d, op)
+            if not piece.is_empty():
+                out.append((d, piece))
+        return out
+
+
+def _loop_name(stmt: Stmt, width: int, d: int) -> str | None:
+    outs = padded(stmt, width).out_vars
+    return None if is_constant(outs[d]) else outs[d]
+
+
+def compute_dependences(comp: Computation) -> list[Dependence]:
+    width = comp.schedule_width()
+    if width == 0:
+        return []
+    deps: list[Dependence] = []
+    for src in comp.stmts:
+        for snk in comp.stmts:
+            deps += _stmt_pair(src, snk, width)
+    return deps
+
+
+def _stmt_pair(src: Stmt, snk: Stmt, width: int) -> list[Dependence]:
+    xs, ys = pair_names(src, snk)
+    orig = _Timing(padded(src, width, "original"), padded(snk, width, "original"), xs, ys)
+    cur = _Timing(padded(src, width), padded(snk, width), xs, ys)
+    moved = cur.th_s != orig.th_s or cur.th_t != orig.th_t
+    touching: dict[tuple[int, int, int, int], Set] = {}
+    out = []
+    for kind, src_kind, snk_kind in KINDS:
+        found: dict[str, tuple[Set, set[int]]] = {}
+        for a_idx, (ds, a) in enumerate(getattr(src, src_kind)):
+            for b_idx, (ds2, b) in enumerate(getattr(snk, snk_kind)):
+                if ds != ds2 or a.out_arity != b.out_arity:
+                    continue
+                key = (KIND_INDEX[src_kind], a_idx, KIND_INDEX[snk_kind], b_idx)
+                if key not in touching:
+                    touching[key] = same_element(src, a, snk, b, xs, ys)
+                pieces = orig.levels(touching[key], "<") if not touching[key].is_empty() else []
+                if not pieces:
+                    continue
+                pairs = pieces[0][1]
+                for _, p in pieces[1:]:
+                    pairs = pairs.union(p)
+                old = found.get(ds)
+                levels = {d for d, _ in pieces}
+                if old is not None:
+                    pairs, levels = old[0].union(pairs), levels | old[1]
+                found[ds] = (pairs, levels)
+        for ds, (pairs, levels) in sorted(found.items()):
+            if moved:
+                levels = {d for d, _ in cur.levels(pairs, "<")}
+            names = [_loop_name(src, width, d) for d in sorted(levels)]
+            out.append(
+                Dependence(
+                    kind=kind,
+                    source=src.name,
+                    sink=snk.name,
+                    data_space=ds,
+                    relation=pairs.as_relation(len(xs)),
+                    carried_by=tuple(n for n in names if n is not None),
+                    levels=tuple(sorted(levels)),
+                )
+            )
+    return out
+
+
+KIND_INDEX = {"reads": 0, "writes": 1}
+
+
+def violation(comp: Computation, dep: Dependence) -> str | None:
+    """Why the current schedule breaks ``dep`` (None when it does not)."""
+    width = comp.schedule_width()
+    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    xs, ys = pair_names(src, snk)
+    cur = _Timing(padded(src, width), padded(snk, width), xs, ys)
+    pairs = _constraint(xs + ys, []).intersect(dep.relation.as_set())
+    for d in range(width):
+        if not cur.level(pairs, d, ">").is_empty():
+            loop = _loop_name(src, width, d)
+            where = f"across loop {loop!r}" if loop else f"at schedule position {d}"
+            return f"the sink would run before the source {where}"
+    if not cur.level(pairs, 0, "=").is_empty():
+        return "source and sink would run at the same time (the schedule is not injective)"
+    return None
+
+
+def check_legality(comp: Computation) -> None:
+    for dep in comp.dependences():
+        why = violation(comp, dep)
+        if why is not None:
+            raise IllegalScheduleError(
+                f"illegal schedule: the {dep.kind} dependence on {dep.data_space!r} from "
+                f"{dep.source} to {dep.sink} (originally carried by "
+                f"{', '.join(dep.carried_by) or 'no loop'}): {why}; relation {dep.relation}"
+            )
+
+
+def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
+    """Position in the padded schedule of ``loop`` (a loop name or a depth)."""
+    outs = padded(stmt, comp.schedule_width()).out_vars
+    positions = [k for k, v in enumerate(outs) if not is_constant(v)]
+    if isinstance(loop, int) and not isinstance(loop, bool):
+        if 0 <= loop < len(positions):
+            return positions[loop]
+        raise UndeclaredError(
+            "loop",
+            str(loop),
+            [outs[k] for k in positions],
+            hint=f"statement {stmt.name} has {len(positions)} loop(s)",
+        )
+    if not isinstance(loop, str):
+        raise SpfError(f"a loop is named by its name or depth, got {loop!r}")
+    for k in positions:
+        if outs[k] == loop:
+            return k
+    raise UndeclaredError("loop", loop, [outs[k] for k in positions], hint=f"of {stmt.name}")
+
+
+def is_parallel_legal(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
+    d = loop_position(comp, stmt, loop)
+    width = comp.schedule_width()
+    mine = padded(stmt, width).out_vars
+    for dep in comp.dependences():
+        if d not in dep.levels:
+            continue
+        other = padded(comp.stmt(dep.source), width).out_vars
+        shares = all(
+            not (is_constant(mine[k]) and is_constant(other[k])) or mine[k] == other[k]
+            for k in range(d)
+        )
+        if shares:
+            return False
+    return True

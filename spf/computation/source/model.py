@@ -1,0 +1,78 @@
+"""The public result types of statement-source parsing: :class:`Access` (one data-space access
+with its index texts and source span) and :class:`ParsedSource` (a parsed block's accesses,
+reductions, UF calls, names and locals, with the typed tree it renders to C through
+:mod:`.render_c` and to Python through :mod:`.to_python` and :mod:`.runtime`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from spf.computation.source.render_c import _CWriter
+from spf.computation.source.runtime import _compile_python
+from spf.computation.source.to_python import _PyWriter
+
+if TYPE_CHECKING:
+    from spf.computation.source.tree import _Stmt
+
+
+@dataclass(frozen=True)
+class Access:
+    """One data-space access of a statement."""
+
+    data_space: str
+    indices: tuple[str, ...]
+    """Index expressions in spf's set syntax (``"i + 1"``, ``"col(k)"``, ``"floor(i/2)"``)."""
+    span: tuple[int, int]
+    """``(start, end)`` offsets of the (first) occurrence in the source."""
+
+
+@dataclass(frozen=True)
+class ParsedSource:
+    """A parsed statement source; build it with :func:`parse_source`."""
+
+    text: str
+    reads: tuple[Access, ...]
+    writes: tuple[Access, ...]
+    reductions: tuple[Access, ...]
+    """Writes done by ``+=``/``-=``/``++``/``--``, ``*=``/``/=``, ``m = max(m, e)``/``min``
+    (or the spelled-out ``x = x + e``), where that element (same data space and indices) is
+    used nowhere else in the block and always with the same kind of operator; other elements
+    of the data space may be read (``u(i) -= L(k) * u(col(k))`` reduces ``u(i)``)."""
+    uf_calls: tuple[tuple[str, tuple[str, ...]], ...]
+    names: frozenset[str]
+    """Iterator and parameter names used (not data spaces, UFs, locals or functions)."""
+    locals: tuple[tuple[str, str], ...]
+    """``(name, C type)`` of the local temporaries, in declaration order."""
+    stmt: str = field(default="", compare=False)
+    body: tuple[_Stmt, ...] = field(default=(), repr=False, compare=False)
+
+    def render_c(
+        self,
+        access: Callable[[str, tuple[str, ...]], str],
+        uf: Callable[[str, tuple[str, ...]], str],
+        rename: Mapping[str, str] | None = None,
+    ) -> str:
+        """C text of the block, one statement per line.
+
+        Each data-space access becomes ``access(name, index texts in C)``, each UF call
+        ``uf(name, argument texts)``; ``rename`` renames iterators, parameters and locals.
+        ``min``/``max`` stay calls (macros the generated code defines); an index
+        ``floor(e/c)`` becomes an integer floor division expression.
+        """
+        writer = _CWriter(access, uf, dict(rename or {}))
+        return "\n".join(writer.stmts(self.body, 0))
+
+    def to_python(self) -> Callable[[dict[str, int], dict[str, Any], dict[str, Any]], None]:
+        """``fn(env, arrays, ufs)`` that runs one statement instance (C semantics).
+
+        ``env`` maps iterators and parameters to ints, ``arrays`` data spaces to numpy arrays
+        (0-d for scalars), ``ufs`` UF names to integer arrays. Integer ``/`` and ``%``
+        truncate, an index ``floor(e/c)`` floors, stores convert to the array's dtype, and
+        every index is bounds-checked (``SpfError`` naming the data space or UF and the
+        index). Single-precision (``float``) arithmetic runs in double and is rounded where
+        C converts (casts, ``float`` locals, stores), so it may differ from C in the last bit.
+        """
+        return _compile_python(_PyWriter(self).source(), self.stmt)
