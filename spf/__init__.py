@@ -5,6 +5,7 @@ See ``API.md`` for the contract. This package exposes the public names only.
 
 from __future__ import annotations
 
+from spf import kernels, sparse
 from spf.computation import Computation, DataSpace, Dependence, Stmt
 from spf.errors import (
     ArgumentError,
@@ -34,4 +35,6 @@ __all__ = [
     "SpfError",
     "Stmt",
     "UndeclaredError",
+    "kernels",
+    "sparse",
 ]

@@ -1,1 +1,67 @@
-"""Code generation: the UF-aware scanner (loop AST) and printers for C/OpenMP, CUDA, MPI and HLS."""
+"""Code generation: the UF-aware scanner (isl -> loop AST) and the printers.
+
+``codegen(comp, target)`` checks legality (unless ``check=False``), lowers the computation
+to a :class:`~spf.codegen.program.Program` and prints it for the target.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+Target = Literal["c", "cuda", "mpi", "hls"]
+TARGETS: tuple[str, ...] = ("c",)
+
+
+def codegen(
+    comp: Computation, target: str = "c", name: str | None = None, check: bool = True
+) -> str:
+    """One self-contained translation unit for ``target``."""
+    from spf.codegen.c import print_c
+    from spf.codegen.program import lower
+
+    if target not in TARGETS:
+        raise CodegenError(
+            f"unknown or unavailable target {target!r}; available: {', '.join(TARGETS)}"
+        )
+    if check:
+        comp.check_legality()
+    return print_c(lower(comp, name))
+
+
+def loop_structure(comp: Computation) -> str:
+    """The loop skeleton (API.md section 3 format)."""
+    from spf.codegen.loop_ast import Block, Call, For, If, Node
+    from spf.codegen.scan import Scanner
+
+    lines: list[str] = []
+
+    def visit(n: Node, depth: int) -> None:
+        pad = "  " * depth
+        if isinstance(n, Block):
+            for item in n.items:
+                visit(item, depth)
+        elif isinstance(n, For):
+            tags = f" [{', '.join(n.tags)}]" if n.tags else ""
+            lines.append(f"{pad}for {n.var}{tags}:")
+            visit(n.body, depth + 1)
+        elif isinstance(n, If):
+            visit(n.then, depth)
+            if n.orelse is not None:
+                visit(n.orelse, depth)
+        elif isinstance(n, Call):
+            lines.append(f"{pad}{n.stmt}")
+        else:
+            visit(n.body, depth)
+
+    if not comp.stmts:
+        return ""
+    visit(Scanner(comp).scan(), 0)
+    return "\n".join(lines)
+
+
+__all__ = ["TARGETS", "codegen", "loop_structure"]

@@ -14,6 +14,7 @@ from spf.sets import UF, Relation, Set
 if TYPE_CHECKING:
     from spf.computation.dependences import Dependence
     from spf.computation.source import ParsedSource
+    from spf.runtime import Kernel
 
 
 class Computation:
@@ -313,6 +314,27 @@ class Computation:
         from spf.computation.interpret import interpret
 
         interpret(self, arrays)
+
+    # --- code generation (facades over spf.codegen and spf.runtime)
+    def loop_structure(self) -> str:
+        """The loop skeleton: ``for <loop> [tags]:`` lines and statement names."""
+        from spf.codegen import loop_structure
+
+        return loop_structure(self)
+
+    def codegen(self, target: str = "c", name: str | None = None, check: bool = True) -> str:
+        """A complete translation unit for ``target`` (legality checked unless ``check``)."""
+        from spf.codegen import codegen
+
+        return codegen(self, target, name, check)
+
+    def compile(
+        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
+    ) -> Kernel:
+        """Generate, build (cached) and load a callable kernel (API.md section 8)."""
+        from spf.codegen.compile import compile_kernel
+
+        return compile_kernel(self, target, name, check, **options)
 
     # --- printing and serialization
     def to_json(self) -> str:

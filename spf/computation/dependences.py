@@ -50,12 +50,7 @@ class Dependence:
 def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
     """The statement's schedule with ``0`` appended up to ``width`` outputs."""
     sched = stmt.schedule if which == "current" else stmt.original_schedule
-    extra = width - sched.out_arity
-    if extra <= 0:
-        return sched
-    names = [f"a{k}" for k in range(sched.out_arity)]
-    pad = Relation(f"{{[{', '.join(names)}] -> [{', '.join(names + ['0'] * extra)}]}}")
-    return pad.compose(sched)
+    return sched.pad_outputs(width)
 
 
 def _generic(n: int) -> list[str]:
@@ -221,7 +216,16 @@ def violation(comp: Computation, dep: Dependence) -> str | None:
 
 
 def check_legality(comp: Computation) -> None:
-    for dep in comp.dependences():
+    deps = comp.dependences()
+    for stmt in comp.stmts:
+        for loop, tags in stmt.tags.items():
+            if "parallel" in tags and not _parallel_ok(comp, stmt, loop, deps):
+                carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
+                raise IllegalScheduleError(
+                    f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel: "
+                    f"{carried[0]}"
+                )
+    for dep in deps:
         why = violation(comp, dep)
         if why is not None:
             raise IllegalScheduleError(
@@ -253,10 +257,14 @@ def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
 
 
 def is_parallel_legal(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
+    return _parallel_ok(comp, stmt, loop, comp.dependences())
+
+
+def _parallel_ok(comp: Computation, stmt: Stmt, loop: str | int, deps: list[Dependence]) -> bool:
     d = loop_position(comp, stmt, loop)
     width = comp.schedule_width()
     mine = padded(stmt, width).out_vars
-    for dep in comp.dependences():
+    for dep in deps:
         if d not in dep.levels:
             continue
         other = padded(comp.stmt(dep.source), width).out_vars

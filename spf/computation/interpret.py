@@ -46,6 +46,7 @@ def _arrays(comp: Computation, args: Mapping[str, Any]) -> tuple[dict[str, Any],
             f"{', '.join(sorted(known))}"
         )
     arrays: dict[str, Any] = {}
+    written = {ds for s in comp.stmts for ds, _ in s.writes}
     for name, ds in comp.data_spaces.items():
         if name not in args:
             if ds.rank == 0 and ds.role != "data":
@@ -63,8 +64,10 @@ def _arrays(comp: Computation, args: Mapping[str, Any]) -> tuple[dict[str, Any],
                 f"interpret({comp.name}): {name!r} has {value.ndim} dimension(s), the data "
                 f"space has rank {ds.rank}"
             )
-        if not value.flags.writeable:
-            raise ArgumentError(f"interpret({comp.name}): {name!r} is read-only")
+        if not value.flags.writeable and name in written:
+            raise ArgumentError(
+                f"interpret({comp.name}): {name!r} is written but the array is read-only"
+            )
         arrays[name] = value
     ufs: dict[str, Any] = {}
     for name, uf in comp.ufs.items():

@@ -91,7 +91,13 @@ def from_json(text: str) -> Computation:
                     name=s["name"],
                 )
             )
-            stmt._schedule = Relation(s["current_schedule"], ufs=comp.ufs)
+            current = Relation(s["current_schedule"], ufs=comp.ufs)
+            if current.in_arity != stmt.domain.arity:
+                raise SpfError(
+                    f"from_json: the current schedule {current} of {stmt.name} does not take "
+                    f"{stmt.domain.arity}-tuples like its domain {stmt.domain}"
+                )
+            stmt._schedule = current
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         if isinstance(err, SpfError):
             raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError
+from spf.errors import SpfError, UndeclaredError
 from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class Stmt:
         self._writes: AccessList = ()
         self._parsed: ParsedSource | None = None
         self._comp: Computation | None = None
+        self._tags: dict[str, tuple[str, ...]] = {}
 
     # --- API attributes
     @property
@@ -113,6 +114,30 @@ class Stmt:
         if self._parsed is None:
             raise SpfError(f"statement {self.name}: not yet added to a Computation")
         return self._parsed
+
+    # --- hardware tags (Tiramisu Layer II): recorded per loop name, checked at codegen
+    @property
+    def tags(self) -> dict[str, tuple[str, ...]]:
+        """Tags by loop name (``{"i": ("parallel",)}``)."""
+        return dict(self._tags)
+
+    def parallelize(self, loop: str | int) -> Stmt:
+        """Run ``loop`` in parallel (OpenMP ``parallel for`` in C); checked against the
+        dependences by ``check_legality`` and ``codegen``."""
+        self._tag(loop, "parallel")
+        return self
+
+    def _tag(self, loop: str | int, tag: str) -> None:
+        loops = self.loops
+        if isinstance(loop, int) and not isinstance(loop, bool):
+            if not 0 <= loop < len(loops):
+                raise UndeclaredError("loop", str(loop), loops, hint=f"of statement {self.name}")
+            loop = loops[loop]
+        if not isinstance(loop, str) or loop not in loops:
+            raise UndeclaredError("loop", str(loop), loops, hint=f"of statement {self.name}")
+        current = self._tags.get(loop, ())
+        if tag not in current:
+            self._tags[loop] = (*current, tag)
 
     def __repr__(self) -> str:
         return f"Stmt(name={self.name!r}, source={self._source!r})"

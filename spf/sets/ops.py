@@ -204,14 +204,14 @@ def domain_or_range(rel: Body, which: str) -> Body:
     return canonical(Body(kept, None, res.hidden, res.terms, res.iset))
 
 
-def identity_on(s: Body, rel: Body, offset: int) -> Body:
-    """A relation shaped like ``rel`` whose inputs (offset 0) or outputs lie in ``s``."""
+def identity_on(s: Body, rel: Body, *, outputs: bool) -> Body:
+    """A relation shaped like ``rel`` whose inputs (or ``outputs``) lie in ``s``."""
     assert rel.n_in is not None
     nx, nt = rel.n_in, rel.n_tuple
     ns, ne = s.n_tuple, len(s.hidden)
     width = nt - ns
     tuple_src: list[int | None] = (
-        [*range(ns), *([None] * width)] if offset == 0 else [*([None] * width), *range(ns)]
+        [*([None] * width), *range(ns)] if outputs else [*range(ns), *([None] * width)]
     )
     names = [s.names[k] if k is not None else f"f{m}" for m, k in enumerate(tuple_src)]
     body = reorganize(
@@ -222,7 +222,6 @@ def identity_on(s: Body, rel: Body, offset: int) -> Body:
         names=names,
         hidden=s.hidden,
         n_in=nx,
-        subst={tsym(k): tsym(k + (0 if offset == 0 else width)) for k in range(ns)},
     )
     return canonical(body)
 
@@ -257,3 +256,21 @@ def as_function(rel: Body) -> list[sp.Expr] | None:
             return None
         out.append(expr)
     return out
+
+
+def append_zeros(rel: Body, extra: int) -> Body:
+    """``rel`` with ``extra`` more outputs, each fixed to 0."""
+    nt, ne = rel.n_tuple, len(rel.hidden)
+    body = reorganize(
+        rel,
+        tuple_src=[*range(nt), *([None] * extra)],
+        hidden_src=list(range(nt, nt + ne)),
+        term_src=list(range(len(rel.terms))),
+        names=[*rel.names, *([None] * extra)],
+        hidden=rel.hidden,
+        n_in=rel.n_in,
+    )
+    if extra:
+        zeros = " and ".join(f"__t{k} = 0" for k in range(nt, nt + extra))
+        body = body.with_iset(body.iset.intersect(body.space_set(zeros)))
+    return canonical(body)

@@ -291,6 +291,17 @@ class Relation(_SetLike):
         """The relation with inputs and outputs swapped."""
         return Relation._make(ops.inverse(self._body), self._ufs)
 
+    def pad_outputs(self, width: int) -> Relation:
+        """This relation with outputs ``0`` appended up to ``width`` (2d+1 padding).
+
+        >>> Relation("{[i] -> [0, i, 0]}").pad_outputs(5)
+        Relation('{[i] -> [0, i, 0, 0, 0]}')
+        """
+        extra = width - self.out_arity
+        if extra <= 0:
+            return self
+        return Relation._make(ops.append_zeros(self._body, extra), self._ufs)
+
     def as_set(self) -> Set:
         """The relation as a set of tuples ``[inputs, outputs]`` (isl's ``wrap``)."""
         return Set._make(ops.with_n_in(self._body, None), self._ufs)
@@ -328,19 +339,19 @@ class Relation(_SetLike):
 
     def intersect_domain(self, s: Set | str) -> Relation:
         """This relation restricted to inputs in ``s``."""
-        return self._restrict(s, 0)
+        return self._restrict(s, outputs=False)
 
     def intersect_range(self, s: Set | str) -> Relation:
         """This relation restricted to outputs in ``s``."""
-        return self._restrict(s, self.in_arity)
+        return self._restrict(s, outputs=True)
 
-    def _restrict(self, s: Set | str, offset: int) -> Relation:
+    def _restrict(self, s: Set | str, *, outputs: bool) -> Relation:
         if isinstance(s, str):
             s = Set(s, self._ufs or None)
-        want = self.in_arity if offset == 0 else self.out_arity
+        want = self.out_arity if outputs else self.in_arity
         if s.arity != want:
             raise ArityError(f"restricting {self} by {s}: arity {s.arity}, expected {want}")
-        ident = Relation._make(ops.identity_on(s._body, self._body, offset), s._ufs)
+        ident = Relation._make(ops.identity_on(s._body, self._body, outputs=outputs), s._ufs)
         return self.intersect(ident)
 
     def contains(

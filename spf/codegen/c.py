@@ -1,0 +1,136 @@
+"""The C99 + OpenMP printer: a ``Program`` -> one translation unit (API.md section 7)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spf.codegen.emitter import Emitter
+from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Node, Op, UFRead, Var
+
+if TYPE_CHECKING:
+    from spf.codegen.program import Program
+
+PRELUDE = """\
+#include <stdint.h>
+#include <math.h>
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#ifndef min
+#define min(a, b) spf_min(a, b)
+#endif
+#ifndef max
+#define max(a, b) spf_max(a, b)
+#endif
+"""
+
+_INFIX = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
+
+
+def expr(e: Expr) -> str:
+    """C text of a loop-AST expression (parenthesised where needed)."""
+    if isinstance(e, Int):
+        return str(e.value)
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, UFRead):
+        return f"{e.uf}({', '.join(expr(a) for a in e.args)})"
+    return _op(e)
+
+
+def _op(e: Op) -> str:
+    args = [expr(a) for a in e.args]
+    if e.op == "neg":
+        return f"-{_wrap(e.args[0], args[0])}"
+    if e.op in _INFIX and len(args) == 2:
+        return f"{_wrap(e.args[0], args[0])} {e.op} {_wrap(e.args[1], args[1])}"
+    if e.op == "select":
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    if e.op in ("floord", "min", "max"):
+        return f"spf_{e.op}({args[0]}, {args[1]})"
+    raise ValueError(f"spf bug: unknown operation {e.op}")
+
+
+def _wrap(e: Expr, text: str) -> str:
+    return f"({text})" if isinstance(e, Op) else text
+
+
+class CPrinter:
+    """Prints statement macros, access macros, UF macros and the function."""
+
+    pragma_parallel = "#pragma omp parallel for"
+    pragma_simd = "#pragma omp simd"
+
+    def __init__(self, program: Program) -> None:
+        self.p = program
+        self.out = Emitter()
+
+    def print(self) -> str:
+        self.out.raw(PRELUDE)
+        self._macros()
+        self.out.line("")
+        self.out.line(self.p.signature.c_prototype())
+        with self.out.braces():
+            for a in self.p.signature.args:
+                self.out.line(f"(void){a.name};")
+            self.node(self.p.body)
+        return self.out.text()
+
+    def _macros(self) -> None:
+        for name, arity in self.p.ufs:
+            params = ", ".join(f"t{k}" for k in range(arity))
+            if arity != 1:
+                raise ValueError(f"UF {name!r} of arity {arity}: only index arrays of arity 1")
+            self.out.line(f"#define {name}({params}) {name}[t0]")
+        for d in self.p.data:
+            dims = [f"t{k}" for k in range(d.rank)]
+            index = dims[0] if dims else "0"
+            for k in range(1, d.rank):
+                extent = d.extents[k] if d.extents else "?"
+                index = f"({index}) * ({extent}) + ({dims[k]})"
+            self.out.line(f"#define {d.name}({', '.join(dims)}) {d.name}[{index}]")
+        for s in self.p.stmts:
+            head = f"#define {s.name}({', '.join(s.params)})"
+            if len(s.lines) == 1:
+                self.out.line(f"{head} {s.lines[0].rstrip(';')}")
+                continue
+            self.out.line(f"{head} do {{ \\")
+            for ln in s.lines:
+                self.out.line(f"  {ln} \\")
+            self.out.line("} while (0)")
+
+    def node(self, n: Node) -> None:
+        if isinstance(n, Block):
+            for item in n.items:
+                self.node(item)
+        elif isinstance(n, For):
+            self._for(n)
+        elif isinstance(n, If):
+            self.out.line(f"if ({expr(n.cond)})")
+            with self.out.braces():
+                self.node(n.then)
+            if n.orelse is not None:
+                self.out.line("else")
+                with self.out.braces():
+                    self.node(n.orelse)
+        elif isinstance(n, Bind):
+            args = ", ".join(expr(a) for a in n.args)
+            self.out.line(f"const int64_t {n.var} = {n.uf}({args});")
+            self.node(n.body)
+        elif isinstance(n, Call):
+            self.out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
+
+    def _for(self, n: For) -> None:
+        if "parallel" in n.tags:
+            self.out.line(self.pragma_parallel)
+        elif any(t.startswith("vector") for t in n.tags):
+            self.out.line(self.pragma_simd)
+        step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
+        self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
+        with self.out.braces():
+            self.node(n.body)
+
+
+def print_c(program: Program) -> str:
+    return CPrinter(program).print()

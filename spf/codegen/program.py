@@ -1,0 +1,125 @@
+"""What a printer needs, free of isl: the lowered form of a Computation.
+
+``lower(comp)`` scans the schedule (the scanner uses isl) and collects everything printers
+print: the signature, the loop tree, statement bodies rendered through access callbacks,
+data-space extents and UF arities. Printers consume a ``Program`` and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.codegen.signature import Arg, Signature
+from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    from spf.codegen.loop_ast import Node
+    from spf.computation.computation import Computation
+
+
+@dataclass(frozen=True)
+class StmtMacro:
+    name: str
+    params: tuple[str, ...]
+    lines: tuple[str, ...]
+    """The statement's C body, data spaces as ``A(i, j)`` and UF calls as ``col(k)``."""
+
+
+@dataclass(frozen=True)
+class DataMacro:
+    name: str
+    rank: int
+    extents: tuple[str, ...]
+    """C expressions of the extents (row-major strides use all but the first)."""
+
+
+@dataclass(frozen=True)
+class Program:
+    signature: Signature
+    body: Node
+    stmts: tuple[StmtMacro, ...]
+    data: tuple[DataMacro, ...]
+    ufs: tuple[tuple[str, int], ...]
+    """``(name, arity)`` of each UF array."""
+
+
+def lower(comp: Computation, name: str | None = None) -> Program:
+    """Scan ``comp`` and collect what printers need."""
+    from spf.codegen.scan import Scanner
+
+    fname = name or comp.name
+    if not fname.isidentifier():
+        raise CodegenError(f"function name {fname!r} is not a C identifier")
+    if not comp.stmts:
+        raise CodegenError(f"computation {comp.name} has no statements to generate")
+    from spf.codegen.verify import verify
+
+    body = Scanner(comp).scan()
+    verify(comp, body)
+    return Program(
+        signature=signature(comp, fname),
+        body=body,
+        stmts=tuple(_stmt_macro(s) for s in comp.stmts),
+        data=tuple(_data_macro(ds) for ds in comp.data_spaces.values() if ds.rank),
+        ufs=tuple((u.name, u.arity) for _, u in sorted(comp.ufs.items())),
+    )
+
+
+def signature(comp: Computation, fname: str) -> Signature:
+    """API.md section 7: parameters (sorted), UF arrays (sorted), data spaces in order."""
+    written = {ds for s in comp.stmts for ds, _ in s.writes}
+    args = [Arg(name=p, kind="param", ctype="int64_t") for p in sorted(comp.params)]
+    for name, uf in sorted(comp.ufs.items()):
+        ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
+        args.append(Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf))
+    for ds in comp.data_spaces.values():
+        args.append(
+            Arg(
+                name=ds.name,
+                kind="data",
+                ctype=ds.ctype,
+                const=ds.name not in written,
+                shape=ds.shape,
+                rank=ds.rank,
+            )
+        )
+    return Signature(function=fname, args=tuple(args))
+
+
+def _stmt_macro(stmt: object) -> StmtMacro:
+    from spf.computation.access import iterator_names
+    from spf.computation.statement import Stmt
+
+    assert isinstance(stmt, Stmt)
+    its = iterator_names(stmt.domain)
+    text = stmt.parsed.render_c(
+        lambda n, ix: f"{n}({', '.join(ix)})",
+        lambda n, ix: f"{n}({', '.join(ix)})",
+        {it: f"({it})" for it in its},
+    )
+    return StmtMacro(stmt.name, its, tuple(text.splitlines()))
+
+
+def _data_macro(ds: object) -> DataMacro:
+    from spf.computation.data_space import DataSpace
+
+    assert isinstance(ds, DataSpace)
+    rank = ds.rank or 0
+    if ds.shape is None:
+        if rank > 1:
+            raise CodegenError(
+                f"data space {ds.name!r} has rank {rank} but no shape; declare its shape "
+                "(add_data_space(..., shape=(...))) so accesses can be linearised"
+            )
+        return DataMacro(ds.name, rank, ())
+    extents = []
+    for d in ds.shape:
+        text = str(d)
+        if not all(ch.isalnum() or ch in "_+-* ()" for ch in text):
+            raise CodegenError(
+                f"data space {ds.name!r}: extent {text!r} cannot be printed in C; use +, - "
+                "and * of parameters"
+            )
+        extents.append(text)
+    return DataMacro(ds.name, rank, tuple(extents))

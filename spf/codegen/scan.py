@@ -1,0 +1,435 @@
+"""UF-aware polyhedra scanning on isl (DESIGN.md, "The hard part").
+
+isl knows no UFs. Every UF call of a statement's schedule-space domain gets a variable
+(``rowptr_i``), computable at the innermost schedule position its arguments use (its
+*level*). The schedule is cut after every such level; each segment is one isl AST build in
+which outer iterators and the UF values already bound are parameters and later dimensions
+and UF values are projected out, so every guard isl hoists lands where its symbols exist.
+At each leaf of a non-final segment the newly computable UF values are bound, once, and
+only for the statements that need them; the next segment is scanned below. The result is
+spf's own loop AST (:mod:`spf.codegen.loop_ast`); the scanner prints nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import islpy as isl
+import sympy as sp
+
+from spf.codegen import from_isl
+from spf.codegen.loop_ast import (
+    Bind,
+    Block,
+    Call,
+    Expr,
+    For,
+    If,
+    Int,
+    Node,
+    Op,
+    UFRead,
+    Var,
+    map_expr,
+    substitute,
+    uses,
+)
+from spf.computation.dependences import padded
+from spf.computation.statement import is_constant
+from spf.errors import CodegenError
+from spf.sets.linear import DT
+from spf.sets.view import uf_view
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+
+
+@dataclass
+class UFValue:
+    var: str
+    uf: str
+    args: tuple[Expr, ...]
+    level: int
+
+
+@dataclass
+class StmtScan:
+    name: str
+    iset: isl.Set
+    """Schedule-space domain: dims ``c`` (named by position), UF values as parameters."""
+    needs: set[str]
+    iterators: tuple[Expr, ...]
+    tags: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+
+class Scanner:
+    """Scans the statements of one computation into a loop AST."""
+
+    def __init__(self, comp: Computation) -> None:
+        self.comp = comp
+        self.width = comp.schedule_width()
+        self.reserved = set(comp.params) | set(comp.data_spaces) | set(comp.ufs)
+        self.names = self._position_names()
+        self.values: dict[str, UFValue] = {}
+        self.keys: dict[tuple[str, tuple[Expr, ...]], str] = {}
+        self.stmts = {s.name: self._prepare(s) for s in comp.stmts}
+        levels = {v.level for v in self.values.values() if v.level >= 0}
+        self.cuts = sorted(levels | {self.width - 1})
+
+    # --- preparation
+    def _position_names(self) -> list[str]:
+        names: list[str | None] = [None] * self.width
+        for s in self.comp.stmts:
+            for p, v in enumerate(padded(s, self.width).out_vars):
+                if names[p] is None and not is_constant(v) and v.isidentifier():
+                    names[p] = v
+        out: list[str] = []
+        for p, n in enumerate(names):
+            name = n if n is not None else f"c{p}"
+            while name in self.reserved or name in out:
+                name += "_"
+            out.append(name)
+        return out
+
+    def _prepare(self, stmt: Stmt) -> StmtScan:
+        sched = padded(stmt, self.width)
+        where = f"statement {stmt.name}"
+        sdom = sched.apply(stmt.domain)
+        try:
+            view = uf_view(sdom, self.names)
+        except Exception as err:
+            raise CodegenError(
+                f"{where}: its schedule does not determine the UF arguments of its domain "
+                f"({err}); make the schedule injective on the domain"
+            ) from err
+        local: list[str] = []
+        for uf, args in view.terms:
+            exprs = tuple(_to_expr(a, local) for a in args)
+            local.append(self._register(uf, exprs))
+        iset = view.iset
+        n = self.width
+        iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, n, len(local))
+        first = iset.dim(DT.param) - len(local)
+        for k, var in enumerate(local):
+            iset = iset.set_dim_name(DT.param, first + k, var)
+        inverse = sched.intersect_domain(stmt.domain).inverse()
+        its = inverse.function_exprs(self.names)
+        if its is None:
+            raise CodegenError(
+                f"{where}: its schedule {stmt.schedule} is not invertible on its domain "
+                "(each iteration needs its own time); codegen needs one"
+            )
+        iterators = tuple(_to_expr(e, []) for e in its)
+        needs = self._closure(set(local))
+        return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, _tags(stmt, self.width))
+
+    def _register(self, uf: str, args: tuple[Expr, ...]) -> str:
+        key = (uf, args)
+        if key in self.keys:
+            return self.keys[key]
+        base = re.sub(r"\W+", "_", f"{uf}_{'_'.join(_text(a) for a in args)}").strip("_")
+        var = base
+        while var in self.reserved or var in self.values or var in self.names:
+            var += "_"
+        level = max((self._level_of(a) for a in args), default=-1)
+        self.values[var] = UFValue(var, uf, args, level)
+        self.keys[key] = var
+        return var
+
+    def _level_of(self, e: Expr) -> int:
+        if isinstance(e, Var):
+            if e.name in self.names:
+                return self.names.index(e.name)
+            if e.name in self.values:
+                return self.values[e.name].level
+            return -1
+        if isinstance(e, (Op, UFRead)):
+            return max((self._level_of(a) for a in e.args), default=-1)
+        return -1
+
+    def _closure(self, used: set[str]) -> set[str]:
+        out = set(used)
+        while True:
+            more = {
+                v for u in out for a in self.values[u].args for v in _vars(a) if v in self.values
+            }
+            if more <= out:
+                return out
+            out |= more
+
+    # --- isl helpers
+    def _restrict(self, s: StmtScan, a: int, b: int, scope: set[str]) -> isl.Set:
+        iset = s.iset.project_out(DT.set, b + 1, self.width - b - 1)
+        iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, 0, a)
+        for k in range(a):
+            iset = iset.set_dim_name(DT.param, iset.dim(DT.param) - a + k, self.names[k])
+        for name in list(iset.get_var_names(DT.param)):
+            if name in self.values and name not in scope:
+                pos = iset.find_dim_by_name(DT.param, name)
+                iset = iset.project_out(DT.param, pos, 1)
+        return iset
+
+    def _outer(self, s: StmtScan, a: int, parent: set[str]) -> isl.Set:
+        """What the enclosing loops enforce for ``s`` (as a parameter set)."""
+        iset = self._restrict(s, 0, a - 1, parent)
+        n = iset.dim(DT.set)
+        iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, 0, n)
+        for k in range(n):
+            iset = iset.set_dim_name(DT.param, iset.dim(DT.param) - n + k, self.names[k])
+        return iset.params()
+
+    def _context(self, scope: set[str], outer: Sequence[str]) -> isl.Set:
+        params = ", ".join([*sorted(self.comp.params), *outer, *sorted(scope)])
+        ctx = isl.Set(f"[{params}] -> {{ : }}")
+        for var in scope:
+            ctx = _align_intersect(ctx, self._range_fact(var))
+        return ctx
+
+    def _range_fact(self, var: str) -> isl.Set:
+        decl = self.comp.ufs.get(self.values[var].uf)
+        universe = isl.Set(f"[{var}] -> {{ : }}")
+        if decl is None or decl.range is None:
+            return universe
+        return _param_fact(uf_view(decl.range, [var]).iset, var)
+
+    # --- the recursive scan
+    def scan(self) -> Node:
+        top = {v for v, info in self.values.items() if info.level < 0}
+        body = self._segment(0, sorted(self.stmts), top, set())
+        return self._bind_all(sorted(top), body)
+
+    def _bind_all(self, names: Sequence[str], body: Node) -> Node:
+        for var in reversed(list(names)):
+            if uses(body, var):
+                info = self.values[var]
+                body = Bind(var, info.uf, info.args, body)
+        return body
+
+    def _segment(self, seg: int, names: list[str], scope: set[str], parent: set[str]) -> Node:
+        a = 0 if seg == 0 else self.cuts[seg - 1] + 1
+        b = self.cuts[seg]
+        last = b == self.width - 1
+        sets = {n: self._restrict(self.stmts[n], a, b, scope) for n in names}
+        sets = {n: s for n, s in sets.items() if not s.is_empty()}
+        if not sets:
+            return Block(())
+        groups = [[n] for n in sets] if last else _overlapping_groups(sets)
+        umap: isl.UnionMap | None = None
+        group_of: dict[str, list[str]] = {}
+        for gi, group in enumerate(groups):
+            label = group[0] if last else f"G{seg}_{gi}"
+            group_of[label] = group
+            joined = _union([sets[x] for x in group]).set_tuple_name(label)
+            ident = isl.Map.identity(joined.get_space().map_from_set()).intersect_domain(joined)
+            part = isl.UnionMap.from_map(ident.reset_tuple_id(DT.out))
+            umap = part if umap is None else umap.union(part)
+        assert umap is not None
+        ctx = self._context(scope, self.names[:a])
+        if a > 0:
+            outer = [self._outer(self.stmts[n], a, parent) for n in names]
+            ctx = _align_intersect(ctx, _union(outer))
+        build = isl.AstBuild.from_context(ctx)
+        ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, b - a + 1)
+        for name in self.names[a : b + 1]:
+            ids = ids.add(isl.Id(name))
+        build = build.set_iterators(ids)
+        node = build.node_from_schedule_map(umap)
+        return self._convert(node, seg, group_of, scope, a, b, last)
+
+    def _convert(
+        self,
+        n: isl.AstNode,
+        seg: int,
+        group_of: dict[str, list[str]],
+        scope: set[str],
+        a: int,
+        b: int,
+        last: bool,
+    ) -> Node:
+        kind = from_isl.node_kind(n)
+
+        def rec(m: isl.AstNode) -> Node:
+            return self._convert(m, seg, group_of, scope, a, b, last)
+
+        if kind == "block":
+            kids = n.block_get_children()
+            return Block(tuple(rec(kids.get_at(k)) for k in range(kids.n_ast_node())))
+        if kind == "if":
+            orelse = rec(n.if_get_else_node()) if n.if_has_else_node() else None
+            return If(from_isl.expr(n.if_get_cond()), rec(n.if_get_then_node()), orelse)
+        if kind == "for":
+            var = str(n.for_get_iterator().get_id().get_name())
+            inc = from_isl.expr(n.for_get_inc())
+            step = inc.value if isinstance(inc, Int) else 1
+            body = rec(n.for_get_body())
+            pos = self.names.index(var)
+            return For(
+                var,
+                from_isl.expr(n.for_get_init()),
+                from_isl.expr(n.for_get_cond()),
+                step,
+                body,
+                pos,
+                self._loop_tags(body, pos),
+            )
+        if kind == "mark":
+            return rec(n.mark_get_node())
+        if kind != "user":
+            raise CodegenError(f"spf bug: unexpected isl AST node {kind}")
+        return self._leaf(n, seg, group_of, scope, a, b, last)
+
+    def _leaf(
+        self,
+        n: isl.AstNode,
+        seg: int,
+        group_of: dict[str, list[str]],
+        scope: set[str],
+        a: int,
+        b: int,
+        last: bool,
+    ) -> Node:
+        call = n.user_get_expr()
+        label = str(call.get_op_arg(0).get_id().get_name())
+        vals = [from_isl.expr(call.get_op_arg(k + 1)) for k in range(call.get_op_n_arg() - 1)]
+        fixed = {
+            self.names[a + k]: v
+            for k, v in enumerate(vals)
+            if not (isinstance(v, Var) and v.name == self.names[a + k])
+        }
+        if last:
+            return self._call(label, fixed, scope)
+        group = group_of[label]
+        needed = set().union(*(self.stmts[s].needs for s in group))
+        new = [v for v, info in self.values.items() if info.level == b and v in needed]
+        inner = self._segment(seg + 1, group, scope | set(new), scope)
+        inner = self._bind_all(new, inner)
+        return substitute(inner, fixed)
+
+    def _call(self, name: str, fixed: dict[str, Expr], scope: set[str]) -> Node:
+        info = self.stmts[name]
+        bound = {key: var for key, var in self.keys.items() if var in scope}
+
+        def use_bound(e: Expr) -> Expr | None:
+            if isinstance(e, UFRead):
+                var = bound.get((e.uf, e.args))
+                return Var(var) if var is not None else None
+            return None
+
+        args = tuple(
+            map_expr(
+                map_expr(x, use_bound), lambda e: fixed.get(e.name) if isinstance(e, Var) else None
+            )
+            for x in info.iterators
+        )
+        return Call(name, args)
+
+    def _loop_tags(self, body: Node, pos: int) -> tuple[str, ...]:
+        from spf.codegen.loop_ast import walk
+
+        tags: list[str] = []
+        for node in walk(body):
+            if isinstance(node, Call):
+                for t in self.stmts[node.stmt].tags.get(pos, ()):
+                    if t not in tags:
+                        tags.append(t)
+        return tuple(tags)
+
+
+def _tags(stmt: Stmt, width: int) -> dict[int, tuple[str, ...]]:
+    """Tags of the statement's loops by padded schedule position."""
+    outs = padded(stmt, width).out_vars
+    out: dict[int, tuple[str, ...]] = {}
+    for loop, tags in getattr(stmt, "_tags", {}).items():
+        if loop in outs:
+            out[outs.index(loop)] = tuple(tags)
+    return out
+
+
+def _param_fact(fact: isl.Set, var: str) -> isl.Set:
+    fact = fact.move_dims(DT.param, fact.dim(DT.param), DT.set, 0, 1)
+    return fact.set_dim_name(DT.param, fact.dim(DT.param) - 1, var).params()
+
+
+def _align_intersect(a: isl.Set, b: isl.Set) -> isl.Set:
+    a = a.align_params(b.get_space())
+    b = b.align_params(a.get_space())
+    return a.intersect(b)
+
+
+def _union(sets: list[isl.Set]) -> isl.Set:
+    out = sets[0]
+    for s in sets[1:]:
+        out = out.align_params(s.get_space())
+        out = out.union(s.align_params(out.get_space()))
+    return out
+
+
+def _overlapping_groups(sets: dict[str, isl.Set]) -> list[list[str]]:
+    """Statements whose projections overlap stay together (inner segments interleave them)."""
+    groups = [[n] for n in sets]
+    merged = True
+    while merged:
+        merged = False
+        for g1 in groups:
+            for g2 in groups:
+                if g1 is g2:
+                    continue
+                u1, u2 = _union([sets[x] for x in g1]), _union([sets[x] for x in g2])
+                u1 = u1.align_params(u2.get_space())
+                if not u1.intersect(u2.align_params(u1.get_space())).is_empty():
+                    g1 += g2
+                    groups.remove(g2)
+                    merged = True
+                    break
+            if merged:
+                break
+    return groups
+
+
+def _to_expr(e: sp.Expr, local: Sequence[str]) -> Expr:
+    """sympy (integers, symbols, +, *, floor, UF calls) -> loop AST expression; ``__u<k>``
+    symbols refer to ``local[k]``."""
+    e = sp.expand(e)
+    if e.is_Integer:
+        return Int(int(e))
+    if isinstance(e, sp.Symbol):
+        if e.name.startswith("__u"):
+            return Var(local[int(e.name[3:])])
+        return Var(e.name)
+    if isinstance(e, sp.floor):
+        num, den = sp.fraction(sp.together(e.args[0]))
+        return Op("floord", (_to_expr(num, local), _to_expr(den, local)))
+    if isinstance(e, sp.Add):
+        terms = [_to_expr(t, local) for t in e.args]
+        out = terms[0]
+        for t in terms[1:]:
+            out = Op("+", (out, t))
+        return out
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if coeff == -1:
+            return Op("neg", (_to_expr(rest, local),))
+        return Op("*", (_to_expr(coeff, local), _to_expr(rest, local)))
+    if isinstance(e, sp.core.function.AppliedUndef):
+        return UFRead(str(e.func.__name__), tuple(_to_expr(a, local) for a in e.args))
+    raise CodegenError(f"spf bug: cannot generate code for the expression {e}")
+
+
+def _vars(e: Expr) -> list[str]:
+    from spf.codegen.loop_ast import expr_vars
+
+    return list(expr_vars(e))
+
+
+def _text(e: Expr) -> str:
+    if isinstance(e, Int):
+        return str(e.value)
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, UFRead):
+        return f"{e.uf}_{'_'.join(_text(a) for a in e.args)}"
+    return "_".join(_text(a) for a in e.args)

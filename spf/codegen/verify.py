@@ -1,0 +1,159 @@
+"""The implemented-domain check (loopy's idea): prove that the scanned loops execute each
+statement's domain exactly once.
+
+Every path to a statement call is a set over the loop variables and bound UF values in
+scope (loop bounds, guards, ``v = uf(args)`` bindings); mapping it through the call's
+iterator values gives the instances that call site executes. Their union must equal the
+statement's domain, and different call sites must not overlap. The check runs on UF-aware
+sets, so it covers the UF bindings too; a failure is a ``CodegenError`` (a scanner bug).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Node, Op, UFRead, Var
+from spf.errors import CodegenError
+from spf.sets import Relation, Set
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+_NEG = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+@dataclass(frozen=True)
+class _Site:
+    stmt: str
+    names: tuple[str, ...]
+    conds: tuple[str, ...]
+    args: tuple[Expr, ...]
+
+
+class _Text:
+    """Loop-AST expressions as set text; min/max/select become auxiliary variables."""
+
+    def __init__(self) -> None:
+        self.aux: list[str] = []
+        self.conds: list[str] = []
+
+    def expr(self, e: Expr) -> str:
+        if isinstance(e, Int):
+            return str(e.value)
+        if isinstance(e, Var):
+            return e.name
+        if isinstance(e, UFRead):
+            return f"{e.uf}({', '.join(self.expr(a) for a in e.args)})"
+        a = [self.expr(x) for x in e.args]
+        if e.op == "neg":
+            return f"-({a[0]})"
+        if e.op in ("+", "-", "*"):
+            return f"({a[0]}) {e.op} ({a[1]})"
+        if e.op in ("floord", "/"):
+            return f"floor(({a[0]})/({a[1]}))"
+        if e.op == "%":
+            return f"({a[0]}) % ({a[1]})"
+        if e.op in ("min", "max"):
+            m = self._fresh()
+            op = "<=" if e.op == "min" else ">="
+            self.conds.append(
+                f"(({m} = {a[0]} && {a[0]} {op} {a[1]}) || ({m} = {a[1]} && {a[1]} {op} {a[0]}))"
+            )
+            return m
+        if e.op == "select":
+            m = self._fresh()
+            c = self.cond(e.args[0])
+            nc = self.cond(e.args[0], negate=True)
+            self.conds.append(f"(({c} && {m} = {a[1]}) || ({nc} && {m} = {a[2]}))")
+            return m
+        return f"({self.cond(e)})"
+
+    def cond(self, e: Expr, negate: bool = False) -> str:
+        if isinstance(e, Op) and e.op in ("&&", "||"):
+            op = {"&&": "||", "||": "&&"}[e.op] if negate else e.op
+            return f"(({self.cond(e.args[0], negate)}) {op} ({self.cond(e.args[1], negate)}))"
+        if isinstance(e, Op) and e.op in _NEG:
+            op = _NEG[e.op] if negate else e.op
+            left, right = self.expr(e.args[0]), self.expr(e.args[1])
+            return f"{left} {'=' if op == '==' else op} {right}"
+        raise CodegenError(f"spf bug: cannot verify the condition {e}")
+
+    def _fresh(self) -> str:
+        name = f"_m{len(self.aux)}"
+        self.aux.append(name)
+        return name
+
+
+def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text) -> Iterator[_Site]:
+    if isinstance(n, Block):
+        for item in n.items:
+            yield from _sites(item, names, conds, text)
+    elif isinstance(n, For):
+        c = [f"{n.var} >= {text.expr(n.init)}", text.cond(n.cond)]
+        if n.step != 1:
+            c.append(f"({n.var} - ({text.expr(n.init)})) % {n.step} = 0")
+        yield from _sites(n.body, (*names, n.var), (*conds, *c), text)
+    elif isinstance(n, If):
+        yield from _sites(n.then, names, (*conds, text.cond(n.cond)), text)
+        if n.orelse is not None:
+            yield from _sites(n.orelse, names, (*conds, text.cond(n.cond, negate=True)), text)
+    elif isinstance(n, Bind):
+        value = f"{n.uf}({', '.join(text.expr(a) for a in n.args)})"
+        yield from _sites(n.body, (*names, n.var), (*conds, f"{n.var} = {value}"), text)
+    elif isinstance(n, Call):
+        yield _Site(n.stmt, names, conds, n.args)
+
+
+def verify(comp: Computation, body: Node) -> None:
+    """Raise ``CodegenError`` unless every statement's domain is executed exactly once."""
+    executed: dict[str, list[Set]] = {s.name: [] for s in comp.stmts}
+    ufs = comp.ufs
+    for site in _sites(body, (), (), _Text()):
+        text = _Text()
+        args = [text.expr(a) for a in site.args]
+        names = [*site.names, *text.aux]
+        conds = [*site.conds, *text.conds]
+        outs = [f"_x{k}" for k in range(len(args))]
+        path = Set(f"{{[{', '.join(names)}] : {' && '.join(conds) or 'true'}}}", ufs=ufs)
+        rel = Relation(
+            f"{{[{', '.join(names)}] -> [{', '.join(outs)}] : "
+            f"{' && '.join(f'{o} = {a}' for o, a in zip(outs, args, strict=True)) or 'true'}}}",
+            ufs=ufs,
+        )
+        executed[site.stmt].append(rel.apply(path))
+    for stmt in comp.stmts:
+        _check(stmt.name, stmt.domain, executed[stmt.name])
+
+
+def _check(name: str, domain: Set, pieces: list[Set]) -> None:
+    if not pieces:
+        if not domain.is_empty():
+            raise CodegenError(f"scanner bug: statement {name} is never executed")
+        return
+    for a in range(len(pieces)):
+        for b in range(a + 1, len(pieces)):
+            if not pieces[a].intersect(pieces[b]).is_empty():
+                raise CodegenError(f"scanner bug: statement {name} is executed twice")
+    total = pieces[0]
+    for p in pieces[1:]:
+        total = total.union(p)
+    total = (
+        Set(f"{{[{', '.join(domain.tuple_vars)}]}}").intersect(total) if _named(domain) else total
+    )
+    if not _subset(total, domain) or not _subset(domain, total):
+        raise CodegenError(
+            f"scanner bug: the loops execute {total} for statement {name}, whose domain is {domain}"
+        )
+
+
+def _named(domain: Set) -> bool:
+    return all(v.isidentifier() for v in domain.tuple_vars)
+
+
+def _subset(a: Set, b: Set) -> bool:
+    """``a`` within ``b`` (hidden variables in ``b`` are checked through ``a``'s points)."""
+    if a.is_subset(b):
+        return True
+    return a == b

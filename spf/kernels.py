@@ -1,0 +1,399 @@
+"""Ready-made kernels (API.md section 9): each function returns a fresh :class:`Computation`.
+
+Names of data spaces, UFs and symbolic constants are fixed, so a kernel can be scheduled,
+generated and called by name; ``spf.sparse`` turns a ``scipy.sparse`` matrix into the keyword
+arguments of the matching sparse kernel. Every kernel carries its default 2d+1 identity
+schedule only; users schedule it further.
+
+>>> comp = spmv_csr()
+>>> [s.loops for s in comp.stmts]
+[('i', 'k', 'j')]
+>>> list(comp.data_spaces)
+['y', 'A', 'x']
+
+Sparse kernels take a keyword-only ``index_dtype`` (``"int32"``, the default, or ``"int64"``):
+the element type their index arrays (UFs) are declared with, to match
+``spf.sparse.csr_args(matrix, index_dtype=...)``.
+"""
+
+from __future__ import annotations
+
+from spf.computation import Computation, Stmt
+from spf.errors import SpfError
+
+__all__ = [
+    "blur2d",
+    "dense_mv",
+    "gemm",
+    "jacobi2d",
+    "spmm_csr",
+    "spmv_bcsr",
+    "spmv_coo",
+    "spmv_csc",
+    "spmv_csr",
+    "sptrsv_csr",
+]
+
+_INDEX_DTYPES = ("int32", "int64")
+
+
+def _index_dtype(index_dtype: str) -> str:
+    if index_dtype not in _INDEX_DTYPES:
+        raise SpfError(f"index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    return index_dtype
+
+
+def _declare_ptr(comp: Computation, name: str, n: str, nnz: str, dtype: str) -> None:
+    """A compressed pointer array ``name[0..n]`` with values in ``0..nnz``, nondecreasing."""
+    comp.declare_uf(
+        name,
+        domain=f"{{[i]: 0 <= i <= {n}}}",
+        range=f"{{[v]: 0 <= v <= {nnz}}}",
+        monotonic="nondecreasing",
+        dtype=dtype,
+    )
+
+
+def _declare_idx(comp: Computation, name: str, nnz: str, extent: str, dtype: str) -> None:
+    """An index array ``name[0..nnz-1]`` with values in ``0..extent-1``."""
+    comp.declare_uf(
+        name,
+        domain=f"{{[k]: 0 <= k < {nnz}}}",
+        range=f"{{[v]: 0 <= v < {extent}}}",
+        dtype=dtype,
+    )
+
+
+# ====================================================================================== dense
+def dense_mv() -> Computation:
+    """Dense matrix-vector product ``y += A·x``.
+
+    ``y[i] += A[i, j] * x[j]`` for ``0 <= i < N``, ``0 <= j < M``; data spaces ``y[N]``,
+    ``A[N, M]``, ``x[M]``; loops ``i, j``.
+
+    >>> import numpy as np
+    >>> A = np.arange(6.0).reshape(2, 3); x = np.ones(3); y = np.zeros(2)
+    >>> dense_mv().interpret(y=y, A=A, x=x)
+    >>> y
+    array([ 3., 12.])
+    """
+    comp = Computation("dense_mv")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("N", "M"))
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += $A$(i, j) * $x$(j);",
+            "{[i,j]: 0 <= i < N && 0 <= j < M}",
+            "{[i,j] -> [0,i,0,j,0]}",
+        )
+    )
+    return comp
+
+
+def gemm() -> Computation:
+    """Dense matrix-matrix product ``C += A·B``.
+
+    ``C[i, j] += A[i, k] * B[k, j]`` for ``0 <= i < N``, ``0 <= j < M``, ``0 <= k < K``;
+    data spaces ``C[N, M]``, ``A[N, K]``, ``B[K, M]``; loops ``i, j, k``.
+
+    >>> import numpy as np
+    >>> A = np.eye(2); B = np.arange(4.0).reshape(2, 2); C = np.zeros((2, 2))
+    >>> gemm().interpret(C=C, A=A, B=B)
+    >>> C
+    array([[0., 1.],
+           [2., 3.]])
+    """
+    comp = Computation("gemm")
+    comp.add_data_space("C", "double", shape=("N", "M"))
+    comp.add_data_space("A", "double", shape=("N", "K"))
+    comp.add_data_space("B", "double", shape=("K", "M"))
+    comp.add_stmt(
+        Stmt(
+            "$C$(i, j) += $A$(i, k) * $B$(k, j);",
+            "{[i,j,k]: 0 <= i < N && 0 <= j < M && 0 <= k < K}",
+            "{[i,j,k] -> [0,i,0,j,0,k,0]}",
+        )
+    )
+    return comp
+
+
+# ===================================================================================== sparse
+def spmv_csr(*, index_dtype: str = "int32") -> Computation:
+    """Sparse matrix-vector product ``y += A·x``, ``A`` in CSR.
+
+    ``y[i] += A[k] * x[j]`` over
+    ``{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}`` (loops
+    ``i, k, j``); data spaces ``y[N]``, ``A[NNZ]``, ``x[M]``; UFs ``rowptr`` (``N+1``
+    nondecreasing values in ``0..NNZ``) and ``col`` (``NNZ`` values in ``0..M-1``, any order).
+
+    >>> import numpy as np
+    >>> y = np.zeros(2)
+    >>> spmv_csr().interpret(y=y, A=np.array([1.0, 2.0, 3.0]), x=np.array([1.0, 10.0]),
+    ...                      rowptr=np.array([0, 2, 3]), col=np.array([0, 1, 1]), NNZ=3)
+    >>> y
+    array([21., 30.])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("spmv_csr")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("x", "double", shape=("M",))
+    _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
+    _declare_idx(comp, "col", "NNZ", "M", dtype)
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [0,i,0,k,0,j,0]}",
+        )
+    )
+    return comp
+
+
+def spmv_coo(*, index_dtype: str = "int32") -> Computation:
+    """Sparse matrix-vector product ``y += A·x``, ``A`` in COO (coordinate) form.
+
+    ``y[i] += A[k] * x[j]`` over ``{[k,i,j]: 0 <= k < NNZ && i = row(k) && j = col(k)}``
+    (loops ``k, i, j``); data spaces ``y[N]``, ``A[NNZ]``, ``x[M]``; UFs ``row`` (values in
+    ``0..N-1``) and ``col`` (values in ``0..M-1``), entries in any order, duplicates summed.
+
+    >>> import numpy as np
+    >>> y = np.zeros(2)
+    >>> spmv_coo().interpret(y=y, A=np.array([1.0, 2.0]), x=np.array([1.0, 10.0]),
+    ...                      row=np.array([1, 0]), col=np.array([0, 1]), NNZ=2)
+    >>> y
+    array([20.,  1.])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("spmv_coo")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("x", "double", shape=("M",))
+    _declare_idx(comp, "row", "NNZ", "N", dtype)
+    _declare_idx(comp, "col", "NNZ", "M", dtype)
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += $A$(k) * $x$(j);",
+            "{[k,i,j]: 0 <= k < NNZ && i = row(k) && j = col(k)}",
+            "{[k,i,j] -> [0,k,0,i,0,j,0]}",
+        )
+    )
+    return comp
+
+
+def spmv_csc(*, index_dtype: str = "int32") -> Computation:
+    """Sparse matrix-vector product ``y += A·x``, ``A`` in CSC.
+
+    ``y[i] += A[k] * x[j]`` over
+    ``{[j,k,i]: 0 <= j < M && colptr(j) <= k < colptr(j+1) && i = row(k)}`` (loops
+    ``j, k, i``); data spaces ``y[N]``, ``A[NNZ]``, ``x[M]``; UFs ``colptr`` (``M+1``
+    nondecreasing values in ``0..NNZ``) and ``row`` (``NNZ`` values in ``0..N-1``).
+
+    >>> import numpy as np
+    >>> y = np.zeros(2)
+    >>> spmv_csc().interpret(y=y, A=np.array([1.0, 2.0, 3.0]), x=np.array([1.0, 10.0]),
+    ...                      colptr=np.array([0, 1, 3]), row=np.array([0, 0, 1]), NNZ=3)
+    >>> y
+    array([21., 30.])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("spmv_csc")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("x", "double", shape=("M",))
+    _declare_ptr(comp, "colptr", "M", "NNZ", dtype)
+    _declare_idx(comp, "row", "NNZ", "N", dtype)
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += $A$(k) * $x$(j);",
+            "{[j,k,i]: 0 <= j < M && colptr(j) <= k < colptr(j+1) && i = row(k)}",
+            "{[j,k,i] -> [0,j,0,k,0,i,0]}",
+        )
+    )
+    return comp
+
+
+def spmv_bcsr(R: int, C: int, *, index_dtype: str = "int32") -> Computation:  # noqa: N803
+    """Sparse matrix-vector product ``y += A·x``, ``A`` in block CSR with ``RxC`` blocks.
+
+    ``R`` and ``C`` are baked in (the computation is named ``spmv_bcsr_<R>x<C>``). Block
+    ``k`` of block row ``i`` sits at block column ``j = bcol(k)`` and is stored row-major at
+    ``A[k*R*C : (k+1)*R*C]``:
+    ``y[R*i + ii] += A[R*C*k + C*ii + jj] * x[C*j + jj]`` over
+    ``{[i,k,j,ii,jj]: 0 <= i < NB && browptr(i) <= k < browptr(i+1) && j = bcol(k)
+    && 0 <= ii < R && 0 <= jj < C}`` (loops ``i, k, j, ii, jj``); data spaces ``y[NB*R]``,
+    ``A[NNZB*R*C]``, ``x[MB*C]``; UFs ``browptr`` and ``bcol``.
+
+    >>> import numpy as np
+    >>> y = np.zeros(2)
+    >>> spmv_bcsr(2, 1).interpret(y=y, A=np.array([1.0, 2.0, 3.0, 4.0]),
+    ...     x=np.array([1.0, 10.0]), browptr=np.array([0, 2]), bcol=np.array([0, 1]),
+    ...     NB=1, MB=2, NNZB=2)
+    >>> y
+    array([31., 42.])
+    """
+    for what, value in (("R", R), ("C", C)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpfError(f"spmv_bcsr: block size {what} must be a positive int, got {value!r}")
+    dtype = _index_dtype(index_dtype)
+    comp = Computation(f"spmv_bcsr_{R}x{C}")
+    comp.add_data_space("y", "double", shape=(f"NB*{R}",))
+    comp.add_data_space("A", "double", shape=(f"NNZB*{R * C}",))
+    comp.add_data_space("x", "double", shape=(f"MB*{C}",))
+    _declare_ptr(comp, "browptr", "NB", "NNZB", dtype)
+    _declare_idx(comp, "bcol", "NNZB", "MB", dtype)
+    comp.add_stmt(
+        Stmt(
+            f"$y$({R}*i + ii) += $A$({R * C}*k + {C}*ii + jj) * $x$({C}*j + jj);",
+            "{[i,k,j,ii,jj]: 0 <= i < NB && browptr(i) <= k < browptr(i+1) && j = bcol(k)"
+            f" && 0 <= ii < {R} && 0 <= jj < {C}}}",
+            "{[i,k,j,ii,jj] -> [0,i,0,k,0,j,0,ii,0,jj,0]}",
+        )
+    )
+    return comp
+
+
+def sptrsv_csr(*, index_dtype: str = "int32") -> Computation:
+    """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
+
+    Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
+    this). Three statements inside the row loop ``i``::
+
+        s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
+        s1: u[i] -= L[k] * u[j]      {[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)-1
+                                                 && j = col(k)}
+        s2: u[i] = u[i] / L[k]       {[i,k]: 0 <= i < N && k = rowptr(i+1)-1}
+
+    The main statement is ``s1`` (loops ``i, k, j``); data spaces ``u[N]``, ``L[NNZ]``,
+    ``f[N]``; UFs ``rowptr`` and ``col``.
+
+    >>> import numpy as np
+    >>> u = np.zeros(2)
+    >>> sptrsv_csr().interpret(u=u, L=np.array([2.0, 1.0, 4.0]), f=np.array([2.0, 9.0]),
+    ...                        rowptr=np.array([0, 1, 3]), col=np.array([0, 0, 1]), NNZ=3)
+    >>> u
+    array([1., 2.])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("sptrsv_csr")
+    comp.add_data_space("u", "double", shape=("N",))
+    comp.add_data_space("L", "double", shape=("NNZ",))
+    comp.add_data_space("f", "double", shape=("N",))
+    _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
+    _declare_idx(comp, "col", "NNZ", "N", dtype)
+    comp.add_stmt(Stmt("$u$(i) = $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    comp.add_stmt(
+        Stmt(
+            "$u$(i) -= $L$(k) * $u$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) - 1 && j = col(k)}",
+            "{[i,k,j] -> [0,i,1,k,0,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$u$(i) = $u$(i) / $L$(k);",
+            "{[i,k]: 0 <= i < N && k = rowptr(i+1) - 1}",
+            "{[i,k] -> [0,i,2,k,0]}",
+        )
+    )
+    return comp
+
+
+def spmm_csr(*, index_dtype: str = "int32") -> Computation:
+    """Sparse times dense matrix product ``C += A·B``, ``A`` (``NxM``) in CSR, ``B`` ``MxK``.
+
+    ``C[i, c] += A[k] * B[j, c]`` over
+    ``{[i,k,j,c]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k) && 0 <= c < K}``
+    (loops ``i, k, j, c``); data spaces ``C[N, K]``, ``A[NNZ]``, ``B[M, K]``; UFs ``rowptr``
+    and ``col``.
+
+    >>> import numpy as np
+    >>> C = np.zeros((1, 2))
+    >>> spmm_csr().interpret(C=C, A=np.array([2.0]), B=np.array([[1.0, 2.0], [3.0, 4.0]]),
+    ...                      rowptr=np.array([0, 1]), col=np.array([1]), NNZ=1)
+    >>> C
+    array([[6., 8.]])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("spmm_csr")
+    comp.add_data_space("C", "double", shape=("N", "K"))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("B", "double", shape=("M", "K"))
+    _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
+    _declare_idx(comp, "col", "NNZ", "M", dtype)
+    comp.add_stmt(
+        Stmt(
+            "$C$(i, c) += $A$(k) * $B$(j, c);",
+            "{[i,k,j,c]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k) && 0 <= c < K}",
+            "{[i,k,j,c] -> [0,i,0,k,0,j,0,c,0]}",
+        )
+    )
+    return comp
+
+
+# ==================================================================================== stencils
+def blur2d() -> Computation:
+    """Separable 3x3 box blur of an ``NxM`` image (two statements, Halide's classic example).
+
+    ::
+
+        s0: bx[i, j] = (img[i, j] + img[i, j+1] + img[i, j+2]) / 3   0 <= i < N,   0 <= j < M-2
+        s1: out[i, j] = (bx[i, j] + bx[i+1, j] + bx[i+2, j]) / 3     0 <= i < N-2, 0 <= j < M-2
+
+    Data spaces ``out[N-2, M-2]``, ``bx[N, M-2]`` (the intermediate), ``img[N, M]``; both
+    statements have loops ``i, j``; ``s1`` runs after all of ``s0``.
+
+    >>> import numpy as np
+    >>> img = np.arange(12.0).reshape(3, 4)
+    >>> out = np.zeros((1, 2)); bx = np.zeros((3, 2))
+    >>> blur2d().interpret(out=out, bx=bx, img=img)
+    >>> out
+    array([[5., 6.]])
+    """
+    comp = Computation("blur2d")
+    comp.add_data_space("out", "double", shape=("N-2", "M-2"))
+    comp.add_data_space("bx", "double", shape=("N", "M-2"))
+    comp.add_data_space("img", "double", shape=("N", "M"))
+    comp.add_stmt(
+        Stmt(
+            "$bx$(i, j) = ($img$(i, j) + $img$(i, j+1) + $img$(i, j+2)) / 3.0;",
+            "{[i,j]: 0 <= i < N && 0 <= j < M - 2}",
+            "{[i,j] -> [0,i,0,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$out$(i, j) = ($bx$(i, j) + $bx$(i+1, j) + $bx$(i+2, j)) / 3.0;",
+            "{[i,j]: 0 <= i < N - 2 && 0 <= j < M - 2}",
+            "{[i,j] -> [1,i,0,j,0]}",
+        )
+    )
+    return comp
+
+
+def jacobi2d() -> Computation:
+    """One 5-point Jacobi sweep on an ``NxN`` grid.
+
+    ``B[i, j] = 0.2 * (A[i, j] + A[i-1, j] + A[i+1, j] + A[i, j-1] + A[i, j+1])`` for
+    ``1 <= i, j < N-1`` (loops ``i, j``); data spaces ``B[N, N]``, ``A[N, N]``; the border of
+    ``B`` is left untouched.
+
+    >>> import numpy as np
+    >>> A = np.arange(9.0).reshape(3, 3); B = np.zeros((3, 3))
+    >>> jacobi2d().interpret(B=B, A=A)
+    >>> float(B[1, 1])
+    4.0
+    """
+    comp = Computation("jacobi2d")
+    comp.add_data_space("B", "double", shape=("N", "N"))
+    comp.add_data_space("A", "double", shape=("N", "N"))
+    comp.add_stmt(
+        Stmt(
+            "$B$(i, j) = 0.2 * ($A$(i, j) + $A$(i-1, j) + $A$(i+1, j) + $A$(i, j-1) "
+            "+ $A$(i, j+1));",
+            "{[i,j]: 1 <= i < N - 1 && 1 <= j < N - 1}",
+            "{[i,j] -> [0,i,0,j,0]}",
+        )
+    )
+    return comp

@@ -1,0 +1,322 @@
+"""``scipy.sparse`` matrices as keyword arguments of the ``spf.kernels`` computations.
+
+Each ``*_args`` function takes any ``scipy.sparse`` matrix or array (or a 2-D numpy array)
+and returns a dict of the index arrays, values and symbolic constants of the matching kernel;
+the caller adds the dense operands (``x``, ``y``, ``B``, ...):
+
+>>> import numpy as np, scipy.sparse as sp
+>>> import spf.kernels
+>>> m = sp.csr_array(np.array([[1.0, 0.0], [2.0, 3.0]]))
+>>> y = np.zeros(2)
+>>> spf.kernels.spmv_csr().interpret(y=y, x=np.ones(2), **csr_args(m))
+>>> y
+array([1., 5.])
+
+Values become contiguous ``float64``; index arrays are ``int32`` unless ``index_dtype="int64"``
+is asked for (or a dimension or entry count does not fit in ``int32``, which picks
+``int64``). Duplicate entries are summed for CSR / CSC / BCSR (COO keeps them: the kernel
+accumulates anyway); explicitly stored zeros are kept. The input matrix is never modified.
+scipy is needed (``pip install scipy``); it is imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+import numpy as np
+
+from spf.errors import ArgumentError, SpfError
+
+__all__ = [
+    "bcsr_args",
+    "coo_args",
+    "csc_args",
+    "csr_args",
+    "poisson2d",
+    "read_matrix_market",
+    "spmm_args",
+    "sptrsv_args",
+]
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def _scipy(module: str = "scipy.sparse") -> Any:
+    """Import a scipy module lazily (scipy is an optional, dev-only dependency)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise SpfError("spf.sparse needs scipy: pip install scipy") from err
+
+
+def _as_sparse(matrix: object, what: str) -> Any:
+    """Any scipy.sparse matrix / array, or a 2-D array-like, as a scipy sparse object."""
+    sparse = _scipy()
+    m: Any
+    if sparse.issparse(matrix):
+        m = matrix
+    else:
+        if not isinstance(matrix, (np.ndarray, list, tuple)):
+            raise ArgumentError(
+                f"{what}: expected a scipy.sparse matrix or a 2-D array, "
+                f"got {type(matrix).__name__}"
+            )
+        dense = np.asarray(matrix)
+        if dense.ndim != 2:
+            raise ArgumentError(f"{what}: expected a 2-D matrix, got {dense.ndim} dimension(s)")
+        m = sparse.csr_array(dense)
+    if len(m.shape) != 2:
+        raise ArgumentError(f"{what}: expected a 2-D matrix, got shape {m.shape}")
+    if np.issubdtype(m.dtype, np.complexfloating):
+        raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
+    return m
+
+
+def _values(data: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
+    return np.ascontiguousarray(np.asarray(data), dtype=np.float64)
+
+
+def _index_dtype(index_dtype: object, largest: int, what: str) -> np.dtype[Any]:
+    """The index dtype asked for; None: int32, or int64 when ``largest`` does not fit."""
+    if index_dtype is None:
+        return np.dtype(np.int64 if largest > _INT32_MAX else np.int32)
+    try:
+        name = str(np.dtype(index_dtype).name)  # type: ignore[call-overload]
+    except TypeError as err:
+        raise ArgumentError(
+            f"{what}: index_dtype must be 'int32' or 'int64', got {index_dtype!r}"
+        ) from err
+    if name not in ("int32", "int64"):
+        raise ArgumentError(f"{what}: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    if name == "int32" and largest > _INT32_MAX:
+        raise ArgumentError(
+            f"{what}: a dimension or entry count ({largest}) does not fit in int32; "
+            "use index_dtype='int64' (and the kernel's index_dtype='int64')"
+        )
+    return np.dtype(name)
+
+
+def _indices(values: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    return np.ascontiguousarray(np.asarray(values), dtype=dtype)
+
+
+def _csr(matrix: object, what: str) -> Any:
+    """A canonical CSR copy: duplicates summed, columns sorted, explicit zeros kept."""
+    m = _as_sparse(matrix, what).tocsr(copy=True)
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+def _compressed_args(m: Any, ptr: str, idx: str, index_dtype: object, what: str) -> dict[str, Any]:
+    n, cols = (int(d) for d in m.shape)
+    nnz = int(m.indptr[-1])
+    dtype = _index_dtype(index_dtype, max(n, cols, nnz), what)
+    return {
+        "A": _values(m.data[:nnz]),
+        ptr: _indices(m.indptr, dtype),
+        idx: _indices(m.indices[:nnz], dtype),
+        "N": n,
+        "M": cols,
+        "NNZ": nnz,
+    }
+
+
+# ===================================================================================== formats
+def csr_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv_csr``: ``A, rowptr, col, N, M, NNZ``.
+
+    >>> import scipy.sparse as sp
+    >>> args = csr_args(sp.eye_array(3, format="coo"), index_dtype="int64")
+    >>> args["rowptr"], args["col"].dtype, args["NNZ"]
+    (array([0, 1, 2, 3]), dtype('int64'), 3)
+    """
+    return _compressed_args(_csr(matrix, "csr_args"), "rowptr", "col", index_dtype, "csr_args")
+
+
+def spmm_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmm_csr`` for the sparse operand ``A`` (``NxM``).
+
+    ``A, rowptr, col, N, M, NNZ``; ``K`` follows from the shapes of the dense ``B[M, K]`` and
+    ``C[N, K]`` the caller passes.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> sorted(spmm_args(sp.csr_array(np.eye(2))))
+    ['A', 'M', 'N', 'NNZ', 'col', 'rowptr']
+    """
+    return _compressed_args(_csr(matrix, "spmm_args"), "rowptr", "col", index_dtype, "spmm_args")
+
+
+def csc_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv_csc``: ``A, colptr, row, N, M, NNZ``.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = csc_args(sp.csr_array(np.array([[1.0, 2.0], [0.0, 3.0]])))
+    >>> args["colptr"], args["row"], args["A"]
+    (array([0, 1, 3], dtype=int32), array([0, 0, 1], dtype=int32), array([1., 2., 3.]))
+    """
+    m = _as_sparse(matrix, "csc_args").tocsc(copy=True)
+    m.sum_duplicates()
+    m.sort_indices()
+    args = _compressed_args(m, "colptr", "row", index_dtype, "csc_args")
+    return args
+
+
+def coo_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv_coo``: ``A, row, col, N, M, NNZ``.
+
+    Entries keep their stored order; duplicates are kept (the kernel sums them).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = coo_args(sp.coo_array((np.array([1.0, 2.0]), (np.array([1, 1]), np.array([0, 0])))))
+    >>> args["row"], args["col"], args["A"], args["N"], args["M"]
+    (array([1, 1], dtype=int32), array([0, 0], dtype=int32), array([1., 2.]), 2, 1)
+    """
+    m = _as_sparse(matrix, "coo_args").tocoo(copy=True)
+    n, cols = (int(d) for d in m.shape)
+    nnz = int(m.nnz)
+    dtype = _index_dtype(index_dtype, max(n, cols, nnz), "coo_args")
+    return {
+        "A": _values(m.data),
+        "row": _indices(m.row, dtype),
+        "col": _indices(m.col, dtype),
+        "N": n,
+        "M": cols,
+        "NNZ": nnz,
+    }
+
+
+def bcsr_args(matrix: object, R: int, C: int, index_dtype: object = None) -> dict[str, Any]:  # noqa: N803
+    """Keyword arguments of ``spf.kernels.spmv_bcsr(R, C)``: ``A, browptr, bcol, NB, MB, NNZB``.
+
+    The matrix is padded with zero rows / columns to ``NB*R x MB*C`` (``NB = ceil(N/R)``,
+    ``MB = ceil(M/C)``); every ``RxC`` block holding a stored entry is kept, stored row-major
+    (``A[k*R*C + C*ii + jj]``), block columns sorted within each block row. The caller passes
+    ``x`` of length ``MB*C`` and ``y`` of length ``NB*R`` (zero-padded).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = bcsr_args(sp.csr_array(np.array([[1.0, 2.0, 3.0]])), 2, 2)
+    >>> args["A"]
+    array([1., 2., 0., 0., 3., 0., 0., 0.])
+    >>> args["browptr"], args["bcol"], args["NB"], args["MB"], args["NNZB"]
+    (array([0, 2], dtype=int32), array([0, 1], dtype=int32), 1, 2, 2)
+    """
+    for name, value in (("R", R), ("C", C)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ArgumentError(
+                f"bcsr_args: block size {name} must be a positive int, got {value!r}"
+            )
+    r, c = int(R), int(C)
+    sparse = _scipy()
+    coo = _as_sparse(matrix, "bcsr_args").tocoo(copy=True)
+    n, cols = (int(d) for d in coo.shape)
+    nb, mb = -(-n // r), -(-cols // c)
+    padded = sparse.coo_array((coo.data, (coo.row, coo.col)), shape=(nb * r, mb * c)).tocsr()
+    padded.sum_duplicates()
+    padded.sort_indices()
+    bsr = padded.tobsr(blocksize=(r, c))
+    bsr.sort_indices()
+    nnzb = int(bsr.indptr[-1])
+    dtype = _index_dtype(index_dtype, max(nb, mb, nnzb * r * c), "bcsr_args")
+    return {
+        "A": _values(np.asarray(bsr.data)[:nnzb].reshape(-1)),
+        "browptr": _indices(bsr.indptr, dtype),
+        "bcol": _indices(bsr.indices[:nnzb], dtype),
+        "NB": nb,
+        "MB": mb,
+        "NNZB": nnzb,
+    }
+
+
+def sptrsv_args(L: object, index_dtype: object = None) -> dict[str, Any]:  # noqa: N803
+    """Keyword arguments of ``spf.kernels.sptrsv_csr``: ``L, rowptr, col, N, NNZ``.
+
+    ``L`` must be square and lower triangular with every diagonal entry stored and nonzero
+    (after summing duplicates); columns come out sorted, so the diagonal is last in each row.
+    Otherwise ``SpfError`` says which entry is wrong.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = sptrsv_args(sp.csr_array(np.array([[2.0, 0.0], [1.0, 4.0]])))
+    >>> args["L"], args["rowptr"], args["col"], args["N"], args["NNZ"]
+    (array([2., 1., 4.]), array([0, 1, 3], dtype=int32), array([0, 0, 1], dtype=int32), 2, 3)
+    """
+    m = _csr(L, "sptrsv_args")
+    n, cols = (int(d) for d in m.shape)
+    if n != cols:
+        raise SpfError(f"sptrsv_args: L must be square, got shape {n}x{cols}")
+    indptr, indices, data = m.indptr, m.indices, m.data
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    above = np.nonzero(indices > rows)[0]
+    if above.size:
+        k = int(above[0])
+        raise SpfError(
+            f"sptrsv_args: L is not lower triangular: entry ({int(rows[k])}, {int(indices[k])}) "
+            "lies above the diagonal"
+        )
+    for i in range(n):
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        if end == start or int(indices[end - 1]) != i:
+            raise SpfError(f"sptrsv_args: diagonal entry L[{i}, {i}] is missing")
+        if data[end - 1] == 0:
+            raise SpfError(f"sptrsv_args: diagonal entry L[{i}, {i}] is zero")
+    args = _compressed_args(m, "rowptr", "col", index_dtype, "sptrsv_args")
+    return {
+        "L": args["A"],
+        "rowptr": args["rowptr"],
+        "col": args["col"],
+        "N": n,
+        "NNZ": args["NNZ"],
+    }
+
+
+# ============================================================================ matrices to use
+def read_matrix_market(path: str | os.PathLike[str]) -> Any:
+    """Read a Matrix Market ``.mtx`` file as a canonical ``scipy.sparse.csr_array`` of float64.
+
+    Symmetric / skew / Hermitian storage is expanded and pattern files get the value 1.0
+    (``scipy.io.mmread``); duplicates are summed and columns sorted.
+    """
+    sparse = _scipy()
+    io = _scipy("scipy.io")
+    if not os.path.isfile(path):
+        raise SpfError(f"read_matrix_market: no such file: {os.fspath(path)!r}")
+    try:
+        raw = io.mmread(os.fspath(path))
+    except (ValueError, OSError) as err:
+        raise SpfError(f"read_matrix_market: cannot read {os.fspath(path)!r}: {err}") from err
+    if not sparse.issparse(raw):
+        raw = sparse.coo_array(np.asarray(raw))
+    if np.iscomplexobj(raw.data):
+        raise SpfError(f"read_matrix_market: {os.fspath(path)!r} holds complex values")
+    m = sparse.csr_array(raw, dtype=np.float64)
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+def poisson2d(n: int) -> Any:
+    """The 5-point 2-D Poisson matrix of an ``nxn`` grid: ``n*n`` rows, CSR (csr_array).
+
+    ``4`` on the diagonal, ``-1`` for each grid neighbour (row-major numbering), columns
+    sorted.
+
+    >>> poisson2d(2).toarray()
+    array([[ 4., -1., -1.,  0.],
+           [-1.,  4.,  0., -1.],
+           [-1.,  0.,  4., -1.],
+           [ 0., -1., -1.,  4.]])
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ArgumentError(f"poisson2d: n must be a positive int, got {n!r}")
+    sparse = _scipy()
+    k = int(n)
+    tri = sparse.diags_array(
+        [-np.ones(k - 1), 2.0 * np.ones(k), -np.ones(k - 1)], offsets=[-1, 0, 1], shape=(k, k)
+    )
+    eye = sparse.eye_array(k)
+    m = sparse.csr_array(sparse.kron(eye, tri) + sparse.kron(tri, eye), dtype=np.float64)
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
