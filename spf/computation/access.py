@@ -23,6 +23,14 @@ def access_relation(
 ) -> Relation:
     """``{[iterators] -> [indices]}``; ``min``/``max`` in an index become pieces."""
     its = iterator_names(domain)
+    if not any(_has_minmax(idx) for idx in indices):
+        text = f"{{[{', '.join(its)}] -> [{', '.join(indices)}]}}"
+        try:
+            return Relation(text, ufs=dict(ufs))
+        except ParseError as err:
+            raise SpfError(
+                f"{where}: bad index expression in {list(indices)}: {err.message}"
+            ) from err
     outs = [f"_o{k}" for k in range(len(indices))]
     cases: list[list[str]] = [[]]
     for out, idx in zip(outs, indices, strict=True):
@@ -64,3 +72,23 @@ def _cases(e: ast.Expr, text: str) -> list[tuple[str, list[str]]]:
     if isinstance(e, ast.Neg):
         return [(f"-({a})", c) for a, c in _cases(e.operand, text)]
     return [(text[e.span[0] : e.span[1]], [])]
+
+
+def _has_minmax(idx: str) -> bool:
+    doc = parse_document(f"{{[{idx}]}}")
+    return any(
+        isinstance(node, ast.Call) and node.name in ("min", "max")
+        for node in _walk(doc.pieces[0].in_tuple[0])
+    )
+
+
+def _walk(e: ast.Expr) -> list[ast.Expr]:
+    out: list[ast.Expr] = [e]
+    if isinstance(e, ast.Call):
+        for a in e.args:
+            out += _walk(a)
+    elif isinstance(e, ast.BinOp):
+        out += _walk(e.left) + _walk(e.right)
+    elif isinstance(e, (ast.Neg, ast.Floor)):
+        out += _walk(e.operand)
+    return out

@@ -85,6 +85,8 @@ class Computation:
         except TypeError as err:
             raise SpfError(f"declare_uf({name!r}): {err}") from err
         old = self._ufs.get(name)
+        if old is not None and old.arity != uf.arity:
+            raise ArityError(f"UF {name!r} is already declared with arity {old.arity}: {old}")
         if old is not None and old != uf:
             raise SpfError(f"UF {name!r} is already declared as {old}")
         self._ufs[name] = uf
@@ -196,8 +198,10 @@ class Computation:
         given = stmt._given_schedule
         if given is None:
             its = iterator_names(domain)
+            shown = domain.tuple_vars
             root = self._next_root()
-            out = [str(root)] + [x for it in its for x in (it, "0")]
+            entries = [it if shown[k].isidentifier() else shown[k] for k, it in enumerate(its)]
+            out = [str(root)] + [x for e in entries for x in (e, "0")]
             return Relation(f"{{[{', '.join(its)}] -> [{', '.join(out)}]}}", ufs=ufs)
         if given.in_arity != domain.arity:
             raise ArityError(

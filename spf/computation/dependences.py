@@ -38,6 +38,8 @@ class Dependence:
     carried_by: tuple[str, ...]
     levels: tuple[int, ...] = ()
     """Positions of the current (padded) schedule at which source and sink are ordered."""
+    original_carried_by: tuple[str, ...] = ()
+    """The loops that carry it in the schedules the statements were added with."""
 
     def __str__(self) -> str:
         by = ", ".join(self.carried_by) if self.carried_by else "loop-independent"
@@ -134,8 +136,8 @@ class _Timing:
         return out
 
 
-def _loop_name(stmt: Stmt, width: int, d: int) -> str | None:
-    outs = padded(stmt, width).out_vars
+def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | None:
+    outs = padded(stmt, width, which).out_vars
     return None if is_constant(outs[d]) else outs[d]
 
 
@@ -143,17 +145,30 @@ def compute_dependences(comp: Computation) -> list[Dependence]:
     width = comp.schedule_width()
     if width == 0:
         return []
+    scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
     deps: list[Dependence] = []
     for src in comp.stmts:
         for snk in comp.stmts:
-            deps += _stmt_pair(src, snk, width)
+            if _may_conflict(src, snk):
+                deps += _stmt_pair(src, snk, width, scheds)
     return deps
 
 
-def _stmt_pair(src: Stmt, snk: Stmt, width: int) -> list[Dependence]:
+def _may_conflict(src: Stmt, snk: Stmt) -> bool:
+    """Whether the two statements touch a common data space, one of them writing it."""
+    written_s = {ds for ds, _ in src.writes}
+    written_t = {ds for ds, _ in snk.writes}
+    touched_s = written_s | {ds for ds, _ in src.reads}
+    touched_t = written_t | {ds for ds, _ in snk.reads}
+    return bool(written_s & touched_t or touched_s & written_t)
+
+
+def _stmt_pair(
+    src: Stmt, snk: Stmt, width: int, scheds: dict[str, tuple[Relation, Relation]]
+) -> list[Dependence]:
     xs, ys = pair_names(src, snk)
-    orig = _Timing(padded(src, width, "original"), padded(snk, width, "original"), xs, ys)
-    cur = _Timing(padded(src, width), padded(snk, width), xs, ys)
+    orig = _Timing(scheds[src.name][0], scheds[snk.name][0], xs, ys)
+    cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys)
     moved = cur.th_s != orig.th_s or cur.th_t != orig.th_t
     touching: dict[tuple[int, int, int, int], Set] = {}
     out = []
@@ -178,6 +193,7 @@ def _stmt_pair(src: Stmt, snk: Stmt, width: int) -> list[Dependence]:
                     pairs, levels = old[0].union(pairs), levels | old[1]
                 found[ds] = (pairs, levels)
         for ds, (pairs, levels) in sorted(found.items()):
+            orig_names = [_loop_name(src, width, d, "original") for d in sorted(levels)]
             if moved:
                 levels = {d for d, _ in cur.levels(pairs, "<")}
             names = [_loop_name(src, width, d) for d in sorted(levels)]
@@ -190,6 +206,7 @@ def _stmt_pair(src: Stmt, snk: Stmt, width: int) -> list[Dependence]:
                     relation=pairs.as_relation(len(xs)),
                     carried_by=tuple(n for n in names if n is not None),
                     levels=tuple(sorted(levels)),
+                    original_carried_by=tuple(n for n in orig_names if n is not None),
                 )
             )
     return out
@@ -230,8 +247,9 @@ def check_legality(comp: Computation) -> None:
         if why is not None:
             raise IllegalScheduleError(
                 f"illegal schedule: the {dep.kind} dependence on {dep.data_space!r} from "
-                f"{dep.source} to {dep.sink} (originally carried by "
-                f"{', '.join(dep.carried_by) or 'no loop'}): {why}; relation {dep.relation}"
+                f"{dep.source} to {dep.sink} (carried by "
+                f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
+                f"relation {dep.relation}"
             )
 
 
