@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import CodegenError, SpfError
@@ -10,6 +12,35 @@ from spf.errors import CodegenError, SpfError
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.runtime import Kernel
+
+
+_GENERATED: dict[str, str] = {}
+"""Generated sources by hash of (computation JSON, target, name, check): a warm compile
+skips dependence analysis and scanning (the JSON holds schedules and tags)."""
+
+
+def _generated_path(key: str, cache_dir: str | None) -> Path:
+    from spf.runtime.cache import resolve_cache_dir
+
+    return Path(resolve_cache_dir(cache_dir)) / "generated" / key[:2] / f"{key}.c"
+
+
+def _read_generated(key: str, cache_dir: str | None) -> str | None:
+    try:
+        return _generated_path(key, cache_dir).read_text()
+    except OSError:
+        return None
+
+
+def _write_generated(key: str, source: str, cache_dir: str | None) -> None:
+    from spf.runtime.cache import atomic_write
+
+    path = _generated_path(key, cache_dir)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, source)
+    except OSError:
+        pass  # the cache is an optimisation; generating again is always correct
 
 
 def compile_kernel(
@@ -34,7 +65,14 @@ def compile_kernel(
     if target != "c":
         raise CodegenError(f"compile: target {target!r} is not available yet; use 'c'")
     fname = name or comp.name
-    source = codegen(comp, target, fname, check)
+    key = hashlib.sha256(
+        "\0".join([comp.to_json(), target, fname, str(check)]).encode()
+    ).hexdigest()
+    source = _GENERATED.get(key) or _read_generated(key, cache_dir)
+    if source is None:
+        source = codegen(comp, target, fname, check)
+        _write_generated(key, source, cache_dir)
+    _GENERATED[key] = source
     built = build(source, name=fname, openmp=openmp, cflags=cflags, cache_dir=cache_dir)
     return Kernel(
         signature(comp, fname), source, built.path, built.command, compiler_output=built.stderr

@@ -49,6 +49,7 @@ def to_json(comp: Computation) -> str:
                 "current_schedule": str(s.schedule),
                 "reads": [[ds, str(r)] for ds, r in s.reads],
                 "writes": [[ds, str(r)] for ds, r in s.writes],
+                "tags": {loop: list(tags) for loop, tags in sorted(s.tags.items())},
             }
             for s in comp.stmts
         ],
@@ -57,9 +58,6 @@ def to_json(comp: Computation) -> str:
 
 
 def from_json(text: str) -> Computation:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
-
     if not isinstance(text, (str, bytes)):
         raise SpfError(f"from_json expects JSON text, got {type(text).__name__}")
     try:
@@ -69,37 +67,52 @@ def from_json(text: str) -> Computation:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SpfError(f"from_json: not an spf computation (expected format {FORMAT!r})")
     try:
-        comp = Computation(data["name"])
-        for ds in data["data_spaces"]:
-            if ds["role"] == "parameter":
-                comp.add_parameter(ds["name"], ds["type"])
-            else:
-                shape = tuple(ds["shape"]) if ds["shape"] is not None else None
-                comp.add_data_space(ds["name"], ds["type"], shape)
-        for uf in data["ufs"]:
-            comp.declare_uf(**uf)
-        for name in data["return_values"]:
-            comp.add_return_value(name)
-        for s in data["stmts"]:
-            stmt = comp.add_stmt(
-                Stmt(
-                    s["source"],
-                    s["domain"],
-                    s["schedule"],
-                    reads=[(d, r) for d, r in s["reads"]],
-                    writes=[(d, r) for d, r in s["writes"]],
-                    name=s["name"],
-                )
-            )
-            current = Relation(s["current_schedule"], ufs=comp.ufs)
-            if current.in_arity != stmt.domain.arity:
-                raise SpfError(
-                    f"from_json: the current schedule {current} of {stmt.name} does not take "
-                    f"{stmt.domain.arity}-tuples like its domain {stmt.domain}"
-                )
-            stmt._schedule = current
+        return _build(data)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         if isinstance(err, SpfError):
             raise
         raise SpfError(f"from_json: malformed computation: {err!r}") from err
+
+
+def _build(data: dict[str, Any]) -> Computation:
+    from spf.computation.computation import Computation
+
+    comp = Computation(data["name"])
+    for ds in data["data_spaces"]:
+        if ds["role"] == "parameter":
+            comp.add_parameter(ds["name"], ds["type"])
+        else:
+            shape = tuple(ds["shape"]) if ds["shape"] is not None else None
+            comp.add_data_space(ds["name"], ds["type"], shape)
+    for uf in data["ufs"]:
+        comp.declare_uf(**uf)
+    for name in data["return_values"]:
+        comp.add_return_value(name)
+    for s in data["stmts"]:
+        _add_stmt(comp, s)
     return comp
+
+
+def _add_stmt(comp: Computation, s: dict[str, Any]) -> None:
+    from spf.computation.statement import Stmt
+
+    stmt = comp.add_stmt(
+        Stmt(
+            s["source"],
+            s["domain"],
+            s["schedule"],
+            reads=[(d, r) for d, r in s["reads"]],
+            writes=[(d, r) for d, r in s["writes"]],
+            name=s["name"],
+        )
+    )
+    current = Relation(s["current_schedule"], ufs=comp.ufs)
+    if current.in_arity != stmt.domain.arity:
+        raise SpfError(
+            f"from_json: the current schedule {current} of {stmt.name} does not take "
+            f"{stmt.domain.arity}-tuples like its domain {stmt.domain}"
+        )
+    stmt._schedule = current
+    for loop, tags in s.get("tags", {}).items():
+        for tag in tags:
+            stmt._tag(loop, tag)
