@@ -14,6 +14,7 @@ from spf.sets import UF, Relation, Set
 if TYPE_CHECKING:
     from spf.computation.dependences import Dependence
     from spf.computation.source import ParsedSource
+    from spf.pdfg import PDFG
     from spf.runtime import Kernel
 
 
@@ -339,6 +340,21 @@ class Computation:
         from spf.codegen.compile import compile_kernel
 
         return compile_kernel(self, target, name, check, **options)
+
+    # --- the polyhedral dataflow graph
+    def pdfg(self) -> PDFG:
+        """The PDFG view (API.md section 5)."""
+        from spf.pdfg import PDFG
+
+        return PDFG(self)
+
+    def to_dot(self) -> str:
+        """Deterministic Graphviz text of the PDFG."""
+        return self.pdfg().to_dot()
+
+    def write_dot(self, path: str) -> None:
+        """Write the PDFG's DOT text to ``path``."""
+        self.pdfg().write(path)
 
     # --- printing and serialization
     def to_json(self) -> str:

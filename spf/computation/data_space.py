@@ -54,7 +54,7 @@ class DataSpace:
 
     def shape_text(self) -> str:
         if self.shape is None:
-            return "[?]" * (self.rank or 0) if self.rank else ""
+            return ""
         return "".join(f"[{d}]" for d in self.shape)
 
     def with_rank(self, rank: int) -> DataSpace:

@@ -1,1 +1,8 @@
-"""Polyhedral dataflow graph: a networkx view of a ``Computation``, DOT output, graph operations."""
+"""Polyhedral dataflow graph: a networkx view of a ``Computation``, DOT output, graph
+operations that become schedule relations (API.md section 5)."""
+
+from __future__ import annotations
+
+from spf.pdfg.pdfg import PDFG
+
+__all__ = ["PDFG"]
