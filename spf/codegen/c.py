@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 PRELUDE = """\
 #include <stdint.h>
+#include <stdlib.h>
 #include <math.h>
 
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
@@ -74,8 +75,21 @@ class CPrinter:
         with self.out.braces():
             for a in self.p.signature.args:
                 self.out.line(f"(void){a.name};")
+            for name, ctype, count in self.p.locals:
+                self.out.line(
+                    f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), "
+                    f"sizeof({ctype}));"
+                )
+            if self.p.locals:
+                names = " || ".join(f"!{name}" for name, _, _ in self.p.locals)
+                self.out.line(f"if ({names}) {{ {self._free()}return; }}")
             self.node(self.p.body)
+            if self.p.locals:
+                self.out.line(self._free().strip())
         return self.out.text()
+
+    def _free(self) -> str:
+        return "".join(f"free({name}); " for name, _, _ in self.p.locals)
 
     def _macros(self) -> None:
         for name, arity in self.p.ufs:

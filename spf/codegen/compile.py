@@ -56,7 +56,7 @@ def compile_kernel(
 ) -> Kernel:
     """Generate ``comp`` for ``target``, compile it (cached on disk) and load it."""
     from spf.codegen import codegen
-    from spf.codegen.program import signature
+    from spf.codegen.program import c_function_name, signature
     from spf.runtime.build import build
     from spf.runtime.kernel import Kernel
 
@@ -64,7 +64,7 @@ def compile_kernel(
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     if target != "c":
         raise CodegenError(f"compile: target {target!r} is not available yet; use 'c'")
-    fname = name or comp.name
+    fname = c_function_name(name or comp.name)
     key = hashlib.sha256(
         "\0".join([comp.to_json(), target, fname, str(check)]).encode()
     ).hexdigest()

@@ -42,13 +42,15 @@ class Program:
     data: tuple[DataMacro, ...]
     ufs: tuple[tuple[str, int], ...]
     """``(name, arity)`` of each UF array."""
+    locals: tuple[tuple[str, str, str], ...] = ()
+    """``(name, C type, element count as a C expression)`` of the function's own arrays."""
 
 
 def lower(comp: Computation, name: str | None = None) -> Program:
     """Scan ``comp`` and collect what printers need."""
     from spf.codegen.scan import Scanner
 
-    fname = name or comp.name
+    fname = c_function_name(name or comp.name)
     if not fname.isidentifier():
         raise CodegenError(f"function name {fname!r} is not a C identifier")
     if not comp.stmts:
@@ -61,9 +63,72 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         signature=signature(comp, fname),
         body=body,
         stmts=tuple(_stmt_macro(s) for s in comp.stmts),
-        data=tuple(_data_macro(ds) for ds in comp.data_spaces.values() if ds.rank),
+        data=tuple(_data_macro(ds) for ds in comp.data_spaces.values() if ds.rank is not None),
         ufs=tuple((u.name, u.arity) for _, u in sorted(comp.ufs.items())),
+        locals=tuple(_local(ds) for ds in comp.data_spaces.values() if ds.role == "local"),
     )
+
+
+def _local(ds: object) -> tuple[str, str, str]:
+    from spf.computation.data_space import DataSpace
+
+    assert isinstance(ds, DataSpace)
+    if ds.rank and ds.shape is None:
+        raise CodegenError(
+            f"local data space {ds.name!r} has rank {ds.rank} but no shape; declare its shape "
+            "in the function Computation so the generated code can allocate it"
+        )
+    count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
+    return ds.name, ds.ctype, count
+
+
+C_RESERVED = frozenset(
+    [
+        "main",
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "_Bool",
+        "_Complex",
+        "_Imaginary",
+    ]
+)
+
+
+def c_function_name(name: str) -> str:
+    """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main``)."""
+    return f"spf_{name}" if name in C_RESERVED else name
 
 
 def signature(comp: Computation, fname: str) -> Signature:
@@ -74,6 +139,8 @@ def signature(comp: Computation, fname: str) -> Signature:
         ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
         args.append(Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf))
     for ds in comp.data_spaces.values():
+        if ds.role == "local":
+            continue
         args.append(
             Arg(
                 name=ds.name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.computation.access import access_relation, iterator_names
@@ -13,6 +13,7 @@ from spf.sets import UF, Relation, Set
 
 if TYPE_CHECKING:
     from spf.computation.dependences import Dependence
+    from spf.computation.inline import AppendResult
     from spf.computation.source import ParsedSource
     from spf.pdfg import PDFG
     from spf.runtime import Kernel
@@ -319,6 +320,38 @@ class Computation:
         from spf.computation.interpret import interpret
 
         interpret(self, arrays)
+
+    # --- inlining function computations
+    def append_computation(
+        self,
+        callee: Computation,
+        domain: str | Set,
+        schedule: str | Relation,
+        args: Sequence[str] = (),
+    ) -> AppendResult:
+        """Inline ``callee`` under ``domain``/``schedule`` (IEGenLib ``appendComputation``)."""
+        from spf.computation.inline import append_computation
+
+        if not isinstance(callee, Computation):
+            raise SpfError(f"append_computation expects a Computation, got {callee!r}")
+        if isinstance(args, str):
+            raise SpfError("append_computation: args is a list of argument texts, not a str")
+        return append_computation(self, callee, domain, schedule, args)
+
+    def _add_local(self, name: str, ds: DataSpace) -> None:
+        """A data space of the generated function itself (not a kernel argument)."""
+        rank = ds.rank if ds.rank is not None else 0
+        local = DataSpace(
+            name=name,
+            ctype=ds.ctype,
+            shape=ds.shape,
+            rank=rank if ds.shape is None else None,
+            pointer=False,
+            role="local",
+        )
+        if ds.shape is not None:
+            local = local.with_rank(len(ds.shape))
+        self._add_space(local)
 
     # --- code generation (facades over spf.codegen and spf.runtime)
     def loop_structure(self) -> str:

@@ -1,0 +1,210 @@
+"""``append_computation``: inline a function Computation into a caller (IEGenLib's
+``appendComputation``, API.md section 6).
+
+The callee's data spaces and iterators get a fresh prefix ``_i<N>_``; pointer parameters are
+replaced by the caller's data space given as argument; by-value parameters become locals
+assigned from the argument (a literal or a data space) before the callee's statements; the
+callee's statements are nested under the surrounding domain and schedule. Callee data spaces
+not bound to an argument (locals, by-value parameters, return values) become locals of the
+caller's generated function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.computation.access import iterator_names
+from spf.computation.statement import Stmt
+from spf.errors import ArityError, SpfError
+from spf.sets import Relation, Set
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.data_space import DataSpace
+
+_LITERAL = re.compile(r"^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)[fF]?$")
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What ``append_computation`` returns."""
+
+    tuple_position: int
+    """The last value used at the position the callee was placed at (append the next
+    statement after it)."""
+    return_values: list[str]
+    """The callee's return values, renamed for the caller."""
+
+
+def append_computation(
+    caller: Computation,
+    callee: Computation,
+    domain: str | Set,
+    schedule: str | Relation,
+    args: Sequence[str] = (),
+) -> AppendResult:
+    where = f"append_computation({callee.name})"
+    outer = domain if isinstance(domain, Set) else Set(domain)
+    outer_sched = schedule if isinstance(schedule, Relation) else Relation(schedule)
+    if outer_sched.in_arity != outer.arity:
+        raise ArityError(f"{where}: schedule {outer_sched} does not take the domain's tuples")
+    outer_fn = outer_sched.as_function(list(iterator_names(outer)))
+    if outer_fn is None or not outer_fn or not outer_fn[-1].lstrip("-").isdigit():
+        raise SpfError(
+            f"{where}: the surrounding schedule {outer_sched} must be a function ending in a "
+            "constant position (2d+1 form), e.g. {[t] -> [0, t, 0]}"
+        )
+    params = [ds for ds in callee.data_spaces.values() if ds.role == "parameter"]
+    if len(args) != len(params):
+        raise ArityError(
+            f"{where}: {callee.name} takes {len(params)} argument(s) "
+            f"({', '.join(p.name for p in params)}), got {len(args)}"
+        )
+    for uf in callee.ufs.values():
+        if uf.name not in caller.ufs:
+            caller.declare_uf(
+                uf.name,
+                arity=uf.arity,
+                domain=uf.domain,
+                range=uf.range,
+                monotonic=uf.monotonic,
+                dtype=uf.dtype,
+            )
+    prefix = _fresh_prefix(caller)
+    rename, assigns = _bind_arguments(caller, callee, params, args, prefix, where)
+    plan = _Plan(caller, callee, outer, outer_fn, prefix, rename, where)
+    position = plan.place(assigns)
+    returns = [rename.get(r, prefix + r) for r in callee.return_values]
+    return AppendResult(tuple_position=position, return_values=returns)
+
+
+def _fresh_prefix(caller: Computation) -> str:
+    taken = set(caller.data_spaces) | {s.name for s in caller.stmts}
+    n = getattr(caller, "_inline_count", 0)
+    while any(name.startswith(f"_i{n}_") for name in taken):
+        n += 1
+    caller._inline_count = n + 1  # type: ignore[attr-defined]
+    return f"_i{n}_"
+
+
+def _bind_arguments(
+    caller: Computation,
+    callee: Computation,
+    params: list[DataSpace],
+    args: Sequence[str],
+    prefix: str,
+    where: str,
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Data-space renaming for the callee and the ``(local, value)`` assignments."""
+    rename: dict[str, str] = {}
+    assigns: list[tuple[str, str]] = []
+    for p, arg in zip(params, args, strict=True):
+        if not isinstance(arg, str):
+            raise SpfError(f"{where}: argument for {p.name!r} must be text, got {arg!r}")
+        arg = arg.strip()
+        if p.pointer:
+            if arg not in caller.data_spaces:
+                raise SpfError(
+                    f"{where}: {p.name!r} is passed by reference ({p.type_text}); its argument "
+                    f"must be a data space of {caller.name} "
+                    f"(known: {', '.join(sorted(caller.data_spaces)) or 'none'}), got {arg!r}"
+                )
+            rename[p.name] = arg
+        elif _LITERAL.match(arg) or (arg in caller.data_spaces and _scalar(caller, arg)):
+            assigns.append((prefix + p.name, arg))
+        else:
+            raise SpfError(
+                f"{where}: argument for by-value parameter {p.name!r} must be a numeric "
+                f"literal or a 0-d data space of {caller.name}, got {arg!r}"
+            )
+    for name in callee.data_spaces:
+        rename.setdefault(name, prefix + name)
+    return rename, assigns
+
+
+def _scalar(caller: Computation, name: str) -> bool:
+    return caller.data_spaces[name].rank == 0
+
+
+class _Plan:
+    """Places the callee's statements under the surrounding domain and schedule."""
+
+    def __init__(
+        self,
+        caller: Computation,
+        callee: Computation,
+        outer: Set,
+        outer_fn: tuple[str, ...],
+        prefix: str,
+        rename: Mapping[str, str],
+        where: str,
+    ) -> None:
+        self.caller, self.callee, self.outer = caller, callee, outer
+        self.outer_fn, self.prefix, self.rename, self.where = outer_fn, prefix, rename, where
+        self.outer_its = list(iterator_names(outer))
+        self.base = int(outer_fn[-1])
+
+    def place(self, assigns: list[tuple[str, str]]) -> int:
+        """Add locals, assignments and statements; the last position value used."""
+        for name, ds in self.callee.data_spaces.items():
+            new = self.rename[name]
+            if new in self.caller.data_spaces:
+                continue  # bound to a caller data space
+            self.caller._add_local(new, ds)
+        offset = 0
+        last = self.base
+        for local, value in assigns:
+            self._add(f"${local}$ = {self._value(value)};", "{[]}", "{[] -> [0]}", offset)
+            last = self.base + offset
+            offset += 1
+        for stmt in self.callee.stmts:
+            first = stmt.schedule.as_function(list(iterator_names(stmt.domain)))
+            if first is None or not first[0].lstrip("-").isdigit():
+                raise SpfError(
+                    f"{self.where}: statement {stmt.name} of {self.callee.name} needs a 2d+1 "
+                    f"schedule that is a function starting with a constant, got {stmt.schedule}"
+                )
+            self._add_callee_stmt(stmt, offset)
+            last = max(last, self.base + offset + int(first[0]))
+        return last
+
+    def _value(self, value: str) -> str:
+        return f"${value}$" if value in self.caller.data_spaces else value
+
+    def _add_callee_stmt(self, stmt: Stmt, offset: int) -> None:
+        its = list(iterator_names(stmt.domain))
+        new_its = [self.prefix + it for it in its]
+        source = stmt.parsed.render_c(
+            lambda n, ix: f"${self.rename[n]}$" + (f"({', '.join(ix)})" if ix else ""),
+            lambda n, ix: f"{n}({', '.join(ix)})",
+            dict(zip(its, new_its, strict=True)),
+        )
+        named = Set(f"{{[{', '.join(new_its)}]}}").intersect(stmt.domain) if its else stmt.domain
+        sched = stmt.schedule.as_function(new_its)
+        assert sched is not None
+        self._add(source, named, sched, offset, inner_its=new_its)
+
+    def _add(
+        self,
+        source: str,
+        domain: str | Set,
+        sched: str | Sequence[str],
+        offset: int,
+        inner_its: Sequence[str] = (),
+    ) -> None:
+        inner = domain if isinstance(domain, Set) else Set(domain)
+        full = self.outer.product(inner) if inner.arity else self.outer
+        its = [*self.outer_its, *inner_its]
+        if isinstance(sched, str):
+            inner_out = Relation(sched).as_function([]) or ("0",)
+        else:
+            inner_out = tuple(sched)
+        head = list(self.outer_fn[:-1])
+        first = f"{self.base + offset} + ({inner_out[0]})"
+        out = [*head, first, *inner_out[1:]]
+        rel = f"{{[{', '.join(its)}] -> [{', '.join(out)}]}}"
+        full = Set(f"{{[{', '.join(its)}]}}").intersect(full) if its else full
+        self.caller.add_stmt(Stmt(source, full, rel))
