@@ -182,3 +182,8 @@ def walk(n: Node) -> Iterator[Node]:
         yield from walk(n.then)
         if n.orelse is not None:
             yield from walk(n.orelse)
+
+
+def substitute_expr(e: Expr, name: str, new: str) -> Expr:
+    """Rename variable ``name`` to ``new`` in one expression."""
+    return map_expr(e, lambda x: Var(new) if isinstance(x, Var) and x.name == name else None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import islpy as isl
@@ -35,7 +35,9 @@ from spf.codegen.loop_ast import (
     Var,
     map_expr,
     substitute,
+    substitute_expr,
     uses,
+    walk,
 )
 from spf.computation.dependences import padded
 from spf.computation.statement import is_constant
@@ -77,6 +79,7 @@ class Scanner:
         self.values: dict[str, UFValue] = {}
         self.keys: dict[tuple[str, tuple[Expr, ...]], str] = {}
         self.stmts = {s.name: self._prepare(s) for s in comp.stmts}
+        self._stmt_by_name = {s.name: s for s in comp.stmts}
         levels = {v.level for v in self.values.values() if v.level >= 0}
         self.cuts = sorted(levels | {self.width - 1})
 
@@ -200,7 +203,37 @@ class Scanner:
     def scan(self) -> Node:
         top = {v for v, info in self.values.items() if info.level < 0}
         body = self._segment(0, sorted(self.stmts), top, set())
-        return self._bind_all(sorted(top), body)
+        return self._local_names(self._bind_all(sorted(top), body), frozenset(self.reserved))
+
+    def _local_names(self, n: Node, taken: frozenset[str]) -> Node:
+        """Give each loop the name its statements use at that position (positions are named
+        after the first statement that has a loop there; a later nest may call it otherwise)."""
+        if isinstance(n, Block):
+            return Block(tuple(self._local_names(i, taken) for i in n.items))
+        if isinstance(n, If):
+            orelse = None if n.orelse is None else self._local_names(n.orelse, taken)
+            return If(n.cond, self._local_names(n.then, taken), orelse)
+        if isinstance(n, Bind):
+            return Bind(n.var, n.uf, n.args, self._local_names(n.body, taken | {n.var}))
+        if not isinstance(n, For):
+            return n
+        want = self._loop_name_inside(n)
+        if want is not None and want != n.var and want not in taken and not uses(n, want):
+            n = replace(
+                n,
+                var=want,
+                body=substitute(n.body, {n.var: Var(want)}),
+                cond=substitute_expr(n.cond, n.var, want),
+            )
+        return replace(n, body=self._local_names(n.body, taken | {n.var}))
+
+    def _loop_name_inside(self, n: For) -> str | None:
+        for node in walk(n.body):
+            if isinstance(node, Call):
+                outs = padded(self._stmt_by_name[node.stmt], self.width).out_vars
+                name = outs[n.position]
+                return name if name.isidentifier() and not is_constant(name) else None
+        return None
 
     def _bind_all(self, names: Sequence[str], body: Node) -> Node:
         for var in reversed(list(names)):

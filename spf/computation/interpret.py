@@ -1,7 +1,16 @@
-"""The reference interpreter: every statement instance in schedule order (slow, exact)."""
+"""The reference interpreter: every statement instance in schedule order (slow, exact).
+
+Arguments are checked exactly as a compiled kernel checks them (:class:`spf.runtime.binding.
+Binder` with ``check=True``: dtypes, ranks, shapes, contiguity, writeability, parameters
+inferred from declared shapes, declared UF facts, no written array overlapping another), with
+two allowances: an index array may be int32 or int64 whatever its UF declares (the interpreter
+does not care; a kernel does), and a local 0-d scalar (a function's parameter or return value)
+may be left out (it starts at 0).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -9,16 +18,33 @@ import numpy as np
 
 from spf.computation.access import iterator_names
 from spf.computation.dependences import padded
-from spf.errors import ArgumentError, SpfError
+from spf.errors import SpfError
 
 if TYPE_CHECKING:
+    from spf.codegen.signature import Signature
     from spf.computation.computation import Computation
+
+_INDEX_DTYPES = ("int32", "int64")
 
 
 def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
     """Execute ``comp`` on ``args`` (data spaces, UF arrays and parameters, by name)."""
-    arrays, ufs = _arrays(comp, args)
-    params = _params(comp, args, arrays)
+    from spf.runtime.binding import Binder  # spf.computation does not import spf.runtime
+
+    given = dict(args)
+    for name, ds in comp.data_spaces.items():
+        if name not in given and ds.rank == 0 and ds.role not in ("data", "local"):
+            given[name] = np.zeros((), dtype=ds.dtype)  # a function's scalar parameter
+    binder = Binder(_signature(comp, given), context=f"interpret({comp.name})")
+    params, values = binder.bind(given, check=True)
+    arrays: dict[str, Any] = {}
+    ufs: dict[str, Any] = {}
+    for d, value in zip(binder.data, values, strict=True):
+        if d.is_uf:
+            ufs[d.name] = value
+        else:  # a kernel also takes shape (1,) for a 0-d space; the interpreter needs 0-d
+            arrays[d.name] = value.reshape(()) if d.rank == 0 else value
+    arrays.update(_locals(comp, params))
     width = comp.schedule_width()
     instances: list[tuple[tuple[int, ...], int, tuple[int, ...]]] = []
     for order, stmt in enumerate(comp.stmts):
@@ -37,68 +63,35 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
         runners[order](env, arrays, ufs)
 
 
-def _arrays(comp: Computation, args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    known = set(comp.data_spaces) | set(comp.ufs) | set(comp.params)
-    unknown = sorted(set(args) - known)
-    if unknown:
-        raise ArgumentError(
-            f"interpret({comp.name}): unknown argument(s) {', '.join(unknown)}; expected "
-            f"{', '.join(sorted(known))}"
-        )
-    arrays: dict[str, Any] = {}
-    written = {ds for s in comp.stmts for ds, _ in s.writes}
+def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
+    """The kernel's signature, each UF taking the index dtype (int32 or int64) passed."""
+    from spf.codegen.program import signature
+    from spf.sets import UF
+
+    sig = signature(comp, comp.name)
+    out = []
+    for a in sig.args:
+        value = args.get(a.name)
+        uf = a.uf
+        if uf is not None and isinstance(value, np.ndarray) and value.dtype.name != uf.dtype:
+            dtype = value.dtype.name
+            if dtype in _INDEX_DTYPES:
+                uf = UF(uf.name, uf.arity, uf.domain, uf.range, uf.monotonic, dtype)
+                a = dataclasses.replace(a, ctype=f"{dtype}_t", uf=uf)
+        out.append(a)
+    return dataclasses.replace(sig, args=tuple(out))
+
+
+def _locals(comp: Computation, params: Mapping[str, int]) -> dict[str, Any]:
+    """Zeroed arrays for the computation's own data spaces (as generated code allocates)."""
+    from spf.sets.expr import compile_expr
+
+    out: dict[str, Any] = {}
     for name, ds in comp.data_spaces.items():
-        if name not in args:
-            if ds.rank == 0 and ds.role != "data":
-                arrays[name] = np.zeros((), dtype=ds.dtype)  # a local scalar
-                continue
-            raise ArgumentError(f"interpret({comp.name}): missing data space {name!r}")
-        value = args[name]
-        if not isinstance(value, np.ndarray):
-            raise ArgumentError(
-                f"interpret({comp.name}): {name!r} must be a numpy array, "
-                f"got {type(value).__name__}"
-            )
-        if ds.rank is not None and value.ndim != ds.rank:
-            raise ArgumentError(
-                f"interpret({comp.name}): {name!r} has {value.ndim} dimension(s), the data "
-                f"space has rank {ds.rank}"
-            )
-        if not value.flags.writeable and name in written:
-            raise ArgumentError(
-                f"interpret({comp.name}): {name!r} is written but the array is read-only"
-            )
-        arrays[name] = value
-    ufs: dict[str, Any] = {}
-    for name, uf in comp.ufs.items():
-        if name not in args:
-            raise ArgumentError(f"interpret({comp.name}): missing UF array {name!r}")
-        value = np.asarray(args[name])
-        if value.dtype.kind not in "iu" or value.ndim != uf.arity:
-            raise ArgumentError(
-                f"interpret({comp.name}): UF {name!r} must be a {uf.arity}-d integer array, "
-                f"got dtype {value.dtype} with {value.ndim} dimension(s)"
-            )
-        ufs[name] = value
-    return arrays, ufs
-
-
-def _params(
-    comp: Computation, args: Mapping[str, Any], arrays: Mapping[str, Any]
-) -> dict[str, int]:
-    params: dict[str, int] = {}
-    for name in sorted(comp.params):
-        if name in args:
-            value = args[name]
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ArgumentError(f"interpret({comp.name}): parameter {name!r} must be an int")
-            params[name] = int(value)
-    for name, ds in comp.data_spaces.items():  # parameters that follow from declared shapes
-        for axis, extent in enumerate(ds.shape or ()):
-            known = isinstance(extent, str) and extent.isidentifier() and extent in params
-            if isinstance(extent, str) and extent.isidentifier() and not known and name in arrays:
-                params[extent] = int(arrays[name].shape[axis])
-    missing = sorted(set(comp.params) - set(params))
-    if missing:
-        raise ArgumentError(f"interpret({comp.name}): missing parameter(s) {', '.join(missing)}")
-    return params
+        if ds.role != "local":
+            continue
+        shape = tuple(
+            d if isinstance(d, int) else compile_expr(d)[0](params) for d in ds.shape or ()
+        )
+        out[name] = np.zeros(shape, dtype=ds.dtype)
+    return out

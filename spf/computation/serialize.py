@@ -1,11 +1,13 @@
-"""Lossless JSON of a Computation: declarations, statements and current schedules."""
+"""Lossless JSON of a Computation: declarations, statements, current schedules and tags, and
+the trace of scheduling commands (restored as recorded, not replayed)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import SpfError, UndeclaredError
+from spf.schedule.trace import Trace, set_trace, trace_of
 from spf.sets import Relation
 
 if TYPE_CHECKING:
@@ -53,6 +55,7 @@ def to_json(comp: Computation) -> str:
             }
             for s in comp.stmts
         ],
+        "trace": trace_of(comp).to_data(),
     }
     return json.dumps(data, indent=1)
 
@@ -90,6 +93,7 @@ def _build(data: dict[str, Any]) -> Computation:
         comp.add_return_value(name)
     for s in data["stmts"]:
         _add_stmt(comp, s)
+    set_trace(comp, Trace.from_data(data.get("trace", [])))
     return comp
 
 
@@ -113,6 +117,10 @@ def _add_stmt(comp: Computation, s: dict[str, Any]) -> None:
             f"{stmt.domain.arity}-tuples like its domain {stmt.domain}"
         )
     stmt._schedule = current
-    for loop, tags in s.get("tags", {}).items():
-        for tag in tags:
-            stmt._tag(loop, tag)
+    tags = s.get("tags", {})
+    for loop, loop_tags in tags.items():
+        if loop not in stmt.loops:
+            raise UndeclaredError("loop", loop, stmt.loops, hint=f"tagged in {stmt.name}")
+        if not isinstance(loop_tags, list) or not all(isinstance(t, str) for t in loop_tags):
+            raise SpfError(f"from_json: tags of loop {loop!r} must be a list of strings")
+    stmt._tags = {loop: tuple(loop_tags) for loop, loop_tags in tags.items()}

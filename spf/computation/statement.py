@@ -5,7 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError, UndeclaredError
+from spf.errors import SpfError
+from spf.schedule.commands import (
+    After,
+    Command,
+    Interchange,
+    Level,
+    Loop,
+    Parallelize,
+    Reverse,
+    SetSchedule,
+    Shift,
+    Skew,
+    Split,
+    Tile,
+    Unroll,
+    Vectorize,
+)
 from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
@@ -115,29 +131,89 @@ class Stmt:
             raise SpfError(f"statement {self.name}: not yet added to a Computation")
         return self._parsed
 
-    # --- hardware tags (Tiramisu Layer II): recorded per loop name, checked at codegen
+    # --- scheduling commands (Tiramisu Layer II): see spf.schedule
     @property
     def tags(self) -> dict[str, tuple[str, ...]]:
         """Tags by loop name (``{"i": ("parallel",)}``)."""
         return dict(self._tags)
 
-    def parallelize(self, loop: str | int) -> Stmt:
-        """Run ``loop`` in parallel (OpenMP ``parallel for`` in C); checked against the
-        dependences by ``check_legality`` and ``codegen``."""
-        self._tag(loop, "parallel")
+    def _run(self, command: Command) -> Stmt:
+        from spf.schedule.apply import run
+
+        run(self, command)
         return self
 
-    def _tag(self, loop: str | int, tag: str) -> None:
-        loops = self.loops
-        if isinstance(loop, int) and not isinstance(loop, bool):
-            if not 0 <= loop < len(loops):
-                raise UndeclaredError("loop", str(loop), loops, hint=f"of statement {self.name}")
-            loop = loops[loop]
-        if not isinstance(loop, str) or loop not in loops:
-            raise UndeclaredError("loop", str(loop), loops, hint=f"of statement {self.name}")
-        current = self._tags.get(loop, ())
-        if tag not in current:
-            self._tags[loop] = (*current, tag)
+    def tile(
+        self, i: Loop, j: Loop, ti: int, tj: int, i0: str, j0: str, i1: str, j1: str
+    ) -> Stmt:
+        """Tile consecutive loops ``i``, ``j`` by ``ti x tj``: ``[.., i0, 0, j0, 0, i1, c, j1,
+        ..]`` with ``i = ti*i0 + i1``, ``0 <= i1 < ti`` (same for ``j``)."""
+        return self._run(Tile(i=i, j=j, ti=ti, tj=tj, i0=i0, j0=j0, i1=i1, j1=j1))
+
+    def split(self, i: Loop, factor: int, outer: str, inner: str) -> Stmt:
+        """``i = factor*outer + inner``, ``0 <= inner < factor``."""
+        return self._run(Split(loop=i, factor=factor, outer=outer, inner=inner))
+
+    def interchange(self, i: Loop, j: Loop) -> Stmt:
+        """Swap loops ``i`` and ``j``."""
+        return self._run(Interchange(i=i, j=j))
+
+    def shift(self, i: Loop, amount: int) -> Stmt:
+        """``i' = i + amount`` (the name is kept)."""
+        return self._run(Shift(loop=i, amount=amount))
+
+    def skew(
+        self, i: Loop, j: Loop, factor: int, new_i: str | None = None, new_j: str | None = None
+    ) -> Stmt:
+        """``j' = j + factor*i`` (loops renamed ``new_i`` / ``new_j`` when given)."""
+        return self._run(Skew(i=i, j=j, factor=factor, new_i=new_i, new_j=new_j))
+
+    def reverse(self, i: Loop) -> Stmt:
+        """``i' = -i`` (the name is kept)."""
+        return self._run(Reverse(loop=i))
+
+    def unroll(self, i: Loop, factor: int) -> Stmt:
+        """Tag ``i`` ``unroll(factor)`` (``#pragma GCC unroll`` in C)."""
+        return self._run(Unroll(loop=i, factor=factor))
+
+    def vectorize(
+        self, i: Loop, width: int, outer: str | None = None, inner: str | None = None
+    ) -> Stmt:
+        """Split ``i`` by ``width`` (into ``<i>0``, ``<i>1`` unless named) and tag the inner
+        loop ``vector(width)`` (``#pragma omp simd`` in C)."""
+        return self._run(Vectorize(loop=i, width=width, outer=outer, inner=inner))
+
+    def parallelize(self, i: Loop) -> Stmt:
+        """Run ``i`` in parallel (OpenMP ``parallel for`` in C); checked against the
+        dependences by ``check_legality`` and ``codegen``."""
+        return self._run(Parallelize(loop=i))
+
+    def set_schedule(self, relation: str | Relation) -> Stmt:
+        """Replace the scattering relation (its input arity must be the domain's)."""
+        if not isinstance(relation, (str, Relation)):
+            raise SpfError(f"set_schedule: expected relation text or spf.Relation, got {relation!r}")
+        return self._run(SetSchedule(relation=str(relation)))
+
+    def after(self, other: Stmt | str, level: Level) -> Stmt:
+        """Run right after ``other``, sharing its loops up to and including ``level``
+        (none for ``spf.ROOT``)."""
+        return self._run(After(other=self._peer(other).name, level=level))
+
+    def before(self, other: Stmt | str, level: Level) -> Stmt:
+        """Run right before ``other`` (``other.after(self, level)``); returns this statement."""
+        self._peer(other)._run(After(other=self.name, level=level))
+        return self
+
+    def then(self, other: Stmt | str, level: Level) -> Stmt:
+        """``other.after(self, level)``; returns ``other`` (for chaining)."""
+        return self._peer(other)._run(After(other=self.name, level=level))
+
+    def _peer(self, other: Stmt | str) -> Stmt:
+        if self._comp is None:
+            raise SpfError(f"statement {self.name}: add it to a Computation before ordering it")
+        if not isinstance(other, (Stmt, str)):
+            raise SpfError(f"expected a statement or its name, got {other!r}")
+        return self._comp.stmt(other)
 
     def __repr__(self) -> str:
         return f"Stmt(name={self.name!r}, source={self._source!r})"

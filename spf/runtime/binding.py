@@ -1,0 +1,307 @@
+"""Binding keyword arguments to a :class:`~spf.codegen.signature.Signature` (API.md section 8).
+
+:class:`Binder` checks what a call passes by name: parameters are ints that fit their C type
+(or follow from the arrays' declared shapes), arrays are numpy arrays of the right dtype, rank
+and shape, C-contiguous, aligned and writeable where written; ``check=True`` also checks the
+declared UF facts (:mod:`spf.runtime.checks`) and that no written array overlaps another.
+:class:`~spf.runtime.kernel.Kernel` binds every call with it, and so does the reference
+interpreter (``Computation.interpret``), so both refuse the same arguments.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
+
+import numpy as np
+
+from spf.errors import ArgumentError, SpfError
+from spf.runtime.checks import Array, UFCheck
+from spf.sets.expr import Evaluator, compile_expr
+
+if TYPE_CHECKING:
+    from spf.codegen.signature import Arg, Signature
+
+_MISSING: Any = object()
+
+
+class _Data:
+    """How one array argument (data space or UF) is checked."""
+
+    def __init__(self, arg: Arg, params: frozenset[str], context: str | None) -> None:
+        self.name = arg.name
+        self.arg = arg
+        self.is_uf = arg.kind == "uf"
+        # the subject of a message: the bare name for a kernel, quoted after a context
+        self.label = arg.name if context is None else f"argument {arg.name!r}"
+        self.writer = "the kernel" if context is None else "the computation"
+        try:
+            self.dtype = np.dtype(arg.dtype)
+        except KeyError:
+            raise SpfError(f"argument {arg.name!r}: unsupported C type {arg.ctype!r}") from None
+        self.writes = not self.is_uf and not arg.const
+        self.shape_text: tuple[str, ...] | None = None
+        self.shape_of: Callable[[dict[str, int]], tuple[int, ...]] | None = None
+        rank = arg.uf.arity if self.is_uf and arg.uf is not None else arg.rank
+        if not self.is_uf and arg.shape is not None:
+            self.shape_text = tuple(str(e) for e in arg.shape)
+            self.shape_of = _shape_fn(arg.name, arg.shape, params)
+            rank = len(arg.shape) if rank is None else rank
+        self.rank = rank
+        self.uf_check = (
+            UFCheck(arg.uf, params, label=self.label) if self.is_uf and arg.uf is not None else None
+        )
+
+    def ok(self, value: object, params: dict[str, int]) -> TypeGuard[Array]:
+        """Whether ``value`` is acceptable (fast path; :meth:`explain` says why not)."""
+        if not isinstance(value, np.ndarray) or value.dtype != self.dtype:
+            return False
+        flags = value.flags
+        if not (flags.c_contiguous and flags.aligned and (flags.writeable or not self.writes)):
+            return False
+        if self.shape_of is not None:
+            want = self.shape_of(params)
+            return value.shape == want or (not want and value.shape == (1,))
+        rank = self.rank
+        return rank is None or value.ndim == rank or (rank == 0 and value.shape == (1,))
+
+    def explain(self, value: object, params: dict[str, int]) -> ArgumentError:
+        """The error for a ``value`` that :meth:`ok` rejected."""
+        name, label, dtype = self.name, self.label, self.dtype
+        if not isinstance(value, np.ndarray):
+            what = "index array (UF)" if self.is_uf else "data space"
+            return ArgumentError(
+                f"{label}: expected a numpy array of dtype {dtype} for {what} {name!r}, got "
+                f"{type(value).__name__}; pass np.asarray({name}, dtype=np.{dtype})"
+            )
+        if value.dtype != dtype:
+            hint = (
+                " (the UF's declared dtype; index arrays are never converted silently)"
+                if self.is_uf
+                else " (outputs are written in place, so keep the converted array)"
+            )
+            return ArgumentError(
+                f"{label}: expected dtype {dtype} ({self.arg.ctype}), got {value.dtype}; "
+                f"convert it with {name}.astype(np.{dtype}){hint}"
+            )
+        rank = self.rank
+        if rank is not None and value.ndim != rank and not (rank == 0 and value.shape == (1,)):
+            want = "a 0-d array (np.zeros(())) or shape (1,)" if rank == 0 else f"{rank}-d"
+            return ArgumentError(
+                f"{label}: expected {want}, got a {value.ndim}-d array of shape {value.shape}; "
+                f"reshape it"
+            )
+        if self.shape_of is not None:
+            want_shape = self.shape_of(params)
+            if value.shape != want_shape and (want_shape or value.shape != (1,)):
+                decl = ", ".join(self.shape_text or ())
+                used = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+                return ArgumentError(
+                    f"{label}: expected shape {want_shape} (declared [{decl}] with {used}), "
+                    f"got {value.shape}; pass an array of shape {want_shape} or fix the parameters"
+                )
+        if not value.flags.c_contiguous:
+            copy = " and read the result from the copy" if self.writes else ""
+            return ArgumentError(
+                f"{label}: the array is not C-contiguous (strides {value.strides}); "
+                f"use np.ascontiguousarray({name}){copy}"
+            )
+        if not value.flags.aligned:
+            return ArgumentError(f"{label}: the array is not aligned for {self.arg.ctype}; copy it")
+        return ArgumentError(
+            f"{label}: the array is read-only but {self.writer} writes data space {name!r}; "
+            f"pass a writeable array (e.g. {name}.copy())"
+        )
+
+
+def _shape_fn(
+    name: str, shape: tuple[int | str, ...], params: frozenset[str]
+) -> Callable[[dict[str, int]], tuple[int, ...]]:
+    """A fast ``params -> shape`` (plain names become dict look-ups)."""
+    texts = [e.strip() if isinstance(e, str) else e for e in shape]
+    if texts and all(isinstance(t, str) and t in params for t in texts):
+        getter = operator.itemgetter(*texts)
+        if len(texts) > 1:
+            return cast("Callable[[dict[str, int]], tuple[int, ...]]", getter)
+        return lambda env: (getter(env),)
+    evals = tuple(_extent(name, e, params) for e in shape)
+    return lambda env: tuple(ev(env) for ev in evals)
+
+
+def _extent(name: str, extent: int | str, params: frozenset[str]) -> Evaluator:
+    if isinstance(extent, int):
+        value = extent
+        return lambda env: value
+    fn, names = compile_expr(extent)
+    unknown = names - params
+    if unknown:
+        raise SpfError(
+            f"data space {name!r}: extent {extent!r} uses {', '.join(sorted(unknown))}, "
+            f"which are not parameters of the kernel ({', '.join(sorted(params)) or 'none'})"
+        )
+    return fn
+
+
+class Binder:
+    """Checks the keyword arguments of one call against ``signature``.
+
+    :meth:`bind` returns the parameter values and the arrays (UFs and data spaces, in
+    signature order) or raises :class:`~spf.errors.ArgumentError`. Without ``context`` the
+    messages are a kernel's (``y: expected shape (4,) ... of void f(...)``); with one (e.g.
+    ``"interpret(spmv)"``) every message starts with it and names the argument quoted.
+    """
+
+    def __init__(self, signature: Signature, *, context: str | None = None) -> None:
+        self.signature = signature
+        self.context = context
+        self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
+        for a in self.params:
+            if np.dtype(a.dtype).kind not in "iu":
+                raise SpfError(f"parameter {a.name!r} must have an integer C type, not {a.ctype}")
+        self._limits = tuple(
+            (a.name, int(np.iinfo(a.dtype).min), int(np.iinfo(a.dtype).max)) for a in self.params
+        )
+        names = frozenset(a.name for a in self.params)
+        self.data = tuple(_Data(a, names, context) for a in signature.args if a.kind != "param")
+        """The array arguments (UFs and data spaces) in signature order."""
+        self.param_order = tuple(a.name for a in self.params)
+        self._names = frozenset(a.name for a in signature.args)
+        self._array_names = frozenset(d.name for d in self.data)
+        if context is None:
+            self._of = f" of {signature.c_prototype()}"
+            self._for = f" for {signature.function}"
+            self._restrict = "the C arguments are restrict"
+        else:
+            self._of = self._for = ""
+            self._restrict = "a kernel's arguments are restrict"
+        # parameters that follow from shapes: (array, axis, rank) where the extent is the name
+        infer: dict[str, list[tuple[str, int, int]]] = {}
+        for d in self.data:
+            texts = d.shape_text or ()
+            for axis, text in enumerate(texts):
+                if text.strip() in names:
+                    infer.setdefault(text.strip(), []).append((d.name, axis, len(texts)))
+        self._infer = infer
+
+    def bind(
+        self, args: Mapping[str, object], check: bool = True
+    ) -> tuple[dict[str, int], list[Array]]:
+        """``(params, arrays)`` for a call with keyword arguments ``args``.
+
+        ``params`` maps every parameter to its value (given or inferred from a declared
+        shape); ``arrays`` are the array arguments, unchanged, in the order of :attr:`data`.
+        """
+        try:
+            if not self._names.issuperset(args):
+                raise self._unknown(args)
+            params: dict[str, int] = {}
+            for name, lo, hi in self._limits:
+                v = args.get(name, _MISSING)
+                if v is not _MISSING:
+                    if type(v) is not int or not lo <= v <= hi:
+                        v = self._param(name, v)
+                    params[name] = v
+            if len(params) != len(self._limits):
+                self._infer_params(args, params)
+            arrays: list[Array] = []
+            for d in self.data:
+                v = args.get(d.name, _MISSING)
+                if not d.ok(v, params):
+                    raise self._arg_error(d, v, params, args)
+                arrays.append(v)
+            if check is not False:
+                if check is not True:
+                    raise ArgumentError(f"check must be True or False, got {check!r}")
+                self._check(arrays, params)
+        except ArgumentError as err:
+            if self.context is None:
+                raise
+            raise ArgumentError(f"{self.context}: {err}") from None
+        return params, arrays
+
+    def _unknown(self, args: Mapping[str, object]) -> ArgumentError:
+        unknown = ", ".join(sorted(set(args) - self._names))
+        expected = ", ".join(a.name for a in self.signature.args) or "none"
+        return ArgumentError(f"unknown argument(s) {unknown}{self._for}; expected: {expected}")
+
+    def _param(self, name: str, value: object) -> int:
+        arg = next(a for a in self.params if a.name == name)
+        info = np.iinfo(np.dtype(arg.dtype))
+        label = name if self.context is None else f"argument {name!r}"
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise ArgumentError(
+                f"{label}: parameter {name!r} must be an integer ({arg.ctype}), got "
+                f"{type(value).__name__} {value!r}; pass {name}=int(...)"
+            )
+        if not info.min <= int(value) <= info.max:
+            raise ArgumentError(
+                f"{label}: {value} does not fit {arg.ctype} ({info.min}..{info.max})"
+            )
+        return int(value)
+
+    def _missing_arrays(self, args: Mapping[str, object]) -> ArgumentError:
+        show = str if self.context is None else repr
+        missing = ", ".join(show(d.name) for d in self.data if d.name not in args)
+        return ArgumentError(f"missing array argument(s) {missing}{self._of}")
+
+    def _origin(self, p: str, args: Mapping[str, object]) -> tuple[str, int, int] | None:
+        """The array, axis and extent parameter ``p`` follows from (None: none does)."""
+        for array, axis, rank in self._infer.get(p, ()):
+            arr = args.get(array)
+            if isinstance(arr, np.ndarray) and arr.ndim == rank:
+                return array, axis, int(arr.shape[axis])
+        return None
+
+    def _infer_params(self, args: Mapping[str, object], params: dict[str, int]) -> None:
+        """Fill the parameters not given from the arrays' declared shapes."""
+        for p in self._infer:
+            if p not in params and (origin := self._origin(p, args)) is not None:
+                params[p] = origin[2]
+        if len(params) != len(self._limits):
+            if not self._array_names <= args.keys():
+                raise self._missing_arrays(args)
+            missing = [n for n in self.param_order if n not in params]
+            for p in missing:  # an array that would give it is not an array of its rank
+                for array, _, _ in self._infer.get(p, ()):
+                    d = next(d for d in self.data if d.name == array)
+                    raise d.explain(args[array], params)
+            raise ArgumentError(
+                f"missing parameter(s) {', '.join(missing)}{self._of}; they do not follow "
+                f"from any array's declared shape, so pass them, e.g. {missing[0]}=..."
+            )
+
+    def _arg_error(
+        self, d: _Data, value: object, params: dict[str, int], args: Mapping[str, object]
+    ) -> ArgumentError:
+        if value is _MISSING:
+            return self._missing_arrays(args)
+        err = d.explain(value, params)
+        notes = [
+            f"{p}={params[p]} was taken from {origin[0]}.shape[{origin[1]}]"
+            for p in sorted(params)
+            if p not in args and (origin := self._origin(p, args)) is not None
+        ]
+        if notes and "expected shape" in str(err):
+            return ArgumentError(
+                f"{err} ({'; '.join(notes)}; pass the parameters explicitly "
+                f"or make the shapes agree)"
+            )
+        return err
+
+    def _check(self, arrays: list[Array], params: dict[str, int]) -> None:
+        """The UF facts, and that no written array overlaps another (arguments are restrict)."""
+        data = self.data
+        for d, arr in zip(data, arrays, strict=True):
+            if d.uf_check is not None:
+                d.uf_check.check(arr, params)
+        for i, d in enumerate(data):
+            if not d.writes or arrays[i].size == 0:
+                continue
+            for j, other in enumerate(arrays):
+                if j != i and np.may_share_memory(arrays[i], other):
+                    other_name = data[j].name if self.context is None else repr(data[j].name)
+                    raise ArgumentError(
+                        f"{d.label} and {other_name} share memory, but {d.name} is "
+                        f"written and {self._restrict}; pass a copy of one"
+                    )

@@ -1,0 +1,212 @@
+"""Compile one translation unit to a shared library, with flags spf controls (API.md section 8).
+
+The compiler is run directly (never through cffi's API mode, which adds Python's own flags
+such as ``-fwrapv``; see DESIGN.md), and the library is cached on disk by a hash of the
+compiler version, the flags and the source (:mod:`spf.runtime.cache`)::
+
+    gcc -std=c99 -O3 -march=native -fPIC -shared -Wall -Wextra -fopenmp -o K.so K.c -lm
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shlex
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.errors import CompileError, SpfError
+from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DEFAULT_OPT_FLAGS = ("-O3", "-march=native")
+WARNING_FLAGS = ("-Wall", "-Wextra")
+_LANGUAGES = {
+    # language: (standard flag, source suffix, default compiler)
+    "c": ("-std=c99", ".c", "gcc"),
+    "c++": ("-std=c++17", ".cpp", "g++"),
+}
+_LANGUAGE_ALIASES = {"c": "c", "c99": "c", "c++": "c++", "cpp": "c++", "cxx": "c++"}
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What :func:`build` produced."""
+
+    path: Path
+    """The shared library."""
+    command: str
+    """The command line that builds it (``-o`` names the cached library)."""
+    source_path: Path
+    """The source file kept next to the library."""
+    stderr: str
+    """The compiler's diagnostics (warnings) from the build that made the library."""
+    cached: bool
+    """True when the library was already in the cache (no compiler run)."""
+
+
+def _language(language: str) -> str:
+    try:
+        return _LANGUAGE_ALIASES[language.lower()]
+    except (KeyError, AttributeError):
+        raise SpfError(f"language must be 'c' or 'c++', got {language!r}") from None
+
+
+def _compiler_argv(compiler: str | None, language: str) -> list[str]:
+    if compiler is None:
+        compiler = _LANGUAGES[language][2]
+    if not isinstance(compiler, str) or not compiler.strip():
+        raise SpfError(f"compiler must be a command such as 'gcc', got {compiler!r}")
+    return shlex.split(compiler)
+
+
+def _opt_flags(cflags: Sequence[str] | None) -> list[str]:
+    if cflags is None:
+        return list(DEFAULT_OPT_FLAGS)
+    if isinstance(cflags, str):  # "-O2 -g" is a common slip for ["-O2", "-g"]
+        return shlex.split(cflags)
+    flags = list(cflags)
+    for flag in flags:
+        if not isinstance(flag, str):
+            raise SpfError(f"cflags must be strings, got {flag!r} in {cflags!r}")
+    return flags
+
+
+def compile_flags(
+    *, openmp: bool = True, cflags: Sequence[str] | None = None, language: str = "c"
+) -> list[str]:
+    """The flags :func:`build_c` passes before ``-o`` (``cflags`` replaces ``-O3 -march=native``).
+
+    >>> compile_flags(openmp=False, cflags=["-O1"])
+    ['-std=c99', '-O1', '-fPIC', '-shared', '-Wall', '-Wextra']
+    """
+    std = _LANGUAGES[_language(language)][0]
+    flags = [std, *_opt_flags(cflags), "-fPIC", "-shared", *WARNING_FLAGS]
+    if openmp:
+        flags.append("-fopenmp")
+    return flags
+
+
+@functools.cache
+def _compiler_version(argv: tuple[str, ...]) -> str:
+    try:
+        done = subprocess.run(
+            [*argv, "--version"], capture_output=True, text=True, errors="replace", timeout=120
+        )
+    except FileNotFoundError:
+        raise CompileError(
+            f"compiler command {argv[0]!r} not found on PATH; install it or pass compiler=...",
+            command=shlex.join([*argv, "--version"]),
+        ) from None
+    except (OSError, subprocess.SubprocessError) as err:
+        raise CompileError(
+            f"cannot run compiler command {argv[0]!r}: {err}",
+            command=shlex.join([*argv, "--version"]),
+        ) from None
+    return f"{shlex.join(argv)}\n{done.stdout}{done.stderr}"
+
+
+def build(
+    source: str,
+    *,
+    name: str,
+    openmp: bool = True,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    compiler: str | None = None,
+    language: str = "c",
+) -> BuildResult:
+    """Compile ``source`` to a cached shared library; see :func:`build_c`."""
+    if not isinstance(source, str):
+        raise SpfError(f"source must be a str, got {type(source).__name__}")
+    lang = _language(language)
+    argv = _compiler_argv(compiler, lang)
+    flags = compile_flags(openmp=openmp, cflags=cflags, language=lang)
+    version = _compiler_version(tuple(argv))
+    key = cache_key(version, [*argv, *flags, "-lm"], source)
+    root = resolve_cache_dir(cache_dir)
+    entry = CacheEntry(root, name, key, _LANGUAGES[lang][1])
+    canonical = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
+    if entry.library.is_file():
+        return BuildResult(entry.library, canonical, entry.source, entry.read_log(), True)
+    try:
+        entry.directory.mkdir(parents=True, exist_ok=True)
+        atomic_write(entry.source, source)
+        tmp_lib = entry.temp_path(".so")
+    except OSError as err:
+        raise CompileError(
+            f"cannot write to the spf cache directory {root}: {err}; "
+            f"pass cache_dir=... or set $SPF_CACHE_DIR to a writable directory"
+        ) from None
+    cmd = [*argv, *flags, "-o", str(tmp_lib), str(entry.source), "-lm"]
+    try:
+        stderr = _run_compiler(cmd, name, entry)
+        os.replace(tmp_lib, entry.library)
+    finally:
+        remove_quietly(tmp_lib)
+    return BuildResult(entry.library, canonical, entry.source, stderr, False)
+
+
+def _run_compiler(cmd: list[str], name: str, entry: CacheEntry) -> str:
+    command = shlex.join(cmd)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    except FileNotFoundError:
+        raise CompileError(
+            f"compiler command {cmd[0]!r} not found on PATH; install it or pass compiler=...",
+            command=command,
+            source_path=str(entry.source),
+        ) from None
+    except OSError as err:
+        raise CompileError(
+            f"cannot run compiler command {cmd[0]!r}: {err}",
+            command=command,
+            source_path=str(entry.source),
+        ) from None
+    output = done.stderr + done.stdout
+    with contextlib.suppress(OSError):
+        atomic_write(entry.log, output)
+    if done.returncode != 0:
+        raise CompileError(
+            f"{cmd[0]} failed (exit status {done.returncode}) building {name!r}",
+            command=command,
+            source_path=str(entry.source),
+            stderr=output,
+        )
+    return output
+
+
+def build_c(
+    source: str,
+    *,
+    name: str,
+    openmp: bool = True,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    compiler: str | None = None,
+    language: str = "c",
+) -> Path:
+    """Compile one translation unit to a shared library and return its path.
+
+    Flags: ``-std=c99`` (``-std=c++17`` for ``language="c++"``), then ``-O3 -march=native``
+    (or ``cflags`` instead), ``-fPIC -shared -Wall -Wextra``, ``-fopenmp`` when ``openmp``, and
+    ``-lm``. ``compiler`` defaults to ``gcc`` (``g++`` for C++). The library is cached in
+    ``cache_dir`` (default :func:`~spf.runtime.cache.default_cache_dir`) by a hash of the
+    compiler version, the flags and the source; a hit runs no compiler. Raises
+    :class:`~spf.errors.CompileError` (with ``command``, ``source_path`` and ``stderr``) when
+    the compiler fails or is missing.
+    """
+    return build(
+        source,
+        name=name,
+        openmp=openmp,
+        cflags=cflags,
+        cache_dir=cache_dir,
+        compiler=compiler,
+        language=language,
+    ).path

@@ -1,0 +1,117 @@
+"""The on-disk cache of compiled libraries (API.md section 8).
+
+Layout: ``<cache>/<key[:2]>/<name>-<key[:16]>.{c,so,log}`` where ``key`` is the sha256 of the
+compiler's version, the machine (when ``-march=native`` is used), the compiler flags and the
+source. Every file is written to a temporary name in the same directory and moved into place
+with :func:`os.replace`, so readers never see a partial file and concurrent writers of the
+same key both succeed (they write the same bytes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import platform
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+CACHE_ENV = "SPF_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    """``$SPF_CACHE_DIR`` when set, else ``~/.cache/spf``."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "spf"
+
+
+def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None) -> Path:
+    """The cache directory to use: the argument, else :func:`default_cache_dir`."""
+    return Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+
+
+@functools.cache
+def machine_tag() -> str:
+    """What ``-march=native`` depends on: the architecture and the CPU's feature flags."""
+    parts = [platform.machine(), platform.processor()]
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key = line.split(":", 1)[0].strip()
+        if key in ("flags", "Features", "model name", "isa"):
+            parts.append(line.split(":", 1)[-1].strip())
+            if key in ("flags", "Features"):
+                break
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def cache_key(version: str, flags: Sequence[str], source: str) -> str:
+    """sha256 hex digest of the compiler version, the flags (and machine) and the source."""
+    h = hashlib.sha256()
+    h.update(version.encode())
+    h.update(b"\0")
+    h.update("\0".join(flags).encode())
+    h.update(b"\0")
+    if any("native" in f for f in flags):
+        h.update(machine_tag().encode())
+    h.update(b"\0")
+    h.update(source.encode())
+    return h.hexdigest()
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def safe_name(name: str) -> str:
+    """``name`` usable in a file name (other characters become ``_``)."""
+    cleaned = _SAFE.sub("_", name).lstrip(".")
+    return cleaned[:64] or "kernel"
+
+
+class CacheEntry:
+    """The paths of one cached build (they may not exist yet)."""
+
+    def __init__(self, root: Path, name: str, key: str, source_suffix: str = ".c") -> None:
+        self.key = key
+        self.directory = root / key[:2]
+        stem = f"{safe_name(name)}-{key[:16]}"
+        self.stem = stem
+        self.library = self.directory / f"{stem}.so"
+        self.source = self.directory / f"{stem}{source_suffix}"
+        self.log = self.directory / f"{stem}.log"
+
+    def temp_path(self, suffix: str) -> Path:
+        """A fresh, empty temporary file next to the entry (the caller removes or renames it)."""
+        fd, name = tempfile.mkstemp(dir=self.directory, prefix=f".{self.stem}.", suffix=suffix)
+        os.close(fd)
+        return Path(name)
+
+    def read_log(self) -> str:
+        try:
+            return self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and :func:`os.replace`."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(name, path)
+    except BaseException:
+        remove_quietly(Path(name))
+        raise
+
+
+def remove_quietly(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()

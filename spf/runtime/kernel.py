@@ -1,0 +1,157 @@
+"""A compiled C function bound to numpy arrays by name (API.md section 8).
+
+The library is loaded with cffi's ABI mode (``ffi.dlopen``); arrays are bound with
+``ffi.from_buffer`` (a fraction of a microsecond each). Every call checks dtypes, ranks,
+shapes, contiguity and writeability; ``check=True`` (the default) also checks the declared UF
+facts (domain length, range, monotonicity) and that no written array overlaps another, so a
+bad index array is an :class:`~spf.errors.ArgumentError`, not a segfault.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import cffi
+
+from spf.errors import CompileError, SpfError
+from spf.runtime.binding import Binder
+from spf.runtime.build import build
+
+if TYPE_CHECKING:
+    import os
+
+    from spf.codegen.signature import Arg, Signature
+
+_RESTRICT = re.compile(r"\b(?:__)?restrict(?:__)?\b")
+
+
+_LOADED: dict[tuple[str, str], tuple[cffi.FFI, Any]] = {}
+"""Libraries stay loaded for the life of the process: unloading a library whose OpenMP
+region has run can pull libgomp from under its still-spinning worker threads (a crash seen
+here), and reloading the same path is then free."""
+
+
+_PINNED: list[object] = []
+"""libgomp, opened once and never closed (ctypes does not dlclose): a kernel library may
+then be unloaded (at exit, say) while OpenMP's worker threads are still spinning."""
+
+
+def _pin_openmp() -> None:
+    if _PINNED:
+        return
+    for name in (ctypes.util.find_library("gomp"), "libgomp.so.1"):
+        if not name:
+            continue
+        try:
+            _PINNED.append(ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL))
+            return
+        except OSError:
+            continue
+
+
+def _load(path: Path, prototype: str, command: str) -> tuple[cffi.FFI, Any]:
+    key = (str(path), prototype)
+    if "-fopenmp" in command:
+        _pin_openmp()
+    if key not in _LOADED:
+        ffi = cffi.FFI()
+        try:
+            ffi.cdef(_RESTRICT.sub("", prototype) + ";")
+        except cffi.CDefError as err:
+            raise SpfError(f"cannot declare {prototype!r} to cffi: {err}") from None
+        try:
+            lib = ffi.dlopen(str(path))
+        except OSError as err:
+            raise CompileError(f"cannot load {path}: {err}", command=command) from None
+        _LOADED[key] = (ffi, lib)
+    return _LOADED[key]
+
+
+class Kernel:
+    """A compiled function: ``kernel(y=y, A=A, x=x, N=n, M=m, check=True)``.
+
+    Attributes: ``name`` (the C function), ``signature`` (its C prototype), ``source``,
+    ``path`` (the shared library), ``command`` (the compiler command line), ``arguments``
+    (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings).
+    """
+
+    def __init__(
+        self,
+        signature: Signature,
+        source: str,
+        path: str | os.PathLike[str],
+        command: str,
+        *,
+        compiler_output: str = "",
+    ) -> None:
+        self.source = source
+        self.signature = signature.c_prototype()
+        self.name = signature.function
+        self.path = Path(path)
+        self.command = command
+        self.compiler_output = compiler_output
+        self.arguments: tuple[Arg, ...] = signature.args
+        self._ffi, self._lib = ffi, lib = _load(self.path, self.signature, command)
+        try:
+            self._fn = getattr(lib, self.name)
+        except AttributeError as err:
+            raise CompileError(
+                f"cannot load {self.name!r} from {self.path}: {err}", command=command
+            ) from None
+        self._from_buffer = ffi._backend.from_buffer  # ffi.from_buffer minus one Python frame
+        for a in signature.args:
+            if a.name == "check":
+                raise SpfError(
+                    "an argument named 'check' clashes with kernel(check=...); rename it"
+                )
+        self._binder = binder = Binder(signature)
+        self._bind = binder.bind
+        self._ctypes = tuple(ffi.typeof(f"{d.arg.ctype}[]") for d in binder.data)
+        self._no_require = (False,) * len(self._ctypes)  # from_buffer's require_writable
+        self._param_order = binder.param_order
+        kinds = [a.kind == "param" for a in signature.args]
+        self._params_first = kinds == sorted(kinds, reverse=True)
+
+    @classmethod
+    def build(
+        cls,
+        signature: Signature,
+        source: str,
+        *,
+        openmp: bool = True,
+        cflags: Sequence[str] | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        compiler: str | None = None,
+        language: str = "c",
+    ) -> Kernel:
+        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it."""
+        result = build(
+            source,
+            name=signature.function,
+            openmp=openmp,
+            cflags=cflags,
+            cache_dir=cache_dir,
+            compiler=compiler,
+            language=language,
+        )
+        return cls(signature, source, result.path, result.command, compiler_output=result.stderr)
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.signature} from {self.path}>"
+
+    def __call__(self, check: bool = True, **args: object) -> None:
+        """Run the function on arrays bound by name; outputs are written in place."""
+        params, arrays = self._bind(args, check)
+        bound = list(map(self._from_buffer, self._ctypes, arrays, self._no_require))
+        if self._params_first:
+            self._fn(*[params[n] for n in self._param_order], *bound)
+            return
+        it, cargs = iter(bound), []
+        for a in self.arguments:
+            cargs.append(params[a.name] if a.kind == "param" else next(it))
+        self._fn(*cargs)

@@ -1,0 +1,142 @@
+"""Inlining function Computations (API.md section 6), run against plain Python semantics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spf
+from spf import ArityError, SpfError
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("spf-cache"))
+
+
+def scale() -> spf.Computation:
+    """void scale(double* v, double a) { for i < n: v[i] = a * v[i]; }"""
+    c = spf.Computation("scale")
+    c.add_parameter("v", "double*")
+    c.add_parameter("a", "double")
+    c.add_stmt(spf.Stmt("$v$(i) = $a$ * $v$(i);", "{[i]: 0 <= i < n}", "{[i]->[0,i,0]}"))
+    return c
+
+
+def axpy_into_tmp() -> spf.Computation:
+    """double* f(double* x): tmp[i] = 2 x[i]; x[i] += tmp[i]; returns tmp."""
+    c = spf.Computation("twice")
+    c.add_parameter("x", "double*")
+    c.add_data_space("tmp", "double", shape=("n",))
+    c.add_stmt(spf.Stmt("$tmp$(i) = 2 * $x$(i);", "{[i]: 0 <= i < n}", "{[i]->[0,i,0]}"))
+    c.add_stmt(spf.Stmt("$x$(i) += $tmp$(i);", "{[i]: 0 <= i < n}", "{[i]->[1,i,0]}"))
+    c.add_return_value("tmp")
+    return c
+
+
+def test_example_from_the_spec(cache: str) -> None:
+    main = spf.Computation("main")
+    main.add_data_space("x", "double", shape=("n",))
+    res = main.append_computation(scale(), "{[t]: 0 <= t < T}", "{[t]->[0,t,0]}", ["x", "2.0"])
+    assert res.return_values == []
+    assert res.tuple_position == 1
+    kernel = main.compile(cache_dir=cache)
+    assert [a.name for a in kernel.arguments] == ["T", "n", "x"]  # `a` is a local
+    x = np.ones(5)
+    kernel(x=x, n=5, T=3)
+    assert np.array_equal(x, np.full(5, 8.0))
+
+
+def test_names_are_prefixed_uniquely_for_each_copy() -> None:
+    main = spf.Computation("m")
+    main.add_data_space("x", "double", shape=("n",))
+    main.append_computation(scale(), "{[t]: 0 <= t < T}", "{[t]->[0,t,0]}", ["x", "2.0"])
+    main.append_computation(scale(), "{[t]: 0 <= t < T}", "{[t]->[0,t,2]}", ["x", "3.0"])
+    locals_ = sorted(n for n, ds in main.data_spaces.items() if ds.role == "local")
+    assert locals_ == ["_i0_a", "_i1_a"]
+    iterators = [s.domain.tuple_vars for s in main.stmts]
+    assert iterators == [("t",), ("t", "_i0_i"), ("t",), ("t", "_i1_i")]
+    assert "_i1_a" in main.stmts[3].source
+
+
+def test_callee_twice_in_a_time_loop_matches_python(cache: str) -> None:
+    main = spf.Computation("twice_in_t")
+    main.add_data_space("x", "double", shape=("n",))
+    first = main.append_computation(scale(), "{[t]: 0 <= t < T}", "{[t]->[0,t,0]}", ["x", "2.0"])
+    main.append_computation(
+        scale(), "{[t]: 0 <= t < T}", f"{{[t]->[0,t,{first.tuple_position + 1}]}}", ["x", "0.5"]
+    )
+    print(main.loop_structure())
+    x = np.arange(1.0, 6.0)
+    want = x.copy()
+    for _ in range(4):
+        want *= 2.0
+        want *= 0.5
+    main.compile(cache_dir=cache)(x=x, n=5, T=4)
+    assert np.allclose(x, want)
+
+
+def test_return_values_and_callee_locals(cache: str) -> None:
+    main = spf.Computation("ret")
+    main.add_data_space("x", "double", shape=("n",))
+    res = main.append_computation(axpy_into_tmp(), "{[]}", "{[]->[0]}", ["x"])
+    assert res.return_values == ["_i0_tmp"]
+    assert main.data_spaces["_i0_tmp"].role == "local"
+    x = np.arange(4.0)
+    main.compile(cache_dir=cache)(x=x, n=4)
+    assert np.allclose(x, 3 * np.arange(4.0))
+
+
+def test_two_level_nest(cache: str) -> None:
+    """inner scales a vector; middle calls inner R times; main calls middle T times."""
+    inner = spf.Computation("vec_scale")
+    inner.add_parameter("m", "double*")
+    inner.add_parameter("s", "double")
+    inner.add_stmt(spf.Stmt("$m$(j) = $s$ * $m$(j);", "{[j]: 0 <= j < M}", "{[j]->[0,j,0]}"))
+    middle = spf.Computation("repeat")
+    middle.add_parameter("g", "double*")
+    middle.append_computation(inner, "{[r]: 0 <= r < R}", "{[r]->[0,r,0]}", ["g", "3.0"])
+    main = spf.Computation("nest")
+    main.add_data_space("A", "double", shape=("M",))
+    main.append_computation(middle, "{[t]: 0 <= t < T}", "{[t]->[0,t,0]}", ["A"])
+    assert main.loop_structure() == "for t:\n  for _i0_r:\n    s0\n    for _i0__i0_j:\n      s1"
+    a = np.ones(4)
+    main.compile(cache_dir=cache)(A=a, M=4, R=2, T=2)
+    assert np.allclose(a, 81.0)
+
+
+def test_empty_callee() -> None:
+    main = spf.Computation("e")
+    res = main.append_computation(spf.Computation("nothing"), "{[]}", "{[]->[0]}", [])
+    assert res.return_values == []
+    assert main.stmts == ()
+
+
+def test_argument_errors() -> None:
+    main = spf.Computation("bad")
+    main.add_data_space("x", "double", shape=("n",))
+    with pytest.raises(ArityError, match="takes 2 argument"):
+        main.append_computation(scale(), "{[]}", "{[]->[0]}", ["x"])
+    with pytest.raises(SpfError, match="by reference"):
+        main.append_computation(scale(), "{[]}", "{[]->[0]}", ["2.0", "2.0"])
+    with pytest.raises(SpfError, match="by-value parameter 'a'"):
+        main.append_computation(scale(), "{[]}", "{[]->[0]}", ["x", "x + 1"])
+    assert main.stmts == ()
+
+
+def test_example_script_runs() -> None:
+    script = Path(__file__).resolve().parents[2] / "examples" / "inline_functions.py"
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    exec(compile(script.read_text(), str(script), "exec"), namespace)
+
+
+def test_interpret_runs_inlined_computations() -> None:
+    main = spf.Computation("interp")
+    main.add_data_space("x", "double", shape=("n",))
+    main.append_computation(axpy_into_tmp(), "{[t]: 0 <= t < T}", "{[t]->[0,t,0]}", ["x"])
+    main.append_computation(scale(), "{[]}", "{[]->[1]}", ["x", "0.5"])
+    x = np.arange(4.0)
+    main.interpret(x=x, n=4, T=2)
+    assert np.allclose(x, 0.5 * 9 * np.arange(4.0))

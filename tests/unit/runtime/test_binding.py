@@ -1,0 +1,67 @@
+"""Argument binding without a compiler: spf.runtime.binding.Binder and spf.runtime.checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spf.codegen.signature import Arg, Signature
+from spf.errors import ArgumentError
+from spf.runtime.binding import Binder
+from spf.runtime.checks import UFCheck
+from spf.sets import UF
+
+MV = Signature(
+    function="mv",
+    args=(
+        Arg(name="M", kind="param", ctype="int64_t"),
+        Arg(name="N", kind="param", ctype="int64_t"),
+        Arg(name="y", kind="data", ctype="double", shape=("N",)),
+        Arg(name="A", kind="data", ctype="double", const=True, shape=("N", "M")),
+        Arg(name="x", kind="data", ctype="double", const=True, shape=("M",)),
+    ),
+)
+
+
+def test_bind_returns_params_and_arrays_in_order() -> None:
+    y, A, x = np.zeros(4), np.ones((4, 3)), np.ones(3)
+    params, arrays = Binder(MV).bind({"x": x, "A": A, "y": y})
+    assert params == {"N": 4, "M": 3}
+    assert [a is b for a, b in zip(arrays, (y, A, x), strict=True)] == [True] * 3
+
+
+def test_wrong_rank_is_reported_before_a_missing_parameter() -> None:
+    """x would give M; its rank is what is wrong, not a missing M."""
+    args = {"y": np.zeros(4), "A": np.ones((4, 3)), "x": np.ones((3, 1))}
+    with pytest.raises(ArgumentError, match="x: expected 1-d, got a 2-d"):
+        Binder(MV).bind(args)
+
+
+def test_context_prefixes_and_quotes() -> None:
+    binder = Binder(MV, context="interpret(mv)")
+    with pytest.raises(ArgumentError, match=r"^interpret\(mv\): argument 'y': expected dtype"):
+        binder.bind({"y": np.zeros(4, np.int64), "A": np.ones((4, 3)), "x": np.ones(3)})
+    with pytest.raises(ArgumentError, match=r"^interpret\(mv\): missing array argument\(s\) 'x'$"):
+        binder.bind({"y": np.zeros(4), "A": np.ones((4, 3))})
+
+
+def test_check_false_skips_the_uf_facts() -> None:
+    uf = UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
+    sig = Signature(
+        function="f",
+        args=(
+            Arg(name="M", kind="param", ctype="int64_t"),
+            Arg(name="NNZ", kind="param", ctype="int64_t"),
+            Arg(name="col", kind="uf", ctype="int32_t", const=True, rank=1, uf=uf),
+        ),
+    )
+    col = np.array([0, 5], dtype=np.int32)
+    Binder(sig).bind({"col": col, "M": 3, "NNZ": 2}, check=False)
+    with pytest.raises(ArgumentError, match=r"col\[1\] = 5 is outside the declared range"):
+        Binder(sig).bind({"col": col, "M": 3, "NNZ": 2})
+
+
+def test_uf_check_label() -> None:
+    check = UFCheck(UF("p", domain="{[i]: 0 <= i <= N}"), frozenset({"N"}), label="argument 'p'")
+    with pytest.raises(ArgumentError, match=r"^argument 'p': length 2 is too short"):
+        check.check(np.zeros(2, np.int32), {"N": 4})
