@@ -104,3 +104,7 @@ def _emit(text: str, output: str | None) -> None:
         print(f"wrote {output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -61,7 +61,8 @@ def _item(
     shade = _SHADES[min(depth - 1, len(_SHADES) - 1)]
     tags = f" [{', '.join(item.tags)}]" if item.tags else ""
     lines.append(f"{pad}subgraph {quote('cluster_' + path + '_' + item.loop)} {{")
-    lines.append(f"{pad}  label={quote('for ' + item.label + tags)};")
+    title = f"for {item.loop}{tags}" + (f": {item.label}" if item.label else "")
+    lines.append(f"{pad}  label={quote(title)};")
     lines.append(f'{pad}  style="filled,rounded"; fillcolor="{shade}"; color="#7f93b3";')
     lines.append(f'{pad}  labeljust=l; fontname="Helvetica"; fontsize=10;')
     for k, inner in enumerate(item.items):

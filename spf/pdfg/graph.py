@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Nest:
-    """A loop of the generated code: its name, the constraints it scans, and what it holds
-    (statement names and inner nests, in execution order)."""
+    """A loop of the generated code: its name, ``label`` (the domain of the first statement
+    it holds), its items (statement names and inner nests, in execution order) and tags."""
 
     loop: str
     label: str
@@ -107,9 +107,8 @@ def _label(loop: str, items: tuple[str | Nest, ...], domains: dict[str, Any]) ->
     for item in items:
         name = item if isinstance(item, str) else _first_stmt(item)
         if name is not None:
-            text = str(domains[name])
-            return f"{loop}: {text}"
-    return loop
+            return str(domains[name])
+    return ""
 
 
 def _first_stmt(nest: Nest) -> str | None:
