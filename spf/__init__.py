@@ -17,9 +17,11 @@ from spf.errors import (
     SpfError,
     UndeclaredError,
 )
+from spf.schedule import ROOT
 from spf.sets import UF, Relation, Set
 
 __all__ = [
+    "ROOT",
     "UF",
     "ArgumentError",
     "ArityError",

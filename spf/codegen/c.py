@@ -140,9 +140,10 @@ class CPrinter:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):
             self.out.line(self.pragma_simd)
-        for t in n.tags:
-            if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
-                self.out.line(f"#pragma GCC unroll {t[7:-1]}")
+        else:  # GCC takes no unroll pragma next to an OpenMP one (either order)
+            for t in n.tags:
+                if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
+                    self.out.line(f"#pragma GCC unroll {t[7:-1]}")
         step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
         self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
         with self.out.braces():

@@ -119,6 +119,9 @@ class Scanner:
         first = iset.dim(DT.param) - len(local)
         for k, var in enumerate(local):
             iset = iset.set_dim_name(DT.param, first + k, var)
+        for var in local:  # declared ranges bound loops scanned before a value is known
+            fact = self._range_fact(var).align_params(iset.get_space())
+            iset = iset.align_params(fact.get_space()).intersect_params(fact)
         inverse = sched.intersect_domain(stmt.domain).inverse()
         its = inverse.function_exprs(self.names)
         if its is None:
@@ -202,7 +205,15 @@ class Scanner:
     # --- the recursive scan
     def scan(self) -> Node:
         top = {v for v, info in self.values.items() if info.level < 0}
-        body = self._segment(0, sorted(self.stmts), top, set())
+        try:
+            body = self._segment(0, sorted(self.stmts), top, set())
+        except isl.Error as err:
+            raise CodegenError(
+                f"cannot scan the schedule of {self.comp.name}: {str(err).split(' in /')[0]}; "
+                "a loop is probably bounded only by UF values that are not known yet where "
+                "it runs (declare UF ranges, or keep loops whose bounds use a UF inside the "
+                "loops of its arguments)"
+            ) from err
         return self._local_names(self._bind_all(sorted(top), body), frozenset(self.reserved))
 
     def _local_names(self, n: Node, taken: frozenset[str]) -> Node:

@@ -35,7 +35,8 @@ class _Site:
 class _Text:
     """Loop-AST expressions as set text; min/max/select become auxiliary variables."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "_m") -> None:
+        self.prefix = prefix
         self.aux: list[str] = []
         self.conds: list[str] = []
 
@@ -81,7 +82,7 @@ class _Text:
         raise CodegenError(f"spf bug: cannot verify the condition {e}")
 
     def _fresh(self) -> str:
-        name = f"_m{len(self.aux)}"
+        name = f"{self.prefix}{len(self.aux)}"
         self.aux.append(name)
         return name
 
@@ -91,14 +92,23 @@ def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text)
         for item in n.items:
             yield from _sites(item, names, conds, text)
     elif isinstance(n, For):
+        a0, c0 = len(text.aux), len(text.conds)
         c = [f"{n.var} >= {text.expr(n.init)}", text.cond(n.cond)]
         if n.step != 1:
             c.append(f"({n.var} - ({text.expr(n.init)})) % {n.step} = 0")
-        yield from _sites(n.body, (*names, n.var), (*conds, *c), text)
+        c += text.conds[c0:]
+        new = (*names, n.var, *text.aux[a0:])
+        yield from _sites(n.body, new, (*conds, *c), text)
     elif isinstance(n, If):
-        yield from _sites(n.then, names, (*conds, text.cond(n.cond)), text)
+        a0, c0 = len(text.aux), len(text.conds)
+        c = [text.cond(n.cond)]
+        yield from _sites(n.then, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text)
         if n.orelse is not None:
-            yield from _sites(n.orelse, names, (*conds, text.cond(n.cond, negate=True)), text)
+            a0, c0 = len(text.aux), len(text.conds)
+            c = [text.cond(n.cond, negate=True)]
+            yield from _sites(
+                n.orelse, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text
+            )
     elif isinstance(n, Bind):
         value = f"{n.uf}({', '.join(text.expr(a) for a in n.args)})"
         yield from _sites(n.body, (*names, n.var), (*conds, f"{n.var} = {value}"), text)
@@ -111,7 +121,7 @@ def verify(comp: Computation, body: Node) -> None:
     executed: dict[str, list[Set]] = {s.name: [] for s in comp.stmts}
     ufs = comp.ufs
     for site in _sites(body, (), (), _Text()):
-        text = _Text()
+        text = _Text("_a")
         args = [text.expr(a) for a in site.args]
         names = [*site.names, *text.aux]
         conds = [*site.conds, *text.conds]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from spf.computation.source import ParsedSource
     from spf.pdfg import PDFG
     from spf.runtime import Kernel
+    from spf.schedule.trace import Trace
 
 
 class Computation:
@@ -320,6 +321,13 @@ class Computation:
         from spf.computation.interpret import interpret
 
         interpret(self, arrays)
+
+    @property
+    def trace(self) -> Trace:
+        """The scheduling commands applied so far (printable as Python, replayable)."""
+        from spf.schedule import trace_of
+
+        return trace_of(self)
 
     # --- inlining function computations
     def append_computation(

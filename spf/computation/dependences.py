@@ -236,10 +236,12 @@ def check_legality(comp: Computation) -> None:
     deps = comp.dependences()
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
-            if "parallel" in tags and not _parallel_ok(comp, stmt, loop, deps):
+            vector = any(t.startswith("vector") for t in tags)
+            if ("parallel" in tags or vector) and not _parallel_ok(comp, stmt, loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
                 raise IllegalScheduleError(
-                    f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel: "
+                    f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "
+                    f"({', '.join(tags)}): "
                     f"{carried[0]}"
                 )
     for dep in deps:

@@ -143,9 +143,7 @@ class Stmt:
         run(self, command)
         return self
 
-    def tile(
-        self, i: Loop, j: Loop, ti: int, tj: int, i0: str, j0: str, i1: str, j1: str
-    ) -> Stmt:
+    def tile(self, i: Loop, j: Loop, ti: int, tj: int, i0: str, j0: str, i1: str, j1: str) -> Stmt:
         """Tile consecutive loops ``i``, ``j`` by ``ti x tj``: ``[.., i0, 0, j0, 0, i1, c, j1,
         ..]`` with ``i = ti*i0 + i1``, ``0 <= i1 < ti`` (same for ``j``)."""
         return self._run(Tile(i=i, j=j, ti=ti, tj=tj, i0=i0, j0=j0, i1=i1, j1=j1))
@@ -191,7 +189,9 @@ class Stmt:
     def set_schedule(self, relation: str | Relation) -> Stmt:
         """Replace the scattering relation (its input arity must be the domain's)."""
         if not isinstance(relation, (str, Relation)):
-            raise SpfError(f"set_schedule: expected relation text or spf.Relation, got {relation!r}")
+            raise SpfError(
+                f"set_schedule: expected relation text or spf.Relation, got {relation!r}"
+            )
         return self._run(SetSchedule(relation=str(relation)))
 
     def after(self, other: Stmt | str, level: Level) -> Stmt:

@@ -34,6 +34,7 @@ from spf.sets.linear import (
     param_names,
     tsym,
     usym,
+    with_known_divs,
 )
 
 Term = tuple[str, tuple[sp.Expr, ...]]
@@ -233,7 +234,7 @@ def canonical(body: Body) -> Body:
     if body.iset.is_empty() and (body.terms or body.hidden or body.iset.dim(DT.param)):
         return _empty_like(body)
     body = _order_hidden(_order_terms(body))
-    iset = body.iset.coalesce().drop_unused_params()
+    iset = with_known_divs(body.iset).drop_unused_params()
     body = body.with_iset(iset)
     return _dedupe_names(_first_occurrence_names(name_loose_slots(body)))
 

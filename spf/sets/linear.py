@@ -133,9 +133,23 @@ def basic_constraints(bset: isl.BasicSet, names: Sequence[sp.Symbol]) -> list[tu
     return [(c.is_equality(), constraint_to_sympy(c, names)) for c in bset.get_constraints()]
 
 
+def with_known_divs(iset: isl.Set) -> isl.Set:
+    """``iset`` coalesced, with every existential expressed as a floor division; when
+    coalescing brings back an existential isl cannot name, the uncoalesced pieces."""
+    computed = iset.compute_divs()
+    merged = computed.coalesce()
+    try:
+        for bset in merged.get_basic_sets():
+            for con in bset.get_constraints():
+                con.get_aff()
+    except isl.Error:
+        return computed
+    return merged
+
+
 def dnf(iset: isl.Set, names: Sequence[sp.Symbol]) -> list[list[tuple[bool, sp.Expr]]]:
     """A set as a list of conjunctions (one per basic set) of constraints."""
-    return [basic_constraints(b, names) for b in iset.coalesce().get_basic_sets()]
+    return [basic_constraints(b, names) for b in with_known_divs(iset).get_basic_sets()]
 
 
 # ----------------------------------------------------------------------------- evaluation

@@ -1,0 +1,63 @@
+"""Scheduling commands (Tiramisu Layer II) as data, their meaning, and the trace.
+
+``Stmt`` methods (``tile``, ``split``, ``after`` ...) build a command (:mod:`.commands`),
+apply it (:mod:`.apply`: a new scattering relation composed from a transformation relation,
+or new tags) and record it in the computation's :class:`Trace` (:mod:`.trace`), which
+prints as Python, replays and serializes. Commands never check legality;
+``Computation.check_legality`` and ``codegen`` do.
+
+>>> from spf import kernels
+>>> comp = kernels.dense_mv()
+>>> s = comp.stmt("s0").split("i", 4, "i0", "i1")
+>>> s.loops
+('i0', 'i1', 'j')
+>>> print(s.schedule)
+{[i, j] -> [0, i0, 0, i1, 0, j, 0] : 4*i0 <= i && i <= 4*i0 + 3 && i = 4*i0 + i1}
+"""
+
+from __future__ import annotations
+
+from spf.schedule.apply import Context, State, apply_command, context_of, run
+from spf.schedule.commands import (
+    ROOT,
+    After,
+    Command,
+    Interchange,
+    Parallelize,
+    Reverse,
+    Root,
+    SetSchedule,
+    Shift,
+    Skew,
+    Split,
+    Tile,
+    Unroll,
+    Vectorize,
+)
+from spf.schedule.trace import Trace, TraceEntry, set_trace, trace_of
+
+__all__ = [
+    "ROOT",
+    "After",
+    "Command",
+    "Context",
+    "Interchange",
+    "Parallelize",
+    "Reverse",
+    "Root",
+    "SetSchedule",
+    "Shift",
+    "Skew",
+    "Split",
+    "State",
+    "Tile",
+    "Trace",
+    "TraceEntry",
+    "Unroll",
+    "Vectorize",
+    "apply_command",
+    "context_of",
+    "run",
+    "set_trace",
+    "trace_of",
+]

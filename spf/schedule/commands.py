@@ -1,0 +1,366 @@
+"""Scheduling commands (Tiramisu Layer II) as frozen data: what to do, not how.
+
+Each command is an immutable record of one call of a ``Stmt`` method (``s.tile(...)`` is
+:class:`Tile`); :mod:`spf.schedule.apply` gives it its meaning, a new scattering relation
+built by composing a transformation relation on the schedule's output space, or new tags.
+``__post_init__`` checks what can be checked without the statement (types, positive
+factors, valid names); loop names are checked against the statement when applied.
+
+>>> Tile(i="i", j="j", ti=2, tj=2, i0="i0", j0="j0", i1="i1", j1="j1")
+Tile(i='i', j='j', ti=2, tj=2, i0='i0', j0='j0', i1='i1', j1='j1')
+>>> Split(loop="i", factor=0, outer="i0", inner="i1")
+Traceback (most recent call last):
+...
+spf.errors.SpfError: split: factor must be a positive int, got 0
+"""
+
+from __future__ import annotations
+
+import enum
+import keyword
+from dataclasses import dataclass, fields
+from typing import ClassVar, Final, Literal
+
+from spf.errors import SpfError
+
+
+class Root(enum.Enum):
+    """The level above every loop (``spf.ROOT``): ``s1.after(s0, spf.ROOT)`` shares no loop."""
+
+    ROOT = "ROOT"
+
+    def __repr__(self) -> str:
+        return "spf.ROOT"
+
+
+ROOT: Final = Root.ROOT
+
+Loop = str | int
+"""A loop by its current name or its depth (0 = outermost)."""
+Level = str | int | Literal[Root.ROOT]
+"""A loop, or ``ROOT`` (above every loop)."""
+
+_C_KEYWORDS = frozenset(
+    {
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "_Bool",
+        "_Complex",
+        "_Imaginary",
+    }
+)
+INTERNAL_PREFIX = "_spf_"
+"""Names spf uses inside transformation relations; no loop name may start with it."""
+
+
+def check_loop_ref(cmd: str, what: str, loop: object, *, root_ok: bool = False) -> None:
+    """A loop reference is a name (``str``) or a depth (non-negative ``int``)."""
+    if root_ok and loop is ROOT:
+        return
+    if isinstance(loop, bool) or not isinstance(loop, (str, int)):
+        also = ", or spf.ROOT" if root_ok else ""
+        raise SpfError(f"{cmd}: {what} must be a loop name or depth{also}, got {loop!r}")
+    if isinstance(loop, int) and loop < 0:
+        raise SpfError(f"{cmd}: {what} depth must be >= 0 (0 is the outermost loop), got {loop}")
+
+
+def check_positive(cmd: str, what: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise SpfError(f"{cmd}: {what} must be a positive int, got {value!r}")
+
+
+def check_int(cmd: str, what: str, value: object, *, nonzero: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or (nonzero and value == 0):
+        kind = "a non-zero int" if nonzero else "an int"
+        raise SpfError(f"{cmd}: {what} must be {kind}, got {value!r}")
+
+
+def check_name(cmd: str, what: str, name: object) -> None:
+    """A new loop name: a C identifier, no keyword, not an spf-internal name."""
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+        raise SpfError(f"{cmd}: {what} must be a C identifier, got {name!r}")
+    if name in _C_KEYWORDS or keyword.iskeyword(name):
+        raise SpfError(f"{cmd}: {what} {name!r} is a reserved word; pick another loop name")
+    if name.startswith(INTERNAL_PREFIX) or name.startswith("__"):
+        raise SpfError(
+            f"{cmd}: {what} {name!r}: names starting with '__' or "
+            f"{INTERNAL_PREFIX!r} are reserved for spf"
+        )
+
+
+def _distinct(cmd: str, names: list[str | None]) -> None:
+    given = [n for n in names if n is not None]
+    for n in given:
+        if given.count(n) > 1:
+            raise SpfError(f"{cmd}: the new loop name {n!r} is given twice")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Command:
+    """Base of every scheduling command; ``method`` is the ``Stmt`` method that records it."""
+
+    method: ClassVar[str] = ""
+    n_required: ClassVar[int] = 0
+    """How many leading fields are positional in the ``Stmt`` method (the rest keywords)."""
+
+    def call_args(self) -> tuple[list[object], dict[str, object]]:
+        """Positional and keyword arguments of the equivalent ``Stmt`` method call (keyword
+        arguments left at their default ``None`` are omitted)."""
+        values = [(f.name, getattr(self, f.name)) for f in fields(self)]
+        pos = [v for _, v in values[: self.n_required]]
+        kw = {k: v for k, v in values[self.n_required :] if v is not None}
+        return pos, kw
+
+    def call_text(self) -> str:
+        """``tile('i', 'j', 2, 2, 'i0', 'j0', 'i1', 'j1')`` (Python, with ``spf.ROOT``)."""
+        pos, kw = self.call_args()
+        args = [_py(v) for v in pos] + [f"{k}={_py(v)}" for k, v in kw.items()]
+        return f"{self.method}({', '.join(args)})"
+
+
+def _py(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+# ------------------------------------------------------------------------ loop transforms
+@dataclass(frozen=True, kw_only=True)
+class Tile(Command):
+    """Tile consecutive loops ``i`` and ``j`` by ``ti x tj``: ``i = ti*i0 + i1``,
+    ``0 <= i1 < ti`` (same for ``j``); the schedule becomes ``[.., i0, 0, j0, 0, i1, c, j1,
+    ..]`` with ``c`` the constant that was between ``i`` and ``j``."""
+
+    method: ClassVar[str] = "tile"
+    n_required: ClassVar[int] = 8
+    i: Loop
+    j: Loop
+    ti: int
+    tj: int
+    i0: str
+    j0: str
+    i1: str
+    j1: str
+
+    def __post_init__(self) -> None:
+        check_loop_ref("tile", "i", self.i)
+        check_loop_ref("tile", "j", self.j)
+        check_positive("tile", "ti", self.ti)
+        check_positive("tile", "tj", self.tj)
+        for what in ("i0", "j0", "i1", "j1"):
+            check_name("tile", what, getattr(self, what))
+        _distinct("tile", [self.i0, self.j0, self.i1, self.j1])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Split(Command):
+    """``loop = factor*outer + inner``, ``0 <= inner < factor``: ``[.., outer, 0, inner, ..]``."""
+
+    method: ClassVar[str] = "split"
+    n_required: ClassVar[int] = 4
+    loop: Loop
+    factor: int
+    outer: str
+    inner: str
+
+    def __post_init__(self) -> None:
+        check_loop_ref("split", "loop", self.loop)
+        check_positive("split", "factor", self.factor)
+        check_name("split", "outer", self.outer)
+        check_name("split", "inner", self.inner)
+        _distinct("split", [self.outer, self.inner])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interchange(Command):
+    """Swap two loops (any depths); names travel with the loops."""
+
+    method: ClassVar[str] = "interchange"
+    n_required: ClassVar[int] = 2
+    i: Loop
+    j: Loop
+
+    def __post_init__(self) -> None:
+        check_loop_ref("interchange", "i", self.i)
+        check_loop_ref("interchange", "j", self.j)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shift(Command):
+    """``loop' = loop + amount`` (the name is kept)."""
+
+    method: ClassVar[str] = "shift"
+    n_required: ClassVar[int] = 2
+    loop: Loop
+    amount: int
+
+    def __post_init__(self) -> None:
+        check_loop_ref("shift", "loop", self.loop)
+        check_int("shift", "amount", self.amount)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Skew(Command):
+    """``j' = j + factor*i``; ``new_i`` / ``new_j`` rename the loops when given. ``factor``
+    is a non-zero int (negative skews are allowed)."""
+
+    method: ClassVar[str] = "skew"
+    n_required: ClassVar[int] = 3
+    i: Loop
+    j: Loop
+    factor: int
+    new_i: str | None = None
+    new_j: str | None = None
+
+    def __post_init__(self) -> None:
+        check_loop_ref("skew", "i", self.i)
+        check_loop_ref("skew", "j", self.j)
+        check_int("skew", "factor", self.factor, nonzero=True)
+        for what in ("new_i", "new_j"):
+            if getattr(self, what) is not None:
+                check_name("skew", what, getattr(self, what))
+        _distinct("skew", [self.new_i, self.new_j])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reverse(Command):
+    """``loop' = -loop`` (the name is kept)."""
+
+    method: ClassVar[str] = "reverse"
+    n_required: ClassVar[int] = 1
+    loop: Loop
+
+    def __post_init__(self) -> None:
+        check_loop_ref("reverse", "loop", self.loop)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetSchedule(Command):
+    """Replace the schedule (relation text; its input arity must be the domain's)."""
+
+    method: ClassVar[str] = "set_schedule"
+    n_required: ClassVar[int] = 1
+    relation: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.relation, str):
+            raise SpfError(f"set_schedule: expected relation text, got {self.relation!r}")
+
+
+# ----------------------------------------------------------------------------------- tags
+@dataclass(frozen=True, kw_only=True)
+class Unroll(Command):
+    """Tag ``loop`` ``unroll(factor)`` (C: ``#pragma GCC unroll factor``)."""
+
+    method: ClassVar[str] = "unroll"
+    n_required: ClassVar[int] = 2
+    loop: Loop
+    factor: int
+
+    def __post_init__(self) -> None:
+        check_loop_ref("unroll", "loop", self.loop)
+        check_positive("unroll", "factor", self.factor)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Vectorize(Command):
+    """Split ``loop`` by ``width`` into ``outer`` and ``inner`` (default ``<loop>0`` and
+    ``<loop>1``) and tag ``inner`` ``vector(width)`` (C: ``#pragma omp simd``); the last,
+    partial vector is the scalar remainder."""
+
+    method: ClassVar[str] = "vectorize"
+    n_required: ClassVar[int] = 2
+    loop: Loop
+    width: int
+    outer: str | None = None
+    inner: str | None = None
+
+    def __post_init__(self) -> None:
+        check_loop_ref("vectorize", "loop", self.loop)
+        check_positive("vectorize", "width", self.width)
+        for what in ("outer", "inner"):
+            if getattr(self, what) is not None:
+                check_name("vectorize", what, getattr(self, what))
+        _distinct("vectorize", [self.outer, self.inner])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parallelize(Command):
+    """Tag ``loop`` ``parallel`` (C: ``#pragma omp parallel for``); checked against the
+    dependences by ``check_legality`` and ``codegen``, not here."""
+
+    method: ClassVar[str] = "parallelize"
+    n_required: ClassVar[int] = 1
+    loop: Loop
+
+    def __post_init__(self) -> None:
+        check_loop_ref("parallelize", "loop", self.loop)
+
+
+# ------------------------------------------------------------------------------- ordering
+@dataclass(frozen=True, kw_only=True)
+class After(Command):
+    """Run right after statement ``other``, sharing its loops up to and including
+    ``level`` (none for ``ROOT``). ``before`` and ``then`` are recorded as ``After`` on the
+    statement that moves."""
+
+    method: ClassVar[str] = "after"
+    n_required: ClassVar[int] = 2
+    other: str
+    level: Level
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.other, str) or not self.other:
+            raise SpfError(f"after: other must be a statement or its name, got {self.other!r}")
+        check_loop_ref("after", "level", self.level, root_ok=True)
+
+
+COMMANDS: Final[dict[str, type[Command]]] = {
+    c.__name__: c
+    for c in (
+        Tile,
+        Split,
+        Interchange,
+        Shift,
+        Skew,
+        Reverse,
+        SetSchedule,
+        Unroll,
+        Vectorize,
+        Parallelize,
+        After,
+    )
+}
+"""Command classes by name (for JSON)."""

@@ -1,0 +1,134 @@
+"""Ordering statements: ``after`` (``before`` and ``then`` are ``after`` on the other one).
+
+``s.after(o, level)`` makes ``s`` share ``o``'s loops up to and including ``level`` (none for
+``ROOT``) and run right after ``o`` inside the innermost shared loop: ``s`` takes ``o``'s
+constants at the even (2d+1) positions up to that depth and ``o``'s next constant plus one,
+and keeps the rest of its schedule. When another statement already sits there, every
+statement from that slot on (same outer constants) moves one slot later, so statements left
+unordered keep their order. An ``after`` that breaks an earlier ``after`` of the same
+statement (two conflicting predecessors) raises ``SpfError`` naming both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from spf.errors import SpfError, UndeclaredError
+from spf.schedule.commands import ROOT, After
+from spf.schedule.relations import State, is_constant, loops_of, set_constants
+
+
+def shared_loops(stmt: str, cmd: After, states: Mapping[str, State]) -> int:
+    """How many loops ``stmt`` shares with ``cmd.other`` (``level`` resolved against the
+    other statement's loops, then against ``stmt``'s)."""
+    level = cmd.level
+    _, other_names, _ = loops_of(states[cmd.other].schedule)
+    _, own_names, _ = loops_of(states[stmt].schedule)
+    if level is ROOT:
+        return 0
+    if isinstance(level, int):
+        if level < min(len(other_names), len(own_names)):
+            return level + 1
+        raise UndeclaredError(
+            "loop",
+            str(level),
+            other_names,
+            hint=f"after: depth {level} is not a loop of both {cmd.other} "
+            f"({len(other_names)} loop(s)) and {stmt} ({len(own_names)} loop(s))",
+        )
+    if level in other_names:
+        return other_names.index(level) + 1
+    if level in own_names:
+        return own_names.index(level) + 1
+    raise UndeclaredError(
+        "loop", level, other_names, hint=f"after: not a loop of {cmd.other} nor of {stmt}"
+    )
+
+
+def _constants(schedule_outs: Sequence[str], q: int) -> list[int | None]:
+    """Values at the even positions ``0, 2, .., q`` (padded with 0; None: not a constant)."""
+    outs = [*schedule_outs, *(["0"] * max(0, q + 1 - len(schedule_outs)))]
+    return [int(outs[p]) if is_constant(outs[p]) else None for p in range(0, q + 1, 2)]
+
+
+def _check_nest(stmt: str, cmd: After, state: State, n: int) -> list[int | None]:
+    positions, _, _ = loops_of(state.schedule)
+    inner_ok = len(positions) <= n or positions[n] > 2 * n
+    if list(positions[:n]) != [2 * k + 1 for k in range(n)] or not inner_ok:
+        raise SpfError(
+            f"after: statement {stmt} needs {n} loop(s) at the odd positions of a 2d+1 "
+            f"schedule to share them with {cmd.other}; its schedule is {state.schedule}"
+        )
+    return _constants(state.schedule.out_vars, 2 * n)
+
+
+def place_after(
+    stmt: str, cmd: After, states: Mapping[str, State], orders: Sequence[tuple[str, After]]
+) -> dict[str, State]:
+    """The new states of ``stmt`` and of the statements it pushes one slot later."""
+    if cmd.other not in states:
+        raise UndeclaredError("statement", cmd.other, states, hint=f"after: for {stmt}")
+    if cmd.other == stmt:
+        raise SpfError(f"after: statement {stmt} cannot run after itself")
+    n = shared_loops(stmt, cmd, states)
+    q = 2 * n
+    theirs = _check_nest(cmd.other, cmd, states[cmd.other], n)
+    _check_nest(stmt, cmd, states[stmt], n)
+    if any(v is None for v in theirs):
+        raise SpfError(
+            f"after: the schedule of {cmd.other} has no constant at some even position up to "
+            f"{q}: {states[cmd.other].schedule}"
+        )
+    prefix, slot = theirs[:-1], int(theirs[-1] or 0) + 1
+    peers: dict[str, int] = {}
+    for name, st in states.items():
+        vals = _constants(st.schedule.out_vars, q)
+        if name != stmt and vals[:-1] == prefix and vals[-1] is not None:
+            peers[name] = vals[-1]
+    updates: dict[str, State] = {}
+    if slot in peers.values():
+        for name, v in peers.items():
+            if v >= slot:
+                st = states[name]
+                updates[name] = State(set_constants(st.schedule, {q: v + 1}), st.tags)
+    values = {2 * k: int(c or 0) for k, c in enumerate(prefix)} | {q: slot}
+    own = states[stmt]
+    updates[stmt] = State(set_constants(own.schedule, values), own.tags)
+    _check_orders(stmt, cmd, {**states, **updates}, orders)
+    return updates
+
+
+def _holds(succ: State, pred: State, n: int) -> bool:
+    """Whether ``succ`` still runs after ``pred`` inside their ``n`` shared loops (True
+    where that cannot be read off constants)."""
+    q = 2 * n
+    a = _constants(succ.schedule.out_vars, q)
+    b = _constants(pred.schedule.out_vars, q)
+    if any(v is None for v in (*a, *b)):
+        return True
+    return a[:-1] == b[:-1] and int(a[-1] or 0) > int(b[-1] or 0)
+
+
+def _check_orders(
+    stmt: str, cmd: After, states: Mapping[str, State], orders: Sequence[tuple[str, After]]
+) -> None:
+    seen = {frozenset((stmt, cmd.other))}
+    for succ, earlier in reversed(orders):  # a later order of the same pair replaces one
+        pair = frozenset((succ, earlier.other))
+        if pair in seen:
+            continue
+        seen.add(pair)
+        if stmt not in pair or succ not in states or earlier.other not in states:
+            continue
+        try:
+            n = shared_loops(succ, earlier, states)
+        except SpfError:
+            continue  # its loop no longer exists: nothing to compare
+        if not _holds(states[succ], states[earlier.other], n):
+            partner = earlier.other if succ == stmt else succ
+            raise SpfError(
+                f"after: running {stmt} right after {cmd.other} at level {cmd.level!r} breaks "
+                f"the earlier {succ}.after({earlier.other!r}, {earlier.level!r}); "
+                f"{stmt} cannot be ordered against both {cmd.other} and {partner} this way "
+                "(conflicting predecessors)"
+            )

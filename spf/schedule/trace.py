@@ -1,0 +1,144 @@
+"""The trace: every scheduling command applied to a computation, in order (TVM's trace).
+
+A trace prints as Python that rebuilds the schedule, replays onto another computation with
+the same statements (a fresh kernel), and converts to and from JSON data.
+
+>>> from spf import kernels
+>>> comp = kernels.gemm()
+>>> _ = comp.stmt("s0").interchange("j", "k").parallelize("i")
+>>> print(trace_of(comp).as_python())
+comp.stmt("s0").interchange("j", "k")
+comp.stmt("s0").parallelize("i")
+>>> fresh = trace_of(comp).replay(kernels.gemm())
+>>> fresh.stmt("s0").loops, fresh.stmt("s0").tags
+(('i', 'k', 'j'), {'i': ('parallel',)})
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from spf.errors import SpfError
+from spf.schedule.commands import COMMANDS, ROOT, After, Command
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceEntry:
+    """One command applied to one statement (by name)."""
+
+    stmt: str
+    command: Command
+
+    def as_python(self, var: str = "comp") -> str:
+        """``comp.stmt("s0").tile("i", "j", 2, 2, "i0", "j0", "i1", "j1")``."""
+        return f'{var}.stmt("{self.stmt}").{self.command.call_text()}'
+
+    def to_data(self) -> dict[str, Any]:
+        """JSON-ready: ``{"stmt": ..., "command": "Tile", "args": {...}}`` (``ROOT``: null)."""
+        values = {f.name: getattr(self.command, f.name) for f in fields(self.command)}
+        args = {k: (None if v is ROOT else v) for k, v in values.items()}
+        return {"stmt": self.stmt, "command": type(self.command).__name__, "args": args}
+
+    @classmethod
+    def from_data(cls, data: object) -> TraceEntry:
+        """The entry :meth:`to_data` wrote (``SpfError`` for anything else)."""
+        if not isinstance(data, dict) or not isinstance(data.get("stmt"), str):
+            raise SpfError(f"trace entry: expected {{'stmt', 'command', 'args'}}, got {data!r}")
+        kind = COMMANDS.get(str(data.get("command")))
+        args = data.get("args")
+        if kind is None or not isinstance(args, dict):
+            raise SpfError(
+                f"trace entry: unknown command {data.get('command')!r}; known: "
+                f"{', '.join(sorted(COMMANDS))}"
+            )
+        if kind is After and args.get("level", ROOT) is None:
+            args = {**args, "level": ROOT}
+        try:
+            command = kind(**args)
+        except TypeError as err:
+            raise SpfError(f"trace entry {data!r}: {err}") from err
+        return cls(stmt=data["stmt"], command=command)
+
+
+class Trace:
+    """The scheduling commands applied to one computation, oldest first."""
+
+    def __init__(self, entries: Sequence[TraceEntry] = ()) -> None:
+        self._entries: list[TraceEntry] = list(entries)
+
+    @property
+    def entries(self) -> tuple[TraceEntry, ...]:
+        return tuple(self._entries)
+
+    def record(self, stmt: str, command: Command) -> None:
+        """Append ``command`` applied to statement ``stmt``."""
+        self._entries.append(TraceEntry(stmt=stmt, command=command))
+
+    def as_python(self, var: str = "comp") -> str:
+        """Python that rebuilds the schedule on a computation bound to ``var`` (with ``import
+        spf`` first when a command uses ``spf.ROOT``)."""
+        lines = [e.as_python(var) for e in self._entries]
+        if any(isinstance(e.command, After) and e.command.level is ROOT for e in self._entries):
+            lines.insert(0, "import spf")
+        return "\n".join(lines)
+
+    def replay(self, comp: Computation) -> Computation:
+        """Apply every command, in order, to the statements of the same names of ``comp``
+        (typically a fresh copy of the computation this trace was recorded on); returns
+        ``comp``, whose own trace records the commands too."""
+        from spf.schedule.apply import run
+
+        for e in list(self._entries):
+            run(comp.stmt(e.stmt), e.command)
+        return comp
+
+    def to_data(self) -> list[dict[str, Any]]:
+        return [e.to_data() for e in self._entries]
+
+    @classmethod
+    def from_data(cls, data: object) -> Trace:
+        if not isinstance(data, list):
+            raise SpfError(f"trace: expected a list of entries, got {data!r}")
+        return cls([TraceEntry.from_data(d) for d in data])
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[TraceEntry]:
+        return iter(list(self._entries))
+
+    def __getitem__(self, k: int) -> TraceEntry:
+        return self._entries[k]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Trace):
+            return NotImplemented
+        return self._entries == other._entries
+
+    def __str__(self) -> str:
+        return self.as_python()
+
+    def __repr__(self) -> str:
+        return f"Trace(entries={len(self._entries)})"
+
+
+_TRACES: weakref.WeakKeyDictionary[Any, Trace] = weakref.WeakKeyDictionary()
+
+
+def trace_of(comp: Computation) -> Trace:
+    """The trace of ``comp`` (created empty on first use); ``Computation.trace``."""
+    found = _TRACES.get(comp)
+    if found is None:
+        found = _TRACES[comp] = Trace()
+    return found
+
+
+def set_trace(comp: Computation, trace: Trace) -> None:
+    """Replace the trace of ``comp`` (``from_json`` restores a recorded one)."""
+    _TRACES[comp] = trace
