@@ -389,6 +389,19 @@ class Computation:
 
         return PDFG(self)
 
+    def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
+        """PDFG fuse: ``s2`` joins ``s1``'s loop nest sharing the outer ``level`` loops, right
+        after ``s1``; illegal fusions raise ``IllegalScheduleError`` and change nothing."""
+        from spf.pdfg.ops import fuse
+
+        return fuse(self, s1, s2, level)
+
+    def reschedule(self, s1: str | Stmt, s2: str | Stmt) -> list[Relation]:
+        """PDFG reschedule: ``s1`` moves to just before ``s2`` (either direction)."""
+        from spf.pdfg.ops import reschedule
+
+        return reschedule(self, s1, s2)
+
     def to_dot(self) -> str:
         """Deterministic Graphviz text of the PDFG."""
         return self.pdfg().to_dot()

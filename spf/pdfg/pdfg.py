@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from spf.computation.computation import Computation
+    from spf.sets import Relation
 
 _FORMATS = ("svg", "png", "pdf")
 
@@ -29,6 +30,23 @@ class PDFG:
     def __init__(self, comp: Computation) -> None:
         self.computation = comp
         self.graph: nx.DiGraph[str] = build_graph(comp)
+
+    def fuse(self, s1: str, s2: str, level: str | int | object) -> list[Relation]:
+        """``s2`` joins ``s1``'s nest sharing the outer ``level`` loops (schedule relations
+        changed are returned; the graph is rebuilt)."""
+        from spf.pdfg.ops import fuse
+
+        out = fuse(self.computation, s1, s2, level)  # type: ignore[arg-type]
+        self.graph = build_graph(self.computation)
+        return out
+
+    def reschedule(self, s1: str, s2: str) -> list[Relation]:
+        """``s1`` moves to just before ``s2`` (either direction); returns changed schedules."""
+        from spf.pdfg.ops import reschedule
+
+        out = reschedule(self.computation, s1, s2)
+        self.graph = build_graph(self.computation)
+        return out
 
     def to_dot(self) -> str:
         return to_dot(self.graph)

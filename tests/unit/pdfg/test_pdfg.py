@@ -7,6 +7,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pydot
 import pytest
 
@@ -171,3 +172,50 @@ def test_cli_dot(tmp_path: Path) -> None:
     assert bad.returncode == 1
     assert "cannot import" in bad.stderr
     assert shutil.which("dot")
+
+
+def _producer_consumer(shift: int = 0) -> spf.Computation:
+    comp = spf.Computation("pc")
+    for name in ("a", "b", "x"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$a$(i) = 2 * $x$(i);", "{[i]: 0 <= i < N}"))
+    comp.add_stmt(spf.Stmt(f"$b$(i) = $a$(i + {shift}) + 1;", f"{{[i]: 0 <= i < N - {shift}}}"))
+    return comp
+
+
+def test_fuse_becomes_a_schedule_relation_and_runs(tmp_path: Path) -> None:
+    comp = _producer_consumer()
+    changed = comp.pdfg().fuse("s0", "s1", "i")
+    assert [str(r) for r in changed] == ["{[i] -> [0, i, 1]}"]
+    assert comp.loop_structure() == "for i:\n  s0\n  s1"
+    a, b, x = np.zeros(6), np.zeros(6), np.arange(6.0)
+    comp.compile(cache_dir=str(tmp_path))(a=a, b=b, x=x)
+    assert np.allclose(b, 2 * x + 1)
+
+
+def test_illegal_fuse_is_refused_and_changes_nothing() -> None:
+    comp = _producer_consumer(shift=1)  # b(i) reads a(i+1): fusing would read it too early
+    before = (comp.to_json(), comp.loop_structure(), len(comp.trace))
+    with pytest.raises(spf.IllegalScheduleError, match="flow dependence on 'a'"):
+        comp.fuse("s0", "s1", "i")
+    assert (comp.to_json(), comp.loop_structure(), len(comp.trace)) == before
+
+
+def test_reschedule_both_directions() -> None:
+    comp = spf.Computation("indep")
+    for name in ("a", "b"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$a$(i) = 1;", "{[i]: 0 <= i < N}"))
+    comp.add_stmt(spf.Stmt("$b$(i) = 2;", "{[i]: 0 <= i < N}"))
+    comp.reschedule("s1", "s0")  # later statement moves earlier
+    assert [s.name for s in sorted(comp.stmts, key=lambda s: str(s.schedule))] == ["s1", "s0"]
+    assert comp.loop_structure() == "for i:\n  s1\nfor i:\n  s0"
+    comp.reschedule("s0", "s1")  # and back
+    assert comp.loop_structure() == "for i:\n  s0\nfor i:\n  s1"
+
+
+def test_reschedule_against_a_dependence_is_refused() -> None:
+    comp = _producer_consumer()
+    with pytest.raises(spf.IllegalScheduleError):
+        comp.pdfg().reschedule("s1", "s0")
+    assert comp.loop_structure() == "for i:\n  s0\nfor i:\n  s1"
