@@ -887,4 +887,6 @@ def test_compose_results_round_trip(case: tuple[str, str, str]) -> None:
     for x in composed(*case):
         again = type(x)(str(x))
         assert again == x, f"{x} reparses to an unequal object"
-        assert str(again) == str(x)
+        # the text is canonical for isl's representation: reparsing may pick other floor
+        # divisions once, after which printing is a fixpoint
+        assert str(type(x)(str(again))) == str(again)
