@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spf.clang import C_KEYWORDS
 from spf.codegen.signature import Arg, Signature
 from spf.errors import CodegenError
 
@@ -82,48 +83,7 @@ def _local(ds: object) -> tuple[str, str, str]:
     return ds.name, ds.ctype, count
 
 
-C_RESERVED = frozenset(
-    [
-        "main",
-        "auto",
-        "break",
-        "case",
-        "char",
-        "const",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "register",
-        "restrict",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "typedef",
-        "union",
-        "unsigned",
-        "void",
-        "volatile",
-        "while",
-        "_Bool",
-        "_Complex",
-        "_Imaginary",
-    ]
-)
+C_RESERVED = C_KEYWORDS | {"main"}
 
 
 def c_function_name(name: str) -> str:

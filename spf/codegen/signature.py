@@ -10,27 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from spf.clang import NUMPY_OF_C
+
 if TYPE_CHECKING:
     from spf.sets import UF
 
 ArgKind = Literal["param", "uf", "data"]
-
-NUMPY_OF_C = {
-    "double": "float64",
-    "float": "float32",
-    "int": "int32",
-    "int8_t": "int8",
-    "int16_t": "int16",
-    "int32_t": "int32",
-    "int64_t": "int64",
-    "uint8_t": "uint8",
-    "uint16_t": "uint16",
-    "uint32_t": "uint32",
-    "uint64_t": "uint64",
-    "long": "int64",
-    "char": "int8",
-    "bool": "bool",
-}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,24 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from spf.clang import NUMPY_OF_C
 from spf.errors import SpfError
 
-_CTYPES = {
-    "double": "float64",
-    "float": "float32",
-    "int": "int32",
-    "int8_t": "int8",
-    "int16_t": "int16",
-    "int32_t": "int32",
-    "int64_t": "int64",
-    "uint8_t": "uint8",
-    "uint16_t": "uint16",
-    "uint32_t": "uint32",
-    "uint64_t": "uint64",
-    "long": "int64",
-    "char": "int8",
-    "bool": "bool",
-}
+_CTYPES = NUMPY_OF_C
 _SHAPE_TEXT = re.compile(r"^[A-Za-z0-9_+\-* ()/%]+$")
 
 

@@ -21,6 +21,7 @@ import keyword
 from dataclasses import dataclass, fields
 from typing import ClassVar, Final, Literal
 
+from spf.clang import C_KEYWORDS
 from spf.errors import SpfError
 
 
@@ -40,47 +41,7 @@ Loop = str | int
 Level = str | int | Literal[Root.ROOT]
 """A loop, or ``ROOT`` (above every loop)."""
 
-_C_KEYWORDS = frozenset(
-    {
-        "auto",
-        "break",
-        "case",
-        "char",
-        "const",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "register",
-        "restrict",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "typedef",
-        "union",
-        "unsigned",
-        "void",
-        "volatile",
-        "while",
-        "_Bool",
-        "_Complex",
-        "_Imaginary",
-    }
-)
+_C_KEYWORDS = C_KEYWORDS
 INTERNAL_PREFIX = "_spf_"
 """Names spf uses inside transformation relations; no loop name may start with it."""
 
