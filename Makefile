@@ -24,7 +24,7 @@ help:
 	@echo "make demo       set up (apt-get tools if missing, .venv) and run the demo"
 	@echo "make test       set up, then lint, typecheck and the test suite"
 	@echo "make lint       ruff check        make format     ruff format"
-	@echo "make typecheck  mypy --strict     make bench      benchmarks/sets.py"
+	@echo "make typecheck  mypy --strict     make bench      benchmarks/{sets,deps,spmv}.py"
 	@echo "make clean      caches and build outputs (distclean also removes .venv)"
 
 # Missing commands -> their Debian packages; also python3-venv when `python3 -m venv` cannot
@@ -72,6 +72,8 @@ typecheck: venv
 
 bench: venv
 	$(BIN)/python benchmarks/sets.py
+	$(BIN)/python benchmarks/deps.py
+	$(BIN)/python benchmarks/spmv.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
