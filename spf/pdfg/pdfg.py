@@ -48,6 +48,16 @@ class PDFG:
         self.graph = build_graph(self.computation)
         return out
 
+    def inline(self, data_space: str) -> list[str]:
+        """Producer-consumer inlining of temporary ``data_space``: its producer's value is
+        substituted into the consumers and the producer and the data space disappear;
+        returns the rewritten consumers."""
+        from spf.pdfg.inline import inline_data_space
+
+        out = inline_data_space(self.computation, data_space)
+        self.graph = build_graph(self.computation)
+        return out
+
     def to_dot(self) -> str:
         return to_dot(self.graph)
 

@@ -65,6 +65,24 @@ class ParsedSource:
         writer = _CWriter(access, uf, dict(rename or {}))
         return "\n".join(writer.stmts(self.body, 0))
 
+    def assignment_value(
+        self,
+        access: Callable[[str, tuple[str, ...]], str],
+        uf: Callable[[str, tuple[str, ...]], str],
+        rename: Mapping[str, str] | None = None,
+    ) -> tuple[Access, str] | None:
+        """For a block that is one plain assignment ``$t$(...) = e;``: the written access
+        and the C text of ``e`` (rendered like :meth:`render_c`); else None."""
+        from spf.computation.source.tree import _Assign, _Ref
+
+        if len(self.body) != 1 or len(self.writes) != 1:
+            return None
+        (stmt,) = self.body
+        if not isinstance(stmt, _Assign) or stmt.op != "=" or not isinstance(stmt.target, _Ref):
+            return None
+        writer = _CWriter(access, uf, dict(rename or {}))
+        return self.writes[0], writer.expr(stmt.value)
+
     def to_python(self) -> Callable[[dict[str, int], dict[str, Any], dict[str, Any]], None]:
         """``fn(env, arrays, ufs)`` that runs one statement instance (C semantics).
 

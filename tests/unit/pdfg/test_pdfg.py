@@ -219,3 +219,48 @@ def test_reschedule_against_a_dependence_is_refused() -> None:
     with pytest.raises(spf.IllegalScheduleError):
         comp.pdfg().reschedule("s1", "s0")
     assert comp.loop_structure() == "for i:\n  s0\nfor i:\n  s1"
+
+
+def test_inline_temporary_of_blur(tmp_path: Path) -> None:
+    comp = kernels.blur2d()
+    assert comp.pdfg().inline("bx") == ["s1"]
+    assert "bx" not in comp.data_spaces
+    assert [s.name for s in comp.stmts] == ["s1"]
+    assert comp.loop_structure() == "for i:\n  for j:\n    s1"
+    img = np.random.default_rng(0).random((7, 9))
+    out = np.zeros((5, 7))
+    comp.compile(cache_dir=str(tmp_path))(out=out, img=img)
+    bx = (img[:, :-2] + img[:, 1:-1] + img[:, 2:]) / 3
+    assert np.allclose(out, (bx[:-2] + bx[1:-1] + bx[2:]) / 3)
+
+
+def test_inline_refusals_change_nothing() -> None:
+    comp = _producer_consumer(shift=1)
+    comp.add_stmt(spf.Stmt("$x$(i) = 0;", "{[i]: 0 <= i < N}"))  # the producer's input changes
+    before = comp.to_json()
+    with pytest.raises(spf.IllegalScheduleError, match="writes \\['x'\\]"):
+        comp.pdfg().inline("a")
+    assert comp.to_json() == before
+    red = kernels.spmv_csr()
+    with pytest.raises(spf.SpfError, match="reads what it writes"):
+        red.pdfg().inline("y")  # y is a reduction
+    scaled = spf.Computation("acc")
+    for name in ("t", "b"):
+        scaled.add_data_space(name, "double", shape=("N",))
+    scaled.add_stmt(spf.Stmt("double v = i; $t$(i) = v;", "{[i]: 0 <= i < N}"))
+    scaled.add_stmt(spf.Stmt("$b$(i) = $t$(i);", "{[i]: 0 <= i < N}"))
+    with pytest.raises(spf.SpfError, match="plain assignment"):
+        scaled.pdfg().inline("t")
+    with pytest.raises(spf.UndeclaredError):
+        red.pdfg().inline("nope")
+
+
+def test_inline_reading_outside_what_is_produced_is_refused() -> None:
+    comp = spf.Computation("outside")
+    for name in ("t", "b"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$t$(i) = i;", "{[i]: 0 <= i < N - 1}"))
+    comp.add_stmt(spf.Stmt("$b$(i) = $t$(i);", "{[i]: 0 <= i < N}"))
+    with pytest.raises(spf.IllegalScheduleError, match="does not write"):
+        comp.pdfg().inline("t")
+    assert len(comp.stmts) == 2

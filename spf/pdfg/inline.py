@@ -1,0 +1,122 @@
+"""PDFG ``inline(data_space)``: producer-consumer inlining of a temporary.
+
+The temporary must be written by one statement that is a plain assignment
+``$t$(i, j, ...) = e;`` indexed by its own iterators (one instance per element), and only
+read elsewhere; nothing the producer reads may be written by another statement (so ``e``
+has the same value wherever it is substituted). Each read ``t(f(x))`` in a consumer becomes
+``(e)`` with the producer's iterators replaced by ``f(x)``; every read must fall inside the
+elements the producer writes. The producer and the data space disappear; consumers keep
+their names, schedules and tags.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spf.computation.access import iterator_names
+from spf.computation.statement import Stmt
+from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+
+def inline_data_space(comp: Computation, name: str) -> list[str]:
+    """Inline temporary ``name``; returns the names of the rewritten consumers."""
+    if name not in comp.data_spaces:
+        raise UndeclaredError("data space", name, comp.data_spaces)
+    writers = [s for s in comp.stmts if any(ds == name for ds, _ in s.writes)]
+    readers = [s for s in comp.stmts if any(ds == name for ds, _ in s.reads)]
+    if len(writers) != 1:
+        raise SpfError(
+            f"inline({name!r}): needs exactly one statement writing it, found "
+            f"{[s.name for s in writers] or 'none'}"
+        )
+    producer = writers[0]
+    if producer in readers:
+        raise SpfError(f"inline({name!r}): {producer.name} reads what it writes")
+    its = list(iterator_names(producer.domain))
+    found = producer.parsed.assignment_value(
+        lambda n, ix: f"${n}$" + (f"({', '.join(ix)})" if ix else ""),
+        lambda n, ix: f"{n}({', '.join(ix)})",
+        {it: f"__spf_it{k}__" for k, it in enumerate(its)},
+    )
+    if found is None:
+        raise SpfError(
+            f"inline({name!r}): {producer.name} must be one plain assignment "
+            f"'${name}$(...) = e;', got {producer.source.strip()!r}"
+        )
+    written, value = found
+    if sorted(written.indices) != sorted(its) or len(set(written.indices)) != len(its):
+        raise SpfError(
+            f"inline({name!r}): {producer.name} must write {name}(...) indexed by "
+            f"its iterators {its}, got {name}({', '.join(written.indices)})"
+        )
+    _check_inputs_stable(comp, producer, name)
+    slot = {it: written.indices.index(it) for it in its}
+    for reader in readers:
+        _check_covered(producer, reader, name)
+    saved = [(r, r._source, r._parsed, r._reads, r._writes) for r in readers]
+    try:
+        for reader in readers:
+            source = reader.parsed.render_c(
+                lambda n, ix: (
+                    _substitute(value, its, slot, ix)
+                    if n == name
+                    else f"${n}$" + (f"({', '.join(ix)})" if ix else "")
+                ),
+                lambda n, ix: f"{n}({', '.join(ix)})",
+            )
+            _replace_source(comp, reader, source)
+    except BaseException:
+        for r, src, parsed, reads, writes in saved:
+            r._source, r._parsed, r._reads, r._writes = src, parsed, reads, writes
+        raise
+    comp._stmts.remove(producer)
+    del comp._data[name]
+    return [r.name for r in readers]
+
+
+def _substitute(value: str, its: list[str], slot: dict[str, int], ix: tuple[str, ...]) -> str:
+    for k, it in enumerate(its):
+        value = value.replace(f"__spf_it{k}__", f"({ix[slot[it]]})")
+    return f"({value})"
+
+
+def _check_inputs_stable(comp: Computation, producer: Stmt, name: str) -> None:
+    inputs = {ds for ds, _ in producer.reads}
+    for s in comp.stmts:
+        if s is producer:
+            continue
+        clash = inputs & {ds for ds, _ in s.writes}
+        if clash:
+            raise IllegalScheduleError(
+                f"inline({name!r}): {s.name} writes {sorted(clash)}, which {producer.name} "
+                f"reads: the inlined value could change"
+            )
+
+
+def _check_covered(producer: Stmt, reader: Stmt, name: str) -> None:
+    (write,) = [r for ds, r in producer.writes if ds == name]
+    produced = write.apply(producer.domain)
+    for ds, rel in reader.reads:
+        if ds == name and not rel.apply(reader.domain).is_subset(produced):
+            raise IllegalScheduleError(
+                f"inline({name!r}): {reader.name} reads elements of {name} that "
+                f"{producer.name} does not write ({rel.apply(reader.domain)} is not within "
+                f"{produced})"
+            )
+
+
+def _replace_source(comp: Computation, stmt: Stmt, source: str) -> None:
+    """Re-parse ``stmt`` with a new source, keeping the object, name, schedules and tags."""
+    index = comp._stmts.index(stmt)
+    comp._stmts.remove(stmt)
+    fresh = Stmt(source, stmt.domain, stmt.original_schedule, name=stmt.name)
+    try:
+        comp.add_stmt(fresh)  # validates against the computation's declarations
+        comp._stmts.remove(fresh)
+    finally:
+        comp._stmts.insert(index, stmt)
+    stmt._source, stmt._parsed = fresh._source, fresh._parsed
+    stmt._reads, stmt._writes = fresh._reads, fresh._writes
