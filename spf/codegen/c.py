@@ -5,7 +5,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spf.codegen.emitter import Emitter
-from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Node, Op, UFRead, Var
+from spf.codegen.loop_ast import (
+    Bind,
+    Block,
+    Call,
+    Expr,
+    For,
+    If,
+    Int,
+    Node,
+    Op,
+    UFRead,
+    Var,
+    expr_vars,
+)
 
 if TYPE_CHECKING:
     from spf.codegen.program import Program
@@ -66,6 +79,8 @@ class CPrinter:
     def __init__(self, program: Program) -> None:
         self.p = program
         self.out = Emitter()
+        self.macros = {s.name: s for s in program.stmts}
+        self._acc: str | None = None  # statement accumulating into spf_acc in this loop
 
     def print(self) -> str:
         self.out.raw(PRELUDE)
@@ -105,6 +120,10 @@ class CPrinter:
                 index = f"({index}) * ({extent}) + ({dims[k]})"
             self.out.line(f"#define {d.name}({', '.join(dims)}) {d.name}[{index}]")
         for s in self.p.stmts:
+            if s.reduction is not None:
+                params = ", ".join(s.params)
+                self.out.line(f"#define {s.name}_target({params}) {s.reduction.target}")
+                self.out.line(f"#define {s.name}_value({params}) {s.reduction.value}")
             head = f"#define {s.name}({', '.join(s.params)})"
             if len(s.lines) == 1:
                 self.out.line(f"{head} {s.lines[0].rstrip(';')}")
@@ -133,9 +152,63 @@ class CPrinter:
             self.out.line(f"const int64_t {n.var} = {n.uf}({args});")
             self.node(n.body)
         elif isinstance(n, Call):
-            self.out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
+            args = ", ".join(expr(a) for a in n.args)
+            if self._acc == n.stmt:
+                red = self.macros[n.stmt].reduction
+                assert red is not None
+                self.out.line(f"spf_acc {red.op} {n.stmt}_value({args});")
+            else:
+                self.out.line(f"{n.stmt}({args});")
+
+    def _invariant_reduction(self, n: For) -> Call | None:
+        """The single statement call of loop ``n`` when it accumulates into an element that
+        does not change across ``n`` (it then lives in a register: gcc cannot keep it there
+        itself once OpenMP outlining drops ``restrict``)."""
+        if n.tags or self._acc is not None:
+            return None
+        body: Node = n.body
+        inner: set[str] = {n.var}
+        while isinstance(body, Bind):
+            inner.add(body.var)
+            body = body.body
+        if isinstance(body, Block) and len(body.items) == 1:
+            body = body.items[0]
+        if not isinstance(body, Call):
+            return None
+        macro = self.macros[body.stmt]
+        red = macro.reduction
+        if red is None:
+            return None
+        for param, arg in zip(macro.params, body.args, strict=True):
+            if param in red.uses and inner & set(expr_vars(arg)):
+                return None
+        return body
 
     def _for(self, n: For) -> None:
+        call = self._invariant_reduction(n)
+        if call is not None:
+            red = self.macros[call.stmt].reduction
+            assert red is not None
+            macro = self.macros[call.stmt]
+            args = ", ".join(
+                expr(a) if p in red.uses else "0"
+                for p, a in zip(macro.params, call.args, strict=True)
+            )
+            target = f"{call.stmt}_target({args})"
+            self.out.line("{")
+            with self.out.indented():
+                self.out.line(f"{red.ctype} spf_acc = {target};")
+                self._acc = call.stmt
+                try:
+                    self._plain_for(n)
+                finally:
+                    self._acc = None
+                self.out.line(f"{target} = spf_acc;")
+            self.out.line("}")
+            return
+        self._plain_for(n)
+
+    def _plain_for(self, n: For) -> None:
         if "parallel" in n.tags:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):

@@ -25,6 +25,19 @@ class StmtMacro:
     params: tuple[str, ...]
     lines: tuple[str, ...]
     """The statement's C body, data spaces as ``A(i, j)`` and UF calls as ``col(k)``."""
+    reduction: Reduction | None = None
+    """Set when the statement is one accumulation ``y(...) op= e`` with ``e`` not reading y."""
+
+
+@dataclass(frozen=True)
+class Reduction:
+    target: str
+    """C text of the accumulated element (macro parameters as in ``lines``)."""
+    op: str
+    value: str
+    ctype: str
+    uses: frozenset[str]
+    """The statement iterators the target's indices use."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,7 @@ def lower(comp: Computation, name: str | None = None) -> Program:
     return Program(
         signature=signature(comp, fname),
         body=body,
-        stmts=tuple(_stmt_macro(s) for s in comp.stmts),
+        stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
         data=tuple(_data_macro(ds) for ds in comp.data_spaces.values() if ds.rank is not None),
         ufs=tuple((u.name, u.arity) for _, u in sorted(comp.ufs.items())),
         locals=tuple(_local(ds) for ds in comp.data_spaces.values() if ds.role == "local"),
@@ -114,18 +127,29 @@ def signature(comp: Computation, fname: str) -> Signature:
     return Signature(function=fname, args=tuple(args))
 
 
-def _stmt_macro(stmt: object) -> StmtMacro:
+def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     from spf.computation.access import iterator_names
     from spf.computation.statement import Stmt
+    from spf.sets import Set
 
     assert isinstance(stmt, Stmt)
     its = iterator_names(stmt.domain)
-    text = stmt.parsed.render_c(
+    formats = (
         lambda n, ix: f"{n}({', '.join(ix)})",
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
-    return StmtMacro(stmt.name, its, tuple(text.splitlines()))
+    text = stmt.parsed.render_c(*formats)
+    parts = stmt.parsed.reduction_parts(*formats)
+    reduction = None
+    if parts is not None:
+        access, target, op, value = parts
+        uses: set[str] = set()
+        for idx in access.indices:
+            uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
+        ctype = comp.data_spaces[access.data_space].ctype
+        reduction = Reduction(target, op, value, ctype, frozenset(uses))
+    return StmtMacro(stmt.name, its, tuple(text.splitlines()), reduction)
 
 
 def _data_macro(ds: object) -> DataMacro:

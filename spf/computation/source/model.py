@@ -83,6 +83,44 @@ class ParsedSource:
         writer = _CWriter(access, uf, dict(rename or {}))
         return self.writes[0], writer.expr(stmt.value)
 
+    def reduction_parts(
+        self,
+        access: Callable[[str, tuple[str, ...]], str],
+        uf: Callable[[str, tuple[str, ...]], str],
+        rename: Mapping[str, str] | None = None,
+    ) -> tuple[Access, str, str, str] | None:
+        """For a block that is one accumulation ``$y$(...) op= e;`` (op ``+= -= *=``) whose
+        ``e`` does not read ``y``: the written access, its C text, ``op`` and the C text of
+        ``e``; else None. Code generation keeps such a target in a register across a loop."""
+        from dataclasses import fields, is_dataclass
+
+        from spf.computation.source.tree import _Assign, _Ref
+
+        if len(self.body) != 1 or len(self.writes) != 1:
+            return None
+        (stmt,) = self.body
+        if not (
+            isinstance(stmt, _Assign)
+            and stmt.op in ("+=", "-=", "*=")
+            and isinstance(stmt.target, _Ref)
+        ):
+            return None
+        target = stmt.target.ds
+
+        def reads_target(node: object) -> bool:
+            if isinstance(node, _Ref) and node.ds == target:
+                return True
+            if isinstance(node, tuple):
+                return any(reads_target(x) for x in node)
+            if is_dataclass(node) and not isinstance(node, type):
+                return any(reads_target(getattr(node, f.name)) for f in fields(node))
+            return False
+
+        if reads_target(stmt.value):
+            return None
+        writer = _CWriter(access, uf, dict(rename or {}))
+        return self.writes[0], writer.expr(stmt.target), stmt.op, writer.expr(stmt.value)
+
     def to_python(self) -> Callable[[dict[str, int], dict[str, Any], dict[str, Any]], None]:
         """``fn(env, arrays, ufs)`` that runs one statement instance (C semantics).
 
