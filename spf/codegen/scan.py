@@ -33,6 +33,7 @@ from spf.codegen.loop_ast import (
     Op,
     UFRead,
     Var,
+    expr_vars,
     map_expr,
     substitute,
     substitute_expr,
@@ -161,7 +162,11 @@ class Scanner:
         out = set(used)
         while True:
             more = {
-                v for u in out for a in self.values[u].args for v in _vars(a) if v in self.values
+                v
+                for u in out
+                for a in self.values[u].args
+                for v in expr_vars(a)
+                if v in self.values
             }
             if more <= out:
                 return out
@@ -372,8 +377,6 @@ class Scanner:
         return Call(name, args)
 
     def _loop_tags(self, body: Node, pos: int) -> tuple[str, ...]:
-        from spf.codegen.loop_ast import walk
-
         tags: list[str] = []
         for node in walk(body):
             if isinstance(node, Call):
@@ -461,12 +464,6 @@ def _to_expr(e: sp.Expr, local: Sequence[str]) -> Expr:
     if isinstance(e, sp.core.function.AppliedUndef):
         return UFRead(str(e.func.__name__), tuple(_to_expr(a, local) for a in e.args))
     raise CodegenError(f"spf bug: cannot generate code for the expression {e}")
-
-
-def _vars(e: Expr) -> list[str]:
-    from spf.codegen.loop_ast import expr_vars
-
-    return list(expr_vars(e))
 
 
 def _text(e: Expr) -> str:
