@@ -11,8 +11,8 @@ STAMP := $(VENV)/.stamp
 SRC_DIRS := spf tests benchmarks examples
 
 # System tools the test suite uses: `command=package[,package...]`. A pair is installed with
-# apt-get only when its command is missing. Later: mpicc=openmpi-bin,libopenmpi-dev
-APT_PACKAGES := dot=graphviz
+# apt-get only when its command is missing (mpi4py builds against openmpi's mpicc).
+APT_PACKAGES := dot=graphviz mpicc=openmpi-bin,libopenmpi-dev
 
 # Run apt-get as root, through sudo when not root and sudo exists, otherwise not at all.
 SUDO := $(shell if [ "$$(id -u)" -eq 0 ]; then echo; \

@@ -6,31 +6,40 @@ to a :class:`~spf.codegen.program.Program` and prints it for the target.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
+    from spf.codegen.program import Program
     from spf.computation.computation import Computation
 
 Target = Literal["c", "cuda", "mpi", "hls"]
-TARGETS: tuple[str, ...] = ("c",)
+TARGETS: tuple[str, ...] = ("c", "cuda", "mpi", "hls")
+"""Each target ``t`` is printed by ``spf.codegen.<t>.print_<t>(program)``."""
+
+
+def printer(target: str) -> Callable[[Program], str]:
+    """The printer function of ``target`` (``CodegenError`` for an unknown target)."""
+    if not isinstance(target, str) or target not in TARGETS:
+        raise CodegenError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
+    module = importlib.import_module(f"spf.codegen.{target}")
+    fn: Callable[[Program], str] = getattr(module, f"print_{target}")
+    return fn
 
 
 def codegen(
     comp: Computation, target: str = "c", name: str | None = None, check: bool = True
 ) -> str:
     """One self-contained translation unit for ``target``."""
-    from spf.codegen.c import print_c
     from spf.codegen.program import lower
 
-    if target not in TARGETS:
-        raise CodegenError(
-            f"unknown or unavailable target {target!r}; available: {', '.join(TARGETS)}"
-        )
+    emit = printer(target)
     if check:
         comp.check_legality()
-    return print_c(lower(comp, name))
+    return emit(lower(comp, name))
 
 
 def loop_structure(comp: Computation) -> str:
@@ -64,4 +73,4 @@ def loop_structure(comp: Computation) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["TARGETS", "codegen", "loop_structure"]
+__all__ = ["TARGETS", "codegen", "loop_structure", "printer"]

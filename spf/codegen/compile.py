@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,15 +56,15 @@ def compile_kernel(
     **options: Any,
 ) -> Kernel:
     """Generate ``comp`` for ``target``, compile it (cached on disk) and load it."""
-    from spf.codegen import codegen
+    from spf.codegen import TARGETS, codegen
     from spf.codegen.program import c_function_name, signature
     from spf.runtime.build import build
     from spf.runtime.kernel import Kernel
 
-    if options:
+    if target not in TARGETS:
+        raise CodegenError(f"compile: unknown target {target!r}; available: {', '.join(TARGETS)}")
+    if target == "c" and options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
-    if target != "c":
-        raise CodegenError(f"compile: target {target!r} is not available yet; use 'c'")
     fname = c_function_name(name or comp.name)
     key = hashlib.sha256(
         "\0".join([comp.to_json(), target, fname, str(check)]).encode()
@@ -73,6 +74,19 @@ def compile_kernel(
         source = codegen(comp, target, fname, check)
         _write_generated(key, source, cache_dir)
     _GENERATED[key] = source
+    if target != "c":
+        # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
+        backend = importlib.import_module(f"spf.runtime.{target}")
+        kernel: Kernel = backend.compile_kernel(
+            source,
+            signature(comp, fname),
+            fname,
+            openmp=openmp,
+            cflags=cflags,
+            cache_dir=cache_dir,
+            **options,
+        )
+        return kernel
     built = build(source, name=fname, openmp=openmp, cflags=cflags, cache_dir=cache_dir)
     return Kernel(
         signature(comp, fname), source, built.path, built.command, compiler_output=built.stderr

@@ -89,7 +89,17 @@ class Call:
     """Values of the statement's domain iterators, in domain order."""
 
 
-Node = Block | For | If | Bind | Call
+@dataclass(frozen=True, slots=True)
+class Alloc:
+    """Buffer ``buffer`` (a :class:`~spf.codegen.program.BufferDecl` of the program) exists
+    for the duration of ``body`` (``buffer.allocate_at(stmt, level)``): printers declare or
+    allocate it before ``body`` and release it after."""
+
+    buffer: str
+    body: Node
+
+
+Node = Block | For | If | Bind | Call | Alloc
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,8 @@ def node_exprs(n: Node) -> Iterator[Expr]:
     elif isinstance(n, Bind):
         yield from n.args
         yield from node_exprs(n.body)
+    elif isinstance(n, Alloc):
+        yield from node_exprs(n.body)
     else:
         yield from n.args
 
@@ -160,6 +172,8 @@ def map_node(n: Node, fn: Callable[[Expr], Expr | None]) -> Node:
         return If(map_expr(n.cond, fn), map_node(n.then, fn), orelse)
     if isinstance(n, Bind):
         return Bind(n.var, n.uf, tuple(map_expr(a, fn) for a in n.args), map_node(n.body, fn))
+    if isinstance(n, Alloc):
+        return Alloc(n.buffer, map_node(n.body, fn))
     return Call(n.stmt, tuple(map_expr(a, fn) for a in n.args))
 
 
@@ -176,7 +190,7 @@ def walk(n: Node) -> Iterator[Node]:
     if isinstance(n, Block):
         for item in n.items:
             yield from walk(item)
-    elif isinstance(n, (For, Bind)):
+    elif isinstance(n, (For, Bind, Alloc)):
         yield from walk(n.body)
     elif isinstance(n, If):
         yield from walk(n.then)

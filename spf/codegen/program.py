@@ -27,6 +27,8 @@ class StmtMacro:
     """The statement's C body, data spaces as ``A(i, j)`` and UF calls as ``col(k)``."""
     reduction: Reduction | None = None
     """Set when the statement is one accumulation ``y(...) op= e`` with ``e`` not reading y."""
+    operation: Operation | None = None
+    """Set for a Layer IV operation (``lines`` is then empty; printers print the operation)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,53 @@ class DataMacro:
 
 
 @dataclass(frozen=True)
+class Partition:
+    """``buffer.partition(dim, factor, kind)`` (HLS ``ARRAY_PARTITION``)."""
+
+    dim: int
+    factor: int
+    kind: str
+    """``"cyclic"``, ``"block"`` or ``"complete"``."""
+
+
+@dataclass(frozen=True)
+class BufferDecl:
+    """A buffer of the generated function (Layer III, ``comp.add_buffer``)."""
+
+    name: str
+    ctype: str
+    extents: tuple[str, ...]
+    """C expressions of the extents (row-major)."""
+    scope: str
+    """``"global"``, ``"shared"``, ``"local"``, ``"constant"`` (GPU) or ``"stack"``."""
+    argument: bool
+    """True when the buffer is a kernel argument (global/constant buffers); False when the
+    generated code allocates it (stack/local/shared buffers)."""
+    partitions: tuple[Partition, ...] = ()
+    allocated_at: bool = False
+    """True when an :class:`~spf.codegen.loop_ast.Alloc` node of the body places it
+    (``allocate_at``); otherwise it lives for the whole function."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A Layer IV operation (``comp.send`` ...): its statement's ``Call`` nodes mean this."""
+
+    kind: str
+    """``"send"``, ``"receive"``, ``"barrier"``, ``"host_to_device"`` or ``"device_to_host"``."""
+    buffer: str | None = None
+    """The buffer or data space sent, received or copied (None for a barrier)."""
+    index: tuple[str, ...] = ()
+    """C expressions (over the operation's macro parameters) of the first element's index."""
+    count: str = "1"
+    """C expression of the number of elements."""
+    peer: str | None = None
+    """C expression of the destination (send) or source (receive) rank."""
+    ctype: str = "double"
+    """Element type of ``buffer``."""
+
+
+@dataclass(frozen=True)
 class Program:
     signature: Signature
     body: Node
@@ -58,6 +107,9 @@ class Program:
     """``(name, arity)`` of each UF array."""
     locals: tuple[tuple[str, str, str], ...] = ()
     """``(name, C type, element count as a C expression)`` of the function's own arrays."""
+    buffers: tuple[BufferDecl, ...] = ()
+    """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
+    ``DataMacro``."""
 
 
 def lower(comp: Computation, name: str | None = None) -> Program:

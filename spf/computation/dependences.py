@@ -232,12 +232,16 @@ def violation(comp: Computation, dep: Dependence) -> str | None:
     return None
 
 
+_PARALLEL_TAGS = frozenset({"parallel", "vector", "distribute", "gpu_block", "gpu_thread"})
+"""Tags whose loop must carry no dependence (its iterations run concurrently)."""
+
+
 def check_legality(comp: Computation) -> None:
     deps = comp.dependences()
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
-            vector = any(t.startswith("vector") for t in tags)
-            if ("parallel" in tags or vector) and not _parallel_ok(comp, stmt, loop, deps):
+            parallel = any(t.split("(", 1)[0] in _PARALLEL_TAGS for t in tags)
+            if parallel and not _parallel_ok(comp, stmt, loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
                 raise IllegalScheduleError(
                     f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "

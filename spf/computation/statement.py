@@ -9,16 +9,20 @@ from spf.errors import SpfError
 from spf.schedule.commands import (
     After,
     Command,
+    Distribute,
+    Gpu,
     Interchange,
     Level,
     Loop,
     Parallelize,
+    Pipeline,
     Reverse,
     SetSchedule,
     Shift,
     Skew,
     Split,
     Tile,
+    TileGpu,
     Unroll,
     Vectorize,
 )
@@ -186,6 +190,37 @@ class Stmt:
         dependences by ``check_legality`` and ``codegen``."""
         return self._run(Parallelize(loop=i))
 
+    def distribute(self, i: Loop) -> Stmt:
+        """Spread the iterations of ``i`` over MPI ranks (rank ``r`` runs ``i = r``); other
+        targets run ``i`` as an ordinary loop. Checked like ``parallelize``."""
+        return self._run(Distribute(loop=i))
+
+    def gpu(self, blocks: Sequence[Loop] | Loop, threads: Sequence[Loop] | Loop) -> Stmt:
+        """Map loops to a CUDA grid: ``blocks`` (outer first, up to 3) to block indices,
+        ``threads`` to thread indices; the block loops and then the thread loops must be
+        consecutive. Checked like ``parallelize``."""
+        return self._run(Gpu(blocks=_loops(blocks), threads=_loops(threads)))
+
+    def tile_gpu(
+        self,
+        i: Loop,
+        j: Loop,
+        ti: int,
+        tj: int,
+        i0: str | None = None,
+        j0: str | None = None,
+        i1: str | None = None,
+        j1: str | None = None,
+    ) -> Stmt:
+        """``tile(i, j, ti, tj, ...)`` then ``gpu((i0, j0), (i1, j1))``: ``ti x tj`` threads
+        per block (new loops ``<i>0, <j>0, <i>1, <j>1`` unless named)."""
+        return self._run(TileGpu(i=i, j=j, ti=ti, tj=tj, i0=i0, j0=j0, i1=i1, j1=j1))
+
+    def pipeline(self, i: Loop, ii: int = 1) -> Stmt:
+        """Tag ``i`` for HLS pipelining with initiation interval ``ii``
+        (``#pragma HLS PIPELINE II=<ii>``); other targets ignore it."""
+        return self._run(Pipeline(loop=i, ii=ii))
+
     def set_schedule(self, relation: str | Relation) -> Stmt:
         """Replace the scattering relation (its input arity must be the domain's)."""
         if not isinstance(relation, (str, Relation)):
@@ -217,6 +252,13 @@ class Stmt:
 
     def __repr__(self) -> str:
         return f"Stmt(name={self.name!r}, source={self._source!r})"
+
+
+def _loops(value: object) -> tuple[Loop, ...]:
+    """A loop or a sequence of loops as a tuple (validated by the command)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return (value,)  # type: ignore[return-value]  # validated by the command
 
 
 def _parse_set(text: object, what: str) -> Set:

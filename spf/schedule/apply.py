@@ -16,19 +16,24 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spf.errors import ArityError, SpfError, UndeclaredError
+from spf.schedule import tags as tagrules
 from spf.schedule.commands import (
     INTERNAL_PREFIX,
     After,
     Command,
+    Distribute,
+    Gpu,
     Interchange,
     Loop,
     Parallelize,
+    Pipeline,
     Reverse,
     SetSchedule,
     Shift,
     Skew,
     Split,
     Tile,
+    TileGpu,
     Unroll,
     Vectorize,
 )
@@ -273,7 +278,32 @@ def _with_tag(tags: Tags, loop: str, tag: str) -> dict[str, tuple[str, ...]]:
 
 # ------------------------------------------------------------------------------- dispatch
 def apply_command(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
-    """The new states of the statements ``cmd`` changes when applied to ``stmt`` (pure)."""
+    """The new states of the statements ``cmd`` changes when applied to ``stmt`` (pure);
+    the tags of every changed statement are validated again (:mod:`spf.schedule.tags`)."""
+    updates = _apply(cmd, stmt, ctx)
+    for name, state in updates.items():
+        tagrules.validate(cmd.call_text(), name, LoopView(name, state.schedule).names, state.tags)
+    return updates
+
+
+def _gpu_tags(
+    cmd: str, view: LoopView, tags: Tags, blocks: Sequence[Loop], threads: Sequence[Loop]
+) -> dict[str, tuple[str, ...]]:
+    names = [view.names[view.depth(cmd, loop)] for loop in (*blocks, *threads)]
+    if len(set(names)) != len(names):
+        raise SpfError(f"{cmd}: a loop is named twice among the gpu loops {names}")
+    out = {
+        loop: tuple(t for t in ts if tagrules.kind(t) not in tagrules.GPU_KINDS)
+        for loop, ts in tags.items()
+    }
+    for k, loop in enumerate(names[: len(blocks)]):
+        out = _with_tag(out, loop, f"gpu_block({k})")
+    for k, loop in enumerate(names[len(blocks) :]):
+        out = _with_tag(out, loop, f"gpu_thread({k})")
+    return {loop: ts for loop, ts in out.items() if ts}
+
+
+def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     if stmt not in ctx.states:
         raise UndeclaredError("statement", stmt, ctx.states)
     state = ctx.states[stmt]
@@ -282,10 +312,36 @@ def apply_command(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     if isinstance(cmd, SetSchedule):
         return {stmt: _set_schedule(cmd, stmt, state, ctx)}
     view = LoopView(stmt, state.schedule)
-    if isinstance(cmd, (Parallelize, Unroll)):
+    if isinstance(cmd, (Parallelize, Unroll, Distribute, Pipeline)):
         loop = view.names[view.depth(cmd.method, cmd.loop)]
-        tag = "parallel" if isinstance(cmd, Parallelize) else f"unroll({cmd.factor})"
+        if isinstance(cmd, Unroll):
+            tag = f"unroll({cmd.factor})"
+        elif isinstance(cmd, Pipeline):
+            tag = "pipeline" if cmd.ii == 1 else f"pipeline({cmd.ii})"
+        else:
+            tag = "parallel" if isinstance(cmd, Parallelize) else "distribute"
         return {stmt: State(state.schedule, _with_tag(state.tags, loop, tag))}
+    if isinstance(cmd, Gpu):
+        tags = _gpu_tags("gpu", view, state.tags, cmd.blocks, cmd.threads)
+        return {stmt: State(state.schedule, tags)}
+    if isinstance(cmd, TileGpu):
+        a, b = view.depth("tile_gpu", cmd.i), view.depth("tile_gpu", cmd.j)
+        li, lj = view.labels[a] or f"c{a}", view.labels[b] or f"c{b}"
+        tile = Tile(
+            i=cmd.i,
+            j=cmd.j,
+            ti=cmd.ti,
+            tj=cmd.tj,
+            i0=cmd.i0 or f"{li}0",
+            j0=cmd.j0 or f"{lj}0",
+            i1=cmd.i1 or f"{li}1",
+            j1=cmd.j1 or f"{lj}1",
+        )
+        schedule, renames = transform(tile, view, ctx.reserved)
+        new = LoopView(stmt, schedule)
+        tags = retag(state.tags, renames, new.names)
+        tags = _gpu_tags("tile_gpu", new, tags, (tile.i0, tile.j0), (tile.i1, tile.j1))
+        return {stmt: State(schedule, tags)}
     schedule, renames = transform(cmd, view, ctx.reserved)
     loops = LoopView(stmt, schedule).names
     tags = retag(state.tags, renames, loops)

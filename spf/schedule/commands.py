@@ -290,6 +290,87 @@ class Parallelize(Command):
         check_loop_ref("parallelize", "loop", self.loop)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Distribute(Command):
+    """Tag ``loop`` ``distribute``: its iterations are spread over MPI ranks (rank ``r`` runs
+    the iterations with ``loop = r``). Other targets run it as an ordinary loop."""
+
+    method: ClassVar[str] = "distribute"
+    n_required: ClassVar[int] = 1
+    loop: Loop
+
+    def __post_init__(self) -> None:
+        check_loop_ref("distribute", "loop", self.loop)
+
+
+def _loop_tuple(cmd: str, what: str, value: object) -> tuple[Loop, ...]:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        value = (value,)
+    if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= 3:
+        raise SpfError(f"{cmd}: {what} must be a tuple of 1 to 3 loops, got {value!r}")
+    for k, loop in enumerate(value):
+        check_loop_ref(cmd, f"{what}[{k}]", loop)
+    return tuple(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gpu(Command):
+    """Map loops to a CUDA grid: ``blocks`` (outer first) are tagged ``gpu_block(0..)``,
+    ``threads`` ``gpu_thread(0..)``; the block loops and then the thread loops must be
+    consecutive loops of the statement."""
+
+    method: ClassVar[str] = "gpu"
+    n_required: ClassVar[int] = 2
+    blocks: tuple[Loop, ...]
+    threads: tuple[Loop, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", _loop_tuple("gpu", "blocks", self.blocks))
+        object.__setattr__(self, "threads", _loop_tuple("gpu", "threads", self.threads))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TileGpu(Command):
+    """``tile(i, j, ti, tj, i0, j0, i1, j1)`` then ``gpu((i0, j0), (i1, j1))``; the new loops
+    are named ``<i>0``, ``<j>0``, ``<i>1``, ``<j>1`` unless given."""
+
+    method: ClassVar[str] = "tile_gpu"
+    n_required: ClassVar[int] = 4
+    i: Loop
+    j: Loop
+    ti: int
+    tj: int
+    i0: str | None = None
+    j0: str | None = None
+    i1: str | None = None
+    j1: str | None = None
+
+    def __post_init__(self) -> None:
+        check_loop_ref("tile_gpu", "i", self.i)
+        check_loop_ref("tile_gpu", "j", self.j)
+        check_positive("tile_gpu", "ti", self.ti)
+        check_positive("tile_gpu", "tj", self.tj)
+        for what in ("i0", "j0", "i1", "j1"):
+            if getattr(self, what) is not None:
+                check_name("tile_gpu", what, getattr(self, what))
+        _distinct("tile_gpu", [self.i0, self.j0, self.i1, self.j1])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pipeline(Command):
+    """Tag ``loop`` ``pipeline`` (``pipeline(ii)`` when ``ii > 1``): HLS
+    ``#pragma HLS PIPELINE II=<ii>``. Other targets ignore it."""
+
+    method: ClassVar[str] = "pipeline"
+    n_required: ClassVar[int] = 1
+    loop: Loop
+    ii: int = 1
+
+    def __post_init__(self) -> None:
+        check_loop_ref("pipeline", "loop", self.loop)
+        check_positive("pipeline", "ii", self.ii)
+
+
 # ------------------------------------------------------------------------------- ordering
 @dataclass(frozen=True, kw_only=True)
 class After(Command):
@@ -321,6 +402,10 @@ COMMANDS: Final[dict[str, type[Command]]] = {
         Unroll,
         Vectorize,
         Parallelize,
+        Distribute,
+        Gpu,
+        TileGpu,
+        Pipeline,
         After,
     )
 }

@@ -1,0 +1,69 @@
+"""Hardware tags on loops and the rules that keep them on the right loops.
+
+Tags live on loop names (``{"i0": ("gpu_block(0)",)}``); transformations carry them along
+with renamed loops (:func:`spf.schedule.apply.retag`). After every command the tags of the
+statement are validated again, so a later ``interchange`` or ``split`` cannot leave a tag on
+a loop where it no longer means what it meant: the command is refused instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from spf.errors import SpfError
+
+GPU_KINDS = ("gpu_block", "gpu_thread")
+
+
+def kind(tag: str) -> str:
+    """``"unroll"`` for ``"unroll(4)"``."""
+    return tag.split("(", 1)[0]
+
+
+def argument(tag: str) -> int | None:
+    """``4`` for ``"unroll(4)"``, None for ``"parallel"``."""
+    if "(" not in tag or not tag.endswith(")"):
+        return None
+    text = tag[tag.index("(") + 1 : -1]
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def gpu_loops(tags: Mapping[str, Sequence[str]], which: str) -> list[tuple[int, str]]:
+    """``(index, loop)`` of the loops tagged ``which(index)`` (``gpu_block``/``gpu_thread``)."""
+    out = []
+    for loop, ts in tags.items():
+        for t in ts:
+            if kind(t) == which:
+                out.append((argument(t) or 0, loop))
+    return sorted(out)
+
+
+def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Sequence[str]]) -> None:
+    """Raise ``SpfError`` naming ``cmd`` and ``stmt`` when the tags are inconsistent."""
+    for loop, ts in tags.items():
+        kinds = [kind(t) for t in ts]
+        exclusive = [k for k in kinds if k in ("parallel", "distribute", *GPU_KINDS)]
+        if len(exclusive) > 1:
+            raise SpfError(
+                f"{cmd}: loop {loop!r} of statement {stmt} would carry the tags "
+                f"{', '.join(ts)}; a loop is mapped to one of parallel, distribute, gpu_block, "
+                "gpu_thread"
+            )
+    blocks = gpu_loops(tags, "gpu_block")
+    threads = gpu_loops(tags, "gpu_thread")
+    if not blocks and not threads:
+        return
+    if not blocks or not threads:
+        raise SpfError(
+            f"{cmd}: statement {stmt} has gpu {'block' if blocks else 'thread'} loops but no "
+            f"gpu {'thread' if blocks else 'block'} loops; use gpu(blocks, threads) with both"
+        )
+    order = [loop for _, loop in blocks] + [loop for _, loop in threads]
+    depths = [loops.index(loop) for loop in order]
+    if depths != list(range(depths[0], depths[0] + len(depths))):
+        raise SpfError(
+            f"{cmd}: the gpu loops of statement {stmt} must be consecutive, block loops "
+            f"({', '.join(loop for _, loop in blocks)}) outside thread loops "
+            f"({', '.join(loop for _, loop in threads)}); the loops would be "
+            f"{', '.join(loops)}"
+        )
