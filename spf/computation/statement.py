@@ -243,6 +243,22 @@ class Stmt:
         """``other.after(self, level)``; returns ``other`` (for chaining)."""
         return self._peer(other)._run(After(other=self.name, level=level))
 
+    # --- data layout (Tiramisu Layer III): see spf.computation.layout
+    def store_in(self, buffer: object, index: object) -> Stmt:
+        """Store the data space this statement writes in ``buffer`` (a ``Buffer`` or its
+        name) at ``index``: a list of index expressions (``["i % 2", "j"]``) or a relation."""
+        from spf.computation.layout import store_in
+
+        store_in(self, buffer, index)
+        return self
+
+    def storage_fold(self, loop: Loop, size: int) -> Stmt:
+        """Fold the storage of what this statement writes along ``loop`` modulo ``size``."""
+        from spf.computation.layout import storage_fold
+
+        storage_fold(self, loop, size)
+        return self
+
     def _peer(self, other: Stmt | str) -> Stmt:
         if self._comp is None:
             raise SpfError(f"statement {self.name}: add it to a Computation before ordering it")

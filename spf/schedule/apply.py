@@ -22,6 +22,7 @@ from spf.schedule.commands import (
     After,
     Command,
     Distribute,
+    Effect,
     Gpu,
     Interchange,
     Loop,
@@ -394,6 +395,14 @@ def run(stmt: Stmt, cmd: Command) -> None:
             f"statement {stmt.name}: add it to a Computation before scheduling it "
             f"({cmd.call_text()})"
         )
+    if isinstance(cmd, Effect):
+        try:
+            cmd.perform(stmt)
+        except SpfError as err:
+            err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
+            raise
+        trace_of(comp).record(stmt.name, cmd)
+        return
     try:
         updates = apply_command(cmd, stmt.name, context_of(comp))
     except SpfError as err:

@@ -19,10 +19,13 @@ from __future__ import annotations
 import enum
 import keyword
 from dataclasses import dataclass, fields
-from typing import ClassVar, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 from spf.clang import C_KEYWORDS
 from spf.errors import SpfError
+
+if TYPE_CHECKING:
+    from spf.computation.statement import Stmt
 
 
 class Root(enum.Enum):
@@ -109,6 +112,25 @@ class Command:
         pos, kw = self.call_args()
         args = [_py(v) for v in pos] + [f"{k}={_py(v)}" for k, v in kw.items()]
         return f"{self.method}({', '.join(args)})"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Effect(Command):
+    """A command that changes more than schedules and tags (a domain, a data layout, the
+    statement list): :func:`spf.schedule.apply.run` calls :meth:`perform` on the statement
+    instead of the pure schedule machinery, then records the command in the trace like any
+    other. Subclasses live next to what they change and register with
+    :func:`register_command` so traces and JSON know them."""
+
+    def perform(self, stmt: Stmt) -> None:
+        """Apply to ``stmt`` (and its computation); raise before changing anything."""
+        raise SpfError(f"spf bug: {type(self).__name__} does not define perform()")
+
+
+def register_command(cls: type[Command]) -> type[Command]:
+    """Make ``cls`` known to traces and JSON by its class name (usable as a decorator)."""
+    COMMANDS[cls.__name__] = cls
+    return cls
 
 
 def _py(value: object) -> str:
@@ -389,7 +411,7 @@ class After(Command):
         check_loop_ref("after", "level", self.level, root_ok=True)
 
 
-COMMANDS: Final[dict[str, type[Command]]] = {
+COMMANDS: dict[str, type[Command]] = {
     c.__name__: c
     for c in (
         Tile,
@@ -409,4 +431,4 @@ COMMANDS: Final[dict[str, type[Command]]] = {
         After,
     )
 }
-"""Command classes by name (for JSON)."""
+"""Command classes by name (for JSON); :func:`register_command` adds :class:`Effect` commands."""
