@@ -8,6 +8,12 @@ and UF values are projected out, so every guard isl hoists lands where its symbo
 At each leaf of a non-final segment the newly computable UF values are bound, once, and
 only for the statements that need them; the next segment is scanned below. The result is
 spf's own loop AST (:mod:`spf.codegen.loop_ast`); the scanner prints nothing.
+
+Full and partial tiles are scanned apart (:func:`separate`): the inner loops made by
+``split``, ``tile`` and ``vectorize`` cut a statement into pieces (isl statements of their
+own, ``s0#k``) where those loops run their whole constant range or not, so the loops of full
+tiles and full vectors get constant bounds without ``min``/``max`` and a vector loop's
+remainder is a plain scalar loop. Calls name the statement again at the end.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from spf.codegen.loop_ast import (
     Var,
     expr_vars,
     map_expr,
+    map_node,
     substitute,
     substitute_expr,
     uses,
@@ -67,6 +74,8 @@ class StmtScan:
     needs: set[str]
     iterators: tuple[Expr, ...]
     tags: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    label: str = ""
+    """The key of this piece (the statement name, or ``name#k`` for a separated piece)."""
 
 
 class Scanner:
@@ -79,7 +88,10 @@ class Scanner:
         self.names = self._position_names()
         self.values: dict[str, UFValue] = {}
         self.keys: dict[tuple[str, tuple[Expr, ...]], str] = {}
-        self.stmts = {s.name: self._prepare(s) for s in comp.stmts}
+        self.stmts: dict[str, StmtScan] = {}
+        for s in comp.stmts:
+            for piece in separate(s, self._prepare(s), self.names):
+                self.stmts[piece.label] = piece
         self._stmt_by_name = {s.name: s for s in comp.stmts}
         levels = {v.level for v in self.values.values() if v.level >= 0}
         self.cuts = sorted(levels | {self.width - 1})
@@ -132,7 +144,8 @@ class Scanner:
             )
         iterators = tuple(_to_expr(e, []) for e in its)
         needs = self._closure(set(local))
-        return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, _tags(stmt, self.width))
+        tags = _tags(stmt, self.width)
+        return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, tags, stmt.name)
 
     def _register(self, uf: str, args: tuple[Expr, ...]) -> str:
         key = (uf, args)
@@ -219,7 +232,21 @@ class Scanner:
                 "it runs (declare UF ranges, or keep loops whose bounds use a UF inside the "
                 "loops of its arguments)"
             ) from err
-        return self._local_names(self._bind_all(sorted(top), body), frozenset(self.reserved))
+        body = self._local_names(self._bind_all(sorted(top), body), frozenset(self.reserved))
+        return map_node(self._stmt_names(body), _fold)
+
+    def _stmt_names(self, n: Node) -> Node:
+        """Calls of separated pieces (``s0#1``) call their statement (``s0``)."""
+        if isinstance(n, Call):
+            return Call(self.stmts[n.stmt].name, n.args)
+        if isinstance(n, Block):
+            return Block(tuple(self._stmt_names(i) for i in n.items))
+        if isinstance(n, If):
+            orelse = None if n.orelse is None else self._stmt_names(n.orelse)
+            return If(n.cond, self._stmt_names(n.then), orelse)
+        if isinstance(n, (For, Bind)):
+            return replace(n, body=self._stmt_names(n.body))
+        return n
 
     def _local_names(self, n: Node, taken: frozenset[str]) -> Node:
         """Give each loop the name its statements use at that position (positions are named
@@ -246,7 +273,8 @@ class Scanner:
     def _loop_name_inside(self, n: For) -> str | None:
         for node in walk(n.body):
             if isinstance(node, Call):
-                outs = padded(self._stmt_by_name[node.stmt], self.width).out_vars
+                stmt = self._stmt_by_name[self.stmts[node.stmt].name]
+                outs = padded(stmt, self.width).out_vars
                 name = outs[n.position]
                 return name if name.isidentifier() and not is_constant(name) else None
         return None
@@ -386,6 +414,22 @@ class Scanner:
         return tuple(tags)
 
 
+def _fold(e: Expr) -> Expr | None:
+    """Constant folding (substituted outer values leave ``-(-1)``, ``2 * 0`` ...)."""
+    if not isinstance(e, Op) or not all(isinstance(a, Int) for a in e.args):
+        return None
+    v = [a.value for a in e.args if isinstance(a, Int)]
+    if e.op == "neg":
+        return Int(-v[0])
+    if e.op == "+":
+        return Int(v[0] + v[1])
+    if e.op == "-":
+        return Int(v[0] - v[1])
+    if e.op == "*":
+        return Int(v[0] * v[1])
+    return None
+
+
 def _tags(stmt: Stmt, width: int) -> dict[int, tuple[str, ...]]:
     """Tags of the statement's loops by padded schedule position."""
     outs = padded(stmt, width).out_vars
@@ -474,3 +518,113 @@ def _text(e: Expr) -> str:
     if isinstance(e, UFRead):
         return f"{e.uf}_{'_'.join(_text(a) for a in e.args)}"
     return "_".join(_text(a) for a in e.args)
+
+
+# ------------------------------------------------------------ full and partial tiles
+MAX_SEPARATED = 4
+"""At most this many loops of one statement are separated (at most ``2**4`` pieces)."""
+
+MIN_SEPARATED_EXTENT = 4
+"""Tile and split loops of fewer iterations are not separated (a full tile of 2 or 3 gains
+nothing from constant bounds and would double the code); vector loops always are."""
+
+_NOT_SEPARATED = frozenset({"gpu_block", "gpu_thread", "distribute"})
+"""Statements with these tags keep one loop per position (grid and rank mappings)."""
+
+
+def separable_loops(stmt: Stmt) -> list[str]:
+    """Loops of ``stmt`` whose full and partial parts codegen scans apart: the inner loops
+    made by ``split``, ``tile`` and ``vectorize``, and both parts of such a loop split again
+    (by name, from the trace and the tags).
+    Statements mapped to GPU grids or MPI ranks are not separated."""
+    from spf.schedule.commands import Split, Tile, Vectorize
+    from spf.schedule.trace import trace_of
+
+    tags = stmt.tags
+    if any(t.split("(", 1)[0] in _NOT_SEPARATED for ts in tags.values() for t in ts):
+        return []
+    names = [loop for loop, ts in tags.items() if any(t.startswith("vector(") for t in ts)]
+    comp = stmt.computation
+    for e in trace_of(comp) if comp is not None else ():
+        cmd = e.command
+        if e.stmt != stmt.name:
+            continue
+        if isinstance(cmd, Split):
+            names += [cmd.outer, cmd.inner] if cmd.loop in names else [cmd.inner]
+        elif isinstance(cmd, Tile):
+            names += [o for loop, o in ((cmd.i, cmd.i0), (cmd.j, cmd.j0)) if loop in names]
+            names += [cmd.i1, cmd.j1]
+        elif isinstance(cmd, Vectorize) and isinstance(cmd.loop, str):
+            inner = cmd.inner or f"{cmd.loop}1"
+            names += [cmd.outer or f"{cmd.loop}0", inner] if cmd.loop in names else [inner]
+    loops = stmt.loops
+    return [n for n in dict.fromkeys(names) if n in loops]
+
+
+def separate(stmt: Stmt, scan: StmtScan, names: Sequence[str]) -> list[StmtScan]:
+    """Split ``scan`` into full and partial pieces along its :func:`separable_loops`, from
+    the innermost out: a loop is *full* where every value of its constant range ``lo..hi``
+    occurs (under the same outer loop values) among the points already full in the loops
+    inside it. Piece ``k`` is partial in the ``k``-th separated loop from the inside and
+    full inside it; the last piece is full everywhere, so scanned apart its separated loops
+    have constant bounds. A ``vector`` tag stays off the piece that is partial in the
+    vector loop (the scalar remainder). Tile and split loops shorter than
+    :data:`MIN_SEPARATED_EXTENT` stay whole, and so do statements whose domains use UFs."""
+    if scan.needs:  # UF-bounded loops: the pieces would need UF values before they are bound
+        return [scan]
+    outs = padded(stmt, len(names)).out_vars
+    positions = sorted(outs.index(n) for n in separable_loops(stmt))[-MAX_SEPARATED:]
+    vector = {p for p, ts in scan.tags.items() if any(t.startswith("vector(") for t in ts)}
+    pieces: list[tuple[isl.Set, int | None]] = []
+    full = scan.iset
+    for p in reversed(positions):
+        bounds = _constant_range(full, p)
+        if bounds is None or (p not in vector and bounds[1] - bounds[0] + 1 < MIN_SEPARATED_EXTENT):
+            continue
+        inner = _full_part(full, p, bounds, names)
+        partial = full.subtract(inner)
+        if inner.is_empty() or partial.is_empty():
+            continue
+        pieces.append((partial.coalesce(), p))
+        full = inner.coalesce()
+    if not pieces:
+        return [scan]
+    out = []
+    for k, (iset, mark) in enumerate([*pieces, (full, None)]):
+        tags = {
+            pos: tuple(t for t in ts if pos != mark or not t.startswith("vector("))
+            for pos, ts in scan.tags.items()
+        }
+        out.append(replace(scan, iset=iset, tags=tags, label=f"{scan.name}#{k}"))
+    return out
+
+
+def _constant_range(iset: isl.Set, p: int) -> tuple[int, int] | None:
+    """``(lo, hi)`` when dimension ``p`` takes values within constants (``lo < hi``)."""
+    w = iset.dim(DT.set)
+    one = iset.project_out(DT.set, p + 1, w - p - 1).project_out(DT.set, 0, p)
+    n = one.dim(DT.param)
+    one = one.move_dims(DT.set, 1, DT.param, 0, n).project_out(DT.set, 1, n)
+    if one.is_empty() or not one.is_bounded():
+        return None
+    lo, hi = int(one.dim_min_val(0).to_python()), int(one.dim_max_val(0).to_python())
+    return (lo, hi) if lo < hi else None
+
+
+def _full_part(iset: isl.Set, p: int, bounds: tuple[int, int], names: Sequence[str]) -> isl.Set:
+    """The points of ``iset`` whose outer values (dimensions before ``p``) see every value
+    ``lo..hi`` of dimension ``p``."""
+    lo, hi = bounds
+    w = iset.dim(DT.set)
+    upto = iset.project_out(DT.set, p + 1, w - p - 1)
+    outer = upto.project_out(DT.set, p, 1)
+    box = outer.insert_dims(DT.set, p, 1).set_dim_name(DT.set, p, names[p])
+    space = box.get_space()
+    low = isl.Constraint.inequality_alloc(space).set_coefficient_val(DT.set, p, 1)
+    high = isl.Constraint.inequality_alloc(space).set_coefficient_val(DT.set, p, -1)
+    box = box.add_constraint(low.set_constant_val(-lo)).add_constraint(high.set_constant_val(hi))
+    missing = box.subtract(upto).project_out(DT.set, p, 1)
+    full = outer.subtract(missing).insert_dims(DT.set, p, w - p)
+    for k in range(p, w):
+        full = full.set_dim_name(DT.set, k, names[k])
+    return iset.intersect(full)

@@ -243,6 +243,24 @@ class Stmt:
         """``other.after(self, level)``; returns ``other`` (for chaining)."""
         return self._peer(other)._run(After(other=self.name, level=level))
 
+    def compute_at(self, consumer: Stmt | str, level: Level) -> Stmt:
+        """Compute this statement (a producer) inside ``consumer``'s loops up to and
+        including ``level``, right before the consumer, on exactly the region the consumer
+        iterations under those loops read (overlapping halos are recomputed); the domain
+        gains those loops as leading dimensions (Tiramisu's ``compute_at``)."""
+        from spf.schedule.effects import ComputeAt
+
+        return self._run(ComputeAt(consumer=self._peer(consumer).name, level=level))
+
+    def inline(self) -> Stmt:
+        """Substitute this statement's value into the statements that read it; the
+        statement and the data space it writes leave the computation (no loop or buffer
+        remains). Returns this (now detached) statement."""
+        from spf.schedule.effects import Inline
+
+        self._run(Inline())
+        return self
+
     # --- data layout (Tiramisu Layer III): see spf.computation.layout
     def store_in(self, buffer: object, index: object) -> Stmt:
         """Store the data space this statement writes in ``buffer`` (a ``Buffer`` or its

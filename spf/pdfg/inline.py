@@ -77,6 +77,24 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
     return [r.name for r in readers]
 
 
+def inline_stmt(comp: Computation, stmt: Stmt) -> list[str]:
+    """``stmt.inline()``: inline the one data space ``stmt`` writes (see
+    :func:`inline_data_space`); returns the names of the rewritten consumers."""
+    written = sorted({ds for ds, _ in stmt.writes})
+    if len(written) != 1:
+        raise SpfError(
+            f"inline: statement {stmt.name} must write exactly one data space to be inlined, "
+            f"writes {written or 'none'}"
+        )
+    readers = [s for s in comp.stmts if s is not stmt and any(d == written[0] for d, _ in s.reads)]
+    if not readers:
+        raise SpfError(
+            f"inline: nothing reads {written[0]!r}, which {stmt.name} writes; inlining it "
+            "would drop its result"
+        )
+    return inline_data_space(comp, written[0])
+
+
 def _substitute(value: str, its: list[str], slot: dict[str, int], ix: tuple[str, ...]) -> str:
     for k, it in enumerate(its):
         value = value.replace(f"__spf_it{k}__", f"({ix[slot[it]]})")

@@ -3,8 +3,12 @@
 ``Stmt`` methods (``tile``, ``split``, ``after`` ...) build a command (:mod:`.commands`),
 apply it (:mod:`.apply`: a new scattering relation composed from a transformation relation,
 or new tags) and record it in the computation's :class:`Trace` (:mod:`.trace`), which
-prints as Python, replays and serializes. Commands never check legality;
-``Computation.check_legality`` and ``codegen`` do.
+prints as Python, replays and serializes. Commands that change domains or the statement
+list (``compute_at``, ``inline``) are :class:`~spf.schedule.commands.Effect` commands
+(:mod:`.effects`). Commands do not check legality (``compute_at`` only checks that the
+schedule it starts from is legal, since it makes it the program order);
+``Computation.check_legality`` and ``codegen`` do, and :func:`.trace.blame` names the command
+to blame.
 
 >>> from spf import kernels
 >>> comp = kernels.dense_mv()
@@ -34,13 +38,16 @@ from spf.schedule.commands import (
     Unroll,
     Vectorize,
 )
+from spf.schedule.effects import ComputeAt, Inline
 from spf.schedule.trace import Trace, TraceEntry, set_trace, trace_of
 
 __all__ = [
     "ROOT",
     "After",
     "Command",
+    "ComputeAt",
     "Context",
+    "Inline",
     "Interchange",
     "Parallelize",
     "Reverse",

@@ -142,3 +142,44 @@ def trace_of(comp: Computation) -> Trace:
 def set_trace(comp: Computation, trace: Trace) -> None:
     """Replace the trace of ``comp`` (``from_json`` restores a recorded one)."""
     _TRACES[comp] = trace
+
+
+def _mentions(entry: TraceEntry, loop: str) -> bool:
+    """Whether the command names ``loop`` (as a loop it reads or a loop it creates)."""
+    cmd = entry.command
+    values: list[object] = []
+    for f in fields(cmd):
+        v = getattr(cmd, f.name)
+        values += list(v) if isinstance(v, tuple) else [v]
+    if loop in values:
+        return True
+    split_default = getattr(cmd, "inner", "") is None and isinstance(getattr(cmd, "loop", 0), str)
+    return split_default and loop in (f"{cmd.loop}0", f"{cmd.loop}1")  # type: ignore[attr-defined]
+
+
+def culprit(comp: Computation, stmts: Sequence[str], loop: str | None = None) -> TraceEntry | None:
+    """The latest command of the trace that touched ``stmts`` (as the statement it was
+    applied to, or the one it was ordered against), preferring one that names ``loop``;
+    None when no command touched them (the schedule they were added with)."""
+    names = set(stmts)
+    touched = [
+        e
+        for e in trace_of(comp).entries
+        if e.stmt in names
+        or getattr(e.command, "other", None) in names
+        or getattr(e.command, "consumer", None) in names
+    ]
+    if loop is not None:
+        for e in reversed(touched):
+            if _mentions(e, loop):
+                return e
+    return touched[-1] if touched else None
+
+
+def blame(comp: Computation, stmts: Sequence[str], loop: str | None = None) -> str:
+    """``"; caused by comp.stmt("s0").tile(...)"`` for an ``IllegalScheduleError``
+    message (empty when no command is to blame)."""
+    entry = culprit(comp, stmts, loop)
+    if entry is None:
+        return ""
+    return f"; caused by {entry.as_python()} (check=False generates it anyway)"
