@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
-    from spf.codegen.program import Program
     from spf.computation.computation import Computation
 
 Target = Literal["c", "cuda", "mpi", "hls"]
@@ -21,25 +20,46 @@ TARGETS: tuple[str, ...] = ("c", "cuda", "mpi", "hls")
 """Each target ``t`` is printed by ``spf.codegen.<t>.print_<t>(program)``."""
 
 
-def printer(target: str) -> Callable[[Program], str]:
-    """The printer function of ``target`` (``CodegenError`` for an unknown target)."""
+def printer(target: str) -> Callable[..., str]:
+    """The printer function of ``target`` (``CodegenError`` for an unknown target): called
+    with a :class:`~spf.codegen.program.Program` and the keyword options in
+    :func:`printer_options`."""
     if not isinstance(target, str) or target not in TARGETS:
         raise CodegenError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
     module = importlib.import_module(f"spf.codegen.{target}")
-    fn: Callable[[Program], str] = getattr(module, f"print_{target}")
+    fn: Callable[..., str] = getattr(module, f"print_{target}")
     return fn
 
 
+def printer_options(target: str) -> tuple[str, ...]:
+    """The keyword options the printer of ``target`` takes (``PRINTER_OPTIONS`` of
+    ``spf.codegen.<target>``; e.g. ``hls_bounds`` for ``"hls"``)."""
+    printer(target)
+    module = importlib.import_module(f"spf.codegen.{target}")
+    return tuple(getattr(module, "PRINTER_OPTIONS", ()))
+
+
 def codegen(
-    comp: Computation, target: str = "c", name: str | None = None, check: bool = True
+    comp: Computation,
+    target: str = "c",
+    name: str | None = None,
+    check: bool = True,
+    **options: Any,
 ) -> str:
-    """One self-contained translation unit for ``target``."""
+    """One self-contained translation unit for ``target`` (``options``: the printer's)."""
     from spf.codegen.program import lower
 
     emit = printer(target)
+    known = printer_options(target)
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise CodegenError(
+            f"codegen(target={target!r}): unknown option(s) {', '.join(unknown)}; "
+            f"known: {', '.join(known) or 'none'}"
+        )
     if check:
         comp.check_legality()
-    return emit(lower(comp, name))
+    return emit(lower(comp, name), **options)
 
 
 def loop_structure(comp: Computation) -> str:
@@ -73,4 +93,4 @@ def loop_structure(comp: Computation) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["TARGETS", "codegen", "loop_structure", "printer"]
+__all__ = ["TARGETS", "codegen", "loop_structure", "printer", "printer_options"]

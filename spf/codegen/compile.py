@@ -56,7 +56,7 @@ def compile_kernel(
     **options: Any,
 ) -> Kernel:
     """Generate ``comp`` for ``target``, compile it (cached on disk) and load it."""
-    from spf.codegen import TARGETS, codegen
+    from spf.codegen import TARGETS, codegen, printer_options
     from spf.codegen.program import c_function_name, signature
     from spf.runtime.build import build
     from spf.runtime.kernel import Kernel
@@ -66,12 +66,15 @@ def compile_kernel(
     if target == "c" and options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     fname = c_function_name(name or comp.name)
+    printing = {k: v for k, v in options.items() if k in printer_options(target)}
     key = hashlib.sha256(
-        "\0".join([comp.to_json(), target, fname, str(check)]).encode()
+        "\0".join(
+            [comp.to_json(), target, fname, str(check), repr(sorted(printing.items()))]
+        ).encode()
     ).hexdigest()
     source = _GENERATED.get(key) or _read_generated(key, cache_dir)
     if source is None:
-        source = codegen(comp, target, fname, check)
+        source = codegen(comp, target, fname, check, **printing)
         _write_generated(key, source, cache_dir)
     _GENERATED[key] = source
     if target != "c":

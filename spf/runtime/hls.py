@@ -1,0 +1,153 @@
+"""C simulation of HLS kernels: build the Vitis-style C++ with g++ and call it like a C kernel.
+
+``comp.compile(target="hls")`` generates the HLS source (:mod:`spf.codegen.hls`) and
+:func:`compile_kernel` builds that same source as C++ (the HLS pragmas are unknown to g++
+and ignored; everything else must compile cleanly)::
+
+    g++ -std=c++17 -O2 -Werror -Wno-unknown-pragmas -fPIC -shared -Wall -Wextra -o K.so K.cpp -lm
+
+cached by content hash like C kernels (:mod:`spf.runtime.cache`). The result is an
+:class:`HlsKernel`, a :class:`~spf.runtime.kernel.Kernel` (same call convention: numpy arrays
+bound by name, outputs written in place) that also refuses parameters outside the
+``hls_bounds`` the source was generated for (its fixed-size local arrays hold no more).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from spf.errors import ArgumentError, CodegenError, SpfError
+from spf.runtime.build import build
+from spf.runtime.kernel import Kernel
+
+if TYPE_CHECKING:
+    import os
+
+    from spf.codegen.signature import Signature
+    from spf.computation.computation import Computation
+
+DEFAULT_OPT_FLAGS = ("-O2",)
+STRICT_FLAGS = ("-Werror", "-Wno-unknown-pragmas")
+"""Always added: the C simulation must be warning-free, and only HLS pragmas are unknown."""
+
+
+class HlsKernel(Kernel):
+    """A C-simulation kernel; ``bounds`` are the ``hls_bounds`` its source was made for."""
+
+    def __init__(
+        self,
+        signature: Signature,
+        source: str,
+        path: str | os.PathLike[str],
+        command: str,
+        *,
+        compiler_output: str = "",
+        bounds: Mapping[str, tuple[int, int]] | None = None,
+    ) -> None:
+        super().__init__(signature, source, path, command, compiler_output=compiler_output)
+        self.signature = self.signature.replace(" *restrict ", " *")  # as the source has it
+        self.bounds: dict[str, tuple[int, int]] = dict(bounds or {})
+
+    def __call__(self, check: bool = True, **args: object) -> None:
+        if self.bounds:
+            params, _ = self._binder.bind(args, False)
+            for name, (lo, hi) in sorted(self.bounds.items()):
+                value = params[name]
+                if not lo <= value <= hi:
+                    raise ArgumentError(
+                        f"{name}={value} is outside {lo}..{hi}, the hls_bounds the HLS kernel "
+                        f"{self.name} was generated for (its local arrays and trip counts are "
+                        f"sized by them); generate it again with hls_bounds={{'{name}': "
+                        f"{max(value, hi)}}}"
+                    )
+        super().__call__(check, **args)
+
+
+def hls_flags(cflags: Sequence[str] | None = None) -> list[str]:
+    """The flags passed to :func:`~spf.runtime.build.build` as ``cflags`` (which replace its
+    optimisation flags): ``cflags`` (default ``-O2``) plus ``-Werror -Wno-unknown-pragmas``."""
+    if cflags is None:
+        opt = list(DEFAULT_OPT_FLAGS)
+    elif isinstance(cflags, str):
+        opt = cflags.split()
+    else:
+        opt = list(cflags)
+    return [*opt, *STRICT_FLAGS]
+
+
+def compile_kernel(
+    source: str,
+    signature: Signature,
+    name: str,
+    *,
+    openmp: bool = False,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> HlsKernel:
+    """Build the HLS ``source`` as C++ (C simulation) and load it.
+
+    ``openmp`` is ignored (HLS code has no OpenMP). ``options`` may repeat the printer options
+    ``hls_bounds`` / ``hls_tripcounts``; ``hls_bounds`` must then equal the bounds recorded in
+    ``source`` (a mismatch means the source was generated without them).
+    """
+    from spf.codegen.hls import parse_bounds_header
+
+    del openmp
+    unknown = sorted(set(options) - {"hls_bounds", "hls_tripcounts"})
+    if unknown:
+        raise SpfError(
+            f"compile(target='hls'): unknown option(s) {', '.join(unknown)}; "
+            "known: hls_bounds, hls_tripcounts"
+        )
+    bounds = parse_bounds_header(source)
+    given = options.get("hls_bounds")
+    if given is not None:
+        want = {k: (0, v) if isinstance(v, int) else tuple(v) for k, v in given.items()}
+        if want != bounds:
+            raise CodegenError(
+                f"compile(target='hls'): hls_bounds={dict(given)!r} were not used to generate "
+                f"the source of {name!r} (it records {bounds or 'no bounds'}); generate with "
+                "spf.codegen.hls.generate(comp, hls_bounds=...) or "
+                "spf.runtime.hls.compile_hls(comp, hls_bounds=...)"
+            )
+    built = build(
+        source,
+        name=name,
+        openmp=False,
+        cflags=hls_flags(cflags),
+        cache_dir=cache_dir,
+        language="c++",
+    )
+    return HlsKernel(
+        signature,
+        source,
+        built.path,
+        built.command,
+        compiler_output=built.stderr,
+        bounds=bounds,
+    )
+
+
+def compile_hls(
+    comp: Computation,
+    name: str | None = None,
+    check: bool = True,
+    *,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    hls_bounds: Mapping[str, int | tuple[int, int]] | None = None,
+    hls_tripcounts: Mapping[str, int | tuple[int, int]] | None = None,
+) -> HlsKernel:
+    """``comp.compile(target="hls")`` with the printer options ``hls_bounds`` and
+    ``hls_tripcounts`` (see :mod:`spf.codegen.hls`)."""
+    from spf.codegen.hls import generate
+    from spf.codegen.program import c_function_name, signature
+
+    fname = c_function_name(name or comp.name)
+    source = generate(comp, fname, check, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
+    return compile_kernel(source, signature(comp, fname), fname, cflags=cflags, cache_dir=cache_dir)
+
+
+__all__ = ["HlsKernel", "compile_hls", "compile_kernel", "hls_flags"]
