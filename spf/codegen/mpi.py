@@ -1,0 +1,418 @@
+"""The C + MPI printer: a ``Program`` -> one translation unit (API.md section 7, target "mpi").
+
+The C printer (:class:`~spf.codegen.c.CPrinter`) does the statements and loops; this printer
+adds what distributed memory needs:
+
+* **Signature.** The communicator comes first: ``void f(MPI_Comm comm, <the C signature>)``.
+  Every rank calls the function with its own local arrays (the data spaces are rank-local).
+* **Rank binding.** A loop tagged ``distribute`` is not a loop: rank ``r`` runs the one
+  iteration whose variable equals ``r`` (``const int64_t q = spf_rank;``), guarded by the loop's
+  bounds (a rank outside them runs nothing). Accesses inside it index the rank's local arrays.
+  Where the scanner specialised a single iteration of the rank loop away (``q = 0`` split off
+  a range, or ``P == 1``), the calls of that piece are guarded by ``spf_rank == <value>``.
+* **Communication** (``comp.send``/``comp.receive``: :class:`~spf.codegen.program.Operation`
+  on a statement macro). A send is ``MPI_Isend``, a receive ``MPI_Irecv``, of ``count``
+  elements starting at ``&buffer(index)``, to/from rank ``peer``, with one tag on ``comm``:
+  the k-th message a rank sends to a peer matches the k-th receive that peer posts from it
+  (MPI's non-overtaking order), so sends and receives pair up in schedule order. Requests are
+  collected and completed with ``MPI_Waitall``:
+
+  - before a statement that touches (reads or writes) a buffer with an operation that may
+    still be pending (statements are analysed in schedule order; a loop body is analysed with
+    what earlier iterations may leave pending);
+  - before a barrier (``comp.barrier_at``, printed as ``MPI_Barrier(comm)``);
+  - before the function returns.
+
+  Nothing blocks between the posting of the operations of one exchange, so the supported
+  pattern cannot deadlock: every rank runs the same program, and each send's matching receive
+  is posted by the peer before the peer's next wait (send and receive of one exchange are
+  scheduled next to each other, before the statements that use the received data). Operations
+  of one exchange must touch disjoint elements (MPI forbids writing a buffer that is still
+  being sent or received), and the ``count`` elements from ``index`` must be contiguous in
+  memory (they are along the last dimension of a row-major array). Statements between the
+  posting and the wait that touch other data overlap with the communication. A barrier is
+  collective: every rank of ``comm`` must reach it as often as the others (run with as many
+  ranks as the distributed loop has iterations).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from spf.codegen.c import PRELUDE, CPrinter, expr
+from spf.codegen.loop_ast import Call, For, If, Node, Var, walk
+from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    from spf.codegen.program import Operation, Program, StmtMacro
+    from spf.codegen.signature import Signature
+
+COMM = "comm"
+"""Name of the communicator argument (first argument of the generated function)."""
+
+MPI_TYPES = {
+    "double": "MPI_DOUBLE",
+    "float": "MPI_FLOAT",
+    "int": "MPI_INT",
+    "long": "MPI_LONG",
+    "char": "MPI_CHAR",
+    "bool": "MPI_C_BOOL",
+    "int8_t": "MPI_INT8_T",
+    "int16_t": "MPI_INT16_T",
+    "int32_t": "MPI_INT32_T",
+    "int64_t": "MPI_INT64_T",
+    "uint8_t": "MPI_UINT8_T",
+    "uint16_t": "MPI_UINT16_T",
+    "uint32_t": "MPI_UINT32_T",
+    "uint64_t": "MPI_UINT64_T",
+}
+"""MPI datatype of each element C type a data space may have."""
+
+TAG = 2747
+"""The message tag of every spf message (the communicator separates programs)."""
+
+MPI_RUNTIME = f"""\
+#include <limits.h>
+#include <stdio.h>
+
+/* Pending non-blocking requests of one call (completed by spf_mpi_waitall). */
+typedef struct {{
+  MPI_Request *req;
+  int n;
+  int cap;
+  int size;
+  MPI_Comm comm;
+}} spf_mpi_requests;
+
+static inline void spf_mpi_waitall(spf_mpi_requests *r)
+{{
+  if (r->n > 0)
+    MPI_Waitall(r->n, r->req, MPI_STATUSES_IGNORE);
+  r->n = 0;
+}}
+
+/* A slot for one more request; NULL only when no memory could be had at all. */
+static inline MPI_Request *spf_mpi_slot(spf_mpi_requests *r)
+{{
+  if (r->n == r->cap) {{
+    int cap = r->cap > 0 ? 2 * r->cap : 64;
+    MPI_Request *grown = (MPI_Request *)realloc(r->req, (size_t)cap * sizeof(MPI_Request));
+    if (grown != NULL) {{
+      r->req = grown;
+      r->cap = cap;
+    }} else {{
+      spf_mpi_waitall(r); /* out of memory: complete what is posted, reuse the slots */
+      if (r->cap == 0)
+        return NULL;
+    }}
+  }}
+  return &r->req[r->n++];
+}}
+
+static inline int spf_mpi_check(spf_mpi_requests *r, const char *op, int64_t count, int64_t peer)
+{{
+  if (count > INT_MAX) {{
+    fprintf(stderr, "spf: %s: count %lld exceeds INT_MAX\\n", op, (long long)count);
+    MPI_Abort(r->comm, 1);
+  }}
+  if (peer < 0 || peer >= r->size) {{
+    fprintf(stderr, "spf: %s: peer rank %lld is outside the communicator (size %d)\\n", op,
+            (long long)peer, r->size);
+    MPI_Abort(r->comm, 1);
+  }}
+  return count > 0 ? (int)count : 0;
+}}
+
+static inline void spf_mpi_isend(spf_mpi_requests *r, const char *op, const void *buf,
+                                 int64_t count, MPI_Datatype type, int64_t peer)
+{{
+  int n = spf_mpi_check(r, op, count, peer);
+  MPI_Request *slot = spf_mpi_slot(r);
+  MPI_Request one;
+  MPI_Isend(buf, n, type, (int)peer, {TAG}, r->comm, slot != NULL ? slot : &one);
+  if (slot == NULL)
+    MPI_Wait(&one, MPI_STATUS_IGNORE);
+}}
+
+static inline void spf_mpi_irecv(spf_mpi_requests *r, const char *op, void *buf,
+                                 int64_t count, MPI_Datatype type, int64_t peer)
+{{
+  int n = spf_mpi_check(r, op, count, peer);
+  MPI_Request *slot = spf_mpi_slot(r);
+  MPI_Request one;
+  MPI_Irecv(buf, n, type, (int)peer, {TAG}, r->comm, slot != NULL ? slot : &one);
+  if (slot == NULL)
+    MPI_Wait(&one, MPI_STATUS_IGNORE);
+}}
+
+static inline void spf_mpi_barrier(spf_mpi_requests *r)
+{{
+  spf_mpi_waitall(r);
+  MPI_Barrier(r->comm);
+}}
+"""
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def mpi_prototype(signature: Signature, comm_type: str = "MPI_Comm") -> str:
+    """``void f(MPI_Comm comm, <C arguments>)`` (``comm_type`` replaces ``MPI_Comm``, e.g. for a
+    cffi declaration of the same function)."""
+    args = [f"{comm_type} {COMM}", *(a.c_decl() for a in signature.args)]
+    return f"void {signature.function}({', '.join(args)})"
+
+
+class MPIPrinter(CPrinter):
+    """C + MPI: rank-bound distributed loops, non-blocking point-to-point, barriers."""
+
+    def __init__(self, program: Program) -> None:
+        super().__init__(program)
+        self.ops = {s.name: s.operation for s in program.stmts if s.operation is not None}
+        # the memory a name lives in: a data space stored in a buffer lives in the buffer
+        self.storage = {b.name: b.name for b in program.buffers}
+        self.storage.update({d.name: d.buffer or d.name for d in program.data})
+        self.touch = {
+            s.name: frozenset(
+                self.storage[n] for n in _IDENT.findall("\n".join(s.lines)) if n in self.storage
+            )
+            for s in program.stmts
+            if s.operation is None
+        }
+        self.pending: set[str] = set()
+        """Buffers with an operation that may not have completed at the current point."""
+        self.rank_arg = _rank_args(program)
+        """For each distributed statement, which of its iterators is the rank."""
+        self._distributed_depth = 0
+
+    # ------------------------------------------------------------------ translation unit
+
+    def print(self) -> str:
+        self._check()
+        self.out.line("#include <mpi.h>")
+        self.out.raw(PRELUDE)
+        if self.ops:
+            self.out.raw(MPI_RUNTIME)
+        self._macros()
+        self.out.line("")
+        self.out.line(mpi_prototype(self.p.signature))
+        with self.out.braces():
+            self._function_body()
+        return self.out.text()
+
+    def _function_body(self) -> None:
+        for a in self.p.signature.args:
+            self.out.line(f"(void){a.name};")
+        self.out.line("int spf_rank = 0;")
+        self.out.line("int spf_size = 1;")
+        self.out.line(f"MPI_Comm_rank({COMM}, &spf_rank);")
+        self.out.line(f"MPI_Comm_size({COMM}, &spf_size);")
+        self.out.line("(void)spf_rank;")
+        self.out.line("(void)spf_size;")
+        for name, ctype, count in self.p.locals:
+            self.out.line(
+                f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
+            )
+        if self.p.locals:
+            names = " || ".join(f"!{name}" for name, _, _ in self.p.locals)
+            self.out.line(f"if ({names}) {{ {self._free()}MPI_Abort({COMM}, 1); return; }}")
+        if self.ops:
+            self.out.line(f"spf_mpi_requests spf_mpi = {{NULL, 0, 0, spf_size, {COMM}}};")
+        self.node(self.p.body)
+        if self.ops:
+            self.out.line("spf_mpi_waitall(&spf_mpi);")
+            self.out.line("free(spf_mpi.req);")
+        if self.p.locals:
+            self.out.line(self._free().strip())
+
+    def _check(self) -> None:
+        for a in self.p.signature.args:
+            if a.name in (COMM, "spf_rank", "spf_size", "spf_mpi"):
+                raise CodegenError(
+                    f"target mpi: argument {a.name!r} of {self.p.signature.function} clashes "
+                    f"with the communicator or a generated name; rename it"
+                )
+        for name, op in self.ops.items():
+            if op.kind not in ("send", "receive", "barrier"):
+                raise CodegenError(
+                    f"target mpi: operation {name} is a {op.kind}, which only target cuda "
+                    "performs; remove it or generate for cuda"
+                )
+            if op.kind != "barrier" and op.ctype not in MPI_TYPES:
+                raise CodegenError(
+                    f"target mpi: {op.kind} {name} moves elements of type {op.ctype}, which has "
+                    f"no MPI datatype here; use one of {', '.join(MPI_TYPES)}"
+                )
+
+    def _macros(self) -> None:
+        full = self.p
+        self.p = replace(full, stmts=tuple(s for s in full.stmts if s.operation is None))
+        try:
+            super()._macros()
+        finally:
+            self.p = full
+        for s in full.stmts:
+            if s.operation is not None:
+                self.out.line(f"#define {s.name}({', '.join(s.params)}) {_op_text(s)}")
+
+    # ------------------------------------------------------------------ loop tree
+
+    def node(self, n: Node) -> None:
+        if isinstance(n, Call):
+            self._call(n)
+        elif isinstance(n, For):
+            self._loop(n)
+        elif isinstance(n, If):
+            self._if(n)
+        else:
+            super().node(n)
+
+    def _call(self, n: Call) -> None:
+        k = self.rank_arg.get(n.stmt)
+        if k is not None and self._distributed_depth == 0:
+            # a distributed statement whose rank loop the scanner removed (one iteration):
+            # only the rank of that iteration runs it
+            self.out.line(f"if (spf_rank == {_paren(expr(n.args[k]))})")
+            with self.out.braces():
+                self._distributed_depth += 1
+                try:
+                    self._call(n)
+                finally:
+                    self._distributed_depth -= 1
+            return
+        op = self.ops.get(n.stmt)
+        if op is None:
+            self._wait_if(self.touch[n.stmt])
+            super().node(n)
+            return
+        self.out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
+        if op.kind == "barrier":
+            self.pending.clear()
+        elif op.buffer is not None:
+            self.pending.add(self.storage.get(op.buffer, op.buffer))
+
+    def _loop(self, n: For) -> None:
+        self._wait_if(self._touched(n))
+        if "distribute" in n.tags:
+            self._distributed(n)
+            return
+        ops = self._ops_under(n.body)
+        if ops and any(t == "parallel" or t.startswith("gpu") for t in n.tags):
+            name = next(iter(ops))
+            raise CodegenError(
+                f"target mpi: operation {name} is inside loop {n.var!r}, which is tagged "
+                f"{', '.join(n.tags)}; MPI calls cannot run in parallel threads, so schedule "
+                "the operation outside that loop"
+            )
+        # an iteration may start with what earlier iterations left pending
+        self.pending |= {
+            self.storage.get(b, b) for s in ops if (b := _buffer(self.ops[s])) is not None
+        }
+        start = set(self.pending)
+        super().node(n)
+        self.pending = start
+
+    def _distributed(self, n: For) -> None:
+        if self._distributed_depth:
+            raise CodegenError(
+                f"target mpi: loop {n.var!r} is distributed inside another distributed loop; "
+                "ranks form one dimension, so distribute one loop of each statement"
+            )
+        before = set(self.pending)
+        cond = f"{n.var} >= {_paren(expr(n.init))} && {expr(n.cond)}"
+        if n.step != 1:
+            cond += f" && ({n.var} - {_paren(expr(n.init))}) % {n.step} == 0"
+        with self.out.braces():
+            self.out.line(f"const int64_t {n.var} = spf_rank;  /* distributed loop {n.var} */")
+            self.out.line(f"if ({cond})")
+            with self.out.braces():
+                self._distributed_depth += 1
+                try:
+                    self.node(n.body)
+                finally:
+                    self._distributed_depth -= 1
+        self.pending |= before  # ranks outside the loop's bounds skip the body
+
+    def _if(self, n: If) -> None:
+        before = set(self.pending)
+        self.out.line(f"if ({expr(n.cond)})")
+        with self.out.braces():
+            self.node(n.then)
+        after = self.pending
+        self.pending = set(before)
+        if n.orelse is not None:
+            self.out.line("else")
+            with self.out.braces():
+                self.node(n.orelse)
+        self.pending |= after
+
+    # ------------------------------------------------------------------ analysis
+
+    def _wait_if(self, touched: frozenset[str] | set[str]) -> None:
+        if self.pending & touched:
+            self.out.line("spf_mpi_waitall(&spf_mpi);")
+            self.pending.clear()
+
+    def _touched(self, n: Node) -> set[str]:
+        out: set[str] = set()
+        for m in walk(n):
+            if isinstance(m, Call) and m.stmt in self.touch:
+                out |= self.touch[m.stmt]
+        return out
+
+    def _ops_under(self, n: Node) -> list[str]:
+        return [m.stmt for m in walk(n) if isinstance(m, Call) and m.stmt in self.ops]
+
+
+def _rank_args(program: Program) -> dict[str, int]:
+    """Statement -> position of its rank iterator: send/receive by definition (the first),
+    other statements where a ``distribute`` loop of the tree passes its variable."""
+    out = {
+        s.name: 0
+        for s in program.stmts
+        if s.operation is not None and s.operation.kind in ("send", "receive")
+    }
+    for n in walk(program.body):
+        if isinstance(n, For) and "distribute" in n.tags:
+            for m in walk(n.body):
+                if isinstance(m, Call) and m.stmt not in out:
+                    for k, a in enumerate(m.args):
+                        if isinstance(a, Var) and a.name == n.var:
+                            out[m.stmt] = k
+                            break
+    return out
+
+
+def _buffer(op: Operation) -> str | None:
+    return None if op.kind == "barrier" else op.buffer
+
+
+def _paren(text: str) -> str:
+    return text if text.isidentifier() or text.lstrip("-").isdigit() else f"({text})"
+
+
+def _op_text(s: StmtMacro) -> str:
+    """The C call an operation's macro expands to."""
+    op = s.operation
+    assert op is not None
+    if op.kind == "barrier":
+        return "spf_mpi_barrier(&spf_mpi)"
+    if op.buffer is None or op.peer is None:
+        raise CodegenError(
+            f"target mpi: {op.kind} {s.name} has no {'buffer' if op.buffer is None else 'peer'}"
+        )
+    index = ", ".join(f"({i})" for i in op.index)
+    call = "spf_mpi_isend" if op.kind == "send" else "spf_mpi_irecv"
+    return (
+        f'{call}(&spf_mpi, "{op.kind} {s.name}", &{op.buffer}({index}), (int64_t)({op.count}), '
+        f"{MPI_TYPES[op.ctype]}, (int64_t)({op.peer}))"
+    )
+
+
+def print_mpi(program: Program) -> str:
+    """One C + MPI translation unit (see the module docstring for what it does)."""
+    return MPIPrinter(program).print()
+
+
+__all__ = ["COMM", "MPI_TYPES", "MPIPrinter", "mpi_prototype", "print_mpi"]

@@ -1,0 +1,162 @@
+"""Launching Python programs on local MPI ranks (``mpiexec``) with a timeout.
+
+``spf.mpi.run("examples/mpi_blur.py", 4)`` runs ``mpiexec -n 4 python examples/mpi_blur.py``
+and returns the completed process (output captured). The same from a shell::
+
+    python -m spf.mpi -n 4 examples/mpi_blur.py [script arguments]
+
+What it adds to a bare ``mpiexec``: Open MPI's ``--oversubscribe`` (more ranks than cores, as
+on a 2-core machine), the two ``OMPI_ALLOW_RUN_AS_ROOT*`` variables when running as root,
+the current Python interpreter run as ``python -m mpi4py script`` (an uncaught exception on
+one rank then aborts the whole job instead of leaving the other ranks waiting for it), and a
+timeout after which the whole job (``mpiexec`` and every rank) is killed, so a deadlocked
+program fails instead of hanging. The job is also killed when the launcher itself is
+interrupted or terminated. Importing this module does not import mpi4py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+
+from spf.errors import SpfError
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds a launched job may run before it is killed."""
+
+
+class MPILaunchError(SpfError):
+    """``mpiexec`` is missing or cannot run."""
+
+
+class MPITimeoutError(MPILaunchError):
+    """The job ran past its timeout and was killed."""
+
+
+@functools.cache
+def _is_open_mpi(mpiexec: str) -> bool:
+    try:
+        done = subprocess.run(
+            [mpiexec, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    text = done.stdout + done.stderr
+    return "Open MPI" in text or "OpenRTE" in text
+
+
+def command(
+    script: str | os.PathLike[str],
+    n: int,
+    args: Sequence[str] = (),
+    *,
+    python: str | None = None,
+    mpiexec: str = "mpiexec",
+) -> list[str]:
+    """The ``mpiexec`` command line that runs ``script`` on ``n`` ranks."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise SpfError(f"the number of ranks must be a positive int, got {n!r}")
+    exe = shutil.which(mpiexec)
+    if exe is None:
+        raise MPILaunchError(
+            f"{mpiexec!r} not found on PATH; install an MPI (e.g. `apt-get install openmpi-bin "
+            "libopenmpi-dev`)"
+        )
+    argv = [exe, "-n", str(n)]
+    if _is_open_mpi(exe):
+        argv.append("--oversubscribe")
+    return [*argv, python or sys.executable, "-m", "mpi4py", os.fspath(script), *args]
+
+
+def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default ``os.environ``) plus what ``mpiexec`` needs here (root)."""
+    env = dict(os.environ if base is None else base)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return env
+
+
+def run(
+    script: str | os.PathLike[str],
+    n: int,
+    args: Sequence[str] = (),
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+    capture: bool = True,
+    python: str | None = None,
+    mpiexec: str = "mpiexec",
+) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` on ``n`` local ranks and wait for it (at most ``timeout`` seconds).
+
+    Returns the completed process (``returncode``, and ``stdout``/``stderr`` when
+    ``capture``); the caller checks the return code. Raises :class:`MPITimeoutError` when the
+    job runs past ``timeout`` (the job is killed; the message holds its output so far).
+    """
+    argv = command(script, n, args, python=python, mpiexec=mpiexec)
+    pipe = subprocess.PIPE if capture else None
+    proc = subprocess.Popen(
+        argv,
+        stdout=pipe,
+        stderr=pipe,
+        text=True,
+        env=environment(env),
+        start_new_session=True,  # one process group: mpiexec and its ranks
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        partial, partial_err = _kill(proc)
+        tail = ((partial or "") + (partial_err or ""))[-4000:]
+        raise MPITimeoutError(
+            f"{' '.join(argv)} did not finish within {timeout:g} s and was killed "
+            f"(a deadlock, or pass a longer timeout); output so far:\n{tail}"
+        ) from None
+    finally:
+        if proc.poll() is None:  # interrupted (KeyboardInterrupt, SystemExit): no orphans
+            _kill(proc)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill(proc: subprocess.Popen[str]) -> tuple[str | None, str | None]:
+    """Stop the job: SIGTERM to mpiexec (it stops its ranks), then SIGKILL to the group."""
+    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            return proc.communicate(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+    return None, None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m spf.mpi -n N [--timeout S] script.py [args...]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m spf.mpi", description="run a Python program on N local MPI ranks"
+    )
+    parser.add_argument("-n", "--ranks", type=int, required=True, help="number of ranks")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds")
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    # SIGTERM (e.g. from `timeout`) becomes SystemExit, so run() still kills the job
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    try:
+        done = run(ns.script, ns.ranks, ns.args, timeout=ns.timeout, capture=False)
+    except SpfError as err:
+        print(f"spf.mpi: {err}", file=sys.stderr)
+        return 124 if isinstance(err, MPITimeoutError) else 2
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""Running target "mpi" kernels: build with ``mpicc``, call with an mpi4py communicator.
+
+``compile(target="mpi")`` reaches :func:`compile_kernel`, which compiles the C + MPI source
+with ``mpicc`` (same flags and on-disk cache as gcc builds, :mod:`spf.runtime.build`) and
+returns an :class:`MPIKernel`. Inside an MPI program every rank calls it with its own local
+arrays::
+
+    kernel(comm=MPI.COMM_WORLD, a=a, P=MPI.COMM_WORLD.Get_size())
+
+The generated function takes ``MPI_Comm comm`` first. The communicator's handle comes from
+mpi4py (``MPI._handleof``); the library is loaded through cffi's ABI mode with the handle
+declared as an integer of ``MPI_Comm``'s size (a pointer in Open MPI, an ``int`` in MPICH), so
+no MPI header is needed at load time. mpi4py is imported only here, when an MPI kernel is
+built or called.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from spf.codegen.mpi import COMM, mpi_prototype
+from spf.codegen.signature import Signature
+from spf.errors import ArgumentError, CompileError, SpfError
+from spf.runtime.build import build
+from spf.runtime.kernel import Kernel
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Sequence
+
+    from spf.codegen.signature import Arg
+
+MPICC = "mpicc"
+
+
+def _mpi() -> Any:
+    """The ``mpi4py.MPI`` module (importing it initialises MPI)."""
+    try:
+        from mpi4py import MPI
+    except ImportError as err:
+        raise SpfError(
+            f"target 'mpi' needs mpi4py to call kernels ({err}); install it with "
+            "`pip install mpi4py` (it builds against the MPI that provides mpicc)"
+        ) from None
+    return MPI
+
+
+def comm_ctype() -> str:
+    """A C integer type of the size of ``MPI_Comm`` (what cffi declares the handle as)."""
+    size = int(_mpi()._sizeof(_mpi().Comm))
+    return {8: "uintptr_t", 4: "int32_t"}.get(size, "uintptr_t")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LoadSignature(Signature):
+    """The signature cffi declares: the communicator handle as an integer, then the rest."""
+
+    comm_type: str = "uintptr_t"
+
+    def c_prototype(self) -> str:
+        return mpi_prototype(self, self.comm_type)
+
+
+class MPIKernel(Kernel):
+    """A compiled C + MPI function: ``kernel(comm=MPI.COMM_WORLD, a=a, P=4, check=True)``.
+
+    Arrays and parameters are bound and checked as for :class:`~spf.runtime.kernel.Kernel`
+    (each rank passes its local arrays); ``comm`` must be an mpi4py intracommunicator.
+    ``signature`` is the C prototype, ``void f(MPI_Comm comm, ...)``.
+    """
+
+    def __init__(
+        self,
+        signature: Signature,
+        source: str,
+        path: str | os.PathLike[str],
+        command: str,
+        *,
+        compiler_output: str = "",
+    ) -> None:
+        if any(a.name == COMM for a in signature.args):
+            raise SpfError(
+                f"an argument named {COMM!r} clashes with kernel(comm=...) of "
+                f"{signature.function}; rename it"
+            )
+        load = _LoadSignature(
+            function=signature.function, args=signature.args, comm_type=comm_ctype()
+        )
+        super().__init__(load, source, path, command, compiler_output=compiler_output)
+        self.signature = mpi_prototype(signature)
+        self.arguments: tuple[Arg, ...] = signature.args
+
+    def __repr__(self) -> str:
+        return f"<MPIKernel {self.signature} from {self.path}>"
+
+    def __call__(self, check: bool = True, **args: object) -> None:
+        """Run the function on this rank's arrays; outputs are written in place."""
+        handle = self._handle(args.pop(COMM, None))
+        params, arrays = self._bind(args, check)
+        bound = iter(list(map(self._from_buffer, self._ctypes, arrays, self._no_require)))
+        cargs: list[object] = [handle]
+        for a in self.arguments:
+            cargs.append(params[a.name] if a.kind == "param" else next(bound))
+        self._fn(*cargs)
+
+    def _handle(self, comm: object) -> int:
+        mpi = _mpi()
+        if comm is None:
+            raise ArgumentError(
+                f"missing argument comm of {self.signature}; pass the communicator, e.g. "
+                f"{self.name}(comm=MPI.COMM_WORLD, ...) with `from mpi4py import MPI`"
+            )
+        if not isinstance(comm, mpi.Comm):
+            raise ArgumentError(
+                f"comm: expected an mpi4py communicator (e.g. MPI.COMM_WORLD), got "
+                f"{type(comm).__name__}"
+            )
+        if comm == mpi.COMM_NULL:
+            raise ArgumentError("comm: MPI.COMM_NULL is not a communicator a kernel can run on")
+        if comm.Is_inter():
+            raise ArgumentError(
+                "comm: an intercommunicator; pass an intracommunicator (e.g. MPI.COMM_WORLD or "
+                "one made by comm.Split)"
+            )
+        return int(mpi._handleof(comm))
+
+
+def compile_kernel(
+    source: str,
+    signature: Signature,
+    name: str,
+    *,
+    openmp: bool = True,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    compiler: str = MPICC,
+    **options: Any,
+) -> MPIKernel:
+    """Build ``source`` with ``mpicc`` (cached) and load it (``compile(target="mpi")``).
+
+    ``compiler`` replaces ``mpicc`` (another MPI wrapper compiler); no other option exists.
+    """
+    if options:
+        raise SpfError(
+            f"compile(target='mpi'): unknown option(s) {', '.join(sorted(options))}; "
+            "target mpi takes openmp, cflags, cache_dir and compiler"
+        )
+    if shutil.which(compiler.split()[0] if compiler.strip() else compiler) is None:
+        raise CompileError(
+            f"compile(target='mpi'): the MPI compiler {compiler!r} is not on PATH; install an "
+            "MPI (e.g. `apt-get install openmpi-bin libopenmpi-dev`) or pass compiler=..."
+        )
+    built = build(
+        source, name=name, openmp=openmp, cflags=cflags, cache_dir=cache_dir, compiler=compiler
+    )
+    return MPIKernel(signature, source, built.path, built.command, compiler_output=built.stderr)
+
+
+__all__ = ["MPIKernel", "comm_ctype", "compile_kernel"]

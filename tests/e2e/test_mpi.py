@@ -1,0 +1,276 @@
+"""Target "mpi" end to end: C + MPI generated, built with mpicc and run on real ranks.
+
+The rank checks run ``tests/e2e/mpi_progs/check_mpi.py`` under ``mpiexec -n 2`` and ``-n 4``
+through :func:`spf.mpi.run` (a subprocess with a timeout: a deadlock fails the test instead of
+hanging it). On every rank the program compares its result with the sequential one: the
+EXAMPLES.md ``dscale``, the distributed two-stage blur with its halo exchange
+(examples/mpi_blur.py) against the same stages compiled for target "c" over the whole image
+and numpy, and the row-distributed CSR SpMV (examples/mpi_spmv.py) against scipy (empty rows,
+a rank with no rows, int32 and int64 index arrays). The pytest process itself never imports
+mpi4py (importing it initialises MPI).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import spf
+from spf import kernels
+from spf.errors import CodegenError, SpfError
+from spf.mpi import MPITimeoutError, command, run
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGS = Path(__file__).resolve().parent / "mpi_progs"
+TIMEOUT = 240.0  # seconds for a whole job; the checks take ~10-20 s on 2 shared cores
+
+pytestmark = pytest.mark.requires_mpi
+
+
+@pytest.fixture(scope="module")
+def mpi_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment of launched jobs: a cache shared by the module's jobs (hermetic)."""
+    import os
+
+    env = dict(os.environ)
+    env["SPF_CACHE_DIR"] = str(tmp_path_factory.mktemp("spf-mpi-cache"))
+    return env
+
+
+def _example(name: str) -> object:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------- generated code
+
+
+def _blur_source() -> str:
+    blur = _example("mpi_blur").blur  # type: ignore[attr-defined]
+    comp: spf.Computation = blur()
+    return comp.codegen("mpi")
+
+
+def test_signature_takes_the_communicator_first() -> None:
+    src = _blur_source()
+    assert "#include <mpi.h>" in src
+    assert re.search(r"void mpi_blur\(MPI_Comm comm, int64_t NL, int64_t P, int64_t W, ", src)
+    assert "const int64_t q = spf_rank;" in src
+    assert "MPI_Comm_rank(comm, &spf_rank);" in src
+    # the scanner drops the rank loop when P == 1: only rank 0 runs that iteration
+    assert "if (spf_rank == 0)" in src
+
+
+def test_exchange_is_posted_then_waited_before_the_first_reader() -> None:
+    src = _blur_source()
+    body = src[src.index("void mpi_blur(") :]
+    posts = [body.index(f"s{k}(q);") for k in range(4)]
+    wait = body.index("spf_mpi_waitall(&spf_mpi);")
+    stage1 = body.index("stage1(q, i, j);")
+    assert max(posts) < wait < stage1, body
+    # sends and receives are non-blocking, of W doubles at the operation's element
+    assert re.search(r"#define s0\(q\) spf_mpi_isend\(.*&a\(\(1\), \(0\)\), \(int64_t\)\(W\)", src)
+    assert re.search(r"#define s3\(q\) spf_mpi_irecv\(.*&a\(\(NL \+ 1\), \(0\)\)", src)
+    assert "MPI_DOUBLE" in src
+    assert body.rstrip().endswith("spf_mpi_waitall(&spf_mpi);\n  free(spf_mpi.req);\n}")
+
+
+@pytest.mark.parametrize("name", ["mpi_dscale", "mpi_blur", "mpi_spmv"])
+def test_generated_code_compiles_warning_free_with_mpicc(name: str, tmp_path: Path) -> None:
+    module = _example(name)
+    comp: spf.Computation = getattr(module, name.removeprefix("mpi_"))()
+    path = tmp_path / f"{name}.c"
+    path.write_text(comp.codegen("mpi"))
+    done = subprocess.run(
+        ["mpicc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_barrier_waits_then_calls_mpi_barrier() -> None:
+    comp = spf.Computation("bar")
+    comp.add_data_space("a", "double", shape=("N",))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$a$(i) = $a$(i) + q;", "{[q,i]: 0 <= q < P && 0 <= i < N}", "{[q,i]->[0,q,0,i,0]}"
+        )
+    )
+    s.distribute("q")
+    comp.barrier_at(s, "q")
+    src = comp.codegen("mpi")
+    assert "MPI_Barrier(r->comm);" in src
+    body = src[src.index("void bar(") :]
+    assert body.index("s0(q, i);") < body.index("s1(q);")
+
+
+def test_operation_inside_a_parallel_loop_is_refused() -> None:
+    comp = spf.Computation("par")
+    comp.add_data_space("x", "double", shape=("P", "B"))
+    op = comp.send("{[q,p]: 0 <= q < P && 0 <= p < P && p != q}", "x", ["q", "0"], "B", "p")
+    op.parallelize("p")
+    with pytest.raises(CodegenError, match=r"inside loop 'p'.*parallel"):
+        comp.codegen("mpi", check=False)
+
+
+def test_argument_named_comm_is_refused() -> None:
+    comp = spf.Computation("clash")
+    comp.add_data_space("comm", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$comm$(i) = 1.0;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    with pytest.raises(CodegenError, match="'comm'"):
+        comp.codegen("mpi")
+
+
+def test_plain_computation_runs_on_every_rank_unchanged() -> None:
+    """Without distribute or operations the MPI source is the C function plus ``comm``."""
+    src = kernels.spmv_csr().codegen("mpi")
+    assert "void spmv_csr(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ," in src
+    assert "spf_mpi_" not in src
+
+
+def test_unknown_compile_option_is_refused() -> None:
+    comp = kernels.dense_mv()
+    with pytest.raises(SpfError, match="unknown option"):
+        comp.compile(target="mpi", emulate=True)
+
+
+# ------------------------------------------------------------------------- real ranks
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_results_on_real_ranks_match_the_sequential_run(
+    ranks: int, mpi_env: dict[str, str]
+) -> None:
+    done = run(PROGS / "check_mpi.py", ranks, [str(ROOT)], timeout=TIMEOUT, env=mpi_env)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-6000:]
+    for rank in range(ranks):
+        assert f"rank {rank} ok: all" in output, output[-6000:]
+        for check in ("dscale", "blur nl=5 w=7", "spmv n=37 m=29 int32", "spmv n=40 m=41 int64"):
+            assert f"rank {rank} ok: {check}" in output, output[-6000:]
+
+
+@pytest.mark.parametrize(
+    ("example", "expected"),
+    [
+        ("mpi_dscale.py", "a[0, 0] per rank = [2.0, 3.0]"),
+        ("mpi_blur.py", "mpi_blur on 2 ranks (130x96 image): 2 ranks ok"),
+        ("mpi_spmv.py", "x blocks received per rank [1, 1]"),
+    ],
+)
+def test_examples_run_through_the_cli_launcher(
+    example: str, expected: str, mpi_env: dict[str, str]
+) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spf.mpi",
+            "-n",
+            "2",
+            "--timeout",
+            str(TIMEOUT),
+            str(ROOT / "examples" / example),
+        ],
+        capture_output=True,
+        text=True,
+        env={**mpi_env, "PYTHONWARNINGS": "error"},
+        timeout=TIMEOUT + 30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert expected in done.stdout
+
+
+def test_a_deadlock_times_out_and_leaves_no_rank_behind(tmp_path: Path) -> None:
+    script = tmp_path / "deadlock.py"
+    script.write_text(
+        "from mpi4py import MPI\n"
+        "comm = MPI.COMM_WORLD\n"
+        "print('started', flush=True)\n"
+        "comm.recv(source=(comm.Get_rank() + 1) % comm.Get_size())  # nobody sends\n"
+    )
+    start = time.monotonic()
+    with pytest.raises(MPITimeoutError, match="did not finish within 3 s"):
+        run(script, 2, timeout=3)
+    assert time.monotonic() - start < 30
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=False)
+    assert str(script) not in ps.stdout
+
+
+def test_launcher_command_line() -> None:
+    argv = command("prog.py", 3, ["--size", "8"], python="py")
+    assert argv[0] == shutil.which("mpiexec")
+    assert argv[1:3] == ["-n", "3"]
+    assert "--oversubscribe" in argv  # Open MPI here: more ranks than cores
+    assert argv[argv.index("py") :] == ["py", "-m", "mpi4py", "prog.py", "--size", "8"]
+    with pytest.raises(SpfError, match="positive int"):
+        command("prog.py", 0)
+
+
+def _overlap_source(stored: bool) -> str:
+    """Receive a halo ``h``, compute on other data ``w`` (overlaps), then read the halo.
+    ``stored``: ``h`` lives in buffer ``hbuf`` (``store_in``) and the receive names the buffer."""
+    comp = spf.Computation("overlap")
+    for name in ("h", "w", "z"):
+        comp.add_data_space(name, "double", shape=("N",))
+    dom = "{[q,i]: 0 <= q < P && 0 <= i < N}"
+    stmts = []
+    target: object = "h"
+    if stored:
+        init = comp.add_stmt(spf.Stmt("$h$(i) = 0.0;", dom, "{[q,i]->[0,q,0,i,0]}"))
+        target = comp.add_buffer("hbuf", ("N",), "double", scope="global")
+        init.store_in(target, ["i"])
+        stmts.append(init)
+    stmts.append(comp.receive("{[q]: 1 <= q < P}", target, ["0"], "N", "q - 1"))
+    stmts.append(comp.add_stmt(spf.Stmt("$w$(i) = 2.0 * $w$(i);", dom, "{[q,i]->[2,q,0,i,0]}")))
+    stmts.append(comp.add_stmt(spf.Stmt("$z$(i) = $h$(i);", dom, "{[q,i]->[3,q,0,i,0]}")))
+    for s in stmts:
+        if not s.tags:
+            s.distribute("q")
+    for prev, nxt in itertools.pairwise(stmts):
+        prev.then(nxt, "q")
+    src = comp.codegen("mpi")
+    return src[src.index("void overlap(") :]
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_statements_on_other_data_overlap_with_the_exchange(stored: bool) -> None:
+    body = _overlap_source(stored)
+    names = [f"s{k}" for k in range(4)] if stored else ["s0", "s1", "s2"]
+    recv, other, use = (body.index(f"{n}(q") for n in names[-3:])
+    wait = body.index("spf_mpi_waitall(&spf_mpi);")
+    assert recv < other < wait < use, body  # w is computed while the halo arrives
+    assert body.count("spf_mpi_waitall(&spf_mpi);") == 2  # before z = h, and at the end
+
+
+def test_nested_distributed_loops_are_refused() -> None:
+    comp = spf.Computation("nested")
+    comp.add_data_space("a", "double", shape=("N",))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$a$(i) = q + r;",
+            "{[q,r,i]: 0 <= q < P && 0 <= r < P && 0 <= i < N}",
+            "{[q,r,i]->[0,q,0,r,0,i,0]}",
+        )
+    )
+    s.distribute("q").distribute("r")
+    with pytest.raises(CodegenError, match="inside another distributed loop"):
+        comp.codegen("mpi", check=False)
