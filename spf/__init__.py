@@ -6,7 +6,15 @@ See ``API.md`` for the contract. This package exposes the public names only.
 from __future__ import annotations
 
 from spf import kernels, sparse
-from spf.computation import Computation, DataSpace, Dependence, Stmt
+from spf.computation import (
+    Buffer,
+    Computation,
+    DataSpace,
+    Dependence,
+    Layers,
+    OperationStmt,
+    Stmt,
+)
 from spf.errors import (
     ArgumentError,
     ArityError,
@@ -25,12 +33,15 @@ __all__ = [
     "UF",
     "ArgumentError",
     "ArityError",
+    "Buffer",
     "CodegenError",
     "CompileError",
     "Computation",
     "DataSpace",
     "Dependence",
     "IllegalScheduleError",
+    "Layers",
+    "OperationStmt",
     "ParseError",
     "Relation",
     "Set",

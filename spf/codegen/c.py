@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
+    Alloc,
     Bind,
     Block,
     Call,
@@ -19,9 +20,10 @@ from spf.codegen.loop_ast import (
     Var,
     expr_vars,
 )
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
-    from spf.codegen.program import Program
+    from spf.codegen.program import BufferDecl, Program
 
 PRELUDE = """\
 #include <stdint.h>
@@ -82,7 +84,11 @@ class CPrinter:
         self.macros = {s.name: s for s in program.stmts}
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
 
+    target = "c"
+    """The target name used in messages."""
+
     def print(self) -> str:
+        self._check_operations()
         self.out.raw(PRELUDE)
         self._macros()
         self.out.line("")
@@ -90,21 +96,77 @@ class CPrinter:
         with self.out.braces():
             for a in self.p.signature.args:
                 self.out.line(f"(void){a.name};")
-            for name, ctype, count in self.p.locals:
+            heap = self._heap()
+            for name, ctype, count in heap:
                 self.out.line(
                     f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), "
                     f"sizeof({ctype}));"
                 )
-            if self.p.locals:
-                names = " || ".join(f"!{name}" for name, _, _ in self.p.locals)
+            if heap:
+                names = " || ".join(f"!{name}" for name, _, _ in heap)
                 self.out.line(f"if ({names}) {{ {self._free()}return; }}")
+            for b in self.p.buffers:
+                if not b.argument and not b.allocated_at and b.scope != "local":
+                    self.buffer_open(b)
             self.node(self.p.body)
-            if self.p.locals:
+            if heap:
                 self.out.line(self._free().strip())
         return self.out.text()
 
+    def _heap(self) -> list[tuple[str, str, str]]:
+        """Function-level heap arrays: locals and ``local`` buffers not ``allocate_at``-ed."""
+        out = list(self.p.locals)
+        for b in self.p.buffers:
+            if not b.argument and not b.allocated_at and b.scope == "local":
+                out.append((b.name, b.ctype, self.count(b)))
+        return out
+
     def _free(self) -> str:
-        return "".join(f"free({name}); " for name, _, _ in self.p.locals)
+        return "".join(f"free({name}); " for name, _, _ in self._heap())
+
+    @staticmethod
+    def count(b: BufferDecl) -> str:
+        """C expression of the number of elements of ``b``."""
+        return " * ".join(f"({e})" for e in b.extents) or "1"
+
+    def buffer_open(self, b: BufferDecl) -> None:
+        """Declare a buffer the function owns (``stack``/``shared``: a C array; ``local``: a
+        heap array, freed by :meth:`buffer_close`)."""
+        count = self.count(b)
+        if b.scope == "local":
+            self.out.line(
+                f"{b.ctype} *restrict {b.name} = ({b.ctype} *)calloc((size_t)({count}), "
+                f"sizeof({b.ctype}));"
+            )
+            self.out.line(f"if (!{b.name}) abort();")
+        elif all(e.isdigit() for e in b.extents):
+            self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}];")
+        else:  # a variable-length array (never of length 0)
+            self.out.line(f"{b.ctype} {b.name}[({count}) > 0 ? ({count}) : 1];")
+        self.out.line(f"(void){b.name};")
+
+    def buffer_close(self, b: BufferDecl) -> None:
+        if b.scope == "local":
+            self.out.line(f"free({b.name});")
+
+    def _check_operations(self) -> None:
+        for s in self.p.stmts:
+            op = s.operation
+            if op is not None and op.kind in ("send", "receive"):
+                raise CodegenError(
+                    f"statement {s.name} is a {op.kind} operation (comp.{op.kind}): target "
+                    f"{self.target!r} runs one process and cannot communicate; generate it "
+                    'with target "mpi"'
+                )
+
+    def operation(self, n: Call) -> None:
+        """Print a Layer IV operation: in C (one memory, one thread of control) barriers and
+        host/device copies are no-ops, printed as comments."""
+        op = self.macros[n.stmt].operation
+        assert op is not None
+        what = op.kind.replace("_", " ")
+        target = f" {op.buffer}" if op.buffer else ""
+        self.out.line(f"/* {n.stmt}: {what}{target} (nothing to do in C) */")
 
     def _macros(self) -> None:
         for name, arity in self.p.ufs:
@@ -114,12 +176,10 @@ class CPrinter:
             self.out.line(f"#define {name}({params}) {name}[t0]")
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
-            index = dims[0] if dims else "0"
-            for k in range(1, d.rank):
-                extent = d.extents[k] if d.extents else "?"
-                index = f"({index}) * ({extent}) + ({dims[k]})"
-            self.out.line(f"#define {d.name}({', '.join(dims)}) {d.name}[{index}]")
+            self.out.line(f"#define {d.name}({', '.join(dims)}) {self.p.access(d)}")
         for s in self.p.stmts:
+            if s.operation is not None:
+                continue
             if s.reduction is not None:
                 params = ", ".join(s.params)
                 self.out.line(f"#define {s.name}_target({params}) {s.reduction.target}")
@@ -151,9 +211,17 @@ class CPrinter:
             args = ", ".join(expr(a) for a in n.args)
             self.out.line(f"const int64_t {n.var} = {n.uf}({args});")
             self.node(n.body)
+        elif isinstance(n, Alloc):
+            decl = next(b for b in self.p.buffers if b.name == n.buffer)
+            with self.out.braces():
+                self.buffer_open(decl)
+                self.node(n.body)
+                self.buffer_close(decl)
         elif isinstance(n, Call):
             args = ", ".join(expr(a) for a in n.args)
-            if self._acc == n.stmt:
+            if self.macros[n.stmt].operation is not None:
+                self.operation(n)
+            elif self._acc == n.stmt:
                 red = self.macros[n.stmt].reduction
                 assert red is not None
                 self.out.line(f"spf_acc {red.op} {n.stmt}_value({args});")
@@ -221,6 +289,13 @@ class CPrinter:
         self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
         with self.out.braces():
             self.node(n.body)
+
+
+def eval_product(extents: tuple[str, ...]) -> int:
+    out = 1
+    for e in extents:
+        out *= int(e)
+    return out
 
 
 def print_c(program: Program) -> str:

@@ -7,16 +7,20 @@ data-space extents and UF arities. Printers consume a ``Program`` and nothing el
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
+from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
 from spf.codegen.signature import Arg, Signature
-from spf.errors import CodegenError
+from spf.errors import CodegenError, ParseError, SpfError
+from spf.sets import syntax as ast
+from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
-    from spf.codegen.loop_ast import Node
     from spf.computation.computation import Computation
+    from spf.computation.layout import Buffer
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,12 @@ class DataMacro:
     rank: int
     extents: tuple[str, ...]
     """C expressions of the extents (row-major strides use all but the first)."""
+    buffer: str | None = None
+    """The buffer the data space is stored in (``store_in`` / ``storage_fold``); None: the
+    data space is its own array ``name``. A buffer's own macro has ``buffer`` None."""
+    index: tuple[str, ...] = ()
+    """With ``buffer``: C expressions over ``t0, t1, ...`` (the macro parameters) of the
+    buffer element, one per buffer dimension (linearise with the buffer's extents)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,48 @@ class Program:
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
 
+    def buffer(self, name: str) -> BufferDecl:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def access(self, d: DataMacro) -> str:
+        """The C body of ``d``'s macro over ``t0, t1, ...``: ``y[t0]``, ``A[(t0) * (M) +
+        (t1)]``, or through a buffer ``bx_buf[((t0) % 3) * (M - 2) + (t1)]``."""
+        if d.buffer is None:
+            dims = [f"t{k}" for k in range(d.rank)]
+            return f"{d.name}[{linearize(dims, d.extents)}]"
+        buf = self.buffer(d.buffer)
+        return f"{buf.name}[{linearize(list(d.index), buf.extents)}]"
+
+
+def linearize(index: list[str], extents: tuple[str, ...]) -> str:
+    """Row-major offset of ``index`` in an array of ``extents`` (``0`` for rank 0)."""
+    if not index:
+        return "0"
+    out = index[0]
+    for k in range(1, len(index)):
+        extent = extents[k] if k < len(extents) else "?"
+        out = f"{_paren(out)} * {_paren(extent)} + {_paren(index[k])}"
+    return out
+
+
+def _paren(text: str) -> str:
+    """``text`` in parentheses unless it is a name, a number or already one group."""
+    if text.isidentifier() or text.isdigit():
+        return f"({text})"  # keep the established ``(t0) * (M) + (t1)`` form
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and k < len(text) - 1:
+                break
+        else:
+            return text
+    return f"({text})"
+
 
 def lower(comp: Computation, name: str | None = None) -> Program:
     """Scan ``comp`` and collect what printers need."""
@@ -125,13 +177,22 @@ def lower(comp: Computation, name: str | None = None) -> Program:
 
     body = Scanner(comp).scan()
     verify(comp, body)
+    buffers = comp.buffers
+    body = _place_allocations(comp, body, buffers)
+    data = [_data_macro(ds, comp) for ds in comp.data_spaces.values() if ds.rank is not None]
+    data += [_buffer_macro(b) for b in buffers.values()]
     return Program(
         signature=signature(comp, fname),
         body=body,
         stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
-        data=tuple(_data_macro(ds) for ds in comp.data_spaces.values() if ds.rank is not None),
+        data=tuple(data),
         ufs=tuple((u.name, u.arity) for _, u in sorted(comp.ufs.items())),
-        locals=tuple(_local(ds) for ds in comp.data_spaces.values() if ds.role == "local"),
+        locals=tuple(
+            _local(ds)
+            for ds in comp.data_spaces.values()
+            if ds.role == "local" and comp.storage_of(ds.name) is None
+        ),
+        buffers=tuple(_buffer_decl(b) for b in buffers.values()),
     )
 
 
@@ -157,14 +218,22 @@ def c_function_name(name: str) -> str:
 
 
 def signature(comp: Computation, fname: str) -> Signature:
-    """API.md section 7: parameters (sorted), UF arrays (sorted), data spaces in order."""
+    """API.md section 7: parameters (sorted), UF arrays (sorted), data spaces in order, then
+    ``global``/``constant`` buffers in order; data spaces stored in buffers are not
+    arguments (their buffer is, when it is global)."""
     written = {ds for s in comp.stmts for ds, _ in s.writes}
     args = [Arg(name=p, kind="param", ctype="int64_t") for p in sorted(comp.params)]
     for name, uf in sorted(comp.ufs.items()):
         ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
         args.append(Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf))
+    stored: dict[str, str] = {}
+    for ds_name in comp.data_spaces:
+        where = comp.storage_of(ds_name)
+        if where is not None:
+            stored[ds_name] = where[0]
+    written_buffers = {stored.get(ds, ds) for ds in written}
     for ds in comp.data_spaces.values():
-        if ds.role == "local":
+        if ds.role == "local" or ds.name in stored:
             continue
         args.append(
             Arg(
@@ -176,16 +245,31 @@ def signature(comp: Computation, fname: str) -> Signature:
                 rank=ds.rank,
             )
         )
+    for b in comp.buffers.values():
+        if b.argument:
+            args.append(
+                Arg(
+                    name=b.name,
+                    kind="data",
+                    ctype=b.dtype,
+                    const=b.name not in written_buffers or b.scope == "constant",
+                    shape=b.shape,
+                    rank=b.rank,
+                )
+            )
     return Signature(function=fname, args=tuple(args))
 
 
 def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     from spf.computation.access import iterator_names
+    from spf.computation.operations import OperationStmt
     from spf.computation.statement import Stmt
     from spf.sets import Set
 
     assert isinstance(stmt, Stmt)
     its = iterator_names(stmt.domain)
+    if isinstance(stmt, OperationStmt):
+        return StmtMacro(stmt.name, its, (), operation=_operation(stmt, comp, its))
     formats = (
         lambda n, ix: f"{n}({', '.join(ix)})",
         lambda n, ix: f"{n}({', '.join(ix)})",
@@ -204,11 +288,19 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     return StmtMacro(stmt.name, its, tuple(text.splitlines()), reduction)
 
 
-def _data_macro(ds: object) -> DataMacro:
+def _data_macro(ds: object, comp: Computation) -> DataMacro:
     from spf.computation.data_space import DataSpace
+    from spf.computation.layout import coord_names
 
     assert isinstance(ds, DataSpace)
     rank = ds.rank or 0
+    where = comp.storage_of(ds.name)
+    if where is not None:
+        buffer, exprs = where
+        ts = coord_names(rank)
+        extents = tuple(_extent(ds.name, d) for d in ds.shape or ())
+        index = tuple(c_expr(e, ts) for e in exprs)
+        return DataMacro(ds.name, rank, extents, buffer=buffer, index=index)
     if ds.shape is None:
         if rank > 1:
             raise CodegenError(
@@ -216,13 +308,192 @@ def _data_macro(ds: object) -> DataMacro:
                 "(add_data_space(..., shape=(...))) so accesses can be linearised"
             )
         return DataMacro(ds.name, rank, ())
-    extents = []
-    for d in ds.shape:
-        text = str(d)
-        if not all(ch.isalnum() or ch in "_+-* ()" for ch in text):
-            raise CodegenError(
-                f"data space {ds.name!r}: extent {text!r} cannot be printed in C; use +, - "
-                "and * of parameters"
-            )
-        extents.append(text)
-    return DataMacro(ds.name, rank, tuple(extents))
+    return DataMacro(ds.name, rank, tuple(_extent(ds.name, d) for d in ds.shape))
+
+
+def _extent(owner: str, d: int | str) -> str:
+    text = str(d)
+    if not all(ch.isalnum() or ch in "_+-* ()" for ch in text):
+        raise CodegenError(
+            f"data space or buffer {owner!r}: extent {text!r} cannot be printed in C; use +, - "
+            "and * of parameters"
+        )
+    return text
+
+
+# ----------------------------------------------------------------------------- Layer III
+def _buffer_macro(b: Buffer) -> DataMacro:
+    return DataMacro(b.name, b.rank, tuple(_extent(b.name, d) for d in b.shape))
+
+
+def _buffer_decl(b: Buffer) -> BufferDecl:
+    return BufferDecl(
+        name=b.name,
+        ctype=b.dtype,
+        extents=tuple(_extent(b.name, d) for d in b.shape),
+        scope=b.scope,
+        argument=b.argument,
+        partitions=tuple(Partition(p.dim, p.factor, p.kind) for p in b.partitions),
+        allocated_at=b.allocation is not None,
+    )
+
+
+def _users(comp: Computation, buffer: str) -> set[str]:
+    """Statements that access ``buffer`` (through a data space stored in it, or directly)."""
+    spaces = {buffer}
+    for ds in comp.data_spaces:
+        where = comp.storage_of(ds)
+        if where is not None and where[0] == buffer:
+            spaces.add(ds)
+    return {s.name for s in comp.stmts if any(d in spaces for d, _ in (*s.reads, *s.writes))}
+
+
+def _place_allocations(comp: Computation, body: Node, buffers: dict[str, Buffer]) -> Node:
+    """Wrap the body of the loop each ``allocate_at`` names in an :class:`Alloc` node."""
+    from spf.computation.dependences import loop_position
+    from spf.schedule.commands import ROOT
+
+    for b in buffers.values():
+        if b.allocation is None:
+            continue
+        stmt_name, level = b.allocation
+        if level is ROOT:
+            body = Alloc(b.name, body)
+        else:
+            try:
+                stmt = comp.stmt(stmt_name)
+                pos = loop_position(comp, stmt, level)
+            except SpfError as err:
+                raise CodegenError(
+                    f"buffer {b.name!r} is allocated at loop {level!r} of {stmt_name}, which "
+                    f"no longer exists ({err}); call allocate_at again"
+                ) from err
+            body, count = _wrap_loops(body, pos, stmt_name, b.name)
+            if count == 0:  # pragma: no cover - a statement always has its loops
+                raise CodegenError(f"buffer {b.name!r}: loop {level!r} of {stmt_name} not found")
+        _check_users(comp, body, b.name)
+    return body
+
+
+def _wrap_loops(n: Node, pos: int, stmt: str, buffer: str) -> tuple[Node, int]:
+    if isinstance(n, Block):
+        items, total = [], 0
+        for item in n.items:
+            new, k = _wrap_loops(item, pos, stmt, buffer)
+            items.append(new)
+            total += k
+        return Block(tuple(items)), total
+    if isinstance(n, For):
+        if n.position == pos and any(isinstance(c, Call) and c.stmt == stmt for c in walk(n)):
+            return replace(n, body=Alloc(buffer, n.body)), 1
+        inner, k = _wrap_loops(n.body, pos, stmt, buffer)
+        return replace(n, body=inner), k
+    if isinstance(n, If):
+        then, k1 = _wrap_loops(n.then, pos, stmt, buffer)
+        orelse, k2 = (None, 0) if n.orelse is None else _wrap_loops(n.orelse, pos, stmt, buffer)
+        return If(n.cond, then, orelse), k1 + k2
+    if isinstance(n, (Bind, Alloc)):
+        inner, k = _wrap_loops(n.body, pos, stmt, buffer)
+        return replace(n, body=inner), k
+    return n, 0
+
+
+def _check_users(comp: Computation, body: Node, buffer: str) -> None:
+    users = _users(comp, buffer)
+    inside: set[str] = set()
+    outside: set[str] = set()
+
+    def visit(n: Node, within: bool) -> None:
+        if isinstance(n, Call):
+            (inside if within else outside).add(n.stmt)
+        elif isinstance(n, Block):
+            for item in n.items:
+                visit(item, within)
+        elif isinstance(n, If):
+            visit(n.then, within)
+            if n.orelse is not None:
+                visit(n.orelse, within)
+        elif isinstance(n, Alloc):
+            visit(n.body, within or n.buffer == buffer)
+        else:
+            visit(n.body, within)
+
+    visit(body, False)
+    bad = sorted(users & outside)
+    if bad:
+        raise CodegenError(
+            f"buffer {buffer!r} is allocated inside a loop (allocate_at) but statement "
+            f"{bad[0]} uses it outside that loop; allocate it at an outer level or order "
+            f"{bad[0]} into the loop"
+        )
+
+
+# ----------------------------------------------------------------------------- Layer IV
+def _operation(stmt: object, comp: Computation, its: tuple[str, ...]) -> Operation:
+    from spf.computation.operations import OperationStmt
+
+    assert isinstance(stmt, OperationStmt)
+    ctype = "double"
+    if stmt.target is not None:
+        if stmt.target in comp.data_spaces:
+            ctype = comp.data_spaces[stmt.target].ctype
+        else:
+            ctype = comp.buffer(stmt.target).dtype
+    return Operation(
+        kind=stmt.kind,
+        buffer=stmt.target,
+        index=tuple(c_expr(e, its) for e in stmt.index),
+        count=c_expr(stmt.count, its),
+        peer=None if stmt.peer is None else c_expr(stmt.peer, its),
+        ctype=ctype,
+    )
+
+
+# ----------------------------------------------------------------------------- expressions
+def c_expr(text: str, params: Collection[str] = ()) -> str:
+    """C text of an index expression in set syntax (``i % 2``, ``floor(i/4)``, ``N - 1``);
+    names in ``params`` (macro parameters) are parenthesised. ``%`` and ``floor`` keep their
+    mathematical meaning (plain C ``%`` and ``/`` only where the dividend is a name or an
+    integer, i.e. a non-negative coordinate or extent)."""
+    try:
+        doc = parse_document(f"{{[{text}]}}")
+    except ParseError as err:
+        raise CodegenError(f"cannot print index expression {text!r} in C: {err.message}") from err
+    (e,) = doc.pieces[0].in_tuple
+    return _c(e, frozenset(params))
+
+
+def _c(e: ast.Expr, params: frozenset[str]) -> str:
+    if isinstance(e, ast.Num):
+        return str(e.value)
+    if isinstance(e, ast.Name):
+        return f"({e.name})" if e.name in params else e.name
+    if isinstance(e, ast.Neg):
+        return f"-{_operand(e.operand, params)}"
+    if isinstance(e, ast.Call):
+        args = ", ".join(_c(a, params) for a in e.args)
+        if e.name in ("min", "max"):
+            return f"spf_{e.name}({args})"
+        return f"{e.name}({args})"
+    if isinstance(e, ast.Floor):
+        inner = e.operand
+        if not (isinstance(inner, ast.BinOp) and inner.op == "/"):
+            return _c(inner, params)
+        num, den = _c(inner.left, params), _operand(inner.right, params)
+        if e.ceil:
+            return f"-spf_floord(-({num}), {den})"
+        if isinstance(inner.left, (ast.Name, ast.Num)):
+            return f"{num} / {den}"
+        return f"spf_floord({num}, {den})"
+    assert isinstance(e, ast.BinOp)
+    left, right = _operand(e.left, params), _operand(e.right, params)
+    if e.op == "%":
+        if isinstance(e.left, (ast.Name, ast.Num)):
+            return f"{left} % {right}"
+        return f"(({left} % {right} + {right}) % {right})"
+    return f"{left} {e.op} {right}"
+
+
+def _operand(e: ast.Expr, params: frozenset[str]) -> str:
+    text = _c(e, params)
+    return f"({text})" if isinstance(e, (ast.BinOp, ast.Neg)) else text

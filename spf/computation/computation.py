@@ -7,13 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.data_space import DataSpace, make_data_space
+from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
+from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
 from spf.computation.statement import AccessList, Stmt, is_constant
 from spf.errors import ArityError, SpfError, UndeclaredError
 from spf.sets import UF, Relation, Set
+from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
     from spf.computation.dependences import Dependence
     from spf.computation.inline import AppendResult
+    from spf.computation.layers import Layers
     from spf.computation.source import ParsedSource
     from spf.pdfg import PDFG
     from spf.runtime import Kernel
@@ -38,6 +42,7 @@ class Computation:
         self._ufs: dict[str, UF] = {}
         self._stmts: list[Stmt] = []
         self._returns: list[str] = []
+        self._layout = Layout()
 
     # --- declarations
     @property
@@ -77,6 +82,8 @@ class Computation:
             )
         if ds.name in self._ufs:
             raise SpfError(f"{ds.name!r} is already declared as a UF")
+        if ds.name in self._layout.buffers:
+            raise SpfError(f"{ds.name!r} is already declared as a buffer")
         self._data[ds.name] = ds
 
     def declare_uf(self, name: str, **fields: Any) -> UF:
@@ -139,7 +146,129 @@ class Computation:
             out |= s.domain.params | s.schedule.params
         for ds in self._data.values():
             out |= _shape_params(ds)
+        loop_names: set[str] = set()
+        for s in self._stmts:
+            loop_names |= set(s.loops) | set(iterator_names(s.domain))
+            if isinstance(s, OperationStmt):
+                out |= _operation_params(s)
+        for b in self._layout.buffers.values():
+            out |= extent_names(b.shape) - loop_names
         return frozenset(out)
+
+    # --- Layer III: buffers (spf.computation.layout)
+    def add_buffer(self, name: str, shape: object, dtype: str, scope: str = "global") -> Buffer:
+        """Declare a buffer (Tiramisu Layer III); ``scope`` is ``global``/``constant`` (a
+        kernel argument), ``stack``, ``local`` or ``shared`` (owned by the function).
+
+        >>> comp = Computation("c")
+        >>> comp.add_buffer("b", ("N",), "double", scope="stack")
+        Buffer(name='b', shape=('N',), dtype='double', scope='stack')
+        """
+        buffer = make_buffer(self, name, shape, dtype, scope)
+        self._layout.buffers[name] = buffer
+        return buffer
+
+    def buffer(self, name: str | Buffer) -> Buffer:
+        """A buffer by name (``UndeclaredError`` lists the buffers)."""
+        if isinstance(name, Buffer):
+            return self._layout.buffer(name.name)
+        if not isinstance(name, str):
+            raise SpfError(f"buffer: expected a buffer name, got {name!r}")
+        return self._layout.buffer(name)
+
+    @property
+    def buffers(self) -> dict[str, Buffer]:
+        """The buffers, in declaration order (``storage_fold`` adds its own)."""
+        return dict(self._layout.buffers)
+
+    def storage_of(self, data_space: str) -> tuple[str, tuple[str, ...]] | None:
+        """``(buffer, index)`` where ``data_space`` lives (index: expressions of ``t0, t1,
+        ...``, the data space's coordinates), or None when it is not stored in a buffer."""
+        placement = self._layout.placements.get(data_space)
+        if placement is None:
+            return None
+        return placement.buffer, placement.exprs
+
+    # --- Layer IV: communication operations (spf.computation.operations)
+    def send(
+        self,
+        domain: str | Set,
+        buffer: object,
+        index: Sequence[object],
+        count: object,
+        dest: object,
+    ) -> OperationStmt:
+        """Each point of ``domain`` (its first variable is the executing rank, distributed)
+        sends ``count`` elements of ``buffer`` from ``index`` on to rank ``dest``."""
+        return self._add_operation(make_transfer(self, "send", domain, buffer, index, count, dest))
+
+    def receive(
+        self,
+        domain: str | Set,
+        buffer: object,
+        index: Sequence[object],
+        count: object,
+        src: object,
+    ) -> OperationStmt:
+        """Each point of ``domain`` receives ``count`` elements into ``buffer`` at ``index``
+        from rank ``src``."""
+        return self._add_operation(
+            make_transfer(self, "receive", domain, buffer, index, count, src)
+        )
+
+    def barrier_at(self, stmt: str | int | Stmt, level: Any) -> OperationStmt:
+        """A barrier inside loop ``level`` of ``stmt``, right after ``stmt``."""
+        target = self.stmt(stmt)
+        op, schedule = make_barrier(self, target, level)
+        self._add_operation(op, schedule)
+        return op.after(target, level)  # type: ignore[return-value]
+
+    def host_to_device(self, buffer: object) -> OperationStmt:
+        """Copy ``buffer`` (a Buffer or data-space name) to the device."""
+        return self._add_operation(make_copy(self, "host_to_device", buffer))
+
+    def device_to_host(self, buffer: object) -> OperationStmt:
+        """Copy ``buffer`` (a Buffer or data-space name) back to the host."""
+        return self._add_operation(make_copy(self, "device_to_host", buffer))
+
+    def _add_operation(
+        self, op: OperationStmt, schedule: str | None = None, *, position: int | None = None
+    ) -> OperationStmt:
+        """Add a Layer IV operation (no C source; accesses given by the operation)."""
+        name = op._name or self._fresh_stmt_name()
+        if any(s.name == name for s in self._stmts):
+            raise SpfError(f"{self._name} already has a statement named {name!r}")
+        where = f"{op.kind} operation {name}"
+        ufs = self._ufs_with(op.domain, where)
+        domain = Set(str(op.domain), ufs=ufs)
+        if schedule is not None:
+            op._given_schedule = Relation(schedule, ufs=ufs)
+        sched = self._schedule_for(op, domain, ufs, where)
+        from spf.computation.source import parse_source
+
+        parsed = parse_source("", data_spaces={}, ufs={}, stmt=name)
+        reads = tuple((d, Relation(str(r), ufs=ufs)) for d, r in op._given_reads or ())
+        writes = tuple((d, Relation(str(r), ufs=ufs)) for d, r in op._given_writes or ())
+        op._name = name
+        op._domain = domain
+        op._schedule = sched
+        op._original = sched
+        op._parsed = parsed
+        op._reads, op._writes = reads, writes
+        op._comp = self
+        if op.kind in ("send", "receive") and op.loops:
+            op._tags = {op.loops[0]: ("distribute",)}
+        if position is None:
+            self._stmts.append(op)
+        else:
+            self._stmts.insert(position, op)
+        return op
+
+    def layers(self) -> Layers:
+        """Tiramisu Layers I-IV as isl-style text (``str(layers)`` prints all four)."""
+        from spf.computation.layers import layers
+
+        return layers(self)
 
     # --- statements
     def add_stmt(self, stmt: Stmt) -> Stmt:
@@ -214,11 +343,13 @@ class Computation:
         return Relation(str(given), ufs=self._ufs_with(given, where) | ufs)
 
     def _next_root(self) -> int:
+        """After every statement in the current and in the program order."""
         roots = [-1]
         for s in self._stmts:
-            first = s.schedule.out_vars[0] if s.schedule.out_arity else "0"
-            if is_constant(first):
-                roots.append(int(first))
+            for sched in (s.schedule, s.original_schedule):
+                first = sched.out_vars[0] if sched.out_arity else "0"
+                if is_constant(first):
+                    roots.append(int(first))
         return max(roots) + 1
 
     def _parse_source(self, stmt: Stmt, name: str) -> ParsedSource:
@@ -445,6 +576,17 @@ def _call_arity(call: str) -> int:
         elif ch == "," and depth == 0:
             count += 1
     return count
+
+
+def _operation_params(op: OperationStmt) -> set[str]:
+    out: set[str] = set()
+    for _, r in (*op.reads, *op.writes):
+        out |= r.params
+    its = set(iterator_names(op.domain))
+    for text in (op.peer, op.count):
+        if text:
+            out |= set(compile_expr(text)[1]) - its
+    return out
 
 
 def _shape_params(ds: DataSpace) -> set[str]:

@@ -7,6 +7,17 @@ before the sink (``t`` and ``t'`` equal before position d, ``t[d] < t'[d]``). Em
 the UF axioms and declarations, so a nondecreasing ``rowptr`` proves CSR rows disjoint; when
 UF equality cannot be decided the dependence is kept (sound). ``compute_flow`` is not used:
 with UF values as dimensions it fails or misses dependences (see DESIGN.md).
+
+Data layout (Layer III) adds memory-based dependences: when ``store_in``/``storage_fold``
+puts different elements at one buffer location (folding, modulo, projection, a scalar, two
+data spaces in one buffer), :mod:`spf.computation.storage` adds the conflicts between their
+accesses in the current schedule (a loop carrying one cannot run in parallel) and
+``check_legality`` refuses a layout where a write overwrites a value before its last read.
+
+Distributed memory (Layer IV): statements with a ``distribute`` loop run each iteration of it
+on its own MPI rank with the rank's own arrays, so instances of two distributed statements on
+different ranks never touch the same element; data moves between ranks only through
+``send``/``receive`` operations, which are ordered on each rank like any statement.
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.computation.statement import AccessList, Stmt
 
 KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
 
@@ -40,6 +51,9 @@ class Dependence:
     """Positions of the current (padded) schedule at which source and sink are ordered."""
     original_carried_by: tuple[str, ...] = ()
     """The loops that carry it in the schedules the statements were added with."""
+    storage: bool = False
+    """A conflict the data layout adds (two elements at one buffer location, ``data_space``
+    is then the buffer), ordered by the current schedule."""
 
     def __str__(self) -> str:
         by = ", ".join(self.carried_by) if self.carried_by else "loop-independent"
@@ -142,6 +156,8 @@ def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | 
 
 
 def compute_dependences(comp: Computation) -> list[Dependence]:
+    from spf.computation.storage import storage_dependences
+
     width = comp.schedule_width()
     if width == 0:
         return []
@@ -149,22 +165,57 @@ def compute_dependences(comp: Computation) -> list[Dependence]:
     deps: list[Dependence] = []
     for src in comp.stmts:
         for snk in comp.stmts:
-            if _may_conflict(src, snk):
-                deps += _stmt_pair(src, snk, width, scheds)
-    return deps
+            if _may_conflict(comp, src, snk):
+                deps += _stmt_pair(comp, src, snk, width, scheds)
+    return deps + storage_dependences(comp)
 
 
-def _may_conflict(src: Stmt, snk: Stmt) -> bool:
+def _spaces(comp: Computation, accesses: AccessList) -> set[str]:
+    """Data spaces accessed, plus the buffers they are stored in."""
+    out = set()
+    for ds, _ in accesses:
+        out.add(ds)
+        where = comp.storage_of(ds)
+        if where is not None:
+            out.add(where[0])
+    return out
+
+
+def _may_conflict(comp: Computation, src: Stmt, snk: Stmt) -> bool:
     """Whether the two statements touch a common data space, one of them writing it."""
-    written_s = {ds for ds, _ in src.writes}
-    written_t = {ds for ds, _ in snk.writes}
-    touched_s = written_s | {ds for ds, _ in src.reads}
-    touched_t = written_t | {ds for ds, _ in snk.reads}
+    written_s = _spaces(comp, src.writes)
+    written_t = _spaces(comp, snk.writes)
+    touched_s = written_s | _spaces(comp, src.reads)
+    touched_t = written_t | _spaces(comp, snk.reads)
     return bool(written_s & touched_t or touched_s & written_t)
 
 
+def match(
+    comp: Computation, ds: str, a: Relation, ds2: str, b: Relation
+) -> tuple[str, Relation, Relation] | None:
+    """The accesses ``a`` (of ``ds``) and ``b`` (of ``ds2``) on one space: the same data
+    space, or a buffer accessed directly (a Layer IV operation) and a data space stored in
+    it (then both as buffer accesses); None when they never meet logically."""
+    from spf.computation.layout import physical
+
+    if ds == ds2:
+        return (ds, a, b) if a.out_arity == b.out_arity else None
+    where, where2 = comp.storage_of(ds), comp.storage_of(ds2)
+    if where is None and where2 is not None and where2[0] == ds:
+        _, pb = physical(comp, ds2, b)
+        return (ds, a, pb) if a.out_arity == pb.out_arity else None
+    if where2 is None and where is not None and where[0] == ds2:
+        _, pa = physical(comp, ds, a)
+        return (ds2, pa, b) if pa.out_arity == b.out_arity else None
+    return None
+
+
 def _stmt_pair(
-    src: Stmt, snk: Stmt, width: int, scheds: dict[str, tuple[Relation, Relation]]
+    comp: Computation,
+    src: Stmt,
+    snk: Stmt,
+    width: int,
+    scheds: dict[str, tuple[Relation, Relation]],
 ) -> list[Dependence]:
     xs, ys = pair_names(src, snk)
     orig = _Timing(scheds[src.name][0], scheds[snk.name][0], xs, ys)
@@ -174,13 +225,17 @@ def _stmt_pair(
     out = []
     for kind, src_kind, snk_kind in KINDS:
         found: dict[str, tuple[Set, set[int]]] = {}
-        for a_idx, (ds, a) in enumerate(getattr(src, src_kind)):
-            for b_idx, (ds2, b) in enumerate(getattr(snk, snk_kind)):
-                if ds != ds2 or a.out_arity != b.out_arity:
+        for a_idx, (ds_a, a_rel) in enumerate(getattr(src, src_kind)):
+            for b_idx, (ds_b, b_rel) in enumerate(getattr(snk, snk_kind)):
+                matched = match(comp, ds_a, a_rel, ds_b, b_rel)
+                if matched is None:
                     continue
+                ds, a, b = matched
                 key = (KIND_INDEX[src_kind], a_idx, KIND_INDEX[snk_kind], b_idx)
                 if key not in touching:
-                    touching[key] = same_element(src, a, snk, b, xs, ys)
+                    touching[key] = same_rank(
+                        comp, src, snk, same_element(src, a, snk, b, xs, ys), xs, ys
+                    )
                 pieces = orig.levels(touching[key], "<") if not touching[key].is_empty() else []
                 if not pieces:
                     continue
@@ -213,6 +268,29 @@ def _stmt_pair(
 
 
 KIND_INDEX = {"reads": 0, "writes": 1}
+
+
+def rank_of(comp: Computation, stmt: Stmt, names: list[str]) -> str | None:
+    """The rank that runs an instance (the value of the statement's ``distribute`` loop as an
+    expression of ``names``), or None when no loop of it is distributed."""
+    for loop, tags in stmt.tags.items():
+        if "distribute" in tags:
+            pos = loop_position(comp, stmt, loop)
+            exprs = padded(stmt, comp.schedule_width()).as_function(names)
+            return None if exprs is None else exprs[pos]
+    return None
+
+
+def same_rank(
+    comp: Computation, src: Stmt, snk: Stmt, pairs: Set, xs: list[str], ys: list[str]
+) -> Set:
+    """Distributed memory: when both statements are distributed over ranks, each rank works
+    on its own arrays, so only instances on the same rank can touch the same element (data
+    moves between ranks only by ``send``/``receive``)."""
+    r1, r2 = rank_of(comp, src, xs), rank_of(comp, snk, ys)
+    if r1 is None or r2 is None:
+        return pairs
+    return pairs.intersect(_constraint(xs + ys, [f"{r1} = {r2}"]))
 
 
 def violation(comp: Computation, dep: Dependence) -> str | None:
@@ -249,6 +327,8 @@ def check_legality(comp: Computation) -> None:
                     f"{carried[0]}"
                 )
     for dep in deps:
+        if dep.storage:
+            continue  # ordered by the current schedule: never violated
         why = violation(comp, dep)
         if why is not None:
             raise IllegalScheduleError(
@@ -257,6 +337,9 @@ def check_legality(comp: Computation) -> None:
                 f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
                 f"relation {dep.relation}"
             )
+    from spf.computation.storage import check_storage
+
+    check_storage(comp)
 
 
 def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:

@@ -6,12 +6,19 @@ inferred from declared shapes, declared UF facts, no written array overlapping a
 two allowances: an index array may be int32 or int64 whatever its UF declares (the interpreter
 does not care; a kernel does), and a local 0-d scalar (a function's parameter or return value)
 may be left out (it starts at 0).
+
+Layer III: a data space stored in a buffer (``store_in``, ``storage_fold``) is read and
+written through its placement, so folded or shared storage behaves as in generated code;
+buffers the function owns start zeroed, and one ``allocate_at`` a loop is fresh for every
+iteration of that loop. Layer IV: barriers and host/device copies do nothing here (one
+memory, one thread of control); send and receive raise ``SpfError`` (they need MPI ranks).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +30,7 @@ from spf.errors import SpfError
 if TYPE_CHECKING:
     from spf.codegen.signature import Signature
     from spf.computation.computation import Computation
+    from spf.computation.layout import Buffer
 
 _INDEX_DTYPES = ("int32", "int64")
 
@@ -44,7 +52,9 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
             ufs[d.name] = value
         else:  # a kernel also takes shape (1,) for a 0-d space; the interpreter needs 0-d
             arrays[d.name] = value.reshape(()) if d.rank == 0 else value
+    _refuse_communication(comp)
     arrays.update(_locals(comp, params))
+    storage = _Storage(comp, params, arrays)
     width = comp.schedule_width()
     instances: list[tuple[tuple[int, ...], int, tuple[int, ...]]] = []
     for order, stmt in enumerate(comp.stmts):
@@ -57,10 +67,159 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
     instances.sort()
     runners = [s.parsed.to_python() for s in comp.stmts]
     names = [iterator_names(s.domain) for s in comp.stmts]
-    for _, order, point in instances:
+    for time, order, point in instances:
         env = dict(params)
         env.update(zip(names[order], point, strict=True))
+        storage.enter(time)
         runners[order](env, arrays, ufs)
+
+
+def _refuse_communication(comp: Computation) -> None:
+    from spf.computation.operations import OperationStmt
+
+    for s in comp.stmts:
+        if isinstance(s, OperationStmt) and s.kind in ("send", "receive"):
+            raise SpfError(
+                f"interpret({comp.name}): statement {s.name} is a {s.kind} operation; the "
+                "interpreter runs one process: run the MPI kernel (compile(target='mpi')) "
+                "under mpiexec instead"
+            )
+
+
+class _Allocation:
+    """A buffer the function owns: one zeroed array, or one per iteration of the loop it is
+    ``allocate_at``."""
+
+    def __init__(self, comp: Computation, buffer: Buffer, params: Mapping[str, int]) -> None:
+        from spf.computation.dependences import loop_position, padded
+        from spf.schedule.commands import ROOT
+
+        self.buffer = buffer
+        self.params = dict(params)
+        self.position: int | None = None
+        self.loop_names: list[tuple[str, int]] = []
+        if buffer.allocation is not None and buffer.allocation[1] is not ROOT:
+            stmt = comp.stmt(buffer.allocation[0])
+            self.position = loop_position(comp, stmt, buffer.allocation[1])
+            outs = padded(stmt, comp.schedule_width()).out_vars
+            self.loop_names = [
+                (v, k) for k, v in enumerate(outs[: self.position + 1]) if v.isidentifier()
+            ]
+        self.key: tuple[int, ...] | None = None
+        self.array: Any = None if self.position is not None else self._new(self.params)
+
+    def _new(self, env: Mapping[str, int]) -> Any:
+        from spf.sets.expr import compile_expr
+
+        shape = []
+        for d in self.buffer.shape:
+            try:
+                shape.append(d if isinstance(d, int) else compile_expr(d)[0](env))
+            except SpfError as err:
+                raise SpfError(
+                    f"interpret: extent {d!r} of buffer {self.buffer.name!r}: {err}"
+                ) from err
+        if any(n < 0 for n in shape):
+            raise SpfError(
+                f"interpret: buffer {self.buffer.name!r} would have negative extents {shape}"
+            )
+        return np.zeros(tuple(shape), dtype=self.buffer.numpy_dtype)
+
+    def enter(self, time: Sequence[int]) -> None:
+        if self.position is None:
+            return
+        key = tuple(time[: self.position + 1])
+        if key != self.key:
+            env = dict(self.params)
+            env.update({name: time[k] for name, k in self.loop_names})
+            self.key, self.array = key, self._new(env)
+
+    def get(self) -> Any:
+        if self.array is None:
+            raise SpfError(
+                f"interpret: buffer {self.buffer.name!r} is used outside the loop it is "
+                "allocated in (allocate_at)"
+            )
+        return self.array
+
+
+class _Stored:
+    """A data space seen through its placement in a buffer (what ``_ld``/``_st`` index)."""
+
+    def __init__(
+        self,
+        name: str,
+        shape: tuple[int, ...],
+        buffer: str,
+        get: Callable[[], Any],
+        index: Sequence[Callable[[Mapping[str, int]], int]],
+        params: Mapping[str, int],
+    ) -> None:
+        self.name, self.shape, self.buffer_name = name, shape, buffer
+        self._get, self._index, self._params = get, index, dict(params)
+
+    def _where(self, idx: tuple[int, ...]) -> tuple[Any, tuple[int, ...]]:
+        env = dict(self._params)
+        env.update({f"t{k}": v for k, v in enumerate(idx)})
+        phys = tuple(fn(env) for fn in self._index)
+        arr = self._get()
+        if len(phys) != arr.ndim or not all(
+            0 <= v < n for v, n in zip(phys, arr.shape, strict=True)
+        ):
+            raise SpfError(
+                f"interpret: {self.name}({', '.join(map(str, idx))}) is stored at "
+                f"{self.buffer_name}({', '.join(map(str, phys))}), outside the buffer's shape "
+                f"{tuple(arr.shape)}"
+            )
+        return arr, phys
+
+    def __getitem__(self, idx: tuple[int, ...]) -> Any:
+        arr, phys = self._where(idx)
+        return arr[phys]
+
+    def __setitem__(self, idx: tuple[int, ...], value: Any) -> None:
+        arr, phys = self._where(idx)
+        arr[phys] = value
+
+
+def _constant(array: Any) -> Callable[[], Any]:
+    return lambda: array
+
+
+class _Storage:
+    """The buffers of one interpretation and the data spaces stored in them."""
+
+    def __init__(self, comp: Computation, params: Mapping[str, int], arrays: dict[str, Any]):
+        from spf.computation.layout import layout_of
+        from spf.sets.expr import compile_expr
+
+        layout = layout_of(comp)
+        self.allocations: list[_Allocation] = []
+        getters: dict[str, Callable[[], Any]] = {}
+        for name, buffer in layout.buffers.items():
+            if buffer.argument:
+                getters[name] = _constant(arrays[name])
+            else:
+                alloc = _Allocation(comp, buffer, params)
+                self.allocations.append(alloc)
+                getters[name] = alloc.get
+        for ds, placement in layout.placements.items():
+            space = comp.data_spaces[ds]
+            rank = space.rank or 0
+            if space.shape is None:
+                shape = (sys.maxsize,) * rank
+            else:
+                shape = tuple(
+                    d if isinstance(d, int) else compile_expr(d)[0](params) for d in space.shape
+                )
+            index = [compile_expr(e)[0] for e in placement.exprs]
+            arrays[ds] = _Stored(
+                ds, shape, placement.buffer, getters[placement.buffer], index, params
+            )
+
+    def enter(self, time: Sequence[int]) -> None:
+        for alloc in self.allocations:
+            alloc.enter(time)
 
 
 def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
@@ -88,7 +247,7 @@ def _locals(comp: Computation, params: Mapping[str, int]) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for name, ds in comp.data_spaces.items():
-        if ds.role != "local":
+        if ds.role != "local" or comp.storage_of(name) is not None:
             continue
         shape = tuple(
             d if isinstance(d, int) else compile_expr(d)[0](params) for d in ds.shape or ()

@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import SpfError, UndeclaredError
+from spf.schedule.commands import ROOT
 from spf.schedule.trace import Trace, set_trace, trace_of
 from spf.sets import Relation
 
@@ -57,6 +58,7 @@ def to_json(comp: Computation) -> str:
         ],
         "trace": trace_of(comp).to_data(),
     }
+    _layers_to_data(comp, data)
     return json.dumps(data, indent=1)
 
 
@@ -93,6 +95,7 @@ def _build(data: dict[str, Any]) -> Computation:
         comp.add_return_value(name)
     for s in data["stmts"]:
         _add_stmt(comp, s)
+    _layers_from_data(comp, data)
     set_trace(comp, Trace.from_data(data.get("trace", [])))
     return comp
 
@@ -124,3 +127,100 @@ def _add_stmt(comp: Computation, s: dict[str, Any]) -> None:
         if not isinstance(loop_tags, list) or not all(isinstance(t, str) for t in loop_tags):
             raise SpfError(f"from_json: tags of loop {loop!r} must be a list of strings")
     stmt._tags = {loop: tuple(loop_tags) for loop, loop_tags in tags.items()}
+
+
+# ----------------------------------------------------------------------------- Layers III/IV
+def _layers_to_data(comp: Computation, data: dict[str, Any]) -> None:
+    """Buffers, placements (``store_in``) and Layer IV operations; operation statements
+    leave the ``stmts`` list (they have no C source) for ``operations``."""
+    from spf.computation.layout import layout_of
+    from spf.computation.operations import OperationStmt
+
+    layout = layout_of(comp)
+    data["buffers"] = [
+        {
+            "name": b.name,
+            "shape": list(b.shape),
+            "dtype": b.dtype,
+            "scope": b.scope,
+            "partitions": [[p.dim, p.factor, p.kind] for p in b.partitions],
+            "implicit": b.implicit,
+            "allocation": None
+            if b.allocation is None
+            else [b.allocation[0], None if b.allocation[1] is ROOT else b.allocation[1]],
+        }
+        for b in layout.buffers.values()
+    ]
+    data["placements"] = [
+        {
+            "data_space": p.data_space,
+            "buffer": p.buffer,
+            "stmt": p.stmt,
+            "index": p.index if isinstance(p.index, str) else list(p.index),
+            "exprs": list(p.exprs),
+        }
+        for p in layout.placements.values()
+    ]
+    ops = [(k, s) for k, s in enumerate(comp.stmts) if isinstance(s, OperationStmt)]
+    data["operations"] = [{"position": k, **s.to_data()} for k, s in ops]
+    names = {s.name for _, s in ops}
+    data["stmts"] = [s for s in data["stmts"] if s["name"] not in names]
+
+
+def _layers_from_data(comp: Computation, data: dict[str, Any]) -> None:
+    from spf.computation.layout import (
+        PartitionSpec,
+        StoreIn,
+        layout_of,
+        make_buffer,
+        restore_placement,
+    )
+
+    layout = layout_of(comp)
+    for b in data.get("buffers", []):
+        buffer = make_buffer(comp, b["name"], tuple(b["shape"]), b["dtype"], b["scope"])
+        buffer.partitions = tuple(
+            PartitionSpec(int(d), int(f), str(k)) for d, f, k in b["partitions"]
+        )
+        buffer.implicit = bool(b.get("implicit", False))
+        if b["allocation"] is not None:
+            stmt, level = b["allocation"]
+            buffer.allocation = (str(stmt), ROOT if level is None else level)
+        layout.buffers[buffer.name] = buffer
+    for op in sorted(data.get("operations", []), key=lambda o: o["position"]):
+        _add_operation(comp, op)
+    for p in data.get("placements", []):
+        placement = restore_placement(
+            comp,
+            data_space=p["data_space"],
+            buffer=p["buffer"],
+            exprs=tuple(p["exprs"]),
+            stmt=p["stmt"],
+            index=StoreIn(buffer=p["buffer"], index=p["index"]).index,
+        )
+        layout.placements[placement.data_space] = placement
+
+
+def _add_operation(comp: Computation, op: dict[str, Any]) -> None:
+    from spf.computation.operations import OperationStmt, make_copy, make_transfer
+    from spf.sets import Set
+
+    kind = op["kind"]
+    if kind in ("send", "receive"):
+        new = make_transfer(
+            comp, kind, op["domain"], op["target"], op["index"], op["count"], op["peer"]
+        )
+    elif kind in ("host_to_device", "device_to_host"):
+        new = make_copy(comp, kind, op["target"])
+    elif kind == "barrier":
+        new = OperationStmt("barrier", Set(op["domain"], ufs=comp.ufs))
+    else:
+        raise SpfError(f"from_json: unknown operation kind {kind!r}")
+    new._name = op["name"]
+    comp._add_operation(new, op["schedule"], position=int(op["position"]))
+    new._schedule = Relation(op["current_schedule"], ufs=comp.ufs)
+    tags = op.get("tags", {})
+    for loop in tags:
+        if loop not in new.loops:
+            raise UndeclaredError("loop", loop, new.loops, hint=f"tagged in {new.name}")
+    new._tags = {loop: tuple(t) for loop, t in tags.items()}

@@ -1,0 +1,263 @@
+"""Communication operations (Tiramisu Layer IV): send, receive, barriers, host/device copies.
+
+Each operation is an :class:`OperationStmt`, a statement of the computation with a domain, a
+schedule and access relations (a send reads the region it sends, a receive writes the region
+it receives, a host/device copy reads the whole buffer: it comes after the writes before it
+in program order, and its values do not change), so dependences order it
+and ``after``/``then`` place it like any statement. It has no C body: ``lower`` gives its
+macro an :class:`spf.codegen.program.Operation` and each target prints it (MPI calls,
+``__syncthreads()``, ``cudaMemcpy``; the C target prints barriers and copies as comments and
+refuses send/receive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from spf.computation.access import access_relation, iterator_names
+from spf.computation.statement import Stmt, is_constant
+from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
+from spf.schedule.commands import ROOT, Level
+from spf.sets import Relation, Set
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+KINDS = ("send", "receive", "barrier", "host_to_device", "device_to_host")
+
+
+class OperationStmt(Stmt):
+    """A Layer IV operation in ``comp.stmts`` (a ``Stmt`` without C source).
+
+    ``kind`` is one of :data:`KINDS`; ``target`` the buffer or data space it moves (None for a
+    barrier); ``index`` the first element's index (expressions of the domain's iterators);
+    ``count`` the number of elements (along the last dimension); ``peer`` the destination
+    (send) or source (receive) rank.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        domain: Set,
+        *,
+        target: str | None = None,
+        index: Sequence[str] = (),
+        count: str = "1",
+        peer: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__("", domain, name=name)
+        self.kind = kind
+        self.target = target
+        self.index = tuple(index)
+        self.count = count
+        self.peer = peer
+
+    @property
+    def source(self) -> str:
+        """A C comment naming the operation (it has no C body of its own)."""
+        return f"/* {self.describe()} */"
+
+    def describe(self) -> str:
+        """``send(A(q, 0), 4, to q + 1)``-like text (Layer IV)."""
+        if self.kind == "barrier":
+            return "barrier"
+        elem = f"{self.target}({', '.join(self.index)})" if self.index else str(self.target)
+        if self.kind == "send":
+            return f"send({elem}, count={self.count}, dest={self.peer})"
+        if self.kind == "receive":
+            return f"receive({elem}, count={self.count}, src={self.peer})"
+        return f"{self.kind}({self.target})"
+
+    def to_data(self) -> dict[str, object]:
+        """JSON-ready description (``serialize`` stores it with the schedule and tags)."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "domain": str(self.domain),
+            "target": self.target,
+            "index": list(self.index),
+            "count": self.count,
+            "peer": self.peer,
+            "schedule": str(self.original_schedule),
+            "current_schedule": str(self.schedule),
+            "tags": {loop: list(tags) for loop, tags in sorted(self.tags.items())},
+        }
+
+    def __repr__(self) -> str:
+        return f"OperationStmt(name={self.name!r}, {self.describe()})"
+
+
+def _domain(comp: Computation, domain: object, what: str) -> Set:
+    if isinstance(domain, Set):
+        text = str(domain)
+    elif isinstance(domain, str):
+        text = domain
+    else:
+        raise SpfError(f"{what}: domain must be set text or an spf.Set, got {domain!r}")
+    return Set(text, ufs=comp.ufs)
+
+
+def _target(
+    comp: Computation, buffer: object, what: str
+) -> tuple[str, int, tuple[int | str, ...] | None]:
+    """Name, rank and shape of the buffer or data space an operation moves."""
+    from spf.computation.layout import Buffer, layout_of
+
+    if isinstance(buffer, Buffer):
+        if buffer.computation is not comp:
+            raise SpfError(f"{what}: buffer {buffer.name!r} belongs to another computation")
+        return buffer.name, buffer.rank, buffer.shape
+    if not isinstance(buffer, str):
+        raise SpfError(f"{what}: expected a Buffer or a data-space name, got {buffer!r}")
+    spaces = comp.data_spaces
+    if buffer in spaces:
+        ds = spaces[buffer]
+        if ds.rank is None:
+            raise SpfError(
+                f"{what}: data space {buffer!r} has no known rank yet; declare its shape or use "
+                "it in a statement first"
+            )
+        return buffer, ds.rank, ds.shape
+    buffers = layout_of(comp).buffers
+    if buffer in buffers:
+        b = buffers[buffer]
+        return b.name, b.rank, b.shape
+    raise UndeclaredError("buffer or data space", buffer, [*spaces, *buffers])
+
+
+def _expr(text: object, what: str) -> str:
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        raise SpfError(f"{what} must be an int or an expression text, got {text!r}")
+    return str(text).strip()
+
+
+def _region(
+    comp: Computation, dom: Set, index: Sequence[str], count: str, rank: int, where: str
+) -> Relation:
+    """``{[its] -> [index..., e]: index_last <= e < index_last + count}``."""
+    its = iterator_names(dom)
+    if len(index) != rank:
+        raise ArityError(
+            f"{where}: the index {list(index)} has {len(index)} entries; {rank} expected"
+        )
+    base = access_relation(dom, list(index), comp.ufs, where)  # validates the expressions
+    if rank == 0:
+        return base
+    outs = [f"_e{k}" for k in range(rank)]
+    conds = [f"_e{k} = {index[k]}" for k in range(rank - 1)]
+    conds.append(f"{index[-1]} <= _e{rank - 1} < {index[-1]} + ({count})")
+    text = f"{{[{', '.join(its)}] -> [{', '.join(outs)}] : {' && '.join(conds)}}}"
+    del base
+    try:
+        return Relation(text, ufs=comp.ufs)
+    except ParseError as err:
+        raise SpfError(f"{where}: bad count {count!r}: {err.message}") from err
+
+
+def _whole(comp: Computation, rank: int, shape: tuple[int | str, ...] | None) -> Relation:
+    outs = [f"_e{k}" for k in range(rank)]
+    conds = [f"0 <= _e{k} < {d}" for k, d in enumerate(shape or ())]
+    body = f" : {' && '.join(conds)}" if conds else ""
+    return Relation(f"{{[] -> [{', '.join(outs)}]{body}}}", ufs=comp.ufs)
+
+
+def _check_expr(comp: Computation, dom: Set, text: str, where: str) -> None:
+    its = iterator_names(dom)
+    try:
+        Relation(f"{{[{', '.join(its)}] -> [{text}]}}", ufs=comp.ufs)
+    except ParseError as err:
+        raise SpfError(f"{where}: bad expression {text!r}: {err.message}") from err
+
+
+def make_transfer(
+    comp: Computation,
+    kind: str,
+    domain: object,
+    buffer: object,
+    index: Sequence[object],
+    count: object,
+    peer: object,
+) -> OperationStmt:
+    """A send or receive (not yet added)."""
+    where = f"{kind}"
+    dom = _domain(comp, domain, where)
+    if dom.arity < 1:
+        raise ArityError(
+            f"{where}: the domain {dom} needs at least one variable (the first is the rank "
+            "that executes the operation)"
+        )
+    name, rank, _ = _target(comp, buffer, where)
+    if isinstance(index, str) or not isinstance(index, (list, tuple)):
+        raise SpfError(f"{where}: index must be a list of index expressions, got {index!r}")
+    idx = [_expr(e, f"{where}: an index entry") for e in index]
+    cnt = _expr(count, f"{where}: count")
+    who = _expr(peer, f"{where}: {'dest' if kind == 'send' else 'src'}")
+    region = _region(comp, dom, idx, cnt, rank, where)
+    _check_expr(comp, dom, who, where)
+    op = OperationStmt(kind, dom, target=name, index=idx, count=cnt, peer=who)
+    op._given_reads = ((name, region),) if kind == "send" else ()
+    op._given_writes = ((name, region),) if kind == "receive" else ()
+    return op
+
+
+def make_copy(comp: Computation, kind: str, buffer: object) -> OperationStmt:
+    """A host-to-device or device-to-host copy of a whole buffer (not yet added)."""
+    name, rank, shape = _target(comp, buffer, kind)
+    whole = _whole(comp, rank, shape)
+    count = " * ".join(f"({d})" for d in shape or ()) or "1"
+    op = OperationStmt(kind, Set("{[]}"), target=name, index=("0",) * rank, count=count)
+    op._given_reads = ((name, whole),)  # the copy reads what the host (device) holds
+    op._given_writes = ()
+    return op
+
+
+def make_barrier(comp: Computation, stmt: Stmt, level: Level) -> tuple[OperationStmt, str]:
+    """A barrier inside loop ``level`` of ``stmt`` (its domain: the values of ``stmt``'s loops
+    up to ``level``) and the schedule that puts it with ``stmt``'s loops."""
+    from spf.schedule.relations import loops_of
+
+    sched = stmt.schedule
+    positions, names, labels = loops_of(sched)
+    if level is ROOT:
+        depth = 0
+    elif isinstance(level, int) and not isinstance(level, bool):
+        if not 0 <= level < len(positions):
+            raise UndeclaredError(
+                "loop", str(level), names, hint=f"barrier_at: {stmt.name} has {len(names)} loop(s)"
+            )
+        depth = level + 1
+    elif isinstance(level, str) and level in names:
+        depth = names.index(level) + 1
+    else:
+        raise UndeclaredError("loop", str(level), names, hint=f"barrier_at: of {stmt.name}")
+    used = positions[:depth]
+    vars_ = []
+    taken = set(comp.params)
+    for k, p in enumerate(used):
+        label = labels[k] or f"l{k}"
+        while label in taken:
+            label += "_"
+        taken.add(label)
+        vars_.append((p, label))
+    src = [f"a{k}" for k in range(sched.out_arity)]
+    proj = Relation(
+        f"{{[{', '.join(src)}] -> [{', '.join(n for _, n in vars_)}]"
+        + (f" : {' && '.join(f'{n} = a{p}' for p, n in vars_)}" if vars_ else "")
+        + "}"
+    )
+    dom = proj.apply(sched.apply(stmt.domain))
+    outs: list[str] = []
+    by_pos = dict(vars_)
+    last = used[-1] if used else -1
+    for p in range(last + 1):
+        v = sched.out_vars[p]
+        outs.append(by_pos[p] if p in by_pos else (v if is_constant(v) else "0"))
+    outs.append("0")
+    names_in = [n for _, n in vars_]
+    schedule = f"{{[{', '.join(names_in)}] -> [{', '.join(outs)}]}}"
+    return OperationStmt("barrier", Set(str(dom), ufs=comp.ufs)), schedule
+
+
+__all__ = ["KINDS", "OperationStmt", "make_barrier", "make_copy", "make_transfer"]

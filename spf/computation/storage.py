@@ -1,0 +1,258 @@
+"""Legality of data layouts: the memory-based conflicts that ``store_in`` adds.
+
+A placement that puts several elements at one buffer location (``storage_fold``, ``i % 2``,
+a projection, a scalar, two data spaces in one buffer) adds conflicts between accesses of
+*different* elements at the *same* location. Two checks use them, both on the current
+schedule:
+
+- :func:`storage_dependences`: each such pair (one side a write) as a dependence ordered by
+  the current schedule (``Dependence.storage``), so a loop that carries one cannot run in
+  parallel (a scalar temporary in a parallel loop is refused unless the buffer is allocated
+  inside that loop with ``allocate_at``).
+- :func:`check_storage`: no write of another element may land between a write of an element
+  and a read of it (the value would be overwritten while live): a fold smaller than the reuse
+  distance is refused. A buffer ``allocate_at`` a loop is fresh in each iteration of that
+  loop: conflicts across iterations do not exist, and a value may not flow across them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.computation.access import iterator_names
+from spf.computation.dependences import (
+    Dependence,
+    _constraint,
+    _loop_name,
+    _project,
+    _Timing,
+    loop_position,
+    padded,
+    pair_names,
+    same_element,
+    same_rank,
+)
+from spf.computation.layout import layout_of
+from spf.errors import IllegalScheduleError
+from spf.schedule.commands import ROOT
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+    from spf.sets import Relation, Set
+
+
+@dataclass(frozen=True)
+class _Acc:
+    stmt: Stmt
+    kind: str
+    """``"read"`` or ``"write"``."""
+    space: str
+    """The data space (or the buffer itself, for an operation on it)."""
+    logical: Relation
+    phys: Relation
+
+
+def _buffer_accesses(comp: Computation) -> dict[str, list[_Acc]]:
+    placements = layout_of(comp).placements
+    out: dict[str, list[_Acc]] = {p.buffer: [] for p in placements.values()}
+    for s in comp.stmts:
+        for kind, accs in (("write", s.writes), ("read", s.reads)):
+            for ds, rel in accs:
+                p = placements.get(ds)
+                if p is not None:
+                    out[p.buffer].append(_Acc(s, kind, ds, rel, p.relation.compose(rel)))
+                elif ds in out:
+                    out[ds].append(_Acc(s, kind, ds, rel, rel))
+    return out
+
+
+def _scope(comp: Computation, buffer: str) -> int | None:
+    """The schedule position of the loop the buffer is allocated in (None: the function)."""
+    b = layout_of(comp).buffers[buffer]
+    if b.allocation is None:
+        return None
+    stmt, level = b.allocation
+    if level is ROOT:
+        return None
+    return loop_position(comp, comp.stmt(stmt), level)
+
+
+def _times(comp: Computation, stmt: Stmt, names: list[str]) -> tuple[str, ...] | None:
+    return padded(stmt, comp.schedule_width()).as_function(names)
+
+
+def _alias(
+    comp: Computation, buffer: str, a: _Acc, b: _Acc, xs: list[str], ys: list[str]
+) -> Set | None:
+    """Pairs ``[x, y]`` where ``a`` and ``b`` touch one location holding different elements
+    (in one allocation of the buffer); None when there are none."""
+    if a.phys.out_arity != b.phys.out_arity:
+        return None
+    if buffer in (a.space, b.space):
+        return None  # an operation on the buffer itself moves what the data spaces hold
+    loc = same_rank(
+        comp, a.stmt, b.stmt, same_element(a.stmt, a.phys, b.stmt, b.phys, xs, ys), xs, ys
+    )
+    pos = _scope(comp, buffer)
+    if pos is not None:
+        ta, tb = _times(comp, a.stmt, xs), _times(comp, b.stmt, ys)
+        if ta is not None and tb is not None:
+            loc = loc.intersect(
+                _constraint(xs + ys, [f"{ta[k]} = {tb[k]}" for k in range(pos + 1)])
+            )
+    if loc.is_empty():
+        return None
+    if a.space != b.space:
+        return loc
+    fa, fb = a.logical.as_function(xs), b.logical.as_function(ys)
+    if fa is None or fb is None:
+        return loc  # cannot tell elements apart: keep (sound)
+    found: Set | None = None
+    for ea, eb in zip(fa, fb, strict=True):
+        for op in ("<", ">"):
+            piece = loc.intersect(_constraint(xs + ys, [f"{ea} {op} {eb}"]))
+            if not piece.is_empty():
+                found = piece if found is None else found.union(piece)
+    return found
+
+
+_KIND = {("write", "read"): "flow", ("read", "write"): "anti", ("write", "write"): "output"}
+
+
+def storage_dependences(comp: Computation) -> list[Dependence]:
+    """Conflicts the layout adds, ordered by the current schedule."""
+    if not layout_of(comp).placements:
+        return []
+    width = comp.schedule_width()
+    out: list[Dependence] = []
+    for buffer, accs in _buffer_accesses(comp).items():
+        for a in accs:
+            for b in accs:
+                kind = _KIND.get((a.kind, b.kind))
+                if kind is None:
+                    continue
+                xs, ys = pair_names(a.stmt, b.stmt)
+                alias = _alias(comp, buffer, a, b, xs, ys)
+                if alias is None:
+                    continue
+                timing = _Timing(padded(a.stmt, width), padded(b.stmt, width), xs, ys)
+                pieces = timing.levels(alias, "<")
+                if not pieces:
+                    continue
+                pairs = pieces[0][1]
+                for _, p in pieces[1:]:
+                    pairs = pairs.union(p)
+                levels = tuple(sorted(d for d, _ in pieces))
+                names = [_loop_name(a.stmt, width, d) for d in levels]
+                out.append(
+                    Dependence(
+                        kind=kind,
+                        source=a.stmt.name,
+                        sink=b.stmt.name,
+                        data_space=buffer,
+                        relation=pairs.as_relation(len(xs)),
+                        carried_by=tuple(n for n in names if n is not None),
+                        levels=levels,
+                        storage=True,
+                    )
+                )
+    return out
+
+
+def _names(stmt: Stmt, tag: str, taken: set[str]) -> list[str]:
+    out = []
+    for n in iterator_names(stmt.domain):
+        new = f"{n}_{tag}"
+        while new in taken:
+            new += "_"
+        taken.add(new)
+        out.append(new)
+    return out
+
+
+def _lex(a: tuple[str, ...], b: tuple[str, ...], d: int) -> list[str]:
+    """``a`` before ``b``, first differing at position ``d``."""
+    return [f"{a[k]} = {b[k]}" for k in range(d)] + [f"{a[d]} < {b[d]}"]
+
+
+def check_storage(comp: Computation) -> None:
+    """Raise ``IllegalScheduleError`` when the layout lets a write overwrite a live value."""
+    placements = layout_of(comp).placements
+    if not placements:
+        return
+    for buffer, accs in _buffer_accesses(comp).items():
+        writes = [a for a in accs if a.kind == "write" and a.space in placements]
+        reads = [a for a in accs if a.kind == "read" and a.space in placements]
+        for r in reads:
+            for w2 in (w for w in writes if w.space == r.space):
+                _check_scope(comp, buffer, w2, r)
+                for w1 in writes:
+                    _check_triple(comp, buffer, w1, w2, r)
+
+
+def _check_scope(comp: Computation, buffer: str, w: _Acc, r: _Acc) -> None:
+    """A value must not flow between two allocations of its buffer."""
+    pos = _scope(comp, buffer)
+    if pos is None:
+        return
+    taken = set(comp.params)
+    xw, xr = _names(w.stmt, "w", taken), _names(r.stmt, "r", taken)
+    flow = same_element(w.stmt, w.logical, r.stmt, r.logical, xw, xr)
+    tw, tr = _times(comp, w.stmt, xw), _times(comp, r.stmt, xr)
+    if flow.is_empty() or tw is None or tr is None:
+        return
+    for d in range(pos + 1):
+        if not flow.intersect(_constraint(xw + xr, _lex(tw, tr, d))).is_empty():
+            loop = _loop_name(r.stmt, comp.schedule_width(), pos) or f"position {pos}"
+            raise IllegalScheduleError(
+                f"illegal data layout: {r.stmt.name} reads {r.space!r} (stored in buffer "
+                f"{buffer!r}, allocated inside loop {loop!r}) written by {w.stmt.name} in an "
+                "earlier iteration of that loop, whose allocation is gone; allocate the buffer "
+                "at an outer level"
+            )
+
+
+def _check_triple(comp: Computation, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -> None:
+    """No ``w1`` (another element, same location) between ``w2`` and ``r`` (same element)."""
+    taken = set(comp.params)
+    x1, x3 = _names(w1.stmt, "o", taken), _names(r.stmt, "r", taken)
+    x3b, x2 = _names(r.stmt, "q", taken), _names(w2.stmt, "w", taken)
+    alias = _alias(comp, buffer, w1, r, x1, x3)
+    if alias is None:
+        return
+    flow = same_element(r.stmt, r.logical, w2.stmt, w2.logical, x3b, x2)
+    if flow.is_empty():
+        return
+    names = x1 + x3 + x3b + x2
+    joined = alias.product(flow).intersect(
+        _constraint(names, [f"{a} = {b}" for a, b in zip(x3, x3b, strict=True)])
+    )
+    keep = list(range(len(x1) + len(x3))) + list(range(len(x1) + 2 * len(x3), len(names)))
+    triple = _project(joined, keep, x1 + x3 + x2)
+    if triple.is_empty():
+        return
+    t1, t3, t2 = _times(comp, w1.stmt, x1), _times(comp, r.stmt, x3), _times(comp, w2.stmt, x2)
+    if t1 is None or t2 is None or t3 is None:
+        return
+    width = comp.schedule_width()
+    all_names = x1 + x3 + x2
+    for d1 in range(width):
+        first = triple.intersect(_constraint(all_names, _lex(t2, t1, d1)))
+        if first.is_empty():
+            continue
+        for d2 in range(width):
+            if first.intersect(_constraint(all_names, _lex(t1, t3, d2))).is_empty():
+                continue
+            p = layout_of(comp).placements[r.space]
+            loop = _loop_name(r.stmt, width, d2)
+            where = f" (across loop {loop!r})" if loop else ""
+            raise IllegalScheduleError(
+                f"illegal data layout: {w1.stmt.name} writes {w1.space!r} into buffer "
+                f"{buffer!r} at a location that still holds the value of {r.space!r} that "
+                f"{w2.stmt.name} wrote and {r.stmt.name} has yet to read{where}; the placement "
+                f"{r.space}(...) -> {buffer}[{', '.join(p.exprs)}] reuses storage too early "
+                "(e.g. storage_fold below the reuse distance): use a larger fold or another "
+                "schedule"
+            )

@@ -1,0 +1,251 @@
+"""End to end: data layouts (Tiramisu Layer III) compiled with gcc and interpreted, against
+numpy: storage folding (blur's ``bx`` in 3 rows when fused), ``store_in`` with modulo,
+transpose, projection and a scalar, ``allocate_at`` with an extent that depends on an outer
+loop, and buffers that are (global) or are not (stack/local) kernel arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import spf
+from spf import Computation, Stmt, kernels
+from spf.codegen.program import signature
+
+SIZES = [(3, 3), (4, 5), (7, 9), (10, 3), (13, 17)]
+
+
+def both(comp: Computation, **args: Any) -> list[dict[str, Any]]:
+    """Run ``comp`` compiled (legality checked) and interpreted on copies of ``args``."""
+    out = []
+    for run in ("compile", "interpret"):
+        mine = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
+        if run == "compile":
+            comp.compile()(**mine)
+        else:
+            comp.interpret(**mine)
+        out.append(mine)
+    return out
+
+
+def arg_names(comp: Computation) -> list[str]:
+    """The generated function's arguments, in order."""
+    return [a.name for a in signature(comp, comp.name).args]
+
+
+def blur_ref(img: np.ndarray) -> np.ndarray:
+    bx = (img[:, :-2] + img[:, 1:-1] + img[:, 2:]) / 3.0
+    return (bx[:-2] + bx[1:-1] + bx[2:]) / 3.0
+
+
+def fused_blur(fold: int | None, *, copy_in: bool = False) -> Computation:
+    comp = kernels.blur2d()
+    s0, s1 = comp.stmts
+    if copy_in:
+        comp.host_to_device("img").before(s0, spf.ROOT)
+    s1.shift("i", 2)
+    s1.after(s0, "j")
+    if fold is not None:
+        s0.storage_fold("i", fold)
+    return comp
+
+
+@pytest.mark.parametrize(("n", "m"), SIZES)
+def test_blur_folded_to_three_rows(n: int, m: int) -> None:
+    comp = fused_blur(3)
+    assert comp.storage_of("bx") == ("bx_buf", ("t0 % 3", "t1"))
+    assert arg_names(comp) == ["M", "N", "out", "img"]
+    src = comp.codegen()
+    assert "#define bx(t0, t1) bx_buf[((t0) % 3) * (M-2) + (t1)]" in src
+    img = np.random.default_rng(n * m).random((n, m))
+    for got in both(comp, out=np.zeros((n - 2, m - 2)), img=img, N=n, M=m):
+        np.testing.assert_allclose(got["out"], blur_ref(img))
+
+
+def test_blur_folded_with_a_parallel_column_loop() -> None:
+    comp = fused_blur(3)
+    comp.stmts[0].parallelize("j")
+    comp.stmts[1].parallelize("j")
+    img = np.random.default_rng(1).random((9, 12))
+    for got in both(comp, out=np.zeros((7, 10)), img=img, N=9, M=12):
+        np.testing.assert_allclose(got["out"], blur_ref(img))
+
+
+def two_stage(name: str = "two") -> Computation:
+    """``t = 2a`` then ``b = t + t(i-1)`` (reads the previous row of t), fused over i."""
+    comp = Computation(name)
+    comp.add_data_space("b", "double", shape=("N", "M"))
+    comp.add_data_space("t", "double", shape=("N", "M"))
+    comp.add_data_space("a", "double", shape=("N", "M"))
+    dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+    comp.add_stmt(Stmt("$t$(i,j) = 2 * $a$(i,j);", dom, "{[i,j]->[0,i,0,j,0]}"))
+    comp.add_stmt(
+        Stmt(
+            "$b$(i,j) = $t$(i,j) + $t$(i-1,j);",
+            "{[i,j]: 1 <= i < N && 0 <= j < M}",
+            "{[i,j]->[0,i,1,j,0]}",
+        )
+    )
+    return comp
+
+
+@pytest.mark.parametrize(("n", "m"), SIZES)
+def test_store_in_modulo_double_buffer(n: int, m: int) -> None:
+    comp = two_stage()
+    buf = comp.add_buffer("rows", (2, "M"), "double", scope="local")
+    comp.stmts[0].store_in(buf, ["i % 2", "j"])
+    a = np.random.default_rng(n + m).random((n, m))
+    want = np.zeros((n, m))
+    want[1:] = 2 * a[1:] + 2 * a[:-1]
+    sig = arg_names(comp)
+    assert "t" not in sig
+    assert "rows" not in sig
+    for got in both(comp, b=np.zeros((n, m)), a=a, N=n, M=m):
+        np.testing.assert_allclose(got["b"], want)
+
+
+def test_store_in_transpose_into_a_global_buffer() -> None:
+    comp = Computation("tr")
+    comp.add_data_space("c", "double", shape=("N", "M"))
+    comp.add_data_space("a", "double", shape=("N", "M"))
+    comp.add_stmt(Stmt("$c$(i,j) = $a$(i,j) + i;", "{[i,j]: 0 <= i < N && 0 <= j < M}"))
+    ct = comp.add_buffer("ct", ("M", "N"), "double")
+    comp.stmts[0].store_in(ct, ["j", "i"])
+    assert arg_names(comp) == ["M", "N", "a", "ct"]
+    a = np.random.default_rng(2).random((5, 7))
+    want = (a + np.arange(5)[:, None]).T
+    for got in both(comp, a=a, ct=np.zeros((7, 5)), N=5, M=7):
+        np.testing.assert_allclose(got["ct"], want)
+
+
+def test_store_in_a_relation_and_projection_to_one_row() -> None:
+    comp = Computation("proj")
+    comp.add_data_space("b", "double", shape=("N", "M"))
+    comp.add_data_space("t", "double", shape=("N", "M"))
+    comp.add_data_space("a", "double", shape=("N", "M"))
+    dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+    s0 = comp.add_stmt(Stmt("$t$(i,j) = $a$(i,j) * $a$(i,j);", dom, "{[i,j]->[0,i,0,j,0]}"))
+    comp.add_stmt(Stmt("$b$(i,j) = $t$(i,M-1-j) + 1;", dom, "{[i,j]->[0,i,1,j,0]}"))
+    row = comp.add_buffer("row", ("M",), "double", scope="stack")
+    s0.store_in(row, "{[i,j] -> [j]}")
+    a = np.random.default_rng(3).random((6, 5))
+    for got in both(comp, b=np.zeros((6, 5)), a=a, N=6, M=5):
+        np.testing.assert_allclose(got["b"], (a * a)[:, ::-1] + 1)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_scalar_temporary(parallel: bool) -> None:
+    comp = Computation("scal")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("t", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("N",))
+    s0 = comp.add_stmt(Stmt("$t$(i) = $x$(i) * $x$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    comp.add_stmt(Stmt("$y$(i) = $t$(i) + 3 * $t$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,1]}"))
+    tmp = comp.add_buffer("tmp", (), "double", scope="stack")
+    s0.store_in(tmp, [])
+    if parallel:
+        tmp.allocate_at(s0, "i")
+        s0.parallelize("i")
+    x = np.random.default_rng(4).random(11)
+    for got in both(comp, y=np.zeros(11), x=x, N=11):
+        np.testing.assert_allclose(got["y"], 4 * x * x)
+
+
+def test_allocate_at_with_an_extent_of_the_outer_loop() -> None:
+    """Row i of a lower triangle in a buffer of i + 1 elements allocated per i."""
+    comp = Computation("tri")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("t", "double", shape=("N", "N"))
+    comp.add_data_space("a", "double", shape=("N", "N"))
+    s0 = comp.add_stmt(
+        Stmt(
+            "$t$(i,j) = 2 * $a$(i,j);", "{[i,j]: 0 <= i < N && 0 <= j <= i}", "{[i,j]->[0,i,0,j,0]}"
+        )
+    )
+    comp.add_stmt(
+        Stmt("$y$(i) += $t$(i,j);", "{[i,j]: 0 <= i < N && 0 <= j <= i}", "{[i,j]->[0,i,1,j,0]}")
+    )
+    row = comp.add_buffer("row", ("i + 1",), "double", scope="stack")
+    s0.store_in(row, ["j"])
+    row.allocate_at(s0, "i")
+    src = comp.codegen()
+    assert "double row[((i + 1)) > 0 ? ((i + 1)) : 1];" in src
+    assert "N" in comp.params
+    assert "i" not in comp.params
+    a = np.random.default_rng(5).random((6, 6))
+    for got in both(comp, y=np.zeros(6), a=a, N=6):
+        np.testing.assert_allclose(got["y"], 2 * np.tril(a).sum(axis=1))
+
+
+@pytest.mark.parametrize("scope", ["stack", "local", "shared"])
+def test_owned_buffers_are_not_arguments(scope: str) -> None:
+    comp = two_stage(f"own_{scope}")
+    buf = comp.add_buffer("whole", ("N", "M"), "double", scope=scope)
+    comp.stmts[0].store_in(buf, ["i", "j"])
+    names = arg_names(comp)
+    assert names == ["M", "N", "b", "a"]
+    with pytest.raises(spf.ArgumentError):
+        comp.interpret(b=np.zeros((3, 3)), t=np.zeros((3, 3)), a=np.zeros((3, 3)), N=3, M=3)
+
+
+def test_operations_run_as_no_ops_in_c() -> None:
+    comp = fused_blur(3, copy_in=True)
+    comp.barrier_at(comp.stmts[1], "i")
+    comp.device_to_host("out")
+    img = np.random.default_rng(6).random((8, 6))
+    for got in both(comp, out=np.zeros((6, 4)), img=img, N=8, M=6):
+        np.testing.assert_allclose(got["out"], blur_ref(img))
+    src = comp.codegen()
+    assert "/* s2: host to device img (nothing to do in C) */" in src
+    assert "barrier" in src
+    assert "device to host out" in src
+
+
+def _rebuilt(comp: Computation) -> Callable[..., None]:
+    return Computation.from_json(comp.to_json()).compile()
+
+
+def test_json_round_trip_keeps_the_layout() -> None:
+    comp = fused_blur(3)
+    img = np.random.default_rng(7).random((7, 8))
+    out = np.zeros((5, 6))
+    _rebuilt(comp)(out=out, img=img, N=7, M=8)
+    np.testing.assert_allclose(out, blur_ref(img))
+
+
+@pytest.mark.parametrize("shift", [2, 3])
+@pytest.mark.parametrize("fold", [1, 2, 3, 4, 5])
+def test_fold_legality_matches_the_results(shift: int, fold: int) -> None:
+    """Fused with ``shift``, blur needs ``shift + 1`` rows of bx: a smaller fold is refused,
+    and generating it anyway (check=False) really computes something else."""
+    comp = kernels.blur2d()
+    s0, s1 = comp.stmts
+    s1.shift("i", shift)
+    s1.after(s0, "j")
+    s0.storage_fold("i", fold)
+    img = np.random.default_rng(fold * 10 + shift).random((9, 7))
+    out = np.zeros((7, 5))
+    legal = fold >= shift + 1
+    if legal:
+        comp.check_legality()
+    else:
+        with pytest.raises(spf.IllegalScheduleError, match="illegal data layout"):
+            comp.check_legality()
+    comp.compile(check=False)(out=out, img=img, N=9, M=7)
+    assert np.allclose(out, blur_ref(img)) == legal
+
+
+def test_projection_below_the_reuse_distance_is_refused() -> None:
+    comp = two_stage("proj1")
+    row = comp.add_buffer("row", (1, "M"), "double", scope="local")
+    comp.stmts[0].store_in(row, ["0", "j"])  # t(i-1) is gone when t(i) is written
+    with pytest.raises(spf.IllegalScheduleError, match="still holds the value of 't'"):
+        comp.codegen()
+    a = np.random.default_rng(8).random((5, 4))
+    b = np.zeros((5, 4))
+    comp.compile(check=False)(b=b, a=a, N=5, M=4)
+    assert not np.allclose(b[1:], 2 * a[1:] + 2 * a[:-1])
