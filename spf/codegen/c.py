@@ -58,7 +58,7 @@ def expr(e: Expr) -> str:
 def _op(e: Op) -> str:
     args = [expr(a) for a in e.args]
     if e.op == "neg":
-        return f"-{_wrap(e.args[0], args[0])}"
+        return f"-({args[0]})"
     if e.op in _INFIX and len(args) == 2:
         return f"{_wrap(e.args[0], args[0])} {e.op} {_wrap(e.args[1], args[1])}"
     if e.op == "select":

@@ -84,7 +84,7 @@ class Scanner:
     def __init__(self, comp: Computation) -> None:
         self.comp = comp
         self.width = comp.schedule_width()
-        self.reserved = set(comp.params) | set(comp.data_spaces) | set(comp.ufs)
+        self.reserved = set(comp.params) | set(comp.data_spaces) | set(comp.ufs) | set(comp.buffers)
         self.names = self._position_names()
         self.values: dict[str, UFValue] = {}
         self.keys: dict[tuple[str, tuple[Expr, ...]], str] = {}

@@ -499,11 +499,14 @@ class Computation:
 
         return loop_structure(self)
 
-    def codegen(self, target: str = "c", name: str | None = None, check: bool = True) -> str:
-        """A complete translation unit for ``target`` (legality checked unless ``check``)."""
+    def codegen(
+        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
+    ) -> str:
+        """A complete translation unit for ``target`` (legality checked unless ``check``);
+        ``options`` are the target printer's (``hls_bounds``, ``hls_tripcounts`` for HLS)."""
         from spf.codegen import codegen
 
-        return codegen(self, target, name, check)
+        return codegen(self, target, name, check, **options)
 
     def compile(
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any

@@ -22,6 +22,7 @@ different ranks never touch the same element; data moves between ranks only thro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -315,6 +316,8 @@ _PARALLEL_TAGS = frozenset({"parallel", "vector", "distribute", "gpu_block", "gp
 
 
 def check_legality(comp: Computation) -> None:
+    from spf.schedule.trace import blame
+
     deps = comp.dependences()
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
@@ -324,7 +327,7 @@ def check_legality(comp: Computation) -> None:
                 raise IllegalScheduleError(
                     f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "
                     f"({', '.join(tags)}): "
-                    f"{carried[0]}"
+                    f"{carried[0]}" + blame(comp, [stmt.name], loop)
                 )
     for dep in deps:
         if dep.storage:
@@ -336,10 +339,17 @@ def check_legality(comp: Computation) -> None:
                 f"{dep.source} to {dep.sink} (carried by "
                 f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
                 f"relation {dep.relation}"
+                + blame(comp, [dep.source, dep.sink], _violated_loop(why))
             )
     from spf.computation.storage import check_storage
 
     check_storage(comp)
+
+
+def _violated_loop(why: str) -> str | None:
+    """The loop a :func:`violation` message names (``across loop 'j0'``), if any."""
+    found = re.search(r"loop '([^']+)'", why)
+    return found.group(1) if found else None
 
 
 def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:

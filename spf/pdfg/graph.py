@@ -51,6 +51,10 @@ def build_graph(comp: Computation) -> nx.DiGraph[str]:
         g.add_node(
             data_id(comp, name), kind="data", name=name, type=space.type_text + space.shape_text()
         )
+    for name, b in comp.buffers.items():
+        if name not in g:
+            shape = "".join(f"[{d}]" for d in b.shape)
+            g.add_node(name, kind="data", name=name, type=f"{b.dtype}{shape} ({b.scope} buffer)")
     for s in comp.stmts:
         for ds, rel in s.reads:
             g.add_edge(data_id(comp, ds), s.name, kind="read", access=str(rel))

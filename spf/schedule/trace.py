@@ -84,7 +84,7 @@ class Trace:
         """Python that rebuilds the schedule on a computation bound to ``var`` (with ``import
         spf`` first when a command uses ``spf.ROOT``)."""
         lines = [e.as_python(var) for e in self._entries]
-        if any(isinstance(e.command, After) and e.command.level is ROOT for e in self._entries):
+        if any("spf.ROOT" in line for line in lines):
             lines.insert(0, "import spf")
         return "\n".join(lines)
 
