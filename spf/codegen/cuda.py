@@ -1,0 +1,1020 @@
+"""The CUDA printer: a ``Program`` -> one ``.cu`` translation unit (kernels + host function).
+
+Every loop nest whose outer loops are tagged ``gpu_block(k)`` (``stmt.gpu``/``tile_gpu``)
+becomes one ``__global__`` kernel: block loop variables come from ``blockIdx``, thread loop
+variables from ``threadIdx`` (the innermost loop of each kind is ``x``), and each gpu loop's
+own condition guards what follows, so partial blocks are exact. Inside the block loops the
+kernel may hold several thread-loop nests (statements that share the block loops but not
+the thread loops) and block-uniform code around them; consecutive nests are separated by
+``__syncthreads()`` (a ``barrier_at`` operation there, or one the printer adds), so each nest
+sees what the previous one wrote, as the sequential loops mean. A barrier inside thread
+loops is allowed where every thread reaches it: in the kernel's only thread nest and under
+no condition or loop bound that differs between threads (threads outside the nest's bounds
+exit, and exited threads count as arrived, as on Volta and later). The grid and block
+extents are computed on the host from the loops' bounds (interval bounds over the
+enclosing gpu and block-level loops, so ``min``/``max`` and parameters are fine).
+Statements outside gpu loops run on the host.
+
+The host function ``int name(<the C signature>, const int64_t *spf_count)`` takes host
+pointers and the element count of each array argument (in signature order), allocates
+device memory, copies in what the kernels use, launches, copies out what they write, frees,
+and returns 0 (or 1, with the message in ``name_spf_error()``). With statements on the host
+too, the copies go around each launch. Layer IV operations ``host_to_device`` /
+``device_to_host`` replace the implicit copies (they are then exactly where the schedule
+puts them); ``barrier`` is ``__syncthreads()`` in a kernel and ``cudaDeviceSynchronize()``
+on the host. Buffers: ``shared`` -> ``__shared__``, ``local`` / ``stack`` -> a per-thread
+array (in a kernel; a host array when only host code uses it), ``constant`` ->
+``__constant__`` filled with ``cudaMemcpyToSymbol``, ``global`` -> device memory like any
+array argument.
+
+Kernels are launched through one macro, ``SPF_LAUNCH(kernel, grid, block, args...)``:
+``kernel<<<grid, block>>>(args...)`` under nvcc, and whatever the including header defines
+otherwise (spf's CPU emulator, ``spf/runtime/spf_cuda_emu.h``, or the GPU bridge,
+``spf/runtime/spf_cuda_bridge.h``), so the same text builds with nvcc, with NVRTC (the host
+part is skipped under ``__CUDACC_RTC__`` and ``SPF_DEVICE_ONLY``) and with g++.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from spf.codegen.c import CPrinter, expr
+from spf.codegen.emitter import Emitter
+from spf.codegen.loop_ast import (
+    Alloc,
+    Bind,
+    Block,
+    Call,
+    Expr,
+    For,
+    If,
+    Int,
+    Node,
+    Op,
+    UFRead,
+    Var,
+    expr_vars,
+    walk,
+)
+from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    from spf.codegen.program import BufferDecl, Operation, Program
+    from spf.codegen.signature import Arg
+
+PRELUDE = """\
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+"""
+
+DIMS = "xyz"
+DEVICE_PREFIX = "spf_d_"
+CONSTANT_PREFIX = "spf_c_"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_GPU = ("gpu_block", "gpu_thread")
+
+
+def _gpu_kind(n: For) -> tuple[str, int] | None:
+    """``("gpu_block", 0)`` for a loop tagged ``gpu_block(0)``; None for other loops."""
+    found = []
+    for t in n.tags:
+        kind, _, rest = t.partition("(")
+        if kind in _GPU:
+            index = rest.rstrip(")")
+            found.append((kind, int(index) if index.isdigit() else 0))
+    if len(set(found)) > 1:
+        raise CodegenError(
+            f"loop {n.var} carries the gpu tags {', '.join(n.tags)} (statements sharing it "
+            "map it differently); give every statement of the loop the same gpu(...) mapping"
+        )
+    return found[0] if found else None
+
+
+# ----------------------------------------------------------------------------- bounds
+
+
+def _upper(n: For) -> Expr:
+    """The largest value of ``n.var`` its condition allows (a min over the conjuncts)."""
+    found: list[Expr] = []
+
+    def visit(c: Expr) -> None:
+        if not isinstance(c, Op):
+            return
+        if c.op == "&&":
+            for a in c.args:
+                visit(a)
+            return
+        if len(c.args) != 2:
+            return
+        a, b = c.args
+        if c.op in (">", ">="):
+            a, b = b, a
+            op = "<" if c.op == ">" else "<="
+        else:
+            op = c.op
+        if isinstance(a, Var) and a.name == n.var and n.var not in set(expr_vars(b)):
+            if op == "<=":
+                found.append(b)
+            elif op == "<":
+                found.append(Op("-", (b, Int(1))))
+
+    visit(n.cond)
+    if not found:
+        raise CodegenError(
+            f"gpu loop {n.var}: cannot read an upper bound from its condition {expr(n.cond)}; "
+            "the grid is computed from bounds of the form `var <= e` / `var < e`"
+        )
+    out = found[0]
+    for e in found[1:]:
+        out = Op("min", (out, e))
+    return out
+
+
+@dataclass
+class _Bounds:
+    """Interval bounds, as host expressions, of the gpu loop variables seen so far."""
+
+    lo: dict[str, Expr] = field(default_factory=dict)
+    hi: dict[str, Expr] = field(default_factory=dict)
+    unknown: set[str] = field(default_factory=set)
+    """Variables of the kernel without a host bound (UF values bound between gpu loops)."""
+
+    def bound(self, e: Expr, upper: bool) -> Expr | None:
+        """A host expression ``>= e`` (``upper``) or ``<= e``; None when there is none."""
+        names = set(expr_vars(e))
+        if not names & (set(self.hi) | self.unknown):
+            return e
+        if isinstance(e, Var):
+            table = self.hi if upper else self.lo
+            return table.get(e.name)
+        if isinstance(e, UFRead):
+            return None
+        assert isinstance(e, Op)
+        return self._op(e, upper)
+
+    def _op(self, e: Op, upper: bool) -> Expr | None:
+        args = e.args
+        if e.op == "neg":
+            inner = self.bound(args[0], not upper)
+            return None if inner is None else Op("neg", (inner,))
+        if e.op in ("+", "-"):
+            a = self.bound(args[0], upper)
+            b = self.bound(args[1], upper if e.op == "+" else not upper)
+            return None if a is None or b is None else Op(e.op, (a, b))
+        if e.op == "*":
+            return self._mul(args, upper)
+        if e.op in ("floord", "/") and isinstance(args[1], Int) and args[1].value > 0:
+            a = self.bound(args[0], upper)
+            return None if a is None else Op("floord", (a, args[1]))
+        if e.op in ("min", "max"):
+            parts = [self.bound(a, upper) for a in args]
+            known = [p for p in parts if p is not None]
+            # an upper bound of a min needs one argument's; of a max, every argument's
+            loose = (e.op == "min") == upper
+            if not known or (not loose and len(known) != len(parts)):
+                return None
+            out = known[0]
+            for p in known[1:]:
+                out = Op(e.op, (out, p))
+            return out
+        return None
+
+    def _mul(self, args: tuple[Expr, ...], upper: bool) -> Expr | None:
+        const, other = (args[0], args[1]) if isinstance(args[0], Int) else (args[1], args[0])
+        if not isinstance(const, Int):
+            return None
+        inner = self.bound(other, upper if const.value >= 0 else not upper)
+        return None if inner is None else Op("*", (const, inner))
+
+
+# ----------------------------------------------------------------------------- gpu nests
+
+
+@dataclass
+class _Nest:
+    """A chain of consecutive gpu loops of one kind (block or thread), with the guards, UF
+    bindings and allocations between them, and the body inside the innermost loop."""
+
+    chain: list[Node]
+    loops: list[For]
+    body: Node
+
+
+def _chain(n: For, kind: str) -> _Nest:
+    chain: list[Node] = []
+    pending: list[Node] = []
+    node: Node = n
+    last = n
+    while True:
+        if isinstance(node, For) and (_gpu_kind(node) or ("", 0))[0] == kind:
+            chain += [*pending, node]
+            pending = []
+            last = node
+            node = node.body
+        elif isinstance(node, Block) and len(node.items) == 1:
+            node = node.items[0]
+        elif isinstance(node, If) and node.orelse is None:
+            pending.append(node)
+            node = node.then
+        elif isinstance(node, (Bind, Alloc)):
+            pending.append(node)
+            node = node.body
+        else:
+            break
+    loops = [c for c in chain if isinstance(c, For)]
+    if len(loops) > 3:
+        raise CodegenError(
+            f"gpu loops {', '.join(f.var for f in loops)}: CUDA has at most 3 "
+            f"{kind.split('_')[1]} dimensions; map fewer loops"
+        )
+    return _Nest(chain, loops, last.body)
+
+
+def _is_thread(n: Node) -> bool:
+    kind = _gpu_kind(n) if isinstance(n, For) else None
+    return kind is not None and kind[0] == "gpu_thread"
+
+
+def _thread_nests(n: Node) -> int:
+    """The number of thread-loop nests (outermost gpu_thread loops) under ``n``."""
+    kind = _gpu_kind(n) if isinstance(n, For) else None
+    if kind is not None and kind[0] == "gpu_thread":
+        return 1
+    if isinstance(n, Block):
+        return sum(_thread_nests(i) for i in n.items)
+    if isinstance(n, If):
+        return _thread_nests(n.then) + (0 if n.orelse is None else _thread_nests(n.orelse))
+    if isinstance(n, (For, Bind, Alloc)):
+        return _thread_nests(n.body)
+    return 0
+
+
+def _has_gpu(n: Node) -> bool:
+    return any(isinstance(m, For) and _gpu_kind(m) is not None for m in walk(n))
+
+
+# ----------------------------------------------------------------------------- printer
+
+
+@dataclass
+class _Kernel:
+    name: str
+    text: str
+    arrays: list[str]
+    """Array arguments the kernel uses (device pointers passed to it)."""
+    scalars: list[str]
+    """Host variables passed to it (parameters, then enclosing host loop/UF variables)."""
+
+
+class CudaPrinter(CPrinter):
+    """Prints the ``.cu`` unit: macros, kernels, then the host function."""
+
+    # host loops run serially: a kernel launch inside an OpenMP loop would race on errors
+    pragma_parallel = "/* parallel loop: runs serially on the host in the CUDA target */"
+    pragma_simd = "/* vector loop */"
+
+    def __init__(self, program: Program) -> None:
+        super().__init__(program)
+        self.fname = program.signature.function
+        self.buffers: dict[str, BufferDecl] = {b.name: b for b in program.buffers}
+        self.kernels: list[_Kernel] = []
+        self.host_scope: list[str] = []
+        self.device_allocs: list[str] = []  # shared/local buffers allocated around launches
+        self.arrays = [a for a in program.signature.args if a.kind != "param"]
+        self.array_names = {a.name for a in self.arrays}
+        self.params = [a.name for a in program.signature.args if a.kind == "param"]
+        self.local_names = {name for name, _, _ in program.locals}
+        ops = [s.operation for s in program.stmts if s.operation is not None]
+        self.explicit = any(o.kind in ("host_to_device", "device_to_host") for o in ops)
+        self.host_calls = self._host_calls(program.body)
+        self.deps = self._macro_identifiers()
+
+    # ------------------------------------------------------------------ analysis
+
+    def _host_calls(self, n: Node) -> bool:
+        """Whether a statement (other than a Layer IV operation) runs on the host."""
+        if isinstance(n, For) and _gpu_kind(n) is not None:
+            return False
+        if isinstance(n, Call):
+            op = self.macros[n.stmt].operation if n.stmt in self.macros else None
+            return op is None
+        if isinstance(n, Block):
+            return any(self._host_calls(i) for i in n.items)
+        if isinstance(n, If):
+            return self._host_calls(n.then) or (n.orelse is not None and self._host_calls(n.orelse))
+        return self._host_calls(n.body)
+
+    def _macro_identifiers(self) -> dict[str, set[str]]:
+        """Identifiers each macro's expansion names (to find the arrays a kernel uses)."""
+        deps: dict[str, set[str]] = {}
+        for s in self.p.stmts:
+            text = " ".join(s.lines)
+            if s.reduction is not None:
+                text += f" {s.reduction.target} {s.reduction.value}"
+            deps[s.name] = set(_IDENT.findall(text))
+        for d in self.p.data:
+            text = f"{self.p.access(d)} {' '.join(d.extents)}"
+            deps.setdefault(d.name, set()).update({d.name, *_IDENT.findall(text)})
+        for b in self.p.buffers:
+            deps.setdefault(b.name, set()).add(b.name)
+        return deps
+
+    def _uses(self, text: str) -> set[str]:
+        seen: set[str] = set()
+        todo = set(_IDENT.findall(text))
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            todo |= self.deps.get(name, set()) - seen
+        return seen
+
+    # ------------------------------------------------------------------ output
+
+    def print(self) -> str:
+        host = Emitter()
+        self.out = host
+        with host.indented(), host.indented():
+            self.node(self.p.body)
+        body = host.text().rstrip("\n")
+        out = Emitter()
+        out.line(
+            f"/* spf CUDA translation unit: {len(self.kernels)} kernel(s) and the host "
+            f"function {self.fname}. */"
+        )
+        out.raw(PRELUDE)
+        self.out = out
+        self._macros()
+        self._constants(out)
+        for k in self.kernels:
+            out.line("")
+            out.raw(k.text)
+        out.line("")
+        out.line("#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)")
+        self._host_function(out, body)
+        out.line("#endif /* host code */")
+        return out.text()
+
+    def _constants(self, out: Emitter) -> None:
+        for b in self.p.buffers:
+            if b.scope != "constant":
+                continue
+            count = _static_count(b)
+            out.line(f"__constant__ {b.ctype} {CONSTANT_PREFIX}{b.name}[{count}];")
+
+    def _host_function(self, out: Emitter, body: str) -> None:
+        f = self.fname
+        decls = [self._host_decl(a) for a in self.p.signature.args]
+        decls.append("const int64_t *spf_count")
+        out.line("static char spf_message[512];")
+        out.line(f'extern "C" const char *{f}_spf_error(void) {{ return spf_message; }}')
+        out.line(
+            "#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != "
+            'cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, '
+            "cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)"
+        )
+        out.line("")
+        out.line(f'extern "C" int {f}({", ".join(decls)})')
+        with out.braces():
+            out.line("int spf_status = 0;")
+            out.line("spf_message[0] = 0;")
+            for a in self.p.signature.args:
+                out.line(f"(void){a.name};")
+            out.line("(void)spf_count;")
+            device = self._device_arrays()
+            for a in device:
+                out.line(f"{a.ctype} *{DEVICE_PREFIX}{a.name} = 0;")
+            heap = self._host_heap(body)
+            for name, ctype, count in heap:
+                out.line(
+                    f"{ctype} *{name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
+                )
+            out.line("{")
+            with out.indented():
+                if heap:
+                    names = " || ".join(f"!{name}" for name, _, _ in heap)
+                    out.line(
+                        f'if ({names}) {{ snprintf(spf_message, sizeof spf_message, "out of '
+                        f'host memory"); spf_status = 1; goto spf_done; }}'
+                    )
+                for a in device:
+                    index = self.arrays.index(a)
+                    out.line(
+                        f"SPF_CHECK(cudaMalloc((void **)&{DEVICE_PREFIX}{a.name}, "
+                        f"(size_t)spf_count[{index}] * sizeof({a.ctype})));"
+                    )
+                whole = not self.explicit and not self.host_calls
+                used = sorted({n for k in self.kernels for n in k.arrays})
+                if whole:
+                    self._copies(out, used, "in")
+                out.raw(body)
+                out.line("SPF_CHECK(cudaDeviceSynchronize());")
+                if whole:
+                    self._copies(out, used, "out")
+            out.line("}")
+            out.line("spf_done:")
+            for a in device:
+                out.line(f"cudaFree({DEVICE_PREFIX}{a.name});")
+            for name, _, _ in heap:
+                out.line(f"free({name});")
+            out.line("return spf_status;")
+
+    def _host_heap(self, body: str) -> list[tuple[str, str, str]]:
+        """Host arrays of the function: its locals, and the buffers it owns (not allocated
+        at a loop) that host code uses (kernels declare their own shared/local copies)."""
+        heap = list(self.p.locals)
+        used = self._uses(body)
+        for b in self.p.buffers:
+            if not b.argument and not b.allocated_at and b.name in used:
+                heap.append((b.name, b.ctype, " * ".join(f"({e})" for e in b.extents) or "1"))
+        return heap
+
+    def _host_decl(self, a: Arg) -> str:
+        if a.kind == "param":
+            return f"{a.ctype} {a.name}"
+        const = "const " if a.const else ""
+        return f"{const}{a.ctype} *__restrict__ {a.name}"
+
+    def _device_arrays(self) -> list[Arg]:
+        """Array arguments that live in device memory: those a kernel uses, and those a
+        Layer IV copy names."""
+        used = {n for k in self.kernels for n in k.arrays}
+        used = {n for n in used if self._scope(n) != "constant"}
+        for s in self.p.stmts:
+            op = s.operation
+            if op is not None and op.kind in ("host_to_device", "device_to_host") and op.buffer:
+                used.add(op.buffer)
+        return [
+            a
+            for a in self.arrays
+            if a.name in used and self._scope(a.name) not in ("constant", "shared", "local")
+        ]
+
+    def _scope(self, name: str) -> str:
+        b = self.buffers.get(name)
+        return b.scope if b is not None else "global"
+
+    def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
+        for a in self.arrays:
+            if a.name not in names or (direction == "out" and a.const):
+                continue
+            index = self.arrays.index(a)
+            size = f"(size_t)spf_count[{index}] * sizeof({a.ctype})"
+            if self._scope(a.name) == "constant":
+                if direction == "in":
+                    b = self.buffers[a.name]
+                    size = f"(size_t)spf_min(spf_count[{index}], (int64_t){_static_count(b)})"
+                    out.line(
+                        f"SPF_CHECK(cudaMemcpyToSymbol({CONSTANT_PREFIX}{a.name}, {a.name}, "
+                        f"{size} * sizeof({a.ctype})));"
+                    )
+                continue
+            dev = f"{DEVICE_PREFIX}{a.name}"
+            if direction == "in":
+                out.line(f"SPF_CHECK(cudaMemcpy({dev}, {a.name}, {size}, cudaMemcpyHostToDevice));")
+            else:
+                out.line(f"SPF_CHECK(cudaMemcpy({a.name}, {dev}, {size}, cudaMemcpyDeviceToHost));")
+
+    # ------------------------------------------------------------------ host code
+
+    def node(self, n: Node) -> None:
+        if isinstance(n, For) and _gpu_kind(n) is not None:
+            self._launch(n)
+        elif isinstance(n, (For, Bind)):
+            self.host_scope.append(n.var)
+            try:
+                super().node(n)
+            finally:
+                self.host_scope.pop()
+        elif isinstance(n, Alloc):
+            self._host_alloc(n)
+        elif isinstance(n, Call) and self.macros[n.stmt].operation is not None:
+            op = self.macros[n.stmt].operation
+            assert op is not None
+            self._host_operation(n, op)
+        else:
+            super().node(n)
+
+    def _host_alloc(self, n: Alloc) -> None:
+        b = self._buffer(n.buffer)
+        if b.scope in ("shared", "local"):
+            if not _has_gpu(n.body):
+                raise CodegenError(
+                    f"buffer {b.name!r} ({b.scope} memory) is allocated where no gpu loop "
+                    "runs; allocate it at a gpu block or thread loop (allocate_at)"
+                )
+            self.device_allocs.append(b.name)
+            try:
+                self.node(n.body)
+            finally:
+                self.device_allocs.pop()
+            return
+        self.out.line("{")
+        with self.out.indented():
+            count = " * ".join(f"({e})" for e in b.extents) or "1"
+            self.out.line(
+                f"{b.ctype} *{b.name} = ({b.ctype} *)calloc((size_t)({count}), sizeof({b.ctype}));"
+            )
+            self.out.line(
+                f'if (!{b.name}) {{ snprintf(spf_message, sizeof spf_message, "out of host '
+                f'memory for buffer {b.name}"); spf_status = 1; goto spf_done; }}'
+            )
+            self.node(n.body)
+            self.out.line(f"free({b.name});")
+        self.out.line("}")
+
+    def _buffer(self, name: str) -> BufferDecl:
+        try:
+            return self.buffers[name]
+        except KeyError:
+            raise CodegenError(f"spf bug: Alloc of unknown buffer {name!r}") from None
+
+    def _host_operation(self, n: Call, op: Operation) -> None:
+        macro = self.macros[n.stmt]
+        args = dict(zip(macro.params, (expr(a) for a in n.args), strict=True))
+        if op.kind == "barrier":
+            self.out.line("SPF_CHECK(cudaDeviceSynchronize());")
+            return
+        if op.kind not in ("host_to_device", "device_to_host") or op.buffer is None:
+            raise CodegenError(
+                f"statement {n.stmt}: operation {op.kind} has no meaning in the CUDA target "
+                "(send/receive are MPI operations); use target='mpi'"
+            )
+        name = op.buffer
+        if name not in self.array_names:
+            raise CodegenError(
+                f"statement {n.stmt}: {op.kind}({name}) names no array argument of "
+                f"{self.fname}; copies move kernel arguments (data spaces, global buffers)"
+            )
+        offset = "0"
+        if op.index:
+            index = ", ".join(_rename(i, args) for i in op.index)
+            offset = f"(&{name}({index}) - {name})"
+        count = _rename(op.count, args)
+        size = f"(size_t)({count}) * sizeof({op.ctype})"
+        host = f"{name} + {offset}"
+        dev = f"{DEVICE_PREFIX}{name} + {offset}"
+        if self._scope(name) == "constant":
+            if op.kind == "device_to_host":
+                raise CodegenError(
+                    f"statement {n.stmt}: device_to_host({name}): {name} is constant memory, "
+                    "which kernels cannot write"
+                )
+            self.out.line(
+                f"SPF_CHECK(cudaMemcpyToSymbol({CONSTANT_PREFIX}{name}, {host}, {size}, "
+                f"(size_t)({offset}) * sizeof({op.ctype})));"
+            )
+        elif op.kind == "host_to_device":
+            self.out.line(f"SPF_CHECK(cudaMemcpy({dev}, {host}, {size}, cudaMemcpyHostToDevice));")
+        else:
+            self.out.line(f"SPF_CHECK(cudaMemcpy({host}, {dev}, {size}, cudaMemcpyDeviceToHost));")
+
+    # ------------------------------------------------------------------ kernels
+
+    def _launch(self, first: For) -> None:
+        kind = _gpu_kind(first)
+        if kind is None or kind[0] != "gpu_block":
+            raise CodegenError(
+                f"gpu thread loop {first.var} is not inside gpu block loops; map loops with "
+                "stmt.gpu(blocks, threads) or tile_gpu"
+            )
+        name = f"{self.fname}_k{len(self.kernels)}"
+        kernel = _KernelBuilder(self, name, _chain(first, "gpu_block"))
+        text, arrays = kernel.text()
+        scalars = [*self.params, *self.host_scope]
+        self.kernels.append(_Kernel(name, text, arrays, scalars))
+        for a in arrays:
+            if a in self.local_names:
+                raise CodegenError(
+                    f"kernel {name} uses {a!r}, a local array of the host function; "
+                    "declare it as a data space of the Computation or a buffer"
+                )
+        out = self.out
+        per_launch = not self.explicit and self.host_calls
+        if per_launch:
+            self._copies(out, arrays, "in")
+        grid, block = kernel.grid, kernel.block
+        out.line("{")
+        with out.indented():
+            for k, (what, e) in enumerate(grid):
+                out.line(f"const int64_t spf_g{k} = {expr(e)};  /* blocks: {what} */")
+            for k, (what, e) in enumerate(block):
+                out.line(f"const int64_t spf_t{k} = {expr(e)};  /* threads: {what} */")
+            positive = " && ".join(
+                [f"spf_g{k} > 0" for k in range(len(grid))]
+                + [f"spf_t{k} > 0" for k in range(len(block))]
+            )
+            out.line(f"if ({positive})")
+            with out.braces():
+                g = _dim3([f"spf_g{k}" for k in range(len(grid))])
+                t = _dim3([f"spf_t{k}" for k in range(len(block))])
+                out.line(f"dim3 spf_grid({g}), spf_block({t});")
+                call = [*scalars]
+                call += [f"{DEVICE_PREFIX}{a}" for a in arrays if self._scope(a) != "constant"]
+                out.line(f"SPF_LAUNCH({', '.join([name, 'spf_grid', 'spf_block', *call])});")
+                out.line("SPF_CHECK(cudaGetLastError());")
+        out.line("}")
+        if per_launch:
+            self._copies(out, arrays, "out")
+
+
+class _KernelBuilder:
+    """Prints one kernel: block loops from ``blockIdx``, block-uniform code (loops, guards,
+    barriers) around one or more thread-loop nests from ``threadIdx``; collects the grid and
+    block extents as host expressions (interval bounds of every loop variable in scope).
+
+    Thread nests that follow one another in a block are separated by ``__syncthreads()``
+    (a ``barrier_at`` operation there, or one the printer adds), so a thread nest sees what
+    every thread of the previous one wrote, as in the sequential loops the schedule means.
+    """
+
+    def __init__(self, printer: CudaPrinter, name: str, blocks: _Nest) -> None:
+        self.p = printer
+        self.name = name
+        self.blocks = blocks
+        self.bounds = _Bounds()
+        self.threads: list[list[Expr]] = []  # extents per thread dimension (x first), max'ed
+        self.thread_names: list[list[str]] = []
+        self.grid: list[tuple[str, Expr]] = []
+        self.block: list[tuple[str, Expr]] = []
+        self.dirty = False  # a thread nest ran since the last barrier
+        self._grid: dict[str, Expr] = {}
+        self._thread_extents: dict[str, Expr] = {}
+        self.varying: set[str] = set()  # variables whose value differs between threads
+        self.divergent: list[str] = []  # enclosing conditions threads may disagree on
+        self.nests = _thread_nests(blocks.body)
+        self.dims = max(
+            (
+                len(_chain(m, "gpu_thread").loops)
+                for m in walk(blocks.body)
+                if isinstance(m, For) and _is_thread(m)
+            ),
+            default=0,
+        )
+
+    # ------------------------------------------------------------------ extents
+
+    def _extent(self, f: For) -> Expr:
+        upper = _upper(f)
+        span = self.bounds.bound(Op("-", (upper, f.init)), True)
+        lo = self.bounds.bound(f.init, False)
+        hi = self.bounds.bound(upper, True)
+        if span is None or lo is None or hi is None:
+            raise CodegenError(
+                f"gpu kernel {self.name}: the bounds {expr(f.init)} .. {expr(upper)} of loop "
+                f"{f.var} depend on values the host cannot bound (UF values read inside the "
+                "kernel); map loops whose bounds are affine in the parameters and outer loops"
+            )
+        self.bounds.lo[f.var] = lo
+        self.bounds.hi[f.var] = hi
+        count = Op("floord", (span, Int(f.step))) if f.step != 1 else span
+        return Op("+", (count, Int(1)))
+
+    def _bind_unknown(self, var: str) -> None:
+        self.bounds.unknown.add(var)
+
+    # ------------------------------------------------------------------ text
+
+    def text(self) -> tuple[str, list[str]]:
+        """The kernel's text and the array arguments it uses (fills ``grid``/``block``)."""
+        body = Emitter()
+        with body.indented():
+            for name in self.p.device_allocs:
+                self._decl(body, self.p._buffer(name))
+            self._chain(body, self.blocks, 0, "blockIdx", self._block_body)
+        self._extents()
+        text = body.text()
+        used = self.p._uses(text)
+        for buf in self.p.p.buffers:  # function-level shared/local buffers the kernel uses
+            if buf.name in used and not buf.argument and not buf.allocated_at:
+                decl = Emitter()
+                with decl.indented():
+                    self._decl(decl, buf)
+                text = decl.text() + text
+        arrays = [a.name for a in self.p.arrays if a.name in used]
+        return self._function(text, arrays), arrays
+
+    def _extents(self) -> None:
+        self.grid = [(f.var, self._grid[f.var]) for f in reversed(self.blocks.loops)]
+        if not self.threads:
+            raise CodegenError(
+                f"gpu block loops {', '.join(f.var for f in self.blocks.loops)} contain no "
+                "gpu thread loops; map the nest with stmt.gpu(blocks, threads) or tile_gpu"
+            )
+        for k, extents in enumerate(self.threads):
+            e = extents[0]
+            for other in extents[1:]:
+                e = Op("max", (e, other))
+            self.block.append((", ".join(self.thread_names[k]), e))
+
+    def _function(self, text: str, arrays: list[str]) -> str:
+        scalars = [*self.p.params, *self.p.host_scope]
+        decls = [f"int64_t {s}" for s in scalars]
+        for a in self.p.arrays:
+            if a.name in arrays and self.p._scope(a.name) != "constant":
+                const = "const " if a.const else ""
+                decls.append(f"{const}{a.ctype} *__restrict__ {a.name}")
+        out = Emitter()
+        out.line(f'extern "C" __global__ void {self.name}({", ".join(decls) or "void"})')
+        out.line("{")
+        with out.indented():
+            for s in scalars:
+                out.line(f"(void){s};")
+            for name in arrays:
+                if self.p._scope(name) == "constant":
+                    ctype = self.p.buffers[name].ctype
+                    out.line(f"const {ctype} *{name} = {CONSTANT_PREFIX}{name};")
+                    out.line(f"(void){name};")
+        out.raw(text.rstrip("\n"))
+        out.line("}")
+        return out.text()
+
+    def _chain(
+        self, out: Emitter, nest: _Nest, k: int, source: str, inner: Callable[[Emitter], None]
+    ) -> None:
+        """Print ``nest.chain[k:]`` (loop variables from ``source``), then ``inner``."""
+        if k == len(nest.chain):
+            inner(out)
+            return
+        c = nest.chain[k]
+        if isinstance(c, For):
+            dim = DIMS[len(nest.loops) - 1 - nest.loops.index(c)]
+            offset = f"(int64_t){source}.{dim}"
+            if c.step != 1:
+                offset = f"{c.step} * {offset}"
+            extent = self._extent(c)
+            if source == "blockIdx":
+                self._grid[c.var] = extent
+            else:
+                self._thread_extents[c.var] = extent
+            out.line(f"const int64_t {c.var} = {expr(c.init)} + {offset};")
+            out.line(f"if ({expr(c.cond)})")
+        elif isinstance(c, If):
+            out.line(f"if ({expr(c.cond)})")
+        elif isinstance(c, Bind):
+            args = ", ".join(expr(a) for a in c.args)
+            out.line(f"const int64_t {c.var} = {c.uf}({args});")
+            self._bind_unknown(c.var)
+            self._chain(out, nest, k + 1, source, inner)
+            return
+        else:
+            assert isinstance(c, Alloc)
+            with out.braces():
+                self._decl(out, self.p._buffer(c.buffer))
+                self._chain(out, nest, k + 1, source, inner)
+            return
+        with out.braces():
+            self._chain(out, nest, k + 1, source, inner)
+
+    # ------------------------------------------------------------------ block level
+
+    def _block_body(self, out: Emitter) -> None:
+        self._block(out, self.blocks.body)
+
+    def _block(self, out: Emitter, n: Node) -> None:
+        """Code every thread of a block runs alike: loops, guards, barriers, thread nests."""
+        if isinstance(n, Block):
+            for item in n.items:
+                self._block(out, item)
+        elif isinstance(n, For) and _gpu_kind(n) is not None:
+            kind = _gpu_kind(n)
+            assert kind is not None
+            if kind[0] == "gpu_block":
+                raise CodegenError(
+                    f"gpu block loop {n.var} is nested inside the thread or block loops of "
+                    f"kernel {self.name}; block loops are consecutive and outermost"
+                )
+            self._thread_nest(out, _chain(n, "gpu_thread"))
+        elif isinstance(n, For):
+            self._block_loop(out, n)
+        elif isinstance(n, If):
+            dirty = self.dirty
+            out.line(f"if ({expr(n.cond)})")
+            with out.braces():
+                self._block(out, n.then)
+            after = self.dirty
+            self.dirty = dirty
+            if n.orelse is not None:
+                out.line("else")
+                with out.braces():
+                    self._block(out, n.orelse)
+            self.dirty = self.dirty or after
+        elif isinstance(n, Bind):
+            args = ", ".join(expr(a) for a in n.args)
+            out.line(f"const int64_t {n.var} = {n.uf}({args});")
+            self._bind_unknown(n.var)
+            self._block(out, n.body)
+        elif isinstance(n, Alloc):
+            with out.braces():
+                self._decl(out, self.p._buffer(n.buffer))
+                self._block(out, n.body)
+        else:
+            op = self.p.macros[n.stmt].operation
+            if op is None or op.kind != "barrier":
+                raise CodegenError(
+                    f"statement {n.stmt} runs inside the gpu block loops of kernel "
+                    f"{self.name} but outside its gpu thread loops, so every thread of a "
+                    "block would run it; map its loops to threads too (gpu/tile_gpu)"
+                )
+            out.line(f"__syncthreads();  /* {n.stmt} */")
+            self.dirty = False
+
+    def _block_loop(self, out: Emitter, n: For) -> None:
+        upper = _upper(n)
+        lo = self.bounds.bound(n.init, False)
+        hi = self.bounds.bound(upper, True)
+        if lo is not None and hi is not None:
+            self.bounds.lo[n.var], self.bounds.hi[n.var] = lo, hi
+        else:
+            self.bounds.unknown.add(n.var)
+        for t in n.tags:
+            if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
+                out.line(f"#pragma unroll {t[7:-1]}")
+        step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
+        out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
+        with out.braces():
+            entry = self.dirty
+            self._block(out, n.body)
+            if self.dirty and _has_gpu(n.body):  # the next iteration's nests follow this one
+                out.line("__syncthreads();  /* spf: before the next iteration's thread loops */")
+            self.dirty = entry
+
+    def _thread_nest(self, out: Emitter, nest: _Nest) -> None:
+        if self.dirty:
+            out.line("__syncthreads();  /* spf: between thread-loop nests */")
+        self._thread_extents = {}
+        self.varying = {f.var for f in nest.loops}
+        self.varying |= {c.var for c in nest.chain if isinstance(c, Bind)}
+        self.divergent = []
+        spare = DIMS[len(nest.loops) : self.dims]  # dimensions another nest of the kernel uses
+        if spare:
+            out.line(f"if ({' && '.join(f'threadIdx.{d} == 0' for d in spare)})")
+        out.line("{")
+        with out.indented():
+            self._chain(out, nest, 0, "threadIdx", lambda o: self._device(o, nest.body))
+        out.line("}")
+        for k, f in enumerate(reversed(nest.loops)):
+            if len(self.threads) <= k:
+                self.threads.append([])
+                self.thread_names.append([])
+            self.threads[k].append(self._thread_extents[f.var])
+            self.thread_names[k].append(f.var)
+        self.dirty = True
+
+    # ------------------------------------------------------------------ thread level
+
+    def _decl(self, out: Emitter, b: BufferDecl) -> None:
+        if b.scope == "shared":
+            out.line(f"__shared__ {b.ctype} {b.name}[{_static_count(b)}];")
+        elif b.scope in ("local", "stack"):
+            out.line(f"{b.ctype} {b.name}[{_static_count(b)}];")
+        else:
+            raise CodegenError(
+                f"buffer {b.name!r} ({b.scope} memory) is allocated inside kernel "
+                f"{self.name}; only shared, local and stack buffers can be (global and "
+                "constant buffers are arguments)"
+            )
+
+    def _device(self, out: Emitter, n: Node) -> None:
+        """Code of one CUDA thread (no OpenMP; ``unroll`` tags become #pragma unroll)."""
+        if isinstance(n, Block):
+            for item in n.items:
+                self._device(out, item)
+        elif isinstance(n, For):
+            self._device_for(out, n)
+        elif isinstance(n, If):
+            out.line(f"if ({expr(n.cond)})")
+            with out.braces():
+                self._diverge(n.cond, f"the condition {expr(n.cond)}", self._device, out, n.then)
+            if n.orelse is not None:
+                out.line("else")
+                with out.braces():
+                    self._diverge(
+                        n.cond, f"the condition {expr(n.cond)}", self._device, out, n.orelse
+                    )
+        elif isinstance(n, Bind):
+            args = ", ".join(expr(a) for a in n.args)
+            out.line(f"const int64_t {n.var} = {n.uf}({args});")
+            if any(set(expr_vars(a)) & self.varying for a in n.args):
+                self.varying.add(n.var)
+            self._device(out, n.body)
+        elif isinstance(n, Alloc):
+            with out.braces():
+                self._decl(out, self.p._buffer(n.buffer))
+                self._device(out, n.body)
+        else:
+            self._call(out, n)
+
+    def _device_for(self, out: Emitter, n: For) -> None:
+        if _gpu_kind(n) is not None:
+            raise CodegenError(
+                f"gpu loop {n.var} is nested inside the thread loops of kernel "
+                f"{self.name}; block loops then thread loops must be consecutive"
+            )
+        for t in n.tags:
+            if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
+                out.line(f"#pragma unroll {t[7:-1]}")
+        step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
+        out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
+        bounds = Op("&&", (n.init, n.cond))
+        if set(expr_vars(bounds)) & self.varying:
+            self.varying.add(n.var)
+        with out.braces():
+            self._diverge(bounds, f"the bounds of loop {n.var}", self._device, out, n.body)
+
+    def _diverge(self, cond: Expr, what: str, fn: Callable[..., None], *args: object) -> None:
+        """Run ``fn(*args)`` noting that threads may disagree on ``cond`` there."""
+        varying = bool(set(expr_vars(cond)) & self.varying)
+        if varying:
+            self.divergent.append(what)
+        try:
+            fn(*args)
+        finally:
+            if varying:
+                self.divergent.pop()
+
+    def _call(self, out: Emitter, n: Call) -> None:
+        op = self.p.macros[n.stmt].operation
+        if op is None:
+            out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
+        elif op.kind == "barrier":
+            self._thread_barrier(n.stmt)
+            out.line(f"__syncthreads();  /* {n.stmt} */")
+        else:
+            raise CodegenError(
+                f"statement {n.stmt}: {op.kind} runs inside gpu kernel {self.name}; "
+                "host<->device copies run on the host: order them before or after the gpu "
+                "loops"
+            )
+
+    def _thread_barrier(self, stmt: str) -> None:
+        """A barrier inside the thread loops is reached by every thread of the block that
+        has not exited, as ``__syncthreads`` needs: threads outside the thread loops' bounds
+        skip to the end of the kernel (exited threads count as arrived since Volta, and in
+        spf's emulator), and no condition inside the loops may differ between threads."""
+        if self.nests != 1:
+            raise CodegenError(
+                f"barrier {stmt} is inside the gpu thread loops of kernel {self.name}, "
+                "which has several thread-loop nests: threads outside one nest's bounds "
+                "would skip it and run on; place barriers between thread-loop nests or use "
+                "one nest"
+            )
+        if self.divergent:
+            raise CodegenError(
+                f"barrier {stmt} in kernel {self.name} depends on {self.divergent[-1]}, "
+                "which differs between the threads of a block, so some threads would skip "
+                "__syncthreads(); place the barrier outside that loop or condition"
+            )
+
+
+def _static_count(b: BufferDecl) -> str:
+    """The element count of a buffer the compiler must size statically."""
+    count = 1
+    for e in b.extents:
+        text = e.strip().strip("()")
+        if not text.isdigit():
+            raise CodegenError(
+                f"buffer {b.name!r} ({b.scope} memory) has the extent {e!r}; CUDA sizes "
+                f"{b.scope} memory at compile time, so give it integer extents"
+            )
+        count *= int(text)
+    return str(count)
+
+
+def _dim3(values: list[str]) -> str:
+    return ", ".join(f"(unsigned int){v}" for v in values)
+
+
+def _rename(text: str, args: dict[str, str]) -> str:
+    """``text`` (a C expression over macro parameters) with the parameters replaced."""
+    return _IDENT.sub(lambda m: f"({args[m.group(0)]})" if m.group(0) in args else m.group(0), text)
+
+
+def print_cuda(program: Program) -> str:
+    """The ``.cu`` translation unit of ``program``."""
+    return CudaPrinter(program).print()

@@ -1,0 +1,402 @@
+"""Running generated CUDA: ``compile(target="cuda")`` (API.md section 8).
+
+One ``.cu`` text (:mod:`spf.codegen.cuda`), three ways to run it, one call convention (the C
+kernels': numpy arrays and parameters by name, outputs written in place):
+
+* ``emulate=True``: the text is compiled as C++ by g++ behind ``spf_cuda_emu.h`` (kernels
+  run on the CPU, one fiber per CUDA thread, ``__syncthreads`` a barrier of the block's
+  fibers, blocks spread over OpenMP threads) and its host function is called through cffi.
+* ``gpu="nvcc"`` (the default when ``nvcc`` is on ``PATH``): the text is built by
+  ``nvcc -shared -Xcompiler -fPIC`` and its host function runs on the CUDA runtime.
+* ``gpu="pycuda"`` / ``gpu="cupy"`` (default without nvcc: pycuda where it imports, else
+  CuPy; or any object implementing :class:`~spf.runtime.gpu.GpuRuntime`): the device part
+  is compiled by the GPU runtime (:mod:`spf.runtime.gpu`; NVRTC for CuPy), and the host
+  part by g++ behind ``spf_cuda_bridge.h``, whose ``cudaMalloc``, ``cudaMemcpy`` and launch
+  macro call back into that runtime.
+
+The host function is ``int name(<signature>, const int64_t *spf_count)``: ``spf_count``
+holds the element count of each array argument, so device buffers have the arrays' real
+sizes; a non-zero return raises :class:`~spf.errors.SpfError` with ``name_spf_error()``.
+:func:`build_nvcc` compiles a ``.cu`` with nvcc, cached by content hash like C builds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Sequence
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import cffi
+import numpy as np
+
+from spf.errors import CompileError, SpfError
+from spf.runtime.binding import Binder
+from spf.runtime.build import BuildResult, build
+from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from spf.codegen.signature import Arg, Signature
+    from spf.runtime.gpu import GpuRuntime
+
+EMULATOR_HEADER = "spf_cuda_emu.h"
+BRIDGE_HEADER = "spf_cuda_bridge.h"
+NVCC_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC")
+_KERNEL = re.compile(r'extern "C" __global__ void ([A-Za-z_][A-Za-z0-9_]*)\(')
+_BRIDGE_CDEF = """
+struct spf_bridge {
+  int (*malloc)(void **ptr, size_t bytes);
+  int (*free)(void *ptr);
+  int (*memcpy)(void *dst, const void *src, size_t bytes, int kind);
+  int (*to_symbol)(const char *symbol, const void *src, size_t bytes, size_t offset);
+  int (*launch)(const char *kernel, unsigned int gx, unsigned int gy, unsigned int gz,
+                unsigned int bx, unsigned int by, unsigned int bz, int nargs, void **args);
+  int (*synchronize)(void);
+};
+void spf_cuda_set_bridge(const struct spf_bridge *table);
+"""
+
+
+def header(name: str) -> str:
+    """The text of one of spf's CUDA headers (shipped inside the package)."""
+    return resources.files("spf.runtime").joinpath(name).read_text(encoding="utf-8")
+
+
+def emulation_source(source: str, name: str, bridge: bool = False) -> str:
+    """``source`` behind the emulation (and bridge) header: what g++ compiles."""
+    parts = []
+    if bridge:
+        parts.append("#define SPF_CUDA_BRIDGE 1")
+    parts.append(header(EMULATOR_HEADER))
+    if bridge:
+        parts.append(header(BRIDGE_HEADER))
+    parts.append(f'#line 1 "{name}.cu"')
+    parts.append(source)
+    return "\n".join(parts)
+
+
+def kernel_names(source: str) -> list[str]:
+    """The ``__global__`` functions of a generated ``.cu``."""
+    return _KERNEL.findall(source)
+
+
+def host_prototype(signature: Signature) -> str:
+    """``int name(<args>, const int64_t *spf_count)`` (no restrict: cffi declares it)."""
+    decls = []
+    for a in signature.args:
+        if a.kind == "param":
+            decls.append(f"{a.ctype} {a.name}")
+        else:
+            decls.append(f"{'const ' if a.const else ''}{a.ctype} *{a.name}")
+    decls.append("const int64_t *spf_count")
+    return f"int {signature.function}({', '.join(decls)})"
+
+
+# ----------------------------------------------------------------------------- nvcc
+
+
+def nvcc_available() -> bool:
+    return shutil.which("nvcc") is not None
+
+
+def _nvcc_version(nvcc: str) -> str:
+    try:
+        done = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise CompileError(
+            f"cannot run {nvcc!r}: {err}; install the CUDA toolkit or pass emulate=True",
+            command=f"{nvcc} --version",
+        ) from None
+    return done.stdout + done.stderr
+
+
+def build_nvcc(
+    source: str,
+    *,
+    name: str,
+    flags: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    nvcc: str = "nvcc",
+) -> BuildResult:
+    """Compile ``source`` with ``nvcc -O3 -shared -Xcompiler -fPIC`` (or ``flags``) into a
+    shared library, cached on disk by a hash of nvcc's version, the flags and the source."""
+    argv = [nvcc, *(NVCC_FLAGS if flags is None else flags)]
+    key = cache_key(_nvcc_version(nvcc), argv, source)
+    root = resolve_cache_dir(cache_dir)
+    entry = CacheEntry(root, name, key, ".cu")
+    canonical = shlex.join([*argv, "-o", str(entry.library), str(entry.source)])
+    if entry.library.is_file():
+        return BuildResult(entry.library, canonical, entry.source, entry.read_log(), True)
+    try:
+        entry.directory.mkdir(parents=True, exist_ok=True)
+        atomic_write(entry.source, source)
+        tmp = entry.temp_path(".so")
+    except OSError as err:
+        raise CompileError(
+            f"cannot write to the spf cache directory {root}: {err}; pass cache_dir=... or "
+            "set $SPF_CACHE_DIR to a writable directory"
+        ) from None
+    cmd = [*argv, "-o", str(tmp), str(entry.source)]
+    try:
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        except OSError as err:
+            raise CompileError(
+                f"cannot run {nvcc!r}: {err}",
+                command=shlex.join(cmd),
+                source_path=str(entry.source),
+            ) from None
+        output = done.stderr + done.stdout
+        with contextlib.suppress(OSError):
+            atomic_write(entry.log, output)
+        if done.returncode != 0:
+            raise CompileError(
+                f"nvcc failed (exit status {done.returncode}) building {name!r}",
+                command=shlex.join(cmd),
+                source_path=str(entry.source),
+                stderr=output,
+            )
+        os.replace(tmp, entry.library)
+    finally:
+        remove_quietly(tmp)
+    return BuildResult(entry.library, canonical, entry.source, output, False)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+_LOADED: dict[tuple[str, str], tuple[cffi.FFI, Any]] = {}
+"""Libraries stay loaded for the life of the process (as C kernels do)."""
+
+
+def _load(path: Path, cdef: str, command: str) -> tuple[cffi.FFI, Any]:
+    key = (str(path), cdef)
+    if key not in _LOADED:
+        ffi = cffi.FFI()
+        try:
+            ffi.cdef(cdef)
+        except cffi.CDefError as err:
+            raise SpfError(f"cannot declare the CUDA host function to cffi: {err}") from None
+        try:
+            lib = ffi.dlopen(str(path))
+        except OSError as err:
+            raise CompileError(f"cannot load {path}: {err}", command=command) from None
+        _LOADED[key] = (ffi, lib)
+    return _LOADED[key]
+
+
+class CudaKernel:
+    """A compiled CUDA computation: ``kernel(B=B, A=A, N=n, check=True)``.
+
+    Attributes as :class:`~spf.runtime.kernel.Kernel` (``name``, ``signature``, ``source``
+    (the ``.cu`` text), ``path``, ``command``, ``arguments``, ``compiler_output``), plus
+    ``mode``: ``"emulate"``, ``"nvcc"``, ``"pycuda"`` or ``"cupy"``.
+    """
+
+    def __init__(
+        self,
+        signature: Signature,
+        source: str,
+        built: BuildResult,
+        mode: str,
+        gpu: GpuRuntime | None = None,
+        module: Any = None,
+    ) -> None:
+        self.source = source
+        self.name = signature.function
+        self.signature = host_prototype(signature)
+        self.path = built.path
+        self.command = built.command
+        self.compiler_output = built.stderr
+        self.mode = mode
+        self.arguments: tuple[Arg, ...] = signature.args
+        for a in signature.args:
+            if a.name == "check":
+                raise SpfError(
+                    "an argument named 'check' clashes with kernel(check=...); rename it"
+                )
+        cdef = f"{self.signature};\nconst char *{self.name}_spf_error(void);\n"
+        if gpu is not None:
+            cdef += _BRIDGE_CDEF
+        self._ffi, self._lib = _load(self.path, cdef, self.command)
+        self._fn = getattr(self._lib, self.name)
+        self._error_fn = getattr(self._lib, f"{self.name}_spf_error")
+        self._binder = Binder(signature)
+        self._ctypes = tuple(self._ffi.typeof(f"{d.arg.ctype}[]") for d in self._binder.data)
+        self._gpu = gpu
+        self._module = module
+        self._failure: BaseException | None = None
+        self._table: Any = None
+        self._callbacks: list[Any] = []
+        if gpu is not None:
+            self._table = self._bridge_table(gpu)
+
+    def __repr__(self) -> str:
+        return f"<CudaKernel {self.signature} ({self.mode}) from {self.path}>"
+
+    def __call__(self, check: bool = True, **args: object) -> None:
+        """Run the host function on arrays bound by name; outputs are written in place."""
+        params, arrays = self._binder.bind(args, check)
+        ffi = self._ffi
+        counts = np.array([a.size for a in arrays], dtype=np.int64)
+        bound = [ffi.from_buffer(t, a) for t, a in zip(self._ctypes, arrays, strict=True)]
+        it, cargs = iter(bound), []
+        for a in self.arguments:
+            cargs.append(params[a.name] if a.kind == "param" else next(it))
+        cargs.append(ffi.from_buffer("int64_t[]", counts))
+        self._failure = None
+        if self._table is not None:
+            self._lib.spf_cuda_set_bridge(self._table)
+        status = self._fn(*cargs)
+        if status != 0:
+            message = ffi.string(self._error_fn()).decode(errors="replace")
+            failure, self._failure = self._failure, None
+            raise SpfError(f"CUDA kernel {self.name} ({self.mode}) failed: {message}") from failure
+
+    # ------------------------------------------------------------------ GPU bridge
+
+    def _bridge_table(self, gpu: GpuRuntime) -> Any:
+        ffi = self._ffi
+        module = self._module
+
+        def guard(fn: Any) -> Any:
+            def call(*a: Any) -> int:
+                try:
+                    fn(*a)
+                except Exception as err:
+                    self._failure = err
+                    return 1
+                return 0
+
+            return call
+
+        def address(p: Any) -> int:
+            return int(ffi.cast("uintptr_t", p))
+
+        def malloc(ptr: Any, nbytes: int) -> None:
+            ptr[0] = ffi.cast("void *", gpu.malloc(int(nbytes)))
+
+        def launch(kernel: Any, *dims_and_args: Any) -> None:
+            gx, gy, gz, bx, by, bz, nargs, argv = dims_and_args
+            values = [int(ffi.cast("uint64_t *", argv[k])[0]) for k in range(nargs)]
+            from spf.runtime.gpu import pack
+
+            gpu.launch(
+                module,
+                ffi.string(kernel).decode(),
+                (int(gx), int(gy), int(gz)),
+                (int(bx), int(by), int(bz)),
+                pack(values),
+                address(argv),
+            )
+
+        table = ffi.new("struct spf_bridge *")
+        specs: list[tuple[str, str, Any]] = [
+            ("malloc", "int(void **, size_t)", malloc),
+            ("free", "int(void *)", lambda p: gpu.free(address(p))),
+            (
+                "memcpy",
+                "int(void *, const void *, size_t, int)",
+                lambda d, s, n, k: gpu.copy(address(d), address(s), int(n), int(k)),
+            ),
+            (
+                "to_symbol",
+                "int(const char *, const void *, size_t, size_t)",
+                lambda sym, s, n, off: gpu.to_symbol(
+                    module, ffi.string(sym).decode(), address(s), int(n), int(off)
+                ),
+            ),
+            (
+                "launch",
+                "int(const char *, unsigned int, unsigned int, unsigned int, unsigned int, "
+                "unsigned int, unsigned int, int, void **)",
+                launch,
+            ),
+            ("synchronize", "int(void)", lambda: gpu.synchronize()),
+        ]
+        for field, ctype, fn in specs:
+            cb = ffi.callback(ctype, guard(fn))
+            self._callbacks.append(cb)
+            setattr(table, field, cb)
+        return table
+
+
+def compile_kernel(
+    source: str,
+    signature: Signature,
+    name: str,
+    *,
+    openmp: bool = True,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    emulate: bool = False,
+    gpu: str | GpuRuntime | None = None,
+    nvcc_flags: Sequence[str] | None = None,
+    **options: Any,
+) -> CudaKernel:
+    """Build ``source`` (a generated ``.cu``) and load its host function (see the module
+    docstring for ``emulate`` and ``gpu``; ``openmp``/``cflags`` apply to g++ builds)."""
+    if options:
+        raise SpfError(
+            f"compile(target='cuda'): unknown option(s) {', '.join(sorted(options))}; "
+            "known: emulate, gpu, nvcc_flags, openmp, cflags, cache_dir"
+        )
+    if not isinstance(emulate, bool):
+        raise SpfError(f"emulate must be True or False, got {emulate!r}")
+    if emulate:
+        if gpu is not None:
+            raise SpfError("compile(target='cuda'): pass emulate=True or gpu=..., not both")
+        built = build(
+            emulation_source(source, name),
+            name=f"{name}_emu",
+            openmp=openmp,
+            cflags=cflags,
+            cache_dir=cache_dir,
+            compiler="g++",
+            language="c++",
+        )
+        return CudaKernel(signature, source, built, "emulate")
+    if gpu is None:
+        gpu = "nvcc" if nvcc_available() else None
+    if gpu == "nvcc":
+        built = build_nvcc(source, name=name, flags=nvcc_flags, cache_dir=cache_dir)
+        return CudaKernel(signature, source, built, "nvcc")
+    from spf.runtime.gpu import runtime
+
+    backend = gpu if gpu is not None and not isinstance(gpu, str) else runtime(gpu)
+    try:
+        module = backend.load(source, kernel_names(source))
+    except Exception as err:
+        raise CompileError(
+            f"{backend.name} could not compile the kernels of {name!r}: {type(err).__name__}",
+            command=f"{backend.name} module build",
+            stderr=str(err),
+        ) from None
+    built = build(
+        emulation_source(source, name, bridge=True),
+        name=f"{name}_host",
+        openmp=False,
+        cflags=cflags,
+        cache_dir=cache_dir,
+        compiler="g++",
+        language="c++",
+    )
+    return CudaKernel(signature, source, built, backend.name, backend, module)
+
+
+__all__ = [
+    "CudaKernel",
+    "build_nvcc",
+    "compile_kernel",
+    "emulation_source",
+    "header",
+    "host_prototype",
+    "kernel_names",
+    "nvcc_available",
+]

@@ -1,0 +1,546 @@
+"""The CUDA backend end to end: every generated ``.cu`` builds with nvcc, and the same text
+runs in spf's CPU emulator against numpy / scipy (transpose with partial blocks, a GEMM whose
+shared-memory tiles need their barriers, CSR SpMV with empty rows); on a machine with a GPU
+the same kernels run there too.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf.codegen.program import signature
+from spf.errors import ArgumentError, SpfError
+from spf.runtime.cuda import build_nvcc, compile_kernel, emulation_source
+from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
+from spf.sparse import csr_args
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def example(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+transpose = example("cuda_transpose")
+gemm = example("cuda_gemm")
+spmv = example("cuda_spmv")
+
+
+def examples_case() -> spf.Computation:
+    """EXAMPLES.md, "CUDA without a GPU"."""
+    comp = spf.Computation("t")
+    comp.add_data_space("B", "float", shape=("N", "N"))
+    comp.add_data_space("A", "float", shape=("N", "N"))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$B$(j,i) = $A$(i,j);",
+            "{[i,j]: 0 <= i < N && 0 <= j < N}",
+            "{[i,j]->[0,i,0,j,0]}",
+        )
+    )
+    s.tile_gpu("i", "j", 16, 16)
+    return comp
+
+
+def csr(n: int, m: int, density: float, seed: int, empty_rows: tuple[int, ...] = ()) -> Any:
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((n, m), density=density, format="lil", rng=rng)
+    for r in empty_rows:
+        A[r, :] = 0
+    return sp.csr_array(A)
+
+
+def mixed_case() -> spf.Computation:
+    comp = spf.Computation("mixed")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("z", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$y$(i) = 2.0 * $x$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0,0,0]}"))
+    g = comp.add_stmt(spf.Stmt("$y$(i) = $y$(i) + 1.0;", "{[i]: 0 <= i < N}", "{[i]->[1,i,0,0,0]}"))
+    comp.add_stmt(spf.Stmt("$z$(i) = 3.0 * $y$(i);", "{[i]: 0 <= i < N}", "{[i]->[2,i,0,0,0]}"))
+    g.split("i", 8, "i0", "i1")
+    g.gpu(("i0",), ("i1",))
+    return comp
+
+
+def two_nests_case() -> spf.Computation:
+    comp = spf.Computation("two")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("u", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    s0 = comp.add_stmt(
+        spf.Stmt(
+            "$u$(8*b+t) = 2.0 * $x$(8*b+t);",
+            "{[b,t]: 0 <= b && 0 <= t < 8 && 8*b+t < N}",
+            "{[b,t]->[0,b,0,t,0]}",
+        )
+    )
+    s1 = comp.add_stmt(
+        spf.Stmt(
+            "$y$(8*b+t) = $u$(8*b+7-t);",
+            "{[b,t]: 0 <= b && 0 <= t < 8 && 8*b+8 <= N}",
+            "{[b,t]->[0,b,1,t,0]}",
+        )
+    )
+    s0.gpu(("b",), ("t",))
+    s1.gpu(("b",), ("t",))
+    return comp
+
+
+def dims_case() -> spf.Computation:
+    comp = spf.Computation("dims")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("c", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("N", 4))
+    s0 = comp.add_stmt(
+        spf.Stmt(
+            "$c$(4*b+t) += 1.0;",
+            "{[b,t]: 0 <= b && 0 <= t < 4 && 4*b+t < N}",
+            "{[b,t]->[0,b,0,t,0,0,0]}",
+        )
+    )
+    s1 = comp.add_stmt(
+        spf.Stmt(
+            "$A$(4*b+t, j) = $x$(4*b+t) + j;",
+            "{[b,t,j]: 0 <= b && 0 <= t < 4 && 4*b+t < N && 0 <= j < 4}",
+            "{[b,t,j]->[0,b,1,t,0,j,0]}",
+        )
+    )
+    s0.gpu(("b",), ("t",))
+    s1.gpu(("b",), ("t", "j"))
+    return comp
+
+
+def pipe_case() -> spf.Computation:
+    comp = spf.Computation("pipe")
+    for name in ("x", "y", "z"):
+        comp.add_data_space(name, "double", shape=("N",))
+    a = comp.add_stmt(spf.Stmt("$y$(i) = 2.0 * $x$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    b = comp.add_stmt(spf.Stmt("$z$(i) = $y$(i) + 1.0;", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+    for s, size in ((a, 16), (b, 5)):
+        s.split("i", size, "i0", "i1")
+        s.gpu(("i0",), ("i1",))
+    return comp
+
+
+# ----------------------------------------------------------------------------- nvcc builds
+
+
+@pytest.mark.requires_nvcc
+@pytest.mark.parametrize(
+    "make",
+    [
+        examples_case,
+        lambda: transpose.build(16),
+        lambda: spmv.build(32),
+        lambda: spmv.build(64, index_dtype="int64"),
+        lambda: gemm.build(8),
+        mixed_case,
+        two_nests_case,
+        dims_case,
+        pipe_case,
+    ],
+    ids=[
+        "examples-md",
+        "transpose",
+        "spmv",
+        "spmv-int64",
+        "gemm-shared",
+        "host-statements",
+        "two-thread-nests",
+        "nests-of-two-ranks",
+        "two-kernels",
+    ],
+)
+def test_generated_cuda_builds_with_nvcc(make: Any) -> None:
+    comp = make()
+    source = comp.codegen("cuda", check=False)
+    built = build_nvcc(source, name=comp.name)
+    assert built.path.is_file()
+    assert "error" not in built.stderr.lower()
+
+
+# ----------------------------------------------------------------------------- transpose
+
+
+def test_examples_md_case_emulated() -> None:
+    comp = examples_case()
+    src = comp.codegen("cuda")
+    k = comp.compile(target="cuda", emulate=True)
+    assert k.source == src
+    assert k.mode == "emulate"
+    rng = np.random.default_rng(0)
+    A = rng.random((40, 40), dtype=np.float32)
+    B = np.zeros_like(A)
+    k(A=A, B=B)
+    assert np.array_equal(B, A.T)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 16, 17, 31, 33, 50])
+def test_transpose_partial_blocks(n: int) -> None:
+    k = transpose.build(16).compile(target="cuda", emulate=True)
+    rng = np.random.default_rng(n)
+    A = rng.random((n, n), dtype=np.float32)
+    B = np.full((n, n), -1.0, dtype=np.float32)
+    k(A=A, B=B)
+    assert np.array_equal(B, A.T)
+
+
+def test_transpose_rectangular_tiles_and_without_openmp() -> None:
+    comp = spf.Computation("tr")
+    comp.add_data_space("B", "double", shape=("M", "N"))
+    comp.add_data_space("A", "double", shape=("N", "M"))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$B$(j,i) = $A$(i,j);",
+            "{[i,j]: 0 <= i < N && 0 <= j < M}",
+            "{[i,j]->[0,i,0,j,0]}",
+        )
+    )
+    s.tile_gpu("i", "j", 4, 8)
+    k = comp.compile(target="cuda", emulate=True, openmp=False)
+    for n, m in [(7, 13), (4, 8), (1, 30), (9, 1)]:
+        A = np.random.default_rng(n * m).random((n, m))
+        B = np.zeros((m, n))
+        k(A=A, B=B)
+        assert np.array_equal(B, A.T)
+
+
+def test_kernel_arguments_are_checked_like_c_kernels() -> None:
+    k = examples_case().compile(target="cuda", emulate=True)
+    A = np.zeros((4, 4), dtype=np.float32)
+    with pytest.raises(ArgumentError, match="dtype"):
+        k(A=A.astype(np.float64), B=np.zeros((4, 4), dtype=np.float32))
+    with pytest.raises(ArgumentError, match="shape"):
+        k(A=A, B=np.zeros((4, 5), dtype=np.float32), N=4)
+
+
+def test_too_many_threads_per_block_is_a_launch_error() -> None:
+    k = transpose.build(64).compile(target="cuda", emulate=True)  # 64 x 64 = 4096 threads
+    A = np.zeros((70, 70), dtype=np.float32)
+    with pytest.raises(SpfError, match="invalid configuration"):
+        k(A=A, B=np.zeros_like(A))
+    B = np.zeros((20, 20), dtype=np.float32)  # 20 x 20 threads: fine
+    k(A=np.ones_like(B), B=B)
+    assert (B == 1).all()
+
+
+def test_unknown_compile_option_is_refused() -> None:
+    with pytest.raises(SpfError, match="unknown option"):
+        examples_case().compile(target="cuda", emulate=True, blocks=3)
+
+
+# ----------------------------------------------------------------------------- GEMM
+
+
+@pytest.mark.parametrize(("n", "m", "k"), [(1, 1, 1), (8, 8, 8), (13, 17, 11), (20, 9, 30)])
+def test_gemm_shared_tiles(n: int, m: int, k: int) -> None:
+    kernel = gemm.build(8).compile(target="cuda", check=False, emulate=True)
+    rng = np.random.default_rng(n + m + k)
+    A, B, C = rng.random((n, k)), rng.random((k, m)), rng.random((n, m))
+    expected = C + A @ B
+    kernel(A=A, B=B, C=C)
+    np.testing.assert_allclose(C, expected, rtol=1e-12)
+
+
+def test_gemm_is_wrong_without_its_barriers() -> None:
+    """The emulator honours __syncthreads: the same source minus its barriers computes
+    garbage (threads read tile elements others have not loaded yet)."""
+    comp = gemm.build(8)
+    source = comp.codegen("cuda", check=False)
+    assert source.count("__syncthreads();") == 2
+    sig = signature(comp, comp.name)
+    opts: dict[str, Any] = {"openmp": True, "cflags": None, "cache_dir": None}
+    with_barriers = compile_kernel(source, sig, comp.name, emulate=True, **opts)
+    without = compile_kernel(
+        source.replace("__syncthreads();", ";"), sig, comp.name, emulate=True, **opts
+    )
+    rng = np.random.default_rng(7)
+    A, B = rng.random((13, 19)), rng.random((19, 17))
+    C1, C2 = np.zeros((13, 17)), np.zeros((13, 17))
+    with_barriers(A=A, B=B, C=C1)
+    without(A=A, B=B, C=C2)
+    np.testing.assert_allclose(C1, A @ B, rtol=1e-12)
+    assert not np.allclose(C2, A @ B)
+
+
+def test_gemm_shared_buffers_are_shared_and_not_arguments() -> None:
+    comp = gemm.build(4)
+    src = comp.codegen("cuda", check=False)
+    assert "__shared__ double sA[16];" in src
+    assert "__shared__ double sB[16];" in src
+    assert [a.name for a in signature(comp, comp.name).args] == ["K", "M", "N", "C", "A", "B"]
+
+
+# ----------------------------------------------------------------------------- SpMV
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize(
+    ("n", "m", "density", "empty"),
+    [
+        (0, 5, 0.1, ()),
+        (3, 0, 0.1, ()),
+        (1, 1, 1.0, ()),
+        (70, 40, 0.1, (0, 31, 69)),
+        (5, 5, 0.0, ()),
+    ],
+    ids=["no-rows", "no-columns", "one", "empty-rows", "all-empty"],
+)
+def test_spmv_one_row_per_thread(
+    n: int, m: int, density: float, empty: tuple[int, ...], index_dtype: str
+) -> None:
+    comp = spmv.build(32, index_dtype=index_dtype)
+    k = comp.compile(target="cuda", emulate=True)
+    A = csr(n, m, density, n + m, empty)
+    rng = np.random.default_rng(3)
+    x, y = rng.random(m), rng.random(n)
+    expected = y + A @ x
+    k(y=y, x=x, **csr_args(A, index_dtype=index_dtype))
+    np.testing.assert_allclose(y, expected, rtol=1e-12)
+
+
+def test_spmv_on_suitesparse(suitesparse_dir: Path) -> None:
+    import scipy.io
+
+    path = suitesparse_dir / "west0067.mtx"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    A = sp.csr_array(scipy.io.mmread(path))
+    k = spmv.build(32).compile(target="cuda", emulate=True)
+    x = np.random.default_rng(0).random(A.shape[1])
+    y = np.zeros(A.shape[0])
+    k(y=y, x=x, **csr_args(A))
+    np.testing.assert_allclose(y, A @ x, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- host code
+
+
+def test_host_statements_around_a_kernel_see_its_results() -> None:
+    """A host statement before the kernel and one after: copies go around each launch."""
+    comp = mixed_case()
+    k = comp.compile(target="cuda", emulate=True)
+    x = np.arange(21.0)
+    y, z = np.zeros(21), np.zeros(21)
+    k(x=x, y=y, z=z)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    np.testing.assert_array_equal(z, 3 * (2 * x + 1))
+
+
+def test_thread_nests_sharing_block_loops_are_separated_by_a_barrier() -> None:
+    """Two statements share the block loop but not the thread loops: the second reads what
+    other threads of the block wrote in the first, so the printer puts a barrier between."""
+    comp = two_nests_case()
+    src = comp.codegen("cuda")
+    assert src.count("__syncthreads();") == 1
+    k = comp.compile(target="cuda", emulate=True)
+    sig = signature(comp, comp.name)
+    opts: dict[str, Any] = {"openmp": False, "cflags": None, "cache_dir": None}
+    racy = compile_kernel(src.replace("__syncthreads();", ";"), sig, "two", emulate=True, **opts)
+    for n in (8, 13, 30):
+        x = np.arange(float(n))
+        u, y, y_racy = np.zeros(n), np.zeros(n), np.zeros(n)
+        k(x=x, u=u, y=y)
+        full = n // 8 * 8
+        expected = np.zeros(n)
+        expected[:full] = (2 * x[:full]).reshape(-1, 8)[:, ::-1].reshape(-1)
+        np.testing.assert_array_equal(y, expected)
+        racy(x=x, u=np.zeros(n), y=y_racy)
+        assert not np.array_equal(y_racy, expected)
+
+
+def test_thread_nests_of_different_rank_share_the_block() -> None:
+    """A 1-d thread nest next to a 2-d one runs on the threads with threadIdx.y == 0 only."""
+    comp = dims_case()
+    assert "if (threadIdx.y == 0)" in comp.codegen("cuda")
+    k = comp.compile(target="cuda", emulate=True)
+    for n in (3, 9):
+        x = np.arange(float(n))
+        c, A = np.zeros(n), np.zeros((n, 4))
+        k(x=x, c=c, A=A)
+        np.testing.assert_array_equal(c, np.ones(n))
+        np.testing.assert_array_equal(A, x[:, None] + np.arange(4))
+
+
+def test_two_kernels_in_one_function() -> None:
+    comp = pipe_case()
+    src = comp.codegen("cuda")
+    assert "void pipe_k0(" in src
+    assert "void pipe_k1(" in src
+    k = comp.compile(target="cuda", emulate=True)
+    x = np.arange(23.0)
+    y, z = np.zeros(23), np.zeros(23)
+    k(x=x, y=y, z=z)
+    np.testing.assert_array_equal(y, 2 * x)
+    np.testing.assert_array_equal(z, 2 * x + 1)
+
+
+# ----------------------------------------------------------------------------- GPU bridge
+
+
+class FakeGpu:
+    """A GpuRuntime whose "device" is host memory and whose launches are interpreted here:
+    it checks what the bridge passes (grid, block, argument values) without a GPU."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.memory: dict[int, ctypes.Array[ctypes.c_char]] = {}
+        self.launches: list[tuple[str, tuple[int, ...], tuple[int, ...], list[int]]] = []
+        self.copies: list[int] = []
+        self.kernels: list[str] = []
+
+    def load(self, source: str, kernels: Any) -> Any:
+        self.kernels = list(kernels)
+        return "module"
+
+    def malloc(self, nbytes: int) -> int:
+        buf = ctypes.create_string_buffer(nbytes)
+        self.memory[ctypes.addressof(buf)] = buf
+        return ctypes.addressof(buf)
+
+    def free(self, ptr: int) -> None:
+        del self.memory[ptr]
+
+    def copy(self, dst: int, src: int, nbytes: int, kind: int) -> None:
+        self.copies.append(kind)
+        ctypes.memmove(dst, src, nbytes)
+
+    def to_symbol(self, module: Any, symbol: str, src: int, nbytes: int, offset: int) -> None:
+        raise AssertionError("no constant memory here")
+
+    def launch(
+        self, module: Any, kernel: str, grid: Any, block: Any, args: Any, params: int
+    ) -> None:
+        values = [int.from_bytes(a, "little") for a in args]
+        self.launches.append((kernel, tuple(grid), tuple(block), values))
+        n, dst, src = values  # transpose: N, B (device), A (device)
+        assert dst in self.memory
+        assert src in self.memory
+        view = (ctypes.c_float * (n * n)).from_address
+        b = np.frombuffer(view(dst), dtype=np.float32).reshape(n, n)
+        a = np.frombuffer(view(src), dtype=np.float32).reshape(n, n)
+        b[...] = a.T
+
+    def synchronize(self) -> None:
+        pass
+
+
+def test_gpu_bridge_marshals_copies_and_launches() -> None:
+    comp = examples_case()
+    fake = FakeGpu()
+    k = comp.compile(target="cuda", gpu=fake)
+    assert k.mode == "fake"
+    assert fake.kernels == ["t_k0"]
+    A = np.random.default_rng(0).random((37, 37), dtype=np.float32)
+    B = np.zeros_like(A)
+    k(A=A, B=B)
+    np.testing.assert_array_equal(B, A.T)
+    ((name, grid, block, values),) = fake.launches
+    assert (name, grid, block, values[0]) == ("t_k0", (3, 3, 1), (16, 16, 1), 37)
+    assert fake.copies == [HOST_TO_DEVICE, HOST_TO_DEVICE, DEVICE_TO_HOST]
+    assert not fake.memory  # everything freed
+
+
+def test_gpu_bridge_reports_runtime_failures() -> None:
+    class Failing(FakeGpu):
+        def malloc(self, nbytes: int) -> int:
+            raise MemoryError("device full")
+
+    k = examples_case().compile(target="cuda", gpu=Failing())
+    A = np.zeros((4, 4), dtype=np.float32)
+    with pytest.raises(SpfError, match="cudaMalloc") as info:
+        k(A=A, B=np.zeros_like(A))
+    assert isinstance(info.value.__cause__, MemoryError)
+
+
+def test_bridge_source_compiles_kernels_as_host_stubs() -> None:
+    text = emulation_source(gemm.build(4).codegen("cuda", check=False), "g", bridge=True)
+    assert text.index("#define SPF_CUDA_BRIDGE 1") < text.index("spf_cuda_set_bridge")
+
+
+def test_unknown_gpu_runtime_is_named() -> None:
+    with pytest.raises(SpfError, match="unknown GPU runtime"):
+        examples_case().compile(target="cuda", gpu="opencl")
+
+
+# ----------------------------------------------------------------------------- examples
+
+
+@pytest.mark.parametrize("name", ["cuda_transpose", "cuda_gemm", "cuda_spmv"])
+def test_example_runs_emulated(name: str, tmp_path: Path) -> None:
+    env = {**os.environ, "SPF_CACHE_DIR": str(tmp_path / "cache"), "PYTHONWARNINGS": "error"}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "emulated on the CPU" in done.stdout
+
+
+@pytest.mark.requires_nvcc
+def test_nvcc_route_runs_on_a_gpu_or_says_why_not() -> None:
+    """``compile(target="cuda")`` with nvcc on PATH builds the whole .cu with nvcc; without a
+    usable GPU the call fails with the CUDA runtime's reason, not a crash."""
+    k = examples_case().compile(target="cuda")
+    assert k.mode == "nvcc"
+    assert "-Xcompiler -fPIC" in k.command
+    A = np.random.default_rng(0).random((20, 20), dtype=np.float32)
+    B = np.zeros_like(A)
+    try:
+        gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False).returncode
+    except OSError:
+        gpu = 1
+    if gpu == 0:
+        k(A=A, B=B)
+        np.testing.assert_array_equal(B, A.T)
+    else:
+        with pytest.raises(SpfError, match=r"CUDA kernel t \(nvcc\) failed: cudaMalloc"):
+            k(A=A, B=B)
+
+
+# ----------------------------------------------------------------------------- a real GPU
+
+
+@pytest.mark.requires_gpu
+def test_kernels_on_a_gpu() -> None:
+    rng = np.random.default_rng(0)
+    k = transpose.build(16).compile(target="cuda")
+    A = rng.random((100, 100), dtype=np.float32)
+    B = np.zeros_like(A)
+    k(A=A, B=B)
+    np.testing.assert_array_equal(B, A.T)
+    g = gemm.build(8).compile(target="cuda", check=False)
+    A2, B2, C2 = rng.random((37, 29)), rng.random((29, 41)), np.zeros((37, 41))
+    g(A=A2, B=B2, C=C2)
+    np.testing.assert_allclose(C2, A2 @ B2, rtol=1e-10)
+    s = spmv.build(32).compile(target="cuda")
+    M = csr(300, 200, 0.05, 1, (5, 100))
+    x, y = rng.random(200), np.zeros(300)
+    s(y=y, x=x, **csr_args(M))
+    np.testing.assert_allclose(y, M @ x, rtol=1e-10)
