@@ -18,13 +18,14 @@ APT_PACKAGES := dot=graphviz mpicc=openmpi-bin,libopenmpi-dev
 SUDO := $(shell if [ "$$(id -u)" -eq 0 ]; then echo; \
 	elif command -v sudo >/dev/null 2>&1; then echo sudo; else echo none; fi)
 
-.PHONY: help sysdeps venv demo test lint format typecheck bench clean distclean
+.PHONY: help sysdeps venv demo test lint format typecheck bench docs clean distclean
 
 help:
 	@echo "make demo       set up (apt-get tools if missing, .venv) and run the demo"
 	@echo "make test       set up, then lint, typecheck and the test suite"
 	@echo "make lint       ruff check        make format     ruff format"
 	@echo "make typecheck  mypy --strict     make bench      benchmarks/{sets,deps,spmv}.py"
+	@echo "make docs       Sphinx HTML in docs/_build/html (warnings are errors)"
 	@echo "make clean      caches and build outputs (distclean also removes .venv)"
 
 # Missing commands -> their Debian packages; also python3-venv when `python3 -m venv` cannot
@@ -71,9 +72,10 @@ typecheck: venv
 	$(BIN)/mypy spf
 
 bench: venv
-	$(BIN)/python benchmarks/sets.py
-	$(BIN)/python benchmarks/deps.py
-	$(BIN)/python benchmarks/spmv.py
+	$(BIN)/python -m spf.bench $(BENCH_ARGS)
+
+docs: venv
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

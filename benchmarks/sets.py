@@ -1,75 +1,14 @@
-"""Baseline timings of the UF-aware set layer (``make bench``).
+"""Thin script: `python benchmarks/sets.py [--quick] [--json PATH] [--threads 1 2]`.
 
-Median of repeated runs, in milliseconds, for parsing, apply, compose and emptiness on the
-CSR SpMV domain, the forward-solve dependence set and a tiling relation. Later issues must
-not regress these. Writes ``benchmarks/results/sets.json`` beside the printed table.
+Runs the ``sets`` benchmark of :mod:`spf.bench` (``spf bench --only sets``); ``make bench`` runs
+them all.
 """
 
 from __future__ import annotations
 
-import json
-import statistics
-import time
-from collections.abc import Callable
-from pathlib import Path
+import sys
 
-import spf
-
-SPMV = "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}"
-FSOLVE = "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k) && j < i}"
-# flow dependence of u between two instances of the forward solve's update, carried by i
-FSOLVE_DEP = (
-    "{[i,k,j,ip,kp,jp]: 0 <= i < ip < N && rowptr(i) <= k < rowptr(i+1) && j = col(k) && "
-    "j < i && rowptr(ip) <= kp < rowptr(ip+1) && jp = col(kp) && jp < ip && i = jp}"
-)
-TWO_ROWS = (
-    "{[i,ip,k]: 0 <= i < ip < N && rowptr(i) <= k < rowptr(i+1) && "
-    "rowptr(ip) <= k < rowptr(ip+1)}"
-)
-SCHEDULE = "{[i,k,j] -> [0,i,0,k,0,j,0]}"
-TILE = "{[i,k,j] -> [i0,i1,k,j]: i = 4*i0 + i1 && 0 <= i1 < 4}"
-SHIFT = "{[i,k,j] -> [ii,k,j]: ii = i + 1}"
-
-
-def median_ms(fn: Callable[[], object], repeat: int = 30) -> float:
-    fn()  # warm up (first isl / sympy calls pay one-time costs)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
-
-
-def main() -> None:
-    ufs = {
-        "rowptr": spf.UF("rowptr", domain="{[i]: 0 <= i <= N}", monotonic="nondecreasing"),
-        "col": spf.UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}"),
-    }
-    spmv, fsolve = spf.Set(SPMV), spf.Set(FSOLVE)
-    sched, tile, shift = spf.Relation(SCHEDULE), spf.Relation(TILE), spf.Relation(SHIFT)
-    cases: list[tuple[str, Callable[[], object]]] = [
-        ("parse SpMV domain", lambda: spf.Set(SPMV)),
-        ("parse forward-solve domain", lambda: spf.Set(FSOLVE)),
-        ("parse tiling relation", lambda: spf.Relation(TILE)),
-        ("str(SpMV domain)", lambda: str(spf.Set(SPMV))),
-        ("apply schedule to SpMV", lambda: sched.apply(spmv)),
-        ("apply tiling to SpMV", lambda: tile.apply(spmv)),
-        ("apply shift to forward solve", lambda: shift.apply(fsolve)),
-        ("compose schedule . shift^-1", lambda: sched.compose(shift.inverse())),
-        ("compose tiling . shift", lambda: tile.compose(shift)),
-        ("is_empty SpMV domain", spmv.is_empty),
-        ("is_empty forward-solve dependence", spf.Set(FSOLVE_DEP, ufs=ufs).is_empty),
-        ("is_empty two CSR rows (empty)", spf.Set(TWO_ROWS, ufs=ufs).is_empty),
-    ]
-    results = {name: median_ms(fn) for name, fn in cases}
-    print("| operation | median ms |\n|---|---:|")
-    for name, ms in results.items():
-        print(f"| {name} | {ms:.2f} |")
-    out = Path(__file__).resolve().parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "sets.json").write_text(json.dumps(results, indent=2) + "\n")
-
+from spf.bench import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["--only", "sets", *sys.argv[1:]]))

@@ -1,0 +1,88 @@
+"""MKL's sparse inspector-executor SpMV through ctypes (``pip install mkl``), when installed.
+
+``mkl_sparse_d_create_csr`` on the caller's CSR arrays, ``mkl_sparse_set_mv_hint`` (many
+calls expected) and ``mkl_sparse_optimize`` (the inspector), then ``mkl_sparse_d_mv`` with
+``alpha = beta = 1`` (``y += A·x``, the executor). MKL is switched to its GNU threading layer
+first, so it runs on the same libgomp as spf's kernels; its thread count is set with
+``MKL_Set_Num_Threads``. ``sparse_dot_mkl`` is not used: it rebuilds the handle on every call,
+which is not the inspector-executor interface this comparison is about.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import time
+from typing import Any
+
+_NON_TRANSPOSE = 10
+_GENERAL = 20
+_LAYER_GNU = 3  # MKL_THREADING_GNU (0 Intel, 1 sequential, 2 PGI)
+
+
+class _Descr(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("mode", ctypes.c_int), ("diag", ctypes.c_int)]
+
+
+def load_mkl() -> tuple[Any, str] | tuple[None, str]:
+    """(libmkl_rt, where) or (None, why not)."""
+    lib_dir = os.path.join(sys.prefix, "lib")
+    names = [os.path.join(lib_dir, "libmkl_rt.so.3"), os.path.join(lib_dir, "libmkl_rt.so"),
+             "libmkl_rt.so.3", "libmkl_rt.so"]  # fmt: skip
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        lib.MKL_Set_Threading_Layer(_LAYER_GNU)
+        return lib, name
+    return None, "libmkl_rt not found (pip install mkl)"
+
+
+class MklCsr:
+    """One CSR matrix (int32 indices) as an optimized MKL handle."""
+
+    def __init__(self, lib: Any, args: dict[str, Any], calls: int = 1000) -> None:
+        self.lib = lib
+        n, m = int(args["N"]), int(args["M"])
+        self.keep = (args["rowptr"], args["col"], args["A"])
+        rp, col, a = self.keep
+        if rp.dtype.itemsize != 4 or col.dtype.itemsize != 4:
+            raise ValueError("MKL LP64 interface needs int32 indices")
+        p_int = ctypes.POINTER(ctypes.c_int32)
+        self.handle = ctypes.c_void_p()
+        self.descr = _Descr(_GENERAL, 0, 0)
+        rp_p = rp.ctypes.data_as(p_int)
+        end_p = ctypes.cast(rp.ctypes.data + 4, p_int)
+        status = lib.mkl_sparse_d_create_csr(
+            ctypes.byref(self.handle), 0, n, m, rp_p, end_p, col.ctypes.data_as(p_int),
+            a.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+        )  # fmt: skip
+        self._ok(status, "create_csr")
+        t0 = time.perf_counter()
+        self._ok(lib.mkl_sparse_set_mv_hint(self.handle, _NON_TRANSPOSE, self.descr, calls), "hint")
+        self._ok(lib.mkl_sparse_optimize(self.handle), "optimize")
+        self.optimize_s = time.perf_counter() - t0
+        lib.mkl_sparse_d_mv.argtypes = [
+            ctypes.c_int, ctypes.c_double, ctypes.c_void_p, _Descr,
+            ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
+        ]  # fmt: skip
+
+    @staticmethod
+    def _ok(status: int, what: str) -> None:
+        if status != 0:
+            raise RuntimeError(f"MKL {what} failed with status {status}")
+
+    def mv(self, x: Any, y: Any) -> None:
+        """``y += A·x``."""
+        status = self.lib.mkl_sparse_d_mv(
+            _NON_TRANSPOSE, 1.0, self.handle, self.descr, x.ctypes.data, 1.0, y.ctypes.data
+        )
+        if status != 0:
+            self._ok(status, "d_mv")
+
+    def close(self) -> None:
+        if self.handle:
+            self.lib.mkl_sparse_destroy(self.handle)
+            self.handle = ctypes.c_void_p()

@@ -1,0 +1,180 @@
+"""Python-side costs: a kernel call's overhead, ``compile`` cold and warm, codegen vs size.
+
+* Call overhead: ``spmv_csr`` on a 1-row matrix (the C work is a few nanoseconds), called with
+  ``check=False`` and ``check=True``, against the bare cffi call of the same library function.
+* ``comp.compile(openmp=True)``: cold (empty ``cache_dir``, in this process and in a fresh
+  interpreter that imported only ``spf`` and ``spf.kernels``) and warm (the same ``cache_dir``
+  again, in this process and in a fresh interpreter).
+* ``codegen`` (legality check, dependence analysis, scanning, printing) on chains of 10, 30
+  and 100 stencil statements (:func:`spf.bench.deps.stencil_chain`), with the growth exponent
+  between consecutive sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import spf.kernels
+from spf.bench.common import Context, Section
+from spf.bench.deps import stencil_chain
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+PROBE = """
+import json, sys, time
+import spf, spf.kernels
+comp = spf.kernels.spmv_csr()
+comp.stmt(0).parallelize("i")
+t0 = time.perf_counter()
+comp.compile(openmp=True, cache_dir=sys.argv[1])
+print(json.dumps({"first_s": time.perf_counter() - t0}))
+"""
+
+
+def per_call_us(fn: Callable[[], object], calls: int, repeat: int = 7) -> float:
+    """Median over ``repeat`` batches of microseconds per call."""
+    fn()
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        out.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(out)
+
+
+def call_overhead(ctx: Context, sec: Section) -> None:
+    comp = spf.kernels.spmv_csr()
+    kernel = comp.compile(cache_dir=str(ctx.work / "kernels"))
+    args: dict[str, Any] = {"A": np.array([2.0]), "rowptr": np.array([0, 1], dtype=np.int32),
+            "col": np.array([0], dtype=np.int32), "x": np.array([3.0]), "y": np.zeros(1),
+            "N": 1, "M": 1, "NNZ": 1}  # fmt: skip
+    ffi, lib = kernel_lib(kernel)
+    fn = getattr(lib, kernel.name)
+    fb = ffi.from_buffer
+    ct = {"float64": "double[]", "int32": "int32_t[]"}
+    arrays = {k: (ct[str(v.dtype)], v) for k, v in args.items() if isinstance(v, np.ndarray)}
+
+    def bare() -> None:  # what any Python caller pays: bind each array, call
+        b = {k: fb(t, v) for k, (t, v) in arrays.items()}
+        fn(1, 1, 1, b["col"], b["rowptr"], b["y"], b["A"], b["x"])
+
+    calls = 2000 if ctx.cfg.quick else 20000
+    ctx.rt.set_threads(1)
+    rows = {
+        "bare cffi call (bind 5 arrays + call)": per_call_us(bare, calls),
+        "kernel(..., check=False)": per_call_us(lambda: kernel(check=False, **args), calls),
+        "kernel(..., check=True) (default)": per_call_us(lambda: kernel(**args), calls // 4),
+    }
+    sec.line("### Kernel call overhead (spmv_csr, 1 x 1 matrix; microseconds per call)\n")
+    sec.table(["call", "us per call"], [[k, f"{v:.2f}"] for k, v in rows.items()])
+    over = rows["kernel(..., check=False)"]
+    sec.target("call overhead <= 5 us (check=False)", f"{over:.2f} us", over <= 5.0)
+    chk = rows["kernel(..., check=True) (default)"]
+    sec.target(
+        "call overhead <= 5 us (check=True)",
+        f"{chk:.2f} us",
+        chk <= 5.0,
+        "" if chk <= 5.0 else "check=True validates dtypes, shapes, UF facts, overlap per call",
+    )
+    sec.data["call_us"] = rows
+
+
+def kernel_lib(kernel: Any) -> tuple[Any, Any]:
+    """The cffi library behind a Kernel (loaded again, ABI mode)."""
+    import re
+
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(re.sub(r"\brestrict\b", "", kernel.signature) + ";")
+    return ffi, ffi.dlopen(str(kernel.path))
+
+
+def run_probe(cache_dir: str) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, cache_dir], capture_output=True, text=True, check=True
+    )
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["first_s"]
+
+
+def compile_times(ctx: Context, sec: Section) -> None:
+    def fresh() -> spf.Computation:
+        comp = spf.kernels.spmv_csr()
+        comp.stmt(0).parallelize("i")
+        return comp
+
+    own = str(ctx.work / "compile-own")
+    t0 = time.perf_counter()
+    fresh().compile(openmp=True, cache_dir=own)
+    cold_here = time.perf_counter() - t0
+    warm_here = []
+    for _ in range(5 if ctx.cfg.quick else 20):
+        comp = fresh()
+        t0 = time.perf_counter()
+        comp.compile(openmp=True, cache_dir=own)
+        warm_here.append(time.perf_counter() - t0)
+    cold, warm = [], []
+    for r in range(ctx.cfg.compile_runs):
+        d = str(ctx.work / f"probe{r}")
+        cold.append(run_probe(d))
+        warm.append(run_probe(d))
+    rows = {
+        "cold, in this process (empty cache_dir)": cold_here,
+        "cold, fresh interpreter (median)": statistics.median(cold),
+        "warm, same process (median)": statistics.median(warm_here),
+        "warm, fresh interpreter (median)": statistics.median(warm),
+    }
+    sec.line("### `comp.compile(openmp=True)` for parallel CSR SpMV (seconds)\n")
+    sec.table(["case", "seconds"], [[k, f"{v:.4f}"] for k, v in rows.items()])
+    c = rows["cold, fresh interpreter (median)"]
+    sec.target("compile cold <= 1.5 s (fresh interpreter)", f"{c:.3f} s", c <= 1.5)
+    for key in ("warm, same process (median)", "warm, fresh interpreter (median)"):
+        w = rows[key]
+        sec.target(f"compile {key.split(' (')[0]} <= 10 ms", f"{w * 1e3:.1f} ms", w <= 0.010)
+    sec.data["compile_s"] = rows
+
+
+def codegen_series(ctx: Context, sec: Section) -> None:
+    spf.Set("{[i]: 0 <= i < N}").is_empty()  # warm up isl
+    series: list[tuple[int, float]] = []
+    for n in ctx.cfg.codegen_sizes:
+        ctx.log(f"overhead: codegen of {n} statements")
+        comp = stencil_chain(n)
+        t0 = time.perf_counter()
+        comp.codegen("c")
+        series.append((n, time.perf_counter() - t0))
+    rows = []
+    worst = 0.0
+    for k, (n, s) in enumerate(series):
+        growth = "-"
+        if k:
+            n0, s0 = series[k - 1]
+            exp = math.log(s / s0) / math.log(n / n0)
+            worst = max(worst, exp)
+            growth = f"{exp:.2f}"
+        rows.append([str(n), f"{s:.3f}", growth])
+    sec.line("### `codegen('c')` on chains of stencil statements (seconds)\n")
+    sec.table(["statements", "seconds", "growth exponent vs previous"], rows)
+    big_n, big_s = series[-1]
+    sec.target(f"codegen of {big_n} statements <= 5 s", f"{big_s:.2f} s", big_s <= 5.0)
+    sec.target("codegen grows no faster than quadratically", f"exponent {worst:.2f}", worst <= 2.0)
+    sec.data["codegen_s"] = dict(series)
+
+
+def run(ctx: Context) -> Section:
+    sec = Section("overhead")
+    call_overhead(ctx, sec)
+    compile_times(ctx, sec)
+    codegen_series(ctx, sec)
+    return sec

@@ -1,0 +1,22 @@
+"""Sparse format transformations expressed with spf relations and generated inspectors.
+
+A format transformation here has three parts, all spf objects:
+
+* a :class:`~spf.sets.Relation` with uninterpreted functions from the source format's
+  iteration space to the target format's (CSR ``[i, k]`` to SELL ``[c, j, r]``);
+* inspector :class:`~spf.Computation` objects, written as spf statements and generated and
+  compiled by spf, that build the target format's index and value arrays from the source's;
+* the executor: a :class:`~spf.Computation` over the transformed iteration space, with the
+  target's index arrays as UFs, scheduled and compiled like any other.
+
+>>> from spf.formats import sell
+>>> fmt = sell(8, 32)
+>>> fmt.relation.in_arity, fmt.relation.out_arity
+(2, 3)
+"""
+
+from __future__ import annotations
+
+from spf.formats.sell_c_sigma import SellFormat, SellMatrix, sell
+
+__all__ = ["SellFormat", "SellMatrix", "sell"]

@@ -1,0 +1,53 @@
+"""spf.bench: the benchmark driver (``spf bench`` / ``make bench``) keeps working."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from spf.bench import BENCHMARKS, main
+from spf.bench.common import QUICK, Section
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_section_table_and_targets() -> None:
+    sec = Section("x")
+    sec.table(["code", "ms"], [["spf", "1.0"]])
+    sec.target("t", "0.9x", True)
+    assert sec.markdown[:3] == ["| code | ms |", "|---|---:|", "| spf | 1.0 |"]
+    assert sec.targets == [{"target": "t", "measured": "0.9x", "met": True, "note": ""}]
+
+
+def test_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--only", "nonexistent"])
+    assert main(["--threads", "2", "--only", "sets"]) == 2
+    assert "--threads must include 1" in capsys.readouterr().err
+
+
+def test_sets_quick_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.json"
+    assert main(["--quick", "--only", "sets", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| parse SpMV domain |" in text
+    doc = json.loads(out.read_text())
+    assert doc["quick"]
+    assert "sets" in doc["benchmarks"]
+
+
+@pytest.mark.slow
+def test_every_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "all.json"
+    assert QUICK.quick
+    assert main(["--quick", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert set(doc["benchmarks"]) == set(BENCHMARKS)
+    for needle in ("### SpMV", "spf SELL-8-256", "### DGEMM", "### Two-stage blur",
+                   "### Forward solve", "call overhead", "## Targets"):  # fmt: skip
+        assert needle in text, needle
+    assert all({"target", "measured", "met"} <= set(t) for t in doc["targets"])
