@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from spf.codegen.emitter import Emitter
@@ -83,6 +84,7 @@ class CPrinter:
         self.out = Emitter()
         self.macros = {s.name: s for s in program.stmts}
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
+        self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
 
     target = "c"
     """The target name used in messages."""
@@ -221,6 +223,10 @@ class CPrinter:
             args = ", ".join(expr(a) for a in n.args)
             if self.macros[n.stmt].operation is not None:
                 self.operation(n)
+            elif self._tile is not None and self._tile[0] == n.stmt:
+                red = self.macros[n.stmt].reduction
+                op = "*=" if red is not None and red.op == "*=" else "+="
+                self.out.line(f"{self._tile[1]} {op} {n.stmt}_value({args});")
             elif self._acc == n.stmt:
                 red = self.macros[n.stmt].reduction
                 assert red is not None
@@ -252,7 +258,79 @@ class CPrinter:
                 return None
         return body
 
+    def _tile_nest(self, n: For) -> tuple[list[tuple[str, int]], Call] | None:
+        """Loops ``n`` encloses as a perfect nest of constant-trip loops (``var`` from 0 to a
+        constant) around one ``+=``/``-=``/``*=`` reduction whose target does not change
+        across ``n``: ``[(var, trip), ...]`` outer first, and the call. The targets of one
+        ``n`` iteration then fit a small local array (``spf_tile``) that gcc keeps in
+        registers across ``n``: unroll-and-jam's scalar replacement (a register tile)."""
+        if n.tags or self._acc is not None or self._tile is not None:
+            return None
+        loops: list[tuple[str, int]] = []
+        body: Node = n.body
+        while True:
+            if isinstance(body, Block) and len(body.items) == 1:
+                body = body.items[0]
+            if not isinstance(body, For):
+                break
+            cond = body.cond
+            if not (body.init == Int(0) and body.step == 1 and isinstance(cond, Op)
+                    and cond.op in ("<", "<=") and cond.args[0] == Var(body.var)
+                    and isinstance(cond.args[1], Int)):  # fmt: skip
+                return None
+            loops.append((body.var, cond.args[1].value + (cond.op == "<=")))
+            body = body.body
+        if not loops or not isinstance(body, Call):
+            return None
+        macro = self.macros[body.stmt]
+        red = macro.reduction
+        if red is None or red.op not in ("+=", "-=", "*=") or macro.operation is not None:
+            return None
+        size = 1
+        for _, trip in loops:
+            size *= trip
+        if not 1 < size <= 512:
+            return None
+        for param, arg in zip(macro.params, body.args, strict=True):
+            if param in red.uses and n.var in set(expr_vars(arg)):
+                return None
+        return loops, body
+
+    def _tile_for(self, n: For, loops: list[tuple[str, int]], call: Call) -> None:
+        macro = self.macros[call.stmt]
+        red = macro.reduction
+        assert red is not None
+        dims = "".join(f"[{trip}]" for _, trip in loops)
+        cell = "spf_tile" + "".join(f"[{var}]" for var, _ in loops)
+        unit = "1" if red.op == "*=" else "0"
+
+        def nest(line: str) -> None:
+            with contextlib.ExitStack() as stack:
+                for var, trip in loops:
+                    self.out.line(f"for (int64_t {var} = 0; {var} < {trip}; {var}++)")
+                    stack.enter_context(self.out.indented())
+                self.out.line(line)
+
+        args = ", ".join(
+            expr(a) if p in red.uses else "0" for p, a in zip(macro.params, call.args, strict=True)
+        )
+        self.out.line("{")
+        with self.out.indented():
+            self.out.line(f"{red.ctype} spf_tile{dims};")
+            nest(f"{cell} = {unit};")
+            self._tile = (call.stmt, cell)
+            try:
+                self._plain_for(n)
+            finally:
+                self._tile = None
+            nest(f"{call.stmt}_target({args}) {red.op} {cell};")
+        self.out.line("}")
+
     def _for(self, n: For) -> None:
+        tile = self._tile_nest(n)
+        if tile is not None:
+            self._tile_for(n, *tile)
+            return
         call = self._invariant_reduction(n)
         if call is not None:
             red = self.macros[call.stmt].reduction
