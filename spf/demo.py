@@ -4,38 +4,26 @@
 2-D Poisson matrix of a 300 x 300 grid), builds CSR SpMV and the sparse forward solve,
 parallelizes the SpMV rows (legal: rows write disjoint ``y(i)``), generates C, compiles and
 runs it, checks the results against scipy, prints times against scipy, and writes the
-generated C and the computation summaries to the output folder (default ``out/``). It ends
-with the UF-aware set layer on the SpMV domain. Any failed check raises.
+generated C and the computation summaries to the output folder (default ``out/``). Then
+:mod:`spf.demo_more`: SELL-C-sigma SpMV through a generated inspector, the fused and folded
+blur, a scheduled DGEMM, and the HLS, CUDA and MPI backends. It ends with the UF-aware set
+layer on the SpMV domain. Any failed check raises.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import spf
-from spf import kernels, sparse
-
-
-def _median_ms(fns: dict[str, Callable[[], object]], repeat: int = 15) -> dict[str, float]:
-    """Interleaved repeats (the machine is shared and noisy), median per function."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for fn in fns.values():
-        fn()  # warm up
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {k: 1e3 * statistics.median(v) for k, v in times.items()}
+from spf import demo_more, kernels, sparse
 
 
 def _lower_with_diagonal(a: Any) -> Any:
@@ -79,7 +67,7 @@ def _spmv(a: Any, out: Path) -> list[tuple[str, float, float]]:
         y[:] = 0.0
         kernel(y=y, x=x, check=False, **args)
 
-    ms = _median_ms({"spf": run, "scipy": lambda: a @ x})
+    ms = demo_more.median_ms({"spf": run, "scipy": lambda: a @ x})
     return [("CSR SpMV (y = A x)", ms["spf"], ms["scipy"])]
 
 
@@ -102,7 +90,7 @@ def _forward_solve(a: Any, out: Path) -> list[tuple[str, float, float]]:
         raise AssertionError("generated forward solve differs from scipy")
     (out / "sptrsv_csr.c").write_text(kernel.source)
     (out / "sptrsv_csr.txt").write_text(str(comp) + "\n")
-    ms = _median_ms(
+    ms = demo_more.median_ms(
         {
             "spf": lambda: kernel(u=u, f=f, check=False, **args),
             "scipy": lambda: sps_linalg.spsolve_triangular(low, f, lower=True),
@@ -148,9 +136,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     if a.shape[0] == a.shape[1]:
         rows += _forward_solve(a, out)
         print()
-    print("| kernel | spf ms | scipy ms | scipy / spf |\n|---|---:|---:|---:|")
+    rows.append(demo_more.sell_spmv(a))
+    print()
+    demo_more.blur(out)
+    print()
+    rows.append(demo_more.gemm())
+    print()
+    demo_more.backends(out)
+    print()
+    print("| kernel | spf ms | other ms | other / spf |\n|---|---:|---:|---:|")
     for name, ours, theirs in rows:
-        print(f"| {name} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.1f}x |")
+        print(f"| {name} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x |")
     print()
     _sets()
     print(f"\ngenerated C, computation summaries and PDFGs (.dot, .svg) written to {out}/")
