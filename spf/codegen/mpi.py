@@ -8,8 +8,10 @@ adds what distributed memory needs:
 * **Rank binding.** A loop tagged ``distribute`` is not a loop: rank ``r`` runs the one
   iteration whose variable equals ``r`` (``const int64_t q = spf_rank;``), guarded by the loop's
   bounds (a rank outside them runs nothing). Accesses inside it index the rank's local arrays.
-  Where the scanner specialised a single iteration of the rank loop away (``q = 0`` split off
-  a range, or ``P == 1``), the calls of that piece are guarded by ``spf_rank == <value>``.
+  The scanner keeps a distributed loop of one iteration (``P == 1``, or ``q = 0`` split off a
+  range that starts at 1 for other statements) as a loop ``q = v .. v``
+  (:func:`spf.codegen.scan.hoist_kept_loops`), so it is bound the same way: only rank ``v``
+  runs it. A send or receive outside every distributed loop is refused.
 * **Communication** (``comp.send``/``comp.receive``: :class:`~spf.codegen.program.Operation`
   on a statement macro). A send is ``MPI_Isend``, a receive ``MPI_Irecv``, of ``count``
   elements starting at ``&buffer(index)``, to/from rank ``peer``, with one tag on ``comm``:
@@ -42,7 +44,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.c import PRELUDE, CPrinter, expr
-from spf.codegen.loop_ast import Call, For, If, Node, Var, walk
+from spf.codegen.loop_ast import Call, For, If, Node, walk
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
@@ -182,8 +184,6 @@ class MPIPrinter(CPrinter):
         }
         self.pending: set[str] = set()
         """Buffers with an operation that may not have completed at the current point."""
-        self.rank_arg = _rank_args(program)
-        """For each distributed statement, which of its iterators is the rank."""
         self._distributed_depth = 0
 
     # ------------------------------------------------------------------ translation unit
@@ -269,19 +269,13 @@ class MPIPrinter(CPrinter):
             super().node(n)
 
     def _call(self, n: Call) -> None:
-        k = self.rank_arg.get(n.stmt)
-        if k is not None and self._distributed_depth == 0:
-            # a distributed statement whose rank loop the scanner removed (one iteration):
-            # only the rank of that iteration runs it
-            self.out.line(f"if (spf_rank == {_paren(expr(n.args[k]))})")
-            with self.out.braces():
-                self._distributed_depth += 1
-                try:
-                    self._call(n)
-                finally:
-                    self._distributed_depth -= 1
-            return
         op = self.ops.get(n.stmt)
+        if op is not None and op.kind != "barrier" and self._distributed_depth == 0:
+            raise CodegenError(
+                f"target mpi: {op.kind} {n.stmt} is not inside a distributed loop, so every "
+                "rank would run all of its iterations; keep the first loop of the operation "
+                "distributed (comp.send/comp.receive distribute it)"
+            )
         if op is None:
             self._wait_if(self.touch[n.stmt])
             super().node(n)
@@ -363,25 +357,6 @@ class MPIPrinter(CPrinter):
 
     def _ops_under(self, n: Node) -> list[str]:
         return [m.stmt for m in walk(n) if isinstance(m, Call) and m.stmt in self.ops]
-
-
-def _rank_args(program: Program) -> dict[str, int]:
-    """Statement -> position of its rank iterator: send/receive by definition (the first),
-    other statements where a ``distribute`` loop of the tree passes its variable."""
-    out = {
-        s.name: 0
-        for s in program.stmts
-        if s.operation is not None and s.operation.kind in ("send", "receive")
-    }
-    for n in walk(program.body):
-        if isinstance(n, For) and "distribute" in n.tags:
-            for m in walk(n.body):
-                if isinstance(m, Call) and m.stmt not in out:
-                    for k, a in enumerate(m.args):
-                        if isinstance(a, Var) and a.name == n.var:
-                            out[m.stmt] = k
-                            break
-    return out
 
 
 def _buffer(op: Operation) -> str | None:

@@ -14,6 +14,16 @@ Full and partial tiles are scanned apart (:func:`separate`): the inner loops mad
 own, ``s0#k``) where those loops run their whole constant range or not, so the loops of full
 tiles and full vectors get constant bounds without ``min``/``max`` and a vector loop's
 remainder is a plain scalar loop. Calls name the statement again at the end.
+
+Loops of one iteration: isl drops a loop whose dimension has a single value where it is
+scanned (``P == 1``, or ``q = 0`` split off a range) and substitutes the value. Two kinds of
+loop must stay loops whatever their trip count: a ``distribute`` loop (the MPI printer binds
+it to the rank; without it every rank would run the iteration) and a loop some buffer is
+allocated in (``allocate_at``: :func:`spf.codegen.program.lower` puts the allocation in that
+loop). At each isl leaf, the values isl fixed at such positions are not substituted; the leaf
+is wrapped in a loop ``for (v = e; v <= e; v++)`` instead (:meth:`Scanner._keep_loops`), and
+:func:`hoist_kept_loops` lifts these wrappers out of later loops, guards and bindings and
+merges neighbours, so each sits where isl would have put the loop.
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ from spf.codegen.loop_ast import (
 )
 from spf.computation.dependences import padded
 from spf.computation.statement import is_constant
-from spf.errors import CodegenError
+from spf.errors import CodegenError, SpfError
 from spf.sets.linear import DT
 from spf.sets.view import uf_view
 
@@ -89,6 +99,7 @@ class Scanner:
         self.values: dict[str, UFValue] = {}
         self.keys: dict[tuple[str, tuple[Expr, ...]], str] = {}
         self.stmts: dict[str, StmtScan] = {}
+        self.alloc_positions = self._allocation_positions()
         for s in comp.stmts:
             for piece in separate(s, self._prepare(s), self.names):
                 self.stmts[piece.label] = piece
@@ -232,6 +243,7 @@ class Scanner:
                 "it runs (declare UF ranges, or keep loops whose bounds use a UF inside the "
                 "loops of its arguments)"
             ) from err
+        body = hoist_kept_loops(body)
         body = self._local_names(self._bind_all(sorted(top), body), frozenset(self.reserved))
         return map_node(self._stmt_names(body), _fold)
 
@@ -377,14 +389,15 @@ class Scanner:
             for k, v in enumerate(vals)
             if not (isinstance(v, Var) and v.name == self.names[a + k])
         }
+        group = [label] if last else group_of[label]
+        free = self._free_values(group, fixed)
         if last:
-            return self._call(label, fixed, scope)
-        group = group_of[label]
+            return self._keep_loops(self._call(label, free, scope), group, fixed, free)
         needed = set().union(*(self.stmts[s].needs for s in group))
         new = [v for v, info in self.values.items() if info.level == b and v in needed]
         inner = self._segment(seg + 1, group, scope | set(new), scope)
         inner = self._bind_all(new, inner)
-        return substitute(inner, fixed)
+        return self._keep_loops(substitute(inner, free), group, fixed, free)
 
     def _call(self, name: str, fixed: dict[str, Expr], scope: set[str]) -> Node:
         info = self.stmts[name]
@@ -412,6 +425,137 @@ class Scanner:
                     if t not in tags:
                         tags.append(t)
         return tuple(tags)
+
+    # --- loops of one iteration that must stay loops
+    def _kept(self, group: Sequence[str]) -> dict[int, tuple[str, ...]]:
+        """Positions where some statement of ``group`` needs a loop even when it has one
+        iteration (see the module docstring), with that position's tags."""
+        out: dict[int, tuple[str, ...]] = {}
+        for label in group:
+            info = self.stmts[label]
+            for pos, tags in info.tags.items():
+                if "distribute" in tags:
+                    out[pos] = tuple(dict.fromkeys((*out.get(pos, ()), *tags)))
+            for pos in self.alloc_positions.get(info.name, ()):
+                out.setdefault(pos, info.tags.get(pos, ()))
+        return out
+
+    def _free_values(self, group: Sequence[str], fixed: dict[str, Expr]) -> dict[str, Expr]:
+        """``fixed`` without the values of kept positions (their loops stay)."""
+        kept = {self.names[p] for p in self._kept(group)}
+        return {k: v for k, v in fixed.items() if k not in kept}
+
+    def _keep_loops(
+        self, body: Node, group: Sequence[str], fixed: dict[str, Expr], free: dict[str, Expr]
+    ) -> Node:
+        """Wrap ``body`` in a one-iteration loop ``v .. v`` for each kept position isl fixed to
+        a single value ``v`` (isl drops such loops). :func:`hoist_kept_loops` then lifts these
+        loops as far out as they can go."""
+        tags = self._kept(group)
+        for pos in sorted(tags, reverse=True):
+            var = self.names[pos]
+            if var in fixed and var not in free:
+                value = substitute_expr_values(fixed[var], free)
+                body = For(var, value, Op("<=", (Var(var), value)), 1, body, pos, tags[pos])
+        return body
+
+    def _allocation_positions(self) -> dict[str, set[int]]:
+        """Statement -> positions of the loops its buffers are allocated in (``allocate_at``)."""
+        from spf.computation.dependences import loop_position
+        from spf.schedule.commands import ROOT
+
+        out: dict[str, set[int]] = {}
+        for b in self.comp.buffers.values():
+            if b.allocation is None or b.allocation[1] is ROOT:
+                continue
+            owner, level = b.allocation
+            assert level is not ROOT
+            try:
+                pos = loop_position(self.comp, self.comp.stmt(owner), level)
+            except SpfError:  # the loop is gone: lower() reports it
+                continue
+            spaces = {b.name} | {
+                ds
+                for ds in self.comp.data_spaces
+                if (self.comp.storage_of(ds) or ("",))[0] == b.name
+            }
+            for s in self.comp.stmts:
+                touched = {d for d, _ in (*s.reads, *s.writes)}
+                outs = padded(s, self.width).out_vars
+                if touched & spaces and pos < len(outs) and not is_constant(outs[pos]):
+                    out.setdefault(s.name, set()).add(pos)
+        return out
+
+
+def substitute_expr_values(e: Expr, values: dict[str, Expr]) -> Expr:
+    return map_expr(e, lambda x: values.get(x.name) if isinstance(x, Var) else None)
+
+
+def is_loop_of_one(n: Node) -> bool:
+    """A one-iteration loop ``for (v = e; v <= e; v++)`` (made by :meth:`Scanner._keep_loops`;
+    isl never prints one)."""
+    return isinstance(n, For) and n.step == 1 and n.cond == Op("<=", (Var(n.var), n.init))
+
+
+def _same_loop_of_one(a: Node, b: Node) -> bool:
+    return (
+        isinstance(a, For)
+        and isinstance(b, For)
+        and is_loop_of_one(a)
+        and is_loop_of_one(b)
+        and (a.var, a.init, a.position) == (b.var, b.init, b.position)
+    )
+
+
+def hoist_kept_loops(n: Node) -> Node:
+    """Lift the one-iteration loops of :meth:`Scanner._keep_loops` out of the loops of
+    later positions, guards and bindings that do not use their variable, and merge neighbours
+    with the same value, so the loop sits where isl would have put it. Each move is exact:
+    a loop ``for (q = e; q <= e; q++)`` runs its body once, whatever encloses it."""
+    if isinstance(n, Block):
+        items: list[Node] = []
+        for item in (hoist_kept_loops(i) for i in n.items):
+            prev = items[-1] if items else None
+            if isinstance(prev, For) and isinstance(item, For) and _same_loop_of_one(prev, item):
+                tags = tuple(dict.fromkeys((*prev.tags, *item.tags)))
+                items[-1] = replace(prev, body=_join(prev.body, item.body), tags=tags)
+            else:
+                items.append(item)
+        return items[0] if len(items) == 1 and is_loop_of_one(items[0]) else Block(tuple(items))
+    if isinstance(n, If):
+        then = hoist_kept_loops(n.then)
+        orelse = None if n.orelse is None else hoist_kept_loops(n.orelse)
+        if (
+            isinstance(then, For)
+            and is_loop_of_one(then)
+            and (orelse is None or _same_loop_of_one(then, orelse))
+            and then.var not in set(expr_vars(n.cond))
+        ):
+            other = None if not isinstance(orelse, For) else orelse.body
+            tags = then.tags if not isinstance(orelse, For) else (*then.tags, *orelse.tags)
+            return replace(then, body=If(n.cond, then.body, other), tags=tuple(dict.fromkeys(tags)))
+        return If(n.cond, then, orelse)
+    if isinstance(n, (For, Bind)):
+        body = hoist_kept_loops(n.body)
+        outer = replace(n, body=body)
+        if not (isinstance(body, For) and is_loop_of_one(body)):
+            return outer
+        if isinstance(n, For) and n.position <= body.position:
+            return outer
+        bound = {n.var}
+        used: set[str] = set()
+        for e in (n.init, n.cond) if isinstance(n, For) else n.args:
+            used |= set(expr_vars(e))
+        if body.var in used or bound & set(expr_vars(body.init)):
+            return outer
+        return replace(body, body=replace(n, body=body.body))
+    return n
+
+
+def _join(a: Node, b: Node) -> Node:
+    left = a.items if isinstance(a, Block) else (a,)
+    right = b.items if isinstance(b, Block) else (b,)
+    return Block((*left, *right))
 
 
 def _fold(e: Expr) -> Expr | None:

@@ -287,7 +287,9 @@ def make_placement(
         raise SpfError(
             f"{where}: the index {_show(index)} is not a function of the element of {ds!r} the "
             f"statement writes ({ds}({', '.join(write.out_vars)}) is written by iterations that "
-            f"the index puts in different places); index the buffer by the written element"
+            f"the index puts in different places); index the buffer by the written element "
+            f"(a per-tile buffer of a compute_at producer: the element modulo the tile's extent, "
+            f"e.g. ['i % 6', 'j % 8'], with allocate_at the tile loop)"
         )
     exprs = _pretty(exprs, index, write, its, ts, mapping, dom)
     relation = _coord_relation(ts, exprs, ufs)

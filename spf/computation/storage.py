@@ -34,6 +34,7 @@ from spf.computation.dependences import (
     same_rank,
 )
 from spf.computation.layout import layout_of
+from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError
 from spf.schedule.commands import ROOT
 
@@ -186,14 +187,18 @@ def check_storage(comp: Computation) -> None:
         writes = [a for a in accs if a.kind == "write" and a.space in placements]
         reads = [a for a in accs if a.kind == "read" and a.space in placements]
         for r in reads:
-            for w2 in (w for w in writes if w.space == r.space):
-                _check_scope(comp, buffer, w2, r)
+            mine = [w for w in writes if w.space == r.space]
+            for w2 in mine:
+                _check_scope(comp, buffer, w2, r, mine)
                 for w1 in writes:
                     _check_triple(comp, buffer, w1, w2, r)
 
 
-def _check_scope(comp: Computation, buffer: str, w: _Acc, r: _Acc) -> None:
-    """A value must not flow between two allocations of its buffer."""
+def _check_scope(comp: Computation, buffer: str, w: _Acc, r: _Acc, writers: list[_Acc]) -> None:
+    """A value must not flow between two allocations of its buffer: a read of an element
+    written in an earlier allocation is refused unless the element is written again in the
+    reader's allocation before the read (then the read sees that value: ``compute_at`` with a
+    per-tile buffer recomputes a halo in every tile)."""
     pos = _scope(comp, buffer)
     if pos is None:
         return
@@ -203,15 +208,91 @@ def _check_scope(comp: Computation, buffer: str, w: _Acc, r: _Acc) -> None:
     tw, tr = _times(comp, w.stmt, xw), _times(comp, r.stmt, xr)
     if flow.is_empty() or tw is None or tr is None:
         return
+    early = None
     for d in range(pos + 1):
-        if not flow.intersect(_constraint(xw + xr, _lex(tw, tr, d))).is_empty():
-            loop = _loop_name(r.stmt, comp.schedule_width(), pos) or f"position {pos}"
-            raise IllegalScheduleError(
-                f"illegal data layout: {r.stmt.name} reads {r.space!r} (stored in buffer "
-                f"{buffer!r}, allocated inside loop {loop!r}) written by {w.stmt.name} in an "
-                "earlier iteration of that loop, whose allocation is gone; allocate the buffer "
-                "at an outer level"
-            )
+        piece = flow.intersect(_constraint(xw + xr, _lex(tw, tr, d)))
+        if not piece.is_empty():
+            early = piece if early is None else early.union(piece)
+    if early is None:
+        return
+    keep = list(range(len(xw), len(xw) + len(xr)))
+    stale = _project(early, keep, xr)
+    if not stale.is_subset(_rewritten(comp, r, writers, xr, tr, pos, taken)):
+        loop = _loop_name(r.stmt, comp.schedule_width(), pos) or f"position {pos}"
+        raise IllegalScheduleError(
+            f"illegal data layout: {r.stmt.name} reads {r.space!r} (stored in buffer "
+            f"{buffer!r}, allocated inside loop {loop!r}) written by {w.stmt.name} in an "
+            "earlier iteration of that loop, whose allocation is gone; allocate the buffer "
+            "at an outer level"
+        )
+
+
+def _rewritten(
+    comp: Computation,
+    r: _Acc,
+    writers: list[_Acc],
+    xr: list[str],
+    tr: tuple[str, ...],
+    pos: int,
+    taken: set[str],
+) -> Set:
+    """The instances of ``r`` (over ``xr``) whose element some writer writes earlier in the
+    same allocation (the same values of the schedule up to ``pos``)."""
+    width = comp.schedule_width()
+    out = _constraint(xr, ["false"])
+    for w in writers:
+        xw = _names(w.stmt, "v", taken)
+        tw = _times(comp, w.stmt, xw)
+        if tw is None:
+            continue
+        pairs = same_element(w.stmt, w.logical, r.stmt, r.logical, xw, xr)
+        same = [f"{tw[k]} = {tr[k]}" for k in range(pos + 1)]
+        for d in range(pos + 1, width):
+            piece = pairs.intersect(_constraint(xw + xr, same + _lex(tw, tr, d)[pos + 1 :]))
+            if not piece.is_empty():
+                keep = list(range(len(xw), len(xw) + len(xr)))
+                out = out.union(_project(piece, keep, xr))
+    return out
+
+
+def same_allocation(
+    comp: Computation, space: str, src: Stmt, snk: Stmt, pairs: Set, xs: list[str], ys: list[str]
+) -> Set:
+    """Memory-based dependences through a buffer allocated inside a loop (``allocate_at``):
+    each iteration of that loop has its own buffer, so instances of two statements inside the
+    loop touch the same memory only in the same iteration (``pairs`` over ``xs + ys``
+    restricted to equal schedule values up to the loop). A value never flows between
+    allocations (:func:`check_storage` refuses such a layout). ``space`` is a data space or
+    a buffer; pairs of statements not both inside the loop are kept (sound)."""
+    buffers = comp.buffers
+    where = comp.storage_of(space)
+    buffer = space if space in buffers else (where[0] if where is not None else None)
+    if buffer is None or buffer not in buffers:
+        return pairs
+    pos = _scope(comp, buffer)
+    if pos is None:
+        return pairs
+    ta, tb = _times(comp, src, xs), _times(comp, snk, ys)
+    if ta is None or tb is None or not (_inside(comp, src, buffer) and _inside(comp, snk, buffer)):
+        return pairs
+    return pairs.intersect(_constraint(xs + ys, [f"{ta[k]} = {tb[k]}" for k in range(pos + 1)]))
+
+
+def _inside(comp: Computation, stmt: Stmt, buffer: str) -> bool:
+    """Whether ``stmt`` runs inside the loop ``buffer`` is allocated in (the allocating
+    statement's constants before it, and a loop at its position)."""
+    b = comp.buffers[buffer]
+    assert b.allocation is not None
+    owner = comp.stmt(b.allocation[0])
+    pos = _scope(comp, buffer)
+    assert pos is not None
+    width = comp.schedule_width()
+    mine, theirs = padded(stmt, width).out_vars, padded(owner, width).out_vars
+    if is_constant(mine[pos]):
+        return False
+    return all(mine[k] == theirs[k] for k in range(0, pos, 2) if is_constant(theirs[k])) and all(
+        not is_constant(mine[k]) for k in range(1, pos, 2)
+    )
 
 
 def _check_triple(comp: Computation, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -> None:
@@ -223,6 +304,12 @@ def _check_triple(comp: Computation, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -
     if alias is None:
         return
     flow = same_element(r.stmt, r.logical, w2.stmt, w2.logical, x3b, x2)
+    pos = _scope(comp, buffer)
+    tq, tw = _times(comp, r.stmt, x3b), _times(comp, w2.stmt, x2)
+    if pos is not None and tq is not None and tw is not None:
+        # values flow only within one allocation (_check_scope): a write of the element in an
+        # earlier allocation is not the value the read sees
+        flow = flow.intersect(_constraint(x3b + x2, [f"{tq[k]} = {tw[k]}" for k in range(pos + 1)]))
     if flow.is_empty():
         return
     names = x1 + x3 + x3b + x2

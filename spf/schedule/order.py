@@ -5,8 +5,11 @@
 constants at the even (2d+1) positions up to that depth and ``o``'s next constant plus one,
 and keeps the rest of its schedule. When another statement already sits there, every
 statement from that slot on (same outer constants) moves one slot later, so statements left
-unordered keep their order. An ``after`` that breaks an earlier ``after`` of the same
-statement (two conflicting predecessors) raises ``SpfError`` naming both.
+unordered keep their order. Statements fused into ``s``'s loops by earlier orders (``t.after(s,
+level)`` sharing more loops than the new order does, and theirs in turn) move with ``s``: ordering
+a statement before the first statement of a fused nest moves the nest, not just its first
+statement. An ``after`` that breaks an earlier ``after`` of the same statement (two conflicting
+predecessors) raises ``SpfError`` naming both.
 """
 
 from __future__ import annotations
@@ -80,10 +83,11 @@ def place_after(
             f"{q}: {states[cmd.other].schedule}"
         )
     prefix, slot = theirs[:-1], int(theirs[-1] or 0) + 1
+    moving = fused_with(stmt, n, states, orders) - {cmd.other}
     peers: dict[str, int] = {}
     for name, st in states.items():
         vals = _constants(st.schedule.out_vars, q)
-        if name != stmt and vals[:-1] == prefix and vals[-1] is not None:
+        if name not in moving and vals[:-1] == prefix and vals[-1] is not None:
             peers[name] = vals[-1]
     updates: dict[str, State] = {}
     if slot in peers.values():
@@ -92,10 +96,48 @@ def place_after(
                 st = states[name]
                 updates[name] = State(set_constants(st.schedule, {q: v + 1}), st.tags)
     values = {2 * k: int(c or 0) for k, c in enumerate(prefix)} | {q: slot}
-    own = states[stmt]
-    updates[stmt] = State(set_constants(own.schedule, values), own.tags)
-    _check_orders(stmt, cmd, {**states, **updates}, orders)
+    for name in sorted(moving):
+        own = states[name]
+        updates[name] = State(set_constants(own.schedule, values), own.tags)
+    new_states = {**states, **updates}
+    for name in [stmt, *sorted(moving - {stmt})]:
+        _check_orders(name, cmd if name == stmt else None, stmt, new_states, orders)
     return updates
+
+
+def _latest(orders: Sequence[tuple[str, After]]) -> list[tuple[str, After]]:
+    """The orders in force: a later order of the same pair replaces an earlier one."""
+    seen: set[frozenset[str]] = set()
+    out: list[tuple[str, After]] = []
+    for succ, cmd in reversed(orders):
+        pair = frozenset((succ, cmd.other))
+        if pair not in seen:
+            seen.add(pair)
+            out.append((succ, cmd))
+    return out[::-1]
+
+
+def fused_with(
+    stmt: str, n: int, states: Mapping[str, State], orders: Sequence[tuple[str, After]]
+) -> set[str]:
+    """``stmt`` and the statements ordered after it (transitively) inside more than ``n`` of
+    its loops: the nest that moves with ``stmt`` when ``stmt`` is ordered at depth ``n``."""
+    group = {stmt}
+    todo = [stmt]
+    latest = _latest(orders)
+    while todo:
+        pred = todo.pop()
+        for succ, cmd in latest:
+            if cmd.other != pred or succ in group or succ not in states:
+                continue
+            try:
+                shared = shared_loops(succ, cmd, states)
+            except SpfError:
+                continue  # its loop no longer exists: not fused any more
+            if shared > n and _holds(states[succ], states[pred], shared):
+                group.add(succ)
+                todo.append(succ)
+    return group
 
 
 def _holds(succ: State, pred: State, n: int) -> bool:
@@ -110,25 +152,39 @@ def _holds(succ: State, pred: State, n: int) -> bool:
 
 
 def _check_orders(
-    stmt: str, cmd: After, states: Mapping[str, State], orders: Sequence[tuple[str, After]]
+    name: str,
+    cmd: After | None,
+    stmt: str,
+    states: Mapping[str, State],
+    orders: Sequence[tuple[str, After]],
 ) -> None:
-    seen = {frozenset((stmt, cmd.other))}
+    """Every earlier order involving ``name`` still holds (``cmd``: the new order of ``name``,
+    which replaces an earlier one of the same pair; None for a statement that moved with
+    ``stmt``)."""
+    seen = {frozenset((name, cmd.other))} if cmd is not None else set()
     for succ, earlier in reversed(orders):  # a later order of the same pair replaces one
         pair = frozenset((succ, earlier.other))
         if pair in seen:
             continue
         seen.add(pair)
-        if stmt not in pair or succ not in states or earlier.other not in states:
+        if name not in pair or succ not in states or earlier.other not in states:
             continue
         try:
             n = shared_loops(succ, earlier, states)
         except SpfError:
             continue  # its loop no longer exists: nothing to compare
         if not _holds(states[succ], states[earlier.other], n):
-            partner = earlier.other if succ == stmt else succ
+            partner = earlier.other if succ == name else succ
+            if cmd is None:
+                raise SpfError(
+                    f"after: {name} runs inside the loops of {stmt} and moves with it, which "
+                    f"breaks the earlier {succ}.after({earlier.other!r}, {earlier.level!r}) "
+                    f"({partner} would stay behind); order {stmt} before giving {succ} that "
+                    "predecessor (conflicting predecessors)"
+                )
             raise SpfError(
-                f"after: running {stmt} right after {cmd.other} at level {cmd.level!r} breaks "
+                f"after: running {name} right after {cmd.other} at level {cmd.level!r} breaks "
                 f"the earlier {succ}.after({earlier.other!r}, {earlier.level!r}); "
-                f"{stmt} cannot be ordered against both {cmd.other} and {partner} this way "
+                f"{name} cannot be ordered against both {cmd.other} and {partner} this way "
                 "(conflicting predecessors)"
             )

@@ -70,8 +70,13 @@ def test_signature_takes_the_communicator_first() -> None:
     assert re.search(r"void mpi_blur\(MPI_Comm comm, int64_t NL, int64_t P, int64_t W, ", src)
     assert "const int64_t q = spf_rank;" in src
     assert "MPI_Comm_rank(comm, &spf_rank);" in src
-    # the scanner drops the rank loop when P == 1: only rank 0 runs that iteration
-    assert "if (spf_rank == 0)" in src
+    # P == 1 gives a rank loop of one iteration, which stays a rank loop: only rank 0 runs it
+    body = src[src.index("void mpi_blur(") :]
+    assert body.count("const int64_t q = spf_rank;") == 2, body
+    assert "if (q >= 0 && q <= 0)" in body
+    assert body.count("stage1(q, i, j);") == 2
+    assert "spf_rank ==" not in body
+    assert "stage1(0" not in body
 
 
 def test_exchange_is_posted_then_waited_before_the_first_reader() -> None:
@@ -162,7 +167,9 @@ def test_results_on_real_ranks_match_the_sequential_run(
     assert done.returncode == 0, output[-6000:]
     for rank in range(ranks):
         assert f"rank {rank} ok: all" in output, output[-6000:]
-        for check in ("dscale", "blur nl=5 w=7", "spmv n=37 m=29 int32", "spmv n=40 m=41 int64"):
+        checks = ["dscale", "blur nl=5 w=7", "spmv n=37 m=29 int32", "spmv n=40 m=41 int64"]
+        checks += [f"shift P={p} n=7" for p in {1, 2, ranks}] + [f"shift P={ranks} n=0"]
+        for check in checks:
             assert f"rank {rank} ok: {check}" in output, output[-6000:]
 
 
@@ -254,6 +261,7 @@ def _overlap_source(stored: bool) -> str:
 @pytest.mark.parametrize("stored", [False, True])
 def test_statements_on_other_data_overlap_with_the_exchange(stored: bool) -> None:
     body = _overlap_source(stored)
+    body = body[body.index("if (q >= 1 && q < P)") :]  # the ranks that receive (rank 0 does not)
     names = [f"s{k}" for k in range(4)] if stored else ["s0", "s1", "s2"]
     recv, other, use = (body.index(f"{n}(q") for n in names[-3:])
     wait = body.index("spf_mpi_waitall(&spf_mpi);")
@@ -274,3 +282,78 @@ def test_nested_distributed_loops_are_refused() -> None:
     s.distribute("q").distribute("r")
     with pytest.raises(CodegenError, match="inside another distributed loop"):
         comp.codegen("mpi", check=False)
+
+
+def _shift() -> spf.Computation:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mpi_shift", PROGS / "mpi_shift.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    comp: spf.Computation = module.shift()
+    return comp
+
+
+def _rank_loops_above_calls(node: object, inside: tuple[str, ...] = ()) -> dict[str, set[tuple]]:
+    """For each statement call: the variables of the ``distribute`` loops around it."""
+    from spf.codegen.loop_ast import Bind, Block, Call, For, If
+
+    out: dict[str, set[tuple]] = {}
+
+    def visit(n: object, inside: tuple[str, ...]) -> None:
+        if isinstance(n, Call):
+            out.setdefault(n.stmt, set()).add(inside)
+        elif isinstance(n, Block):
+            for item in n.items:
+                visit(item, inside)
+        elif isinstance(n, For):
+            visit(n.body, (*inside, n.var) if "distribute" in n.tags else inside)
+        elif isinstance(n, If):
+            visit(n.then, inside)
+            if n.orelse is not None:
+                visit(n.orelse, inside)
+        elif isinstance(n, Bind):
+            visit(n.body, inside)
+
+    visit(node, inside)
+    return out
+
+
+def test_rank_loops_of_one_iteration_stay_rank_loops() -> None:
+    """``q = 0`` (no receive there) and ``P == 1`` are rank loops of one iteration: the scanner
+    keeps them as loops, so only that rank runs them (isl alone would drop the loop and every
+    rank would run the iteration)."""
+    from spf.codegen.program import lower
+
+    comp = _shift()
+    sites = _rank_loops_above_calls(lower(comp).body)
+    assert set(sites) == {"s0", "s1", "copy", "add"}
+    assert all(paths == {("q",)} for paths in sites.values()), sites
+    src = comp.codegen("mpi")
+    body = src[src.index("void shift(") :]
+    assert body.count("const int64_t q = spf_rank;") == 4, body
+    assert body.count("if (q >= 0 && q <= 0)") == 2, body  # q = 0 when P >= 2, and P == 1
+    assert "if (q >= 1 && q < P)" in body
+    assert "spf_rank ==" not in body
+    assert "copy(0" not in body
+    assert "add(q, i);" in body
+    assert body.count("add(q, i);") == 3
+    assert comp.loop_structure().count("for q [distribute]:") == 4
+
+
+def test_rank_loop_of_one_iteration_is_a_loop_for_target_c() -> None:
+    comp = spf.Computation("one")
+    comp.add_data_space("a", "double", shape=("N",))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$a$(i) = $a$(i) + 1.0;", "{[q,i]: 0 <= q < 1 && 0 <= i < N}", "{[q,i]->[0,q,0,i,0]}"
+        )
+    )
+    s.distribute("q")
+    assert comp.loop_structure() == "for q [distribute]:\n  for i:\n    s0"
+    assert "for (int64_t q = 0; q <= 0; q++)" in comp.codegen("c")
+    mpi = comp.codegen("mpi")
+    assert "const int64_t q = spf_rank;" in mpi
+    assert "if (q >= 0 && q <= 0)" in mpi

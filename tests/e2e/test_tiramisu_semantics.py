@@ -567,3 +567,94 @@ def test_random_sequences_are_mostly_legal() -> None:
         except IllegalScheduleError:
             pass
     assert legal >= len(CASES) // 2
+
+
+# ------------------------------------------------ blur: compute_at into a per-tile buffer
+def tiled_blur(buffer: bool, parallel: bool) -> Computation:
+    """Tiramisu's blur: ``bx`` computed at the consumer's 4x8 tile (``j0``) and, with
+    ``buffer``, stored in a 6x8 buffer allocated in each iteration of the tile loop ``i0``
+    (a tile reads rows ``4*i0 .. 4*i0+5`` and columns ``8*j0 .. 8*j0+7`` of ``bx``: six
+    consecutive rows and eight consecutive columns are distinct modulo 6 and 8)."""
+    comp = kernels.blur2d()
+    s_bx, s_out = comp.stmts
+    s_out.tile("i", "j", 4, 8, "i0", "j0", "i1", "j1")
+    s_bx.compute_at(s_out, "j0")
+    if buffer:
+        buf = comp.add_buffer("tile_bx", (6, 8), "double", scope="stack")
+        s_bx.store_in(buf, ["i % 6", "j % 8"])
+        buf.allocate_at(s_out, "i0")
+    if parallel:
+        s_out.parallelize("i0")
+    return comp
+
+
+BLUR_SIZES = [(11, 13), (6, 10), (3, 3), (20, 19), (4, 11), (7, 3)]
+"""Odd sizes: partial tiles in both dimensions, one tile (``N - 2 <= 4``), one column."""
+
+
+def test_blur_compute_at_into_a_per_tile_buffer(cache: Path) -> None:
+    comp = tiled_blur(buffer=True, parallel=False)
+    comp.check_legality()  # the halo rows are written again in each tile's own buffer
+    kernel = build(comp, cache)
+    assert "bx" not in kernel.signature  # bx lives in the per-tile buffer only
+    body = kernel.source[kernel.source.index("void blur2d(") :]
+    # every nest allocates the buffer inside its i0 loop (a loop of one iteration included)
+    assert body.count("double tile_bx[48];") == body.count("for (int64_t i0 = ")
+    assert body.index("for (int64_t i0 = ") < body.index("double tile_bx[48];")
+    for n, m in BLUR_SIZES:
+        img, _, out_want = blur_data(n, m)
+        out = np.full((n - 2, m - 2), -1.0)
+        kernel(out=out, img=img)
+        assert np.allclose(out, out_want), (n, m)
+        out2 = np.zeros((n - 2, m - 2))
+        comp.interpret(out=out2, img=img)
+        assert np.allclose(out2, out_want), (n, m)
+    back = Computation.from_json(comp.to_json())
+    assert back.codegen() == comp.codegen()
+
+
+def test_parallel_tiles_need_the_per_tile_buffer() -> None:
+    comp = tiled_blur(buffer=False, parallel=True)
+    with pytest.raises(IllegalScheduleError, match=r"loop 'i0'.*output dependence on 'bx'"):
+        comp.check_legality()
+
+
+def test_parallel_tiles_with_the_per_tile_buffer_run_right(cache: Path) -> None:
+    comp = tiled_blur(buffer=True, parallel=True)
+    kernel = build(comp, cache, check=False)
+    body = kernel.source[kernel.source.index("void blur2d(") :]
+    pragma = body.index("#pragma omp parallel for")
+    assert pragma < body.index("for (int64_t i0 = ") < body.index("double tile_bx[48];")
+    for n, m in BLUR_SIZES:
+        img, _, out_want = blur_data(n, m)
+        out = np.full((n - 2, m - 2), -1.0)
+        kernel(out=out, img=img)
+        assert np.allclose(out, out_want), (n, m)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="dependences on a data space in a buffer allocated inside a loop are carried by "
+    "that loop until spf/computation/dependences.py applies storage.same_allocation",
+)
+def test_parallel_tiles_with_the_per_tile_buffer_are_legal() -> None:
+    comp = tiled_blur(buffer=True, parallel=True)
+    assert comp.is_parallel_legal("s1", "i0")
+    comp.check_legality()
+
+
+def test_a_value_from_an_earlier_allocation_is_refused() -> None:
+    """``b(i - 1)`` is read in iteration ``i`` of the loop its buffer is allocated in: that
+    value was written in the previous allocation and is not written again."""
+    comp = Computation("stale")
+    comp.add_data_space("b", "double", shape=("N",))
+    comp.add_data_space("c", "double", shape=("N",))
+    s0 = comp.add_stmt(Stmt("$b$(i) = 1.0 * i;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    s1 = comp.add_stmt(Stmt("$c$(i) = $b$(i - 1);", "{[i]: 1 <= i < N}", "{[i]->[1,i,0]}"))
+    s1.after(s0, "i")
+    buf = comp.add_buffer("bb", (2,), "double", scope="stack")
+    s0.store_in(buf, ["i % 2"])
+    comp.check_legality()  # one buffer for the whole function: fine
+    buf.allocate_at(s0, "i")
+    with pytest.raises(IllegalScheduleError, match=r"s1 reads 'b'.*allocation is gone"):
+        comp.check_legality()

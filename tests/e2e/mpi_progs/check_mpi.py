@@ -1,7 +1,8 @@
 """Run under ``mpiexec -n P`` by tests/e2e/test_mpi.py: every target-"mpi" check on real ranks.
 
 Each rank compares its result with the sequential one (numpy / scipy on the whole problem, and
-the sequential blur compiled for target "c") and prints ``rank <r> ok: <check>`` per check;
+the sequential blur compiled for target "c"; the shift of ``mpi_shift.py`` with rank loops
+of one iteration) and prints ``rank <r> ok: <check>`` per check;
 any failure raises, so the job exits non-zero. Rank 0 compiles each kernel first and the
 others then load it from the (shared, per-test) cache. Usage: ``check_mpi.py <repo root>``.
 """
@@ -23,6 +24,9 @@ from typing import TYPE_CHECKING
 import mpi_blur
 import mpi_dscale
 import mpi_spmv
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mpi_shift
 
 from spf.errors import ArgumentError
 
@@ -121,8 +125,27 @@ def check_spmv(n: int, m: int, index_dtype: str) -> None:
     ok(f"spmv n={n} m={m} {index_dtype}")
 
 
+def check_shift(p: int, n: int) -> None:
+    """Rank loops of one iteration (``q = 0`` split off the receive's ``1 <= q < P``, and the
+    whole loop when ``P == 1``) run on their rank only."""
+    kernel = compiled(mpi_shift.shift)
+    x, h, y = mpi_shift.inputs(RANK, n)
+    h0, y0 = h.copy(), y.copy()
+    kernel(comm=COMM, x=x, h=h, y=y, P=p, N=n)
+    want = mpi_shift.expected(RANK, p, n)
+    if want is None:
+        assert np.array_equal(y, y0), f"shift P={p}: rank {RANK} >= P ran"
+        assert np.array_equal(h, h0), f"shift P={p}: rank {RANK} >= P received"
+    else:
+        assert np.allclose(y, want), f"shift P={p} n={n}: wrong y"
+    ok(f"shift P={p} n={n}")
+
+
 def main() -> None:
     check_dscale()
+    for p in sorted({SIZE, 1, 2}):
+        check_shift(p, 7)
+    check_shift(SIZE, 0)
     for nl, w in ((5, 7), (1, 3), (16, 33)):
         check_blur(nl, w)
     for n, m, dtype in ((37, 29, "int32"), (40, 41, "int64"), (3, 5, "int32"), (SIZE, 1, "int64")):
