@@ -15,6 +15,20 @@ extents are computed on the host from the loops' bounds (interval bounds over th
 enclosing gpu and block-level loops, so ``min``/``max`` and parameters are fine).
 Statements outside gpu loops run on the host.
 
+What the dependence check proves (``check_legality``, on unless ``check=False``): the
+printed kernel computes what the sequential loops mean when no dependence is carried by a
+gpu loop. Within one thread nest the threads run concurrently, which the ``gpu_thread`` tags
+claim; between thread nests, and between iterations of a sequential loop around them
+(``for bi, bj [blocks]: for kk: {thread nest; thread nest}``, the shared-tile GEMM of
+``examples/cuda_gemm.py``), the barriers give the sequential order. ``shared`` buffers have
+one copy per block and ``local`` ones one per thread (:mod:`spf.computation.dependences`), so
+they carry no dependence across gpu loops; every read of them must read what its own block
+(thread, in the same thread nest iteration) wrote earlier in the kernel, and kernels do not
+write ``constant`` memory. A
+``barrier_at`` inside thread loops (the textbook form, thread loops outside ``kk``) is
+printed, but its sequential meaning is not the GPU's, so the check refuses it: only
+``check=False`` prints it, on the user's responsibility.
+
 The host function ``int name(<the C signature>, const int64_t *spf_count)`` takes host
 pointers and the element count of each array argument (in signature order), allocates
 device memory, copies in what the kernels use, launches, copies out what they write, frees,

@@ -252,7 +252,7 @@ def signature(comp: Computation, fname: str) -> Signature:
                     name=b.name,
                     kind="data",
                     ctype=b.dtype,
-                    const=b.name not in written_buffers or b.scope == "constant",
+                    const=b.name not in written_buffers,
                     shape=b.shape,
                     rank=b.rank,
                 )

@@ -18,6 +18,20 @@ Distributed memory (Layer IV): statements with a ``distribute`` loop run each it
 on its own MPI rank with the rank's own arrays, so instances of two distributed statements on
 different ranks never touch the same element; data moves between ranks only through
 ``send``/``receive`` operations, which are ordered on each rank like any statement.
+
+Private memory: a ``shared`` buffer (and every data space stored in one) has one copy per gpu
+block of a kernel launch, a ``local`` one per gpu thread (:func:`private_group`), a buffer
+allocated inside a loop (``allocate_at``) one per iteration of it
+(:func:`spf.computation.storage.same_allocation`). ``dependences()`` relates only instances
+that touch the same copy, so none is carried by the gpu loops (the allocation loop). That is
+the GPU's meaning of the program when every read of such memory reads what its own copy
+received earlier (``check_gpu_memory``, and ``check_storage`` for allocations); the
+schedule must then still keep the order of the sequential program, in which each buffer is
+one array: ``check_legality`` checks it against ``compute_dependences(private=False)``.
+Within a gpu thread nest the threads run concurrently, which the ``gpu_thread`` tags claim
+and the parallel-tag check proves; thread nests one after another in a block (and the
+iterations of a sequential loop around them) are ordered by barriers (spf.codegen.cuda), as
+their sequential schedule orders them.
 """
 
 from __future__ import annotations
@@ -156,7 +170,11 @@ def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | 
     return None if is_constant(outs[d]) else outs[d]
 
 
-def compute_dependences(comp: Computation) -> list[Dependence]:
+def compute_dependences(comp: Computation, *, private: bool = True) -> list[Dependence]:
+    """Every dependence of ``comp``. Memory with one copy per gpu block or thread
+    (``shared``/``local``) or per iteration of the loop it is allocated in (``allocate_at``)
+    carries no dependence between copies; ``private=False`` treats every data space and
+    buffer as one array (the sequential program's view, which ``check_legality`` keeps)."""
     from spf.computation.storage import storage_dependences
 
     width = comp.schedule_width()
@@ -167,7 +185,7 @@ def compute_dependences(comp: Computation) -> list[Dependence]:
     for src in comp.stmts:
         for snk in comp.stmts:
             if _may_conflict(comp, src, snk):
-                deps += _stmt_pair(comp, src, snk, width, scheds)
+                deps += _stmt_pair(comp, src, snk, width, scheds, private)
     return deps + storage_dependences(comp)
 
 
@@ -217,7 +235,10 @@ def _stmt_pair(
     snk: Stmt,
     width: int,
     scheds: dict[str, tuple[Relation, Relation]],
+    private: bool = True,
 ) -> list[Dependence]:
+    from spf.computation.storage import same_allocation
+
     xs, ys = pair_names(src, snk)
     orig = _Timing(scheds[src.name][0], scheds[snk.name][0], xs, ys)
     cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys)
@@ -234,9 +255,13 @@ def _stmt_pair(
                 ds, a, b = matched
                 key = (KIND_INDEX[src_kind], a_idx, KIND_INDEX[snk_kind], b_idx)
                 if key not in touching:
-                    touching[key] = same_rank(
-                        comp, src, snk, same_element(src, a, snk, b, xs, ys), xs, ys
-                    )
+                    pairs = same_element(src, a, snk, b, xs, ys)
+                    if private:
+                        pairs = same_rank(comp, src, snk, pairs, xs, ys, ds)
+                        pairs = same_allocation(comp, ds, src, snk, pairs, xs, ys)
+                    else:
+                        pairs = same_rank(comp, src, snk, pairs, xs, ys)
+                    touching[key] = pairs
                 pieces = orig.levels(touching[key], "<") if not touching[key].is_empty() else []
                 if not pieces:
                     continue
@@ -283,15 +308,62 @@ def rank_of(comp: Computation, stmt: Stmt, names: list[str]) -> str | None:
 
 
 def same_rank(
-    comp: Computation, src: Stmt, snk: Stmt, pairs: Set, xs: list[str], ys: list[str]
+    comp: Computation,
+    src: Stmt,
+    snk: Stmt,
+    pairs: Set,
+    xs: list[str],
+    ys: list[str],
+    space: str | None = None,
 ) -> Set:
     """Distributed memory: when both statements are distributed over ranks, each rank works
     on its own arrays, so only instances on the same rank can touch the same element (data
-    moves between ranks only by ``send``/``receive``)."""
+    moves between ranks only by ``send``/``receive``). GPU memory (``space``, the data space
+    or buffer touched, given): a ``shared`` buffer is private to each block of a kernel launch
+    and a ``local`` one to each thread, so when both statements run in the same gpu loops
+    only instances of one :func:`private_group` touch the same element."""
     r1, r2 = rank_of(comp, src, xs), rank_of(comp, snk, ys)
-    if r1 is None or r2 is None:
+    if r1 is not None and r2 is not None:
+        pairs = pairs.intersect(_constraint(xs + ys, [f"{r1} = {r2}"]))
+    if space is None:
         return pairs
-    return pairs.intersect(_constraint(xs + ys, [f"{r1} = {r2}"]))
+    scope = gpu_scope(comp, space)
+    g1, g2 = private_group(comp, src, scope, xs), private_group(comp, snk, scope, ys)
+    if g1 is None or g2 is None or len(g1) != len(g2):
+        return pairs  # not both in gpu loops alike: one array (sound)
+    return pairs.intersect(
+        _constraint(xs + ys, [f"{a} = {b}" for a, b in zip(g1, g2, strict=True)])
+    )
+
+
+def gpu_scope(comp: Computation, space: str) -> str:
+    """The memory scope of a data space (that of its buffer) or of a buffer."""
+    buffers = comp.buffers
+    if space in buffers:
+        return buffers[space].scope
+    where = comp.storage_of(space)
+    return buffers[where[0]].scope if where is not None and where[0] in buffers else "global"
+
+
+def private_group(comp: Computation, stmt: Stmt, scope: str, names: list[str]) -> list[str] | None:
+    """Which copy of a ``shared`` (``local``) buffer an instance of ``stmt`` touches: its
+    schedule values up to its last ``gpu_block`` (``gpu_thread``) loop, as expressions of
+    ``names`` (the kernel launch and the block, and the thread nest iteration and the
+    thread). Instances of one group are consecutive in the schedule. None for other scopes,
+    statements outside gpu loops, and schedules that are not functions."""
+    from spf.schedule.tags import gpu_loops
+
+    kinds = {"shared": ("gpu_block",), "local": ("gpu_block", "gpu_thread")}.get(scope)
+    if kinds is None:
+        return None
+    positions = []
+    for which in kinds:
+        loops = gpu_loops(stmt.tags, which)
+        if not loops:
+            return None
+        positions += [loop_position(comp, stmt, loop) for _, loop in loops]
+    exprs = padded(stmt, comp.schedule_width()).as_function(names)
+    return None if exprs is None else list(exprs[: max(positions) + 1])
 
 
 def violation(comp: Computation, dep: Dependence) -> str | None:
@@ -329,6 +401,11 @@ def check_legality(comp: Computation) -> None:
                     f"({', '.join(tags)}): "
                     f"{carried[0]}" + blame(comp, [stmt.name], loop)
                 )
+    check_gpu_memory(comp)
+    if _uses_private_memory(comp):
+        # the schedule must keep the sequential program's meaning with shared/local buffers
+        # as one array; the gpu loops then run it with one copy per block/thread
+        deps = compute_dependences(comp, private=False)
     for dep in deps:
         if dep.storage:
             continue  # ordered by the current schedule: never violated
@@ -344,6 +421,78 @@ def check_legality(comp: Computation) -> None:
     from spf.computation.storage import check_storage
 
     check_storage(comp)
+
+
+def _uses_private_memory(comp: Computation) -> bool:
+    """Whether a buffer is allocated inside a loop or a statement in gpu loops touches
+    ``shared``/``local`` memory (one copy per allocation, block or thread)."""
+    from spf.schedule.tags import gpu_loops
+
+    if any(b.allocation is not None for b in comp.buffers.values()):
+        return True
+    return any(
+        gpu_scope(comp, ds) in ("shared", "local")
+        for s in comp.stmts
+        if gpu_loops(s.tags, "gpu_block")
+        for ds, _ in (*s.reads, *s.writes)
+    )
+
+
+def check_gpu_memory(comp: Computation) -> None:
+    """GPU memory the sequential schedule cannot express: no kernel writes ``constant``
+    memory, and every read of ``shared`` (``local``) memory in a kernel reads what an earlier
+    instance of its own :func:`private_group` wrote there. Group instances are consecutive in
+    the schedule, so that write is the last one before the read in the sequential program
+    too, and the private copy the GPU reads holds the same value."""
+    from spf.schedule.tags import gpu_loops
+
+    for stmt in comp.stmts:
+        if not gpu_loops(stmt.tags, "gpu_block"):
+            continue
+        for ds, _ in stmt.writes:
+            if gpu_scope(comp, ds) == "constant":
+                raise IllegalScheduleError(
+                    f"illegal gpu mapping: {stmt.name} runs in gpu loops and writes {ds!r}, "
+                    "which lives in constant memory (read-only in kernels); write it in a "
+                    "host statement or use a 'global' buffer"
+                )
+        for ds, rel in stmt.reads:
+            scope = gpu_scope(comp, ds)
+            if scope in ("shared", "local") and not _covered(comp, stmt, ds, rel, scope):
+                who = "block" if scope == "shared" else "thread"
+                raise IllegalScheduleError(
+                    f"illegal gpu mapping: {stmt.name} reads {ds!r} ({scope} memory, one copy "
+                    f"per gpu {who}) where no earlier instance of the same {who} "
+                    f"{'in the same kernel' if scope == 'shared' else 'and thread nest'} "
+                    "wrote it, so the GPU would not read what the loops mean; write the "
+                    f"element in that {who} before reading it (e.g. in an earlier thread nest "
+                    "of the kernel), or use a 'global' buffer"
+                )
+
+
+def _covered(comp: Computation, reader: Stmt, ds: str, read: Relation, scope: str) -> bool:
+    """Whether every instance of ``reader`` reads an element of ``ds`` that an earlier
+    instance of its private group wrote (current schedule)."""
+    width = comp.schedule_width()
+    names = list(iterator_names(reader.domain))
+    covered = _constraint(names, ["1 = 0"])
+    for writer in comp.stmts:
+        for ds2, write in writer.writes:
+            if ds2 != ds or write.out_arity != read.out_arity:
+                continue
+            xs, ys = pair_names(writer, reader)
+            g1 = private_group(comp, writer, scope, xs)
+            g2 = private_group(comp, reader, scope, ys)
+            if g1 is None or g2 is None or len(g1) != len(g2):
+                continue
+            pairs = same_element(writer, write, reader, read, xs, ys).intersect(
+                _constraint(xs + ys, [f"{a} = {b}" for a, b in zip(g1, g2, strict=True)])
+            )
+            timing = _Timing(padded(writer, width), padded(reader, width), xs, ys)
+            for _, piece in timing.levels(pairs, "<"):
+                found = _project(piece, list(range(len(xs), len(xs) + len(ys))), names)
+                covered = covered.union(found)
+    return _constraint(names, []).intersect(reader.domain).is_subset(covered)
 
 
 def _violated_loop(why: str) -> str | None:

@@ -246,11 +246,6 @@ def make_placement(
     ds, write = written_space(stmt, cmd)
     space = comp.data_spaces[ds]
     where = f"{cmd}: statement {stmt.name}"
-    if buffer.scope == "constant":
-        raise SpfError(
-            f"{where}: buffer {buffer.name!r} has scope 'constant' (read-only in the kernel), "
-            f"so {ds!r}, which the statement writes, cannot live in it; use scope 'global'"
-        )
     if space.ctype != buffer.dtype:
         raise SpfError(
             f"{where}: data space {ds!r} holds {space.ctype} but buffer {buffer.name!r} holds "

@@ -340,8 +340,13 @@ def compile_kernel(
     nvcc_flags: Sequence[str] | None = None,
     **options: Any,
 ) -> CudaKernel:
-    """Build ``source`` (a generated ``.cu``) and load its host function (see the module
-    docstring for ``emulate`` and ``gpu``; ``openmp``/``cflags`` apply to g++ builds)."""
+    """Build ``source`` (a generated ``.cu``) and load its host function.
+
+    ``compile(target="cuda")`` runs on a GPU: through ``nvcc`` when it is on ``PATH``, else
+    through pycuda or CuPy (``gpu="nvcc"``/``"pycuda"``/``"cupy"`` or a
+    :class:`~spf.runtime.gpu.GpuRuntime` picks one); ``emulate=True`` runs the same text on
+    the CPU instead (see the module docstring). ``openmp``/``cflags`` apply to g++ builds,
+    ``nvcc_flags`` to nvcc builds."""
     if options:
         raise SpfError(
             f"compile(target='cuda'): unknown option(s) {', '.join(sorted(options))}; "

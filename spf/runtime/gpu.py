@@ -10,9 +10,11 @@ symbols, launch a kernel with a ``void **`` array of argument addresses, synchro
   text is skipped under ``__CUDACC_RTC__``), kernels launch through
   ``cupy.cuda.driver.launchKernel``.
 
-:func:`runtime` picks pycuda where it imports and CuPy otherwise (pycuda ships no wheels and
-does not build on machines without the CUDA driver; GPU machines carry CuPy). Neither is a
-dependency of spf: nothing here is imported before a GPU kernel is compiled.
+:func:`spf.runtime.cuda.compile_kernel` builds with nvcc when it is on ``PATH`` and uses
+one of these otherwise. :func:`runtime` picks pycuda where it imports and CuPy otherwise
+(pycuda ships no wheels and does not build on machines without the CUDA driver; GPU
+machines carry CuPy). Neither is a dependency of spf: nothing here is imported before a GPU
+kernel is compiled.
 """
 
 from __future__ import annotations
@@ -207,8 +209,9 @@ def runtime(name: str | None = None) -> GpuRuntime:
     raise SpfError(
         "no GPU runtime for compile(target='cuda'): "
         + "; ".join(reasons)
-        + ". On a machine with a CUDA GPU install CuPy (pip install cupy-cuda12x) or pycuda; "
-        "without one pass emulate=True to run the same CUDA source on the CPU"
+        + ". On a machine with a CUDA GPU put nvcc on PATH (gpu='nvcc') or install CuPy "
+        "(pip install cupy-cuda12x) or pycuda; without one pass emulate=True to run the "
+        "same CUDA source on the CPU"
     )
 
 

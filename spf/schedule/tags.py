@@ -58,12 +58,21 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
             f"{cmd}: statement {stmt} has gpu {'block' if blocks else 'thread'} loops but no "
             f"gpu {'thread' if blocks else 'block'} loops; use gpu(blocks, threads) with both"
         )
-    order = [loop for _, loop in blocks] + [loop for _, loop in threads]
-    depths = [loops.index(loop) for loop in order]
-    if depths != list(range(depths[0], depths[0] + len(depths))):
+    block_depths = [loops.index(loop) for _, loop in blocks]
+    thread_depths = [loops.index(loop) for _, loop in threads]
+    if not (
+        _consecutive(block_depths)
+        and _consecutive(thread_depths)
+        and block_depths[-1] < thread_depths[0]
+    ):
         raise SpfError(
-            f"{cmd}: the gpu loops of statement {stmt} must be consecutive, block loops "
-            f"({', '.join(loop for _, loop in blocks)}) outside thread loops "
-            f"({', '.join(loop for _, loop in threads)}); the loops would be "
+            f"{cmd}: the gpu loops of statement {stmt} must be consecutive block loops "
+            f"({', '.join(loop for _, loop in blocks)}) outside consecutive thread loops "
+            f"({', '.join(loop for _, loop in threads)}), in the order of their indices "
+            "(sequential loops may lie between the two groups); the loops would be "
             f"{', '.join(loops)}"
         )
+
+
+def _consecutive(depths: list[int]) -> bool:
+    return depths == list(range(depths[0], depths[0] + len(depths)))

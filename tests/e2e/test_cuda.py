@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import spf
 from spf.codegen.program import signature
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.runtime.cuda import build_nvcc, compile_kernel, emulation_source
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
 from spf.sparse import csr_args
@@ -173,7 +173,7 @@ def pipe_case() -> spf.Computation:
 )
 def test_generated_cuda_builds_with_nvcc(make: Any) -> None:
     comp = make()
-    source = comp.codegen("cuda", check=False)
+    source = comp.codegen("cuda")
     built = build_nvcc(source, name=comp.name)
     assert built.path.is_file()
     assert "error" not in built.stderr.lower()
@@ -254,7 +254,7 @@ def test_unknown_compile_option_is_refused() -> None:
 
 @pytest.mark.parametrize(("n", "m", "k"), [(1, 1, 1), (8, 8, 8), (13, 17, 11), (20, 9, 30)])
 def test_gemm_shared_tiles(n: int, m: int, k: int) -> None:
-    kernel = gemm.build(8).compile(target="cuda", check=False, emulate=True)
+    kernel = gemm.build(8).compile(target="cuda", emulate=True)
     rng = np.random.default_rng(n + m + k)
     A, B, C = rng.random((n, k)), rng.random((k, m)), rng.random((n, m))
     expected = C + A @ B
@@ -266,7 +266,7 @@ def test_gemm_is_wrong_without_its_barriers() -> None:
     """The emulator honours __syncthreads: the same source minus its barriers computes
     garbage (threads read tile elements others have not loaded yet)."""
     comp = gemm.build(8)
-    source = comp.codegen("cuda", check=False)
+    source = comp.codegen("cuda")
     assert source.count("__syncthreads();") == 2
     sig = signature(comp, comp.name)
     opts: dict[str, Any] = {"openmp": True, "cflags": None, "cache_dir": None}
@@ -285,10 +285,198 @@ def test_gemm_is_wrong_without_its_barriers() -> None:
 
 def test_gemm_shared_buffers_are_shared_and_not_arguments() -> None:
     comp = gemm.build(4)
-    src = comp.codegen("cuda", check=False)
+    src = comp.codegen("cuda")
     assert "__shared__ double sA[16];" in src
     assert "__shared__ double sB[16];" in src
     assert [a.name for a in signature(comp, comp.name).args] == ["K", "M", "N", "C", "A", "B"]
+
+
+def classic_gemm(tile: int, barriers: bool) -> spf.Computation:
+    """The textbook CUDA form: thread loops outside ``kk``, barriers inside the threads' own
+    ``kk`` loop. Its sequential reading (thread by thread) is not what the GPU computes."""
+    T = tile
+    comp = spf.Computation("gemm_classic")
+    comp.add_data_space("C", "double", shape=("N", "M"))
+    comp.add_data_space("A", "double", shape=("N", "K"))
+    comp.add_data_space("B", "double", shape=("K", "M"))
+    comp.add_data_space("As", "double", shape=(T, T))
+    comp.add_data_space("Bs", "double", shape=(T, T))
+    tiles = (
+        f"0 <= bi && {T}*bi < N && 0 <= bj && {T}*bj < M && 0 <= ti < {T} && 0 <= tj < {T} "
+        f"&& 0 <= kk && {T}*kk < K"
+    )
+    load_a = comp.add_stmt(
+        spf.Stmt(
+            f"$As$(ti,tj) = ({T}*bi+ti < N && {T}*kk+tj < K) ? $A$({T}*bi+ti, {T}*kk+tj) : 0.0;",
+            f"{{[bi,bj,ti,tj,kk]: {tiles}}}",
+            "{[bi,bj,ti,tj,kk]->[0,bi,0,bj,0,ti,0,tj,0,kk,0,0,0]}",
+        )
+    )
+    load_b = comp.add_stmt(
+        spf.Stmt(
+            f"$Bs$(ti,tj) = ({T}*kk+ti < K && {T}*bj+tj < M) ? $B$({T}*kk+ti, {T}*bj+tj) : 0.0;",
+            f"{{[bi,bj,ti,tj,kk]: {tiles}}}",
+            "{[bi,bj,ti,tj,kk]->[0,bi,0,bj,0,ti,0,tj,0,kk,1,0,0]}",
+        )
+    )
+    multiply = comp.add_stmt(
+        spf.Stmt(
+            f"$C$({T}*bi+ti, {T}*bj+tj) += $As$(ti,k) * $Bs$(k,tj);",
+            f"{{[bi,bj,ti,tj,kk,k]: {tiles} && 0 <= k < {T}}}",
+            "{[bi,bj,ti,tj,kk,k]->[0,bi,0,bj,0,ti,0,tj,0,kk,3,k,0]}",
+        )
+    )
+    load_a.store_in(comp.add_buffer("sA", (T, T), "double", scope="shared"), ["ti", "tj"])
+    load_b.store_in(comp.add_buffer("sB", (T, T), "double", scope="shared"), ["ti", "tj"])
+    for s in (load_a, load_b, multiply):
+        s.gpu(("bi", "bj"), ("ti", "tj"))
+    if barriers:
+        comp.barrier_at(load_b, "kk")
+        comp.barrier_at(load_a, "kk").after(multiply, "kk")
+    return comp
+
+
+def test_gemm_legal_form_passes_the_check() -> None:
+    """Shared tiles are private to a block: no dependence through them is carried by a gpu
+    loop; the loads reach the multiplication between thread nests, inside ``kk``."""
+    comp = gemm.build(4)
+    comp.check_legality()
+    gpu_loops = {"bi", "bj", "ti", "tj"}
+    tiles = [d for d in comp.dependences() if d.data_space in ("As", "Bs", "sA", "sB")]
+    assert {d.kind for d in tiles} == {"flow", "anti", "output"}
+    for d in tiles:
+        assert not gpu_loops & set(d.carried_by), d
+    # memory-based: the loads reach the multiplication of their slice between the thread
+    # nests (schedule position 6), and those of later slices across kk (position 5)
+    assert {(d.carried_by, d.levels) for d in tiles if d.kind == "flow"} == {(("kk",), (5, 6))}
+
+
+@pytest.mark.parametrize("barriers", [True, False], ids=["with-barriers", "barrier-free"])
+def test_gemm_with_thread_loops_outside_kk_is_refused(barriers: bool) -> None:
+    """With the thread loops outside ``kk`` a thread reads tile elements that other threads
+    load: a dependence carried by the thread loops, refused with or without barriers (the
+    legal form puts ``kk`` between the block and the thread loops)."""
+    comp = classic_gemm(4, barriers)
+    with pytest.raises(IllegalScheduleError, match=r"gpu_thread\(\d\)") as info:
+        comp.codegen("cuda")
+    assert "'As'" in str(info.value) or "'Bs'" in str(info.value)
+    with pytest.raises(IllegalScheduleError):
+        comp.compile(target="cuda", emulate=True)
+
+
+def test_gemm_tiles_in_global_memory_are_refused() -> None:
+    """The same schedule with the tiles in one global array: every block would overwrite the
+    others' tiles, a dependence carried by the block loops."""
+    comp = gemm.build(4)
+    for space, buffer in (("As", "gA"), ("Bs", "gB")):
+        stmt = next(s for s in comp.stmts if s.writes and s.writes[0][0] == space)
+        stmt.store_in(comp.add_buffer(buffer, (4, 4), "double", scope="global"), ["ti", "tj"])
+    with pytest.raises(IllegalScheduleError, match=r"gpu_block\(\d\)"):
+        comp.codegen("cuda")
+
+
+def test_gpu_thread_loop_carrying_a_dependence_is_refused() -> None:
+    """A running sum along each row: rows on blocks are fine, columns on threads are not."""
+    comp = spf.Computation("rows")
+    comp.add_data_space("A", "double", shape=("N", 8))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$A$(b,t) = $A$(b,t-1) + 1.0;",
+            "{[b,t]: 0 <= b < N && 1 <= t < 8}",
+            "{[b,t]->[0,b,0,t,0]}",
+        )
+    )
+    s.gpu(("b",), ("t",))
+    with pytest.raises(IllegalScheduleError, match=r"loop 't' of s0 cannot run in parallel"):
+        comp.codegen("cuda")
+
+
+def shared_exchange(same_nest: bool, scope: str = "shared") -> spf.Computation:
+    """Each thread writes one element of a block's tile; the next statement reads the
+    element another thread wrote (reversed), in the same thread nest or the next one."""
+    comp = spf.Computation("xchg")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("tile", "double", shape=(8,))
+    dom = "0 <= b && 0 <= t < 8 && 8*b+8 <= N"
+    w = comp.add_stmt(
+        spf.Stmt("$tile$(t) = $x$(8*b+t);", f"{{[b,t]: {dom}}}", "{[b,t]->[0,b,0,t,0]}")
+    )
+    nest = 0 if same_nest else 1
+    r = comp.add_stmt(
+        spf.Stmt(
+            "$y$(8*b+t) = $tile$(7-t);",
+            f"{{[b,t]: {dom}}}",
+            f"{{[b,t]->[0,b,{nest},t,{1 - nest}]}}",
+        )
+    )
+    w.store_in(comp.add_buffer("sh", (8,), "double", scope=scope), ["t"])
+    for s in (w, r):
+        s.gpu(("b",), ("t",))
+    return comp
+
+
+def test_shared_tile_read_by_another_thread_of_the_same_nest_is_refused() -> None:
+    with pytest.raises(IllegalScheduleError, match=r"loop 't' of s\d cannot run in parallel"):
+        shared_exchange(same_nest=True).codegen("cuda")
+
+
+@pytest.mark.parametrize("n", [0, 8, 13, 32])
+def test_shared_tile_read_in_the_next_nest_is_legal_and_right(n: int) -> None:
+    comp = shared_exchange(same_nest=False)
+    src = comp.codegen("cuda")
+    assert "__shared__ double sh[8];" in src
+    assert src.count("__syncthreads();") == 1
+    k = comp.compile(target="cuda", emulate=True)
+    x, y = np.arange(float(n)) + 1.0, np.zeros(n)
+    k(x=x, y=y)
+    full = n // 8 * 8
+    expected = np.zeros(n)
+    expected[:full] = x[:full].reshape(-1, 8)[:, ::-1].reshape(-1)
+    np.testing.assert_array_equal(y, expected)
+    with pytest.raises(IllegalScheduleError, match=r"gpu_block\(0\)"):
+        shared_exchange(same_nest=False, scope="global").codegen("cuda")
+    # in local memory each thread has its own tile: the element is not the one written
+    with pytest.raises(IllegalScheduleError, match=r"reads 'tile' \(local memory"):
+        shared_exchange(same_nest=False, scope="local").codegen("cuda")
+
+
+def test_shared_memory_does_not_outlive_its_kernel() -> None:
+    """The reader runs in a second kernel (another sequence position): its block's shared
+    memory no longer holds what the first kernel wrote."""
+    comp = shared_exchange(same_nest=False)
+    comp.stmt("s1").set_schedule("{[b,t]->[1,b,0,t,0]}")
+    with pytest.raises(IllegalScheduleError, match="shared memory"):
+        comp.codegen("cuda")
+
+
+def test_local_buffers_are_private_to_each_thread() -> None:
+    """Every thread keeps its own ``w`` (local memory): writing all of it in every thread is
+    no dependence between threads; in a global buffer it would be one."""
+
+    def build(scope: str) -> spf.Computation:
+        comp = spf.Computation("priv")
+        comp.add_data_space("y", "double", shape=("N",))
+        comp.add_data_space("w", "double", shape=(3,))
+        dom = "0 <= i < N && 0 <= k < 3"
+        s0 = comp.add_stmt(
+            spf.Stmt("$w$(k) = 1.0 * i + k;", f"{{[i,k]: {dom}}}", "{[i,k]->[0,i,0,k,0]}")
+        )
+        s1 = comp.add_stmt(
+            spf.Stmt("$y$(i) += $w$(k);", f"{{[i,k]: {dom}}}", "{[i,k]->[0,i,1,k,0]}")
+        )
+        s0.store_in(comp.add_buffer("loc", (3,), "double", scope=scope), ["k"])
+        for s in (s0, s1):
+            s.split("i", 4, "i0", "i1")
+            s.gpu(("i0",), ("i1",))
+        return comp
+
+    k = build("local").compile(target="cuda", emulate=True)
+    y = np.zeros(10)
+    k(y=y)
+    np.testing.assert_array_equal(y, 3.0 * np.arange(10) + 3.0)
+    with pytest.raises(IllegalScheduleError, match="cannot run in parallel"):
+        build("global").codegen("cuda")
 
 
 # ----------------------------------------------------------------------------- SpMV
@@ -475,7 +663,7 @@ def test_gpu_bridge_reports_runtime_failures() -> None:
 
 
 def test_bridge_source_compiles_kernels_as_host_stubs() -> None:
-    text = emulation_source(gemm.build(4).codegen("cuda", check=False), "g", bridge=True)
+    text = emulation_source(gemm.build(4).codegen("cuda"), "g", bridge=True)
     assert text.index("#define SPF_CUDA_BRIDGE 1") < text.index("spf_cuda_set_bridge")
 
 
@@ -535,7 +723,7 @@ def test_kernels_on_a_gpu() -> None:
     B = np.zeros_like(A)
     k(A=A, B=B)
     np.testing.assert_array_equal(B, A.T)
-    g = gemm.build(8).compile(target="cuda", check=False)
+    g = gemm.build(8).compile(target="cuda")
     A2, B2, C2 = rng.random((37, 29)), rng.random((29, 41)), np.zeros((37, 41))
     g(A=A2, B=B2, C=C2)
     np.testing.assert_allclose(C2, A2 @ B2, rtol=1e-10)

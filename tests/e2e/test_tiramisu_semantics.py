@@ -632,11 +632,6 @@ def test_parallel_tiles_with_the_per_tile_buffer_run_right(cache: Path) -> None:
         assert np.allclose(out, out_want), (n, m)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dependences on a data space in a buffer allocated inside a loop are carried by "
-    "that loop until spf/computation/dependences.py applies storage.same_allocation",
-)
 def test_parallel_tiles_with_the_per_tile_buffer_are_legal() -> None:
     comp = tiled_blur(buffer=True, parallel=True)
     assert comp.is_parallel_legal("s1", "i0")

@@ -783,3 +783,100 @@ def test_reported_facts_occur(name: str, square: bool, sorted_rowptr: bool) -> N
         (d.kind, d.source, d.sink, d.data_space, level) for d in deps_of(name) for level in d.levels
     }
     assert reported == seen
+
+
+# ----------------------------------------------------------------------------- GPU memory
+
+
+def _tile_comp(scope: str, gpu: bool) -> Computation:
+    """``t(j) = x(4*b+j); y(4*b+j) = t(3-j)`` per block ``b``, ``t`` in a ``scope`` buffer."""
+    comp = Computation("tiles")
+    for name, shape in (("x", ("N",)), ("y", ("N",)), ("t", (4,))):
+        comp.add_data_space(name, "double", shape=shape)
+    dom = "{[b,j]: 0 <= b && 0 <= j < 4 && 4*b+4 <= N}"
+    w = comp.add_stmt(Stmt("$t$(j) = $x$(4*b+j);", dom, "{[b,j]->[0,b,0,j,0]}"))
+    r = comp.add_stmt(Stmt("$y$(4*b+j) = $t$(3-j);", dom, "{[b,j]->[0,b,1,j,0]}"))
+    w.store_in(comp.add_buffer("tb", (4,), "double", scope=scope), ["j"])
+    if gpu:
+        for s in (w, r):
+            s.gpu(("b",), ("j",))
+    return comp
+
+
+def _carriers(comp: Computation, space: str) -> set[str]:
+    return {loop for d in comp.dependences() if d.data_space == space for loop in d.carried_by}
+
+
+def test_shared_memory_is_private_to_each_block() -> None:
+    # in one global array, block b' > b overwrites t: carried by b (output, anti and flow);
+    # in shared memory every block has its own t: only the order between the two nests
+    assert _carriers(_tile_comp("global", gpu=True), "t") == {"b"}
+    shared = _tile_comp("shared", gpu=True)
+    assert _carriers(shared, "t") == set()
+    flows = [d for d in shared.dependences() if d.data_space == "t" and d.kind == "flow"]
+    assert [(d.source, d.sink, d.levels) for d in flows] == [("s0", "s1", (2,))]
+    assert flows[0].relation.is_equal(
+        Relation(
+            "{[b,j] -> [bp,jp] : bp = b and jp = 3 - j and 0 <= b and 0 <= j < 4 and 4*b+4 <= N}"
+        )
+    )
+    shared.check_legality()
+    with pytest.raises(IllegalScheduleError, match=r"loop 'b' of s\d cannot run in parallel"):
+        _tile_comp("global", gpu=True).check_legality()
+
+
+def test_gpu_memory_scopes_change_nothing_without_gpu_loops() -> None:
+    # on the host a shared or local buffer is one array: the dependences are the global ones
+    for scope in ("shared", "local"):
+        assert _carriers(_tile_comp(scope, gpu=False), "t") == {"b"}
+
+
+def test_local_memory_is_private_to_each_thread() -> None:
+    # local: each thread j has its own t, so t(3-j) read by thread j is never what thread
+    # 3-j wrote (no flow between different threads); t(j) with j = 3-j has no integer
+    # solution, so no flow at all survives
+    comp = _tile_comp("local", gpu=True)
+    assert [d for d in comp.dependences() if d.data_space == "t"] == []
+
+
+def test_reading_another_threads_local_copy_is_refused() -> None:
+    # ...but thread j reads t(3-j), which only thread 3-j wrote: its own copy holds nothing
+    with pytest.raises(IllegalScheduleError, match=r"reads 't' \(local memory"):
+        _tile_comp("local", gpu=True).check_legality()
+    _tile_comp("shared", gpu=True).check_legality()  # in shared memory the block wrote it
+
+
+def test_shared_reads_must_be_written_earlier_in_the_same_block() -> None:
+    # the reader first: it reads t before any thread of its block wrote it
+    comp = _tile_comp("shared", gpu=True)
+    comp.stmt("s1").set_schedule("{[b,j]->[0,b,0,j,0]}")
+    comp.stmt("s0").set_schedule("{[b,j]->[0,b,1,j,0]}")
+    with pytest.raises(IllegalScheduleError, match=r"reads 't' \(shared memory"):
+        comp.check_legality()
+
+
+def test_a_buffer_allocated_in_a_loop_carries_nothing_across_it() -> None:
+    # t(j) lives in a 4-element buffer: one array, every i overwrites it (carried by i);
+    # allocated in each iteration of i, every iteration has its own (i may run in parallel)
+    def build(allocate: bool) -> Computation:
+        comp = Computation("alloc")
+        comp.add_data_space("t", "double", shape=(4,))
+        comp.add_data_space("y", "double", shape=("N", 4))
+        dom = "{[i,j]: 0 <= i < N && 0 <= j < 4}"
+        s0 = comp.add_stmt(Stmt("$t$(j) = 2.0 * i + j;", dom, "{[i,j]->[0,i,0,j,0]}"))
+        comp.add_stmt(Stmt("$y$(i,j) = $t$(3-j);", dom, "{[i,j]->[0,i,1,j,0]}"))
+        buf = comp.add_buffer("tb", (4,), "double", scope="stack")
+        s0.store_in(buf, ["j"])
+        if allocate:
+            buf.allocate_at(s0, "i")
+        comp.stmt("s1").parallelize("i")
+        comp.stmt("s0").parallelize("i")
+        return comp
+
+    assert "i" in _carriers(build(allocate=False), "t")
+    comp = build(allocate=True)
+    assert "i" not in _carriers(comp, "t")
+    assert comp.is_parallel_legal("s0", "i")
+    comp.check_legality()
+    with pytest.raises(IllegalScheduleError, match="cannot run in parallel"):
+        build(allocate=False).check_legality()

@@ -409,13 +409,23 @@ def test_distributed_statements_have_rank_local_memory() -> None:
     )
 
 
-def test_constant_buffers_are_read_only_arguments() -> None:
+def test_constant_buffers_are_arguments_written_only_by_the_host() -> None:
     comp = pair()
     c = comp.add_buffer("c", ("N",), "double", scope="constant")
     assert c.argument
-    with pytest.raises(SpfError, match="read-only"):
-        comp.stmts[0].store_in(c, ["i"])
-    assert "const double *restrict c" in comp.codegen()
+    assert "const double *restrict c" in comp.codegen()  # nothing stored in it yet
+    comp.stmts[0].store_in(c, ["i"])  # written by a host statement: fine
+    assert "double *restrict c" in comp.codegen()
+    assert "const double *restrict c" not in comp.codegen()
+    gpu = Computation("g")
+    gpu.add_data_space("t", "double", shape=("N",))
+    gpu.add_data_space("x", "double", shape=("N",))
+    s = gpu.add_stmt(Stmt("$t$(i) = $x$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    w = gpu.add_buffer("w", ("N",), "double", scope="constant")
+    s.store_in(w, ["i"])
+    s.split("i", 4, "i0", "i1").gpu(("i0",), ("i1",))
+    with pytest.raises(SpfError, match="constant"):
+        gpu.check_legality()  # a kernel must not write constant memory
 
 
 def test_folding_twice_resizes_the_implicit_buffer() -> None:
