@@ -15,6 +15,15 @@ own, ``s0#k``) where those loops run their whole constant range or not, so the l
 tiles and full vectors get constant bounds without ``min``/``max`` and a vector loop's
 remainder is a plain scalar loop. Calls name the statement again at the end.
 
+No piece leaves a ``parallel``, ``gpu_*`` or ``distribute`` loop (a *whole* loop): left to
+itself, isl scans the last, partial tile of a parallel tile loop as a piece of its own after
+the parallel loop (serially). Where some statement is in pieces, the schedule is also cut
+after each whole loop's position (:meth:`Scanner._whole_positions`): in the segment ending
+there, the pieces of a statement are one isl statement (its set before separation), scanned
+with isl's ``atomic`` option, so each whole loop is one loop; the next segment tells the
+pieces apart inside it, by the whole loops' values first (isl's ``separate`` on its first
+dimension: ``if (last tile) ... else ...`` rather than guards deep in the nest).
+
 Loops of one iteration: isl drops a loop whose dimension has a single value where it is
 scanned (``P == 1``, or ``q = 0`` split off a range) and substitutes the value. Two kinds of
 loop must stay loops whatever their trip count: a ``distribute`` loop (the MPI printer binds
@@ -100,12 +109,15 @@ class Scanner:
         self.keys: dict[tuple[str, tuple[Expr, ...]], str] = {}
         self.stmts: dict[str, StmtScan] = {}
         self.alloc_positions = self._allocation_positions()
+        self.unseparated: dict[str, StmtScan] = {}
         for s in comp.stmts:
-            for piece in separate(s, self._prepare(s), self.names):
+            self.unseparated[s.name] = self._prepare(s)
+            for piece in separate(s, self.unseparated[s.name], self.names):
                 self.stmts[piece.label] = piece
         self._stmt_by_name = {s.name: s for s in comp.stmts}
         levels = {v.level for v in self.values.values() if v.level >= 0}
-        self.cuts = sorted(levels | {self.width - 1})
+        self.whole = self._whole_positions()
+        self.cuts = sorted(levels | self.whole | {self.width - 1})
 
     # --- preparation
     def _position_names(self) -> list[str]:
@@ -306,13 +318,13 @@ class Scanner:
         sets = {n: s for n, s in sets.items() if not s.is_empty()}
         if not sets:
             return Block(())
-        groups = [[n] for n in sets] if last else _overlapping_groups(sets)
+        groups = [[n] for n in sets] if last else _overlapping_groups(sets, self._owner(b))
         umap: isl.UnionMap | None = None
         group_of: dict[str, list[str]] = {}
         for gi, group in enumerate(groups):
             label = group[0] if last else f"G{seg}_{gi}"
             group_of[label] = group
-            joined = _union([sets[x] for x in group]).set_tuple_name(label)
+            joined = self._joined(group, sets, a, b, scope).set_tuple_name(label)
             ident = isl.Map.identity(joined.get_space().map_from_set()).intersect_domain(joined)
             part = isl.UnionMap.from_map(ident.reset_tuple_id(DT.out))
             umap = part if umap is None else umap.union(part)
@@ -326,8 +338,32 @@ class Scanner:
         for name in self.names[a : b + 1]:
             ids = ids.add(isl.Id(name))
         build = build.set_iterators(ids)
+        if b in self.whole:  # one loop per position: no piece of the whole loop split off
+            dims = ", ".join(f"c{k}" for k in range(b - a + 1))
+            atomic = "; ".join(f"[{dims}] -> atomic[{k}]" for k in range(b - a + 1))
+            build = build.set_options(isl.UnionMap(f"{{ {atomic} }}"))
+        elif a - 1 in self.whole:  # the pieces apart: by the whole loops' values first
+            dims = ", ".join(f"c{k}" for k in range(b - a + 1))
+            build = build.set_options(isl.UnionMap(f"{{ [{dims}] -> separate[0] }}"))
         node = build.node_from_schedule_map(umap)
         return self._convert(node, seg, group_of, scope, a, b, last)
+
+    def _joined(
+        self, group: list[str], sets: dict[str, isl.Set], a: int, b: int, scope: set[str]
+    ) -> isl.Set:
+        """The union of the sets of ``group``; where the group holds every piece of a
+        statement, that statement's set before :func:`separate` (simpler loop bounds)."""
+        parts: list[isl.Set] = []
+        done: set[str] = set()
+        for label in group:
+            name = self.stmts[label].name
+            pieces = {x for x, info in self.stmts.items() if info.name == name}
+            if label == name or not pieces <= set(group):
+                parts.append(sets[label])
+            elif name not in done:
+                done.add(name)
+                parts.append(self._restrict(self.unseparated[name], a, b, scope))
+        return _union(parts)
 
     def _convert(
         self,
@@ -425,6 +461,27 @@ class Scanner:
                     if t not in tags:
                         tags.append(t)
         return tuple(tags)
+
+    # --- loops that keep the pieces of a statement inside
+    def _whole_positions(self) -> set[int]:
+        """Positions of ``parallel``, ``gpu_*`` and ``distribute`` loops, when some statement is
+        scanned in pieces (:func:`separate`): the schedule is cut after each, so the pieces of
+        a statement are one isl statement up to that loop and are told apart only inside it."""
+        if all("#" not in label for label in self.stmts):
+            return set()
+        return {
+            pos
+            for info in self.stmts.values()
+            for pos, tags in info.tags.items()
+            if pos < self.width - 1 and any(t.split("(", 1)[0] in _WHOLE for t in tags)
+        }
+
+    def _owner(self, b: int) -> dict[str, str] | None:
+        """Piece label -> statement name, for a segment ending at a whole loop: pieces of one
+        statement are scanned together there (see :meth:`_whole_positions`)."""
+        if b not in self.whole:
+            return None
+        return {label: info.name for label, info in self.stmts.items()}
 
     # --- loops of one iteration that must stay loops
     def _kept(self, group: Sequence[str]) -> dict[int, tuple[str, ...]]:
@@ -603,9 +660,21 @@ def _union(sets: list[isl.Set]) -> isl.Set:
     return out
 
 
-def _overlapping_groups(sets: dict[str, isl.Set]) -> list[list[str]]:
-    """Statements whose projections overlap stay together (inner segments interleave them)."""
-    groups = [[n] for n in sets]
+def _overlapping_groups(
+    sets: dict[str, isl.Set], owner: dict[str, str] | None = None
+) -> list[list[str]]:
+    """Statements whose projections overlap stay together (inner segments interleave them);
+    with ``owner`` (piece label -> statement), so do the pieces of one statement."""
+    groups: list[list[str]] = []
+    by_owner: dict[str, list[str]] = {}
+    for n in sets:
+        if owner is None:
+            groups.append([n])
+        elif owner[n] in by_owner:
+            by_owner[owner[n]].append(n)
+        else:
+            by_owner[owner[n]] = [n]
+            groups.append(by_owner[owner[n]])
     merged = True
     while merged:
         merged = False
@@ -674,6 +743,9 @@ nothing from constant bounds and would double the code); vector loops always are
 
 _NOT_SEPARATED = frozenset({"gpu_block", "gpu_thread", "distribute"})
 """Statements with these tags keep one loop per position (grid and rank mappings)."""
+
+_WHOLE = frozenset({"parallel", *_NOT_SEPARATED})
+"""Loops that every piece of a statement runs inside (their positions are scan cuts)."""
 
 
 def separable_loops(stmt: Stmt) -> list[str]:
