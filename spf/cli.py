@@ -1,9 +1,21 @@
-"""The ``spf`` command line.
+"""The ``spf`` command line (installed with the package; also ``python -m spf.cli``).
 
-``spf demo [MATRIX]`` runs the demo; ``spf codegen MODULE:FUNCTION [--target c] [-o FILE]``
-prints or writes the generated code of the Computation that ``FUNCTION()`` returns;
-``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf]`` writes its PDFG.
+``spf demo [MATRIX] [--out DIR]``
+    what ``make demo`` runs: build, schedule, generate, compile and run real kernels.
+``spf codegen MODULE:FUNCTION [--target c|cuda|mpi|hls] [-o FILE] [--name NAME] [--no-check]``
+    print (or write) the generated code of the Computation that ``FUNCTION()`` returns.
+``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf]``
+    write its polyhedral dataflow graph, as DOT text or rendered by Graphviz.
+``spf bench [--quick] [--only NAME] ...``
+    the benchmarks (``spf.bench``; ``spf bench --help`` lists the options).
 
+``MODULE`` is an importable module (the current directory is searched first) or a path to a
+``.py`` file; ``FUNCTION`` takes no arguments and returns an ``spf.Computation``. Progress
+goes to stderr, results to stdout or ``-o``; errors are one line on stderr and exit status 1
+(2 for bad usage).
+
+    >>> main(["codegen", "spf.kernels:no_such_function"])
+    1
     >>> main(["--help"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -14,7 +26,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import inspect
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,59 +37,171 @@ from typing import TYPE_CHECKING
 from spf.errors import SpfError
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from spf.computation.computation import Computation
+
+TARGETS = ("c", "cuda", "mpi", "hls")
+_SPEC_HELP = "MODULE:FUNCTION whose FUNCTION() returns an spf.Computation (e.g. spf.kernels:gemm)"
+_EPILOG = """examples:
+  spf codegen spf.kernels:spmv_csr                  C/OpenMP for the CSR SpMV on stdout
+  spf codegen my_kernels.py:build --target cuda -o k.cu
+  spf dot spf.kernels:blur2d -o blur.svg            its PDFG, rendered by Graphviz
+  spf demo                                          what `make demo` runs
+  spf bench --quick --only spmv                     a quick benchmark run"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="spf", description="spf: sparse polyhedral computations from Python."
+        prog="spf",
+        description="spf: sparse polyhedral computations from Python.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = commands.add_parser("demo", help="run the demo (the same as `make demo`)")
+    demo = commands.add_parser(
+        "demo",
+        help="run the demo (what `make demo` runs)",
+        description="Build CSR SpMV and a sparse forward solve, schedule, generate, compile "
+        "and run them against scipy, and write the generated code and graphs to --out.",
+    )
     demo.add_argument("matrix", nargs="?", help="Matrix Market file (default: 2-D Poisson)")
     demo.add_argument("--out", default="out", help="output folder (default: out)")
-    gen = commands.add_parser("codegen", help="generate code for a Computation")
-    gen.add_argument("function", help="MODULE:FUNCTION returning a Computation")
-    gen.add_argument("--target", default="c", choices=["c", "cuda", "mpi", "hls"])
-    gen.add_argument("-o", "--output", help="write to this file (default: stdout)")
-    dot = commands.add_parser("dot", help="write the PDFG of a Computation")
-    dot.add_argument("function", help="MODULE:FUNCTION returning a Computation")
-    dot.add_argument("-o", "--output", help="FILE.dot, .svg, .png or .pdf (default: stdout)")
+    gen = commands.add_parser(
+        "codegen",
+        help="print or write the generated code of a Computation",
+        description="Generate the code of the Computation that FUNCTION() returns.",
+    )
+    gen.add_argument("function", metavar="MODULE:FUNCTION", help=_SPEC_HELP)
+    gen.add_argument(
+        "--target", default="c", metavar="TARGET", help=f"one of {', '.join(TARGETS)} (default: c)"
+    )
+    gen.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    gen.add_argument("--name", help="name of the generated function (default: the computation's)")
+    gen.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="skip the legality check (generate an illegal schedule on your responsibility)",
+    )
+    dot = commands.add_parser(
+        "dot",
+        help="write the PDFG of a Computation (DOT, or SVG/PNG/PDF through Graphviz)",
+        description="Write the polyhedral dataflow graph of the Computation FUNCTION() returns.",
+    )
+    dot.add_argument("function", metavar="MODULE:FUNCTION", help=_SPEC_HELP)
+    dot.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="FILE.dot, .svg, .png or .pdf (default: DOT on stdout)",
+    )
+    commands.add_parser(
+        "bench", help="run the benchmarks (`spf bench --help` for options)", add_help=False
+    )
     return parser
 
 
-def load(spec: str) -> Computation:
-    """Call ``MODULE:FUNCTION`` (e.g. ``spf.kernels:spmv_csr``) and return its Computation."""
-    from spf.computation.computation import Computation
-
-    module_name, sep, func_name = spec.partition(":")
-    if not sep or not module_name or not func_name:
-        raise SpfError(f"expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got {spec!r}")
+def _import(module_name: str) -> ModuleType:
+    """Import ``module_name`` (a dotted name, searched in the current directory first, or a
+    ``.py`` path)."""
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.is_file():
+            raise SpfError(f"no such file {module_name!r}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise SpfError(f"cannot load {module_name!r} as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        return module
     sys.path.insert(0, str(Path.cwd()))
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(module_name)
     except ImportError as err:
         raise SpfError(f"cannot import {module_name!r}: {err}") from err
     finally:
         sys.path.pop(0)
+
+
+def load(spec: str) -> Computation:
+    """Call ``MODULE:FUNCTION`` (e.g. ``spf.kernels:spmv_csr``) and return its Computation.
+
+    ``MODULE`` may also be a path to a ``.py`` file. Every failure is an ``SpfError`` that
+    says what to fix.
+
+    >>> load("spf.kernels:dense_mv").name
+    'dense_mv'
+    >>> load("spf.kernels")
+    Traceback (most recent call last):
+    ...
+    spf.errors.SpfError: expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got 'spf.kernels'
+    """
+    from spf.computation.computation import Computation
+
+    module_name, sep, func_name = spec.rpartition(":")
+    if not sep or not module_name or not func_name:
+        raise SpfError(f"expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got {spec!r}")
+    module = _import(module_name)
     fn = getattr(module, func_name, None)
+    if fn is None:
+        known = sorted(
+            n
+            for n, v in vars(module).items()
+            if inspect.isfunction(v) and v.__module__ == module.__name__ and n[0] != "_"
+        )
+        raise SpfError(
+            f"{module_name} has no function {func_name!r}; its functions: {', '.join(known)}"
+        )
+    if isinstance(fn, Computation):
+        return fn
     if not callable(fn):
-        raise SpfError(f"{module_name} has no function {func_name!r}")
-    comp = fn()
+        raise SpfError(
+            f"{module_name}.{func_name} is not a function but a {type(fn).__name__!r} value"
+        )
+    try:
+        comp = fn()
+    except SpfError:
+        raise
+    except TypeError as err:
+        raise SpfError(f"calling {func_name}() failed: {err} (it must take no arguments)") from err
+    except Exception as err:
+        raise SpfError(f"calling {func_name}() failed: {type(err).__name__}: {err}") from err
     if not isinstance(comp, Computation):
-        raise SpfError(f"{spec}() returned {type(comp).__name__}, not an spf.Computation")
+        raise SpfError(
+            f"{spec}() returned {type(comp).__name__}, not an spf.Computation; "
+            "make FUNCTION return the Computation it builds"
+        )
     return comp
+
+
+def _progress(message: str) -> None:
+    print(f"spf: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``spf`` command with ``argv`` (default: ``sys.argv[1:]``); the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "bench":
+        return _bench(args_list[1:])
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     try:
         return _run(parser, args)
     except SpfError as err:
-        print(f"spf {args.command}: {err}", file=sys.stderr)
+        print(f"spf {args.command}: error: {err}", file=sys.stderr)
         return 1
+
+
+def _bench(argv: list[str]) -> int:
+    """``spf bench ...``: ``spf.bench.main(argv)``, imported only when asked for."""
+    try:
+        from spf.bench import main as bench_main
+    except ImportError as err:
+        print(f"spf bench: error: the benchmarks cannot be imported: {err}", file=sys.stderr)
+        return 1
+    return int(bench_main(argv) or 0)
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -84,24 +211,39 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         demo_main([*([args.matrix] if args.matrix else []), "--out", args.out])
         return 0
     if args.command == "codegen":
-        text = load(args.function).codegen(args.target)
+        if args.target not in TARGETS:
+            raise SpfError(f"unknown target {args.target!r}; choose one of {', '.join(TARGETS)}")
+        comp = _load_with_progress(args.function)
+        t0 = time.perf_counter()
+        _progress(f"generating {args.target} code for {comp.name!r} ({len(comp.stmts)} statements)")
+        text = comp.codegen(args.target, name=args.name, check=args.check)
+        _progress(f"generated {len(text.splitlines())} lines in {time.perf_counter() - t0:.2f} s")
         _emit(text, args.output)
         return 0
     if args.command == "dot":
-        graph = load(args.function).pdfg()
+        graph = _load_with_progress(args.function).pdfg()
         if args.output and not args.output.endswith(".dot"):
-            print(f"wrote {graph.render(args.output)}", file=sys.stderr)
+            _progress(f"rendering with Graphviz to {args.output}")
+            _progress(f"wrote {graph.render(args.output)}")
         else:
             _emit(graph.to_dot(), args.output)
         return 0
-    parser.print_help()
+    parser.print_help(sys.stderr)
     return 2
+
+
+def _load_with_progress(spec: str) -> Computation:
+    t0 = time.perf_counter()
+    _progress(f"building {spec}()")
+    comp = load(spec)
+    _progress(f"built {comp!r} in {time.perf_counter() - t0:.2f} s")
+    return comp
 
 
 def _emit(text: str, output: str | None) -> None:
     if output:
         Path(output).write_text(text)
-        print(f"wrote {output}", file=sys.stderr)
+        _progress(f"wrote {output}")
     else:
         sys.stdout.write(text)
 

@@ -1,0 +1,54 @@
+"""Sphinx extension for the spf docs: the ``pdfg`` directive renders a Computation's PDFG.
+
+In a MyST page::
+
+    ```{pdfg} pdfg_tutorial:forward_solve
+    ```
+
+imports ``MODULE`` (the ``examples/`` folder and the repository are on ``sys.path``), calls
+``FUNCTION()`` (which returns an ``spf.Computation`` or an ``spf.pdfg.PDFG``) and renders
+its DOT text through ``sphinx.ext.graphviz``, so the pictures always match the code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from docutils.parsers.rst import directives
+from sphinx.ext.graphviz import figure_wrapper, graphviz
+from sphinx.util.docutils import SphinxDirective
+
+if TYPE_CHECKING:
+    from docutils.nodes import Node
+    from sphinx.application import Sphinx
+
+
+class PdfgDirective(SphinxDirective):
+    """``{pdfg} MODULE:FUNCTION`` with an optional ``:caption:``."""
+
+    required_arguments = 1
+    option_spec: ClassVar[dict[str, Any]] = {"caption": directives.unchanged}
+
+    def run(self) -> list[Node]:
+        import spf
+        from spf.pdfg import PDFG
+
+        module_name, _, func_name = self.arguments[0].partition(":")
+        result = getattr(importlib.import_module(module_name), func_name)()
+        if isinstance(result, spf.Computation):
+            result = result.pdfg()
+        if not isinstance(result, PDFG):
+            raise self.error(f"{self.arguments[0]}() returned neither a Computation nor a PDFG")
+        node = graphviz()
+        node["code"] = result.to_dot()
+        node["options"] = {"docname": self.env.current_document.docname}
+        node["alt"] = f"PDFG of {self.arguments[0]}"
+        if "caption" not in self.options:
+            return [node]
+        return [figure_wrapper(self, node, self.options["caption"])]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("pdfg", PdfgDirective)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

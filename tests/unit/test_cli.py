@@ -1,0 +1,277 @@
+"""The ``spf`` command line: every command, its ``--help``, progress on stderr, clear errors."""
+
+from __future__ import annotations
+
+import doctest
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import spf.cli
+from spf.cli import main
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+MODULE = """
+import spf
+
+def build():
+    comp = spf.Computation("twice")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$a$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}"))
+    return comp
+
+def not_a_computation():
+    return 42
+
+def needs_arguments(n):
+    return None
+
+def broken():
+    raise RuntimeError("boom")
+
+def illegal():
+    comp = spf.kernels.spmv_csr()
+    comp.stmt(0).parallelize("k")
+    return comp
+
+VALUE = 3
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary current directory holding ``mykernels.py`` (importable from there)."""
+    (tmp_path / "mykernels.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("mykernels", "gpu_kernels", "my_kernels"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    return tmp_path
+
+
+def run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------------------------ help
+def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("demo", "codegen", "dot", "bench"):
+        assert command in out
+    assert "spf codegen spf.kernels:spmv_csr" in out  # the examples epilog
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("demo", "Matrix Market"),
+        ("codegen", "--target"),
+        ("dot", ".svg"),
+        ("bench", "--quick"),
+    ],
+)
+def test_help_of_each_command(
+    command: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: spf {command}")
+    assert expected in out
+
+
+def test_no_command_prints_usage_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run([], capsys)
+    assert code == 2
+    assert "usage: spf" in err
+    assert out == ""
+
+
+def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["frobnicate"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
+
+
+def test_installed_entry_point_runs() -> None:
+    exe = Path(sys.executable).with_name("spf")
+    assert exe.exists(), "the package installs the `spf` script (pyproject [project.scripts])"
+    done = subprocess.run(
+        [str(exe), "bench", "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "usage: spf bench" in done.stdout
+
+
+# --------------------------------------------------------------------------------- codegen
+def test_codegen_c_to_stdout_with_progress_on_stderr(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["codegen", "spf.kernels:spmv_csr"], capsys)
+    assert code == 0
+    assert "#define rowptr(t0) rowptr[t0]" in out
+    assert "void spmv_csr(" in out
+    assert "spf: building spf.kernels:spmv_csr()" in err
+    assert "spf: generating c code for 'spmv_csr'" in err
+    assert "#define" not in err
+
+
+def test_codegen_to_file_with_a_name(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["codegen", "mykernels:build", "-o", "k.c", "--name", "dbl"], capsys)
+    assert code == 0
+    assert out == ""
+    text = (workdir / "k.c").read_text()
+    assert "void dbl(" in text
+    assert "wrote k.c" in err
+    cc = shutil.which("gcc")
+    assert cc is not None
+    done = subprocess.run([cc, "-c", "-Wall", "-Werror", "k.c", "-o", "k.o"], check=False)
+    assert done.returncode == 0
+
+
+GPU_MODULE = """
+import spf
+
+def on_gpu():
+    comp = spf.kernels.spmv_csr()
+    comp.stmt(0).split("i", 32, "i0", "i1").gpu(("i0",), ("i1",))
+    return comp
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "function", "marker"),
+    [
+        ("cuda", "gpu_kernels:on_gpu", "__global__ void spmv_csr_k0("),
+        ("mpi", "spf.kernels:spmv_csr", "void spmv_csr(MPI_Comm comm,"),
+        ("hls", "spf.kernels:spmv_csr", "#pragma HLS INTERFACE s_axilite port=return"),
+    ],
+)
+def test_codegen_other_targets(
+    target: str, function: str, marker: str, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "gpu_kernels.py").write_text(GPU_MODULE)
+    code, out, err = run(["codegen", function, "--target", target, "-o", f"k.{target}"], capsys)
+    assert code == 0, err
+    assert out == ""
+    assert marker in (workdir / f"k.{target}").read_text()
+    assert f"generating {target} code for 'spmv_csr'" in err
+
+
+def test_codegen_from_a_file_path(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["codegen", str(workdir / "mykernels.py") + ":build"], capsys)
+    assert code == 0
+    assert "void twice(" in out
+
+
+def test_codegen_refuses_an_illegal_schedule_unless_asked(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["codegen", "mykernels:illegal"], capsys)
+    assert code == 1
+    assert out == ""
+    assert "spf codegen: error: illegal tag: loop 'k'" in err
+    code, out, _ = run(["codegen", "mykernels:illegal", "--no-check"], capsys)
+    assert code == 0
+    assert "#pragma omp parallel for" in out
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("spf.kernels", "expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got 'spf.kernels'"),
+        (":build", "expected MODULE:FUNCTION"),
+        ("mykernels:", "expected MODULE:FUNCTION"),
+        ("no_such_module:f", "cannot import 'no_such_module'"),
+        ("missing.py:f", "no such file 'missing.py'"),
+        ("mykernels:nothing", "mykernels has no function 'nothing'; its functions: broken, build"),
+        ("mykernels:VALUE", "mykernels.VALUE is not a function but a 'int' value"),
+        ("mykernels:not_a_computation", "returned int, not an spf.Computation"),
+        ("mykernels:needs_arguments", "it must take no arguments"),
+        ("mykernels:broken", "calling broken() failed: RuntimeError: boom"),
+    ],
+)
+def test_bad_function_specs_are_one_line_errors(
+    spec: str, message: str, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in ("codegen", "dot"):
+        code, out, err = run([command, spec], capsys)
+        assert code == 1
+        assert out == ""
+        assert f"spf {command}: error: " in err
+        assert message in err
+        assert "Traceback" not in err
+
+
+def test_unknown_target_is_refused_before_building(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["codegen", "mykernels:broken", "--target", "fortran"], capsys)
+    assert code == 1
+    assert out == ""
+    assert "unknown target 'fortran'; choose one of c, cuda, mpi, hls" in err
+    assert "boom" not in err
+
+
+# ------------------------------------------------------------------------------------- dot
+def test_dot_text_to_stdout_and_file(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["dot", "spf.kernels:blur2d"], capsys)
+    assert code == 0
+    assert out.startswith('digraph "blur2d" {')
+    code, out, _err = run(["dot", "mykernels:build", "-o", "g.dot"], capsys)
+    assert code == 0
+    assert out == ""
+    assert (workdir / "g.dot").read_text().startswith('digraph "twice"')
+
+
+@pytest.mark.requires_graphviz
+def test_dot_renders_svg(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["dot", "spf.kernels:spmv_csr", "-o", "spmv.svg"], capsys)
+    assert code == 0
+    assert "rendering with Graphviz to spmv.svg" in err
+    assert b"<svg" in (workdir / "spmv.svg").read_bytes()
+
+
+def test_dot_refuses_an_unknown_format(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["dot", "spf.kernels:spmv_csr", "-o", "spmv.gif"], capsys)
+    assert code == 1
+    assert "unsupported format 'gif'" in err
+
+
+# ------------------------------------------------------------------------------ demo, bench
+@pytest.mark.slow
+def test_demo_on_a_matrix_market_file(tmp_path: Path, suitesparse_dir: Path) -> None:
+    env = {**os.environ, "SPF_CACHE_DIR": str(tmp_path / "cache")}
+    matrix = str(suitesparse_dir / "west0067.mtx")
+    cmd = [sys.executable, "-m", "spf.cli", "demo", matrix, "--out", str(tmp_path / "out")]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "demo OK" in done.stdout
+    assert (tmp_path / "out").is_dir()
+
+
+def test_bench_passes_its_arguments_through(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--only", "no-such-benchmark"])
+    assert exit_info.value.code == 2
+    assert "usage: spf bench" in capsys.readouterr().err
+
+
+def test_module_doctests() -> None:
+    result = doctest.testmod(spf.cli, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3
+    assert result.failed == 0
