@@ -151,6 +151,12 @@ class _Piece:
         name, n = node.name, len(node.args)
         if name in ISL_RESERVED or name.startswith("__"):
             raise self.error(f"{name!r} cannot be used as a function name", node.name_span)
+        if name in self.params:
+            raise self.error(
+                f"{name!r} is used both as a parameter and as an uninterpreted function; "
+                "rename one of them",
+                node.name_span,
+            )
         if self.ufs is not None:
             if name not in self.ufs:
                 raise UndeclaredError(

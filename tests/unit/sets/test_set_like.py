@@ -1034,3 +1034,11 @@ def test_docstring_examples(module: str) -> None:
     mod = __import__(module, fromlist=["_"])
     result = doctest.testmod(mod, verbose=False, report=True)
     assert result.failed == 0, f"{result.failed} doctest(s) in {module} failed"
+
+
+@pytest.mark.parametrize("text", ["{[i]: f < i && f(i) > 0}", "{[i]: f(i) > 0 && f < i}"])
+def test_a_name_is_a_parameter_or_a_uf_not_both(text: str) -> None:
+    # found by the fuzzer: ``f<(i) > 0 && f(i, i) > 0`` parsed, then printed text that does not
+    with pytest.raises(ParseError, match="uninterpreted function") as info:
+        Set(text)
+    assert "^" in str(info.value)
