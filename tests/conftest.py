@@ -23,7 +23,11 @@ from hypothesis import settings
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-settings.register_profile("ci", deadline=None, max_examples=100)
+# "ci" (the default) replays the same examples on every run so `make test` is deterministic;
+# "explore" draws new random examples each run (HYPOTHESIS_PROFILE=explore) to hunt for bugs,
+# whose counterexamples then become regression tests.
+settings.register_profile("ci", deadline=None, max_examples=100, derandomize=True)
+settings.register_profile("explore", deadline=None, max_examples=300)
 settings.register_profile("dev", deadline=None, max_examples=20)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
