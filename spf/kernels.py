@@ -119,6 +119,16 @@ def gemm() -> Computation:
 
 
 # ===================================================================================== sparse
+def _sparse_mv(name: str) -> Computation:
+    """A computation with the data spaces of a sparse ``y += A·x``: ``y[N]``, ``A[NNZ]``,
+    ``x[M]`` (the nonzeros in one flat array)."""
+    comp = Computation(name)
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("x", "double", shape=("M",))
+    return comp
+
+
 def spmv_csr(*, index_dtype: str = "int32") -> Computation:
     """Sparse matrix-vector product ``y += A·x``, ``A`` in CSR.
 
@@ -135,10 +145,7 @@ def spmv_csr(*, index_dtype: str = "int32") -> Computation:
     array([21., 30.])
     """
     dtype = _index_dtype(index_dtype)
-    comp = Computation("spmv_csr")
-    comp.add_data_space("y", "double", shape=("N",))
-    comp.add_data_space("A", "double", shape=("NNZ",))
-    comp.add_data_space("x", "double", shape=("M",))
+    comp = _sparse_mv("spmv_csr")
     _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
     _declare_idx(comp, "col", "NNZ", "M", dtype)
     comp.add_stmt(
@@ -166,10 +173,7 @@ def spmv_coo(*, index_dtype: str = "int32") -> Computation:
     array([20.,  1.])
     """
     dtype = _index_dtype(index_dtype)
-    comp = Computation("spmv_coo")
-    comp.add_data_space("y", "double", shape=("N",))
-    comp.add_data_space("A", "double", shape=("NNZ",))
-    comp.add_data_space("x", "double", shape=("M",))
+    comp = _sparse_mv("spmv_coo")
     _declare_idx(comp, "row", "NNZ", "N", dtype)
     _declare_idx(comp, "col", "NNZ", "M", dtype)
     comp.add_stmt(
@@ -198,10 +202,7 @@ def spmv_csc(*, index_dtype: str = "int32") -> Computation:
     array([21., 30.])
     """
     dtype = _index_dtype(index_dtype)
-    comp = Computation("spmv_csc")
-    comp.add_data_space("y", "double", shape=("N",))
-    comp.add_data_space("A", "double", shape=("NNZ",))
-    comp.add_data_space("x", "double", shape=("M",))
+    comp = _sparse_mv("spmv_csc")
     _declare_ptr(comp, "colptr", "M", "NNZ", dtype)
     _declare_idx(comp, "row", "NNZ", "N", dtype)
     comp.add_stmt(
