@@ -24,7 +24,7 @@ from spf.codegen.loop_ast import (
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
-    from spf.codegen.program import BufferDecl, Program
+    from spf.codegen.program import BufferDecl, Program, StmtMacro
 
 PRELUDE = """\
 #include <stdint.h>
@@ -253,10 +253,7 @@ class CPrinter:
         red = macro.reduction
         if red is None:
             return None
-        for param, arg in zip(macro.params, body.args, strict=True):
-            if param in red.uses and inner & set(expr_vars(arg)):
-                return None
-        return body
+        return None if _target_varies(macro, body, inner) else body
 
     def _tile_nest(self, n: For) -> tuple[list[tuple[str, int]], Call] | None:
         """Loops ``n`` encloses as a perfect nest of constant-trip loops (``var`` from 0 to a
@@ -291,10 +288,7 @@ class CPrinter:
             size *= trip
         if not 1 < size <= 512:
             return None
-        for param, arg in zip(macro.params, body.args, strict=True):
-            if param in red.uses and n.var in set(expr_vars(arg)):
-                return None
-        return loops, body
+        return None if _target_varies(macro, body, {n.var}) else (loops, body)
 
     def _tile_for(self, n: For, loops: list[tuple[str, int]], call: Call) -> None:
         macro = self.macros[call.stmt]
@@ -311,9 +305,7 @@ class CPrinter:
                     stack.enter_context(self.out.indented())
                 self.out.line(line)
 
-        args = ", ".join(
-            expr(a) if p in red.uses else "0" for p, a in zip(macro.params, call.args, strict=True)
-        )
+        args = _target_args(macro, call)
         self.out.line("{")
         with self.out.indented():
             self.out.line(f"{red.ctype} spf_tile{dims};")
@@ -336,10 +328,7 @@ class CPrinter:
             red = self.macros[call.stmt].reduction
             assert red is not None
             macro = self.macros[call.stmt]
-            args = ", ".join(
-                expr(a) if p in red.uses else "0"
-                for p, a in zip(macro.params, call.args, strict=True)
-            )
+            args = _target_args(macro, call)
             target = f"{call.stmt}_target({args})"
             self.out.line("{")
             with self.out.indented():
@@ -383,6 +372,26 @@ def eval_product(extents: tuple[str, ...]) -> int:
     for e in extents:
         out *= int(e)
     return out
+
+
+def _target_varies(macro: StmtMacro, call: Call, names: set[str]) -> bool:
+    """Whether the accumulation target of ``call`` (a reduction) uses any of ``names``."""
+    red = macro.reduction
+    assert red is not None
+    return any(
+        param in red.uses and names & set(expr_vars(arg))
+        for param, arg in zip(macro.params, call.args, strict=True)
+    )
+
+
+def _target_args(macro: StmtMacro, call: Call) -> str:
+    """Arguments of ``<stmt>_target(...)`` for ``call``: the ones the target uses (``0`` for
+    the rest, which the target macro ignores)."""
+    red = macro.reduction
+    assert red is not None
+    return ", ".join(
+        expr(a) if p in red.uses else "0" for p, a in zip(macro.params, call.args, strict=True)
+    )
 
 
 def print_c(program: Program) -> str:
