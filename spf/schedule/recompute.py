@@ -6,8 +6,9 @@ reads it). The current schedule (legal, checked first) is the program order; a c
 ``(o, p)`` must compute what ``p`` computes there and the consumer must read it:
 
 * the footprint of ``o`` holds, for each element a consumer instance under ``o`` reads, the
-  producer instances that write it *before* that read in program order (flow pairs; never
-  a later writer, whose value the read must not see);
+  producer instance whose value that read sees in program order: the last one writing it
+  before the read (never a later writer; with UF calls, where the difference of sets is
+  not exact, every earlier writer, run in program order so the last one still wins);
 * every copy keeps the order ``p`` has in program order with each instance of another
   statement touching the same element, one of them writing (memory-based dependences, the
   copy standing for ``p``): its reads then see what ``p`` saw;
@@ -91,8 +92,32 @@ def flow_footprint(
         if flow is not None:
             found = flow if found is None else found.union(flow)
     if found is None:
-        found = _constraint([*xs, *ys], ["1 = 0"])
+        return _constraint([*xs, *ys], ["1 = 0"]).as_relation(len(xs)).inverse()
+    found = _last_writers(found, producer, write, xs, timing.th_s)
     return found.as_relation(len(xs)).inverse()
+
+
+def _last_writers(
+    flow: Set, producer: Stmt, write: Relation, xs: list[str], sched: Relation
+) -> Set:
+    """``flow`` without the pairs whose producer instance another one overwrites before the
+    read (a time loop writes one element in every step: only the latest step is needed).
+    Exact for sets without UF calls; with them every earlier writer stays (sound: the
+    copies run in program order, so the last one written is still the latest)."""
+    from spf.sets import Set, ops
+
+    taken = set(xs) | set(producer.domain.params)
+    later = _other_names(producer, taken)
+    own = _Timing(sched, sched, xs, later)
+    same = _touching(write, producer.domain, write, producer.domain, xs, later)
+    overwritten = _before(own, same, "<")
+    if overwritten is None:
+        return flow
+    # (p, c) killed: some p2 after p writes the same element and is itself a flow source of c
+    killed = flow.as_relation(len(xs)).compose(overwritten.as_relation(len(xs))).as_set()
+    if flow._body.hidden or killed._body.hidden or flow.uf_calls or killed.uf_calls:
+        return flow
+    return Set._make(ops.subtract(flow._body, killed._body), flow.ufs)
 
 
 def check_copies(
