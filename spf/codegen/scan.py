@@ -46,6 +46,7 @@ import islpy as isl
 import sympy as sp
 
 from spf.codegen import from_isl
+from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
     Bind,
     Block,
@@ -110,10 +111,11 @@ class Scanner:
         self.stmts: dict[str, StmtScan] = {}
         self.alloc_positions = self._allocation_positions()
         self.unseparated: dict[str, StmtScan] = {}
-        for s in comp.stmts:
-            self.unseparated[s.name] = self._prepare(s)
-            for piece in separate(s, self.unseparated[s.name], self.names):
-                self.stmts[piece.label] = piece
+        with isl_budget(f"preparing the loops of {comp.name} (full and partial tiles)"):
+            for s in comp.stmts:
+                self.unseparated[s.name] = self._prepare(s)
+                for piece in separate(s, self.unseparated[s.name], self.names):
+                    self.stmts[piece.label] = piece
         self._stmt_by_name = {s.name: s for s in comp.stmts}
         levels = {v.level for v in self.values.values() if v.level >= 0}
         self.whole = self._whole_positions()
@@ -247,7 +249,8 @@ class Scanner:
     def scan(self) -> Node:
         top = {v for v, info in self.values.items() if info.level < 0}
         try:
-            body = self._segment(0, sorted(self.stmts), top, set())
+            with isl_budget(f"scanning the loops of {self.comp.name}"):
+                body = self._segment(0, sorted(self.stmts), top, set())
         except isl.Error as err:
             raise CodegenError(
                 f"cannot scan the schedule of {self.comp.name}: {str(err).split(' in /')[0]}; "

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Node, Op, UFRead, Var
 from spf.errors import CodegenError
 from spf.sets import Relation, Set
@@ -77,6 +78,10 @@ class _Text:
             return f"(({self.cond(e.args[0], negate)}) {op} ({self.cond(e.args[1], negate)}))"
         if isinstance(e, Op) and e.op in _NEG:
             op = _NEG[e.op] if negate else e.op
+            split = _split_bound(e.args[0], op, e.args[1])
+            if split is not None:
+                join, parts = split
+                return f" {join} ".join(f"({self.cond(part)})" for part in parts)
             left, right = self.expr(e.args[0]), self.expr(e.args[1])
             return f"{left} {'=' if op == '==' else op} {right}"
         raise CodegenError(f"spf bug: cannot verify the condition {e}")
@@ -87,13 +92,30 @@ class _Text:
         return name
 
 
+def _split_bound(left: Expr, op: str, right: Expr) -> tuple[str, tuple[Op, ...]] | None:
+    """``left op right`` with a ``min``/``max`` side as a conjunction or disjunction of the
+    comparisons with its arguments (``x <= min(a, b)``: ``x <= a && x <= b``), so loop
+    bounds need no auxiliary variable (each one is a disjunction, and the subset tests of
+    :func:`verify` grow exponentially with them: skewed tiles have many)."""
+    if op not in ("<", "<=", ">", ">="):
+        return None
+    below = op in ("<", "<=")
+    for side, other, on_right in ((right, left, True), (left, right, False)):
+        if isinstance(side, Op) and side.op in ("min", "max"):
+            # x < min(a, b), x > max(a, b), min(a, b) > x, max(a, b) < x: all arguments
+            every = (side.op == "min") == (below == on_right)
+            parts = tuple(Op(op, (other, arg) if on_right else (arg, other)) for arg in side.args)
+            return ("&&" if every else "||"), parts
+    return None
+
+
 def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text) -> Iterator[_Site]:
     if isinstance(n, Block):
         for item in n.items:
             yield from _sites(item, names, conds, text)
     elif isinstance(n, For):
         a0, c0 = len(text.aux), len(text.conds)
-        c = [f"{n.var} >= {text.expr(n.init)}", text.cond(n.cond)]
+        c = [text.cond(Op(">=", (Var(n.var), n.init))), text.cond(n.cond)]
         if n.step != 1:
             c.append(f"({n.var} - ({text.expr(n.init)})) % {n.step} = 0")
         c += text.conds[c0:]
@@ -118,6 +140,11 @@ def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text)
 
 def verify(comp: Computation, body: Node) -> None:
     """Raise ``CodegenError`` unless every statement's domain is executed exactly once."""
+    with isl_budget(f"verifying the loops of {comp.name}"):
+        _verify(comp, body)
+
+
+def _verify(comp: Computation, body: Node) -> None:
     executed: dict[str, list[Set]] = {s.name: [] for s in comp.stmts}
     ufs = comp.ufs
     for site in _sites(body, (), (), _Text()):

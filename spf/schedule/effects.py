@@ -3,8 +3,11 @@
 ``compute_at(consumer, level)`` (Tiramisu): the producer is computed inside the consumer's
 loop nest at ``level``. Its domain gains the consumer's loops up to ``level`` as leading
 dimensions, and for each of their values holds exactly the producer instances that write
-what the consumer instances under those loops read (overlapping halos are computed
-redundantly). The producer runs right before the consumer inside the shared loops.
+what the consumer instances under those loops read, before the read in program order
+(overlapping halos are computed redundantly). The producer runs right before the consumer
+inside the shared loops. A copy that would not compute what its instance computes in program
+order, or would overwrite a value before a read that needs it, makes ``compute_at`` raise
+``IllegalScheduleError`` (:mod:`spf.schedule.recompute`).
 
 ``inline()``: the statement's value is substituted into its consumers; the statement and
 the data space it writes disappear (:func:`spf.pdfg.inline.inline_stmt`).
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, ClassVar
 from spf.errors import IllegalScheduleError, SpfError
 from spf.schedule.commands import ROOT, Effect, Level, check_loop_ref, register_command
 from spf.schedule.order import _constants
+from spf.schedule.recompute import check_copies, flow_footprint
 from spf.schedule.relations import is_constant, loops_of, rebuild, set_constants
 from spf.sets import Relation, Set
 
@@ -167,20 +171,20 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
         consumer.domain
     )
     reads = [rel for d, rel in consumer.reads if d == ds]
-    footprint = reads[0]
-    for rel in reads[1:]:
-        footprint = footprint.union(rel)
     (write,) = [rel for d, rel in producer.writes if d == ds]
-    needed = write.inverse().compose(footprint.compose(to_outer.inverse()))
-    needed = needed.intersect_range(producer.domain)
+    _check_current_legal(comp, producer.name)
+    flow = flow_footprint(producer, write, consumer, reads, comp.schedule_width())
+    needed = flow.compose(to_outer.inverse()).intersect_range(producer.domain)
     domain = _named(outer + pits).intersect(needed.as_set())
     schedule = _schedule(producer, consumer, n, outer, pits, pfun)
-    _check_current_legal(comp, producer.name)
     shifted = _shift_peers(comp, producer, consumer, n)
+    new_reads, new_writes = _extend(producer.reads, outer), _extend(producer.writes, outer)
+    copy = (outer + pits, domain, schedule, new_reads, new_writes)
+    check_copies(comp, producer, consumer, level, ds, copy, shifted)
     producer._domain = domain
     producer._schedule = schedule
-    producer._reads = _extend(producer.reads, outer)
-    producer._writes = _extend(producer.writes, outer)
+    producer._reads = new_reads
+    producer._writes = new_writes
     loops_now = loops_of(schedule)[1]
     producer._tags = {k: v for k, v in producer.tags.items() if k in loops_now}
     for s in comp.stmts:  # the current order becomes program order (see _check_current_legal)
