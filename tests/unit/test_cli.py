@@ -107,6 +107,34 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
 
 
+def test_version_is_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import spf
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"spf {spf.__version__}"
+
+
+def test_version_has_one_source() -> None:
+    """pyproject reads the version from spf/_version.py; nothing else spells it."""
+    import tomllib
+
+    import spf
+
+    root = Path(spf.__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "version" in project["project"]["dynamic"]
+    assert "version" not in project["project"]
+    attr = project["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "spf._version.__version__"
+    assert spf.__version__.count(".") >= 2
+    assert (root / "spf" / "py.typed").is_file()
+    assert project["project"]["license"] == "MIT"
+    assert "the spf developers" in (root / "LICENSE").read_text()
+    assert any(d.startswith("scipy") for d in project["project"]["dependencies"])
+
+
 def test_installed_entry_point_runs() -> None:
     exe = Path(sys.executable).with_name("spf")
     assert exe.exists(), "the package installs the `spf` script (pyproject [project.scripts])"
