@@ -129,16 +129,28 @@ class Kernel:
         compiler: str | None = None,
         language: str = "c",
     ) -> Kernel:
-        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it."""
-        result = build(
-            source,
-            name=signature.function,
-            openmp=openmp,
-            cflags=cflags,
-            cache_dir=cache_dir,
-            compiler=compiler,
-            language=language,
-        )
+        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it.
+
+        A cached library that fails to load (damaged after its digest was recorded) is
+        compiled again once; only a freshly built library's load failure is an error.
+        """
+        options: dict[str, Any] = {
+            "name": signature.function,
+            "openmp": openmp,
+            "cflags": cflags,
+            "cache_dir": cache_dir,
+            "compiler": compiler,
+            "language": language,
+        }
+        result = build(source, **options)
+        try:
+            return cls(
+                signature, source, result.path, result.command, compiler_output=result.stderr
+            )
+        except CompileError:
+            if not result.cached:
+                raise
+        result = build(source, rebuild=True, **options)
         return cls(signature, source, result.path, result.command, compiler_output=result.stderr)
 
     def __repr__(self) -> str:
