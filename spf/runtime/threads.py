@@ -32,6 +32,9 @@ import ctypes.util
 import math
 import os
 import time
+from collections.abc import Callable
+
+import cffi
 
 INTERVAL_S = 0.2
 """How long a measurement of the free cores is used before it is taken again."""
@@ -44,6 +47,10 @@ ENV = "SPF_ADAPTIVE_THREADS"
 _GOMP: list[ctypes.CDLL] = []
 """libgomp, opened once and never closed (ctypes does not dlclose): a kernel library may then
 be unloaded (at exit, say) while OpenMP's worker threads still run in libgomp."""
+
+_OMP: list[tuple[Callable[[], int], Callable[[int], None]]] = []
+"""``omp_get_max_threads`` and ``omp_set_num_threads`` through cffi (cheaper calls than
+ctypes: they run around every capped kernel call)."""
 
 
 def openmp_library() -> ctypes.CDLL | None:
@@ -63,6 +70,10 @@ def openmp_library() -> ctypes.CDLL | None:
         lib.omp_get_max_threads.argtypes = []
         lib.omp_set_num_threads.restype = None
         lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+        ffi = cffi.FFI()
+        ffi.cdef("int omp_get_max_threads(void); void omp_set_num_threads(int);")
+        fast = ffi.dlopen(name)
+        _OMP.append((fast.omp_get_max_threads, fast.omp_set_num_threads))
         _GOMP.append(lib)
         return lib
     return None
@@ -163,20 +174,20 @@ class ThreadGovernor:
     def restrict(self, cap: int) -> int:
         """``omp_set_num_threads(cap)`` when OpenMP would start more threads; the setting to
         give back to :meth:`restore` afterwards (0: nothing was changed)."""
-        gomp = openmp_library()
-        if gomp is None:
+        if not _OMP and openmp_library() is None:
             return 0
-        previous: int = gomp.omp_get_max_threads()
+        get, put = _OMP[0]
+        previous = get()
         if previous <= cap:
             return 0
-        gomp.omp_set_num_threads(cap)
+        put(cap)
         return previous
 
     @staticmethod
     def restore(previous: int) -> None:
         """Undo :meth:`restrict` (``previous`` is what it returned)."""
         if previous:
-            _GOMP[0].omp_set_num_threads(previous)
+            _OMP[0][1](previous)
 
 
 GOVERNOR = ThreadGovernor()
