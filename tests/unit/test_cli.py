@@ -133,6 +133,13 @@ def test_version_has_one_source() -> None:
     assert project["project"]["license"] == "MIT"
     assert "the spf developers" in (root / "LICENSE").read_text()
     assert any(d.startswith("scipy") for d in project["project"]["dependencies"])
+    import importlib.metadata
+
+    try:
+        installed = importlib.metadata.version("spf")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    assert installed == spf.__version__, "reinstall spf (pip install -e .) after a version bump"
 
 
 def test_installed_entry_point_runs() -> None:
