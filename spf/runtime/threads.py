@@ -197,7 +197,6 @@ GOVERNOR = ThreadGovernor()
 def set_adaptive(enabled: bool) -> bool:
     """Turn the thread cap on or off for this process; returns the previous setting."""
     previous, GOVERNOR.enabled = GOVERNOR.enabled, bool(enabled)
-    GOVERNOR._next = 0.0
     return previous
 
 
