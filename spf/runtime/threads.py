@@ -79,6 +79,15 @@ def openmp_library() -> ctypes.CDLL | None:
     return None
 
 
+def _read(path: str) -> str:
+    """A small /proc file's text (raw os calls: a text-mode ``open`` costs several times more)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 16).decode("ascii", "replace")
+    finally:
+        os.close(fd)
+
+
 def _allowed_cpus() -> list[int]:
     try:
         return sorted(os.sched_getaffinity(0))
@@ -90,8 +99,7 @@ def _busy_seconds(cpus: list[int]) -> float | None:
     """CPU seconds spent busy (not idle or iowait) on ``cpus`` since boot, from /proc/stat."""
     wanted = {f"cpu{c}" for c in cpus}
     try:
-        with open("/proc/stat", encoding="ascii") as fh:
-            lines = fh.readlines()
+        lines = _read("/proc/stat").splitlines()
     except OSError:
         return None
     ticks = 0
@@ -112,8 +120,7 @@ def _own_running() -> int:
         return 1
     for tid in tids:
         try:
-            with open(f"/proc/self/task/{tid}/stat", encoding="ascii", errors="replace") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
+            state = _read(f"/proc/self/task/{tid}/stat").rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
         count += state == "R"
@@ -124,13 +131,14 @@ def _runnable_others() -> float:
     """Threads of other processes that are runnable now (they want a core whether or not they
     have one), from /proc/loadavg; elsewhere the 1-minute load average less this thread."""
     try:
-        with open("/proc/loadavg", encoding="ascii") as fh:
-            running = int(fh.read().split()[3].split("/")[0])
+        running = int(_read("/proc/loadavg").split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
         try:
             return max(0.0, os.getloadavg()[0] - 1.0)
         except OSError:
             return 0.0
+    if running <= 1:
+        return 0.0  # this thread alone
     return max(0.0, float(running - _own_running()))
 
 
