@@ -148,3 +148,17 @@ def test_sptrsv_args_takes_names() -> None:
 def test_bad_names_are_argument_errors(names: object, match: str) -> None:
     with pytest.raises(spf.ArgumentError, match=match):
         spf.sparse.csr_args(sp.eye_array(2), names=names)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("given", ["int64", "int64_t", np.int64])
+def test_sell_index_dtype_takes_every_spelling(given: object) -> None:
+    from spf.formats import sell
+
+    assert sell(8, index_dtype=given).index_dtype == "int64"
+
+
+def test_sell_rejects_other_index_types() -> None:
+    from spf.formats import sell
+
+    with pytest.raises(spf.SpfError, match="index_dtype must be 'int32' or 'int64'"):
+        sell(8, index_dtype=np.float32)
