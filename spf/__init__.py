@@ -6,6 +6,7 @@ See ``API.md`` for the contract. This package exposes the public names only.
 from __future__ import annotations
 
 from spf import kernels, sparse
+from spf._version import __version__
 from spf.computation import (
     Buffer,
     Computation,
@@ -48,6 +49,7 @@ __all__ = [
     "SpfError",
     "Stmt",
     "UndeclaredError",
+    "__version__",
     "kernels",
     "sparse",
 ]

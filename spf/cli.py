@@ -8,6 +8,8 @@
     write its polyhedral dataflow graph, as DOT text or rendered by Graphviz.
 ``spf bench [--quick] [--only NAME] ...``
     the benchmarks (``spf.bench``; ``spf bench --help`` lists the options).
+``spf --version``
+    print spf's version (``spf.__version__``).
 
 ``MODULE`` is an importable module (the current directory is searched first) or a path to a
 ``.py`` file; ``FUNCTION`` takes no arguments and returns an ``spf.Computation``. Progress
@@ -34,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from spf._version import __version__
 from spf.errors import SpfError
 
 if TYPE_CHECKING:
@@ -58,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"spf {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = commands.add_parser(
         "demo",

@@ -42,7 +42,7 @@ def _write_pdfg(comp: spf.Computation, stem: Path) -> None:
         graph.render(stem.parent / f"{stem.name}.svg")
 
 
-def _spmv(a: Any, out: Path) -> list[tuple[str, float, float]]:
+def _spmv(a: Any, out: Path) -> list[demo_more.Timing]:
     comp = kernels.spmv_csr()
     _write_pdfg(comp, out / "spmv_csr.before")
     row = comp.stmt(0)
@@ -68,10 +68,10 @@ def _spmv(a: Any, out: Path) -> list[tuple[str, float, float]]:
         kernel(y=y, x=x, check=False, **args)
 
     ms = demo_more.median_ms({"spf": run, "scipy": lambda: a @ x})
-    return [("CSR SpMV (y = A x)", ms["spf"], ms["scipy"])]
+    return [("CSR SpMV (y = A x)", "scipy A @ x", ms["spf"], ms["scipy"])]
 
 
-def _forward_solve(a: Any, out: Path) -> list[tuple[str, float, float]]:
+def _forward_solve(a: Any, out: Path) -> list[demo_more.Timing]:
     sps_linalg = sparse._scipy("scipy.sparse.linalg")
     low = _lower_with_diagonal(a)
     comp = kernels.sptrsv_csr()
@@ -97,7 +97,7 @@ def _forward_solve(a: Any, out: Path) -> list[tuple[str, float, float]]:
         },
         repeat=5,
     )
-    return [("forward solve (L u = f)", ms["spf"], ms["scipy"])]
+    return [("forward solve (L u = f)", "scipy spsolve_triangular", ms["spf"], ms["scipy"])]
 
 
 def _sets() -> None:
@@ -144,10 +144,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     demo_more.backends(out)
     print()
-    print("| kernel | spf ms | other ms | other / spf |\n|---|---:|---:|---:|")
-    for name, ours, theirs in rows:
-        print(f"| {name} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x |")
-    print()
+    demo_more.print_timings(rows)
     _sets()
     print(f"\ngenerated C, computation summaries and PDFGs (.dot, .svg) written to {out}/")
     print("demo OK")

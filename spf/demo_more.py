@@ -53,7 +53,7 @@ def blur(out: Path) -> None:
     (out / "blur_layers.txt").write_text(str(comp.layers()) + "\n")
 
 
-def gemm() -> tuple[str, float, float]:
+def gemm() -> Timing:
     """The benchmark's DGEMM schedule (register tile, k blocking, vectors, parallel column
     tiles: :func:`spf.bench.gemm.schedule`), timed against numpy's OpenBLAS."""
     from spf.bench.gemm import CFLAGS, schedule
@@ -77,7 +77,54 @@ def gemm() -> tuple[str, float, float]:
     time.sleep(0.5)  # let OpenMP's worker threads stop spinning before OpenBLAS runs
     blas_ms = median_ms({"numpy": lambda: a @ b}, repeat=7)["numpy"]
     ours_ms = median_ms({"spf": ours}, repeat=7)["spf"]
-    return ("DGEMM n=512 (vs numpy/OpenBLAS)", ours_ms, blas_ms)
+    return ("DGEMM n = 512 (C += A B)", "numpy A @ B (OpenBLAS)", ours_ms, blas_ms)
+
+
+Timing = tuple[str, str, float, float]
+"""One row of the timing table: kernel, what it is compared with, spf's ms, the other's ms."""
+
+BUSY_LOAD = 0.5
+"""Load average per CPU above which the machine counts as busy in the timing table."""
+
+
+def machine_note() -> str:
+    """How busy the machine was: the 1-minute load average over the CPUs this process may use,
+    and the threads spf's kernels ran with."""
+    import os
+
+    from spf.runtime import threads
+
+    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    ncpu = ncpu or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return f"machine: {ncpu} CPUs (load average not available here)"
+    per_cpu = load / ncpu
+    verdict = (
+        "BUSY: other processes compete for the cores, so these timings are noisy and "
+        "parallel kernels ran on fewer threads"
+        if per_cpu > BUSY_LOAD
+        else "quiet"
+    )
+    return (
+        f"machine: 1-minute load average {load:.2f} on {ncpu} CPUs = {per_cpu:.2f} per CPU "
+        f"({verdict}); spf measured {threads.free_cores():.1f} free cores, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
+    )
+
+
+def print_timings(rows: list[Timing]) -> None:
+    """The demo's timing table: every column labelled with its unit, and the machine's load."""
+    print("Timings: median wall-clock time per call over interleaved repeats.")
+    print(machine_note() + "\n")
+    print(
+        "| kernel | compared with | spf (ms per call) | other (ms per call) "
+        "| spf speed-up (other ms / spf ms) |\n|---|---|---:|---:|---:|"
+    )
+    for name, other, ours, theirs in rows:
+        print(f"| {name} | {other} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x |")
+    print()
 
 
 def median_ms(fns: dict[str, Callable[[], object]], repeat: int = 15) -> dict[str, float]:
@@ -93,7 +140,7 @@ def median_ms(fns: dict[str, Callable[[], object]], repeat: int = 15) -> dict[st
     return {k: 1e3 * statistics.median(v) for k, v in times.items()}
 
 
-def sell_spmv(a: Any) -> tuple[str, float, float]:
+def sell_spmv(a: Any) -> Timing:
     """CSR -> SELL-8-32 through spf's generated inspector; executor vs scipy."""
     from spf.formats import sell
 
@@ -112,7 +159,7 @@ def sell_spmv(a: Any) -> tuple[str, float, float]:
         kernel(y=y, x=x, check=False, **mat.args())
 
     ms = median_ms({"spf": ours, "scipy": lambda: a @ x})
-    return ("SELL-8-32 SpMV (vs scipy)", ms["spf"], ms["scipy"])
+    return ("SELL-8-32 SpMV (y = A x)", "scipy A @ x (CSR)", ms["spf"], ms["scipy"])
 
 
 def backends(out: Path) -> None:

@@ -18,7 +18,10 @@ the element type their index arrays (UFs) are declared with, to match
 
 from __future__ import annotations
 
+import contextlib
+
 from spf.computation import Computation, Stmt
+from spf.dtypes import numpy_name
 from spf.errors import SpfError
 
 __all__ = [
@@ -37,10 +40,17 @@ __all__ = [
 _INDEX_DTYPES = ("int32", "int64")
 
 
-def _index_dtype(index_dtype: str) -> str:
-    if index_dtype not in _INDEX_DTYPES:
-        raise SpfError(f"index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
-    return index_dtype
+def _index_dtype(index_dtype: object) -> str:
+    """``"int32"`` or ``"int64"`` from any spelling :mod:`spf.dtypes` accepts."""
+    name: object = index_dtype
+    with contextlib.suppress(SpfError):
+        name = numpy_name(index_dtype, what="index_dtype")
+    if name not in _INDEX_DTYPES:
+        raise SpfError(
+            f"index_dtype must be 'int32' or 'int64' (or 'int32_t', np.int32, ...), "
+            f"got {index_dtype!r}"
+        )
+    return str(name)
 
 
 def _declare_ptr(comp: Computation, name: str, n: str, nnz: str, dtype: str) -> None:

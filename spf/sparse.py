@@ -16,17 +16,22 @@ Values become contiguous ``float64``; index arrays are ``int32`` unless ``index_
 is asked for (or a dimension or entry count does not fit in ``int32``, which picks
 ``int64``). Duplicate entries are summed for CSR / CSC / BCSR (COO keeps them: the kernel
 accumulates anyway); explicitly stored zeros are kept. The input matrix is never modified.
-scipy is needed (``pip install scipy``); it is imported on first use.
+``index_dtype`` takes any type spelling :mod:`spf.dtypes` accepts (``"int64"``,
+``"int64_t"``, ``np.int64``). ``names={"rowptr": "rp", ...}`` renames the arguments for a
+Computation of your own whose data spaces and UFs are named otherwise. scipy is a dependency
+of spf; it is imported on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError
 
 __all__ = [
@@ -83,11 +88,9 @@ def _index_dtype(index_dtype: object, largest: int, what: str) -> np.dtype[Any]:
     if index_dtype is None:
         return np.dtype(np.int64 if largest > _INT32_MAX else np.int32)
     try:
-        name = str(np.dtype(index_dtype).name)  # type: ignore[call-overload]
-    except TypeError as err:
-        raise ArgumentError(
-            f"{what}: index_dtype must be 'int32' or 'int64', got {index_dtype!r}"
-        ) from err
+        name = numpy_name(index_dtype, what=f"{what}: index_dtype")
+    except SpfError:
+        name = ""
     if name not in ("int32", "int64"):
         raise ArgumentError(f"{what}: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
     if name == "int32" and largest > _INT32_MAX:
@@ -124,19 +127,57 @@ def _compressed_args(m: Any, ptr: str, idx: str, index_dtype: object, what: str)
     }
 
 
+def _rename(args: dict[str, Any], names: object, what: str) -> dict[str, Any]:
+    """``args`` with the keys ``names`` maps to the caller's names (the rest unchanged)."""
+    if names is None:
+        return args
+    if not isinstance(names, Mapping):
+        raise ArgumentError(
+            f"{what}: names must map standard names to yours, e.g. "
+            f"{{'rowptr': 'rp'}}, got {names!r}"
+        )
+    unknown = sorted(str(k) for k in names if k not in args)
+    if unknown:
+        raise ArgumentError(
+            f"{what}: names has unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"the standard names are {', '.join(args)}"
+        )
+    for key, new in names.items():
+        if not isinstance(new, str) or not new.isidentifier():
+            raise ArgumentError(f"{what}: names[{key!r}] must be an identifier, got {new!r}")
+    renamed = [names.get(k, k) for k in args]
+    clash = sorted({n for n in renamed if renamed.count(n) > 1})
+    if clash:
+        raise ArgumentError(
+            f"{what}: names gives two arguments the same name ({', '.join(clash)}); "
+            "every argument needs its own name"
+        )
+    return dict(zip(renamed, args.values(), strict=True))
+
+
 # ===================================================================================== formats
-def csr_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+def csr_args(
+    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_csr``: ``A, rowptr, col, N, M, NNZ``.
+
+    ``names`` renames them for a Computation of your own that calls them otherwise (every
+    ``*_args`` helper takes it): ``names={"rowptr": "rp", "A": "vals", "N": "n"}``.
 
     >>> import scipy.sparse as sp
     >>> args = csr_args(sp.eye_array(3, format="coo"), index_dtype="int64")
     >>> args["rowptr"], args["col"].dtype, args["NNZ"]
     (array([0, 1, 2, 3]), dtype('int64'), 3)
+    >>> list(csr_args(sp.eye_array(2), names={"rowptr": "rp", "A": "vals", "N": "n"}))
+    ['vals', 'rp', 'col', 'n', 'M', 'NNZ']
     """
-    return _compressed_args(_csr(matrix, "csr_args"), "rowptr", "col", index_dtype, "csr_args")
+    args = _compressed_args(_csr(matrix, "csr_args"), "rowptr", "col", index_dtype, "csr_args")
+    return _rename(args, names, "csr_args")
 
 
-def spmm_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+def spmm_args(
+    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmm_csr`` for the sparse operand ``A`` (``NxM``).
 
     ``A, rowptr, col, N, M, NNZ``; ``K`` follows from the shapes of the dense ``B[M, K]`` and
@@ -146,10 +187,13 @@ def spmm_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
     >>> sorted(spmm_args(sp.csr_array(np.eye(2))))
     ['A', 'M', 'N', 'NNZ', 'col', 'rowptr']
     """
-    return _compressed_args(_csr(matrix, "spmm_args"), "rowptr", "col", index_dtype, "spmm_args")
+    args = _compressed_args(_csr(matrix, "spmm_args"), "rowptr", "col", index_dtype, "spmm_args")
+    return _rename(args, names, "spmm_args")
 
 
-def csc_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+def csc_args(
+    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_csc``: ``A, colptr, row, N, M, NNZ``.
 
     >>> import numpy as np, scipy.sparse as sp
@@ -161,10 +205,12 @@ def csc_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
     m.sum_duplicates()
     m.sort_indices()
     args = _compressed_args(m, "colptr", "row", index_dtype, "csc_args")
-    return args
+    return _rename(args, names, "csc_args")
 
 
-def coo_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
+def coo_args(
+    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_coo``: ``A, row, col, N, M, NNZ``.
 
     Entries keep their stored order; duplicates are kept (the kernel sums them).
@@ -178,7 +224,7 @@ def coo_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
     n, cols = (int(d) for d in m.shape)
     nnz = int(m.nnz)
     dtype = _index_dtype(index_dtype, max(n, cols, nnz), "coo_args")
-    return {
+    args = {
         "A": _values(m.data),
         "row": _indices(m.row, dtype),
         "col": _indices(m.col, dtype),
@@ -186,9 +232,17 @@ def coo_args(matrix: object, index_dtype: object = None) -> dict[str, Any]:
         "M": cols,
         "NNZ": nnz,
     }
+    return _rename(args, names, "coo_args")
 
 
-def bcsr_args(matrix: object, R: int, C: int, index_dtype: object = None) -> dict[str, Any]:  # noqa: N803
+def bcsr_args(
+    matrix: object,
+    R: int,  # noqa: N803
+    C: int,  # noqa: N803
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_bcsr(R, C)``: ``A, browptr, bcol, NB, MB, NNZB``.
 
     The matrix is padded with zero rows / columns to ``NB*R x MB*C`` (``NB = ceil(N/R)``,
@@ -220,7 +274,7 @@ def bcsr_args(matrix: object, R: int, C: int, index_dtype: object = None) -> dic
     bsr.sort_indices()
     nnzb = int(bsr.indptr[-1])
     dtype = _index_dtype(index_dtype, max(nb, mb, nnzb * r * c), "bcsr_args")
-    return {
+    args = {
         "A": _values(np.asarray(bsr.data)[:nnzb].reshape(-1)),
         "browptr": _indices(bsr.indptr, dtype),
         "bcol": _indices(bsr.indices[:nnzb], dtype),
@@ -228,9 +282,15 @@ def bcsr_args(matrix: object, R: int, C: int, index_dtype: object = None) -> dic
         "MB": mb,
         "NNZB": nnzb,
     }
+    return _rename(args, names, "bcsr_args")
 
 
-def sptrsv_args(L: object, index_dtype: object = None) -> dict[str, Any]:  # noqa: N803
+def sptrsv_args(
+    L: object,  # noqa: N803
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.sptrsv_csr``: ``L, rowptr, col, N, NNZ``.
 
     ``L`` must be square and lower triangular with every diagonal entry stored and nonzero
@@ -262,13 +322,14 @@ def sptrsv_args(L: object, index_dtype: object = None) -> dict[str, Any]:  # noq
         if data[end - 1] == 0:
             raise SpfError(f"sptrsv_args: diagonal entry L[{i}, {i}] is zero")
     args = _compressed_args(m, "rowptr", "col", index_dtype, "sptrsv_args")
-    return {
+    out = {
         "L": args["A"],
         "rowptr": args["rowptr"],
         "col": args["col"],
         "N": n,
         "NNZ": args["NNZ"],
     }
+    return _rename(out, names, "sptrsv_args")
 
 
 # ============================================================================ matrices to use

@@ -31,6 +31,12 @@ settings.register_profile("explore", deadline=None, max_examples=300)
 settings.register_profile("dev", deadline=None, max_examples=20)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# Parallel kernels run with every OpenMP thread they ask for, however busy the machine: the
+# suite checks parallel schedules by running them in parallel (spf.runtime.threads would
+# otherwise run them on one thread when other processes hold the cores). The tests of that
+# cap turn it on themselves (tests/unit/runtime/test_threads.py).
+os.environ.setdefault("SPF_ADAPTIVE_THREADS", "0")
+
 SUITESPARSE_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "suitesparse"
 
 

@@ -16,6 +16,7 @@ sptrsv     CSR forward solve (spf, serial hand C, scipy ``spsolve_triangular``)
 gemm       DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
 blur       two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
 overhead   kernel-call overhead, ``compile`` cold and warm, codegen time vs statements
+busy       parallel SpMV with a busy loop on one core: fixed vs adaptive thread counts
 ========== ===============================================================================
 """
 
@@ -33,7 +34,7 @@ from typing import Any
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("sets", "deps", "spmv", "sptrsv", "gemm", "blur", "overhead")
+BENCHMARKS = ("sets", "deps", "spmv", "sptrsv", "gemm", "blur", "overhead", "busy")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -29,6 +29,7 @@ from typing import Any
 import cffi
 
 from spf.runtime.build import build
+from spf.runtime.threads import openmp_library
 
 Variant = tuple[str, int, Callable[[], object]]  # (code, threads, one call)
 Times = dict[tuple[str, int], list[float]]
@@ -138,6 +139,7 @@ int team_size(void);
 
 def load_c(source: str, cdef: str, name: str, cache_dir: str) -> tuple[cffi.FFI, Any, str]:
     """Build ``source`` with spf's own build (same flags as generated kernels) and load it."""
+    openmp_library()  # libgomp starts with the wait policy spf's kernels get
     built = build(source, name=name, openmp=True, cflags=None, cache_dir=cache_dir)
     ffi = cffi.FFI()
     ffi.cdef(cdef)

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 _GENERATED: dict[str, str] = {}
-"""Generated sources by hash of (computation JSON, target, name, check): a warm compile
-skips dependence analysis and scanning (the JSON holds schedules and tags)."""
+"""Generated sources by hash of (spf version, computation JSON, target, name, check): a warm
+compile skips dependence analysis and scanning (the JSON holds schedules and tags). On disk
+each source has a ``.sha256`` digest beside it; one that does not match is generated again."""
 
 
 def _generated_path(key: str, cache_dir: str | None) -> Path:
@@ -26,11 +27,18 @@ def _generated_path(key: str, cache_dir: str | None) -> Path:
     return Path(resolve_cache_dir(cache_dir)) / "generated" / key[:2] / f"{key}.c"
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _read_generated(key: str, cache_dir: str | None) -> str | None:
+    path = _generated_path(key, cache_dir)
     try:
-        return _generated_path(key, cache_dir).read_text()
-    except OSError:
+        text = path.read_text()
+        recorded = path.with_suffix(".sha256").read_text().strip()
+    except (OSError, UnicodeDecodeError):
         return None
+    return text if recorded == _digest(text) else None
 
 
 def _write_generated(key: str, source: str, cache_dir: str | None) -> None:
@@ -40,6 +48,7 @@ def _write_generated(key: str, source: str, cache_dir: str | None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, source)
+        atomic_write(path.with_suffix(".sha256"), _digest(source) + "\n")
     except OSError:
         pass  # the cache is an optimisation; generating again is always correct
 
@@ -56,9 +65,9 @@ def compile_kernel(
     **options: Any,
 ) -> Kernel:
     """Generate ``comp`` for ``target``, compile it (cached on disk) and load it."""
+    from spf._version import __version__
     from spf.codegen import TARGETS, codegen, printer_options
     from spf.codegen.program import c_function_name, signature
-    from spf.runtime.build import build
     from spf.runtime.kernel import Kernel
 
     if target not in TARGETS:
@@ -69,7 +78,14 @@ def compile_kernel(
     printing = {k: v for k, v in options.items() if k in printer_options(target)}
     key = hashlib.sha256(
         "\0".join(
-            [comp.to_json(), target, fname, str(check), repr(sorted(printing.items()))]
+            [
+                __version__,
+                comp.to_json(),
+                target,
+                fname,
+                str(check),
+                repr(sorted(printing.items())),
+            ]
         ).encode()
     ).hexdigest()
     source = _GENERATED.get(key) or _read_generated(key, cache_dir)
@@ -90,7 +106,6 @@ def compile_kernel(
             **options,
         )
         return kernel
-    built = build(source, name=fname, openmp=openmp, cflags=cflags, cache_dir=cache_dir)
-    return Kernel(
-        signature(comp, fname), source, built.path, built.command, compiler_output=built.stderr
+    return Kernel.build(
+        signature(comp, fname), source, openmp=openmp, cflags=cflags, cache_dir=cache_dir
     )

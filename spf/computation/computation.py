@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from spf.computation.inline import AppendResult
     from spf.computation.layers import Layers
     from spf.computation.source import ParsedSource
+    from spf.dtypes import TypeLike
     from spf.pdfg import PDFG
     from spf.runtime import Kernel
     from spf.schedule.trace import Trace
@@ -49,11 +50,14 @@ class Computation:
     def name(self) -> str:
         return self._name
 
-    def add_data_space(self, name: str, type: str, shape: object = None) -> None:
-        """Declare an array or scalar; re-adding the same name with another type raises."""
+    def add_data_space(self, name: str, type: TypeLike, shape: object = None) -> None:
+        """Declare an array or scalar; re-adding the same name with another type raises.
+
+        ``type`` is a C name (``"double"``, ``"int32_t"``, pointer form ``"double*"``), a numpy
+        name (``"float64"``) or a numpy dtype (``np.float64``): see :mod:`spf.dtypes`."""
         self._add_space(make_data_space(name, type, shape))
 
-    def add_parameter(self, name: str, type: str) -> None:
+    def add_parameter(self, name: str, type: TypeLike) -> None:
         """A parameter of a function Computation (``double*``: by reference, else by value)."""
         self._add_space(make_data_space(name, type, None, role="parameter"))
 
@@ -156,7 +160,9 @@ class Computation:
         return frozenset(out)
 
     # --- Layer III: buffers (spf.computation.layout)
-    def add_buffer(self, name: str, shape: object, dtype: str, scope: str = "global") -> Buffer:
+    def add_buffer(
+        self, name: str, shape: object, dtype: TypeLike, scope: str = "global"
+    ) -> Buffer:
         """Declare a buffer (Tiramisu Layer III); ``scope`` is ``global``/``constant`` (a
         kernel argument), ``stack``, ``local`` or ``shared`` (owned by the function).
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from spf.clang import NUMPY_OF_C
+from spf.dtypes import c_type
 from spf.errors import SpfError
 
 _CTYPES = NUMPY_OF_C
@@ -55,22 +56,26 @@ class DataSpace:
 
 
 def make_data_space(
-    name: str, type_text: str, shape: object = None, role: str = "data"
+    name: str, type_text: object, shape: object = None, role: str = "data"
 ) -> DataSpace:
-    """Validate the arguments of ``add_data_space`` and build the ``DataSpace``."""
+    """Validate the arguments of ``add_data_space`` and build the ``DataSpace``.
+
+    ``type_text`` is any type :func:`spf.dtypes.c_type` accepts (``"double"``, ``"float64"``,
+    ``np.float64``), or a C name with one ``*`` (IEGenLib's pointer form)."""
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
         raise SpfError(f"data space name {name!r} is not a valid C identifier")
-    if not isinstance(type_text, str):
-        raise SpfError(f"data space {name!r}: type must be a C type name, got {type_text!r}")
-    text = type_text.replace(" ", "")
-    pointer = text.endswith("*")
-    ctype = text.rstrip("*")
-    if ctype not in _CTYPES or text.count("*") > 1:
-        known = ", ".join(sorted(_CTYPES))
-        raise SpfError(
-            f"data space {name!r}: unsupported type {type_text!r}; use one of {known} "
-            "(optionally with one '*')"
-        )
+    pointer = False
+    base = type_text
+    if isinstance(type_text, str):
+        text = type_text.replace(" ", "")
+        pointer = text.endswith("*")
+        if text.count("*") > 1:
+            raise SpfError(
+                f"data space {name!r}: unsupported type {type_text!r}; at most one '*' "
+                "(IEGenLib's pointer form, e.g. 'double*')"
+            )
+        base = text.rstrip("*")
+    ctype = c_type(base, what=f"data space {name!r}")
     dims = _shape(name, shape)
     rank = (None if pointer else 0) if dims is None else len(dims)
     return DataSpace(name=name, ctype=ctype, shape=dims, rank=rank, pointer=pointer, role=role)

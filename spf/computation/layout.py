@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from spf.clang import NUMPY_OF_C
 from spf.computation.access import access_relation, iterator_names
+from spf.dtypes import c_type
 from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
 from spf.schedule.commands import (
     ROOT,
@@ -44,7 +45,6 @@ the generated function (``stack``: a C array; ``local``: allocated memory (per t
 ``shared``: GPU shared memory, a ``stack`` array on the CPU)."""
 ARGUMENT_SCOPES = ("global", "constant")
 PARTITION_KINDS = ("cyclic", "block", "complete")
-_NUMPY_TO_C = {"float64": "double", "float32": "float", "int32": "int32_t", "int64": "int64_t"}
 
 
 def coord_names(rank: int) -> tuple[str, ...]:
@@ -181,7 +181,7 @@ def layout_of(comp: Computation) -> Layout:
 
 # ----------------------------------------------------------------------------- buffers
 def make_buffer(
-    comp: Computation, name: str, shape: object, dtype: str, scope: str = "global"
+    comp: Computation, name: str, shape: object, dtype: object, scope: str = "global"
 ) -> Buffer:
     """Validate ``add_buffer``'s arguments and build the :class:`Buffer` (not yet added)."""
     from spf.computation.data_space import make_data_space
@@ -198,10 +198,11 @@ def make_buffer(
         raise SpfError(
             f"add_buffer({name!r}): scope must be one of {', '.join(SCOPES)}, got {scope!r}"
         )
-    ctype = _NUMPY_TO_C.get(dtype, dtype) if isinstance(dtype, str) else dtype
+    if isinstance(dtype, str) and "*" in dtype:
+        raise SpfError(f"add_buffer({name!r}): dtype is an element type, not a pointer: {dtype!r}")
     if shape is None:
         shape = ()
-    ds = make_data_space(name, ctype if isinstance(ctype, str) else repr(ctype), shape)
+    ds = make_data_space(name, c_type(dtype, what=f"add_buffer({name!r})"), shape)
     if ds.pointer:
         raise SpfError(f"add_buffer({name!r}): dtype is an element type, not a pointer: {dtype!r}")
     return Buffer(comp, name, ds.shape or (), ds.ctype, scope)

@@ -33,12 +33,14 @@ UF is a permutation).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from spf.computation import Computation, Stmt
+from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError
 from spf.sets import Relation
 
@@ -52,13 +54,19 @@ __all__ = ["SellFormat", "SellMatrix", "sell"]
 _CTYPES = {"int32": "int32_t", "int64": "int64_t"}
 
 
-def sell(C: int, sigma: int = 1, *, index_dtype: str = "int32") -> SellFormat:  # noqa: N803
+def sell(C: int, sigma: int = 1, *, index_dtype: object = "int32") -> SellFormat:  # noqa: N803
     """The CSR -> SELL-``C``-``sigma`` transformation (``C`` rows per chunk).
 
     ``sigma`` (a multiple of ``C``, or 1) is the sorting window; ``index_dtype`` the element
-    type of the index arrays (``"int32"`` or ``"int64"``), as for ``spf.kernels``.
+    type of the index arrays (``"int32"`` or ``"int64"``, in any spelling :mod:`spf.dtypes`
+    accepts), as for ``spf.kernels``.
     """
-    return SellFormat(C, sigma, index_dtype)
+    name: object = index_dtype
+    with contextlib.suppress(SpfError):
+        name = numpy_name(index_dtype, what="sell: index_dtype")
+    if not isinstance(name, str) or name not in _CTYPES:
+        raise SpfError(f"sell: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    return SellFormat(C, sigma, name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import shlex
 import subprocess
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from spf.errors import CompileError, SpfError
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
 
 if TYPE_CHECKING:
+    import os
     from pathlib import Path
 
 DEFAULT_OPT_FLAGS = ("-O3", "-march=native")
@@ -120,8 +120,13 @@ def build(
     cache_dir: str | os.PathLike[str] | None = None,
     compiler: str | None = None,
     language: str = "c",
+    rebuild: bool = False,
 ) -> BuildResult:
-    """Compile ``source`` to a cached shared library; see :func:`build_c`."""
+    """Compile ``source`` to a cached shared library; see :func:`build_c`.
+
+    A cached library is reused only when :meth:`~spf.runtime.cache.CacheEntry.trusted`;
+    ``rebuild=True`` compiles again regardless (a cached library that failed to load).
+    """
     if not isinstance(source, str):
         raise SpfError(f"source must be a str, got {type(source).__name__}")
     lang = _language(language)
@@ -132,7 +137,7 @@ def build(
     root = resolve_cache_dir(cache_dir)
     entry = CacheEntry(root, name, key, _LANGUAGES[lang][1])
     canonical = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
-    if entry.library.is_file():
+    if not rebuild and entry.trusted(source):
         return BuildResult(entry.library, canonical, entry.source, entry.read_log(), True)
     try:
         entry.directory.mkdir(parents=True, exist_ok=True)
@@ -146,7 +151,7 @@ def build(
     cmd = [*argv, *flags, "-o", str(tmp_lib), str(entry.source), "-lm"]
     try:
         stderr = _run_compiler(cmd, name, entry)
-        os.replace(tmp_lib, entry.library)
+        entry.install(tmp_lib)
     finally:
         remove_quietly(tmp_lib)
     return BuildResult(entry.library, canonical, entry.source, stderr, False)
@@ -196,8 +201,9 @@ def build_c(
     Flags: ``-std=c99`` (``-std=c++17`` for ``language="c++"``), then ``-O3 -march=native``
     (or ``cflags`` instead), ``-fPIC -shared -Wall -Wextra``, ``-fopenmp`` when ``openmp``, and
     ``-lm``. ``compiler`` defaults to ``gcc`` (``g++`` for C++). The library is cached in
-    ``cache_dir`` (default :func:`~spf.runtime.cache.default_cache_dir`) by a hash of the
-    compiler version, the flags and the source; a hit runs no compiler. Raises
+    ``cache_dir`` (default :func:`~spf.runtime.cache.default_cache_dir`) by a hash of spf's
+    version, the compiler version, the flags and the source; a hit runs no compiler, and a
+    cached library whose digest or kept source does not match is rebuilt. Raises
     :class:`~spf.errors.CompileError` (with ``command``, ``source_path`` and ``stderr``) when
     the compiler fails or is missing.
     """

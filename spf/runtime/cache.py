@@ -1,10 +1,15 @@
 """The on-disk cache of compiled libraries (API.md section 8).
 
-Layout: ``<cache>/<key[:2]>/<name>-<key[:16]>.{c,so,log}`` where ``key`` is the sha256 of the
-compiler's version, the machine (when ``-march=native`` is used), the compiler flags and the
-source. Every file is written to a temporary name in the same directory and moved into place
-with :func:`os.replace`, so readers never see a partial file and concurrent writers of the
-same key both succeed (they write the same bytes).
+Layout: ``<cache>/<key[:2]>/<name>-<key[:16]>.{c,so,sha256,log}`` where ``key`` is the sha256
+of spf's version, the compiler's version, the machine (when ``-march=native`` is used), the
+compiler flags and the source. Every file is written to a temporary name in the same directory
+and moved into place with :func:`os.replace`, so readers never see a partial file and
+concurrent writers of the same key both succeed (they write the same bytes).
+
+A cached library is used only when it can be trusted (:meth:`CacheEntry.trusted`): the source
+kept next to it is exactly the source asked for, and the library's sha256 is the one recorded
+when it was built (``.sha256``). A truncated, corrupted or replaced library, an edited source,
+or an entry from a version of spf that wrote no digest is rebuilt, never loaded.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from spf._version import __version__
 
 CACHE_ENV = "SPF_CACHE_DIR"
 
@@ -52,9 +59,14 @@ def machine_tag() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def cache_key(version: str, flags: Sequence[str], source: str) -> str:
-    """sha256 hex digest of the compiler version, the flags (and machine) and the source."""
+def cache_key(
+    version: str, flags: Sequence[str], source: str, *, spf_version: str | None = None
+) -> str:
+    """sha256 hex digest of spf's version (``spf.__version__``), the compiler version, the
+    flags (and machine) and the source: a new spf never reuses an older spf's libraries."""
     h = hashlib.sha256()
+    h.update(f"spf {__version__ if spf_version is None else spf_version}".encode())
+    h.update(b"\0")
     h.update(version.encode())
     h.update(b"\0")
     h.update("\0".join(flags).encode())
@@ -86,12 +98,29 @@ class CacheEntry:
         self.library = self.directory / f"{stem}.so"
         self.source = self.directory / f"{stem}{source_suffix}"
         self.log = self.directory / f"{stem}.log"
+        self.digest = self.directory / f"{stem}.sha256"
 
     def temp_path(self, suffix: str) -> Path:
         """A fresh, empty temporary file next to the entry (the caller removes or renames it)."""
         fd, name = tempfile.mkstemp(dir=self.directory, prefix=f".{self.stem}.", suffix=suffix)
         os.close(fd)
         return Path(name)
+
+    def trusted(self, source: str) -> bool:
+        """True when the cached library may be loaded: it exists, the source next to it is
+        ``source`` byte for byte, and its sha256 is the digest recorded when it was built."""
+        try:
+            kept = self.source.read_text(encoding="utf-8")
+            recorded = self.digest.read_text(encoding="ascii").strip()
+            actual = file_sha256(self.library)
+        except (OSError, UnicodeDecodeError):
+            return False
+        return kept == source and recorded == actual
+
+    def install(self, built: Path) -> None:
+        """Record ``built``'s digest, then move it into place as the cached library."""
+        atomic_write(self.digest, file_sha256(built) + "\n")
+        os.replace(built, self.library)
 
     def read_log(self) -> str:
         try:
@@ -110,6 +139,12 @@ def atomic_write(path: Path, text: str) -> None:
     except BaseException:
         remove_quietly(Path(name))
         raise
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 hex digest of the file at ``path``."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def remove_quietly(path: Path) -> None:

@@ -23,7 +23,6 @@ sizes; a non-zero return raises :class:`~spf.errors.SpfError` with ``name_spf_er
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shlex
 import shutil
@@ -41,6 +40,7 @@ from spf.runtime.build import BuildResult, build
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
 
 if TYPE_CHECKING:
+    import os
     from pathlib import Path
 
     from spf.codegen.signature import Arg, Signature
@@ -132,7 +132,7 @@ def build_nvcc(
     root = resolve_cache_dir(cache_dir)
     entry = CacheEntry(root, name, key, ".cu")
     canonical = shlex.join([*argv, "-o", str(entry.library), str(entry.source)])
-    if entry.library.is_file():
+    if entry.trusted(source):
         return BuildResult(entry.library, canonical, entry.source, entry.read_log(), True)
     try:
         entry.directory.mkdir(parents=True, exist_ok=True)
@@ -163,7 +163,7 @@ def build_nvcc(
                 source_path=str(entry.source),
                 stderr=output,
             )
-        os.replace(tmp, entry.library)
+        entry.install(tmp)
     finally:
         remove_quietly(tmp)
     return BuildResult(entry.library, canonical, entry.source, output, False)

@@ -9,8 +9,6 @@ bad index array is an :class:`~spf.errors.ArgumentError`, not a segfault.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +19,7 @@ import cffi
 from spf.errors import CompileError, SpfError
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
+from spf.runtime.threads import GOVERNOR, openmp_library
 
 if TYPE_CHECKING:
     import os
@@ -36,28 +35,10 @@ region has run can pull libgomp from under its still-spinning worker threads (a 
 here), and reloading the same path is then free."""
 
 
-_PINNED: list[object] = []
-"""libgomp, opened once and never closed (ctypes does not dlclose): a kernel library may
-then be unloaded (at exit, say) while OpenMP's worker threads are still spinning."""
-
-
-def _pin_openmp() -> None:
-    if _PINNED:
-        return
-    for name in (ctypes.util.find_library("gomp"), "libgomp.so.1"):
-        if not name:
-            continue
-        try:
-            _PINNED.append(ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL))
-            return
-        except OSError:
-            continue
-
-
 def _load(path: Path, prototype: str, command: str) -> tuple[cffi.FFI, Any]:
     key = (str(path), prototype)
     if "-fopenmp" in command:
-        _pin_openmp()
+        openmp_library()  # before the kernel's own dependency loads it (wait policy)
     if key not in _LOADED:
         ffi = cffi.FFI()
         try:
@@ -116,6 +97,8 @@ class Kernel:
         self._param_order = binder.param_order
         kinds = [a.kind == "param" for a in signature.args]
         self._params_first = kinds == sorted(kinds, reverse=True)
+        self._openmp = "-fopenmp" in command
+        """OpenMP calls run with no more threads than cores are free (spf.runtime.threads)."""
 
     @classmethod
     def build(
@@ -129,16 +112,28 @@ class Kernel:
         compiler: str | None = None,
         language: str = "c",
     ) -> Kernel:
-        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it."""
-        result = build(
-            source,
-            name=signature.function,
-            openmp=openmp,
-            cflags=cflags,
-            cache_dir=cache_dir,
-            compiler=compiler,
-            language=language,
-        )
+        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it.
+
+        A cached library that fails to load (damaged after its digest was recorded) is
+        compiled again once; only a freshly built library's load failure is an error.
+        """
+        options: dict[str, Any] = {
+            "name": signature.function,
+            "openmp": openmp,
+            "cflags": cflags,
+            "cache_dir": cache_dir,
+            "compiler": compiler,
+            "language": language,
+        }
+        result = build(source, **options)
+        try:
+            return cls(
+                signature, source, result.path, result.command, compiler_output=result.stderr
+            )
+        except CompileError:
+            if not result.cached:
+                raise
+        result = build(source, rebuild=True, **options)
         return cls(signature, source, result.path, result.command, compiler_output=result.stderr)
 
     def __repr__(self) -> str:
@@ -148,6 +143,14 @@ class Kernel:
         """Run the function on arrays bound by name; outputs are written in place."""
         params, arrays = self._bind(args, check)
         bound = list(map(self._from_buffer, self._ctypes, arrays, self._no_require))
+        previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0
+        try:
+            self._invoke(params, bound)
+        finally:
+            if previous:
+                GOVERNOR.restore(previous)
+
+    def _invoke(self, params: dict[str, Any], bound: list[Any]) -> None:
         if self._params_first:
             self._fn(*[params[n] for n in self._param_order], *bound)
             return

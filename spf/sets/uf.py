@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from spf.dtypes import numpy_name
 from spf.errors import ArityError, SpfError
 
 if TYPE_CHECKING:
+    from spf.dtypes import TypeLike
     from spf.sets.set_like import Set
 
 Monotonic = Literal["increasing", "nondecreasing"]
@@ -39,7 +42,7 @@ class UF:
         domain: str | Set | None = None,
         range: str | Set | None = None,
         monotonic: Monotonic | None = None,
-        dtype: str = "int32",
+        dtype: TypeLike = "int32",
     ) -> None:
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
             raise SpfError(f"UF name {name!r} is not a valid identifier")
@@ -52,8 +55,14 @@ class UF:
             )
         if monotonic is not None and arity != 1:
             raise ArityError(f"UF {name!r}: only unary UFs can be monotonic (arity {arity})")
+        given = dtype
+        with contextlib.suppress(SpfError):
+            dtype = numpy_name(dtype, what=f"UF {name!r}")
         if dtype not in _DTYPES:
-            raise SpfError(f"UF {name!r}: dtype must be 'int32' or 'int64', got {dtype!r}")
+            raise SpfError(
+                f"UF {name!r}: dtype must be 'int32' or 'int64' (or 'int32_t', np.int32, "
+                f"'int64_t', np.int64), got {given!r}"
+            )
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "arity", arity)
         object.__setattr__(self, "domain", _as_set(name, "domain", domain, arity))

@@ -32,3 +32,5 @@ def test_demo_runs_and_writes_its_outputs(
     layers = (tmp_path / "blur_layers.txt").read_text()
     assert "bx" in layers
     assert "for i [parallel]:" in text
+    assert "| spf (ms per call) | other (ms per call) |" in text
+    assert "1-minute load average" in text

@@ -107,6 +107,41 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
 
 
+def test_version_is_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import spf
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"spf {spf.__version__}"
+
+
+def test_version_has_one_source() -> None:
+    """pyproject reads the version from spf/_version.py; nothing else spells it."""
+    import tomllib
+
+    import spf
+
+    root = Path(spf.__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "version" in project["project"]["dynamic"]
+    assert "version" not in project["project"]
+    attr = project["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "spf._version.__version__"
+    assert spf.__version__.count(".") >= 2
+    assert (root / "spf" / "py.typed").is_file()
+    assert project["project"]["license"] == "MIT"
+    assert "the spf developers" in (root / "LICENSE").read_text()
+    assert any(d.startswith("scipy") for d in project["project"]["dependencies"])
+    import importlib.metadata
+
+    try:
+        installed = importlib.metadata.version("spf")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    assert installed == spf.__version__, "reinstall spf (pip install -e .) after a version bump"
+
+
 def test_installed_entry_point_runs() -> None:
     exe = Path(sys.executable).with_name("spf")
     assert exe.exists(), "the package installs the `spf` script (pyproject [project.scripts])"
@@ -275,3 +310,21 @@ def test_module_doctests() -> None:
     result = doctest.testmod(spf.cli, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3
     assert result.failed == 0
+
+
+@pytest.mark.parametrize(("load", "busy"), [(0.1, False), (7.5, True)])
+def test_demo_timing_table_labels_units_and_load(
+    load: float, busy: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spf import demo_more
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    demo_more.print_timings([("CSR SpMV", "scipy A @ x", 0.5, 1.0)])
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("| kernel"))
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    assert all(c == "kernel" or c == "compared with" or "ms" in c for c in cells), cells
+    assert "| CSR SpMV | scipy A @ x | 0.500 | 1.000 | 2.00x |" in out
+    ncpu = len(os.sched_getaffinity(0))
+    assert f"load average {load:.2f} on {ncpu} CPUs = {load / ncpu:.2f} per CPU" in out
+    assert ("BUSY" in out) is busy

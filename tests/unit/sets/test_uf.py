@@ -112,7 +112,7 @@ def test_monotonic_needs_unary() -> None:
         UF("g", arity=2, monotonic="increasing")
 
 
-@pytest.mark.parametrize("dtype", ["float", "int16", "double", "", None, np.int32])
+@pytest.mark.parametrize("dtype", ["float", "int16", "double", "", None, np.float64])
 def test_bad_dtype(dtype: object) -> None:
     with pytest.raises(SpfError, match="dtype"):
         UF("f", dtype=dtype)  # type: ignore[arg-type]

@@ -1,0 +1,216 @@
+"""OpenMP kernels on a busy machine: as many threads as cores are free (API.md section 8).
+
+A parallel region ends at a barrier that waits for every thread of its team. When another
+process holds one of the cores, the thread that lands there runs only when the scheduler gives
+it a time slice (milliseconds), so a 2-thread SpMV of a few hundred microseconds can take tens
+of times its single-thread time. spf therefore runs each OpenMP kernel call with no more
+threads than cores are free:
+
+* free cores = the CPUs this process may run on (``os.sched_getaffinity``) minus the demand
+  of other processes, measured at most every :data:`INTERVAL_S` seconds: the larger of the
+  CPU time they used on those CPUs over the last interval (``/proc/stat`` less this
+  process's own CPU time) and their runnable threads (``/proc/loadavg`` less this process's
+  running threads, smoothed over the last few measurements; a process waiting for a core
+  this process holds uses no CPU time but is runnable); where ``/proc`` is missing, the
+  1-minute load average (:func:`os.getloadavg`);
+* when fewer cores are free than the team OpenMP would start, the call runs under
+  ``omp_set_num_threads(free)`` and the previous setting is restored afterwards, so the
+  user's ``OMP_NUM_THREADS`` / ``omp_set_num_threads`` remain the upper bound;
+* ``SPF_ADAPTIVE_THREADS=0`` in the environment (or :func:`set_adaptive` from Python) turns
+  this off: every call then gets OpenMP's own thread count.
+
+Idle OpenMP workers also wait passively: unless ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is
+set, spf sets ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` before libgomp is loaded (libgomp
+reads it once, when it starts), so a worker spins briefly and then sleeps instead of burning
+a core another process could use (libgomp's own default spins 300000 times).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import os
+import time
+from collections.abc import Callable
+
+import cffi
+
+INTERVAL_S = 0.2
+"""How long a measurement of the free cores is used before it is taken again."""
+
+SPIN_COUNT = "10000"
+"""``GOMP_SPINCOUNT`` spf sets when neither it nor ``OMP_WAIT_POLICY`` is set."""
+
+ENV = "SPF_ADAPTIVE_THREADS"
+
+_GOMP: list[ctypes.CDLL] = []
+"""libgomp, opened once and never closed (ctypes does not dlclose): a kernel library may then
+be unloaded (at exit, say) while OpenMP's worker threads still run in libgomp."""
+
+_OMP: list[tuple[Callable[[], int], Callable[[int], None]]] = []
+"""``omp_get_max_threads`` and ``omp_set_num_threads`` through cffi (cheaper calls than
+ctypes: they run around every capped kernel call)."""
+
+
+def openmp_library() -> ctypes.CDLL | None:
+    """libgomp, loaded (``RTLD_GLOBAL``) on first use after setting its wait policy."""
+    if _GOMP:
+        return _GOMP[0]
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
+    for name in (ctypes.util.find_library("gomp"), "libgomp.so.1"):
+        if not name:
+            continue
+        try:
+            lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        lib.omp_get_max_threads.restype = ctypes.c_int
+        lib.omp_get_max_threads.argtypes = []
+        lib.omp_set_num_threads.restype = None
+        lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+        ffi = cffi.FFI()
+        ffi.cdef("int omp_get_max_threads(void); void omp_set_num_threads(int);")
+        fast = ffi.dlopen(name)
+        _OMP.append((fast.omp_get_max_threads, fast.omp_set_num_threads))
+        _GOMP.append(lib)
+        return lib
+    return None
+
+
+def _read(path: str) -> str:
+    """A small /proc file's text (raw os calls: a text-mode ``open`` costs several times more)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 16).decode("ascii", "replace")
+    finally:
+        os.close(fd)
+
+
+def _allowed_cpus() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def _busy_seconds(cpus: list[int]) -> float | None:
+    """CPU seconds spent busy (not idle or iowait) on ``cpus`` since boot, from /proc/stat."""
+    wanted = {f"cpu{c}" for c in cpus}
+    try:
+        lines = _read("/proc/stat").splitlines()
+    except OSError:
+        return None
+    ticks = 0
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0] in wanted:
+            values = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+            ticks += sum(values) - values[3] - values[4]
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _own_running() -> int:
+    """This process's threads that are running or runnable now (at least this one)."""
+    count = 0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for tid in tids:
+        try:
+            state = _read(f"/proc/self/task/{tid}/stat").rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        count += state == "R"
+    return max(count, 1)
+
+
+def _runnable_others() -> float:
+    """Threads of other processes that are runnable now (they want a core whether or not they
+    have one), from /proc/loadavg; elsewhere the 1-minute load average less this thread."""
+    try:
+        running = int(_read("/proc/loadavg").split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        try:
+            return max(0.0, os.getloadavg()[0] - 1.0)
+        except OSError:
+            return 0.0
+    if running <= 1:
+        return 0.0  # this thread alone
+    return max(0.0, float(running - _own_running()))
+
+
+class ThreadGovernor:
+    """The thread cap of OpenMP kernel calls, from the cores other processes leave free."""
+
+    def __init__(self) -> None:
+        self.enabled = os.environ.get(ENV, "1").strip().lower() not in ("0", "no", "off", "false")
+        self.cpus = _allowed_cpus()
+        self.free = float(len(self.cpus))
+        """The free cores last measured."""
+        self._cap = 0
+        self._next = 0.0
+        self._last: tuple[float, float, float] | None = None  # (wall, busy, own cpu) seconds
+        self._runnable = 0.0
+
+    def cap(self) -> int:
+        """0 when a call may use every thread OpenMP gives it, else the most it should use."""
+        if not self.enabled:
+            return 0
+        now = time.monotonic()
+        if now >= self._next:
+            self._measure(now)
+        return self._cap
+
+    def _measure(self, now: float) -> None:
+        self._next = now + INTERVAL_S
+        busy, own = _busy_seconds(self.cpus), time.process_time()
+        last, self._last = self._last, (None if busy is None else (now, busy, own))
+        runnable = _runnable_others()
+        self._runnable = runnable if last is None else 0.5 * (self._runnable + runnable)
+        others = self._runnable
+        if last is not None and busy is not None and now > last[0]:
+            others = max(others, ((busy - last[1]) - (own - last[2])) / (now - last[0]))
+        ncpu = len(self.cpus)
+        self.free = min(float(ncpu), max(0.0, ncpu - others))
+        # A core at least half free is worth a thread.
+        threads = max(1, math.floor(self.free + 0.5))
+        self._cap = 0 if threads >= ncpu else threads
+
+    def restrict(self, cap: int) -> int:
+        """``omp_set_num_threads(cap)`` when OpenMP would start more threads; the setting to
+        give back to :meth:`restore` afterwards (0: nothing was changed)."""
+        if not _OMP and openmp_library() is None:
+            return 0
+        get, put = _OMP[0]
+        previous = get()
+        if previous <= cap:
+            return 0
+        put(cap)
+        return previous
+
+    @staticmethod
+    def restore(previous: int) -> None:
+        """Undo :meth:`restrict` (``previous`` is what it returned)."""
+        if previous:
+            _OMP[0][1](previous)
+
+
+GOVERNOR = ThreadGovernor()
+"""The process's governor (every :class:`~spf.runtime.kernel.Kernel` built with OpenMP)."""
+
+
+def set_adaptive(enabled: bool) -> bool:
+    """Turn the thread cap on or off for this process; returns the previous setting."""
+    previous, GOVERNOR.enabled = GOVERNOR.enabled, bool(enabled)
+    return previous
+
+
+def free_cores() -> float:
+    """The cores other processes leave free, as last measured (measures when stale)."""
+    now = time.monotonic()
+    if now >= GOVERNOR._next:
+        GOVERNOR._measure(now)
+    return GOVERNOR.free

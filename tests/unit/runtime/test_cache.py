@@ -1,0 +1,131 @@
+"""Cache trust: a cached library is loaded only when spf's version, its kept source and its
+recorded digest all match; anything else is rebuilt (never a crash or a stale kernel)."""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+import spf.runtime.cache
+from spf.runtime.cache import cache_key, file_sha256
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from spf.runtime import Kernel
+
+
+def _compile(cache: Path) -> Kernel:
+    kernel = spf.kernels.spmv_csr().compile(openmp=False, cache_dir=cache)
+    assert kernel.path.is_relative_to(cache)
+    return kernel
+
+
+def _works(kernel: Kernel) -> None:
+    a = sp.random(30, 20, density=0.2, format="csr", random_state=3, dtype=np.float64)
+    x = np.linspace(-1.0, 1.0, 20)
+    y = np.zeros(30)
+    kernel(**spf.sparse.csr_args(a), x=x, y=y)
+    np.testing.assert_allclose(y, a @ x)
+
+
+@pytest.fixture
+def cached(tmp_path: Path) -> tuple[Kernel, Path]:
+    """A kernel built into one cache, and a copy of that cache (paths never loaded yet)."""
+    first = tmp_path / "first"
+    kernel = _compile(first)
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    return kernel, copy
+
+
+def _library_in(cache: Path) -> Path:
+    (library,) = cache.rglob("*.so")
+    return library
+
+
+def test_a_trusted_entry_is_reused(cached: tuple[Kernel, Path]) -> None:
+    _, copy = cached
+    library = _library_in(copy)
+    before = library.stat().st_mtime_ns
+    kernel = _compile(copy)
+    assert kernel.path == library
+    assert library.stat().st_mtime_ns == before
+    _works(kernel)
+
+
+def test_a_corrupt_library_is_rebuilt(cached: tuple[Kernel, Path]) -> None:
+    _, copy = cached
+    library = _library_in(copy)
+    library.write_bytes(library.read_bytes()[:200])  # truncated
+    kernel = _compile(copy)
+    assert kernel.path == library
+    assert library.stat().st_size > 200
+    assert file_sha256(library) == library.with_suffix(".sha256").read_text().strip()
+    _works(kernel)
+
+
+def test_a_library_that_fails_to_load_is_rebuilt(cached: tuple[Kernel, Path]) -> None:
+    """Even with a digest that matches (written by hand), an unloadable library is rebuilt."""
+    _, copy = cached
+    library = _library_in(copy)
+    library.write_bytes(b"not an ELF file")
+    library.with_suffix(".sha256").write_text(file_sha256(library) + "\n")
+    kernel = _compile(copy)
+    assert library.read_bytes() != b"not an ELF file"
+    _works(kernel)
+
+
+def test_a_tampered_source_is_rebuilt(cached: tuple[Kernel, Path]) -> None:
+    kernel, copy = cached
+    library = _library_in(copy)
+    kept = library.with_suffix(".c")
+    kept.write_text(kept.read_text().replace("+=", "-="))
+    before = library.stat().st_mtime_ns
+    again = _compile(copy)
+    assert kept.read_text() == kernel.source == again.source
+    assert library.stat().st_mtime_ns != before
+    _works(again)
+
+
+def test_an_entry_without_a_digest_is_rebuilt(cached: tuple[Kernel, Path]) -> None:
+    _, copy = cached
+    library = _library_in(copy)
+    library.with_suffix(".sha256").unlink()
+    _works(_compile(copy))
+    assert library.with_suffix(".sha256").is_file()
+
+
+def test_the_key_includes_spf_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache_key("gcc 13", ["-O3"], "src") == cache_key(
+        "gcc 13", ["-O3"], "src", spf_version=spf.__version__
+    )
+    assert cache_key("gcc 13", ["-O3"], "src", spf_version="0.0.1") != cache_key(
+        "gcc 13", ["-O3"], "src", spf_version="0.0.2"
+    )
+    now = _compile(tmp_path).path
+    monkeypatch.setattr(spf.runtime.cache, "__version__", "999.0.0")
+    other = _compile(tmp_path).path
+    assert other != now
+    assert len(list(tmp_path.rglob("*.so"))) == 2
+
+
+def test_a_tampered_generated_source_is_generated_again(tmp_path: Path) -> None:
+    """The generated-source cache (a warm compile skips codegen) is checked the same way."""
+    import spf.codegen.compile as compile_module
+
+    compile_module._GENERATED.clear()  # as in a fresh process: codegen writes the disk cache
+    kernel = _compile(tmp_path)
+    (generated,) = (tmp_path / "generated").rglob("*.c")
+    assert generated.read_text() == kernel.source
+    generated.write_text(kernel.source.replace("+=", "-="))
+    compile_module._GENERATED.clear()  # as in a fresh process
+    again = _compile(tmp_path)
+    assert again.source == kernel.source
+    assert generated.read_text() == kernel.source
+    _works(again)

@@ -1,0 +1,117 @@
+"""OpenMP kernels on a busy machine: calls get no more threads than cores are free
+(spf.runtime.threads), the user's setting is restored, and the cap can be turned off."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+from spf.codegen.signature import Arg, Signature
+from spf.runtime import Kernel, threads
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+TEAM_SRC = r"""
+#include <stdint.h>
+#include <omp.h>
+void team(int64_t *restrict t) {
+  #pragma omp parallel
+  {
+    #pragma omp single
+    t[0] = omp_get_num_threads();
+  }
+}
+"""
+TEAM = Signature(function="team", args=(Arg(name="t", kind="data", ctype="int64_t", shape=(1,)),))
+
+
+@pytest.fixture
+def governor(monkeypatch: pytest.MonkeyPatch) -> Iterator[threads.ThreadGovernor]:
+    """The process's governor on a pretend 2-CPU machine whose load the test sets."""
+    gov = threads.GOVERNOR
+    saved = dict(vars(gov))
+    monkeypatch.setattr(gov, "cpus", [0, 1])
+    monkeypatch.setattr(threads, "_busy_seconds", lambda cpus: None)
+    gov.enabled, gov._next, gov._last = True, 0.0, None
+    yield gov
+    vars(gov).clear()
+    vars(gov).update(saved)
+    gov._next = 0.0
+
+
+def _team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, others: float) -> int:
+    monkeypatch.setattr(threads, "_runnable_others", lambda: others)
+    threads.GOVERNOR._next, threads.GOVERNOR._last = 0.0, None
+    kernel = Kernel.build(TEAM, TEAM_SRC, cache_dir=tmp_path)
+    gomp = threads.openmp_library()
+    assert gomp is not None
+    gomp.omp_set_num_threads(2)
+    t = np.zeros(1, dtype=np.int64)
+    kernel(t=t)
+    assert gomp.omp_get_max_threads() == 2, "the user's thread count is restored"
+    return int(t[0])
+
+
+def test_a_busy_core_takes_a_thread_away(
+    governor: threads.ThreadGovernor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _team(tmp_path, monkeypatch, others=1.0) == 1
+    assert governor.free == pytest.approx(1.0)
+
+
+def test_an_idle_machine_keeps_every_thread(
+    governor: threads.ThreadGovernor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _team(tmp_path, monkeypatch, others=0.2) == 2
+
+
+def test_an_overloaded_machine_still_runs_one_thread(
+    governor: threads.ThreadGovernor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _team(tmp_path, monkeypatch, others=7.0) == 1
+    assert governor.free == 0.0
+
+
+def test_the_cap_can_be_turned_off(
+    governor: threads.ThreadGovernor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert threads.set_adaptive(False) is True
+    assert _team(tmp_path, monkeypatch, others=1.0) == 2
+    assert threads.set_adaptive(True) is False
+    monkeypatch.setenv(threads.ENV, "0")
+    assert not threads.ThreadGovernor().enabled
+
+
+def test_free_cores_is_measured_from_proc() -> None:
+    free = threads.free_cores()
+    assert 0.0 <= free <= len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize(
+    ("env", "want"),
+    [
+        ({}, threads.SPIN_COUNT),
+        ({"GOMP_SPINCOUNT": "5"}, "5"),
+        ({"OMP_WAIT_POLICY": "active"}, None),
+    ],
+)
+def test_idle_workers_spin_briefly_unless_the_user_chose(
+    env: dict[str, str], want: str | None
+) -> None:
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    code = (
+        "import os\nfrom spf.runtime import threads\nassert threads.openmp_library() is not None\n"
+        "print(os.environ.get('GOMP_SPINCOUNT'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(want)
