@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from spf.pdfg import PDFG
     from spf.runtime import Kernel
     from spf.schedule.trace import Trace
+    from spf.sets.facts import Fact
 
 
 class Computation:
@@ -43,6 +44,8 @@ class Computation:
         self._stmts: list[Stmt] = []
         self._returns: list[str] = []
         self._layout = Layout()
+        self._constants: dict[str, str] = {}
+        self._assumptions: list[Fact] = []
 
     # --- declarations
     @property
@@ -82,14 +85,72 @@ class Computation:
             )
         if ds.name in self._ufs:
             raise SpfError(f"{ds.name!r} is already declared as a UF")
+        if ds.name in self._constants:
+            raise SpfError(f"{ds.name!r} is already declared as a symbolic constant")
         if ds.name in self._layout.buffers:
             raise SpfError(f"{ds.name!r} is already declared as a buffer")
         self._data[ds.name] = ds
+
+    def add_constant(self, name: str, type: str = "int64_t") -> None:
+        """Declare a symbolic constant (a kernel argument of C type ``type``) before any
+        statement uses it, e.g. one used only in a statement source.
+
+        >>> comp = Computation("c")
+        >>> comp.add_constant("TSTEPS")
+        >>> comp.add_data_space("DT", "double")
+        >>> s = comp.add_stmt(Stmt("$DT$ = 1.0/(double)TSTEPS;", "{[]}"))
+        >>> sorted(comp.params), comp.constants
+        (['TSTEPS'], {'TSTEPS': 'int64_t'})
+        """
+        from spf.computation.facts import check_constant
+
+        check_constant(self, name, type)
+        self._constants[name] = type
+
+    @property
+    def constants(self) -> dict[str, str]:
+        """The constants declared with :meth:`add_constant` and their C types."""
+        return dict(self._constants)
+
+    def constant_type(self, name: str) -> str:
+        """The C type of symbolic constant ``name`` (``int64_t`` unless declared)."""
+        return self._constants.get(name, "int64_t")
+
+    def add_local(self, name: str, type: str, shape: object = ()) -> None:
+        """A temporary of the generated function (never a kernel argument), e.g. a scalar
+        ``temp2`` or an array ``w[N]``: a data space the function allocates itself."""
+        self._add_space(make_data_space(name, type, shape, role="local"))
+
+    def assume(self, text: str) -> Fact:
+        """Add a fact the analysis may use and a kernel checks with ``check=True``:
+        ``"N >= 1"`` or ``"forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"``
+        (see ``docs/assumptions.md``). Returns the parsed :class:`~spf.sets.facts.Fact`."""
+        from spf.computation.facts import parse_assumption
+
+        fact, ufs = parse_assumption(self, text)
+        self._ufs = ufs
+        if all(f.text != fact.text for f in self._assumptions):
+            self._assumptions.append(fact)
+        return fact
+
+    @property
+    def assumptions(self) -> tuple[Fact, ...]:
+        """The facts added with :meth:`assume`, in order."""
+        return tuple(self._assumptions)
+
+    def facts(self) -> tuple[Fact, ...]:
+        """Every trusted fact: the assumptions, then the declared UF domains, ranges and
+        monotonicity written as facts (what a proof may use and a kernel checks)."""
+        from spf.computation.facts import declared_facts
+
+        return (*self._assumptions, *declared_facts(self))
 
     def declare_uf(self, name: str, **fields: Any) -> UF:
         """Declare an index array (the fields of :class:`spf.UF`)."""
         if name in self._data:
             raise SpfError(f"{name!r} is already declared as a data space")
+        if name in self._constants:
+            raise SpfError(f"{name!r} is already declared as a symbolic constant")
         try:
             uf = UF(name, **fields)
         except TypeError as err:
@@ -153,7 +214,9 @@ class Computation:
                 out |= _operation_params(s)
         for b in self._layout.buffers.values():
             out |= extent_names(b.shape) - loop_names
-        return frozenset(out)
+        for f in self._assumptions:
+            out |= f.params
+        return frozenset(out | set(self._constants))
 
     # --- Layer III: buffers (spf.computation.layout)
     def add_buffer(self, name: str, shape: object, dtype: str, scope: str = "global") -> Buffer:
