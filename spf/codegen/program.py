@@ -257,7 +257,7 @@ def signature(comp: Computation, fname: str) -> Signature:
                     rank=b.rank,
                 )
             )
-    return Signature(function=fname, args=tuple(args))
+    return Signature(function=fname, args=tuple(args), facts=comp.assumptions)
 
 
 def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:

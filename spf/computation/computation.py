@@ -475,6 +475,14 @@ class Computation:
         return found[0], found[1]
 
     def _check_names(self, parsed: ParsedSource, domain: Set, where: str) -> None:
+        floating = sorted(
+            n for n in domain.params if self._constants.get(n, "int64_t") in ("double", "float")
+        )
+        if floating:
+            raise SpfError(
+                f"{where}: the domain uses {floating[0]!r}, a constant of type "
+                f"{self._constants[floating[0]]}; domains take integer constants only"
+            )
         iterators = set(iterator_names(domain))
         known = iterators | set(self.params) | domain.params
         unknown = sorted(parsed.names - known)
@@ -484,7 +492,9 @@ class Computation:
                 unknown[0],
                 sorted(known),
                 hint=f"in {where}: a name in a statement must be an iterator of its domain, "
-                "a symbolic constant of the computation, a data space or a UF",
+                "a symbolic constant of the computation, a data space or a UF; declare a "
+                f"constant used only in statement sources first: "
+                f"comp.add_constant({unknown[0]!r})",
             )
 
     # --- analysis (delegates)

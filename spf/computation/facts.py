@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from spf.clang import NUMPY_OF_C
+from spf.computation.computation import _call_arity
 from spf.errors import ArityError, SpfError
 from spf.sets import UF
 from spf.sets.facts import Fact
@@ -78,18 +79,6 @@ def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]
                 f"{where}: UF {name!r} takes {decl.arity} argument(s), called as {call}"
             )
     return fact, out
-
-
-def _call_arity(call: str) -> int:
-    depth, count = 0, 1
-    for ch in call[call.index("(") + 1 : -1]:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            count += 1
-    return count
 
 
 def declared_facts(comp: Computation) -> list[Fact]:

@@ -26,8 +26,9 @@ import sympy as sp
 
 from spf.errors import ParseError, SpfError
 from spf.sets import emptiness
-from spf.sets.body import lift_pair
-from spf.sets.linear import free_names, sym, tsym, usym
+from spf.sets.body import canonical, lift_pair
+from spf.sets.linear import DT, dnf, free_names, sym, tsym, usym
+from spf.sets.printer import display_map
 from spf.sets.set_like import Set, _SetLike
 
 if TYPE_CHECKING:
@@ -174,6 +175,46 @@ def _uf_argument_names(s: Set) -> set[str]:
 
 def _body(s: _SetLike) -> Body:
     return s._body
+
+
+# ----------------------------------------------------------------------------- run-time checks
+def check_domain(fact: Fact, ufs: Mapping[str, UF]) -> Set:
+    """The premise where every UF call of the fact is inside its UF's declared domain (the
+    points a run-time check visits: elsewhere the index arrays have no values)."""
+    premise, _ = lift_pair(_body(fact.premise), _body(fact.conclusion))
+    iset = premise.iset
+    for name, args in premise.terms:
+        decl = ufs.get(name)
+        if decl is not None and decl.domain is not None:
+            iset = iset.intersect(emptiness.preimage(premise, decl.domain.body_iset(), list(args)))
+    body = canonical(premise.with_iset(iset))
+    return Set._make(body, {**fact.premise.ufs, **fact.conclusion.ufs, **ufs})
+
+
+def condition_terms(s: Set) -> list[list[tuple[bool, sp.Expr]]]:
+    """``s``'s constraints as conjunctions (one per disjunct) of ``(is_equality, e)`` meaning
+    ``e = 0`` / ``e >= 0``, over the tuple names, parameters and UF calls (sympy functions).
+    ``SpfError`` when ``s`` has existential variables."""
+    body = _body(s)
+    if body.hidden:
+        raise SpfError(f"{s}: a condition with existential variables cannot be evaluated")
+    show = display_map(body)
+    out = []
+    for conj in dnf(body.iset, body.dim_syms()):
+        out.append([(is_eq, sp.expand(e.xreplace(show))) for is_eq, e in conj])
+    return out
+
+
+def unbounded_var(s: Set) -> str | None:
+    """A tuple variable of ``s`` without a lower or an upper bound (None: all bounded)."""
+    body = _body(s)
+    iset = body.iset
+    if iset.is_empty():
+        return None
+    for k, name in enumerate(body.names):
+        if not (iset.dim_has_lower_bound(DT.set, k) and iset.dim_has_upper_bound(DT.set, k)):
+            return name or f"position {k}"
+    return None
 
 
 # ----------------------------------------------------------------------------- emptiness
