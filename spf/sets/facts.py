@@ -158,13 +158,28 @@ def _constraint_set(
     prefix = f"{{[{', '.join(vs)}] : "
     inner = text[span[0] : span[1]]
     try:
-        return Set(prefix + inner + "}", ufs or None)
+        found = Set(prefix + inner + "}")
+        if not ufs:
+            return found
+        decls = dict(ufs)
+        for call in found.uf_calls:  # UFs not declared yet are inferred, as statements do
+            name = call.split("(", 1)[0]
+            if name not in decls:
+                decls[name] = found.ufs.get(name) or _inferred(found, name)
+        return Set(prefix + inner + "}", decls)
     except ParseError as err:
         where = span[0]
         if err.span is not None:
             where = span[0] + min(max(err.span[0] - len(prefix), 0), len(inner))
         message = err.message.split("\n", 1)[0]
         raise ParseError(f"assumption: {message}", text=text, span=(where, where + 1)) from None
+
+
+def _inferred(s: Set, name: str) -> UF:
+    from spf.sets.uf import UF
+
+    arity = next(len(args) for n, args in _body(s).terms if n == name)
+    return UF(name, arity=arity)
 
 
 def _uf_argument_names(s: Set) -> set[str]:
