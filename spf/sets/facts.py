@@ -16,6 +16,7 @@ conclusion`` is added only when the current sample point violates it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import sympy as sp
 from spf.errors import ParseError, SpfError
 from spf.sets import emptiness
 from spf.sets.body import canonical, lift_pair
-from spf.sets.linear import DT, dnf, free_names, sym, tsym, usym
+from spf.sets.linear import DT, basic_constraints, dnf, free_names, sym, to_isl, tsym, usym
 from spf.sets.printer import display_map
 from spf.sets.set_like import Set, _SetLike
 
@@ -260,20 +261,20 @@ class _Instances:
 
     def __init__(self, body: Body, facts: Sequence[Fact]) -> None:
         self.body = body
-        self.pending: Iterator[tuple[Fact, list[sp.Expr]]] = self._matches(facts)
+        self.pending: Iterator[tuple[Body, Body, list[sp.Expr]]] = self._matches(facts)
         self.sets: list[isl.Set] = []
 
-    def _matches(self, facts: Sequence[Fact]) -> Iterator[tuple[Fact, list[sp.Expr]]]:
+    def _matches(self, facts: Sequence[Fact]) -> Iterator[tuple[Body, Body, list[sp.Expr]]]:
         count = 0
         for f in facts:
-            premise, _ = lift_pair(_body(f.premise), _body(f.conclusion))
-            if premise.hidden:
-                continue  # existential variables in a fact: not instantiated
-            for exprs in _ematch(premise, self.body):
-                count += 1
-                if count > _MAX_INSTANCES:
-                    return
-                yield f, exprs
+            for premise, conclusion in _pieces(f):
+                if premise.hidden:
+                    continue  # existential variables in a fact: not instantiated
+                for exprs in _ematch(premise, self.body):
+                    count += 1
+                    if count > _MAX_INSTANCES:
+                        return
+                    yield premise, conclusion, exprs
 
     def __call__(self, point: isl.Point) -> isl.Set | None:
         """An instance the point violates (a set to intersect with), or None."""
@@ -281,18 +282,34 @@ class _Instances:
         for inst in self.sets:
             if not _contains(inst, here):
                 return inst
-        for f, exprs in self.pending:
-            inst = self._instance(f, exprs)
+        for premise, conclusion, exprs in self.pending:
+            p = emptiness.preimage(self.body, premise.iset, exprs)
+            c = emptiness.preimage(self.body, conclusion.iset, exprs)
+            inst = p.complement().union(c).coalesce()
             self.sets.append(inst)
             if not _contains(inst, here):
                 return inst
         return None
 
-    def _instance(self, f: Fact, exprs: list[sp.Expr]) -> isl.Set:
-        premise, conclusion = lift_pair(_body(f.premise), _body(f.conclusion))
-        p = emptiness.preimage(self.body, premise.iset, exprs)
-        c = emptiness.preimage(self.body, conclusion.iset, exprs)
-        return p.complement().union(c).coalesce()
+
+@functools.cache
+def _pieces(f: Fact) -> list[tuple[Body, Body]]:
+    """``(premise, conclusion)`` over one term table; a conclusion that is a conjunction is
+    split into one piece per constraint, so that an instance needs only the calls of the
+    premise and of that constraint (``rowptr(i) <= diag(i) < rowptr(i+1)`` gives one piece
+    without ``rowptr(i+1)``)."""
+    premise, conclusion = _body(f.premise), _body(f.conclusion)
+    bsets = conclusion.iset.get_basic_sets()
+    if len(bsets) != 1 or conclusion.hidden:
+        return [lift_pair(premise, conclusion)]
+    cons = basic_constraints(bsets[0], conclusion.dim_syms())
+    if len(cons) < 2:
+        return [lift_pair(premise, conclusion)]
+    out = []
+    for is_eq, e in cons:
+        iset = conclusion.space_set(f"{to_isl(e)} {'=' if is_eq else '>='} 0")
+        out.append(lift_pair(premise, canonical(conclusion.with_iset(iset))))
+    return out
 
 
 def _contains(inst: isl.Set, here: isl.Set) -> bool:

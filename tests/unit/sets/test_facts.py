@@ -104,3 +104,17 @@ def test_facts_and_functional_consistency_together() -> None:
     # col(k) <= i for k of row i, and col(k2) with k2 = k: functional consistency needed
     s = Set("{[i, k, k2]: rowptr(i) <= k < rowptr(i+1) && k2 = k && col(k2) > i && col(k) >= 0}")
     assert is_empty_under(s, [Fact.parse(TRIANGULAR)])
+
+
+def test_conjunctive_conclusion_is_used_one_constraint_at_a_time() -> None:
+    # the set calls rowptr(i + 1) but not rowptr(i): the half of DIAG about rowptr(i + 1)
+    # is instantiated alone
+    diag = Fact.parse(DIAG)
+    above = Set("{[i, k]: 0 <= i < N && k = diag(i) && k >= rowptr(i+1)}")
+    below = Set("{[i, k]: 0 <= i < N && k = diag(i) && k < rowptr(i)}")
+    inside = Set("{[i, k]: 0 <= i < N && k = diag(i) && k < rowptr(i+1)}")
+    assert not above.is_empty()
+    assert not below.is_empty()
+    assert is_empty_under(above, [diag])
+    assert is_empty_under(below, [diag])
+    assert not is_empty_under(inside, [diag])
