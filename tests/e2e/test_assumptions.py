@@ -135,3 +135,28 @@ def test_double_constant_and_locals_run() -> None:
         k(DT=dt, x=x, TSTEPS=4, SCALE="2")
     with pytest.raises(ArgumentError, match="missing parameter SCALE"):
         k(DT=dt, x=x, TSTEPS=4)
+
+
+def test_interpreter_checks_assumptions_and_takes_floating_constants() -> None:
+    comp = spf.kernels.sptrsv_csr()
+    comp.assume(TRIANGULAR)
+    args = {
+        "u": np.zeros(2),
+        "L": np.array([2.0, 1.0, 4.0]),
+        "f": np.array([2.0, 9.0]),
+        "rowptr": np.array([0, 1, 3]),
+        "NNZ": 3,
+    }
+    comp.interpret(col=np.array([0, 0, 1]), **args)
+    np.testing.assert_allclose(args["u"], [1.0, 2.0])
+    with pytest.raises(
+        ArgumentError, match=r"interpret\(sptrsv_csr\): the assumption .* i = 0, k = 0"
+    ):
+        comp.interpret(col=np.array([1, 0, 1]), **args)
+    scale = Computation("scale")
+    scale.add_constant("ALPHA", "double")
+    scale.add_data_space("x", "double", shape=("N",))
+    scale.add_stmt(Stmt("$x$(i) = ALPHA * $x$(i);", "{[i]: 0 <= i < N}"))
+    x = np.ones(3)
+    scale.interpret(x=x, ALPHA=0.25)
+    np.testing.assert_allclose(x, 0.25)
