@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from spf import ParseError, Set
@@ -118,3 +119,52 @@ def test_conjunctive_conclusion_is_used_one_constraint_at_a_time() -> None:
     assert is_empty_under(above, [diag])
     assert is_empty_under(below, [diag])
     assert not is_empty_under(inside, [diag])
+
+
+def _lower_triangular_pattern(rng: np.random.Generator, n: int) -> tuple[list[int], list[int]]:
+    rowptr, col = [0], []
+    for i in range(n):
+        cols = sorted(rng.choice(i + 1, size=int(rng.integers(0, i + 2)), replace=False))
+        col += [int(c) for c in cols]
+        rowptr.append(len(col))
+    return rowptr, col
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # a later row ip = col(k) > i: the triangular fact forbids it
+            "{[i, k, ip, kp]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && i < ip < N"
+            " && rowptr(ip) <= kp < rowptr(ip+1) && col(k) = ip}",
+            True,
+        ),
+        (  # an earlier row: allowed
+            "{[i, k, ip, kp]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && ip < i && 0 <= ip"
+            " && rowptr(ip) <= kp < rowptr(ip+1) && col(k) = ip}",
+            False,
+        ),
+        (  # columns not increasing within a row: the sorted fact forbids it
+            "{[i, a, b]: 0 <= i < N && rowptr(i) <= a < b < rowptr(i+1) && col(b) <= col(a)}",
+            True,
+        ),
+        (
+            "{[i, a, b]: 0 <= i < N && rowptr(i) <= a < rowptr(i+1) && b = a + 1"
+            " && b < rowptr(i+1) && col(b) = col(a) + 1}",
+            False,
+        ),
+    ],
+)
+def test_emptiness_under_facts_on_random_patterns(text: str, expected: bool) -> None:
+    """The expected answer, and brute force on random lower-triangular sorted patterns (which
+    satisfy the facts): a set with a point for one of them is never reported empty."""
+    facts = [Fact.parse(TRIANGULAR), Fact.parse(SORTED)]
+    s = Set(text)
+    assert is_empty_under(s, facts) == expected
+    rng = np.random.default_rng(7)
+    found = False
+    for _ in range(40):
+        n = int(rng.integers(1, 6))
+        rowptr, col = _lower_triangular_pattern(rng, n)
+        ufs = {"rowptr": np.array(rowptr), "col": np.array(col or [0])}
+        found = found or bool(s.points({"N": n}, ufs))
+    assert found != expected
