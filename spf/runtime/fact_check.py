@@ -57,11 +57,12 @@ def condition_c(conclusion: Set) -> str:
 class _QuantifiedCheck:
     """One quantified fact: its check Computation, compiled on first use."""
 
-    def __init__(self, fact: Fact, ufs: Mapping[str, UF], index: int) -> None:
+    def __init__(self, fact: Fact, ufs: Mapping[str, UF], index: int, label: str) -> None:
         from spf.computation.computation import Computation
         from spf.computation.statement import Stmt
 
         self.fact = fact
+        self.label = label
         domain = check_domain(fact, ufs)
         _check_bounded(fact, domain)
         comp = Computation(f"spf_assumption_{index}")
@@ -110,9 +111,9 @@ class _QuantifiedCheck:
             where = ", ".join(f"{v} = {int(x)}" for v, x in zip(self.fact.vars, at, strict=False))
             more = f" ({int(count[0])} violations in all)" if count[0] > 1 else ""
             raise ArgumentError(
-                f"the assumption {self.fact.text!r} does not hold for these arguments: it "
-                f"fails first at {where}{more}{_with(params)}; fix the index arrays or drop "
-                "the assumption (or call with check=False to skip the checks)"
+                f"{self.label} does not hold for these arguments: it fails first at "
+                f"{where}{more}{_with(params)}; fix the index arrays or drop the assumption "
+                "(or call with check=False to skip the checks)"
             )
 
 
@@ -137,22 +138,34 @@ def _check_bounded(fact: Fact, domain: Set) -> None:
 class FactChecker:
     """Checks ``facts`` on the arguments of a call (``ArgumentError`` for the first one that
     fails). The check functions are generated when the checker is made and compiled on the
-    first call that checks."""
+    first call that checks. ``labels`` (one per fact) name them in messages; the default is
+    ``the assumption '<text>'``."""
 
-    def __init__(self, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> None:
-        self.parameter_facts = tuple(f for f in facts if f.is_parameter_fact)
+    def __init__(
+        self,
+        facts: Sequence[Fact],
+        ufs: Mapping[str, UF],
+        labels: Sequence[str] | None = None,
+    ) -> None:
+        names = (
+            list(labels) if labels is not None else [f"the assumption {f.text!r}" for f in facts]
+        )
+        assert len(names) == len(facts), "FactChecker takes one label per fact"
+        self.parameter_facts = tuple(
+            (f, n) for f, n in zip(facts, names, strict=True) if f.is_parameter_fact
+        )
+        quantified = [(f, n) for f, n in zip(facts, names, strict=True) if not f.is_parameter_fact]
         self.quantified = tuple(
-            _QuantifiedCheck(f, ufs, k)
-            for k, f in enumerate(f for f in facts if not f.is_parameter_fact)
+            _QuantifiedCheck(f, ufs, k, n) for k, (f, n) in enumerate(quantified)
         )
 
     def check(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> None:
-        for f in self.parameter_facts:
+        for f, label in self.parameter_facts:
             values = {p: int(params[p]) for p in f.params if p in params}
             if not f.conclusion.contains((), params=values):
                 raise ArgumentError(
-                    f"the assumption {f.text!r} does not hold{_with(values)}; pass parameters "
-                    "that satisfy it (or call with check=False to skip the checks)"
+                    f"{label} does not hold{_with(values)}; pass parameters that satisfy it "
+                    "(or call with check=False to skip the checks)"
                 )
         for q in self.quantified:
             q.run(params, ufs)

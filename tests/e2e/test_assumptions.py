@@ -160,3 +160,13 @@ def test_interpreter_checks_assumptions_and_takes_floating_constants() -> None:
     x = np.ones(3)
     scale.interpret(x=x, ALPHA=0.25)
     np.testing.assert_allclose(x, 0.25)
+
+
+def test_checker_labels_name_other_obligations() -> None:
+    ufs = spf.kernels.spmv_csr().ufs
+    bound = Fact.parse("forall i: 0 <= i && i < N => 0 <= col(i) && col(i) < M", ufs)
+    checker = FactChecker([bound], ufs, labels=["the bounds of access x(col(k)) in s0"])
+    col = np.array([0, 1, 2], dtype=np.int32)
+    rowptr = np.array([0, 1, 2, 3], dtype=np.int32)
+    with pytest.raises(ArgumentError, match=r"^the bounds of access x\(col\(k\)\) in s0 .* i = 2"):
+        checker.check({"N": 3, "M": 2, "NNZ": 3}, {"col": col, "rowptr": rowptr})
