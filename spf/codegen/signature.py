@@ -57,6 +57,8 @@ class Signature:
     facts: tuple[Fact, ...] = ()
     """Facts a call with ``check=True`` verifies on the arguments (``assume``; any further
     obligation of the form ``forall vars: premise => conclusion`` may be added)."""
+    fact_labels: tuple[str, ...] = ()
+    """How messages name each fact (one per fact; empty: ``the assumption '<text>'``)."""
 
     def c_prototype(self) -> str:
         """``void spmv(int64_t N, ..., double *restrict y)``."""

@@ -192,7 +192,8 @@ class Binder:
             from spf.runtime.fact_check import FactChecker
 
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
-            self._facts = FactChecker(signature.facts, ufs)
+            labels = signature.fact_labels or None
+            self._facts = FactChecker(signature.facts, ufs, labels)
 
     def bind(
         self, args: Mapping[str, object], check: bool = True

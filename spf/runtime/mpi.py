@@ -89,6 +89,7 @@ class MPIKernel(Kernel):
             function=signature.function,
             args=signature.args,
             facts=signature.facts,
+            fact_labels=signature.fact_labels,
             comm_type=comm_ctype(),
         )
         super().__init__(load, source, path, command, compiler_output=compiler_output)
