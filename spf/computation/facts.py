@@ -51,7 +51,7 @@ def check_constant(comp: Computation, name: str, type_text: str) -> None:
 def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]:
     """The fact of ``comp.assume(text)`` and the UF declarations including the UFs it calls."""
     ufs = comp.ufs
-    fact = Fact.parse(text, ufs)
+    fact = Fact.parse(text, ufs, comp.params)
     where = f"assumption {text!r}"
     for name in fact.vars:
         if name in comp.data_spaces or name in comp.constants:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -75,11 +75,17 @@ class Fact:
         return self.text
 
     @classmethod
-    def parse(cls, text: str, ufs: Mapping[str, UF] | None = None) -> Fact:
+    def parse(
+        cls,
+        text: str,
+        ufs: Mapping[str, UF] | None = None,
+        constants: Collection[str] = (),
+    ) -> Fact:
         """Parse ``[forall v1, v2:] [premise =>] conclusion`` (set-constraint syntax).
 
-        Free names used inside UF arguments are quantified too; other free names are
-        symbolic constants. Bad text raises :class:`~spf.errors.ParseError` with a caret.
+        In a ``forall`` fact, free names used inside UF arguments are quantified too, unless
+        they are among ``constants``; other free names are symbolic constants. Bad text
+        raises :class:`~spf.errors.ParseError` with a caret.
         """
         if not isinstance(text, str):
             raise SpfError(f"an assumption is text, got {type(text).__name__}")
@@ -96,9 +102,9 @@ class Fact:
         vs = list(declared)
         sets = [_constraint_set(text, span, vs, ufs) for span in parts]
         implicit = sorted(
-            {n for s in sets for n in _uf_argument_names(s)} - set(vs),
+            {n for s in sets for n in _uf_argument_names(s)} - set(vs) - set(constants)
         )
-        if implicit:
+        if implicit and declared:
             vs = implicit + vs
             sets = [_constraint_set(text, span, vs, ufs) for span in parts]
         premise = sets[0] if len(sets) == 2 else Set(f"{{[{', '.join(vs)}]}}", ufs or None)

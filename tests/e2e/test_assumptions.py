@@ -170,3 +170,16 @@ def test_checker_labels_name_other_obligations() -> None:
     rowptr = np.array([0, 1, 2, 3], dtype=np.int32)
     with pytest.raises(ArgumentError, match=r"^the bounds of access x\(col\(k\)\) in s0 .* i = 2"):
         checker.check({"N": 3, "M": 2, "NNZ": 3}, {"col": col, "rowptr": rowptr})
+
+
+def test_uf_fact_without_variables() -> None:
+    comp = spf.kernels.spmv_csr()
+    comp.assume("rowptr(N) = NNZ")
+    # N is a parameter (a UF argument, but not quantified: no forall, and N is a constant)
+    assert comp.assumptions[0].vars == ()
+    k = comp.compile()
+    rowptr, col = np.array([0, 1, 2], dtype=np.int32), np.array([0, 1, 1], dtype=np.int32)
+    args = {"y": np.zeros(2), "x": np.ones(2), "rowptr": rowptr, "N": 2, "M": 2}
+    k(A=np.ones(2), col=col[:2], NNZ=2, **args)
+    with pytest.raises(ArgumentError, match=r"'rowptr\(N\) = NNZ' does not hold .*fails first at"):
+        k(A=np.ones(3), col=col, NNZ=3, **args)

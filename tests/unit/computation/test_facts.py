@@ -163,3 +163,11 @@ def test_locals_are_not_arguments() -> None:
     back = Computation.from_json(comp.to_json())
     assert back.data_spaces == comp.data_spaces
     assert back.codegen() == code
+
+
+def test_parameters_in_uf_arguments_are_not_quantified() -> None:
+    comp = spf.kernels.sptrsv_csr()
+    f = comp.assume("forall k: rowptr(N - 1) <= k < rowptr(N) => col(k) = N - 1")
+    assert f.vars == ("k",)
+    g = comp.assume("forall k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i")
+    assert g.vars == ("i", "k")
