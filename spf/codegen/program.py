@@ -222,7 +222,7 @@ def signature(comp: Computation, fname: str) -> Signature:
     ``global``/``constant`` buffers in order; data spaces stored in buffers are not
     arguments (their buffer is, when it is global)."""
     written = {ds for s in comp.stmts for ds, _ in s.writes}
-    args = [Arg(name=p, kind="param", ctype="int64_t") for p in sorted(comp.params)]
+    args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
     for name, uf in sorted(comp.ufs.items()):
         ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
         args.append(Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf))
@@ -257,7 +257,7 @@ def signature(comp: Computation, fname: str) -> Signature:
                     rank=b.rank,
                 )
             )
-    return Signature(function=fname, args=tuple(args))
+    return Signature(function=fname, args=tuple(args), facts=comp.assumptions)
 
 
 def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:

@@ -14,6 +14,7 @@ from spf.clang import NUMPY_OF_C
 
 if TYPE_CHECKING:
     from spf.sets import UF
+    from spf.sets.facts import Fact
 
 ArgKind = Literal["param", "uf", "data"]
 
@@ -53,6 +54,11 @@ class Signature:
 
     function: str
     args: tuple[Arg, ...]
+    facts: tuple[Fact, ...] = ()
+    """Facts a call with ``check=True`` verifies on the arguments (``assume``; any further
+    obligation of the form ``forall vars: premise => conclusion`` may be added)."""
+    fact_labels: tuple[str, ...] = ()
+    """How messages name each fact (one per fact; empty: ``the assumption '<text>'``)."""
 
     def c_prototype(self) -> str:
         """``void spmv(int64_t N, ..., double *restrict y)``."""

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from spf.pdfg import PDFG
     from spf.runtime import Kernel
     from spf.schedule.trace import Trace
+    from spf.sets.facts import Fact
 
 
 class Computation:
@@ -44,6 +45,8 @@ class Computation:
         self._stmts: list[Stmt] = []
         self._returns: list[str] = []
         self._layout = Layout()
+        self._constants: dict[str, str] = {}
+        self._assumptions: list[Fact] = []
 
     # --- declarations
     @property
@@ -86,14 +89,72 @@ class Computation:
             )
         if ds.name in self._ufs:
             raise SpfError(f"{ds.name!r} is already declared as a UF")
+        if ds.name in self._constants:
+            raise SpfError(f"{ds.name!r} is already declared as a symbolic constant")
         if ds.name in self._layout.buffers:
             raise SpfError(f"{ds.name!r} is already declared as a buffer")
         self._data[ds.name] = ds
+
+    def add_constant(self, name: str, type: str = "int64_t") -> None:
+        """Declare a symbolic constant (a kernel argument of C type ``type``) before any
+        statement uses it, e.g. one used only in a statement source.
+
+        >>> comp = Computation("c")
+        >>> comp.add_constant("TSTEPS")
+        >>> comp.add_data_space("DT", "double")
+        >>> s = comp.add_stmt(Stmt("$DT$ = 1.0/(double)TSTEPS;", "{[]}"))
+        >>> sorted(comp.params), comp.constants
+        (['TSTEPS'], {'TSTEPS': 'int64_t'})
+        """
+        from spf.computation.facts import check_constant
+
+        check_constant(self, name, type)
+        self._constants[name] = type
+
+    @property
+    def constants(self) -> dict[str, str]:
+        """The constants declared with :meth:`add_constant` and their C types."""
+        return dict(self._constants)
+
+    def constant_type(self, name: str) -> str:
+        """The C type of symbolic constant ``name`` (``int64_t`` unless declared)."""
+        return self._constants.get(name, "int64_t")
+
+    def add_local(self, name: str, type: str, shape: object = ()) -> None:
+        """A temporary of the generated function (never a kernel argument), e.g. a scalar
+        ``temp2`` or an array ``w[N]``: a data space the function allocates itself."""
+        self._add_space(make_data_space(name, type, shape, role="local"))
+
+    def assume(self, text: str) -> Fact:
+        """Add a fact the analysis may use and a kernel checks with ``check=True``:
+        ``"N >= 1"`` or ``"forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"``
+        (see ``docs/assumptions.md``). Returns the parsed :class:`~spf.sets.facts.Fact`."""
+        from spf.computation.facts import parse_assumption
+
+        fact, ufs = parse_assumption(self, text)
+        self._ufs = ufs
+        if all(f.text != fact.text for f in self._assumptions):
+            self._assumptions.append(fact)
+        return fact
+
+    @property
+    def assumptions(self) -> tuple[Fact, ...]:
+        """The facts added with :meth:`assume`, in order."""
+        return tuple(self._assumptions)
+
+    def facts(self) -> tuple[Fact, ...]:
+        """Every trusted fact: the assumptions, then the declared UF domains, ranges and
+        monotonicity written as facts (what a proof may use and a kernel checks)."""
+        from spf.computation.facts import declared_facts
+
+        return (*self._assumptions, *declared_facts(self))
 
     def declare_uf(self, name: str, **fields: Any) -> UF:
         """Declare an index array (the fields of :class:`spf.UF`)."""
         if name in self._data:
             raise SpfError(f"{name!r} is already declared as a data space")
+        if name in self._constants:
+            raise SpfError(f"{name!r} is already declared as a symbolic constant")
         try:
             uf = UF(name, **fields)
         except TypeError as err:
@@ -157,7 +218,9 @@ class Computation:
                 out |= _operation_params(s)
         for b in self._layout.buffers.values():
             out |= extent_names(b.shape) - loop_names
-        return frozenset(out)
+        for f in self._assumptions:
+            out |= f.params
+        return frozenset(out | set(self._constants))
 
     # --- Layer III: buffers (spf.computation.layout)
     def add_buffer(
@@ -418,6 +481,14 @@ class Computation:
         return found[0], found[1]
 
     def _check_names(self, parsed: ParsedSource, domain: Set, where: str) -> None:
+        floating = sorted(
+            n for n in domain.params if self._constants.get(n, "int64_t") in ("double", "float")
+        )
+        if floating:
+            raise SpfError(
+                f"{where}: the domain uses {floating[0]!r}, a constant of type "
+                f"{self._constants[floating[0]]}; domains take integer constants only"
+            )
         iterators = set(iterator_names(domain))
         known = iterators | set(self.params) | domain.params
         unknown = sorted(parsed.names - known)
@@ -427,7 +498,9 @@ class Computation:
                 unknown[0],
                 sorted(known),
                 hint=f"in {where}: a name in a statement must be an iterator of its domain, "
-                "a symbolic constant of the computation, a data space or a UF",
+                "a symbolic constant of the computation, a data space or a UF; declare a "
+                f"constant used only in statement sources first: "
+                f"comp.add_constant({unknown[0]!r})",
             )
 
     # --- analysis (delegates)

@@ -46,8 +46,11 @@ from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
 from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from spf.computation.computation import Computation
     from spf.computation.statement import AccessList, Stmt
+    from spf.sets.facts import Fact
 
 KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
 
@@ -121,11 +124,28 @@ def same_element(
     return _constraint(xs + ys, []).intersect(touch.as_set())
 
 
+def empty(s: Set, facts: Sequence[Fact] = ()) -> bool:
+    """``s.is_empty()``, using the computation's assumptions ``facts`` when there are any."""
+    if not facts:
+        return s.is_empty()
+    from spf.sets.facts import is_empty_under
+
+    return is_empty_under(s, facts)
+
+
 class _Timing:
     """Order conditions between instance pairs ``[x, y]`` under two schedules."""
 
-    def __init__(self, th_s: Relation, th_t: Relation, xs: list[str], ys: list[str]) -> None:
+    def __init__(
+        self,
+        th_s: Relation,
+        th_t: Relation,
+        xs: list[str],
+        ys: list[str],
+        facts: Sequence[Fact] = (),
+    ) -> None:
         self.th_s, self.th_t, self.xs, self.ys = th_s, th_t, xs, ys
+        self.facts = facts
         self.width = th_s.out_arity
         self.fs = th_s.as_function(xs)
         self.gs = th_t.as_function(ys)
@@ -160,7 +180,7 @@ class _Timing:
         out = []
         for d in range(self.width):
             piece = self.level(pairs, d, op)
-            if not piece.is_empty():
+            if not empty(piece, self.facts):
                 out.append((d, piece))
         return out
 
@@ -240,8 +260,9 @@ def _stmt_pair(
     from spf.computation.storage import same_allocation
 
     xs, ys = pair_names(src, snk)
-    orig = _Timing(scheds[src.name][0], scheds[snk.name][0], xs, ys)
-    cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys)
+    facts = comp.assumptions
+    orig = _Timing(scheds[src.name][0], scheds[snk.name][0], xs, ys, facts)
+    cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys, facts)
     moved = cur.th_s != orig.th_s or cur.th_t != orig.th_t
     touching: dict[tuple[int, int, int, int], Set] = {}
     out = []
@@ -262,7 +283,7 @@ def _stmt_pair(
                     else:
                         pairs = same_rank(comp, src, snk, pairs, xs, ys)
                     touching[key] = pairs
-                pieces = orig.levels(touching[key], "<") if not touching[key].is_empty() else []
+                pieces = orig.levels(touching[key], "<") if not empty(touching[key], facts) else []
                 if not pieces:
                     continue
                 pairs = pieces[0][1]
@@ -371,14 +392,15 @@ def violation(comp: Computation, dep: Dependence) -> str | None:
     width = comp.schedule_width()
     src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
     xs, ys = pair_names(src, snk)
-    cur = _Timing(padded(src, width), padded(snk, width), xs, ys)
+    facts = comp.assumptions
+    cur = _Timing(padded(src, width), padded(snk, width), xs, ys, facts)
     pairs = _constraint(xs + ys, []).intersect(dep.relation.as_set())
     for d in range(width):
-        if not cur.level(pairs, d, ">").is_empty():
+        if not empty(cur.level(pairs, d, ">"), facts):
             loop = _loop_name(src, width, d)
             where = f"across loop {loop!r}" if loop else f"at schedule position {d}"
             return f"the sink would run before the source {where}"
-    if not cur.level(pairs, 0, "=").is_empty():
+    if not empty(cur.level(pairs, 0, "="), facts):
         return "source and sink would run at the same time (the schedule is not injective)"
     return None
 

@@ -12,6 +12,9 @@ def computation_text(comp: Computation) -> str:
     lines = [f"Computation {comp.name}"]
     params = sorted(comp.params)
     lines.append(f"  parameters: {', '.join(params) if params else '(none)'}")
+    typed = sorted((n, t) for n, t in comp.constants.items() if t != "int64_t")
+    if typed:
+        lines.append(f"  constant types: {', '.join(f'{n}: {t}' for n, t in typed)}")
     lines.append("  data spaces:")
     for ds in comp.data_spaces.values():
         role = "" if ds.role == "data" else f"  ({ds.role})"
@@ -21,6 +24,9 @@ def computation_text(comp: Computation) -> str:
     if comp.ufs:
         lines.append("  UFs:")
         lines += [f"    {uf!r}" for _, uf in sorted(comp.ufs.items())]
+    if comp.assumptions:
+        lines.append("  assumptions:")
+        lines += [f"    {f.text}" for f in comp.assumptions]
     lines.append("  statements:")
     for s in comp.stmts:
         lines.append(f"    {s.name}: {s.source.strip()}")

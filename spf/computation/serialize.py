@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from spf.computation.data_space import make_data_space
 from spf.errors import SpfError, UndeclaredError
 from spf.schedule.commands import ROOT
 from spf.schedule.trace import Trace, set_trace, trace_of
@@ -43,6 +44,8 @@ def to_json(comp: Computation) -> str:
             for uf in comp.ufs.values()
         ],
         "return_values": list(comp.return_values),
+        "constants": [[n, t] for n, t in comp.constants.items()],
+        "assumptions": [f.text for f in comp.assumptions],
         "stmts": [
             {
                 "name": s.name,
@@ -86,11 +89,21 @@ def _build(data: dict[str, Any]) -> Computation:
     for ds in data["data_spaces"]:
         if ds["role"] == "parameter":
             comp.add_parameter(ds["name"], ds["type"])
+        elif ds["role"] == "local":
+            shape = tuple(ds["shape"]) if ds["shape"] is not None else None
+            local = make_data_space(ds["name"], ds["type"], shape)
+            if ds["rank"] is not None:
+                local = local.with_rank(int(ds["rank"]))
+            comp._add_local(ds["name"], local)
         else:
             shape = tuple(ds["shape"]) if ds["shape"] is not None else None
             comp.add_data_space(ds["name"], ds["type"], shape)
+    for name, ctype in data.get("constants", []):
+        comp.add_constant(name, ctype)
     for uf in data["ufs"]:
         comp.declare_uf(**uf)
+    for text in data.get("assumptions", []):
+        comp.assume(text)
     for name in data["return_values"]:
         comp.add_return_value(name)
     for s in data["stmts"]:

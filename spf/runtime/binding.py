@@ -22,6 +22,7 @@ from spf.sets.expr import Evaluator, compile_expr
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Arg, Signature
+    from spf.runtime.fact_check import FactChecker
 
 _MISSING: Any = object()
 
@@ -157,11 +158,14 @@ class Binder:
         self.context = context
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
-            if np.dtype(a.dtype).kind not in "iu":
-                raise SpfError(f"parameter {a.name!r} must have an integer C type, not {a.ctype}")
+            if np.dtype(a.dtype).kind not in "iuf":
+                raise SpfError(f"parameter {a.name!r} must have a numeric C type, not {a.ctype}")
+        ints = [a for a in self.params if np.dtype(a.dtype).kind in "iu"]
         self._limits = tuple(
-            (a.name, int(np.iinfo(a.dtype).min), int(np.iinfo(a.dtype).max)) for a in self.params
+            (a.name, int(np.iinfo(a.dtype).min), int(np.iinfo(a.dtype).max)) for a in ints
         )
+        self._floats = tuple(a.name for a in self.params if np.dtype(a.dtype).kind == "f")
+        """Constants of a floating type (``add_constant(name, "double")``): plain numbers."""
         names = frozenset(a.name for a in self.params)
         self.data = tuple(_Data(a, names, context) for a in signature.args if a.kind != "param")
         """The array arguments (UFs and data spaces) in signature order."""
@@ -183,10 +187,17 @@ class Binder:
                 if text.strip() in names:
                     infer.setdefault(text.strip(), []).append((d.name, axis, len(texts)))
         self._infer = infer
+        self._facts: FactChecker | None = None
+        if signature.facts:
+            from spf.runtime.fact_check import FactChecker
+
+            ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
+            labels = signature.fact_labels or None
+            self._facts = FactChecker(signature.facts, ufs, labels)
 
     def bind(
         self, args: Mapping[str, object], check: bool = True
-    ) -> tuple[dict[str, int], list[Array]]:
+    ) -> tuple[dict[str, Any], list[Array]]:
         """``(params, arrays)`` for a call with keyword arguments ``args``.
 
         ``params`` maps every parameter to its value (given or inferred from a declared
@@ -195,15 +206,15 @@ class Binder:
         try:
             if not self._names.issuperset(args):
                 raise self._unknown(args)
-            params: dict[str, int] = {}
+            params: dict[str, Any] = {}
             for name, lo, hi in self._limits:
                 v = args.get(name, _MISSING)
                 if v is not _MISSING:
                     if type(v) is not int or not lo <= v <= hi:
                         v = self._param(name, v)
                     params[name] = v
-            if len(params) != len(self._limits):
-                self._infer_params(args, params)
+            if len(params) != len(self._limits) or self._floats:
+                self._complete_params(args, params)
             arrays: list[Array] = []
             for d in self.data:
                 v = args.get(d.name, _MISSING)
@@ -240,6 +251,23 @@ class Binder:
             )
         return int(value)
 
+    def _complete_params(self, args: Mapping[str, object], params: dict[str, Any]) -> None:
+        """Integer parameters inferred from shapes, and the floating constants."""
+        if len(params) != len(self._limits):
+            self._infer_params(args, params)
+        for name in self._floats:
+            params[name] = self._float(name, args.get(name, _MISSING))
+
+    def _float(self, name: str, value: object) -> float:
+        label = name if self.context is None else f"argument {name!r}"
+        if value is _MISSING:
+            raise ArgumentError(f"missing parameter {name}{self._of}; pass {name}=<number>")
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+            raise ArgumentError(
+                f"{label}: constant {name!r} must be a number, got {type(value).__name__} {value!r}"
+            )
+        return float(value)
+
     def _missing_arrays(self, args: Mapping[str, object]) -> ArgumentError:
         show = str if self.context is None else repr
         missing = ", ".join(show(d.name) for d in self.data if d.name not in args)
@@ -261,7 +289,7 @@ class Binder:
         if len(params) != len(self._limits):
             if not self._array_names <= args.keys():
                 raise self._missing_arrays(args)
-            missing = [n for n in self.param_order if n not in params]
+            missing = [n for n, _, _ in self._limits if n not in params]
             for p in missing:  # an array that would give it is not an array of its rank
                 for array, _, _ in self._infer.get(p, ()):
                     d = next(d for d in self.data if d.name == array)
@@ -295,6 +323,9 @@ class Binder:
         for d, arr in zip(data, arrays, strict=True):
             if d.uf_check is not None:
                 d.uf_check.check(arr, params)
+        if self._facts is not None:
+            ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}
+            self._facts.check(params, ufs)
         for i, d in enumerate(data):
             if not d.writes or arrays[i].size == 0:
                 continue

@@ -86,7 +86,11 @@ class MPIKernel(Kernel):
                 f"{signature.function}; rename it"
             )
         load = _LoadSignature(
-            function=signature.function, args=signature.args, comm_type=comm_ctype()
+            function=signature.function,
+            args=signature.args,
+            facts=signature.facts,
+            fact_labels=signature.fact_labels,
+            comm_type=comm_ctype(),
         )
         super().__init__(load, source, path, command, compiler_output=compiler_output)
         self.signature = mpi_prototype(signature)

@@ -12,7 +12,7 @@ only where needed.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import islpy as isl
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from spf.sets.uf import UF
 
 Pair = tuple[int, int]
+Oracle = Callable[[isl.Point], "isl.Set | None"]
+"""Further axioms, added lazily: given a sample point, a set (in the body's space) the
+point violates and every model satisfies, or None (see :mod:`spf.sets.facts`)."""
 
 
 def declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
@@ -36,13 +39,13 @@ def declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
         if decl is None:
             continue
         if decl.range is not None:
-            iset = iset.intersect(_preimage(body, decl.range.body_iset(), [sym(f"__u{k}")]))
+            iset = iset.intersect(preimage(body, decl.range.body_iset(), [sym(f"__u{k}")]))
         if decl.domain is not None:
-            iset = iset.intersect(_preimage(body, decl.domain.body_iset(), list(args)))
+            iset = iset.intersect(preimage(body, decl.domain.body_iset(), list(args)))
     return iset
 
 
-def _preimage(body: Body, target: isl.Set, exprs: list[sp.Expr]) -> isl.Set:
+def preimage(body: Body, target: isl.Set, exprs: list[sp.Expr]) -> isl.Set:
     """``{ p in body's space : (exprs evaluated at p) in target }``."""
     params = sorted(body.params() | set(param_names(target)))
     dims = ", ".join(s.name for s in body.dim_syms())
@@ -130,11 +133,23 @@ def violated_pair(
     return None
 
 
-def is_empty(body: Body, ufs: Mapping[str, UF]) -> bool:
-    """True only when no UF interpretation satisfying the declarations makes it non-empty."""
+def is_empty(
+    body: Body,
+    ufs: Mapping[str, UF],
+    *,
+    context: isl.Set | None = None,
+    oracle: Oracle | None = None,
+) -> bool:
+    """True only when no UF interpretation satisfying the declarations makes it non-empty.
+
+    ``context`` (a set in the body's space, e.g. parameter constraints) is intersected up
+    front; ``oracle`` supplies further axioms lazily, like the pairs of calls.
+    """
     base = declared_facts(body, ufs)
+    if context is not None:
+        base = base.intersect(context.align_params(base.get_space()))
     pairs = _pairs(body)
-    if not pairs:
+    if not pairs and oracle is None:
         return bool(base.is_empty())
     cache: dict[Pair, list[isl.Set]] = {}
     stack = [base]
@@ -145,7 +160,13 @@ def is_empty(body: Body, ufs: Mapping[str, UF]) -> bool:
             continue
         bad = violated_pair(body, pt, pairs, ufs)
         if bad is None:
-            return False
+            extra = oracle(pt) if oracle is not None else None
+            if extra is None:
+                return False
+            part = piece.intersect(extra.align_params(piece.get_space()))
+            if not part.is_empty():
+                stack.append(part)
+            continue
         if bad not in cache:
             cache[bad] = axiom_pieces(body, *bad, ufs)
         for axiom in cache[bad]:

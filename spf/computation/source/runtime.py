@@ -160,8 +160,8 @@ class _Arrays:
             value = mapping[key]
         except KeyError:
             raise SpfError(f"{self.where}: no value for {what} {key!r}") from None
-        if what != "iterator or parameter":
-            return value
+        if what != "iterator or parameter" or type(value) is float:
+            return value  # a float: a constant declared with a floating type
         try:
             return operator.index(value)
         except TypeError:

@@ -1,0 +1,185 @@
+"""End to end: assumptions checked by compiled kernels (API.md section 10), constants and locals.
+
+A kernel called with ``check=True`` runs a generated C loop over each assumption's premise and
+raises ``ArgumentError`` naming the assumption and the first violating index; ``check=False``
+skips it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+
+import spf
+from spf import ArgumentError, CodegenError, Computation, Stmt
+from spf.runtime.fact_check import FactChecker
+from spf.sets.facts import Fact
+
+TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"
+SORTED = "forall k1, k2: rowptr(i) <= k1 < k2 < rowptr(i+1) => col(k1) < col(k2)"
+
+
+def _lower(n: int, seed: int = 0) -> sps.csr_matrix:
+    rng = np.random.default_rng(seed)
+    a = np.tril(rng.random((n, n)) < 0.4, -1) * rng.random((n, n)) + np.eye(n) * 4
+    return sps.csr_matrix(a)
+
+
+def _args(m: sps.csr_matrix) -> dict[str, Any]:
+    n = m.shape[0]
+    return {
+        "u": np.zeros(n),
+        "L": m.data.copy(),
+        "f": np.arange(1.0, n + 1),
+        "rowptr": m.indptr.astype(np.int32),
+        "col": m.indices.astype(np.int32),
+        "N": n,
+        "NNZ": m.nnz,
+    }
+
+
+@pytest.fixture(scope="module")
+def sptrsv() -> spf.Kernel:
+    comp = spf.kernels.sptrsv_csr()
+    comp.assume(TRIANGULAR)
+    comp.assume(SORTED)
+    comp.assume("N >= 1")
+    return comp.compile()
+
+
+def test_valid_arguments_pass_and_compute(sptrsv: spf.Kernel) -> None:
+    m = _lower(9)
+    args = _args(m)
+    sptrsv(**args)
+    np.testing.assert_allclose(m @ args["u"], args["f"])
+
+
+def test_violated_assumption_names_it_and_the_first_index(sptrsv: spf.Kernel) -> None:
+    m = _lower(6, seed=3)
+    args = _args(m)
+    col = args["col"].copy()
+    row = 3
+    k = int(m.indptr[row])  # first entry of row 3 points above the diagonal
+    col[k] = 5
+    args["col"] = col
+    with pytest.raises(ArgumentError, match=r"forall i, k: .*col\(k\) <= i") as err:
+        sptrsv(**args)
+    assert f"fails first at i = {row}, k = {k}" in str(err.value)
+    sptrsv(check=False, **args)  # skipped: runs (computing something meaningless)
+
+
+def test_unsorted_row_violates_the_sorted_assumption(sptrsv: spf.Kernel) -> None:
+    m = sps.csr_matrix(np.array([[1.0, 0, 0], [2, 3, 0], [4, 5, 6]]))
+    args = _args(m)
+    col = args["col"].copy()
+    col[3], col[4] = col[4], col[3]  # row 2: columns 1, 0, 2
+    args["col"] = col
+    with pytest.raises(ArgumentError, match=r"col\(k1\) < col\(k2\).* i = 2, k1 = 3, k2 = 4"):
+        sptrsv(**args)
+
+
+def test_parameter_assumption_is_checked(sptrsv: spf.Kernel) -> None:
+    args = _args(sps.csr_matrix((0, 0)))
+    with pytest.raises(ArgumentError, match=r"'N >= 1' does not hold \(with N=0\)"):
+        sptrsv(**args)
+    sptrsv(check=False, **args)
+
+
+def test_kernel_without_assumptions_has_no_checker() -> None:
+    k = spf.kernels.sptrsv_csr().compile()
+    assert k._binder._facts is None
+
+
+def test_general_checker_takes_any_obligation() -> None:
+    ufs = spf.kernels.spmv_csr().ufs
+    bound = Fact.parse(
+        "forall i, k, j: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k) => j < M"
+    )
+    checker = FactChecker([bound], ufs)
+    rowptr = np.array([0, 2, 3], dtype=np.int32)
+    col = np.array([0, 3, 1], dtype=np.int32)
+    checker.check({"N": 2, "M": 4, "NNZ": 3}, {"rowptr": rowptr, "col": col})
+    with pytest.raises(ArgumentError, match="fails first at i = 0, k = 1, j = 3"):
+        checker.check({"N": 2, "M": 3, "NNZ": 3}, {"rowptr": rowptr, "col": col})
+
+
+def test_unbounded_assumption_cannot_be_checked() -> None:
+    comp = Computation("c")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(Stmt("$x$(i) = 1;", "{[i]: 0 <= i < N}"))
+    comp.assume("forall i: 0 <= i => p(i) >= 0")
+    with pytest.raises(CodegenError, match="variable 'i' is unbounded"):
+        comp.compile()
+
+
+def test_double_constant_and_locals_run() -> None:
+    comp = Computation("scaled")
+    comp.add_constant("TSTEPS")
+    comp.add_constant("SCALE", "double")
+    comp.add_data_space("DT", "double")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_local("t", "double")
+    comp.add_local("w", "double", shape=("N",))
+    comp.add_stmt(Stmt("$DT$ = SCALE / (double)TSTEPS;", "{[]}"))
+    comp.add_stmt(Stmt("$w$(i) = $x$(i) * $DT$;", "{[i]: 0 <= i < N}"))
+    comp.add_stmt(Stmt("$t$ = $w$(i); $x$(i) = $t$ + 1;", "{[i]: 0 <= i < N}"))
+    k = comp.compile()
+    dt, x = np.zeros(()), np.ones(5)
+    k(DT=dt, x=x, TSTEPS=4, SCALE=2)
+    assert float(dt) == 0.5
+    np.testing.assert_allclose(x, 1.5)
+    with pytest.raises(ArgumentError, match="constant 'SCALE' must be a number"):
+        k(DT=dt, x=x, TSTEPS=4, SCALE="2")
+    with pytest.raises(ArgumentError, match="missing parameter SCALE"):
+        k(DT=dt, x=x, TSTEPS=4)
+
+
+def test_interpreter_checks_assumptions_and_takes_floating_constants() -> None:
+    comp = spf.kernels.sptrsv_csr()
+    comp.assume(TRIANGULAR)
+    args = {
+        "u": np.zeros(2),
+        "L": np.array([2.0, 1.0, 4.0]),
+        "f": np.array([2.0, 9.0]),
+        "rowptr": np.array([0, 1, 3]),
+        "NNZ": 3,
+    }
+    comp.interpret(col=np.array([0, 0, 1]), **args)
+    np.testing.assert_allclose(args["u"], [1.0, 2.0])
+    with pytest.raises(
+        ArgumentError, match=r"interpret\(sptrsv_csr\): the assumption .* i = 0, k = 0"
+    ):
+        comp.interpret(col=np.array([1, 0, 1]), **args)
+    scale = Computation("scale")
+    scale.add_constant("ALPHA", "double")
+    scale.add_data_space("x", "double", shape=("N",))
+    scale.add_stmt(Stmt("$x$(i) = ALPHA * $x$(i);", "{[i]: 0 <= i < N}"))
+    x = np.ones(3)
+    scale.interpret(x=x, ALPHA=0.25)
+    np.testing.assert_allclose(x, 0.25)
+
+
+def test_checker_labels_name_other_obligations() -> None:
+    ufs = spf.kernels.spmv_csr().ufs
+    bound = Fact.parse("forall i: 0 <= i && i < N => 0 <= col(i) && col(i) < M", ufs)
+    checker = FactChecker([bound], ufs, labels=["the bounds of access x(col(k)) in s0"])
+    col = np.array([0, 1, 2], dtype=np.int32)
+    rowptr = np.array([0, 1, 2, 3], dtype=np.int32)
+    with pytest.raises(ArgumentError, match=r"^the bounds of access x\(col\(k\)\) in s0 .* i = 2"):
+        checker.check({"N": 3, "M": 2, "NNZ": 3}, {"col": col, "rowptr": rowptr})
+
+
+def test_uf_fact_without_variables() -> None:
+    comp = spf.kernels.spmv_csr()
+    comp.assume("rowptr(N) = NNZ")
+    # N is a parameter (a UF argument, but not quantified: no forall, and N is a constant)
+    assert comp.assumptions[0].vars == ()
+    k = comp.compile()
+    rowptr, col = np.array([0, 1, 2], dtype=np.int32), np.array([0, 1, 1], dtype=np.int32)
+    args = {"y": np.zeros(2), "x": np.ones(2), "rowptr": rowptr, "N": 2, "M": 2}
+    k(A=np.ones(2), col=col[:2], NNZ=2, **args)
+    with pytest.raises(ArgumentError, match=r"'rowptr\(N\) = NNZ' does not hold .*fails first at"):
+        k(A=np.ones(3), col=col, NNZ=3, **args)
