@@ -32,22 +32,21 @@ import numpy as np
 import spf
 
 
-def blur(distributed: bool = True) -> spf.Computation:
+def blur(distributed: bool = True, tiramisu_order: bool = False) -> spf.Computation:
     """The blur of one rank's block (``distributed=False``: the same two stages without the
-    rank loop and the exchange, i.e. the sequential blur of a whole ``(NL + 2) x W`` image)."""
+    rank loop and the exchange, i.e. the sequential blur of a whole ``(NL + 2) x W`` image).
+
+    ``tiramisu_order=True`` writes it as Tiramisu does: the stages first, then the exchange,
+    then the order (``send.then(...)...then(stage1, "q")``). Communication has no place in the
+    program order until it is ordered, so this is the same program (the operations are named
+    ``s2``..``s5`` instead of ``s0``..``s3``)."""
     comp = spf.Computation("mpi_blur" if distributed else "seq_blur")
     comp.add_data_space("a", "double", shape=("NL + 2", "W"))
     comp.add_data_space("bx", "double", shape=("NL + 2", "W"))
     comp.add_data_space("out", "double", shape=("NL", "W"))
-    ops = []
-    if distributed:  # program order: the exchange first, then the stages
-        up, down = "{[q]: 1 <= q < P}", "{[q]: 0 <= q < P - 1}"
-        ops = [
-            comp.send(up, "a", ["1", "0"], "W", "q - 1"),
-            comp.send(down, "a", ["NL", "0"], "W", "q + 1"),
-            comp.receive(up, "a", ["0", "0"], "W", "q - 1"),
-            comp.receive(down, "a", ["NL + 1", "0"], "W", "q + 1"),
-        ]
+    ops: list[spf.Stmt] = []
+    if distributed and not tiramisu_order:  # program order: the exchange, then the stages
+        ops = exchange(comp)
     q, qd, qs = ("q, ", "0 <= q < P && ", "q, 0, ") if distributed else ("", "", "")
     stages = []
     for k, (src, rows) in enumerate(
@@ -66,10 +65,23 @@ def blur(distributed: bool = True) -> spf.Computation:
         if distributed:
             stage.distribute("q")
     if distributed:
+        if tiramisu_order:
+            ops = exchange(comp)
         chain = [*ops, *stages]
         for prev, nxt in itertools.pairwise(chain):
             prev.then(nxt, "q")  # one distributed loop over q: the exchange, then the stages
     return comp
+
+
+def exchange(comp: spf.Computation) -> list[spf.Stmt]:
+    """The four operations of the halo exchange (created unordered)."""
+    up, down = "{[q]: 1 <= q < P}", "{[q]: 0 <= q < P - 1}"
+    return [
+        comp.send(up, "a", ["1", "0"], "W", "q - 1"),
+        comp.send(down, "a", ["NL", "0"], "W", "q + 1"),
+        comp.receive(up, "a", ["0", "0"], "W", "q - 1"),
+        comp.receive(down, "a", ["NL + 1", "0"], "W", "q + 1"),
+    ]
 
 
 def global_blur(img: np.ndarray) -> np.ndarray:

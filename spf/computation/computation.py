@@ -603,8 +603,9 @@ class Computation:
         return PDFG(self)
 
     def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
-        """PDFG fuse: ``s2`` joins ``s1``'s loop nest sharing the outer ``level`` loops, right
-        after ``s1``; illegal fusions raise ``IllegalScheduleError`` and change nothing."""
+        """PDFG fuse: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the outer
+        ``level`` loops (a count: ``1`` the outermost, ``0`` none; or the name of the innermost
+        shared loop); illegal fusions raise ``IllegalScheduleError`` and change nothing."""
         from spf.pdfg.ops import fuse
 
         return fuse(self, s1, s2, level)

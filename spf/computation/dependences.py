@@ -195,9 +195,10 @@ def compute_dependences(comp: Computation, *, private: bool = True) -> list[Depe
     (``shared``/``local``) or per iteration of the loop it is allocated in (``allocate_at``)
     carries no dependence between copies; ``private=False`` treats every data space and
     buffer as one array (the sequential program's view, which ``check_legality`` keeps)."""
+    from spf.computation.operations import order_width
     from spf.computation.storage import storage_dependences
 
-    width = comp.schedule_width()
+    width = order_width(comp)
     if width == 0:
         return []
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
@@ -257,11 +258,18 @@ def _stmt_pair(
     scheds: dict[str, tuple[Relation, Relation]],
     private: bool = True,
 ) -> list[Dependence]:
+    from spf.computation.operations import program_schedules
     from spf.computation.storage import same_allocation
 
     xs, ys = pair_names(src, snk)
     facts = comp.assumptions
-    orig = _Timing(scheds[src.name][0], scheds[snk.name][0], xs, ys, facts)
+    placed = program_schedules(src, snk)  # a Layer IV operation's order: where it was placed
+    orig_s, orig_t = (
+        (scheds[src.name][0], scheds[snk.name][0])
+        if placed is None
+        else (placed[0].pad_outputs(width), placed[1].pad_outputs(width))
+    )
+    orig = _Timing(orig_s, orig_t, xs, ys, facts)
     cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys, facts)
     moved = cur.th_s != orig.th_s or cur.th_t != orig.th_t
     touching: dict[tuple[int, int, int, int], Set] = {}
@@ -295,7 +303,8 @@ def _stmt_pair(
                     pairs, levels = old[0].union(pairs), levels | old[1]
                 found[ds] = (pairs, levels)
         for ds, (pairs, levels) in sorted(found.items()):
-            orig_names = [_loop_name(src, width, d, "original") for d in sorted(levels)]
+            orig_outs = [orig_s.out_vars[d] for d in sorted(levels)]
+            orig_names = [None if is_constant(n) else n for n in orig_outs]
             if moved:
                 levels = {d for d, _ in cur.levels(pairs, "<")}
             names = [_loop_name(src, width, d) for d in sorted(levels)]

@@ -8,11 +8,23 @@ and ``after``/``then`` place it like any statement. It has no C body: ``lower`` 
 macro an :class:`spf.codegen.program.Operation` and each target prints it (MPI calls,
 ``__syncthreads()``, ``cudaMemcpy``; the C target prints barriers and copies as comments and
 refuses send/receive).
+
+Program order (API.md section 10): an operation has no place of its own in the program order
+until an ordering command (``after``/``before``/``then``) places it; the order the user gives
+is its meaning. An operation ordered against a statement, or against an operation already
+placed, is placed by that command, together with the unplaced operations chained to it by
+earlier orders among themselves (``send.then(recv, q)`` before either meets a statement): its
+dependences with every statement are derived from the schedules right after that command (a
+:class:`Placement`), not from the order of creation. Later commands, which may move the
+operation again or move statements across it, are checked against those dependences like any
+schedule change. An operation never ordered keeps the place it was created at (after every
+statement existing then, at the root), as in the CUDA copy examples.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.computation.access import access_relation, iterator_names
@@ -23,8 +35,19 @@ from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+    from spf.schedule.commands import After
 
 KINDS = ("send", "receive", "barrier", "host_to_device", "device_to_host")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the first ordering command put an operation: every statement's schedule right
+    after that command (``schedules``, by name) and when (``seq``: later placements have
+    larger numbers)."""
+
+    seq: int
+    schedules: Mapping[str, Relation]
 
 
 class OperationStmt(Stmt):
@@ -53,6 +76,10 @@ class OperationStmt(Stmt):
         self.index = tuple(index)
         self.count = count
         self.peer = peer
+        self.placed = False
+        """Whether an ordering command has placed the operation (see the module docstring)."""
+        self.placement: Placement | None = None
+        """The program order it was placed in (None: its creation schedule is its order)."""
 
     @property
     def source(self) -> str:
@@ -83,6 +110,13 @@ class OperationStmt(Stmt):
             "schedule": str(self.original_schedule),
             "current_schedule": str(self.schedule),
             "tags": {loop: list(tags) for loop, tags in sorted(self.tags.items())},
+            "placed": self.placed,
+            "placement": None
+            if self.placement is None
+            else {
+                "seq": self.placement.seq,
+                "schedules": {n: str(r) for n, r in self.placement.schedules.items()},
+            },
         }
 
     def __repr__(self) -> str:
@@ -260,4 +294,124 @@ def make_barrier(comp: Computation, stmt: Stmt, level: Level) -> tuple[Operation
     return OperationStmt("barrier", Set(str(dom), ufs=comp.ufs)), schedule
 
 
-__all__ = ["KINDS", "OperationStmt", "make_barrier", "make_copy", "make_transfer"]
+# ------------------------------------------------------------------------ program order
+def note_order(comp: Computation, stmt: str, cmd: After) -> None:
+    """After ``stmt.after(cmd.other, ...)`` was applied: place the unplaced operations it
+    involves, with those chained to them, when one side is a statement or a placed operation
+    (see the module docstring)."""
+    by_name = {s.name: s for s in comp.stmts}
+    involved = [by_name[n] for n in (stmt, cmd.other) if n in by_name]
+    loose = {s.name for s in involved if isinstance(s, OperationStmt) and not s.placed}
+    if not loose or len(loose) == len(involved):
+        return  # nothing to place, or only unplaced operations ordered among themselves
+    from spf.schedule.commands import After as AfterCmd
+    from spf.schedule.trace import trace_of
+
+    unplaced = {s.name for s in comp.stmts if isinstance(s, OperationStmt) and not s.placed}
+    links = [
+        (e.stmt, e.command.other)
+        for e in trace_of(comp).entries
+        if isinstance(e.command, AfterCmd) and e.stmt in unplaced and e.command.other in unplaced
+    ]
+    group, todo = set(loose), list(loose)
+    while todo:
+        name = todo.pop()
+        for a, b in links:
+            for x, y in ((a, b), (b, a)):
+                if x == name and y not in group:
+                    group.add(y)
+                    todo.append(y)
+    seq = 1 + max(
+        (s.placement.seq for s in comp.stmts if isinstance(s, OperationStmt) and s.placement),
+        default=0,
+    )
+    where = Placement(seq, {s.name: s.schedule for s in comp.stmts})
+    for name in group:
+        op = by_name[name]
+        assert isinstance(op, OperationStmt)
+        op.placed, op.placement = True, where
+
+
+def _meaning(stmt: Stmt) -> Relation:
+    """The schedule that gives ``stmt`` its place in the program order."""
+    if isinstance(stmt, OperationStmt) and stmt.placement is not None:
+        return stmt.placement.schedules.get(stmt.name, stmt.original_schedule)
+    return stmt.original_schedule
+
+
+def program_schedules(a: Stmt, b: Stmt) -> tuple[Relation, Relation] | None:
+    """The schedules that order ``a`` against ``b`` in the program order when one of them is
+    a placed operation (None otherwise: their original schedules): both from the latest
+    placement that knows both statements, else each one's own."""
+    known = [
+        s.placement for s in (a, b) if isinstance(s, OperationStmt) and s.placement is not None
+    ]
+    if not known:
+        return None
+    for where in sorted(known, key=lambda p: -p.seq):
+        if a.name in where.schedules and b.name in where.schedules:
+            return where.schedules[a.name], where.schedules[b.name]
+    return _meaning(a), _meaning(b)
+
+
+def order_width(comp: Computation) -> int:
+    """The longest schedule among the current ones and the placements in use."""
+    width = comp.schedule_width()
+    for s in comp.stmts:
+        if isinstance(s, OperationStmt) and s.placement is not None:
+            width = max([width, *(r.out_arity for r in s.placement.schedules.values())])
+    return width
+
+
+def forget_orders(comp: Computation) -> None:
+    """The current order became the program order (``compute_at``): placed operations keep
+    being placed but take their current schedule as their order."""
+    for s in comp.stmts:
+        if isinstance(s, OperationStmt):
+            s.placement = None
+
+
+def placements(comp: Computation) -> dict[str, tuple[bool, Placement | None]]:
+    """Every operation's placement state (to restore with :func:`restore_placements`)."""
+    return {s.name: (s.placed, s.placement) for s in comp.stmts if isinstance(s, OperationStmt)}
+
+
+def restore_placements(
+    comp: Computation, saved: Mapping[str, tuple[bool, Placement | None]]
+) -> None:
+    """Undo placements made since :func:`placements` was taken."""
+    for s in comp.stmts:
+        if isinstance(s, OperationStmt) and s.name in saved:
+            s.placed, s.placement = saved[s.name]
+
+
+def load_placement(comp: Computation, op: OperationStmt, data: Mapping[str, object]) -> None:
+    """Set ``op``'s placement from :meth:`OperationStmt.to_data` output (JSON)."""
+    op.placed = bool(data.get("placed", False))
+    where = data.get("placement")
+    if not isinstance(where, dict):
+        return
+    scheds = where.get("schedules")
+    seq = where.get("seq")
+    if not isinstance(scheds, dict) or not isinstance(seq, int):
+        raise SpfError(f"from_json: bad placement of operation {op.name}: {where!r}")
+    op.placement = Placement(
+        seq, {str(n): Relation(str(t), ufs=comp.ufs) for n, t in scheds.items()}
+    )
+
+
+__all__ = [
+    "KINDS",
+    "OperationStmt",
+    "Placement",
+    "forget_orders",
+    "load_placement",
+    "make_barrier",
+    "make_copy",
+    "make_transfer",
+    "note_order",
+    "order_width",
+    "placements",
+    "program_schedules",
+    "restore_placements",
+]

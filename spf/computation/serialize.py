@@ -215,7 +215,12 @@ def _layers_from_data(comp: Computation, data: dict[str, Any]) -> None:
 
 
 def _add_operation(comp: Computation, op: dict[str, Any]) -> None:
-    from spf.computation.operations import OperationStmt, make_copy, make_transfer
+    from spf.computation.operations import (
+        OperationStmt,
+        load_placement,
+        make_copy,
+        make_transfer,
+    )
     from spf.sets import Set
 
     kind = op["kind"]
@@ -232,6 +237,7 @@ def _add_operation(comp: Computation, op: dict[str, Any]) -> None:
     new._name = op["name"]
     comp._add_operation(new, op["schedule"], position=int(op["position"]))
     new._schedule = Relation(op["current_schedule"], ufs=comp.ufs)
+    load_placement(comp, new, op)
     tags = op.get("tags", {})
     for loop in tags:
         if loop not in new.loops:

@@ -1,10 +1,14 @@
-"""Graph operations that become schedule relations (API.md section 5).
+"""Graph operations that become schedule relations (API.md sections 5 and 10).
 
-``fuse(s1, s2, level)``: ``s2`` joins ``s1``'s loop nest, sharing the outer ``level`` loops,
-right after ``s1``. ``reschedule(s1, s2)``: ``s1`` moves to just before ``s2`` (inside the
-loops the two share), in either direction of the program order, unlike IEGenLib's. Both are
+``fuse(s1, s2, level)``: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the
+outer ``level`` loops: ``level`` COUNTS the shared loops (``1``: the outermost, ``2``: the two
+outermost; ``0`` or ``spf.ROOT``: none, ``s2`` runs right after ``s1``'s whole nest). A loop
+name shares the loops up to and including that one. ``reschedule(s1, s2)``: ``s1`` moves to
+just before ``s2`` (inside the loops the two share), in either direction of the program order,
+unlike IEGenLib's; ``s2`` and the statements around it keep their order. Both are
 legality-checked; an illegal operation raises ``IllegalScheduleError`` and changes nothing
-(schedules, tags and trace are restored). They return the schedules they changed.
+(schedules, tags, operation placements and trace are restored). They return the schedules they
+changed. Both are recorded in the trace as ``after`` commands.
 """
 
 from __future__ import annotations
@@ -14,27 +18,34 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from spf.computation.dependences import padded
+from spf.computation.operations import placements, restore_placements
 from spf.computation.statement import is_constant
+from spf.errors import SpfError, UndeclaredError
 from spf.schedule import ROOT
+from spf.schedule.commands import After
+from spf.schedule.order import fused_with, holds, latest_orders, place_before, shared_loops
 from spf.schedule.trace import Trace, set_trace, trace_of
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
     from spf.schedule.commands import Level
+    from spf.schedule.relations import State
     from spf.sets import Relation
 
 
 @contextmanager
 def transaction(comp: Computation) -> Iterator[None]:
-    """Undo every schedule, tag and trace change if the block raises."""
+    """Undo every schedule, tag, placement and trace change if the block raises."""
     saved = {s.name: (s._schedule, dict(s._tags)) for s in comp.stmts}
+    placed = placements(comp)
     entries = trace_of(comp).entries
     try:
         yield
     except BaseException:
         for s in comp.stmts:
             s._schedule, s._tags = saved[s.name][0], dict(saved[s.name][1])
+        restore_placements(comp, placed)
         set_trace(comp, Trace(entries))
         raise
 
@@ -43,24 +54,101 @@ def _changed(comp: Computation, before: dict[str, str]) -> list[Relation]:
     return [s.schedule for s in comp.stmts if str(s.schedule) != before[s.name]]
 
 
-def fuse(comp: Computation, s1: str | Stmt, s2: str | Stmt, level: Level) -> list[Relation]:
-    """``s2`` runs right after ``s1`` inside their shared loops up to ``level``."""
+def fuse_level(first: Stmt, second: Stmt, level: object) -> Level:
+    """The ``after`` level that shares ``level`` loops (a count) or the loops up to and
+    including loop ``level`` (a name) of ``first`` and ``second``."""
+    if level is ROOT:
+        return ROOT
+    if isinstance(level, str):
+        return level
+    if isinstance(level, bool) or not isinstance(level, int) or level < 0:
+        raise SpfError(
+            f"fuse: level counts the loops {first.name} and {second.name} share (0, 1, 2, "
+            f"...) or names the innermost shared loop; got {level!r}"
+        )
+    most = min(len(first.loops), len(second.loops))
+    if level > most:
+        raise UndeclaredError(
+            "loop",
+            str(level),
+            first.loops,
+            hint=f"fuse: level counts shared loops; {first.name} has {len(first.loops)} "
+            f"loop(s) and {second.name} {len(second.loops)}, so at most {most} can be shared",
+        )
+    return ROOT if level == 0 else level - 1
+
+
+def fuse(comp: Computation, s1: str | Stmt, s2: str | Stmt, level: object) -> list[Relation]:
+    """``s2`` runs right after ``s1`` inside their outer ``level`` loops (a count, or the
+    name of the innermost shared loop)."""
     first, second = comp.stmt(s1), comp.stmt(s2)
+    if first is second:
+        raise SpfError(f"fuse: {first.name} cannot be fused with itself")
+    after = fuse_level(first, second, level)
     before = {s.name: str(s.schedule) for s in comp.stmts}
     with transaction(comp):
-        second.after(first, level)
+        second.after(first, after)
         comp.check_legality()
     return _changed(comp, before)
 
 
 def reschedule(comp: Computation, s1: str | Stmt, s2: str | Stmt) -> list[Relation]:
-    """``s1`` moves to just before ``s2``, inside the loops the two share."""
+    """``s1`` moves to just before ``s2``, inside the loops the two share; ``s2`` and the
+    statements around it keep their order."""
     mover, anchor = comp.stmt(s1), comp.stmt(s2)
+    if mover is anchor:
+        raise SpfError(f"reschedule: {mover.name} cannot move before itself")
     before = {s.name: str(s.schedule) for s in comp.stmts}
     with transaction(comp):
-        mover.before(anchor, shared_level(comp, mover, anchor))
+        _move_before(comp, mover, anchor, shared_level(comp, mover, anchor))
         comp.check_legality()
     return _changed(comp, before)
+
+
+def _move_before(comp: Computation, mover: Stmt, anchor: Stmt, level: Level) -> None:
+    """Put ``mover`` (and the nest fused into it) in ``anchor``'s slot inside their shared
+    loops, ``anchor`` and what follows it one slot later. The mover's earlier orders against
+    statements outside its nest give way (the user asked for this place); the trace records
+    ``anchor.after(mover, level)`` and, for each earlier order of the mover that no longer
+    holds, the order that now does, so later commands see the orders in force."""
+    from spf.computation.operations import note_order
+    from spf.schedule.apply import context_of
+
+    cmd = After(other=anchor.name, level=level)
+    ctx = context_of(comp)
+    states, orders = ctx.states, ctx.orders
+    try:
+        group = fused_with(mover.name, shared_loops(mover.name, cmd, states), states, orders)
+        own = [o for o in orders if mover.name in (o[0], o[1].other)]
+        given_way = [o for o in own if not {o[0], o[1].other} <= group]
+        kept = [o for o in orders if o not in given_way]
+        updates = place_before(mover.name, cmd, states, kept)
+    except SpfError as err:
+        err.add_note(f"During: reschedule({mover.name!r}, {anchor.name!r})")
+        raise
+    for name, state in updates.items():
+        target = comp.stmt(name)
+        target._schedule = state.schedule
+        target._tags = dict(state.tags)
+    new = {**states, **updates}
+    recorded = After(other=mover.name, level=level)
+    trace = trace_of(comp)
+    trace.record(anchor.name, recorded)
+    for succ, old in latest_orders(given_way):
+        pred = old.other
+        if {succ, pred} == {mover.name, anchor.name} or _order_holds(succ, old, new):
+            continue
+        flipped = After(other=succ, level=old.level)
+        if _order_holds(pred, flipped, new):
+            trace.record(pred, flipped)
+    note_order(comp, anchor.name, recorded)
+
+
+def _order_holds(succ: str, cmd: After, states: dict[str, State]) -> bool:
+    try:
+        return holds(states[succ], states[cmd.other], shared_loops(succ, cmd, states))
+    except SpfError:
+        return False
 
 
 def shared_level(comp: Computation, a: Stmt, b: Stmt) -> Level:

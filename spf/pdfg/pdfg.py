@@ -32,11 +32,12 @@ class PDFG:
         self.graph: nx.DiGraph[str] = build_graph(comp)
 
     def fuse(self, s1: str, s2: str, level: str | int | object) -> list[Relation]:
-        """``s2`` joins ``s1``'s nest sharing the outer ``level`` loops (schedule relations
-        changed are returned; the graph is rebuilt)."""
+        """``s2`` joins ``s1``'s nest right after ``s1``, sharing ``level`` loops (a count:
+        ``1`` the outermost; or the name of the innermost shared loop); the schedule
+        relations changed are returned and the graph is rebuilt."""
         from spf.pdfg.ops import fuse
 
-        out = fuse(self.computation, s1, s2, level)  # type: ignore[arg-type]
+        out = fuse(self.computation, s1, s2, level)
         self.graph = build_graph(self.computation)
         return out
 

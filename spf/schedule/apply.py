@@ -413,3 +413,7 @@ def run(stmt: Stmt, cmd: Command) -> None:
         target._schedule = state.schedule
         target._tags = dict(state.tags)
     trace_of(comp).record(stmt.name, cmd)
+    if isinstance(cmd, After):  # Layer IV operations get their program order from orders
+        from spf.computation.operations import note_order
+
+        note_order(comp, stmt.name, cmd)

@@ -189,6 +189,9 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
     producer._tags = {k: v for k, v in producer.tags.items() if k in loops_now}
     for s in comp.stmts:  # the current order becomes program order (see _check_current_legal)
         s._original = s.schedule
+    from spf.computation.operations import forget_orders
+
+    forget_orders(comp)  # placed Layer IV operations too
     for s, sched in shifted.items():
         s._schedule = s._original = sched
     producer._original = schedule

@@ -69,6 +69,27 @@ def place_after(
     stmt: str, cmd: After, states: Mapping[str, State], orders: Sequence[tuple[str, After]]
 ) -> dict[str, State]:
     """The new states of ``stmt`` and of the statements it pushes one slot later."""
+    return _place(stmt, cmd, states, orders, 1)
+
+
+def place_before(
+    stmt: str, cmd: After, states: Mapping[str, State], orders: Sequence[tuple[str, After]]
+) -> dict[str, State]:
+    """``stmt`` (with the nest fused into it) takes the slot of ``cmd.other`` inside their
+    shared loops up to ``cmd.level``; ``cmd.other`` and every later statement there move one
+    slot later (PDFG ``reschedule``: the mover moves, the anchor keeps its neighbours). The
+    result is recorded as ``other.after(stmt, level)``, the order it establishes."""
+    return _place(stmt, cmd, states, orders, 0)
+
+
+def _place(
+    stmt: str,
+    cmd: After,
+    states: Mapping[str, State],
+    orders: Sequence[tuple[str, After]],
+    offset: int,
+) -> dict[str, State]:
+    """``stmt`` at ``cmd.other``'s slot plus ``offset`` (1: right after, 0: right before)."""
     if cmd.other not in states:
         raise UndeclaredError("statement", cmd.other, states, hint=f"after: for {stmt}")
     if cmd.other == stmt:
@@ -82,7 +103,7 @@ def place_after(
             f"after: the schedule of {cmd.other} has no constant at some even position up to "
             f"{q}: {states[cmd.other].schedule}"
         )
-    prefix, slot = theirs[:-1], int(theirs[-1] or 0) + 1
+    prefix, slot = theirs[:-1], int(theirs[-1] or 0) + offset
     moving = fused_with(stmt, n, states, orders) - {cmd.other}
     peers: dict[str, int] = {}
     for name, st in states.items():
@@ -105,7 +126,7 @@ def place_after(
     return updates
 
 
-def _latest(orders: Sequence[tuple[str, After]]) -> list[tuple[str, After]]:
+def latest_orders(orders: Sequence[tuple[str, After]]) -> list[tuple[str, After]]:
     """The orders in force: a later order of the same pair replaces an earlier one."""
     seen: set[frozenset[str]] = set()
     out: list[tuple[str, After]] = []
@@ -124,7 +145,7 @@ def fused_with(
     its loops: the nest that moves with ``stmt`` when ``stmt`` is ordered at depth ``n``."""
     group = {stmt}
     todo = [stmt]
-    latest = _latest(orders)
+    latest = latest_orders(orders)
     while todo:
         pred = todo.pop()
         for succ, cmd in latest:
@@ -134,13 +155,13 @@ def fused_with(
                 shared = shared_loops(succ, cmd, states)
             except SpfError:
                 continue  # its loop no longer exists: not fused any more
-            if shared > n and _holds(states[succ], states[pred], shared):
+            if shared > n and holds(states[succ], states[pred], shared):
                 group.add(succ)
                 todo.append(succ)
     return group
 
 
-def _holds(succ: State, pred: State, n: int) -> bool:
+def holds(succ: State, pred: State, n: int) -> bool:
     """Whether ``succ`` still runs after ``pred`` inside their ``n`` shared loops (True
     where that cannot be read off constants)."""
     q = 2 * n
@@ -173,7 +194,7 @@ def _check_orders(
             n = shared_loops(succ, earlier, states)
         except SpfError:
             continue  # its loop no longer exists: nothing to compare
-        if not _holds(states[succ], states[earlier.other], n):
+        if not holds(states[succ], states[earlier.other], n):
             partner = earlier.other if succ == name else succ
             if cmd is None:
                 raise SpfError(

@@ -732,3 +732,33 @@ def test_kernels_on_a_gpu() -> None:
     x, y = rng.random(200), np.zeros(300)
     s(y=y, x=x, **csr_args(M))
     np.testing.assert_allclose(y, M @ x, rtol=1e-10)
+
+
+def _twice(copies_last: bool) -> spf.Computation:
+    """``a = 2 a`` on the GPU between an explicit copy in and copy out; ``copies_last``:
+    created after the statement and then ordered around it (Tiramisu's order)."""
+    comp = spf.Computation("twice")
+    comp.add_data_space("a", "double", shape=("N",))
+    if not copies_last:
+        comp.host_to_device("a")
+    body = comp.add_stmt(spf.Stmt("$a$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}", name="body"))
+    if copies_last:
+        copy_in = comp.host_to_device("a")
+    copy_out = comp.device_to_host("a")
+    if copies_last:
+        body.after(copy_in, spf.ROOT)  # the copy in, created last, runs first
+        copy_out.after(body, spf.ROOT)
+    body.split("i", 64, "i0", "i1").gpu(("i0",), ("i1",))
+    return comp
+
+
+def test_copies_created_last_and_ordered_first_run_emulated() -> None:
+    """Layer IV operations have no program order until ordered (API.md section 10): the copy
+    in, created after the statement that overwrites ``a``, is ordered before it; the code is
+    the creation-order code (the copies named s1/s2 instead of s0/s2) and runs."""
+    late, early = _twice(copies_last=True), _twice(copies_last=False)
+    assert late.loop_structure().replace("s1", "s0") == early.loop_structure()
+    assert late.codegen("cuda").replace("s1", "s0") == early.codegen("cuda")
+    a = np.arange(100.0)
+    late.compile(target="cuda", emulate=True)(a=a)
+    np.testing.assert_array_equal(a, 2 * np.arange(100.0))

@@ -79,6 +79,18 @@ def test_signature_takes_the_communicator_first() -> None:
     assert "stage1(0" not in body
 
 
+def test_the_exchange_written_in_tiramisu_order_generates_the_same_code() -> None:
+    """Stages created first, the send/receive after them, then ordered with ``then``: the
+    operations take the place the order gives them (API.md section 10), not their creation
+    order, so the anti dependence of stage1's read of the halo on the receive is not refused
+    and the code is the creation-order code (operations named s2..s5 instead of s0..s3)."""
+    blur = _example("mpi_blur").blur  # type: ignore[attr-defined]
+    late: spf.Computation = blur(tiramisu_order=True)
+    assert [s.name for s in late.stmts] == ["stage1", "stage2", "s2", "s3", "s4", "s5"]
+    renamed = re.sub(r"\bs([2-5])\b", lambda m: f"s{int(m.group(1)) - 2}", late.codegen("mpi"))
+    assert renamed == _blur_source()
+
+
 def test_exchange_is_posted_then_waited_before_the_first_reader() -> None:
     src = _blur_source()
     body = src[src.index("void mpi_blur(") :]
@@ -167,7 +179,13 @@ def test_results_on_real_ranks_match_the_sequential_run(
     assert done.returncode == 0, output[-6000:]
     for rank in range(ranks):
         assert f"rank {rank} ok: all" in output, output[-6000:]
-        checks = ["dscale", "blur nl=5 w=7", "spmv n=37 m=29 int32", "spmv n=40 m=41 int64"]
+        checks = [
+            "dscale",
+            "blur nl=5 w=7",
+            "blur tiramisu-order nl=5 w=7",
+            "spmv n=37 m=29 int32",
+            "spmv n=40 m=41 int64",
+        ]
         checks += [f"shift P={p} n=7" for p in {1, 2, ranks}] + [f"shift P={ranks} n=0"]
         for check in checks:
             assert f"rank {rank} ok: {check}" in output, output[-6000:]

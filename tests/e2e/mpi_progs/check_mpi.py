@@ -84,8 +84,9 @@ def check_dscale() -> None:
     ok("dscale argument errors")
 
 
-def check_blur(nl: int, w: int) -> None:
-    kernel = compiled(mpi_blur.blur)
+def check_blur(nl: int, w: int, tiramisu_order: bool = False) -> None:
+    kernel = compiled(lambda: mpi_blur.blur(tiramisu_order=tiramisu_order))
+    label = " tiramisu-order" if tiramisu_order else ""
     seq = compiled(lambda: mpi_blur.blur(distributed=False), target="c")
     rng = np.random.default_rng(nl * 1000 + w)
     img = rng.random((SIZE * nl + 2, w))  # the same image on every rank
@@ -99,7 +100,9 @@ def check_blur(nl: int, w: int) -> None:
     assert np.array_equal(out, whole[mine]), f"blur {nl}x{w}: differs from the sequential run"
     assert np.allclose(out[:, 1:-1], mpi_blur.global_blur(img)[mine])
     assert np.all(out[:, [0, -1]] == -1.0)  # columns outside the domain untouched
-    ok(f"blur nl={nl} w={w}")
+    ok(f"blur{label} nl={nl} w={w}")
+    if tiramisu_order:
+        return
     # P = 1 on more ranks: the scanner drops the one-iteration rank loop; only rank 0 runs
     img1 = img[: nl + 2].copy()
     out1 = np.full((nl, w), -1.0)
@@ -148,6 +151,7 @@ def main() -> None:
     check_shift(SIZE, 0)
     for nl, w in ((5, 7), (1, 3), (16, 33)):
         check_blur(nl, w)
+    check_blur(5, 7, tiramisu_order=True)  # stages created first, the exchange ordered later
     for n, m, dtype in ((37, 29, "int32"), (40, 41, "int64"), (3, 5, "int32"), (SIZE, 1, "int64")):
         check_spmv(n, m, dtype)
     COMM.Barrier()

@@ -307,9 +307,16 @@ def test_copies_are_ordered_by_dependences() -> None:
     comp = pair()
     d2h = comp.device_to_host("y")
     assert d2h.reads[0][1].is_equal(spf.Relation("{[] -> [e]: 0 <= e < N}"))
-    d2h.before("s1", spf.ROOT)  # the copy would read y before s1 writes it
+    # API.md section 10: the first order places the copy and is its meaning (before s1 is
+    # legal: the order given says the copy reads y before s1 writes it) ...
+    early = pair()
+    early.device_to_host("y").before("s1", spf.ROOT)
+    early.check_legality()
+    # ... and moving it again is checked against that placement
+    d2h.after("s1", spf.ROOT)
+    comp.check_legality()
     with pytest.raises(IllegalScheduleError, match="flow dependence on 'y' from s1 to s2"):
-        comp.check_legality()
+        comp.reschedule(d2h, "s1")  # the copy would read y before s1 writes it
 
 
 def test_copy_of_a_buffer_orders_against_the_data_space_in_it() -> None:
