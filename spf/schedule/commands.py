@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 from spf.clang import C_KEYWORDS
 from spf.errors import SpfError
+from spf.schedule.tags import MAX_UNROLL
 
 if TYPE_CHECKING:
     from spf.computation.statement import Stmt
@@ -265,7 +266,8 @@ class SetSchedule(Command):
 # ----------------------------------------------------------------------------------- tags
 @dataclass(frozen=True, kw_only=True)
 class Unroll(Command):
-    """Tag ``loop`` ``unroll(factor)`` (C: ``#pragma GCC unroll factor``)."""
+    """Tag ``loop`` ``unroll(factor)`` (C: ``#pragma GCC unroll factor``); ``factor`` is
+    1 to :data:`~spf.schedule.tags.MAX_UNROLL`. Unrolling a loop again replaces the factor."""
 
     method: ClassVar[str] = "unroll"
     n_required: ClassVar[int] = 2
@@ -275,6 +277,11 @@ class Unroll(Command):
     def __post_init__(self) -> None:
         check_loop_ref("unroll", "loop", self.loop)
         check_positive("unroll", "factor", self.factor)
+        if self.factor > MAX_UNROLL:
+            raise SpfError(
+                f"unroll: factor {self.factor} of loop {self.loop!r} is larger than "
+                f"{MAX_UNROLL}; split the loop and unroll the inner part by a smaller factor"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
