@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
-from spf.codegen.signature import Arg, Signature
+from spf.codegen.signature import Arg, Signature, check_statement_names
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
@@ -175,6 +175,15 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         raise CodegenError(f"computation {comp.name} has no statements to generate")
     from spf.codegen.verify import verify
 
+    check_statement_names(
+        (s.name for s in comp.stmts),
+        {
+            "data space": comp.data_spaces,
+            "UF": comp.ufs,
+            "buffer": comp.buffers,
+            "symbolic constant": comp.params,
+        },
+    )
     body = Scanner(comp).scan()
     verify(comp, body)
     buffers = comp.buffers

@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from spf.clang import NUMPY_OF_C
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from spf.sets import UF
 
 ArgKind = Literal["param", "uf", "data"]
@@ -64,3 +67,17 @@ class Signature:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+
+def check_statement_names(stmts: Iterable[str], others: Mapping[str, Iterable[str]]) -> None:
+    """Refuse a statement whose name is also a data space, UF, buffer or symbolic constant:
+    the generated code defines a macro for the statement and one (or a C parameter) for the
+    other. ``others`` maps a kind (``"data space"``) to its names."""
+    for stmt in stmts:
+        for kind, names in others.items():
+            if stmt in names:
+                raise CodegenError(
+                    f"statement {stmt} has the name of a {kind}; the generated code would "
+                    f"define {stmt} twice: name the statement otherwise "
+                    f"(Stmt(..., name=...))"
+                )

@@ -90,10 +90,6 @@ class Computation:
             raise SpfError(f"{ds.name!r} is already declared as a UF")
         if ds.name in self._layout.buffers:
             raise SpfError(f"{ds.name!r} is already declared as a buffer")
-        if ds.role == "data" and any(s.name == ds.name for s in self._stmts):
-            raise SpfError(
-                f"{ds.name!r} is already the name of a statement; name the data space otherwise"
-            )
         if ds.role == "data" and ds.name in self.params:
             raise SpfError(
                 f"{ds.name!r} is already a symbolic constant of {self._name}; name the data "
@@ -329,9 +325,6 @@ class Computation:
     def _check_stmt_names(self, name: str, stmt: Stmt, where: str) -> None:
         """The statement's name, iterators and constants are usable in generated code."""
         check_reserved("statement", name)
-        for owner, kind in ((self._data, "data space"), (self._ufs, "UF")):
-            if name in owner:
-                raise SpfError(f"statement name {name!r} is already a {kind}; pick another name")
         for v in iterator_names(stmt.domain):
             check_reserved(f"{where}: iterator", v)
         for p in sorted(stmt.domain.params):
@@ -341,8 +334,6 @@ class Computation:
                     f"{where}: {p!r} is a data space, not a symbolic constant; write "
                     f"${p}$ in the source, or name the constant otherwise"
                 )
-        if name in self.params | stmt.domain.params:
-            raise SpfError(f"statement name {name!r} is a symbolic constant; pick another name")
 
     def _fresh_stmt_name(self) -> str:
         taken = {s.name for s in self._stmts} | set(self._data) | set(self._ufs) | self.params
