@@ -175,9 +175,10 @@ class CPrinter:
     def _macros(self) -> None:
         for name, arity in self.p.ufs:
             params = ", ".join(f"t{k}" for k in range(arity))
-            if arity != 1:
-                raise ValueError(f"UF {name!r} of arity {arity}: only index arrays of arity 1")
-            self.out.line(f"#define {name}({params}) {name}[t0]")
+            index = "t0"  # row-major: ((t0) * (W) + (t1)) * (V) + (t2) ...
+            for k, extent in enumerate(self.p.signature.arg(name).inner, start=1):
+                index = f"({index}) * ({extent}) + (t{k})"
+            self.out.line(f"#define {name}({params}) {name}[{index}]")
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
             self.out.line(f"#define {d.name}({', '.join(dims)}) {self.p.access(d)}")

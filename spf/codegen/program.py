@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
-from spf.codegen.signature import Arg, Signature, check_statement_names
+from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
@@ -234,7 +234,10 @@ def signature(comp: Computation, fname: str) -> Signature:
     args = [Arg(name=p, kind="param", ctype="int64_t") for p in sorted(comp.params)]
     for name, uf in sorted(comp.ufs.items()):
         ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
-        args.append(Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf))
+        inner = uf_inner_extents(uf)
+        args.append(
+            Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf, inner=inner)
+        )
     stored: dict[str, str] = {}
     for ds_name in comp.data_spaces:
         where = comp.storage_of(ds_name)
