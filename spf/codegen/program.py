@@ -168,6 +168,8 @@ def lower(comp: Computation, name: str | None = None) -> Program:
     """Scan ``comp`` and collect what printers need."""
     from spf.codegen.scan import Scanner
 
+    if name is not None and not isinstance(name, str):
+        raise CodegenError(f"name= must be a function name (str), got {name!r}")
     fname = c_function_name(name or comp.name)
     if not fname.isidentifier():
         raise CodegenError(f"function name {fname!r} is not a C identifier")

@@ -11,7 +11,7 @@ from spf.computation.data_space import DataSpace, make_data_space
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
 from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
 from spf.computation.statement import AccessList, Stmt, is_constant
-from spf.errors import ArityError, SpfError, UndeclaredError
+from spf.errors import ArgumentError, ArityError, SpfError, UndeclaredError
 from spf.sets import UF, Relation, Set
 from spf.sets.expr import compile_expr
 
@@ -480,8 +480,14 @@ class Computation:
 
         return is_parallel_legal(self, self.stmt(stmt), loop)
 
-    def interpret(self, **arrays: Any) -> None:
+    def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
+        if positional:
+            names = [*sorted(self.params), *sorted(self._ufs), *self._data]
+            raise ArgumentError(
+                f"interpret({self._name}): got {len(positional)} positional argument(s); "
+                f"arguments are bound by name: interpret({', '.join(f'{n}=...' for n in names)})"
+            )
         from spf.computation.interpret import interpret
 
         interpret(self, arrays)

@@ -102,3 +102,9 @@ def test_data_space_and_symbolic_constant_do_not_collide() -> None:
     comp.add_data_space("M", "double")
     with pytest.raises(SpfError, match="'M' is a data space, not a symbolic constant"):
         comp.add_stmt(Stmt("$A$(i) = 2.0;", "{[i]: 0 <= i < M}"))
+
+
+def test_function_name_must_be_text() -> None:
+    with pytest.raises(CodegenError, match="name= must be a function name"):
+        kernels.dense_mv().codegen(name=3)  # type: ignore[arg-type]
+    assert "void spf_for(" in kernels.dense_mv().codegen(name="for")

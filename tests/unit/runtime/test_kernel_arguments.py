@@ -52,3 +52,9 @@ def test_constant_only_in_a_uf_domain_of_a_uf_only_used_in_bounds(tmp_path: Path
     y = np.zeros(4)
     k(y=y, rp=np.array([1, 3], dtype=np.int32), R=1)
     assert y.tolist() == [0.0, 1.0, 1.0, 0.0]
+
+
+def test_interpret_binds_by_name_too() -> None:
+    comp = kernels.dense_mv()
+    with pytest.raises(ArgumentError, match=r"interpret\(dense_mv\): got 1 positional"):
+        comp.interpret(np.zeros(3))
