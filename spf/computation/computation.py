@@ -327,6 +327,12 @@ class Computation:
         check_reserved("statement", name)
         for v in iterator_names(stmt.domain):
             check_reserved(f"{where}: iterator", v)
+            kind = "data space" if v in self._data else "UF" if v in self._ufs else None
+            if kind is not None:
+                raise SpfError(
+                    f"{where}: iterator {v!r} is also the name of a {kind}; the loop variable "
+                    f"would hide it in the generated code: rename the iterator"
+                )
         for p in sorted(stmt.domain.params):
             check_reserved(f"{where}: symbolic constant", p)
             if p in self._data and self._data[p].role == "data":

@@ -108,3 +108,14 @@ def test_function_name_must_be_text() -> None:
     with pytest.raises(CodegenError, match="name= must be a function name"):
         kernels.dense_mv().codegen(name=3)  # type: ignore[arg-type]
     assert "void spf_for(" in kernels.dense_mv().codegen(name="for")
+
+
+def test_iterator_named_like_a_data_space_or_uf() -> None:
+    comp = vec()
+    comp.add_data_space("i", "double", shape=("N",))
+    comp.declare_uf("k")
+    with pytest.raises(SpfError, match="iterator 'i' is also the name of a data space"):
+        comp.add_stmt(Stmt("$A$(j) = 1.0;", "{[i, j]: 0 <= i < N && 0 <= j < N}"))
+    with pytest.raises(SpfError, match="iterator 'k' is also the name of a UF"):
+        comp.add_stmt(Stmt("$A$(k) = 1.0;", "{[k]: 0 <= k < N}"))
+    assert comp.stmts == ()
