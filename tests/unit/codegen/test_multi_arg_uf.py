@@ -29,7 +29,8 @@ def ell() -> Computation:
 
 def test_two_argument_uf_runs_like_numpy(tmp_path: Path) -> None:
     comp = ell()
-    assert "#define col(t0, t1) col[(t0) * (W) + (t1)]" in comp.codegen()
+    for target in ("c", "cuda", "hls", "mpi"):
+        assert "#define col(t0, t1) col[(t0) * (W) + (t1)]" in comp.codegen(target)
     k = comp.compile(cache_dir=tmp_path)
     rng = np.random.default_rng(3)
     col = rng.integers(0, 7, (5, 3)).astype(np.int32)
