@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from spf.errors import SpfError
 
 C_KEYWORDS = frozenset(
@@ -206,9 +208,11 @@ def reserved_reason(name: str) -> str | None:
     return None
 
 
-def check_reserved(what: str, name: str) -> None:
+def check_reserved(what: str, name: str, *, in_macros: bool = False) -> None:
     """Raise ``SpfError`` when :func:`reserved_reason` refuses ``name`` (``what`` names it:
-    ``"data space"``, ``"statement"``, ...).
+    ``"data space"``, ``"statement"``, ...). ``in_macros``: the name appears inside the
+    generated access macros (a data space, UF, buffer or symbolic constant), whose arguments
+    are ``t0, t1, ...``: such a name would be replaced by a macro argument.
 
     >>> check_reserved("data space", "for")
     Traceback (most recent call last):
@@ -216,5 +220,7 @@ def check_reserved(what: str, name: str) -> None:
     spf.errors.SpfError: data space 'for' is a C keyword; pick another name
     """
     why = reserved_reason(name)
+    if why is None and in_macros and re.fullmatch(r"t[0-9]+", name):
+        why = "the name of a macro argument in generated code (t0, t1, ...)"
     if why is not None:
         raise SpfError(f"{what} {name!r} is {why}; pick another name")

@@ -69,9 +69,9 @@ class Computation:
         self._returns.append(name)
 
     def _add_space(self, ds: DataSpace) -> None:
-        check_reserved("data space" if ds.role == "data" else ds.role, ds.name)
+        check_reserved("data space" if ds.role == "data" else ds.role, ds.name, in_macros=True)
         for p in sorted(_shape_params(ds)):
-            check_reserved(f"data space {ds.name!r}: symbolic constant", p)
+            check_reserved(f"data space {ds.name!r}: symbolic constant", p, in_macros=True)
         old = self._data.get(ds.name)
         if old is not None:
             if (old.ctype, old.pointer, old.shape, old.role) == (
@@ -102,13 +102,13 @@ class Computation:
         if name in self._data:
             raise SpfError(f"{name!r} is already declared as a data space")
         if isinstance(name, str):
-            check_reserved("UF", name)
+            check_reserved("UF", name, in_macros=True)
         try:
             uf = UF(name, **fields)
         except TypeError as err:
             raise SpfError(f"declare_uf({name!r}): {err}") from err
         for p in sorted(_uf_params(uf)):
-            check_reserved(f"UF {name!r}: symbolic constant", p)
+            check_reserved(f"UF {name!r}: symbolic constant", p, in_macros=True)
         old = self._ufs.get(name)
         if old is not None and old.arity != uf.arity:
             raise ArityError(f"UF {name!r} is already declared with arity {old.arity}: {old}")
@@ -182,7 +182,7 @@ class Computation:
         Buffer(name='b', shape=('N',), dtype='double', scope='stack')
         """
         if isinstance(name, str):
-            check_reserved("buffer", name)
+            check_reserved("buffer", name, in_macros=True)
         buffer = make_buffer(self, name, shape, dtype, scope)
         self._layout.buffers[name] = buffer
         return buffer
@@ -334,7 +334,7 @@ class Computation:
                     f"would hide it in the generated code: rename the iterator"
                 )
         for p in sorted(stmt.domain.params):
-            check_reserved(f"{where}: symbolic constant", p)
+            check_reserved(f"{where}: symbolic constant", p, in_macros=True)
             if p in self._data and self._data[p].role == "data":
                 raise SpfError(
                     f"{where}: {p!r} is a data space, not a symbolic constant; write "

@@ -119,3 +119,19 @@ def test_iterator_named_like_a_data_space_or_uf() -> None:
     with pytest.raises(SpfError, match="iterator 'k' is also the name of a UF"):
         comp.add_stmt(Stmt("$A$(k) = 1.0;", "{[k]: 0 <= k < N}"))
     assert comp.stmts == ()
+
+
+def test_macro_argument_names_are_reserved_where_macros_use_them() -> None:
+    """``#define A(t0, t1) A[(t0) * (t1) + (t1)]`` silently computed a wrong index."""
+    comp = Computation("c")
+    with pytest.raises(SpfError, match="symbolic constant 't1' is the name of a macro argument"):
+        comp.add_data_space("A", "double", shape=("N", "t1"))
+    with pytest.raises(SpfError, match="data space 't0' is the name of a macro argument"):
+        comp.add_data_space("t0", "double", shape=("N",))
+    with pytest.raises(SpfError, match="UF 't2' is the name of a macro argument"):
+        comp.declare_uf("t2")
+    comp.add_data_space("A", "double", shape=("N",))
+    with pytest.raises(SpfError, match="symbolic constant 't3' is the name of a macro argument"):
+        comp.add_stmt(Stmt("$A$(i) = 1.0;", "{[i]: 0 <= i < t3}"))
+    s = comp.add_stmt(Stmt("$A$(t0) = 1.0;", "{[t0]: 0 <= t0 < N}"))  # iterators are fine
+    assert s.loops == ("t0",)
