@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from spf.errors import SpfError
+
 C_KEYWORDS = frozenset(
     [
         "auto",
@@ -62,3 +66,161 @@ NUMPY_OF_C = {
     "bool": "bool",
 }
 """Element C types data spaces may have, with the numpy dtype of each."""
+
+C_LATER_KEYWORDS = frozenset(
+    [
+        *("_Alignas", "_Alignof", "_Atomic", "_Generic", "_Noreturn", "_Static_assert"),
+        *("_Thread_local", "bool", "true", "false", "alignas", "alignof", "static_assert"),
+    ]
+)
+"""C11/C23 keywords (and ``stdbool.h`` names) a newer compiler may treat as keywords."""
+
+CPP_KEYWORDS = frozenset(
+    [
+        "and",
+        "and_eq",
+        "asm",
+        "bitand",
+        "bitor",
+        "catch",
+        "char16_t",
+        "char32_t",
+        "class",
+        "compl",
+        "concept",
+        "consteval",
+        "constexpr",
+        "constinit",
+        "const_cast",
+        "co_await",
+        "co_return",
+        "co_yield",
+        "decltype",
+        "delete",
+        "dynamic_cast",
+        "explicit",
+        "export",
+        "friend",
+        "mutable",
+        "namespace",
+        "new",
+        "noexcept",
+        "not",
+        "not_eq",
+        "nullptr",
+        "operator",
+        "or",
+        "or_eq",
+        "private",
+        "protected",
+        "public",
+        "reinterpret_cast",
+        "requires",
+        "static_cast",
+        "template",
+        "this",
+        "thread_local",
+        "throw",
+        "try",
+        "typeid",
+        "typename",
+        "using",
+        "virtual",
+        "wchar_t",
+        "xor",
+        "xor_eq",
+    ]
+)
+"""C++ keywords: the CUDA and HLS targets compile as C++."""
+
+_MATH = [
+    "sqrt",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "cbrt",
+    "fabs",
+    "pow",
+    "atan2",
+    "hypot",
+    "fmod",
+    "copysign",
+    "fmin",
+    "fmax",
+]
+
+LIBRARY_NAMES = frozenset(
+    [*_MATH, *(f + "f" for f in _MATH), "abs", "labs", "llabs", "calloc", "malloc", "free"]
+    + ["realloc", "exit", "abort", "NULL", "NAN", "INFINITY", "size_t", "ptrdiff_t"]
+    + [t for t in NUMPY_OF_C if t.endswith("_t")]
+)
+"""Functions, macros and types of the headers generated code includes (``math.h``,
+``stdlib.h``, ``stdint.h``): a data space or statement macro of that name would replace
+them."""
+
+SPF_MACROS = frozenset(["min", "max", "floord", "ceild"])
+"""Macros the generated code defines (or isl's printers use) without the ``spf_`` prefix."""
+
+SPF_PREFIXES = ("spf_", "_spf_", "__")
+"""Prefixes of spf's own names in generated code (``spf_acc``, ``spf_tile``,
+``spf_floord``, ``spf_min``, ...) and of its internal names."""
+
+
+def reserved_reason(name: str) -> str | None:
+    """Why ``name`` cannot name anything in generated code (a data space, statement, loop,
+    UF, parameter or buffer), or None when it can.
+
+    >>> reserved_reason("int")
+    'a C keyword'
+    >>> reserved_reason("spf_acc")
+    "reserved for spf's own names (prefix 'spf_')"
+    >>> reserved_reason("rowptr") is None
+    True
+    """
+    if name in C_KEYWORDS or name in C_LATER_KEYWORDS:
+        return "a C keyword"
+    if name in CPP_KEYWORDS:
+        return "a C++ keyword (the CUDA and HLS targets compile as C++)"
+    if name in SPF_MACROS:
+        return "a macro of spf's generated code"
+    if name in LIBRARY_NAMES:
+        return "a name from the C headers generated code includes"
+    for prefix in SPF_PREFIXES:
+        if name.startswith(prefix):
+            return f"reserved for spf's own names (prefix {prefix!r})"
+    return None
+
+
+def check_reserved(what: str, name: str, *, in_macros: bool = False) -> None:
+    """Raise ``SpfError`` when :func:`reserved_reason` refuses ``name`` (``what`` names it:
+    ``"data space"``, ``"statement"``, ...). ``in_macros``: the name appears inside the
+    generated access macros (a data space, UF, buffer or symbolic constant), whose arguments
+    are ``t0, t1, ...``: such a name would be replaced by a macro argument.
+
+    >>> check_reserved("data space", "for")
+    Traceback (most recent call last):
+    ...
+    spf.errors.SpfError: data space 'for' is a C keyword; pick another name
+    """
+    why = reserved_reason(name)
+    if why is None and in_macros and re.fullmatch(r"t[0-9]+", name):
+        why = "the name of a macro argument in generated code (t0, t1, ...)"
+    if why is not None:
+        raise SpfError(f"{what} {name!r} is {why}; pick another name")

@@ -20,6 +20,7 @@ from spf.codegen.loop_ast import (
     UFRead,
     Var,
     expr_vars,
+    walk,
 )
 from spf.errors import CodegenError
 
@@ -85,6 +86,7 @@ class CPrinter:
         self.macros = {s.name: s for s in program.stmts}
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
         self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
+        self._simd: str | None = None  # the enclosing loop printed with the simd pragma
 
     target = "c"
     """The target name used in messages."""
@@ -173,9 +175,10 @@ class CPrinter:
     def _macros(self) -> None:
         for name, arity in self.p.ufs:
             params = ", ".join(f"t{k}" for k in range(arity))
-            if arity != 1:
-                raise ValueError(f"UF {name!r} of arity {arity}: only index arrays of arity 1")
-            self.out.line(f"#define {name}({params}) {name}[t0]")
+            index = "t0"  # row-major: ((t0) * (W) + (t1)) * (V) + (t2) ...
+            for k, extent in enumerate(self.p.signature.arg(name).inner, start=1):
+                index = f"({index}) * ({extent}) + (t{k})"
+            self.out.line(f"#define {name}({params}) {name}[{index}]")
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
             self.out.line(f"#define {d.name}({', '.join(dims)}) {self.p.access(d)}")
@@ -344,18 +347,44 @@ class CPrinter:
         self._plain_for(n)
 
     def _plain_for(self, n: For) -> None:
+        self._check_tags(n)
+        simd = self._simd
         if "parallel" in n.tags:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):
             self.out.line(self._simd_pragma(n.tags))
+            simd = simd or n.var
         else:  # GCC takes no unroll pragma next to an OpenMP one (either order)
             for t in n.tags:
                 if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
                     self.out.line(f"#pragma GCC unroll {t[7:-1]}")
         step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
         self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
-        with self.out.braces():
-            self.node(n.body)
+        outer, self._simd = self._simd, simd
+        try:
+            with self.out.braces():
+                self.node(n.body)
+        finally:
+            self._simd = outer
+
+    def _check_tags(self, n: For) -> None:
+        """Refuse tags of statements that share loop ``n`` when the compiler would reject
+        their pragmas together: two unroll factors, a parallel loop inside a simd loop."""
+        factors = sorted({t[7:-1] for t in n.tags if t.startswith("unroll(")}, key=int)
+        stmts = ", ".join(sorted({c.stmt for c in walk(n) if isinstance(c, Call)}))
+        if len(factors) > 1:
+            raise CodegenError(
+                f"loop {n.var} shared by statements {stmts} is unrolled by "
+                f"{' and '.join(factors)}; a loop has one unroll factor: unroll it by the "
+                "same factor in every statement that shares it"
+            )
+        omp = self.pragma_parallel.startswith("#pragma omp")
+        if omp and "parallel" in n.tags and self._simd is not None:
+            raise CodegenError(
+                f"loop {n.var} (statements {stmts}) is parallel but lies inside the vector "
+                f"loop {self._simd}; OpenMP allows no parallel loop inside a simd loop: "
+                "parallelize a loop outside the vector loop, or vectorize an innermost loop"
+            )
 
     def _simd_pragma(self, tags: tuple[str, ...]) -> str:
         """``#pragma omp simd simdlen(w)`` for a loop tagged ``vector(w)``: without

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
-from spf.codegen.signature import Arg, Signature
+from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
@@ -168,6 +168,8 @@ def lower(comp: Computation, name: str | None = None) -> Program:
     """Scan ``comp`` and collect what printers need."""
     from spf.codegen.scan import Scanner
 
+    if name is not None and not isinstance(name, str):
+        raise CodegenError(f"name= must be a function name (str), got {name!r}")
     fname = c_function_name(name or comp.name)
     if not fname.isidentifier():
         raise CodegenError(f"function name {fname!r} is not a C identifier")
@@ -175,6 +177,15 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         raise CodegenError(f"computation {comp.name} has no statements to generate")
     from spf.codegen.verify import verify
 
+    check_statement_names(
+        (s.name for s in comp.stmts),
+        {
+            "data space": comp.data_spaces,
+            "UF": comp.ufs,
+            "buffer": comp.buffers,
+            "symbolic constant": comp.params,
+        },
+    )
     body = Scanner(comp).scan()
     verify(comp, body)
     buffers = comp.buffers
@@ -225,7 +236,10 @@ def signature(comp: Computation, fname: str) -> Signature:
     args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
     for name, uf in sorted(comp.ufs.items()):
         ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
-        args.append(Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf))
+        inner = uf_inner_extents(uf)
+        args.append(
+            Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf, inner=inner)
+        )
     stored: dict[str, str] = {}
     for ds_name in comp.data_spaces:
         where = comp.storage_of(ds_name)

@@ -113,7 +113,10 @@ class Scanner:
         self.unseparated: dict[str, StmtScan] = {}
         with isl_budget(f"preparing the loops of {comp.name} (full and partial tiles)"):
             for s in comp.stmts:
-                self.unseparated[s.name] = self._prepare(s)
+                prepared = self._prepare(s)
+                if prepared is None:  # an empty domain: the statement never runs
+                    continue
+                self.unseparated[s.name] = prepared
                 for piece in separate(s, self.unseparated[s.name], self.names):
                     self.stmts[piece.label] = piece
         self._stmt_by_name = {s.name: s for s in comp.stmts}
@@ -136,7 +139,9 @@ class Scanner:
             out.append(name)
         return out
 
-    def _prepare(self, stmt: Stmt) -> StmtScan:
+    def _prepare(self, stmt: Stmt) -> StmtScan | None:
+        """How ``stmt`` is scanned; None when its domain is empty whatever the parameters
+        and UF values are (it generates nothing)."""
         sched = padded(stmt, self.width)
         where = f"statement {stmt.name}"
         sdom = sched.apply(stmt.domain)
@@ -147,6 +152,8 @@ class Scanner:
                 f"{where}: its schedule does not determine the UF arguments of its domain "
                 f"({err}); make the schedule injective on the domain"
             ) from err
+        if view.iset.is_empty():
+            return None
         local: list[str] = []
         for uf, args in view.terms:
             exprs = tuple(_to_expr(a, local) for a in args)
@@ -160,6 +167,7 @@ class Scanner:
         for var in local:  # declared ranges bound loops scanned before a value is known
             fact = self._range_fact(var).align_params(iset.get_space())
             iset = iset.align_params(fact.get_space()).intersect_params(fact)
+        self._check_bounded(stmt, iset)
         inverse = sched.intersect_domain(stmt.domain).inverse()
         its = inverse.function_exprs(self.names)
         if its is None:
@@ -171,6 +179,24 @@ class Scanner:
         needs = self._closure(set(local))
         tags = _tags(stmt, self.width)
         return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, tags, stmt.name)
+
+    def _check_bounded(self, stmt: Stmt, iset: isl.Set) -> None:
+        """A loop with no upper (or lower) bound would never end: refuse it by name."""
+        if iset.is_bounded():
+            return
+        n = iset.dim(DT.set)
+        for p in range(n):
+            one = iset.project_out(DT.set, p + 1, n - p - 1).project_out(DT.set, 0, p)
+            if one.is_bounded():
+                continue
+            side = "upper" if not one.dim_has_upper_bound(DT.set, 0) else "lower"
+            if one.dim_has_upper_bound(DT.set, 0) and one.dim_has_lower_bound(DT.set, 0):
+                side = "finite"
+            raise CodegenError(
+                f"statement {stmt.name}: loop {self.names[p]} has no {side} bound in its "
+                f"domain {stmt.domain} (scheduled by {stmt.schedule}); add one (e.g. "
+                f"'{self.names[p]} < N' with a symbolic constant N) so the loop ends"
+            )
 
     def _register(self, uf: str, args: tuple[Expr, ...]) -> str:
         key = (uf, args)

@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from spf.clang import NUMPY_OF_C
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from spf.sets import UF
     from spf.sets.facts import Fact
 
@@ -34,6 +37,9 @@ class Arg:
     rank: int | None = None
     uf: UF | None = None
     """The declaration of a UF argument (its facts are checked with ``check=True``)."""
+    inner: tuple[str, ...] = ()
+    """Extents of the axes after the first of a multi-argument UF (a row-major index array
+    ``g[N][W]`` read as ``g(i, j)``), as parameter expressions; empty for one argument."""
 
     @property
     def dtype(self) -> str:
@@ -70,3 +76,80 @@ class Signature:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+
+def check_statement_names(stmts: Iterable[str], others: Mapping[str, Iterable[str]]) -> None:
+    """Refuse a statement whose name is also a data space, UF, buffer or symbolic constant:
+    the generated code defines a macro for the statement and one (or a C parameter) for the
+    other. ``others`` maps a kind (``"data space"``) to its names."""
+    for stmt in stmts:
+        for kind, names in others.items():
+            if stmt in names:
+                raise CodegenError(
+                    f"statement {stmt} has the name of a {kind}; the generated code would "
+                    f"define {stmt} twice: name the statement otherwise "
+                    f"(Stmt(..., name=...))"
+                )
+
+
+def uf_inner_extents(uf: UF) -> tuple[str, ...]:
+    """The extents of ``uf``'s axes after the first (``("W",)`` for a 2-argument UF with
+    domain ``{[i, j]: 0 <= i < N && 0 <= j < W}``): the generated code linearizes
+    ``g(i, j)`` to ``g[i * W + j]`` and the kernel checks the array's trailing extents.
+    Each is one more than the largest value of that index, which must be an affine
+    expression of the symbolic constants; ``CodegenError`` otherwise.
+
+    >>> from spf.sets import UF
+    >>> box = "{[i, j, k]: 0 <= i < N && 0 <= j < 2W && 0 <= k <= 3}"
+    >>> uf_inner_extents(UF("g", arity=3, domain=box))
+    ('2*W', '4')
+    """
+    import islpy as isl
+
+    if uf.arity == 1:
+        return ()
+    example = "domain='{[i, j]: 0 <= i < N && 0 <= j < W}'"
+    what = (
+        f"UF {uf.name!r} of arity {uf.arity} is read as a row-major {uf.arity}-d array "
+        "(g(i, j) is g[i * W + j])"
+    )
+    if uf.domain is None:
+        raise CodegenError(f"{what}, which needs its extents: declare its domain, e.g. {example}")
+    iset = uf.domain.body_iset()
+    n = iset.dim(isl.dim_type.set)
+    out: list[str] = []
+    for k in range(1, uf.arity):
+        one = iset.project_out(isl.dim_type.set, k + 1, n - k - 1).project_out(
+            isl.dim_type.set, 0, k
+        )
+        try:
+            pieces = one.dim_max(0).get_pieces()
+        except isl.Error:
+            pieces = []
+        text = _affine_text(pieces[0][1], 1) if len(pieces) == 1 else None
+        if text is None:
+            raise CodegenError(
+                f"{what}; its declared domain {uf.domain} gives index {k} no upper bound that "
+                f"is one affine expression of the symbolic constants: declare it, e.g. {example}"
+            )
+        out.append(text)
+    return tuple(out)
+
+
+def _affine_text(aff: object, plus: int) -> str | None:
+    """``aff + plus`` as C text over the parameters (None: not integral)."""
+    import islpy as isl
+
+    assert isinstance(aff, isl.Aff)
+    if aff.get_denominator_val().to_python() != 1:
+        return None
+    terms: list[str] = []
+    for i in range(aff.dim(isl.dim_type.param)):
+        c = aff.get_coefficient_val(isl.dim_type.param, i).to_python()
+        if c:
+            name = str(aff.get_dim_name(isl.dim_type.param, i))
+            terms.append(name if c == 1 else f"{c}*{name}")
+    const = aff.get_constant_val().to_python() + plus
+    if const or not terms:
+        terms.append(str(const))
+    return " + ".join(terms).replace("+ -", "- ")

@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from spf.clang import check_reserved
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.data_space import DataSpace, make_data_space
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
 from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
 from spf.computation.statement import AccessList, Stmt, is_constant
-from spf.errors import ArityError, SpfError, UndeclaredError
+from spf.errors import ArgumentError, ArityError, SpfError, UndeclaredError
 from spf.sets import UF, Relation, Set
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from spf.computation.dependences import Dependence
     from spf.computation.inline import AppendResult
     from spf.computation.layers import Layers
@@ -73,6 +76,9 @@ class Computation:
         self._returns.append(name)
 
     def _add_space(self, ds: DataSpace) -> None:
+        check_reserved("data space" if ds.role == "data" else ds.role, ds.name, in_macros=True)
+        for p in sorted(_shape_params(ds)):
+            check_reserved(f"data space {ds.name!r}: symbolic constant", p, in_macros=True)
         old = self._data.get(ds.name)
         if old is not None:
             if (old.ctype, old.pointer, old.shape, old.role) == (
@@ -93,6 +99,11 @@ class Computation:
             raise SpfError(f"{ds.name!r} is already declared as a symbolic constant")
         if ds.name in self._layout.buffers:
             raise SpfError(f"{ds.name!r} is already declared as a buffer")
+        if ds.role == "data" and ds.name in self.params:
+            raise SpfError(
+                f"{ds.name!r} is already a symbolic constant of {self._name}; name the data "
+                "space otherwise"
+            )
         self._data[ds.name] = ds
 
     def add_constant(self, name: str, type: str = "int64_t") -> None:
@@ -155,10 +166,14 @@ class Computation:
             raise SpfError(f"{name!r} is already declared as a data space")
         if name in self._constants:
             raise SpfError(f"{name!r} is already declared as a symbolic constant")
+        if isinstance(name, str):
+            check_reserved("UF", name, in_macros=True)
         try:
             uf = UF(name, **fields)
         except TypeError as err:
             raise SpfError(f"declare_uf({name!r}): {err}") from err
+        for p in sorted(_uf_params(uf)):
+            check_reserved(f"UF {name!r}: symbolic constant", p, in_macros=True)
         old = self._ufs.get(name)
         if old is not None and old.arity != uf.arity:
             raise ArityError(f"UF {name!r} is already declared with arity {old.arity}: {old}")
@@ -211,6 +226,8 @@ class Computation:
             out |= s.domain.params | s.schedule.params
         for ds in self._data.values():
             out |= _shape_params(ds)
+        for uf in self._ufs.values():  # a constant bounding only a UF's domain is an argument
+            out |= _uf_params(uf)
         loop_names: set[str] = set()
         for s in self._stmts:
             loop_names |= set(s.loops) | set(iterator_names(s.domain))
@@ -233,6 +250,8 @@ class Computation:
         >>> comp.add_buffer("b", ("N",), "double", scope="stack")
         Buffer(name='b', shape=('N',), dtype='double', scope='stack')
         """
+        if isinstance(name, str):
+            check_reserved("buffer", name, in_macros=True)
         buffer = make_buffer(self, name, shape, dtype, scope)
         self._layout.buffers[name] = buffer
         return buffer
@@ -350,6 +369,7 @@ class Computation:
         if any(s.name == name for s in self._stmts):
             raise SpfError(f"{self._name} already has a statement named {name!r}")
         where = f"statement {name} ({stmt.source.strip()!r})"
+        self._check_stmt_names(name, stmt, where)
         ufs = self._ufs_with(stmt.domain, where)
         domain = Set(str(stmt.domain), ufs=ufs)
         schedule = self._schedule_for(stmt, domain, ufs, where)
@@ -371,8 +391,27 @@ class Computation:
         self._stmts.append(stmt)
         return stmt
 
+    def _check_stmt_names(self, name: str, stmt: Stmt, where: str) -> None:
+        """The statement's name, iterators and constants are usable in generated code."""
+        check_reserved("statement", name)
+        for v in iterator_names(stmt.domain):
+            check_reserved(f"{where}: iterator", v)
+            kind = "data space" if v in self._data else "UF" if v in self._ufs else None
+            if kind is not None:
+                raise SpfError(
+                    f"{where}: iterator {v!r} is also the name of a {kind}; the loop variable "
+                    f"would hide it in the generated code: rename the iterator"
+                )
+        for p in sorted(stmt.domain.params):
+            check_reserved(f"{where}: symbolic constant", p, in_macros=True)
+            if p in self._data and self._data[p].role == "data":
+                raise SpfError(
+                    f"{where}: {p!r} is a data space, not a symbolic constant; write "
+                    f"${p}$ in the source, or name the constant otherwise"
+                )
+
     def _fresh_stmt_name(self) -> str:
-        taken = {s.name for s in self._stmts}
+        taken = {s.name for s in self._stmts} | set(self._data) | set(self._ufs) | self.params
         k = len(self._stmts)
         while f"s{k}" in taken:
             k += 1
@@ -526,8 +565,14 @@ class Computation:
 
         return is_parallel_legal(self, self.stmt(stmt), loop)
 
-    def interpret(self, **arrays: Any) -> None:
+    def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
+        if positional:
+            names = [*sorted(self.params), *sorted(self._ufs), *self._data]
+            raise ArgumentError(
+                f"interpret({self._name}): got {len(positional)} positional argument(s); "
+                f"arguments are bound by name: interpret({', '.join(f'{n}=...' for n in names)})"
+            )
         from spf.computation.interpret import interpret
 
         interpret(self, arrays)
@@ -620,8 +665,9 @@ class Computation:
         """Deterministic Graphviz text of the PDFG."""
         return self.pdfg().to_dot()
 
-    def write_dot(self, path: str) -> None:
-        """Write the PDFG's DOT text to ``path``."""
+    def write_dot(self, path: str | Path) -> None:
+        """Write the PDFG's DOT text to ``path`` (``SpfError`` when it is a directory or its
+        directory does not exist)."""
         self.pdfg().write(path)
 
     # --- printing and serialization
@@ -669,6 +715,15 @@ def _operation_params(op: OperationStmt) -> set[str]:
     for text in (op.peer, op.count):
         if text:
             out |= set(compile_expr(text)[1]) - its
+    return out
+
+
+def _uf_params(uf: UF) -> frozenset[str]:
+    """Symbolic constants of a UF's declared domain and range."""
+    out: frozenset[str] = frozenset()
+    for s in (uf.domain, uf.range):
+        if s is not None:
+            out |= s.params
     return out
 
 

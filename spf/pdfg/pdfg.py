@@ -64,17 +64,20 @@ class PDFG:
 
     def write(self, path: str | Path) -> Path:
         """Write the DOT text to ``path``."""
-        out = Path(path)
-        out.write_text(self.to_dot())
+        out = _target("write", path)
+        _save("write", out, self.to_dot().encode())
         return out
 
     def render(self, path: str | Path) -> Path:
         """Render through Graphviz; the format follows the suffix (svg, png, pdf)."""
-        out = Path(path)
+        out = _target("render", path)
         fmt = out.suffix.lstrip(".").lower()
         if fmt not in _FORMATS:
-            raise SpfError(f"render: unsupported format {fmt!r}; use one of {', '.join(_FORMATS)}")
-        out.write_bytes(_run_dot(self.to_dot(), fmt))
+            raise SpfError(
+                f"render: unsupported format {fmt!r} of {str(out)!r}; end the file name in one "
+                f"of .{', .'.join(_FORMATS)}"
+            )
+        _save("render", out, _run_dot(self.to_dot(), fmt))
         return out
 
     def _repr_svg_(self) -> str:
@@ -97,3 +100,25 @@ def _run_dot(text: str, fmt: str) -> bytes:
     if done.returncode != 0:
         raise SpfError(f"dot failed: {done.stderr.decode(errors='replace')}")
     return done.stdout
+
+
+def _target(cmd: str, path: object) -> Path:
+    """``path`` as a file path that can be written, or an ``SpfError`` naming it."""
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise SpfError(f"{cmd}: expected a file path (str or pathlib.Path), got {path!r}")
+    out = Path(path)
+    if out.is_dir():
+        raise SpfError(f"{cmd}: {str(out)!r} is a directory; give a file path inside it")
+    if not out.parent.is_dir():
+        raise SpfError(
+            f"{cmd}: the directory {str(out.parent)!r} of {str(out)!r} does not exist; "
+            "create it first"
+        )
+    return out
+
+
+def _save(cmd: str, out: Path, data: bytes) -> None:
+    try:
+        out.write_bytes(data)
+    except OSError as err:
+        raise SpfError(f"{cmd}: cannot write {str(out)!r}: {err.strerror or err}") from None

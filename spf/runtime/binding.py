@@ -50,6 +50,8 @@ class _Data:
             self.shape_of = _shape_fn(arg.name, arg.shape, params)
             rank = len(arg.shape) if rank is None else rank
         self.rank = rank
+        # a multi-argument UF is linearized with its trailing extents: they must match
+        self.inner_of = _shape_fn(arg.name, arg.inner, params) if arg.inner else None
         self.uf_check = (
             UFCheck(arg.uf, params, label=self.label) if self.is_uf and arg.uf is not None else None
         )
@@ -65,6 +67,8 @@ class _Data:
             want = self.shape_of(params)
             return value.shape == want or (not want and value.shape == (1,))
         rank = self.rank
+        if self.inner_of is not None:
+            return value.ndim == rank and value.shape[1:] == self.inner_of(params)
         return rank is None or value.ndim == rank or (rank == 0 and value.shape == (1,))
 
     def explain(self, value: object, params: dict[str, int]) -> ArgumentError:
@@ -92,6 +96,14 @@ class _Data:
             return ArgumentError(
                 f"{label}: expected {want}, got a {value.ndim}-d array of shape {value.shape}; "
                 f"reshape it"
+            )
+        if self.inner_of is not None and value.shape[1:] != self.inner_of(params):
+            want = ", ".join(map(str, self.inner_of(params)))
+            decl = ", ".join(self.arg.inner)
+            return ArgumentError(
+                f"{label}: UF {name!r} is read as a row-major array of shape (any, {want}) "
+                f"(extents [{decl}] from its declared domain), got shape {value.shape}; pass "
+                "an array with those trailing extents or fix the parameters"
             )
         if self.shape_of is not None:
             want_shape = self.shape_of(params)
@@ -230,6 +242,17 @@ class Binder:
                 raise
             raise ArgumentError(f"{self.context}: {err}") from None
         return params, arrays
+
+    def positional(self, count: int) -> ArgumentError:
+        """The error for a call that passed ``count`` arguments by position."""
+        names = [a.name for a in self.signature.args]
+        call = ", ".join(f"{n}=..." for n in names)
+        where = self.context or f"kernel {self.signature.function}"
+        return ArgumentError(
+            f"{where}: got {count} positional argument(s); arguments are bound by name: "
+            f"call {self.signature.function}({call}) (parameters that follow from array "
+            f"shapes may be left out); the arguments are {', '.join(names) or 'none'}"
+        )
 
     def _unknown(self, args: Mapping[str, object]) -> ArgumentError:
         unknown = ", ".join(sorted(set(args) - self._names))

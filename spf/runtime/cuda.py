@@ -240,8 +240,10 @@ class CudaKernel:
     def __repr__(self) -> str:
         return f"<CudaKernel {self.signature} ({self.mode}) from {self.path}>"
 
-    def __call__(self, check: bool = True, **args: object) -> None:
+    def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the host function on arrays bound by name; outputs are written in place."""
+        if positional:
+            raise self._binder.positional(len(positional))
         params, arrays = self._binder.bind(args, check)
         ffi = self._ffi
         counts = np.array([a.size for a in arrays], dtype=np.int64)

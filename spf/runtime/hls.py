@@ -49,7 +49,9 @@ class HlsKernel(Kernel):
         self.signature = self.signature.replace(" *restrict ", " *")  # as the source has it
         self.bounds: dict[str, tuple[int, int]] = dict(bounds or {})
 
-    def __call__(self, check: bool = True, **args: object) -> None:
+    def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
+        if positional:
+            raise self._binder.positional(len(positional))
         if self.bounds:
             params, _ = self._binder.bind(args, False)
             for name, (lo, hi) in sorted(self.bounds.items()):
@@ -61,7 +63,7 @@ class HlsKernel(Kernel):
                         f"sized by them); generate it again with hls_bounds={{'{name}': "
                         f"{max(value, hi)}}}"
                     )
-        super().__call__(check, **args)
+        super().__call__(check=check, **args)
 
 
 def hls_flags(cflags: Sequence[str] | None = None) -> list[str]:

@@ -139,8 +139,10 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<Kernel {self.signature} from {self.path}>"
 
-    def __call__(self, check: bool = True, **args: object) -> None:
+    def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the function on arrays bound by name; outputs are written in place."""
+        if positional:
+            raise self._binder.positional(len(positional))
         params, arrays = self._bind(args, check)
         bound = list(map(self._from_buffer, self._ctypes, arrays, self._no_require))
         previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0

@@ -99,8 +99,10 @@ class MPIKernel(Kernel):
     def __repr__(self) -> str:
         return f"<MPIKernel {self.signature} from {self.path}>"
 
-    def __call__(self, check: bool = True, **args: object) -> None:
+    def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the function on this rank's arrays; outputs are written in place."""
+        if positional:
+            raise self._binder.positional(len(positional))
         handle = self._handle(args.pop(COMM, None))
         params, arrays = self._bind(args, check)
         bound = iter(list(map(self._from_buffer, self._ctypes, arrays, self._no_require)))

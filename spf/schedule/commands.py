@@ -21,8 +21,9 @@ import keyword
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
-from spf.clang import C_KEYWORDS
+from spf.clang import check_reserved
 from spf.errors import SpfError
+from spf.schedule.tags import MAX_UNROLL
 
 if TYPE_CHECKING:
     from spf.computation.statement import Stmt
@@ -44,7 +45,6 @@ Loop = str | int
 Level = str | int | Literal[Root.ROOT]
 """A loop, or ``ROOT`` (above every loop)."""
 
-_C_KEYWORDS = C_KEYWORDS
 INTERNAL_PREFIX = "_spf_"
 """Names spf uses inside transformation relations; no loop name may start with it."""
 
@@ -75,13 +75,9 @@ def check_name(cmd: str, what: str, name: object) -> None:
     """A new loop name: a C identifier, no keyword, not an spf-internal name."""
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
         raise SpfError(f"{cmd}: {what} must be a C identifier, got {name!r}")
-    if name in _C_KEYWORDS or keyword.iskeyword(name):
+    if keyword.iskeyword(name):
         raise SpfError(f"{cmd}: {what} {name!r} is a reserved word; pick another loop name")
-    if name.startswith(INTERNAL_PREFIX) or name.startswith("__"):
-        raise SpfError(
-            f"{cmd}: {what} {name!r}: names starting with '__' or "
-            f"{INTERNAL_PREFIX!r} are reserved for spf"
-        )
+    check_reserved(f"{cmd}: {what}", name)
 
 
 def _distinct(cmd: str, names: list[str | None]) -> None:
@@ -265,7 +261,8 @@ class SetSchedule(Command):
 # ----------------------------------------------------------------------------------- tags
 @dataclass(frozen=True, kw_only=True)
 class Unroll(Command):
-    """Tag ``loop`` ``unroll(factor)`` (C: ``#pragma GCC unroll factor``)."""
+    """Tag ``loop`` ``unroll(factor)`` (C: ``#pragma GCC unroll factor``); ``factor`` is
+    1 to :data:`~spf.schedule.tags.MAX_UNROLL`. Unrolling a loop again replaces the factor."""
 
     method: ClassVar[str] = "unroll"
     n_required: ClassVar[int] = 2
@@ -275,6 +272,11 @@ class Unroll(Command):
     def __post_init__(self) -> None:
         check_loop_ref("unroll", "loop", self.loop)
         check_positive("unroll", "factor", self.factor)
+        if self.factor > MAX_UNROLL:
+            raise SpfError(
+                f"unroll: factor {self.factor} of loop {self.loop!r} is larger than "
+                f"{MAX_UNROLL}; split the loop and unroll the inner part by a smaller factor"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

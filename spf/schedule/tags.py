@@ -14,6 +14,11 @@ from spf.errors import SpfError
 
 GPU_KINDS = ("gpu_block", "gpu_thread")
 
+MAX_UNROLL = 1024
+"""The largest ``unroll`` factor spf accepts. gcc's ``#pragma GCC unroll`` stops at 65534,
+but a body copied more than a thousand times only bloats the code (and the compile time):
+unroll a split-off inner loop instead."""
+
 
 def kind(tag: str) -> str:
     """``"unroll"`` for ``"unroll(4)"``."""
@@ -49,6 +54,7 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
                 f"{', '.join(ts)}; a loop is mapped to one of parallel, distribute, gpu_block, "
                 "gpu_thread"
             )
+    _check_vector_nesting(cmd, stmt, loops, tags)
     blocks = gpu_loops(tags, "gpu_block")
     threads = gpu_loops(tags, "gpu_thread")
     if not blocks and not threads:
@@ -72,6 +78,24 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
             "(sequential loops may lie between the two groups); the loops would be "
             f"{', '.join(loops)}"
         )
+
+
+def _check_vector_nesting(
+    cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Sequence[str]]
+) -> None:
+    """A ``parallel`` loop may not lie inside a ``vector`` loop: OpenMP forbids a parallel
+    region inside a ``simd`` loop (gcc rejects the code)."""
+    vector = None
+    for loop in loops:
+        kinds = [kind(t) for t in tags.get(loop, ())]
+        if "parallel" in kinds and vector is not None:
+            raise SpfError(
+                f"{cmd}: loop {loop!r} of statement {stmt} is parallel but lies inside the "
+                f"vector loop {vector!r}; OpenMP allows no parallel loop inside a simd loop: "
+                "parallelize a loop outside the vector loop, or vectorize an innermost loop"
+            )
+        if "vector" in kinds and "parallel" not in kinds:
+            vector = vector or loop
 
 
 def _consecutive(depths: list[int]) -> bool:

@@ -122,7 +122,7 @@ def test_tags_appear_in_cluster_labels() -> None:
 def test_data_space_named_like_a_statement_gets_prefixed_id() -> None:
     comp = spf.Computation("clash")
     comp.add_data_space("s0", "double", shape=("N",))
-    comp.add_stmt(spf.Stmt("$s0$(i) = 1;", "{[i]: 0 <= i < N}"))
+    comp.add_stmt(spf.Stmt("$s0$(i) = 1;", "{[i]: 0 <= i < N}", name="s0"))
     g = comp.pdfg()
     assert g.graph.nodes["data:s0"]["kind"] == "data"
     assert ("s0", "data:s0") in edges(g, "write")

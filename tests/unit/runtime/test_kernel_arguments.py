@@ -1,0 +1,60 @@
+"""Generated kernels called the wrong way: positional arguments, constants that only a UF
+declaration uses."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+from spf import ArgumentError, Computation, Stmt, kernels
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_positional_arguments_are_an_argument_error(tmp_path: Path) -> None:
+    k = kernels.dense_mv().compile(cache_dir=tmp_path)
+    y, A, x = np.zeros(3), np.ones((3, 2)), np.ones(2)
+    with pytest.raises(ArgumentError, match=r"got 3 positional argument.*bound by name") as err:
+        k(y, A, x)
+    assert isinstance(err.value, TypeError)
+    assert "dense_mv(M=..., N=..., y=..., A=..., x=...)" in str(err.value)
+    with pytest.raises(ArgumentError, match="got 1 positional"):
+        k(False, y=y, A=A, x=x)  # check is a keyword too
+    k(y=y, A=A, x=x)
+    assert y.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_constant_used_only_by_a_uf_declaration_is_an_argument(tmp_path: Path) -> None:
+    comp = Computation("scatter")
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.declare_uf("f", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v < NNZ}")
+    comp.add_stmt(Stmt("$A$(f(i)) = 1.0;", "{[i]: 0 <= i < N}"))
+    assert comp.params == {"N", "NNZ"}
+    k = comp.compile(cache_dir=tmp_path)
+    assert k.signature.startswith("void scatter(int64_t N, int64_t NNZ, const int32_t *restrict f")
+    A = np.zeros(5)
+    k(A=A, f=np.array([4, 0, 2, 0], dtype=np.int32), N=3)
+    assert A.tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+    with pytest.raises(ArgumentError, match="length 3 is too short"):
+        k(A=A, f=np.array([4, 0, 2], dtype=np.int32), N=3)
+
+
+def test_constant_only_in_a_uf_domain_of_a_uf_only_used_in_bounds(tmp_path: Path) -> None:
+    comp = Computation("rows")
+    comp.add_data_space("y", "double", shape=("M",))
+    comp.declare_uf("rp", domain="{[i]: 0 <= i <= R}", range="{[v]: 0 <= v <= M}",
+                    monotonic="nondecreasing")  # fmt: skip
+    comp.add_stmt(Stmt("$y$(k) += 1.0;", "{[k]: rp(0) <= k < rp(1)}"))
+    k = comp.compile(cache_dir=tmp_path)
+    y = np.zeros(4)
+    k(y=y, rp=np.array([1, 3], dtype=np.int32), R=1)
+    assert y.tolist() == [0.0, 1.0, 1.0, 0.0]
+
+
+def test_interpret_binds_by_name_too() -> None:
+    comp = kernels.dense_mv()
+    with pytest.raises(ArgumentError, match=r"interpret\(dense_mv\): got 1 positional"):
+        comp.interpret(np.zeros(3))
