@@ -402,7 +402,17 @@ def _witness(bad: isl.Set, names: list[str], n_its: int) -> str:
     with_params = ", ".join(f"{p} = {v}" for p, v in sorted(zip(params, values, strict=True)))
     index = ", ".join(str(c) for c in coords[n_its:])
     text = inst + (f" with {with_params}" if with_params else "")
-    return f"{text} (index ({index}))"
+    return f"{text} (index ({index})){_param_condition(bad)}"
+
+
+def _param_condition(bad: isl.Set) -> str:
+    """``, whenever M <= 0 and N > 0``: the parameter values with a violation."""
+    params = bad.params().coalesce()
+    if params.plain_is_universe() or not _param_names(params):
+        return ""
+    text = str(params)
+    cond = text[text.find(":") + 1 : text.rfind("}")].strip()
+    return f", whenever {cond}" if cond and "exists" not in cond else ""
 
 
 def _coord(point: isl.Point, kind: isl.dim_type, k: int) -> int:
@@ -424,8 +434,9 @@ def _violation_message(
     verb = "reads" if kind == "read" else "writes"
     return (
         f"statement {stmt.name} {verb} {access} outside data space {ds!r} of shape ({shape}): "
-        f"index {dim} can be {bound}, e.g. at {witness}; fix the domain or the index, or "
-        f"enlarge the data space (codegen(check=False) skips this check)"
+        f"index {dim} can be {bound}, e.g. at {witness}; fix the domain or the index, "
+        f"enlarge the data space, or, if those parameter values never occur, say so with "
+        f"comp.assume(...) (codegen(check=False) skips this check)"
     )
 
 

@@ -104,6 +104,17 @@ def test_violation_for_some_parameter_values_only() -> None:
         check_bounds(comp)
 
 
+def test_violation_only_for_degenerate_parameters_names_them() -> None:
+    """``A(i, M - 1)`` is outside an ``N x M`` array exactly when ``M = 0``: refused, with
+    the parameter values and the hint to state them impossible with ``assume``."""
+    comp = Computation("last")
+    comp.add_data_space("A", "double", shape=("N", "M"))
+    comp.add_data_space("B", "double", shape=("N",))
+    comp.add_stmt(Stmt("$B$(i) = $A$(i, M - 1);", "{[i]: 0 <= i < N}"))
+    with pytest.raises(CodegenError, match=r"i = 0 with M = 0, N = 1.*whenever M <= 0.*assume"):
+        comp.codegen()
+
+
 def test_reduction_target_out_of_bounds() -> None:
     comp = Computation("red")
     comp.add_data_space("y", "double", shape=("N",))
