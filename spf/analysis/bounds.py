@@ -155,58 +155,110 @@ def analyze_bounds(comp: Computation) -> BoundsReport:
     obligations: list[Obligation] = []
     violations: list[Violation] = []
     for stmt in comp.stmts:
-        for kind, ds, rel, text in _accesses(comp, stmt):
-            extents = _extents(comp, ds)
+        for acc in _accesses(stmt):
+            extents = _extents(comp, acc.data_space)
             if extents is None:
                 continue
-            result = _check_access(comp, stmt.domain, rel, extents)
+            result = _check_access(comp, stmt.domain, acc.relation, extents)
+            sides, reason = result.sides, result.reason
+            if acc.guarded and any(o in ("violated", "obligation") for _, _, o, _ in sides):
+                # the body's condition may keep it in bounds: no error, no run-time check
+                sides = tuple(
+                    (d, sd, "unchecked" if o in ("violated", "obligation") else o, w)
+                    for d, sd, o, w in sides
+                )
+                reason = _GUARDED
             accesses.append(
                 AccessBounds(
                     stmt=stmt.name,
-                    access=text,
-                    data_space=ds,
-                    kind=kind,
-                    outcomes=tuple((d, s, o) for d, s, o, _ in result.sides),
-                    reason=result.reason,
+                    access=acc.text,
+                    data_space=acc.data_space,
+                    kind=acc.kind,
+                    outcomes=tuple((d, sd, o) for d, sd, o, _ in sides),
+                    reason=reason,
                 )
             )
-            if result.obligation is not None:
+            if result.obligation is not None and not acc.guarded:
                 vars_, premise, conclusion = result.obligation
                 obligations.append(
                     Obligation(
                         stmt=stmt.name,
-                        access=text,
-                        data_space=ds,
+                        access=acc.text,
+                        data_space=acc.data_space,
                         vars=vars_,
                         premise=premise,
                         conclusion=conclusion,
                     )
                 )
-            for dim, side, outcome, detail in result.sides:
-                if outcome == "violated":
-                    msg = _violation_message(stmt, kind, text, ds, extents, dim, side, detail)
-                    violations.append(
-                        Violation(
-                            stmt=stmt.name, access=text, data_space=ds, kind=kind, message=msg
-                        )
-                    )
+            violations += [
+                Violation(
+                    stmt=stmt.name,
+                    access=acc.text,
+                    data_space=acc.data_space,
+                    kind=acc.kind,
+                    message=_violation_message(stmt, acc, extents, dim, side, witness),
+                )
+                for dim, side, outcome, witness in sides
+                if outcome == "violated"
+            ]
     return BoundsReport(
         accesses=tuple(accesses), obligations=tuple(obligations), violations=tuple(violations)
     )
 
 
-# ----------------------------------------------------------------------------- the one hook
+_GUARDED = (
+    "the access runs under a condition of the statement body (if, ?:, && or ||) that the "
+    "proof cannot see"
+)
+
+
+# ----------------------------------------------------------------------------- the hooks
+def _restrict(s: Relation | isl.Set, comp: Computation) -> Relation | isl.Set:
+    """``s`` within the parameter values a kernel can be called with: every extent of every
+    data space is at least 0 (no array has a negative extent). Parameter facts
+    (``comp.assume("N >= 1")``) belong here too."""
+    context = _parameter_context(comp)
+    if context is None:
+        return s
+    if isinstance(s, isl.Set):
+        return s.intersect_params(context)
+    body = s._body  # one parameter constraint added at the isl level (cheap)
+    return Relation._make(body.with_iset(body.iset.intersect_params(context)), s.ufs)
+
+
 def _provably_empty(s: Relation | isl.Set, comp: Computation) -> bool:
     """True only when ``s`` is provably empty for ``comp``: every emptiness query of the
-    bounds proofs goes through here (UF declarations today; ``assume`` facts plug in here,
-    and in :func:`_context_key`, which keys the cache)."""
-    del comp  # the UF declarations travel with ``s``; an isl set has no UF call (exact)
-    return bool(s.is_empty())
+    bounds proofs goes through here (UF declarations and :func:`_restrict` today; ``assume``
+    facts over UFs plug in here, and into :func:`_context_key`, which keys the cache)."""
+    return bool(_restrict(s, comp).is_empty())
 
 
 def _context_key(comp: Computation) -> object:
     """What proofs depend on besides the statement and the access (cache key part)."""
-    return tuple(sorted(comp.ufs.items()))
+    return (tuple(sorted(comp.ufs.items())), _shapes(comp))
+
+
+def _shapes(comp: Computation) -> tuple[tuple[int | str, ...], ...]:
+    spaces = [ds.shape for ds in comp.data_spaces.values() if ds.shape]
+    return tuple(sorted({tuple(shape) for shape in spaces if shape}, key=str))
+
+
+def _parameter_context(comp: Computation) -> isl.Set | None:
+    return _extent_context(_shapes(comp))
+
+
+@functools.cache
+def _extent_context(shapes: tuple[tuple[int | str, ...], ...]) -> isl.Set | None:
+    conds = sorted({f"{e} >= 0" for shape in shapes for e in shape if not isinstance(e, int)})
+    context = None
+    for cond in conds:
+        try:
+            _check_affine(cond[: -len(" >= 0")])
+            one = isl.Set(f"[{', '.join(sorted(_words(cond)))}] -> {{ : {cond} }}")
+        except (ParseError, SpfError, isl.Error):
+            continue
+        context = one if context is None else context.intersect(one)
+    return context
 
 
 # ----------------------------------------------------------------------------- one access
@@ -255,7 +307,9 @@ def _prove(
             if _provably_empty(bad, comp):
                 sides.append((d, side, "proved", ""))
             elif isinstance(bad, isl.Set):  # no UF call: isl's answer is exact
-                sides.append((d, side, "violated", _witness(bad, [*its, *outs], len(its))))
+                found = _restrict(bad, comp)
+                assert isinstance(found, isl.Set)
+                sides.append((d, side, "violated", _witness(found, [*its, *outs], len(its))))
             else:
                 sides.append((d, side, "obligation", ""))
                 unproved.append((d, side))
@@ -318,12 +372,24 @@ def _fresh(wanted: list[str], taken: Iterable[str]) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- accesses
-def _accesses(
-    comp: Computation, stmt: Stmt
-) -> list[tuple[Literal["read", "write"], str, Relation, str]]:
-    """``(kind, data space, relation, text)`` of each distinct access of ``stmt``."""
-    out: list[tuple[Literal["read", "write"], str, Relation, str]] = []
+@dataclass(frozen=True)
+class _Access:
+    kind: Literal["read", "write"]
+    data_space: str
+    relation: Relation
+    text: str
+    guarded: bool
+    """True when it runs only under a condition of the statement body."""
+
+
+def _accesses(stmt: Stmt) -> list[_Access]:
+    """Each distinct access of ``stmt`` (reads first)."""
+    from spf.computation.operations import OperationStmt
+    from spf.computation.source.guards import guarded_accesses
+
+    out: list[_Access] = []
     seen: set[tuple[str, Relation]] = set()
+    guarded = frozenset() if isinstance(stmt, OperationStmt) else guarded_accesses(stmt.parsed)
     kinds: tuple[tuple[Literal["read", "write"], str], ...] = (
         ("read", "reads"),
         ("write", "writes"),
@@ -335,9 +401,12 @@ def _accesses(
             if (ds, rel) in seen:
                 continue
             seen.add((ds, rel))
-            out.append(
-                (kind, ds, rel, _access_text(ds, rel, stmt, written[k] if written else None))
-            )
+            index = written[k] if written else None
+            if isinstance(stmt, OperationStmt):
+                text = f"{ds} in {stmt.describe()}"
+            else:
+                text = _access_text(ds, rel, stmt, index)
+            out.append(_Access(kind, ds, rel, text, (ds, index) in guarded))
     return out
 
 
@@ -420,23 +489,16 @@ def _coord(point: isl.Point, kind: isl.dim_type, k: int) -> int:
 
 
 def _violation_message(
-    stmt: Stmt,
-    kind: str,
-    access: str,
-    ds: str,
-    extents: tuple[int | str, ...],
-    dim: int,
-    side: Side,
-    witness: str,
+    stmt: Stmt, acc: _Access, extents: tuple[int | str, ...], dim: int, side: Side, witness: str
 ) -> str:
     shape = ", ".join(str(e) for e in extents)
     bound = "below 0" if side == "lower" else f"at or above its extent {extents[dim]}"
-    verb = "reads" if kind == "read" else "writes"
+    verb = "reads" if acc.kind == "read" else "writes"
     return (
-        f"statement {stmt.name} {verb} {access} outside data space {ds!r} of shape ({shape}): "
-        f"index {dim} can be {bound}, e.g. at {witness}; fix the domain or the index, "
-        f"enlarge the data space, or, if those parameter values never occur, say so with "
-        f"comp.assume(...) (codegen(check=False) skips this check)"
+        f"statement {stmt.name} {verb} {acc.text} outside data space {acc.data_space!r} of "
+        f"shape ({shape}): index {dim} can be {bound}, e.g. at {witness}; fix the domain or "
+        f"the index, enlarge the data space, or, if those parameter values never occur, say "
+        f"so with comp.assume(...) (codegen(check=False) skips this check)"
     )
 
 
