@@ -215,8 +215,8 @@ _GUARDED = (
 # ----------------------------------------------------------------------------- the hooks
 def _restrict(s: Relation | isl.Set, comp: Computation) -> Relation | isl.Set:
     """``s`` within the parameter values a kernel can be called with: every extent of every
-    data space is at least 0 (no array has a negative extent). Parameter facts
-    (``comp.assume("N >= 1")``) belong here too."""
+    array argument is at least 0 (no array has a negative extent, and a call checks the
+    arrays' shapes). Parameter facts (``comp.assume("N >= 1")``) belong here too."""
     context = _parameter_context(comp)
     if context is None:
         return s
@@ -239,8 +239,15 @@ def _context_key(comp: Computation) -> object:
 
 
 def _shapes(comp: Computation) -> tuple[tuple[int | str, ...], ...]:
-    spaces = [ds.shape for ds in comp.data_spaces.values() if ds.shape]
-    return tuple(sorted({tuple(shape) for shape in spaces if shape}, key=str))
+    """The shapes of the kernel's array arguments (a call checks them against the
+    parameters): data spaces that are arguments, and argument buffers."""
+    shapes: list[tuple[int | str, ...]] = [
+        tuple(ds.shape)
+        for ds in comp.data_spaces.values()
+        if ds.shape and ds.role == "data" and comp.storage_of(ds.name) is None
+    ]
+    shapes += [tuple(b.shape) for b in comp.buffers.values() if b.argument and b.shape]
+    return tuple(sorted(set(shapes), key=str))
 
 
 def _parameter_context(comp: Computation) -> isl.Set | None:
