@@ -154,12 +154,13 @@ def analyze_bounds(comp: Computation) -> BoundsReport:
     accesses: list[AccessBounds] = []
     obligations: list[Obligation] = []
     violations: list[Violation] = []
+    context = _context_key(comp)
     for stmt in comp.stmts:
         for acc in _accesses(stmt):
             extents = _extents(comp, acc.data_space)
             if extents is None:
                 continue
-            result = _check_access(comp, stmt.domain, acc.relation, extents)
+            result = _check_access(comp, context, stmt.domain, acc.relation, extents)
             sides, reason = result.sides, result.reason
             if acc.guarded and any(o in ("violated", "obligation") for _, _, o, _ in sides):
                 # the body's condition may keep it in bounds: no error, no run-time check
@@ -282,9 +283,13 @@ _CACHE_LIMIT = 4096
 
 
 def _check_access(
-    comp: Computation, domain: Set, rel: Relation, extents: tuple[int | str, ...]
+    comp: Computation,
+    context: object,
+    domain: Set,
+    rel: Relation,
+    extents: tuple[int | str, ...],
 ) -> _Result:
-    key = (domain, rel, extents, _context_key(comp))
+    key = (domain, rel, extents, context)
     hit = _CACHE.get(key)
     if hit is None:
         hit = _prove(comp, domain, rel, extents)
