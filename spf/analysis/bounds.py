@@ -14,9 +14,12 @@ upper side). Each side has one of three outcomes:
   the ``assume`` syntax (API.md section 10), ``forall i, k, j: <domain> => 0 <= j < M``,
   that the kernel's argument checks can verify.
 
-Extents that are not affine in the parameters (``N*M``) and data spaces without a shape
-(``double*``) cannot be checked; the report lists them as ``unchecked``. Results are cached
-per (domain, access, shape, UF declarations): scheduling commands do not change them.
+Parameter values are those a kernel can be called with: every extent of every array
+argument is at least 0 (a call checks the shapes). An access that runs only under a
+condition of the statement body (``(i + 1 < N) ? A(i + 1) : 0``) is never refused nor made
+an obligation: the proof cannot see the condition, so such a side is ``unchecked``. Data
+spaces without a shape (``double*``) are skipped. Results are cached per (domain, access,
+shape, context): scheduling commands do not change them.
 """
 
 from __future__ import annotations
