@@ -1,18 +1,22 @@
 """Code generation: the UF-aware scanner (isl -> loop AST) and the printers.
 
-``codegen(comp, target)`` checks legality (unless ``check=False``), lowers the computation
-to a :class:`~spf.codegen.program.Program` and prints it for the target.
+``codegen(comp, target)`` checks legality and proves every access in bounds (unless
+``check=False``; :mod:`spf.analysis.bounds`), lowers the computation to a
+:class:`~spf.codegen.program.Program` and prints it for the target.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
+    from spf.analysis.bounds import Obligation
+    from spf.codegen.program import Program
     from spf.computation.computation import Computation
 
 Target = Literal["c", "cuda", "mpi", "hls"]
@@ -47,9 +51,23 @@ def codegen(
     **options: Any,
 ) -> str:
     """One self-contained translation unit for ``target`` (``options``: the printer's)."""
+    return emit_program(lower_checked(comp, target, name, check, **options), target, **options)
+
+
+def lower_checked(
+    comp: Computation,
+    target: str = "c",
+    name: str | None = None,
+    check: bool = True,
+    **options: Any,
+) -> Program:
+    """The checked, lowered ``comp`` (what :func:`codegen` prints): with ``check``, legality
+    and bounds are proved first and ``Program.obligations`` lists the bounds facts left to
+    check at run time."""
+    from spf.analysis.bounds import check_bounds
     from spf.codegen.program import lower
 
-    emit = printer(target)
+    printer(target)
     known = printer_options(target)
     unknown = sorted(set(options) - set(known))
     if unknown:
@@ -57,9 +75,16 @@ def codegen(
             f"codegen(target={target!r}): unknown option(s) {', '.join(unknown)}; "
             f"known: {', '.join(known) or 'none'}"
         )
+    obligations: tuple[Obligation, ...] = ()
     if check:
         comp.check_legality()
-    return emit(lower(comp, name), **options)
+        obligations = check_bounds(comp).obligations
+    return replace(lower(comp, name), obligations=obligations)
+
+
+def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
+    """Print a lowered program for ``target``."""
+    return printer(target)(prog, **options)
 
 
 def loop_structure(comp: Computation) -> str:
@@ -93,4 +118,12 @@ def loop_structure(comp: Computation) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["TARGETS", "codegen", "loop_structure", "printer", "printer_options"]
+__all__ = [
+    "TARGETS",
+    "codegen",
+    "emit_program",
+    "loop_structure",
+    "lower_checked",
+    "printer",
+    "printer_options",
+]

@@ -19,6 +19,7 @@ from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
+    from spf.analysis.bounds import Obligation
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
 
@@ -120,6 +121,9 @@ class Program:
     buffers: tuple[BufferDecl, ...] = ()
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
+    obligations: tuple[Obligation, ...] = ()
+    """Bounds facts no static proof covers (``forall ... => 0 <= j < M``), for the kernel's
+    run-time argument checks; empty unless ``codegen(check=True)`` lowered it."""
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:

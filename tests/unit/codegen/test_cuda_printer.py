@@ -55,7 +55,7 @@ def vector_kernel(name: str = "v") -> tuple[spf.Computation, spf.Stmt]:
 
 def steps_case() -> spf.Computation:
     comp = spf.Computation("steps")
-    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("T",))  # read as x(t), 0 <= t < T
     comp.add_data_space("y", "double", shape=("N",))
     s = comp.add_stmt(
         spf.Stmt(
@@ -174,7 +174,7 @@ def test_host_loop_variable_is_a_kernel_argument() -> None:
     assert "void steps_k0(int64_t N, int64_t T, int64_t t, const double" in src
     assert "SPF_LAUNCH(steps_k0, spf_grid, spf_block, N, T, t, spf_d_x, spf_d_y);" in src
     k = comp.compile(target="cuda", emulate=True)
-    x, y = np.arange(12.0), np.ones(12)
+    x, y = np.arange(4.0), np.ones(12)
     k(x=x, y=y, T=4)
     np.testing.assert_array_equal(y, np.full(12, 1 + x[:4].sum()))
 

@@ -1,0 +1,602 @@
+"""Bounds proofs: every access of every statement instance lies inside its data space.
+
+For a statement with domain ``D`` and an access ``A`` to a data space of shape
+``(e_0, ..., e_{r-1})``, the instances that access outside the shape along dimension ``d``
+are ``D ∩ A^-1({o : o_d < 0})`` (the lower side) and ``D ∩ A^-1({o : o_d >= e_d})`` (the
+upper side). Each side has one of three outcomes:
+
+* *proved*: the set is provably empty (isl for affine parts; declared UF ranges, domains
+  and monotonicity for UF parts). It costs nothing at run time.
+* *violated*: the set has no UF call, so isl decides it exactly, and it is not empty: some
+  parameter values make an instance access outside the shape. :func:`check_bounds` raises
+  ``CodegenError`` naming the statement, the access and an offending instance.
+* *obligation*: the set depends on UF values nothing bounds. The report records a fact in
+  the ``assume`` syntax (API.md section 10), ``forall i, k, j: <domain> => 0 <= j < M``,
+  that the kernel's argument checks can verify.
+
+Parameter values are those a kernel can be called with: every extent of every array
+argument is at least 0 (a call checks the shapes). An access that runs only under a
+condition of the statement body (``(i + 1 < N) ? A(i + 1) : 0``) is never refused nor made
+an obligation: the proof cannot see the condition, so such a side is ``unchecked``. Data
+spaces without a shape (``double*``) are skipped. Results are cached per (domain, access,
+shape, context): scheduling commands do not change them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import islpy as isl
+
+from spf.computation.access import iterator_names
+from spf.errors import CodegenError, ParseError, SpfError
+from spf.sets import Relation, Set
+from spf.sets.parse import parse_document
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+
+Side = Literal["lower", "upper"]
+Outcome = Literal["proved", "violated", "obligation", "unchecked"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Obligation:
+    """What must hold for an access to stay in bounds when no proof exists (a fact in the
+    ``comp.assume`` syntax, ``forall <vars>: <premise> => <conclusion>``).
+
+    >>> o = Obligation(stmt="s0", access="x(col(i))", data_space="x", vars=("i",),
+    ...                premise="0 <= i && i < N", conclusion="0 <= col(i) && col(i) < M")
+    >>> o.text
+    'forall i: 0 <= i && i < N => 0 <= col(i) && col(i) < M'
+    """
+
+    stmt: str
+    """The statement whose instances access."""
+    access: str
+    """The access as text (``x(col(k))``)."""
+    data_space: str
+    vars: tuple[str, ...]
+    """The quantified variables (the statement's iterators, then access outputs if any)."""
+    premise: str
+    """Constraint text over ``vars``: the domain (and the access relation when it is not a
+    function of the iterators)."""
+    conclusion: str
+    """Constraint text: the bounds that could not be proved."""
+
+    @property
+    def text(self) -> str:
+        """The fact in ``assume`` syntax."""
+        head = f"forall {', '.join(self.vars)}: " if self.vars else ""
+        if self.premise in ("", "true"):
+            return f"{head}{self.conclusion}"
+        return f"{head}{self.premise} => {self.conclusion}"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccessBounds:
+    """The outcome for one access of one statement (every dimension and side)."""
+
+    stmt: str
+    access: str
+    data_space: str
+    kind: Literal["read", "write"]
+    outcomes: tuple[tuple[int, Side, Outcome], ...]
+    """``(dimension, side, outcome)`` for each dimension and side."""
+    reason: str = ""
+    """Why some side is unchecked (empty when none is)."""
+
+    @property
+    def proved(self) -> bool:
+        """True when every side of every dimension is proved."""
+        return all(o == "proved" for _, _, o in self.outcomes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Violation:
+    """An access proved out of bounds for some parameter values."""
+
+    stmt: str
+    access: str
+    data_space: str
+    kind: Literal["read", "write"]
+    message: str
+    """The full explanation (what ``CodegenError`` says)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoundsReport:
+    """What :func:`analyze_bounds` found (``accesses`` in statement order)."""
+
+    accesses: tuple[AccessBounds, ...]
+    obligations: tuple[Obligation, ...]
+    violations: tuple[Violation, ...]
+
+    @property
+    def proved(self) -> tuple[AccessBounds, ...]:
+        """Accesses proved in bounds on every dimension and side."""
+        return tuple(a for a in self.accesses if a.proved)
+
+    @property
+    def unchecked(self) -> tuple[AccessBounds, ...]:
+        """Accesses with a side no check is possible for (shape not affine)."""
+        return tuple(a for a in self.accesses if a.reason)
+
+    def raise_for_violations(self) -> None:
+        """``CodegenError`` for the first violation, if any."""
+        if self.violations:
+            raise CodegenError(self.violations[0].message)
+
+
+# ----------------------------------------------------------------------------- entry points
+def check_bounds(comp: Computation) -> BoundsReport:
+    """Prove every access of ``comp`` in bounds; ``CodegenError`` for the first access proved
+    out of bounds for some parameter values; the report lists what remains to check at run
+    time (``obligations``).
+
+    >>> import spf
+    >>> report = check_bounds(spf.kernels.spmv_csr())
+    >>> len(report.proved), report.obligations
+    (3, ())
+    """
+    report = analyze_bounds(comp)
+    report.raise_for_violations()
+    return report
+
+
+def analyze_bounds(comp: Computation) -> BoundsReport:
+    """Like :func:`check_bounds`, without raising: violations are in the report."""
+    accesses: list[AccessBounds] = []
+    obligations: list[Obligation] = []
+    violations: list[Violation] = []
+    context = _context_key(comp)
+    for stmt in comp.stmts:
+        for acc in _accesses(stmt):
+            extents = _extents(comp, acc.data_space)
+            if extents is None:
+                continue
+            result = _check_access(comp, context, stmt.domain, acc.relation, extents)
+            sides, reason = result.sides, result.reason
+            if acc.guarded and any(o in ("violated", "obligation") for _, _, o, _ in sides):
+                # the body's condition may keep it in bounds: no error, no run-time check
+                sides = tuple(
+                    (d, sd, "unchecked" if o in ("violated", "obligation") else o, w)
+                    for d, sd, o, w in sides
+                )
+                reason = _GUARDED
+            accesses.append(
+                AccessBounds(
+                    stmt=stmt.name,
+                    access=acc.text,
+                    data_space=acc.data_space,
+                    kind=acc.kind,
+                    outcomes=tuple((d, sd, o) for d, sd, o, _ in sides),
+                    reason=reason,
+                )
+            )
+            if result.obligation is not None and not acc.guarded:
+                vars_, premise, conclusion = result.obligation
+                obligations.append(
+                    Obligation(
+                        stmt=stmt.name,
+                        access=acc.text,
+                        data_space=acc.data_space,
+                        vars=vars_,
+                        premise=premise,
+                        conclusion=conclusion,
+                    )
+                )
+            violations += [
+                Violation(
+                    stmt=stmt.name,
+                    access=acc.text,
+                    data_space=acc.data_space,
+                    kind=acc.kind,
+                    message=_violation_message(stmt, acc, extents, dim, side, witness),
+                )
+                for dim, side, outcome, witness in sides
+                if outcome == "violated"
+            ]
+    return BoundsReport(
+        accesses=tuple(accesses), obligations=tuple(obligations), violations=tuple(violations)
+    )
+
+
+_GUARDED = (
+    "the access runs under a condition of the statement body (if, ?:, && or ||) that the "
+    "proof cannot see"
+)
+
+
+# ----------------------------------------------------------------------------- the hooks
+def _restrict(s: Relation | isl.Set, comp: Computation) -> Relation | isl.Set:
+    """``s`` within the parameter values a kernel can be called with: every extent of every
+    array argument is at least 0 (no array has a negative extent, and a call checks the
+    arrays' shapes). Parameter facts (``comp.assume("N >= 1")``) belong here too."""
+    context = _parameter_context(comp)
+    if context is None:
+        return s
+    if isinstance(s, isl.Set):
+        return s.intersect_params(context)
+    body = s._body  # one parameter constraint added at the isl level (cheap)
+    return Relation._make(body.with_iset(body.iset.intersect_params(context)), s.ufs)
+
+
+def _provably_empty(s: Relation | isl.Set, comp: Computation) -> bool:
+    """True only when ``s`` is provably empty for ``comp``: every emptiness query of the
+    bounds proofs goes through here (UF declarations and :func:`_restrict` today; ``assume``
+    facts over UFs plug in here, and into :func:`_context_key`, which keys the cache)."""
+    return bool(_restrict(s, comp).is_empty())
+
+
+def _context_key(comp: Computation) -> object:
+    """What proofs depend on besides the statement and the access (cache key part)."""
+    return (tuple(sorted(comp.ufs.items())), _shapes(comp))
+
+
+def _shapes(comp: Computation) -> tuple[tuple[int | str, ...], ...]:
+    """The shapes of the kernel's array arguments (a call checks them against the
+    parameters): data spaces that are arguments, and argument buffers."""
+    shapes: list[tuple[int | str, ...]] = [
+        tuple(ds.shape)
+        for ds in comp.data_spaces.values()
+        if ds.shape and ds.role == "data" and comp.storage_of(ds.name) is None
+    ]
+    shapes += [tuple(b.shape) for b in comp.buffers.values() if b.argument and b.shape]
+    return tuple(sorted(set(shapes), key=str))
+
+
+def _parameter_context(comp: Computation) -> isl.Set | None:
+    return _extent_context(_shapes(comp))
+
+
+@functools.cache
+def _extent_context(shapes: tuple[tuple[int | str, ...], ...]) -> isl.Set | None:
+    conds = sorted({f"{e} >= 0" for shape in shapes for e in shape if not isinstance(e, int)})
+    context = None
+    for cond in conds:
+        try:
+            _check_affine(cond[: -len(" >= 0")])
+            one = isl.Set(f"[{', '.join(sorted(_words(cond)))}] -> {{ : {cond} }}")
+        except (ParseError, SpfError, isl.Error):
+            continue
+        context = one if context is None else context.intersect(one)
+    return context
+
+
+# ----------------------------------------------------------------------------- one access
+@dataclass(frozen=True)
+class _Result:
+    sides: tuple[tuple[int, Side, Outcome, str], ...]
+    """``(dimension, side, outcome, detail)``; detail: the witness text of a violation."""
+    obligation: tuple[tuple[str, ...], str, str] | None
+    reason: str
+
+
+_CACHE: dict[object, _Result] = {}
+_CACHE_LIMIT = 4096
+
+
+def _check_access(
+    comp: Computation,
+    context: object,
+    domain: Set,
+    rel: Relation,
+    extents: tuple[int | str, ...],
+) -> _Result:
+    key = (domain, rel, extents, context)
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = _prove(comp, domain, rel, extents)
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[key] = hit
+    return hit
+
+
+def _prove(
+    comp: Computation, domain: Set, rel: Relation, extents: tuple[int | str, ...]
+) -> _Result:
+    its = list(iterator_names(domain))
+    outs = _fresh([f"_o{d}" for d in range(len(extents))], its)
+    pairs = _pairs(domain, rel)
+    sides: list[tuple[int, Side, Outcome, str]] = []
+    unproved: list[tuple[int, Side]] = []
+    unchecked: list[str] = []
+    for d, extent in enumerate(extents):
+        for side in ("lower", "upper"):
+            try:
+                bad = _outside(pairs, len(its) + d, side, extent)
+            except (ParseError, SpfError, isl.Error):
+                sides.append((d, side, "unchecked", ""))
+                unchecked.append(f"extent {extent!r} is not affine in the parameters")
+                continue
+            if _provably_empty(bad, comp):
+                sides.append((d, side, "proved", ""))
+            elif isinstance(bad, isl.Set):  # no UF call: isl's answer is exact
+                found = _restrict(bad, comp)
+                assert isinstance(found, isl.Set)
+                sides.append((d, side, "violated", _witness(found, [*its, *outs], len(its))))
+            else:
+                sides.append((d, side, "obligation", ""))
+                unproved.append((d, side))
+    obligation = _obligation(domain, rel, extents, its, outs, unproved) if unproved else None
+    return _Result(tuple(sides), obligation, "; ".join(sorted(set(unchecked))))
+
+
+def _pairs(domain: Set, rel: Relation) -> Relation | isl.Set:
+    """``{[iterators] -> [outputs] : iterators in domain, outputs = access(iterators)}``: an
+    isl set (dims ``__t0 ...``: iterators then outputs) when nothing calls a UF."""
+    if not domain.uf_calls and not rel.uf_calls:
+        n, width = domain.arity, rel.out_arity
+        dom = domain.body_iset().add_dims(isl.dim_type.set, width)
+        acc = rel.body_iset()
+        for k in range(n + width):
+            dom = dom.set_dim_name(isl.dim_type.set, k, f"__t{k}")
+            acc = acc.set_dim_name(isl.dim_type.set, k, f"__t{k}")
+        return dom.intersect(acc)
+    return rel.intersect_domain(domain)
+
+
+def _outside(
+    pairs: Relation | isl.Set, pos: int, side: Side, extent: int | str
+) -> Relation | isl.Set:
+    """The part of ``pairs`` whose tuple entry ``pos`` is below 0 or not below ``extent``."""
+    text = f"__t{pos} < 0" if side == "lower" else f"__t{pos} >= {extent}"
+    if side == "upper":
+        _check_affine(str(extent))
+    if isinstance(pairs, isl.Set):
+        params = sorted(set(_param_names(pairs)) | set(_words(str(extent))))
+        dims = ", ".join(f"__t{k}" for k in range(pairs.dim(isl.dim_type.set)))
+        return pairs.intersect(isl.Set(f"[{', '.join(params)}] -> {{ [{dims}] : {text} }}"))
+    body = pairs._body  # one constraint added at the isl level (cheap; no re-canonicalising)
+    return Relation._make(body.with_iset(body.iset.intersect(body.space_set(text))), pairs.ufs)
+
+
+def _param_names(s: isl.Set) -> list[str]:
+    return [str(s.get_dim_name(isl.dim_type.param, k)) for k in range(s.dim(isl.dim_type.param))]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text) if w not in ("floor", "ceil")}
+
+
+@functools.cache
+def _check_affine(extent: str) -> None:
+    """``ParseError`` unless ``extent`` is an affine expression of parameters."""
+    Set(f"{{[_x] : _x < {extent}}}")
+
+
+def _fresh(wanted: list[str], taken: Iterable[str]) -> list[str]:
+    used = set(taken)
+    out = []
+    for name in wanted:
+        while name in used:
+            name += "_"
+        used.add(name)
+        out.append(name)
+    return out
+
+
+# ----------------------------------------------------------------------------- accesses
+@dataclass(frozen=True)
+class _Access:
+    kind: Literal["read", "write"]
+    data_space: str
+    relation: Relation
+    text: str
+    guarded: bool
+    """True when it runs only under a condition of the statement body."""
+
+
+def _accesses(stmt: Stmt) -> list[_Access]:
+    """Each distinct access of ``stmt`` (reads first)."""
+    from spf.computation.operations import OperationStmt
+    from spf.computation.source.guards import guarded_accesses
+
+    out: list[_Access] = []
+    seen: set[tuple[str, Relation]] = set()
+    guarded = frozenset() if isinstance(stmt, OperationStmt) else guarded_accesses(stmt.parsed)
+    kinds: tuple[tuple[Literal["read", "write"], str], ...] = (
+        ("read", "reads"),
+        ("write", "writes"),
+    )
+    for kind, attr in kinds:
+        accs = getattr(stmt, attr)
+        written = _written(stmt, attr, [ds for ds, _ in accs])
+        for k, (ds, rel) in enumerate(accs):
+            if (ds, rel) in seen:
+                continue
+            seen.add((ds, rel))
+            index = written[k] if written else None
+            if isinstance(stmt, OperationStmt):
+                text = f"{ds} in {stmt.describe()}"
+            else:
+                text = _access_text(ds, rel, stmt, index)
+            out.append(_Access(kind, ds, rel, text, (ds, index) in guarded))
+    return out
+
+
+def _written(stmt: Stmt, attr: str, spaces: list[str]) -> list[tuple[str, ...]] | None:
+    """The index texts of the accesses as the source writes them, when the source's
+    accesses are the statement's (same data spaces in the same order), else None."""
+    try:
+        parsed = getattr(stmt.parsed, attr)
+    except SpfError:
+        return None
+    if [a.data_space for a in parsed] != spaces:
+        return None
+    return [tuple(a.indices) for a in parsed]
+
+
+def _access_text(ds: str, rel: Relation, stmt: Stmt, written: tuple[str, ...] | None) -> str:
+    """``A(i + 1, j)``: the access as the source writes it, else as a function of the
+    iterators, else the relation."""
+    exprs = written if written is not None else rel.as_function(list(iterator_names(stmt.domain)))
+    if exprs is None:
+        return f"{ds} {rel}"
+    return f"{ds}({', '.join(exprs)})"
+
+
+def _extents(comp: Computation, name: str) -> tuple[int | str, ...] | None:
+    """The shape of a data space (or a buffer accessed by name), None when unknown or 0-d."""
+    ds = comp.data_spaces.get(name)
+    shape: tuple[int | str, ...] | None
+    if ds is not None:
+        shape = ds.shape
+    elif name in comp.buffers:
+        shape = tuple(comp.buffers[name].shape)
+    else:
+        return None
+    return shape or None
+
+
+# ----------------------------------------------------------------------------- messages
+def _witness(bad: isl.Set, names: list[str], n_its: int) -> str:
+    """An offending instance of a UF-free set over ``[iterators, outputs]``: ``i = 9, j = 0
+    with N = 10`` (parameters set to 10 where that works, else any values)."""
+    params = _param_names(bad)
+    point = None
+    for value in (10, 100):
+        fixed = bad
+        for k in range(len(params)):
+            fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(bad.get_ctx(), value))
+        if not fixed.is_empty():
+            point = fixed.lexmin().sample_point()
+            break
+    if point is None:  # parameters from any point, then the first instance for them
+        any_point = bad.sample_point()
+        fixed = bad
+        for k in range(len(params)):
+            fixed = fixed.fix_val(
+                isl.dim_type.param, k, any_point.get_coordinate_val(isl.dim_type.param, k)
+            )
+        point = fixed.lexmin().sample_point()
+    coords = [_coord(point, isl.dim_type.set, k) for k in range(len(names))]
+    values = [_coord(point, isl.dim_type.param, k) for k in range(len(params))]
+    inst = ", ".join(f"{names[k]} = {coords[k]}" for k in range(n_its)) or "its only instance"
+    with_params = ", ".join(f"{p} = {v}" for p, v in sorted(zip(params, values, strict=True)))
+    index = ", ".join(str(c) for c in coords[n_its:])
+    text = inst + (f" with {with_params}" if with_params else "")
+    return f"{text} (index ({index})){_param_condition(bad)}"
+
+
+def _param_condition(bad: isl.Set) -> str:
+    """``, whenever M <= 0 and N > 0``: the parameter values with a violation."""
+    params = bad.params().coalesce()
+    if params.plain_is_universe() or not _param_names(params):
+        return ""
+    text = str(params)
+    cond = text[text.find(":") + 1 : text.rfind("}")].strip()
+    return f", whenever {cond}" if cond and "exists" not in cond else ""
+
+
+def _coord(point: isl.Point, kind: isl.dim_type, k: int) -> int:
+    return int(point.get_coordinate_val(kind, k).to_python())
+
+
+def _violation_message(
+    stmt: Stmt, acc: _Access, extents: tuple[int | str, ...], dim: int, side: Side, witness: str
+) -> str:
+    shape = ", ".join(str(e) for e in extents)
+    bound = "below 0" if side == "lower" else f"at or above its extent {extents[dim]}"
+    verb = "reads" if acc.kind == "read" else "writes"
+    return (
+        f"statement {stmt.name} {verb} {acc.text} outside data space {acc.data_space!r} of "
+        f"shape ({shape}): index {dim} can be {bound}, e.g. at {witness}; fix the domain or "
+        f"the index, enlarge the data space, or, if those parameter values never occur, say "
+        f"so with comp.assume(...) (codegen(check=False) skips this check)"
+    )
+
+
+# ----------------------------------------------------------------------------- obligations
+def _obligation(
+    domain: Set,
+    rel: Relation,
+    extents: tuple[int | str, ...],
+    its: list[str],
+    outs: list[str],
+    unproved: list[tuple[int, Side]],
+) -> tuple[tuple[str, ...], str, str]:
+    """``(vars, premise, conclusion)`` of the fact that the unproved sides hold."""
+    exprs = rel.as_function(its)
+    if exprs is not None:
+        vars_ = tuple(its)
+        premise = _constraints(domain, its)
+        index = [_paren(e) for e in exprs]
+    else:  # not a function of the iterators (min/max pieces): quantify over the outputs
+        vars_ = (*its, *outs)
+        premise = _constraints(rel.intersect_domain(domain).as_set(), [*its, *outs])
+        index = list(outs)
+    by_dim: dict[int, list[Side]] = {}
+    for d, side in unproved:
+        by_dim.setdefault(d, []).append(side)
+    parts = []
+    for d, sides in sorted(by_dim.items()):
+        extent = _paren(str(extents[d]))
+        if len(sides) == 2:
+            parts.append(f"0 <= {index[d]} < {extent}")
+        elif sides[0] == "lower":
+            parts.append(f"0 <= {index[d]}")
+        else:
+            parts.append(f"{index[d]} < {extent}")
+    return vars_, premise, " && ".join(parts)
+
+
+def _constraints(s: Set, names: list[str]) -> str:
+    """The constraints of ``s`` as text over ``names`` (its tuple, renamed): pieces joined by
+    ``||``."""
+    named = Set(f"{{[{', '.join(names)}]}}").intersect(s)
+    doc = parse_document(str(named))
+    pieces = []
+    for piece in doc.pieces:
+        if piece.formula is None:
+            pieces.append("true")
+        else:
+            start, end = piece.formula.span
+            pieces.append(doc.text[start:end])
+    if len(pieces) == 1:
+        return pieces[0]
+    return " || ".join(f"({p})" for p in pieces)
+
+
+def _paren(text: str) -> str:
+    simple = text.replace("_", "").isalnum() or text.lstrip("-").isdigit()
+    return text if simple or _balanced_call(text) else f"({text})"
+
+
+def _balanced_call(text: str) -> bool:
+    """``col(k)``-like: a name applied to one parenthesised group."""
+    head, sep, rest = text.partition("(")
+    if not sep or not head.isidentifier() or not rest.endswith(")"):
+        return False
+    depth = 1
+    for ch in rest[:-1]:
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return False
+    return True
+
+
+def clear_cache() -> None:
+    """Forget cached proofs (tests; proofs never go stale, the key holds their inputs)."""
+    _CACHE.clear()
+
+
+__all__: list[str] = [
+    "AccessBounds",
+    "BoundsReport",
+    "Obligation",
+    "Violation",
+    "analyze_bounds",
+    "check_bounds",
+    "clear_cache",
+]
