@@ -35,6 +35,7 @@ import islpy as isl
 from spf.computation.access import iterator_names
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.sets import Relation, Set
+from spf.sets.facts import is_empty_under, parameter_context
 from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
@@ -232,14 +233,21 @@ def _restrict(s: Relation | isl.Set, comp: Computation) -> Relation | isl.Set:
 
 def _provably_empty(s: Relation | isl.Set, comp: Computation) -> bool:
     """True only when ``s`` is provably empty for ``comp``: every emptiness query of the
-    bounds proofs goes through here (UF declarations and :func:`_restrict` today; ``assume``
-    facts over UFs plug in here, and into :func:`_context_key`, which keys the cache)."""
-    return bool(_restrict(s, comp).is_empty())
+    bounds proofs goes through here (UF declarations, the parameter context of
+    :func:`_restrict`, and the quantified ``assume`` facts over UFs)."""
+    restricted = _restrict(s, comp)
+    if isinstance(restricted, isl.Set) or not comp.assumptions:
+        return bool(restricted.is_empty())
+    return is_empty_under(restricted, comp.assumptions)
 
 
 def _context_key(comp: Computation) -> object:
     """What proofs depend on besides the statement and the access (cache key part)."""
-    return (tuple(sorted(comp.ufs.items())), _shapes(comp))
+    return (
+        tuple(sorted(comp.ufs.items())),
+        _shapes(comp),
+        tuple(f.text for f in comp.assumptions),
+    )
 
 
 def _shapes(comp: Computation) -> tuple[tuple[int | str, ...], ...]:
@@ -255,7 +263,12 @@ def _shapes(comp: Computation) -> tuple[tuple[int | str, ...], ...]:
 
 
 def _parameter_context(comp: Computation) -> isl.Set | None:
-    return _extent_context(_shapes(comp))
+    """Non-negative array extents, and the parameter facts of ``comp.assume``."""
+    extents = _extent_context(_shapes(comp))
+    facts = parameter_context(comp.assumptions)
+    if facts is None or extents is None:
+        return extents if facts is None else facts
+    return extents.intersect(facts)
 
 
 @functools.cache

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import importlib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import CodegenError, SpfError
 
 if TYPE_CHECKING:
+    from spf.codegen.signature import Signature
     from spf.computation.computation import Computation
     from spf.runtime import Kernel
 
@@ -67,7 +69,7 @@ def compile_kernel(
     """Generate ``comp`` for ``target``, compile it (cached on disk) and load it."""
     from spf._version import __version__
     from spf.codegen import TARGETS, codegen, printer_options
-    from spf.codegen.program import c_function_name, signature
+    from spf.codegen.program import c_function_name
     from spf.runtime.kernel import Kernel
 
     if target not in TARGETS:
@@ -93,12 +95,13 @@ def compile_kernel(
         source = codegen(comp, target, fname, check, **printing)
         _write_generated(key, source, cache_dir)
     _GENERATED[key] = source
+    sig = checked_signature(comp, fname, check)
     if target != "c":
         # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
         backend = importlib.import_module(f"spf.runtime.{target}")
         kernel: Kernel = backend.compile_kernel(
             source,
-            signature(comp, fname),
+            sig,
             fname,
             openmp=openmp,
             cflags=cflags,
@@ -106,6 +109,29 @@ def compile_kernel(
             **options,
         )
         return kernel
-    return Kernel.build(
-        signature(comp, fname), source, openmp=openmp, cflags=cflags, cache_dir=cache_dir
-    )
+    return Kernel.build(sig, source, openmp=openmp, cflags=cflags, cache_dir=cache_dir)
+
+
+def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
+    """The kernel's signature; with ``check`` its facts are the assumptions and then the
+    bounds obligations (accesses no static proof keeps inside their data space, API.md
+    section 10), so a call with ``check=True`` verifies both on its arguments."""
+    from spf.analysis import check_bounds
+    from spf.codegen.program import signature
+    from spf.sets.facts import Fact
+
+    sig = signature(comp, fname)
+    if not check or not comp.ufs:  # without UF calls every access is decided statically
+        return sig
+    obligations = check_bounds(comp).obligations
+    if not obligations:
+        return sig
+    facts = [*sig.facts]
+    labels = [f"the assumption {f.text!r}" for f in sig.facts]
+    for o in obligations:
+        facts.append(Fact.parse(o.text, comp.ufs, comp.params))
+        labels.append(
+            f"the bounds of {o.access} in statement {o.stmt} (data space {o.data_space!r}: "
+            f"{o.text!r})"
+        )
+    return replace(sig, facts=tuple(facts), fact_labels=tuple(labels))

@@ -106,7 +106,7 @@ class Computation:
             )
         self._data[ds.name] = ds
 
-    def add_constant(self, name: str, type: str = "int64_t") -> None:
+    def add_constant(self, name: str, type: TypeLike = "int64_t") -> None:
         """Declare a symbolic constant (a kernel argument of C type ``type``) before any
         statement uses it, e.g. one used only in a statement source.
 
@@ -119,8 +119,7 @@ class Computation:
         """
         from spf.computation.facts import check_constant
 
-        check_constant(self, name, type)
-        self._constants[name] = type
+        self._constants[name] = check_constant(self, name, type)
 
     @property
     def constants(self) -> dict[str, str]:
@@ -131,7 +130,7 @@ class Computation:
         """The C type of symbolic constant ``name`` (``int64_t`` unless declared)."""
         return self._constants.get(name, "int64_t")
 
-    def add_local(self, name: str, type: str, shape: object = ()) -> None:
+    def add_local(self, name: str, type: TypeLike, shape: object = ()) -> None:
         """A temporary of the generated function (never a kernel argument), e.g. a scalar
         ``temp2`` or an array ``w[N]``: a data space the function allocates itself."""
         self._add_space(make_data_space(name, type, shape, role="local"))

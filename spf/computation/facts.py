@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from spf.clang import NUMPY_OF_C
+from spf.clang import check_reserved
 from spf.computation.computation import _call_arity
+from spf.dtypes import c_type
 from spf.errors import ArityError, SpfError
 from spf.sets import UF
 from spf.sets.facts import Fact
@@ -21,15 +22,18 @@ if TYPE_CHECKING:
     from spf.sets import Set
 
 
-def check_constant(comp: Computation, name: str, type_text: str) -> None:
-    """Validate ``add_constant(name, type)``: a fresh identifier and a scalar C type."""
+def check_constant(comp: Computation, name: str, type_: object) -> str:
+    """Validate ``add_constant(name, type)``: a fresh identifier that is not reserved and a
+    scalar type in spf's vocabulary (:func:`spf.dtypes.c_type`); returns its C name."""
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
         raise SpfError(f"add_constant: {name!r} is not a valid C identifier")
-    if not isinstance(type_text, str) or type_text.strip() not in NUMPY_OF_C:
-        known = ", ".join(sorted(NUMPY_OF_C))
+    check_reserved("symbolic constant", name, in_macros=True)
+    if isinstance(type_, str) and "*" in type_:
         raise SpfError(
-            f"add_constant({name!r}): unsupported type {type_text!r}; use one of {known}"
+            f"add_constant({name!r}): a symbolic constant is a scalar, not {type_!r}; "
+            "declare arrays with add_data_space"
         )
+    type_text = c_type(type_, what=f"symbolic constant {name!r}")
     for what, names in (
         ("data space", comp.data_spaces),
         ("UF", comp.ufs),
@@ -41,11 +45,12 @@ def check_constant(comp: Computation, name: str, type_text: str) -> None:
                 "needs a name of its own"
             )
     old = comp.constants.get(name)
-    if old is not None and old != type_text.strip():
+    if old is not None and old != type_text:
         raise SpfError(
             f"add_constant: {name!r} is already declared as a constant of type {old}; "
             f"cannot redeclare it as {type_text}"
         )
+    return type_text
 
 
 def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]:

@@ -86,12 +86,18 @@ class _QuantifiedCheck:
         for p in sorted(params):
             comp.add_constant(p)
         nvars = len(fact.vars)
-        comp.add_data_space("spf_n", "int64_t", shape=(1,))
-        comp.add_data_space("spf_at", "int64_t", shape=(nvars,))
-        record = " ".join(f"$spf_at$({k}) = {v};" for k, v in enumerate(fact.vars))
+        # The count and the first violating point: names the fact does not use (spf's own
+        # ``spf_`` prefix is reserved for generated code, not for data spaces).
+        taken = set(comp.params) | set(comp.ufs) | set(fact.vars)
+        self.count_name = _fresh("violations", taken)
+        self.at_name = _fresh("first_violation", taken)
+        n, at = self.count_name, self.at_name
+        comp.add_data_space(n, "int64_t", shape=(1,))
+        comp.add_data_space(at, "int64_t", shape=(nvars,))
+        record = " ".join(f"${at}$({k}) = {v};" for k, v in enumerate(fact.vars))
         source = (
             f"if (!({condition_c(fact.conclusion)})) {{ "
-            f"if ($spf_n$(0) == 0) {{ {record} }} $spf_n$(0) += 1; }}"
+            f"if (${n}$(0) == 0) {{ {record} }} ${n}$(0) += 1; }}"
         )
         comp.add_stmt(Stmt(source, str(domain)))
         self.comp = comp
@@ -106,15 +112,26 @@ class _QuantifiedCheck:
         at = np.zeros(max(1, len(self.fact.vars)), dtype=np.int64)
         args: dict[str, object] = {p: params[p] for p in self.params}
         args |= {u: ufs[u] for u in self.ufs}
-        self.kernel(check=False, spf_n=count, spf_at=at[: len(self.fact.vars)], **args)
+        args[self.count_name] = count
+        args[self.at_name] = at[: len(self.fact.vars)]
+        self.kernel(check=False, **args)
         if count[0]:
             where = ", ".join(f"{v} = {int(x)}" for v, x in zip(self.fact.vars, at, strict=False))
             more = f" ({int(count[0])} violations in all)" if count[0] > 1 else ""
             raise ArgumentError(
                 f"{self.label} does not hold for these arguments: it fails first at "
-                f"{where}{more}{_with(params)}; fix the index arrays or drop the assumption "
-                "(or call with check=False to skip the checks)"
+                f"{where}{more}{_with(params)}; fix the index arrays"
+                f"{' or drop the assumption' if self.label.startswith('the assumption') else ''}"
+                " (or call with check=False to skip the checks)"
             )
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
 
 
 def _with(params: Mapping[str, Any]) -> str:

@@ -199,6 +199,24 @@ def _body(s: _SetLike) -> Body:
     return s._body
 
 
+def parameter_context(facts: Sequence[Fact]) -> isl.Set | None:
+    """The parameter values the parameter facts among ``facts`` allow (``not premise or
+    conclusion`` of each, intersected), as an isl parameter set; None when there is none.
+
+    >>> print(parameter_context([Fact.parse("N >= 1")]))
+    [N] -> {  : N > 0 }
+    """
+    context: isl.Set | None = None
+    for f in facts:
+        if not f.is_parameter_fact:
+            continue
+        holds = _body(f.conclusion).iset.params()
+        premise = _body(f.premise).iset.params()
+        allowed = premise.complement().union(holds).coalesce()
+        context = allowed if context is None else context.intersect(allowed)
+    return context
+
+
 # ----------------------------------------------------------------------------- run-time checks
 def check_domain(fact: Fact, ufs: Mapping[str, UF]) -> Set:
     """The premise where every UF call of the fact is inside its UF's declared domain (the

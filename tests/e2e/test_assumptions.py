@@ -88,9 +88,31 @@ def test_parameter_assumption_is_checked(sptrsv: spf.Kernel) -> None:
     sptrsv(check=False, **args)
 
 
-def test_kernel_without_assumptions_has_no_checker() -> None:
-    k = spf.kernels.sptrsv_csr().compile()
+def test_kernel_without_assumptions_or_obligations_has_no_checker() -> None:
+    k = spf.kernels.spmv_csr().compile()  # every access proved in bounds statically
     assert k._binder._facts is None
+
+
+def test_bounds_obligation_is_checked_at_run_time() -> None:
+    # The solve reads the diagonal at L(rowptr(i+1) - 1): in bounds only when no row is
+    # empty, which no static proof knows; the kernel checks it on its arguments.
+    k = spf.kernels.sptrsv_csr().compile()
+    f = np.ones(2)
+    good = {
+        "rowptr": np.array([0, 1, 3], dtype=np.int32),
+        "col": np.array([0, 0, 1], dtype=np.int32),
+    }
+    u = np.zeros(2)
+    k(u=u, L=np.array([2.0, 1.0, 4.0]), f=f, N=2, NNZ=3, **good)
+    assert np.allclose(u, [0.5, 0.125])
+    empty_row = {
+        "rowptr": np.array([0, 0, 2], dtype=np.int32),
+        "col": np.array([0, 1], dtype=np.int32),
+    }
+    with pytest.raises(
+        ArgumentError, match=r"bounds of L\(k\) in statement s2.*fails first at i = 0"
+    ):
+        k(u=u, L=np.array([1.0, 4.0]), f=f, N=2, NNZ=2, **empty_row)
 
 
 def test_general_checker_takes_any_obligation() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import spf
@@ -126,6 +127,14 @@ def test_constant_used_only_in_a_source() -> None:
     assert "constant types: SCALE: double" in str(comp)
 
 
+def test_constant_types_in_any_spelling() -> None:
+    comp = Computation("c")
+    comp.add_constant("DT", np.float64)
+    comp.add_constant("S", "float64")
+    comp.add_constant("K", "int32")
+    assert comp.constants == {"DT": "double", "S": "double", "K": "int32_t"}
+
+
 def test_bad_constants() -> None:
     comp = Computation("c")
     comp.add_data_space("x", "double", shape=("N",))
@@ -133,8 +142,13 @@ def test_bad_constants() -> None:
     for name in ("x", "col"):
         with pytest.raises(SpfError, match="already declared as a"):
             comp.add_constant(name)
-    with pytest.raises(SpfError, match="unsupported type"):
+    with pytest.raises(SpfError, match="is a scalar"):
         comp.add_constant("T", "double*")
+    with pytest.raises(SpfError, match=r"unsupported type 'quad'"):
+        comp.add_constant("T", "quad")
+    for reserved in ("for", "spf_T", "t0", "min"):
+        with pytest.raises(SpfError, match="pick another name"):
+            comp.add_constant(reserved)
     with pytest.raises(SpfError, match="not a valid C identifier"):
         comp.add_constant("1T")
     comp.add_constant("T")
