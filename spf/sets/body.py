@@ -233,7 +233,7 @@ def canonical(body: Body) -> Body:
         body = smaller
     if body.iset.is_empty() and (body.terms or body.hidden or body.iset.dim(DT.param)):
         return _empty_like(body)
-    body = _order_hidden(_order_terms(body))
+    body = _order_hidden(order_terms(body))
     iset = with_known_divs(body.iset).drop_unused_params()
     body = body.with_iset(iset)
     return _dedupe_names(_first_occurrence_names(name_loose_slots(body)))
@@ -382,7 +382,8 @@ def _drop_unneeded(body: Body) -> Body:
     )
 
 
-def _order_terms(body: Body) -> Body:
+def order_terms(body: Body) -> Body:
+    """Calls sorted by nesting depth, then by their text (the canonical order)."""
     depth: dict[int, int] = {}
 
     def depth_of(k: int) -> int:
