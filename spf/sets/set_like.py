@@ -138,8 +138,13 @@ class _SetLike:
         """Semantic equality: each is provably a subset of the other.
 
         ``==`` compares canonical forms (fast, structural: the same constraints up to
-        renamed ``exists`` variables); ``is_equal`` also sees equal sets written
-        differently, e.g. ``{[i] : 0 <= i < 2}`` and ``{[i] : i = 0 || i = 1}``.
+        renamed ``exists`` variables); ``is_equal`` also sees one set in two forms, e.g.
+        with and without an ``exists`` the tuple determines:
+
+        >>> a = Set("{[i]: exists(a: i = 2a && f(a) > 0)}")
+        >>> c = Set("{[i]: f(floor(i/2)) > 0 && i % 2 = 0}")
+        >>> a == c, a.is_equal(c)
+        (False, True)
         """
         o = self._coerce(other, "is_equal")
         self._check_same_arity(o, "is_equal")
