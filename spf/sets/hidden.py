@@ -7,9 +7,10 @@ hidden variables. This module decides that (``same_up_to_hidden``, used by ``==`
 hash that ignores it (``structure_key``), and turns ``a is_subset b`` for a ``b`` with hidden
 variables into emptiness checks (``subset_differences``): a hidden variable of ``b`` that
 ``b`` determines from its tuple is replaced by that expression (``floor(i/2)``), the others
-are identified with hidden variables of ``a`` (every way, up to ``MAX_CHOICES``), and each
-choice gives a difference ``a \\ b'`` without hidden variables of ``b``'s own; if one of them
-is empty, ``a`` is a subset of ``b`` (the chosen variables are the witnesses).
+are identified with hidden variables of ``a`` (every way, up to ``MAX_WITNESS_CHOICES``),
+and each choice gives a difference ``a \\ b'`` without hidden variables of ``b``'s own; if
+one of them is empty, ``a`` is a subset of ``b`` (the chosen variables are the witnesses).
+Incomplete by design (``a`` may need other witnesses), never unsound.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from spf.sets.body import Body, canonical, lift_pair, order_terms, reorganize
 from spf.sets.linear import esym, integral
 from spf.sets.ops import solve_for, subtract
 
-#: At most this many hidden-variable orders are tried by ``same_up_to_hidden`` and this many
-#: identifications by ``subset_differences`` (beyond, the answer is the sound "not shown").
-MAX_CHOICES = 720
+#: At most this many hidden-variable orders are tried by ``same_up_to_hidden`` (all of them
+#: for up to 6 hidden variables) ...
+MAX_ORDERS = 720
+#: ... and this many identifications by ``subset_differences``, each an emptiness check
+#: (beyond, the answer is the sound "not shown").
+MAX_WITNESS_CHOICES = 64
 
 
 def structure_key(body: Body) -> Hashable:
@@ -48,7 +52,7 @@ def same_up_to_hidden(a: Body, b: Body) -> bool:
         return False
     if not a.hidden:
         return a.terms == b.terms and bool(a.iset.is_equal(b.iset))
-    perms = itertools.islice(itertools.permutations(range(len(b.hidden))), MAX_CHOICES)
+    perms = itertools.islice(itertools.permutations(range(len(b.hidden))), MAX_ORDERS)
     for perm in perms:
         other = _reorder_hidden(b, perm, a.hidden)
         if other.terms == a.terms and bool(other.iset.is_equal(a.iset)):
@@ -119,7 +123,7 @@ def subset_differences(a: Body, b: Body) -> Iterator[Body]:
     ea, eb = len(a.hidden), len(b.hidden)
     if ea == 0:
         return
-    choices = itertools.islice(itertools.product(range(ea), repeat=eb), MAX_CHOICES)
+    choices = itertools.islice(itertools.product(range(ea), repeat=eb), MAX_WITNESS_CHOICES)
     for choice in choices:
         yield _difference(a, b, choice)
 
