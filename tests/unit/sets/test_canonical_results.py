@@ -83,3 +83,35 @@ def test_fixed_entry_used_by_a_uf_argument_keeps_its_name() -> None:
     r = Relation("{[a,b] -> [a,b]: f(b) > 0}").compose(Relation("{[i] -> [i, 0]}"))
     assert Relation(str(r)) == r
     assert r.is_equal("{[i] -> [i, 0] : f(0) > 0}")
+
+
+@pytest.mark.parametrize(
+    ("text", "printed"),
+    [
+        ("{[i] -> [0]} union {[i] -> [j]: j < i}", "{[i] -> [j] : j < i} union {[i] -> [0]}"),
+        (
+            "{[i,j]: j = 0 && i < 5} union {[i,j]: 0 <= j < i}",
+            "{[i, j] : 0 <= j && j < i} union {[i, 0] : i <= 4}",
+        ),
+        (
+            "{[i] -> [j,k]: j = 0 && k = j + 1 && i < 0} union {[i] -> [j,k]: k = i && 0 < j < i}",
+            "{[i] -> [j, k] : 1 <= j && i = k && j < i} union {[i] -> [0, 1] : i <= -1}",
+        ),
+        # every part fixes j: the name stays (as written)
+        (
+            "{[i] -> [j]: j = 0 && i < 0} union {[i] -> [j]: j = 1 && i > 5}",
+            "{[i] -> [j] : 6 <= i && j = 1} union {[i] -> [j] : i <= -1 && j = 0}",
+        ),
+    ],
+)
+def test_union_parts_show_their_tuple_constants(text: str, printed: str) -> None:
+    r = Relation(text) if "->" in text else Set(text)
+    assert str(r) == printed
+    assert type(r)(printed) == r
+
+
+def test_union_part_constant_used_by_a_uf_keeps_the_name() -> None:
+    s = Set("{[i,j]: j = 0 && f(j) > i} union {[i,j]: 0 <= j < i}")
+    assert Set(str(s)) == s
+    assert "[i, j]" in str(s).split(" union ")[0]
+    assert "[i, j]" in str(s).split(" union ")[1]
