@@ -5,7 +5,9 @@ consistent with ``==``; printed text reads back equal; integers beyond int64 rou
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -156,3 +158,27 @@ def test_big_points_exact(base: int, width: int) -> None:
     s = Set(f"{{[i]: {base} <= i <= {base + width}}}")
     assert s.points() == [(base + k,) for k in range(width + 1)]
     assert s.bounds() == [(base, base + width)]
+
+
+def _uf_from(values: np.ndarray) -> Callable[[int], int]:
+    """A UF reading ``values`` around index 0 (arguments may be negative)."""
+    off = len(values) // 2
+    return lambda x: int(values[x + off]) if 0 <= x + off < len(values) else 0
+
+
+@SOME
+@given(hidden_sets(), hidden_sets(), st.integers(0, 2**32 - 1))
+def test_subset_with_hidden_variables_is_sound(
+    one: tuple[str, list[str]], two: tuple[str, list[str]], seed: int
+) -> None:
+    """When ``a.is_subset(b)`` says True (``b`` with hidden UF arguments), every point of
+    ``a`` is in ``b`` for random UF values."""
+    a = Set(_named(one[0], len(one[1]), ["a", "b"]))
+    b = Set(_named(two[0], len(two[1]), ["x", "y"]))
+    if not a.is_subset(b):
+        return
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        ufs = {name: _uf_from(rng.integers(-7, 8, size=48)) for name in ("f", "g")}
+        n = int(rng.integers(0, 7))
+        assert set(a.points({"N": n}, ufs)) <= set(b.points({"N": n}, ufs))
