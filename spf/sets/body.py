@@ -237,7 +237,7 @@ def canonical(body: Body) -> Body:
         body = smaller
     if body.iset.is_empty() and (body.terms or body.hidden or body.iset.dim(DT.param)):
         return _empty_like(body)
-    body = _order_hidden(order_terms(body))
+    body = order_terms(_order_hidden(body))  # the calls' order depends on the hidden order
     iset = with_known_divs(body.iset).drop_unused_params()
     body = body.with_iset(iset)
     return _dedupe_names(_first_occurrence_names(name_loose_slots(body)))

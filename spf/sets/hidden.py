@@ -52,6 +52,7 @@ def same_up_to_hidden(a: Body, b: Body) -> bool:
         return False
     if not a.hidden:
         return a.terms == b.terms and bool(a.iset.is_equal(b.iset))
+    a = order_terms(a)
     perms = itertools.islice(itertools.permutations(range(len(b.hidden))), MAX_ORDERS)
     for perm in perms:
         other = _reorder_hidden(b, perm, a.hidden)

@@ -108,3 +108,27 @@ def test_different_hidden_structure_is_not_equal() -> None:
     assert a != b
     assert not a.is_subset(b)
     assert not b.is_subset(a)
+
+
+def test_symmetric_existentials_in_either_order() -> None:
+    """Regression (found by the property test): the calls were sorted before the hidden
+    variables, so ``exists(b, a: ...)`` kept ``f(a)``, ``f(b)`` in a non-canonical order."""
+    text = (
+        "{[i]: exists(@0, @1: 0 <= i < N && 0 <= @0 < i && f(@0) > 0 && 0 <= @1 < i && f(@1) > 0)}"
+    )
+    a = Set(text.replace("@0", "b").replace("@1", "a"))
+    b = Set(text.replace("@0", "a").replace("@1", "b"))
+    assert a == b
+    assert hash(a) == hash(b)
+    assert a.is_equal(b)
+    assert Set(str(a)) == a
+
+
+def test_existentials_in_two_union_parts_read_back_equal() -> None:
+    """Regression: each part's ``exists a`` read back as two hidden variables (a, a_1)."""
+    s = Set("{[i]: exists(a: 0 <= i < N && 0 <= a < i && f(a) != 0)}")
+    assert " union " in str(s)
+    assert Set(str(s)) == s
+    two = Set("{[i] : exists a : 0 < f(a) < i} union {[i] : exists b : f(b) > i && g(b) > 0}")
+    assert len(two.body_iset().get_basic_sets()) == 2
+    assert Set(str(two)) == two
