@@ -46,10 +46,26 @@ PRELUDE = """\
 _INFIX = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def int_literal(value: int) -> str:
+    """C text of an integer constant of the generated int64_t arithmetic; a constant outside
+    int64 is a ``CodegenError`` (C would wrap it or reject it), not silently wrong code."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise CodegenError(
+            f"the constant {value} does not fit in int64_t, the type of the generated loop "
+            "arithmetic; use bounds and parameters within -2**63 .. 2**63 - 1"
+        )
+    if value == INT64_MIN:  # the literal 9223372036854775808 itself does not fit
+        return f"({INT64_MIN + 1} - 1)"
+    return str(value)
+
+
 def expr(e: Expr) -> str:
     """C text of a loop-AST expression (parenthesised where needed)."""
     if isinstance(e, Int):
-        return str(e.value)
+        return int_literal(e.value)
     if isinstance(e, Var):
         return e.name
     if isinstance(e, UFRead):

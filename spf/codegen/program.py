@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
+from spf.codegen.c import int_literal
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
 from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
 from spf.errors import CodegenError, ParseError, SpfError
@@ -483,7 +484,7 @@ def c_expr(text: str, params: Collection[str] = ()) -> str:
 
 def _c(e: ast.Expr, params: frozenset[str]) -> str:
     if isinstance(e, ast.Num):
-        return str(e.value)
+        return int_literal(e.value)
     if isinstance(e, ast.Name):
         return f"({e.name})" if e.name in params else e.name
     if isinstance(e, ast.Neg):

@@ -19,6 +19,7 @@ form (see :func:`canonical`).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -229,14 +230,73 @@ def canonical(body: Body) -> Body:
     while True:
         smaller = _drop_unneeded(body)
         if smaller is body:
-            break
+            smaller = _share_hidden(body)
+            if smaller is body:
+                break
+            smaller = _merge_duplicates(smaller)
         body = smaller
     if body.iset.is_empty() and (body.terms or body.hidden or body.iset.dim(DT.param)):
         return _empty_like(body)
-    body = _order_hidden(_order_terms(body))
+    body = order_terms(_order_hidden(body))  # the calls' order depends on the hidden order
     iset = with_known_divs(body.iset).drop_unused_params()
     body = body.with_iset(iset)
     return _dedupe_names(_first_occurrence_names(name_loose_slots(body)))
+
+
+def _hidden_group(body: Body, k: int) -> list[int]:
+    """Dims of hidden variable ``k`` and of the calls whose arguments use it (nested too)."""
+    nt, ne = body.n_tuple, len(body.hidden)
+    used = {f"__e{k}"}
+    dims = [nt + k]
+    for j, (_, args) in enumerate(body.terms):  # inner calls come first in the table
+        if free_names(args) & used:
+            used.add(f"__u{j}")
+            dims.append(nt + ne + j)
+    return dims
+
+
+def _share_hidden(body: Body) -> Body:
+    """One hidden variable where two serve different disjuncts.
+
+    ``{[i] : exists a : 0 < f(a) < i} union {[i] : exists a : f(a) > i}`` reads back with two
+    hidden variables (one per part) although one serves both: each disjunct constrains only
+    one of them (and the calls on it), so the other's constraints can move onto it, disjunct
+    by disjunct, without changing the set. Merges the first such pair; returns ``body``
+    itself when there is none.
+    """
+    ne = len(body.hidden)
+    bsets = body.iset.get_basic_sets()
+    if ne < 2 or len(bsets) < 2:
+        return body
+    groups = [_hidden_group(body, k) for k in range(ne)]
+    pieces = [isl.Set.from_basic_set(b) for b in bsets]
+    free = [[all(_is_cylinder(p, d) for d in g) for g in groups] for p in pieces]
+    for keep, gone in itertools.combinations(range(ne), 2):
+        if set(groups[keep]) & set(groups[gone]):
+            continue
+        if not all(f[keep] or f[gone] for f in free):
+            continue
+        nt, n = body.n_tuple, body.iset.dim(DT.set)
+        moved = body.iset.empty(body.iset.get_space())
+        for piece, f in zip(pieces, free, strict=True):
+            if not f[gone]:  # constraints on ``gone`` move to ``keep`` (free here)
+                order: list[int | None] = list(range(n))
+                order[nt + keep], order[nt + gone] = nt + gone, None
+                piece = permute_dims(piece, order).align_params(moved.get_space())
+                moved = moved.align_params(piece.get_space())
+            moved = moved.union(piece)
+        kept = [j for j in range(ne) if j != gone]
+        return reorganize(
+            body.with_iset(moved),
+            tuple_src=list(range(nt)),
+            hidden_src=[nt + j for j in kept],
+            term_src=list(range(len(body.terms))),
+            names=body.names,
+            hidden=[body.hidden[j] for j in kept],
+            n_in=body.n_in,
+            subst={esym(gone): esym(keep)},
+        )
+    return body
 
 
 def _empty_like(body: Body) -> Body:
@@ -382,7 +442,8 @@ def _drop_unneeded(body: Body) -> Body:
     )
 
 
-def _order_terms(body: Body) -> Body:
+def order_terms(body: Body) -> Body:
+    """Calls sorted by nesting depth, then by their text (the canonical order)."""
     depth: dict[int, int] = {}
 
     def depth_of(k: int) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from spf.errors import ArityError, SpfError
 from spf.sets.body import canonical
-from spf.sets.linear import DT, evaluate, free_names, param_names, sym
+from spf.sets.linear import DT, evaluate, free_names, param_names, sym, val
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -47,13 +47,13 @@ class _Scanner:
         ]
         iset = body.iset
         for k, name in enumerate(param_names(iset)):
-            iset = iset.fix_val(DT.param, k, isl.Val(int(params[name])))
+            iset = iset.fix_val(DT.param, k, val(params[name]))
         for k, (name, _) in enumerate(body.terms):  # a value lies within its array's values
             bounds = _value_bounds(ufs[name])
             if bounds is not None:
                 pos = self.n_scan + k
-                iset = iset.lower_bound_val(DT.set, pos, isl.Val(bounds[0]))
-                iset = iset.upper_bound_val(DT.set, pos, isl.Val(bounds[1]))
+                iset = iset.lower_bound_val(DT.set, pos, val(bounds[0]))
+                iset = iset.upper_bound_val(DT.set, pos, val(bounds[1]))
         self.root = iset
 
     def scan(self, prefix: Sequence[int], found: set[tuple[int, ...]]) -> None:
@@ -74,7 +74,7 @@ class _Scanner:
     ) -> isl.Set | None:
         env[self.syms[dim]] = value
         fixed.add(dim)
-        return self._fix_terms(iset.fix_val(DT.set, dim, isl.Val(value)), env, fixed)
+        return self._fix_terms(iset.fix_val(DT.set, dim, val(value)), env, fixed)
 
     def _fix_terms(
         self, iset: isl.Set | None, env: dict[sp.Symbol, int], fixed: set[int]
@@ -91,7 +91,7 @@ class _Scanner:
                     return None
                 env[self.syms[base + k]] = value
                 fixed.add(base + k)
-                iset = iset.fix_val(DT.set, base + k, isl.Val(value))
+                iset = iset.fix_val(DT.set, base + k, val(value))
                 progress = True
         return iset
 
@@ -202,7 +202,7 @@ def bounds(body: Body, params: Mapping[str, int]) -> list[tuple[int, int]] | Non
         raise SpfError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
     iset = body.iset
     for k, name in enumerate(param_names(iset)):
-        iset = iset.fix_val(DT.param, k, isl.Val(int(params[name])))
+        iset = iset.fix_val(DT.param, k, val(params[name]))
     n = iset.dim(DT.set)
     iset = iset.project_out(DT.set, body.n_tuple, n - body.n_tuple)
     if iset.is_empty():

@@ -61,7 +61,7 @@ def to_isl(expr: sp.Expr) -> str:
     if isinstance(expr, sp.Symbol):
         return str(expr.name)
     if isinstance(expr, sp.floor):
-        num, den = _integral(expr.args[0])
+        num, den = integral(expr.args[0])
         return f"floor(({to_isl(num)})/{den})"
     if isinstance(expr, sp.Add):
         return "(" + " + ".join(to_isl(t) for t in expr.args) + ")"
@@ -70,12 +70,12 @@ def to_isl(expr: sp.Expr) -> str:
         if coeff.is_Integer and not rest.is_Number:
             return f"{int(coeff)}*{to_isl(rest)}"
         if coeff.is_Rational:  # a rational multiple: only meaningful under floor
-            num, den = _integral(expr)
+            num, den = integral(expr)
             return f"({to_isl(num)})/{den}"
     raise ValueError(f"not a quasi-affine expression: {expr}")
 
 
-def _integral(expr: sp.Expr) -> tuple[sp.Expr, int]:
+def integral(expr: sp.Expr) -> tuple[sp.Expr, int]:
     """``expr = num / den`` with ``num`` having integer coefficients."""
     expr = sp.expand(expr)
     den = 1
@@ -97,7 +97,15 @@ def is_quasi_affine(expr: sp.Expr) -> bool:
 
 # ----------------------------------------------------------------------------- isl -> sympy
 def _frac(v: isl.Val) -> Fraction:
-    return Fraction(int(v.get_num_si()), int(v.get_den_val().to_python()))
+    """The exact value of a rational isl value (isl integers are unbounded; ``get_num_si``
+    would wrap values outside int64)."""
+    return Fraction(v.to_str())
+
+
+def val(n: int) -> isl.Val:
+    """An exact isl value of the Python integer ``n`` (islpy's ``Val(int)`` takes only a
+    C long, so values outside int64 go through their decimal text)."""
+    return isl.Val(str(int(n)))
 
 
 def _rat(v: Fraction) -> sp.Rational:

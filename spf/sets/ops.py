@@ -14,7 +14,7 @@ import islpy as isl
 import sympy as sp
 
 from spf.sets.body import Body, canonical, lift_pair, permute_dims, product, reorganize, slot_values
-from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, tsym
+from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, internal_kind, tsym
 
 
 def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:
@@ -112,6 +112,51 @@ def _hints(rel: Body) -> list[str | None]:
     return out
 
 
+def _borrowed(rel: Body, hints: Sequence[str | None], offset: int) -> list[int]:
+    """Result positions (``offset`` + output index) whose name ``hints`` borrowed from an
+    input the output equals, not a name the relation gave that output itself."""
+    assert rel.n_in is not None
+    own = rel.names[rel.n_in :]
+    return [offset + k for k, h in enumerate(hints) if h is not None and own[k] is None]
+
+
+def unname_fixed(body: Body, positions: Sequence[int]) -> Body:
+    """``body`` with the names at ``positions`` dropped where every disjunct fixes the
+    position to a constant or to another named position (``[i, j] -> [c0, c1] : c0 = 0 &&
+    c1 = i`` is ``[i, j] -> [0, i]``), as the text the result reads back from writes it. A
+    position a UF argument uses, or one fixed to any other expression (``j = col(k)``), keeps
+    its name."""
+    bsets = body.iset.get_basic_sets()
+    if not bsets:
+        return body
+    needed = body.needed_syms()
+    names = list(body.names)
+    syms = body.dim_syms()
+    changed = False
+    for k in positions:
+        if names[k] is None or f"__t{k}" in needed:
+            continue
+        trial = [*names[:k], None, *names[k + 1 :]]
+        probe = Body(tuple(trial), body.n_in, body.hidden, body.terms, body.iset)
+        values = [slot_values(probe, basic_constraints(b, syms))[0].get(k) for b in bsets]
+        if all(_constant_or_copy(v, trial) for v in values):
+            names = trial
+            changed = True
+    if not changed:
+        return body
+    return canonical(Body(tuple(names), body.n_in, body.hidden, body.terms, body.iset))
+
+
+def _constant_or_copy(value: sp.Expr | None, names: Sequence[str | None]) -> bool:
+    """True for an integer constant or the symbol of a named tuple position."""
+    if value is None:
+        return False
+    if value.is_Integer:
+        return True
+    kind = internal_kind(value) if isinstance(value, sp.Symbol) else None
+    return kind is not None and kind[0] == "t" and names[kind[1]] is not None
+
+
 def _equate(body: Body, pairs: Sequence[tuple[int, int]]) -> Body:
     if not pairs:
         return body
@@ -142,7 +187,8 @@ def apply(rel: Body, s: Body) -> Body:
     hidden = src_names * 2
     res = project_tuple(prod, drop, hidden)
     names = _out_names(hints, set())
-    return canonical(Body(names, None, res.hidden, res.terms, res.iset))
+    out = canonical(Body(names, None, res.hidden, res.terms, res.iset))
+    return unname_fixed(out, _borrowed(rel, hints, 0))
 
 
 def compose(r2: Body, r1: Body) -> Body:
@@ -158,7 +204,8 @@ def compose(r2: Body, r1: Body) -> Body:
     res = project_tuple(prod, drop, mid * 2)
     in_names = res.names[:nx]
     names = in_names + _out_names(hints, {n for n in in_names if n})
-    return canonical(Body(names, nx, res.hidden, res.terms, res.iset))
+    out = canonical(Body(names, nx, res.hidden, res.terms, res.iset))
+    return unname_fixed(out, _borrowed(r2, hints, nx))
 
 
 def inverse(rel: Body) -> Body:
@@ -198,9 +245,11 @@ def domain_or_range(rel: Body, which: str) -> Body:
     names = [n or f"t{k}" for k, n in enumerate(rel.names)]
     res = project_tuple(rel, drop, [names[k] for k in drop])
     if which == "range":
-        kept = _out_names(_hints(rel), set())
-    else:
-        kept = _out_names(rel.names[: rel.n_in], set())
+        hints = _hints(rel)
+        kept = _out_names(hints, set())
+        out = canonical(Body(kept, None, res.hidden, res.terms, res.iset))
+        return unname_fixed(out, _borrowed(rel, hints, 0))
+    kept = _out_names(rel.names[: rel.n_in], set())
     return canonical(Body(kept, None, res.hidden, res.terms, res.iset))
 
 

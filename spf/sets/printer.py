@@ -84,15 +84,16 @@ def _format_equality(
 def to_text(body: Body) -> str:
     """The canonical text of ``body``."""
     syms = body.dim_syms()
-    tuple_names = {n for n in body.names if n is not None}
     bsets = body.iset.get_basic_sets()
     if not bsets:
         return "{" + _tuple_text(body, {}, display_map(body)) + " : false}"
+    conjs = [basic_constraints(b, syms) for b in bsets]
     pieces = []
-    for bset in bsets:
-        values, rest = slot_values(body, basic_constraints(bset, syms))
-        show = display_map(body, values)
-        tup = _tuple_text(body, values, show)
+    for shown, conj in zip(_constants_shown(body, conjs), conjs, strict=True):
+        values, rest = slot_values(shown, conj)
+        show = display_map(shown, values)
+        tup = _tuple_text(shown, values, show)
+        tuple_names = {n for n in shown.names if n is not None}
         parts = sorted(format_constraint(q, e.xreplace(show), tuple_names) for q, e in rest)
         ex = f"exists {', '.join(body.hidden)} : " if body.hidden else ""
         if not parts and not ex:
@@ -100,6 +101,52 @@ def to_text(body: Body) -> str:
         else:
             pieces.append("{" + tup + " : " + ex + (" && ".join(parts) or "true") + "}")
     return " union ".join(pieces)
+
+
+def _constants_shown(body: Body, conjs: list[list[tuple[bool, sp.Expr]]]) -> list[Body]:
+    """Per disjunct, ``body`` with the names dropped of the positions it shows as constants.
+
+    A named position that some disjuncts fix to a constant and others do not is shown as the
+    constant in those disjuncts (``{[i] -> [0] : i < 0} union {[i] -> [j] : 0 <= j < i}``,
+    not ``j = 0``): the text reads back with the name from the other disjuncts. Positions a
+    UF argument uses, and positions every disjunct fixes, keep their name everywhere.
+    """
+    if len(conjs) < 2:
+        return [body] * len(conjs)
+    needed = body.needed_syms()
+    dropped: list[set[int]] = [set() for _ in conjs]
+    for k, name in enumerate(body.names):
+        if name is None or f"__t{k}" in needed:
+            continue
+        probe = Body(
+            (*body.names[:k], None, *body.names[k + 1 :]),
+            body.n_in,
+            body.hidden,
+            body.terms,
+            body.iset,
+        )
+        fixed = [_is_int(slot_values(probe, conj)[0].get(k)) for conj in conjs]
+        if all(fixed) or not any(fixed):
+            continue
+        for d, f in enumerate(fixed):
+            if f:
+                dropped[d].add(k)
+    return [
+        Body(
+            tuple(None if k in drop else n for k, n in enumerate(body.names)),
+            body.n_in,
+            body.hidden,
+            body.terms,
+            body.iset,
+        )
+        if drop
+        else body
+        for drop in dropped
+    ]
+
+
+def _is_int(value: sp.Expr | None) -> bool:
+    return value is not None and bool(value.is_Integer)
 
 
 def _tuple_text(body: Body, values: dict[int, sp.Expr], show: dict[sp.Symbol, sp.Expr]) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from spf.errors import ArityError, SpfError
-from spf.sets import concrete, emptiness, ops
+from spf.sets import concrete, emptiness, hidden, ops
 from spf.sets.convert import convert
 from spf.sets.parse import parse_document
 from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
@@ -127,34 +127,38 @@ class _SetLike:
         """True only when provably a subset (same reasoning as :meth:`is_empty`)."""
         o = self._coerce(other, "is_subset")
         self._check_same_arity(o, "is_subset")
-        if o._body.hidden:  # no exact complement of a set with hidden UF arguments
-            return self == o
-        diff = ops.subtract(self._body, o._body)
-        return emptiness.is_empty(diff, self._merged_ufs(o))
+        if o._body.hidden and self == o:
+            return True
+        ufs = self._merged_ufs(o)
+        return any(
+            emptiness.is_empty(d, ufs) for d in hidden.subset_differences(self._body, o._body)
+        )
 
     def is_equal(self: _T, other: _T | str) -> bool:
-        """Semantic equality: each is a subset of the other."""
+        """Semantic equality: each is provably a subset of the other.
+
+        ``==`` compares canonical forms (fast, structural: the same constraints up to
+        renamed ``exists`` variables); ``is_equal`` also sees one set in two forms, e.g.
+        with and without an ``exists`` the tuple determines:
+
+        >>> a = Set("{[i]: exists(a: i = 2a && f(a) > 0)}")
+        >>> c = Set("{[i]: f(floor(i/2)) > 0 && i % 2 = 0}")
+        >>> a == c, a.is_equal(c)
+        (False, True)
+        """
         o = self._coerce(other, "is_equal")
-        return self.is_subset(o) and o.is_subset(self)
+        self._check_same_arity(o, "is_equal")
+        return self == o or (self.is_subset(o) and o.is_subset(self))
 
     # --- identity
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, _SetLike) or type(other) is not type(self):
             return NotImplemented
-        a, b = self._body, other._body
-        return (
-            a.names == b.names
-            and a.n_in == b.n_in
-            and a.hidden == b.hidden
-            and a.terms == b.terms
-            and a.params() == b.params()
-            and bool(a.iset.is_equal(b.iset))
-        )
+        return hidden.same_up_to_hidden(self._body, other._body)
 
     def __hash__(self) -> int:
         if self._hash is None:
-            b = self._body
-            self._hash = hash((b.names, b.n_in, b.hidden, b.terms, b.params()))
+            self._hash = hash(hidden.structure_key(self._body))
         return self._hash
 
     def __str__(self) -> str:
