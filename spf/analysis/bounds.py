@@ -473,6 +473,15 @@ def _extents(comp: Computation, name: str) -> tuple[int | str, ...] | None:
 
 
 # ----------------------------------------------------------------------------- messages
+def _first(s: isl.Set) -> isl.Point:
+    """The lexicographically first point of ``s``, or any point when ``s`` has no first
+    one (unbounded below)."""
+    try:
+        return s.lexmin().sample_point()
+    except isl.Error:
+        return s.sample_point()
+
+
 def _witness(bad: isl.Set, names: list[str], n_its: int) -> str:
     """An offending instance of a UF-free set over ``[iterators, outputs]``: ``i = 9, j = 0
     with N = 10`` (parameters set to 10 where that works, else any values)."""
@@ -483,7 +492,7 @@ def _witness(bad: isl.Set, names: list[str], n_its: int) -> str:
         for k in range(len(params)):
             fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val.int_from_si(bad.get_ctx(), value))
         if not fixed.is_empty():
-            point = fixed.lexmin().sample_point()
+            point = _first(fixed)
             break
     if point is None:  # parameters from any point, then the first instance for them
         any_point = bad.sample_point()
@@ -492,7 +501,7 @@ def _witness(bad: isl.Set, names: list[str], n_its: int) -> str:
             fixed = fixed.fix_val(
                 isl.dim_type.param, k, any_point.get_coordinate_val(isl.dim_type.param, k)
             )
-        point = fixed.lexmin().sample_point()
+        point = _first(fixed)
     coords = [_coord(point, isl.dim_type.set, k) for k in range(len(names))]
     values = [_coord(point, isl.dim_type.param, k) for k in range(len(params))]
     inst = ", ".join(f"{names[k]} = {coords[k]}" for k in range(n_its)) or "its only instance"

@@ -78,8 +78,10 @@ def lower_checked(
     obligations: tuple[Obligation, ...] = ()
     if check:
         comp.check_legality()
+    program = lower(comp, name)  # refuses unbounded loops before bounds are looked at
+    if check:
         obligations = check_bounds(comp).obligations
-    return replace(lower(comp, name), obligations=obligations)
+    return replace(program, obligations=obligations)
 
 
 def emit_program(prog: Program, target: str = "c", **options: Any) -> str:

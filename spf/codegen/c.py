@@ -116,6 +116,11 @@ class CPrinter:
         with self.out.braces():
             for a in self.p.signature.args:
                 self.out.line(f"(void){a.name};")
+            for name, ctype, count in self.p.locals:
+                size = stack_elements(count)
+                if size is not None:  # a scalar or a small fixed array: on the stack
+                    self.out.line(f"{ctype} {name}[{size}] = {{0}};")
+                    self.out.line(f"(void){name};")
             heap = self._heap()
             for name, ctype, count in heap:
                 self.out.line(
@@ -135,7 +140,7 @@ class CPrinter:
 
     def _heap(self) -> list[tuple[str, str, str]]:
         """Function-level heap arrays: locals and ``local`` buffers not ``allocate_at``-ed."""
-        out = list(self.p.locals)
+        out = [loc for loc in self.p.locals if stack_elements(loc[2]) is None]
         for b in self.p.buffers:
             if not b.argument and not b.allocated_at and b.scope == "local":
                 out.append((b.name, b.ctype, self.count(b)))
@@ -410,6 +415,24 @@ class CPrinter:
         if self.pragma_simd != CPrinter.pragma_simd or not widths or not widths[0].isdigit():
             return self.pragma_simd
         return f"{self.pragma_simd} simdlen({widths[0]})"
+
+
+STACK_LOCAL_ELEMENTS = 4096
+"""Locals of at most this many elements with a constant size live on the stack."""
+
+
+def stack_elements(count: str) -> int | None:
+    """The number of elements of a local whose element count (``"1"``, ``"(4) * (8)"``) is a
+    constant no larger than :data:`STACK_LOCAL_ELEMENTS`, else None (allocated on the heap).
+
+    >>> stack_elements("1"), stack_elements("(4) * (8)"), stack_elements("(N)")
+    (1, 32, None)
+    """
+    factors = [f.strip().strip("()").strip() for f in count.split("*")]
+    if not all(f.isdigit() for f in factors):
+        return None
+    size = eval_product(tuple(factors))
+    return max(1, size) if size <= STACK_LOCAL_ELEMENTS else None
 
 
 def eval_product(extents: tuple[str, ...]) -> int:

@@ -43,7 +43,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from spf.codegen.c import PRELUDE, CPrinter, expr
+from spf.codegen.c import PRELUDE, CPrinter, expr, stack_elements
 from spf.codegen.loop_ast import Call, For, If, Node, walk
 from spf.errors import CodegenError
 
@@ -210,12 +210,18 @@ class MPIPrinter(CPrinter):
         self.out.line(f"MPI_Comm_size({COMM}, &spf_size);")
         self.out.line("(void)spf_rank;")
         self.out.line("(void)spf_size;")
+        heap = [loc for loc in self.p.locals if stack_elements(loc[2]) is None]
         for name, ctype, count in self.p.locals:
+            size = stack_elements(count)
+            if size is not None:  # a scalar or a small fixed array: on the stack
+                self.out.line(f"{ctype} {name}[{size}] = {{0}};")
+                self.out.line(f"(void){name};")
+        for name, ctype, count in heap:
             self.out.line(
                 f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
             )
-        if self.p.locals:
-            names = " || ".join(f"!{name}" for name, _, _ in self.p.locals)
+        if heap:
+            names = " || ".join(f"!{name}" for name, _, _ in heap)
             self.out.line(f"if ({names}) {{ {self._free()}MPI_Abort({COMM}, 1); return; }}")
         if self.ops:
             self.out.line(f"spf_mpi_requests spf_mpi = {{NULL, 0, 0, spf_size, {COMM}}};")
@@ -223,7 +229,7 @@ class MPIPrinter(CPrinter):
         if self.ops:
             self.out.line("spf_mpi_waitall(&spf_mpi);")
             self.out.line("free(spf_mpi.req);")
-        if self.p.locals:
+        if heap:
             self.out.line(self._free().strip())
 
     def _check(self) -> None:

@@ -185,3 +185,24 @@ def test_parameters_in_uf_arguments_are_not_quantified() -> None:
     assert f.vars == ("k",)
     g = comp.assume("forall k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i")
     assert g.vars == ("i", "k")
+
+
+def test_small_fixed_locals_live_on_the_stack() -> None:
+    comp = Computation("loc")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_local("t", "double")
+    comp.add_local("v", "double", shape=(4,))
+    comp.add_local("w", "double", shape=("N",))
+    comp.add_stmt(Stmt("$t$ = 1.0; $v$(2) = 3.0;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    comp.add_stmt(Stmt("$w$(i) = $y$(i) + $t$ + $v$(2);", "{[i]: 0 <= i < N}", "{[i]->[0,i,1]}"))
+    comp.add_stmt(Stmt("$y$(i) = 2 * $w$(i);", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+    src = comp.codegen()
+    assert "double t[1] = {0};" in src
+    assert "double v[4] = {0};" in src
+    assert "calloc((size_t)((N))" in src
+    assert "free(w);" in src
+    assert "free(t)" not in src
+    y = np.arange(5.0)
+    comp.compile()(y=y)
+    assert np.array_equal(y, 2 * (np.arange(5.0) + 4.0))
+    assert "loc(int64_t N, double *restrict y)" in src  # locals are no arguments
