@@ -21,6 +21,7 @@ SCRIPTS = [
     "scheduling_tutorial.py",
     "pdfg_tutorial.py",
     "inline_functions.py",
+    "checked_contract.py",
 ]
 
 
