@@ -19,9 +19,11 @@ form (see :func:`canonical`).
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import islpy as isl
 import sympy as sp
@@ -50,6 +52,8 @@ class Body:
     hidden: tuple[str, ...]
     terms: tuple[Term, ...]
     iset: isl.Set
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Values derived from the (immutable) fields, computed once: text, symbols, params."""
 
     def __post_init__(self) -> None:
         want = [s.name for s in self.dim_syms()]
@@ -70,27 +74,40 @@ class Body:
 
     def dim_syms(self) -> list[sp.Symbol]:
         """Internal symbols of all dims in order: tuple, hidden, UF values."""
-        return (
-            [tsym(k) for k in range(len(self.names))]
-            + [esym(k) for k in range(len(self.hidden))]
-            + [usym(k) for k in range(len(self.terms))]
-        )
+        got: list[sp.Symbol] | None = self.memo.get("dim_syms")
+        if got is None:
+            got = (
+                [tsym(k) for k in range(len(self.names))]
+                + [esym(k) for k in range(len(self.hidden))]
+                + [usym(k) for k in range(len(self.terms))]
+            )
+            self.memo["dim_syms"] = got
+        return list(got)
 
     def params(self) -> frozenset[str]:
         """Symbolic constants used by the constraints or by UF arguments."""
-        out = set(param_names(self.iset))
-        for _, args in self.terms:
-            out |= {n for n in free_names(args) if not n.startswith("__")}
-        return frozenset(out)
+        got: frozenset[str] | None = self.memo.get("params")
+        if got is None:
+            out = set(param_names(self.iset))
+            for _, args in self.terms:
+                out |= {n for n in free_names(args) if not n.startswith("__")}
+            got = self.memo["params"] = frozenset(out)
+        return got
 
     def with_iset(self, iset: isl.Set) -> Body:
         return Body(self.names, self.n_in, self.hidden, self.terms, iset)
 
     def space_set(self, text: str, extra_params: Sequence[str] = ()) -> isl.Set:
-        """An isl set over this body's dims from constraint text in isl syntax."""
-        params = sorted(self.params() | set(extra_params) | _param_words(text))
-        dims = ", ".join(s.name for s in self.dim_syms())
-        return isl.Set(f"[{', '.join(params)}] -> {{ [{dims}] : {text} }}")
+        """An isl set over this body's dims from constraint text in isl syntax (parsed once
+        per body and text)."""
+        key = ("space_set", text, tuple(extra_params))
+        got: isl.Set | None = self.memo.get(key)
+        if got is None:
+            params = sorted(self.params() | set(extra_params) | _param_words(text))
+            dims = ", ".join(s.name for s in self.dim_syms())
+            got = isl_set(f"[{', '.join(params)}] -> {{ [{dims}] : {text} }}")
+            self.memo[key] = got
+        return got
 
     def term_expr(self, k: int) -> sp.Expr:
         """Term ``k`` as a sympy call with nested terms substituted (internal symbols)."""
@@ -101,7 +118,18 @@ class Body:
 
     def needed_syms(self) -> set[str]:
         """Names of internal symbols some UF argument uses."""
-        return free_names(a for _, args in self.terms for a in args)
+        got: frozenset[str] | None = self.memo.get("needed")
+        if got is None:
+            got = self.memo["needed"] = frozenset(
+                free_names(a for _, args in self.terms for a in args)
+            )
+        return set(got)
+
+
+@functools.lru_cache(maxsize=8192)
+def isl_set(text: str) -> isl.Set:
+    """``isl.Set(text)``, parsed once per text (isl objects are immutable values)."""
+    return isl.Set(text)
 
 
 def _param_words(text: str) -> set[str]:
@@ -113,13 +141,35 @@ def _param_words(text: str) -> set[str]:
 
 
 # ----------------------------------------------------------------------------- dim surgery
-def permute_dims(iset: isl.Set, order: Sequence[int | None]) -> isl.Set:
-    """New dim m = old dim ``order[m]`` (None: a new unconstrained dim); others projected."""
-    n = iset.dim(DT.set)
+def permute_dims(
+    iset: isl.Set, order: Sequence[int | None], kinds: tuple[int, int, int] | None = None
+) -> isl.Set:
+    """New dim m = old dim ``order[m]`` (None: a new unconstrained dim); others projected.
+
+    ``kinds`` (numbers of tuple, hidden and UF-value dims of the result) names the new dims
+    as a :class:`Body` with those counts names them (saving the renaming afterwards)."""
+    perm = _permutation(iset.dim(DT.set), tuple(order), kinds)
+    return iset.reset_tuple_id().apply(perm)
+
+
+@functools.lru_cache(maxsize=4096)
+def _permutation(
+    n: int, order: tuple[int | None, ...], kinds: tuple[int, int, int] | None
+) -> isl.Map:
+    """The isl map of :func:`permute_dims` (built once per shape: parsing it costs ~0.1 ms)."""
     src = [f"d{k}" for k in range(n)]
     dst = [src[o] if o is not None else f"f{m}" for m, o in enumerate(order)]
     perm = isl.Map(f"{{ [{', '.join(src)}] -> [{', '.join(dst)}] }}")
-    return iset.reset_tuple_id().apply(perm)
+    if kinds is not None and sum(kinds) == len(order):
+        nt, ne, nu = kinds
+        names = (
+            [f"__t{k}" for k in range(nt)]
+            + [f"__e{k}" for k in range(ne)]
+            + [f"__u{k}" for k in range(nu)]
+        )
+        for m, name in enumerate(names):
+            perm = perm.set_dim_name(DT.out, m, name)
+    return perm
 
 
 def reorganize(
@@ -141,7 +191,7 @@ def reorganize(
     """
     nt, ne = body.n_tuple, len(body.hidden)
     order = list(tuple_src) + list(hidden_src) + [nt + ne + k for k in term_src]
-    iset = permute_dims(body.iset, order)
+    iset = permute_dims(body.iset, order, (len(tuple_src), len(hidden_src), len(term_src)))
     old = body.dim_syms()
     new_syms = (
         [tsym(k) for k in range(len(tuple_src))]
@@ -154,13 +204,19 @@ def reorganize(
             sub[old[o]] = new
     first = dict(subst or {})
     terms = tuple(
-        (
-            body.terms[k][0],
-            tuple(sp.expand(a.xreplace(first).xreplace(sub)) for a in body.terms[k][1]),
-        )
+        (body.terms[k][0], tuple(_renamed(a, first, sub) for a in body.terms[k][1]))
         for k in term_src
     )
     return Body(tuple(names), n_in, tuple(hidden), terms, iset)
+
+
+def _renamed(
+    arg: sp.Expr, first: Mapping[sp.Symbol, sp.Expr], sub: Mapping[sp.Symbol, sp.Expr]
+) -> sp.Expr:
+    """A UF argument (kept expanded) after ``first`` and then ``sub``; an argument neither
+    touches is returned as it is (expanding an expanded expression changes nothing)."""
+    new = arg.xreplace(first).xreplace(sub)
+    return arg if new is arg else sp.expand(new)
 
 
 def shifted_terms(body: Body, t_off: int, e_off: int, u_off: int) -> tuple[Term, ...]:
@@ -189,7 +245,7 @@ def product(a: Body, b: Body, n_in: int | None) -> Body:
         + [ta + ea + k for k in range(ua)]
         + [base + tb + eb + k for k in range(len(b.terms))]
     )
-    iset = permute_dims(pa, order)
+    iset = permute_dims(pa, order, (ta + tb, ea + eb, ua + len(b.terms)))
     # a's symbols keep their numbers; b's move past a's in each kind
     b_terms = shifted_terms(b, ta, ea, ua)
     return Body(a.names + b.names, n_in, a.hidden + b.hidden, a.terms + b_terms, iset)
@@ -215,8 +271,9 @@ def lift_pair(a: Body, b: Body) -> tuple[Body, Body]:
         + [None] * ua
         + list(range(nt + eb, nt + eb + ub))
     )
-    ia = permute_dims(a.iset, order_a)
-    ib = permute_dims(b.iset, order_b)
+    kinds = (nt, ea + eb, ua + ub)
+    ia = permute_dims(a.iset, order_a, kinds)
+    ib = permute_dims(b.iset, order_b, kinds)
     return (
         Body(a.names, a.n_in, hidden, terms, ia),
         Body(a.names, a.n_in, hidden, terms, ib),
@@ -454,7 +511,7 @@ def order_terms(body: Body) -> Body:
 
     for k in range(len(body.terms)):
         depth_of(k)
-    order = sorted(range(len(body.terms)), key=lambda k: (depth[k], str(body.term_expr(k))))
+    order = sorted(range(len(body.terms)), key=lambda k: (depth[k], _sstr(body.term_expr(k))))
     if order == list(range(len(body.terms))):
         return body
     nt, ne = body.n_tuple, len(body.hidden)
@@ -469,6 +526,12 @@ def order_terms(body: Body) -> Body:
     )
 
 
+@functools.lru_cache(maxsize=8192)
+def _sstr(e: sp.Expr) -> str:
+    """``str(e)``, memoized (sympy's printer is slow and calls recur across operations)."""
+    return str(e)
+
+
 # ----------------------------------------------------------------------------- loose slots
 def slot_values(
     body: Body, conj: list[tuple[bool, sp.Expr]]
@@ -479,6 +542,28 @@ def slot_values(
     positions, parameters and UF values (not hidden variables nor the position itself);
     constraints used to fix a position are removed and the values substituted in the rest.
     """
+    key = (body.names, body.terms, tuple(conj))
+    got = _SLOT_VALUES.get(key)
+    if got is None:
+        got = _slot_values(body, conj)
+        if len(_SLOT_VALUES) >= _MEMO_MAX:
+            _SLOT_VALUES.clear()
+        _SLOT_VALUES[key] = got
+    return dict(got[0]), list(got[1])
+
+
+_MEMO_MAX = 8192
+_SLOT_VALUES: dict[
+    tuple[tuple[str | None, ...], tuple[Term, ...], tuple[tuple[bool, sp.Expr], ...]],
+    tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]],
+] = {}
+"""Memo of :func:`slot_values`: it depends only on the names, the calls and the constraints
+(canonicalising, naming and printing ask the same question several times per operation)."""
+
+
+def _slot_values(
+    body: Body, conj: list[tuple[bool, sp.Expr]]
+) -> tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]]:
     loose = {tsym(k): k for k, n in enumerate(body.names) if n is None}
     values: dict[int, sp.Expr] = {}
     rest = list(conj)
