@@ -19,7 +19,6 @@ form (see :func:`canonical`).
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from spf.sets.linear import (
     usym,
     with_known_divs,
 )
+from spf.sets.memo import Table, memo
 
 Term = tuple[str, tuple[sp.Expr, ...]]
 
@@ -126,7 +126,7 @@ class Body:
         return set(got)
 
 
-@functools.lru_cache(maxsize=8192)
+@memo(8192)
 def isl_set(text: str) -> isl.Set:
     """``isl.Set(text)``, parsed once per text (isl objects are immutable values)."""
     return isl.Set(text)
@@ -148,11 +148,21 @@ def permute_dims(
 
     ``kinds`` (numbers of tuple, hidden and UF-value dims of the result) names the new dims
     as a :class:`Body` with those counts names them (saving the renaming afterwards)."""
-    perm = _permutation(iset.dim(DT.set), tuple(order), kinds)
-    return iset.reset_tuple_id().apply(perm)
+    key = (str(iset), tuple(order), kinds)
+    got = _PERMUTED.get(key)
+    if got is None:
+        perm = _permutation(iset.dim(DT.set), key[1], kinds)
+        got = _PERMUTED.put(key, iset.reset_tuple_id().apply(perm))
+    return got
 
 
-@functools.lru_cache(maxsize=4096)
+_PERMUTED: Table[tuple[str, tuple[int | None, ...], tuple[int, int, int] | None], isl.Set] = Table(
+    8192
+)
+"""Memo of :func:`permute_dims` by the set's text (operations repeat the same surgery)."""
+
+
+@memo(4096, shape=True)
 def _permutation(
     n: int, order: tuple[int | None, ...], kinds: tuple[int, int, int] | None
 ) -> isl.Map:
@@ -475,8 +485,16 @@ def _is_cylinder(iset: isl.Set, pos: int) -> bool:
     """True when the set does not constrain dim ``pos`` (semantically)."""
     if not iset.involves_dims(DT.set, pos, 1):
         return True
-    cyl = iset.project_out(DT.set, pos, 1).insert_dims(DT.set, pos, 1)
-    return bool(cyl.is_equal(iset))
+    key = (str(iset), pos)
+    got = _CYLINDER.get(key)
+    if got is None:
+        cyl = iset.project_out(DT.set, pos, 1).insert_dims(DT.set, pos, 1)
+        got = _CYLINDER.put(key, bool(cyl.is_equal(iset)))
+    return got
+
+
+_CYLINDER: Table[tuple[str, int], bool] = Table(8192)
+"""Memo of :func:`_is_cylinder` by the set's text."""
 
 
 def _drop_unneeded(body: Body) -> Body:
@@ -526,7 +544,7 @@ def order_terms(body: Body) -> Body:
     )
 
 
-@functools.lru_cache(maxsize=8192)
+@memo(8192)
 def _sstr(e: sp.Expr) -> str:
     """``str(e)``, memoized (sympy's printer is slow and calls recur across operations)."""
     return str(e)
@@ -545,18 +563,14 @@ def slot_values(
     key = (body.names, body.terms, tuple(conj))
     got = _SLOT_VALUES.get(key)
     if got is None:
-        got = _slot_values(body, conj)
-        if len(_SLOT_VALUES) >= _MEMO_MAX:
-            _SLOT_VALUES.clear()
-        _SLOT_VALUES[key] = got
+        got = _SLOT_VALUES.put(key, _slot_values(body, conj))
     return dict(got[0]), list(got[1])
 
 
-_MEMO_MAX = 8192
-_SLOT_VALUES: dict[
+_SLOT_VALUES: Table[
     tuple[tuple[str | None, ...], tuple[Term, ...], tuple[tuple[bool, sp.Expr], ...]],
     tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]],
-] = {}
+] = Table(8192)
 """Memo of :func:`slot_values`: it depends only on the names, the calls and the constraints
 (canonicalising, naming and printing ask the same question several times per operation)."""
 

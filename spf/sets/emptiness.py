@@ -11,7 +11,6 @@ only where needed.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 import islpy as isl
 
 from spf.sets.linear import DT, evaluate, param_names, sym, to_isl
+from spf.sets.memo import memo
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -70,7 +70,7 @@ def preimage(body: Body, target: isl.Set, exprs: list[sp.Expr]) -> isl.Set:
     return target.preimage_multi_aff(ma)
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(4096)
 def _multi_aff(text: str) -> isl.MultiAff:
     """``isl.MultiAff(text)``, parsed once per text."""
     return isl.MultiAff(text)

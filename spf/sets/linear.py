@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from functools import cache, lru_cache
+from functools import cache
 
 import islpy as isl
 import sympy as sp
+
+from spf.sets.memo import Table, memo
 
 DT = isl.dim_type
 
@@ -146,8 +148,7 @@ def constraint_to_sympy(con: isl.Constraint, names: Sequence[sp.Symbol]) -> sp.E
 
 
 Conjunction = tuple[tuple[bool, sp.Expr], ...]
-_CONSTRAINTS: dict[tuple[str, tuple[sp.Symbol, ...]], Conjunction] = {}
-_CONSTRAINTS_MAX = 8192
+_CONSTRAINTS: Table[tuple[str, tuple[sp.Symbol, ...]], Conjunction] = Table(8192)
 
 
 def basic_constraints(bset: isl.BasicSet, names: Sequence[sp.Symbol]) -> list[tuple[bool, sp.Expr]]:
@@ -163,9 +164,7 @@ def basic_constraints(bset: isl.BasicSet, names: Sequence[sp.Symbol]) -> list[tu
         got = tuple(
             (c.is_equality(), constraint_to_sympy(c, names)) for c in bset.get_constraints()
         )
-        if len(_CONSTRAINTS) >= _CONSTRAINTS_MAX:
-            _CONSTRAINTS.clear()
-        _CONSTRAINTS[key] = got
+        _CONSTRAINTS.put(key, got)
     return list(got)
 
 
@@ -194,7 +193,7 @@ def evaluate(expr: sp.Expr, env: Mapping[sp.Symbol, int]) -> int:
     return int(_eval(_expanded(expr), env))
 
 
-@lru_cache(maxsize=16384)
+@memo(16384)
 def _expanded(expr: sp.Expr) -> sp.Expr:
     """``sp.expand(expr)``, memoized (the same UF arguments are evaluated at many points)."""
     return sp.expand(expr)
@@ -226,7 +225,7 @@ def free_names(exprs: Iterable[sp.Expr]) -> set[str]:
     return out
 
 
-@lru_cache(maxsize=16384)
+@memo(16384)
 def _names(e: sp.Expr) -> frozenset[str]:
     """Names of the symbols of one expression (memoized: sympy recomputes
     ``free_symbols`` by walking the tree on every access)."""

@@ -194,8 +194,10 @@ def _constant_or_copy(value: sp.Expr | None, names: Sequence[str | None]) -> boo
 def _equate(body: Body, pairs: Sequence[tuple[int, int]]) -> Body:
     if not pairs:
         return body
-    text = " and ".join(f"__t{a} = __t{b}" for a, b in pairs)
-    return body.with_iset(body.iset.intersect(body.space_set(text)))
+    iset = body.iset
+    for a, b in pairs:  # isl's equate: no constraint text to parse
+        iset = iset.equate(DT.set, a, DT.set, b)
+    return body.with_iset(iset)
 
 
 def _out_names(hints: Sequence[str | None], taken: set[str]) -> tuple[str | None, ...]:

@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from spf.errors import ArityError, SpfError
 from spf.sets import concrete, emptiness, hidden, ops
 from spf.sets.convert import convert
+from spf.sets.memo import memo
 from spf.sets.parse import parse_document
 from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
 from spf.sets.uf import UF
@@ -378,7 +378,7 @@ class Relation(_SetLike):
         return [(p[:n], p[n:]) for p in self._points(params, ufs, None)]
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(4096)
 def _parsed(text: str, decls: tuple[tuple[str, UF], ...] | None) -> Body:
     """The canonical body of ``text`` under the declarations ``decls`` (None: undeclared
     UFs, arities inferred). Bodies are immutable, so one parse serves every equal request;

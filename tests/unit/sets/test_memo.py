@@ -55,3 +55,18 @@ def test_repeated_operations_give_the_same_results() -> None:
     assert first == again
     assert first[0] == "{[ii, k] : 1 <= ii && ii <= N && k < rowptr(ii) && rowptr(ii - 1) <= k}"
     assert r.inverse().apply(r.apply(s)) == s
+
+
+def test_cold_start_gives_the_same_results() -> None:
+    from spf.sets.memo import clear_all
+
+    s = spf.Set("{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}")
+    r = spf.Relation("{[i,k,j] -> [i0,i1,k,j]: i = 4*i0 + i1 && 0 <= i1 < 4}")
+    warm = str(r.apply(s))
+    clear_all()
+    s2 = spf.Set("{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}")
+    r2 = spf.Relation("{[i,k,j] -> [i0,i1,k,j]: i = 4*i0 + i1 && 0 <= i1 < 4}")
+    assert s2 is not s
+    assert s2._body is not s._body
+    assert str(r2.apply(s2)) == warm
+    assert r2.apply(s2) == r.apply(s)
