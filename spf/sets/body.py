@@ -111,10 +111,7 @@ class Body:
 
     def term_expr(self, k: int) -> sp.Expr:
         """Term ``k`` as a sympy call with nested terms substituted (internal symbols)."""
-        name, args = self.terms[k]
-        inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
-        sub = {usym(j): self.term_expr(j) for j in inner}
-        return sp.Function(name)(*[a.xreplace(sub) for a in args])
+        return call_expr(self.terms, k)
 
     def needed_syms(self) -> set[str]:
         """Names of internal symbols some UF argument uses."""
@@ -130,6 +127,14 @@ class Body:
 def isl_set(text: str) -> isl.Set:
     """``isl.Set(text)``, parsed once per text (isl objects are immutable values)."""
     return isl.Set(text)
+
+
+def call_expr(terms: tuple[Term, ...], k: int) -> sp.Expr:
+    """Call ``k`` of a call table as a sympy call, nested calls substituted."""
+    name, args = terms[k]
+    inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
+    sub = {usym(j): call_expr(terms, j) for j in inner}
+    return sp.Function(name)(*[a.xreplace(sub) for a in args])
 
 
 def _param_words(text: str) -> set[str]:
@@ -519,17 +524,7 @@ def _drop_unneeded(body: Body) -> Body:
 
 def order_terms(body: Body) -> Body:
     """Calls sorted by nesting depth, then by their text (the canonical order)."""
-    depth: dict[int, int] = {}
-
-    def depth_of(k: int) -> int:
-        if k not in depth:
-            inner = [int(n[3:]) for n in free_names(body.terms[k][1]) if n.startswith("__u")]
-            depth[k] = 1 + max((depth_of(j) for j in inner), default=0)
-        return depth[k]
-
-    for k in range(len(body.terms)):
-        depth_of(k)
-    order = sorted(range(len(body.terms)), key=lambda k: (depth[k], _sstr(body.term_expr(k))))
+    order = list(_term_order(body.terms))
     if order == list(range(len(body.terms))):
         return body
     nt, ne = body.n_tuple, len(body.hidden)
@@ -545,9 +540,19 @@ def order_terms(body: Body) -> Body:
 
 
 @memo(8192)
-def _sstr(e: sp.Expr) -> str:
-    """``str(e)``, memoized (sympy's printer is slow and calls recur across operations)."""
-    return str(e)
+def _term_order(terms: tuple[Term, ...]) -> tuple[int, ...]:
+    """The canonical order of a call table (it depends on the table alone)."""
+    depth: dict[int, int] = {}
+
+    def depth_of(k: int) -> int:
+        if k not in depth:
+            inner = [int(n[3:]) for n in free_names(terms[k][1]) if n.startswith("__u")]
+            depth[k] = 1 + max((depth_of(j) for j in inner), default=0)
+        return depth[k]
+
+    for k in range(len(terms)):
+        depth_of(k)
+    return tuple(sorted(range(len(terms)), key=lambda k: (depth[k], str(call_expr(terms, k)))))
 
 
 # ----------------------------------------------------------------------------- loose slots

@@ -15,12 +15,25 @@ import sympy as sp
 
 from spf.sets.body import Body, canonical, lift_pair, permute_dims, product, reorganize, slot_values
 from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, internal_kind, tsym
+from spf.sets.memo import Table
 
 
 def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:
     """Dim ``pos`` as one quasi-affine expression of the ``allowed`` dims and parameters,
-    when the set makes it a single-valued function of them; else None."""
+    when the set makes it a single-valued function of them; else None (remembered by the
+    set's text: the dims' names say which symbol each one is)."""
     keep = sorted(set(allowed) | {pos})
+    key = (str(body.iset), pos, tuple(keep))
+    got = _SOLVED.get(key)
+    if got is None:
+        got = _SOLVED.put(key, (_solve_for(body, pos, keep),))
+    return got[0]
+
+
+_SOLVED: Table[tuple[str, int, tuple[int, ...]], tuple[sp.Expr | None]] = Table(8192)
+
+
+def _solve_for(body: Body, pos: int, keep: list[int]) -> sp.Expr | None:
     st = permute_dims(body.iset, keep)
     q = keep.index(pos)
     m = isl.Map.from_domain(st).move_dims(DT.out, 0, DT.in_, q, 1)
