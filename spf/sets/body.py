@@ -20,8 +20,9 @@ form (see :func:`canonical`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import islpy as isl
 import sympy as sp
@@ -37,6 +38,7 @@ from spf.sets.linear import (
     usym,
     with_known_divs,
 )
+from spf.sets.memo import Table, memo
 
 Term = tuple[str, tuple[sp.Expr, ...]]
 
@@ -50,6 +52,8 @@ class Body:
     hidden: tuple[str, ...]
     terms: tuple[Term, ...]
     iset: isl.Set
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Values derived from the (immutable) fields, computed once: text, symbols, params."""
 
     def __post_init__(self) -> None:
         want = [s.name for s in self.dim_syms()]
@@ -70,38 +74,67 @@ class Body:
 
     def dim_syms(self) -> list[sp.Symbol]:
         """Internal symbols of all dims in order: tuple, hidden, UF values."""
-        return (
-            [tsym(k) for k in range(len(self.names))]
-            + [esym(k) for k in range(len(self.hidden))]
-            + [usym(k) for k in range(len(self.terms))]
-        )
+        got: list[sp.Symbol] | None = self.memo.get("dim_syms")
+        if got is None:
+            got = (
+                [tsym(k) for k in range(len(self.names))]
+                + [esym(k) for k in range(len(self.hidden))]
+                + [usym(k) for k in range(len(self.terms))]
+            )
+            self.memo["dim_syms"] = got
+        return list(got)
 
     def params(self) -> frozenset[str]:
         """Symbolic constants used by the constraints or by UF arguments."""
-        out = set(param_names(self.iset))
-        for _, args in self.terms:
-            out |= {n for n in free_names(args) if not n.startswith("__")}
-        return frozenset(out)
+        got: frozenset[str] | None = self.memo.get("params")
+        if got is None:
+            out = set(param_names(self.iset))
+            for _, args in self.terms:
+                out |= {n for n in free_names(args) if not n.startswith("__")}
+            got = self.memo["params"] = frozenset(out)
+        return got
 
     def with_iset(self, iset: isl.Set) -> Body:
         return Body(self.names, self.n_in, self.hidden, self.terms, iset)
 
     def space_set(self, text: str, extra_params: Sequence[str] = ()) -> isl.Set:
-        """An isl set over this body's dims from constraint text in isl syntax."""
-        params = sorted(self.params() | set(extra_params) | _param_words(text))
-        dims = ", ".join(s.name for s in self.dim_syms())
-        return isl.Set(f"[{', '.join(params)}] -> {{ [{dims}] : {text} }}")
+        """An isl set over this body's dims from constraint text in isl syntax (parsed once
+        per body and text)."""
+        key = ("space_set", text, tuple(extra_params))
+        got: isl.Set | None = self.memo.get(key)
+        if got is None:
+            params = sorted(self.params() | set(extra_params) | _param_words(text))
+            dims = ", ".join(s.name for s in self.dim_syms())
+            got = isl_set(f"[{', '.join(params)}] -> {{ [{dims}] : {text} }}")
+            self.memo[key] = got
+        return got
 
     def term_expr(self, k: int) -> sp.Expr:
         """Term ``k`` as a sympy call with nested terms substituted (internal symbols)."""
-        name, args = self.terms[k]
-        inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
-        sub = {usym(j): self.term_expr(j) for j in inner}
-        return sp.Function(name)(*[a.xreplace(sub) for a in args])
+        return call_expr(self.terms, k)
 
     def needed_syms(self) -> set[str]:
         """Names of internal symbols some UF argument uses."""
-        return free_names(a for _, args in self.terms for a in args)
+        got: frozenset[str] | None = self.memo.get("needed")
+        if got is None:
+            got = self.memo["needed"] = frozenset(
+                free_names(a for _, args in self.terms for a in args)
+            )
+        return set(got)
+
+
+@memo(8192)
+def isl_set(text: str) -> isl.Set:
+    """``isl.Set(text)``, parsed once per text (isl objects are immutable values)."""
+    return isl.Set(text)
+
+
+def call_expr(terms: tuple[Term, ...], k: int) -> sp.Expr:
+    """Call ``k`` of a call table as a sympy call, nested calls substituted."""
+    name, args = terms[k]
+    inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
+    sub = {usym(j): call_expr(terms, j) for j in inner}
+    return sp.Function(name)(*[a.xreplace(sub) for a in args])
 
 
 def _param_words(text: str) -> set[str]:
@@ -113,13 +146,45 @@ def _param_words(text: str) -> set[str]:
 
 
 # ----------------------------------------------------------------------------- dim surgery
-def permute_dims(iset: isl.Set, order: Sequence[int | None]) -> isl.Set:
-    """New dim m = old dim ``order[m]`` (None: a new unconstrained dim); others projected."""
-    n = iset.dim(DT.set)
+def permute_dims(
+    iset: isl.Set, order: Sequence[int | None], kinds: tuple[int, int, int] | None = None
+) -> isl.Set:
+    """New dim m = old dim ``order[m]`` (None: a new unconstrained dim); others projected.
+
+    ``kinds`` (numbers of tuple, hidden and UF-value dims of the result) names the new dims
+    as a :class:`Body` with those counts names them (saving the renaming afterwards)."""
+    key = (str(iset), tuple(order), kinds)
+    got = _PERMUTED.get(key)
+    if got is None:
+        perm = _permutation(iset.dim(DT.set), key[1], kinds)
+        got = _PERMUTED.put(key, iset.reset_tuple_id().apply(perm))
+    return got
+
+
+_PERMUTED: Table[tuple[str, tuple[int | None, ...], tuple[int, int, int] | None], isl.Set] = Table(
+    8192
+)
+"""Memo of :func:`permute_dims` by the set's text (operations repeat the same surgery)."""
+
+
+@memo(4096, shape=True)
+def _permutation(
+    n: int, order: tuple[int | None, ...], kinds: tuple[int, int, int] | None
+) -> isl.Map:
+    """The isl map of :func:`permute_dims` (built once per shape: parsing it costs ~0.1 ms)."""
     src = [f"d{k}" for k in range(n)]
     dst = [src[o] if o is not None else f"f{m}" for m, o in enumerate(order)]
     perm = isl.Map(f"{{ [{', '.join(src)}] -> [{', '.join(dst)}] }}")
-    return iset.reset_tuple_id().apply(perm)
+    if kinds is not None and sum(kinds) == len(order):
+        nt, ne, nu = kinds
+        names = (
+            [f"__t{k}" for k in range(nt)]
+            + [f"__e{k}" for k in range(ne)]
+            + [f"__u{k}" for k in range(nu)]
+        )
+        for m, name in enumerate(names):
+            perm = perm.set_dim_name(DT.out, m, name)
+    return perm
 
 
 def reorganize(
@@ -141,7 +206,7 @@ def reorganize(
     """
     nt, ne = body.n_tuple, len(body.hidden)
     order = list(tuple_src) + list(hidden_src) + [nt + ne + k for k in term_src]
-    iset = permute_dims(body.iset, order)
+    iset = permute_dims(body.iset, order, (len(tuple_src), len(hidden_src), len(term_src)))
     old = body.dim_syms()
     new_syms = (
         [tsym(k) for k in range(len(tuple_src))]
@@ -154,13 +219,19 @@ def reorganize(
             sub[old[o]] = new
     first = dict(subst or {})
     terms = tuple(
-        (
-            body.terms[k][0],
-            tuple(sp.expand(a.xreplace(first).xreplace(sub)) for a in body.terms[k][1]),
-        )
+        (body.terms[k][0], tuple(_renamed(a, first, sub) for a in body.terms[k][1]))
         for k in term_src
     )
     return Body(tuple(names), n_in, tuple(hidden), terms, iset)
+
+
+def _renamed(
+    arg: sp.Expr, first: Mapping[sp.Symbol, sp.Expr], sub: Mapping[sp.Symbol, sp.Expr]
+) -> sp.Expr:
+    """A UF argument (kept expanded) after ``first`` and then ``sub``; an argument neither
+    touches is returned as it is (expanding an expanded expression changes nothing)."""
+    new = arg.xreplace(first).xreplace(sub)
+    return arg if new is arg else sp.expand(new)
 
 
 def shifted_terms(body: Body, t_off: int, e_off: int, u_off: int) -> tuple[Term, ...]:
@@ -189,7 +260,7 @@ def product(a: Body, b: Body, n_in: int | None) -> Body:
         + [ta + ea + k for k in range(ua)]
         + [base + tb + eb + k for k in range(len(b.terms))]
     )
-    iset = permute_dims(pa, order)
+    iset = permute_dims(pa, order, (ta + tb, ea + eb, ua + len(b.terms)))
     # a's symbols keep their numbers; b's move past a's in each kind
     b_terms = shifted_terms(b, ta, ea, ua)
     return Body(a.names + b.names, n_in, a.hidden + b.hidden, a.terms + b_terms, iset)
@@ -215,8 +286,9 @@ def lift_pair(a: Body, b: Body) -> tuple[Body, Body]:
         + [None] * ua
         + list(range(nt + eb, nt + eb + ub))
     )
-    ia = permute_dims(a.iset, order_a)
-    ib = permute_dims(b.iset, order_b)
+    kinds = (nt, ea + eb, ua + ub)
+    ia = permute_dims(a.iset, order_a, kinds)
+    ib = permute_dims(b.iset, order_b, kinds)
     return (
         Body(a.names, a.n_in, hidden, terms, ia),
         Body(a.names, a.n_in, hidden, terms, ib),
@@ -418,8 +490,16 @@ def _is_cylinder(iset: isl.Set, pos: int) -> bool:
     """True when the set does not constrain dim ``pos`` (semantically)."""
     if not iset.involves_dims(DT.set, pos, 1):
         return True
-    cyl = iset.project_out(DT.set, pos, 1).insert_dims(DT.set, pos, 1)
-    return bool(cyl.is_equal(iset))
+    key = (str(iset), pos)
+    got = _CYLINDER.get(key)
+    if got is None:
+        cyl = iset.project_out(DT.set, pos, 1).insert_dims(DT.set, pos, 1)
+        got = _CYLINDER.put(key, bool(cyl.is_equal(iset)))
+    return got
+
+
+_CYLINDER: Table[tuple[str, int], bool] = Table(8192)
+"""Memo of :func:`_is_cylinder` by the set's text."""
 
 
 def _drop_unneeded(body: Body) -> Body:
@@ -444,17 +524,7 @@ def _drop_unneeded(body: Body) -> Body:
 
 def order_terms(body: Body) -> Body:
     """Calls sorted by nesting depth, then by their text (the canonical order)."""
-    depth: dict[int, int] = {}
-
-    def depth_of(k: int) -> int:
-        if k not in depth:
-            inner = [int(n[3:]) for n in free_names(body.terms[k][1]) if n.startswith("__u")]
-            depth[k] = 1 + max((depth_of(j) for j in inner), default=0)
-        return depth[k]
-
-    for k in range(len(body.terms)):
-        depth_of(k)
-    order = sorted(range(len(body.terms)), key=lambda k: (depth[k], str(body.term_expr(k))))
+    order = list(_term_order(body.terms))
     if order == list(range(len(body.terms))):
         return body
     nt, ne = body.n_tuple, len(body.hidden)
@@ -469,6 +539,22 @@ def order_terms(body: Body) -> Body:
     )
 
 
+@memo(8192)
+def _term_order(terms: tuple[Term, ...]) -> tuple[int, ...]:
+    """The canonical order of a call table (it depends on the table alone)."""
+    depth: dict[int, int] = {}
+
+    def depth_of(k: int) -> int:
+        if k not in depth:
+            inner = [int(n[3:]) for n in free_names(terms[k][1]) if n.startswith("__u")]
+            depth[k] = 1 + max((depth_of(j) for j in inner), default=0)
+        return depth[k]
+
+    for k in range(len(terms)):
+        depth_of(k)
+    return tuple(sorted(range(len(terms)), key=lambda k: (depth[k], str(call_expr(terms, k)))))
+
+
 # ----------------------------------------------------------------------------- loose slots
 def slot_values(
     body: Body, conj: list[tuple[bool, sp.Expr]]
@@ -479,6 +565,24 @@ def slot_values(
     positions, parameters and UF values (not hidden variables nor the position itself);
     constraints used to fix a position are removed and the values substituted in the rest.
     """
+    key = (body.names, body.terms, tuple(conj))
+    got = _SLOT_VALUES.get(key)
+    if got is None:
+        got = _SLOT_VALUES.put(key, _slot_values(body, conj))
+    return dict(got[0]), list(got[1])
+
+
+_SLOT_VALUES: Table[
+    tuple[tuple[str | None, ...], tuple[Term, ...], tuple[tuple[bool, sp.Expr], ...]],
+    tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]],
+] = Table(8192)
+"""Memo of :func:`slot_values`: it depends only on the names, the calls and the constraints
+(canonicalising, naming and printing ask the same question several times per operation)."""
+
+
+def _slot_values(
+    body: Body, conj: list[tuple[bool, sp.Expr]]
+) -> tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]]:
     loose = {tsym(k): k for k, n in enumerate(body.names) if n is None}
     values: dict[int, sp.Expr] = {}
     rest = list(conj)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import islpy as isl
 
 from spf.sets.linear import DT, evaluate, param_names, sym, to_isl
+from spf.sets.memo import memo
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -32,7 +33,19 @@ point violates and every model satisfies, or None (see :mod:`spf.sets.facts`).""
 
 
 def declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
-    """``body.iset`` restricted by each call's declared range and argument domain."""
+    """``body.iset`` restricted by each call's declared range and argument domain (computed
+    once per body and declarations)."""
+    key = (
+        "declared_facts",
+        tuple(sorted((n, ufs[n]) for n in {t[0] for t in body.terms} if n in ufs)),
+    )
+    got: isl.Set | None = body.memo.get(key)
+    if got is None:
+        got = body.memo[key] = _declared_facts(body, ufs)
+    return got
+
+
+def _declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
     iset = body.iset
     for k, (name, args) in enumerate(body.terms):
         decl = ufs.get(name)
@@ -49,12 +62,18 @@ def preimage(body: Body, target: isl.Set, exprs: list[sp.Expr]) -> isl.Set:
     """``{ p in body's space : (exprs evaluated at p) in target }``."""
     params = sorted(body.params() | set(param_names(target)))
     dims = ", ".join(s.name for s in body.dim_syms())
-    ma = isl.MultiAff(
+    ma = _multi_aff(
         f"[{', '.join(params)}] -> {{ [{dims}] -> [{', '.join(to_isl(e) for e in exprs)}] }}"
     )
     target = target.reset_tuple_id().align_params(ma.get_space())
     ma = ma.align_params(target.get_space())
     return target.preimage_multi_aff(ma)
+
+
+@memo(4096)
+def _multi_aff(text: str) -> isl.MultiAff:
+    """``isl.MultiAff(text)``, parsed once per text."""
+    return isl.MultiAff(text)
 
 
 def axiom_pieces(body: Body, a: int, b: int, ufs: Mapping[str, UF]) -> list[isl.Set]:
@@ -168,7 +187,10 @@ def is_empty(
                 stack.append(part)
             continue
         if bad not in cache:
-            cache[bad] = axiom_pieces(body, *bad, ufs)
+            key = ("axiom", bad, ufs.get(body.terms[bad[0]][0]))
+            if key not in body.memo:
+                body.memo[key] = axiom_pieces(body, *bad, ufs)
+            cache[bad] = body.memo[key]
         for axiom in cache[bad]:
             part = piece.intersect(axiom)
             if not part.is_empty():

@@ -15,6 +15,8 @@ from functools import cache
 import islpy as isl
 import sympy as sp
 
+from spf.sets.memo import Table, memo
+
 DT = isl.dim_type
 
 
@@ -24,16 +26,19 @@ def sym(name: str) -> sp.Symbol:
     return sp.Symbol(name, integer=True)
 
 
+@cache
 def tsym(k: int) -> sp.Symbol:
     """Internal symbol of tuple position ``k``."""
     return sym(f"__t{k}")
 
 
+@cache
 def esym(k: int) -> sp.Symbol:
     """Internal symbol of hidden (existential) variable ``k``."""
     return sym(f"__e{k}")
 
 
+@cache
 def usym(k: int) -> sp.Symbol:
     """Internal symbol of the value of UF call term ``k``."""
     return sym(f"__u{k}")
@@ -112,22 +117,29 @@ def _rat(v: Fraction) -> sp.Rational:
     return sp.Rational(v.numerator, v.denominator)
 
 
+def _coeff(v: isl.Val) -> sp.Rational:
+    """A rational isl value as sympy (integers, the usual case, without a text round trip)."""
+    if v.is_int():
+        return sp.Integer(v.to_python())
+    return _rat(_frac(v))
+
+
 def aff_to_sympy(aff: isl.Aff, names: Sequence[sp.Symbol]) -> sp.Expr:
     """An isl affine expression over set dims named by ``names`` -> sympy (divs as floor)."""
-    out: sp.Expr = _rat(_frac(aff.get_constant_val()))
+    terms: list[sp.Expr] = [_coeff(aff.get_constant_val())]
     for k in range(aff.dim(DT.in_)):
-        c = _frac(aff.get_coefficient_val(DT.in_, k))
-        if c:
-            out += _rat(c) * names[k]
-    for k, pname in enumerate(param_names(aff)):
-        c = _frac(aff.get_coefficient_val(DT.param, k))
-        if c:
-            out += _rat(c) * sym(pname)
+        c = aff.get_coefficient_val(DT.in_, k)
+        if not c.is_zero():
+            terms.append(_coeff(c) * names[k])
+    for k in range(aff.dim(DT.param)):
+        c = aff.get_coefficient_val(DT.param, k)
+        if not c.is_zero():
+            terms.append(_coeff(c) * sym(str(aff.get_dim_name(DT.param, k))))
     for d in range(aff.dim(DT.div)):
-        c = _frac(aff.get_coefficient_val(DT.div, d))
-        if c:
-            out += _rat(c) * sp.floor(aff_to_sympy(aff.get_div(d), names))
-    return sp.expand(out)
+        c = aff.get_coefficient_val(DT.div, d)
+        if not c.is_zero():
+            terms.append(_coeff(c) * sp.floor(aff_to_sympy(aff.get_div(d), names)))
+    return sp.expand(sp.Add(*terms))
 
 
 def constraint_to_sympy(con: isl.Constraint, names: Sequence[sp.Symbol]) -> sp.Expr:
@@ -135,10 +147,25 @@ def constraint_to_sympy(con: isl.Constraint, names: Sequence[sp.Symbol]) -> sp.E
     return aff_to_sympy(con.get_aff(), names)
 
 
+Conjunction = tuple[tuple[bool, sp.Expr], ...]
+_CONSTRAINTS: Table[tuple[str, tuple[sp.Symbol, ...]], Conjunction] = Table(8192)
+
+
 def basic_constraints(bset: isl.BasicSet, names: Sequence[sp.Symbol]) -> list[tuple[bool, sp.Expr]]:
-    """``[(is_equality, e)]`` of a basic set without redundant constraints."""
-    bset = bset.remove_redundancies()
-    return [(c.is_equality(), constraint_to_sympy(c, names)) for c in bset.get_constraints()]
+    """``[(is_equality, e)]`` of a basic set without redundant constraints.
+
+    Memoized by the basic set's text and ``names``: canonicalising and printing read the
+    same basic sets again and again, and the sympy conversion is the expensive part.
+    """
+    key = (str(bset), tuple(names))
+    got = _CONSTRAINTS.get(key)
+    if got is None:
+        bset = bset.remove_redundancies()
+        got = tuple(
+            (c.is_equality(), constraint_to_sympy(c, names)) for c in bset.get_constraints()
+        )
+        _CONSTRAINTS.put(key, got)
+    return list(got)
 
 
 def with_known_divs(iset: isl.Set) -> isl.Set:
@@ -163,7 +190,13 @@ def dnf(iset: isl.Set, names: Sequence[sp.Symbol]) -> list[list[tuple[bool, sp.E
 # ----------------------------------------------------------------------------- evaluation
 def evaluate(expr: sp.Expr, env: Mapping[sp.Symbol, int]) -> int:
     """Exact integer value of a quasi-affine expression under ``env``."""
-    return int(_eval(sp.expand(expr), env))
+    return int(_eval(_expanded(expr), env))
+
+
+@memo(16384)
+def _expanded(expr: sp.Expr) -> sp.Expr:
+    """``sp.expand(expr)``, memoized (the same UF arguments are evaluated at many points)."""
+    return sp.expand(expr)
 
 
 def _eval(expr: sp.Basic, env: Mapping[sp.Symbol, int]) -> Fraction:
@@ -188,5 +221,12 @@ def free_names(exprs: Iterable[sp.Expr]) -> set[str]:
     """Names of the symbols used by ``exprs``."""
     out: set[str] = set()
     for e in exprs:
-        out |= {s.name for s in e.free_symbols if isinstance(s, sp.Symbol)}
+        out |= _names(e)
     return out
+
+
+@memo(16384)
+def _names(e: sp.Expr) -> frozenset[str]:
+    """Names of the symbols of one expression (memoized: sympy recomputes
+    ``free_symbols`` by walking the tree on every access)."""
+    return frozenset(s.name for s in e.free_symbols if isinstance(s, sp.Symbol))

@@ -15,12 +15,25 @@ import sympy as sp
 
 from spf.sets.body import Body, canonical, lift_pair, permute_dims, product, reorganize, slot_values
 from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, internal_kind, tsym
+from spf.sets.memo import Table
 
 
 def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:
     """Dim ``pos`` as one quasi-affine expression of the ``allowed`` dims and parameters,
-    when the set makes it a single-valued function of them; else None."""
+    when the set makes it a single-valued function of them; else None (remembered by the
+    set's text: the dims' names say which symbol each one is)."""
     keep = sorted(set(allowed) | {pos})
+    key = (str(body.iset), pos, tuple(keep))
+    got = _SOLVED.get(key)
+    if got is None:
+        got = _SOLVED.put(key, (_solve_for(body, pos, keep),))
+    return got[0]
+
+
+_SOLVED: Table[tuple[str, int, tuple[int, ...]], tuple[sp.Expr | None]] = Table(8192)
+
+
+def _solve_for(body: Body, pos: int, keep: list[int]) -> sp.Expr | None:
     st = permute_dims(body.iset, keep)
     q = keep.index(pos)
     m = isl.Map.from_domain(st).move_dims(DT.out, 0, DT.in_, q, 1)
@@ -51,13 +64,39 @@ def project_tuple(body: Body, drop: Sequence[int], hidden_names: Sequence[str]) 
 
     The result keeps ``body.n_in`` only if no input position is dropped; callers set it.
     """
-    pending = list(zip(drop, hidden_names, strict=True))
+    pending = sorted(zip(drop, hidden_names, strict=True))
     while pending:
-        pending.sort()
-        pos, hname = pending.pop()  # highest position first: lower ones stay valid
+        # highest position first: lower ones stay valid. A run of positions no UF argument
+        # uses is projected in one step (the same as one at a time: none of them changes
+        # what the others' arguments need).
+        needed = body.needed_syms()
+        run = 0
+        while run < len(pending) and f"__t{pending[-1 - run][0]}" not in needed:
+            run += 1
+        if run > 1:
+            gone = {p for p, _ in pending[-run:]}
+            del pending[-run:]
+            body = _drop_tuple(body, gone)
+            continue
+        pos, hname = pending.pop()
         others = [p for p, _ in pending]
         body = _project_one(body, pos, hname, others)
     return body
+
+
+def _drop_tuple(body: Body, gone: set[int]) -> Body:
+    """``body`` without the tuple positions ``gone`` (none of them used by a UF argument)."""
+    nt, ne = body.n_tuple, len(body.hidden)
+    keep_t = [k for k in range(nt) if k not in gone]
+    return reorganize(
+        body,
+        tuple_src=keep_t,
+        hidden_src=list(range(nt, nt + ne)),
+        term_src=list(range(len(body.terms))),
+        names=[body.names[k] for k in keep_t],
+        hidden=body.hidden,
+        n_in=body.n_in,
+    )
 
 
 def _project_one(body: Body, pos: int, hname: str, later: Sequence[int]) -> Body:
@@ -97,6 +136,14 @@ def _project_one(body: Body, pos: int, hname: str, later: Sequence[int]) -> Body
 
 def _hints(rel: Body) -> list[str | None]:
     """For each output position: its name, or the input name it equals (``[i] -> [0, i]``)."""
+    assert rel.n_in is not None
+    got: list[str | None] | None = rel.memo.get("hints")
+    if got is None:
+        got = rel.memo["hints"] = _compute_hints(rel)
+    return list(got)
+
+
+def _compute_hints(rel: Body) -> list[str | None]:
     assert rel.n_in is not None
     out: list[str | None] = list(rel.names[rel.n_in :])
     bsets = rel.iset.get_basic_sets()
@@ -160,8 +207,10 @@ def _constant_or_copy(value: sp.Expr | None, names: Sequence[str | None]) -> boo
 def _equate(body: Body, pairs: Sequence[tuple[int, int]]) -> Body:
     if not pairs:
         return body
-    text = " and ".join(f"__t{a} = __t{b}" for a, b in pairs)
-    return body.with_iset(body.iset.intersect(body.space_set(text)))
+    iset = body.iset
+    for a, b in pairs:  # isl's equate: no constraint text to parse
+        iset = iset.equate(DT.set, a, DT.set, b)
+    return body.with_iset(iset)
 
 
 def _out_names(hints: Sequence[str | None], taken: set[str]) -> tuple[str | None, ...]:

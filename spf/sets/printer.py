@@ -82,7 +82,14 @@ def _format_equality(
 
 
 def to_text(body: Body) -> str:
-    """The canonical text of ``body``."""
+    """The canonical text of ``body`` (computed once per body)."""
+    text: str | None = body.memo.get("text")
+    if text is None:
+        text = body.memo["text"] = _to_text(body)
+    return text
+
+
+def _to_text(body: Body) -> str:
     syms = body.dim_syms()
     bsets = body.iset.get_basic_sets()
     if not bsets:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from spf.errors import ArityError, SpfError
 from spf.sets import concrete, emptiness, hidden, ops
 from spf.sets.convert import convert
+from spf.sets.memo import memo
 from spf.sets.parse import parse_document
 from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
 from spf.sets.uf import UF
@@ -36,8 +37,7 @@ class _SetLike:
         if not isinstance(text, str):
             raise SpfError(f"{type(self).__name__}() takes set text, got {type(text).__name__}")
         decls = _decl_map(ufs)
-        arities: dict[str, int] = {}
-        body = convert(parse_document(text), decls, arities)
+        body = _parsed(text, None if decls is None else tuple(sorted(decls.items())))
         if (body.n_in is not None) != self._is_relation:
             want = "a relation '{[...] -> [...]}'" if self._is_relation else "a set '{[...]}'"
             raise SpfError(f"{type(self).__name__} expects {want}, got {text!r}")
@@ -376,6 +376,15 @@ class Relation(_SetLike):
         """All pairs ``(input, output)`` in lexicographic order (raises if unbounded)."""
         n = self.in_arity
         return [(p[:n], p[n:]) for p in self._points(params, ufs, None)]
+
+
+@memo(4096)
+def _parsed(text: str, decls: tuple[tuple[str, UF], ...] | None) -> Body:
+    """The canonical body of ``text`` under the declarations ``decls`` (None: undeclared
+    UFs, arities inferred). Bodies are immutable, so one parse serves every equal request;
+    errors are raised afresh each time (``lru_cache`` does not keep exceptions)."""
+    arities: dict[str, int] = {}
+    return convert(parse_document(text), None if decls is None else dict(decls), arities)
 
 
 def _flatten(point: Any) -> tuple[int, ...]:
