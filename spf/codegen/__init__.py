@@ -50,8 +50,16 @@ def codegen(
     check: bool = True,
     **options: Any,
 ) -> str:
-    """One self-contained translation unit for ``target`` (``options``: the printer's)."""
-    return emit_program(lower_checked(comp, target, name, check, **options), target, **options)
+    """One self-contained translation unit for ``target`` (``options``: the printer's);
+    remembered until ``comp`` changes (:attr:`Computation.version`)."""
+    from spf.codegen.budget import ISL_MAX_OPERATIONS
+    from spf.computation.fingerprint import value_key
+
+    def generate() -> str:
+        return emit_program(lower_checked(comp, target, name, check, **options), target, **options)
+
+    key = ("codegen", value_key((target, name, check)), value_key(options), ISL_MAX_OPERATIONS)
+    return comp._remembered(key, generate)
 
 
 def lower_checked(
