@@ -74,6 +74,7 @@ def lower_checked(
     check at run time."""
     from spf.analysis.bounds import check_bounds
     from spf.codegen.program import lower
+    from spf.progress import Progress
 
     printer(target)
     known = printer_options(target)
@@ -84,9 +85,12 @@ def lower_checked(
             f"known: {', '.join(known) or 'none'}"
         )
     obligations: tuple[Obligation, ...] = ()
+    progress = Progress("codegen")
     if check:
         comp.check_legality()
+        progress.phase("proving bounds")
         obligations = check_bounds(comp).obligations
+    progress.phase("scanning")
     return replace(lower(comp, name), obligations=obligations)
 
 

@@ -205,6 +205,7 @@ def compute_dependences(comp: Computation, *, private: bool = True) -> tuple[Dep
 def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
     from spf.computation.operations import order_width
     from spf.computation.storage import storage_dependences
+    from spf.progress import Progress
 
     width = order_width(comp)
     if width == 0:
@@ -213,22 +214,23 @@ def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
     context = _context_key(comp, width, private)
     memo = comp._memo.pairs
     deps: list[Dependence] = []
-    for src in comp.stmts:
-        for snk in comp.stmts:
-            if not _may_conflict(comp, src, snk):
-                continue
-            base = (context, _pair_inputs(src, snk))
-            now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
-            # tags (distribute, gpu) map instances to ranks and copies by the current schedule
-            rel_key = ("relations", *base, *(now if src.tags or snk.tags else ()))
-            found = memo.get(rel_key)
-            if found is None:
-                found = memo[rel_key] = _pair_relations(comp, src, snk, width, scheds, private)
-            dep_key = ("ordered", *base, *now)
-            ordered = memo.get(dep_key)
-            if ordered is None:
-                ordered = memo[dep_key] = _pair_dependences(comp, src, snk, width, scheds, found)
-            deps += ordered
+    progress = Progress("dependences", len(comp.stmts) ** 2, "statement pairs")
+    for k, (src, snk) in enumerate((a, b) for a in comp.stmts for b in comp.stmts):
+        progress.step(k)
+        if not _may_conflict(comp, src, snk):
+            continue
+        base = (context, _pair_inputs(src, snk))
+        now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
+        # tags (distribute, gpu) map instances to ranks and copies by the current schedule
+        rel_key = ("relations", *base, *(now if src.tags or snk.tags else ()))
+        found = memo.get(rel_key)
+        if found is None:
+            found = memo[rel_key] = _pair_relations(comp, src, snk, width, scheds, private)
+        dep_key = ("ordered", *base, *now)
+        ordered = memo.get(dep_key)
+        if ordered is None:
+            ordered = memo[dep_key] = _pair_dependences(comp, src, snk, width, scheds, found)
+        deps += ordered
     return (*deps, *storage_dependences(comp))
 
 
@@ -540,8 +542,12 @@ def check_legality(comp: Computation) -> None:
         # the schedule must keep the sequential program's meaning with shared/local buffers
         # as one array; the gpu loops then run it with one copy per block/thread
         deps = compute_dependences(comp, private=False)
+    from spf.progress import Progress
+
     context = _violation_context(comp)
-    for dep in deps:
+    progress = Progress("legality", len(deps), "dependences")
+    for k, dep in enumerate(deps):
+        progress.step(k)
         if dep.storage:
             continue  # ordered by the current schedule: never violated
         why = _remembered_violation(comp, dep, context)
