@@ -176,13 +176,35 @@ class _Timing:
         j = j.intersect(_constraint(names, conds))
         return _project(j, list(range(n + m)), self.xs + self.ys)
 
-    def levels(self, pairs: Set, op: str) -> list[tuple[int, Set]]:
+    def levels(self, pairs: Set, op: str, first: bool = False) -> list[tuple[int, Set]]:
+        """The non-empty :meth:`level` pieces of ``pairs`` (``op``: ``<`` or ``>``), by
+        position. Positions where both schedules are constants decide without a test: equal
+        constants order nothing there, different ones order everything there and nothing
+        later (the times must agree at earlier positions). ``first``: stop at the first."""
         out = []
         for d in range(self.width):
+            fixed = self._constants(d)
+            if fixed is not None and (fixed[0] == fixed[1] or (fixed[0] < fixed[1]) != (op == "<")):
+                if fixed[0] == fixed[1]:
+                    continue
+                break
             piece = self.level(pairs, d, op)
             if not empty(piece, self.facts):
                 out.append((d, piece))
+                if first:
+                    break
+            if fixed is not None:
+                break
         return out
+
+    def _constants(self, d: int) -> tuple[int, int] | None:
+        """Both schedules' values at position ``d`` when both are integer constants."""
+        if self.fs is None or self.gs is None:
+            return None
+        a, b = self.fs[d].strip(), self.gs[d].strip()
+        if is_constant(a) and is_constant(b):
+            return int(a), int(b)
+        return None
 
 
 def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | None:
@@ -509,11 +531,10 @@ def violation(comp: Computation, dep: Dependence) -> str | None:
     facts = comp.assumptions
     cur = _Timing(padded(src, width), padded(snk, width), xs, ys, facts)
     pairs = _constraint(xs + ys, []).intersect(dep.relation.as_set())
-    for d in range(width):
-        if not empty(cur.level(pairs, d, ">"), facts):
-            loop = _loop_name(src, width, d)
-            where = f"across loop {loop!r}" if loop else f"at schedule position {d}"
-            return f"the sink would run before the source {where}"
+    for d, _ in cur.levels(pairs, ">", first=True):
+        loop = _loop_name(src, width, d)
+        where = f"across loop {loop!r}" if loop else f"at schedule position {d}"
+        return f"the sink would run before the source {where}"
     if not empty(cur.level(pairs, 0, "="), facts):
         return "source and sink would run at the same time (the schedule is not injective)"
     return None
