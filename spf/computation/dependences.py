@@ -36,7 +36,9 @@ their sequential schedule orders them.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,8 +48,6 @@ from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
 from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from spf.computation.computation import Computation
     from spf.computation.statement import AccessList, Stmt
     from spf.sets.facts import Fact
@@ -84,7 +84,34 @@ class Dependence:
 def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
     """The statement's schedule with ``0`` appended up to ``width`` outputs."""
     sched = stmt.schedule if which == "current" else stmt.original_schedule
+    return _padded(str(sched), sched, width)
+
+
+# Relations are immutable: what the analysis derives from one is remembered, keyed by its
+# text (names matter) and the relation itself (UF declarations and structure matter too).
+@functools.lru_cache(maxsize=4096)
+def _padded(text: str, sched: Relation, width: int) -> Relation:
     return sched.pad_outputs(width)
+
+
+@functools.lru_cache(maxsize=4096)
+def _out_vars(text: str, rel: Relation) -> tuple[str, ...]:
+    return rel.out_vars
+
+
+def out_vars(rel: Relation) -> tuple[str, ...]:
+    """``rel.out_vars``, remembered."""
+    return _out_vars(str(rel), rel)
+
+
+@functools.lru_cache(maxsize=4096)
+def _function(text: str, rel: Relation, names: tuple[str, ...]) -> tuple[str, ...] | None:
+    return rel.as_function(list(names))
+
+
+def function_of(rel: Relation, names: Sequence[str]) -> tuple[str, ...] | None:
+    """``rel.as_function(names)``, remembered."""
+    return _function(str(rel), rel, tuple(names))
 
 
 def _generic(n: int) -> list[str]:
@@ -92,6 +119,11 @@ def _generic(n: int) -> list[str]:
 
 
 def _constraint(names: list[str], conds: list[str]) -> Set:
+    return _constraint_set(tuple(names), tuple(conds))
+
+
+@functools.lru_cache(maxsize=4096)
+def _constraint_set(names: tuple[str, ...], conds: tuple[str, ...]) -> Set:
     body = " && ".join(conds) if conds else "true"
     return Set(f"{{[{', '.join(names)}] : {body}}}")
 
@@ -147,8 +179,8 @@ class _Timing:
         self.th_s, self.th_t, self.xs, self.ys = th_s, th_t, xs, ys
         self.facts = facts
         self.width = th_s.out_arity
-        self.fs = th_s.as_function(xs)
-        self.gs = th_t.as_function(ys)
+        self.fs = function_of(th_s, xs)
+        self.gs = function_of(th_t, ys)
 
     def level(self, pairs: Set, d: int, op: str) -> Set:
         """Pairs whose times agree before position ``d`` and compare with ``op`` at ``d``
@@ -208,7 +240,7 @@ class _Timing:
 
 
 def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | None:
-    outs = padded(stmt, width, which).out_vars
+    outs = out_vars(padded(stmt, width, which))
     return None if is_constant(outs[d]) else outs[d]
 
 
@@ -429,7 +461,7 @@ def _pair_dependences(
     moved = cur.th_s != orig_s or cur.th_t != orig_t
     out = []
     for kind, ds, pairs, orig_levels in found:
-        orig_outs = [orig_s.out_vars[d] for d in orig_levels]
+        orig_outs = [out_vars(orig_s)[d] for d in orig_levels]
         orig_names = [None if is_constant(n) else n for n in orig_outs]
         levels = set(orig_levels)
         if moved:
@@ -459,7 +491,7 @@ def rank_of(comp: Computation, stmt: Stmt, names: list[str]) -> str | None:
     for loop, tags in stmt.tags.items():
         if "distribute" in tags:
             pos = loop_position(comp, stmt, loop)
-            exprs = padded(stmt, comp.schedule_width()).as_function(names)
+            exprs = function_of(padded(stmt, comp.schedule_width()), names)
             return None if exprs is None else exprs[pos]
     return None
 
@@ -519,7 +551,7 @@ def private_group(comp: Computation, stmt: Stmt, scope: str, names: list[str]) -
         if not loops:
             return None
         positions += [loop_position(comp, stmt, loop) for _, loop in loops]
-    exprs = padded(stmt, comp.schedule_width()).as_function(names)
+    exprs = function_of(padded(stmt, comp.schedule_width()), names)
     return None if exprs is None else list(exprs[: max(positions) + 1])
 
 
@@ -711,7 +743,7 @@ def _violated_loop(why: str) -> str | None:
 
 def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
     """Position in the padded schedule of ``loop`` (a loop name or a depth)."""
-    outs = padded(stmt, comp.schedule_width()).out_vars
+    outs = out_vars(padded(stmt, comp.schedule_width()))
     positions = [k for k, v in enumerate(outs) if not is_constant(v)]
     if isinstance(loop, int) and not isinstance(loop, bool):
         if 0 <= loop < len(positions):
@@ -739,11 +771,11 @@ def _parallel_ok(
 ) -> bool:
     d = loop_position(comp, stmt, loop)
     width = comp.schedule_width()
-    mine = padded(stmt, width).out_vars
+    mine = out_vars(padded(stmt, width))
     for dep in deps:
         if d not in dep.levels:
             continue
-        other = padded(comp.stmt(dep.source), width).out_vars
+        other = out_vars(padded(comp.stmt(dep.source), width))
         shares = all(
             not (is_constant(mine[k]) and is_constant(other[k])) or mine[k] == other[k]
             for k in range(d)
