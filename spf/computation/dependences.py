@@ -84,13 +84,14 @@ class Dependence:
 def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
     """The statement's schedule with ``0`` appended up to ``width`` outputs."""
     sched = stmt.schedule if which == "current" else stmt.original_schedule
-    return _padded(str(sched), sched, width)
+    return _padded(str(sched), tuple(sched._ufs.items()), sched, width)
 
 
 # Relations are immutable: what the analysis derives from one is remembered, keyed by its
-# text (names matter) and the relation itself (UF declarations and structure matter too).
+# text (names matter) and the relation itself (structure matter too), and a derived
+# relation also by the UF declarations it carries (computations differ in them).
 @functools.lru_cache(maxsize=4096)
-def _padded(text: str, sched: Relation, width: int) -> Relation:
+def _padded(text: str, ufs: object, sched: Relation, width: int) -> Relation:
     return sched.pad_outputs(width)
 
 

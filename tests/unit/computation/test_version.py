@@ -164,3 +164,14 @@ def test_from_json_round_trip_has_its_own_memory() -> None:
     again = Computation.from_json(comp.to_json())
     assert _shown(again) == _shown(comp)
     assert again.codegen("c") == comp.codegen("c")
+
+
+def test_computations_alike_but_for_uf_types_do_not_share_results() -> None:
+    """Regression: a remembered padded schedule once carried the UF declarations of another
+    computation with the same schedule text (int64 ``rowptr`` in an int32 kernel)."""
+    narrow = kernels.spmv_csr(index_dtype="int32")
+    narrow.check_legality()
+    wide = kernels.spmv_csr(index_dtype="int64")
+    wide.check_legality()
+    assert "const int64_t *restrict rowptr" in wide.codegen("c")
+    assert "const int32_t *restrict rowptr" in narrow.codegen("c")
