@@ -18,9 +18,12 @@ from spf.sets.set_like import _SetLike
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
 
-_SKIP = frozenset({"_comp", "_parsed", "_memo", "_version", "_last_key"})
-"""Back references, state derived from other fields (``_parsed``: the statement's source),
-and the cache bookkeeping itself."""
+_SKIP = frozenset({"_comp", "_memo"})
+"""Back references and the cache bookkeeping itself."""
+
+_BY_IDENTITY = frozenset({"_parsed"})
+"""State derived from other fields (``_parsed``: the statement's source), keyed by which
+object it is (replacing it is a change) rather than walked."""
 
 _ATOMS = (str, int, float, bool, type(None))
 
@@ -61,7 +64,11 @@ def _compound_key(value: object, path: set[int]) -> object:
         attrs = vars(value)
         return (
             type(value).__name__,
-            *((k, _key(v, path)) for k, v in attrs.items() if k not in _SKIP),
+            *(
+                (k, id(v) if k in _BY_IDENTITY else _key(v, path))
+                for k, v in attrs.items()
+                if k not in _SKIP
+            ),
         )
     return (type(value).__name__, repr(value))
 

@@ -175,3 +175,26 @@ def test_computations_alike_but_for_uf_types_do_not_share_results() -> None:
     wide.check_legality()
     assert "const int64_t *restrict rowptr" in wide.codegen("c")
     assert "const int32_t *restrict rowptr" in narrow.codegen("c")
+
+
+@pytest.mark.parametrize("effect", ["inline", "compute_at", "storage_fold"])
+def test_effects_on_the_blur_bump_the_version_and_stay_exact(effect: str) -> None:
+    def apply(comp: Computation) -> None:
+        s0 = comp.stmt("s0")
+        if effect == "inline":
+            s0.inline()
+        elif effect == "compute_at":
+            s0.compute_at("s1", "i")
+        else:
+            comp.stmt("s1").shift("i", 2).after(s0, "j")
+            s0.storage_fold("i", 3)
+
+    warm = kernels.blur2d()
+    warm.codegen("c")
+    before = warm.version
+    apply(warm)
+    assert warm.version > before
+    cold = kernels.blur2d()
+    apply(cold)
+    assert _shown(warm) == _shown(cold)
+    assert warm.codegen("c") == cold.codegen("c")
