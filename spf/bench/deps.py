@@ -111,12 +111,14 @@ def remembered(quick: bool) -> list[dict[str, object]]:
     chain = stencil_chain(10)
     chain.dependences()
     row("chain of 10: repeated dependences()", _seconds(chain.dependences, 21), "<= 1 ms")
+    from spf.computation.dependences import clear_remembered
+
     cold = [kernels.spmv_csr() for _ in range(3)]
-    row(
-        "SpMV CSR codegen('c'), cold",
-        statistics.median(_seconds(functools.partial(c.codegen, "c")) for c in cold),
-        "<= 50 ms (goal 20 ms)",
-    )
+    times = []
+    for comp in cold:
+        clear_remembered()  # nothing remembered from an earlier computation
+        times.append(_seconds(functools.partial(comp.codegen, "c")))
+    row("SpMV CSR codegen('c'), cold", statistics.median(times), "<= 50 ms (goal 20 ms)")
     row("SpMV CSR codegen('c'), repeated", _seconds(lambda: cold[0].codegen("c"), 21), "<= 1 ms")
     if quick:
         return rows

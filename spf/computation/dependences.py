@@ -110,6 +110,13 @@ def _function(text: str, rel: Relation, names: tuple[str, ...]) -> tuple[str, ..
     return rel.as_function(list(names))
 
 
+def clear_remembered() -> None:
+    """Forget what this module remembers across computations (derived from relations); for
+    cold timings. Per-computation results live in ``Computation._memo``."""
+    for fn in (_padded, _out_vars, _function, _constraint_set):
+        fn.cache_clear()
+
+
 def function_of(rel: Relation, names: Sequence[str]) -> tuple[str, ...] | None:
     """``rel.as_function(names)``, remembered."""
     return _function(str(rel), rel, tuple(names))
