@@ -30,6 +30,7 @@ import argparse
 import importlib
 import importlib.util
 import inspect
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -191,11 +192,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _bench(args_list[1:])
     parser = _parser()
     args = parser.parse_args(args_list)
+    _show_progress()
     try:
         return _run(parser, args)
     except SpfError as err:
         print(f"spf {args.command}: error: {err}", file=sys.stderr)
         return 1
+
+
+def _show_progress() -> None:
+    """Progress lines of long operations (the ``spf`` logger, :mod:`spf.progress`) on
+    stderr, once."""
+    from spf.progress import LOGGER
+
+    if not any(isinstance(h, _StderrLines) for h in LOGGER.handlers):
+        LOGGER.addHandler(_StderrLines())
+    LOGGER.setLevel(logging.INFO)
+
+
+class _StderrLines(logging.Handler):
+    """``spf: <message>`` on the current ``sys.stderr`` (like the command's own lines)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _progress(record.getMessage())
 
 
 def _bench(argv: list[str]) -> int:

@@ -50,8 +50,16 @@ def codegen(
     check: bool = True,
     **options: Any,
 ) -> str:
-    """One self-contained translation unit for ``target`` (``options``: the printer's)."""
-    return emit_program(lower_checked(comp, target, name, check, **options), target, **options)
+    """One self-contained translation unit for ``target`` (``options``: the printer's);
+    remembered until ``comp`` changes (:attr:`Computation.version`)."""
+    from spf.codegen.budget import ISL_MAX_OPERATIONS
+    from spf.computation.fingerprint import value_key
+
+    def generate() -> str:
+        return emit_program(lower_checked(comp, target, name, check, **options), target, **options)
+
+    key = ("codegen", value_key((target, name, check)), value_key(options), ISL_MAX_OPERATIONS)
+    return comp._remembered(key, generate)
 
 
 def lower_checked(
@@ -66,6 +74,7 @@ def lower_checked(
     check at run time."""
     from spf.analysis.bounds import check_bounds
     from spf.codegen.program import lower
+    from spf.progress import Progress
 
     printer(target)
     known = printer_options(target)
@@ -76,10 +85,13 @@ def lower_checked(
             f"known: {', '.join(known) or 'none'}"
         )
     obligations: tuple[Obligation, ...] = ()
+    progress = Progress("codegen")
     if check:
         comp.check_legality()
+    progress.phase("scanning")
     program = lower(comp, name)  # refuses unbounded loops before bounds are looked at
     if check:
+        progress.phase("proving bounds")
         obligations = check_bounds(comp).obligations
     return replace(program, obligations=obligations)
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from spf.clang import check_reserved
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.data_space import DataSpace, make_data_space
+from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
 from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
 from spf.computation.statement import AccessList, Stmt, is_constant
-from spf.errors import ArgumentError, ArityError, SpfError, UndeclaredError
+from spf.errors import (
+    ArgumentError,
+    ArityError,
+    IllegalScheduleError,
+    SpfError,
+    UndeclaredError,
+)
 from spf.sets import UF, Relation, Set
 from spf.sets.expr import compile_expr
 
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
     from spf.runtime import Kernel
     from spf.schedule.trace import Trace
     from spf.sets.facts import Fact
+
+_R = TypeVar("_R")
 
 
 class Computation:
@@ -50,6 +59,33 @@ class Computation:
         self._layout = Layout()
         self._constants: dict[str, str] = {}
         self._assumptions: list[Fact] = []
+        self._memo = Memo()
+
+    @property
+    def version(self) -> int:
+        """A number that grows with every change to the computation (a declaration, a
+        statement, an assumption, a scheduling command or effect, a tag, a buffer, an
+        operation): results of the analysis are remembered per version.
+
+        >>> comp = Computation("v")
+        >>> v = comp.version
+        >>> comp.add_data_space("x", "double", shape=("N",))
+        >>> comp.version > v, comp.version == comp.version
+        (True, True)
+        """
+        return self._memo.refresh(self)
+
+    def _remembered(self, key: object, compute: Callable[[], _R]) -> _R:
+        """``compute()``, remembered for the current version under ``key``."""
+        memo = self._memo
+        version = memo.refresh(self)
+        if key in memo.results:
+            found: _R = memo.results[key]
+            return found
+        value = compute()
+        if memo.refresh(self) == version:  # computing changed nothing: remember it
+            memo.results[key] = value
+        return value
 
     # --- declarations
     @property
@@ -550,13 +586,23 @@ class Computation:
         """Flow, anti and output dependences between statement instances (API.md section 4)."""
         from spf.computation.dependences import compute_dependences
 
-        return compute_dependences(self)
+        return list(compute_dependences(self))
 
     def check_legality(self) -> None:
-        """Raise ``IllegalScheduleError`` for the first dependence the schedule violates."""
+        """Raise ``IllegalScheduleError`` for the first dependence the schedule violates
+        (the verdict is remembered until the computation changes)."""
         from spf.computation.dependences import check_legality
 
-        check_legality(self)
+        def verdict() -> IllegalScheduleError | None:
+            try:
+                check_legality(self)
+            except IllegalScheduleError as err:
+                return err
+            return None
+
+        found = self._remembered(("legality",), verdict)
+        if found is not None:
+            raise found.with_traceback(None)
 
     def is_parallel_legal(self, stmt: str | int | Stmt, loop: str | int) -> bool:
         """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics)."""

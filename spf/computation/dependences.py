@@ -36,7 +36,9 @@ their sequential schedule orders them.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,8 +48,6 @@ from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
 from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from spf.computation.computation import Computation
     from spf.computation.statement import AccessList, Stmt
     from spf.sets.facts import Fact
@@ -84,7 +84,42 @@ class Dependence:
 def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
     """The statement's schedule with ``0`` appended up to ``width`` outputs."""
     sched = stmt.schedule if which == "current" else stmt.original_schedule
+    return _padded(str(sched), tuple(sched._ufs.items()), sched, width)
+
+
+# Relations are immutable: what the analysis derives from one is remembered, keyed by its
+# text (names matter) and the relation itself (structure matter too), and a derived
+# relation also by the UF declarations it carries (computations differ in them).
+@functools.lru_cache(maxsize=4096)
+def _padded(text: str, ufs: object, sched: Relation, width: int) -> Relation:
     return sched.pad_outputs(width)
+
+
+@functools.lru_cache(maxsize=4096)
+def _out_vars(text: str, rel: Relation) -> tuple[str, ...]:
+    return rel.out_vars
+
+
+def out_vars(rel: Relation) -> tuple[str, ...]:
+    """``rel.out_vars``, remembered."""
+    return _out_vars(str(rel), rel)
+
+
+@functools.lru_cache(maxsize=4096)
+def _function(text: str, rel: Relation, names: tuple[str, ...]) -> tuple[str, ...] | None:
+    return rel.as_function(list(names))
+
+
+def clear_remembered() -> None:
+    """Forget what this module remembers across computations (derived from relations); for
+    cold timings. Per-computation results live in ``Computation._memo``."""
+    for fn in (_padded, _out_vars, _function, _constraint_set):
+        fn.cache_clear()
+
+
+def function_of(rel: Relation, names: Sequence[str]) -> tuple[str, ...] | None:
+    """``rel.as_function(names)``, remembered."""
+    return _function(str(rel), rel, tuple(names))
 
 
 def _generic(n: int) -> list[str]:
@@ -92,6 +127,11 @@ def _generic(n: int) -> list[str]:
 
 
 def _constraint(names: list[str], conds: list[str]) -> Set:
+    return _constraint_set(tuple(names), tuple(conds))
+
+
+@functools.lru_cache(maxsize=4096)
+def _constraint_set(names: tuple[str, ...], conds: tuple[str, ...]) -> Set:
     body = " && ".join(conds) if conds else "true"
     return Set(f"{{[{', '.join(names)}] : {body}}}")
 
@@ -147,8 +187,8 @@ class _Timing:
         self.th_s, self.th_t, self.xs, self.ys = th_s, th_t, xs, ys
         self.facts = facts
         self.width = th_s.out_arity
-        self.fs = th_s.as_function(xs)
-        self.gs = th_t.as_function(ys)
+        self.fs = function_of(th_s, xs)
+        self.gs = function_of(th_t, ys)
 
     def level(self, pairs: Set, d: int, op: str) -> Set:
         """Pairs whose times agree before position ``d`` and compare with ``op`` at ``d``
@@ -176,38 +216,132 @@ class _Timing:
         j = j.intersect(_constraint(names, conds))
         return _project(j, list(range(n + m)), self.xs + self.ys)
 
-    def levels(self, pairs: Set, op: str) -> list[tuple[int, Set]]:
+    def levels(self, pairs: Set, op: str, first: bool = False) -> list[tuple[int, Set]]:
+        """The non-empty :meth:`level` pieces of ``pairs`` (``op``: ``<`` or ``>``), by
+        position. Positions where both schedules are constants decide without a test: equal
+        constants order nothing there, different ones order everything there and nothing
+        later (the times must agree at earlier positions). ``first``: stop at the first."""
         out = []
         for d in range(self.width):
+            fixed = self._constants(d)
+            if fixed is not None and (fixed[0] == fixed[1] or (fixed[0] < fixed[1]) != (op == "<")):
+                if fixed[0] == fixed[1]:
+                    continue
+                break
             piece = self.level(pairs, d, op)
             if not empty(piece, self.facts):
                 out.append((d, piece))
+                if first:
+                    break
+            if fixed is not None:
+                break
         return out
+
+    def _constants(self, d: int) -> tuple[int, int] | None:
+        """Both schedules' values at position ``d`` when both are integer constants."""
+        if self.fs is None or self.gs is None:
+            return None
+        a, b = self.fs[d].strip(), self.gs[d].strip()
+        if is_constant(a) and is_constant(b):
+            return int(a), int(b)
+        return None
 
 
 def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | None:
-    outs = padded(stmt, width, which).out_vars
+    outs = out_vars(padded(stmt, width, which))
     return None if is_constant(outs[d]) else outs[d]
 
 
-def compute_dependences(comp: Computation, *, private: bool = True) -> list[Dependence]:
+def compute_dependences(comp: Computation, *, private: bool = True) -> tuple[Dependence, ...]:
     """Every dependence of ``comp``. Memory with one copy per gpu block or thread
     (``shared``/``local``) or per iteration of the loop it is allocated in (``allocate_at``)
     carries no dependence between copies; ``private=False`` treats every data space and
-    buffer as one array (the sequential program's view, which ``check_legality`` keeps)."""
+    buffer as one array (the sequential program's view, which ``check_legality`` keeps).
+
+    Remembered per version of ``comp``; the work of each statement pair is remembered by
+    what it depends on (:func:`_pair_inputs`), so after a schedule change only the pairs
+    of the statements it moved are ordered again."""
+    return comp._remembered(("dependences", private), lambda: _compute(comp, private))
+
+
+def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
     from spf.computation.operations import order_width
     from spf.computation.storage import storage_dependences
+    from spf.progress import Progress
 
     width = order_width(comp)
     if width == 0:
-        return []
+        return ()
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
+    context = _context_key(comp, width, private)
+    memo = comp._memo.pairs
     deps: list[Dependence] = []
-    for src in comp.stmts:
-        for snk in comp.stmts:
-            if _may_conflict(comp, src, snk):
-                deps += _stmt_pair(comp, src, snk, width, scheds, private)
-    return deps + storage_dependences(comp)
+    progress = Progress("dependences", len(comp.stmts) ** 2, "statement pairs")
+    for k, (src, snk) in enumerate((a, b) for a in comp.stmts for b in comp.stmts):
+        progress.step(k)
+        if not _may_conflict(comp, src, snk):
+            continue
+        base = (context, _pair_inputs(src, snk))
+        now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
+        # tags (distribute, gpu) map instances to ranks and copies by the current schedule
+        rel_key = ("relations", *base, *(now if src.tags or snk.tags else ()))
+        found = memo.get(rel_key)
+        if found is None:
+            found = memo[rel_key] = _pair_relations(comp, src, snk, width, scheds, private)
+        dep_key = ("ordered", *base, *now)
+        ordered = memo.get(dep_key)
+        if ordered is None:
+            ordered = memo[dep_key] = _pair_dependences(comp, src, snk, width, scheds, found)
+        deps += ordered
+    return (*deps, *storage_dependences(comp))
+
+
+def _context_key(comp: Computation, width: int, private: bool) -> object:
+    """What every statement pair's dependences depend on besides the two statements: the
+    schedule widths, UF declarations, assumptions and the data layout."""
+    from spf.computation.fingerprint import value_key
+    from spf.computation.layout import layout_of
+
+    return (
+        width,
+        comp.schedule_width(),
+        private,
+        value_key(comp._ufs),
+        tuple(str(f) for f in comp.assumptions),
+        value_key(layout_of(comp)),
+        value_key(comp._data),
+        # a buffer allocated in a loop: pairs depend on the allocating statement's schedule
+        tuple(str(s.schedule) for s in comp.stmts)
+        if any(b.allocation is not None for b in comp.buffers.values())
+        else (),
+    )
+
+
+def _pair_inputs(src: Stmt, snk: Stmt) -> object:
+    """What the dependences from ``src`` to ``snk`` depend on besides the context and their
+    current schedules: names, domains, accesses, tags, program order (original schedules
+    and Layer IV placements)."""
+    from spf.computation.fingerprint import value_key
+    from spf.computation.operations import program_schedules
+
+    placed = program_schedules(src, snk)
+    return (
+        _stmt_inputs(src),
+        _stmt_inputs(snk),
+        None if placed is None else (str(placed[0]), str(placed[1])),
+        value_key(src.tags),
+        value_key(snk.tags),
+    )
+
+
+def _stmt_inputs(stmt: Stmt) -> object:
+    """Every attribute of ``stmt`` but its current schedule (keyed separately)."""
+    from spf.computation.fingerprint import value_key
+
+    return tuple((k, value_key(v)) for k, v in vars(stmt).items() if k not in _NOT_INPUTS)
+
+
+_NOT_INPUTS = frozenset({"_schedule", "_comp", "_parsed"})
 
 
 def _spaces(comp: Computation, accesses: AccessList) -> set[str]:
@@ -250,30 +384,42 @@ def match(
     return None
 
 
-def _stmt_pair(
+_Found = tuple[str, str, Set, tuple[int, ...]]
+"""One dependence before ordering: kind, data space, instance pairs ``[x, y]`` and the
+positions of the program order at which source and sink are ordered."""
+
+
+def _order_schedules(
+    src: Stmt, snk: Stmt, width: int, scheds: dict[str, tuple[Relation, Relation]]
+) -> tuple[Relation, Relation]:
+    """The schedules of the program order of the pair: the original ones, or where a Layer
+    IV operation was placed."""
+    from spf.computation.operations import program_schedules
+
+    placed = program_schedules(src, snk)
+    if placed is None:
+        return scheds[src.name][0], scheds[snk.name][0]
+    return placed[0].pad_outputs(width), placed[1].pad_outputs(width)
+
+
+def _pair_relations(
     comp: Computation,
     src: Stmt,
     snk: Stmt,
     width: int,
     scheds: dict[str, tuple[Relation, Relation]],
     private: bool = True,
-) -> list[Dependence]:
-    from spf.computation.operations import program_schedules
+) -> tuple[_Found, ...]:
+    """The dependences from ``src`` to ``snk`` in the program order (no current schedule
+    involved unless a tag maps instances to ranks or gpu copies)."""
     from spf.computation.storage import same_allocation
 
     xs, ys = pair_names(src, snk)
     facts = comp.assumptions
-    placed = program_schedules(src, snk)  # a Layer IV operation's order: where it was placed
-    orig_s, orig_t = (
-        (scheds[src.name][0], scheds[snk.name][0])
-        if placed is None
-        else (placed[0].pad_outputs(width), placed[1].pad_outputs(width))
-    )
+    orig_s, orig_t = _order_schedules(src, snk, width, scheds)
     orig = _Timing(orig_s, orig_t, xs, ys, facts)
-    cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys, facts)
-    moved = cur.th_s != orig.th_s or cur.th_t != orig.th_t
     touching: dict[tuple[int, int, int, int], Set] = {}
-    out = []
+    out: list[_Found] = []
     for kind, src_kind, snk_kind in KINDS:
         found: dict[str, tuple[Set, set[int]]] = {}
         for a_idx, (ds_a, a_rel) in enumerate(getattr(src, src_kind)):
@@ -303,24 +449,45 @@ def _stmt_pair(
                     pairs, levels = old[0].union(pairs), levels | old[1]
                 found[ds] = (pairs, levels)
         for ds, (pairs, levels) in sorted(found.items()):
-            orig_outs = [orig_s.out_vars[d] for d in sorted(levels)]
-            orig_names = [None if is_constant(n) else n for n in orig_outs]
-            if moved:
-                levels = {d for d, _ in cur.levels(pairs, "<")}
-            names = [_loop_name(src, width, d) for d in sorted(levels)]
-            out.append(
-                Dependence(
-                    kind=kind,
-                    source=src.name,
-                    sink=snk.name,
-                    data_space=ds,
-                    relation=pairs.as_relation(len(xs)),
-                    carried_by=tuple(n for n in names if n is not None),
-                    levels=tuple(sorted(levels)),
-                    original_carried_by=tuple(n for n in orig_names if n is not None),
-                )
+            out.append((kind, ds, pairs, tuple(sorted(levels))))
+    return tuple(out)
+
+
+def _pair_dependences(
+    comp: Computation,
+    src: Stmt,
+    snk: Stmt,
+    width: int,
+    scheds: dict[str, tuple[Relation, Relation]],
+    found: tuple[_Found, ...],
+) -> tuple[Dependence, ...]:
+    """The dependences ``found`` in program order, ordered by the current schedules (the
+    loops that carry them now)."""
+    xs, ys = pair_names(src, snk)
+    orig_s, orig_t = _order_schedules(src, snk, width, scheds)
+    cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys, comp.assumptions)
+    moved = cur.th_s != orig_s or cur.th_t != orig_t
+    out = []
+    for kind, ds, pairs, orig_levels in found:
+        orig_outs = [out_vars(orig_s)[d] for d in orig_levels]
+        orig_names = [None if is_constant(n) else n for n in orig_outs]
+        levels = set(orig_levels)
+        if moved:
+            levels = {d for d, _ in cur.levels(pairs, "<")}
+        names = [_loop_name(src, width, d) for d in sorted(levels)]
+        out.append(
+            Dependence(
+                kind=kind,
+                source=src.name,
+                sink=snk.name,
+                data_space=ds,
+                relation=pairs.as_relation(len(xs)),
+                carried_by=tuple(n for n in names if n is not None),
+                levels=tuple(sorted(levels)),
+                original_carried_by=tuple(n for n in orig_names if n is not None),
             )
-    return out
+        )
+    return tuple(out)
 
 
 KIND_INDEX = {"reads": 0, "writes": 1}
@@ -332,7 +499,7 @@ def rank_of(comp: Computation, stmt: Stmt, names: list[str]) -> str | None:
     for loop, tags in stmt.tags.items():
         if "distribute" in tags:
             pos = loop_position(comp, stmt, loop)
-            exprs = padded(stmt, comp.schedule_width()).as_function(names)
+            exprs = function_of(padded(stmt, comp.schedule_width()), names)
             return None if exprs is None else exprs[pos]
     return None
 
@@ -392,7 +559,7 @@ def private_group(comp: Computation, stmt: Stmt, scope: str, names: list[str]) -
         if not loops:
             return None
         positions += [loop_position(comp, stmt, loop) for _, loop in loops]
-    exprs = padded(stmt, comp.schedule_width()).as_function(names)
+    exprs = function_of(padded(stmt, comp.schedule_width()), names)
     return None if exprs is None else list(exprs[: max(positions) + 1])
 
 
@@ -404,11 +571,10 @@ def violation(comp: Computation, dep: Dependence) -> str | None:
     facts = comp.assumptions
     cur = _Timing(padded(src, width), padded(snk, width), xs, ys, facts)
     pairs = _constraint(xs + ys, []).intersect(dep.relation.as_set())
-    for d in range(width):
-        if not empty(cur.level(pairs, d, ">"), facts):
-            loop = _loop_name(src, width, d)
-            where = f"across loop {loop!r}" if loop else f"at schedule position {d}"
-            return f"the sink would run before the source {where}"
+    for d, _ in cur.levels(pairs, ">", first=True):
+        loop = _loop_name(src, width, d)
+        where = f"across loop {loop!r}" if loop else f"at schedule position {d}"
+        return f"the sink would run before the source {where}"
     if not empty(cur.level(pairs, 0, "="), facts):
         return "source and sink would run at the same time (the schedule is not injective)"
     return None
@@ -421,7 +587,7 @@ _PARALLEL_TAGS = frozenset({"parallel", "vector", "distribute", "gpu_block", "gp
 def check_legality(comp: Computation) -> None:
     from spf.schedule.trace import blame
 
-    deps = comp.dependences()
+    deps = compute_dependences(comp)
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
             parallel = any(t.split("(", 1)[0] in _PARALLEL_TAGS for t in tags)
@@ -437,10 +603,15 @@ def check_legality(comp: Computation) -> None:
         # the schedule must keep the sequential program's meaning with shared/local buffers
         # as one array; the gpu loops then run it with one copy per block/thread
         deps = compute_dependences(comp, private=False)
-    for dep in deps:
+    from spf.progress import Progress
+
+    context = _violation_context(comp)
+    progress = Progress("legality", len(deps), "dependences")
+    for k, dep in enumerate(deps):
+        progress.step(k)
         if dep.storage:
             continue  # ordered by the current schedule: never violated
-        why = violation(comp, dep)
+        why = _remembered_violation(comp, dep, context)
         if why is not None:
             raise IllegalScheduleError(
                 f"illegal schedule: the {dep.kind} dependence on {dep.data_space!r} from "
@@ -452,6 +623,52 @@ def check_legality(comp: Computation) -> None:
     from spf.computation.storage import check_storage
 
     check_storage(comp)
+
+
+def _violation_context(comp: Computation) -> object:
+    """What every :func:`violation` depends on besides the dependence and its statements."""
+    from spf.computation.fingerprint import value_key
+
+    return (
+        "violation",
+        comp.schedule_width(),
+        tuple(str(f) for f in comp.assumptions),
+        value_key(comp._ufs),
+    )
+
+
+def _remembered_violation(comp: Computation, dep: Dependence, context: object) -> str | None:
+    """:func:`violation`, remembered by its inputs: the dependence and the domains and
+    current schedules of its two statements (a schedule change re-checks only the
+    dependences of the statements it moved)."""
+    from spf.computation.fingerprint import value_key
+
+    width = comp.schedule_width()
+    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    key = (
+        context,
+        value_key(dep),
+        value_key(src.domain),
+        value_key(snk.domain),
+        str(padded(src, width)),
+        str(padded(snk, width)),
+    )
+    memo = comp._memo.pairs
+    if key not in memo:
+        memo[key] = None if _in_program_order(comp, src, snk) else violation(comp, dep)
+    found: str | None = memo[key]
+    return found
+
+
+def _in_program_order(comp: Computation, src: Stmt, snk: Stmt) -> bool:
+    """Whether both statements still run in the order their dependences were found in (then
+    every source instance runs before its sink: nothing to check)."""
+    from spf.computation.operations import order_width
+
+    width = order_width(comp)
+    scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in (src, snk)}
+    orig_s, orig_t = _order_schedules(src, snk, width, scheds)
+    return scheds[src.name][1] == orig_s and scheds[snk.name][1] == orig_t
 
 
 def _uses_private_memory(comp: Computation) -> bool:
@@ -534,7 +751,7 @@ def _violated_loop(why: str) -> str | None:
 
 def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
     """Position in the padded schedule of ``loop`` (a loop name or a depth)."""
-    outs = padded(stmt, comp.schedule_width()).out_vars
+    outs = out_vars(padded(stmt, comp.schedule_width()))
     positions = [k for k, v in enumerate(outs) if not is_constant(v)]
     if isinstance(loop, int) and not isinstance(loop, bool):
         if 0 <= loop < len(positions):
@@ -554,17 +771,19 @@ def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
 
 
 def is_parallel_legal(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
-    return _parallel_ok(comp, stmt, loop, comp.dependences())
+    return _parallel_ok(comp, stmt, loop, compute_dependences(comp))
 
 
-def _parallel_ok(comp: Computation, stmt: Stmt, loop: str | int, deps: list[Dependence]) -> bool:
+def _parallel_ok(
+    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence]
+) -> bool:
     d = loop_position(comp, stmt, loop)
     width = comp.schedule_width()
-    mine = padded(stmt, width).out_vars
+    mine = out_vars(padded(stmt, width))
     for dep in deps:
         if d not in dep.levels:
             continue
-        other = padded(comp.stmt(dep.source), width).out_vars
+        other = out_vars(padded(comp.stmt(dep.source), width))
         shares = all(
             not (is_constant(mine[k]) and is_constant(other[k])) or mine[k] == other[k]
             for k in range(d)
