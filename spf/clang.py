@@ -133,7 +133,7 @@ CPP_KEYWORDS = frozenset(
 )
 """C++ keywords: the CUDA and HLS targets compile as C++."""
 
-_MATH = [
+MATH_1 = (
     "sqrt",
     "exp",
     "exp2",
@@ -157,14 +157,13 @@ _MATH = [
     "round",
     "cbrt",
     "fabs",
-    "pow",
-    "atan2",
-    "hypot",
-    "fmod",
-    "copysign",
-    "fmin",
-    "fmax",
-]
+)
+"""``math.h`` functions of one argument that statement sources may call (``sqrtf`` too)."""
+
+MATH_2 = ("pow", "atan2", "hypot", "fmod", "copysign", "fmin", "fmax")
+"""``math.h`` functions of two arguments that statement sources may call (``powf`` too)."""
+
+_MATH = [*MATH_1, *MATH_2]
 
 LIBRARY_NAMES = frozenset(
     [*_MATH, *(f + "f" for f in _MATH), "abs", "labs", "llabs", "calloc", "malloc", "free"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 
+from spf.clang import MATH_1, MATH_2
+
 _DS_PREFIX = "__spf_ds_"
 _RESERVED = "__spf_"
 _FUNC = "__spf_stmt"
@@ -31,37 +33,12 @@ _TYPEDEFS = {
 _PRELUDE = "".join(f"typedef {c} {n};\n" for n, c in _TYPEDEFS.items()) + f"void {_FUNC}(void) {{\n"
 _PRELUDE_LINES = _PRELUDE.count("\n")
 
-_MATH_1 = (
-    "sqrt",
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "floor",
-    "ceil",
-    "trunc",
-    "round",
-    "cbrt",
-    "fabs",
-)
-_MATH_2 = ("pow", "atan2", "hypot", "fmod", "copysign", "fmin", "fmax")
+
 _FUNC_ARITY: dict[str, int] = {
-    **dict.fromkeys(_MATH_1, 1),
-    **dict.fromkeys([f + "f" for f in _MATH_1], 1),
-    **dict.fromkeys(_MATH_2, 2),
-    **dict.fromkeys([f + "f" for f in _MATH_2], 2),
+    **dict.fromkeys(MATH_1, 1),
+    **dict.fromkeys([f + "f" for f in MATH_1], 1),
+    **dict.fromkeys(MATH_2, 2),
+    **dict.fromkeys([f + "f" for f in MATH_2], 2),
     "abs": 1,
     "labs": 1,
     "llabs": 1,
