@@ -17,8 +17,13 @@ def smooth() -> spf.Computation:
     c = spf.Computation("smooth")
     c.add_parameter("v", "double*")
     c.add_data_space("tmp", "double", shape=("n",))
-    c.add_stmt(spf.Stmt("$tmp$(i) = ($v$(i-1) + $v$(i) + $v$(i+1)) / 3;",
-                        "{[i]: 1 <= i < n - 1}", "{[i]->[0,i,0]}"))
+    c.add_stmt(
+        spf.Stmt(
+            "$tmp$(i) = ($v$(i-1) + $v$(i) + $v$(i+1)) / 3;",
+            "{[i]: 1 <= i < n - 1}",
+            "{[i]->[0,i,0]}",
+        )
+    )
     c.add_stmt(spf.Stmt("$v$(i) = $tmp$(i);", "{[i]: 1 <= i < n - 1}", "{[i]->[1,i,0]}"))
     return c
 
