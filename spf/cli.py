@@ -27,13 +27,14 @@ goes to stderr, results to stdout or ``-o``; errors are one line on stderr and e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import inspect
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -192,22 +193,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _bench(args_list[1:])
     parser = _parser()
     args = parser.parse_args(args_list)
-    _show_progress()
-    try:
-        return _run(parser, args)
-    except SpfError as err:
-        print(f"spf {args.command}: error: {err}", file=sys.stderr)
-        return 1
+    with _progress_shown():
+        try:
+            return _run(parser, args)
+        except SpfError as err:
+            print(f"spf {args.command}: error: {err}", file=sys.stderr)
+            return 1
 
 
-def _show_progress() -> None:
+@contextlib.contextmanager
+def _progress_shown() -> Iterator[None]:
     """Progress lines of long operations (the ``spf`` logger, :mod:`spf.progress`) on
-    stderr, once."""
+    stderr while the command runs; the logger is left as it was (``main`` may be called
+    from a program that configures logging itself)."""
     from spf.progress import LOGGER
 
-    if not any(isinstance(h, _StderrLines) for h in LOGGER.handlers):
-        LOGGER.addHandler(_StderrLines())
+    handler = _StderrLines()
+    level = LOGGER.level
+    LOGGER.addHandler(handler)
     LOGGER.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        LOGGER.removeHandler(handler)
+        LOGGER.setLevel(level)
 
 
 class _StderrLines(logging.Handler):

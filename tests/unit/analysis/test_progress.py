@@ -41,10 +41,19 @@ def test_quick_operations_stay_quiet(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_remembered_results_report_nothing(eager: None, caplog: pytest.LogCaptureFixture) -> None:
     comp = kernels.spmv_csr()
-    comp.codegen("c")
     with caplog.at_level(logging.INFO, logger="spf"):
         comp.codegen("c")
+        assert [r for r in caplog.records if r.name == "spf"]
+        caplog.clear()
+        comp.codegen("c")
     assert not [r for r in caplog.records if r.name == "spf"]
+
+
+def test_the_command_line_leaves_the_logger_as_it_was() -> None:
+    logger = logging.getLogger("spf")
+    before = (logger.level, list(logger.handlers))
+    assert main(["codegen", "spf.kernels:dense_mv"]) == 0
+    assert (logger.level, list(logger.handlers)) == before
 
 
 def test_cli_shows_progress_lines_on_stderr(
