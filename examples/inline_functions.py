@@ -1,4 +1,4 @@
-"""A function calling a function, inlined, scheduled and generated (API.md section 6).
+"""A function calling a function, inlined, scheduled and generated (docs/inlining.md).
 
 ``smooth(v)`` averages each interior point with its neighbours into a temporary and copies
 it back; ``main`` calls it T times on x, then scales x by a factor (a second function). The

@@ -1,4 +1,4 @@
-"""Rows distributed over MPI ranks (EXAMPLES.md): every rank scales its own block.
+"""Rows distributed over MPI ranks: every rank scales its own block.
 
 Run on 4 local ranks with ``python -m spf.mpi -n 4 examples/mpi_dscale.py``. Each rank owns a
 4x8 block ``a``; the loop over ``q`` is distributed, so rank ``r`` runs the iterations with

@@ -1,6 +1,7 @@
 """spf: sparse and dense loop computations as objects, scheduled and compiled from Python.
 
-See ``API.md`` for the contract. This package exposes the public names only.
+See the documentation in ``docs/`` (``docs/api.md``: the reference). This package
+exposes the public names only.
 """
 
 from __future__ import annotations

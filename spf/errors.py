@@ -1,4 +1,4 @@
-"""The exceptions spf raises (API.md section 1).
+"""The exceptions spf raises (docs/api.md).
 
 Every error a user can cause is an :class:`SpfError`; messages say what failed, where, and
 what to do. ``ParseError`` renders the offending text with a caret under the position::

@@ -1,4 +1,4 @@
-"""Ready-made kernels (API.md section 9): each function returns a fresh :class:`Computation`.
+"""Ready-made kernels (docs/api.md): each function returns a fresh :class:`Computation`.
 
 Names of data spaces, UFs and symbolic constants are fixed, so a kernel can be scheduled,
 generated and called by name; ``spf.sparse`` turns a ``scipy.sparse`` matrix into the keyword

@@ -1,4 +1,4 @@
-"""Analyses over a Computation that code generation relies on (DESIGN.md: above the model,
+"""Analyses over a Computation that code generation relies on (above the model,
 below codegen): bounds proofs of every access (:mod:`spf.analysis.bounds`)."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ upper side). Each side has one of three outcomes:
   parameter values make an instance access outside the shape. :func:`check_bounds` raises
   ``CodegenError`` naming the statement, the access and an offending instance.
 * *obligation*: the set depends on UF values nothing bounds. The report records a fact in
-  the ``assume`` syntax (API.md section 10), ``forall i, k, j: <domain> => 0 <= j < M``,
+  the ``assume`` syntax (docs/assumptions.md), ``forall i, k, j: <domain> => 0 <= j < M``,
   that the kernel's argument checks can verify.
 
 Parameter values are those a kernel can be called with: every extent of every array

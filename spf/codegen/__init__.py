@@ -102,7 +102,7 @@ def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
 
 
 def loop_structure(comp: Computation) -> str:
-    """The loop skeleton (API.md section 3 format)."""
+    """The loop skeleton (docs/getting_started.md format)."""
     from spf.codegen.loop_ast import Block, Call, For, If, Node
     from spf.codegen.scan import Scanner
 

@@ -1,4 +1,4 @@
-"""The C99 + OpenMP printer: a ``Program`` -> one translation unit (API.md section 7)."""
+"""The C99 + OpenMP printer: a ``Program`` -> one translation unit (docs/backends/c.md)."""
 
 from __future__ import annotations
 

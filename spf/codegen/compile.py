@@ -114,8 +114,8 @@ def compile_kernel(
 
 def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     """The kernel's signature; with ``check`` its facts are the assumptions and then the
-    bounds obligations (accesses no static proof keeps inside their data space, API.md
-    section 10), so a call with ``check=True`` verifies both on its arguments."""
+    bounds obligations (accesses no static proof keeps inside their data space,
+    docs/backends/c.md), so a call with ``check=True`` verifies both on its arguments."""
     from spf.analysis import check_bounds
     from spf.codegen.program import signature
     from spf.sets.facts import Fact

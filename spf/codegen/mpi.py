@@ -1,4 +1,4 @@
-"""The C + MPI printer: a ``Program`` -> one translation unit (API.md section 7, target "mpi").
+"""The C + MPI printer: a ``Program`` -> one translation unit (docs/backends/c.md, target "mpi").
 
 The C printer (:class:`~spf.codegen.c.CPrinter`) does the statements and loops; this printer
 adds what distributed memory needs:

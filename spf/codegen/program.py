@@ -234,7 +234,7 @@ def c_function_name(name: str) -> str:
 
 
 def signature(comp: Computation, fname: str) -> Signature:
-    """API.md section 7: parameters (sorted), UF arrays (sorted), data spaces in order, then
+    """docs/backends/c.md: parameters (sorted), UF arrays (sorted), data spaces in order, then
     ``global``/``constant`` buffers in order; data spaces stored in buffers are not
     arguments (their buffer is, when it is global)."""
     written = {ds for s in comp.stmts for ds, _ in s.writes}

@@ -1,4 +1,4 @@
-"""UF-aware polyhedra scanning on isl (DESIGN.md, "The hard part").
+"""UF-aware polyhedra scanning on isl (cut where UF values become computable).
 
 isl knows no UFs. Every UF call of a statement's schedule-space domain gets a variable
 (``rowptr_i``), computable at the innermost schedule position its arguments use (its

@@ -1,4 +1,4 @@
-"""The generated function's signature (API.md section 7), shared by printers and runtimes.
+"""The generated function's signature (docs/backends/c.md), shared by printers and runtimes.
 
 Order: symbolic constants (``int64_t``, sorted), then UF arrays (``const int32_t*`` or
 ``const int64_t*``, sorted), then data spaces in declaration order (``const`` when only

@@ -39,7 +39,7 @@ _R = TypeVar("_R")
 
 
 class Computation:
-    """A named collection of data spaces, UF declarations and statements (API.md section 3).
+    """A named collection of data spaces, UF declarations and statements (docs/getting_started.md).
 
     >>> comp = Computation("scale")
     >>> comp.add_data_space("x", "double", shape=("N",))
@@ -583,7 +583,8 @@ class Computation:
         return max((s.schedule.out_arity for s in self._stmts), default=0)
 
     def dependences(self) -> list[Dependence]:
-        """Flow, anti and output dependences between statement instances (API.md section 4)."""
+        """Flow, anti and output dependences between statement instances
+        (docs/getting_started.md)."""
         from spf.computation.dependences import compute_dependences
 
         return list(compute_dependences(self))
@@ -680,14 +681,14 @@ class Computation:
     def compile(
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
     ) -> Kernel:
-        """Generate, build (cached) and load a callable kernel (API.md section 8)."""
+        """Generate, build (cached) and load a callable kernel (docs/backends/c.md)."""
         from spf.codegen.compile import compile_kernel
 
         return compile_kernel(self, target, name, check, **options)
 
     # --- the polyhedral dataflow graph
     def pdfg(self) -> PDFG:
-        """The PDFG view (API.md section 5)."""
+        """The PDFG view (docs/pdfg.md)."""
         from spf.pdfg import PDFG
 
         return PDFG(self)

@@ -6,7 +6,7 @@ statements that touch the same element are joined with both schedules into one s
 before the sink (``t`` and ``t'`` equal before position d, ``t[d] < t'[d]``). Emptiness uses
 the UF axioms and declarations, so a nondecreasing ``rowptr`` proves CSR rows disjoint; when
 UF equality cannot be decided the dependence is kept (sound). ``compute_flow`` is not used:
-with UF values as dimensions it fails or misses dependences (see DESIGN.md).
+with UF values as dimensions it fails or misses dependences (measured against brute force).
 
 Data layout (Layer III) adds memory-based dependences: when ``store_in``/``storage_fold``
 puts different elements at one buffer location (folding, modulo, projection, a scalar, two
@@ -57,7 +57,8 @@ KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "w
 
 @dataclass(frozen=True)
 class Dependence:
-    """Instances of ``sink`` that must run after instances of ``source`` (API.md section 4)."""
+    """Instances of ``sink`` that must run after instances of ``source``
+    (docs/getting_started.md)."""
 
     kind: str
     source: str

@@ -1,4 +1,4 @@
-"""Declarations behind ``add_constant`` and ``assume`` (API.md section 10).
+"""Declarations behind ``add_constant`` and ``assume`` (docs/assumptions.md).
 
 ``assume`` parses a :class:`~spf.sets.facts.Fact` against the computation's declarations
 (UFs it calls and has not declared are declared with their arity, as statements do);

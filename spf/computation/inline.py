@@ -1,5 +1,5 @@
 """``append_computation``: inline a function Computation into a caller (IEGenLib's
-``appendComputation``, API.md section 6).
+``appendComputation``, docs/inlining.md).
 
 The callee's data spaces and iterators get a fresh prefix ``_i<N>_``; pointer parameters are
 replaced by the caller's data space given as argument; by-value parameters become locals

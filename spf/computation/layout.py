@@ -62,7 +62,7 @@ class PartitionSpec:
 
 
 class Buffer:
-    """An array of the generated function (API.md section 3, Layer III).
+    """An array of the generated function (docs/getting_started.md, Layer III).
 
     >>> from spf import Computation
     >>> comp = Computation("c")

@@ -9,7 +9,7 @@ macro an :class:`spf.codegen.program.Operation` and each target prints it (MPI c
 ``__syncthreads()``, ``cudaMemcpy``; the C target prints barriers and copies as comments and
 refuses send/receive).
 
-Program order (API.md section 10): an operation has no place of its own in the program order
+Program order (docs/assumptions.md): an operation has no place of its own in the program order
 until an ordering command (``after``/``before``/``then``) places it; the order the user gives
 is its meaning. An operation ordered against a statement, or against an operation already
 placed, is placed by that command, together with the unplaced operations chained to it by

@@ -42,7 +42,7 @@ def is_constant(text: str) -> bool:
 
 
 class Stmt:
-    """One statement of a computation (API.md section 3).
+    """One statement of a computation (docs/getting_started.md).
 
     >>> s = Stmt("$y$(i) += $A$(i, j) * $x$(j);", "{[i,j]: 0 <= i < N && 0 <= j < M}",
     ...          "{[i,j] -> [0,i,0,j,0]}")

@@ -1,5 +1,5 @@
 """Polyhedral dataflow graph: a networkx view of a ``Computation``, DOT output, graph
-operations that become schedule relations (API.md section 5)."""
+operations that become schedule relations (docs/pdfg.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Computation -> ``networkx.DiGraph`` (API.md section 5); pure, no printing.
+"""Computation -> ``networkx.DiGraph`` (docs/pdfg.md); pure, no printing.
 
 Nodes: statements (``kind="stmt"``, with ``domain``, ``loops``, ``source``) and data spaces
 (``kind="data"``; id ``data:<name>`` when a statement has the same name). Edges: ``read``

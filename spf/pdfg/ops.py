@@ -1,4 +1,4 @@
-"""Graph operations that become schedule relations (API.md sections 5 and 10).
+"""Graph operations that become schedule relations (docs/pdfg.md, docs/assumptions.md).
 
 ``fuse(s1, s2, level)``: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the
 outer ``level`` loops: ``level`` COUNTS the shared loops (``1``: the outermost, ``2``: the two

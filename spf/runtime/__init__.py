@@ -1,6 +1,6 @@
 """Running generated C: build a shared library (cached) and call it with numpy arrays.
 
-See API.md section 8. :func:`build_c` compiles one translation unit with flags spf controls
+See docs/backends/c.md. :func:`build_c` compiles one translation unit with flags spf controls
 and caches the library by content hash; :class:`Kernel` loads it through cffi's ABI mode and
 binds, checks and passes arguments by name. (``spf.runtime.build.build`` returns the path,
 the command line and the compiler output; it is not re-exported here so that the submodule

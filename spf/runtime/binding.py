@@ -1,4 +1,4 @@
-"""Binding keyword arguments to a :class:`~spf.codegen.signature.Signature` (API.md section 8).
+"""Binding keyword arguments to a :class:`~spf.codegen.signature.Signature` (docs/backends/c.md).
 
 :class:`Binder` checks what a call passes by name: parameters are ints that fit their C type
 (or follow from the arrays' declared shapes), arrays are numpy arrays of the right dtype, rank

@@ -1,4 +1,4 @@
-"""The on-disk cache of compiled libraries (API.md section 8).
+"""The on-disk cache of compiled libraries (docs/backends/c.md).
 
 Layout: ``<cache>/<key[:2]>/<name>-<key[:16]>.{c,so,sha256,log}`` where ``key`` is the sha256
 of spf's version, the compiler's version, the machine (when ``-march=native`` is used), the

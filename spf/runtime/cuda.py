@@ -1,4 +1,4 @@
-"""Running generated CUDA: ``compile(target="cuda")`` (API.md section 8).
+"""Running generated CUDA: ``compile(target="cuda")`` (docs/backends/c.md).
 
 One ``.cu`` text (:mod:`spf.codegen.cuda`), three ways to run it, one call convention (the C
 kernels': numpy arrays and parameters by name, outputs written in place):

@@ -1,4 +1,4 @@
-"""A compiled C function bound to numpy arrays by name (API.md section 8).
+"""A compiled C function bound to numpy arrays by name (docs/backends/c.md).
 
 The library is loaded with cffi's ABI mode (``ffi.dlopen``); arrays are bound with
 ``ffi.from_buffer`` (a fraction of a microsecond each). Every call checks dtypes, ranks,

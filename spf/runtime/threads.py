@@ -1,4 +1,4 @@
-"""OpenMP kernels on a busy machine: as many threads as cores are free (API.md section 8).
+"""OpenMP kernels on a busy machine: as many threads as cores are free (docs/backends/c.md).
 
 A parallel region ends at a barrier that waits for every thread of its team. When another
 process holds one of the cores, the thread that lands there runs only when the scheduler gives

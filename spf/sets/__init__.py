@@ -1,4 +1,4 @@
-"""Sets and relations with uninterpreted functions (API.md section 2)."""
+"""Sets and relations with uninterpreted functions (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ class _SetLike:
 
 
 class Set(_SetLike):
-    """A set of integer tuples whose constraints may call UFs (API.md section 2).
+    """A set of integer tuples whose constraints may call UFs (docs/api.md).
 
     >>> s = Set("{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}")
     >>> s.arity, sorted(s.params), s.uf_calls

@@ -19,7 +19,7 @@ _DTYPES = ("int32", "int64")
 
 @dataclass(frozen=True, init=False)
 class UF:
-    """An index array ``name`` (API.md section 2); immutable and hashable.
+    """An index array ``name`` (docs/api.md); immutable and hashable.
 
     ``domain`` / ``range`` are sets (text accepted), ``monotonic`` is None, ``"increasing"``
     or ``"nondecreasing"``, ``dtype`` ``"int32"`` or ``"int64"``. Declared facts are trusted.

@@ -1,4 +1,5 @@
-"""Statement source: one basic block of C with ``$A$(i)`` data-space accesses (API.md 3, 7).
+"""Statement source: one basic block of C with ``$A$(i)`` data-space accesses
+(docs/getting_started.md, docs/backends/c.md).
 
 A statement's ``source`` is parsed with pycparser after a small lexical pass that maps each
 ``$name$`` to a reserved identifier; the C syntax tree is then checked and turned into a small
