@@ -682,7 +682,7 @@ class Computation:
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
     ) -> Kernel:
         """Generate, build (cached) and load a callable kernel (docs/backends/c.md)."""
-        from spf.codegen.compile import compile_kernel
+        from spf.runtime.compile import compile_kernel
 
         return compile_kernel(self, target, name, check, **options)
 

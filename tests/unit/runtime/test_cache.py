@@ -117,7 +117,7 @@ def test_the_key_includes_spf_version(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_a_tampered_generated_source_is_generated_again(tmp_path: Path) -> None:
     """The generated-source cache (a warm compile skips codegen) is checked the same way."""
-    import spf.codegen.compile as compile_module
+    import spf.runtime.compile as compile_module
 
     compile_module._GENERATED.clear()  # as in a fresh process: codegen writes the disk cache
     kernel = _compile(tmp_path)
