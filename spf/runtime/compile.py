@@ -118,6 +118,7 @@ def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     docs/backends/c.md), so a call with ``check=True`` verifies both on its arguments."""
     from spf.analysis import check_bounds
     from spf.codegen.program import signature
+    from spf.runtime.fact_check import assumption_label
     from spf.sets.facts import Fact
 
     sig = signature(comp, fname)
@@ -127,7 +128,7 @@ def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     if not obligations:
         return sig
     facts = [*sig.facts]
-    labels = [f"the assumption {f.text!r}" for f in sig.facts]
+    labels = [assumption_label(f) for f in sig.facts]
     for o in obligations:
         facts.append(Fact.parse(o.text, comp.ufs, comp.params))
         labels.append(

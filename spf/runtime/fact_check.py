@@ -121,7 +121,7 @@ class _QuantifiedCheck:
             raise ArgumentError(
                 f"{self.label} does not hold for these arguments: it fails first at "
                 f"{where}{more}{_with(params)}; fix the index arrays"
-                f"{' or drop the assumption' if self.label.startswith('the assumption') else ''}"
+                f"{' or drop the assumption' if self.label == assumption_label(self.fact) else ''}"
                 " (or call with check=False to skip the checks)"
             )
 
@@ -132,6 +132,11 @@ def _fresh(base: str, taken: set[str]) -> str:
         name, k = f"{base}_{k}", k + 1
     taken.add(name)
     return name
+
+
+def assumption_label(fact: Fact) -> str:
+    """How a failed check names an assumption in its message."""
+    return f"the assumption {fact.text!r}"
 
 
 def _with(params: Mapping[str, Any]) -> str:
@@ -164,9 +169,7 @@ class FactChecker:
         ufs: Mapping[str, UF],
         labels: Sequence[str] | None = None,
     ) -> None:
-        names = (
-            list(labels) if labels is not None else [f"the assumption {f.text!r}" for f in facts]
-        )
+        names = list(labels) if labels is not None else [assumption_label(f) for f in facts]
         assert len(names) == len(facts), "FactChecker takes one label per fact"
         self.parameter_facts = tuple(
             (f, n) for f, n in zip(facts, names, strict=True) if f.is_parameter_fact
