@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from spf.computation.computation import Computation
 from spf.computation.data_space import DataSpace
-from spf.computation.dependences import Dependence
+from spf.computation.dependence import Dependence
 from spf.computation.layers import Layers
 from spf.computation.layout import Buffer
 from spf.computation.operations import OperationStmt
