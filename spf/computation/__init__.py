@@ -1,4 +1,6 @@
-"""Computations: ``Computation``, ``Stmt``, data spaces; dependences, legality, interpreter."""
+"""Computations (the model): ``Computation``, ``Stmt``, data spaces, buffers, operations and
+the commands that change them (:mod:`spf.computation.scheduling`); dependences and legality
+are :mod:`spf.analysis`, the reference interpreter :mod:`spf.runtime.interpret`."""
 
 from __future__ import annotations
 

@@ -10,6 +10,9 @@ method in ``spf/computation/computation.py`` (the facades ``codegen``, ``compile
 from __future__ import annotations
 
 import ast
+import functools
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +39,23 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("spf.bench", "spf.demo", "spf.demo_more"),
     ("spf.cli",),
 )
+MOVED = frozenset(
+    {
+        "spf.analysis.dependences",
+        "spf.analysis.recompute",
+        "spf.analysis.storage",
+        "spf.computation.dependence",
+        "spf.computation.effects",
+        "spf.computation.inlining",
+        "spf.computation.products",
+        "spf.computation.scheduling",
+        "spf.runtime.interpret",
+        "spf.schedule.apply",
+        "spf.schedule.commands",
+        "spf.schedule.trace",
+    }
+)
+"""Modules that moved to their layer (or were split off) when the packages were layered."""
 RANK = {name: k for k, group in enumerate(LAYERS) for name in group}
 FACADE = ("computation", "computation.py")
 FACADE_CLASS = "Computation"
@@ -90,8 +110,13 @@ def _imported(node: ast.AST, module: str, is_package: bool) -> list[str]:
     return [base]
 
 
-def edges() -> Iterator[Edge]:
+@functools.cache
+def edges() -> tuple[Edge, ...]:
     """Every import between two different spf packages, with where it is."""
+    return tuple(_edges())
+
+
+def _edges() -> Iterator[Edge]:
     for path in sorted(SPF.rglob("*.py")):
         module = _module_name(path)
         source = package_of(module)
@@ -143,3 +168,32 @@ def test_no_cycle_between_packages() -> None:
         shown.append(" -> ".join([*cycle, cycle[0]]))
         shown += [f"    {where[h][0]}" for h in hops]
     assert not cycles, f"{len(cycles)} cycle(s) between spf packages:\n" + "\n".join(shown)
+
+
+def test_every_module_imports_first() -> None:
+    """Each package, and each module that moved between layers, imports in an interpreter
+    where no spf module is loaded yet (none relies on another being imported before it)."""
+    script = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    for loaded in [m for m in sys.modules if m == 'spf' or m.startswith('spf.')]:\n"
+        "        del sys.modules[loaded]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as err:\n"
+        "        failed.append(f'{name}: {type(err).__name__}: {err}')\n"
+        "print('\\n'.join(failed))\n"
+        "sys.exit(1 if failed else 0)\n"
+    )
+    packages = [_module_name(p) for p in sorted(SPF.glob("*/__init__.py"))]
+    modules = ["spf", *packages, *sorted(MOVED)]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *modules],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=SPF.parent,
+        check=False,
+    )
+    assert done.returncode == 0, f"modules that fail to import first:\n{done.stdout}{done.stderr}"
