@@ -1,5 +1,9 @@
 """Analyses over a Computation that code generation relies on (above the model,
-below codegen): bounds proofs of every access (:mod:`spf.analysis.bounds`)."""
+below codegen): dependences and schedule legality (:mod:`spf.analysis.dependences`), the
+conflicts a data layout adds (:mod:`spf.analysis.storage`), what ``compute_at`` may
+recompute (:mod:`spf.analysis.recompute`), bounds proofs of every access
+(:mod:`spf.analysis.bounds`). ``Computation.dependences``, ``check_legality`` and
+``is_parallel_legal`` call them."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from spf.bench.common import Context, Section, Variant, median, rotation
 from spf.runtime import threads
 
 if TYPE_CHECKING:
-    from spf.runtime import Kernel
+    from spf.computation.products import CompiledKernel
 
 BUSY_LOOP = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
 
@@ -68,7 +68,7 @@ def run(ctx: Context) -> Section:
     return sec
 
 
-def _one_size(ctx: Context, sec: Section, kernel: Kernel, g: int, cpu: int) -> None:
+def _one_size(ctx: Context, sec: Section, kernel: CompiledKernel, g: int, cpu: int) -> None:
     top = max(ctx.threads)
     args = spf.sparse.csr_args(spf.sparse.poisson2d(g))
     x = np.random.default_rng(1).uniform(-1.0, 1.0, args["M"])

@@ -111,7 +111,7 @@ def remembered(quick: bool) -> list[dict[str, object]]:
     chain = stencil_chain(10)
     chain.dependences()
     row("chain of 10: repeated dependences()", _seconds(chain.dependences, 21), "<= 1 ms")
-    from spf.computation.dependences import clear_remembered
+    from spf.analysis.dependences import clear_remembered
 
     cold = [kernels.spmv_csr() for _ in range(3)]
     times = []

@@ -21,7 +21,7 @@ gpu loop. Within one thread nest the threads run concurrently, which the ``gpu_t
 claim; between thread nests, and between iterations of a sequential loop around them
 (``for bi, bj [blocks]: for kk: {thread nest; thread nest}``, the shared-tile GEMM of
 ``examples/cuda_gemm.py``), the barriers give the sequential order. ``shared`` buffers have
-one copy per block and ``local`` ones one per thread (:mod:`spf.computation.dependences`), so
+one copy per block and ``local`` ones one per thread (:mod:`spf.analysis.dependences`), so
 they carry no dependence across gpu loops; every read of them must read what its own block
 (thread, in the same thread nest iteration) wrote earlier in the kernel, and kernels do not
 write ``constant`` memory. A

@@ -369,7 +369,7 @@ def _users(comp: Computation, buffer: str) -> set[str]:
 
 def _place_allocations(comp: Computation, body: Node, buffers: dict[str, Buffer]) -> Node:
     """Wrap the body of the loop each ``allocate_at`` names in an :class:`Alloc` node."""
-    from spf.computation.dependences import loop_position
+    from spf.analysis.dependences import loop_position
     from spf.schedule.commands import ROOT
 
     for b in buffers.values():

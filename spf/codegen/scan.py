@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 import islpy as isl
 import sympy as sp
 
+from spf.analysis.dependences import padded
 from spf.codegen import from_isl
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -67,7 +68,6 @@ from spf.codegen.loop_ast import (
     uses,
     walk,
 )
-from spf.computation.dependences import padded
 from spf.computation.statement import is_constant
 from spf.errors import CodegenError, SpfError
 from spf.sets.linear import DT
@@ -547,7 +547,7 @@ class Scanner:
 
     def _allocation_positions(self) -> dict[str, set[int]]:
         """Statement -> positions of the loops its buffers are allocated in (``allocate_at``)."""
-        from spf.computation.dependences import loop_position
+        from spf.analysis.dependences import loop_position
         from spf.schedule.commands import ROOT
 
         out: dict[str, set[int]] = {}

@@ -1,10 +1,12 @@
-"""Computations: ``Computation``, ``Stmt``, data spaces; dependences, legality, interpreter."""
+"""Computations (the model): ``Computation``, ``Stmt``, data spaces, buffers, operations and
+the commands that change them (:mod:`spf.computation.scheduling`); dependences and legality
+are :mod:`spf.analysis`, the reference interpreter :mod:`spf.runtime.interpret`."""
 
 from __future__ import annotations
 
 from spf.computation.computation import Computation
 from spf.computation.data_space import DataSpace
-from spf.computation.dependences import Dependence
+from spf.computation.dependence import Dependence
 from spf.computation.layers import Layers
 from spf.computation.layout import Buffer
 from spf.computation.operations import OperationStmt

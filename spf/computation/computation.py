@@ -25,13 +25,12 @@ from spf.sets.expr import compile_expr
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from spf.computation.dependences import Dependence
+    from spf.computation.dependence import Dependence
     from spf.computation.inline import AppendResult
     from spf.computation.layers import Layers
+    from spf.computation.products import CompiledKernel, DataflowGraph
     from spf.computation.source import ParsedSource
     from spf.dtypes import TypeLike
-    from spf.pdfg import PDFG
-    from spf.runtime import Kernel
     from spf.schedule.trace import Trace
     from spf.sets.facts import Fact
 
@@ -585,14 +584,14 @@ class Computation:
     def dependences(self) -> list[Dependence]:
         """Flow, anti and output dependences between statement instances
         (docs/getting_started.md)."""
-        from spf.computation.dependences import compute_dependences
+        from spf.analysis.dependences import compute_dependences
 
         return list(compute_dependences(self))
 
     def check_legality(self) -> None:
         """Raise ``IllegalScheduleError`` for the first dependence the schedule violates
         (the verdict is remembered until the computation changes)."""
-        from spf.computation.dependences import check_legality
+        from spf.analysis.dependences import check_legality
 
         def verdict() -> IllegalScheduleError | None:
             try:
@@ -605,9 +604,40 @@ class Computation:
         if found is not None:
             raise found.with_traceback(None)
 
+    # The model's own modules reach the analysis through these (spf.computation does not
+    # import spf.analysis; docs/design.md, "Architecture").
+    def _loop_position(self, stmt: Stmt, loop: str | int) -> int:
+        """Position of ``loop`` (a name or a depth) of ``stmt`` in the padded schedule;
+        ``UndeclaredError`` for a loop it does not have."""
+        from spf.analysis.dependences import loop_position
+
+        return loop_position(self, stmt, loop)
+
+    def _compute_at_footprint(
+        self, producer: Stmt, write: Relation, consumer: Stmt, reads: Sequence[Relation]
+    ) -> Relation:
+        """``compute_at``: the producer instances each consumer instance needs."""
+        from spf.analysis.recompute import flow_footprint
+
+        return flow_footprint(producer, write, consumer, reads, self.schedule_width())
+
+    def _check_compute_at(
+        self,
+        producer: Stmt,
+        consumer: Stmt,
+        level: object,
+        ds: str,
+        copy: tuple[list[str], Set, Relation, AccessList, AccessList],
+        shifted: dict[Stmt, Relation],
+    ) -> None:
+        """``compute_at``: raise unless every copy of the producer keeps its place."""
+        from spf.analysis.recompute import check_copies
+
+        check_copies(self, producer, consumer, level, ds, copy, shifted)
+
     def is_parallel_legal(self, stmt: str | int | Stmt, loop: str | int) -> bool:
         """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics)."""
-        from spf.computation.dependences import is_parallel_legal
+        from spf.analysis.dependences import is_parallel_legal
 
         return is_parallel_legal(self, self.stmt(stmt), loop)
 
@@ -619,7 +649,7 @@ class Computation:
                 f"interpret({self._name}): got {len(positional)} positional argument(s); "
                 f"arguments are bound by name: interpret({', '.join(f'{n}=...' for n in names)})"
             )
-        from spf.computation.interpret import interpret
+        from spf.runtime.interpret import interpret
 
         interpret(self, arrays)
 
@@ -680,15 +710,17 @@ class Computation:
 
     def compile(
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
-    ) -> Kernel:
-        """Generate, build (cached) and load a callable kernel (docs/backends/c.md)."""
+    ) -> CompiledKernel:
+        """Generate, build (cached) and load a callable kernel (docs/backends/c.md): a
+        :class:`spf.runtime.Kernel` (``CudaKernel``, ``HlsKernel``, ``MPIKernel`` for those
+        targets)."""
         from spf.runtime.compile import compile_kernel
 
         return compile_kernel(self, target, name, check, **options)
 
     # --- the polyhedral dataflow graph
-    def pdfg(self) -> PDFG:
-        """The PDFG view (docs/pdfg.md)."""
+    def pdfg(self) -> DataflowGraph:
+        """The PDFG view, a :class:`spf.pdfg.PDFG` (docs/pdfg.md)."""
         from spf.pdfg import PDFG
 
         return PDFG(self)

@@ -8,7 +8,7 @@ placement is a function of the element (checked; otherwise refused) and every ac
 data space, by any statement, goes through it: generated code prints it as the data-space
 access macro (``#define bx(t0, t1) bx_buf[((t0) % 3) * (M - 2) + (t1)]``), the interpreter
 stores through it and the dependence analysis and legality checks see the physical accesses
-(:mod:`spf.computation.dependences`). ``storage_fold`` is ``store_in`` with one index taken
+(:mod:`spf.analysis.dependences`). ``storage_fold`` is ``store_in`` with one index taken
 modulo a size. The commands are :class:`~spf.schedule.commands.Effect` records in the trace.
 """
 
@@ -114,7 +114,7 @@ class Buffer:
         """Allocate the buffer inside loop ``level`` of ``stmt`` (``spf.ROOT``: once for the
         function): it lives for one iteration of that loop, so its extents may use the loop
         names of ``stmt`` up to ``level``."""
-        from spf.schedule.apply import run
+        from spf.computation.scheduling import run
 
         target = self._comp.stmt(stmt)
         run(target, AllocateAt(buffer=self.name, stmt=target.name, level=level))
@@ -538,10 +538,8 @@ def _through_write(placement: Placement, write: Relation, its: Sequence[str]) ->
 
 
 def _fold_dim(stmt: Stmt, loop: Loop, current: Sequence[str], its: Sequence[str], ds: str) -> int:
-    from spf.computation.dependences import loop_position
-
     comp = _comp_of(stmt)
-    pos = loop_position(comp, stmt, loop)
+    pos = comp._loop_position(stmt, loop)
     sched = stmt.schedule.pad_outputs(comp.schedule_width()).as_function(list(its))
     if sched is None:
         raise SpfError(f"storage_fold: the schedule of {stmt.name} is not a function")
@@ -616,9 +614,7 @@ class AllocateAt(Effect):
                 "argument; only stack, local and shared buffers are allocated by the function"
             )
         if self.level is not ROOT:
-            from spf.computation.dependences import loop_position
-
-            loop_position(comp, stmt, self.level)  # raises for an unknown loop
+            comp._loop_position(stmt, self.level)  # raises for an unknown loop
         buffer.allocation = (stmt.name, self.level)
 
 
@@ -632,7 +628,7 @@ def _comp_of(stmt: Stmt) -> Computation:
 # ----------------------------------------------------------------------------- Stmt methods
 def store_in(stmt: Stmt, buffer: object, index: object) -> None:
     """``stmt.store_in(buffer, index)``: ``buffer`` is a :class:`Buffer` or its name."""
-    from spf.schedule.apply import run
+    from spf.computation.scheduling import run
 
     if isinstance(buffer, Buffer):
         name = buffer.name
@@ -645,6 +641,6 @@ def store_in(stmt: Stmt, buffer: object, index: object) -> None:
 
 def storage_fold(stmt: Stmt, loop: Loop, size: int) -> None:
     """``stmt.storage_fold(loop, size)``."""
-    from spf.schedule.apply import run
+    from spf.computation.scheduling import run
 
     run(stmt, StorageFold(loop=loop, size=size))

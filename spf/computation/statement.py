@@ -142,7 +142,7 @@ class Stmt:
         return dict(self._tags)
 
     def _run(self, command: Command) -> Stmt:
-        from spf.schedule.apply import run
+        from spf.computation.scheduling import run
 
         run(self, command)
         return self
@@ -248,7 +248,7 @@ class Stmt:
         including ``level``, right before the consumer, on exactly the region the consumer
         iterations under those loops read (overlapping halos are recomputed); the domain
         gains those loops as leading dimensions (Tiramisu's ``compute_at``)."""
-        from spf.schedule.effects import ComputeAt
+        from spf.computation.effects import ComputeAt
 
         return self._run(ComputeAt(consumer=self._peer(consumer).name, level=level))
 
@@ -256,7 +256,7 @@ class Stmt:
         """Substitute this statement's value into the statements that read it; the
         statement and the data space it writes leave the computation (no loop or buffer
         remains). Returns this (now detached) statement."""
-        from spf.schedule.effects import Inline
+        from spf.computation.effects import Inline
 
         self._run(Inline())
         return self

@@ -47,7 +47,7 @@ from spf.sets import Relation
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from spf.runtime.kernel import Kernel
+    from spf.computation.products import CompiledKernel
 
 __all__ = ["SellFormat", "SellMatrix", "sell"]
 
@@ -76,7 +76,9 @@ class SellFormat:
     C: int
     sigma: int = 1
     index_dtype: str = "int32"
-    _kernels: dict[str, Kernel] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    _kernels: dict[str, CompiledKernel] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.C, bool) or not isinstance(self.C, int) or self.C < 1:
@@ -192,7 +194,7 @@ class SellFormat:
         iperm[perm] = np.arange(n, dtype=dt)
         return perm, iperm
 
-    def _kernel(self, key: str, build: Any, **options: Any) -> Kernel:
+    def _kernel(self, key: str, build: Any, **options: Any) -> CompiledKernel:
         if key not in self._kernels:
             self._kernels[key] = build().compile(**options)
         return self._kernels[key]

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from spf.computation.dependences import padded
+from spf.analysis.dependences import padded
 from spf.computation.operations import placements, restore_placements
 from spf.computation.statement import is_constant
 from spf.errors import SpfError, UndeclaredError
@@ -112,7 +112,7 @@ def _move_before(comp: Computation, mover: Stmt, anchor: Stmt, level: Level) -> 
     ``anchor.after(mover, level)`` and, for each earlier order of the mover that no longer
     holds, the order that now does, so later commands see the orders in force."""
     from spf.computation.operations import note_order
-    from spf.schedule.apply import context_of
+    from spf.computation.scheduling import context_of
 
     cmd = After(other=anchor.name, level=level)
     ctx = context_of(comp)

@@ -53,7 +53,7 @@ class PDFG:
         """Producer-consumer inlining of temporary ``data_space``: its producer's value is
         substituted into the consumers and the producer and the data space disappear;
         returns the rewritten consumers."""
-        from spf.pdfg.inline import inline_data_space
+        from spf.computation.inlining import inline_data_space
 
         out = inline_data_space(self.computation, data_space)
         self.graph = build_graph(self.computation)

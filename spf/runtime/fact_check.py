@@ -107,7 +107,9 @@ class _QuantifiedCheck:
 
     def run(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> None:
         if self.kernel is None:
-            self.kernel = self.comp.compile(openmp=False, check=False)
+            from spf.runtime.compile import compile_kernel
+
+            self.kernel = compile_kernel(self.comp, openmp=False, check=False)
         count = np.zeros(1, dtype=np.int64)
         at = np.zeros(max(1, len(self.fact.vars)), dtype=np.int64)
         args: dict[str, object] = {p: params[p] for p in self.params}

@@ -2,13 +2,15 @@
 
 ``Stmt`` methods (``tile``, ``split``, ``after`` ...) build a command (:mod:`.commands`),
 apply it (:mod:`.apply`: a new scattering relation composed from a transformation relation,
-or new tags) and record it in the computation's :class:`Trace` (:mod:`.trace`), which
-prints as Python, replays and serializes. Commands that change domains or the statement
-list (``compute_at``, ``inline``) are :class:`~spf.schedule.commands.Effect` commands
-(:mod:`.effects`). Commands do not check legality (``compute_at`` only checks that the
-schedule it starts from is legal, since it makes it the program order);
-``Computation.check_legality`` and ``codegen`` do, and :func:`.trace.blame` names the command
-to blame.
+or new tags; pure functions that know no Computation) and record it in the computation's
+:class:`Trace` (:mod:`.trace`), which prints as Python, replays and serializes
+(:mod:`spf.computation.scheduling` applies a command to a statement). Commands that change
+domains or the statement list (``compute_at``, ``inline``, ``store_in`` ...) are
+:class:`~spf.schedule.commands.Effect` commands defined next to what they change
+(:mod:`spf.computation.effects`, :mod:`spf.computation.layout`). Commands do not check
+legality (``compute_at`` only checks that the schedule it starts from is legal, since it
+makes it the program order); ``Computation.check_legality`` and ``codegen`` do, and
+:func:`.trace.blame` names the command to blame.
 
 >>> from spf import kernels
 >>> comp = kernels.dense_mv()
@@ -21,7 +23,7 @@ to blame.
 
 from __future__ import annotations
 
-from spf.schedule.apply import Context, State, apply_command, context_of, run
+from spf.schedule.apply import Context, State, apply_command
 from spf.schedule.commands import (
     ROOT,
     After,
@@ -38,16 +40,13 @@ from spf.schedule.commands import (
     Unroll,
     Vectorize,
 )
-from spf.schedule.effects import ComputeAt, Inline
 from spf.schedule.trace import Trace, TraceEntry, set_trace, trace_of
 
 __all__ = [
     "ROOT",
     "After",
     "Command",
-    "ComputeAt",
     "Context",
-    "Inline",
     "Interchange",
     "Parallelize",
     "Reverse",
@@ -63,8 +62,6 @@ __all__ = [
     "Unroll",
     "Vectorize",
     "apply_command",
-    "context_of",
-    "run",
     "set_trace",
     "trace_of",
 ]

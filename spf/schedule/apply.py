@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from spf.errors import ArityError, SpfError, UndeclaredError
 from spf.schedule import tags as tagrules
@@ -22,7 +21,6 @@ from spf.schedule.commands import (
     After,
     Command,
     Distribute,
-    Effect,
     Gpu,
     Interchange,
     Loop,
@@ -42,11 +40,7 @@ from spf.schedule.order import place_after
 from spf.schedule.relations import State, Tags, loops_of, rebuild
 from spf.sets import UF, Relation
 
-if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
-
-__all__ = ["Context", "LoopView", "State", "apply_command", "context_of", "run", "transform"]
+__all__ = ["Context", "LoopView", "State", "apply_command", "transform"]
 
 
 @dataclass(frozen=True)
@@ -362,58 +356,3 @@ def _set_schedule(cmd: SetSchedule, stmt: str, state: State, ctx: Context) -> St
         )
     loops = LoopView(stmt, rel).names
     return State(rel, retag(state.tags, {}, loops))
-
-
-# ------------------------------------------------------------------ Stmt / Computation glue
-def context_of(comp: Computation) -> Context:
-    """The :class:`Context` of a computation (its statements, reserved names, orders)."""
-    from spf.schedule.trace import trace_of
-
-    orders = tuple(
-        (e.stmt, e.command) for e in trace_of(comp).entries if isinstance(e.command, After)
-    )
-    return Context(
-        states={s.name: State(s.schedule, s.tags) for s in comp.stmts},
-        domain_arity={s.name: s.domain.arity for s in comp.stmts},
-        reserved=frozenset(comp.params)
-        | frozenset(comp.data_spaces)
-        | frozenset(comp.ufs)
-        | frozenset(s.name for s in comp.stmts),
-        ufs=comp.ufs,
-        orders=orders,
-    )
-
-
-def run(stmt: Stmt, cmd: Command) -> None:
-    """Apply ``cmd`` to ``stmt`` and record it in its computation's trace; on error the
-    computation is unchanged."""
-    from spf.schedule.trace import trace_of
-
-    comp = stmt.computation
-    if comp is None:
-        raise SpfError(
-            f"statement {stmt.name}: add it to a Computation before scheduling it "
-            f"({cmd.call_text()})"
-        )
-    if isinstance(cmd, Effect):
-        try:
-            cmd.perform(stmt)
-        except SpfError as err:
-            err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
-            raise
-        trace_of(comp).record(stmt.name, cmd)
-        return
-    try:
-        updates = apply_command(cmd, stmt.name, context_of(comp))
-    except SpfError as err:
-        err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
-        raise
-    for name, state in updates.items():
-        target = comp.stmt(name)
-        target._schedule = state.schedule
-        target._tags = dict(state.tags)
-    trace_of(comp).record(stmt.name, cmd)
-    if isinstance(cmd, After):  # Layer IV operations get their program order from orders
-        from spf.computation.operations import note_order
-
-        note_order(comp, stmt.name, cmd)

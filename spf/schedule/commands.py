@@ -19,14 +19,11 @@ from __future__ import annotations
 import enum
 import keyword
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from spf.clang import check_reserved
 from spf.errors import SpfError
 from spf.schedule.tags import MAX_UNROLL
-
-if TYPE_CHECKING:
-    from spf.computation.statement import Stmt
 
 
 class Root(enum.Enum):
@@ -113,13 +110,14 @@ class Command:
 @dataclass(frozen=True, kw_only=True)
 class Effect(Command):
     """A command that changes more than schedules and tags (a domain, a data layout, the
-    statement list): :func:`spf.schedule.apply.run` calls :meth:`perform` on the statement
-    instead of the pure schedule machinery, then records the command in the trace like any
-    other. Subclasses live next to what they change and register with
-    :func:`register_command` so traces and JSON know them."""
+    statement list): :func:`spf.computation.scheduling.run` calls :meth:`perform` on the
+    statement instead of the pure schedule machinery, then records the command in the trace
+    like any other. Subclasses live next to what they change (in spf.computation) and
+    register with :func:`register_command` so traces and JSON know them."""
 
-    def perform(self, stmt: Stmt) -> None:
-        """Apply to ``stmt`` (and its computation); raise before changing anything."""
+    def perform(self, stmt: Any) -> None:
+        """Apply to ``stmt`` (an ``spf.Stmt``; this layer knows no statements) and its
+        computation; raise before changing anything."""
         raise SpfError(f"spf bug: {type(self).__name__} does not define perform()")
 
 

@@ -19,13 +19,25 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from spf.errors import SpfError
 from spf.schedule.commands import COMMANDS, ROOT, After, Command
 
-if TYPE_CHECKING:
-    from spf.computation.computation import Computation
+
+class _Scheduled(Protocol):
+    """A statement (``spf.Stmt``): applies a command and records it."""
+
+    def _run(self, command: Command) -> object: ...
+
+
+class _Statements(Protocol):
+    """A computation (``spf.Computation``): its statements by name."""
+
+    def stmt(self, name: str, /) -> _Scheduled: ...
+
+
+_C = TypeVar("_C", bound=_Statements)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,14 +100,12 @@ class Trace:
             lines.insert(0, "import spf")
         return "\n".join(lines)
 
-    def replay(self, comp: Computation) -> Computation:
+    def replay(self, comp: _C) -> _C:
         """Apply every command, in order, to the statements of the same names of ``comp``
         (typically a fresh copy of the computation this trace was recorded on); returns
         ``comp``, whose own trace records the commands too."""
-        from spf.schedule.apply import run
-
         for e in list(self._entries):
-            run(comp.stmt(e.stmt), e.command)
+            comp.stmt(e.stmt)._run(e.command)
         return comp
 
     def to_data(self) -> list[dict[str, Any]]:
@@ -131,7 +141,7 @@ class Trace:
 _TRACES: weakref.WeakKeyDictionary[Any, Trace] = weakref.WeakKeyDictionary()
 
 
-def trace_of(comp: Computation) -> Trace:
+def trace_of(comp: object) -> Trace:
     """The trace of ``comp`` (created empty on first use); ``Computation.trace``."""
     found = _TRACES.get(comp)
     if found is None:
@@ -139,7 +149,7 @@ def trace_of(comp: Computation) -> Trace:
     return found
 
 
-def set_trace(comp: Computation, trace: Trace) -> None:
+def set_trace(comp: object, trace: Trace) -> None:
     """Replace the trace of ``comp`` (``from_json`` restores a recorded one)."""
     _TRACES[comp] = trace
 
@@ -157,7 +167,7 @@ def _mentions(entry: TraceEntry, loop: str) -> bool:
     return split_default and loop in (f"{cmd.loop}0", f"{cmd.loop}1")  # type: ignore[attr-defined]
 
 
-def culprit(comp: Computation, stmts: Sequence[str], loop: str | None = None) -> TraceEntry | None:
+def culprit(comp: object, stmts: Sequence[str], loop: str | None = None) -> TraceEntry | None:
     """The latest command of the trace that touched ``stmts`` (as the statement it was
     applied to, or the one it was ordered against), preferring one that names ``loop``;
     None when no command touched them (the schedule they were added with)."""
@@ -176,7 +186,7 @@ def culprit(comp: Computation, stmts: Sequence[str], loop: str | None = None) ->
     return touched[-1] if touched else None
 
 
-def blame(comp: Computation, stmts: Sequence[str], loop: str | None = None) -> str:
+def blame(comp: object, stmts: Sequence[str], loop: str | None = None) -> str:
     """``"; caused by comp.stmt("s0").tile(...)"`` for an ``IllegalScheduleError``
     message (empty when no command is to blame)."""
     entry = culprit(comp, stmts, loop)

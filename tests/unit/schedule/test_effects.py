@@ -8,7 +8,8 @@ import pytest
 import spf
 from spf import Computation, SpfError, Stmt, kernels
 from spf.codegen.scan import separable_loops
-from spf.schedule import ROOT, ComputeAt, Inline, trace_of
+from spf.computation.effects import ComputeAt, Inline
+from spf.schedule import ROOT, trace_of
 from spf.schedule.commands import COMMANDS, Effect
 from spf.schedule.trace import Trace, TraceEntry, blame, culprit
 

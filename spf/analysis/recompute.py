@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from spf.analysis.dependences import KINDS, _constraint, _Timing, match
 from spf.computation.access import iterator_names
-from spf.computation.dependences import KINDS, _constraint, _Timing, match
 from spf.errors import IllegalScheduleError
 
 if TYPE_CHECKING:

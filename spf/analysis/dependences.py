@@ -10,7 +10,7 @@ with UF values as dimensions it fails or misses dependences (measured against br
 
 Data layout (Layer III) adds memory-based dependences: when ``store_in``/``storage_fold``
 puts different elements at one buffer location (folding, modulo, projection, a scalar, two
-data spaces in one buffer), :mod:`spf.computation.storage` adds the conflicts between their
+data spaces in one buffer), :mod:`spf.analysis.storage` adds the conflicts between their
 accesses in the current schedule (a loop carrying one cannot run in parallel) and
 ``check_legality`` refuses a layout where a write overwrites a value before its last read.
 
@@ -22,7 +22,7 @@ different ranks never touch the same element; data moves between ranks only thro
 Private memory: a ``shared`` buffer (and every data space stored in one) has one copy per gpu
 block of a kernel launch, a ``local`` one per gpu thread (:func:`private_group`), a buffer
 allocated inside a loop (``allocate_at``) one per iteration of it
-(:func:`spf.computation.storage.same_allocation`). ``dependences()`` relates only instances
+(:func:`spf.analysis.storage.same_allocation`). ``dependences()`` relates only instances
 that touch the same copy, so none is carried by the gpu loops (the allocation loop). That is
 the GPU's meaning of the program when every read of such memory reads what its own copy
 received earlier (``check_gpu_memory``, and ``check_storage`` for allocations); the
@@ -39,10 +39,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.computation.access import iterator_names
+from spf.computation.dependence import Dependence
 from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
 from spf.sets import Relation, Set
@@ -53,33 +53,6 @@ if TYPE_CHECKING:
     from spf.sets.facts import Fact
 
 KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
-
-
-@dataclass(frozen=True)
-class Dependence:
-    """Instances of ``sink`` that must run after instances of ``source``
-    (docs/getting_started.md)."""
-
-    kind: str
-    source: str
-    sink: str
-    data_space: str
-    relation: Relation
-    carried_by: tuple[str, ...]
-    levels: tuple[int, ...] = ()
-    """Positions of the current (padded) schedule at which source and sink are ordered."""
-    original_carried_by: tuple[str, ...] = ()
-    """The loops that carry it in the schedules the statements were added with."""
-    storage: bool = False
-    """A conflict the data layout adds (two elements at one buffer location, ``data_space``
-    is then the buffer), ordered by the current schedule."""
-
-    def __str__(self) -> str:
-        by = ", ".join(self.carried_by) if self.carried_by else "loop-independent"
-        return (
-            f"{self.kind} dependence on {self.data_space!r} from {self.source} to {self.sink} "
-            f"(carried by {by}): {self.relation}"
-        )
 
 
 def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
@@ -266,8 +239,8 @@ def compute_dependences(comp: Computation, *, private: bool = True) -> tuple[Dep
 
 
 def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
+    from spf.analysis.storage import storage_dependences
     from spf.computation.operations import order_width
-    from spf.computation.storage import storage_dependences
     from spf.progress import Progress
 
     width = order_width(comp)
@@ -413,7 +386,7 @@ def _pair_relations(
 ) -> tuple[_Found, ...]:
     """The dependences from ``src`` to ``snk`` in the program order (no current schedule
     involved unless a tag maps instances to ranks or gpu copies)."""
-    from spf.computation.storage import same_allocation
+    from spf.analysis.storage import same_allocation
 
     xs, ys = pair_names(src, snk)
     facts = comp.assumptions
@@ -621,7 +594,7 @@ def check_legality(comp: Computation) -> None:
                 f"relation {dep.relation}"
                 + blame(comp, [dep.source, dep.sink], _violated_loop(why))
             )
-    from spf.computation.storage import check_storage
+    from spf.analysis.storage import check_storage
 
     check_storage(comp)
 

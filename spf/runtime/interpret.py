@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spf.analysis.dependences import padded
 from spf.computation.access import iterator_names
-from spf.computation.dependences import padded
 from spf.errors import SpfError
+from spf.runtime.binding import Binder
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Signature
@@ -37,8 +38,6 @@ _INDEX_DTYPES = ("int32", "int64")
 
 def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
     """Execute ``comp`` on ``args`` (data spaces, UF arrays and parameters, by name)."""
-    from spf.runtime.binding import Binder  # spf.computation does not import spf.runtime
-
     given = dict(args)
     for name, ds in comp.data_spaces.items():
         if name not in given and ds.rank == 0 and ds.role not in ("data", "local"):
@@ -91,7 +90,7 @@ class _Allocation:
     ``allocate_at``."""
 
     def __init__(self, comp: Computation, buffer: Buffer, params: Mapping[str, int]) -> None:
-        from spf.computation.dependences import loop_position, padded
+        from spf.analysis.dependences import loop_position, padded
         from spf.schedule.commands import ROOT
 
         self.buffer = buffer

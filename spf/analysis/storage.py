@@ -20,9 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spf.computation.access import iterator_names
-from spf.computation.dependences import (
-    Dependence,
+from spf.analysis.dependences import (
     _constraint,
     _loop_name,
     _project,
@@ -33,6 +31,8 @@ from spf.computation.dependences import (
     same_element,
     same_rank,
 )
+from spf.computation.access import iterator_names
+from spf.computation.dependence import Dependence
 from spf.computation.layout import layout_of
 from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError

@@ -1,4 +1,5 @@
-"""PDFG ``inline(data_space)``: producer-consumer inlining of a temporary.
+"""Producer-consumer inlining of a temporary: PDFG ``inline(data_space)`` and
+``Stmt.inline()``.
 
 The temporary must be written by one statement that is a plain assignment
 ``$t$(i, j, ...) = e;`` indexed by its own iterators (one instance per element), and only

@@ -7,10 +7,10 @@ what the consumer instances under those loops read, before the read in program o
 (overlapping halos are computed redundantly). The producer runs right before the consumer
 inside the shared loops. A copy that would not compute what its instance computes in program
 order, or would overwrite a value before a read that needs it, makes ``compute_at`` raise
-``IllegalScheduleError`` (:mod:`spf.schedule.recompute`).
+``IllegalScheduleError`` (:mod:`spf.analysis.recompute`).
 
 ``inline()``: the statement's value is substituted into its consumers; the statement and
-the data space it writes disappear (:func:`spf.pdfg.inline.inline_stmt`).
+the data space it writes disappear (:func:`spf.computation.inlining.inline_stmt`).
 
 Both are recorded in the trace, print as Python, replay, and serialize like every command.
 """
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, ClassVar
 from spf.errors import IllegalScheduleError, SpfError
 from spf.schedule.commands import ROOT, Effect, Level, check_loop_ref, register_command
 from spf.schedule.order import _constants
-from spf.schedule.recompute import check_copies, flow_footprint
 from spf.schedule.relations import is_constant, loops_of, rebuild, set_constants
 from spf.sets import Relation, Set
 
@@ -64,7 +63,7 @@ class Inline(Effect):
     n_required: ClassVar[int] = 0
 
     def perform(self, stmt: Stmt) -> None:
-        from spf.pdfg.inline import inline_stmt
+        from spf.computation.inlining import inline_stmt
 
         comp = _comp(stmt, "inline")
         inline_stmt(comp, stmt)
@@ -173,14 +172,14 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
     reads = [rel for d, rel in consumer.reads if d == ds]
     (write,) = [rel for d, rel in producer.writes if d == ds]
     _check_current_legal(comp, producer.name)
-    flow = flow_footprint(producer, write, consumer, reads, comp.schedule_width())
+    flow = comp._compute_at_footprint(producer, write, consumer, reads)
     needed = flow.compose(to_outer.inverse()).intersect_range(producer.domain)
     domain = _named(outer + pits).intersect(needed.as_set())
     schedule = _schedule(producer, consumer, n, outer, pits, pfun)
     shifted = _shift_peers(comp, producer, consumer, n)
     new_reads, new_writes = _extend(producer.reads, outer), _extend(producer.writes, outer)
     copy = (outer + pits, domain, schedule, new_reads, new_writes)
-    check_copies(comp, producer, consumer, level, ds, copy, shifted)
+    comp._check_compute_at(producer, consumer, level, ds, copy, shifted)
     producer._domain = domain
     producer._schedule = schedule
     producer._reads = new_reads

@@ -1,0 +1,82 @@
+"""What ``Computation``'s facades return, as the model sees it (structural types).
+
+``Computation.compile`` returns a :class:`spf.runtime.Kernel` (or a CUDA / HLS / MPI kernel)
+and ``Computation.pdfg`` a :class:`spf.pdfg.PDFG`; those live in later layers, which the
+model does not import (docs/design.md, "Architecture"). The facades are typed with these
+protocols instead, which every such object satisfies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import networkx as nx
+
+    from spf.sets import Relation
+
+__all__ = ["CompiledKernel", "DataflowGraph", "NamedArgument"]
+
+
+class NamedArgument(Protocol):
+    """One argument of a compiled function (:class:`spf.codegen.signature.Arg`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
+class CompiledKernel(Protocol):
+    """A compiled, loaded function: ``kernel(y=y, A=A, x=x, N=n, check=True)``."""
+
+    @property
+    def name(self) -> str:
+        """The C function."""
+
+    @property
+    def signature(self) -> str:
+        """Its C prototype."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def path(self) -> Path:
+        """The shared library."""
+
+    @property
+    def command(self) -> str:
+        """The compiler command line."""
+
+    @property
+    def compiler_output(self) -> str: ...
+
+    @property
+    def arguments(self) -> tuple[NamedArgument, ...]: ...
+
+    def __call__(self, *positional: object, check: bool = True, **args: object) -> None: ...
+
+
+class DataflowGraph(Protocol):
+    """The polyhedral dataflow graph view of a computation (docs/pdfg.md)."""
+
+    @property
+    def graph(self) -> nx.DiGraph[str]: ...
+
+    def fuse(self, s1: str, s2: str, level: str | int | object) -> list[Relation]: ...
+
+    def reschedule(self, s1: str, s2: str) -> list[Relation]: ...
+
+    def inline(self, data_space: str) -> list[str]: ...
+
+    def to_dot(self) -> str: ...
+
+    def write(self, path: str | Path) -> Path: ...
+
+    def render(self, path: str | Path) -> Path: ...
+
+    def _repr_svg_(self) -> str: ...

@@ -1,0 +1,73 @@
+"""Scheduling a statement of a computation: a command applied and recorded.
+
+:func:`run` is what every ``Stmt`` scheduling method calls: a pure command goes through
+:func:`spf.schedule.apply.apply_command` on the computation's :func:`context_of` and the new
+schedules and tags are stored; an :class:`~spf.schedule.commands.Effect` command changes the
+computation itself (:mod:`spf.computation.effects`, :mod:`spf.computation.layout`). Either
+way the command is recorded in the computation's trace; on error nothing changes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spf.computation.operations import note_order
+from spf.errors import SpfError
+from spf.schedule.apply import Context, apply_command
+from spf.schedule.commands import After, Command, Effect
+from spf.schedule.relations import State
+from spf.schedule.trace import trace_of
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+
+__all__ = ["context_of", "run"]
+
+
+def context_of(comp: Computation) -> Context:
+    """The :class:`Context` of a computation (its statements, reserved names, orders)."""
+    orders = tuple(
+        (e.stmt, e.command) for e in trace_of(comp).entries if isinstance(e.command, After)
+    )
+    return Context(
+        states={s.name: State(s.schedule, s.tags) for s in comp.stmts},
+        domain_arity={s.name: s.domain.arity for s in comp.stmts},
+        reserved=frozenset(comp.params)
+        | frozenset(comp.data_spaces)
+        | frozenset(comp.ufs)
+        | frozenset(s.name for s in comp.stmts),
+        ufs=comp.ufs,
+        orders=orders,
+    )
+
+
+def run(stmt: Stmt, cmd: Command) -> None:
+    """Apply ``cmd`` to ``stmt`` and record it in its computation's trace; on error the
+    computation is unchanged."""
+    comp = stmt.computation
+    if comp is None:
+        raise SpfError(
+            f"statement {stmt.name}: add it to a Computation before scheduling it "
+            f"({cmd.call_text()})"
+        )
+    if isinstance(cmd, Effect):
+        try:
+            cmd.perform(stmt)
+        except SpfError as err:
+            err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
+            raise
+        trace_of(comp).record(stmt.name, cmd)
+        return
+    try:
+        updates = apply_command(cmd, stmt.name, context_of(comp))
+    except SpfError as err:
+        err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
+        raise
+    for name, state in updates.items():
+        target = comp.stmt(name)
+        target._schedule = state.schedule
+        target._tags = dict(state.tags)
+    trace_of(comp).record(stmt.name, cmd)
+    if isinstance(cmd, After):  # Layer IV operations get their program order from orders
+        note_order(comp, stmt.name, cmd)

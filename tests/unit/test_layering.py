@@ -1,0 +1,199 @@
+"""spf's packages import one way (docs/design.md, "Architecture").
+
+Every import between spf packages, read from the source with ``ast``, goes to the same or an
+earlier layer. Imports inside functions and under ``if TYPE_CHECKING:`` count (a deferred
+import or a type is still a dependency); the one exception is the body of a ``Computation``
+method in ``spf/computation/computation.py`` (the facades ``codegen``, ``compile``, ``pdfg``,
+``dependences`` ...), which may call a later layer.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+
+SPF = Path(__file__).resolve().parents[2] / "spf"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # Leaf modules: they import no package (only each other).
+    ("spf.errors", "spf.dtypes", "spf.clang", "spf.progress", "spf._version"),
+    ("spf.sparse", "spf.memory", "spf.mpi"),  # helpers on numpy / processes, no model
+    ("spf.sets",),
+    ("spf.schedule",),
+    ("spf.computation",),
+    ("spf.analysis",),
+    ("spf.frontend", "spf.formats"),
+    ("spf.codegen",),
+    ("spf.pdfg",),
+    ("spf.runtime",),
+    # Applications of the library: they may use every layer, and no layer uses them.
+    ("spf.kernels",),
+    ("spf",),  # the public names
+    ("spf.bench", "spf.demo", "spf.demo_more"),
+    ("spf.cli",),
+)
+MOVED = frozenset(
+    {
+        "spf.analysis.dependences",
+        "spf.analysis.recompute",
+        "spf.analysis.storage",
+        "spf.computation.dependence",
+        "spf.computation.effects",
+        "spf.computation.inlining",
+        "spf.computation.products",
+        "spf.computation.scheduling",
+        "spf.runtime.interpret",
+        "spf.schedule.apply",
+        "spf.schedule.commands",
+        "spf.schedule.trace",
+    }
+)
+"""Modules that moved to their layer (or were split off) when the packages were layered."""
+RANK = {name: k for k, group in enumerate(LAYERS) for name in group}
+FACADE = ("computation", "computation.py")
+FACADE_CLASS = "Computation"
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    where: str
+    """``spf/schedule/apply.py:46: from spf.computation.computation import ...``"""
+
+
+def package_of(module: str) -> str:
+    """``spf.schedule.apply`` -> ``spf.schedule``; ``spf.errors`` -> ``spf.errors``."""
+    return ".".join(module.split(".")[:2])
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SPF.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _exempt_nodes(tree: ast.Module) -> set[int]:
+    """Ids of the nodes inside the methods of ``Computation`` (the facade's upward calls)."""
+    out: set[int] = set()
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == FACADE_CLASS:
+            for fn in cls.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out.update(id(n) for n in ast.walk(fn))
+    return out
+
+
+def _imported(node: ast.AST, module: str, is_package: bool) -> list[str]:
+    """The spf modules an import statement names (relative imports resolved)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level == 0:
+        base = node.module or ""
+    else:
+        anchor = module.split(".")
+        anchor = anchor if is_package else anchor[:-1]
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join([*anchor, *([node.module] if node.module else [])])
+    if node.module is None or base == "spf":  # ``from spf import kernels``: the submodules
+        return [f"{base}.{a.name}" for a in node.names]
+    return [base]
+
+
+@functools.cache
+def edges() -> tuple[Edge, ...]:
+    """Every import between two different spf packages, with where it is."""
+    return tuple(_edges())
+
+
+def _edges() -> Iterator[Edge]:
+    for path in sorted(SPF.rglob("*.py")):
+        module = _module_name(path)
+        source = package_of(module)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        rel = path.relative_to(SPF.parent)
+        exempt = _exempt_nodes(tree) if rel.parts[-2:] == FACADE else set()
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for node in ast.walk(tree):
+            if id(node) in exempt:
+                continue
+            for target in _imported(node, module, path.name == "__init__.py"):
+                if target != "spf" and not target.startswith("spf."):
+                    continue
+                pkg = package_of(target)
+                if pkg != source:
+                    line = getattr(node, "lineno", 0)
+                    text = lines[line - 1].strip() if line else ""
+                    yield Edge(source, pkg, f"{rel.as_posix()}:{line}: {text}")
+
+
+def test_every_package_has_a_layer() -> None:
+    named = {e.source for e in edges()} | {e.target for e in edges()}
+    unknown = sorted(named - set(RANK))
+    assert not unknown, f"packages missing from LAYERS in {__file__}: {unknown}"
+
+
+def test_packages_import_only_earlier_layers() -> None:
+    upward = [
+        f"{e.where}  ({e.source} -> {e.target})"
+        for e in edges()
+        if e.source in RANK and e.target in RANK and RANK[e.target] > RANK[e.source]
+    ]
+    assert not upward, (
+        "imports from a later layer; move the code to the right layer or, "
+        "for a Computation facade, import inside the method:\n  " + "\n  ".join(upward)
+    )
+
+
+def test_no_cycle_between_packages() -> None:
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    where: dict[tuple[str, str], list[str]] = {}
+    for e in edges():
+        graph.add_edge(e.source, e.target)
+        where.setdefault((e.source, e.target), []).append(e.where)
+    cycles = list(nx.simple_cycles(graph))
+    shown = []
+    for cycle in cycles[:5]:
+        hops = list(zip(cycle, [*cycle[1:], cycle[0]], strict=True))
+        shown.append(" -> ".join([*cycle, cycle[0]]))
+        shown += [f"    {where[h][0]}" for h in hops]
+    assert not cycles, f"{len(cycles)} cycle(s) between spf packages:\n" + "\n".join(shown)
+
+
+def test_every_module_imports_first() -> None:
+    """Each package, and each module that moved between layers, imports in an interpreter
+    where no spf module is loaded yet (none relies on another being imported before it)."""
+    script = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    for loaded in [m for m in sys.modules if m == 'spf' or m.startswith('spf.')]:\n"
+        "        del sys.modules[loaded]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as err:\n"
+        "        failed.append(f'{name}: {type(err).__name__}: {err}')\n"
+        "print('\\n'.join(failed))\n"
+        "sys.exit(1 if failed else 0)\n"
+    )
+    packages = [_module_name(p) for p in sorted(SPF.glob("*/__init__.py"))]
+    modules = ["spf", *packages, *sorted(MOVED)]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *modules],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=SPF.parent,
+        check=False,
+    )
+    assert done.returncode == 0, f"modules that fail to import first:\n{done.stdout}{done.stderr}"
