@@ -592,10 +592,12 @@ class Computation:
     def check_legality(self) -> None:
         """Raise ``IllegalScheduleError`` for the first dependence the schedule violates
         (the verdict is remembered until the computation changes)."""
+        from spf.analysis.reductions import check_reduction_loops
         from spf.computation.dependences import check_legality
 
         def verdict() -> IllegalScheduleError | None:
             try:
+                check_reduction_loops(self)
                 check_legality(self)
             except IllegalScheduleError as err:
                 return err
@@ -605,10 +607,18 @@ class Computation:
         if found is not None:
             raise found.with_traceback(None)
 
-    def is_parallel_legal(self, stmt: str | int | Stmt, loop: str | int) -> bool:
-        """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics)."""
+    def is_parallel_legal(
+        self, stmt: str | int | Stmt, loop: str | int, reduction: str | None = None
+    ) -> bool:
+        """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics); with
+        ``reduction="atomic"``/``"privatize"``, whether every dependence it carries is a
+        reduction (``parallelize(loop, reduction=...)`` is then legal)."""
         from spf.computation.dependences import is_parallel_legal
 
+        if reduction is not None:
+            from spf.analysis.reductions import is_reduction_legal
+
+            return is_reduction_legal(self, self.stmt(stmt), loop, reduction)
         return is_parallel_legal(self, self.stmt(stmt), loop)
 
     def interpret(self, *positional: object, **arrays: Any) -> None:

@@ -1,0 +1,249 @@
+"""Reduction loops in the printers: ``parallelize(loop, reduction="atomic" | "privatize")``.
+
+C/OpenMP:
+
+* ``atomic``: the loop is an ordinary ``#pragma omp parallel for``; every accumulation
+  inside it is printed as ``#pragma omp atomic`` over ``target op= value`` (the form OpenMP
+  accepts). A statement that is not one such update (a block with temporaries, an ``if``)
+  cannot be made atomic: privatize it instead.
+* ``privatize``: one ``#pragma omp parallel`` region around the loop. Its first thread to
+  arrive allocates one copy of every reduced data space per thread of the team on the heap
+  (``malloc``), each thread fills its own copy with the operator's identity (0 for ``+``, 1
+  for ``*``), runs its share of the iterations (``#pragma omp for``) with the data space's
+  access macro redirected to its copy, and after the loop's barrier the elements are
+  combined into the shared array (again split over the threads), then the copies are freed.
+  Not OpenMP's ``reduction(+: y[:n])``: gcc (12.2, here) places the private copy of an array
+  section on each thread's stack, and a worker thread's stack (``OMP_STACKSIZE``, 2-8 MiB
+  by default) overflows at a million doubles (measured: a segmentation fault at
+  ``n = 2**20`` with two threads), while data spaces here are sized by parameters.
+
+CUDA: ``atomic`` on a gpu loop (map it with ``gpu(...)`` first, then
+``parallelize(loop, reduction="atomic")``) prints ``atomicAdd(&target, value)`` in the
+kernel (``-=`` adds the negated value; double ``atomicAdd`` needs sm_60, below every
+architecture nvcc 12+ builds for by default); the CPU emulation header defines
+``atomicAdd`` too. ``*=`` updates have no CUDA atomic. Other combinations (``privatize`` on
+CUDA, a reduction loop on the CUDA host, MPI and HLS) are a ``CodegenError`` naming the loop,
+the option and the targets that support it: no serial fallback that claims parallelism.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spf.codegen.loop_ast import Call, For, walk
+from spf.errors import CodegenError
+from spf.schedule.tags import reduction_option
+
+if TYPE_CHECKING:
+    from spf.codegen.c import CPrinter
+    from spf.codegen.program import DataMacro, Program, StmtMacro
+
+SUPPORT = {"atomic": "c (OpenMP) and cuda (on gpu loops)", "privatize": "c (OpenMP)"}
+"""The targets that run each option."""
+
+THREADS_PRELUDE = """\
+#ifdef _OPENMP
+#include <omp.h>
+#define spf_thread_num() omp_get_thread_num()
+#define spf_num_threads() omp_get_num_threads()
+#else
+#define spf_thread_num() 0
+#define spf_num_threads() 1
+#endif
+"""
+"""Thread queries of the ``privatize`` code (one thread without OpenMP)."""
+
+_IDENTITY = {"+": "0", "*": "1"}
+
+
+def reduction_loops(program: Program) -> list[tuple[For, str]]:
+    """``(loop, option)`` of every loop tagged ``reduction(<option>)``."""
+    out = []
+    for n in walk(program.body):
+        if isinstance(n, For):
+            option = reduction_option(n.tags)
+            if option is not None:
+                out.append((n, option))
+    return out
+
+
+def _refuse(n: For, option: str, target: str, why: str) -> CodegenError:
+    return CodegenError(
+        f'loop {n.var} is parallelized with reduction="{option}", which target {target!r} '
+        f"does not run{why}; {option} reductions run on {SUPPORT[option]}: generate one of "
+        "those, or parallelize the loop without reduction= if it carries no reduction"
+    )
+
+
+def check_target(program: Program, target: str) -> None:
+    """Refuse reduction loops a target does not implement (``CodegenError``)."""
+    for n, option in reduction_loops(program):
+        gpu = any(t.startswith("gpu_") for t in n.tags)
+        if target == "c" and gpu:
+            raise _refuse(n, option, target, " on a gpu loop")
+        if target == "cuda" and (option != "atomic" or not gpu):
+            why = "" if option != "atomic" else " on the host (map the loop with gpu(...))"
+            raise _refuse(n, option, target, why)
+        if target in ("mpi", "hls"):
+            raise _refuse(n, option, target, "")
+
+
+def updated(printer: CPrinter, n: For) -> list[tuple[str, StmtMacro]]:
+    """``(data space, macro)`` of the accumulations inside loop ``n``, in call order."""
+    out: list[tuple[str, StmtMacro]] = []
+    for c in walk(n.body):
+        if isinstance(c, Call):
+            macro = printer.macros[c.stmt]
+            if macro.update is not None and (macro.update.data_space, macro) not in out:
+                out.append((macro.update.data_space, macro))
+    return out
+
+
+def atomic_call(printer: CPrinter, n: Call) -> None:
+    """Print ``n`` as an OpenMP atomic update (inside a ``reduction(atomic)`` loop)."""
+    from spf.codegen.c import expr
+
+    macro = printer.macros[n.stmt]
+    red = macro.update
+    if red is None:
+        if macro.lines:
+            raise CodegenError(
+                f"statement {n.stmt} runs in a reduction(atomic) loop but is not one update "
+                f"y(...) op= e ({' '.join(macro.lines)}): OpenMP's atomic takes one "
+                'x op= expr; use reduction="privatize", or write the statement as one update'
+            )
+        printer.out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
+        return
+    args = ", ".join(expr(a) for a in n.args)
+    printer.out.line("#pragma omp atomic")
+    printer.out.line(f"{n.stmt}_target({args}) {red.op} {n.stmt}_value({args});")
+
+
+def reduction_for(printer: CPrinter, n: For) -> None:
+    """Print the parallel reduction loop ``n`` (tagged ``parallel`` and
+    ``reduction(<option>)``) for C/OpenMP."""
+    option = reduction_option(n.tags)
+    if printer._reducing is not None:
+        raise CodegenError(
+            f"reduction loop {n.var} lies inside another reduction loop; parallelize one "
+            "loop of the nest with reduction="
+        )
+    printer._reducing = option
+    try:
+        if option == "privatize":
+            privatized_for(printer, n)
+        else:
+            printer.out.line(printer.pragma_parallel)
+            printer.loop_only(n)
+    finally:
+        printer._reducing = None
+
+
+def _macro_of(program: Program, ds: str) -> DataMacro:
+    for d in program.data:
+        if d.name == ds:
+            return d
+    raise CodegenError(f"spf bug: no access macro for data space {ds!r}")
+
+
+def privatized_for(printer: CPrinter, n: For) -> None:
+    """Print the ``privatize`` region around loop ``n`` (see the module docstring)."""
+    spaces: dict[str, tuple[str, str]] = {}  # data space -> (ctype, family)
+    for ds, macro in updated(printer, n):
+        red = macro.update
+        assert red is not None
+        family = "*" if red.op in ("*=", "/=") else "+"
+        if ds in spaces and spaces[ds][1] != family:
+            raise CodegenError(
+                f"loop {n.var}: data space {ds!r} is accumulated with + and * in one "
+                "reduction(privatize) loop; one data space is reduced with one operator"
+            )
+        spaces[ds] = (red.ctype, family)
+    decls = _private_copies(printer, n, spaces)
+    if not decls:
+        printer.out.line(printer.pragma_parallel)
+        printer.loop_only(n)
+        return
+    _private_region(printer, n, decls)
+
+
+def _private_copies(
+    printer: CPrinter, n: For, spaces: dict[str, tuple[str, str]]
+) -> list[tuple[str, DataMacro, str, str, str]]:
+    """``(data space, macro, C type, family, element count)`` of the copies to make."""
+    decls: list[tuple[str, DataMacro, str, str, str]] = []
+    for ds, (ctype, family) in spaces.items():
+        d = _macro_of(printer.p, ds)
+        if d.buffer is not None:
+            raise CodegenError(
+                f'loop {n.var} is parallelized with reduction="privatize" but data space '
+                f"{ds!r} is stored in buffer {d.buffer!r}; privatize copies a data space "
+                'that is its own array: drop store_in for it or use reduction="atomic"'
+            )
+        if d.rank and len(d.extents) < d.rank:
+            raise CodegenError(
+                f'loop {n.var} is parallelized with reduction="privatize" but data space '
+                f"{ds!r} has no shape, so its private copies cannot be sized; declare it "
+                "with add_data_space(..., shape=(...))"
+            )
+        count = " * ".join(f"(size_t)({e})" for e in d.extents) or "(size_t)1"
+        decls.append((ds, d, ctype, family, count))
+    return decls
+
+
+def _private_region(
+    printer: CPrinter, n: For, decls: list[tuple[str, DataMacro, str, str, str]]
+) -> None:
+    from spf.codegen.program import linearize
+
+    out = printer.out
+    out.line(f"/* reduction(privatize) over loop {n.var}: per-thread copies of "
+             f"{', '.join(ds for ds, *_ in decls)} */")  # fmt: skip
+    with out.braces():
+        for ds, _, ctype, _, count in decls:
+            out.line(f"const size_t spf_n_{ds} = {count};")
+            out.line(f"{ctype} *spf_copies_{ds} = NULL;")
+        out.line("int spf_team = 1;")
+        out.line("#pragma omp parallel")
+        with out.braces():
+            out.line("#pragma omp single")
+            with out.braces():
+                out.line("spf_team = spf_num_threads();")
+                for ds, _, ctype, _, _ in decls:
+                    out.line(
+                        f"spf_copies_{ds} = ({ctype} *)malloc(sizeof({ctype}) * "
+                        f"spf_n_{ds} * (size_t)spf_team);"
+                    )
+                    out.line(f"if (!spf_copies_{ds}) abort();")
+            for ds, _, ctype, family, _ in decls:
+                out.line(
+                    f"{ctype} *restrict spf_my_{ds} = spf_copies_{ds} + "
+                    f"(size_t)spf_thread_num() * spf_n_{ds};"
+                )
+                out.line(f"for (size_t spf_e = 0; spf_e < spf_n_{ds}; spf_e++)")
+                out.line(f"  spf_my_{ds}[spf_e] = {_IDENTITY[family]};")
+            for ds, d, *_ in decls:
+                dims = [f"t{k}" for k in range(d.rank)]
+                out.line(f"#undef {ds}")
+                out.line(
+                    f"#define {ds}({', '.join(dims)}) spf_my_{ds}[{linearize(dims, d.extents)}]"
+                )
+            out.line("#pragma omp for")
+            printer.loop_only(n)
+            for ds, d, *_ in decls:
+                dims = [f"t{k}" for k in range(d.rank)]
+                out.line(f"#undef {ds}")
+                out.line(f"#define {ds}({', '.join(dims)}) {printer.p.access(d)}")
+            for ds, _, ctype, family, _ in decls:
+                op = "*" if family == "*" else "+"
+                out.line("#pragma omp for")
+                out.line(f"for (size_t spf_e = 0; spf_e < spf_n_{ds}; spf_e++)")
+                with out.braces():
+                    out.line(f"{ctype} spf_sum = {_IDENTITY[family]};")
+                    out.line("for (int spf_t = 0; spf_t < spf_team; spf_t++)")
+                    out.line(
+                        f"  spf_sum {op}= spf_copies_{ds}[(size_t)spf_t * spf_n_{ds} + spf_e];"
+                    )
+                    out.line(f"{ds}[spf_e] {op}= spf_sum;")
+        for ds, *_ in decls:
+            out.line(f"free(spf_copies_{ds});")
