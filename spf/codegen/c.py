@@ -211,10 +211,10 @@ class CPrinter:
         for s in self.p.stmts:
             if s.operation is not None:
                 continue
-            if s.reduction is not None:
+            if s.update is not None:  # also set for every ``reduction``
                 params = ", ".join(s.params)
-                self.out.line(f"#define {s.name}_target({params}) {s.reduction.target}")
-                self.out.line(f"#define {s.name}_value({params}) {s.reduction.value}")
+                self.out.line(f"#define {s.name}_target({params}) {s.update.target}")
+                self.out.line(f"#define {s.name}_value({params}) {s.update.value}")
             head = f"#define {s.name}({', '.join(s.params)})"
             if len(s.lines) == 1:
                 self.out.line(f"{head} {s.lines[0].rstrip(';')}")

@@ -247,3 +247,42 @@ def _private_region(
                     out.line(f"{ds}[spf_e] {op}= spf_sum;")
         for ds, *_ in decls:
             out.line(f"free(spf_copies_{ds});")
+
+
+_CUDA_ATOMIC_TYPES = ("double", "float", "int32_t", "uint32_t", "int", "unsigned int")
+"""Element types CUDA's ``atomicAdd`` takes (no signed 64-bit form)."""
+
+
+def cuda_atomic(printer: CPrinter, n: Call) -> str | None:
+    """The device line of ``n`` when it runs in a gpu loop tagged ``reduction(atomic)``:
+    ``atomicAdd(&target, value)``; None for statements outside such loops."""
+    from spf.codegen.c import expr
+
+    inside = {
+        c.stmt
+        for loop, option in reduction_loops(printer.p)
+        if option == "atomic"
+        for c in walk(loop.body)
+        if isinstance(c, Call)
+    }
+    if n.stmt not in inside:
+        return None
+    macro = printer.macros[n.stmt]
+    red = macro.update
+    if red is None or red.op not in ("+=", "-="):
+        raise CodegenError(
+            f"statement {n.stmt} runs in a reduction(atomic) gpu loop but is not one update "
+            f"y(...) += e or -= e ({' '.join(macro.lines)}): CUDA's atomicAdd adds one value; "
+            "write it as one += update, or generate target 'c'"
+        )
+    if red.ctype not in _CUDA_ATOMIC_TYPES:
+        raise CodegenError(
+            f"statement {n.stmt} updates {red.data_space!r} of type {red.ctype} atomically, "
+            f"which CUDA's atomicAdd does not take ({', '.join(_CUDA_ATOMIC_TYPES[:4])}); "
+            "declare the data space with one of those types"
+        )
+    args = ", ".join(expr(a) for a in n.args)
+    value = f"{n.stmt}_value({args})"
+    if red.op == "-=":
+        value = f"-({value})"
+    return f"atomicAdd(&({n.stmt}_target({args})), ({red.ctype})({value}));"
