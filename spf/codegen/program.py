@@ -34,6 +34,9 @@ class StmtMacro:
     reduction: Reduction | None = None
     """Set when the statement is one accumulation ``y(...) op= e`` with ``e`` not reading y."""
     update: Reduction | None = None
+    accumulates: tuple[tuple[str, str, str], ...] = ()
+    """``(data space, operator family, C type)`` of the statement's reduction updates in the
+    sense of :mod:`spf.analysis.reductions` (what a ``reduction(privatize)`` loop copies)."""
     """Like ``reduction`` but also for ``/=`` and the spelled-out ``y = y + e`` (as ``y +=
     e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     operation: Operation | None = None
@@ -285,6 +288,7 @@ def signature(comp: Computation, fname: str) -> Signature:
 
 
 def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
+    from spf.analysis.reductions import updates
     from spf.computation.access import iterator_names
     from spf.computation.operations import OperationStmt
     from spf.computation.statement import Stmt
@@ -312,7 +316,12 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         ctype = comp.data_spaces[access.data_space].ctype
         found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space)
         reduction, update = (found, found) if not spelled else (reduction, found)
-    return StmtMacro(stmt.name, its, tuple(text.splitlines()), reduction, update=update)
+    accumulates = tuple(
+        (ds, family, comp.data_spaces[ds].ctype) for ds, family in updates(stmt).items()
+    )
+    return StmtMacro(
+        stmt.name, its, tuple(text.splitlines()), reduction, update=update, accumulates=accumulates
+    )
 
 
 def _data_macro(ds: object, comp: Computation) -> DataMacro:

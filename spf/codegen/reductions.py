@@ -36,7 +36,7 @@ from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
     from spf.codegen.c import CPrinter
-    from spf.codegen.program import DataMacro, Program, StmtMacro
+    from spf.codegen.program import DataMacro, Program
 
 SUPPORT = {"atomic": "c (OpenMP) and cuda (on gpu loops)", "privatize": "c (OpenMP)"}
 """The targets that run each option."""
@@ -88,14 +88,17 @@ def check_target(program: Program, target: str) -> None:
             raise _refuse(n, option, target, "")
 
 
-def updated(printer: CPrinter, n: For) -> list[tuple[str, StmtMacro]]:
-    """``(data space, macro)`` of the accumulations inside loop ``n``, in call order."""
-    out: list[tuple[str, StmtMacro]] = []
+def accumulated(printer: CPrinter, n: For) -> dict[str, tuple[str, str]]:
+    """``{data space: (C type, family)}`` of the reduction updates inside loop ``n``."""
+    out: dict[str, tuple[str, str]] = {}
     for c in walk(n.body):
         if isinstance(c, Call):
-            macro = printer.macros[c.stmt]
-            if macro.update is not None and (macro.update.data_space, macro) not in out:
-                out.append((macro.update.data_space, macro))
+            for ds, family, ctype in printer.macros[c.stmt].accumulates:
+                if out.setdefault(ds, (ctype, family))[1] != family:
+                    raise CodegenError(
+                        f"loop {n.var}: data space {ds!r} is accumulated with + and * in one "
+                        "reduction loop; one data space is reduced with one operator"
+                    )
     return out
 
 
@@ -105,8 +108,8 @@ def atomic_call(printer: CPrinter, n: Call) -> None:
 
     macro = printer.macros[n.stmt]
     red = macro.update
-    if red is None:
-        if macro.lines:
+    if red is None or not macro.accumulates:
+        if macro.accumulates:
             raise CodegenError(
                 f"statement {n.stmt} runs in a reduction(atomic) loop but is not one update "
                 f"y(...) op= e ({' '.join(macro.lines)}): OpenMP's atomic takes one "
@@ -148,17 +151,7 @@ def _macro_of(program: Program, ds: str) -> DataMacro:
 
 def privatized_for(printer: CPrinter, n: For) -> None:
     """Print the ``privatize`` region around loop ``n`` (see the module docstring)."""
-    spaces: dict[str, tuple[str, str]] = {}  # data space -> (ctype, family)
-    for ds, macro in updated(printer, n):
-        red = macro.update
-        assert red is not None
-        family = "*" if red.op in ("*=", "/=") else "+"
-        if ds in spaces and spaces[ds][1] != family:
-            raise CodegenError(
-                f"loop {n.var}: data space {ds!r} is accumulated with + and * in one "
-                "reduction(privatize) loop; one data space is reduced with one operator"
-            )
-        spaces[ds] = (red.ctype, family)
+    spaces = accumulated(printer, n)
     decls = _private_copies(printer, n, spaces)
     if not decls:
         printer.out.line(printer.pragma_parallel)
@@ -212,7 +205,7 @@ def _private_region(
                 for ds, _, ctype, _, _ in decls:
                     out.line(
                         f"spf_copies_{ds} = ({ctype} *)malloc(sizeof({ctype}) * "
-                        f"spf_n_{ds} * (size_t)spf_team);"
+                        f"(spf_n_{ds} * (size_t)spf_team + 1));"
                     )
                     out.line(f"if (!spf_copies_{ds}) abort();")
             for ds, _, ctype, family, _ in decls:
@@ -265,9 +258,9 @@ def cuda_atomic(printer: CPrinter, n: Call) -> str | None:
         for c in walk(loop.body)
         if isinstance(c, Call)
     }
-    if n.stmt not in inside:
-        return None
     macro = printer.macros[n.stmt]
+    if n.stmt not in inside or not macro.accumulates:
+        return None
     red = macro.update
     if red is None or red.op not in ("+=", "-="):
         raise CodegenError(
