@@ -6,12 +6,14 @@ C/OpenMP:
   inside it is printed as ``#pragma omp atomic`` over ``target op= value`` (the form OpenMP
   accepts). A statement that is not one such update (a block with temporaries, an ``if``)
   cannot be made atomic: privatize it instead.
-* ``privatize``: one ``#pragma omp parallel`` region around the loop. Its first thread to
-  arrive allocates one copy of every reduced data space per thread of the team on the heap
-  (``malloc``), each thread fills its own copy with the operator's identity (0 for ``+``, 1
-  for ``*``), runs its share of the iterations (``#pragma omp for``) with the data space's
-  access macro redirected to its copy, and after the loop's barrier the elements are
-  combined into the shared array (again split over the threads), then the copies are freed.
+* ``privatize``: one ``#pragma omp parallel`` region around the loop. Thread 0 updates the
+  shared array itself; its first thread to arrive allocates one copy of every reduced data
+  space for each other thread of the team on the heap (``malloc``), each of those fills its
+  copy with the operator's identity (0 for ``+``, 1 for ``*``); every thread runs its share
+  of the iterations (``#pragma omp for``) with the data space's access macro redirected to
+  its copy, and after the loop's barrier the copies are combined into the shared array
+  (elements split over the threads), then freed. With one thread there is no copy and no
+  combination: the loop costs what the serial one does.
   Not OpenMP's ``reduction(+: y[:n])``: gcc (12.2, here) places the private copy of an array
   section on each thread's stack, and a worker thread's stack (``OMP_STACKSIZE``, 2-8 MiB
   by default) overflows at a million doubles (measured: a segmentation fault at
@@ -36,6 +38,7 @@ from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
     from spf.codegen.c import CPrinter
+    from spf.codegen.emitter import Emitter
     from spf.codegen.program import DataMacro, Program
 
 SUPPORT = {"atomic": "c (OpenMP) and cuda (on gpu loops)", "privatize": "c (OpenMP)"}
@@ -205,16 +208,18 @@ def _private_region(
                 for ds, _, ctype, _, _ in decls:
                     out.line(
                         f"spf_copies_{ds} = ({ctype} *)malloc(sizeof({ctype}) * "
-                        f"(spf_n_{ds} * (size_t)spf_team + 1));"
+                        f"(spf_n_{ds} * (size_t)(spf_team - 1) + 1));"
                     )
                     out.line(f"if (!spf_copies_{ds}) abort();")
+            out.line("const int spf_me = spf_thread_num();")
             for ds, _, ctype, family, _ in decls:
                 out.line(
-                    f"{ctype} *restrict spf_my_{ds} = spf_copies_{ds} + "
-                    f"(size_t)spf_thread_num() * spf_n_{ds};"
+                    f"{ctype} *spf_my_{ds} = spf_me == 0 ? {ds} : spf_copies_{ds} + "
+                    f"(size_t)(spf_me - 1) * spf_n_{ds};"
                 )
-                out.line(f"for (size_t spf_e = 0; spf_e < spf_n_{ds}; spf_e++)")
-                out.line(f"  spf_my_{ds}[spf_e] = {_IDENTITY[family]};")
+                out.line("if (spf_me != 0)")
+                out.line(f"  for (size_t spf_e = 0; spf_e < spf_n_{ds}; spf_e++)")
+                out.line(f"    spf_my_{ds}[spf_e] = {_IDENTITY[family]};")
             for ds, d, *_ in decls:
                 dims = [f"t{k}" for k in range(d.rank)]
                 out.line(f"#undef {ds}")
@@ -227,19 +232,24 @@ def _private_region(
                 dims = [f"t{k}" for k in range(d.rank)]
                 out.line(f"#undef {ds}")
                 out.line(f"#define {ds}({', '.join(dims)}) {printer.p.access(d)}")
-            for ds, _, ctype, family, _ in decls:
-                op = "*" if family == "*" else "+"
-                out.line("#pragma omp for")
-                out.line(f"for (size_t spf_e = 0; spf_e < spf_n_{ds}; spf_e++)")
-                with out.braces():
-                    out.line(f"{ctype} spf_sum = {_IDENTITY[family]};")
-                    out.line("for (int spf_t = 0; spf_t < spf_team; spf_t++)")
-                    out.line(
-                        f"  spf_sum {op}= spf_copies_{ds}[(size_t)spf_t * spf_n_{ds} + spf_e];"
-                    )
-                    out.line(f"{ds}[spf_e] {op}= spf_sum;")
+            out.line("if (spf_team > 1)")  # the same branch in every thread of the team
+            with out.braces():
+                for ds, _, ctype, family, _ in decls:
+                    _combine(out, ds, ctype, family)
         for ds, *_ in decls:
             out.line(f"free(spf_copies_{ds});")
+
+
+def _combine(out: Emitter, ds: str, ctype: str, family: str) -> None:
+    """Add (multiply) the copies of threads 1.. into ``ds``, elements split over the team."""
+    op = "*" if family == "*" else "+"
+    out.line("#pragma omp for")
+    out.line(f"for (size_t spf_e = 0; spf_e < spf_n_{ds}; spf_e++)")
+    with out.braces():
+        out.line(f"{ctype} spf_sum = {_IDENTITY[family]};")
+        out.line("for (int spf_t = 0; spf_t < spf_team - 1; spf_t++)")
+        out.line(f"  spf_sum {op}= spf_copies_{ds}[(size_t)spf_t * spf_n_{ds} + spf_e];")
+        out.line(f"{ds}[spf_e] {op}= spf_sum;")
 
 
 _CUDA_ATOMIC_TYPES = ("double", "float", "int32_t", "uint32_t", "int", "unsigned int")
