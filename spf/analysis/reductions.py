@@ -20,7 +20,6 @@ breaks it: it would see a partial sum (or, with private copies, the wrong copy).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.computation.dependences import (
@@ -45,15 +44,6 @@ _PARALLEL_KINDS = frozenset({"parallel", "gpu_block", "gpu_thread", "distribute"
 SUPPORTED_FAMILIES = ("+", "*")
 """Operator families a reduction loop accepts (``min``/``max`` updates are not run in
 parallel: OpenMP's ``atomic`` has no form for them)."""
-
-
-@dataclass(frozen=True)
-class Update:
-    """Statement ``stmt`` accumulates into data space ``data_space`` with ``family``."""
-
-    stmt: str
-    data_space: str
-    family: str
 
 
 def updates(stmt: Stmt) -> dict[str, str]:
@@ -182,10 +172,17 @@ def reduced_only(
 
 
 def is_reduction_legal(
-    comp: Computation, stmt: Stmt, loop: str | int, reduction: str | None
+    comp: Computation, stmt: Stmt, loop: str | int, reduction: str | None = None
 ) -> bool:
-    """``comp.is_parallel_legal(stmt, loop, reduction=...)``: with an option, whether the
-    dependences ``loop`` carries are all reductions."""
+    """``comp.is_parallel_legal(stmt, loop, reduction=...)``: whether the dependences
+    ``loop`` carries are all reductions (``reduction`` None: with the option the loop is
+    tagged with, False when it has none)."""
+    if reduction is None:  # the loop's own tag, if it has one
+        names = stmt.loops
+        name = names[loop] if isinstance(loop, int) and 0 <= loop < len(names) else loop
+        reduction = reduction_option(stmt.tags.get(str(name), ()))
+        if reduction is None:
+            return False
     if reduction not in REDUCTION_OPTIONS:
         raise SpfError(
             f"is_parallel_legal: reduction must be one of "

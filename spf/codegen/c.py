@@ -310,6 +310,8 @@ class CPrinter:
                     and cond.op in ("<", "<=") and cond.args[0] == Var(body.var)
                     and isinstance(cond.args[1], Int)):  # fmt: skip
                 return None
+            if reduction_option(body.tags) is not None:
+                return None  # a reduction loop's updates go to memory (atomic or copies)
             loops.append((body.var, cond.args[1].value + (cond.op == "<=")))
             body = body.body
         if not loops or not isinstance(body, Call):

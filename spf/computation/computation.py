@@ -611,15 +611,15 @@ class Computation:
         self, stmt: str | int | Stmt, loop: str | int, reduction: str | None = None
     ) -> bool:
         """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics); with
-        ``reduction="atomic"``/``"privatize"``, whether every dependence it carries is a
-        reduction (``parallelize(loop, reduction=...)`` is then legal)."""
+        ``reduction="atomic"``/``"privatize"`` (or a loop tagged so by ``parallelize(loop,
+        reduction=...)``), whether every dependence it carries is a reduction."""
+        from spf.analysis.reductions import is_reduction_legal
         from spf.computation.dependences import is_parallel_legal
 
+        s = self.stmt(stmt)
         if reduction is not None:
-            from spf.analysis.reductions import is_reduction_legal
-
-            return is_reduction_legal(self, self.stmt(stmt), loop, reduction)
-        return is_parallel_legal(self, self.stmt(stmt), loop)
+            return is_reduction_legal(self, s, loop, reduction)
+        return is_parallel_legal(self, s, loop) or is_reduction_legal(self, s, loop)
 
     def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""

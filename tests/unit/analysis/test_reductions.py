@@ -55,8 +55,11 @@ def test_plain_parallelize_of_a_reduction_loop_names_both_options(make: object) 
 def test_reduction_loop_is_legal_and_recorded(option: str) -> None:
     comp = kernels.spmtv_csr()
     stmt = comp.stmts[0]
+    assert not comp.is_parallel_legal(stmt, "i")
     stmt.parallelize("i", reduction=option)
     comp.check_legality()
+    assert comp.is_parallel_legal(stmt, "i")  # the loop's own option
+    assert comp.is_parallel_legal(stmt, 0)
     assert stmt.tags == {"i": ("parallel", f"reduction({option})")}
     assert comp.loop_structure() == f"for i [parallel, reduction({option})]:\n  for k:\n    s0"
     assert f"i: parallel, reduction({option})" in str(comp.layers())
