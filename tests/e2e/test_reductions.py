@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -139,3 +140,23 @@ def test_cuda_atomic_in_the_emulator(tmp_path: Path) -> None:
     y = np.zeros(300)
     k(y=y, x=x, **csr_args(A))
     np.testing.assert_allclose(y, A.T @ x, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_cuda_atomic_compiles_with_nvcc(tmp_path: Path) -> None:
+    """The generated ``atomicAdd`` on doubles builds with nvcc's default architecture
+    (sm_75 and up in CUDA 13; double atomicAdd needs sm_60)."""
+    comp = kernels.spmtv_csr()
+    s = comp.stmts[0]
+    s.split("i", 128, "i0", "i1").gpu(("i0",), ("i1",))
+    s.parallelize("i0", reduction="atomic").parallelize("i1", reduction="atomic")
+    source = tmp_path / "spmtv.cu"
+    source.write_text(comp.codegen("cuda"))
+    done = subprocess.run(
+        ["nvcc", "-c", "-Xcompiler", "-fPIC", "-o", str(tmp_path / "spmtv.o"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
