@@ -30,6 +30,7 @@ __all__ = [
     "gemm",
     "jacobi2d",
     "spmm_csr",
+    "spmtv_csr",
     "spmv_bcsr",
     "spmv_coo",
     "spmv_csc",
@@ -161,6 +162,41 @@ def spmv_csr(*, index_dtype: str = "int32") -> Computation:
     comp.add_stmt(
         Stmt(
             "$y$(i) += $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [0,i,0,k,0,j,0]}",
+        )
+    )
+    return comp
+
+
+def spmtv_csr(*, index_dtype: str = "int32") -> Computation:
+    """Transposed sparse matrix-vector product ``y += A^T·x``, ``A`` (``N`` by ``M``) in CSR.
+
+    ``y[j] += A[k] * x[i]`` over
+    ``{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}`` (loops
+    ``i, k, j``); data spaces ``y[M]``, ``A[NNZ]``, ``x[N]``; UFs as in :func:`spmv_csr`, so
+    ``spf.sparse.csr_args(A)`` gives its arguments. Row ``i`` scatters into ``y(col(k))``:
+    the row loop carries reduction dependences only, so it runs in parallel with
+    ``parallelize("i", reduction="atomic")`` or ``reduction="privatize"``
+    (docs/scheduling.md).
+
+    >>> import numpy as np
+    >>> y = np.zeros(2)
+    >>> spmtv_csr().interpret(y=y, A=np.array([1.0, 2.0, 3.0]), x=np.array([1.0, 10.0]),
+    ...                       rowptr=np.array([0, 2, 3]), col=np.array([0, 1, 1]), NNZ=3)
+    >>> y
+    array([ 1., 32.])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("spmtv_csr")
+    comp.add_data_space("y", "double", shape=("M",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("x", "double", shape=("N",))
+    _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
+    _declare_idx(comp, "col", "NNZ", "M", dtype)
+    comp.add_stmt(
+        Stmt(
+            "$y$(j) += $A$(k) * $x$(i);",
             "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
             "{[i,k,j] -> [0,i,0,k,0,j,0]}",
         )

@@ -22,6 +22,7 @@ SCRIPTS = [
     "pdfg_tutorial.py",
     "inline_functions.py",
     "checked_contract.py",
+    "scatter_reduction.py",
 ]
 
 

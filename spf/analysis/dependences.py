@@ -565,7 +565,8 @@ def check_legality(comp: Computation) -> None:
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
             parallel = any(t.split("(", 1)[0] in _PARALLEL_TAGS for t in tags)
-            if parallel and not _parallel_ok(comp, stmt, loop, deps):
+            reduction = any(t.startswith("reduction(") for t in tags)  # spf.analysis.reductions
+            if parallel and not reduction and not _parallel_ok(comp, stmt, loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
                 raise IllegalScheduleError(
                     f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "

@@ -12,6 +12,7 @@ name       what it times
 sets       the UF-aware set layer (parse, apply, compose, emptiness)
 deps       ``Computation.dependences()`` on chains of stencil statements
 spmv       CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
+spmtv      A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
 sptrsv     CSR forward solve (spf, serial hand C, scipy ``spsolve_triangular``)
 gemm       DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
 blur       two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
@@ -34,7 +35,7 @@ from typing import Any
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("sets", "deps", "spmv", "sptrsv", "gemm", "blur", "overhead", "busy")
+BENCHMARKS = ("sets", "deps", "spmv", "spmtv", "sptrsv", "gemm", "blur", "overhead", "busy")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -98,6 +98,9 @@ def lower_checked(
 
 def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
     """Print a lowered program for ``target``."""
+    from spf.codegen.reductions import check_target
+
+    check_target(prog, target)
     return printer(target)(prog, **options)
 
 

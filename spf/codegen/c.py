@@ -22,7 +22,9 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
+from spf.codegen.reductions import THREADS_PRELUDE, atomic_call, reduction_for, reduction_loops
 from spf.errors import CodegenError
+from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl, Program, StmtMacro
@@ -103,6 +105,7 @@ class CPrinter:
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
         self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
         self._simd: str | None = None  # the enclosing loop printed with the simd pragma
+        self._reducing: str | None = None  # the option of the enclosing reduction loop
 
     target = "c"
     """The target name used in messages."""
@@ -110,6 +113,8 @@ class CPrinter:
     def print(self) -> str:
         self._check_operations()
         self.out.raw(PRELUDE)
+        if any(option == "privatize" for _, option in reduction_loops(self.p)):
+            self.out.raw(THREADS_PRELUDE)
         self._macros()
         self.out.line("")
         self.out.line(self.p.signature.c_prototype())
@@ -206,10 +211,10 @@ class CPrinter:
         for s in self.p.stmts:
             if s.operation is not None:
                 continue
-            if s.reduction is not None:
+            if s.update is not None:  # also set for every ``reduction``
                 params = ", ".join(s.params)
-                self.out.line(f"#define {s.name}_target({params}) {s.reduction.target}")
-                self.out.line(f"#define {s.name}_value({params}) {s.reduction.value}")
+                self.out.line(f"#define {s.name}_target({params}) {s.update.target}")
+                self.out.line(f"#define {s.name}_value({params}) {s.update.value}")
             head = f"#define {s.name}({', '.join(s.params)})"
             if len(s.lines) == 1:
                 self.out.line(f"{head} {s.lines[0].rstrip(';')}")
@@ -244,25 +249,31 @@ class CPrinter:
                 self.node(n.body)
                 self.buffer_close(decl)
         elif isinstance(n, Call):
-            args = ", ".join(expr(a) for a in n.args)
-            if self.macros[n.stmt].operation is not None:
-                self.operation(n)
-            elif self._tile is not None and self._tile[0] == n.stmt:
-                red = self.macros[n.stmt].reduction
-                op = "*=" if red is not None and red.op == "*=" else "+="
-                self.out.line(f"{self._tile[1]} {op} {n.stmt}_value({args});")
-            elif self._acc == n.stmt:
-                red = self.macros[n.stmt].reduction
-                assert red is not None
-                self.out.line(f"spf_acc {red.op} {n.stmt}_value({args});")
-            else:
-                self.out.line(f"{n.stmt}({args});")
+            self._stmt_call(n)
+
+    def _stmt_call(self, n: Call) -> None:
+        """One statement instance (or Layer IV operation)."""
+        args = ", ".join(expr(a) for a in n.args)
+        if self.macros[n.stmt].operation is not None:
+            self.operation(n)
+        elif self._tile is not None and self._tile[0] == n.stmt:
+            red = self.macros[n.stmt].reduction
+            op = "*=" if red is not None and red.op == "*=" else "+="
+            self.out.line(f"{self._tile[1]} {op} {n.stmt}_value({args});")
+        elif self._reducing == "atomic":
+            atomic_call(self, n)
+        elif self._acc == n.stmt:
+            red = self.macros[n.stmt].reduction
+            assert red is not None
+            self.out.line(f"spf_acc {red.op} {n.stmt}_value({args});")
+        else:
+            self.out.line(f"{n.stmt}({args});")
 
     def _invariant_reduction(self, n: For) -> Call | None:
         """The single statement call of loop ``n`` when it accumulates into an element that
         does not change across ``n`` (it then lives in a register: gcc cannot keep it there
         itself once OpenMP outlining drops ``restrict``)."""
-        if n.tags or self._acc is not None:
+        if n.tags or self._acc is not None or self._reducing is not None:
             return None
         body: Node = n.body
         inner: set[str] = {n.var}
@@ -285,7 +296,7 @@ class CPrinter:
         across ``n``: ``[(var, trip), ...]`` outer first, and the call. The targets of one
         ``n`` iteration then fit a small local array (``spf_tile``) that gcc keeps in
         registers across ``n``: unroll-and-jam's scalar replacement (a register tile)."""
-        if n.tags or self._acc is not None or self._tile is not None:
+        if n.tags or self._acc is not None or self._tile is not None or self._reducing:
             return None
         loops: list[tuple[str, int]] = []
         body: Node = n.body
@@ -299,6 +310,8 @@ class CPrinter:
                     and cond.op in ("<", "<=") and cond.args[0] == Var(body.var)
                     and isinstance(cond.args[1], Int)):  # fmt: skip
                 return None
+            if reduction_option(body.tags) is not None:
+                return None  # a reduction loop's updates go to memory (atomic or copies)
             loops.append((body.var, cond.args[1].value + (cond.op == "<=")))
             body = body.body
         if not loops or not isinstance(body, Call):
@@ -370,6 +383,9 @@ class CPrinter:
     def _plain_for(self, n: For) -> None:
         self._check_tags(n)
         simd = self._simd
+        if "parallel" in n.tags and reduction_option(n.tags) is not None:
+            reduction_for(self, n)
+            return
         if "parallel" in n.tags:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):
@@ -379,6 +395,12 @@ class CPrinter:
             for t in n.tags:
                 if t.startswith("unroll(") and t.endswith(")") and t[7:-1].isdigit():
                     self.out.line(f"#pragma GCC unroll {t[7:-1]}")
+        self.loop_only(n, simd)
+
+    def loop_only(self, n: For, simd: str | None = None) -> None:
+        """The ``for`` statement of ``n`` and its body, without a pragma (``simd``: the
+        enclosing vector loop inside the body)."""
+        simd = simd or self._simd
         step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
         self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
         outer, self._simd = self._simd, simd

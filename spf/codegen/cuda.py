@@ -73,6 +73,7 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
+from spf.codegen.reductions import cuda_atomic
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
@@ -347,9 +348,10 @@ class CudaPrinter(CPrinter):
         deps: dict[str, set[str]] = {}
         for s in self.p.stmts:
             text = " ".join(s.lines)
-            if s.reduction is not None:
-                text += f" {s.reduction.target} {s.reduction.value}"
+            if s.update is not None:
+                text += f" {s.update.target} {s.update.value}"
             deps[s.name] = set(_IDENT.findall(text))
+            deps[f"{s.name}_target"] = deps[f"{s.name}_value"] = deps[s.name]
         for d in self.p.data:
             text = f"{self.p.access(d)} {' '.join(d.extents)}"
             deps.setdefault(d.name, set()).update({d.name, *_IDENT.findall(text)})
@@ -975,7 +977,8 @@ class _KernelBuilder:
     def _call(self, out: Emitter, n: Call) -> None:
         op = self.p.macros[n.stmt].operation
         if op is None:
-            out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
+            atomic = cuda_atomic(self.p, n)  # parallelize(loop, reduction="atomic")
+            out.line(atomic or f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
         elif op.kind == "barrier":
             self._thread_barrier(n.stmt)
             out.line(f"__syncthreads();  /* {n.stmt} */")

@@ -33,6 +33,12 @@ class StmtMacro:
     """The statement's C body, data spaces as ``A(i, j)`` and UF calls as ``col(k)``."""
     reduction: Reduction | None = None
     """Set when the statement is one accumulation ``y(...) op= e`` with ``e`` not reading y."""
+    update: Reduction | None = None
+    accumulates: tuple[tuple[str, str, str], ...] = ()
+    """``(data space, operator family, C type)`` of the statement's reduction updates in the
+    sense of :mod:`spf.analysis.reductions` (what a ``reduction(privatize)`` loop copies)."""
+    """Like ``reduction`` but also for ``/=`` and the spelled-out ``y = y + e`` (as ``y +=
+    e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     operation: Operation | None = None
     """Set for a Layer IV operation (``lines`` is then empty; printers print the operation)."""
 
@@ -46,6 +52,8 @@ class Reduction:
     ctype: str
     uses: frozenset[str]
     """The statement iterators the target's indices use."""
+    data_space: str = ""
+    """The data space accumulated into."""
 
 
 @dataclass(frozen=True)
@@ -280,6 +288,7 @@ def signature(comp: Computation, fname: str) -> Signature:
 
 
 def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
+    from spf.analysis.reductions import updates
     from spf.computation.access import iterator_names
     from spf.computation.operations import OperationStmt
     from spf.computation.statement import Stmt
@@ -295,16 +304,24 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         {it: f"({it})" for it in its},
     )
     text = stmt.parsed.render_c(*formats)
-    parts = stmt.parsed.reduction_parts(*formats)
-    reduction = None
-    if parts is not None:
+    reduction, update = None, None
+    for spelled in (False, True):
+        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled)
+        if parts is None:
+            continue
         access, target, op, value = parts
         uses: set[str] = set()
         for idx in access.indices:
             uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
         ctype = comp.data_spaces[access.data_space].ctype
-        reduction = Reduction(target, op, value, ctype, frozenset(uses))
-    return StmtMacro(stmt.name, its, tuple(text.splitlines()), reduction)
+        found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space)
+        reduction, update = (found, found) if not spelled else (reduction, found)
+    accumulates = tuple(
+        (ds, family, comp.data_spaces[ds].ctype) for ds, family in updates(stmt).items()
+    )
+    return StmtMacro(
+        stmt.name, its, tuple(text.splitlines()), reduction, update=update, accumulates=accumulates
+    )
 
 
 def _data_macro(ds: object, comp: Computation) -> DataMacro:

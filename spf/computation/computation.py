@@ -592,9 +592,11 @@ class Computation:
         """Raise ``IllegalScheduleError`` for the first dependence the schedule violates
         (the verdict is remembered until the computation changes)."""
         from spf.analysis.dependences import check_legality
+        from spf.analysis.reductions import check_reduction_loops
 
         def verdict() -> IllegalScheduleError | None:
             try:
+                check_reduction_loops(self)
                 check_legality(self)
             except IllegalScheduleError as err:
                 return err
@@ -635,11 +637,19 @@ class Computation:
 
         check_copies(self, producer, consumer, level, ds, copy, shifted)
 
-    def is_parallel_legal(self, stmt: str | int | Stmt, loop: str | int) -> bool:
-        """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics)."""
+    def is_parallel_legal(
+        self, stmt: str | int | Stmt, loop: str | int, reduction: str | None = None
+    ) -> bool:
+        """Whether ``loop`` of ``stmt`` carries no dependence (Tiramisu's semantics); with
+        ``reduction="atomic"``/``"privatize"`` (or a loop tagged so by ``parallelize(loop,
+        reduction=...)``), whether every dependence it carries is a reduction."""
         from spf.analysis.dependences import is_parallel_legal
+        from spf.analysis.reductions import is_reduction_legal
 
-        return is_parallel_legal(self, self.stmt(stmt), loop)
+        s = self.stmt(stmt)
+        if reduction is not None:
+            return is_reduction_legal(self, s, loop, reduction)
+        return is_parallel_legal(self, s, loop) or is_reduction_legal(self, s, loop)
 
     def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""

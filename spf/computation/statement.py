@@ -185,10 +185,13 @@ class Stmt:
         loop ``vector(width)`` (``#pragma omp simd`` in C)."""
         return self._run(Vectorize(loop=i, width=width, outer=outer, inner=inner))
 
-    def parallelize(self, i: Loop) -> Stmt:
+    def parallelize(self, i: Loop, reduction: str | None = None) -> Stmt:
         """Run ``i`` in parallel (OpenMP ``parallel for`` in C); checked against the
-        dependences by ``check_legality`` and ``codegen``."""
-        return self._run(Parallelize(loop=i))
+        dependences by ``check_legality`` and ``codegen``. ``reduction="atomic"`` or
+        ``"privatize"``: every dependence ``i`` carries is a reduction (``y(col(k)) += e``);
+        the updates are atomic, or go to per-thread copies of the reduced data spaces that
+        are combined after the loop (docs/scheduling.md)."""
+        return self._run(Parallelize(loop=i, reduction=reduction))
 
     def distribute(self, i: Loop) -> Stmt:
         """Spread the iterations of ``i`` over MPI ranks (rank ``r`` runs ``i = r``); other

@@ -188,6 +188,16 @@ static inline void launch(dim3 grid, dim3 blk, const std::function<void()> &body
 #define gridDim (spf_emu::grid_dim)
 #define __syncthreads() spf_emu::syncthreads()
 
+/* atomicAdd: the threads of a block are fibers of one OS thread, but blocks run on several
+ * (OpenMP), so the update is an OpenMP atomic (a plain update without -fopenmp). */
+template <typename T, typename V>
+static inline T atomicAdd(T *address, V value) {
+  T old;
+#pragma omp atomic capture
+  { old = *address; *address += (T)value; }
+  return old;
+}
+
 /* The host API (spf's GPU bridge header replaces this part with calls to the GPU). */
 #ifndef SPF_CUDA_BRIDGE
 #define SPF_LAUNCH(kernel, grid, block, ...) \

@@ -271,6 +271,19 @@ def _with_tag(tags: Tags, loop: str, tag: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def _parallel_tags(tags: Tags, loop: str, cmd: Parallelize) -> dict[str, tuple[str, ...]]:
+    """``parallel`` on ``loop`` and ``reduction(<option>)`` with ``cmd.reduction`` (a plain
+    ``parallelize`` drops an earlier one); a loop already mapped to gpu blocks or threads
+    only gains the reduction tag (its iterations already run concurrently)."""
+    kept = tuple(t for t in tags.get(loop, ()) if tagrules.kind(t) != "reduction")
+    out = {**tags, loop: kept}
+    if cmd.reduction is None or not any(tagrules.kind(t) in tagrules.GPU_KINDS for t in kept):
+        out = _with_tag(out, loop, "parallel")
+    if cmd.reduction is not None:
+        out = _with_tag(out, loop, f"reduction({cmd.reduction})")
+    return out
+
+
 # ------------------------------------------------------------------------------- dispatch
 def apply_command(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     """The new states of the statements ``cmd`` changes when applied to ``stmt`` (pure);
@@ -315,6 +328,8 @@ def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
             tag = "pipeline" if cmd.ii == 1 else f"pipeline({cmd.ii})"
         else:
             tag = "parallel" if isinstance(cmd, Parallelize) else "distribute"
+        if isinstance(cmd, Parallelize):
+            return {stmt: State(state.schedule, _parallel_tags(state.tags, loop, cmd))}
         return {stmt: State(state.schedule, _with_tag(state.tags, loop, tag))}
     if isinstance(cmd, Gpu):
         tags = _gpu_tags("gpu", view, state.tags, cmd.blocks, cmd.threads)

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final, Literal
 
 from spf.clang import check_reserved
 from spf.errors import SpfError
-from spf.schedule.tags import MAX_UNROLL
+from spf.schedule.tags import MAX_UNROLL, REDUCTION_OPTIONS
 
 
 class Root(enum.Enum):
@@ -302,14 +302,24 @@ class Vectorize(Command):
 @dataclass(frozen=True, kw_only=True)
 class Parallelize(Command):
     """Tag ``loop`` ``parallel`` (C: ``#pragma omp parallel for``); checked against the
-    dependences by ``check_legality`` and ``codegen``, not here."""
+    dependences by ``check_legality`` and ``codegen``, not here. ``reduction`` (``"atomic"``
+    or ``"privatize"``) also tags it ``reduction(<option>)``: the dependences it carries are
+    all reductions (``y(col(k)) += e``), run with atomic updates or per-thread copies of
+    the reduced data spaces (:data:`spf.schedule.tags.REDUCTION_OPTIONS`)."""
 
     method: ClassVar[str] = "parallelize"
     n_required: ClassVar[int] = 1
     loop: Loop
+    reduction: str | None = None
 
     def __post_init__(self) -> None:
         check_loop_ref("parallelize", "loop", self.loop)
+        if self.reduction is not None and self.reduction not in REDUCTION_OPTIONS:
+            raise SpfError(
+                f"parallelize: reduction must be one of "
+                f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} (or None for no reduction), "
+                f"got {self.reduction!r}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

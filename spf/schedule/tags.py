@@ -20,6 +20,19 @@ but a body copied more than a thousand times only bloats the code (and the compi
 unroll a split-off inner loop instead."""
 
 
+REDUCTION_OPTIONS = ("atomic", "privatize")
+"""``parallelize(loop, reduction=...)``: ``atomic`` updates of the reduced element, or
+per-thread copies of the reduced data space (``privatize``) combined after the loop."""
+
+
+def reduction_option(tags: Sequence[str]) -> str | None:
+    """``"atomic"`` for the tags ``("parallel", "reduction(atomic)")``; None without one."""
+    for t in tags:
+        if kind(t) == "reduction" and t.endswith(")"):
+            return t[len("reduction(") : -1]
+    return None
+
+
 def kind(tag: str) -> str:
     """``"unroll"`` for ``"unroll(4)"``."""
     return tag.split("(", 1)[0]

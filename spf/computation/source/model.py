@@ -15,7 +15,7 @@ from spf.computation.source.runtime import _compile_python
 from spf.computation.source.to_python import _PyWriter
 
 if TYPE_CHECKING:
-    from spf.computation.source.tree import _Stmt
+    from spf.computation.source.tree import _Assign, _Expr, _Stmt
 
 
 @dataclass(frozen=True)
@@ -88,10 +88,14 @@ class ParsedSource:
         access: Callable[[str, tuple[str, ...]], str],
         uf: Callable[[str, tuple[str, ...]], str],
         rename: Mapping[str, str] | None = None,
+        *,
+        spelled: bool = False,
     ) -> tuple[Access, str, str, str] | None:
         """For a block that is one accumulation ``$y$(...) op= e;`` (op ``+= -= *=``) whose
         ``e`` does not read ``y``: the written access, its C text, ``op`` and the C text of
-        ``e``; else None. Code generation keeps such a target in a register across a loop."""
+        ``e``; else None. Code generation keeps such a target in a register across a loop.
+        ``spelled``: also ``/=`` and ``y = y + e`` / ``e + y`` / ``y - e`` / ``y * e`` /
+        ``e * y`` / ``y / e`` (as ``y op= e``; atomic updates need that form)."""
         from dataclasses import fields, is_dataclass
 
         from spf.computation.source.tree import _Assign, _Ref
@@ -99,11 +103,10 @@ class ParsedSource:
         if len(self.body) != 1 or len(self.writes) != 1:
             return None
         (stmt,) = self.body
-        if not (
-            isinstance(stmt, _Assign)
-            and stmt.op in ("+=", "-=", "*=")
-            and isinstance(stmt.target, _Ref)
-        ):
+        if not isinstance(stmt, _Assign) or not isinstance(stmt.target, _Ref):
+            return None
+        op, value = _spelled_update(stmt) if spelled else (stmt.op, stmt.value)
+        if op not in (("+=", "-=", "*=", "/=") if spelled else ("+=", "-=", "*=")):
             return None
         target = stmt.target.ds
 
@@ -116,10 +119,10 @@ class ParsedSource:
                 return any(reads_target(getattr(node, f.name)) for f in fields(node))
             return False
 
-        if reads_target(stmt.value):
+        if reads_target(value):
             return None
         writer = _CWriter(access, uf, dict(rename or {}))
-        return self.writes[0], writer.expr(stmt.target), stmt.op, writer.expr(stmt.value)
+        return self.writes[0], writer.expr(stmt.target), op, writer.expr(value)
 
     def to_python(self) -> Callable[[dict[str, int], dict[str, Any], dict[str, Any]], None]:
         """``fn(env, arrays, ufs)`` that runs one statement instance (C semantics).
@@ -132,3 +135,17 @@ class ParsedSource:
         C converts (casts, ``float`` locals, stores), so it may differ from C in the last bit.
         """
         return _compile_python(_PyWriter(self).source(), self.stmt)
+
+
+def _spelled_update(stmt: _Assign) -> tuple[str, _Expr]:
+    """``("+=", e)`` for ``y = y + e`` / ``e + y`` (also ``-``, ``*``, ``/``: ``y`` on the
+    left for ``-`` and ``/``); ``stmt``'s own operator and value otherwise."""
+    from spf.computation.source.tree import _Binary
+
+    value = stmt.value
+    if stmt.op == "=" and isinstance(value, _Binary):
+        if value.op in ("+", "-", "*", "/") and value.left == stmt.target:
+            return f"{value.op}=", value.right
+        if value.op in ("+", "*") and value.right == stmt.target:
+            return f"{value.op}=", value.left
+    return stmt.op, value

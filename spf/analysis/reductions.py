@@ -1,0 +1,226 @@
+"""Reduction loops: which carried dependences are reductions, for
+``stmt.parallelize(loop, reduction="atomic" | "privatize")`` (docs/scheduling.md).
+
+A statement *updates* data space ``y`` when every access of ``y`` in its source is one
+element ``y(f)`` that appears only as the target of one kind of accumulation: ``y(f) += e``,
+``-=``, ``++``/``--`` and the spelled-out ``y(f) = y(f) + e`` / ``e + y(f)`` / ``y(f) - e``
+(operator family ``+``), or ``*=``, ``/=``, ``y(f) = y(f) * e`` (family ``*``), where ``e``
+does not read ``y``. The statement parser finds these (``ParsedSource.reductions``); this
+module adds the family and the "``e`` does not read ``y``" condition (no other element of
+``y`` is accessed).
+
+A loop may run in parallel as a reduction loop when every dependence it carries (between
+statements that share it) is on a data space ``y`` that both the source and the sink update
+with the same family: the updates commute, so any order of the iterations, and any split of
+them over threads whose partial results are combined at the end, gives the same result up to
+floating-point rounding. A statement inside the loop that reads or assigns ``y`` otherwise
+breaks it: it would see a partial sum (or, with private copies, the wrong copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from spf.analysis.dependences import (
+    compute_dependences,
+    loop_position,
+    out_vars,
+    padded,
+)
+from spf.computation.source.accesses import _reduction_form
+from spf.computation.source.tree import _Assign, _If, _Ref
+from spf.computation.statement import is_constant
+from spf.errors import IllegalScheduleError, SpfError
+from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.dependence import Dependence
+    from spf.computation.statement import Stmt
+
+_COMPOUND_FAMILY = {"+=": "+", "-=": "+", "*=": "*", "/=": "*"}
+_PARALLEL_KINDS = frozenset({"parallel", "gpu_block", "gpu_thread", "distribute"})
+SUPPORTED_FAMILIES = ("+", "*")
+"""Operator families a reduction loop accepts (``min``/``max`` updates are not run in
+parallel: OpenMP's ``atomic`` has no form for them)."""
+
+
+def updates(stmt: Stmt) -> dict[str, str]:
+    """``{data space: family}`` of the reductions of ``stmt`` in the sense of the module
+    docstring (families ``+`` and ``*``; others are left out)."""
+    parsed = stmt.parsed
+    out: dict[str, str] = {}
+    for access in parsed.reductions:
+        ds = access.data_space
+        touched = {a.indices for a in (*parsed.reads, *parsed.writes) if a.data_space == ds}
+        if touched != {access.indices}:
+            continue  # another element of ds is read or written: e reads y
+        families = _families(parsed.body, ds)
+        if len(families) == 1 and families <= set(SUPPORTED_FAMILIES):
+            out[ds] = families.pop()
+    return out
+
+
+def _families(body: Sequence[object], ds: str) -> set[str]:
+    found: set[str] = set()
+    for node in body:
+        if isinstance(node, _If):
+            found |= _families(node.then, ds)
+            found |= _families(node.other or (), ds)
+        elif isinstance(node, _Assign) and isinstance(node.target, _Ref):
+            if node.target.ds != ds:
+                continue
+            family = _COMPOUND_FAMILY.get(node.op)
+            if family is None and node.op == "=":
+                family = _reduction_form(node.target, node.value)
+            found.add(family or "?")
+    return found
+
+
+def _why_not_update(stmt: Stmt, ds: str) -> str:
+    """Why ``stmt``'s accesses of ``ds`` are not one update ``ds(f) op= e``."""
+    parsed = stmt.parsed
+    if any(a.data_space == ds for a in parsed.reductions):
+        touched = {a.indices for a in (*parsed.reads, *parsed.writes) if a.data_space == ds}
+        if len(touched) > 1:
+            return f"{stmt.name} accumulates into {ds} but also reads another element of {ds}"
+        return (
+            f"{stmt.name} accumulates into {ds} with min/max or mixed operators; only "
+            "+=, -=, *=, /= (or y = y + e, y = y * e) are parallel reductions"
+        )
+    if any(a.data_space == ds for a in parsed.writes):
+        return f"{stmt.name} assigns {ds} ({stmt.source.strip()}), which is not an accumulation"
+    return f"{stmt.name} reads {ds} ({stmt.source.strip()}) while the loop accumulates into it"
+
+
+def _in_loop(comp: Computation, stmt: Stmt, d: int, other: Stmt) -> bool:
+    """Whether ``other`` runs inside the loop at position ``d`` of ``stmt`` (the same test
+    the parallel-tag check uses for dependence sources)."""
+    width = comp.schedule_width()
+    mine = out_vars(padded(stmt, width))
+    theirs = out_vars(padded(other, width))
+    if is_constant(theirs[d]):
+        return False
+    return all(
+        not (is_constant(mine[k]) and is_constant(theirs[k])) or mine[k] == theirs[k]
+        for k in range(d)
+    )
+
+
+def carried(
+    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence] | None = None
+) -> list[Dependence]:
+    """The dependences ``loop`` of ``stmt`` carries among the statements that share it."""
+    d = loop_position(comp, stmt, loop)
+    deps = compute_dependences(comp) if deps is None else deps
+    return [
+        dep for dep in deps if d in dep.levels and _in_loop(comp, stmt, d, comp.stmt(dep.source))
+    ]
+
+
+def reduction_refusal(
+    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence] | None = None
+) -> str | None:
+    """None when every dependence ``loop`` carries is a reduction and no other statement
+    in the loop touches a reduced data space; else why not (naming the dependence or the
+    statement)."""
+    d = loop_position(comp, stmt, loop)
+    inside = [s for s in comp.stmts if _in_loop(comp, stmt, d, s)]
+    upd = {s.name: updates(s) for s in inside}
+    reduced: dict[str, str] = {}
+    for dep in carried(comp, stmt, loop, deps):
+        if dep.storage:
+            return (
+                f"the storage conflict on buffer {dep.data_space!r} between {dep.source} and "
+                f"{dep.sink} (two elements share a location: store_in/storage_fold) is not a "
+                "reduction"
+            )
+        ds = dep.data_space
+        src = upd.get(dep.source, {}).get(ds)
+        snk = upd.get(dep.sink, {}).get(ds)
+        what = f"the {dep.kind} dependence on {ds!r} from {dep.source} to {dep.sink}"
+        for name, family in ((dep.source, src), (dep.sink, snk)):
+            if family is None:
+                return f"{what} is not a reduction: {_why_not_update(comp.stmt(name), ds)}"
+        if src != snk:
+            return (
+                f"{what} is not a reduction: {dep.source} accumulates with {src} and "
+                f"{dep.sink} with {snk}; one data space is reduced with one operator"
+            )
+        reduced[ds] = str(src)
+    for ds, family in reduced.items():
+        for s in inside:
+            touches = any(a.data_space == ds for a in (*s.parsed.reads, *s.parsed.writes))
+            if touches and upd[s.name].get(ds) != family:
+                why = _why_not_update(s, ds)
+                if ds in upd[s.name]:
+                    why = f"{s.name} accumulates into {ds} with {upd[s.name][ds]}, not {family}"
+                return f"{why}; inside a reduction loop {ds} may only be accumulated into"
+    return None
+
+
+def reduced_only(
+    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence] | None = None
+) -> list[str]:
+    """The data spaces reduced by the dependences ``loop`` carries, when they are all
+    reductions (:func:`reduction_refusal` is None); else an empty list."""
+    found = carried(comp, stmt, loop, deps)
+    if not found or reduction_refusal(comp, stmt, loop, deps) is not None:
+        return []
+    return sorted({dep.data_space for dep in found})
+
+
+def is_reduction_legal(
+    comp: Computation, stmt: Stmt, loop: str | int, reduction: str | None = None
+) -> bool:
+    """``comp.is_parallel_legal(stmt, loop, reduction=...)``: whether the dependences
+    ``loop`` carries are all reductions (``reduction`` None: with the option the loop is
+    tagged with, False when it has none)."""
+    if reduction is None:  # the loop's own tag, if it has one
+        names = stmt.loops
+        name = names[loop] if isinstance(loop, int) and 0 <= loop < len(names) else loop
+        reduction = reduction_option(stmt.tags.get(str(name), ()))
+        if reduction is None:
+            return False
+    if reduction not in REDUCTION_OPTIONS:
+        raise SpfError(
+            f"is_parallel_legal: reduction must be one of "
+            f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} or None, got {reduction!r}"
+        )
+    return reduction_refusal(comp, stmt, loop) is None
+
+
+def check_reduction_loops(comp: Computation) -> None:
+    """The reduction part of ``check_legality``: a loop tagged ``reduction(...)`` carries
+    only reductions (else ``IllegalScheduleError`` naming the first other dependence or
+    statement), and a ``parallel`` loop without the tag whose carried dependences are all
+    reductions is refused with a message naming both options. Other parallel loops are
+    left to the ordinary parallel-tag check."""
+    from spf.schedule.trace import blame
+
+    deps = compute_dependences(comp)
+    for stmt in comp.stmts:
+        for loop, tags in stmt.tags.items():
+            if not any(t.split("(", 1)[0] in _PARALLEL_KINDS for t in tags):
+                continue
+            option = reduction_option(tags)
+            where = f"loop {loop!r} of {stmt.name} ({', '.join(tags)})"
+            if option is not None:
+                why = reduction_refusal(comp, stmt, loop, deps)
+                if why is not None:
+                    raise IllegalScheduleError(
+                        f"illegal tag: {where} cannot run as a reduction loop: {why}"
+                        + blame(comp, [stmt.name], loop)
+                    )
+                continue
+            spaces = reduced_only(comp, stmt, loop, deps)
+            if spaces:
+                names = ", ".join(repr(s) for s in spaces)
+                raise IllegalScheduleError(
+                    f"illegal tag: {where} cannot run in parallel: the dependences it carries "
+                    f"are reductions on {names} (concurrent updates would race); use "
+                    f'parallelize({loop!r}, reduction="atomic") for atomic updates or '
+                    f'parallelize({loop!r}, reduction="privatize") for per-thread copies of '
+                    f"{names} combined after the loop" + blame(comp, [stmt.name], loop)
+                )
