@@ -644,8 +644,10 @@ def _remembered_violation(comp: Computation, dep: Dependence, context: object) -
     dependences of the statements it moved)."""
     from spf.computation.fingerprint import value_key
 
-    width = comp.schedule_width()
     src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    if _in_program_order(comp, src, snk):
+        return None  # nothing to check, and no key to build (it prints the relation)
+    width = comp.schedule_width()
     key = (
         context,
         value_key(dep),
@@ -656,7 +658,7 @@ def _remembered_violation(comp: Computation, dep: Dependence, context: object) -
     )
     memo = comp._memo.pairs
     if key not in memo:
-        memo[key] = None if _in_program_order(comp, src, snk) else violation(comp, dep)
+        memo[key] = violation(comp, dep)
     found: str | None = memo[key]
     return found
 
