@@ -238,6 +238,18 @@ class _Timing:
                 break
         return out
 
+    def never_before(self) -> bool:
+        """Whether no source instance runs before any sink instance, decided from the
+        constant positions alone: the first position where the two schedules differ holds
+        two constants, the sink's the smaller, and only equal constants precede it."""
+        for d in range(self.width):
+            fixed = self._constants(d)
+            if fixed is None:
+                return False
+            if fixed[0] != fixed[1]:
+                return fixed[0] > fixed[1]
+        return False
+
     def _constants(self, d: int) -> tuple[int, int] | None:
         """Both schedules' values at position ``d`` when both are integer constants."""
         if self.fs is None or self.gs is None:
@@ -419,6 +431,8 @@ def _pair_relations(
     facts = comp.assumptions
     orig_s, orig_t = _order_schedules(src, snk, width, scheds)
     orig = _Timing(orig_s, orig_t, xs, ys, facts)
+    if orig.never_before():
+        return ()  # e.g. the sink's loop nest comes first: no access pair to compare
     touching: dict[tuple[int, int, int, int], Set] = {}
     out: list[_Found] = []
     for kind, src_kind, snk_kind in KINDS:
