@@ -45,19 +45,20 @@ def kernel(name: str) -> Kernel:
         raise KeyError(f"no PolyBench kernel {name!r}; known: {', '.join(KERNELS)}") from None
 
 
-def time_codegen(k: Kernel) -> tuple[float, int]:
-    """Seconds of ``codegen("c")`` (checking on) on a fresh Computation of ``k``, with the
-    set layer's and the dependence analysis' remembered results cleared first; and the
-    number of statements. Building the Computation is not timed."""
+def time_codegen(k: Kernel) -> tuple[float, float, int]:
+    """Wall and CPU seconds of ``codegen("c")`` (checking on) on a fresh Computation of
+    ``k``, with the set layer's and the dependence analysis' remembered results cleared
+    first; and the number of statements. Building the Computation is not timed. On a busy
+    machine the CPU time is what an idle one would take (the analysis is single-threaded)."""
     from spf.computation.dependences import clear_remembered
     from spf.sets.memo import clear_all
 
     comp = k.build()
     clear_remembered()
     clear_all()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     comp.codegen("c")
-    return time.perf_counter() - t0, len(comp.stmts)
+    return time.perf_counter() - t0, time.process_time() - c0, len(comp.stmts)
 
 
 def run(ctx: Context) -> Section:
@@ -66,30 +67,36 @@ def run(ctx: Context) -> Section:
 
     spf.Set("{[i]: 0 <= i < N}").is_empty()  # warm up isl before timing
     names = QUICK if ctx.cfg.quick else tuple(KERNELS)
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, float | int | str]] = []
     for name in names:
-        seconds, stmts = time_codegen(KERNELS[name])
-        ctx.log(f"polybench {name}: {seconds:.2f} s")
-        rows.append({"kernel": name, "statements": stmts, "seconds": seconds})
-    total = sum(float(str(r["seconds"])) for r in rows)
-    worst = max(rows, key=lambda r: float(str(r["seconds"])))
-    worst_s = float(str(worst["seconds"]))
+        wall, cpu, stmts = time_codegen(KERNELS[name])
+        ctx.log(f"polybench {name}: {wall:.2f} s")
+        rows.append({"kernel": name, "statements": stmts, "seconds": wall, "cpu_s": cpu})
+    secs = {str(r["kernel"]): (float(r["seconds"]), float(r["cpu_s"])) for r in rows}
+    total = sum(w for w, _ in secs.values())
+    total_cpu = sum(c for _, c in secs.values())
+    worst = max(secs, key=lambda n: secs[n][0])
+    worst_s, worst_cpu = secs[worst]
     sec = Section("polybench")
     sec.line(f"### PolyBench/C 4.2: codegen('c') with checking, {len(rows)} kernels\n")
     sec.table(
-        ["kernel", "statements", "seconds"],
-        [[str(r["kernel"]), str(r["statements"]), f"{float(str(r['seconds'])):.3f}"]
-         for r in rows],
+        ["kernel", "statements", "seconds", "CPU seconds"],
+        [[n, str(r["statements"]), f"{secs[n][0]:.3f}", f"{secs[n][1]:.3f}"]
+         for n, r in zip(secs, rows, strict=True)],
     )  # fmt: skip
-    sec.line(f"total {total:.2f} s; worst {worst['kernel']} {worst_s:.2f} s\n")
-    sec.data.update({"rows": rows, "total_s": total, "worst": worst})
-    part = "" if len(rows) == len(KERNELS) else f" ({len(rows)} of {len(KERNELS)} kernels)"
-    sec.target(f"PolyBench codegen total <= {TOTAL_TARGET_S:g} s", f"{total:.2f} s",
-               total <= TOTAL_TARGET_S, f"checking on{part}")  # fmt: skip
+    sec.line(f"total {total:.2f} s (CPU {total_cpu:.2f} s); worst {worst} {worst_s:.2f} s\n")
+    sec.data.update({"rows": rows, "total_s": total, "total_cpu_s": total_cpu, "worst": worst})
+    part = "" if len(rows) == len(KERNELS) else f"{len(rows)} of {len(KERNELS)} kernels; "
+    sec.target(
+        f"PolyBench codegen total <= {TOTAL_TARGET_S:g} s",
+        f"{total:.2f} s",
+        total <= TOTAL_TARGET_S,
+        f"{part}checking on; CPU {total_cpu:.2f} s",
+    )
     sec.target(
         f"PolyBench codegen worst kernel <= {WORST_TARGET_S:g} s",
-        f"{worst_s:.2f} s ({worst['kernel']})",
+        f"{worst_s:.2f} s ({worst})",
         worst_s <= WORST_TARGET_S,
-        part.strip(),
+        f"{part}CPU {worst_cpu:.2f} s",
     )
     return sec
