@@ -39,10 +39,11 @@ WORST_TARGET_S = 2.0
 
 def kernel(name: str) -> Kernel:
     """The kernel called ``name`` (PolyBench's spelling, e.g. ``"floyd-warshall"``)."""
-    try:
-        return KERNELS[name]
-    except KeyError:
-        raise KeyError(f"no PolyBench kernel {name!r}; known: {', '.join(KERNELS)}") from None
+    from spf.errors import UndeclaredError
+
+    if name not in KERNELS:
+        raise UndeclaredError("PolyBench kernel", name, KERNELS, "names as PolyBench spells them")
+    return KERNELS[name]
 
 
 def time_codegen(k: Kernel) -> tuple[float, float, int]:
