@@ -78,8 +78,8 @@ def computation(
 
 
 def grid(shape: tuple[int, ...], k: int) -> np.ndarray:
-    """Deterministic PolyBench-style values in ``(0, 1]``: ``((i*j + k*(i + 2j + 3l) + 1)
-    mod m) / m`` over the index tuple, ``m`` a small prime depending on ``k``."""
+    """Deterministic PolyBench-style values in ``(0, 1]``: ``(((1 + i*j + k*(i + 2j + 3l))
+    mod m) + 1) / m`` over the indices ``(i, j, l)``, ``m`` a small prime chosen by ``k``."""
     idx = np.indices(shape, dtype=np.int64)
     mod = (13, 17, 19, 23, 29, 31)[k % 6]
     value = np.ones(shape, dtype=np.int64)
