@@ -73,12 +73,20 @@ LEGAL: list[tuple[str, Callable[[spf.Computation], object]]] = [
     ("jacobi-2d", _each(("s0", "s1"), lambda s: s.interchange("i", "j"))),
     ("jacobi-2d", _each(("s0", "s1"), lambda s: s.tile("i", "j", 2, 3, "i0", "j0", "i1", "j1"))),
     ("seidel-2d", lambda c: c.stmt("s0").skew("i", "j", 1)),
+    # skewed, the nine-point sweep tiles (the (1, -1) distance becomes (1, 0))
+    (
+        "seidel-2d",
+        lambda c: c.stmt("s0").skew("i", "j", 1).tile("i", "j", 2, 3, "i0", "j0", "i1", "j1"),
+    ),
+    ("jacobi-1d", _each(("s0", "s1"), lambda s: s.skew("t", "i", 2))),
+    ("heat-3d", _each(("s0", "s1"), lambda s: s.tile("j", "k", 2, 2, "j0", "k0", "j1", "k1"))),
 ]
 
 ILLEGAL: list[tuple[str, Callable[[spf.Computation], object]]] = [
     ("gemm", lambda c: c.stmt("s1").reverse("k")),
     ("gemm", lambda c: c.stmt("s1").tile("i", "k", 2, 4, "i0", "k0", "i1", "k1")),
     ("seidel-2d", lambda c: c.stmt("s0").interchange("i", "j")),
+    ("seidel-2d", lambda c: c.stmt("s0").tile("i", "j", 2, 3, "i0", "j0", "i1", "j1")),
     ("jacobi-1d", _each(("s0", "s1"), lambda s: s.reverse("t"))),
     ("trisolv", lambda c: c.stmt("s1").reverse("j")),
 ]
