@@ -168,10 +168,16 @@ class _Timing:
         """Pairs whose times agree before position ``d`` and compare with ``op`` at ``d``
         (``op`` ``"="``: agree everywhere)."""
         if self.fs is not None and self.gs is not None:
-            conds = [f"{self.fs[k]} = {self.gs[k]}" for k in range(d)]
-            if op == "=":
-                conds += [f"{self.fs[k]} = {self.gs[k]}" for k in range(d, self.width)]
-            else:
+            upto = self.width if op == "=" else d
+            # equal texts (the constants of a common loop nest) hold trivially: leaving
+            # them out lets pairs of different nests share one parsed constraint set
+            conds = [f"{f} = {g}" for f, g in zip(self.fs[:upto], self.gs[:upto], strict=True)
+                     if f.strip() != g.strip()]  # fmt: skip
+            fixed = self._constants(d) if op != "=" else None
+            holds = fixed is not None and (
+                fixed[0] < fixed[1] if op == "<" else fixed[0] > fixed[1]
+            )
+            if op != "=" and not holds:  # two constants in order compare trivially too
                 conds.append(f"{self.fs[d]} {op} {self.gs[d]}")
             return pairs.intersect(_constraint(self.xs + self.ys, conds))
         return self._general_level(pairs, d, op)
@@ -210,6 +216,18 @@ class _Timing:
             if fixed is not None:
                 break
         return out
+
+    def never_before(self) -> bool:
+        """Whether no source instance runs before any sink instance, decided from the
+        constant positions alone: the first position where the two schedules differ holds
+        two constants, the sink's the smaller, and only equal constants precede it."""
+        for d in range(self.width):
+            fixed = self._constants(d)
+            if fixed is None:
+                return False
+            if fixed[0] != fixed[1]:
+                return fixed[0] > fixed[1]
+        return False
 
     def _constants(self, d: int) -> tuple[int, int] | None:
         """Both schedules' values at position ``d`` when both are integer constants."""
@@ -251,10 +269,12 @@ def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
     memo = comp._memo.pairs
     deps: list[Dependence] = []
     progress = Progress("dependences", len(comp.stmts) ** 2, "statement pairs")
+    spaces = {s.name: _touched(comp, s) for s in comp.stmts}
     for k, (src, snk) in enumerate((a, b) for a in comp.stmts for b in comp.stmts):
         progress.step(k)
-        if not _may_conflict(comp, src, snk):
-            continue
+        (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
+        if not (written_s & touched_t or touched_s & written_t):
+            continue  # no common data space that one of them writes
         base = (context, _pair_inputs(src, snk))
         now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
         # tags (distribute, gpu) map instances to ranks and copies by the current schedule
@@ -329,13 +349,10 @@ def _spaces(comp: Computation, accesses: AccessList) -> set[str]:
     return out
 
 
-def _may_conflict(comp: Computation, src: Stmt, snk: Stmt) -> bool:
-    """Whether the two statements touch a common data space, one of them writing it."""
-    written_s = _spaces(comp, src.writes)
-    written_t = _spaces(comp, snk.writes)
-    touched_s = written_s | _spaces(comp, src.reads)
-    touched_t = written_t | _spaces(comp, snk.reads)
-    return bool(written_s & touched_t or touched_s & written_t)
+def _touched(comp: Computation, stmt: Stmt) -> tuple[set[str], set[str]]:
+    """The spaces ``stmt`` writes, and those it writes or reads (see :func:`_spaces`)."""
+    written = _spaces(comp, stmt.writes)
+    return written, written | _spaces(comp, stmt.reads)
 
 
 def match(
@@ -392,6 +409,8 @@ def _pair_relations(
     facts = comp.assumptions
     orig_s, orig_t = _order_schedules(src, snk, width, scheds)
     orig = _Timing(orig_s, orig_t, xs, ys, facts)
+    if orig.never_before():
+        return ()  # e.g. the sink's loop nest comes first: no access pair to compare
     touching: dict[tuple[int, int, int, int], Set] = {}
     out: list[_Found] = []
     for kind, src_kind, snk_kind in KINDS:
@@ -618,8 +637,10 @@ def _remembered_violation(comp: Computation, dep: Dependence, context: object) -
     dependences of the statements it moved)."""
     from spf.computation.fingerprint import value_key
 
-    width = comp.schedule_width()
     src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    if _in_program_order(comp, src, snk):
+        return None  # nothing to check, and no key to build (it prints the relation)
+    width = comp.schedule_width()
     key = (
         context,
         value_key(dep),
@@ -630,7 +651,7 @@ def _remembered_violation(comp: Computation, dep: Dependence, context: object) -
     )
     memo = comp._memo.pairs
     if key not in memo:
-        memo[key] = None if _in_program_order(comp, src, snk) else violation(comp, dep)
+        memo[key] = violation(comp, dep)
     found: str | None = memo[key]
     return found
 

@@ -18,6 +18,7 @@ gemm       DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, han
 blur       two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
 overhead   kernel-call overhead, ``compile`` cold and warm, codegen time vs statements
 busy       parallel SpMV with a busy loop on one core: fixed vs adaptive thread counts
+polybench  ``codegen("c")`` with checking on the 30 PolyBench/C 4.2 kernels (total, worst)
 ========== ===============================================================================
 """
 
@@ -35,7 +36,18 @@ from typing import Any
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("sets", "deps", "spmv", "spmtv", "sptrsv", "gemm", "blur", "overhead", "busy")
+BENCHMARKS = (
+    "sets",
+    "deps",
+    "spmv",
+    "spmtv",
+    "sptrsv",
+    "gemm",
+    "blur",
+    "overhead",
+    "busy",
+    "polybench",
+)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -9,8 +9,8 @@ each in its own loop at root position ``k``. The exact answer is ``n - 1`` flow 
 The remembered analysis (``Computation.version``): a repeated ``dependences()`` with nothing
 changed (target <= 1 ms), the 12-statement LU decomposition with forward and back
 substitution (PolyBench ``ludcmp``, 145 dependences) cold, repeated and after one schedule
-change, and ``kernels.spmv_csr().codegen("c")`` cold (target <= 50 ms, goal 20 ms) and
-repeated.
+change, ``kernels.spmv_csr().codegen("c")`` cold (target <= 50 ms, goal 20 ms) and
+repeated, and ``codegen("c")`` of a fresh chain of 100 (target <= 1.5 s).
 """
 
 from __future__ import annotations
@@ -89,6 +89,21 @@ def ludcmp() -> spf.Computation:
     return comp
 
 
+def chain_codegen(n: int) -> tuple[float, float]:
+    """Wall and CPU seconds of ``codegen("c")`` (checking on) on a fresh chain of ``n``,
+    nothing remembered from earlier computations (on a busy machine the CPU time is what
+    an idle one would take)."""
+    from spf.analysis.dependences import clear_remembered
+    from spf.sets.memo import clear_all
+
+    chain = stencil_chain(n)
+    clear_remembered()
+    clear_all()
+    t0, c0 = time.perf_counter(), time.process_time()
+    chain.codegen("c")
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
 def _seconds(fn: Callable[[], object], repeat: int = 1) -> float:
     """Median seconds of ``repeat`` calls of ``fn``."""
     times = []
@@ -120,6 +135,10 @@ def remembered(quick: bool) -> list[dict[str, object]]:
         times.append(_seconds(functools.partial(comp.codegen, "c")))
     row("SpMV CSR codegen('c'), cold", statistics.median(times), "<= 50 ms (goal 20 ms)")
     row("SpMV CSR codegen('c'), repeated", _seconds(lambda: cold[0].codegen("c"), 21), "<= 1 ms")
+    if not quick:
+        wall, cpu = chain_codegen(100)
+        row(f"chain of 100: codegen('c') (CPU {cpu:.2f} s)", wall, "<= 1.5 s")
+        rows[-1]["cpu_s"] = cpu
     if quick:
         return rows
     lu = ludcmp()
@@ -151,4 +170,9 @@ def run(ctx: Context) -> Section:
         [[str(r["what"]), f"{r['seconds']:.6f}", str(r["target"])] for r in figures],
     )
     sec.data["remembered"] = figures
+    for r in figures:
+        if "cpu_s" in r:
+            wall, cpu = float(str(r["seconds"])), float(str(r["cpu_s"]))
+            sec.target("chain of 100: codegen('c') <= 1.5 s", f"{wall:.2f} s", wall <= 1.5,
+                       f"CPU {cpu:.2f} s")  # fmt: skip
     return sec

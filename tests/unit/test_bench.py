@@ -39,6 +39,23 @@ def test_sets_quick_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "sets" in doc["benchmarks"]
 
 
+def test_polybench_quick_reports_codegen_targets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spf.bench.polybench import QUICK as FEW
+
+    out = tmp_path / "pb.json"
+    assert main(["--quick", "--only", "polybench", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "### PolyBench/C 4.2" in text
+    assert "PolyBench codegen total <= 15 s" in text
+    data = json.loads(out.read_text())["benchmarks"]["polybench"]["data"]
+    assert [r["kernel"] for r in data["rows"]] == list(FEW)
+    assert data["total_s"] == pytest.approx(sum(r["seconds"] for r in data["rows"]))
+    assert data["worst"] in FEW
+    assert all(r["cpu_s"] > 0 for r in data["rows"])
+
+
 @pytest.mark.slow
 def test_every_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "all.json"
@@ -48,6 +65,6 @@ def test_every_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixtur
     doc = json.loads(out.read_text())
     assert set(doc["benchmarks"]) == set(BENCHMARKS)
     for needle in ("### SpMV", "spf SELL-8-256", "### DGEMM", "### Two-stage blur",
-                   "### Forward solve", "call overhead", "## Targets"):  # fmt: skip
+                   "### Forward solve", "call overhead", "### PolyBench", "## Targets"):  # fmt: skip
         assert needle in text, needle
     assert all({"target", "measured", "met"} <= set(t) for t in doc["targets"])
