@@ -35,8 +35,13 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spf.runtime import cache
-from spf.runtime.cache import CacheEntry, atomic_write, machine_tag, resolve_cache_dir
+from spf.runtime.cache import (
+    CacheEntry,
+    atomic_write,
+    machine_tag,
+    resolve_cache_dir,
+    spf_version,
+)
 from spf.sets.set_like import _SetLike
 
 if TYPE_CHECKING:
@@ -152,7 +157,7 @@ def warm_key(
     machine = machine_tag() if any("native" in f for f in flags) else ""
     parts = [
         f"spf-warm {FORMAT}",
-        cache.__version__,  # the version the build cache keys on
+        spf_version(),
         _spf_source_digest(),
         compiler,
         machine,
