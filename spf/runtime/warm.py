@@ -18,9 +18,10 @@ The key (:func:`warm_key`) is the sha256 of everything the entry depends on:
 * spf's version and a digest of spf's own source files (size and modification time), so an
   edited or upgraded spf never reuses an entry.
 
-A state that cannot be keyed faithfully (a value whose printed form may hide its content)
-gets no entry: that compile takes the ordinary path. An entry is used only when it parses,
-its recorded digest matches its content and the cached library is trusted
+A state that cannot be keyed faithfully (an object that is not one of spf's own, such as a
+function or a numpy array, or one whose state is not in its attributes) gets no entry: that
+compile takes the ordinary path. An entry is used only when it parses, its recorded digest
+matches its content and the cached library is trusted
 (:meth:`~spf.runtime.cache.CacheEntry.trusted`); anything else is a miss and is rewritten.
 """
 
@@ -108,7 +109,11 @@ def _compound(value: object, path: set[int]) -> object:
     if isinstance(value, enum.Enum):
         return (kind, value.name)
     attrs = getattr(value, "__dict__", None)
-    if attrs is None or any(vars(c).get("__slots__") for c in type(value).__mro__):
+    if (
+        attrs is None
+        or not kind.startswith("spf.")  # a function, a foreign object: its state is not keyed
+        or any(vars(c).get("__slots__") for c in type(value).__mro__)
+    ):
         raise UnkeyableError(kind)
     return (kind, *((k, _key(v, path)) for k, v in attrs.items() if k not in _SKIP))
 

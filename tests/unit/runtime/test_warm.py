@@ -230,3 +230,16 @@ def test_a_fresh_interpreter_remembers_through_spf_cache_dir(tmp_path: Path) -> 
     assert paths[0] == paths[1]
     assert paths[0].startswith(str(tmp_path / "env-cache"))
     assert list((tmp_path / "env-cache" / "warm").rglob("*.json"))
+
+
+def test_a_state_holding_a_foreign_object_is_not_remembered(
+    tmp_path: Path, no_analysis: Callable[[], None]
+) -> None:
+    """Two functions print alike; a state holding one is compiled afresh every time."""
+    comp = _gather()
+    comp.stmts[0].__dict__["note"] = lambda: 1  # any attribute the key cannot see into
+    comp.compile(openmp=False, cache_dir=tmp_path)
+    assert not list((tmp_path / "warm").rglob("*.json"))
+    no_analysis()
+    with pytest.raises(_AnalysedError):
+        comp.compile(openmp=False, cache_dir=tmp_path)
