@@ -80,7 +80,8 @@ def _key(value: object, path: set[int]) -> object:
         return value
     if isinstance(value, _SetLike):
         ufs = tuple(repr(u) for _, u in sorted(value._ufs.items()))
-        return (type(value).__name__, str(value), ufs)
+        source = value._source  # the parsed text decides the set with its UFs: no printing
+        return (type(value).__name__, str(value) if source is None else source, ufs)
     ident = id(value)
     if ident in path:
         return ("cycle", type(value).__qualname__)
