@@ -55,9 +55,8 @@ if TYPE_CHECKING:
 FORMAT = 1
 """The entry layout; part of the key."""
 
-_SKIP = frozenset({"_comp", "_memo", "_parsed"})
-"""Back references, the analysis cache, and the statement's parse of its own source text
-(derived from the text, which is keyed)."""
+_SKIP = frozenset({"_comp", "_memo"})
+"""Back references and the analysis cache."""
 
 
 class UnkeyableError(Exception):
@@ -79,7 +78,7 @@ def _key(value: object, path: set[int]) -> object:
     if isinstance(value, _ATOMS):
         return value
     if isinstance(value, _SetLike):
-        ufs = tuple(repr(u) for _, u in sorted(value._ufs.items()))
+        ufs = tuple(_key(u, path) for _, u in sorted(value._ufs.items()))
         source = value._source  # the parsed text decides the set with its UFs: no printing
         return (type(value).__name__, str(value) if source is None else source, ufs)
     ident = id(value)
@@ -101,8 +100,12 @@ def _compound(value: object, path: set[int]) -> object:
     if isinstance(value, (set, frozenset)):
         return (kind, *sorted(repr(_key(v, path)) for v in value))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = dataclasses.fields(value)
-        return (kind, *((f.name, _key(getattr(value, f.name), path)) for f in fields))
+        if not kind.startswith("spf."):
+            raise UnkeyableError(kind)
+        # the fields, and any attribute set beside them
+        names = [f.name for f in dataclasses.fields(value)]
+        extra = [k for k in getattr(value, "__dict__", {}) if k not in names and k not in _SKIP]
+        return (kind, *((n, _key(getattr(value, n), path)) for n in [*names, *extra]))
     if isinstance(value, type):
         return ("class", f"{value.__module__}.{value.__qualname__}")
     import enum
