@@ -57,7 +57,8 @@ def _language(language: str) -> str:
         raise SpfError(f"language must be 'c' or 'c++', got {language!r}") from None
 
 
-def _compiler_argv(compiler: str | None, language: str) -> list[str]:
+def compiler_argv(compiler: str | None, language: str) -> list[str]:
+    """The compiler command as an argument list (the language's default when None)."""
     if compiler is None:
         compiler = _LANGUAGES[language][2]
     if not isinstance(compiler, str) or not compiler.strip():
@@ -93,7 +94,8 @@ def compile_flags(
 
 
 @functools.cache
-def _compiler_version(argv: tuple[str, ...]) -> str:
+def compiler_version(argv: tuple[str, ...]) -> str:
+    """The command and what ``--version`` prints (part of the cache key; run once)."""
     try:
         done = subprocess.run(
             [*argv, "--version"], capture_output=True, text=True, errors="replace", timeout=120
@@ -130,9 +132,9 @@ def build(
     if not isinstance(source, str):
         raise SpfError(f"source must be a str, got {type(source).__name__}")
     lang = _language(language)
-    argv = _compiler_argv(compiler, lang)
+    argv = compiler_argv(compiler, lang)
     flags = compile_flags(openmp=openmp, cflags=cflags, language=lang)
-    version = _compiler_version(tuple(argv))
+    version = compiler_version(tuple(argv))
     key = cache_key(version, [*argv, *flags, "-lm"], source)
     root = resolve_cache_dir(cache_dir)
     entry = CacheEntry(root, name, key, _LANGUAGES[lang][1])

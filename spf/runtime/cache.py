@@ -24,17 +24,14 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from spf._cachedir import CACHE_ENV as CACHE_ENV
+from spf._cachedir import default_cache_dir as default_cache_dir
 from spf._version import __version__
 
-CACHE_ENV = "SPF_CACHE_DIR"
 
-
-def default_cache_dir() -> Path:
-    """``$SPF_CACHE_DIR`` when set, else ``~/.cache/spf``."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "spf"
+def spf_version() -> str:
+    """The version of spf that cache keys include."""
+    return __version__
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None) -> Path:
@@ -45,7 +42,7 @@ def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None) -> Path:
 @functools.cache
 def machine_tag() -> str:
     """What ``-march=native`` depends on: the architecture and the CPU's feature flags."""
-    parts = [platform.machine(), platform.processor()]
+    parts = [platform.machine()]  # not platform.processor(): it runs ``uname -p`` (~10 ms)
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:

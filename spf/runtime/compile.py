@@ -67,15 +67,29 @@ def compile_kernel(
     **options: Any,
 ) -> Kernel:
     """Generate ``comp`` for ``target``, compile it (cached on disk) and load it."""
-    from spf._version import __version__
-    from spf.codegen import TARGETS, codegen, printer_options
-    from spf.codegen.program import c_function_name
-    from spf.runtime.kernel import Kernel
+    from spf.codegen import TARGETS
 
     if target not in TARGETS:
         raise CodegenError(f"compile: unknown target {target!r}; available: {', '.join(TARGETS)}")
     if target == "c" and options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    remembered = None
+    if target == "c":  # a state compiled before loads without analysis or codegen
+        from spf.runtime import warm
+        from spf.runtime.build import compile_flags, compiler_argv
+
+        argv = compiler_argv(None, "c")
+        flags = compile_flags(openmp=openmp, cflags=cflags)
+        remembered = warm.warm_key(comp, name or comp.name, check, argv=argv, flags=flags)
+        if remembered is not None:
+            hit = warm.load(remembered, comp, argv=argv, flags=flags, cache_dir=cache_dir)
+            if hit is not None:
+                return hit
+    from spf._version import __version__
+    from spf.codegen import codegen, printer_options
+    from spf.codegen.program import c_function_name, signature
+    from spf.runtime.kernel import Kernel
+
     fname = c_function_name(name or comp.name)
     printing = {k: v for k, v in options.items() if k in printer_options(target)}
     key = hashlib.sha256(
@@ -95,7 +109,8 @@ def compile_kernel(
         source = codegen(comp, target, fname, check, **printing)
         _write_generated(key, source, cache_dir)
     _GENERATED[key] = source
-    sig = checked_signature(comp, fname, check)
+    obligations = bounds_obligations(comp, check)
+    sig = with_obligations(signature(comp, fname), obligations, comp)
     if target != "c":
         # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
         backend = importlib.import_module(f"spf.runtime.{target}")
@@ -109,30 +124,51 @@ def compile_kernel(
             **options,
         )
         return kernel
-    return Kernel.build(sig, source, openmp=openmp, cflags=cflags, cache_dir=cache_dir)
+    built = Kernel.build(sig, source, openmp=openmp, cflags=cflags, cache_dir=cache_dir)
+    if remembered is not None:
+        library_key = warm.library_key(source, argv=argv, flags=flags)
+        warm.store(remembered, built, sig, library_key, obligations, cache_dir)
+    return built
 
 
 def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     """The kernel's signature; with ``check`` its facts are the assumptions and then the
     bounds obligations (accesses no static proof keeps inside their data space,
     docs/backends/c.md), so a call with ``check=True`` verifies both on its arguments."""
-    from spf.analysis import check_bounds
     from spf.codegen.program import signature
+
+    return with_obligations(signature(comp, fname), bounds_obligations(comp, check), comp)
+
+
+def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:
+    """The bounds obligations a call with ``check`` verifies: (fact text, how a failed check
+    names it), empty without ``check`` or UF calls (every access is then decided statically)."""
+    if not check or not comp.ufs:
+        return []
+    from spf.analysis import check_bounds
+
+    return [
+        (
+            o.text,
+            f"the bounds of {o.access} in statement {o.stmt} (data space {o.data_space!r}: "
+            f"{o.text!r})",
+        )
+        for o in check_bounds(comp).obligations
+    ]
+
+
+def with_obligations(
+    sig: Signature, obligations: Sequence[tuple[str, str]], comp: Computation
+) -> Signature:
+    """``sig`` whose facts are its assumptions and then ``obligations`` (parsed in ``comp``)."""
+    if not obligations:
+        return sig
     from spf.runtime.fact_check import assumption_label
     from spf.sets.facts import Fact
 
-    sig = signature(comp, fname)
-    if not check or not comp.ufs:  # without UF calls every access is decided statically
-        return sig
-    obligations = check_bounds(comp).obligations
-    if not obligations:
-        return sig
     facts = [*sig.facts]
     labels = [assumption_label(f) for f in sig.facts]
-    for o in obligations:
-        facts.append(Fact.parse(o.text, comp.ufs, comp.params))
-        labels.append(
-            f"the bounds of {o.access} in statement {o.stmt} (data space {o.data_space!r}: "
-            f"{o.text!r})"
-        )
+    for text, label in obligations:
+        facts.append(Fact.parse(text, comp.ufs, comp.params))
+        labels.append(label)
     return replace(sig, facts=tuple(facts), fact_labels=tuple(labels))

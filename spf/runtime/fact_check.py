@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 
 from spf.errors import ArgumentError, CodegenError
 from spf.sets.facts import Fact, check_domain, condition_terms
@@ -25,6 +24,11 @@ from spf.sets.facts import Fact, check_domain, condition_terms
 if TYPE_CHECKING:
     from spf.runtime.kernel import Kernel
     from spf.sets import UF, Set
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 
 def _c(e: sp.Expr) -> str:

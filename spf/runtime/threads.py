@@ -32,7 +32,7 @@ import ctypes.util
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import cffi
 
@@ -59,7 +59,8 @@ def openmp_library() -> ctypes.CDLL | None:
         return _GOMP[0]
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
-    for name in (ctypes.util.find_library("gomp"), "libgomp.so.1"):
+    # the soname first: find_library runs ldconfig or the compiler (~20 ms)
+    for name in _gomp_names():
         if not name:
             continue
         try:
@@ -77,6 +78,11 @@ def openmp_library() -> ctypes.CDLL | None:
         _GOMP.append(lib)
         return lib
     return None
+
+
+def _gomp_names() -> Iterator[str | None]:
+    yield "libgomp.so.1"
+    yield ctypes.util.find_library("gomp")
 
 
 def _read(path: str) -> str:

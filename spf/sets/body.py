@@ -22,10 +22,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import islpy as isl
-import sympy as sp
 
 from spf.sets.linear import (
     DT,
@@ -40,7 +39,12 @@ from spf.sets.linear import (
 )
 from spf.sets.memo import Table, memo
 
-Term = tuple[str, tuple[sp.Expr, ...]]
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
+
+Term: TypeAlias = "tuple[str, tuple[sp.Expr, ...]]"
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import islpy as isl
-import sympy as sp
 
 from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
 from spf.sets import syntax as ast
@@ -22,6 +21,11 @@ from spf.sets.linear import esym, sym, to_isl, tsym, usym
 
 if TYPE_CHECKING:
     from spf.sets.uf import UF
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 ISL_RESERVED = frozenset(
     [

@@ -35,10 +35,7 @@ point violates and every model satisfies, or None (see :mod:`spf.sets.facts`).""
 def declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
     """``body.iset`` restricted by each call's declared range and argument domain (computed
     once per body and declarations)."""
-    key = (
-        "declared_facts",
-        tuple(sorted((n, ufs[n]) for n in {t[0] for t in body.terms} if n in ufs)),
-    )
+    key = ("declared_facts", _used_declarations(body, ufs))
     got: isl.Set | None = body.memo.get(key)
     if got is None:
         got = body.memo[key] = _declared_facts(body, ufs)
@@ -162,8 +159,27 @@ def is_empty(
     """True only when no UF interpretation satisfying the declarations makes it non-empty.
 
     ``context`` (a set in the body's space, e.g. parameter constraints) is intersected up
-    front; ``oracle`` supplies further axioms lazily, like the pairs of calls.
+    front; ``oracle`` supplies further axioms lazily, like the pairs of calls. Without
+    either, the verdict is remembered on the (immutable) body per declarations of the UFs it
+    calls, as :func:`declared_facts` is.
     """
+    if context is None and oracle is None:
+        key = ("is_empty", _used_declarations(body, ufs))
+        got: bool | None = body.memo.get(key)
+        if got is None:
+            got = body.memo[key] = _is_empty(body, ufs, None, None)
+        return got
+    return _is_empty(body, ufs, context, oracle)
+
+
+def _used_declarations(body: Body, ufs: Mapping[str, UF]) -> tuple[tuple[str, UF], ...]:
+    """The declarations of the UFs ``body`` calls, sorted by name (a memo key)."""
+    return tuple(sorted((n, ufs[n]) for n in {t[0] for t in body.terms} if n in ufs))
+
+
+def _is_empty(
+    body: Body, ufs: Mapping[str, UF], context: isl.Set | None, oracle: Oracle | None
+) -> bool:
     base = declared_facts(body, ufs)
     if context is not None:
         base = base.intersect(context.align_params(base.get_space()))

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import islpy as isl
-import sympy as sp
 
 from spf.errors import ParseError, SpfError
 from spf.sets import emptiness
@@ -35,6 +34,11 @@ from spf.sets.set_like import Set, _SetLike
 if TYPE_CHECKING:
     from spf.sets.body import Body
     from spf.sets.uf import UF
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 _FORALL = re.compile(r"\s*forall\b")
 _MAX_INSTANCES = 4096

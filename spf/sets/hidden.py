@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Iterator
-
-import sympy as sp
+from typing import TYPE_CHECKING
 
 from spf.sets.body import Body, canonical, lift_pair, order_terms, reorganize
 from spf.sets.linear import esym, integral
 from spf.sets.ops import solve_for, subtract
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 #: At most this many hidden-variable orders are tried by ``same_up_to_hidden`` (all of them
 #: for up to 6 hidden variables) ...

@@ -11,11 +11,16 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import cache
+from typing import TYPE_CHECKING, TypeAlias
 
 import islpy as isl
-import sympy as sp
 
 from spf.sets.memo import Table, memo
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 DT = isl.dim_type
 
@@ -147,7 +152,7 @@ def constraint_to_sympy(con: isl.Constraint, names: Sequence[sp.Symbol]) -> sp.E
     return aff_to_sympy(con.get_aff(), names)
 
 
-Conjunction = tuple[tuple[bool, sp.Expr], ...]
+Conjunction: TypeAlias = "tuple[tuple[bool, sp.Expr], ...]"
 _CONSTRAINTS: Table[tuple[str, tuple[sp.Symbol, ...]], Conjunction] = Table(8192)
 
 

@@ -9,13 +9,18 @@ as a hidden existential. Everything else is exact isl.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import islpy as isl
-import sympy as sp
 
 from spf.sets.body import Body, canonical, lift_pair, permute_dims, product, reorganize, slot_values
 from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, internal_kind, tsym
 from spf.sets.memo import Table
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 
 def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:

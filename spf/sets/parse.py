@@ -22,13 +22,20 @@ Every failure is a :class:`spf.errors.ParseError` whose ``span`` points at the o
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import os
+import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from typing import Final, NoReturn, TypeAlias
 
+import lark
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from spf._cachedir import default_cache_dir
 from spf.errors import ParseError
 from spf.sets import syntax
 
@@ -157,16 +164,41 @@ def caret_error(text: str, span: syntax.Span, message: str) -> ParseError:
 
 
 # ----------------------------------------------------------------------------- lark layer
+_OPTIONS: Final = {
+    "parser": "lalr",
+    "lexer": "basic",
+    "propagate_positions": True,
+    "maybe_placeholders": False,
+}
+
+
 @functools.cache
 def _lark() -> Lark:
-    """The LALR parser, built once (the first parse pays for the table construction)."""
-    return Lark(
-        _GRAMMAR,
-        parser="lalr",
-        lexer="basic",
-        propagate_positions=True,
-        maybe_placeholders=False,
-    )
+    """The LALR parser, built once per process. Building its tables costs ~50 ms, so they
+    are kept on disk (``<cache>/parser/sets-<hash>.lark``, the hash of the grammar, the
+    options and lark's and Python's versions) and loaded in ~2 ms by later processes; an
+    unreadable or damaged file is built again, and an unwritable cache only costs time."""
+    key = hashlib.sha256(
+        repr((_GRAMMAR, sorted(_OPTIONS.items()), lark.__version__, sys.version_info[:2])).encode()
+    ).hexdigest()[:24]
+    path = default_cache_dir() / "parser" / f"sets-{key}.lark"
+    try:
+        with path.open("rb") as fh:
+            return Lark.load(fh)
+    except Exception:  # missing, partial or foreign: build the tables
+        pass
+    parser = Lark(_GRAMMAR, **_OPTIONS)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                parser.save(fh)
+            os.replace(tmp, path)  # readers see the whole file or none
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return parser
 
 
 def _parse_tree(text: str) -> Tree[Token]:

@@ -7,10 +7,15 @@ unnamed tuple positions shown by their value (``[i] -> [0, i, 0]``), UF values b
 
 from __future__ import annotations
 
-import sympy as sp
+from typing import TYPE_CHECKING
 
 from spf.sets.body import Body, slot_values
 from spf.sets.linear import basic_constraints, esym, tsym, usym
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 
 def display_map(body: Body, values: dict[int, sp.Expr] | None = None) -> dict[sp.Symbol, sp.Expr]:

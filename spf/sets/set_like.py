@@ -30,7 +30,7 @@ _T = TypeVar("_T", bound="_SetLike")
 class _SetLike:
     """What ``Set`` and ``Relation`` share: parsing, UF declarations, algebra, printing."""
 
-    __slots__ = ("_body", "_hash", "_text", "_ufs")
+    __slots__ = ("_body", "_hash", "_source", "_text", "_ufs")
     _is_relation = False
 
     def __init__(self, text: str, ufs: Mapping[str, UF] | Sequence[UF] | None = None) -> None:
@@ -41,13 +41,19 @@ class _SetLike:
         if (body.n_in is not None) != self._is_relation:
             want = "a relation '{[...] -> [...]}'" if self._is_relation else "a set '{[...]}'"
             raise SpfError(f"{type(self).__name__} expects {want}, got {text!r}")
-        self._init(body, decls or {})
+        self._init(body, decls or {}, (text, decls is None))
 
-    def _init(self, body: Body, ufs: Mapping[str, UF]) -> None:
+    def _init(
+        self, body: Body, ufs: Mapping[str, UF], source: tuple[str, bool] | None = None
+    ) -> None:
         self._body = body
         self._ufs = dict(ufs)
         self._text: str | None = None
         self._hash: int | None = None
+        self._source = source
+        """The text this object was parsed from and whether its UFs were undeclared (None
+        for a result of an operation): with the declarations it determines the object, so
+        a cache key can use it instead of printing (``spf.runtime.warm``)."""
 
     @classmethod
     def _make(cls: type[_T], body: Body, ufs: Mapping[str, UF]) -> _T:

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import sympy as sp
-
 from spf.errors import SpfError
 from spf.sets.linear import DT, sym, tsym, usym
 
@@ -21,6 +19,11 @@ if TYPE_CHECKING:
     import islpy as isl
 
     from spf.sets.set_like import Set
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 
 @dataclass(frozen=True)

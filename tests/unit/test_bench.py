@@ -68,3 +68,21 @@ def test_every_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixtur
                    "### Forward solve", "call overhead", "### PolyBench", "## Targets"):  # fmt: skip
         assert needle in text, needle
     assert all({"target", "measured", "met"} <= set(t) for t in doc["targets"])
+
+
+def test_fresh_interpreter_rows(tmp_path: Path) -> None:
+    """The import and the warm compile are timed in child processes, with their target."""
+    from spf.bench.common import Context, Runtime, progress
+    from spf.bench.overhead import fresh_interpreter
+
+    ctx = Context(QUICK, Runtime(str(tmp_path / "helper")), [1], tmp_path, progress)
+    sec = Section("overhead")
+    fresh_interpreter(ctx, sec)
+    text = "\n".join(sec.markdown)
+    assert "| `import spf` |" in text
+    assert "warm compile, import excluded" in text
+    (target,) = sec.targets
+    assert target["target"].startswith("compile warm in a fresh interpreter <= 20 ms")
+    data = sec.data["fresh_interpreter_s"]
+    assert 0 < data["compile"] < data["build_and_compile"]
+    assert not any(r["sympy_at_import"] for r in data["runs"])

@@ -125,6 +125,7 @@ def test_a_tampered_generated_source_is_generated_again(tmp_path: Path) -> None:
     assert generated.read_text() == kernel.source
     generated.write_text(kernel.source.replace("+=", "-="))
     compile_module._GENERATED.clear()  # as in a fresh process
+    shutil.rmtree(tmp_path / "warm")  # the remembered compile would skip the generated source
     again = _compile(tmp_path)
     assert again.source == kernel.source
     assert generated.read_text() == kernel.source

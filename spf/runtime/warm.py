@@ -1,0 +1,296 @@
+"""Remembered compiles: a C kernel rebuilt from disk without analysis or code generation.
+
+``Computation.compile(target="c")`` records, under ``<cache>/warm/<key[:2]>/<key>.json``, what
+it produced for one state of the computation: the generated source, the kernel's signature
+(its arguments and the texts of the bounds obligations checked with ``check=True``) and the
+build-cache key of the library. A later compile of the same state, in this process or a fresh
+interpreter, loads the library straight from that entry: no legality check, no bounds proofs,
+no scanning or printing, and no compiler run.
+
+The key (:func:`warm_key`) is the sha256 of everything the entry depends on:
+
+* the whole state of the computation (:func:`state_text`: every attribute of the
+  computation, its data spaces, UFs and their declarations, facts, constants, locals,
+  statements and their schedules and tags, buffers, operations and layout, walked
+  generically, plus the trace of scheduling commands, which code generation reads);
+* the function name, ``check``, ``openmp``, ``cflags`` and the compiler (its resolved path,
+  size and modification time), the machine for ``-march=native``;
+* spf's version and a digest of spf's own source files (size and modification time), so an
+  edited or upgraded spf never reuses an entry.
+
+A state that cannot be keyed faithfully (an object that is not one of spf's own, such as a
+function or a numpy array, or one whose state is not in its attributes) gets no entry: that
+compile takes the ordinary path. An entry is used only when it parses, its recorded digest
+matches its content and the cached library is trusted
+(:meth:`~spf.runtime.cache.CacheEntry.trusted`); anything else is a miss and is rewritten.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spf.runtime.cache import (
+    CacheEntry,
+    atomic_write,
+    machine_tag,
+    resolve_cache_dir,
+    spf_version,
+)
+from spf.sets.set_like import _SetLike
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from spf.codegen.signature import Signature
+    from spf.computation.computation import Computation
+    from spf.runtime.kernel import Kernel
+
+FORMAT = 1
+"""The entry layout; part of the key."""
+
+_SKIP = frozenset({"_comp", "_memo"})
+"""Back references and the analysis cache."""
+
+
+class UnkeyableError(Exception):
+    """A value whose content the key cannot capture faithfully."""
+
+
+def state_text(comp: Computation) -> str:
+    """A text that changes whenever anything in ``comp`` that compiling reads changes."""
+    from spf.schedule.trace import trace_of
+
+    trace = [e.to_data() for e in trace_of(comp).entries]
+    return repr((_key(comp, set()), _key(trace, set())))
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _key(value: object, path: set[int]) -> object:
+    if isinstance(value, _ATOMS):
+        return value
+    if isinstance(value, _SetLike):
+        ufs = tuple(_key(u, path) for _, u in sorted(value._ufs.items()))
+        source = value._source  # the parsed text decides the set with its UFs: no printing
+        return (type(value).__name__, str(value) if source is None else source, ufs)
+    ident = id(value)
+    if ident in path:
+        return ("cycle", type(value).__qualname__)
+    path.add(ident)
+    try:
+        return _compound(value, path)
+    finally:
+        path.discard(ident)
+
+
+def _compound(value: object, path: set[int]) -> object:
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    if isinstance(value, (tuple, list)):
+        return (kind, *(_key(v, path) for v in value))
+    if isinstance(value, dict):
+        return (kind, *((_key(k, path), _key(v, path)) for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return (kind, *sorted(repr(_key(v, path)) for v in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if not kind.startswith("spf."):
+            raise UnkeyableError(kind)
+        # the fields, and any attribute set beside them
+        names = [f.name for f in dataclasses.fields(value)]
+        extra = [k for k in getattr(value, "__dict__", {}) if k not in names and k not in _SKIP]
+        return (kind, *((n, _key(getattr(value, n), path)) for n in [*names, *extra]))
+    if isinstance(value, type):
+        return ("class", f"{value.__module__}.{value.__qualname__}")
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return (kind, value.name)
+    attrs = getattr(value, "__dict__", None)
+    if (
+        attrs is None
+        or not kind.startswith("spf.")  # a function, a foreign object: its state is not keyed
+        or any(vars(c).get("__slots__") for c in type(value).__mro__)
+    ):
+        raise UnkeyableError(kind)
+    return (kind, *((k, _key(v, path)) for k, v in attrs.items() if k not in _SKIP))
+
+
+@functools.cache
+def _spf_source_digest() -> str:
+    """Size and modification time of every source file of the installed spf."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".h", ".c")):
+                st = os.stat(os.path.join(dirpath, name))
+                h.update(f"{dirpath}/{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _compiler_identity(argv: Sequence[str]) -> str | None:
+    """The compiler's resolved path, size and modification time (None: not found)."""
+    found = shutil.which(argv[0])
+    if found is None:
+        return None
+    real = os.path.realpath(found)
+    st = os.stat(real)
+    return f"{' '.join(argv)}\0{real}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
+def warm_key(
+    comp: Computation,
+    name: str,
+    check: bool,
+    *,
+    argv: Sequence[str],
+    flags: Sequence[str],
+) -> str | None:
+    """The entry's key, or None when this compile cannot be remembered (``name``: the
+    function's name as asked for; the C name follows from it)."""
+    compiler = _compiler_identity(argv)
+    if compiler is None:
+        return None
+    try:
+        state = state_text(comp)
+    except (UnkeyableError, RecursionError):
+        return None
+    machine = machine_tag() if any("native" in f for f in flags) else ""
+    parts = [
+        f"spf-warm {FORMAT}",
+        spf_version(),
+        _spf_source_digest(),
+        compiler,
+        machine,
+        "\0".join(flags),
+        repr(name),
+        str(check),
+        state,
+    ]
+    return hashlib.sha256("\0\0".join(parts).encode()).hexdigest()
+
+
+def _entry_path(key: str, cache_dir: str | os.PathLike[str] | None) -> Path:
+    return resolve_cache_dir(cache_dir) / "warm" / key[:2] / f"{key}.json"
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def store(
+    key: str,
+    kernel: Kernel,
+    sig: Signature,
+    library_key: str,
+    obligations: Sequence[tuple[str, str]],
+    cache_dir: str | os.PathLike[str] | None,
+) -> None:
+    """Record what a compile produced under ``key`` (silently skipped when the cache is not
+    writable: remembering is an optimisation)."""
+    if CacheEntry(resolve_cache_dir(cache_dir), sig.function, library_key).library != kernel.path:
+        return  # not the library this key names (never expected): remember nothing
+    payload: dict[str, Any] = {
+        "format": FORMAT,
+        "function": sig.function,
+        "source": kernel.source,
+        "library_key": library_key,
+        "args": [_arg_data(a) for a in sig.args],
+        "obligations": [list(o) for o in obligations],
+    }
+    data = {"payload": payload, "sha256": _digest(payload)}
+    path = _entry_path(key, cache_dir)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(data))
+    except OSError:
+        pass
+
+
+def _arg_data(arg: Any) -> dict[str, Any]:
+    return {
+        "name": arg.name,
+        "kind": arg.kind,
+        "ctype": arg.ctype,
+        "const": arg.const,
+        "shape": None if arg.shape is None else list(arg.shape),
+        "rank": arg.rank,
+        "inner": list(arg.inner),
+    }
+
+
+def load(
+    key: str,
+    comp: Computation,
+    *,
+    argv: Sequence[str],
+    flags: Sequence[str],
+    cache_dir: str | os.PathLike[str] | None,
+) -> Kernel | None:
+    """The kernel remembered under ``key``, or None (no entry, or one that cannot be trusted)."""
+    try:
+        data = json.loads(_entry_path(key, cache_dir).read_text(encoding="utf-8"))
+        payload = data["payload"]
+        if data["sha256"] != _digest(payload) or payload["format"] != FORMAT:
+            return None
+        source: str = payload["source"]
+        name: str = payload["function"]
+        library_key: str = payload["library_key"]
+        sig = _signature(comp, payload)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    import shlex
+
+    from spf.errors import CompileError
+    from spf.runtime.kernel import Kernel
+
+    entry = CacheEntry(resolve_cache_dir(cache_dir), name, library_key)
+    if not entry.trusted(source):
+        return None
+    command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
+    try:
+        return Kernel(sig, source, entry.library, command, compiler_output=entry.read_log())
+    except CompileError:
+        return None
+
+
+def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
+    """The signature the entry describes; UF declarations and assumptions come from ``comp``
+    (its state is the one keyed), the bounds obligations are parsed from their texts."""
+    from spf.codegen.signature import Arg, Signature
+
+    args = []
+    for a in payload["args"]:
+        shape = a["shape"]
+        args.append(
+            Arg(
+                name=a["name"],
+                kind=a["kind"],
+                ctype=a["ctype"],
+                const=bool(a["const"]),
+                shape=None if shape is None else tuple(shape),
+                rank=a["rank"],
+                uf=comp.ufs[a["name"]] if a["kind"] == "uf" else None,
+                inner=tuple(a["inner"]),
+            )
+        )
+    from spf.runtime.compile import with_obligations
+
+    sig = Signature(function=payload["function"], args=tuple(args), facts=comp.assumptions)
+    return with_obligations(sig, [(t, n) for t, n in payload["obligations"]], comp)
+
+
+def library_key(source: str, *, argv: Sequence[str], flags: Sequence[str]) -> str:
+    """The build-cache key of ``source`` built by ``argv`` with ``flags`` (as ``build``)."""
+    from spf.runtime.build import compiler_version
+    from spf.runtime.cache import cache_key
+
+    return cache_key(compiler_version(tuple(argv)), [*argv, *flags, "-lm"], source)

@@ -1,0 +1,29 @@
+"""``import spf`` does not import sympy: the set algebra loads it on first use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+_CHILD = """
+import sys
+import spf
+from spf import _lazy
+print(_lazy.is_loaded("sympy"), "sympy.core" in sys.modules)
+s = spf.Set("{[i]: 0 <= i < N && 2i >= N}")
+print(_lazy.is_loaded("sympy"), s.params == {"N"}, str(s.intersect(spf.Set("{[i]: i < 3}"))))
+import sympy
+print(sympy is sys.modules["sympy"], type(sympy.Symbol("x")).__name__)
+"""
+
+
+def test_import_spf_defers_sympy_until_a_set_is_parsed() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=300, check=True
+    )
+    first, second, third = done.stdout.splitlines()
+    assert first == "False False"
+    loaded, params, text = second.split(" ", 2)
+    assert (loaded, params) == ("True", "True")
+    assert "i <= 2" in text or "i < 3" in text
+    assert third == "True Symbol"
