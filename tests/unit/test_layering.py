@@ -23,7 +23,15 @@ SPF = Path(__file__).resolve().parents[2] / "spf"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Leaf modules: they import no package (only each other).
-    ("spf.errors", "spf.dtypes", "spf.clang", "spf.progress", "spf._version"),
+    (
+        "spf.errors",
+        "spf.dtypes",
+        "spf.clang",
+        "spf.progress",
+        "spf._version",
+        "spf._lazy",
+        "spf._cachedir",
+    ),
     ("spf.sparse", "spf.memory", "spf.mpi"),  # helpers on numpy / processes, no model
     ("spf.sets",),
     ("spf.schedule",),
