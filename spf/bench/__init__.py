@@ -11,6 +11,7 @@ name       what it times
 ========== ===============================================================================
 sets       the UF-aware set layer (parse, apply, compose, emptiness)
 deps       ``Computation.dependences()`` on chains of stencil statements
+pldi19     emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
 spmv       CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
 sptrsv     CSR forward solve (spf, serial hand C, scipy ``spsolve_triangular``)
 gemm       DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
@@ -34,7 +35,7 @@ from typing import Any
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("sets", "deps", "spmv", "sptrsv", "gemm", "blur", "overhead", "busy")
+BENCHMARKS = ("sets", "deps", "pldi19", "spmv", "sptrsv", "gemm", "blur", "overhead", "busy")
 
 
 def _parser() -> argparse.ArgumentParser:
