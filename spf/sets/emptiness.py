@@ -118,8 +118,7 @@ def _pairs(body: Body) -> list[Pair]:
     ]
 
 
-def point_env(body: Body, pt: isl.Point) -> dict[sp.Symbol, int]:
-    """The point's coordinates: each dim's and parameter's symbol to its value."""
+def _point_env(body: Body, pt: isl.Point) -> dict[sp.Symbol, int]:
     env: dict[sp.Symbol, int] = {}
     for k, s in enumerate(body.dim_syms()):
         env[s] = int(pt.get_coordinate_val(DT.set, k).to_python())
@@ -132,7 +131,7 @@ def violated_pair(
     body: Body, pt: isl.Point, pairs: list[Pair], ufs: Mapping[str, UF]
 ) -> Pair | None:
     """The first pair of calls whose axiom the sample point violates, if any."""
-    env = point_env(body, pt)
+    env = _point_env(body, pt)
     for p in body.params():
         env.setdefault(sym(p), 0)  # a parameter only UF arguments use: any value is a witness
     args = [tuple(evaluate(a, env) for a in t_args) for _, t_args in body.terms]
@@ -159,14 +158,11 @@ def is_empty(
     *,
     context: isl.Set | None = None,
     oracle: Oracle | None = None,
-    witness: list[isl.Point] | None = None,
 ) -> bool:
     """True only when no UF interpretation satisfying the declarations makes it non-empty.
 
     ``context`` (a set in the body's space, e.g. parameter constraints) is intersected up
-    front; ``oracle`` supplies further axioms lazily, like the pairs of calls. When the
-    answer is False, ``witness`` (if given) receives the point that violates no axiom (none
-    when isl alone decided).
+    front; ``oracle`` supplies further axioms lazily, like the pairs of calls.
     """
     base = declared_facts(body, ufs)
     if context is not None:
@@ -185,7 +181,6 @@ def is_empty(
         if bad is None:
             extra = oracle(pt) if oracle is not None else None
             if extra is None:
-                (witness if witness is not None else []).append(pt)
                 return False
             part = piece.intersect(extra.align_params(piece.get_space()))
             if not part.is_empty():

@@ -11,10 +11,7 @@ constraint (``N >= 1``)::
 :func:`is_empty_under` decides emptiness using facts lazily, like the functional-consistency
 axioms of :mod:`spf.sets.emptiness`: a fact's variables are instantiated by matching its UF
 calls against the calls of the set tested (e-matching), and an instance ``not premise or
-conclusion`` is added only when the current sample point violates it. Before the search,
-the set gains the calls of monotonic UFs that a fact relates to its calls
-(:func:`with_fact_terms`): ``diag(i) < rowptr(i+1)`` instantiated at a call ``diag(c)`` adds
-``rowptr(c+1)``, whose monotonicity then orders it against the set's other ``rowptr`` calls.
+conclusion`` is added only when the current sample point violates it.
 """
 
 from __future__ import annotations
@@ -30,20 +27,18 @@ import sympy as sp
 
 from spf.errors import ParseError, SpfError
 from spf.sets import emptiness
-from spf.sets.body import Body, Term, canonical, lift_pair
+from spf.sets.body import canonical, lift_pair
 from spf.sets.linear import DT, basic_constraints, dnf, free_names, sym, to_isl, tsym, usym
-from spf.sets.memo import memo
 from spf.sets.printer import display_map
 from spf.sets.set_like import Set, _SetLike
 
 if TYPE_CHECKING:
+    from spf.sets.body import Body
     from spf.sets.uf import UF
 
 _FORALL = re.compile(r"\s*forall\b")
 _MAX_INSTANCES = 4096
 """At most this many instances of all facts are considered for one emptiness test."""
-_MAX_NEW_TERMS = 8
-"""At most this many calls are added to a set by :func:`with_fact_terms`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -273,144 +268,16 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
     """
     body = _body(s)
     ufs = s.ufs
-    params = [f for f in facts if f.is_parameter_fact]
-    quantified = [f for f in facts if not f.is_parameter_fact]
-    if not quantified:
-        return emptiness.is_empty(body, ufs, context=_context(body, params))
-    witness: list[isl.Point] = []
-    oracle = _Instances(body, quantified)
-    if emptiness.is_empty(
-        body, ufs, context=_context(body, params), oracle=oracle, witness=witness
-    ):
-        return True
-    wider = with_fact_terms(body, quantified, ufs)
-    if wider is body:
-        return False
-    if not witness:  # not expected: a search with an oracle ends on a model
-        return emptiness.is_empty(
-            wider, ufs, context=_context(wider, params), oracle=_Instances(wider, quantified)
-        )
-    # The model found may give the added calls values consistent with every axiom: then the
-    # set is not empty. Deciding that first (the model's coordinates fixed, only the added
-    # calls free) is cheap; the search over the wider set is not, and is needed only when
-    # the model does not extend (an empty set that only the added calls prove empty).
-    context = _context(wider, params)
-    fixed = wider.space_set(_point_text(body, witness[0]))
-    if context is not None:
-        fixed = fixed.intersect(context.align_params(fixed.get_space()))
-    if not emptiness.is_empty(wider, ufs, context=fixed, oracle=_Instances(wider, quantified)):
-        return False
-    return emptiness.is_empty(wider, ufs, context=context, oracle=_Instances(wider, quantified))
-
-
-def _context(body: Body, params: Sequence[Fact]) -> isl.Set | None:
-    """The parameter facts as a set in ``body``'s space (None: none)."""
     context: isl.Set | None = None
-    for f in params:
-        ctx = emptiness.preimage(body, _body(f.conclusion).iset, [])
-        context = ctx if context is None else context.intersect(ctx)
-    return context
-
-
-def _point_text(body: Body, point: isl.Point) -> str:
-    """Constraints fixing every dim and parameter of ``body`` at ``point``'s values."""
-    env = emptiness.point_env(body, point)
-    return (
-        " and ".join(
-            f"{name} = {value}"
-            for name, value in sorted((str(sym.name), v) for sym, v in env.items())
-            if not name.startswith("__u")
-        )
-        or "true"
-    )
-
-
-def with_fact_terms(body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> Body:
-    """``body`` with the calls of monotonic UFs that instances of ``facts`` on its calls
-    mention and it lacks, as new UF-value dimensions (unconstrained; at most
-    ``_MAX_NEW_TERMS``, one round: no call is added for an added call).
-
-    Matching a fact's calls partly against the body's (the rest of its variables fixed by
-    them) names the other calls of the instance: ``forall i: diag(i) < rowptr(i+1)`` at the
-    body's ``diag(col(k))`` names ``rowptr(col(k)+1)``. A call is added only when the body
-    keeps its argument inside the UF's declared domain (so every interpretation has its
-    value, and the body with it is empty exactly when the body is), and only for monotonic
-    UFs, where a new call relates to the others through monotonicity (``f(a) < f(b)`` only
-    when ``a < b``), which makes the fact's instance reach them: with ``c < i``,
-    ``diag(c) < rowptr(c+1) <= rowptr(i)``.
-    """
-    monotonic = frozenset(name for name, decl in ufs.items() if decl.monotonic is not None)
-    found: list[Term] = []
+    quantified: list[Fact] = []
     for f in facts:
-        if not f.ufs & monotonic:
-            continue
-        for premise, _ in _pieces(f):
-            if premise.hidden:
-                continue
-            for term in _partial_matches(premise, body.terms, monotonic):
-                if term not in found and term not in body.terms:
-                    found.append(term)
-    new = [t for t in found if _inside_domain(body, t, ufs)][:_MAX_NEW_TERMS]
-    if not new:
-        return body
-    iset = body.iset.add_dims(DT.set, len(new))
-    return Body(body.names, body.n_in, body.hidden, (*body.terms, *new), iset)
-
-
-@memo(4096)
-def _partial_matches(
-    fact: Body, calls: tuple[Term, ...], monotonic: frozenset[str]
-) -> tuple[Term, ...]:
-    """Calls of monotonic UFs in ``fact`` left unmatched by a match of its other calls
-    against ``calls`` (a body's) that fixes every variable, as calls over the body's dims
-    (remembered: the tests of one dependence share their call tables)."""
-    return tuple(dict.fromkeys(_partial_walk(fact, calls, monotonic)))
-
-
-def _partial_walk(fact: Body, calls: tuple[Term, ...], monotonic: frozenset[str]) -> Iterator[Term]:
-    nvars = fact.n_tuple
-    rename = {tsym(j): _fvar(j) for j in range(nvars)}
-    rename |= {usym(m): _fval(m) for m in range(len(fact.terms))}
-    terms = [(name, [a.xreplace(rename) for a in args]) for name, args in fact.terms]
-    wanted = {m for m in range(len(terms)) if terms[m][0] in monotonic}
-
-    def walk(m: int, sub: dict[sp.Symbol, sp.Expr], left: tuple[int, ...]) -> Iterator[Term]:
-        if m == len(terms):
-            if not left or len(left) == len(terms):
-                return
-            if any(sub.get(_fvar(j)) is None for j in range(nvars)):
-                return
-            for k in left:
-                name, args = terms[k]
-                exprs = tuple(sp.expand(a.xreplace(sub)) for a in args)
-                if not any(_is_fact_sym(x) for e in exprs for x in e.free_symbols):
-                    yield (name, exprs)
-            return
-        name, args = terms[m]
-        for k, (bname, bargs) in enumerate(calls):
-            if bname == name and len(bargs) == len(args):
-                new = _unify(args, bargs, sub)
-                if new is not None:
-                    new[_fval(m)] = usym(k)
-                    yield from walk(m + 1, new, left)
-        if m in wanted:
-            yield from walk(m + 1, sub, (*left, m))
-
-    yield from walk(0, {}, ())
-
-
-def _inside_domain(body: Body, term: Term, ufs: Mapping[str, UF]) -> bool:
-    """Whether ``term``'s arguments lie in its UF's declared domain wherever ``body`` (with
-    its calls' declared ranges and domains) holds."""
-    decl = ufs.get(term[0])
-    if decl is None or decl.monotonic is None:
-        return False
-    if decl.domain is None:
-        return True
-    base = emptiness.declared_facts(body, ufs)
-    inside = emptiness.preimage(body, decl.domain.body_iset(), list(term[1]))
-    base, inside = base.align_params(inside.get_space()), inside.align_params(base.get_space())
-    return bool(base.is_subset(inside))
+        if f.is_parameter_fact:
+            ctx = emptiness.preimage(body, _body(f.conclusion).iset, [])
+            context = ctx if context is None else context.intersect(ctx)
+        else:
+            quantified.append(f)
+    oracle = _Instances(body, quantified) if quantified else None
+    return emptiness.is_empty(body, ufs, context=context, oracle=oracle)
 
 
 class _Instances:
