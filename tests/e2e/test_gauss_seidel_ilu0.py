@@ -264,3 +264,21 @@ def test_empty_matrix() -> None:
     args = ilu0_args(empty)
     spf.kernels.ilu0_csr().compile()(**args)
     assert args["A"].size == 0
+
+
+@pytest.mark.parametrize("factory", [spf.kernels.gauss_seidel_csr, spf.kernels.ilu0_csr])
+def test_row_loop_is_not_parallel(factory: Any) -> None:
+    """Both kernels carry dependences on the row loop: parallelizing it is refused."""
+    comp = factory()
+    comp.stmt(0).parallelize("i")
+    with pytest.raises(spf.IllegalScheduleError, match="loop 'i' of s0 cannot run in parallel"):
+        comp.check_legality()
+
+
+@pytest.mark.parametrize("factory", [spf.kernels.gauss_seidel_csr, spf.kernels.ilu0_csr])
+def test_json_round_trip_keeps_the_assumptions(factory: Any) -> None:
+    comp = factory(index_dtype="int64")
+    back = spf.Computation.from_json(comp.to_json())
+    assert back.assumptions == comp.assumptions
+    assert back.codegen() == comp.codegen()
+    assert "const int64_t *restrict diag" in back.codegen()
