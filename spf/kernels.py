@@ -424,11 +424,10 @@ def ilu0_csr(*, index_dtype: str = "int32") -> Computation:
     ``s1`` (loops ``i, k, j1, j2``): ``{[i,k,j1,j2]: 0 <= i < N && rowptr(i) <= k < diag(i)
     && k < j1 < rowptr(i+1) && diag(col(k)) < j2 < rowptr(col(k)+1) && col(j1) = col(j2)}``.
     Data space ``A[NNZ]``; UFs ``rowptr``, ``col`` and ``diag`` with the assumptions of
-    ``gauss_seidel_csr``. ``dependences()`` finds 12 dependences; 5 of them (``s0`` with
-    ``s0`` and ``s1`` of another row) cannot occur, but proving it takes PLDI'19's
-    co-monotonicity ``i1 < i2 => diag(i1) < rowptr(i2)``, which follows from the assumptions
-    only through a call ``rowptr(i1+1)`` those relations do not contain (assuming it
-    outright costs the argument check O(N²)).
+    ``gauss_seidel_csr``. ``dependences()`` finds the 7 dependences PLDI'19 reports as
+    satisfiable: ``s0`` of one row never touches what ``s0`` or ``s1`` of another row does,
+    which takes PLDI'19's co-monotonicity ``i1 < i2 => diag(i1) < rowptr(i2)``; spf derives
+    it from ``diag(i) < rowptr(i+1)`` and the monotonicity of ``rowptr``.
 
     >>> import numpy as np
     >>> A = np.array([4.0, 2.0, 2.0, 5.0])

@@ -282,3 +282,13 @@ def test_json_round_trip_keeps_the_assumptions(factory: Any) -> None:
     assert back.assumptions == comp.assumptions
     assert back.codegen() == comp.codegen()
     assert "const int64_t *restrict diag" in back.codegen()
+
+
+def test_ilu0_dependences_are_those_of_pldi19() -> None:
+    """Only ``s1`` (the row update) carries dependences across rows; ``s0`` of one row
+    touches no entry ``s0``/``s1`` of another row touches (co-monotonicity of ``diag`` and
+    ``rowptr``, derived from the assumptions)."""
+    deps = spf.kernels.ilu0_csr().dependences()
+    across = sorted((d.kind, d.source, d.sink) for d in deps if "i" in d.carried_by)
+    assert across == [("flow", "s1", "s0"), ("flow", "s1", "s1")]
+    assert len(deps) == 7
