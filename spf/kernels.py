@@ -27,7 +27,9 @@ from spf.errors import SpfError
 __all__ = [
     "blur2d",
     "dense_mv",
+    "gauss_seidel_csr",
     "gemm",
+    "ilu0_csr",
     "jacobi2d",
     "spmm_csr",
     "spmtv_csr",
@@ -342,6 +344,151 @@ def sptrsv_csr(*, index_dtype: str = "int32") -> Computation:
             "$u$(i) = $u$(i) / $L$(k);",
             "{[i,k]: 0 <= i < N && k = rowptr(i+1) - 1}",
             "{[i,k] -> [0,i,2,k,0]}",
+        )
+    )
+    return comp
+
+
+_DIAG_FACTS = (
+    "forall i: rowptr(i) <= diag(i) < rowptr(i+1)",
+    "forall i: col(diag(i)) = i",
+    "forall i, k: rowptr(i) <= k < diag(i) => col(k) < i",
+    "forall i, k: diag(i) < k < rowptr(i+1) => i < col(k)",
+    "forall i, k: rowptr(i) <= k < rowptr(i+1) - 1 => col(k) < col(k+1)",
+)
+"""What ``gauss_seidel_csr`` and ``ilu0_csr`` assume about their index arrays: ``diag(i)``
+lies inside row ``i`` and points at its diagonal entry, the entries before it are left of the
+diagonal (lower part), those after it right of it (upper part), and columns are sorted
+(adjacent entries suffice: the check costs O(NNZ))."""
+
+
+def _diag_csr(comp: Computation, dtype: str) -> None:
+    """The UFs and assumptions of a square CSR matrix with a ``diag`` pointer array."""
+    _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
+    _declare_idx(comp, "col", "NNZ", "N", dtype)
+    comp.declare_uf(
+        "diag",
+        domain="{[i]: 0 <= i < N}",
+        range="{[v]: 0 <= v < NNZ}",
+        monotonic="increasing",
+        dtype=dtype,
+    )
+    for fact in _DIAG_FACTS:
+        comp.assume(fact)
+
+
+def gauss_seidel_csr(*, index_dtype: str = "int32") -> Computation:
+    """One forward Gauss-Seidel sweep ``x = D⁻¹·(b - L·x - U·x)`` in place, ``A`` in CSR.
+
+    Rows are visited in order; row ``i`` reads the new ``x[j]`` of the rows before it and the
+    old ``x[j]`` of the rows after it. ``A`` is square with sorted columns and every diagonal
+    entry stored; ``diag(i)`` is the position of ``A[i, i]`` in row ``i``
+    (``spf.sparse.gauss_seidel_args`` builds and checks it). Four statements inside the row
+    loop ``i``::
+
+        s0: x[i] = b[i]                                   {[i]: 0 <= i < N}
+        s1: x[i] -= A[k] * x[j]     {[i,k,j]: 0 <= i < N && rowptr(i) <= k < diag(i)
+                                                && j = col(k)}
+        s2: x[i] -= A[k] * x[j]     {[i,k,j]: 0 <= i < N && diag(i) < k < rowptr(i+1)
+                                                && j = col(k)}
+        s3: x[i] = x[i] / A[k]      {[i,k]: 0 <= i < N && k = diag(i)}
+
+    The PLDI'19 loop (Mohammadi et al., ``gs_csr``) sums the whole row, diagonal included,
+    into a scalar and multiplies by a precomputed inverse diagonal; this kernel uses the
+    ``diag`` pointer of the same paper's ILU0 instead, so it needs no temporary and no extra
+    argument, and ``x[i]`` is never read inside its own row. Data spaces ``x[N]``, ``A[NNZ]``,
+    ``b[N]``; UFs ``rowptr``, ``col`` and ``diag`` (strictly increasing); the assumptions
+    (``comp.assumptions``) say that ``diag(i)`` lies in row ``i`` with ``col(diag(i)) = i``,
+    that entries before it are left of the diagonal and entries after it right of it, and
+    that columns are sorted. Rows cannot be empty (each holds its diagonal).
+
+    >>> import numpy as np
+    >>> x = np.zeros(2)
+    >>> gauss_seidel_csr().interpret(x=x, A=np.array([2.0, 1.0, 1.0, 4.0]),
+    ...     b=np.array([2.0, 9.0]), rowptr=np.array([0, 2, 4]), col=np.array([0, 1, 0, 1]),
+    ...     diag=np.array([0, 3]), NNZ=4)
+    >>> x
+    array([1., 2.])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("gauss_seidel_csr")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("b", "double", shape=("N",))
+    _diag_csr(comp, dtype)
+    comp.add_stmt(Stmt("$x$(i) = $b$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) -= $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < diag(i) && j = col(k)}",
+            "{[i,k,j] -> [0,i,1,k,0,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) -= $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && diag(i) < k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [0,i,2,k,0,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) = $x$(i) / $A$(k);",
+            "{[i,k]: 0 <= i < N && k = diag(i)}",
+            "{[i,k] -> [0,i,3,k,0]}",
+        )
+    )
+    return comp
+
+
+def ilu0_csr(*, index_dtype: str = "int32") -> Computation:
+    """Incomplete LU factorization without fill-in, ILU(0), in place on ``A`` in CSR.
+
+    Afterwards the strictly lower part of ``A`` holds ``L`` (unit diagonal not stored) and
+    the rest ``U``, on ``A``'s sparsity pattern: ``L·U`` equals ``A`` on every stored
+    entry. ``A`` is square with sorted columns and every diagonal entry stored; ``diag(i)``
+    is the position of ``A[i, i]`` (``spf.sparse.ilu0_args`` builds and checks it). The
+    row-by-row (IKJ) algorithm of the PLDI'19 ILU0 relations (Mohammadi et al.)::
+
+        for i, for k in rowptr(i) .. diag(i)-1:               (entries left of the diagonal)
+          s0: A[k] = A[k] / A[d]          d = diag(col(k))
+          for j1 in k+1 .. rowptr(i+1)-1, j2 in diag(col(k))+1 .. rowptr(col(k)+1)-1
+                  with col(j1) = col(j2):
+          s1: A[j1] -= A[k] * A[j2]
+
+    ``s0``: ``{[i,k,d]: 0 <= i < N && rowptr(i) <= k < diag(i) && d = diag(col(k))}``;
+    ``s1`` (loops ``i, k, j1, j2``): ``{[i,k,j1,j2]: 0 <= i < N && rowptr(i) <= k < diag(i)
+    && k < j1 < rowptr(i+1) && diag(col(k)) < j2 < rowptr(col(k)+1) && col(j1) = col(j2)}``.
+    Data space ``A[NNZ]``; UFs ``rowptr``, ``col`` and ``diag`` with the assumptions of
+    ``gauss_seidel_csr``. ``dependences()`` finds the 7 dependences PLDI'19 reports as
+    satisfiable: ``s0`` of one row never touches what ``s0`` or ``s1`` of another row does,
+    which takes PLDI'19's co-monotonicity ``i1 < i2 => diag(i1) < rowptr(i2)``; spf derives
+    it from ``diag(i) < rowptr(i+1)`` and the monotonicity of ``rowptr``.
+
+    >>> import numpy as np
+    >>> A = np.array([4.0, 2.0, 2.0, 5.0])
+    >>> ilu0_csr().interpret(A=A, rowptr=np.array([0, 2, 4]), col=np.array([0, 1, 0, 1]),
+    ...                      diag=np.array([0, 3]), N=2, NNZ=4)
+    >>> A
+    array([4. , 2. , 0.5, 4. ])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation("ilu0_csr")
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    _diag_csr(comp, dtype)
+    comp.add_stmt(
+        Stmt(
+            "$A$(k) = $A$(k) / $A$(d);",
+            "{[i,k,d]: 0 <= i < N && rowptr(i) <= k < diag(i) && d = diag(col(k))}",
+            "{[i,k,d] -> [0,i,0,k,0,d,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$A$(j1) -= $A$(k) * $A$(j2);",
+            "{[i,k,j1,j2]: 0 <= i < N && rowptr(i) <= k < diag(i) && k < j1 < rowptr(i+1)"
+            " && diag(col(k)) < j2 < rowptr(col(k)+1) && col(j1) = col(j2)}",
+            "{[i,k,j1,j2] -> [0,i,0,k,1,j1,0,j2,0]}",
         )
     )
     return comp

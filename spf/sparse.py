@@ -39,6 +39,8 @@ __all__ = [
     "coo_args",
     "csc_args",
     "csr_args",
+    "gauss_seidel_args",
+    "ilu0_args",
     "poisson2d",
     "read_matrix_market",
     "spmm_args",
@@ -330,6 +332,84 @@ def sptrsv_args(
         "NNZ": args["NNZ"],
     }
     return _rename(out, names, "sptrsv_args")
+
+
+def _diag_args(matrix: object, index_dtype: object, names: object, what: str) -> dict[str, Any]:
+    """``A, rowptr, col, diag, N, NNZ`` of a square CSR matrix with every diagonal entry
+    stored and nonzero; ``diag[i]`` is the position of ``A[i, i]``."""
+    m = _csr(matrix, what)
+    n, cols = (int(d) for d in m.shape)
+    if n != cols:
+        raise ArgumentError(f"{what}: the matrix must be square, got shape {n}x{cols}")
+    indptr, indices, data = m.indptr, m.indices, m.data
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    on_diag = np.nonzero(indices == rows)[0]
+    diag = np.full(n, -1, dtype=np.int64)
+    diag[rows[on_diag]] = on_diag  # columns are unique after summing duplicates
+    missing = np.nonzero(diag < 0)[0]
+    if missing.size:
+        i = int(missing[0])
+        raise ArgumentError(
+            f"{what}: diagonal entry A[{i}, {i}] is not stored ({missing.size} row(s) lack "
+            "one); every row needs its diagonal entry"
+        )
+    zero = np.nonzero(data[diag] == 0)[0]
+    if zero.size:
+        i = int(zero[0])
+        raise ArgumentError(f"{what}: diagonal entry A[{i}, {i}] is zero")
+    args = _compressed_args(m, "rowptr", "col", index_dtype, what)
+    out = {
+        "A": args["A"],
+        "rowptr": args["rowptr"],
+        "col": args["col"],
+        "diag": _indices(diag, args["rowptr"].dtype),
+        "N": n,
+        "NNZ": args["NNZ"],
+    }
+    return _rename(out, names, what)
+
+
+def gauss_seidel_args(
+    A: object,  # noqa: N803
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.gauss_seidel_csr``: ``A, rowptr, col, diag, N, NNZ``.
+
+    ``A`` must be square with every diagonal entry stored and nonzero (after summing
+    duplicates), otherwise ``ArgumentError`` names the first bad row; columns come out
+    sorted and ``diag[i]`` is the position of ``A[i, i]``, which is what the kernel's
+    assumptions say. The caller adds ``x`` (updated in place) and ``b``.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = gauss_seidel_args(sp.csr_array(np.array([[2.0, 1.0], [1.0, 4.0]])))
+    >>> args["diag"], args["rowptr"], args["col"]
+    (array([0, 3], dtype=int32), array([0, 2, 4], dtype=int32), array([0, 1, 0, 1], dtype=int32))
+    """
+    return _diag_args(A, index_dtype, names, "gauss_seidel_args")
+
+
+def ilu0_args(
+    A: object,  # noqa: N803
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.ilu0_csr``: ``A, rowptr, col, diag, N, NNZ``.
+
+    Same checks and layout as :func:`gauss_seidel_args`; ``args["A"]`` is a fresh copy of the
+    values that the kernel overwrites with the factors (``L`` strictly below the diagonal,
+    unit diagonal not stored, ``U`` on and above it).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> import spf.kernels
+    >>> args = ilu0_args(sp.csr_array(np.array([[4.0, 2.0], [2.0, 5.0]])))
+    >>> spf.kernels.ilu0_csr().interpret(**args)
+    >>> args["A"]
+    array([4. , 2. , 0.5, 4. ])
+    """
+    return _diag_args(A, index_dtype, names, "ilu0_args")
 
 
 # ============================================================================ matrices to use

@@ -11,6 +11,7 @@ name       what it times
 ========== ===============================================================================
 sets       the UF-aware set layer (parse, apply, compose, emptiness)
 deps       ``Computation.dependences()`` on chains of stencil statements
+pldi19     emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
 spmv       CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
 spmtv      A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
 sptrsv     CSR forward solve (spf, serial hand C, scipy ``spsolve_triangular``)
@@ -39,6 +40,7 @@ __all__ = ["BENCHMARKS", "main"]
 BENCHMARKS = (
     "sets",
     "deps",
+    "pldi19",
     "spmv",
     "spmtv",
     "sptrsv",

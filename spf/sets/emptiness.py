@@ -115,7 +115,8 @@ def _pairs(body: Body) -> list[Pair]:
     ]
 
 
-def _point_env(body: Body, pt: isl.Point) -> dict[sp.Symbol, int]:
+def point_env(body: Body, pt: isl.Point) -> dict[sp.Symbol, int]:
+    """The point's coordinates: each dim's and parameter's symbol to its value."""
     env: dict[sp.Symbol, int] = {}
     for k, s in enumerate(body.dim_syms()):
         env[s] = int(pt.get_coordinate_val(DT.set, k).to_python())
@@ -128,7 +129,7 @@ def violated_pair(
     body: Body, pt: isl.Point, pairs: list[Pair], ufs: Mapping[str, UF]
 ) -> Pair | None:
     """The first pair of calls whose axiom the sample point violates, if any."""
-    env = _point_env(body, pt)
+    env = point_env(body, pt)
     for p in body.params():
         env.setdefault(sym(p), 0)  # a parameter only UF arguments use: any value is a witness
     args = [tuple(evaluate(a, env) for a in t_args) for _, t_args in body.terms]

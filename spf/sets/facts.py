@@ -11,14 +11,18 @@ constraint (``N >= 1``)::
 :func:`is_empty_under` decides emptiness using facts lazily, like the functional-consistency
 axioms of :mod:`spf.sets.emptiness`: a fact's variables are instantiated by matching its UF
 calls against the calls of the set tested (e-matching), and an instance ``not premise or
-conclusion`` is added only when the current sample point violates it.
+conclusion`` is added only when the current sample point violates it. An instance whose
+conclusion calls a monotonic UF at an argument the set does not call (``diag(c) <
+rowptr(c+1)`` in a set without ``rowptr(c+1)``) is carried over to the calls of that UF the
+set has, through monotonicity (``c+1 <= b => diag(c) < rowptr(b)``): see :func:`_bridges`.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,12 +31,23 @@ import islpy as isl
 from spf.errors import ParseError, SpfError
 from spf.sets import emptiness
 from spf.sets.body import canonical, lift_pair
-from spf.sets.linear import DT, basic_constraints, dnf, free_names, sym, to_isl, tsym, usym
+from spf.sets.linear import (
+    DT,
+    basic_constraints,
+    dnf,
+    evaluate,
+    free_names,
+    sym,
+    to_isl,
+    tsym,
+    usym,
+)
+from spf.sets.memo import memo
 from spf.sets.printer import display_map
 from spf.sets.set_like import Set, _SetLike
 
 if TYPE_CHECKING:
-    from spf.sets.body import Body
+    from spf.sets.body import Body, Term
     from spf.sets.uf import UF
 
 if TYPE_CHECKING:
@@ -280,29 +295,33 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
             context = ctx if context is None else context.intersect(ctx)
         else:
             quantified.append(f)
-    oracle = _Instances(body, quantified) if quantified else None
+    oracle = _Instances(body, quantified, ufs) if quantified else None
     return emptiness.is_empty(body, ufs, context=context, oracle=oracle)
 
 
 class _Instances:
     """The instances of facts on one body's calls, built lazily; the oracle of the search."""
 
-    def __init__(self, body: Body, facts: Sequence[Fact]) -> None:
+    def __init__(self, body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> None:
         self.body = body
-        self.pending: Iterator[tuple[Body, Body, list[sp.Expr]]] = self._matches(facts)
+        self.pending: Iterator[Callable[[], isl.Set] | _Bridge] = itertools.chain(
+            self._matches(facts), _bridges(body, facts, ufs)
+        )
         self.sets: list[isl.Set] = []
+        self.deferred: list[_Bridge] = []
+        """Bridges not built yet: every point so far satisfied them."""
 
-    def _matches(self, facts: Sequence[Fact]) -> Iterator[tuple[Body, Body, list[sp.Expr]]]:
+    def _matches(self, facts: Sequence[Fact]) -> Iterator[Callable[[], isl.Set]]:
         count = 0
         for f in facts:
             for premise, conclusion in _pieces(f):
                 if premise.hidden:
                     continue  # existential variables in a fact: not instantiated
-                for exprs in _ematch(premise, self.body):
+                for exprs in _ematches(premise, self.body.terms):
                     count += 1
                     if count > _MAX_INSTANCES:
                         return
-                    yield premise, conclusion, exprs
+                    yield functools.partial(_instance, self.body, premise, conclusion, exprs)
 
     def __call__(self, point: isl.Point) -> isl.Set | None:
         """An instance the point violates (a set to intersect with), or None."""
@@ -310,14 +329,201 @@ class _Instances:
         for inst in self.sets:
             if not _contains(inst, here):
                 return inst
-        for premise, conclusion, exprs in self.pending:
-            p = emptiness.preimage(self.body, premise.iset, exprs)
-            c = emptiness.preimage(self.body, conclusion.iset, exprs)
-            inst = p.complement().union(c).coalesce()
+        env = emptiness.point_env(self.body, point)
+        for bridge in list(self.deferred):
+            if not bridge.holds_at(env):
+                self.deferred.remove(bridge)
+                inst = bridge.build()
+                self.sets.append(inst)
+                if not _contains(inst, here):
+                    return inst
+        for item in self.pending:
+            if isinstance(item, _Bridge):
+                if item.holds_at(env):
+                    self.deferred.append(item)
+                    continue
+                inst = item.build()
+            else:
+                inst = item()
             self.sets.append(inst)
             if not _contains(inst, here):
                 return inst
         return None
+
+
+def _instance(body: Body, premise: Body, conclusion: Body, exprs: list[sp.Expr]) -> isl.Set:
+    """``not premise or conclusion`` of one instance, in ``body``'s space."""
+    p = emptiness.preimage(body, premise.iset, exprs)
+    c = emptiness.preimage(body, conclusion.iset, exprs)
+    return p.complement().union(c).coalesce()
+
+
+# ----------------------------------------------------------------------------- bridges
+def _bridges(body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> Iterator[_Bridge]:
+    """Instances of facts whose conclusion calls a monotonic UF ``f`` at an argument ``a``
+    the body does not call, carried over to each call ``f(b)`` the body has.
+
+    ``forall i: diag(i) < rowptr(i+1)`` at the body's ``diag(c)`` names ``rowptr(c+1)``,
+    which the body lacks; as ``rowptr`` is nondecreasing, ``rowptr(c+1) <= rowptr(b)`` when
+    ``c+1 <= b``, so ``c+1 <= b => diag(c) < rowptr(b)`` for each call ``rowptr(b)``
+    (PLDI'19's co-monotonicity, derived). In general a conclusion constraint ``g + m·f(a)
+    >= 0`` with ``m > 0`` (``f(a)`` bounds from below) holds for ``f(b)`` when ``a <= b``,
+    with ``m < 0`` when ``b <= a``; the instance is ``not premise or a not in f's domain or
+    the order fails or the carried conclusion``, true in every model. Only pieces whose
+    premise does not call ``f(a)`` are used; at most ``_MAX_INSTANCES`` in all.
+    """
+    monotonic = {n for n, d in ufs.items() if d.monotonic is not None and d.arity == 1}
+    if not monotonic:
+        return
+    count = 0
+    for f in facts:
+        if not f.ufs & monotonic:
+            continue
+        for premise, conclusion in _pieces(f):
+            if premise.hidden or conclusion.hidden:
+                continue
+            for m, sub in _one_unmatched(premise, body.terms, frozenset(monotonic)):
+                for bridge in _piece_bridges(body, premise, conclusion, m, dict(sub), ufs):
+                    count += 1
+                    if count > _MAX_INSTANCES:
+                        return
+                    yield bridge
+
+
+def _piece_bridges(
+    body: Body,
+    premise: Body,
+    conclusion: Body,
+    m: int,
+    sub: dict[sp.Symbol, sp.Expr],
+    ufs: Mapping[str, UF],
+) -> Iterator[_Bridge]:
+    """The bridges of one fact piece whose call ``m`` is missing from ``body``."""
+    name = premise.terms[m][0]
+    if premise.iset.involves_dims(DT.set, premise.n_tuple + m, 1):
+        return  # the premise itself needs the missing call
+    constraint = _single_constraint(conclusion)
+    for is_eq, e in constraint or []:
+        coeff = int(e.coeff(usym(m)))
+        if coeff == 0:
+            continue
+        # an equality bounds f(a) from both sides: one bridge per side
+        sides = [(e, coeff), (-e, -coeff)] if is_eq else [(e, coeff)]
+        for (side, c), k in itertools.product(sides, range(len(body.terms))):
+            if body.terms[k][0] == name:
+                yield _Bridge(body, premise, conclusion, sub, m, k, side, c, ufs[name])
+
+
+def _single_constraint(conclusion: Body) -> list[tuple[bool, sp.Expr]] | None:
+    """The conclusion's constraints when it is one conjunction (None otherwise)."""
+    bsets = conclusion.iset.get_basic_sets()
+    if len(bsets) != 1:
+        return None
+    return basic_constraints(bsets[0], conclusion.dim_syms())
+
+
+class _Bridge:
+    """One instance of :func:`_bridges`: the fact's missing call ``m`` carried over to the
+    body's call ``k`` of the same UF; checked on a point cheaply before it is built."""
+
+    def __init__(
+        self,
+        body: Body,
+        premise: Body,
+        conclusion: Body,
+        sub: dict[sp.Symbol, sp.Expr],
+        m: int,
+        k: int,
+        side: sp.Expr,
+        coeff: int,
+        decl: UF,
+    ) -> None:
+        self.body, self.premise, self.conclusion, self.decl = body, premise, conclusion, decl
+        nvars = premise.n_tuple
+        self.a = sp.expand(premise.terms[m][1][0].xreplace(_rename(premise)).xreplace(sub))
+        self.b = body.terms[k][1][0]
+        self.exprs = [sub[_fvar(j)] for j in range(nvars)]
+        self.exprs += [usym(k) if j == m else sub[_fval(j)] for j in range(len(premise.terms))]
+        self.side, self.coeff = side, coeff
+        dims = dict(zip(premise.dim_syms(), self.exprs, strict=True))
+        self.carried = sp.expand(side.xreplace(dims))
+        """The conclusion constraint over the body's dims (``>= 0``)."""
+
+    def holds_at(self, env: Mapping[sp.Symbol, int]) -> bool:
+        """True when the point ``env`` satisfies the instance by its order or conclusion
+        (False: it may violate it; build and test it)."""
+        try:
+            a, b = evaluate(self.a, env), evaluate(self.b, env)
+            if (a > b) if self.coeff > 0 else (b > a):
+                return True
+            return evaluate(self.carried, env) >= 0
+        except KeyError:  # a symbol the point does not give (a parameter of a UF argument)
+            return False
+
+    def build(self) -> isl.Set:
+        """``not premise or a not in f's domain or the order fails or the conclusion``."""
+        body = self.body
+        parts = [emptiness.preimage(body, self.premise.iset, self.exprs).complement()]
+        a, b = to_isl(self.a), to_isl(self.b)
+        parts.append(body.space_set(f"{a} > {b}" if self.coeff > 0 else f"{b} > {a}"))
+        if self.decl.domain is not None:
+            parts.append(
+                emptiness.preimage(body, self.decl.domain.body_iset(), [self.a]).complement()
+            )
+        held = self.conclusion.space_set(f"{to_isl(self.side)} >= 0")
+        parts.append(emptiness.preimage(body, held, self.exprs))
+        out = parts[0]
+        for part in parts[1:]:
+            out = out.union(part.align_params(out.get_space()))
+        return out.coalesce()
+
+
+def _rename(fact: Body) -> dict[sp.Symbol, sp.Expr]:
+    rename: dict[sp.Symbol, sp.Expr] = {tsym(j): _fvar(j) for j in range(fact.n_tuple)}
+    rename |= {usym(m): _fval(m) for m in range(len(fact.terms))}
+    return rename
+
+
+@memo(4096)
+def _one_unmatched(
+    fact: Body, calls: tuple[Term, ...], monotonic: frozenset[str]
+) -> tuple[tuple[int, dict[sp.Symbol, sp.Expr]], ...]:
+    """``(m, sub)``: matches of all of ``fact``'s calls but call ``m`` (of a monotonic UF,
+    its argument then fixed) against ``calls``, every variable fixed by ``sub``
+    (remembered: the emptiness tests of one dependence share their calls)."""
+    return tuple(_one_unmatched_walk(fact, calls, monotonic))
+
+
+def _one_unmatched_walk(
+    fact: Body, calls: tuple[Term, ...], monotonic: frozenset[str]
+) -> Iterator[tuple[int, dict[sp.Symbol, sp.Expr]]]:
+    rename = _rename(fact)
+    terms = [(name, [a.xreplace(rename) for a in args]) for name, args in fact.terms]
+    nvars = fact.n_tuple
+
+    def walk(
+        j: int, sub: dict[sp.Symbol, sp.Expr], left: int | None
+    ) -> Iterator[tuple[int, dict[sp.Symbol, sp.Expr]]]:
+        if j == len(terms):
+            if left is None or len(terms) < 2:
+                return
+            if any(sub.get(_fvar(v)) is None for v in range(nvars)):
+                return
+            arg = sp.expand(terms[left][1][0].xreplace(sub))
+            if not any(_is_fact_sym(x) for x in arg.free_symbols):
+                yield left, sub
+            return
+        name, args = terms[j]
+        for k, (bname, bargs) in enumerate(calls):
+            if bname == name and len(bargs) == len(args):
+                new = _unify(args, bargs, sub)
+                if new is not None:
+                    new[_fval(j)] = usym(k)
+                    yield from walk(j + 1, new, left)
+        if left is None and name in monotonic and len(args) == 1:
+            yield from walk(j + 1, sub, j)
+
+    yield from walk(0, {}, None)
 
 
 @functools.cache
@@ -345,7 +551,13 @@ def _contains(inst: isl.Set, here: isl.Set) -> bool:
     return bool(a.is_subset(b))
 
 
-def _ematch(fact: Body, body: Body) -> Iterator[list[sp.Expr]]:
+@memo(4096)
+def _ematches(fact: Body, calls: tuple[Term, ...]) -> tuple[list[sp.Expr], ...]:
+    """:func:`_ematch`'s matches, at most ``_MAX_INSTANCES`` (remembered per call table)."""
+    return tuple(itertools.islice(_ematch(fact, calls), _MAX_INSTANCES + 1))
+
+
+def _ematch(fact: Body, calls: tuple[Term, ...]) -> Iterator[list[sp.Expr]]:
     """Each way to map the fact's dims (vars, then UF values) to expressions over ``body``'s
     dims such that every UF call of the fact is a call of ``body``."""
     nvars = fact.n_tuple
@@ -358,7 +570,7 @@ def _ematch(fact: Body, body: Body) -> Iterator[list[sp.Expr]]:
             yield sub
             return
         name, args = terms[m]
-        for k, (bname, bargs) in enumerate(body.terms):
+        for k, (bname, bargs) in enumerate(calls):
             if bname != name or len(bargs) != len(args):
                 continue
             new = _unify(args, bargs, sub)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spf import ParseError, Set
+from spf import UF, ParseError, Set
 from spf.sets.facts import Fact, is_empty_under
 
 TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"
@@ -168,3 +168,62 @@ def test_emptiness_under_facts_on_random_patterns(text: str, expected: bool) -> 
         ufs = {"rowptr": np.array(rowptr), "col": np.array(col or [0])}
         found = found or bool(s.points({"N": n}, ufs))
     assert found != expected
+
+
+# ------------------------------------------------- bridges: a fact's missing call, carried
+def _rows_ufs(monotonic: str | None = "nondecreasing") -> dict[str, UF]:
+    return {
+        "rowptr": UF("rowptr", domain="{[j]: 0 <= j <= N}", monotonic=monotonic),
+        "diag": UF("diag", domain="{[j]: 0 <= j < N}"),
+    }
+
+
+# the lower parts of two different rows share an entry: ILU0's s0 writing A(k) twice
+TWO_LOWER_PARTS = (
+    "{[i, ip, k]: 0 <= i < ip < N && rowptr(i) <= k < diag(i) && rowptr(ip) <= k < diag(ip)}"
+)
+
+
+def test_a_missing_call_of_a_monotonic_uf_is_carried_to_the_calls_present() -> None:
+    """``diag(i) < rowptr(i+1)`` names ``rowptr(i+1)``, absent from the set; with rowptr
+    nondecreasing it gives ``i+1 <= ip => diag(i) < rowptr(ip)``, which empties it."""
+    diag = Fact.parse(DIAG)
+    s = Set(TWO_LOWER_PARTS, _rows_ufs())
+    assert not s.is_empty()
+    assert is_empty_under(s, [diag])
+    same_row = Set(TWO_LOWER_PARTS.replace("i < ip", "i = ip"), _rows_ufs())
+    assert not is_empty_under(same_row, [diag])  # one row's lower part: not empty
+
+
+def test_no_bridge_without_monotonicity_or_with_the_order_reversed() -> None:
+    diag = Fact.parse(DIAG)
+    assert not is_empty_under(Set(TWO_LOWER_PARTS, _rows_ufs(None)), [diag])
+    # diag(ip) < rowptr(i) would need ip + 1 <= i: here ip < i is not given
+    s = Set("{[i, ip]: 0 <= i < N && 0 <= ip < N && rowptr(i) <= diag(ip)}", _rows_ufs())
+    assert not is_empty_under(s, [diag])
+    later = Set("{[i, ip]: 0 <= ip < i < N && rowptr(i) <= diag(ip)}", _rows_ufs())
+    assert is_empty_under(later, [diag])
+
+
+def test_bridges_agree_with_concrete_arrays() -> None:
+    """Brute force on small CSR patterns with a diagonal per row: every set the bridges
+    prove empty has no point for any of them."""
+    rng = np.random.default_rng(3)
+    diag = Fact.parse(DIAG)
+    texts = [
+        TWO_LOWER_PARTS,
+        "{[i, ip]: 0 <= ip < i < N && rowptr(i) <= diag(ip)}",
+        "{[i, ip, k]: 0 <= i < ip < N && diag(i) < k < rowptr(ip) && k = diag(ip)}",
+        "{[i, ip, k]: 0 <= ip < i < N && rowptr(i) <= k <= diag(i) && k = diag(ip)}",
+        "{[i, ip, k]: 0 <= i < N && 0 <= ip < N && rowptr(i) <= k <= diag(i) && k = diag(ip)}",
+    ]
+    for text in texts:
+        s = Set(text, _rows_ufs())
+        proven = is_empty_under(s, [diag])
+        for _ in range(20):
+            n = int(rng.integers(1, 5))
+            sizes = rng.integers(1, 4, size=n)
+            rowptr = np.concatenate([[0], np.cumsum(sizes)])
+            dg = rowptr[:-1] + rng.integers(0, sizes)
+            points = list(s.points(params={"N": n}, ufs={"rowptr": rowptr, "diag": dg}))
+            assert not (proven and points), (text, rowptr, dg, points)
