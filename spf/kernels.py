@@ -265,11 +265,17 @@ def spmv_bcsr(R: int, C: int, *, index_dtype: str = "int32") -> Computation:  # 
     return comp
 
 
+TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) - 1 => col(k) < i"
+"""The off-diagonal entries of row ``i`` of a lower-triangular CSR matrix (the diagonal
+stored last) lie in columns before ``i``: what lets ``wavefront("i")`` order the solve."""
+
+
 def sptrsv_csr(*, index_dtype: str = "int32") -> Computation:
     """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
 
     Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
-    this). Three statements inside the row loop ``i``::
+    this); the off-diagonal columns of row ``i`` are below ``i`` (:data:`TRIANGULAR`, an
+    assumption the kernel checks). Three statements inside the row loop ``i``::
 
         s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
         s1: u[i] -= L[k] * u[j]      {[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)-1
@@ -293,6 +299,7 @@ def sptrsv_csr(*, index_dtype: str = "int32") -> Computation:
     comp.add_data_space("f", "double", shape=("N",))
     _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
     _declare_idx(comp, "col", "NNZ", "N", dtype)
+    comp.assume(TRIANGULAR)
     comp.add_stmt(Stmt("$u$(i) = $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
     comp.add_stmt(
         Stmt(

@@ -611,6 +611,44 @@ class Computation:
 
         return is_parallel_legal(self, self.stmt(stmt), loop)
 
+    def wavefront(self, loop: str, method: str = "levels") -> None:
+        """Run ``loop`` of every statement that has it by dependence levels computed at run
+        time (``method``: ``"levels"`` or ``"p2p"``); refused with ``IllegalScheduleError``
+        when the loop carries no dependence (parallelize it) or one the inspector cannot
+        order (docs/inspection.md)."""
+        stmts = [s for s in self.stmts if loop in s.loops]
+        if not stmts:
+            loops = sorted({name for s in self.stmts for name in s.loops})
+            raise UndeclaredError(
+                "loop", str(loop), loops, hint=f"wavefront: no statement of {self.name} has it"
+            )
+        self._wavefront(stmts, loop, method)
+
+    def _wavefront(self, stmts: Sequence[Stmt], loop: str, method: str) -> None:
+        """Check the dependences ``loop`` carries over ``stmts``, then tag it in each."""
+        from spf.analysis.inspector import analyze_wavefront
+        from spf.schedule.commands import Wavefront
+
+        cmd = Wavefront(loop=loop, how=method)
+        analyze_wavefront(self, stmts, loop)
+        for s in stmts:
+            s._run(cmd)
+
+    def inspector(self, loop: str) -> Computation:
+        """The generated inspector of the wavefront loop ``loop``: a Computation that writes
+        ``level[i]`` (the dependence level of each iteration) and ``nlevels``."""
+        from spf.analysis.inspector import analyze_wavefront, build_inspector
+
+        stmts = [
+            s for s in self.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))
+        ]
+        if not stmts:
+            raise SpfError(
+                f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
+                f"wavefront; call comp.wavefront({loop!r}) first"
+            )
+        return build_inspector(self, analyze_wavefront(self, stmts, loop))
+
     def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
         if positional:
