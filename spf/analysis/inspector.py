@@ -195,22 +195,44 @@ def _simplify(edges: list[CarriedEdge], dropped: list[str]) -> list[CarriedEdge]
     return out
 
 
-_BOUND = re.compile(r"^\{\[(\w+)\] : 0 <= \1 && \1 (<|<=) ([^&|]+)\}$")
+_RANGE = re.compile(r"^\{\[(\w+)\] : (.*)\}$")
+
+
+def _plain_range(r: Set) -> tuple[str, str] | None:
+    """``("i", "N")`` when ``r`` (one piece) says ``0 <= i`` and ``i < N`` (or ``i <= M``)
+    among its constraints; the other constraints are dropped (a larger range is safe: the
+    inspector gives iterations that do not run level 0)."""
+    m = _RANGE.match(str(r))
+    if m is None:
+        return None
+    var, cons = m.group(1), m.group(2).split(" && ")
+    if f"0 <= {var}" not in cons:
+        return None
+    for c in cons:
+        for op, extra in ((" < ", ""), (" <= ", " + 1")):
+            if c.startswith(var + op):
+                bound = c[len(var + op) :]
+                if not re.search(rf"\b{var}\b", bound) and "(" not in bound:
+                    return var, bound + extra
+    return None
 
 
 def _extent(stmts: Sequence[Stmt], positions: dict[str, int], loop: str) -> tuple[str, str]:
-    """The loop's iterator name and upper bound: ``0 <= i < N`` from the statement whose
-    projection onto the loop is the plain range containing every other one."""
+    """The loop's iterator name and upper bound: ``0 <= i < N`` containing the loop's range
+    in every statement of the wavefront."""
     ranges = []
     for s in stmts:
         its = iterator_names(s.domain)
         proj = Relation(f"{{[{', '.join(its)}] -> [{its[positions[s.name]]}]}}", ufs=s.domain.ufs)
         ranges.append(proj.apply(s.domain))
     for r in ranges:
-        m = _BOUND.match(str(r))
-        if m and all(o.is_subset(r) for o in ranges):
-            bound = m.group(3).strip()
-            return m.group(1), (bound if m.group(2) == "<" else f"{bound} + 1")
+        found = _plain_range(r)
+        if found is None:
+            continue
+        var, bound = found
+        plain = Set(f"{{[{var}] : 0 <= {var} < {bound}}}", ufs=r.ufs)
+        if all(o.is_subset(plain) for o in ranges):
+            return var, bound
     raise IllegalScheduleError(
         f"wavefront({loop!r}): the inspector needs loop {loop!r} to run over 0 <= {loop} < "
         f"<bound> in one of its statements; its ranges are {', '.join(map(str, ranges))}"
