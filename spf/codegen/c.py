@@ -368,9 +368,19 @@ class CPrinter:
         self._plain_for(n)
 
     def _plain_for(self, n: For) -> None:
+        if "wavefront_levels" in n.tags:  # one region for all levels (spf.analysis.executor)
+            self.out.line("#pragma omp parallel")
+            with self.out.braces():
+                self._loop(n)
+            return
+        self._loop(n)
+
+    def _loop(self, n: For) -> None:
         self._check_tags(n)
         simd = self._simd
-        if "parallel" in n.tags:
+        if "wavefront_rows" in n.tags:  # the implicit barrier of omp for ends each level
+            self.out.line("#pragma omp for schedule(static)")
+        elif "parallel" in n.tags:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):
             self.out.line(self._simd_pragma(n.tags))

@@ -68,12 +68,12 @@ def test_stmt_form_by_depth() -> None:
 
 
 def test_unknown_loop() -> None:
-    with pytest.raises(UndeclaredError, match="unknown loop 'q'.*wavefront"):
+    with pytest.raises(UndeclaredError, match=r"unknown loop 'q'.*wavefront"):
         kernels.sptrsv_csr().wavefront("q")
 
 
 def test_unknown_method() -> None:
-    with pytest.raises(SpfError, match="unknown method 'bfs' for loop 'i'.*'levels', 'p2p'"):
+    with pytest.raises(SpfError, match=r"unknown method 'bfs' for loop 'i'.*'levels', 'p2p'"):
         kernels.sptrsv_csr().wavefront("i", method="bfs")
 
 

@@ -1,0 +1,170 @@
+"""The executor of a computation with a wavefront loop: the Computation that runs.
+
+A wavefront loop ``i`` (``comp.wavefront("i")``) becomes two loops, ``i_lev`` over the
+levels the inspector found (sequential) and ``i_pos`` over the iterations of one level
+(``levelptr_i(i_lev) <= i_pos < levelptr_i(i_lev + 1)``, run in parallel), with
+``i = order_i(i_pos)``: the executor reads the inspector's output arrays as UFs. Its loops
+carry the tags ``wavefront_levels`` and ``wavefront_rows`` (``wavefront_p2p`` for the
+point-to-point method), which the C printer turns into one ``#pragma omp parallel`` region
+around the level loop with a ``#pragma omp for`` per level (its implicit barrier orders the
+levels). The executor is built from the computation's JSON, so it keeps every declaration,
+layout and assumption; statements outside the wavefront are copied unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from spf.analysis.inspector import WavefrontAnalysis, analyze_wavefront, loop_iterator
+from spf.computation.access import iterator_names
+from spf.errors import CodegenError, SpfError
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+LEVELS_TAG = "wavefront_levels"
+ROWS_TAG = "wavefront_rows"
+P2P_TAG = "wavefront_p2p"
+
+
+@dataclass(frozen=True)
+class WavefrontNames:
+    """The names the executor gives one wavefront loop's run-time arrays and loops."""
+
+    loop: str
+    method: str
+    levelptr: str
+    order: str
+    nlevels: str
+    lev: str
+    pos: str
+
+
+@dataclass(frozen=True)
+class Executor:
+    """The executor Computation and, per wavefront loop, its analysis and names."""
+
+    computation: Computation
+    loops: tuple[tuple[WavefrontAnalysis, WavefrontNames], ...]
+
+
+def wavefront_loops(comp: Computation) -> dict[str, str]:
+    """``{loop: method}`` of the loops tagged ``wavefront(<method>)`` in ``comp``."""
+    out: dict[str, str] = {}
+    for s in comp.stmts:
+        for loop, tags in s.tags.items():
+            for t in tags:
+                if t.startswith("wavefront(") and t.endswith(")"):
+                    out[loop] = t[len("wavefront(") : -1]
+    return out
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    out, k = name, 1
+    while out in taken:
+        out, k = f"{name}{k}", k + 1
+    taken.add(out)
+    return out
+
+
+def build_executor(comp: Computation, target: str = "c") -> Executor:
+    """The executor of ``comp`` (whose wavefront loops are checked again)."""
+    loops = wavefront_loops(comp)
+    if not loops:
+        raise SpfError(f"spf bug: {comp.name} has no wavefront loop")
+    if target != "c":
+        loop = sorted(loops)[0]
+        raise CodegenError(
+            f"loop {loop!r} of {comp.name} runs as a wavefront, which the {target!r} target "
+            "does not generate; compile for target 'c' (OpenMP), or remove the wavefront"
+        )
+    data: dict[str, Any] = json.loads(comp.to_json())
+    data["trace"] = []
+    taken = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
+    taken |= {v for s in comp.stmts for v in (*s.loops, *iterator_names(s.domain))}
+    out = []
+    for loop, method in sorted(loops.items()):
+        stmts = [
+            s for s in comp.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))
+        ]
+        analysis = analyze_wavefront(comp, stmts, loop)
+        names = WavefrontNames(
+            loop=loop,
+            method=method,
+            levelptr=_fresh(f"levelptr_{loop}", taken),
+            order=_fresh(f"order_{loop}", taken),
+            nlevels=_fresh(f"nlevels_{loop}", taken),
+            lev=_fresh(f"{loop}_lev", taken),
+            pos=_fresh(f"{loop}_pos", taken),
+        )
+        n = analysis.extent
+        data["ufs"] += [
+            {
+                "name": names.levelptr,
+                "arity": 1,
+                "domain": f"{{[x] : 0 <= x && x <= {n}}}",
+                "range": f"{{[v] : 0 <= v && v <= {n}}}",
+                "monotonic": "nondecreasing",
+                "dtype": "int64",
+            },
+            {
+                "name": names.order,
+                "arity": 1,
+                "domain": f"{{[x] : 0 <= x && x < {n}}}",
+                "range": f"{{[v] : 0 <= v && v < {n}}}",
+                "monotonic": None,
+                "dtype": "int64",
+            },
+        ]
+        data["assumptions"] += [f"0 <= {names.nlevels} <= {n}"]
+        by_name = {s["name"]: s for s in data["stmts"]}
+        for s in stmts:
+            _rewrite(by_name[s.name], comp, s.name, loop, names)
+        out.append((analysis, names))
+    from spf.computation.computation import Computation as _Computation
+
+    return Executor(_Computation.from_json(json.dumps(data)), tuple(out))
+
+
+def _rewrite(
+    entry: dict[str, Any], comp: Computation, stmt: str, loop: str, names: WavefrontNames
+) -> None:
+    """Turn loop ``loop`` of one statement's JSON entry into ``lev``, ``pos``."""
+    s = comp.stmt(stmt)
+    its = iterator_names(s.domain)
+    q = loop_iterator(s, loop, f"wavefront({loop!r})")
+    outs = s.schedule.as_function(list(its))
+    if outs is None or outs.count(its[q]) != 1:
+        raise CodegenError(
+            f"loop {loop!r} of statement {stmt} runs as a wavefront but its schedule "
+            f"{s.schedule} is not a plain function of its iterators; schedule it with "
+            "loop transformations that keep the outputs functions"
+        )
+    lev, pos = names.lev, names.pos
+    at = outs.index(its[q])
+    new_outs = [*outs[:at], lev, "0", pos, "0", *outs[at:]]
+    head = f"[{lev}, {pos}, {', '.join(its)}]"
+    schedule = f"{{{head} -> [{', '.join(new_outs)}]}}"
+    entry["schedule"] = entry["current_schedule"] = schedule
+    guard = (
+        f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= {pos} && "
+        f"{pos} < {names.levelptr}({lev} + 1) && {its[q]} = {names.order}({pos})"
+    )
+    pieces = []
+    for piece in str(s.domain).split(" union "):
+        m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
+        if m is None:
+            raise SpfError(f"spf bug: cannot read the domain piece {piece!r}")
+        cons = f" && {m.group(2)}" if m.group(2) else ""
+        pieces.append(f"{{{head} : {guard}{cons}}}")
+    entry["domain"] = " union ".join(pieces)
+    for key in ("reads", "writes"):
+        entry[key] = [[ds, rel.replace("{[", f"{{[{lev}, {pos}, ")] for ds, rel in entry[key]]
+    tags = {k: [t for t in v if not t.startswith("wavefront")] for k, v in entry["tags"].items()}
+    tags = {k: v for k, v in tags.items() if v}
+    tags[lev] = [LEVELS_TAG]
+    tags[pos] = [P2P_TAG if names.method == "p2p" else ROWS_TAG]
+    entry["tags"] = tags
