@@ -714,6 +714,10 @@ class Computation:
         ``options`` are the target printer's (``hls_bounds``, ``hls_tripcounts`` for HLS)."""
         from spf.codegen import codegen
 
+        executor = self._executor(target, check)
+        if executor is not None:
+            text: str = executor.computation.codegen(target, name or self.name, check, **options)
+            return text
         return codegen(self, target, name, check, **options)
 
     def compile(
@@ -722,7 +726,24 @@ class Computation:
         """Generate, build (cached) and load a callable kernel (docs/backends/c.md)."""
         from spf.runtime.compile import compile_kernel
 
+        executor = self._executor(target, check)
+        if executor is not None:
+            from spf.runtime.plan import compile_wavefront
+
+            return compile_wavefront(self, executor, name, check, **options)
         return compile_kernel(self, target, name, check, **options)
+
+    def _executor(self, target: str, check: bool) -> Any:
+        """The :class:`spf.analysis.executor.Executor` that runs this computation's wavefront
+        loops (None without one); legality is checked here, on the computation the user
+        scheduled."""
+        from spf.analysis.executor import build_executor, wavefront_loops
+
+        if not wavefront_loops(self):
+            return None
+        if check:
+            self.check_legality()
+        return build_executor(self, target)
 
     # --- the polyhedral dataflow graph
     def pdfg(self) -> PDFG:
