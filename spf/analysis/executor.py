@@ -81,6 +81,13 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
             f"loop {loop!r} of {comp.name} runs as a wavefront, which the {target!r} target "
             "does not generate; compile for target 'c' (OpenMP), or remove the wavefront"
         )
+    p2p = sorted(loop for loop, method in loops.items() if method == "p2p")
+    if p2p:
+        raise CodegenError(
+            f"loop {p2p[0]!r} of {comp.name} runs as a wavefront with method='p2p', whose "
+            "point-to-point executor spf does not generate yet; use method='levels' (one "
+            "parallel region, a barrier per level)"
+        )
     data: dict[str, Any] = json.loads(comp.to_json())
     data["trace"] = []
     taken = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
