@@ -66,7 +66,7 @@ def fingerprint(args: Mapping[str, object], names: tuple[str, ...]) -> Fingerpri
         value = args[name]
         if isinstance(value, np.ndarray):
             data = np.ascontiguousarray(value)
-            crc = zlib.crc32(memoryview(data).cast("B")) if data.size else 0
+            crc = zlib.crc32(data.data.cast("B")) if data.size else 0
             out.append((name, str(data.dtype), tuple(data.shape), crc))
         else:
             out.append((name, "value", (), zlib.crc32(str(value).encode())))

@@ -198,7 +198,7 @@ def test_other_targets_refuse_the_wavefront(target: str) -> None:
 def test_p2p_is_refused_at_codegen() -> None:
     comp = kernels.sptrsv_csr()
     comp.wavefront("i", method="p2p")
-    with pytest.raises(CodegenError, match="method='p2p'.*use method='levels'"):
+    with pytest.raises(CodegenError, match=r"method='p2p'.*use method='levels'"):
         comp.codegen()
 
 
