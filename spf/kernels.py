@@ -265,17 +265,17 @@ def spmv_bcsr(R: int, C: int, *, index_dtype: str = "int32") -> Computation:  # 
     return comp
 
 
-TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) - 1 => col(k) < i"
-"""The off-diagonal entries of row ``i`` of a lower-triangular CSR matrix (the diagonal
-stored last) lie in columns before ``i``: what lets ``wavefront("i")`` order the solve."""
+TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"
+"""Every entry of row ``i`` of a lower-triangular CSR matrix lies in a column ``<= i``: what
+lets ``wavefront("i")`` order the solve (rows depend on earlier rows only)."""
 
 
 def sptrsv_csr(*, index_dtype: str = "int32") -> Computation:
     """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
 
     Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
-    this); the off-diagonal columns of row ``i`` are below ``i`` (:data:`TRIANGULAR`, an
-    assumption the kernel checks). Three statements inside the row loop ``i``::
+    this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`, an assumption the
+    kernel checks). Three statements inside the row loop ``i``::
 
         s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
         s1: u[i] -= L[k] * u[j]      {[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)-1

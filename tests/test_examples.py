@@ -22,6 +22,7 @@ SCRIPTS = [
     "pdfg_tutorial.py",
     "inline_functions.py",
     "checked_contract.py",
+    "wavefront_sptrsv.py",
 ]
 
 

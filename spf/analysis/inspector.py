@@ -166,7 +166,7 @@ def _edge(
             f"a function of the sink's iteration ({', '.join(its)}), so the inspector cannot "
             "enumerate it; declare the index-array property that makes it one with "
             "comp.assume(...) (e.g. a triangular matrix: 'forall i, k: rowptr(i) <= k < "
-            "rowptr(i+1) - 1 => col(k) < i') or do not run this loop as a wavefront"
+            "rowptr(i+1) => col(k) <= i') or do not run this loop as a wavefront"
         )
     return CarriedEdge(
         dependence=dep,
