@@ -24,6 +24,7 @@ from spf.errors import CodegenError, SpfError
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
 
 LEVELS_TAG = "wavefront_levels"
 ROWS_TAG = "wavefront_rows"
@@ -62,6 +63,30 @@ def wavefront_loops(comp: Computation) -> dict[str, str]:
     return out
 
 
+def wavefront_stmts(comp: Computation, loop: str) -> list[Stmt]:
+    """The statements that run ``loop`` as a wavefront."""
+    return [s for s in comp.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))]
+
+
+def wavefront_names(comp: Computation) -> dict[str, WavefrontNames]:
+    """The executor's names for each wavefront loop of ``comp`` (fresh: none clashes with a
+    parameter, UF, data space or iterator of ``comp``)."""
+    taken = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
+    taken |= {v for s in comp.stmts for v in (*s.loops, *iterator_names(s.domain))}
+    out = {}
+    for loop, method in sorted(wavefront_loops(comp).items()):
+        out[loop] = WavefrontNames(
+            loop=loop,
+            method=method,
+            levelptr=_fresh(f"levelptr_{loop}", taken),
+            order=_fresh(f"order_{loop}", taken),
+            nlevels=_fresh(f"nlevels_{loop}", taken),
+            lev=_fresh(f"{loop}_lev", taken),
+            pos=_fresh(f"{loop}_pos", taken),
+        )
+    return out
+
+
 def _fresh(name: str, taken: set[str]) -> str:
     out, k = name, 1
     while out in taken:
@@ -90,23 +115,12 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
         )
     data: dict[str, Any] = json.loads(comp.to_json())
     data["trace"] = []
-    taken = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
-    taken |= {v for s in comp.stmts for v in (*s.loops, *iterator_names(s.domain))}
+    all_names = wavefront_names(comp)
     out = []
-    for loop, method in sorted(loops.items()):
-        stmts = [
-            s for s in comp.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))
-        ]
+    for loop in sorted(loops):
+        stmts = wavefront_stmts(comp, loop)
         analysis = analyze_wavefront(comp, stmts, loop)
-        names = WavefrontNames(
-            loop=loop,
-            method=method,
-            levelptr=_fresh(f"levelptr_{loop}", taken),
-            order=_fresh(f"order_{loop}", taken),
-            nlevels=_fresh(f"nlevels_{loop}", taken),
-            lev=_fresh(f"{loop}_lev", taken),
-            pos=_fresh(f"{loop}_pos", taken),
-        )
+        names = all_names[loop]
         n = analysis.extent
         data["ufs"] += [
             {
@@ -175,3 +189,23 @@ def _rewrite(
     tags[lev] = [LEVELS_TAG]
     tags[pos] = [P2P_TAG if names.method == "p2p" else ROWS_TAG]
     entry["tags"] = tags
+
+
+def inspection_text(comp: Computation) -> str:
+    """The inspectors of ``comp``'s wavefront loops for ``comp.layers()``: each one's
+    statements (Layer I form) and how the executor reads its results."""
+    from spf.analysis.inspector import build_inspector
+    from spf.computation.layers import layers
+
+    lines = []
+    for loop, nm in wavefront_names(comp).items():
+        analysis = analyze_wavefront(comp, wavefront_stmts(comp, loop), loop)
+        insp = build_inspector(comp, analysis)
+        lines.append(f"  loop {loop} (wavefront, method={nm.method!r}): inspector {insp.name}")
+        lines += ["  " + line for line in layers(insp).algorithm.splitlines()]
+        lines.append(
+            f"    then level sizes, their prefix sum {nm.levelptr} and {nm.order} (a counting "
+            f"sort of level); the executor runs {loop} = {nm.order}({nm.pos}) for "
+            f"{nm.levelptr}({nm.lev}) <= {nm.pos} < {nm.levelptr}({nm.lev} + 1)"
+        )
+    return "\n".join(lines)

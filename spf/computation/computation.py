@@ -391,7 +391,16 @@ class Computation:
         """Tiramisu Layers I-IV as isl-style text (``str(layers)`` prints all four)."""
         from spf.computation.layers import layers
 
-        return layers(self)
+        found = layers(self)
+        if not any(
+            t.startswith("wavefront(") for s in self.stmts for ts in s.tags.values() for t in ts
+        ):
+            return found
+        from dataclasses import replace
+
+        from spf.analysis.executor import inspection_text
+
+        return replace(found, inspection=inspection_text(self))
 
     # --- statements
     def add_stmt(self, stmt: Stmt) -> Stmt:

@@ -39,6 +39,16 @@ def test_tags_every_statement_of_the_loop_and_records_the_command() -> None:
     comp.check_legality()
 
 
+def test_layers_show_the_inspector() -> None:
+    comp = kernels.sptrsv_csr()
+    assert "Run-time inspection" not in str(comp.layers())
+    comp.wavefront("i")
+    text = str(comp.layers())
+    assert "Run-time inspection:\n  loop i (wavefront, method='levels'): inspector " in text
+    assert ": level(ip) = max(level(ip), level(j) + 1);" in text
+    assert "i = order_i(i_pos)" in text
+
+
 def test_json_round_trip_and_replay() -> None:
     comp = kernels.sptrsv_csr()
     comp.wavefront("i", method="p2p")
