@@ -371,11 +371,11 @@ class CPrinter:
         if "wavefront_levels" in n.tags:  # one region for all levels (spf.analysis.executor)
             self.out.line("#pragma omp parallel")
             with self.out.braces():
-                self._loop(n)
+                self._emit_for(n)
             return
-        self._loop(n)
+        self._emit_for(n)
 
-    def _loop(self, n: For) -> None:
+    def _emit_for(self, n: For) -> None:
         self._check_tags(n)
         simd = self._simd
         if "wavefront_rows" in n.tags:  # the implicit barrier of omp for ends each level
