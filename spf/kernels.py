@@ -275,7 +275,8 @@ def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Comput
 
     Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
     this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`, an assumption the
-    kernel checks; ``triangular=False`` leaves it out, and with it what it proves). Three statements inside the row loop ``i``::
+    kernel checks; ``triangular=False`` leaves it out, and with it what it proves). Three
+    statements inside the row loop ``i``::
 
         s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
         s1: u[i] -= L[k] * u[j]      {[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)-1
