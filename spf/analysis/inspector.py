@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from spf.computation.access import iterator_names
 from spf.computation.statement import Stmt
@@ -36,7 +36,24 @@ from spf.sets.facts import is_empty_under
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
-    from spf.computation.dependences import Dependence
+
+
+class Dependence(Protocol):
+    """What the synthesis reads of a dependence (``Computation.dependences()`` items)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def sink(self) -> str: ...
+    @property
+    def relation(self) -> Relation: ...
+    @property
+    def levels(self) -> tuple[int, ...]: ...
+    @property
+    def storage(self) -> bool: ...
+
 
 LEVEL = "level"
 NLEVELS = "nlevels"
