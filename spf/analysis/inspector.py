@@ -139,6 +139,7 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
             dropped.append(f"{dep.kind} {dep.source}->{dep.sink}: empty")
         else:
             kept.append(edge)
+    _check_alone(comp, stmts, loop, cmd)
     if not kept:
         raise IllegalScheduleError(
             f"{cmd}: loop {loop!r} carries no dependence: parallelize it instead "
@@ -154,6 +155,31 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
         edges=tuple(edges),
         dropped=tuple(dropped),
     )
+
+
+def _nest(stmt: Stmt) -> tuple[str, ...] | None:
+    """The schedule outputs before ``stmt``'s outermost loop (which nest it is in)."""
+    outs = stmt.schedule.as_function(list(iterator_names(stmt.domain)))
+    positions = loops_of(stmt.schedule)[0]
+    if outs is None or not positions:
+        return None
+    return tuple(outs[: positions[0]])
+
+
+def _check_alone(comp: Computation, stmts: Sequence[Stmt], loop: str, cmd: str) -> None:
+    """Every statement in the loop nest of a wavefront statement is in the wavefront (the
+    executor reorders the whole loop; a statement left in it would run in the old order)."""
+    names = {s.name for s in stmts}
+    nests = {_nest(s) for s in stmts}
+    for other in comp.stmts:
+        if other.name in names or not other.loops:
+            continue
+        if _nest(other) in nests and other.loops[0] == loop:
+            raise IllegalScheduleError(
+                f"{cmd}: statement {other.name} shares loop {loop!r} with the wavefront "
+                f"statements ({', '.join(sorted(names))}) but is not part of the wavefront; "
+                f"run comp.wavefront({loop!r}) so that every statement of the loop is in it"
+            )
 
 
 def _edge(
@@ -216,15 +242,13 @@ _RANGE = re.compile(r"^\{\[(\w+)\] : (.*)\}$")
 
 
 def _plain_range(r: Set) -> tuple[str, str] | None:
-    """``("i", "N")`` when ``r`` (one piece) says ``0 <= i`` and ``i < N`` (or ``i <= M``)
-    among its constraints; the other constraints are dropped (a larger range is safe: the
-    inspector gives iterations that do not run level 0)."""
+    """``("i", "N")`` when ``r`` (one piece) says ``i < N`` (or ``i <= M``) among its
+    constraints; the caller checks that ``0 <= i < N`` contains the range (a larger range is
+    safe: the inspector gives iterations that do not run level 0)."""
     m = _RANGE.match(str(r))
     if m is None:
         return None
     var, cons = m.group(1), m.group(2).split(" && ")
-    if f"0 <= {var}" not in cons:
-        return None
     for c in cons:
         for op, extra in ((" < ", ""), (" <= ", " + 1")):
             if c.startswith(var + op):
@@ -312,8 +336,11 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
         dom_its = iterator_names(domain)
         src = e.source
         if src not in its:
+            fn = e.relation.as_function(list(dom_its))  # the source in the domain's names
+            if fn is None:
+                raise SpfError(f"spf bug: the inspector lost the source of {e.relation}")
             src = "_wsrc"
-            text = _with_source(domain, dom_its, e.source, src)
+            text = _with_source(domain, dom_its, fn[0], src)
             dom_its = (*dom_its, src)
         else:
             text = str(domain)

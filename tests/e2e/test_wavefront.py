@@ -208,3 +208,29 @@ def test_wavefront_refusals_without_check_false() -> None:
     comp = kernels.sptrsv_csr()
     with pytest.raises(IllegalScheduleError, match="s0 is not part of the wavefront"):
         comp.stmt("s1").wavefront("i")
+
+
+def test_source_iteration_through_a_uf_call() -> None:
+    """``x(i) = x(p(i)) + 1`` with ``p(i) < i``: the source row is the UF call ``p(i)``, not an
+    iterator, so the inspector enumerates it as an extra iterator; levels are chain depths."""
+    comp = spf.Computation("chain")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.declare_uf("p", domain="{[i]: 0 <= i < N}", range="{[v]: 0 <= v < N}", dtype="int64")
+    comp.assume("forall i: 1 <= i < N => p(i) < i")
+    dom = "{[i]: 1 <= i < N}"
+    comp.add_stmt(spf.Stmt("$x$(i) = $x$(p(i)) + 1.0;", dom, "{[i] -> [0, i, 0]}"))
+    comp.add_stmt(spf.Stmt("$y$(i) = 2.0 * $x$(i);", dom, "{[i] -> [0, i, 1]}"))
+    serial = spf.Computation.from_json(comp.to_json()).compile()
+    comp.wavefront("i")
+    k = comp.compile()
+    rng = np.random.default_rng(5)
+    n = 500
+    p = np.array([0] + [int(rng.integers(0, i)) for i in range(1, n)], dtype=np.int64)
+    x, y, xr, yr = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    plan = k.inspect(p=p, N=n)
+    k(x=x, y=y, p=p, N=n, plan=plan)
+    serial(x=xr, y=yr, p=p, N=n)
+    np.testing.assert_array_equal(x, xr)
+    np.testing.assert_array_equal(y, yr)
+    np.testing.assert_array_equal(plan.level_of[1:], xr[1:] - 1)  # depth of the chain

@@ -130,3 +130,22 @@ def test_wavefront_and_parallel_on_one_loop_conflict() -> None:
 def test_inspector_before_wavefront() -> None:
     with pytest.raises(SpfError, match=r"call comp.wavefront\('i'\) first"):
         kernels.sptrsv_csr().inspector("i")
+
+
+def test_stmt_form_refuses_a_loop_shared_with_an_independent_statement() -> None:
+    """``y(i) = 2 f(i)`` shares loop ``i`` with ``x(i) = x(p(i)) + 1`` but no dependence with
+    it: left out of the wavefront it would run in the old order while the loop is
+    reordered."""
+    comp = Computation("chain")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("f", "double", shape=("N",))
+    comp.declare_uf("p", domain="{[i]: 0 <= i < N}", range="{[v]: 0 <= v < N}")
+    comp.assume("forall i: 0 <= i < N => p(i) < i")
+    comp.add_stmt(Stmt("$x$(i) = $x$(p(i)) + 1.0;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}"))
+    comp.add_stmt(Stmt("$y$(i) = 2.0 * $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 1]}"))
+    with pytest.raises(IllegalScheduleError, match="statement s1 shares loop 'i'"):
+        comp.stmt("s0").wavefront("i")
+    comp.wavefront("i")
+    assert comp.stmt("s1").tags == {"i": ("wavefront(levels)",)}
+    assert "$level$(ip) = max($level$(ip), $level$(_wsrc) + 1);" in str(comp.inspector("i"))
