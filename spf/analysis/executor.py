@@ -7,8 +7,18 @@ levels the inspector found (sequential) and ``i_pos`` over the iterations of one
 carry the tags ``wavefront_levels`` and ``wavefront_rows`` (``wavefront_p2p`` for the
 point-to-point method), which the C printer turns into one ``#pragma omp parallel`` region
 around the level loop with a ``#pragma omp for`` per level (its implicit barrier orders the
-levels). The executor is built from the computation's JSON, so it keeps every declaration,
-layout and assumption; statements outside the wavefront are copied unchanged.
+levels).
+
+``method="p2p"``: one loop ``i_pos`` over all iterations in level order, ``#pragma omp
+parallel for schedule(static, 1)``, with ``i = order_i(i_pos)``; before its statements an
+iteration waits on the flag ``done_i(src)`` of each source of each carried edge (the
+inspector's edge enumeration, as ``wait`` operations with acquire loads) and after them sets
+its own (a ``post``, release store). Every wait points to an earlier position and each
+thread takes its positions in increasing order, so the earliest unfinished iteration can
+always run: no deadlock, and no barrier between levels.
+
+The executor is built from the computation's JSON, so it keeps every declaration, layout and
+assumption; statements outside the wavefront are copied unchanged.
 """
 
 from __future__ import annotations
@@ -42,6 +52,8 @@ class WavefrontNames:
     nlevels: str
     lev: str
     pos: str
+    done: str
+    """``method="p2p"``: the flag array (one per iteration) of the point-to-point waits."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,7 @@ def wavefront_names(comp: Computation) -> dict[str, WavefrontNames]:
             nlevels=_fresh(f"nlevels_{loop}", taken),
             lev=_fresh(f"{loop}_lev", taken),
             pos=_fresh(f"{loop}_pos", taken),
+            done=_fresh(f"done_{loop}", taken),
         )
     return out
 
@@ -105,13 +118,6 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
         raise CodegenError(
             f"loop {loop!r} of {comp.name} runs as a wavefront, which the {target!r} target "
             "does not generate; compile for target 'c' (OpenMP), or remove the wavefront"
-        )
-    p2p = sorted(loop for loop, method in loops.items() if method == "p2p")
-    if p2p:
-        raise CodegenError(
-            f"loop {p2p[0]!r} of {comp.name} runs as a wavefront with method='p2p', whose "
-            "point-to-point executor spf does not generate yet; use method='levels' (one "
-            "parallel region, a barrier per level)"
         )
     data: dict[str, Any] = json.loads(comp.to_json())
     data["trace"] = []
@@ -142,8 +148,11 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
         ]
         data["assumptions"] += [f"0 <= {names.nlevels} <= {n}"]
         by_name = {s["name"]: s for s in data["stmts"]}
+        prefix: list[str] = []
         for s in stmts:
-            _rewrite(by_name[s.name], comp, s.name, loop, names)
+            prefix = _rewrite(by_name[s.name], comp, s.name, loop, names, n)
+        if names.method == "p2p":
+            _add_flags(data, analysis, names, prefix)
         out.append((analysis, names))
     from spf.computation.computation import Computation as _Computation
 
@@ -151,9 +160,15 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
 
 
 def _rewrite(
-    entry: dict[str, Any], comp: Computation, stmt: str, loop: str, names: WavefrontNames
-) -> None:
-    """Turn loop ``loop`` of one statement's JSON entry into ``lev``, ``pos``."""
+    entry: dict[str, Any],
+    comp: Computation,
+    stmt: str,
+    loop: str,
+    names: WavefrontNames,
+    extent: str,
+) -> list[str]:
+    """Turn loop ``loop`` of one statement's JSON entry into ``lev``, ``pos`` (``pos``
+    alone for ``p2p``); returns the schedule outputs before the loop."""
     s = comp.stmt(stmt)
     its = iterator_names(s.domain)
     q = loop_iterator(s, loop, f"wavefront({loop!r})")
@@ -166,12 +181,17 @@ def _rewrite(
         )
     lev, pos = names.lev, names.pos
     at = outs.index(its[q])
-    new_outs = [*outs[:at], lev, "0", pos, "0", *outs[at:]]
-    head = f"[{lev}, {pos}, {', '.join(its)}]"
+    p2p = names.method == "p2p"
+    new = [pos] if p2p else [lev, pos]
+    new_outs = [*outs[:at], pos, "1"] if p2p else [*outs[:at], lev, "0", pos, "0"]
+    new_outs += outs[at:]
+    head = f"[{', '.join([*new, *its])}]"
     schedule = f"{{{head} -> [{', '.join(new_outs)}]}}"
     entry["schedule"] = entry["current_schedule"] = schedule
     guard = (
-        f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= {pos} && "
+        f"0 <= {pos} && {pos} < {extent} && {its[q]} = {names.order}({pos})"
+        if p2p
+        else f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= {pos} && "
         f"{pos} < {names.levelptr}({lev} + 1) && {its[q]} = {names.order}({pos})"
     )
     pieces = []
@@ -183,12 +203,67 @@ def _rewrite(
         pieces.append(f"{{{head} : {guard}{cons}}}")
     entry["domain"] = " union ".join(pieces)
     for key in ("reads", "writes"):
-        entry[key] = [[ds, rel.replace("{[", f"{{[{lev}, {pos}, ")] for ds, rel in entry[key]]
+        entry[key] = [[ds, rel.replace("{[", f"{{[{', '.join(new)}, ")] for ds, rel in entry[key]]
     tags = {k: [t for t in v if not t.startswith("wavefront")] for k, v in entry["tags"].items()}
     tags = {k: v for k, v in tags.items() if v}
-    tags[lev] = [LEVELS_TAG]
-    tags[pos] = [P2P_TAG if names.method == "p2p" else ROWS_TAG]
+    if p2p:
+        tags[pos] = [P2P_TAG]
+    else:
+        tags[lev] = [LEVELS_TAG]
+        tags[pos] = [ROWS_TAG]
     entry["tags"] = tags
+    return [str(o) for o in outs[:at]]
+
+
+def _add_flags(
+    data: dict[str, Any], analysis: WavefrontAnalysis, names: WavefrontNames, prefix: list[str]
+) -> None:
+    """``p2p``: the flag array, a wait on the source's flag for each sink instance of each
+    carried edge before the iteration's statements, and a post of its own flag after them."""
+    from spf.analysis.inspector import edge_enumeration
+
+    n, pos = analysis.extent, names.pos
+    data["data_spaces"].append(
+        {"name": names.done, "type": "int32_t", "shape": [n], "rank": 1, "role": "data"}
+    )
+    ops = []
+    for k, e in enumerate(analysis.edges):
+        text, its, src, sink = edge_enumeration(e)
+        guard = f"0 <= {pos} && {pos} < {n} && {sink} = {names.order}({pos})"
+        pieces = []
+        for piece in text.split(" union "):
+            m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
+            if m is None:
+                raise SpfError(f"spf bug: cannot read the edge domain piece {piece!r}")
+            cons = f" && {m.group(2)}" if m.group(2) else ""
+            pieces.append(f"{{[{pos}, {', '.join(its)}] : {guard}{cons}}}")
+        rest = "".join(f", {x}, 0" for x in its if x != sink)
+        outs = f"{', '.join([*prefix, pos])}, 0, {sink}, {k}{rest}"
+        ops.append((" union ".join(pieces), f"{{[{pos}, {', '.join(its)}] -> [{outs}]}}", src))
+    v = analysis.var
+    post_sched = f"{{[{pos}, {v}] -> [{', '.join([*prefix, pos])}, 2, {v}, 0]}}"
+    post_dom = f"{{[{pos}, {v}] : 0 <= {pos} && {pos} < {n} && {v} = {names.order}({pos})}}"
+    ops.append((post_dom, post_sched, v))
+    start = len(data["stmts"]) + len(data.get("operations", []))
+    for k, (domain, schedule, index) in enumerate(ops):
+        kind = "post" if k == len(ops) - 1 else "wait"
+        data.setdefault("operations", []).append(
+            {
+                "position": start + k,
+                "name": f"{kind}_{names.loop}{k}",
+                "kind": kind,
+                "domain": domain,
+                "target": names.done,
+                "index": [index],
+                "count": "1",
+                "peer": None,
+                "schedule": schedule,
+                "current_schedule": schedule,
+                "tags": {pos: [P2P_TAG]},
+                "placed": True,
+                "placement": None,
+            }
+        )
 
 
 def inspection_text(comp: Computation) -> str:

@@ -306,6 +306,27 @@ def _with_source(domain: Set, its: tuple[str, ...], expr: str, name: str) -> str
     return " union ".join(pieces)
 
 
+def edge_enumeration(e: CarriedEdge) -> tuple[str, tuple[str, ...], str, str]:
+    """The sink instances of edge ``e`` as set text over iterators (with ``_wsrc = <source>``
+    appended when the source is not an iterator), the iterators, the source iterator and the
+    sink's wavefront iterator."""
+    its = e.iterators
+    domain = e.relation.domain()
+    dom_its = iterator_names(domain)
+    src = e.source
+    if src not in its:
+        fn = e.relation.as_function(list(dom_its))  # the source in the domain's names
+        if fn is None:
+            raise SpfError(f"spf bug: the inspector lost the source of {e.relation}")
+        src = "_wsrc"
+        text = _with_source(domain, dom_its, fn[0], src)
+        dom_its = (*dom_its, src)
+    else:
+        text = str(domain)
+        src = dom_its[its.index(src)]
+    return text, dom_its, src, dom_its[its.index(e.loop_var)]
+
+
 def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computation:
     """The level stage of the inspector of a wavefront loop as a Computation:
     ``level[extent]`` and ``nlevels`` (0-d) are its outputs (zeroed by the caller)."""
@@ -331,21 +352,7 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
         )
     )
     for k, e in enumerate(analysis.edges, start=1):
-        its = e.iterators
-        domain = e.relation.domain()
-        dom_its = iterator_names(domain)
-        src = e.source
-        if src not in its:
-            fn = e.relation.as_function(list(dom_its))  # the source in the domain's names
-            if fn is None:
-                raise SpfError(f"spf bug: the inspector lost the source of {e.relation}")
-            src = "_wsrc"
-            text = _with_source(domain, dom_its, fn[0], src)
-            dom_its = (*dom_its, src)
-        else:
-            text = str(domain)
-            src = dom_its[its.index(src)]
-        sink_var = dom_its[its.index(e.loop_var)]
+        text, dom_its, src, sink_var = edge_enumeration(e)
         rest = [x for x in dom_its if x != sink_var]
         sched = [f"{x}, 0" for x in rest]
         schedule = (

@@ -162,7 +162,7 @@ class WavefrontKernel(Kernel):
     ) -> None:
         """Run the executor in the order of ``plan`` (inspected here when not given)."""
         nm = self._names
-        clash = sorted({nm.levelptr, nm.order, nm.nlevels} & set(args))
+        clash = sorted({nm.levelptr, nm.order, nm.nlevels, nm.done} & set(args))
         if clash:
             raise ArgumentError(
                 f"{self.name}: {', '.join(clash)} come from the inspection plan; pass "
@@ -179,12 +179,14 @@ class WavefrontKernel(Kernel):
             )
         else:
             self._check_plan(plan, args)
-        Kernel.__call__(
-            self,
-            check=check,
-            **args,
-            **{nm.levelptr: plan.levelptr, nm.order: plan.order, nm.nlevels: plan.levels},
-        )
+        extra: dict[str, object] = {
+            nm.levelptr: plan.levelptr,
+            nm.order: plan.order,
+            nm.nlevels: plan.levels,
+        }
+        if nm.method == "p2p":  # one flag per iteration, set when it is done
+            extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+        Kernel.__call__(self, check=check, **args, **extra)
 
     def _check_plan(self, plan: Plan, args: Mapping[str, object]) -> None:
         if plan.loop != self._names.loop:

@@ -42,11 +42,11 @@ def tril_with_diag(path: Path) -> sp.csr_array:
     return sp.csr_array(a + sp.diags(diag))
 
 
-@pytest.fixture(scope="module", params=["int32", "int64"])
+@pytest.fixture(scope="module", params=[("int32", "levels"), ("int64", "levels"), ("int32", "p2p")])
 def solver(request: pytest.FixtureRequest) -> tuple[WavefrontKernel, spf.Kernel, str]:
-    dtype = str(request.param)
+    dtype, method = request.param
     comp = kernels.sptrsv_csr(index_dtype=dtype)
-    comp.wavefront("i")
+    comp.wavefront("i", method=method)
     k = comp.compile()
     assert isinstance(k, WavefrontKernel)
     return k, kernels.sptrsv_csr(index_dtype=dtype).compile(), dtype
@@ -195,11 +195,19 @@ def test_other_targets_refuse_the_wavefront(target: str) -> None:
         comp.codegen(target=target)
 
 
-def test_p2p_is_refused_at_codegen() -> None:
+def test_p2p_executor_waits_on_predecessors_only() -> None:
+    """One parallel loop over the iterations in level order (round robin, so no thread waits
+    on an iteration it has still to run itself); each waits on the flags of its sources."""
     comp = kernels.sptrsv_csr()
     comp.wavefront("i", method="p2p")
-    with pytest.raises(CodegenError, match=r"method='p2p'.*use method='levels'"):
-        comp.codegen()
+    code = comp.codegen()
+    assert code.count("#pragma omp parallel for schedule(static, 1)") == 1
+    assert "#pragma omp for" not in code
+    assert "i_lev" not in code
+    body = code[code.index("for (int64_t i_pos = 0; i_pos < N; i_pos++)") :]
+    assert body.index("wait_i0(") < body.index("s1(") < body.index("post_i1(")
+    assert "__atomic_load_n((p), __ATOMIC_ACQUIRE)" in code
+    assert "__atomic_store_n((p), 1, __ATOMIC_RELEASE)" in code
 
 
 def test_wavefront_refusals_without_check_false() -> None:
