@@ -149,3 +149,16 @@ def test_stmt_form_refuses_a_loop_shared_with_an_independent_statement() -> None
     comp.wavefront("i")
     assert comp.stmt("s1").tags == {"i": ("wavefront(levels)",)}
     assert "$level$(ip) = max($level$(ip), $level$(_wsrc) + 1);" in str(comp.inspector("i"))
+
+
+def test_pdfg_shows_the_inspector() -> None:
+    comp = kernels.sptrsv_csr()
+    assert not any("inspector" in n for n in comp.pdfg().graph.nodes)
+    comp.wavefront("i")
+    g = comp.pdfg().graph
+    name = "sptrsv_csr_inspector_i"
+    assert g.nodes[f"{name}.s1"]["kind"] == "stmt"
+    assert g.nodes[f"{name}.level"]["kind"] == "data"
+    assert g.has_edge(f"{name}.s1", f"{name}.level")
+    assert all(g.edges[f"{name}.level", s]["kind"] == "schedule" for s in ("s0", "s1", "s2"))
+    assert f'"{name}.s1"' in comp.pdfg().to_dot()
