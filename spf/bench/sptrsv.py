@@ -6,8 +6,9 @@ rows, 3M entries). A forward solve is a chain of dependences along the rows:
 flags), and ``scipy.sparse.linalg.spsolve_triangular(L, f, lower=True)`` run serially; the
 same kernel with ``wavefront("i")`` (levels, one barrier per level, and ``p2p``) runs on 2
 threads from a plan its generated inspector built (timed too). Poisson has ~2000 levels, so a
-wavefront cannot beat the serial loop there; a random lower triangle of the same size with
-few levels shows what it gains.
+wavefront cannot beat the serial loop there; a random lower triangle of the same size has few
+levels. The executor visits the rows of a level scattered over the matrix (it does not
+reorder the matrix), so on one thread it is slower than the serial loop, which streams.
 """
 
 from __future__ import annotations
