@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.computation.computation import Computation
 
-Fingerprint = tuple[tuple[str, str, tuple[int, ...], int], ...]
+Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
 """(name, dtype, shape, checksum) of each inspected argument (a parameter: its value)."""
 
 
@@ -62,8 +62,8 @@ class Plan:
 def fingerprint(
     args: Mapping[str, object], names: tuple[str, ...], *, contents: bool = True
 ) -> Fingerprint:
-    """Sizes and checksums of the arguments ``names`` (those present); arrays get checksum 0
-    without ``contents``."""
+    """Sizes and checksums of the arguments ``names`` (those present); arrays get no checksum
+    (None) without ``contents``."""
     out = []
     for name in names:
         if name not in args:
@@ -71,7 +71,7 @@ def fingerprint(
         value = args[name]
         if isinstance(value, np.ndarray):
             data = np.ascontiguousarray(value)
-            crc = zlib.crc32(data.data.cast("B")) if data.size and contents else 0
+            crc = (zlib.crc32(data.data.cast("B")) if data.size else 0) if contents else None
             out.append((name, str(data.dtype), tuple(data.shape), crc))
         else:
             out.append((name, "value", (), zlib.crc32(str(value).encode())))
@@ -201,18 +201,26 @@ class WavefrontKernel(Kernel):
                 f"{self.name}: the plan is for loop {plan.loop!r}, this kernel's wavefront "
                 f"loop is {self._names.loop!r}"
             )
-        now = {e[0]: e for e in fingerprint(args, self._inputs, contents=contents)}
-        for entry in plan.inspected:
-            name = entry[0]
-            got = now.get(name)
-            if got is not None and not contents and entry[2]:  # an array: no checksum taken
-                got = (*got[:3], entry[3])
-            if got != entry:
-                raise ArgumentError(
-                    f"{self.name}: plan= was built from other index arrays: {name!r} differs "
-                    f"from the {name!r} the plan inspected (size or contents); build a plan "
-                    f"for these arrays with kernel.inspect(...)"
-                )
+        name = differing(plan.inspected, fingerprint(args, self._inputs, contents=contents))
+        if name is not None:
+            raise ArgumentError(
+                f"{self.name}: plan= was built from other index arrays: {name!r} differs from "
+                f"the {name!r} the plan inspected (size or contents); build a plan for these "
+                "arrays with kernel.inspect(...)"
+            )
+
+
+def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
+    """The first argument whose fingerprint in ``now`` differs from ``inspected`` (None when
+    all agree); an array of ``now`` without a checksum (None) is compared by size and dtype."""
+    given = {e[0]: e for e in now}
+    for entry in inspected:
+        got = given.get(entry[0])
+        if got is not None and got[3] is None:  # an array taken without its contents
+            got = (*got[:3], entry[3])
+        if got != entry:
+            return entry[0]
+    return None
 
 
 def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:

@@ -152,9 +152,6 @@ def test_plan_from_other_index_arrays_is_refused(
     c = sptrsv_args(lower(60, 0.1, 1), dtype)
     with pytest.raises(ArgumentError, match="other index arrays"):
         k(u=np.zeros(60), f=np.ones(60), plan=plan, **c)
-    with pytest.raises(ArgumentError, match="other index arrays"):
-        k(u=np.zeros(60), f=np.ones(60), plan=plan, check=False, **c)  # sizes: always
-    k(u=u, f=f, plan=plan, check=False, **a)  # the same arrays without the checksum
     with pytest.raises(ArgumentError, match="plan must be a Plan"):
         k(u=u, f=f, plan="levels", **a)
     with pytest.raises(ArgumentError, match="come from the inspection plan"):
