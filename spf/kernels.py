@@ -303,11 +303,18 @@ def spmv_bcsr(R: int, C: int, *, index_dtype: str = "int32") -> Computation:  # 
     return comp
 
 
-def sptrsv_csr(*, index_dtype: str = "int32") -> Computation:
+TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"
+"""Every entry of row ``i`` of a lower-triangular CSR matrix lies in a column ``<= i``: what
+lets ``wavefront("i")`` order the solve (rows depend on earlier rows only)."""
+
+
+def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Computation:
     """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
 
     Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
-    this). Three statements inside the row loop ``i``::
+    this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`, an assumption the
+    kernel checks; ``triangular=False`` leaves it out, and with it what it proves). Three
+    statements inside the row loop ``i``::
 
         s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
         s1: u[i] -= L[k] * u[j]      {[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)-1
@@ -331,6 +338,8 @@ def sptrsv_csr(*, index_dtype: str = "int32") -> Computation:
     comp.add_data_space("f", "double", shape=("N",))
     _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
     _declare_idx(comp, "col", "NNZ", "N", dtype)
+    if triangular:
+        comp.assume(TRIANGULAR)
     comp.add_stmt(Stmt("$u$(i) = $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
     comp.add_stmt(
         Stmt(

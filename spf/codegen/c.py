@@ -194,6 +194,9 @@ class CPrinter:
         host/device copies are no-ops, printed as comments."""
         op = self.macros[n.stmt].operation
         assert op is not None
+        if op.kind in _FLAG_OPS:  # a wavefront executor's flag: a macro like a statement
+            self.out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
+            return
         what = op.kind.replace("_", " ")
         target = f" {op.buffer}" if op.buffer else ""
         self.out.line(f"/* {n.stmt}: {what}{target} (nothing to do in C) */")
@@ -208,6 +211,15 @@ class CPrinter:
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
             self.out.line(f"#define {d.name}({', '.join(dims)}) {self.p.access(d)}")
+        flags = [s for s in self.p.stmts if s.operation and s.operation.kind in _FLAG_OPS]
+        if flags:
+            self.out.line(_FLAG_MACROS)
+        for s in flags:
+            op = s.operation
+            assert op is not None
+            index = ", ".join(f"({i})" for i in op.index)
+            call = f"{_FLAG_OPS[op.kind]}(&{op.buffer}({index}))"
+            self.out.line(f"#define {s.name}({', '.join(s.params)}) {call}")
         for s in self.p.stmts:
             if s.operation is not None:
                 continue
@@ -381,12 +393,24 @@ class CPrinter:
         self._plain_for(n)
 
     def _plain_for(self, n: For) -> None:
+        if "wavefront_levels" in n.tags:  # one region for all levels (spf.analysis.executor)
+            self.out.line("#pragma omp parallel")
+            with self.out.braces():
+                self._emit_for(n)
+            return
+        self._emit_for(n)
+
+    def _emit_for(self, n: For) -> None:
         self._check_tags(n)
         simd = self._simd
         if "parallel" in n.tags and reduction_option(n.tags) is not None:
             reduction_for(self, n)
             return
-        if "parallel" in n.tags:
+        if "wavefront_rows" in n.tags:  # the implicit barrier of omp for ends each level
+            self.out.line("#pragma omp for schedule(static)")
+        elif "wavefront_p2p" in n.tags:  # in level order, round robin: no thread waits on
+            self.out.line("#pragma omp parallel for schedule(static, 1)")  # a later one
+        elif "parallel" in n.tags:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):
             self.out.line(self._simd_pragma(n.tags))
@@ -438,6 +462,15 @@ class CPrinter:
             return self.pragma_simd
         return f"{self.pragma_simd} simdlen({widths[0]})"
 
+
+_FLAG_OPS = {"wait": "spf_wait_flag", "post": "spf_post_flag"}
+_FLAG_MACROS = (
+    "#define spf_wait_flag(p) do { while (__atomic_load_n((p), __ATOMIC_ACQUIRE) == 0) { } } "
+    "while (0)\n#define spf_post_flag(p) __atomic_store_n((p), 1, __ATOMIC_RELEASE)"
+)
+"""Point-to-point flags of a wavefront executor (``method="p2p"``): a wait spins until
+the predecessor's flag is set, with acquire ordering so that its results are visible; a post
+sets the iteration's own flag with release ordering after its results are written."""
 
 STACK_LOCAL_ELEMENTS = 4096
 """Locals of at most this many elements with a constant size live on the stack."""

@@ -390,7 +390,16 @@ class Computation:
         """Tiramisu Layers I-IV as isl-style text (``str(layers)`` prints all four)."""
         from spf.computation.layers import layers
 
-        return layers(self)
+        found = layers(self)
+        if not any(
+            t.startswith("wavefront(") for s in self.stmts for ts in s.tags.values() for t in ts
+        ):
+            return found
+        from dataclasses import replace
+
+        from spf.analysis.executor import inspection_text
+
+        return replace(found, inspection=inspection_text(self))
 
     # --- statements
     def add_stmt(self, stmt: Stmt) -> Stmt:
@@ -651,6 +660,44 @@ class Computation:
             return is_reduction_legal(self, s, loop, reduction)
         return is_parallel_legal(self, s, loop) or is_reduction_legal(self, s, loop)
 
+    def wavefront(self, loop: str, method: str = "levels") -> None:
+        """Run ``loop`` of every statement that has it by dependence levels computed at run
+        time (``method``: ``"levels"`` or ``"p2p"``); refused with ``IllegalScheduleError``
+        when the loop carries no dependence (parallelize it) or one the inspector cannot
+        order (docs/inspection.md)."""
+        stmts = [s for s in self.stmts if loop in s.loops]
+        if not stmts:
+            loops = sorted({name for s in self.stmts for name in s.loops})
+            raise UndeclaredError(
+                "loop", str(loop), loops, hint=f"wavefront: no statement of {self.name} has it"
+            )
+        self._wavefront(stmts, loop, method)
+
+    def _wavefront(self, stmts: Sequence[Stmt], loop: str, method: str) -> None:
+        """Check the dependences ``loop`` carries over ``stmts``, then tag it in each."""
+        from spf.analysis.inspector import analyze_wavefront
+        from spf.schedule.commands import Wavefront
+
+        cmd = Wavefront(loop=loop, how=method)
+        analyze_wavefront(self, stmts, loop)
+        for s in stmts:
+            s._run(cmd)
+
+    def inspector(self, loop: str) -> Computation:
+        """The generated inspector of the wavefront loop ``loop``: a Computation that writes
+        ``level[i]`` (the dependence level of each iteration) and ``nlevels``."""
+        from spf.analysis.inspector import analyze_wavefront, build_inspector
+
+        stmts = [
+            s for s in self.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))
+        ]
+        if not stmts:
+            raise SpfError(
+                f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
+                f"wavefront; call comp.wavefront({loop!r}) first"
+            )
+        return build_inspector(self, analyze_wavefront(self, stmts, loop))
+
     def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
         if positional:
@@ -716,6 +763,10 @@ class Computation:
         ``options`` are the target printer's (``hls_bounds``, ``hls_tripcounts`` for HLS)."""
         from spf.codegen import codegen
 
+        executor = self._executor(target, check)
+        if executor is not None:
+            text: str = executor.computation.codegen(target, name or self.name, check, **options)
+            return text
         return codegen(self, target, name, check, **options)
 
     def compile(
@@ -726,7 +777,24 @@ class Computation:
         targets)."""
         from spf.runtime.compile import compile_kernel
 
+        executor = self._executor(target, check)
+        if executor is not None:
+            from spf.runtime.plan import compile_wavefront
+
+            return compile_wavefront(self, executor, name, check, **options)
         return compile_kernel(self, target, name, check, **options)
+
+    def _executor(self, target: str, check: bool) -> Any:
+        """The :class:`spf.analysis.executor.Executor` that runs this computation's wavefront
+        loops (None without one); legality is checked here, on the computation the user
+        scheduled."""
+        from spf.analysis.executor import build_executor, wavefront_loops
+
+        if not wavefront_loops(self):
+            return None
+        if check:
+            self.check_legality()
+        return build_executor(self, target)
 
     # --- the polyhedral dataflow graph
     def pdfg(self) -> DataflowGraph:

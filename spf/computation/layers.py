@@ -34,6 +34,8 @@ class Layers:
     schedule: str
     data: str
     communication: str
+    inspection: str = ""
+    """The inspectors of wavefront loops (printed only when there is one)."""
 
     def __str__(self) -> str:
         parts = [
@@ -42,6 +44,8 @@ class Layers:
             ("Layer III (data)", self.data),
             ("Layer IV (communication)", self.communication),
         ]
+        if self.inspection:
+            parts.append(("Run-time inspection", self.inspection))
         return "\n\n".join(f"{head}:\n{body or '  (none)'}" for head, body in parts) + "\n"
 
 

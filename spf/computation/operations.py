@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.schedule.commands import After
 
-KINDS = ("send", "receive", "barrier", "host_to_device", "device_to_host")
+KINDS = ("send", "receive", "barrier", "host_to_device", "device_to_host", "wait", "post")
+"""``wait``/``post``: the point-to-point flags of a wavefront executor (spf.analysis.executor):
+wait until ``target(index)`` is set (acquire), set it (release)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class OperationStmt(Stmt):
         if self.kind == "barrier":
             return "barrier"
         elem = f"{self.target}({', '.join(self.index)})" if self.index else str(self.target)
+        if self.kind in ("wait", "post"):
+            return f"{self.kind}({elem})"
         if self.kind == "send":
             return f"send({elem}, count={self.count}, dest={self.peer})"
         if self.kind == "receive":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from spf.computation.access import access_relation
 from spf.computation.data_space import make_data_space
 from spf.errors import SpfError, UndeclaredError
 from spf.schedule.commands import ROOT
@@ -232,6 +233,11 @@ def _add_operation(comp: Computation, op: dict[str, Any]) -> None:
         new = make_copy(comp, kind, op["target"])
     elif kind == "barrier":
         new = OperationStmt("barrier", Set(op["domain"], ufs=comp.ufs))
+    elif kind in ("wait", "post"):  # a wavefront executor's flags (spf.analysis.executor)
+        dom = Set(op["domain"], ufs=comp.ufs)
+        new = OperationStmt(kind, dom, target=op["target"], index=tuple(op["index"]))
+        flag = ((op["target"], access_relation(dom, new.index, comp.ufs, kind)),)
+        new._given_reads, new._given_writes = (flag, ()) if kind == "wait" else ((), flag)
     else:
         raise SpfError(f"from_json: unknown operation kind {kind!r}")
     new._name = op["name"]

@@ -25,6 +25,7 @@ from spf.schedule.commands import (
     TileGpu,
     Unroll,
     Vectorize,
+    Wavefront,
 )
 from spf.sets import Relation, Set
 
@@ -197,6 +198,17 @@ class Stmt:
         """Spread the iterations of ``i`` over MPI ranks (rank ``r`` runs ``i = r``); other
         targets run ``i`` as an ordinary loop. Checked like ``parallelize``."""
         return self._run(Distribute(loop=i))
+
+    def wavefront(self, i: Loop, method: str = "levels") -> Stmt:
+        """Run loop ``i`` by dependence levels computed at run time (``Computation.wavefront``
+        for this statement alone; every statement sharing the loop must be in it)."""
+        comp = self.computation
+        if comp is None:
+            return self._run(Wavefront(loop=i, how=method))
+        Wavefront(loop=i, how=method)
+        loop = self.loops[i] if isinstance(i, int) and 0 <= i < len(self.loops) else i
+        comp._wavefront([self], str(loop), method)
+        return self
 
     def gpu(self, blocks: Sequence[Loop] | Loop, threads: Sequence[Loop] | Loop) -> Stmt:
         """Map loops to a CUDA grid: ``blocks`` (outer first, up to 3) to block indices,

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from spf.pdfg.inspection import add_inspection
+
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
 
@@ -78,6 +80,7 @@ def build_graph(comp: Computation) -> nx.DiGraph[str]:
         )
     g.graph["name"] = comp.name
     g.graph["nests"] = loop_nests(comp)
+    add_inspection(g, comp)
     return g
 
 

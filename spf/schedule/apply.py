@@ -35,6 +35,7 @@ from spf.schedule.commands import (
     TileGpu,
     Unroll,
     Vectorize,
+    Wavefront,
 )
 from spf.schedule.order import place_after
 from spf.schedule.relations import State, Tags, loops_of, rebuild
@@ -320,9 +321,11 @@ def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     if isinstance(cmd, SetSchedule):
         return {stmt: _set_schedule(cmd, stmt, state, ctx)}
     view = LoopView(stmt, state.schedule)
-    if isinstance(cmd, (Parallelize, Unroll, Distribute, Pipeline)):
+    if isinstance(cmd, (Parallelize, Unroll, Distribute, Pipeline, Wavefront)):
         loop = view.names[view.depth(cmd.method, cmd.loop)]
-        if isinstance(cmd, Unroll):
+        if isinstance(cmd, Wavefront):
+            tag = f"wavefront({cmd.how})"
+        elif isinstance(cmd, Unroll):
             tag = f"unroll({cmd.factor})"
         elif isinstance(cmd, Pipeline):
             tag = "pipeline" if cmd.ii == 1 else f"pipeline({cmd.ii})"

@@ -335,6 +335,35 @@ class Distribute(Command):
         check_loop_ref("distribute", "loop", self.loop)
 
 
+WAVEFRONT_METHODS = ("levels", "p2p")
+"""How a wavefront loop runs its levels: ``levels`` (one barrier per level) or ``p2p``
+(each iteration waits on its own predecessors only)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Wavefront(Command):
+    """Tag ``loop`` ``wavefront(<method>)``: its iterations run in dependence levels that an
+    inspector computes at run time (:mod:`spf.analysis.inspector`). ``Computation.wavefront``
+    and ``Stmt.wavefront`` check the dependences the loop carries before recording it."""
+
+    method: ClassVar[str] = "wavefront"
+    n_required: ClassVar[int] = 1
+    loop: Loop
+    how: str = "levels"
+
+    def __post_init__(self) -> None:
+        check_loop_ref("wavefront", "loop", self.loop)
+        if self.how not in WAVEFRONT_METHODS:
+            raise SpfError(
+                f"wavefront: unknown method {self.how!r} for loop {self.loop!r}; use one of "
+                f"{', '.join(repr(m) for m in WAVEFRONT_METHODS)}"
+            )
+
+    def call_text(self) -> str:
+        """``wavefront("i", method="levels")`` (the keyword is ``method`` in the API)."""
+        return f"wavefront({_py(self.loop)}, method={_py(self.how)})"
+
+
 def _loop_tuple(cmd: str, what: str, value: object) -> tuple[Loop, ...]:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
         value = (value,)
@@ -435,6 +464,7 @@ COMMANDS: dict[str, type[Command]] = {
         Vectorize,
         Parallelize,
         Distribute,
+        Wavefront,
         Gpu,
         TileGpu,
         Pipeline,

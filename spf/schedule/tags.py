@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from spf.errors import SpfError
 
 GPU_KINDS = ("gpu_block", "gpu_thread")
+EXCLUSIVE = ("parallel", "distribute", "wavefront", *GPU_KINDS)
+"""Tags that map a loop to hardware: a loop carries at most one of them."""
 
 MAX_UNROLL = 1024
 """The largest ``unroll`` factor spf accepts. gcc's ``#pragma GCC unroll`` stops at 65534,
@@ -60,12 +62,11 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
     """Raise ``SpfError`` naming ``cmd`` and ``stmt`` when the tags are inconsistent."""
     for loop, ts in tags.items():
         kinds = [kind(t) for t in ts]
-        exclusive = [k for k in kinds if k in ("parallel", "distribute", *GPU_KINDS)]
+        exclusive = [k for k in kinds if k in EXCLUSIVE]
         if len(exclusive) > 1:
             raise SpfError(
                 f"{cmd}: loop {loop!r} of statement {stmt} would carry the tags "
-                f"{', '.join(ts)}; a loop is mapped to one of parallel, distribute, gpu_block, "
-                "gpu_thread"
+                f"{', '.join(ts)}; a loop is mapped to one of {', '.join(EXCLUSIVE)}"
             )
     _check_vector_nesting(cmd, stmt, loops, tags)
     blocks = gpu_loops(tags, "gpu_block")

@@ -1,0 +1,286 @@
+"""The executor of a computation with a wavefront loop: the Computation that runs.
+
+A wavefront loop ``i`` (``comp.wavefront("i")``) becomes two loops, ``i_lev`` over the
+levels the inspector found (sequential) and ``i_pos`` over the iterations of one level
+(``levelptr_i(i_lev) <= i_pos < levelptr_i(i_lev + 1)``, run in parallel), with
+``i = order_i(i_pos)``: the executor reads the inspector's output arrays as UFs. Its loops
+carry the tags ``wavefront_levels`` and ``wavefront_rows`` (``wavefront_p2p`` for the
+point-to-point method), which the C printer turns into one ``#pragma omp parallel`` region
+around the level loop with a ``#pragma omp for`` per level (its implicit barrier orders the
+levels).
+
+``method="p2p"``: one loop ``i_pos`` over all iterations in level order, ``#pragma omp
+parallel for schedule(static, 1)``, with ``i = order_i(i_pos)``; before its statements an
+iteration waits on the flag ``done_i(src)`` of each source of each carried edge (the
+inspector's edge enumeration, as ``wait`` operations with acquire loads) and after them sets
+its own (a ``post``, release store). Every wait points to an earlier position and each
+thread takes its positions in increasing order, so the earliest unfinished iteration can
+always run: no deadlock, and no barrier between levels.
+
+The executor is built from the computation's JSON, so it keeps every declaration, layout and
+assumption; statements outside the wavefront are copied unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from spf.analysis.inspector import WavefrontAnalysis, analyze_wavefront, loop_iterator
+from spf.computation.access import iterator_names
+from spf.errors import CodegenError, SpfError
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+
+LEVELS_TAG = "wavefront_levels"
+ROWS_TAG = "wavefront_rows"
+P2P_TAG = "wavefront_p2p"
+
+
+@dataclass(frozen=True)
+class WavefrontNames:
+    """The names the executor gives one wavefront loop's run-time arrays and loops."""
+
+    loop: str
+    method: str
+    levelptr: str
+    order: str
+    nlevels: str
+    lev: str
+    pos: str
+    done: str
+    """``method="p2p"``: the flag array (one per iteration) of the point-to-point waits."""
+
+
+@dataclass(frozen=True)
+class Executor:
+    """The executor Computation and, per wavefront loop, its analysis and names."""
+
+    computation: Computation
+    loops: tuple[tuple[WavefrontAnalysis, WavefrontNames], ...]
+
+
+def wavefront_loops(comp: Computation) -> dict[str, str]:
+    """``{loop: method}`` of the loops tagged ``wavefront(<method>)`` in ``comp``."""
+    out: dict[str, str] = {}
+    for s in comp.stmts:
+        for loop, tags in s.tags.items():
+            for t in tags:
+                if t.startswith("wavefront(") and t.endswith(")"):
+                    out[loop] = t[len("wavefront(") : -1]
+    return out
+
+
+def wavefront_stmts(comp: Computation, loop: str) -> list[Stmt]:
+    """The statements that run ``loop`` as a wavefront."""
+    return [s for s in comp.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))]
+
+
+def wavefront_names(comp: Computation) -> dict[str, WavefrontNames]:
+    """The executor's names for each wavefront loop of ``comp`` (fresh: none clashes with a
+    parameter, UF, data space or iterator of ``comp``)."""
+    taken = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
+    taken |= {v for s in comp.stmts for v in (*s.loops, *iterator_names(s.domain))}
+    out = {}
+    for loop, method in sorted(wavefront_loops(comp).items()):
+        out[loop] = WavefrontNames(
+            loop=loop,
+            method=method,
+            levelptr=_fresh(f"levelptr_{loop}", taken),
+            order=_fresh(f"order_{loop}", taken),
+            nlevels=_fresh(f"nlevels_{loop}", taken),
+            lev=_fresh(f"{loop}_lev", taken),
+            pos=_fresh(f"{loop}_pos", taken),
+            done=_fresh(f"done_{loop}", taken),
+        )
+    return out
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    out, k = name, 1
+    while out in taken:
+        out, k = f"{name}{k}", k + 1
+    taken.add(out)
+    return out
+
+
+def build_executor(comp: Computation, target: str = "c") -> Executor:
+    """The executor of ``comp`` (whose wavefront loops are checked again)."""
+    loops = wavefront_loops(comp)
+    if not loops:
+        raise SpfError(f"spf bug: {comp.name} has no wavefront loop")
+    if target != "c":
+        loop = sorted(loops)[0]
+        raise CodegenError(
+            f"loop {loop!r} of {comp.name} runs as a wavefront, which the {target!r} target "
+            "does not generate; compile for target 'c' (OpenMP), or remove the wavefront"
+        )
+    data: dict[str, Any] = json.loads(comp.to_json())
+    data["trace"] = []
+    all_names = wavefront_names(comp)
+    out = []
+    for loop in sorted(loops):
+        stmts = wavefront_stmts(comp, loop)
+        analysis = analyze_wavefront(comp, stmts, loop)
+        names = all_names[loop]
+        n = analysis.extent
+        data["ufs"] += [
+            {
+                "name": names.levelptr,
+                "arity": 1,
+                "domain": f"{{[x] : 0 <= x && x <= {n}}}",
+                "range": f"{{[v] : 0 <= v && v <= {n}}}",
+                "monotonic": "nondecreasing",
+                "dtype": "int64",
+            },
+            {
+                "name": names.order,
+                "arity": 1,
+                "domain": f"{{[x] : 0 <= x && x < {n}}}",
+                "range": f"{{[v] : 0 <= v && v < {n}}}",
+                "monotonic": None,
+                "dtype": "int64",
+            },
+        ]
+        data["assumptions"] += [f"0 <= {names.nlevels} <= {n}"]
+        by_name = {s["name"]: s for s in data["stmts"]}
+        prefix: list[str] = []
+        for s in stmts:
+            prefix = _rewrite(by_name[s.name], comp, s.name, loop, names, n)
+        if names.method == "p2p":
+            _add_flags(data, analysis, names, prefix)
+        out.append((analysis, names))
+    from spf.computation.computation import Computation as _Computation
+
+    return Executor(_Computation.from_json(json.dumps(data)), tuple(out))
+
+
+def _rewrite(
+    entry: dict[str, Any],
+    comp: Computation,
+    stmt: str,
+    loop: str,
+    names: WavefrontNames,
+    extent: str,
+) -> list[str]:
+    """Turn loop ``loop`` of one statement's JSON entry into ``lev``, ``pos`` (``pos``
+    alone for ``p2p``); returns the schedule outputs before the loop."""
+    s = comp.stmt(stmt)
+    its = iterator_names(s.domain)
+    q = loop_iterator(s, loop, f"wavefront({loop!r})")
+    outs = s.schedule.as_function(list(its))
+    if outs is None or outs.count(its[q]) != 1:
+        raise CodegenError(
+            f"loop {loop!r} of statement {stmt} runs as a wavefront but its schedule "
+            f"{s.schedule} is not a plain function of its iterators; schedule it with "
+            "loop transformations that keep the outputs functions"
+        )
+    lev, pos = names.lev, names.pos
+    at = outs.index(its[q])
+    p2p = names.method == "p2p"
+    new = [pos] if p2p else [lev, pos]
+    new_outs = [*outs[:at], pos, "1"] if p2p else [*outs[:at], lev, "0", pos, "0"]
+    new_outs += outs[at:]
+    head = f"[{', '.join([*new, *its])}]"
+    schedule = f"{{{head} -> [{', '.join(new_outs)}]}}"
+    entry["schedule"] = entry["current_schedule"] = schedule
+    guard = (
+        f"0 <= {pos} && {pos} < {extent} && {its[q]} = {names.order}({pos})"
+        if p2p
+        else f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= {pos} && "
+        f"{pos} < {names.levelptr}({lev} + 1) && {its[q]} = {names.order}({pos})"
+    )
+    pieces = []
+    for piece in str(s.domain).split(" union "):
+        m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
+        if m is None:
+            raise SpfError(f"spf bug: cannot read the domain piece {piece!r}")
+        cons = f" && {m.group(2)}" if m.group(2) else ""
+        pieces.append(f"{{{head} : {guard}{cons}}}")
+    entry["domain"] = " union ".join(pieces)
+    for key in ("reads", "writes"):
+        entry[key] = [[ds, rel.replace("{[", f"{{[{', '.join(new)}, ")] for ds, rel in entry[key]]
+    tags = {k: [t for t in v if not t.startswith("wavefront")] for k, v in entry["tags"].items()}
+    tags = {k: v for k, v in tags.items() if v}
+    if p2p:
+        tags[pos] = [P2P_TAG]
+    else:
+        tags[lev] = [LEVELS_TAG]
+        tags[pos] = [ROWS_TAG]
+    entry["tags"] = tags
+    return [str(o) for o in outs[:at]]
+
+
+def _add_flags(
+    data: dict[str, Any], analysis: WavefrontAnalysis, names: WavefrontNames, prefix: list[str]
+) -> None:
+    """``p2p``: the flag array, a wait on the source's flag for each sink instance of each
+    carried edge before the iteration's statements, and a post of its own flag after them."""
+    from spf.analysis.inspector import edge_enumeration
+
+    n, pos = analysis.extent, names.pos
+    data["data_spaces"].append(
+        {"name": names.done, "type": "int32_t", "shape": [n], "rank": 1, "role": "data"}
+    )
+    ops = []
+    for k, e in enumerate(analysis.edges):
+        text, its, src, sink = edge_enumeration(e)
+        guard = f"0 <= {pos} && {pos} < {n} && {sink} = {names.order}({pos})"
+        pieces = []
+        for piece in text.split(" union "):
+            m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
+            if m is None:
+                raise SpfError(f"spf bug: cannot read the edge domain piece {piece!r}")
+            cons = f" && {m.group(2)}" if m.group(2) else ""
+            pieces.append(f"{{[{pos}, {', '.join(its)}] : {guard}{cons}}}")
+        rest = "".join(f", {x}, 0" for x in its if x != sink)
+        outs = f"{', '.join([*prefix, pos])}, 0, {sink}, {k}{rest}"
+        ops.append((" union ".join(pieces), f"{{[{pos}, {', '.join(its)}] -> [{outs}]}}", src))
+    v = analysis.var
+    post_sched = f"{{[{pos}, {v}] -> [{', '.join([*prefix, pos])}, 2, {v}, 0]}}"
+    post_dom = f"{{[{pos}, {v}] : 0 <= {pos} && {pos} < {n} && {v} = {names.order}({pos})}}"
+    ops.append((post_dom, post_sched, v))
+    start = len(data["stmts"]) + len(data.get("operations", []))
+    for k, (domain, schedule, index) in enumerate(ops):
+        kind = "post" if k == len(ops) - 1 else "wait"
+        data.setdefault("operations", []).append(
+            {
+                "position": start + k,
+                "name": f"{kind}_{names.loop}{k}",
+                "kind": kind,
+                "domain": domain,
+                "target": names.done,
+                "index": [index],
+                "count": "1",
+                "peer": None,
+                "schedule": schedule,
+                "current_schedule": schedule,
+                "tags": {pos: [P2P_TAG]},
+                "placed": True,
+                "placement": None,
+            }
+        )
+
+
+def inspection_text(comp: Computation) -> str:
+    """The inspectors of ``comp``'s wavefront loops for ``comp.layers()``: each one's
+    statements (Layer I form) and how the executor reads its results."""
+    from spf.analysis.inspector import build_inspector
+    from spf.computation.layers import layers
+
+    lines = []
+    for loop, nm in wavefront_names(comp).items():
+        analysis = analyze_wavefront(comp, wavefront_stmts(comp, loop), loop)
+        insp = build_inspector(comp, analysis)
+        lines.append(f"  loop {loop} (wavefront, method={nm.method!r}): inspector {insp.name}")
+        lines += ["  " + line for line in layers(insp).algorithm.splitlines()]
+        lines.append(
+            f"    then level sizes, their prefix sum {nm.levelptr} and {nm.order} (a counting "
+            f"sort of level); the executor runs {loop} = {nm.order}({nm.pos}) for "
+            f"{nm.levelptr}({nm.lev}) <= {nm.pos} < {nm.levelptr}({nm.lev} + 1)"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,253 @@
+"""Run-time inspection plans and the kernel of a computation with a wavefront loop.
+
+``comp.compile()`` on a computation with a wavefront loop returns a
+:class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
+compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort).
+``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
+for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
+it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
+CRC-32 checksum of every array and parameter it inspected, and a call whose index arrays
+differ from them raises ``ArgumentError`` instead of running in a wrong order. Like the other
+argument checks, the checksum (it reads every index, a few ms per 10M entries) is taken with
+``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
+from spf.errors import ArgumentError, CodegenError
+from spf.runtime.kernel import Kernel
+from spf.sets.expr import compile_expr
+
+if TYPE_CHECKING:
+    from spf.analysis.executor import Executor, WavefrontNames
+    from spf.computation.computation import Computation
+
+Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
+"""(name, dtype, shape, checksum) of each inspected argument (a parameter: its value)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """What the inspector found for one set of index arrays: ``levels`` (how many),
+    ``level_of[i]`` (the level of iteration ``i``), ``levelptr`` (level ``l`` runs the
+    iterations ``order[levelptr[l]:levelptr[l+1]]``) and ``order``."""
+
+    loop: str
+    levels: int
+    level_of: np.ndarray
+    levelptr: np.ndarray
+    order: np.ndarray
+    inspected: Fingerprint = field(repr=False)
+
+    @property
+    def level_sizes(self) -> np.ndarray:
+        """How many iterations each level runs."""
+        return np.diff(self.levelptr[: self.levels + 1])
+
+    def __repr__(self) -> str:
+        return (
+            f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.order)}, "
+            f"largest level={int(self.level_sizes.max()) if self.levels else 0})"
+        )
+
+
+def fingerprint(
+    args: Mapping[str, object], names: tuple[str, ...], *, contents: bool = True
+) -> Fingerprint:
+    """Sizes and checksums of the arguments ``names`` (those present); arrays get no checksum
+    (None) without ``contents``."""
+    out = []
+    for name in names:
+        if name not in args:
+            continue
+        value = args[name]
+        if isinstance(value, np.ndarray):
+            data = np.ascontiguousarray(value)
+            crc = (zlib.crc32(data.data.cast("B")) if data.size else 0) if contents else None
+            out.append((name, str(data.dtype), tuple(data.shape), crc))
+        else:
+            out.append((name, "value", (), zlib.crc32(str(value).encode())))
+    return tuple(out)
+
+
+class WavefrontKernel(Kernel):
+    """The executor kernel with its inspector: ``inspect(**index_arrays)`` -> :class:`Plan`,
+    ``kernel(..., plan=plan)`` (the other attributes are the executor's)."""
+
+    _stages: tuple[Kernel, Kernel, Kernel]
+    _names: WavefrontNames
+    _extent: str
+    _inputs: tuple[str, ...]
+
+    @classmethod
+    def wrap(
+        cls,
+        executor: Kernel,
+        stages: tuple[Kernel, Kernel, Kernel],
+        names: WavefrontNames,
+        extent: str,
+    ) -> WavefrontKernel:
+        """The executor kernel ``executor`` with its inspector stages."""
+        out = cls.__new__(cls)
+        out.__dict__.update(executor.__dict__)
+        out._stages = stages
+        out._names = names
+        out._extent = extent
+        own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order"}
+        inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
+        out._inputs = tuple(sorted(inputs))
+        return out
+
+    @property
+    def inspected_arguments(self) -> tuple[str, ...]:
+        """The arguments the inspector reads (index arrays and parameters)."""
+        return self._inputs
+
+    def inspect(self, *positional: object, check: bool = True, **args: object) -> Plan:
+        """Run the inspector on the index arrays (and parameters) it reads; the other
+        arguments of the kernel may be given too and are ignored."""
+        if positional:
+            raise ArgumentError(
+                f"{self.name}.inspect takes its arguments by name ({', '.join(self._inputs)})"
+            )
+        known = {a.name for a in self.arguments} | set(self._inputs)
+        unknown = sorted(set(args) - known)
+        if unknown:
+            raise ArgumentError(
+                f"{self.name}.inspect: unknown argument(s) {', '.join(unknown)}; the inspector "
+                f"reads {', '.join(self._inputs)}"
+            )
+        levels_k, count_k, order_k = self._stages
+        given = {k: v for k, v in args.items() if k in self._inputs}
+        n = self._count(given)
+        level = np.zeros(n, dtype=np.int64)
+        nlev = np.zeros((), dtype=np.int64)
+        levels_k(level=level, nlevels=nlev, check=check, **_pick(levels_k, given))
+        params = _pick(count_k, given)
+        levelptr = np.zeros(n + 1, dtype=np.int64)
+        slot = np.zeros(n, dtype=np.int64)
+        fill = np.zeros(n, dtype=np.int64)
+        count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=check, **params)
+        order = np.zeros(n, dtype=np.int64)
+        order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        return Plan(
+            loop=self._names.loop,
+            levels=int(nlev),
+            level_of=level,
+            levelptr=levelptr,
+            order=order,
+            inspected=fingerprint(given, self._inputs),
+        )
+
+    def _count(self, given: Mapping[str, object]) -> int:
+        fn, names = compile_expr(self._extent)
+        missing = sorted(names - set(given))
+        if missing:
+            raise ArgumentError(
+                f"{self.name}.inspect: give {', '.join(missing)} (the wavefront loop "
+                f"{self._names.loop!r} runs 0 <= {self._names.loop} < {self._extent})"
+            )
+        values = {k: given[k] for k in names}
+        if not all(isinstance(v, (int, np.integer)) for v in values.values()):
+            raise ArgumentError(
+                f"{self.name}.inspect: {', '.join(sorted(names))} must be ints, got {values!r}"
+            )
+        return max(int(fn({k: int(v) for k, v in values.items()})), 0)  # type: ignore[call-overload]
+
+    def __call__(
+        self, *positional: object, check: bool = True, plan: object = None, **args: object
+    ) -> None:
+        """Run the executor in the order of ``plan`` (inspected here when not given)."""
+        nm = self._names
+        clash = sorted({nm.levelptr, nm.order, nm.nlevels, nm.done} & set(args))
+        if clash:
+            raise ArgumentError(
+                f"{self.name}: {', '.join(clash)} come from the inspection plan; pass "
+                "plan=kernel.inspect(...) instead"
+            )
+        if positional:
+            Kernel.__call__(self, *positional, check=check, **args)  # the binder's error
+        if plan is None:
+            plan = self.inspect(check=check, **{k: v for k, v in args.items() if k in self._inputs})
+        elif not isinstance(plan, Plan):
+            raise ArgumentError(
+                f"{self.name}: plan must be a Plan from kernel.inspect(...), got "
+                f"{type(plan).__name__}"
+            )
+        else:
+            self._check_plan(plan, args, contents=check)
+        extra: dict[str, object] = {
+            nm.levelptr: plan.levelptr,
+            nm.order: plan.order,
+            nm.nlevels: plan.levels,
+        }
+        if nm.method == "p2p":  # one flag per iteration, set when it is done
+            extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+        Kernel.__call__(self, check=check, **args, **extra)
+
+    def _check_plan(self, plan: Plan, args: Mapping[str, object], *, contents: bool) -> None:
+        """The plan inspected these index arrays: sizes, dtypes and parameter values always,
+        the contents (a CRC-32, which reads every index) only with ``check=True``."""
+        if plan.loop != self._names.loop:
+            raise ArgumentError(
+                f"{self.name}: the plan is for loop {plan.loop!r}, this kernel's wavefront "
+                f"loop is {self._names.loop!r}"
+            )
+        name = differing(plan.inspected, fingerprint(args, self._inputs, contents=contents))
+        if name is not None:
+            raise ArgumentError(
+                f"{self.name}: plan= was built from other index arrays: {name!r} differs from "
+                f"the {name!r} the plan inspected (size or contents); build a plan for these "
+                "arrays with kernel.inspect(...)"
+            )
+
+
+def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
+    """The first argument whose fingerprint in ``now`` differs from ``inspected`` (None when
+    all agree); an array of ``now`` without a checksum (None) is compared by size and dtype."""
+    given = {e[0]: e for e in now}
+    for entry in inspected:
+        got = given.get(entry[0])
+        if got is not None and got[3] is None:  # an array taken without its contents
+            got = (*got[:3], entry[3])
+        if got != entry:
+            return entry[0]
+    return None
+
+
+def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
+    names = {a.name for a in kernel.arguments}
+    return {k: v for k, v in given.items() if k in names}
+
+
+def compile_wavefront(
+    comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
+) -> WavefrontKernel:
+    """Compile the executor and the inspector stages of ``comp`` (one wavefront loop)."""
+    from spf.analysis.inspector import build_inspector
+    from spf.runtime.compile import compile_kernel
+
+    if len(executor.loops) != 1:
+        loops = ", ".join(names.loop for _, names in executor.loops)
+        raise CodegenError(
+            f"{comp.name} runs the loops {loops} as wavefronts; spf compiles one wavefront "
+            "loop per computation: keep the wavefront on one of them"
+        )
+    ((analysis, names),) = executor.loops
+    run = compile_kernel(executor.computation, "c", name or comp.name, check, **options)
+    levels = compile_kernel(build_inspector(comp, analysis), "c", None, True, **options)
+    count, order = build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
+    stages = (
+        levels,
+        compile_kernel(count, "c", None, True, **options),
+        compile_kernel(order, "c", None, True, **options),
+    )
+    return WavefrontKernel.wrap(run, stages, names, analysis.extent)

@@ -1,0 +1,244 @@
+"""Wavefront SpTRSV end to end (API.md section 11): ``comp.wavefront("i")`` on
+``spf.kernels.sptrsv_csr`` equals scipy's ``spsolve_triangular`` and, bitwise, the serial spf
+kernel on random and SuiteSparse lower-triangular matrices at 1 and 2 OpenMP threads, with
+every argument check on; plans are reusable and refuse index arrays they did not inspect."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve_triangular
+
+import spf
+from spf import ArgumentError, CodegenError, IllegalScheduleError, kernels
+from spf.runtime import threads
+from spf.runtime.plan import Plan, WavefrontKernel
+from spf.sparse import sptrsv_args
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def lower(n: int, density: float, seed: int) -> sp.csr_array:
+    """Random lower-triangular CSR, diagonal dominant (so scipy's answer is accurate)."""
+    rng = np.random.default_rng(seed)
+    a = sp.tril(sp.random(n, n, density=density, format="csr", random_state=rng), k=-1)
+    diag = np.asarray(abs(a).sum(axis=1)).ravel() + 1.0
+    return sp.csr_array(a + sp.diags(diag))
+
+
+def tril_with_diag(path: Path) -> sp.csr_array:
+    m = sp.csr_array(scipy.io.mmread(path))
+    if m.dtype.kind not in "fc":
+        m = m.astype(np.float64)
+    m.data[:] = np.where(m.data == 0, 1.0, m.data)
+    a = sp.tril(m, k=-1)
+    diag = np.asarray(abs(a).sum(axis=1)).ravel() + 1.0
+    return sp.csr_array(a + sp.diags(diag))
+
+
+@pytest.fixture(scope="module", params=[("int32", "levels"), ("int64", "levels"), ("int32", "p2p")])
+def solver(request: pytest.FixtureRequest) -> tuple[WavefrontKernel, spf.Kernel, str]:
+    dtype, method = request.param
+    comp = kernels.sptrsv_csr(index_dtype=dtype)
+    comp.wavefront("i", method=method)
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    return k, kernels.sptrsv_csr(index_dtype=dtype).compile(), dtype
+
+
+@pytest.fixture(params=[1, 2])
+def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
+    """Run at exactly ``n`` OpenMP threads (spf's busy-machine cap turned off)."""
+    gomp = threads.openmp_library()
+    assert gomp is not None
+    before, adaptive = gomp.omp_get_max_threads(), threads.set_adaptive(False)
+    gomp.omp_set_num_threads(int(request.param))
+    try:
+        yield int(request.param)
+    finally:
+        gomp.omp_set_num_threads(before)
+        threads.set_adaptive(adaptive)
+
+
+def solve_both(
+    solver: tuple[WavefrontKernel, spf.Kernel, str], m: sp.csr_array, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    k, serial, dtype = solver
+    args = sptrsv_args(m, dtype)
+    f = np.random.default_rng(seed).random(m.shape[0])
+    u, ref = np.zeros(m.shape[0]), np.zeros(m.shape[0])
+    k(u=u, f=f, **args)
+    serial(u=ref, f=f, **args)
+    return u, ref, f
+
+
+CASES = [(1, 0.0, 0), (2, 1.0, 1), (5, 0.0, 2), (17, 0.3, 3), (101, 0.05, 4), (999, 0.01, 5)]
+
+
+@pytest.mark.parametrize(("n", "density", "seed"), CASES)
+def test_random_matrices_match_scipy_and_serial(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+    omp_threads: int,
+    n: int,
+    density: float,
+    seed: int,
+) -> None:
+    m = lower(n, density, seed)
+    u, ref, f = solve_both(solver, m, seed)
+    np.testing.assert_array_equal(u, ref)
+    expected = spsolve_triangular(sp.csr_matrix(m), f, lower=True)
+    np.testing.assert_allclose(u, expected, rtol=1e-12, atol=1e-12)
+
+
+MATRICES = ["west0067", "olm1000", "jagmesh7", "LFAT5_hypersparse", "cryg2500", "bcsstk13"]
+
+
+@pytest.mark.parametrize("name", MATRICES)
+def test_suitesparse_matrices_match_scipy_and_serial(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+    omp_threads: int,
+    suitesparse_dir: Path,
+    name: str,
+) -> None:
+    path = suitesparse_dir / f"{name}.mtx"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    m = tril_with_diag(path)
+    u, ref, f = solve_both(solver, m, 7)
+    np.testing.assert_array_equal(u, ref)
+    expected = spsolve_triangular(sp.csr_matrix(m), f, lower=True)
+    np.testing.assert_allclose(u, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_plan_is_reusable_and_describes_the_levels(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+) -> None:
+    k, serial, dtype = solver
+    m = lower(300, 0.02, 11)
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(**args)
+    assert isinstance(plan, Plan)
+    level = np.zeros(300, dtype=np.int64)
+    for i in range(300):
+        for p in range(m.indptr[i], m.indptr[i + 1] - 1):
+            level[i] = max(level[i], level[m.indices[p]] + 1)
+    np.testing.assert_array_equal(plan.level_of, level)
+    assert plan.levels == int(level.max()) + 1
+    np.testing.assert_array_equal(plan.level_sizes, np.bincount(level))
+    np.testing.assert_array_equal(plan.order, np.argsort(level, kind="stable"))
+    for seed in range(3):  # one plan, several right-hand sides
+        f = np.random.default_rng(seed).random(300)
+        u, ref = np.zeros(300), np.zeros(300)
+        k(u=u, f=f, plan=plan, **args)
+        serial(u=ref, f=f, **args)
+        np.testing.assert_array_equal(u, ref)
+
+
+def test_plan_from_other_index_arrays_is_refused(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+) -> None:
+    k, _, dtype = solver
+    a, b = sptrsv_args(lower(50, 0.1, 1), dtype), sptrsv_args(lower(50, 0.1, 2), dtype)
+    plan = k.inspect(**a)
+    u, f = np.zeros(50), np.ones(50)
+    with pytest.raises(ArgumentError, match="plan= was built from other index arrays"):
+        k(u=u, f=f, plan=plan, **b)
+    c = sptrsv_args(lower(60, 0.1, 1), dtype)
+    with pytest.raises(ArgumentError, match="other index arrays"):
+        k(u=np.zeros(60), f=np.ones(60), plan=plan, **c)
+    with pytest.raises(ArgumentError, match="plan must be a Plan"):
+        k(u=u, f=f, plan="levels", **a)
+    with pytest.raises(ArgumentError, match="come from the inspection plan"):
+        k(u=u, f=f, levelptr_i=np.zeros(51, dtype=np.int64), **a)
+    with pytest.raises(ArgumentError, match="unknown argument"):
+        k.inspect(bogus=1, **a)
+
+
+def test_index_arrays_violating_the_triangular_assumption(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+) -> None:
+    k, _, dtype = solver
+    args = sptrsv_args(lower(8, 0.5, 3), dtype)
+    col = args["col"].copy()
+    row = int(np.argmax(np.diff(args["rowptr"]) > 1))
+    col[args["rowptr"][row]] = 7  # an off-diagonal entry above the diagonal
+    args["col"] = col
+    with pytest.raises(ArgumentError, match=r"forall i, k: .*col\(k\) <= i"):
+        k.inspect(**args)
+    with pytest.raises(ArgumentError, match=r"forall i, k: .*col\(k\) <= i"):
+        k(u=np.zeros(8), f=np.ones(8), **args)
+
+
+def test_executor_runs_every_level_in_one_parallel_region() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    code = comp.codegen()
+    assert code.count("#pragma omp parallel") == 1
+    assert "#pragma omp parallel for" not in code
+    assert code.count("#pragma omp for") == 1
+    region = code.index("#pragma omp parallel")
+    assert region < code.index("for (int64_t i_lev = 0; i_lev < nlevels_i; i_lev++)")
+    assert "order_i(i_pos)" in code
+
+
+@pytest.mark.parametrize("target", ["cuda", "mpi", "hls"])
+def test_other_targets_refuse_the_wavefront(target: str) -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    with pytest.raises(CodegenError, match=rf"loop 'i' .* the '{target}' target does not"):
+        comp.codegen(target=target)
+
+
+def test_p2p_executor_waits_on_predecessors_only() -> None:
+    """One parallel loop over the iterations in level order (round robin, so no thread waits
+    on an iteration it has still to run itself); each waits on the flags of its sources."""
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i", method="p2p")
+    code = comp.codegen()
+    assert code.count("#pragma omp parallel for schedule(static, 1)") == 1
+    assert "#pragma omp for" not in code
+    assert "i_lev" not in code
+    body = code[code.index("for (int64_t i_pos = 0; i_pos < N; i_pos++)") :]
+    assert body.index("wait_i0(") < body.index("s1(") < body.index("post_i1(")
+    assert "__atomic_load_n((p), __ATOMIC_ACQUIRE)" in code
+    assert "__atomic_store_n((p), 1, __ATOMIC_RELEASE)" in code
+
+
+def test_wavefront_refusals_without_check_false() -> None:
+    with pytest.raises(IllegalScheduleError, match="carries no dependence: parallelize"):
+        kernels.spmv_csr().wavefront("i")
+    comp = kernels.sptrsv_csr()
+    with pytest.raises(IllegalScheduleError, match="s0 is not part of the wavefront"):
+        comp.stmt("s1").wavefront("i")
+
+
+def test_source_iteration_through_a_uf_call() -> None:
+    """``x(i) = x(p(i)) + 1`` with ``p(i) < i``: the source row is the UF call ``p(i)``, not an
+    iterator, so the inspector enumerates it as an extra iterator; levels are chain depths."""
+    comp = spf.Computation("chain")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.declare_uf("p", domain="{[i]: 0 <= i < N}", range="{[v]: 0 <= v < N}", dtype="int64")
+    comp.assume("forall i: 1 <= i < N => p(i) < i")
+    dom = "{[i]: 1 <= i < N}"
+    comp.add_stmt(spf.Stmt("$x$(i) = $x$(p(i)) + 1.0;", dom, "{[i] -> [0, i, 0]}"))
+    comp.add_stmt(spf.Stmt("$y$(i) = 2.0 * $x$(i);", dom, "{[i] -> [0, i, 1]}"))
+    serial = spf.Computation.from_json(comp.to_json()).compile()
+    comp.wavefront("i")
+    k = comp.compile()
+    rng = np.random.default_rng(5)
+    n = 500
+    p = np.array([0] + [int(rng.integers(0, i)) for i in range(1, n)], dtype=np.int64)
+    x, y, xr, yr = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    plan = k.inspect(p=p, N=n)
+    k(x=x, y=y, p=p, N=n, plan=plan)
+    serial(x=xr, y=yr, p=p, N=n)
+    np.testing.assert_array_equal(x, xr)
+    np.testing.assert_array_equal(y, yr)
+    np.testing.assert_array_equal(plan.level_of[1:], xr[1:] - 1)  # depth of the chain

@@ -1,0 +1,164 @@
+"""``comp.wavefront(loop, method)`` / ``stmt.wavefront`` (API.md section 11): a scheduling
+command recorded in the trace, kept in JSON and shown in the layers, and refused with a clear
+spf error when the loop carries no dependence or one the inspector cannot order."""
+
+from __future__ import annotations
+
+import pytest
+
+import spf
+from spf import Computation, IllegalScheduleError, SpfError, Stmt, UndeclaredError, kernels
+
+
+def sptrsv_without_triangularity() -> Computation:
+    """SpTRSV as ``kernels.sptrsv_csr`` builds it, without its triangular assumption."""
+    comp = Computation("sptrsv_free")
+    comp.add_data_space("u", "double", shape=("N",))
+    comp.add_data_space("L", "double", shape=("NNZ",))
+    comp.add_data_space("f", "double", shape=("N",))
+    comp.declare_uf(
+        "rowptr",
+        domain="{[i]: 0 <= i <= N}",
+        range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )
+    comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
+    for stmt in kernels.sptrsv_csr().stmts:
+        comp.add_stmt(Stmt(stmt.source, str(stmt.domain), str(stmt.schedule)))
+    return comp
+
+
+def test_tags_every_statement_of_the_loop_and_records_the_command() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    assert all(s.tags == {"i": ("wavefront(levels)",)} for s in comp.stmts)
+    assert str(comp.trace).splitlines() == [
+        f'comp.stmt("s{k}").wavefront("i", method="levels")' for k in range(3)
+    ]
+    assert "[i: wavefront(levels)]" in str(comp.layers())
+    comp.check_legality()
+
+
+def test_layers_show_the_inspector() -> None:
+    comp = kernels.sptrsv_csr()
+    assert "Run-time inspection" not in str(comp.layers())
+    comp.wavefront("i")
+    text = str(comp.layers())
+    assert "Run-time inspection:\n  loop i (wavefront, method='levels'): inspector " in text
+    assert ": level(ip) = max(level(ip), level(j) + 1);" in text
+    assert "i = order_i(i_pos)" in text
+
+
+def test_json_round_trip_and_replay() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i", method="p2p")
+    back = Computation.from_json(comp.to_json())
+    assert [s.tags for s in back.stmts] == [s.tags for s in comp.stmts]
+    fresh = comp.trace.replay(kernels.sptrsv_csr())
+    assert fresh.stmt("s1").tags == {"i": ("wavefront(p2p)",)}
+
+
+def test_stmt_form_on_a_statement_alone_in_its_loop() -> None:
+    """Distributed into its own loop, ``s1`` carries its own flow dependence only; the
+    inspector's range of ``i`` drops the UF conditions of s1's rows (``0 <= i < N``)."""
+    comp = kernels.sptrsv_csr()
+    comp.stmt("s1").after(comp.stmt("s0"), spf.ROOT)
+    comp.stmt("s2").after(comp.stmt("s1"), spf.ROOT)
+    comp.stmt("s1").wavefront("i")
+    assert [s.tags for s in comp.stmts] == [{}, {"i": ("wavefront(levels)",)}, {}]
+    assert 'comp.stmt("s1").wavefront("i", method="levels")' in str(comp.trace)
+    assert "0 <= i && i < N" in str(comp.inspector("i").stmt("s0").domain)
+
+
+def test_stmt_form_by_depth() -> None:
+    comp = kernels.sptrsv_csr()
+    with pytest.raises(IllegalScheduleError, match="not part of the wavefront"):
+        comp.stmt("s1").wavefront(0)
+    assert comp.stmt("s1").tags == {}
+
+
+def test_unknown_loop() -> None:
+    with pytest.raises(UndeclaredError, match=r"unknown loop 'q'.*wavefront"):
+        kernels.sptrsv_csr().wavefront("q")
+
+
+def test_unknown_method() -> None:
+    with pytest.raises(SpfError, match=r"unknown method 'bfs' for loop 'i'.*'levels', 'p2p'"):
+        kernels.sptrsv_csr().wavefront("i", method="bfs")
+
+
+def test_loop_without_carried_dependence_says_parallelize() -> None:
+    comp = kernels.spmv_csr()
+    with pytest.raises(IllegalScheduleError, match="loop 'i' carries no dependence: parallelize"):
+        comp.wavefront("i")
+    assert comp.stmts[0].tags == {}
+    assert len(comp.trace) == 0
+
+
+def test_inner_loop_is_refused() -> None:
+    with pytest.raises(IllegalScheduleError, match="loop 'k' of statement s1 lies inside loop 'i'"):
+        kernels.sptrsv_csr().wavefront("k")
+
+
+def test_source_not_a_function_of_the_sink_names_the_dependence() -> None:
+    """Without triangularity row ``i`` may read ``u(col(k))`` that a later row writes: the
+    anti dependence's source row is not a function of the sink's iteration."""
+    comp = sptrsv_without_triangularity()
+    with pytest.raises(IllegalScheduleError) as info:
+        comp.wavefront("i")
+    msg = str(info.value)
+    assert "anti dependence on 'u'" in msg
+    assert "not a function of the sink's iteration" in msg
+    assert "comp.assume(" in msg
+    assert all(s.tags == {} for s in comp.stmts)
+
+
+def test_with_the_assumption_declared_it_is_accepted() -> None:
+    comp = sptrsv_without_triangularity()
+    comp.assume(kernels.TRIANGULAR)
+    comp.wavefront("i")
+    assert comp.stmt("s1").tags == {"i": ("wavefront(levels)",)}
+
+
+def test_wavefront_and_parallel_on_one_loop_conflict() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.stmt("s0").parallelize("i")
+    with pytest.raises(SpfError, match="loop 'i' of statement s0 would carry the tags"):
+        comp.wavefront("i")
+
+
+def test_inspector_before_wavefront() -> None:
+    with pytest.raises(SpfError, match=r"call comp.wavefront\('i'\) first"):
+        kernels.sptrsv_csr().inspector("i")
+
+
+def test_stmt_form_refuses_a_loop_shared_with_an_independent_statement() -> None:
+    """``y(i) = 2 f(i)`` shares loop ``i`` with ``x(i) = x(p(i)) + 1`` but no dependence with
+    it: left out of the wavefront it would run in the old order while the loop is
+    reordered."""
+    comp = Computation("chain")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("f", "double", shape=("N",))
+    comp.declare_uf("p", domain="{[i]: 0 <= i < N}", range="{[v]: 0 <= v < N}")
+    comp.assume("forall i: 0 <= i < N => p(i) < i")
+    comp.add_stmt(Stmt("$x$(i) = $x$(p(i)) + 1.0;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}"))
+    comp.add_stmt(Stmt("$y$(i) = 2.0 * $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 1]}"))
+    with pytest.raises(IllegalScheduleError, match="statement s1 shares loop 'i'"):
+        comp.stmt("s0").wavefront("i")
+    comp.wavefront("i")
+    assert comp.stmt("s1").tags == {"i": ("wavefront(levels)",)}
+    assert "$level$(ip) = max($level$(ip), $level$(_wsrc) + 1);" in str(comp.inspector("i"))
+
+
+def test_pdfg_shows_the_inspector() -> None:
+    comp = kernels.sptrsv_csr()
+    assert not any("inspector" in n for n in comp.pdfg().graph.nodes)
+    comp.wavefront("i")
+    g = comp.pdfg().graph
+    name = "sptrsv_csr_inspector_i"
+    assert g.nodes[f"{name}.s1"]["kind"] == "stmt"
+    assert g.nodes[f"{name}.level"]["kind"] == "data"
+    assert g.has_edge(f"{name}.s1", f"{name}.level")
+    assert all(g.edges[f"{name}.level", s]["kind"] == "schedule" for s in ("s0", "s1", "s2"))
+    assert f'"{name}.s1"' in comp.pdfg().to_dot()
