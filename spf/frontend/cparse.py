@@ -75,19 +75,33 @@ def parse(text: str, keep: frozenset[str]) -> Source:
     if "\x00" in text:
         raise error_at(text, text.index("\x00"), "NUL character in the source")
     pre = preprocess(text, keep)
+    parser = c_parser.CParser()
     try:
-        tree = c_parser.CParser().parse(_PRELUDE + pre.text, filename="<c>")
+        tree = parser.parse(_PRELUDE + pre.text, filename="<c>")
     except c_parser.ParseError as err:
         msg = str(err)
         m = _COORD.search(msg)
-        detail = msg[m.end() :].lstrip(": ") if m else msg.lstrip(": ")
-        at = pre.offset(int(m.group(1)), int(m.group(2))) if m else None
+        detail = msg[m.end() :] if m else msg.split(": ", 1)[-1]
+        detail = detail.lstrip(": ")
+        place = (int(m.group(1)), int(m.group(2))) if m else _next_token(parser)
+        at = pre.offset(*place) if place else None
+        if at is None and "end of input" in detail:
+            at = len(text)
         raise error_at(
             text, at, f"C syntax error: {detail}", "spf reads C99 function definitions"
         ) from None
     except (RecursionError, AssertionError, IndexError, AttributeError, TypeError) as err:
         raise error_at(text, None, f"C syntax error ({type(err).__name__}: {err})") from None
     return Source(text, pre, tree)
+
+
+def _next_token(parser: Any) -> tuple[int, int] | None:
+    """(line, column) of the token pycparser stopped at, when its error has no position."""
+    try:
+        tok = parser._tokens.peek(1)
+        return (int(tok.lineno), int(tok.column)) if tok is not None else None
+    except Exception:
+        return None
 
 
 def function(src: Source, name: str | None) -> Any:

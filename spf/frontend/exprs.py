@@ -126,7 +126,8 @@ class Scope:
         if node.op == "+":
             return f"{lt} + {rt}", (lv + rv if lv is not None and rv is not None else None)
         if node.op == "-":
-            return f"{lt} - ({rt})", (lv - rv if lv is not None and rv is not None else None)
+            right = f"({rt})" if " " in rt else rt
+            return f"{lt} - {right}", (lv - rv if lv is not None and rv is not None else None)
         if node.op == "*":
             if lv is None and rv is None:
                 raise NotAffineError(node, "a product of two variables is not affine")

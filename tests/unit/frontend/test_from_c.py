@@ -1,0 +1,260 @@
+"""``spf.from_c``: what each C construct becomes (statements, domains, schedules, data spaces,
+UFs, locals) and that the result computes what the C computes (run by the interpreter)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spf
+
+
+def test_one_statement_per_assignment_in_textual_order() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double a[n], double b[n]) {
+          for (int i = 0; i < n; i++) {
+            a[i] = 1.0;
+            b[i] += a[i];
+          }
+          a[0] = 2.0;
+        }"""
+    )
+    assert [s.source for s in comp.stmts] == ["$a$(i) = 1.0;", "$b$(i) += $a$(i);", "$a$(0) = 2.0;"]
+    assert comp.loop_structure() == "for i:\n  s0\n  s1\ns2"
+    assert comp.params == frozenset({"n"})
+    assert "n >= 1" in [f.text for f in comp.assumptions]
+
+
+def test_define_sizes_are_substituted_or_kept_symbolic_with_params() -> None:
+    src = "#define N 10\nvoid f(double x[N]) { for (int i = 0; i < N; i++) x[i] = i; }"
+    fixed = spf.from_c(src)
+    assert fixed.data_spaces["x"].shape == (10,)
+    assert fixed.params == frozenset()
+    symbolic = spf.from_c(src, params=["N"])
+    assert symbolic.data_spaces["x"].shape == ("N",)
+    x = np.zeros(4)
+    symbolic.interpret(x=x, N=4)
+    assert x.tolist() == [0, 1, 2, 3]
+
+
+def test_includes_pragmas_comments_and_typedefs_are_handled() -> None:
+    comp = spf.from_c(
+        """#include <math.h>
+        typedef double real;  // a typedef
+        /* a comment */
+        void f(int n, real x[n]) {
+        #pragma scop
+          for (int i = 0; i < n; i++) x[i] = sqrt(x[i]);
+        #pragma endscop
+        }"""
+    )
+    assert comp.stmts[0].source == "$x$(i) = sqrt($x$(i));"
+    assert comp.data_spaces["x"].ctype == "double"
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("for (i = 0; i < n; i++)", [0, 1, 2, 3, 4, 5, 6]),
+        ("for (i = 1; i <= n - 2; i++)", [1, 2, 3, 4, 5]),
+        ("for (i = n - 1; i >= 0; i--)", [6, 5, 4, 3, 2, 1, 0]),
+        ("for (i = n - 1; i > 2; --i)", [6, 5, 4, 3]),
+        ("for (i = 1; i < n; i += 2)", [1, 3, 5]),
+        ("for (i = n - 1; i >= 0; i -= 3)", [6, 3, 0]),
+        ("for (i = max(1, n - 4); i < min(n, 5); i = i + 1)", [3, 4]),
+        ("for (i = 0; n > i; ++i)", [0, 1, 2, 3, 4, 5, 6]),
+    ],
+)
+def test_loop_forms_visit_the_c_order(header: str, expected: list[int]) -> None:
+    comp = spf.from_c(
+        f"""
+        #define min(a, b) ((a) < (b) ? (a) : (b))
+        #define max(a, b) ((a) > (b) ? (a) : (b))
+        void f(int n, double order[n], double c[1]) {{
+          int i;
+          {header} {{
+            order[i] = c[0];
+            c[0] += 1.0;
+          }}
+        }}"""
+    )
+    order = np.full(7, -1.0)
+    c = np.zeros(1)
+    comp.interpret(order=order, c=c, n=7)
+    visited = sorted(expected, key=lambda i: order[i])
+    assert visited == expected
+    assert int(c[0]) == len(expected)
+
+
+def test_affine_if_and_else_are_domains() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double x[n]) {
+          for (int i = 0; i < n; i++)
+            if (i < 3 && i != 1) x[i] = 1.0; else x[i] = 2.0;
+        }"""
+    )
+    assert all("if" not in s.source for s in comp.stmts)
+    x = np.zeros(6)
+    comp.interpret(x=x, n=6)
+    assert x.tolist() == [1, 2, 1, 2, 2, 2]
+
+
+def test_non_affine_conditions_stay_in_the_source() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double x[n], double y[n]) {
+          for (int i = 0; i < n; i++)
+            if (x[i] > 0.5 && i > 0) { y[i] = x[i]; x[i] = 0.0; } else y[i] = -1.0;
+        }"""
+    )
+    assert len(comp.stmts) == 1
+    assert comp.stmts[0].source.startswith("if (")
+    x = np.array([0.9, 0.1, 0.7, 0.8])
+    y = np.zeros(4)
+    comp.interpret(x=x, y=y, n=4)
+    assert y.tolist() == [-1.0, -1.0, 0.7, 0.8]
+    assert x.tolist() == [0.9, 0.1, 0.0, 0.0]
+
+
+def test_data_dependent_condition_around_a_loop_guards_each_statement() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double s[n], double A[n][n]) {
+          for (int i = 0; i < n; i++)
+            if (s[i] > 0.0)
+              for (int j = 0; j < n; j++) A[i][j] = s[i];
+        }"""
+    )
+    assert comp.stmts[0].source == "if ($s$(i) > 0.0) { $A$(i, j) = $s$(i); }"
+    s = np.array([1.0, -1.0, 2.0])
+    a = np.zeros((3, 3))
+    comp.interpret(s=s, A=a, n=3)
+    assert a[:, 0].tolist() == [1.0, 0.0, 2.0]
+
+
+def test_chained_assignment_becomes_two_statements() -> None:
+    comp = spf.from_c("void f(double a[2], double b[2]) { a[0] = b[1] = 3.0; }")
+    assert [s.source for s in comp.stmts] == ["$b$(1) = 3.0;", "$a$(0) = $b$(1);"]
+
+
+def test_scalars_become_locals_and_float_parameters_constants() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double alpha, double x[n], double out[1]) {
+          double sum = 0.0;
+          double w[n];
+          for (int i = 0; i < n; i++) { w[i] = alpha * x[i]; sum += w[i]; }
+          out[0] = sum;
+        }"""
+    )
+    assert comp.constants == {"alpha": "double", "n": "int64_t"}
+    assert comp.data_spaces["sum"].role == "local"
+    assert comp.data_spaces["w"].role == "local"
+    out = np.zeros(1)
+    comp.interpret(x=np.arange(4.0), out=out, alpha=2.0, n=4)
+    assert out[0] == 12.0
+
+
+def test_index_arrays_become_ufs_with_declared_properties() -> None:
+    comp = spf.from_c(
+        """
+        void spmv(int n, int *rowptr, long *col, double *a, double *x, double *y) {
+          for (int i = 0; i < n; i++)
+            for (int k = rowptr[i]; k < rowptr[i + 1]; k++) {
+              int j = col[k];
+              y[i] += a[k] * x[j];
+            }
+        }""",
+        shapes={"a": ("NNZ",), "x": ("M",), "y": ("n",)},
+        ufs={
+            "rowptr": spf.UF("rowptr", monotonic="nondecreasing"),
+            "col": {"range": "{[v]: 0 <= v < M}"},
+        },
+    )
+    assert comp.ufs["rowptr"].monotonic == "nondecreasing"
+    assert comp.ufs["col"].dtype == "int64"
+    assert comp.ufs["col"].range is not None
+    assert comp.stmts[0].source == "$y$(i) += $a$(k) * $x$((col(k)));"
+    assert "rowptr(i) <= k" in str(comp.stmts[0].domain).replace(" ", " ") or "rowptr" in str(
+        comp.stmts[0].domain
+    )
+    y = np.zeros(2)
+    comp.interpret(y=y, a=np.array([1.0, 2.0, 3.0]), x=np.array([10.0, 20.0]),
+                   rowptr=np.array([0, 2, 3], dtype=np.int32), col=np.array([0, 1, 1]),
+                   n=2, M=2, NNZ=3)  # fmt: skip
+    assert y.tolist() == [50.0, 60.0]
+
+
+def test_condition_on_an_index_array_is_a_domain_constraint() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, const int *rowptr, const int *col, const double *a, double *d) {
+          for (int i = 0; i < n; i++)
+            for (int k = rowptr[i]; k < rowptr[i + 1]; k++)
+              if (col[k] == i) d[i] = a[k];
+        }""",
+        shapes={"a": ("NNZ",), "d": ("n",)},
+    )
+    assert "col(k)" in str(comp.stmts[0].domain)
+    assert "if" not in comp.stmts[0].source
+
+
+def test_global_arrays_and_the_function_argument() -> None:
+    src = """
+    #define N 4
+    double g[N];
+    void one(void) { for (int i = 0; i < N; i++) g[i] = 1.0; }
+    void two(void) { for (int i = 0; i < N; i++) g[i] = 2.0; }
+    """
+    comp = spf.from_c(src, function="two")
+    g = np.zeros(4)
+    comp.interpret(g=g)
+    assert g.tolist() == [2.0] * 4
+
+
+def test_math_calls_casts_and_ternaries_keep_their_text() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double x[n]) {
+          for (int i = 0; i < n; i++)
+            x[i] = fabs(x[i]) > 1.0 ? exp(-x[i]) : (double)i / n + pow(x[i], 2.0);
+        }"""
+    )
+    assert comp.stmts[0].source == (
+        "$x$(i) = fabs($x$(i)) > 1.0 ? exp(-$x$(i)) : (double)i / n + pow($x$(i), 2.0);"
+    )
+
+
+def test_parentheses_follow_the_c_tree() -> None:
+    comp = spf.from_c("void f(double a[3]) { a[0] = a[1] - (a[2] - a[0]) * (a[1] + a[2]); }")
+    assert comp.stmts[0].source == "$a$(0) = $a$(1) - ($a$(2) - $a$(0)) * ($a$(1) + $a$(2));"
+
+
+def test_result_is_an_ordinary_computation() -> None:
+    comp = spf.from_c(
+        """
+        void mm(int n, double C[n][n], double A[n][n], double B[n][n]) {
+          for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+              for (int k = 0; k < n; k++)
+                C[i][j] += A[i][k] * B[k][j];
+        }"""
+    )
+    comp.stmt("s0").interchange("j", "k").parallelize("i")
+    comp.check_legality()
+    assert "for i [parallel]" in comp.loop_structure()
+    assert spf.Computation.from_json(comp.to_json()).stmts[0].source == comp.stmts[0].source
+    assert comp.pdfg() is not None
+
+
+def test_translation_prints_python_that_rebuilds_it() -> None:
+    from spf.frontend import translate
+
+    t = translate("void f(int n, double x[n]) { for (int i = 0; i < n; i++) x[i] = 0.0; }")
+    scope: dict[str, object] = {}
+    exec(t.as_python(), scope)
+    rebuilt = scope["comp"]
+    assert isinstance(rebuilt, spf.Computation)
+    assert rebuilt.to_json() == t.comp.to_json() if t.comp else False
