@@ -50,6 +50,7 @@ def test_import_help_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     path.write_text(SOURCE)
     assert main(["import", str(path)]) == 1
     err = capsys.readouterr().err
-    assert "spf import: error: from_c: line 3" in err and "shapes=" in err
+    assert "spf import: error: from_c: line 3" in err
+    assert "shapes=" in err
     assert main(["import", str(path), "--shape", "y"]) == 1
     assert "NAME=EXT" in capsys.readouterr().err
