@@ -23,6 +23,7 @@ SCRIPTS = [
     "inline_functions.py",
     "checked_contract.py",
     "scatter_reduction.py",
+    "import_c.py",
 ]
 
 

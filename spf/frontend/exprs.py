@@ -99,7 +99,7 @@ class Scope:
         if isinstance(node, c_ast.ID):
             name = node.name
             if name in self.aliases:
-                return f"({self.aliases[name]})", None
+                return _wrap(self.aliases[name]), None
             if name in self.iters or name in self.consts:
                 return name, None
             raise NotAffineError(node, self._why_name(name))
@@ -286,7 +286,7 @@ class Scope:
     def _name(self, node: Any) -> str:
         name: str = node.name
         if name in self.aliases:
-            return f"({self.aliases[name]})"
+            return _wrap(self.aliases[name])
         if name in self.iters or name in self.consts or name in self.fconsts:
             return name
         if name in self.iterators:
@@ -323,3 +323,8 @@ class Scope:
                 "only math.h functions (sqrt, exp, fabs, pow, ...) and min/max may be called",
             )
         return f"{spf_name}({', '.join(self.value(a) for a in args)})"
+
+
+def _wrap(text: str) -> str:
+    """``text`` parenthesized unless it is one name, number or call."""
+    return f"({text})" if " " in text else text

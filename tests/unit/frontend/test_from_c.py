@@ -176,7 +176,7 @@ def test_index_arrays_become_ufs_with_declared_properties() -> None:
     assert comp.ufs["rowptr"].monotonic == "nondecreasing"
     assert comp.ufs["col"].dtype == "int64"
     assert comp.ufs["col"].range is not None
-    assert comp.stmts[0].source == "$y$(i) += $a$(k) * $x$((col(k)));"
+    assert comp.stmts[0].source == "$y$(i) += $a$(k) * $x$(col(k));"
     assert "rowptr(i) <= k" in str(comp.stmts[0].domain).replace(" ", " ") or "rowptr" in str(
         comp.stmts[0].domain
     )
