@@ -89,6 +89,14 @@ def translate(
                 "shapes= names arrays of the function",
             )
     records = Walker(scope, written).run(fn.body)
+    for r in records:
+        for name in sorted(scope.bound_only):
+            if f"${name}$" in r.source:
+                raise src.error(
+                    r.node,
+                    f"{name!r} is read before its assignment (a value from an earlier iteration)",
+                    "assign it before every use, in the same block",
+                )
     out = Translation(fn.decl.name)
     _declare(out, src, fn, scope, records, uf_fields, shape_of)
     comp = Computation(fn.decl.name)
@@ -186,8 +194,10 @@ def _declare(
             or name in scope.fconsts
         ):
             continue
-        if f"${name}$" not in used and (var.role != "param" or var.rank == 0):
-            continue
+        if f"${name}$" not in used and (
+            var.role != "param" or var.rank == 0 or (None in var.dims and name not in shape_of)
+        ):
+            continue  # unused: a parameter array is kept (the C signature) when its shape is known
         shape = _shape(src, scope, var, shape_of.get(name), facts)
         if var.role == "local":
             calls.append(Call("add_local", (name, var.base, shape), node=var.node))
@@ -202,13 +212,25 @@ def _declare(
         tup = f"[{', '.join(r.iters)}]"
         conds = domain_text(list(r.conds))
         domain = f"{{{tup}: {conds}}}" if conds else f"{{{tup}}}"
-        calls.append(
-            Call(
-                "add_stmt",
-                (r.source, domain, f"{{{tup} -> [{', '.join(r.schedule)}]}}"),
-                node=r.node,
-            )
-        )
+        calls.append(Call("add_stmt", (r.source, domain, _schedule(r)), node=r.node))
+
+
+def _schedule(r: Record) -> str:
+    """The 2d+1 schedule of ``r``; a downward loop ``i`` keeps its name as the schedule
+    dimension ``i = -i_`` (``i_`` being the domain's ``i``), so it runs downward as ``i``."""
+    ins: list[str] = []
+    eqs: list[str] = []
+    for v in r.iters:
+        if v not in r.down:
+            ins.append(v)
+            continue
+        fresh = f"{v}_"
+        while fresh in r.iters or fresh in ins:
+            fresh += "_"
+        ins.append(fresh)
+        eqs.append(f"{v} + {fresh} = 0")
+    where = f": {' && '.join(eqs)}" if eqs else ""
+    return f"{{[{', '.join(ins)}] -> [{', '.join(r.schedule)}]{where}}}"
 
 
 def _shape(

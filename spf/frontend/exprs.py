@@ -69,6 +69,7 @@ class Scope:
     iterators: set[str]  # every loop variable of the function
     iters: tuple[str, ...] = ()
     aliases: dict[str, str] = field(default_factory=dict)
+    bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
 
     def data(self, name: str) -> bool:
         return (
@@ -296,6 +297,12 @@ class Scope:
                 "spf loops own their variables; use the bound instead",
             )
         var = self.vars.get(name)
+        if name in self.bound_only:
+            raise self.fail(
+                node,
+                f"{name!r} is used where its assignment does not reach",
+                "use it only after its assignment, in the same block",
+            )
         if var is not None:
             if var.rank:
                 raise self.fail(

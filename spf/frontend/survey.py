@@ -22,6 +22,7 @@ class _Found:
     written: dict[str, int] = field(default_factory=dict)
     index_use: set[str] = field(default_factory=set)
     strict_index: set[str] = field(default_factory=set)  # subscripts and loop headers
+    scalar_sources: dict[str, set[str]] = field(default_factory=dict)  # x = a[..] -> {a}
 
 
 def survey(
@@ -35,6 +36,10 @@ def survey(
         _visit(src, types, node, found)
     _check_iterators(src, found)
     variables, written = found.variables, found.written
+    for name, arrays in found.scalar_sources.items():
+        var = variables.get(name)
+        if var is not None and var.rank == 0 and is_integer(var.base) and written[name] == 1:
+            found.index_use.update(arrays)
     consts: set[str] = set(keep)
     fconsts: set[str] = set()
     for name, var in variables.items():
@@ -102,6 +107,10 @@ def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
         found.index_use.update(array_names(node.cond))
     elif isinstance(node, c_ast.Assignment):
         _count(found, node.lvalue)
+        if isinstance(node.lvalue, c_ast.ID):  # j = col[k]; (an integer local: see survey)
+            found.scalar_sources.setdefault(node.lvalue.name, set()).update(
+                array_names(node.rvalue)
+            )
     elif isinstance(node, c_ast.UnaryOp) and node.op in _INCREMENTS:
         _count(found, node.expr)
     found.index_use.update(found.strict_index)

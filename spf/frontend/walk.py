@@ -35,6 +35,7 @@ class Record:
     conds: tuple[Cond, ...]
     schedule: tuple[str, ...]
     node: Any
+    down: frozenset[str] = frozenset()  # loops that run downward
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class _Ctx:
     prefix: tuple[str, ...] = ()
     guards: tuple[str, ...] = ()  # non-affine conditions (source text), outermost first
     aliases: tuple[tuple[str, str], ...] = ()
+    down: frozenset[str] = frozenset()
 
 
 class Walker:
@@ -95,6 +97,9 @@ class Walker:
             for d in node.decls:
                 ctx = self.decl(d, ctx, counter)
         elif isinstance(node, c_ast.Assignment | c_ast.UnaryOp):
+            bound = self._alias(node, ctx)
+            if bound is not None:
+                return replace(ctx, aliases=(*ctx.aliases, bound))
             self.emit(self.assignment(node, ctx), ctx, counter, node)
         else:
             raise self.fail(
@@ -105,6 +110,29 @@ class Walker:
         return ctx
 
     # ---------- statements ----------
+
+    def _alias(self, node: Any, ctx: _Ctx) -> tuple[str, str] | None:
+        """``(name, value)`` when ``node`` is the only assignment ``j = e;`` of an integer local
+        declared without a value and ``e`` is affine (``j = col[k];``): later uses in the block
+        read ``e`` itself, so subscripts such as ``x[j]`` stay UF calls."""
+        if not (isinstance(node, c_ast.Assignment) and node.op == "="):
+            return None
+        if not isinstance(node.lvalue, c_ast.ID) or isinstance(node.rvalue, c_ast.Assignment):
+            return None
+        name = node.lvalue.name
+        var = self.scope.vars.get(name)
+        if var is None or var.role != "local" or var.rank or var.base in ("double", "float"):
+            return None
+        if name in self.scope.iterators or self.written.get(name, 0) != 1:
+            return None
+        if getattr(var.node, "init", None) is not None:
+            return None
+        try:
+            value = self._scoped(ctx).affine(node.rvalue)
+        except NotAffineError:
+            return None
+        self.scope.bound_only.add(name)
+        return name, value
 
     def emit(self, lines: list[str], ctx: _Ctx, counter: list[int], node: Any) -> None:
         for line in lines:
@@ -118,7 +146,7 @@ class Walker:
                 source = f"if ({cond}) {{ {line} }}"
             sched = (*ctx.prefix, str(counter[0]))
             counter[0] += 1
-            self.records.append(Record(source, ctx.iters, ctx.conds, sched, node))
+            self.records.append(Record(source, ctx.iters, ctx.conds, sched, node, ctx.down))
 
     def assignment(self, node: Any, ctx: _Ctx) -> list[str]:
         """Source lines of an assignment (a chain ``a = b = e`` gives two)."""
@@ -233,10 +261,12 @@ class Walker:
                     node.init, f"loop {it!r}: a strided loop needs a single start value"
                 )
             conds.append(Cmp(f"({it} - ({start.rhs})) % {abs(step)}", "=", "0"))
-        entry = it if step > 0 else f"-{it}"
         pos = str(counter[0])
         counter[0] += 1
-        inner = replace(inner, conds=(*ctx.conds, conj(conds)), prefix=(*ctx.prefix, pos, entry))
+        down = ctx.down | {it} if step < 0 else ctx.down
+        inner = replace(
+            inner, conds=(*ctx.conds, conj(conds)), prefix=(*ctx.prefix, pos, it), down=down
+        )
         body = node.stmt
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
         self.block(items, inner, [0])

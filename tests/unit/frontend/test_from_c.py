@@ -258,3 +258,49 @@ def test_translation_prints_python_that_rebuilds_it() -> None:
     rebuilt = scope["comp"]
     assert isinstance(rebuilt, spf.Computation)
     assert rebuilt.to_json() == t.comp.to_json() if t.comp else False
+
+
+def test_integer_local_assigned_once_from_an_index_array_is_its_value() -> None:
+    comp = spf.from_c(
+        """
+        void scatter(int n, const int *col, const double *x, double *y) {
+          int j;
+          for (int k = 0; k < n; k++) {
+            j = col[k];
+            y[j] += x[k];
+          }
+        }""",
+        shapes={"x": ("n",), "y": ("M",)},
+    )
+    assert [s.source for s in comp.stmts] == ["$y$(col(k)) += $x$(k);"]
+    assert "col" in comp.ufs
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if (k > 2) j = col[k]; y[j] += x[k];",
+        "y[j] += x[k]; j = col[k];",
+    ],
+)
+def test_integer_local_read_where_its_assignment_does_not_reach_is_refused(body: str) -> None:
+    src = f"""
+    void f(int n, const int *col, const double *x, double *y) {{
+      int j;
+      for (int k = 0; k < n; k++) {{ {body} }}
+    }}"""
+    with pytest.raises(spf.ParseError, match=r"'j' is (used|read)"):
+        spf.from_c(src, shapes={"x": ("n",), "y": ("n",)})
+
+
+def test_downward_loop_keeps_its_name() -> None:
+    comp = spf.from_c("void f(int n, double x[n]) { for (int i = n - 1; i >= 0; i--) x[i] = i; }")
+    assert comp.stmts[0].loops == ("i",)
+    assert comp.loop_structure() == "for i:\n  s0"
+
+
+def test_unused_pointer_parameter_needs_no_shape() -> None:
+    comp = spf.from_c(
+        "void f(int n, double *unused, double x[n]) { for (int i = 0; i < n; i++) x[i] = 0; }"
+    )
+    assert "unused" not in comp.data_spaces
