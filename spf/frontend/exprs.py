@@ -187,43 +187,23 @@ class Scope:
         raise NotAffineError(node, "not a comparison")
 
     def compare(self, left: Any, op: str, right: Any, node: Any) -> Cond:
-        lk, lterms = self._terms(left)
-        rk, rterms = self._terms(right)
-        if lk is not None and rk is not None:
-            raise NotAffineError(node, "min/max on both sides of a comparison")
-        if lk is not None:
-            return self._split(rterms[0], _SWAP[op], lk, lterms, node)
-        if rk is not None:
-            return self._split(lterms[0], op, rk, rterms, node)
-        return Cmp(lterms[0], op, rterms[0])
-
-    @staticmethod
-    def _split(x: str, op: str, kind: str, terms: list[str], node: Any) -> Cond:
-        """``x op min(terms)`` / ``x op max(terms)`` as a junction of comparisons."""
-        cmps: list[Cond] = [Cmp(x, op, t) for t in terms]
+        """``left op right``; a ``min``/``max`` side (nested ones too) becomes a conjunction or
+        disjunction of comparisons with its arguments."""
+        if _min_max(left) is not None:
+            if _min_max(right) is not None:
+                raise NotAffineError(node, "min/max on both sides of a comparison")
+            return self.compare(right, _SWAP[op], left, node)
+        kind = _min_max(right)
+        if kind is None:
+            return Cmp(self.affine(left), op, self.affine(right))
         if op in ("=", "!="):
             raise NotAffineError(node, f"'{op}' with {kind}()")
+        args = right.args.exprs if right.args is not None else []
+        if len(args) != 2:
+            raise NotAffineError(right, f"{kind} takes two arguments")
+        parts = [self.compare(left, op, a, node) for a in args]
         upper = op in ("<", "<=")
-        return conj(cmps) if upper == (kind == "min") else disj(cmps)
-
-    def _terms(self, node: Any) -> tuple[str | None, list[str]]:
-        if (
-            isinstance(node, c_ast.FuncCall)
-            and isinstance(node.name, c_ast.ID)
-            and node.name.name in _MIN_MAX
-        ):
-            kind = _MIN_MAX[node.name.name]
-            args = node.args.exprs if node.args is not None else []
-            if len(args) != 2:
-                raise NotAffineError(node, f"{node.name.name} takes two arguments")
-            terms: list[str] = []
-            for a in args:
-                k, ts = self._terms(a)
-                if k is not None and k != kind:
-                    raise NotAffineError(node, "min and max nested in one bound")
-                terms.extend(ts)
-            return kind, terms
-        return None, [self.affine(node)]
+        return conj(parts) if upper == (kind == "min") else disj(parts)
 
     # ---------- statement-source text ----------
 
@@ -335,3 +315,14 @@ class Scope:
 def _wrap(text: str) -> str:
     """``text`` parenthesized unless it is one name, number or call."""
     return f"({text})" if " " in text else text
+
+
+def _min_max(node: Any) -> str | None:
+    """``"min"``/``"max"`` when ``node`` is such a call (``MIN``, ``fmin`` ... too)."""
+    if (
+        isinstance(node, c_ast.FuncCall)
+        and isinstance(node.name, c_ast.ID)
+        and node.name.name in _MIN_MAX
+    ):
+        return _MIN_MAX[node.name.name]
+    return None

@@ -304,3 +304,17 @@ def test_unused_pointer_parameter_needs_no_shape() -> None:
         "void f(int n, double *unused, double x[n]) { for (int i = 0; i < n; i++) x[i] = 0; }"
     )
     assert "unused" not in comp.data_spaces
+
+
+def test_nested_min_and_max_bounds() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double x[n]) {
+          for (int i = max(0, min(n - 3, 2)); i < min(n, max(3, n - 1)); i++) x[i] = 1.0;
+        }"""
+    )
+    for n, expected in ((8, list(range(2, 7))), (4, [1, 2]), (2, [0, 1])):
+        x = np.zeros(n)
+        comp.interpret(x=x, n=n)
+        lo, hi = max(0, min(n - 3, 2)), min(n, max(3, n - 1))
+        assert np.flatnonzero(x).tolist() == list(range(lo, hi)) == expected
