@@ -46,6 +46,10 @@ _INT = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 _NAMED_CONSTANTS = frozenset({"INFINITY", "NAN"})
 
 
+#: Affine text, or a min/max of such trees: ``("min", [t1, t2])``.
+Tree = str | tuple[str, list["Tree"]]
+
+
 class NotAffineError(Exception):
     """Internal: an expression outside the affine fragment (``why`` says what, at ``node``)."""
 
@@ -187,23 +191,39 @@ class Scope:
         raise NotAffineError(node, "not a comparison")
 
     def compare(self, left: Any, op: str, right: Any, node: Any) -> Cond:
-        """``left op right``; a ``min``/``max`` side (nested ones too) becomes a conjunction or
-        disjunction of comparisons with its arguments."""
-        if _min_max(left) is not None:
-            if _min_max(right) is not None:
-                raise NotAffineError(node, "min/max on both sides of a comparison")
-            return self.compare(right, _SWAP[op], left, node)
-        kind = _min_max(right)
-        if kind is None:
-            return Cmp(self.affine(left), op, self.affine(right))
-        if op in ("=", "!="):
-            raise NotAffineError(node, f"'{op}' with {kind}()")
-        args = right.args.exprs if right.args is not None else []
-        if len(args) != 2:
-            raise NotAffineError(right, f"{kind} takes two arguments")
-        parts = [self.compare(left, op, a, node) for a in args]
-        upper = op in ("<", "<=")
-        return conj(parts) if upper == (kind == "min") else disj(parts)
+        """``left op right``; ``min``/``max`` anywhere in a sum (``min(a, b) - 1``, nested
+        calls) become conjunctions or disjunctions of comparisons."""
+        return self._cmp(self.tree(left), op, self.tree(right), node)
+
+    def _cmp(self, left: Tree, op: str, right: Tree, node: Any) -> Cond:
+        if isinstance(right, tuple):
+            kind, parts = right
+            if op in ("=", "!="):
+                raise NotAffineError(node, f"'{op}' with {kind}()")
+            subs = [self._cmp(left, op, p, node) for p in parts]
+            upper = op in ("<", "<=")
+            return conj(subs) if upper == (kind == "min") else disj(subs)
+        if isinstance(left, tuple):
+            return self._cmp(right, _SWAP[op], left, node)
+        return Cmp(left, op, right)
+
+    def tree(self, node: Any) -> Tree:
+        """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
+        kind = _min_max(node)
+        if kind is not None:
+            args = node.args.exprs if node.args is not None else []
+            if len(args) != 2:
+                raise NotAffineError(node, f"{kind} takes two arguments")
+            return kind, [self.tree(a) for a in args]
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):
+            left, right = self.tree(node.left), self.tree(node.right)
+            if isinstance(left, str) and isinstance(right, str):
+                return self.affine(node)
+            return _combine(left, node.op, right)
+        if isinstance(node, c_ast.UnaryOp) and node.op == "-":
+            inner = self.tree(node.expr)
+            return self.affine(node) if isinstance(inner, str) else _combine("0", "-", inner)
+        return self.affine(node)
 
     # ---------- statement-source text ----------
 
@@ -315,6 +335,18 @@ class Scope:
 def _wrap(text: str) -> str:
     """``text`` parenthesized unless it is one name, number or call."""
     return f"({text})" if " " in text else text
+
+
+def _combine(left: Tree, op: str, right: Tree) -> Tree:
+    """``left op right`` (``op`` is ``+`` or ``-``) with min/max lifted outward."""
+    if isinstance(left, tuple):
+        return left[0], [_combine(p, op, right) for p in left[1]]
+    if isinstance(right, tuple):
+        kind = right[0] if op == "+" else ("max" if right[0] == "min" else "min")
+        return kind, [_combine(left, op, p) for p in right[1]]
+    if op == "+":
+        return f"{left} + {right}"
+    return f"{left} - ({right})" if " " in right else f"{left} - {right}"
 
 
 def _min_max(node: Any) -> str | None:

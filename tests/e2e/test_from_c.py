@@ -5,6 +5,7 @@ and run, and compared bitwise with the same source compiled by gcc and called th
 from __future__ import annotations
 
 import ctypes
+import random
 import re
 import shutil
 import subprocess
@@ -191,3 +192,97 @@ def test_imported_gemm_schedules_and_stays_bitwise(tmp_path: Path) -> None:
     got = run_spf(comp, args)
     assert got["C"].tobytes() == want["C"].tobytes()
     assert "parallel" in comp.loop_structure()
+
+
+# ----------------------------------------------------------------- random programs vs gcc
+class _Program:
+    """A random loop program over x[n], y[n], A[n][n] whose every access is in bounds
+    (loop variables stay in [0, n)), built from one seed: loop forms (up, down, strided,
+    min/max bounds, triangular), affine and data-dependent ifs with else, compound and
+    chained assignments, math calls, ternaries and a scalar temporary."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def index(self, its: list[str]) -> str:
+        if not its:
+            return str(self.rng.randint(0, 5))
+        v = self.rng.choice(its)
+        return self.rng.choice([v, v, f"{v} % 3", f"n - 1 - {v}", "0"])
+
+    def value(self, its: list[str], depth: int = 0) -> str:
+        pick = self.rng.randint(0, 6 if depth < 2 else 2)
+        if pick == 0:
+            return self.rng.choice(["1.5", "0.25", "alpha", "t"])
+        if pick == 1:
+            return f"x[{self.index(its)}]"
+        if pick == 2:
+            return f"A[{self.index(its)}][{self.index(its)}]"
+        a, b = self.value(its, depth + 1), self.value(its, depth + 1)
+        if pick == 3:
+            return f"({a} {self.rng.choice(['+', '-', '*'])} {b})"
+        if pick == 4:
+            return f"{self.rng.choice(['sqrt', 'fabs', 'exp'])}(0.1 * {a})"
+        if pick == 5:
+            return f"({a} > 0.5 ? {b} : {self.value(its, depth + 1)})"
+        return f"y[{self.index(its)}]"
+
+    def loop(self, its: list[str], depth: int) -> str:
+        v = "ijk"[len(its)]
+        o = its[-1] if its else None
+        lo = self.rng.choice(["0", "1"] + ([o, f"{o} + 1"] if o else []))
+        hi = self.rng.choice(["n", "n - 1"] + ([f"min({o} + 3, n)", f"{o}"] if o else []))
+        form = self.rng.randint(0, 3)
+        if form == 0:
+            head = f"for ({v} = {lo}; {v} < {hi}; {v}++)"
+        elif form == 1:
+            head = f"for ({v} = {hi} - 1; {v} >= {lo}; {v}--)"
+        elif form == 2:
+            head = f"for ({v} = {lo}; {v} < {hi}; {v} += 2)"
+        else:
+            head = f"for ({v} = max({lo}, 1); {v} <= min({hi}, n) - 1; ++{v})"
+        body = " ".join(self.stmt([*its, v], depth + 1) for _ in range(self.rng.randint(1, 3)))
+        return f"{head} {{ {body} }}"
+
+    def stmt(self, its: list[str], depth: int = 0) -> str:
+        pick = self.rng.randint(0, 6 if depth < 3 else 2)
+        if pick <= 1 or (pick == 3 and len(its) == 3):
+            target = self.rng.choice(
+                [f"x[{self.index(its)}]", f"y[{self.index(its)}]", "t",
+                 f"A[{self.index(its)}][{self.index(its)}]"]
+            )  # fmt: skip
+            return f"{target} {self.rng.choice(['=', '+=', '-=', '*='])} {self.value(its)};"
+        if pick == 2:
+            return f"y[{self.index(its)}] = x[{self.index(its)}] = {self.value(its)};"
+        if pick == 3:
+            return self.loop(its, depth)
+        if pick == 4 and its:
+            v = self.rng.choice(its)
+            cond = self.rng.choice([f"{v} < n - 2", f"{v} % 2 == 0", f"{v} != 1 && {v} >= 1"])
+            other = f" else {{ {self.stmt(its, depth + 1)} }}" if self.rng.random() < 0.5 else ""
+            return f"if ({cond}) {{ {self.stmt(its, depth + 1)} }}{other}"
+        if pick == 5:
+            body = f"y[{self.index(its)}] = {self.value(its)};"
+            return f"if (x[{self.index(its)}] > 0.4) {{ {body} }} else {{ t += 1.0; }}"
+        return f"{{ {self.stmt(its, depth + 1)} {self.stmt(its, depth + 1)} }}"
+
+    def source(self) -> str:
+        body = "\n  ".join(self.stmt([]) for _ in range(self.rng.randint(2, 4)))
+        return (
+            "#include <math.h>\n#define min(a, b) ((a) < (b) ? (a) : (b))\n"
+            "#define max(a, b) ((a) > (b) ? (a) : (b))\n#define n 6\n"
+            "void f(double alpha, double x[n], double y[n], double A[n][n]) {\n"
+            f"  int i, j, k;\n  double t = 0.5;\n  {body}\n  y[5] = t;\n}}\n"
+        )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_program_matches_gcc(seed: int, tmp_path: Path) -> None:
+    text = _Program(seed).source()
+    comp = spf.from_c(text)
+    rng = np.random.default_rng(seed)
+    args = {"alpha": 0.7, "x": rng.random(6), "y": rng.random(6), "A": rng.random((6, 6))}
+    want = run_gcc(text, "f", args, tmp_path)
+    got = run_spf(comp, args)
+    for key in ("x", "y", "A"):
+        assert got[key].tobytes() == want[key].tobytes(), f"{key} differs for\n{text}"

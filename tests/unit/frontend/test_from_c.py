@@ -318,3 +318,20 @@ def test_nested_min_and_max_bounds() -> None:
         comp.interpret(x=x, n=n)
         lo, hi = max(0, min(n - 3, 2)), min(n, max(3, n - 1))
         assert np.flatnonzero(x).tolist() == list(range(lo, hi)) == expected
+
+
+def test_min_max_inside_sums_are_lifted() -> None:
+    comp = spf.from_c(
+        """
+        void f(int n, double x[n]) {
+          for (int i = 1 + max(0, n - 6); i <= min(n - 1, 5) - 1; i++) x[i] = 1.0;
+          for (int i = n - 1 - min(n - 1, 2); i < n - max(1, n - 7); i++) x[i] += 2.0;
+        }"""
+    )
+    for n in (3, 6, 9):
+        x = np.zeros(n)
+        comp.interpret(x=x, n=n)
+        want = np.zeros(n)
+        want[1 + max(0, n - 6) : min(n - 1, 5)] = 1.0
+        want[n - 1 - min(n - 1, 2) : n - max(1, n - 7)] += 2.0
+        assert x.tolist() == want.tolist()
