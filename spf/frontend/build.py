@@ -173,18 +173,7 @@ def _declare(
         var = scope.vars[name]
         calls.append(Call("add_constant", (name, var.base), node=var.node))
     for name in sorted(scope.ufs):
-        var = scope.vars[name]
-        dtype = _UF_DTYPE.get(var.base)
-        if dtype is None:
-            raise src.error(
-                var.node,
-                f"index array {name!r} has element type {var.base}",
-                "declare index arrays int, int32_t, long or int64_t",
-            )
-        fields = {"arity": var.rank, "dtype": dtype}
-        fields.update({k: v for k, v in uf_fields.get(name, {}).items() if v is not None})
-        fields = {k: (str(v) if k in ("domain", "range") else v) for k, v in fields.items()}
-        calls.append(Call("declare_uf", (name,), tuple(fields.items()), node=var.node))
+        calls.append(_declare_uf(src, scope, name, uf_fields.get(name, {}), shape_of.get(name)))
     facts: list[tuple[str, Any]] = []
     for name, var in scope.vars.items():
         if (
@@ -231,6 +220,46 @@ def _schedule(r: Record) -> str:
         eqs.append(f"{v} + {fresh} = 0")
     where = f": {' && '.join(eqs)}" if eqs else ""
     return f"{{[{', '.join(ins)}] -> [{', '.join(r.schedule)}]{where}}}"
+
+
+def _declare_uf(src: Source, scope: Scope, name: str, given: dict[str, Any], shape: Any) -> Call:
+    """``declare_uf`` of index array ``name``: arity and dtype from its C declaration, domain
+    from its extents, then what ``ufs=`` gives."""
+    var = scope.vars[name]
+    dtype = _UF_DTYPE.get(var.base)
+    if dtype is None:
+        raise src.error(
+            var.node,
+            f"index array {name!r} has element type {var.base}",
+            "declare index arrays int, int32_t, long or int64_t",
+        )
+    fields: dict[str, Any] = {"arity": var.rank, "dtype": dtype}
+    domain = _uf_domain(scope, var, shape)
+    if domain is not None:
+        fields["domain"] = domain
+    fields.update({k: v for k, v in given.items() if v is not None})
+    fields = {k: (str(v) if k in ("domain", "range") else v) for k, v in fields.items()}
+    return Call("declare_uf", (name,), tuple(fields.items()), node=var.node)
+
+
+def _uf_domain(scope: Scope, var: Var, given: Any) -> str | None:
+    """The domain of an index array from its extents (``int col[n][w]``: ``{[a0, a1]: 0 <= a0
+    < n && 0 <= a1 < w}``), or None where they are unknown (a pointer without ``shapes=``)."""
+    if given is not None:
+        extents = [str(e) for e in (given if isinstance(given, tuple | list) else (given,))]
+    else:
+        if None in var.dims:
+            return None
+        scope.iters, scope.aliases = (), {}
+        try:
+            extents = [scope.affine(d) for d in var.dims]
+        except NotAffineError:
+            return None
+    if len(extents) != var.rank:
+        return None
+    names = [f"a{k}" for k in range(var.rank)]
+    cons = " && ".join(f"0 <= {n} < {e}" for n, e in zip(names, extents, strict=True))
+    return f"{{[{', '.join(names)}]: {cons}}}"
 
 
 def _shape(

@@ -335,3 +335,22 @@ def test_min_max_inside_sums_are_lifted() -> None:
         want[1 + max(0, n - 6) : min(n - 1, 5)] = 1.0
         want[n - 1 - min(n - 1, 2) : n - max(1, n - 7)] += 2.0
         assert x.tolist() == want.tolist()
+
+
+def test_two_dimensional_index_array_gets_its_domain_from_the_declaration() -> None:
+    comp = spf.from_c(
+        """
+        void ell(int n, int w, int col[n][w], double val[n][w], double *x, double *y) {
+          for (int i = 0; i < n; i++)
+            for (int j = 0; j < w; j++)
+              y[i] += val[i][j] * x[col[i][j]];
+        }""",
+        shapes={"x": ("M",), "y": ("n",)},
+    )
+    assert comp.ufs["col"].arity == 2
+    assert comp.ufs["col"].domain is not None
+    col = np.array([[0, 1], [1, 2], [2, 0]], dtype=np.int32)
+    val = np.arange(6.0).reshape(3, 2)
+    x, y = np.array([1.0, 10.0, 100.0]), np.zeros(3)
+    comp.compile()(n=3, w=2, M=3, col=col, val=val, x=x, y=y)
+    assert y.tolist() == (val * x[col]).sum(1).tolist()
