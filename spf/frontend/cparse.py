@@ -134,4 +134,17 @@ def function(src: Source, name: str | None) -> Any:
     )
 
 
-__all__ = ["Source", "c_ast", "error_at", "function", "parse"]
+def nodes(node: Any) -> list[Any]:
+    """``node`` and every node below it (pycparser's children, depth first)."""
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        out.append(n)
+        stack.extend(child for _, child in n.children())
+    return out
+
+
+__all__ = ["Source", "c_ast", "error_at", "function", "nodes", "parse"]

@@ -7,10 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from spf.frontend.cparse import Source, c_ast, error_at
+from spf.frontend.cparse import Source, c_ast, error_at, nodes
 from spf.frontend.decls import Types, Var, is_integer
 from spf.frontend.exprs import Scope
-from spf.frontend.walk import _walk
 
 _INCREMENTS = ("p++", "p--", "++", "--")
 
@@ -32,7 +31,7 @@ def survey(
     name is assigned outside its declaration."""
     found = _Found()
     _declarations(src, fn, types, found)
-    for node in _walk(fn.body):
+    for node in nodes(fn.body):
         _visit(src, types, node, found)
     _check_iterators(src, found)
     variables, written = found.variables, found.written
@@ -148,7 +147,7 @@ def array_names(node: Any) -> set[str]:
     out: set[str] = set()
     if node is None:
         return out
-    for n in _walk(node):
+    for n in nodes(node):
         if isinstance(n, c_ast.ArrayRef):
             base = n.name
             while isinstance(base, c_ast.ArrayRef):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spf.frontend.conds import Cmp, Cond, conj, negate
-from spf.frontend.cparse import c_ast
+from spf.frontend.cparse import c_ast, nodes
 from spf.frontend.exprs import NotAffineError, Scope
 
 _UNSUPPORTED = {
@@ -181,7 +181,7 @@ class Walker:
             if name in s.iterators:
                 raise self.fail(
                     node,
-                    f"loop variable {name!r} is assigned in the loop body",
+                    f"loop variable {name!r} is assigned outside its for header",
                     "spf loops own their variables; use a separate variable",
                 )
             var = s.vars.get(name)
@@ -401,8 +401,8 @@ class Walker:
         self.block(items, ctx, counter)
 
     def _check_guard(self, node: Any, ctx: _Ctx) -> None:
-        read = {n.name for n in _walk(node.cond) if isinstance(n, c_ast.ID)}
-        for sub in _walk(node):
+        read = {n.name for n in nodes(node.cond) if isinstance(n, c_ast.ID)}
+        for sub in nodes(node):
             if isinstance(sub, c_ast.Assignment):
                 base = sub.lvalue
                 while isinstance(base, c_ast.ArrayRef):
@@ -461,24 +461,12 @@ def _conjuncts(node: Any) -> list[Any]:
     return [node]
 
 
-def _walk(node: Any) -> list[Any]:
-    out: list[Any] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        out.append(n)
-        stack.extend(child for _, child in n.children())
-    return out
-
-
 def _mentions(node: Any, name: str) -> bool:
-    return any(isinstance(n, c_ast.ID) and n.name == name for n in _walk(node))
+    return any(isinstance(n, c_ast.ID) and n.name == name for n in nodes(node))
 
 
 def _has_loop(node: Any) -> bool:
-    return any(isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile) for n in _walk(node))
+    return any(isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile) for n in nodes(node))
 
 
 def _bound_side(node: Any, it: str) -> str | None:
