@@ -3,13 +3,18 @@ caret under the construct and a hint; never a pycparser exception or a crash."""
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import spf
+
+if TYPE_CHECKING:
+    import random
 
 HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i, j;\n"
 
@@ -123,3 +128,59 @@ def test_fuzz_near_c_is_a_computation_or_a_parse_error(words: list[str]) -> None
     body = " ".join(words)
     _outcome(f"void f(int n, double x[n]) {{ int i, j; {body} }}")
     _outcome(f"void f(int n, double x[n]) {{ int i, j; for (i = 0; i < n; i++) {{ {body} }} }}")
+
+
+def _fuzz_expr(r: random.Random, depth: int = 0) -> str:
+    pick = r.randint(0, 11 if depth < 3 else 3)
+    sub = functools.partial(_fuzz_expr, r, depth + 1)
+    forms = [
+        lambda: r.choice(["i", "j", "n", "0", "1", "-1", "2.5", "alpha", "t", "q"]),
+        lambda: f"x[{sub()}]",
+        lambda: f"A[{sub()}][{sub()}]",
+        lambda: f"idx[{sub()}]",
+        lambda: f"({sub()} {r.choice(['+', '-', '*', '/', '%', '<', '==', '&&', '||'])} {sub()})",
+        lambda: f"{r.choice(['sqrt', 'min', 'max', 'fabs', 'foo', 'MIN'])}({sub()}, {sub()})",
+        lambda: f"(double){sub()}",
+        lambda: f"{sub()} ? {sub()} : {sub()}",
+        lambda: f"-{sub()}",
+        lambda: f"*{sub()}",
+        lambda: f"{sub()}++",
+        lambda: f"&{sub()}",
+    ]
+    return forms[pick]()
+
+
+def _fuzz_stmt(r: random.Random, depth: int = 0) -> str:
+    pick = r.randint(0, 7 if depth < 3 else 2)
+    expr = functools.partial(_fuzz_expr, r)
+    if pick <= 2:
+        target = r.choice([f"x[{expr(2)}]", f"A[{expr(2)}][{expr(2)}]", "t", "i", "n",
+                           f"idx[{expr(2)}]", "alpha", "w[i]", "q"])  # fmt: skip
+        return f"{target} {r.choice(['=', '+=', '-=', '*=', '/=', '%=', '<<='])} {expr()};"
+    if pick == 3:
+        v = r.choice("ijk")
+        cond = f"{v} {r.choice(['<', '<=', '>', '>=', '!='])} {expr(2)}"
+        step = r.choice(
+            [f"{v}++", f"{v}--", f"{v} += 2", f"{v} -= 3", f"{v} = {v} + 1", f"{v} *= 2"]
+        )
+        body = " ".join(_fuzz_stmt(r, depth + 1) for _ in range(r.randint(0, 3)))
+        return f"for ({r.choice(['', 'int '])}{v} = {expr(2)}; {cond}; {step}) {{ {body} }}"
+    if pick == 4:
+        other = f" else {_fuzz_stmt(r, depth + 1)}" if r.random() < 0.5 else ""
+        return f"if ({expr()}) {{ {_fuzz_stmt(r, depth + 1)} }}{other}"
+    if pick == 5:
+        return r.choice(["break;", "continue;", "return;", "while (1) {}", ";", "{}",
+                         "double t2 = 1.0;", "int q2 = idx[0];", "x[0] = x[1] = 2.0;"])  # fmt: skip
+    if pick == 6:
+        return f"{{ {_fuzz_stmt(r, depth + 1)} {_fuzz_stmt(r, depth + 1)} }}"
+    return f"int z{depth} = {expr()};"
+
+
+@given(st.randoms(use_true_random=False))
+def test_fuzz_grammar_programs_are_a_computation_or_a_parse_error(r: random.Random) -> None:
+    body = " ".join(_fuzz_stmt(r) for _ in range(r.randint(1, 4)))
+    _outcome(
+        "#define MIN(a, b) ((a) < (b) ? (a) : (b))\n"
+        "void f(int n, double alpha, double x[n], double A[n][n], int idx[n]) {\n"
+        f"  int i, j, k, q; double t, s; double w[n];\n  {body}\n}}"
+    )
