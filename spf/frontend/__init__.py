@@ -38,7 +38,7 @@ def from_c(
     textual order and nesting as 2d+1 schedules; arrays are data spaces (``shapes`` gives
     the extents of pointers), integer arrays read in bounds or subscripts are UFs (``ufs``
     adds their ranges and properties: an :class:`spf.UF` or a dict of its fields), integer
-    parameters and the ``#define`` d names in ``params`` are symbolic constants, local
+    parameters and the macro sizes named in ``params`` are symbolic constants, local
     variables are locals. What spf cannot represent raises ``ParseError`` with the line and
     column.
     """
