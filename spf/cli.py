@@ -311,7 +311,6 @@ def _import_c(args: argparse.Namespace) -> str:
         )
     _progress(f"importing {args.function or 'the function'} from {path}")
     t = translate(path.read_text(), args.function, args.param, None, shapes)
-    assert t.comp is not None
     loops = "\n".join(f"#   {line}" for line in t.comp.loop_structure().splitlines())
     return f"{t.as_python()}\n\n# loop structure:\n{loops}\n"
 

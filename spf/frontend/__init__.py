@@ -42,9 +42,7 @@ def from_c(
     variables are locals. What spf cannot represent raises ``ParseError`` with the line and
     column.
     """
-    t = translate(source, function, params, ufs, shapes)
-    assert t.comp is not None
-    return t.comp
+    return translate(source, function, params, ufs, shapes).comp
 
 
 __all__ = ["Translation", "from_c", "translate"]

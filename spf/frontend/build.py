@@ -4,7 +4,7 @@ also print as the Python that builds it (``spf import file.c``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from spf.computation import Computation, Stmt
@@ -42,13 +42,13 @@ class Call:
             getattr(comp, self.method)(*self.args, **dict(self.kwargs))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Translation:
     """The Computation imported from C and the calls that built it."""
 
     name: str
-    calls: list[Call] = field(default_factory=list)
-    comp: Computation | None = None
+    calls: tuple[Call, ...]
+    comp: Computation
 
     def as_python(self, var: str = "comp") -> str:
         """Python that rebuilds the Computation (``import spf`` first)."""
@@ -97,18 +97,17 @@ def translate(
                     f"{name!r} is read before its assignment (a value from an earlier iteration)",
                     "assign it before every use, in the same block",
                 )
-    out = Translation(fn.decl.name)
-    _declare(out, src, fn, scope, records, uf_fields, shape_of)
+    calls: list[Call] = []
+    _declare(calls, src, scope, records, uf_fields, shape_of)
     comp = Computation(fn.decl.name)
-    for call in out.calls:
+    for call in calls:
         try:
             call.apply(comp)
         except ParseError as err:
             raise _located(src, call, err.message) from None
         except SpfError as err:
             raise _located(src, call, str(err)) from None
-    out.comp = comp
-    return out
+    return Translation(fn.decl.name, tuple(calls), comp)
 
 
 def _located(src: Source, call: Call, message: str) -> ParseError:
@@ -155,16 +154,14 @@ def _uf_fields(ufs: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 def _declare(
-    out: Translation,
+    calls: list[Call],
     src: Source,
-    fn: Any,
     scope: Scope,
     records: list[Record],
     uf_fields: dict[str, dict[str, Any]],
     shape_of: dict[str, Any],
 ) -> None:
     """Record the calls: constants, UFs, data spaces, locals, extent facts, statements."""
-    calls = out.calls
     used = "\n".join(r.source for r in records)
     for name in sorted(scope.consts):
         var = scope.vars.get(name)

@@ -257,7 +257,7 @@ def test_translation_prints_python_that_rebuilds_it() -> None:
     exec(t.as_python(), scope)
     rebuilt = scope["comp"]
     assert isinstance(rebuilt, spf.Computation)
-    assert rebuilt.to_json() == t.comp.to_json() if t.comp else False
+    assert rebuilt.to_json() == t.comp.to_json()
 
 
 def test_integer_local_assigned_once_from_an_index_array_is_its_value() -> None:
