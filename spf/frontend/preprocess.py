@@ -2,7 +2,8 @@
 
 Comments are blanked; ``#include``, ``#pragma`` and ``#line`` lines are dropped; ``#define``
 and ``#undef`` are honoured (object-like and function-like macros, expanded recursively);
-``#ifdef``/``#ifndef``/``#if <integer>``/``#else``/``#endif`` select lines. A function-like
+``#ifdef``/``#ifndef``/``#if <integer>``/``#else``/``#endif`` select lines; GCC's
+``__restrict__``, ``__inline__`` and ``__attribute__((...))`` become C99 (or nothing). A function-like
 macro whose body picks the smaller (larger) of its two arguments with ``?:`` expands to a
 ``min(a, b)`` (``max(a, b)``) call, so that bounds such as ``j < MIN(i + 32, n)`` stay affine.
 An object-like macro named in ``keep`` is not expanded: it stays a symbolic constant.
@@ -30,6 +31,15 @@ class Macro:
     name: str
     params: tuple[str, ...] | None
     body: str
+
+
+_BUILTIN = {
+    **{n: Macro(n, None, "restrict") for n in ("__restrict", "__restrict__")},
+    **{n: Macro(n, None, "inline") for n in ("__inline", "__inline__")},
+    "__const": Macro("__const", None, "const"),
+    "__attribute__": Macro("__attribute__", ("x",), ""),
+}
+"""GCC spellings pycparser does not know, mapped to C99 (``__attribute__((...))`` dropped)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,7 @@ class _Expander:
     def __init__(self, source: str, keep: frozenset[str]) -> None:
         self.source = source
         self.keep = keep
-        self.macros: dict[str, Macro] = {}
+        self.macros: dict[str, Macro] = dict(_BUILTIN)
 
     def fail(self, message: str, at: int) -> ParseError:
         return ParseError(message, text=self.source, span=(at, at + 1))

@@ -354,3 +354,55 @@ def test_two_dimensional_index_array_gets_its_domain_from_the_declaration() -> N
     x, y = np.array([1.0, 10.0, 100.0]), np.zeros(3)
     comp.compile()(n=3, w=2, M=3, col=col, val=val, x=x, y=y)
     assert y.tolist() == (val * x[col]).sum(1).tolist()
+
+
+def test_polybench_style_macros_and_gcc_spellings() -> None:
+    comp = spf.from_c(
+        """
+        #include <polybench.h>
+        #define DATA_TYPE double
+        #define _PB_N n
+        #define POLYBENCH_1D(var, dim1, ddim1) var[ddim1]
+        #define POLYBENCH_2D(var, dim1, dim2, ddim1, ddim2) var[ddim1][ddim2]
+        #ifndef N
+        # define N 40
+        #endif
+        static inline __attribute__((noinline))
+        void kernel_mvt(int n, DATA_TYPE POLYBENCH_1D(x1, N, n),
+                        DATA_TYPE POLYBENCH_1D(y_1, N, n),
+                        DATA_TYPE POLYBENCH_2D(A, N, N, n, n))
+        {
+          int i, j;
+        #pragma scop
+          for (i = 0; i < _PB_N; i++)
+            for (j = 0; j < _PB_N; j++)
+              x1[i] = x1[i] + A[i][j] * y_1[j];
+        #pragma endscop
+        }
+        """
+    )
+    assert comp.name == "kernel_mvt"
+    assert comp.data_spaces["A"].shape == ("n", "n")
+    assert comp.stmts[0].source == "$x1$(i) = $x1$(i) + $A$(i, j) * $y_1$(j);"
+
+
+def test_csr_with_row_bounds_in_locals() -> None:
+    comp = spf.from_c(
+        """
+        void spmv(int n, const int *__restrict__ rowptr, const int *__restrict__ col,
+                  const double *__restrict__ val, const double *x, double *y) {
+          for (int i = 0; i < n; ++i) {
+            const int start = rowptr[i], end = rowptr[i + 1];
+            double acc = 0.0;
+            for (int k = start; k < end; ++k) acc += val[k] * x[col[k]];
+            y[i] = acc;
+          }
+        }""",
+        shapes={"val": ("NNZ",), "x": ("M",), "y": ("n",)},
+    )
+    assert set(comp.ufs) == {"rowptr", "col"}
+    y = np.zeros(2)
+    comp.interpret(y=y, val=np.array([1.0, 2.0, 3.0]), x=np.array([10.0, 20.0]),
+                   rowptr=np.array([0, 2, 3], dtype=np.int32),
+                   col=np.array([0, 1, 1], dtype=np.int32), n=2, M=2, NNZ=3)  # fmt: skip
+    assert y.tolist() == [50.0, 60.0]
