@@ -4,8 +4,9 @@ Comments are blanked; ``#include``, ``#pragma`` and ``#line`` lines are dropped;
 and ``#undef`` are honoured (object-like and function-like macros, expanded recursively);
 ``#ifdef``/``#ifndef``/``#if <integer>``/``#else``/``#endif`` select lines; GCC's
 ``__restrict__``, ``__inline__`` and ``__attribute__((...))`` become C99 (or nothing). A
-function-like macro whose body picks the smaller (larger) of its two arguments with ``?:`` expands to a
-``min(a, b)`` (``max(a, b)``) call, so that bounds such as ``j < MIN(i + 32, n)`` stay affine.
+function-like macro whose body picks the smaller (larger) of its two arguments with ``?:``
+expands to a ``min(a, b)`` (``max(a, b)``) call, so that bounds such as ``j < MIN(i + 32, n)``
+stay affine.
 An object-like macro named in ``keep`` is not expanded: it stays a symbolic constant.
 
 Every character of the output remembers the offset of the original character it came from
