@@ -278,8 +278,9 @@ def preprocess(source: str, keep: frozenset[str] = frozenset()) -> Preprocessed:
             out.append(body)
             org.extend(body_org)
         end = starts[k] + len(lines[k])
-        out.append("\n" * (k - first + 1))
-        org.extend([end] * (k - first + 1))
+        breaks = k - first + (1 if k < len(lines) - 1 else 0)  # the newlines this row ended
+        out.append("\n" * breaks)
+        org.extend([end] * breaks)
         k += 1
     if live:
         raise exp.fail("#if/#ifdef without #endif", len(source))
