@@ -310,7 +310,7 @@ def _import_c(args: argparse.Namespace) -> str:
             int(e) if e.strip().isdigit() else e.strip() for e in extents.split(",")
         )
     _progress(f"importing {args.function or 'the function'} from {path}")
-    t = translate(path.read_text(), args.function, args.param, None, shapes)
+    t = translate(path, args.function, args.param, None, shapes)
     loops = "\n".join(f"#   {line}" for line in t.comp.loop_structure().splitlines())
     return f"{t.as_python()}\n\n# loop structure:\n{loops}\n"
 

@@ -22,17 +22,20 @@ from typing import TYPE_CHECKING, Any
 from spf.frontend.build import Translation, translate
 
 if TYPE_CHECKING:
+    import os
+
     from spf.computation import Computation
 
 
 def from_c(
-    source: str,
+    source: str | os.PathLike[str],
     function: str | None = None,
     params: Iterable[str] | None = None,
     ufs: Mapping[str, Any] | None = None,
     shapes: Mapping[str, Any] | None = None,
 ) -> Computation:
-    """The Computation of C function ``function`` (the only one when None) in ``source``.
+    """The Computation of C function ``function`` (the only one when None) in ``source``
+    (C text, or a path to a C file).
 
     One statement per assignment, loop bounds and affine ``if`` conditions as domains,
     textual order and nesting as 2d+1 schedules; arrays are data spaces (``shapes`` gives

@@ -3,8 +3,10 @@ also print as the Python that builds it (``spf import file.c``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from spf.computation import Computation, Stmt
@@ -58,7 +60,7 @@ class Translation:
 
 
 def translate(
-    source: str,
+    source: str | os.PathLike[str],
     function_name: str | None = None,
     params: Iterable[str] | None = None,
     ufs: Mapping[str, Any] | None = None,
@@ -68,6 +70,11 @@ def translate(
     keep = frozenset(_names(params, "params"))
     uf_fields = _uf_fields(ufs)
     shape_of = dict(shapes or {})
+    if isinstance(source, os.PathLike):
+        try:
+            source = Path(source).read_text()
+        except (OSError, UnicodeDecodeError) as err:
+            raise ParseError(f"from_c: cannot read {os.fspath(source)!r}: {err}") from None
     src = parse(source, keep)
     fn = function(src, function_name)
     types = Types(src)

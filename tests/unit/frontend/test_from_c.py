@@ -3,10 +3,15 @@ UFs, locals) and that the result computes what the C computes (run by the interp
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 
 import spf
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_one_statement_per_assignment_in_textual_order() -> None:
@@ -406,3 +411,25 @@ def test_csr_with_row_bounds_in_locals() -> None:
                    rowptr=np.array([0, 2, 3], dtype=np.int32),
                    col=np.array([0, 1, 1], dtype=np.int32), n=2, M=2, NNZ=3)  # fmt: skip
     assert y.tolist() == [50.0, 60.0]
+
+
+def test_source_may_be_a_path(tmp_path: Path) -> None:
+    path = tmp_path / "k.c"
+    path.write_text("void f(int n, double x[n]) { for (int i = 0; i < n; i++) x[i] = 1.0; }")
+    assert spf.from_c(path).name == "f"
+    with pytest.raises(spf.ParseError, match="cannot read"):
+        spf.from_c(tmp_path / "missing.c")
+
+
+def test_histogram_increment_through_an_index_array() -> None:
+    comp = spf.from_c(
+        """
+        void hist(int n, const int *key, int *h) {
+          for (int k = 0; k < n; k++) h[key[k]]++;
+        }""",
+        shapes={"h": ("B",)},
+    )
+    assert comp.stmts[0].source == "$h$(key(k)) += 1;"
+    h = np.zeros(3, dtype=np.int32)
+    comp.interpret(h=h, key=np.array([0, 2, 2, 1, 2], dtype=np.int32), n=5, B=3)
+    assert h.tolist() == [1, 1, 3]
