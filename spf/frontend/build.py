@@ -79,31 +79,10 @@ def translate(
     fn = function(src, function_name)
     types = Types(src)
     scope, written = survey(src, fn, types, keep, set(uf_fields))
-    for name in uf_fields:
-        if name not in scope.vars:
-            raise UndeclaredError(
-                "array",
-                name,
-                [n for n, v in scope.vars.items() if v.rank],
-                "ufs= names index arrays of the function",
-            )
-    for name in shape_of:
-        if name not in scope.vars or scope.vars[name].rank == 0:
-            raise UndeclaredError(
-                "array",
-                name,
-                [n for n, v in scope.vars.items() if v.rank],
-                "shapes= names arrays of the function",
-            )
+    _check_named(scope, uf_fields, "ufs= names index arrays of the function")
+    _check_named(scope, shape_of, "shapes= names arrays of the function")
     records = Walker(scope, written).run(fn.body)
-    for r in records:
-        for name in sorted(scope.bound_only):
-            if f"${name}$" in r.source:
-                raise src.error(
-                    r.node,
-                    f"{name!r} is read before its assignment (a value from an earlier iteration)",
-                    "assign it before every use, in the same block",
-                )
+    _check_reached(src, scope, records)
     calls: list[Call] = []
     _declare(calls, src, scope, records, uf_fields, shape_of)
     comp = Computation(fn.decl.name)
@@ -115,6 +94,26 @@ def translate(
         except SpfError as err:
             raise _located(src, call, str(err)) from None
     return Translation(fn.decl.name, tuple(calls), comp)
+
+
+def _check_named(scope: Scope, given: Mapping[str, Any], hint: str) -> None:
+    """Every name in ``given`` (``ufs=``/``shapes=``) is an array of the function."""
+    arrays = [n for n, v in scope.vars.items() if v.rank]
+    for name in given:
+        if name not in arrays:
+            raise UndeclaredError("array", name, arrays, hint)
+
+
+def _check_reached(src: Source, scope: Scope, records: list[Record]) -> None:
+    """No statement reads an integer local bound by an assignment it does not follow."""
+    for r in records:
+        for name in sorted(scope.bound_only):
+            if f"${name}$" in r.source:
+                raise src.error(
+                    r.node,
+                    f"{name!r} is read before its assignment (a value from an earlier iteration)",
+                    "assign it before every use, in the same block",
+                )
 
 
 def _located(src: Source, call: Call, message: str) -> ParseError:
