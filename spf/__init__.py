@@ -27,6 +27,7 @@ from spf.errors import (
     SpfError,
     UndeclaredError,
 )
+from spf.frontend import from_c
 from spf.schedule import ROOT
 from spf.sets import UF, Relation, Set
 
@@ -51,6 +52,7 @@ __all__ = [
     "Stmt",
     "UndeclaredError",
     "__version__",
+    "from_c",
     "kernels",
     "sparse",
 ]

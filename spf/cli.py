@@ -6,6 +6,9 @@
     print (or write) the generated code of the Computation that ``FUNCTION()`` returns.
 ``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf]``
     write its polyhedral dataflow graph, as DOT text or rendered by Graphviz.
+``spf import FILE.c [--function F] [--param NAME] [--shape NAME=EXT,EXT] [-o FILE]``
+    import a C function (``spf.from_c``): print the Python that builds its Computation,
+    then its loop structure (as comments).
 ``spf bench [--quick] [--only NAME] ...``
     the benchmarks (``spf.bench``; ``spf bench --help`` lists the options).
 ``spf --version``
@@ -52,6 +55,7 @@ _EPILOG = """examples:
   spf codegen spf.kernels:spmv_csr                  C/OpenMP for the CSR SpMV on stdout
   spf codegen my_kernels.py:build --target cuda -o k.cu
   spf dot spf.kernels:blur2d -o blur.svg            its PDFG, rendered by Graphviz
+  spf import kernel.c --function gemm               the Computation of a C function
   spf demo                                          what `make demo` runs
   spf bench --quick --only spmv                     a quick benchmark run"""
 
@@ -102,6 +106,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="FILE.dot, .svg, .png or .pdf (default: DOT on stdout)",
     )
+    imp = commands.add_parser(
+        "import",
+        help="import a C function as a Computation and print it as Python",
+        description="Read FILE.c with spf.from_c and print the Python that builds the "
+        "Computation, then its loop structure.",
+    )
+    imp.add_argument("file", metavar="FILE.c", help="C source file")
+    imp.add_argument("--function", help="the function to import (default: the only one)")
+    imp.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="keep the #define'd NAME symbolic (repeatable)",
+    )
+    imp.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=EXT,EXT",
+        help="extents of a pointer parameter, e.g. --shape x=n (repeatable)",
+    )
+    imp.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     commands.add_parser(
         "bench", help="run the benchmarks (`spf bench --help` for options)", add_help=False
     )
@@ -260,8 +287,32 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         else:
             _emit(graph.to_dot(), args.output)
         return 0
+    if args.command == "import":
+        _emit(_import_c(args), args.output)
+        return 0
     parser.print_help(sys.stderr)
     return 2
+
+
+def _import_c(args: argparse.Namespace) -> str:
+    """``spf import``: the Python that builds the imported Computation and its loops."""
+    from spf.frontend import translate
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise SpfError(f"no such file {args.file!r}")
+    shapes: dict[str, tuple[int | str, ...]] = {}
+    for item in args.shape:
+        name, eq, extents = item.partition("=")
+        if not eq or not name or not extents:
+            raise SpfError(f"--shape expects NAME=EXT,EXT (e.g. x=n), got {item!r}")
+        shapes[name.strip()] = tuple(
+            int(e) if e.strip().isdigit() else e.strip() for e in extents.split(",")
+        )
+    _progress(f"importing {args.function or 'the function'} from {path}")
+    t = translate(path, args.function, args.param, None, shapes)
+    loops = "\n".join(f"#   {line}" for line in t.comp.loop_structure().splitlines())
+    return f"{t.as_python()}\n\n# loop structure:\n{loops}\n"
 
 
 def _load_with_progress(spec: str) -> Computation:

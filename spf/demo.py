@@ -140,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     demo_more.blur(out)
     print()
+    demo_more.imported_c(out)
+    print()
     rows.append(demo_more.gemm())
     print()
     demo_more.backends(out)

@@ -7,6 +7,7 @@ checks the result against numpy or scipy (any mismatch raises):
   (``storage_fold``: Layer III), with ``layers()`` written out;
 * DGEMM tiled, interchanged and vectorized, timed against numpy (OpenBLAS);
 * CSR -> SELL-8-sigma (:mod:`spf.formats`): generated inspector and executor vs scipy;
+* C imported with ``spf.from_c``: a matrix-vector loop nest, rows parallelized, vs numpy;
 * the backends: HLS C simulation of a pipelined GEMM, CUDA (``nvcc`` build when present, CPU
   emulation always) of a tiled transpose, and MPI C (compiled with ``mpicc`` when present).
 """
@@ -51,6 +52,33 @@ def blur(out: Path) -> None:
     _check(np.allclose(res, (bx[:-2] + bx[1:-1] + bx[2:]) / 3), "blur")
     (out / "blur_fused.c").write_text(kernel.source)
     (out / "blur_layers.txt").write_text(str(comp.layers()) + "\n")
+
+
+_IMPORTED_C = """
+#define N 400
+void mv(double A[N][N], double x[N], double y[N]) {
+  for (int i = 0; i < N; i++) {
+    y[i] = 0.0;
+    for (int j = 0; j < N; j++)
+      y[i] += A[i][j] * x[j];
+  }
+}
+"""
+
+
+def imported_c(out: Path) -> None:
+    """A C function imported with ``spf.from_c``, its rows run in parallel, vs numpy."""
+    comp = spf.from_c(_IMPORTED_C)
+    for s in comp.stmts:
+        s.parallelize("i")
+    print("C imported with spf.from_c (y = A x), rows in parallel:")
+    print("  " + comp.loop_structure().replace("\n", "\n  "))
+    kernel = comp.compile()
+    rng = np.random.default_rng(4)
+    a, x, y = rng.random((400, 400)), rng.random(400), np.zeros(400)
+    kernel(A=a, x=x, y=y)
+    _check(np.allclose(y, a @ x), "imported C matrix-vector product")
+    (out / "imported_mv.c").write_text(kernel.source)
 
 
 def gemm() -> Timing:

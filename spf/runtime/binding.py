@@ -285,6 +285,8 @@ class Binder:
         label = name if self.context is None else f"argument {name!r}"
         if value is _MISSING:
             raise ArgumentError(f"missing parameter {name}{self._of}; pass {name}=<number>")
+        if isinstance(value, np.ndarray) and value.ndim == 0:  # a 0-d array holds the scalar
+            value = value[()]
         if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
             raise ArgumentError(
                 f"{label}: constant {name!r} must be a number, got {type(value).__name__} {value!r}"

@@ -155,6 +155,10 @@ def test_double_constant_and_locals_run() -> None:
     np.testing.assert_allclose(x, 1.5)
     with pytest.raises(ArgumentError, match="constant 'SCALE' must be a number"):
         k(DT=dt, x=x, TSTEPS=4, SCALE="2")
+    k(DT=dt, x=x, TSTEPS=4, SCALE=np.array(4.0))  # a 0-d array holds a by-value scalar
+    assert float(dt) == 1.0
+    with pytest.raises(ArgumentError, match="constant 'SCALE' must be a number"):
+        k(DT=dt, x=x, TSTEPS=4, SCALE=np.array([4.0]))
     with pytest.raises(ArgumentError, match="missing parameter SCALE"):
         k(DT=dt, x=x, TSTEPS=4)
 

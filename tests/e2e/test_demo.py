@@ -24,6 +24,7 @@ def test_demo_runs_and_writes_its_outputs(
         "spmv_csr.after.dot",
         "blur_fused.c",
         "blur_layers.txt",
+        "imported_mv.c",
         "gemm_hls.cpp",
         "transpose.cu",
         "dscale_mpi.c",

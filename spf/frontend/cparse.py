@@ -1,0 +1,150 @@
+"""pycparser behind spf's errors: parse the preprocessed text, pick the function, and turn a
+node's (line, column) into a :class:`~spf.errors.ParseError` with a caret in the user's text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
+
+from spf.errors import ParseError
+from spf.frontend.preprocess import Preprocessed, preprocess
+
+_TYPEDEFS = {
+    "int8_t": "signed char",
+    "int16_t": "short",
+    "int32_t": "int",
+    "int64_t": "long long",
+    "uint8_t": "unsigned char",
+    "uint16_t": "unsigned short",
+    "uint32_t": "unsigned int",
+    "uint64_t": "unsigned long long",
+    "size_t": "unsigned long",
+    "ptrdiff_t": "long",
+    "bool": "_Bool",
+}
+_PRELUDE = "".join(f"typedef {c} {n};" for n, c in _TYPEDEFS.items()) + "\n#line 1\n"
+_COORD = re.compile(r":(\d+):(\d+)")
+
+
+@dataclass(frozen=True)
+class Source:
+    """The user's C text, preprocessed, and its syntax tree."""
+
+    text: str
+    pre: Preprocessed
+    ast: Any  # c_ast.FileAST
+
+    def where(self, node: Any) -> tuple[int, int] | None:
+        """``(line, column)`` of ``node`` in the user's text, when pycparser knows it."""
+        coord = getattr(node, "coord", None)
+        if coord is None or not coord.line:
+            return None
+        at = self.pre.offset(coord.line, coord.column or 1)
+        line = self.text.count("\n", 0, at) + 1
+        return line, at - (self.text.rfind("\n", 0, at) + 1) + 1
+
+    def error(self, node: Any, message: str, hint: str = "") -> ParseError:
+        """A ParseError at ``node``: ``line L, column C: message; hint`` plus a caret."""
+        return error_at(self, self._offset(node), message, hint)
+
+    def _offset(self, node: Any) -> int | None:
+        coord = getattr(node, "coord", None)
+        if coord is None or not coord.line:
+            return None
+        return self.pre.offset(coord.line, coord.column or 1)
+
+
+def error_at(src: Source | str, at: int | None, message: str, hint: str = "") -> ParseError:
+    """A ParseError at offset ``at`` of the user's text (no position when ``at`` is None)."""
+    text = src.text if isinstance(src, Source) else src
+    if at is None:
+        return ParseError(f"from_c: {message}" + (f"; {hint}" if hint else ""), text="")
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    full = f"from_c: line {line}, column {col}: {message}" + (f"; {hint}" if hint else "")
+    return ParseError(full, text=text, span=(at, at + 1))
+
+
+def parse(text: str, keep: frozenset[str]) -> Source:
+    """Preprocess and parse ``text`` (every failure is a ParseError with a position)."""
+    if not isinstance(text, str):
+        raise ParseError(f"from_c: expected C source text (str), got {type(text).__name__}")
+    if "\x00" in text:
+        raise error_at(text, text.index("\x00"), "NUL character in the source")
+    pre = preprocess(text, keep)
+    parser = c_parser.CParser()
+    try:
+        tree = parser.parse(_PRELUDE + pre.text, filename="<c>")
+    except c_parser.ParseError as err:
+        msg = str(err)
+        m = _COORD.search(msg)
+        detail = msg[m.end() :] if m else msg.split(": ", 1)[-1]
+        detail = detail.lstrip(": ")
+        place = (int(m.group(1)), int(m.group(2))) if m else _next_token(parser)
+        at = pre.offset(*place) if place else None
+        if at is None and "end of input" in detail:
+            at = len(text)
+        raise error_at(
+            text, at, f"C syntax error: {detail}", "spf reads C99 function definitions"
+        ) from None
+    except (RecursionError, AssertionError, IndexError, AttributeError, TypeError) as err:
+        raise error_at(text, None, f"C syntax error ({type(err).__name__}: {err})") from None
+    return Source(text, pre, tree)
+
+
+def _next_token(parser: Any) -> tuple[int, int] | None:
+    """(line, column) of the token pycparser stopped at, when its error has no position."""
+    try:
+        tok = parser._tokens.peek(1)
+        return (int(tok.lineno), int(tok.column)) if tok is not None else None
+    except Exception:
+        return None
+
+
+def function(src: Source, name: str | None) -> Any:
+    """The ``FuncDef`` named ``name`` (the only one when ``name`` is None)."""
+    defs = [n for n in src.ast.ext if isinstance(n, c_ast.FuncDef)]
+    names = [d.decl.name for d in defs]
+    if name is None:
+        if len(defs) == 1:
+            return defs[0]
+        if not defs:
+            raise error_at(
+                src,
+                None,
+                "no function definition in the source",
+                "write the loops inside a C function",
+            )
+        raise error_at(
+            src,
+            None,
+            f"the source defines {len(defs)} functions ({', '.join(names)})",
+            "pass function=<name>",
+        )
+    for d in defs:
+        if d.decl.name == name:
+            return d
+    raise error_at(
+        src,
+        None,
+        f"no function {name!r} in the source; its functions: {', '.join(names) or 'none'}",
+    )
+
+
+def nodes(node: Any) -> list[Any]:
+    """``node`` and every node below it (pycparser's children, depth first)."""
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        out.append(n)
+        stack.extend(child for _, child in n.children())
+    return out
+
+
+__all__ = ["Source", "c_ast", "error_at", "function", "nodes", "parse"]

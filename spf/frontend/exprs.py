@@ -1,0 +1,360 @@
+"""C expressions of the imported function in spf's two notations: affine text for domains and
+subscripts (iterators, symbolic constants, integer literals, index arrays as UF calls
+``rowptr(i + 1)``), and statement-source text (``$A$(i, j)``, ``$t$`` for scalars, math calls
+kept) with only the parentheses C's precedence needs, so the operation order is unchanged."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from spf.clang import MATH_1, MATH_2
+from spf.frontend.conds import Cmp, Cond, conj, disj, negate
+from spf.frontend.cparse import Source, c_ast
+
+if TYPE_CHECKING:
+    from spf.frontend.decls import Types, Var
+
+_CALLS = frozenset(
+    [*MATH_1, *MATH_2, *(f + "f" for f in (*MATH_1, *MATH_2)), "abs", "labs", "llabs", "min", "max"]
+)
+_MIN_MAX = {"min": "min", "max": "max", "MIN": "min", "MAX": "max", "fmin": "min", "fmax": "max"}
+_PREC = {
+    "*": 13,
+    "/": 13,
+    "%": 13,
+    "+": 12,
+    "-": 12,
+    "<<": 11,
+    ">>": 11,
+    "<": 10,
+    "<=": 10,
+    ">": 10,
+    ">=": 10,
+    "==": 9,
+    "!=": 9,
+    "&": 8,
+    "^": 7,
+    "|": 6,
+    "&&": 5,
+    "||": 4,
+}
+_CMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=", "!=": "!="}
+_SWAP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
+_INT = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+_NAMED_CONSTANTS = frozenset({"INFINITY", "NAN"})
+
+
+#: Affine text, or a min/max of such trees: ``("min", [t1, t2])``.
+Tree = str | tuple[str, list["Tree"]]
+
+
+class NotAffineError(Exception):
+    """Internal: an expression outside the affine fragment (``why`` says what, at ``node``)."""
+
+    def __init__(self, node: Any, why: str) -> None:
+        super().__init__(why)
+        self.node = node
+        self.why = why
+
+
+@dataclass
+class Scope:
+    """What every name of the function is; ``iters`` are the loops open at this point, and
+    ``aliases`` integer locals bound once to an affine value (``int j = col[k];``)."""
+
+    src: Source
+    types: Types
+    vars: dict[str, Var]
+    consts: set[str]  # integer symbolic constants
+    fconsts: set[str]  # by-value floating scalars
+    ufs: set[str]  # index arrays
+    iterators: set[str]  # every loop variable of the function
+    iters: tuple[str, ...] = ()
+    aliases: dict[str, str] = field(default_factory=dict)
+    bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
+
+    def data(self, name: str) -> bool:
+        return (
+            name in self.vars
+            and name not in self.ufs
+            and name not in self.consts
+            and name not in self.fconsts
+            and name not in self.iterators
+        )
+
+    def fail(self, node: Any, message: str, hint: str = "") -> Exception:
+        return self.src.error(node, message, hint)
+
+    # ---------- affine text ----------
+
+    def affine(self, node: Any) -> str:
+        """Affine text of ``node`` (``NotAffineError`` when it is outside the fragment)."""
+        text, _ = self._aff(node)
+        return text
+
+    def _aff(self, node: Any) -> tuple[str, int | None]:
+        if isinstance(node, c_ast.Constant):
+            m = _INT.fullmatch(node.value) if node.type in ("int", "long", "unsigned int") else None
+            if m is None:
+                raise NotAffineError(node, f"{node.value} is not an integer")
+            value = int(m.group(1), 0)
+            return str(value), value
+        if isinstance(node, c_ast.ID):
+            name = node.name
+            if name in self.aliases:
+                return _wrap(self.aliases[name]), None
+            if name in self.iters or name in self.consts:
+                return name, None
+            raise NotAffineError(node, self._why_name(name))
+        if isinstance(node, c_ast.Cast):
+            return self._aff(node.expr)
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+            text, sub = self._aff(node.expr)
+            if node.op == "+":
+                return text, sub
+            return (f"-({text})", None if sub is None else -sub)
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*", "/", "%"):
+            return self._aff_binary(node)
+        if isinstance(node, c_ast.ArrayRef):
+            name, subs = self.chain(node)
+            if name not in self.ufs:
+                raise NotAffineError(node, f"{name!r} is a data array, not an index array")
+            args = ", ".join(self.affine(s) for s in subs)
+            return f"{name}({args})", None
+        raise NotAffineError(node, f"{type(node).__name__} is not an affine expression")
+
+    def _aff_binary(self, node: Any) -> tuple[str, int | None]:
+        (lt, lv), (rt, rv) = self._aff(node.left), self._aff(node.right)
+        both = lv is not None and rv is not None
+        if node.op == "+":
+            return f"{lt} + {rt}", (lv + rv if lv is not None and rv is not None else None)
+        if node.op == "-":
+            right = f"({rt})" if " " in rt else rt
+            return f"{lt} - {right}", (lv - rv if lv is not None and rv is not None else None)
+        if node.op == "*":
+            if lv is None and rv is None:
+                raise NotAffineError(node, "a product of two variables is not affine")
+            return f"({lt})*({rt})", (lv * rv if lv is not None and rv is not None else None)
+        if rv is None or rv <= 0:
+            raise NotAffineError(node, f"'{node.op}' by a non-constant (or non-positive) divisor")
+        if both and lv is not None and lv >= 0:
+            value = lv // rv if node.op == "/" else lv % rv
+            return str(value), value
+        return (f"floor(({lt})/{rv})" if node.op == "/" else f"({lt}) % {rv}"), None
+
+    def _why_name(self, name: str) -> str:
+        if name in self.iterators:
+            return f"loop variable {name!r} is used outside its loop"
+        if name in self.fconsts:
+            return f"{name!r} is a floating-point scalar"
+        if name in self.vars:
+            return f"{name!r} is a variable, not a loop variable or an integer parameter"
+        return f"{name!r} is not declared"
+
+    def chain(self, node: Any) -> tuple[str, list[Any]]:
+        """``A[i][j]`` -> ``("A", [i, j])`` (ParseError unless ``A`` is a declared array)."""
+        subs: list[Any] = []
+        base = node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.insert(0, base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID):
+            raise self.fail(
+                node, "only named arrays may be subscripted", "pointer arithmetic is not supported"
+            )
+        var = self.vars.get(base.name)
+        if var is None or var.rank == 0:
+            raise self.fail(base, f"{base.name!r} is not a declared array")
+        if len(subs) != var.rank:
+            raise self.fail(
+                node,
+                f"{base.name!r} has {var.rank} dimension(s) but is used with "
+                f"{len(subs)} subscript(s)",
+                "subscript every dimension (pointer arithmetic is not supported)",
+            )
+        return base.name, subs
+
+    # ---------- conditions ----------
+
+    def cond(self, node: Any) -> Cond:
+        """The affine condition of ``node`` (``NotAffineError`` otherwise); ``min``/``max`` in a
+        comparison become conjunctions or disjunctions."""
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+            parts = [self.cond(node.left), self.cond(node.right)]
+            return conj(parts) if node.op == "&&" else disj(parts)
+        if isinstance(node, c_ast.UnaryOp) and node.op == "!":
+            return negate(self.cond(node.expr))
+        if isinstance(node, c_ast.BinaryOp) and node.op in _CMP:
+            return self.compare(node.left, _CMP[node.op], node.right, node)
+        raise NotAffineError(node, "not a comparison")
+
+    def compare(self, left: Any, op: str, right: Any, node: Any) -> Cond:
+        """``left op right``; ``min``/``max`` anywhere in a sum (``min(a, b) - 1``, nested
+        calls) become conjunctions or disjunctions of comparisons."""
+        return self._cmp(self.tree(left), op, self.tree(right), node)
+
+    def _cmp(self, left: Tree, op: str, right: Tree, node: Any) -> Cond:
+        if isinstance(right, tuple):
+            kind, parts = right
+            if op in ("=", "!="):
+                raise NotAffineError(node, f"'{op}' with {kind}()")
+            subs = [self._cmp(left, op, p, node) for p in parts]
+            upper = op in ("<", "<=")
+            return conj(subs) if upper == (kind == "min") else disj(subs)
+        if isinstance(left, tuple):
+            return self._cmp(right, _SWAP[op], left, node)
+        return Cmp(left, op, right)
+
+    def tree(self, node: Any) -> Tree:
+        """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
+        kind = _min_max(node)
+        if kind is not None:
+            args = node.args.exprs if node.args is not None else []
+            if len(args) != 2:
+                raise NotAffineError(node, f"{kind} takes two arguments")
+            return kind, [self.tree(a) for a in args]
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):
+            left, right = self.tree(node.left), self.tree(node.right)
+            if isinstance(left, str) and isinstance(right, str):
+                return self.affine(node)
+            return _combine(left, node.op, right)
+        if isinstance(node, c_ast.UnaryOp) and node.op == "-":
+            inner = self.tree(node.expr)
+            return self.affine(node) if isinstance(inner, str) else _combine("0", "-", inner)
+        return self.affine(node)
+
+    # ---------- statement-source text ----------
+
+    def value(self, node: Any, outer: int = 0) -> str:
+        """Statement-source text of expression ``node`` (parenthesized when its precedence is
+        below ``outer``)."""
+        text, prec = self._val(node)
+        return f"({text})" if prec < outer else text
+
+    def _val(self, node: Any) -> tuple[str, int]:
+        if isinstance(node, c_ast.Constant):
+            if node.type in ("char", "string"):
+                raise self.fail(node, f"{node.type} literals are not supported")
+            return node.value, 16
+        if isinstance(node, c_ast.ID):
+            return self._name(node), 16
+        if isinstance(node, c_ast.ArrayRef):
+            name, subs = self.chain(node)
+            args = ", ".join(self.value(s) for s in subs)
+            return (f"{name}({args})" if name in self.ufs else f"${name}$({args})"), 16
+        if isinstance(node, c_ast.BinaryOp) and node.op in _PREC:
+            p = _PREC[node.op]
+            return f"{self.value(node.left, p)} {node.op} {self.value(node.right, p + 1)}", p
+        if isinstance(node, c_ast.UnaryOp):
+            return self._unary(node)
+        if isinstance(node, c_ast.Cast):
+            ctype = self.types.cast_type(node.to_type)
+            return f"({ctype}){self.value(node.expr, 14)}", 14
+        if isinstance(node, c_ast.TernaryOp):
+            return (
+                f"{self.value(node.cond, 4)} ? {self.value(node.iftrue, 3)} : "
+                f"{self.value(node.iffalse, 3)}"
+            ), 3
+        if isinstance(node, c_ast.FuncCall):
+            return self._call(node), 16
+        if isinstance(node, c_ast.Assignment):
+            raise self.fail(
+                node, "assignment inside an expression", "assign in a statement of its own"
+            )
+        raise self.fail(node, f"unsupported expression ({type(node).__name__})")
+
+    def _unary(self, node: Any) -> tuple[str, int]:
+        if node.op in ("-", "+", "!", "~"):
+            inner = self.value(node.expr, 14)
+            sep = " " if inner.startswith(node.op) else ""
+            return f"{node.op}{sep}{inner}", 14
+        if node.op in ("*", "&"):
+            raise self.fail(
+                node,
+                f"pointer operation '{node.op}'",
+                "pointer arithmetic is not supported; subscript arrays instead",
+            )
+        if node.op in ("p++", "p--", "++", "--"):
+            raise self.fail(
+                node,
+                f"'{node.op.strip('p')}' inside an expression",
+                "write the increment as its own statement",
+            )
+        raise self.fail(node, f"operator {node.op!r} is not supported")
+
+    def _name(self, node: Any) -> str:
+        name: str = node.name
+        if name in self.aliases:
+            return _wrap(self.aliases[name])
+        if name in self.iters or name in self.consts or name in self.fconsts:
+            return name
+        if name in self.iterators:
+            raise self.fail(
+                node,
+                f"loop variable {name!r} is used outside its loop",
+                "spf loops own their variables; use the bound instead",
+            )
+        var = self.vars.get(name)
+        if name in self.bound_only:
+            raise self.fail(
+                node,
+                f"{name!r} is used where its assignment does not reach",
+                "use it only after its assignment, in the same block",
+            )
+        if var is not None:
+            if var.rank:
+                raise self.fail(
+                    node,
+                    f"array {name!r} used without subscripts",
+                    "pointer arithmetic and array aliasing are not supported",
+                )
+            return f"${name}$"
+        if name in _NAMED_CONSTANTS:
+            return name
+        raise self.fail(
+            node, f"{name!r} is not declared", "declare it, #define it, or name it in params="
+        )
+
+    def _call(self, node: Any) -> str:
+        if not isinstance(node.name, c_ast.ID):
+            raise self.fail(node, "calls through function pointers are not supported")
+        name: str = node.name.name
+        args = node.args.exprs if node.args is not None else []
+        spf_name = _MIN_MAX.get(name, name) if name in ("MIN", "MAX") else name
+        if spf_name not in _CALLS:
+            raise self.fail(
+                node,
+                f"call to {name!r}, which spf cannot model (it may have side effects)",
+                "only math.h functions (sqrt, exp, fabs, pow, ...) and min/max may be called",
+            )
+        return f"{spf_name}({', '.join(self.value(a) for a in args)})"
+
+
+def _wrap(text: str) -> str:
+    """``text`` parenthesized unless it is one name, number or call."""
+    return f"({text})" if " " in text else text
+
+
+def _combine(left: Tree, op: str, right: Tree) -> Tree:
+    """``left op right`` (``op`` is ``+`` or ``-``) with min/max lifted outward."""
+    if isinstance(left, tuple):
+        return left[0], [_combine(p, op, right) for p in left[1]]
+    if isinstance(right, tuple):
+        kind = right[0] if op == "+" else ("max" if right[0] == "min" else "min")
+        return kind, [_combine(left, op, p) for p in right[1]]
+    if op == "+":
+        return f"{left} + {right}"
+    return f"{left} - ({right})" if " " in right else f"{left} - {right}"
+
+
+def _min_max(node: Any) -> str | None:
+    """``"min"``/``"max"`` when ``node`` is such a call (``MIN``, ``fmin`` ... too)."""
+    if (
+        isinstance(node, c_ast.FuncCall)
+        and isinstance(node.name, c_ast.ID)
+        and node.name.name in _MIN_MAX
+    ):
+        return _MIN_MAX[node.name.name]
+    return None

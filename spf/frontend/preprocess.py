@@ -1,0 +1,287 @@
+"""The small C preprocessor in front of pycparser (docs/import_c.md).
+
+Comments are blanked; ``#include``, ``#pragma`` and ``#line`` lines are dropped; ``#define``
+and ``#undef`` are honoured (object-like and function-like macros, expanded recursively);
+``#ifdef``/``#ifndef``/``#if <integer>``/``#else``/``#endif`` select lines; GCC's
+``__restrict__``, ``__inline__`` and ``__attribute__((...))`` become C99 (or nothing). A
+function-like macro whose body picks the smaller (larger) of its two arguments with ``?:``
+expands to a ``min(a, b)`` (``max(a, b)``) call, so that bounds such as ``j < MIN(i + 32, n)``
+stay affine.
+An object-like macro named in ``keep`` is not expanded: it stays a symbolic constant.
+
+Every character of the output remembers the offset of the original character it came from
+(an expansion maps to its macro name), so errors point into the user's text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from spf.errors import ParseError
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(\w*)(.*)")
+_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class Macro:
+    """``#define name(params) body`` (``params`` is ``None`` for an object-like macro)."""
+
+    name: str
+    params: tuple[str, ...] | None
+    body: str
+
+
+_BUILTIN = {
+    **{n: Macro(n, None, "restrict") for n in ("__restrict", "__restrict__")},
+    **{n: Macro(n, None, "inline") for n in ("__inline", "__inline__")},
+    "__const": Macro("__const", None, "const"),
+    "__attribute__": Macro("__attribute__", ("x",), ""),
+}
+"""GCC spellings pycparser does not know, mapped to C99 (``__attribute__((...))`` dropped)."""
+
+
+@dataclass(frozen=True)
+class Preprocessed:
+    """The C text pycparser reads and, per character, its offset in the original source."""
+
+    text: str
+    origin: tuple[int, ...]
+    macros: dict[str, Macro]
+
+    def offset(self, line: int, column: int) -> int:
+        """Offset in the original source of (1-based) ``line``, ``column`` of :attr:`text`."""
+        starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        line = max(1, min(line, len(starts)))
+        at = starts[line - 1] + max(0, column - 1)
+        return self.origin[min(at, len(self.origin) - 1)]
+
+
+def _blank_comments(text: str) -> str:
+    """Comments become spaces (newlines kept); string and char literals are left alone."""
+    out = list(text)
+    k, n = 0, len(text)
+    while k < n:
+        ch = text[k]
+        if ch in "\"'":
+            end = k + 1
+            while end < n and text[end] != ch and text[end] != "\n":
+                end += 2 if text[end] == "\\" else 1
+            k = end + 1
+        elif text.startswith("//", k):
+            while k < n and text[k] != "\n":
+                out[k] = " "
+                k += 1
+        elif text.startswith("/*", k):
+            end = text.find("*/", k + 2)
+            end = n if end < 0 else end + 2
+            for j in range(k, end):
+                if text[j] != "\n":
+                    out[j] = " "
+            k = end
+        else:
+            k += 1
+    return "".join(out)
+
+
+def _min_max(params: tuple[str, ...], body: str) -> str | None:
+    """``"min"``/``"max"`` when ``body`` is ``a < b ? a : b`` (any comparison, any order)."""
+    if len(params) != 2:
+        return None
+    flat = re.sub(r"[\s()]", "", body)
+    p, q = params
+    for op in ("<=", ">=", "<", ">"):
+        for x, y in ((p, q), (q, p)):
+            for r1, r2 in ((p, q), (q, p)):
+                if flat == f"{x}{op}{y}?{r1}:{r2}":
+                    smaller = (op in ("<", "<=")) == (r1 == x)
+                    return "min" if smaller else "max"
+    return None
+
+
+class _Expander:
+    def __init__(self, source: str, keep: frozenset[str]) -> None:
+        self.source = source
+        self.keep = keep
+        self.macros: dict[str, Macro] = dict(_BUILTIN)
+
+    def fail(self, message: str, at: int) -> ParseError:
+        return ParseError(message, text=self.source, span=(at, at + 1))
+
+    def define(self, rest: str, at: int) -> None:
+        m = re.match(r"[ \t]*([A-Za-z_]\w*)(\(([^)]*)\))?(.*)", rest, re.S)
+        if m is None:
+            raise self.fail("#define needs a macro name, e.g. '#define N 100'", at)
+        name, body = m.group(1), m.group(4).strip()
+        if m.group(2) is None:
+            if name not in self.keep:
+                self.macros[name] = Macro(name, None, body)
+            return
+        params = tuple(p.strip() for p in m.group(3).split(",") if p.strip())
+        if any(not _IDENT.fullmatch(p) for p in params):
+            raise self.fail(f"#define {name}: macro parameters must be names", at)
+        picked = _min_max(params, body)
+        if picked is not None:
+            body = f"{picked}({params[0]}, {params[1]})"
+        self.macros[name] = Macro(name, params, body)
+
+    def expand(
+        self, text: str, origin: list[int], depth: int, active: frozenset[str]
+    ) -> tuple[str, list[int]]:
+        """Expand the macros in ``text`` (whose characters come from ``origin``)."""
+        if depth > _MAX_DEPTH:
+            raise self.fail("macro expansion nests too deeply (a recursive #define?)", origin[0])
+        out: list[str] = []
+        org: list[int] = []
+        k = 0
+        while k < len(text):
+            m = _IDENT.match(text, k)
+            if m is None or (k > 0 and (text[k - 1].isalnum() or text[k - 1] in "_.")):
+                if m is not None:
+                    out.append(m.group())
+                    org.extend(origin[k : m.end()])
+                    k = m.end()
+                    continue
+                out.append(text[k])
+                org.append(origin[k])
+                k += 1
+                continue
+            name = m.group()
+            macro = self.macros.get(name)
+            if macro is None or name in active:
+                out.append(name)
+                org.extend(origin[k : m.end()])
+                k = m.end()
+                continue
+            at = origin[k]
+            end = m.end()
+            body = macro.body
+            if macro.params is not None:
+                j = end
+                while j < len(text) and text[j] in " \t\n":
+                    j += 1
+                if j >= len(text) or text[j] != "(":
+                    out.append(name)
+                    org.extend(origin[k:end])
+                    k = end
+                    continue
+                args, end = self.arguments(text, j, at)
+                if len(args) != len(macro.params) and not (macro.params == () and args == [""]):
+                    raise self.fail(
+                        f"macro {name} takes {len(macro.params)} argument(s), got {len(args)}",
+                        at,
+                    )
+                body = self.substitute(macro, args)
+            sub, sub_org = self.expand(body, [at] * len(body), depth + 1, active | {name})
+            out.append(sub)
+            org.extend(sub_org)
+            k = end
+        return "".join(out), org
+
+    def arguments(self, text: str, start: int, at: int) -> tuple[list[str], int]:
+        """The comma-separated arguments of the call whose ``(`` is at ``start``."""
+        depth = 0
+        args: list[str] = []
+        cur: list[str] = []
+        for j in range(start, len(text)):
+            ch = text[j]
+            if ch == "(":
+                depth += 1
+                if depth == 1:
+                    continue
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    args.append("".join(cur).strip())
+                    return args, j + 1
+            elif ch == "," and depth == 1:
+                args.append("".join(cur).strip())
+                cur = []
+                continue
+            cur.append(ch)
+        raise self.fail("unclosed '(' in a macro call", at)
+
+    @staticmethod
+    def substitute(macro: Macro, args: list[str]) -> str:
+        table = dict(zip(macro.params or (), args, strict=False))
+
+        def one(m: re.Match[str]) -> str:
+            word = m.group()
+            return f"({table[word]})" if word in table else word
+
+        body = _IDENT.sub(one, macro.body)
+        # min/max rewrites keep their own parentheses
+        return body
+
+
+def _directive(exp: _Expander, word: str, rest: str, at: int, live: list[bool]) -> None:
+    """Run one directive ``#word rest`` at offset ``at``; ``live`` is the stack of open
+    conditionals (is each one's text kept?)."""
+    if word in ("ifdef", "ifndef"):
+        name = rest.strip()
+        live.append((name in exp.macros or name in exp.keep) == (word == "ifdef"))
+    elif word == "if":
+        value = rest.strip()
+        if not re.fullmatch(r"\d+", value):
+            raise exp.fail(
+                "#if supports only an integer constant (0 or 1); use #ifdef, or remove the "
+                "condition",
+                at,
+            )
+        live.append(int(value) != 0)
+    elif word in ("else", "endif"):
+        if not live:
+            raise exp.fail(f"#{word} without #if", at)
+        if word == "else":
+            live[-1] = not live[-1]
+        else:
+            live.pop()
+    elif not all(live) or word in ("include", "pragma", "line", ""):
+        pass
+    elif word == "define":
+        exp.define(rest, at)
+    elif word == "undef":
+        exp.macros.pop(rest.strip(), None)
+    else:
+        raise exp.fail(
+            f"unsupported preprocessor directive '#{word}' (spf handles #define, #undef, "
+            "#include, #pragma and #ifdef/#ifndef/#if 0/1)",
+            at,
+        )
+
+
+def preprocess(source: str, keep: frozenset[str] = frozenset()) -> Preprocessed:
+    """Run the directives of ``source`` and expand its macros (see the module docstring)."""
+    text = _blank_comments(source)
+    exp = _Expander(source, keep)
+    out: list[str] = []
+    org: list[int] = []
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    live: list[bool] = []
+    k = 0
+    while k < len(lines):
+        line, first = lines[k], k
+        while line.endswith("\\") and k + 1 < len(lines):  # continuation lines
+            k += 1
+            line = line[:-1] + " " + lines[k]
+        d = _DIRECTIVE.match(line)
+        if d is not None:
+            _directive(exp, d.group(1), d.group(2), starts[first] + line.index("#"), live)
+        elif all(live):
+            at = starts[first]
+            body, body_org = exp.expand(line, list(range(at, at + len(line))), 0, frozenset())
+            out.append(body)
+            org.extend(body_org)
+        end = starts[k] + len(lines[k])
+        breaks = k - first + (1 if k < len(lines) - 1 else 0)  # the newlines this row ended
+        out.append("\n" * breaks)
+        org.extend([end] * breaks)
+        k += 1
+    if live:
+        raise exp.fail("#if/#ifdef without #endif", len(source))
+    return Preprocessed("".join(out), (*org, len(source)), dict(exp.macros))

@@ -1,0 +1,157 @@
+"""A first pass over the function: every declaration (file scope, parameters, body), the
+loop variables, how often each name is assigned, and which integer arrays serve as indices
+(in subscripts, loop headers, conditions, ``int j = col[k];``) and so become UFs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from spf.frontend.cparse import Source, c_ast, error_at, nodes
+from spf.frontend.decls import Types, Var, is_integer
+from spf.frontend.exprs import Scope
+
+_INCREMENTS = ("p++", "p--", "++", "--")
+
+
+@dataclass
+class _Found:
+    variables: dict[str, Var] = field(default_factory=dict)
+    iterators: set[str] = field(default_factory=set)
+    written: dict[str, int] = field(default_factory=dict)
+    index_use: set[str] = field(default_factory=set)
+    strict_index: set[str] = field(default_factory=set)  # subscripts and loop headers
+    scalar_sources: dict[str, set[str]] = field(default_factory=dict)  # x = a[..] -> {a}
+
+
+def survey(
+    src: Source, fn: Any, types: Types, keep: frozenset[str], forced_ufs: set[str]
+) -> tuple[Scope, dict[str, int]]:
+    """Every name of the function classified (see :class:`Scope`), plus how many times each
+    name is assigned outside its declaration."""
+    found = _Found()
+    _declarations(src, fn, types, found)
+    for node in nodes(fn.body):
+        _visit(src, types, node, found)
+    _check_iterators(src, found)
+    variables, written = found.variables, found.written
+    for name, arrays in found.scalar_sources.items():
+        var = variables.get(name)
+        if var is not None and var.rank == 0 and is_integer(var.base) and written[name] == 1:
+            found.index_use.update(arrays)
+    consts: set[str] = set(keep)
+    fconsts: set[str] = set()
+    for name, var in variables.items():
+        if var.rank == 0 and var.role != "local" and not written.get(name):
+            (consts if is_integer(var.base) else fconsts).add(name)
+    ufs = {
+        n
+        for n in found.index_use | forced_ufs
+        if n in variables and variables[n].rank and is_integer(variables[n].base)
+    }
+    for n in list(ufs):
+        if written.get(n) and n not in forced_ufs and n not in found.strict_index:
+            ufs.discard(n)  # used only in data-dependent if conditions: a data array
+    for n in forced_ufs:
+        if n in variables and not is_integer(variables[n].base):
+            raise src.error(variables[n].node, f"ufs= names {n!r}, which is not an integer array")
+    scope = Scope(src, types, variables, consts, fconsts, ufs, found.iterators)
+    return scope, written
+
+
+def _add(src: Source, found: _Found, var: Var) -> None:
+    old = found.variables.get(var.name)
+    if old is None:
+        found.variables[var.name] = var
+    elif old.base != var.base or old.rank != var.rank or old.role != var.role:
+        raise src.error(
+            var.node,
+            f"{var.name!r} is declared twice with different types",
+            "give each variable one name",
+        )
+
+
+def _declarations(src: Source, fn: Any, types: Types, found: _Found) -> None:
+    """File-scope variables, then the parameters (which hide file-scope names)."""
+    for ext in src.ast.ext:
+        if isinstance(ext, c_ast.Decl) and not isinstance(ext.type, c_ast.FuncDecl) and ext.name:
+            _add(src, found, types.var(ext, "global"))
+    params = fn.decl.type.args.params if fn.decl.type.args is not None else []
+    for p in params:
+        if isinstance(p, c_ast.Typename):
+            continue  # (void)
+        if isinstance(p, c_ast.EllipsisParam) or not getattr(p, "name", None):
+            raise src.error(p, "unnamed or variadic parameters are not supported")
+        var = types.var(p, "param")
+        found.variables.pop(var.name, None)
+        _add(src, found, var)
+
+
+def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
+    if isinstance(node, c_ast.Decl) and node.name:
+        if isinstance(node.type, c_ast.FuncDecl):
+            raise src.error(node, "function declarations inside the body are not supported")
+        var = types.var(node, "local")
+        old = found.variables.get(var.name)
+        if old is not None and old.role != "local":
+            raise src.error(node, f"local {var.name!r} shadows a parameter or global", "rename it")
+        _add(src, found, var)
+        if var.rank == 0 and is_integer(var.base) and node.init is not None:
+            found.index_use.update(array_names(node.init))  # int j = col[k];
+    elif isinstance(node, c_ast.For):
+        _loop_header(node, found)
+    elif isinstance(node, c_ast.ArrayRef):
+        found.strict_index.update(array_names(node.subscript))
+    elif isinstance(node, c_ast.If):
+        found.index_use.update(array_names(node.cond))
+    elif isinstance(node, c_ast.Assignment):
+        _count(found, node.lvalue)
+        if isinstance(node.lvalue, c_ast.ID):  # j = col[k]; (an integer local: see survey)
+            found.scalar_sources.setdefault(node.lvalue.name, set()).update(
+                array_names(node.rvalue)
+            )
+    elif isinstance(node, c_ast.UnaryOp) and node.op in _INCREMENTS:
+        _count(found, node.expr)
+    found.index_use.update(found.strict_index)
+
+
+def _loop_header(node: Any, found: _Found) -> None:
+    init = node.init
+    if isinstance(init, c_ast.DeclList):
+        found.iterators.update(d.name for d in init.decls)
+    elif isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+        found.iterators.add(init.lvalue.name)
+    for part in (node.init, node.cond, node.next):
+        found.strict_index.update(array_names(part))
+
+
+def _count(found: _Found, target: Any) -> None:
+    base = target
+    while isinstance(base, c_ast.ArrayRef):
+        base = base.name
+    if isinstance(base, c_ast.ID):
+        found.written[base.name] = found.written.get(base.name, 0) + 1
+
+
+def _check_iterators(src: Source, found: _Found) -> None:
+    for it in sorted(found.iterators):
+        var = found.variables.get(it)
+        if var is None:
+            raise error_at(src, None, f"loop variable {it!r} is not declared", "declare it as int")
+        if var.rank or not is_integer(var.base) or var.role != "local":
+            raise src.error(var.node, f"loop variable {it!r} must be a local integer variable")
+
+
+def array_names(node: Any) -> set[str]:
+    """Names of the arrays subscripted anywhere in ``node``."""
+    out: set[str] = set()
+    if node is None:
+        return out
+    for n in nodes(node):
+        if isinstance(n, c_ast.ArrayRef):
+            base = n.name
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            if isinstance(base, c_ast.ID):
+                out.add(base.name)
+    return out

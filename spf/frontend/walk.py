@@ -1,0 +1,483 @@
+"""The function body as spf statements: one record per assignment with its loop variables,
+its domain constraints (loop bounds, affine ``if`` conditions) and its 2d+1 schedule
+(textual order and nesting); non-affine conditions stay in the statement source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spf.frontend.conds import Cmp, Cond, conj, negate
+from spf.frontend.cparse import c_ast, nodes
+from spf.frontend.exprs import NotAffineError, Scope
+
+_UNSUPPORTED = {
+    "While": ("while loops", "write the loop as a counted for loop"),
+    "DoWhile": ("do-while loops", "write the loop as a counted for loop"),
+    "Break": ("break", "express the early exit as a loop bound or an if condition"),
+    "Continue": ("continue", "guard the rest of the body with an if instead"),
+    "Goto": ("goto", "use structured loops"),
+    "Label": ("labels", "use structured loops"),
+    "Switch": ("switch", "use if/else"),
+    "Return": ("return inside the loops", "only a final 'return;' is allowed"),
+    "FuncCall": ("a call statement (it may have side effects)", "inline the callee's loops"),
+    "StaticAssert": ("_Static_assert", "remove it"),
+}
+_ASSIGN = ("=", "+=", "-=", "*=", "/=")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One statement: source text, loop variables, constraints and 2d+1 schedule entries."""
+
+    source: str
+    iters: tuple[str, ...]
+    conds: tuple[Cond, ...]
+    schedule: tuple[str, ...]
+    node: Any
+    down: frozenset[str] = frozenset()  # loops that run downward
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    iters: tuple[str, ...] = ()
+    conds: tuple[Cond, ...] = ()
+    prefix: tuple[str, ...] = ()
+    guards: tuple[str, ...] = ()  # non-affine conditions (source text), outermost first
+    aliases: tuple[tuple[str, str], ...] = ()
+    down: frozenset[str] = frozenset()
+
+
+class Walker:
+    """Turns the function body into :class:`Record` s (see the module docstring)."""
+
+    def __init__(self, scope: Scope, written: dict[str, int]) -> None:
+        self.scope = scope
+        self.written = written  # assignments per scalar name (declaration inits excluded)
+        self.records: list[Record] = []
+
+    def fail(self, node: Any, message: str, hint: str = "") -> Exception:
+        return self.scope.fail(node, message, hint)
+
+    def run(self, body: Any) -> list[Record]:
+        items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
+        if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
+            items = items[:-1]
+        self.block(items, _Ctx(), [0])
+        return self.records
+
+    def _scoped(self, ctx: _Ctx) -> Scope:
+        s = self.scope
+        s.iters = ctx.iters
+        s.aliases = dict(ctx.aliases)
+        return s
+
+    def block(self, items: list[Any], ctx: _Ctx, counter: list[int]) -> None:
+        for item in items:
+            ctx = self.item(item, ctx, counter)
+
+    def item(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        """Handle one block item; returns the context for the items after it (a declaration
+        may bind an alias)."""
+        kind = type(node).__name__
+        if kind in _UNSUPPORTED:
+            what, hint = _UNSUPPORTED[kind]
+            raise self.fail(node, f"{what} cannot be represented in spf", hint)
+        if isinstance(node, c_ast.Compound):
+            self.block(list(node.block_items or []), ctx, counter)
+        elif isinstance(node, c_ast.EmptyStatement | c_ast.Pragma):
+            pass
+        elif isinstance(node, c_ast.For):
+            self.loop(node, ctx, counter)
+        elif isinstance(node, c_ast.If):
+            self.branch(node, ctx, counter)
+        elif isinstance(node, c_ast.Decl):
+            return self.decl(node, ctx, counter)
+        elif isinstance(node, c_ast.DeclList):
+            for d in node.decls:
+                ctx = self.decl(d, ctx, counter)
+        elif isinstance(node, c_ast.Assignment | c_ast.UnaryOp):
+            bound = self._alias(node, ctx)
+            if bound is not None:
+                return replace(ctx, aliases=(*ctx.aliases, bound))
+            self.emit(self.assignment(node, ctx), ctx, counter, node)
+        else:
+            raise self.fail(
+                node,
+                f"unsupported statement ({kind})",
+                "spf imports for loops, if/else and assignments",
+            )
+        return ctx
+
+    # ---------- statements ----------
+
+    def _alias(self, node: Any, ctx: _Ctx) -> tuple[str, str] | None:
+        """``(name, value)`` when ``node`` is the only assignment ``j = e;`` of an integer local
+        declared without a value and ``e`` is affine (``j = col[k];``): later uses in the block
+        read ``e`` itself, so subscripts such as ``x[j]`` stay UF calls."""
+        if not (isinstance(node, c_ast.Assignment) and node.op == "="):
+            return None
+        if not isinstance(node.lvalue, c_ast.ID) or isinstance(node.rvalue, c_ast.Assignment):
+            return None
+        name = node.lvalue.name
+        var = self.scope.vars.get(name)
+        if var is None or var.role != "local" or var.rank or var.base in ("double", "float"):
+            return None
+        if name in self.scope.iterators or self.written.get(name, 0) != 1:
+            return None
+        if getattr(var.node, "init", None) is not None:
+            return None
+        try:
+            value = self._scoped(ctx).affine(node.rvalue)
+        except NotAffineError:
+            return None
+        self.scope.bound_only.add(name)
+        return name, value
+
+    def emit(self, lines: list[str], ctx: _Ctx, counter: list[int], node: Any) -> None:
+        for line in lines:
+            source = line
+            if ctx.guards:
+                cond = (
+                    " && ".join(f"({g})" for g in ctx.guards)
+                    if len(ctx.guards) > 1
+                    else ctx.guards[0]
+                )
+                source = f"if ({cond}) {{ {line} }}"
+            sched = (*ctx.prefix, str(counter[0]))
+            counter[0] += 1
+            self.records.append(Record(source, ctx.iters, ctx.conds, sched, node, ctx.down))
+
+    def assignment(self, node: Any, ctx: _Ctx) -> list[str]:
+        """Source lines of an assignment (a chain ``a = b = e`` gives two)."""
+        s = self._scoped(ctx)
+        if isinstance(node, c_ast.UnaryOp):
+            if node.op not in ("p++", "p--", "++", "--"):
+                raise self.fail(node, "an expression statement without effect", "remove it")
+            target = self.target(node.expr, ctx)
+            return [f"{target} {'+' if '+' in node.op else '-'}= 1;"]
+        if node.op not in _ASSIGN:
+            raise self.fail(
+                node, f"assignment operator '{node.op}' is not supported", "use =, +=, -=, *= or /="
+            )
+        target = self.target(node.lvalue, ctx)
+        lines: list[str] = []
+        rv = node.rvalue
+        if isinstance(rv, c_ast.Assignment):
+            if node.op != "=" or rv.op != "=":
+                raise self.fail(rv, "a compound assignment inside a chain", "split the chain")
+            lines = self.assignment(rv, ctx)
+            value = self.target(rv.lvalue, ctx)
+        else:
+            value = s.value(rv)
+        lines.append(f"{target} {node.op} {value};")
+        return lines
+
+    def target(self, node: Any, ctx: _Ctx) -> str:
+        """Source text of an assigned location (a data array element or scalar)."""
+        s = self._scoped(ctx)
+        if isinstance(node, c_ast.ID):
+            name = node.name
+            if name in s.iterators:
+                raise self.fail(
+                    node,
+                    f"loop variable {name!r} is assigned outside its for header",
+                    "spf loops own their variables; use a separate variable",
+                )
+            var = s.vars.get(name)
+            if name in s.consts or name in s.fconsts or (var and var.role == "param"):
+                raise self.fail(
+                    node,
+                    f"parameter {name!r} is assigned",
+                    "copy it into a local variable and assign that",
+                )
+            if name in dict(ctx.aliases):
+                raise self.fail(node, f"{name!r} is assigned after its declaration")
+        elif isinstance(node, c_ast.ArrayRef):
+            name, _ = s.chain(node)
+            if name in s.ufs:
+                raise self.fail(
+                    node,
+                    f"write to {name!r}, an index array used as a UF (in a bound or subscript)",
+                    "compute index arrays in a separate function (an inspector)",
+                )
+        else:
+            raise self.fail(
+                node,
+                "only array elements and scalar variables may be assigned",
+                "pointer arithmetic is not supported",
+            )
+        return s.value(node)
+
+    def decl(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        if node.init is None:
+            return ctx
+        if isinstance(node.init, c_ast.InitList):
+            raise self.fail(
+                node, f"initializer list for {node.name!r}", "assign the elements in a loop"
+            )
+        var = self.scope.vars[node.name]
+        if var.rank:
+            raise self.fail(
+                node, f"array {node.name!r} initialised from a pointer", "declare it as an array"
+            )
+        if node.name in self.scope.iterators:
+            return ctx  # a for-loop variable declared with its initial value outside the loop
+        s = self._scoped(ctx)
+        if var.base not in ("double", "float") and self.written.get(node.name, 0) == 0:
+            try:
+                bound = s.affine(node.init)
+            except NotAffineError:
+                pass
+            else:
+                return replace(ctx, aliases=(*ctx.aliases, (node.name, bound)))
+        self.emit([f"${node.name}$ = {s.value(node.init)};"], ctx, counter, node)
+        return ctx
+
+    # ---------- loops ----------
+
+    def loop(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+        it, lo = self._init(node)
+        if it in ctx.iters:
+            raise self.fail(node, f"loop variable {it!r} is already used by an enclosing loop")
+        step = self._step(node, it)
+        s = self._scoped(ctx)
+        inner = replace(ctx, iters=(*ctx.iters, it))
+        s = self._scoped(inner)
+        try:
+            start = s.compare(c_ast.ID(it), ">=" if step > 0 else "<=", lo, node)
+        except NotAffineError as err:
+            raise self.fail(
+                err.node,
+                f"loop {it!r}: its start is not affine ({err.why})",
+                "bounds may use loop variables, integer parameters, index arrays "
+                "(rowptr[i]) and min/max",
+            ) from None
+        conds: list[Cond] = [start]
+        conds.extend(self._bounds(node, it, step, s))
+        if abs(step) > 1:
+            if not isinstance(start, Cmp):
+                raise self.fail(
+                    node.init, f"loop {it!r}: a strided loop needs a single start value"
+                )
+            conds.append(Cmp(f"({it} - ({start.rhs})) % {abs(step)}", "=", "0"))
+        pos = str(counter[0])
+        counter[0] += 1
+        down = ctx.down | {it} if step < 0 else ctx.down
+        inner = replace(
+            inner, conds=(*ctx.conds, conj(conds)), prefix=(*ctx.prefix, pos, it), down=down
+        )
+        body = node.stmt
+        items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
+        self.block(items, inner, [0])
+
+    def _init(self, node: Any) -> tuple[str, Any]:
+        init = node.init
+        if (
+            isinstance(init, c_ast.DeclList)
+            and len(init.decls) == 1
+            and init.decls[0].init is not None
+        ):
+            return init.decls[0].name, init.decls[0].init
+        if (
+            isinstance(init, c_ast.Assignment)
+            and init.op == "="
+            and isinstance(init.lvalue, c_ast.ID)
+        ):
+            return init.lvalue.name, init.rvalue
+        raise self.fail(
+            node,
+            "a for loop must start with one assignment 'i = lo'",
+            "write for (i = lo; i < hi; i++)",
+        )
+
+    def _step(self, node: Any, it: str) -> int:
+        nx = node.next
+        if isinstance(nx, c_ast.UnaryOp) and isinstance(nx.expr, c_ast.ID) and nx.expr.name == it:
+            if nx.op in ("p++", "++"):
+                return 1
+            if nx.op in ("p--", "--"):
+                return -1
+        if (
+            isinstance(nx, c_ast.Assignment)
+            and isinstance(nx.lvalue, c_ast.ID)
+            and nx.lvalue.name == it
+        ):
+            rv = nx.rvalue
+            if nx.op in ("+=", "-=") and _literal(rv) is not None:
+                v = _literal(rv) or 0
+                step = v if nx.op == "+=" else -v
+                if step != 0:
+                    return step
+            if (
+                nx.op == "="
+                and isinstance(rv, c_ast.BinaryOp)
+                and rv.op in ("+", "-")
+                and isinstance(rv.left, c_ast.ID)
+                and rv.left.name == it
+            ):
+                inc = _literal(rv.right)
+                if inc:
+                    return inc if rv.op == "+" else -inc
+        raise self.fail(
+            nx if nx is not None else node,
+            f"loop {it!r}: the increment must be "
+            f"{it}++, {it}--, {it} += c or {it} -= c with an integer constant c",
+        )
+
+    def _bounds(self, node: Any, it: str, step: int, s: Scope) -> list[Cond]:
+        if node.cond is None:
+            raise self.fail(node, f"loop {it!r} has no condition", f"write {it} < hi")
+        parts = _conjuncts(node.cond)
+        out: list[Cond] = []
+        bounded = False
+        for p in parts:
+            uses = _mentions(p, it)
+            if uses:
+                side = _bound_side(p, it)
+                if side is None:
+                    raise self.fail(
+                        p,
+                        f"loop {it!r}: the condition must compare {it} with an "
+                        f"expression free of {it}",
+                        f"write {it} < hi (a condition that stops the loop early is not a domain)",
+                    )
+                if side != ("upper" if step > 0 else "lower"):
+                    raise self.fail(
+                        p,
+                        f"loop {it!r} runs {'up' if step > 0 else 'down'} but "
+                        f"its condition bounds it from {'below' if step > 0 else 'above'}",
+                    )
+                bounded = True
+            try:
+                out.append(s.cond(p))
+            except NotAffineError as err:
+                raise self.fail(
+                    err.node,
+                    f"loop {it!r}: its bound is not affine ({err.why})",
+                    "bounds may use loop variables, integer parameters, index "
+                    "arrays (rowptr[i]) and min/max",
+                ) from None
+        if not bounded:
+            raise self.fail(node.cond, f"loop {it!r}: the condition does not bound {it}")
+        return out
+
+    # ---------- if / else ----------
+
+    def branch(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+        s = self._scoped(ctx)
+        try:
+            cond: Cond | None = s.cond(node.cond)
+        except NotAffineError:
+            cond = None
+        if cond is not None:
+            self._arm(node.iftrue, replace(ctx, conds=(*ctx.conds, cond)), counter)
+            if node.iffalse is not None:
+                self._arm(node.iffalse, replace(ctx, conds=(*ctx.conds, negate(cond))), counter)
+            return
+        if node.iffalse is None:
+            aff: list[Cond] = []
+            rest: list[Any] = []
+            for p in _conjuncts(node.cond):
+                try:
+                    aff.append(s.cond(p))
+                except NotAffineError:
+                    rest.append(p)
+            if aff:
+                ctx = replace(ctx, conds=(*ctx.conds, conj(aff)))
+            text = " && ".join(s.value(p, 6) for p in rest)
+        else:
+            text = s.value(node.cond)
+        if not _has_loop(node):
+            self.emit([self.render_if(text, node, ctx)], ctx, counter, node)
+            return
+        self._check_guard(node, ctx)
+        self._arm(node.iftrue, replace(ctx, guards=(*ctx.guards, text)), counter)
+        if node.iffalse is not None:
+            self._arm(node.iffalse, replace(ctx, guards=(*ctx.guards, f"!({text})")), counter)
+
+    def _arm(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+        items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
+        self.block(items, ctx, counter)
+
+    def _check_guard(self, node: Any, ctx: _Ctx) -> None:
+        read = {n.name for n in nodes(node.cond) if isinstance(n, c_ast.ID)}
+        for sub in nodes(node):
+            if isinstance(sub, c_ast.Assignment):
+                base = sub.lvalue
+                while isinstance(base, c_ast.ArrayRef):
+                    base = base.name
+                if isinstance(base, c_ast.ID) and base.name in read:
+                    raise self.fail(
+                        sub,
+                        f"{base.name!r} is written under a data-dependent "
+                        "condition that reads it, around a loop",
+                        "compute the condition into a variable first",
+                    )
+
+    def render_if(self, cond: str, node: Any, ctx: _Ctx) -> str:
+        """One statement holding the whole (loop-free) ``if``/``else`` block."""
+        out = f"if ({cond}) {{ {self._render_body(node.iftrue, ctx)} }}"
+        if node.iffalse is not None:
+            out += f" else {{ {self._render_body(node.iffalse, ctx)} }}"
+        return out
+
+    def _render_body(self, node: Any, ctx: _Ctx) -> str:
+        items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
+        out: list[str] = []
+        for item in items:
+            kind = type(item).__name__
+            if kind in _UNSUPPORTED:
+                what, hint = _UNSUPPORTED[kind]
+                raise self.fail(item, f"{what} cannot be represented in spf", hint)
+            if isinstance(item, c_ast.Assignment | c_ast.UnaryOp):
+                out.extend(self.assignment(item, ctx))
+            elif isinstance(item, c_ast.If):
+                s = self._scoped(ctx)
+                out.append(self.render_if(s.value(item.cond), item, ctx))
+            elif isinstance(item, c_ast.Compound):
+                out.append(self._render_body(item, ctx))
+            elif isinstance(item, c_ast.Decl):
+                if item.init is not None:
+                    s = self._scoped(ctx)
+                    out.append(f"${item.name}$ = {s.value(item.init)};")
+            elif not isinstance(item, c_ast.EmptyStatement):
+                raise self.fail(item, f"unsupported statement ({kind}) under a condition")
+        return " ".join(out)
+
+
+def _literal(node: Any) -> int | None:
+    if isinstance(node, c_ast.Constant) and node.type == "int":
+        try:
+            return int(node.value.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    return None
+
+
+def _conjuncts(node: Any) -> list[Any]:
+    if isinstance(node, c_ast.BinaryOp) and node.op == "&&":
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+def _mentions(node: Any, name: str) -> bool:
+    return any(isinstance(n, c_ast.ID) and n.name == name for n in nodes(node))
+
+
+def _has_loop(node: Any) -> bool:
+    return any(isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile) for n in nodes(node))
+
+
+def _bound_side(node: Any, it: str) -> str | None:
+    """``"upper"``/``"lower"`` when ``node`` is ``it op e`` or ``e op it`` (``e`` free of
+    ``it``), else None."""
+    if not isinstance(node, c_ast.BinaryOp) or node.op not in ("<", "<=", ">", ">="):
+        return None
+    left_it = isinstance(node.left, c_ast.ID) and node.left.name == it
+    right_it = isinstance(node.right, c_ast.ID) and node.right.name == it
+    if left_it and not _mentions(node.right, it):
+        return "upper" if node.op in ("<", "<=") else "lower"
+    if right_it and not _mentions(node.left, it):
+        return "upper" if node.op in (">", ">=") else "lower"
+    return None

@@ -1,0 +1,186 @@
+"""What ``spf.from_c`` cannot represent raises ``ParseError`` naming the line and column, with a
+caret under the construct and a hint; never a pycparser exception or a crash."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import spf
+
+if TYPE_CHECKING:
+    import random
+
+HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i, j;\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "words", "line"),
+    [
+        ("  while (n > 0) { x[0] = 1.0; }\n", "while loops", 3),
+        ("  do { x[0] = 1.0; } while (0);\n", "do-while", 3),
+        ("  for (i = 0; i < n; i++) { if (x[i] > 0) break; }\n", "break", 3),
+        ("  for (i = 0; i < n; i++) { continue; }\n", "continue", 3),
+        ("  for (i = 0; i < n; i++) { goto out; }\n out: ;\n", "goto", 3),
+        ("  for (i = 0; i < n; i++) { return; }\n", "return inside the loops", 3),
+        ("  *x = 1.0;\n", "pointer", 3),
+        ("  for (i = 0; i < n; i++) y[i] = *(x + i);\n", "pointer", 3),
+        ("  for (i = 0; i < n; i++) { y[idx[i]] = 1.0; idx[i] = 0; }\n", "index array", 3),
+        ("  for (i = 0; i < n; i++) y[i] = rand();\n", "'rand'", 3),
+        ('  for (i = 0; i < n; i++) printf("%d", i);\n', "call statement", 3),
+        ("  for (i = 0; i < x[0]; i++) y[i] = 0.0;\n", "not affine", 3),
+        ("  for (i = 0; i * i < n; i++) y[i] = 0.0;\n", "compare i", 3),
+        ("  for (i = rp[0]; i < n && idx[i] < 3; i++) y[i] = 0.0;\n", "compare i", 3),
+        ("  for (i = 0; i < n; i++) { i = 2; }\n", "assigned outside its for header", 3),
+        ("  for (i = 0; i < n; i++) y[i] = 1.0;\n  y[0] = i;\n", "outside its loop", 4),
+        ("  n = 3;\n", "parameter 'n' is assigned", 3),
+        ("  for (i = 0; i < n; i++) for (i = 0; i < n; i++) y[i] = 0;\n", "enclosing loop", 3),
+        ("  for (i = 0; i >= 0; i++) y[i] = 0.0;\n", "bounds it from below", 3),
+        ("  for (i = 0; i < n; i *= 2) y[i] = 0.0;\n", "increment", 3),
+        ("  for (i = 0; i < n; i++) y[i] = x[i][0];\n", "subscript", 3),
+        ("  for (i = 0; i < n; i++) y[i] = z;\n", "'z' is not declared", 3),
+        ("  switch (n) { default: y[0] = 1; }\n", "switch", 3),
+        ("  y[0] = x[0] +;\n", "syntax error", 3),
+    ],
+)
+def test_unsupported_constructs_raise_parse_error_with_position(
+    body: str, words: str, line: int
+) -> None:
+    with pytest.raises(spf.ParseError) as info:
+        spf.from_c(HEAD + body + "}\n", shapes={"rp": ("n",)})
+    message = str(info.value)
+    assert words in message, message
+    assert re.search(rf"line {line}, column \d+", message), message
+    assert "^" in message  # the caret under the construct
+
+
+def test_column_points_at_the_construct() -> None:
+    with pytest.raises(spf.ParseError) as info:
+        spf.from_c(
+            "void f(int n) {\n  int i;\n  for (i = 0; i < n; i++) {\n    while (1) ;\n  }\n}"
+        )
+    assert "line 4, column 5" in str(info.value)
+
+
+def test_pointer_without_shape_asks_for_shapes() -> None:
+    with pytest.raises(spf.ParseError, match=r"shapes=\{'x'"):
+        spf.from_c("void f(int n, double *x) { for (int i = 0; i < n; i++) x[i] = 0.0; }")
+
+
+def test_unknown_function_lists_the_functions() -> None:
+    with pytest.raises(spf.ParseError, match="its functions: a, b"):
+        spf.from_c("void a(void) {}\nvoid b(void) {}", function="c")
+    with pytest.raises(spf.ParseError, match="pass function="):
+        spf.from_c("void a(void) {}\nvoid b(void) {}")
+
+
+def test_unsupported_directive_and_bad_macro_calls() -> None:
+    with pytest.raises(spf.ParseError, match="#if supports only"):
+        spf.from_c("#if N > 3\n#endif\nvoid f(void) {}")
+    with pytest.raises(spf.ParseError, match="takes 2 argument"):
+        spf.from_c("#define M(a, b) a\nvoid f(double x[2]) { x[0] = M(1); }")
+    with pytest.raises(spf.ParseError, match="'A' is not declared"):  # C stops the recursion
+        spf.from_c("#define A B\n#define B (A + C)\n#define C A\nvoid f(double x[2]) { x[0] = C; }")
+
+
+def test_bad_ufs_and_shapes_names_are_reported() -> None:
+    src = "void f(int n, double x[n]) { for (int i = 0; i < n; i++) x[i] = 0.0; }"
+    with pytest.raises(spf.UndeclaredError, match="'nope'"):
+        spf.from_c(src, ufs={"nope": {}})
+    with pytest.raises(spf.UndeclaredError, match="'nope'"):
+        spf.from_c(src, shapes={"nope": ("n",)})
+    with pytest.raises(spf.SpfError, match="list of names"):
+        spf.from_c(src, params="n")
+
+
+def test_not_a_string_is_a_parse_error() -> None:
+    with pytest.raises(spf.ParseError, match="expected C source text"):
+        spf.from_c(b"void f(void) {}")  # type: ignore[arg-type]
+
+
+_C_WORDS = st.sampled_from(
+    ["for", "(", ")", "{", "}", ";", "i", "j", "n", "=", "<", "<=", "++", "--", "+=", "x", "[",
+     "]", "0", "1", "2.5", "int", "double", "if", "else", "while", "*", "+", "-", "/", "%", "#define",
+     "#pragma", "N", "\n", ",", "?", ":", "max", "min", "sqrt", "(double)", "&&", "||", "!", "return"]
+)  # fmt: skip
+
+
+def _outcome(text: str) -> None:
+    try:
+        comp = spf.from_c(text)
+    except spf.ParseError:
+        return
+    assert isinstance(comp, spf.Computation)
+
+
+@given(st.text(max_size=200))
+def test_fuzz_random_text_is_a_computation_or_a_parse_error(text: str) -> None:
+    _outcome(text)
+
+
+@given(st.lists(_C_WORDS, max_size=40))
+def test_fuzz_near_c_is_a_computation_or_a_parse_error(words: list[str]) -> None:
+    body = " ".join(words)
+    _outcome(f"void f(int n, double x[n]) {{ int i, j; {body} }}")
+    _outcome(f"void f(int n, double x[n]) {{ int i, j; for (i = 0; i < n; i++) {{ {body} }} }}")
+
+
+def _fuzz_expr(r: random.Random, depth: int = 0) -> str:
+    pick = r.randint(0, 11 if depth < 3 else 3)
+    sub = functools.partial(_fuzz_expr, r, depth + 1)
+    forms = [
+        lambda: r.choice(["i", "j", "n", "0", "1", "-1", "2.5", "alpha", "t", "q"]),
+        lambda: f"x[{sub()}]",
+        lambda: f"A[{sub()}][{sub()}]",
+        lambda: f"idx[{sub()}]",
+        lambda: f"({sub()} {r.choice(['+', '-', '*', '/', '%', '<', '==', '&&', '||'])} {sub()})",
+        lambda: f"{r.choice(['sqrt', 'min', 'max', 'fabs', 'foo', 'MIN'])}({sub()}, {sub()})",
+        lambda: f"(double){sub()}",
+        lambda: f"{sub()} ? {sub()} : {sub()}",
+        lambda: f"-{sub()}",
+        lambda: f"*{sub()}",
+        lambda: f"{sub()}++",
+        lambda: f"&{sub()}",
+    ]
+    return forms[pick]()
+
+
+def _fuzz_stmt(r: random.Random, depth: int = 0) -> str:
+    pick = r.randint(0, 7 if depth < 3 else 2)
+    expr = functools.partial(_fuzz_expr, r)
+    if pick <= 2:
+        target = r.choice([f"x[{expr(2)}]", f"A[{expr(2)}][{expr(2)}]", "t", "i", "n",
+                           f"idx[{expr(2)}]", "alpha", "w[i]", "q"])  # fmt: skip
+        return f"{target} {r.choice(['=', '+=', '-=', '*=', '/=', '%=', '<<='])} {expr()};"
+    if pick == 3:
+        v = r.choice("ijk")
+        cond = f"{v} {r.choice(['<', '<=', '>', '>=', '!='])} {expr(2)}"
+        step = r.choice(
+            [f"{v}++", f"{v}--", f"{v} += 2", f"{v} -= 3", f"{v} = {v} + 1", f"{v} *= 2"]
+        )
+        body = " ".join(_fuzz_stmt(r, depth + 1) for _ in range(r.randint(0, 3)))
+        return f"for ({r.choice(['', 'int '])}{v} = {expr(2)}; {cond}; {step}) {{ {body} }}"
+    if pick == 4:
+        other = f" else {_fuzz_stmt(r, depth + 1)}" if r.random() < 0.5 else ""
+        return f"if ({expr()}) {{ {_fuzz_stmt(r, depth + 1)} }}{other}"
+    if pick == 5:
+        return r.choice(["break;", "continue;", "return;", "while (1) {}", ";", "{}",
+                         "double t2 = 1.0;", "int q2 = idx[0];", "x[0] = x[1] = 2.0;"])  # fmt: skip
+    if pick == 6:
+        return f"{{ {_fuzz_stmt(r, depth + 1)} {_fuzz_stmt(r, depth + 1)} }}"
+    return f"int z{depth} = {expr()};"
+
+
+@given(st.randoms(use_true_random=False))
+def test_fuzz_grammar_programs_are_a_computation_or_a_parse_error(r: random.Random) -> None:
+    body = " ".join(_fuzz_stmt(r) for _ in range(r.randint(1, 4)))
+    _outcome(
+        "#define MIN(a, b) ((a) < (b) ? (a) : (b))\n"
+        "void f(int n, double alpha, double x[n], double A[n][n], int idx[n]) {\n"
+        f"  int i, j, k, q; double t, s; double w[n];\n  {body}\n}}"
+    )

@@ -1,0 +1,81 @@
+"""The preprocessor in front of pycparser: directives, macro expansion, min/max macros and
+the map from output positions back to the user's text."""
+
+from __future__ import annotations
+
+import pytest
+
+from spf.errors import ParseError
+from spf.frontend.preprocess import preprocess
+
+
+def test_directives_are_dropped_and_lines_kept() -> None:
+    src = "#include <math.h>\n#pragma scop\n#define N 4\nint a[N];\n"
+    out = preprocess(src)
+    assert out.text.splitlines() == ["", "", "", "int a[4];"]
+
+
+def test_keep_leaves_a_size_symbolic() -> None:
+    assert "a[N]" in preprocess("#define N 4\nint a[N];", frozenset({"N"})).text
+
+
+@pytest.mark.parametrize(
+    ("macro", "kind"),
+    [
+        ("#define MIN(a, b) ((a) < (b) ? (a) : (b))", "min"),
+        ("#define MAX(a, b) (((a) > (b)) ? (a) : (b))", "max"),
+        ("#define max_score(s1, s2) ((s1 >= s2) ? s1 : s2)", "max"),
+        ("#define lo(x, y) ((y) <= (x) ? (y) : (x))", "min"),
+    ],
+)
+def test_min_max_macros_become_calls(macro: str, kind: str) -> None:
+    name = macro.split()[1].split("(")[0]
+    out = preprocess(f"{macro}\nint v = {name}(i + 1, n);").text
+    assert f"{kind}((i + 1), (n))" in out
+
+
+def test_function_like_macros_expand_with_parenthesized_arguments() -> None:
+    out = preprocess("#define SQ(x) x * x\nint v = SQ(a + 1);").text
+    assert "(a + 1) * (a + 1)" in out
+
+
+def test_continuations_comments_and_conditionals() -> None:
+    src = (
+        "#define LONG 1 + \\\n  2\n"
+        "/* a\n comment */ int v = LONG; // tail\n"
+        "#ifdef LONG\nint yes;\n#else\nint no;\n#endif\n"
+        "#if 0\nint never;\n#endif\n"
+    )
+    out = preprocess(src).text
+    assert "int v = 1 + 2;" in " ".join(out.split())
+    assert "yes" in out
+    assert "no;" not in out
+    assert "never" not in out
+    assert out.count("\n") == src.count("\n")
+
+
+def test_offsets_map_back_to_the_source() -> None:
+    src = "#define N 100\nint  a[N]; int b;"
+    out = preprocess(src)
+    line2 = out.text.splitlines()[1]
+    col_b = line2.index("b;") + 1
+    assert src[out.offset(2, col_b)] == "b"
+    col_n = line2.index("100") + 1
+    assert src[out.offset(2, col_n)] == "N"  # an expansion points at its macro's name
+
+
+@pytest.mark.parametrize(
+    ("src", "words"),
+    [
+        ("#error stop\n", "unsupported preprocessor directive '#error'"),
+        ("#if N > 2\n#endif\n", "#if supports only"),
+        ("#endif\n", "#endif without #if"),
+        ("#ifdef X\n", "without #endif"),
+        ("#define\n", "#define needs a macro name"),
+        ("#define F(a, 1) a\n", "macro parameters must be names"),
+        ("#define F(a) a\nint v = F(1;\n", "unclosed"),
+    ],
+)
+def test_bad_directives_are_parse_errors(src: str, words: str) -> None:
+    with pytest.raises(ParseError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        preprocess(src)
