@@ -284,3 +284,19 @@ def inspection_text(comp: Computation) -> str:
             f"{nm.levelptr}({nm.lev}) <= {nm.pos} < {nm.levelptr}({nm.lev} + 1)"
         )
     return "\n".join(lines)
+
+
+def serial_computation(comp: Computation) -> Computation:
+    """``comp`` with its wavefront loops run in their original order (the tags removed):
+    what a plan whose ``strategy`` is ``"serial"`` runs (same operations per iteration, so
+    the same bits as the executor)."""
+    data: dict[str, Any] = json.loads(comp.to_json())
+    data["trace"] = []
+    for entry in data["stmts"]:
+        tags = {
+            k: [t for t in v if not t.startswith("wavefront")] for k, v in entry["tags"].items()
+        }
+        entry["tags"] = {k: v for k, v in tags.items() if v}
+    from spf.computation.computation import Computation as _Computation
+
+    return _Computation.from_json(json.dumps(data))

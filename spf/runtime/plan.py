@@ -7,9 +7,18 @@ compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the count
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
 CRC-32 checksum of every array and parameter it inspected, and a call whose index arrays
-differ from them raises ``ArgumentError`` instead of running in a wrong order. Like the other
-argument checks, the checksum (it reads every index, a few ms per 10M entries) is taken with
-``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
+differ from them raises ``ArgumentError`` instead of running in a wrong order.
+
+A plan also records its ``strategy``: ``"wavefront"`` (the executor runs the levels) or
+``"serial"`` (the loop runs in its original order on one thread, from a kernel compiled beside
+the executor). ``inspect(strategy="auto")``, the default, takes ``"serial"`` when the levels
+are too narrow to pay for their barriers and scattered rows: fewer than
+:data:`MIN_ROWS_PER_LEVEL` iterations per level on average (2-D Poisson's ~500 rows per level
+run ~2x slower by levels than in order on one thread, and a level's barrier costs as much as
+a few hundred rows); ``strategy="wavefront"`` or ``"serial"`` forces one.
+
+Like the other argument checks, the checksum (it reads every index, a few ms per 10M entries)
+is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
 """
 
 from __future__ import annotations
@@ -30,6 +39,12 @@ if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.computation.computation import Computation
 
+MIN_ROWS_PER_LEVEL = 4096
+"""``inspect(strategy="auto")`` runs the loop serially when the levels hold fewer iterations
+than this on average."""
+
+STRATEGIES = ("auto", "wavefront", "serial")
+
 Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
 """(name, dtype, shape, checksum) of each inspected argument (a parameter: its value)."""
 
@@ -38,13 +53,16 @@ Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
 class Plan:
     """What the inspector found for one set of index arrays: ``levels`` (how many),
     ``level_of[i]`` (the level of iteration ``i``), ``levelptr`` (level ``l`` runs the
-    iterations ``order[levelptr[l]:levelptr[l+1]]``) and ``order``."""
+    iterations ``order[levelptr[l]:levelptr[l+1]]``) and ``order``; ``strategy`` is how the
+    kernel runs with it: ``"wavefront"`` (by levels, in parallel) or ``"serial"`` (the loop in
+    its original order, chosen when the levels are too narrow)."""
 
     loop: str
     levels: int
     level_of: np.ndarray
     levelptr: np.ndarray
     order: np.ndarray
+    strategy: str
     inspected: Fingerprint = field(repr=False)
 
     @property
@@ -55,7 +73,8 @@ class Plan:
     def __repr__(self) -> str:
         return (
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.order)}, "
-            f"largest level={int(self.level_sizes.max()) if self.levels else 0})"
+            f"largest level={int(self.level_sizes.max()) if self.levels else 0}, "
+            f"strategy={self.strategy!r})"
         )
 
 
@@ -83,6 +102,7 @@ class WavefrontKernel(Kernel):
     ``kernel(..., plan=plan)`` (the other attributes are the executor's)."""
 
     _stages: tuple[Kernel, Kernel, Kernel]
+    _serial: Kernel
     _names: WavefrontNames
     _extent: str
     _inputs: tuple[str, ...]
@@ -94,11 +114,14 @@ class WavefrontKernel(Kernel):
         stages: tuple[Kernel, Kernel, Kernel],
         names: WavefrontNames,
         extent: str,
+        serial: Kernel,
     ) -> WavefrontKernel:
-        """The executor kernel ``executor`` with its inspector stages."""
+        """The executor kernel ``executor`` with its inspector stages and ``serial``, the
+        loop in its original order (a plan's ``"serial"`` strategy)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
+        out._serial = serial
         out._names = names
         out._extent = extent
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order"}
@@ -111,9 +134,18 @@ class WavefrontKernel(Kernel):
         """The arguments the inspector reads (index arrays and parameters)."""
         return self._inputs
 
-    def inspect(self, *positional: object, check: bool = True, **args: object) -> Plan:
+    def inspect(
+        self, *positional: object, check: bool = True, strategy: str = "auto", **args: object
+    ) -> Plan:
         """Run the inspector on the index arrays (and parameters) it reads; the other
-        arguments of the kernel may be given too and are ignored."""
+        arguments of the kernel may be given too and are ignored. ``strategy``: ``"auto"``
+        (serial when the levels average fewer than :data:`MIN_ROWS_PER_LEVEL` iterations),
+        ``"wavefront"`` or ``"serial"``."""
+        if strategy not in STRATEGIES:
+            raise ArgumentError(
+                f"{self.name}.inspect: strategy must be one of {', '.join(map(repr, STRATEGIES))}"
+                f", got {strategy!r}"
+            )
         if positional:
             raise ArgumentError(
                 f"{self.name}.inspect takes its arguments by name ({', '.join(self._inputs)})"
@@ -138,12 +170,16 @@ class WavefrontKernel(Kernel):
         count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=check, **params)
         order = np.zeros(n, dtype=np.int64)
         order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        if strategy == "auto":
+            narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
+            strategy = "serial" if narrow else "wavefront"
         return Plan(
             loop=self._names.loop,
             levels=int(nlev),
             level_of=level,
             levelptr=levelptr,
             order=order,
+            strategy=strategy,
             inspected=fingerprint(given, self._inputs),
         )
 
@@ -176,7 +212,8 @@ class WavefrontKernel(Kernel):
         if positional:
             Kernel.__call__(self, *positional, check=check, **args)  # the binder's error
         if plan is None:
-            plan = self.inspect(check=check, **{k: v for k, v in args.items() if k in self._inputs})
+            given: dict[str, Any] = {k: v for k, v in args.items() if k in self._inputs}
+            plan = self.inspect(check=check, **given)
         elif not isinstance(plan, Plan):
             raise ArgumentError(
                 f"{self.name}: plan must be a Plan from kernel.inspect(...), got "
@@ -184,6 +221,9 @@ class WavefrontKernel(Kernel):
             )
         else:
             self._check_plan(plan, args, contents=check)
+        if plan.strategy == "serial":
+            Kernel.__call__(self._serial, check=check, **args)
+            return
         extra: dict[str, object] = {
             nm.levelptr: plan.levelptr,
             nm.order: plan.order,
@@ -232,6 +272,7 @@ def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
     """Compile the executor and the inspector stages of ``comp`` (one wavefront loop)."""
+    from spf.analysis.executor import serial_computation
     from spf.analysis.inspector import build_inspector
     from spf.runtime.compile import compile_kernel
 
@@ -250,4 +291,5 @@ def compile_wavefront(
         compile_kernel(count, "c", None, True, **options),
         compile_kernel(order, "c", None, True, **options),
     )
-    return WavefrontKernel.wrap(run, stages, names, analysis.extent)
+    serial = compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
+    return WavefrontKernel.wrap(run, stages, names, analysis.extent, serial)
