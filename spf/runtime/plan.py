@@ -17,6 +17,11 @@ are too narrow to pay for their barriers and scattered rows: fewer than
 run ~2x slower by levels than in order on one thread, and a level's barrier costs as much as
 a few hundred rows); ``strategy="wavefront"`` or ``"serial"`` forces one.
 
+The levels executor runs *groups* (``plan.groupptr``): a level of at least
+:data:`MIN_PARALLEL_ROWS` iterations is a group of its own, run in parallel; a maximal run of
+consecutive narrower levels is one group that one thread runs in level order
+(``plan.one_thread``), so the run costs one barrier instead of one per level.
+
 Like the other argument checks, the checksum (it reads every index, a few ms per 10M entries)
 is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
 """
@@ -43,6 +48,10 @@ MIN_ROWS_PER_LEVEL = 4096
 """``inspect(strategy="auto")`` runs the loop serially when the levels hold fewer iterations
 than this on average."""
 
+MIN_PARALLEL_ROWS = 256
+"""Levels with fewer iterations are narrow: a run of them is one group that one thread runs
+(a barrier costs about as much as a few hundred rows of SpTRSV)."""
+
 STRATEGIES = ("auto", "wavefront", "serial")
 
 Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
@@ -55,7 +64,9 @@ class Plan:
     ``level_of[i]`` (the level of iteration ``i``), ``levelptr`` (level ``l`` runs the
     iterations ``order[levelptr[l]:levelptr[l+1]]``) and ``order``; ``strategy`` is how the
     kernel runs with it: ``"wavefront"`` (by levels, in parallel) or ``"serial"`` (the loop in
-    its original order, chosen when the levels are too narrow)."""
+    its original order, chosen when the levels are too narrow). The levels executor runs the
+    groups ``order[groupptr[g]:groupptr[g+1]]`` for ``g < groups``, group ``g`` on one thread
+    when ``one_thread[g]`` (a run of narrow levels), else in parallel (one wide level)."""
 
     loop: str
     levels: int
@@ -63,6 +74,9 @@ class Plan:
     levelptr: np.ndarray
     order: np.ndarray
     strategy: str
+    groups: int
+    groupptr: np.ndarray
+    one_thread: np.ndarray
     inspected: Fingerprint = field(repr=False)
 
     @property
@@ -74,7 +88,7 @@ class Plan:
         return (
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.order)}, "
             f"largest level={int(self.level_sizes.max()) if self.levels else 0}, "
-            f"strategy={self.strategy!r})"
+            f"groups={self.groups}, strategy={self.strategy!r})"
         )
 
 
@@ -173,6 +187,7 @@ class WavefrontKernel(Kernel):
         if strategy == "auto":
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
+        groups, groupptr, one_thread = _groups(levelptr, int(nlev), n)
         return Plan(
             loop=self._names.loop,
             levels=int(nlev),
@@ -180,6 +195,9 @@ class WavefrontKernel(Kernel):
             levelptr=levelptr,
             order=order,
             strategy=strategy,
+            groups=groups,
+            groupptr=groupptr,
+            one_thread=one_thread,
             inspected=fingerprint(given, self._inputs),
         )
 
@@ -203,7 +221,7 @@ class WavefrontKernel(Kernel):
     ) -> None:
         """Run the executor in the order of ``plan`` (inspected here when not given)."""
         nm = self._names
-        clash = sorted({nm.levelptr, nm.order, nm.nlevels, nm.done} & set(args))
+        clash = sorted({nm.levelptr, nm.order, nm.nlevels, nm.done, nm.single} & set(args))
         if clash:
             raise ArgumentError(
                 f"{self.name}: {', '.join(clash)} come from the inspection plan; pass "
@@ -231,6 +249,9 @@ class WavefrontKernel(Kernel):
         }
         if nm.method == "p2p":  # one flag per iteration, set when it is done
             extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+        else:  # by groups: a run of narrow levels costs one barrier
+            extra.update({nm.levelptr: plan.groupptr, nm.nlevels: plan.groups})
+            extra[nm.single] = plan.one_thread
         Kernel.__call__(self, check=check, **args, **extra)
 
     def _check_plan(self, plan: Plan, args: Mapping[str, object], *, contents: bool) -> None:
@@ -261,6 +282,22 @@ def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
         if got != entry:
             return entry[0]
     return None
+
+
+def _groups(levelptr: np.ndarray, levels: int, n: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(groups, groupptr, one_thread) of the levels ``levelptr[:levels + 1]`` (O(levels)): a
+    level of MIN_PARALLEL_ROWS or more iterations is a group; a maximal run of narrower ones
+    is one group, flagged to run on one thread. The arrays have the executor's UF extents
+    (n + 1 and n entries)."""
+    narrow = np.diff(levelptr[: levels + 1]) < MIN_PARALLEL_ROWS
+    starts = np.flatnonzero(~(narrow[1:] & narrow[:-1])) + 1
+    starts = np.concatenate([[0], starts]) if levels else starts[:0]
+    groups = len(starts)
+    groupptr = np.full(n + 1, levelptr[levels], dtype=np.int64)  # nondecreasing, as levelptr
+    groupptr[:groups] = levelptr[starts]
+    one_thread = np.zeros(n, dtype=np.int64)
+    one_thread[:groups] = narrow[starts]
+    return groups, groupptr, one_thread
 
 
 def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:

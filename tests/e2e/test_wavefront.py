@@ -18,7 +18,7 @@ from scipy.sparse.linalg import spsolve_triangular
 import spf
 from spf import ArgumentError, CodegenError, IllegalScheduleError, kernels
 from spf.runtime import threads
-from spf.runtime.plan import MIN_ROWS_PER_LEVEL, Plan, WavefrontKernel
+from spf.runtime.plan import MIN_PARALLEL_ROWS, MIN_ROWS_PER_LEVEL, Plan, WavefrontKernel
 from spf.sparse import sptrsv_args
 
 if TYPE_CHECKING:
@@ -278,3 +278,37 @@ def test_plan_strategy_serial_for_narrow_levels(
     np.testing.assert_array_equal(u, 1.0 / np.arange(1.0, n + 1))
     with pytest.raises(ArgumentError, match="strategy must be one of 'auto', 'wavefront'"):
         k.inspect(strategy="fast", **args)
+
+
+def test_runs_of_narrow_levels_run_on_one_thread(
+    solver: tuple[WavefrontKernel, spf.Kernel, str], omp_threads: int
+) -> None:
+    """A wide level, a chain of 10 one-row levels, a wide level: the chain is one group that one
+    thread runs (one barrier, not ten), the wide levels are groups of their own."""
+    k, serial, dtype = solver
+    wide = MIN_PARALLEL_ROWS + 44
+    rows = [[] for _ in range(wide)] + [[wide + c - 1] for c in range(10)]
+    rows += [[wide + 9]] * wide
+    n = len(rows)
+    r = [i for i, cols in enumerate(rows) for _ in cols]
+    c = [j for cols in rows for j in cols]
+    m = sp.csr_array(sp.coo_array((np.full(len(r), 0.5), (r, c)), shape=(n, n)) + sp.identity(n))
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(strategy="wavefront", **args)
+    assert plan.levels == 12
+    assert plan.groups == 3
+    np.testing.assert_array_equal(plan.groupptr[:4], [0, wide, wide + 10, n])
+    np.testing.assert_array_equal(plan.one_thread[:3], [0, 1, 0])
+    f = np.random.default_rng(1).random(n)
+    u, ref = np.zeros(n), np.zeros(n)
+    k(u=u, f=f, plan=plan, **args)
+    serial(u=ref, f=f, **args)
+    np.testing.assert_array_equal(u, ref)
+
+
+def test_levels_executor_runs_narrow_groups_in_omp_single() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    code = comp.codegen()
+    assert "if (single_i(i_lev))" in code
+    assert code.index("#pragma omp single") < code.index("#pragma omp for schedule(static)")
