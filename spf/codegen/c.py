@@ -419,8 +419,8 @@ class CPrinter:
                     self.loop_only(n, simd)
                 return
             self.out.line("#pragma omp for schedule(static)")
-        elif "wavefront_p2p" in n.tags:  # in level order, round robin: no thread waits on
-            self.out.line("#pragma omp parallel for schedule(static, 1)")  # a later one
+        elif "wavefront_p2p" in n.tags:  # in level order, each thread's chunks in increasing
+            self.out.line("#pragma omp parallel for schedule(static, 64)")  # order: no deadlock
         elif "parallel" in n.tags:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):

@@ -198,12 +198,13 @@ def test_other_targets_refuse_the_wavefront(target: str) -> None:
 
 
 def test_p2p_executor_waits_on_predecessors_only() -> None:
-    """One parallel loop over the iterations in level order (round robin, so no thread waits
-    on an iteration it has still to run itself); each waits on the flags of its sources."""
+    """One parallel loop over the iterations in level order (static chunks: each thread runs
+    its positions in increasing order, so no thread waits on an iteration it has still to run
+    itself); each waits on the flags of its sources."""
     comp = kernels.sptrsv_csr()
     comp.wavefront("i", method="p2p")
     code = comp.codegen()
-    assert code.count("#pragma omp parallel for schedule(static, 1)") == 1
+    assert code.count("#pragma omp parallel for schedule(static, 64)") == 1
     assert "#pragma omp for" not in code
     assert "i_lev" not in code
     body = code[code.index("for (int64_t i_pos = 0; i_pos < N; i_pos++)") :]
