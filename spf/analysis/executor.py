@@ -7,10 +7,14 @@ levels the inspector found (sequential) and ``i_pos`` over the iterations of one
 carry the tags ``wavefront_levels`` and ``wavefront_rows`` (``wavefront_p2p`` for the
 point-to-point method), which the C printer turns into one ``#pragma omp parallel`` region
 around the level loop with a ``#pragma omp for`` per level (its implicit barrier orders the
-levels).
+levels). A level loop's groups may each be one level or a run of consecutive narrow levels
+that one thread runs in order (``#pragma omp single``, chosen per group at run time by the
+plan's flag array ``single_<loop>``): one barrier for the whole run instead of one per level.
 
 ``method="p2p"``: one loop ``i_pos`` over all iterations in level order, ``#pragma omp
-parallel for schedule(static, 1)``, with ``i = order_i(i_pos)``; before its statements an
+parallel for schedule(static, 64)`` (chunks of neighbouring positions per thread: with
+chunks of 1, neighbouring rows alternated threads and shared cache lines of ``u`` and the
+flags; 64 ran ~1.4x faster on 2 threads), with ``i = order_i(i_pos)``; before its statements an
 iteration waits on the flag ``done_i(src)`` of each source of each carried edge (the
 inspector's edge enumeration, as ``wait`` operations with acquire loads) and after them sets
 its own (a ``post``, release store). Every wait points to an earlier position and each
@@ -39,6 +43,8 @@ if TYPE_CHECKING:
 LEVELS_TAG = "wavefront_levels"
 ROWS_TAG = "wavefront_rows"
 P2P_TAG = "wavefront_p2p"
+SINGLE_TAG = "wavefront_single"
+"""``wavefront_single(<flag>)`` on the rows loop: the C test that runs a group on one thread."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ class WavefrontNames:
     pos: str
     done: str
     """``method="p2p"``: the flag array (one per iteration) of the point-to-point waits."""
+    single: str
+    """``method="levels"``: the flag array (one per group of levels): 1 runs it on one thread."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,7 @@ def wavefront_names(comp: Computation) -> dict[str, WavefrontNames]:
             lev=_fresh(f"{loop}_lev", taken),
             pos=_fresh(f"{loop}_pos", taken),
             done=_fresh(f"done_{loop}", taken),
+            single=_fresh(f"single_{loop}", taken),
         )
     return out
 
@@ -146,6 +155,17 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
                 "dtype": "int64",
             },
         ]
+        if names.method == "levels":
+            data["ufs"].append(
+                {
+                    "name": names.single,
+                    "arity": 1,
+                    "domain": f"{{[x] : 0 <= x && x < {n}}}",
+                    "range": "{[v] : 0 <= v && v <= 1}",
+                    "monotonic": None,
+                    "dtype": "int64",
+                }
+            )
         data["assumptions"] += [f"0 <= {names.nlevels} <= {n}"]
         by_name = {s["name"]: s for s in data["stmts"]}
         prefix: list[str] = []
@@ -210,7 +230,7 @@ def _rewrite(
         tags[pos] = [P2P_TAG]
     else:
         tags[lev] = [LEVELS_TAG]
-        tags[pos] = [ROWS_TAG]
+        tags[pos] = [ROWS_TAG, f"{SINGLE_TAG}({names.single}({lev}))"]
     entry["tags"] = tags
     return [str(o) for o in outs[:at]]
 
@@ -284,3 +304,19 @@ def inspection_text(comp: Computation) -> str:
             f"{nm.levelptr}({nm.lev}) <= {nm.pos} < {nm.levelptr}({nm.lev} + 1)"
         )
     return "\n".join(lines)
+
+
+def serial_computation(comp: Computation) -> Computation:
+    """``comp`` with its wavefront loops run in their original order (the tags removed):
+    what a plan whose ``strategy`` is ``"serial"`` runs (same operations per iteration, so
+    the same bits as the executor)."""
+    data: dict[str, Any] = json.loads(comp.to_json())
+    data["trace"] = []
+    for entry in data["stmts"]:
+        tags = {
+            k: [t for t in v if not t.startswith("wavefront")] for k, v in entry["tags"].items()
+        }
+        entry["tags"] = {k: v for k, v in tags.items() if v}
+    from spf.computation.computation import Computation as _Computation
+
+    return _Computation.from_json(json.dumps(data))

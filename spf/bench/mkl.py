@@ -1,4 +1,5 @@
-"""MKL's sparse inspector-executor SpMV through ctypes (``pip install mkl``), when installed.
+"""MKL's sparse inspector-executor SpMV and triangular solve through ctypes (``pip install
+mkl``), when installed.
 
 ``mkl_sparse_d_create_csr`` on the caller's CSR arrays, ``mkl_sparse_set_mv_hint`` (many
 calls expected) and ``mkl_sparse_optimize`` (the inspector), then ``mkl_sparse_d_mv`` with
@@ -6,6 +7,10 @@ calls expected) and ``mkl_sparse_optimize`` (the inspector), then ``mkl_sparse_d
 first, so it runs on the same libgomp as spf's kernels; its thread count is set with
 ``MKL_Set_Num_Threads``. ``sparse_dot_mkl`` is not used: it rebuilds the handle on every call,
 which is not the inspector-executor interface this comparison is about.
+
+:class:`MklTrsv`: a lower-triangular CSR matrix (diagonal stored) described as triangular,
+lower, non-unit, ``mkl_sparse_set_sv_hint`` then ``mkl_sparse_optimize`` (the inspector), then
+``mkl_sparse_d_trsv`` (``L·u = f``, the executor).
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from typing import Any
 
 _NON_TRANSPOSE = 10
 _GENERAL = 20
+_TRIANGULAR = 23
+_LOWER = 40
+_NON_UNIT = 50
 _LAYER_GNU = 3  # MKL_THREADING_GNU (0 Intel, 1 sequential, 2 PGI)
 
 
@@ -81,6 +89,50 @@ class MklCsr:
         )
         if status != 0:
             self._ok(status, "d_mv")
+
+    def close(self) -> None:
+        if self.handle:
+            self.lib.mkl_sparse_destroy(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+class MklTrsv:
+    """One lower-triangular CSR matrix (int32 indices, diagonal stored) as an MKL handle
+    optimized for triangular solves."""
+
+    def __init__(self, lib: Any, args: dict[str, Any], calls: int = 1000) -> None:
+        self.lib = lib
+        n = int(args["N"])
+        self.keep = (args["rowptr"], args["col"], args["L"])
+        rp, col, a = self.keep
+        if rp.dtype.itemsize != 4 or col.dtype.itemsize != 4:
+            raise ValueError("MKL LP64 interface needs int32 indices")
+        p_int = ctypes.POINTER(ctypes.c_int32)
+        self.handle = ctypes.c_void_p()
+        self.descr = _Descr(_TRIANGULAR, _LOWER, _NON_UNIT)
+        status = lib.mkl_sparse_d_create_csr(
+            ctypes.byref(self.handle), 0, n, n, rp.ctypes.data_as(p_int),
+            ctypes.cast(rp.ctypes.data + 4, p_int), col.ctypes.data_as(p_int),
+            a.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+        )  # fmt: skip
+        MklCsr._ok(status, "create_csr")
+        t0 = time.perf_counter()
+        MklCsr._ok(lib.mkl_sparse_set_sv_hint(self.handle, _NON_TRANSPOSE, self.descr, calls),
+                   "sv hint")  # fmt: skip
+        MklCsr._ok(lib.mkl_sparse_optimize(self.handle), "optimize")
+        self.optimize_s = time.perf_counter() - t0
+        lib.mkl_sparse_d_trsv.argtypes = [
+            ctypes.c_int, ctypes.c_double, ctypes.c_void_p, _Descr, ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]  # fmt: skip
+
+    def solve(self, f: Any, u: Any) -> None:
+        """``u = L^-1 f``."""
+        status = self.lib.mkl_sparse_d_trsv(
+            _NON_TRANSPOSE, 1.0, self.handle, self.descr, f.ctypes.data, u.ctypes.data
+        )
+        if status != 0:
+            MklCsr._ok(status, "d_trsv")
 
     def close(self) -> None:
         if self.handle:

@@ -1,14 +1,24 @@
-"""Sparse lower-triangular solve ``L·u = f`` (CSR, diagonal last): spf, hand C, scipy.
+"""Sparse lower-triangular solve ``L·u = f`` (CSR, diagonal last): spf, hand C, scipy, MKL.
 
-``L`` is the lower triangle (diagonal included) of the 2-D Poisson matrix (1000x1000 grid: 1M
-rows, 3M entries). A forward solve is a chain of dependences along the rows:
-``spf.kernels.sptrsv_csr()`` with its default schedule, the loop one writes by hand (same
-flags), and ``scipy.sparse.linalg.spsolve_triangular(L, f, lower=True)`` run serially; the
-same kernel with ``wavefront("i")`` (levels, one barrier per level, and ``p2p``) runs on 2
-threads from a plan its generated inspector built (timed too). Poisson has ~2000 levels, so a
-wavefront cannot beat the serial loop there; a random lower triangle of the same size has few
-levels. The executor visits the rows of a level scattered over the matrix (it does not
-reorder the matrix), so on one thread it is slower than the serial loop, which streams.
+Two matrices of 1M rows (``--quick``: 10k): the lower triangle (diagonal included) of the 2-D
+Poisson matrix (1000x1000 grid, 3M entries, ~2000 dependence levels of ~500 rows), and a
+generated random lower triangle (about 2 entries below the diagonal per row, diagonal 4: a
+stand-in for a SuiteSparse matrix with few levels, since the SuiteSparse matrices in
+``/work/shared/data/suitesparse`` are too small to time a solve; 12 levels). On each:
+
+* ``spf``: ``spf.kernels.sptrsv_csr()`` with its default schedule (serial), and on Poisson the
+  loop one writes by hand (same flags) and ``scipy.sparse.linalg.spsolve_triangular``;
+* ``spf wavefront levels`` / ``p2p`` at 1 and 2 threads: the same kernel with
+  ``wavefront("i")`` from a plan forced to ``strategy="wavefront"`` (the executor runs whatever
+  the levels), checked bitwise against serial spf;
+* ``spf wavefront auto``: the plan ``kernel.inspect(...)`` picks by default (its ``strategy``
+  is printed: ``"serial"`` when the levels average fewer than ``MIN_ROWS_PER_LEVEL`` rows);
+* ``spf inspector``: ``kernel.inspect(...)`` (levels, counting sort, strategy and groups);
+* ``MKL IE trsv`` (``pip install mkl``, the ``bench`` extra): ``mkl_sparse_d_trsv`` after
+  ``mkl_sparse_set_sv_hint`` and ``mkl_sparse_optimize``, at 1 and 2 threads.
+
+Variants are timed interleaved (shuffled each round) with ``SPF_ADAPTIVE_THREADS=0``-style
+forced thread counts (the runtime sets them per call).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import numpy as np
 import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_c, load_note, measure, median
+from spf.bench.mkl import MklTrsv, load_mkl
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 spla: Any = importlib.import_module("scipy.sparse.linalg")
@@ -49,130 +60,161 @@ void hand_sptrsv(int64_t n, const int32_t *rowptr, const int32_t *col, const dou
 def run(ctx: Context) -> Section:
     sec = Section("sptrsv")
     g = ctx.cfg.trsv_grid
-    lower = sp.csr_array(sp.tril(spf.sparse.poisson2d(g), format="csr"))
+    kernels = _kernels(ctx)
+    mkl, where = load_mkl()
+    if mkl is not None:
+        ctx.rt.setters.append(mkl.MKL_Set_Num_Threads)
+    sec.data.update(spf_source=kernels["serial"].source, spf_command=kernels["serial"].command)
+    poisson = sp.csr_array(sp.tril(spf.sparse.poisson2d(g), format="csr"))
+    title = f"lower triangle of 2-D Poisson {g}x{g}"
+    ms, plan = _solve(ctx, sec, kernels, mkl, poisson, title, hand=True)
+    if mkl is None:
+        sec.line(f"MKL: not available ({where}); its rows are missing.\n")
+    serial = ms["spf", 1]
+    r = serial / ms["hand C", 1]
+    sec.target("forward solve: spf <= 1.05x serial hand C", f"{r:.3f}x", r <= 1.05)
+    s = ms["scipy spsolve_triangular", 1] / serial
+    sec.target("scipy spsolve_triangular >= 15x slower than serial spf", f"{s:.1f}x", s >= 15)
+    t2 = max(ctx.threads)
+    w = ms["spf wavefront auto", t2] / serial
+    forced = ms["spf wavefront levels", t2] / serial
+    note = f"plan.strategy={plan.strategy!r}; the levels executor forced: {forced:.2f}x"
+    sec.target(f"Poisson: wavefront ({t2} threads) <= 1.0x serial spf", f"{w:.2f}x", w <= 1.0, note)
+    i = ms["spf inspector", 1] / serial
+    sec.target("Poisson: inspector <= 2 serial spf solves", f"{i:.2f}x", i <= 2.0)
+    rng = np.random.default_rng(4)
+    n = g * g
+    strict = sp.tril(sp.random(n, n, density=2.0 / n, format="csr", random_state=rng), k=-1)
+    few = sp.csr_array(strict + sp.identity(n, format="csr") * 4.0)
+    ms2, plan2 = _solve(ctx, sec, kernels, mkl, few, "random lower triangle (generated)")
+    best = ms2["spf", 1] / min(ms2["spf wavefront levels", t2], ms2["spf wavefront p2p", t2])
+    sec.target(f"few levels: wavefront ({t2} threads) >= 1.5x faster than serial spf",
+               f"{best:.2f}x", best >= 1.5, f"{plan2.levels} levels")  # fmt: skip
+    i2 = ms2["spf inspector", 1] / ms2["spf", 1]
+    sec.target("few levels: inspector <= 2 serial spf solves", f"{i2:.2f}x", i2 <= 2.0)
+    sec.data.update(poisson_ms=_keyed(ms), few_levels_ms=_keyed(ms2), few_levels=plan2.levels,
+                    poisson_levels=plan.levels, N=n, mkl=where)  # fmt: skip
+    return sec
+
+
+def _keyed(ms: dict[tuple[str, int], float]) -> dict[str, float]:
+    return {f"{code} ({t} threads)": v for (code, t), v in ms.items()}
+
+
+def _kernels(ctx: Context) -> dict[str, Any]:
+    cache = str(ctx.work / "kernels")
+    out: dict[str, Any] = {"serial": spf.kernels.sptrsv_csr().compile(cache_dir=cache)}
+    for method in ("levels", "p2p"):
+        comp = spf.kernels.sptrsv_csr()
+        comp.wavefront("i", method=method)
+        out[method] = comp.compile(cache_dir=cache)
+    return out
+
+
+def _solve(
+    ctx: Context,
+    sec: Section,
+    kernels: dict[str, Any],
+    mkl: Any,
+    lower: Any,
+    title: str,
+    hand: bool = False,
+) -> tuple[dict[tuple[str, int], float], Any]:
+    """Time every variant on ``lower`` (interleaved), print the table; (medians in ms keyed by
+    (code, threads), the default plan)."""
     lower.sort_indices()
     args = spf.sparse.sptrsv_args(lower)
     n = args["N"]
     f = np.random.default_rng(2).uniform(-1.0, 1.0, n)
-    kernel = spf.kernels.sptrsv_csr().compile(cache_dir=str(ctx.work / "kernels"))
-    ffi, hand, command = load_c(HAND_C, HAND_CDEF, "bench_hand_sptrsv", str(ctx.work))
-    sec.data.update(spf_source=kernel.source, spf_command=kernel.command, hand_command=command)
-    u_spf, u_hand = np.zeros(n), np.zeros(n)
-    fb = ffi.from_buffer
-    hb = (fb("int32_t[]", args["rowptr"]), fb("int32_t[]", args["col"]), fb("double[]", args["L"]),
-          fb("double[]", f), fb("double[]", u_hand))  # fmt: skip
-    out: dict[str, Any] = {}
+    want = np.zeros(n)
+    serial = kernels["serial"]
 
     def spf_call() -> None:
-        kernel(u=u_spf, f=f, check=False, **args)
+        serial(u=want, f=f, check=False, **args)
+
+    spf_call()
+    variants: list[Variant] = [("spf", 1, spf_call)]
+    if hand:
+        variants += _references(ctx, sec, lower, args, f, want)
+    forced = kernels["levels"].inspect(check=False, strategy="wavefront", **args)
+    auto = kernels["levels"].inspect(check=False, **args)
+    for method in ("levels", "p2p"):
+        for t in ctx.threads:
+            call = _checked(kernels[method], forced, args, f, want)
+            variants.append((f"spf wavefront {method}", t, call))
+    variants.append(("spf wavefront auto", max(ctx.threads),
+                     _checked(kernels["levels"], auto, args, f, want)))  # fmt: skip
+
+    def inspect() -> None:
+        kernels["levels"].inspect(check=False, **args)
+
+    variants.append(("spf inspector", 1, inspect))
+    if mkl is not None:
+        for t in ctx.threads:
+            ctx.rt.set_threads(t)
+            handle, u = MklTrsv(mkl, args), np.zeros(n)
+            handle.solve(f, u)
+            if not np.allclose(u, want, rtol=1e-10, atol=1e-10):
+                raise SystemExit("sptrsv: MKL's trsv gives a wrong u")
+            variants.append(("MKL IE trsv", t, _mkl_call(handle, f, u)))
+    ctx.log(f"sptrsv: {title}: N = {n:,}")
+    times, load = measure(ctx, variants, ctx.cfg.trsv_rounds, warmup=1)
+    ms = {(code, t): 1e3 * median(times[code, t]) for code, t, _ in variants}
+    largest = int(auto.level_sizes.max()) if auto.levels else 0
+    sec.line(
+        f"### Forward solve, {title}: N = {n:,}, nnz = {args['NNZ']:,}, {auto.levels:,} levels "
+        f"(mean {n / max(auto.levels, 1):,.0f} rows, largest {largest:,}; "
+        f"{forced.groups:,} executor groups); default plan strategy {auto.strategy!r}\n\n"
+        f"{load_note(load)}\n"
+    )  # fmt: skip
+    base = ms["spf", 1]
+    rows = [[c if c != "spf wavefront auto" else f"{c} ({auto.strategy})", str(t), f"{v:.3f}",
+             f"{base / v:.2f}x"] for (c, t), v in ms.items()]  # fmt: skip
+    sec.table(["code", "threads", "median ms", "speed-up over serial spf"], rows)
+    return ms, auto
+
+
+def _mkl_call(handle: MklTrsv, f: np.ndarray, u: np.ndarray) -> Any:
+    def call() -> None:
+        handle.solve(f, u)
+
+    return call
+
+
+def _checked(kernel: Any, plan: Any, args: dict[str, Any], f: Any, want: Any) -> Any:
+    """A call of ``kernel`` with ``plan``, after checking it once bitwise against ``want``."""
+    u = np.zeros(len(f))
+
+    def call() -> None:
+        kernel(u=u, f=f, plan=plan, check=False, **args)
+
+    call()
+    if not np.array_equal(u, want):
+        raise SystemExit(f"sptrsv: the wavefront solve ({plan.strategy}) differs from serial spf")
+    return call
+
+
+def _references(
+    ctx: Context, sec: Section, lower: Any, args: dict[str, Any], f: Any, want: Any
+) -> list[Variant]:
+    """Hand C and scipy, checked against ``want``."""
+    ffi, hand, command = load_c(HAND_C, HAND_CDEF, "bench_hand_sptrsv", str(ctx.work))
+    sec.data["hand_command"] = command
+    u = np.zeros(len(f))
+    fb = ffi.from_buffer
+    hb = (fb("int32_t[]", args["rowptr"]), fb("int32_t[]", args["col"]), fb("double[]", args["L"]),
+          fb("double[]", f), fb("double[]", u))  # fmt: skip
+    out: dict[str, Any] = {}
 
     def hand_call() -> None:
-        hand.hand_sptrsv(n, *hb)
+        hand.hand_sptrsv(args["N"], *hb)
 
     def scipy_call() -> None:
         out["scipy"] = spla.spsolve_triangular(lower, f, lower=True)
 
-    spf_call()
     hand_call()
     scipy_call()
-    want = out["scipy"]
-    for name, got in (("spf", u_spf), ("hand C", u_hand)):
+    for name, got in (("hand C", u), ("scipy", out["scipy"])):
         if not np.allclose(got, want, rtol=1e-10, atol=1e-10):
             raise SystemExit(f"sptrsv: {name} gives a wrong u")
-    variants: list[Variant] = [("spf", 1, spf_call), ("hand C", 1, hand_call),
-                               ("scipy spsolve_triangular", 1, scipy_call)]  # fmt: skip
-    waves = _wavefront_kernels(ctx)
-    variants += _wavefront_variants(waves, args, f, u_spf)
-    ctx.log(f"sptrsv: N = {n:,}")
-    times, load = measure(ctx, variants, ctx.cfg.trsv_rounds, warmup=1)
-    ms = {code: 1e3 * median(times[code, t]) for code, t, _ in variants}
-    sec.line(
-        f"### Forward solve, lower triangle of 2-D Poisson {g}x{g}: N = {n:,}, "
-        f"nnz = {args['NNZ']:,} (serial)\n\n{load_note(load)}\n"
-    )
-    sec.table(
-        ["code", "median ms", "/ hand C", "speed-up over scipy"],
-        [[c, f"{v:.3f}", f"{v / ms['hand C']:.3f}", f"{ms['scipy spsolve_triangular'] / v:.1f}x"]
-         for c, v in ms.items()],
-    )  # fmt: skip
-    r = ms["spf"] / ms["hand C"]
-    sec.target("forward solve: spf <= 1.05x serial hand C", f"{r:.3f}x", r <= 1.05)
-    s = ms["scipy spsolve_triangular"] / ms["spf"]
-    sec.target("forward solve: spf >= 10x faster than scipy", f"{s:.1f}x", s >= 10)
-    w = ms["spf wavefront levels"] / ms["spf"]
-    sec.target("Poisson: wavefront (levels, 2 threads) <= 1.0x serial spf", f"{w:.2f}x", w <= 1.0)
-    i = ms["spf inspector"] / ms["spf"]
-    sec.target("inspector <= 2 serial spf solves", f"{i:.2f}x", i <= 2.0)
-    sec.data.update(median_ms=ms, load=load, N=n, nnz=args["NNZ"])
-    _few_levels(ctx, sec, waves, n)
-    return sec
-
-
-def _wavefront_kernels(ctx: Context) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "serial": spf.kernels.sptrsv_csr().compile(cache_dir=str(ctx.work / "kernels"))
-    }
-    for method in ("levels", "p2p"):
-        comp = spf.kernels.sptrsv_csr()
-        comp.wavefront("i", method=method)
-        out[method] = comp.compile(cache_dir=str(ctx.work / "kernels"))
-    return out
-
-
-def _wavefront_variants(
-    waves: dict[str, Any], args: dict[str, Any], f: np.ndarray, want: np.ndarray
-) -> list[Variant]:
-    """2-thread wavefront solves from one plan (checked bitwise against ``want``, the serial
-    spf result) and the inspector."""
-    plan = waves["levels"].inspect(check=False, **args)
-    out: list[Variant] = []
-    for method in ("levels", "p2p"):
-        u = np.zeros(len(f))
-        kernel = waves[method]
-
-        def call(kernel: Any = kernel, u: np.ndarray = u) -> None:
-            kernel(u=u, f=f, plan=plan, check=False, **args)
-
-        call()
-        if not np.array_equal(u, want):
-            raise SystemExit(f"sptrsv: the wavefront ({method}) solve differs from serial spf")
-        out.append((f"spf wavefront {method}", 2, call))
-
-    def inspect() -> None:
-        waves["levels"].inspect(check=False, **args)
-
-    out.append(("spf inspector", 1, inspect))
-    return out
-
-
-def _few_levels(ctx: Context, sec: Section, waves: dict[str, Any], n: int) -> None:
-    """A random lower triangle (about 2 entries below the diagonal per row): few levels."""
-    rng = np.random.default_rng(4)
-    strict = sp.tril(sp.random(n, n, density=2.0 / n, format="csr", random_state=rng), k=-1)
-    lower = sp.csr_array(strict + sp.identity(n, format="csr") * 4.0)
-    lower.sort_indices()
-    args = spf.sparse.sptrsv_args(lower)
-    f = rng.uniform(-1.0, 1.0, n)
-    want = np.zeros(n)
-
-    def serial() -> None:
-        waves["serial"](u=want, f=f, check=False, **args)
-
-    serial()
-    plan = waves["levels"].inspect(check=False, **args)
-    variants = [("spf", 1, serial), *_wavefront_variants(waves, args, f, want)]
-    times, load = measure(ctx, variants, ctx.cfg.trsv_rounds, warmup=1)
-    ms = {code: 1e3 * median(times[code, t]) for code, t, _ in variants}
-    sec.line(
-        f"\n### Forward solve, random lower triangle: N = {n:,}, nnz = {args['NNZ']:,}, "
-        f"{plan.levels} levels (largest {int(plan.level_sizes.max()):,} rows)\n\n"
-        f"{load_note(load)}\n"
-    )
-    sec.table(
-        ["code", "threads", "median ms", "speed-up over serial spf"],
-        [[c, str(t), f"{ms[c]:.3f}", f"{ms['spf'] / ms[c]:.2f}x"] for c, t, _ in variants],
-    )
-    best = ms["spf"] / min(ms["spf wavefront levels"], ms["spf wavefront p2p"])
-    sec.target("few levels: wavefront (2 threads) >= 1.5x faster than serial spf",
-               f"{best:.2f}x", best >= 1.5)  # fmt: skip
-    sec.data.update(few_levels_ms=ms, few_levels=plan.levels)
+    return [("hand C", 1, hand_call), ("scipy spsolve_triangular", 1, scipy_call)]

@@ -407,9 +407,20 @@ class CPrinter:
             reduction_for(self, n)
             return
         if "wavefront_rows" in n.tags:  # the implicit barrier of omp for ends each level
+            one = [t[17:-1] for t in n.tags if t.startswith("wavefront_single(")]
+            if one:  # a run of narrow levels: one thread runs it in order, then one barrier
+                self.out.line(f"if ({one[0]})")
+                with self.out.braces():
+                    self.out.line("#pragma omp single")
+                    self.loop_only(n, simd)
+                self.out.line("else")
+                with self.out.braces():
+                    self.out.line("#pragma omp for schedule(static)")
+                    self.loop_only(n, simd)
+                return
             self.out.line("#pragma omp for schedule(static)")
-        elif "wavefront_p2p" in n.tags:  # in level order, round robin: no thread waits on
-            self.out.line("#pragma omp parallel for schedule(static, 1)")  # a later one
+        elif "wavefront_p2p" in n.tags:  # in level order, each thread's chunks in increasing
+            self.out.line("#pragma omp parallel for schedule(static, 64)")  # order: no deadlock
         elif "parallel" in n.tags:
             self.out.line(self.pragma_parallel)
         elif any(t.startswith("vector") for t in n.tags):

@@ -7,9 +7,23 @@ compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the count
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
 CRC-32 checksum of every array and parameter it inspected, and a call whose index arrays
-differ from them raises ``ArgumentError`` instead of running in a wrong order. Like the other
-argument checks, the checksum (it reads every index, a few ms per 10M entries) is taken with
-``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
+differ from them raises ``ArgumentError`` instead of running in a wrong order.
+
+A plan also records its ``strategy``: ``"wavefront"`` (the executor runs the levels) or
+``"serial"`` (the loop runs in its original order on one thread, from a kernel compiled beside
+the executor). ``inspect(strategy="auto")``, the default, takes ``"serial"`` when the levels
+are too narrow to pay for their barriers and scattered rows: fewer than
+:data:`MIN_ROWS_PER_LEVEL` iterations per level on average (2-D Poisson's ~500 rows per level
+run ~2x slower by levels than in order on one thread, and a level's barrier costs as much as
+a few hundred rows); ``strategy="wavefront"`` or ``"serial"`` forces one.
+
+The levels executor runs *groups* (``plan.groupptr``): a level of at least
+:data:`MIN_PARALLEL_ROWS` iterations is a group of its own, run in parallel; a maximal run of
+consecutive narrower levels is one group that one thread runs in level order
+(``plan.one_thread``), so the run costs one barrier instead of one per level.
+
+Like the other argument checks, the checksum (it reads every index, a few ms per 10M entries)
+is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
 """
 
 from __future__ import annotations
@@ -30,6 +44,17 @@ if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.computation.computation import Computation
 
+MIN_ROWS_PER_LEVEL = 4096
+"""``inspect(strategy="auto")`` runs the loop serially when the levels hold fewer iterations
+than this on average."""
+
+MIN_PARALLEL_ROWS = 64
+"""Levels with fewer iterations are narrow: a run of them is one group that one thread runs.
+A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forced to the
+wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
+
+STRATEGIES = ("auto", "wavefront", "serial")
+
 Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
 """(name, dtype, shape, checksum) of each inspected argument (a parameter: its value)."""
 
@@ -38,13 +63,21 @@ Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
 class Plan:
     """What the inspector found for one set of index arrays: ``levels`` (how many),
     ``level_of[i]`` (the level of iteration ``i``), ``levelptr`` (level ``l`` runs the
-    iterations ``order[levelptr[l]:levelptr[l+1]]``) and ``order``."""
+    iterations ``order[levelptr[l]:levelptr[l+1]]``) and ``order``; ``strategy`` is how the
+    kernel runs with it: ``"wavefront"`` (by levels, in parallel) or ``"serial"`` (the loop in
+    its original order, chosen when the levels are too narrow). The levels executor runs the
+    groups ``order[groupptr[g]:groupptr[g+1]]`` for ``g < groups``, group ``g`` on one thread
+    when ``one_thread[g]`` (a run of narrow levels), else in parallel (one wide level)."""
 
     loop: str
     levels: int
     level_of: np.ndarray
     levelptr: np.ndarray
     order: np.ndarray
+    strategy: str
+    groups: int
+    groupptr: np.ndarray
+    one_thread: np.ndarray
     inspected: Fingerprint = field(repr=False)
 
     @property
@@ -55,7 +88,8 @@ class Plan:
     def __repr__(self) -> str:
         return (
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.order)}, "
-            f"largest level={int(self.level_sizes.max()) if self.levels else 0})"
+            f"largest level={int(self.level_sizes.max()) if self.levels else 0}, "
+            f"groups={self.groups}, strategy={self.strategy!r})"
         )
 
 
@@ -83,6 +117,7 @@ class WavefrontKernel(Kernel):
     ``kernel(..., plan=plan)`` (the other attributes are the executor's)."""
 
     _stages: tuple[Kernel, Kernel, Kernel]
+    _serial: Kernel
     _names: WavefrontNames
     _extent: str
     _inputs: tuple[str, ...]
@@ -94,11 +129,14 @@ class WavefrontKernel(Kernel):
         stages: tuple[Kernel, Kernel, Kernel],
         names: WavefrontNames,
         extent: str,
+        serial: Kernel,
     ) -> WavefrontKernel:
-        """The executor kernel ``executor`` with its inspector stages."""
+        """The executor kernel ``executor`` with its inspector stages and ``serial``, the
+        loop in its original order (a plan's ``"serial"`` strategy)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
+        out._serial = serial
         out._names = names
         out._extent = extent
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order"}
@@ -111,9 +149,18 @@ class WavefrontKernel(Kernel):
         """The arguments the inspector reads (index arrays and parameters)."""
         return self._inputs
 
-    def inspect(self, *positional: object, check: bool = True, **args: object) -> Plan:
+    def inspect(
+        self, *positional: object, check: bool = True, strategy: str = "auto", **args: object
+    ) -> Plan:
         """Run the inspector on the index arrays (and parameters) it reads; the other
-        arguments of the kernel may be given too and are ignored."""
+        arguments of the kernel may be given too and are ignored. ``strategy``: ``"auto"``
+        (serial when the levels average fewer than :data:`MIN_ROWS_PER_LEVEL` iterations),
+        ``"wavefront"`` or ``"serial"``."""
+        if strategy not in STRATEGIES:
+            raise ArgumentError(
+                f"{self.name}.inspect: strategy must be one of {', '.join(map(repr, STRATEGIES))}"
+                f", got {strategy!r}"
+            )
         if positional:
             raise ArgumentError(
                 f"{self.name}.inspect takes its arguments by name ({', '.join(self._inputs)})"
@@ -138,12 +185,20 @@ class WavefrontKernel(Kernel):
         count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=check, **params)
         order = np.zeros(n, dtype=np.int64)
         order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        if strategy == "auto":
+            narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
+            strategy = "serial" if narrow else "wavefront"
+        groups, groupptr, one_thread = _groups(levelptr, int(nlev), n)
         return Plan(
             loop=self._names.loop,
             levels=int(nlev),
             level_of=level,
             levelptr=levelptr,
             order=order,
+            strategy=strategy,
+            groups=groups,
+            groupptr=groupptr,
+            one_thread=one_thread,
             inspected=fingerprint(given, self._inputs),
         )
 
@@ -167,7 +222,7 @@ class WavefrontKernel(Kernel):
     ) -> None:
         """Run the executor in the order of ``plan`` (inspected here when not given)."""
         nm = self._names
-        clash = sorted({nm.levelptr, nm.order, nm.nlevels, nm.done} & set(args))
+        clash = sorted({nm.levelptr, nm.order, nm.nlevels, nm.done, nm.single} & set(args))
         if clash:
             raise ArgumentError(
                 f"{self.name}: {', '.join(clash)} come from the inspection plan; pass "
@@ -176,7 +231,8 @@ class WavefrontKernel(Kernel):
         if positional:
             Kernel.__call__(self, *positional, check=check, **args)  # the binder's error
         if plan is None:
-            plan = self.inspect(check=check, **{k: v for k, v in args.items() if k in self._inputs})
+            given: dict[str, Any] = {k: v for k, v in args.items() if k in self._inputs}
+            plan = self.inspect(check=check, **given)
         elif not isinstance(plan, Plan):
             raise ArgumentError(
                 f"{self.name}: plan must be a Plan from kernel.inspect(...), got "
@@ -184,6 +240,9 @@ class WavefrontKernel(Kernel):
             )
         else:
             self._check_plan(plan, args, contents=check)
+        if plan.strategy == "serial":
+            Kernel.__call__(self._serial, check=check, **args)
+            return
         extra: dict[str, object] = {
             nm.levelptr: plan.levelptr,
             nm.order: plan.order,
@@ -191,6 +250,9 @@ class WavefrontKernel(Kernel):
         }
         if nm.method == "p2p":  # one flag per iteration, set when it is done
             extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+        else:  # by groups: a run of narrow levels costs one barrier
+            extra.update({nm.levelptr: plan.groupptr, nm.nlevels: plan.groups})
+            extra[nm.single] = plan.one_thread
         Kernel.__call__(self, check=check, **args, **extra)
 
     def _check_plan(self, plan: Plan, args: Mapping[str, object], *, contents: bool) -> None:
@@ -223,6 +285,22 @@ def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
     return None
 
 
+def _groups(levelptr: np.ndarray, levels: int, n: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(groups, groupptr, one_thread) of the levels ``levelptr[:levels + 1]`` (O(levels)): a
+    level of MIN_PARALLEL_ROWS or more iterations is a group; a maximal run of narrower ones
+    is one group, flagged to run on one thread. The arrays have the executor's UF extents
+    (n + 1 and n entries)."""
+    narrow = np.diff(levelptr[: levels + 1]) < MIN_PARALLEL_ROWS
+    starts = np.flatnonzero(~(narrow[1:] & narrow[:-1])) + 1
+    starts = np.concatenate([[0], starts]) if levels else starts[:0]
+    groups = len(starts)
+    groupptr = np.full(n + 1, levelptr[levels], dtype=np.int64)  # nondecreasing, as levelptr
+    groupptr[:groups] = levelptr[starts]
+    one_thread = np.zeros(n, dtype=np.int64)
+    one_thread[:groups] = narrow[starts]
+    return groups, groupptr, one_thread
+
+
 def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
     names = {a.name for a in kernel.arguments}
     return {k: v for k, v in given.items() if k in names}
@@ -232,6 +310,7 @@ def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
     """Compile the executor and the inspector stages of ``comp`` (one wavefront loop)."""
+    from spf.analysis.executor import serial_computation
     from spf.analysis.inspector import build_inspector
     from spf.runtime.compile import compile_kernel
 
@@ -250,4 +329,5 @@ def compile_wavefront(
         compile_kernel(count, "c", None, True, **options),
         compile_kernel(order, "c", None, True, **options),
     )
-    return WavefrontKernel.wrap(run, stages, names, analysis.extent)
+    serial = compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
+    return WavefrontKernel.wrap(run, stages, names, analysis.extent, serial)

@@ -1,7 +1,8 @@
 """Wavefront SpTRSV end to end (API.md section 11): ``comp.wavefront("i")`` on
 ``spf.kernels.sptrsv_csr`` equals scipy's ``spsolve_triangular`` and, bitwise, the serial spf
 kernel on random and SuiteSparse lower-triangular matrices at 1 and 2 OpenMP threads, with
-every argument check on; plans are reusable and refuse index arrays they did not inspect."""
+every argument check on (plans forced to the ``"wavefront"`` strategy, so the executor runs
+however narrow the levels); plans are reusable and refuse index arrays they did not inspect."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from scipy.sparse.linalg import spsolve_triangular
 import spf
 from spf import ArgumentError, CodegenError, IllegalScheduleError, kernels
 from spf.runtime import threads
-from spf.runtime.plan import Plan, WavefrontKernel
+from spf.runtime.plan import MIN_PARALLEL_ROWS, MIN_ROWS_PER_LEVEL, Plan, WavefrontKernel
 from spf.sparse import sptrsv_args
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def solve_both(
     args = sptrsv_args(m, dtype)
     f = np.random.default_rng(seed).random(m.shape[0])
     u, ref = np.zeros(m.shape[0]), np.zeros(m.shape[0])
-    k(u=u, f=f, **args)
+    k(u=u, f=f, plan=k.inspect(strategy="wavefront", **args), **args)
     serial(u=ref, f=f, **args)
     return u, ref, f
 
@@ -122,8 +123,9 @@ def test_plan_is_reusable_and_describes_the_levels(
     k, serial, dtype = solver
     m = lower(300, 0.02, 11)
     args = sptrsv_args(m, dtype)
-    plan = k.inspect(**args)
+    plan = k.inspect(strategy="wavefront", **args)
     assert isinstance(plan, Plan)
+    assert plan.strategy == "wavefront"
     level = np.zeros(300, dtype=np.int64)
     for i in range(300):
         for p in range(m.indptr[i], m.indptr[i + 1] - 1):
@@ -196,12 +198,13 @@ def test_other_targets_refuse_the_wavefront(target: str) -> None:
 
 
 def test_p2p_executor_waits_on_predecessors_only() -> None:
-    """One parallel loop over the iterations in level order (round robin, so no thread waits
-    on an iteration it has still to run itself); each waits on the flags of its sources."""
+    """One parallel loop over the iterations in level order (static chunks: each thread runs
+    its positions in increasing order, so no thread waits on an iteration it has still to run
+    itself); each waits on the flags of its sources."""
     comp = kernels.sptrsv_csr()
     comp.wavefront("i", method="p2p")
     code = comp.codegen()
-    assert code.count("#pragma omp parallel for schedule(static, 1)") == 1
+    assert code.count("#pragma omp parallel for schedule(static, 64)") == 1
     assert "#pragma omp for" not in code
     assert "i_lev" not in code
     body = code[code.index("for (int64_t i_pos = 0; i_pos < N; i_pos++)") :]
@@ -236,9 +239,77 @@ def test_source_iteration_through_a_uf_call() -> None:
     n = 500
     p = np.array([0] + [int(rng.integers(0, i)) for i in range(1, n)], dtype=np.int64)
     x, y, xr, yr = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-    plan = k.inspect(p=p, N=n)
+    plan = k.inspect(p=p, N=n, strategy="wavefront")
     k(x=x, y=y, p=p, N=n, plan=plan)
     serial(x=xr, y=yr, p=p, N=n)
     np.testing.assert_array_equal(x, xr)
     np.testing.assert_array_equal(y, yr)
     np.testing.assert_array_equal(plan.level_of[1:], xr[1:] - 1)  # depth of the chain
+
+
+def test_plan_strategy_serial_for_narrow_levels(
+    solver: tuple[WavefrontKernel, spf.Kernel, str], omp_threads: int
+) -> None:
+    """``strategy="auto"`` runs the loop in its original order when the levels average fewer
+    than MIN_ROWS_PER_LEVEL rows (a 300-row matrix), by levels when they are wide (a diagonal
+    matrix: one level); both give the serial kernel's bits, and either can be forced."""
+    k, serial, dtype = solver
+    args = sptrsv_args(lower(300, 0.02, 11), dtype)
+    auto = k.inspect(**args)
+    assert auto.strategy == "serial"
+    assert auto.levels > 1
+    assert "strategy='serial'" in repr(auto)
+    forced = k.inspect(strategy="serial", **args)
+    f = np.random.default_rng(0).random(300)
+    ref = np.zeros(300)
+    serial(u=ref, f=f, **args)
+    for plan in (auto, forced, k.inspect(strategy="wavefront", **args)):
+        u = np.zeros(300)
+        k(u=u, f=f, plan=plan, **args)
+        np.testing.assert_array_equal(u, ref)
+    u = np.zeros(300)
+    k(u=u, f=f, **args)  # inspected inside the call: auto
+    np.testing.assert_array_equal(u, ref)
+    n = MIN_ROWS_PER_LEVEL
+    diag = sptrsv_args(sp.csr_array(sp.diags(np.arange(1.0, n + 1))), dtype)
+    wide = k.inspect(**diag)
+    assert (wide.levels, wide.strategy) == (1, "wavefront")
+    u, f = np.zeros(n), np.ones(n)
+    k(u=u, f=f, plan=wide, **diag)
+    np.testing.assert_array_equal(u, 1.0 / np.arange(1.0, n + 1))
+    with pytest.raises(ArgumentError, match="strategy must be one of 'auto', 'wavefront'"):
+        k.inspect(strategy="fast", **args)
+
+
+def test_runs_of_narrow_levels_run_on_one_thread(
+    solver: tuple[WavefrontKernel, spf.Kernel, str], omp_threads: int
+) -> None:
+    """A wide level, a chain of 10 one-row levels, a wide level: the chain is one group that one
+    thread runs (one barrier, not ten), the wide levels are groups of their own."""
+    k, serial, dtype = solver
+    wide = MIN_PARALLEL_ROWS + 44
+    rows = [[] for _ in range(wide)] + [[wide + c - 1] for c in range(10)]
+    rows += [[wide + 9]] * wide
+    n = len(rows)
+    r = [i for i, cols in enumerate(rows) for _ in cols]
+    c = [j for cols in rows for j in cols]
+    m = sp.csr_array(sp.coo_array((np.full(len(r), 0.5), (r, c)), shape=(n, n)) + sp.identity(n))
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(strategy="wavefront", **args)
+    assert plan.levels == 12
+    assert plan.groups == 3
+    np.testing.assert_array_equal(plan.groupptr[:4], [0, wide, wide + 10, n])
+    np.testing.assert_array_equal(plan.one_thread[:3], [0, 1, 0])
+    f = np.random.default_rng(1).random(n)
+    u, ref = np.zeros(n), np.zeros(n)
+    k(u=u, f=f, plan=plan, **args)
+    serial(u=ref, f=f, **args)
+    np.testing.assert_array_equal(u, ref)
+
+
+def test_levels_executor_runs_narrow_groups_in_omp_single() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    code = comp.codegen()
+    assert "if (single_i(i_lev))" in code
+    assert code.index("#pragma omp single") < code.index("#pragma omp for schedule(static)")
