@@ -220,8 +220,9 @@ def _add_flags(
 ) -> None:
     """``p2p``: the flag array, a wait on the source's flag for each sink instance of each
     carried edge before the iteration's statements, and a post of its own flag after them."""
-    from spf.analysis.inspector import edge_enumeration
+    from spf.analysis.inspector import check_method, edge_enumeration
 
+    check_method(analysis, "p2p")
     n, pos = analysis.extent, names.pos
     data["data_spaces"].append(
         {"name": names.done, "type": "int32_t", "shape": [n], "rank": 1, "role": "data"}
