@@ -183,19 +183,6 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
     )
 
 
-def check_method(analysis: WavefrontAnalysis, method: str) -> None:
-    """``method="p2p"`` needs every edge in pull form: an iteration waits on the iterations
-    its own instances name, and a push edge's sink cannot enumerate its sources."""
-    push = [e for e in analysis.edges if e.push]
-    if method == "p2p" and push:
-        raise IllegalScheduleError(
-            f"wavefront({analysis.loop!r}, method='p2p'): the {push[0].dependence} goes to an "
-            f"iteration the inspector finds only from its source ({push[0].other}, enumerated "
-            f"over {push[0].stmt}), so that iteration cannot wait on it point to point; use "
-            "method='levels' (a barrier per level orders it)"
-        )
-
-
 def _nest(stmt: Stmt) -> tuple[str, ...] | None:
     """The schedule outputs before ``stmt``'s outermost loop (which nest it is in)."""
     outs = stmt.schedule.as_function(list(iterator_names(stmt.domain)))

@@ -675,11 +675,11 @@ class Computation:
 
     def _wavefront(self, stmts: Sequence[Stmt], loop: str, method: str) -> None:
         """Check the dependences ``loop`` carries over ``stmts``, then tag it in each."""
-        from spf.analysis.inspector import analyze_wavefront, check_method
+        from spf.analysis.inspector import analyze_wavefront
         from spf.schedule.commands import Wavefront
 
         cmd = Wavefront(loop=loop, how=method)
-        check_method(analyze_wavefront(self, stmts, loop), method)
+        analyze_wavefront(self, stmts, loop)
         for s in stmts:
             s._run(cmd)
 

@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sps
 
 import spf
-from spf import IllegalScheduleError, kernels
+from spf import kernels
 from spf.runtime import threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
@@ -76,9 +76,10 @@ def _pair(factory: Callable[..., spf.Computation], dtype: str, method: str) -> P
     return k, factory(index_dtype=dtype).compile(), dtype
 
 
-@pytest.fixture(scope="module", params=["int32", "int64"])
+@pytest.fixture(scope="module", params=[("int32", "levels"), ("int64", "levels"), ("int64", "p2p")])
 def gs(request: pytest.FixtureRequest) -> Pair:
-    return _pair(kernels.gauss_seidel_csr, str(request.param), "levels")
+    dtype, method = request.param
+    return _pair(kernels.gauss_seidel_csr, dtype, method)
 
 
 @pytest.fixture(scope="module", params=[("int32", "levels"), ("int64", "levels"), ("int32", "p2p")])
@@ -157,14 +158,24 @@ def test_gauss_seidel_levels_order_both_triangles() -> None:
     np.testing.assert_array_equal(plan.level_of, [0, 0, 1])
 
 
-def test_gauss_seidel_p2p_is_refused_by_name() -> None:
+def test_gauss_seidel_p2p_counts_pushed_edges() -> None:
+    """p2p: each row waits on the flags of the rows ``col(k) < i`` it reads (pull) and until
+    every earlier row that reads its ``x`` has added one back to its ``pending`` counter,
+    which a serial prologue set to minus their number (push)."""
     comp = kernels.gauss_seidel_csr()
-    with pytest.raises(IllegalScheduleError) as info:
-        comp.wavefront("i", method="p2p")
-    msg = str(info.value)
-    assert "anti dependence on 'x' from s2" in msg
-    assert "use method='levels'" in msg
-    assert all(s.tags == {} for s in comp.stmts)
+    comp.wavefront("i", method="p2p")
+    code = comp.codegen()
+    assert "spf_wait_flag(&done_i(((j))), (1))" in code
+    assert "spf_wait_flag(&pending_i(((i))), (0))" in code
+    assert "spf_post_add(&pending_i(((j))))" in code
+    assert "__atomic_fetch_add((p), 1, __ATOMIC_RELEASE)" in code
+    region = code.index("#pragma omp parallel")
+    prologue = code.index("{", code.index("void gauss_seidel_csr("))
+    assert code.index("pending_i((j)) -= 1") < region
+    assert "s8(i, k, col_k" in code[prologue:region]  # the prologue runs before the region
+    body = code[region:]
+    assert body.index("wait_i0(") < body.index("wait_i1(") < body.index("s0(")
+    assert body.index("s3(") < body.index("post_i2(")
 
 
 def test_gauss_seidel_assumption_checked_before_inspecting(gs: Pair) -> None:
