@@ -24,6 +24,7 @@ SCRIPTS = [
     "checked_contract.py",
     "scatter_reduction.py",
     "wavefront_sptrsv.py",
+    "wavefront_gs_ilu0.py",
 ]
 
 

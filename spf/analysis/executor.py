@@ -11,11 +11,15 @@ levels).
 
 ``method="p2p"``: one loop ``i_pos`` over all iterations in level order, ``#pragma omp
 parallel for schedule(static, 1)``, with ``i = order_i(i_pos)``; before its statements an
-iteration waits on the flag ``done_i(src)`` of each source of each carried edge (the
+iteration waits on the flag ``done_i(src)`` of each source of each pull edge (the
 inspector's edge enumeration, as ``wait`` operations with acquire loads) and after them sets
-its own (a ``post``, release store). Every wait points to an earlier position and each
-thread takes its positions in increasing order, so the earliest unfinished iteration can
-always run: no deadlock, and no barrier between levels.
+its own (a ``post``, release store). Push edges (a sink found only from its source, as
+Gauss-Seidel's anti dependences) use a counter instead: a serial prologue sets
+``pending_i(j)`` to minus the number of push edges into ``j``, each source adds one to its
+targets' counters after its statements, and ``j`` waits until its counter is back to 0.
+Every wait points to earlier positions and each thread takes its positions in increasing
+order, so the earliest unfinished iteration can always run: no deadlock, and no barrier
+between levels.
 
 The executor is built from the computation's JSON, so it keeps every declaration, layout and
 assumption; statements outside the wavefront are copied unchanged.
