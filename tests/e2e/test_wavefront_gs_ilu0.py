@@ -176,6 +176,8 @@ def test_gauss_seidel_p2p_counts_pushed_edges() -> None:
     body = code[region:]
     assert body.index("wait_i0(") < body.index("wait_i1(") < body.index("s0(")
     assert body.index("s3(") < body.index("post_i2(")
+    # the waits, the statements and the posts all read diag(i): bound once in the row's block
+    assert body.count("const int64_t diag_i = diag(order_i_i_pos);") == 1
 
 
 def test_gauss_seidel_assumption_checked_before_inspecting(gs: Pair) -> None:
