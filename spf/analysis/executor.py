@@ -15,11 +15,15 @@ plan's flag array ``single_<loop>``): one barrier for the whole run instead of o
 parallel for schedule(static, 64)`` (chunks of neighbouring positions per thread: with
 chunks of 1, neighbouring rows alternated threads and shared cache lines of ``u`` and the
 flags; 64 ran ~1.4x faster on 2 threads), with ``i = order_i(i_pos)``; before its statements an
-iteration waits on the flag ``done_i(src)`` of each source of each carried edge (the
+iteration waits on the flag ``done_i(src)`` of each source of each pull edge (the
 inspector's edge enumeration, as ``wait`` operations with acquire loads) and after them sets
-its own (a ``post``, release store). Every wait points to an earlier position and each
-thread takes its positions in increasing order, so the earliest unfinished iteration can
-always run: no deadlock, and no barrier between levels.
+its own (a ``post``, release store). Push edges (a sink found only from its source, as
+Gauss-Seidel's anti dependences) use a counter instead: a serial prologue sets
+``pending_i(j)`` to minus the number of push edges into ``j``, each source adds one to its
+targets' counters after its statements, and ``j`` waits until its counter is back to 0.
+Every wait points to earlier positions and each thread takes its positions in increasing
+order, so the earliest unfinished iteration can always run: no deadlock, and no barrier
+between levels.
 
 The executor is built from the computation's JSON, so it keeps every declaration, layout and
 assumption; statements outside the wavefront are copied unchanged.
@@ -132,6 +136,7 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
     data["trace"] = []
     all_names = wavefront_names(comp)
     out = []
+    prologue: list[Stmt] = []
     for loop in sorted(loops):
         stmts = wavefront_stmts(comp, loop)
         analysis = analyze_wavefront(comp, stmts, loop)
@@ -172,11 +177,14 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
         for s in stmts:
             prefix = _rewrite(by_name[s.name], comp, s.name, loop, names, n)
         if names.method == "p2p":
-            _add_flags(data, analysis, names, prefix)
+            prologue += _add_flags(data, analysis, names, prefix)
         out.append((analysis, names))
     from spf.computation.computation import Computation as _Computation
 
-    return Executor(_Computation.from_json(json.dumps(data)), tuple(out))
+    executor = _Computation.from_json(json.dumps(data))
+    for stmt in prologue:
+        executor.add_stmt(stmt)
+    return Executor(executor, tuple(out))
 
 
 def _rewrite(
@@ -237,19 +245,25 @@ def _rewrite(
 
 def _add_flags(
     data: dict[str, Any], analysis: WavefrontAnalysis, names: WavefrontNames, prefix: list[str]
-) -> None:
+) -> list[Stmt]:
     """``p2p``: the flag array, a wait on the source's flag for each sink instance of each
-    carried edge before the iteration's statements, and a post of its own flag after them."""
+    pull edge before the iteration's statements, and a post of its own flag after them.
+    Push edges (the sink found only from the source) count instead: a serial prologue
+    subtracts one from ``pending`` (a local, zeroed) of each push target, a source adds one
+    back after its statements, and an iteration first waits until its ``pending`` is back
+    to 0. Returns the prologue statements to add."""
     from spf.analysis.inspector import edge_enumeration
+    from spf.computation.statement import Stmt
 
-    n, pos = analysis.extent, names.pos
+    n, pos, v = analysis.extent, names.pos, analysis.var
     data["data_spaces"].append(
         {"name": names.done, "type": "int32_t", "shape": [n], "rank": 1, "role": "data"}
     )
-    ops = []
-    for k, e in enumerate(analysis.edges):
-        text, its, src, sink = edge_enumeration(e)
-        guard = f"0 <= {pos} && {pos} < {n} && {sink} = {names.order}({pos})"
+    at = [*prefix, pos]
+
+    def over(text: str, its: tuple[str, ...], var: str) -> str:
+        """Edge instances ``text`` with ``pos`` in front, ``var = order(pos)``."""
+        guard = f"0 <= {pos} && {pos} < {n} && {var} = {names.order}({pos})"
         pieces = []
         for piece in text.split(" union "):
             m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
@@ -257,25 +271,48 @@ def _add_flags(
                 raise SpfError(f"spf bug: cannot read the edge domain piece {piece!r}")
             cons = f" && {m.group(2)}" if m.group(2) else ""
             pieces.append(f"{{[{pos}, {', '.join(its)}] : {guard}{cons}}}")
+        return " union ".join(pieces)
+
+    ops: list[
+        tuple[str, str, str, str, str, str]
+    ] = []  # kind, domain, schedule, target, index, count
+    prologue: list[Stmt] = []
+    pulls = [e for e in analysis.edges if not e.push]
+    pushes = [e for e in analysis.edges if e.push]
+    for k, e in enumerate(pulls):
+        text, its, src, sink = edge_enumeration(e)
         rest = "".join(f", {x}, 0" for x in its if x != sink)
-        outs = f"{', '.join([*prefix, pos])}, 0, {sink}, {k}{rest}"
-        ops.append((" union ".join(pieces), f"{{[{pos}, {', '.join(its)}] -> [{outs}]}}", src))
-    v = analysis.var
-    post_sched = f"{{[{pos}, {v}] -> [{', '.join([*prefix, pos])}, 2, {v}, 0]}}"
-    post_dom = f"{{[{pos}, {v}] : 0 <= {pos} && {pos} < {n} && {v} = {names.order}({pos})}}"
-    ops.append((post_dom, post_sched, v))
+        sched = f"{{[{pos}, {', '.join(its)}] -> [{', '.join(at)}, 0, {sink}, {k}{rest}]}}"
+        ops.append(("wait", over(text, its, sink), sched, names.done, src, "1"))
+    own = f"{{[{pos}, {v}] : 0 <= {pos} && {pos} < {n} && {v} = {names.order}({pos})}}"
+    if pushes:
+        taken = {d["name"] for d in data["data_spaces"]} | {u["name"] for u in data["ufs"]}
+        pending = _fresh(f"pending_{names.loop}", taken)
+        data["data_spaces"].append(
+            {"name": pending, "type": "int32_t", "shape": [n], "rank": 1, "role": "local"}
+        )
+        sched = f"{{[{pos}, {v}] -> [{', '.join(at)}, 0, {v}, {len(pulls)}]}}"
+        ops.append(("wait", own, sched, pending, v, "0"))
+        for k, e in enumerate(pushes):
+            text, its, snk, src = edge_enumeration(e)
+            rest = "".join(f", {x}, 0" for x in its if x != src)
+            head = f"{{[{', '.join(its)}] -> [{', '.join(prefix)}, -1, {k}, {src}{rest}]}}"
+            prologue.append(Stmt(f"${pending}$({snk}) -= 1;", text, head))
+            sched = f"{{[{pos}, {', '.join(its)}] -> [{', '.join(at)}, 2, {src}, {k + 1}{rest}]}}"
+            ops.append(("post", over(text, its, src), sched, pending, snk, "1"))
+    post_sched = f"{{[{pos}, {v}] -> [{', '.join(at)}, 2, {v}, 0]}}"
+    ops.append(("post", own, post_sched, names.done, v, "1"))
     start = len(data["stmts"]) + len(data.get("operations", []))
-    for k, (domain, schedule, index) in enumerate(ops):
-        kind = "post" if k == len(ops) - 1 else "wait"
+    for k, (kind, domain, schedule, target, index, count) in enumerate(ops):
         data.setdefault("operations", []).append(
             {
                 "position": start + k,
                 "name": f"{kind}_{names.loop}{k}",
                 "kind": kind,
                 "domain": domain,
-                "target": names.done,
+                "target": target,
                 "index": [index],
-                "count": "1",
+                "count": count,
                 "peer": None,
                 "schedule": schedule,
                 "current_schedule": schedule,
@@ -284,6 +321,7 @@ def _add_flags(
                 "placement": None,
             }
         )
+    return prologue
 
 
 def inspection_text(comp: Computation) -> str:

@@ -4,16 +4,33 @@ A loop whose carried dependences go through index arrays (SpTRSV's row loop: row
 reads ``u(col(k))`` that row ``col(k) < i'`` wrote) cannot be proved parallel at compile
 time. :func:`analyze_wavefront` takes every dependence the loop carries, keeps the part that
 goes from iteration ``i`` to a later iteration ``i'`` (dropping the relations the UF
-properties and ``assume`` facts prove empty), projects it onto (sink instance -> source
-``i``) and discovers the equality that gives ``i`` as a term of the sink's iterators
-(``i = col(k)``); relations equal to or contained in another one with the same sink are
-dropped. A dependence whose source iteration is not such a term (the inspector could not
-enumerate it) is refused with ``IllegalScheduleError`` naming it.
+properties and ``assume`` facts prove empty) and turns it into an edge the inspector can
+enumerate:
 
-:func:`build_inspector` turns the result into a Computation of its own: for every iteration
-``i'`` in increasing order, ``level(i') = max(level(i'), level(src) + 1)`` over the sink
-instances of each kept dependence (valid because every carried dependence goes from a
-smaller ``i``), and ``nlevels``, the number of levels: O(iterations + dependences).
+- **pull form**: projected onto (sink instance -> source ``i``), ``i`` a term of the sink's
+  iterators (``i = col(k)``): read off the relation, or discovered by proving ``i < t`` and
+  ``i > t`` empty under the facts for a term ``t`` of the sink's domain (ILU(0): the entry
+  ``diag(col(k))`` a row updates lies in row ``col(k)``, and rows do not overlap);
+- **push form**, when the source is not such a term: projected onto (source instance ->
+  sink ``i'``), ``i'`` a term of the source's iterators (Gauss-Seidel's anti dependence:
+  row ``i`` reads the old ``x(j)``, ``j = col(k) > i``, which row ``j`` overwrites).
+
+A dependence that is neither is refused with ``IllegalScheduleError`` naming it. Edges
+equal to or contained in another one of the same form are dropped.
+
+:func:`build_inspector` turns the result into a Computation of its own: ``level`` starts at
+0; then one pass over the iterations ``i`` in increasing order runs, for each ``i``, first
+the pull edges whose sink is ``i`` (``level(i) = max(level(i), level(src) + 1)``), then the
+push edges whose source is ``i`` (``level(snk) = max(level(snk), level(i) + 1)``, a
+scatter); finally ``nlevels``, the number of levels. O(iterations + dependences).
+
+Why this gives every dependence ``src -> snk`` (``src < snk``) ``level(snk) > level(src)``:
+by induction on ``i``, ``level(i)`` is final once its pull statements have run. Every raise
+of ``level(i)`` comes from a pull edge into ``i`` (run at ``i``) or a push edge from some
+``src < i`` (run at ``src``, before ``i``); both read ``level(src)`` with ``src < i``, final
+by then (a push from ``src`` runs after ``src``'s pulls). So each edge's update reads the
+final level of its source and raises its sink, whose level only grows afterwards.
+
 :func:`build_level_sort` builds the counting sort that follows it, as two more
 Computations that read the previous stage's output as a UF (as an executor does): the level
 sizes and their prefix sum ``levelptr``, each iteration's ``slot``, and the level-ordered
@@ -32,7 +49,7 @@ from spf.computation.statement import Stmt
 from spf.errors import IllegalScheduleError, SpfError
 from spf.schedule.relations import loops_of
 from spf.sets import Relation, Set
-from spf.sets.facts import is_empty_under
+from spf.sets.facts import Fact, is_empty_under
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -61,16 +78,25 @@ NLEVELS = "nlevels"
 
 @dataclass(frozen=True)
 class CarriedEdge:
-    """One kept dependence: sink instances ``domain`` (over ``iterators``) whose source
-    iteration of the wavefront loop is ``source``, a term of the sink's iterators."""
+    """One kept dependence as the inspector enumerates it: the instances ``relation.domain()``
+    of statement ``stmt`` (over ``iterators``; ``loop_var`` is its wavefront iterator) and,
+    for each, the iteration ``other`` (a term of ``iterators``) at the other end. Pull form
+    (``push=False``): ``stmt`` is the dependence's sink and ``other`` its source iteration,
+    an earlier one. Push form: ``stmt`` is the source and ``other`` the sink iteration, a
+    later one."""
 
     dependence: Dependence
-    sink: str
+    stmt: str
     iterators: tuple[str, ...]
     loop_var: str
-    source: str
+    other: str
     relation: Relation
-    """Sink instance -> source iteration (the projected, carried dependence)."""
+    """``stmt``'s instance -> the other end's iteration (the projected, carried part)."""
+    instances: Set
+    """The instances the inspector enumerates: ``relation.domain()``, or where that needs
+    existential variables, the statement's instances whose other end lies on the carried
+    side (a superset: every extra edge still goes forward in the loop)."""
+    push: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,7 +147,7 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
     names = {s.name for s in stmts}
     positions = {s.name: loop_iterator(s, loop, cmd) for s in stmts}
     level = loops_of(stmts[0].schedule)[0][0]
-    facts = comp.assumptions
+    facts = list(comp.assumptions)
     kept: list[CarriedEdge] = []
     dropped: list[str] = []
     carried = [d for d in comp.dependences() if level in d.levels and not d.storage]
@@ -187,55 +213,143 @@ def _edge(
     dep: Dependence,
     positions: dict[str, int],
     loop: str,
-    facts: Sequence[object],
+    facts: Sequence[Fact],
 ) -> CarriedEdge | None:
-    """The carried part of ``dep`` projected onto (sink instance -> source iteration)."""
+    """The carried part of ``dep`` as an edge the inspector can enumerate: pull form (over
+    the sink's instances, the source iteration a term of them) when it can, else push form
+    (over the source's instances, the sink iteration a term of them); ``None`` when the
+    carried part is empty."""
     rel = dep.relation
     p, q = positions[dep.source], positions[dep.sink]
     ins = [f"_wa{k}" for k in range(rel.in_arity)]
     outs = [f"_wb{k}" for k in range(rel.out_arity)]
     forward = Relation(f"{{[{', '.join(ins)}] -> [{', '.join(outs)}] : {ins[p]} < {outs[q]}}}")
     part = rel.intersect(forward)
-    if is_empty_under(part, list(facts)):  # type: ignore[arg-type]
+    if is_empty_under(part, facts):
         return None
-    project = Relation(f"{{[{', '.join(ins)}] -> [{ins[p]}]}}")
-    projected = project.compose(part.inverse())
-    sink = comp.stmt(dep.sink)
-    its = iterator_names(sink.domain)
-    fn = projected.as_function(list(its))
-    if fn is None:
-        raise IllegalScheduleError(
-            f"wavefront({loop!r}): the source iteration of loop {loop!r} in the {dep} is not "
-            f"a function of the sink's iteration ({', '.join(its)}), so the inspector cannot "
-            "enumerate it; declare the index-array property that makes it one with "
-            "comp.assume(...) (e.g. a triangular matrix: 'forall i, k: rowptr(i) <= k < "
-            "rowptr(i+1) => col(k) <= i') or do not run this loop as a wavefront"
-        )
-    return CarriedEdge(
-        dependence=dep,
-        sink=dep.sink,
-        iterators=its,
-        loop_var=its[q],
-        source=fn[0],
-        relation=projected,
+    pull = Relation(f"{{[{', '.join(ins)}] -> [{ins[p]}]}}").compose(part.inverse())
+    push = Relation(f"{{[{', '.join(outs)}] -> [{outs[q]}]}}").compose(part)
+    for stmt, projected, at, is_push in ((dep.sink, pull, q, False), (dep.source, push, p, True)):
+        its = iterator_names(comp.stmt(stmt).domain)
+        found = _function_of(comp.stmt(stmt), projected, its, facts)
+        if found is not None:
+            term, projected = found
+            instances, used = projected.domain(), its
+            if "exists" in str(instances):
+                order = f"{its[at]} < {term}" if is_push else f"{term} < {its[at]}"
+                instances, used = _instances_over(comp.stmt(stmt), its[at], term, order)
+            return CarriedEdge(
+                dependence=dep,
+                stmt=stmt,
+                iterators=used,
+                loop_var=its[at],
+                other=term,
+                relation=projected,
+                instances=instances,
+                push=is_push,
+            )
+    sink_its = ", ".join(iterator_names(comp.stmt(dep.sink).domain))
+    source_its = ", ".join(iterator_names(comp.stmt(dep.source).domain))
+    raise IllegalScheduleError(
+        f"wavefront({loop!r}): in the {dep}, neither is the source iteration of loop {loop!r} "
+        f"a function of the sink's iteration ({sink_its}) nor the sink iteration a function "
+        f"of the source's ({source_its}), so the inspector cannot enumerate it; declare the "
+        "index-array property that makes one of them a function with comp.assume(...) (e.g. "
+        "a triangular matrix: 'forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i') "
+        "or do not run this loop as a wavefront"
     )
 
 
+def _instances_over(stmt: Stmt, var: str, term: str, order: str) -> tuple[Set, tuple[str, ...]]:
+    """The instances of ``stmt`` projected onto the iterators that ``var`` and ``term`` use,
+    keeping the domain's constraints on those iterators only, with ``order`` (the carried
+    side): a superset of the dependence's instances, without existential variables."""
+    its = iterator_names(stmt.domain)
+    words = set(re.findall(r"\b\w+\b", f"{var} {term}"))
+    used = tuple(x for x in its if x in words)
+    pieces = []
+    for piece in str(stmt.domain).split(" union "):
+        m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
+        if m is None:
+            raise SpfError(f"spf bug: cannot read the domain piece {piece!r}")
+        cons = [
+            c
+            for c in (m.group(2) or "").split(" && ")
+            if c and set(re.findall(r"\b\w+\b", c)) & set(its) <= set(used)
+        ]
+        pieces.append(f"{{[{', '.join(used)}] : {' && '.join([*cons, order])}}}")
+    return Set(" union ".join(pieces), ufs=stmt.domain.ufs), used
+
+
+def _function_of(
+    stmt: Stmt, projected: Relation, its: tuple[str, ...], facts: Sequence[Fact]
+) -> tuple[str, Relation] | None:
+    """The other end's iteration as a term of ``stmt``'s iterators ``its`` (``projected``:
+    ``stmt``'s instances -> that iteration), and ``projected`` with the equality it took:
+    read off the relation, or discovered by proving ``x < t`` and ``x > t`` empty under the
+    facts for a term ``t`` of ``stmt``'s domain (``i = col(k)`` when ``k`` lies in row ``i``
+    and in row ``col(k)``: rows do not overlap)."""
+    fn = projected.as_function(list(its))
+    if fn is not None:
+        return fn[0], projected
+    xs = [f"_wx{k}" for k in range(len(its))]
+    head = f"{{[{', '.join(xs)}] -> [_wy] : "
+    for term in _candidate_terms(stmt, its):
+        t = re.sub(r"\b\w+\b", lambda m: xs[its.index(m[0])] if m[0] in its else m[0], term)
+        if all(
+            is_empty_under(projected.intersect(Relation(f"{head}_wy {op} {t}}}")), facts)
+            for op in ("<", ">")
+        ):
+            narrowed = projected.intersect(Relation(f"{head}_wy = {t}}}"))
+            return term, narrowed
+    return None
+
+
+def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
+    """The iterators of ``stmt``, then the UF calls of its domain on them (innermost first)."""
+    text = str(stmt.domain)
+    calls: list[str] = []
+    for m in re.finditer(r"\b\w+\(", text):
+        depth, end = 0, m.end() - 1
+        while end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+            end += 1
+        call = text[m.start() : end + 1]
+        if call not in calls:
+            calls.append(call)
+    calls.sort(key=len)
+    return [*its, *calls]
+
+
 def _simplify(edges: list[CarriedEdge], dropped: list[str]) -> list[CarriedEdge]:
-    """Drop edges equal to or contained in another edge with the same sink."""
+    """Drop edges equal to or contained in another edge of the same form over the same
+    statement."""
     out: list[CarriedEdge] = []
     for e in edges:
         d = e.dependence
-        same = [o for o in out if o.sink == e.sink]
-        if any(e.relation.is_subset(o.relation) for o in same):
+        same = [o for o in out if o.push == e.push]
+        if any(_covers(o, e) for o in same):
             dropped.append(f"{d.kind} {d.source}->{d.sink}: duplicate or subsumed")
             continue
-        for o in [o for o in same if o.relation.is_subset(e.relation)]:
+        for o in [o for o in same if _covers(e, o)]:
             od = o.dependence
             dropped.append(f"{od.kind} {od.source}->{od.sink}: subsumed")
             out.remove(o)
         out.append(e)
     return out
+
+
+def _covers(a: CarriedEdge, b: CarriedEdge) -> bool:
+    """Whether edge ``a`` gives every (iteration, other end) pair that ``b`` gives: the same
+    statement and ``b``'s relation contained in ``a``'s, or the same pairs read off
+    instances over the same iterators (edges of different statements)."""
+    if a.stmt == b.stmt and b.relation.is_subset(a.relation):
+        return True
+    if (a.iterators, a.loop_var, a.other) != (b.iterators, b.loop_var, b.other):
+        return False
+    return b.instances.is_subset(a.instances)
 
 
 _RANGE = re.compile(r"^\{\[(\w+)\] : (.*)\}$")
@@ -307,24 +421,18 @@ def _with_source(domain: Set, its: tuple[str, ...], expr: str, name: str) -> str
 
 
 def edge_enumeration(e: CarriedEdge) -> tuple[str, tuple[str, ...], str, str]:
-    """The sink instances of edge ``e`` as set text over iterators (with ``_wsrc = <source>``
-    appended when the source is not an iterator), the iterators, the source iterator and the
-    sink's wavefront iterator."""
+    """The instances of edge ``e`` as set text over iterators (with ``_wsrc = <other>``
+    appended when the other end's iteration is not an iterator), the iterators, the other
+    end's iteration (an iterator) and the enumerated statement's wavefront iterator."""
     its = e.iterators
-    domain = e.relation.domain()
+    domain = e.instances
     dom_its = iterator_names(domain)
-    src = e.source
-    if src not in its:
-        fn = e.relation.as_function(list(dom_its))  # the source in the domain's names
-        if fn is None:
-            raise SpfError(f"spf bug: the inspector lost the source of {e.relation}")
-        src = "_wsrc"
-        text = _with_source(domain, dom_its, fn[0], src)
-        dom_its = (*dom_its, src)
-    else:
-        text = str(domain)
-        src = dom_its[its.index(src)]
-    return text, dom_its, src, dom_its[its.index(e.loop_var)]
+    rename = dict(zip(its, dom_its, strict=True))
+    if e.other in its:
+        return str(domain), dom_its, rename[e.other], rename[e.loop_var]
+    other = re.sub(r"\b\w+\b", lambda m: rename.get(m[0], m[0]), e.other)
+    text = _with_source(domain, dom_its, other, "_wsrc")
+    return text, (*dom_its, "_wsrc"), "_wsrc", rename[e.loop_var]
 
 
 def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computation:
@@ -351,16 +459,17 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
             f"{{[{v}] -> [0, {v}, 0]}}",
         )
     )
-    for k, e in enumerate(analysis.edges, start=1):
-        text, dom_its, src, sink_var = edge_enumeration(e)
-        rest = [x for x in dom_its if x != sink_var]
-        sched = [f"{x}, 0" for x in rest]
-        schedule = (
-            f"{{[{', '.join(dom_its)}] -> [0, {sink_var}, {k}{''.join(', ' + s for s in sched)}]}}"
-        )
+    pulls = [e for e in analysis.edges if not e.push]
+    pushes = [e for e in analysis.edges if e.push]
+    for k, e in enumerate([*pulls, *pushes], start=1):
+        text, dom_its, other, var = edge_enumeration(e)
+        rest = [x for x in dom_its if x != var]
+        sched = "".join(f", {x}, 0" for x in rest)
+        schedule = f"{{[{', '.join(dom_its)}] -> [1, {var}, {k}{sched}]}}"
+        sink, src = (other, var) if e.push else (var, other)
         insp.add_stmt(
             Stmt(
-                f"$level$({sink_var}) = max($level$({sink_var}), $level$({src}) + 1);",
+                f"$level$({sink}) = max($level$({sink}), $level$({src}) + 1);",
                 text,
                 schedule,
             )
@@ -369,7 +478,7 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
         Stmt(
             f"$nlevels$ = max($nlevels$, $level$({v}) + 1);",
             f"{{[{v}]: 0 <= {v} < {analysis.extent}}}",
-            f"{{[{v}] -> [1, {v}, 0]}}",
+            f"{{[{v}] -> [2, {v}, 0]}}",
         )
     )
     return insp

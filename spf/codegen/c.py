@@ -218,7 +218,10 @@ class CPrinter:
             op = s.operation
             assert op is not None
             index = ", ".join(f"({i})" for i in op.index)
-            call = f"{_FLAG_OPS[op.kind]}(&{op.buffer}({index}))"
+            count = f", ({op.count})" if op.kind == "wait" else ""
+            counter = op.buffer in {name for name, _, _ in self.p.locals}
+            macro = "spf_post_add" if op.kind == "post" and counter else _FLAG_OPS[op.kind]
+            call = f"{macro}(&{op.buffer}({index}){count})"
             self.out.line(f"#define {s.name}({', '.join(s.params)}) {call}")
         for s in self.p.stmts:
             if s.operation is not None:
@@ -252,8 +255,17 @@ class CPrinter:
                     self.node(n.orelse)
         elif isinstance(n, Bind):
             args = ", ".join(expr(a) for a in n.args)
-            self.out.line(f"const int64_t {n.var} = {n.uf}({args});")
-            self.node(n.body)
+            bind = f"const int64_t {n.var} = {n.uf}({args});"
+            here = self.out.in_scope()
+            if bind in here:  # bound to the same value earlier in this block
+                self.node(n.body)
+            elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
+                with self.out.braces():  # another value under the same name: a new block
+                    self.out.line(bind)
+                    self.node(n.body)
+            else:
+                self.out.line(bind)
+                self.node(n.body)
         elif isinstance(n, Alloc):
             decl = next(b for b in self.p.buffers if b.name == n.buffer)
             with self.out.braces():
@@ -476,12 +488,15 @@ class CPrinter:
 
 _FLAG_OPS = {"wait": "spf_wait_flag", "post": "spf_post_flag"}
 _FLAG_MACROS = (
-    "#define spf_wait_flag(p) do { while (__atomic_load_n((p), __ATOMIC_ACQUIRE) == 0) { } } "
-    "while (0)\n#define spf_post_flag(p) __atomic_store_n((p), 1, __ATOMIC_RELEASE)"
+    "#define spf_wait_flag(p, n) do { while (__atomic_load_n((p), __ATOMIC_ACQUIRE) < (n)) { } "
+    "} while (0)\n#define spf_post_flag(p) __atomic_store_n((p), 1, __ATOMIC_RELEASE)\n"
+    "#define spf_post_add(p) __atomic_fetch_add((p), 1, __ATOMIC_RELEASE)"
 )
-"""Point-to-point flags of a wavefront executor (``method="p2p"``): a wait spins until
-the predecessor's flag is set, with acquire ordering so that its results are visible; a post
-sets the iteration's own flag with release ordering after its results are written."""
+"""Point-to-point flags of a wavefront executor (``method="p2p"``): a wait spins until the
+value reaches its count (1 for a predecessor's flag; 0 for a ``pending`` counter that starts
+at minus the number of incoming push edges), with acquire ordering so that the results are
+visible; a post sets the iteration's own flag (an argument) or adds one to a counter (a
+local of the executor), with release ordering after the iteration's results are written."""
 
 STACK_LOCAL_ELEMENTS = 4096
 """Locals of at most this many elements with a constant size live on the stack."""

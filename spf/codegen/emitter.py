@@ -34,5 +34,17 @@ class Emitter:
             yield
         self.line("}")
 
+    def in_scope(self) -> list[str]:
+        """The lines printed so far in the current brace block at the current depth (its
+        own statements and declarations, not those of nested blocks)."""
+        pad = "  " * self._depth
+        out = []
+        for text in reversed(self._lines):
+            if text and not text.startswith(pad):
+                break  # the line that opened this block
+            if text.startswith(pad) and not text.startswith(pad + " "):
+                out.append(text[len(pad) :])
+        return out[::-1]
+
     def text(self) -> str:
         return "\n".join(self._lines) + "\n"

@@ -235,7 +235,8 @@ def _add_operation(comp: Computation, op: dict[str, Any]) -> None:
         new = OperationStmt("barrier", Set(op["domain"], ufs=comp.ufs))
     elif kind in ("wait", "post"):  # a wavefront executor's flags (spf.analysis.executor)
         dom = Set(op["domain"], ufs=comp.ufs)
-        new = OperationStmt(kind, dom, target=op["target"], index=tuple(op["index"]))
+        count = str(op.get("count", "1"))  # a wait's count: 1, or a counter's target value
+        new = OperationStmt(kind, dom, target=op["target"], index=tuple(op["index"]), count=count)
         flag = ((op["target"], access_relation(dom, new.index, comp.ufs, kind)),)
         new._given_reads, new._given_writes = (flag, ()) if kind == "wait" else ((), flag)
     else:

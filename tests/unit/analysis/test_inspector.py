@@ -75,7 +75,7 @@ def test_dependences_are_simplified_to_one_edge() -> None:
     assert (analysis.var, analysis.extent) == ("i", "N")
     assert len(analysis.edges) == 1
     edge = analysis.edges[0]
-    assert (edge.sink, edge.source, edge.loop_var) == ("s1", "j", "i")
+    assert (edge.stmt, edge.other, edge.loop_var, edge.push) == ("s1", "j", "i", False)
     assert len(analysis.dropped) == 2
     assert all("subsumed" in d or "duplicate" in d for d in analysis.dropped)
 

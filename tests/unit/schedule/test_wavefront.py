@@ -8,6 +8,7 @@ import pytest
 
 import spf
 from spf import Computation, IllegalScheduleError, SpfError, Stmt, UndeclaredError, kernels
+from spf.analysis.inspector import analyze_wavefront
 
 
 def sptrsv_without_triangularity() -> Computation:
@@ -100,15 +101,27 @@ def test_inner_loop_is_refused() -> None:
         kernels.sptrsv_csr().wavefront("k")
 
 
-def test_source_not_a_function_of_the_sink_names_the_dependence() -> None:
-    """Without triangularity row ``i`` may read ``u(col(k))`` that a later row writes: the
-    anti dependence's source row is not a function of the sink's iteration."""
+def test_without_triangularity_the_anti_dependence_is_pushed() -> None:
+    """Without triangularity row ``i`` may read ``u(col(k))`` that a later row writes: that
+    anti dependence's source row is not a function of the sink's iteration, but its sink is
+    one of the source's (push form), accepted by both methods."""
     comp = sptrsv_without_triangularity()
+    comp.wavefront("i")
+    edges = analyze_wavefront(comp, comp.stmts, "i").edges
+    assert [(e.stmt, e.push) for e in edges] == [("s1", False), ("s1", True)]
+    other = sptrsv_without_triangularity()
+    other.wavefront("i", method="p2p")
+    assert "pending_i" in other.codegen()
+
+
+def test_dependence_neither_pulled_nor_pushed_names_the_dependence() -> None:
+    """A scatter (``y(col(k)) += ...``): neither end's row is a function of the other's."""
+    comp = kernels.spmtv_csr()
     with pytest.raises(IllegalScheduleError) as info:
         comp.wavefront("i")
     msg = str(info.value)
-    assert "anti dependence on 'u'" in msg
-    assert "not a function of the sink's iteration" in msg
+    assert "dependence on 'y' from s0 to s0" in msg
+    assert "neither is the source iteration of loop 'i' a function of the sink's" in msg
     assert "comp.assume(" in msg
     assert all(s.tags == {} for s in comp.stmts)
 
