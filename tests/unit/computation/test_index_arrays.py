@@ -151,3 +151,23 @@ def test_json_str_layers_pdfg_keep_working() -> None:
         N=6, NNZ=11, row=row, cnt=np.zeros(6, np.int32), rowptr=np.zeros(7, np.int32), y=y, A=a
     )
     assert np.allclose(y, np.bincount(row, weights=a, minlength=6))
+
+
+@pytest.mark.parametrize("target", ["cuda", "hls"])
+def test_other_targets_refuse_clearly(target: str) -> None:
+    with pytest.raises(CodegenError, match=r"run-time index array 'rowptr'.*target 'c'"):
+        _rowsum().codegen(target=target)
+
+
+def test_interpret_refuses_clearly() -> None:
+    row, a = _coo(3, 4)
+    with pytest.raises(SpfError, match=r"interpret\(rowsum\).*compile"):
+        _rowsum().interpret(
+            N=3,
+            NNZ=4,
+            row=row,
+            cnt=np.zeros(3, np.int32),
+            rowptr=np.zeros(4, np.int32),
+            y=np.zeros(3),
+            A=a,
+        )
