@@ -585,13 +585,7 @@ class Computation:
     ) -> tuple[AccessList, AccessList]:
         from spf.computation.index_arrays import index_reads
 
-        implicit = index_reads(
-            self._data,
-            (c.split("(", 1)[0] for c in domain.uf_calls),
-            (u for u, _ in parsed.uf_calls),
-            list(iterator_names(domain)),
-            ufs,
-        )
+        implicit = index_reads(self._data, domain, parsed.uf_calls, ufs, where)
         shown = {(ds, str(r)) for ds, r in implicit}
         found = []
         for kind, accs, given in (

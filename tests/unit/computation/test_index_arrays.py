@@ -171,3 +171,11 @@ def test_interpret_refuses_clearly() -> None:
             y=np.zeros(3),
             A=a,
         )
+
+
+def test_each_call_reads_its_element() -> None:
+    c = _rowsum()
+    reads = {str(r) for ds, r in c.stmt("s5").reads if ds == "rowptr"}
+    assert reads == {"{[i, k] -> [i]}", "{[i, k] -> [i + 1]}"}
+    assert c.is_parallel_legal("s5", "i")  # the rows only read rowptr
+    assert not c.is_parallel_legal("s3", "i")  # the prefix sum reads what it wrote
