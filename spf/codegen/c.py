@@ -29,6 +29,17 @@ from spf.schedule.tags import reduction_option
 if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl, Program, StmtMacro
 
+WORKSPACE_PRELUDE = """\
+#ifdef _OPENMP
+#include <omp.h>
+#define spf_thread_id() ((int64_t)omp_get_thread_num())
+#define spf_thread_count() ((int64_t)omp_get_max_threads())
+#else
+#define spf_thread_id() ((int64_t)0)
+#define spf_thread_count() ((int64_t)1)
+#endif
+"""
+
 PRELUDE = """\
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,6 +126,8 @@ class CPrinter:
         self.out.raw(PRELUDE)
         if any(option == "privatize" for _, option in reduction_loops(self.p)):
             self.out.raw(THREADS_PRELUDE)
+        if self.p.workspaces:
+            self.out.raw(WORKSPACE_PRELUDE)
         self._macros()
         self.out.line("")
         self.out.line(self.p.signature.c_prototype())
@@ -137,6 +150,7 @@ class CPrinter:
             if heap:
                 names = " || ".join(f"!{name}" for name, _, _ in heap)
                 self.out.line(f"if ({names}) {{ {self._free()}return; }}")
+            self._workspace_setup()
             for b in self.p.buffers:
                 if not b.argument and not b.allocated_at and b.scope != "local":
                     self.buffer_open(b)
@@ -144,6 +158,24 @@ class CPrinter:
             if heap:
                 self.out.line(self._free().strip())
         return self.out.text()
+
+    def _workspace_setup(self) -> None:
+        """Fill every thread's copy of each workspace (``stmt.workspace``) and point the
+        function level (one thread) at the first copy."""
+        for name, count, fill in self.p.workspaces:
+            if fill not in ("0", "0.0"):
+                self.out.line(
+                    f"for (int64_t spf_f = 0; spf_f < spf_thread_count() * {count}; spf_f++) "
+                    f"{name}[spf_f] = {fill};"
+                )
+            self.out.line(f"const int64_t spf_ws_{name} = 0;")
+            self.out.line(f"(void)spf_ws_{name};")
+
+    def _workspace_bases(self) -> None:
+        """In a parallel loop's body: each workspace is the running thread's copy."""
+        for name, count, _ in self.p.workspaces:
+            self.out.line(f"const int64_t spf_ws_{name} = spf_thread_id() * {count};")
+            self.out.line(f"(void)spf_ws_{name};")
 
     def _heap(self) -> list[tuple[str, str, str]]:
         """Function-level heap arrays: locals and ``local`` buffers not ``allocate_at``-ed."""
@@ -456,6 +488,8 @@ class CPrinter:
         outer, self._simd = self._simd, simd
         try:
             with self.out.braces():
+                if "parallel" in n.tags:
+                    self._workspace_bases()
                 self.node(n.body)
         finally:
             self._simd = outer

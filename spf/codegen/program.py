@@ -68,6 +68,9 @@ class DataMacro:
     index: tuple[str, ...] = ()
     """With ``buffer``: C expressions over ``t0, t1, ...`` (the macro parameters) of the
     buffer element, one per buffer dimension (linearise with the buffer's extents)."""
+    offset: str | None = None
+    """A workspace (``stmt.workspace``): the C variable holding the first element of the
+    running thread's copy (``spf_ws_<name>``)."""
     macro: str | None = None
     """The macro's name when it is not ``name`` (a run-time index array: ``spf_ds_<name>``,
     since ``<name>(...)`` reads it as a UF)."""
@@ -133,6 +136,10 @@ class Program:
     buffers: tuple[BufferDecl, ...] = ()
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
+    workspaces: tuple[tuple[str, str, str], ...] = ()
+    """``(name, elements of one copy, fill)`` of each workspace (``stmt.workspace``): the
+    function allocates one copy per thread (``locals`` counts them all) and each parallel
+    loop's body sets ``spf_ws_<name>`` to its thread's copy."""
     index_arrays: tuple[tuple[str, int, str | None, str | None], ...] = ()
     """``(name, rank, lowest, highest)`` of each run-time index array: ``name(...)`` reads
     it as a UF; with a declared range (C expressions ``lowest``/``highest``) a value outside
@@ -152,6 +159,8 @@ class Program:
         (t1)]``, or through a buffer ``bx_buf[((t0) % 3) * (M - 2) + (t1)]``."""
         if d.buffer is None:
             dims = [f"t{k}" for k in range(d.rank)]
+            if d.offset is not None:
+                return f"{d.name}[{d.offset} + {_paren(linearize(dims, d.extents))}]"
             return f"{d.name}[{linearize(dims, d.extents)}]"
         buf = self.buffer(d.buffer)
         return f"{buf.name}[{linearize(list(d.index), buf.extents)}]"
@@ -219,10 +228,11 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         data=tuple(data),
         ufs=tuple((u.name, u.arity) for n, u in sorted(comp.ufs.items()) if not _is_index(comp, n)),
         locals=tuple(
-            _local(ds)
+            _local(ds, comp)
             for ds in comp.data_spaces.values()
             if ds.role == "local" and comp.storage_of(ds.name) is None
         ),
+        workspaces=_workspaces(comp),
         buffers=tuple(_buffer_decl(b) for b in buffers.values()),
         index_arrays=index_arrays(comp),
     )
@@ -247,10 +257,25 @@ def _is_index(comp: Computation, name: str) -> bool:
     return ds is not None and ds.index
 
 
-def _local(ds: object) -> tuple[str, str, str]:
+def _workspaces(comp: Computation) -> tuple[tuple[str, str, str], ...]:
+    from spf.computation.layout import layout_of
+
+    out = []
+    for name, (_, _, fill) in layout_of(comp).workspaces.items():
+        ds = comp.data_spaces[name]
+        count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
+        out.append((name, count, repr(fill)))
+    return tuple(out)
+
+
+def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
     from spf.computation.data_space import DataSpace
+    from spf.computation.layout import layout_of
 
     assert isinstance(ds, DataSpace)
+    if ds.name in layout_of(comp).workspaces:
+        count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
+        return ds.name, ds.ctype, f"spf_thread_count() * {count}"
     if ds.rank and ds.shape is None:
         raise CodegenError(
             f"local data space {ds.name!r} has rank {ds.rank} but no shape; declare its shape "
@@ -374,8 +399,12 @@ def _data_macro(ds: object, comp: Computation) -> DataMacro:
                 "(add_data_space(..., shape=(...))) so accesses can be linearised"
             )
         return DataMacro(ds.name, rank, ())
+    from spf.computation.layout import layout_of
+
     macro = f"spf_ds_{ds.name}" if ds.index else None
-    return DataMacro(ds.name, rank, tuple(_extent(ds.name, d) for d in ds.shape), macro=macro)
+    offset = f"spf_ws_{ds.name}" if ds.name in layout_of(comp).workspaces else None
+    extents = tuple(_extent(ds.name, d) for d in ds.shape)
+    return DataMacro(ds.name, rank, extents, macro=macro, offset=offset)
 
 
 def _extent(owner: str, d: int | str) -> str:

@@ -101,9 +101,14 @@ class Computation:
         ``index=True`` declares a run-time index array: an integer array statements may
         write and later statements read as the UF ``name(...)`` (domain: the shape; declare
         its range or monotonicity with :meth:`declare_uf`; docs/formats.md)."""
+        self._add_index_or_space(name, type, shape, "data", index)
+
+    def _add_index_or_space(
+        self, name: str, type: TypeLike, shape: object, role: str, index: object
+    ) -> None:
         if not isinstance(index, bool):
             raise SpfError(f"data space {name!r}: index= must be True or False, got {index!r}")
-        ds = make_data_space(name, type, shape, index=index)
+        ds = make_data_space(name, type, shape, role=role, index=index)
         if index and name in self._ufs and not self._is_index(name):
             raise SpfError(
                 f"{name!r} is already declared as a UF (an input index array); an index array "
@@ -190,10 +195,14 @@ class Computation:
         """The C type of symbolic constant ``name`` (``int64_t`` unless declared)."""
         return self._constants.get(name, "int64_t")
 
-    def add_local(self, name: str, type: TypeLike, shape: object = ()) -> None:
+    def add_local(
+        self, name: str, type: TypeLike, shape: object = (), *, index: bool = False
+    ) -> None:
         """A temporary of the generated function (never a kernel argument), e.g. a scalar
-        ``temp2`` or an array ``w[N]``: a data space the function allocates itself."""
-        self._add_space(make_data_space(name, type, shape, role="local"))
+        ``temp2`` or an array ``w[N]``: a data space the function allocates itself.
+        ``index=True``: a run-time index array (as for :meth:`add_data_space`) the function
+        keeps to itself, e.g. a workspace listing the columns of a row."""
+        self._add_index_or_space(name, type, shape, "local", index)
 
     def assume(self, text: str) -> Fact:
         """Add a fact the analysis may use and a kernel checks with ``check=True``:
@@ -586,7 +595,7 @@ class Computation:
         from spf.computation.index_arrays import index_reads
 
         implicit = index_reads(self._data, domain, parsed.uf_calls, ufs, where)
-        shown = {(ds, str(r)) for ds, r in implicit}
+        shown = [(ds, str(r)) for ds, r in implicit]
         found = []
         for kind, accs, given in (
             ("reads", parsed.reads, stmt._given_reads),
@@ -596,8 +605,9 @@ class Computation:
                 (a.data_space, access_relation(domain, a.indices, ufs, where)) for a in accs
             )
             if given is not None:
-                if kind == "reads":  # a given list may repeat the implicit reads (JSON)
-                    given = tuple((ds, r) for ds, r in given if (ds, str(r)) not in shown)
+                n = len(implicit)
+                if kind == "reads" and n and [(d, str(r)) for d, r in given[-n:]] == shown:
+                    given = given[:-n]  # a saved statement lists its implicit reads last
                 _check_given(kind, given, inferred, domain, self._data, where)
                 found.append(tuple((ds, Relation(str(r), ufs=ufs)) for ds, r in given))
             else:

@@ -91,6 +91,8 @@ def _build(data: dict[str, Any]) -> Computation:
     for ds in data["data_spaces"]:
         if ds["role"] == "parameter":
             comp.add_parameter(ds["name"], ds["type"])
+        elif ds["role"] == "local" and ds.get("index"):
+            comp.add_local(ds["name"], ds["type"], tuple(ds["shape"]), index=True)
         elif ds["role"] == "local":
             shape = tuple(ds["shape"]) if ds["shape"] is not None else None
             local = make_data_space(ds["name"], ds["type"], shape)
@@ -166,6 +168,7 @@ def _layers_to_data(comp: Computation, data: dict[str, Any]) -> None:
         }
         for b in layout.buffers.values()
     ]
+    data["workspaces"] = [[n, st, loop, fill] for n, (st, loop, fill) in layout.workspaces.items()]
     data["placements"] = [
         {
             "data_space": p.data_space,
@@ -202,6 +205,8 @@ def _layers_from_data(comp: Computation, data: dict[str, Any]) -> None:
             stmt, level = b["allocation"]
             buffer.allocation = (str(stmt), ROOT if level is None else level)
         layout.buffers[buffer.name] = buffer
+    for name, stmt_name, loop, fill in data.get("workspaces", []):
+        layout.workspaces[str(name)] = (str(stmt_name), loop, fill)
     for op in sorted(data.get("operations", []), key=lambda o: o["position"]):
         _add_operation(comp, op)
     for p in data.get("placements", []):
