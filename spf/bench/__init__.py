@@ -14,6 +14,7 @@ deps       ``Computation.dependences()`` on chains of stencil statements
 pldi19     emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
 spmv       CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
 spmtv      A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
+spgemm     SpGEMM C = A·A in CSR on 2-D Poisson (spf ``spgemm_csr``, scipy ``A @ A``)
 sptrsv     CSR forward solve (spf, serial hand C, scipy ``spsolve_triangular``)
 gemm       DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
 blur       two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
@@ -43,6 +44,7 @@ BENCHMARKS = (
     "pldi19",
     "spmv",
     "spmtv",
+    "spgemm",
     "sptrsv",
     "gemm",
     "blur",
