@@ -108,6 +108,12 @@ def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
             "'mpi') only; generate this computation for 'c', or pass the array in as an "
             "input UF (declare_uf) computed by another kernel"
         )
+    if prog.workspaces and target not in ("c", "mpi"):
+        raise CodegenError(
+            f"codegen(target={target!r}): the workspace {prog.workspaces[0][0]!r} "
+            "(stmt.workspace) is generated for target 'c' (and 'mpi') only; generate this "
+            "computation for 'c'"
+        )
     return printer(target)(prog, **options)
 
 

@@ -488,8 +488,8 @@ class CPrinter:
         outer, self._simd = self._simd, simd
         try:
             with self.out.braces():
-                if "parallel" in n.tags:
-                    self._workspace_bases()
+                if {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags):
+                    self._workspace_bases()  # each thread's own copy
                 self.node(n.body)
         finally:
             self._simd = outer

@@ -153,3 +153,9 @@ def test_bad_calls() -> None:
         )  # fmt: skip
     with pytest.raises(SpfError, match="index_dtype"):
         kernels.spgemm_csr(index_dtype="float64")
+
+
+@pytest.mark.parametrize("target", ["cuda", "hls"])
+def test_workspaces_other_targets_refuse_clearly(target: str) -> None:
+    with pytest.raises(SpfError, match=r"workspace 'mark'.*target 'c'"):
+        kernels.spgemm_symbolic().codegen(target=target)
