@@ -179,3 +179,9 @@ def test_each_call_reads_its_element() -> None:
     assert reads == {"{[i, k] -> [i]}", "{[i, k] -> [i + 1]}"}
     assert c.is_parallel_legal("s5", "i")  # the rows only read rowptr
     assert not c.is_parallel_legal("s3", "i")  # the prefix sum reads what it wrote
+
+
+def test_assumptions_about_index_arrays_are_refused() -> None:
+    c = _rowsum()
+    with pytest.raises(SpfError, match=r"run-time index array.*declare its range"):
+        c.assume("forall i: 0 <= i < N => rowptr(i) <= rowptr(i + 1)")
