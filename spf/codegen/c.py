@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl, Program, StmtMacro
 
 WORKSPACE_PRELUDE = """\
+#define spf_ws_stride(n) ((((int64_t)(n)) + 63) / 64 * 64)
 #ifdef _OPENMP
 #include <omp.h>
 #define spf_thread_id() ((int64_t)omp_get_thread_num())

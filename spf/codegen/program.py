@@ -137,7 +137,7 @@ class Program:
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
     workspaces: tuple[tuple[str, str, str], ...] = ()
-    """``(name, elements of one copy, fill)`` of each workspace (``stmt.workspace``): the
+    """``(name, elements from one thread's copy to the next, fill)`` of each workspace (``stmt.workspace``): the
     function allocates one copy per thread (``locals`` counts them all) and each parallel
     loop's body sets ``spf_ws_<name>`` to its thread's copy."""
     index_arrays: tuple[tuple[str, int, str | None, str | None], ...] = ()
@@ -263,9 +263,19 @@ def _workspaces(comp: Computation) -> tuple[tuple[str, str, str], ...]:
     out = []
     for name, (_, _, fill) in layout_of(comp).workspaces.items():
         ds = comp.data_spaces[name]
-        count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
-        out.append((name, count, repr(fill)))
+        out.append((name, _workspace_stride(ds), repr(fill)))
     return tuple(out)
+
+
+def _workspace_stride(ds: object) -> str:
+    """C expression of the elements between two threads' copies of a workspace: its size
+    rounded up to 64 elements, so no two threads write one cache line (a one-element
+    counter per thread would otherwise bounce between cores)."""
+    from spf.computation.data_space import DataSpace
+
+    assert isinstance(ds, DataSpace)
+    count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
+    return f"spf_ws_stride({count})"
 
 
 def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
@@ -274,8 +284,7 @@ def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
 
     assert isinstance(ds, DataSpace)
     if ds.name in layout_of(comp).workspaces:
-        count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
-        return ds.name, ds.ctype, f"spf_thread_count() * {count}"
+        return ds.name, ds.ctype, f"spf_thread_count() * {_workspace_stride(ds)}"
     if ds.rank and ds.shape is None:
         raise CodegenError(
             f"local data space {ds.name!r} has rank {ds.rank} but no shape; declare its shape "

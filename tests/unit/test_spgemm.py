@@ -96,7 +96,7 @@ def test_rows_are_parallel_through_workspaces() -> None:
     par = kernels.spgemm_csr()
     for comp in (par.symbolic, par.numeric):
         assert "#pragma omp parallel for" in comp.codegen()
-        assert "spf_thread_id() * (M)" in comp.codegen()
+        assert "spf_thread_id() * spf_ws_stride((M))" in comp.codegen()
         assert kernels.Computation.from_json(comp.to_json()).codegen() == comp.codegen()
 
 
@@ -124,7 +124,7 @@ def test_without_workspace_rows_are_not_parallel() -> None:
         comp.check_legality()
     comp.stmt("s0").workspace("mark", "i")
     comp.check_legality()
-    assert "spf_thread_id() * (M)" in comp.codegen()
+    assert "spf_thread_id() * spf_ws_stride((M))" in comp.codegen()
     back = Computation.from_json(comp.to_json())
     assert back.codegen() == comp.codegen()
 
