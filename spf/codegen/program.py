@@ -137,9 +137,9 @@ class Program:
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
     workspaces: tuple[tuple[str, str, str], ...] = ()
-    """``(name, elements from one thread's copy to the next, fill)`` of each workspace (``stmt.workspace``): the
-    function allocates one copy per thread (``locals`` counts them all) and each parallel
-    loop's body sets ``spf_ws_<name>`` to its thread's copy."""
+    """``(name, elements from one thread's copy to the next, fill)`` of each workspace
+    (``stmt.workspace``): the function allocates one copy per thread (``locals`` counts them
+    all) and each parallel loop's body sets ``spf_ws_<name>`` to its thread's copy."""
     index_arrays: tuple[tuple[str, int, str | None, str | None], ...] = ()
     """``(name, rank, lowest, highest)`` of each run-time index array: ``name(...)`` reads
     it as a UF; with a declared range (C expressions ``lowest``/``highest``) a value outside
