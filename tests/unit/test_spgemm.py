@@ -159,3 +159,13 @@ def test_bad_calls() -> None:
 def test_workspaces_other_targets_refuse_clearly(target: str) -> None:
     with pytest.raises(SpfError, match=r"workspace 'mark'.*target 'c'"):
         kernels.spgemm_symbolic().codegen(target=target)
+
+
+def test_symbolic_phase_interprets() -> None:
+    a, b = _random(8, 6, 0.3, 1), _random(6, 5, 0.3, 2)
+    cp = np.zeros(9, np.int32)
+    kernels.spgemm_symbolic().interpret(
+        Ap=a.indptr, Aj=a.indices, Bp=b.indptr, Bj=b.indices,
+        N=8, K=6, M=5, ANNZ=a.nnz, BNNZ=b.nnz, Cp=cp,
+    )  # fmt: skip
+    assert np.array_equal(cp, sp.csr_array(a @ b).indptr)
