@@ -26,6 +26,7 @@ SCRIPTS = [
     "wavefront_sptrsv.py",
     "import_c.py",
     "wavefront_gs_ilu0.py",
+    "spgemm.py",
 ]
 
 

@@ -307,6 +307,7 @@ def _context_key(comp: Computation, width: int, private: bool) -> object:
         # a buffer allocated in a loop: pairs depend on the allocating statement's schedule
         tuple(str(s.schedule) for s in comp.stmts)
         if any(b.allocation is not None for b in comp.buffers.values())
+        or layout_of(comp).workspaces
         else (),
     )
 
@@ -403,7 +404,7 @@ def _pair_relations(
 ) -> tuple[_Found, ...]:
     """The dependences from ``src`` to ``snk`` in the program order (no current schedule
     involved unless a tag maps instances to ranks or gpu copies)."""
-    from spf.analysis.storage import same_allocation
+    from spf.analysis.storage import same_allocation, same_workspace_iteration
 
     xs, ys = pair_names(src, snk)
     facts = comp.assumptions
@@ -429,6 +430,7 @@ def _pair_relations(
                         pairs = same_allocation(comp, ds, src, snk, pairs, xs, ys)
                     else:
                         pairs = same_rank(comp, src, snk, pairs, xs, ys)
+                    pairs = same_workspace_iteration(comp, ds, src, snk, pairs, xs, ys)
                     touching[key] = pairs
                 pieces = orig.levels(touching[key], "<") if not empty(touching[key], facts) else []
                 if not pieces:

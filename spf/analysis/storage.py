@@ -278,6 +278,39 @@ def same_allocation(
     return pairs.intersect(_constraint(xs + ys, [f"{ta[k]} = {tb[k]}" for k in range(pos + 1)]))
 
 
+def same_workspace_iteration(
+    comp: Computation, space: str, src: Stmt, snk: Stmt, pairs: Set, xs: list[str], ys: list[str]
+) -> Set:
+    """Dependences through a workspace (``stmt.workspace(name, loop)``): by its contract no
+    iteration of the loop depends on what another one left in it, so instances of two
+    statements inside the loop depend through it only in the same iteration. Pairs of
+    statements not both inside the loop are kept (sound)."""
+    from spf.computation.workspace import workspace_of
+
+    found = workspace_of(comp, space)
+    if found is None:
+        return pairs
+    owner = comp.stmt(found[0])
+    pos = loop_position(comp, owner, found[1])
+    ta, tb = _times(comp, src, xs), _times(comp, snk, ys)
+    if ta is None or tb is None:
+        return pairs
+    if not (_in_loop(comp, src, owner, pos) and _in_loop(comp, snk, owner, pos)):
+        return pairs
+    return pairs.intersect(_constraint(xs + ys, [f"{ta[k]} = {tb[k]}" for k in range(pos + 1)]))
+
+
+def _in_loop(comp: Computation, stmt: Stmt, owner: Stmt, pos: int) -> bool:
+    """Whether ``stmt`` runs inside ``owner``'s loop at schedule position ``pos``."""
+    width = comp.schedule_width()
+    mine, theirs = padded(stmt, width).out_vars, padded(owner, width).out_vars
+    if is_constant(mine[pos]):
+        return False
+    return all(mine[k] == theirs[k] for k in range(0, pos, 2) if is_constant(theirs[k])) and all(
+        not is_constant(mine[k]) for k in range(1, pos, 2)
+    )
+
+
 def _inside(comp: Computation, stmt: Stmt, buffer: str) -> bool:
     """Whether ``stmt`` runs inside the loop ``buffer`` is allocated in (the allocating
     statement's constants before it, and a loop at its position)."""

@@ -6,21 +6,6 @@ and 2 threads; medians of repeated interleaved runs; ratios to the best competit
 markdown tables and the target verdicts, shows progress on stderr, and writes JSON
 (``benchmarks/results/`` in a source checkout, else the current directory, or ``--json``).
 
-name       what it times
-========== ===============================================================================
-sets       the UF-aware set layer (parse, apply, compose, emptiness)
-deps       ``Computation.dependences()`` on chains of stencil statements
-pldi19     emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
-spmv       CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
-spmtv      A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
-sptrsv     CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE trsv)
-gemm       DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
-blur       two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
-overhead   kernel-call overhead, ``compile`` cold and warm, codegen time vs statements
-busy       parallel SpMV with a busy loop on one core: fixed vs adaptive thread counts
-polybench  ``codegen("c")`` with checking on the 30 PolyBench/C 4.2 kernels (total, worst)
-========== ===============================================================================
-=======
 ============ ===============================================================================
 name         what it times
 ============ ===============================================================================
@@ -29,6 +14,7 @@ deps         ``Computation.dependences()`` on chains of stencil statements
 pldi19       emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
 spmv         CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
 spmtv        A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
+spgemm       SpGEMM C = A·A in CSR on 2-D Poisson (spf ``spgemm_csr``, scipy ``A @ A``)
 sptrsv       CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE trsv)
 gauss_seidel a Gauss-Seidel sweep on 2-D Poisson: serial spf vs its wavefronts
 gemm         DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
@@ -59,6 +45,7 @@ BENCHMARKS = (
     "pldi19",
     "spmv",
     "spmtv",
+    "spgemm",
     "sptrsv",
     "gauss_seidel",
     "gemm",

@@ -29,6 +29,18 @@ from spf.schedule.tags import reduction_option
 if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl, Program, StmtMacro
 
+WORKSPACE_PRELUDE = """\
+#define spf_ws_stride(n) ((((int64_t)(n)) + 63) / 64 * 64)
+#ifdef _OPENMP
+#include <omp.h>
+#define spf_thread_id() ((int64_t)omp_get_thread_num())
+#define spf_thread_count() ((int64_t)omp_get_max_threads())
+#else
+#define spf_thread_id() ((int64_t)0)
+#define spf_thread_count() ((int64_t)1)
+#endif
+"""
+
 PRELUDE = """\
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,12 +127,16 @@ class CPrinter:
         self.out.raw(PRELUDE)
         if any(option == "privatize" for _, option in reduction_loops(self.p)):
             self.out.raw(THREADS_PRELUDE)
+        if self.p.workspaces:
+            self.out.raw(WORKSPACE_PRELUDE)
         self._macros()
         self.out.line("")
         self.out.line(self.p.signature.c_prototype())
         with self.out.braces():
             for a in self.p.signature.args:
                 self.out.line(f"(void){a.name};")
+            if self.p.index_arrays:
+                self.out.line("spf_index_fault = 0;")
             for name, ctype, count in self.p.locals:
                 size = stack_elements(count)
                 if size is not None:  # a scalar or a small fixed array: on the stack
@@ -135,6 +151,7 @@ class CPrinter:
             if heap:
                 names = " || ".join(f"!{name}" for name, _, _ in heap)
                 self.out.line(f"if ({names}) {{ {self._free()}return; }}")
+            self._workspace_setup()
             for b in self.p.buffers:
                 if not b.argument and not b.allocated_at and b.scope != "local":
                     self.buffer_open(b)
@@ -142,6 +159,24 @@ class CPrinter:
             if heap:
                 self.out.line(self._free().strip())
         return self.out.text()
+
+    def _workspace_setup(self) -> None:
+        """Fill every thread's copy of each workspace (``stmt.workspace``) and point the
+        function level (one thread) at the first copy."""
+        for name, count, fill in self.p.workspaces:
+            if fill not in ("0", "0.0"):
+                self.out.line(
+                    f"for (int64_t spf_f = 0; spf_f < spf_thread_count() * {count}; spf_f++) "
+                    f"{name}[spf_f] = {fill};"
+                )
+            self.out.line(f"const int64_t spf_ws_{name} = 0;")
+            self.out.line(f"(void)spf_ws_{name};")
+
+    def _workspace_bases(self) -> None:
+        """In a parallel loop's body: each workspace is the running thread's copy."""
+        for name, count, _ in self.p.workspaces:
+            self.out.line(f"const int64_t spf_ws_{name} = spf_thread_id() * {count};")
+            self.out.line(f"(void)spf_ws_{name};")
 
     def _heap(self) -> list[tuple[str, str, str]]:
         """Function-level heap arrays: locals and ``local`` buffers not ``allocate_at``-ed."""
@@ -210,7 +245,8 @@ class CPrinter:
             self.out.line(f"#define {name}({params}) {name}[{index}]")
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
-            self.out.line(f"#define {d.name}({', '.join(dims)}) {self.p.access(d)}")
+            self.out.line(f"#define {d.macro or d.name}({', '.join(dims)}) {self.p.access(d)}")
+        self._index_macros()
         flags = [s for s in self.p.stmts if s.operation and s.operation.kind in _FLAG_OPS]
         if flags:
             self.out.line(_FLAG_MACROS)
@@ -238,6 +274,29 @@ class CPrinter:
             for ln in s.lines:
                 self.out.line(f"  {ln} \\")
             self.out.line("} while (0)")
+
+    def _index_macros(self) -> None:
+        """Run-time index arrays read as UFs: ``rowptr(i)`` is the element, checked against
+        the declared range when there is one (a value outside reads as the lowest one and
+        sets the fault the kernel reports after the call)."""
+        if not self.p.index_arrays:
+            return
+        fn = self.p.signature.function
+        self.out.line("static int spf_index_fault;")
+        self.out.line(f"int {fn}_spf_index_fault(void);")
+        self.out.line(f"int {fn}_spf_index_fault(void) {{ return spf_index_fault; }}")
+        self.out.line(
+            "static inline int64_t spf_index_in(int64_t v, int64_t lo, int64_t hi) "
+            "{ if (v < lo || v > hi) { __atomic_store_n(&spf_index_fault, 1, "
+            "__ATOMIC_RELAXED); return lo; } return v; }"
+        )
+        data = {d.name: d for d in self.p.data}
+        for name, rank, lo, hi in self.p.index_arrays:
+            dims = [f"t{k}" for k in range(rank)]
+            element = self.p.access(data[name])
+            if lo is not None and hi is not None:
+                element = f"spf_index_in({element}, {lo}, {hi})"
+            self.out.line(f"#define {name}({', '.join(dims)}) {element}")
 
     def node(self, n: Node) -> None:
         if isinstance(n, Block):
@@ -453,6 +512,8 @@ class CPrinter:
         outer, self._simd = self._simd, simd
         try:
             with self.out.braces():
+                if {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags):
+                    self._workspace_bases()  # each thread's own copy
                 self.node(n.body)
         finally:
             self._simd = outer

@@ -68,6 +68,12 @@ class DataMacro:
     index: tuple[str, ...] = ()
     """With ``buffer``: C expressions over ``t0, t1, ...`` (the macro parameters) of the
     buffer element, one per buffer dimension (linearise with the buffer's extents)."""
+    offset: str | None = None
+    """A workspace (``stmt.workspace``): the C variable holding the first element of the
+    running thread's copy (``spf_ws_<name>``)."""
+    macro: str | None = None
+    """The macro's name when it is not ``name`` (a run-time index array: ``spf_ds_<name>``,
+    since ``<name>(...)`` reads it as a UF)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,14 @@ class Program:
     buffers: tuple[BufferDecl, ...] = ()
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
+    workspaces: tuple[tuple[str, str, str], ...] = ()
+    """``(name, elements from one thread's copy to the next, fill)`` of each workspace
+    (``stmt.workspace``): the function allocates one copy per thread (``locals`` counts them
+    all) and each parallel loop's body sets ``spf_ws_<name>`` to its thread's copy."""
+    index_arrays: tuple[tuple[str, int, str | None, str | None], ...] = ()
+    """``(name, rank, lowest, highest)`` of each run-time index array: ``name(...)`` reads
+    it as a UF; with a declared range (C expressions ``lowest``/``highest``) a value outside
+    it reads as ``lowest`` and sets the kernel's index fault (docs/formats.md)."""
     obligations: tuple[Obligation, ...] = ()
     """Bounds facts no static proof covers (``forall ... => 0 <= j < M``), for the kernel's
     run-time argument checks; empty unless ``codegen(check=True)`` lowered it."""
@@ -145,6 +159,8 @@ class Program:
         (t1)]``, or through a buffer ``bx_buf[((t0) % 3) * (M - 2) + (t1)]``."""
         if d.buffer is None:
             dims = [f"t{k}" for k in range(d.rank)]
+            if d.offset is not None:
+                return f"{d.name}[{d.offset} + {_paren(linearize(dims, d.extents))}]"
             return f"{d.name}[{linearize(dims, d.extents)}]"
         buf = self.buffer(d.buffer)
         return f"{buf.name}[{linearize(list(d.index), buf.extents)}]"
@@ -210,20 +226,65 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         body=body,
         stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
         data=tuple(data),
-        ufs=tuple((u.name, u.arity) for _, u in sorted(comp.ufs.items())),
+        ufs=tuple((u.name, u.arity) for n, u in sorted(comp.ufs.items()) if not _is_index(comp, n)),
         locals=tuple(
-            _local(ds)
+            _local(ds, comp)
             for ds in comp.data_spaces.values()
             if ds.role == "local" and comp.storage_of(ds.name) is None
         ),
+        workspaces=_workspaces(comp),
         buffers=tuple(_buffer_decl(b) for b in buffers.values()),
+        index_arrays=index_arrays(comp),
     )
 
 
-def _local(ds: object) -> tuple[str, str, str]:
+def index_arrays(comp: Computation) -> tuple[tuple[str, int, str | None, str | None], ...]:
+    """:attr:`Program.index_arrays` of ``comp``."""
+    from spf.codegen.signature import uf_range_bounds
+
+    out = []
+    for ds in comp.data_spaces.values():
+        if ds.index:
+            lo_hi = uf_range_bounds(comp.ufs[ds.name])
+            lo, hi = lo_hi if lo_hi is not None else (None, None)
+            out.append((ds.name, ds.rank or 0, lo, hi))
+    return tuple(out)
+
+
+def _is_index(comp: Computation, name: str) -> bool:
+    """Whether UF ``name`` is a run-time index array (``add_data_space(..., index=True)``)."""
+    ds = comp.data_spaces.get(name)
+    return ds is not None and ds.index
+
+
+def _workspaces(comp: Computation) -> tuple[tuple[str, str, str], ...]:
+    from spf.computation.layout import layout_of
+
+    out = []
+    for name, (_, _, fill) in layout_of(comp).workspaces.items():
+        ds = comp.data_spaces[name]
+        out.append((name, _workspace_stride(ds), repr(fill)))
+    return tuple(out)
+
+
+def _workspace_stride(ds: object) -> str:
+    """C expression of the elements between two threads' copies of a workspace: its size
+    rounded up to 64 elements, so no two threads write one cache line (a one-element
+    counter per thread would otherwise bounce between cores)."""
     from spf.computation.data_space import DataSpace
 
     assert isinstance(ds, DataSpace)
+    count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
+    return f"spf_ws_stride({count})"
+
+
+def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
+    from spf.computation.data_space import DataSpace
+    from spf.computation.layout import layout_of
+
+    assert isinstance(ds, DataSpace)
+    if ds.name in layout_of(comp).workspaces:
+        return ds.name, ds.ctype, f"spf_thread_count() * {_workspace_stride(ds)}"
     if ds.rank and ds.shape is None:
         raise CodegenError(
             f"local data space {ds.name!r} has rank {ds.rank} but no shape; declare its shape "
@@ -248,6 +309,8 @@ def signature(comp: Computation, fname: str) -> Signature:
     written = {ds for s in comp.stmts for ds, _ in s.writes}
     args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
     for name, uf in sorted(comp.ufs.items()):
+        if _is_index(comp, name):
+            continue  # a run-time index array: its data space is the argument
         ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
         inner = uf_inner_extents(uf)
         args.append(
@@ -298,8 +361,9 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     its = iterator_names(stmt.domain)
     if isinstance(stmt, OperationStmt):
         return StmtMacro(stmt.name, its, (), operation=_operation(stmt, comp, its))
+    index = {n for n, ds in comp.data_spaces.items() if ds.index}
     formats = (
-        lambda n, ix: f"{n}({', '.join(ix)})",
+        lambda n, ix: f"{'spf_ds_' if n in index else ''}{n}({', '.join(ix)})",
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
@@ -344,7 +408,12 @@ def _data_macro(ds: object, comp: Computation) -> DataMacro:
                 "(add_data_space(..., shape=(...))) so accesses can be linearised"
             )
         return DataMacro(ds.name, rank, ())
-    return DataMacro(ds.name, rank, tuple(_extent(ds.name, d) for d in ds.shape))
+    from spf.computation.layout import layout_of
+
+    macro = f"spf_ds_{ds.name}" if ds.index else None
+    offset = f"spf_ws_{ds.name}" if ds.name in layout_of(comp).workspaces else None
+    extents = tuple(_extent(ds.name, d) for d in ds.shape)
+    return DataMacro(ds.name, rank, extents, macro=macro, offset=offset)
 
 
 def _extent(owner: str, d: int | str) -> str:

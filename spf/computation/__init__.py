@@ -11,5 +11,15 @@ from spf.computation.layers import Layers
 from spf.computation.layout import Buffer
 from spf.computation.operations import OperationStmt
 from spf.computation.statement import Stmt
+from spf.computation.workspace import Workspace  # registers stmt.workspace for traces/JSON
 
-__all__ = ["Buffer", "Computation", "DataSpace", "Dependence", "Layers", "OperationStmt", "Stmt"]
+__all__ = [
+    "Buffer",
+    "Computation",
+    "DataSpace",
+    "Dependence",
+    "Layers",
+    "OperationStmt",
+    "Stmt",
+    "Workspace",
+]

@@ -74,6 +74,13 @@ def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]
     for call in (*fact.premise.uf_calls, *fact.conclusion.uf_calls):
         name = call.split("(", 1)[0]
         arity = _call_arity(call)
+        if name in comp.data_spaces and comp.data_spaces[name].index:
+            raise SpfError(
+                f"{where}: {name!r} is a run-time index array (index=True): its values exist "
+                "only once the kernel computed them, so no check before the call can verify "
+                f"an assumption about them; declare its range with comp.declare_uf({name!r}, "
+                "range=...), which the generated code enforces on every read"
+            )
         if name in comp.data_spaces:
             raise SpfError(f"{where}: {name!r} is a data space, not a UF (index array)")
         decl = out.get(name)

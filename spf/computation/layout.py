@@ -166,6 +166,9 @@ class Layout:
 
     buffers: dict[str, Buffer] = field(default_factory=dict)
     placements: dict[str, Placement] = field(default_factory=dict)
+    workspaces: dict[str, tuple[str, str | int, int | float]] = field(default_factory=dict)
+    """``stmt.workspace(name, loop, fill)``: local data space -> (statement, loop, fill)
+    (:mod:`spf.computation.workspace`)."""
 
     def buffer(self, name: str) -> Buffer:
         found = self.buffers.get(name)

@@ -30,6 +30,7 @@ def to_json(comp: Computation) -> str:
                 "shape": list(ds.shape) if ds.shape is not None else None,
                 "rank": ds.rank,
                 "role": ds.role,
+                **({"index": True} if ds.index else {}),
             }
             for ds in comp.data_spaces.values()
         ],
@@ -90,6 +91,8 @@ def _build(data: dict[str, Any]) -> Computation:
     for ds in data["data_spaces"]:
         if ds["role"] == "parameter":
             comp.add_parameter(ds["name"], ds["type"])
+        elif ds["role"] == "local" and ds.get("index"):
+            comp.add_local(ds["name"], ds["type"], tuple(ds["shape"]), index=True)
         elif ds["role"] == "local":
             shape = tuple(ds["shape"]) if ds["shape"] is not None else None
             local = make_data_space(ds["name"], ds["type"], shape)
@@ -98,7 +101,7 @@ def _build(data: dict[str, Any]) -> Computation:
             comp._add_local(ds["name"], local)
         else:
             shape = tuple(ds["shape"]) if ds["shape"] is not None else None
-            comp.add_data_space(ds["name"], ds["type"], shape)
+            comp.add_data_space(ds["name"], ds["type"], shape, index=bool(ds.get("index")))
     for name, ctype in data.get("constants", []):
         comp.add_constant(name, ctype)
     for uf in data["ufs"]:
@@ -165,6 +168,7 @@ def _layers_to_data(comp: Computation, data: dict[str, Any]) -> None:
         }
         for b in layout.buffers.values()
     ]
+    data["workspaces"] = [[n, st, loop, fill] for n, (st, loop, fill) in layout.workspaces.items()]
     data["placements"] = [
         {
             "data_space": p.data_space,
@@ -201,6 +205,8 @@ def _layers_from_data(comp: Computation, data: dict[str, Any]) -> None:
             stmt, level = b["allocation"]
             buffer.allocation = (str(stmt), ROOT if level is None else level)
         layout.buffers[buffer.name] = buffer
+    for name, stmt_name, loop, fill in data.get("workspaces", []):
+        layout.workspaces[str(name)] = (str(stmt_name), loop, fill)
     for op in sorted(data.get("operations", []), key=lambda o: o["position"]):
         _add_operation(comp, op)
     for p in data.get("placements", []):

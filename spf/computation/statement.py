@@ -277,6 +277,18 @@ class Stmt:
         return self
 
     # --- data layout (Tiramisu Layer III): see spf.computation.layout
+    def workspace(self, name: str, loop: Loop, fill: int | float = 0) -> Stmt:
+        """Make the local data space ``name`` (``comp.add_local``) a dense workspace private
+        to each iteration of ``loop`` (a row loop): one copy per thread, filled with
+        ``fill`` before the thread's first iteration; each iteration must not depend on
+        what earlier ones left in it (reset what it touched, or mark with the row number).
+        Dependences on it between iterations of ``loop`` are dropped, so
+        ``parallelize(loop)`` is legal (docs/formats.md, "Sparse outputs")."""
+        from spf.computation.workspace import Workspace
+
+        self._run(Workspace(data_space=name, loop=loop, fill=fill))
+        return self
+
     def store_in(self, buffer: object, index: object) -> Stmt:
         """Store the data space this statement writes in ``buffer`` (a ``Buffer`` or its
         name) at ``index``: a list of index expressions (``["i % 2", "j"]``) or a relation."""

@@ -1,0 +1,171 @@
+"""spf.kernels.spgemm_csr: C = A·B in CSR with the pattern computed at run time
+(symbolic phase, numeric phase, per-thread workspaces), against scipy."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spf import kernels
+from spf.errors import ArgumentError, IllegalScheduleError, SpfError
+from spf.sparse import read_matrix_market
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.fixture(scope="module", params=[("int32", True), ("int64", False), ("int32", False)])
+def kernel(request: pytest.FixtureRequest) -> tuple[kernels.SpGEMMKernel, str]:
+    dtype, parallel = request.param
+    return kernels.spgemm_csr(index_dtype=dtype, parallel=parallel).compile(), dtype
+
+
+def _multiply(k: kernels.SpGEMMKernel, dtype: str, a: object, b: object) -> sp.csr_array:
+    a, b = sp.csr_array(a), sp.csr_array(b)
+    n, kk = a.shape
+    m = b.shape[1]
+    out = k(
+        Ap=a.indptr.astype(dtype), Aj=a.indices.astype(dtype), Ax=a.data.astype(float),
+        Bp=b.indptr.astype(dtype), Bj=b.indices.astype(dtype), Bx=b.data.astype(float),
+        N=n, K=kk, M=m,
+    )  # fmt: skip
+    assert out["Cp"].dtype == dtype
+    assert out["Cj"].dtype == dtype
+    return sp.csr_array((out["Cx"], out["Cj"], out["Cp"]), shape=(n, m))
+
+
+def _same(c: sp.csr_array, want: object) -> None:
+    want = sp.csr_array(want)
+    want.sum_duplicates()
+    assert np.array_equal(c.indptr, want.indptr)  # the same pattern, row by row
+    got = c.copy()
+    got.sort_indices()
+    assert np.array_equal(got.indices, want.indices)
+    assert np.allclose(got.data, want.data, rtol=1e-12, atol=1e-12)
+
+
+def _random(n: int, m: int, density: float, seed: int) -> sp.csr_array:
+    return sp.random_array((n, m), density=density, format="csr", rng=seed)
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "m", "density"),
+    [(40, 30, 50, 0.08), (1, 20, 7, 0.3), (25, 25, 25, 0.02), (60, 5, 60, 0.5)],
+)
+def test_matches_scipy_on_random_matrices(
+    kernel: tuple[kernels.SpGEMMKernel, str], n: int, k: int, m: int, density: float
+) -> None:
+    a, b = _random(n, k, density, 1), _random(k, m, density, 2)
+    a = sp.csr_array(a.toarray() * (np.arange(n) % 3 != 1)[:, None])  # empty rows
+    _same(_multiply(*kernel, a, b), a @ b)
+
+
+def test_empty_matrices(kernel: tuple[kernels.SpGEMMKernel, str]) -> None:
+    z = sp.csr_array((4, 3))
+    c = _multiply(*kernel, z, _random(3, 5, 0.5, 3))
+    assert c.nnz == 0
+    assert c.shape == (4, 5)
+    c = _multiply(*kernel, sp.csr_array((0, 3)), _random(3, 5, 0.5, 3))
+    assert c.shape == (0, 5)
+    assert list(c.indptr) == [0]
+
+
+def test_one_row_one_column(kernel: tuple[kernels.SpGEMMKernel, str]) -> None:
+    a, b = np.array([[1.0, 2.0, 0.0]]), np.array([[3.0], [4.0], [5.0]])
+    _same(_multiply(*kernel, a, b), a @ b)
+
+
+@pytest.mark.parametrize("name", ["karate.mtx", "west0067.mtx", "lp_afiro.mtx", "olm1000.mtx"])
+def test_suitesparse(suitesparse_dir: Path, name: str) -> None:
+    path = suitesparse_dir / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    a = sp.csr_array(read_matrix_market(path))
+    k = kernels.spgemm_csr().compile()
+    _same(_multiply(k, "int32", a, a.T.tocsr()), a @ a.T)
+
+
+def test_rows_are_parallel_through_workspaces() -> None:
+    for comp in (kernels.spgemm_symbolic(), kernels.spgemm_numeric()):
+        assert comp.is_parallel_legal("s0", "i")
+        text = comp.codegen()
+        assert "= spf_thread_id() *" not in text  # not parallel: one copy
+    par = kernels.spgemm_csr()
+    for comp in (par.symbolic, par.numeric):
+        assert "#pragma omp parallel for" in comp.codegen()
+        assert "spf_thread_id() * spf_ws_stride((M))" in comp.codegen()
+        assert kernels.Computation.from_json(comp.to_json()).codegen() == comp.codegen()
+
+
+def test_without_workspace_rows_are_not_parallel() -> None:
+    from spf.computation import Computation
+
+    comp = Computation("marks")
+    comp.add_data_space("cnt", "int32_t", shape=("N",))
+    comp.add_local("mark", "int32_t", ("M",))
+    comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
+    comp.declare_uf(
+        "rp", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}", monotonic="nondecreasing"
+    )
+    from spf.computation import Stmt
+
+    comp.add_stmt(
+        Stmt(
+            "if ($mark$(col(k)) != i + 1) { $mark$(col(k)) = i + 1; $cnt$(i) += 1; }",
+            "{[i,k]: 0 <= i < N && rp(i) <= k < rp(i+1)}",
+        )
+    )
+    assert not comp.is_parallel_legal("s0", "i")
+    comp.stmt("s0").parallelize("i")
+    with pytest.raises(IllegalScheduleError, match="mark"):
+        comp.check_legality()
+    comp.stmt("s0").workspace("mark", "i")
+    comp.check_legality()
+    assert "spf_thread_id() * spf_ws_stride((M))" in comp.codegen()
+    back = Computation.from_json(comp.to_json())
+    assert back.codegen() == comp.codegen()
+
+
+def test_workspace_errors() -> None:
+    comp = kernels.spgemm_symbolic()
+    with pytest.raises(SpfError, match="local"):
+        comp.stmt("s1").workspace("Cp", "i")
+    with pytest.raises(SpfError, match="add_local"):
+        comp.stmt("s1").workspace("nope", "i")
+    with pytest.raises(SpfError):
+        comp.stmt("s1").workspace("mark", "q")
+    with pytest.raises(SpfError, match="fill"):
+        comp.stmt("s1").workspace("mark", "i", fill="x")  # type: ignore[arg-type]
+
+
+def test_bad_calls() -> None:
+    k = kernels.spgemm_csr(parallel=False).compile()
+    with pytest.raises(ArgumentError, match="missing argument"):
+        k(Ap=np.zeros(1, np.int32))
+    a = sp.csr_array(np.eye(3))
+    with pytest.raises(ArgumentError):  # an out-of-range column index of B
+        k(
+            Ap=a.indptr, Aj=a.indices, Ax=a.data, Bp=a.indptr,
+            Bj=np.array([0, 1, 9], np.int32), Bx=a.data, N=3, K=3, M=3,
+        )  # fmt: skip
+    with pytest.raises(SpfError, match="index_dtype"):
+        kernels.spgemm_csr(index_dtype="float64")
+
+
+@pytest.mark.parametrize("target", ["cuda", "hls"])
+def test_workspaces_other_targets_refuse_clearly(target: str) -> None:
+    with pytest.raises(SpfError, match=r"workspace 'mark'.*target 'c'"):
+        kernels.spgemm_symbolic().codegen(target=target)
+
+
+def test_symbolic_phase_interprets() -> None:
+    a, b = _random(8, 6, 0.3, 1), _random(6, 5, 0.3, 2)
+    cp = np.zeros(9, np.int32)
+    kernels.spgemm_symbolic().interpret(
+        Ap=a.indptr, Aj=a.indices, Bp=b.indptr, Bj=b.indices,
+        N=8, K=6, M=5, ANNZ=a.nnz, BNNZ=b.nnz, Cp=cp,
+    )  # fmt: skip
+    assert np.array_equal(cp, sp.csr_array(a @ b).indptr)
