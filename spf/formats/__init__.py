@@ -17,6 +17,20 @@ A format transformation here has three parts, all spf objects:
 
 from __future__ import annotations
 
+from spf.formats.builtin import BCSR, COO, CSC, CSR, DIA, ELL, SELL
+from spf.formats.format import Format
 from spf.formats.sell_c_sigma import SellFormat, SellMatrix, sell
 
-__all__ = ["SellFormat", "SellMatrix", "sell"]
+__all__ = [
+    "BCSR",
+    "COO",
+    "CSC",
+    "CSR",
+    "DIA",
+    "ELL",
+    "SELL",
+    "Format",
+    "SellFormat",
+    "SellMatrix",
+    "sell",
+]
