@@ -18,6 +18,7 @@ A format transformation here has three parts, all spf objects:
 from __future__ import annotations
 
 from spf.formats.builtin import BCSR, COO, CSC, CSR, DIA, ELL, SELL
+from spf.formats.convert import Conversion, ConversionKernel, convert
 from spf.formats.format import Format
 from spf.formats.sell_c_sigma import SellFormat, SellMatrix, sell
 
@@ -29,8 +30,11 @@ __all__ = [
     "DIA",
     "ELL",
     "SELL",
+    "Conversion",
+    "ConversionKernel",
     "Format",
     "SellFormat",
     "SellMatrix",
+    "convert",
     "sell",
 ]
