@@ -101,6 +101,13 @@ def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
     from spf.codegen.reductions import check_target
 
     check_target(prog, target)
+    if prog.index_arrays and target not in ("c", "mpi"):
+        raise CodegenError(
+            f"codegen(target={target!r}): the run-time index array "
+            f"{prog.index_arrays[0][0]!r} (index=True) is generated for target 'c' (and "
+            "'mpi') only; generate this computation for 'c', or pass the array in as an "
+            "input UF (declare_uf) computed by another kernel"
+        )
     return printer(target)(prog, **options)
 
 

@@ -121,6 +121,8 @@ class CPrinter:
         with self.out.braces():
             for a in self.p.signature.args:
                 self.out.line(f"(void){a.name};")
+            if self.p.index_arrays:
+                self.out.line("spf_index_fault = 0;")
             for name, ctype, count in self.p.locals:
                 size = stack_elements(count)
                 if size is not None:  # a scalar or a small fixed array: on the stack
@@ -210,7 +212,8 @@ class CPrinter:
             self.out.line(f"#define {name}({params}) {name}[{index}]")
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
-            self.out.line(f"#define {d.name}({', '.join(dims)}) {self.p.access(d)}")
+            self.out.line(f"#define {d.macro or d.name}({', '.join(dims)}) {self.p.access(d)}")
+        self._index_macros()
         flags = [s for s in self.p.stmts if s.operation and s.operation.kind in _FLAG_OPS]
         if flags:
             self.out.line(_FLAG_MACROS)
@@ -235,6 +238,29 @@ class CPrinter:
             for ln in s.lines:
                 self.out.line(f"  {ln} \\")
             self.out.line("} while (0)")
+
+    def _index_macros(self) -> None:
+        """Run-time index arrays read as UFs: ``rowptr(i)`` is the element, checked against
+        the declared range when there is one (a value outside reads as the lowest one and
+        sets the fault the kernel reports after the call)."""
+        if not self.p.index_arrays:
+            return
+        fn = self.p.signature.function
+        self.out.line("static int spf_index_fault;")
+        self.out.line(f"int {fn}_spf_index_fault(void);")
+        self.out.line(f"int {fn}_spf_index_fault(void) {{ return spf_index_fault; }}")
+        self.out.line(
+            "static inline int64_t spf_index_in(int64_t v, int64_t lo, int64_t hi) "
+            "{ if (v < lo || v > hi) { __atomic_store_n(&spf_index_fault, 1, "
+            "__ATOMIC_RELAXED); return lo; } return v; }"
+        )
+        data = {d.name: d for d in self.p.data}
+        for name, rank, lo, hi in self.p.index_arrays:
+            dims = [f"t{k}" for k in range(rank)]
+            element = self.p.access(data[name])
+            if lo is not None and hi is not None:
+                element = f"spf_index_in({element}, {lo}, {hi})"
+            self.out.line(f"#define {name}({', '.join(dims)}) {element}")
 
     def node(self, n: Node) -> None:
         if isinstance(n, Block):

@@ -68,6 +68,9 @@ class DataMacro:
     index: tuple[str, ...] = ()
     """With ``buffer``: C expressions over ``t0, t1, ...`` (the macro parameters) of the
     buffer element, one per buffer dimension (linearise with the buffer's extents)."""
+    macro: str | None = None
+    """The macro's name when it is not ``name`` (a run-time index array: ``spf_ds_<name>``,
+    since ``<name>(...)`` reads it as a UF)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,10 @@ class Program:
     buffers: tuple[BufferDecl, ...] = ()
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
+    index_arrays: tuple[tuple[str, int, str | None, str | None], ...] = ()
+    """``(name, rank, lowest, highest)`` of each run-time index array: ``name(...)`` reads
+    it as a UF; with a declared range (C expressions ``lowest``/``highest``) a value outside
+    it reads as ``lowest`` and sets the kernel's index fault (docs/formats.md)."""
     obligations: tuple[Obligation, ...] = ()
     """Bounds facts no static proof covers (``forall ... => 0 <= j < M``), for the kernel's
     run-time argument checks; empty unless ``codegen(check=True)`` lowered it."""
@@ -210,14 +217,34 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         body=body,
         stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
         data=tuple(data),
-        ufs=tuple((u.name, u.arity) for _, u in sorted(comp.ufs.items())),
+        ufs=tuple((u.name, u.arity) for n, u in sorted(comp.ufs.items()) if not _is_index(comp, n)),
         locals=tuple(
             _local(ds)
             for ds in comp.data_spaces.values()
             if ds.role == "local" and comp.storage_of(ds.name) is None
         ),
         buffers=tuple(_buffer_decl(b) for b in buffers.values()),
+        index_arrays=index_arrays(comp),
     )
+
+
+def index_arrays(comp: Computation) -> tuple[tuple[str, int, str | None, str | None], ...]:
+    """:attr:`Program.index_arrays` of ``comp``."""
+    from spf.codegen.signature import uf_range_bounds
+
+    out = []
+    for ds in comp.data_spaces.values():
+        if ds.index:
+            lo_hi = uf_range_bounds(comp.ufs[ds.name])
+            lo, hi = lo_hi if lo_hi is not None else (None, None)
+            out.append((ds.name, ds.rank or 0, lo, hi))
+    return tuple(out)
+
+
+def _is_index(comp: Computation, name: str) -> bool:
+    """Whether UF ``name`` is a run-time index array (``add_data_space(..., index=True)``)."""
+    ds = comp.data_spaces.get(name)
+    return ds is not None and ds.index
 
 
 def _local(ds: object) -> tuple[str, str, str]:
@@ -248,6 +275,8 @@ def signature(comp: Computation, fname: str) -> Signature:
     written = {ds for s in comp.stmts for ds, _ in s.writes}
     args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
     for name, uf in sorted(comp.ufs.items()):
+        if _is_index(comp, name):
+            continue  # a run-time index array: its data space is the argument
         ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
         inner = uf_inner_extents(uf)
         args.append(
@@ -298,8 +327,9 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     its = iterator_names(stmt.domain)
     if isinstance(stmt, OperationStmt):
         return StmtMacro(stmt.name, its, (), operation=_operation(stmt, comp, its))
+    index = {n for n, ds in comp.data_spaces.items() if ds.index}
     formats = (
-        lambda n, ix: f"{n}({', '.join(ix)})",
+        lambda n, ix: f"{'spf_ds_' if n in index else ''}{n}({', '.join(ix)})",
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
@@ -344,7 +374,8 @@ def _data_macro(ds: object, comp: Computation) -> DataMacro:
                 "(add_data_space(..., shape=(...))) so accesses can be linearised"
             )
         return DataMacro(ds.name, rank, ())
-    return DataMacro(ds.name, rank, tuple(_extent(ds.name, d) for d in ds.shape))
+    macro = f"spf_ds_{ds.name}" if ds.index else None
+    return DataMacro(ds.name, rank, tuple(_extent(ds.name, d) for d in ds.shape), macro=macro)
 
 
 def _extent(owner: str, d: int | str) -> str:

@@ -136,6 +136,35 @@ def uf_inner_extents(uf: UF) -> tuple[str, ...]:
     return tuple(out)
 
 
+def uf_range_bounds(uf: UF) -> tuple[str, str] | None:
+    """C expressions of the lowest and highest value ``uf``'s declared range allows (one
+    affine expression of the symbolic constants each), or None (no range, or not such a
+    box).
+
+    >>> from spf.sets import UF
+    >>> uf_range_bounds(UF("rowptr", range="{[v]: 0 <= v <= NNZ}"))
+    ('0', 'NNZ')
+    """
+    import islpy as isl
+
+    if uf.range is None:
+        return None
+    iset = uf.range.body_iset()
+    if iset.dim(isl.dim_type.set) != 1:
+        return None
+    out: list[str] = []
+    for which in (iset.dim_min, iset.dim_max):
+        try:
+            pieces = which(0).get_pieces()
+        except isl.Error:
+            return None
+        text = _affine_text(pieces[0][1], 0) if len(pieces) == 1 else None
+        if text is None:
+            return None
+        out.append(text)
+    return out[0], out[1]
+
+
 def _affine_text(aff: object, plus: int) -> str | None:
     """``aff + plus`` as C text over the parameters (None: not integral)."""
     import islpy as isl

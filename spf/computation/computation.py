@@ -91,12 +91,33 @@ class Computation:
     def name(self) -> str:
         return self._name
 
-    def add_data_space(self, name: str, type: TypeLike, shape: object = None) -> None:
+    def add_data_space(
+        self, name: str, type: TypeLike, shape: object = None, *, index: bool = False
+    ) -> None:
         """Declare an array or scalar; re-adding the same name with another type raises.
 
         ``type`` is a C name (``"double"``, ``"int32_t"``, pointer form ``"double*"``), a numpy
-        name (``"float64"``) or a numpy dtype (``np.float64``): see :mod:`spf.dtypes`."""
-        self._add_space(make_data_space(name, type, shape))
+        name (``"float64"``) or a numpy dtype (``np.float64``): see :mod:`spf.dtypes`.
+        ``index=True`` declares a run-time index array: an integer array statements may
+        write and later statements read as the UF ``name(...)`` (domain: the shape; declare
+        its range or monotonicity with :meth:`declare_uf`; docs/formats.md)."""
+        if not isinstance(index, bool):
+            raise SpfError(f"data space {name!r}: index= must be True or False, got {index!r}")
+        ds = make_data_space(name, type, shape, index=index)
+        if index and name in self._ufs and not self._is_index(name):
+            raise SpfError(
+                f"{name!r} is already declared as a UF (an input index array); an index array "
+                "computed by statements is declared only with add_data_space(..., index=True)"
+            )
+        self._add_space(ds)
+        if index and name not in self._ufs:
+            from spf.computation.index_arrays import index_uf
+
+            self._ufs[name] = index_uf(ds, {})
+
+    def _is_index(self, name: str) -> bool:
+        ds = self._data.get(name)
+        return ds is not None and ds.index
 
     def add_parameter(self, name: str, type: TypeLike) -> None:
         """A parameter of a function Computation (``double*``: by reference, else by value)."""
@@ -128,8 +149,12 @@ class Computation:
                 f"{old.shape_text()} ({old.role}); cannot redeclare it as "
                 f"{ds.type_text}{ds.shape_text()} ({ds.role})"
             )
-        if ds.name in self._ufs:
-            raise SpfError(f"{ds.name!r} is already declared as a UF")
+        if ds.name in self._ufs and not ds.index:
+            raise SpfError(
+                f"{ds.name!r} is already declared as a UF; to compute an index array in the "
+                f"computation, declare it add_data_space({ds.name!r}, ..., index=True) "
+                "instead of declare_uf"
+            )
         if ds.name in self._constants:
             raise SpfError(f"{ds.name!r} is already declared as a symbolic constant")
         if ds.name in self._layout.buffers:
@@ -195,9 +220,20 @@ class Computation:
         return (*self._assumptions, *declared_facts(self))
 
     def declare_uf(self, name: str, **fields: Any) -> UF:
-        """Declare an index array (the fields of :class:`spf.UF`)."""
+        """Declare an index array (the fields of :class:`spf.UF`). For a run-time index
+        array (``add_data_space(..., index=True)``) it adds facts about the values the
+        statements compute (``range``, ``monotonic``); its domain defaults to the shape."""
+        if isinstance(name, str) and self._is_index(name):
+            from spf.computation.index_arrays import index_uf
+
+            self._ufs[name] = index_uf(self._data[name], fields)
+            return self._ufs[name]
         if name in self._data:
-            raise SpfError(f"{name!r} is already declared as a data space")
+            raise SpfError(
+                f"{name!r} is already declared as a data space; to read an array the "
+                f"computation writes as a UF, declare it add_data_space({name!r}, ..., "
+                "index=True)"
+            )
         if name in self._constants:
             raise SpfError(f"{name!r} is already declared as a symbolic constant")
         if isinstance(name, str):
@@ -532,7 +568,7 @@ class Computation:
     ) -> dict[str, UF]:
         out = dict(ufs)
         for uf_name, args in parsed.uf_calls:
-            if uf_name in self._data:
+            if uf_name in self._data and not self._data[uf_name].index:
                 raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF")
             decl = out.get(uf_name)
             if decl is None:
@@ -547,6 +583,16 @@ class Computation:
     def _accesses(
         self, stmt: Stmt, parsed: ParsedSource, domain: Set, ufs: dict[str, UF], where: str
     ) -> tuple[AccessList, AccessList]:
+        from spf.computation.index_arrays import index_reads
+
+        implicit = index_reads(
+            self._data,
+            (c.split("(", 1)[0] for c in domain.uf_calls),
+            (u for u, _ in parsed.uf_calls),
+            list(iterator_names(domain)),
+            ufs,
+        )
+        shown = {(ds, str(r)) for ds, r in implicit}
         found = []
         for kind, accs, given in (
             ("reads", parsed.reads, stmt._given_reads),
@@ -556,11 +602,13 @@ class Computation:
                 (a.data_space, access_relation(domain, a.indices, ufs, where)) for a in accs
             )
             if given is not None:
+                if kind == "reads":  # a given list may repeat the implicit reads (JSON)
+                    given = tuple((ds, r) for ds, r in given if (ds, str(r)) not in shown)
                 _check_given(kind, given, inferred, domain, self._data, where)
                 found.append(tuple((ds, Relation(str(r), ufs=ufs)) for ds, r in given))
             else:
                 found.append(inferred)
-        return found[0], found[1]
+        return found[0] + implicit, found[1]
 
     def _check_names(self, parsed: ParsedSource, domain: Set, where: str) -> None:
         floating = sorted(

@@ -28,6 +28,9 @@ class DataSpace:
     rank: int | None
     pointer: bool = False
     role: str = "data"  # "data", "parameter" (function Computations), "return"
+    index: bool = False
+    """A run-time index array (``add_data_space(..., index=True)``): statements write it
+    and later statements read it as the UF of the same name (docs/formats.md)."""
 
     @property
     def dtype(self) -> str:
@@ -52,11 +55,12 @@ class DataSpace:
             rank=rank,
             pointer=self.pointer,
             role=self.role,
+            index=self.index,
         )
 
 
 def make_data_space(
-    name: str, type_text: object, shape: object = None, role: str = "data"
+    name: str, type_text: object, shape: object = None, role: str = "data", index: bool = False
 ) -> DataSpace:
     """Validate the arguments of ``add_data_space`` and build the ``DataSpace``.
 
@@ -78,7 +82,26 @@ def make_data_space(
     ctype = c_type(base, what=f"data space {name!r}")
     dims = _shape(name, shape)
     rank = (None if pointer else 0) if dims is None else len(dims)
-    return DataSpace(name=name, ctype=ctype, shape=dims, rank=rank, pointer=pointer, role=role)
+    if index:
+        _check_index(name, ctype, pointer, dims)
+    return DataSpace(
+        name=name, ctype=ctype, shape=dims, rank=rank, pointer=pointer, role=role, index=index
+    )
+
+
+def _check_index(name: str, ctype: str, pointer: bool, dims: tuple[int | str, ...] | None) -> None:
+    """A run-time index array holds integers and has a known shape of rank >= 1 (its UF's
+    domain)."""
+    if ctype not in ("int32_t", "int64_t") or pointer:
+        raise SpfError(
+            f"data space {name!r}: an index array (index=True) holds int32_t or int64_t "
+            f"values, not {ctype}{'*' if pointer else ''}; declare it 'int32_t' or 'int64_t'"
+        )
+    if not dims:
+        raise SpfError(
+            f"data space {name!r}: an index array (index=True) needs a shape of rank >= 1, "
+            "e.g. shape=('N+1',): its extents are the domain of the UF it defines"
+        )
 
 
 def _shape(name: str, shape: object) -> tuple[int | str, ...] | None:

@@ -30,6 +30,7 @@ def to_json(comp: Computation) -> str:
                 "shape": list(ds.shape) if ds.shape is not None else None,
                 "rank": ds.rank,
                 "role": ds.role,
+                **({"index": True} if ds.index else {}),
             }
             for ds in comp.data_spaces.values()
         ],
@@ -98,7 +99,7 @@ def _build(data: dict[str, Any]) -> Computation:
             comp._add_local(ds["name"], local)
         else:
             shape = tuple(ds["shape"]) if ds["shape"] is not None else None
-            comp.add_data_space(ds["name"], ds["type"], shape)
+            comp.add_data_space(ds["name"], ds["type"], shape, index=bool(ds.get("index")))
     for name, ctype in data.get("constants", []):
         comp.add_constant(name, ctype)
     for uf in data["ufs"]:

@@ -42,6 +42,14 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
     for name, ds in comp.data_spaces.items():
         if name not in given and ds.rank == 0 and ds.role not in ("data", "local"):
             given[name] = np.zeros((), dtype=ds.dtype)  # a function's scalar parameter
+    index = [n for n, ds in comp.data_spaces.items() if ds.index]
+    if index:
+        raise SpfError(
+            f"interpret({comp.name}): the run-time index array {index[0]!r} (index=True) "
+            "gets its values while the computation runs, and the interpreter lists every "
+            "statement instance before it runs any; compile the computation "
+            "(comp.compile()) and run the kernel instead"
+        )
     binder = Binder(_signature(comp, given), context=f"interpret({comp.name})")
     params, values = binder.bind(given, check=True)
     arrays: dict[str, Any] = {}

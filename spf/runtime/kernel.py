@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import cffi
 
-from spf.errors import CompileError, SpfError
+from spf.errors import ArgumentError, CompileError, SpfError
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
 from spf.runtime.threads import GOVERNOR, openmp_library
@@ -35,14 +35,14 @@ region has run can pull libgomp from under its still-spinning worker threads (a 
 here), and reloading the same path is then free."""
 
 
-def _load(path: Path, prototype: str, command: str) -> tuple[cffi.FFI, Any]:
-    key = (str(path), prototype)
+def _load(path: Path, prototype: str, command: str, extra: str = "") -> tuple[cffi.FFI, Any]:
+    key = (str(path), prototype + extra)
     if "-fopenmp" in command:
         openmp_library()  # before the kernel's own dependency loads it (wait policy)
     if key not in _LOADED:
         ffi = cffi.FFI()
         try:
-            ffi.cdef(_RESTRICT.sub("", prototype) + ";")
+            ffi.cdef(_RESTRICT.sub("", prototype) + ";" + extra)
         except cffi.CDefError as err:
             raise SpfError(f"cannot declare {prototype!r} to cffi: {err}") from None
         try:
@@ -77,7 +77,11 @@ class Kernel:
         self.command = command
         self.compiler_output = compiler_output
         self.arguments: tuple[Arg, ...] = signature.args
-        self._ffi, self._lib = ffi, lib = _load(self.path, self.signature, command)
+        fault = f"{self.name}_spf_index_fault"
+        has_fault = f"int {fault}(void)" in source
+        extra = f"int {fault}(void);" if has_fault else ""
+        self._ffi, self._lib = ffi, lib = _load(self.path, self.signature, command, extra)
+        self._fault = getattr(lib, fault) if has_fault else None
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -151,6 +155,13 @@ class Kernel:
         finally:
             if previous:
                 GOVERNOR.restore(previous)
+        if self._fault is not None and self._fault():
+            raise ArgumentError(
+                f"kernel {self.name}: a run-time index array held a value outside the range "
+                "its UF declares when a statement read it (the read used the lowest value "
+                "instead, so nothing was accessed out of bounds, but the outputs are not "
+                "valid): check the arguments the index arrays are computed from"
+            )
 
     def _invoke(self, params: dict[str, Any], bound: list[Any]) -> None:
         if self._params_first:

@@ -136,11 +136,15 @@ class _Converter:
             if name not in self.data:
                 hint = f"In {self.where}: declare it with add_data_space before add_stmt"
                 if name in self.ufs:
-                    hint = f"In {self.where}: {name!r} is a UF; call it as {name}(...) without $"
+                    hint = (
+                        f"In {self.where}: {name!r} is a UF; read it as {name}(...) without $, "
+                        "or, to compute it in the computation, declare it "
+                        f"add_data_space({name!r}, ..., index=True) instead of declare_uf"
+                    )
                 raise UndeclaredError("data space", name, self.data, hint=hint)
             return name
-        if ident in self.data and self._local_type(ident) is None:
-            return ident
+        if ident in self.data and self._local_type(ident) is None and ident not in self.ufs:
+            return ident  # (a run-time index array undelimited is a UF read)
         return None
 
     def _local_type(self, name: str) -> str | None:

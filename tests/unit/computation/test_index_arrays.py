@@ -1,0 +1,173 @@
+"""Run-time index arrays: add_data_space(..., index=True) written by statements and read
+as a UF by later statements of the same computation (docs/formats.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spf
+from spf.errors import ArgumentError, CodegenError, IllegalScheduleError, SpfError
+
+
+def _rowsum(declare_range: bool = True) -> spf.Computation:
+    """Count the nonzeros per row of a COO matrix, prefix-sum them into rowptr, then sum
+    the values of each row over rowptr(i) <= k < rowptr(i+1)."""
+    c = spf.Computation("rowsum")
+    c.declare_uf("row", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
+    c.add_data_space("cnt", "int32_t", shape=("N",))
+    c.add_data_space("rowptr", "int32_t", shape=("N+1",), index=True)
+    if declare_range:
+        c.declare_uf("rowptr", range="{[v]: 0 <= v <= NNZ}", monotonic="nondecreasing")
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_stmt(spf.Stmt("$cnt$(i) = 0;", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$cnt$(row(k)) += 1;", "{[k]: 0 <= k < NNZ}"))
+    c.add_stmt(spf.Stmt("$rowptr$(0) = 0;", "{[z]: z = 0}"))
+    c.add_stmt(spf.Stmt("$rowptr$(i+1) = $rowptr$(i) + $cnt$(i);", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$y$(i) = 0;", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$y$(i) += $A$(k);", "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}"))
+    return c
+
+
+def _coo(n: int, nnz: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    row = np.sort(rng.integers(0, max(n, 1), nnz)).astype(np.int32)
+    if n > 3:
+        row[row == 2] = 3  # an empty row
+    return row, rng.random(nnz)
+
+
+@pytest.mark.parametrize(("n", "nnz"), [(7, 20), (1, 5), (5, 0), (0, 0)])
+def test_two_phase_rowptr_matches_numpy(n: int, nnz: int) -> None:
+    row, a = _coo(n, nnz)
+    kernel = _rowsum().compile()
+    y = np.full(n, 7.0)
+    cnt = np.zeros(n, np.int32)
+    rowptr = np.full(n + 1, 99, np.int32)
+    kernel(N=n, NNZ=nnz, row=row, cnt=cnt, rowptr=rowptr, y=y, A=a)
+    counts = np.bincount(row, minlength=n)[:n]
+    assert np.array_equal(rowptr, np.concatenate([[0], np.cumsum(counts)]))
+    assert np.allclose(y, np.bincount(row, weights=a, minlength=n)[:n])
+
+
+def test_uf_and_data_space_share_one_argument() -> None:
+    text = _rowsum().codegen()
+    assert "int32_t *restrict rowptr" in text
+    assert "const int32_t *restrict rowptr" not in text
+    assert "#define spf_ds_rowptr(t0) rowptr[t0]" in text
+    assert "#define rowptr(t0) spf_index_in(rowptr[t0], 0, NNZ)" in text
+
+
+def test_reader_depends_on_writers() -> None:
+    c = _rowsum()
+    flows = {
+        (d.source, d.sink) for d in c.dependences() if d.kind == "flow" and d.data_space == "rowptr"
+    }
+    assert ("s3", "s5") in flows
+    assert ("s2", "s5") in flows
+
+
+def test_moving_the_reader_before_the_writer_is_refused() -> None:
+    c = _rowsum()
+    c.stmt("s5").before("s3", spf.ROOT)
+    with pytest.raises(IllegalScheduleError, match="rowptr"):
+        c.check_legality()
+
+
+def test_fusing_the_reader_into_the_prefix_sum_is_refused() -> None:
+    c = _rowsum()
+    c.stmt("s5").after("s3", 0)
+    with pytest.raises(IllegalScheduleError, match="rowptr"):
+        c.check_legality()
+
+
+def test_value_out_of_declared_range_is_reported_not_accessed() -> None:
+    c = spf.Computation("bad")
+    c.add_data_space("p", "int32_t", shape=("N",), index=True)
+    c.declare_uf("p", range="{[v]: 0 <= v < N}")
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$p$(i) = i + 5;", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$x$(p(i)) = 1.0;", "{[i]: 0 <= i < N}"))
+    x = np.zeros(3)
+    with pytest.raises(ArgumentError, match="outside the range"):
+        c.compile()(N=3, p=np.zeros(3, np.int32), x=x)
+    assert x[0] == 1.0  # every bad read went to the lowest value
+    assert x[1:].sum() == 0
+
+
+def test_without_a_range_the_bounds_proof_refuses() -> None:
+    with pytest.raises(CodegenError, match=r"declare the range.*rowptr"):
+        _rowsum(declare_range=False).codegen()
+
+
+def test_writing_a_uf_says_to_declare_index() -> None:
+    c = spf.Computation("w")
+    c.declare_uf("rowptr", domain="{[i]: 0 <= i <= N}")
+    with pytest.raises(SpfError, match="index=True"):
+        c.add_stmt(spf.Stmt("$rowptr$(i) = 0;", "{[i]: 0 <= i <= N}"))
+    with pytest.raises(SpfError, match="index=True"):
+        c.add_data_space("rowptr", "int32_t", shape=("N+1",))
+    with pytest.raises(SpfError, match="index=True"):
+        c.add_data_space("rowptr", "int32_t", shape=("N+1",), index=True)
+
+
+@pytest.mark.parametrize(
+    ("ctype", "shape", "match"),
+    [
+        ("double", ("N",), "int32_t or int64_t"),
+        ("int32_t", None, "shape"),
+        ("int64_t", (), "shape"),
+    ],
+)
+def test_bad_index_declarations(ctype: str, shape: object, match: str) -> None:
+    with pytest.raises(SpfError, match=match):
+        spf.Computation("b").add_data_space("p", ctype, shape=shape, index=True)
+
+
+def test_declare_uf_must_agree_with_the_array() -> None:
+    c = spf.Computation("a")
+    c.add_data_space("p", "int64_t", shape=("N",), index=True)
+    with pytest.raises(spf.errors.ArityError):
+        c.declare_uf("p", arity=2)
+    with pytest.raises(SpfError, match="int64"):
+        c.declare_uf("p", dtype="int32")
+    assert c.ufs["p"].dtype == "int64"
+
+
+def test_json_str_layers_pdfg_keep_working() -> None:
+    c = _rowsum()
+    back = spf.Computation.from_json(c.to_json())
+    assert back.data_spaces["rowptr"].index
+    assert "index" in back.to_json()
+    assert back.codegen() == c.codegen()
+    assert "rowptr" in str(c)
+    assert "rowptr" in c.layers().data
+    dot = c.to_dot()
+    assert "rowptr" in dot
+    row, a = _coo(6, 11)
+    y = np.zeros(6)
+    back.compile()(
+        N=6, NNZ=11, row=row, cnt=np.zeros(6, np.int32), rowptr=np.zeros(7, np.int32), y=y, A=a
+    )
+    assert np.allclose(y, np.bincount(row, weights=a, minlength=6))
+
+
+@pytest.mark.parametrize("target", ["cuda", "hls"])
+def test_other_targets_refuse_clearly(target: str) -> None:
+    with pytest.raises(CodegenError, match=r"run-time index array 'rowptr'.*target 'c'"):
+        _rowsum().codegen(target=target)
+
+
+def test_interpret_refuses_clearly() -> None:
+    row, a = _coo(3, 4)
+    with pytest.raises(SpfError, match=r"interpret\(rowsum\).*compile"):
+        _rowsum().interpret(
+            N=3,
+            NNZ=4,
+            row=row,
+            cnt=np.zeros(3, np.int32),
+            rowptr=np.zeros(4, np.int32),
+            y=np.zeros(3),
+            A=a,
+        )
