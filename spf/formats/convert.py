@@ -13,17 +13,17 @@ coordinates); the destination's relation says what to build:
   inner coordinate ``n`` (a counting sort), so that the stable placement by ``o`` leaves them
   sorted; duplicates (same ``o`` and ``n``) are then summed, as ``scipy.sparse`` does.
 
-The conversion runs as a short sequence of generated spf Computations (``phases``): an array
-one phase computes (positions, an order) is a UF of the next. Coordinates out of range are
-refused before anything is written (the source UFs' declared ranges are checked by every
-kernel), as is source data violating the source's assumptions (an unsorted CSR row).
+The conversion is one spf Computation: the arrays it computes and then reads as UFs
+(positions, the sorted order, ``ptr``) are run-time index arrays (``index=True``).
+Coordinates out of range are refused before anything is written (the kernel checks the
+source UFs' declared ranges on entry), as is source data violating the source's assumptions
+(an unsorted CSR row).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -90,39 +90,32 @@ def _coordinate(fmt: Format) -> tuple[str, str] | None:
 
 
 class _Builder:
-    """Adds statements with 2d+1 schedules to one phase Computation."""
+    """Adds statements with 2d+1 schedules, in order, to the conversion Computation."""
 
-    def __init__(self, name: str, src: Format, dtype: str, *, source_ufs: bool = True) -> None:
-        self.comp = Computation(name)
+    def __init__(self, comp: Computation, src: Format, dtype: str) -> None:
+        self.comp = comp
         self.src = src
         self.dtype = dtype
         self.top = 0
-        if source_ufs:
-            src.declare(self.comp, dtype)
+        src.declare(comp, dtype)
 
     def data(self, name: str, shape: tuple[str, ...], kind: str = "index") -> None:
         if name not in self.comp.data_spaces:
             ctype = f"{self.dtype}_t" if kind == "index" else "double"
             self.comp.add_data_space(name, ctype, shape=shape)
 
-    def uf(self, name: str, count: str, rng: str, *, monotonic: bool = False) -> None:
+    def index(self, name: str, count: str, rng: str, *, monotonic: bool = False) -> None:
+        """A run-time index array ``name[count]`` (written here, read as a UF later)."""
+        self.comp.add_data_space(name, f"{self.dtype}_t", shape=(count,), index=True)
         self.comp.declare_uf(
-            name,
-            domain=f"{{[t]: 0 <= t < {count}}}",
-            range=f"{{[v]: {rng}}}",
-            monotonic="nondecreasing" if monotonic else None,
-            dtype=self.dtype,
+            name, range=f"{{[v]: {rng}}}", monotonic="nondecreasing" if monotonic else None
         )
 
     def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
         """Statements ``sources`` in one loop nest over ``domain``."""
         sched = ", ".join(f"{self.top}, {v}" if n == 0 else f"0, {v}" for n, v in enumerate(loops))
         for n, text in enumerate(sources):
-            self.comp.add_stmt(
-                Stmt(text, domain, f"{{[{', '.join(loops)}] -> [{sched}, {n}]}}")
-                if loops
-                else Stmt(text, domain, f"{{[] -> [{self.top}, {n}]}}")
-            )
+            self.comp.add_stmt(Stmt(text, domain, f"{{[{', '.join(loops)}] -> [{sched}, {n}]}}"))
         self.top += 1
 
     def scan(self, sources: list[str]) -> None:
@@ -136,30 +129,27 @@ def _prefix(b: _Builder, arr: str, extent: str) -> None:
     b.range([f"${arr}$(o) = 0;"], "o", "0", f"{extent} + 1")
 
 
-@dataclass
-class Conversion:
-    """A synthesized conversion: ``phases`` (spf Computations run in order) and what they
-    return. ``compile()`` gives a :class:`ConversionKernel`."""
+class Conversion(Computation):
+    """A synthesized conversion: one spf :class:`~spf.Computation` (inspector and copy)
+    whose :meth:`compile` gives a :class:`ConversionKernel` returning the new arrays."""
 
     src: Format
     dst: Format
-    phases: list[Computation]
     outputs: dict[str, str]
-    sizes: dict[str, str]
-    allocate: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    index_dtype: str = "int32"
+    allocate: dict[str, tuple[str, ...]]
+    trim: tuple[str, str, str] | None
+    index_dtype: str
 
-    def __str__(self) -> str:
-        return "\n\n".join(str(p) for p in self.phases)
-
-    def codegen(self, target: str = "c") -> str:
-        """The generated code of every phase, in order."""
-        return "\n".join(p.codegen(target) for p in self.phases)
-
-    def compile(self, **options: Any) -> ConversionKernel:
-        """Compile every phase (cached like any kernel)."""
-        return ConversionKernel(self, [p.compile(**options) for p in self.phases])
+    def compile(  # type: ignore[override]
+        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
+    ) -> ConversionKernel:
+        """Generate, build (cached) and load the conversion kernel (C only)."""
+        if target != "c":
+            raise SpfError(
+                f"convert({self.src.name} -> {self.dst.name}): conversions compile for the "
+                f"'c' target only, got {target!r}"
+            )
+        return ConversionKernel(self, super().compile(target, name, check, **options), check)
 
 
 @dataclass
@@ -167,9 +157,10 @@ class ConversionKernel:
     """``kernel(**source arrays and sizes)`` -> dict of the destination's arrays and sizes."""
 
     conv: Conversion
-    kernels: list[Any]
+    kernel: Any
+    check: bool = True
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def _sizes(self, args: dict[str, Any]) -> dict[str, int]:
         conv = self.conv
         src = conv.src
         need = set(src.ufs) | {src.value} | set(src.sizes)
@@ -194,17 +185,27 @@ class ConversionKernel:
                     f"non-negative int, got {v!r}"
                 )
             sizes[s] = int(v)
+        return sizes
+
+    def __call__(self, **args: Any) -> dict[str, Any]:
+        conv = self.conv
+        sizes = self._sizes(args)
         env: dict[str, Any] = dict(args)
         dtype = np.dtype(conv.index_dtype)
         for name, shape in conv.allocate.items():
             dims = [_extent(e, sizes) for e in shape]
-            env[name] = np.zeros(dims, dtype=np.float64 if name.endswith("val") else dtype)
-        for comp, kernel in zip(conv.phases, self.kernels, strict=True):
-            names = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
-            kernel(**{n: env[n] for n in names})
+            kind = np.float64 if conv.data_spaces[name].ctype == "double" else dtype
+            env[name] = np.zeros(dims, dtype=kind)
+        self.kernel(check=self.check, **env)
         out = {key: env[name] for key, name in conv.outputs.items()}
-        out.update({k: sizes.get(v, v) for k, v in conv.sizes.items()})
-        return conv.finish(out) if conv.finish else out
+        out.update({s: sizes.get(s, s) for s in conv.dst.sizes})
+        if conv.trim is not None:
+            ptr, idx, value = conv.trim
+            nnz = int(out[ptr][-1])
+            out[idx] = out[idx][:nnz]
+            out[value] = out[value][:nnz]
+            out["NNZ"] = nnz
+        return out
 
 
 def _extent(expr: str, sizes: dict[str, int]) -> int:
@@ -252,29 +253,33 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
             "synthesized for formats over N x M coordinates"
         )
     coo = _coordinate(dst)
-    if coo is not None:
-        return _to_coordinate(src, dst, coo, name)
     comp = _compressed(dst)
-    if comp is not None:
-        return _to_compressed(src, dst, comp, name)
-    raise SpfError(
-        f"convert: cannot synthesize a conversion into {dst.name}: its relation is neither "
-        "coordinate (i = row(k) && j = col(k)) nor compressed (ptr(i) <= k < ptr(i+1) && "
-        "j = idx(k)); build that format with its own inspector (spf.formats.sell for SELL)"
-    )
+    if coo is None and comp is None:
+        raise SpfError(
+            f"convert: cannot synthesize a conversion into {dst.name}: its relation is neither "
+            "coordinate (i = row(k) && j = col(k)) nor compressed (ptr(i) <= k < ptr(i+1) && "
+            "j = idx(k)); build that format with its own inspector (spf.formats.sell for SELL)"
+        )
+    conv = Conversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
+    conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, name, None
+    b = _Builder(conv, src, name)
+    if coo is not None:
+        _to_coordinate(b, dst, coo)
+    else:
+        assert comp is not None
+        _to_compressed(b, dst, comp)
+    return conv
 
 
-def _tag(src: Format, dst: Format) -> str:
-    return f"convert_{src.name.lower()}_{dst.name.lower()}"
-
-
-def _to_coordinate(src: Format, dst: Format, ufs: tuple[str, str], dtype: str) -> Conversion:
-    b = _Builder(f"{_tag(src, dst)}_copy", src, dtype)
+def _to_coordinate(b: _Builder, dst: Format, ufs: tuple[str, str]) -> None:
+    conv, src = b.comp, b.src
+    assert isinstance(conv, Conversion)
     k = src.positions[0]
-    for n in range(len(ufs)):
-        b.data(f"cv_c{n}", ("NNZ",))
-    b.data("cv_val", ("NNZ",), "value")
+    conv.allocate = {"cv_c0": ("NNZ",), "cv_c1": ("NNZ",), "cv_val": ("NNZ",)}
     b.data(src.value, ("NNZ",), "value")
+    b.data("cv_c0", ("NNZ",))
+    b.data("cv_c1", ("NNZ",))
+    b.data("cv_val", ("NNZ",), "value")
     b.scan(
         [
             f"$cv_c0$({k}) = {src.coords[0]};",
@@ -282,14 +287,7 @@ def _to_coordinate(src: Format, dst: Format, ufs: tuple[str, str], dtype: str) -
             f"$cv_val$({k}) = ${src.value}$({k});",
         ]
     )
-    outputs = {ufs[0]: "cv_c0", ufs[1]: "cv_c1", dst.value: "cv_val"}
-    sizes = {s: s for s in dst.sizes}
-    allocate: dict[str, tuple[str, ...]] = {
-        "cv_c0": ("NNZ",),
-        "cv_c1": ("NNZ",),
-        "cv_val": ("NNZ",),
-    }
-    return Conversion(src, dst, [b.comp], outputs, sizes, allocate, None, dtype)
+    conv.outputs = {ufs[0]: "cv_c0", ufs[1]: "cv_c1", dst.value: "cv_val"}
 
 
 def _ordered_unique(src: Format, n: int) -> bool:
@@ -305,147 +303,89 @@ def _coord_of(src: Format, c: int, entry: str) -> str | None:
     return f"{uf}({entry})" if uf else None
 
 
-def _to_compressed(src: Format, dst: Format, d: _Compressed, dtype: str) -> Conversion:
-    tag = _tag(src, dst)
+def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
+    conv, src = b.comp, b.src
+    assert isinstance(conv, Conversion)
     k = src.positions[0]
     o_var, n_var = src.coords[d.outer], src.coords[d.inner]
     eo, en = dst.shape[d.outer], dst.shape[d.inner]
     sort = bool(dst.assume) and not _ordered_unique(src, d.inner)
-    phases: list[Computation] = []
-    allocate: dict[str, tuple[str, ...]] = {
-        "cv_ptr": (f"{eo} + 1",),
-        "cv_cur": (f"{eo} + 1",),
-        "cv_pos": ("NNZ",),
-        "cv_idx": ("NNZ",),
-        "cv_val": ("NNZ",),
-    }
-    # Phase 1: counts per outer (and inner, when sorting) coordinate, prefix sums, cursors.
-    b = _Builder(f"{tag}_count", src, dtype)
-    b.data("cv_ptr", (f"{eo} + 1",))
+    o_of = _coord_of(src, d.outer, "cv_ord(t)")
+    b.data(src.value, ("NNZ",), "value")
+    # counts per outer (and inner, when sorting) coordinate, prefix sums, cursors
+    b.index("cv_ptr", f"{eo} + 1", "0 <= v <= NNZ", monotonic=True)
     b.data("cv_cur", (f"{eo} + 1",))
+    b.index("cv_pos", "NNZ", "0 <= v < NNZ")
+    b.data("cv_idx", ("NNZ",))
+    b.data("cv_val", ("NNZ",), "value")
     _prefix(b, "cv_ptr", eo)
     counts = [f"$cv_ptr$({o_var} + 1) += 1;"]
     if sort:
-        allocate.update({"cv_nptr": (f"{en} + 1",), "cv_npos": ("NNZ",)})
         b.data("cv_nptr", (f"{en} + 1",))
-        b.data("cv_npos", ("NNZ",))
+        b.index("cv_npos", "NNZ", "0 <= v < NNZ")
+        b.index("cv_ord", "NNZ", "0 <= v < NNZ")
+        if o_of is None:
+            b.index("cv_o", "NNZ", f"0 <= v < {eo}")
+            o_of = "cv_o(cv_ord(t))"
         _prefix(b, "cv_nptr", en)
         counts.append(f"$cv_nptr$({n_var} + 1) += 1;")
     b.scan(counts)
     b.range(["$cv_ptr$(o + 1) += $cv_ptr$(o);", "$cv_cur$(o) = $cv_ptr$(o);"], "o", "0", eo)
-    o_of = _coord_of(src, d.outer, "cv_ord(t)")
     if sort:
+        # a counting sort by the inner coordinate, then the stable placement by the outer
         b.range(["$cv_nptr$(o + 1) += $cv_nptr$(o);"], "o", "0", en)
         b.scan([f"$cv_npos$({k}) = $cv_nptr$({n_var});", f"$cv_nptr$({n_var}) += 1;"])
-        if o_of is None:
-            allocate["cv_o"] = ("NNZ",)
-            b.data("cv_o", ("NNZ",))
+        if "cv_o" in conv.data_spaces:
             b.scan([f"$cv_o$({k}) = {o_var};"])
-    else:
-        b.data("cv_pos", ("NNZ",))
-        b.scan([f"$cv_pos$({k}) = $cv_cur$({o_var});", f"$cv_cur$({o_var}) += 1;"])
-    phases.append(b.comp)
-    if sort:
-        # Phase 2: the order of entries by inner coordinate.
-        allocate["cv_ord"] = ("NNZ",)
-        b = _Builder(f"{tag}_order", src, dtype, source_ufs=False)
-        b.uf("cv_npos", "NNZ", "0 <= v < NNZ")
-        b.data("cv_ord", ("NNZ",))
         b.range(["$cv_ord$(cv_npos(t)) = t;"], "t", "0", "NNZ")
-        phases.append(b.comp)
-        # Phase 3: stable placement by outer coordinate, in inner order.
-        b = _Builder(f"{tag}_place", src, dtype, source_ufs=o_of is not None)
-        b.uf("cv_ord", "NNZ", "0 <= v < NNZ")
-        if o_of is None:
-            b.uf("cv_o", "NNZ", f"0 <= v < {eo}")
-            o_of = "cv_o(cv_ord(t))"
-        b.data("cv_pos", ("NNZ",))
-        b.data("cv_cur", (f"{eo} + 1",))
         b.range(
             [f"$cv_pos$(cv_ord(t)) = $cv_cur$({o_of});", f"$cv_cur$({o_of}) += 1;"],
             "t",
             "0",
             "NNZ",
         )
-        phases.append(b.comp)
-    # Phase 4: the copy of inner coordinates and values to their places.
-    b = _Builder(f"{tag}_copy", src, dtype)
-    b.uf("cv_pos", "NNZ", "0 <= v < NNZ")
-    b.data("cv_idx", ("NNZ",))
-    b.data("cv_val", ("NNZ",), "value")
-    b.data(src.value, ("NNZ",), "value")
-    b.scan([f"$cv_idx$(cv_pos({k})) = {n_var};", f"$cv_val$(cv_pos({k})) = ${src.value}$({k});"])
-    outputs = {d.ptr: "cv_ptr", d.idx: "cv_idx", dst.value: "cv_val"}
-    if sort:
-        phases.append(b.comp)
-        phases.extend(_sum_duplicates(tag, src, dst, eo, dtype, allocate))
-        outputs = {d.ptr: "cv_dptr", d.idx: "cv_didx", dst.value: "cv_dval"}
     else:
-        phases.append(b.comp)
-    sizes = {s: s for s in dst.sizes}
-    ptr = outputs[d.ptr]
-    return Conversion(
-        src, dst, phases, outputs, sizes, allocate, _trim(d.ptr, d.idx, dst.value, ptr), dtype
-    )
+        b.scan([f"$cv_pos$({k}) = $cv_cur$({o_var});", f"$cv_cur$({o_var}) += 1;"])
+    # the copy of inner coordinates and values to their places
+    b.scan([f"$cv_idx$(cv_pos({k})) = {n_var};", f"$cv_val$(cv_pos({k})) = ${src.value}$({k});"])
+    conv.outputs = {d.ptr: "cv_ptr", d.idx: "cv_idx", dst.value: "cv_val"}
+    if sort:
+        _sum_duplicates(b, eo)
+        conv.outputs = {d.ptr: "cv_dptr", d.idx: "cv_didx", dst.value: "cv_dval"}
+        conv.trim = (d.ptr, d.idx, dst.value)
+    conv.allocate = {
+        name: tuple(str(e) for e in ds.shape or ())
+        for name, ds in conv.data_spaces.items()
+        if name.startswith("cv_")
+    }
 
 
-def _sum_duplicates(
-    tag: str, src: Format, dst: Format, eo: str, dtype: str, allocate: dict[str, tuple[str, ...]]
-) -> list[Computation]:
-    """Phases merging equal neighbours within each outer coordinate (sorted already)."""
-    allocate.update(
-        {
-            "cv_first": ("NNZ",),
-            "cv_new": ("NNZ",),
-            "cv_dptr": (f"{eo} + 1",),
-            "cv_didx": ("NNZ",),
-            "cv_dval": ("NNZ",),
-        }
-    )
-    b = _Builder(f"{tag}_unique", src, dtype, source_ufs=False)
-    b.uf("cv_ptr", f"{eo} + 1", "0 <= v <= NNZ", monotonic=True)
-    for name in ("cv_idx", "cv_first", "cv_new"):
-        b.data(name, ("NNZ",))
+def _sum_duplicates(b: _Builder, eo: str) -> None:
+    """Merge equal neighbours within each outer coordinate (sorted already), summing them."""
+    b.data("cv_first", ("NNZ",))
+    b.index("cv_new", "NNZ", "0 <= v < NNZ")
     b.data("cv_dptr", (f"{eo} + 1",))
+    b.data("cv_didx", ("NNZ",))
+    b.data("cv_dval", ("NNZ",), "value")
     _prefix(b, "cv_dptr", eo)
+    b.loop(["$cv_first$(k) = 1;"], "{[k]: 0 <= k < 1 && k < NNZ}", ("k",))
+    b.range(["$cv_first$(k) = $cv_idx$(k) != $cv_idx$(k - 1) ? 1 : 0;"], "k", "1", "NNZ")
     b.loop(
-        [
-            "$cv_first$(k) = (k == cv_ptr(o) || $cv_idx$(k) != $cv_idx$(k - 1)) ? 1 : 0;",
-            "$cv_dptr$(o + 1) += $cv_first$(k);",
-        ],
+        ["$cv_first$(cv_ptr(o)) = 1;"],
+        f"{{[o]: 0 <= o < {eo} && cv_ptr(o) < cv_ptr(o + 1)}}",
+        ("o",),
+    )
+    b.loop(
+        ["$cv_dptr$(o + 1) += $cv_first$(k);"],
         f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) <= k < cv_ptr(o + 1)}}",
         ("o", "k"),
     )
     b.range(["$cv_dptr$(o + 1) += $cv_dptr$(o);"], "o", "0", eo)
     b.loop(["$cv_new$(k) = $cv_first$(k) - 1;"], "{[k]: 0 <= k < 1 && k < NNZ}", ("k",))
     b.range(["$cv_new$(k) = $cv_new$(k - 1) + $cv_first$(k);"], "k", "1", "NNZ")
-    first = b.comp
-    b = _Builder(f"{tag}_merge", src, dtype, source_ufs=False)
-    b.uf("cv_new", "NNZ", "0 <= v < NNZ")
-    for name in ("cv_idx", "cv_didx"):
-        b.data(name, ("NNZ",))
-    for name in ("cv_val", "cv_dval"):
-        b.data(name, ("NNZ",), "value")
     b.range(
         ["$cv_didx$(cv_new(k)) = $cv_idx$(k);", "$cv_dval$(cv_new(k)) += $cv_val$(k);"],
         "k",
         "0",
         "NNZ",
     )
-    return [first, b.comp]
-
-
-def _trim(
-    ptr: str, idx: str, value: str, ptr_key: str
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    del ptr_key
-
-    def finish(out: dict[str, Any]) -> dict[str, Any]:
-        nnz = int(out[ptr][-1]) if len(out[ptr]) else 0
-        out[idx] = out[idx][:nnz].copy() if len(out[idx]) != nnz else out[idx]
-        out[value] = out[value][:nnz].copy() if len(out[value]) != nnz else out[value]
-        if "NNZ" in out:
-            out["NNZ"] = nnz
-        return out
-
-    return finish
