@@ -13,6 +13,7 @@ sets       the UF-aware set layer (parse, apply, compose, emptiness)
 deps       ``Computation.dependences()`` on chains of stencil statements
 pldi19     emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
 spmv       CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
+formats    SpMV generated from each built-in format vs its hand C loop; convert vs scipy
 spmtv      A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
 sptrsv     CSR forward solve (spf, serial hand C, scipy ``spsolve_triangular``)
 gemm       DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
@@ -42,6 +43,7 @@ BENCHMARKS = (
     "deps",
     "pldi19",
     "spmv",
+    "formats",
     "spmtv",
     "sptrsv",
     "gemm",
