@@ -25,6 +25,7 @@ SCRIPTS = [
     "scatter_reduction.py",
     "wavefront_sptrsv.py",
     "import_c.py",
+    "format_relations.py",
 ]
 
 
