@@ -310,44 +310,46 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
     o_var, n_var = src.coords[d.outer], src.coords[d.inner]
     eo, en = dst.shape[d.outer], dst.shape[d.inner]
     sort = bool(dst.assume) and not _ordered_unique(src, d.inner)
-    o_of = _coord_of(src, d.outer, "cv_ord(t)")
     b.data(src.value, ("NNZ",), "value")
     # counts per outer (and inner, when sorting) coordinate, prefix sums, cursors
     b.index("cv_ptr", f"{eo} + 1", "0 <= v <= NNZ", monotonic=True)
-    b.data("cv_cur", (f"{eo} + 1",))
-    b.index("cv_pos", "NNZ", "0 <= v < NNZ")
+    b.index("cv_cur", f"{eo} + 1", "0 <= v < NNZ")
     b.data("cv_idx", ("NNZ",))
     b.data("cv_val", ("NNZ",), "value")
     _prefix(b, "cv_ptr", eo)
     counts = [f"$cv_ptr$({o_var} + 1) += 1;"]
     if sort:
-        b.data("cv_nptr", (f"{en} + 1",))
-        b.index("cv_npos", "NNZ", "0 <= v < NNZ")
+        b.index("cv_nptr", f"{en} + 1", "0 <= v < NNZ")
         b.index("cv_ord", "NNZ", "0 <= v < NNZ")
-        if o_of is None:
-            b.index("cv_o", "NNZ", f"0 <= v < {eo}")
-            o_of = "cv_o(cv_ord(t))"
         _prefix(b, "cv_nptr", en)
         counts.append(f"$cv_nptr$({n_var} + 1) += 1;")
     b.scan(counts)
     b.range(["$cv_ptr$(o + 1) += $cv_ptr$(o);", "$cv_cur$(o) = $cv_ptr$(o);"], "o", "0", eo)
     if sort:
-        # a counting sort by the inner coordinate, then the stable placement by the outer
+        # a counting sort by the inner coordinate: the entries in inner order (cv_ord) ...
         b.range(["$cv_nptr$(o + 1) += $cv_nptr$(o);"], "o", "0", en)
-        b.scan([f"$cv_npos$({k}) = $cv_nptr$({n_var});", f"$cv_nptr$({n_var}) += 1;"])
-        if "cv_o" in conv.data_spaces:
-            b.scan([f"$cv_o$({k}) = {o_var};"])
-        b.range(["$cv_ord$(cv_npos(t)) = t;"], "t", "0", "NNZ")
+        b.scan([f"$cv_ord$(cv_nptr({n_var})) = {k};", f"$cv_nptr$({n_var}) += 1;"])
+        # ... then each placed at its outer coordinate's cursor, stable, so sorted
+        o_of = _entry_coord(b, d.outer, eo)
+        n_of = _entry_coord(b, d.inner, en)
         b.range(
-            [f"$cv_pos$(cv_ord(t)) = $cv_cur$({o_of});", f"$cv_cur$({o_of}) += 1;"],
+            [
+                f"$cv_idx$(cv_cur({o_of})) = {n_of};",
+                f"$cv_val$(cv_cur({o_of})) = ${src.value}$(cv_ord(t));",
+                f"$cv_cur$({o_of}) += 1;",
+            ],
             "t",
             "0",
             "NNZ",
         )
     else:
-        b.scan([f"$cv_pos$({k}) = $cv_cur$({o_var});", f"$cv_cur$({o_var}) += 1;"])
-    # the copy of inner coordinates and values to their places
-    b.scan([f"$cv_idx$(cv_pos({k})) = {n_var};", f"$cv_val$(cv_pos({k})) = ${src.value}$({k});"])
+        b.scan(
+            [
+                f"$cv_idx$(cv_cur({o_var})) = {n_var};",
+                f"$cv_val$(cv_cur({o_var})) = ${src.value}$({k});",
+                f"$cv_cur$({o_var}) += 1;",
+            ]
+        )
     conv.outputs = {d.ptr: "cv_ptr", d.idx: "cv_idx", dst.value: "cv_val"}
     if sort:
         _sum_duplicates(b, eo)
@@ -356,33 +358,51 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
     conv.allocate = {
         name: tuple(str(e) for e in ds.shape or ())
         for name, ds in conv.data_spaces.items()
-        if name.startswith("cv_")
+        if name.startswith("cv_") and ds.shape
     }
 
 
+def _entry_coord(b: _Builder, c: int, extent: str) -> str:
+    """Coordinate ``c`` of the entry ``cv_ord(t)``: the source's UF when it defines the
+    coordinate as ``U(k)``, else an array ``cv_c<c>`` the scan fills first."""
+    src = b.src
+    got = _coord_of(src, c, "cv_ord(t)")
+    if got is not None:
+        return got
+    name = f"cv_c{c}"
+    if name not in b.comp.data_spaces:
+        b.index(name, "NNZ", f"0 <= v < {extent}")
+        b.scan([f"${name}$({src.positions[0]}) = {src.coords[c]};"])
+    return f"{name}(cv_ord(t))"
+
+
 def _sum_duplicates(b: _Builder, eo: str) -> None:
-    """Merge equal neighbours within each outer coordinate (sorted already), summing them."""
-    b.data("cv_first", ("NNZ",))
+    """Merge equal neighbours within each outer coordinate (sorted already), summing them:
+    one pass numbers the distinct entries (``cv_new``, a running count ``cv_u``), one
+    moves them."""
     b.index("cv_new", "NNZ", "0 <= v < NNZ")
     b.data("cv_dptr", (f"{eo} + 1",))
     b.data("cv_didx", ("NNZ",))
     b.data("cv_dval", ("NNZ",), "value")
-    _prefix(b, "cv_dptr", eo)
-    b.loop(["$cv_first$(k) = 1;"], "{[k]: 0 <= k < 1 && k < NNZ}", ("k",))
-    b.range(["$cv_first$(k) = $cv_idx$(k) != $cv_idx$(k - 1) ? 1 : 0;"], "k", "1", "NNZ")
-    b.loop(
-        ["$cv_first$(cv_ptr(o)) = 1;"],
-        f"{{[o]: 0 <= o < {eo} && cv_ptr(o) < cv_ptr(o + 1)}}",
-        ("o",),
+    b.comp.add_local("cv_u", "int64_t")
+    b.loop(["$cv_u$ = 0;"], "{[z]: z = 0}", ("z",))
+    row = f"{{[o]: 0 <= o < {eo}}}"
+    first = f"{{[o, k]: 0 <= o < {eo} && k = cv_ptr(o) && cv_ptr(o) < cv_ptr(o + 1)}}"
+    rest = f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) < k < cv_ptr(o + 1)}}"
+    t = b.top
+    b.comp.add_stmt(Stmt("$cv_dptr$(o) = $cv_u$;", row, f"{{[o] -> [{t}, o, 0]}}"))
+    b.comp.add_stmt(Stmt("$cv_new$(k) = $cv_u$;", first, f"{{[o, k] -> [{t}, o, 1, k, 0]}}"))
+    b.comp.add_stmt(Stmt("$cv_u$ += 1;", first, f"{{[o, k] -> [{t}, o, 1, k, 1]}}"))
+    b.comp.add_stmt(
+        Stmt(
+            "$cv_u$ += $cv_idx$(k) != $cv_idx$(k - 1) ? 1 : 0;",
+            rest,
+            f"{{[o, k] -> [{t}, o, 2, k, 0]}}",
+        )
     )
-    b.loop(
-        ["$cv_dptr$(o + 1) += $cv_first$(k);"],
-        f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) <= k < cv_ptr(o + 1)}}",
-        ("o", "k"),
-    )
-    b.range(["$cv_dptr$(o + 1) += $cv_dptr$(o);"], "o", "0", eo)
-    b.loop(["$cv_new$(k) = $cv_first$(k) - 1;"], "{[k]: 0 <= k < 1 && k < NNZ}", ("k",))
-    b.range(["$cv_new$(k) = $cv_new$(k - 1) + $cv_first$(k);"], "k", "1", "NNZ")
+    b.comp.add_stmt(Stmt("$cv_new$(k) = $cv_u$ - 1;", rest, f"{{[o, k] -> [{t}, o, 2, k, 1]}}"))
+    b.top += 1
+    b.loop(["$cv_dptr$(o) = $cv_u$;"], f"{{[o]: o = {eo} && o >= 0}}", ("o",))
     b.range(
         ["$cv_didx$(cv_new(k)) = $cv_idx$(k);", "$cv_dval$(cv_new(k)) += $cv_val$(k);"],
         "k",
