@@ -320,27 +320,35 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
     counts = [f"$cv_ptr$({o_var} + 1) += 1;"]
     if sort:
         b.index("cv_nptr", f"{en} + 1", "0 <= v < NNZ")
-        b.index("cv_ord", "NNZ", "0 <= v < NNZ")
+        b.index("cv_nbeg", f"{en} + 1", "0 <= v <= NNZ", monotonic=True)
+        b.index("cv_to", "NNZ", f"0 <= v < {eo}")
+        b.data("cv_tv", ("NNZ",), "value")
         _prefix(b, "cv_nptr", en)
         counts.append(f"$cv_nptr$({n_var} + 1) += 1;")
     b.scan(counts)
     b.range(["$cv_ptr$(o + 1) += $cv_ptr$(o);", "$cv_cur$(o) = $cv_ptr$(o);"], "o", "0", eo)
     if sort:
-        # a counting sort by the inner coordinate: the entries in inner order (cv_ord) ...
-        b.range(["$cv_nptr$(o + 1) += $cv_nptr$(o);"], "o", "0", en)
-        b.scan([f"$cv_ord$(cv_nptr({n_var})) = {k};", f"$cv_nptr$({n_var}) += 1;"])
-        # ... then each placed at its outer coordinate's cursor, stable, so sorted
-        o_of = _entry_coord(b, d.outer, eo)
-        n_of = _entry_coord(b, d.inner, en)
-        b.range(
+        # a counting sort by the inner coordinate into (outer, value) buckets ...
+        b.range(["$cv_nptr$(o + 1) += $cv_nptr$(o);", "$cv_nbeg$(o) = $cv_nptr$(o);"],
+                "o", "0", en)  # fmt: skip
+        b.loop(["$cv_nbeg$(o) = $cv_nptr$(o);"], f"{{[o]: o = {en} && o >= 0}}", ("o",))
+        b.scan(
             [
-                f"$cv_idx$(cv_cur({o_of})) = {n_of};",
-                f"$cv_val$(cv_cur({o_of})) = ${src.value}$(cv_ord(t));",
-                f"$cv_cur$({o_of}) += 1;",
+                f"$cv_to$(cv_nptr({n_var})) = {o_var};",
+                f"$cv_tv$(cv_nptr({n_var})) = ${src.value}$({k});",
+                f"$cv_nptr$({n_var}) += 1;",
+            ]
+        )
+        # ... read bucket by bucket, each entry placed at its outer coordinate's cursor:
+        # stable, so sorted within each outer coordinate
+        b.loop(
+            [
+                "$cv_idx$(cv_cur(cv_to(t))) = n;",
+                "$cv_val$(cv_cur(cv_to(t))) = $cv_tv$(t);",
+                "$cv_cur$(cv_to(t)) += 1;",
             ],
-            "t",
-            "0",
-            "NNZ",
+            f"{{[n, t]: 0 <= n < {en} && cv_nbeg(n) <= t < cv_nbeg(n + 1)}}",
+            ("n", "t"),
         )
     else:
         b.scan(
@@ -353,7 +361,7 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
     conv.outputs = {d.ptr: "cv_ptr", d.idx: "cv_idx", dst.value: "cv_val"}
     if sort:
         _sum_duplicates(b, eo)
-        conv.outputs = {d.ptr: "cv_dptr", d.idx: "cv_didx", dst.value: "cv_dval"}
+        conv.outputs = {d.ptr: "cv_dptr", d.idx: "cv_idx", dst.value: "cv_val"}
         conv.trim = (d.ptr, d.idx, dst.value)
     conv.allocate = {
         name: tuple(str(e) for e in ds.shape or ())
@@ -362,28 +370,12 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
     }
 
 
-def _entry_coord(b: _Builder, c: int, extent: str) -> str:
-    """Coordinate ``c`` of the entry ``cv_ord(t)``: the source's UF when it defines the
-    coordinate as ``U(k)``, else an array ``cv_c<c>`` the scan fills first."""
-    src = b.src
-    got = _coord_of(src, c, "cv_ord(t)")
-    if got is not None:
-        return got
-    name = f"cv_c{c}"
-    if name not in b.comp.data_spaces:
-        b.index(name, "NNZ", f"0 <= v < {extent}")
-        b.scan([f"${name}$({src.positions[0]}) = {src.coords[c]};"])
-    return f"{name}(cv_ord(t))"
-
-
 def _sum_duplicates(b: _Builder, eo: str) -> None:
-    """Merge equal neighbours within each outer coordinate (sorted already), summing them:
-    one pass numbers the distinct entries (``cv_new``, a running count ``cv_u``), one
-    moves them."""
+    """Merge equal neighbours within each outer coordinate (sorted already), summing them,
+    in place and in one pass: ``cv_u`` counts the distinct entries so far, ``cv_new(k)`` is
+    entry ``k``'s slot (never after ``k``, so every slot is read before it is written)."""
     b.index("cv_new", "NNZ", "0 <= v < NNZ")
     b.data("cv_dptr", (f"{eo} + 1",))
-    b.data("cv_didx", ("NNZ",))
-    b.data("cv_dval", ("NNZ",), "value")
     b.comp.add_local("cv_u", "int64_t")
     b.loop(["$cv_u$ = 0;"], "{[z]: z = 0}", ("z",))
     row = f"{{[o]: 0 <= o < {eo}}}"
@@ -391,21 +383,24 @@ def _sum_duplicates(b: _Builder, eo: str) -> None:
     rest = f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) < k < cv_ptr(o + 1)}}"
     t = b.top
     b.comp.add_stmt(Stmt("$cv_dptr$(o) = $cv_u$;", row, f"{{[o] -> [{t}, o, 0]}}"))
-    b.comp.add_stmt(Stmt("$cv_new$(k) = $cv_u$;", first, f"{{[o, k] -> [{t}, o, 1, k, 0]}}"))
-    b.comp.add_stmt(Stmt("$cv_u$ += 1;", first, f"{{[o, k] -> [{t}, o, 1, k, 1]}}"))
-    b.comp.add_stmt(
-        Stmt(
+    for n, text in enumerate(
+        [
+            "$cv_new$(k) = $cv_u$;",
+            "$cv_val$(cv_new(k)) = $cv_val$(k);",
+            "$cv_idx$(cv_new(k)) = $cv_idx$(k);",
+            "$cv_u$ += 1;",
+        ]
+    ):
+        b.comp.add_stmt(Stmt(text, first, f"{{[o, k] -> [{t}, o, 1, k, {n}]}}"))
+    for n, text in enumerate(
+        [
             "$cv_u$ += $cv_idx$(k) != $cv_idx$(k - 1) ? 1 : 0;",
-            rest,
-            f"{{[o, k] -> [{t}, o, 2, k, 0]}}",
-        )
-    )
-    b.comp.add_stmt(Stmt("$cv_new$(k) = $cv_u$ - 1;", rest, f"{{[o, k] -> [{t}, o, 2, k, 1]}}"))
+            "$cv_new$(k) = $cv_u$ - 1;",
+            "$cv_val$(cv_new(k)) = cv_new(k) == cv_new(k - 1) ? "
+            "$cv_val$(cv_new(k)) + $cv_val$(k) : $cv_val$(k);",
+            "$cv_idx$(cv_new(k)) = $cv_idx$(k);",
+        ]
+    ):
+        b.comp.add_stmt(Stmt(text, rest, f"{{[o, k] -> [{t}, o, 2, k, {n}]}}"))
     b.top += 1
     b.loop(["$cv_dptr$(o) = $cv_u$;"], f"{{[o]: o = {eo} && o >= 0}}", ("o",))
-    b.range(
-        ["$cv_didx$(cv_new(k)) = $cv_idx$(k);", "$cv_dval$(cv_new(k)) += $cv_val$(k);"],
-        "k",
-        "0",
-        "NNZ",
-    )
