@@ -14,7 +14,7 @@ coordinates); the destination's relation says what to build:
   sorted; duplicates (same ``o`` and ``n``) are then summed, as ``scipy.sparse`` does.
 
 The conversion is one spf Computation: the arrays it computes and then reads as UFs
-(positions, the sorted order, ``ptr``) are run-time index arrays (``index=True``).
+(``ptr``, the cursors, the column buckets) are run-time index arrays (``index=True``).
 Coordinates out of range are refused before anything is written (the kernel checks the
 source UFs' declared ranges on entry), as is source data violating the source's assumptions
 (an unsorted CSR row).

@@ -72,6 +72,19 @@ def test_convert_matches_scipy(src: spf.Format, dst: spf.Format, index_dtype: st
             assert out[key].dtype == np.dtype(index_dtype), (label, key)
 
 
+def test_duplicates_merge_within_rows_only() -> None:
+    """Equal columns at the end of one row and the start of the next stay apart; a row of
+    nothing but copies of one entry becomes one entry (regression: the in-place merge)."""
+    row = np.array([0, 1, 0, 1, 2, 2, 2], dtype=np.int32)
+    col = np.array([3, 3, 3, 0, 1, 1, 1], dtype=np.int32)
+    a = np.arange(1.0, 8.0)
+    out = convert(COO, CSR).compile()(row=row, col=col, A=a, N=3, M=4, NNZ=7)
+    assert out["rowptr"].tolist() == [0, 1, 3, 4]
+    assert out["col"].tolist() == [3, 0, 3, 1]
+    assert out["A"].tolist() == [4.0, 4.0, 2.0, 18.0]
+    assert out["NNZ"] == 4
+
+
 def test_output_feeds_spmv_of_destination() -> None:
     matrix = _coo_with_duplicates(25, 18, 80, 4)
     out = convert(COO, CSR).compile()(**spf.sparse.coo_args(matrix))

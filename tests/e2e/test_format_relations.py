@@ -146,3 +146,16 @@ def test_sell_descriptor_matches_sell_inspector() -> None:
         args = spf.sparse.sell_args(matrix, c, sigma)
         for key in ("cs", "cl", "scol", "val"):
             np.testing.assert_array_equal(args[key], getattr(built, key), err_msg=key)
+
+
+def test_sell_inspector_output_runs_generated_spmv() -> None:
+    matrix = sp.random_array((41, 23), density=0.2, rng=np.random.default_rng(5), format="csr")
+    x = np.linspace(-1.0, 1.0, 23)
+    for c, sigma in ((4, 1), (4, 8)):
+        transform = spf.formats.sell(c, sigma)
+        assert transform.format is SELL(c, sigma)
+        built = transform.inspect_matrix(matrix)
+        y = np.zeros(41)
+        kernel = spf.kernels.spmv(transform.format).compile()
+        kernel(y=y, x=x, **built.format_args())
+        np.testing.assert_allclose(y, matrix @ x)
