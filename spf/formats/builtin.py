@@ -15,7 +15,7 @@ from spf.errors import SpfError
 from spf.formats.format import Format
 from spf.sets import UF
 
-__all__ = ["BCSR", "COO", "CSC", "CSR", "DIA", "ELL", "SELL"]
+__all__ = ["BCSR", "SELL", "builtin"]  # and COO, CSR, CSC, DIA, ELL, built on first use
 
 
 def _idx(name: str, count: str, extent: str) -> UF:
@@ -31,57 +31,71 @@ def _ptr(name: str, n: str, nnz: str) -> UF:
     )
 
 
-COO = Format(
-    "COO",
-    coords="[i, j]",
-    storage="{[i, j] -> [k]: 0 <= k < NNZ && i = row(k) && j = col(k)}",
-    ufs=[_idx("row", "NNZ", "N"), _idx("col", "NNZ", "M")],
-)
-"""Coordinate format: entry ``k`` at ``(row(k), col(k))``, any order."""
+@functools.cache
+def _coo() -> Format:
+    """Coordinate format: entry ``k`` at ``(row(k), col(k))``, any order."""
+    return Format(
+        "COO",
+        coords="[i, j]",
+        storage="{[i, j] -> [k]: 0 <= k < NNZ && i = row(k) && j = col(k)}",
+        ufs=[_idx("row", "NNZ", "N"), _idx("col", "NNZ", "M")],
+    )
 
-CSR = Format(
-    "CSR",
-    coords="[i, j]",
-    storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
-    ufs=[_ptr("rowptr", "N", "NNZ"), _idx("col", "NNZ", "M")],
-    assume=["forall i, k1, k2: rowptr(i) <= k1 < k2 < rowptr(i+1) => col(k1) < col(k2)"],
-)
-"""Compressed rows, columns strictly increasing within each row."""
 
-CSC = Format(
-    "CSC",
-    coords="[i, j]",
-    storage="{[i, j] -> [k]: colptr(j) <= k < colptr(j+1) && i = row(k)}",
-    ufs=[_ptr("colptr", "M", "NNZ"), _idx("row", "NNZ", "N")],
-    assume=["forall j, k1, k2: colptr(j) <= k1 < k2 < colptr(j+1) => row(k1) < row(k2)"],
-)
-"""Compressed columns, rows strictly increasing within each column."""
+@functools.cache
+def _csr() -> Format:
+    """Compressed rows, columns strictly increasing within each row."""
+    return Format(
+        "CSR",
+        coords="[i, j]",
+        storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+        ufs=[_ptr("rowptr", "N", "NNZ"), _idx("col", "NNZ", "M")],
+        assume=["forall i, k1, k2: rowptr(i) <= k1 < k2 < rowptr(i+1) => col(k1) < col(k2)"],
+    )
 
-DIA = Format(
-    "DIA",
-    coords="[i, j]",
-    storage="{[i, j] -> [d, p]: 0 <= d < ND && 0 <= p < N && i = p && j = p + offsets(d) "
-    "&& 0 <= j < M}",
-    ufs=[UF("offsets", domain="{[d]: 0 <= d < ND}", range="{[v]: -N < v < M}")],
-    value_shape=("ND", "N"),
-)
-"""Diagonals: ``A[d, i]`` is entry ``(i, i + offsets(d))`` (entries outside the matrix unused)."""
 
-ELL = Format(
-    "ELL",
-    coords="[i, j]",
-    storage="{[i, j] -> [p, w]: 0 <= p < N && 0 <= w < W && i = p && j = col(p, w)}",
-    ufs=[
-        UF(
-            "col",
-            arity=2,
-            domain="{[p, w]: 0 <= p < N && 0 <= w < W}",
-            range="{[v]: 0 <= v < M}",
-        )
-    ],
-    value_shape=("N", "W"),
-)
-"""ELLPACK: ``W`` slots per row; padding slots hold value 0 and any valid column."""
+@functools.cache
+def _csc() -> Format:
+    """Compressed columns, rows strictly increasing within each column."""
+    return Format(
+        "CSC",
+        coords="[i, j]",
+        storage="{[i, j] -> [k]: colptr(j) <= k < colptr(j+1) && i = row(k)}",
+        ufs=[_ptr("colptr", "M", "NNZ"), _idx("row", "NNZ", "N")],
+        assume=["forall j, k1, k2: colptr(j) <= k1 < k2 < colptr(j+1) => row(k1) < row(k2)"],
+    )
+
+
+@functools.cache
+def _dia() -> Format:
+    """Diagonals: ``A[d, i]`` is entry ``(i, i + offsets(d))`` (outside the matrix: unused)."""
+    return Format(
+        "DIA",
+        coords="[i, j]",
+        storage="{[i, j] -> [d, p]: 0 <= d < ND && 0 <= p < N && i = p && j = p + offsets(d) "
+        "&& 0 <= j < M}",
+        ufs=[UF("offsets", domain="{[d]: 0 <= d < ND}", range="{[v]: -N < v < M}")],
+        value_shape=("ND", "N"),
+    )
+
+
+@functools.cache
+def _ell() -> Format:
+    """ELLPACK: ``W`` slots per row; padding slots hold value 0 and any valid column."""
+    return Format(
+        "ELL",
+        coords="[i, j]",
+        storage="{[i, j] -> [p, w]: 0 <= p < N && 0 <= w < W && i = p && j = col(p, w)}",
+        ufs=[
+            UF(
+                "col",
+                arity=2,
+                domain="{[p, w]: 0 <= p < N && 0 <= w < W}",
+                range="{[v]: 0 <= v < M}",
+            )
+        ],
+        value_shape=("N", "W"),
+    )
 
 
 def _positive(fmt: str, what: str, value: object) -> int:
@@ -135,3 +149,18 @@ def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
         value="val",
         value_shape=("NV",),
     )
+
+
+_BUILTINS = {"COO": _coo, "CSR": _csr, "CSC": _csc, "DIA": _dia, "ELL": _ell}
+
+
+def builtin(name: str) -> Format:
+    """The built-in format ``name`` (``"COO"``, ``"CSR"``, ``"CSC"``, ``"DIA"``, ``"ELL"``),
+    built on first use so that ``import spf`` stays cheap."""
+    return _BUILTINS[name]()
+
+
+def __getattr__(name: str) -> Format:
+    if name in _BUILTINS:
+        return _BUILTINS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
