@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,27 @@ def test_unsupported_pairs_have_clear_errors(dst: spf.Format) -> None:
         convert(COO, CSR, index_dtype="float64")
     with pytest.raises(spf.SpfError, match=r"spf\.Format"):
         convert("COO", CSR)  # type: ignore[arg-type]
+
+
+SUITESPARSE = Path("/work/shared/data/suitesparse")
+
+
+@pytest.mark.skipif(not SUITESPARSE.is_dir(), reason="SuiteSparse matrices not present")
+def test_convert_suitesparse() -> None:
+    to_csr = convert(COO, CSR).compile()
+    to_csc = convert(CSR, CSC).compile()
+    for name in ("bcsstk13.mtx", "lp_afiro.mtx", "LFAT5_hypersparse.mtx", "arrow.mtx"):
+        path = SUITESPARSE / name
+        if not path.exists():
+            continue
+        matrix = sp.coo_array(spf.sparse.read_matrix_market(path))
+        out = to_csr(**spf.sparse.coo_args(matrix))
+        want = sp.csr_array(matrix)
+        want.sum_duplicates()
+        assert np.array_equal(out["rowptr"], want.indptr), name
+        assert np.array_equal(out["col"], want.indices), name
+        np.testing.assert_allclose(out["A"], want.data, err_msg=name)
+        csc = to_csc(**out)
+        ref = want.tocsc()
+        assert np.array_equal(csc["colptr"], ref.indptr), name
+        assert np.array_equal(csc["row"], ref.indices), name
