@@ -6,7 +6,7 @@ exposes the public names only.
 
 from __future__ import annotations
 
-from spf import kernels, sparse
+from spf import formats, kernels, sparse
 from spf._version import __version__
 from spf.computation import (
     Buffer,
@@ -27,6 +27,7 @@ from spf.errors import (
     SpfError,
     UndeclaredError,
 )
+from spf.formats import Format
 from spf.frontend import from_c
 from spf.schedule import ROOT
 from spf.sets import UF, Relation, Set
@@ -42,6 +43,7 @@ __all__ = [
     "Computation",
     "DataSpace",
     "Dependence",
+    "Format",
     "IllegalScheduleError",
     "Layers",
     "OperationStmt",
@@ -52,6 +54,7 @@ __all__ = [
     "Stmt",
     "UndeclaredError",
     "__version__",
+    "formats",
     "from_c",
     "kernels",
     "sparse",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from spf.computation import Computation, Stmt
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError
+from spf.formats.format import Format
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +42,7 @@ __all__ = [
     "spgemm_csr",
     "spmm_csr",
     "spmtv_csr",
+    "spmv",
     "spmv_bcsr",
     "spmv_coo",
     "spmv_csc",
@@ -174,6 +176,51 @@ def spmv_csr(*, index_dtype: str = "int32") -> Computation:
             "$y$(i) += $A$(k) * $x$(j);",
             "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
             "{[i,k,j] -> [0,i,0,k,0,j,0]}",
+        )
+    )
+    return comp
+
+
+def spmv(fmt: Format, *, index_dtype: str | None = None) -> Computation:
+    """Sparse matrix-vector product ``y += A·x`` over any :class:`spf.Format`.
+
+    Generated from the format's storage relation: one statement
+    ``y(i) += A(position) * x(j)`` over :meth:`Format.scan` (the relation's variables, the
+    ones fixed by equalities computed from the loops), loops in :attr:`Format.loops` order.
+    Data spaces ``y[shape[0]]``, the value array, ``x[shape[1]]``; the format's UFs (declared
+    ``index_dtype`` when given) and facts. ``spf.sparse.format_args(matrix, fmt)`` gives its
+    arguments.
+
+    >>> import numpy as np
+    >>> from spf.formats import CSR
+    >>> y = np.zeros(2)
+    >>> spmv(CSR).interpret(y=y, A=np.array([1.0, 2.0, 3.0]), x=np.array([1.0, 10.0]),
+    ...                     rowptr=np.array([0, 2, 3]), col=np.array([0, 1, 1]), NNZ=3)
+    >>> y
+    array([21., 30.])
+    """
+    if not isinstance(fmt, Format):
+        raise SpfError(f"spmv: expected an spf.Format (spf.formats.CSR, ...), got {fmt!r}")
+    if len(fmt.coords) != 2:
+        raise SpfError(
+            f"spmv({fmt.name}): a matrix format has two coordinates, "
+            f"{fmt.name} has [{', '.join(fmt.coords)}]"
+        )
+    dtype = None if index_dtype is None else _index_dtype(index_dtype)
+    i, j = fmt.coords
+    comp = Computation(f"spmv_{fmt.name.lower()}_generated")
+    comp.add_data_space("y", "double", shape=(fmt.shape[0],))
+    comp.add_data_space(fmt.value, "double", shape=fmt.value_shape)
+    comp.add_data_space("x", "double", shape=(fmt.shape[1],))
+    fmt.declare(comp, dtype)
+    loops = ", ".join(fmt.loops)
+    sched = ", ".join(f"0, {v}" for v in fmt.loops)
+    comp.add_stmt(
+        Stmt(
+            f"$y$({i}) += ${fmt.value}$({', '.join(fmt.positions)}) * $x$({j});",
+            fmt.scan(),
+            f"{{[{loops}] -> [{sched}, 0]}}",
+            name="spmv",
         )
     )
     return comp

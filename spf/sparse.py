@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,10 +40,14 @@ __all__ = [
     "coo_args",
     "csc_args",
     "csr_args",
+    "dia_args",
+    "ell_args",
+    "format_args",
     "gauss_seidel_args",
     "ilu0_args",
     "poisson2d",
     "read_matrix_market",
+    "sell_args",
     "spmm_args",
     "sptrsv_args",
 ]
@@ -285,6 +290,143 @@ def bcsr_args(
         "NNZB": nnzb,
     }
     return _rename(args, names, "bcsr_args")
+
+
+def _entries(matrix: object, what: str) -> tuple[Any, np.ndarray[Any, Any]]:
+    """Canonical CSR and the row of each stored entry."""
+    m = _csr(matrix, what)
+    rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+    return m, rows
+
+
+def dia_args(
+    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv(spf.formats.DIA)``: ``A[ND, N], offsets, N, M,
+    ND``; ``A[d, i]`` holds entry ``(i, i + offsets[d])`` (0 outside the matrix).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = dia_args(sp.csr_array(np.array([[1.0, 2.0], [0.0, 3.0]])))
+    >>> args["offsets"], args["A"]
+    (array([0, 1], dtype=int32), array([[1., 3.],
+           [2., 0.]]))
+    """
+    m, rows = _entries(matrix, "dia_args")
+    n, cols = (int(d) for d in m.shape)
+    diag = m.indices.astype(np.int64) - rows
+    offsets, which = np.unique(diag, return_inverse=True)
+    dtype = _index_dtype(index_dtype, max(n, cols, len(offsets) * max(n, 1)), "dia_args")
+    values = np.zeros((len(offsets), n))
+    values[which, rows] = m.data
+    args = {"A": values, "offsets": _indices(offsets, dtype), "N": n, "M": cols, "ND": len(offsets)}
+    return _rename(args, names, "dia_args")
+
+
+def ell_args(
+    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv(spf.formats.ELL)``: ``A[N, W], col[N, W], N, M,
+    W`` (``W`` the longest row; padding slots hold value 0 and column 0).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = ell_args(sp.csr_array(np.array([[1.0, 2.0], [0.0, 3.0]])))
+    >>> args["col"], args["W"]
+    (array([[0, 1],
+           [1, 0]], dtype=int32), 2)
+    """
+    m, rows = _entries(matrix, "ell_args")
+    n, cols = (int(d) for d in m.shape)
+    lengths = np.diff(m.indptr)
+    width = int(lengths.max()) if n else 0
+    dtype = _index_dtype(index_dtype, max(n, cols, n * width), "ell_args")
+    slot = np.arange(len(rows)) - m.indptr[rows]
+    values = np.zeros((n, width))
+    col = np.zeros((n, width), dtype=dtype)
+    values[rows, slot] = m.data
+    col[rows, slot] = m.indices
+    args = {"A": values, "col": col, "N": n, "M": cols, "W": width}
+    return _rename(args, names, "ell_args")
+
+
+def sell_args(
+    matrix: object,
+    C: int,  # noqa: N803
+    sigma: int = 1,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv(spf.formats.SELL(C, sigma))``: ``val, cs, cl,
+    scol, N, M, NC, NV`` (and ``perm`` when ``sigma > 1``), laid out as ``spf.formats.sell``
+    lays them out (rows sorted by decreasing length within windows of ``sigma``, stable).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = sell_args(sp.csr_array(np.array([[1.0, 2.0], [0.0, 3.0]])), 2)
+    >>> args["cs"], args["cl"], args["scol"], args["val"]
+    (array([0, 4], dtype=int32), array([2], dtype=int32), array([0, 1, 1, 0], dtype=int32), \
+array([1., 3., 2., 0.]))
+    """
+    for name, value in (("C", C), ("sigma", sigma)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ArgumentError(f"sell_args: {name} must be a positive int, got {value!r}")
+    c, sg = int(C), int(sigma)
+    if sg > 1 and sg % c:
+        raise ArgumentError(f"sell_args: sigma ({sg}) must be 1 or a multiple of C ({c})")
+    m, rows = _entries(matrix, "sell_args")
+    n, cols = (int(d) for d in m.shape)
+    lengths = np.diff(m.indptr).astype(np.int64)
+    perm = np.lexsort((-lengths, np.arange(n) // sg)) if sg > 1 else np.arange(n)
+    iperm = np.empty(n, dtype=np.int64)
+    iperm[perm] = np.arange(n)
+    nc = -(-n // c)
+    padded = np.zeros(nc * c, dtype=np.int64)
+    padded[:n] = lengths[perm]
+    cl = padded.reshape(nc, c).max(axis=1) if nc else np.zeros(0, dtype=np.int64)
+    cs = np.concatenate(([0], np.cumsum(c * cl))).astype(np.int64)
+    nv = int(cs[-1])
+    dtype = _index_dtype(index_dtype, max(n, cols, nv), "sell_args")
+    pos = iperm[rows]
+    slot = cs[pos // c] + c * (np.arange(len(rows)) - m.indptr[rows]) + pos % c
+    val = np.zeros(nv)
+    scol = np.zeros(nv, dtype=dtype)
+    val[slot] = m.data
+    scol[slot] = m.indices
+    args: dict[str, Any] = {
+        "val": val, "cs": _indices(cs, dtype), "cl": _indices(cl, dtype), "scol": scol,
+        "N": n, "M": cols, "NC": nc, "NV": nv,
+    }  # fmt: skip
+    if sg > 1:
+        args["perm"] = _indices(perm, dtype)
+    return _rename(args, names, "sell_args")
+
+
+def format_args(matrix: object, fmt: object, index_dtype: object = None) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv(fmt)`` for a built-in format of
+    ``spf.formats`` (``COO, CSR, CSC, DIA, ELL, BCSR(r, c), SELL(C, sigma)``), all but ``x``
+    and ``y`` (BCSR: ``y`` of length ``NB*r``, ``x`` of ``MB*c``, zero-padded).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from spf.formats import CSC
+    >>> sorted(format_args(sp.eye_array(2), CSC))
+    ['A', 'M', 'N', 'NNZ', 'colptr', 'row']
+    """
+    name = getattr(fmt, "name", None)
+    simple = {"COO": coo_args, "CSR": csr_args, "CSC": csc_args, "DIA": dia_args, "ELL": ell_args}
+    if isinstance(name, str) and name in simple:
+        return simple[name](matrix, index_dtype)
+    block = re.fullmatch(r"BCSR(\d+)x(\d+)", name) if isinstance(name, str) else None
+    if block:
+        r, c = int(block.group(1)), int(block.group(2))
+        args = bcsr_args(matrix, r, c, index_dtype)
+        args["A"] = args["A"].reshape(args["NNZB"], r, c)
+        return args
+    sell = re.fullmatch(r"SELL(\d+)_(\d+)", name) if isinstance(name, str) else None
+    if sell:
+        return sell_args(matrix, int(sell.group(1)), int(sell.group(2)), index_dtype)
+    raise ArgumentError(
+        f"format_args: {fmt!r} is not a built-in format (COO, CSR, CSC, DIA, ELL, BCSR(r, c), "
+        "SELL(C, sigma)); build the arguments of your own format by hand"
+    )
 
 
 def sptrsv_args(

@@ -27,6 +27,7 @@ SCRIPTS = [
     "import_c.py",
     "wavefront_gs_ilu0.py",
     "spgemm.py",
+    "format_relations.py",
 ]
 
 

@@ -13,6 +13,7 @@ sets         the UF-aware set layer (parse, apply, compose, emptiness)
 deps         ``Computation.dependences()`` on chains of stencil statements
 pldi19       emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
 spmv         CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
+formats      SpMV generated from each built-in format vs its hand C loop; convert vs scipy
 spmtv        A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
 spgemm       SpGEMM C = A·A in CSR on 2-D Poisson (spf ``spgemm_csr``, scipy ``A @ A``)
 sptrsv       CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE trsv)
@@ -44,6 +45,7 @@ BENCHMARKS = (
     "deps",
     "pldi19",
     "spmv",
+    "formats",
     "spmtv",
     "spgemm",
     "sptrsv",

@@ -17,6 +17,36 @@ A format transformation here has three parts, all spf objects:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from spf.formats.builtin import BCSR, SELL, builtin
+from spf.formats.convert import Conversion, ConversionKernel, convert
+from spf.formats.format import Format
 from spf.formats.sell_c_sigma import SellFormat, SellMatrix, sell
 
-__all__ = ["SellFormat", "SellMatrix", "sell"]
+__all__ = [
+    "BCSR",
+    "COO",
+    "CSC",
+    "CSR",
+    "DIA",
+    "ELL",
+    "SELL",
+    "Conversion",
+    "ConversionKernel",
+    "Format",
+    "SellFormat",
+    "SellMatrix",
+    "convert",
+    "sell",
+]
+
+if TYPE_CHECKING:
+    from spf.formats.builtin import COO, CSC, CSR, DIA, ELL
+
+
+def __getattr__(name: str) -> Format:
+    """``COO``, ``CSR``, ``CSC``, ``DIA``, ``ELL``: built on first use."""
+    if name in ("COO", "CSR", "CSC", "DIA", "ELL"):
+        return builtin(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from spf.computation.products import CompiledKernel
+    from spf.formats.format import Format
 
 __all__ = ["SellFormat", "SellMatrix", "sell"]
 
@@ -107,6 +108,15 @@ class SellFormat:
         return Relation(
             f"{{[i,k] -> [c,j,r]: {c}*c + r = iperm(i) && 0 <= r < {c} && j = k - rowptr(i)}}"
         )
+
+    @property
+    def format(self) -> Format:
+        """The SELL storage as a :class:`~spf.formats.format.Format` relation
+        (:func:`spf.formats.SELL`): ``spf.kernels.spmv(fmt.format)`` is the SpMV generated
+        from it, over :meth:`SellMatrix.format_args`."""
+        from spf.formats.builtin import SELL
+
+        return SELL(self.C, self.sigma)
 
     @property
     def csr_domain(self) -> str:
@@ -357,6 +367,14 @@ class SellMatrix:
         if self.format.sigma > 1:
             out["iperm"] = self.iperm
             out["yp"] = self.yp
+        return out
+
+    def format_args(self) -> dict[str, Any]:
+        """Keyword arguments of ``spf.kernels.spmv(self.format.format)`` (the SpMV generated
+        from the SELL relation), all but ``x`` and ``y``."""
+        out = {k: v for k, v in self.args().items() if k not in ("iperm", "yp")}
+        if self.format.sigma > 1:
+            out["perm"] = self.perm
         return out
 
     def to_dense(self) -> npt.NDArray[Any]:

@@ -1,0 +1,166 @@
+"""The built-in formats, each written as a :class:`~spf.formats.format.Format` relation.
+
+Array names follow docs/api.md §12: COO ``row, col, A``; CSR ``rowptr, col, A`` (columns
+sorted within rows); CSC ``colptr, row, A``; DIA ``offsets[ND], A[ND, N]``; ELL
+``col[N, W], A[N, W]`` (padding: value 0, any valid column); BCSR(r, c) ``browptr, bcol,
+A[NNZB, r, c]`` over ``NB*r`` by ``MB*c``; SELL(C, sigma) ``cs, cl, scol, val`` (and ``perm``
+when ``sigma > 1``) as :func:`spf.formats.sell` builds them. Sizes ``N, M, NNZ``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from spf.errors import SpfError
+from spf.formats.format import Format
+from spf.sets import UF
+
+__all__ = ["BCSR", "SELL", "builtin"]  # and COO, CSR, CSC, DIA, ELL, built on first use
+
+
+def _idx(name: str, count: str, extent: str) -> UF:
+    return UF(name, domain=f"{{[k]: 0 <= k < {count}}}", range=f"{{[v]: 0 <= v < {extent}}}")
+
+
+def _ptr(name: str, n: str, nnz: str) -> UF:
+    return UF(
+        name,
+        domain=f"{{[i]: 0 <= i <= {n}}}",
+        range=f"{{[v]: 0 <= v <= {nnz}}}",
+        monotonic="nondecreasing",
+    )
+
+
+@functools.cache
+def _coo() -> Format:
+    """Coordinate format: entry ``k`` at ``(row(k), col(k))``, any order."""
+    return Format(
+        "COO",
+        coords="[i, j]",
+        storage="{[i, j] -> [k]: 0 <= k < NNZ && i = row(k) && j = col(k)}",
+        ufs=[_idx("row", "NNZ", "N"), _idx("col", "NNZ", "M")],
+    )
+
+
+@functools.cache
+def _csr() -> Format:
+    """Compressed rows, columns strictly increasing within each row."""
+    return Format(
+        "CSR",
+        coords="[i, j]",
+        storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+        ufs=[_ptr("rowptr", "N", "NNZ"), _idx("col", "NNZ", "M")],
+        assume=["forall i, k1, k2: rowptr(i) <= k1 < k2 < rowptr(i+1) => col(k1) < col(k2)"],
+    )
+
+
+@functools.cache
+def _csc() -> Format:
+    """Compressed columns, rows strictly increasing within each column."""
+    return Format(
+        "CSC",
+        coords="[i, j]",
+        storage="{[i, j] -> [k]: colptr(j) <= k < colptr(j+1) && i = row(k)}",
+        ufs=[_ptr("colptr", "M", "NNZ"), _idx("row", "NNZ", "N")],
+        assume=["forall j, k1, k2: colptr(j) <= k1 < k2 < colptr(j+1) => row(k1) < row(k2)"],
+    )
+
+
+@functools.cache
+def _dia() -> Format:
+    """Diagonals: ``A[d, i]`` is entry ``(i, i + offsets(d))`` (outside the matrix: unused)."""
+    return Format(
+        "DIA",
+        coords="[i, j]",
+        storage="{[i, j] -> [d, p]: 0 <= d < ND && 0 <= p < N && i = p && j = p + offsets(d) "
+        "&& 0 <= j < M}",
+        ufs=[UF("offsets", domain="{[d]: 0 <= d < ND}", range="{[v]: -N < v < M}")],
+        value_shape=("ND", "N"),
+    )
+
+
+@functools.cache
+def _ell() -> Format:
+    """ELLPACK: ``W`` slots per row; padding slots hold value 0 and any valid column."""
+    return Format(
+        "ELL",
+        coords="[i, j]",
+        storage="{[i, j] -> [p, w]: 0 <= p < N && 0 <= w < W && i = p && j = col(p, w)}",
+        ufs=[
+            UF(
+                "col",
+                arity=2,
+                domain="{[p, w]: 0 <= p < N && 0 <= w < W}",
+                range="{[v]: 0 <= v < M}",
+            )
+        ],
+        value_shape=("N", "W"),
+    )
+
+
+def _positive(fmt: str, what: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpfError(f"{fmt}: {what} must be a positive integer, got {value!r}")
+    return value
+
+
+@functools.cache
+def BCSR(r: int, c: int) -> Format:  # noqa: N802
+    """Block CSR with ``r`` by ``c`` dense blocks (``A[NNZB, r, c]``, block row ``ib`` of
+    ``NB``, block column ``bcol(kb)`` of ``MB``)."""
+    r = _positive("BCSR", "r", r)
+    c = _positive("BCSR", "c", c)
+    return Format(
+        f"BCSR{r}x{c}",
+        coords="[i, j]",
+        storage=f"{{[i, j] -> [kb, ri, ci]: exists ib: 0 <= ib < NB && browptr(ib) <= kb < "
+        f"browptr(ib+1) && 0 <= ri < {r} && 0 <= ci < {c} && i = {r}*ib + ri && "
+        f"j = {c}*bcol(kb) + ci}}",
+        ufs=[_ptr("browptr", "NB", "NNZB"), _idx("bcol", "NNZB", "MB")],
+        assume=["forall ib, k1, k2: browptr(ib) <= k1 < k2 < browptr(ib+1) => bcol(k1) < bcol(k2)"],
+        value_shape=("NNZB", r, c),
+        shape=(f"{r}*NB", f"{c}*MB"),
+    )
+
+
+@functools.cache
+def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
+    """SELL-``C``-``sigma`` as :func:`spf.formats.sell` stores it: entry ``w`` of row ``r``
+    of chunk ``ch`` at ``cs(ch) + C*w + r``; rows permuted by ``perm`` when ``sigma > 1``."""
+    C = _positive("SELL", "C", C)  # noqa: N806
+    sigma = _positive("SELL", "sigma", sigma)
+    if sigma > 1 and sigma % C:
+        raise SpfError(f"SELL: sigma ({sigma}) must be 1 or a multiple of C ({C})")
+    row = f"{C}*ch + r" if sigma == 1 else f"perm({C}*ch + r)"
+    ufs = [
+        _ptr("cs", "NC", "NV"),
+        UF("cl", domain="{[t]: 0 <= t < NC}", range="{[v]: 0 <= v <= M}"),
+        _idx("scol", "NV", "M"),
+    ]
+    if sigma > 1:
+        ufs.append(_idx("perm", "N", "N"))
+    return Format(
+        f"SELL{C}_{sigma}",
+        coords="[i, j]",
+        storage=f"{{[i, j] -> [k]: exists ch, w, r: 0 <= ch < NC && 0 <= w < cl(ch) && "
+        f"0 <= r < {C} && {C}*ch + r < N && k = cs(ch) + {C}*w + r && i = {row} && "
+        "j = scol(k)}",
+        ufs=ufs,
+        value="val",
+        value_shape=("NV",),
+    )
+
+
+_BUILTINS = {"COO": _coo, "CSR": _csr, "CSC": _csc, "DIA": _dia, "ELL": _ell}
+
+
+def builtin(name: str) -> Format:
+    """The built-in format ``name`` (``"COO"``, ``"CSR"``, ``"CSC"``, ``"DIA"``, ``"ELL"``),
+    built on first use so that ``import spf`` stays cheap."""
+    return _BUILTINS[name]()
+
+
+def __getattr__(name: str) -> Format:
+    if name in _BUILTINS:
+        return _BUILTINS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

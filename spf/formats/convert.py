@@ -1,0 +1,406 @@
+"""``convert(src, dst)``: a format conversion synthesized from two storage relations.
+
+The source is read through its scan (:meth:`Format.scan`: every stored entry ``k`` with its
+coordinates); the destination's relation says what to build:
+
+* a coordinate destination (``i = row(k) && j = col(k)``, COO): one pass writes each entry's
+  coordinates and value at its source position;
+* a compressed destination (``ptr(o) <= k < ptr(o+1) && n = idx(k)``, CSR, CSC): counts per
+  outer coordinate ``o``, a prefix sum into ``ptr``, the placement of every entry at the next
+  free slot of its ``o`` (a cursor), and the copy of inner coordinates and values. When the
+  destination assumes an order within ``o`` (CSR: columns increasing) and the source does not
+  already visit entries in that order without duplicates, entries are first placed by their
+  inner coordinate ``n`` (a counting sort), so that the stable placement by ``o`` leaves them
+  sorted; duplicates (same ``o`` and ``n``) are then summed, as ``scipy.sparse`` does.
+
+The conversion is one spf Computation: the arrays it computes and then reads as UFs
+(``ptr``, the cursors, the column buckets) are run-time index arrays (``index=True``).
+Coordinates out of range are refused before anything is written (the kernel checks the
+source UFs' declared ranges on entry), as is source data violating the source's assumptions
+(an unsorted CSR row).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from spf.computation import Computation, Stmt
+from spf.dtypes import numpy_name
+from spf.errors import ArgumentError, SpfError
+from spf.formats.format import Format
+
+__all__ = ["Conversion", "ConversionKernel", "convert"]
+
+
+@dataclass(frozen=True)
+class _Compressed:
+    """Destination ``ptr(o) <= k < ptr(o+1) && n = idx(k)``: coordinate indices ``o``, ``n``."""
+
+    outer: int
+    inner: int
+    ptr: str
+    idx: str
+
+
+def _uf_of_k(expr: str, k: str) -> str | None:
+    """``U`` when ``expr`` is ``U(k)``."""
+    m = re.fullmatch(rf"\s*(\w+)\s*\(\s*{k}\s*\)\s*", expr)
+    return m.group(1) if m else None
+
+
+def _single_position(fmt: Format, role: str) -> str:
+    if len(fmt.positions) != 1 or fmt.value_shape != ("NNZ",):
+        raise SpfError(
+            f"convert: the {role} format {fmt.name} stores entries at [{', '.join(fmt.positions)}]"
+            f" with values of shape {fmt.value_shape}; conversions are synthesized for formats "
+            "storing each entry once at one position 0 <= k < NNZ (COO, CSR, CSC and formats "
+            "like them)"
+        )
+    return fmt.positions[0]
+
+
+def _compressed(fmt: Format) -> _Compressed | None:
+    k = fmt.positions[0]
+    for n, c in enumerate(fmt.coords):
+        idx = _uf_of_k(fmt._defined.get(c, ""), k)
+        if idx is None:
+            continue
+        o = 1 - n
+        oc = fmt.coords[o]
+        if oc in fmt._defined:
+            continue
+        m = re.search(
+            rf"(\w+)\(\s*{oc}\s*\)\s*<=\s*{k}\s*<\s*(\w+)\(\s*{oc}\s*\+\s*1\s*\)", fmt.storage
+        )
+        if m and m.group(1) == m.group(2):
+            return _Compressed(o, n, m.group(1), idx)
+    return None
+
+
+def _coordinate(fmt: Format) -> tuple[str, str] | None:
+    k = fmt.positions[0]
+    names = [_uf_of_k(fmt._defined.get(c, ""), k) for c in fmt.coords]
+    if len(names) == 2 and names[0] and names[1]:
+        return names[0], names[1]
+    return None
+
+
+class _Builder:
+    """Adds statements with 2d+1 schedules, in order, to the conversion Computation."""
+
+    def __init__(self, comp: Computation, src: Format, dtype: str) -> None:
+        self.comp = comp
+        self.src = src
+        self.dtype = dtype
+        self.top = 0
+        src.declare(comp, dtype)
+
+    def data(self, name: str, shape: tuple[str, ...], kind: str = "index") -> None:
+        if name not in self.comp.data_spaces:
+            ctype = f"{self.dtype}_t" if kind == "index" else "double"
+            self.comp.add_data_space(name, ctype, shape=shape)
+
+    def index(self, name: str, count: str, rng: str, *, monotonic: bool = False) -> None:
+        """A run-time index array ``name[count]`` (written here, read as a UF later)."""
+        self.comp.add_data_space(name, f"{self.dtype}_t", shape=(count,), index=True)
+        self.comp.declare_uf(
+            name, range=f"{{[v]: {rng}}}", monotonic="nondecreasing" if monotonic else None
+        )
+
+    def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
+        """Statements ``sources`` in one loop nest over ``domain``."""
+        sched = ", ".join(f"{self.top}, {v}" if n == 0 else f"0, {v}" for n, v in enumerate(loops))
+        for n, text in enumerate(sources):
+            self.comp.add_stmt(Stmt(text, domain, f"{{[{', '.join(loops)}] -> [{sched}, {n}]}}"))
+        self.top += 1
+
+    def scan(self, sources: list[str]) -> None:
+        self.loop(sources, self.src.scan(), self.src.loops)
+
+    def range(self, sources: list[str], var: str, lo: str, hi: str) -> None:
+        self.loop(sources, f"{{[{var}]: {lo} <= {var} < {hi}}}", (var,))
+
+
+def _prefix(b: _Builder, arr: str, extent: str) -> None:
+    b.range([f"${arr}$(o) = 0;"], "o", "0", f"{extent} + 1")
+
+
+class Conversion(Computation):
+    """A synthesized conversion: one spf :class:`~spf.Computation` (inspector and copy)
+    whose :meth:`compile` gives a :class:`ConversionKernel` returning the new arrays."""
+
+    src: Format
+    dst: Format
+    outputs: dict[str, str]
+    allocate: dict[str, tuple[str, ...]]
+    trim: tuple[str, str, str] | None
+    index_dtype: str
+
+    def compile(  # type: ignore[override]
+        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
+    ) -> ConversionKernel:
+        """Generate, build (cached) and load the conversion kernel (C only)."""
+        if target != "c":
+            raise SpfError(
+                f"convert({self.src.name} -> {self.dst.name}): conversions compile for the "
+                f"'c' target only, got {target!r}"
+            )
+        return ConversionKernel(self, super().compile(target, name, check, **options), check)
+
+
+@dataclass
+class ConversionKernel:
+    """``kernel(**source arrays and sizes)`` -> dict of the destination's arrays and sizes."""
+
+    conv: Conversion
+    kernel: Any
+    check: bool = True
+
+    def _sizes(self, args: dict[str, Any]) -> dict[str, int]:
+        conv = self.conv
+        src = conv.src
+        need = set(src.ufs) | {src.value} | set(src.sizes)
+        missing = sorted(need - set(args))
+        if missing:
+            raise ArgumentError(
+                f"convert({src.name} -> {conv.dst.name}): missing argument(s) "
+                f"{', '.join(missing)}; pass the {src.name} arrays and sizes by name"
+            )
+        extra = sorted(set(args) - need)
+        if extra:
+            raise ArgumentError(
+                f"convert({src.name} -> {conv.dst.name}): unknown argument(s) "
+                f"{', '.join(extra)}; it takes {', '.join(sorted(need))}"
+            )
+        sizes: dict[str, int] = {}
+        for s in src.sizes:
+            v = args[s]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ArgumentError(
+                    f"convert({src.name} -> {conv.dst.name}): size {s} must be a "
+                    f"non-negative int, got {v!r}"
+                )
+            sizes[s] = int(v)
+        return sizes
+
+    def __call__(self, **args: Any) -> dict[str, Any]:
+        conv = self.conv
+        sizes = self._sizes(args)
+        env: dict[str, Any] = dict(args)
+        dtype = np.dtype(conv.index_dtype)
+        for name, shape in conv.allocate.items():
+            dims = [_extent(e, sizes) for e in shape]
+            kind = np.float64 if conv.data_spaces[name].ctype == "double" else dtype
+            env[name] = np.zeros(dims, dtype=kind)
+        self.kernel(check=self.check, **env)
+        out = {key: env[name] for key, name in conv.outputs.items()}
+        out.update({s: sizes.get(s, s) for s in conv.dst.sizes})
+        if conv.trim is not None:
+            ptr, idx, value = conv.trim
+            nnz = int(out[ptr][-1])
+            out[idx] = out[idx][:nnz]
+            out[value] = out[value][:nnz]
+            out["NNZ"] = nnz
+        return out
+
+
+def _extent(expr: str, sizes: dict[str, int]) -> int:
+    """The value of an extent ``"N + 1"`` / ``"NNZ"`` (a sum of sizes and integers)."""
+    total = 0
+    for term in expr.split("+"):
+        term = term.strip()
+        total += int(term) if term.isdigit() else sizes[term]
+    return total
+
+
+def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conversion:
+    """The conversion from ``src`` to ``dst`` (see the module docstring).
+
+    >>> import numpy as np
+    >>> from spf.formats import COO, CSR
+    >>> out = convert(COO, CSR).compile()(row=np.array([1, 0, 1], dtype=np.int32),
+    ...     col=np.array([0, 1, 0], dtype=np.int32), A=np.array([1.0, 2.0, 3.0]), N=2, M=2, NNZ=3)
+    >>> out["rowptr"], out["col"], out["A"], out["NNZ"]
+    (array([0, 1, 2], dtype=int32), array([1, 0], dtype=int32), array([2., 4.]), 2)
+    """
+    for role, f in (("src", src), ("dst", dst)):
+        if not isinstance(f, Format):
+            raise SpfError(
+                f"convert: {role} must be an spf.Format (spf.formats.CSR, ...), got {f!r}"
+            )
+        if len(f.coords) != 2:
+            raise SpfError(f"convert: {f.name} has {len(f.coords)} coordinates; matrices have 2")
+    try:
+        name = numpy_name(index_dtype, what="convert: index_dtype")
+    except SpfError:
+        name = ""
+    if name not in ("int32", "int64"):
+        raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    _single_position(src, "source")
+    _single_position(dst, "destination")
+    if src.shape != dst.shape:
+        raise SpfError(
+            f"convert: {src.name} is {src.shape} and {dst.name} is {dst.shape}; the coordinate "
+            "extents must agree"
+        )
+    if not all(e.isidentifier() for e in src.shape):
+        raise SpfError(
+            f"convert: {src.name}'s extents {src.shape} are not plain sizes; conversions are "
+            "synthesized for formats over N x M coordinates"
+        )
+    coo = _coordinate(dst)
+    comp = _compressed(dst)
+    if coo is None and comp is None:
+        raise SpfError(
+            f"convert: cannot synthesize a conversion into {dst.name}: its relation is neither "
+            "coordinate (i = row(k) && j = col(k)) nor compressed (ptr(i) <= k < ptr(i+1) && "
+            "j = idx(k)); build that format with its own inspector (spf.formats.sell for SELL)"
+        )
+    conv = Conversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
+    conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, name, None
+    b = _Builder(conv, src, name)
+    if coo is not None:
+        _to_coordinate(b, dst, coo)
+    else:
+        assert comp is not None
+        _to_compressed(b, dst, comp)
+    return conv
+
+
+def _to_coordinate(b: _Builder, dst: Format, ufs: tuple[str, str]) -> None:
+    conv, src = b.comp, b.src
+    assert isinstance(conv, Conversion)
+    k = src.positions[0]
+    conv.allocate = {"cv_c0": ("NNZ",), "cv_c1": ("NNZ",), "cv_val": ("NNZ",)}
+    b.data(src.value, ("NNZ",), "value")
+    b.data("cv_c0", ("NNZ",))
+    b.data("cv_c1", ("NNZ",))
+    b.data("cv_val", ("NNZ",), "value")
+    b.scan(
+        [
+            f"$cv_c0$({k}) = {src.coords[0]};",
+            f"$cv_c1$({k}) = {src.coords[1]};",
+            f"$cv_val$({k}) = ${src.value}$({k});",
+        ]
+    )
+    conv.outputs = {ufs[0]: "cv_c0", ufs[1]: "cv_c1", dst.value: "cv_val"}
+
+
+def _ordered_unique(src: Format, n: int) -> bool:
+    """The source's scan visits entries in nondecreasing coordinate ``n`` and its assumed
+    order rules out duplicates (CSR read for CSC: rows increasing, columns strictly)."""
+    return bool(src.assume) and src.loops[0] == src.coords[n]
+
+
+def _coord_of(src: Format, c: int, entry: str) -> str | None:
+    """Coordinate ``c`` of entry ``entry`` as a UF expression of it, when the source defines
+    it as ``U(k)``."""
+    uf = _uf_of_k(src._defined.get(src.coords[c], ""), src.positions[0])
+    return f"{uf}({entry})" if uf else None
+
+
+def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
+    conv, src = b.comp, b.src
+    assert isinstance(conv, Conversion)
+    k = src.positions[0]
+    o_var, n_var = src.coords[d.outer], src.coords[d.inner]
+    eo, en = dst.shape[d.outer], dst.shape[d.inner]
+    sort = bool(dst.assume) and not _ordered_unique(src, d.inner)
+    b.data(src.value, ("NNZ",), "value")
+    # counts per outer (and inner, when sorting) coordinate, prefix sums, cursors
+    b.index("cv_ptr", f"{eo} + 1", "0 <= v <= NNZ", monotonic=True)
+    b.index("cv_cur", f"{eo} + 1", "0 <= v < NNZ")
+    b.data("cv_idx", ("NNZ",))
+    b.data("cv_val", ("NNZ",), "value")
+    _prefix(b, "cv_ptr", eo)
+    counts = [f"$cv_ptr$({o_var} + 1) += 1;"]
+    if sort:
+        b.index("cv_nptr", f"{en} + 1", "0 <= v < NNZ")
+        b.index("cv_nbeg", f"{en} + 1", "0 <= v <= NNZ", monotonic=True)
+        b.index("cv_to", "NNZ", f"0 <= v < {eo}")
+        b.data("cv_tv", ("NNZ",), "value")
+        _prefix(b, "cv_nptr", en)
+        counts.append(f"$cv_nptr$({n_var} + 1) += 1;")
+    b.scan(counts)
+    b.range(["$cv_ptr$(o + 1) += $cv_ptr$(o);", "$cv_cur$(o) = $cv_ptr$(o);"], "o", "0", eo)
+    if sort:
+        # a counting sort by the inner coordinate into (outer, value) buckets ...
+        b.range(["$cv_nptr$(o + 1) += $cv_nptr$(o);", "$cv_nbeg$(o) = $cv_nptr$(o);"],
+                "o", "0", en)  # fmt: skip
+        b.loop(["$cv_nbeg$(o) = $cv_nptr$(o);"], f"{{[o]: o = {en} && o >= 0}}", ("o",))
+        b.scan(
+            [
+                f"$cv_to$(cv_nptr({n_var})) = {o_var};",
+                f"$cv_tv$(cv_nptr({n_var})) = ${src.value}$({k});",
+                f"$cv_nptr$({n_var}) += 1;",
+            ]
+        )
+        # ... read bucket by bucket, each entry placed at its outer coordinate's cursor:
+        # stable, so sorted within each outer coordinate
+        b.loop(
+            [
+                "$cv_idx$(cv_cur(cv_to(t))) = n;",
+                "$cv_val$(cv_cur(cv_to(t))) = $cv_tv$(t);",
+                "$cv_cur$(cv_to(t)) += 1;",
+            ],
+            f"{{[n, t]: 0 <= n < {en} && cv_nbeg(n) <= t < cv_nbeg(n + 1)}}",
+            ("n", "t"),
+        )
+    else:
+        b.scan(
+            [
+                f"$cv_idx$(cv_cur({o_var})) = {n_var};",
+                f"$cv_val$(cv_cur({o_var})) = ${src.value}$({k});",
+                f"$cv_cur$({o_var}) += 1;",
+            ]
+        )
+    conv.outputs = {d.ptr: "cv_ptr", d.idx: "cv_idx", dst.value: "cv_val"}
+    if sort:
+        _sum_duplicates(b, eo)
+        conv.outputs = {d.ptr: "cv_dptr", d.idx: "cv_idx", dst.value: "cv_val"}
+        conv.trim = (d.ptr, d.idx, dst.value)
+    conv.allocate = {
+        name: tuple(str(e) for e in ds.shape or ())
+        for name, ds in conv.data_spaces.items()
+        if name.startswith("cv_") and ds.shape
+    }
+
+
+def _sum_duplicates(b: _Builder, eo: str) -> None:
+    """Merge equal neighbours within each outer coordinate (sorted already), summing them,
+    in place and in one pass: ``cv_u`` counts the distinct entries so far, ``cv_new(k)`` is
+    entry ``k``'s slot (never after ``k``, so every slot is read before it is written)."""
+    b.index("cv_new", "NNZ", "0 <= v < NNZ")
+    b.data("cv_dptr", (f"{eo} + 1",))
+    b.comp.add_local("cv_u", "int64_t")
+    b.loop(["$cv_u$ = 0;"], "{[z]: z = 0}", ("z",))
+    row = f"{{[o]: 0 <= o < {eo}}}"
+    first = f"{{[o, k]: 0 <= o < {eo} && k = cv_ptr(o) && cv_ptr(o) < cv_ptr(o + 1)}}"
+    rest = f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) < k < cv_ptr(o + 1)}}"
+    t = b.top
+    b.comp.add_stmt(Stmt("$cv_dptr$(o) = $cv_u$;", row, f"{{[o] -> [{t}, o, 0]}}"))
+    for n, text in enumerate(
+        [
+            "$cv_new$(k) = $cv_u$;",
+            "$cv_val$(cv_new(k)) = $cv_val$(k);",
+            "$cv_idx$(cv_new(k)) = $cv_idx$(k);",
+            "$cv_u$ += 1;",
+        ]
+    ):
+        b.comp.add_stmt(Stmt(text, first, f"{{[o, k] -> [{t}, o, 1, k, {n}]}}"))
+    for n, text in enumerate(
+        [
+            "$cv_u$ += $cv_idx$(k) != $cv_idx$(k - 1) ? 1 : 0;",
+            "$cv_new$(k) = $cv_u$ - 1;",
+            "$cv_val$(cv_new(k)) = cv_new(k) == cv_new(k - 1) ? "
+            "$cv_val$(cv_new(k)) + $cv_val$(k) : $cv_val$(k);",
+            "$cv_idx$(cv_new(k)) = $cv_idx$(k);",
+        ]
+    ):
+        b.comp.add_stmt(Stmt(text, rest, f"{{[o, k] -> [{t}, o, 2, k, {n}]}}"))
+    b.top += 1
+    b.loop(["$cv_dptr$(o) = $cv_u$;"], f"{{[o]: o = {eo} && o >= 0}}", ("o",))

@@ -1,0 +1,430 @@
+"""A sparse format as a relation: coordinates ``[i, j]`` to storage positions, with UFs.
+
+A :class:`Format` names its coordinate tuple, the storage relation from coordinates to
+storage positions (uninterpreted functions allowed: the format's index arrays), the UFs with
+their properties, the facts it assumes (ordering), its value array and its size parameters::
+
+    CSR = Format("CSR", coords="[i, j]",
+                 storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+                 ufs={"rowptr": UF(...), "col": UF(...)}, ...)
+
+From the relation alone spf derives how to *scan* the format (:attr:`Format.loops`,
+:meth:`Format.scan`): every variable fixed by an equality ``v = expr`` is computed from the
+others (``j = col(k)``), every other variable is a loop, ordered so that a loop comes after
+the variables its bounds read (``k`` after ``i`` in ``rowptr(i) <= k``), storage variables
+in their order first. ``spf.kernels.spmv(fmt)`` and ``spf.formats.convert`` are built on it.
+
+The relation must be a function of the coordinates onto storage: every storage variable (and
+every ``exists`` variable) must be tied to a coordinate through equalities (``j = col(k)``
+ties ``k`` to ``j``), and every coordinate must be fixed by the storage position (by an
+equality, or, like CSR's row ``i``, by the UF bounds ``rowptr(i) <= k < rowptr(i+1)`` that
+scan it). A relation that is not is refused with :class:`~spf.errors.SpfError`; UF-valued
+ties such as ``j = col(k)`` are trusted to be one-to-one within a row, which is what the
+format's data must satisfy (``assume`` states the ordering that makes it checkable).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from spf.errors import SpfError
+from spf.sets import UF, Relation
+
+__all__ = ["Format"]
+
+_RELATION = re.compile(
+    r"^\s*\{\s*\[(?P<ins>[^\]]*)\]\s*->\s*\[(?P<outs>[^\]]*)\]\s*"
+    r"(?::\s*(?:exists\s+(?P<exists>[A-Za-z_][\w\s,]*?)\s*:)?(?P<body>.*))?\}\s*$",
+    re.DOTALL,
+)
+_CMP = re.compile(r"(<=|>=|==|=|<|>)")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class _Atom:
+    """One comparison ``lhs op rhs`` of the storage relation's body."""
+
+    lhs: str
+    op: str
+    rhs: str
+
+
+def _split_names(text: str, what: str, fmt: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for n in names:
+        if not n.isidentifier():
+            raise SpfError(f"Format {fmt!r}: {what} must be variable names, got {n!r}")
+    return names
+
+
+def _names_in(expr: str) -> tuple[set[str], set[str]]:
+    """``(top, inner)``: names outside any UF call and names inside UF call arguments
+    (UF names themselves are in neither)."""
+    top: set[str] = set()
+    inner: set[str] = set()
+    depth = 0
+    i = 0
+    while i < len(expr):
+        ch = expr[i]
+        m = _NAME.match(expr, i)
+        if m and (i == 0 or not (expr[i - 1].isalnum() or expr[i - 1] == "_")):
+            j = m.end()
+            k = j
+            while k < len(expr) and expr[k].isspace():
+                k += 1
+            is_call = k < len(expr) and expr[k] == "("
+            if not is_call:
+                (inner if depth else top).add(m.group())
+            else:
+                depth += 1
+                k += 1
+            i = k if is_call else j
+            continue
+        if ch == "(" and depth:
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        i += 1
+    return top, inner
+
+
+def _atoms(body: str, fmt: str) -> list[_Atom]:
+    """The comparisons of a conjunction ``a <= b < c && d = e`` (chains split)."""
+    if "||" in body or " or " in body:
+        raise SpfError(
+            f"Format {fmt!r}: the storage relation must be one conjunction (&&), not a union"
+        )
+    atoms: list[_Atom] = []
+    for conj in re.split(r"&&|\band\b", body):
+        if not conj.strip():
+            continue
+        parts = _CMP.split(conj)
+        if len(parts) < 3:
+            raise SpfError(f"Format {fmt!r}: cannot read constraint {conj.strip()!r}")
+        for a in range(0, len(parts) - 2, 2):
+            atoms.append(_Atom(parts[a].strip(), parts[a + 1], parts[a + 2].strip()))
+    return atoms
+
+
+class Format:
+    """A sparse matrix format: coordinates, storage relation, UFs, assumptions, values.
+
+    ``coords`` is the coordinate tuple (``"[i, j]"``); ``storage`` the relation from it to
+    storage positions (``"{[i, j] -> [k]: ...}"``, ``exists`` allowed); ``ufs`` the index
+    arrays it calls (a mapping or sequence of :class:`spf.UF`); ``assume`` facts
+    (``"forall ..."``, see docs/assumptions.md); ``value`` the value array, indexed by the
+    storage tuple, of shape ``value_shape``; ``shape`` the extents of the coordinates
+    (default ``("N", "M")``); ``sizes`` the size parameters (default: those the relation,
+    the UFs and the shapes name).
+
+    >>> from spf import UF
+    >>> coo = Format("MYCOO", coords="[i, j]",
+    ...              storage="{[i, j] -> [k]: 0 <= k < NNZ && i = row(k) && j = col(k)}",
+    ...              ufs=[UF("row"), UF("col")])
+    >>> coo.loops
+    ('k', 'i', 'j')
+    """
+
+    def __init__(
+        self,
+        name: str,
+        coords: str,
+        storage: str,
+        ufs: Mapping[str, UF] | Sequence[UF] = (),
+        assume: Sequence[str] = (),
+        value: str = "A",
+        value_shape: Sequence[object] | None = None,
+        shape: Sequence[object] = ("N", "M"),
+        sizes: Sequence[str] | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SpfError(f"Format: name must be an identifier, got {name!r}")
+        self.name = name
+        self._read_coords(coords)
+        self.ufs = self._uf_map(ufs)
+        self._read_storage(storage)
+        self._read_values(value, value_shape, shape, assume)
+        self._defined, self._deps = self._analyse()
+        self.loops = self._order()
+        self._check_function()
+        if len(self.value_shape) != len(self.positions):
+            raise SpfError(
+                f"Format {name!r}: value {value!r} has {len(self.value_shape)} extents but the "
+                f"storage position [{', '.join(self.positions)}] has {len(self.positions)}"
+            )
+        self.sizes = tuple(sizes) if sizes is not None else self._sizes()
+
+    # ---------------------------------------------------------------------------- parsing
+    def _read_coords(self, coords: str) -> None:
+        name = self.name
+        if not isinstance(coords, str) or not re.fullmatch(r"\s*\[[^\]]*\]\s*", coords):
+            raise SpfError(f"Format {name!r}: coords must be a tuple like '[i, j]', got {coords!r}")
+        self.coords = _split_names(coords.strip()[1:-1], "coords", name)
+        if not self.coords:
+            raise SpfError(f"Format {name!r}: coords is empty")
+
+    def _read_storage(self, storage: str) -> None:
+        name = self.name
+        if not isinstance(storage, str):
+            raise SpfError(f"Format {name!r}: storage must be a relation string, got {storage!r}")
+        self.storage = storage.strip()
+        m = _RELATION.match(self.storage)
+        if m is None:
+            raise SpfError(
+                f"Format {name!r}: storage must read '{{[coords] -> [positions]: constraints}}', "
+                f"got {storage!r}"
+            )
+        self.relation = self._parse(self.storage)
+        ins = _split_names(m.group("ins"), "the relation's inputs", name)
+        if ins != self.coords:
+            raise SpfError(
+                f"Format {name!r}: the storage relation's inputs [{', '.join(ins)}] differ from "
+                f"coords [{', '.join(self.coords)}]; write the relation from the coordinates"
+            )
+        self.positions = _split_names(m.group("outs"), "the relation's outputs", name)
+        self.exists = _split_names(m.group("exists") or "", "exists variables", name)
+        clash = set(self.positions) & set(self.coords)
+        if clash:
+            raise SpfError(
+                f"Format {name!r}: storage variable(s) {sorted(clash)} reuse coordinate names; "
+                "name the positions differently (i = p ties them)"
+            )
+        self._atoms = _atoms(m.group("body") or "", name)
+
+    def _read_values(
+        self,
+        value: str,
+        value_shape: Sequence[object] | None,
+        shape: Sequence[object],
+        assume: Sequence[str],
+    ) -> None:
+        name = self.name
+        if not isinstance(value, str) or not value.isidentifier() or value in self.ufs:
+            raise SpfError(f"Format {name!r}: value must be an array name distinct from the UFs")
+        self.value = value
+        self.value_shape = tuple(
+            str(s) for s in (value_shape if value_shape is not None else ("NNZ",))
+        )
+        self.shape = tuple(str(s) for s in shape)
+        if len(self.shape) != len(self.coords):
+            raise SpfError(f"Format {name!r}: shape needs one extent per coordinate")
+        self.assume = tuple(assume)
+        for fact in self.assume:
+            if not isinstance(fact, str):
+                raise SpfError(f"Format {name!r}: assume entries must be strings, got {fact!r}")
+
+    def _uf_map(self, ufs: Mapping[str, UF] | Sequence[UF]) -> dict[str, UF]:
+        items = list(ufs.items()) if isinstance(ufs, Mapping) else [(None, u) for u in ufs]
+        out: dict[str, UF] = {}
+        for key, uf in items:
+            if not isinstance(uf, UF):
+                raise SpfError(f"Format {self.name!r}: ufs must be spf.UF objects, got {uf!r}")
+            if key is not None and key != uf.name:
+                raise SpfError(
+                    f"Format {self.name!r}: ufs key {key!r} names UF {uf.name!r}; use the same name"
+                )
+            out[uf.name] = uf
+        return out
+
+    def _parse(self, text: str) -> Relation:
+        try:
+            rel = Relation(text, self.ufs or None)
+        except SpfError as err:
+            raise SpfError(
+                f"Format {self.name!r}: cannot read the storage relation: {err}"
+            ) from err
+        missing = sorted({c.split("(")[0].strip() for c in rel.uf_calls} - set(self.ufs))
+        if missing:
+            raise SpfError(
+                f"Format {self.name!r}: the storage relation calls {missing} which ufs= does not "
+                "declare; declare every index array with spf.UF"
+            )
+        return rel
+
+    def _analyse(self) -> tuple[dict[str, str], dict[str, set[str]]]:
+        """Variables fixed by equalities (name -> expression) and each variable's reads."""
+        tuple_vars = set(self.coords) | set(self.positions) | set(self.exists)
+        defined: dict[str, str] = {}
+        deps: dict[str, set[str]] = {v: set() for v in tuple_vars}
+        for atom in self._atoms:
+            if atom.op in ("=", "==") and atom.lhs in tuple_vars and atom.lhs not in defined:
+                top, inner = _names_in(atom.rhs)
+                used = (top | inner) & tuple_vars
+                if atom.lhs not in used:
+                    defined[atom.lhs] = atom.rhs
+                    deps[atom.lhs] |= used
+                    continue
+            ltop, linner = _names_in(atom.lhs)
+            rtop, rinner = _names_in(atom.rhs)
+            top = (ltop | rtop) & tuple_vars
+            used = (ltop | rtop | linner | rinner) & tuple_vars
+            for v in top:
+                deps[v] |= {u for u in used if u not in top}
+        return defined, deps
+
+    def _order(self) -> tuple[str, ...]:
+        """Scan order: positions, then exists variables, then coordinates, each after the
+        variables it reads; variables fixed by equalities right after what they read."""
+        placed: list[str] = []
+        visiting: set[str] = set()
+
+        def place(v: str) -> None:
+            if v in placed:
+                return
+            if v in visiting:
+                raise SpfError(
+                    f"Format {self.name!r}: the storage relation's variables depend on each "
+                    f"other in a cycle through {v!r}; it cannot be scanned"
+                )
+            visiting.add(v)
+            for u in sorted(self._deps[v], key=self._rank):
+                place(u)
+            visiting.discard(v)
+            placed.append(v)
+
+        free = [v for v in (*self.positions, *self.exists, *self.coords) if v not in self._defined]
+        for v in free:
+            place(v)
+        for v in (*self.positions, *self.exists, *self.coords):
+            place(v)
+        return tuple(placed)
+
+    def _rank(self, v: str) -> int:
+        order = (*self.exists, *self.positions, *self.coords)
+        return order.index(v)
+
+    def _bounded(self, v: str) -> tuple[bool, bool]:
+        lower = upper = False
+        for atom in self._atoms:
+            if atom.op in ("=", "=="):
+                continue
+            lt, _ = _names_in(atom.lhs)
+            rt, _ = _names_in(atom.rhs)
+            small_side = atom.op in ("<", "<=")
+            if v in rt:
+                lower, upper = (True, upper) if small_side else (lower, True)
+            if v in lt:
+                lower, upper = (lower, True) if small_side else (True, upper)
+        return lower, upper
+
+    def _check_function(self) -> None:
+        for v in (*self.positions, *self.exists):
+            if v in self._defined:
+                continue
+            lower, upper = self._bounded(v)
+            if not (lower and upper):
+                raise SpfError(
+                    f"Format {self.name!r}: storage variable {v!r} has no "
+                    f"{'lower' if not lower else 'upper'} bound in {self.storage}; bound it "
+                    f"(0 <= {v} < NNZ) or fix it by an equality"
+                )
+        self._check_coords_fixed()
+        self._check_positions_tied()
+
+    def _check_coords_fixed(self) -> None:
+        """Every coordinate is fixed by the storage position (equality or UF bounds)."""
+        scanned: set[str] = set()
+        for v in (*self.positions, *self.exists):
+            if v not in self._defined:
+                scanned |= self._deps[v]
+        for c in self.coords:
+            if c not in self._defined and c not in scanned:
+                raise SpfError(
+                    f"Format {self.name!r}: the storage relation is not a function of the "
+                    f"coordinates onto storage: coordinate {c!r} is not fixed by the storage "
+                    f"position; fix it by an equality ({c} = row(k)) or scan it through UF "
+                    f"bounds (rowptr({c}) <= k < rowptr({c}+1))"
+                )
+
+    def _check_positions_tied(self) -> None:
+        """Every storage / exists variable is tied to the coordinates by equalities."""
+        tied = set(self.coords)
+        changed = True
+        while changed:
+            changed = False
+            for atom in self._atoms:
+                if atom.op not in ("=", "=="):
+                    continue
+                lt, li = _names_in(atom.lhs)
+                rt, ri = _names_in(atom.rhs)
+                names = (lt | li | rt | ri) & (set(self.positions) | set(self.exists) | tied)
+                if names & tied and not names <= tied:
+                    tied |= names
+                    changed = True
+            for v, deps in self._deps.items():
+                if v in tied and v in self._defined and not deps <= tied:
+                    tied |= deps
+                    changed = True
+        loose = [v for v in (*self.positions, *self.exists) if v not in tied]
+        if loose:
+            raise SpfError(
+                f"Format {self.name!r}: the storage relation is not a function of the "
+                f"coordinates: storage variable(s) {loose} are not tied to "
+                f"[{', '.join(self.coords)}] by any equality, so one coordinate maps to many "
+                "positions"
+            )
+
+    def _sizes(self) -> tuple[str, ...]:
+        names: set[str] = set(self.relation.params)
+        for uf in self.ufs.values():
+            for s in (uf.domain, uf.range):
+                if s is not None:
+                    names |= set(s.params)
+        for e in (*self.shape, *self.value_shape):
+            names |= set(_NAME.findall(e))
+        return tuple(sorted(names - set(self.ufs)))
+
+    # ----------------------------------------------------------------------------- scanning
+    def scan(self) -> str:
+        """The set the format's entries are scanned over, as text: every variable of the
+        relation in :attr:`loops` order, the coordinates not fixed by equalities bounded by
+        :attr:`shape`."""
+        body = (
+            self.storage[self.storage.index(":") + 1 : self.storage.rindex("}")]
+            if ":" in self.storage
+            else ""
+        )
+        if self.exists:
+            body = body.split(":", 1)[1]
+        extra = [
+            f"0 <= {c} < {n}"
+            for c, n in zip(self.coords, self.shape, strict=True)
+            if c not in self._defined
+        ]
+        conj = " && ".join(p for p in (body.strip(), *extra) if p)
+        return f"{{[{', '.join(self.loops)}]: {conj}}}"
+
+    def declare(self, comp: object, index_dtype: str | None = None) -> None:
+        """Declare the format's UFs (with ``index_dtype`` if given) and facts on ``comp``."""
+        from spf.computation import Computation
+
+        assert isinstance(comp, Computation)
+        for uf in self.ufs.values():
+            comp.declare_uf(
+                uf.name,
+                arity=uf.arity,
+                domain=uf.domain if uf.domain is not None else self._pointer_domain(uf.name),
+                range=uf.range,
+                monotonic=uf.monotonic,
+                dtype=index_dtype or uf.dtype,
+            )
+        for fact in self.assume:
+            comp.assume(fact)
+
+    def _pointer_domain(self, uf: str) -> str | None:
+        """A domain for an undeclared-domain pointer array ``uf`` read as ``uf(c)`` and
+        ``uf(c+1)`` with ``c`` a scanned coordinate: ``0 <= t <= extent of c``."""
+        for c, extent in zip(self.coords, self.shape, strict=True):
+            if c in self._defined:
+                continue
+            if re.search(rf"\b{uf}\s*\(\s*{c}\s*\)", self.storage):
+                return f"{{[t]: 0 <= t <= {extent}}}"
+        return None
+
+    def __repr__(self) -> str:
+        return (
+            f"Format({self.name!r}, coords='[{', '.join(self.coords)}]', storage={self.storage!r})"
+        )
