@@ -840,10 +840,11 @@ class Computation:
         """The :class:`spf.analysis.executor.Executor` that runs this computation's wavefront
         loops (None without one); legality is checked here, on the computation the user
         scheduled."""
-        from spf.analysis.executor import build_executor, wavefront_loops
+        tagged = (t for s in self.stmts for tags in s.tags.values() for t in tags)
+        if not any(t.startswith("wavefront(") for t in tagged):
+            return None  # no wavefront: the analysis layer need not even be imported
+        from spf.analysis.executor import build_executor
 
-        if not wavefront_loops(self):
-            return None
         if check:
             self.check_legality()
         return build_executor(self, target)
