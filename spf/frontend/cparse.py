@@ -9,22 +9,11 @@ from typing import Any
 
 from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
 
+from spf.computation.source.vocab import C_TYPEDEFS
 from spf.errors import ParseError
 from spf.frontend.preprocess import Preprocessed, preprocess
 
-_TYPEDEFS = {
-    "int8_t": "signed char",
-    "int16_t": "short",
-    "int32_t": "int",
-    "int64_t": "long long",
-    "uint8_t": "unsigned char",
-    "uint16_t": "unsigned short",
-    "uint32_t": "unsigned int",
-    "uint64_t": "unsigned long long",
-    "size_t": "unsigned long",
-    "ptrdiff_t": "long",
-    "bool": "_Bool",
-}
+_TYPEDEFS = C_TYPEDEFS  # the fixed-width and size types statement sources know too
 _PRELUDE = "".join(f"typedef {c} {n};" for n, c in _TYPEDEFS.items()) + "\n#line 1\n"
 _COORD = re.compile(r":(\d+):(\d+)")
 

@@ -15,7 +15,7 @@ from spf.clang import MATH_1, MATH_2
 _DS_PREFIX = "__spf_ds_"
 _RESERVED = "__spf_"
 _FUNC = "__spf_stmt"
-_TYPEDEFS = {
+C_TYPEDEFS = {
     "int8_t": "signed char",
     "int16_t": "short",
     "int32_t": "int",
@@ -30,6 +30,7 @@ _TYPEDEFS = {
     "uintptr_t": "unsigned long",
     "bool": "_Bool",
 }
+_TYPEDEFS = C_TYPEDEFS
 _PRELUDE = "".join(f"typedef {c} {n};\n" for n, c in _TYPEDEFS.items()) + f"void {_FUNC}(void) {{\n"
 _PRELUDE_LINES = _PRELUDE.count("\n")
 
