@@ -6,11 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import spf
 from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL, convert
-
-sp = pytest.importorskip("scipy.sparse")
 
 PAIRS = [(COO, CSR), (CSR, CSC), (CSR, COO), (COO, CSC), (CSC, CSR), (CSC, COO), (CSR, CSR),
          (COO, COO)]  # fmt: skip

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import spf
 from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL
-
-sp = pytest.importorskip("scipy.sparse")
 
 BUILTINS = [COO, CSR, CSC, DIA, ELL, BCSR(2, 3), SELL(4, 1), SELL(4, 8)]
 SUITESPARSE = Path("/work/shared/data/suitesparse")
