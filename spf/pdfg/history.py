@@ -83,7 +83,10 @@ class PDFGHistory(list[tuple[str, PDFG]]):
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise SpfError(f"render: cannot create {str(folder)!r}: {err.strerror}") from None
-        written = [graph.render(folder / name) for (_, graph), name in zip(self, self.file_names())]
+        written = [
+            graph.render(folder / name)
+            for (_, graph), name in zip(self, self.file_names(), strict=True)
+        ]
         index = folder / "index.html"
         try:
             index.write_text(self._page(), encoding="utf-8")
@@ -122,7 +125,7 @@ class PDFGHistory(list[tuple[str, PDFG]]):
         cells = [
             f'<figure style="{_CELL}">{picture}'
             f'<figcaption style="{_CAPTION}">{k}. {escape(text)}</figcaption></figure>'
-            for k, ((text, _), picture) in enumerate(zip(self, pictures))
+            for k, ((text, _), picture) in enumerate(zip(self, pictures, strict=True))
         ]
         return f'<div style="{_ROW}">\n' + "\n".join(cells) + "\n</div>"
 
@@ -146,13 +149,11 @@ def pdfg_history(comp: Computation) -> PDFGHistory:
     entries = comp.trace.entries
     snaps = snapshots(comp)
     work = _initial(comp, snaps)
-    steps = [(INITIAL, INITIAL, PDFG(work))]
+    steps = [(INITIAL, INITIAL, _graph(work, 0, INITIAL))]
     for k, entry in enumerate(entries, start=1):
-        if k in snaps:
-            work = _load(comp, snaps[k], k)
-        else:
-            work = _replayed(comp, work, entry, k)
-        steps.append((entry.as_python(), entry.command.method, PDFG(work)))
+        work = _load(comp, snaps[k], k) if k in snaps else _replayed(comp, work, entry, k)
+        text = entry.as_python()
+        steps.append((text, entry.command.method, _graph(work, k, text)))
     if len(entries) not in snaps and work.to_json() != comp.to_json():
         raise SpfError(
             f"pdfg_history: replaying the trace of {comp.name} on its initial state does not "
@@ -160,6 +161,15 @@ def pdfg_history(comp: Computation) -> PDFGHistory:
             "comp.trace.as_python())"
         )
     return PDFGHistory(steps)
+
+
+def _graph(comp: Computation, step: int, text: str) -> PDFG:
+    """The PDFG of ``comp`` at ``step``; an error building it says which step it was."""
+    try:
+        return PDFG(comp)
+    except SpfError as err:
+        err.add_note(f"During: pdfg_history, the graph of step {step} ({text})")
+        raise
 
 
 def _load(comp: Computation, snapshot: str | SpfError, step: int) -> Computation:

@@ -5,13 +5,16 @@ step (checked against the computation built and scheduled one command at a time)
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import spf
 from spf import kernels
 from spf.pdfg.history import PDFGHistory
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Action = Callable[[spf.Computation], object]
 
@@ -105,7 +108,9 @@ def test_steps_are_independent_copies() -> None:
     comp.stmt("s1").after("s0", "i")
     history = comp.pdfg_history()
     first, last = history[0][1].computation, history[-1][1].computation
-    assert first is not comp and last is not comp and first is not last
+    assert first is not comp
+    assert last is not comp
+    assert first is not last
     assert first.loop_structure() == kernels.blur2d().loop_structure()
     assert last.loop_structure() == comp.loop_structure()
     assert comp.pdfg_history()[-1][1].to_dot() == comp.to_dot()  # asking twice changes nothing
@@ -189,7 +194,8 @@ def test_file_names_number_the_steps_and_name_the_command() -> None:
     for _ in range(110):
         comp.stmt("s0").reverse("i")
     names = comp.pdfg_history().file_names()
-    assert names[0] == "000-initial.svg" and names[-1] == "110-reverse.svg"
+    assert names[0] == "000-initial.svg"
+    assert names[-1] == "110-reverse.svg"
 
 
 def test_pdfg_inline_is_recorded_and_replays() -> None:
@@ -207,7 +213,8 @@ def test_pdfg_inline_of_a_temporary_nothing_reads_is_refused() -> None:
     comp.add_stmt(spf.Stmt("$t$(i) = i;", "{[i]: 0 <= i < N}"))
     with pytest.raises(spf.SpfError, match="nothing reads it"):
         comp.pdfg().inline("t")
-    assert [s.name for s in comp.stmts] == ["s0"] and len(comp.trace) == 0
+    assert [s.name for s in comp.stmts] == ["s0"]
+    assert len(comp.trace) == 0
 
 
 @pytest.mark.requires_graphviz
@@ -217,7 +224,8 @@ def test_repr_html_shows_one_svg_per_step_with_the_command_under_it() -> None:
     comp.stmt("s1").after("s0", "i")
     html = comp.pdfg_history()._repr_html_()
     assert html.count("<svg") == 3
-    assert "<?xml" not in html and "<!DOCTYPE" not in html
+    assert "<?xml" not in html
+    assert "<!DOCTYPE" not in html
     assert "overflow-x:auto" in html
     captions = [html.index(t) for t in ("0. initial", "1. comp.stmt(&quot;s1&quot;).shift")]
     assert captions == sorted(captions)
@@ -233,7 +241,8 @@ def test_repr_html_without_graphviz_is_a_message(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(spf.pdfg.pdfg.shutil, "which", lambda _name: None)
     html = history._repr_html_()
     assert "Graphviz&#x27;s &#x27;dot&#x27; is not installed" in html
-    assert "<svg" not in html and "comp.stmt(&quot;s1&quot;).shift(&quot;i&quot;, 2)" in html
+    assert "<svg" not in html
+    assert "comp.stmt(&quot;s1&quot;).shift(&quot;i&quot;, 2)" in html
     with pytest.raises(spf.SpfError, match="Graphviz's 'dot' is not installed"):
         history.render("steps")
 
