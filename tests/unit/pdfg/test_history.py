@@ -157,6 +157,33 @@ def test_declarations_between_commands_show_in_the_next_step() -> None:
     assert history[-1][1].to_dot() == comp.to_dot()  # the last step is the computation now
 
 
+def test_layer_three_commands_with_a_buffer_declared_between_them() -> None:
+    comp = spf.Computation("two_stage")
+    dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+    for name in ("a", "t", "b"):
+        comp.add_data_space(name, "double", shape=("N", "M"))
+    comp.add_stmt(spf.Stmt("$t$(i,j) = 2 * $a$(i,j);", dom, "{[i,j]->[0,i,0,j,0]}"))
+    comp.add_stmt(
+        spf.Stmt(
+            "$b$(i,j) = $t$(i,j) + $t$(i-1,j);",
+            "{[i,j]: 1 <= i < N && 0 <= j < M}",
+            "{[i,j]->[0,i,1,j,0]}",
+        )
+    )
+    comp.stmt("s1").parallelize("j")
+    buf = comp.add_buffer("rows", (2, "M"), "double", scope="local")
+    dots = [comp.to_dot()]  # step 1 shows the buffer declared after its command
+    comp.stmt("s0").store_in(buf, ["i % 2", "j"])
+    dots.append(comp.to_dot())
+    buf.allocate_at("s0", "i")
+    dots.append(comp.to_dot())
+    history = comp.pdfg_history()
+    assert [text for text, _ in history][2:] == [e.as_python() for e in comp.trace][1:]
+    assert history.file_names()[2:] == ["02-store_in.svg", "03-allocate_at.svg"]
+    assert [g.to_dot() for _, g in history][1:] == dots
+    assert "rows" in history[2][1].graph
+
+
 def test_a_computation_loaded_with_a_trace_replays_from_its_original_schedules() -> None:
     comp = kernels.blur2d()
     comp.stmt("s1").shift("i", 2).after("s0", "i")
