@@ -295,3 +295,13 @@ def test_render_into_a_file_is_refused(tmp_path: Path) -> None:
         kernels.gemm().pdfg_history().render(target)
     with pytest.raises(spf.SpfError, match="expected a directory path"):
         kernels.gemm().pdfg_history().render(3)  # type: ignore[arg-type]
+
+
+def test_module_doctests() -> None:
+    import doctest
+
+    import spf.pdfg.history
+
+    result = doctest.testmod(spf.pdfg.history, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
