@@ -4,8 +4,9 @@
     what ``make demo`` runs: build, schedule, generate, compile and run real kernels.
 ``spf codegen MODULE:FUNCTION [--target c|cuda|mpi|hls] [-o FILE] [--name NAME] [--no-check]``
     print (or write) the generated code of the Computation that ``FUNCTION()`` returns.
-``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf]``
-    write its polyhedral dataflow graph, as DOT text or rendered by Graphviz.
+``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf | --steps DIR]``
+    write its polyhedral dataflow graph, as DOT text or rendered by Graphviz; ``--steps``:
+    one SVG per step of its trace and an ``index.html`` (``comp.pdfg_history()``).
 ``spf import FILE.c [--function F] [--param NAME] [--shape NAME=EXT,EXT] [-o FILE]``
     import a C function (``spf.from_c``): print the Python that builds its Computation,
     then its loop structure (as comments).
@@ -55,6 +56,7 @@ _EPILOG = """examples:
   spf codegen spf.kernels:spmv_csr                  C/OpenMP for the CSR SpMV on stdout
   spf codegen my_kernels.py:build --target cuda -o k.cu
   spf dot spf.kernels:blur2d -o blur.svg            its PDFG, rendered by Graphviz
+  spf dot my_kernels.py:tiled --steps steps         the PDFG after each command
   spf import kernel.c --function gemm               the Computation of a C function
   spf demo                                          what `make demo` runs
   spf bench --quick --only spmv                     a quick benchmark run"""
@@ -100,11 +102,18 @@ def _parser() -> argparse.ArgumentParser:
         description="Write the polyhedral dataflow graph of the Computation FUNCTION() returns.",
     )
     dot.add_argument("function", metavar="MODULE:FUNCTION", help=_SPEC_HELP)
-    dot.add_argument(
+    where = dot.add_mutually_exclusive_group()
+    where.add_argument(
         "-o",
         "--output",
         metavar="FILE",
         help="FILE.dot, .svg, .png or .pdf (default: DOT on stdout)",
+    )
+    where.add_argument(
+        "--steps",
+        metavar="DIR",
+        help="one SVG per step of the trace (00-initial.svg, 01-tile.svg, ...) and an "
+        "index.html showing them in order, in DIR",
     )
     imp = commands.add_parser(
         "import",
@@ -279,6 +288,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         _progress(f"generated {len(text.splitlines())} lines in {time.perf_counter() - t0:.2f} s")
         _emit(text, args.output)
         return 0
+    if args.command == "dot" and args.steps is not None:
+        _steps(_load_with_progress(args.function), args.steps)
+        return 0
     if args.command == "dot":
         graph = _load_with_progress(args.function).pdfg()
         if args.output and not args.output.endswith(".dot"):
@@ -292,6 +304,18 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     parser.print_help(sys.stderr)
     return 2
+
+
+def _steps(comp: Computation, directory: str) -> None:
+    """``spf dot --steps DIR``: the PDFG after each command of ``comp.trace``."""
+    t0 = time.perf_counter()
+    _progress(f"replaying the {len(comp.trace)} command(s) of {comp.name!r}")
+    history = comp.pdfg_history()
+    _progress(f"rendering {len(history)} graphs with Graphviz to {directory}")
+    written = history.render(directory)
+    _progress(
+        f"wrote {len(written) - 1} SVG files and {written[-1]} in {time.perf_counter() - t0:.2f} s"
+    )
 
 
 def _import_c(args: argparse.Namespace) -> str:

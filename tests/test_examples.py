@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,16 +68,16 @@ def test_pdfg_tutorial_renders_svg(tmp_path: Path) -> None:
     assert all(b"<svg" in (tmp_path / "graphs" / n).read_bytes() for n in names)
 
 
-@pytest.mark.requires_graphviz
-@pytest.mark.slow
-def test_pdfg_inline_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def execute_notebook(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Execute ``examples/<name>`` in ``tmp_path`` (through nbclient); the outputs of its
+    code cells, checked to hold no error."""
     import nbclient
     import nbformat
 
     monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
-    notebook = tmp_path / "pdfg_inline.ipynb"
-    shutil.copy(EXAMPLES / "pdfg_inline.ipynb", notebook)
+    notebook = tmp_path / name
+    shutil.copy(EXAMPLES / name, notebook)
     nb = nbformat.read(notebook, as_version=4)
     client = nbclient.NotebookClient(
         nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
@@ -84,8 +85,39 @@ def test_pdfg_inline_notebook_executes(tmp_path: Path, monkeypatch: pytest.Monke
     client.execute()
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
+    return outputs
+
+
+@pytest.mark.requires_graphviz
+@pytest.mark.slow
+def test_pdfg_inline_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = execute_notebook("pdfg_inline.ipynb", tmp_path, monkeypatch)
     svgs = [o for o in outputs if "image/svg+xml" in o.get("data", {})]
     assert len(svgs) == 2, "the graph before and after inlining are rendered"
     text = "".join(o.get("text", "") for o in outputs)
     assert "['out', 'img']" in text
     assert "matches the two-pass blur" in text
+
+
+@pytest.mark.requires_graphviz
+@pytest.mark.slow
+def test_pdfg_steps_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history displays as one row of graphs per schedule, the command under each."""
+    outputs = execute_notebook("pdfg_steps.ipynb", tmp_path, monkeypatch)
+    rows = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert [row.count("<svg") for row in rows] == [6, 4], "the blur's and the solve's steps"
+    assert "3. comp.stmt(&quot;s0&quot;).storage_fold(&quot;i&quot;, 3)" in rows[0]
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "carried by ['i']" in text
+    assert "matches numpy" in text
+
+
+@pytest.mark.requires_graphviz
+def test_pdfg_steps_script_writes_both_schedules(tmp_path: Path) -> None:
+    out = run_script("pdfg_steps.py", tmp_path, "graphs")
+    assert "matches numpy" in out
+    blur = sorted(p.name for p in (tmp_path / "graphs" / "blur").iterdir())
+    assert blur[0] == "00-initial.svg"
+    assert blur[3] == "03-storage_fold.svg"
+    assert blur[-1] == "index.html"
+    assert len(list((tmp_path / "graphs" / "forward_solve").glob("*.svg"))) == 4

@@ -8,6 +8,9 @@ In a MyST page::
 imports ``MODULE`` (the ``examples/`` folder and the repository are on ``sys.path``), calls
 ``FUNCTION()`` (which returns an ``spf.Computation`` or an ``spf.pdfg.PDFG``) and renders
 its DOT text through ``sphinx.ext.graphviz``, so the pictures always match the code.
+
+``{pdfg-steps} MODULE:FUNCTION`` draws ``FUNCTION().pdfg_history()``: one figure per step,
+captioned with the step's number and command; ``:steps: 0 2 3`` picks some of them.
 """
 
 from __future__ import annotations
@@ -49,6 +52,36 @@ class PdfgDirective(SphinxDirective):
         return [figure_wrapper(self, node, self.options["caption"])]
 
 
+class PdfgStepsDirective(SphinxDirective):
+    """``{pdfg-steps} MODULE:FUNCTION`` with an optional ``:steps:`` (step numbers)."""
+
+    required_arguments = 1
+    option_spec: ClassVar[dict[str, Any]] = {"steps": directives.unchanged}
+
+    def run(self) -> list[Node]:
+        import spf
+
+        module_name, _, func_name = self.arguments[0].partition(":")
+        comp = getattr(importlib.import_module(module_name), func_name)()
+        if not isinstance(comp, spf.Computation):
+            raise self.error(f"{self.arguments[0]}() did not return a Computation")
+        history = comp.pdfg_history()
+        wanted = [int(k) for k in self.options.get("steps", "").split()] or range(len(history))
+        figures: list[Node] = []
+        for k in wanted:
+            if not 0 <= k < len(history):
+                raise self.error(f"{self.arguments[0]} has steps 0..{len(history) - 1}, not {k}")
+            text, graph = history[k]
+            node = graphviz()
+            node["code"] = graph.to_dot()
+            node["options"] = {"docname": self.env.current_document.docname}
+            node["alt"] = f"PDFG of {self.arguments[0]}, step {k}"
+            what = "before any command" if k == 0 else f"``{text}``"
+            figures.append(figure_wrapper(self, node, f"Step {k}: {what}"))
+        return figures
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("pdfg", PdfgDirective)
+    app.add_directive("pdfg-steps", PdfgStepsDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from spf.clang import check_reserved
 from spf.computation.access import access_relation, iterator_names
+from spf.computation.checkpoints import keep
 from spf.computation.data_space import DataSpace, make_data_space
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from spf.computation.dependence import Dependence
     from spf.computation.inline import AppendResult
     from spf.computation.layers import Layers
-    from spf.computation.products import CompiledKernel, DataflowGraph
+    from spf.computation.products import CompiledKernel, DataflowGraph, DataflowHistory
     from spf.computation.source import ParsedSource
     from spf.dtypes import TypeLike
     from spf.schedule.trace import Trace
@@ -732,8 +733,10 @@ class Computation:
 
         cmd = Wavefront(loop=loop, how=method)
         analyze_wavefront(self, stmts, loop)
+        start = len(self.trace)
         for s in stmts:
             s._run(cmd)
+        keep(self, start)  # one step: the statements are tagged together (pdfg_history)
 
     def inspector(self, loop: str) -> Computation:
         """The generated inspector of the wavefront loop ``loop``: a Computation that writes
@@ -855,6 +858,15 @@ class Computation:
         from spf.pdfg import PDFG
 
         return PDFG(self)
+
+    def pdfg_history(self) -> DataflowHistory:
+        """The PDFG at every step: ``[(command_text, PDFG), ...]``, the graph before any
+        command (``"initial"``), then after each command of :attr:`trace`, each rebuilt by
+        replaying the trace on a copy; in a notebook, the graphs side by side with the
+        command under each (docs/pdfg.md, "Step by step")."""
+        from spf.pdfg.history import pdfg_history
+
+        return pdfg_history(self)
 
     def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
         """PDFG fuse: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the outer

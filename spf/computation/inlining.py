@@ -36,6 +36,11 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
     producer = writers[0]
     if producer in readers:
         raise SpfError(f"inline({name!r}): {producer.name} reads what it writes")
+    if not readers:
+        raise SpfError(
+            f"inline({name!r}): nothing reads it, so inlining would drop what "
+            f"{producer.name} computes"
+        )
     its = list(iterator_names(producer.domain))
     found = producer.parsed.assignment_value(
         lambda n, ix: f"${n}$" + (f"({', '.join(ix)})" if ix else ""),

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     import networkx as nx
 
     from spf.sets import Relation
 
-__all__ = ["CompiledKernel", "DataflowGraph", "NamedArgument"]
+__all__ = ["CompiledKernel", "DataflowGraph", "DataflowHistory", "NamedArgument"]
 
 
 class NamedArgument(Protocol):
@@ -80,3 +81,20 @@ class DataflowGraph(Protocol):
     def render(self, path: str | Path) -> Path: ...
 
     def _repr_svg_(self) -> str: ...
+
+
+class DataflowHistory(Protocol):
+    """The PDFG at every step (:class:`spf.pdfg.history.PDFGHistory`): a list of
+    ``(command_text, graph)``, the graph before any command first."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, k: int, /) -> tuple[str, DataflowGraph]: ...
+
+    def __iter__(self) -> Iterator[tuple[str, DataflowGraph]]: ...
+
+    def file_names(self) -> list[str]: ...
+
+    def render(self, directory: str | Path) -> list[Path]: ...
+
+    def _repr_html_(self) -> str: ...

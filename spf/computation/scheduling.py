@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from spf.computation.checkpoints import after_command, before_command
 from spf.computation.operations import note_order
 from spf.errors import SpfError
 from spf.schedule.apply import Context, apply_command
@@ -51,6 +52,7 @@ def run(stmt: Stmt, cmd: Command) -> None:
             f"statement {stmt.name}: add it to a Computation before scheduling it "
             f"({cmd.call_text()})"
         )
+    before_command(comp)  # the history's snapshot (spf.computation.checkpoints)
     if isinstance(cmd, Effect):
         try:
             cmd.perform(stmt)
@@ -58,6 +60,7 @@ def run(stmt: Stmt, cmd: Command) -> None:
             err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
             raise
         trace_of(comp).record(stmt.name, cmd)
+        after_command(comp)
         return
     try:
         updates = apply_command(cmd, stmt.name, context_of(comp))
@@ -71,3 +74,4 @@ def run(stmt: Stmt, cmd: Command) -> None:
     trace_of(comp).record(stmt.name, cmd)
     if isinstance(cmd, After):  # Layer IV operations get their program order from orders
         note_order(comp, stmt.name, cmd)
+    after_command(comp)

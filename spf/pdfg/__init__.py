@@ -3,6 +3,7 @@ operations that become schedule relations (docs/pdfg.md)."""
 
 from __future__ import annotations
 
+from spf.pdfg.history import PDFGHistory
 from spf.pdfg.pdfg import PDFG
 
-__all__ = ["PDFG"]
+__all__ = ["PDFG", "PDFGHistory"]

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from spf.analysis.dependences import padded
+from spf.computation.checkpoints import after_command, before_command, keep
 from spf.computation.operations import placements, restore_placements
 from spf.computation.statement import is_constant
 from spf.errors import SpfError, UndeclaredError
@@ -36,7 +37,9 @@ if TYPE_CHECKING:
 
 @contextmanager
 def transaction(comp: Computation) -> Iterator[None]:
-    """Undo every schedule, tag, placement and trace change if the block raises."""
+    """Undo every schedule, tag, placement and trace change if the block raises (and tell
+    :mod:`spf.computation.checkpoints`, which keeps the history's snapshots, around it)."""
+    before_command(comp)
     saved = {s.name: (s._schedule, dict(s._tags)) for s in comp.stmts}
     placed = placements(comp)
     entries = trace_of(comp).entries
@@ -48,6 +51,23 @@ def transaction(comp: Computation) -> Iterator[None]:
         restore_placements(comp, placed)
         set_trace(comp, Trace(entries))
         raise
+    after_command(comp)
+
+
+def inline(comp: Computation, data_space: str) -> list[str]:
+    """Producer-consumer inlining of ``data_space``
+    (:func:`spf.computation.inlining.inline_data_space`), recorded in the trace as
+    ``inline()`` of its producer, so it prints and replays like ``stmt.inline()``; returns
+    the rewritten consumers."""
+    from spf.computation.effects import Inline
+    from spf.computation.inlining import inline_data_space
+
+    writers = [s.name for s in comp.stmts if any(ds == data_space for ds, _ in s.writes)]
+    before_command(comp)
+    out = inline_data_space(comp, data_space)  # refused unless ``writers`` is one statement
+    trace_of(comp).record(writers[0], Inline())
+    after_command(comp)
+    return out
 
 
 def _changed(comp: Computation, before: dict[str, str]) -> list[Relation]:
@@ -99,9 +119,11 @@ def reschedule(comp: Computation, s1: str | Stmt, s2: str | Stmt) -> list[Relati
     if mover is anchor:
         raise SpfError(f"reschedule: {mover.name} cannot move before itself")
     before = {s.name: str(s.schedule) for s in comp.stmts}
+    start = len(trace_of(comp))
     with transaction(comp):
         _move_before(comp, mover, anchor, shared_level(comp, mover, anchor))
         comp.check_legality()
+    keep(comp, start)  # its recorded orders need not replay to this (the history's steps)
     return _changed(comp, before)
 
 

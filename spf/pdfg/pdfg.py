@@ -52,10 +52,11 @@ class PDFG:
     def inline(self, data_space: str) -> list[str]:
         """Producer-consumer inlining of temporary ``data_space``: its producer's value is
         substituted into the consumers and the producer and the data space disappear;
-        returns the rewritten consumers."""
-        from spf.computation.inlining import inline_data_space
+        returns the rewritten consumers (recorded in the trace as the producer's
+        ``inline()``)."""
+        from spf.pdfg.ops import inline
 
-        out = inline_data_space(self.computation, data_space)
+        out = inline(self.computation, data_space)
         self.graph = build_graph(self.computation)
         return out
 
