@@ -71,8 +71,8 @@ def after_command(comp: Computation) -> None:
 
 def keep(comp: Computation, since: int) -> None:
     """Snapshot ``comp`` as it is now for every step of the trace after index ``since``:
-    the commands an operation recorded there do not replay to exactly its result (PDFG
-    ``reschedule`` records the orders now in force, which replay elsewhere)."""
+    the commands an operation recorded there are one step of the history
+    (``comp.wavefront`` tags every statement together)."""
     after_command(comp)
     log = _LOGS[comp]
     size = len(trace_of(comp))

@@ -308,14 +308,13 @@ def note_order(comp: Computation, stmt: str, cmd: After) -> None:
     loose = {s.name for s in involved if isinstance(s, OperationStmt) and not s.placed}
     if not loose or len(loose) == len(involved):
         return  # nothing to place, or only unplaced operations ordered among themselves
-    from spf.schedule.commands import After as AfterCmd
     from spf.schedule.trace import trace_of
 
     unplaced = {s.name for s in comp.stmts if isinstance(s, OperationStmt) and not s.placed}
     links = [
-        (e.stmt, e.command.other)
-        for e in trace_of(comp).entries
-        if isinstance(e.command, AfterCmd) and e.stmt in unplaced and e.command.other in unplaced
+        (succ, order.other)
+        for succ, order in trace_of(comp).orders()
+        if succ in unplaced and order.other in unplaced
     ]
     group, todo = set(loose), list(loose)
     while todo:

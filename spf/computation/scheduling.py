@@ -15,7 +15,7 @@ from spf.computation.checkpoints import after_command, before_command
 from spf.computation.operations import note_order
 from spf.errors import SpfError
 from spf.schedule.apply import Context, apply_command
-from spf.schedule.commands import After, Command, Effect
+from spf.schedule.commands import After, Command, Effect, Reschedule
 from spf.schedule.relations import State
 from spf.schedule.trace import trace_of
 
@@ -28,9 +28,7 @@ __all__ = ["context_of", "run"]
 
 def context_of(comp: Computation) -> Context:
     """The :class:`Context` of a computation (its statements, reserved names, orders)."""
-    orders = tuple(
-        (e.stmt, e.command) for e in trace_of(comp).entries if isinstance(e.command, After)
-    )
+    orders = trace_of(comp).orders()
     return Context(
         states={s.name: State(s.schedule, s.tags) for s in comp.stmts},
         domain_arity={s.name: s.domain.arity for s in comp.stmts},
@@ -74,4 +72,6 @@ def run(stmt: Stmt, cmd: Command) -> None:
     trace_of(comp).record(stmt.name, cmd)
     if isinstance(cmd, After):  # Layer IV operations get their program order from orders
         note_order(comp, stmt.name, cmd)
+    elif isinstance(cmd, Reschedule):
+        note_order(comp, cmd.other, After(other=stmt.name, level=cmd.level))
     after_command(comp)

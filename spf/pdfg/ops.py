@@ -8,7 +8,9 @@ just before ``s2`` (inside the loops the two share), in either direction of the 
 unlike IEGenLib's; ``s2`` and the statements around it keep their order. Both are
 legality-checked; an illegal operation raises ``IllegalScheduleError`` and changes nothing
 (schedules, tags, operation placements and trace are restored). They return the schedules they
-changed. Both are recorded in the trace as ``after`` commands.
+changed. ``fuse`` is recorded in the trace as ``s2.after(s1, level)``, ``reschedule`` as itself
+(``comp.reschedule("s2", "s0")``, a :class:`~spf.schedule.commands.Reschedule` of ``s1``), so
+replaying the trace on a fresh copy rebuilds the same schedules.
 """
 
 from __future__ import annotations
@@ -18,20 +20,19 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from spf.analysis.dependences import padded
-from spf.computation.checkpoints import after_command, before_command, keep
+from spf.computation.checkpoints import after_command, before_command
 from spf.computation.operations import placements, restore_placements
 from spf.computation.statement import is_constant
 from spf.errors import SpfError, UndeclaredError
 from spf.schedule import ROOT
-from spf.schedule.commands import After
-from spf.schedule.order import fused_with, holds, latest_orders, place_before, shared_loops
+from spf.schedule.commands import Reschedule
+from spf.schedule.order import place_rescheduled
 from spf.schedule.trace import Trace, set_trace, trace_of
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
     from spf.schedule.commands import Level
-    from spf.schedule.relations import State
     from spf.sets import Relation
 
 
@@ -114,63 +115,32 @@ def fuse(comp: Computation, s1: str | Stmt, s2: str | Stmt, level: object) -> li
 
 def reschedule(comp: Computation, s1: str | Stmt, s2: str | Stmt) -> list[Relation]:
     """``s1`` moves to just before ``s2``, inside the loops the two share; ``s2`` and the
-    statements around it keep their order."""
+    statements around it keep their order. Recorded as one :class:`Reschedule` of ``s1``
+    (it prints as this call and replays to the same schedules)."""
     mover, anchor = comp.stmt(s1), comp.stmt(s2)
     if mover is anchor:
         raise SpfError(f"reschedule: {mover.name} cannot move before itself")
     before = {s.name: str(s.schedule) for s in comp.stmts}
-    start = len(trace_of(comp))
     with transaction(comp):
-        _move_before(comp, mover, anchor, shared_level(comp, mover, anchor))
+        mover._run(_rescheduled(comp, mover, anchor))
         comp.check_legality()
-    keep(comp, start)  # its recorded orders need not replay to this (the history's steps)
     return _changed(comp, before)
 
 
-def _move_before(comp: Computation, mover: Stmt, anchor: Stmt, level: Level) -> None:
-    """Put ``mover`` (and the nest fused into it) in ``anchor``'s slot inside their shared
-    loops, ``anchor`` and what follows it one slot later. The mover's earlier orders against
-    statements outside its nest give way (the user asked for this place); the trace records
-    ``anchor.after(mover, level)`` and, for each earlier order of the mover that no longer
-    holds, the order that now does, so later commands see the orders in force."""
-    from spf.computation.operations import note_order
+def _rescheduled(comp: Computation, mover: Stmt, anchor: Stmt) -> Reschedule:
+    """The command that puts ``mover`` (and the nest fused into it) in ``anchor``'s slot
+    inside their shared loops, ``anchor`` and what follows it one slot later, with the
+    orders the move reverses (:func:`spf.schedule.order.place_rescheduled`)."""
     from spf.computation.scheduling import context_of
 
-    cmd = After(other=anchor.name, level=level)
+    cmd = Reschedule(other=anchor.name, level=shared_level(comp, mover, anchor))
     ctx = context_of(comp)
-    states, orders = ctx.states, ctx.orders
     try:
-        group = fused_with(mover.name, shared_loops(mover.name, cmd, states), states, orders)
-        own = [o for o in orders if mover.name in (o[0], o[1].other)]
-        given_way = [o for o in own if not {o[0], o[1].other} <= group]
-        kept = [o for o in orders if o not in given_way]
-        updates = place_before(mover.name, cmd, states, kept)
+        _, follows = place_rescheduled(mover.name, cmd, ctx.states, ctx.orders)
     except SpfError as err:
         err.add_note(f"During: reschedule({mover.name!r}, {anchor.name!r})")
         raise
-    for name, state in updates.items():
-        target = comp.stmt(name)
-        target._schedule = state.schedule
-        target._tags = dict(state.tags)
-    new = {**states, **updates}
-    recorded = After(other=mover.name, level=level)
-    trace = trace_of(comp)
-    trace.record(anchor.name, recorded)
-    for succ, old in latest_orders(given_way):
-        pred = old.other
-        if {succ, pred} == {mover.name, anchor.name} or _order_holds(succ, old, new):
-            continue
-        flipped = After(other=succ, level=old.level)
-        if _order_holds(pred, flipped, new):
-            trace.record(pred, flipped)
-    note_order(comp, anchor.name, recorded)
-
-
-def _order_holds(succ: str, cmd: After, states: dict[str, State]) -> bool:
-    try:
-        return holds(states[succ], states[cmd.other], shared_loops(succ, cmd, states))
-    except SpfError:
-        return False
+    return Reschedule(other=cmd.other, level=cmd.level, follows=follows)
 
 
 def shared_level(comp: Computation, a: Stmt, b: Stmt) -> Level:

@@ -26,6 +26,7 @@ from spf.schedule.commands import (
     Loop,
     Parallelize,
     Pipeline,
+    Reschedule,
     Reverse,
     SetSchedule,
     Shift,
@@ -37,7 +38,7 @@ from spf.schedule.commands import (
     Vectorize,
     Wavefront,
 )
-from spf.schedule.order import place_after
+from spf.schedule.order import place_after, place_rescheduled
 from spf.schedule.relations import State, Tags, loops_of, rebuild
 from spf.sets import UF, Relation
 
@@ -53,7 +54,8 @@ class Context:
     reserved: frozenset[str] = frozenset()
     ufs: Mapping[str, UF] = field(default_factory=dict)
     orders: tuple[tuple[str, After], ...] = ()
-    """Earlier ``After`` commands as ``(statement, command)``, oldest first."""
+    """The orders earlier commands put in force as ``(statement, After)``, oldest first
+    (:meth:`spf.schedule.trace.Trace.orders`)."""
 
 
 class LoopView:
@@ -316,8 +318,8 @@ def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     if stmt not in ctx.states:
         raise UndeclaredError("statement", stmt, ctx.states)
     state = ctx.states[stmt]
-    if isinstance(cmd, After):
-        return place_after(stmt, cmd, ctx.states, ctx.orders)
+    if isinstance(cmd, (After, Reschedule)):
+        return _ordered(cmd, stmt, ctx)
     if isinstance(cmd, SetSchedule):
         return {stmt: _set_schedule(cmd, stmt, state, ctx)}
     view = LoopView(stmt, state.schedule)
@@ -362,6 +364,14 @@ def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
         inner = _split_names(cmd, view, view.depth("vectorize", cmd.loop))[1]
         tags = _with_tag(tags, inner, f"vector({cmd.width})")
     return {stmt: State(schedule, tags)}
+
+
+def _ordered(cmd: After | Reschedule, stmt: str, ctx: Context) -> dict[str, State]:
+    """A new place in the program order: ``after``, or PDFG ``reschedule`` (the orders it
+    reverses are already in ``cmd``)."""
+    if isinstance(cmd, After):
+        return place_after(stmt, cmd, ctx.states, ctx.orders)
+    return place_rescheduled(stmt, cmd, ctx.states, ctx.orders)[0]
 
 
 def _set_schedule(cmd: SetSchedule, stmt: str, state: State, ctx: Context) -> State:

@@ -106,6 +106,17 @@ class Command:
         args = [_py(v) for v in pos] + [f"{k}={_py(v)}" for k, v in kw.items()]
         return f"{self.method}({', '.join(args)})"
 
+    def trace_text(self, stmt: str, var: str = "comp") -> str:
+        """The Python line that applies this command to statement ``stmt`` of the
+        computation bound to ``var``: ``comp.stmt("s0").tile(...)``."""
+        return f"{var}.stmt({_py(stmt)}).{self.call_text()}"
+
+    def orders(self, stmt: str) -> tuple[tuple[str, After], ...]:
+        """The program orders this command, applied to ``stmt``, puts in force, as
+        ``(statement, After)`` (the statement runs after ``After.other``); none for a
+        command that only transforms loops or tags."""
+        return ()
+
 
 @dataclass(frozen=True, kw_only=True)
 class Effect(Command):
@@ -449,6 +460,68 @@ class After(Command):
             raise SpfError(f"after: other must be a statement or its name, got {self.other!r}")
         check_loop_ref("after", "level", self.level, root_ok=True)
 
+    def orders(self, stmt: str) -> tuple[tuple[str, After], ...]:
+        return ((stmt, self),)
+
+
+Follow = tuple[str, str, Level]
+"""``(succ, pred, level)``: ``succ`` runs after ``pred`` inside their loops up to ``level``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reschedule(Command):
+    """PDFG ``reschedule``: the statement (with the nest fused into it) moves to the slot of
+    statement ``other`` inside their loops up to and including ``level`` (none for
+    ``ROOT``); ``other`` and the statements after it there move one slot later. ``follows``
+    are the orders the move reversed (earlier orders of the statement that gave way), as
+    they hold afterwards: with ``other`` running after the statement, the orders it puts in
+    force. Recorded by ``comp.reschedule`` and printed as that call, so the trace replays
+    to the same schedules."""
+
+    method: ClassVar[str] = "reschedule"
+    n_required: ClassVar[int] = 2
+    other: str
+    level: Level
+    follows: tuple[Follow, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.other, str) or not self.other:
+            raise SpfError(f"reschedule: other must be a statement or its name, got {self.other!r}")
+        check_loop_ref("reschedule", "level", self.level, root_ok=True)
+        if not isinstance(self.follows, (tuple, list)):
+            raise SpfError(
+                f"reschedule: follows must be (succ, pred, level) triples, got {self.follows!r}"
+            )
+        triples = tuple(_follow(f) for f in self.follows)
+        object.__setattr__(self, "follows", triples)  # JSON gives lists and None for ROOT
+
+    def call_args(self) -> tuple[list[object], dict[str, object]]:
+        return [self.other, self.level], {}
+
+    def trace_text(self, stmt: str, var: str = "comp") -> str:
+        """``comp.reschedule("s2", "s0")`` (which finds the same level and orders again)."""
+        return f"{var}.reschedule({_py(stmt)}, {_py(self.other)})"
+
+    def orders(self, stmt: str) -> tuple[tuple[str, After], ...]:
+        moved = (self.other, After(other=stmt, level=self.level))
+        flipped = tuple((succ, After(other=pred, level=lvl)) for succ, pred, lvl in self.follows)
+        return (moved, *flipped)
+
+
+def _follow(triple: object) -> Follow:
+    """A ``(succ, pred, level)`` triple of :attr:`Reschedule.follows` (from JSON: a list,
+    ``None`` for ``ROOT``)."""
+    if (
+        isinstance(triple, (tuple, list))
+        and len(triple) == 3
+        and all(isinstance(v, str) and v for v in triple[:2])
+    ):
+        succ, pred, level = triple
+        level = ROOT if level is None else level
+        check_loop_ref("reschedule", "follows level", level, root_ok=True)
+        return (succ, pred, level)
+    raise SpfError(f"reschedule: follows must be (succ, pred, level) triples, got {triple!r}")
+
 
 COMMANDS: dict[str, type[Command]] = {
     c.__name__: c
@@ -469,6 +542,7 @@ COMMANDS: dict[str, type[Command]] = {
         TileGpu,
         Pipeline,
         After,
+        Reschedule,
     )
 }
 """Command classes by name (for JSON); :func:`register_command` adds :class:`Effect` commands."""

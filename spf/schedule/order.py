@@ -9,7 +9,8 @@ unordered keep their order. Statements fused into ``s``'s loops by earlier order
 level)`` sharing more loops than the new order does, and theirs in turn) move with ``s``: ordering
 a statement before the first statement of a fused nest moves the nest, not just its first
 statement. An ``after`` that breaks an earlier ``after`` of the same statement (two conflicting
-predecessors) raises ``SpfError`` naming both.
+predecessors) raises ``SpfError`` naming both. PDFG ``reschedule`` (:func:`place_rescheduled`)
+moves a statement to just before another instead.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from spf.errors import SpfError, UndeclaredError
-from spf.schedule.commands import ROOT, After
+from spf.schedule.commands import ROOT, After, Follow, Reschedule
 from spf.schedule.relations import State, is_constant, loops_of, set_constants
 
 
@@ -77,9 +78,42 @@ def place_before(
 ) -> dict[str, State]:
     """``stmt`` (with the nest fused into it) takes the slot of ``cmd.other`` inside their
     shared loops up to ``cmd.level``; ``cmd.other`` and every later statement there move one
-    slot later (PDFG ``reschedule``: the mover moves, the anchor keeps its neighbours). The
-    result is recorded as ``other.after(stmt, level)``, the order it establishes."""
+    slot later (PDFG ``reschedule``: the mover moves, the anchor keeps its neighbours;
+    :func:`place_rescheduled` decides which earlier orders give way)."""
     return _place(stmt, cmd, states, orders, 0)
+
+
+def place_rescheduled(
+    stmt: str, cmd: Reschedule, states: Mapping[str, State], orders: Sequence[tuple[str, After]]
+) -> tuple[dict[str, State], tuple[Follow, ...]]:
+    """PDFG ``reschedule``: the new states when ``stmt`` (with the nest fused into it) takes
+    the slot of ``cmd.other`` inside their loops up to ``cmd.level``, and the orders the
+    move reversed. The earlier orders of ``stmt`` against statements outside its nest give
+    way (the user asked for this place); each that no longer holds while its reverse does
+    comes back reversed, as ``(succ, pred, level)``, so later commands see the orders in
+    force (:attr:`Reschedule.follows`)."""
+    anchor = After(other=cmd.other, level=cmd.level)
+    group = fused_with(stmt, shared_loops(stmt, anchor, states), states, orders)
+    own = [o for o in orders if stmt in (o[0], o[1].other)]
+    given_way = [o for o in own if not {o[0], o[1].other} <= group]
+    kept = [o for o in orders if o not in given_way]
+    updates = place_before(stmt, anchor, states, kept)
+    new = {**states, **updates}
+    follows: list[Follow] = []
+    for succ, old in latest_orders(given_way):
+        pred = old.other
+        if {succ, pred} == {stmt, cmd.other} or _order_holds(succ, old, new):
+            continue
+        if _order_holds(pred, After(other=succ, level=old.level), new):
+            follows.append((pred, succ, old.level))
+    return updates, tuple(follows)
+
+
+def _order_holds(succ: str, cmd: After, states: Mapping[str, State]) -> bool:
+    try:
+        return holds(states[succ], states[cmd.other], shared_loops(succ, cmd, states))
+    except SpfError:
+        return False
 
 
 def _place(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Protocol, TypeVar
 
 from spf.errors import SpfError
-from spf.schedule.commands import COMMANDS, ROOT, After, Command
+from spf.schedule.commands import COMMANDS, ROOT, After, Command, Reschedule
 
 
 class _Scheduled(Protocol):
@@ -48,13 +48,13 @@ class TraceEntry:
     command: Command
 
     def as_python(self, var: str = "comp") -> str:
-        """``comp.stmt("s0").tile("i", "j", 2, 2, "i0", "j0", "i1", "j1")``."""
-        return f'{var}.stmt("{self.stmt}").{self.command.call_text()}'
+        """``comp.stmt("s0").tile("i", "j", 2, 2, "i0", "j0", "i1", "j1")`` (a PDFG
+        reschedule: ``comp.reschedule("s2", "s0")``)."""
+        return self.command.trace_text(self.stmt, var)
 
     def to_data(self) -> dict[str, Any]:
         """JSON-ready: ``{"stmt": ..., "command": "Tile", "args": {...}}`` (``ROOT``: null)."""
-        values = {f.name: getattr(self.command, f.name) for f in fields(self.command)}
-        args = {k: (None if v is ROOT else v) for k, v in values.items()}
+        args = {f.name: _plain(getattr(self.command, f.name)) for f in fields(self.command)}
         return {"stmt": self.stmt, "command": type(self.command).__name__, "args": args}
 
     @classmethod
@@ -69,7 +69,7 @@ class TraceEntry:
                 f"trace entry: unknown command {data.get('command')!r}; known: "
                 f"{', '.join(sorted(COMMANDS))}"
             )
-        if kind is After and args.get("level", ROOT) is None:
+        if kind in (After, Reschedule) and args.get("level", ROOT) is None:
             args = {**args, "level": ROOT}
         try:
             command = kind(**args)
@@ -99,6 +99,13 @@ class Trace:
         if any("spf.ROOT" in line for line in lines):
             lines.insert(0, "import spf")
         return "\n".join(lines)
+
+    def orders(self) -> tuple[tuple[str, After], ...]:
+        """The program orders the commands put in force, oldest first, as ``(statement,
+        After)``: each ``after``, and each reschedule's (its anchor after the statement that
+        moved, then the orders the move reversed); a later order of a pair replaces an
+        earlier one (:func:`spf.schedule.order.latest_orders`)."""
+        return tuple(order for e in self._entries for order in e.command.orders(e.stmt))
 
     def replay(self, comp: _C) -> _C:
         """Apply every command, in order, to the statements of the same names of ``comp``
@@ -136,6 +143,15 @@ class Trace:
 
     def __repr__(self) -> str:
         return f"Trace(entries={len(self._entries)})"
+
+
+def _plain(value: object) -> object:
+    """A command's field value as JSON data: ``ROOT`` as None, also inside tuples."""
+    if value is ROOT:
+        return None
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
 
 
 _TRACES: weakref.WeakKeyDictionary[Any, Trace] = weakref.WeakKeyDictionary()
