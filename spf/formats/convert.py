@@ -241,6 +241,10 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
     if name not in ("int32", "int64"):
         raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
     _single_position(src, "source")
+    from spf.formats.to_sell import sell_layout, to_sell
+
+    if (layout := sell_layout(dst)) is not None:
+        return to_sell(src, dst, layout, name)
     _single_position(dst, "destination")
     if src.shape != dst.shape:
         raise SpfError(
