@@ -204,7 +204,7 @@ def test_bad_window_and_source() -> None:
     with pytest.raises(spf.SpfError, match="window must be a positive int"):
         spf.Format("W", coords="[i, j]", storage=CSR.storage, ufs=list(CSR.ufs.values()),
                    window=0)  # fmt: skip
-    with pytest.raises(spf.SpfError, match="convert.*SELL4_8"):
+    with pytest.raises(spf.SpfError, match=r"convert.*SELL4_8"):
         convert(SELL(4, 8), CSR)
     with pytest.raises(spf.SpfError, match="convert"):
         convert(SELL(4, 1), SELL(4, 8))
