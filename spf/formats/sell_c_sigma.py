@@ -235,7 +235,7 @@ class SellFormat:
         if rowptr.shape != (n + 1,):
             raise ArgumentError(f"sell inspector: rowptr must have N+1 = {n + 1} entries")
         nnz = int(rowptr[-1]) if n else 0
-        key = "convert"
+        key = repr(sorted(options.items()))
         if key not in self._kernels:
             self._kernels[key] = self.conversion().compile(**options)
         out = self._kernels[key](
