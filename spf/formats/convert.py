@@ -260,9 +260,10 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
     comp = _compressed(dst)
     if coo is None and comp is None:
         raise SpfError(
-            f"convert: cannot synthesize a conversion into {dst.name}: its relation is neither "
-            "coordinate (i = row(k) && j = col(k)) nor compressed (ptr(i) <= k < ptr(i+1) && "
-            "j = idx(k)); build that format with its own inspector (spf.formats.sell for SELL)"
+            f"convert: cannot synthesize a conversion from {src.name} into {dst.name}: its "
+            "relation is neither coordinate (i = row(k) && j = col(k)), compressed "
+            "(ptr(i) <= k < ptr(i+1) && j = idx(k)) nor SELL-like (k = cs(ch) + C*w + r); "
+            "build its arrays another way (spf.sparse.format_args for the built-ins)"
         )
     conv = Conversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
     conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, name, None
