@@ -206,6 +206,11 @@ def to_sell(src: Format, dst: Format, lay: SellLayout, index_dtype: str) -> Sell
             f"storing each entry once at one position 0 <= k < NNZ (COO, CSR, CSC); convert "
             f"{src.name} to CSR first"
         )
+    if src.shape != ("N", "M") or dst.shape != ("N", "M"):
+        raise SpfError(
+            f"convert({src.name} -> {dst.name}): the SELL inspector is synthesized over N x M "
+            f"coordinates, but {src.name} is {src.shape} and {dst.name} is {dst.shape}"
+        )
     conv = SellConversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
     conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
     conv.layout = lay

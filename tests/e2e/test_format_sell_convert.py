@@ -212,6 +212,10 @@ def test_bad_window_and_source() -> None:
         convert(SELL(4, 8), CSR)
     with pytest.raises(spf.SpfError, match="convert"):
         convert(SELL(4, 1), SELL(4, 8))
+    tall = spf.Format("TALL", coords="[i, j]", storage=CSR.storage, ufs=list(CSR.ufs.values()),
+                      shape=("2*N", "M"))  # fmt: skip
+    with pytest.raises(spf.SpfError, match=r"convert\(TALL -> SELL4_8\).*N x M"):
+        convert(tall, SELL(4, 8))
 
 
 SUITESPARSE = Path("/work/shared/data/suitesparse")
