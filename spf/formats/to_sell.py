@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.computation import Computation
 from spf.errors import ArgumentError, SpfError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder, _extent
 
@@ -117,14 +116,8 @@ class SellConversion(Conversion):
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
     ) -> SellConversionKernel:
         """Generate, build (cached) and load the conversion kernel (C only)."""
-        if target != "c":
-            raise SpfError(
-                f"convert({self.src.name} -> {self.dst.name}): conversions compile for the "
-                f"'c' target only, got {target!r}"
-            )
-        return SellConversionKernel(
-            self, Computation.compile(self, target, name, check, **options), check
-        )
+        built = super().compile(target, name, check, **options)
+        return SellConversionKernel(self, built.kernel, check)
 
 
 class SellConversionKernel(ConversionKernel):
