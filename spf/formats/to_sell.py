@@ -98,6 +98,10 @@ def sell_layout(fmt: Format) -> SellLayout | None:
     )
     if (direct is None and permuted is None) or idx is None or width is None:
         return None
+    # the chunk is C rows (r < C), the chunks cover NC, the last one stops at row N
+    bounds = {(a.lhs.replace(" ", ""), a.rhs.replace(" ", "")) for a in fmt._atoms if a.op == "<"}
+    if not {(r, str(c)), (ch, "NC"), (f"{c}*{ch}+{r}", "N")} <= bounds:
+        return None
     if fmt.value_shape != ("NV",) or "NC" not in fmt.sizes:
         return None
     perm = permuted.group(1) if permuted is not None else None

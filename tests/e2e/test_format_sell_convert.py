@@ -176,6 +176,26 @@ def test_synthesis_reads_the_relation_not_the_name() -> None:
     assert sell_layout(COO) is None
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("0 <= r < 4", "0 <= r < 2"), ("4*ch + r < N", "4*ch + r < M"), ("ch < NC", "ch < NB")],
+)
+def test_near_sell_relations_are_not_taken_for_sell(old: str, new: str) -> None:
+    """A relation whose chunk height differs from the slot stride, or whose chunks are not
+    bounded like SELL's, is not synthesized as SELL (it is refused, naming the formats)."""
+    base = SELL(4, 1)
+    assert old in base.storage
+    ufs = list(base.ufs.values())
+    if new.endswith("NB"):
+        ufs[0] = spf.UF("cs", domain="{[t]: 0 <= t <= NB}", monotonic="nondecreasing")
+        ufs[1] = spf.UF("cl", domain="{[t]: 0 <= t < NB}")
+    fmt = spf.Format("NEAR", coords="[i, j]", storage=base.storage.replace(old, new), ufs=ufs,
+                     value="val", value_shape=("NV",))  # fmt: skip
+    assert sell_layout(fmt) is None
+    with pytest.raises(spf.SpfError, match=r"convert.*NEAR"):
+        convert(CSR, fmt)
+
+
 def test_without_a_window_rows_keep_their_order() -> None:
     fmt = spf.Format(
         "SELLP",
