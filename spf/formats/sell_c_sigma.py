@@ -242,9 +242,13 @@ class SellFormat:
             rowptr=rowptr, col=col[:nnz], A=np.ascontiguousarray(A, dtype=np.float64)[:nnz],
             N=n, M=m, NNZ=nnz,
         )  # fmt: skip
-        perm = out["perm"] if self.sigma > 1 else np.arange(n, dtype=dt)
-        iperm = np.empty(n, dtype=dt)
-        iperm[perm] = np.arange(n, dtype=dt)
+        if self.sigma > 1:
+            perm = out["perm"]
+            iperm = np.empty(n, dtype=dt)
+            iperm[perm] = np.arange(n, dtype=dt)
+        else:  # rows keep their order
+            perm = np.arange(n, dtype=dt)
+            iperm = perm.copy()
         cl, cs, val, scol = out["cl"], out["cs"], out["val"], out["scol"]
         return SellMatrix(self, n, m, nnz, cl, cs, val, scol, perm, iperm)
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.errors import ArgumentError, SpfError
-from spf.formats.convert import Conversion, ConversionKernel, _Builder, _extent
+from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed, _extent
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -235,8 +235,14 @@ def to_sell(src: Format, dst: Format, lay: SellLayout, index_dtype: str) -> Sell
 
 
 def _lengths(sb: _SellBuilder, longest: str) -> None:
-    """``cv_len(i)``: the number of source entries in row ``i``."""
+    """``cv_len(i)``: the number of source entries in row ``i``; for a source whose rows
+    are ``ptr(i) <= k < ptr(i+1)`` (CSR) the difference of the pointers, else a count over
+    the source's scan."""
     sb.b.index("cv_len", "N", f"0 <= v <= {longest}")
+    rows = _compressed(sb.src)
+    if rows is not None and rows.outer == 0:
+        sb.loop([f"$cv_len$(p) = {rows.ptr}(p + 1) - {rows.ptr}(p);"], "{[p]: 0 <= p < N}")
+        return
     sb.loop(["$cv_len$(p) = 0;"], "{[p]: 0 <= p < N}")
     sb.scan([f"$cv_len$({sb.src.coords[0]}) += 1;"])
 
@@ -288,7 +294,8 @@ def _chunks(sb: _SellBuilder, lay: SellLayout) -> None:
     sb.b.data(cs, ("NC + 1",))
     sb.loop([f"${cl}$(ch) = 0;"], "{[ch]: 0 <= ch < NC}", ("ch",))
     row = _chunk_row(lay)
-    sb.loop([f"${cl}$(ch) = max(${cl}$(ch), cv_len({row}));"], _chunk_domain(lay), ("ch", "r"))
+    # the lengths are values here, not subscripts: read as data, not through the UF's range
+    sb.loop([f"${cl}$(ch) = max(${cl}$(ch), $cv_len$({row}));"], _chunk_domain(lay), ("ch", "r"))
     sb.loop([f"${cs}$(0) = 0;"], "{[z]: z = 0}", ("z",))
     sb.loop([f"${cs}$(ch + 1) = ${cs}$(ch) + {lay.C} * ${cl}$(ch);"], "{[ch]: 0 <= ch < NC}",
             ("ch",))  # fmt: skip
