@@ -10,7 +10,8 @@ A destination is SELL-like when its storage relation reads (names as in
 ``p = C*ch + r`` sits at ``cs(ch) + C*w + r``; so the conversion must build, from any source
 storing each entry once at one position ``k`` (COO, CSR, CSC):
 
-1. the row lengths ``len(i)`` (a count over the source's scan);
+1. the row lengths ``len(i)``: ``ptr(i+1) - ptr(i)`` when the source's rows are
+   ``ptr(i) <= k < ptr(i+1)`` (CSR), else a count over the source's scan;
 2. ``perm`` (when the relation has one and the format sorts rows, ``Format.window``): rows
    by decreasing length within each window of ``sigma`` rows, stable. Two counting sorts:
    by length (descending) into ``ord``, then, stably, by window (``win(i)``, a cursor per
