@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -12,6 +11,9 @@ import scipy.sparse as sp
 import spf
 from spf.formats import COO, CSC, CSR, SELL, convert, sell
 from spf.formats.to_sell import SellConversion, sell_layout
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LAYOUTS = [(8, 1), (4, 8), (8, 32), (1, 1), (2, 4)]
 
@@ -186,18 +188,16 @@ def test_sell_inspector_is_the_conversion() -> None:
     np.testing.assert_array_equal(built.iperm[built.perm], np.arange(matrix.shape[0]))
 
 
-SUITESPARSE = Path("/work/shared/data/suitesparse")
 SMALL = ("lp_afiro.mtx", "LFAT5_hypersparse.mtx", "west0067.mtx", "karate.mtx", "jagmesh7.mtx",
          "olm1000.mtx")  # fmt: skip
 
 
-@pytest.mark.skipif(not SUITESPARSE.is_dir(), reason="SuiteSparse matrices not present")
 @pytest.mark.parametrize(("c", "sigma"), [(8, 1), (8, 32)], ids=lambda v: str(v))
-def test_to_sell_suitesparse(c: int, sigma: int) -> None:
+def test_to_sell_suitesparse(suitesparse_dir: Path, c: int, sigma: int) -> None:
     kernel = convert(CSR, SELL(c, sigma)).compile()
     spmv = spf.kernels.spmv(SELL(c, sigma)).compile()
     for name in SMALL:
-        path = SUITESPARSE / name
+        path = suitesparse_dir / name
         if not path.exists():
             continue
         matrix = spf.sparse.read_matrix_market(path)
