@@ -6,6 +6,8 @@ without waste). Every code is checked against ``A @ x`` first; ratios come from 
 interleaved run (``spmv_rounds`` calls each). Conversions (``spf.formats.convert``) on a
 uniform random COO matrix with ``5 * poisson_grid**2`` entries: COO -> CSR (columns
 sorted, duplicates summed) against ``coo.tocsr()``, CSR -> CSC against ``csr.tocsc()``.
+The SELL inspector synthesized from the relation against the hand-written one:
+:mod:`spf.bench.formats_sell`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_c, load_note, measure, median
+from spf.bench.formats_sell import sell_inspector
 from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL, Format, convert
 
 sp: Any = importlib.import_module("scipy.sparse")
@@ -227,4 +230,6 @@ def run(ctx: Context) -> Section:
     _spmv(ctx, sec)
     ctx.log("formats: conversions")
     _conversions(ctx, sec)
+    ctx.log("formats: SELL inspector")
+    sell_inspector(ctx, sec)
     return sec

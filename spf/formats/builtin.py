@@ -148,6 +148,7 @@ def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
         ufs=ufs,
         value="val",
         value_shape=("NV",),
+        window=sigma if sigma > 1 else None,
     )
 
 

@@ -241,6 +241,10 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
     if name not in ("int32", "int64"):
         raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
     _single_position(src, "source")
+    from spf.formats.to_sell import sell_layout, to_sell
+
+    if (layout := sell_layout(dst)) is not None:
+        return to_sell(src, dst, layout, name)
     _single_position(dst, "destination")
     if src.shape != dst.shape:
         raise SpfError(
@@ -256,9 +260,10 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
     comp = _compressed(dst)
     if coo is None and comp is None:
         raise SpfError(
-            f"convert: cannot synthesize a conversion into {dst.name}: its relation is neither "
-            "coordinate (i = row(k) && j = col(k)) nor compressed (ptr(i) <= k < ptr(i+1) && "
-            "j = idx(k)); build that format with its own inspector (spf.formats.sell for SELL)"
+            f"convert: cannot synthesize a conversion from {src.name} into {dst.name}: its "
+            "relation is neither coordinate (i = row(k) && j = col(k)), compressed "
+            "(ptr(i) <= k < ptr(i+1) && j = idx(k)) nor SELL-like (k = cs(ch) + C*w + r); "
+            "build its arrays another way (spf.sparse.format_args for the built-ins)"
         )
     conv = Conversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
     conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, name, None

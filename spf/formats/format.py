@@ -118,7 +118,9 @@ class Format:
     (``"forall ..."``, see docs/assumptions.md); ``value`` the value array, indexed by the
     storage tuple, of shape ``value_shape``; ``shape`` the extents of the coordinates
     (default ``("N", "M")``); ``sizes`` the size parameters (default: those the relation,
-    the UFs and the shapes name).
+    the UFs and the shapes name); ``window``, for a format that reads its rows through a
+    permutation UF (SELL's ``perm``), the number of rows within which a conversion into it
+    sorts rows by decreasing length (``None``: rows keep their order).
 
     >>> from spf import UF
     >>> coo = Format("MYCOO", coords="[i, j]",
@@ -139,6 +141,7 @@ class Format:
         value_shape: Sequence[object] | None = None,
         shape: Sequence[object] = ("N", "M"),
         sizes: Sequence[str] | None = None,
+        window: int | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise SpfError(f"Format: name must be an identifier, got {name!r}")
@@ -156,6 +159,11 @@ class Format:
                 f"storage position [{', '.join(self.positions)}] has {len(self.positions)}"
             )
         self.sizes = tuple(sizes) if sizes is not None else self._sizes()
+        if window is not None and (
+            isinstance(window, bool) or not isinstance(window, int) or window < 1
+        ):
+            raise SpfError(f"Format {name!r}: window must be a positive int, got {window!r}")
+        self.window = window
 
     # ---------------------------------------------------------------------------- parsing
     def _read_coords(self, coords: str) -> None:

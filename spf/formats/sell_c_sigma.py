@@ -11,17 +11,16 @@ In spf terms (``p = C*c + r`` is a position in the sorted row order, ``perm(p)``
 
     CSR [i, k]  ->  SELL [c, j, r]:   C*c + r = iperm(i)  &&  0 <= r < C  &&  j = k - rowptr(i)
 
-The inspector builds the SELL arrays from CSR's in three steps:
+The inspector (:meth:`SellFormat.inspect`) is ``spf.formats.convert(CSR, SELL(C, sigma))``
+(:meth:`SellFormat.conversion`): one spf Computation synthesized from the CSR and SELL
+relations (:mod:`spf.formats.to_sell`): row lengths, ``perm`` by counting sorts (rows by
+decreasing length within each window of ``sigma`` rows, stable), chunk widths
+``cl(c) = max over r of len(perm(C*c+r))``, chunk pointers ``cs(c+1) = cs(c) + C*cl(c)``,
+and the placement of every entry at its row's cursor; padding keeps value 0 and column 0.
 
-1. ``perm`` (sigma-sorting): rows sorted by decreasing length within each window of
-   ``sigma`` rows (stable). This step is a small **numpy** step (``np.lexsort``), not
-   generated code; with ``sigma = 1`` it is the identity and the executor does not use it.
-2. chunk lengths and pointers, one generated kernel (:meth:`SellFormat.lengths`):
-   ``cl(c) = max over r of rowptr(perm(C*c+r)+1) - rowptr(perm(C*c+r))`` (a max-reduction)
-   and ``cs(c+1) = cs(c) + C*cl(c)`` (a prefix sum).
-3. the fill, one generated kernel (:meth:`SellFormat.fill`): every CSR entry ``k`` of row
-   ``perm(C*c+r)`` is scattered to ``val(cs(c) + C*(k - rowptr(perm(C*c+r))) + r)`` and its
-   column to ``scol`` at the same place; padding keeps value 0 and column 0.
+:meth:`SellFormat.lengths`, :meth:`SellFormat.fill` and :meth:`SellFormat.permutation` are
+the inspector as it was written by hand before (two spf kernels and a numpy sort); they are
+kept as the reference the synthesized one is measured against (``spf bench --only formats``).
 
 The executor (:meth:`SellFormat.executor`) is the SELL SpMV with ``cs``, ``cl``, ``scol``
 (and ``iperm``) as UFs. With ``sigma = 1`` rows keep their order and it writes
@@ -47,7 +46,7 @@ from spf.sets import Relation
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from spf.computation.products import CompiledKernel
+    from spf.formats.convert import Conversion
     from spf.formats.format import Format
 
 __all__ = ["SellFormat", "SellMatrix", "sell"]
@@ -77,9 +76,7 @@ class SellFormat:
     C: int
     sigma: int = 1
     index_dtype: str = "int32"
-    _kernels: dict[str, CompiledKernel] = dataclasses.field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _kernels: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.C, bool) or not isinstance(self.C, int) or self.C < 1:
@@ -135,7 +132,8 @@ class SellFormat:
 
     # ------------------------------------------------------------------------- inspector
     def lengths(self) -> Computation:
-        """Inspector part 1: chunk lengths ``cl`` (max-reduction) and pointers ``cs`` (scan).
+        """Hand-written inspector (the bench's reference), part 1: chunk lengths ``cl``
+        (max-reduction) and pointers ``cs`` (scan).
 
         Arguments: ``rowptr[N+1]``, ``cl[NC]`` (zeros in), ``cs[NC+1]`` (``cs[0] = 0`` in),
         ``perm`` (UF, only when ``sigma > 1``), ``N``, ``NC``.
@@ -163,7 +161,8 @@ class SellFormat:
         return comp
 
     def fill(self) -> Computation:
-        """Inspector part 2: scatter ``A`` and ``col`` into the padded ``val`` and ``scol``.
+        """Hand-written inspector (the bench's reference), part 2: scatter ``A`` and ``col``
+        into the padded ``val`` and ``scol``.
 
         Arguments: UFs ``rowptr``, ``cs`` (and ``perm``), data ``A[NNZ]``, ``col[NNZ]``,
         ``val[NV]``, ``scol[NV]`` (zeros in: padding stays value 0, column 0).
@@ -191,7 +190,8 @@ class SellFormat:
     def permutation(self, rowptr: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
         """``perm`` and its inverse ``iperm``: rows by decreasing length within each window.
 
-        The numpy step of the inspector (a stable sort per window of ``sigma`` rows).
+        The numpy step of the hand-written inspector (a stable sort per window of ``sigma``
+        rows); :meth:`inspect` computes ``perm`` in the synthesized conversion.
         """
         n = len(rowptr) - 1
         dt = np.dtype(self.index_dtype)
@@ -204,10 +204,13 @@ class SellFormat:
         iperm[perm] = np.arange(n, dtype=dt)
         return perm, iperm
 
-    def _kernel(self, key: str, build: Any, **options: Any) -> CompiledKernel:
-        if key not in self._kernels:
-            self._kernels[key] = build().compile(**options)
-        return self._kernels[key]
+    def conversion(self) -> Conversion:
+        """The inspector: ``spf.formats.convert(CSR, SELL(C, sigma))``, one Computation
+        synthesized from the two formats' relations (docs/formats.md)."""
+        from spf.formats.builtin import builtin
+        from spf.formats.convert import convert
+
+        return convert(builtin("CSR"), self.format, index_dtype=self.index_dtype)
 
     def inspect(
         self,
@@ -217,7 +220,9 @@ class SellFormat:
         shape: tuple[int, int],
         **options: Any,
     ) -> SellMatrix:
-        """Run the inspector on CSR arrays; ``options`` go to ``Computation.compile``."""
+        """Run the inspector (:meth:`conversion`, compiled once per format) on CSR arrays;
+        ``options`` go to ``Computation.compile``. The CSR arrays are checked as a
+        kernel's arguments are (columns in range and increasing within rows)."""
         dt = np.dtype(self.index_dtype)
         n, m = int(shape[0]), int(shape[1])
         rowptr, col = np.asarray(rowptr), np.asarray(col)
@@ -230,21 +235,21 @@ class SellFormat:
         if rowptr.shape != (n + 1,):
             raise ArgumentError(f"sell inspector: rowptr must have N+1 = {n + 1} entries")
         nnz = int(rowptr[-1]) if n else 0
-        nc = -(-n // self.C)
-        perm, iperm = self.permutation(rowptr)
-        cl = np.zeros(nc, dtype=dt)
-        cs = np.zeros(nc + 1, dtype=dt)
-        perm_arg: dict[str, Any] = {"perm": perm} if self.sigma > 1 else {}
-        lengths = self._kernel("lengths", self.lengths, **options)
-        lengths(rowptr=rowptr, cl=cl, cs=cs, N=n, NC=nc, **perm_arg)
-        nv = int(cs[-1])
-        val = np.zeros(nv)
-        scol = np.zeros(nv, dtype=dt)
-        fill = self._kernel("fill", self.fill, **options)
-        fill(
-            rowptr=rowptr, cs=cs, A=np.ascontiguousarray(A, dtype=np.float64)[:nnz],
-            col=col[:nnz], val=val, scol=scol, N=n, NC=nc, NNZ=nnz, NV=nv, **perm_arg,
+        key = repr(sorted(options.items()))
+        if key not in self._kernels:
+            self._kernels[key] = self.conversion().compile(**options)
+        out = self._kernels[key](
+            rowptr=rowptr, col=col[:nnz], A=np.ascontiguousarray(A, dtype=np.float64)[:nnz],
+            N=n, M=m, NNZ=nnz,
         )  # fmt: skip
+        if self.sigma > 1:
+            perm = out["perm"]
+            iperm = np.empty(n, dtype=dt)
+            iperm[perm] = np.arange(n, dtype=dt)
+        else:  # rows keep their order
+            perm = np.arange(n, dtype=dt)
+            iperm = perm.copy()
+        cl, cs, val, scol = out["cl"], out["cs"], out["val"], out["scol"]
         return SellMatrix(self, n, m, nnz, cl, cs, val, scol, perm, iperm)
 
     def inspect_matrix(self, matrix: Any, **options: Any) -> SellMatrix:

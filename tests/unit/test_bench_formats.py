@@ -23,5 +23,6 @@ def test_formats_quick_reports_every_format(
     for name in ("COO", "CSR", "CSC", "DIA", "ELL", "BCSR2x2", "SELL8_1"):
         assert f"spmv({name}) <= 1.10x hand C" in text, name
     assert "convert(COO, CSR) <= 1.0x scipy" in text
+    assert "SELL(8, 32) inspector from the relation <= 1.0x the hand-written" in text
     doc = json.loads(out.read_text())
     assert len(doc["benchmarks"]["formats"]["data"]["spmv_median_ms"]) == 14
