@@ -850,11 +850,12 @@ class Computation:
         return build_executor(self, target)
 
     # --- the polyhedral dataflow graph
-    def pdfg(self) -> DataflowGraph:
-        """The PDFG view, a :class:`spf.pdfg.PDFG` (docs/pdfg.md)."""
+    def pdfg(self, params: Mapping[str, int] | None = None) -> DataflowGraph:
+        """The PDFG view, a :class:`spf.pdfg.PDFG` (docs/pdfg.md); with ``params``
+        (``{"N": 1000}``) its nodes and edges carry sizes for those parameter values."""
         from spf.pdfg import PDFG
 
-        return PDFG(self)
+        return PDFG(self, params)
 
     def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
         """PDFG fuse: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the outer

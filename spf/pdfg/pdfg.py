@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
+from spf.pdfg.annotate import check_params
 from spf.pdfg.dot import to_dot
 from spf.pdfg.graph import build_graph
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import networkx as nx
 
     from spf.computation.computation import Computation
@@ -25,11 +28,13 @@ class PDFG:
 
     ``graph`` is the ``networkx.DiGraph``; ``to_dot()`` is deterministic; ``write`` writes
     ``.dot``; ``render`` writes ``.svg``/``.png``/``.pdf`` through Graphviz's ``dot``.
+    ``params`` (``{"N": 1000}``) annotates it with sizes for those parameter values.
     """
 
-    def __init__(self, comp: Computation) -> None:
+    def __init__(self, comp: Computation, params: Mapping[str, int] | None = None) -> None:
         self.computation = comp
-        self.graph: nx.DiGraph[str] = build_graph(comp)
+        self.params: dict[str, int] | None = None if params is None else check_params(comp, params)
+        self.graph: nx.DiGraph[str] = build_graph(comp, self.params)
 
     def fuse(self, s1: str, s2: str, level: str | int | object) -> list[Relation]:
         """``s2`` joins ``s1``'s nest right after ``s1``, sharing ``level`` loops (a count:
@@ -38,7 +43,7 @@ class PDFG:
         from spf.pdfg.ops import fuse
 
         out = fuse(self.computation, s1, s2, level)
-        self.graph = build_graph(self.computation)
+        self.graph = build_graph(self.computation, self.params)
         return out
 
     def reschedule(self, s1: str, s2: str) -> list[Relation]:
@@ -46,7 +51,7 @@ class PDFG:
         from spf.pdfg.ops import reschedule
 
         out = reschedule(self.computation, s1, s2)
-        self.graph = build_graph(self.computation)
+        self.graph = build_graph(self.computation, self.params)
         return out
 
     def inline(self, data_space: str) -> list[str]:
@@ -56,7 +61,7 @@ class PDFG:
         from spf.computation.inlining import inline_data_space
 
         out = inline_data_space(self.computation, data_space)
-        self.graph = build_graph(self.computation)
+        self.graph = build_graph(self.computation, self.params)
         return out
 
     def to_dot(self) -> str:
