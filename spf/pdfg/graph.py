@@ -6,11 +6,11 @@ statement has the same name; with parameter values, ``removable_by`` lists the
 operations that would remove a temporary, see :mod:`spf.pdfg.temporaries`). Edges:
 ``read`` (data space -> statement), ``write`` (statement -> data space), each with
 ``access`` (the relation, as text), and ``dependence`` (source -> sink statement) with
-``access``, ``carried_by``, ``dep_kind``, ``data_space`` and ``data_spaces``; several dependences between the same two statements
-are merged into one edge (``dep_kind`` joined with ``,``). The loops of the current
-schedule, in execution order, are kept in ``graph.graph["nests"]`` (:mod:`spf.pdfg.loops`)
-and the statements in that order in ``graph.graph["order"]``. With parameter values,
-sizes are added (:mod:`spf.pdfg.annotate`).
+``access``, ``carried_by``, ``dep_kind``, ``data_space`` and ``data_spaces``; several
+dependences between the same two statements are merged into one edge (``dep_kind`` joined
+with ``,``). The loops of the current schedule, in execution order, are kept in
+``graph.graph["nests"]`` (:mod:`spf.pdfg.loops`) and the statements in that order in
+``graph.graph["order"]``. With parameter values, sizes are added (:mod:`spf.pdfg.annotate`).
 """
 
 from __future__ import annotations
