@@ -149,8 +149,9 @@ def _merged_edges(
             continue
         if src != dst and g.has_edge(dst, src):
             back = g.edges[dst, src]
-            if (attrs["kind"], src) > (back["kind"], dst):
-                continue  # written once, from the other direction
+            first = order.get(src, len(order)), order.get(dst, len(order))
+            if (attrs["kind"], first[0], src) > (back["kind"], first[1], dst):
+                continue  # written once, from the other direction (the later statement)
             if attrs["kind"] == "read":  # read + write: drawn from the statement
                 out.append((dst, src, {**back, "back": attrs}))
                 continue
