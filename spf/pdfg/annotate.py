@@ -3,8 +3,9 @@
 With parameter values, data-space nodes carry ``bytes`` (the declared shape times the
 element size), statement nodes ``instances`` (the points of the domain) and read and write
 edges ``footprint`` (the bytes the statement touches in the data space: the elements of the
-image of its accesses, times the element size). Counting is exact: isl counts the points of
-the set with the parameters fixed, box by box, row by row where a piece is not a box. A set
+image of its accesses, times the element size). Counting is exact: the set with the
+parameters fixed is cut into disjoint convex pieces; a box counts as the product of its
+extents, another piece by isl's enumeration (by rows, when there are not too many). A set
 whose constraints call UFs (the rows of a CSR matrix) is not countable without the UFs'
 values, so that annotation is left out, as it is when the work would be too large.
 """
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
 else:
     from spf._lazy import sympy as sp
 
-_WORK = 20_000
-"""isl calls one count may make (rows of a non-box piece) before it gives up."""
+_ROWS = 200_000
+"""The most rows (points of all but the last dimension) a piece that is not a box may have
+to be counted (isl takes about a second per million)."""
 
 
 def check_params(comp: Computation, params: object) -> dict[str, int]:
@@ -83,7 +85,10 @@ def annotate(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -
 
 
 def _footprints(
-    g: nx.DiGraph[str], s: Stmt, item: Mapping[str, int | None], params: Mapping[str, int]
+    g: nx.DiGraph[str],
+    s: Stmt,
+    item: Mapping[str, int | None],
+    params: Mapping[str, int],
 ) -> None:
     """``footprint`` of the read and write edges of statement ``s``."""
     for kind, accesses in (("read", s.reads), ("write", s.writes)):
@@ -145,17 +150,15 @@ def count_points(s: Set, params: Mapping[str, int]) -> int | None:
     for k, name in enumerate(names):
         if name not in params:
             return None
-        iset = iset.fix_val(DT.param, k, isl.Val.int_from_si(iset.get_ctx(), params[name]))
-    budget = [_WORK]
+        iset = iset.fix_val(DT.param, k, _val(iset, params[name]))
     try:
-        return _count(iset, budget)
+        return _count(iset)
     except isl.Error:
         return None
 
 
-def _count(iset: isl.Set, budget: list[int]) -> int | None:
-    budget[0] -= 1
-    if budget[0] < 0 or not iset.is_bounded():
+def _count(iset: isl.Set) -> int | None:
+    if not iset.is_bounded():
         return None
     if iset.is_empty():
         return 0
@@ -163,49 +166,43 @@ def _count(iset: isl.Set, budget: list[int]) -> int | None:
         return 1
     total = 0
     for bset in iset.make_disjoint().get_basic_sets():
-        part = _count_basic(isl.Set.from_basic_set(bset), budget)
+        part = _count_basic(isl.Set.from_basic_set(bset))
         if part is None:
             return None
         total += part
     return total
 
 
-def _count_basic(piece: isl.Set, budget: list[int]) -> int | None:
-    """Points of one convex piece: the product of the extents when it is a box, else the
-    sum over the values of its first dimension."""
+def _count_basic(piece: isl.Set) -> int | None:
+    """Points of one convex piece: the product of the extents when it is a box, else isl's
+    count (which scans the last dimension as ranges) when it has at most :data:`_ROWS`
+    rows."""
     n = piece.dim(DT.set)
     ranges: list[tuple[int, int]] = []
     for k in range(n):
         line = piece.project_out(DT.set, k + 1, n - k - 1).project_out(DT.set, 0, k)
         lo, hi = _value(line.lexmin()), _value(line.lexmax())
         if lo is None or hi is None:
-            return 0 if line.is_empty() else None
+            return 0
         ranges.append((lo, hi))
-    box = isl.Set.universe(piece.get_space())
+    box = isl.Set.universe(piece.get_space()).intersect_params(piece.params())
     for k, (lo, hi) in enumerate(ranges):
         box = box.lower_bound_val(DT.set, k, _val(piece, lo)).upper_bound_val(
             DT.set, k, _val(piece, hi)
         )
+    rows = 1
+    for lo, hi in ranges[:-1]:
+        rows *= hi - lo + 1
     if box.is_subset(piece):
-        size = 1
-        for lo, hi in ranges:
-            size *= hi - lo + 1
-        return size
-    if n == 1:
-        return int(piece.count_val().to_python())
-    lo, hi = ranges[0]
-    total = 0
-    for v in range(lo, hi + 1):
-        row = piece.fix_val(DT.set, 0, _val(piece, v)).project_out(DT.set, 0, 1)
-        part = _count(row, budget)
-        if part is None:
-            return None
-        total += part
-    return total
+        return rows * (ranges[-1][1] - ranges[-1][0] + 1)
+    if rows > _ROWS:
+        return None
+    return int(piece.count_val().to_python())
 
 
 def _val(piece: isl.Set, v: int) -> isl.Val:
-    return isl.Val.int_from_si(piece.get_ctx(), v)
+    """``v`` as an isl value, however large."""
+    return isl.Val.read_from_str(piece.get_ctx(), str(v))
 
 
 def _value(point_set: isl.Set) -> int | None:

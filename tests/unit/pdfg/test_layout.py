@@ -235,6 +235,9 @@ def test_dense_sizes_footprints_and_instances() -> None:
     assert "200 instances" in text
     assert "1.6 KiB" in text
     assert "instances" not in kernels.dense_mv().to_dot()  # no values, no sizes
+    huge = kernels.dense_mv().pdfg(params={"N": 10**30, "M": 3}).graph.nodes
+    assert huge["s0"]["instances"] == 3 * 10**30  # a box: counted, not enumerated
+    assert huge["A"]["bytes"] == 24 * 10**30
 
 
 def test_counts_of_triangles_and_partial_reads() -> None:
@@ -249,6 +252,9 @@ def test_counts_of_triangles_and_partial_reads() -> None:
     assert g.graph.nodes["s1"]["instances"] == 499
     assert g.graph.edges["L", "s1"]["footprint"] == 4 * 499
     assert g.graph.nodes["L"]["bytes"] == 4 * 10**6
+    big = comp.pdfg(params={"N": 10**7}).graph  # too many rows to count: left out
+    assert "instances" not in big.nodes["s0"]
+    assert big.nodes["s1"]["instances"] == (10**7 - 1) // 2
 
 
 def test_temporaries_inlining_or_fusion_removes_are_highlighted() -> None:
