@@ -43,7 +43,7 @@ def to_dot(g: nx.DiGraph[str]) -> str:
     name = str(g.graph.get("name", "pdfg"))
     lines = [
         f"digraph {quote(name)} {{",
-        '  graph [rankdir=TB, newrank=true, size="7.3,40", nodesep=0.45, ranksep=0.3, '
+        '  graph [rankdir=TB, newrank=true, size="7.3,40", nodesep=0.45, ranksep=0.45, '
         'fontname="Helvetica", fontsize=13];',
         '  node [fontname="Helvetica", fontsize=13, margin="0.08,0.04"];',
         '  edge [fontname="Helvetica", fontsize=12, arrowsize=0.7];',
@@ -167,8 +167,9 @@ def _edge(src: str, dst: str, attrs: dict[str, Any], anchors: dict[str, str], ch
     both = ", dir=both" if back is not None else ", dir=back" if attrs.get("reverse") else ""
     head = f"{quote(src)} -> {quote(dst)} [class={quote(kinds)}{both}, "
     if attrs["kind"] == "dependence":
-        # an edge between consecutive statements also holds them in execution order
-        place = "weight=4" if chain else "constraint=false"
+        # an edge between consecutive statements also holds them in execution order, two
+        # ranks apart: room for its label below the label of a loop box it enters
+        place = "weight=4, minlen=2" if chain else "constraint=false"
         return head + _dependence_style(src, dst, attrs, back) + f", {place}];"
     data = dst if attrs["kind"] == "write" else src
     stmt = src if attrs["kind"] == "write" else dst

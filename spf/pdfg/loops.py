@@ -240,9 +240,17 @@ def _plus_one(e: Expr) -> Expr:
     """``e + 1`` pushed into ``min``/``max`` and ``floord`` (``⌊x/d⌋ + 1 = ⌈(x+1)/d⌉``)."""
     if isinstance(e, Op) and e.op in ("min", "max"):
         return Op(e.op, tuple(_plus_one(a) for a in e.args))
+    if isinstance(e, Op) and e.op == "+" and _has_floor(e.args[1]) and not _has_floor(e.args[0]):
+        return Op("+", (e.args[0], _plus_one(e.args[1])))
+    if isinstance(e, Op) and e.op in ("+", "-") and _has_floor(e.args[0]):
+        return Op(e.op, (_plus_one(e.args[0]), e.args[1]))
     if isinstance(e, Op) and e.op in ("floord", "/"):
         return Op("ceild", (Op("+", (e.args[0], Int(1))), e.args[1]))
     return Op("+", (e, Int(1)))
+
+
+def _has_floor(e: Expr) -> bool:
+    return isinstance(e, Op) and (e.op in ("floord", "/") or any(_has_floor(a) for a in e.args))
 
 
 def _text(e: Expr, texts: Mapping[str, str]) -> str:
