@@ -65,6 +65,16 @@ def blur_inlined() -> spf.Computation:
     return comp
 
 
+def blur_tiled() -> spf.Computation:
+    """The blur with both nests tiled 64 x 64: a box for every loop of each statement."""
+    comp = kernels.blur2d()
+    for stmt in comp.stmts:
+        stmt.tile("i", "j", 64, 64, "i0", "j0", "i1", "j1")
+    comp.stmt("s0").parallelize("i0")
+    comp.stmt("s1").parallelize("i0")
+    return comp
+
+
 def blur_sizes() -> spf.pdfg.PDFG:
     """The blur's graph priced for a 1080 x 1920 image (bytes, footprints, instances)."""
     graph = kernels.blur2d().pdfg(params={"N": 1080, "M": 1920})
