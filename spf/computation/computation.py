@@ -855,7 +855,9 @@ class Computation:
         (``{"N": 1000}``) its nodes and edges carry sizes for those parameter values."""
         from spf.pdfg import PDFG
 
-        return PDFG(self, params)
+        if params is not None:
+            return PDFG(self, params)
+        return PDFG(self)
 
     def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
         """PDFG fuse: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the outer

@@ -29,7 +29,7 @@ from spf.pdfg.temporaries import removable_temporaries
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
 
-__all__ = ["Nest", "build_graph", "data_id"]
+__all__ = ["Nest", "build_graph", "data_id", "price"]
 
 
 def data_id(comp: Computation, name: str) -> str:
@@ -54,12 +54,18 @@ def build_graph(comp: Computation, params: Mapping[str, int] | None = None) -> n
     g.graph["order"] = tuple(order)
     for k, name in enumerate(order):
         g.nodes[name]["order"] = k
-    if params is not None:
-        annotate(g, comp, params)
-        for name, ops in removable_temporaries(comp).items():
-            g.nodes[data_id(comp, name)]["removable_by"] = ops
     add_inspection(g, comp)
+    if params is not None:
+        price(g, comp, params)
     return g
+
+
+def price(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -> None:
+    """Sizes for ``params`` (:mod:`spf.pdfg.annotate`) and the temporaries an operation
+    would remove (:mod:`spf.pdfg.temporaries`), added to ``comp``'s graph ``g``."""
+    annotate(g, comp, params)
+    for name, ops in removable_temporaries(comp).items():
+        g.nodes[data_id(comp, name)]["removable_by"] = ops
 
 
 def _add_nodes(g: nx.DiGraph[str], comp: Computation) -> None:

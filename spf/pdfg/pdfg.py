@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from spf.errors import SpfError
 from spf.pdfg.annotate import check_params
 from spf.pdfg.dot import to_dot
-from spf.pdfg.graph import build_graph
+from spf.pdfg.graph import build_graph, price
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -34,7 +34,19 @@ class PDFG:
     def __init__(self, comp: Computation, params: Mapping[str, int] | None = None) -> None:
         self.computation = comp
         self.params: dict[str, int] | None = None if params is None else check_params(comp, params)
-        self.graph: nx.DiGraph[str] = build_graph(comp, self.params)
+        self.graph = build_graph(comp, self.params)
+
+    @property
+    def graph(self) -> nx.DiGraph[str]:
+        """The ``networkx.DiGraph`` (docs/pdfg.md)."""
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: nx.DiGraph[str]) -> None:
+        """A graph rebuilt after an operation is priced with this PDFG's ``params``."""
+        if self.params is not None and "params" not in g.graph:
+            price(g, self.computation, self.params)
+        self._graph = g
 
     def fuse(self, s1: str, s2: str, level: str | int | object) -> list[Relation]:
         """``s2`` joins ``s1``'s nest right after ``s1``, sharing ``level`` loops (a count:
@@ -43,7 +55,7 @@ class PDFG:
         from spf.pdfg.ops import fuse
 
         out = fuse(self.computation, s1, s2, level)
-        self.graph = build_graph(self.computation, self.params)
+        self.graph = build_graph(self.computation)
         return out
 
     def reschedule(self, s1: str, s2: str) -> list[Relation]:
@@ -51,7 +63,7 @@ class PDFG:
         from spf.pdfg.ops import reschedule
 
         out = reschedule(self.computation, s1, s2)
-        self.graph = build_graph(self.computation, self.params)
+        self.graph = build_graph(self.computation)
         return out
 
     def inline(self, data_space: str) -> list[str]:
@@ -61,7 +73,7 @@ class PDFG:
         from spf.computation.inlining import inline_data_space
 
         out = inline_data_space(self.computation, data_space)
-        self.graph = build_graph(self.computation, self.params)
+        self.graph = build_graph(self.computation)
         return out
 
     def to_dot(self) -> str:
