@@ -202,7 +202,12 @@ def test_wavefront_tag_is_visible() -> None:
     comp.wavefront("i")
     text = comp.to_dot()
     assert "[wavefront" in text
-    assert STMT_NODE.findall(text)[: len(comp.stmts)] == execution_order(comp)
+    inspector = [f"sptrsv_csr_inspector_i.s{k}" for k in range(3)]
+    # the inspector runs first, in its own loops; then the solve by levels
+    assert STMT_NODE.findall(text) == [*inspector, *execution_order(comp)]
+    around = clusters_around(text)
+    assert [lab.split()[0] for lab in around[inspector[1]]] == ["ip", "k", "j"]
+    assert around["s0"][0].startswith("i ∈ [0, N) [wavefront(levels)]")
 
 
 @pytest.mark.parametrize(
