@@ -65,6 +65,23 @@ def blur_inlined() -> spf.Computation:
     return comp
 
 
+def blur_tiled() -> spf.Computation:
+    """The blur with both nests tiled 64 x 64: a box for every loop of each statement."""
+    comp = kernels.blur2d()
+    for stmt in comp.stmts:
+        stmt.tile("i", "j", 64, 64, "i0", "j0", "i1", "j1")
+    comp.stmt("s0").parallelize("i0")
+    comp.stmt("s1").parallelize("i0")
+    return comp
+
+
+def blur_sizes() -> spf.pdfg.PDFG:
+    """The blur's graph priced for a 1080 x 1920 image (bytes, footprints, instances)."""
+    graph = kernels.blur2d().pdfg(params={"N": 1080, "M": 1920})
+    assert isinstance(graph, spf.pdfg.PDFG)
+    return graph
+
+
 def _save(comp: spf.Computation, path: Path) -> Path:
     """Render to ``path.svg`` (or write ``path.dot`` when Graphviz is missing)."""
     if shutil.which("dot"):
@@ -98,6 +115,9 @@ def main(out: Path) -> None:
         comp.compile()(out=got, img=img, **args)
         assert np.allclose(got, want)
         print("wrote", _save(comp, out / make.__name__))
+
+    sized = blur_sizes().graph.nodes["bx"]  # priced: a 1080 x 1920 image
+    print(f"bx: {sized['bytes']} bytes, removed by {' or '.join(sized['removable_by'])}")
 
     comp = blur()  # fusing the blur's two nests as they are would read bx(i+2) too early
     before = comp.to_json()

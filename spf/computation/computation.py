@@ -853,10 +853,13 @@ class Computation:
         return build_executor(self, target)
 
     # --- the polyhedral dataflow graph
-    def pdfg(self) -> DataflowGraph:
-        """The PDFG view, a :class:`spf.pdfg.PDFG` (docs/pdfg.md)."""
+    def pdfg(self, params: Mapping[str, int] | None = None) -> DataflowGraph:
+        """The PDFG view, a :class:`spf.pdfg.PDFG` (docs/pdfg.md); with ``params``
+        (``{"N": 1000}``) its nodes and edges carry sizes for those parameter values."""
         from spf.pdfg import PDFG
 
+        if params is not None:
+            return PDFG(self, params)
         return PDFG(self)
 
     def pdfg_history(self) -> DataflowHistory:

@@ -1,36 +1,35 @@
 """Computation -> ``networkx.DiGraph`` (docs/pdfg.md); pure, no printing.
 
-Nodes: statements (``kind="stmt"``, with ``domain``, ``loops``, ``source``) and data spaces
-(``kind="data"``; id ``data:<name>`` when a statement has the same name). Edges: ``read``
-(data space -> statement), ``write`` (statement -> data space), each with ``access`` (the
-relation, as text), and ``dependence`` (source -> sink statement) with ``access``,
-``carried_by``, ``dep_kind`` and ``data_space``; several dependence kinds between the same
-two statements are merged into one edge (``dep_kind`` joined with ``,``). The loop nests,
-as the scanner will execute them, are kept in ``graph.graph["nests"]``.
+Nodes: statements (``kind="stmt"``, with ``domain``, ``loops``, ``source`` and ``order``, the
+position in execution order) and data spaces (``kind="data"``; id ``data:<name>`` when a
+statement has the same name; with parameter values, ``removable_by`` lists the
+operations that would remove a temporary, see :mod:`spf.pdfg.temporaries`). Edges:
+``read`` (data space -> statement), ``write`` (statement -> data space), each with
+``access`` (the relation, as text), and ``dependence`` (source -> sink statement) with
+``access``, ``carried_by``, ``dep_kind``, ``data_space`` and ``data_spaces``; several
+dependences between the same two statements are merged into one edge (``dep_kind`` joined
+with ``,``). The loops of the current schedule, in execution order, are kept in
+``graph.graph["nests"]`` (:mod:`spf.pdfg.loops`) and the statements in that order in
+``graph.graph["order"]``. With parameter values, sizes are added (:mod:`spf.pdfg.annotate`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
+from spf.computation.statement import is_constant
+from spf.pdfg.annotate import annotate
 from spf.pdfg.inspection import add_inspection
+from spf.pdfg.loops import Nest, loop_tree, statements_in
+from spf.pdfg.temporaries import removable_temporaries
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
 
-
-@dataclass(frozen=True)
-class Nest:
-    """A loop of the generated code: its name, ``label`` (the domain of the first statement
-    it holds), its items (statement names and inner nests, in execution order) and tags."""
-
-    loop: str
-    label: str
-    items: tuple[str | Nest, ...]
-    tags: tuple[str, ...] = ()
+__all__ = ["Nest", "build_graph", "data_id", "price"]
 
 
 def data_id(comp: Computation, name: str) -> str:
@@ -38,8 +37,38 @@ def data_id(comp: Computation, name: str) -> str:
     return f"data:{name}" if any(s.name == name for s in comp.stmts) else name
 
 
-def build_graph(comp: Computation) -> nx.DiGraph[str]:
+def build_graph(comp: Computation, params: Mapping[str, int] | None = None) -> nx.DiGraph[str]:
+    """The PDFG of ``comp``; with ``params``, annotated with sizes for those values."""
     g: nx.DiGraph[str] = nx.DiGraph()
+    _add_nodes(g, comp)
+    for s in comp.stmts:
+        for ds, rel in s.reads:
+            g.add_edge(data_id(comp, ds), s.name, kind="read", access=str(rel))
+        for ds, rel in s.writes:
+            g.add_edge(s.name, data_id(comp, ds), kind="write", access=str(rel))
+    carried = _add_dependences(g, comp)
+    g.graph["name"] = comp.name
+    nests = loop_tree(comp, carried)
+    g.graph["nests"] = nests
+    order = [name for item in nests for name in statements_in(item)]
+    g.graph["order"] = tuple(order)
+    for k, name in enumerate(order):
+        g.nodes[name]["order"] = k
+    add_inspection(g, comp)
+    if params is not None:
+        price(g, comp, params)
+    return g
+
+
+def price(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -> None:
+    """Sizes for ``params`` (:mod:`spf.pdfg.annotate`) and the temporaries an operation
+    would remove (:mod:`spf.pdfg.temporaries`), added to ``comp``'s graph ``g``."""
+    annotate(g, comp, params)
+    for name, ops in removable_temporaries(comp).items():
+        g.nodes[data_id(comp, name)]["removable_by"] = ops
+
+
+def _add_nodes(g: nx.DiGraph[str], comp: Computation) -> None:
     for s in comp.stmts:
         g.add_node(
             s.name,
@@ -57,72 +86,37 @@ def build_graph(comp: Computation) -> nx.DiGraph[str]:
         if name not in g:
             shape = "".join(f"[{d}]" for d in b.shape)
             g.add_node(name, kind="data", name=name, type=f"{b.dtype}{shape} ({b.scope} buffer)")
-    for s in comp.stmts:
-        for ds, rel in s.reads:
-            g.add_edge(data_id(comp, ds), s.name, kind="read", access=str(rel))
-        for ds, rel in s.writes:
-            g.add_edge(s.name, data_id(comp, ds), kind="write", access=str(rel))
+
+
+def _add_dependences(g: nx.DiGraph[str], comp: Computation) -> dict[tuple[str, int], list[str]]:
+    """Dependence edges (merged per statement pair); returns what each loop carries, by
+    ``(source statement, schedule position)``."""
+    from spf.analysis.dependences import padded
+
+    width = comp.schedule_width()
+    carried: dict[tuple[str, int], list[str]] = {}
     for dep in comp.dependences():
-        if g.has_edge(dep.source, dep.sink):
-            e = g.edges[dep.source, dep.sink]
-            kinds = set(e["dep_kind"].split(",")) | {dep.kind}
-            e["dep_kind"] = ",".join(sorted(kinds))
-            e["carried_by"] = tuple(sorted(set(e["carried_by"]) | set(dep.carried_by)))
+        outs = padded(comp.stmt(dep.source), width).out_vars
+        for level in dep.levels:
+            if level < len(outs) and not is_constant(outs[level]):
+                found = carried.setdefault((dep.source, level), [])
+                if f"{dep.source}→{dep.sink}" not in found:
+                    found.append(f"{dep.source}→{dep.sink}")
+        if not g.has_edge(dep.source, dep.sink):
+            g.add_edge(
+                dep.source,
+                dep.sink,
+                kind="dependence",
+                access=str(dep.relation),
+                carried_by=dep.carried_by,
+                dep_kind=dep.kind,
+                data_space=dep.data_space,
+                data_spaces=(dep.data_space,),
+            )
             continue
-        g.add_edge(
-            dep.source,
-            dep.sink,
-            kind="dependence",
-            access=str(dep.relation),
-            carried_by=dep.carried_by,
-            dep_kind=dep.kind,
-            data_space=dep.data_space,
-        )
-    g.graph["name"] = comp.name
-    g.graph["nests"] = loop_nests(comp)
-    add_inspection(g, comp)
-    return g
-
-
-def loop_nests(comp: Computation) -> tuple[str | Nest, ...]:
-    """The loop tree the scanner produces, with each loop labelled by what it scans."""
-    from spf.codegen.loop_ast import Bind, Block, Call, For, If, Node
-    from spf.codegen.scan import Scanner
-
-    if not comp.stmts:
-        return ()
-    domains = {s.name: s.domain for s in comp.stmts}
-
-    def visit(n: Node) -> list[str | Nest]:
-        if isinstance(n, Block):
-            return [x for item in n.items for x in visit(item)]
-        if isinstance(n, (Bind,)):
-            return visit(n.body)
-        if isinstance(n, If):
-            return visit(n.then) + (visit(n.orelse) if n.orelse is not None else [])
-        if isinstance(n, Call):
-            return [n.stmt]
-        assert isinstance(n, For)
-        items = tuple(visit(n.body))
-        return [Nest(n.var, _label(n.var, items, domains), items, n.tags)]
-
-    return tuple(visit(Scanner(comp).scan()))
-
-
-def _label(loop: str, items: tuple[str | Nest, ...], domains: dict[str, Any]) -> str:
-    """The bounds of ``loop`` as the first statement inside it states them."""
-    for item in items:
-        name = item if isinstance(item, str) else _first_stmt(item)
-        if name is not None:
-            return str(domains[name])
-    return ""
-
-
-def _first_stmt(nest: Nest) -> str | None:
-    for item in nest.items:
-        if isinstance(item, str):
-            return item
-        found = _first_stmt(item)
-        if found is not None:
-            return found
-    return None
+        e = g.edges[dep.source, dep.sink]
+        e["dep_kind"] = ",".join(sorted(set(e["dep_kind"].split(",")) | {dep.kind}))
+        e["carried_by"] = tuple(sorted(set(e["carried_by"]) | set(dep.carried_by)))
+        if dep.data_space not in e["data_spaces"]:
+            e["data_spaces"] = (*e["data_spaces"], dep.data_space)
+    return carried

@@ -2,14 +2,18 @@
 
 A computation with a wavefront loop (``comp.wavefront("i")``) is run by an executor that
 reads arrays an inspector computed at run time. The PDFG shows that inspector beside the
-computation: its statements (named ``<inspector>.<stmt>``, e.g. ``sptrsv_csr_inspector_i.s1``),
-the ``level`` array they write, and a ``schedule`` edge from ``level`` to every statement of
-the wavefront (the order in which the executor runs them).
+computation: its statements (named ``<inspector>.<stmt>``, e.g. ``sptrsv_csr_inspector_i.s1``)
+in their loops, first (the inspector runs before the executor), the ``level`` array they
+write, and a ``schedule`` edge from ``level`` to every statement of the wavefront (the order
+in which the executor runs them).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from spf.pdfg.loops import Nest, loop_tree, statements_in
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -23,6 +27,7 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
     from spf.analysis.executor import wavefront_loops, wavefront_stmts
     from spf.analysis.inspector import analyze_wavefront, build_inspector
 
+    first: list[str | Nest] = []
     for loop in sorted(wavefront_loops(comp)):
         stmts = wavefront_stmts(comp, loop)
         insp = build_inspector(comp, analyze_wavefront(comp, stmts, loop))
@@ -47,3 +52,17 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
                 g.add_edge(node, f"{insp.name}.{ds}", kind="write", access=str(rel))
         for s in stmts:
             g.add_edge(level, s.name, kind="schedule", access=f"{loop} in level order")
+        first.extend(_prefixed(item, insp.name) for item in loop_tree(insp))
+    if first:
+        g.graph["nests"] = (*first, *g.graph.get("nests", ()))
+        order = [name for item in g.graph["nests"] for name in statements_in(item)]
+        g.graph["order"] = tuple(order)
+        for k, name in enumerate(order):
+            g.nodes[name]["order"] = k
+
+
+def _prefixed(item: str | Nest, prefix: str) -> str | Nest:
+    """``item`` of the inspector's loop tree with its statements named as in the PDFG."""
+    if isinstance(item, str):
+        return f"{prefix}.{item}"
+    return replace(item, items=tuple(_prefixed(i, prefix) for i in item.items))

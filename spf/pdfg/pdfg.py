@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
+from spf.pdfg.annotate import check_params
 from spf.pdfg.dot import to_dot
-from spf.pdfg.graph import build_graph
+from spf.pdfg.graph import build_graph, price
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import networkx as nx
 
     from spf.computation.computation import Computation
@@ -25,11 +28,25 @@ class PDFG:
 
     ``graph`` is the ``networkx.DiGraph``; ``to_dot()`` is deterministic; ``write`` writes
     ``.dot``; ``render`` writes ``.svg``/``.png``/``.pdf`` through Graphviz's ``dot``.
+    ``params`` (``{"N": 1000}``) annotates it with sizes for those parameter values.
     """
 
-    def __init__(self, comp: Computation) -> None:
+    def __init__(self, comp: Computation, params: Mapping[str, int] | None = None) -> None:
         self.computation = comp
-        self.graph: nx.DiGraph[str] = build_graph(comp)
+        self.params: dict[str, int] | None = None if params is None else check_params(comp, params)
+        self.graph = build_graph(comp, self.params)
+
+    @property
+    def graph(self) -> nx.DiGraph[str]:
+        """The ``networkx.DiGraph`` (docs/pdfg.md)."""
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: nx.DiGraph[str]) -> None:
+        """A graph rebuilt after an operation is priced with this PDFG's ``params``."""
+        if self.params is not None and "params" not in g.graph:
+            price(g, self.computation, self.params)
+        self._graph = g
 
     def fuse(self, s1: str, s2: str, level: str | int | object) -> list[Relation]:
         """``s2`` joins ``s1``'s nest right after ``s1``, sharing ``level`` loops (a count:

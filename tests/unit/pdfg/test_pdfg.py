@@ -116,7 +116,7 @@ def test_every_kernel_dot_parses(make: object) -> None:
 def test_tags_appear_in_cluster_labels() -> None:
     comp = kernels.spmv_csr()
     comp.stmt(0).parallelize("i")
-    assert "for i [parallel]" in comp.to_dot()
+    assert 'label="i ∈ [0, N) [parallel]\\l"' in comp.to_dot()  # API §14: starts with the name
 
 
 def test_data_space_named_like_a_statement_gets_prefixed_id() -> None:
