@@ -387,7 +387,7 @@ def bdia_args(
         )
     dtype = _index_dtype(index_dtype, max(n, cols, ns * r), "bdia_args")
     values = np.zeros((ns, r))
-    values[slot, rows % r] = m.data
+    values.reshape(-1)[slot * r + rows % r] = m.data  # one flat scatter
     args = {"A": values, "dptr": _indices(dptr, dtype), "doff": _indices(doff - n, dtype),
             "N": n, "M": cols, "NB": nb, "NS": ns}  # fmt: skip
     return _rename(args, names, "bdia_args")
