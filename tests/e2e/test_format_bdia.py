@@ -22,21 +22,24 @@ def _diagonals(n: int, offsets: tuple[int, ...], rng: np.random.Generator) -> sp
 
 def _matrices() -> list[tuple[str, object]]:
     rng = np.random.default_rng(11)
-    rand = sp.random_array((37, 29), density=0.15, rng=rng, format="csr")
-    rows = rand.tolil()
-    rows[3, :] = 0
-    rows[17, :] = 0
+
+    def rand(n: int, m: int, density: float) -> sp.csr_array:
+        return sp.random_array((n, m), density=density, rng=rng, format="csr")
+
+    keep = np.ones(37)
+    keep[[3, 17]] = 0.0
+    empty_rows = sp.csr_array(sp.diags_array(keep) @ rand(37, 29, 0.15))
+    empty_rows.eliminate_zeros()  # rows 3 and 17 store nothing
     band = _diagonals(60, (-7, -1, 0, 2, 9), rng)
-    halves = sp.vstack([band[:30], _diagonals(60, (-3, 0, 5), rng)[30:]])
     return [
-        ("random", rand),
-        ("empty_rows", sp.csr_array(rows)),
+        ("random", rand(37, 29, 0.15)),
+        ("empty_rows", empty_rows),
         ("empty", sp.csr_array((5, 4))),
-        ("one_row", sp.random_array((1, 9), density=0.5, rng=rng, format="csr")),
-        ("tall", sp.random_array((50, 3), density=0.4, rng=rng, format="csr")),
-        ("wide", sp.random_array((4, 70), density=0.3, rng=rng, format="csr")),
+        ("one_row", rand(1, 9, 0.5)),
+        ("tall", rand(50, 3, 0.4)),
+        ("wide", rand(4, 70, 0.3)),
         ("band", band),
-        ("halves", sp.csr_array(halves)),
+        ("halves", sp.csr_array(sp.vstack([band[:30], _diagonals(60, (-3, 0, 5), rng)[30:]]))),
         ("poisson", spf.sparse.poisson2d(9)),
     ]
 
