@@ -120,7 +120,8 @@ def test_fill_limit_and_bad_block_sizes() -> None:
 
 
 def test_bad_index_arrays_are_argument_errors(tmp_path: Path) -> None:
-    """check=True: out-of-range offsets and decreasing block pointers are refused."""
+    """check=True: out-of-range offsets, decreasing block pointers and a block's offsets
+    out of order (the format's assumption) are refused."""
     kernel = spf.kernels.spmv(BDIA(4)).compile(cache_dir=str(tmp_path))
     args = spf.sparse.bdia_args(spf.sparse.poisson2d(4), 4)
     y, x = np.zeros(16), np.ones(16)
@@ -130,5 +131,9 @@ def test_bad_index_arrays_are_argument_errors(tmp_path: Path) -> None:
         kernel(y=y, x=x, **bad)
     bad = {**args, "dptr": args["dptr"][::-1].copy()}
     with pytest.raises(spf.ArgumentError, match="dptr"):
+        kernel(y=y, x=x, **bad)
+    bad = {**args, "doff": args["doff"].copy()}
+    bad["doff"][[0, 1]] = bad["doff"][[1, 0]]  # block 0's offsets out of order
+    with pytest.raises(spf.ArgumentError, match=r"doff\(s1\) < doff\(s2\).*fails first at b = 0"):
         kernel(y=y, x=x, **bad)
     assert not y.any()
