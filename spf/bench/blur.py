@@ -73,8 +73,8 @@ def schedule(rows: int, vector: int = 8) -> spf.Computation:
       output vector. In one quiet bench run: one thread 7.6 ms (fused per row: ~9.5 ms)
       against 8.8 ms for Halide's line schedule; two threads 4.4 ms, about as fast as a
       plain copy of the image (memory bound), against 5.5 ms for Halide's parallel one.
-      Halide given the same fusion (``vec``) ran slower than its own line schedule (its
-      vector loop over ``x`` computes ``bx`` one vector per iteration of an outer loop);
+      Halide given the same fusion (``vec``) ran 10-15% slower than its own line schedule
+      in every run here (why was not pinned down), so its line schedule stays its best;
     * Halide turns ``/ 3.0`` into a multiplication by the reciprocal and folds ``bx`` to four
       rows (a power of two); neither matters here: ``* (1.0/3.0)`` measured the same
       (dividing a vector costs less than the memory traffic), and ``i % 3`` is computed once
