@@ -37,6 +37,7 @@ from spf.errors import ArgumentError, SpfError
 
 __all__ = [
     "bcsr_args",
+    "bdia_args",
     "coo_args",
     "csc_args",
     "csr_args",
@@ -322,6 +323,76 @@ def dia_args(
     return _rename(args, names, "dia_args")
 
 
+def _block_slots(
+    block: np.ndarray[Any, Any], off: np.ndarray[Any, Any], nb: int, span: int
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """``(slot of each entry, doff, dptr)``: the distinct offsets (``off + span//2`` in
+    ``0..span-1``) of each row block, in block order and increasing offset within a block.
+    Without sorting where the matrix has few distinct offsets (a presence table of blocks by
+    distinct offsets), else by sorting ``(block, offset)`` keys."""
+    counts = np.bincount(off, minlength=span)
+    present = np.flatnonzero(counts)
+    nd = len(present)
+    if nb * nd <= 8 * len(off) + (1 << 20):
+        which = np.zeros(span, dtype=np.int64)
+        which[present] = np.arange(nd)
+        key = block * nd + which[off]
+        table = np.zeros(nb * nd, dtype=bool)
+        table[key] = True
+        numbering = np.cumsum(table) - 1
+        filled = np.flatnonzero(table)
+        doff, per_block = present[filled % nd], table.reshape(nb, nd).sum(axis=1)
+        return numbering[key], doff, np.concatenate(([0], np.cumsum(per_block)))
+    keys, slot = np.unique(block * span + off, return_inverse=True)
+    dptr = np.searchsorted(keys // span, np.arange(nb + 1))
+    return slot.reshape(-1), keys % span, dptr
+
+
+def bdia_args(
+    matrix: object,
+    R: int,  # noqa: N803
+    index_dtype: object = None,
+    *,
+    max_fill: float = 4.0,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments of ``spf.kernels.spmv(spf.formats.BDIA(R))``: ``A[NS, R], dptr[NB+1],
+    doff[NS], N, M, NB, NS``: row block ``b`` (rows ``R*b .. R*b+R-1``) has one slot per
+    distinct diagonal ``j - i`` of its entries (``dptr[b] <= s < dptr[b+1]``, offsets
+    ``doff[s]`` increasing); ``A[s, r]`` holds entry ``(R*b + r, R*b + r + doff[s])``, 0 where
+    there is none. ``NS * R / nnz`` is the fill (1 for banded matrices such as Poisson's); a
+    matrix whose fill would exceed ``max_fill`` (entries scattered over many diagonals: use
+    CSR or SELL) raises :class:`~spf.errors.ArgumentError` before the values are allocated.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> args = bdia_args(sp.csr_array(np.array([[1.0, 2.0], [0.0, 3.0]])), 2)
+    >>> args["dptr"], args["doff"], args["A"]
+    (array([0, 2], dtype=int32), array([0, 1], dtype=int32), array([[1., 3.],
+           [2., 0.]]))
+    """
+    if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 1:
+        raise ArgumentError(f"bdia_args: R (rows per block) must be a positive int, got {R!r}")
+    r = int(R)
+    m, rows = _entries(matrix, "bdia_args")
+    n, cols = (int(d) for d in m.shape)
+    nb = -(-n // r)
+    slot, doff, dptr = _block_slots(rows // r, m.indices.astype(np.int64) - rows + n, nb, n + cols)
+    ns = len(doff)
+    fill = ns * r / max(len(rows), 1)
+    if fill > max_fill:
+        raise ArgumentError(
+            f"bdia_args: with R = {r} this matrix needs {ns} diagonal slots of {r} values for "
+            f"{len(rows)} entries (fill {fill:.1f} > max_fill = {max_fill}); BDIA suits banded "
+            "matrices: use a smaller R, CSR or SELL, or raise max_fill"
+        )
+    dtype = _index_dtype(index_dtype, max(n, cols, ns * r), "bdia_args")
+    values = np.zeros((ns, r))
+    values.reshape(-1)[slot * r + rows % r] = m.data  # one flat scatter
+    args = {"A": values, "dptr": _indices(dptr, dtype), "doff": _indices(doff - n, dtype),
+            "N": n, "M": cols, "NB": nb, "NS": ns}  # fmt: skip
+    return _rename(args, names, "bdia_args")
+
+
 def ell_args(
     matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -402,8 +473,8 @@ array([1., 3., 2., 0.]))
 
 def format_args(matrix: object, fmt: object, index_dtype: object = None) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(fmt)`` for a built-in format of
-    ``spf.formats`` (``COO, CSR, CSC, DIA, ELL, BCSR(r, c), SELL(C, sigma)``), all but ``x``
-    and ``y`` (BCSR: ``y`` of length ``NB*r``, ``x`` of ``MB*c``, zero-padded).
+    ``spf.formats`` (``COO, CSR, CSC, DIA, ELL, BCSR(r, c), SELL(C, sigma), BDIA(R)``), all
+    but ``x`` and ``y`` (BCSR: ``y`` of length ``NB*r``, ``x`` of ``MB*c``, zero-padded).
 
     >>> import numpy as np, scipy.sparse as sp
     >>> from spf.formats import CSC
@@ -423,9 +494,12 @@ def format_args(matrix: object, fmt: object, index_dtype: object = None) -> dict
     sell = re.fullmatch(r"SELL(\d+)_(\d+)", name) if isinstance(name, str) else None
     if sell:
         return sell_args(matrix, int(sell.group(1)), int(sell.group(2)), index_dtype)
+    bdia = re.fullmatch(r"BDIA(\d+)", name) if isinstance(name, str) else None
+    if bdia:
+        return bdia_args(matrix, int(bdia.group(1)), index_dtype)
     raise ArgumentError(
         f"format_args: {fmt!r} is not a built-in format (COO, CSR, CSC, DIA, ELL, BCSR(r, c), "
-        "SELL(C, sigma)); build the arguments of your own format by hand"
+        "SELL(C, sigma), BDIA(R)); build the arguments of your own format by hand"
     )
 
 

@@ -12,7 +12,7 @@ name         what it times
 sets         the UF-aware set layer (parse, apply, compose, emptiness)
 deps         ``Computation.dependences()`` on chains of stencil statements
 pldi19       emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
-spmv         CSR SpMV (spf CSR, spf SELL-8-sigma, hand C, MKL IE, scipy); STREAM triad
+spmv         CSR SpMV (spf CSR, SELL-8-sigma, BDIA-64, hand C, MKL IE, scipy); STREAM triad
 formats      SpMV generated from each built-in format vs its hand C loop; convert vs scipy
 spmtv        A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
 spgemm       SpGEMM C = A·A in CSR on 2-D Poisson (spf ``spgemm_csr``, scipy ``A @ A``)

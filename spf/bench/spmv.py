@@ -1,4 +1,4 @@
-"""SpMV ``y += A·x``: spf CSR, spf SELL-C-sigma, hand-written C, MKL, scipy; STREAM triad.
+"""SpMV ``y += A·x``: spf CSR, spf SELL-C-sigma, spf BDIA, hand-written C, MKL, scipy; STREAM triad.
 
 Matrices: 2-D Poisson (1000x1000 grid: 1M rows, 5M entries) and a uniform random matrix
 (200k rows, 2M entries, fixed seed). Codes, all on the same arrays and checked against
@@ -8,6 +8,10 @@ Matrices: 2-D Poisson (1000x1000 grid: 1M rows, 5M entries) and a uniform random
 * ``spf SELL-8-s``: :func:`spf.formats.sell` (``C = 8``, sigma 1 and 256): the inspector is
   ``spf.formats.convert(CSR, SELL(8, s))``, synthesized from the relations, the executor is
   ``sell(...).scheduled_executor()`` (chunk loop parallel, row loop vectorized 8 wide);
+* ``spf BDIA-64``: ``spf.kernels.spmv(spf.formats.BDIA(64))`` with ``parallelize("b")``
+  (diagonals per block of 64 rows, no column indices: what MKL's inspector builds for
+  Poisson, see :mod:`spf.bench.mkl`), arrays from ``spf.sparse.bdia_args``; only for
+  matrices it suits (fill at most 1.5, so not the random one);
 * ``hand C``: the CSR loop one writes by hand, built with the same flags;
 * ``MKL IE``: MKL's inspector-executor (``mkl_sparse_optimize`` + ``mkl_sparse_d_mv``), one
   handle optimized per thread count (MKL partitions rows for the thread count at optimize);
@@ -29,7 +33,8 @@ import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_c, load_note, measure, median
 from spf.bench.mkl import MklCsr, load_mkl
-from spf.formats import sell
+from spf.errors import ArgumentError
+from spf.formats import BDIA, sell
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -57,6 +62,7 @@ void hand_spmv(int64_t n, const int32_t *rowptr, const int32_t *col, const doubl
                const double *x, double *y);
 """
 SIGMAS = (1, 256)
+BDIA_ROWS = 64
 
 
 @dataclasses.dataclass
@@ -131,6 +137,9 @@ class Codes:
             s: f.scheduled_executor().compile(cache_dir=str(ctx.work / "kernels"))
             for s, f in self.formats.items()
         }
+        bdia = spf.kernels.spmv(BDIA(BDIA_ROWS))
+        bdia.stmt("spmv").parallelize("b")  # gcc vectorizes the row loop r by itself
+        self.bdia = bdia.compile(cache_dir=str(ctx.work / "kernels"))
         self.ffi, self.hand, command = load_c(HAND_C, HAND_CDEF, "bench_hand_spmv", str(ctx.work))
         self.mkl: Any
         self.mkl, self.mkl_where = load_mkl()
@@ -140,6 +149,7 @@ class Codes:
         sec.data["hand_command"] = command
         sec.data["spf_csr_source"] = self.csr.source
         sec.data["spf_sell_source"] = {str(s): k.source for s, k in self.sell.items()}
+        sec.data["spf_bdia_source"] = self.bdia.source
 
     def hand_call(self, case: Case, y: Any) -> Callable[[], object]:
         fb, a = self.ffi.from_buffer, case.args
@@ -152,12 +162,43 @@ class Codes:
         return lambda: self.hand.hand_spmv(n, rp, col, val, xb, yb)
 
 
+def inspect_case(
+    ctx: Context, codes: Codes, case: Case, info: dict[str, Any]
+) -> tuple[dict[int, Any], dict[str, Any] | None, dict[int, MklCsr]]:
+    """The inspectors, timed into ``info``: SELL matrices by sigma, BDIA arguments (None
+    where the matrix's entries lie on too many diagonals per block) and MKL handles by
+    thread count (MKL partitions rows for the thread count at optimize)."""
+    import time
+
+    n, args = case.args["N"], case.args
+    sells = {}
+    for s, fmt in codes.formats.items():
+        t0 = time.perf_counter()
+        sells[s] = fmt.inspect(args["rowptr"], args["col"], args["A"], (n, args["M"]))
+        info[f"sell8-{s} inspector_s"] = time.perf_counter() - t0
+        info[f"sell8-{s} fill_ratio"] = sells[s].fill_ratio
+    t0 = time.perf_counter()
+    bdia: dict[str, Any] | None = None
+    try:
+        bdia = spf.sparse.bdia_args(case.matrix, BDIA_ROWS, max_fill=1.5)
+        info[f"bdia{BDIA_ROWS} inspector_s"] = time.perf_counter() - t0
+        info[f"bdia{BDIA_ROWS} fill_ratio"] = bdia["NS"] * BDIA_ROWS / args["NNZ"]
+    except ArgumentError:
+        pass  # no BDIA row for this matrix
+    handles = {}
+    if codes.mkl is not None:
+        for t in ctx.threads:
+            ctx.rt.set_threads(t)
+            handles[t] = MklCsr(codes.mkl, args)
+            info[f"MKL optimize_s ({t} threads)"] = handles[t].optimize_s
+        info["MKL handle bytes/nnz ratio"] = handles[ctx.threads[0]].handle_bytes / args["NNZ"]
+    return sells, bdia, handles
+
+
 def variants(
     ctx: Context, codes: Codes, case: Case, info: dict[str, Any]
 ) -> tuple[list[Variant], dict[tuple[str, int], Any]]:
     """The callables to time, each with its own ``y``; fills ``info`` (inspector times)."""
-    import time
-
     ys: dict[tuple[str, int], Any] = {}
     out: list[Variant] = []
     n, x, args = case.args["N"], case.x, case.args
@@ -166,18 +207,7 @@ def variants(
         ys[code, t] = np.zeros(n)
         return ys[code, t]
 
-    sells = {}
-    for s, fmt in codes.formats.items():
-        t0 = time.perf_counter()
-        sells[s] = fmt.inspect(args["rowptr"], args["col"], args["A"], (n, args["M"]))
-        info[f"sell8-{s} inspector_s"] = time.perf_counter() - t0
-        info[f"sell8-{s} fill_ratio"] = sells[s].fill_ratio
-    handles = {}
-    if codes.mkl is not None:
-        for t in ctx.threads:
-            ctx.rt.set_threads(t)
-            handles[t] = MklCsr(codes.mkl, args)
-            info[f"MKL optimize_s ({t} threads)"] = handles[t].optimize_s
+    sells, bdia, handles = inspect_case(ctx, codes, case, info)
 
     def kernel_call(kernel: Any, y: Any, kw: dict[str, Any]) -> Callable[[], object]:
         return lambda: kernel(y=y, x=x, check=False, **kw)
@@ -191,6 +221,9 @@ def variants(
         for s, kernel in codes.sell.items():
             y = y_for(f"spf SELL-8-{s}", t)
             out.append((f"spf SELL-8-{s}", t, kernel_call(kernel, y, sells[s].args())))
+        if bdia is not None:
+            y = y_for(f"spf BDIA-{BDIA_ROWS}", t)
+            out.append((f"spf BDIA-{BDIA_ROWS}", t, kernel_call(codes.bdia, y, bdia)))
         if t in handles:
             out.append(("MKL IE", t, mkl_call(handles[t], y_for("MKL IE", t))))
     a = case.matrix
@@ -262,6 +295,12 @@ def targets(sec: Section, case: Case, ms: dict[tuple[str, int], float], threads:
     if ("MKL IE", most) not in ms:
         sec.target(f"SpMV {case.key}: spf SELL <= 1.0x MKL IE", "MKL not installed", False)
         return
+    bdia = f"spf BDIA-{BDIA_ROWS}"
+    for t in threads:
+        if (bdia, t) in ms:
+            r = ms[bdia, t] / ms["MKL IE", t]
+            sec.target(f"SpMV {case.key}: {bdia} <= 1.0x MKL IE ({t} thread(s))", f"{r:.3f}x",
+                       r <= 1.0)  # fmt: skip
     for t in threads:
         best = min(ms[f"spf SELL-8-{s}", t] for s in SIGMAS)
         which = min(SIGMAS, key=lambda s: ms[f"spf SELL-8-{s}", t])

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spf.formats.builtin import BCSR, SELL, builtin
+from spf.formats.builtin import BCSR, BDIA, SELL, builtin
 from spf.formats.convert import Conversion, ConversionKernel, convert
 from spf.formats.format import Format
 from spf.formats.sell_c_sigma import SellFormat, SellMatrix, sell
 
 __all__ = [
     "BCSR",
+    "BDIA",
     "COO",
     "CSC",
     "CSR",

@@ -4,7 +4,8 @@ Array names follow docs/api.md §12: COO ``row, col, A``; CSR ``rowptr, col, A``
 sorted within rows); CSC ``colptr, row, A``; DIA ``offsets[ND], A[ND, N]``; ELL
 ``col[N, W], A[N, W]`` (padding: value 0, any valid column); BCSR(r, c) ``browptr, bcol,
 A[NNZB, r, c]`` over ``NB*r`` by ``MB*c``; SELL(C, sigma) ``cs, cl, scol, val`` (and ``perm``
-when ``sigma > 1``) as :func:`spf.formats.sell` builds them. Sizes ``N, M, NNZ``.
+when ``sigma > 1``) as :func:`spf.formats.sell` builds them; BDIA(R) ``dptr[NB+1], doff[NS],
+A[NS, R]`` (``spf.sparse.bdia_args``). Sizes ``N, M, NNZ``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from spf.errors import SpfError
 from spf.formats.format import Format
 from spf.sets import UF
 
-__all__ = ["BCSR", "SELL", "builtin"]  # and COO, CSR, CSC, DIA, ELL, built on first use
+__all__ = ["BCSR", "BDIA", "SELL", "builtin"]  # and COO, CSR, CSC, DIA, ELL, built on first use
 
 
 def _idx(name: str, count: str, extent: str) -> UF:
@@ -149,6 +150,29 @@ def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
         value="val",
         value_shape=("NV",),
         window=sigma if sigma > 1 else None,
+    )
+
+
+@functools.cache
+def BDIA(R: int) -> Format:  # noqa: N802, N803
+    """Diagonals per block of ``R`` rows (what MKL's inspector-executor builds for matrices
+    whose entries lie on a few diagonals): row block ``b`` has the diagonal slots
+    ``dptr(b) <= s < dptr(b+1)``; slot ``s`` holds the ``R`` entries
+    ``(R*b + r, R*b + r + doff(s))`` in ``A[s, r]`` (0 where an entry is absent or outside
+    the matrix). No column index per entry: one offset per slot, and the offsets may change
+    from block to block (DIA's are fixed for the whole matrix)."""
+    R = _positive("BDIA", "R", R)  # noqa: N806
+    return Format(
+        f"BDIA{R}",
+        coords="[i, j]",
+        storage=f"{{[i, j] -> [s, r]: exists b: 0 <= b < NB && dptr(b) <= s < dptr(b+1) && "
+        f"0 <= r < {R} && i = {R}*b + r && i < N && j = i + doff(s) && 0 <= j < M}}",
+        ufs=[
+            _ptr("dptr", "NB", "NS"),
+            UF("doff", domain="{[s]: 0 <= s < NS}", range="{[v]: -N < v < M}"),
+        ],
+        assume=["forall b, s1, s2: dptr(b) <= s1 < s2 < dptr(b+1) => doff(s1) < doff(s2)"],
+        value_shape=("NS", R),
     )
 
 
