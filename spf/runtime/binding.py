@@ -165,9 +165,19 @@ class Binder:
     ``"interpret(spmv)"``) every message starts with it and names the argument quoted.
     """
 
-    def __init__(self, signature: Signature, *, context: str | None = None) -> None:
+    def __init__(
+        self,
+        signature: Signature,
+        *,
+        context: str | None = None,
+        in_loop: frozenset[str] | None = None,
+    ) -> None:
         self.signature = signature
         self.context = context
+        self.in_loop = in_loop
+        """None: ``check=True`` checks every UF fact here. Otherwise the kernel's loops check
+        each index value's range and the monotonicity of the UFs named here
+        (:mod:`spf.codegen.arg_checks`); :meth:`bind` checks the rest."""
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
             if np.dtype(a.dtype).kind not in "iuf":
@@ -206,6 +216,14 @@ class Binder:
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
             labels = signature.fact_labels or None
             self._facts = FactChecker(signature.facts, ufs, labels)
+        self._fast = _FastPlan(self)
+
+    def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], list[Array]] | None:
+        """``(parameter values in :attr:`param_order`, arrays)`` for the common call that
+        passes every argument by name with exact types (int parameters, base-class numpy
+        arrays of the exact dtype, contiguous, aligned, of the declared shapes), checked
+        without any fact; None for any other call (:meth:`bind` then says what is wrong)."""
+        return self._fast.bind(args)
 
     def bind(
         self, args: Mapping[str, object], check: bool = True
@@ -215,6 +233,15 @@ class Binder:
         ``params`` maps every parameter to its value (given or inferred from a declared
         shape); ``arrays`` are the array arguments, unchanged, in the order of :attr:`data`.
         """
+        fast = self._fast.bind(args) if check is True or check is False else None
+        if fast is not None:
+            return self._bind_fast(*fast, check)
+        return self._bind_slow(args, check)
+
+    def _bind_slow(
+        self, args: Mapping[str, object], check: bool
+    ) -> tuple[dict[str, Any], list[Array]]:
+        """:meth:`bind` for any call, with the error for a wrong one."""
         try:
             if not self._names.issuperset(args):
                 raise self._unknown(args)
@@ -241,6 +268,19 @@ class Binder:
             if self.context is None:
                 raise
             raise ArgumentError(f"{self.context}: {err}") from None
+        return params, arrays
+
+    def _bind_fast(
+        self, values: tuple[Any, ...], arrays: list[Array], check: bool
+    ) -> tuple[dict[str, Any], list[Array]]:
+        params = dict(zip(self.param_order, values, strict=True))
+        if check:
+            try:
+                self._check(arrays, params)
+            except ArgumentError as err:
+                if self.context is None:
+                    raise
+                raise ArgumentError(f"{self.context}: {err}") from None
         return params, arrays
 
     def positional(self, count: int) -> ArgumentError:
@@ -344,10 +384,14 @@ class Binder:
 
     def _check(self, arrays: list[Array], params: dict[str, int]) -> None:
         """The UF facts, and that no written array overlaps another (arguments are restrict)."""
-        data = self.data
+        data, in_loop = self.data, self.in_loop
         for d, arr in zip(data, arrays, strict=True):
-            if d.uf_check is not None:
+            if d.uf_check is None:
+                continue
+            if in_loop is None:
                 d.uf_check.check(arr, params)
+            else:
+                d.uf_check.check(arr, params, values=False, order=d.name not in in_loop)
         if self._facts is not None:
             ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}
             self._facts.check(params, ufs)
@@ -361,3 +405,70 @@ class Binder:
                         f"{d.label} and {other_name} share memory, but {d.name} is "
                         f"written and {self._restrict}; pass a copy of one"
                     )
+
+
+_C_CONTIGUOUS, _ALIGNED, _WRITEABLE = 0x1, 0x100, 0x400
+"""numpy's ``flags.num`` bits."""
+
+
+class _FastPlan:
+    """:meth:`Binder.fast`: what a call with exact types must look like, the expected shapes
+    cached per tuple of parameter values."""
+
+    def __init__(self, binder: Binder) -> None:
+        self.order = binder.param_order
+        self.count = len(binder.signature.args)
+        self.usable = not binder._floats and all(d.inner_of is None for d in binder.data)
+        limits = {n: (lo, hi) for n, lo, hi in binder._limits}
+        self.limits = tuple(limits.get(n, (0, -1)) for n in self.order)
+        self.arrays = tuple(
+            (d.name, d.dtype, _C_CONTIGUOUS | _ALIGNED | (_WRITEABLE if d.writes else 0))
+            for d in binder.data
+        )
+        self.data = binder.data
+        self.shapes: dict[tuple[Any, ...], tuple[tuple[tuple[int, ...], ...] | None, ...]] = {}
+
+    def expected(self, values: tuple[Any, ...]) -> tuple[tuple[tuple[int, ...], ...] | None, ...]:
+        """Per array the accepted shapes (None: any shape of the declared rank)."""
+        params = dict(zip(self.order, values, strict=True))
+        out: list[tuple[tuple[int, ...], ...] | None] = []
+        for d in self.data:
+            if d.shape_of is not None:
+                want = d.shape_of(params)
+                out.append((want, (1,)) if not want else (want,))
+            else:
+                out.append(None)
+        if len(self.shapes) > 64:
+            self.shapes.clear()
+        shapes = self.shapes[values] = tuple(out)
+        return shapes
+
+    def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], list[Array]] | None:
+        if not self.usable or len(args) != self.count:
+            return None
+        try:
+            values = tuple([args[n] for n in self.order])
+            arrays = [args[name] for name, _, _ in self.arrays]
+        except KeyError:
+            return None
+        for v, (lo, hi) in zip(values, self.limits, strict=True):
+            if type(v) is not int or not lo <= v <= hi:
+                return None
+        shapes = self.shapes.get(values)
+        if shapes is None:
+            shapes = self.expected(values)
+        ndarray = np.ndarray
+        for arr, (_, dtype, mask), shape, d in zip(
+            arrays, self.arrays, shapes, self.data, strict=True
+        ):
+            if arr.__class__ is not ndarray or arr.dtype is not dtype:
+                return None
+            if arr.flags.num & mask != mask:
+                return None
+            if shape is None:
+                rank = d.rank
+                if not (rank is None or arr.ndim == rank or (rank == 0 and arr.shape == (1,))):
+                    return None
+            elif arr.shape not in shape:
+                return None
+        return values, cast("list[Array]", arrays)
