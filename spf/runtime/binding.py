@@ -217,8 +217,9 @@ class Binder:
             labels = signature.fact_labels or None
             self._facts = FactChecker(signature.facts, ufs, labels)
         self._fast = _FastPlan(self)
+        self._written = tuple(i for i, d in enumerate(self.data) if d.writes)
 
-    def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], list[Array]] | None:
+    def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
         """``(parameter values in :attr:`param_order`, arrays)`` for the common call that
         passes every argument by name with exact types (int parameters, base-class numpy
         arrays of the exact dtype, contiguous, aligned, of the declared shapes), checked
@@ -235,7 +236,7 @@ class Binder:
         """
         fast = self._fast.bind(args) if check is True or check is False else None
         if fast is not None:
-            return self._bind_fast(*fast, check)
+            return self._bind_fast(fast[0], list(fast[1]), check)
         return self._bind_slow(args, check)
 
     def _bind_slow(
@@ -385,90 +386,122 @@ class Binder:
     def _check(self, arrays: list[Array], params: dict[str, int]) -> None:
         """The UF facts, and that no written array overlaps another (arguments are restrict)."""
         data, in_loop = self.data, self.in_loop
+        key = tuple(params.values())
         for d, arr in zip(data, arrays, strict=True):
-            if d.uf_check is None:
+            c = d.uf_check
+            if c is None:
                 continue
             if in_loop is None:
-                d.uf_check.check(arr, params)
-            else:
-                d.uf_check.check(arr, params, values=False, order=d.name not in in_loop)
+                c.check(arr, params)
+            elif d.name not in in_loop and c.uf.monotonic is not None:
+                c.check(arr, params, values=False)
+            else:  # only the length is checked here: compare the shape with the cached need
+                need = c.min_shape(params, key)
+                if need is None or any(map(operator.lt, arr.shape, need)):
+                    c.check(arr, params, values=False, order=False)
         if self._facts is not None:
             ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}
             self._facts.check(params, ufs)
-        for i, d in enumerate(data):
-            if not d.writes or arrays[i].size == 0:
+        self._no_overlap(arrays)
+
+    def _no_overlap(self, arrays: list[Array]) -> None:
+        """No written array shares memory with another. Two different arrays that both own
+        their memory (``base`` None: numpy allocated each) cannot; others are asked."""
+        bases = list(map(_BASE, arrays))
+        data = self.data
+        for i in self._written:
+            mine = arrays[i]
+            if mine.size == 0:
                 continue
             for j, other in enumerate(arrays):
-                if j != i and np.may_share_memory(arrays[i], other):
+                if j == i or (other is not mine and bases[i] is None and bases[j] is None):
+                    continue
+                if np.may_share_memory(mine, other):
                     other_name = data[j].name if self.context is None else repr(data[j].name)
+                    d = data[i]
                     raise ArgumentError(
                         f"{d.label} and {other_name} share memory, but {d.name} is "
                         f"written and {self._restrict}; pass a copy of one"
                     )
 
 
+_BASE = operator.attrgetter("base")
 _C_CONTIGUOUS, _ALIGNED, _WRITEABLE = 0x1, 0x100, 0x400
 """numpy's ``flags.num`` bits."""
 
 
 class _FastPlan:
-    """:meth:`Binder.fast`: what a call with exact types must look like, the expected shapes
-    cached per tuple of parameter values."""
+    """:meth:`Binder.fast`: a call whose arguments look exactly like an accepted earlier one.
+
+    The look of the arrays is one ``(class, dtype, shape, flags)`` tuple each, read with one
+    ``attrgetter`` over all of them; the looks already accepted are remembered per tuple of
+    parameter values (they decide acceptance: the flags hold contiguity, alignment and
+    writeability). A new look is checked in full once (:meth:`valid`)."""
 
     def __init__(self, binder: Binder) -> None:
-        self.order = binder.param_order
+        data = binder.data
         self.count = len(binder.signature.args)
-        self.usable = not binder._floats and all(d.inner_of is None for d in binder.data)
-        limits = {n: (lo, hi) for n, lo, hi in binder._limits}
-        self.limits = tuple(limits.get(n, (0, -1)) for n in self.order)
-        self.arrays = tuple(
-            (d.name, d.dtype, _C_CONTIGUOUS | _ALIGNED | (_WRITEABLE if d.writes else 0))
-            for d in binder.data
-        )
-        self.data = binder.data
-        self.shapes: dict[tuple[Any, ...], tuple[tuple[tuple[int, ...], ...] | None, ...]] = {}
+        self.usable = not binder._floats and all(d.inner_of is None for d in data)
+        self.order = binder.param_order
+        self.limits = binder._limits
+        self.split = len(self.order)
+        self.all = _getter((*self.order, *(d.name for d in data)))
+        self.types = (int,) * self.split + (np.ndarray,) * len(data)
+        """Exact types: ``bool`` and ndarray subclasses take the slow path."""
+        self.look = operator.attrgetter("dtype", "shape", "flags.num")
+        self.data = data
+        self.masks = [_C_CONTIGUOUS | _ALIGNED | (_WRITEABLE if d.writes else 0) for d in data]
+        self.accepted: dict[tuple[Any, ...], list[list[tuple[Any, ...]]]] = {}
 
-    def expected(self, values: tuple[Any, ...]) -> tuple[tuple[tuple[int, ...], ...] | None, ...]:
-        """Per array the accepted shapes (None: any shape of the declared rank)."""
+    def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
+        """Whether arrays that look like ``looks`` are right for parameter values ``values``
+        (exact ints) in every respect :meth:`_Data.ok` checks."""
         params = dict(zip(self.order, values, strict=True))
-        out: list[tuple[tuple[int, ...], ...] | None] = []
-        for d in self.data:
+        for name, lo, hi in self.limits:
+            if not lo <= params[name] <= hi:
+                return False
+        for d, (dtype, shape, flags), mask in zip(self.data, looks, self.masks, strict=True):
+            if dtype is not d.dtype or flags & mask != mask:
+                return False
             if d.shape_of is not None:
-                want = d.shape_of(params)
-                out.append((want, (1,)) if not want else (want,))
-            else:
-                out.append(None)
-        if len(self.shapes) > 64:
-            self.shapes.clear()
-        shapes = self.shapes[values] = tuple(out)
-        return shapes
+                if shape != d.shape_of(params):
+                    return False  # a 0-d data space passed as shape (1,) takes the slow path
+            elif d.rank is not None and len(shape) != d.rank:
+                return False
+        return True
 
-    def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], list[Array]] | None:
+    def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
         if not self.usable or len(args) != self.count:
             return None
         try:
-            values = tuple([args[n] for n in self.order])
-            arrays = [args[name] for name, _, _ in self.arrays]
+            given = self.all(args)
         except KeyError:
             return None
-        for v, (lo, hi) in zip(values, self.limits, strict=True):
-            if type(v) is not int or not lo <= v <= hi:
+        if tuple(map(type, given)) != self.types:
+            return None
+        split = self.split
+        values, arrays = given[:split], given[split:]
+        looks = list(map(self.look, arrays))
+        known = self.accepted.get(values)
+        if known is None or looks not in known:
+            if not self.valid(values, looks):
                 return None
-        shapes = self.shapes.get(values)
-        if shapes is None:
-            shapes = self.expected(values)
-        ndarray = np.ndarray
-        for arr, (_, dtype, mask), shape, d in zip(
-            arrays, self.arrays, shapes, self.data, strict=True
-        ):
-            if arr.__class__ is not ndarray or arr.dtype is not dtype:
-                return None
-            if arr.flags.num & mask != mask:
-                return None
-            if shape is None:
-                rank = d.rank
-                if not (rank is None or arr.ndim == rank or (rank == 0 and arr.shape == (1,))):
-                    return None
-            elif arr.shape not in shape:
-                return None
-        return values, cast("list[Array]", arrays)
+            if len(self.accepted) > 64:
+                self.accepted.clear()
+            known = self.accepted.setdefault(values, [])
+            if len(known) >= 8:
+                known.clear()
+            known.append(looks)
+        return values, arrays
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, object]], tuple[Any, ...]]:
+    """``args -> tuple(args[n] for n in names)`` in one C call where possible."""
+    if len(names) > 1:
+        return cast(
+            "Callable[[Mapping[str, object]], tuple[Any, ...]]", operator.itemgetter(*names)
+        )
+    if names:
+        name = names[0]
+        return lambda args: (args[name],)
+    return lambda args: ()

@@ -42,6 +42,7 @@ class UFCheck:
         if uf.range is not None and uf.range.params <= params:
             self.range = uf.range.intersect(Set(f"{{[v]: {info.min} <= v <= {info.max}}}"))
         self._cache: dict[tuple[bool, tuple[int, ...]], Bounds] = {}
+        self._shapes: dict[tuple[int, ...], tuple[int, ...] | None] = {}
 
     def _bounds(self, is_domain: bool, s: Set, params: dict[str, int]) -> Bounds:
         key = (is_domain, tuple(params[p] for p in sorted(s.params)))  # a few params at most
@@ -101,6 +102,25 @@ class UFCheck:
             bad = used[1:] <= used[:-1] if strict else used[1:] < used[:-1]
             if bad.any():
                 raise self.order_error(arr, int(np.argmax(bad)) + offset[0] + 1, params)
+
+    def min_shape(self, params: dict[str, int], key: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The least extent per axis an array needs for the declared domain, remembered per
+        ``key`` (the call's parameter values); None when the check must run in full (an empty
+        declared range: every value the kernel would read breaks it)."""
+        if key in self._shapes:
+            return self._shapes[key]
+        need: tuple[int, ...] | None = None
+        rb = self._bounds(False, self.range, params) if self.range is not None else [(0, 0)]
+        if rb is not None and rb[0][0] <= rb[0][1]:
+            box = self._bounds(True, self.domain, params) if self.domain is not None else None
+            if self.domain is None or box is None:
+                need = ()
+            else:
+                need = tuple(0 if hi >= _BIG else hi + 1 for _, hi in box)
+        if len(self._shapes) > 256:
+            self._shapes.clear()
+        self._shapes[key] = need
+        return need
 
     def loop_bounds(self, params: dict[str, int]) -> tuple[int, int, int]:
         """``(lowest value, highest value, lowest domain index)`` for the in-loop checks."""

@@ -109,7 +109,7 @@ class Kernel:
                 )
         self._binder = binder = Binder(signature, in_loop=in_loop)
         self._bind = binder.bind
-        self._fast = binder.fast
+        self._fast = binder._fast.bind
         self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)
         self._bounds: dict[tuple[Any, ...], Any] = {}
         """The in-loop checks' bounds (an int64_t array) per tuple of parameter values."""
@@ -118,8 +118,9 @@ class Kernel:
         self._param_order = binder.param_order
         kinds = [a.kind == "param" for a in signature.args]
         self._params_first = kinds == sorted(kinds, reverse=True)
-        self._openmp = "-fopenmp" in command
-        """OpenMP calls run with no more threads than cores are free (spf.runtime.threads)."""
+        self._openmp = "-fopenmp" in command and "#pragma omp" in source
+        """OpenMP calls run with no more threads than cores are free (spf.runtime.threads);
+        a kernel without a parallel region skips that step."""
 
     @classmethod
     def build(
@@ -166,11 +167,18 @@ class Kernel:
         ``check=True`` runs the checked function where it was built (index values tested
         where the loops read them; an :class:`~spf.errors.ArgumentError` raised after the
         call then means the outputs hold no valid result)."""
+        if check is False and self._params_first and not positional:
+            fast = self._fast(args)
+            if fast is not None and not self._openmp and self._fault is None:
+                # the cheapest call: arguments that look like accepted ones, nothing to check
+                self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
+                return
+        else:
+            fast = None
         if positional:
             raise self._binder.positional(len(positional))
         fault = None
-        fast = self._fast(args) if check is False and self._params_first else None
-        if fast is not None:  # the cheapest call: exact types, nothing to check
+        if fast is not None:
             fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
         else:
             params, arrays = self._bind(args, check)

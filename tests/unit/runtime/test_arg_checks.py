@@ -269,3 +269,26 @@ def test_parameters_inferred_from_shapes_still_work(matrix: sps.csr_matrix) -> N
     args["col"][0] = 30
     with pytest.raises(ArgumentError, match=r"col\[0\] = 30"):
         k(**args)
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_array_made_read_only_after_an_accepted_call_is_refused(
+    spmv: spf.Kernel, matrix: sps.csr_matrix, check: bool
+) -> None:
+    args = _csr_args(matrix)
+    spmv(check=check, **args)  # accepted: its look is remembered
+    args["y"].flags.writeable = False
+    with pytest.raises(ArgumentError, match="read-only"):
+        spmv(check=check, **args)
+
+
+def test_overlapping_output_is_refused_for_views_and_the_same_array(spmv: spf.Kernel) -> None:
+    square = sps.random(30, 30, density=0.2, format="csr", random_state=2)
+    args = _csr_args(square)
+    shared = np.zeros(30)
+    with pytest.raises(ArgumentError, match="share memory"):
+        spmv(**(args | {"y": shared, "x": shared}))  # both own their memory: the same array
+    buf = np.zeros(45)
+    with pytest.raises(ArgumentError, match="share memory"):
+        spmv(**(args | {"y": buf[:30], "x": buf[15:]}))
+    spmv(**(args | {"y": buf[:30], "x": np.ones(30)}))  # a view that overlaps nothing
