@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.emitter import Emitter
@@ -145,14 +146,19 @@ class CPrinter:
         """The same loops with every UF argument read checked (spf.codegen.arg_checks)."""
         from spf.codegen import arg_checks as ac
 
-        ordered = ac.dense_monotonic(self.p)
+        dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
         self.out.line("")
-        self.out.raw(ac.read_functions(self.p, ordered))
-        for line in ac.checked_macros(self.p):
+        self.out.raw(ac.read_functions(self.p, dense, zero))
+        for line in ac.checked_macros(self.p, dense):
             self.out.line(line)
         self.out.line(ac.checked_prototype(self.p))
-        self._body_block(ac.bound_locals(self.p))
-        self.out.line(ac.facts_function(self.p.signature.function, ordered))
+        program = self.p
+        self.p = replace(program, body=ac.unordered_reads(program, dense))
+        try:
+            self._body_block(ac.bound_locals(program, zero))
+        finally:
+            self.p = program
+        self.out.line(ac.facts_function(program.signature.function, dense, zero))
 
     def _body_block(self, first: list[str] | None = None) -> None:
         with self.out.braces():

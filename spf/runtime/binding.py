@@ -171,13 +171,16 @@ class Binder:
         *,
         context: str | None = None,
         in_loop: frozenset[str] | None = None,
+        zero_based: frozenset[str] = frozenset(),
     ) -> None:
         self.signature = signature
         self.context = context
         self.in_loop = in_loop
         """None: ``check=True`` checks every UF fact here. Otherwise the kernel's loops check
         each index value's range and the monotonicity of the UFs named here
-        (:mod:`spf.codegen.arg_checks`); :meth:`bind` checks the rest."""
+        (:mod:`spf.codegen.arg_checks`); :meth:`bind` checks the rest. The loops test the
+        UFs named in ``zero_based`` against ``[0, hi]``: a call whose lowest declared value
+        is above 0 has their range checked here."""
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
             if np.dtype(a.dtype).kind not in "iuf":
@@ -191,6 +194,9 @@ class Binder:
         names = frozenset(a.name for a in self.params)
         self.data = tuple(_Data(a, names, context) for a in signature.args if a.kind != "param")
         """The array arguments (UFs and data spaces) in signature order."""
+        for d in self.data:
+            if d.uf_check is not None and d.name in zero_based:
+                d.uf_check.zero_based = True
         self.param_order = tuple(a.name for a in self.params)
         self._names = frozenset(a.name for a in signature.args)
         self._array_names = frozenset(d.name for d in self.data)
@@ -397,7 +403,9 @@ class Binder:
                 c.check(arr, params, values=False)
             else:  # only the length is checked here: compare the shape with the cached need
                 need = c.min_shape(params, key)
-                if need is None or any(map(operator.lt, arr.shape, need)):
+                if need is None:  # the values are checked here too
+                    c.check(arr, params, order=False)
+                elif any(map(operator.lt, arr.shape, need)):
                     c.check(arr, params, values=False, order=False)
         if self._facts is not None:
             ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}

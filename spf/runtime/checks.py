@@ -43,6 +43,8 @@ class UFCheck:
             self.range = uf.range.intersect(Set(f"{{[v]: {info.min} <= v <= {info.max}}}"))
         self._cache: dict[tuple[bool, tuple[int, ...]], Bounds] = {}
         self._shapes: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+        self.zero_based = False
+        """The kernel's loops test the values against ``[0, hi]`` (spf.codegen.arg_checks)."""
 
     def _bounds(self, is_domain: bool, s: Set, params: dict[str, int]) -> Bounds:
         key = (is_domain, tuple(params[p] for p in sorted(s.params)))  # a few params at most
@@ -105,13 +107,14 @@ class UFCheck:
 
     def min_shape(self, params: dict[str, int], key: tuple[int, ...]) -> tuple[int, ...] | None:
         """The least extent per axis an array needs for the declared domain, remembered per
-        ``key`` (the call's parameter values); None when the check must run in full (an empty
-        declared range: every value the kernel would read breaks it)."""
+        ``key`` (the call's parameter values); None when the values must be checked here: an
+        empty declared range (every value the kernel would read breaks it), or a lowest value
+        above 0 for a UF the loops test against ``[0, hi]`` (:attr:`zero_based`)."""
         if key in self._shapes:
             return self._shapes[key]
         need: tuple[int, ...] | None = None
         rb = self._bounds(False, self.range, params) if self.range is not None else [(0, 0)]
-        if rb is not None and rb[0][0] <= rb[0][1]:
+        if rb is not None and rb[0][0] <= rb[0][1] and (rb[0][0] == 0 or not self.zero_based):
             box = self._bounds(True, self.domain, params) if self.domain is not None else None
             if self.domain is None or box is None:
                 need = ()

@@ -91,10 +91,13 @@ class Kernel:
         self._checked: Any = None
         """The function with in-loop argument checks (spf.codegen.arg_checks), if built."""
         in_loop: frozenset[str] | None = None
+        zero_based: frozenset[str] = frozenset()
         if has_checked:
             self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
             facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
-            in_loop = frozenset(filter(None, ffi.string(facts).decode().split(",")))
+            ordered, _, zero = ffi.string(facts).decode().partition(";")
+            in_loop = frozenset(filter(None, ordered.split(",")))
+            zero_based = frozenset(filter(None, zero.split(",")))
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -107,7 +110,7 @@ class Kernel:
                 raise SpfError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
-        self._binder = binder = Binder(signature, in_loop=in_loop)
+        self._binder = binder = Binder(signature, in_loop=in_loop, zero_based=zero_based)
         self._bind = binder.bind
         self._fast = binder._fast.bind
         self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)

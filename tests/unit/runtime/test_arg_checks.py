@@ -73,7 +73,9 @@ def spmtv() -> spf.Kernel:
 def test_compiled_source_holds_the_checked_function(spmv: spf.Kernel) -> None:
     assert "void spmv_csr_spf_checked(" in spmv.source
     assert "spf_checked" not in kernels.spmv_csr().codegen("c")  # only what compile builds
-    assert dense_monotonic(lower_checked(kernels.spmv_csr())) == ("rowptr",)
+    # rowptr(i + 1) compares each pair; rowptr(i) (offset 0) checks the range only
+    assert dense_monotonic(lower_checked(kernels.spmv_csr())) == {"rowptr": 0}
+    assert "rowptr_i = spf_v_rowptr(i);" in spmv.source
 
 
 def test_valid_arguments_compute_the_product(spmv: spf.Kernel, matrix: sps.csr_matrix) -> None:
@@ -176,7 +178,7 @@ def test_monotonic_uf_read_in_loop_bounds_keeps_the_separate_check(tmp_path: Pat
     comp.declare_uf("rp", domain="{[i]: 0 <= i <= R}", range="{[v]: 0 <= v <= M}",
                     monotonic="nondecreasing")  # fmt: skip
     comp.add_stmt(Stmt("$y$(k) += 1.0;", "{[k]: rp(0) <= k < rp(1)}"))
-    assert dense_monotonic(lower_checked(comp)) == ()  # read only in a loop bound
+    assert dense_monotonic(lower_checked(comp)) == {}  # read only in a loop bound
     k = comp.compile(cache_dir=tmp_path)
     with pytest.raises(ArgumentError, match=r"rp\[1\] = 1 and rp\[2\] = 0") as e:
         k(y=np.zeros(4), rp=np.array([0, 1, 0], dtype=np.int32), R=2)
@@ -292,3 +294,37 @@ def test_overlapping_output_is_refused_for_views_and_the_same_array(spmv: spf.Ke
     with pytest.raises(ArgumentError, match="share memory"):
         spmv(**(args | {"y": buf[:30], "x": buf[15:]}))
     spmv(**(args | {"y": buf[:30], "x": np.ones(30)}))  # a view that overlaps nothing
+
+
+def _gather(name: str, rng: str, shape: str, at: str) -> Computation:
+    comp = Computation(name)
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=(shape,))
+    comp.declare_uf("g", domain="{[i]: 0 <= i < N}", range=rng)
+    comp.add_stmt(Stmt(f"$y$(i) = $x$({at});", "{[i]: 0 <= i < N}"))
+    return comp
+
+
+def test_range_with_negative_values_is_checked_in_the_loops(tmp_path: Path) -> None:
+    comp = _gather("shifted", "{[v]: -M <= v < M}", "2 * M", "g(i) + M")
+    k = comp.compile(cache_dir=tmp_path)
+    assert "(uint64_t)v - (uint64_t)lo > lim" in k.source  # not zero-based: lo is subtracted
+    x, y = np.arange(6.0), np.zeros(3)
+    k(y=y, x=x, g=np.array([-3, 0, 2], dtype=np.int32), M=3)
+    assert y.tolist() == [0.0, 3.0, 5.0]
+    for bad in (-4, 3):
+        with pytest.raises(ArgumentError, match=rf"g\[1\] = {bad} is outside.*partially written"):
+            k(y=y, x=x, g=np.array([0, bad, 1], dtype=np.int32), M=3)
+
+
+def test_zero_based_range_above_zero_is_checked_before_the_call(tmp_path: Path) -> None:
+    comp = _gather("from_one", "{[v]: 1 <= v <= M}", "M + 1", "g(i)")
+    k = comp.compile(cache_dir=tmp_path)
+    assert "if (__builtin_expect((uint64_t)v > lim, 0))" in k.source  # [0, hi] in the loops
+    x, y = np.arange(4.0), np.zeros(3)
+    k(y=y, x=x, g=np.array([1, 3, 2], dtype=np.int32), M=3)
+    assert y.tolist() == [1.0, 3.0, 2.0]
+    for bad in (0, 4, -1):  # 0 passes the loops' test: the call checks the range itself
+        with pytest.raises(ArgumentError, match=rf"g\[2\] = {bad} is outside") as e:
+            k(y=np.zeros(3), x=x, g=np.array([1, 2, bad], dtype=np.int32), M=3)
+        assert "partially written" not in str(e.value)
