@@ -272,9 +272,7 @@ class Binder:
                     raise ArgumentError(f"check must be True or False, got {check!r}")
                 self._check(arrays, params)
         except ArgumentError as err:
-            if self.context is None:
-                raise
-            raise ArgumentError(f"{self.context}: {err}") from None
+            raise self._in_context(err) from None
         return params, arrays
 
     def _bind_fast(
@@ -285,10 +283,12 @@ class Binder:
             try:
                 self._check(arrays, params)
             except ArgumentError as err:
-                if self.context is None:
-                    raise
-                raise ArgumentError(f"{self.context}: {err}") from None
+                raise self._in_context(err) from None
         return params, arrays
+
+    def _in_context(self, err: ArgumentError) -> ArgumentError:
+        """``err`` with the binder's context in front (unchanged without one)."""
+        return err if self.context is None else ArgumentError(f"{self.context}: {err}")
 
     def positional(self, count: int) -> ArgumentError:
         """The error for a call that passed ``count`` arguments by position."""
