@@ -124,6 +124,8 @@ class Kernel:
         self._openmp = "-fopenmp" in command and "#pragma omp" in source
         """OpenMP calls run with no more threads than cores are free (spf.runtime.threads);
         a kernel without a parallel region skips that step."""
+        self._direct = not self._openmp and self._fault is None
+        """A fast-bound ``check=False`` call runs the C function with nothing around it."""
 
     @classmethod
     def build(
@@ -172,7 +174,7 @@ class Kernel:
         call then means the outputs hold no valid result)."""
         if check is False and self._params_first and not positional:
             fast = self._fast(args)
-            if fast is not None and not self._openmp and self._fault is None:
+            if fast is not None and self._direct:
                 # the cheapest call: arguments that look like accepted ones, nothing to check
                 self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
                 return
