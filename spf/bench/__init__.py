@@ -20,7 +20,7 @@ sptrsv       CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE 
 gauss_seidel a Gauss-Seidel sweep on 2-D Poisson: serial spf vs its wavefronts
 gemm         DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
 blur         two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
-overhead     kernel-call overhead, ``compile`` cold and warm, codegen time vs statements
+overhead     kernel-call overhead, a checked SpMV call, ``compile`` cold and warm, codegen time
 busy         parallel SpMV with a busy loop on one core: fixed vs adaptive thread counts
 polybench    ``codegen("c")`` with checking on the 30 PolyBench/C 4.2 kernels (total, worst)
 ============ ===============================================================================

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.emitter import Emitter
@@ -122,6 +123,10 @@ class CPrinter:
     target = "c"
     """The target name used in messages."""
 
+    arg_checks = False
+    """Also print the checked function (:mod:`spf.codegen.arg_checks`) when the kernel reads
+    index arrays (``print_c(..., arg_checks=True)``)."""
+
     def print(self) -> str:
         self._check_operations()
         self.out.raw(PRELUDE)
@@ -132,7 +137,33 @@ class CPrinter:
         self._macros()
         self.out.line("")
         self.out.line(self.p.signature.c_prototype())
+        self._body_block()
+        if self.arg_checks and any(a.kind == "uf" for a in self.p.signature.args):
+            self._checked_function()
+        return self.out.text()
+
+    def _checked_function(self) -> None:
+        """The same loops with every UF argument read checked (spf.codegen.arg_checks)."""
+        from spf.codegen import arg_checks as ac
+
+        dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
+        self.out.line("")
+        self.out.raw(ac.read_functions(self.p, dense, zero))
+        for line in ac.checked_macros(self.p, dense):
+            self.out.line(line)
+        self.out.line(ac.checked_prototype(self.p))
+        program = self.p
+        self.p = replace(program, body=ac.unordered_reads(program, dense))
+        try:
+            self._body_block(ac.bound_locals(program, zero))
+        finally:
+            self.p = program
+        self.out.line(ac.facts_function(program.signature.function, dense, zero))
+
+    def _body_block(self, first: list[str] | None = None) -> None:
         with self.out.braces():
+            for line in first or ():
+                self.out.line(line)
             for a in self.p.signature.args:
                 self.out.line(f"(void){a.name};")
             if self.p.index_arrays:
@@ -158,7 +189,6 @@ class CPrinter:
             self.node(self.p.body)
             if heap:
                 self.out.line(self._free().strip())
-        return self.out.text()
 
     def _workspace_setup(self) -> None:
         """Fill every thread's copy of each workspace (``stmt.workspace``) and point the
@@ -604,5 +634,11 @@ def _target_args(macro: StmtMacro, call: Call) -> str:
     )
 
 
-def print_c(program: Program) -> str:
-    return CPrinter(program).print()
+PRINTER_OPTIONS = ("arg_checks",)
+"""``arg_checks=True``: also print the checked function (:mod:`spf.codegen.arg_checks`)."""
+
+
+def print_c(program: Program, *, arg_checks: bool = False) -> str:
+    printer = CPrinter(program)
+    printer.arg_checks = arg_checks
+    return printer.print()

@@ -165,9 +165,22 @@ class Binder:
     ``"interpret(spmv)"``) every message starts with it and names the argument quoted.
     """
 
-    def __init__(self, signature: Signature, *, context: str | None = None) -> None:
+    def __init__(
+        self,
+        signature: Signature,
+        *,
+        context: str | None = None,
+        in_loop: frozenset[str] | None = None,
+        zero_based: frozenset[str] = frozenset(),
+    ) -> None:
         self.signature = signature
         self.context = context
+        self.in_loop = in_loop
+        """None: ``check=True`` checks every UF fact here. Otherwise the kernel's loops check
+        each index value's range and the monotonicity of the UFs named here
+        (:mod:`spf.codegen.arg_checks`); :meth:`bind` checks the rest. The loops test the
+        UFs named in ``zero_based`` against ``[0, hi]``: a call whose lowest declared value
+        is above 0 has their range checked here."""
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
             if np.dtype(a.dtype).kind not in "iuf":
@@ -181,6 +194,9 @@ class Binder:
         names = frozenset(a.name for a in self.params)
         self.data = tuple(_Data(a, names, context) for a in signature.args if a.kind != "param")
         """The array arguments (UFs and data spaces) in signature order."""
+        for d in self.data:
+            if d.uf_check is not None and d.name in zero_based:
+                d.uf_check.zero_based = True
         self.param_order = tuple(a.name for a in self.params)
         self._names = frozenset(a.name for a in signature.args)
         self._array_names = frozenset(d.name for d in self.data)
@@ -206,6 +222,15 @@ class Binder:
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
             labels = signature.fact_labels or None
             self._facts = FactChecker(signature.facts, ufs, labels)
+        self._fast = _FastPlan(self)
+        self._written = tuple(i for i, d in enumerate(self.data) if d.writes)
+
+    def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
+        """``(parameter values in :attr:`param_order`, arrays)`` for the common call that
+        passes every argument by name with exact types (int parameters, base-class numpy
+        arrays of the exact dtype, contiguous, aligned, of the declared shapes), checked
+        without any fact; None for any other call (:meth:`bind` then says what is wrong)."""
+        return self._fast.bind(args)
 
     def bind(
         self, args: Mapping[str, object], check: bool = True
@@ -215,6 +240,15 @@ class Binder:
         ``params`` maps every parameter to its value (given or inferred from a declared
         shape); ``arrays`` are the array arguments, unchanged, in the order of :attr:`data`.
         """
+        fast = self._fast.bind(args) if check is True or check is False else None
+        if fast is not None:
+            return self._bind_fast(fast[0], list(fast[1]), check)
+        return self._bind_slow(args, check)
+
+    def _bind_slow(
+        self, args: Mapping[str, object], check: bool
+    ) -> tuple[dict[str, Any], list[Array]]:
+        """:meth:`bind` for any call, with the error for a wrong one."""
         try:
             if not self._names.issuperset(args):
                 raise self._unknown(args)
@@ -238,10 +272,23 @@ class Binder:
                     raise ArgumentError(f"check must be True or False, got {check!r}")
                 self._check(arrays, params)
         except ArgumentError as err:
-            if self.context is None:
-                raise
-            raise ArgumentError(f"{self.context}: {err}") from None
+            raise self._in_context(err) from None
         return params, arrays
+
+    def _bind_fast(
+        self, values: tuple[Any, ...], arrays: list[Array], check: bool
+    ) -> tuple[dict[str, Any], list[Array]]:
+        params = dict(zip(self.param_order, values, strict=True))
+        if check:
+            try:
+                self._check(arrays, params)
+            except ArgumentError as err:
+                raise self._in_context(err) from None
+        return params, arrays
+
+    def _in_context(self, err: ArgumentError) -> ArgumentError:
+        """``err`` with the binder's context in front (unchanged without one)."""
+        return err if self.context is None else ArgumentError(f"{self.context}: {err}")
 
     def positional(self, count: int) -> ArgumentError:
         """The error for a call that passed ``count`` arguments by position."""
@@ -344,20 +391,125 @@ class Binder:
 
     def _check(self, arrays: list[Array], params: dict[str, int]) -> None:
         """The UF facts, and that no written array overlaps another (arguments are restrict)."""
-        data = self.data
+        data, in_loop = self.data, self.in_loop
+        key = tuple(params.values())
         for d, arr in zip(data, arrays, strict=True):
-            if d.uf_check is not None:
-                d.uf_check.check(arr, params)
+            c = d.uf_check
+            if c is None:
+                continue
+            if in_loop is None:
+                c.check(arr, params)
+            elif d.name not in in_loop and c.uf.monotonic is not None:
+                c.check(arr, params, values=False)
+            else:  # only the length is checked here: compare the shape with the cached need
+                need = c.min_shape(params, key)
+                if need is None:  # the values are checked here too
+                    c.check(arr, params, order=False)
+                elif any(map(operator.lt, arr.shape, need)):
+                    c.check(arr, params, values=False, order=False)
         if self._facts is not None:
             ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}
             self._facts.check(params, ufs)
-        for i, d in enumerate(data):
-            if not d.writes or arrays[i].size == 0:
+        self._no_overlap(arrays)
+
+    def _no_overlap(self, arrays: list[Array]) -> None:
+        """No written array shares memory with another. Two different arrays that both own
+        their memory (``base`` None: numpy allocated each) cannot; others are asked."""
+        bases = list(map(_BASE, arrays))
+        data = self.data
+        for i in self._written:
+            mine = arrays[i]
+            if mine.size == 0:
                 continue
             for j, other in enumerate(arrays):
-                if j != i and np.may_share_memory(arrays[i], other):
+                if j == i or (other is not mine and bases[i] is None and bases[j] is None):
+                    continue
+                if np.may_share_memory(mine, other):
                     other_name = data[j].name if self.context is None else repr(data[j].name)
+                    d = data[i]
                     raise ArgumentError(
                         f"{d.label} and {other_name} share memory, but {d.name} is "
                         f"written and {self._restrict}; pass a copy of one"
                     )
+
+
+_BASE = operator.attrgetter("base")
+_C_CONTIGUOUS, _ALIGNED, _WRITEABLE = 0x1, 0x100, 0x400
+"""numpy's ``flags.num`` bits."""
+
+
+class _FastPlan:
+    """:meth:`Binder.fast`: a call whose arguments look exactly like an accepted earlier one.
+
+    The look of the arrays is one ``(class, dtype, shape, flags)`` tuple each, read with one
+    ``attrgetter`` over all of them; the looks already accepted are remembered per tuple of
+    parameter values (they decide acceptance: the flags hold contiguity, alignment and
+    writeability). A new look is checked in full once (:meth:`valid`)."""
+
+    def __init__(self, binder: Binder) -> None:
+        data = binder.data
+        self.count = len(binder.signature.args)
+        self.usable = not binder._floats and all(d.inner_of is None for d in data)
+        self.order = binder.param_order
+        self.limits = binder._limits
+        self.split = len(self.order)
+        self.all = _getter((*self.order, *(d.name for d in data)))
+        self.types = (int,) * self.split + (np.ndarray,) * len(data)
+        """Exact types: ``bool`` and ndarray subclasses take the slow path."""
+        self.look = operator.attrgetter("dtype", "shape", "flags.num")
+        self.data = data
+        self.masks = [_C_CONTIGUOUS | _ALIGNED | (_WRITEABLE if d.writes else 0) for d in data]
+        self.accepted: dict[tuple[Any, ...], list[list[tuple[Any, ...]]]] = {}
+
+    def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
+        """Whether arrays that look like ``looks`` are right for parameter values ``values``
+        (exact ints) in every respect :meth:`_Data.ok` checks."""
+        params = dict(zip(self.order, values, strict=True))
+        for name, lo, hi in self.limits:
+            if not lo <= params[name] <= hi:
+                return False
+        for d, (dtype, shape, flags), mask in zip(self.data, looks, self.masks, strict=True):
+            if dtype is not d.dtype or flags & mask != mask:
+                return False
+            if d.shape_of is not None:
+                if shape != d.shape_of(params):
+                    return False  # a 0-d data space passed as shape (1,) takes the slow path
+            elif d.rank is not None and len(shape) != d.rank:
+                return False
+        return True
+
+    def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
+        if not self.usable or len(args) != self.count:
+            return None
+        try:
+            given = self.all(args)
+        except KeyError:
+            return None
+        if tuple(map(type, given)) != self.types:
+            return None
+        split = self.split
+        values, arrays = given[:split], given[split:]
+        looks = list(map(self.look, arrays))
+        known = self.accepted.get(values)
+        if known is None or looks not in known:
+            if not self.valid(values, looks):
+                return None
+            if len(self.accepted) > 64:
+                self.accepted.clear()
+            known = self.accepted.setdefault(values, [])
+            if len(known) >= 8:
+                known.clear()
+            known.append(looks)
+        return values, arrays
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, object]], tuple[Any, ...]]:
+    """``args -> tuple(args[n] for n in names)`` in one C call where possible."""
+    if len(names) > 1:
+        return cast(
+            "Callable[[Mapping[str, object]], tuple[Any, ...]]", operator.itemgetter(*names)
+        )
+    if names:
+        name = names[0]
+        return lambda args: (args[name],)
+    return lambda args: ()

@@ -92,6 +92,8 @@ def compile_kernel(
 
     fname = c_function_name(name or comp.name)
     printing = {k: v for k, v in options.items() if k in printer_options(target)}
+    if target == "c":  # the checked function a call with check=True runs (arg_checks.py)
+        printing["arg_checks"] = True
     key = hashlib.sha256(
         "\0".join(
             [

@@ -120,7 +120,9 @@ class _QuantifiedCheck:
         args |= {u: ufs[u] for u in self.ufs}
         args[self.count_name] = count
         args[self.at_name] = at[: len(self.fact.vars)]
-        self.kernel(check=False, **args)
+        # checked: a compiled kernel's UF ranges are tested inside its loops (not before
+        # the call), so the check loop must not trust the index values it reads either
+        self.kernel(check=True, **args)
         if count[0]:
             where = ", ".join(f"{v} = {int(x)}" for v, x in zip(self.fact.vars, at, strict=False))
             more = f" ({int(count[0])} violations in all)" if count[0] > 1 else ""

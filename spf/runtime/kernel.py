@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import cffi
+import numpy as np
 
+from spf.codegen import arg_checks
 from spf.errors import ArgumentError, CompileError, SpfError
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
@@ -80,8 +82,22 @@ class Kernel:
         fault = f"{self.name}_spf_index_fault"
         has_fault = f"int {fault}(void)" in source
         extra = f"int {fault}(void);" if has_fault else ""
+        checked = arg_checks.checked_prototype_of(signature)
+        has_checked = checked in source
+        if has_checked:
+            extra += f"{checked};{arg_checks.facts_prototype(self.name)};"
         self._ffi, self._lib = ffi, lib = _load(self.path, self.signature, command, extra)
         self._fault = getattr(lib, fault) if has_fault else None
+        self._checked: Any = None
+        """The function with in-loop argument checks (spf.codegen.arg_checks), if built."""
+        in_loop: frozenset[str] | None = None
+        zero_based: frozenset[str] = frozenset()
+        if has_checked:
+            self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
+            facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
+            ordered, _, zero = ffi.string(facts).decode().partition(";")
+            in_loop = frozenset(filter(None, ordered.split(",")))
+            zero_based = frozenset(filter(None, zero.split(",")))
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -94,15 +110,22 @@ class Kernel:
                 raise SpfError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
-        self._binder = binder = Binder(signature)
+        self._binder = binder = Binder(signature, in_loop=in_loop, zero_based=zero_based)
         self._bind = binder.bind
+        self._fast = binder._fast.bind
+        self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)
+        self._bounds: dict[tuple[Any, ...], Any] = {}
+        """The in-loop checks' bounds (an int64_t array) per tuple of parameter values."""
         self._ctypes = tuple(ffi.typeof(f"{d.arg.ctype}[]") for d in binder.data)
         self._no_require = (False,) * len(self._ctypes)  # from_buffer's require_writable
         self._param_order = binder.param_order
         kinds = [a.kind == "param" for a in signature.args]
         self._params_first = kinds == sorted(kinds, reverse=True)
-        self._openmp = "-fopenmp" in command
-        """OpenMP calls run with no more threads than cores are free (spf.runtime.threads)."""
+        self._openmp = "-fopenmp" in command and "#pragma omp" in source
+        """OpenMP calls run with no more threads than cores are free (spf.runtime.threads);
+        a kernel without a parallel region skips that step."""
+        self._direct = not self._openmp and self._fault is None
+        """A fast-bound ``check=False`` call runs the C function with nothing around it."""
 
     @classmethod
     def build(
@@ -144,30 +167,82 @@ class Kernel:
         return f"<Kernel {self.signature} from {self.path}>"
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
-        """Run the function on arrays bound by name; outputs are written in place."""
+        """Run the function on arrays bound by name; outputs are written in place.
+
+        ``check=True`` runs the checked function where it was built (index values tested
+        where the loops read them; an :class:`~spf.errors.ArgumentError` raised after the
+        call then means the outputs hold no valid result)."""
+        if check is False and self._params_first and not positional:
+            fast = self._fast(args)
+            if fast is not None and self._direct:
+                # the cheapest call: arguments that look like accepted ones, nothing to check
+                self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
+                return
+        else:
+            fast = None
         if positional:
             raise self._binder.positional(len(positional))
-        params, arrays = self._bind(args, check)
-        bound = list(map(self._from_buffer, self._ctypes, arrays, self._no_require))
+        fault = None
+        if fast is not None:
+            fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
+        else:
+            params, arrays = self._bind(args, check)
+            bound = list(map(self._from_buffer, self._ctypes, arrays))
+            fn = self._fn
+            if check and self._checked is not None:
+                fn, fault = self._checked, self._ffi.new("int64_t[]", arg_checks.FAULT_WORDS)
+                bound += (self._bounds_of(params), fault)
+            cargs = self._cargs(params, bound)
         previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0
         try:
-            self._invoke(params, bound)
+            fn(*cargs)
         finally:
             if previous:
                 GOVERNOR.restore(previous)
+        if fault is not None and fault[0]:
+            raise self._loop_fault(fault, arrays, params)
         if self._fault is not None and self._fault():
-            raise ArgumentError(
-                f"kernel {self.name}: a run-time index array held a value outside the range "
-                "its UF declares when a statement read it (the read used the lowest value "
-                "instead, so nothing was accessed out of bounds, but the outputs are not "
-                "valid): check the arguments the index arrays are computed from"
-            )
+            raise self._index_fault()
 
-    def _invoke(self, params: dict[str, Any], bound: list[Any]) -> None:
+    def _index_fault(self) -> ArgumentError:
+        return ArgumentError(
+            f"kernel {self.name}: a run-time index array held a value outside the range "
+            "its UF declares when a statement read it (the read used the lowest value "
+            "instead, so nothing was accessed out of bounds, but the outputs are not "
+            "valid): check the arguments the index arrays are computed from"
+        )
+
+    def _bounds_of(self, params: dict[str, Any]) -> Any:
+        """The ``spf_bounds`` argument of the checked function for these parameters."""
+        key = tuple(params.values())
+        bounds = self._bounds.get(key)
+        if bounds is None:
+            words: list[int] = []
+            for c in self._uf_checks:
+                words.extend((-(2**63), 2**63 - 1, 0) if c is None else c.loop_bounds(params))
+            if len(self._bounds) > 64:
+                self._bounds.clear()
+            bounds = self._bounds[key] = self._ffi.new("int64_t[]", words or [0])
+        return bounds
+
+    def _loop_fault(self, fault: Any, arrays: list[Any], params: dict[str, Any]) -> ArgumentError:
+        """The error for what the in-loop checks recorded (``[kind, UF, index, value]``)."""
+        kind, uf, at, value = (int(fault[k]) for k in range(arg_checks.FAULT_WORDS))
+        ufs = [(d, arr) for d, arr in zip(self._binder.data, arrays, strict=True) if d.is_uf]
+        d, arr = ufs[uf]
+        check = d.uf_check
+        if check is None:  # not reached: a UF without declaration has the widest bounds
+            return ArgumentError(f"{d.label}: index {at} holds {value}, an invalid index")
+        if kind == arg_checks.FAULT_ORDER:
+            return check.order_error(arr, at, params, in_loop=True)
+        index = tuple(int(i) for i in np.unravel_index(at, arr.shape))
+        return check.range_error(index, value, params, in_loop=True)
+
+    def _cargs(self, params: dict[str, Any], bound: list[Any]) -> list[Any]:
+        """The C arguments: parameters and arrays in signature order, then any extra ones."""
         if self._params_first:
-            self._fn(*[params[n] for n in self._param_order], *bound)
-            return
+            return [*[params[n] for n in self._param_order], *bound]
         it, cargs = iter(bound), []
         for a in self.arguments:
             cargs.append(params[a.name] if a.kind == "param" else next(it))
-        self._fn(*cargs)
+        return [*cargs, *it]

@@ -116,7 +116,9 @@ def test_bounds_obligation_is_checked_at_run_time() -> None:
 
 
 def test_general_checker_takes_any_obligation() -> None:
-    ufs = spf.kernels.spmv_csr().ufs
+    # col without a declared range: the obligation is then what bounds it (a declared range
+    # is checked first, where the check loop reads col: tests/unit/runtime/test_arg_checks.py)
+    ufs = {**spf.kernels.spmv_csr().ufs, "col": spf.UF("col", domain="{[k]: 0 <= k < NNZ}")}
     bound = Fact.parse(
         "forall i, k, j: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k) => j < M"
     )
@@ -189,7 +191,7 @@ def test_interpreter_checks_assumptions_and_takes_floating_constants() -> None:
 
 
 def test_checker_labels_name_other_obligations() -> None:
-    ufs = spf.kernels.spmv_csr().ufs
+    ufs = {**spf.kernels.spmv_csr().ufs, "col": spf.UF("col", domain="{[k]: 0 <= k < NNZ}")}
     bound = Fact.parse("forall i: 0 <= i && i < N => 0 <= col(i) && col(i) < M", ufs)
     checker = FactChecker([bound], ufs, labels=["the bounds of access x(col(k)) in s0"])
     col = np.array([0, 1, 2], dtype=np.int32)
