@@ -132,9 +132,9 @@ class SellConversionKernel(ConversionKernel):
 
     Two calls of the one compiled kernel: ``PHASE=0`` sizes (row lengths, ``perm``, chunk
     widths and pointers); then, with ``val`` and ``scol`` allocated (zeros: the padding),
-    ``PHASE=1`` places the entries. The first call checks the source arrays
-    (``check=True``); the second reads the same arrays, and the index arrays the first one
-    computed only through their declared ranges, so it runs unchecked.
+    ``PHASE=1`` places the entries. Both calls run with the caller's ``check``: index values
+    are checked inside the loops that load them, and the column indices are loaded only by
+    the second call.
     """
 
     conv: SellConversion
@@ -159,7 +159,7 @@ class SellConversionKernel(ConversionKernel):
         env[lay.value] = np.zeros(nv)
         env[lay.idx] = np.zeros(nv, dtype=dtype)
         if nv:
-            self._run(check=False, PHASE=1, NV=nv, **extra, **env)
+            self._run(check=self.check, PHASE=1, NV=nv, **extra, **env)
         out: dict[str, Any] = {a: env[a] for a in (lay.ptr, lay.width, lay.idx, lay.value)}
         if lay.perm is not None:
             out[lay.perm] = env[lay.perm]
