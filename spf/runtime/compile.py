@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import CodegenError, SpfError
+from spf.runtime.warm import source_identity
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Signature
@@ -85,7 +86,6 @@ def compile_kernel(
             hit = warm.load(remembered, comp, argv=argv, flags=flags, cache_dir=cache_dir)
             if hit is not None:
                 return hit
-    from spf._version import __version__
     from spf.codegen import codegen, printer_options
     from spf.codegen.program import c_function_name, signature
     from spf.runtime.kernel import Kernel
@@ -97,7 +97,7 @@ def compile_kernel(
     key = hashlib.sha256(
         "\0".join(
             [
-                __version__,
+                source_identity(),  # a changed printer never reuses older C
                 comp.to_json(),
                 target,
                 fname,

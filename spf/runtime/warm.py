@@ -136,6 +136,13 @@ def _spf_source_digest() -> str:
     return h.hexdigest()
 
 
+def source_identity() -> str:
+    """spf's version and the digest of its source files (what generated code depends on)."""
+    from spf._version import __version__
+
+    return f"{__version__}:{_spf_source_digest()}"
+
+
 def _compiler_identity(argv: Sequence[str]) -> str | None:
     """The compiler's resolved path, size and modification time (None: not found)."""
     found = shutil.which(argv[0])
