@@ -74,6 +74,9 @@ def annotate(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -
         (name, ds.shape, item[name]) for name, ds in comp.data_spaces.items()
     ]
     sizes += [(name, b.shape, _itemsize(b.dtype)) for name, b in comp.buffers.items()]
+    sizes += [  # data spaces of an inspector (spf.pdfg.inspection), not of comp
+        (node, a["shape"], _itemsize(a["ctype"])) for node, a in g.nodes(data=True) if "ctype" in a
+    ]
     for name, shape, width in sizes:
         node = _node_of(g, name)
         if node is None or shape is None or width is None or "bytes" in g.nodes[node]:
