@@ -4,9 +4,10 @@
     what ``make demo`` runs: build, schedule, generate, compile and run real kernels.
 ``spf codegen MODULE:FUNCTION [--target c|cuda|mpi|hls] [-o FILE] [--name NAME] [--no-check]``
     print (or write) the generated code of the Computation that ``FUNCTION()`` returns.
-``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf | --steps DIR]``
+``spf dot MODULE:FUNCTION [-o FILE.dot|.svg|.png|.pdf | --steps DIR] [--params N=1000,...]``
     write its polyhedral dataflow graph, as DOT text or rendered by Graphviz; ``--steps``:
-    one SVG per step of its trace and an ``index.html`` (``comp.pdfg_history()``).
+    one SVG per step of its trace and an ``index.html`` (``comp.pdfg_history()``);
+    ``--params``: sizes in bytes for those parameter values (``comp.pdfg(params=...)``).
 ``spf import FILE.c [--function F] [--param NAME] [--shape NAME=EXT,EXT] [-o FILE]``
     import a C function (``spf.from_c``): print the Python that builds its Computation,
     then its loop structure (as comments).
@@ -57,6 +58,7 @@ _EPILOG = """examples:
   spf codegen my_kernels.py:build --target cuda -o k.cu
   spf dot spf.kernels:blur2d -o blur.svg            its PDFG, rendered by Graphviz
   spf dot my_kernels.py:tiled --steps steps         the PDFG after each command
+  spf dot spf.kernels:blur2d --params N=1080,M=1920 -o blur.svg   ... with sizes in bytes
   spf import kernel.c --function gemm               the Computation of a C function
   spf demo                                          what `make demo` runs
   spf bench --quick --only spmv                     a quick benchmark run"""
@@ -114,6 +116,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="one SVG per step of the trace (00-initial.svg, 01-tile.svg, ...) and an "
         "index.html showing them in order, in DIR",
+    )
+    dot.add_argument(
+        "--params",
+        metavar="N=1000,M=800",
+        help="parameter values: label data spaces and accesses with their sizes in bytes "
+        "and mark the temporaries fusion or inlining would remove",
     )
     imp = commands.add_parser(
         "import",
@@ -289,10 +297,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         _emit(text, args.output)
         return 0
     if args.command == "dot" and args.steps is not None:
-        _steps(_load_with_progress(args.function), args.steps)
+        params = parse_params(args.params)
+        _steps(_load_with_progress(args.function), args.steps, params)
         return 0
     if args.command == "dot":
-        graph = _load_with_progress(args.function).pdfg()
+        params = parse_params(args.params)
+        graph = _load_with_progress(args.function).pdfg(params)
         if args.output and not args.output.endswith(".dot"):
             _progress(f"rendering with Graphviz to {args.output}")
             _progress(f"wrote {graph.render(args.output)}")
@@ -306,11 +316,43 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 2
 
 
-def _steps(comp: Computation, directory: str) -> None:
+def parse_params(text: str | None) -> dict[str, int] | None:
+    """``--params N=1000,M=800`` as ``{"N": 1000, "M": 800}`` (None when not given); a
+    malformed entry is an ``ArgumentError`` that shows the expected form.
+
+    >>> parse_params("N=1080, M=1920")
+    {'N': 1080, 'M': 1920}
+    >>> parse_params("N=1,N=2")
+    Traceback (most recent call last):
+    ...
+    spf.errors.ArgumentError: --params: 'N' is given twice; give each parameter once
+    """
+    from spf.errors import ArgumentError
+
+    if text is None:
+        return None
+    out: dict[str, int] = {}
+    for item in text.split(","):
+        name, eq, value = (part.strip() for part in item.partition("="))
+        try:
+            number = int(value)
+        except ValueError:
+            number = None
+        if not eq or not name.isidentifier() or number is None:
+            raise ArgumentError(
+                f"--params: {item.strip()!r} is not NAME=INTEGER; write e.g. --params N=1000,M=800"
+            )
+        if name in out:
+            raise ArgumentError(f"--params: {name!r} is given twice; give each parameter once")
+        out[name] = number
+    return out
+
+
+def _steps(comp: Computation, directory: str, params: dict[str, int] | None) -> None:
     """``spf dot --steps DIR``: the PDFG after each command of ``comp.trace``."""
     t0 = time.perf_counter()
     _progress(f"replaying the {len(comp.trace)} command(s) of {comp.name!r}")
-    history = comp.pdfg_history()
+    history = comp.pdfg_history(params)
     _progress(f"rendering {len(history)} graphs with Graphviz to {directory}")
     written = history.render(directory)
     _progress(

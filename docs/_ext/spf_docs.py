@@ -10,7 +10,9 @@ imports ``MODULE`` (the ``examples/`` folder and the repository are on ``sys.pat
 its DOT text through ``sphinx.ext.graphviz``, so the pictures always match the code.
 
 ``{pdfg-steps} MODULE:FUNCTION`` draws ``FUNCTION().pdfg_history()``: one figure per step,
-captioned with the step's number and command; ``:steps: 0 2 3`` picks some of them.
+captioned with the step's number and command; ``:steps: 0 2 3`` picks some of them and
+``:params: N=1080,M=1920`` prices every step (``pdfg_history(params=...)``: sizes in bytes,
+removable temporaries).
 """
 
 from __future__ import annotations
@@ -53,19 +55,27 @@ class PdfgDirective(SphinxDirective):
 
 
 class PdfgStepsDirective(SphinxDirective):
-    """``{pdfg-steps} MODULE:FUNCTION`` with an optional ``:steps:`` (step numbers)."""
+    """``{pdfg-steps} MODULE:FUNCTION`` with optional ``:steps:`` (step numbers) and
+    ``:params:`` (parameter values, as ``spf dot --params`` takes them)."""
 
     required_arguments = 1
-    option_spec: ClassVar[dict[str, Any]] = {"steps": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {
+        "steps": directives.unchanged,
+        "params": directives.unchanged,
+    }
 
     def run(self) -> list[Node]:
         import spf
+        from spf.cli import parse_params
 
         module_name, _, func_name = self.arguments[0].partition(":")
         comp = getattr(importlib.import_module(module_name), func_name)()
         if not isinstance(comp, spf.Computation):
             raise self.error(f"{self.arguments[0]}() did not return a Computation")
-        history = comp.pdfg_history()
+        try:
+            history = comp.pdfg_history(parse_params(self.options.get("params")))
+        except spf.SpfError as err:
+            raise self.error(f"{self.arguments[0]}: {err}") from err
         wanted = [int(k) for k in self.options.get("steps", "").split()] or range(len(history))
         figures: list[Node] = []
         for k in wanted:

@@ -862,14 +862,15 @@ class Computation:
             return PDFG(self, params)
         return PDFG(self)
 
-    def pdfg_history(self) -> DataflowHistory:
+    def pdfg_history(self, params: Mapping[str, int] | None = None) -> DataflowHistory:
         """The PDFG at every step: ``[(command_text, PDFG), ...]``, the graph before any
         command (``"initial"``), then after each command of :attr:`trace`, each rebuilt by
         replaying the trace on a copy; in a notebook, the graphs side by side with the
-        command under each (docs/pdfg.md, "Step by step")."""
+        command under each (docs/pdfg.md, "Step by step"). ``params`` prices every step's
+        graph as :meth:`pdfg` does."""
         from spf.pdfg.history import pdfg_history
 
-        return pdfg_history(self)
+        return pdfg_history(self, params)
 
     def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
         """PDFG fuse: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the outer

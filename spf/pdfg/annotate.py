@@ -37,27 +37,31 @@ _ROWS = 200_000
 to be counted (isl takes about a second per million)."""
 
 
-def check_params(comp: Computation, params: object) -> dict[str, int]:
-    """``params`` as ``{name: int}`` of the computation's symbolic constants, or an error
-    naming the bad entry."""
+def check_params(
+    comp: Computation,
+    params: object,
+    known: frozenset[str] | None = None,
+    where: str = "pdfg(params=...)",
+) -> dict[str, int]:
+    """``params`` as ``{name: int}`` of the computation's symbolic constants (or of
+    ``known``), or an error naming the bad entry and ``where`` it was given."""
     if params is None:
         return {}
     if not isinstance(params, Mapping):
         raise ArgumentError(
-            f"pdfg(params=...) takes a dict of parameter values such as {{'N': 1000}}, got "
+            f"{where} takes a dict of parameter values such as {{'N': 1000}}, got "
             f"{type(params).__name__}"
         )
-    known = comp.params
+    if known is None:
+        known = comp.params
     out: dict[str, int] = {}
     for name, value in params.items():
         if not isinstance(name, str) or name not in known:
             raise UndeclaredError(
-                "parameter", str(name), known, hint="pdfg(params=...) takes values of these"
+                "parameter", str(name), known, hint=f"{where} takes values of these"
             )
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ArgumentError(
-                f"pdfg(params=...): the value of {name!r} must be an integer, got {value!r}"
-            )
+            raise ArgumentError(f"{where}: the value of {name!r} must be an integer, got {value!r}")
         out[name] = int(value)
     return out
 
@@ -70,6 +74,9 @@ def annotate(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -
         (name, ds.shape, item[name]) for name, ds in comp.data_spaces.items()
     ]
     sizes += [(name, b.shape, _itemsize(b.dtype)) for name, b in comp.buffers.items()]
+    sizes += [  # data spaces of an inspector (spf.pdfg.inspection), not of comp
+        (node, a["shape"], _itemsize(a["ctype"])) for node, a in g.nodes(data=True) if "ctype" in a
+    ]
     for name, shape, width in sizes:
         node = _node_of(g, name)
         if node is None or shape is None or width is None or "bytes" in g.nodes[node]:

@@ -5,13 +5,15 @@ that order from top to bottom by invisible edges (the graph's rank order); each 
 current schedule is a shaded ``cluster`` whose label starts with the loop's name and gives
 its bounds (``i0 ∈ [0, ⌈N/64⌉)``), its tags, and the dependences it carries (a loop that
 carries one has a red border); the statements' domains are the cluster's SVG tooltip. Data
-spaces are dashed boxes, each kept on the rank of the first statement that touches it. Two
+spaces are dashed boxes, each kept on the rank of the first statement that touches it; a
+buffer holding a data space (``store_in``) sits below it, joined by a dotted line. Two
 nodes are joined by at most one edge: a statement that reads and writes a data space, and
 dependences in both directions, are one edge with ``dir=both`` and one label. Dependence
 edges are red and dashed, bold and labelled with the loops that carry them. With parameter
-values the labels give sizes: bytes of data spaces, footprints of accesses, instances of
-statements. Temporaries that inlining or fusion would remove are filled yellow. The text is
-sized to stay readable at the docs' width (``size``: 7.3 inches, 700 pixels).
+values the labels give sizes: bytes of data spaces, footprints of the accesses that touch
+part of a data space (edge labels, which Graphviz makes room for), instances of statements.
+Temporaries that inlining or fusion would remove are filled yellow. The text is sized to stay
+readable at the docs' width (``size``: 7.3 inches, 700 pixels).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 _SHADES = ("#e8eef7", "#d6e2f2", "#c4d6ec", "#b2cae6")
 _CARRY = "#c0392b"
+_ORDER = "#1f5fa8"
 
 
 def quote(text: str) -> str:
@@ -43,10 +46,10 @@ def to_dot(g: nx.DiGraph[str]) -> str:
     name = str(g.graph.get("name", "pdfg"))
     lines = [
         f"digraph {quote(name)} {{",
-        '  graph [rankdir=TB, newrank=true, size="7.3,40", nodesep=0.45, ranksep=0.45, '
+        '  graph [rankdir=TB, newrank=true, size="7.3,40", nodesep=0.35, ranksep=0.45, '
         'fontname="Helvetica", fontsize=13];',
         '  node [fontname="Helvetica", fontsize=13, margin="0.08,0.04"];',
-        '  edge [fontname="Helvetica", fontsize=12, arrowsize=0.7];',
+        '  edge [fontname="Helvetica", fontsize=13, arrowsize=0.7];',
     ]
     placed: list[str] = []
     for k, item in enumerate(g.graph.get("nests", ())):
@@ -68,7 +71,14 @@ def to_dot(g: nx.DiGraph[str]) -> str:
     anchors = _anchors(g, placed)
     chain = set(pairwise(placed))
     for src, dst, attrs in edges:
-        lines.append("  " + _edge(src, dst, attrs, anchors, (src, dst) in chain))
+        lines.append("  " + _edge(g, src, dst, attrs, anchors, (src, dst) in chain))
+    for node in sorted(g.nodes):  # a buffer just below the data space stored in it
+        buffer = g.nodes[node].get("stored_in")
+        if buffer is not None and buffer in g:
+            lines.append(
+                f"  {quote(node)} -> {quote(buffer)} "
+                '[class="storage", style=dotted, arrowhead=none, color="#555555"];'
+            )
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -112,10 +122,15 @@ def _stmt_node(name: str, attrs: dict[str, Any]) -> str:
 
 
 def _data_node(node: str, attrs: dict[str, Any]) -> str:
-    label = f"{attrs['name']}\n{attrs['type']}"
-    if "bytes" in attrs:
+    kind = str(attrs["type"]).replace(" (", "\n(")  # "(local buffer)" on a line of its own
+    label = f"{attrs['name']}\n{kind}"
+    if "stored_in" in attrs:  # its bytes are the buffer's
+        label += f"\nstored in {attrs['stored_in']}"
+    elif "bytes" in attrs:
         label += f"\n{human_bytes(attrs['bytes'])}"
     style = 'style=dashed, color="#555555"'
+    if "orders" in attrs:  # an inspector's level array: its schedule edges are blue
+        label += f"\norders loop {attrs['orders']} (blue)"
     removable = attrs.get("removable_by")
     if removable:
         label += "\ntemporary, removed by\n" + "\nor ".join(removable)
@@ -161,7 +176,14 @@ def _merged_edges(
     return sorted(out, key=lambda e: (e[0], e[1]))
 
 
-def _edge(src: str, dst: str, attrs: dict[str, Any], anchors: dict[str, str], chain: bool) -> str:
+def _edge(
+    g: nx.DiGraph[str],
+    src: str,
+    dst: str,
+    attrs: dict[str, Any],
+    anchors: dict[str, str],
+    chain: bool,
+) -> str:
     back = attrs.get("back")
     kinds = " ".join(sorted({attrs["kind"], back["kind"] if back else attrs["kind"]}))
     both = ", dir=both" if back is not None else ", dir=back" if attrs.get("reverse") else ""
@@ -171,22 +193,26 @@ def _edge(src: str, dst: str, attrs: dict[str, Any], anchors: dict[str, str], ch
         # ranks apart: room for its label below the label of a loop box it enters
         place = "weight=4, minlen=2" if chain else "constraint=false"
         return head + _dependence_style(src, dst, attrs, back) + f", {place}];"
+    if attrs["kind"] == "schedule":  # level -> a statement of the wavefront it orders
+        return head + f'color="{_ORDER}", penwidth=1.5, constraint=false, arrowhead=vee];'
     data = dst if attrs["kind"] == "write" else src
     stmt = src if attrs["kind"] == "write" else dst
     # the edge to a data space's first statement keeps it on that statement's rank
     place = "minlen=0, weight=2" if anchors.get(data) == stmt else "constraint=false"
-    label = _footprints(attrs, back)
+    label = _footprints(attrs, back, g.nodes[data].get("bytes"))
     color = "#2f6f2f" if "write" in kinds else "#666666"
-    # at the data space's end: a label in the middle of a flat edge would add a rank
-    end = "headlabel" if attrs["kind"] == "write" else "taillabel"
-    text = f", {end}={quote(label)}, labeldistance=2.5, labelfontsize=12" if label else ""
+    # a label of its own (not a head or tail label): Graphviz makes room for it, so it
+    # neither covers the nodes at the edge's ends nor the labels of other edges
+    text = f", label={quote(label)}" if label else ""
     return head + f'color="{color}", fontcolor="{color}", {place}{text}];'
 
 
-def _footprints(attrs: dict[str, Any], back: dict[str, Any] | None) -> str:
+def _footprints(attrs: dict[str, Any], back: dict[str, Any] | None, whole: int | None) -> str:
+    """The bytes an access touches, where that is not all of the data space (``whole``
+    bytes, in its node's label): an unlabelled access touches all of it."""
     parts = []
     for e in (attrs, back):
-        if e is not None and "footprint" in e:
+        if e is not None and "footprint" in e and e["footprint"] != whole:
             parts.append(f"{e['kind']} {human_bytes(e['footprint'])}")
     return "\n".join(parts)
 
@@ -196,8 +222,8 @@ def _dependence_style(
 ) -> str:
     if attrs.get("reverse"):
         label = f"{dst}→{src}: {_dependence_text(attrs)}"
-    elif back is None:
-        label = _dependence_text(attrs)
+    elif back is None:  # a self-loop's label in two lines: narrow beside its statement
+        label = _dependence_text(attrs, "\n" if src == dst else ", ")
     else:
         label = f"{src}→{dst}: {_dependence_text(attrs)}\n{dst}→{src}: {_dependence_text(back)}"
     carried = attrs["carried_by"] or (back is not None and back["carried_by"])
@@ -205,10 +231,10 @@ def _dependence_style(
     return f'color="{_CARRY}", fontcolor="{_CARRY}", style=dashed, {width}label={quote(label)}'
 
 
-def _dependence_text(attrs: dict[str, Any]) -> str:
+def _dependence_text(attrs: dict[str, Any], carried_sep: str = ", ") -> str:
     kinds = ", ".join(attrs["dep_kind"].split(","))
     spaces = ", ".join(attrs.get("data_spaces", (attrs["data_space"],)))
     text = f"{kinds} on {spaces}"
     if attrs["carried_by"]:
-        text += f", carried by {', '.join(attrs['carried_by'])}"
+        text += f"{carried_sep}carried by {', '.join(attrs['carried_by'])}"
     return text

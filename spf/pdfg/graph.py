@@ -10,7 +10,9 @@ operations that would remove a temporary, see :mod:`spf.pdfg.temporaries`). Edge
 dependences between the same two statements are merged into one edge (``dep_kind`` joined
 with ``,``). The loops of the current schedule, in execution order, are kept in
 ``graph.graph["nests"]`` (:mod:`spf.pdfg.loops`) and the statements in that order in
-``graph.graph["order"]``. With parameter values, sizes are added (:mod:`spf.pdfg.annotate`).
+``graph.graph["order"]``. A data space placed in a buffer (``store_in``, ``storage_fold``)
+has ``stored_in``, the buffer's node. With parameter values, sizes are added
+(:mod:`spf.pdfg.annotate`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
+from spf.computation.layout import layout_of
 from spf.computation.statement import is_constant
 from spf.pdfg.annotate import annotate
 from spf.pdfg.inspection import add_inspection
@@ -78,10 +81,13 @@ def _add_nodes(g: nx.DiGraph[str], comp: Computation) -> None:
             source=s.source.strip(),
             schedule=str(s.schedule),
         )
+    placements = layout_of(comp).placements
     for name, space in comp.data_spaces.items():
         g.add_node(
             data_id(comp, name), kind="data", name=name, type=space.type_text + space.shape_text()
         )
+        if name in placements:  # store_in, storage_fold: its elements live in a buffer
+            g.nodes[data_id(comp, name)]["stored_in"] = placements[name].buffer
     for name, b in comp.buffers.items():
         if name not in g:
             shape = "".join(f"[{d}]" for d in b.shape)

@@ -23,13 +23,14 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spf.computation.operations import OperationStmt
 from spf.errors import SpfError
+from spf.pdfg.annotate import check_params
 from spf.pdfg.pdfg import PDFG
 from spf.schedule.commands import Effect
 from spf.schedule.trace import Trace, TraceEntry, set_trace
@@ -142,31 +143,47 @@ def _inline(svg: str) -> str:
     return svg[start:] if start >= 0 else svg
 
 
-def pdfg_history(comp: Computation) -> PDFGHistory:
-    """The graph before any command of ``comp.trace``, then after each (``comp.pdfg_history()``)."""
+def pdfg_history(comp: Computation, params: Mapping[str, int] | None = None) -> PDFGHistory:
+    """The graph before any command of ``comp.trace``, then after each
+    (``comp.pdfg_history(params=...)``); with ``params``, every step's graph is priced with
+    the values of the parameters it has (a parameter none of the steps has is an error)."""
     from spf.computation.checkpoints import snapshots
 
     entries = comp.trace.entries
     snaps = snapshots(comp)
     work = _initial(comp, snaps)
-    steps = [(INITIAL, INITIAL, _graph(work, 0, INITIAL))]
+    states = [(INITIAL, INITIAL, work)]
     for k, entry in enumerate(entries, start=1):
         work = _load(comp, snaps[k], k) if k in snaps else _replayed(comp, work, entry, k)
-        text = entry.as_python()
-        steps.append((text, entry.command.method, _graph(work, k, text)))
+        states.append((entry.as_python(), entry.command.method, work))
     if len(entries) not in snaps and work.to_json() != comp.to_json():
         raise SpfError(
             f"pdfg_history: replaying the trace of {comp.name} on its initial state does not "
             "give its current schedule; this is an spf bug (please report it with "
             "comp.trace.as_python())"
         )
-    return PDFGHistory(steps)
+    values = None if params is None else _checked(comp, [w for _, _, w in states], params)
+    return PDFGHistory(
+        (text, method, _graph(w, k, text, values)) for k, (text, method, w) in enumerate(states)
+    )
 
 
-def _graph(comp: Computation, step: int, text: str) -> PDFG:
-    """The PDFG of ``comp`` at ``step``; an error building it says which step it was."""
+def _checked(
+    comp: Computation, states: list[Computation], params: Mapping[str, int]
+) -> dict[str, int]:
+    """``params`` checked against the parameters of all the steps (one may declare a
+    parameter the others lack: a statement added between two commands)."""
+    known = frozenset(comp.params).union(*(w.params for w in states))
+    return check_params(comp, params, known, "pdfg_history(params=...)")
+
+
+def _graph(comp: Computation, step: int, text: str, params: Mapping[str, int] | None) -> PDFG:
+    """The PDFG of ``comp`` at ``step``, priced with those of ``params`` it has; an error
+    building it says which step it was."""
     try:
-        return PDFG(comp)
+        if params is None:
+            return PDFG(comp)
+        return PDFG(comp, {name: v for name, v in params.items() if name in comp.params})
     except SpfError as err:
         err.add_note(f"During: pdfg_history, the graph of step {step} ({text})")
         raise

@@ -4,8 +4,9 @@ A computation with a wavefront loop (``comp.wavefront("i")``) is run by an execu
 reads arrays an inspector computed at run time. The PDFG shows that inspector beside the
 computation: its statements (named ``<inspector>.<stmt>``, e.g. ``sptrsv_csr_inspector_i.s1``)
 in their loops, first (the inspector runs before the executor), the ``level`` array they
-write, and a ``schedule`` edge from ``level`` to every statement of the wavefront (the order
-in which the executor runs them).
+write (its data spaces carry ``shape`` and ``ctype``, so that parameter values give their
+bytes), and a ``schedule`` edge from ``level`` to every statement of the wavefront (the order
+in which the executor runs them; ``level`` has ``orders``, the wavefront loop).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
         for name, space in insp.data_spaces.items():
             node = f"{insp.name}.{name}"
             g.add_node(node, kind="data", name=name, type=space.type_text + space.shape_text())
+            g.nodes[node].update(shape=space.shape, ctype=space.ctype)  # priced with params
         for s in insp.stmts:
             node = f"{insp.name}.{s.name}"
             g.add_node(
@@ -52,6 +54,7 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
                 g.add_edge(node, f"{insp.name}.{ds}", kind="write", access=str(rel))
         for s in stmts:
             g.add_edge(level, s.name, kind="schedule", access=f"{loop} in level order")
+        g.nodes[level]["orders"] = loop
         first.extend(_prefixed(item, insp.name) for item in loop_tree(insp))
     if first:
         g.graph["nests"] = (*first, *g.graph.get("nests", ()))

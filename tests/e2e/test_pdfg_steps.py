@@ -68,3 +68,49 @@ def test_spf_dot_steps_without_graphviz_is_one_error_line(
     monkeypatch.setattr(spf.pdfg.pdfg.shutil, "which", lambda _name: None)
     assert spf.cli.main(["dot", "spf.kernels:gemm", "--steps", "steps"]) == 1
     assert "spf dot: error: Graphviz's 'dot' is not installed" in capsys.readouterr().err
+
+
+@pytest.mark.requires_graphviz
+def test_spf_dot_params_size_every_step_and_a_single_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("sched.py").write_text(MODULE)
+    argv = ["dot", "sched.py:tiled", "--params", "N=1080, M=1920", "--steps", "steps"]
+    assert spf.cli.main(argv) == 0
+    svgs = sorted((tmp_path / "steps").glob("*.svg"))
+    assert len(svgs) == 4
+    for svg in svgs:  # img: 1080 x 1920 doubles in every step
+        assert "15.8 MiB" in svg.read_text()
+    assert "removed by" in svgs[0].read_text()  # bx, before anything is fused
+    assert spf.cli.main(["dot", "sched.py:tiled", "--params", "N=1080,M=1920", "-o", "g.dot"]) == 0
+    assert "15.8 MiB" in (tmp_path / "g.dot").read_text()
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("N=big", "--params: 'N=big' is not NAME=INTEGER; write e.g. --params N=1000,M=800"),
+        ("N", "--params: 'N' is not NAME=INTEGER"),
+        ("N=1,,M=2", "--params: '' is not NAME=INTEGER"),
+        ("N=1,N=2", "--params: 'N' is given twice"),
+        ("K=3", "unknown parameter 'K'; known parameters: 'M', 'N'"),
+    ],
+)
+@pytest.mark.parametrize("where", [["--steps", "steps"], ["-o", "g.dot"]])
+def test_spf_dot_bad_params_are_one_error_line(
+    value: str,
+    message: str,
+    where: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert spf.cli.main(["dot", "spf.kernels:blur2d", "--params", value, *where]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    errors = [line for line in lines if not line.startswith("spf: ")]  # not progress
+    assert len(errors) == 1
+    assert errors[0].startswith(f"spf dot: error: {message}")
+    assert not list(tmp_path.iterdir())  # nothing written

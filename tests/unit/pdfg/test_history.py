@@ -305,3 +305,54 @@ def test_module_doctests() -> None:
     result = doctest.testmod(spf.pdfg.history, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# --------------------------------------------------------------------------------- params
+def test_params_price_every_step_as_pdfg_does() -> None:
+    comp = kernels.blur2d()
+    params = {"N": 1080, "M": 1920}
+    dots = [comp.pdfg(params=params).to_dot()]
+    comp.stmt("s1").shift("i", 2)
+    dots.append(comp.pdfg(params=params).to_dot())
+    comp.stmt("s1").after("s0", "i")
+    dots.append(comp.pdfg(params=params).to_dot())
+    history = comp.pdfg_history(params=params)
+    assert [g.to_dot() for _, g in history] == dots
+    for _, graph in history:
+        assert graph.params == params
+        assert graph.graph.nodes["bx"]["bytes"] == 1080 * 1918 * 8
+    assert history[0][1].graph.nodes["bx"]["removable_by"] == ("inline('bx')",)
+    assert "bytes" not in comp.pdfg_history()[0][1].graph.nodes["bx"]  # no params: no sizes
+
+
+def test_a_parameter_declared_after_a_command_prices_only_the_steps_that_have_it() -> None:
+    comp = spf.Computation("grow")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$a$(i) = i;", "{[i]: 0 <= i < N}"))
+    comp.stmt("s0").reverse("i")
+    comp.add_data_space("b", "double", shape=("K",))
+    comp.add_stmt(spf.Stmt("$b$(k) = 1.0;", "{[k]: 0 <= k < K}"))
+    comp.stmt("s1").parallelize("k")
+    history = comp.pdfg_history(params={"N": 10, "K": 4})
+    assert history[0][1].params == {"N": 10}  # the initial state has no K yet
+    assert history[-1][1].params == {"N": 10, "K": 4}
+    assert history[-1][1].graph.nodes["b"]["bytes"] == 32
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "message"),
+    [
+        ({"K": 3}, spf.UndeclaredError, r"unknown parameter 'K'; known parameters: 'M', 'N'"),
+        ({"N": 2.5}, spf.ArgumentError, r"pdfg_history\(params=...\): the value of 'N' must"),
+        ([("N", 3)], spf.ArgumentError, r"pdfg_history\(params=...\) takes a dict"),
+    ],
+)
+def test_bad_params_are_refused_before_any_graph_is_drawn(
+    params: object, error: type[spf.SpfError], message: str
+) -> None:
+    comp = kernels.blur2d()
+    comp.stmt("s1").shift("i", 2)
+    before = comp.to_json()
+    with pytest.raises(error, match=message):
+        comp.pdfg_history(params=params)  # type: ignore[arg-type]
+    assert comp.to_json() == before

@@ -313,3 +313,66 @@ def test_forward_solve_labels_are_readable_at_the_docs_width() -> None:
         assert _font_px_at(svg, 700) >= 10, comp.name
     annotated = kernels.blur2d().pdfg(params={"N": 100, "M": 100})._repr_svg_()
     assert _font_px_at(annotated, 700) >= 10
+
+
+def blur_fused_and_folded() -> spf.Computation:
+    """examples/pdfg_steps.py's blur: fused, ``bx`` folded into ``bx_buf``, vectorized."""
+    comp = kernels.blur2d()
+    comp.stmt("s1").shift("i", 2)
+    comp.stmt("s1").after("s0", "i")
+    comp.stmt("s0").storage_fold("i", 3)
+    comp.stmt("s0").vectorize("j", 8)
+    return comp
+
+
+@pytest.mark.requires_graphviz
+def test_every_priced_step_of_the_docs_figures_is_readable_at_the_docs_width() -> None:
+    solve = forward_solve()
+    solve.wavefront("i")
+    histories = [
+        blur_fused_and_folded().pdfg_history(params={"N": 1080, "M": 1920}),
+        solve.pdfg_history(params={"N": 1000, "NNZ": 5000}),
+    ]
+    for history in histories:
+        for text, graph in history:
+            assert _font_px_at(graph._repr_svg_(), 700) >= 10, text
+
+
+def test_access_labels_are_edge_labels_only_where_part_of_a_data_space_is_touched() -> None:
+    text = kernels.dense_mv().pdfg(params={"N": 10, "M": 20}).to_dot()
+    assert "headlabel" not in text  # head and tail labels covered the nodes beside them
+    assert "taillabel" not in text
+    labels = {(a, b): e.get("label") for a, b, e in visible_edges(text)}
+    assert labels["A", "s0"] is None  # reads all of A: its size is in A's node
+    blur = kernels.blur2d().pdfg(params={"N": 10, "M": 12})
+    assert all(e.get("label") is None for a, _, e in visible_edges(blur.to_dot()) if a != "s0")
+    tri = spf.Computation("tri")
+    tri.add_data_space("L", "float", shape=("N", "N"))
+    tri.add_data_space("y", "float", shape=("N",))
+    tri.add_stmt(spf.Stmt("$y$(i) += $L$(i, j);", "{[i, j]: 0 <= j < i < N}"))
+    edges = {(a, b): e for a, b, e in visible_edges(tri.pdfg(params={"N": 1000}).to_dot())}
+    assert edges["L", "s0"]["label"] == "read 1.9 MiB"  # the lower half of L (3.8 MiB)
+
+
+def test_a_data_space_stored_in_a_buffer_shows_the_buffer_below_it() -> None:
+    graph = blur_fused_and_folded().pdfg(params={"N": 1080, "M": 1920})
+    assert graph.graph.nodes["bx"]["stored_in"] == "bx_buf"
+    assert graph.graph.nodes["bx_buf"]["bytes"] == 3 * 1918 * 8
+    text = graph.to_dot()
+    assert "stored in bx_buf" in text
+    edges = {(a, b): e for a, b, e in visible_edges(text)}
+    assert edges["bx", "bx_buf"]["style"] == "dotted"
+    assert "stored_in" not in kernels.blur2d().pdfg().graph.nodes["bx"]
+
+
+def test_the_inspector_level_array_is_priced_and_its_schedule_edges_are_blue() -> None:
+    solve = forward_solve()
+    solve.wavefront("i")
+    graph = solve.pdfg(params={"N": 1000, "NNZ": 5000})
+    level = next(n for n in graph.graph if n.endswith(".level"))
+    assert graph.graph.nodes[level]["bytes"] == 8 * 1000
+    text = graph.to_dot()
+    schedule = [(b, e) for a, b, e in visible_edges(text) if e.get("class") == "schedule"]
+    assert sorted(b for b, _ in schedule) == ["s0", "s1", "s2"]
+    assert all(e["color"] == "#1f5fa8" for _, e in schedule)
+    assert "orders loop i (blue)" in text
