@@ -29,6 +29,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf.codegen.faults import NOTE
 from spf.codegen.loop_ast import (
     Alloc,
     Bind,
@@ -61,21 +62,6 @@ FAULT_RANGE = 1
 FAULT_ORDER = 2
 
 EXTRA_ARGS = "const int64_t *restrict spf_bounds, int64_t *restrict spf_fault"
-
-_NOTE = """\
-static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
-  __attribute__((cold, noinline));
-static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
-{
-  int64_t none = 0;
-  if (__atomic_compare_exchange_n(&f[0], &none, kind, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-  {
-    f[1] = uf;
-    f[2] = at;
-    f[3] = v;
-  }
-}
-"""
 
 
 def checked_prototype(program: Program) -> str:
@@ -255,7 +241,7 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
     monotonic UF checked in the loops ``spf_value_<uf>`` (the range only), as C text. The
     range test is one unsigned comparison: ``v - lo > hi - lo`` (modulo 2**64), or
     ``v > hi`` for a :func:`zero_based` UF (``lim`` is ``hi - lo`` or ``hi``)."""
-    lines = [_NOTE]
+    lines = [NOTE]
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
         mono = a.uf.monotonic if a.uf is not None else None

@@ -6,6 +6,7 @@ import contextlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf.codegen import faults
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -28,6 +29,8 @@ from spf.errors import CodegenError
 from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from spf.codegen.program import BufferDecl, Program, StmtMacro
 
 WORKSPACE_PRELUDE = """\
@@ -136,8 +139,19 @@ class CPrinter:
             self.out.raw(WORKSPACE_PRELUDE)
         self._macros()
         self.out.line("")
-        self.out.line(self.p.signature.c_prototype())
-        self._body_block()
+        heap = self.heap_names()
+        if faults.needed(self.p, heap):  # the body takes the call's fault record
+            if not self.p.index_arrays:  # else printed with the index macros
+                self.out.raw(faults.NOTE)
+            self.out.line(faults.prototype(self.p.signature))
+            self._body_block()
+            for line in faults.wrapper(self.p.signature):
+                self.out.line(line)
+            names = [name for name, *_ in self.p.index_arrays]
+            self.out.line(faults.names_function(self.p.signature.function, names, heap))
+        else:
+            self.out.line(self.p.signature.c_prototype())
+            self._body_block()
         if self.arg_checks and any(a.kind == "uf" for a in self.p.signature.args):
             self._checked_function()
         return self.out.text()
@@ -166,29 +180,42 @@ class CPrinter:
                 self.out.line(line)
             for a in self.p.signature.args:
                 self.out.line(f"(void){a.name};")
-            if self.p.index_arrays:
-                self.out.line("spf_index_fault = 0;")
+            if self.p.index_arrays:  # index faults flagged by the reads (spf.codegen.faults)
+                self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
+                self.out.line("(void)spf_bad; (void)spf_bad_all;")
             for name, ctype, count in self.p.locals:
                 size = stack_elements(count)
                 if size is not None:  # a scalar or a small fixed array: on the stack
                     self.out.line(f"{ctype} {name}[{size}] = {{0}};")
                     self.out.line(f"(void){name};")
-            heap = self._heap()
-            for name, ctype, count in heap:
-                self.out.line(
-                    f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), "
-                    f"sizeof({ctype}));"
-                )
-            if heap:
-                names = " || ".join(f"!{name}" for name, _, _ in heap)
-                self.out.line(f"if ({names}) {{ {self._free()}return; }}")
+            heap = self._heap_setup()
             self._workspace_setup()
             for b in self.p.buffers:
                 if not b.argument and not b.allocated_at and b.scope != "local":
                     self.buffer_open(b)
             self.node(self.p.body)
+            if self.p.index_arrays:  # the first entry of each flagged index array
+                in_loops = {b.name for b in self.p.buffers if b.allocated_at}
+                stored = {d.name for d in self.p.data if d.buffer not in in_loops}
+                for line in faults.rescan(self.p, stored):
+                    self.out.line(line)
             if heap:
                 self.out.line(self._free().strip())
+
+    def _heap_setup(self) -> list[tuple[str, str, str]]:
+        """Allocate the function-level heap arrays; a failed ``calloc`` is recorded in the
+        fault record (spf.codegen.faults) and the function returns at once."""
+        heap = self._heap()
+        for name, ctype, count in heap:
+            self.out.line(
+                f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
+            )
+        for k, (name, ctype, count) in enumerate(heap):
+            self.out.line(faults.alloc_failed(k, name, ctype, count))
+        if heap:
+            names = " || ".join(f"!{name}" for name, _, _ in heap)
+            self.out.line(f"if ({names}) {{ {self._free()}return; }}")
+        return heap
 
     def _workspace_setup(self) -> None:
         """Fill every thread's copy of each workspace (``stmt.workspace``) and point the
@@ -216,6 +243,16 @@ class CPrinter:
                 out.append((b.name, b.ctype, self.count(b)))
         return out
 
+    def heap_names(self) -> list[str]:
+        """The heap arrays whose allocation can fail, numbered as the fault record numbers
+        them: the function-level ones, then the ``local`` buffers allocated in a loop."""
+        inner = [
+            b.name
+            for b in self.p.buffers
+            if b.allocated_at and b.scope == "local" and not b.argument
+        ]
+        return [name for name, _, _ in self._heap()] + inner
+
     def _free(self) -> str:
         return "".join(f"free({name}); " for name, _, _ in self._heap())
 
@@ -233,7 +270,8 @@ class CPrinter:
                 f"{b.ctype} *restrict {b.name} = ({b.ctype} *)calloc((size_t)({count}), "
                 f"sizeof({b.ctype}));"
             )
-            self.out.line(f"if (!{b.name}) abort();")
+            number = self.heap_names().index(b.name)
+            self.out.line(faults.alloc_failed(number, b.name, b.ctype, count))
         elif all(e.isdigit() for e in b.extents):
             self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}];")
         else:  # a variable-length array (never of length 0)
@@ -311,21 +349,15 @@ class CPrinter:
         sets the fault the kernel reports after the call)."""
         if not self.p.index_arrays:
             return
-        fn = self.p.signature.function
-        self.out.line("static int spf_index_fault;")
-        self.out.line(f"int {fn}_spf_index_fault(void);")
-        self.out.line(f"int {fn}_spf_index_fault(void) {{ return spf_index_fault; }}")
-        self.out.line(
-            "static inline int64_t spf_index_in(int64_t v, int64_t lo, int64_t hi) "
-            "{ if (v < lo || v > hi) { __atomic_store_n(&spf_index_fault, 1, "
-            "__ATOMIC_RELAXED); return lo; } return v; }"
-        )
+        self.out.raw(faults.NOTE)
+        for ctype in faults.INDEX_TYPES:
+            self.out.raw(faults.index_in(ctype))
         data = {d.name: d for d in self.p.data}
-        for name, rank, lo, hi in self.p.index_arrays:
+        for number, (name, rank, lo, hi) in enumerate(self.p.index_arrays):
             dims = [f"t{k}" for k in range(rank)]
             element = self.p.access(data[name])
             if lo is not None and hi is not None:
-                element = f"spf_index_in({element}, {lo}, {hi})"
+                element = faults.checked_read(self.p, number, element, lo, hi)
             self.out.line(f"#define {name}({', '.join(dims)}) {element}")
 
     def node(self, n: Node) -> None:
@@ -359,7 +391,10 @@ class CPrinter:
             decl = next(b for b in self.p.buffers if b.name == n.buffer)
             with self.out.braces():
                 self.buffer_open(decl)
-                self.node(n.body)
+                if decl.scope == "local":  # a failed calloc skips the body (fault recorded)
+                    self.out.line(f"if ({decl.name})")
+                with self.out.braces():
+                    self.node(n.body)
                 self.buffer_close(decl)
         elif isinstance(n, Call):
             self._stmt_call(n)
@@ -497,7 +532,7 @@ class CPrinter:
         if "wavefront_levels" in n.tags:  # one region for all levels (spf.analysis.executor)
             self.out.line("#pragma omp parallel")
             with self.out.braces():
-                self._emit_for(n)
+                self._fault_scope(lambda: self._emit_for(n))
             return
         self._emit_for(n)
 
@@ -544,9 +579,21 @@ class CPrinter:
             with self.out.braces():
                 if {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags):
                     self._workspace_bases()  # each thread's own copy
-                self.node(n.body)
+                    self._fault_scope(lambda: self.node(n.body))
+                else:
+                    self.node(n.body)
         finally:
             self._simd = outer
+
+    def _fault_scope(self, body: Callable[[], None]) -> None:
+        """Print ``body`` (run by one thread of a parallel region) with its own index fault
+        flags, ORed into the function's once it is done (no shared write in the loops)."""
+        if not self.p.index_arrays:
+            body()
+            return
+        self.out.line("uint64_t spf_bad = 0;")
+        body()
+        self.out.line("if (spf_bad) __atomic_fetch_or(&spf_bad_all, spf_bad, __ATOMIC_RELAXED);")
 
     def _check_tags(self, n: For) -> None:
         """Refuse tags of statements that share loop ``n`` when the compiler would reject
@@ -572,9 +619,12 @@ class CPrinter:
         ``simdlen``, gcc picks its tuning's preferred width (128 bits for ``-march=native``
         on AMD Zen), so ``vectorize(loop, 8)`` of doubles ran on 2-wide vectors."""
         widths = [t[7:-1] for t in tags if t.startswith("vector(") and t.endswith(")")]
+        pragma = self.pragma_simd
+        if self.p.index_arrays and pragma == CPrinter.pragma_simd:
+            pragma += " reduction(|:spf_bad)"  # the index fault flags of the lanes
         if self.pragma_simd != CPrinter.pragma_simd or not widths or not widths[0].isdigit():
-            return self.pragma_simd
-        return f"{self.pragma_simd} simdlen({widths[0]})"
+            return pragma
+        return f"{pragma} simdlen({widths[0]})"
 
 
 _FLAG_OPS = {"wait": "spf_wait_flag", "post": "spf_post_flag"}

@@ -43,6 +43,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf.codegen import faults
 from spf.codegen.c import PRELUDE, CPrinter, expr, stack_elements
 from spf.codegen.loop_ast import Call, For, If, Node, walk
 from spf.errors import CodegenError
@@ -192,6 +193,7 @@ class MPIPrinter(CPrinter):
         self._check()
         self.out.line("#include <mpi.h>")
         self.out.raw(PRELUDE)
+        self.out.raw(faults.NOTE)
         if self.ops:
             self.out.raw(MPI_RUNTIME)
         self._macros()
@@ -210,6 +212,7 @@ class MPIPrinter(CPrinter):
         self.out.line(f"MPI_Comm_size({COMM}, &spf_size);")
         self.out.line("(void)spf_rank;")
         self.out.line("(void)spf_size;")
+        recorded = self._fault_record()
         heap = [loc for loc in self.p.locals if stack_elements(loc[2]) is None]
         for name, ctype, count in self.p.locals:
             size = stack_elements(count)
@@ -229,8 +232,28 @@ class MPIPrinter(CPrinter):
         if self.ops:
             self.out.line("spf_mpi_waitall(&spf_mpi);")
             self.out.line("free(spf_mpi.req);")
+        if recorded:
+            self._fault_abort()
         if heap:
             self.out.line(self._free().strip())
+
+    def _fault_record(self) -> bool:
+        """Declare the function's fault record (spf.codegen.faults) when it can fault."""
+        if not faults.needed(self.p, self.heap_names()):
+            return False
+        self.out.line(f"int64_t spf_fault[{faults.FAULT_WORDS}] = {{0}};")
+        if self.p.index_arrays:
+            self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
+            self.out.line("(void)spf_bad; (void)spf_bad_all;")
+        return True
+
+    def _fault_abort(self) -> None:
+        """A process of an MPI program has no caller to report to: a fault aborts the job."""
+        if self.p.index_arrays:
+            stored = {d.name for d in self.p.data if d.buffer is None}
+            for line in faults.rescan(self.p, stored):
+                self.out.line(line)
+        self.out.line(f"if (spf_fault[0]) MPI_Abort({COMM}, 1);  /* a run-time fault */")
 
     def _check(self) -> None:
         for a in self.p.signature.args:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import cffi
 import numpy as np
 
-from spf.codegen import arg_checks
+from spf.codegen import arg_checks, faults
 from spf.errors import ArgumentError, CompileError, SpfError
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
@@ -79,15 +79,23 @@ class Kernel:
         self.command = command
         self.compiler_output = compiler_output
         self.arguments: tuple[Arg, ...] = signature.args
-        fault = f"{self.name}_spf_index_fault"
-        has_fault = f"int {fault}(void)" in source
-        extra = f"int {fault}(void);" if has_fault else ""
+        faulting = faults.prototype(signature)
+        has_fault = faulting in source
+        names = faults.names_prototype(self.name)
+        extra = f"{faulting};{names};" if has_fault else ""
         checked = arg_checks.checked_prototype_of(signature)
         has_checked = checked in source
         if has_checked:
             extra += f"{checked};{arg_checks.facts_prototype(self.name)};"
         self._ffi, self._lib = ffi, lib = _load(self.path, self.signature, command, extra)
-        self._fault = getattr(lib, fault) if has_fault else None
+        self._fault: Any = None
+        """The function with the per-call fault record (spf.codegen.faults), if built."""
+        self._fault_names: tuple[list[str], list[str]] = ([], [])
+        if has_fault:
+            self._fault = getattr(lib, self.name + faults.FAULTS_SUFFIX)
+            text = ffi.string(getattr(lib, self.name + faults.NAMES_SUFFIX)()).decode()
+            index, _, heap = text.partition(";")
+            self._fault_names = (index.split(","), heap.split(","))
         self._checked: Any = None
         """The function with in-loop argument checks (spf.codegen.arg_checks), if built."""
         in_loop: frozenset[str] | None = None
@@ -185,13 +193,22 @@ class Kernel:
         fault = None
         if fast is not None:
             fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
+            if self._fault is not None:
+                fn, fault = self._fault, self._ffi.new("int64_t[]", faults.FAULT_WORDS)
+                cargs.append(fault)
+            params: dict[str, Any] = {}
+            arrays: Sequence[Any] = fast[1]
         else:
-            params, arrays = self._bind(args, check)
+            params, listed = self._bind(args, check)
+            arrays = listed
             bound = list(map(self._from_buffer, self._ctypes, arrays))
             fn = self._fn
             if check and self._checked is not None:
                 fn, fault = self._checked, self._ffi.new("int64_t[]", arg_checks.FAULT_WORDS)
                 bound += (self._bounds_of(params), fault)
+            elif self._fault is not None:
+                fn, fault = self._fault, self._ffi.new("int64_t[]", faults.FAULT_WORDS)
+                bound.append(fault)
             cargs = self._cargs(params, bound)
         previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0
         try:
@@ -200,16 +217,37 @@ class Kernel:
             if previous:
                 GOVERNOR.restore(previous)
         if fault is not None and fault[0]:
-            raise self._loop_fault(fault, arrays, params)
-        if self._fault is not None and self._fault():
-            raise self._index_fault()
+            raise self._run_fault(fault, arrays, params)
 
-    def _index_fault(self) -> ArgumentError:
+    def _run_fault(
+        self, fault: Any, arrays: Sequence[Any], params: dict[str, Any]
+    ) -> ArgumentError | MemoryError:
+        """The error for what the call recorded in its fault record."""
+        kind, number, at, value = (int(fault[k]) for k in range(faults.FAULT_WORDS))
+        if kind == faults.FAULT_ALLOC:
+            return MemoryError(
+                f"kernel {self.name}: cannot allocate its array {self._fault_names[1][number]!r} "
+                f"of {at} elements of {value} bytes ({at * value} bytes) for these parameters "
+                "(calloc failed; the kernel skipped the work that needed it and the outputs "
+                "hold no valid result): check the parameter values its size is computed from"
+            )
+        if kind == faults.FAULT_INDEX:
+            return self._index_fault(number, at, value)
+        return self._loop_fault(fault, list(arrays), params)
+
+    def _index_fault(self, number: int, at: int, value: int) -> ArgumentError:
+        """A run-time index array (``index=True``) read outside its UF's declared range."""
+        name = self._fault_names[0][number]
+        where = (
+            f"{name}[{at}] = {value} is outside the range"
+            if at >= 0
+            else f"{name} held a value outside the range (the entry has changed since)"
+        )
         return ArgumentError(
-            f"kernel {self.name}: a run-time index array held a value outside the range "
-            "its UF declares when a statement read it (the read used the lowest value "
-            "instead, so nothing was accessed out of bounds, but the outputs are not "
-            "valid): check the arguments the index arrays are computed from"
+            f"kernel {self.name}: run-time index array {where} its UF declares when a "
+            "statement read it (the read used the lowest value instead, so nothing was "
+            "accessed out of bounds, but the outputs are not valid): check the arguments "
+            f"{name} is computed from"
         )
 
     def _bounds_of(self, params: dict[str, Any]) -> Any:

@@ -1,0 +1,181 @@
+"""The per-call fault record of a C kernel: run-time faults reported to the caller.
+
+A kernel ``f`` that reads run-time index arrays (``add_data_space(..., index=True)``) or
+allocates arrays on the heap (locals, ``local`` buffers, workspaces) is printed as
+``f_spf_faults``, which takes the arguments of ``f`` plus ``int64_t *spf_fault``
+(:data:`FAULT_WORDS` words, zeroed by the caller), and ``f`` itself calls it with a record
+of its own (C callers of ``f`` get the old behaviour: nothing out of bounds, no report).
+The checked function (:mod:`spf.codegen.arg_checks`) writes the same record. The record is
+the call's own, so two threads running one kernel at once never see each other's faults.
+
+``spf_fault`` receives ``[kind, number, index, value]`` of the first fault:
+
+* :data:`FAULT_INDEX`: a run-time index array (``number`` among ``Program.index_arrays``)
+  held ``value`` at the flat (row-major) ``index``, outside the UF's declared range. The
+  reads clamp and flag without a branch (:func:`index_in`: a value outside the range reads
+  as the lowest one and ORs a bit into the local ``spf_bad``), so a loop reading an index
+  array still vectorizes; after the loops, a set bit has the array scanned for its first
+  entry outside the range (``index`` -1 when the entry changed since it was read);
+* :data:`FAULT_ALLOC`: ``calloc`` of the heap array ``number`` (among the names
+  ``f_spf_fault_names`` lists) for ``index`` elements of ``value`` bytes each failed; the
+  function returns (or skips the buffer's loop body) without touching memory.
+
+``f_spf_fault_names`` returns ``<index arrays>;<heap arrays>`` (comma-separated names).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spf.codegen.program import Program
+    from spf.codegen.signature import Signature
+
+FAULTS_SUFFIX = "_spf_faults"
+"""``f`` + this: the function with the fault record."""
+NAMES_SUFFIX = "_spf_fault_names"
+"""``f`` + this: the names the record's ``number`` refers to."""
+FAULT_WORDS = 4
+FAULT_INDEX = 3
+FAULT_ALLOC = 4
+FAULT_ARG = "int64_t *restrict spf_fault"
+
+NOTE = """\
+#ifndef SPF_FAULT_NOTE
+#define SPF_FAULT_NOTE
+static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
+  __attribute__((cold, noinline, unused));
+static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
+{
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(&f[0], &none, kind, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  {
+    f[1] = uf;
+    f[2] = at;
+    f[3] = v;
+  }
+}
+#endif
+"""
+"""Records the first fault of a call (any thread)."""
+
+INDEX_TYPES = ("int32_t", "int64_t")
+"""Element types of run-time index arrays (spf.computation.index_arrays)."""
+
+
+def index_in(ctype: str) -> str:
+    """``spf_index_in_<ctype>``: the branch-free range check of an index array read. A value
+    outside ``lo .. hi`` reads as ``lo`` and ORs ``1 << bit`` into ``*bad`` (the caller's
+    local ``spf_bad``). It returns the element's own type: a check widening an ``int32_t``
+    to ``int64_t`` kept gcc from vectorizing an ``int32_t`` max reduction over it."""
+    return (
+        f"static inline {ctype} spf_index_in_{ctype}({ctype} v, int64_t lo, int64_t hi, "
+        "uint64_t bit, uint64_t *bad)\n"
+        "{\n"
+        "  const int out = (v < lo) | (v > hi);\n"
+        "  *bad |= (uint64_t)out << bit;\n"
+        f"  return out ? ({ctype})lo : v;\n"
+        "}\n"
+    )
+
+
+def element_type(program: Program, name: str) -> str:
+    """The C element type of index array ``name`` (``int64_t`` when unknown)."""
+    for a in program.signature.args:
+        if a.name == name and a.ctype in INDEX_TYPES:
+            return a.ctype
+    for local, ctype, _ in program.locals:
+        if local == name and ctype in INDEX_TYPES:
+            return ctype
+    return "int64_t"
+
+
+def checked_read(program: Program, number: int, element: str, lo: str, hi: str) -> str:
+    """The C expression reading ``element`` of index array ``number`` with its range check."""
+    name = program.index_arrays[number][0]
+    ctype = element_type(program, name)
+    return f"spf_index_in_{ctype}({element}, {lo}, {hi}, {bit(number)}, &spf_bad)"
+
+
+def bit(number: int) -> int:
+    """The ``spf_bad`` bit of index array ``number`` (the last bit is shared)."""
+    return min(number, 63)
+
+
+def needed(program: Program, heap: list[str]) -> bool:
+    """Whether the kernel gets a fault record: it reads index arrays or allocates."""
+    return bool(program.index_arrays) or bool(heap)
+
+
+def prototype(sig: Signature) -> str:
+    """The C prototype of the function with the fault record."""
+    params = ", ".join([*(a.c_decl() for a in sig.args), FAULT_ARG])
+    return f"void {sig.function}{FAULTS_SUFFIX}({params})"
+
+
+def names_prototype(function: str) -> str:
+    return f"const char *{function}{NAMES_SUFFIX}(void)"
+
+
+def wrapper(sig: Signature) -> list[str]:
+    """``f`` itself: the function with a record of its own."""
+    names = ", ".join([*(a.name for a in sig.args), "spf_fault"])
+    return [
+        sig.c_prototype(),
+        "{",
+        f"  int64_t spf_fault[{FAULT_WORDS}] = {{0}};",
+        f"  {sig.function}{FAULTS_SUFFIX}({names});",
+        "}",
+    ]
+
+
+def names_function(function: str, index_arrays: list[str], heap: list[str]) -> str:
+    return f'{names_prototype(function)} {{ return "{",".join(index_arrays)};{",".join(heap)}"; }}'
+
+
+def alloc_failed(number: int, name: str, ctype: str, count: str) -> str:
+    """The C statement recording that ``calloc`` of ``name`` failed."""
+    return (
+        f"if (!{name}) spf_fault_note(spf_fault, {FAULT_ALLOC}, {number}, "
+        f"(int64_t)({count}), (int64_t)sizeof({ctype}));"
+    )
+
+
+def rescan(program: Program, in_scope: set[str]) -> list[str]:
+    """After the loops, when ``spf_bad`` has a bit set: find each flagged index array's first
+    entry outside its range (``in_scope``: the arrays the function's end can still read)."""
+    from spf.codegen.program import linearize
+
+    data = {d.name: d for d in program.data}
+    out = ["if (spf_bad | spf_bad_all)", "{"]
+    out.append("  uint64_t spf_b = spf_bad | spf_bad_all;")
+    for n, (name, rank, lo, hi) in enumerate(program.index_arrays):
+        if lo is None or hi is None:
+            continue
+        d = data[name]
+        mask = f"(spf_b >> {bit(n)} & 1)"
+        if name not in in_scope or (not d.extents and rank):
+            out.append(f"  if {mask} spf_fault_note(spf_fault, {FAULT_INDEX}, {n}, -1, 0);")
+            continue
+        dims = [f"t{k}" for k in range(rank)]
+        out.append(f"  if {mask}")
+        out.append("  {")
+        out.append("    int spf_found = 0;")
+        indent = "    "
+        for k, extent in enumerate(d.extents[:rank]):
+            out.append(f"{indent}for (int64_t t{k} = 0; !spf_found && t{k} < ({extent}); t{k}++)")
+            indent += "  "
+        out.append(f"{indent}{{")
+        macro = d.macro or d.name
+        out.append(f"{indent}  const int64_t spf_v = (int64_t){macro}({', '.join(dims)});")
+        out.append(f"{indent}  if (spf_v < ({lo}) || spf_v > ({hi}))")
+        at = linearize(dims, tuple(d.extents[:rank]))
+        out.append(
+            f"{indent}  {{ spf_fault_note(spf_fault, {FAULT_INDEX}, {n}, {at}, spf_v); "
+            "spf_found = 1; }"
+        )
+        out.append(f"{indent}}}")
+        out.append(f"    if (!spf_found) spf_fault_note(spf_fault, {FAULT_INDEX}, {n}, -1, 0);")
+        out.append("  }")
+    out.append("}")
+    return out
