@@ -183,6 +183,8 @@ class CPrinter:
             if self.p.index_arrays:  # index faults flagged by the reads (spf.codegen.faults)
                 self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
                 self.out.line("(void)spf_bad; (void)spf_bad_all;")
+                for line in faults.range_locals(self.p):
+                    self.out.line(line)
             for name, ctype, count in self.p.locals:
                 size = stack_elements(count)
                 if size is not None:  # a scalar or a small fixed array: on the stack
@@ -346,7 +348,7 @@ class CPrinter:
     def _index_macros(self) -> None:
         """Run-time index arrays read as UFs: ``rowptr(i)`` is the element, checked against
         the declared range when there is one (a value outside reads as the lowest one and
-        sets the fault the kernel reports after the call)."""
+        flags the fault the call reports, spf.codegen.faults)."""
         if not self.p.index_arrays:
             return
         self.out.raw(faults.NOTE)
@@ -357,7 +359,7 @@ class CPrinter:
             dims = [f"t{k}" for k in range(rank)]
             element = self.p.access(data[name])
             if lo is not None and hi is not None:
-                element = faults.checked_read(self.p, number, element, lo, hi)
+                element = faults.checked_read(self.p, number, element)
             self.out.line(f"#define {name}({', '.join(dims)}) {element}")
 
     def node(self, n: Node) -> None:

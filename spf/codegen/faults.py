@@ -14,8 +14,11 @@ the call's own, so two threads running one kernel at once never see each other's
   held ``value`` at the flat (row-major) ``index``, outside the UF's declared range. The
   reads clamp and flag without a branch (:func:`index_in`: a value outside the range reads
   as the lowest one and ORs a bit into the local ``spf_bad``), so a loop reading an index
-  array still vectorizes; after the loops, a set bit has the array scanned for its first
-  entry outside the range (``index`` -1 when the entry changed since it was read);
+  array still vectorizes (each parallel loop body, and a wavefront executor's region, has
+  its own ``spf_bad``, ORed into the function's ``spf_bad_all`` once done; a simd loop
+  takes ``reduction(|:spf_bad)``); after the loops, a set bit has the array scanned for
+  its first entry outside the range (``index`` -1 when the entry changed since it was
+  read);
 * :data:`FAULT_ALLOC`: ``calloc`` of the heap array ``number`` (among the names
   ``f_spf_fault_names`` lists) for ``index`` elements of ``value`` bytes each failed; the
   function returns (or skips the buffer's loop body) without touching memory.
@@ -65,18 +68,45 @@ INDEX_TYPES = ("int32_t", "int64_t")
 
 def index_in(ctype: str) -> str:
     """``spf_index_in_<ctype>``: the branch-free range check of an index array read. A value
-    outside ``lo .. hi`` reads as ``lo`` and ORs ``1 << bit`` into ``*bad`` (the caller's
-    local ``spf_bad``). It returns the element's own type: a check widening an ``int32_t``
-    to ``int64_t`` kept gcc from vectorizing an ``int32_t`` max reduction over it."""
+    outside ``l .. h`` reads as ``r`` (the range's lowest value) and ORs ``1 << bit`` into
+    ``*bad`` (the caller's local ``spf_bad``). Bounds and result have the element's own
+    type (:func:`range_locals`): comparing an ``int32_t`` with ``int64_t`` bounds, or
+    returning ``int64_t``, halved the vector width of the loop, or kept gcc from
+    vectorizing an ``int32_t`` max reduction over it at all."""
     return (
-        f"static inline {ctype} spf_index_in_{ctype}({ctype} v, int64_t lo, int64_t hi, "
-        "uint64_t bit, uint64_t *bad)\n"
+        f"static inline {ctype} spf_index_in_{ctype}({ctype} v, {ctype} l, {ctype} h, "
+        f"{ctype} r, uint64_t bit, uint64_t *bad)\n"
         "{\n"
-        "  const int out = (v < lo) | (v > hi);\n"
+        "  const int out = (v < l) | (v > h);\n"
         "  *bad |= (uint64_t)out << bit;\n"
-        f"  return out ? ({ctype})lo : v;\n"
+        "  return out ? r : v;\n"
         "}\n"
     )
+
+
+def range_locals(program: Program) -> list[str]:
+    """The function's first lines for the checks: each index array's range in its element
+    type, ``spf_il_<n>`` .. ``spf_ih_<n>``, and ``spf_ir_<n>``, the value a read outside it
+    returns. An ``int32_t`` range saturates to the type's; a range holding no ``int32_t``
+    value (or empty) becomes ``INT32_MAX .. INT32_MIN``, which every value is outside."""
+    out = []
+    for n, (name, _, lo, hi) in enumerate(program.index_arrays):
+        if lo is None or hi is None:
+            continue
+        ctype = element_type(program, name)
+        if ctype == "int64_t":
+            out.append(f"const int64_t spf_il_{n} = {lo}, spf_ih_{n} = {hi}, spf_ir_{n} = {lo};")
+        else:
+            sat = "(int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)({})))"
+            out.append(
+                f"const int spf_ie_{n} = ({lo}) > ({hi}) || ({lo}) > INT32_MAX || "
+                f"({hi}) < INT32_MIN;"
+            )
+            out.append(f"const int32_t spf_ir_{n} = {sat.format(lo)};")
+            out.append(f"const int32_t spf_il_{n} = spf_ie_{n} ? INT32_MAX : spf_ir_{n};")
+            out.append(f"const int32_t spf_ih_{n} = spf_ie_{n} ? INT32_MIN : {sat.format(hi)};")
+        out.append(f"(void)spf_il_{n}; (void)spf_ih_{n}; (void)spf_ir_{n};")
+    return out
 
 
 def element_type(program: Program, name: str) -> str:
@@ -90,11 +120,13 @@ def element_type(program: Program, name: str) -> str:
     return "int64_t"
 
 
-def checked_read(program: Program, number: int, element: str, lo: str, hi: str) -> str:
-    """The C expression reading ``element`` of index array ``number`` with its range check."""
+def checked_read(program: Program, number: int, element: str) -> str:
+    """The C expression reading ``element`` of index array ``number`` with its range check
+    (against the bounds :func:`range_locals` declares)."""
     name = program.index_arrays[number][0]
     ctype = element_type(program, name)
-    return f"spf_index_in_{ctype}({element}, {lo}, {hi}, {bit(number)}, &spf_bad)"
+    bounds = f"spf_il_{number}, spf_ih_{number}, spf_ir_{number}"
+    return f"spf_index_in_{ctype}({element}, {bounds}, {bit(number)}, &spf_bad)"
 
 
 def bit(number: int) -> int:

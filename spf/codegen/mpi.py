@@ -245,6 +245,8 @@ class MPIPrinter(CPrinter):
         if self.p.index_arrays:
             self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
             self.out.line("(void)spf_bad; (void)spf_bad_all;")
+            for line in faults.range_locals(self.p):
+                self.out.line(line)
         return True
 
     def _fault_abort(self) -> None:

@@ -56,7 +56,10 @@ def test_uf_and_data_space_share_one_argument() -> None:
     assert "int32_t *restrict rowptr" in text
     assert "const int32_t *restrict rowptr" not in text
     assert "#define spf_ds_rowptr(t0) rowptr[t0]" in text
-    assert "#define rowptr(t0) spf_index_in_int32_t(rowptr[t0], 0, NNZ, 0, &spf_bad)" in text
+    assert (
+        "#define rowptr(t0) spf_index_in_int32_t(rowptr[t0], spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad)"
+        in text
+    )
 
 
 def test_reader_depends_on_writers() -> None:

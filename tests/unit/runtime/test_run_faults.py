@@ -107,3 +107,33 @@ def test_failed_allocation_in_a_loop_is_a_memory_error_not_an_abort() -> None:
     assert np.array_equal(b, 2 * a)
     with pytest.raises(MemoryError, match=r"'row' of 1152921504606846979 elements"):
         kernel(N=2, M=3, R=1 << 60, a=a, b=b)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "bad"),
+    [
+        ("-1099511627776", "1099511627776", None),
+        ("1099511627776", "2199023255552", 0),
+        ("-5", "N - 1", 2),
+    ],
+)
+def test_int32_index_array_ranges_beyond_int32(low: str, high: str, bad: int | None) -> None:
+    """The check compares ``int32_t`` values with the range saturated to ``int32_t``: a
+    range wider than the type accepts every value, one above it none."""
+    c = spf.Computation("wide_range")
+    c.add_data_space("q", "int32_t", shape=("N",))
+    c.add_data_space("p", "int32_t", shape=("N",), index=True)
+    c.declare_uf("p", range=f"{{[v]: {low} <= v <= {high}}}")
+    c.add_data_space("y", "int64_t", shape=("N",))
+    c.add_stmt(spf.Stmt("$p$(i) = $q$(i);", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$y$(i) = p(i);", "{[i]: 0 <= i < N}"))
+    kernel = c.compile()
+    q = np.array([0, 1, 2**31 - 1, -(2**31)], np.int32)
+    y = np.zeros(4, np.int64)
+    args = {"N": 4, "q": q, "p": np.zeros(4, np.int32), "y": y}
+    if bad is None:
+        kernel(**args)
+        assert np.array_equal(y, q)
+    else:
+        with pytest.raises(ArgumentError, match=rf"p\[{bad}\] = {q[bad]} is outside"):
+            kernel(**args)
