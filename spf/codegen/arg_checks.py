@@ -29,6 +29,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf.codegen import faults
 from spf.codegen.faults import NOTE
 from spf.codegen.loop_ast import (
     Alloc,
@@ -56,8 +57,9 @@ FACTS_SUFFIX = "_spf_checked_facts"
 """``f`` + this: the UFs whose monotonicity the checked function verifies."""
 BOUNDS_PER_UF = 3
 """``spf_bounds`` words per UF argument: lowest value, highest value, lowest domain index."""
-FAULT_WORDS = 4
-"""``spf_fault``: kind, UF number (among the UF arguments), index (linearised), value."""
+FAULT_WORDS = faults.FAULT_WORDS
+"""``spf_fault``: kind, UF number (among the UF arguments), index (linearised), value (the
+record :mod:`spf.codegen.faults` describes, which index faults and allocations share)."""
 FAULT_RANGE = 1
 FAULT_ORDER = 2
 

@@ -10,6 +10,7 @@ bad index array is an :class:`~spf.errors.ArgumentError`, not a segfault.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,8 @@ class Kernel:
         if has_checked:
             extra += f"{checked};{arg_checks.facts_prototype(self.name)};"
         self._ffi, self._lib = ffi, lib = _load(self.path, self.signature, command, extra)
+        self._records = threading.local()
+        """Each thread's fault record (:meth:`_record`)."""
         self._fault: Any = None
         """The function with the per-call fault record (spf.codegen.faults), if built."""
         self._fault_names: tuple[list[str], list[str]] = ([], [])
@@ -194,7 +197,7 @@ class Kernel:
         if fast is not None:
             fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
             if self._fault is not None:
-                fn, fault = self._fault, self._ffi.new("int64_t[]", faults.FAULT_WORDS)
+                fn, fault = self._fault, self._record()
                 cargs.append(fault)
             params: dict[str, Any] = {}
             arrays: Sequence[Any] = fast[1]
@@ -204,10 +207,10 @@ class Kernel:
             bound = list(map(self._from_buffer, self._ctypes, arrays))
             fn = self._fn
             if check and self._checked is not None:
-                fn, fault = self._checked, self._ffi.new("int64_t[]", arg_checks.FAULT_WORDS)
+                fn, fault = self._checked, self._record()
                 bound += (self._bounds_of(params), fault)
             elif self._fault is not None:
-                fn, fault = self._fault, self._ffi.new("int64_t[]", faults.FAULT_WORDS)
+                fn, fault = self._fault, self._record()
                 bound.append(fault)
             cargs = self._cargs(params, bound)
         previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0
@@ -217,7 +220,20 @@ class Kernel:
             if previous:
                 GOVERNOR.restore(previous)
         if fault is not None and fault[0]:
-            raise self._run_fault(fault, arrays, params)
+            try:
+                error = self._run_fault(fault, arrays, params)
+            finally:  # the thread's record, clean for its next call
+                fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
+            raise error
+
+    def _record(self) -> Any:
+        """The calling thread's fault record (zero between calls): a call runs on one thread,
+        so no two calls running at once share a record."""
+        try:
+            return self._records.record
+        except AttributeError:
+            record = self._records.record = self._ffi.new("int64_t[]", faults.FAULT_WORDS)
+            return record
 
     def _run_fault(
         self, fault: Any, arrays: Sequence[Any], params: dict[str, Any]
