@@ -257,11 +257,16 @@ SUITESPARSE = Path("/work/shared/data/suitesparse")
 def test_convert_suitesparse() -> None:
     to_csr = convert(COO, CSR).compile()
     to_csc = convert(CSR, CSC).compile()
-    for name in ("bcsstk13.mtx", "lp_afiro.mtx", "LFAT5_hypersparse.mtx", "arrow.mtx"):
-        path = SUITESPARSE / name
-        if not path.exists():
-            continue
+    for path in sorted(SUITESPARSE.glob("*.mtx")):
+        name = path.name
         matrix = sp.coo_array(spf.sparse.read_matrix_market(path))
+        order = np.random.default_rng(0).permutation(matrix.nnz)  # the sorts, not the copy
+        shuffled = sp.coo_array(
+            (matrix.data[order], (matrix.row[order], matrix.col[order])), shape=matrix.shape
+        )
+        shape = (int(matrix.shape[0]), int(matrix.shape[1]))
+        for dst in (CSR, CSC):
+            _check_sorted_conversion(dst, shuffled.row, shuffled.col, shuffled.data, shape)
         out = to_csr(**spf.sparse.coo_args(matrix))
         want = sp.csr_array(matrix)
         want.sum_duplicates()
