@@ -114,10 +114,13 @@ class _Builder:
         )
 
     def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
-        """Statements ``sources`` in one loop nest over ``domain``."""
+        """One statement running the assignments ``sources`` in order, in one loop nest over
+        ``domain`` (one statement, not one per assignment: the legality check before code
+        generation compares every pair of statements)."""
         sched = ", ".join(f"{self.top}, {v}" if n == 0 else f"0, {v}" for n, v in enumerate(loops))
-        for n, text in enumerate(sources):
-            self.comp.add_stmt(Stmt(text, domain, f"{{[{', '.join(loops)}] -> [{sched}, {n}]}}"))
+        self.comp.add_stmt(
+            Stmt(" ".join(sources), domain, f"{{[{', '.join(loops)}] -> [{sched}, 0]}}")
+        )
         self.top += 1
 
     def scan(self, sources: list[str]) -> None:
@@ -455,28 +458,32 @@ def _rank_sort(b: _Builder, dst: Format, d: _Compressed) -> None:
     length = "cv_ptr(o + 1) - cv_ptr(o)"
     t = b.top
     entries = f"{{[o, k]: {rows} && cv_ptr(o) <= k < cv_ptr(o + 1)}}"
-    for n, text in enumerate(
-        ["$cv_bc$(k - cv_ptr(o)) = $cv_idx$(k);", "$cv_bv$(k - cv_ptr(o)) = $cv_val$(k);"]
-    ):
-        conv.add_stmt(Stmt(text, entries, f"{{[o, k] -> [{t}, o, 0, k, {n}]}}"))
+    conv.add_stmt(
+        Stmt(
+            "$cv_bc$(k - cv_ptr(o)) = $cv_idx$(k); $cv_bv$(k - cv_ptr(o)) = $cv_val$(k);",
+            entries,
+            f"{{[o, k] -> [{t}, o, 0, k]}}",
+        )
+    )
     at = f"{{[o, a]: {rows} && 0 <= a < {length}}}"
     pairs = f"{{[o, a, c]: {rows} && 0 <= a < {length} && 0 <= c < {length}}}"
     conv.add_stmt(Stmt("$cv_r$ = $cv_ptr$(o);", at, f"{{[o, a] -> [{t}, o, 1, a, 0]}}"))
-    for n, text in enumerate(
-        [
-            "$cv_r$ += $cv_bc$(c) < $cv_bc$(a) + (c < a);",
+    conv.add_stmt(
+        Stmt(
+            "$cv_r$ += $cv_bc$(c) < $cv_bc$(a) + (c < a); "
             "$cv_nd$ += (c < a) * ($cv_bc$(c) == $cv_bc$(a));",
-        ]
-    ):
-        conv.add_stmt(Stmt(text, pairs, f"{{[o, a, c] -> [{t}, o, 1, a, 1, c, {n}]}}"))
-    for n, text in enumerate(
-        [
-            "$cv_rk$(a) = $cv_r$;",
-            "$cv_idx$(cv_rk(a)) = $cv_bc$(a);",
+            pairs,
+            f"{{[o, a, c] -> [{t}, o, 1, a, 1, c]}}",
+        )
+    )
+    conv.add_stmt(
+        Stmt(
+            "$cv_rk$(a) = $cv_r$; $cv_idx$(cv_rk(a)) = $cv_bc$(a); "
             "$cv_val$(cv_rk(a)) = $cv_bv$(a);",
-        ]
-    ):
-        conv.add_stmt(Stmt(text, at, f"{{[o, a] -> [{t}, o, 1, a, {n + 2}]}}"))
+            at,
+            f"{{[o, a] -> [{t}, o, 1, a, 2]}}",
+        )
+    )
     b.top += 1
 
 
@@ -539,24 +546,20 @@ def _sum_duplicates(b: _Builder, eo: str) -> None:
     rest = f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) < k < cv_ptr(o + 1) && {merge}}}"
     t = b.top
     conv.add_stmt(Stmt("$cv_dptr$(o) = $cv_u$;", row, f"{{[o] -> [{t}, o, 0]}}"))
-    for n, text in enumerate(
-        [
-            "$cv_l$(0) = $cv_u$;",
-            "$cv_idx$(cv_l(0)) = $cv_idx$(k);",
-            "$cv_val$(cv_l(0)) = $cv_val$(k);",
-            "$cv_u$ += 1;",
-        ]
-    ):
-        conv.add_stmt(Stmt(text, first, f"{{[o, k] -> [{t}, o, 1, k, {n}]}}"))
+    keep = [
+        "$cv_l$(0) = $cv_u$;",
+        "$cv_idx$(cv_l(0)) = $cv_idx$(k);",
+        "$cv_val$(cv_l(0)) = $cv_val$(k);",
+        "$cv_u$ += 1;",
+    ]
+    conv.add_stmt(Stmt(" ".join(keep), first, f"{{[o, k] -> [{t}, o, 1, k]}}"))
     new = "$cv_idx$(k) != $cv_idx$(k - 1)"
-    for n, text in enumerate(
-        [
-            f"$cv_l$(0) += {new};",
-            f"$cv_u$ += {new};",
-            f"$cv_val$(cv_l(0)) = {new} ? $cv_val$(k) : $cv_val$(cv_l(0)) + $cv_val$(k);",
-            "$cv_idx$(cv_l(0)) = $cv_idx$(k);",
-        ]
-    ):
-        conv.add_stmt(Stmt(text, rest, f"{{[o, k] -> [{t}, o, 2, k, {n}]}}"))
+    fold = [
+        f"$cv_l$(0) += {new};",
+        f"$cv_u$ += {new};",
+        f"$cv_val$(cv_l(0)) = {new} ? $cv_val$(k) : $cv_val$(cv_l(0)) + $cv_val$(k);",
+        "$cv_idx$(cv_l(0)) = $cv_idx$(k);",
+    ]
+    conv.add_stmt(Stmt(" ".join(fold), rest, f"{{[o, k] -> [{t}, o, 2, k]}}"))
     b.top += 1
     b.loop(["$cv_dptr$(o) = $cv_u$;"], f"{{[o]: o = {eo} && o >= 0 && {merge}}}", ("o",))
