@@ -9,12 +9,15 @@ coordinates); the destination's relation says what to build:
   outer coordinate ``o``, a prefix sum into ``ptr``, the placement of every entry at the next
   free slot of its ``o`` (a cursor), and the copy of inner coordinates and values. When the
   destination assumes an order within ``o`` (CSR: columns increasing) and the source does not
-  already visit entries in that order without duplicates, entries are first placed by their
-  inner coordinate ``n`` (a counting sort), so that the stable placement by ``o`` leaves them
-  sorted; duplicates (same ``o`` and ``n``) are then summed, as ``scipy.sparse`` does.
+  already visit entries in that order without duplicates, the counting pass picks one of
+  three generated paths (:func:`_sorted`): entries already in order stay where they are;
+  short rows are rank-sorted row by row after the placement; long rows take a counting sort
+  by ``n`` before the stable placement by ``o``. Duplicates (same ``o`` and ``n``) are then
+  summed, as ``scipy.sparse`` does, when the sort found some.
 
 The conversion is one spf Computation: the arrays it computes and then reads as UFs
-(``ptr``, the cursors, the column buckets) are run-time index arrays (``index=True``).
+(``ptr``, the cursors, the column buckets, the path chosen) are run-time index arrays
+(``index=True``).
 Coordinates out of range are refused before anything is written (the kernel checks the
 source UFs' declared ranges on entry), as is source data violating the source's assumptions
 (an unsorted CSR row).
