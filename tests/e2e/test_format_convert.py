@@ -179,15 +179,23 @@ def test_each_sort_alone_matches_scipy(
         _check_sorted_conversion(dst, coo.row, coo.col, coo.data, shape)
 
 
-def test_duplicates_summed_only_when_present() -> None:
-    """Without duplicates the entries stay where the sort put them (no merge); with one
-    duplicate pair, the merge sums it and shifts everything after it."""
+@pytest.mark.parametrize("cost", [0, 16])
+@pytest.mark.parametrize("where", ["none", "first", "middle", "last"])
+def test_duplicates_summed_only_when_present(
+    where: str, cost: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without duplicates the entries stay where the sort put them (no merge); with a
+    duplicate pair in the first, a middle or the last row, the merge starts at that row
+    (the row pointers before it are copied) and sums it. Both sorts (``cost``)."""
+    monkeypatch.setattr(importlib.import_module("spf.formats.convert"), "RANK_COST", cost)
     rng = np.random.default_rng(3)
     cells = rng.permutation(50 * 40)[:600]
     row, col = cells // 40, cells % 40
     a = rng.standard_normal(600)
-    _check_sorted_conversion(CSR, row, col, a, (50, 40))
-    row[500], col[500] = row[10], col[10]
+    if where != "none":
+        target = {"first": 0, "middle": 23, "last": 49}[where]
+        mine = np.flatnonzero(row == target)
+        row[500], col[500] = target, col[mine[0]]
     _check_sorted_conversion(CSR, row, col, a, (50, 40))
 
 
