@@ -207,6 +207,12 @@ class Scanner:
         while var in self.reserved or var in self.values or var in self.names:
             var += "_"
         level = max((self._level_of(a) for a in args), default=-1)
+        ds = self.comp.data_spaces.get(uf)
+        if ds is not None and ds.index:
+            # a run-time index array: statements of this computation write it, so its value
+            # is read no earlier than inside the reader's top-level statement group (never
+            # before the function's first statement, whatever the arguments)
+            level = max(level, 0)
         self.values[var] = UFValue(var, uf, args, level)
         self.keys[key] = var
         return var
