@@ -143,14 +143,7 @@ class CPrinter:
                     self.out.line(f"{ctype} {name}[{size}] = {{0}};")
                     self.out.line(f"(void){name};")
             heap = self._heap()
-            for name, ctype, count in heap:
-                self.out.line(
-                    f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), "
-                    f"sizeof({ctype}));"
-                )
-            if heap:
-                names = " || ".join(f"!{name}" for name, _, _ in heap)
-                self.out.line(f"if ({names}) {{ {self._free()}return; }}")
+            self._open_heap(heap)
             self._workspace_setup()
             for b in self.p.buffers:
                 if not b.argument and not b.allocated_at and b.scope != "local":
@@ -159,6 +152,22 @@ class CPrinter:
             if heap:
                 self.out.line(self._free().strip())
         return self.out.text()
+
+    def _open_heap(self, heap: list[tuple[str, str, str]]) -> None:
+        """Allocate the function-level heap arrays; return early when one fails."""
+        aligned = self._aligned()
+        for name, ctype, count in heap:
+            if name in aligned:
+                self._aligned_alloc(name, ctype, count)
+                continue
+            self.out.line(
+                f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
+            )
+        if heap:
+            names = " || ".join(
+                f"!{name}{'_raw' if name in aligned else ''}" for name, _, _ in heap
+            )
+            self.out.line(f"if ({names}) {{ {self._free()}return; }}")
 
     def _workspace_setup(self) -> None:
         """Fill every thread's copy of each workspace (``stmt.workspace``) and point the
@@ -187,7 +196,26 @@ class CPrinter:
         return out
 
     def _free(self) -> str:
-        return "".join(f"free({name}); " for name, _, _ in self._heap())
+        aligned = self._aligned()
+        return "".join(
+            f"free({name}{'_raw' if name in aligned else ''}); " for name, _, _ in self._heap()
+        )
+
+    def _aligned(self) -> set[str]:
+        """``local`` buffers: heap arrays aligned to 64 bytes (a cache line, an AVX-512
+        vector), as packed tiles (``cache_read``) need for aligned vector loads."""
+        return {b.name for b in self.p.buffers if not b.argument and b.scope == "local"}
+
+    def _aligned_alloc(self, name: str, ctype: str, count: str) -> None:
+        """``name``: zero-filled like ``calloc``, at the first 64-byte boundary of a block 64
+        bytes longer (``<name>_raw``, which is what is freed)."""
+        self.out.line(
+            f"char *{name}_raw = (char *)calloc((size_t)({count}) * sizeof({ctype}) + 64, 1);"
+        )
+        self.out.line(
+            f"{ctype} *restrict {name} = ({ctype} *)({name}_raw + "
+            f"((64 - (uintptr_t){name}_raw % 64) % 64));"
+        )
 
     @staticmethod
     def count(b: BufferDecl) -> str:
@@ -199,11 +227,8 @@ class CPrinter:
         heap array, freed by :meth:`buffer_close`)."""
         count = self.count(b)
         if b.scope == "local":
-            self.out.line(
-                f"{b.ctype} *restrict {b.name} = ({b.ctype} *)calloc((size_t)({count}), "
-                f"sizeof({b.ctype}));"
-            )
-            self.out.line(f"if (!{b.name}) abort();")
+            self._aligned_alloc(b.name, b.ctype, count)
+            self.out.line(f"if (!{b.name}_raw) abort();")
         elif all(e.isdigit() for e in b.extents):
             self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}];")
         else:  # a variable-length array (never of length 0)
@@ -212,7 +237,7 @@ class CPrinter:
 
     def buffer_close(self, b: BufferDecl) -> None:
         if b.scope == "local":
-            self.out.line(f"free({b.name});")
+            self.out.line(f"free({b.name}_raw);")
 
     def _check_operations(self) -> None:
         for s in self.p.stmts:
