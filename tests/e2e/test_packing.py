@@ -7,6 +7,7 @@ dimension, and the JSON round trip of a packed computation.
 from __future__ import annotations
 
 import random
+
 import numpy as np
 import pytest
 
