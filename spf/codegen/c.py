@@ -158,7 +158,7 @@ class CPrinter:
         aligned = self._aligned()
         for name, ctype, count in heap:
             if name in aligned:
-                self._aligned_alloc(name, ctype, count)
+                self._aligned_alloc(name, ctype, count, aligned[name])
                 continue
             self.out.line(
                 f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
@@ -201,17 +201,18 @@ class CPrinter:
             f"free({name}{'_raw' if name in aligned else ''}); " for name, _, _ in self._heap()
         )
 
-    def _aligned(self) -> set[str]:
-        """``local`` buffers: heap arrays aligned to 64 bytes (a cache line, an AVX-512
-        vector), as packed tiles (``cache_read``) need for aligned vector loads."""
-        return {b.name for b in self.p.buffers if not b.argument and b.scope == "local"}
+    def _aligned(self) -> dict[str, bool]:
+        """``local`` buffers (whether zero-filled): heap arrays aligned to 64 bytes (a cache
+        line, an AVX-512 vector), as packed tiles (``cache_read``) need for aligned loads."""
+        return {b.name: b.zeroed for b in self.p.buffers if not b.argument and b.scope == "local"}
 
-    def _aligned_alloc(self, name: str, ctype: str, count: str) -> None:
-        """``name``: zero-filled like ``calloc``, at the first 64-byte boundary of a block 64
-        bytes longer (``<name>_raw``, which is what is freed)."""
-        self.out.line(
-            f"char *{name}_raw = (char *)calloc((size_t)({count}) * sizeof({ctype}) + 64, 1);"
-        )
+    def _aligned_alloc(self, name: str, ctype: str, count: str, zeroed: bool) -> None:
+        """``name``: zero-filled like ``calloc`` (``malloc``'s bytes for a buffer written
+        before it is read: a packed copy), at the first 64-byte boundary of a block 64 bytes
+        longer (``<name>_raw``, which is what is freed)."""
+        size = f"(size_t)({count}) * sizeof({ctype}) + 64"
+        alloc = f"calloc({size}, 1)" if zeroed else f"malloc({size})"
+        self.out.line(f"char *{name}_raw = (char *){alloc};")
         self.out.line(
             f"{ctype} *restrict {name} = ({ctype} *)({name}_raw + "
             f"((64 - (uintptr_t){name}_raw % 64) % 64));"
@@ -227,7 +228,7 @@ class CPrinter:
         heap array, freed by :meth:`buffer_close`)."""
         count = self.count(b)
         if b.scope == "local":
-            self._aligned_alloc(b.name, b.ctype, count)
+            self._aligned_alloc(b.name, b.ctype, count, b.zeroed)
             self.out.line(f"if (!{b.name}_raw) abort();")
         elif all(e.isdigit() for e in b.extents):
             self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}];")

@@ -485,6 +485,7 @@ def _commit(comp: Computation, stmt: Stmt, cmd: CacheRead, plan: _Plan) -> None:
     try:
         comp.add_local(plan.space, space.ctype, plan.shape)
         buffer = Buffer(comp, buffer_name, plan.shape, space.ctype, cmd.scope)
+        buffer.zeroed = False  # the copy writes every element the reader reads
         layout.buffers[buffer_name] = buffer
         copy = comp.add_stmt(
             Stmt(plan.copy_source, plan.copy_domain, plan.copy_schedule, name=plan.copy_name)

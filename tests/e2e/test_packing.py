@@ -23,9 +23,12 @@ def _order(s: spf.Stmt, names: tuple[str, ...]) -> None:
             s.interchange(s.loops[pos], name)
 
 
-def packed_gemm(mr: int, nr: int, kc: int, mc: int, nc: int, vec: int = 4) -> Computation:
+def packed_gemm(
+    mr: int, nr: int, kc: int, mc: int, nc: int, vec: int = 4, parallel: str = "j2"
+) -> Computation:
     """BLIS's loops (``j0, k0, i0, j2, i2, k1, i3, j3``), B packed at ``k0`` in slivers,
-    A at ``i0`` in row panels, the micro-kernel vectorized and unrolled."""
+    A at ``i0`` in row panels (allocated per ``i0`` to run ``i0`` in parallel), the
+    micro-kernel vectorized and unrolled."""
     comp = kernels.gemm()
     s = comp.stmt(0)
     s.split("j", nc, "j0", "jj")
@@ -36,10 +39,12 @@ def packed_gemm(mr: int, nr: int, kc: int, mc: int, nc: int, vec: int = 4) -> Co
     _order(s, ("j0", "k0", "i0", "j2", "i2", "k1", "i3", "j3"))
     s.cache_read("B", "k0", layout=["j2", "k1", "j3"])
     comp.cache_read("A", at=(s, "i0"), layout=["i2", "k1", "i3"])
+    if parallel == "i0":
+        comp.buffer("A_pack_buf").allocate_at(s, "i0")
     if nr % vec == 0:
         s.vectorize("j3", vec)
         s.unroll("i3", mr)
-    s.parallelize("j2")
+    s.parallelize(parallel)
     return comp
 
 
@@ -52,8 +57,9 @@ def run_gemm(comp: Computation, n: int, k: int, m: int, seed: int = 0) -> None:
     np.testing.assert_allclose(c, c0 + a @ b, rtol=1e-12, atol=1e-12)
 
 
-def test_packed_gemm_odd_sizes() -> None:
-    comp = packed_gemm(mr=3, nr=8, kc=16, mc=6, nc=24)
+@pytest.mark.parametrize("parallel", ["j2", "i0"])
+def test_packed_gemm_odd_sizes(parallel: str) -> None:
+    comp = packed_gemm(mr=3, nr=8, kc=16, mc=6, nc=24, parallel=parallel)
     text = comp.loop_structure()
     assert "B_pack_copy" in text
     assert "A_pack_copy" in text
@@ -77,7 +83,9 @@ def test_packed_gemm_random_tile_sizes(seed: int) -> None:
     rnd = random.Random(seed)
     mr, nr, kc = rnd.choice([1, 2, 3, 4]), rnd.choice([2, 4, 8]), rnd.choice([1, 5, 8, 16])
     mc, nc = mr * rnd.choice([1, 2, 3]), nr * rnd.choice([1, 2, 5])
-    comp = packed_gemm(mr, nr, kc, mc, nc, vec=rnd.choice([2, 4]))
+    comp = packed_gemm(
+        mr, nr, kc, mc, nc, vec=rnd.choice([2, 4]), parallel=rnd.choice(["j2", "i0"])
+    )
     comp.check_legality()
     for _ in range(2):
         n, k, m = rnd.randint(1, 40), rnd.randint(1, 40), rnd.randint(1, 40)
@@ -137,7 +145,7 @@ def test_pack_after_a_producer_in_the_same_loop() -> None:
 
 
 def test_packed_computation_round_trips_through_json() -> None:
-    comp = packed_gemm(mr=2, nr=4, kc=3, mc=4, nc=8)
+    comp = packed_gemm(mr=2, nr=4, kc=3, mc=4, nc=8, parallel="i0")
     again = Computation.from_json(comp.to_json())
     assert again.codegen() == comp.codegen()
     assert "cache_read" in comp.trace.as_python()
@@ -145,7 +153,6 @@ def test_packed_computation_round_trips_through_json() -> None:
 
 
 def test_trace_replays_the_packing() -> None:
-    comp = packed_gemm(mr=2, nr=4, kc=3, mc=4, nc=8)
+    comp = packed_gemm(mr=2, nr=4, kc=3, mc=4, nc=8, parallel="i0")
     fresh = comp.trace.replay(kernels.gemm())
     assert fresh.codegen() == comp.codegen()
-

@@ -146,3 +146,17 @@ def test_illegal_schedule_before_packing_is_refused() -> None:
     s1.before(comp.stmt(0), spf.ROOT)  # reads B before it is written
     with pytest.raises(IllegalScheduleError, match="already illegal"):
         s1.cache_read("B", "i")
+
+
+def test_pack_buffer_is_aligned_and_not_zero_filled() -> None:
+    comp, s = tiled_gemm()
+    s.cache_read("B", "k0", layout=["j1", "k1"])
+    zeroed = comp.add_buffer("scratch", (8,), "double", scope="local")
+    assert not comp.buffer("B_pack_buf").zeroed
+    assert zeroed.zeroed
+    src = comp.codegen()
+    assert "char *B_pack_buf_raw = (char *)malloc((size_t)((8) * (16)) * sizeof(double) + 64);" in src
+    assert "B_pack_buf_raw + ((64 - (uintptr_t)B_pack_buf_raw % 64) % 64)" in src
+    assert "free(B_pack_buf_raw);" in src
+    again = Computation.from_json(comp.to_json())
+    assert not again.buffer("B_pack_buf").zeroed
