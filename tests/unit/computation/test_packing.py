@@ -155,7 +155,9 @@ def test_pack_buffer_is_aligned_and_not_zero_filled() -> None:
     assert not comp.buffer("B_pack_buf").zeroed
     assert zeroed.zeroed
     src = comp.codegen()
-    assert "char *B_pack_buf_raw = (char *)malloc((size_t)((8) * (16)) * sizeof(double) + 64);" in src
+    assert (
+        "char *B_pack_buf_raw = (char *)malloc((size_t)((8) * (16)) * sizeof(double) + 64);" in src
+    )
     assert "B_pack_buf_raw + ((64 - (uintptr_t)B_pack_buf_raw % 64) % 64)" in src
     assert "free(B_pack_buf_raw);" in src
     again = Computation.from_json(comp.to_json())
