@@ -124,6 +124,11 @@ def cache_read(stmt: Stmt, cmd: CacheRead) -> None:
     space = comp.data_spaces.get(ds)
     if space is None:
         raise UndeclaredError("data space", ds, comp.data_spaces, hint=f"in {where}")
+    if stmt.domain.uf_calls:
+        raise SpfError(
+            f"{where}: the domain of {stmt.name} uses UFs ({', '.join(stmt.domain.uf_calls)}); "
+            "cache_read packs tiles of affine loop nests (dense loops with constant-size tiles)"
+        )
     reads = [rel for d, rel in stmt.reads if d == ds]
     if not reads:
         raise SpfError(f"{where}: {stmt.name} does not read {ds!r}; pack what it reads")
@@ -219,7 +224,7 @@ def _plan(
     elements = _elements(read, dims, loops, domain, where, stmt)
     copy_domain = _projection([*its, *_extra(dims, its)], [dims[v] for v in loops], loops, domain)
     shape, index = _extents(comp, cmd.data_space, copy_domain, loops, n, elements, where)
-    space = _fresh(comp, cmd.name or f"{cmd.data_space}_pack")
+    space = _fresh(comp, f"{cmd.data_space}_pack") if cmd.name is None else _given(comp, cmd.name)
     copy_name = _fresh(comp, f"{space}_copy")
     target = f"${space}$({', '.join(index)})" if index else f"${space}$"
     copy_source = f"{target} = ${cmd.data_space}$({', '.join(_c_index(e) for e in elements)});"
@@ -439,6 +444,16 @@ def _c_index(e: str) -> str:
     """An element expression as the statement source writes it (set syntax ``floor(a/b)``
     becomes C division, exact for the non-negative values of a packed tile)."""
     return re.sub(r"floor\(", "(", e)
+
+
+def _given(comp: Computation, name: str) -> str:
+    """The packed data space's name as the user gave it (refused when taken)."""
+    if _fresh(comp, name) != name:
+        raise SpfError(
+            f"cache_read: name {name!r} (or its buffer {name}_buf) is already taken in "
+            f"{comp.name}; choose another name"
+        )
+    return name
 
 
 def _fresh(comp: Computation, name: str) -> str:

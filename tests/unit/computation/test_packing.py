@@ -162,3 +162,17 @@ def test_pack_buffer_is_aligned_and_not_zero_filled() -> None:
     assert "free(B_pack_buf_raw);" in src
     again = Computation.from_json(comp.to_json())
     assert not again.buffer("B_pack_buf").zeroed
+
+
+def test_sparse_loops_and_taken_names_are_refused() -> None:
+    comp = kernels.spmv_csr()
+    with pytest.raises(SpfError, match="uses UFs"):
+        comp.stmts[-1].cache_read("x", "i")
+    comp, s = tiled_gemm()
+    with pytest.raises(SpfError, match=r"name 'A' .* is already taken"):
+        s.cache_read("B", "k0", name="A")
+    with pytest.raises(UndeclaredError, match="unknown loop 'zz'"):
+        s.cache_read("B", "zz")
+    with pytest.raises(SpfError, match="loop must be a loop name or depth"):
+        s.cache_read("B", spf.ROOT)
+    assert len(comp.stmts) == 1
