@@ -216,7 +216,9 @@ def _plan(
                 f"{where}: loop {v!r} of {stmt.name} has the name of an iterator but another "
                 "value; rename it (split/tile with new names) before packing"
             )
-    layout = cmd.layout if cmd.layout is not None else _default_layout(stmt, read, outer, inner)
+    layout = cmd.layout
+    if layout is None:
+        layout = _default_layout(comp, stmt, read, outer, inner, where)
     _check_layout(stmt, layout, outer, inner, where)
     loops = outer + list(layout)
     dims = _loop_dims(comp, stmt, its, loops)
@@ -279,7 +281,8 @@ def _loop_dims(comp: Computation, stmt: Stmt, its: list[str], loops: list[str]) 
 
 
 def _iterator_equal_to(stmt: Stmt, loop: str, its: list[str]) -> str | None:
-    """An iterator of ``stmt`` always equal to ``loop``'s value, if any."""
+    """A dimension an earlier ``cache_read`` added (``<loop>_``) always equal to ``loop``'s
+    value, if any (a second pack reuses it)."""
     sched = stmt.schedule
     outs = [f"_o{k}" for k in range(sched.out_arity)]
     pos = sched.out_vars.index(loop)
@@ -291,15 +294,18 @@ def _iterator_equal_to(stmt: Stmt, loop: str, its: list[str]) -> str | None:
 
 
 def _default_layout(
-    stmt: Stmt, read: Relation, outer: list[str], inner: list[str]
+    comp: Computation,
+    stmt: Stmt,
+    read: Relation,
+    outer: list[str],
+    inner: list[str],
+    where: str,
 ) -> tuple[str, ...]:
     """The inner loops the element read depends on, outermost first."""
     loops = outer + inner
-    its = list(iterator_names(stmt.domain))
-    dims = {v: v for v in loops}
-    dims.update(_loop_dims(stmt.computation, stmt, its, loops))  # type: ignore[arg-type]
+    dims = _loop_dims(comp, stmt, list(iterator_names(stmt.domain)), loops)
     _, domain = _lifted(stmt, dims)
-    elements = _elements(read, dims, loops, domain, "cache_read", stmt)
+    elements = _elements(read, dims, loops, domain, where, stmt)
     used: set[str] = set()
     for e in elements:
         used |= set(re.findall(r"[A-Za-z_]\w*", e))
