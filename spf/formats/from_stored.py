@@ -1,5 +1,6 @@
 """``convert(src, dst)`` from a format storing its values in a laid-out array (ELL, DIA,
-SELL): the inspector that lists the stored entries, synthesized from the source relation.
+SELL, BCSR): the inspector that lists the stored entries, synthesized from the source
+relation.
 
 The source is read through its scan (:meth:`Format.scan`: every slot with its coordinates,
 in the relation's loop order); a slot is an entry when it is not padding:
@@ -8,8 +9,13 @@ in the relation's loop order); a slot is an entry when it is not padding:
   length is one past its last slot holding a nonzero value. The ELL arrays do not record
   row lengths, so padding is the run of zero-valued slots at the end of a row: explicit
   zeros before a row's last nonzero are entries (kept), zeros after it are padding;
-* any other layout (DIA, SELL): a slot holding value 0 is padding. For DIA this is what
-  ``scipy.sparse.dia_array.tocoo`` does: explicit zeros inside the band are dropped.
+* any other layout (DIA, SELL, BCSR): a slot holding value 0 is padding. For DIA this is
+  what ``scipy.sparse.dia_array.tocoo`` does: explicit zeros inside the band are dropped;
+  for BCSR, the zero fill of the blocks goes (and explicit zeros with it).
+
+The coordinates of the result span the source's extents: ``r*NB`` by ``c*MB`` for
+``BCSR(r, c)`` (whose arrays do not record ``N`` and ``M``). A flat value array (as
+:func:`spf.sparse.bcsr_args` gives) of the right size is read in the relation's shape.
 
 A coordinate destination (COO) is one spf Computation with a size parameter ``PHASE``:
 ``PHASE = 0`` counts the entries (``NNZ``; for ELL-like sources after the row lengths
@@ -97,8 +103,13 @@ class StoredConversionKernel(ConversionKernel):
         sizes = self._sizes(args)
         dtype = np.dtype(conv.index_dtype)
         env: dict[str, Any] = dict(args)
-        for arr, shape in conv.allocate.items():
-            env[arr] = np.zeros([_extent(e, sizes) for e in shape], dtype=dtype)
+        value = env[conv.src.value]
+        shape = tuple(_value(str(e), sizes) for e in conv.src.value_shape)
+        flat = isinstance(value, np.ndarray) and value.ndim == 1 < len(shape)
+        if flat and value.size == int(np.prod(shape)):  # flat blocks (spf.sparse.bcsr_args)
+            env[conv.src.value] = value.reshape(shape)
+        for arr, extents in conv.allocate.items():
+            env[arr] = np.zeros([_extent(e, sizes) for e in extents], dtype=dtype)
         for arr in ("cv_r", "cv_c"):
             env[arr] = np.zeros(1, dtype=dtype)
         env["cv_v"] = np.zeros(1)

@@ -1,6 +1,7 @@
 """Which synthesis :func:`spf.formats.convert` hands a pair of formats to when one of them
 lays its values out in an array of its own shape (ELL, DIA, SELL as a source): the
-conversions of :mod:`spf.formats.from_stored` and :mod:`spf.formats.to_padded`."""
+conversions of :mod:`spf.formats.from_stored`, :mod:`spf.formats.to_padded` and
+:mod:`spf.formats.to_bcsr`."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ __all__ = ["laid_out"]
 
 def laid_out(src: Format, dst: Format, index_dtype: str) -> Conversion | None:
     """The conversion ``src -> dst`` when ``src`` is laid out (any destination: a clear
-    error where none is synthesized) or ``dst`` is ELL- or DIA-like; ``None`` otherwise."""
+    error where none is synthesized) or ``dst`` is ELL-, DIA- or BCSR-like; ``None`` otherwise."""
     from spf.formats.from_stored import from_stored, is_stored
+    from spf.formats.to_bcsr import to_bcsr
     from spf.formats.to_padded import to_padded
 
     if is_stored(src):
         return from_stored(src, dst, index_dtype)
-    return to_padded(src, dst, index_dtype)
+    return to_padded(src, dst, index_dtype) or to_bcsr(src, dst, index_dtype)
