@@ -102,7 +102,10 @@ def test_to_padded_matches_reference(
             np.testing.assert_allclose(y, matrix @ x, rtol=1e-12, atol=1e-12, err_msg=label)
 
 
-STORED = [(ELL, "int32"), (ELL, "int64"), (DIA, "int32"), (DIA, "int64"), (SELL(4, 8), "int32")]
+STORED = [
+    (ELL, "int32"), (ELL, "int64"), (DIA, "int32"), (DIA, "int64"), (SELL(4, 8), "int32"),
+    (SELL(8, 1), "int64"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("dst", [COO, CSR, CSC], ids=lambda f: f.name)
@@ -231,3 +234,26 @@ def test_out_of_range_source_values_are_refused(kernels: Any) -> None:
     with pytest.raises(spf.ArgumentError, match=r"convert\(CSR -> ELL\)"):
         to_ell(rowptr=np.array([0, 1], dtype=np.int32), col=np.array([7], dtype=np.int32),
                A=np.ones(1), N=1, M=2, NNZ=1)  # fmt: skip
+
+
+def test_synthesis_reads_the_relation_not_the_name() -> None:
+    """An ELL-like format of one's own (other names, width K) converts both ways."""
+    mine = spf.Format(
+        "MYELL",
+        coords="[r, c]",
+        storage="{[r, c] -> [row, s]: 0 <= row < N && 0 <= s < K && r = row && "
+        "c = cidx(row, s)}",
+        ufs=[spf.UF("cidx", arity=2, domain="{[a, b]: 0 <= a < N && 0 <= b < K}",
+                    range="{[v]: 0 <= v < M}")],
+        value="vals",
+        value_shape=("N", "K"),
+    )  # fmt: skip
+    matrix = _matrices()[0][1]
+    out = convert(CSR, mine).compile()(**spf.sparse.csr_args(matrix))
+    want = spf.sparse.ell_args(matrix, names={"col": "cidx", "A": "vals", "W": "K"})
+    assert sorted(out) == sorted(want)
+    for key, value in want.items():
+        np.testing.assert_array_equal(out[key], value, err_msg=key)
+    back = convert(mine, CSR).compile()(**out)
+    np.testing.assert_array_equal(back["rowptr"], matrix.indptr)
+    np.testing.assert_array_equal(back["col"], matrix.indices)
