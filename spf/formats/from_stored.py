@@ -34,15 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import ArgumentError, SpfError
-from spf.formats.convert import (
-    Conversion,
-    ConversionKernel,
-    _Builder,
-    _compressed,
-    _coordinate,
-    _extent,
-)
+from spf.errors import SpfError
+from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate, _extent
+from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -65,24 +59,7 @@ def _row_slots(fmt: Format) -> tuple[str, str] | None:
     return p, w
 
 
-class StoredConversion(Conversion):
-    """``convert(src, dst)`` for a laid-out ``src``: one spf Computation listing the entries
-    (both phases); :meth:`compile` gives a :class:`StoredConversionKernel`. ``then`` is the
-    COO -> ``dst`` conversion run after it (``None``: ``dst`` is coordinate)."""
-
-    then: Conversion | None
-    coo: tuple[str, str, str]
-
-    def compile(  # type: ignore[override]
-        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
-    ) -> StoredConversionKernel:
-        """Generate, build (cached) and load the conversion kernel(s) (C only)."""
-        built = super().compile(target, name, check, **options)
-        then = self.then.compile(target, None, check, **options) if self.then else None
-        return StoredConversionKernel(self, built.kernel, check, then)
-
-
-class StoredConversionKernel(ConversionKernel):
+class StoredConversionKernel(PhasedKernel):
     """``kernel(**source arrays and sizes)`` -> the destination's arrays and sizes.
 
     Two calls of the one compiled kernel: ``PHASE=0`` counts the entries (checking the
@@ -92,11 +69,7 @@ class StoredConversionKernel(ConversionKernel):
 
     conv: StoredConversion
 
-    def __init__(
-        self, conv: StoredConversion, kernel: Any, check: bool, then: ConversionKernel | None
-    ) -> None:
-        super().__init__(conv, kernel, check)
-        self.then = then
+    then: ConversionKernel | None = None
 
     def __call__(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
@@ -127,13 +100,25 @@ class StoredConversionKernel(ConversionKernel):
             return {r: row, c: col, v: val, "N": n, "M": m, "NNZ": nnz}
         return self.then(row=row, col=col, A=val, N=n, M=m, NNZ=nnz)
 
-    def _run(self, **args: Any) -> None:
-        """One call of the kernel; its argument errors name the conversion."""
-        try:
-            self.kernel(**args)
-        except ArgumentError as err:
-            conv = self.conv
-            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
+
+class StoredConversion(PhasedConversion):
+    """``convert(src, dst)`` for a laid-out ``src``: one spf Computation listing the entries
+    (both phases); :meth:`compile` gives a :class:`StoredConversionKernel`. ``then`` is the
+    COO -> ``dst`` conversion run after it (``None``: ``dst`` is coordinate)."""
+
+    kernel_type = StoredConversionKernel
+    then: Conversion | None
+    coo: tuple[str, str, str]
+
+    def compile(  # type: ignore[override]
+        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
+    ) -> StoredConversionKernel:
+        """Generate, build (cached) and load the conversion kernel(s) (C only)."""
+        kernel = super().compile(target, name, check, **options)
+        assert isinstance(kernel, StoredConversionKernel)
+        if self.then is not None:
+            kernel.then = self.then.compile(target, None, check, **options)
+        return kernel
 
 
 def _terms(expr: str) -> list[tuple[int, str | None]]:
@@ -154,11 +139,6 @@ def _terms(expr: str) -> list[tuple[int, str | None]]:
 def _value(expr: str, sizes: dict[str, int]) -> int:
     """The value of a coordinate extent ``expr`` given the sizes."""
     return sum(f * (sizes[s] if s is not None else 1) for f, s in _terms(expr))
-
-
-def _phase(domain: str, phase: int) -> str:
-    head, _, body = domain.partition(":")
-    return f"{head}: PHASE = {phase} && {body.strip()}"
 
 
 def from_stored(src: Format, dst: Format, index_dtype: str) -> StoredConversion:
@@ -184,7 +164,7 @@ def from_stored(src: Format, dst: Format, index_dtype: str) -> StoredConversion:
     conv.outputs = {}
     conv.then = None if coo is not None else convert(builtin("COO"), dst, index_dtype=index_dtype)
     conv.coo = (coo[0], coo[1], dst.value) if coo is not None else ("row", "col", "A")
-    b = _Builder(conv, src, index_dtype)
+    b = PhasedBuilder(conv, src, index_dtype)
     b.data(src.value, tuple(str(e) for e in src.value_shape), "value")
     b.data("cv_cnt", ("1",))
     b.index("cv_at", "1", "0 <= v <= NNZ")
@@ -196,28 +176,22 @@ def from_stored(src: Format, dst: Format, index_dtype: str) -> StoredConversion:
     slots = _row_slots(src)
     if slots is not None:
         p, w = slots
-        b.data("cv_len", (src.value_shape[0],))
-        b.loop([f"$cv_len$({p}) = 0;"], _phase(f"{{[{p}]: 0 <= {p} < {src.value_shape[0]}}}", 0),
-               (p,))  # fmt: skip
+        rows, width = (str(e) for e in src.value_shape)
+        b.data("cv_len", (rows,))
+        b.range([f"$cv_len$({p}) = 0;"], p, "0", rows)
         b.loop([f"$cv_len$({p}) = {value} != 0 ? {w} + 1 : $cv_len$({p});"],
-               _phase(f"{{[{p}, {w}]: 0 <= {p} < {src.value_shape[0]} && 0 <= {w} < "
-                      f"{src.value_shape[1]}}}", 0), (p, w))  # fmt: skip
+               f"{{[{p}, {w}]: 0 <= {p} < {rows} && 0 <= {w} < {width}}}", (p, w))  # fmt: skip
         keep = f"{w} < $cv_len$({p})"
     i, j = src.coords
-    b.loop(["$cv_cnt$(0) += " + keep + " ? 1 : 0;"], _phase(src.scan(), 0), src.loops)
-    b.loop(
+    b.scan([f"$cv_cnt$(0) += {keep} ? 1 : 0;"])
+    b.phase = 1
+    b.scan(
         [
             f"$cv_r$(cv_at(0)) = {i};",
             f"$cv_c$(cv_at(0)) = {j};",
             f"$cv_v$(cv_at(0)) = {value};",
             f"$cv_at$(0) += {keep} ? 1 : 0;",
-        ],
-        _phase(src.scan(), 1),
-        src.loops,
+        ]
     )
-    conv.allocate = {
-        name: tuple(str(e) for e in ds.shape or ())
-        for name, ds in conv.data_spaces.items()
-        if ds.shape and name.startswith("cv_") and name not in ("cv_r", "cv_c", "cv_v")
-    }
+    conv.allocate = conv.shapes(lambda a: a.startswith("cv_") and a not in ("cv_r", "cv_c", "cv_v"))
     return conv

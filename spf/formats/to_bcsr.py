@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import ArgumentError, SpfError
-from spf.formats.convert import Conversion, ConversionKernel, _compressed, _extent
-from spf.formats.to_padded import _PhasedBuilder
+from spf.errors import SpfError
+from spf.formats.convert import _compressed, _extent
+from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -91,22 +91,7 @@ def bcsr_layout(fmt: Format) -> BcsrLayout | None:
     return BcsrLayout(r, c, ptr.group(1), col.group(2), fmt.value, nb, mb, vals[0])
 
 
-class BcsrConversion(Conversion):
-    """``convert(CSR, BCSR(r, c))``: one spf Computation (both phases); :meth:`compile`
-    gives a :class:`BcsrConversionKernel`."""
-
-    layout: BcsrLayout
-    phase1: dict[str, tuple[str, ...]]  # arrays sized by the blocks, allocated for PHASE=1
-
-    def compile(  # type: ignore[override]
-        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
-    ) -> BcsrConversionKernel:
-        """Generate, build (cached) and load the conversion kernel (C only)."""
-        built = super().compile(target, name, check, **options)
-        return BcsrConversionKernel(self, built.kernel, check)
-
-
-class BcsrConversionKernel(ConversionKernel):
+class BcsrConversionKernel(PhasedKernel):
     """``kernel(**source arrays and sizes)`` -> the BCSR arrays (``browptr``, ``bcol``,
     ``A[NNZB, r, c]``: the destination's names) and ``NB, MB, NNZB``.
 
@@ -151,13 +136,14 @@ class BcsrConversionKernel(ConversionKernel):
         for arr, shape in conv.phase1.items():
             env[arr] = np.zeros([_extent(e, known) for e in shape], dtype=conv.index_dtype)
 
-    def _run(self, **args: Any) -> None:
-        """One call of the kernel; its argument errors name the conversion."""
-        try:
-            self.kernel(**args)
-        except ArgumentError as err:
-            conv = self.conv
-            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
+
+class BcsrConversion(PhasedConversion):
+    """``convert(CSR, BCSR(r, c))``: one spf Computation (both phases); :meth:`compile`
+    gives a :class:`BcsrConversionKernel`."""
+
+    kernel_type = BcsrConversionKernel
+    layout: BcsrLayout
+    phase1: dict[str, tuple[str, ...]]  # arrays sized by the blocks, allocated for PHASE=1
 
 
 def to_bcsr(src: Format, dst: Format, index_dtype: str) -> BcsrConversion | None:
@@ -175,27 +161,19 @@ def to_bcsr(src: Format, dst: Format, index_dtype: str) -> BcsrConversion | None
     conv = BcsrConversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
     conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
     conv.layout, conv.outputs = lay, {}
-    b = _PhasedBuilder(conv, src, index_dtype)
+    b = PhasedBuilder(conv, src, index_dtype)
     b.data(src.value, ("NNZ",), "value")
     _pattern(b, lay)
     before = set(conv.data_spaces)
     b.phase = 1
     _fill(b, lay)
     out = {src.value, "cv_bi", "cv_bv"}
-    conv.allocate = {
-        name: tuple(str(e) for e in ds.shape or ())
-        for name, ds in conv.data_spaces.items()
-        if ds.shape and name in before and name not in out
-    }
-    conv.phase1 = {
-        name: tuple(str(e) for e in ds.shape or ())
-        for name, ds in conv.data_spaces.items()
-        if ds.shape and name not in before and name not in out
-    }
+    conv.allocate = conv.shapes(lambda a: a in before and a not in out)
+    conv.phase1 = conv.shapes(lambda a: a not in before and a not in out)
     return conv
 
 
-def _pattern(b: _PhasedBuilder, lay: BcsrLayout) -> None:
+def _pattern(b: PhasedBuilder, lay: BcsrLayout) -> None:
     """``PHASE = 0``: block rows and columns of rows and entries, the blocks' count per
     block row (``cv_bp``) and block column (``cv_jn``), ``cv_fp`` numbering them."""
     i, j = b.src.coords
@@ -229,7 +207,7 @@ def _pattern(b: _PhasedBuilder, lay: BcsrLayout) -> None:
     b.range(["$cv_jn$(t + 1) += $cv_jn$(t);"], "t", "0", mb)
 
 
-def _fill(b: _PhasedBuilder, lay: BcsrLayout) -> None:
+def _fill(b: PhasedBuilder, lay: BcsrLayout) -> None:
     """``PHASE = 1``: blocks sorted by block column into their block rows' slots
     (``cv_bi``, ``cv_slot``), then every entry added into its block (``cv_bv``)."""
     src = b.src

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import ArgumentError, SpfError
-from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed, _extent
+from spf.errors import SpfError
+from spf.formats.convert import _compressed, _extent
+from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -70,21 +71,7 @@ def padded_layout(fmt: Format) -> PaddedLayout | None:
     return None
 
 
-class PaddedConversion(Conversion):
-    """``convert(src, ELL/DIA)``: one spf Computation (both phases); :meth:`compile` gives a
-    :class:`PaddedConversionKernel`."""
-
-    layout: PaddedLayout
-
-    def compile(  # type: ignore[override]
-        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
-    ) -> PaddedConversionKernel:
-        """Generate, build (cached) and load the conversion kernel (C only)."""
-        built = super().compile(target, name, check, **options)
-        return PaddedConversionKernel(self, built.kernel, check)
-
-
-class PaddedConversionKernel(ConversionKernel):
+class PaddedConversionKernel(PhasedKernel):
     """``kernel(**source arrays and sizes)`` -> the ELL arrays ``col[N, W], A[N, W]`` and
     ``N, M, W``, or the DIA arrays ``offsets[ND], A[ND, N]`` and ``N, M, ND`` (the
     destination's names).
@@ -124,28 +111,13 @@ class PaddedConversionKernel(ConversionKernel):
         env["cv_pv"] = np.zeros((n, size) if ell else (size, n))
         env["cv_pi"] = np.zeros((n, size) if ell else (size,), dtype=self.conv.index_dtype)
 
-    def _run(self, **args: Any) -> None:
-        """One call of the kernel; its argument errors name the conversion."""
-        try:
-            self.kernel(**args)
-        except ArgumentError as err:
-            conv = self.conv
-            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
 
+class PaddedConversion(PhasedConversion):
+    """``convert(src, ELL/DIA)``: one spf Computation (both phases); :meth:`compile` gives a
+    :class:`PaddedConversionKernel`."""
 
-def _phase(domain: str, phase: int) -> str:
-    """``domain`` (``{[..]: ...}``) restricted to ``PHASE = phase``."""
-    head, _, body = domain.partition(":")
-    return f"{head}: PHASE = {phase} && {body.strip()}"
-
-
-class _PhasedBuilder(_Builder):
-    """A :class:`_Builder` whose loops run in one ``PHASE`` at a time."""
-
-    phase = 0
-
-    def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
-        super().loop(sources, _phase(domain, self.phase), loops)
+    kernel_type = PaddedConversionKernel
+    layout: PaddedLayout
 
 
 def to_padded(src: Format, dst: Format, index_dtype: str) -> PaddedConversion | None:
@@ -167,21 +139,17 @@ def to_padded(src: Format, dst: Format, index_dtype: str) -> PaddedConversion | 
     conv = PaddedConversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
     conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
     conv.layout, conv.outputs = lay, {}
-    b = _PhasedBuilder(conv, src, index_dtype)
+    b = PhasedBuilder(conv, src, index_dtype)
     b.data(src.value, ("NNZ",), "value")
     if lay.kind == "ELL":
         _ell(b, lay)
     else:
         _dia(b, lay)
-    conv.allocate = {
-        name: tuple(str(e) for e in ds.shape or ())
-        for name, ds in conv.data_spaces.items()
-        if ds.shape and name.startswith("cv_") and name not in ("cv_pv", "cv_pi")
-    }
+    conv.allocate = conv.shapes(lambda a: a.startswith("cv_") and a not in ("cv_pv", "cv_pi"))
     return conv
 
 
-def _ell(b: _PhasedBuilder, lay: PaddedLayout) -> None:
+def _ell(b: PhasedBuilder, lay: PaddedLayout) -> None:
     """Row lengths and ``W`` (``PHASE = 0``); each entry at its row's cursor (``PHASE = 1``)."""
     src = b.src
     i, j = src.coords
@@ -211,7 +179,7 @@ def _ell(b: _PhasedBuilder, lay: PaddedLayout) -> None:
     )
 
 
-def _dia(b: _PhasedBuilder, lay: PaddedLayout) -> None:
+def _dia(b: PhasedBuilder, lay: PaddedLayout) -> None:
     """Offset flags and their prefix sum ``cv_dp`` (``PHASE = 0``); ``offsets`` and the
     values (``PHASE = 1``)."""
     src = b.src
