@@ -1,5 +1,5 @@
-"""convert(src, ELL / DIA) and convert(ELL / DIA / SELL, COO / CSR / CSC): the padded
-layouts synthesized from their relations, checked against scipy (API §12)."""
+"""convert(src, ELL / DIA / BCSR) and convert(ELL / DIA / SELL / BCSR, COO / CSR / CSC):
+the padded layouts synthesized from their relations, checked against scipy (API §12)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import spf
-from spf.formats import COO, CSC, CSR, DIA, ELL, SELL, convert
+from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL, convert
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +36,7 @@ def _matrices() -> list[tuple[str, Any]]:
         ("odd", sp.random_array((101, 33), density=0.15, rng=rng, format="csr")),
         ("wide", sp.random_array((13, 57), density=0.3, rng=rng, format="csr")),
         ("skewed", sp.csr_array(skewed)),
+        ("dense", sp.csr_array(rng.standard_normal((11, 7)))),
     ]
 
 
@@ -102,14 +103,17 @@ def test_to_padded_matches_reference(
             np.testing.assert_allclose(y, matrix @ x, rtol=1e-12, atol=1e-12, err_msg=label)
 
 
+# every laid-out source into every destination and both index types, though not every
+# combination of the three (compile time)
 STORED = [
-    (ELL, "int32"), (ELL, "int64"), (DIA, "int32"), (DIA, "int64"), (SELL(4, 8), "int32"),
-    (SELL(8, 1), "int64"),
+    (ELL, "int32", COO), (ELL, "int32", CSR), (ELL, "int64", CSC), (DIA, "int64", COO),
+    (DIA, "int32", CSR), (DIA, "int64", CSC), (SELL(4, 8), "int32", CSR),
+    (SELL(8, 1), "int64", COO), (SELL(2, 4), "int64", CSC),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("dst", [COO, CSR, CSC], ids=lambda f: f.name)
-@pytest.mark.parametrize(("src", "index_dtype"), STORED, ids=lambda v: getattr(v, "name", v))
+@pytest.mark.parametrize(("src", "index_dtype", "dst"), STORED,
+                         ids=lambda v: getattr(v, "name", v))  # fmt: skip
 def test_from_padded_matches_scipy(
     kernels: Any, src: spf.Format, index_dtype: str, dst: spf.Format
 ) -> None:
@@ -181,8 +185,9 @@ def test_ell_row_columns_unsorted_and_repeated_still_give_canonical_csr(kernels:
 
 
 def test_round_trips_on_suitesparse(kernels: Any, suitesparse_dir: Path) -> None:
-    """CSR -> ELL -> CSR and CSR -> DIA -> CSR give scipy's canonical CSR back on the
-    small SuiteSparse matrices (where the padded A stays small)."""
+    """CSR -> ELL / DIA / BCSR(2, 2) -> CSR on the small SuiteSparse matrices: the arrays
+    spf.sparse builds with scipy, then scipy's canonical CSR back (BCSR: of the matrix
+    zero-padded to even extents); ELL and DIA where their padded A stays small."""
     paths = sorted(suitesparse_dir.glob("*.mtx"))
     assert paths
     for path in paths:
@@ -195,15 +200,17 @@ def test_round_trips_on_suitesparse(kernels: Any, suitesparse_dir: Path) -> None
         width = int(np.diff(matrix.indptr).max(initial=0))
         ndiag = len(np.unique(coo.col.astype(np.int64) - coo.row))
         fmts = [f for f, slots in ((ELL, width), (DIA, ndiag)) if slots * matrix.shape[0] < 4e6]
-        for fmt in fmts:
+        for fmt in [*fmts, BCSR(2, 2)]:
             packed = kernels(CSR, fmt, "int32")(**spf.sparse.csr_args(matrix, "int32"))
             want = spf.sparse.format_args(matrix, fmt, "int32")
             for key, value in want.items():
-                np.testing.assert_array_equal(packed[key], value, err_msg=f"{path.name} {key}")
+                got = np.reshape(packed[key], np.shape(value))  # BCSR's A: flat in spf.sparse
+                np.testing.assert_array_equal(got, value, err_msg=f"{path.name} {key}")
             back = kernels(fmt, CSR, "int32")(**packed)
-            np.testing.assert_array_equal(back["rowptr"], matrix.indptr, err_msg=path.name)
-            np.testing.assert_array_equal(back["col"], matrix.indices, err_msg=path.name)
-            np.testing.assert_array_equal(back["A"], matrix.data, err_msg=path.name)
+            ref = _padded(matrix, 2, 2) if fmt.name == "BCSR2x2" else matrix
+            np.testing.assert_array_equal(back["rowptr"], ref.indptr, err_msg=path.name)
+            np.testing.assert_array_equal(back["col"], ref.indices, err_msg=path.name)
+            np.testing.assert_array_equal(back["A"], ref.data, err_msg=path.name)
 
 
 @pytest.mark.parametrize(
@@ -214,6 +221,11 @@ def test_round_trips_on_suitesparse(kernels: Any, suitesparse_dir: Path) -> None
         (ELL, SELL(4, 1), r"convert ELL to CSR first, then CSR to SELL4_1"),
         (SELL(2, 1), SELL(4, 1), r"convert SELL2_1 to CSR first"),
         (SELL(2, 1), ELL, r"convert SELL2_1 to CSR first"),
+        (COO, BCSR(2, 2), "convert COO to CSR first"),
+        (CSC, BCSR(2, 3), "convert CSC to CSR first"),
+        (ELL, BCSR(2, 2), "convert ELL to CSR first"),
+        (BCSR(2, 2), ELL, "convert BCSR2x2 to CSR first, then CSR to ELL"),
+        (BCSR(2, 2), BCSR(4, 4), "convert BCSR2x2 to CSR first"),
     ],
     ids=lambda v: getattr(v, "name", "hint"),
 )
@@ -234,26 +246,101 @@ def test_out_of_range_source_values_are_refused(kernels: Any) -> None:
     with pytest.raises(spf.ArgumentError, match=r"convert\(CSR -> ELL\)"):
         to_ell(rowptr=np.array([0, 1], dtype=np.int32), col=np.array([7], dtype=np.int32),
                A=np.ones(1), N=1, M=2, NNZ=1)  # fmt: skip
+    to_bcsr = kernels(CSR, BCSR(2, 2), "int32")
+    with pytest.raises(spf.ArgumentError, match=r"convert\(CSR -> BCSR2x2\)"):
+        to_bcsr(rowptr=np.array([0, 1], dtype=np.int32), col=np.array([4], dtype=np.int32),
+                A=np.ones(1), N=1, M=4, NNZ=1)  # fmt: skip
 
 
 def test_synthesis_reads_the_relation_not_the_name() -> None:
-    """An ELL-like format of one's own (other names, width K) converts both ways."""
+    """A DIA-like format of one's own (other names, K diagonals) converts both ways."""
     mine = spf.Format(
-        "MYELL",
+        "MYDIA",
         coords="[r, c]",
-        storage="{[r, c] -> [row, s]: 0 <= row < N && 0 <= s < K && r = row && "
-        "c = cidx(row, s)}",
-        ufs=[spf.UF("cidx", arity=2, domain="{[a, b]: 0 <= a < N && 0 <= b < K}",
-                    range="{[v]: 0 <= v < M}")],
-        value="vals",
-        value_shape=("N", "K"),
-    )  # fmt: skip
+        storage="{[r, c] -> [e, q]: 0 <= e < K && 0 <= q < N && r = q && c = q + shift(e) "
+        "&& 0 <= c < M}",
+        ufs=[spf.UF("shift", domain="{[t]: 0 <= t < K}", range="{[v]: -N < v < M}")],
+        value="band",
+        value_shape=("K", "N"),
+    )
     matrix = _matrices()[0][1]
     out = convert(CSR, mine).compile()(**spf.sparse.csr_args(matrix))
-    want = spf.sparse.ell_args(matrix, names={"col": "cidx", "A": "vals", "W": "K"})
+    want = spf.sparse.dia_args(matrix, names={"offsets": "shift", "A": "band", "ND": "K"})
     assert sorted(out) == sorted(want)
     for key, value in want.items():
         np.testing.assert_array_equal(out[key], value, err_msg=key)
     back = convert(mine, CSR).compile()(**out)
     np.testing.assert_array_equal(back["rowptr"], matrix.indptr)
     np.testing.assert_array_equal(back["col"], matrix.indices)
+
+
+def _padded(matrix: Any, r: int, c: int) -> Any:
+    """``matrix`` in the BCSR extents ``r*NB`` by ``c*MB`` (zero rows and columns added)."""
+    n, m = matrix.shape
+    shape = (-(-n // r) * r, -(-m // c) * c)
+    coo = matrix.tocoo()
+    return sp.csr_array((coo.data, (coo.row, coo.col)), shape=shape)
+
+
+BCSR_CASES = [(2, 2, "int32"), (2, 2, "int64"), (3, 2, "int32"), (1, 1, "int64"), (4, 3, "int32")]
+
+
+@pytest.mark.parametrize(("r", "c", "index_dtype"), BCSR_CASES)
+def test_csr_to_bcsr_matches_scipy_tobsr(kernels: Any, r: int, c: int, index_dtype: str) -> None:
+    """The arrays equal scipy's tobsr((r, c)) of the zero-padded matrix, block columns
+    increasing within block rows, partial blocks zero-filled; SpMV over them is scipy's."""
+    spmv = spf.kernels.spmv(BCSR(r, c), index_dtype=index_dtype).compile()
+    for label, matrix in _matrices():
+        out = kernels(CSR, BCSR(r, c), index_dtype)(**spf.sparse.csr_args(matrix, index_dtype))
+        assert sorted(out) == ["A", "MB", "NB", "NNZB", "bcol", "browptr"], label
+        padded = _padded(matrix, r, c)
+        bsr = padded.tobsr(blocksize=(r, c))
+        bsr.sort_indices()
+        np.testing.assert_array_equal(out["browptr"], bsr.indptr, err_msg=label)
+        np.testing.assert_array_equal(out["bcol"], bsr.indices, err_msg=label)
+        np.testing.assert_array_equal(out["A"], bsr.data.reshape(-1, r, c), err_msg=label)
+        assert out["browptr"].dtype == out["bcol"].dtype == np.dtype(index_dtype), label
+        assert (out["NB"], out["MB"], out["NNZB"]) == (
+            padded.shape[0] // r, padded.shape[1] // c, len(bsr.indices)
+        ), label  # fmt: skip
+        want = spf.sparse.bcsr_args(matrix, r, c, index_dtype)
+        np.testing.assert_array_equal(out["A"].reshape(-1), want["A"], err_msg=label)
+        if padded.shape[0] and padded.shape[1]:
+            x = np.zeros(padded.shape[1])
+            x[: matrix.shape[1]] = np.linspace(-1.0, 1.0, matrix.shape[1])
+            y = np.zeros(padded.shape[0])
+            spmv(y=y, x=x, **out)
+            np.testing.assert_allclose(y, padded @ x, rtol=1e-12, atol=1e-12, err_msg=label)
+
+
+@pytest.mark.parametrize("dst", [CSR, COO], ids=lambda f: f.name)
+@pytest.mark.parametrize(("r", "c", "index_dtype"), [(2, 2, "int32"), (3, 2, "int64")])
+def test_bcsr_to_csr_and_coo_matches_scipy(
+    kernels: Any, r: int, c: int, index_dtype: str, dst: spf.Format
+) -> None:
+    """Back from BCSR (flat A as spf.sparse.bcsr_args gives it, or A[NNZB, r, c]): the
+    zero-padded matrix, the blocks' zero fill dropped, CSR canonical."""
+    for label, matrix in _matrices():
+        args = spf.sparse.bcsr_args(matrix, r, c, index_dtype)
+        if label == "odd":
+            args["A"] = args["A"].reshape(-1, r, c)
+        out = kernels(BCSR(r, c), dst, index_dtype)(**args)
+        padded = _padded(matrix, r, c)
+        assert (out["N"], out["M"]) == padded.shape, label
+        assert out["NNZ"] == matrix.nnz, label
+        if dst is CSR:
+            got = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=padded.shape)
+            assert got.has_canonical_format, label
+            np.testing.assert_array_equal(out["rowptr"], padded.indptr, err_msg=label)
+        else:
+            got = sp.coo_array((out["A"], (out["row"], out["col"])), shape=padded.shape)
+        np.testing.assert_array_equal(got.toarray(), padded.toarray(), err_msg=label)
+
+
+def test_blocks_open_in_any_row_order_within_a_block_row(kernels: Any) -> None:
+    """A block first met in a block row's second row still sorts before later columns."""
+    matrix = sp.csr_array(np.array([[0, 0, 0, 0, 5.0, 0], [1.0, 0, 2.0, 0, 0, 3.0]]))
+    out = kernels(CSR, BCSR(2, 2), "int32")(**spf.sparse.csr_args(matrix))
+    assert out["browptr"].tolist() == [0, 3]
+    assert out["bcol"].tolist() == [0, 1, 2]
+    assert out["A"].tolist() == [[[0, 0], [1, 0]], [[0, 0], [2, 0]], [[5, 0], [0, 3]]]
