@@ -159,9 +159,7 @@ def from_stored(src: Format, dst: Format, index_dtype: str) -> StoredConversion:
             f"synthesized into N x M coordinates from sums of size multiples, but {src.name} "
             f"is {src.shape} and {dst.name} is {dst.shape}"
         )
-    conv = StoredConversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
-    conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
-    conv.outputs = {}
+    conv = StoredConversion.start(src, dst, index_dtype)
     conv.then = None if coo is not None else convert(builtin("COO"), dst, index_dtype=index_dtype)
     conv.coo = (coo[0], coo[1], dst.value) if coo is not None else ("row", "col", "A")
     b = PhasedBuilder(conv, src, index_dtype)

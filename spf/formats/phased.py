@@ -6,7 +6,7 @@ and the shapes of the arrays the wrapper allocates."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from spf.errors import ArgumentError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder
@@ -14,6 +14,8 @@ from spf.formats.to_sell import _phase
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from spf.formats.format import Format
 
 __all__ = ["PhasedConversion", "PhasedKernel"]
 
@@ -34,6 +36,14 @@ class PhasedConversion(Conversion):
     """A two-phase conversion Computation; :meth:`compile` gives its ``kernel_type``."""
 
     kernel_type: ClassVar[type[PhasedKernel]] = PhasedKernel
+
+    @classmethod
+    def start(cls, src: Format, dst: Format, index_dtype: str) -> Self:
+        """An empty conversion ``src -> dst`` named after the two formats."""
+        conv = cls(f"convert_{src.name.lower()}_{dst.name.lower()}")
+        conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
+        conv.outputs = {}
+        return conv
 
     def compile(  # type: ignore[override]
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any

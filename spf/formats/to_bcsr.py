@@ -158,9 +158,8 @@ def to_bcsr(src: Format, dst: Format, index_dtype: str) -> BcsrConversion | None
             f"formats whose rows are rowptr(i) <= k < rowptr(i+1) over N x M coordinates "
             f"(CSR); convert {src.name} to CSR first"
         )
-    conv = BcsrConversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
-    conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
-    conv.layout, conv.outputs = lay, {}
+    conv = BcsrConversion.start(src, dst, index_dtype)
+    conv.layout = lay
     b = PhasedBuilder(conv, src, index_dtype)
     b.data(src.value, ("NNZ",), "value")
     _pattern(b, lay)

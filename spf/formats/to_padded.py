@@ -136,9 +136,8 @@ def to_padded(src: Format, dst: Format, index_dtype: str) -> PaddedConversion | 
             f"convert({src.name} -> {dst.name}): the {lay.kind} inspector is synthesized over "
             f"N x M coordinates, but {src.name} is {src.shape} and {dst.name} is {dst.shape}"
         )
-    conv = PaddedConversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
-    conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
-    conv.layout, conv.outputs = lay, {}
+    conv = PaddedConversion.start(src, dst, index_dtype)
+    conv.layout = lay
     b = PhasedBuilder(conv, src, index_dtype)
     b.data(src.value, ("NNZ",), "value")
     if lay.kind == "ELL":
