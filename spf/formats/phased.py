@@ -68,3 +68,8 @@ class PhasedBuilder(_Builder):
 
     def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
         super().loop(sources, _phase(domain, self.phase), loops)
+
+    def scan(self, sources: list[str], where: str = "") -> None:
+        """Statements ``sources`` over the source's scan, restricted to ``where`` if given."""
+        scan = self.src.scan()
+        self.loop(sources, f"{scan[:-1]} && {where}}}" if where else scan, self.src.loops)

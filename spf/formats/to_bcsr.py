@@ -223,16 +223,13 @@ def _fill(b: PhasedBuilder, lay: BcsrLayout) -> None:
     b.data("cv_bv", (nnzb, str(lay.r), str(lay.c)), "value")
     b.range(["$cv_jcur$(t) = cv_jn(t);"], "t", "0", mb)
     b.range(["$cv_bcur$(t) = cv_bp(t);"], "t", "0", nb)
-    scan = src.scan()
-    opens = f"{scan[:-1]} && cv_fp({k}) < cv_fp({k} + 1)}}"
-    b.loop(
+    b.scan(
         [
             f"$cv_tib$(cv_jcur(cv_jb({k}))) = cv_ib({i});",
             f"$cv_tpair$(cv_jcur(cv_jb({k}))) = cv_fp({k});",
             f"$cv_jcur$(cv_jb({k})) += 1;",
         ],
-        opens,
-        src.loops,
+        where=f"cv_fp({k}) < cv_fp({k} + 1)",
     )
     b.loop(
         [

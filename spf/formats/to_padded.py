@@ -198,10 +198,7 @@ def _dia(b: PhasedBuilder, lay: PaddedLayout) -> None:
     )
     # every entry's diagonal is present; saying so proves the row index of A below ND
     diag = f"{j} - {i} + N"
-    scan = src.scan()
-    present = f"{scan[:-1]} && cv_dp({diag} - 1) < cv_dp({diag})}}"
-    b.loop(
+    b.scan(
         [f"$cv_pv$(cv_dp({diag} - 1), {i}) += ${src.value}$({src.positions[0]});"],
-        present,
-        src.loops,
+        where=f"cv_dp({diag} - 1) < cv_dp({diag})",
     )
