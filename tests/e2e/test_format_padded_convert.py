@@ -185,9 +185,9 @@ def test_ell_row_columns_unsorted_and_repeated_still_give_canonical_csr(kernels:
 
 
 def test_round_trips_on_suitesparse(kernels: Any, suitesparse_dir: Path) -> None:
-    """CSR -> ELL / DIA / BCSR(2, 2) -> CSR on the small SuiteSparse matrices: the arrays
-    spf.sparse builds with scipy, then scipy's canonical CSR back (BCSR: of the matrix
-    zero-padded to even extents); ELL and DIA where their padded A stays small."""
+    """CSR -> ELL / DIA / BCSR(2, 2) / SELL(8, 32) -> CSR on the small SuiteSparse matrices:
+    the arrays spf.sparse builds with scipy, then scipy's canonical CSR back (BCSR: of the
+    matrix zero-padded to even extents); ELL and DIA where their padded A stays small."""
     paths = sorted(suitesparse_dir.glob("*.mtx"))
     assert paths
     for path in paths:
@@ -200,7 +200,7 @@ def test_round_trips_on_suitesparse(kernels: Any, suitesparse_dir: Path) -> None
         width = int(np.diff(matrix.indptr).max(initial=0))
         ndiag = len(np.unique(coo.col.astype(np.int64) - coo.row))
         fmts = [f for f, slots in ((ELL, width), (DIA, ndiag)) if slots * matrix.shape[0] < 4e6]
-        for fmt in [*fmts, BCSR(2, 2)]:
+        for fmt in [*fmts, BCSR(2, 2), SELL(8, 32)]:
             packed = kernels(CSR, fmt, "int32")(**spf.sparse.csr_args(matrix, "int32"))
             want = spf.sparse.format_args(matrix, fmt, "int32")
             for key, value in want.items():
