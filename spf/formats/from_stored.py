@@ -20,11 +20,11 @@ The coordinates of the result span the source's extents: ``r*NB`` by ``c*MB`` fo
 A coordinate destination (COO) is one spf Computation with a size parameter ``PHASE``:
 ``PHASE = 0`` counts the entries (``NNZ``; for ELL-like sources after the row lengths
 ``cv_len``), the wrapper allocates ``NNZ + 1`` slots, and ``PHASE = 1`` places every entry
-at a running cursor ``cv_n`` in scan order. A padding slot is written at the cursor too but
-does not advance it, so the next entry (or the one spare slot the wrapper trims) overwrites
-it: no conditional stores. A compressed destination (CSR, CSC) is that COO followed by the
-synthesized COO -> ``dst`` conversion (:func:`spf.formats.convert`), which sorts and sums
-duplicates.
+at a running cursor ``cv_at(0)`` (a run-time index array, read through its range ``<= NNZ``)
+in scan order. A padding slot is written at the cursor too but does not advance it, so the
+next entry (or the one spare slot the wrapper trims) overwrites it: no conditional stores.
+A compressed destination (CSR, CSC) is that COO followed by the synthesized COO -> ``dst``
+conversion (:func:`spf.formats.convert`), which sorts and sums duplicates.
 """
 
 from __future__ import annotations
