@@ -62,10 +62,10 @@ def _row_slots(fmt: Format) -> tuple[str, str] | None:
 class StoredConversionKernel(PhasedKernel):
     """``kernel(**source arrays and sizes)`` -> the destination's arrays and sizes.
 
-    Two calls of the one compiled kernel: ``PHASE=0`` counts the entries (checking the
-    source arrays when ``check=True``); then, with the coordinate and value arrays
-    allocated, ``PHASE=1`` places them. A compressed destination then runs its COO
-    conversion on them."""
+    Two calls of the one compiled kernel, both with the caller's ``check`` (index values
+    are checked in the loops that load them): ``PHASE=0`` counts the entries; then, with
+    the coordinate and value arrays allocated, ``PHASE=1`` places them. A compressed
+    destination then runs its COO conversion on them."""
 
     conv: StoredConversion
 
@@ -92,7 +92,7 @@ class StoredConversionKernel(PhasedKernel):
             env[arr] = np.zeros(nnz + 1, dtype=dtype)
         env["cv_v"] = np.zeros(nnz + 1)
         if nnz:
-            self._run(check=False, PHASE=1, NNZ=nnz, **env)
+            self._run(check=self.check, PHASE=1, NNZ=nnz, **env)
         row, col, val = (env[a][:nnz] for a in ("cv_r", "cv_c", "cv_v"))
         n, m = (_value(e, sizes) for e in conv.src.shape)
         if self.then is None:

@@ -95,9 +95,9 @@ class BcsrConversionKernel(PhasedKernel):
     """``kernel(**source arrays and sizes)`` -> the BCSR arrays (``browptr``, ``bcol``,
     ``A[NNZB, r, c]``: the destination's names) and ``NB, MB, NNZB``.
 
-    Two calls of the one compiled kernel: ``PHASE=0`` finds the blocks (checking the
-    source arrays when ``check=True``), ``PHASE=1`` fills ``bcol`` and ``A``, allocated in
-    between (zeros)."""
+    Two calls of the one compiled kernel, both with the caller's ``check`` (index values
+    are checked in the loops that load them): ``PHASE=0`` finds the blocks, ``PHASE=1``
+    fills ``bcol`` and ``A``, allocated in between (zeros)."""
 
     conv: BcsrConversion
 
@@ -117,7 +117,7 @@ class BcsrConversionKernel(PhasedKernel):
         nnzb = int(env["cv_bp"][-1])
         self._alloc(env, sizes, nnzb)
         if nnzb:
-            self._run(check=False, PHASE=1, **{lay.nnzb: nnzb}, **blocks, **env)
+            self._run(check=self.check, PHASE=1, **{lay.nnzb: nnzb}, **blocks, **env)
         return {
             lay.ptr: env["cv_bp"],
             lay.idx: env["cv_bi"],

@@ -76,8 +76,9 @@ class PaddedConversionKernel(PhasedKernel):
     ``N, M, W``, or the DIA arrays ``offsets[ND], A[ND, N]`` and ``N, M, ND`` (the
     destination's names).
 
-    Two calls of the one compiled kernel: ``PHASE=0`` sizes (checking the source arrays
-    when ``check=True``), ``PHASE=1`` fills the arrays allocated in between (zeros)."""
+    Two calls of the one compiled kernel, both with the caller's ``check`` (index values
+    are checked in the loops that load them; from CSR the sizing call reads no column):
+    ``PHASE=0`` sizes, ``PHASE=1`` fills the arrays allocated in between (zeros)."""
 
     conv: PaddedConversion
 
@@ -96,7 +97,7 @@ class PaddedConversionKernel(PhasedKernel):
         size = int(env["cv_w"][0] if lay.kind == "ELL" else env["cv_dp"][-1:].sum())
         self._alloc(env, size, n)
         if size:
-            self._run(check=False, PHASE=1, **{lay.size: size}, **env)
+            self._run(check=self.check, PHASE=1, **{lay.size: size}, **env)
         return {
             lay.idx: env["cv_pi"],
             lay.value: env["cv_pv"],
