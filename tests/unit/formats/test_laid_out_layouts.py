@@ -55,7 +55,7 @@ def test_other_names_are_recognised() -> None:
 
 def test_near_ell_relation_is_not_taken_for_ell() -> None:
     """Slots indexed (slot, row) with row = the second position: not ELL-like; refused
-    naming both formats."""
+    naming both formats and what to do instead."""
     near = spf.Format(
         "NEAR",
         coords="[r, c]",
@@ -67,7 +67,8 @@ def test_near_ell_relation_is_not_taken_for_ell() -> None:
         value_shape=("K", "N"),
     )  # fmt: skip
     assert padded_layout(near) is None
-    with pytest.raises(spf.SpfError, match=r"convert.*NEAR"):
+    with pytest.raises(spf.SpfError, match=r"convert\(CSR -> NEAR\).*neither ELL-like.*"
+                       r"spf\.sparse\.format_args"):  # fmt: skip
         convert(CSR, near)
 
 
