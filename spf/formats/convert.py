@@ -249,6 +249,10 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
         name = ""
     if name not in ("int32", "int64"):
         raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    from spf.formats.layouts import laid_out
+
+    if (other := laid_out(src, dst, name)) is not None:
+        return other
     _single_position(src, "source")
     from spf.formats.to_sell import sell_layout, to_sell
 
