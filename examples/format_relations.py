@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 import spf
 from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL, convert
+from spf.sparse import csr_args
 
 
 def main() -> None:
@@ -80,6 +81,9 @@ def main() -> None:
     built = spf.formats.sell(8, 32).inspect_matrix(m)  # the same conversion underneath
     assert np.array_equal(built.val, packed["val"])
     print(f"SELL(8, 32): {packed['NV']} slots for {m.nnz} entries, SpMV matches scipy")
+    for fmt in (ELL, DIA, SELL(8, 32), BCSR(2, 2)):  # laid out and back, padding dropped
+        out = convert(fmt, CSR).compile()(**convert(CSR, fmt).compile()(**csr_args(m)))
+        assert np.array_equal(out["col"], m.indices), fmt.name
 
 
 if __name__ == "__main__":

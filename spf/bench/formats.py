@@ -4,16 +4,16 @@ hand-written C loop for that format (1 thread), and conversions against scipy.
 Matrix: the 2-D Poisson matrix of the ``spmv`` section (5 diagonals, so DIA and ELL store it
 without waste). Every code is checked against ``A @ x`` first; ratios come from one
 interleaved run (``spmv_rounds`` calls each). Conversions (``spf.formats.convert``) on a
-uniform random COO matrix with ``5 * poisson_grid**2`` entries: COO -> CSR (columns
-sorted, duplicates summed) against ``coo.tocsr()``, CSR -> CSC against ``csr.tocsc()``.
-The SELL inspector synthesized from the relation against the hand-written one:
-:mod:`spf.bench.formats_sell`.
+uniform random COO matrix with ``5 * poisson_grid**2`` entries, interleaved with scipy's
+(medians of ``spmv_rounds // 10`` calls): COO -> CSR (columns sorted, duplicates summed)
+against ``coo.tocsr()``, the same with the entries already in order, COO -> CSC, CSR -> CSC
+against ``csr.tocsc()`` and CSR -> COO against ``csr.tocoo()``. The SELL inspector
+synthesized from the relation against the hand-written one: :mod:`spf.bench.formats_sell`.
 """
 
 from __future__ import annotations
 
 import importlib
-import time
 from typing import Any
 
 import numpy as np
@@ -182,15 +182,6 @@ def fmt_cols(args: dict[str, Any], n: int) -> int:
     return int(args["MB"]) * 2 if "MB" in args else n
 
 
-def _best(fn: Any, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return median(times)
-
-
 def _conversions(ctx: Context, sec: Section) -> None:
     n = ctx.cfg.poisson_grid**2
     nnz = 5 * n
@@ -202,26 +193,47 @@ def _conversions(ctx: Context, sec: Section) -> None:
     csr = coo.tocsr()
     csr.sum_duplicates()
     csr.sort_indices()
-    rounds = max(3, ctx.cfg.spmv_rounds // 20)
+    ordered = csr.tocoo()  # entries by (row, column), no duplicates: the copy path
+    ordered.has_canonical_format = False  # scipy checks the order itself, as spf does
+    cases = (  # (label, src, dst, spf arguments, scipy call, scipy text, a target?)
+        ("COO -> CSR", COO, CSR, spf.sparse.coo_args(coo), coo.tocsr, "coo.tocsr()", True),
+        ("COO -> CSR, input in order", COO, CSR, spf.sparse.coo_args(ordered),
+         ordered.tocsr, "coo.tocsr()", False),
+        ("COO -> CSC", COO, CSC, spf.sparse.coo_args(coo), coo.tocsc, "coo.tocsc()", False),
+        ("CSR -> CSC", CSR, CSC, spf.sparse.csr_args(csr), csr.tocsc, "csr.tocsc()", True),
+        ("CSR -> COO", CSR, COO, spf.sparse.csr_args(csr), csr.tocoo, "csr.tocoo()", False),
+    )  # fmt: skip
+    variants: list[Variant] = []
+    kernels = {}
+    for label, src, dst, args, ref, _, _ in cases:
+        key = (src.name, dst.name)
+        if key not in kernels:
+            kernels[key] = convert(src, dst).compile(cache_dir=str(ctx.work / "kernels"))
+            kernels[key].check = False
+        kernel = kernels[key]
+
+        def call(k: Any = kernel, a: Any = args) -> None:
+            k(**a)
+
+        variants += [(f"spf {label}", 1, call), (f"scipy {label}", 1, ref)]
     ctx.rt.set_threads(1)
-    rows = []
-    for src, dst, args, ref, what in (
-        (COO, CSR, spf.sparse.coo_args(coo), coo.tocsr, "coo.tocsr()"),
-        (CSR, CSC, spf.sparse.csr_args(csr), csr.tocsc, "csr.tocsc()"),
-    ):
-        kernel = convert(src, dst).compile(cache_dir=str(ctx.work / "kernels"))
-        kernel.check = False
-        spf_s = _best(lambda k=kernel, a=args: k(**a), rounds)
-        ref_s = _best(ref, rounds)
-        rows.append([f"{src.name} -> {dst.name}", f"{spf_s * 1e3:.1f}", what,
-                     f"{ref_s * 1e3:.1f}", f"{spf_s / ref_s:.2f}"])  # fmt: skip
-        sec.target(
-            f"convert({src.name}, {dst.name}) <= 1.0x scipy {what} ({nnz:,} entries, 1 thread)",
-            f"{spf_s / ref_s:.2f}x",
-            spf_s <= ref_s,
-        )
+    rounds = max(3, ctx.cfg.spmv_rounds // 10)
+    times, load = measure(ctx, variants, rounds, warmup=1)
+    ms = {code: 1e3 * median(ts) for (code, _), ts in times.items()}
     sec.line(f"### Conversions, uniform random {n:,} x {n:,}, {nnz:,} COO entries, 1 thread\n")
+    sec.line(load_note(load) + "\n")
+    rows = []
+    for label, src, dst, _, _, what, target in cases:
+        spf_ms, ref_ms = ms[f"spf {label}"], ms[f"scipy {label}"]
+        rows.append([label, f"{spf_ms:.1f}", what, f"{ref_ms:.1f}", f"{spf_ms / ref_ms:.2f}"])
+        if target:
+            sec.target(
+                f"convert({src.name}, {dst.name}) <= 1.0x scipy {what} ({nnz:,} entries, 1 thread)",
+                f"{spf_ms / ref_ms:.2f}x",
+                spf_ms <= ref_ms,
+            )
     sec.table(["conversion", "spf ms", "scipy", "scipy ms", "spf / scipy"], rows, "llrlr")
+    sec.data["convert_median_ms"] = ms
 
 
 def run(ctx: Context) -> Section:

@@ -190,7 +190,8 @@ class CPrinter:
                 if size is not None:  # a scalar or a small fixed array: on the stack
                     self.out.line(f"{ctype} {name}[{size}] = {{0}};")
                     self.out.line(f"(void){name};")
-            heap = self._heap_setup()
+            heap = self._heap()
+            self._open_heap(heap)
             self._workspace_setup()
             for b in self.p.buffers:
                 if not b.argument and not b.allocated_at and b.scope != "local":
@@ -204,20 +205,25 @@ class CPrinter:
             if heap:
                 self.out.line(self._free().strip())
 
-    def _heap_setup(self) -> list[tuple[str, str, str]]:
-        """Allocate the function-level heap arrays; a failed ``calloc`` is recorded in the
+    def _open_heap(self, heap: list[tuple[str, str, str]]) -> None:
+        """Allocate the function-level heap arrays; a failed allocation is recorded in the
         fault record (spf.codegen.faults) and the function returns at once."""
-        heap = self._heap()
+        aligned = self._aligned()
         for name, ctype, count in heap:
+            if name in aligned:
+                self._aligned_alloc(name, ctype, count, aligned[name])
+                continue
             self.out.line(
                 f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
             )
         for k, (name, ctype, count) in enumerate(heap):
-            self.out.line(faults.alloc_failed(k, name, ctype, count))
+            pointer = f"{name}_raw" if name in aligned else name
+            self.out.line(faults.alloc_failed(k, pointer, ctype, count))
         if heap:
-            names = " || ".join(f"!{name}" for name, _, _ in heap)
+            names = " || ".join(
+                f"!{name}{'_raw' if name in aligned else ''}" for name, _, _ in heap
+            )
             self.out.line(f"if ({names}) {{ {self._free()}return; }}")
-        return heap
 
     def _workspace_setup(self) -> None:
         """Fill every thread's copy of each workspace (``stmt.workspace``) and point the
@@ -256,7 +262,27 @@ class CPrinter:
         return [name for name, _, _ in self._heap()] + inner
 
     def _free(self) -> str:
-        return "".join(f"free({name}); " for name, _, _ in self._heap())
+        aligned = self._aligned()
+        return "".join(
+            f"free({name}{'_raw' if name in aligned else ''}); " for name, _, _ in self._heap()
+        )
+
+    def _aligned(self) -> dict[str, bool]:
+        """``local`` buffers (whether zero-filled): heap arrays aligned to 64 bytes (a cache
+        line, an AVX-512 vector), as packed tiles (``cache_read``) need for aligned loads."""
+        return {b.name: b.zeroed for b in self.p.buffers if not b.argument and b.scope == "local"}
+
+    def _aligned_alloc(self, name: str, ctype: str, count: str, zeroed: bool) -> None:
+        """``name``: zero-filled like ``calloc`` (``malloc``'s bytes for a buffer written
+        before it is read: a packed copy), at the first 64-byte boundary of a block 64 bytes
+        longer (``<name>_raw``, which is what is freed)."""
+        size = f"(size_t)({count}) * sizeof({ctype}) + 64"
+        alloc = f"calloc({size}, 1)" if zeroed else f"malloc({size})"
+        self.out.line(f"char *{name}_raw = (char *){alloc};")
+        self.out.line(
+            f"{ctype} *restrict {name} = ({ctype} *)({name}_raw + "
+            f"((64 - (uintptr_t){name}_raw % 64) % 64));"
+        )
 
     @staticmethod
     def count(b: BufferDecl) -> str:
@@ -268,12 +294,9 @@ class CPrinter:
         heap array, freed by :meth:`buffer_close`)."""
         count = self.count(b)
         if b.scope == "local":
-            self.out.line(
-                f"{b.ctype} *restrict {b.name} = ({b.ctype} *)calloc((size_t)({count}), "
-                f"sizeof({b.ctype}));"
-            )
+            self._aligned_alloc(b.name, b.ctype, count, b.zeroed)
             number = self.heap_names().index(b.name)
-            self.out.line(faults.alloc_failed(number, b.name, b.ctype, count))
+            self.out.line(faults.alloc_failed(number, f"{b.name}_raw", b.ctype, count))
         elif all(e.isdigit() for e in b.extents):
             self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}];")
         else:  # a variable-length array (never of length 0)
@@ -282,7 +305,7 @@ class CPrinter:
 
     def buffer_close(self, b: BufferDecl) -> None:
         if b.scope == "local":
-            self.out.line(f"free({b.name});")
+            self.out.line(f"free({b.name}_raw);")
 
     def _check_operations(self) -> None:
         for s in self.p.stmts:
@@ -393,8 +416,8 @@ class CPrinter:
             decl = next(b for b in self.p.buffers if b.name == n.buffer)
             with self.out.braces():
                 self.buffer_open(decl)
-                if decl.scope == "local":  # a failed calloc skips the body (fault recorded)
-                    self.out.line(f"if ({decl.name})")
+                if decl.scope == "local":  # a failed allocation skips the body (recorded)
+                    self.out.line(f"if ({decl.name}_raw)")
                 with self.out.braces():
                     self.node(n.body)
                 self.buffer_close(decl)

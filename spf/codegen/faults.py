@@ -165,10 +165,11 @@ def names_function(function: str, index_arrays: list[str], heap: list[str]) -> s
     return f'{names_prototype(function)} {{ return "{",".join(index_arrays)};{",".join(heap)}"; }}'
 
 
-def alloc_failed(number: int, name: str, ctype: str, count: str) -> str:
-    """The C statement recording that ``calloc`` of ``name`` failed."""
+def alloc_failed(number: int, pointer: str, ctype: str, count: str) -> str:
+    """The C statement recording that the allocation of heap array ``number`` (whose block
+    ``pointer`` points to) failed."""
     return (
-        f"if (!{name}) spf_fault_note(spf_fault, {FAULT_ALLOC}, {number}, "
+        f"if (!{pointer}) spf_fault_note(spf_fault, {FAULT_ALLOC}, {number}, "
         f"(int64_t)({count}), (int64_t)sizeof({ctype}));"
     )
 

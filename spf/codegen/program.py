@@ -103,6 +103,8 @@ class BufferDecl:
     allocated_at: bool = False
     """True when an :class:`~spf.codegen.loop_ast.Alloc` node of the body places it
     (``allocate_at``); otherwise it lives for the whole function."""
+    zeroed: bool = True
+    """Filled with zeros when allocated (not for a packed copy: written before it is read)."""
 
 
 @dataclass(frozen=True)
@@ -440,6 +442,7 @@ def _buffer_decl(b: Buffer) -> BufferDecl:
         argument=b.argument,
         partitions=tuple(Partition(p.dim, p.factor, p.kind) for p in b.partitions),
         allocated_at=b.allocation is not None,
+        zeroed=b.zeroed,
     )
 
 

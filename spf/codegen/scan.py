@@ -207,6 +207,12 @@ class Scanner:
         while var in self.reserved or var in self.values or var in self.names:
             var += "_"
         level = max((self._level_of(a) for a in args), default=-1)
+        ds = self.comp.data_spaces.get(uf)
+        if ds is not None and ds.index:
+            # a run-time index array: statements of this computation write it, so its value
+            # is read no earlier than inside the reader's top-level statement group (never
+            # before the function's first statement, whatever the arguments)
+            level = max(level, 0)
         self.values[var] = UFValue(var, uf, args, level)
         self.keys[key] = var
         return var
@@ -768,7 +774,8 @@ MAX_SEPARATED = 4
 
 MIN_SEPARATED_EXTENT = 4
 """Tile and split loops of fewer iterations are not separated (a full tile of 2 or 3 gains
-nothing from constant bounds and would double the code); vector loops always are."""
+nothing from constant bounds and would double the code); vector and unrolled loops always
+are (an unroll-and-jam register tile needs their constant trip counts)."""
 
 _NOT_SEPARATED = frozenset({"gpu_block", "gpu_thread", "distribute"})
 """Statements with these tags keep one loop per position (grid and rank mappings)."""
@@ -814,17 +821,22 @@ def separate(stmt: Stmt, scan: StmtScan, names: Sequence[str]) -> list[StmtScan]
     full inside it; the last piece is full everywhere, so scanned apart its separated loops
     have constant bounds. A ``vector`` tag stays off the piece that is partial in the
     vector loop (the scalar remainder). Tile and split loops shorter than
-    :data:`MIN_SEPARATED_EXTENT` stay whole, and so do statements whose domains use UFs."""
+    :data:`MIN_SEPARATED_EXTENT` stay whole unless unrolled, and so do statements whose
+    domains use UFs."""
     if scan.needs:  # UF-bounded loops: the pieces would need UF values before they are bound
         return [scan]
     outs = padded(stmt, len(names)).out_vars
     positions = sorted(outs.index(n) for n in separable_loops(stmt))[-MAX_SEPARATED:]
     vector = {p for p, ts in scan.tags.items() if any(t.startswith("vector(") for t in ts)}
+    unrolled = {p for p, ts in scan.tags.items() if any(t.startswith("unroll(") for t in ts)}
+    short_ok = vector | unrolled  # a register tile needs constant trips however short
     pieces: list[tuple[isl.Set, int | None]] = []
     full = scan.iset
     for p in reversed(positions):
         bounds = _constant_range(full, p)
-        if bounds is None or (p not in vector and bounds[1] - bounds[0] + 1 < MIN_SEPARATED_EXTENT):
+        if bounds is None or (
+            p not in short_ok and bounds[1] - bounds[0] + 1 < MIN_SEPARATED_EXTENT
+        ):
             continue
         inner = _full_part(full, p, bounds, names)
         partial = full.subtract(inner)

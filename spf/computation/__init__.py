@@ -10,11 +10,13 @@ from spf.computation.dependence import Dependence
 from spf.computation.layers import Layers
 from spf.computation.layout import Buffer
 from spf.computation.operations import OperationStmt
+from spf.computation.packing import CacheRead  # registers stmt.cache_read for traces/JSON
 from spf.computation.statement import Stmt
 from spf.computation.workspace import Workspace  # registers stmt.workspace for traces/JSON
 
 __all__ = [
     "Buffer",
+    "CacheRead",
     "Computation",
     "DataSpace",
     "Dependence",

@@ -358,6 +358,21 @@ class Computation:
         return placement.buffer, placement.exprs
 
     # --- Layer IV: communication operations (spf.computation.operations)
+    def cache_read(
+        self,
+        data_space: str,
+        at: tuple[str | int | Stmt, str | int],
+        layout: Sequence[str] | None = None,
+        scope: str = "local",
+        name: str | None = None,
+    ) -> Stmt:
+        """``at=(stmt, loop)``: ``stmt.cache_read(data_space, loop, layout, scope, name)``
+        (pack what ``stmt`` reads of ``data_space`` in each iteration of ``loop``); returns
+        the copy statement (docs/scheduling.md, "Packing")."""
+        if not isinstance(at, (tuple, list)) or len(at) != 2:
+            raise SpfError(f"cache_read({data_space!r}): at must be (statement, loop), got {at!r}")
+        return self.stmt(at[0]).cache_read(data_space, at[1], layout, scope, name)
+
     def send(
         self,
         domain: str | Set,

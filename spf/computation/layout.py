@@ -83,6 +83,9 @@ class Buffer:
         self.partitions: tuple[PartitionSpec, ...] = ()
         self.allocation: tuple[str, Level] | None = None
         """``(statement, level)`` of ``allocate_at`` (None: the whole function)."""
+        self.zeroed = True
+        """The function fills it with zeros when it allocates it (False for a packed copy,
+        ``cache_read``, which is written before every read)."""
         self.implicit = False
         """Created by ``storage_fold`` for a data space not stored in a buffer (a later fold
         of the same data space resizes it)."""

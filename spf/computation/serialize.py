@@ -162,6 +162,7 @@ def _layers_to_data(comp: Computation, data: dict[str, Any]) -> None:
             "scope": b.scope,
             "partitions": [[p.dim, p.factor, p.kind] for p in b.partitions],
             "implicit": b.implicit,
+            **({} if b.zeroed else {"zeroed": False}),
             "allocation": None
             if b.allocation is None
             else [b.allocation[0], None if b.allocation[1] is ROOT else b.allocation[1]],
@@ -201,6 +202,7 @@ def _layers_from_data(comp: Computation, data: dict[str, Any]) -> None:
             PartitionSpec(int(d), int(f), str(k)) for d, f, k in b["partitions"]
         )
         buffer.implicit = bool(b.get("implicit", False))
+        buffer.zeroed = bool(b.get("zeroed", True))
         if b["allocation"] is not None:
             stmt, level = b["allocation"]
             buffer.allocation = (str(stmt), ROOT if level is None else level)

@@ -304,6 +304,24 @@ class Stmt:
         storage_fold(self, loop, size)
         return self
 
+    def cache_read(
+        self,
+        data_space: str,
+        loop: Loop,
+        layout: Sequence[str] | None = None,
+        scope: str = "local",
+        name: str | None = None,
+    ) -> Stmt:
+        """Pack the elements of ``data_space`` this statement reads in one iteration of
+        ``loop`` into a buffer (a copy statement run right before it inside ``loop``) and read
+        them from there; ``layout`` lists the loops inside ``loop`` that index the copy, outer
+        dimension first (default: those the element depends on). ``scope``: ``"local"``
+        (heap, 64-byte aligned) or ``"stack"``; ``name``: the packed data space (default
+        ``<data_space>_pack``). Returns the copy statement (docs/scheduling.md, "Packing")."""
+        from spf.computation.packing import cache_read_stmt
+
+        return cache_read_stmt(self, data_space, loop, layout, scope, name)
+
     def _peer(self, other: Stmt | str) -> Stmt:
         if self._comp is None:
             raise SpfError(f"statement {self.name}: add it to a Computation before ordering it")

@@ -9,12 +9,15 @@ coordinates); the destination's relation says what to build:
   outer coordinate ``o``, a prefix sum into ``ptr``, the placement of every entry at the next
   free slot of its ``o`` (a cursor), and the copy of inner coordinates and values. When the
   destination assumes an order within ``o`` (CSR: columns increasing) and the source does not
-  already visit entries in that order without duplicates, entries are first placed by their
-  inner coordinate ``n`` (a counting sort), so that the stable placement by ``o`` leaves them
-  sorted; duplicates (same ``o`` and ``n``) are then summed, as ``scipy.sparse`` does.
+  already visit entries in that order without duplicates, the counting pass picks one of
+  three generated paths (:func:`_sorted`): entries already in order stay where they are;
+  short rows are rank-sorted row by row after the placement; long rows take a counting sort
+  by ``n`` before the stable placement by ``o``. Duplicates (same ``o`` and ``n``) are then
+  summed, as ``scipy.sparse`` does, when the sort found some.
 
 The conversion is one spf Computation: the arrays it computes and then reads as UFs
-(``ptr``, the cursors, the column buckets) are run-time index arrays (``index=True``).
+(``ptr``, the cursors, the column buckets, the path chosen) are run-time index arrays
+(``index=True``).
 Coordinates out of range are refused before anything is written (the kernel checks the
 source UFs' declared ranges on entry), as is source data violating the source's assumptions
 (an unsorted CSR row).
@@ -92,11 +95,12 @@ def _coordinate(fmt: Format) -> tuple[str, str] | None:
 class _Builder:
     """Adds statements with 2d+1 schedules, in order, to the conversion Computation."""
 
-    def __init__(self, comp: Computation, src: Format, dtype: str) -> None:
+    def __init__(self, comp: Computation, src: Format, dtype: str, *, joined: bool = False) -> None:
         self.comp = comp
         self.src = src
         self.dtype = dtype
         self.top = 0
+        self.joined = joined
         src.declare(comp, dtype)
 
     def data(self, name: str, shape: tuple[str, ...], kind: str = "index") -> None:
@@ -106,15 +110,20 @@ class _Builder:
 
     def index(self, name: str, count: str, rng: str, *, monotonic: bool = False) -> None:
         """A run-time index array ``name[count]`` (written here, read as a UF later)."""
+        if name in self.comp.data_spaces:
+            return
         self.comp.add_data_space(name, f"{self.dtype}_t", shape=(count,), index=True)
         self.comp.declare_uf(
             name, range=f"{{[v]: {rng}}}", monotonic="nondecreasing" if monotonic else None
         )
 
     def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
-        """Statements ``sources`` in one loop nest over ``domain``."""
+        """Statements ``sources`` in one loop nest over ``domain``; with ``joined``, one
+        statement running them in order (the legality check before code generation compares
+        every pair of statements, so fewer statements generate faster)."""
         sched = ", ".join(f"{self.top}, {v}" if n == 0 else f"0, {v}" for n, v in enumerate(loops))
-        for n, text in enumerate(sources):
+        texts = [" ".join(sources)] if self.joined else sources
+        for n, text in enumerate(texts):
             self.comp.add_stmt(Stmt(text, domain, f"{{[{', '.join(loops)}] -> [{sched}, {n}]}}"))
         self.top += 1
 
@@ -240,6 +249,10 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
         name = ""
     if name not in ("int32", "int64"):
         raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    from spf.formats.layouts import laid_out
+
+    if (other := laid_out(src, dst, name)) is not None:
+        return other
     _single_position(src, "source")
     from spf.formats.to_sell import sell_layout, to_sell
 
@@ -267,7 +280,7 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
         )
     conv = Conversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
     conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, name, None
-    b = _Builder(conv, src, name)
+    b = _Builder(conv, src, name, joined=True)
     if coo is not None:
         _to_coordinate(b, dst, coo)
     else:
@@ -313,49 +326,20 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
     assert isinstance(conv, Conversion)
     k = src.positions[0]
     o_var, n_var = src.coords[d.outer], src.coords[d.inner]
-    eo, en = dst.shape[d.outer], dst.shape[d.inner]
+    eo = dst.shape[d.outer]
     sort = bool(dst.assume) and not _ordered_unique(src, d.inner)
     b.data(src.value, ("NNZ",), "value")
-    # counts per outer (and inner, when sorting) coordinate, prefix sums, cursors
+    # counts per outer coordinate, prefix sums, cursors
     b.index("cv_ptr", f"{eo} + 1", "0 <= v <= NNZ", monotonic=True)
     b.index("cv_cur", f"{eo} + 1", "0 <= v < NNZ")
     b.data("cv_idx", ("NNZ",))
     b.data("cv_val", ("NNZ",), "value")
     _prefix(b, "cv_ptr", eo)
-    counts = [f"$cv_ptr$({o_var} + 1) += 1;"]
     if sort:
-        b.index("cv_nptr", f"{en} + 1", "0 <= v < NNZ")
-        b.index("cv_nbeg", f"{en} + 1", "0 <= v <= NNZ", monotonic=True)
-        b.index("cv_to", "NNZ", f"0 <= v < {eo}")
-        b.data("cv_tv", ("NNZ",), "value")
-        _prefix(b, "cv_nptr", en)
-        counts.append(f"$cv_nptr$({n_var} + 1) += 1;")
-    b.scan(counts)
-    b.range(["$cv_ptr$(o + 1) += $cv_ptr$(o);", "$cv_cur$(o) = $cv_ptr$(o);"], "o", "0", eo)
-    if sort:
-        # a counting sort by the inner coordinate into (outer, value) buckets ...
-        b.range(["$cv_nptr$(o + 1) += $cv_nptr$(o);", "$cv_nbeg$(o) = $cv_nptr$(o);"],
-                "o", "0", en)  # fmt: skip
-        b.loop(["$cv_nbeg$(o) = $cv_nptr$(o);"], f"{{[o]: o = {en} && o >= 0}}", ("o",))
-        b.scan(
-            [
-                f"$cv_to$(cv_nptr({n_var})) = {o_var};",
-                f"$cv_tv$(cv_nptr({n_var})) = ${src.value}$({k});",
-                f"$cv_nptr$({n_var}) += 1;",
-            ]
-        )
-        # ... read bucket by bucket, each entry placed at its outer coordinate's cursor:
-        # stable, so sorted within each outer coordinate
-        b.loop(
-            [
-                "$cv_idx$(cv_cur(cv_to(t))) = n;",
-                "$cv_val$(cv_cur(cv_to(t))) = $cv_tv$(t);",
-                "$cv_cur$(cv_to(t)) += 1;",
-            ],
-            f"{{[n, t]: 0 <= n < {en} && cv_nbeg(n) <= t < cv_nbeg(n + 1)}}",
-            ("n", "t"),
-        )
+        _sorted(b, dst, d)
     else:
+        b.scan([f"$cv_ptr$({o_var} + 1) += 1;"])
+        b.range(["$cv_ptr$(o + 1) += $cv_ptr$(o);", "$cv_cur$(o) = $cv_ptr$(o);"], "o", "0", eo)
         b.scan(
             [
                 f"$cv_idx$(cv_cur({o_var})) = {n_var};",
@@ -363,49 +347,232 @@ def _to_compressed(b: _Builder, dst: Format, d: _Compressed) -> None:
                 f"$cv_cur$({o_var}) += 1;",
             ]
         )
-    conv.outputs = {d.ptr: "cv_ptr", d.idx: "cv_idx", dst.value: "cv_val"}
-    if sort:
-        _sum_duplicates(b, eo)
-        conv.outputs = {d.ptr: "cv_dptr", d.idx: "cv_idx", dst.value: "cv_val"}
-        conv.trim = (d.ptr, d.idx, dst.value)
+        conv.outputs = {d.ptr: "cv_ptr", d.idx: "cv_idx", dst.value: "cv_val"}
     conv.allocate = {
         name: tuple(str(e) for e in ds.shape or ())
         for name, ds in conv.data_spaces.items()
-        if name.startswith("cv_") and ds.shape
+        if name.startswith("cv_") and ds.shape and ds.role != "local"
     }
+
+
+RANK_COST = 16
+"""The per-row rank sort runs when the sum of the squared row lengths is at most
+``RANK_COST * NNZ`` (each comparison costs about 1/16 of the random write the column
+counting sort adds per entry); longer rows take the counting sort."""
+
+
+def _where(domain: str, extra: str) -> str:
+    """``domain`` (``{[...]: ...}``) with the constraint ``extra`` added."""
+    head, sep, body = domain.rstrip().rstrip("}").partition(":")
+    return f"{head}{sep}{body} && {extra}}}" if sep else f"{head}: {extra}}}"
+
+
+def _sorted(b: _Builder, dst: Format, d: _Compressed) -> None:
+    """Placement sorted within each outer coordinate ``o``, duplicates summed. One of three
+    paths, chosen at run time by ``cv_path(0)`` from what the counting pass saw:
+
+    0. the source visits its entries in strictly increasing (outer, inner) order (only
+       tested where both coordinates are UFs of the position, COO): each entry stays where
+       it is, no sort, no duplicates;
+    1. rows short enough (sum of squared lengths <= ``RANK_COST * NNZ``): entries placed by
+       outer coordinate, then each moved to its rank within its row (inner coordinate, ties
+       by position: stable);
+    2. otherwise: a counting sort by inner coordinate, read bucket by bucket into the stable
+       placement by outer coordinate.
+
+    Paths 1 and 2 then count equal neighbours; only when there are some are they summed
+    (:func:`_sum_duplicates`)."""
+    conv, src = b.comp, b.src
+    assert isinstance(conv, Conversion)
+    k = src.positions[0]
+    o_var, n_var = src.coords[d.outer], src.coords[d.inner]
+    eo, en = dst.shape[d.outer], dst.shape[d.inner]
+    prev_o, prev_n = _coord_of(src, d.outer, f"{k} - 1"), _coord_of(src, d.inner, f"{k} - 1")
+    detect = prev_o is not None and prev_n is not None and src.loops[0] == k
+    conv.add_local("cv_path", f"{b.dtype}_t", (1,), index=True)
+    conv.declare_uf("cv_path", range="{[v]: 0 <= v <= 2}")
+    conv.add_local("cv_dup", f"{b.dtype}_t", (1,), index=True)
+    conv.declare_uf("cv_dup", range="{[v]: 0 <= v <= 1}")
+    conv.add_local("cv_sq", "double")
+    conv.add_local("cv_uns", "int64_t")
+    conv.add_local("cv_nd", "int64_t")
+    conv.add_local("cv_r", "int64_t")
+    one = "{[z]: z = 0}"
+    b.loop(["$cv_sq$ = 0;", "$cv_uns$ = 0;", "$cv_nd$ = 0;"], one, ("z",))
+    scan = src.scan()
+    t = b.top
+    sched = ", ".join(f"{t}, {v}" if n == 0 else f"0, {v}" for n, v in enumerate(src.loops))
+    loops = ", ".join(src.loops)
+    conv.add_stmt(Stmt(f"$cv_ptr$({o_var} + 1) += 1;", scan, f"{{[{loops}] -> [{sched}, 0]}}"))
+    if detect:
+        conv.add_stmt(
+            Stmt(
+                f"$cv_uns$ += ({o_var} < {prev_o}) + ({o_var} == {prev_o}) * "
+                f"({n_var} <= {prev_n});",
+                _where(scan, f"{k} >= 1"),
+                f"{{[{loops}] -> [{sched}, 1]}}",
+            )
+        )
+    b.top += 1
+    b.range(
+        [
+            "$cv_sq$ += (double)$cv_ptr$(o + 1) * $cv_ptr$(o + 1);",
+            "$cv_ptr$(o + 1) += $cv_ptr$(o);",
+            "$cv_cur$(o) = $cv_ptr$(o);",
+        ],
+        "o",
+        "0",
+        eo,
+    )
+    rank = f"$cv_sq$ <= {RANK_COST}.0 * NNZ ? 1 : 2"
+    choose = f"$cv_uns$ == 0 ? 0 : ({rank})" if detect else rank
+    b.loop([f"$cv_path$(z) = {choose};"], one, ("z",))
+    if detect:  # path 0: already in order
+        b.loop(
+            [f"$cv_idx$({k}) = {n_var};", f"$cv_val$({k}) = ${src.value}$({k});"],
+            _where(scan, "cv_path(0) = 0"),
+            src.loops,
+        )
+    _rank_sort(b, dst, d)
+    _counting_sort(b, dst, d, en)
+    # equal neighbours within a row (path 2; path 1 counts them while ranking)
+    rest = f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) < k < cv_ptr(o + 1) && cv_path(0) = 2}}"
+    b.loop(["$cv_nd$ += $cv_idx$(k) == $cv_idx$(k - 1) ? 1 : 0;"], rest, ("o", "k"))
+    b.loop(["$cv_dup$(z) = $cv_nd$ > 0 ? 1 : 0;"], one, ("z",))
+    conv.outputs = {d.ptr: "cv_dptr", d.idx: "cv_idx", dst.value: "cv_val"}
+    conv.trim = (d.ptr, d.idx, dst.value)
+    _sum_duplicates(b, eo)
+
+
+def _rank_sort(b: _Builder, dst: Format, d: _Compressed) -> None:
+    """Path 1: placement by outer coordinate, then row by row: the row copied to a buffer
+    (``cv_bc``, ``cv_bv``: only a row's worth of it is touched), the rank of each entry
+    within the row (inner coordinate, ties by position: stable) and the entry written back
+    at its rank. Equal inner coordinates within a row are counted on the way (``cv_nd``)."""
+    src = b.src
+    k = src.positions[0]
+    o_var, n_var = src.coords[d.outer], src.coords[d.inner]
+    eo = dst.shape[d.outer]
+    conv = b.comp
+    conv.add_local("cv_bc", f"{b.dtype}_t", ("NNZ",))
+    conv.add_local("cv_bv", "double", ("NNZ",))
+    conv.add_local("cv_rk", f"{b.dtype}_t", ("NNZ",), index=True)
+    conv.declare_uf("cv_rk", range="{[v]: 0 <= v < NNZ}")
+    b.loop(
+        [
+            f"$cv_idx$(cv_cur({o_var})) = {n_var};",
+            f"$cv_val$(cv_cur({o_var})) = ${src.value}$({k});",
+            f"$cv_cur$({o_var}) += 1;",
+        ],
+        _where(src.scan(), "cv_path(0) = 1"),
+        src.loops,
+    )
+    rows = f"0 <= o < {eo} && cv_path(0) = 1"
+    length = "cv_ptr(o + 1) - cv_ptr(o)"
+    t = b.top
+    entries = f"{{[o, k]: {rows} && cv_ptr(o) <= k < cv_ptr(o + 1)}}"
+    conv.add_stmt(
+        Stmt(
+            "$cv_bc$(k - cv_ptr(o)) = $cv_idx$(k); $cv_bv$(k - cv_ptr(o)) = $cv_val$(k);",
+            entries,
+            f"{{[o, k] -> [{t}, o, 0, k]}}",
+        )
+    )
+    at = f"{{[o, a]: {rows} && 0 <= a < {length}}}"
+    pairs = f"{{[o, a, c]: {rows} && 0 <= a < {length} && 0 <= c < {length}}}"
+    conv.add_stmt(Stmt("$cv_r$ = $cv_ptr$(o);", at, f"{{[o, a] -> [{t}, o, 1, a, 0]}}"))
+    conv.add_stmt(
+        Stmt(
+            "$cv_r$ += $cv_bc$(c) < $cv_bc$(a) + (c < a); "
+            "$cv_nd$ += (c < a) * ($cv_bc$(c) == $cv_bc$(a));",
+            pairs,
+            f"{{[o, a, c] -> [{t}, o, 1, a, 1, c]}}",
+        )
+    )
+    conv.add_stmt(
+        Stmt(
+            "$cv_rk$(a) = $cv_r$; $cv_idx$(cv_rk(a)) = $cv_bc$(a); "
+            "$cv_val$(cv_rk(a)) = $cv_bv$(a);",
+            at,
+            f"{{[o, a] -> [{t}, o, 1, a, 2]}}",
+        )
+    )
+    b.top += 1
+
+
+def _counting_sort(b: _Builder, dst: Format, d: _Compressed, en: str) -> None:
+    """Path 2: a counting sort by the inner coordinate into (outer, value) buckets, read
+    bucket by bucket, each entry placed at its outer coordinate's cursor: stable, so sorted
+    within each outer coordinate."""
+    src = b.src
+    k = src.positions[0]
+    o_var, n_var = src.coords[d.outer], src.coords[d.inner]
+    b.index("cv_nptr", f"{en} + 1", "0 <= v < NNZ")
+    b.index("cv_nbeg", f"{en} + 1", "0 <= v <= NNZ", monotonic=True)
+    b.index("cv_to", "NNZ", f"0 <= v < {dst.shape[d.outer]}")
+    b.data("cv_tv", ("NNZ",), "value")
+    two = "cv_path(0) = 2"
+    b.loop(["$cv_nptr$(o) = 0;"], f"{{[o]: 0 <= o <= {en} && {two}}}", ("o",))
+    b.loop([f"$cv_nptr$({n_var} + 1) += 1;"], _where(src.scan(), two), src.loops)
+    b.loop(
+        ["$cv_nptr$(o + 1) += $cv_nptr$(o);", "$cv_nbeg$(o) = $cv_nptr$(o);"],
+        f"{{[o]: 0 <= o < {en} && {two}}}",
+        ("o",),
+    )
+    b.loop(["$cv_nbeg$(o) = $cv_nptr$(o);"], f"{{[o]: o = {en} && o >= 0 && {two}}}", ("o",))
+    b.loop(
+        [
+            f"$cv_to$(cv_nptr({n_var})) = {o_var};",
+            f"$cv_tv$(cv_nptr({n_var})) = ${src.value}$({k});",
+            f"$cv_nptr$({n_var}) += 1;",
+        ],
+        _where(src.scan(), two),
+        src.loops,
+    )
+    b.loop(
+        [
+            "$cv_idx$(cv_cur(cv_to(t))) = n;",
+            "$cv_val$(cv_cur(cv_to(t))) = $cv_tv$(t);",
+            "$cv_cur$(cv_to(t)) += 1;",
+        ],
+        f"{{[n, t]: 0 <= n < {en} && cv_nbeg(n) <= t < cv_nbeg(n + 1) && {two}}}",
+        ("n", "t"),
+    )
 
 
 def _sum_duplicates(b: _Builder, eo: str) -> None:
     """Merge equal neighbours within each outer coordinate (sorted already), summing them,
-    in place and in one pass: ``cv_u`` counts the distinct entries so far, ``cv_new(k)`` is
-    entry ``k``'s slot (never after ``k``, so every slot is read before it is written)."""
-    b.index("cv_new", "NNZ", "0 <= v < NNZ")
+    in place and in one pass, when the sort found some (``cv_dup(0) = 1``; otherwise the
+    row pointers are copied): ``cv_u`` counts the entries kept so far and ``cv_l(0)`` is the
+    slot of the last one kept (never after the entry read, so every slot is read before it
+    is written)."""
     b.data("cv_dptr", (f"{eo} + 1",))
-    b.comp.add_local("cv_u", "int64_t")
+    conv = b.comp
+    conv.add_local("cv_u", "int64_t")
+    conv.add_local("cv_l", f"{b.dtype}_t", (1,), index=True)
+    conv.declare_uf("cv_l", range="{[v]: 0 <= v < NNZ}")
     b.loop(["$cv_u$ = 0;"], "{[z]: z = 0}", ("z",))
-    row = f"{{[o]: 0 <= o < {eo}}}"
-    first = f"{{[o, k]: 0 <= o < {eo} && k = cv_ptr(o) && cv_ptr(o) < cv_ptr(o + 1)}}"
-    rest = f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) < k < cv_ptr(o + 1)}}"
+    b.loop(["$cv_dptr$(o) = cv_ptr(o);"], f"{{[o]: 0 <= o <= {eo} && cv_dup(0) = 0}}", ("o",))
+    merge = "cv_dup(0) = 1"
+    row = f"{{[o]: 0 <= o < {eo} && {merge}}}"
+    first = f"{{[o, k]: 0 <= o < {eo} && k = cv_ptr(o) && cv_ptr(o) < cv_ptr(o + 1) && {merge}}}"
+    rest = f"{{[o, k]: 0 <= o < {eo} && cv_ptr(o) < k < cv_ptr(o + 1) && {merge}}}"
     t = b.top
-    b.comp.add_stmt(Stmt("$cv_dptr$(o) = $cv_u$;", row, f"{{[o] -> [{t}, o, 0]}}"))
-    for n, text in enumerate(
-        [
-            "$cv_new$(k) = $cv_u$;",
-            "$cv_val$(cv_new(k)) = $cv_val$(k);",
-            "$cv_idx$(cv_new(k)) = $cv_idx$(k);",
-            "$cv_u$ += 1;",
-        ]
-    ):
-        b.comp.add_stmt(Stmt(text, first, f"{{[o, k] -> [{t}, o, 1, k, {n}]}}"))
-    for n, text in enumerate(
-        [
-            "$cv_u$ += $cv_idx$(k) != $cv_idx$(k - 1) ? 1 : 0;",
-            "$cv_new$(k) = $cv_u$ - 1;",
-            "$cv_val$(cv_new(k)) = cv_new(k) == cv_new(k - 1) ? "
-            "$cv_val$(cv_new(k)) + $cv_val$(k) : $cv_val$(k);",
-            "$cv_idx$(cv_new(k)) = $cv_idx$(k);",
-        ]
-    ):
-        b.comp.add_stmt(Stmt(text, rest, f"{{[o, k] -> [{t}, o, 2, k, {n}]}}"))
+    conv.add_stmt(Stmt("$cv_dptr$(o) = $cv_u$;", row, f"{{[o] -> [{t}, o, 0]}}"))
+    keep = [
+        "$cv_l$(0) = $cv_u$;",
+        "$cv_idx$(cv_l(0)) = $cv_idx$(k);",
+        "$cv_val$(cv_l(0)) = $cv_val$(k);",
+        "$cv_u$ += 1;",
+    ]
+    conv.add_stmt(Stmt(" ".join(keep), first, f"{{[o, k] -> [{t}, o, 1, k]}}"))
+    new = "$cv_idx$(k) != $cv_idx$(k - 1)"
+    fold = [
+        f"$cv_l$(0) += {new};",
+        f"$cv_u$ += {new};",
+        f"$cv_val$(cv_l(0)) = {new} ? $cv_val$(k) : $cv_val$(cv_l(0)) + $cv_val$(k);",
+        "$cv_idx$(cv_l(0)) = $cv_idx$(k);",
+    ]
+    conv.add_stmt(Stmt(" ".join(fold), rest, f"{{[o, k] -> [{t}, o, 2, k]}}"))
     b.top += 1
-    b.loop(["$cv_dptr$(o) = $cv_u$;"], f"{{[o]: o = {eo} && o >= 0}}", ("o",))
+    b.loop(["$cv_dptr$(o) = $cv_u$;"], f"{{[o]: o = {eo} && o >= 0 && {merge}}}", ("o",))

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import spf
-from spf.formats import BCSR, COO, CSC, CSR, SELL, convert
+from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL, convert
 from spf.formats.convert import _extent
 
 SORTED_COLS = r"col\(k1\) < col\(k2\)"
@@ -48,7 +48,9 @@ def _unsorted_csr() -> dict[str, Any]:
     return args
 
 
-@pytest.mark.parametrize("dst", [CSC, COO, SELL(2, 1), SELL(2, 2)], ids=lambda f: f.name)
+@pytest.mark.parametrize(
+    "dst", [CSC, COO, SELL(2, 1), SELL(2, 2), ELL, DIA, BCSR(2, 2)], ids=lambda f: f.name
+)
 def test_unsorted_columns_refused_by_conversion(dst: spf.Format) -> None:
     with pytest.raises(spf.ArgumentError, match=SORTED_COLS) as err:
         convert(CSR, dst).compile()(**_unsorted_csr())
@@ -86,7 +88,7 @@ def test_unsorted_rows_of_csc_and_block_columns_of_bcsr_refused() -> None:
         (CSR, "rowptr", [0, 1, 2, 4], r"rowptr\[3\] = 4 is outside the declared range"),
     ],
 )  # fmt: skip
-@pytest.mark.parametrize("dst", [CSR, SELL(2, 1), SELL(2, 2)], ids=lambda f: f.name)
+@pytest.mark.parametrize("dst", [CSR, SELL(2, 1), SELL(2, 2), ELL, DIA], ids=lambda f: f.name)
 def test_out_of_range_coordinates_refused(
     src: spf.Format, array: str, values: list[int], message: str, dst: spf.Format
 ) -> None:

@@ -44,6 +44,9 @@ def test_scheduled_blur(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["scheduled_gemm.py"])
 def test_scheduled_gemm(tmp_path: Path, name: str) -> None:
     out = run_script(name, tmp_path)
-    assert out.count("matches numpy") == 4
+    assert out.count("matches numpy") == 8
     assert "for j1 [vector(8)]:" in out
     assert "j1 <= 7" in out  # the full vectors: a constant trip count
+    assert 'comp.stmt("s0").cache_read("B", "k0", layout=' in out
+    assert "B_pack_copy" in out
+    assert "A_pack_copy" in out

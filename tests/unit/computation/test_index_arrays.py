@@ -188,3 +188,24 @@ def test_assumptions_about_index_arrays_are_refused() -> None:
     c = _rowsum()
     with pytest.raises(SpfError, match=r"run-time index array.*declare its range"):
         c.assume("forall i: 0 <= i < N => rowptr(i) <= rowptr(i + 1)")
+
+
+def test_constant_argument_read_sees_the_earlier_write() -> None:
+    """A flag ``f(0)`` written by one statement and read in the domain of later ones is read
+    after the write (regression: a UF read with constant arguments was hoisted to the top of
+    the function, so the loops ran on the flag's value on entry)."""
+    c = spf.Computation("flagged")
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_local("f", "int32_t", (1,), index=True)
+    c.declare_uf("f", range="{[v]: 0 <= v <= 1}")
+    c.add_local("s", "double")
+    c.add_stmt(spf.Stmt("$s$ = 0;", "{[z]: z = 0}"))
+    c.add_stmt(spf.Stmt("$s$ += $x$(i);", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$f$(z) = $s$ > N ? 1 : 0;", "{[z]: z = 0}"))
+    c.add_stmt(spf.Stmt("$x$(i) = 1;", "{[i]: 0 <= i < N && f(0) = 0}"))
+    c.add_stmt(spf.Stmt("$x$(i) = 2;", "{[i]: 0 <= i < N && f(0) = 1}"))
+    kernel = c.compile()
+    for start, want in ((5.0, 2.0), (0.0, 1.0), (5.0, 2.0)):
+        x = np.array([start, 1.0])
+        kernel(x=x, N=2)
+        assert x.tolist() == [want, want], start

@@ -66,7 +66,7 @@ def test_bad_window_and_source() -> None:
         spf.Format("W", coords="[i, j]", storage=CSR.storage, ufs=list(CSR.ufs.values()),
                    window=0)  # fmt: skip
     with pytest.raises(spf.SpfError, match=r"convert.*SELL4_8"):
-        convert(SELL(4, 8), CSR)
+        convert(SELL(4, 8), SELL(4, 1))
     with pytest.raises(spf.SpfError, match="convert"):
         convert(SELL(4, 1), SELL(4, 8))
     tall = spf.Format("TALL", coords="[i, j]", storage=CSR.storage, ufs=list(CSR.ufs.values()),

@@ -1,0 +1,75 @@
+"""What the two-phase conversions (:mod:`spf.formats.to_padded`, :mod:`spf.formats.to_bcsr`,
+:mod:`spf.formats.from_stored`) share: statements added for one ``PHASE`` at a time (sizing
+at ``PHASE = 0``, filling at ``PHASE = 1``, the wrapper allocating in between, as
+:mod:`spf.formats.to_sell` does), the kernel calls naming the conversion in their errors,
+and the shapes of the arrays the wrapper allocates."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+from spf.errors import ArgumentError
+from spf.formats.convert import Conversion, ConversionKernel, _Builder
+from spf.formats.to_sell import _phase
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from spf.formats.format import Format
+
+__all__ = ["PhasedConversion", "PhasedKernel"]
+
+
+class PhasedKernel(ConversionKernel):
+    """A conversion kernel called once per phase (see :meth:`_run`)."""
+
+    def _run(self, **args: Any) -> None:
+        """One call of the compiled kernel; its argument errors name the conversion."""
+        try:
+            self.kernel(**args)
+        except ArgumentError as err:
+            conv = self.conv
+            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
+
+
+class PhasedConversion(Conversion):
+    """A two-phase conversion Computation; :meth:`compile` gives its ``kernel_type``."""
+
+    kernel_type: ClassVar[type[PhasedKernel]] = PhasedKernel
+
+    @classmethod
+    def start(cls, src: Format, dst: Format, index_dtype: str) -> Self:
+        """An empty conversion ``src -> dst`` named after the two formats."""
+        conv = cls(f"convert_{src.name.lower()}_{dst.name.lower()}")
+        conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
+        conv.outputs = {}
+        return conv
+
+    def compile(  # type: ignore[override]
+        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
+    ) -> PhasedKernel:
+        """Generate, build (cached) and load the conversion kernel (C only)."""
+        built = super().compile(target, name, check, **options)
+        return self.kernel_type(self, built.kernel, check)
+
+    def shapes(self, keep: Callable[[str], bool]) -> dict[str, tuple[str, ...]]:
+        """The extents of the arrays named ``keep`` accepts (scalars left out)."""
+        return {
+            name: tuple(str(e) for e in ds.shape or ())
+            for name, ds in self.data_spaces.items()
+            if ds.shape and keep(name)
+        }
+
+
+class PhasedBuilder(_Builder):
+    """A :class:`_Builder` whose loops run in one ``PHASE`` at a time (``phase``)."""
+
+    phase = 0
+
+    def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
+        super().loop(sources, _phase(domain, self.phase), loops)
+
+    def scan(self, sources: list[str], where: str = "") -> None:
+        """Statements ``sources`` over the source's scan, restricted to ``where`` if given."""
+        scan = self.src.scan()
+        self.loop(sources, f"{scan[:-1]} && {where}}}" if where else scan, self.src.loops)
