@@ -4,6 +4,8 @@ is compiled here (tests/e2e/test_format_sell_convert.py runs them)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import spf
@@ -28,7 +30,9 @@ def test_conversion_is_one_computation() -> None:
     assert isinstance(conv, SellConversion)
     assert isinstance(conv, spf.Computation)
     code = conv.codegen("c")
-    assert code.count("void ") == 1
+    # one function (run with the call's fault record, spf.codegen.faults, and its wrapper)
+    functions = re.findall(r"^void (\w+)\(", code, re.MULTILINE)
+    assert functions == [f"{conv.name}_spf_faults", conv.name]
     assert "PHASE" in code
     # the permutation and the cursors are run-time index arrays read back as UFs
     for name in ("perm", "cv_len", "cv_ord", "cv_cur"):
