@@ -196,6 +196,15 @@ class ConversionKernel:
             sizes[s] = int(v)
         return sizes
 
+    def _run(self, **args: Any) -> None:
+        """One call of the compiled kernel (a phase of a phased conversion); its argument
+        errors name the conversion."""
+        try:
+            self.kernel(**args)
+        except ArgumentError as err:
+            conv = self.conv
+            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
+
     def __call__(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from spf.errors import ArgumentError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder
 from spf.formats.to_sell import _phase
 
@@ -22,14 +21,6 @@ __all__ = ["PhasedConversion", "PhasedKernel"]
 
 class PhasedKernel(ConversionKernel):
     """A conversion kernel called once per phase (see :meth:`_run`)."""
-
-    def _run(self, **args: Any) -> None:
-        """One call of the compiled kernel; its argument errors name the conversion."""
-        try:
-            self.kernel(**args)
-        except ArgumentError as err:
-            conv = self.conv
-            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
 
 
 class PhasedConversion(Conversion):

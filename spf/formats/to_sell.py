@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import ArgumentError, SpfError
+from spf.errors import SpfError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed, _extent
 
 if TYPE_CHECKING:
@@ -165,14 +165,6 @@ class SellConversionKernel(ConversionKernel):
             out[lay.perm] = env[lay.perm]
         out.update(N=n, M=sizes["M"], NC=sizes["NC"], NV=nv)
         return out
-
-    def _run(self, **args: Any) -> None:
-        """One call of the kernel; its argument errors name the conversion."""
-        try:
-            self.kernel(**args)
-        except ArgumentError as err:
-            conv = self.conv
-            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
 
 
 def _phase(domain: str, phase: int) -> str:
