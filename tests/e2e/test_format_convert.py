@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,6 +14,8 @@ import spf
 from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL, convert
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from spf.formats.convert import ConversionKernel
 
 PAIRS = [(COO, CSR), (CSR, CSC), (CSR, COO), (COO, CSC), (CSC, CSR), (CSC, COO), (CSR, CSR),
@@ -261,14 +262,10 @@ def test_unsupported_pairs_have_clear_errors(dst: spf.Format) -> None:
         convert("COO", CSR)  # type: ignore[arg-type]
 
 
-SUITESPARSE = Path("/work/shared/data/suitesparse")
-
-
-@pytest.mark.skipif(not SUITESPARSE.is_dir(), reason="SuiteSparse matrices not present")
-def test_convert_suitesparse() -> None:
+def test_convert_suitesparse(suitesparse_dir: Path) -> None:
     to_csr = convert(COO, CSR).compile()
     to_csc = convert(CSR, CSC).compile()
-    for path in sorted(SUITESPARSE.glob("*.mtx")):
+    for path in sorted(suitesparse_dir.glob("*.mtx")):
         name = path.name
         matrix = sp.coo_array(spf.sparse.read_matrix_market(path))
         order = np.random.default_rng(0).permutation(matrix.nnz)  # the sorts, not the copy

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -11,8 +11,10 @@ import scipy.sparse as sp
 import spf
 from spf.formats import BCSR, COO, CSC, CSR, DIA, ELL, SELL
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 BUILTINS = [COO, CSR, CSC, DIA, ELL, BCSR(2, 3), SELL(4, 1), SELL(4, 8)]
-SUITESPARSE = Path("/work/shared/data/suitesparse")
 
 
 def _matrices() -> list[tuple[str, object]]:
@@ -57,13 +59,11 @@ def test_spmv_matches_scipy(fmt: spf.Format, index_dtype: str) -> None:
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12, err_msg=label)
 
 
-@pytest.mark.skipif(not SUITESPARSE.is_dir(), reason="SuiteSparse matrices not present")
 @pytest.mark.parametrize("fmt", [COO, CSR, CSC, ELL, BCSR(2, 2), SELL(8, 32)], ids=lambda f: f.name)
-def test_spmv_suitesparse(fmt: spf.Format) -> None:
+def test_spmv_suitesparse(fmt: spf.Format, suitesparse_dir: Path) -> None:
     for name in ("bcsstk13.mtx", "lp_afiro.mtx", "LFAT5_hypersparse.mtx"):
-        path = SUITESPARSE / name
-        if not path.exists():
-            continue
+        path = suitesparse_dir / name
+        assert path.exists(), f"{path} missing from the shared SuiteSparse set"
         matrix = sp.csr_array(spf.sparse.read_matrix_market(path))
         expected = matrix @ np.linspace(-1.0, 2.0, matrix.shape[1])
         np.testing.assert_allclose(_spmv(fmt, matrix, "int32"), expected, rtol=1e-10, atol=1e-9)

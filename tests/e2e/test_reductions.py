@@ -21,7 +21,9 @@ from spf import kernels
 from spf.sparse import csr_args
 
 REPO = Path(__file__).resolve().parents[2]
-SUITESPARSE = Path(os.environ.get("SPF_SUITESPARSE", "/work/shared/data/suitesparse"))
+SUITESPARSE = Path(
+    os.environ.get("SPF_SUITESPARSE", REPO.parent / "shared" / "data" / "suitesparse")
+)
 MATRICES = ["bcsstk13", "cryg2500", "olm1000", "jagmesh7", "LFAT5_hypersparse", "arrow"]
 
 SCRIPT = r"""
@@ -122,10 +124,11 @@ def test_reductions_equal_scipy(threads: int, tmp_path: Path) -> None:
         assert f"spmtv:privatize:int64:{m}" in report["ran"]
 
 
-def test_suitesparse_present_or_skipped() -> None:
-    """Says so when the SuiteSparse matrices are absent (the test above then runs without)."""
-    if not any((SUITESPARSE / f"{m}.mtx").exists() for m in MATRICES):
-        pytest.skip(f"no SuiteSparse matrices under {SUITESPARSE}")
+def test_suitesparse_matrices_present(suitesparse_dir: Path) -> None:
+    """The test above reads these matrices from the shared set (skipped only where it is absent)."""
+    assert suitesparse_dir == SUITESPARSE or "SPF_SUITESPARSE" in os.environ
+    missing = [m for m in MATRICES if not (suitesparse_dir / f"{m}.mtx").exists()]
+    assert missing == [], f"missing from {suitesparse_dir}: {missing}"
 
 
 def test_cuda_atomic_in_the_emulator(tmp_path: Path) -> None:
