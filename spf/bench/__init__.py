@@ -23,6 +23,7 @@ blur         two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
 overhead     kernel-call overhead, a checked SpMV call, ``compile`` cold and warm, codegen time
 busy         parallel SpMV with a busy loop on one core: fixed vs adaptive thread counts
 polybench    ``codegen("c")`` with checking on the 30 PolyBench/C 4.2 kernels (total, worst)
+scale        issue 28's costs: checked/unchecked calls, conversions vs scipy, wavefront generation
 ============ ===============================================================================
 """
 
@@ -55,6 +56,7 @@ BENCHMARKS = (
     "overhead",
     "busy",
     "polybench",
+    "scale",
 )
 
 
