@@ -327,8 +327,10 @@ def _function_of(
 
 
 def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
-    """The iterators of ``stmt``, then the UF calls of its domain on them (innermost first)."""
-    text = str(stmt.domain)
+    """The iterators of ``stmt``, then the UF calls of its domain and of its accesses on them
+    (innermost first: ILU(0) written in C reads ``val(diag(col(k)))``, whose row is
+    ``col(k)``)."""
+    text = " ".join([str(stmt.domain), *(str(rel) for _, rel in (*stmt.reads, *stmt.writes))])
     calls: list[str] = []
     for m in re.finditer(r"\b\w+\(", text):
         depth, end = 0, m.end() - 1
