@@ -159,8 +159,8 @@ class Computation:
                 return
             raise SpfError(
                 f"data space {ds.name!r} is already declared as {old.type_text}"
-                f"{old.shape_text()} ({old.role}); cannot redeclare it as "
-                f"{ds.type_text}{ds.shape_text()} ({ds.role})"
+                f"{old.shape_text()} ({_role_text(old)}); cannot redeclare it as "
+                f"{ds.type_text}{ds.shape_text()} ({_role_text(ds)})"
             )
         if ds.name in self._ufs and not ds.index:
             raise SpfError(
@@ -995,6 +995,11 @@ def _uf_params(uf: UF) -> frozenset[str]:
         if s is not None:
             out |= s.params
     return out
+
+
+def _role_text(ds: DataSpace) -> str:
+    """``local`` or ``local, private to loop i``."""
+    return ds.role if ds.private is None else f"{ds.role}, private to loop {ds.private}"
 
 
 def _shape_params(ds: DataSpace) -> set[str]:

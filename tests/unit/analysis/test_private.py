@@ -131,3 +131,11 @@ def test_private_fixed_size_array_is_one_copy_per_iteration() -> None:
     x, y = np.arange(9.0), np.zeros(9)
     comp.compile()(x=x, y=y)
     np.testing.assert_array_equal(y, 3 * x)
+
+
+def test_redeclaring_a_local_with_another_privacy_is_refused() -> None:
+    comp = Computation("c")
+    comp.add_local("t", "double", private="i")
+    comp.add_local("t", "double", private="i")  # the same declaration again: accepted
+    with pytest.raises(spf.SpfError, match=r"\(local, private to loop i\); cannot redeclare"):
+        comp.add_local("t", "double")
