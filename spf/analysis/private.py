@@ -9,29 +9,40 @@ position) and their original schedules agree up to it. So:
   they touch the same copy, whatever the view (``compute_dependences(private=False)`` too:
   privacy is part of the algorithm, not a layout choice); no dependence on it is carried by
   the loop or the loops around it;
-- the current schedule must keep every copy in one iteration of the same loop
-  (:func:`private_position`): the loops up to it keep their place and their expressions
-  (tags such as ``parallel`` and ``wavefront`` are fine; inner loops may be transformed), and
-  statements that shared a copy still share the loop nest. Then generated code declares the
-  local at the start of that loop's body (per thread in parallel loops), and the interpreter
-  gives it a fresh copy per iteration;
+- the current schedule must run every copy in exactly one iteration of some loop
+  (:func:`private_position`): usually the private loop itself, untouched but for tags such as
+  ``parallel`` and ``wavefront`` (loops inside it may be transformed at will); after a split
+  or tile of it, the inner piece (checked by emptiness: no two instances of one copy differ
+  in the schedule up to that loop, no two of different copies agree). Generated code declares
+  the local at the start of that loop's body (per thread in parallel loops), and the
+  interpreter gives it a fresh copy per iteration;
 - a dependence carried through a *shared* scalar is the usual reason a loop cannot run in
   parallel or as a wavefront: :func:`shared_scalar_hint` says how to make it private.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from spf.analysis.dependences import _constraint, function_of, out_vars, padded
+from spf.analysis.dependences import (
+    _constraint,
+    empty,
+    function_of,
+    out_vars,
+    padded,
+    pair_names,
+)
 from spf.computation.access import iterator_names
 from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError, SpfError
+from spf.sets import Relation
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
-    from spf.sets import Relation, Set
+    from spf.sets import Set
+    from spf.sets.facts import Fact
 
 
 def private_loop(comp: Computation, space: str) -> str | None:
@@ -85,46 +96,140 @@ def private_position(comp: Computation, space: str) -> int | None:
     hold one copy of the private local ``space`` (None when no statement uses it).
 
     Raises ``SpfError`` when a statement using it does not run inside its loop, and
-    ``IllegalScheduleError`` when the schedule no longer keeps each copy inside one
-    iteration of that loop (see the module docstring)."""
+    ``IllegalScheduleError`` when no loop of the current schedule runs exactly one copy per
+    iteration (see the module docstring). Remembered per version of ``comp``."""
+    return comp._remembered(("private_position", space), lambda: _position_now(comp, space))
+
+
+def _position_now(comp: Computation, space: str) -> int | None:
     loop = private_loop(comp, space)
     assert loop is not None
+    stmts = users(comp, space)
+    if not stmts:
+        return None
     width = comp.schedule_width()
+    p = _original_position(stmts, space, loop, width)
+    if _kept(stmts, p, width):
+        return p
+    found = _regrouped(comp, stmts, p, width)
+    if found is None:
+        raise _moved(stmts, space, loop)
+    return found
+
+
+def _original_position(stmts: list[Stmt], space: str, loop: str, width: int) -> int:
+    """The position of ``loop`` in the program order of every statement in ``stmts``."""
     found: set[int] = set()
-    nests: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for s in users(comp, space):
-        orig, cur = padded(s, width, "original"), padded(s, width)
-        p = _position(orig, loop)
+    for s in stmts:
+        p = _position(padded(s, width, "original"), loop)
         if p is None:
             raise SpfError(
                 f"statement {s.name} uses {space!r}, a local private to loop {loop!r}, but "
                 f"does not run inside a loop {loop!r} (its loops: {', '.join(s.loops) or 'none'})"
                 f"; declare the local private to a loop around every statement that uses it"
             )
-        its = list(iterator_names(s.domain))
-        fo, fc = function_of(orig, its), function_of(cur, its)
-        if fo is None or fc is None or fo[1 : p + 1 : 2] != fc[1 : p + 1 : 2]:
-            raise _moved(s, space, loop)
         found.add(p)
-        before, now = tuple(fo[0:p:2]), tuple(fc[0:p:2])
-        if nests.setdefault(before, now) != now or list(nests.values()).count(now) > 1:
-            raise _moved(s, space, loop)
     if len(found) > 1:
         raise SpfError(
             f"local {space!r} is private to loop {loop!r}, which is at different depths in "
-            f"the statements that use it ({', '.join(s.name for s in users(comp, space))}); "
+            f"the statements that use it ({', '.join(s.name for s in stmts)}); "
             "name the loops alike only where they are one loop"
         )
-    return found.pop() if found else None
+    return found.pop()
 
 
-def _moved(stmt: Stmt, space: str, loop: str) -> IllegalScheduleError:
+def _kept(stmts: list[Stmt], p: int, width: int) -> bool:
+    """Whether the schedule keeps the loops up to ``p`` as they were (tags aside) and the
+    statements that shared a nest there still share one (and only they)."""
+    nests: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for s in stmts:
+        its = list(iterator_names(s.domain))
+        fo = function_of(padded(s, width, "original"), its)
+        fc = function_of(padded(s, width), its)
+        if fo is None or fc is None or fo[1 : p + 1 : 2] != fc[1 : p + 1 : 2]:
+            return False
+        before, now = tuple(fo[0:p:2]), tuple(fc[0:p:2])
+        if nests.setdefault(before, now) != now:
+            return False
+    return len(set(nests.values())) == len(nests)
+
+
+_Pair = tuple[list[str], "Set", tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def _regrouped(comp: Computation, stmts: list[Stmt], p: int, width: int) -> int | None:
+    """The first loop position of the current schedules whose iterations hold exactly one
+    copy each (instances of one copy share the schedule up to it, instances of two copies
+    do not), e.g. the inner loop of a split or tiled private loop; None when there is none."""
+    pairs: list[_Pair] = []
+    for s in stmts:
+        for t in stmts:
+            xs, ys = pair_names(s, t)
+            times = [
+                function_of(padded(u, width, which), names)
+                for u, names in ((s, xs), (t, ys))
+                for which in ("original", "current")
+            ]
+            os_, cs, ot, ct = times
+            if os_ is None or cs is None or ot is None or ct is None:
+                return None
+            both = Relation(f"{{[{', '.join(xs)}] -> [{', '.join(ys)}]}}")
+            inst = both.intersect_domain(s.domain).intersect_range(t.domain).as_set()
+            base = _constraint(xs + ys, []).intersect(inst)
+            pairs.append((xs + ys, base, os_[: p + 1], ot[: p + 1], cs, ct))
+    facts = comp.assumptions
+    for pos in range(1, width, 2):
+        if all(
+            _never(names, base, _equal(cs[: pos + 1], ct[: pos + 1]), os_, ot, facts)
+            and _never(names, base, _equal(os_, ot), cs[: pos + 1], ct[: pos + 1], facts)
+            for names, base, os_, ot, cs, ct in pairs
+        ):
+            return pos
+    return None
+
+
+def _equal(a: Sequence[str], b: Sequence[str]) -> list[str] | None:
+    """Constraints ``a = b`` (None when two constants differ: never equal)."""
+    out = []
+    for x, y in zip(a, b, strict=True):
+        if is_constant(x) and is_constant(y):
+            if int(x) != int(y):
+                return None
+        elif x.strip() != y.strip():
+            out.append(f"{x} = {y}")
+    return out
+
+
+def _never(
+    names: list[str],
+    base: Set,
+    given: list[str] | None,
+    a: Sequence[str],
+    b: Sequence[str],
+    facts: Sequence[Fact],
+) -> bool:
+    """Whether no pair of ``base`` satisfying ``given`` has ``a != b`` (tuples)."""
+    if given is None:
+        return True
+    held = base.intersect(_constraint(names, given)) if given else base
+    for x, y in zip(a, b, strict=True):
+        if x.strip() == y.strip() or (is_constant(x) and is_constant(y) and int(x) == int(y)):
+            continue
+        for op in ("<", ">"):
+            if not empty(held.intersect(_constraint(names, [f"{x} {op} {y}"])), facts):
+                return False
+    return True
+
+
+def _moved(stmts: list[Stmt], space: str, loop: str) -> IllegalScheduleError:
+    scheds = "; ".join(f"{s.name}: {s.schedule}" for s in stmts)
     return IllegalScheduleError(
-        f"illegal schedule: {stmt.name} uses {space!r}, a local private to each iteration of "
-        f"loop {loop!r}, but its schedule {stmt.schedule} moves loop {loop!r} or the loops "
-        f"around it (or separates statements that share a copy), so one copy would no longer "
-        f"live in one iteration; transform only the loops inside {loop!r}, or make "
-        f"{space!r} a function-level local (without private=)"
+        f"illegal schedule: {', '.join(s.name for s in stmts)} use {space!r}, a local private "
+        f"to each iteration of loop {loop!r}, but no loop of their schedules ({scheds}) runs "
+        f"exactly one iteration of {loop!r} per iteration (the schedule moves {loop!r} inside "
+        f"another loop, or separates or merges the statements that share a copy); transform "
+        f"{loop!r} so that one of its pieces runs its iterations (split, tile), or only the "
+        f"loops inside it, or make {space!r} a function-level local (without private=)"
     )
 
 

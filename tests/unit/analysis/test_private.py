@@ -84,7 +84,9 @@ def test_shared_scalar_parallel_tag_error_says_how_to_privatize() -> None:
 def test_moving_the_private_loop_is_refused_naming_the_local() -> None:
     comp = rowsum()
     comp.stmt("s0").interchange("i", "j")
-    with pytest.raises(spf.IllegalScheduleError, match=r"'t', a local private to each iteration"):
+    with pytest.raises(
+        spf.IllegalScheduleError, match=r"use 't', a local private to each iteration"
+    ):
         comp.codegen()
 
 
@@ -139,3 +141,32 @@ def test_redeclaring_a_local_with_another_privacy_is_refused() -> None:
     comp.add_local("t", "double", private="i")  # the same declaration again: accepted
     with pytest.raises(spf.SpfError, match=r"\(local, private to loop i\); cannot redeclare"):
         comp.add_local("t", "double")
+
+
+def test_split_private_loop_declares_the_local_in_the_inner_piece() -> None:
+    """After a split of its loop, each iteration of the inner piece is one iteration of the
+    private loop: the local lives there (C, interpreter and CUDA agree)."""
+    comp = rowsum()
+    for s in ("s0", "s1"):
+        comp.stmt(s).split("i", 4, "i0", "i1")
+    comp.stmt("s0").parallelize("i0")
+    a = np.random.default_rng(3).random((11, 3))
+    y, y2 = np.zeros(11), np.zeros(11)
+    comp.compile()(A=a, y=y)
+    comp.interpret(A=a, y=y2)
+    np.testing.assert_allclose(y, a.sum(axis=1))
+    np.testing.assert_array_equal(y2, y)
+    code = comp.codegen()
+    assert code.index("for (int64_t i1") < code.index("double t[1] = {0};")
+    gpu = rowsum()
+    for s in ("s0", "s1"):
+        gpu.stmt(s).split("i", 32, "i0", "i1").gpu(("i0",), ("i1",))
+    cuda = gpu.codegen("cuda")
+    assert cuda.index("threadIdx.x") < cuda.index("double t[1] = {0};")
+
+
+def test_splitting_one_statement_of_a_copy_is_refused() -> None:
+    comp = rowsum()
+    comp.stmt("s0").split("i", 4, "i0", "i1")
+    with pytest.raises(spf.IllegalScheduleError, match=r"no loop of their schedules"):
+        comp.check_legality()
