@@ -170,3 +170,25 @@ def test_splitting_one_statement_of_a_copy_is_refused() -> None:
     comp.stmt("s0").split("i", 4, "i0", "i1")
     with pytest.raises(spf.IllegalScheduleError, match=r"no loop of their schedules"):
         comp.check_legality()
+
+
+def test_inlined_private_local_is_private_to_the_prefixed_loop() -> None:
+    callee = Computation("rows")
+    callee.add_parameter("y", "double*")
+    callee.add_parameter("A", "double*")
+    callee.add_local("t", "double", private="i")
+    callee.add_stmt(
+        Stmt("$t$ += $A$(i, j);", "{[i,j]: 0 <= i < N && 0 <= j < M}", "{[i,j] -> [0,i,0,j,0]}")
+    )
+    callee.add_stmt(Stmt("$y$(i) = $t$;", "{[i]: 0 <= i < N}", "{[i] -> [0,i,1]}"))
+    caller = Computation("outer")
+    caller.add_data_space("Y", "double", shape=("N",))
+    caller.add_data_space("B", "double", shape=("N", "M"))
+    caller.append_computation(callee, "{[]}", "{[] -> [0]}", args=["Y", "B"])
+    (local,) = [ds for ds in caller.data_spaces.values() if ds.role == "local"]
+    assert local.private is not None
+    assert local.private == local.name.replace("t", "i")  # the callee's prefix on both
+    assert caller.is_parallel_legal("s1", local.private)
+    a, y = np.arange(6.0).reshape(3, 2), np.zeros(3)
+    caller.compile()(B=a, Y=y)
+    np.testing.assert_array_equal(y, [1.0, 5.0, 9.0])
