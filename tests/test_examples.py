@@ -27,6 +27,7 @@ SCRIPTS = [
     "wavefront_sptrsv.py",
     "import_c.py",
     "wavefront_gs_ilu0.py",
+    "wavefront_from_c.py",
     "spgemm.py",
     "format_relations.py",
 ]

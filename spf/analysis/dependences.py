@@ -404,6 +404,7 @@ def _pair_relations(
 ) -> tuple[_Found, ...]:
     """The dependences from ``src`` to ``snk`` in the program order (no current schedule
     involved unless a tag maps instances to ranks or gpu copies)."""
+    from spf.analysis.private import same_copy
     from spf.analysis.storage import same_allocation, same_workspace_iteration
 
     xs, ys = pair_names(src, snk)
@@ -431,6 +432,7 @@ def _pair_relations(
                     else:
                         pairs = same_rank(comp, src, snk, pairs, xs, ys)
                     pairs = same_workspace_iteration(comp, ds, src, snk, pairs, xs, ys)
+                    pairs = same_copy(comp, ds, pairs, xs, ys, (orig_s, orig_t))
                     touching[key] = pairs
                 pieces = orig.levels(touching[key], "<") if not empty(touching[key], facts) else []
                 if not pieces:
@@ -580,8 +582,10 @@ _PARALLEL_TAGS = frozenset({"parallel", "vector", "distribute", "gpu_block", "gp
 
 
 def check_legality(comp: Computation) -> None:
+    from spf.analysis.private import check_private, shared_scalar_hint
     from spf.schedule.trace import blame
 
+    check_private(comp)
     deps = compute_dependences(comp)
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
@@ -589,10 +593,13 @@ def check_legality(comp: Computation) -> None:
             reduction = any(t.startswith("reduction(") for t in tags)  # spf.analysis.reductions
             if parallel and not reduction and not _parallel_ok(comp, stmt, loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
+                carried.sort(key=lambda d: not shared_scalar_hint(comp, d.data_space, loop))
                 raise IllegalScheduleError(
                     f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "
                     f"({', '.join(tags)}): "
-                    f"{carried[0]}" + blame(comp, [stmt.name], loop)
+                    f"{carried[0]}"
+                    + shared_scalar_hint(comp, carried[0].data_space, loop)
+                    + blame(comp, [stmt.name], loop)
                 )
     check_gpu_memory(comp)
     if _uses_private_memory(comp):
@@ -614,6 +621,7 @@ def check_legality(comp: Computation) -> None:
                 f"{dep.source} to {dep.sink} (carried by "
                 f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
                 f"relation {dep.relation}"
+                + shared_scalar_hint(comp, dep.data_space, _violated_loop(why) or "")
                 + blame(comp, [dep.source, dep.sink], _violated_loop(why))
             )
     from spf.analysis.storage import check_storage

@@ -65,6 +65,8 @@ class Dependence(Protocol):
     @property
     def sink(self) -> str: ...
     @property
+    def data_space(self) -> str: ...
+    @property
     def relation(self) -> Relation: ...
     @property
     def levels(self) -> tuple[int, ...]: ...
@@ -160,7 +162,10 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
                 f"not part of the wavefront; run comp.wavefront({loop!r}) so that every "
                 f"statement of the loop is in it"
             )
-        edge = _edge(comp, dep, positions, loop, facts)
+        try:
+            edge = _edge(comp, dep, positions, loop, facts)
+        except IllegalScheduleError as err:
+            raise _through_shared_scalar(comp, dep, loop) or err from None
         if edge is None:
             dropped.append(f"{dep.kind} {dep.source}->{dep.sink}: empty")
         else:
@@ -180,6 +185,22 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
         extent=extent,
         edges=tuple(edges),
         dropped=tuple(dropped),
+    )
+
+
+def _through_shared_scalar(
+    comp: Computation, dep: Dependence, loop: str
+) -> IllegalScheduleError | None:
+    """The error for a carried dependence the inspector cannot order because it goes
+    through a scalar every iteration shares (None for other data spaces)."""
+    from spf.analysis.private import shared_scalar_hint
+
+    hint = shared_scalar_hint(comp, dep.data_space, loop)
+    if not hint:
+        return None
+    return IllegalScheduleError(
+        f"wavefront({loop!r}): the {dep} orders every iteration of loop {loop!r} after the "
+        f"earlier ones (no inspector can run them in levels){hint}"
     )
 
 
@@ -306,8 +327,10 @@ def _function_of(
 
 
 def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
-    """The iterators of ``stmt``, then the UF calls of its domain on them (innermost first)."""
-    text = str(stmt.domain)
+    """The iterators of ``stmt``, then the UF calls of its domain and of its accesses on them
+    (innermost first: ILU(0) written in C reads ``val(diag(col(k)))``, whose row is
+    ``col(k)``)."""
+    text = " ".join([str(stmt.domain), *(str(rel) for _, rel in (*stmt.reads, *stmt.writes))])
     calls: list[str] = []
     for m in re.finditer(r"\b\w+\(", text):
         depth, end = 0, m.end() - 1

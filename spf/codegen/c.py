@@ -298,7 +298,8 @@ class CPrinter:
             number = self.heap_names().index(b.name)
             self.out.line(faults.alloc_failed(number, f"{b.name}_raw", b.ctype, count))
         elif all(e.isdigit() for e in b.extents):
-            self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}];")
+            zero = " = {0}" if b.private else ""
+            self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}]{zero};")
         else:  # a variable-length array (never of length 0)
             self.out.line(f"{b.ctype} {b.name}[({count}) > 0 ? ({count}) : 1];")
         self.out.line(f"(void){b.name};")

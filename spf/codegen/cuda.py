@@ -908,7 +908,8 @@ class _KernelBuilder:
         if b.scope == "shared":
             out.line(f"__shared__ {b.ctype} {b.name}[{_static_count(b)}];")
         elif b.scope in ("local", "stack"):
-            out.line(f"{b.ctype} {b.name}[{_static_count(b)}];")
+            zero = " = {0}" if b.private else ""  # a private local starts zeroed
+            out.line(f"{b.ctype} {b.name}[{_static_count(b)}]{zero};")
         else:
             raise CodegenError(
                 f"buffer {b.name!r} ({b.scope} memory) is allocated inside kernel "

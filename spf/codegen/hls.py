@@ -523,7 +523,8 @@ class HlsPrinter(CPrinter):
                     f"0..{max(1, len(dims)) - 1}"
                 )
             parts.append((p.dim + 1, p.factor, p.kind))
-        return LocalArray(name, b.ctype, dims, zero=b.scope == "local", partitions=tuple(parts))
+        zero = b.scope == "local" or b.private  # a private local starts zeroed each iteration
+        return LocalArray(name, b.ctype, dims, zero=zero, partitions=tuple(parts))
 
     def _dims(self, what: str, name: str, extents: tuple[str, ...]) -> tuple[int, ...]:
         env = {**self.bounds, **self._env}

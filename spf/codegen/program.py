@@ -105,6 +105,9 @@ class BufferDecl:
     (``allocate_at``); otherwise it lives for the whole function."""
     zeroed: bool = True
     """Filled with zeros when allocated (not for a packed copy: written before it is read)."""
+    private: bool = False
+    """A local private to each iteration of a loop (``add_local(..., private=...)``, placed
+    by :mod:`spf.codegen.private_locals`): a zeroed stack array declared in the loop body."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,9 @@ def lower(comp: Computation, name: str | None = None) -> Program:
     verify(comp, body)
     buffers = comp.buffers
     body = _place_allocations(comp, body, buffers)
+    from spf.codegen.private_locals import place_private_locals
+
+    body, private = place_private_locals(comp, body)
     data = [_data_macro(ds, comp) for ds in comp.data_spaces.values() if ds.rank is not None]
     data += [_buffer_macro(b) for b in buffers.values()]
     return Program(
@@ -232,10 +238,10 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         locals=tuple(
             _local(ds, comp)
             for ds in comp.data_spaces.values()
-            if ds.role == "local" and comp.storage_of(ds.name) is None
+            if ds.role == "local" and comp.storage_of(ds.name) is None and ds.private is None
         ),
         workspaces=_workspaces(comp),
-        buffers=tuple(_buffer_decl(b) for b in buffers.values()),
+        buffers=(*(_buffer_decl(b) for b in buffers.values()), *private),
         index_arrays=index_arrays(comp),
     )
 

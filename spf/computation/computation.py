@@ -105,11 +105,17 @@ class Computation:
         self._add_index_or_space(name, type, shape, "data", index)
 
     def _add_index_or_space(
-        self, name: str, type: TypeLike, shape: object, role: str, index: object
+        self,
+        name: str,
+        type: TypeLike,
+        shape: object,
+        role: str,
+        index: object,
+        private: object = None,
     ) -> None:
         if not isinstance(index, bool):
             raise SpfError(f"data space {name!r}: index= must be True or False, got {index!r}")
-        ds = make_data_space(name, type, shape, role=role, index=index)
+        ds = make_data_space(name, type, shape, role=role, index=index, private=private)
         if index and name in self._ufs and not self._is_index(name):
             raise SpfError(
                 f"{name!r} is already declared as a UF (an input index array); an index array "
@@ -143,17 +149,18 @@ class Computation:
             check_reserved(f"data space {ds.name!r}: symbolic constant", p, in_macros=True)
         old = self._data.get(ds.name)
         if old is not None:
-            if (old.ctype, old.pointer, old.shape, old.role) == (
+            if (old.ctype, old.pointer, old.shape, old.role, old.private) == (
                 ds.ctype,
                 ds.pointer,
                 ds.shape,
                 ds.role,
+                ds.private,
             ):
                 return
             raise SpfError(
                 f"data space {ds.name!r} is already declared as {old.type_text}"
-                f"{old.shape_text()} ({old.role}); cannot redeclare it as "
-                f"{ds.type_text}{ds.shape_text()} ({ds.role})"
+                f"{old.shape_text()} ({_role_text(old)}); cannot redeclare it as "
+                f"{ds.type_text}{ds.shape_text()} ({_role_text(ds)})"
             )
         if ds.name in self._ufs and not ds.index:
             raise SpfError(
@@ -197,13 +204,35 @@ class Computation:
         return self._constants.get(name, "int64_t")
 
     def add_local(
-        self, name: str, type: TypeLike, shape: object = (), *, index: bool = False
+        self,
+        name: str,
+        type: TypeLike,
+        shape: object = (),
+        *,
+        index: bool = False,
+        private: str | None = None,
     ) -> None:
         """A temporary of the generated function (never a kernel argument), e.g. a scalar
         ``temp2`` or an array ``w[N]``: a data space the function allocates itself.
         ``index=True``: a run-time index array (as for :meth:`add_data_space`) the function
-        keeps to itself, e.g. a workspace listing the columns of a row."""
-        self._add_index_or_space(name, type, shape, "local", index)
+        keeps to itself, e.g. a workspace listing the columns of a row.
+
+        ``private="i"``: each iteration of loop ``i`` (and of the loops around it) has its
+        own zeroed copy, as a C scalar declared inside the loop body: the local carries no
+        dependence across those iterations, and generated code declares it inside the loop
+        (docs/assumptions.md).
+
+        >>> comp = Computation("rowsum")
+        >>> comp.add_data_space("y", "double", shape=("N",))
+        >>> comp.add_data_space("A", "double", shape=("N", "M"))
+        >>> comp.add_local("t", "double", private="i")
+        >>> _ = comp.add_stmt(Stmt("$t$ += $A$(i, j);", "{[i,j]: 0 <= i < N && 0 <= j < M}",
+        ...                        "{[i,j] -> [0,i,0,j,0]}"))
+        >>> _ = comp.add_stmt(Stmt("$y$(i) = $t$;", "{[i]: 0 <= i < N}", "{[i] -> [0,i,1]}"))
+        >>> comp.is_parallel_legal("s1", "i")
+        True
+        """
+        self._add_index_or_space(name, type, shape, "local", index, private)
 
     def assume(self, text: str) -> Fact:
         """Add a fact the analysis may use and a kernel checks with ``check=True``:
@@ -814,6 +843,7 @@ class Computation:
             rank=rank if ds.shape is None else None,
             pointer=False,
             role="local",
+            private=ds.private,
         )
         if ds.shape is not None:
             local = local.with_rank(len(ds.shape))
@@ -965,6 +995,11 @@ def _uf_params(uf: UF) -> frozenset[str]:
         if s is not None:
             out |= s.params
     return out
+
+
+def _role_text(ds: DataSpace) -> str:
+    """``local`` or ``local, private to loop i``."""
+    return ds.role if ds.private is None else f"{ds.role}, private to loop {ds.private}"
 
 
 def _shape_params(ds: DataSpace) -> set[str]:

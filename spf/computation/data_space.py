@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spf.clang import NUMPY_OF_C
 from spf.dtypes import c_type
@@ -31,6 +31,10 @@ class DataSpace:
     index: bool = False
     """A run-time index array (``add_data_space(..., index=True)``): statements write it
     and later statements read it as the UF of the same name (docs/formats.md)."""
+    private: str | None = None
+    """A local private to each iteration of this loop (``add_local(..., private="i")``):
+    one fresh copy per iteration of the loop and of the loops around it, so it carries no
+    dependence across them (docs/assumptions.md, :mod:`spf.analysis.private`)."""
 
     @property
     def dtype(self) -> str:
@@ -48,19 +52,16 @@ class DataSpace:
         return "".join(f"[{d}]" for d in self.shape)
 
     def with_rank(self, rank: int) -> DataSpace:
-        return DataSpace(
-            name=self.name,
-            ctype=self.ctype,
-            shape=self.shape,
-            rank=rank,
-            pointer=self.pointer,
-            role=self.role,
-            index=self.index,
-        )
+        return replace(self, rank=rank)
 
 
 def make_data_space(
-    name: str, type_text: object, shape: object = None, role: str = "data", index: bool = False
+    name: str,
+    type_text: object,
+    shape: object = None,
+    role: str = "data",
+    index: bool = False,
+    private: object = None,
 ) -> DataSpace:
     """Validate the arguments of ``add_data_space`` and build the ``DataSpace``.
 
@@ -84,9 +85,40 @@ def make_data_space(
     rank = (None if pointer else 0) if dims is None else len(dims)
     if index:
         _check_index(name, ctype, pointer, dims)
+    if private is not None:
+        _check_private(name, private, index, dims)
     return DataSpace(
-        name=name, ctype=ctype, shape=dims, rank=rank, pointer=pointer, role=role, index=index
+        name=name,
+        ctype=ctype,
+        shape=dims,
+        rank=rank,
+        pointer=pointer,
+        role=role,
+        index=index,
+        private=private if isinstance(private, str) else None,
     )
+
+
+def _check_private(
+    name: str, private: object, index: bool, dims: tuple[int | str, ...] | None
+) -> None:
+    """``add_local(..., private=loop)``: a loop name, for a scalar or a fixed-size array."""
+    if not isinstance(private, str) or not private.isidentifier():
+        raise SpfError(
+            f"local {name!r}: private= names the loop whose iterations each get their own "
+            f"copy (e.g. private='i'), got {private!r}"
+        )
+    if index:
+        raise SpfError(
+            f"local {name!r}: a run-time index array (index=True) cannot be private to a "
+            "loop; later statements read it as a UF"
+        )
+    if dims is None or not all(isinstance(d, int) for d in dims):
+        raise SpfError(
+            f"local {name!r}: a private local is a scalar or an array of constant extents "
+            f"(one copy per iteration of loop {private!r}), not of shape {dims!r}; give it "
+            "integer extents or drop private="
+        )
 
 
 def _check_index(name: str, ctype: str, pointer: bool, dims: tuple[int | str, ...] | None) -> None:

@@ -11,6 +11,7 @@ caller's generated function.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -153,6 +154,8 @@ class _Plan:
             new = self.rename[name]
             if new in self.caller.data_spaces:
                 continue  # bound to a caller data space
+            if ds.private is not None:  # the callee's loop, under its prefixed name
+                ds = dataclasses.replace(ds, private=self.prefix + ds.private)
             self.caller._add_local(new, ds)
         offset = 0
         last = self.base

@@ -18,6 +18,8 @@ def computation_text(comp: Computation) -> str:
     lines.append("  data spaces:")
     for ds in comp.data_spaces.values():
         role = "" if ds.role == "data" else f"  ({ds.role})"
+        if ds.private is not None:
+            role = f"  ({ds.role}, private to loop {ds.private})"
         lines.append(f"    {ds.name}: {ds.type_text}{ds.shape_text()}{role}")
     if comp.return_values:
         lines.append(f"  return values: {', '.join(comp.return_values)}")

@@ -31,6 +31,7 @@ def to_json(comp: Computation) -> str:
                 "rank": ds.rank,
                 "role": ds.role,
                 **({"index": True} if ds.index else {}),
+                **({"private": ds.private} if ds.private is not None else {}),
             }
             for ds in comp.data_spaces.values()
         ],
@@ -95,7 +96,7 @@ def _build(data: dict[str, Any]) -> Computation:
             comp.add_local(ds["name"], ds["type"], tuple(ds["shape"]), index=True)
         elif ds["role"] == "local":
             shape = tuple(ds["shape"]) if ds["shape"] is not None else None
-            local = make_data_space(ds["name"], ds["type"], shape)
+            local = make_data_space(ds["name"], ds["type"], shape, private=ds.get("private"))
             if ds["rank"] is not None:
                 local = local.with_rank(int(ds["rank"]))
             comp._add_local(ds["name"], local)

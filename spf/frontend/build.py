@@ -15,6 +15,7 @@ from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.private import private_loops
 from spf.frontend.survey import survey
 from spf.frontend.walk import Record, Walker
 from spf.sets import UF
@@ -85,6 +86,7 @@ def translate(
     _check_reached(src, scope, records)
     calls: list[Call] = []
     _declare(calls, src, scope, records, uf_fields, shape_of)
+    _mark_private(calls, private_loops(fn.body, scope.vars, scope.iterators))
     comp = Computation(fn.decl.name)
     for call in calls:
         try:
@@ -94,6 +96,14 @@ def translate(
         except SpfError as err:
             raise _located(src, call, str(err)) from None
     return Translation(fn.decl.name, tuple(calls), comp)
+
+
+def _mark_private(calls: list[Call], loops: Mapping[str, str]) -> None:
+    """``add_local(..., private=loop)`` for the locals private to a loop (spf.frontend.private)."""
+    for k, call in enumerate(calls):
+        if call.method == "add_local" and call.args[0] in loops:
+            kwargs = (*call.kwargs, ("private", loops[call.args[0]]))
+            calls[k] = Call(call.method, call.args, kwargs, call.node)
 
 
 def _check_named(scope: Scope, given: Mapping[str, Any], hint: str) -> None:

@@ -124,6 +124,8 @@ def _stmt_node(name: str, attrs: dict[str, Any]) -> str:
 def _data_node(node: str, attrs: dict[str, Any]) -> str:
     kind = str(attrs["type"]).replace(" (", "\n(")  # "(local buffer)" on a line of its own
     label = f"{attrs['name']}\n{kind}"
+    if "private" in attrs:  # one copy per iteration of that loop
+        label += f"\nprivate to loop {attrs['private']}"
     if "stored_in" in attrs:  # its bytes are the buffer's
         label += f"\nstored in {attrs['stored_in']}"
     elif "bytes" in attrs:

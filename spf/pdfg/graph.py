@@ -86,6 +86,8 @@ def _add_nodes(g: nx.DiGraph[str], comp: Computation) -> None:
         g.add_node(
             data_id(comp, name), kind="data", name=name, type=space.type_text + space.shape_text()
         )
+        if space.private is not None:  # one copy per iteration of the loop (add_local)
+            g.nodes[data_id(comp, name)]["private"] = space.private
         if name in placements:  # store_in, storage_fold: its elements live in a buffer
             g.nodes[data_id(comp, name)]["stored_in"] = placements[name].buffer
     for name, b in comp.buffers.items():

@@ -10,8 +10,9 @@ may be left out (it starts at 0).
 Layer III: a data space stored in a buffer (``store_in``, ``storage_fold``) is read and
 written through its placement, so folded or shared storage behaves as in generated code;
 buffers the function owns start zeroed, and one ``allocate_at`` a loop is fresh for every
-iteration of that loop. Layer IV: barriers and host/device copies do nothing here (one
-memory, one thread of control); send and receive raise ``SpfError`` (they need MPI ranks).
+iteration of that loop, as is a local private to a loop (``add_local(..., private=...)``).
+Layer IV: barriers and host/device copies do nothing here (one memory, one thread of
+control); send and receive raise ``SpfError`` (they need MPI ranks).
 """
 
 from __future__ import annotations
@@ -224,9 +225,22 @@ class _Storage:
                 ds, shape, placement.buffer, getters[placement.buffer], index, params
             )
 
+        self.private: list[tuple[Any, int, list[tuple[int, ...] | None]]] = []
+        from spf.analysis.private import private_position
+
+        for name, space in comp.data_spaces.items():
+            pos = private_position(comp, name) if space.private is not None else None
+            if pos is not None:  # a fresh zeroed copy per iteration of its loop
+                self.private.append((arrays[name], pos, [None]))
+
     def enter(self, time: Sequence[int]) -> None:
         for alloc in self.allocations:
             alloc.enter(time)
+        for array, pos, seen in self.private:
+            key = tuple(time[: pos + 1])
+            if key != seen[0]:
+                seen[0] = key
+                array[...] = 0
 
 
 def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:

@@ -1,0 +1,78 @@
+"""Locals private to a loop (``add_local(..., private="i")``) in the loop tree: each is
+declared at the start of the body of its loop (:func:`spf.analysis.private.private_position`),
+so every iteration, and every thread of a parallel loop, has its own zeroed copy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
+
+if TYPE_CHECKING:
+    from spf.codegen.program import BufferDecl
+    from spf.computation.computation import Computation
+
+
+def place_private_locals(comp: Computation, body: Node) -> tuple[Node, tuple[BufferDecl, ...]]:
+    """``body`` with an :class:`Alloc` of each private local around the body of its loop,
+    and the declarations of those locals (printed as zeroed stack arrays)."""
+    from spf.analysis.private import private_position, users
+    from spf.codegen.program import BufferDecl
+
+    decls = []
+    for name, ds in comp.data_spaces.items():
+        if ds.private is None:
+            continue
+        pos = private_position(comp, name)
+        if pos is None:
+            continue  # no statement uses it
+        body = _wrap(body, pos, frozenset(s.name for s in users(comp, name)), name)
+        decls.append(
+            BufferDecl(
+                name=name,
+                ctype=ds.ctype,
+                extents=tuple(str(d) for d in ds.shape or ()),
+                scope="stack",
+                argument=False,
+                allocated_at=True,
+                private=True,
+            )
+        )
+    return body, tuple(decls)
+
+
+def _has(n: Node, stmts: frozenset[str]) -> bool:
+    return any(isinstance(c, Call) and c.stmt in stmts for c in walk(n))
+
+
+def _loop_within(n: Node, pos: int, stmts: frozenset[str]) -> bool:
+    """Whether a loop at position ``pos`` or outside it holds a statement of ``stmts``
+    somewhere under ``n`` (``n`` included)."""
+    return any(isinstance(c, For) and c.position <= pos and _has(c, stmts) for c in walk(n))
+
+
+def _wrap(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
+    """Declare ``local`` in the body of each innermost loop at position ``pos`` or outside it
+    that holds its statements (a loop the scanner left out runs once per iteration of the
+    loop around it: the copy per iteration is the same); at the top when there is none."""
+    if not _loop_within(n, pos, stmts):
+        return Alloc(local, n) if _has(n, stmts) else n
+    return _descend(n, pos, stmts, local)
+
+
+def _descend(n: Node, pos: int, stmts: frozenset[str], local: str) -> Node:
+    if isinstance(n, Block):
+        return Block(tuple(_descend(item, pos, stmts, local) for item in n.items))
+    if isinstance(n, For):
+        if n.position > pos or not _has(n, stmts):
+            return n
+        if _loop_within(n.body, pos, stmts):
+            return replace(n, body=_descend(n.body, pos, stmts, local))
+        return replace(n, body=Alloc(local, n.body))
+    if isinstance(n, If):
+        orelse = None if n.orelse is None else _descend(n.orelse, pos, stmts, local)
+        return If(n.cond, _descend(n.then, pos, stmts, local), orelse)
+    if isinstance(n, (Bind, Alloc)):
+        return replace(n, body=_descend(n.body, pos, stmts, local))
+    return n
