@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
+    from spf.computation.statement import Stmt
 
 
 @dataclass(frozen=True)
@@ -476,32 +477,51 @@ def _place_allocations(comp: Computation, body: Node, buffers: dict[str, Buffer]
                     f"buffer {b.name!r} is allocated at loop {level!r} of {stmt_name}, which "
                     f"no longer exists ({err}); call allocate_at again"
                 ) from err
-            body, count = _wrap_loops(body, pos, stmt_name, b.name)
+            peers = _loop_peers(comp, stmt, pos, _users(comp, b.name))
+            body, count = _wrap_loops(body, pos, peers, b.name)
             if count == 0:  # pragma: no cover - a statement always has its loops
                 raise CodegenError(f"buffer {b.name!r}: loop {level!r} of {stmt_name} not found")
         _check_users(comp, body, b.name)
     return body
 
 
-def _wrap_loops(n: Node, pos: int, stmt: str, buffer: str) -> tuple[Node, int]:
+def _loop_peers(comp: Computation, stmt: Stmt, pos: int, users: set[str]) -> set[str]:
+    """``stmt`` and the buffer's users that share its loop at schedule position ``pos``
+    (equal constants before it): the scanner may split that loop into several nests
+    (e.g. one for parameters where only some of the statements run), each iteration of
+    every piece gets the buffer fresh."""
+    from spf.analysis.dependences import padded
+    from spf.computation.statement import is_constant
+
+    width = comp.schedule_width()
+    mine = padded(stmt, width).out_vars
+    out = {stmt.name}
+    for name in users:
+        outs = padded(comp.stmt(name), width).out_vars
+        if not is_constant(outs[pos]) and all(outs[k] == mine[k] for k in range(0, pos, 2)):
+            out.add(name)
+    return out
+
+
+def _wrap_loops(n: Node, pos: int, stmts: set[str], buffer: str) -> tuple[Node, int]:
     if isinstance(n, Block):
         items, total = [], 0
         for item in n.items:
-            new, k = _wrap_loops(item, pos, stmt, buffer)
+            new, k = _wrap_loops(item, pos, stmts, buffer)
             items.append(new)
             total += k
         return Block(tuple(items)), total
     if isinstance(n, For):
-        if n.position == pos and any(isinstance(c, Call) and c.stmt == stmt for c in walk(n)):
+        if n.position == pos and any(isinstance(c, Call) and c.stmt in stmts for c in walk(n)):
             return replace(n, body=Alloc(buffer, n.body)), 1
-        inner, k = _wrap_loops(n.body, pos, stmt, buffer)
+        inner, k = _wrap_loops(n.body, pos, stmts, buffer)
         return replace(n, body=inner), k
     if isinstance(n, If):
-        then, k1 = _wrap_loops(n.then, pos, stmt, buffer)
-        orelse, k2 = (None, 0) if n.orelse is None else _wrap_loops(n.orelse, pos, stmt, buffer)
+        then, k1 = _wrap_loops(n.then, pos, stmts, buffer)
+        orelse, k2 = (None, 0) if n.orelse is None else _wrap_loops(n.orelse, pos, stmts, buffer)
         return If(n.cond, then, orelse), k1 + k2
     if isinstance(n, (Bind, Alloc)):
-        inner, k = _wrap_loops(n.body, pos, stmt, buffer)
+        inner, k = _wrap_loops(n.body, pos, stmts, buffer)
         return replace(n, body=inner), k
     return n, 0
 
