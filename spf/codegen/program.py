@@ -7,13 +7,14 @@ data-space extents and UF arities. Printers consume a ``Program`` and nothing el
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
 from spf.codegen.c import int_literal
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
+from spf.codegen.register_tile import IndexForm, index_form
 from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.sets import syntax as ast
@@ -55,6 +56,10 @@ class Reduction:
     """The statement iterators the target's indices use."""
     data_space: str = ""
     """The data space accumulated into."""
+    indices: tuple[IndexForm, ...] | None = None
+    """The target's index expressions over the statement's iterators, None where one does
+    not parse (a register tile keeps one cell per element only where they are affine:
+    :mod:`spf.codegen.register_tile`)."""
 
 
 @dataclass(frozen=True)
@@ -381,7 +386,8 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         for idx in access.indices:
             uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
         ctype = comp.data_spaces[access.data_space].ctype
-        found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space)
+        forms = _index_forms(access.indices)
+        found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space, forms)
         reduction, update = (found, found) if not spelled else (reduction, found)
     accumulates = tuple(
         (ds, family, comp.data_spaces[ds].ctype) for ds, family in updates(stmt).items()
@@ -578,6 +584,16 @@ def _operation(stmt: object, comp: Computation, its: tuple[str, ...]) -> Operati
 
 
 # ----------------------------------------------------------------------------- expressions
+def _index_forms(indices: Sequence[str]) -> tuple[IndexForm, ...] | None:
+    if not indices:
+        return ()
+    try:
+        doc = parse_document(f"{{[{', '.join(indices)}]}}")
+    except ParseError:
+        return None
+    return tuple(index_form(e) for e in doc.pieces[0].in_tuple)
+
+
 def c_expr(text: str, params: Collection[str] = ()) -> str:
     """C text of an index expression in set syntax (``i % 2``, ``floor(i/4)``, ``N - 1``);
     names in ``params`` (macro parameters) are parenthesised. ``%`` and ``floor`` keep their
