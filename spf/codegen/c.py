@@ -25,6 +25,7 @@ from spf.codegen.loop_ast import (
     walk,
 )
 from spf.codegen.reductions import THREADS_PRELUDE, atomic_call, reduction_for, reduction_loops
+from spf.codegen.register_tile import tile_cells
 from spf.errors import CodegenError
 from spf.schedule.tags import reduction_option
 
@@ -118,6 +119,7 @@ class CPrinter:
         self.p = program
         self.out = Emitter()
         self.macros = {s.name: s for s in program.stmts}
+        self._data = {d.name: d for d in program.data}
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
         self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
         self._simd: str | None = None  # the enclosing loop printed with the simd pragma
@@ -432,8 +434,8 @@ class CPrinter:
             self.operation(n)
         elif self._tile is not None and self._tile[0] == n.stmt:
             red = self.macros[n.stmt].reduction
-            op = "*=" if red is not None and red.op == "*=" else "+="
-            self.out.line(f"{self._tile[1]} {op} {n.stmt}_value({args});")
+            assert red is not None
+            self.out.line(f"{self._tile[1]} {red.op} {n.stmt}_value({args});")
         elif self._reducing == "atomic":
             atomic_call(self, n)
         elif self._acc == n.stmt:
@@ -467,8 +469,9 @@ class CPrinter:
     def _tile_nest(self, n: For) -> tuple[list[tuple[str, int]], Call] | None:
         """Loops ``n`` encloses as a perfect nest of constant-trip loops (``var`` from 0 to a
         constant) around one ``+=``/``-=``/``*=`` reduction whose target does not change
-        across ``n``: ``[(var, trip), ...]`` outer first, and the call. The targets of one
-        ``n`` iteration then fit a small local array (``spf_tile``) that gcc keeps in
+        across ``n``: the loops that index the tile's cells (``[(var, trip), ...]`` outer
+        first, :func:`~spf.codegen.register_tile.tile_cells`) and the call. The targets of
+        one ``n`` iteration then fit a small local array (``spf_tile``) that gcc keeps in
         registers across ``n``: unroll-and-jam's scalar replacement (a register tile)."""
         if n.tags or self._acc is not None or self._tile is not None or self._reducing:
             return None
@@ -497,9 +500,13 @@ class CPrinter:
         size = 1
         for _, trip in loops:
             size *= trip
-        if not 1 < size <= 512:
+        if not 1 < size <= 512 or _target_varies(macro, body, {n.var}):
             return None
-        return None if _target_varies(macro, body, {n.var}) else (loops, body)
+        if red.indices is None or self._data[red.data_space].buffer is not None:
+            return None  # a buffer may hold two elements in one place
+        args = dict(zip(macro.params, body.args, strict=True))
+        cells = tile_cells(red.indices, args, loops)
+        return None if cells is None else (cells, body)
 
     def _tile_for(self, n: For, loops: list[tuple[str, int]], call: Call) -> None:
         macro = self.macros[call.stmt]
@@ -507,7 +514,6 @@ class CPrinter:
         assert red is not None
         dims = "".join(f"[{trip}]" for _, trip in loops)
         cell = "spf_tile" + "".join(f"[{var}]" for var, _ in loops)
-        unit = "1" if red.op == "*=" else "0"
 
         def nest(line: str) -> None:
             with contextlib.ExitStack() as stack:
@@ -520,13 +526,13 @@ class CPrinter:
         self.out.line("{")
         with self.out.indented():
             self.out.line(f"{red.ctype} spf_tile{dims};")
-            nest(f"{cell} = {unit};")
-            self._tile = (call.stmt, cell)
+            nest(f"{cell} = {call.stmt}_target({args});")  # the source's order: see
+            self._tile = (call.stmt, cell)  # spf.codegen.register_tile
             try:
                 self._plain_for(n)
             finally:
                 self._tile = None
-            nest(f"{call.stmt}_target({args}) {red.op} {cell};")
+            nest(f"{call.stmt}_target({args}) = {cell};")
         self.out.line("}")
 
     def _for(self, n: For) -> None:

@@ -743,6 +743,21 @@ class Computation:
 
         check_copies(self, producer, consumer, level, ds, copy, shifted)
 
+    def _compute_at_leftover(
+        self,
+        producer: Stmt,
+        consumer: Stmt,
+        write: Relation,
+        ds: str,
+        needed: Relation,
+        outer: Relation,
+    ) -> Set | None:
+        """``compute_at``: the producer instances no consumer reads whose values are results,
+        as points of the shared loops after the consumer's last (None: there are none)."""
+        from spf.analysis.leftover import rest_after_last
+
+        return rest_after_last(self, producer, consumer, (write, ds), needed, outer)
+
     def is_parallel_legal(
         self, stmt: str | int | Stmt, loop: str | int, reduction: str | None = None
     ) -> bool:
