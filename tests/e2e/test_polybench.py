@@ -6,13 +6,12 @@ ones raise ``IllegalScheduleError``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 import ctypes
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -49,7 +48,8 @@ def _compile(name: str, comp: spf.Computation, cache: Path) -> Kernel:
         compiled = comp.compile(cflags=EXACT, cache_dir=str(cache))
     (warning,) = record
     for _, access, condition in PRECONDITIONS[name]:
-        assert access in str(warning.message) and repr(condition) in str(warning.message)
+        assert access in str(warning.message)
+        assert repr(condition) in str(warning.message)
     return compiled
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import spf
 from spf import CodegenError, Computation, Stmt, kernels
-from spf.analysis import analyze_bounds, check_bounds
+from spf.analysis import check_bounds
 from spf.codegen import lower_checked
 from spf.sets.parse import parse_document
 
