@@ -4,13 +4,15 @@ A precondition (:class:`~spf.analysis.preconditions.Precondition`) is a conditio
 parameters under which an access stays inside its data space (``N >= 1`` for PolyBench's
 ``durbin``, which reads ``r(0)``). Each is turned once into integer constraints
 (:func:`~spf.analysis.preconditions.parameter_terms`) and evaluated in Python on the call's
-parameter values: a few integer operations per call, whatever the size of the arrays, and no
-isl. A call outside one is an :class:`~spf.errors.ArgumentError` naming the access and the
-values.
+parameter values: a few integer operations, whatever the size of the arrays, and no isl;
+preconditions with the same condition are evaluated once, and the parameter values that pass
+are remembered (a later call with the same values costs one look-up). A call outside one is
+an :class:`~spf.errors.ArgumentError` naming the access and the values.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +32,28 @@ class PreconditionCheck:
 
     def __init__(self, preconditions: Sequence[Precondition], where: str) -> None:
         self.where = where
-        self.tests = tuple((_test(p.premise), _test(p.conclusion), p) for p in preconditions)
+        first: dict[str, Precondition] = {}
+        for p in preconditions:  # one test per condition, named by its first access
+            first.setdefault(p.condition, p)
+        self.tests = tuple((_test(p.premise), _test(p.conclusion), p) for p in first.values())
+        names = sorted({n for p in preconditions for n in p.params})
+        self._key: Callable[[Mapping[str, Any]], object] = (
+            operator.itemgetter(*names) if names else lambda params: ()
+        )
+        self._passed: set[object] = set()
+        """Parameter values (of the names the conditions use) that satisfy them all."""
 
     def check(self, params: Mapping[str, Any]) -> None:
         """``ArgumentError`` for the first precondition ``params`` break."""
+        key = self._key(params)
+        if key in self._passed:
+            return
         for premise, conclusion, p in self.tests:
             if premise(params) and not conclusion(params):
                 raise self.error(p, params)
+        if len(self._passed) >= 256:
+            self._passed.clear()
+        self._passed.add(key)
 
     def error(self, p: Precondition, params: Mapping[str, Any]) -> ArgumentError:
         values = ", ".join(f"{n}={params[n]}" for n in sorted(p.params))
@@ -81,7 +98,7 @@ def _linear(e: Linear) -> Callable[[Mapping[str, Any], list[int]], int]:
     def value(params: Mapping[str, Any], divs: list[int]) -> int:
         total = const
         for name, c in names:
-            total += c * int(params[name])
+            total += c * params[name]
         for k, c in used:
             total += c * divs[k]
         return total
