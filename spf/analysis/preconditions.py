@@ -92,6 +92,9 @@ class Precondition(Fact):
             example=example,
         )
 
+    def __repr__(self) -> str:
+        return f"Precondition({self.text!r})"
+
     def describe(self) -> str:
         """``statement s0 reads r(0) inside data space 'r' only under the precondition 'N >=
         1' (outside it, e.g. at ...)``."""
