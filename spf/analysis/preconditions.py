@@ -3,12 +3,13 @@
 An access that isl proves outside its data space for *some* parameter values, but not for
 every value at which its statement runs, is not refused (API.md section 10): PolyBench's
 ``durbin`` reads ``r(0)``, which is out of bounds only when ``N = 0``. The bounds proof
-(:mod:`spf.analysis.bounds`) hands this module two parameter sets: ``run``, where the
-statement has instances, and ``bad``, where some instance accesses outside the shape (both
-within the parameter values a kernel can be called with, the *context*). The condition under
-which every access is in bounds is ``run => not bad``, written as a :class:`Precondition`
-(a parameter :class:`~spf.sets.facts.Fact` in ``assume`` syntax, gisted against the context
-and the premise so it reads as simply as isl can make it)::
+(:mod:`spf.analysis.bounds`) hands this module two parameter sets: ``run``, where the access
+touches some element (its statement has instances), and ``bad``, where some instance
+accesses outside the shape (both within the parameter values a kernel can be called with,
+the *context*). The condition under which the access is in bounds is ``run => not bad``,
+written as a :class:`Precondition` (a parameter :class:`~spf.sets.facts.Fact` in ``assume``
+syntax, gisted against the context and the premise so it reads as simply as isl can make
+it)::
 
     >>> import islpy as isl
     >>> run = isl.Set("[N] -> { : N >= 0 }")
@@ -150,7 +151,7 @@ def warn_preconditions(name: str, preconditions: Sequence[Precondition]) -> None
     warnings.warn(message, PreconditionWarning, stacklevel=_outside_spf())
 
 
-_SPF = str(Path(__file__).resolve().parent.parent) + os.sep
+_SPF = str(Path(__file__).parent.parent) + os.sep
 
 
 def _outside_spf() -> int:
@@ -226,8 +227,8 @@ def parameter_terms(s: isl.Set) -> tuple[Conjunction, ...]:
     disjunct (none: the empty set).
 
     >>> ((divs, constraints),) = parameter_terms(isl.Set("[M, N] -> { : N >= 1 and M <= N }"))
-    >>> constraints  # -M + N >= 0 and N - 1 >= 0
-    (((('M', -1), ('N', 1)), (), 0), False), ((('N', 1),), (), -1), False))
+    >>> constraints  # N - 1 >= 0 and -M + N >= 0
+    ((((('N', 1),), (), -1), False), (((('M', -1), ('N', 1)), (), 0), False))
     """
     out: list[Conjunction] = []
     for bset in s.compute_divs().coalesce().get_basic_sets():

@@ -86,6 +86,15 @@ def test_every_target_warns() -> None:
             head().codegen(target)
 
 
+@pytest.mark.parametrize(("target", "options"), [("cuda", {"emulate": True}), ("hls", {})])
+def test_every_target_checks(target: str, options: dict[str, object], cache: Path) -> None:
+    with pytest.warns(spf.PreconditionWarning):
+        kernel = head().compile(target=target, cache_dir=str(cache), **options)
+    assert [p.condition for p in kernel.preconditions] == ["N >= 1"]
+    with pytest.raises(spf.ArgumentError, match=r"r\(0\).*N=0 breaks"):
+        kernel(s=np.zeros(()), r=np.zeros(0), y=np.zeros(0))
+
+
 def test_compile_warns_once_and_lists_the_preconditions(head_kernel: Kernel) -> None:
     (p,) = head_kernel.preconditions
     assert isinstance(p, Precondition)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import doctest
+
 import islpy as isl
 import pytest
 
@@ -81,3 +83,11 @@ def test_precondition_is_a_parameter_fact_with_its_access() -> None:
         "'NY >= 1 && TMAX >= 1 => NX >= 1' (outside it, e.g. at t = 0, j = 0"
     )
     assert Precondition.from_data(p.to_data()) == p
+
+
+def test_module_examples_run() -> None:
+    import spf.analysis.preconditions as module
+
+    result = doctest.testmod(module)
+    assert result.attempted > 0
+    assert result.failed == 0
