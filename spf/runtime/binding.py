@@ -3,7 +3,8 @@
 :class:`Binder` checks what a call passes by name: parameters are ints that fit their C type
 (or follow from the arrays' declared shapes), arrays are numpy arrays of the right dtype, rank
 and shape, C-contiguous, aligned and writeable where written; ``check=True`` also checks the
-declared UF facts (:mod:`spf.runtime.checks`) and that no written array overlaps another.
+declared UF facts (:mod:`spf.runtime.checks`), the preconditions on the parameters
+(:mod:`spf.runtime.preconditions`) and that no written array overlaps another.
 :class:`~spf.runtime.kernel.Kernel` binds every call with it, and so does the reference
 interpreter (``Computation.interpret``), so both refuse the same arguments.
 """
@@ -23,6 +24,7 @@ from spf.sets.expr import Evaluator, compile_expr
 if TYPE_CHECKING:
     from spf.codegen.signature import Arg, Signature
     from spf.runtime.fact_check import FactChecker
+    from spf.runtime.preconditions import PreconditionCheck
 
 _MISSING: Any = object()
 
@@ -222,6 +224,12 @@ class Binder:
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
             labels = signature.fact_labels or None
             self._facts = FactChecker(signature.facts, ufs, labels)
+        self._preconditions: PreconditionCheck | None = None
+        if signature.preconditions:
+            from spf.runtime.preconditions import PreconditionCheck
+
+            where = f"kernel {signature.function}: " if context is None else ""
+            self._preconditions = PreconditionCheck(signature.preconditions, where)
         self._fast = _FastPlan(self)
         self._written = tuple(i for i, d in enumerate(self.data) if d.writes)
 
@@ -390,7 +398,10 @@ class Binder:
         return err
 
     def _check(self, arrays: list[Array], params: dict[str, int]) -> None:
-        """The UF facts, and that no written array overlaps another (arguments are restrict)."""
+        """The preconditions, the UF facts, and that no written array overlaps another
+        (arguments are restrict)."""
+        if self._preconditions is not None:
+            self._preconditions.check(params)
         data, in_loop = self.data, self.in_loop
         key = tuple(params.values())
         for d, arr in zip(data, arrays, strict=True):

@@ -195,8 +195,8 @@ class CudaKernel:
     """A compiled CUDA computation: ``kernel(B=B, A=A, N=n, check=True)``.
 
     Attributes as :class:`~spf.runtime.kernel.Kernel` (``name``, ``signature``, ``source``
-    (the ``.cu`` text), ``path``, ``command``, ``arguments``, ``compiler_output``), plus
-    ``mode``: ``"emulate"``, ``"nvcc"``, ``"pycuda"`` or ``"cupy"``.
+    (the ``.cu`` text), ``path``, ``command``, ``arguments``, ``compiler_output``,
+    ``preconditions``), plus ``mode``: ``"emulate"``, ``"nvcc"``, ``"pycuda"`` or ``"cupy"``.
     """
 
     def __init__(
@@ -216,6 +216,7 @@ class CudaKernel:
         self.compiler_output = built.stderr
         self.mode = mode
         self.arguments: tuple[Arg, ...] = signature.args
+        self.preconditions = signature.preconditions
         for a in signature.args:
             if a.name == "check":
                 raise SpfError(

@@ -27,6 +27,7 @@ from spf.runtime.threads import GOVERNOR, openmp_library
 if TYPE_CHECKING:
     import os
 
+    from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
 
 _RESTRICT = re.compile(r"\b(?:__)?restrict(?:__)?\b")
@@ -61,7 +62,9 @@ class Kernel:
 
     Attributes: ``name`` (the C function), ``signature`` (its C prototype), ``source``,
     ``path`` (the shared library), ``command`` (the compiler command line), ``arguments``
-    (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings).
+    (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings),
+    ``preconditions`` (the parameter conditions keeping accesses in bounds, each a
+    :class:`~spf.analysis.preconditions.Precondition`, checked by calls with ``check=True``).
     """
 
     def __init__(
@@ -80,6 +83,7 @@ class Kernel:
         self.command = command
         self.compiler_output = compiler_output
         self.arguments: tuple[Arg, ...] = signature.args
+        self.preconditions: tuple[Precondition, ...] = signature.preconditions
         faulting = faults.prototype(signature)
         has_fault = faulting in source
         names = faults.names_prototype(self.name)

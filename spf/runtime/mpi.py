@@ -90,6 +90,7 @@ class MPIKernel(Kernel):
             args=signature.args,
             facts=signature.facts,
             fact_labels=signature.fact_labels,
+            preconditions=signature.preconditions,
             comm_type=comm_ctype(),
         )
         super().__init__(load, source, path, command, compiler_output=compiler_output)
