@@ -260,6 +260,8 @@ class Computation:
         if old is not None and old != uf:
             raise SpfError(f"UF {name!r} is already declared as {old}")
         self._ufs[name] = uf
+        if uf.inverse is not None and uf.inverse not in self._ufs:
+            self.declare_uf(uf.inverse, **_fields(uf.inverse_uf()))
         return uf
 
     @property
@@ -932,6 +934,19 @@ class Computation:
             f"Computation(name={self._name!r}, stmts={len(self._stmts)}, "
             f"ufs={tuple(sorted(self._ufs))})"
         )
+
+
+def _fields(uf: UF) -> dict[str, Any]:
+    """The keyword arguments of ``declare_uf`` that declare ``uf`` again."""
+    return {
+        "arity": uf.arity,
+        "domain": uf.domain,
+        "range": uf.range,
+        "monotonic": uf.monotonic,
+        "dtype": uf.dtype,
+        "out_arity": uf.out_arity,
+        "inverse": uf.inverse,
+    }
 
 
 def _call_arity(call: str) -> int:

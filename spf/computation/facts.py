@@ -102,8 +102,9 @@ def declared_facts(comp: Computation) -> list[Fact]:
         vs = [f"_{name}{k}" for k in range(uf.arity)]
         dom = _constraints(uf.domain, vs)
         call = f"{name}({', '.join(vs)})"
-        if uf.range is not None:
-            rng = _constraints(uf.range, [call])
+        if uf.range is not None:  # a tuple-valued UF's range relates its components
+            values = [f"{call}[{c}]" for c in range(uf.out_arity)] if uf.out_arity > 1 else [call]
+            rng = _constraints(uf.range, values)
             if rng is not None and dom is not None:
                 premise = f"{dom} => " if dom else ""
                 out.append(Fact.parse(f"forall {', '.join(vs)}: {premise}{rng}", ufs))

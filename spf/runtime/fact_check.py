@@ -83,6 +83,8 @@ class _QuantifiedCheck:
                 range=decl.range,
                 monotonic=decl.monotonic,
                 dtype=decl.dtype,
+                out_arity=decl.out_arity,
+                inverse=decl.inverse,
             )
             for s in (decl.domain, decl.range):
                 if s is not None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import islpy as isl
 
+from spf.sets import calls
 from spf.sets.linear import (
     DT,
     basic_constraints,
@@ -138,7 +139,7 @@ def call_expr(terms: tuple[Term, ...], k: int) -> sp.Expr:
     name, args = terms[k]
     inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
     sub = {usym(j): call_expr(terms, j) for j in inner}
-    return sp.Function(name)(*[a.xreplace(sub) for a in args])
+    return calls.call(name, [a.xreplace(sub) for a in args])
 
 
 def _param_words(text: str) -> set[str]:

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from spf.errors import ArityError, SpfError
 from spf.sets import concrete, emptiness, hidden, ops
+from spf.sets.calls import call_signatures
 from spf.sets.convert import convert
+from spf.sets.inverse import simplify_inverses, with_inverses
 from spf.sets.memo import memo
 from spf.sets.parse import parse_document
 from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
@@ -58,7 +60,7 @@ class _SetLike:
     @classmethod
     def _make(cls: type[_T], body: Body, ufs: Mapping[str, UF]) -> _T:
         obj = cls.__new__(cls)
-        obj._init(body, ufs)
+        obj._init(simplify_inverses(body, ufs), ufs)
         return obj
 
     def __delattr__(self, name: str) -> None:
@@ -99,11 +101,20 @@ class _SetLike:
         return other
 
     def _merged_ufs(self, other: _SetLike) -> dict[str, UF]:
+        """The declarations of both operands (they must agree, and so must the ways the
+        two call each UF: its arity, and whether it returns a tuple)."""
         out = dict(self._ufs)
         for name, decl in other._ufs.items():
             if name in out and out[name] != decl:
                 raise SpfError(f"conflicting declarations of UF {name!r}: {out[name]} and {decl}")
             out[name] = decl
+        mine, theirs = call_signatures(self._body.terms), call_signatures(other._body.terms)
+        for name in sorted(mine.keys() & theirs.keys()):
+            if mine[name] != theirs[name]:
+                raise ArityError(
+                    f"UF {name!r} is called as {_signature_text(name, mine[name])} in {self} "
+                    f"but as {_signature_text(name, theirs[name])} in {other}"
+                )
         return out
 
     def _check_same_arity(self, other: _SetLike, what: str) -> None:
@@ -390,7 +401,15 @@ def _parsed(text: str, decls: tuple[tuple[str, UF], ...] | None) -> Body:
     UFs, arities inferred). Bodies are immutable, so one parse serves every equal request;
     errors are raised afresh each time (``lru_cache`` does not keep exceptions)."""
     arities: dict[str, int] = {}
-    return convert(parse_document(text), None if decls is None else dict(decls), arities)
+    ufs = None if decls is None else dict(decls)
+    body = convert(parse_document(text), ufs, arities)
+    return body if ufs is None else simplify_inverses(body, ufs)
+
+
+def _signature_text(name: str, signature: tuple[int, bool]) -> str:
+    n, tuple_valued = signature
+    args = ", ".join(["_"] * n)
+    return f"{name}({args})[...]" if tuple_valued else f"{name}({args})"
 
 
 def _flatten(point: Any) -> tuple[int, ...]:
@@ -410,4 +429,4 @@ def _decl_map(ufs: Mapping[str, UF] | Sequence[UF] | None) -> dict[str, UF] | No
         if decl.name != name:
             raise SpfError(f"ufs key {name!r} names UF {decl.name!r}")
         out[name] = decl
-    return out
+    return with_inverses(out)
