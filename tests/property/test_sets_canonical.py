@@ -182,3 +182,40 @@ def test_subset_with_hidden_variables_is_sound(
         ufs = {name: _uf_from(rng.integers(-7, 8, size=48)) for name in ("f", "g")}
         n = int(rng.integers(0, 7))
         assert set(a.points({"N": n}, ufs)) <= set(b.points({"N": n}, ufs))
+
+
+@st.composite
+def named_chains(draw: st.DrawFn) -> tuple[str, str]:
+    """A chain of nested calls ``f(h(g(i) + 1))`` compared with ``j``, written nested and
+    with some inner calls named by existentials (``exists m0: m0 = g(i) && ...``)."""
+    ufs = draw(st.lists(st.sampled_from(["f", "g", "h"]), min_size=2, max_size=3))
+    nested, named, conds, names = "i", "i", [], []
+    for depth, uf in enumerate(ufs):
+        a, b = draw(st.integers(1, 2)), draw(st.integers(-1, 1))
+        nested = f"{uf}({a}*({nested}) + {b})"
+        call = f"{uf}({a}*({named}) + {b})"
+        if depth < len(ufs) - 1 and draw(st.booleans()):
+            names.append(f"m{depth}")
+            conds.append(f"m{depth} = {call}")
+            named = f"m{depth}"
+        else:
+            named = call
+    op = draw(st.sampled_from(["=", "<", ">="]))
+    domain = "0 <= i < N && 0 <= j < N"
+    plain = f"{{[i, j]: {domain} && j {op} {nested}}}"
+    body = " && ".join([domain, *conds, f"j {op} {named}"])
+    hidden = f"{{[i, j]: exists({', '.join(names)}: {body})}}" if names else plain
+    return plain, hidden
+
+
+@SOME
+@given(named_chains(), st.integers(0, 2**32 - 1))
+def test_existentials_naming_inner_calls_are_equal_to_nesting(
+    case: tuple[str, str], seed: int
+) -> None:
+    plain, hidden = (Set(text) for text in case)
+    assert plain.is_subset(hidden)
+    assert hidden.is_subset(plain)
+    rng = np.random.default_rng(seed)
+    ufs = {name: _uf_from(rng.integers(-4, 5, size=32)) for name in ("f", "g", "h")}
+    assert plain.points({"N": 4}, ufs) == hidden.points({"N": 4}, ufs)
