@@ -285,6 +285,12 @@ def intersect(a: Body, b: Body) -> Body:
     return canonical(la.with_iset(la.iset.intersect(lb.iset)))
 
 
+def hull(body: Body) -> Body:
+    """One conjunction containing ``body``: isl's convex hull of the set with the UF values
+    as dimensions (see :meth:`spf.Set.hull`)."""
+    return canonical(body.with_iset(isl.Set.from_basic_set(body.iset.convex_hull())))
+
+
 def subtract(a: Body, b: Body) -> Body:
     """``a \\ b``; exact when ``b`` has no hidden variables (callers check)."""
     la, lb = lift_pair(a, b)

@@ -136,6 +136,25 @@ class _SetLike:
         self._check_same_arity(o, "union")
         return self._make(union_bodies(self._body, o._body), self._merged_ufs(o))
 
+    def hull(self: _T) -> _T:
+        """One conjunction that contains every point: the convex hull of the set with its UF
+        values as dimensions (isl's ``convex_hull``), a superset whatever the UFs are.
+
+        isl's ``convex_hull`` rather than ``simple_hull``: it is the tightest convex
+        superset (``simple_hull`` keeps only constraints of the parts, so the hull of
+        ``{[i, j]: 0 <= i < N && j = i} union {[i, j]: 0 <= j < N && i = j + 1}`` loses
+        ``j < N``), and the sets spf builds have few parts. It is sound with UFs: the
+        constraints on UF values are kept only where every part constrains them (a part
+        that does not call ``f`` leaves ``f``'s value free, and so does the hull), so a
+        call the hull makes is one every part made.
+
+        >>> Set("{[i]: 0 <= i < 3; [i]: 5 <= i < 7}").hull()
+        Set('{[i] : 0 <= i && i <= 6}')
+        >>> Set("{[i, k]: 0 <= i < N && (k = col(i) || k = col(i) + 2)}").hull()
+        Set('{[i, k] : 0 <= i && col(i) <= k && i < N && k <= col(i) + 2}')
+        """
+        return self._make(ops.hull(self._body), self._ufs)
+
     def is_empty(self) -> bool:
         """True only when provably empty, using UF functional consistency and declarations."""
         return emptiness.is_empty(self._body, self._ufs)
