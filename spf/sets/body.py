@@ -432,7 +432,10 @@ def _first_occurrence_names(body: Body) -> Body:
     if tuple(names) == body.names:
         return body
     terms = tuple((n, tuple(sp.expand(a.xreplace(moved)) for a in args)) for n, args in body.terms)
-    return _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
+    # the calls' arguments changed: sort them again (the canonical order is by their text)
+    return order_terms(
+        _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
+    )
 
 
 def _plain_slot(value: sp.Expr | None) -> int | None:
