@@ -86,3 +86,39 @@ def test_check_finds_a_component_outside_its_range(
     args["coord"][2, component] = value
     with pytest.raises(ArgumentError, match=rf"coord\[2, {component}\] = {value} .*component"):
         kernels["int32"](y=np.zeros(6), x=np.zeros(4), check=True, **args)
+
+
+def coo_in_text() -> Computation:
+    """The same kernel with the components in the statement's accesses."""
+    comp = Computation("coo_pairs_text")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.declare_uf(
+        "coord",
+        domain="{[k]: 0 <= k < NNZ}",
+        range="{[r, c]: 0 <= r < N && 0 <= c < M}",
+        out_arity=2,
+    )
+    comp.add_stmt(
+        Stmt(
+            "$y$(coord(k)[0]) += $A$(k) * $x$(coord(k)[1]);",
+            "{[k]: 0 <= k < NNZ}",
+            "{[k] -> [0, k, 0]}",
+        )
+    )
+    return comp
+
+
+def test_components_in_statement_text() -> None:
+    comp = coo_in_text()
+    (write,) = comp.stmts[0].writes
+    assert str(write[1]) == "{[k] -> [coord(k)[0]]}"
+    assert "y(coord((k), 0)) += A((k)) * x(coord((k), 1))" in comp.codegen("c")
+    assert not comp.is_parallel_legal(comp.stmts[0], "k")  # rows repeat across k
+    m = sps.random(8, 6, density=0.4, format="coo", random_state=5)
+    x = np.arange(6.0)
+    for run in (comp.compile(), comp.interpret):
+        y = np.zeros(8)
+        run(y=y, x=x, **arguments(m, "int32"))
+        assert np.allclose(y, m @ x)
