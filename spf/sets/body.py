@@ -307,6 +307,8 @@ def canonical(body: Body) -> Body:
     while True:
         smaller = _drop_unneeded(body)
         if smaller is body:
+            smaller = _free_unused_hidden(body)
+        if smaller is body:
             smaller = _share_hidden(body)
             if smaller is body:
                 break
@@ -330,6 +332,37 @@ def _hidden_group(body: Body, k: int) -> list[int]:
             used.add(f"__u{j}")
             dims.append(nt + ne + j)
     return dims
+
+
+def _free_unused_hidden(body: Body) -> Body:
+    """Each disjunct leaves free the hidden variables none of its calls constrain.
+
+    In ``exists a, b : (f(a) > i && a = floor(b/2) && 0 <= b < i) || (g(b) > i && ...)``
+    the first disjunct constrains ``b`` (inside a floor) but not ``g(b)``: there ``b`` is a
+    plain existential, projected out of that disjunct (exactly: no call links it to
+    anything). The text each disjunct prints reads back so (isl eliminates such a variable),
+    and a variable free in a disjunct can then be shared with another one
+    (:func:`_share_hidden`). Returns ``body`` itself when no disjunct changes.
+    """
+    bsets = body.iset.get_basic_sets()
+    if not body.hidden or len(bsets) < 2:
+        return body
+    nt = body.n_tuple
+    groups = [_hidden_group(body, k) for k in range(len(body.hidden))]
+    pieces = [isl.Set.from_basic_set(b) for b in bsets]
+    changed = False
+    for p, piece in enumerate(pieces):
+        for k, group in enumerate(groups):
+            if _is_cylinder(piece, nt + k) or not all(_is_cylinder(piece, d) for d in group[1:]):
+                continue
+            piece = piece.project_out(DT.set, nt + k, 1).insert_dims(DT.set, nt + k, 1)
+            pieces[p], changed = piece, True
+    if not changed:
+        return body
+    whole = pieces[0]
+    for piece in pieces[1:]:
+        whole = whole.union(piece)
+    return body.with_iset(whole)
 
 
 def _share_hidden(body: Body) -> Body:

@@ -219,3 +219,61 @@ def test_existentials_naming_inner_calls_are_equal_to_nesting(
     rng = np.random.default_rng(seed)
     ufs = {name: _uf_from(rng.integers(-4, 5, size=32)) for name in ("f", "g", "h")}
     assert plain.points({"N": 4}, ufs) == hidden.points({"N": 4}, ufs)
+
+
+@st.composite
+def floor_exists_sets(draw: st.DrawFn) -> str:
+    """A union of disjuncts under ``exists a, b`` whose hidden variables meet in floors,
+    modulos and UF arguments; a disjunct may use one variable only through the other."""
+    ev = ["a", "b"]
+    disjuncts = []
+    for _ in range(draw(st.integers(1, 3))):
+        conds = ["0 <= a < 6", "0 <= b < 6"]
+        for _ in range(draw(st.integers(1, 3))):
+            x, y = draw(st.sampled_from(ev)), draw(st.sampled_from([*ev, "i"]))
+            d, c = draw(st.integers(2, 4)), draw(st.integers(-2, 2))
+            conds.append(
+                draw(
+                    st.sampled_from(
+                        [
+                            f"{x} = floor(({y} + {c})/{d})",
+                            f"({x} + {y} + {c}) % {d} = 0",
+                            f"floor({x}/{d}) <= {y} + {c}",
+                            f"{x} % {d} = {abs(c) % d}",
+                        ]
+                    )
+                )
+            )
+        uf, e = draw(st.sampled_from(["f", "g"])), draw(st.sampled_from(ev))
+        arg = draw(st.sampled_from([e, f"floor({e}/2)", f"{e} % 3", f"{e} + i"]))
+        conds.append(f"{uf}({arg}) {draw(st.sampled_from(['>', '<=', '=', '!=']))} i")
+        disjuncts.append("(" + " && ".join(conds) + ")")
+    return f"{{[i]: 0 <= i < N && exists(a, b: {' || '.join(disjuncts)})}}"
+
+
+@SOME
+@given(floor_exists_sets(), st.integers(0, 2**32 - 1))
+def test_floor_and_mod_under_exists_read_back_equal(text: str, seed: int) -> None:
+    s = Set(text)
+    again = Set(str(s))
+    assert again == s, f"{s} reads back as {again}"
+    assert hash(again) == hash(s)
+    assert str(Set(str(again))) == str(again)
+    rng = np.random.default_rng(seed)
+    ufs = {name: _uf_from(rng.integers(-2, 6, size=32)) for name in ("f", "g")}
+    assert s.points({"N": 5}, ufs) == again.points({"N": 5}, ufs)
+
+
+def test_disjunct_using_a_variable_only_through_another_reads_back_equal() -> None:
+    """The harness's case: each disjunct constrains the other disjunct's variable inside a
+    floor but calls no UF on it; printed per disjunct, that variable reads back as a plain
+    existential, so the canonical form frees it there and shares one variable."""
+    s = Set(
+        "{[i]: exists a, b: (f(a) > i && a = floor(b/2) && 0 <= b < i)"
+        " || (g(b) > i && b = floor(a/3) && 0 <= a < i)}"
+    )
+    assert Set(str(s)) == s
+    assert str(s) == (
+        "{[i] : exists a : 0 <= a && 3*a < i && i < g(a)} union "
+        "{[i] : exists a : 0 <= a && 2*a < i && i < f(a)}"
+    )
