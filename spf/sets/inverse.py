@@ -9,6 +9,12 @@ values of the inverse at one argument tuple collapses to that tuple: ``f(f_inv(x
 The inner call is made only at arguments in its domain (a call outside its array makes no
 point), so when the inner UF's domain is declared the rewrite keeps that as a constraint on
 ``x``; the value of the inner call then lies in the outer UF's domain by bijectivity.
+
+An ``exists`` variable ``e`` passed to such a UF, ``f(..., e, ...)``, whose value the set
+fixes to ``v`` (an expression of the tuple, say) is ``f_inv(v)`` (``f_inv(v)[p]``): it is
+replaced by that call, so applying the loop flattening ``{[i, j] -> [k]: k = tau(i, j)}``
+gives a set over ``k`` that calls ``tau_inv(k)[0]`` and ``tau_inv(k)[1]`` where ``i`` and
+``j`` were (IEGenLib's loop flattening examples), instead of ``exists i, j``.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
 from spf.sets import calls
-from spf.sets.body import Body, canonical, reorganize
+from spf.sets.body import Body, canonical, order_terms, reorganize
 from spf.sets.emptiness import preimage
-from spf.sets.linear import internal_kind, to_isl, usym
+from spf.sets.linear import DT, esym, internal_kind, to_isl, usym
+from spf.sets.ops import dependent_terms, solve_for
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -67,9 +74,74 @@ def simplify_inverses(body: Body, ufs: Mapping[str, UF]) -> Body:
         return body
     while True:
         found = _collapsible(body, pairs)
-        if found is None:
+        if found is not None:
+            body = _collapse(body, *found, ufs)
+            continue
+        solved = _invertible_hidden(body, pairs)
+        if solved is None:
             return body
-        body = _collapse(body, *found, ufs)
+        body = _name_by_inverse(body, *solved)
+
+
+def _invertible_hidden(
+    body: Body, pairs: Mapping[str, str]
+) -> tuple[int, int, str, sp.Expr] | None:
+    """``(hidden variable, its position p, inverse name, v)`` for a call ``f(..., e, ...)``
+    of a UF with a declared inverse whose value the set fixes to ``v`` (an expression of
+    the tuple, the parameters and calls that use no hidden variable): there ``e`` is
+    ``f_inv(v)``, or ``f_inv(v)[p]`` for a UF of several arguments."""
+    nt, ne = body.n_tuple, len(body.hidden)
+    if not ne:
+        return None
+    free = [
+        nt + ne + j
+        for j in range(len(body.terms))
+        if not any(dependent_terms(body, f"__e{h}") & {j} for h in range(ne))
+    ]
+    for t, (name, args) in enumerate(body.terms):
+        inverse = pairs.get(name)  # a UF returning one value (a component is no inverse)
+        if inverse is None:
+            continue
+        for p, arg in enumerate(args):
+            kind = internal_kind(arg) if isinstance(arg, sp.Symbol) else None
+            if kind is None or kind[0] != "e":
+                continue
+            value = solve_for(body, nt + ne + t, [*range(nt), *free])
+            if value is not None:
+                return (
+                    kind[1],
+                    p,
+                    inverse if len(args) == 1 else calls.component_name(inverse),
+                    value,
+                )
+    return None
+
+
+def _name_by_inverse(body: Body, h: int, p: int, inverse: str, value: sp.Expr) -> Body:
+    """``body`` with hidden variable ``h`` replaced by a new call of the inverse at
+    ``value`` (its component ``p`` when the inverse returns a tuple)."""
+    nt, ne, nu = body.n_tuple, len(body.hidden), len(body.terms)
+    args = (value,) if not calls.is_component(inverse) else (value, sp.Integer(p))
+    grown = Body(
+        body.names,
+        body.n_in,
+        body.hidden,
+        (*body.terms, (inverse, args)),
+        body.iset.insert_dims(DT.set, nt + ne + nu, 1),
+    )
+    grown = grown.with_iset(grown.iset.intersect(grown.space_set(f"__e{h} = __u{nu}")))
+    keep = [k for k in range(ne) if k != h]
+    out = reorganize(
+        grown,
+        tuple_src=list(range(nt)),
+        hidden_src=[nt + k for k in keep],
+        term_src=list(range(nu + 1)),
+        names=body.names,
+        hidden=[body.hidden[k] for k in keep],
+        n_in=body.n_in,
+        subst={esym(h): usym(nu)},
+    )
+    return canonical(order_terms(out))
 
 
 def _collapsible(body: Body, pairs: Mapping[str, str]) -> tuple[int, int, sp.Expr] | None:

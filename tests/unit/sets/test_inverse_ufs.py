@@ -95,3 +95,39 @@ def test_computation_declares_the_inverse_and_generates_the_collapsed_loop() -> 
     assert str(comp.stmts[0].domain) == "{[i, j] : 0 <= i && i < N && i = j}"
     again = Computation.from_json(comp.to_json())
     assert again.ufs == comp.ufs
+
+
+def test_loop_flattening_names_the_old_iterators_by_the_inverse() -> None:
+    """IEGenLib's LoopFlatteningCSRtoCOO: applying k = tau(i, j) to a CSR nest gives the
+    set over k with i and j written tau_inv(k)[0] and tau_inv(k)[1] (and k within tau's
+    declared range, the domain of tau_inv)."""
+    ufs = [TAU, UF("ptr")]
+    csr = Set("{[i,k]: 0 <= i < nr && ptr(i) <= k < ptr(i+1)}", ufs=ufs)
+    flat = Relation("{[i,j] -> [k]: k = tau(i,j)}", ufs=ufs).apply(csr)
+    assert flat == Set(
+        "{[k]: 0 <= tau_inv(k)[0] < nr && ptr(tau_inv(k)[0]) <= tau_inv(k)[1]"
+        " < ptr(tau_inv(k)[0] + 1) && 0 <= k < NNZ}",
+        ufs=ufs,
+    )
+
+
+def test_loop_flattening_of_a_schedule_tuple() -> None:
+    """IEGenLib's LoopFlatteningMoldyn: the flattened loop's bounds through alpha_inv."""
+    alpha = UF("alpha", arity=2, inverse="alpha_inv")
+    phi = Set("{[0,s,0,i,0]: 0 <= s < Ns && 0 <= i < Nv}", ufs=[alpha])
+    flat = Relation("{[0,s,0,i,0] -> [0,e,0]: e = alpha(s,i)}", ufs=[alpha]).apply(phi)
+    assert flat == Set(
+        "{[0,e,0]: 0 <= alpha_inv(e)[0] < Ns && 0 <= alpha_inv(e)[1] < Nv}", ufs=[alpha]
+    )
+    assert Set(str(flat), ufs=[alpha]) == flat
+
+
+def test_apply_through_a_one_argument_inverse() -> None:
+    gathered = Relation("{[i] -> [j]: j = f_inv(i)}", ufs=F).apply(Set("{[i]: f(i) > 0}", ufs=F))
+    assert gathered == Set("{[j]: 0 <= j < G && f(f(j)) >= 1}", ufs=F)
+    values = np.array([1, 2, 0, 4, 3])  # f on 0..4, a permutation; f_inv is its inverse
+    inverse = np.argsort(values)
+    params, arrays = {"G": 5}, {"f": values, "f_inv": inverse}
+    direct = {(int(inverse[i]),) for i in range(5) if values[i] > 0}
+    assert len(direct) == 4
+    assert set(gathered.points(params, arrays)) == direct
