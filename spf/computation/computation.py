@@ -533,7 +533,7 @@ class Computation:
             if decl is None:
                 if uf_name in self._data:
                     raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF: {s}")
-                ufs[uf_name] = UF(uf_name, arity=arity)
+                ufs[uf_name] = s.inferred_ufs[uf_name]  # a component f(k)[c]: tuple-valued
             elif decl.arity != arity:
                 raise ArityError(
                     f"{where}: UF {uf_name!r} takes {decl.arity} argument(s), called as {call}"

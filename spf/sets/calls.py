@@ -66,6 +66,17 @@ def call_signatures(terms: Sequence[tuple[str, Sequence[Any]]]) -> dict[str, tup
     return {base_name(n): (len(call_args(n, a)), is_component(n)) for n, a in terms}
 
 
+def inferred_uf(terms: Sequence[tuple[str, Sequence[Any]]], name: str) -> UF:
+    """The declaration of the undeclared UF ``name`` as a call table calls it (a
+    tuple-valued one as wide as the highest component read, at least 2)."""
+    from spf.sets.uf import UF
+
+    found = [(n, args) for n, args in terms if base_name(n) == name]
+    components = [c for c in (component_of(n, args) for n, args in found) if c is not None]
+    width = max(2, *(c + 1 for c in components)) if components else None
+    return UF(name, arity=len(call_args(*found[0])), out_arity=width)
+
+
 def declaration(name: str, ufs: Mapping[str, UF]) -> UF | None:
     """The declaration of the UF a term calls, if any."""
     return ufs.get(base_name(name))
@@ -81,6 +92,16 @@ def value_range(decl: UF, component: int | None) -> isl.Set:
     return iset.project_out(isl.dim_type.set, component + 1, width - component - 1).project_out(
         isl.dim_type.set, 0, component
     )
+
+
+def call_parts(e: sp.Expr) -> tuple[str, tuple[sp.Expr, ...], int | None]:
+    """A sympy UF call as ``(UF name, arguments, component or None)`` (the inverse of
+    :func:`call`): ``f(i)[1]`` is ``("f", (i,), 1)``."""
+    name = str(type(e).__name__)
+    if getattr(type(e), "_kwargs", {}).get("tuple_valued"):
+        *args, c = e.args
+        return name, tuple(args), int(c)
+    return name, tuple(e.args), None
 
 
 def call(name: str, args: Sequence[sp.Expr]) -> sp.Expr:

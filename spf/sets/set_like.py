@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from spf.errors import ArityError, SpfError
 from spf.sets import concrete, emptiness, hidden, ops
-from spf.sets.calls import call_signatures
+from spf.sets.calls import call_signatures, inferred_uf
 from spf.sets.convert import convert
 from spf.sets.inverse import simplify_inverses, with_inverses
 from spf.sets.memo import memo
@@ -87,6 +87,20 @@ class _SetLike:
     def ufs(self) -> dict[str, UF]:
         """The UF declarations this object carries (declared ones only)."""
         return dict(self._ufs)
+
+    @property
+    def inferred_ufs(self) -> dict[str, UF]:
+        """A declaration of every UF this object calls: the declared ones, and the others
+        as they are called (their arity; for a tuple-valued UF, as wide as the highest
+        component read, at least 2).
+
+        >>> Set("{[k]: f(k, 0) < coord(k)[2]}").inferred_ufs
+        {'coord': UF('coord', out_arity=3), 'f': UF('f', arity=2)}
+        """
+        out = {n: d for n, d in self._ufs.items() if n in call_signatures(self._body.terms)}
+        for name in sorted(call_signatures(self._body.terms).keys() - out.keys()):
+            out[name] = inferred_uf(self._body.terms, name)
+        return dict(sorted(out.items()))
 
     def _names(self, start: int, stop: int) -> tuple[str, ...]:
         """Tuple entries as ``str`` shows them (constants and expressions as their text)."""

@@ -122,3 +122,25 @@ def test_components_in_statement_text() -> None:
         y = np.zeros(8)
         run(y=y, x=x, **arguments(m, "int32"))
         assert np.allclose(y, m @ x)
+
+
+def test_assumption_over_components_is_checked_at_run_time() -> None:
+    """An assumption relating two components of an undeclared tuple-valued UF: the UF is
+    inferred (two components), and ``check=True`` finds the first violating index."""
+    comp = Computation("ordered_pairs")
+    comp.assume("forall k: 0 <= k < NNZ => coord(k)[0] <= coord(k)[1]")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_stmt(
+        Stmt(
+            "$y$(i) += 1.0;",
+            "{[k, i]: 0 <= k < NNZ && i = coord(k)[0]}",
+            "{[k, i] -> [0, k, 0, i, 0]}",
+        )
+    )
+    assert comp.ufs["coord"].out_arity == 2
+    kernel = comp.compile()
+    y = np.zeros(4)
+    kernel(y=y, coord=np.array([[0, 1], [2, 3]], dtype=np.int32), N=4, NNZ=2, check=True)
+    assert y.tolist() == [1.0, 0.0, 1.0, 0.0]
+    with pytest.raises(ArgumentError, match="fails first at k = 1"):
+        kernel(y=y, coord=np.array([[0, 1], [3, 2]], dtype=np.int32), N=4, NNZ=2, check=True)

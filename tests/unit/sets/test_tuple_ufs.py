@@ -120,3 +120,11 @@ def test_points_match_brute_force(values: list[tuple[int, int]], op: str, c: int
     ops = {"<": np.less, "<=": np.less_equal, "=": np.equal, "!=": np.not_equal}
     want = [(k, int(arr[k, c])) for k in range(len(values)) if ops[op](arr[k, 0], arr[k, 1])]
     assert s.points({"n": len(values)}, {"g": arr}) == want
+
+
+def test_undeclared_tuple_ufs_are_inferred_from_their_components() -> None:
+    s = Set("{[k]: f(k, 0) < coord(k)[2] && 0 <= coord(k)[0]}")
+    assert s.inferred_ufs == {"coord": UF("coord", out_arity=3), "f": UF("f", arity=2)}
+    declared = UF("coord", range="{[a, b, c]: 0 <= a < N}", out_arity=3)
+    assert Set("{[k]: coord(k)[1] > 0}", ufs=[declared]).inferred_ufs == {"coord": declared}
+    assert Set("{[k]: coord(k)[0] >= 0}").inferred_ufs["coord"].out_arity == 2
