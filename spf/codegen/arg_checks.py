@@ -232,7 +232,7 @@ def zero_based(program: Program) -> frozenset[str]:
     lowest value is above 0 has the range checked before it instead)."""
     out = set()
     for a in program.signature.args:
-        rng = a.uf.range if a.kind == "uf" and a.uf is not None else None
+        rng = a.uf.array_uf().range if a.kind == "uf" and a.uf is not None else None
         if rng is not None and rng.is_subset("{[spf_v]: spf_v >= 0}"):
             out.add(a.name)
     return frozenset(out)
@@ -282,7 +282,7 @@ def checked_macros(program: Program, dense: dict[str, int | None]) -> list[str]:
     out = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
-        arity = a.uf.arity if a.uf is not None else 1
+        arity = a.uf.array_uf().arity if a.uf is not None else 1
         params = ", ".join(f"t{k}" for k in range(arity))
         index = "t0"
         for k, extent in enumerate(a.inner, start=1):

@@ -240,7 +240,11 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         body=body,
         stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
         data=tuple(data),
-        ufs=tuple((u.name, u.arity) for n, u in sorted(comp.ufs.items()) if not _is_index(comp, n)),
+        ufs=tuple(
+            (u.name, u.array_uf().arity)
+            for n, u in sorted(comp.ufs.items())
+            if not _is_index(comp, n)
+        ),
         locals=tuple(
             _local(ds, comp)
             for ds in comp.data_spaces.values()
@@ -322,13 +326,22 @@ def signature(comp: Computation, fname: str) -> Signature:
     arguments (their buffer is, when it is global)."""
     written = {ds for s in comp.stmts for ds, _ in s.writes}
     args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
-    for name, uf in sorted(comp.ufs.items()):
+    for name, declared in sorted(comp.ufs.items()):
         if _is_index(comp, name):
             continue  # a run-time index array: its data space is the argument
-        ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
-        inner = uf_inner_extents(uf)
+        array = declared.array_uf()  # a tuple-valued UF: the array of its values, f[i][c]
+        ctype = "int64_t" if array.dtype == "int64" else "int32_t"
+        inner = uf_inner_extents(array)
         args.append(
-            Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf, inner=inner)
+            Arg(
+                name=name,
+                kind="uf",
+                ctype=ctype,
+                const=True,
+                rank=array.arity,
+                uf=declared,
+                inner=inner,
+            )
         )
     stored: dict[str, str] = {}
     for ds_name in comp.data_spaces:

@@ -42,10 +42,19 @@ class _Site:
 class _Text:
     """Loop-AST expressions as set text; min/max/select become auxiliary variables."""
 
-    def __init__(self, prefix: str = "_m") -> None:
+    def __init__(self, prefix: str = "_m", tuple_valued: frozenset[str] = frozenset()) -> None:
         self.prefix = prefix
         self.aux: list[str] = []
         self.conds: list[str] = []
+        self.tuple_valued = tuple_valued
+        """UFs that return a tuple: their reads ``f(i, c)`` are the set text ``f(i)[c]``."""
+
+    def call(self, uf: str, args: tuple[Expr, ...]) -> str:
+        """A UF read as set text."""
+        texts = [self.expr(a) for a in args]
+        if uf in self.tuple_valued:
+            return f"{uf}({', '.join(texts[:-1])})[{texts[-1]}]"
+        return f"{uf}({', '.join(texts)})"
 
     def expr(self, e: Expr) -> str:
         if isinstance(e, Int):
@@ -53,7 +62,7 @@ class _Text:
         if isinstance(e, Var):
             return e.name
         if isinstance(e, UFRead):
-            return f"{e.uf}({', '.join(self.expr(a) for a in e.args)})"
+            return self.call(e.uf, e.args)
         a = [self.expr(x) for x in e.args]
         if e.op == "neg":
             return f"-({a[0]})"
@@ -138,7 +147,7 @@ def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text)
                 n.orelse, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text
             )
     elif isinstance(n, Bind):
-        value = f"{n.uf}({', '.join(text.expr(a) for a in n.args)})"
+        value = text.call(n.uf, n.args)
         yield from _sites(n.body, (*names, n.var), (*conds, f"{n.var} = {value}"), text)
     elif isinstance(n, Call):
         yield _Site(n.stmt, names, conds, n.args)
@@ -192,8 +201,9 @@ def _verify(comp: Computation, body: Node) -> None:
     where = None if context is None else parameter_text(context)
     executed: dict[str, list[Set]] = {s.name: [] for s in comp.stmts}
     ufs = comp.ufs
-    for site in _sites(body, (), (), _Text()):
-        text = _Text("_a")
+    tuple_valued = frozenset(n for n, u in ufs.items() if u.out_arity > 1)
+    for site in _sites(body, (), (), _Text(tuple_valued=tuple_valued)):
+        text = _Text("_a", tuple_valued)
         args = [text.expr(a) for a in site.args]
         names = [*site.names, *text.aux]
         conds = [*site.conds, *text.conds]

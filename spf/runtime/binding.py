@@ -46,7 +46,7 @@ class _Data:
         self.writes = not self.is_uf and not arg.const
         self.shape_text: tuple[str, ...] | None = None
         self.shape_of: Callable[[dict[str, int]], tuple[int, ...]] | None = None
-        rank = arg.uf.arity if self.is_uf and arg.uf is not None else arg.rank
+        rank = arg.uf.array_uf().arity if self.is_uf and arg.uf is not None else arg.rank
         if not self.is_uf and arg.shape is not None:
             self.shape_text = tuple(str(e) for e in arg.shape)
             self.shape_of = _shape_fn(arg.name, arg.shape, params)

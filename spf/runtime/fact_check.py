@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.errors import ArgumentError, CodegenError
+from spf.sets.calls import call_parts
 from spf.sets.facts import Fact, check_domain, condition_terms
 
 if TYPE_CHECKING:
@@ -45,7 +46,9 @@ def _c(e: sp.Expr) -> str:
         if coeff.is_Integer:
             return f"{int(coeff)} * ({_c(rest)})"
     if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
-        return f"{type(e).__name__}({', '.join(_c(a) for a in e.args)})"
+        name, args, component = call_parts(e)
+        call = f"{name}({', '.join(_c(a) for a in args)})"
+        return call if component is None else f"{call}[{component}]"
     raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
 
 
@@ -83,6 +86,8 @@ class _QuantifiedCheck:
                 range=decl.range,
                 monotonic=decl.monotonic,
                 dtype=decl.dtype,
+                out_arity=decl.out_arity,
+                inverse=decl.inverse,
             )
             for s in (decl.domain, decl.range):
                 if s is not None:

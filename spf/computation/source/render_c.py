@@ -97,8 +97,9 @@ class _CWriter:
             return self.rename.get(e.name, e.name), _C_ATOM
         if isinstance(e, _Ref):
             return _atomic(self.access(e.ds, tuple(self.expr(i) for i in e.indices)))
-        if isinstance(e, _UFCall):
-            return _atomic(self.uf(e.name, tuple(self.expr(a) for a in e.args)))
+        if isinstance(e, _UFCall):  # a component is the last index of the UF's array
+            tail = () if e.component is None else (str(e.component),)
+            return _atomic(self.uf(e.name, (*(self.expr(a) for a in e.args), *tail)))
         if isinstance(e, _Call):
             if not e.args:
                 return e.func, _C_ATOM
