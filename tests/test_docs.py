@@ -106,6 +106,35 @@ def test_docs_build_without_warnings(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     html = (tmp_path / "html" / "pdfg.html").read_text()
     assert html.count("<svg") + html.count(".svg") >= 2, "the PDFG page has no rendered graphs"
+    assert code_columns(tmp_path / "html" / "_static") >= 100, "code blocks cut 100-char lines"
+
+
+MONOSPACE_EM = 0.602
+"""Advance width of a character of DejaVu Sans Mono and Menlo, the widest of the theme's
+monospace fonts, in em."""
+
+
+def code_columns(static: Path) -> float:
+    """Characters of a code block that fit the page without scrolling, from the built theme's
+    CSS: the page width less the sidebar and the body's and the block's side paddings, over
+    the width of a monospace character at the code font size."""
+    css = (static / "alabaster.css").read_text()
+
+    def rule(selector: str, prop: str) -> list[float]:
+        block = re.search(rf"^{re.escape(selector)} {{([^}}]*)}}", css, re.M)
+        assert block, f"alabaster.css has no rule {selector!r}"
+        value = re.search(rf"^\s*{prop}:\s*([^;]+);", block[1], re.M)
+        assert value, f"alabaster.css: {selector} has no {prop}"
+        return [float(v) for v in re.findall(r"([0-9.]+)(?:px|em)?", value[1])]
+
+    basic = (static / "basic.css").read_text()
+    body_max = re.search(r"^div\.body {[^}]*max-width: ([^;]+);", basic, re.M)
+    assert body_max, "basic.css has no max-width for div.body"
+    assert body_max[1].strip() == "none", "basic.css caps the body's width"
+    page = rule("div.document", "width")[0] - rule("div.bodywrapper", "margin")[-1]
+    page -= sum(rule("div.body", "padding")[1::2]) + 2 * rule("pre", "padding")[-1]
+    char = rule("body", "font-size")[0] * rule("pre, tt, code", "font-size")[0] * MONOSPACE_EM
+    return page / char
 
 
 def test_files_the_docs_and_readme_name_exist() -> None:
