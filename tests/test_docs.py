@@ -150,3 +150,27 @@ def test_files_the_docs_and_readme_name_exist() -> None:
             if not (path.parent / link).exists():
                 missing.append(f"{path.name}: link {link}")
     assert not missing, missing
+
+
+LEGACY_RANDOM = re.compile(
+    r"\b(?:sp|sps|sparse|scipy\.sparse)\.rand(?:om)?\(|\brandom_state\s*=", re.M
+)
+
+
+def test_random_matrices_come_from_random_array() -> None:
+    """The docs, README, examples and spf's own code make random sparse matrices with
+    ``scipy.sparse.random_array(shape, density=..., rng=...)``: the legacy ``sp.random`` (and
+    its ``random_state=``) returns a ``coo_matrix`` and tries to allocate hundreds of GiB at
+    n = 200k."""
+    root = DOCS.parent
+    files = [root / "README.md", *DOCS.rglob("*.md"), *(root / "examples").rglob("*.py")]
+    files += [*(root / "examples").rglob("*.ipynb"), *(root / "spf").rglob("*.py")]
+    files += [*(root / "benchmarks").rglob("*.py")]
+    found = []
+    for path in files:
+        for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if LEGACY_RANDOM.search(line):
+                found.append(f"{path.relative_to(root)}:{k}: {line.strip()}")
+    assert not found, "use sp.random_array((m, n), density=..., rng=...):\n" + "\n".join(found)
+    assert LEGACY_RANDOM.search("A = sp.random(9, 9, density=0.1, random_state=0)")
+    assert not LEGACY_RANDOM.search("A = sp.random_array((9, 9), density=0.1, rng=0)")
