@@ -63,7 +63,7 @@ def triangular_solve() -> None:
 
     n = 200
     rng = np.random.default_rng(0)
-    lower = sp.tril(sp.random(n, n, density=0.05, random_state=1), k=-1) + sp.diags(
+    lower = sp.tril(sp.random_array((n, n), density=0.05, rng=1), k=-1) + sp.diags_array(
         rng.uniform(1.0, 2.0, n)
     )
     L = sp.csr_matrix(lower)

@@ -149,8 +149,9 @@ def load_c(source: str, cdef: str, name: str, cache_dir: str) -> tuple[cffi.FFI,
     return ffi, lib, built.command
 
 
-def _openblas() -> Any:
-    """numpy's OpenBLAS (ctypes) and the name of its thread setter, or None."""
+def openblas_threads() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """numpy's OpenBLAS thread count: ``(get, set)`` through ctypes, or None where numpy's
+    OpenBLAS (and its ``*openblas_get/set_num_threads*``) cannot be found."""
     import numpy as np
 
     base = Path(np.__file__).resolve().parent
@@ -159,10 +160,16 @@ def _openblas() -> Any:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for sym in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                    "scipy_openblas_set_num_threads", "openblas_set_num_threads"):  # fmt: skip
-            if hasattr(lib, sym):
-                return getattr(lib, sym)
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"),
+                               ("scipy_openblas", ""), ("openblas", "")):  # fmt: skip
+            getter = f"{prefix}_get_num_threads{suffix}"
+            setter = f"{prefix}_set_num_threads{suffix}"
+            if hasattr(lib, setter) and hasattr(lib, getter):
+                get = getattr(lib, getter)
+                get.restype, get.argtypes = ctypes.c_int, []
+                put = getattr(lib, setter)
+                put.restype, put.argtypes = None, [ctypes.c_int]
+                return get, put
     return None
 
 
@@ -172,9 +179,9 @@ class Runtime:
     def __init__(self, cache_dir: str) -> None:
         self.ffi, self.lib, self.command = load_c(HELPER_C, HELPER_CDEF, "bench_helper", cache_dir)
         self.setters: list[Callable[[int], object]] = [self.lib.set_threads]
-        blas = _openblas()
+        blas = openblas_threads()
         if blas is not None:
-            self.setters.append(blas)
+            self.setters.append(blas[1])
 
     def set_threads(self, n: int) -> None:
         for setter in self.setters:

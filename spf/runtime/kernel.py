@@ -64,7 +64,8 @@ class Kernel:
     ``path`` (the shared library), ``command`` (the compiler command line), ``arguments``
     (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings),
     ``preconditions`` (the parameter conditions keeping accesses in bounds, each a
-    :class:`~spf.analysis.preconditions.Precondition`, checked by calls with ``check=True``).
+    :class:`~spf.analysis.preconditions.Precondition`, checked by calls with ``check=True``),
+    :attr:`last_threads` (the OpenMP threads its last call ran on).
     """
 
     def __init__(
@@ -136,9 +137,10 @@ class Kernel:
         self._param_order = binder.param_order
         kinds = [a.kind == "param" for a in signature.args]
         self._params_first = kinds == sorted(kinds, reverse=True)
-        self._openmp = "-fopenmp" in command and "#pragma omp" in source
+        self._openmp = "-fopenmp" in command and "#pragma omp parallel" in source
         """OpenMP calls run with no more threads than cores are free (spf.runtime.threads);
-        a kernel without a parallel region skips that step."""
+        a kernel without a parallel region (``simd`` pragmas only, say) skips that step."""
+        self._last_threads: int | None = None
         self._direct = not self._openmp and self._fault is None
         """A fast-bound ``check=False`` call runs the C function with nothing around it."""
 
@@ -181,6 +183,14 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<Kernel {self.signature} from {self.path}>"
 
+    @property
+    def last_threads(self) -> int | None:
+        """The number of OpenMP threads the last call ran on: OpenMP's count
+        (``OMP_NUM_THREADS``, ``omp_set_num_threads``) as spf lowered it to the cores other
+        processes left free at that call (:mod:`spf.runtime.threads`); 1 for a kernel with no
+        parallel region (or built with ``openmp=False``); ``None`` before the first call."""
+        return self._last_threads
+
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the function on arrays bound by name; outputs are written in place.
 
@@ -191,6 +201,7 @@ class Kernel:
             fast = self._fast(args)
             if fast is not None and self._direct:
                 # the cheapest call: arguments that look like accepted ones, nothing to check
+                self._last_threads = 1
                 self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
                 return
         else:
@@ -217,7 +228,7 @@ class Kernel:
                 fn, fault = self._fault, self._record()
                 bound.append(fault)
             cargs = self._cargs(params, bound)
-        previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0
+        previous, self._last_threads = GOVERNOR.enter() if self._openmp else (0, 1)
         try:
             fn(*cargs)
         finally:
