@@ -35,7 +35,7 @@ def from_c(
     shapes: Mapping[str, Any] | None = None,
 ) -> Computation:
     """The Computation of C function ``function`` (the only one when None) in ``source``
-    (C text, or a path to a C file).
+    (C text, a ``pathlib.Path``, or a ``str`` naming an existing ``.c``/``.h`` file).
 
     One statement per assignment, loop bounds and affine ``if`` conditions as domains,
     textual order and nesting as 2d+1 schedules; arrays are data spaces (``shapes`` gives

@@ -3,21 +3,22 @@ also print as the Python that builds it (``spf import file.c``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spf.computation import Computation, Stmt
 from spf.errors import ParseError, SpfError, UndeclaredError
+from spf.frontend import args
 from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var
 from spf.frontend.exprs import NotAffineError, Scope
 from spf.frontend.survey import survey
 from spf.frontend.walk import Record, Walker
-from spf.sets import UF
+
+if TYPE_CHECKING:
+    import os
 
 _UF_DTYPE = {"int32_t": "int32", "uint32_t": "int32", "int64_t": "int64", "uint64_t": "int64"}
 
@@ -67,15 +68,20 @@ def translate(
     shapes: Mapping[str, Any] | None = None,
 ) -> Translation:
     """The :class:`Translation` of ``function_name`` in ``source`` (see ``spf.from_c``)."""
-    keep = frozenset(_names(params, "params"))
-    uf_fields = _uf_fields(ufs)
-    shape_of = dict(shapes or {})
-    if isinstance(source, os.PathLike):
-        try:
-            source = Path(source).read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            raise ParseError(f"from_c: cannot read {os.fspath(source)!r}: {err}") from None
-    src = parse(source, keep)
+    text, path = args.source_text(source)
+    function_name = args.function_name(function_name)
+    keep = frozenset(args.names(params, "params"))
+    uf_fields = args.uf_fields(ufs)
+    shape_of: dict[str, Any] = args.shape_map(shapes)
+    try:
+        src = parse(text, keep)
+    except ParseError as err:
+        if path is None and args.looks_like_file(text) and "syntax error" in err.message:
+            detail = err.message.removeprefix("from_c: ")
+            raise ParseError(
+                f"from_c: there is no file {text.strip()!r}, so it was read as C text: {detail}"
+            ) from None
+        raise
     fn = function(src, function_name)
     types = Types(src)
     scope, written = survey(src, fn, types, keep, set(uf_fields))
@@ -127,36 +133,6 @@ def _located(src: Source, call: Call, message: str) -> ParseError:
         if call.node is not None
         else error_at(src, None, f"spf rejected {what}: {message}")
     )
-
-
-def _names(value: Iterable[str] | None, what: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise SpfError(f"from_c: {what}= must be a list of names, got {value!r}")
-    return list(value)
-
-
-def _uf_fields(ufs: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for name, decl in (ufs or {}).items():
-        if isinstance(decl, UF):
-            out[name] = {
-                "domain": decl.domain,
-                "range": decl.range,
-                "monotonic": decl.monotonic,
-                "dtype": decl.dtype,
-            }
-        elif isinstance(decl, Mapping):
-            out[name] = dict(decl)
-        elif decl is None:
-            out[name] = {}
-        else:
-            raise SpfError(
-                f"from_c: ufs[{name!r}] must be an spf.UF or a dict of UF fields "
-                f"(domain, range, monotonic, dtype), got {decl!r}"
-            )
-    return out
 
 
 def _declare(
@@ -294,9 +270,9 @@ def _shape(
             value: Any = int(text)
         except ValueError:
             value = text
-            facts.append((f"{text} >= 1", var.node))
+            facts.append((f"{text} >= 0", var.node))  # an empty array is an array (nnz = 0)
         else:
-            if value < 1:
-                raise src.error(dim, f"extent {value} of {var.name!r} is not positive")
+            if value < 0:
+                raise src.error(dim, f"extent {value} of {var.name!r} is negative")
         out.append(value)
     return tuple(out)

@@ -98,8 +98,8 @@ def test_bad_ufs_and_shapes_names_are_reported() -> None:
         spf.from_c(src, params="n")
 
 
-def test_not_a_string_is_a_parse_error() -> None:
-    with pytest.raises(spf.ParseError, match="expected C source text"):
+def test_not_a_string_is_an_argument_error() -> None:
+    with pytest.raises(spf.ArgumentError, match="source must be C text"):
         spf.from_c(b"void f(void) {}")  # type: ignore[arg-type]
 
 
