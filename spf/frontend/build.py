@@ -14,6 +14,7 @@ from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.rewrite import identifiers, rename_reserved_locals
 from spf.frontend.survey import survey
 from spf.frontend.walk import Record, Walker
 
@@ -83,6 +84,7 @@ def translate(
             ) from None
         raise
     fn = function(src, function_name)
+    rename_reserved_locals(fn, identifiers(src.ast))
     types = Types(src)
     scope, written = survey(src, fn, types, keep, set(uf_fields))
     _check_named(scope, uf_fields, "ufs= names index arrays of the function")

@@ -145,3 +145,30 @@ def test_source_is_a_path_or_a_file_name_or_text(tmp_path: Path) -> None:
         spf.from_c(str(tmp_path / "missing.c"))
     with pytest.raises(spf.ParseError, match="cannot read"):
         spf.from_c(tmp_path / "missing.c")
+
+
+# ------------------------------------------------------------------ 6. names
+NAMES = """
+#include <math.h>
+void names(int n, double x[n], double y[n]) {
+  double max = 0.0, min = 1e300, t0 = 2.0, new = 1.0, exp = 3.0;
+  for (int i = 0; i < n; i++) {
+    max = fmax(max, x[i]);
+    min = fmin(min, x[i]);
+    y[i] = max - min + t0 * new + exp + (i < 2 ? 1.0 : 0.5);
+  }
+  for (int floor = 0; floor < n; floor += 2)
+    x[floor] = max * min;
+}
+"""
+
+
+def test_locals_may_take_the_names_of_spf_helpers() -> None:
+    rng = np.random.default_rng(3)
+    args = {"n": 7, "x": rng.random(7), "y": rng.random(7)}
+    comp = same_as_gcc(NAMES, "names", args)
+    assert {"max", "min", "t0_", "new_", "exp_"} <= set(comp.data_spaces)
+    assert "for floor_:" in comp.loop_structure()
+    code = comp.codegen()
+    assert "#define max(a, b)" not in code
+    assert "#define max() max[0]" in code
