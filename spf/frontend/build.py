@@ -16,6 +16,7 @@ from spf.frontend.decls import Types, Var
 from spf.frontend.exprs import NotAffineError, Scope
 from spf.frontend.rewrite import identifiers, rename_reserved_locals
 from spf.frontend.survey import survey
+from spf.frontend.switch import lower_switches
 from spf.frontend.walk import Record, Walker
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ def translate(
             ) from None
         raise
     fn = function(src, function_name)
+    lower_switches(src, fn.body)
     rename_reserved_locals(fn, identifiers(src.ast))
     types = Types(src)
     scope, written = survey(src, fn, types, keep, set(uf_fields))

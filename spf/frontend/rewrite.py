@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from spf.clang import reserved_reason
@@ -99,6 +99,39 @@ def rename_reserved_locals(fn: Any, taken: Iterable[str]) -> dict[str, str]:
     return mapping
 
 
+_SLOTS = {
+    "If": ("iftrue", "iffalse"),
+    "For": ("stmt",),
+    "While": ("stmt",),
+    "DoWhile": ("stmt",),
+    "Switch": ("stmt",),
+    "Label": ("stmt",),
+}
+_LISTS = {"Compound": "block_items", "Case": "stmts", "Default": "stmts"}
+
+
+def map_statements(node: Any, fn: Callable[[Any], list[Any] | None]) -> None:
+    """Replace, in place and innermost first, every statement ``s`` under ``node`` for which
+    ``fn(s)`` gives a list of statements by that list (several statements in the place of one,
+    an ``if`` arm or a loop body, become a block)."""
+    kind = type(node).__name__
+    for attr in _SLOTS.get(kind, ()):
+        child = getattr(node, attr)
+        if child is None:
+            continue
+        map_statements(child, fn)
+        new = fn(child)
+        if new is not None:
+            setattr(node, attr, new[0] if len(new) == 1 else located(c_ast.Compound(new), child))
+    if kind in _LISTS:
+        items: list[Any] = []
+        for child in getattr(node, _LISTS[kind]) or []:
+            map_statements(child, fn)
+            new = fn(child)
+            items.extend([child] if new is None else new)
+        setattr(node, _LISTS[kind], items)
+
+
 def located(new: Any, old: Any) -> Any:
     """``new`` and every node under it without coordinates take ``old``'s."""
     coord = getattr(old, "coord", None)
@@ -115,6 +148,7 @@ __all__ = [
     "identifiers",
     "located",
     "loop_variables",
+    "map_statements",
     "rename",
     "rename_reserved_locals",
     "usable",

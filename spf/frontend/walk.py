@@ -18,7 +18,6 @@ _UNSUPPORTED = {
     "Continue": ("continue", "guard the rest of the body with an if instead"),
     "Goto": ("goto", "use structured loops"),
     "Label": ("labels", "use structured loops"),
-    "Switch": ("switch", "use if/else"),
     "Return": ("return inside the loops", "only a final 'return;' is allowed"),
     "FuncCall": ("a call statement (it may have side effects)", "inline the callee's loops"),
     "StaticAssert": ("_Static_assert", "remove it"),

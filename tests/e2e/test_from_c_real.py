@@ -172,3 +172,33 @@ def test_locals_may_take_the_names_of_spf_helpers() -> None:
     code = comp.codegen()
     assert "#define max(a, b)" not in code
     assert "#define max() max[0]" in code
+
+
+SWITCH = """
+#define TWO 2
+void sw(int n, const int kind[n], double x[n], double y[n]) {
+  for (int i = 0; i < n; i++) {
+    switch (i % 4) {
+      case 0: y[i] = 1.0; break;
+      case 1: case TWO: y[i] = 2.0;  /* falls through */
+      case 3: y[i] += 3.0; break;
+    }
+    switch (kind[i]) {
+      case -1: x[i] *= 2.0;  /* falls through into default */
+      default: x[i] += 1.0; break;
+      case 5: { x[i] = 0.5 * y[i]; break; }
+      case 'a': x[i] = 97.0;
+    }
+    switch (n) { case 3: y[i] -= 1.0; }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 3, 13])
+def test_switch_is_an_if_chain_with_fallthrough_and_default(n: int) -> None:
+    rng = np.random.default_rng(n)
+    kind = rng.choice(np.array([-1, 5, 97, 0, 7], dtype=np.int32), n)
+    args = {"n": n, "kind": kind, "x": rng.random(n), "y": rng.random(n)}
+    comp = same_as_gcc(SWITCH, "sw", args)
+    assert all("switch" not in s.source and "if" not in s.source for s in comp.stmts)

@@ -44,7 +44,6 @@ HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i,
         ("  for (i = 0; i < n; i *= 2) y[i] = 0.0;\n", "increment", 3),
         ("  for (i = 0; i < n; i++) y[i] = x[i][0];\n", "subscript", 3),
         ("  for (i = 0; i < n; i++) y[i] = z;\n", "'z' is not declared", 3),
-        ("  switch (n) { default: y[0] = 1; }\n", "switch", 3),
         ("  y[0] = x[0] +;\n", "syntax error", 3),
     ],
 )
@@ -184,3 +183,26 @@ def test_fuzz_grammar_programs_are_a_computation_or_a_parse_error(r: random.Rand
         "void f(int n, double alpha, double x[n], double A[n][n], int idx[n]) {\n"
         f"  int i, j, k, q; double t, s; double w[n];\n  {body}\n}}"
     )
+
+
+@pytest.mark.parametrize(
+    ("switch", "words", "column"),
+    [
+        (
+            "switch (n) { case 1: if (n > 2) break; y[0] = 1; break; }",
+            "break under a condition",
+            35,
+        ),
+        ("switch (n) { case 1: { case 2: y[0] = 1; } }", "case label inside a block", 26),
+        ("switch (n) { y[0] = 2; case 1: y[0] = 1; }", "before the first case label", 16),
+        ("switch (n) { case 1: y[0] = 1; break; case 1: y[0] = 2; }", "case 1 appears twice", 41),
+        ("switch (n) { case n: y[0] = 1; }", "not an integer constant", 21),
+    ],
+)
+def test_switch_without_an_if_form_is_refused_at_its_position(
+    switch: str, words: str, column: int
+) -> None:
+    with pytest.raises(spf.ParseError) as info:
+        spf.from_c(HEAD + f"  {switch}\n}}\n", shapes={"rp": ("n",)})
+    assert words in str(info.value)
+    assert f"line 3, column {column}:" in str(info.value)
