@@ -91,10 +91,11 @@ def translate(
     scope, written = survey(src, fn, types, keep, set(uf_fields))
     _check_named(scope, uf_fields, "ufs= names index arrays of the function")
     _check_named(scope, shape_of, "shapes= names arrays of the function")
-    records = Walker(scope, written).run(fn.body)
+    walker = Walker(scope, written)
+    records = walker.run(fn.body)
     _check_reached(src, scope, records)
     calls: list[Call] = []
-    _declare(calls, src, scope, records, uf_fields, shape_of)
+    _declare(calls, src, scope, records, uf_fields, shape_of, walker.facts)
     comp = Computation(fn.decl.name)
     for call in calls:
         try:
@@ -146,8 +147,10 @@ def _declare(
     records: list[Record],
     uf_fields: dict[str, dict[str, Any]],
     shape_of: dict[str, Any],
+    implied: list[tuple[str, Any]],
 ) -> None:
-    """Record the calls: constants, UFs, data spaces, locals, extent facts, statements."""
+    """Record the calls: constants, UFs, data spaces, locals, extent facts, the facts the
+    loops imply (``implied``: a symbolic step is positive), statements."""
     used = "\n".join(r.source for r in records)
     for name in sorted(scope.consts):
         var = scope.vars.get(name)
@@ -177,7 +180,7 @@ def _declare(
             calls.append(
                 Call("add_data_space", (name, var.base), (("shape", shape or None),), node=var.node)
             )
-    for fact, node in facts:
+    for fact, node in facts + implied:
         if all(c.args != (fact,) for c in calls):
             calls.append(Call("assume", (fact,), node=node))
     for r in records:

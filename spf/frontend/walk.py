@@ -10,6 +10,7 @@ from typing import Any
 from spf.frontend.conds import Cmp, Cond, conj, negate
 from spf.frontend.cparse import c_ast, nodes
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.steps import symbolic_step
 
 _UNSUPPORTED = {
     "While": ("while loops", "write the loop as a counted for loop"),
@@ -54,6 +55,7 @@ class Walker:
         self.scope = scope
         self.written = written  # assignments per scalar name (declaration inits excluded)
         self.records: list[Record] = []
+        self.facts: list[tuple[str, Any]] = []  # preconditions the C implies (inc >= 1)
 
     def fail(self, node: Any, message: str, hint: str = "") -> Exception:
         return self.scope.fail(node, message, hint)
@@ -239,7 +241,8 @@ class Walker:
         it, lo = self._init(node)
         if it in ctx.iters:
             raise self.fail(node, f"loop variable {it!r} is already used by an enclosing loop")
-        step = self._step(node, it)
+        symbolic = symbolic_step(self.scope, node, it)
+        step = symbolic[0] if symbolic is not None else self._step(node, it)
         s = self._scoped(ctx)
         inner = replace(ctx, iters=(*ctx.iters, it))
         s = self._scoped(inner)
@@ -266,6 +269,13 @@ class Walker:
         inner = replace(
             inner, conds=(*ctx.conds, conj(conds)), prefix=(*ctx.prefix, pos, it), down=down
         )
+        if symbolic is not None:  # a stride isl cannot hold: the statements test it
+            sign, inc = symbolic
+            first = s.value(lo, 12)
+            offset = f"{it} - {first}" if sign > 0 else f"{first} - {it}"
+            inc_text = inc if inc.isidentifier() else f"({inc})"
+            inner = replace(inner, guards=(*inner.guards, f"({offset}) % {inc_text} == 0"))
+            self.facts.append((f"{inc} >= 1", node.next))
         body = node.stmt
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
         self.block(items, inner, [0])
@@ -320,8 +330,8 @@ class Walker:
                     return inc if rv.op == "+" else -inc
         raise self.fail(
             nx if nx is not None else node,
-            f"loop {it!r}: the increment must be "
-            f"{it}++, {it}--, {it} += c or {it} -= c with an integer constant c",
+            f"loop {it!r}: the increment must be {it}++, {it}--, {it} += c or {it} -= c with c "
+            "an integer constant or an expression of integer parameters",
         )
 
     def _bounds(self, node: Any, it: str, step: int, s: Scope) -> list[Cond]:

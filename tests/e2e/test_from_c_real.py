@@ -202,3 +202,30 @@ def test_switch_is_an_if_chain_with_fallthrough_and_default(n: int) -> None:
     args = {"n": n, "kind": kind, "x": rng.random(n), "y": rng.random(n)}
     comp = same_as_gcc(SWITCH, "sw", args)
     assert all("switch" not in s.source and "if" not in s.source for s in comp.stmts)
+
+
+# ------------------------------------------------------------------ 5. symbolic steps
+STEPS = """
+void steps(int n, int inc, int s, double x[n], double y[n]) {
+  for (int i = 1; i < n; i += inc) {
+    y[i] = x[i - 1];
+    for (int j = i; j < n; j = j + 2 * s) x[j] += 1.0;
+  }
+  for (int i = n - 1; i >= 0; i -= inc) y[i] *= 2.0;
+}
+"""
+
+
+@pytest.mark.parametrize(("n", "inc", "s"), [(10, 3, 1), (11, 1, 2), (9, 4, 5), (0, 2, 1)])
+def test_symbolic_steps_visit_what_the_c_visits(n: int, inc: int, s: int) -> None:
+    rng = np.random.default_rng(n + inc)
+    args = {"n": n, "inc": inc, "s": s, "x": rng.random(n), "y": rng.random(n)}
+    comp = same_as_gcc(STEPS, "steps", args)
+    assert {"inc >= 1", "2 * s >= 1"} <= {f.text for f in comp.assumptions}
+
+
+def test_a_symbolic_step_must_be_positive_when_the_kernel_runs() -> None:
+    comp = spf.from_c(STEPS)
+    args = {"n": 4, "inc": 0, "s": 1, "x": np.zeros(4), "y": np.zeros(4)}
+    with pytest.raises(spf.ArgumentError, match="'inc >= 1' does not hold"):
+        spf_run(comp, args)
