@@ -14,6 +14,7 @@ from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.pointers import lower_derefs
 from spf.frontend.rewrite import identifiers, rename_reserved_locals
 from spf.frontend.survey import survey
 from spf.frontend.switch import lower_switches
@@ -86,6 +87,7 @@ def translate(
         raise
     fn = function(src, function_name)
     lower_switches(src, fn.body)
+    lower_derefs(fn.body)
     rename_reserved_locals(fn, identifiers(src.ast))
     types = Types(src)
     scope, written = survey(src, fn, types, keep, set(uf_fields))

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from spf.clang import MATH_1, MATH_2
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
 from spf.frontend.cparse import Source, c_ast
+from spf.frontend.pointers import PointerAlias, resolve_partial
+from spf.frontend.rewrite import located
 
 if TYPE_CHECKING:
     from spf.frontend.decls import Types, Var
@@ -74,6 +76,7 @@ class Scope:
     iters: tuple[str, ...] = ()
     aliases: dict[str, str] = field(default_factory=dict)
     bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
+    pointers: dict[str, PointerAlias] = field(default_factory=dict)  # double *p = &a[k];
 
     def data(self, name: str) -> bool:
         return (
@@ -118,12 +121,18 @@ class Scope:
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*", "/", "%"):
             return self._aff_binary(node)
         if isinstance(node, c_ast.ArrayRef):
-            name, subs = self.chain(node)
-            if name not in self.ufs:
-                raise NotAffineError(node, f"{name!r} is a data array, not an index array")
-            args = ", ".join(self.affine(s) for s in subs)
-            return f"{name}({args})", None
+            return self._aff_ref(node)
         raise NotAffineError(node, f"{type(node).__name__} is not an affine expression")
+
+    def _aff_ref(self, node: Any) -> tuple[str, int | None]:
+        """An index array read, ``rowptr(i + 1)`` (or the scalar a pointer points at)."""
+        name, subs = self.chain(node)
+        if not subs:  # *p with p = &t
+            return self._aff(located(c_ast.ID(name), node))
+        if name not in self.ufs:
+            raise NotAffineError(node, f"{name!r} is a data array, not an index array")
+        args = ", ".join(self.affine(s) for s in subs)
+        return f"{name}({args})", None
 
     def _aff_binary(self, node: Any) -> tuple[str, int | None]:
         (lt, lv), (rt, rv) = self._aff(node.left), self._aff(node.right)
@@ -154,27 +163,31 @@ class Scope:
         return f"{name!r} is not declared"
 
     def chain(self, node: Any) -> tuple[str, list[Any]]:
-        """``A[i][j]`` -> ``("A", [i, j])`` (ParseError unless ``A`` is a declared array)."""
-        subs: list[Any] = []
+        """``A[i][j]`` -> ``("A", [i, j])``, through pointer aliases (``p[i]`` with
+        ``p = &a[k]``: ``("a", [k + i])``; ``s[0]`` with ``s = &t``: ``("t", [])``);
+        ParseError unless ``A`` is a declared array."""
+        name, subs = resolve_partial(self, node)
         base = node
         while isinstance(base, c_ast.ArrayRef):
-            subs.insert(0, base.subscript)
             base = base.name
         if not isinstance(base, c_ast.ID):
             raise self.fail(
                 node, "only named arrays may be subscripted", "pointer arithmetic is not supported"
             )
-        var = self.vars.get(base.name)
-        if var is None or var.rank == 0:
+        var = self.vars.get(name or "")
+        if name is not None and var is not None and base.name in self.pointers and not subs:
+            return name, subs  # a pointer at a scalar
+        if name is None or var is None or var.rank == 0:
             raise self.fail(base, f"{base.name!r} is not a declared array")
         if len(subs) != var.rank:
+            through = f" (through pointer {base.name!r})" if base.name != name else ""
             raise self.fail(
                 node,
-                f"{base.name!r} has {var.rank} dimension(s) but is used with "
-                f"{len(subs)} subscript(s)",
+                f"{name!r} has {var.rank} dimension(s) but is used with "
+                f"{len(subs)} subscript(s){through}",
                 "subscript every dimension (pointer arithmetic is not supported)",
             )
-        return base.name, subs
+        return name, subs
 
     # ---------- conditions ----------
 
@@ -242,6 +255,8 @@ class Scope:
             return self._name(node), 16
         if isinstance(node, c_ast.ArrayRef):
             name, subs = self.chain(node)
+            if not subs:  # *p with p = &t
+                return self._val(located(c_ast.ID(name), node))
             args = ", ".join(self.value(s) for s in subs)
             return (f"{name}({args})" if name in self.ufs else f"${name}$({args})"), 16
         if isinstance(node, c_ast.BinaryOp) and node.op in _PREC:

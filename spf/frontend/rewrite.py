@@ -132,6 +132,27 @@ def map_statements(node: Any, fn: Callable[[Any], list[Any] | None]) -> None:
         setattr(node, _LISTS[kind], items)
 
 
+def map_nodes(node: Any, fn: Callable[[Any], Any | None]) -> None:
+    """Replace, in place and outermost first, every node ``n`` strictly under ``node`` for
+    which ``fn(n)`` is not None by ``fn(n)`` (whose own children are then visited)."""
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        value = getattr(node, attr)
+        if isinstance(value, c_ast.Node):
+            new = fn(value)
+            if new is not None:
+                setattr(node, attr, value := new)
+            map_nodes(value, fn)
+        elif isinstance(value, list):
+            for k, item in enumerate(value):
+                if isinstance(item, c_ast.Node):
+                    new = fn(item)
+                    if new is not None:
+                        value[k] = item = new
+                    map_nodes(item, fn)
+
+
 def located(new: Any, old: Any) -> Any:
     """``new`` and every node under it without coordinates take ``old``'s."""
     coord = getattr(old, "coord", None)
@@ -148,6 +169,7 @@ __all__ = [
     "identifiers",
     "located",
     "loop_variables",
+    "map_nodes",
     "map_statements",
     "rename",
     "rename_reserved_locals",

@@ -10,6 +10,8 @@ from typing import Any
 from spf.frontend.conds import Cmp, Cond, conj, negate
 from spf.frontend.cparse import c_ast, nodes
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.pointers import PointerAlias, bind
+from spf.frontend.rewrite import located
 from spf.frontend.steps import symbolic_step
 
 _UNSUPPORTED = {
@@ -46,6 +48,7 @@ class _Ctx:
     guards: tuple[str, ...] = ()  # non-affine conditions (source text), outermost first
     aliases: tuple[tuple[str, str], ...] = ()
     down: frozenset[str] = frozenset()
+    pointers: tuple[tuple[str, PointerAlias], ...] = ()
 
 
 class Walker:
@@ -71,6 +74,7 @@ class Walker:
         s = self.scope
         s.iters = ctx.iters
         s.aliases = dict(ctx.aliases)
+        s.pointers = dict(ctx.pointers)
         return s
 
     def block(self, items: list[Any], ctx: _Ctx, counter: list[int]) -> None:
@@ -98,6 +102,9 @@ class Walker:
             for d in node.decls:
                 ctx = self.decl(d, ctx, counter)
         elif isinstance(node, c_ast.Assignment | c_ast.UnaryOp):
+            pointed = self._pointer(node, ctx)
+            if pointed is not None:
+                return replace(ctx, pointers=(*ctx.pointers, pointed))
             bound = self._alias(node, ctx)
             if bound is not None:
                 return replace(ctx, aliases=(*ctx.aliases, bound))
@@ -134,6 +141,22 @@ class Walker:
             return None
         self.scope.bound_only.add(name)
         return name, value
+
+    def _pointer(self, node: Any, ctx: _Ctx) -> tuple[str, PointerAlias] | None:
+        """``(name, alias)`` when ``node`` is the only assignment ``p = &a[k];`` of a local
+        pointer declared without a value; a pointer that moves is refused."""
+        target = node.lvalue if isinstance(node, c_ast.Assignment) else node.expr
+        var = self.scope.vars.get(target.name) if isinstance(target, c_ast.ID) else None
+        if var is None or not var.rank or var.role != "local":
+            return None
+        once = self.written.get(var.name, 0) == 1 and getattr(var.node, "init", None) is None
+        if not (once and isinstance(node, c_ast.Assignment) and node.op == "="):
+            raise self.fail(
+                node,
+                f"pointer {var.name!r} moves (pointer arithmetic)",
+                "bind each pointer once (double *p = &a[k];) and subscript it, p[i]",
+            )
+        return var.name, bind(self._scoped(ctx), var.name, var.rank, node.rvalue)
 
     def emit(self, lines: list[str], ctx: _Ctx, counter: list[int], node: Any) -> None:
         for line in lines:
@@ -195,7 +218,9 @@ class Walker:
             if name in dict(ctx.aliases):
                 raise self.fail(node, f"{name!r} is assigned after its declaration")
         elif isinstance(node, c_ast.ArrayRef):
-            name, _ = s.chain(node)
+            name, subs = s.chain(node)
+            if not subs:  # *p with p = &t
+                return self.target(located(c_ast.ID(name), node), ctx)
             if name in s.ufs:
                 raise self.fail(
                     node,
@@ -218,10 +243,9 @@ class Walker:
                 node, f"initializer list for {node.name!r}", "assign the elements in a loop"
             )
         var = self.scope.vars[node.name]
-        if var.rank:
-            raise self.fail(
-                node, f"array {node.name!r} initialised from a pointer", "declare it as an array"
-            )
+        if var.rank:  # double *p = &a[k];
+            alias = bind(self._scoped(ctx), node.name, var.rank, node.init)
+            return replace(ctx, pointers=(*ctx.pointers, (node.name, alias)))
         if node.name in self.scope.iterators:
             return ctx  # a for-loop variable declared with its initial value outside the loop
         s = self._scoped(ctx)

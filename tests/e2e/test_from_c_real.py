@@ -229,3 +229,36 @@ def test_a_symbolic_step_must_be_positive_when_the_kernel_runs() -> None:
     args = {"n": 4, "inc": 0, "s": 1, "x": np.zeros(4), "y": np.zeros(4)}
     with pytest.raises(spf.ArgumentError, match="'inc >= 1' does not hold"):
         spf_run(comp, args)
+
+
+POINTERS = """
+void ptrs(int n, int m, int nnz, const int rowptr[n + 1], const int col[nnz],
+          const double val[nnz], double A[n][m], double x[m], double y[n], double out[2]) {
+  double acc = 0.0;
+  double *s = &acc;
+  for (int i = 0; i < n; i++) {
+    double *row = A[i];
+    const double *v = &val[rowptr[i]];
+    const int *c = col + rowptr[i];
+    double *yi = &y[i];
+    for (int k = 0; k < rowptr[i + 1] - rowptr[i]; k++)
+      *yi += v[k] * x[c[k]];
+    const double *shifted = &row[1] - 1;
+    for (int j = 1; j < m; j++) row[j] += shifted[j - 1];
+    *s += *yi;
+  }
+  double *o = out + 1;
+  o[0] = acc;
+  *out = s[0];
+}
+"""
+
+
+@pytest.mark.parametrize(("n", "m"), [(7, 5), (1, 1), (0, 3)])
+def test_pointer_aliases_read_and_write_the_arrays_they_point_into(n: int, m: int) -> None:
+    rng = np.random.default_rng(n)
+    args = {**csr(n, m, 0.4, seed=n), "n": n, "m": m, "A": rng.random((n, m)),
+            "x": rng.random(m), "y": rng.random(n), "out": np.zeros(2)}  # fmt: skip
+    comp = same_as_gcc(POINTERS, "ptrs", args)
+    assert "$val$(rowptr(i) + k)" in comp.stmts[1].source
+    assert not {"row", "v", "c", "yi", "shifted", "o", "s"} & set(comp.data_spaces)

@@ -28,7 +28,6 @@ HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i,
         ("  for (i = 0; i < n; i++) { continue; }\n", "continue", 3),
         ("  for (i = 0; i < n; i++) { goto out; }\n out: ;\n", "goto", 3),
         ("  for (i = 0; i < n; i++) { return; }\n", "return inside the loops", 3),
-        ("  *x = 1.0;\n", "pointer", 3),
         ("  for (i = 0; i < n; i++) y[i] = *(x + i);\n", "pointer", 3),
         ("  for (i = 0; i < n; i++) { y[idx[i]] = 1.0; idx[i] = 0; }\n", "index array", 3),
         ("  for (i = 0; i < n; i++) y[i] = rand();\n", "'rand'", 3),
@@ -206,3 +205,24 @@ def test_switch_without_an_if_form_is_refused_at_its_position(
         spf.from_c(HEAD + f"  {switch}\n}}\n", shapes={"rp": ("n",)})
     assert words in str(info.value)
     assert f"line 3, column {column}:" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "words", "column"),
+    [
+        ("double *p = x; p++;", "pointer 'p' moves", 18),
+        ("double *p; p = x; p = y;", "pointer 'p' moves", 14),
+        ("double *p = &x[(int)y[0]];", "points at a place that is not affine ('y' is a data", 23),
+        ("double *p = &x[idx[0] * idx[1]];", "not affine (a product", 18),
+        ("double *p = (double *)rp;", "pointer 'p' to double points into 'rp' of element type", 15),
+        ("double *p = x + (y - x);", "'y' is a variable", 20),
+        ("double *p = &x[0]; y[0] = p[1][2];", "'x' has 1 dimension(s) but is used with 2", 29),
+    ],
+)
+def test_pointers_that_move_or_point_nowhere_affine_are_refused(
+    body: str, words: str, column: int
+) -> None:
+    with pytest.raises(spf.ParseError) as info:
+        spf.from_c(HEAD + f"  {body}\n}}\n", shapes={"rp": ("n",)})
+    assert words in str(info.value), str(info.value)
+    assert f"line 3, column {column}:" in str(info.value), str(info.value)
