@@ -14,7 +14,9 @@ from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.inline import inline_calls
 from spf.frontend.pointers import lower_derefs
+from spf.frontend.preconditions import access_facts
 from spf.frontend.rewrite import identifiers, rename_reserved_locals
 from spf.frontend.survey import survey
 from spf.frontend.switch import lower_switches
@@ -86,6 +88,7 @@ def translate(
             ) from None
         raise
     fn = function(src, function_name)
+    inline_calls(src, fn)
     lower_switches(src, fn.body)
     lower_derefs(fn.body)
     rename_reserved_locals(fn, identifiers(src.ast))
@@ -106,6 +109,9 @@ def translate(
             raise _located(src, call, err.message) from None
         except SpfError as err:
             raise _located(src, call, str(err)) from None
+    for fact in access_facts(comp):  # y[0] = -r[0]; needs N >= 1
+        calls.append(Call("assume", (fact,)))
+        calls[-1].apply(comp)
     return Translation(fn.decl.name, tuple(calls), comp)
 
 

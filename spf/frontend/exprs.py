@@ -63,8 +63,10 @@ class NotAffineError(Exception):
 
 @dataclass
 class Scope:
-    """What every name of the function is; ``iters`` are the loops open at this point, and
-    ``aliases`` integer locals bound once to an affine value (``int j = col[k];``)."""
+    """What every name of the function is; ``iters`` are the loops open at this point,
+    ``aliases`` integer locals bound once to an affine value (``int j = col[k];``) and
+    ``minmax`` those bound to a min/max of affine values (``int hi = min(n, i + 32);``),
+    which bounds and conditions read as conjunctions or disjunctions."""
 
     src: Source
     types: Types
@@ -77,6 +79,7 @@ class Scope:
     aliases: dict[str, str] = field(default_factory=dict)
     bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
     pointers: dict[str, PointerAlias] = field(default_factory=dict)  # double *p = &a[k];
+    minmax: dict[str, tuple[Tree, str]] = field(default_factory=dict)  # int hi = min(n, i+32);
 
     def data(self, name: str) -> bool:
         return (
@@ -108,6 +111,9 @@ class Scope:
             name = node.name
             if name in self.aliases:
                 return _wrap(self.aliases[name]), None
+            if name in self.minmax:
+                why = f"{name!r} is {self.minmax[name][1]}, affine only in a bound or condition"
+                raise NotAffineError(node, why)
             if name in self.iters or name in self.consts:
                 return name, None
             raise NotAffineError(node, self._why_name(name))
@@ -222,6 +228,8 @@ class Scope:
 
     def tree(self, node: Any) -> Tree:
         """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
+        if isinstance(node, c_ast.ID) and node.name in self.minmax:
+            return self.minmax[node.name][0]
         kind = _min_max(node)
         if kind is not None:
             args = node.args.exprs if node.args is not None else []
@@ -303,6 +311,8 @@ class Scope:
         name: str = node.name
         if name in self.aliases:
             return _wrap(self.aliases[name])
+        if name in self.minmax:
+            return self.minmax[name][1]
         if name in self.iters or name in self.consts or name in self.fconsts:
             return name
         if name in self.iterators:

@@ -9,7 +9,7 @@ from typing import Any
 
 from spf.frontend.conds import Cmp, Cond, conj, negate
 from spf.frontend.cparse import c_ast, nodes
-from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.exprs import NotAffineError, Scope, Tree
 from spf.frontend.pointers import PointerAlias, bind
 from spf.frontend.rewrite import located
 from spf.frontend.steps import symbolic_step
@@ -49,6 +49,7 @@ class _Ctx:
     aliases: tuple[tuple[str, str], ...] = ()
     down: frozenset[str] = frozenset()
     pointers: tuple[tuple[str, PointerAlias], ...] = ()
+    minmax: tuple[tuple[str, tuple[Tree, str]], ...] = ()
 
 
 class Walker:
@@ -75,7 +76,24 @@ class Walker:
         s.iters = ctx.iters
         s.aliases = dict(ctx.aliases)
         s.pointers = dict(ctx.pointers)
+        s.minmax = dict(ctx.minmax)
         return s
+
+    def _bind(self, ctx: _Ctx, name: str, value: Any) -> _Ctx | None:
+        """``ctx`` with integer local ``name`` bound to ``value`` when it is affine, or a
+        min/max of affine values; else None."""
+        s = self._scoped(ctx)
+        try:
+            return replace(ctx, aliases=(*ctx.aliases, (name, s.affine(value))))
+        except NotAffineError:
+            pass
+        try:
+            tree = s.tree(value)
+        except NotAffineError:
+            return None
+        if isinstance(tree, str):
+            return None
+        return replace(ctx, minmax=(*ctx.minmax, (name, (tree, s.value(value)))))
 
     def block(self, items: list[Any], ctx: _Ctx, counter: list[int]) -> None:
         for item in items:
@@ -107,7 +125,7 @@ class Walker:
                 return replace(ctx, pointers=(*ctx.pointers, pointed))
             bound = self._alias(node, ctx)
             if bound is not None:
-                return replace(ctx, aliases=(*ctx.aliases, bound))
+                return bound
             self.emit(self.assignment(node, ctx), ctx, counter, node)
         else:
             raise self.fail(
@@ -119,10 +137,11 @@ class Walker:
 
     # ---------- statements ----------
 
-    def _alias(self, node: Any, ctx: _Ctx) -> tuple[str, str] | None:
-        """``(name, value)`` when ``node`` is the only assignment ``j = e;`` of an integer local
-        declared without a value and ``e`` is affine (``j = col[k];``): later uses in the block
-        read ``e`` itself, so subscripts such as ``x[j]`` stay UF calls."""
+    def _alias(self, node: Any, ctx: _Ctx) -> _Ctx | None:
+        """The context after ``node`` when it is the only assignment ``j = e;`` of an integer
+        local declared without a value and ``e`` is affine (``j = col[k];``) or a min/max of
+        affine values: later uses in the block read ``e`` itself, so subscripts such as
+        ``x[j]`` stay UF calls."""
         if not (isinstance(node, c_ast.Assignment) and node.op == "="):
             return None
         if not isinstance(node.lvalue, c_ast.ID) or isinstance(node.rvalue, c_ast.Assignment):
@@ -135,12 +154,10 @@ class Walker:
             return None
         if getattr(var.node, "init", None) is not None:
             return None
-        try:
-            value = self._scoped(ctx).affine(node.rvalue)
-        except NotAffineError:
-            return None
-        self.scope.bound_only.add(name)
-        return name, value
+        bound = self._bind(ctx, name, node.rvalue)
+        if bound is not None:
+            self.scope.bound_only.add(name)
+        return bound
 
     def _pointer(self, node: Any, ctx: _Ctx) -> tuple[str, PointerAlias] | None:
         """``(name, alias)`` when ``node`` is the only assignment ``p = &a[k];`` of a local
@@ -248,14 +265,11 @@ class Walker:
             return replace(ctx, pointers=(*ctx.pointers, (node.name, alias)))
         if node.name in self.scope.iterators:
             return ctx  # a for-loop variable declared with its initial value outside the loop
-        s = self._scoped(ctx)
         if var.base not in ("double", "float") and self.written.get(node.name, 0) == 0:
-            try:
-                bound = s.affine(node.init)
-            except NotAffineError:
-                pass
-            else:
-                return replace(ctx, aliases=(*ctx.aliases, (node.name, bound)))
+            bound = self._bind(ctx, node.name, node.init)
+            if bound is not None:
+                return bound
+        s = self._scoped(ctx)
         self.emit([f"${node.name}$ = {s.value(node.init)};"], ctx, counter, node)
         return ctx
 

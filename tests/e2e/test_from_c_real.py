@@ -262,3 +262,45 @@ def test_pointer_aliases_read_and_write_the_arrays_they_point_into(n: int, m: in
     comp = same_as_gcc(POINTERS, "ptrs", args)
     assert "$val$(rowptr(i) + k)" in comp.stmts[1].source
     assert not {"row", "v", "c", "yi", "shifted", "o", "s"} & set(comp.data_spaces)
+
+
+# ------------------------------------------------------------------ 4. calls
+CALLS = """
+#include <math.h>
+static inline int imin(int a, int b) { return a < b ? a : b; }
+static inline double sq(double v) { return v * v; }
+static double dot(int n, const double *x, const double *y) {
+  double s = 0.0;
+  for (int k = 0; k < n; k++) s += x[k] * y[k];
+  return s;
+}
+static void axpy(int n, double a, const double *x, double *y) {
+  for (int k = 0; k < n; k++) y[k] += a * x[k];
+}
+static void acc(double *out, double v) { *out += v; }
+static double norm2(int n, const double *x) { return sqrt(dot(n, x, x)); }
+void kernel(int n, int m, double A[n][m], double x[m], double y[n], double r[1]) {
+  for (int i = 0; i < n; i++) {
+    double d = dot(m, A[i], x);
+    y[i] = sq(d) + dot(imin(m, 2), &A[i][0], x) - norm2(m, A[i]);
+    for (int j = 0; j < imin(m, i + 2); j++) y[i] += sq(A[i][j]) * 1e-3;
+    axpy(m, 1e-2 * y[i], x, A[i]);
+    acc(&r[0], y[i]);
+    sq(y[i]);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("n", "m"), [(6, 5), (1, 1), (3, 0)])
+def test_calls_to_functions_of_the_source_are_inlined(n: int, m: int) -> None:
+    rng = np.random.default_rng(n * m)
+    args = {"n": n, "m": m, "A": rng.random((n, m)), "x": rng.random(m), "y": rng.random(n),
+            "r": np.zeros(1)}  # fmt: skip
+    comp = same_as_gcc(CALLS, "kernel", args)
+    loops = comp.loop_structure()
+    assert "for _i0_k:" in loops
+    assert "for j:" in loops
+    assert comp.stmt("s11").source == "$y$(i) = $d$ * $d$ + $_i1_ret$ - $_i2_ret$;"
+    assert "j <= i + 1" in str(comp.stmt("s12").domain)  # imin in a bound stays affine
+    assert not [d for d in comp.data_spaces if d.endswith(("_x", "_y", "_out"))]  # aliases
