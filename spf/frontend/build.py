@@ -12,8 +12,9 @@ from spf.errors import ParseError, SpfError, UndeclaredError
 from spf.frontend import args
 from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
-from spf.frontend.decls import Types, Var
+from spf.frontend.decls import Types, Var, integer_scalars
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.induction import Inductions, candidates, split_increments
 from spf.frontend.inline import inline_calls
 from spf.frontend.pointers import lower_derefs
 from spf.frontend.preconditions import access_facts
@@ -91,12 +92,14 @@ def translate(
     inline_calls(src, fn)
     lower_switches(src, fn.body)
     lower_derefs(fn.body)
-    rename_reserved_locals(fn, identifiers(src.ast))
     types = Types(src)
+    split_increments(src, fn.body, integer_scalars(fn.body, types))
+    rename_reserved_locals(fn, identifiers(src.ast))
     scope, written = survey(src, fn, types, keep, set(uf_fields))
+    inductions = Inductions(src, scope, candidates(src, fn.body, scope))
     _check_named(scope, uf_fields, "ufs= names index arrays of the function")
     _check_named(scope, shape_of, "shapes= names arrays of the function")
-    walker = Walker(scope, written)
+    walker = Walker(scope, written, inductions)
     records = walker.run(fn.body)
     _check_reached(src, scope, records)
     calls: list[Call] = []

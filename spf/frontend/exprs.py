@@ -17,6 +17,7 @@ from spf.frontend.rewrite import located
 
 if TYPE_CHECKING:
     from spf.frontend.decls import Types, Var
+    from spf.frontend.induction import Inductions, State
 
 _CALLS = frozenset(
     [*MATH_1, *MATH_2, *(f + "f" for f in (*MATH_1, *MATH_2)), "abs", "labs", "llabs", "min", "max"]
@@ -80,6 +81,9 @@ class Scope:
     bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
     pointers: dict[str, PointerAlias] = field(default_factory=dict)  # double *p = &a[k];
     minmax: dict[str, tuple[Tree, str]] = field(default_factory=dict)  # int hi = min(n, i+32);
+    ivs: dict[str, State] = field(default_factory=dict)  # induction variables (k++) here
+    inductions: Inductions | None = None
+    in_index: int = 0  # > 0 while rendering a subscript of a statement source
 
     def data(self, name: str) -> bool:
         return (
@@ -108,15 +112,7 @@ class Scope:
             value = int(m.group(1), 0)
             return str(value), value
         if isinstance(node, c_ast.ID):
-            name = node.name
-            if name in self.aliases:
-                return _wrap(self.aliases[name]), None
-            if name in self.minmax:
-                why = f"{name!r} is {self.minmax[name][1]}, affine only in a bound or condition"
-                raise NotAffineError(node, why)
-            if name in self.iters or name in self.consts:
-                return name, None
-            raise NotAffineError(node, self._why_name(name))
+            return self._aff_name(node), None
         if isinstance(node, c_ast.Cast):
             return self._aff(node.expr)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
@@ -129,6 +125,19 @@ class Scope:
         if isinstance(node, c_ast.ArrayRef):
             return self._aff_ref(node)
         raise NotAffineError(node, f"{type(node).__name__} is not an affine expression")
+
+    def _aff_name(self, node: Any) -> str:
+        name = node.name
+        if name in self.aliases:
+            return _wrap(self.aliases[name])
+        if name in self.minmax:
+            why = f"{name!r} is {self.minmax[name][1]}, affine only in a bound or condition"
+            raise NotAffineError(node, why)
+        if name in self.ivs and self.inductions is not None:
+            return _wrap(self.inductions.read(name, node, self.ivs, index=True, notation=True))
+        if name in self.iters or name in self.consts:
+            return str(name)
+        raise NotAffineError(node, self._why_name(name))
 
     def _aff_ref(self, node: Any) -> tuple[str, int | None]:
         """An index array read, ``rowptr(i + 1)`` (or the scalar a pointer points at)."""
@@ -265,7 +274,11 @@ class Scope:
             name, subs = self.chain(node)
             if not subs:  # *p with p = &t
                 return self._val(located(c_ast.ID(name), node))
-            args = ", ".join(self.value(s) for s in subs)
+            self.in_index += 1
+            try:
+                args = ", ".join(self.value(s) for s in subs)
+            finally:
+                self.in_index -= 1
             return (f"{name}({args})" if name in self.ufs else f"${name}$({args})"), 16
         if isinstance(node, c_ast.BinaryOp) and node.op in _PREC:
             p = _PREC[node.op]
@@ -313,6 +326,9 @@ class Scope:
             return _wrap(self.aliases[name])
         if name in self.minmax:
             return self.minmax[name][1]
+        if name in self.ivs and self.inductions is not None:
+            index = self.in_index > 0
+            return _wrap(self.inductions.read(name, node, self.ivs, index=index, notation=False))
         if name in self.iters or name in self.consts or name in self.fconsts:
             return name
         if name in self.iterators:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spf.frontend.conds import Cmp, Cond, conj, negate
+from spf.frontend.conds import Cmp, Cond, conj, domain_text, negate
 from spf.frontend.cparse import c_ast, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
+from spf.frontend.induction import Inductions, State, fill_text, increment, substitute
 from spf.frontend.pointers import PointerAlias, bind
 from spf.frontend.rewrite import located
 from spf.frontend.steps import symbolic_step
@@ -50,13 +51,18 @@ class _Ctx:
     down: frozenset[str] = frozenset()
     pointers: tuple[tuple[str, PointerAlias], ...] = ()
     minmax: tuple[tuple[str, tuple[Tree, str]], ...] = ()
+    ivs: tuple[tuple[str, State], ...] = ()  # closed forms of the induction variables
 
 
 class Walker:
     """Turns the function body into :class:`Record` s (see the module docstring)."""
 
-    def __init__(self, scope: Scope, written: dict[str, int]) -> None:
+    def __init__(
+        self, scope: Scope, written: dict[str, int], inductions: Inductions | None = None
+    ) -> None:
         self.scope = scope
+        self.inductions = inductions
+        scope.inductions = inductions
         self.written = written  # assignments per scalar name (declaration inits excluded)
         self.records: list[Record] = []
         self.facts: list[tuple[str, Any]] = []  # preconditions the C implies (inc >= 1)
@@ -68,7 +74,9 @@ class Walker:
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
         if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
             items = items[:-1]
-        self.block(items, _Ctx(), [0])
+        unset = State(None, "is read before it is given a value")
+        names = sorted(self.inductions.names) if self.inductions is not None else []
+        self.block(items, _Ctx(ivs=tuple((n, unset) for n in names)), [0])
         return self.records
 
     def _scoped(self, ctx: _Ctx) -> Scope:
@@ -77,6 +85,7 @@ class Walker:
         s.aliases = dict(ctx.aliases)
         s.pointers = dict(ctx.pointers)
         s.minmax = dict(ctx.minmax)
+        s.ivs = dict(ctx.ivs)
         return s
 
     def _bind(self, ctx: _Ctx, name: str, value: Any) -> _Ctx | None:
@@ -95,9 +104,11 @@ class Walker:
             return None
         return replace(ctx, minmax=(*ctx.minmax, (name, (tree, s.value(value)))))
 
-    def block(self, items: list[Any], ctx: _Ctx, counter: list[int]) -> None:
+    def block(self, items: list[Any], ctx: _Ctx, counter: list[int]) -> _Ctx:
+        """Handle ``items``; returns the context at their end."""
         for item in items:
             ctx = self.item(item, ctx, counter)
+        return ctx
 
     def item(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
         """Handle one block item; returns the context for the items after it (a declaration
@@ -107,26 +118,21 @@ class Walker:
             what, hint = _UNSUPPORTED[kind]
             raise self.fail(node, f"{what} cannot be represented in spf", hint)
         if isinstance(node, c_ast.Compound):
-            self.block(list(node.block_items or []), ctx, counter)
+            end = self.block(list(node.block_items or []), ctx, counter)
+            return replace(ctx, ivs=end.ivs)  # its declarations end with it, not the values
         elif isinstance(node, c_ast.EmptyStatement | c_ast.Pragma):
             pass
         elif isinstance(node, c_ast.For):
-            self.loop(node, ctx, counter)
+            return self.loop(node, ctx, counter)
         elif isinstance(node, c_ast.If):
-            self.branch(node, ctx, counter)
+            return self.branch(node, ctx, counter)
         elif isinstance(node, c_ast.Decl):
             return self.decl(node, ctx, counter)
         elif isinstance(node, c_ast.DeclList):
             for d in node.decls:
                 ctx = self.decl(d, ctx, counter)
         elif isinstance(node, c_ast.Assignment | c_ast.UnaryOp):
-            pointed = self._pointer(node, ctx)
-            if pointed is not None:
-                return replace(ctx, pointers=(*ctx.pointers, pointed))
-            bound = self._alias(node, ctx)
-            if bound is not None:
-                return bound
-            self.emit(self.assignment(node, ctx), ctx, counter, node)
+            return self._update(node, ctx, counter)
         else:
             raise self.fail(
                 node,
@@ -136,6 +142,21 @@ class Walker:
         return ctx
 
     # ---------- statements ----------
+
+    def _update(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        """An assignment or increment: a new closed form of an induction variable, a
+        pointer or integer bound to a place or value, or a statement."""
+        stepped = self._induction(node, ctx)
+        if stepped is not None:
+            return stepped
+        pointed = self._pointer(node, ctx)
+        if pointed is not None:
+            return replace(ctx, pointers=(*ctx.pointers, pointed))
+        bound = self._alias(node, ctx)
+        if bound is not None:
+            return bound
+        self.emit(self.assignment(node, ctx), ctx, counter, node)
+        return ctx
 
     def _alias(self, node: Any, ctx: _Ctx) -> _Ctx | None:
         """The context after ``node`` when it is the only assignment ``j = e;`` of an integer
@@ -158,6 +179,22 @@ class Walker:
         if bound is not None:
             self.scope.bound_only.add(name)
         return bound
+
+    def _induction(self, node: Any, ctx: _Ctx) -> _Ctx | None:
+        """The context after an update ``k++``/``k += c``/``k = e`` of induction variable
+        ``k`` (its new closed form); None when ``node`` updates none."""
+        target = node.lvalue if isinstance(node, c_ast.Assignment) else node.expr
+        states = dict(ctx.ivs)
+        if self.inductions is None or not isinstance(target, c_ast.ID) or target.name not in states:
+            return None
+        name = target.name
+        self._scoped(ctx)
+        amount = increment(node, name)
+        if amount is not None:
+            states[name] = self.inductions.add(node, name, states, amount)
+        else:
+            states[name] = self.inductions.assign(node, name, states, node.rvalue)
+        return replace(ctx, ivs=tuple(states.items()))
 
     def _pointer(self, node: Any, ctx: _Ctx) -> tuple[str, PointerAlias] | None:
         """``(name, alias)`` when ``node`` is the only assignment ``p = &a[k];`` of a local
@@ -234,6 +271,13 @@ class Walker:
                 )
             if name in dict(ctx.aliases):
                 raise self.fail(node, f"{name!r} is assigned after its declaration")
+            if name in dict(ctx.ivs):
+                raise self.fail(
+                    node,
+                    f"induction variable {name!r} is updated under a condition; it has no "
+                    "closed form",
+                    "update it unconditionally, or compute the index from the loop counters",
+                )
         elif isinstance(node, c_ast.ArrayRef):
             name, subs = s.chain(node)
             if not subs:  # *p with p = &t
@@ -253,6 +297,11 @@ class Walker:
         return s.value(node)
 
     def decl(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        states = dict(ctx.ivs)
+        if self.inductions is not None and node.name in states:
+            self._scoped(ctx)
+            states[node.name] = self.inductions.assign(node, node.name, states, node.init)
+            return replace(ctx, ivs=tuple(states.items()))
         if node.init is None:
             return ctx
         if isinstance(node.init, c_ast.InitList):
@@ -275,7 +324,7 @@ class Walker:
 
     # ---------- loops ----------
 
-    def loop(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+    def loop(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
         it, lo = self._init(node)
         if it in ctx.iters:
             raise self.fail(node, f"loop variable {it!r} is already used by an enclosing loop")
@@ -316,7 +365,58 @@ class Walker:
             self.facts.append((f"{inc} >= 1", node.next))
         body = node.stmt
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
-        self.block(items, inner, [0])
+        if self.inductions is None or not ctx.ivs:
+            self.block(items, inner, [0])
+            return ctx
+        return self._induction_loop(node, ctx, inner, items, (it, lo, step, symbolic))
+
+    def _induction_loop(
+        self, node: Any, ctx: _Ctx, inner: _Ctx, items: list[Any], head: tuple[Any, ...]
+    ) -> _Ctx:
+        """Walk a loop body while induction variables are live: each one it increments
+        holds a placeholder for the earlier iterations' part, filled in once the body says
+        what one iteration adds (docs/import_c.md)."""
+        assert self.inductions is not None
+        it, lo, step, symbolic = head
+        before = dict(ctx.ivs)
+        self._scoped(ctx)
+        body = self.inductions.enter(node, it, lo, None if symbolic else step, before)
+        first = len(self.records)
+        end = self.block(items, replace(inner, ivs=tuple(body.items())), [0])
+        bound, op = _single_bound(node, it)
+        self._scoped(ctx)
+        trips, why = self.inductions.trips(
+            it, lo, bound, op, None if symbolic else step, ctx.iters,
+            domain_text(list(ctx.conds)) or "0 = 0", before, self._extent_facts(),
+        )  # fmt: skip
+        after, fills = self.inductions.leave(before, dict(end.ivs), trips, why)
+        if fills:
+            self.records[first:] = [
+                replace(
+                    r,
+                    source=fill_text(r.source, fills),
+                    conds=tuple(substitute(c, fills) for c in r.conds),
+                )
+                for r in self.records[first:]
+            ]
+        return replace(ctx, ivs=tuple(after.items()))
+
+    def _extent_facts(self) -> list[str]:
+        """``n >= 0`` for each symbolic extent of the arrays (what a call guarantees)."""
+        s = self.scope
+        saved = s.iters, s.aliases
+        s.iters, s.aliases = (), {}
+        out: set[str] = set()
+        for var in s.vars.values():
+            for dim in var.dims if var.role != "local" else ():
+                try:
+                    text = s.affine(dim) if dim is not None else ""
+                except NotAffineError:
+                    continue
+                if text and not text.lstrip("-").isdigit():
+                    out.add(f"{text} >= 0")
+        s.iters, s.aliases = saved
+        return sorted(out)
 
     def _init(self, node: Any) -> tuple[str, Any]:
         init = node.init
@@ -411,17 +511,30 @@ class Walker:
 
     # ---------- if / else ----------
 
-    def branch(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+    def branch(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        """Handle an ``if``; induction variables are frozen in its arms (an increment there
+        has no closed form) and unknown after it where an arm assigned them."""
+        frozen = tuple((n, replace(st, frozen=True)) for n, st in ctx.ivs)
+        ends = self._branch(node, replace(ctx, ivs=frozen), counter)
+        after = []
+        for name, state in ctx.ivs:
+            changed = any(dict(end.ivs)[name] is not dict(frozen)[name] for end in ends)
+            why = "is assigned under a condition, so its value after the if is not known"
+            after.append((name, State(None, why) if changed else state))
+        return replace(ctx, ivs=tuple(after))
+
+    def _branch(self, node: Any, ctx: _Ctx, counter: list[int]) -> list[_Ctx]:
         s = self._scoped(ctx)
         try:
             cond: Cond | None = s.cond(node.cond)
         except NotAffineError:
             cond = None
         if cond is not None:
-            self._arm(node.iftrue, replace(ctx, conds=(*ctx.conds, cond)), counter)
+            ends = [self._arm(node.iftrue, replace(ctx, conds=(*ctx.conds, cond)), counter)]
             if node.iffalse is not None:
-                self._arm(node.iffalse, replace(ctx, conds=(*ctx.conds, negate(cond))), counter)
-            return
+                other = replace(ctx, conds=(*ctx.conds, negate(cond)))
+                ends.append(self._arm(node.iffalse, other, counter))
+            return ends
         if node.iffalse is None:
             aff: list[Cond] = []
             rest: list[Any] = []
@@ -437,15 +550,17 @@ class Walker:
             text = s.value(node.cond)
         if not _has_loop(node):
             self.emit([self.render_if(text, node, ctx)], ctx, counter, node)
-            return
+            return []
         self._check_guard(node, ctx)
-        self._arm(node.iftrue, replace(ctx, guards=(*ctx.guards, text)), counter)
+        ends = [self._arm(node.iftrue, replace(ctx, guards=(*ctx.guards, text)), counter)]
         if node.iffalse is not None:
-            self._arm(node.iffalse, replace(ctx, guards=(*ctx.guards, f"!({text})")), counter)
+            other = replace(ctx, guards=(*ctx.guards, f"!({text})"))
+            ends.append(self._arm(node.iffalse, other, counter))
+        return ends
 
-    def _arm(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+    def _arm(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
         items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
-        self.block(items, ctx, counter)
+        return self.block(items, ctx, counter)
 
     def _check_guard(self, node: Any, ctx: _Ctx) -> None:
         read = {n.name for n in nodes(node.cond) if isinstance(n, c_ast.ID)}
@@ -528,3 +643,16 @@ def _bound_side(node: Any, it: str) -> str | None:
     if right_it and not _mentions(node.left, it):
         return "upper" if node.op in (">", ">=") else "lower"
     return None
+
+
+def _single_bound(node: Any, it: str) -> tuple[Any, str]:
+    """``(e, op)`` when exactly one conjunct of the loop condition bounds ``it``: ``it op e``
+    (``e op it`` turned around); ``(None, "")`` otherwise."""
+    turned = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    found = [p for p in _conjuncts(node.cond) if _bound_side(p, it) is not None]
+    if len(found) != 1:
+        return None, ""
+    p = found[0]
+    if isinstance(p.left, c_ast.ID) and p.left.name == it:
+        return p.right, p.op
+    return p.left, turned[p.op]

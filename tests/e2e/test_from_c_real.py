@@ -304,3 +304,41 @@ def test_calls_to_functions_of_the_source_are_inlined(n: int, m: int) -> None:
     assert comp.stmt("s11").source == "$y$(i) = $d$ * $d$ + $_i1_ret$ - $_i2_ret$;"
     assert "j <= i + 1" in str(comp.stmt("s12").domain)  # imin in a bound stays affine
     assert not [d for d in comp.data_spaces if d.endswith(("_x", "_y", "_out"))]  # aliases
+
+
+# ------------------------------------------------------------------ 3. induction variables
+INDUCTION = """
+#define W 3
+void ivs(int n, int m, double A[n][W], double B[n][m], double y[3 * n + 8], double z[n][m],
+         double w[2 * n + 6]) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < W; j++)
+      y[k++] = A[i][j];
+  y[k] = -1.0;
+  for (int i = 0; i < n; i++) {
+    int c = 0;
+    for (int j = 0; j < m; j++) { z[i][c] = B[i][j] * 2.0; c++; }
+  }
+  int p = 2 * n + 5;
+  for (int i = 0; i < n; i += 2) { w[p] = (double)i; p -= 1; }
+  int q = 0;
+  for (int i = 0; i < n; i++) {
+    for (int j = q; j < q + 2; j++) w[j] += 1.0;
+    q += 2;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("n", "m"), [(5, 4), (1, 1), (0, 2), (6, 0)])
+def test_induction_variables_read_their_closed_forms(n: int, m: int) -> None:
+    rng = np.random.default_rng(n + m)
+    args = {"n": n, "m": m, "A": rng.random((n, 3)), "B": rng.random((n, m)),
+            "y": rng.random(3 * n + 8), "z": rng.random((n, m)), "w": rng.random(2 * n + 6)}  # fmt: skip
+    comp = same_as_gcc(INDUCTION, "ivs", args)
+    sources = [s.source for s in comp.stmts]
+    assert "$y$((3*i + j)) = $A$(i, j);" in sources
+    assert "$y$(3*n) = -1.0;" in sources
+    assert not {"k", "c", "p", "q"} & set(comp.data_spaces)  # no scalar carries a dependence
+    assert comp.is_parallel_legal(comp.stmts[0], "i")
