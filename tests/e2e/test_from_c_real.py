@@ -342,3 +342,79 @@ def test_induction_variables_read_their_closed_forms(n: int, m: int) -> None:
     assert "$y$(3*n) = -1.0;" in sources
     assert not {"k", "c", "p", "q"} & set(comp.data_spaces)  # no scalar carries a dependence
     assert comp.is_parallel_legal(comp.stmts[0], "i")
+
+
+# ------------------------------------------------------------------ all of it, at random
+class _Mixed:
+    """A random function built from blocks that use the constructs above together (each
+    block in bounds for N = 6): an induction-variable pack, a switch with fallthrough, row
+    and offset pointers, calls, a symbolic step, random expressions and operators."""
+
+    HELPERS = """
+#include <math.h>
+#define N 6
+static inline double sq(double v) { return v * v; }
+static inline int imin(int a, int b) { return a < b ? a : b; }
+static double dot(int n, const double *u, const double *v) {
+  double s = 0.0;
+  for (int k = 0; k < n; k++) s += u[k] * v[k];
+  return s;
+}
+static void scale(int n, double a, double *u) { for (int k = 0; k < n; k++) u[k] *= a; }
+"""
+
+    def __init__(self, seed: int) -> None:
+        import random
+
+        self.r = random.Random(seed)
+
+    def expr(self, depth: int = 0) -> str:
+        r = self.r
+        leaves = ["x[i]", "y[i]", "A[i][imin(i + 1, N - 1)]", "alpha", "0.5", "sq(y[i])"]
+        if depth > 1 or r.random() < 0.4:
+            return r.choice(leaves)
+        a, b = self.expr(depth + 1), self.expr(depth + 1)
+        forms = [f"({a} + {b})", f"({a} * {b})", f"({a} - {b})", f"sqrt(fabs({a}))",
+                 f"({a} > {b} ? {a} : {b})"]  # fmt: skip
+        if depth == 0:  # a call that runs statements: never under a condition (?:)
+            forms.append(f"dot(2, &A[i][1], x) * {a}")
+        return r.choice(forms)
+
+    def op(self) -> str:
+        return self.r.choice(["=", "+=", "-=", "*="])
+
+    def block(self) -> str:
+        r, e, op = self.r, self.expr, self.op
+        blocks = [
+            f"{{ int k = 0; for (i = 0; i < N; i++) for (j = 0; j < 2; j++) big[k++] {op()} "
+            f"{e()}; }}",
+            f"for (i = 0; i < N; i++) {{ switch (i % 3) {{ case 0: y[i] {op()} {e()}; break; "
+            f"case 1: x[i] {op()} {e()}; default: y[i] {op()} {e()}; }} }}",
+            f"for (i = 0; i < N; i++) {{ double *row = A[i]; "
+            f"for (j = 1; j < N; j++) row[j] {op()} row[j - 1] * 0.25; }}",
+            f"{{ double *p = &x[1]; for (i = 0; i < N - 1; i++) p[i] {op()} {e()}; }}",
+            f"for (i = 0; i < N; i++) y[i] {op()} {e()} + dot(N, A[i], x) * 1e-2;",
+            f"for (i = {r.randint(0, 2)}; i < N; i += s) x[i] {op()} {e()};",
+            "scale(N, 0.5, A[s % N]);",
+            f"{{ int q = 2 * N - 1; for (i = N - 1; i >= 0; i--) {{ big[q] {op()} {e()}; q -= 2; }} }}",
+        ]
+        return r.choice(blocks)
+
+    def source(self) -> str:
+        body = "\n  ".join(self.block() for _ in range(self.r.randint(2, 4)))
+        return (
+            self.HELPERS + "void mixed(double alpha, int s, double x[N], double y[N], "
+            f"double A[N][N], double big[2 * N]) {{\n  int i, j;\n  {body}\n}}\n"
+        )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_mixed_programs_match_gcc(seed: int) -> None:
+    text = _Mixed(seed).source()
+    rng = np.random.default_rng(seed)
+    args = {"alpha": 0.75, "s": 1 + seed % 3, "x": rng.random(6), "y": rng.random(6),
+            "A": rng.random((6, 6)), "big": rng.random(12)}  # fmt: skip
+    try:
+        same_as_gcc(text, "mixed", args)
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n{text}") from None
