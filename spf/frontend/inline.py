@@ -47,6 +47,7 @@ class _Inliner:
         self.cyclic = _cyclic(self.defs)
         self.taken = identifiers(src.ast) | set(self.defs)
         self.count = 0
+        self.known: dict[str, str] = {}  # C types of the locals inlining declares
 
     def run(self) -> None:
         self.expand(self.fn.body)
@@ -92,22 +93,27 @@ class _Inliner:
         dropped = isinstance(s, c_ast.FuncCall) and (d := self.callee(s)) and self.pure(d)
         if dropped:
             return []  # a call to a function without effects, its value unused
-        for holder, attr in roots + fixed:
-            self.substitute(holder, attr)
         for holder, attr in fixed:
             for n in nodes(getattr(holder, attr)):
-                if self.callee(n) is not None:
+                if self.effectful(n) is not None:
                     raise self.src.error(
                         n,
                         f"a call to {n.name.name!r} in a loop's condition or step",
                         "call it before the loop and use the result",
                     )
-        hoisted: list[Any] = []
+        hoisted: list[Any] = []  # first, so that a substituted argument runs once
         for holder, attr in roots:
             hoisted += self.hoist(holder, attr)
+        for holder, attr in roots + fixed:
+            self.substitute(holder, attr)
         if isinstance(s, c_ast.FuncCall) and self.callee(s) is not None:
             return hoisted + self.inline(s, self.callee(s), keep_result=False)[0]
         return [*hoisted, s] if hoisted else None
+
+    def effectful(self, node: Any) -> Any | None:
+        """The definition ``node`` calls when it runs statements (not a pure function)."""
+        d = self.callee(node)
+        return d if d is not None and self.pure(d) is None else None
 
     def substitute(self, holder: Any, attr: str) -> None:
         """Replace the calls of pure functions under ``holder.attr`` by their expressions."""
@@ -125,7 +131,7 @@ class _Inliner:
         """The inlined statements of the calls under ``holder.attr`` (in evaluation order),
         each call replaced by the local holding its result."""
         out: list[Any] = []
-        for call in _unconditional_calls(getattr(holder, attr), self.callee, self.src):
+        for call in _unconditional_calls(getattr(holder, attr), self.effectful, self.src):
             if call is getattr(holder, attr) and isinstance(holder, _Statement):
                 continue  # a call statement: inlined by the caller, result dropped
             stmts, result = self.inline(call, self.callee(call), keep_result=True)
@@ -195,6 +201,8 @@ class _Inliner:
         base = expr
         while isinstance(base, c_ast.ArrayRef):
             base = base.name
+        if isinstance(base, c_ast.ID) and base.name in self.known:
+            return self.known[base.name]
         if isinstance(base, c_ast.ID):
             for d in nodes(self.fn):
                 if isinstance(d, c_ast.Decl) and d.name == base.name:
@@ -225,7 +233,9 @@ class _Inliner:
         binds = []
         for p, a in zip(params, args, strict=True):
             decl = clone(p)
-            decl.init = a
+            held = _Statement(a)
+            self.substitute(held, "node")  # pure calls in the argument
+            decl.init = held.node
             decl.storage = []
             binds.append(located(decl, call))
         block = c_ast.Compound(items)
@@ -238,6 +248,7 @@ class _Inliner:
             out.type.declname = "ret"
             block.block_items.append(out)
             mapping["ret"] = prefix + "ret"
+            self.known[prefix + "ret"] = self.types.cast_type(d.decl.type)
             result = located(c_ast.ID(prefix + "ret"), call)
         rename(block, mapping)
         for b in binds:

@@ -92,3 +92,20 @@ def test_calls_that_cannot_be_inlined_are_parse_errors(body: str, words: str) ->
     with pytest.raises(spf.ParseError, match="line") as info:
         spf.from_c(src, function="top")
     assert words in str(info.value), str(info.value)
+
+
+def test_an_argument_with_effects_runs_once_even_when_the_parameter_is_read_twice() -> None:
+    comp = spf.from_c(
+        """
+        static inline double sq(double v) { return v * v; }
+        static inline double zero(double v) { return 0.0; }
+        static double bump(double *c) { *c += 1.0; return *c; }
+        void top(double t[1], double out[2]) {
+          out[0] = sq(bump(&t[0]));
+          out[1] = zero(bump(&t[0]));
+        }""",
+        function="top",
+    )
+    t, out = np.array([2.0]), np.zeros(2)
+    comp.interpret(t=t, out=out)
+    assert (t[0], out.tolist()) == (4.0, [9.0, 0.0])
