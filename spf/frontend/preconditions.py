@@ -29,10 +29,16 @@ if TYPE_CHECKING:
 
 def access_facts(comp: Computation) -> list[str]:
     """Facts over symbolic constants that the statements' accesses need (see above)."""
+    from spf.analysis.bounds import analyze_bounds
+
     out: list[str] = []
+    # only statements that code generation would refuse (its proofs are cached for it)
+    refused = {v.stmt for v in analyze_bounds(comp).violations}
+    if not refused:
+        return out
     context = _context(comp)
     for stmt in comp.stmts:
-        if stmt.domain.uf_calls:
+        if stmt.name not in refused or stmt.domain.uf_calls:
             continue
         try:
             runs = stmt.domain.body_iset().params()
