@@ -100,9 +100,10 @@ class Scope:
     # ---------- affine text ----------
 
     def affine(self, node: Any) -> str:
-        """Affine text of ``node`` (``NotAffineError`` when it is outside the fragment)."""
-        text, _ = self._aff(node)
-        return text
+        """Affine text of ``node`` (``NotAffineError`` when it is outside the fragment); a
+        constant is folded (``N - 1`` with ``#define N 3``: ``2``)."""
+        text, value = self._aff(node)
+        return text if value is None else str(value)
 
     def _aff(self, node: Any) -> tuple[str, int | None]:
         if isinstance(node, c_ast.Constant):
@@ -160,7 +161,8 @@ class Scope:
         if node.op == "*":
             if lv is None and rv is None:
                 raise NotAffineError(node, "a product of two variables is not affine")
-            return f"({lt})*({rt})", (lv * rv if lv is not None and rv is not None else None)
+            product = f"{_factor(lt)}*{_factor(rt)}"
+            return product, (lv * rv if lv is not None and rv is not None else None)
         if rv is None or rv <= 0:
             raise NotAffineError(node, f"'{node.op}' by a non-constant (or non-positive) divisor")
         if both and lv is not None and lv >= 0:
@@ -371,6 +373,11 @@ class Scope:
                 "only math.h functions (sqrt, exp, fabs, pow, ...) and min/max may be called",
             )
         return f"{spf_name}({', '.join(self.value(a) for a in args)})"
+
+
+def _factor(text: str) -> str:
+    """``text`` as an operand of ``*`` (parenthesized unless one name, number or call)."""
+    return f"({text})" if " " in text or text.startswith("-") else text
 
 
 def _wrap(text: str) -> str:

@@ -6,16 +6,19 @@ checks when called (docs/import_c.md)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spf.frontend.cparse import c_ast, nodes
 from spf.frontend.exprs import NotAffineError, Scope
 
 
-def symbolic_step(scope: Scope, node: Any, it: str) -> tuple[int, str] | None:
-    """``(direction, source text of the step)`` when the increment of for loop ``node`` (on
-    ``it``) adds or subtracts an expression of integer parameters that is not a literal;
-    None for any other increment (constant steps are read elsewhere)."""
+def symbolic_step(scope: Scope, node: Any, it: str) -> int | tuple[int, str] | None:
+    """The step of for loop ``node`` (on ``it``) when it adds or subtracts a name or an
+    expression, not a literal: an int when its value is a constant (``int k = 2; i += k``),
+    ``(direction, source text)`` when it is an expression of integer parameters, None for
+    any other increment (literal steps are read elsewhere). ``scope`` holds the aliases at
+    the loop."""
     nx = node.next
     if not isinstance(nx, c_ast.Assignment) or not _is(nx.lvalue, it):
         return None
@@ -31,18 +34,24 @@ def symbolic_step(scope: Scope, node: Any, it: str) -> tuple[int, str] | None:
             return None
     else:
         return None
-    names = [n for n in nodes(amount) if isinstance(n, c_ast.ID)]
-    if not names or any(n.name not in scope.consts for n in names):
-        return None
-    saved = scope.iters, scope.aliases
-    scope.iters, scope.aliases = (), {}
+    if not any(isinstance(n, c_ast.ID) for n in nodes(amount)):
+        return None  # a literal
+    saved = scope.iters
+    scope.iters = ()
     try:
-        scope.affine(amount)  # an affine expression of the parameters
-        return sign, scope.value(amount)
+        text = scope.affine(amount)
+        value = scope.value(amount)
     except NotAffineError:
         return None
     finally:
-        scope.iters, scope.aliases = saved
+        scope.iters = saved
+    if re.fullmatch(r"-?\d+", text):
+        return sign * int(text) or None
+    words = set(re.findall(r"[A-Za-z_]\w*", text)) - {"floor"}
+    calls = set(re.findall(r"([A-Za-z_]\w*)\s*\(", text)) - {"floor"}
+    if calls or not words <= scope.consts:
+        return None  # an index array read: no assumption can make it positive
+    return sign, value
 
 
 def _is(node: Any, name: str) -> bool:

@@ -328,9 +328,13 @@ class Walker:
         it, lo = self._init(node)
         if it in ctx.iters:
             raise self.fail(node, f"loop variable {it!r} is already used by an enclosing loop")
-        symbolic = symbolic_step(self.scope, node, it)
-        step = symbolic[0] if symbolic is not None else self._step(node, it)
         s = self._scoped(ctx)
+        found = symbolic_step(s, node, it)
+        symbolic = found if isinstance(found, tuple) else None
+        if isinstance(found, int):
+            step = found
+        else:
+            step = symbolic[0] if symbolic is not None else self._step(node, it)
         inner = replace(ctx, iters=(*ctx.iters, it))
         s = self._scoped(inner)
         try:
@@ -359,7 +363,7 @@ class Walker:
         if symbolic is not None:  # a stride isl cannot hold: the statements test it
             sign, inc = symbolic
             first = s.value(lo, 12)
-            offset = f"{it} - {first}" if sign > 0 else f"{first} - {it}"
+            offset = f"{first} - {it}" if sign < 0 else it if first == "0" else f"{it} - {first}"
             inc_text = inc if inc.isidentifier() else f"({inc})"
             inner = replace(inner, guards=(*inner.guards, f"({offset}) % {inc_text} == 0"))
             self.facts.append((f"{inc} >= 1", node.next))

@@ -212,6 +212,8 @@ void steps(int n, int inc, int s, double x[n], double y[n]) {
     for (int j = i; j < n; j = j + 2 * s) x[j] += 1.0;
   }
   for (int i = n - 1; i >= 0; i -= inc) y[i] *= 2.0;
+  const int two = 2;
+  for (int i = 1; i < n; i += two) y[i] -= 0.5;
 }
 """
 
@@ -222,6 +224,9 @@ def test_symbolic_steps_visit_what_the_c_visits(n: int, inc: int, s: int) -> Non
     args = {"n": n, "inc": inc, "s": s, "x": rng.random(n), "y": rng.random(n)}
     comp = same_as_gcc(STEPS, "steps", args)
     assert {"inc >= 1", "2 * s >= 1"} <= {f.text for f in comp.assumptions}
+    last = comp.stmts[-1]
+    assert "if" not in last.source  # a constant step (an alias of 2) is a stride in the domain
+    assert "floor" in str(last.domain)
 
 
 def test_a_symbolic_step_must_be_positive_when_the_kernel_runs() -> None:
