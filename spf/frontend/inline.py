@@ -90,9 +90,6 @@ class _Inliner:
     # ---------- one statement
     def statement(self, s: Any) -> list[Any] | None:
         roots, fixed = _roots(s)
-        dropped = isinstance(s, c_ast.FuncCall) and (d := self.callee(s)) and self.pure(d)
-        if dropped:
-            return []  # a call to a function without effects, its value unused
         for holder, attr in fixed:
             for n in nodes(getattr(holder, attr)):
                 if self.effectful(n) is not None:
@@ -107,20 +104,34 @@ class _Inliner:
         for holder, attr in roots + fixed:
             self.substitute(holder, attr)
         if isinstance(s, c_ast.FuncCall) and self.callee(s) is not None:
+            if self.effectful(s) is None:
+                return hoisted  # a function without effects, its value unused
             return hoisted + self.inline(s, self.callee(s), keep_result=False)[0]
         return [*hoisted, s] if hoisted else None
 
     def effectful(self, node: Any) -> Any | None:
-        """The definition ``node`` calls when it runs statements (not a pure function)."""
+        """The definition ``node`` calls when the call runs statements (it is not
+        substituted as an expression)."""
         d = self.callee(node)
-        return d if d is not None and self.pure(d) is None else None
+        return d if d is not None and self.substituted(node, d) is None else None
+
+    def substituted(self, call: Any, d: Any) -> Any | None:
+        """The returned expression of ``d`` when ``call`` can be replaced by it: ``d`` is
+        pure and each pointer parameter gets an array's name (``&a[k]`` needs a binding)."""
+        expr = self.pure(d)
+        pointers = [
+            a
+            for p, a in zip(_params(d), _args(call), strict=False)
+            if not isinstance(p.type, c_ast.TypeDecl)
+        ]
+        return expr if all(isinstance(a, c_ast.ID) for a in pointers) else None
 
     def substitute(self, holder: Any, attr: str) -> None:
         """Replace the calls of pure functions under ``holder.attr`` by their expressions."""
 
         def one(node: Any) -> Any | None:
             d = self.callee(node)
-            expr = None if d is None else self.pure(d)
+            expr = None if d is None else self.substituted(node, d)
             return None if expr is None else self.expression(node, d, expr)
 
         wrapper = _Statement(getattr(holder, attr))
@@ -169,14 +180,7 @@ class _Inliner:
     def converted(self, arg: Any, param: Any) -> Any:
         """``arg`` as the value of ``param`` (a cast where the types may differ)."""
         if not isinstance(param.type, c_ast.TypeDecl):
-            if not isinstance(arg, c_ast.ID):
-                raise self.src.error(
-                    arg,
-                    f"argument for pointer parameter {param.name!r} of an inlined expression "
-                    "function must be an array name",
-                    "bind the pointer to a local first (double *p = &a[k];)",
-                )
-            return arg
+            return arg  # an array's name (see substituted)
         return self.cast(arg, param)
 
     def cast(self, expr: Any, typed: Any) -> Any:

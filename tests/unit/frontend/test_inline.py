@@ -109,3 +109,21 @@ def test_an_argument_with_effects_runs_once_even_when_the_parameter_is_read_twic
     t, out = np.array([2.0]), np.zeros(2)
     comp.interpret(t=t, out=out)
     assert (t[0], out.tolist()) == (4.0, [9.0, 0.0])
+
+
+def test_a_pure_function_given_an_address_is_inlined_through_a_pointer() -> None:
+    comp = spf.from_c(
+        """
+        static inline double first(const double *p) { return p[0] + p[1]; }
+        static inline double sq(double v) { return v * v; }
+        static double bump(double *c) { *c += 1.0; return *c; }
+        void top(int n, double x[n], double y[n], double t[1]) {
+          for (int i = 0; i < n - 1; i++) y[i] = first(&x[i]) + first(x);
+          sq(bump(t));
+        }""",
+        function="top",
+    )
+    x, y, t = np.arange(4.0), np.zeros(4), np.zeros(1)
+    comp.interpret(x=x, y=y, t=t, n=4)
+    assert y.tolist() == [1 + 1, 3 + 1, 5 + 1, 0]
+    assert t[0] == 1.0  # the unused result's argument still ran
