@@ -14,7 +14,8 @@ from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
 from spf.frontend.decls import Types, Var, integer_scalars
 from spf.frontend.exprs import NotAffineError, Scope
-from spf.frontend.induction import Inductions, candidates, split_increments
+from spf.frontend.increments import candidates, split_increments
+from spf.frontend.induction import Inductions
 from spf.frontend.inline import inline_calls
 from spf.frontend.pointers import lower_derefs
 from spf.frontend.preconditions import access_facts

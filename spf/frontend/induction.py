@@ -14,8 +14,8 @@ zero. It must be affine where it is read in a subscript or a bound (``k = m*i + 
 when ``m`` is a parameter; ``#define`` the size, or index with ``i`` and ``j``); in a value
 it may be any polynomial. Otherwise ``ParseError`` names the variable and says why.
 
-A post-increment inside an expression (``y[k++] = e;``) is first split into the statement
-and the increment after it (a pre-increment, before it).
+Which locals are induction variables, and the split of ``y[k++] = e;``, are in
+:mod:`spf.frontend.increments`.
 """
 
 from __future__ import annotations
@@ -30,152 +30,11 @@ import sympy as sp
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, Junction
 from spf.frontend.cparse import Source, c_ast, nodes
-from spf.frontend.decls import is_integer
-from spf.frontend.rewrite import located, map_statements
+from spf.frontend.increments import increment, writes
 from spf.sets import Set
 
 if TYPE_CHECKING:
     from spf.frontend.exprs import Scope
-
-_INCREMENTS = ("p++", "++", "p--", "--")
-
-
-# ----------------------------------------------------------------------------- k++ in e
-def split_increments(src: Source, body: Any, integers: set[str]) -> None:
-    """``y[k++] = e;`` -> ``y[k] = e; k += 1;`` (``++k``: the increment first), in place, for
-    the integer scalars ``integers``; refused where C leaves the order open."""
-
-    def one(s: Any) -> list[Any] | None:
-        if isinstance(s, c_ast.Decl) and s.init is not None:
-            root, holder, attr = s.init, s, "init"
-        elif isinstance(s, c_ast.Assignment):
-            root, holder, attr = s, None, ""
-        else:
-            return None
-        found = [
-            n
-            for n in nodes(root)
-            if isinstance(n, c_ast.UnaryOp)
-            and n.op in _INCREMENTS
-            and isinstance(n.expr, c_ast.ID)
-            and n.expr.name in integers
-        ]
-        if not found:
-            return None
-        before: list[Any] = []
-        after: list[Any] = []
-        for inc in found:
-            name = inc.expr.name
-            uses = [n for n in nodes(s) if isinstance(n, c_ast.ID) and n.name == name]
-            if len(uses) > 1:
-                raise src.error(
-                    inc,
-                    f"{name!r} is incremented and used again in the same statement (C leaves "
-                    "their order open)",
-                    "increment it in a statement of its own",
-                )
-            step = c_ast.Assignment(
-                "+=" if "+" in inc.op else "-=", c_ast.ID(name), c_ast.Constant("int", "1")
-            )
-            (after if inc.op.startswith("p") else before).append(located(step, inc))
-        _replace(root, holder, attr, {id(n): n.expr for n in found})
-        return [*before, s, *after]
-
-    map_statements(body, one)
-
-
-def _replace(root: Any, holder: Any, attr: str, table: dict[int, Any]) -> None:
-    from spf.frontend.rewrite import map_nodes
-
-    if holder is not None and id(getattr(holder, attr)) in table:
-        setattr(holder, attr, table[id(getattr(holder, attr))])
-        return
-    map_nodes(root, lambda n: table.get(id(n)))
-
-
-# ----------------------------------------------------------------------------- which names
-def increment(node: Any, name: str | None = None) -> Any | None:
-    """The amount (AST, negated for ``-=``) when ``node`` is an increment statement of
-    ``name`` (any name when None): ``v++``, ``v += c``, ``v = v + c``..."""
-    if isinstance(node, c_ast.UnaryOp) and node.op in _INCREMENTS:
-        if isinstance(node.expr, c_ast.ID) and name in (None, node.expr.name):
-            one = located(c_ast.Constant("int", "1"), node)
-            return one if "+" in node.op else located(c_ast.UnaryOp("-", one), node)
-        return None
-    if not isinstance(node, c_ast.Assignment) or not isinstance(node.lvalue, c_ast.ID):
-        return None
-    v = node.lvalue.name
-    if name not in (None, v):
-        return None
-    if node.op in ("+=", "-="):
-        return node.rvalue if node.op == "+=" else located(c_ast.UnaryOp("-", node.rvalue), node)
-    rv = node.rvalue
-    if node.op == "=" and isinstance(rv, c_ast.BinaryOp) and rv.op in ("+", "-"):
-        if isinstance(rv.left, c_ast.ID) and rv.left.name == v:
-            return rv.right if rv.op == "+" else located(c_ast.UnaryOp("-", rv.right), node)
-        if rv.op == "+" and isinstance(rv.right, c_ast.ID) and rv.right.name == v:
-            return rv.left
-    return None
-
-
-def candidates(src: Source, body: Any, scope: Scope) -> set[str]:
-    """The integer locals that are induction variables: incremented, and read in a
-    subscript or a loop header; any other update of one is refused, naming it."""
-    incremented: set[str] = set()
-    for n in nodes(body):
-        amount = increment(n)
-        if amount is not None:
-            incremented.add(n.expr.name if isinstance(n, c_ast.UnaryOp) else n.lvalue.name)
-    out: set[str] = set()
-    for name in sorted(incremented):
-        var = scope.vars.get(name)
-        if var is None or var.rank or var.role != "local" or not is_integer(var.base):
-            continue
-        if name in scope.iterators or not _indexes(body, name):
-            continue
-        _check_updates(src, body, scope, name)
-        out.add(name)
-    return out
-
-
-def _indexes(body: Any, name: str) -> bool:
-    """``name`` is read in a subscript or a loop header under ``body``."""
-    for n in nodes(body):
-        parts = [n.subscript] if isinstance(n, c_ast.ArrayRef) else []
-        if isinstance(n, c_ast.For):
-            parts = [n.init, n.cond, n.next]
-        if any(isinstance(m, c_ast.ID) and m.name == name for p in parts for m in nodes(p)):
-            return True
-    return False
-
-
-def _check_updates(src: Source, body: Any, scope: Scope, name: str) -> None:
-    for n in nodes(body):
-        target = None
-        if isinstance(n, c_ast.Assignment):
-            target = n.lvalue
-        elif isinstance(n, c_ast.UnaryOp) and n.op in _INCREMENTS:
-            target = n.expr
-        if not (isinstance(target, c_ast.ID) and target.name == name):
-            continue
-        amount = increment(n, name)
-        if amount is None and not (isinstance(n, c_ast.Assignment) and n.op == "="):
-            raise src.error(
-                n,
-                f"{name!r} is read in a subscript or a loop bound and updated by '{n.op}', "
-                "which has no closed form",
-                f"update it only by {name} = e, {name} += c, {name}++ (c a constant or a "
-                "parameter)",
-            )
-        if amount is not None and any(
-            isinstance(m, c_ast.ID) and m.name not in scope.consts for m in nodes(amount)
-        ):
-            raise src.error(
-                n,
-                f"{name!r} is read in a subscript or a loop bound and incremented by an "
-                "amount that is not a constant or an integer parameter",
-                "increment it by a constant (or compute the index from the loop counters)",
-            )
 
 
 # ----------------------------------------------------------------------------- the states
@@ -215,6 +74,27 @@ class Inductions:
 
     def fail(self, node: Any, name: str, why: str) -> Exception:
         return self.src.error(node, f"induction variable {name!r}: {why}")
+
+    def extent_facts(self) -> list[str]:
+        """``n >= 0`` for each symbolic extent of the arrays (what a call guarantees)."""
+        from spf.frontend.exprs import NotAffineError
+
+        s = self.scope
+        saved = s.iters, s.aliases
+        s.iters, s.aliases = (), {}
+        out: set[str] = set()
+        try:
+            for var in s.vars.values():
+                for dim in var.dims if var.role != "local" else ():
+                    try:
+                        text = s.affine(dim) if dim is not None else ""
+                    except NotAffineError:
+                        continue
+                    if text and not text.lstrip("-").isdigit():
+                        out.add(f"{text} >= 0")
+        finally:
+            s.iters, s.aliases = saved
+        return sorted(out)
 
     # ---------- values
     def expr(self, node: Any, states: dict[str, State]) -> sp.Expr:
@@ -352,10 +232,10 @@ class Inductions:
         out = dict(states)
         body = node.stmt
         for name, state in states.items():
-            writes = [n for n in nodes(body) if _writes(n, name)]
-            if not writes or state.value is None:
+            updates = [n for n in nodes(body) if writes(n, name)]
+            if not updates or state.value is None:
                 continue
-            if any(increment(w, name) is None for w in writes):  # assigned in the body
+            if any(increment(w, name) is None for w in updates):  # assigned in the body
                 out[name] = State(None, f"is read before it is assigned in loop {it!r}")
                 continue
             header = [m for p in (node.cond, node.next) for m in nodes(p)]
@@ -385,7 +265,7 @@ class Inductions:
         fills: dict[str, str] = {}
         count = self._done(loop)
         for name in states_before:
-            if name not in loop.held and any(_writes(n, name) for n in nodes(loop.node.stmt)):
+            if name not in loop.held and any(writes(n, name) for n in nodes(loop.node.stmt)):
                 out[name] = State(None, f"is assigned inside loop {loop.it!r}")
         for name, held in loop.held.items():
             begin = states_before[name].value
@@ -510,15 +390,6 @@ def _grouped(text: str) -> str:
     return f"({text})" if " " in text else text
 
 
-def _writes(node: Any, name: str) -> bool:
-    target = None
-    if isinstance(node, c_ast.Assignment):
-        target = node.lvalue
-    elif isinstance(node, c_ast.UnaryOp) and node.op in _INCREMENTS:
-        target = node.expr
-    return isinstance(target, c_ast.ID) and target.name == name
-
-
 def _affine(value: sp.Expr, placeholders: set[sp.Symbol]) -> bool:
     """Degree at most one (a placeholder counts as degree one), integer coefficients."""
     expanded = sp.expand(value)
@@ -530,6 +401,33 @@ def _affine(value: sp.Expr, placeholders: set[sp.Symbol]) -> bool:
         if degree > 1:
             return False
     return True
+
+
+def single_bound(node: Any, it: str) -> tuple[Any, str]:
+    """``(e, op)`` when exactly one conjunct of for loop ``node``'s condition bounds ``it``:
+    ``it op e`` (``e op it`` turned around); ``(None, "")`` otherwise."""
+    turned = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    parts = _conjuncts(node.cond)
+    found = [p for p in parts if isinstance(p, c_ast.BinaryOp) and p.op in turned]
+    found = [p for p in found if _is(p.left, it) != _is(p.right, it)]
+    if len(found) != 1 or len(found) != sum(_mentions(p, it) for p in parts):
+        return None, ""
+    p = found[0]
+    return (p.right, p.op) if _is(p.left, it) else (p.left, turned[p.op])
+
+
+def _conjuncts(node: Any) -> list[Any]:
+    if isinstance(node, c_ast.BinaryOp) and node.op == "&&":
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+def _is(node: Any, name: str) -> bool:
+    return isinstance(node, c_ast.ID) and node.name == name
+
+
+def _mentions(node: Any, name: str) -> bool:
+    return any(_is(n, name) for n in nodes(node))
 
 
 def substitute(cond: Cond, fills: dict[str, str]) -> Cond:
@@ -547,12 +445,4 @@ def fill_text(text: str, fills: dict[str, str]) -> str:
     return text
 
 
-__all__ = [
-    "Inductions",
-    "State",
-    "candidates",
-    "fill_text",
-    "increment",
-    "split_increments",
-    "substitute",
-]
+__all__ = ["Inductions", "State", "fill_text", "single_bound", "substitute"]

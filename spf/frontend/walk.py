@@ -10,7 +10,8 @@ from typing import Any
 from spf.frontend.conds import Cmp, Cond, conj, domain_text, negate
 from spf.frontend.cparse import c_ast, nodes
 from spf.frontend.exprs import NotAffineError, Scope, Tree
-from spf.frontend.induction import Inductions, State, fill_text, increment, substitute
+from spf.frontend.increments import increment
+from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
 from spf.frontend.pointers import PointerAlias, bind
 from spf.frontend.rewrite import located
 from spf.frontend.steps import symbolic_step
@@ -387,11 +388,11 @@ class Walker:
         body = self.inductions.enter(node, it, lo, None if symbolic else step, before)
         first = len(self.records)
         end = self.block(items, replace(inner, ivs=tuple(body.items())), [0])
-        bound, op = _single_bound(node, it)
+        bound, op = single_bound(node, it)
         self._scoped(ctx)
         trips, why = self.inductions.trips(
             it, lo, bound, op, None if symbolic else step, ctx.iters,
-            domain_text(list(ctx.conds)) or "0 = 0", before, self._extent_facts(),
+            domain_text(list(ctx.conds)) or "0 = 0", before, self.inductions.extent_facts(),
         )  # fmt: skip
         after, fills = self.inductions.leave(before, dict(end.ivs), trips, why)
         if fills:
@@ -404,23 +405,6 @@ class Walker:
                 for r in self.records[first:]
             ]
         return replace(ctx, ivs=tuple(after.items()))
-
-    def _extent_facts(self) -> list[str]:
-        """``n >= 0`` for each symbolic extent of the arrays (what a call guarantees)."""
-        s = self.scope
-        saved = s.iters, s.aliases
-        s.iters, s.aliases = (), {}
-        out: set[str] = set()
-        for var in s.vars.values():
-            for dim in var.dims if var.role != "local" else ():
-                try:
-                    text = s.affine(dim) if dim is not None else ""
-                except NotAffineError:
-                    continue
-                if text and not text.lstrip("-").isdigit():
-                    out.add(f"{text} >= 0")
-        s.iters, s.aliases = saved
-        return sorted(out)
 
     def _init(self, node: Any) -> tuple[str, Any]:
         init = node.init
@@ -647,16 +631,3 @@ def _bound_side(node: Any, it: str) -> str | None:
     if right_it and not _mentions(node.left, it):
         return "upper" if node.op in (">", ">=") else "lower"
     return None
-
-
-def _single_bound(node: Any, it: str) -> tuple[Any, str]:
-    """``(e, op)`` when exactly one conjunct of the loop condition bounds ``it``: ``it op e``
-    (``e op it`` turned around); ``(None, "")`` otherwise."""
-    turned = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-    found = [p for p in _conjuncts(node.cond) if _bound_side(p, it) is not None]
-    if len(found) != 1:
-        return None, ""
-    p = found[0]
-    if isinstance(p.left, c_ast.ID) and p.left.name == it:
-        return p.right, p.op
-    return p.left, turned[p.op]
