@@ -24,13 +24,14 @@ from spf.frontend.cparse import function, parse
 
 FLAGS = ("-O1", "-fno-fast-math", "-ffp-contract=off")
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+_BUILDS = tempfile.TemporaryDirectory(prefix="spf_gcc_")  # removed when the session ends
 
 
 @functools.cache
 def _gcc(text: str, name: str) -> tuple[Any, tuple[str, ...]]:
     """``name`` of ``text`` compiled by gcc (once per source) and its parameters' ctypes
     converters: ``p`` for arrays and pointers, ``d`` for double, ``i``/``l`` for int/long."""
-    out = Path(tempfile.mkdtemp(prefix="spf_gcc_"))
+    out = Path(tempfile.mkdtemp(dir=_BUILDS.name))
     (out / "k.c").write_text(text)
     subprocess.run(["gcc", *FLAGS, "-std=c99", "-shared", "-fPIC", str(out / "k.c"), "-o",
                     str(out / "k.so"), "-lm"], check=True, capture_output=True)  # fmt: skip
