@@ -89,9 +89,10 @@ def test_calls_that_cannot_be_inlined_are_parse_errors(body: str, words: str) ->
         """
         + f"void top(int n, double out[2]) {{ {body} }}"
     )
-    with pytest.raises(spf.ParseError, match="line") as info:
+    with pytest.raises(spf.ParseError, match=r"line \d+, column \d+: ") as info:
         spf.from_c(src, function="top")
     assert words in str(info.value), str(info.value)
+    assert "^" in str(info.value)  # the caret under the call or statement
 
 
 def test_an_argument_with_effects_runs_once_even_when_the_parameter_is_read_twice() -> None:
