@@ -314,6 +314,11 @@ def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
 
 C_RESERVED = C_KEYWORDS | {"main"}
 
+HELPER_CALLS = {"min": "spf_min", "max": "spf_max"}
+"""Statement calls printed by the names of the generated code's own macros (the preludes
+define ``spf_min``/``spf_max``), so that a data space, loop or statement may be named
+``min`` or ``max``."""
+
 
 def c_function_name(name: str) -> str:
     """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main``)."""
@@ -394,10 +399,10 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
-    text = stmt.parsed.render_c(*formats)
+    text = stmt.parsed.render_c(*formats, calls=HELPER_CALLS)
     reduction, update = None, None
     for spelled in (False, True):
-        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled)
+        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled, calls=HELPER_CALLS)
         if parts is None:
             continue
         access, target, op, value = parts

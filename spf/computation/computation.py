@@ -276,7 +276,7 @@ class Computation:
         if name in self._constants:
             raise SpfError(f"{name!r} is already declared as a symbolic constant")
         if isinstance(name, str):
-            check_reserved("UF", name, in_macros=True)
+            check_reserved("UF", name, in_macros=True, in_sets=True)
         try:
             uf = UF(name, **fields)
         except TypeError as err:

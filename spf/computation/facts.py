@@ -27,7 +27,7 @@ def check_constant(comp: Computation, name: str, type_: object) -> str:
     scalar type in spf's vocabulary (:func:`spf.dtypes.c_type`); returns its C name."""
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
         raise SpfError(f"add_constant: {name!r} is not a valid C identifier")
-    check_reserved("symbolic constant", name, in_macros=True)
+    check_reserved("symbolic constant", name, in_macros=True, in_sets=True)
     if isinstance(type_, str) and "*" in type_:
         raise SpfError(
             f"add_constant({name!r}): a symbolic constant is a scalar, not {type_!r}; "

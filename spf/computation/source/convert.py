@@ -390,7 +390,8 @@ class _Converter:
     def _e_func_call(self, node: Any) -> _Expr:
         base, args = self._subscripts(node)
         name = base.name
-        ds = self._ds_name(name)
+        # max(a, b) calls the function even beside a data space named max (written $max$)
+        ds = None if name in _FUNC_ARITY else self._ds_name(name)
         if ds is not None:
             return self.access(node, ds, args, write=False)
         if self._local_type(name) is not None:
