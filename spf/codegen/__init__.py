@@ -93,7 +93,13 @@ def lower_checked(
     if check:
         progress.phase("proving bounds")
         obligations = check_bounds(comp).obligations
-    return replace(program, obligations=obligations)
+    program = replace(program, obligations=obligations)
+    if options.get("arg_checks") and (comp.assumptions or obligations):
+        from spf.codegen.arg_checks import plan_fact_checks
+
+        progress.phase("placing fact checks")
+        program = plan_fact_checks(comp, program)
+    return program
 
 
 def emit_program(prog: Program, target: str = "c", **options: Any) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spf.codegen import faults
 from spf.codegen.faults import NOTE
@@ -48,8 +48,10 @@ from spf.codegen.loop_ast import (
 from spf.codegen.loop_ast import expr_vars as _expr_vars
 
 if TYPE_CHECKING:
+    from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.program import Program
     from spf.codegen.signature import Signature
+    from spf.computation.computation import Computation
 
 CHECKED_SUFFIX = "_spf_checked"
 """``f`` + this: the checked function."""
@@ -319,7 +321,201 @@ def bound_locals(program: Program, zero: frozenset[str]) -> list[str]:
     return out
 
 
-def facts_function(function: str, dense: dict[str, int | None], zero: frozenset[str]) -> str:
-    """``<monotonic UFs the loops order-check>;<zero-based UFs>`` (comma-separated names)."""
-    text = f"{','.join(sorted(dense))};{','.join(sorted(zero))}"
+def facts_function(
+    function: str,
+    dense: dict[str, int | None],
+    zero: frozenset[str],
+    in_loop: frozenset[int] = frozenset(),
+) -> str:
+    """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>``
+    (comma-separated names, then fact numbers)."""
+    facts = ",".join(str(n) for n in sorted(in_loop))
+    text = f"{','.join(sorted(dense))};{','.join(sorted(zero))};{facts}"
     return f'{facts_prototype(function)} {{ return "{text}"; }}'
+
+
+# -------------------------------------------------------------------------- facts in loops
+FAULT_FACT = 5
+"""``spf_fault`` kind of a fact the loops found broken: ``[5, fact number, first variable,
+second variable]`` (the caller finds the first violating point itself)."""
+
+
+def plan_fact_checks(comp: Computation, program: Program) -> Program:
+    """``program`` with the facts its statements check in the loops
+    (:func:`spf.analysis.fact_plan.in_loop_plan`): the assumptions and the bounds
+    obligations over index arrays the kernel takes as arguments."""
+    from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
+
+    facts = kernel_facts(comp, [o.text for o in program.obligations])
+    args = {a.name for a in program.signature.args if a.kind == "uf"}
+    plans = [p for p in plan_facts(facts, comp.ufs, sorted(comp.params)) if p.checked.ufs <= args]
+    stmts = [s.name for s in program.stmts if s.operation is None]
+    checks, covered = in_loop_plan(comp, stmts, plans, facts)
+    return replace(program, fact_checks=checks, in_loop_facts=covered)
+
+
+def checks_by_stmt(program: Program) -> dict[str, list[InLoopCheck]]:
+    out: dict[str, list[InLoopCheck]] = {}
+    for c in program.fact_checks:
+        out.setdefault(c.stmt, []).append(c)
+    return out
+
+
+def peek_functions(program: Program, zero: frozenset[str]) -> list[str]:
+    """``spf_peek_<uf>(...)`` for each UF the fact checks read: the value clamped to the
+    declared range like a checked read, but not recorded (the loops' own reads record a
+    value out of range; a check only needs a safe value to compare)."""
+    used = {f.func.__name__ for c in program.fact_checks for f in _calls(c)}
+    out = []
+    ufs = [a for a in program.signature.args if a.kind == "uf"]
+    for n, a in enumerate(ufs):
+        if a.name not in used:
+            continue
+        test = "(uint64_t)v > lim" if a.name in zero else "(uint64_t)v - (uint64_t)lo > lim"
+        out.append(
+            f"static inline int64_t spf_clamp_{a.name}(const {a.ctype} *restrict a, int64_t t, "
+            f"int64_t lo, uint64_t lim) {{ const int64_t v = (int64_t)a[t]; "
+            f"return {test} ? lo : v; }}"
+        )
+        arity = a.uf.arity if a.uf is not None else 1
+        params = ", ".join(f"t{k}" for k in range(arity))
+        index = "t0"
+        for k, extent in enumerate(a.inner, start=1):
+            index = f"({index}) * ({extent}) + (t{k})"
+        out.append(
+            f"#define spf_peek_{a.name}({params}) spf_clamp_{a.name}({a.name}, ({index}), "
+            f"spf_lo_{n}, spf_lim_{n})"
+        )
+    return out
+
+
+def _calls(c: InLoopCheck) -> list[Any]:
+    from spf.analysis.fact_plan import uf_calls
+
+    return uf_calls((*c.guard, *c.conclusion))
+
+
+BoundKey = tuple[Any, ...]
+"""A UF read normalised (:func:`read_key`): the key of a value bound in scope."""
+
+
+def read_key(uf: str, args: tuple[Expr, ...]) -> BoundKey | None:
+    """``uf(args)`` with each argument as a sorted linear form (None: not linear)."""
+    keys = []
+    for a in args:
+        k = _linear(a)
+        if k is None:
+            return None
+        keys.append(tuple(sorted(k.items(), key=repr)))
+    return (uf, tuple(keys))
+
+
+def _linear(e: Expr) -> dict[Any, int] | None:
+    """``e`` as ``{atom: coefficient}`` (atom ``()`` for the constant; a variable name; a
+    :func:`read_key`), or None."""
+    if isinstance(e, Int):
+        return {(): e.value}
+    if isinstance(e, Var):
+        return {e.name: 1}
+    if isinstance(e, UFRead):
+        key = read_key(e.uf, e.args)
+        return None if key is None else {key: 1}
+    if e.op == "neg":
+        inner = _linear(e.args[0])
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if e.op in ("+", "-") and len(e.args) == 2:
+        a, b = _linear(e.args[0]), _linear(e.args[1])
+        if a is None or b is None:
+            return None
+        sign = 1 if e.op == "+" else -1
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = out.get(k, 0) + sign * v
+        return {k: v for k, v in out.items() if v}
+    if e.op == "*" and len(e.args) == 2:
+        a, b = _linear(e.args[0]), _linear(e.args[1])
+        if a is None or b is None:
+            return None
+        for const, other in ((a, b), (b, a)):
+            if set(const) <= {()}:
+                c = const.get((), 0)
+                return {k: c * v for k, v in other.items() if c * v}
+    return None
+
+
+def fact_check_lines(
+    check: InLoopCheck,
+    params: tuple[str, ...],
+    args: tuple[Expr, ...],
+    bound: dict[BoundKey, str],
+) -> list[str]:
+    """The C lines testing ``check`` at one statement instance: the statement's iterators
+    ``params`` take the call's ``args``; a UF value ``bound`` in scope is used as it is
+    (no second load), any other is a clamped peek."""
+    from spf.codegen.c import expr
+
+    env = dict(zip(params, args, strict=True))
+    guard = [_condition(t, env, bound) for t in check.guard]
+    holds = _conjunction([_condition(t, env, bound) for t in check.conclusion])
+    fails = Op("==", (holds, Int(0)))
+    cond = _conjunction([*guard, fails])
+    point = [_expr(p, env, bound) for p in check.point[:2]]
+    point += [Int(0)] * (2 - len(point))
+    where = ", ".join(f"(int64_t)({expr(p)})" for p in point)
+    return [
+        f"if (__builtin_expect({expr(cond)}, 0))",
+        f"  spf_fault_note(spf_fault, {FAULT_FACT}, {check.fact}, {where});",
+    ]
+
+
+def _conjunction(parts: list[Expr]) -> Expr:
+    out = parts[0] if parts else Int(1)
+    for p in parts[1:]:
+        out = Op("&&", (out, p))
+    return out
+
+
+def _condition(term: tuple[bool, Any], env: dict[str, Expr], bound: dict[BoundKey, str]) -> Expr:
+    """``e >= 0`` / ``e = 0`` written ``lhs >= rhs`` with positive terms on both sides."""
+    import sympy as sp
+
+    eq, e = term
+    left: list[Any] = []
+    right: list[Any] = []
+    for t in sp.Add.make_args(sp.expand(e)):
+        coeff, _ = t.as_coeff_Mul()
+        (right if coeff < 0 else left).append(-t if coeff < 0 else t)
+    lhs = _expr(sp.Add(*left), env, bound)
+    rhs = _expr(sp.Add(*right), env, bound)
+    return Op("==" if eq else ">=", (lhs, rhs))
+
+
+def _expr(e: Any, env: dict[str, Expr], bound: dict[BoundKey, str]) -> Expr:
+    """A sympy expression of the analysis as a loop-AST expression of the call's values."""
+    import sympy as sp
+
+    if e.is_Integer:
+        return Int(int(e))
+    if isinstance(e, sp.Symbol):
+        return env.get(e.name, Var(e.name))
+    if isinstance(e, sp.Add):
+        terms = sorted(e.args, key=lambda t: (t.is_Number, str(t)))  # the constant last
+        out = _expr(terms[0], env, bound)
+        for t in terms[1:]:
+            coeff, _ = t.as_coeff_Mul()
+            out = Op("-" if coeff < 0 else "+", (out, _expr(-t if coeff < 0 else t, env, bound)))
+        return out
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if coeff == -1:
+            return Op("neg", (_expr(rest, env, bound),))
+        if coeff.is_Integer:
+            return Op("*", (Int(int(coeff)), _expr(rest, env, bound)))
+    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
+        args = tuple(_expr(a, env, bound) for a in e.args)
+        name = type(e).__name__
+        key = read_key(name, args)
+        if key is not None and key in bound:
+            return Var(bound[key])
+        return UFRead(f"spf_peek_{name}", args)
+    raise ValueError(f"spf bug: cannot print {e} in a fact check")

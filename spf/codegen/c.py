@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen import faults
+from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -31,6 +32,8 @@ from spf.schedule.tags import reduction_option
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from spf.analysis.fact_plan import InLoopCheck
+    from spf.codegen.arg_checks import BoundKey
     from spf.codegen.program import BufferDecl, Program, StmtMacro
 
 WORKSPACE_PRELUDE = """\
@@ -122,6 +125,8 @@ class CPrinter:
         self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
         self._simd: str | None = None  # the enclosing loop printed with the simd pragma
         self._reducing: str | None = None  # the option of the enclosing reduction loop
+        self._fact_checks: dict[str, list[InLoopCheck]] = {}  # stmt -> checks (checked fn)
+        self._fact_values: dict[BoundKey, str] = {}  # UF values bound in scope (fact checks)
 
     target = "c"
     """The target name used in messages."""
@@ -165,14 +170,20 @@ class CPrinter:
         self.out.raw(ac.read_functions(self.p, dense, zero))
         for line in ac.checked_macros(self.p, dense):
             self.out.line(line)
+        for line in ac.peek_functions(self.p, zero):
+            self.out.line(line)
         self.out.line(ac.checked_prototype(self.p))
         program = self.p
         self.p = replace(program, body=ac.unordered_reads(program, dense))
+        self._fact_checks = ac.checks_by_stmt(program)
         try:
             self._body_block(ac.bound_locals(program, zero))
         finally:
             self.p = program
-        self.out.line(ac.facts_function(program.signature.function, dense, zero))
+            self._fact_checks, self._fact_values = {}, {}
+        self.out.line(
+            ac.facts_function(program.signature.function, dense, zero, program.in_loop_facts)
+        )
 
     def _body_block(self, first: list[str] | None = None) -> None:
         with self.out.braces():
@@ -400,18 +411,7 @@ class CPrinter:
                 with self.out.braces():
                     self.node(n.orelse)
         elif isinstance(n, Bind):
-            args = ", ".join(expr(a) for a in n.args)
-            bind = f"const int64_t {n.var} = {n.uf}({args});"
-            here = self.out.in_scope()
-            if bind in here:  # bound to the same value earlier in this block
-                self.node(n.body)
-            elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
-                with self.out.braces():  # another value under the same name: a new block
-                    self.out.line(bind)
-                    self.node(n.body)
-            else:
-                self.out.line(bind)
-                self.node(n.body)
+            self._bind(n)
         elif isinstance(n, Alloc):
             decl = next(b for b in self.p.buffers if b.name == n.buffer)
             with self.out.braces():
@@ -424,9 +424,39 @@ class CPrinter:
         elif isinstance(n, Call):
             self._stmt_call(n)
 
-    def _stmt_call(self, n: Call) -> None:
-        """One statement instance (or Layer IV operation)."""
+    def _bind(self, n: Bind) -> None:
+        """``const int64_t var = uf(args);`` (once per block), then its scope, where the
+        fact checks of the checked function use the value instead of loading it again."""
         args = ", ".join(expr(a) for a in n.args)
+        bind = f"const int64_t {n.var} = {n.uf}({args});"
+        here = self.out.in_scope()
+        key = read_key(n.uf.removeprefix("spf_v_"), n.args) if self._fact_checks else None
+        outer = self._fact_values.get(key) if key is not None else None
+        if key is not None:
+            self._fact_values[key] = n.var
+        if bind in here:  # bound to the same value earlier in this block
+            self.node(n.body)
+        elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
+            with self.out.braces():  # another value under the same name: a new block
+                self.out.line(bind)
+                self.node(n.body)
+        else:
+            self.out.line(bind)
+            self.node(n.body)
+        if key is not None:
+            if outer is None:
+                del self._fact_values[key]
+            else:
+                self._fact_values[key] = outer
+
+    def _stmt_call(self, n: Call) -> None:
+        """One statement instance (or Layer IV operation); in the checked function, after
+        the facts checked where it runs (spf.codegen.arg_checks)."""
+        args = ", ".join(expr(a) for a in n.args)
+        for check in self._fact_checks.get(n.stmt, ()):
+            params = self.macros[n.stmt].params
+            for line in fact_check_lines(check, params, n.args, self._fact_values):
+                self.out.line(line)
         if self.macros[n.stmt].operation is not None:
             self.operation(n)
         elif self._tile is not None and self._tile[0] == n.stmt:

@@ -11,7 +11,7 @@ interpreter (``Computation.interpret``), so both refuse the same arguments.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
@@ -22,7 +22,7 @@ from spf.sets.expr import Evaluator, compile_expr
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Arg, Signature
-    from spf.runtime.fact_check import FactChecker
+    from spf.runtime.fact_check import CheckCost, FactChecker
 
 _MISSING: Any = object()
 
@@ -172,6 +172,7 @@ class Binder:
         context: str | None = None,
         in_loop: frozenset[str] | None = None,
         zero_based: frozenset[str] = frozenset(),
+        in_loop_facts: frozenset[int] = frozenset(),
     ) -> None:
         self.signature = signature
         self.context = context
@@ -180,7 +181,8 @@ class Binder:
         each index value's range and the monotonicity of the UFs named here
         (:mod:`spf.codegen.arg_checks`); :meth:`bind` checks the rest. The loops test the
         UFs named in ``zero_based`` against ``[0, hi]``: a call whose lowest declared value
-        is above 0 has their range checked here."""
+        is above 0 has their range checked here. ``in_loop_facts``: the numbers of the
+        facts (``signature.facts``) the kernel's loops check (spf.runtime.fact_check)."""
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
             if np.dtype(a.dtype).kind not in "iuf":
@@ -221,8 +223,9 @@ class Binder:
 
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
             labels = signature.fact_labels or None
-            self._facts = FactChecker(signature.facts, ufs, labels)
+            self._facts = FactChecker(signature.facts, ufs, labels, in_loop=in_loop_facts)
         self._fast = _FastPlan(self)
+        self._checked = _CheckedPlan(self)
         self._written = tuple(i for i, d in enumerate(self.data) if d.writes)
 
     def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
@@ -231,6 +234,50 @@ class Binder:
         arrays of the exact dtype, contiguous, aligned, of the declared shapes), checked
         without any fact; None for any other call (:meth:`bind` then says what is wrong)."""
         return self._fast.bind(args)
+
+    def checked_fast(
+        self, args: Mapping[str, object]
+    ) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
+        """:meth:`fast` for a call with ``check=True``: also None unless the checks that
+        depend only on the parameters and the arrays' shapes pass (UF lengths) and the
+        kernel's loops check every UF value (:class:`_CheckedPlan`); the call must then
+        still pass :meth:`check_contents`."""
+        return self._checked.bind(args)
+
+    def check_contents(self, values: tuple[Any, ...], arrays: Sequence[Array]) -> None:
+        """What :meth:`checked_fast` leaves to every call: the facts not checked in the
+        loops, and that no written array overlaps another."""
+        facts = self._facts
+        if facts is not None and not facts.quiet:
+            params = dict(zip(self.param_order, values, strict=True))
+            ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
+            facts.check(params, ufs)
+        self._no_overlap(arrays)
+
+    @property
+    def check_cost(self) -> CheckCost:
+        """How a ``check=True`` call verifies each fact (spf.runtime.fact_check)."""
+        from spf.runtime.fact_check import CheckCost
+
+        return self._facts.cost if self._facts is not None else CheckCost()
+
+    def fact_error(
+        self, number: int, arrays: Sequence[Array], params: Mapping[str, Any], note: str
+    ) -> ArgumentError:
+        """The error for fact ``number`` when the kernel's loops found it broken."""
+        assert self._facts is not None
+        ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
+        return self._in_context(self._facts.loop_error(number, params, ufs, note))
+
+    @property
+    def timed_facts(self) -> bool:
+        """The last check timed some fact checks (:meth:`slow_facts` compares them)."""
+        return self._facts is not None and bool(self._facts.timings)
+
+    def slow_facts(self, kernel_s: float) -> list[str]:
+        """Facts whose check, timed by the last checked call, took longer than the
+        kernel's ``kernel_s`` seconds (each named once)."""
+        return [] if self._facts is None else self._facts.slow(kernel_s)
 
     def bind(
         self, args: Mapping[str, object], check: bool = True
@@ -412,7 +459,7 @@ class Binder:
             self._facts.check(params, ufs)
         self._no_overlap(arrays)
 
-    def _no_overlap(self, arrays: list[Array]) -> None:
+    def _no_overlap(self, arrays: Sequence[Array]) -> None:
         """No written array shares memory with another. Two different arrays that both own
         their memory (``base`` None: numpy allocated each) cannot; others are asked."""
         bases = list(map(_BASE, arrays))
@@ -501,6 +548,34 @@ class _FastPlan:
                 known.clear()
             known.append(looks)
         return values, arrays
+
+
+class _CheckedPlan(_FastPlan):
+    """:meth:`Binder.checked_fast`: the looks accepted are also those whose UF lengths fit
+    the call's parameters; usable when the kernel's loops check every UF value (a UF whose
+    values or order are checked before the call, with numpy, takes the full path)."""
+
+    def __init__(self, binder: Binder) -> None:
+        super().__init__(binder)
+        in_loop = binder.in_loop
+        self.usable = self.usable and in_loop is not None
+        for d in binder.data:
+            c = d.uf_check
+            if c is not None and c.uf.monotonic is not None and d.name not in (in_loop or ()):
+                self.usable = False
+
+    def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
+        if not super().valid(values, looks):
+            return False
+        params = dict(zip(self.order, values, strict=True))
+        for d, (_, shape, _) in zip(self.data, looks, strict=True):
+            c = d.uf_check
+            if c is None:
+                continue
+            need = c.min_shape(params, values)
+            if need is None or any(map(operator.lt, shape, need)):
+                return False
+        return True
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, object]], tuple[Any, ...]]:

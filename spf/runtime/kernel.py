@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,14 +21,17 @@ import numpy as np
 
 from spf.codegen import arg_checks, faults
 from spf.errors import ArgumentError, CompileError, SpfError
+from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
+from spf.runtime.checks import IN_LOOP
 from spf.runtime.threads import GOVERNOR, openmp_library
 
 if TYPE_CHECKING:
     import os
 
     from spf.codegen.signature import Arg, Signature
+    from spf.runtime.fact_check import CheckCost
 
 _RESTRICT = re.compile(r"\b(?:__)?restrict(?:__)?\b")
 
@@ -103,12 +107,15 @@ class Kernel:
         """The function with in-loop argument checks (spf.codegen.arg_checks), if built."""
         in_loop: frozenset[str] | None = None
         zero_based: frozenset[str] = frozenset()
+        in_loop_facts: frozenset[int] = frozenset()
         if has_checked:
             self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
             facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
-            ordered, _, zero = ffi.string(facts).decode().partition(";")
+            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", ""]
+            ordered, zero, numbers = fields[0], fields[1], fields[2]
             in_loop = frozenset(filter(None, ordered.split(",")))
             zero_based = frozenset(filter(None, zero.split(",")))
+            in_loop_facts = frozenset(int(n) for n in numbers.split(",") if n)
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -121,9 +128,12 @@ class Kernel:
                 raise SpfError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
-        self._binder = binder = Binder(signature, in_loop=in_loop, zero_based=zero_based)
+        self._binder = binder = Binder(
+            signature, in_loop=in_loop, zero_based=zero_based, in_loop_facts=in_loop_facts
+        )
         self._bind = binder.bind
         self._fast = binder._fast.bind
+        self._checked_fast = binder.checked_fast
         self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)
         self._bounds: dict[tuple[Any, ...], Any] = {}
         """The in-loop checks' bounds (an int64_t array) per tuple of parameter values."""
@@ -137,6 +147,8 @@ class Kernel:
         a kernel without a parallel region skips that step."""
         self._direct = not self._openmp and self._fault is None
         """A fast-bound ``check=False`` call runs the C function with nothing around it."""
+        self._fast_checked = self._params_first and self._checked is not None
+        """A ``check=True`` call may take :meth:`_call_checked`."""
 
     @classmethod
     def build(
@@ -189,6 +201,12 @@ class Kernel:
                 # the cheapest call: arguments that look like accepted ones, nothing to check
                 self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
                 return
+        elif check is True and self._fast_checked and not positional:
+            checked = self._checked_fast(args)
+            if checked is not None:
+                self._call_checked(*checked)
+                return
+            fast = None
         else:
             fast = None
         if positional:
@@ -213,18 +231,69 @@ class Kernel:
                 fn, fault = self._fault, self._record()
                 bound.append(fault)
             cargs = self._cargs(params, bound)
+        self._run(fn, cargs, fault, arrays, params)
+
+    def _call_checked(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
+        """A ``check=True`` call whose arguments look like accepted ones (UF lengths
+        included): the facts left to this call, then the checked function."""
+        self._binder.check_contents(values, arrays)
+        bounds = self._bounds.get(values)
+        if bounds is None:
+            bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
+        fault = self._record()
+        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault]
+        self._run(self._checked, cargs, fault, arrays, values)
+
+    def _run(
+        self,
+        fn: Any,
+        cargs: Sequence[Any],
+        fault: Any,
+        arrays: Sequence[Any],
+        params: dict[str, Any] | tuple[Any, ...],
+    ) -> None:
+        """Call ``fn``; raise what the fault record holds after it. A call whose facts
+        were timed (the first calls) is timed too, for the warning of a check slower than
+        the kernel."""
+        timed = self._binder.timed_facts
+        start = time.perf_counter() if timed else 0.0
         previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0
         try:
             fn(*cargs)
         finally:
             if previous:
                 GOVERNOR.restore(previous)
+        if timed:
+            self._warn_slow(time.perf_counter() - start)
         if fault is not None and fault[0]:
+            if isinstance(params, tuple):
+                params = dict(zip(self._param_order, params, strict=True))
             try:
                 error = self._run_fault(fault, arrays, params)
             finally:  # the thread's record, clean for its next call
                 fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
             raise error
+
+    def _warn_slow(self, kernel_s: float) -> None:
+        for fact in self._binder.slow_facts(kernel_s):
+            LOGGER.warning(
+                "kernel %s: checking %r took longer than the kernel itself (%.3g s); call "
+                "with check=False once the arrays are known to be right, or state the fact "
+                "so that it is checked in the loops or on neighbouring pairs "
+                "(kernel.check_cost)",
+                self.name,
+                fact,
+                kernel_s,
+            )
+
+    @property
+    def check_cost(self) -> CheckCost:
+        """How a ``check=True`` call verifies each fact (assumptions, then bounds
+        obligations): a tuple of :class:`~spf.runtime.fact_check.FactCost` whose ``how`` is
+        ``"parameters"``, ``"in loop"``, ``"each call"`` or ``"remembered"``
+        (docs/backends/c.md); ``check_cost.remembered`` lists the facts verified once per
+        content of the arrays they read."""
+        return self._binder.check_cost
 
     def _record(self) -> Any:
         """The calling thread's fault record (zero between calls): a call runs on one thread,
@@ -249,6 +318,9 @@ class Kernel:
             )
         if kind == faults.FAULT_INDEX:
             return self._index_fault(number, at, value)
+        if kind == arg_checks.FAULT_FACT:
+            note = IN_LOOP.replace("the value was read", "it was tested")
+            return self._binder.fact_error(number, list(arrays), params, note)
         return self._loop_fault(fault, list(arrays), params)
 
     def _index_fault(self, number: int, at: int, value: int) -> ArgumentError:
