@@ -57,13 +57,17 @@ CHECKED_SUFFIX = "_spf_checked"
 """``f`` + this: the checked function."""
 FACTS_SUFFIX = "_spf_checked_facts"
 """``f`` + this: the UFs whose monotonicity the checked function verifies."""
-BOUNDS_PER_UF = 3
-"""``spf_bounds`` words per UF argument: lowest value, highest value, lowest domain index."""
+BOUNDS_PER_UF = 4
+"""``spf_bounds`` words per UF argument: lowest value, highest value, lowest domain index,
+and the entries the kernel may read (from index 0; -1 when the domain does not say)."""
 FAULT_WORDS = faults.FAULT_WORDS
 """``spf_fault``: kind, UF number (among the UF arguments), index (linearised), value (the
 record :mod:`spf.codegen.faults` describes, which index faults and allocations share)."""
 FAULT_RANGE = 1
 FAULT_ORDER = 2
+FAULT_OVERLAP = 6
+"""``[6, written argument, other argument, 0]`` (positions among the array arguments): two
+arrays share memory and one is written (the arguments are ``restrict``); nothing ran."""
 
 EXTRA_ARGS = "const int64_t *restrict spf_bounds, int64_t *restrict spf_fault"
 
@@ -318,6 +322,50 @@ def bound_locals(program: Program, zero: frozenset[str]) -> list[str]:
         out.append(f"const uint64_t spf_lim_{n} = {lim};")
         out.append(f"(void)spf_lo_{n}; (void)spf_lim_{n}; (void)spf_first_{n};")
     out.append("(void)spf_fault;")
+    return out + overlap_lines(program)
+
+
+def overlaps_in_c(program: Program) -> bool:
+    """Whether the checked function verifies that no written array overlaps another: every
+    data space has a declared shape (a UF's extent comes with ``spf_bounds``)."""
+    data = [a for a in program.signature.args if a.kind == "data"]
+    return any(not a.const for a in data) and all(a.shape is not None for a in data)
+
+
+def overlap_lines(program: Program) -> list[str]:
+    """The checked function's test that no written array shares memory with another
+    argument, over the bytes the kernel may touch: a data space's declared shape, a UF's
+    entries up to its declared domain (``spf_bounds``; a UF without one is not compared).
+    An overlap records :data:`FAULT_OVERLAP` and returns before anything is written."""
+    if not overlaps_in_c(program):
+        return []
+    arrays = [a for a in program.signature.args if a.kind != "param"]
+    ufs = [a for a in arrays if a.kind == "uf"]
+    starts, sizes = [], []
+    for a in arrays:
+        starts.append(f"(uintptr_t){a.name}")
+        if a.kind == "uf":
+            entries = f"spf_bounds[{BOUNDS_PER_UF * ufs.index(a) + 3}]"
+            sizes.append(f"({entries} < 0 ? 0 : (uintptr_t){entries} * sizeof({a.ctype}))")
+        else:
+            extents = " * ".join(f"(uintptr_t)({e})" for e in a.shape or ()) or "1"
+            sizes.append(f"{extents} * sizeof({a.ctype})")
+    count = len(arrays)
+    written = [k for k, a in enumerate(arrays) if a.kind == "data" and not a.const]
+    out = [
+        f"const uintptr_t spf_at[{count}] = {{{', '.join(starts)}}};",
+        f"const uintptr_t spf_size[{count}] = {{{', '.join(sizes)}}};",
+        f"static const int spf_written[{len(written)}] = {{{', '.join(map(str, written))}}};",
+        f"for (int spf_k = 0; spf_k < {len(written)}; spf_k++)",
+        "{",
+        "  const int spf_w = spf_written[spf_k];",
+        "  if (!spf_size[spf_w]) continue;",
+        f"  for (int spf_o = 0; spf_o < {count}; spf_o++)",
+        "    if (spf_o != spf_w && spf_size[spf_o] && spf_at[spf_w] < spf_at[spf_o] + "
+        "spf_size[spf_o] && spf_at[spf_o] < spf_at[spf_w] + spf_size[spf_w])",
+        f"    {{ spf_fault_note(spf_fault, {FAULT_OVERLAP}, spf_w, spf_o, 0); return; }}",
+        "}",
+    ]
     return out
 
 
@@ -326,11 +374,14 @@ def facts_function(
     dense: dict[str, int | None],
     zero: frozenset[str],
     in_loop: frozenset[int] = frozenset(),
+    overlap: bool = False,
 ) -> str:
-    """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>``
-    (comma-separated names, then fact numbers)."""
+    """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>;
+    <overlap>`` (comma-separated names, then fact numbers, then ``overlap`` when the
+    function tests that no written array overlaps another)."""
     facts = ",".join(str(n) for n in sorted(in_loop))
     text = f"{','.join(sorted(dense))};{','.join(sorted(zero))};{facts}"
+    text += ";overlap" if overlap else ";"
     return f'{facts_prototype(function)} {{ return "{text}"; }}'
 
 

@@ -182,7 +182,13 @@ class CPrinter:
             self.p = program
             self._fact_checks, self._fact_values = {}, {}
         self.out.line(
-            ac.facts_function(program.signature.function, dense, zero, program.in_loop_facts)
+            ac.facts_function(
+                program.signature.function,
+                dense,
+                zero,
+                program.in_loop_facts,
+                ac.overlaps_in_c(program),
+            )
         )
 
     def _body_block(self, first: list[str] | None = None) -> None:

@@ -173,6 +173,7 @@ class Binder:
         in_loop: frozenset[str] | None = None,
         zero_based: frozenset[str] = frozenset(),
         in_loop_facts: frozenset[int] = frozenset(),
+        overlap_in_loop: bool = False,
     ) -> None:
         self.signature = signature
         self.context = context
@@ -182,7 +183,10 @@ class Binder:
         (:mod:`spf.codegen.arg_checks`); :meth:`bind` checks the rest. The loops test the
         UFs named in ``zero_based`` against ``[0, hi]``: a call whose lowest declared value
         is above 0 has their range checked here. ``in_loop_facts``: the numbers of the
-        facts (``signature.facts``) the kernel's loops check (spf.runtime.fact_check)."""
+        facts (``signature.facts``) the kernel's loops check (spf.runtime.fact_check);
+        ``overlap_in_loop``: the kernel tests that no written array overlaps another itself
+        (:meth:`check_contents` then leaves it out)."""
+        self.overlap_in_loop = overlap_in_loop
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
             if np.dtype(a.dtype).kind not in "iuf":
@@ -252,7 +256,26 @@ class Binder:
             params = dict(zip(self.param_order, values, strict=True))
             ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
             facts.check(params, ufs)
-        self._no_overlap(arrays)
+        if not self.overlap_in_loop:
+            self._no_overlap(arrays)
+
+    @property
+    def needs_contents(self) -> bool:
+        """Whether :meth:`check_contents` has anything to do (plans the facts)."""
+        return not self.overlap_in_loop or (self._facts is not None and not self._facts.quiet)
+
+    def overlap_error(self, arrays: Sequence[Array], written: int, other: int) -> ArgumentError:
+        """The error for arrays ``written`` and ``other`` (positions in :attr:`data`) that
+        the kernel found sharing memory."""
+        try:
+            self._no_overlap(arrays)
+        except ArgumentError as err:
+            return err
+        d, o = self.data[written], self.data[other]
+        return ArgumentError(
+            f"{d.label} and {o.name} share memory, but {d.name} is written and "
+            f"{self._restrict}; pass a copy of one"
+        )
 
     @property
     def check_cost(self) -> CheckCost:

@@ -125,8 +125,10 @@ class UFCheck:
         self._shapes[key] = need
         return need
 
-    def loop_bounds(self, params: dict[str, int]) -> tuple[int, int, int]:
-        """``(lowest value, highest value, lowest domain index)`` for the in-loop checks."""
+    def loop_bounds(self, params: dict[str, int]) -> tuple[int, int, int, int]:
+        """``(lowest value, highest value, lowest domain index, entries read)`` for the
+        in-loop checks (the last: the entries from index 0 the declared domain covers, -1
+        when it does not say; what the no-overlap test compares)."""
         lo, hi = -(2**63), 2**63 - 1
         if self.range is not None:
             rb = self._bounds(False, self.range, params)
@@ -135,7 +137,9 @@ class UFCheck:
         if self.domain is not None:
             box = self._bounds(True, self.domain, params)
             first = max(box[0][0], 0) if box else 0
-        return lo, hi, first
+        need = self.min_shape(params, tuple(params.values()))
+        entries = int(np.prod(need)) if need and all(e > 0 for e in need) else -1
+        return lo, hi, first, entries
 
     def range_error(
         self, at: tuple[int, ...], value: int, params: dict[str, int], *, in_loop: bool = False

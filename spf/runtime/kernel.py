@@ -108,11 +108,13 @@ class Kernel:
         in_loop: frozenset[str] | None = None
         zero_based: frozenset[str] = frozenset()
         in_loop_facts: frozenset[int] = frozenset()
+        overlap = False
         if has_checked:
             self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
             facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
-            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", ""]
+            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", "", ""]
             ordered, zero, numbers = fields[0], fields[1], fields[2]
+            overlap = fields[3] == "overlap"
             in_loop = frozenset(filter(None, ordered.split(",")))
             zero_based = frozenset(filter(None, zero.split(",")))
             in_loop_facts = frozenset(int(n) for n in numbers.split(",") if n)
@@ -129,11 +131,18 @@ class Kernel:
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
         self._binder = binder = Binder(
-            signature, in_loop=in_loop, zero_based=zero_based, in_loop_facts=in_loop_facts
+            signature,
+            in_loop=in_loop,
+            zero_based=zero_based,
+            in_loop_facts=in_loop_facts,
+            overlap_in_loop=overlap,
         )
         self._bind = binder.bind
         self._fast = binder._fast.bind
-        self._checked_fast = binder.checked_fast
+        self._checked_bind = binder._checked.bind
+        self._contents: bool | None = None
+        """Whether a fast checked call runs checks in Python (facts, overlap) first; None
+        until the first such call decides."""
         self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)
         self._bounds: dict[tuple[Any, ...], Any] = {}
         """The in-loop checks' bounds (an int64_t array) per tuple of parameter values."""
@@ -202,9 +211,7 @@ class Kernel:
                 self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
                 return
         elif check is True and self._fast_checked and not positional:
-            checked = self._checked_fast(args)
-            if checked is not None:
-                self._call_checked(*checked)
+            if self._checked_call(args):
                 return
             fast = None
         else:
@@ -233,9 +240,35 @@ class Kernel:
             cargs = self._cargs(params, bound)
         self._run(fn, cargs, fault, arrays, params)
 
+    def _checked_call(self, args: dict[str, object]) -> bool:
+        """A ``check=True`` call whose arguments look like accepted ones (UF lengths
+        included), when they do (False: the caller binds them in full)."""
+        checked = self._checked_bind(args)
+        if checked is None:
+            return False
+        values, arrays = checked
+        if self._contents is None or self._contents:
+            self._call_checked(values, arrays)
+            return True
+        # only the checked function's own checks: nothing else to run or time
+        bounds = self._bounds.get(values)
+        if bounds is None:
+            bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
+        fault = self._record()
+        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault]
+        if self._openmp:
+            self._run(self._checked, cargs, fault, arrays, values)
+        else:
+            self._checked(*cargs)
+            if fault[0]:
+                self._raise_fault(fault, arrays, values)
+        return True
+
     def _call_checked(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
         """A ``check=True`` call whose arguments look like accepted ones (UF lengths
         included): the facts left to this call, then the checked function."""
+        if self._contents is None:  # decided on the first such call (plans the facts)
+            self._contents = self._binder.needs_contents
         self._binder.check_contents(values, arrays)
         bounds = self._bounds.get(values)
         if bounds is None:
@@ -266,13 +299,19 @@ class Kernel:
         if timed:
             self._warn_slow(time.perf_counter() - start)
         if fault is not None and fault[0]:
-            if isinstance(params, tuple):
-                params = dict(zip(self._param_order, params, strict=True))
-            try:
-                error = self._run_fault(fault, arrays, params)
-            finally:  # the thread's record, clean for its next call
-                fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
-            raise error
+            self._raise_fault(fault, arrays, params)
+
+    def _raise_fault(
+        self, fault: Any, arrays: Sequence[Any], params: dict[str, Any] | tuple[Any, ...]
+    ) -> None:
+        """Raise the error for what the fault record holds, and clean the record."""
+        if isinstance(params, tuple):
+            params = dict(zip(self._param_order, params, strict=True))
+        try:
+            error = self._run_fault(fault, arrays, params)
+        finally:  # the thread's record, clean for its next call
+            fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
+        raise error
 
     def _warn_slow(self, kernel_s: float) -> None:
         for fact in self._binder.slow_facts(kernel_s):
@@ -321,6 +360,8 @@ class Kernel:
         if kind == arg_checks.FAULT_FACT:
             note = IN_LOOP.replace("the value was read", "it was tested")
             return self._binder.fact_error(number, list(arrays), params, note)
+        if kind == arg_checks.FAULT_OVERLAP:
+            return self._binder.overlap_error(list(arrays), number, at)
         return self._loop_fault(fault, list(arrays), params)
 
     def _index_fault(self, number: int, at: int, value: int) -> ArgumentError:
@@ -345,7 +386,7 @@ class Kernel:
         if bounds is None:
             words: list[int] = []
             for c in self._uf_checks:
-                words.extend((-(2**63), 2**63 - 1, 0) if c is None else c.loop_bounds(params))
+                words.extend((-(2**63), 2**63 - 1, 0, -1) if c is None else c.loop_bounds(params))
             if len(self._bounds) > 64:
                 self._bounds.clear()
             bounds = self._bounds[key] = self._ffi.new("int64_t[]", words or [0])
