@@ -127,6 +127,7 @@ class CPrinter:
         self._reducing: str | None = None  # the option of the enclosing reduction loop
         self._fact_checks: dict[str, list[InLoopCheck]] = {}  # stmt -> checks (checked fn)
         self._fact_values: dict[BoundKey, str] = {}  # UF values bound in scope (fact checks)
+        self._fact_flags = False  # fact checks set bits of spf_facts (no parallel region)
 
     target = "c"
     """The target name used in messages."""
@@ -176,37 +177,32 @@ class CPrinter:
         program = self.p
         self.p = replace(program, body=ac.unordered_reads(program, dense))
         self._fact_checks = ac.checks_by_stmt(program)
+        self._fact_flags = bool(self._fact_checks) and ac.serial(program)
+        first, last = ac.bound_locals(program, zero), []
+        if self._fact_flags:
+            first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
         try:
-            self._body_block(ac.bound_locals(program, zero))
+            self._body_block(first, last)
         finally:
             self.p = program
             self._fact_checks, self._fact_values = {}, {}
         self.out.line(
             ac.facts_function(
                 program.signature.function,
-                dense,
+                {**dense, **dict.fromkeys(ac.prechecked(program))},
                 zero,
                 program.in_loop_facts,
                 ac.overlaps_in_c(program),
             )
         )
 
-    def _body_block(self, first: list[str] | None = None) -> None:
+    def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
+        """The function's body in braces: ``first`` lines, the locals, the loops, ``last``
+        lines, then the index-fault rescan and the heap's release."""
         with self.out.braces():
             for line in first or ():
                 self.out.line(line)
-            for a in self.p.signature.args:
-                self.out.line(f"(void){a.name};")
-            if self.p.index_arrays:  # index faults flagged by the reads (spf.codegen.faults)
-                self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
-                self.out.line("(void)spf_bad; (void)spf_bad_all;")
-                for line in faults.range_locals(self.p):
-                    self.out.line(line)
-            for name, ctype, count in self.p.locals:
-                size = stack_elements(count)
-                if size is not None:  # a scalar or a small fixed array: on the stack
-                    self.out.line(f"{ctype} {name}[{size}] = {{0}};")
-                    self.out.line(f"(void){name};")
+            self._locals()
             heap = self._heap()
             self._open_heap(heap)
             self._workspace_setup()
@@ -214,6 +210,8 @@ class CPrinter:
                 if not b.argument and not b.allocated_at and b.scope != "local":
                     self.buffer_open(b)
             self.node(self.p.body)
+            for line in last or ():
+                self.out.line(line)
             if self.p.index_arrays:  # the first entry of each flagged index array
                 in_loops = {b.name for b in self.p.buffers if b.allocated_at}
                 stored = {d.name for d in self.p.data if d.buffer not in in_loops}
@@ -221,6 +219,21 @@ class CPrinter:
                     self.out.line(line)
             if heap:
                 self.out.line(self._free().strip())
+
+    def _locals(self) -> None:
+        """The arguments marked used, index-fault flags and stack locals."""
+        for a in self.p.signature.args:
+            self.out.line(f"(void){a.name};")
+        if self.p.index_arrays:  # index faults flagged by the reads (spf.codegen.faults)
+            self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
+            self.out.line("(void)spf_bad; (void)spf_bad_all;")
+            for line in faults.range_locals(self.p):
+                self.out.line(line)
+        for name, ctype, count in self.p.locals:
+            size = stack_elements(count)
+            if size is not None:  # a scalar or a small fixed array: on the stack
+                self.out.line(f"{ctype} {name}[{size}] = {{0}};")
+                self.out.line(f"(void){name};")
 
     def _open_heap(self, heap: list[tuple[str, str, str]]) -> None:
         """Allocate the function-level heap arrays; a failed allocation is recorded in the
@@ -461,7 +474,8 @@ class CPrinter:
         args = ", ".join(expr(a) for a in n.args)
         for check in self._fact_checks.get(n.stmt, ()):
             params = self.macros[n.stmt].params
-            for line in fact_check_lines(check, params, n.args, self._fact_values):
+            values = self._fact_values
+            for line in fact_check_lines(check, params, n.args, values, self._fact_flags):
                 self.out.line(line)
         if self.macros[n.stmt].operation is not None:
             self.operation(n)

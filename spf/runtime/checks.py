@@ -133,12 +133,14 @@ class UFCheck:
         if self.range is not None:
             rb = self._bounds(False, self.range, params)
             lo, hi = rb[0] if rb is not None else (1, 0)
-        first = 0
+        first, entries = 0, -1
         if self.domain is not None:
             box = self._bounds(True, self.domain, params)
             first = max(box[0][0], 0) if box else 0
-        need = self.min_shape(params, tuple(params.values()))
-        entries = int(np.prod(need)) if need and all(e > 0 for e in need) else -1
+            if box is None:
+                entries = 0
+            elif all(h < _BIG for _, h in box):
+                entries = int(np.prod([h + 1 for _, h in box]))
         return lo, hi, first, entries
 
     def range_error(

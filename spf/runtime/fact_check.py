@@ -418,19 +418,23 @@ class FactChecker:
         self, number: int, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray], note: str
     ) -> ArgumentError:
         """The error for fact ``number``, found broken by the kernel's loops: the first
-        violating point, found by the fact's own check loop."""
-        q = self._plan().get(number)
-        if q is None:  # not reached: the loops check quantified facts only
-            return ArgumentError(f"{self.labels[number]} does not hold for these arguments")
-        if q.exact is None:
-            q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
-        found = q.exact.run(params, ufs)
-        if found is None:  # the arrays changed while the kernel ran
-            return ArgumentError(
-                f"{q.label} did not hold while the kernel ran, but holds now: the index "
-                "arrays changed during the call"
-            )
-        return q.error(found[1], found[2], params, note)
+        violating point, found by the fact's own check loop (and if that fact holds, the
+        first other fact the loops check that does not: facts past the 63rd share a flag)."""
+        planned = self._plan()
+        order = [number] + [n for n in sorted(self.in_loop) if n != number]
+        for n in order:
+            q = planned.get(n)
+            if q is None:
+                continue
+            if q.exact is None:
+                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+            found = q.exact.run(params, ufs)
+            if found is not None:
+                return q.error(found[1], found[2], params, note)
+        return ArgumentError(
+            f"{self.labels[number]} did not hold while the kernel ran, but holds now: the "
+            "index arrays changed during the call"
+        )
 
     def slow(self, kernel_s: float) -> list[str]:
         """The facts whose check (timed by the last :meth:`check`) took longer than the

@@ -400,10 +400,11 @@ class Kernel:
         check = d.uf_check
         if check is None:  # not reached: a UF without declaration has the widest bounds
             return ArgumentError(f"{d.label}: index {at} holds {value}, an invalid index")
-        if kind == arg_checks.FAULT_ORDER:
-            return check.order_error(arr, at, params, in_loop=True)
+        in_loop = kind in (arg_checks.FAULT_RANGE, arg_checks.FAULT_ORDER)
+        if kind in (arg_checks.FAULT_ORDER, arg_checks.FAULT_ORDER_BEFORE):
+            return check.order_error(arr, at, params, in_loop=in_loop)
         index = tuple(int(i) for i in np.unravel_index(at, arr.shape))
-        return check.range_error(index, value, params, in_loop=True)
+        return check.range_error(index, value, params, in_loop=in_loop)
 
     def _cargs(self, params: dict[str, Any], bound: list[Any]) -> list[Any]:
         """The C arguments: parameters and arrays in signature order, then any extra ones."""
