@@ -392,7 +392,7 @@ class FactChecker:
             if found is not None:
                 n, count, point = found
                 q = self._each_call[n]
-                raise q.error(count, point, params)
+                raise self._earlier(q, params, ufs) or q.error(count, point, params)
         for q in self._remembered:
             key = q.key(params, ufs)
             if key in q.seen:
@@ -403,10 +403,28 @@ class FactChecker:
             found = q.exact.run(params, ufs)
             self.timings.append((q.fact.text, q.exact.seconds))
             if found is not None:
-                raise q.error(found[1], found[2], params)
+                raise self._earlier(q, params, ufs) or q.error(found[1], found[2], params)
             q.seen[key] = None
             if len(q.seen) > REMEMBERED:
                 q.seen.popitem(last=False)
+
+    def _earlier(
+        self, failed: _Planned, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+    ) -> ArgumentError | None:
+        """The error of the first fact before ``failed`` (in the kernel's order) that fails
+        too, among those checked elsewhere (in the loops, or remembered), or None: a call
+        names the first fact it breaks whatever the order the checks ran in."""
+        for n, q in sorted(self._plan().items()):
+            if n >= failed.plan.number:
+                break
+            if q.how == failed.how:
+                continue
+            if q.exact is None:
+                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+            found = q.exact.run(params, ufs)
+            if found is not None:
+                return q.error(found[1], found[2], params)
+        return None
 
     def _check_parameters(self, params: Mapping[str, Any]) -> None:
         key = tuple(sorted(params.items()))
