@@ -15,7 +15,11 @@ compiled with ``index_dtype`` int32 and int64 and called with arrays of that typ
 * ``spmv(F)`` for ``F`` in COO, CSR, CSC, DIA, ELL, BCSR(2, 2), SELL(8, 1), SELL(8, 32),
   BDIA(4) (``spf.sparse.format_args``);
 * ``dense_mv``, ``gemm``, ``blur2d``, ``jacobi2d`` (no index arrays: only the binding checks)
-  once, on fixed sizes.
+  once, on fixed sizes;
+* ``symmetric SpMV (user)``: issue 28's example of a computation of one's own, ``y += A·x``
+  from the lower triangle of ``A + A^T`` in two statements (the row, and the mirrored
+  entries left of the diagonal) with one assumption, that every stored column is at most
+  its row.
 
 A kernel is left out on a matrix whose storage (padding included) or work exceeds
 :data:`CAP` (DIA and ELL of ``arrow``, ILU(0) and SpGEMM of matrices with dense rows and
@@ -240,7 +244,42 @@ def sparse_kernels(quick: bool) -> list[tuple[str, Builder, Arguments]]:
     ]  # fmt: skip
     for fmt in (COO, CSC, DIA, ELL, BCSR(2, 2), SELL(8, 1), SELL(8, 32), BDIA(4)):
         out.append((f"spmv({fmt.name})", _format_compiler(fmt), _spmv(fmt)))
+    out.append(("symmetric SpMV (user)", symmetric_spmv, _symmetric))
     return out
+
+
+LOWER = "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"
+"""The assumption of :func:`symmetric_spmv`: the lower triangle is stored."""
+
+
+def symmetric_spmv(index_dtype: str) -> Any:
+    """``y += A·x`` for a symmetric ``A`` stored as its lower triangle (CSR): each entry once
+    for its row, and mirrored for its column when left of the diagonal."""
+    comp = spf.Computation("symmetric_spmv")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.declare_uf("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
+                    monotonic="nondecreasing", dtype=index_dtype)  # fmt: skip
+    comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}",
+                    dtype=index_dtype)  # fmt: skip
+    comp.assume(LOWER)
+    row = "0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)"
+    comp.add_stmt(spf.Stmt("$y$(i) += $A$(k) * $x$(j);", f"{{[i,k,j]: {row}}}",
+                           "{[i,k,j] -> [0,i,0,k,0,j,0]}"))  # fmt: skip
+    comp.add_stmt(spf.Stmt("$y$(j) += $A$(k) * $x$(i);", f"{{[i,k,j]: {row} && j < i}}",
+                           "{[i,k,j] -> [0,i,0,k,1,j,0]}"))  # fmt: skip
+    return comp.compile()
+
+
+def _symmetric(m: Any, dtype: str) -> dict[str, Any]:
+    n = min(m.shape)
+    s = sp.csr_array(m[:n, :n])
+    low = sp.csr_array(sp.tril(s + s.T))
+    low.sort_indices()
+    a = spf.sparse.csr_args(low, dtype)
+    return {"A": a["A"], "rowptr": a["rowptr"], "col": a["col"], "N": n, "NNZ": a["NNZ"],
+            **_vectors(n, n)}  # fmt: skip
 
 
 def _compiler(name: str) -> Builder:
