@@ -29,6 +29,7 @@ A check that takes longer than the kernel's own call logs one warning naming the
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from collections import OrderedDict
@@ -156,24 +157,23 @@ class _Checks:
                     params |= s.params
         for p in sorted(params):
             comp.add_constant(p)
-        # counts and first violating points: names no fact uses (spf's own ``spf_`` prefix
-        # is reserved for generated code, not for data spaces)
+        # counts and first violating points, in one array (a name no fact uses; spf's own
+        # ``spf_`` prefix is reserved for generated code, not for data spaces):
+        # fact n's count at n * stride, its first violating point after it
         taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars}
-        self.records: list[tuple[str, str, int]] = []
+        self.stride = 1 + max((len(f.vars) for f in facts), default=0)
+        record = self.record_name = _fresh("violations", taken)
+        comp.add_data_space(record, "int64_t", shape=(len(facts) * self.stride,))
         for n, (f, domain) in enumerate(zip(facts, domains, strict=True)):
-            count = _fresh("violations" if n == 0 else f"violations_{n}", taken)
-            at = _fresh("first_violation" if n == 0 else f"first_violation_{n}", taken)
-            comp.add_data_space(count, "int64_t", shape=(1,))
-            comp.add_data_space(at, "int64_t", shape=(max(1, len(f.vars)),))
-            record = " ".join(f"${at}$({k}) = {v};" for k, v in enumerate(f.vars))
+            base = n * self.stride
+            point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
             source = (
                 f"if (!({condition_c(f.conclusion)})) {{ "
-                f"if (${count}$(0) == 0) {{ {record} }} ${count}$(0) += 1; }}"
+                f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
             )
             vs = list(domain.tuple_vars)
             sched = ", ".join([str(n), *(f"{v}, 0" for v in vs)])
             comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
-            self.records.append((count, at, len(f.vars)))
         self.comp = comp
         self.facts = tuple(facts)
         self.kernel: Kernel | None = None
@@ -181,34 +181,49 @@ class _Checks:
         """How long the last :meth:`run` took (its compiled check's call alone; 0 for the
         first, which also sets the call up)."""
         self.runs = 0
+        self.timed = True
+        """Whether :meth:`run` measures :attr:`seconds` (the caller's first calls)."""
         self.params = tuple(sorted(comp.params))
         self.ufs = tuple(sorted(comp.ufs))
+        self._records = threading.local()
 
     def run(
         self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
     ) -> tuple[int, int, tuple[int, ...]] | None:
-        if self.kernel is None:
+        """The first fact that fails (its position, count and first point), or None. The
+        arrays were checked by the caller's binding (the same UF declarations), so after its
+        first call the compiled check is called directly (its own checked function still
+        tests every index value it reads)."""
+        kernel = self.kernel
+        if kernel is None:
             from spf.runtime.compile import compile_kernel
 
-            self.kernel = compile_kernel(self.comp, openmp=False, check=False)
-        args: dict[str, object] = {p: params[p] for p in self.params}
-        args |= {u: ufs[u] for u in self.ufs}
-        for count, at, nvars in self.records:
-            args[count] = np.zeros(1, dtype=np.int64)
-            args[at] = np.zeros(max(1, nvars), dtype=np.int64)
-        # checked: a compiled kernel's UF ranges are tested inside its loops (not before
-        # the call), so the check loop must not trust the index values it reads either
-        start = time.perf_counter()
-        self.kernel(check=True, **args)
-        # the first call also sets up the kernel's argument checks: not the check's cost
-        self.seconds = time.perf_counter() - start if self.runs else 0.0
+            kernel = self.kernel = compile_kernel(self.comp, openmp=False, check=False)
+        try:
+            record = self._records.record
+            record.fill(0)
+        except AttributeError:  # this thread's own record array
+            record = self._records.record = np.zeros(len(self.facts) * self.stride, np.int64)
+        arrays = [ufs[u] for u in self.ufs]
+        if self.runs:
+            start = time.perf_counter() if self.timed else 0.0
+            kernel.call_checked_raw(tuple(params[p] for p in self.params), [*arrays, record])
+            self.seconds = time.perf_counter() - start if self.timed else 0.0
+        else:  # the full binding, once: any argument it would refuse is refused here
+            args: dict[str, object] = {p: params[p] for p in self.params}
+            kernel(check=True, **args, **dict(zip(self.ufs, arrays, strict=True)),
+                   **{self.record_name: record})  # fmt: skip
+            self.seconds = 0.0  # that call also set up the argument checks: not the cost
         self.runs += 1
-        for n, (count, at, nvars) in enumerate(self.records):
-            found = int(args[count][0])  # type: ignore[index]
-            if found:
-                point = tuple(int(v) for v in args[at][:nvars])  # type: ignore[index]
-                return n, found, point
-        return None
+        if not np.count_nonzero(record):
+            return None
+        counts = record[:: self.stride]
+        if not counts.any():
+            return None
+        n = int(np.flatnonzero(counts)[0])
+        nvars = len(self.facts[n].vars)
+        base = n * self.stride
+        return n, int(record[base]), tuple(int(v) for v in record[base + 1 : base + 1 + nvars])
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -327,6 +342,7 @@ class FactChecker:
             if not f.is_parameter_fact:
                 _check_bounded(f, check_domain(f, ufs))
         self._parameters_ok: set[tuple[Any, ...]] = set()
+        self._quiet: bool | None = None
         self._planned: dict[int, _Planned] | None = None
         self._each: _Checks | None = None
         self._each_call: tuple[_Planned, ...] = ()
@@ -385,6 +401,7 @@ class FactChecker:
         timed = self._calls < TIMED_CALLS
         self._calls += 1
         if self._each is not None:
+            self._each.timed = timed
             found = self._each.run(params, ufs)
             if timed:
                 spent = self._each.seconds

@@ -264,6 +264,19 @@ class Kernel:
                 self._raise_fault(fault, arrays, values)
         return True
 
+    def call_checked_raw(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
+        """Run the checked function on parameter ``values`` (in :attr:`signature` order) and
+        ``arrays`` (UFs and data spaces, in order) that a binding has accepted before (same
+        dtypes, shapes and flags): no Python check at all, the function's own still run.
+        For spf's own check kernels (spf.runtime.fact_check)."""
+        bounds = self._bounds.get(values)
+        if bounds is None:
+            bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
+        fault = self._record()
+        self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
+        if fault[0]:
+            self._raise_fault(fault, arrays, values)
+
     def _call_checked(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
         """A ``check=True`` call whose arguments look like accepted ones (UF lengths
         included): the facts left to this call, then the checked function."""
