@@ -477,10 +477,11 @@ class Binder:
                     c.check(arr, params, order=False)
                 elif any(map(operator.lt, arr.shape, need)):
                     c.check(arr, params, values=False, order=False)
-        if self._facts is not None:
+        if self._facts is not None and not self._facts.quiet:
             ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}
             self._facts.check(params, ufs)
-        self._no_overlap(arrays)
+        if not self.overlap_in_loop:  # else the kernel's checked function tests it
+            self._no_overlap(arrays)
 
     def _no_overlap(self, arrays: Sequence[Array]) -> None:
         """No written array shares memory with another. Two different arrays that both own
@@ -519,7 +520,7 @@ class _FastPlan:
     def __init__(self, binder: Binder) -> None:
         data = binder.data
         self.count = len(binder.signature.args)
-        self.usable = not binder._floats and all(d.inner_of is None for d in data)
+        self.usable = not binder._floats
         self.order = binder.param_order
         self.limits = binder._limits
         self.split = len(self.order)
@@ -546,6 +547,8 @@ class _FastPlan:
                     return False  # a 0-d data space passed as shape (1,) takes the slow path
             elif d.rank is not None and len(shape) != d.rank:
                 return False
+            elif d.inner_of is not None and shape[1:] != d.inner_of(params):
+                return False  # a multi-argument UF: its trailing extents are declared
         return True
 
     def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
