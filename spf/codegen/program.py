@@ -22,6 +22,7 @@ from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
+    from spf.analysis.fact_plan import InLoopCheck
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
     from spf.computation.statement import Stmt
@@ -158,6 +159,11 @@ class Program:
     obligations: tuple[Obligation, ...] = ()
     """Bounds facts no static proof covers (``forall ... => 0 <= j < M``), for the kernel's
     run-time argument checks; empty unless ``codegen(check=True)`` lowered it."""
+    fact_checks: tuple[InLoopCheck, ...] = ()
+    """Facts (assumptions, then obligations, numbered so) the checked function tests where
+    statements run (:mod:`spf.analysis.fact_plan`, :mod:`spf.codegen.arg_checks`)."""
+    in_loop_facts: frozenset[int] = frozenset()
+    """The numbers of the facts :attr:`fact_checks` verify completely."""
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:

@@ -163,11 +163,25 @@ class Conversion(Computation):
 
 @dataclass
 class ConversionKernel:
-    """``kernel(**source arrays and sizes)`` -> dict of the destination's arrays and sizes."""
+    """``kernel(**source arrays and sizes, check=True)`` -> dict of the destination's arrays
+    and sizes. ``check`` is as for every kernel (the argument checks of this call; its
+    default is the ``check`` the conversion was compiled with)."""
 
     conv: Conversion
     kernel: Any
     check: bool = True
+
+    def _check(self, check: object) -> bool:
+        """The ``check`` of a call: the compiled default, or ``True``/``False``."""
+        if check is None:
+            return self.check
+        if not isinstance(check, bool):
+            conv = self.conv
+            raise ArgumentError(
+                f"convert({conv.src.name} -> {conv.dst.name}): check must be True or False, "
+                f"got {check!r}"
+            )
+        return check
 
     def _sizes(self, args: dict[str, Any]) -> dict[str, int]:
         conv = self.conv
@@ -205,7 +219,8 @@ class ConversionKernel:
             conv = self.conv
             raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
+        check = self._check(check)
         conv = self.conv
         sizes = self._sizes(args)
         env: dict[str, Any] = dict(args)
@@ -214,7 +229,7 @@ class ConversionKernel:
             dims = [_extent(e, sizes) for e in shape]
             kind = np.float64 if conv.data_spaces[name].ctype == "double" else dtype
             env[name] = np.zeros(dims, dtype=kind)
-        self.kernel(check=self.check, **env)
+        self.kernel(check=check, **env)
         out = {key: env[name] for key, name in conv.outputs.items()}
         out.update({s: sizes.get(s, s) for s in conv.dst.sizes})
         if conv.trim is not None:

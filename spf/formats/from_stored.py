@@ -71,7 +71,8 @@ class StoredConversionKernel(PhasedKernel):
 
     then: ConversionKernel | None = None
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
+        check = self._check(check)
         conv = self.conv
         sizes = self._sizes(args)
         dtype = np.dtype(conv.index_dtype)
@@ -86,19 +87,19 @@ class StoredConversionKernel(PhasedKernel):
         for arr in ("cv_r", "cv_c"):
             env[arr] = np.zeros(1, dtype=dtype)
         env["cv_v"] = np.zeros(1)
-        self._run(check=self.check, PHASE=0, NNZ=0, **env)
+        self._run(check=check, PHASE=0, NNZ=0, **env)
         nnz = int(env["cv_cnt"][0])
         for arr in ("cv_r", "cv_c"):
             env[arr] = np.zeros(nnz + 1, dtype=dtype)
         env["cv_v"] = np.zeros(nnz + 1)
         if nnz:
-            self._run(check=self.check, PHASE=1, NNZ=nnz, **env)
+            self._run(check=check, PHASE=1, NNZ=nnz, **env)
         row, col, val = (env[a][:nnz] for a in ("cv_r", "cv_c", "cv_v"))
         n, m = (_value(e, sizes) for e in conv.src.shape)
         if self.then is None:
             r, c, v = conv.coo
             return {r: row, c: col, v: val, "N": n, "M": m, "NNZ": nnz}
-        return self.then(row=row, col=col, A=val, N=n, M=m, NNZ=nnz)
+        return self.then(row=row, col=col, A=val, N=n, M=m, NNZ=nnz, check=check)
 
 
 class StoredConversion(PhasedConversion):

@@ -101,7 +101,8 @@ class BcsrConversionKernel(PhasedKernel):
 
     conv: BcsrConversion
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
+        check = self._check(check)
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)
@@ -113,11 +114,11 @@ class BcsrConversionKernel(PhasedKernel):
         for arr, shape in conv.allocate.items():
             env[arr] = np.zeros([_extent(e, sizes) for e in shape], dtype=dtype)
         self._alloc(env, sizes, 0)
-        self._run(check=self.check, PHASE=0, **{lay.nnzb: 0}, **blocks, **env)
+        self._run(check=check, PHASE=0, **{lay.nnzb: 0}, **blocks, **env)
         nnzb = int(env["cv_bp"][-1])
         self._alloc(env, sizes, nnzb)
         if nnzb:
-            self._run(check=self.check, PHASE=1, **{lay.nnzb: nnzb}, **blocks, **env)
+            self._run(check=check, PHASE=1, **{lay.nnzb: nnzb}, **blocks, **env)
         return {
             lay.ptr: env["cv_bp"],
             lay.idx: env["cv_bi"],

@@ -82,7 +82,8 @@ class PaddedConversionKernel(PhasedKernel):
 
     conv: PaddedConversion
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
+        check = self._check(check)
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)
@@ -92,12 +93,12 @@ class PaddedConversionKernel(PhasedKernel):
         for arr, shape in conv.allocate.items():
             env[arr] = np.zeros([_extent(e, sizes) for e in shape], dtype=dtype)
         self._alloc(env, 0, n)
-        self._run(check=self.check, PHASE=0, **{lay.size: 0}, **env)
+        self._run(check=check, PHASE=0, **{lay.size: 0}, **env)
         # W: the longest row; ND: the last prefix sum (none when N + M = 0)
         size = int(env["cv_w"][0] if lay.kind == "ELL" else env["cv_dp"][-1:].sum())
         self._alloc(env, size, n)
         if size:
-            self._run(check=self.check, PHASE=1, **{lay.size: size}, **env)
+            self._run(check=check, PHASE=1, **{lay.size: size}, **env)
         return {
             lay.idx: env["cv_pi"],
             lay.value: env["cv_pv"],

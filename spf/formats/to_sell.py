@@ -139,7 +139,8 @@ class SellConversionKernel(ConversionKernel):
 
     conv: SellConversion
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
+        check = self._check(check)
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)
@@ -154,12 +155,12 @@ class SellConversionKernel(ConversionKernel):
         env[lay.value] = np.zeros(0)
         env[lay.idx] = np.zeros(0, dtype=dtype)
         extra = {s: sizes[s] for s in ("NC", "NW") if s in sizes}
-        self._run(check=self.check, PHASE=0, NV=0, **extra, **env)
+        self._run(check=check, PHASE=0, NV=0, **extra, **env)
         nv = int(env[lay.ptr][-1])
         env[lay.value] = np.zeros(nv)
         env[lay.idx] = np.zeros(nv, dtype=dtype)
         if nv:
-            self._run(check=self.check, PHASE=1, NV=nv, **extra, **env)
+            self._run(check=check, PHASE=1, NV=nv, **extra, **env)
         out: dict[str, Any] = {a: env[a] for a in (lay.ptr, lay.width, lay.idx, lay.value)}
         if lay.perm is not None:
             out[lay.perm] = env[lay.perm]

@@ -157,17 +157,23 @@ class UFCheck:
         self._shapes[key] = need
         return need
 
-    def loop_bounds(self, params: dict[str, int]) -> tuple[int, int, int]:
-        """``(lowest value, highest value, lowest domain index)`` for the in-loop checks."""
+    def loop_bounds(self, params: dict[str, int]) -> tuple[int, int, int, int]:
+        """``(lowest value, highest value, lowest domain index, entries read)`` for the
+        in-loop checks (the last: the entries from index 0 the declared domain covers, -1
+        when it does not say; what the no-overlap test compares)."""
         lo, hi = -(2**63), 2**63 - 1
         if self.range is not None:
             rb = self._bounds(False, self.range, params)
             lo, hi = rb[0] if rb is not None else (1, 0)
-        first = 0
+        first, entries = 0, -1
         if self.domain is not None:
             box = self._bounds(True, self.domain, params)
             first = max(box[0][0], 0) if box else 0
-        return lo, hi, first
+            if box is None:
+                entries = 0
+            elif all(h < _BIG for _, h in box):
+                entries = int(np.prod([h + 1 for _, h in box]))
+        return lo, hi, first, entries
 
     def range_error(
         self, at: tuple[int, ...], value: int, params: dict[str, int], *, in_loop: bool = False
