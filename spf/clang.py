@@ -202,6 +202,29 @@ def reserved_reason(name: str) -> str | None:
     return None
 
 
+# Words of spf's set notation (isl's), which no loop, UF or constant may be called.
+ISL_RESERVED = frozenset(
+    [
+        "and",
+        "or",
+        "not",
+        "exists",
+        "floor",
+        "ceil",
+        "mod",
+        "min",
+        "max",
+        "true",
+        "false",
+        "infty",
+        "NaN",
+        "implies",
+        "rat",
+        "xor",
+    ]
+)
+
+
 def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bool = False) -> None:
     """Raise ``SpfError`` when :func:`reserved_reason` refuses ``name`` (``what`` names it:
     ``"data space"``, ``"statement"``, ...). ``in_macros``: the name appears inside the
@@ -218,10 +241,7 @@ def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bo
     why = reserved_reason(name)
     if why is None and in_macros and re.fullmatch(r"t[0-9]+", name):
         why = "the name of a macro argument in generated code (t0, t1, ...)"
-    if why is None and in_sets:
-        from spf.sets.convert import ISL_RESERVED
-
-        if name in ISL_RESERVED:
-            why = "a word of spf's set notation (min, max, floor, mod, ...)"
+    if why is None and in_sets and name in ISL_RESERVED:
+        why = "a word of spf's set notation (min, max, floor, mod, ...)"
     if why is not None:
         raise SpfError(f"{what} {name!r} is {why}; pick another name")

@@ -25,13 +25,16 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-import sympy as sp
-
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, Junction
 from spf.frontend.cparse import Source, c_ast, nodes
 from spf.frontend.increments import increment, writes
 from spf.sets import Set
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
 
 if TYPE_CHECKING:
     from spf.frontend.exprs import Scope

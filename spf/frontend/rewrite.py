@@ -9,9 +9,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from spf.clang import reserved_reason
+from spf.clang import ISL_RESERVED, reserved_reason
 from spf.frontend.cparse import c_ast, nodes
-from spf.sets.convert import ISL_RESERVED
 
 
 def clone(node: Any) -> Any:

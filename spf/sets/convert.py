@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
+from spf.clang import ISL_RESERVED
 from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
 from spf.sets import syntax as ast
 from spf.sets.body import Body, Term, canonical, lift_pair
@@ -28,26 +29,6 @@ if TYPE_CHECKING:
 else:
     from spf._lazy import sympy as sp
 
-ISL_RESERVED = frozenset(
-    [
-        "and",
-        "or",
-        "not",
-        "exists",
-        "floor",
-        "ceil",
-        "mod",
-        "min",
-        "max",
-        "true",
-        "false",
-        "infty",
-        "NaN",
-        "implies",
-        "rat",
-        "xor",
-    ]
-)
 
 
 def caret(text: str, span: tuple[int, int]) -> str:
