@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.errors import SpfError
-from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate, _extent
+from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
 if TYPE_CHECKING:
@@ -74,23 +74,18 @@ class StoredConversionKernel(PhasedKernel):
     def __call__(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
-        dtype = np.dtype(conv.index_dtype)
         env: dict[str, Any] = dict(args)
         value = env[conv.src.value]
         shape = tuple(_value(str(e), sizes) for e in conv.src.value_shape)
         flat = isinstance(value, np.ndarray) and value.ndim == 1 < len(shape)
         if flat and value.size == int(np.prod(shape)):  # flat blocks (spf.sparse.bcsr_args)
             env[conv.src.value] = value.reshape(shape)
-        for arr, extents in conv.allocate.items():
-            env[arr] = np.zeros([_extent(e, sizes) for e in extents], dtype=dtype)
-        for arr in ("cv_r", "cv_c"):
-            env[arr] = np.zeros(1, dtype=dtype)
-        env["cv_v"] = np.zeros(1)
+        self._zeros(env, conv.allocate, sizes)
+        entries = dict.fromkeys(("cv_r", "cv_c", "cv_v"), ("NNZ + 1",))
+        self._zeros(env, entries, {**sizes, "NNZ": 0})
         self._run(check=self.check, PHASE=0, NNZ=0, **env)
         nnz = int(env["cv_cnt"][0])
-        for arr in ("cv_r", "cv_c"):
-            env[arr] = np.zeros(nnz + 1, dtype=dtype)
-        env["cv_v"] = np.zeros(nnz + 1)
+        self._zeros(env, entries, {**sizes, "NNZ": nnz}, {"NNZ": "the slots holding a nonzero"})
         if nnz:
             self._run(check=self.check, PHASE=1, NNZ=nnz, **env)
         row, col, val = (env[a][:nnz] for a in ("cv_r", "cv_c", "cv_v"))

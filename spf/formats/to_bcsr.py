@@ -13,10 +13,12 @@ format whose scan visits rows in order (CSR: ``rowptr(i) <= k < rowptr(i+1)``), 
 block row's entries come together. One spf Computation with a size parameter ``PHASE``:
 
 ``PHASE = 0``: each row's block row ``cv_ib(i) = i / r`` and offset ``cv_ri(i)``, each
-entry's block column ``cv_jb(k) = j / c`` and offset ``cv_ci(k)``; a marker per block
-column (the last block row that used it) tells an entry that opens a block (``cv_fp(k+1)
-= 1``), counted per block row (``browptr``, a prefix sum gives ``NNZB``) and per block
-column (``cv_jn``); ``cv_fp``, prefix-summed, numbers the blocks in scan order.
+entry's block column ``j / c`` as its rank ``cv_jb(k)`` (:mod:`spf.formats.ranks`: the
+block column itself unless there are far more block columns than entries; ``cv_kv`` maps a
+rank back) and offset ``cv_ci(k)``; a marker per block column rank (the last block row
+that used it) tells an entry that opens a block (``cv_fp(k+1) = 1``), counted per block
+row (``browptr``, a prefix sum gives ``NNZB``) and per block column rank (``cv_jn``);
+``cv_fp``, prefix-summed, numbers the blocks in scan order.
 
 ``PHASE = 1`` (``bcol`` and ``A`` allocated, zeros): the blocks bucketed by block column
 (a counting sort), then read bucket by bucket and given the next slot of their block row:
@@ -32,11 +34,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from spf.errors import SpfError
-from spf.formats.convert import _compressed, _extent
+from spf.formats.convert import _compressed
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
+from spf.formats.ranks import SIZES, add_ranks, own_rank
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -108,16 +109,16 @@ class BcsrConversionKernel(PhasedKernel):
         sizes[lay.nb] = -(-sizes["N"] // lay.r)
         sizes[lay.mb] = -(-sizes["M"] // lay.c)
         blocks = {lay.nb: sizes[lay.nb], lay.mb: sizes[lay.mb]}
-        dtype = np.dtype(conv.index_dtype)
+        sizes = self._ranked(sizes)
         env: dict[str, Any] = dict(args)
-        for arr, shape in conv.allocate.items():
-            env[arr] = np.zeros([_extent(e, sizes) for e in shape], dtype=dtype)
+        self._zeros(env, conv.allocate, sizes)
         self._alloc(env, sizes, 0)
-        self._run(check=self.check, PHASE=0, **{lay.nnzb: 0}, **blocks, **env)
+        extra = {s: sizes[s] for s in (*blocks, *SIZES) if s in conv.params}
+        self._run(check=self.check, PHASE=0, **{lay.nnzb: 0}, **extra, **env)
         nnzb = int(env["cv_bp"][-1])
         self._alloc(env, sizes, nnzb)
         if nnzb:
-            self._run(check=self.check, PHASE=1, **{lay.nnzb: nnzb}, **blocks, **env)
+            self._run(check=self.check, PHASE=1, **{lay.nnzb: nnzb}, **extra, **env)
         return {
             lay.ptr: env["cv_bp"],
             lay.idx: env["cv_bi"],
@@ -130,11 +131,9 @@ class BcsrConversionKernel(PhasedKernel):
         """``bcol``, ``A`` and the arrays sized by the blocks (zeros) for ``nnzb`` blocks."""
         conv = self.conv
         lay = conv.layout
-        env["cv_bi"] = np.zeros(nnzb, dtype=conv.index_dtype)
-        env["cv_bv"] = np.zeros((nnzb, lay.r, lay.c))
-        known = {**sizes, lay.nnzb: nnzb}
-        for arr, shape in conv.phase1.items():
-            env[arr] = np.zeros([_extent(e, known) for e in shape], dtype=conv.index_dtype)
+        shapes = {"cv_bi": (lay.nnzb,), "cv_bv": (lay.nnzb, lay.r, lay.c), **conv.phase1}
+        derived = {lay.nnzb: "the blocks holding an entry"}
+        self._zeros(env, shapes, {**sizes, lay.nnzb: nnzb}, derived)
 
 
 class BcsrConversion(PhasedConversion):
@@ -160,8 +159,10 @@ def to_bcsr(src: Format, dst: Format, index_dtype: str) -> BcsrConversion | None
         )
     conv = BcsrConversion.start(src, dst, index_dtype)
     conv.layout = lay
+    conv.rank_extent = lay.mb
     b = PhasedBuilder(conv, src, index_dtype)
     b.data(src.value, ("NNZ",), "value")
+    add_ranks(b, f"{src.coords[1]} / {lay.c}", "cv_jb")
     _pattern(b, lay)
     before = set(conv.data_spaces)
     b.phase = 1
@@ -177,23 +178,22 @@ def _pattern(b: PhasedBuilder, lay: BcsrLayout) -> None:
     block row (``cv_bp``) and block column (``cv_jn``), ``cv_fp`` numbering them."""
     i, j = b.src.coords
     k = b.src.positions[0]
-    nb, mb, nnzb = lay.nb, lay.mb, lay.nnzb
+    nb, nnzb = lay.nb, lay.nnzb
     b.index("cv_ib", "N", f"0 <= v < {nb}")
     b.index("cv_ri", "N", f"0 <= v < {lay.r}")
-    b.index("cv_jb", "NNZ", f"0 <= v < {mb}")
     b.index("cv_ci", "NNZ", f"0 <= v < {lay.c}")
     b.index("cv_fp", "NNZ + 1", f"0 <= v <= {nnzb}", monotonic=True)
     b.index("cv_bp", f"{nb} + 1", f"0 <= v <= {nnzb}", monotonic=True)
-    b.index("cv_jn", f"{mb} + 1", f"0 <= v <= {nnzb}", monotonic=True)
-    b.data("cv_mark", (mb,))
+    b.index("cv_jn", "CV_KR + 1", f"0 <= v <= {nnzb}", monotonic=True)
+    b.data("cv_mark", ("CV_KR",))
     b.range([f"$cv_ib$(p) = p / {lay.r};", f"$cv_ri$(p) = p % {lay.r};"], "p", "0", "N")
-    b.range(["$cv_mark$(t) = 0;"], "t", "0", mb)
+    b.range(["$cv_mark$(t) = 0;"], "t", "0", "CV_KR")
     b.range(["$cv_bp$(t) = 0;"], "t", "0", f"{nb} + 1")
-    b.range(["$cv_jn$(t) = 0;"], "t", "0", f"{mb} + 1")
+    b.range(["$cv_jn$(t) = 0;"], "t", "0", "CV_KR + 1")
     b.loop(["$cv_fp$(z) = 0;"], "{[z]: z = 0}", ("z",))
     b.scan(
         [
-            f"$cv_jb$({k}) = {j} / {lay.c};",
+            own_rank("cv_jb", f"{j} / {lay.c}", k),
             f"$cv_ci$({k}) = {j} % {lay.c};",
             f"$cv_fp$({k} + 1) = $cv_mark$(cv_jb({k})) != cv_ib({i}) + 1 ? 1 : 0;",
             f"$cv_mark$(cv_jb({k})) = cv_ib({i}) + 1;",
@@ -203,7 +203,7 @@ def _pattern(b: PhasedBuilder, lay: BcsrLayout) -> None:
     )
     b.range(["$cv_fp$(t + 1) += $cv_fp$(t);"], "t", "0", "NNZ")
     b.range(["$cv_bp$(t + 1) += $cv_bp$(t);"], "t", "0", nb)
-    b.range(["$cv_jn$(t + 1) += $cv_jn$(t);"], "t", "0", mb)
+    b.range(["$cv_jn$(t + 1) += $cv_jn$(t);"], "t", "0", "CV_KR")
 
 
 def _fill(b: PhasedBuilder, lay: BcsrLayout) -> None:
@@ -212,7 +212,7 @@ def _fill(b: PhasedBuilder, lay: BcsrLayout) -> None:
     src = b.src
     i = src.coords[0]
     k = src.positions[0]
-    nb, mb, nnzb = lay.nb, lay.mb, lay.nnzb
+    nb, mb, nnzb = lay.nb, "CV_KR", lay.nnzb
     b.index("cv_jcur", mb, f"0 <= v < {nnzb}")
     b.index("cv_bcur", nb, f"0 <= v < {nnzb}")
     b.index("cv_tib", nnzb, f"0 <= v < {nb}")
@@ -234,7 +234,7 @@ def _fill(b: PhasedBuilder, lay: BcsrLayout) -> None:
     b.loop(
         [
             "$cv_slot$(cv_tpair(u)) = cv_bcur(cv_tib(u));",
-            "$cv_bi$(cv_bcur(cv_tib(u))) = t;",
+            "$cv_bi$(cv_bcur(cv_tib(u))) = $cv_kv$(t);",
             "$cv_bcur$(cv_tib(u)) += 1;",
         ],
         f"{{[t, u]: 0 <= t < {mb} && cv_jn(t) <= u < cv_jn(t + 1)}}",
