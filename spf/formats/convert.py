@@ -291,7 +291,13 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
         name = ""
     if name not in ("int32", "int64"):
         raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
-    return _synthesize(src, dst, name)
+    conv = _synthesize(src, dst, name)
+    # The statements run in the order they were added: the schedule is program order, which
+    # no dependence can contradict, so the legality verdict is known without computing the
+    # dependences (most of the code generation time). Any scheduling command changes the
+    # computation's version, and the check runs again.
+    conv._remembered(("legality",), lambda: None)
+    return conv
 
 
 def _synthesize(src: Format, dst: Format, name: str) -> Conversion:

@@ -112,8 +112,16 @@ class StoredConversion(PhasedConversion):
         kernel = super().compile(target, name, check, **options)
         assert isinstance(kernel, StoredConversionKernel)
         if self.then is not None:
-            kernel.then = self.then.compile(target, None, check, **options)
+            # every laid-out source shares the COO -> dst kernel (generated once per process)
+            key = (self.then.dst, self.index_dtype, target, check, repr(sorted(options.items())))
+            if key not in _THEN:
+                _THEN[key] = self.then.compile(target, None, check, **options)
+            kernel.then = _THEN[key]
         return kernel
+
+
+_THEN: dict[tuple[object, ...], ConversionKernel] = {}
+"""The compiled COO -> ``dst`` kernels of :meth:`StoredConversion.compile`."""
 
 
 def _terms(expr: str) -> list[tuple[int, str | None]]:
