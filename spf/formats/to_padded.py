@@ -90,7 +90,7 @@ class PaddedConversionKernel(PhasedKernel):
         n, m = sizes["N"], sizes["M"]
         env: dict[str, Any] = dict(args)
         self._zeros(env, conv.allocate, sizes)
-        ranks = {s: sizes[s] for s in SIZES if s in conv.params}
+        ranks = self._given(sizes, SIZES)
         self._alloc(env, sizes, 0)
         self._run(check=self.check, PHASE=0, **{lay.size: 0}, **ranks, **env)
         # W: the longest row; ND: the last prefix sum (none when N + M = 0)
