@@ -135,10 +135,25 @@ def _too_big(
     extents = " x ".join(str(e) for e in shapes[largest])
     return ArgumentError(
         f"{_label(conv)}: {blamed or 'the sizes'} would make the arrays it allocates "
-        f"{_bytes(sum(need.values()))} ({largest}: {extents}), more than this machine's "
-        f"{_bytes(memory_limit())} of memory; check {names[0] if names else 'the sizes'}"
+        f"{_bytes(sum(need.values()))} ({_public(conv, largest)}: {extents}), more than "
+        f"this machine's {_bytes(memory_limit())} of memory; check "
+        f"{names[0] if names else 'the sizes'}"
         f"{' or convert to another format' if derived else ' (pass the sizes of the matrix)'}"
     )
+
+
+def _public(conv: Conversion, name: str) -> str:
+    """How a message names the array ``name``: the destination's name for it, else
+    ``scratch array <name>``."""
+    shown = {v: k for k, v in (getattr(conv, "outputs", None) or {}).items()}
+    lay = getattr(conv, "layout", None)
+    for internal, attr in (("cv_pv", "value"), ("cv_pi", "idx"), ("cv_bv", "value"),
+                           ("cv_bi", "idx"), ("cv_bp", "ptr")):  # fmt: skip
+        if lay is not None and hasattr(lay, attr):
+            shown.setdefault(internal, str(getattr(lay, attr)))
+    if name in shown:
+        return f"{conv.dst.name}'s {shown[name]}"
+    return f"scratch array {name}" if name.startswith("cv_") else name
 
 
 class Ties:
