@@ -185,13 +185,6 @@ class ConversionKernel:
     kernel: Any
     check: bool = True
     _ties: Ties | None = field(default=None, init=False, repr=False)
-    _params: frozenset[str] | None = field(default=None, init=False, repr=False)
-
-    def _given(self, sizes: Mapping[str, int], names: Sequence[str]) -> dict[str, int]:
-        """The sizes among ``names`` the conversion's Computation takes (looked up once)."""
-        if self._params is None:
-            self._params = frozenset(self.conv.params)
-        return {s: sizes[s] for s in names if s in self._params}
 
     def _ranked(self, sizes: dict[str, int]) -> dict[str, int]:
         """``sizes`` with the sizes of the conversion's ranks (:mod:`spf.formats.ranks`)."""
@@ -199,6 +192,10 @@ class ConversionKernel:
         if ext is None:
             return sizes
         return {**sizes, **rank_sizes(extent(ext, sizes), sizes["NNZ"])}
+
+    def _rank_args(self, sizes: Mapping[str, int]) -> dict[str, int]:
+        """The rank sizes the kernel takes (none for a conversion without ranks)."""
+        return {s: sizes[s] for s in SIZES} if self.conv.rank_extent is not None else {}
 
     def _zeros(
         self,
@@ -257,7 +254,7 @@ class ConversionKernel:
         ranks = self._ranked(sizes)
         env: dict[str, Any] = dict(args)
         self._zeros(env, conv.allocate, ranks)
-        env.update(self._given(ranks, SIZES))
+        env.update(self._rank_args(ranks))
         self.kernel(check=self.check, **env)
         out = {key: env[name] for key, name in conv.outputs.items()}
         out.update({s: sizes.get(s, s) for s in conv.dst.sizes})

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from spf.errors import SpfError
 from spf.formats.convert import _compressed
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
-from spf.formats.ranks import SIZES, add_ranks, own_rank
+from spf.formats.ranks import add_ranks, own_rank
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -115,7 +115,7 @@ class BcsrConversionKernel(PhasedKernel):
         env: dict[str, Any] = dict(args)
         self._zeros(env, conv.allocate, sizes)
         self._alloc(env, sizes, 0)
-        extra = self._given(sizes, (*blocks, *SIZES))
+        extra = {lay.nb: sizes[lay.nb], **self._rank_args(sizes)}
         self._run(check=self.check, PHASE=0, **{lay.nnzb: 0}, **extra, **env)
         nnzb = int(env["cv_bp"][-1])
         self._alloc(env, sizes, nnzb)
@@ -186,6 +186,7 @@ def _pattern(b: PhasedBuilder, lay: BcsrLayout) -> None:
     b.index("cv_fp", "NNZ + 1", f"0 <= v <= {nnzb}", monotonic=True)
     b.index("cv_bp", f"{nb} + 1", f"0 <= v <= {nnzb}", monotonic=True)
     b.index("cv_bpath", "1", "0 <= v <= 1")
+    b.index("cv_jn", "CV_KR + 1", f"0 <= v <= {nnzb}", monotonic=True)
     b.data("cv_mark", ("CV_KR",))
     for name in ("cv_op", "cv_uns", "cv_lb", "cv_lj"):
         conv.add_local(name, "int64_t")
@@ -196,6 +197,7 @@ def _pattern(b: PhasedBuilder, lay: BcsrLayout) -> None:
         conv.declare_uf(name, range=f"{{[v]: 0 <= v < {extent}}}")
     b.range(["$cv_mark$(t) = 0;"], "t", "0", "CV_KR")
     b.range(["$cv_bp$(t) = 0;"], "t", "0", f"{nb} + 1")
+    b.range(["$cv_jn$(t) = 0;"], "t", "0", "CV_KR + 1")
     b.loop(["$cv_fp$(z) = 0; $cv_uns$ = 0; $cv_lb$ = -1; $cv_lj$ = 0;"], "{[z]: z = 0}", ("z",))
     # the scan visits entries in increasing k (rows in order): fp(k + 1) counts the
     # openers up to k as it goes; an opener's block column below the previous opener's in
@@ -208,6 +210,7 @@ def _pattern(b: PhasedBuilder, lay: BcsrLayout) -> None:
             f"$cv_mark$(cv_jb({k})) = cv_ib(0) + 1;",
             f"$cv_fp$({k} + 1) = $cv_fp$({k}) + $cv_op$;",
             "$cv_bp$(cv_ib(0) + 1) += $cv_op$;",
+            f"$cv_jn$(cv_jb({k}) + 1) += $cv_op$;",
             f"$cv_uns$ += $cv_op$ * (cv_ib(0) == $cv_lb$) * (cv_jb({k}) < $cv_lj$);",
             "$cv_lb$ = $cv_op$ ? cv_ib(0) : $cv_lb$;",
             f"$cv_lj$ = $cv_op$ ? cv_jb({k}) : $cv_lj$;",
@@ -226,7 +229,6 @@ def _fill(b: PhasedBuilder, lay: BcsrLayout) -> None:
     i = src.coords[0]
     k = src.positions[0]
     nb, mb, nnzb = lay.nb, "CV_KR", lay.nnzb
-    b.index("cv_jn", f"{mb} + 1", f"0 <= v <= {nnzb}", monotonic=True)
     b.index("cv_jcur", mb, f"0 <= v < {nnzb}")
     b.index("cv_bcur", nb, f"0 <= v < {nnzb}")
     b.index("cv_tib", nnzb, f"0 <= v < {nb}")
@@ -238,8 +240,6 @@ def _fill(b: PhasedBuilder, lay: BcsrLayout) -> None:
     opener = f"cv_fp({k}) < cv_fp({k} + 1)"
     b.loop(["$cv_slot$(t) = t;"], f"{{[t]: 0 <= t < {nnzb} && cv_bpath(0) = 0}}", ("t",))
     sort = "cv_bpath(0) = 1"
-    b.loop(["$cv_jn$(t) = 0;"], f"{{[t]: 0 <= t <= {mb} && {sort}}}", ("t",))
-    b.scan([f"$cv_jn$(cv_jb({k}) + 1) += 1;"], where=f"{opener} && {sort}")
     b.loop(
         ["$cv_jn$(t + 1) += $cv_jn$(t);", "$cv_jcur$(t) = $cv_jn$(t);"],
         f"{{[t]: 0 <= t < {mb} && {sort}}}",

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from spf.errors import SpfError
 from spf.formats.convert import _compressed
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
-from spf.formats.ranks import SIZES, add_ranks, own_rank
+from spf.formats.ranks import add_ranks, own_rank
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -90,7 +90,7 @@ class PaddedConversionKernel(PhasedKernel):
         n, m = sizes["N"], sizes["M"]
         env: dict[str, Any] = dict(args)
         self._zeros(env, conv.allocate, sizes)
-        ranks = self._given(sizes, SIZES)
+        ranks = self._rank_args(sizes)
         self._alloc(env, sizes, 0)
         self._run(check=self.check, PHASE=0, **{lay.size: 0}, **ranks, **env)
         # W: the longest row; ND: the last prefix sum (none when N + M = 0)
