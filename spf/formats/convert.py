@@ -141,8 +141,11 @@ class _Builder:
         """One statement with its own schedule (placed by the caller)."""
         self.comp.add_stmt(Stmt(source, self.restrict(domain), schedule))
 
+    order: tuple[str, ...] | None = None
+    """The order the source is scanned in (``None``: its :attr:`Format.loops`)."""
+
     def scan(self, sources: list[str]) -> None:
-        self.loop(sources, self.src.scan(), self.src.loops)
+        self.loop(sources, self.src.scan(self.order), self.order or self.src.loops)
 
     def range(self, sources: list[str], var: str, lo: str, hi: str) -> None:
         self.loop(sources, f"{{[{var}]: {lo} <= {var} < {hi}}}", (var,))

@@ -166,6 +166,7 @@ def from_stored(src: Format, dst: Format, index_dtype: str) -> StoredConversion:
     conv.then = None if coo is not None else convert(builtin("COO"), dst, index_dtype=index_dtype)
     conv.coo = (coo[0], coo[1], dst.value) if coo is not None else ("row", "col", "A")
     b = PhasedBuilder(conv, src, index_dtype)
+    b.order = src.row_order()  # rows in order: into CSR, the COO conversion only copies
     b.data(src.value, tuple(str(e) for e in src.value_shape), "value")
     b.data("cv_cnt", ("1",))
     b.index("cv_at", "1", "0 <= v <= NNZ")

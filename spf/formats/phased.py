@@ -63,5 +63,6 @@ class PhasedBuilder(_Builder):
 
     def scan(self, sources: list[str], where: str = "") -> None:
         """Statements ``sources`` over the source's scan, restricted to ``where`` if given."""
-        scan = self.src.scan()
-        self.loop(sources, f"{scan[:-1]} && {where}}}" if where else scan, self.src.loops)
+        scan = self.src.scan(self.order)
+        loops = self.order or self.src.loops
+        self.loop(sources, f"{scan[:-1]} && {where}}}" if where else scan, loops)
