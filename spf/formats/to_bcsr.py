@@ -170,8 +170,10 @@ def to_bcsr(src: Format, dst: Format, index_dtype: str) -> BcsrConversion | None
     b.phase = 1
     _fill(b, lay)
     out = {src.value, "cv_bi", "cv_bv"}
-    conv.allocate = conv.shapes(lambda a: a in before and a not in out)
-    conv.phase1 = conv.shapes(lambda a: a not in before and a not in out)
+    by_blocks = conv.shapes(lambda a: a not in before and a not in out)
+    # arrays sized by the blocks are allocated once NNZB is known, the others up front
+    conv.phase1 = {a: s for a, s in by_blocks.items() if lay.nnzb in s}
+    conv.allocate = conv.shapes(lambda a: a not in out and a not in conv.phase1)
     return conv
 
 
