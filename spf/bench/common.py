@@ -280,16 +280,24 @@ def load_note(info: dict[str, Any]) -> str:
 
 
 # -------------------------------------------------------------------------------- timing
-def rotation(variants: list[Variant], rt: Runtime, rounds: int, warmup: int) -> Times:
-    """Seconds per call of each variant: every round calls each once, in a shuffled order."""
+def rotation(
+    variants: list[Variant],
+    rt: Runtime,
+    rounds: int,
+    warmup: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Times:
+    """Seconds per call of each variant: every round calls each once, in a shuffled order.
+    ``clock``: wall time, or ``time.thread_time`` for the calling thread's CPU time (for
+    one-thread code on a shared machine: time other processes take is not counted)."""
     times: Times = {(c, t): [] for c, t, _ in variants}
     rng = random.Random(0)
     for r in range(warmup + rounds):
         for code, threads, fn in rng.sample(variants, len(variants)):
             rt.set_threads(threads)
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            dt = time.perf_counter() - t0
+            dt = clock() - t0
             if r >= warmup:
                 times[code, threads].append(dt)
     return times
@@ -307,7 +315,11 @@ class Context:
 
 
 def measure(
-    ctx: Context, variants: list[Variant], rounds: int, warmup: int | None = None
+    ctx: Context,
+    variants: list[Variant],
+    rounds: int,
+    warmup: int | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[Times, dict[str, Any]]:
     """:func:`rotation` after waiting for a quiet machine, redone when others disturbed it."""
     cfg = ctx.cfg
@@ -317,8 +329,8 @@ def measure(
         tries += 1
         waited += wait_quiet(cfg.max_wait_s)
         load = CpuLoad()
-        got = (rotation(variants, ctx.rt, rounds, cfg.warmup if warmup is None else warmup),
-               load.stop())  # fmt: skip
+        got = (rotation(variants, ctx.rt, rounds, cfg.warmup if warmup is None else warmup,
+                        clock), load.stop())  # fmt: skip
         if best is None or disturbed(got[1]) < disturbed(best[1]):
             best = got
         if disturbed(best[1]) <= QUIET:

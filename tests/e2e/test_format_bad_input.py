@@ -137,7 +137,7 @@ def test_conversion_kernel_never_writes_out_of_bounds(check: bool) -> None:
     rowptr = np.array([0, 3, 4], dtype=np.int32)
     col = np.array([0, 0, 5, 1], dtype=np.int32)
     a = np.arange(1.0, 5.0)
-    sizes = {"N": 2, "M": 2, "NNZ": 4, "NC": 1, "NW": 1}
+    sizes = {"N": 2, "M": 2, "NNZ": 4, "NC": 1, "NW": 1, "CV_LONG": 2}  # CV_LONG: min(M, NNZ)
     bufs: dict[str, Any] = {}
     env: dict[str, Any] = {"rowptr": rowptr, "col": col, "A": a}
     for name, shape in conv.allocate.items():
