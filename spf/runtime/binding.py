@@ -224,6 +224,9 @@ class Binder:
                     infer.setdefault(text.strip(), []).append((d.name, axis, len(texts)))
         self._infer = infer
         self._facts: FactChecker | None = None
+        self._steady = False
+        """Whether :meth:`check_contents` first tries the facts positionally (the only
+        checks it makes; set by :attr:`needs_contents`)."""
         if signature.facts:
             from spf.runtime.fact_check import FactChecker
 
@@ -259,9 +262,11 @@ class Binder:
     def check_contents(self, values: tuple[Any, ...], arrays: Sequence[Array]) -> None:
         """What :meth:`checked_fast` leaves to every call: the preconditions, the facts not
         checked in the loops, and that no written array overlaps another."""
+        facts = self._facts
+        if self._steady and facts is not None and facts.holds(values, arrays):
+            return  # the facts on the call's own tuples: nothing else to check
         if self._preconditions is not None:
             self._preconditions.check(dict(zip(self.param_order, values, strict=True)))
-        facts = self._facts
         if facts is not None and not facts.quiet:
             params = dict(zip(self.param_order, values, strict=True))
             ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
@@ -271,7 +276,13 @@ class Binder:
 
     @property
     def needs_contents(self) -> bool:
-        """Whether :meth:`check_contents` has anything to do (plans the facts)."""
+        """Whether :meth:`check_contents` has anything to do (plans the facts; a call
+        whose only checks are facts then takes them positionally, see
+        :meth:`FactChecker.holds`)."""
+        facts = self._facts
+        if facts is not None and self._preconditions is None and self.overlap_in_loop:
+            facts.place(self.param_order, [d.name for d in self.data])
+            self._steady = True
         return (
             not self.overlap_in_loop
             or self._preconditions is not None

@@ -190,7 +190,34 @@ class _Checks:
         """Whether :meth:`run` measures :attr:`seconds` (the caller's first calls)."""
         self.params = tuple(sorted(comp.params))
         self.ufs = tuple(sorted(comp.ufs))
+        self.places: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+        """:meth:`place`'s positions."""
         self._records = threading.local()
+
+    def holds(self, values: Sequence[Any], arrays: Sequence[np.ndarray]) -> bool:
+        """Whether every fact holds, for a call already :meth:`run` once on the same
+        declarations: ``values`` and ``arrays`` are the caller's parameter values and
+        arrays, read at the positions :meth:`place` gave (no dictionary built). False
+        also when this thread has no record yet: :meth:`run` then says what fails."""
+        try:
+            record = self._records.record
+        except AttributeError:
+            return False
+        kernel, (params, ufs) = self.kernel, self.places
+        assert kernel is not None
+        record.fill(0)
+        kernel.call_checked_raw(
+            tuple([values[i] for i in params]), [*[arrays[i] for i in ufs], record]
+        )
+        return not record.any()
+
+    def place(self, param_order: Sequence[str], uf_order: Sequence[str]) -> None:
+        """Where :meth:`holds` finds this check's parameters among the caller's values
+        (``param_order``) and its UFs among the caller's arrays (``uf_order``)."""
+        self.places = (
+            tuple(param_order.index(p) for p in self.params),
+            tuple(uf_order.index(u) for u in self.ufs),
+        )
 
     def run(
         self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
@@ -353,6 +380,8 @@ class FactChecker:
         self._each_call: tuple[_Planned, ...] = ()
         self._remembered: tuple[_Planned, ...] = ()
         self._calls = 0
+        self._order: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        """The binding's parameter and array orders (:meth:`place`)."""
         self.timings: list[tuple[str, float]] = []
         """``(fact text, seconds)`` of the checks the last :meth:`check` timed."""
 
@@ -398,6 +427,36 @@ class FactChecker:
         return not self.parameter_facts and all(q.how == "in loop" for q in self._plan().values())
 
     # ------------------------------------------------------------------------ checking
+    def place(self, param_order: Sequence[str], array_order: Sequence[str]) -> None:
+        """Let :meth:`holds` take a caller's parameter values and arrays as they are, in
+        these orders (the binding's)."""
+        self._plan()
+        self._order = (tuple(param_order), tuple(array_order))
+        if self._each is not None:
+            self._each.place(*self._order)
+
+    def holds(self, values: Sequence[Any], arrays: Sequence[np.ndarray]) -> bool:
+        """The steady call (after :data:`TIMED_CALLS` timed ones, facts planned,
+        :meth:`place` called): True when the facts checked each call hold, run in one
+        compiled call on the caller's own tuple of values and arrays, with no dictionary
+        built. False when that call found a fact broken, or when :meth:`check` is needed
+        (parameter facts, remembered facts, timing, a first call): the caller then runs
+        :meth:`check`, which raises the error naming the first broken fact."""
+        each = self._each
+        if (
+            self._order is None
+            or self._calls < TIMED_CALLS
+            or self.parameter_facts
+            or self._remembered
+        ):
+            return False
+        if each is None:
+            return True
+        if not each.runs or not each.holds(values, arrays):
+            return False
+        self._calls += 1
+        return True
+
     def check(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> None:
         self.timings = []
         if self.parameter_facts:

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 import spf
 from spf.formats import BCSR, BDIA, CSC, CSR, Format
+from spf.runtime.fact_check import TIMED_CALLS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -241,3 +242,45 @@ def test_a_check_slower_than_its_kernel_warns_once(
     slow = [r for r in caplog.records if "took longer than the kernel" in r.getMessage()]
     assert len(slow) == 1
     assert BAND in slow[0].getMessage()
+
+
+def _bdia_args(n: int = 6) -> dict[str, Any]:
+    m = spf.sparse.poisson2d(n)
+    return {**spf.sparse.bdia_args(m, 4), "y": np.zeros(n * n), "x": np.ones(n * n)}
+
+
+def test_steady_each_call_facts_compute_what_unchecked_does_and_see_changes() -> None:
+    # past the first (timed) calls the each-call facts run on the call's own tuples
+    bdia = spf.kernels.spmv(BDIA(4)).compile()
+    args = _bdia_args()
+    for _ in range(TIMED_CALLS + 2):
+        _bitwise(bdia, args)
+    doff = args["doff"]
+    doff[[0, 1]] = doff[[1, 0]]  # the same array object, changed in place
+    with pytest.raises(spf.ArgumentError, match=r"doff\(s1\) < doff\(s2\).*fails first at b = 0"):
+        bdia(**args)
+    doff[[0, 1]] = doff[[1, 0]]
+    bdia(**args)
+    other = {**args, "doff": doff.copy()}  # same shapes, other contents
+    last = int(args["dptr"][2]) - 1
+    other["doff"][[last - 1, last]] = other["doff"][[last, last - 1]]
+    with pytest.raises(spf.ArgumentError, match=r"doff\(s1\) < doff\(s2\).*fails first at b = 1"):
+        bdia(**other)
+    bdia(**args)  # the first arrays are still fine
+
+
+def test_steady_each_call_facts_name_the_first_broken_fact() -> None:
+    ilu0 = spf.kernels.ilu0_csr().compile()
+    m = sp.csr_array(spf.sparse.poisson2d(4))
+    args = spf.sparse.ilu0_args(m)
+    values = args["A"].copy()
+    for _ in range(TIMED_CALLS + 2):
+        np.copyto(args["A"], values)
+        ilu0(**args)
+    diag = args["diag"]
+    diag[2] += 1  # row 2's diagonal pointer now points at its first entry right of it
+    with pytest.raises(spf.ArgumentError, match=r"col\(diag\(i\)\) = i.* i = 2"):
+        ilu0(**args)
+    diag[2] -= 1
+    np.copyto(args["A"], values)
+    ilu0(**args)
