@@ -322,9 +322,10 @@ class Binder:
         """The last check timed some fact checks (:meth:`slow_facts` compares them)."""
         return self._facts is not None and bool(self._facts.timings)
 
-    def slow_facts(self, kernel_s: float) -> list[str]:
-        """Facts whose check, timed by the last checked call, took longer than the
-        kernel's ``kernel_s`` seconds (each named once)."""
+    def slow_facts(self, kernel_s: float) -> list[tuple[str, float]]:
+        """``(fact, seconds)`` of the facts whose check, timed by the last checked call,
+        took too long next to the kernel's ``kernel_s`` seconds (each named once;
+        :meth:`FactChecker.slow`)."""
         return [] if self._facts is None else self._facts.slow(kernel_s)
 
     def bind(

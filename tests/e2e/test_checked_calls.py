@@ -16,7 +16,8 @@ import scipy.sparse as sp
 
 import spf
 from spf.formats import BCSR, BDIA, CSC, CSR, Format
-from spf.runtime.fact_check import TIMED_CALLS
+from spf.runtime.fact_check import SLOW_FLOOR_S, SLOW_SHARE, TIMED_CALLS, FactChecker
+from spf.sets.facts import Fact
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -239,7 +240,7 @@ def test_a_check_slower_than_its_kernel_warns_once(
         for column in (1, 2, 3):  # new contents: each checked (and timed) again
             args["col"][1] = column
             banded(**args)
-    slow = [r for r in caplog.records if "took longer than the kernel" in r.getMessage()]
+    slow = [r for r in caplog.records if "longer than the kernel itself" in r.getMessage()]
     assert len(slow) == 1
     assert BAND in slow[0].getMessage()
 
@@ -284,3 +285,22 @@ def test_steady_each_call_facts_name_the_first_broken_fact() -> None:
     diag[2] -= 1
     np.copyto(args["A"], values)
     ilu0(**args)
+
+
+def test_a_check_above_a_fifth_of_its_kernel_is_named_once() -> None:
+    # the rule behind the warning, on given timings: more than SLOW_SHARE of the kernel
+    # (alone above the 1.2x a checked call may cost) and more than the floor
+    ufs = spf.kernels.spmv_csr().ufs
+    fact = Fact.parse(SORTED, ufs)
+    checker = FactChecker([fact], ufs)
+    kernel_s = 100 * SLOW_FLOOR_S
+    checker.timings = [(SORTED, kernel_s * SLOW_SHARE * 0.9)]
+    assert checker.slow(kernel_s) == []
+    spent = kernel_s * SLOW_SHARE * 1.5
+    checker.timings = [(SORTED, spent)]
+    assert checker.slow(kernel_s) == [(SORTED, spent)]
+    checker.timings = [(SORTED, 2 * kernel_s)]
+    assert checker.slow(kernel_s) == []  # named once
+    below_floor = FactChecker([fact], ufs)
+    below_floor.timings = [(SORTED, SLOW_FLOOR_S / 2)]
+    assert below_floor.slow(SLOW_FLOOR_S / 10) == []  # the calls' own overhead
