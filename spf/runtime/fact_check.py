@@ -182,7 +182,11 @@ class _Checks:
                 f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
             )
             vs = list(domain.tuple_vars)
-            sched = ", ".join([str(n), *(f"{v}, 0" for v in vs)])
+            # one loop over the first variable for all facts (a row's facts read its
+            # entries while they are in cache), each fact's own loops inside it: every
+            # fact's points still run in lexicographic order (its first point recorded)
+            sched = ", ".join(["0", vs[0], str(n), *(f"{v}, 0" for v in vs[1:])] if vs
+                              else ["1", "0", str(n)])  # fmt: skip
             comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
         self.comp = comp
         self.facts = tuple(facts)
