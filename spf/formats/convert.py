@@ -235,6 +235,16 @@ def _extent(expr: str, sizes: dict[str, int]) -> int:
     return total
 
 
+def _index_name(index_dtype: object) -> str:
+    try:
+        name = numpy_name(index_dtype, what="convert: index_dtype")
+    except SpfError:
+        name = ""
+    if name not in ("int32", "int64"):
+        raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    return name
+
+
 def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conversion:
     """The conversion from ``src`` to ``dst`` (see the module docstring).
 
@@ -250,14 +260,14 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
             raise SpfError(
                 f"convert: {role} must be an spf.Format (spf.formats.CSR, ...), got {f!r}"
             )
+    from spf.formats.to_csf import tensor_conversion
+
+    if (tensor := tensor_conversion(src, dst, _index_name(index_dtype))) is not None:
+        return tensor
+    for f in (src, dst):
         if len(f.coords) != 2:
             raise SpfError(f"convert: {f.name} has {len(f.coords)} coordinates; matrices have 2")
-    try:
-        name = numpy_name(index_dtype, what="convert: index_dtype")
-    except SpfError:
-        name = ""
-    if name not in ("int32", "int64"):
-        raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    name = _index_name(index_dtype)
     from spf.formats.layouts import laid_out
 
     if (other := laid_out(src, dst, name)) is not None:

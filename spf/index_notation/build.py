@@ -56,8 +56,14 @@ def _all_accesses(f: Formula) -> list[Any]:
     return [f.output, *_accesses(f.assignment.rhs)]
 
 
-def declare_operands(comp: Computation, f: Formula, *, output: bool = True) -> None:
-    """The output (when ``output``) and every operand's data spaces, UFs and facts."""
+def declare_operands(
+    comp: Computation, f: Formula, *, output: bool = True, ordered: frozenset[str] = frozenset()
+) -> None:
+    """The output (when ``output``) and every operand's data spaces and UFs, and the facts
+    (``assume``: sorted coordinates) of the operands in ``ordered``: those whose order the
+    generated code relies on. The other operands' facts would only cost analysis time and
+    a check per call, for results that do not depend on them (an unsorted CSR operand
+    gives the same ``y = A·x``)."""
     seen: set[str] = set()
     for acc in _all_accesses(f):
         if acc.name in seen or (acc.name == f.output.name and not output):
@@ -84,7 +90,7 @@ def declare_operands(comp: Computation, f: Formula, *, output: bool = True) -> N
                 monotonic=uf.monotonic,
                 dtype=f.index_dtype,
             )
-        for fact in fmt.assume:
+        for fact in fmt.assume if acc.name in ordered else ():
             comp.assume(rename(fact, {u: names[u] for u in fmt.ufs}))
 
 

@@ -151,25 +151,28 @@ def _symbolic(
     return comp
 
 
-def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> bool:
-    """One product whose loops reach the column through one operand's sorted fiber of the
-    row: its column list is sorted, without duplicates, as it is produced."""
+def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
+    """``{operand}`` when the only product reaches the column through that operand's sorted
+    fiber of the row (its format assumes the order): the column list is sorted, without
+    duplicates, as it is produced. Otherwise empty."""
     if len(terms) != 1:
-        return False
+        return set()
     t = terms[0]
     users = [u for u in t.uses if u.iterates(c.inner)]
     if len(users) != 1 or not users[0].fmt.assume:
-        return False
+        return set()
     u = users[0]
     n = t.loops.index(c.inner)
-    return list(t.loops[:n]) == [c.outer, *(v for v in u.closure(c.inner) if v != c.outer)]
+    ordered = list(t.loops[:n]) == [c.outer, *(v for v in u.closure(c.inner) if v != c.outer)]
+    return {u.operand} if ordered else set()
 
 
 def _numeric(
     f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool
 ) -> Computation:
     comp = Computation(f"{name}_numeric")
-    declare_operands(comp, f, output=False)
+    in_order = _in_order(f, c, terms)
+    declare_operands(comp, f, output=False, ordered=frozenset(in_order))
     o, n = c.outer, c.inner
     eo, en = f.extents[o], f.extents[n]
     dt = f.index_dtype
@@ -201,7 +204,7 @@ def _numeric(
     rows = f"0 <= {o} < {eo}"
     length = f"{ptr}({o}+1) - {ptr}({o})"
     top = len(terms) + 1
-    if _in_order(f, c, terms):
+    if in_order:
         sorted_list = "lst"
     else:
         sorted_list = "srt"
