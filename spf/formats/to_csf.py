@@ -18,14 +18,16 @@ Both are one spf Computation (``Conversion``), printable and schedulable like an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from spf.errors import SpfError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder, _extent, _uf_of_k
-from spf.formats.format import Format
 from spf.formats.tensor import csf_order, tensor_coo_order
+
+if TYPE_CHECKING:
+    from spf.formats.format import Format
 
 __all__ = ["TensorConversion", "tensor_conversion"]
 
