@@ -167,7 +167,7 @@ def test_extents_come_from_shapes_and_prefixed_sizes(spmv: spf.index_notation.Ei
     x, y = np.arange(4.0), np.zeros(6)
     spmv(y=y, x=x, **spf.sparse.csr_args(a, prefix="A_"))
     assert np.allclose(y, a @ x)
-    with pytest.raises(ArgumentError, match="J is 4 from A_M but 3 from x.shape"):
+    with pytest.raises(ArgumentError, match=r"J is 4 from A_M but 3 from x\.shape"):
         spmv(y=y, x=np.ones(3), **spf.sparse.csr_args(a, prefix="A_"))
     with pytest.raises(ArgumentError, match=r"indexed x\(j\) but is a 2-d array"):
         spmv(y=y, x=np.ones((4, 1)), **spf.sparse.csr_args(a, prefix="A_"))
