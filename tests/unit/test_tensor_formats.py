@@ -90,7 +90,7 @@ def test_csf_args_sorts_and_sums_duplicates(shape: tuple[int, ...], nnz: int) ->
 
 
 def test_tensor_args_errors() -> None:
-    with pytest.raises(ArgumentError, match="outside 0..3"):
+    with pytest.raises(ArgumentError, match=r"outside 0\.\.3"):
         csf_args([[0, 4]], [1.0, 2.0], (4,))
     with pytest.raises(ArgumentError, match="2 coordinates but 3 values"):
         csf_args([[0, 1]], [1.0, 2.0, 3.0], (4,))
