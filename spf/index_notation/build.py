@@ -60,10 +60,11 @@ def declare_operands(
     comp: Computation, f: Formula, *, output: bool = True, ordered: frozenset[str] = frozenset()
 ) -> None:
     """The output (when ``output``) and every operand's data spaces and UFs, and the facts
-    (``assume``: sorted coordinates) of the operands in ``ordered``: those whose order the
-    generated code relies on. The other operands' facts would only cost analysis time and
-    a check per call, for results that do not depend on them (an unsorted CSR operand
-    gives the same ``y = A·x``)."""
+    (``assume``: sorted coordinates) of the operands in ``ordered``. A Computation users
+    schedule declares them all (they prove, e.g., that the slices of a CSF tensor write
+    distinct rows); the phases of a sparse output only those whose order the generated
+    code relies on: the others would cost analysis time and a check per call, for results
+    that do not depend on them."""
     seen: set[str] = set()
     for acc in _all_accesses(f):
         if acc.name in seen or (acc.name == f.output.name and not output):
@@ -106,7 +107,7 @@ class Einsum(Computation):
     def build(cls, f: Formula, name: str) -> Einsum:
         comp = cls(name)
         comp.formula = f
-        declare_operands(comp, f)
+        declare_operands(comp, f, ordered=frozenset(f.formats))
         out = f.output
         top = 0
         lhs = f"${out.name}$({', '.join(out.indices)})" if out.indices else f"${out.name}$"
