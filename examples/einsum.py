@@ -33,7 +33,8 @@ def spmv_and_spadd() -> None:
     c = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=(out["N"], out["M"]))
     want = sp.csr_array(a - 2 * b)
     want.sort_indices()
-    assert np.array_equal(c.indptr, want.indptr) and np.array_equal(c.indices, want.indices)
+    assert np.array_equal(c.indptr, want.indptr)
+    assert np.array_equal(c.indices, want.indices)
     assert np.allclose(c.data, want.data)
     print(f"C = A - 2B in CSR: {out['NNZ']} entries, columns sorted, matches scipy")
 
