@@ -13,8 +13,9 @@ row loop may run in parallel):
   row pointers give: every product instance adds its value into the dense row ``acc`` at
   ``n``, listing each column the first time (``lst``); then the row's columns are sorted
   and gathered into ``C_col``/``C`` at ``C_rowptr(o) ..``. A row of ``L`` columns is
-  rank-sorted (``L*L`` comparisons, in cache) when ``L*L <= EN`` (``EN`` the extent of the
-  columns), otherwise read off the marks in column order (``EN`` steps); when the only
+  rank-sorted (``L*L`` comparisons, in cache) when ``L`` is small, otherwise radix-sorted
+  in two counting passes, base ``sqrt(EN)`` (``EN`` the extent of the columns, ``O(L +
+  sqrt(EN))`` steps); when the only
   product scans one operand's sorted fiber of the row (``O(i,j) = S(i,j) * ...``) the list
   is in order already and no sort runs.
 
@@ -186,10 +187,10 @@ def _numeric(
     comp.add_data_space(c.name, "double", shape=(nnz,))
     comp.add_local("mark", f"{dt}_t", (en,))
     comp.add_local("acc", "double", (en,))
-    for local in ("lst", "len", "srt", "rk"):
-        _declare_index(
-            comp, local, (en,) if local in ("lst", "srt") else ("1",), f"0 <= v < {en}", dt
-        )
+    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1"), ("rk", "1")):
+        # srt (like the radix sort's tmp) has a slot past the end: a full row's last
+        # counting slot is EN
+        _declare_index(comp, local, (shape,), f"0 <= v < {en}", dt)
     comp.add_stmt(
         Stmt(
             "$len$(0) = 0; $rk$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"
@@ -208,8 +209,7 @@ def _numeric(
         sorted_list = "lst"
     else:
         sorted_list = "srt"
-        _sort(comp, (o, a, b, n), rows, length, en, dt, top)
-        top += 2
+        top = _sort(comp, (o, a, b, n), rows, length, en, dt, top)
     gather = f"${c.array(c.idx)}$({p}) = {sorted_list}({p} - {ptr}({o})); "
     gather += f"${c.name}$({p}) = $acc$({sorted_list}({p} - {ptr}({o})));"
     comp.add_stmt(
@@ -220,7 +220,7 @@ def _numeric(
         )
     )
     for ws in comp.data_spaces:
-        if comp.data_spaces[ws].role == "local" and ws != "thr":
+        if comp.data_spaces[ws].role == "local" and ws not in ("thr", "base", "bits"):
             comp.stmt("s0").workspace(ws, o)
     if parallel:
         comp.stmt("s0").parallelize(o)
@@ -235,14 +235,30 @@ def _sort(
     en: str,
     dt: str,
     top: int,
-) -> None:
-    """Statements sorting row ``o``'s column list ``lst`` into ``srt``: rank sort when
-    ``L <= sqrt(EN)`` (``thr``, computed before the row loop), else the marks read in
-    column order. ``rk`` is 0 at the start of a row and after each rank written."""
-    o, a, b, n = names
+) -> int:
+    """Statements sorting row ``o``'s column list ``lst`` (``L`` entries) into ``srt``, at
+    schedule positions ``top`` on; returns the next free position.
+
+    A short row (``L <= thr``, ``thr = sqrt(16 sqrt(EN))``, computed once before the row
+    loop) is rank-sorted: ``L*L`` branch-free comparisons in cache, which vectorize. A longer
+    one is radix-sorted in two stable counting passes over the digits of its columns in base
+    ``base = 2**bits >= sqrt(EN + 1)`` (low digit into ``tmp``, then high digit into
+    ``srt``; a mask and a shift, no division): each
+    pass counts the digits into ``cnt``, prefix-sums the counts and moves every column to
+    its slot, ``O(L + sqrt(EN))`` per pass. ``rk`` is 0 at the start of a row and after each
+    rank written."""
+    o, a, b, q = names
     _declare_index(comp, "thr", ("1",), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "base", ("1",), f"0 <= v <= {en} + 1", dt)
+    _declare_index(comp, "bits", ("1",), "0 <= v <= 32", dt)
     comp.add_stmt(
-        Stmt(f"$thr$(z) = (int64_t)sqrt((double){en});", "{[z]: z = 0}", "{[z] -> [-1, z, 0]}")
+        Stmt(
+            f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
+            f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
+            "$base$(z) = (int64_t)1 << bits(z);",
+            "{[z]: z = 0}",
+            "{[z] -> [-1, z, 0]}",
+        )
     )
     rank = f"{rows} && 0 <= {a} < {length} && {length} <= thr(0)"
     comp.add_stmt(
@@ -259,13 +275,26 @@ def _sort(
             f"{{[{o}, {a}] -> [0, {o}, {top}, {a}, 1]}}",
         )
     )
-    comp.add_stmt(
-        Stmt(
-            f"if ($mark$({n}) == {o} + 1) {{ $srt$(rk(0)) = {n}; $rk$(0) += 1; }}",
-            f"{{[{o}, {n}]: {rows} && {length} > thr(0) && 0 <= {n} < {en}}}",
-            _row_schedule(0, (o, n), top + 1),
+    _declare_index(comp, "cnt", (f"{en} + 2",), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "dig", (en,), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
+    long = f"{rows} && {length} > thr(0)"
+    digits = f"{{[{o}, {q}]: {long} && 0 <= {q} <= base(0)}}"
+    prefix = f"{{[{o}, {q}]: {long} && 1 <= {q} <= base(0)}}"
+    entries = f"{{[{o}, {a}]: {long} && 0 <= {a} < {length}}}"
+    pos = top + 1
+    for src, dst, digit in (("lst", "tmp", "& (base(0) - 1)"), ("tmp", "srt", ">> bits(0)")):
+        steps = (
+            ("$cnt$({q}) = 0;", digits, q),
+            ("$dig$({a}) = {src}({a}) {digit}; $cnt$(dig({a}) + 1) += 1;", entries, a),
+            ("$cnt$({q}) += cnt({q} - 1);", prefix, q),
+            ("${dst}$(cnt(dig({a}))) = {src}({a}); $cnt$(dig({a})) += 1;", entries, a),
         )
-    )
+        for text, domain, v in steps:
+            src_text = text.format(q=q, a=a, src=src, dst=dst, digit=digit)
+            comp.add_stmt(Stmt(src_text, domain, _row_schedule(0, (o, v), pos)))
+            pos += 1
+    return pos
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,23 @@ def test_matches_scipy_on_random_matrices(
     _same(_multiply(*kernel, a, b), a @ b)
 
 
+@pytest.mark.parametrize("m", [1, 2, 5, 63, 64, 65, 257])
+def test_rows_of_every_length_come_out_sorted(
+    kernel: tuple[kernels.SpGEMMKernel, str], m: int
+) -> None:
+    """Short rows are rank-sorted, long ones radix-sorted (two counting passes): rows of
+    length 0, 1, around the switch, and full rows (every column, the last counting slot),
+    with columns reached in descending and shuffled order."""
+    rng = np.random.default_rng(m)
+    lengths = sorted({0, 1, 2, m // 4, m // 2, m - 1, m} & set(range(m + 1)))
+    b = np.zeros((len(lengths), m))
+    for r, length in enumerate(lengths):
+        b[r, rng.permutation(m)[:length]] = rng.random(length) + 1.0
+    a = np.eye(len(lengths))[::-1] + np.eye(len(lengths))  # rows of B summed in pairs
+    _same(_multiply(*kernel, a, b), a @ b)
+    _same(_multiply(*kernel, np.eye(len(lengths)), b[:, ::-1]), b[:, ::-1])
+
+
 def test_empty_matrices(kernel: tuple[kernels.SpGEMMKernel, str]) -> None:
     z = sp.csr_array((4, 3))
     c = _multiply(*kernel, z, _random(3, 5, 0.5, 3))
