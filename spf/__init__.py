@@ -30,6 +30,7 @@ from spf.errors import (
 )
 from spf.formats import Format
 from spf.frontend import from_c
+from spf.index_notation import einsum
 from spf.schedule import ROOT
 from spf.sets import UF, Relation, Set
 
@@ -56,6 +57,7 @@ __all__ = [
     "Stmt",
     "UndeclaredError",
     "__version__",
+    "einsum",
     "formats",
     "from_c",
     "kernels",

@@ -19,20 +19,18 @@ the element type their index arrays (UFs) are declared with, to match
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from spf.computation import Computation, Stmt
 from spf.dtypes import numpy_name
-from spf.errors import ArgumentError, SpfError
+from spf.errors import SpfError
 from spf.formats.format import Format
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from spf.computation.products import CompiledKernel
+from spf.index_notation.sparse_output import SparseEinsum as SpGEMM
+from spf.index_notation.sparse_output import SparseEinsumKernel as SpGEMMKernel
 
 __all__ = [
+    "SPGEMM",
+    "SpGEMM",
+    "SpGEMMKernel",
     "blur2d",
     "dense_mv",
     "gauss_seidel_csr",
@@ -591,179 +589,57 @@ def spmm_csr(*, index_dtype: str = "int32") -> Computation:
 
 
 # ===================================================================== sparse outputs (SpGEMM)
-_PRODUCT = "{[i,k,l]: 0 <= i < N && Ap(i) <= k < Ap(i+1) && Bp(Aj(k)) <= l < Bp(Aj(k)+1)}"
-
-
-def _spgemm_inputs(comp: Computation, dtype: str) -> None:
-    """``A`` (``NxK``: ``Ap``, ``Aj``) and ``B`` (``KxM``: ``Bp``, ``Bj``) in CSR."""
-    _declare_ptr(comp, "Ap", "N", "ANNZ", dtype)
-    _declare_idx(comp, "Aj", "ANNZ", "K", dtype)
-    _declare_ptr(comp, "Bp", "K", "BNNZ", dtype)
-    _declare_idx(comp, "Bj", "BNNZ", "M", dtype)
-
-
-def spgemm_symbolic(*, index_dtype: str = "int32") -> Computation:
-    """The symbolic phase of ``C = A·B`` in CSR: ``Cp`` (``N+1``), C's row pointers.
-
-    Row ``i`` marks each column ``Bj(l)`` it reaches in the workspace ``mark`` (holding
-    ``i + 1`` once marked, so no reset is needed) and counts the new ones into ``Cp(i+1)``
-    (``s0``, ``s1``, loop ``i``); a prefix sum turns the counts into pointers (``s2``,
-    ``s3``). ``mark`` is a workspace of loop ``i``, so the row loop may run in parallel."""
-    dtype = _index_dtype(index_dtype)
-    ctype = f"{dtype}_t"
-    comp = Computation("spgemm_symbolic")
-    _spgemm_inputs(comp, dtype)
-    comp.add_data_space("Cp", ctype, shape=("N+1",))
-    comp.add_local("mark", ctype, ("M",))
-    comp.add_stmt(Stmt("$Cp$(i+1) = 0;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0,0,0,0,0]}"))
-    comp.add_stmt(
-        Stmt(
-            "if ($mark$(Bj(l)) != i + 1) { $mark$(Bj(l)) = i + 1; $Cp$(i+1) += 1; }",
-            _PRODUCT,
-            "{[i,k,l]->[0,i,1,k,0,l,0]}",
-        )
-    )
-    comp.add_stmt(Stmt("$Cp$(0) = 0;", "{[z]: z = 0 && N >= 0}", "{[z]->[1,0,0,0,0,0,0]}"))
-    comp.add_stmt(Stmt("$Cp$(i+1) += $Cp$(i);", "{[i]: 0 <= i < N}", "{[i]->[2,i,0,0,0,0,0]}"))
-    comp.stmt("s1").workspace("mark", "i")
-    return comp
-
-
-def spgemm_numeric(*, index_dtype: str = "int32") -> Computation:
-    """The numeric phase of ``C = A·B`` in CSR: ``Cj``, ``Cx`` (``CNNZ`` each) from ``Cp``.
-
-    Row ``i`` accumulates ``Ax(k) * Bx(l)`` into the dense workspace row ``acc`` at column
-    ``Bj(l)``, listing each column the first time it is reached (workspaces ``mark``,
-    ``lst`` and ``len``; ``lst`` and ``len`` are run-time index arrays local to the
-    function), then gathers the listed columns and their sums into ``Cj``, ``Cx`` at
-    ``Cp(i) .. Cp(i+1)-1``. Columns are in first-reached order (not sorted), as scipy's
-    own product leaves them."""
-    dtype = _index_dtype(index_dtype)
-    ctype = f"{dtype}_t"
-    comp = Computation("spgemm_numeric")
-    _spgemm_inputs(comp, dtype)
-    _declare_ptr(comp, "Cp", "N", "CNNZ", dtype)
-    comp.add_data_space("Ax", "double", shape=("ANNZ",))
-    comp.add_data_space("Bx", "double", shape=("BNNZ",))
-    comp.add_data_space("Cj", ctype, shape=("CNNZ",))
-    comp.add_data_space("Cx", "double", shape=("CNNZ",))
-    comp.add_local("mark", ctype, ("M",))
-    comp.add_local("acc", "double", ("M",))
-    for name, extent in (("lst", "M"), ("len", 1)):
-        comp.add_local(name, ctype, (extent,), index=True)
-        comp.declare_uf(name, range="{[v]: 0 <= v < M}")
-    comp.add_stmt(Stmt("$len$(0) = 0;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0,0,0,0,0]}"))
-    comp.add_stmt(
-        Stmt(
-            "if ($mark$(Bj(l)) != i + 1) { $mark$(Bj(l)) = i + 1; $lst$(len(0)) = Bj(l); "
-            "$len$(0) += 1; $acc$(Bj(l)) = 0; } $acc$(Bj(l)) += $Ax$(k) * $Bx$(l);",
-            _PRODUCT,
-            "{[i,k,l]->[0,i,1,k,0,l,0]}",
-        )
-    )
-    comp.add_stmt(
-        Stmt(
-            "$Cj$(p) = lst(p - Cp(i)); $Cx$(p) = $acc$(lst(p - Cp(i)));",
-            "{[i,p]: 0 <= i < N && Cp(i) <= p < Cp(i+1)}",
-            "{[i,p]->[0,i,2,p,0,0,0]}",
-        )
-    )
-    for name in ("mark", "acc", "lst", "len"):
-        comp.stmt("s1").workspace(name, "i")
-    return comp
-
-
-@dataclass(frozen=True)
-class SpGEMM:
-    """``C = A·B`` in CSR as two Computations: ``symbolic`` sizes ``C`` (its row pointers
-    ``Cp``), ``numeric`` fills ``Cj``/``Cx``. Both are ordinary Computations (printable,
-    schedulable); :meth:`compile` builds both and returns a :class:`SpGEMMKernel`, whose call
-    allocates ``C``'s arrays once ``Cp`` gives their size and returns them in a dict."""
-
-    symbolic: Computation
-    numeric: Computation
-    index_dtype: str
-
-    def compile(self, **options: Any) -> SpGEMMKernel:
-        """Compile both phases (``options`` as for ``Computation.compile``)."""
-        return SpGEMMKernel(
-            self.symbolic.compile(**options), self.numeric.compile(**options), self.index_dtype
-        )
-
-
-class SpGEMMKernel:
-    """``kernel(Ap=, Aj=, Ax=, Bp=, Bj=, Bx=, N=, K=, M=)`` -> ``{"Cp", "Cj", "Cx"}``."""
-
-    def __init__(self, symbolic: CompiledKernel, numeric: CompiledKernel, index_dtype: str) -> None:
-        self.symbolic, self.numeric, self.index_dtype = symbolic, numeric, index_dtype
-
-    def __call__(self, *, check: bool = True, **args: Any) -> dict[str, np.ndarray]:
-        import numpy as np
-
-        missing = sorted({"Ap", "Aj", "Ax", "Bp", "Bj", "Bx", "N", "K", "M"} - set(args))
-        unknown = sorted(set(args) - {"Ap", "Aj", "Ax", "Bp", "Bj", "Bx", "N", "K", "M"})
-        if missing or unknown:
-            raise ArgumentError(
-                "spgemm_csr kernel: "
-                + (f"missing argument(s) {', '.join(missing)}" if missing else "")
-                + ("; " if missing and unknown else "")
-                + (f"unknown argument(s) {', '.join(unknown)}" if unknown else "")
-                + "; expected Ap, Aj, Ax (A, N x K), Bp, Bj, Bx (B, K x M), N, K, M"
-            )
-        sizes = {}
-        for name in ("Aj", "Bj"):
-            value = args[name]
-            if not hasattr(value, "shape") or len(value.shape) != 1:
-                raise ArgumentError(f"spgemm_csr kernel: {name} must be a 1-d array")
-            sizes[name] = int(value.shape[0])
-        ints = {k: args[k] for k in ("Ap", "Aj", "Bp", "Bj", "N", "K", "M")}
-        common = {**ints, "ANNZ": sizes["Aj"], "BNNZ": sizes["Bj"]}
-        n = args["N"]
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ArgumentError(f"spgemm_csr kernel: N must be an int >= 0, got {n!r}")
-        rows = getattr(args["Ap"], "shape", None)
-        if rows is not None and len(rows) == 1 and rows[0] < int(n) + 1:  # before allocating
-            raise ArgumentError(
-                f"spgemm_csr kernel: N = {n} but Ap has {rows[0]} entries (A's row pointers, "
-                f"N + 1 of them); pass N = len(Ap) - 1"
-            )
-        cp = np.empty(int(n) + 1, dtype=self.index_dtype)
-        self.symbolic(check=check, Cp=cp, **common)
-        nnz = int(cp[-1])
-        cj = np.empty(nnz, dtype=self.index_dtype)
-        cx = np.empty(nnz)
-        self.numeric(
-            check=check, Cp=cp, CNNZ=nnz, Ax=args["Ax"], Bx=args["Bx"], Cj=cj, Cx=cx, **common
-        )
-        return {"Cp": cp, "Cj": cj, "Cx": cx}
+SPGEMM = "C(i,j) = A(i,k) * B(k,j)"
+"""SpGEMM in index notation: :func:`spgemm_csr` is this formula with CSR operands."""
 
 
 def spgemm_csr(*, index_dtype: str = "int32", parallel: bool = True) -> SpGEMM:
     """Sparse times sparse ``C = A·B`` in CSR whose pattern is computed at run time.
 
-    A symbolic phase (:func:`spgemm_symbolic`) counts the columns of each row of ``C`` in a
-    dense marker workspace and prefix-sums them into ``Cp``; a numeric phase
-    (:func:`spgemm_numeric`) accumulates each row in a dense workspace row and gathers it
-    into ``Cj``/``Cx``. With ``parallel`` both row loops are parallel (each thread has its
-    own workspaces). Returns a :class:`SpGEMM`; ``spgemm_csr().compile()(Ap=..., ...)``
-    returns ``{"Cp", "Cj", "Cx"}`` (columns of a row in first-reached order).
+    It is ``spf.einsum("C(i,j) = A(i,k) * B(k,j)", A=CSR, B=CSR, C=CSR)`` with the extents
+    named ``N`` (rows of ``A``), ``K`` and ``M`` (columns of ``B``): a symbolic phase
+    (``.symbolic``) counts the columns of each row of ``C`` in a dense marker workspace and
+    prefix-sums them into ``C_rowptr``; a numeric phase (``.numeric``) accumulates each row
+    in a dense workspace row, sorts its columns and gathers them (docs/einsum.md). With
+    ``parallel`` both row loops are parallel (each thread has its own workspaces). The
+    kernel takes ``A_rowptr, A_col, A, B_rowptr, B_col, B, N, K, M`` (what
+    ``spf.sparse.csr_args(A, prefix="A_")`` and ``(B, prefix="B_")`` give, sizes included)
+    and returns ``{"rowptr", "col", "A", "N", "M", "NNZ"}`` of ``C``: columns sorted
+    within each row, no duplicates.
 
     >>> import numpy as np
     >>> k = spgemm_csr(parallel=False).compile()
-    >>> out = k(Ap=np.array([0, 2, 2], np.int32), Aj=np.array([0, 1], np.int32),
-    ...         Ax=np.array([2.0, 3.0]), Bp=np.array([0, 1, 2], np.int32),
-    ...         Bj=np.array([1, 1], np.int32), Bx=np.array([5.0, 7.0]), N=2, K=2, M=2)
-    >>> out["Cp"].tolist(), out["Cj"].tolist(), out["Cx"].tolist()
+    >>> out = k(A_rowptr=np.array([0, 2, 2], np.int32), A_col=np.array([0, 1], np.int32),
+    ...         A=np.array([2.0, 3.0]), B_rowptr=np.array([0, 1, 2], np.int32),
+    ...         B_col=np.array([1, 1], np.int32), B=np.array([5.0, 7.0]), N=2, K=2, M=2)
+    >>> out["rowptr"].tolist(), out["col"].tolist(), out["A"].tolist()
     ([0, 1, 1], [1], [31.0])
     """
+    from spf.formats.builtin import builtin
+    from spf.index_notation import einsum
+
     if not isinstance(parallel, bool):
         raise SpfError(f"spgemm_csr: parallel must be True or False, got {parallel!r}")
-    dtype = _index_dtype(index_dtype)
-    symbolic, numeric = spgemm_symbolic(index_dtype=dtype), spgemm_numeric(index_dtype=dtype)
-    if parallel:
-        symbolic.stmt("s0").parallelize("i")
-        numeric.stmt("s0").parallelize("i")
-    return SpGEMM(symbolic, numeric, dtype)
+    csr = builtin("CSR")
+    comp = einsum(
+        SPGEMM, A=csr, B=csr, C=csr, sizes={"i": "N", "k": "K", "j": "M"},
+        index_dtype=_index_dtype(index_dtype), name="spgemm_csr", parallel=parallel,
+    )  # fmt: skip
+    assert isinstance(comp, SpGEMM)
+    return comp
+
+
+def spgemm_symbolic(*, index_dtype: str = "int32") -> Computation:
+    """The symbolic phase of :func:`spgemm_csr` (serial): ``C_rowptr`` (``N+1``), C's row
+    pointers, counted with a marker workspace ``mark`` and prefix-summed."""
+    return spgemm_csr(index_dtype=index_dtype, parallel=False).symbolic
+
+
+def spgemm_numeric(*, index_dtype: str = "int32") -> Computation:
+    """The numeric phase of :func:`spgemm_csr` (serial): ``C_col``, ``C`` (``C_NNZ`` each)
+    from ``C_rowptr``, row by row through the dense workspaces ``acc``, ``mark``, ``lst``,
+    columns sorted before they are gathered."""
+    return spgemm_csr(index_dtype=index_dtype, parallel=False).numeric
 
 
 # ==================================================================================== stencils

@@ -39,7 +39,9 @@ __all__ = [
     "bcsr_args",
     "bdia_args",
     "coo_args",
+    "coo_tensor_args",
     "csc_args",
+    "csf_args",
     "csr_args",
     "dia_args",
     "ell_args",
@@ -135,8 +137,27 @@ def _compressed_args(m: Any, ptr: str, idx: str, index_dtype: object, what: str)
     }
 
 
-def _rename(args: dict[str, Any], names: object, what: str) -> dict[str, Any]:
-    """``args`` with the keys ``names`` maps to the caller's names (the rest unchanged)."""
+def _rename(
+    args: dict[str, Any], names: object, what: str, prefix: object = None
+) -> dict[str, Any]:
+    """``args`` with the keys ``names`` maps to the caller's names (the rest unchanged),
+    then, with ``prefix="A_"``, the value array named ``A`` and every other key prefixed
+    (``A_rowptr``, ``A_NNZ``): the arguments of operand ``A`` of ``spf.einsum``."""
+    return _prefixed(_renamed(args, names, what), prefix, what)
+
+
+def _prefixed(args: dict[str, Any], prefix: object, what: str) -> dict[str, Any]:
+    if prefix is None:
+        return args
+    if not isinstance(prefix, str) or not prefix.endswith("_") or not prefix[:-1].isidentifier():
+        raise ArgumentError(
+            f"{what}: prefix must be an operand name followed by '_' (prefix='A_'), got {prefix!r}"
+        )
+    value = next(iter(args))
+    return {(prefix[:-1] if k == value else prefix + k): v for k, v in args.items()}
+
+
+def _renamed(args: dict[str, Any], names: object, what: str) -> dict[str, Any]:
     if names is None:
         return args
     if not isinstance(names, Mapping):
@@ -165,7 +186,11 @@ def _rename(args: dict[str, Any], names: object, what: str) -> dict[str, Any]:
 
 # ===================================================================================== formats
 def csr_args(
-    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+    matrix: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_csr``: ``A, rowptr, col, N, M, NNZ``.
 
@@ -180,11 +205,15 @@ def csr_args(
     ['vals', 'rp', 'col', 'n', 'M', 'NNZ']
     """
     args = _compressed_args(_csr(matrix, "csr_args"), "rowptr", "col", index_dtype, "csr_args")
-    return _rename(args, names, "csr_args")
+    return _rename(args, names, "csr_args", prefix)
 
 
 def spmm_args(
-    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+    matrix: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmm_csr`` for the sparse operand ``A`` (``NxM``).
 
@@ -196,11 +225,15 @@ def spmm_args(
     ['A', 'M', 'N', 'NNZ', 'col', 'rowptr']
     """
     args = _compressed_args(_csr(matrix, "spmm_args"), "rowptr", "col", index_dtype, "spmm_args")
-    return _rename(args, names, "spmm_args")
+    return _rename(args, names, "spmm_args", prefix)
 
 
 def csc_args(
-    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+    matrix: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_csc``: ``A, colptr, row, N, M, NNZ``.
 
@@ -213,11 +246,15 @@ def csc_args(
     m.sum_duplicates()
     m.sort_indices()
     args = _compressed_args(m, "colptr", "row", index_dtype, "csc_args")
-    return _rename(args, names, "csc_args")
+    return _rename(args, names, "csc_args", prefix)
 
 
 def coo_args(
-    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+    matrix: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_coo``: ``A, row, col, N, M, NNZ``.
 
@@ -240,7 +277,7 @@ def coo_args(
         "M": cols,
         "NNZ": nnz,
     }
-    return _rename(args, names, "coo_args")
+    return _rename(args, names, "coo_args", prefix)
 
 
 def bcsr_args(
@@ -250,6 +287,7 @@ def bcsr_args(
     index_dtype: object = None,
     *,
     names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_bcsr(R, C)``: ``A, browptr, bcol, NB, MB, NNZB``.
 
@@ -290,7 +328,7 @@ def bcsr_args(
         "MB": mb,
         "NNZB": nnzb,
     }
-    return _rename(args, names, "bcsr_args")
+    return _rename(args, names, "bcsr_args", prefix)
 
 
 def _entries(matrix: object, what: str) -> tuple[Any, np.ndarray[Any, Any]]:
@@ -301,7 +339,11 @@ def _entries(matrix: object, what: str) -> tuple[Any, np.ndarray[Any, Any]]:
 
 
 def dia_args(
-    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+    matrix: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.DIA)``: ``A[ND, N], offsets, N, M,
     ND``; ``A[d, i]`` holds entry ``(i, i + offsets[d])`` (0 outside the matrix).
@@ -320,7 +362,7 @@ def dia_args(
     values = np.zeros((len(offsets), n))
     values[which, rows] = m.data
     args = {"A": values, "offsets": _indices(offsets, dtype), "N": n, "M": cols, "ND": len(offsets)}
-    return _rename(args, names, "dia_args")
+    return _rename(args, names, "dia_args", prefix)
 
 
 def _block_slots(
@@ -355,6 +397,7 @@ def bdia_args(
     *,
     max_fill: float = 4.0,
     names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.BDIA(R))``: ``A[NS, R], dptr[NB+1],
     doff[NS], N, M, NB, NS``: row block ``b`` (rows ``R*b .. R*b+R-1``) has one slot per
@@ -390,11 +433,15 @@ def bdia_args(
     values.reshape(-1)[slot * r + rows % r] = m.data  # one flat scatter
     args = {"A": values, "dptr": _indices(dptr, dtype), "doff": _indices(doff - n, dtype),
             "N": n, "M": cols, "NB": nb, "NS": ns}  # fmt: skip
-    return _rename(args, names, "bdia_args")
+    return _rename(args, names, "bdia_args", prefix)
 
 
 def ell_args(
-    matrix: object, index_dtype: object = None, *, names: Mapping[str, str] | None = None
+    matrix: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.ELL)``: ``A[N, W], col[N, W], N, M,
     W`` (``W`` the longest row; padding slots hold value 0 and column 0).
@@ -416,7 +463,7 @@ def ell_args(
     values[rows, slot] = m.data
     col[rows, slot] = m.indices
     args = {"A": values, "col": col, "N": n, "M": cols, "W": width}
-    return _rename(args, names, "ell_args")
+    return _rename(args, names, "ell_args", prefix)
 
 
 def sell_args(
@@ -426,6 +473,7 @@ def sell_args(
     index_dtype: object = None,
     *,
     names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.SELL(C, sigma))``: ``val, cs, cl,
     scol, N, M, NC, NV`` (and ``perm`` when ``sigma > 1``), laid out as ``spf.formats.sell``
@@ -468,10 +516,12 @@ array([1., 3., 2., 0.]))
     }  # fmt: skip
     if sg > 1:
         args["perm"] = _indices(perm, dtype)
-    return _rename(args, names, "sell_args")
+    return _rename(args, names, "sell_args", prefix)
 
 
-def format_args(matrix: object, fmt: object, index_dtype: object = None) -> dict[str, Any]:
+def format_args(
+    matrix: object, fmt: object, index_dtype: object = None, *, prefix: str | None = None
+) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(fmt)`` for a built-in format of
     ``spf.formats`` (``COO, CSR, CSC, DIA, ELL, BCSR(r, c), SELL(C, sigma), BDIA(R)``), all
     but ``x`` and ``y`` (BCSR: ``y`` of length ``NB*r``, ``x`` of ``MB*c``, zero-padded).
@@ -481,6 +531,10 @@ def format_args(matrix: object, fmt: object, index_dtype: object = None) -> dict
     >>> sorted(format_args(sp.eye_array(2), CSC))
     ['A', 'M', 'N', 'NNZ', 'colptr', 'row']
     """
+    return _prefixed(_format_args(matrix, fmt, index_dtype), prefix, "format_args")
+
+
+def _format_args(matrix: object, fmt: object, index_dtype: object) -> dict[str, Any]:
     name = getattr(fmt, "name", None)
     simple = {"COO": coo_args, "CSR": csr_args, "CSC": csc_args, "DIA": dia_args, "ELL": ell_args}
     if isinstance(name, str) and name in simple:
@@ -508,6 +562,7 @@ def sptrsv_args(
     index_dtype: object = None,
     *,
     names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.sptrsv_csr``: ``L, rowptr, col, N, NNZ``.
 
@@ -547,10 +602,12 @@ def sptrsv_args(
         "N": n,
         "NNZ": args["NNZ"],
     }
-    return _rename(out, names, "sptrsv_args")
+    return _rename(out, names, "sptrsv_args", prefix)
 
 
-def _diag_args(matrix: object, index_dtype: object, names: object, what: str) -> dict[str, Any]:
+def _diag_args(
+    matrix: object, index_dtype: object, names: object, what: str, prefix: str | None = None
+) -> dict[str, Any]:
     """``A, rowptr, col, diag, N, NNZ`` of a square CSR matrix with every diagonal entry
     stored and nonzero; ``diag[i]`` is the position of ``A[i, i]``."""
     m = _csr(matrix, what)
@@ -582,7 +639,7 @@ def _diag_args(matrix: object, index_dtype: object, names: object, what: str) ->
         "N": n,
         "NNZ": args["NNZ"],
     }
-    return _rename(out, names, what)
+    return _rename(out, names, what, prefix)
 
 
 def gauss_seidel_args(
@@ -590,6 +647,7 @@ def gauss_seidel_args(
     index_dtype: object = None,
     *,
     names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.gauss_seidel_csr``: ``A, rowptr, col, diag, N, NNZ``.
 
@@ -603,7 +661,7 @@ def gauss_seidel_args(
     >>> args["diag"], args["rowptr"], args["col"]
     (array([0, 3], dtype=int32), array([0, 2, 4], dtype=int32), array([0, 1, 0, 1], dtype=int32))
     """
-    return _diag_args(A, index_dtype, names, "gauss_seidel_args")
+    return _diag_args(A, index_dtype, names, "gauss_seidel_args", prefix)
 
 
 def ilu0_args(
@@ -611,6 +669,7 @@ def ilu0_args(
     index_dtype: object = None,
     *,
     names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.ilu0_csr``: ``A, rowptr, col, diag, N, NNZ``.
 
@@ -625,7 +684,7 @@ def ilu0_args(
     >>> args["A"]
     array([4. , 2. , 0.5, 4. ])
     """
-    return _diag_args(A, index_dtype, names, "ilu0_args")
+    return _diag_args(A, index_dtype, names, "ilu0_args", prefix)
 
 
 # ============================================================================ matrices to use
@@ -677,3 +736,126 @@ def poisson2d(n: int) -> Any:
     m.sum_duplicates()
     m.sort_indices()
     return m
+
+
+# ====================================================================================== tensors
+def _tensor_entries(
+    coords: object, values: object, shape: object, what: str
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[int, ...]]:
+    """``(coords[order, nnz] as int64, values[nnz] as float64, shape)``, checked."""
+    if not isinstance(shape, (tuple, list)) or not shape:
+        raise ArgumentError(f"{what}: shape must be a tuple of extents, got {shape!r}")
+    dims: list[int] = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
+            raise ArgumentError(f"{what}: extents must be non-negative ints, got {shape!r}")
+        dims.append(int(d))
+    order = len(dims)
+    vals = _values(values)
+    if vals.ndim != 1:
+        raise ArgumentError(f"{what}: values must be 1-d, got shape {vals.shape}")
+    c = np.asarray(coords)
+    if c.size == 0:
+        c = np.zeros((order, 0), dtype=np.int64)
+    if c.ndim != 2 or order not in c.shape:
+        raise ArgumentError(
+            f"{what}: coords must hold one coordinate array per dimension ({order}), "
+            f"got shape {c.shape}"
+        )
+    if c.shape[0] != order:
+        c = c.T
+    if not np.issubdtype(c.dtype, np.integer):
+        raise ArgumentError(f"{what}: coords must be integers, got {c.dtype}")
+    if c.shape[1] != len(vals):
+        raise ArgumentError(f"{what}: {c.shape[1]} coordinates but {len(vals)} values")
+    c = c.astype(np.int64)
+    for d in range(order):
+        bad = np.nonzero((c[d] < 0) | (c[d] >= dims[d]))[0]
+        if bad.size:
+            k = int(bad[0])
+            raise ArgumentError(
+                f"{what}: entry {k} has coordinate {int(c[d, k])} in dimension {d + 1}, outside "
+                f"0..{dims[d] - 1}"
+            )
+    return c, vals, tuple(dims)
+
+
+def csf_args(
+    coords: object,
+    values: object,
+    shape: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
+) -> dict[str, Any]:
+    """Arguments of a tensor in ``spf.formats.CSF(order)``: ``A, pos1, crd1, ...,
+    pos<order>, crd<order>, N1 .. N<order>, NNZ1 .. NNZ<order-1>, NNZ``.
+
+    ``coords`` holds one coordinate array per dimension (``order x nnz``, as pydata
+    ``sparse.COO.coords``; ``nnz x order`` is accepted too), ``values`` the ``nnz`` values,
+    ``shape`` the extents. Entries are sorted lexicographically and duplicates summed.
+
+    >>> import numpy as np
+    >>> args = csf_args([[0, 0, 2], [1, 1, 0]], [1.0, 2.0, 5.0], (3, 2))
+    >>> args["pos1"], args["crd1"], args["pos2"], args["crd2"], args["A"]
+    (array([0, 2], dtype=int32), array([0, 2], dtype=int32), array([0, 1, 2], dtype=int32), \
+array([1, 0], dtype=int32), array([3., 5.]))
+    """
+    c, vals, dims = _tensor_entries(coords, values, shape, "csf_args")
+    order = len(dims)
+    perm = np.lexsort(c[::-1]) if c.shape[1] else np.zeros(0, dtype=np.int64)
+    c, vals = c[:, perm], vals[perm]
+    new = np.ones(c.shape[1], dtype=bool)
+    new[1:] = np.any(c[:, 1:] != c[:, :-1], axis=0)
+    starts = np.flatnonzero(new)
+    vals = np.add.reduceat(vals, starts) if len(starts) else vals[:0]
+    c = c[:, starts]
+    n = c.shape[1]
+    args: dict[str, Any] = {"A": np.ascontiguousarray(vals)}
+    dtype = _index_dtype(index_dtype, max(*dims, n, 1), "csf_args")
+    parent = np.zeros(1, dtype=np.int64)  # the root: entry 0
+    first = np.zeros(n, dtype=bool)
+    first[:1] = True
+    for level in range(order):
+        if n:
+            first[1:] |= c[level, 1:] != c[level, :-1]
+        nodes = np.flatnonzero(first) if n else np.zeros(0, dtype=np.int64)
+        pos = np.searchsorted(nodes, parent) if level else np.zeros(1, dtype=np.int64)
+        args[f"pos{level + 1}"] = _indices(np.append(pos, len(nodes)), dtype)
+        args[f"crd{level + 1}"] = _indices(c[level, nodes], dtype)
+        parent = nodes
+    for level, extent in enumerate(dims, 1):
+        args[f"N{level}"] = extent
+    for level in range(1, order):
+        args[f"NNZ{level}"] = len(args[f"crd{level}"])
+    args["NNZ"] = n
+    return _rename(args, names, "csf_args", prefix)
+
+
+def coo_tensor_args(
+    coords: object,
+    values: object,
+    shape: object,
+    index_dtype: object = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    prefix: str | None = None,
+) -> dict[str, Any]:
+    """Arguments of a tensor in ``spf.formats.COO(order)``: ``A, crd1 .. crd<order>,
+    N1 .. N<order>, NNZ``; entries keep their order, duplicates are kept (summed by the
+    kernels). ``coords`` as for :func:`csf_args`.
+
+    >>> args = coo_tensor_args([[0, 2], [1, 0], [3, 3]], [1.0, 5.0], (3, 2, 4))
+    >>> args["crd3"], args["N3"], args["NNZ"]
+    (array([3, 3], dtype=int32), 4, 2)
+    """
+    c, vals, dims = _tensor_entries(coords, values, shape, "coo_tensor_args")
+    dtype = _index_dtype(index_dtype, max(*dims, c.shape[1], 1), "coo_tensor_args")
+    args: dict[str, Any] = {"A": vals}
+    for level in range(len(dims)):
+        args[f"crd{level + 1}"] = _indices(c[level], dtype)
+    for level, extent in enumerate(dims, 1):
+        args[f"N{level}"] = extent
+    args["NNZ"] = int(c.shape[1])
+    return _rename(args, names, "coo_tensor_args", prefix)

@@ -32,6 +32,7 @@ SCRIPTS = [
     "wavefront_from_c.py",
     "spgemm.py",
     "format_relations.py",
+    "einsum.py",
 ]
 
 

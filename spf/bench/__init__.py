@@ -16,6 +16,7 @@ spmv         CSR SpMV (spf CSR, SELL-8-sigma, BDIA-64, hand C, MKL IE, scipy); S
 formats      SpMV generated from each built-in format vs its hand C loop; convert vs scipy
 spmtv        A^T x from CSR: spf serial, atomic and privatized reductions, scipy ``A.T @ x``
 spgemm       SpGEMM C = A·A in CSR on 2-D Poisson (spf ``spgemm_csr``, scipy ``A @ A``)
+tensor       ``spf.einsum`` SpAdd, SpGEMM, MTTKRP vs scipy, pydata sparse, Finch; first calls
 sptrsv       CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE trsv)
 gauss_seidel a Gauss-Seidel sweep on 2-D Poisson: serial spf vs its wavefronts
 gemm         DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
@@ -49,6 +50,7 @@ BENCHMARKS = (
     "formats",
     "spmtv",
     "spgemm",
+    "tensor",
     "sptrsv",
     "gauss_seidel",
     "gemm",

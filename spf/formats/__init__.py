@@ -23,12 +23,14 @@ from spf.formats.builtin import BCSR, BDIA, SELL, builtin
 from spf.formats.convert import Conversion, ConversionKernel, convert
 from spf.formats.format import Format
 from spf.formats.sell_c_sigma import SellFormat, SellMatrix, sell
+from spf.formats.tensor import CSF
 
 __all__ = [
     "BCSR",
     "BDIA",
     "COO",
     "CSC",
+    "CSF",
     "CSR",
     "DIA",
     "ELL",
@@ -43,7 +45,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from spf.formats.builtin import COO, CSC, CSR, DIA, ELL
+    from spf.formats.builtin import CSC, CSR, DIA, ELL
+    from spf.formats.tensor import MatrixCOO
+
+    COO: MatrixCOO
 
 
 def __getattr__(name: str) -> Format:

@@ -34,8 +34,11 @@ def _ptr(name: str, n: str, nnz: str) -> UF:
 
 @functools.cache
 def _coo() -> Format:
-    """Coordinate format: entry ``k`` at ``(row(k), col(k))``, any order."""
-    return Format(
+    """Coordinate format: entry ``k`` at ``(row(k), col(k))``, any order; also callable,
+    ``COO(order)`` (:mod:`spf.formats.tensor`)."""
+    from spf.formats.tensor import MatrixCOO
+
+    return MatrixCOO(
         "COO",
         coords="[i, j]",
         storage="{[i, j] -> [k]: 0 <= k < NNZ && i = row(k) && j = col(k)}",

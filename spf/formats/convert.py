@@ -290,6 +290,16 @@ def _extent(expr: str, sizes: Mapping[str, int]) -> int:
     return extent(expr, sizes)
 
 
+def _index_name(index_dtype: object) -> str:
+    try:
+        name = numpy_name(index_dtype, what="convert: index_dtype")
+    except SpfError:
+        name = ""
+    if name not in ("int32", "int64"):
+        raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    return name
+
+
 def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conversion:
     """The conversion from ``src`` to ``dst`` (see the module docstring).
 
@@ -305,15 +315,14 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
             raise SpfError(
                 f"convert: {role} must be an spf.Format (spf.formats.CSR, ...), got {f!r}"
             )
+    from spf.formats.to_csf import tensor_conversion
+
+    if (tensor := tensor_conversion(src, dst, _index_name(index_dtype))) is not None:
+        return tensor
+    for f in (src, dst):
         if len(f.coords) != 2:
             raise SpfError(f"convert: {f.name} has {len(f.coords)} coordinates; matrices have 2")
-    try:
-        name = numpy_name(index_dtype, what="convert: index_dtype")
-    except SpfError:
-        name = ""
-    if name not in ("int32", "int64"):
-        raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
-    conv = _synthesize(src, dst, name)
+    conv = _synthesize(src, dst, _index_name(index_dtype))
     # The statements run in the order they were added: the schedule is program order, which
     # no dependence can contradict, so the legality verdict is known without computing the
     # dependences (most of the code generation time). Any scheduling command changes the

@@ -85,25 +85,24 @@ def test_coo_to_csr_interprets_as_compiled(
 
 
 def test_spgemm_numeric_interprets_as_compiled(tmp_path: Path) -> None:
-    """``lst`` and ``len`` are index arrays local to the function, written and read as UFs
-    inside the row loop."""
+    """``lst``, ``srt`` and the counters are index arrays local to the function, written
+    and read as UFs inside the row loop."""
     a = sp.random(7, 6, density=0.35, format="csr", random_state=5)
     b = sp.random(6, 8, density=0.35, format="csr", random_state=6)
-    want = kernels.spgemm_csr(parallel=False).compile(cache_dir=str(tmp_path))(
-        Ap=a.indptr.astype(np.int32), Aj=a.indices.astype(np.int32), Ax=a.data,
-        Bp=b.indptr.astype(np.int32), Bj=b.indices.astype(np.int32), Bx=b.data,
-        N=7, K=6, M=8,
-    )  # fmt: skip
-    nnz = int(want["Cp"][-1])
+    operands = {
+        "A_rowptr": a.indptr.astype(np.int32), "A_col": a.indices.astype(np.int32), "A": a.data,
+        "B_rowptr": b.indptr.astype(np.int32), "B_col": b.indices.astype(np.int32), "B": b.data,
+        "N": 7, "K": 6, "M": 8,
+    }  # fmt: skip
+    want = kernels.spgemm_csr(parallel=False).compile(cache_dir=str(tmp_path))(**operands)
+    nnz = want["NNZ"]
     args = {
-        "Ap": a.indptr.astype(np.int32), "Aj": a.indices.astype(np.int32), "Ax": a.data,
-        "Bp": b.indptr.astype(np.int32), "Bj": b.indices.astype(np.int32), "Bx": b.data,
-        "N": 7, "K": 6, "M": 8, "ANNZ": a.nnz, "BNNZ": b.nnz, "CNNZ": nnz,
-        "Cp": want["Cp"], "Cj": np.zeros(nnz, np.int32), "Cx": np.zeros(nnz),
+        **operands, "A_NNZ": a.nnz, "B_NNZ": b.nnz, "C_NNZ": nnz, "C_rowptr": want["rowptr"],
+        "C_col": np.zeros(nnz, np.int32), "C": np.zeros(nnz),
     }  # fmt: skip
     kernels.spgemm_numeric().interpret(**args)
-    assert np.array_equal(args["Cj"], want["Cj"])
-    assert np.array_equal(args["Cx"], want["Cx"])
+    assert np.array_equal(args["C_col"], want["col"])
+    assert np.array_equal(args["C"], want["A"])
 
 
 def expand_rows(fused: bool = False) -> spf.Computation:

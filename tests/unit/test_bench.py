@@ -65,7 +65,8 @@ def test_every_benchmark_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixtur
     doc = json.loads(out.read_text())
     assert set(doc["benchmarks"]) == set(BENCHMARKS)
     for needle in ("### SpMV", "spf SELL-8-256", "### DGEMM", "### Two-stage blur",
-                   "### Forward solve", "call overhead", "### PolyBench", "## Targets"):  # fmt: skip
+                   "### Forward solve", "call overhead", "### PolyBench", "### SpAdd C = A + B",
+                   "## Targets"):  # fmt: skip
         assert needle in text, needle
     assert all({"target", "measured", "met"} <= set(t) for t in doc["targets"])
 

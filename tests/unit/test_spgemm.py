@@ -1,5 +1,6 @@
 """spf.kernels.spgemm_csr: C = A·B in CSR with the pattern computed at run time
-(symbolic phase, numeric phase, per-thread workspaces), against scipy."""
+(symbolic phase, numeric phase, per-thread workspaces), against scipy: the einsum
+``C(i,j) = A(i,k) * B(k,j)`` with CSR operands, API §14 names, columns sorted."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import scipy.sparse as sp
 
 from spf import kernels
 from spf.errors import ArgumentError, IllegalScheduleError, SpfError
-from spf.sparse import read_matrix_market
+from spf.sparse import csr_args, read_matrix_market
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,23 +29,23 @@ def _multiply(k: kernels.SpGEMMKernel, dtype: str, a: object, b: object) -> sp.c
     n, kk = a.shape
     m = b.shape[1]
     out = k(
-        Ap=a.indptr.astype(dtype), Aj=a.indices.astype(dtype), Ax=a.data.astype(float),
-        Bp=b.indptr.astype(dtype), Bj=b.indices.astype(dtype), Bx=b.data.astype(float),
+        A_rowptr=a.indptr.astype(dtype), A_col=a.indices.astype(dtype), A=a.data.astype(float),
+        B_rowptr=b.indptr.astype(dtype), B_col=b.indices.astype(dtype), B=b.data.astype(float),
         N=n, K=kk, M=m,
     )  # fmt: skip
-    assert out["Cp"].dtype == dtype
-    assert out["Cj"].dtype == dtype
-    return sp.csr_array((out["Cx"], out["Cj"], out["Cp"]), shape=(n, m))
+    assert out["rowptr"].dtype == dtype
+    assert out["col"].dtype == dtype
+    assert (out["N"], out["M"], out["NNZ"]) == (n, m, len(out["col"]))
+    return sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=(n, m))
 
 
 def _same(c: sp.csr_array, want: object) -> None:
     want = sp.csr_array(want)
     want.sum_duplicates()
+    want.sort_indices()
     assert np.array_equal(c.indptr, want.indptr)  # the same pattern, row by row
-    got = c.copy()
-    got.sort_indices()
-    assert np.array_equal(got.indices, want.indices)
-    assert np.allclose(got.data, want.data, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(c.indices, want.indices)  # columns sorted, no duplicates
+    assert np.allclose(c.data, want.data, rtol=1e-12, atol=1e-12)
 
 
 def _random(n: int, m: int, density: float, seed: int) -> sp.csr_array:
@@ -61,6 +62,23 @@ def test_matches_scipy_on_random_matrices(
     a, b = _random(n, k, density, 1), _random(k, m, density, 2)
     a = sp.csr_array(a.toarray() * (np.arange(n) % 3 != 1)[:, None])  # empty rows
     _same(_multiply(*kernel, a, b), a @ b)
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 63, 64, 65, 257])
+def test_rows_of_every_length_come_out_sorted(
+    kernel: tuple[kernels.SpGEMMKernel, str], m: int
+) -> None:
+    """Short rows are rank-sorted, long ones radix-sorted (two counting passes): rows of
+    length 0, 1, around the switch, and full rows (every column, the last counting slot),
+    with columns reached in descending and shuffled order."""
+    rng = np.random.default_rng(m)
+    lengths = sorted({0, 1, 2, m // 4, m // 2, m - 1, m} & set(range(m + 1)))
+    b = np.zeros((len(lengths), m))
+    for r, length in enumerate(lengths):
+        b[r, rng.permutation(m)[:length]] = rng.random(length) + 1.0
+    a = np.eye(len(lengths))[::-1] + np.eye(len(lengths))  # rows of B summed in pairs
+    _same(_multiply(*kernel, a, b), a @ b)
+    _same(_multiply(*kernel, np.eye(len(lengths)), b[:, ::-1]), b[:, ::-1])
 
 
 def test_empty_matrices(kernel: tuple[kernels.SpGEMMKernel, str]) -> None:
@@ -86,6 +104,30 @@ def test_suitesparse(suitesparse_dir: Path, name: str) -> None:
     a = sp.csr_array(read_matrix_market(path))
     k = kernels.spgemm_csr().compile()
     _same(_multiply(k, "int32", a, a.T.tocsr()), a @ a.T)
+
+
+def test_takes_the_csr_args_of_both_operands() -> None:
+    a, b = _random(9, 7, 0.3, 4), _random(7, 5, 0.3, 5)
+    k = kernels.spgemm_csr(parallel=False).compile()
+    out = k(**csr_args(a, prefix="A_"), **csr_args(b, prefix="B_"))
+    _same(sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=(9, 5)), a @ b)
+    with pytest.raises(ArgumentError, match="K"):  # A is 9x7, B is 6x5
+        k(**csr_args(a, prefix="A_"), **csr_args(_random(6, 5, 0.3, 5), prefix="B_"))
+
+
+def test_old_argument_names_are_refused() -> None:
+    k = kernels.spgemm_csr(parallel=False).compile()
+    a = sp.csr_array(np.eye(2))
+    with pytest.raises(ArgumentError, match="unknown argument"):
+        k(Ap=a.indptr, Aj=a.indices, Ax=a.data, Bp=a.indptr, Bj=a.indices, Bx=a.data, N=2, K=2, M=2)
+
+
+def test_is_the_einsum_of_the_product() -> None:
+    from spf import einsum
+    from spf.formats import CSR
+
+    comp = einsum(kernels.SPGEMM, A=CSR, B=CSR, C=CSR, sizes={"i": "N", "k": "K", "j": "M"})
+    assert comp.numeric.loop_structure() == kernels.spgemm_csr().numeric.loop_structure()
 
 
 def test_rows_are_parallel_through_workspaces() -> None:
@@ -132,7 +174,7 @@ def test_without_workspace_rows_are_not_parallel() -> None:
 def test_workspace_errors() -> None:
     comp = kernels.spgemm_symbolic()
     with pytest.raises(SpfError, match="local"):
-        comp.stmt("s1").workspace("Cp", "i")
+        comp.stmt("s1").workspace("C_rowptr", "i")
     with pytest.raises(SpfError, match="add_local"):
         comp.stmt("s1").workspace("nope", "i")
     with pytest.raises(SpfError):
@@ -143,16 +185,27 @@ def test_workspace_errors() -> None:
 
 def test_bad_calls() -> None:
     k = kernels.spgemm_csr(parallel=False).compile()
-    with pytest.raises(ArgumentError, match="missing argument"):
-        k(Ap=np.zeros(1, np.int32))
+    with pytest.raises(ArgumentError, match="A_col"):
+        k(A_rowptr=np.zeros(1, np.int32), N=0, K=0, M=0)
     a = sp.csr_array(np.eye(3))
     with pytest.raises(ArgumentError):  # an out-of-range column index of B
         k(
-            Ap=a.indptr, Aj=a.indices, Ax=a.data, Bp=a.indptr,
-            Bj=np.array([0, 1, 9], np.int32), Bx=a.data, N=3, K=3, M=3,
+            A_rowptr=a.indptr, A_col=a.indices, A=a.data, B_rowptr=a.indptr,
+            B_col=np.array([0, 1, 9], np.int32), B=a.data, N=3, K=3, M=3,
         )  # fmt: skip
     with pytest.raises(SpfError, match="index_dtype"):
         kernels.spgemm_csr(index_dtype="float64")
+
+
+def test_a_huge_row_count_is_refused_before_allocating() -> None:
+    k = kernels.spgemm_csr(parallel=False).compile()
+    a = sp.csr_array(np.eye(3))
+    ptr, col = a.indptr.astype(np.int32), a.indices.astype(np.int32)
+    with pytest.raises(ArgumentError, match=r"N = 1000000000000 .*row pointers"):
+        k(A_rowptr=ptr, A_col=col, A=a.data, B_rowptr=ptr, B_col=col, B=a.data,
+          N=10**12, K=3, M=3)  # fmt: skip
+    with pytest.raises(ArgumentError):  # fits in memory, but not A's row pointers
+        k(A_rowptr=ptr, A_col=col, A=a.data, B_rowptr=ptr, B_col=col, B=a.data, N=7, K=3, M=3)
 
 
 @pytest.mark.parametrize("target", ["cuda", "hls"])
@@ -165,7 +218,7 @@ def test_symbolic_phase_interprets() -> None:
     a, b = _random(8, 6, 0.3, 1), _random(6, 5, 0.3, 2)
     cp = np.zeros(9, np.int32)
     kernels.spgemm_symbolic().interpret(
-        Ap=a.indptr, Aj=a.indices, Bp=b.indptr, Bj=b.indices,
-        N=8, K=6, M=5, ANNZ=a.nnz, BNNZ=b.nnz, Cp=cp,
+        A_rowptr=a.indptr, A_col=a.indices, B_rowptr=b.indptr, B_col=b.indices,
+        A=a.data, B=b.data, N=8, K=6, M=5, A_NNZ=a.nnz, B_NNZ=b.nnz, C_rowptr=cp,
     )  # fmt: skip
     assert np.array_equal(cp, sp.csr_array(a @ b).indptr)

@@ -1,0 +1,135 @@
+"""The Computation of a formula with a dense (or scalar) output.
+
+One statement zeroes the output (for ``=``; ``+=`` keeps it), then one statement per
+product accumulates it, each in its own loop nest over the product's domain
+(:func:`spf.index_notation.formula.lower`)::
+
+    y(i) = A(i,j) * x(j), A in CSR
+      s0: y(i) = 0                      {[i]: 0 <= i < I}
+      s1: y(i) += A(A_k) * x(j)         {[i, A_k, j]: 0 <= i < I && A_rowptr(i) <= A_k <
+                                          A_rowptr(i+1) && j = A_col(A_k)}
+
+Data spaces: the output, then each tensor in order of appearance (a sparse operand ``A``
+is its value array ``A``, its index arrays the UFs ``A_rowptr``, ``A_col``); parameters: the
+extents (``I``, ``J``) and the operands' sizes (``A_NNZ``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from spf.computation import Computation, Stmt
+from spf.index_notation.formula import Formula, Term, lower
+from spf.index_notation.operands import rename, size_names
+
+if TYPE_CHECKING:
+    from spf.index_notation.kernel import EinsumKernel
+
+__all__ = ["Einsum", "declare_operands", "schedule", "sparse_aliases"]
+
+
+def schedule(top: int, loops: tuple[str, ...], inner: int = 0) -> str:
+    """The 2d+1 schedule ``[top, v1, 0, v2, ..., 0, vn, inner]`` of ``loops``."""
+    if not loops:
+        return f"{{[] -> [{top}]}}"
+    sched = ", ".join(f"{top}, {v}" if n == 0 else f"0, {v}" for n, v in enumerate(loops))
+    return f"{{[{', '.join(loops)}] -> [{sched}, {inner}]}}"
+
+
+def sparse_aliases(f: Formula) -> dict[str, str]:
+    """``A_N`` -> ``I``: the extent each sparse operand's prefixed size stands for (what
+    ``spf.sparse.csr_args(A, prefix="A_")`` passes)."""
+    out: dict[str, str] = {}
+    for name, fmt in f.formats.items():
+        if name == f.output.name:
+            continue
+        indices = next(a.indices for a in _all_accesses(f) if a.name == name)
+        for size, new in size_names(name, fmt, indices, f.extents).items():
+            if new in f.extents.values():
+                out[f"{name}_{size}"] = new
+    return out
+
+
+def _all_accesses(f: Formula) -> list[Any]:
+    from spf.index_notation.formula import _accesses
+
+    return [f.output, *_accesses(f.assignment.rhs)]
+
+
+def declare_operands(
+    comp: Computation, f: Formula, *, output: bool = True, ordered: frozenset[str] = frozenset()
+) -> None:
+    """The output (when ``output``) and every operand's data spaces and UFs, and the facts
+    (``assume``: sorted coordinates) of the operands in ``ordered``. A Computation users
+    schedule declares them all (they prove, e.g., that the slices of a CSF tensor write
+    distinct rows); the phases of a sparse output only those whose order the generated
+    code relies on: the others would cost analysis time and a check per call, for results
+    that do not depend on them."""
+    seen: set[str] = set()
+    for acc in _all_accesses(f):
+        if acc.name in seen or (acc.name == f.output.name and not output):
+            continue
+        seen.add(acc.name)
+        fmt = f.formats.get(acc.name)
+        if fmt is None or acc.name == f.output.name:
+            if acc.name == f.output.name and fmt is not None:
+                continue
+            comp.add_data_space(acc.name, "double", shape=tuple(f.extents[v] for v in acc.indices))
+            continue
+        names = dict(size_names(acc.name, fmt, acc.indices, f.extents))
+        names.update({uf: f"{acc.name}_{uf}" for uf in fmt.ufs})
+        comp.add_data_space(
+            acc.name, "double", shape=tuple(rename(e, names) for e in fmt.value_shape)
+        )
+        for uf in fmt.ufs.values():
+            dom = uf.domain if uf.domain is not None else fmt._pointer_domain(uf.name)
+            comp.declare_uf(
+                names[uf.name],
+                arity=uf.arity,
+                domain=None if dom is None else rename(str(dom), names),
+                range=None if uf.range is None else rename(str(uf.range), names),
+                monotonic=uf.monotonic,
+                dtype=f.index_dtype,
+            )
+        for fact in fmt.assume if acc.name in ordered else ():
+            comp.assume(rename(fact, {u: names[u] for u in fmt.ufs}))
+
+
+class Einsum(Computation):
+    """A formula's Computation (dense or scalar output); :meth:`compile` returns an
+    :class:`~spf.index_notation.kernel.EinsumKernel`, which also takes the prefixed sizes of the
+    sparse operands (``A_N``, ``A_M`` from ``spf.sparse.csr_args(A, prefix="A_")``)."""
+
+    formula: Formula
+    terms: tuple[Term, ...]
+
+    @classmethod
+    def build(cls, f: Formula, name: str) -> Einsum:
+        comp = cls(name)
+        comp.formula = f
+        declare_operands(comp, f, ordered=frozenset(f.formats))
+        out = f.output
+        top = 0
+        lhs = f"${out.name}$({', '.join(out.indices)})" if out.indices else f"${out.name}$"
+        if not f.assignment.accumulate:
+            loops = out.indices
+            bounds = " && ".join(f"0 <= {v} < {f.extents[v]}" for v in loops)
+            domain = f"{{[{', '.join(loops)}]: {bounds}}}" if loops else "{[]}"
+            comp.add_stmt(Stmt(f"{lhs} = 0;", domain, schedule(top, loops)))
+            top += 1
+        terms = []
+        for m in f.monomials:
+            term = lower(f, m)
+            terms.append(term)
+            comp.add_stmt(Stmt(f"{lhs} += {term.value};", term.domain, schedule(top, term.loops)))
+            top += 1
+        comp.terms = tuple(terms)
+        return comp
+
+    def compile(  # type: ignore[override]
+        self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
+    ) -> EinsumKernel:
+        """Generate, build (cached) and load the kernel; see :class:`EinsumKernel`."""
+        from spf.index_notation.kernel import EinsumKernel
+
+        return EinsumKernel(self.formula, super().compile(target, name, check, **options))

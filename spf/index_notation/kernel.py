@@ -1,0 +1,96 @@
+"""Calling an einsum kernel: operands by name, extents from wherever they are known.
+
+A dense operand ``x`` is the array ``x``; a sparse operand ``A`` passes its format's arrays
+prefixed with its name (``A_rowptr``, ``A_col``, ``A``) and its sizes (``A_NNZ``). Each
+index's extent (``I``) may be given by name, follows from a dense operand's shape, or from a
+sparse operand's prefixed size (``A_N``, as ``spf.sparse.csr_args(A, prefix="A_")`` passes
+it); every source must agree, otherwise :class:`~spf.errors.ArgumentError` names the two.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.errors import ArgumentError
+from spf.index_notation.build import sparse_aliases
+
+if TYPE_CHECKING:
+    from spf.computation.products import CompiledKernel
+    from spf.index_notation.formula import Formula
+
+__all__ = ["EinsumKernel", "resolve_extents"]
+
+
+def _int(value: object, what: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ArgumentError(f"{where}: {what} must be a non-negative int, got {value!r}")
+    return int(value)
+
+
+def resolve_extents(f: Formula, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with the aliases (``A_N``) replaced by the extents they give (``I``), and
+    the extents known from dense operands' shapes filled in; conflicts raise."""
+    where = f.where()
+    out = dict(args)
+    known: dict[str, tuple[int, str]] = {}
+
+    def learn(extent: str, value: int, source: str) -> None:
+        if extent in known and known[extent][0] != value:
+            old, by = known[extent]
+            raise ArgumentError(
+                f"{where}: the extent {extent} is {old} from {by} but {value} from {source}; "
+                "the operands' shapes must agree"
+            )
+        known.setdefault(extent, (value, source))
+
+    for extent in set(f.extents.values()) & set(args):
+        learn(extent, _int(args[extent], extent, where), extent)
+    for alias, extent in sparse_aliases(f).items():
+        if alias in out:
+            learn(extent, _int(out.pop(alias), alias, where), alias)
+    for name in f.tensors:
+        arr = args.get(name)
+        if name in f.formats or not isinstance(arr, np.ndarray):
+            continue
+        indices = f.orders[name]
+        acc = next(a for a in (f.output, *_rhs(f)) if a.name == name)
+        if arr.ndim != indices:
+            raise ArgumentError(
+                f"{where}: {name} is indexed {name}({','.join(acc.indices)}) but is a "
+                f"{arr.ndim}-d array of shape {arr.shape}"
+            )
+        for d, v in enumerate(acc.indices):
+            learn(f.extents[v], int(arr.shape[d]), f"{name}.shape[{d}]")
+    for extent, (value, _) in known.items():
+        out[extent] = value
+    return out
+
+
+def _rhs(f: Formula) -> list[Any]:
+    from spf.index_notation.formula import _accesses
+
+    return _accesses(f.assignment.rhs)
+
+
+class EinsumKernel:
+    """``kernel(**operands)``: runs the formula, writing the (dense) output in place."""
+
+    def __init__(self, formula: Formula, kernel: CompiledKernel) -> None:
+        self.formula = formula
+        self.kernel = kernel
+
+    @property
+    def source(self) -> str:
+        return self.kernel.source
+
+    @property
+    def signature(self) -> str:
+        return self.kernel.signature
+
+    def __call__(self, *, check: bool = True, **args: Any) -> None:
+        self.kernel(check=check, **resolve_extents(self.formula, args))
+
+    def __repr__(self) -> str:
+        return f"EinsumKernel({self.formula.text!r})"

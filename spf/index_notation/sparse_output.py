@@ -1,0 +1,395 @@
+"""A sparse output, built in two phases like ``spf.kernels.spgemm_csr()``.
+
+The output's format must be compressed along one index (CSR: rows ``i``, columns ``j``;
+CSC: the other way round), and that index is the outermost loop of every product. Both
+phases run row by row (``o``) with dense per-row workspaces (``stmt.workspace``, so the
+row loop may run in parallel):
+
+* **symbolic** (sizing): every product instance marks its column ``n`` in ``mark`` (holding
+  ``o + 1`` once marked) and counts the new ones into ``C_rowptr(o+1)``; a prefix sum turns
+  the counts into row pointers. The products of a row may come from several terms
+  (``A(i,j) + B(i,j)``): their union is what gets counted.
+* **numeric** (filling), once the caller has allocated ``C_col`` and ``C`` with the size the
+  row pointers give: every product instance adds its value into the dense row ``acc`` at
+  ``n``, listing each column the first time (``lst``); then the row's columns are sorted
+  and gathered into ``C_col``/``C`` at ``C_rowptr(o) ..``. A row of ``L`` columns is
+  rank-sorted (``L*L`` comparisons, in cache) when ``L`` is small, otherwise radix-sorted
+  in two counting passes, base ``sqrt(EN)`` (``EN`` the extent of the columns, ``O(L +
+  sqrt(EN))`` steps); when the only
+  product scans one operand's sorted fiber of the row (``O(i,j) = S(i,j) * ...``) the list
+  is in order already and no sort runs.
+
+:class:`SparseEinsum` holds both Computations; its kernel returns the output's arrays in a
+dict named as its format names them (``rowptr``, ``col``, ``A`` and the sizes ``N``,
+``M``, ``NNZ``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.computation import Computation, Stmt
+from spf.errors import ArgumentError
+from spf.index_notation.build import declare_operands
+from spf.index_notation.formula import Formula, Term, lower
+
+if TYPE_CHECKING:
+    from spf.computation.products import CompiledKernel
+    from spf.formats.format import Format
+
+__all__ = ["Compressed", "SparseEinsum", "SparseEinsumKernel", "build_sparse", "compressed_output"]
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """The output ``name`` in ``fmt``, compressed along index ``outer`` (pointer array
+    ``ptr``) with the coordinates of index ``inner`` in ``idx``."""
+
+    name: str
+    fmt: Format
+    outer: str
+    inner: str
+    ptr: str
+    idx: str
+
+    def array(self, what: str) -> str:
+        """The computation's name of the output's array ``what`` (``C_rowptr``)."""
+        return self.name if what == self.fmt.value else f"{self.name}_{what}"
+
+
+def compressed_output(f: Formula, fmt: Format) -> Compressed:
+    """The output of ``f`` as a :class:`Compressed`, or :class:`ArgumentError`."""
+    from spf.formats.convert import _compressed
+
+    out = f.output
+    found = None
+    if len(fmt.coords) == 2 and len(fmt.positions) == 1 and len(fmt.value_shape) == 1:
+        found = _compressed(fmt)
+    if found is None:
+        raise ArgumentError(
+            f"einsum {f.text!r}: the output {out.name} is in {fmt.name}; a sparse output "
+            "is built row by row in a compressed matrix format (CSR, CSC, or one whose "
+            "relation reads ptr(i) <= k < ptr(i+1) && j = idx(k)); build it in CSR and "
+            "convert it (spf.formats.convert), or make the output dense"
+        )
+    if f.assignment.accumulate:
+        raise ArgumentError(
+            f"einsum {f.text!r}: '+=' into the sparse output {out.name}: its pattern changes, "
+            f"so einsum returns new arrays; write {out.name}2(...) = {out.name}(...) + ... "
+            f"with {out.name} as an operand"
+        )
+    return Compressed(
+        out.name, fmt, out.indices[found.outer], out.indices[found.inner], found.ptr, found.idx
+    )
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name = base
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def _row_schedule(top: int, loops: tuple[str, ...], pos: int) -> str:
+    """``[top, o, pos, v2, 0, ..., vn, 0]``: the loops of a statement inside row ``o``."""
+    rest = "".join(f", {v}, 0" for v in loops[1:])
+    return f"{{[{', '.join(loops)}] -> [{top}, {loops[0]}, {pos}{rest}]}}"
+
+
+def _terms(f: Formula, c: Compressed) -> list[Term]:
+    terms = [lower(f, m) for m in f.monomials]
+    for t in terms:
+        if t.loops[0] != c.outer:
+            iterating = [u.operand for u in t.uses if u.iterates(c.outer)]
+            raise ArgumentError(
+                f"einsum {f.text!r}: the sparse output {c.name} is built along {c.outer}, "
+                f"but {', '.join(iterating)} iterate {c.outer} from their storage; give "
+                f"them a format whose {c.outer} is a dense level (CSR rows), or make "
+                f"{c.name} dense"
+            )
+    return terms
+
+
+def _declare_index(
+    comp: Computation, name: str, shape: tuple[str, ...], rng: str, dtype: str
+) -> None:
+    comp.add_local(name, f"{dtype}_t", shape, index=True)
+    comp.declare_uf(name, range=f"{{[v]: {rng}}}")
+
+
+def _symbolic(
+    f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool
+) -> Computation:
+    comp = Computation(f"{name}_symbolic")
+    declare_operands(comp, f, output=False)
+    o, n = c.outer, c.inner
+    eo, en = f.extents[o], f.extents[n]
+    ptr = c.array(c.ptr)
+    comp.add_data_space(ptr, f"{f.index_dtype}_t", shape=(f"{eo} + 1",))
+    comp.add_local("mark", f"{f.index_dtype}_t", (en,))
+    comp.add_stmt(
+        Stmt(f"${ptr}$({o} + 1) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}")
+    )
+    mark = f"if ($mark$({n}) != {o} + 1) {{ $mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1; }}"
+    for pos, t in enumerate(terms, 1):
+        comp.add_stmt(Stmt(mark, t.domain, _row_schedule(0, t.loops, pos)))
+    comp.add_stmt(Stmt(f"${ptr}$(0) = 0;", f"{{[z]: z = 0 && {eo} >= 0}}", "{[z] -> [1, z, 0]}"))
+    comp.add_stmt(
+        Stmt(
+            f"${ptr}$({o} + 1) += ${ptr}$({o});",
+            f"{{[{o}]: 0 <= {o} < {eo}}}",
+            f"{{[{o}] -> [2, {o}, 0]}}",
+        )
+    )
+    if terms:
+        comp.stmt("s1").workspace("mark", o)
+    if parallel:
+        comp.stmt("s0").parallelize(o)
+    return comp
+
+
+def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
+    """``{operand}`` when the only product reaches the column through that operand's sorted
+    fiber of the row (its format assumes the order): the column list is sorted, without
+    duplicates, as it is produced. Otherwise empty."""
+    if len(terms) != 1:
+        return set()
+    t = terms[0]
+    users = [u for u in t.uses if u.iterates(c.inner)]
+    if len(users) != 1 or not users[0].fmt.assume:
+        return set()
+    u = users[0]
+    n = t.loops.index(c.inner)
+    ordered = list(t.loops[:n]) == [c.outer, *(v for v in u.closure(c.inner) if v != c.outer)]
+    return {u.operand} if ordered else set()
+
+
+def _numeric(
+    f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool
+) -> Computation:
+    comp = Computation(f"{name}_numeric")
+    in_order = _in_order(f, c, terms)
+    declare_operands(comp, f, output=False, ordered=frozenset(in_order))
+    o, n = c.outer, c.inner
+    eo, en = f.extents[o], f.extents[n]
+    dt = f.index_dtype
+    ptr, nnz = c.array(c.ptr), f"{c.name}_NNZ"
+    comp.declare_uf(
+        ptr, domain=f"{{[t]: 0 <= t <= {eo}}}", range=f"{{[v]: 0 <= v <= {nnz}}}",
+        monotonic="nondecreasing", dtype=dt,
+    )  # fmt: skip
+    comp.assume(f"forall t: 0 <= t < {eo} => {ptr}(t+1) <= {ptr}(t) + {en}")
+    comp.add_data_space(c.array(c.idx), f"{dt}_t", shape=(nnz,))
+    comp.add_data_space(c.name, "double", shape=(nnz,))
+    comp.add_local("mark", f"{dt}_t", (en,))
+    comp.add_local("acc", "double", (en,))
+    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1"), ("rk", "1")):
+        # srt (like the radix sort's tmp) has a slot past the end: a full row's last
+        # counting slot is EN
+        _declare_index(comp, local, (shape,), f"0 <= v < {en}", dt)
+    comp.add_stmt(
+        Stmt(
+            "$len$(0) = 0; $rk$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"
+        )
+    )
+    first = f"$mark$({n}) = {o} + 1; $lst$(len(0)) = {n}; $len$(0) += 1; $acc$({n}) = 0;"
+    for pos, t in enumerate(terms, 1):
+        src = f"if ($mark$({n}) != {o} + 1) {{ {first} }} $acc$({n}) += {t.value};"
+        comp.add_stmt(Stmt(src, t.domain, _row_schedule(0, t.loops, pos)))
+    taken = {o, n, *f.extents}
+    a, b, p = _fresh("a", taken), _fresh("b", taken), _fresh("p", taken)
+    rows = f"0 <= {o} < {eo}"
+    length = f"{ptr}({o}+1) - {ptr}({o})"
+    top = len(terms) + 1
+    if in_order:
+        sorted_list = "lst"
+    else:
+        sorted_list = "srt"
+        top = _sort(comp, (o, a, b, n), rows, length, en, dt, top)
+    gather = f"${c.array(c.idx)}$({p}) = {sorted_list}({p} - {ptr}({o})); "
+    gather += f"${c.name}$({p}) = $acc$({sorted_list}({p} - {ptr}({o})));"
+    comp.add_stmt(
+        Stmt(
+            gather,
+            f"{{[{o}, {p}]: {rows} && {ptr}({o}) <= {p} < {ptr}({o}+1)}}",
+            _row_schedule(0, (o, p), top),
+        )
+    )
+    for ws in comp.data_spaces:
+        if comp.data_spaces[ws].role == "local" and ws not in ("thr", "base", "bits"):
+            comp.stmt("s0").workspace(ws, o)
+    if parallel:
+        comp.stmt("s0").parallelize(o)
+    return comp
+
+
+def _sort(
+    comp: Computation,
+    names: tuple[str, str, str, str],
+    rows: str,
+    length: str,
+    en: str,
+    dt: str,
+    top: int,
+) -> int:
+    """Statements sorting row ``o``'s column list ``lst`` (``L`` entries) into ``srt``, at
+    schedule positions ``top`` on; returns the next free position.
+
+    A short row (``L <= thr``, ``thr = sqrt(16 sqrt(EN))``, computed once before the row
+    loop) is rank-sorted: ``L*L`` branch-free comparisons in cache, which vectorize. A longer
+    one is radix-sorted in two stable counting passes over the digits of its columns in base
+    ``base = 2**bits >= sqrt(EN + 1)`` (low digit into ``tmp``, then high digit into
+    ``srt``; a mask and a shift, no division): each
+    pass counts the digits into ``cnt``, prefix-sums the counts and moves every column to
+    its slot, ``O(L + sqrt(EN))`` per pass. ``rk`` is 0 at the start of a row and after each
+    rank written."""
+    o, a, b, q = names
+    _declare_index(comp, "thr", ("1",), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "base", ("1",), f"0 <= v <= {en} + 1", dt)
+    _declare_index(comp, "bits", ("1",), "0 <= v <= 32", dt)
+    comp.add_stmt(
+        Stmt(
+            f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
+            f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
+            "$base$(z) = (int64_t)1 << bits(z);",
+            "{[z]: z = 0}",
+            "{[z] -> [-1, z, 0]}",
+        )
+    )
+    rank = f"{rows} && 0 <= {a} < {length} && {length} <= thr(0)"
+    # the comparisons read a plain copy of the list (no range check per read: they vectorize)
+    comp.add_local("key", f"{dt}_t", (en,))
+    comp.add_stmt(
+        Stmt(
+            f"$key$({a}) = lst({a});",
+            f"{{[{o}, {a}]: {rank}}}",
+            f"{{[{o}, {a}] -> [0, {o}, {top}, {a}, 0]}}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            f"$rk$(0) += $key$({b}) < $key$({a});",
+            f"{{[{o}, {a}, {b}]: {rank} && 0 <= {b} < {length}}}",
+            f"{{[{o}, {a}, {b}] -> [0, {o}, {top + 1}, {a}, 0, {b}, 0]}}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            f"$srt$(rk(0)) = lst({a}); $rk$(0) = 0;",
+            f"{{[{o}, {a}]: {rank}}}",
+            f"{{[{o}, {a}] -> [0, {o}, {top + 1}, {a}, 1]}}",
+        )
+    )
+    _declare_index(comp, "cnt", (f"{en} + 2",), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "dig", (en,), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
+    long = f"{rows} && {length} > thr(0)"
+    digits = f"{{[{o}, {q}]: {long} && 0 <= {q} <= base(0)}}"
+    prefix = f"{{[{o}, {q}]: {long} && 1 <= {q} <= base(0)}}"
+    entries = f"{{[{o}, {a}]: {long} && 0 <= {a} < {length}}}"
+    pos = top + 2
+    for src, dst, digit in (("lst", "tmp", "& (base(0) - 1)"), ("tmp", "srt", ">> bits(0)")):
+        steps = (
+            ("$cnt$({q}) = 0;", digits, q),
+            ("$dig$({a}) = {src}({a}) {digit}; $cnt$(dig({a}) + 1) += 1;", entries, a),
+            ("$cnt$({q}) += cnt({q} - 1);", prefix, q),
+            ("${dst}$(cnt(dig({a}))) = {src}({a}); $cnt$(dig({a})) += 1;", entries, a),
+        )
+        for text, domain, v in steps:
+            src_text = text.format(q=q, a=a, src=src, dst=dst, digit=digit)
+            comp.add_stmt(Stmt(src_text, domain, _row_schedule(0, (o, v), pos)))
+            pos += 1
+    return pos
+
+
+@dataclass(frozen=True)
+class SparseEinsum:
+    """A formula with a sparse output: ``symbolic`` (sizing) and ``numeric`` (filling)
+    Computations, both printable and schedulable; :meth:`compile` builds both."""
+
+    formula: Formula
+    output: Compressed
+    symbolic: Computation
+    numeric: Computation
+
+    def compile(self, **options: Any) -> SparseEinsumKernel:
+        """Compile both phases (``options`` as for ``Computation.compile``)."""
+        return SparseEinsumKernel(
+            self, self.symbolic.compile(**options), self.numeric.compile(**options)
+        )
+
+
+def build_sparse(f: Formula, name: str, *, parallel: bool) -> SparseEinsum:
+    """The two phases of ``f`` (see the module docstring)."""
+    fmt = f.out_format()
+    assert fmt is not None
+    c = compressed_output(f, fmt)
+    terms = _terms(f, c)
+    return SparseEinsum(
+        f, c, _symbolic(f, c, terms, name, parallel), _numeric(f, c, terms, name, parallel)
+    )
+
+
+class SparseEinsumKernel:
+    """``kernel(**operands)`` -> dict of the output's arrays and sizes (see the module
+    docstring); arguments as for :class:`~spf.index_notation.kernel.EinsumKernel`."""
+
+    def __init__(
+        self, comp: SparseEinsum, symbolic: CompiledKernel, numeric: CompiledKernel
+    ) -> None:
+        self.comp, self.symbolic, self.numeric = comp, symbolic, numeric
+        self._names = [{a.name for a in k.arguments} for k in (symbolic, numeric)]
+
+    def __call__(self, *, check: bool = True, **args: Any) -> dict[str, Any]:
+        from spf.formats.sizing import memory_limit
+        from spf.index_notation.kernel import resolve_extents
+
+        f, c = self.comp.formula, self.comp.output
+        ptr, idx = c.array(c.ptr), c.array(c.idx)
+        mine = {ptr, idx, c.name, f"{c.name}_NNZ"}
+        given = resolve_extents(f, args)
+        unknown = sorted((set(given) - self._names[0] - self._names[1]) | (set(args) & mine))
+        if unknown:
+            takes = sorted((self._names[0] | self._names[1]) - mine)
+            raise ArgumentError(
+                f"{f.where()}: unknown argument(s) {', '.join(unknown)}; it takes "
+                f"{', '.join(takes)} (and the operands' prefixed sizes) and returns "
+                f"{c.name}'s arrays"
+            )
+        eo = f.extents[c.outer]
+        if eo not in given:
+            raise ArgumentError(
+                f"{f.where()}: the extent {eo} of {c.outer} is unknown; pass {eo}=... or an "
+                "operand that has it"
+            )
+        dtype = np.dtype(f.index_dtype)
+        rows = int(given[eo])
+        if rows < 0 or (rows + 1) * dtype.itemsize > memory_limit():
+            raise ArgumentError(
+                f"{f.where()}: {eo} = {rows} would make {c.name}'s {rows + 1} row pointers "
+                f"{'negative' if rows < 0 else 'larger than this machine memory'}; pass the "
+                f"operands' real extent ({eo} is the length of their row pointers minus one)"
+            )
+        out_ptr = np.empty(rows + 1, dtype=dtype)
+        self.symbolic(
+            check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
+        )
+        nnz = int(out_ptr[-1])
+        col, val = np.empty(nnz, dtype=dtype), np.empty(nnz)
+        fill = {k: v for k, v in given.items() if k in self._names[1]}
+        fill.update({ptr: out_ptr, idx: col, c.name: val})
+        if f"{c.name}_NNZ" in self._names[1]:
+            fill[f"{c.name}_NNZ"] = nnz
+        self.numeric(check=check, **fill)
+        result: dict[str, Any] = {c.ptr: out_ptr, c.idx: col, c.fmt.value: val}
+        for extent, v in zip(c.fmt.shape, f.output.indices, strict=True):
+            result[extent] = int(given[f.extents[v]]) if f.extents[v] in given else None
+        result["NNZ"] = nnz
+        return result
+
+    def __repr__(self) -> str:
+        return f"SparseEinsumKernel({self.comp.formula.text!r})"

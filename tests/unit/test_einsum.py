@@ -1,0 +1,187 @@
+"""spf.einsum: parsing (ParseError with a caret), summation scopes, loop orders chosen from
+the formats' relations, the computations built, and the errors for bad formulas, formats
+and arguments. Kernels against numpy / pydata sparse: tests/e2e/test_einsum_kernels.py."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf.errors import ArgumentError, CodegenError, ParseError
+from spf.formats import COO, CSC, CSF, CSR
+from spf.index_notation.expand import expand
+from spf.index_notation.parse import parse
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        ("y(i) = ", "expected a tensor", 7),
+        ("y(i) == x(i)", "expected a tensor", 6),
+        ("y(i) = A(i,i)", "index 'i' appears twice", 11),
+        ("y(i = x", "expected ',' or ')'", 4),
+        ("y(i) = x(i) / 2", "unexpected character '/'", 12),
+        ("y(i) = x(i) y(i)", "expected '+', '-', '*' or the end", 12),
+        ("3 = x", "expected the output tensor", 0),
+        ("y(i) = (x(i) + 1", "')' closing", 16),
+        ("y(i) x(i)", "'=' or '+=' after the output", 5),
+    ],
+)
+def test_bad_formulas_raise_parse_errors_with_a_caret(text: str, message: str, column: int) -> None:
+    with pytest.raises(ParseError, match=re.escape(message)) as info:
+        spf.einsum(text)
+    assert info.value.span is not None
+    assert info.value.span[0] == column
+    assert str(info.value).splitlines()[-1].index("^") == column + 2
+
+
+def test_empty_and_non_string_formulas() -> None:
+    with pytest.raises(ParseError, match="empty"):
+        spf.einsum("  ")
+    with pytest.raises(ParseError, match="string"):
+        spf.einsum(3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("y(i) = A(i,j)*x(j) + 2*z(i)", ["A(i,j)*x(j) summed over j", "2*z(i)"]),
+        ("s = x(i) + y(i)", ["x(i) summed over i", "y(i) summed over i"]),
+        (
+            "y(i) = (A(i,j) + B(i,j)) * x(j)",
+            ["A(i,j)*x(j) summed over j", "B(i,j)*x(j) summed over j"],
+        ),
+        ("y(i) = x(i) - x(i)", []),
+        ("C(i,j) = A(i,j) + A(i,j)", ["2*A(i,j)"]),
+        ("y(i) = -(a(i) - 3*b(i))", ["-1*a(i)", "3*b(i)"]),
+        ("y(i) = x(j)", ["x(j) summed over j"]),
+    ],
+)
+def test_sums_cover_the_smallest_subexpression_holding_their_index(
+    text: str, terms: list[str]
+) -> None:
+    assert [str(m) for m in expand(parse(text))] == terms
+
+
+def test_loop_orders_follow_the_formats() -> None:
+    spmv = spf.einsum("y(i) = A(i,j) * x(j)", A=CSR)
+    assert isinstance(spmv, spf.index_notation.Einsum)
+    assert [s.loops for s in spmv.stmts] == [("i",), ("i", "A_k", "j")]
+    csc = spf.einsum("y(i) = A(i,j) * x(j)", A=CSC)
+    assert csc.stmts[1].loops == ("j", "A_k", "i")
+    mttkrp = spf.einsum("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", B=CSF(3))
+    assert mttkrp.stmts[1].loops[-1] == "j"  # dense-only index innermost
+    assert mttkrp.stmts[1].source == "$A$(i, j) += $B$(B_p3) * $C$(k, j) * $D$(l, j);"
+    coo = spf.einsum("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", B=COO(3))
+    assert coo.stmts[1].loops == ("B_p", "i", "k", "l", "j")
+    gemm = spf.einsum("C(i,j) = A(i,k) * B(k,j)")
+    assert gemm.stmts[1].loops == ("i", "j", "k")
+    accumulate = spf.einsum("y(i) += A(i,j) * x(j)", A=CSR)
+    assert len(accumulate.stmts) == 1  # no zeroing for +=
+
+
+def test_computation_is_an_ordinary_one() -> None:
+    comp = spf.einsum("y(i) = A(i,j) * x(j)", A=CSR)
+    assert list(comp.data_spaces) == ["y", "A", "x"]
+    assert set(comp.ufs) == {"A_rowptr", "A_col"}
+    assert comp.is_parallel_legal("s1", "i")
+    comp.stmt("s1").parallelize("i")
+    comp.check_legality()
+    text = comp.codegen()
+    assert "#pragma omp parallel for" in text
+    assert "A_rowptr(i)" in text
+    back = spf.Computation.from_json(comp.to_json())
+    assert back.codegen() == text
+
+
+def test_named_sizes_and_computation_name() -> None:
+    comp = spf.einsum("y(i) = A(i,j) * x(j)", A=CSR, sizes={"i": "N", "j": "M"}, name="mv")
+    assert comp.name == "mv"
+    assert comp.data_spaces["y"].shape == ("N",)
+    with pytest.raises(ArgumentError, match="not indices"):
+        spf.einsum("y(i) = x(i)", sizes={"q": "Q"})
+    with pytest.raises(ArgumentError, match="clashes"):
+        spf.einsum("y(i) = x(i)", sizes={"i": "x"})
+    with pytest.raises(ArgumentError, match="size name"):
+        spf.einsum("y(i) = x(i)", sizes={"i": "1N"})
+    with pytest.raises(ArgumentError, match="C identifier"):
+        spf.einsum("y(i) = x(i)", name="not a name")
+
+
+@pytest.mark.parametrize(
+    ("text", "formats", "message"),
+    [
+        ("y(i) = A(i,j) * x(j)", {"B": CSR}, "does not name"),
+        ("y(i) = A(i,j) * x(j)", {"A": "CSR"}, "must be an spf.Format"),
+        ("y(i) = A(i,j) * x(j)", {"A": CSF(3)}, "has 2 index"),
+        ("y(i) = A(i,j) * A(j)", {}, "keeps its number of dimensions"),
+        ("y(i) = y(i) * 2", {}, "also read on the right"),
+        ("s = x(i)", {"s": CSR}, "has 0 index"),
+        ("y(i) = A(i,j) * B(j,i) * x(j)", {"A": CSR, "B": CSR}, "no loop order"),
+        ("C(i,j) = A(i,j) * 2", {"A": CSR, "C": COO}, "compressed matrix format"),
+        ("C(i,j) += A(i,j)", {"A": CSR, "C": CSR}, "'\\+=' into the sparse output"),
+        ("C(i,j) = A(i,j)", {"A": CSR, "C": CSC}, "no loop order"),
+        ("y(i) = i(i)", {}, "names both a tensor and an index"),
+    ],
+)
+def test_bad_formats_raise_argument_errors(
+    text: str, formats: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ArgumentError, match=message):
+        spf.einsum(text, **formats)
+
+
+def test_two_sparse_operands_iterating_one_index_are_refused_not_guarded() -> None:
+    with pytest.raises(CodegenError, match="merge of the two lists"):
+        spf.einsum("s = a(i) * b(i)", a=CSF(1), b=CSF(1))
+    with pytest.raises(CodegenError, match="A \\(CSR\\) and B \\(CSR\\) both iterate index 'j'"):
+        spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=CSR, B=CSR)
+
+
+def test_too_many_products_are_refused() -> None:
+    factors = " * ".join(f"(a{n}(i) + b{n}(i))" for n in range(7))
+    with pytest.raises(ArgumentError, match="more than 64 products"):
+        spf.einsum(f"y(i) = {factors}")
+
+
+def test_bad_options() -> None:
+    with pytest.raises(ArgumentError, match="parallel"):
+        spf.einsum("y(i) = x(i)", parallel="yes")  # type: ignore[arg-type]
+    with pytest.raises(spf.SpfError, match="index_dtype"):
+        spf.einsum("y(i) = A(i,j) * x(j)", A=CSR, index_dtype="float32")
+
+
+@pytest.fixture(scope="module")
+def spmv() -> spf.index_notation.EinsumKernel:
+    comp = spf.einsum("y(i) = A(i,j) * x(j)", A=CSR)
+    assert isinstance(comp, spf.index_notation.Einsum)
+    return comp.compile()
+
+
+def test_extents_come_from_shapes_and_prefixed_sizes(spmv: spf.index_notation.EinsumKernel) -> None:
+    a = sp.random_array((6, 4), density=0.5, format="csr", rng=3)
+    x, y = np.arange(4.0), np.zeros(6)
+    spmv(y=y, x=x, **spf.sparse.csr_args(a, prefix="A_"))
+    assert np.allclose(y, a @ x)
+    with pytest.raises(ArgumentError, match=r"J is 4 from A_M but 3 from x\.shape"):
+        spmv(y=y, x=np.ones(3), **spf.sparse.csr_args(a, prefix="A_"))
+    with pytest.raises(ArgumentError, match=r"indexed x\(j\) but is a 2-d array"):
+        spmv(y=y, x=np.ones((4, 1)), **spf.sparse.csr_args(a, prefix="A_"))
+    with pytest.raises(ArgumentError, match="A_N must be a non-negative int"):
+        spmv(y=y, x=x, **{**spf.sparse.csr_args(a, prefix="A_"), "A_N": -1})
+
+
+def test_prefix_of_the_args_helpers() -> None:
+    a = sp.eye_array(2, format="csr")
+    assert list(spf.sparse.csr_args(a, prefix="A_")) == [
+        "A", "A_rowptr", "A_col", "A_N", "A_M", "A_NNZ",
+    ]  # fmt: skip
+    assert "B" in spf.sparse.sptrsv_args(a, prefix="B_")
+    assert "T_W" in spf.sparse.ell_args(a, prefix="T_")
+    assert "A_colptr" in spf.sparse.format_args(a, spf.formats.CSC, prefix="A_")
+    with pytest.raises(ArgumentError, match="operand name followed by '_'"):
+        spf.sparse.csr_args(a, prefix="A")
