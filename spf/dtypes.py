@@ -23,6 +23,7 @@ that names what was being declared and lists the accepted types.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from spf.clang import NUMPY_OF_C
@@ -89,3 +90,17 @@ def _numpy_dtype_name(type_: object) -> str | None:
     except (TypeError, ValueError):
         return None
     return str(dtype.name)
+
+
+def index_name(index_dtype: object) -> str:
+    """``"int32"`` or ``"int64"`` from any spelling :func:`numpy_name` accepts (the index
+    types of spf's kernels and formats)."""
+    name: object = index_dtype
+    with contextlib.suppress(SpfError):
+        name = numpy_name(index_dtype, what="index_dtype")
+    if name not in ("int32", "int64"):
+        raise SpfError(
+            f"index_dtype must be 'int32' or 'int64' (or 'int32_t', np.int32, ...), "
+            f"got {index_dtype!r}"
+        )
+    return str(name)

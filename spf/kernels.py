@@ -18,10 +18,8 @@ the element type their index arrays (UFs) are declared with, to match
 
 from __future__ import annotations
 
-import contextlib
-
 from spf.computation import Computation, Stmt
-from spf.dtypes import numpy_name
+from spf.dtypes import index_name
 from spf.errors import SpfError
 from spf.formats.format import Format
 from spf.index_notation.sparse_output import SparseEinsum as SpGEMM
@@ -51,17 +49,7 @@ __all__ = [
 _INDEX_DTYPES = ("int32", "int64")
 
 
-def _index_dtype(index_dtype: object) -> str:
-    """``"int32"`` or ``"int64"`` from any spelling :mod:`spf.dtypes` accepts."""
-    name: object = index_dtype
-    with contextlib.suppress(SpfError):
-        name = numpy_name(index_dtype, what="index_dtype")
-    if name not in _INDEX_DTYPES:
-        raise SpfError(
-            f"index_dtype must be 'int32' or 'int64' (or 'int32_t', np.int32, ...), "
-            f"got {index_dtype!r}"
-        )
-    return str(name)
+_index_dtype = index_name
 
 
 def _declare_ptr(comp: Computation, name: str, n: str, nnz: str, dtype: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from spf.dtypes import index_name
 from spf.errors import ArgumentError
 from spf.index_notation.build import Einsum
 from spf.index_notation.formula import bind
@@ -24,9 +25,7 @@ __all__ = ["Einsum", "EinsumKernel", "SparseEinsum", "SparseEinsumKernel", "eins
 
 
 def _index_dtype(index_dtype: object) -> str:
-    from spf.kernels import _index_dtype as check
-
-    return check(index_dtype)
+    return index_name(index_dtype)
 
 
 def einsum(

@@ -30,7 +30,6 @@ else:
     from spf._lazy import sympy as sp
 
 
-
 def caret(text: str, span: tuple[int, int]) -> str:
     """``text`` with a caret line under ``span`` (for errors that are not ParseErrors)."""
     return str(ParseError("", text=text, span=span)).lstrip("\n")

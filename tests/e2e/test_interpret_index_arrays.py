@@ -22,6 +22,7 @@ import scipy.sparse as sp
 import spf
 from spf import kernels
 from spf.formats import COO, CSR, convert
+from spf.formats.sizing import extent
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,12 +66,11 @@ def test_coo_to_csr_interprets_as_compiled(
 ) -> None:
     conv, kernel = coo_to_csr[dtype]
     args = coo_matrix(n, m, nnz, n * 31 + nnz, dtype)
-    sizes = {"N": n, "M": m, "NNZ": nnz}
+    sizes = kernel._ranked({"N": n, "M": m, "NNZ": nnz})  # with the sizes of the sort's ranks
     for name, shape in conv.allocate.items():
-        extent = [sum(sizes.get(t.strip(), 0) if not t.strip().isdigit() else int(t)
-                      for t in e.split("+")) for e in shape]  # fmt: skip
         kind = np.float64 if conv.data_spaces[name].ctype == "double" else dtype
-        args[name] = np.zeros(extent, dtype=kind)
+        args[name] = np.zeros([extent(e, sizes) for e in shape], dtype=kind)
+    args.update(kernel._rank_args(sizes))
     compiled, interpreted = copies(args), copies(args)
     kernel.kernel(**compiled)
     conv.interpret(**interpreted)
