@@ -1,12 +1,24 @@
 """The implemented-domain check (loopy's idea): prove that the scanned loops execute each
 statement's domain exactly once.
 
-Every path to a statement call is a set over the loop variables and bound UF values in
-scope (loop bounds, guards, ``v = uf(args)`` bindings); mapping it through the call's
-iterator values gives the instances that call site executes. Their union must equal the
-statement's domain, and different call sites must not overlap. The check runs on UF-aware
-sets, so it covers the UF bindings too; a failure is a ``CodegenError`` (a scanner bug) that
-names the scheduling command to blame.
+A path to a statement call (its loops, guards and ``v = uf(args)`` bindings) and the call's
+iterator values ``F(x)`` are checked without projecting the loop variables ``x`` away: a UF
+argument over loops that a projection has to eliminate (``rowptr(3*i0 + i1 + 1)`` where
+``i = 3*i0 + i1``) would be left over existential variables, about which nothing follows.
+Instead, the statement's schedule ``S`` names the loop point of each instance ``d``:
+
+1. every point ``x`` of a path calls the instance whose time it is: each loop at position
+   ``p`` has ``x = S_p(F(x))`` (a subset test over ``[x, d]`` with ``d = F(x)``: no
+   variable is eliminated), so a call site runs an instance ``d`` at most once, at
+   ``x = S(d)``;
+2. hence it runs exactly ``Q = {d : S(d) passes the path, F(S(d)) = d}``: the path with the
+   loop variables replaced by the schedule's expressions (``i0 = floor(i/3)``), a set over
+   the statement's iterators whose UF arguments are expressions of them;
+3. the ``Q`` of a statement's call sites are pairwise disjoint, and their union equals its
+   domain.
+
+The check runs on UF-aware sets, so it covers the UF bindings too; a failure is a
+``CodegenError`` (a scanner bug) that names the scheduling command to blame.
 
 Only parameter values a kernel can be called with count (:func:`spf.analysis.bounds.
 call_context`: no array extent is negative, the parameter assumptions hold): the loops isl
@@ -16,27 +28,35 @@ builds may take a bound from another statement's array (``k0 < NNZ/2`` where a t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
-from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Node, Op, UFRead, Var
+from spf.codegen.loop_ast import (
+    Bind,
+    Block,
+    Call,
+    Expr,
+    For,
+    If,
+    Int,
+    Node,
+    Op,
+    UFRead,
+    Var,
+    walk,
+)
 from spf.errors import CodegenError
-from spf.sets import Relation, Set
+from spf.sets import Set
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+    from spf.sets import UF
 
 _NEG = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
-
-
-@dataclass(frozen=True)
-class _Site:
-    stmt: str
-    names: tuple[str, ...]
-    conds: tuple[str, ...]
-    args: tuple[Expr, ...]
 
 
 class _Text:
@@ -46,12 +66,15 @@ class _Text:
         self.prefix = prefix
         self.aux: list[str] = []
         self.conds: list[str] = []
+        self.values: dict[str, str] = {}
+        """Text of a variable's value where it is not a variable of the set (a bound UF
+        value, a loop variable given by the schedule)."""
 
     def expr(self, e: Expr) -> str:
         if isinstance(e, Int):
             return str(e.value)
         if isinstance(e, Var):
-            return e.name
+            return self.values.get(e.name, e.name)
         if isinstance(e, UFRead):
             return f"{e.uf}({', '.join(self.expr(a) for a in e.args)})"
         a = [self.expr(x) for x in e.args]
@@ -115,33 +138,79 @@ def _split_bound(left: Expr, op: str, right: Expr) -> tuple[str, tuple[Op, ...]]
     return None
 
 
-def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text) -> Iterator[_Site]:
+@dataclass(frozen=True)
+class _Guard:
+    cond: Expr
+    negate: bool
+
+
+_Step = For | Bind | _Guard
+"""What a path to a call passes: a loop (its body), a binding, a guard (or its else)."""
+
+
+@dataclass(frozen=True)
+class _Site:
+    stmt: str
+    steps: tuple[_Step, ...]
+    args: tuple[Expr, ...]
+
+    @property
+    def loops(self) -> tuple[For, ...]:
+        return tuple(s for s in self.steps if isinstance(s, For))
+
+
+def _sites(n: Node, steps: tuple[_Step, ...] = ()) -> Iterator[_Site]:
+    """The calls under ``n``, and a site ``("", steps, args)`` for each binding (its read of
+    ``uf(args)`` happens after ``steps``)."""
     if isinstance(n, Block):
         for item in n.items:
-            yield from _sites(item, names, conds, text)
-    elif isinstance(n, For):
-        a0, c0 = len(text.aux), len(text.conds)
-        c = [text.cond(Op(">=", (Var(n.var), n.init))), text.cond(n.cond)]
-        if n.step != 1:
-            c.append(f"({n.var} - ({text.expr(n.init)})) % {n.step} = 0")
-        c += text.conds[c0:]
-        new = (*names, n.var, *text.aux[a0:])
-        yield from _sites(n.body, new, (*conds, *c), text)
+            yield from _sites(item, steps)
+    elif isinstance(n, (For, Bind)):
+        if isinstance(n, Bind):
+            yield _Site("", (*steps, n), n.args)
+        yield from _sites(n.body, (*steps, n))
     elif isinstance(n, If):
-        a0, c0 = len(text.aux), len(text.conds)
-        c = [text.cond(n.cond)]
-        yield from _sites(n.then, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text)
+        yield from _sites(n.then, (*steps, _Guard(n.cond, False)))
         if n.orelse is not None:
-            a0, c0 = len(text.aux), len(text.conds)
-            c = [text.cond(n.cond, negate=True)]
-            yield from _sites(
-                n.orelse, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text
-            )
-    elif isinstance(n, Bind):
-        value = f"{n.uf}({', '.join(text.expr(a) for a in n.args)})"
-        yield from _sites(n.body, (*names, n.var), (*conds, f"{n.var} = {value}"), text)
+            yield from _sites(n.orelse, (*steps, _Guard(n.cond, True)))
     elif isinstance(n, Call):
-        yield _Site(n.stmt, names, conds, n.args)
+        yield _Site(n.stmt, steps, n.args)
+
+
+@dataclass(frozen=True)
+class _Path:
+    names: tuple[str, ...]
+    """The loop variables (empty where the schedule gives their values)."""
+    aux: tuple[str, ...]
+    """Auxiliary variables (``min``, ``max`` and ``select`` values)."""
+    conds: tuple[str, ...]
+    args: tuple[str, ...]
+    """The call's iterator values."""
+
+
+def _render(site: _Site, times: Mapping[int, str] | None = None) -> _Path:
+    """``site`` as constraint text over its loop variables, or with ``times`` (position ->
+    text) over what those give the loop variables; bound UF values are their calls."""
+    text = _Text()
+    names: list[str] = []
+    conds: list[str] = []
+    for step in site.steps:
+        if isinstance(step, For):
+            if times is None:
+                names.append(step.var)
+            else:
+                text.values[step.var] = f"({times[step.position]})"
+            conds += [text.cond(Op(">=", (Var(step.var), step.init))), text.cond(step.cond)]
+            if step.step != 1:
+                var, init = text.expr(Var(step.var)), text.expr(step.init)
+                conds.append(f"({var} - ({init})) % {step.step} = 0")
+        elif isinstance(step, Bind):
+            read = ", ".join(text.expr(a) for a in step.args)
+            text.values[step.var] = f"{step.uf}({read})"
+        else:
+            conds.append(text.cond(step.cond, negate=step.negate))
+    args = tuple(text.expr(a) for a in site.args)
+    return _Path(tuple(names), tuple(text.aux), (*conds, *text.conds), args)
 
 
 def verify(comp: Computation, body: Node) -> None:
@@ -190,24 +259,115 @@ def _verify(comp: Computation, body: Node) -> None:
 
     context = call_context(comp)
     where = None if context is None else parameter_text(context)
-    executed: dict[str, list[Set]] = {s.name: [] for s in comp.stmts}
-    ufs = comp.ufs
-    for site in _sites(body, (), (), _Text()):
-        text = _Text("_a")
-        args = [text.expr(a) for a in site.args]
-        names = [*site.names, *text.aux]
-        conds = [*site.conds, *text.conds]
-        outs = [f"_x{k}" for k in range(len(args))]
-        path = Set(f"{{[{', '.join(names)}] : {' && '.join(conds) or 'true'}}}", ufs=ufs)
-        rel = Relation(
-            f"{{[{', '.join(names)}] -> [{', '.join(outs)}] : "
-            f"{' && '.join(f'{o} = {a}' for o, a in zip(outs, args, strict=True)) or 'true'}}}",
-            ufs=ufs,
-        )
-        executed[site.stmt].append(rel.apply(path))
+    sites: dict[str, list[_Site]] = {s.name: [] for s in comp.stmts}
+    for site in _sites(body):
+        if site.stmt:
+            sites[site.stmt].append(site)
+        else:
+            _check_read(comp, site, where)
+    width = comp.schedule_width()
     for stmt in comp.stmts:
-        domain = _within(stmt.domain, where)
-        _check(stmt.name, domain, [_within(p, where) for p in executed[stmt.name]])
+        _check_statement(stmt, sites[stmt.name], width, where)
+
+
+def _check_read(comp: Computation, site: _Site, where: str | None) -> None:
+    """A binding reads its UF inside the UF's declared domain wherever the loops reach it (a
+    value the statements below it do not need can otherwise be read out of bounds)."""
+    bind = site.steps[-1]
+    assert isinstance(bind, Bind)
+    decl = comp.ufs.get(bind.uf)
+    if decl is None or decl.domain is None:
+        return
+    path = _render(replace(site, steps=site.steps[:-1]))
+    xs = [*path.names, *path.aux]
+    at = [f"_a{k}" for k in range(len(path.args))]
+    calls = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
+    reads = Set(f"{{[{', '.join([*xs, *at])}] : {_conj([*path.conds, *calls])}}}", comp.ufs)
+    reads = _within(reads, where)
+    inside = Set(f"{{[{', '.join(xs)}]}}").product(
+        Set(f"{{[{', '.join(at)}]}}").intersect(decl.domain)
+    )
+    if not _subset(reads, inside):
+        users = [n.stmt for n in walk(bind.body) if isinstance(n, Call)]
+        raise _UnverifiedError(
+            users[0] if users else comp.stmts[0].name,
+            f"the loops read {bind.uf}({', '.join(path.args)}) outside the UF's domain "
+            f"{decl.domain}: at {reads}",
+        )
+
+
+def _check_statement(stmt: Stmt, sites: list[_Site], width: int, where: str | None) -> None:
+    name, ufs = stmt.name, stmt.domain.ufs
+    its = tuple(f"_d{k}" for k in range(stmt.domain.arity))
+    domain = _within(Set(f"{{[{', '.join(its)}]}}").intersect(stmt.domain), where)
+    if not sites:
+        if not domain.is_empty():
+            raise _UnverifiedError(name, f"statement {name} is never executed")
+        return
+    times = padded(stmt, width).as_function(its)
+    if times is None:
+        raise _UnverifiedError(
+            name, f"the schedule {stmt.schedule} of {name} is not a function of its iterators"
+        )
+    runs = []
+    for site in sites:
+        _check_points(name, site, its, times, ufs, where)
+        runs.append(_instances(site, its, times, ufs, where))
+    for a in range(len(runs)):
+        for b in range(a + 1, len(runs)):
+            if not runs[a].intersect(runs[b]).is_empty():
+                raise _UnverifiedError(name, f"statement {name} is executed twice")
+    total = runs[0]
+    for run in runs[1:]:
+        total = total.union(run)
+    if not _subset(total, domain) or not _subset(domain, total):
+        raise _UnverifiedError(
+            name, f"the loops execute {total} for statement {name}, whose domain is {domain}"
+        )
+
+
+def _check_points(
+    name: str,
+    site: _Site,
+    its: tuple[str, ...],
+    times: Sequence[str],
+    ufs: Mapping[str, UF],
+    where: str | None,
+) -> None:
+    """Step 1 of the module text: each point of the path runs its instance at the time the
+    schedule gives it."""
+    path = _render(site)
+    both = ", ".join([*path.names, *path.aux, *its])
+    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    runs = _within(Set(f"{{[{both}] : {_conj([*path.conds, *calls])}}}", ufs), where)
+    at = [f"{loop.var} = {times[loop.position]}" for loop in site.loops]
+    scheduled = Set(f"{{[{both}] : {_conj(at)}}}", ufs)
+    if not _subset(runs, scheduled):
+        raise _UnverifiedError(
+            name,
+            f"a call of {name} runs {runs} (loop variables, then the instance), not at the "
+            f"times its schedule gives: {scheduled}",
+        )
+
+
+def _instances(
+    site: _Site,
+    its: tuple[str, ...],
+    times: Sequence[str],
+    ufs: Mapping[str, UF],
+    where: str | None,
+) -> Set:
+    """Step 2 of the module text: the instances ``site`` runs."""
+    path = _render(site, {loop.position: times[loop.position] for loop in site.loops})
+    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    body = _conj([*path.conds, *calls])
+    if path.aux:
+        body = f"exists({', '.join(path.aux)}: {body})"
+    return _within(Set(f"{{[{', '.join(its)}] : {body}}}", ufs), where)
+
+
+def _conj(conds: Sequence[str]) -> str:
+    return " && ".join(conds) or "true"
 
 
 def _within(s: Set, context: str | None) -> Set:
@@ -216,31 +376,6 @@ def _within(s: Set, context: str | None) -> Set:
         return s
     names = ", ".join(f"_p{k}" for k in range(s.arity))
     return s.intersect(Set(f"{{[{names}] : {context}}}"))
-
-
-def _check(name: str, domain: Set, pieces: list[Set]) -> None:
-    if not pieces:
-        if not domain.is_empty():
-            raise _UnverifiedError(name, f"statement {name} is never executed")
-        return
-    for a in range(len(pieces)):
-        for b in range(a + 1, len(pieces)):
-            if not pieces[a].intersect(pieces[b]).is_empty():
-                raise _UnverifiedError(name, f"statement {name} is executed twice")
-    total = pieces[0]
-    for p in pieces[1:]:
-        total = total.union(p)
-    total = (
-        Set(f"{{[{', '.join(domain.tuple_vars)}]}}").intersect(total) if _named(domain) else total
-    )
-    if not _subset(total, domain) or not _subset(domain, total):
-        raise _UnverifiedError(
-            name, f"the loops execute {total} for statement {name}, whose domain is {domain}"
-        )
-
-
-def _named(domain: Set) -> bool:
-    return all(v.isidentifier() for v in domain.tuple_vars)
 
 
 def _subset(a: Set, b: Set) -> bool:
