@@ -8,9 +8,10 @@ up in ``if (i < N) ...`` with the other statement outside. Reading ``rowptr(i + 
 that branch reads ``rowptr[N + 1]`` in the extra iteration: out of bounds.
 
 :func:`bind_where_used` puts each read at the top of the smallest part of the body that uses
-it: into the one item of a block that does (or into each of them), into the branches of an
-``if`` whose condition does not use it. It never moves a read into a loop (that would read
-it once per iteration). A read placed lower runs later, never earlier, and still before every
+it: into the item of a block that does (into the branches of each ``if`` item that uses it
+only there, above the first item that uses it otherwise), into the branches of an ``if``
+whose condition does not use it. It never moves a read into a loop (that would read it once
+per iteration). A read placed lower runs later, never earlier, and still before every
 use; the scanner binds a run-time index array's value only below the last write that can
 change it (:mod:`spf.codegen.written_ufs`), so a later read gets the same value.
 """
@@ -27,14 +28,45 @@ def bind_where_used(var: str, uf: str, args: tuple[Expr, ...], body: Node) -> No
     ``var`` (``body`` unchanged when nothing does)."""
     if not uses(body, var):
         return body
+    here = Bind(var, uf, args, body)
     if isinstance(body, Block):
-        return Block(tuple(bind_where_used(var, uf, args, item) for item in body.items))
+        return _in_block(var, uf, args, body)
     if isinstance(body, If) and var not in set(expr_vars(body.cond)):
         orelse = None if body.orelse is None else bind_where_used(var, uf, args, body.orelse)
         return If(body.cond, bind_where_used(var, uf, args, body.then), orelse)
     if isinstance(body, Bind) and not any(var in set(expr_vars(a)) for a in body.args):
-        return Bind(body.var, body.uf, body.args, bind_where_used(var, uf, args, body.body))
-    return Bind(var, uf, args, body)
+        inner = bind_where_used(var, uf, args, body.body)
+        if inner == Bind(var, uf, args, body.body):
+            return here  # no lower: keep the reads in the order the scanner gave them
+        return Bind(body.var, body.uf, body.args, inner)
+    return here
+
+
+def _in_block(var: str, uf: str, args: tuple[Expr, ...], block: Block) -> Block:
+    """The items of ``block`` that use ``var`` only inside an ``if`` each read it in their
+    branches; from the first item that reads it unconditionally on, one read covers the rest
+    (one declaration per C scope: two reads of one name side by side would clash)."""
+    items = _flat(block)
+    for k, item in enumerate(items):
+        if not uses(item, var):
+            continue
+        placed = bind_where_used(var, uf, args, item)
+        if isinstance(placed, If):  # read inside its branches only
+            items[k] = placed
+            continue
+        last = max(j for j, other in enumerate(items) if uses(other, var))
+        rest = items[k : last + 1]
+        inner: Node = placed if len(rest) == 1 else Bind(var, uf, args, Block(tuple(rest)))
+        return Block((*items[:k], inner, *items[last + 1 :]))
+    return Block(tuple(items))
+
+
+def _flat(block: Block) -> list[Node]:
+    """The items of ``block``, those of blocks inside it spliced in (a block is no scope)."""
+    out: list[Node] = []
+    for item in block.items:
+        out.extend(_flat(item) if isinstance(item, Block) else [item])
+    return out
 
 
 def bind_all_where_used(

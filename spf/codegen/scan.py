@@ -72,7 +72,7 @@ from spf.codegen.loop_ast import (
 from spf.codegen.written_ufs import is_written_index_array, written_level
 from spf.computation.statement import is_constant
 from spf.errors import CodegenError, SpfError
-from spf.sets.linear import DT
+from spf.sets.linear import DT, to_isl
 from spf.sets.view import uf_view
 
 if TYPE_CHECKING:
@@ -172,6 +172,8 @@ class Scanner:
         for var in local:  # declared ranges bound loops scanned before a value is known
             fact = self._range_fact(var).align_params(iset.get_space())
             iset = iset.align_params(fact.get_space()).intersect_params(fact)
+        for uf, args in view.terms:
+            iset = self._within_uf_domain(iset, uf, args, local)
         self._check_bounded(stmt, iset)
         inverse = sched.intersect_domain(stmt.domain).inverse()
         its = inverse.function_exprs(self.names)
@@ -184,6 +186,30 @@ class Scanner:
         needs = self._closure(set(local))
         tags = _tags(stmt, self.width)
         return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, tags, stmt.name)
+
+    def _within_uf_domain(
+        self, iset: isl.Set, uf: str, args: Sequence[sp.Expr], local: Sequence[str]
+    ) -> isl.Set:
+        """``iset`` where the arguments of a call of ``uf`` lie in its declared domain: a
+        call outside it has no value, so no instance there exists (spf's sets mean that),
+        and the loops must not reach it (they would read the index array out of bounds:
+        ``0 <= i <= N + 5`` beside ``rowptr(i + 1)`` with ``rowptr`` defined up to ``N``)."""
+        decl = self.comp.ufs.get(uf)
+        if decl is None or decl.domain is None:
+            return iset
+        try:
+            texts = [to_isl(_with_value_names(sp.sympify(a), local)) for a in args]
+        except ValueError:  # not quasi-affine: the range facts alone bound the loops
+            return iset
+        params = [str(p) for p in iset.get_var_names(DT.param)]
+        target = decl.domain.body_iset()
+        params += [str(p) for p in target.get_var_names(DT.param) if str(p) not in params]
+        ma = isl.MultiAff(
+            f"[{', '.join(params)}] -> {{ [{', '.join(self.names)}] -> [{', '.join(texts)}] }}"
+        )
+        target = target.reset_tuple_id().align_params(ma.get_space())
+        fact = target.preimage_multi_aff(ma.align_params(target.get_space()))
+        return _align_intersect(iset, fact)
 
     def _check_bounded(self, stmt: Stmt, iset: isl.Set) -> None:
         """A loop with no upper (or lower) bound would never end: refuse it by name."""
@@ -754,6 +780,12 @@ def _overlapping_groups(
             if merged:
                 break
     return groups
+
+
+def _with_value_names(e: sp.Expr, local: Sequence[str]) -> sp.Expr:
+    """``e`` with the symbols ``__u<k>`` renamed ``local[k]`` (the values' variables)."""
+    syms = [x for x in e.free_symbols if isinstance(x, sp.Symbol) and x.name[:3] == "__u"]
+    return e.xreplace({x: sp.Symbol(local[int(x.name[3:])]) for x in syms})
 
 
 def _to_expr(e: sp.Expr, local: Sequence[str]) -> Expr:

@@ -17,6 +17,11 @@ Instead, the statement's schedule ``S`` names the loop point of each instance ``
 3. the ``Q`` of a statement's call sites are pairwise disjoint, and their union equals its
    domain.
 
+Each binding ``v = uf(args)`` must also read inside the UF's declared domain wherever the
+loops reach it: spf's sets treat a call outside the domain as no instance at all, so step 3
+cannot see a read there (``rowptr(N + 1)`` in an iteration where only another statement
+runs), though it reads past the end of the array.
+
 The check runs on UF-aware sets, so it covers the UF bindings too; a failure is a
 ``CodegenError`` (a scanner bug) that names the scheduling command to blame.
 
@@ -28,6 +33,7 @@ builds may take a bound from another statement's array (``k0 < NNZ/2`` where a t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -46,7 +52,7 @@ from spf.codegen.loop_ast import (
     Op,
     UFRead,
     Var,
-    walk,
+    expr_vars,
 )
 from spf.errors import CodegenError
 from spf.sets import Set
@@ -259,41 +265,91 @@ def _verify(comp: Computation, body: Node) -> None:
 
     context = call_context(comp)
     where = None if context is None else parameter_text(context)
-    sites: dict[str, list[_Site]] = {s.name: [] for s in comp.stmts}
-    for site in _sites(body):
-        if site.stmt:
-            sites[site.stmt].append(site)
-        else:
-            _check_read(comp, site, where)
+    found = list(_sites(body))
+    calls = [site for site in found if site.stmt]
+    for site in found:
+        if not site.stmt:
+            _check_read(comp, site, calls, where)
     width = comp.schedule_width()
     for stmt in comp.stmts:
-        _check_statement(stmt, sites[stmt.name], width, where)
+        mine = [site for site in calls if site.stmt == stmt.name]
+        _check_statement(stmt, mine, width, where)
 
 
-def _check_read(comp: Computation, site: _Site, where: str | None) -> None:
-    """A binding reads its UF inside the UF's declared domain wherever the loops reach it (a
-    value the statements below it do not need can otherwise be read out of bounds)."""
+def _check_read(comp: Computation, site: _Site, calls: list[_Site], where: str | None) -> None:
+    """A binding reads its UF inside the UF's declared domain wherever the loops reach it.
+    Where its arguments use other UF values (``scol(cs(ch) + 4*w + r)``), being inside may
+    follow from facts about those values that nobody declared; such a read is also allowed
+    where a statement whose domain calls the UF runs (whether it is in bounds is then that
+    statement's bounds question, :mod:`spf.analysis.bounds`), not where none does."""
     bind = site.steps[-1]
     assert isinstance(bind, Bind)
     decl = comp.ufs.get(bind.uf)
     if decl is None or decl.domain is None:
         return
-    path = _render(replace(site, steps=site.steps[:-1]))
+    before = site.steps[:-1]
+    path = _render(replace(site, steps=before))
     xs = [*path.names, *path.aux]
     at = [f"_a{k}" for k in range(len(path.args))]
-    calls = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
-    reads = Set(f"{{[{', '.join([*xs, *at])}] : {_conj([*path.conds, *calls])}}}", comp.ufs)
-    reads = _within(reads, where)
-    inside = Set(f"{{[{', '.join(xs)}]}}").product(
+    names = ", ".join([*xs, *at])
+    values = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
+    reads = _within(Set(f"{{[{names}] : {_conj([*path.conds, *values])}}}", comp.ufs), where)
+    allowed = Set(f"{{[{', '.join(xs)}]}}").product(
         Set(f"{{[{', '.join(at)}]}}").intersect(decl.domain)
     )
-    if not _subset(reads, inside):
-        users = [n.stmt for n in walk(bind.body) if isinstance(n, Call)]
-        raise _UnverifiedError(
-            users[0] if users else comp.stmts[0].name,
-            f"the loops read {bind.uf}({', '.join(path.args)}) outside the UF's domain "
-            f"{decl.domain}: at {reads}",
-        )
+    if _subset(reads, allowed):
+        return
+    bound = {step.var for step in before if isinstance(step, Bind)}
+    if any(set(expr_vars(a)) & bound for a in bind.args):
+        call_of = re.compile(rf"\b{re.escape(bind.uf)}\(")
+        needing = {s.name for s in comp.stmts if any(map(call_of.search, s.domain.uf_calls))}
+        for call in calls:
+            if call.stmt in needing and _below(call.steps, site.steps):
+                allowed = allowed.union(_reached(call, len(site.steps), names, comp.ufs))
+        if _subset(reads, allowed):
+            return
+    users = [n.stmt for n in _calls_in(bind.body)] or [comp.stmts[0].name]
+    raise _UnverifiedError(
+        users[0],
+        f"the loops read {bind.uf}({', '.join(path.args)}) outside the UF's domain "
+        f"{decl.domain}: at {reads}",
+    )
+
+
+def _calls_in(n: Node) -> Iterator[Call]:
+    for site in _sites(n):
+        if site.stmt:
+            yield Call(site.stmt, site.args)
+
+
+def _below(steps: tuple[_Step, ...], prefix: tuple[_Step, ...]) -> bool:
+    """Whether a path with ``steps`` passes the steps ``prefix`` (the same nodes)."""
+    return len(steps) > len(prefix) and all(a is b for a, b in zip(steps, prefix, strict=False))
+
+
+def _reached(call: _Site, start: int, names: str, ufs: Mapping[str, UF]) -> Set:
+    """Where the path to ``call`` passes from step ``start`` on (a set over the variables
+    before it, then the read's arguments, unconstrained): an over-approximation that leaves
+    out the loops after that step and what depends on their variables."""
+    deeper: set[str] = set()
+    kept = list(call.steps[:start])
+    for step in call.steps[start:]:
+        if isinstance(step, For):
+            deeper.add(step.var)
+            continue
+        exprs = step.args if isinstance(step, Bind) else (step.cond,)
+        if any(set(expr_vars(e)) & deeper for e in exprs):
+            if isinstance(step, Bind):
+                deeper.add(step.var)
+            continue
+        kept.append(step)
+    prefix = _render(_Site("", call.steps[:start], ()))
+    path = _render(_Site("", tuple(kept), ()))
+    extra = path.aux[len(prefix.aux) :]
+    body = _conj(list(path.conds))
+    if extra:
+        body = f"exists({', '.join(extra)}: {body})"
+    return Set(f"{{[{names}] : {body}}}", ufs)
 
 
 def _check_statement(stmt: Stmt, sites: list[_Site], width: int, where: str | None) -> None:

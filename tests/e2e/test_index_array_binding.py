@@ -156,3 +156,25 @@ def test_the_row_pointers_are_read_inside_the_rows_branch() -> None:
     code = spmv_beside_a_longer_loop(True).codegen()
     loop = code[code.index("for (int64_t i") :]
     assert loop.index("if (N >= (i_ + 1))") < loop.index("rowptr(1 + i_)")
+
+
+def test_rows_past_the_row_pointers_domain_are_not_scanned() -> None:
+    """A domain ``0 <= i <= N + 5`` over rows bounded by ``rowptr(i)`` and ``rowptr(i+1)``,
+    with ``rowptr`` defined on ``0 .. N``: the rows past ``N - 1`` call ``rowptr`` outside
+    its domain, so they hold no instance, and the loops stop at ``N - 1`` rather than read
+    the array past its end."""
+    c = spf.Computation("wide")
+    c.declare_uf("rowptr", domain="{[v]: 0 <= v <= N}", range="{[v]: 0 <= v <= NNZ}")
+    c.add_data_space("y", "double", shape=("N+6",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_stmt(
+        spf.Stmt("$y$(i) += $A$(k);", "{[i,k]: 0 <= i <= N + 5 && rowptr(i) <= k < rowptr(i+1)}")
+    )
+    kernel = c.compile()
+    guarded = np.array([0, 2, 2, 5, -1, -1, -1, -1, -1, -1], np.int32)
+    rowptr, a = guarded[:4], np.arange(1.0, 6.0)
+    y, want = np.zeros(9), np.zeros(9)
+    kernel(rowptr=rowptr, A=a, y=y, N=3, NNZ=5)  # check=True: no fault
+    c.interpret(rowptr=rowptr, A=a, y=want, N=3, NNZ=5)
+    np.testing.assert_array_equal(y, [3.0, 0.0, 12.0, 0, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(y, want)

@@ -2,7 +2,8 @@
 
 The scanner's loop trees pass it; the same trees with one defect each (a loop one iteration
 short or long, a call repeated or dropped, a UF value read at the wrong index, a call whose
-instance is not the one its loop point schedules) are refused with a ``CodegenError`` that
+instance is not the one its loop point schedules, a UF value read above the branch that
+needs it, where it is out of the UF's domain) are refused with a ``CodegenError`` that
 names the latest scheduling command on the statement.
 """
 
@@ -72,6 +73,14 @@ def _swapped(n: Node) -> Node | None:
     return None
 
 
+def _read_above_the_branch(n: Node) -> Node | None:
+    """A binding at the top of a branch moved above the ``if``."""
+    if isinstance(n, If) and isinstance(n.then, Bind) and n.orelse is None:
+        b = n.then
+        return Bind(b.var, b.uf, b.args, If(n.cond, b.body))
+    return None
+
+
 DEFECTS = {
     "loop_one_longer": _longer,
     "loop_one_shorter": _shorter,
@@ -79,6 +88,7 @@ DEFECTS = {
     "call_dropped": _dropped,
     "uf_value_of_the_next_index": _next_value,
     "instance_not_the_scheduled_one": _swapped,
+    "uf_read_above_the_branch_that_needs_it": _read_above_the_branch,
 }
 
 
@@ -90,11 +100,41 @@ def split_sptrsv() -> spf.Computation:
     return comp
 
 
-KERNELS = {"spmv_csr": spf.kernels.spmv_csr, "gemm": spf.kernels.gemm, "sptrsv": split_sptrsv}
+def rows_beside_a_longer_loop() -> spf.Computation:
+    """``t(i)`` for ``0 <= i <= N`` sharing its loop with a row loop over ``rowptr``: the row
+    pointers are read in the branch ``i < N``; above it they would be read at ``N + 1``."""
+    c = spf.Computation("longer")
+    c.declare_uf("rowptr", domain="{[v]: 0 <= v <= N}", range="{[v]: 0 <= v <= NNZ}")
+    c.add_data_space("t", "double", shape=("N+1",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_stmt(spf.Stmt("$t$(i) = 1;", "{[i]: 0 <= i <= N}", "{[i] -> [0,i,0,0]}"))
+    c.add_stmt(
+        spf.Stmt(
+            "$y$(i) += $A$(k);",
+            "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}",
+            "{[i,k] -> [0,i,1,k]}",
+        )
+    )
+    return c
 
 
-CASES = [(k, d) for k in sorted(KERNELS) for d in sorted(DEFECTS)]
-CASES.remove(("gemm", "uf_value_of_the_next_index"))  # gemm reads no UF
+KERNELS = {
+    "spmv_csr": spf.kernels.spmv_csr,
+    "gemm": spf.kernels.gemm,
+    "sptrsv": split_sptrsv,
+    "rows_beside_a_longer_loop": rows_beside_a_longer_loop,
+}
+
+
+NOT_APPLICABLE = {
+    ("gemm", "uf_value_of_the_next_index"),  # gemm reads no UF
+    ("gemm", "uf_read_above_the_branch_that_needs_it"),
+    ("spmv_csr", "uf_read_above_the_branch_that_needs_it"),  # no branch inside a loop
+    ("sptrsv", "uf_read_above_the_branch_that_needs_it"),
+    ("rows_beside_a_longer_loop", "instance_not_the_scheduled_one"),  # one iterator each
+}
+CASES = [(k, d) for k in sorted(KERNELS) for d in sorted(DEFECTS) if (k, d) not in NOT_APPLICABLE]
 
 
 @pytest.fixture(scope="module")
