@@ -6,13 +6,17 @@
   was silently wrong), and a schedule that moves the read before the write is refused.
 * A UF value is read only in the branch that needs it: a statement whose loop runs one
   iteration more than its neighbour's (the extra iteration ``compute_at`` adds for the
-  producer instances no consumer reads) does not read ``rowptr(N + 1)``, one past the end.
-  The kernels run with ``check=True`` on row pointers followed in memory by a value outside
-  their declared range, which the in-loop checks would report if the loops read it.
+  producer instances no consumer reads) does not read ``rowptr(N + 1)``, one past the end:
+  the kernels, built with AddressSanitizer and run in a child process, read nothing out of
+  bounds (an unused read changes no result, so only a bounds-checking build shows it).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -133,7 +137,7 @@ def spmv_beside_a_longer_loop(compute_at: bool) -> spf.Computation:
 
 
 @pytest.mark.parametrize("compute_at", [True, False], ids=["compute_at", "shared_loop"])
-def test_rows_read_no_row_pointer_past_the_end_in_the_extra_iteration(compute_at: bool) -> None:
+def test_rows_beside_a_longer_loop_compute_y_and_t(compute_at: bool) -> None:
     comp = spmv_beside_a_longer_loop(compute_at)
     kernel = comp.compile()
     rng = np.random.default_rng(3)
@@ -141,15 +145,57 @@ def test_rows_read_no_row_pointer_past_the_end_in_the_extra_iteration(compute_at
         counts = rng.integers(0, 4, n)
         counts[::3] = 0  # empty rows
         nnz = int(counts.sum())
-        guarded = np.full(n + 2, -1, np.int32)  # -1 after the end: outside the range
-        guarded[: n + 1] = np.concatenate([[0], np.cumsum(counts)])
-        rowptr = guarded[: n + 1]
+        rowptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
         x, a = rng.random(n + 1), rng.random(nnz)
         t, y = np.zeros(n + 1), np.zeros(n)
-        kernel(rowptr=rowptr, x=x, A=a, t=t, y=y, N=n, NNZ=nnz)  # check=True: no fault
+        kernel(rowptr=rowptr, x=x, A=a, t=t, y=y, N=n, NNZ=nnz)
         np.testing.assert_array_equal(t, 2 * x)
         want = 2 * x[:n] + np.array([a[rowptr[i] : rowptr[i + 1]].sum() for i in range(n)])
         np.testing.assert_allclose(y, want)
+
+
+SANITIZED_RUN = """
+import importlib.util, sys
+import numpy as np
+spec = importlib.util.spec_from_file_location("binding_tests", sys.argv[1])
+tests = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tests)
+flags = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
+for compute_at in (True, False):
+    kernel = tests.spmv_beside_a_longer_loop(compute_at).compile(cflags=flags, openmp=False)
+    for n, nnz in ((5, 6), (1, 2), (0, 0)):
+        rowptr = np.linspace(0, nnz, n + 1).astype(np.int32)  # exactly n + 1 entries
+        kernel(rowptr=rowptr, x=np.ones(n + 1), A=np.ones(nnz), t=np.zeros(n + 1),
+               y=np.zeros(n), N=n, NNZ=nnz, check=False)
+print("no out-of-bounds read")
+"""
+
+
+def test_rows_read_no_row_pointer_past_the_end_in_the_extra_iteration() -> None:
+    """Both loop shapes (compute_at's extra iteration, a shared longer loop) built with
+    AddressSanitizer, run in a child process that preloads its runtime: a read of
+    ``rowptr[N + 1]`` (what the loops did when they bound it above the rows' branch) stops
+    it with a heap-buffer-overflow report."""
+    found = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True)
+    asan = Path(found.stdout.strip())
+    if not asan.is_absolute() or not asan.exists():
+        pytest.skip("gcc has no AddressSanitizer runtime (libasan) here")
+    env = {
+        **os.environ,
+        "LD_PRELOAD": str(asan),
+        "ASAN_OPTIONS": "detect_leaks=0",
+        "PYTHONPATH": str(Path(spf.__file__).resolve().parents[1]),
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", SANITIZED_RUN, __file__],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "AddressSanitizer" not in run.stderr, run.stderr[-3000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "no out-of-bounds read" in run.stdout
 
 
 def test_the_row_pointers_are_read_inside_the_rows_branch() -> None:
