@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
+    from spf.analysis.bounds import Obligation
     from spf.analysis.preconditions import Precondition
     from spf.codegen.program import Program
     from spf.computation.computation import Computation
@@ -108,12 +109,20 @@ def lower_checked(
         comp.check_legality()
     progress.phase("scanning")
     program = lower(comp, name)  # refuses unbounded loops before bounds are looked at
-    if not check:
-        return program
-    progress.phase("proving bounds")
-    report = check_bounds(comp)
-    sig = replace(program.signature, preconditions=report.preconditions)
-    return replace(program, obligations=report.obligations, signature=sig)
+    obligations: tuple[Obligation, ...] = ()
+    if check:
+        progress.phase("proving bounds")
+        report = check_bounds(comp)
+        obligations = report.obligations
+        sig = replace(program.signature, preconditions=report.preconditions)
+        program = replace(program, signature=sig)
+    program = replace(program, obligations=obligations)
+    if options.get("arg_checks") and (comp.assumptions or obligations):
+        from spf.codegen.arg_checks import plan_fact_checks
+
+        progress.phase("placing fact checks")
+        program = plan_fact_checks(comp, program)
+    return program
 
 
 def emit_program(prog: Program, target: str = "c", **options: Any) -> str:

@@ -22,6 +22,7 @@ from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
+    from spf.analysis.fact_plan import InLoopCheck
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
     from spf.computation.statement import Stmt
@@ -158,6 +159,11 @@ class Program:
     obligations: tuple[Obligation, ...] = ()
     """Bounds facts no static proof covers (``forall ... => 0 <= j < M``), for the kernel's
     run-time argument checks; empty unless ``codegen(check=True)`` lowered it."""
+    fact_checks: tuple[InLoopCheck, ...] = ()
+    """Facts (assumptions, then obligations, numbered so) the checked function tests where
+    statements run (:mod:`spf.analysis.fact_plan`, :mod:`spf.codegen.arg_checks`)."""
+    in_loop_facts: frozenset[int] = frozenset()
+    """The numbers of the facts :attr:`fact_checks` verify completely."""
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:
@@ -240,7 +246,11 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         body=body,
         stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
         data=tuple(data),
-        ufs=tuple((u.name, u.arity) for n, u in sorted(comp.ufs.items()) if not _is_index(comp, n)),
+        ufs=tuple(
+            (u.name, u.array_uf().arity)
+            for n, u in sorted(comp.ufs.items())
+            if not _is_index(comp, n)
+        ),
         locals=tuple(
             _local(ds, comp)
             for ds in comp.data_spaces.values()
@@ -310,6 +320,11 @@ def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
 
 C_RESERVED = C_KEYWORDS | {"main"}
 
+HELPER_CALLS = {"min": "spf_min", "max": "spf_max"}
+"""Statement calls printed by the names of the generated code's own macros (the preludes
+define ``spf_min``/``spf_max``), so that a data space, loop or statement may be named
+``min`` or ``max``."""
+
 
 def c_function_name(name: str) -> str:
     """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main``)."""
@@ -322,13 +337,22 @@ def signature(comp: Computation, fname: str) -> Signature:
     arguments (their buffer is, when it is global)."""
     written = {ds for s in comp.stmts for ds, _ in s.writes}
     args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
-    for name, uf in sorted(comp.ufs.items()):
+    for name, declared in sorted(comp.ufs.items()):
         if _is_index(comp, name):
             continue  # a run-time index array: its data space is the argument
-        ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
-        inner = uf_inner_extents(uf)
+        array = declared.array_uf()  # a tuple-valued UF: the array of its values, f[i][c]
+        ctype = "int64_t" if array.dtype == "int64" else "int32_t"
+        inner = uf_inner_extents(array)
         args.append(
-            Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf, inner=inner)
+            Arg(
+                name=name,
+                kind="uf",
+                ctype=ctype,
+                const=True,
+                rank=array.arity,
+                uf=declared,
+                inner=inner,
+            )
         )
     stored: dict[str, str] = {}
     for ds_name in comp.data_spaces:
@@ -381,10 +405,10 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
-    text = stmt.parsed.render_c(*formats)
+    text = stmt.parsed.render_c(*formats, calls=HELPER_CALLS)
     reduction, update = None, None
     for spelled in (False, True):
-        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled)
+        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled, calls=HELPER_CALLS)
         if parts is None:
             continue
         access, target, op, value = parts

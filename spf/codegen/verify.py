@@ -68,13 +68,22 @@ _NEG = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 class _Text:
     """Loop-AST expressions as set text; min/max/select become auxiliary variables."""
 
-    def __init__(self, prefix: str = "_m") -> None:
+    def __init__(self, prefix: str = "_m", tuple_valued: frozenset[str] = frozenset()) -> None:
         self.prefix = prefix
         self.aux: list[str] = []
         self.conds: list[str] = []
         self.values: dict[str, str] = {}
         """Text of a variable's value where it is not a variable of the set (a bound UF
         value, a loop variable given by the schedule)."""
+        self.tuple_valued = tuple_valued
+        """UFs that return a tuple: their reads ``f(i, c)`` are the set text ``f(i)[c]``."""
+
+    def call(self, uf: str, args: tuple[Expr, ...]) -> str:
+        """A UF read as set text."""
+        texts = [self.expr(a) for a in args]
+        if uf in self.tuple_valued:
+            return f"{uf}({', '.join(texts[:-1])})[{texts[-1]}]"
+        return f"{uf}({', '.join(texts)})"
 
     def expr(self, e: Expr) -> str:
         if isinstance(e, Int):
@@ -82,7 +91,7 @@ class _Text:
         if isinstance(e, Var):
             return self.values.get(e.name, e.name)
         if isinstance(e, UFRead):
-            return f"{e.uf}({', '.join(self.expr(a) for a in e.args)})"
+            return self.call(e.uf, e.args)
         a = [self.expr(x) for x in e.args]
         if e.op == "neg":
             return f"-({a[0]})"
@@ -194,10 +203,10 @@ class _Path:
     """The call's iterator values."""
 
 
-def _render(site: _Site, times: Mapping[int, str] | None = None) -> _Path:
+def _render(site: _Site, ufs: Mapping[str, UF], times: Mapping[int, str] | None = None) -> _Path:
     """``site`` as constraint text over its loop variables, or with ``times`` (position ->
     text) over what those give the loop variables; bound UF values are their calls."""
-    text = _Text()
+    text = _Text(tuple_valued=frozenset(n for n, u in ufs.items() if u.out_arity > 1))
     names: list[str] = []
     conds: list[str] = []
     for step in site.steps:
@@ -211,8 +220,7 @@ def _render(site: _Site, times: Mapping[int, str] | None = None) -> _Path:
                 var, init = text.expr(Var(step.var)), text.expr(step.init)
                 conds.append(f"({var} - ({init})) % {step.step} = 0")
         elif isinstance(step, Bind):
-            read = ", ".join(text.expr(a) for a in step.args)
-            text.values[step.var] = f"{step.uf}({read})"
+            text.values[step.var] = text.call(step.uf, step.args)
         else:
             conds.append(text.cond(step.cond, negate=step.negate))
     args = tuple(text.expr(a) for a in site.args)
@@ -288,7 +296,7 @@ def _check_read(comp: Computation, site: _Site, calls: list[_Site], where: str |
     if decl is None or decl.domain is None:
         return
     before = site.steps[:-1]
-    path = _render(replace(site, steps=before))
+    path = _render(replace(site, steps=before), comp.ufs)
     xs = [*path.names, *path.aux]
     at = [f"_a{k}" for k in range(len(path.args))]
     names = ", ".join([*xs, *at])
@@ -343,8 +351,8 @@ def _reached(call: _Site, start: int, names: str, ufs: Mapping[str, UF]) -> Set:
                 deeper.add(step.var)
             continue
         kept.append(step)
-    prefix = _render(_Site("", call.steps[:start], ()))
-    path = _render(_Site("", tuple(kept), ()))
+    prefix = _render(_Site("", call.steps[:start], ()), ufs)
+    path = _render(_Site("", tuple(kept), ()), ufs)
     extra = path.aux[len(prefix.aux) :]
     body = _conj(list(path.conds))
     if extra:
@@ -392,7 +400,7 @@ def _check_points(
 ) -> None:
     """Step 1 of the module text: each point of the path runs its instance at the time the
     schedule gives it."""
-    path = _render(site)
+    path = _render(site, ufs)
     both = ", ".join([*path.names, *path.aux, *its])
     calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
     runs = _within(Set(f"{{[{both}] : {_conj([*path.conds, *calls])}}}", ufs), where)
@@ -414,7 +422,7 @@ def _instances(
     where: str | None,
 ) -> Set:
     """Step 2 of the module text: the instances ``site`` runs."""
-    path = _render(site, {loop.position: times[loop.position] for loop in site.loops})
+    path = _render(site, ufs, {loop.position: times[loop.position] for loop in site.loops})
     calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
     body = _conj([*path.conds, *calls])
     if path.aux:

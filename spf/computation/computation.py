@@ -276,7 +276,7 @@ class Computation:
         if name in self._constants:
             raise SpfError(f"{name!r} is already declared as a symbolic constant")
         if isinstance(name, str):
-            check_reserved("UF", name, in_macros=True)
+            check_reserved("UF", name, in_macros=True, in_sets=True)
         try:
             uf = UF(name, **fields)
         except TypeError as err:
@@ -289,6 +289,8 @@ class Computation:
         if old is not None and old != uf:
             raise SpfError(f"UF {name!r} is already declared as {old}")
         self._ufs[name] = uf
+        if uf.inverse is not None and uf.inverse not in self._ufs:
+            self.declare_uf(uf.inverse, **_fields(uf.inverse_uf()))
         return uf
 
     @property
@@ -560,7 +562,7 @@ class Computation:
             if decl is None:
                 if uf_name in self._data:
                     raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF: {s}")
-                ufs[uf_name] = UF(uf_name, arity=arity)
+                ufs[uf_name] = s.inferred_ufs[uf_name]  # a component f(k)[c]: tuple-valued
             elif decl.arity != arity:
                 raise ArityError(
                     f"{where}: UF {uf_name!r} takes {decl.arity} argument(s), called as {call}"
@@ -977,6 +979,19 @@ class Computation:
             f"Computation(name={self._name!r}, stmts={len(self._stmts)}, "
             f"ufs={tuple(sorted(self._ufs))})"
         )
+
+
+def _fields(uf: UF) -> dict[str, Any]:
+    """The keyword arguments of ``declare_uf`` that declare ``uf`` again."""
+    return {
+        "arity": uf.arity,
+        "domain": uf.domain,
+        "range": uf.range,
+        "monotonic": uf.monotonic,
+        "dtype": uf.dtype,
+        "out_arity": uf.out_arity,
+        "inverse": uf.inverse,
+    }
 
 
 def _call_arity(call: str) -> int:

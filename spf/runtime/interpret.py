@@ -258,7 +258,6 @@ class _Storage:
 def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
     """The kernel's signature, each UF taking the index dtype (int32 or int64) passed."""
     from spf.codegen.program import signature
-    from spf.sets import UF
 
     sig = signature(comp, comp.name)
     out = []
@@ -268,7 +267,7 @@ def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
         if uf is not None and isinstance(value, np.ndarray) and value.dtype.name != uf.dtype:
             dtype = value.dtype.name
             if dtype in _INDEX_DTYPES:
-                uf = UF(uf.name, uf.arity, uf.domain, uf.range, uf.monotonic, dtype)
+                uf = dataclasses.replace(uf, dtype=dtype)
                 a = dataclasses.replace(a, ctype=f"{dtype}_t", uf=uf)
         out.append(a)
     return dataclasses.replace(sig, args=tuple(out))

@@ -74,7 +74,7 @@ def check_name(cmd: str, what: str, name: object) -> None:
         raise SpfError(f"{cmd}: {what} must be a C identifier, got {name!r}")
     if keyword.iskeyword(name):
         raise SpfError(f"{cmd}: {what} {name!r} is a reserved word; pick another loop name")
-    check_reserved(f"{cmd}: {what}", name)
+    check_reserved(f"{cmd}: {what}", name, in_sets=True)
 
 
 def _distinct(cmd: str, names: list[str | None]) -> None:
