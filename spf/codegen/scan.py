@@ -198,6 +198,7 @@ class Scanner:
         decl = self.comp.ufs.get(uf)
         if decl is None or decl.domain is None:
             return iset
+        args = args[: decl.arity]  # a tuple-valued UF's read f(i)[c] ends with c
         try:
             texts = [to_isl(_with_value_names(sp.sympify(a), local)) for a in args]
         except ValueError:  # not quasi-affine: the range facts alone bound the loops

@@ -296,7 +296,8 @@ def _check_read(comp: Computation, site: _Site, calls: list[_Site], where: str |
     if decl is None or decl.domain is None:
         return
     before = site.steps[:-1]
-    path = _render(replace(site, steps=before), comp.ufs)
+    args = bind.args[: decl.arity]  # a tuple-valued UF's read f(i)[c] ends with c
+    path = _render(replace(site, steps=before, args=args), comp.ufs)
     xs = [*path.names, *path.aux]
     at = [f"_a{k}" for k in range(len(path.args))]
     names = ", ".join([*xs, *at])
@@ -308,7 +309,7 @@ def _check_read(comp: Computation, site: _Site, calls: list[_Site], where: str |
     if _subset(reads, allowed):
         return
     bound = {step.var for step in before if isinstance(step, Bind)}
-    if any(set(expr_vars(a)) & bound for a in bind.args):
+    if any(set(expr_vars(a)) & bound for a in args):
         call_of = re.compile(rf"\b{re.escape(bind.uf)}\(")
         needing = {s.name for s in comp.stmts if any(map(call_of.search, s.domain.uf_calls))}
         for call in calls:
