@@ -272,19 +272,19 @@ def _verify(comp: Computation, body: Node) -> None:
     from spf.analysis.preconditions import parameter_text
 
     context = call_context(comp)
-    where = None if context is None else parameter_text(context)
+    given = () if context is None else (parameter_text(context),)
     found = list(_sites(body))
     calls = [site for site in found if site.stmt]
     for site in found:
         if not site.stmt:
-            _check_read(comp, site, calls, where)
+            _check_read(comp, site, calls, given)
     width = comp.schedule_width()
     for stmt in comp.stmts:
         mine = [site for site in calls if site.stmt == stmt.name]
-        _check_statement(stmt, mine, width, where)
+        _check_statement(stmt, mine, width, given)
 
 
-def _check_read(comp: Computation, site: _Site, calls: list[_Site], where: str | None) -> None:
+def _check_read(comp: Computation, site: _Site, calls: list[_Site], given: tuple[str, ...]) -> None:
     """A binding reads its UF inside the UF's declared domain wherever the loops reach it.
     Where its arguments use other UF values (``scol(cs(ch) + 4*w + r)``), being inside may
     follow from facts about those values that nobody declared; such a read is also allowed
@@ -302,7 +302,7 @@ def _check_read(comp: Computation, site: _Site, calls: list[_Site], where: str |
     at = [f"_a{k}" for k in range(len(path.args))]
     names = ", ".join([*xs, *at])
     values = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
-    reads = _within(Set(f"{{[{names}] : {_conj([*path.conds, *values])}}}", comp.ufs), where)
+    reads = Set(f"{{[{names}] : {_conj([*path.conds, *values, *given])}}}", comp.ufs)
     allowed = Set(f"{{[{', '.join(xs)}]}}").product(
         Set(f"{{[{', '.join(at)}]}}").intersect(decl.domain)
     )
@@ -361,10 +361,10 @@ def _reached(call: _Site, start: int, names: str, ufs: Mapping[str, UF]) -> Set:
     return Set(f"{{[{names}] : {body}}}", ufs)
 
 
-def _check_statement(stmt: Stmt, sites: list[_Site], width: int, where: str | None) -> None:
+def _check_statement(stmt: Stmt, sites: list[_Site], width: int, given: tuple[str, ...]) -> None:
     name, ufs = stmt.name, stmt.domain.ufs
     its = tuple(f"_d{k}" for k in range(stmt.domain.arity))
-    domain = _within(Set(f"{{[{', '.join(its)}]}}").intersect(stmt.domain), where)
+    domain = Set(f"{{[{', '.join(its)}] : {_conj(given)}}}").intersect(stmt.domain)
     if not sites:
         if not domain.is_empty():
             raise _UnverifiedError(name, f"statement {name} is never executed")
@@ -376,8 +376,8 @@ def _check_statement(stmt: Stmt, sites: list[_Site], width: int, where: str | No
         )
     runs = []
     for site in sites:
-        _check_points(name, site, its, times, ufs, where)
-        runs.append(_instances(site, its, times, ufs, where))
+        _check_points(name, site, its, times, ufs, given)
+        runs.append(_instances(site, its, times, ufs, given))
     for a in range(len(runs)):
         for b in range(a + 1, len(runs)):
             if not runs[a].intersect(runs[b]).is_empty():
@@ -397,14 +397,14 @@ def _check_points(
     its: tuple[str, ...],
     times: Sequence[str],
     ufs: Mapping[str, UF],
-    where: str | None,
+    given: tuple[str, ...],
 ) -> None:
     """Step 1 of the module text: each point of the path runs its instance at the time the
     schedule gives it."""
     path = _render(site, ufs)
     both = ", ".join([*path.names, *path.aux, *its])
     calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
-    runs = _within(Set(f"{{[{both}] : {_conj([*path.conds, *calls])}}}", ufs), where)
+    runs = Set(f"{{[{both}] : {_conj([*path.conds, *calls, *given])}}}", ufs)
     at = [f"{loop.var} = {times[loop.position]}" for loop in site.loops]
     scheduled = Set(f"{{[{both}] : {_conj(at)}}}", ufs)
     if not _subset(runs, scheduled):
@@ -420,27 +420,19 @@ def _instances(
     its: tuple[str, ...],
     times: Sequence[str],
     ufs: Mapping[str, UF],
-    where: str | None,
+    given: tuple[str, ...],
 ) -> Set:
     """Step 2 of the module text: the instances ``site`` runs."""
     path = _render(site, ufs, {loop.position: times[loop.position] for loop in site.loops})
     calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
-    body = _conj([*path.conds, *calls])
+    body = _conj([*path.conds, *calls, *given])
     if path.aux:
         body = f"exists({', '.join(path.aux)}: {body})"
-    return _within(Set(f"{{[{', '.join(its)}] : {body}}}", ufs), where)
+    return Set(f"{{[{', '.join(its)}] : {body}}}", ufs)
 
 
 def _conj(conds: Sequence[str]) -> str:
     return " && ".join(conds) or "true"
-
-
-def _within(s: Set, context: str | None) -> Set:
-    """``s`` where the parameters satisfy ``context`` (constraint text; None: anywhere)."""
-    if context is None:
-        return s
-    names = ", ".join(f"_p{k}" for k in range(s.arity))
-    return s.intersect(Set(f"{{[{names}] : {context}}}"))
 
 
 def _subset(a: Set, b: Set) -> bool:
