@@ -508,7 +508,7 @@ def peek_functions(program: Program, zero: frozenset[str]) -> list[str]:
             f"int64_t lo, uint64_t lim) {{ const int64_t v = (int64_t)a[t]; "
             f"return {test} ? lo : v; }}"
         )
-        arity = a.uf.arity if a.uf is not None else 1
+        arity = a.uf.array_uf().arity if a.uf is not None else 1  # f(i)[c] is f(i, c)
         params = ", ".join(f"t{k}" for k in range(arity))
         index = "t0"
         for k, extent in enumerate(a.inner, start=1):

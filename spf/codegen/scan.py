@@ -47,6 +47,7 @@ import sympy as sp
 
 from spf.analysis.dependences import padded
 from spf.codegen import from_isl
+from spf.codegen.binds import bind_all_where_used
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
     Bind,
@@ -68,9 +69,10 @@ from spf.codegen.loop_ast import (
     uses,
     walk,
 )
+from spf.codegen.written_ufs import is_written_index_array, written_level
 from spf.computation.statement import is_constant
 from spf.errors import CodegenError, SpfError
-from spf.sets.linear import DT
+from spf.sets.linear import DT, to_isl
 from spf.sets.view import uf_view
 
 if TYPE_CHECKING:
@@ -105,10 +107,13 @@ class Scanner:
     def __init__(self, comp: Computation) -> None:
         self.comp = comp
         self.width = comp.schedule_width()
+        self._written: dict[tuple[str, str], int] = {}
+        if self._read_after_last_position():
+            self.width += 1  # a constant position below it, where the value is bound
         self.reserved = set(comp.params) | set(comp.data_spaces) | set(comp.ufs) | set(comp.buffers)
         self.names = self._position_names()
         self.values: dict[str, UFValue] = {}
-        self.keys: dict[tuple[str, tuple[Expr, ...]], str] = {}
+        self.keys: dict[tuple[str, tuple[Expr, ...], int], str] = {}
         self.stmts: dict[str, StmtScan] = {}
         self.alloc_positions = self._allocation_positions()
         self.unseparated: dict[str, StmtScan] = {}
@@ -158,7 +163,7 @@ class Scanner:
         local: list[str] = []
         for uf, args in view.terms:
             exprs = tuple(_to_expr(a, local) for a in args)
-            local.append(self._register(uf, exprs))
+            local.append(self._register(uf, exprs, self._written_level(stmt, uf)))
         iset = view.iset
         n = self.width
         iset = iset.move_dims(DT.param, iset.dim(DT.param), DT.set, n, len(local))
@@ -168,6 +173,8 @@ class Scanner:
         for var in local:  # declared ranges bound loops scanned before a value is known
             fact = self._range_fact(var).align_params(iset.get_space())
             iset = iset.align_params(fact.get_space()).intersect_params(fact)
+        for uf, args in view.terms:
+            iset = self._within_uf_domain(iset, uf, args, local)
         self._check_bounded(stmt, iset)
         inverse = sched.intersect_domain(stmt.domain).inverse()
         its = inverse.function_exprs(self.names)
@@ -180,6 +187,31 @@ class Scanner:
         needs = self._closure(set(local))
         tags = _tags(stmt, self.width)
         return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, tags, stmt.name)
+
+    def _within_uf_domain(
+        self, iset: isl.Set, uf: str, args: Sequence[sp.Expr], local: Sequence[str]
+    ) -> isl.Set:
+        """``iset`` where the arguments of a call of ``uf`` lie in its declared domain: a
+        call outside it has no value, so no instance there exists (spf's sets mean that),
+        and the loops must not reach it (they would read the index array out of bounds:
+        ``0 <= i <= N + 5`` beside ``rowptr(i + 1)`` with ``rowptr`` defined up to ``N``)."""
+        decl = self.comp.ufs.get(uf)
+        if decl is None or decl.domain is None:
+            return iset
+        args = args[: decl.arity]  # a tuple-valued UF's read f(i)[c] ends with c
+        try:
+            texts = [to_isl(_with_value_names(sp.sympify(a), local)) for a in args]
+        except ValueError:  # not quasi-affine: the range facts alone bound the loops
+            return iset
+        params = [str(p) for p in iset.get_var_names(DT.param)]
+        target = decl.domain.body_iset()
+        params += [str(p) for p in target.get_var_names(DT.param) if str(p) not in params]
+        ma = isl.MultiAff(
+            f"[{', '.join(params)}] -> {{ [{', '.join(self.names)}] -> [{', '.join(texts)}] }}"
+        )
+        target = target.reset_tuple_id().align_params(ma.get_space())
+        fact = target.preimage_multi_aff(ma.align_params(target.get_space()))
+        return _align_intersect(iset, fact)
 
     def _check_bounded(self, stmt: Stmt, iset: isl.Set) -> None:
         """A loop with no upper (or lower) bound would never end: refuse it by name."""
@@ -199,24 +231,44 @@ class Scanner:
                 f"'{self.names[p]} < N' with a symbolic constant N) so the loop ends"
             )
 
-    def _register(self, uf: str, args: tuple[Expr, ...]) -> str:
-        key = (uf, args)
+    def _register(self, uf: str, args: tuple[Expr, ...], written: int = -1) -> str:
+        """The variable of the value ``uf(args)``; ``written``: the position below which a
+        statement may have changed it (a run-time index array, :func:`written_level`)."""
+        level = max((self._level_of(a) for a in args), default=-1)
+        if is_written_index_array(self.comp, uf):
+            # its value is read no earlier than inside the reader's top-level statement
+            # group (never before the function's first statement, whatever the arguments),
+            # and after the last write that can change it (a write in the same iteration)
+            level = max(level, written, 0)
+        key = (uf, args, level)
         if key in self.keys:
             return self.keys[key]
         base = re.sub(r"\W+", "_", f"{uf}_{'_'.join(_text(a) for a in args)}").strip("_")
         var = base
         while var in self.reserved or var in self.values or var in self.names:
             var += "_"
-        level = max((self._level_of(a) for a in args), default=-1)
-        ds = self.comp.data_spaces.get(uf)
-        if ds is not None and ds.index:
-            # a run-time index array: statements of this computation write it, so its value
-            # is read no earlier than inside the reader's top-level statement group (never
-            # before the function's first statement, whatever the arguments)
-            level = max(level, 0)
         self.values[var] = UFValue(var, uf, args, level)
         self.keys[key] = var
         return var
+
+    def _read_after_last_position(self) -> bool:
+        """Whether a statement reads a run-time index array that another statement writes
+        before it at the schedule's last position (the value is bound below that position:
+        the schedule gets one more, a constant, for it)."""
+        return any(
+            self._written_level(s, ds) == self.width - 1
+            for s in self.comp.stmts
+            for ds in {d for d, _ in s.reads if is_written_index_array(self.comp, d)}
+        )
+
+    def _written_level(self, stmt: Stmt, uf: str) -> int:
+        key = (stmt.name, uf)
+        if key not in self._written:
+            level = -1
+            if is_written_index_array(self.comp, uf):
+                level = written_level(self.comp, stmt, uf, self.width)
+            self._written[key] = level
+        return self._written[key]
 
     def _level_of(self, e: Expr) -> int:
         if isinstance(e, Var):
@@ -347,11 +399,9 @@ class Scanner:
         return None
 
     def _bind_all(self, names: Sequence[str], body: Node) -> Node:
-        for var in reversed(list(names)):
-            if uses(body, var):
-                info = self.values[var]
-                body = Bind(var, info.uf, info.args, body)
-        return body
+        """Read each of ``names`` where ``body`` uses it (:func:`bind_all_where_used`)."""
+        values = {v: (self.values[v].uf, self.values[v].args) for v in names}
+        return bind_all_where_used(names, values, body)
 
     def _segment(self, seg: int, names: list[str], scope: set[str], parent: set[str]) -> Node:
         a = 0 if seg == 0 else self.cuts[seg - 1] + 1
@@ -480,7 +530,11 @@ class Scanner:
 
     def _call(self, name: str, fixed: dict[str, Expr], scope: set[str]) -> Node:
         info = self.stmts[name]
-        bound = {key: var for key, var in self.keys.items() if var in scope}
+        bound = {
+            (uf, args): var
+            for (uf, args, _), var in self.keys.items()
+            if var in scope and var in info.needs
+        }
 
         def use_bound(e: Expr) -> Expr | None:
             if isinstance(e, UFRead):
@@ -735,6 +789,12 @@ def _overlapping_groups(
             if merged:
                 break
     return groups
+
+
+def _with_value_names(e: sp.Expr, local: Sequence[str]) -> sp.Expr:
+    """``e`` with the symbols ``__u<k>`` renamed ``local[k]`` (the values' variables)."""
+    syms = [x for x in e.free_symbols if isinstance(x, sp.Symbol) and x.name[:3] == "__u"]
+    return e.xreplace({x: sp.Symbol(local[int(x.name[3:])]) for x in syms})
 
 
 def _to_expr(e: sp.Expr, local: Sequence[str]) -> Expr:

@@ -1,12 +1,29 @@
 """The implemented-domain check (loopy's idea): prove that the scanned loops execute each
 statement's domain exactly once.
 
-Every path to a statement call is a set over the loop variables and bound UF values in
-scope (loop bounds, guards, ``v = uf(args)`` bindings); mapping it through the call's
-iterator values gives the instances that call site executes. Their union must equal the
-statement's domain, and different call sites must not overlap. The check runs on UF-aware
-sets, so it covers the UF bindings too; a failure is a ``CodegenError`` (a scanner bug) that
-names the scheduling command to blame.
+A path to a statement call (its loops, guards and ``v = uf(args)`` bindings) and the call's
+iterator values ``F(x)`` are checked without projecting the loop variables ``x`` away: a UF
+argument over loops that a projection has to eliminate (``rowptr(3*i0 + i1 + 1)`` where
+``i = 3*i0 + i1``) would be left over existential variables, about which nothing follows.
+Instead, the statement's schedule ``S`` names the loop point of each instance ``d``:
+
+1. every point ``x`` of a path calls the instance whose time it is: each loop at position
+   ``p`` has ``x = S_p(F(x))`` (a subset test over ``[x, d]`` with ``d = F(x)``: no
+   variable is eliminated), so a call site runs an instance ``d`` at most once, at
+   ``x = S(d)``;
+2. hence it runs exactly ``Q = {d : S(d) passes the path, F(S(d)) = d}``: the path with the
+   loop variables replaced by the schedule's expressions (``i0 = floor(i/3)``), a set over
+   the statement's iterators whose UF arguments are expressions of them;
+3. the ``Q`` of a statement's call sites are pairwise disjoint, and their union equals its
+   domain.
+
+Each binding ``v = uf(args)`` must also read inside the UF's declared domain wherever the
+loops reach it: spf's sets treat a call outside the domain as no instance at all, so step 3
+cannot see a read there (``rowptr(N + 1)`` in an iteration where only another statement
+runs), though it reads past the end of the array.
+
+The check runs on UF-aware sets, so it covers the UF bindings too; a failure is a
+``CodegenError`` (a scanner bug) that names the scheduling command to blame.
 
 Only parameter values a kernel can be called with count (:func:`spf.analysis.bounds.
 call_context`: no array extent is negative, the parameter assumptions hold): the loops isl
@@ -16,27 +33,36 @@ builds may take a bound from another statement's array (``k0 < NNZ/2`` where a t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
-from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Node, Op, UFRead, Var
+from spf.codegen.loop_ast import (
+    Bind,
+    Block,
+    Call,
+    Expr,
+    For,
+    If,
+    Int,
+    Node,
+    Op,
+    UFRead,
+    Var,
+    expr_vars,
+)
 from spf.errors import CodegenError
-from spf.sets import Relation, Set
+from spf.sets import Set
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+    from spf.sets import UF
 
 _NEG = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
-
-
-@dataclass(frozen=True)
-class _Site:
-    stmt: str
-    names: tuple[str, ...]
-    conds: tuple[str, ...]
-    args: tuple[Expr, ...]
 
 
 class _Text:
@@ -46,6 +72,9 @@ class _Text:
         self.prefix = prefix
         self.aux: list[str] = []
         self.conds: list[str] = []
+        self.values: dict[str, str] = {}
+        """Text of a variable's value where it is not a variable of the set (a bound UF
+        value, a loop variable given by the schedule)."""
         self.tuple_valued = tuple_valued
         """UFs that return a tuple: their reads ``f(i, c)`` are the set text ``f(i)[c]``."""
 
@@ -60,7 +89,7 @@ class _Text:
         if isinstance(e, Int):
             return str(e.value)
         if isinstance(e, Var):
-            return e.name
+            return self.values.get(e.name, e.name)
         if isinstance(e, UFRead):
             return self.call(e.uf, e.args)
         a = [self.expr(x) for x in e.args]
@@ -124,33 +153,78 @@ def _split_bound(left: Expr, op: str, right: Expr) -> tuple[str, tuple[Op, ...]]
     return None
 
 
-def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text) -> Iterator[_Site]:
+@dataclass(frozen=True)
+class _Guard:
+    cond: Expr
+    negate: bool
+
+
+_Step = For | Bind | _Guard
+"""What a path to a call passes: a loop (its body), a binding, a guard (or its else)."""
+
+
+@dataclass(frozen=True)
+class _Site:
+    stmt: str
+    steps: tuple[_Step, ...]
+    args: tuple[Expr, ...]
+
+    @property
+    def loops(self) -> tuple[For, ...]:
+        return tuple(s for s in self.steps if isinstance(s, For))
+
+
+def _sites(n: Node, steps: tuple[_Step, ...] = ()) -> Iterator[_Site]:
+    """The calls under ``n``, and a site ``("", steps, args)`` for each binding (its read of
+    ``uf(args)`` happens after ``steps``)."""
     if isinstance(n, Block):
         for item in n.items:
-            yield from _sites(item, names, conds, text)
-    elif isinstance(n, For):
-        a0, c0 = len(text.aux), len(text.conds)
-        c = [text.cond(Op(">=", (Var(n.var), n.init))), text.cond(n.cond)]
-        if n.step != 1:
-            c.append(f"({n.var} - ({text.expr(n.init)})) % {n.step} = 0")
-        c += text.conds[c0:]
-        new = (*names, n.var, *text.aux[a0:])
-        yield from _sites(n.body, new, (*conds, *c), text)
+            yield from _sites(item, steps)
+    elif isinstance(n, (For, Bind)):
+        if isinstance(n, Bind):
+            yield _Site("", (*steps, n), n.args)
+        yield from _sites(n.body, (*steps, n))
     elif isinstance(n, If):
-        a0, c0 = len(text.aux), len(text.conds)
-        c = [text.cond(n.cond)]
-        yield from _sites(n.then, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text)
+        yield from _sites(n.then, (*steps, _Guard(n.cond, False)))
         if n.orelse is not None:
-            a0, c0 = len(text.aux), len(text.conds)
-            c = [text.cond(n.cond, negate=True)]
-            yield from _sites(
-                n.orelse, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text
-            )
-    elif isinstance(n, Bind):
-        value = text.call(n.uf, n.args)
-        yield from _sites(n.body, (*names, n.var), (*conds, f"{n.var} = {value}"), text)
+            yield from _sites(n.orelse, (*steps, _Guard(n.cond, True)))
     elif isinstance(n, Call):
-        yield _Site(n.stmt, names, conds, n.args)
+        yield _Site(n.stmt, steps, n.args)
+
+
+@dataclass(frozen=True)
+class _Path:
+    names: tuple[str, ...]
+    """The loop variables (empty where the schedule gives their values)."""
+    aux: tuple[str, ...]
+    """Auxiliary variables (``min``, ``max`` and ``select`` values)."""
+    conds: tuple[str, ...]
+    args: tuple[str, ...]
+    """The call's iterator values."""
+
+
+def _render(site: _Site, ufs: Mapping[str, UF], times: Mapping[int, str] | None = None) -> _Path:
+    """``site`` as constraint text over its loop variables, or with ``times`` (position ->
+    text) over what those give the loop variables; bound UF values are their calls."""
+    text = _Text(tuple_valued=frozenset(n for n, u in ufs.items() if u.out_arity > 1))
+    names: list[str] = []
+    conds: list[str] = []
+    for step in site.steps:
+        if isinstance(step, For):
+            if times is None:
+                names.append(step.var)
+            else:
+                text.values[step.var] = f"({times[step.position]})"
+            conds += [text.cond(Op(">=", (Var(step.var), step.init))), text.cond(step.cond)]
+            if step.step != 1:
+                var, init = text.expr(Var(step.var)), text.expr(step.init)
+                conds.append(f"({var} - ({init})) % {step.step} = 0")
+        elif isinstance(step, Bind):
+            text.values[step.var] = text.call(step.uf, step.args)
+        else:
+            conds.append(text.cond(step.cond, negate=step.negate))
+    args = tuple(text.expr(a) for a in site.args)
+    return _Path(tuple(names), tuple(text.aux), (*conds, *text.conds), args)
 
 
 def verify(comp: Computation, body: Node) -> None:
@@ -198,59 +272,167 @@ def _verify(comp: Computation, body: Node) -> None:
     from spf.analysis.preconditions import parameter_text
 
     context = call_context(comp)
-    where = None if context is None else parameter_text(context)
-    executed: dict[str, list[Set]] = {s.name: [] for s in comp.stmts}
-    ufs = comp.ufs
-    tuple_valued = frozenset(n for n, u in ufs.items() if u.out_arity > 1)
-    for site in _sites(body, (), (), _Text(tuple_valued=tuple_valued)):
-        text = _Text("_a", tuple_valued)
-        args = [text.expr(a) for a in site.args]
-        names = [*site.names, *text.aux]
-        conds = [*site.conds, *text.conds]
-        outs = [f"_x{k}" for k in range(len(args))]
-        path = Set(f"{{[{', '.join(names)}] : {' && '.join(conds) or 'true'}}}", ufs=ufs)
-        rel = Relation(
-            f"{{[{', '.join(names)}] -> [{', '.join(outs)}] : "
-            f"{' && '.join(f'{o} = {a}' for o, a in zip(outs, args, strict=True)) or 'true'}}}",
-            ufs=ufs,
-        )
-        executed[site.stmt].append(rel.apply(path))
+    given = () if context is None else (parameter_text(context),)
+    found = list(_sites(body))
+    calls = [site for site in found if site.stmt]
+    for site in found:
+        if not site.stmt:
+            _check_read(comp, site, calls, given)
+    width = comp.schedule_width()
     for stmt in comp.stmts:
-        domain = _within(stmt.domain, where)
-        _check(stmt.name, domain, [_within(p, where) for p in executed[stmt.name]])
+        mine = [site for site in calls if site.stmt == stmt.name]
+        _check_statement(stmt, mine, width, given)
 
 
-def _within(s: Set, context: str | None) -> Set:
-    """``s`` where the parameters satisfy ``context`` (constraint text; None: anywhere)."""
-    if context is None:
-        return s
-    names = ", ".join(f"_p{k}" for k in range(s.arity))
-    return s.intersect(Set(f"{{[{names}] : {context}}}"))
+def _check_read(comp: Computation, site: _Site, calls: list[_Site], given: tuple[str, ...]) -> None:
+    """A binding reads its UF inside the UF's declared domain wherever the loops reach it.
+    Where its arguments use other UF values (``scol(cs(ch) + 4*w + r)``), being inside may
+    follow from facts about those values that nobody declared; such a read is also allowed
+    where a statement whose domain calls the UF runs (whether it is in bounds is then that
+    statement's bounds question, :mod:`spf.analysis.bounds`), not where none does."""
+    bind = site.steps[-1]
+    assert isinstance(bind, Bind)
+    decl = comp.ufs.get(bind.uf)
+    if decl is None or decl.domain is None:
+        return
+    before = site.steps[:-1]
+    args = bind.args[: decl.arity]  # a tuple-valued UF's read f(i)[c] ends with c
+    path = _render(replace(site, steps=before, args=args), comp.ufs)
+    xs = [*path.names, *path.aux]
+    at = [f"_a{k}" for k in range(len(path.args))]
+    names = ", ".join([*xs, *at])
+    values = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
+    reads = Set(f"{{[{names}] : {_conj([*path.conds, *values, *given])}}}", comp.ufs)
+    allowed = Set(f"{{[{', '.join(xs)}]}}").product(
+        Set(f"{{[{', '.join(at)}]}}").intersect(decl.domain)
+    )
+    if _subset(reads, allowed):
+        return
+    bound = {step.var for step in before if isinstance(step, Bind)}
+    if any(set(expr_vars(a)) & bound for a in args):
+        call_of = re.compile(rf"\b{re.escape(bind.uf)}\(")
+        needing = {s.name for s in comp.stmts if any(map(call_of.search, s.domain.uf_calls))}
+        for call in calls:
+            if call.stmt in needing and _below(call.steps, site.steps):
+                allowed = allowed.union(_reached(call, len(site.steps), names, comp.ufs))
+        if _subset(reads, allowed):
+            return
+    users = [n.stmt for n in _calls_in(bind.body)] or [comp.stmts[0].name]
+    raise _UnverifiedError(
+        users[0],
+        f"the loops read {bind.uf}({', '.join(path.args)}) outside the UF's domain "
+        f"{decl.domain}: at {reads}",
+    )
 
 
-def _check(name: str, domain: Set, pieces: list[Set]) -> None:
-    if not pieces:
+def _calls_in(n: Node) -> Iterator[Call]:
+    for site in _sites(n):
+        if site.stmt:
+            yield Call(site.stmt, site.args)
+
+
+def _below(steps: tuple[_Step, ...], prefix: tuple[_Step, ...]) -> bool:
+    """Whether a path with ``steps`` passes the steps ``prefix`` (the same nodes)."""
+    return len(steps) > len(prefix) and all(a is b for a, b in zip(steps, prefix, strict=False))
+
+
+def _reached(call: _Site, start: int, names: str, ufs: Mapping[str, UF]) -> Set:
+    """Where the path to ``call`` passes from step ``start`` on (a set over the variables
+    before it, then the read's arguments, unconstrained): an over-approximation that leaves
+    out the loops after that step and what depends on their variables."""
+    deeper: set[str] = set()
+    kept = list(call.steps[:start])
+    for step in call.steps[start:]:
+        if isinstance(step, For):
+            deeper.add(step.var)
+            continue
+        exprs = step.args if isinstance(step, Bind) else (step.cond,)
+        if any(set(expr_vars(e)) & deeper for e in exprs):
+            if isinstance(step, Bind):
+                deeper.add(step.var)
+            continue
+        kept.append(step)
+    prefix = _render(_Site("", call.steps[:start], ()), ufs)
+    path = _render(_Site("", tuple(kept), ()), ufs)
+    extra = path.aux[len(prefix.aux) :]
+    body = _conj(list(path.conds))
+    if extra:
+        body = f"exists({', '.join(extra)}: {body})"
+    return Set(f"{{[{names}] : {body}}}", ufs)
+
+
+def _check_statement(stmt: Stmt, sites: list[_Site], width: int, given: tuple[str, ...]) -> None:
+    name, ufs = stmt.name, stmt.domain.ufs
+    its = tuple(f"_d{k}" for k in range(stmt.domain.arity))
+    domain = Set(f"{{[{', '.join(its)}] : {_conj(given)}}}").intersect(stmt.domain)
+    if not sites:
         if not domain.is_empty():
             raise _UnverifiedError(name, f"statement {name} is never executed")
         return
-    for a in range(len(pieces)):
-        for b in range(a + 1, len(pieces)):
-            if not pieces[a].intersect(pieces[b]).is_empty():
+    times = padded(stmt, width).as_function(its)
+    if times is None:
+        raise _UnverifiedError(
+            name, f"the schedule {stmt.schedule} of {name} is not a function of its iterators"
+        )
+    runs = []
+    for site in sites:
+        _check_points(name, site, its, times, ufs, given)
+        runs.append(_instances(site, its, times, ufs, given))
+    for a in range(len(runs)):
+        for b in range(a + 1, len(runs)):
+            if not runs[a].intersect(runs[b]).is_empty():
                 raise _UnverifiedError(name, f"statement {name} is executed twice")
-    total = pieces[0]
-    for p in pieces[1:]:
-        total = total.union(p)
-    total = (
-        Set(f"{{[{', '.join(domain.tuple_vars)}]}}").intersect(total) if _named(domain) else total
-    )
+    total = runs[0]
+    for run in runs[1:]:
+        total = total.union(run)
     if not _subset(total, domain) or not _subset(domain, total):
         raise _UnverifiedError(
             name, f"the loops execute {total} for statement {name}, whose domain is {domain}"
         )
 
 
-def _named(domain: Set) -> bool:
-    return all(v.isidentifier() for v in domain.tuple_vars)
+def _check_points(
+    name: str,
+    site: _Site,
+    its: tuple[str, ...],
+    times: Sequence[str],
+    ufs: Mapping[str, UF],
+    given: tuple[str, ...],
+) -> None:
+    """Step 1 of the module text: each point of the path runs its instance at the time the
+    schedule gives it."""
+    path = _render(site, ufs)
+    both = ", ".join([*path.names, *path.aux, *its])
+    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    runs = Set(f"{{[{both}] : {_conj([*path.conds, *calls, *given])}}}", ufs)
+    at = [f"{loop.var} = {times[loop.position]}" for loop in site.loops]
+    scheduled = Set(f"{{[{both}] : {_conj(at)}}}", ufs)
+    if not _subset(runs, scheduled):
+        raise _UnverifiedError(
+            name,
+            f"a call of {name} runs {runs} (loop variables, then the instance), not at the "
+            f"times its schedule gives: {scheduled}",
+        )
+
+
+def _instances(
+    site: _Site,
+    its: tuple[str, ...],
+    times: Sequence[str],
+    ufs: Mapping[str, UF],
+    given: tuple[str, ...],
+) -> Set:
+    """Step 2 of the module text: the instances ``site`` runs."""
+    path = _render(site, ufs, {loop.position: times[loop.position] for loop in site.loops})
+    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    body = _conj([*path.conds, *calls, *given])
+    if path.aux:
+        body = f"exists({', '.join(path.aux)}: {body})"
+    return Set(f"{{[{', '.join(its)}] : {body}}}", ufs)
+
+
+def _conj(conds: Sequence[str]) -> str:
+    return " && ".join(conds) or "true"
 
 
 def _subset(a: Set, b: Set) -> bool:

@@ -431,6 +431,8 @@ class Kernel:
         check = d.uf_check
         if check is None:  # not reached: a UF without declaration has the widest bounds
             return ArgumentError(f"{d.label}: index {at} holds {value}, an invalid index")
+        if not 0 <= at < arr.size:  # a UF without a declared domain: no length check before
+            return _past_the_end(self.name, d.label, d.name, at, arr.size, params)
         in_loop = kind in (arg_checks.FAULT_RANGE, arg_checks.FAULT_ORDER)
         if kind in (arg_checks.FAULT_ORDER, arg_checks.FAULT_ORDER_BEFORE):
             return check.order_error(arr, at, params, in_loop=in_loop)
@@ -445,3 +447,20 @@ class Kernel:
         for a in self.arguments:
             cargs.append(params[a.name] if a.kind == "param" else next(it))
         return [*cargs, *it]
+
+
+def _past_the_end(
+    kernel: str, label: str, uf: str, at: int, size: int, params: dict[str, Any]
+) -> ArgumentError:
+    """The error for an in-loop check that read entry ``at`` of an index array of ``size``
+    entries (the array is shorter than what the loops read: nothing checked its length)."""
+    from spf.runtime.checks import with_params
+
+    return ArgumentError(
+        f"kernel {kernel}: {label}: the loops read entry {at} of index array {uf!r}, but the "
+        f"array has only {size} entries{with_params(params)}: it is too short for the call's "
+        "parameters and the read went past its end (the outputs hold no valid result); pass "
+        f"an array of at least {at + 1} entries, or declare the UF's domain "
+        f"(declare_uf({uf!r}, domain=...)) so that a checked call compares the array's "
+        "length with it before running"
+    )

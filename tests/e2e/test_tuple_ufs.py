@@ -61,6 +61,30 @@ def test_generated_code_matches_scipy(
     assert np.allclose(y, m @ x)
 
 
+def test_tuple_uf_reads_are_kept_in_its_domain_without_the_component() -> None:
+    """The scanner's and the self-check's domain guard for ``coord(k)[c]`` take ``k`` (the
+    declared domain's one argument), not the component too: the kernel compiles with the
+    default self-check (it crashed on an isl space mismatch) and matches scipy, empty rows
+    and an empty matrix included."""
+    comp = coo_spmv("int64")
+    comp.add_data_space("z", "double", shape=("N",))
+    comp.add_stmt(
+        Stmt(
+            "$z$(i) += $A$(k);",
+            "{[k, i]: 0 <= k < NNZ && i = coord(k)[0]}",
+            "{[k, i] -> [0, k, 1, i, 0]}",
+        )
+    )
+    kernel = comp.compile()
+    for rows, cols, density in [(9, 6, 0.3), (5, 3, 0.0), (0, 0, 0.0)]:
+        m = sps.random(rows, cols, density=density, format="coo", random_state=rows)
+        x = np.random.default_rng(cols).random(cols)
+        y, z = np.zeros(rows), np.zeros(rows)
+        kernel(y=y, z=z, x=x, **arguments(m, "int64"))
+        assert np.allclose(y, m @ x)
+        assert np.allclose(z, m @ np.ones(cols))
+
+
 def test_generated_code_reads_the_2d_coordinate_array() -> None:
     src = coo_spmv("int32").codegen("c")
     assert "#define coord(t0, t1) coord[(t0) * (2) + (t1)]" in src

@@ -1,0 +1,174 @@
+"""The implemented-domain self-check (spf.codegen.verify) refuses wrong loops.
+
+The scanner's loop trees pass it; the same trees with one defect each (a loop one iteration
+short or long, a call repeated or dropped, a UF value read at the wrong index, a call whose
+instance is not the one its loop point schedules, a UF value read above the branch that
+needs it, where it is out of the UF's domain) are refused with a ``CodegenError`` that
+names the latest scheduling command on the statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+import spf
+from spf.codegen.loop_ast import Bind, Block, Call, For, If, Int, Node, Op, Var
+from spf.codegen.scan import Scanner
+from spf.codegen.verify import verify
+
+Mutation = Callable[[Node], Node | None]
+
+
+def mutate(n: Node, fn: Mutation) -> Node:
+    """``n`` with ``fn`` applied top-down (``fn`` returns a replacement or None)."""
+    new = fn(n)
+    if new is not None:
+        return new
+    if isinstance(n, Block):
+        return Block(tuple(mutate(i, fn) for i in n.items))
+    if isinstance(n, (For, Bind)):
+        return replace(n, body=mutate(n.body, fn))
+    if isinstance(n, If):
+        orelse = None if n.orelse is None else mutate(n.orelse, fn)
+        return If(n.cond, mutate(n.then, fn), orelse)
+    return n
+
+
+def _longer(n: Node) -> Node | None:
+    if isinstance(n, For) and isinstance(n.cond, Op) and n.cond.args[0] == Var(n.var):
+        return replace(n, cond=Op("<=", (Var(n.var), Op("+", (n.cond.args[1], Int(1))))))
+    return None
+
+
+def _shorter(n: Node) -> Node | None:
+    if isinstance(n, For) and isinstance(n.cond, Op) and n.cond.args[0] == Var(n.var):
+        return replace(n, cond=Op(n.cond.op, (Var(n.var), Op("-", (n.cond.args[1], Int(1))))))
+    return None
+
+
+def _repeated(n: Node) -> Node | None:
+    return Block((n, n)) if isinstance(n, Call) else None
+
+
+def _calls(n: Node, stmt: str) -> bool:
+    return isinstance(n, Call) and n.stmt == stmt
+
+
+def _dropped(n: Node) -> Node | None:
+    return Block(()) if isinstance(n, Call) else None
+
+
+def _next_value(n: Node) -> Node | None:
+    if isinstance(n, Bind):
+        return replace(n, args=(Op("+", (n.args[0], Int(1))), *n.args[1:]))
+    return None
+
+
+def _swapped(n: Node) -> Node | None:
+    if isinstance(n, Call) and len(n.args) >= 2:
+        return Call(n.stmt, (n.args[1], n.args[0], *n.args[2:]))
+    return None
+
+
+def _read_above_the_branch(n: Node) -> Node | None:
+    """A binding at the top of a branch moved above the ``if``."""
+    if isinstance(n, If) and isinstance(n.then, Bind) and n.orelse is None:
+        b = n.then
+        return Bind(b.var, b.uf, b.args, If(n.cond, b.body))
+    return None
+
+
+DEFECTS = {
+    "loop_one_longer": _longer,
+    "loop_one_shorter": _shorter,
+    "call_repeated": _repeated,
+    "call_dropped": _dropped,
+    "uf_value_of_the_next_index": _next_value,
+    "instance_not_the_scheduled_one": _swapped,
+    "uf_read_above_the_branch_that_needs_it": _read_above_the_branch,
+}
+
+
+def split_sptrsv() -> spf.Computation:
+    """SpTRSV with its statements split by 4 and 3 under the same loop names."""
+    comp = spf.kernels.sptrsv_csr()
+    comp.stmt("s0").split("i", 4, "i0", "i1")
+    comp.stmt("s2").split("i", 3, "i0", "i1")
+    return comp
+
+
+def rows_beside_a_longer_loop() -> spf.Computation:
+    """``t(i)`` for ``0 <= i <= N`` sharing its loop with a row loop over ``rowptr``: the row
+    pointers are read in the branch ``i < N``; above it they would be read at ``N + 1``."""
+    c = spf.Computation("longer")
+    c.declare_uf("rowptr", domain="{[v]: 0 <= v <= N}", range="{[v]: 0 <= v <= NNZ}")
+    c.add_data_space("t", "double", shape=("N+1",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_stmt(spf.Stmt("$t$(i) = 1;", "{[i]: 0 <= i <= N}", "{[i] -> [0,i,0,0]}"))
+    c.add_stmt(
+        spf.Stmt(
+            "$y$(i) += $A$(k);",
+            "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}",
+            "{[i,k] -> [0,i,1,k]}",
+        )
+    )
+    return c
+
+
+KERNELS = {
+    "spmv_csr": spf.kernels.spmv_csr,
+    "gemm": spf.kernels.gemm,
+    "sptrsv": split_sptrsv,
+    "rows_beside_a_longer_loop": rows_beside_a_longer_loop,
+}
+
+
+NOT_APPLICABLE = {
+    ("gemm", "uf_value_of_the_next_index"),  # gemm reads no UF
+    ("gemm", "uf_read_above_the_branch_that_needs_it"),
+    ("spmv_csr", "uf_read_above_the_branch_that_needs_it"),  # no branch inside a loop
+    ("sptrsv", "uf_read_above_the_branch_that_needs_it"),
+    ("rows_beside_a_longer_loop", "instance_not_the_scheduled_one"),  # one iterator each
+}
+CASES = [(k, d) for k in sorted(KERNELS) for d in sorted(DEFECTS) if (k, d) not in NOT_APPLICABLE]
+
+
+@pytest.fixture(scope="module")
+def scanned() -> dict[str, tuple[spf.Computation, Node]]:
+    out = {}
+    for name, make in KERNELS.items():
+        comp = make()
+        out[name] = (comp, Scanner(comp).scan())
+    return out
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_the_scanners_loops_pass(
+    scanned: dict[str, tuple[spf.Computation, Node]], kernel: str
+) -> None:
+    verify(*scanned[kernel])
+
+
+@pytest.mark.parametrize(("kernel", "defect"), CASES)
+def test_loops_with_a_defect_are_refused(
+    scanned: dict[str, tuple[spf.Computation, Node]], kernel: str, defect: str
+) -> None:
+    comp, body = scanned[kernel]
+    wrong = mutate(body, DEFECTS[defect])
+    assert wrong != body
+    with pytest.raises(spf.CodegenError, match=r"^scanner bug: the loops generated for "):
+        verify(comp, wrong)
+
+
+def test_the_refusal_names_the_latest_command_on_the_statement() -> None:
+    comp = split_sptrsv()
+    body = mutate(Scanner(comp).scan(), lambda n: _repeated(n) if _calls(n, "s0") else None)
+    with pytest.raises(spf.CodegenError) as err:
+        verify(comp, body)
+    message = str(err.value)
+    assert 'caused by comp.stmt("s0").split("i", 4, "i0", "i1")' in message
+    assert "the self-check found: " in message
