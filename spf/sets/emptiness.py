@@ -19,6 +19,7 @@ import islpy as isl
 
 from spf.sets.linear import DT, evaluate, param_names, sym, to_isl
 from spf.sets.memo import memo
+from spf.sets.pointeval import Layout, PairCheck
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -178,6 +179,24 @@ def _used_declarations(body: Body, ufs: Mapping[str, UF]) -> tuple[tuple[str, UF
     return tuple(sorted((n, ufs[n]) for n in {t[0] for t in body.terms} if n in ufs))
 
 
+def layout(body: Body) -> Layout:
+    """The columns of ``body``'s points (:mod:`spf.sets.pointeval`), built once per body."""
+    got: Layout | None = body.memo.get("layout")
+    if got is None:
+        got = body.memo["layout"] = Layout(body)
+    return got
+
+
+def _pair_check(body: Body, pairs: list[Pair], ufs: Mapping[str, UF]) -> PairCheck | None:
+    """The compiled pair check of ``body``, built once per body and declarations; None when
+    its arguments are not all integer-affine (then :func:`violated_pair` evaluates them)."""
+    key = ("pair_check", _used_declarations(body, ufs))
+    got: PairCheck | None = body.memo.get(key)
+    if got is None:
+        got = body.memo[key] = PairCheck(layout(body), body, pairs, ufs)
+    return got if got.compiled else None
+
+
 def _is_empty(
     body: Body, ufs: Mapping[str, UF], context: isl.Set | None, oracle: Oracle | None
 ) -> bool:
@@ -188,28 +207,32 @@ def _is_empty(
     if not pairs and oracle is None:
         return bool(base.is_empty())
     cache: dict[Pair, list[isl.Set]] = {}
-    stack = [base]
+    compiled = _pair_check(body, pairs, ufs)
+    # pieces still to search, each a set and the axiom piece to intersect it with when it
+    # is taken (a piece left when a model turns up costs nothing); an empty one shows when
+    # it is sampled
+    stack: list[tuple[isl.Set, isl.Set | None]] = [(base, None)]
     while stack:
-        piece = stack.pop()
+        piece, axiom = stack.pop()
+        if axiom is not None:
+            piece = piece.intersect(axiom)
         pt = piece.sample_point()
         if pt.is_void():
             continue
-        bad = violated_pair(body, pt, pairs, ufs)
+        if compiled is not None:
+            bad = compiled.violated_pair(compiled.layout.point(pt))
+        else:
+            bad = violated_pair(body, pt, pairs, ufs)
         if bad is None:
             extra = oracle(pt) if oracle is not None else None
             if extra is None:
                 return False
-            part = piece.intersect(extra.align_params(piece.get_space()))
-            if not part.is_empty():
-                stack.append(part)
+            stack.append((piece, extra.align_params(piece.get_space())))
             continue
         if bad not in cache:
             key = ("axiom", bad, ufs.get(body.terms[bad[0]][0]))
             if key not in body.memo:
                 body.memo[key] = axiom_pieces(body, *bad, ufs)
             cache[bad] = body.memo[key]
-        for axiom in cache[bad]:
-            part = piece.intersect(axiom)
-            if not part.is_empty():
-                stack.append(part)
+        stack.extend((piece, axiom) for axiom in cache[bad])
     return True
