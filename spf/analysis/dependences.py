@@ -151,9 +151,8 @@ def same_element(
 
 
 def empty(s: Set, facts: Sequence[Fact] = ()) -> bool:
-    """``s.is_empty()``, using the computation's assumptions ``facts`` when there are any."""
-    if not facts:
-        return s.is_empty()
+    """``s.is_empty()``, using the computation's assumptions ``facts`` when there are any
+    (verdicts shared by every equal set: :func:`spf.sets.facts.is_empty_under`)."""
     from spf.sets.facts import is_empty_under
 
     return is_empty_under(s, facts)

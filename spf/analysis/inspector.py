@@ -229,7 +229,7 @@ def _edge(
         value_key(dep),
         loop,
         tuple((s, positions[s], value_key(comp.stmt(s).domain)) for s in (dep.source, dep.sink)),
-        tuple(str(f) for f in facts),
+        tuple((f.text, f.vars) for f in facts),
     )
     found = _EDGES.get(key)
     if found is None:

@@ -81,9 +81,9 @@ class Fact:
         """A constraint on symbolic constants only (no quantified variables, no UF call)."""
         return not self.vars and not self.premise.uf_calls and not self.conclusion.uf_calls
 
-    @property
+    @functools.cached_property
     def ufs(self) -> frozenset[str]:
-        """Names of the UFs the fact calls."""
+        """Names of the UFs the fact calls (computed once: the emptiness search asks often)."""
         calls = (*self.premise.uf_calls, *self.conclusion.uf_calls)
         return frozenset(c.split("(", 1)[0] for c in calls)
 
@@ -562,7 +562,9 @@ class _Bridge:
             rows = [layout.row(e) for e in (self.a, self.b, self.carried)]
             premise = linear_set(self.premise)
             decl_domain = self.decl.domain
-            domain = linear_set(_body(decl_domain)) if decl_domain is not None else None
+            domain = None
+            if decl_domain is not None and _body(decl_domain).iset.dim(DT.set) == 1:
+                domain = linear_set(_body(decl_domain))  # else calls in it: isl decides
             ok = sub.compiled and at.compiled and premise is not None
             ok = ok and all(r is not None for r in rows)
             ok = ok and (decl_domain is None or domain is not None)
