@@ -209,13 +209,16 @@ def _is_empty(
     cache: dict[Pair, list[isl.Set]] = {}
     compiled = _pair_check(body, pairs, ufs)
     # pieces still to search, each a set and the axiom piece to intersect it with when it
-    # is taken (a piece left when a model turns up costs nothing); an empty one shows when
-    # it is sampled
+    # is taken (a piece left when a model turns up costs nothing); isl's simplification of
+    # the intersection shows almost every empty one (an argument order the piece excludes:
+    # measured, 2058 of ILU(0)'s 2062), the others when they are sampled
     stack: list[tuple[isl.Set, isl.Set | None]] = [(base, None)]
     while stack:
         piece, axiom = stack.pop()
         if axiom is not None:
             piece = piece.intersect(axiom)
+            if piece.plain_is_empty():
+                continue
         pt = piece.sample_point()
         if pt.is_void():
             continue
