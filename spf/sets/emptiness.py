@@ -209,12 +209,15 @@ def _is_empty(
     cache: dict[Pair, list[isl.Set]] = {}
     compiled = _pair_check(body, pairs, ufs)
     # pieces still to search, each a set and the axiom piece to add to it when it is taken
-    # (a piece left when a model turns up costs nothing); an empty one shows when sampled
+    # (a piece left when a model turns up costs nothing); an empty one shows when sampled,
+    # most already when the constraints are added (measured: 1441 of ILU(0)'s 1989)
     stack: list[tuple[isl.Set, isl.Set | None]] = [(base, None)]
     while stack:
         piece, axiom = stack.pop()
         if axiom is not None:
             piece = _constrained(piece, axiom)
+            if piece.plain_is_empty():
+                continue
         pt = piece.sample_point()
         if pt.is_void():
             continue
