@@ -68,10 +68,21 @@ print(json.dumps(out))
 """One step in a fresh interpreter: ``argv`` kernel and mode; times after ``import spf``."""
 
 
+def _search_path() -> str:
+    """``PYTHONPATH`` for a probe: the folder holding this ``spf`` package first, so the fresh
+    interpreter times the same code as the bench, whatever the working directory (a script's
+    folder, not the working directory, leads ``sys.path``; an installed copy may differ)."""
+    import spf
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))
+    rest = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([here, rest]) if rest else here
+
+
 def probe(kernel: str, mode: str) -> dict[str, float]:
     """:data:`PROBE` in a fresh interpreter with a fresh, empty spf cache directory."""
     with tempfile.TemporaryDirectory(prefix="spf-wavefront-") as cache:
-        env = {**os.environ, "SPF_CACHE_DIR": cache}
+        env = {**os.environ, "SPF_CACHE_DIR": cache, "PYTHONPATH": _search_path()}
         done = subprocess.run(
             [sys.executable, "-c", PROBE, kernel, mode],
             capture_output=True,

@@ -3,8 +3,12 @@ timed in fresh interpreters, with the targets of API.md §16."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
+import spf
 from spf.bench import BENCHMARKS, scale, scale_wavefront
 from spf.bench.common import QUICK, Context, Runtime, progress
 
@@ -19,6 +23,18 @@ def test_the_probe_times_wavefront_and_compile_in_a_fresh_interpreter() -> None:
     assert set(got) == {"wall_s", "cpu_s", "wavefront_wall_s", "wavefront_cpu_s"}
     assert 0 < got["wavefront_cpu_s"] < got["cpu_s"]
     assert 0 < got["wavefront_wall_s"] < got["wall_s"]
+
+
+def test_the_probe_times_this_spf_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PYTHONPATH": scale_wavefront._search_path()}
+    done = subprocess.run(
+        [sys.executable, "-c", "import spf; print(spf.__file__)"],
+        capture_output=True, text=True, env=env, check=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.stdout.strip() == os.path.abspath(spf.__file__)
 
 
 def test_the_section_reports_every_kernel_with_its_target(
