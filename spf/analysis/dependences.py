@@ -39,13 +39,15 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
 from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
+from spf.schedule.tags import kind as tag_kind
 from spf.sets import Relation, Set
+from spf.sets.memo import Table
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -84,11 +86,21 @@ def _function(text: str, rel: Relation, names: tuple[str, ...]) -> tuple[str, ..
     return rel.as_function(list(names))
 
 
+_PAIRS: Table[object, Any] = Table(20_000)
+"""The work of statement pairs (their dependences in program order, then ordered by the
+current schedules) and legality verdicts, keyed by the values they depend on
+(:func:`_context_key`, :func:`_pair_inputs`, the schedules' texts): any computation with
+equal inputs reuses them, a copy of a computation (``serial_computation``, a wavefront's
+executor before its rewrite) or the same one after a command that left them alone."""
+
+
 def clear_remembered() -> None:
-    """Forget what this module remembers across computations (derived from relations); for
-    cold timings. Per-computation results live in ``Computation._memo``."""
+    """Forget what this module remembers across computations (derived from relations and
+    statement pairs); for cold timings. Whole-computation results live in
+    ``Computation._memo``."""
     for fn in (_padded, _out_vars, _function, _constraint_set):
         fn.cache_clear()
+    _PAIRS.clear()
 
 
 def function_of(rel: Relation, names: Sequence[str]) -> tuple[str, ...] | None:
@@ -139,9 +151,8 @@ def same_element(
 
 
 def empty(s: Set, facts: Sequence[Fact] = ()) -> bool:
-    """``s.is_empty()``, using the computation's assumptions ``facts`` when there are any."""
-    if not facts:
-        return s.is_empty()
+    """``s.is_empty()``, using the computation's assumptions ``facts`` when there are any
+    (verdicts shared by every equal set: :func:`spf.sets.facts.is_empty_under`)."""
     from spf.sets.facts import is_empty_under
 
     return is_empty_under(s, facts)
@@ -266,7 +277,7 @@ def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
         return ()
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
     context = _context_key(comp, width, private)
-    memo = comp._memo.pairs
+    memo = _PAIRS
     deps: list[Dependence] = []
     progress = Progress("dependences", len(comp.stmts) ** 2, "statement pairs")
     spaces = {s.name: _touched(comp, s) for s in comp.stmts}
@@ -278,14 +289,15 @@ def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
         base = (context, _pair_inputs(src, snk))
         now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
         # tags (distribute, gpu) map instances to ranks and copies by the current schedule
-        rel_key = ("relations", *base, *(now if src.tags or snk.tags else ()))
+        placed = dependence_tags(src) or dependence_tags(snk)
+        rel_key = ("relations", *base, *(now if placed else ()))
         found = memo.get(rel_key)
         if found is None:
-            found = memo[rel_key] = _pair_relations(comp, src, snk, width, scheds, private)
+            found = memo.put(rel_key, _pair_relations(comp, src, snk, width, scheds, private))
         dep_key = ("ordered", *base, *now)
         ordered = memo.get(dep_key)
         if ordered is None:
-            ordered = memo[dep_key] = _pair_dependences(comp, src, snk, width, scheds, found)
+            ordered = memo.put(dep_key, _pair_dependences(comp, src, snk, width, scheds, found))
         deps += ordered
     return (*deps, *storage_dependences(comp))
 
@@ -316,7 +328,6 @@ def _pair_inputs(src: Stmt, snk: Stmt) -> object:
     """What the dependences from ``src`` to ``snk`` depend on besides the context and their
     current schedules: names, domains, accesses, tags, program order (original schedules
     and Layer IV placements)."""
-    from spf.computation.fingerprint import value_key
     from spf.computation.operations import program_schedules
 
     placed = program_schedules(src, snk)
@@ -324,19 +335,49 @@ def _pair_inputs(src: Stmt, snk: Stmt) -> object:
         _stmt_inputs(src),
         _stmt_inputs(snk),
         None if placed is None else (str(placed[0]), str(placed[1])),
-        value_key(src.tags),
-        value_key(snk.tags),
+        dependence_tags(src),
+        dependence_tags(snk),
     )
 
 
 def _stmt_inputs(stmt: Stmt) -> object:
-    """Every attribute of ``stmt`` but its current schedule (keyed separately)."""
+    """Every attribute of ``stmt`` but its current schedule and its tags (keyed separately,
+    see :func:`dependence_tags`)."""
     from spf.computation.fingerprint import value_key
 
     return tuple((k, value_key(v)) for k, v in vars(stmt).items() if k not in _NOT_INPUTS)
 
 
-_NOT_INPUTS = frozenset({"_schedule", "_comp", "_parsed"})
+_NOT_INPUTS = frozenset({"_schedule", "_comp", "_parsed", "_tags"})
+
+_HOW_TO_RUN = frozenset(
+    {
+        "parallel",
+        "reduction",
+        "vector",
+        "unroll",
+        "pipeline",
+        "wavefront",
+        "wavefront_levels",
+        "wavefront_rows",
+        "wavefront_single",
+        "wavefront_p2p",
+    }
+)
+"""Tags that only say how a loop runs (judged against the dependences by the legality
+check); the others (``distribute``, ``gpu_block``, ``gpu_thread``, and any kind not listed)
+decide which instances share memory, so the dependences depend on them."""
+
+
+def dependence_tags(stmt: Stmt) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The tags of ``stmt`` its dependences depend on, by loop (a memo key): tagging a loop
+    ``parallel`` or ``wavefront`` leaves the dependences as they are."""
+    out = []
+    for loop, tags in sorted(stmt.tags.items()):
+        kept = tuple(t for t in tags if tag_kind(t) not in _HOW_TO_RUN)
+        if kept:
+            out.append((loop, kept))
+    return tuple(out)
 
 
 def _spaces(comp: Computation, accesses: AccessList) -> set[str]:
@@ -434,7 +475,10 @@ def _pair_relations(
                     pairs = same_workspace_iteration(comp, ds, src, snk, pairs, xs, ys)
                     pairs = same_copy(comp, ds, pairs, xs, ys, (orig_s, orig_t))
                     touching[key] = pairs
-                pieces = orig.levels(touching[key], "<") if not empty(touching[key], facts) else []
+                # the pieces are tested as they are: testing the whole relation first
+                # costs a search for a model when it is not empty (most are), and an
+                # empty relation has empty pieces (measured: 30% fewer isl samples)
+                pieces = orig.levels(touching[key], "<")
                 if not pieces:
                     continue
                 pairs = pieces[0][1]
@@ -582,16 +626,40 @@ _PARALLEL_TAGS = frozenset({"parallel", "vector", "distribute", "gpu_block", "gp
 
 
 def check_legality(comp: Computation) -> None:
-    from spf.analysis.private import check_private, shared_scalar_hint
-    from spf.schedule.trace import blame
+    """Raise ``IllegalScheduleError`` for a parallel tag on a loop that carries a dependence,
+    a gpu memory use the schedule cannot express, a dependence the current schedule breaks
+    or a layout that overwrites a live value. The dependences are computed only when one
+    of these needs them: a computation with no such tag whose statements all still run in
+    program order (an inspector, the executor of a wavefront) breaks none."""
+    from spf.analysis.private import check_private
 
     check_private(comp)
-    deps = compute_dependences(comp)
+    _check_parallel_tags(comp)
+    check_gpu_memory(comp)
+    if not _all_in_program_order(comp):
+        # the schedule must keep the sequential program's meaning with shared/local buffers
+        # as one array; the gpu loops then run it with one copy per block/thread
+        private = not _uses_private_memory(comp)
+        _check_order(comp, compute_dependences(comp, private=private))
+    from spf.analysis.storage import check_storage
+
+    check_storage(comp)
+
+
+def _check_parallel_tags(comp: Computation) -> None:
+    """A loop tagged to run its iterations concurrently carries no dependence (reduction
+    loops are :mod:`spf.analysis.reductions`' part)."""
+    from spf.analysis.private import shared_scalar_hint
+    from spf.schedule.trace import blame
+
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
-            parallel = any(t.split("(", 1)[0] in _PARALLEL_TAGS for t in tags)
-            reduction = any(t.startswith("reduction(") for t in tags)  # spf.analysis.reductions
-            if parallel and not reduction and not _parallel_ok(comp, stmt, loop, deps):
+            parallel = any(tag_kind(t) in _PARALLEL_TAGS for t in tags)
+            reduction = any(t.startswith("reduction(") for t in tags)
+            if not parallel or reduction:
+                continue
+            deps = compute_dependences(comp)  # remembered: computed once
+            if not _parallel_ok(comp, stmt, loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
                 carried.sort(key=lambda d: not shared_scalar_hint(comp, d.data_space, loop))
                 raise IllegalScheduleError(
@@ -601,12 +669,13 @@ def check_legality(comp: Computation) -> None:
                     + shared_scalar_hint(comp, carried[0].data_space, loop)
                     + blame(comp, [stmt.name], loop)
                 )
-    check_gpu_memory(comp)
-    if _uses_private_memory(comp):
-        # the schedule must keep the sequential program's meaning with shared/local buffers
-        # as one array; the gpu loops then run it with one copy per block/thread
-        deps = compute_dependences(comp, private=False)
+
+
+def _check_order(comp: Computation, deps: Sequence[Dependence]) -> None:
+    """Raise for the first of ``deps`` the current schedule breaks."""
+    from spf.analysis.private import shared_scalar_hint
     from spf.progress import Progress
+    from spf.schedule.trace import blame
 
     context = _violation_context(comp)
     progress = Progress("legality", len(deps), "dependences")
@@ -624,9 +693,6 @@ def check_legality(comp: Computation) -> None:
                 + shared_scalar_hint(comp, dep.data_space, _violated_loop(why) or "")
                 + blame(comp, [dep.source, dep.sink], _violated_loop(why))
             )
-    from spf.analysis.storage import check_storage
-
-    check_storage(comp)
 
 
 def _violation_context(comp: Computation) -> object:
@@ -659,11 +725,11 @@ def _remembered_violation(comp: Computation, dep: Dependence, context: object) -
         str(padded(src, width)),
         str(padded(snk, width)),
     )
-    memo = comp._memo.pairs
-    if key not in memo:
-        memo[key] = violation(comp, dep)
-    found: str | None = memo[key]
-    return found
+    memo = _PAIRS
+    found: tuple[str | None] | None = memo.get(key)
+    if found is None:
+        found = memo.put(key, (violation(comp, dep),))
+    return found[0]
 
 
 def _in_program_order(comp: Computation, src: Stmt, snk: Stmt) -> bool:
@@ -675,6 +741,17 @@ def _in_program_order(comp: Computation, src: Stmt, snk: Stmt) -> bool:
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in (src, snk)}
     orig_s, orig_t = _order_schedules(src, snk, width, scheds)
     return scheds[src.name][1] == orig_s and scheds[snk.name][1] == orig_t
+
+
+def _all_in_program_order(comp: Computation) -> bool:
+    """Whether every pair of statements still runs in the order its dependences were found
+    in (:func:`_in_program_order`): then no dependence can be broken."""
+    from spf.computation.operations import OperationStmt, order_width
+
+    if any(isinstance(s, OperationStmt) and s.placement is not None for s in comp.stmts):
+        return all(_in_program_order(comp, a, b) for a in comp.stmts for b in comp.stmts)
+    width = order_width(comp)
+    return all(padded(s, width) == padded(s, width, "original") for s in comp.stmts)
 
 
 def _uses_private_memory(comp: Computation) -> bool:

@@ -50,6 +50,7 @@ from spf.errors import IllegalScheduleError, SpfError
 from spf.schedule.relations import loops_of
 from spf.sets import Relation, Set
 from spf.sets.facts import Fact, is_empty_under
+from spf.sets.memo import Table
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -229,7 +230,35 @@ def _check_alone(comp: Computation, stmts: Sequence[Stmt], loop: str, cmd: str) 
             )
 
 
+_EDGES: Table[object, tuple[CarriedEdge | None]] = Table(4096)
+""":func:`_edge`'s results by the values they depend on (see :func:`_edge`)."""
+
+
 def _edge(
+    comp: Computation,
+    dep: Dependence,
+    positions: dict[str, int],
+    loop: str,
+    facts: Sequence[Fact],
+) -> CarriedEdge | None:
+    """:func:`_find_edge`, remembered by its inputs (the dependence, the loop's positions
+    and the domains of its two statements, the facts): the analysis runs again on the
+    tagged computation when it is compiled, and on copies of it."""
+    from spf.computation.fingerprint import value_key
+
+    key = (
+        value_key(dep),
+        loop,
+        tuple((s, positions[s], value_key(comp.stmt(s).domain)) for s in (dep.source, dep.sink)),
+        tuple((f.text, f.vars) for f in facts),
+    )
+    found = _EDGES.get(key)
+    if found is None:
+        found = _EDGES.put(key, (_find_edge(comp, dep, positions, loop, facts),))
+    return found[0]
+
+
+def _find_edge(
     comp: Computation,
     dep: Dependence,
     positions: dict[str, int],

@@ -199,11 +199,11 @@ def check_reduction_loops(comp: Computation) -> None:
     left to the ordinary parallel-tag check."""
     from spf.schedule.trace import blame
 
-    deps = compute_dependences(comp)
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
             if not any(t.split("(", 1)[0] in _PARALLEL_KINDS for t in tags):
                 continue
+            deps = compute_dependences(comp)  # remembered: computed once, when needed
             option = reduction_option(tags)
             where = f"loop {loop!r} of {stmt.name} ({', '.join(tags)})"
             if option is not None:

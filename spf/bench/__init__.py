@@ -11,6 +11,7 @@ name         what it times
 ============ ===============================================================================
 sets         the UF-aware set layer (parse, apply, compose, emptiness)
 deps         ``Computation.dependences()`` on chains of stencil statements
+analysis     wavefront generation (ILU(0), Gauss-Seidel, SpTRSV) cold, next to plain codegen
 pldi19       emptiness of the PLDI'19 sparse-kernel dependence relations with their properties
 spmv         CSR SpMV (spf CSR, SELL-8-sigma, BDIA-64, hand C, MKL IE, scipy); STREAM triad
 formats      SpMV generated from each built-in format vs its hand C loop; convert vs scipy
@@ -45,6 +46,7 @@ __all__ = ["BENCHMARKS", "main"]
 BENCHMARKS = (
     "sets",
     "deps",
+    "analysis",
     "pldi19",
     "spmv",
     "formats",

@@ -18,7 +18,7 @@ import importlib
 
 from spf.bench.common import Context, Section
 
-PARTS: tuple[str, ...] = ("checks", "convert")
+PARTS: tuple[str, ...] = ("checks", "convert", "wavefront")
 
 
 def run(ctx: Context) -> Section:

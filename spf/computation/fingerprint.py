@@ -93,19 +93,15 @@ class Memo:
     """The results remembered for one computation.
 
     ``results`` holds whole-computation results (dependences, the legality verdict,
-    generated sources) of the current ``version`` and is emptied when it changes; ``pairs``
-    holds per-statement-pair work keyed by exactly what it depends on, so it survives
-    changes that leave those inputs alone (a schedule change re-checks only the pairs of the
-    statements it moved)."""
-
-    PAIR_LIMIT = 20_000
-    """Entries kept in ``pairs`` before it is emptied (a bound on memory, not on speed)."""
+    generated sources) of the current ``version`` and is emptied when it changes. The work
+    of statement pairs is remembered by value, across computations, by the analysis itself
+    (:mod:`spf.analysis.dependences`): it survives changes that leave its inputs alone (a
+    schedule change re-checks only the pairs of the statements it moved)."""
 
     def __init__(self) -> None:
         self.key: object = None
         self.version = 0
         self.results: dict[object, Any] = {}
-        self.pairs: dict[object, Any] = {}
 
     def refresh(self, comp: Computation) -> int:
         """Compare ``comp``'s fingerprint with the last one seen; a change bumps the version
@@ -115,6 +111,4 @@ class Memo:
             self.key = key
             self.version += 1
             self.results.clear()
-        if len(self.pairs) > self.PAIR_LIMIT:
-            self.pairs.clear()
         return self.version

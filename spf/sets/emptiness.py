@@ -20,6 +20,7 @@ import islpy as isl
 from spf.sets import calls
 from spf.sets.linear import DT, evaluate, param_names, sym, to_isl
 from spf.sets.memo import memo
+from spf.sets.pointeval import Layout, PairCheck
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -182,6 +183,24 @@ def _used_declarations(body: Body, ufs: Mapping[str, UF]) -> tuple[tuple[str, UF
     return tuple(sorted((n, ufs[n]) for n in names if n in ufs))
 
 
+def layout(body: Body) -> Layout:
+    """The columns of ``body``'s points (:mod:`spf.sets.pointeval`), built once per body."""
+    got: Layout | None = body.memo.get("layout")
+    if got is None:
+        got = body.memo["layout"] = Layout(body)
+    return got
+
+
+def _pair_check(body: Body, pairs: list[Pair], ufs: Mapping[str, UF]) -> PairCheck | None:
+    """The compiled pair check of ``body``, built once per body and declarations; None when
+    its arguments are not all integer-affine (then :func:`violated_pair` evaluates them)."""
+    key = ("pair_check", _used_declarations(body, ufs))
+    got: PairCheck | None = body.memo.get(key)
+    if got is None:
+        got = body.memo[key] = PairCheck(layout(body), body, pairs, ufs)
+    return got if got.compiled else None
+
+
 def _is_empty(
     body: Body, ufs: Mapping[str, UF], context: isl.Set | None, oracle: Oracle | None
 ) -> bool:
@@ -192,28 +211,52 @@ def _is_empty(
     if not pairs and oracle is None:
         return bool(base.is_empty())
     cache: dict[Pair, list[isl.Set]] = {}
-    stack = [base]
+    compiled = _pair_check(body, pairs, ufs)
+    # pieces still to search, each a set and the axiom piece to add to it when it is taken
+    # (a piece left when a model turns up costs nothing); an empty one shows when sampled,
+    # most already when the constraints are added (measured: 1441 of ILU(0)'s 1989)
+    stack: list[tuple[isl.Set, isl.Set | None]] = [(base, None)]
     while stack:
-        piece = stack.pop()
+        piece, axiom = stack.pop()
+        if axiom is not None:
+            piece = _constrained(piece, axiom)
+            if piece.plain_is_empty():
+                continue
         pt = piece.sample_point()
         if pt.is_void():
             continue
-        bad = violated_pair(body, pt, pairs, ufs)
+        if compiled is not None:
+            bad = compiled.violated_pair(compiled.layout.point(pt))
+        else:
+            bad = violated_pair(body, pt, pairs, ufs)
         if bad is None:
             extra = oracle(pt) if oracle is not None else None
             if extra is None:
                 return False
-            part = piece.intersect(extra.align_params(piece.get_space()))
-            if not part.is_empty():
-                stack.append(part)
+            stack.append((piece, extra.align_params(piece.get_space())))
             continue
         if bad not in cache:
             key = ("axiom", bad, ufs.get(body.terms[bad[0]][0]))
             if key not in body.memo:
                 body.memo[key] = axiom_pieces(body, *bad, ufs)
             cache[bad] = body.memo[key]
-        for axiom in cache[bad]:
-            part = piece.intersect(axiom)
-            if not part.is_empty():
-                stack.append(part)
+        stack.extend((piece, axiom) for axiom in cache[bad])
     return True
+
+
+def _constrained(piece: isl.Set, axiom: isl.Set) -> isl.Set:
+    """``piece`` restricted to the axiom piece ``axiom`` (one conjunction): its constraints
+    added as they are. ``intersect`` would also simplify the result, which on ILU(0)'s
+    sets of 30-40 dims cost ~1 ms a time, far more than sampling the unsimplified set
+    (measured: the search's isl time 25-30% lower)."""
+    bsets = axiom.get_basic_sets()
+    aligned = axiom.align_params(piece.get_space())
+    if len(bsets) != 1 or aligned.dim(DT.param) != piece.dim(DT.param):
+        return piece.intersect(axiom)
+    out = piece
+    try:
+        for c in aligned.get_basic_sets()[0].get_constraints():
+            out = out.add_constraint(c)
+    except isl.Error:  # spaces that differ beyond their parameters: isl aligns them
+        return piece.intersect(axiom)
+    return out

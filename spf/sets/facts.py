@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import islpy as isl
+import numpy as np
 
 from spf.errors import ParseError, SpfError
 from spf.sets import emptiness
@@ -35,19 +36,20 @@ from spf.sets.linear import (
     DT,
     basic_constraints,
     dnf,
-    evaluate,
     free_names,
     sym,
     to_isl,
     tsym,
     usym,
 )
-from spf.sets.memo import memo
+from spf.sets.memo import Table, memo
+from spf.sets.pointeval import LinearSet, Point, Substitution, linear_set
 from spf.sets.printer import display_map
 from spf.sets.set_like import Set, _SetLike
 
 if TYPE_CHECKING:
     from spf.sets.body import Body, Term
+    from spf.sets.pointeval import Layout
     from spf.sets.uf import UF
 
 if TYPE_CHECKING:
@@ -79,9 +81,9 @@ class Fact:
         """A constraint on symbolic constants only (no quantified variables, no UF call)."""
         return not self.vars and not self.premise.uf_calls and not self.conclusion.uf_calls
 
-    @property
+    @functools.cached_property
     def ufs(self) -> frozenset[str]:
-        """Names of the UFs the fact calls."""
+        """Names of the UFs the fact calls (computed once: the emptiness search asks often)."""
         calls = (*self.premise.uf_calls, *self.conclusion.uf_calls)
         return frozenset(c.split("(", 1)[0] for c in calls)
 
@@ -284,6 +286,29 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
     """
     body = _body(s)
     ufs = s.ufs
+    key = (
+        body.names,
+        body.n_in,
+        body.hidden,
+        body.terms,
+        str(body.iset),
+        emptiness._used_declarations(body, ufs),
+        tuple((f.text, f.vars) for f in facts),
+    )
+    found = _VERDICTS.get(key)
+    if found is None:
+        found = _VERDICTS.put(key, _is_empty_under(body, ufs, facts))
+    return found
+
+
+_VERDICTS: Table[object, bool] = Table(16384)
+""":func:`is_empty_under`'s verdicts by the set's canonical form (its tuple names, call table
+and isl set), the declarations of the UFs it calls and the facts (text and quantified
+variables): the analysis asks the same question for many statement
+pairs, schedule positions and computations (a copy of one, its executor, its inspector)."""
+
+
+def _is_empty_under(body: Body, ufs: Mapping[str, UF], facts: Sequence[Fact]) -> bool:
     context: isl.Set | None = None
     quantified: list[Fact] = []
     for f in facts:
@@ -297,18 +322,22 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
 
 
 class _Instances:
-    """The instances of facts on one body's calls, built lazily; the oracle of the search."""
+    """The instances of facts on one body's calls, generated lazily; the oracle of the
+    search. At a point each instance is first tested numerically (:mod:`spf.sets.pointeval`:
+    its premise and conclusion at the fact's variables and UF values as rows over the
+    body's dims); only an instance the point may violate is built as an isl set (once) and
+    tested by isl, which decides."""
 
     def __init__(self, body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> None:
         self.body = body
-        self.pending: Iterator[Callable[[], isl.Set] | _Bridge] = itertools.chain(
-            self._matches(facts), _bridges(body, facts, ufs)
+        self.layout = emptiness.layout(body)
+        self.pending: Iterator[_Candidate] = itertools.chain(
+            self._matches(facts),
+            (_Candidate(b.build, b.satisfied) for b in _bridges(body, facts, ufs)),
         )
-        self.sets: list[isl.Set] = []
-        self.deferred: list[_Bridge] = []
-        """Bridges not built yet: every point so far satisfied them."""
+        self.seen: list[_Candidate] = []
 
-    def _matches(self, facts: Sequence[Fact]) -> Iterator[Callable[[], isl.Set]]:
+    def _matches(self, facts: Sequence[Fact]) -> Iterator[_Candidate]:
         count = 0
         for f in facts:
             for premise, conclusion in _pieces(f):
@@ -318,34 +347,63 @@ class _Instances:
                     count += 1
                     if count > _MAX_INSTANCES:
                         return
-                    yield functools.partial(_instance, self.body, premise, conclusion, exprs)
+                    match = _Match(self.layout, premise, conclusion, exprs)
+                    build = functools.partial(_instance, self.body, premise, conclusion, exprs)
+                    yield _Candidate(build, match.satisfied)
+
+    def _generated(self) -> Iterator[_Candidate]:
+        """The instances seen so far, then the rest as they are generated."""
+        yield from list(self.seen)
+        for candidate in self.pending:
+            self.seen.append(candidate)
+            yield candidate
 
     def __call__(self, point: isl.Point) -> isl.Set | None:
         """An instance the point violates (a set to intersect with), or None."""
-        here = isl.Set.from_point(point)
-        for inst in self.sets:
-            if not _contains(inst, here):
-                return inst
-        env = emptiness.point_env(self.body, point)
-        for bridge in list(self.deferred):
-            if not bridge.holds_at(env):
-                self.deferred.remove(bridge)
-                inst = bridge.build()
-                self.sets.append(inst)
-                if not _contains(inst, here):
-                    return inst
-        for item in self.pending:
-            if isinstance(item, _Bridge):
-                if item.holds_at(env):
-                    self.deferred.append(item)
-                    continue
-                inst = item.build()
-            else:
-                inst = item()
-            self.sets.append(inst)
+        values = self.layout.point(point)
+        here: isl.Set | None = None
+        for candidate in self._generated():
+            if candidate.satisfied(values):
+                continue
+            inst = candidate.instance()
+            here = isl.Set.from_point(point) if here is None else here
             if not _contains(inst, here):
                 return inst
         return None
+
+
+class _Candidate:
+    """One instance: a numeric test at a point (True only when the point satisfies it)
+    and its isl set, built the first time a point may violate it."""
+
+    def __init__(self, build: Callable[[], isl.Set], test: Callable[[Point], bool]) -> None:
+        self._build = build
+        self.satisfied = test
+        self._set: isl.Set | None = None
+
+    def instance(self) -> isl.Set:
+        if self._set is None:
+            self._set = self._build()
+        return self._set
+
+
+class _Match:
+    """The numeric test of one matched instance ``not premise or conclusion``."""
+
+    def __init__(
+        self, layout: Layout, premise: Body, conclusion: Body, exprs: list[sp.Expr]
+    ) -> None:
+        self.sub = Substitution(layout, exprs)
+        self.premise = linear_set(premise)
+        self.conclusion = linear_set(conclusion)
+
+    def satisfied(self, point: Point) -> bool:
+        if not self.sub.compiled or self.premise is None or self.conclusion is None:
+            return False
+        return (
+            self.sub.holds(self.premise, point) is False
+            or self.sub.holds(self.conclusion, point) is True
+        )
 
 
 def _instance(body: Body, premise: Body, conclusion: Body, exprs: list[sp.Expr]) -> isl.Set:
@@ -379,44 +437,86 @@ def _bridges(body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> Iterat
         for premise, conclusion in _pieces(f):
             if premise.hidden or conclusion.hidden:
                 continue
-            for m, sub in _one_unmatched(premise, body.terms, frozenset(monotonic)):
-                for bridge in _piece_bridges(body, premise, conclusion, m, dict(sub), ufs):
-                    count += 1
-                    if count > _MAX_INSTANCES:
-                        return
-                    yield bridge
+            for spec in _bridge_specs(premise, conclusion, body.terms, frozenset(monotonic)):
+                count += 1
+                if count > _MAX_INSTANCES:
+                    return
+                yield _Bridge(body, premise, conclusion, spec, ufs[premise.terms[spec.m][0]])
+
+
+@dataclass(frozen=True)
+class _BridgeSpec:
+    """What one bridge says, over the body's dims (see :class:`_Bridge`)."""
+
+    m: int
+    """The fact's call missing from the body."""
+    a: sp.Expr
+    """Its argument."""
+    b: sp.Expr
+    """The argument of the body's call it is carried over to."""
+    exprs: tuple[sp.Expr, ...]
+    """The fact's dims (variables, then UF values with call ``m`` the body's call)."""
+    side: sp.Expr
+    """The conclusion constraint (``>= 0``) over the fact's dims."""
+    coeff: int
+    """The coefficient of the missing call's value in ``side``."""
+    carried: sp.Expr
+    """``side`` over the body's dims."""
+
+
+@memo(4096)
+def _bridge_specs(
+    premise: Body, conclusion: Body, calls: tuple[Term, ...], monotonic: frozenset[str]
+) -> tuple[_BridgeSpec, ...]:
+    """The bridges of one fact piece on a call table (remembered: the emptiness tests of
+    one analysis share their call tables)."""
+    out: list[_BridgeSpec] = []
+    for m, sub in _one_unmatched(premise, calls, monotonic):
+        out += _piece_bridges(premise, conclusion, m, sub, calls)
+    return tuple(out)
 
 
 def _piece_bridges(
-    body: Body,
     premise: Body,
     conclusion: Body,
     m: int,
     sub: dict[sp.Symbol, sp.Expr],
-    ufs: Mapping[str, UF],
-) -> Iterator[_Bridge]:
-    """The bridges of one fact piece whose call ``m`` is missing from ``body``."""
+    calls: tuple[Term, ...],
+) -> Iterator[_BridgeSpec]:
+    """The bridges of one fact piece whose call ``m`` is missing from ``calls``."""
     name = premise.terms[m][0]
     if premise.iset.involves_dims(DT.set, premise.n_tuple + m, 1):
         return  # the premise itself needs the missing call
     constraint = _single_constraint(conclusion)
+    a = sp.expand(premise.terms[m][1][0].xreplace(_rename(premise)).xreplace(sub))
+    nvars = premise.n_tuple
     for is_eq, e in constraint or []:
         coeff = int(e.coeff(usym(m)))
         if coeff == 0:
             continue
         # an equality bounds f(a) from both sides: one bridge per side
         sides = [(e, coeff), (-e, -coeff)] if is_eq else [(e, coeff)]
-        for (side, c), k in itertools.product(sides, range(len(body.terms))):
-            if body.terms[k][0] == name:
-                yield _Bridge(body, premise, conclusion, sub, m, k, side, c, ufs[name])
+        for (side, c), k in itertools.product(sides, range(len(calls))):
+            if calls[k][0] != name:
+                continue
+            exprs = [sub[_fvar(j)] for j in range(nvars)]
+            exprs += [usym(k) if j == m else sub[_fval(j)] for j in range(len(premise.terms))]
+            dims = dict(zip(premise.dim_syms(), exprs, strict=True))
+            carried = sp.expand(side.xreplace(dims))
+            yield _BridgeSpec(
+                m=m, a=a, b=calls[k][1][0], exprs=tuple(exprs), side=side, coeff=c, carried=carried
+            )
 
 
 def _single_constraint(conclusion: Body) -> list[tuple[bool, sp.Expr]] | None:
-    """The conclusion's constraints when it is one conjunction (None otherwise)."""
-    bsets = conclusion.iset.get_basic_sets()
-    if len(bsets) != 1:
-        return None
-    return basic_constraints(bsets[0], conclusion.dim_syms())
+    """The conclusion's constraints when it is one conjunction (None otherwise; computed
+    once per conclusion)."""
+    got: tuple[list[tuple[bool, sp.Expr]] | None] | None = conclusion.memo.get("single")
+    if got is None:
+        bsets = conclusion.iset.get_basic_sets()
+        found = basic_constraints(bsets[0], conclusion.dim_syms()) if len(bsets) == 1 else None
+        got = conclusion.memo["single"] = (found,)
+    return got[0]
 
 
 class _Bridge:
@@ -424,38 +524,53 @@ class _Bridge:
     body's call ``k`` of the same UF; checked on a point cheaply before it is built."""
 
     def __init__(
-        self,
-        body: Body,
-        premise: Body,
-        conclusion: Body,
-        sub: dict[sp.Symbol, sp.Expr],
-        m: int,
-        k: int,
-        side: sp.Expr,
-        coeff: int,
-        decl: UF,
+        self, body: Body, premise: Body, conclusion: Body, spec: _BridgeSpec, decl: UF
     ) -> None:
         self.body, self.premise, self.conclusion, self.decl = body, premise, conclusion, decl
-        nvars = premise.n_tuple
-        self.a = sp.expand(premise.terms[m][1][0].xreplace(_rename(premise)).xreplace(sub))
-        self.b = body.terms[k][1][0]
-        self.exprs = [sub[_fvar(j)] for j in range(nvars)]
-        self.exprs += [usym(k) if j == m else sub[_fval(j)] for j in range(len(premise.terms))]
-        self.side, self.coeff = side, coeff
-        dims = dict(zip(premise.dim_syms(), self.exprs, strict=True))
-        self.carried = sp.expand(side.xreplace(dims))
-        """The conclusion constraint over the body's dims (``>= 0``)."""
+        self.a, self.b, self.exprs = spec.a, spec.b, list(spec.exprs)
+        self.side, self.coeff, self.carried = spec.side, spec.coeff, spec.carried
+        self._compiled: (
+            tuple[tuple[Substitution, np.ndarray, LinearSet, LinearSet | None, Substitution] | None]
+            | None
+        ) = None
 
-    def holds_at(self, env: Mapping[sp.Symbol, int]) -> bool:
-        """True when the point ``env`` satisfies the instance by its order or conclusion
-        (False: it may violate it; build and test it)."""
-        try:
-            a, b = evaluate(self.a, env), evaluate(self.b, env)
-            if (a > b) if self.coeff > 0 else (b > a):
-                return True
-            return evaluate(self.carried, env) >= 0
-        except KeyError:  # a symbol the point does not give (a parameter of a UF argument)
+    def satisfied(self, point: Point) -> bool:
+        """True when ``point`` (of the body's :class:`~spf.sets.pointeval.Layout`)
+        satisfies the instance: by its order, its conclusion, its premise failing or its
+        argument outside the UF's domain (False: it may violate it)."""
+        test = self._test()
+        if test is None:
             return False
+        sub, rows, premise, domain, at = test
+        a, b, carried = (int(v) for v in rows @ point.values.astype(object))
+        if ((a > b) if self.coeff > 0 else (b > a)) or carried >= 0:
+            return True
+        if sub.holds(premise, point) is False:
+            return True
+        return domain is not None and at.holds(domain, point) is False
+
+    def _test(
+        self,
+    ) -> tuple[Substitution, np.ndarray, LinearSet, LinearSet | None, Substitution] | None:
+        """What :meth:`satisfied` evaluates, compiled once (None: not integer-affine)."""
+        if self._compiled is None:
+            layout = emptiness.layout(self.body)
+            sub, at = Substitution(layout, self.exprs), Substitution(layout, [self.a])
+            rows = [layout.row(e) for e in (self.a, self.b, self.carried)]
+            premise = linear_set(self.premise)
+            decl_domain = self.decl.domain
+            domain = None
+            if decl_domain is not None and _body(decl_domain).iset.dim(DT.set) == 1:
+                domain = linear_set(_body(decl_domain))  # else calls in it: isl decides
+            ok = sub.compiled and at.compiled and premise is not None
+            ok = ok and all(r is not None for r in rows)
+            ok = ok and (decl_domain is None or domain is not None)
+            if not ok or premise is None:
+                self._compiled = (None,)
+            else:
+                matrix = np.array(rows, dtype=object).reshape(3, layout.width)
+                self._compiled = ((sub, matrix, premise, domain, at),)
+        return self._compiled[0]
 
     def build(self) -> isl.Set:
         """``not premise or a not in f's domain or the order fails or the conclusion``."""

@@ -54,6 +54,9 @@ class Table(Generic[K, V]):
         self._data[key] = value
         return value
 
+    def clear(self) -> None:
+        self._data.clear()
+
 
 def clear_all(*, shapes: bool = True) -> None:
     """Empty every memo table of the set layer (objects already built keep their own);

@@ -1,0 +1,163 @@
+"""Wavefront generation in seconds (issue 28, API.md §16): part ``wavefront`` of ``spf bench
+--only scale``, and ``spf bench --only analysis``.
+
+For ILU(0), Gauss-Seidel and SpTRSV (``spf.kernels``), each step is timed in a fresh
+interpreter with an empty spf cache directory (``SPF_CACHE_DIR``), after ``import spf``:
+
+* ``wavefront + compile``: ``comp = spf.kernels.<kernel>()``, ``comp.wavefront("i")``,
+  ``comp.compile()`` (the dependence analysis, the inspector's synthesis, the legality check,
+  code generation and the C compiler runs for the executor, the three inspector stages and
+  the serial kernel), with ``wavefront`` alone beside it;
+* the plain ``codegen``: ``comp = spf.kernels.<kernel>()``, ``comp.codegen("c")``, and the
+  plain ``compile()`` (no wavefront).
+
+Each row gives the median wall seconds and the median CPU seconds (the process and the C
+compilers it ran) over the runs, the kernels interleaved in a reshuffled order every round.
+The analysis and the compilers run on one core, so on a busy machine the CPU seconds are
+what one quiet core takes; the targets (ILU(0) <= 5 s, Gauss-Seidel <= 2 s, SpTRSV <= 1 s
+for ``wavefront + compile``) are judged on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from spf.bench.common import Context, CpuLoad, Section
+
+KERNELS = ("ilu0_csr", "gauss_seidel_csr", "sptrsv_csr")
+
+TARGETS_S = {"ilu0_csr": 5.0, "gauss_seidel_csr": 2.0, "sptrsv_csr": 1.0}
+"""``wavefront`` + ``compile`` cold on one quiet core (API.md §16; SpTRSV: issue 28)."""
+
+NAMES = {"ilu0_csr": "ILU(0)", "gauss_seidel_csr": "Gauss-Seidel", "sptrsv_csr": "SpTRSV"}
+
+MODES = ("wavefront", "codegen", "compile")
+
+PROBE = """
+import json, os, sys, time
+
+def now():
+    t = os.times()
+    return time.perf_counter(), t.user + t.system + t.children_user + t.children_system
+
+import spf, spf.kernels
+kernel, mode = sys.argv[1], sys.argv[2]
+w0, c0 = now()
+comp = getattr(spf.kernels, kernel)()
+if mode == "wavefront":
+    comp.wavefront("i")
+    w1, c1 = now()
+    comp.compile()
+elif mode == "codegen":
+    comp.codegen("c")
+else:
+    comp.compile()
+w2, c2 = now()
+out = {"wall_s": w2 - w0, "cpu_s": c2 - c0}
+if mode == "wavefront":
+    out |= {"wavefront_wall_s": w1 - w0, "wavefront_cpu_s": c1 - c0}
+print(json.dumps(out))
+"""
+"""One step in a fresh interpreter: ``argv`` kernel and mode; times after ``import spf``."""
+
+
+def _search_path() -> str:
+    """``PYTHONPATH`` for a probe: the folder holding this ``spf`` package first, so the fresh
+    interpreter times the same code as the bench, whatever the working directory (a script's
+    folder, not the working directory, leads ``sys.path``; an installed copy may differ)."""
+    import spf
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))
+    rest = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([here, rest]) if rest else here
+
+
+def probe(kernel: str, mode: str) -> dict[str, float]:
+    """:data:`PROBE` in a fresh interpreter with a fresh, empty spf cache directory."""
+    with tempfile.TemporaryDirectory(prefix="spf-wavefront-") as cache:
+        env = {**os.environ, "SPF_CACHE_DIR": cache, "PYTHONPATH": _search_path()}
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, kernel, mode],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"wavefront probe {kernel} {mode} failed:\n{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def measure(rounds: int, modes: tuple[str, ...]) -> dict[tuple[str, str], list[dict[str, float]]]:
+    """Every (kernel, mode) probe once per round, in an order reshuffled (seeded) each round."""
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {
+        (k, m): [] for k in KERNELS for m in modes
+    }
+    rng = random.Random(0)
+    for _ in range(rounds):
+        for key in rng.sample(list(runs), len(runs)):
+            runs[key].append(probe(*key))
+    return runs
+
+
+def run(ctx: Context, name: str = "wavefront") -> Section:
+    quick = ctx.cfg.quick
+    modes = MODES[:2] if quick else MODES
+    rounds = 1 if quick else 3
+    load = CpuLoad()
+    runs = measure(rounds, modes)
+    busy = load.stop()
+
+    def med(kernel: str, mode: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[kernel, mode])
+
+    sec = Section(name)
+    sec.line(
+        f"### Wavefront generation, cold (fresh interpreter, empty cache; median of {rounds}; "
+        "seconds, CPU = process + C compiler)\n"
+    )
+    header = ["kernel", "wavefront() wall", "wavefront() CPU", "+ compile() wall",
+              "+ compile() CPU", "plain codegen wall", "plain codegen CPU"]  # fmt: skip
+    if "compile" in modes:
+        header += ["plain compile wall", "plain compile CPU"]
+    rows = []
+    data: dict[str, Any] = {}
+    for kernel in KERNELS:
+        row = {
+            "wavefront_wall_s": med(kernel, "wavefront", "wavefront_wall_s"),
+            "wavefront_cpu_s": med(kernel, "wavefront", "wavefront_cpu_s"),
+            "wavefront_compile_wall_s": med(kernel, "wavefront", "wall_s"),
+            "wavefront_compile_cpu_s": med(kernel, "wavefront", "cpu_s"),
+            "codegen_wall_s": med(kernel, "codegen", "wall_s"),
+            "codegen_cpu_s": med(kernel, "codegen", "cpu_s"),
+        }
+        if "compile" in modes:
+            row["compile_wall_s"] = med(kernel, "compile", "wall_s")
+            row["compile_cpu_s"] = med(kernel, "compile", "cpu_s")
+        data[kernel] = {**row, "runs": {m: runs[kernel, m] for m in modes}}
+        rows.append([NAMES[kernel], *(f"{v:.2f}" for v in row.values())])
+        cpu, target = row["wavefront_compile_cpu_s"], TARGETS_S[kernel]
+        sec.target(
+            f"{NAMES[kernel]}: wavefront + compile <= {target:g} s on one core (cold)",
+            f"{cpu:.2f} s CPU ({row['wavefront_compile_wall_s']:.2f} s wall)",
+            cpu <= target,
+            f"plain codegen {row['codegen_cpu_s']:.2f} s CPU",
+        )
+    sec.table(header, rows)
+    if busy is not None:
+        sec.line(
+            f"While timing, other processes used {100 * busy['other_processes']:.0f}% of the "
+            "CPUs' time: the wall times are what this machine gave; the CPU times are what "
+            "one quiet core takes.\n"
+        )
+        data["load"] = busy
+    sec.data.update(data)
+    return sec

@@ -1,0 +1,61 @@
+"""``spf bench --only analysis`` / part ``wavefront`` of ``--only scale``: wavefront generation
+timed in fresh interpreters, with the targets of API.md §16."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import spf
+from spf.bench import BENCHMARKS, scale, scale_wavefront
+from spf.bench.common import QUICK, Context, Runtime, progress
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+
+def test_the_probe_times_wavefront_and_compile_in_a_fresh_interpreter() -> None:
+    got = scale_wavefront.probe("sptrsv_csr", "wavefront")
+    assert set(got) == {"wall_s", "cpu_s", "wavefront_wall_s", "wavefront_cpu_s"}
+    assert 0 < got["wavefront_cpu_s"] < got["cpu_s"]
+    assert 0 < got["wavefront_wall_s"] < got["wall_s"]
+
+
+def test_the_probe_times_this_spf_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PYTHONPATH": scale_wavefront._search_path()}
+    done = subprocess.run(
+        [sys.executable, "-c", "import spf; print(spf.__file__)"],
+        capture_output=True, text=True, env=env, check=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.stdout.strip() == os.path.abspath(spf.__file__)
+
+
+def test_the_section_reports_every_kernel_with_its_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seconds = {"ilu0_csr": 4.0, "gauss_seidel_csr": 2.5, "sptrsv_csr": 0.5}
+
+    def fake(kernel: str, mode: str) -> dict[str, float]:
+        s = seconds[kernel] if mode == "wavefront" else 0.1
+        return {"wall_s": s, "cpu_s": s, "wavefront_wall_s": s / 2, "wavefront_cpu_s": s / 2}
+
+    monkeypatch.setattr(scale_wavefront, "probe", fake)
+    ctx = Context(QUICK, Runtime(str(tmp_path / "helper")), [1], tmp_path, progress)
+    sec = scale_wavefront.run(ctx, "analysis")
+    text = "\n".join(sec.markdown)
+    assert "| ILU(0) | 2.00 | 2.00 | 4.00 | 4.00 | 0.10 | 0.10 |" in text
+    verdicts = {t["target"].split(":")[0]: t["met"] for t in sec.targets}
+    assert verdicts == {"ILU(0)": True, "Gauss-Seidel": False, "SpTRSV": True}
+    assert sec.data["sptrsv_csr"]["wavefront_compile_cpu_s"] == 0.5
+
+
+def test_analysis_is_a_benchmark_and_wavefront_a_part_of_scale() -> None:
+    assert "analysis" in BENCHMARKS
+    assert "wavefront" in scale.PARTS
