@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
+    from spf.sets import syntax as ast
     from spf.sets.facts import Fact
 else:
     from spf._lazy import sympy as sp
@@ -113,7 +114,10 @@ class Group:
     position: int
     """Schedule position of the first merged loop (the second is two further in)."""
     prefix: tuple[str, ...]
-    """The schedule outputs before it, over the outer iterators."""
+    """The schedule outputs before it, as functions of the outer iterators."""
+    schedule: str
+    """The schedule up to the merge, over the outer iterators (the loops around it, with
+    their names)."""
     tags: dict[str, tuple[str, ...]]
     """The tags of the outer loops."""
     left: Branch | None = None
@@ -587,7 +591,7 @@ def declared_group(
             raise NotMergeableError(f"its {side.var} side cannot be the statement itself")
         branches.append(split_branch(comp.stmt(name), shape, side))
     members = {stmt.name, *(b.stmt for b in branches if b is not None)}
-    position, prefix, tags = _placement(comp, stmt, shape, members)
+    position, prefix, schedule, tags = _placement(comp, stmt, shape, members)
     for branch in branches:
         if branch is not None:
             _check_branch_schedule(comp, branch, shape, position, prefix)
@@ -602,7 +606,7 @@ def declared_group(
             reason = unsorted_reason(comp, shape, side)
             if reason is not None:
                 raise NotMergeableError(reason)
-    return Group(shape, position, prefix, tags, branches[0], branches[1], declared=True)
+    return Group(shape, position, prefix, schedule, tags, branches[0], branches[1], declared=True)
 
 
 def auto_group(comp: Computation, stmt: Stmt) -> Group | None:
@@ -613,12 +617,12 @@ def auto_group(comp: Computation, stmt: Stmt) -> Group | None:
         return None
     try:
         shape = split_domain(stmt, loops[-2], loops[-1])
-        position, prefix, tags = _placement(comp, stmt, shape, {stmt.name})
+        position, prefix, schedule, tags = _placement(comp, stmt, shape, {stmt.name})
     except NotMergeableError:
         return None
     if any(unsorted_reason(comp, shape, side) for side in (shape.left, shape.right)):
         return None
-    return Group(shape, position, prefix, tags)
+    return Group(shape, position, prefix, schedule, tags)
 
 
 def _has_key_equality(stmt: Stmt, j1: str, j2: str) -> bool:
@@ -632,11 +636,11 @@ def _has_key_equality(stmt: Stmt, j1: str, j2: str) -> bool:
 
 def _placement(
     comp: Computation, stmt: Stmt, shape: Shape, members: set[str]
-) -> tuple[int, tuple[str, ...], dict[str, tuple[str, ...]]]:
+) -> tuple[int, tuple[str, ...], str, dict[str, tuple[str, ...]]]:
     """Where the merge sits: the position of its first loop, the schedule outputs before
-    it, the tags of the loops around it. The two loops must be the statement's innermost,
-    adjacent, scheduled as they are (no command changed them), untagged, and no statement
-    outside ``members`` may share them."""
+    it (as functions and as a relation), the tags of the loops around it. The two loops
+    must be the statement's innermost, adjacent, scheduled as they are (no command changed
+    them), untagged, and no statement outside ``members`` may share them."""
     j1, j2 = shape.left.var, shape.right.var
     width = comp.schedule_width()
     outs = function_of(padded(stmt, width), shape.tuple_vars)
@@ -675,7 +679,39 @@ def _placement(
                 "run as a loop; make it private to a loop around the merge"
             )
     outer = {loop: ts for loop, ts in tags.items() if loop not in (j1, j2)}
-    return p1, tuple(outs[:p1]), outer
+    schedule = _prefix_schedule(str(padded(stmt, width)), p1, shape)
+    return p1, tuple(outs[:p1]), schedule, outer
+
+
+def _prefix_schedule(text: str, p1: int, shape: Shape) -> str:
+    """The schedule relation ``text`` cut before output ``p1``, over the outer iterators:
+    its outputs there (named as the statement's loops) and the constraints that do not
+    involve the merged loops."""
+    from spf.sets.parse import parse_document
+
+    piece = parse_document(text).pieces[0]
+    assert piece.out_tuple is not None
+    outs = [text[e.span[0] : e.span[1]] for e in piece.out_tuple]
+    dropped = {shape.left.var, shape.right.var} | {w for o in outs[p1:] for w in _words(o)}
+    conjuncts = [] if piece.formula is None else _conjuncts(piece.formula)
+    kept = [text[a:b] for a, b in conjuncts if not _words(text[a:b]) & dropped]
+    where = f" : {' && '.join(kept)}" if kept else ""
+    return f"{{[{', '.join(shape.outer_vars)}] -> [{', '.join(outs[:p1])}]{where}}}"
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_]\w*", text))
+
+
+def _conjuncts(f: ast.Formula) -> list[tuple[int, int]]:
+    """The spans of the comparisons of a conjunction."""
+    from spf.sets import syntax
+
+    if isinstance(f, syntax.And):
+        return [c for item in f.items for c in _conjuncts(item)]
+    if isinstance(f, syntax.Compare):
+        return [f.span]
+    raise NotMergeableError("its schedule is a union of pieces")
 
 
 def _shares(theirs: Sequence[str], ours: Sequence[str], p1: int) -> bool:

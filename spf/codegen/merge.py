@@ -83,7 +83,7 @@ def _shadow(comp: Computation, placeholders: Mapping[str, Group]) -> Computation
     for entry in data["stmts"]:
         if entry["name"] in by_stmt:
             name, g = by_stmt[entry["name"]]
-            schedule = f"{{[{', '.join(g.shape.outer_vars)}] -> [{', '.join(g.prefix)}]}}"
+            schedule = g.schedule
             stmts.append(
                 {
                     "name": name,
