@@ -18,6 +18,7 @@ spmtv        A^T x from CSR: spf serial, atomic and privatized reductions, scipy
 spgemm       SpGEMM C = A·A in CSR on 2-D Poisson (spf ``spgemm_csr``, scipy ``A @ A``)
 sptrsv       CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE trsv)
 gauss_seidel a Gauss-Seidel sweep on 2-D Poisson: serial spf vs its wavefronts
+ilu0         ILU(0) in CSR: the row update as a merge vs the guarded nest (SuiteSparse, bands)
 gemm         DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
 blur         two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
 overhead     kernel-call overhead, a checked SpMV call, ``compile`` cold and warm, codegen time
@@ -51,6 +52,7 @@ BENCHMARKS = (
     "spgemm",
     "sptrsv",
     "gauss_seidel",
+    "ilu0",
     "gemm",
     "blur",
     "overhead",
