@@ -297,6 +297,39 @@ def test_ilu0_update_is_a_merge() -> None:
     assert len(comp.trace) == 0  # found by codegen: the kernel's schedule is as before
 
 
+@pytest.fixture(scope="module")
+def ilu0_pair() -> tuple[spf.Kernel, spf.Kernel]:
+    """(ilu0_csr() with its merge, the same kernel as the guarded nest), int32 indices."""
+    nest = ilu0_without_sorted_columns()
+    assert "while" not in nest.codegen()
+    return spf.kernels.ilu0_csr().compile(), nest.compile()
+
+
+def diagonally_dominant(n: int, density: float, seed: int) -> sps.csr_array:
+    """Random ``n x n`` CSR with a stored, dominant diagonal and some empty off-diagonal rows."""
+    rng = np.random.default_rng(seed)
+    off = sps.random_array((n, n), density=density, rng=rng, format="csr").toarray()
+    off[:: max(2, n // 3)] = 0.0  # rows with the diagonal alone
+    out = sps.csr_array(off + np.diag(2.0 + off.sum(axis=1)))
+    out.sort_indices()
+    return out
+
+
+def test_ilu0_merge_is_bitwise_the_guarded_nest(
+    ilu0_pair: tuple[spf.Kernel, spf.Kernel], suitesparse_dir: Any
+) -> None:
+    from spf.sparse import ilu0_args, read_matrix_market
+
+    merged, nest = ilu0_pair
+    mats = [diagonally_dominant(n, d, n) for n, d in [(1, 1.0), (2, 0.5), (17, 0.3), (90, 0.1)]]
+    mats.append(read_matrix_market(suitesparse_dir / "olm1000.mtx"))
+    for a in mats:
+        args, ref = ilu0_args(a), ilu0_args(a)
+        merged(**args)
+        nest(**ref)
+        np.testing.assert_array_equal(args["A"], ref["A"])
+
+
 # ============================================================================ union
 @pytest.fixture(scope="module", params=["int32", "int64"])
 def spadd(request: pytest.FixtureRequest) -> tuple[str, spf.Kernel, spf.Kernel]:
