@@ -5,7 +5,12 @@ Two cursors walk the sorted lists; each step compares the current coordinates, r
 body of the case that holds (equal: ``both``; the left one smaller: ``left_only``; the
 right one smaller: ``right_only``) and advances the cursor(s) holding the smaller
 coordinate, without a branch (``j1 += k1 <= k2``). A union then runs the rest of the longer
-list. Every position of either list is visited once: ``O(len1 + len2)``::
+list. Every position of either list is visited once: ``O(len1 + len2)``.
+
+An intersection runs no body where the keys differ, so the cursor with the smaller key
+*gallops* to the first key not below the other (doubling steps, then a binary search):
+``O(len1 + len2)`` still, and ``O(short · log(long))`` when one list is much shorter than
+the other (ILU(0) on a matrix with a dense row updated by short rows)::
 
     {
       int64_t j1 = k + 1;
@@ -19,9 +24,17 @@ list. Every position of either list is visited once: ``O(len1 + len2)``::
         if (spf_key_j1 == spf_key_j2)
         {
           s1(i, k, j1, j2);
+          j1++;
+          j2++;
         }
-        j1 += spf_key_j1 <= spf_key_j2;
-        j2 += spf_key_j2 <= spf_key_j1;
+        else if (spf_key_j1 < spf_key_j2)
+        {
+          ... j1 gallops to the first key >= spf_key_j2 (or spf_end_j1)
+        }
+        else
+        {
+          ... j2 gallops to the first key >= spf_key_j1 (or spf_end_j2)
+        }
       }
     }
 """
@@ -54,6 +67,9 @@ def print_merge(out: Emitter, n: Merge, body: Callable[[Node], None]) -> None:
         with out.braces():
             out.line(f"const int64_t {ka} = {expr(a.key)};")
             out.line(f"const int64_t {kb} = {expr(b.key)};")
+            if not n.is_union:
+                _intersection_step(out, n, body)
+                return
             _case(out, f"if ({ka} == {kb})", n.both, body)
             if n.left_only is not None:
                 _case(out, f"else if ({ka} < {kb})", n.left_only, body)
@@ -65,6 +81,55 @@ def print_merge(out: Emitter, n: Merge, body: Callable[[Node], None]) -> None:
         for cursor, end, rest in ((a, ea, n.left_only), (b, eb, n.right_only)):
             if rest is not None:
                 _tail(out, cursor, end, rest, body)
+
+
+def _intersection_step(out: Emitter, n: Merge, body: Callable[[Node], None]) -> None:
+    """Equal keys: the body, both cursors advance; else the smaller one gallops."""
+    a, b = n.left, n.right
+    ka, kb = f"spf_key_{a.var}", f"spf_key_{b.var}"
+    out.line(f"if ({ka} == {kb})")
+    with out.braces():
+        body(n.both)
+        out.line(f"{a.var}++;")
+        out.line(f"{b.var}++;")
+    out.line(f"else if ({ka} < {kb})")
+    with out.braces():
+        _gallop(out, a, kb)
+    out.line("else")
+    with out.braces():
+        _gallop(out, b, ka)
+
+
+def _gallop(out: Emitter, c: Cursor, target: str) -> None:
+    """Move cursor ``c`` (its key below ``target``) to its first position whose key is not
+    below ``target``, or to its end: steps of 1, 2, 4, ... then a binary search."""
+    v, key, end = c.var, expr(c.key), f"spf_end_{c.var}"
+    lo, hi, step = f"spf_lo_{v}", f"spf_hi_{v}", f"spf_step_{v}"
+    out.line(f"int64_t {lo} = {v};")
+    out.line(f"int64_t {step} = 1;")
+    out.line("for (;;)")
+    with out.braces():
+        out.line(f"{v} = {lo} + {step};")
+        out.line(f"if ({v} >= {end})")
+        with out.braces():
+            out.line(f"{v} = {end};")
+            out.line("break;")
+        out.line(f"if ({key} >= {target})")
+        with out.braces():
+            out.line("break;")
+        out.line(f"{lo} = {v};")
+        out.line(f"{step} += {step};")
+    out.line(f"int64_t {hi} = {v};")
+    out.line(f"while ({hi} - {lo} > 1)")
+    with out.braces():
+        out.line(f"{v} = {lo} + ({hi} - {lo}) / 2;")
+        out.line(f"if ({key} >= {target})")
+        with out.braces():
+            out.line(f"{hi} = {v};")
+        out.line("else")
+        with out.braces():
+            out.line(f"{lo} = {v};")
+    out.line(f"{v} = {hi};")
 
 
 def _case(out: Emitter, head: str, n: Node, body: Callable[[Node], None]) -> None:
