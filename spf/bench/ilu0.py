@@ -13,14 +13,17 @@ stored (``spf.sparse.ilu0_args`` refuses the others), and banded matrices with l
 (diagonally dominant, ``2w + 1`` entries per row: 101 and 201; the guarded nest's cost
 grows as ``w**3`` per row, which keeps longer rows out of a repeated timing). Each timed
 call first copies the original values into the array the factorization overwrites (the
-same copy for both variants).
-Variants are timed interleaved (shuffled each round); the table gives medians and the ratio.
+same copy for both variants). Both kernels are serial, so each call is timed by this
+process's CPU time (which other processes on a shared machine disturb far less than wall
+time), interleaved in a shuffled order each round; the table gives medians and the ratio.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,7 @@ import numpy as np
 import spf
 import spf.kernels
 import spf.sparse
-from spf.bench.common import Context, Section, Variant, load_note, measure, median
+from spf.bench.common import Context, Section, Variant, median
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 
@@ -77,7 +80,7 @@ def matrices(ctx: Context) -> tuple[list[tuple[str, Any]], str]:
     note = f"SuiteSparse matrices without a full diagonal (not factored): {', '.join(skipped)}"
     if not SUITESPARSE.is_dir():
         note = f"SuiteSparse matrices: not found at {SUITESPARSE}"
-    bands = [(300, 50)] if ctx.cfg.quick else [(4000, 50), (2000, 100)]
+    bands = [(300, 50)] if ctx.cfg.quick else [(4000, 50), (1000, 100)]
     out += [(f"band n={n}, {2 * w + 1} per row", banded(n, w)) for n, w in bands]
     return out, note
 
@@ -92,19 +95,16 @@ def run(ctx: Context) -> Section:
     found, note = matrices(ctx)
     rows: list[list[str]] = []
     data: dict[str, dict[str, float]] = {}
-    worst: dict[str, Any] = {}
     for name, a in found:
-        ms, load = _time(ctx, merged, nest, a, name)
+        ms = _time(ctx, merged, nest, a, name)
         ratio = ms["guarded nest"] / ms["merge"]
         lens = np.diff(a.indptr)
         nest_ms, merge_ms = f"{ms['guarded nest']:.3f}", f"{ms['merge']:.3f}"
         rows.append([name, f"{a.shape[0]:,}", f"{a.nnz:,}", str(int(lens.max())),
                      nest_ms, merge_ms, f"{ratio:.2f}x"])  # fmt: skip
         data[name] = {**ms, "speed_up": ratio}
-        if _others(load) >= _others(worst):
-            worst = load
     sec.line(f"### ILU(0), CSR: the row update as a merge vs the guarded nest\n\n{note}\n")
-    sec.line(f"{load_note(worst)} (the most disturbed matrix)\n")
+    sec.line("Medians of the CPU time of serial calls, interleaved (shuffled each round).\n")
     sec.table(
         ["matrix", "N", "nnz", "longest row", "guarded nest ms", "merge ms", "speed-up"], rows
     )
@@ -118,10 +118,8 @@ def run(ctx: Context) -> Section:
     return sec
 
 
-def _time(
-    ctx: Context, merged: Any, nest: Any, a: Any, name: str
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """Medians (ms) of both kernels on ``a`` after a bitwise check; the load info."""
+def _time(ctx: Context, merged: Any, nest: Any, a: Any, name: str) -> dict[str, float]:
+    """Medians (CPU ms) of both kernels on ``a`` after a bitwise check."""
     args = spf.sparse.ilu0_args(a)
     original = args["A"].copy()
     results = {}
@@ -144,11 +142,13 @@ def _time(
 
     variants: list[Variant] = [("merge", 1, call(merged)), ("guarded nest", 1, call(nest))]
     ctx.log(f"ilu0: {name}: N = {a.shape[0]:,}, nnz = {a.nnz:,}")
-    rounds = 2 if ctx.cfg.quick else 5
-    times, load = measure(ctx, variants, rounds, warmup=1)
-    return {code: 1e3 * median(times[code, 1]) for code, _, _ in variants}, load
-
-
-def _others(info: dict[str, Any]) -> float:
-    """The share of the CPUs other processes took while timing (0 when not measured)."""
-    return float((info.get("load") or {}).get("other_processes", 0.0))
+    ctx.rt.set_threads(1)
+    times: dict[str, list[float]] = {code: [] for code, _, _ in variants}
+    order = random.Random(0)
+    for r in range(1 + (2 if ctx.cfg.quick else 3)):  # a warm-up round, then timed rounds
+        for code, _, fn in order.sample(variants, len(variants)):
+            t0 = time.process_time()
+            fn()
+            if r > 0:
+                times[code].append(time.process_time() - t0)
+    return {code: 1e3 * median(ts) for code, ts in times.items()}
