@@ -282,8 +282,47 @@ def test_sorted_lists_by_declaration_merge_at_the_top_level() -> None:
     comp.interpret(s=s2, x=x, y=y, xi=xi, yi=yi, M=13)
     assert float(s2) == float(s)
     empty = np.zeros(())
-    comp.compile()(s=empty, x=x[:0], y=y, xi=xi[:0], yi=yi, M=13)
+    kernel = comp.compile()
+    kernel(s=empty, x=x[:0], y=y, xi=xi[:0], yi=yi, M=13)
     assert float(empty) == 0.0
+
+
+@pytest.mark.parametrize(
+    "short",
+    [[0], [999], [5, 6, 500, 998], [1000, 1001], list(range(0, 1000, 97)), []],
+    ids=["first", "last", "scattered", "past_the_end", "strided", "empty"],
+)
+def test_intersection_gallops_over_a_long_list(short: list[int]) -> None:
+    """A short list against a long one: the cursor behind jumps (doubling, then bisection)
+    and must land on every common coordinate, from either side."""
+    comp = spf.Computation("sparse_dot_gallop")
+    comp.add_data_space("s", "double")
+    comp.add_data_space("x", "double", shape=("NX",))
+    comp.add_data_space("y", "double", shape=("NY",))
+    for v in ("x", "y"):
+        comp.declare_uf(
+            f"{v}i",
+            domain=f"{{[k]: 0 <= k < N{v.upper()}}}",
+            range="{[v]: 0 <= v < M}",
+            monotonic="increasing",
+        )
+    comp.add_stmt(
+        spf.Stmt(
+            "$s$ += $x$(p) * $y$(q);",
+            "{[p,q]: 0 <= p < NX && 0 <= q < NY && xi(p) = yi(q)}",
+            "{[p,q] -> [0,p,0,q,0]}",
+        )
+    )
+    kernel = comp.compile()
+    long_ = np.arange(0, 1000, dtype=np.int32)
+    short_ = np.array(short, np.int32)
+    rng = np.random.default_rng(len(short))
+    xl, xs = rng.random(long_.size), rng.random(short_.size)
+    want = sum(xl[c] * xs[k] for k, c in enumerate(short) if c < 1000)
+    for xi, yi, x, y in ((long_, short_, xl, xs), (short_, long_, xs, xl)):
+        s = np.zeros(())
+        kernel(s=s, x=x, y=y, xi=xi, yi=yi, M=1002)
+        assert float(s) == pytest.approx(want, rel=1e-14)
 
 
 # ============================================================================ ILU(0)
