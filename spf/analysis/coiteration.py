@@ -747,3 +747,27 @@ def _check_branch_schedule(
             f"statement {branch.stmt} must be scheduled like {shape.stmt} up to the merge "
             f"([{', '.join(prefix)}, <its position>], then constants), not {stmt.schedule}"
         )
+
+
+def coiterate_tags(
+    comp: Computation, stmt: Stmt, i: str, j: str, left: str | None, right: str | None
+) -> dict[str, tuple[str, ...]]:
+    """``stmt``'s loop tags once ``stmt.coiterate(i, j, left, right)`` holds: the merge
+    checked (:func:`declared_group`), no statement in two merges, the tag on loop ``i``
+    (replacing an earlier ``coiterate`` tag); :class:`NotMergeableError` otherwise."""
+    try:
+        group = declared_group(comp, stmt, i, j, left, right)
+    except NotMergeableError as err:
+        raise NotMergeableError(
+            f"coiterate: loops {i} and {j} of statement {stmt.name} cannot run as one merge: {err}"
+        ) from None
+    mine = set(group.stmts)
+    for g in groups(comp, auto=False, prove=False):
+        if g.stmt != stmt.name and mine & set(g.stmts):
+            raise NotMergeableError(
+                f"coiterate: statement {sorted(mine & set(g.stmts))[0]} already runs in "
+                f"the merge of {g.stmt}; a statement is in one merge at most"
+            )
+    tags = {loop: tuple(t for t in ts if parse_tag(t) is None) for loop, ts in stmt.tags.items()}
+    tags[i] = (*tags.get(i, ()), tag_text(j, left, right))
+    return {loop: ts for loop, ts in tags.items() if ts}

@@ -43,14 +43,6 @@ class Coiterate(Effect):
                 raise SpfError(f"coiterate: {what} must be a statement or its name, got {value!r}")
 
     def perform(self, stmt: Stmt) -> None:
-        from spf.analysis.coiteration import (
-            NotMergeableError,
-            declared_group,
-            groups,
-            parse_tag,
-            tag_text,
-        )
-
         comp = stmt.computation
         if comp is None:
             raise SpfError(f"statement {stmt.name}: add it to a Computation first")
@@ -58,25 +50,7 @@ class Coiterate(Effect):
         for other in (self.left, self.right):
             if other is not None:
                 comp.stmt(other)  # UndeclaredError for an unknown statement
-        try:
-            group = declared_group(comp, stmt, i, j, self.left, self.right)
-        except NotMergeableError as err:
-            raise NotMergeableError(
-                f"coiterate: loops {i} and {j} of statement {stmt.name} cannot run as one "
-                f"merge: {err}"
-            ) from None
-        mine = set(group.stmts)
-        for g in groups(comp, auto=False, prove=False):
-            if g.stmt != stmt.name and mine & set(g.stmts):
-                raise NotMergeableError(
-                    f"coiterate: statement {sorted(mine & set(g.stmts))[0]} already runs in "
-                    f"the merge of {g.stmt}; a statement is in one merge at most"
-                )
-        tags = {
-            loop: tuple(t for t in ts if parse_tag(t) is None) for loop, ts in stmt._tags.items()
-        }
-        tags[i] = (*tags.get(i, ()), tag_text(j, self.left, self.right))
-        stmt._tags = {loop: ts for loop, ts in tags.items() if ts}
+        stmt._tags = comp._coiterate_tags(stmt, i, j, self.left, self.right)
 
 
 def _loop_name(stmt: Stmt, loop: Loop) -> str:
