@@ -252,8 +252,9 @@ def test_intersection_in_a_distributed_loop_builds_for_mpi() -> None:
     comp.compile(target="mpi")  # mpicc, warning-free
 
 
-def test_sorted_lists_by_declaration_merge_at_the_top_level() -> None:
-    """A sparse-vector inner product: keys declared strictly increasing, no outer loop."""
+def sparse_dot() -> spf.Computation:
+    """``s += x(p) * y(q)`` where ``xi(p) = yi(q)``: sparse vectors whose index lists are
+    declared strictly increasing (no outer loop)."""
     comp = spf.Computation("sparse_dot")
     comp.add_data_space("s", "double")
     comp.add_data_space("x", "double", shape=("NX",))
@@ -272,6 +273,11 @@ def test_sorted_lists_by_declaration_merge_at_the_top_level() -> None:
             "{[p,q] -> [0,p,0,q,0]}",
         )
     )
+    return comp
+
+
+def test_sorted_lists_by_declaration_merge_at_the_top_level() -> None:
+    comp = sparse_dot()
     assert "while (p < spf_end_p" in comp.codegen()
     xi, yi = np.array([0, 3, 4, 9], np.int32), np.array([1, 3, 9, 11, 12], np.int32)
     x, y = np.arange(1.0, 5.0), np.arange(1.0, 6.0)
@@ -295,25 +301,7 @@ def test_sorted_lists_by_declaration_merge_at_the_top_level() -> None:
 def test_intersection_gallops_over_a_long_list(short: list[int]) -> None:
     """A short list against a long one: the cursor behind jumps (doubling, then bisection)
     and must land on every common coordinate, from either side."""
-    comp = spf.Computation("sparse_dot_gallop")
-    comp.add_data_space("s", "double")
-    comp.add_data_space("x", "double", shape=("NX",))
-    comp.add_data_space("y", "double", shape=("NY",))
-    for v in ("x", "y"):
-        comp.declare_uf(
-            f"{v}i",
-            domain=f"{{[k]: 0 <= k < N{v.upper()}}}",
-            range="{[v]: 0 <= v < M}",
-            monotonic="increasing",
-        )
-    comp.add_stmt(
-        spf.Stmt(
-            "$s$ += $x$(p) * $y$(q);",
-            "{[p,q]: 0 <= p < NX && 0 <= q < NY && xi(p) = yi(q)}",
-            "{[p,q] -> [0,p,0,q,0]}",
-        )
-    )
-    kernel = comp.compile()
+    kernel = sparse_dot().compile()
     long_ = np.arange(0, 1000, dtype=np.int32)
     short_ = np.array(short, np.int32)
     rng = np.random.default_rng(len(short))
