@@ -17,6 +17,7 @@ from spf.errors import CodegenError
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
     from spf.analysis.preconditions import Precondition
+    from spf.codegen.loop_ast import Node
     from spf.codegen.program import Program
     from spf.computation.computation import Computation
 
@@ -148,8 +149,8 @@ def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
 
 def loop_structure(comp: Computation) -> str:
     """The loop skeleton (docs/getting_started.md format)."""
-    from spf.codegen.loop_ast import Block, Call, For, If, Node
-    from spf.codegen.scan import Scanner
+    from spf.codegen.loop_ast import Block, Call, For, If, Merge
+    from spf.codegen.merge import merge_tag
 
     lines: list[str] = []
 
@@ -168,13 +169,32 @@ def loop_structure(comp: Computation) -> str:
                 visit(n.orelse, depth)
         elif isinstance(n, Call):
             lines.append(f"{pad}{n.stmt}")
+        elif isinstance(n, Merge):  # the loops it merges, the first tagged coiterate(...)
+            lines.append(f"{pad}for {n.left.var} [{merge_tag(n)}]:")
+            lines.append(f"{pad}  for {n.right.var}:")
+            visit(n.both, depth + 2)
+            for b in (n.left_only, n.right_only):
+                if b is not None:
+                    visit(b, depth + 1)
         else:
             visit(n.body, depth)
 
     if not comp.stmts:
         return ""
-    visit(Scanner(comp).scan(), 0)
+    visit(_loop_tree(comp), 0)
     return "\n".join(lines)
+
+
+def _loop_tree(comp: Computation) -> Node:
+    """The scanned loops with their merges (as ``lower`` makes them, unchecked)."""
+    from spf.codegen.merge import merging
+    from spf.codegen.scan import Scanner
+
+    try:
+        scanned, expand = merging(comp)
+    except CodegenError:  # a merge asked for that codegen refuses: the loops as scheduled
+        scanned, expand = comp, lambda body: body
+    return expand(Scanner(scanned).scan())
 
 
 __all__ = [

@@ -40,10 +40,12 @@ from spf.codegen.loop_ast import (
     For,
     If,
     Int,
+    Merge,
     Node,
     Op,
     UFRead,
     Var,
+    cursor_exprs,
 )
 from spf.codegen.loop_ast import expr_vars as _expr_vars
 
@@ -153,6 +155,8 @@ def unordered_reads(program: Program, dense: dict[str, int | None]) -> Node:
             return Bind(n.var, uf, n.args, visit(n.body, loop))
         if isinstance(n, Alloc):
             return Alloc(n.buffer, visit(n.body, loop))
+        if isinstance(n, Merge):
+            return n.map_bodies(lambda b: visit(b, None))
         return n
 
     return visit(program.body, None)
@@ -172,34 +176,46 @@ def _collect(
     elif isinstance(n, For):
         for e in (n.init, n.cond):
             _expr_reads(e, reads)
-        simple = (
-            n.step == 1
-            and set(_expr_vars(n.init)) <= params
-            and isinstance(n.cond, Op)
-            and n.cond.op in ("<", "<=")
-            and n.cond.args[0] == Var(n.var)
-            and set(_expr_vars(n.cond.args[1])) <= params
-            and not _has_read(n.init)
-            and not _has_read(n.cond)
-        )
-        _collect(n.body, n if simple else None, params, reads)
+        _collect(n.body, n if _simple(n, params) else None, params, reads)
     elif isinstance(n, If):
         _expr_reads(n.cond, reads)
         _collect(n.then, None, params, reads)
         if n.orelse is not None:
             _collect(n.orelse, None, params, reads)
     elif isinstance(n, Bind):
-        for e in n.args:
-            _expr_reads(e, reads)
-        if n.uf in reads:
-            offset = _offset(n.args, loop)
-            reads[n.uf].append(None if offset is None or loop is None else (id(loop), offset))
+        _bind_reads(n, loop, reads)
         _collect(n.body, loop, params, reads)
     elif isinstance(n, Call):
         for e in n.args:
             _expr_reads(e, reads)
+    elif isinstance(n, Merge):  # bounds and keys: not of the dense form
+        for e in (*cursor_exprs(n.left), *cursor_exprs(n.right)):
+            _expr_reads(e, reads)
+        _collect(Block(n.bodies()), None, params, reads)
     else:  # Alloc: the body runs once per entry, as in place
         _collect(n.body, loop, params, reads)
+
+
+def _bind_reads(n: Bind, loop: For | None, reads: dict[str, list[tuple[int, int] | None]]) -> None:
+    for e in n.args:
+        _expr_reads(e, reads)
+    if n.uf in reads:
+        offset = _offset(n.args, loop)
+        reads[n.uf].append(None if offset is None or loop is None else (id(loop), offset))
+
+
+def _simple(n: For, params: set[str]) -> bool:
+    """A step-1 loop whose bounds use parameters only (no UF read)."""
+    return (
+        n.step == 1
+        and set(_expr_vars(n.init)) <= params
+        and isinstance(n.cond, Op)
+        and n.cond.op in ("<", "<=")
+        and n.cond.args[0] == Var(n.var)
+        and set(_expr_vars(n.cond.args[1])) <= params
+        and not _has_read(n.init)
+        and not _has_read(n.cond)
+    )
 
 
 def _offset(args: tuple[Expr, ...], loop: For | None) -> int | None:

@@ -66,10 +66,12 @@ from spf.codegen.loop_ast import (
     For,
     If,
     Int,
+    Merge,
     Node,
     Op,
     UFRead,
     Var,
+    cursor_exprs,
     expr_vars,
     walk,
 )
@@ -341,6 +343,8 @@ class CudaPrinter(CPrinter):
             return any(self._host_calls(i) for i in n.items)
         if isinstance(n, If):
             return self._host_calls(n.then) or (n.orelse is not None and self._host_calls(n.orelse))
+        if isinstance(n, Merge):
+            return any(self._host_calls(b) for b in n.bodies())
         return self._host_calls(n.body)
 
     def _macro_identifiers(self) -> dict[str, set[str]]:
@@ -849,6 +853,14 @@ class _KernelBuilder:
             with out.braces():
                 self._decl(out, self.p._buffer(n.buffer))
                 self._block(out, n.body)
+        elif isinstance(n, Merge):
+            stmts = ", ".join(sorted({c.stmt for c in walk(n) if isinstance(c, Call)}))
+            raise CodegenError(
+                f"statements {stmts} (a merge of loops {n.left.var} and {n.right.var}) run "
+                f"inside the gpu block loops of kernel {self.name} but outside its gpu thread "
+                "loops, so every thread of a block would run them; map a loop around the "
+                "merge to threads too (gpu/tile_gpu)"
+            )
         else:
             op = self.p.macros[n.stmt].operation
             if op is None or op.kind != "barrier":
@@ -944,8 +956,23 @@ class _KernelBuilder:
             with out.braces():
                 self._decl(out, self.p._buffer(n.buffer))
                 self._device(out, n.body)
+        elif isinstance(n, Merge):
+            self._device_merge(out, n)
         else:
             self._call(out, n)
+
+    def _device_merge(self, out: Emitter, n: Merge) -> None:
+        """A merge inside one thread: its trip count depends on the thread's lists."""
+        from spf.codegen.merge_print import print_merge
+
+        exprs = (*cursor_exprs(n.left), *cursor_exprs(n.right))
+        if {v for e in exprs for v in expr_vars(e)} & self.varying:
+            self.varying |= {n.left.var, n.right.var}
+        cond = exprs[0]
+        for e in exprs[1:]:
+            cond = Op("&&", (cond, e))
+        what = f"the merge of loops {n.left.var} and {n.right.var}"
+        self._diverge(cond, what, print_merge, out, n, lambda b: self._device(out, b))
 
     def _device_for(self, out: Emitter, n: For) -> None:
         if _gpu_kind(n) is not None:

@@ -72,7 +72,20 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.c import CPrinter, expr
-from spf.codegen.loop_ast import Alloc, Bind, Call, Expr, For, Int, Node, Op, UFRead, Var, walk
+from spf.codegen.loop_ast import (
+    Alloc,
+    Bind,
+    Call,
+    Expr,
+    For,
+    Int,
+    Merge,
+    Node,
+    Op,
+    UFRead,
+    Var,
+    walk,
+)
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
@@ -588,6 +601,9 @@ class HlsPrinter(CPrinter):
             return
         if isinstance(n, Bind):
             self._bound[n.var] = n.uf
+        if isinstance(n, Merge):
+            self._merge(n)
+            return
         if isinstance(n, Call) and self.macros[n.stmt].operation is not None:
             op = self.macros[n.stmt].operation
             assert op is not None
@@ -617,6 +633,20 @@ class HlsPrinter(CPrinter):
                 self.node(n.body)
             finally:
                 self._pipelined, self._env = outer, env
+
+    def _merge(self, n: Merge) -> None:
+        """A co-iteration: a ``while`` loop whose trip count depends on the two lists."""
+        from spf.codegen.merge_print import print_merge
+
+        loops = f"loops {n.left.var} and {n.right.var}"
+        if self._pipelined is not None:
+            raise CodegenError(
+                f"loop {self._pipelined} is pipelined, so Vitis HLS must fully unroll the "
+                f"merge of {loops} inside it (co-iteration of two sorted lists), whose trip "
+                "count depends on the lists; pipeline a loop that holds no merge"
+            )
+        self.out.line(f"// merge of {loops}: at most the sum of their trip counts")
+        print_merge(self.out, n, self.node)
 
     def _var_range(self, n: For) -> Range | None:
         env = {**self.bounds, **self._env}

@@ -1,8 +1,9 @@
 """spf's own loop AST: what the scanner produces and the printers consume.
 
 Expressions: ``Int``, ``Var``, ``UFRead`` (an index-array read ``col(k)``) and ``Op``.
-Statements: ``For``, ``If``, ``Block``, ``Bind`` (a UF value read once into a local) and
-``Call`` (one statement instance, with the values of its domain iterators).
+Statements: ``For``, ``If``, ``Block``, ``Bind`` (a UF value read once into a local),
+``Call`` (one statement instance, with the values of its domain iterators) and ``Merge``
+(two cursors co-iterating sorted coordinate lists, :mod:`spf.codegen.merge`).
 """
 
 from __future__ import annotations
@@ -99,7 +100,61 @@ class Alloc:
     body: Node
 
 
-Node = Block | For | If | Bind | Call | Alloc
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """One side of a :class:`Merge`: positions ``init <= var < end`` of a list whose
+    coordinate at position ``var`` is ``key`` (strictly increasing in ``var``)."""
+
+    var: str
+    init: Expr
+    end: Expr
+    key: Expr
+    position: int
+    """Schedule position (0-based) of the loop the cursor replaces."""
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    """Co-iteration of two sorted coordinate lists in O(len(left) + len(right)): the
+    cursors advance together by coordinate; ``both`` runs where their keys are equal
+    (intersection), ``left_only`` / ``right_only`` (a union when either is given) where
+    one list has a coordinate the other lacks, each in increasing coordinate order. The
+    bodies read the cursors' variables; ``left_only`` never reads ``right.var`` (nor
+    ``right_only`` ``left.var``)."""
+
+    left: Cursor
+    right: Cursor
+    both: Node
+    left_only: Node | None = None
+    right_only: Node | None = None
+
+    @property
+    def is_union(self) -> bool:
+        return self.left_only is not None or self.right_only is not None
+
+    def bodies(self) -> tuple[Node, ...]:
+        """``both``, then ``left_only`` and ``right_only`` where given."""
+        return tuple(b for b in (self.both, self.left_only, self.right_only) if b is not None)
+
+    def map_bodies(self, fn: Callable[[Node], Node]) -> Merge:
+        """The same merge with ``fn`` applied to each body."""
+        return replace(
+            self,
+            both=fn(self.both),
+            left_only=None if self.left_only is None else fn(self.left_only),
+            right_only=None if self.right_only is None else fn(self.right_only),
+        )
+
+
+def cursor_exprs(c: Cursor) -> tuple[Expr, ...]:
+    return (c.init, c.end, c.key)
+
+
+def map_cursor(c: Cursor, fn: Callable[[Expr], Expr | None]) -> Cursor:
+    return replace(c, init=map_expr(c.init, fn), end=map_expr(c.end, fn), key=map_expr(c.key, fn))
+
+
+Node = Block | For | If | Bind | Call | Alloc | Merge
 
 
 @dataclass(frozen=True)
@@ -141,6 +196,10 @@ def node_exprs(n: Node) -> Iterator[Expr]:
         yield from node_exprs(n.body)
     elif isinstance(n, Alloc):
         yield from node_exprs(n.body)
+    elif isinstance(n, Merge):
+        yield from (*cursor_exprs(n.left), *cursor_exprs(n.right))
+        for b in n.bodies():
+            yield from node_exprs(b)
     else:
         yield from n.args
 
@@ -174,6 +233,9 @@ def map_node(n: Node, fn: Callable[[Expr], Expr | None]) -> Node:
         return Bind(n.var, n.uf, tuple(map_expr(a, fn) for a in n.args), map_node(n.body, fn))
     if isinstance(n, Alloc):
         return Alloc(n.buffer, map_node(n.body, fn))
+    if isinstance(n, Merge):
+        cursors = replace(n, left=map_cursor(n.left, fn), right=map_cursor(n.right, fn))
+        return cursors.map_bodies(lambda b: map_node(b, fn))
     return Call(n.stmt, tuple(map_expr(a, fn) for a in n.args))
 
 
@@ -196,6 +258,9 @@ def walk(n: Node) -> Iterator[Node]:
         yield from walk(n.then)
         if n.orelse is not None:
             yield from walk(n.orelse)
+    elif isinstance(n, Merge):
+        for b in n.bodies():
+            yield from walk(b)
 
 
 def substitute_expr(e: Expr, name: str, new: str) -> Expr:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
 from spf.codegen.c import int_literal
-from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
+from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node, walk
 from spf.codegen.register_tile import IndexForm, index_form
 from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
 from spf.errors import CodegenError, ParseError, SpfError
@@ -232,8 +232,12 @@ def lower(comp: Computation, name: str | None = None) -> Program:
             "symbolic constant": comp.params,
         },
     )
-    body = Scanner(comp).scan()
-    verify(comp, body)
+    from spf.codegen.merge import merging
+
+    scanned, expand = merging(comp)  # co-iterated loops: one placeholder each, then merges
+    body = Scanner(scanned).scan()
+    verify(scanned, body)
+    body = expand(body)
     buffers = comp.buffers
     body = _place_allocations(comp, body, buffers)
     from spf.codegen.private_locals import place_private_locals
@@ -579,6 +583,9 @@ def _check_users(comp: Computation, body: Node, buffer: str) -> None:
                 visit(n.orelse, within)
         elif isinstance(n, Alloc):
             visit(n.body, within or n.buffer == buffer)
+        elif isinstance(n, Merge):
+            for b in n.bodies():
+                visit(b, within)
         else:
             visit(n.body, within)
 

@@ -4,6 +4,7 @@ are :mod:`spf.analysis`, the reference interpreter :mod:`spf.runtime.interpret`.
 
 from __future__ import annotations
 
+from spf.computation.coiterate import Coiterate  # registers stmt.coiterate for traces/JSON
 from spf.computation.computation import Computation
 from spf.computation.data_space import DataSpace
 from spf.computation.dependence import Dependence
@@ -17,6 +18,7 @@ from spf.computation.workspace import Workspace  # registers stmt.workspace for 
 __all__ = [
     "Buffer",
     "CacheRead",
+    "Coiterate",
     "Computation",
     "DataSpace",
     "Dependence",

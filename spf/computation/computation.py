@@ -901,6 +901,15 @@ class Computation:
             return compile_wavefront(self, executor, name, check, **options)
         return compile_kernel(self, target, name, check, **options)
 
+    def _coiterate_tags(
+        self, stmt: Stmt, i: str, j: str, left: str | None, right: str | None
+    ) -> dict[str, tuple[str, ...]]:
+        """``stmt``'s tags with ``coiterate(i, j, left, right)`` checked and recorded
+        (``stmt.coiterate``; :func:`spf.analysis.coiteration.coiterate_tags`)."""
+        from spf.analysis.coiteration import coiterate_tags
+
+        return coiterate_tags(self, stmt, i, j, left, right)
+
     def _executor(self, target: str, check: bool) -> Any:
         """The :class:`spf.analysis.executor.Executor` that runs this computation's wavefront
         loops (None without one); legality is checked here, on the computation the user

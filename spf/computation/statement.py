@@ -236,6 +236,25 @@ class Stmt:
         (``#pragma HLS PIPELINE II=<ii>``); other targets ignore it."""
         return self._run(Pipeline(loop=i, ii=ii))
 
+    def coiterate(
+        self,
+        i: Loop,
+        j: Loop,
+        left: Stmt | str | None = None,
+        right: Stmt | str | None = None,
+    ) -> Stmt:
+        """Run loops ``i`` and ``j`` (the two innermost, the domain equating ``c1(i) =
+        c2(j)``) as one merge of two sorted coordinate lists, in O(len_i + len_j) instead of
+        a nested loop with a guard; refused, naming the missing fact, unless the facts prove
+        both lists sorted. ``left`` / ``right``: statements over ``[outer, i]`` /
+        ``[outer, j]`` run where only one list has the coordinate (a union, as sparse
+        ``+`` needs). Code generation merges such loops by itself where it can prove
+        them sorted; the command insists (docs/coiteration.md)."""
+        from spf.computation.coiterate import Coiterate
+
+        names = [None if s is None else self._peer(s).name for s in (left, right)]
+        return self._run(Coiterate(i=i, j=j, left=names[0], right=names[1]))
+
     def set_schedule(self, relation: str | Relation) -> Stmt:
         """Replace the scattering relation (its input arity must be the domain's)."""
         if not isinstance(relation, (str, Relation)):

@@ -71,7 +71,9 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
         storage.enter(time)
         runners[order](env, arrays, ufs)
 
-    ScheduleWalk(comp, params, ufs, runtime, writes).run(run)
+    from spf.runtime.coiterate import union_runner
+
+    ScheduleWalk(comp, params, ufs, runtime, writes).run(union_runner(comp, params, ufs, run))
 
 
 def _index_arrays(

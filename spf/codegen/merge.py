@@ -1,0 +1,240 @@
+"""Merges in the loop tree: co-iterated loops become one :class:`~spf.codegen.loop_ast.Merge`.
+
+The statements of each co-iteration group (:func:`spf.analysis.coiteration.groups`) are
+scanned as one *placeholder* statement over their outer iterators only (the domain's
+constraints on them, the schedule before the merge, the outer loops' tags): the scanner
+places its call where the merge belongs, with the values of the outer iterators, and
+:func:`merging`'s second result replaces that call by the ``Merge`` node, whose cursors,
+keys and bodies (calls of the group's statements, guarded by their filters) come from the
+statements' domains. The scanner and the implemented-domain check see the placeholder
+computation; everything after them sees the merges (docs/coiteration.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from spf.codegen.loop_ast import (
+    Bind,
+    Block,
+    Call,
+    Cursor,
+    Expr,
+    For,
+    If,
+    Int,
+    Merge,
+    Node,
+    Op,
+    UFRead,
+    Var,
+    walk,
+)
+from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from spf.analysis.coiteration import Branch, Constraint, Group, Side
+    from spf.computation.computation import Computation
+else:
+    from spf._lazy import sympy as sp
+
+Expand = Callable[[Node], Node]
+
+
+def merging(comp: Computation) -> tuple[Computation, Expand]:
+    """The computation to scan (each group's statements replaced by its placeholder) and
+    the function that turns the placeholders' calls in the scanned tree into merges."""
+    from spf.analysis.coiteration import NotMergeableError, groups
+
+    try:
+        found = groups(comp)
+    except NotMergeableError as err:
+        raise CodegenError(str(err)) from None
+    if not found:
+        return comp, lambda body: body
+    taken = {*comp.params, *comp.data_spaces, *comp.ufs, *comp.buffers}
+    taken |= {s.name for s in comp.stmts}
+    names: dict[str, Group] = {}
+    for g in found:
+        name = f"{g.stmt}_merge"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        names[name] = g
+    shadow = _shadow(comp, names)
+    reserved = frozenset(taken)
+    return shadow, lambda body: _expand(body, names, reserved)
+
+
+# ----------------------------------------------------------------------------- the shadow
+def _shadow(comp: Computation, placeholders: Mapping[str, Group]) -> Computation:
+    from spf.analysis.coiteration import outer_domain_text
+    from spf.computation.computation import Computation
+
+    data: dict[str, Any] = json.loads(comp.to_json())
+    by_stmt = {g.stmt: (name, g) for name, g in placeholders.items()}
+    gone = {s for g in placeholders.values() for s in g.stmts}
+    stmts = []
+    for entry in data["stmts"]:
+        if entry["name"] in by_stmt:
+            name, g = by_stmt[entry["name"]]
+            schedule = g.schedule
+            stmts.append(
+                {
+                    "name": name,
+                    "source": ";",
+                    "domain": outer_domain_text(g.shape),
+                    "schedule": schedule,
+                    "current_schedule": schedule,
+                    "reads": [],
+                    "writes": [],
+                    "tags": {loop: list(t) for loop, t in g.tags.items()},
+                }
+            )
+        elif entry["name"] not in gone:
+            stmts.append(entry)
+    data["stmts"] = stmts
+    order = [s.name for s in comp.stmts]
+    for op in data.get("operations", []):  # positions in the statement list, which shrank
+        op["position"] -= sum(1 for s in order[: op["position"]] if s in gone and s not in by_stmt)
+    for entry in data.get("workspaces", []):
+        if entry[1] in gone:
+            raise CodegenError(
+                f"statement {entry[1]} runs in a merge (co-iteration) and cannot hold the "
+                f"workspace {entry[0]!r}; give it to a statement outside the merge"
+            )
+    return Computation.from_json(json.dumps(data))
+
+
+# ----------------------------------------------------------------------------- the merges
+def _expand(body: Node, placeholders: Mapping[str, Group], reserved: frozenset[str]) -> Node:
+    taken = set(reserved) | {n.var for n in walk(body) if isinstance(n, (For, Bind))}
+
+    def visit(n: Node) -> Node:
+        if isinstance(n, Call):
+            return _merge(placeholders[n.stmt], n.args, taken) if n.stmt in placeholders else n
+        if isinstance(n, Block):
+            return Block(tuple(visit(i) for i in n.items))
+        if isinstance(n, If):
+            return If(n.cond, visit(n.then), None if n.orelse is None else visit(n.orelse))
+        if isinstance(n, Merge):
+            return n.map_bodies(visit)
+        return replace(n, body=visit(n.body))
+
+    return visit(body)
+
+
+def _merge(g: Group, args: Sequence[Expr], taken: set[str]) -> Merge:
+    shape = g.shape
+    env: dict[str, Expr] = dict(zip(shape.outer_vars, args, strict=True))
+    cursors = []
+    for side in (shape.left, shape.right):
+        var = side.var
+        while var in taken:
+            var += "_"
+        taken.add(var)
+        env[side.var] = Var(var)
+        cursors.append(var)
+    left, right = (
+        _cursor(side, var, g.position + 2 * k, env)
+        for k, (side, var) in enumerate(zip((shape.left, shape.right), cursors, strict=True))
+    )
+    both = _guarded(Call(shape.stmt, tuple(env[v] for v in shape.tuple_vars)), shape.filters, env)
+    return Merge(
+        left=left,
+        right=right,
+        both=both,
+        left_only=_branch(g.left, shape.outer_vars, shape.left, env),
+        right_only=_branch(g.right, shape.outer_vars, shape.right, env),
+    )
+
+
+def _cursor(side: Side, var: str, position: int, env: Mapping[str, Expr]) -> Cursor:
+    init = _fold("max", [to_expr(lo, env) for lo in side.lower])
+    end = _fold("min", [to_expr(u, env) for u in side.upper])
+    return Cursor(var=var, init=init, end=end, key=to_expr(side.key, env), position=position)
+
+
+def _branch(
+    branch: Branch | None, outer: Sequence[str], side: Side, env: Mapping[str, Expr]
+) -> Node | None:
+    """The call of a union's statement over one position (its iterators are the outer
+    ones, then the position)."""
+    if branch is None:
+        return None
+    args = tuple(env[v] for v in (*outer, side.var))
+    return _guarded(Call(branch.stmt, args), branch.filters, env)
+
+
+def _guarded(call: Call, filters: Sequence[Constraint], env: Mapping[str, Expr]) -> Node:
+    if not filters:
+        return call
+    conds = [_condition(q, e, env) for q, e in filters]
+    cond = conds[0]
+    for c in conds[1:]:
+        cond = Op("&&", (cond, c))
+    return If(cond, call)
+
+
+def _condition(is_eq: bool, e: sp.Expr, env: Mapping[str, Expr]) -> Expr:
+    """``e = 0`` / ``e >= 0`` as ``positive terms == / >= negated negative terms``."""
+    pos: list[sp.Expr] = []
+    neg: list[sp.Expr] = []
+    for t in sp.Add.make_args(sp.expand(e)):
+        (pos if t.as_coeff_Mul()[0] > 0 else neg).append(t)
+    left = to_expr(sp.Add(*pos), env)
+    right = to_expr(-sp.Add(*neg), env)
+    return Op("==" if is_eq else ">=", (left, right))
+
+
+def _fold(op: str, items: list[Expr]) -> Expr:
+    out = items[0]
+    for e in items[1:]:
+        out = Op(op, (out, e))
+    return out
+
+
+def to_expr(e: sp.Expr, env: Mapping[str, Expr]) -> Expr:
+    """A sympy expression of the domain (integers, iterators, parameters, ``+``, ``*``,
+    ``floor``, UF calls) as a loop-AST expression; iterators are replaced by ``env``."""
+    from sympy.core.function import AppliedUndef
+
+    from spf.sets.calls import call_parts
+
+    e = sp.expand(e)
+    if e.is_Integer:
+        return Int(int(e))
+    if isinstance(e, sp.Symbol):
+        return env.get(e.name, Var(e.name))
+    if isinstance(e, sp.Add):
+        terms = sorted(sp.Add.make_args(e), key=lambda t: bool(t.is_Number))  # k + 1
+        return _fold("+", [to_expr(t, env) for t in terms])
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if coeff == -1:
+            return Op("neg", (to_expr(rest, env),))
+        return Op("*", (to_expr(coeff, env), to_expr(rest, env)))
+    if isinstance(e, sp.floor):
+        num, den = sp.fraction(sp.together(e.args[0]))
+        return Op("floord", (to_expr(num, env), to_expr(den, env)))
+    if isinstance(e, AppliedUndef):
+        name, args, component = call_parts(e)
+        extra = () if component is None else (Int(component),)
+        return UFRead(name, (*(to_expr(a, env) for a in args), *extra))
+    raise CodegenError(f"spf bug: cannot generate code for the merge bound {e}")
+
+
+def merge_tag(n: Merge) -> str:
+    """The ``coiterate(...)`` tag that asks for ``n`` (``loop_structure`` shows it)."""
+    from spf.analysis.coiteration import tag_text
+
+    def first(body: Node | None) -> str | None:
+        calls = [] if body is None else [c.stmt for c in walk(body) if isinstance(c, Call)]
+        return calls[0] if calls else None
+
+    return tag_text(n.right.var, first(n.left_only), first(n.right_only))

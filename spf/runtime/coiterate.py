@@ -1,0 +1,156 @@
+"""The interpreter's unions: the statements of a union merge (``stmt.coiterate(i, j, left=,
+right=)``) run as the generated merge runs them (docs/coiteration.md).
+
+A union's ``left`` statement runs at the positions ``[outer, i]`` of its domain that no
+position of the other list matches (``both`` has no instance ``[outer, i, *]``), ``right``
+likewise, and all three in increasing coordinate order. The schedule walk lists their
+instances by their own schedules; :func:`union_runner` takes over at the first instance of
+a group under each value of the outer iterators and runs the whole merge there, in the
+merge's order (the other instances under that value are then skipped). Intersections need
+nothing: their instances and order are the nest's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from spf.errors import SpfError
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from spf.analysis.coiteration import Group
+    from spf.computation.computation import Computation
+    from spf.runtime.walk import Instance
+else:
+    from spf._lazy import sympy as sp
+
+Run = Callable[["Instance"], None]
+
+
+def union_runner(
+    comp: Computation, params: Mapping[str, int], ufs: Mapping[str, Any], run: Run
+) -> Run:
+    """``run``, with the union merges of ``comp`` run in merge order."""
+    from spf.analysis.coiteration import NotMergeableError, groups
+
+    try:
+        unions = [g for g in groups(comp, auto=False, prove=False) if g.is_union]
+    except NotMergeableError as err:
+        raise SpfError(f"interpret({comp.name}): {err}") from None
+    if not unions:
+        return run
+    order = {s.name: k for k, s in enumerate(comp.stmts)}
+    member = {name: g for g in unions for name in g.stmts}
+    done: set[tuple[str, tuple[int, ...]]] = set()
+
+    def merged(instance: Instance) -> None:
+        time, number, point = instance
+        g = member.get(comp.stmts[number].name)
+        if g is None:
+            run(instance)
+            return
+        outer = _outer_values(comp, g, comp.stmts[number].name, point)
+        if (g.stmt, outer) in done:
+            return
+        done.add((g.stmt, outer))
+        for name, values in _merge(comp, g, outer, params, ufs):
+            run((time, order[name], values))
+
+    return merged
+
+
+def _outer_values(comp: Computation, g: Group, stmt: str, point: Sequence[int]) -> tuple[int, ...]:
+    if stmt != g.stmt:  # a branch: [outer..., position]
+        return tuple(point[:-1])
+    names = comp.stmt(stmt).domain.tuple_vars
+    values = dict(zip(names, point, strict=True))
+    return tuple(values[v] for v in g.shape.outer_vars)
+
+
+def _merge(
+    comp: Computation,
+    g: Group,
+    outer: tuple[int, ...],
+    params: Mapping[str, int],
+    ufs: Mapping[str, Any],
+) -> list[tuple[str, tuple[int, ...]]]:
+    """The instances of the group under ``outer``, in the merge's order."""
+    shape = g.shape
+    env = {**params, **dict(zip(shape.outer_vars, outer, strict=True))}
+    a, b = shape.left, shape.right
+    lo1, hi1 = _range(a.lower, a.upper, env, ufs)
+    lo2, hi2 = _range(b.lower, b.upper, env, ufs)
+    out: list[tuple[str, tuple[int, ...]]] = []
+
+    def emit(name: str | None, point: tuple[int, ...]) -> None:
+        if name is not None and comp.stmt(name).domain.contains(point, params, ufs):
+            out.append((name, point))
+
+    left = None if g.left is None else g.left.stmt
+    right = None if g.right is None else g.right.stmt
+    j1, j2 = lo1, lo2
+    while j1 < hi1 and j2 < hi2:
+        k1, k2 = _key(a.key, j1, ufs), _key(b.key, j2, ufs)
+        if k1 == k2:
+            at = {**env, a.var: j1, b.var: j2}
+            emit(shape.stmt, tuple(at[v] for v in shape.tuple_vars))
+        elif k1 < k2:
+            emit(left, (*outer, j1))
+        else:
+            emit(right, (*outer, j2))
+        j1, j2 = j1 + (k1 <= k2), j2 + (k2 <= k1)
+    for j in range(j1, hi1):  # one list ran out: the rest of the other (a union's)
+        emit(left, (*outer, j))
+    for j in range(j2, hi2):
+        emit(right, (*outer, j))
+    return out
+
+
+def _range(
+    lower: Sequence[sp.Expr],
+    upper: Sequence[sp.Expr],
+    env: Mapping[str, int],
+    ufs: Mapping[str, Any],
+) -> tuple[int, int]:
+    return (
+        max(evaluate(e, env, ufs) for e in lower),
+        min(evaluate(e, env, ufs) for e in upper),
+    )
+
+
+def _key(key: sp.Expr, position: int, ufs: Mapping[str, Any]) -> int:
+    (arg,) = key.args
+    return evaluate(key, {arg.name: position}, ufs)
+
+
+def evaluate(e: sp.Expr, env: Mapping[str, int], ufs: Mapping[str, Any]) -> int:
+    """The integer value of a domain expression (``+``, ``*``, ``floor``, UF calls read from
+    the arrays ``ufs``)."""
+    from sympy.core.function import AppliedUndef
+
+    from spf.sets.calls import call_parts
+
+    if e.is_Integer:
+        return int(e)
+    if isinstance(e, sp.Symbol):
+        return int(env[e.name])
+    if isinstance(e, sp.Add):
+        return sum(evaluate(t, env, ufs) for t in e.args)
+    if isinstance(e, sp.Mul):
+        out = 1
+        for t in e.args:
+            out *= evaluate(t, env, ufs)
+        return out
+    if isinstance(e, sp.floor):
+        num, den = sp.fraction(sp.together(e.args[0]))
+        return evaluate(num, env, ufs) // evaluate(den, env, ufs)
+    if isinstance(e, AppliedUndef):
+        name, args, component = call_parts(e)
+        index = [evaluate(a, env, ufs) for a in args]
+        if component is not None:
+            index.append(component)
+        values = ufs[name]
+        return int(values(*index) if callable(values) else values[tuple(index)])
+    raise SpfError(f"interpret: cannot evaluate the merge bound {e}")
