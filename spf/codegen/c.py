@@ -446,20 +446,6 @@ class CPrinter:
             print_merge(self.out, n, self.node)
 
     def _bind(self, n: Bind) -> None:
-        args = ", ".join(expr(a) for a in n.args)
-        bind = f"const int64_t {n.var} = {n.uf}({args});"
-        here = self.out.in_scope()
-        if bind in here:  # bound to the same value earlier in this block
-            self.node(n.body)
-        elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
-            with self.out.braces():  # another value under the same name: a new block
-                self.out.line(bind)
-                self.node(n.body)
-        else:
-            self.out.line(bind)
-            self.node(n.body)
-
-    def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
         fact checks of the checked function use the value instead of loading it again."""
         args = ", ".join(expr(a) for a in n.args)
