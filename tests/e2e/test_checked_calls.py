@@ -219,10 +219,10 @@ def test_conversions_and_spgemm_take_check(matrices: dict[str, Any]) -> None:
     b = sell.inspect(args["rowptr"], args["col"], args["A"], m.shape)
     np.testing.assert_array_equal(a.val, b.val)
     gemm = spf.kernels.spgemm_csr(parallel=False).compile()
-    ab = {"Ap": args["rowptr"], "Aj": args["col"], "Ax": args["A"], "N": m.shape[0],
+    ab = {"A_rowptr": args["rowptr"], "A_col": args["col"], "A": args["A"], "N": m.shape[0],
           "K": m.shape[1]}  # fmt: skip
     t = spf.sparse.csr_args(sp.csr_array(m.T))
-    ab |= {"Bp": t["rowptr"], "Bj": t["col"], "Bx": t["A"], "M": m.shape[0]}
+    ab |= {"B_rowptr": t["rowptr"], "B_col": t["col"], "B": t["A"], "M": m.shape[0]}
     on, off = gemm(**ab), gemm(**ab, check=False)
     for k in on:
         np.testing.assert_array_equal(on[k], off[k])

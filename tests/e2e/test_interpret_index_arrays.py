@@ -68,7 +68,9 @@ def test_coo_to_csr_interprets_as_compiled(
     args = coo_matrix(n, m, nnz, n * 31 + nnz, dtype)
     sizes = kernel._ranked({"N": n, "M": m, "NNZ": nnz})  # with the sizes of the sort's ranks
     for name, shape in conv.allocate.items():
-        kind = np.float64 if conv.data_spaces[name].ctype == "double" else dtype
+        kind = {"double": np.float64, "int32_t": np.int32, "int64_t": np.int64}[
+            conv.data_spaces[name].ctype
+        ]
         args[name] = np.zeros([extent(e, sizes) for e in shape], dtype=kind)
     args.update(kernel._rank_args(sizes))
     compiled, interpreted = copies(args), copies(args)
