@@ -697,11 +697,19 @@ class SpGEMMKernel:
     def __init__(self, symbolic: CompiledKernel, numeric: CompiledKernel, index_dtype: str) -> None:
         self.symbolic, self.numeric, self.index_dtype = symbolic, numeric, index_dtype
 
-    def __call__(self, *, check: bool = True, **args: Any) -> dict[str, np.ndarray]:
+    ARGUMENTS = ("Ap", "Aj", "Ax", "Bp", "Bj", "Bx", "N", "K", "M")
+
+    def __call__(
+        self, *positional: object, check: bool = True, **args: Any
+    ) -> dict[str, np.ndarray]:
         import numpy as np
 
-        missing = sorted({"Ap", "Aj", "Ax", "Bp", "Bj", "Bx", "N", "K", "M"} - set(args))
-        unknown = sorted(set(args) - {"Ap", "Aj", "Ax", "Bp", "Bj", "Bx", "N", "K", "M"})
+        if positional:
+            raise ArgumentError.positional(
+                "spgemm_csr kernel", len(positional), "kernel", self.ARGUMENTS
+            )
+        missing = sorted(set(self.ARGUMENTS) - set(args))
+        unknown = sorted(set(args) - set(self.ARGUMENTS))
         if missing or unknown:
             raise ArgumentError(
                 "spgemm_csr kernel: "

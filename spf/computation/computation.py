@@ -801,9 +801,8 @@ class Computation:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
         if positional:
             names = [*sorted(self.params), *sorted(self._ufs), *self._data]
-            raise ArgumentError(
-                f"interpret({self._name}): got {len(positional)} positional argument(s); "
-                f"arguments are bound by name: interpret({', '.join(f'{n}=...' for n in names)})"
+            raise ArgumentError.positional(
+                f"interpret({self._name})", len(positional), "interpret", names
             )
         from spf.runtime.interpret import interpret
 

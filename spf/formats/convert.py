@@ -205,7 +205,20 @@ class ConversionKernel:
             conv = self.conv
             raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def __call__(self, *positional: object, **args: Any) -> dict[str, Any]:
+        """The destination's arrays and sizes from the source's, all passed by name (a
+        positional call is an ``ArgumentError`` listing the names)."""
+        if positional:
+            src = self.conv.src
+            raise ArgumentError.positional(
+                f"convert({src.name} -> {self.conv.dst.name})",
+                len(positional),
+                "kernel",
+                [*src.ufs, src.value, *src.sizes],
+            )
+        return self._convert(**args)
+
+    def _convert(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
         env: dict[str, Any] = dict(args)

@@ -71,7 +71,7 @@ class StoredConversionKernel(PhasedKernel):
 
     then: ConversionKernel | None = None
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
         dtype = np.dtype(conv.index_dtype)

@@ -101,7 +101,7 @@ class BcsrConversionKernel(PhasedKernel):
 
     conv: BcsrConversion
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)

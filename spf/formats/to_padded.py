@@ -82,7 +82,7 @@ class PaddedConversionKernel(PhasedKernel):
 
     conv: PaddedConversion
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)

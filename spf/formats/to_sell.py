@@ -139,7 +139,7 @@ class SellConversionKernel(ConversionKernel):
 
     conv: SellConversion
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, **args: Any) -> dict[str, Any]:
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)

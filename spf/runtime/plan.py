@@ -162,8 +162,8 @@ class WavefrontKernel(Kernel):
                 f", got {strategy!r}"
             )
         if positional:
-            raise ArgumentError(
-                f"{self.name}.inspect takes its arguments by name ({', '.join(self._inputs)})"
+            raise ArgumentError.positional(
+                f"{self.name}.inspect", len(positional), "inspect", self._inputs
             )
         known = {a.name for a in self.arguments} | set(self._inputs)
         unknown = sorted(set(args) - known)
