@@ -19,6 +19,9 @@ the call's own, so two threads running one kernel at once never see each other's
   takes ``reduction(|:spf_bad)``); after the loops, a set bit has the array scanned for
   its first entry outside the range (``index`` -1 when the entry changed since it was
   read);
+* :data:`FAULT_INDEX_ORDER`: a run-time index array whose UF declares an order
+  (``monotonic``) broke it at the flat ``index`` (which holds ``value``), found by the scan
+  of the array the kernel runs after its loops (:func:`order_check`);
 * :data:`FAULT_ALLOC`: ``calloc`` of the heap array ``number`` (among the names
   ``f_spf_fault_names`` lists) for ``index`` elements of ``value`` bytes each failed; the
   function returns (or skips the buffer's loop body) without touching memory.
@@ -41,6 +44,7 @@ NAMES_SUFFIX = "_spf_fault_names"
 FAULT_WORDS = 4
 FAULT_INDEX = 3
 FAULT_ALLOC = 4
+FAULT_INDEX_ORDER = 5
 FAULT_ARG = "int64_t *restrict spf_fault"
 
 NOTE = """\
@@ -176,7 +180,8 @@ def alloc_failed(number: int, pointer: str, ctype: str, count: str) -> str:
 
 def rescan(program: Program, in_scope: set[str]) -> list[str]:
     """After the loops, when ``spf_bad`` has a bit set: find each flagged index array's first
-    entry outside its range (``in_scope``: the arrays the function's end can still read)."""
+    entry outside its range (``in_scope``: the arrays the function's end can still read);
+    then the :func:`order_check` of the ordered ones."""
     from spf.codegen.program import linearize
 
     data = {d.name: d for d in program.data}
@@ -211,4 +216,33 @@ def rescan(program: Program, in_scope: set[str]) -> list[str]:
         out.append(f"    if (!spf_found) spf_fault_note(spf_fault, {FAULT_INDEX}, {n}, -1, 0);")
         out.append("  }")
     out.append("}")
+    return out + order_check(program, in_scope)
+
+
+def order_check(program: Program, in_scope: set[str]) -> list[str]:
+    """After the loops: each run-time index array whose UF declares an order
+    (:attr:`Program.index_order`) is scanned for the first entry out of that order, over
+    its UF's domain within the array (``in_scope``: the arrays the function's end can still
+    read). The analysis trusted the order (disjoint rows, parallel loops), so a broken one
+    makes the call's outputs invalid; the reads themselves never left their range."""
+    data = {d.name: d for d in program.data}
+    out: list[str] = []
+    for number, monotonic, first, last in program.index_order:
+        name = program.index_arrays[number][0]
+        d = data[name]
+        if name not in in_scope or not d.extents:
+            continue
+        macro = d.macro or d.name
+        bad = ">=" if monotonic == "increasing" else ">"
+        start = f"spf_max((int64_t)({first}), (int64_t)0) + 1"
+        out.append(f"if (!spf_fault[0]) /* {name} is {monotonic} */")
+        out.append(
+            f"  for (int64_t t0 = {start}; t0 <= (int64_t)({last}) && t0 < (int64_t)"
+            f"({d.extents[0]}); t0++)"
+        )
+        out.append(f"    if ((int64_t){macro}(t0 - 1) {bad} (int64_t){macro}(t0))")
+        out.append(
+            f"    {{ spf_fault_note(spf_fault, {FAULT_INDEX_ORDER}, {number}, t0, "
+            f"(int64_t){macro}(t0)); break; }}"
+        )
     return out

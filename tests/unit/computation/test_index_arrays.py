@@ -209,3 +209,134 @@ def test_constant_argument_read_sees_the_earlier_write() -> None:
         x = np.array([start, 1.0])
         kernel(x=x, N=2)
         assert x.tolist() == [want, want], start
+
+
+def _rowsum_declared_at_once() -> spf.Computation:
+    """_rowsum with the index array's range and order given to add_data_space."""
+    c = spf.Computation("rowsum")
+    c.declare_uf("row", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
+    c.add_data_space("cnt", "int32_t", shape=("N",))
+    c.add_data_space(
+        "rowptr",
+        "int32_t",
+        shape=("N+1",),
+        index=True,
+        range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    for s in _rowsum().stmts:
+        c.add_stmt(spf.Stmt(s.source, str(s.domain)))
+    return c
+
+
+def test_add_data_space_takes_the_index_arrays_range_and_order() -> None:
+    c = _rowsum_declared_at_once()
+    assert c.ufs["rowptr"] == _rowsum().ufs["rowptr"]
+    assert c.codegen() == _rowsum().codegen()
+    row, a = _coo(9, 30, seed=3)
+    y, rowptr = np.zeros(9), np.zeros(10, np.int32)
+    c.compile()(N=9, NNZ=30, row=row, cnt=np.zeros(9, np.int32), rowptr=rowptr, y=y, A=a)
+    assert np.allclose(y, np.bincount(row, weights=a, minlength=9))
+    back = spf.Computation.from_json(c.to_json())
+    assert back.ufs["rowptr"] == c.ufs["rowptr"]
+
+
+def test_add_local_takes_the_index_arrays_range_and_order() -> None:
+    c = spf.Computation("loc")
+    c.add_local("p", "int64_t", shape=("N",), index=True, range="{[v]: 0 <= v < N}")
+    assert c.ufs["p"].range is not None
+    assert c.ufs["p"].dtype == "int64"
+    assert c.data_spaces["p"].role == "local"
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"range": "{[v]: 0 <= v < N}"}, r"range= are properties .*pass index=True"),
+        ({"monotonic": "increasing"}, r"monotonic= are properties .*pass index=True"),
+    ],
+)
+def test_index_array_properties_without_index_are_refused(
+    fields: dict[str, str], match: str
+) -> None:
+    c = spf.Computation("n")
+    with pytest.raises(SpfError, match=match):
+        c.add_data_space("p", "int32_t", shape=("N",), **fields)  # type: ignore[arg-type]
+    assert "p" not in c.data_spaces
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"monotonic": "sideways"}, "monotonic must be"),
+        ({"range": 5}, "range must be"),
+        ({"range": "{[v, w]: 0 <= v < N}"}, "range"),
+    ],
+)
+def test_bad_index_array_properties_are_spf_errors_and_declare_nothing(
+    fields: dict[str, object], match: str
+) -> None:
+    c = spf.Computation("b")
+    with pytest.raises(SpfError, match=match):
+        c.add_data_space("p", "int32_t", shape=("N",), index=True, **fields)  # type: ignore[arg-type]
+    assert "p" not in c.data_spaces
+    assert "p" not in c.ufs
+
+
+def _copied_rowptr() -> spf.Computation:
+    """rowptr copied from an argument p, declared nondecreasing, then read as row bounds."""
+    c = spf.Computation("copyrows")
+    c.add_data_space("p", "int32_t", shape=("N+1",))
+    c.add_data_space(
+        "rowptr",
+        "int32_t",
+        shape=("N+1",),
+        index=True,
+        range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$rowptr$(i) = $p$(i);", "{[i]: 0 <= i <= N}"))
+    c.add_stmt(spf.Stmt("$y$(i) += $A$(k);", "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}"))
+    return c
+
+
+def test_an_index_array_out_of_its_declared_order_is_reported_when_the_kernel_returns() -> None:
+    k = _copied_rowptr().compile()
+    a = np.arange(6.0)
+    y = np.zeros(3)
+    k(p=np.array([0, 2, 4, 6], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    assert y.tolist() == [1.0, 5.0, 9.0]
+    with pytest.raises(ArgumentError, match=r"rowptr\[2\] = 2 breaks it against rowptr\[1\]"):
+        k(p=np.array([0, 4, 2, 6], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    with pytest.raises(ArgumentError, match="outside the range"):  # the first fault wins
+        k(p=np.array([0, 4, 9, 6], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    k(p=np.array([0, 0, 0, 0], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    k(p=np.array([0], np.int32), rowptr=np.zeros(1, np.int32), A=a[:0], y=y[:0], N=0)
+
+
+def test_an_increasing_index_array_with_equal_neighbours_is_reported() -> None:
+    c = spf.Computation("inc")
+    c.add_data_space("p", "int32_t", shape=("N",))
+    c.add_data_space(
+        "q", "int32_t", shape=("N",), index=True, range="{[v]: 0 <= v < M}", monotonic="increasing"
+    )
+    c.add_data_space("x", "double", shape=("M",))
+    c.add_stmt(spf.Stmt("$q$(i) = $p$(i);", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$x$(q(i)) += 1.0;", "{[i]: 0 <= i < N}"))
+    k = c.compile()
+    x = np.zeros(4)
+    k(p=np.array([0, 1, 3], np.int32), q=np.zeros(3, np.int32), x=x, M=4)
+    assert x.tolist() == [1.0, 1.0, 0.0, 1.0]
+    with pytest.raises(ArgumentError, match=r"q\[2\] = 1 breaks it against q\[1\]"):
+        k(p=np.array([0, 1, 1], np.int32), q=np.zeros(3, np.int32), x=x, M=4)
+
+
+def test_redeclaring_an_index_array_after_statements_hold_it_is_refused() -> None:
+    c = _rowsum(declare_range=False)
+    with pytest.raises(SpfError, match=r"statement s0 was added with .*before adding statements"):
+        c.declare_uf("rowptr", range="{[v]: 0 <= v <= NNZ}")
+    assert c.ufs["rowptr"].range is None
