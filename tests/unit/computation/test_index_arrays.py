@@ -57,8 +57,8 @@ def test_uf_and_data_space_share_one_argument() -> None:
     assert "const int32_t *restrict rowptr" not in text
     assert "#define spf_ds_rowptr(t0) rowptr[t0]" in text
     assert (
-        "#define rowptr(t0) spf_index_in_int32_t(rowptr[t0], spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad)"
-        in text
+        "#define rowptr(t0) (spf_bad |= (uint64_t)1 << 32, spf_index_in_int32_t(rowptr[t0], "
+        "spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad))" in text  # nondecreasing: reads are marked
     )
 
 
@@ -340,3 +340,29 @@ def test_redeclaring_an_index_array_after_statements_hold_it_is_refused() -> Non
     with pytest.raises(SpfError, match=r"statement s0 was added with .*before adding statements"):
         c.declare_uf("rowptr", range="{[v]: 0 <= v <= NNZ}")
     assert c.ufs["rowptr"].range is None
+
+
+def test_an_ordered_index_array_no_statement_read_is_not_checked() -> None:
+    """A phase that neither computes nor reads the array leaves whatever it held."""
+    c = spf.Computation("phased")
+    c.add_data_space("p", "int32_t", shape=("N+1",))
+    c.add_data_space(
+        "rowptr", "int32_t", shape=("N+1",), index=True, range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )  # fmt: skip
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$rowptr$(i) = $p$(i);", "{[i]: PHASE = 1 && 0 <= i <= N}"))
+    c.add_stmt(
+        spf.Stmt(
+            "$y$(i) += $A$(k);",
+            "{[i,k]: PHASE = 1 && 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}",
+        )
+    )
+    k = c.compile()
+    a, y = np.arange(6.0), np.zeros(3)
+    garbage = np.array([5, 1, 7, 0], np.int32)
+    k(p=np.array([0, 2, 4, 6], np.int32), rowptr=garbage, A=a, y=y, N=3, PHASE=0)
+    assert garbage.tolist() == [5, 1, 7, 0]
+    with pytest.raises(ArgumentError, match="breaks it against"):
+        k(p=np.array([0, 4, 2, 6], np.int32), rowptr=garbage, A=a, y=y, N=3, PHASE=1)
