@@ -273,7 +273,8 @@ class Kernel:
             else f"{name} held a value outside the range (the entry has changed since)"
         )
         return ArgumentError(
-            f"kernel {self.name}: run-time index array {where} its UF declares when a "
+            f"kernel {self.name}: run-time index array {where} its UF declares (or, with "
+            "none declared, the range the accesses its values index need) when a "
             "statement read it (the read used the lowest value instead, so nothing was "
             "accessed out of bounds, but the outputs are not valid): check the arguments "
             f"{name} is computed from"

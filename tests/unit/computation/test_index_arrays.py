@@ -99,9 +99,45 @@ def test_value_out_of_declared_range_is_reported_not_accessed() -> None:
     assert x[1:].sum() == 0
 
 
-def test_without_a_range_the_bounds_proof_refuses() -> None:
-    with pytest.raises(CodegenError, match=r"declare the range.*rowptr"):
-        _rowsum(declare_range=False).codegen()
+@pytest.mark.parametrize(("n", "nnz"), [(7, 20), (5, 0), (0, 0)])
+def test_without_a_range_the_bounds_are_checked_where_the_values_are_read(n: int, nnz: int) -> None:
+    """No range declared: the loop bound rowptr(i) <= k < rowptr(i+1) over A(k) needs
+    0 <= rowptr <= NNZ, which the kernel checks where it reads rowptr (not refused)."""
+    c = _rowsum(declare_range=False)
+    code = c.codegen()
+    assert "const int spf_ie_0 = (0) > (NNZ) ||" in code  # rowptr is checked in 0 .. NNZ
+    assert "#define rowptr(t0) spf_index_in_int32_t(rowptr[t0], spf_il_0," in code
+    row, a = _coo(n, nnz)
+    y, rowptr = np.zeros(n), np.zeros(n + 1, np.int32)
+    c.compile()(N=n, NNZ=nnz, row=row, cnt=np.zeros(n, np.int32), rowptr=rowptr, y=y, A=a)
+    assert np.allclose(y, np.bincount(row, weights=a, minlength=n)[:n])
+
+
+def test_without_a_range_a_value_outside_the_needed_range_is_reported_not_accessed() -> None:
+    c = spf.Computation("perm")
+    c.add_data_space("p", "int32_t", shape=("N",), index=True)
+    c.add_data_space("src", "int32_t", shape=("N",))
+    c.add_data_space("x", "double", shape=("M",))
+    c.add_stmt(spf.Stmt("$p$(i) = $src$(i);", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$x$(p(i)) += 1.0;", "{[i]: 0 <= i < N}"))  # needs 0 <= p <= M - 1
+    k = c.compile()
+    x = np.zeros(3)
+    k(src=np.array([0, 2, 2, 1], np.int32), p=np.zeros(4, np.int32), x=x)
+    assert x.tolist() == [1.0, 1.0, 2.0]
+    x = np.zeros(3)
+    with pytest.raises(ArgumentError, match=r"p\[1\] = 3 is outside the range"):
+        k(src=np.array([0, 3, 2, -1], np.int32), p=np.zeros(4, np.int32), x=x)
+    assert x.tolist() == [3.0, 0.0, 1.0]  # the bad reads went to the lowest value, 0
+
+
+def test_without_a_range_an_access_no_range_of_the_values_proves_is_refused() -> None:
+    c = spf.Computation("offset")
+    c.add_data_space("p", "int32_t", shape=("N",), index=True)
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$p$(i) = 0;", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$x$(i + p(i)) = 1.0;", "{[i]: 0 <= i < N}"))
+    with pytest.raises(CodegenError, match=r"run-time index array 'p'.*declare the range"):
+        c.codegen()
 
 
 def test_writing_a_uf_says_to_declare_index() -> None:
