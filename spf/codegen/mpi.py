@@ -30,8 +30,9 @@ adds what distributed memory needs:
   is posted by the peer before the peer's next wait (send and receive of one exchange are
   scheduled next to each other, before the statements that use the received data). Operations
   of one exchange must touch disjoint elements (MPI forbids writing a buffer that is still
-  being sent or received), and the ``count`` elements from ``index`` must be contiguous in
-  memory (they are along the last dimension of a row-major array). Statements between the
+  being sent or received). The ``count`` elements from ``index`` are consecutive in memory,
+  in row-major order (two whole rows: ``count = 2*W`` from ``(i, 0)``); the operation's
+  access relation is that run (:mod:`spf.computation.regions`). Statements between the
   posting and the wait that touch other data overlap with the communication. A barrier is
   collective: every rank of ``comm`` must reach it as often as the others (run with as many
   ranks as the distributed loop has iterations).
