@@ -861,6 +861,42 @@ class Computation:
             raise SpfError("append_computation: args is a list of argument texts, not a str")
         return append_computation(self, callee, domain, schedule, args)
 
+    def replace_data_space_name(self, old: str, new: str) -> None:
+        """Rename data space ``old`` to ``new`` everywhere (IEGenLib's
+        ``replaceDataSpaceName``): statement sources and accesses, the UF of a run-time
+        index array, buffers' placements, operations, return values and the trace; the
+        ``Stmt`` and ``Buffer`` objects stay valid. ``UndeclaredError`` for an unknown
+        ``old``, ``SpfError`` for a ``new`` that names something else (docs/inlining.md).
+
+        >>> comp = Computation("scale")
+        >>> comp.add_data_space("x", "double", shape=("N",))
+        >>> s = comp.add_stmt(Stmt("$x$(i) = 2 * $x$(i);", "{[i]: 0 <= i < N}"))
+        >>> comp.replace_data_space_name("x", "v")
+        >>> s.source, list(comp.data_spaces)
+        ('$v$(i) = 2 * $v$(i);', ['v'])
+        """
+        from spf.computation.renaming import replace_data_space_name
+
+        replace_data_space_name(self, old, new)
+
+    def clone(self, prefix: str | None = None) -> Computation:
+        """A copy of this computation (statements, schedules, buffers, operations, trace);
+        with ``prefix``, every data space (locals, parameters and run-time index arrays
+        included), statement and buffer is renamed ``prefix + name`` (UFs, symbolic
+        constants and iterators keep theirs). The copy computes the same thing, on
+        arguments renamed alike (docs/inlining.md)."""
+        from spf.computation.renaming import clone
+
+        return clone(self, prefix)
+
+    def uniquely_named_clone(self) -> Computation:
+        """:meth:`clone` with a fresh prefix ``_c<n>_`` (IEGenLib's
+        ``getUniquelyNamedClone``): its names clash with no name of this computation nor of
+        an earlier clone, e.g. before ``append_computation`` of it twice into one caller."""
+        from spf.computation.renaming import uniquely_named_clone
+
+        return uniquely_named_clone(self)
+
     def _add_local(self, name: str, ds: DataSpace) -> None:
         """A data space of the generated function itself (not a kernel argument)."""
         rank = ds.rank if ds.rank is not None else 0
