@@ -303,16 +303,21 @@ def test_nested_distributed_loops_are_refused() -> None:
         comp.codegen("mpi", check=False)
 
 
-def _shift() -> spf.Computation:
+def _prog(name: str, make: str) -> spf.Computation:
+    """``make()`` of the program ``mpi_progs/<name>.py`` (shared with check_mpi.py)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("mpi_shift", PROGS / "mpi_shift.py")
+    spec = importlib.util.spec_from_file_location(name, PROGS / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    comp: spf.Computation = module.shift()
+    comp: spf.Computation = getattr(module, make)()
     return comp
+
+
+def _shift() -> spf.Computation:
+    return _prog("mpi_shift", "shift")
 
 
 def _rank_loops_above_calls(node: object, inside: tuple[str, ...] = ()) -> dict[str, set[tuple]]:
@@ -379,15 +384,7 @@ def test_rank_loop_of_one_iteration_is_a_loop_for_target_c() -> None:
 
 
 def _rows() -> spf.Computation:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("mpi_rows", PROGS / "mpi_rows.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    comp: spf.Computation = module.rows()
-    return comp
+    return _prog("mpi_rows", "rows")
 
 
 def test_a_send_of_whole_rows_is_a_row_major_run_in_bounds() -> None:

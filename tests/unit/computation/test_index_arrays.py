@@ -247,19 +247,20 @@ def test_constant_argument_read_sees_the_earlier_write() -> None:
         assert x.tolist() == [want, want], start
 
 
+def _ordered_rowptr(c: spf.Computation) -> None:
+    """Declare the run-time index array rowptr[N+1], 0 .. NNZ, nondecreasing, at once."""
+    c.add_data_space(
+        "rowptr", "int32_t", shape=("N+1",), index=True, range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )  # fmt: skip
+
+
 def _rowsum_declared_at_once() -> spf.Computation:
     """_rowsum with the index array's range and order given to add_data_space."""
     c = spf.Computation("rowsum")
     c.declare_uf("row", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
     c.add_data_space("cnt", "int32_t", shape=("N",))
-    c.add_data_space(
-        "rowptr",
-        "int32_t",
-        shape=("N+1",),
-        index=True,
-        range="{[v]: 0 <= v <= NNZ}",
-        monotonic="nondecreasing",
-    )
+    _ordered_rowptr(c)
     c.add_data_space("y", "double", shape=("N",))
     c.add_data_space("A", "double", shape=("NNZ",))
     for s in _rowsum().stmts:
@@ -321,22 +322,17 @@ def test_bad_index_array_properties_are_spf_errors_and_declare_nothing(
     assert "p" not in c.ufs
 
 
-def _copied_rowptr() -> spf.Computation:
-    """rowptr copied from an argument p, declared nondecreasing, then read as row bounds."""
+def _copied_rowptr(only: str = "") -> spf.Computation:
+    """rowptr copied from an argument p, declared nondecreasing, then read as row bounds;
+    both statements run only where the condition ``only`` holds (``"PHASE = 1 && "``)."""
     c = spf.Computation("copyrows")
     c.add_data_space("p", "int32_t", shape=("N+1",))
-    c.add_data_space(
-        "rowptr",
-        "int32_t",
-        shape=("N+1",),
-        index=True,
-        range="{[v]: 0 <= v <= NNZ}",
-        monotonic="nondecreasing",
-    )
+    _ordered_rowptr(c)
     c.add_data_space("A", "double", shape=("NNZ",))
     c.add_data_space("y", "double", shape=("N",))
-    c.add_stmt(spf.Stmt("$rowptr$(i) = $p$(i);", "{[i]: 0 <= i <= N}"))
-    c.add_stmt(spf.Stmt("$y$(i) += $A$(k);", "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}"))
+    c.add_stmt(spf.Stmt("$rowptr$(i) = $p$(i);", f"{{[i]: {only}0 <= i <= N}}"))
+    rows = f"{{[i,k]: {only}0 <= i < N && rowptr(i) <= k < rowptr(i+1)}}"
+    c.add_stmt(spf.Stmt("$y$(i) += $A$(k);", rows))
     return c
 
 
@@ -380,22 +376,7 @@ def test_redeclaring_an_index_array_after_statements_hold_it_is_refused() -> Non
 
 def test_an_ordered_index_array_no_statement_read_is_not_checked() -> None:
     """A phase that neither computes nor reads the array leaves whatever it held."""
-    c = spf.Computation("phased")
-    c.add_data_space("p", "int32_t", shape=("N+1",))
-    c.add_data_space(
-        "rowptr", "int32_t", shape=("N+1",), index=True, range="{[v]: 0 <= v <= NNZ}",
-        monotonic="nondecreasing",
-    )  # fmt: skip
-    c.add_data_space("A", "double", shape=("NNZ",))
-    c.add_data_space("y", "double", shape=("N",))
-    c.add_stmt(spf.Stmt("$rowptr$(i) = $p$(i);", "{[i]: PHASE = 1 && 0 <= i <= N}"))
-    c.add_stmt(
-        spf.Stmt(
-            "$y$(i) += $A$(k);",
-            "{[i,k]: PHASE = 1 && 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}",
-        )
-    )
-    k = c.compile()
+    k = _copied_rowptr("PHASE = 1 && ").compile()
     a, y = np.arange(6.0), np.zeros(3)
     garbage = np.array([5, 1, 7, 0], np.int32)
     k(p=np.array([0, 2, 4, 6], np.int32), rowptr=garbage, A=a, y=y, N=3, PHASE=0)

@@ -50,15 +50,15 @@ def test_replace_data_space_name_keeps_the_text_and_renames_undelimited_uses() -
 
 def test_renaming_a_run_time_index_array_renames_its_uf() -> None:
     c = spf.Computation("rowsum")
-    c.add_data_space("p", "int32_t", shape=("N+1",))
-    c.add_data_space(
-        "rowptr", "int32_t", shape=("N+1",), index=True, range="{[v]: 0 <= v <= NNZ}",
-        monotonic="nondecreasing",
-    )  # fmt: skip
-    c.add_data_space("A", "double", shape=("NNZ",))
+    for name, ctype, extent in (("p", "int32_t", "N+1"), ("A", "double", "NNZ")):
+        c.add_data_space(name, ctype, shape=(extent,))
+    bounds = {"range": "{[v]: 0 <= v <= NNZ}", "monotonic": "nondecreasing"}
+    c.add_data_space("rowptr", "int32_t", shape=("N+1",), index=True, **bounds)
     c.add_data_space("y", "double", shape=("N",))
-    c.add_stmt(spf.Stmt("$rowptr$(i) = $p$(i);", "{[i]: 0 <= i <= N}"))
-    c.add_stmt(spf.Stmt("$y$(i) += $A$(k);", "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}"))
+    rows = "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}"
+    for source, domain in (("$rowptr$(i) = $p$(i);", "{[i]: 0 <= i <= N}"),
+                           ("$y$(i) += $A$(k);", rows)):  # fmt: skip
+        c.add_stmt(spf.Stmt(source, domain))
     c.replace_data_space_name("rowptr", "rp")
     assert "rowptr" not in c.ufs
     assert c.ufs["rp"].monotonic == "nondecreasing"
