@@ -692,6 +692,14 @@ def check_stack_buffers(buffers: Sequence[BufferDecl], target: str) -> None:
         if b.argument or on_heap(b):
             continue
         size = max(1, eval_product(b.extents)) * _element_bytes(b.ctype)
+        if size > STACK_BUFFER_BYTES and b.private:
+            raise CodegenError(
+                f"target {target!r}: local {b.name!r} private to a loop (add_local(..., "
+                f"private=...)) takes {size} bytes per copy, more than the "
+                f"{STACK_BUFFER_BYTES} bytes (1 MiB) spf puts on a C stack (each iteration's "
+                "copy is a C array in the loop body; an overflow is a segfault): make it "
+                "smaller, or drop private= (one heap array for the whole function)"
+            )
         if size > STACK_BUFFER_BYTES:
             raise CodegenError(
                 f"target {target!r}: buffer {b.name!r} ({b.scope}, {' x '.join(b.extents)} "

@@ -102,3 +102,14 @@ def test_polybench_sized_locals_live_on_the_heap() -> None:
     comp.compile()(y=y)
     i = np.arange(1200.0)
     np.testing.assert_array_equal(y, 1200 * i + i.sum())
+
+
+def test_a_private_local_above_one_mib_is_refused_at_codegen() -> None:
+    comp = spf.Computation("priv")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_local("w", "double", shape=(200000,), private="i")  # 1.6 MB per iteration
+    dom = "{[i,j]: 0 <= i < N && 0 <= j < 200000}"
+    comp.add_stmt(spf.Stmt("$w$(j) = j;", dom, "{[i,j]->[0,i,0,j,0]}"))
+    comp.add_stmt(spf.Stmt("$y$(i) += $w$(j);", dom, "{[i,j]->[0,i,1,j,0]}"))
+    with pytest.raises(CodegenError, match=r"local 'w' private to a loop .*drop private="):
+        comp.codegen()
