@@ -121,15 +121,26 @@ class Plan:
 
 
 def _frozen(name: str, value: object) -> np.ndarray:
-    """A read-only int64 copy of ``value``, a 1-d integer array (``ArgumentError`` else)."""
+    """``value``, a 1-d integer array, as a read-only int64 array: itself when it already is
+    one (the inspector's own arrays, or another plan's), else a copy that no one else can
+    write (``ArgumentError`` for anything but a 1-d integer array)."""
     arr = np.asarray(value)
     if arr.ndim != 1 or not (arr.dtype.kind in "iu" or arr.size == 0):
         raise ArgumentError(
             f"Plan: {name} must be a 1-d integer array, got {arr.dtype} of shape {arr.shape}"
         )
+    if arr.dtype == np.int64 and not arr.flags.writeable:
+        return arr
     out = arr.astype(np.int64, copy=True).view()
     out.setflags(write=False)
     return out
+
+
+def _read_only(*arrays: np.ndarray) -> None:
+    """Make the inspector's fresh arrays read-only (a :class:`Plan` then holds them as
+    they are, without copies)."""
+    for a in arrays:
+        a.setflags(write=False)
 
 
 def _check_plan_arrays(plan: Plan) -> None:
@@ -152,7 +163,9 @@ def _check_plan_arrays(plan: Plan) -> None:
         raise bad(f"levels = {levels!r} is not between 1 and the {n} iterations")
     if n and (plan.order.min() < 0 or plan.order.max() >= n):
         raise bad(f"order holds a value outside 0 .. {n - 1}")
-    if n and np.bincount(plan.order, minlength=n).max() > 1:
+    seen = np.zeros(n, dtype=np.bool_)
+    seen[plan.order] = True  # n values in 0 .. n - 1: all seen iff none repeats
+    if not seen.all():
         raise bad("order is not a permutation (an iteration appears twice)")
     ptr = plan.levelptr[: levels + 1]
     if ptr[0] != 0 or ptr[-1] != n or (levels and np.diff(ptr).min() < 1):
@@ -282,6 +295,7 @@ class WavefrontKernel(Kernel):
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
         groups, groupptr, one_thread = _groups(levelptr, int(nlev), n)
+        _read_only(level, levelptr, order, groupptr, one_thread)
         return Plan(
             loop=self._names.loop,
             levels=int(nlev),
