@@ -93,8 +93,8 @@ class Plan:
     inspected: Fingerprint = field(repr=False)
 
     def __post_init__(self) -> None:
-        """Hold read-only copies of the arrays (editing ``plan.order`` would otherwise run a
-        solve in a wrong order, silently) and check, in O(iterations), that they describe
+        """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
+        wrong order, silently) and check, in O(iterations), that they describe
         levels the executor can run: ``order`` a permutation, ``levelptr`` the level
         boundaries, each level's iterations at that level, each group a run of whole
         levels (one level unless run on one thread). A :class:`Plan` built from arrays
@@ -137,7 +137,7 @@ def _frozen(name: str, value: object) -> np.ndarray:
         raise ArgumentError(
             f"Plan: {name} must be a 1-d integer array, got {arr.dtype} of shape {arr.shape}"
         )
-    if arr.dtype == np.int64 and not arr.flags.writeable:
+    if arr.dtype == np.int64 and arr.flags.c_contiguous and not arr.flags.writeable:
         return arr
     out = arr.astype(np.int64, copy=True).view()
     out.setflags(write=False)
