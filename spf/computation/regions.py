@@ -119,8 +119,10 @@ def _quotient(count: str, extents: Sequence[str]) -> str | None:
         return None
     q = sp.cancel(num / den)
     top, bottom = sp.fraction(sp.together(q))
-    if bottom != 1 or not q.is_polynomial(*names.values()):
+    gens = list(names.values())
+    if bottom != 1 or not q.is_polynomial(*gens):
         return None
-    if not all(c.is_integer for c in sp.Poly(top, *names.values()).coeffs()):
+    coeffs = sp.Poly(top, *gens).coeffs() if gens else [top]
+    if not all(c.is_integer for c in coeffs):
         return None
     return str(sp.expand(q))
