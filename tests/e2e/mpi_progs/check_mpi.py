@@ -2,9 +2,9 @@
 
 Each rank compares its result with the sequential one (numpy / scipy on the whole problem, and
 the sequential blur compiled for target "c"; the shift of ``mpi_shift.py`` with rank loops
-of one iteration; the two-row halos of ``mpi_rows.py`` against numpy) and prints ``rank <r> ok: <check>`` per check;
-any failure raises, so the job exits non-zero. Rank 0 compiles each kernel first and the
-others then load it from the (shared, per-test) cache. Usage: ``check_mpi.py <repo root>``.
+of one iteration; the two-row halos of ``mpi_rows.py`` against numpy) and prints
+``rank <r> ok: <check>`` per check; any failure raises, so the job exits non-zero. Rank 0
+compiles each kernel first and the others then load it from the (shared, per-test) cache. Usage: ``check_mpi.py <repo root>``.
 """
 
 from __future__ import annotations
