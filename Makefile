@@ -18,7 +18,7 @@ APT_PACKAGES := dot=graphviz mpicc=openmpi-bin,libopenmpi-dev
 SUDO := $(shell if [ "$$(id -u)" -eq 0 ]; then echo; \
 	elif command -v sudo >/dev/null 2>&1; then echo sudo; else echo none; fi)
 
-.PHONY: help sysdeps venv demo test lint format typecheck bench docs clean distclean
+.PHONY: help sysdeps venv demo test lint format typecheck bench docs notebooks clean distclean
 
 help:
 	@echo "make demo       set up (apt-get tools if missing, .venv) and run the demo"
@@ -26,6 +26,7 @@ help:
 	@echo "make lint       ruff check        make format     ruff format"
 	@echo "make typecheck  mypy --strict     make bench      python -m spf.bench + MPI blur scaling"
 	@echo "make docs       Sphinx HTML in docs/_build/html (warnings are errors)"
+	@echo "make notebooks  re-execute examples/*.ipynb in place (nbconvert), refreshing their outputs"
 	@echo "make clean      caches and build outputs (distclean also removes .venv)"
 
 # Missing commands -> their Debian packages; also python3-venv when `python3 -m venv` cannot
@@ -79,6 +80,10 @@ bench: venv
 
 docs: venv
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+# The notebooks' stored outputs are what a reader sees without running them (on GitHub, say).
+notebooks: sysdeps venv
+	$(BIN)/python -m nbconvert --to notebook --execute --inplace examples/*.ipynb
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis docs/_build

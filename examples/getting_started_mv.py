@@ -86,7 +86,7 @@ def main(argv: list[str]) -> None:
     if argv:
         M = spf.sparse.read_matrix_market(argv[0])
     else:
-        M = sp.random(2000, 1500, density=0.005, format="csr", random_state=0)
+        M = sp.random_array((2000, 1500), density=0.005, format="csr", rng=0)
     x = np.random.default_rng(2).random(M.shape[1])
     y = np.zeros(M.shape[0])
     sparse.compile()(y=y, x=x, **spf.sparse.csr_args(M))

@@ -98,7 +98,7 @@ def stencil() -> None:
 
 def gauss_seidel() -> None:
     n = 60
-    m = sp.random(n, n, density=0.1, format="csr", random_state=3) + sp.eye(n) * n
+    m = sp.random_array((n, n), density=0.1, format="csr", rng=3) + sp.eye_array(n) * n
     m = sp.csr_matrix(m)
     m.sort_indices()
     diag = np.array([m.indptr[i] + list(m.indices[m.indptr[i] : m.indptr[i + 1]]).index(i)

@@ -54,8 +54,8 @@ def matrix(argv: list[str]) -> sp.csr_array:
     if len(argv) > 1:
         m = sp.csr_array(spf.sparse.read_matrix_market(argv[1]))
     else:
-        r = sp.random(5000, 5000, density=1e-3, format="csr", random_state=2)
-        m = sp.csr_array(r + sp.identity(5000) * 8.0)
+        r = sp.random_array((5000, 5000), density=1e-3, format="csr", rng=2)
+        m = sp.csr_array(r + sp.eye_array(5000) * 8.0)
     m.sum_duplicates()
     m.sort_indices()
     return m

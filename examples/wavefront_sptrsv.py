@@ -29,7 +29,7 @@ def lower_triangle(argv: list[str]) -> sp.csr_array:
         m = sp.csr_array(scipy.io.mmread(argv[1])).astype(np.float64)
         m.data[m.data == 0] = 1.0
     else:
-        m = sp.csr_array(sp.random(20000, 20000, density=2e-4, format="csr", random_state=3))
+        m = sp.random_array((20000, 20000), density=2e-4, format="csr", rng=3)
     a = sp.tril(m, k=-1)
     return sp.csr_array(a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
 

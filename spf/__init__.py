@@ -24,6 +24,7 @@ from spf.errors import (
     CompileError,
     IllegalScheduleError,
     ParseError,
+    PreconditionWarning,
     SpfError,
     UndeclaredError,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "Layers",
     "OperationStmt",
     "ParseError",
+    "PreconditionWarning",
     "Relation",
     "Set",
     "SpfError",

@@ -174,9 +174,6 @@ LIBRARY_NAMES = frozenset(
 ``stdlib.h``, ``stdint.h``): a data space or statement macro of that name would replace
 them."""
 
-SPF_MACROS = frozenset(["min", "max", "floord", "ceild"])
-"""Macros the generated code defines (or isl's printers use) without the ``spf_`` prefix."""
-
 SPF_PREFIXES = ("spf_", "_spf_", "__")
 """Prefixes of spf's own names in generated code (``spf_acc``, ``spf_tile``,
 ``spf_floord``, ``spf_min``, ...) and of its internal names."""
@@ -197,8 +194,6 @@ def reserved_reason(name: str) -> str | None:
         return "a C keyword"
     if name in CPP_KEYWORDS:
         return "a C++ keyword (the CUDA and HLS targets compile as C++)"
-    if name in SPF_MACROS:
-        return "a macro of spf's generated code"
     if name in LIBRARY_NAMES:
         return "a name from the C headers generated code includes"
     for prefix in SPF_PREFIXES:
@@ -207,11 +202,36 @@ def reserved_reason(name: str) -> str | None:
     return None
 
 
-def check_reserved(what: str, name: str, *, in_macros: bool = False) -> None:
+# Words of spf's set notation (isl's), which no loop, UF or constant may be called.
+ISL_RESERVED = frozenset(
+    [
+        "and",
+        "or",
+        "not",
+        "exists",
+        "floor",
+        "ceil",
+        "mod",
+        "min",
+        "max",
+        "true",
+        "false",
+        "infty",
+        "NaN",
+        "implies",
+        "rat",
+        "xor",
+    ]
+)
+
+
+def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bool = False) -> None:
     """Raise ``SpfError`` when :func:`reserved_reason` refuses ``name`` (``what`` names it:
     ``"data space"``, ``"statement"``, ...). ``in_macros``: the name appears inside the
     generated access macros (a data space, UF, buffer or symbolic constant), whose arguments
-    are ``t0, t1, ...``: such a name would be replaced by a macro argument.
+    are ``t0, t1, ...``: such a name would be replaced by a macro argument. ``in_sets``: the
+    name appears in set text (a loop, UF or symbolic constant), where ``min``, ``max``,
+    ``floor``, ``mod``... are words of the notation.
 
     >>> check_reserved("data space", "for")
     Traceback (most recent call last):
@@ -221,5 +241,7 @@ def check_reserved(what: str, name: str, *, in_macros: bool = False) -> None:
     why = reserved_reason(name)
     if why is None and in_macros and re.fullmatch(r"t[0-9]+", name):
         why = "the name of a macro argument in generated code (t0, t1, ...)"
+    if why is None and in_sets and name in ISL_RESERVED:
+        why = "a word of spf's set notation (min, max, floor, mod, ...)"
     if why is not None:
         raise SpfError(f"{what} {name!r} is {why}; pick another name")

@@ -3,7 +3,8 @@
 ``python -m spf.demo [MATRIX.mtx] [--out DIR]``: reads a Matrix Market file (default: the
 2-D Poisson matrix of a 300 x 300 grid), builds CSR SpMV and the sparse forward solve,
 parallelizes the SpMV rows (legal: rows write disjoint ``y(i)``), generates C, compiles and
-runs it, checks the results against scipy, prints times against scipy, and writes the
+runs it, checks the results against scipy, prints times against scipy (spf at 1 thread and at
+OpenMP's count: :mod:`spf.demo_timing`), and writes the
 generated C and the computation summaries to the output folder (default ``out/``). Then
 :mod:`spf.demo_more`: SELL-C-sigma SpMV through a generated inspector, the fused and folded
 blur, a scheduled DGEMM, and the HLS, CUDA and MPI backends. It ends with the UF-aware set
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import spf
-from spf import demo_more, kernels, sparse
+from spf import demo_more, demo_timing, kernels, sparse
 
 
 def _lower_with_diagonal(a: Any) -> Any:
@@ -42,7 +43,7 @@ def _write_pdfg(comp: spf.Computation, stem: Path) -> None:
         graph.render(stem.parent / f"{stem.name}.svg")
 
 
-def _spmv(a: Any, out: Path) -> list[demo_more.Timing]:
+def _spmv(a: Any, out: Path) -> list[demo_timing.Timing]:
     comp = kernels.spmv_csr()
     _write_pdfg(comp, out / "spmv_csr.before")
     row = comp.stmt(0)
@@ -67,11 +68,12 @@ def _spmv(a: Any, out: Path) -> list[demo_more.Timing]:
         y[:] = 0.0
         kernel(y=y, x=x, check=False, **args)
 
-    ms = demo_more.median_ms({"spf": run, "scipy": lambda: a @ x})
-    return [("CSR SpMV (y = A x)", "scipy A @ x", ms["spf"], ms["scipy"])]
+    return demo_timing.against_one_thread(
+        kernel, "CSR SpMV (y = A x)", "scipy A @ x", run, lambda: a @ x
+    )
 
 
-def _forward_solve(a: Any, out: Path) -> list[demo_more.Timing]:
+def _forward_solve(a: Any, out: Path) -> list[demo_timing.Timing]:
     sps_linalg = sparse._scipy("scipy.sparse.linalg")
     low = _lower_with_diagonal(a)
     comp = kernels.sptrsv_csr()
@@ -90,14 +92,15 @@ def _forward_solve(a: Any, out: Path) -> list[demo_more.Timing]:
         raise AssertionError("generated forward solve differs from scipy")
     (out / "sptrsv_csr.c").write_text(kernel.source)
     (out / "sptrsv_csr.txt").write_text(str(comp) + "\n")
-    ms = demo_more.median_ms(
-        {
-            "spf": lambda: kernel(u=u, f=f, check=False, **args),
-            "scipy": lambda: sps_linalg.spsolve_triangular(low, f, lower=True),
-        },
+    return demo_timing.against_one_thread(
+        kernel,
+        "forward solve (L u = f), no parallel loop",
+        "scipy spsolve_triangular",
+        lambda: kernel(u=u, f=f, check=False, **args),
+        lambda: sps_linalg.spsolve_triangular(low, f, lower=True),
+        parallel=False,
         repeat=5,
     )
-    return [("forward solve (L u = f)", "scipy spsolve_triangular", ms["spf"], ms["scipy"])]
 
 
 def _sets() -> None:
@@ -136,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if a.shape[0] == a.shape[1]:
         rows += _forward_solve(a, out)
         print()
-    rows.append(demo_more.sell_spmv(a))
+    rows += demo_more.sell_spmv(a)
     print()
     demo_more.blur(out)
     print()
@@ -146,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     demo_more.backends(out)
     print()
-    demo_more.print_timings(rows)
+    demo_timing.print_timings(rows)
     _sets()
     print(f"\ngenerated C, computation summaries and PDFGs (.dot, .svg) written to {out}/")
     print("demo OK")

@@ -5,7 +5,8 @@ checks the result against numpy or scipy (any mismatch raises):
 
 * the two-stage blur fused with ``shift`` + ``after`` and its temporary folded to 3 rows
   (``storage_fold``: Layer III), with ``layers()`` written out;
-* DGEMM tiled, interchanged and vectorized, timed against numpy (OpenBLAS);
+* DGEMM tiled, interchanged and vectorized, timed against numpy (OpenBLAS at spf's thread
+  count);
 * CSR -> SELL-8-sigma (:mod:`spf.formats`): generated inspector and executor vs scipy;
 * C imported with ``spf.from_c``: a matrix-vector loop nest, rows parallelized, vs numpy;
 * the backends: HLS C simulation of a pipelined GEMM, CUDA (``nvcc`` build when present, CPU
@@ -15,15 +16,15 @@ checks the result against numpy or scipy (any mismatch raises):
 from __future__ import annotations
 
 import shutil
-import statistics
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import spf
-from spf import kernels
+from spf import demo_timing, kernels
+from spf.demo_timing import Timing, median_ms
+from spf.runtime import threads
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,7 +84,8 @@ def imported_c(out: Path) -> None:
 
 def gemm() -> Timing:
     """The benchmark's DGEMM schedule (register tile, k blocking, vectors, parallel column
-    tiles: :func:`spf.bench.gemm.schedule`), timed against numpy's OpenBLAS."""
+    tiles: :func:`spf.bench.gemm.schedule`), timed against numpy's OpenBLAS at the same
+    thread count (OpenMP's)."""
     from spf.bench.gemm import CFLAGS, schedule
 
     comp = schedule()
@@ -96,79 +98,26 @@ def gemm() -> Timing:
     c = np.zeros((n, n))
     kernel(C=c, A=a, B=b)
     _check(np.allclose(c, a @ b), "GEMM")
-
-    def ours() -> None:
-        kernel(C=c, A=a, B=b, check=False)
-
+    ours, seen = demo_timing.recording(kernel, lambda: kernel(C=c, A=a, B=b, check=False))
+    team = threads.default_team()
     # timed one after the other: OpenBLAS's spinning threads and OpenMP's slow each other
     # down badly when their calls are interleaved on few cores
     time.sleep(0.5)  # let OpenMP's worker threads stop spinning before OpenBLAS runs
-    blas_ms = median_ms({"numpy": lambda: a @ b}, repeat=7)["numpy"]
+    with demo_timing.blas_threads(team) as blas:
+        blas_ms = median_ms({"numpy": lambda: a @ b}, repeat=7)["numpy"]
     ours_ms = median_ms({"spf": ours}, repeat=7)["spf"]
-    return ("DGEMM n = 512 (C += A B)", "numpy A @ B (OpenBLAS)", ours_ms, blas_ms)
-
-
-Timing = tuple[str, str, float, float]
-"""One row of the timing table: kernel, what it is compared with, spf's ms, the other's ms."""
-
-BUSY_LOAD = 0.5
-"""Load average per CPU above which the machine counts as busy in the timing table."""
-
-
-def machine_note() -> str:
-    """How busy the machine was: the 1-minute load average over the CPUs this process may use,
-    and the threads spf's kernels ran with."""
-    import os
-
-    from spf.runtime import threads
-
-    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    ncpu = ncpu or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return f"machine: {ncpu} CPUs (load average not available here)"
-    per_cpu = load / ncpu
-    verdict = (
-        "BUSY: other processes compete for the cores, so these timings are noisy and "
-        "parallel kernels ran on fewer threads"
-        if per_cpu > BUSY_LOAD
-        else "quiet"
-    )
-    return (
-        f"machine: 1-minute load average {load:.2f} on {ncpu} CPUs = {per_cpu:.2f} per CPU "
-        f"({verdict}); spf measured {threads.free_cores():.1f} free cores, "
-        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
+    return Timing(
+        "DGEMM n = 512 (C += A B)",
+        "numpy A @ B (OpenBLAS)",
+        ours_ms,
+        blas_ms,
+        tuple(seen[1:]),
+        team,
+        blas,
     )
 
 
-def print_timings(rows: list[Timing]) -> None:
-    """The demo's timing table: every column labelled with its unit, and the machine's load."""
-    print("Timings: median wall-clock time per call over interleaved repeats.")
-    print(machine_note() + "\n")
-    print(
-        "| kernel | compared with | spf (ms per call) | other (ms per call) "
-        "| spf speed-up (other ms / spf ms) |\n|---|---|---:|---:|---:|"
-    )
-    for name, other, ours, theirs in rows:
-        print(f"| {name} | {other} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x |")
-    print()
-
-
-def median_ms(fns: dict[str, Callable[[], object]], repeat: int = 15) -> dict[str, float]:
-    """Interleaved repeats (the machine is shared and noisy), median per function."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for fn in fns.values():
-        fn()  # warm up
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {k: 1e3 * statistics.median(v) for k, v in times.items()}
-
-
-def sell_spmv(a: Any) -> Timing:
+def sell_spmv(a: Any) -> list[Timing]:
     """CSR -> SELL-8-32 through spf's generated inspector; executor vs scipy."""
     from spf.formats import sell
 
@@ -186,8 +135,14 @@ def sell_spmv(a: Any) -> Timing:
         y[:] = 0.0
         kernel(y=y, x=x, check=False, **mat.args())
 
-    ms = median_ms({"spf": ours, "scipy": lambda: a @ x})
-    return ("SELL-8-32 SpMV (y = A x)", "scipy A @ x (CSR)", ms["spf"], ms["scipy"])
+    return demo_timing.against_one_thread(
+        kernel,
+        "SELL-8-32 SpMV (y = A x)",
+        "scipy A @ x (CSR)",
+        ours,
+        lambda: a @ x,
+        parallel="#pragma omp parallel" in kernel.source,
+    )
 
 
 def backends(out: Path) -> None:

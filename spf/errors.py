@@ -123,6 +123,14 @@ class ArgumentError(SpfError, TypeError):
         )
 
 
+class PreconditionWarning(UserWarning):
+    """An access stays inside its data space only for some parameter values (PolyBench's
+    ``durbin`` reads ``r(0)``: fine unless ``N = 0``). ``codegen`` and ``compile`` warn once,
+    naming the condition and the access; the kernel lists it in ``kernel.preconditions`` and a
+    call with ``check=True`` refuses parameters outside it. ``comp.assume(<condition>)``
+    removes the warning."""
+
+
 __all__ = [
     "ArgumentError",
     "ArityError",
@@ -130,6 +138,7 @@ __all__ = [
     "CompileError",
     "IllegalScheduleError",
     "ParseError",
+    "PreconditionWarning",
     "SpfError",
     "UndeclaredError",
 ]

@@ -729,6 +729,12 @@ class SpGEMMKernel:
         n = args["N"]
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ArgumentError(f"spgemm_csr kernel: N must be an int >= 0, got {n!r}")
+        rows = getattr(args["Ap"], "shape", None)
+        if rows is not None and len(rows) == 1 and rows[0] < int(n) + 1:  # before allocating
+            raise ArgumentError(
+                f"spgemm_csr kernel: N = {n} but Ap has {rows[0]} entries (A's row pointers, "
+                f"N + 1 of them); pass N = len(Ap) - 1"
+            )
         cp = np.empty(int(n) + 1, dtype=self.index_dtype)
         self.symbolic(check=check, Cp=cp, **common)
         nnz = int(cp[-1])

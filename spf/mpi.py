@@ -12,6 +12,8 @@ one rank then aborts the whole job instead of leaving the other ranks waiting fo
 timeout after which the whole job (``mpiexec`` and every rank) is killed, so a deadlocked
 program fails instead of hanging. The job is also killed when the launcher itself is
 interrupted or terminated. Importing this module does not import mpi4py.
+
+Inside a program, :func:`report` prints what each rank checked, from rank 0 in rank order.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from spf.errors import SpfError
 
@@ -136,6 +139,17 @@ def _kill(proc: subprocess.Popen[str]) -> tuple[str | None, str | None]:
         except subprocess.TimeoutExpired:
             continue
     return None, None
+
+
+def report(comm: Any, line: str, ok: bool = True) -> bool:
+    """What every rank checked, printed by rank 0 in rank order (``rank 1: line``, with
+    ``FAILED`` after a check that did not pass); True on every rank when every rank's check
+    passed. Collective: every rank of ``comm`` (an mpi4py communicator) calls it."""
+    results = comm.allgather((bool(ok), str(line)))
+    if comm.Get_rank() == 0:
+        for rank, (passed, text) in enumerate(results):
+            print(f"rank {rank}: {text}" + ("" if passed else " -- FAILED"), flush=True)
+    return all(passed for passed, _ in results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -106,6 +106,35 @@ def test_docs_build_without_warnings(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     html = (tmp_path / "html" / "pdfg.html").read_text()
     assert html.count("<svg") + html.count(".svg") >= 2, "the PDFG page has no rendered graphs"
+    assert code_columns(tmp_path / "html" / "_static") >= 100, "code blocks cut 100-char lines"
+
+
+MONOSPACE_EM = 0.602
+"""Advance width of a character of DejaVu Sans Mono and Menlo, the widest of the theme's
+monospace fonts, in em."""
+
+
+def code_columns(static: Path) -> float:
+    """Characters of a code block that fit the page without scrolling, from the built theme's
+    CSS: the page width less the sidebar and the body's and the block's side paddings, over
+    the width of a monospace character at the code font size."""
+    css = (static / "alabaster.css").read_text()
+
+    def rule(selector: str, prop: str) -> list[float]:
+        block = re.search(rf"^{re.escape(selector)} {{([^}}]*)}}", css, re.M)
+        assert block, f"alabaster.css has no rule {selector!r}"
+        value = re.search(rf"^\s*{prop}:\s*([^;]+);", block[1], re.M)
+        assert value, f"alabaster.css: {selector} has no {prop}"
+        return [float(v) for v in re.findall(r"([0-9.]+)(?:px|em)?", value[1])]
+
+    basic = (static / "basic.css").read_text()
+    body_max = re.search(r"^div\.body {[^}]*max-width: ([^;]+);", basic, re.M)
+    assert body_max, "basic.css has no max-width for div.body"
+    assert body_max[1].strip() == "none", "basic.css caps the body's width"
+    page = rule("div.document", "width")[0] - rule("div.bodywrapper", "margin")[-1]
+    page -= sum(rule("div.body", "padding")[1::2]) + 2 * rule("pre", "padding")[-1]
+    char = rule("body", "font-size")[0] * rule("pre, tt, code", "font-size")[0] * MONOSPACE_EM
+    return page / char
 
 
 def test_files_the_docs_and_readme_name_exist() -> None:
@@ -121,3 +150,27 @@ def test_files_the_docs_and_readme_name_exist() -> None:
             if not (path.parent / link).exists():
                 missing.append(f"{path.name}: link {link}")
     assert not missing, missing
+
+
+LEGACY_RANDOM = re.compile(
+    r"\b(?:sp|sps|sparse|scipy\.sparse)\.rand(?:om)?\(|\brandom_state\s*=", re.M
+)
+
+
+def test_random_matrices_come_from_random_array() -> None:
+    """The docs, README, examples and spf's own code make random sparse matrices with
+    ``scipy.sparse.random_array(shape, density=..., rng=...)``: the legacy ``sp.random`` (and
+    its ``random_state=``) returns a ``coo_matrix`` and tries to allocate hundreds of GiB at
+    n = 200k."""
+    root = DOCS.parent
+    files = [root / "README.md", *DOCS.rglob("*.md"), *(root / "examples").rglob("*.py")]
+    files += [*(root / "examples").rglob("*.ipynb"), *(root / "spf").rglob("*.py")]
+    files += [*(root / "benchmarks").rglob("*.py")]
+    found = []
+    for path in files:
+        for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if LEGACY_RANDOM.search(line):
+                found.append(f"{path.relative_to(root)}:{k}: {line.strip()}")
+    assert not found, "use sp.random_array((m, n), density=..., rng=...):\n" + "\n".join(found)
+    assert LEGACY_RANDOM.search("A = sp.random(9, 9, density=0.1, random_state=0)")
+    assert not LEGACY_RANDOM.search("A = sp.random_array((9, 9), density=0.1, rng=0)")

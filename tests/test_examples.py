@@ -7,7 +7,9 @@ example scripts (``scheduled_*``, ``cuda_*``, ``mpi_*``, ``hls_*``) have their o
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,6 +100,38 @@ def test_pdfg_inline_notebook_executes(tmp_path: Path, monkeypatch: pytest.Monke
     text = "".join(o.get("text", "") for o in outputs)
     assert "['out', 'img']" in text
     assert "matches the two-pass blur" in text
+    check_inlined_graph_is_readable([o["data"]["image/svg+xml"] for o in svgs])
+
+
+def check_inlined_graph_is_readable(svgs: list[str]) -> None:
+    """The graph after inlining: the long statement's label is its short form cut to a few
+    lines (no text wider than a statement shown as written), the whole statement in the
+    node's tooltip, and the drawing not shrunk to a strip."""
+    from spf.pdfg.labels import WIDTH
+
+    after = "".join(svgs[1]) if isinstance(svgs[1], list) else svgs[1]
+    texts = [html.unescape(t) for t in re.findall(r"<text [^>]*>([^<]*)</text>", after)]
+    assert max(map(len, texts)) <= WIDTH, max(texts, key=len)
+    assert any(t.startswith("out(i, j) = ((img(i, j) + img(i, j + 1) +") for t in texts)
+    assert any(t.endswith(" …") for t in texts)
+    tooltips = [html.unescape(t) for t in re.findall(r'xlink:title="([^"]*)"', after)]
+    assert any(
+        t.startswith("s1: out(i, j) = ((img(i, j)") and t.count("img(") == 9 for t in tooltips
+    )
+    height = float(re.search(r'<svg width="[0-9.]+pt" height="([0-9.]+)pt"', after)[1])
+    assert height > 100, "the graph is drawn at a readable scale"
+
+
+def test_pdfg_inline_notebook_stored_outputs_show_the_readable_graph() -> None:
+    """The outputs stored in the notebook (what a reader sees without running it) are those
+    of the current labels."""
+    import nbformat
+
+    nb = nbformat.read(EXAMPLES / "pdfg_inline.ipynb", as_version=4)
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    check_inlined_graph_is_readable(
+        [o["data"]["image/svg+xml"] for o in outputs if "image/svg+xml" in o.get("data", {})]
+    )
 
 
 @pytest.mark.requires_graphviz

@@ -3,23 +3,29 @@
 For a statement with domain ``D`` and an access ``A`` to a data space of shape
 ``(e_0, ..., e_{r-1})``, the instances that access outside the shape along dimension ``d``
 are ``D ∩ A^-1({o : o_d < 0})`` (the lower side) and ``D ∩ A^-1({o : o_d >= e_d})`` (the
-upper side). Each side has one of three outcomes:
+upper side). Each side has one of these outcomes:
 
 * *proved*: the set is provably empty (isl for affine parts; declared UF ranges, domains
   and monotonicity for UF parts). It costs nothing at run time.
-* *violated*: the set has no UF call, so isl decides it exactly, and it is not empty: some
-  parameter values make an instance access outside the shape. :func:`check_bounds` raises
-  ``CodegenError`` naming the statement, the access and an offending instance.
+* *violated*: the set has no UF call, so isl decides it exactly, and the access is outside
+  the shape for *every* parameter value at which the statement runs (all sides of all
+  dimensions together): a definite bug. :func:`check_bounds` raises ``CodegenError`` naming
+  the statement, the access and an offending instance.
+* *precondition*: the same, but only for *some* of those parameter values (``r(0)`` with
+  ``N = 0``). The report records a :class:`~spf.analysis.preconditions.Precondition`, the
+  parameter condition under which the access is in bounds (``N >= 1``): codegen warns
+  (:class:`~spf.errors.PreconditionWarning`) and a call with ``check=True`` verifies it.
 * *obligation*: the set depends on UF values nothing bounds. The report records a fact in
   the ``assume`` syntax (docs/assumptions.md), ``forall i, k, j: <domain> => 0 <= j < M``,
   that the kernel's argument checks can verify.
 
-Parameter values are those a kernel can be called with: every extent of every array
-argument is at least 0 (a call checks the shapes). An access that runs only under a
-condition of the statement body (``(i + 1 < N) ? A(i + 1) : 0``) is never refused nor made
-an obligation: the proof cannot see the condition, so such a side is ``unchecked``. Data
-spaces without a shape (``double*``) are skipped. Results are cached per (domain, access,
-shape, context): scheduling commands do not change them.
+Parameter values are those a kernel can be called with (:func:`call_context`): every extent
+of every array argument is at least 0 (a call checks the shapes), within the parameter facts
+of ``comp.assume``, so an assumption that implies a precondition removes it. An access that
+runs only under a condition of the statement body (``(i + 1 < N) ? A(i + 1) : 0``) is never
+refused nor made an obligation or a precondition: the proof cannot see the condition, so
+such a side is ``unchecked``. Data spaces without a shape (``double*``) are skipped. Results
+are cached per (domain, access, shape, context): scheduling commands do not change them.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 import islpy as isl
 
+from spf.analysis.preconditions import Precondition, condition
 from spf.computation.access import iterator_names
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.sets import Relation, Set
@@ -43,7 +50,7 @@ if TYPE_CHECKING:
     from spf.computation.statement import Stmt
 
 Side = Literal["lower", "upper"]
-Outcome = Literal["proved", "violated", "obligation", "unchecked"]
+Outcome = Literal["proved", "violated", "precondition", "obligation", "unchecked"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,7 +110,7 @@ class AccessBounds:
 
 @dataclass(frozen=True, kw_only=True)
 class Violation:
-    """An access proved out of bounds for some parameter values."""
+    """An access proved out of bounds for every parameter value at which it runs."""
 
     stmt: str
     access: str
@@ -120,6 +127,9 @@ class BoundsReport:
     accesses: tuple[AccessBounds, ...]
     obligations: tuple[Obligation, ...]
     violations: tuple[Violation, ...]
+    preconditions: tuple[Precondition, ...] = ()
+    """Parameter conditions that keep accesses in bounds (one per access that is out of
+    bounds for some parameter values only)."""
 
     @property
     def proved(self) -> tuple[AccessBounds, ...]:
@@ -140,8 +150,9 @@ class BoundsReport:
 # ----------------------------------------------------------------------------- entry points
 def check_bounds(comp: Computation) -> BoundsReport:
     """Prove every access of ``comp`` in bounds; ``CodegenError`` for the first access proved
-    out of bounds for some parameter values; the report lists what remains to check at run
-    time (``obligations``).
+    out of bounds for every parameter value at which its statement runs; the report lists
+    what remains to check at run time (``obligations`` over index arrays, ``preconditions``
+    over parameters).
 
     >>> import spf
     >>> report = check_bounds(spf.kernels.spmv_csr())
@@ -163,6 +174,7 @@ def analyze_bounds(comp: Computation) -> BoundsReport:
     accesses: list[AccessBounds] = []
     obligations: list[Obligation] = []
     violations: list[Violation] = []
+    preconditions: list[Precondition] = []
     context = _context_key(comp)
     for stmt in comp.stmts:
         for acc in _accesses(stmt):
@@ -171,11 +183,10 @@ def analyze_bounds(comp: Computation) -> BoundsReport:
                 continue
             result = _check_access(comp, context, stmt.domain, acc.relation, extents)
             sides, reason = result.sides, result.reason
-            if acc.guarded and any(o in ("violated", "obligation") for _, _, o, _ in sides):
+            if acc.guarded and any(o in _UNPROVED for _, _, o, _ in sides):
                 # the body's condition may keep it in bounds: no error, no run-time check
                 sides = tuple(
-                    (d, sd, "unchecked" if o in ("violated", "obligation") else o, w)
-                    for d, sd, o, w in sides
+                    (d, sd, "unchecked" if o in _UNPROVED else o, w) for d, sd, o, w in sides
                 )
                 reason = _GUARDED
             accesses.append(
@@ -200,6 +211,17 @@ def analyze_bounds(comp: Computation) -> BoundsReport:
                         conclusion=conclusion,
                     )
                 )
+            if result.condition is not None and not acc.guarded:
+                preconditions.append(
+                    Precondition.make(
+                        result.condition,
+                        stmt=stmt.name,
+                        access=acc.text,
+                        data_space=acc.data_space,
+                        kind=acc.kind,
+                        example=result.example,
+                    )
+                )
             violations += [
                 Violation(
                     stmt=stmt.name,
@@ -212,9 +234,14 @@ def analyze_bounds(comp: Computation) -> BoundsReport:
                 if outcome == "violated"
             ]
     return BoundsReport(
-        accesses=tuple(accesses), obligations=tuple(obligations), violations=tuple(violations)
+        accesses=tuple(accesses),
+        obligations=tuple(obligations),
+        violations=tuple(violations),
+        preconditions=tuple(preconditions),
     )
 
+
+_UNPROVED = ("violated", "precondition", "obligation")
 
 _GUARDED = (
     "the access runs under a condition of the statement body (if, ?:, && or ||) that the "
@@ -267,6 +294,12 @@ def _shapes(comp: Computation) -> tuple[tuple[int | str, ...], ...]:
     return tuple(sorted(set(shapes), key=str))
 
 
+def call_context(comp: Computation) -> isl.Set | None:
+    """The parameter values a kernel of ``comp`` can be called with (None: any): every array
+    argument's extent is at least 0, and the parameter facts of ``comp.assume`` hold."""
+    return _parameter_context(comp)
+
+
 def _parameter_context(comp: Computation) -> isl.Set | None:
     """Non-negative array extents, and the parameter facts of ``comp.assume``."""
     extents = _extent_context(_shapes(comp))
@@ -297,6 +330,10 @@ class _Result:
     """``(dimension, side, outcome, detail)``; detail: the witness text of a violation."""
     obligation: tuple[tuple[str, ...], str, str] | None
     reason: str
+    condition: str | None = None
+    """The precondition (``assume`` text) of sides out of bounds for some values only."""
+    example: str = ""
+    """An offending instance outside the precondition."""
 
 
 _CACHE: dict[object, _Result] = {}
@@ -329,6 +366,8 @@ def _prove(
     sides: list[tuple[int, Side, Outcome, str]] = []
     unproved: list[tuple[int, Side]] = []
     unchecked: list[str] = []
+    bad_params: list[isl.Set] = []
+    example = ""
     for d, extent in enumerate(extents):
         for side in ("lower", "upper"):
             try:
@@ -342,12 +381,38 @@ def _prove(
             elif isinstance(bad, isl.Set):  # no UF call: isl's answer is exact
                 found = _restrict(bad, comp)
                 assert isinstance(found, isl.Set)
-                sides.append((d, side, "violated", _witness(found, [*its, *outs], len(its))))
+                witness = _witness(found, [*its, *outs], len(its))
+                example = example or witness
+                sides.append((d, side, "violated", witness + _param_condition(found)))
+                bad_params.append(found.params())
             else:
                 sides.append((d, side, "obligation", ""))
                 unproved.append((d, side))
     obligation = _obligation(domain, rel, extents, its, outs, unproved) if unproved else None
-    return _Result(tuple(sides), obligation, "; ".join(sorted(set(unchecked))))
+    reason = "; ".join(sorted(set(unchecked)))
+    cond = _precondition(comp, pairs, bad_params) if bad_params else None
+    if cond is None:
+        return _Result(tuple(sides), obligation, reason)
+    partial: Outcome = "precondition"
+    sides = [(d, sd, partial if o == "violated" else o, w) for d, sd, o, w in sides]
+    return _Result(tuple(sides), obligation, reason, cond, example)
+
+
+def _precondition(
+    comp: Computation, pairs: Relation | isl.Set, bad_params: list[isl.Set]
+) -> str | None:
+    """The parameter condition keeping the access in bounds, or None when it is out of
+    bounds wherever it accesses anything (``pairs``: its UF-free instances and indices)."""
+    accessed = _restrict(pairs, comp)
+    assert isinstance(accessed, isl.Set)
+    run = accessed.params()
+    bad = bad_params[0]
+    for more in bad_params[1:]:
+        bad = bad.union(more)
+    context = _parameter_context(comp)
+    if context is None:
+        context = isl.Set.universe(run.get_space())
+    return condition(run, bad, context)
 
 
 def _pairs(domain: Set, rel: Relation) -> Relation | isl.Set:
@@ -489,7 +554,7 @@ def _first(s: isl.Set) -> isl.Point:
 
 def _witness(bad: isl.Set, names: list[str], n_its: int) -> str:
     """An offending instance of a UF-free set over ``[iterators, outputs]``: ``i = 9, j = 0
-    with N = 10`` (parameters set to 10 where that works, else any values)."""
+    with N = 10 (index (10))`` (parameters set to 10 where that works, else any values)."""
     params = _param_names(bad)
     point = None
     for value in (10, 100):
@@ -513,7 +578,7 @@ def _witness(bad: isl.Set, names: list[str], n_its: int) -> str:
     with_params = ", ".join(f"{p} = {v}" for p, v in sorted(zip(params, values, strict=True)))
     index = ", ".join(str(c) for c in coords[n_its:])
     text = inst + (f" with {with_params}" if with_params else "")
-    return f"{text} (index ({index})){_param_condition(bad)}"
+    return f"{text} (index ({index}))"
 
 
 def _param_condition(bad: isl.Set) -> str:
@@ -624,6 +689,7 @@ __all__: list[str] = [
     "Obligation",
     "Violation",
     "analyze_bounds",
+    "call_context",
     "check_bounds",
     "clear_cache",
 ]

@@ -149,8 +149,9 @@ def load_c(source: str, cdef: str, name: str, cache_dir: str) -> tuple[cffi.FFI,
     return ffi, lib, built.command
 
 
-def _openblas() -> Any:
-    """numpy's OpenBLAS (ctypes) and the name of its thread setter, or None."""
+def openblas_threads() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """numpy's OpenBLAS thread count: ``(get, set)`` through ctypes, or None where numpy's
+    OpenBLAS (and its ``*openblas_get/set_num_threads*``) cannot be found."""
     import numpy as np
 
     base = Path(np.__file__).resolve().parent
@@ -159,10 +160,16 @@ def _openblas() -> Any:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for sym in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                    "scipy_openblas_set_num_threads", "openblas_set_num_threads"):  # fmt: skip
-            if hasattr(lib, sym):
-                return getattr(lib, sym)
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"),
+                               ("scipy_openblas", ""), ("openblas", "")):  # fmt: skip
+            getter = f"{prefix}_get_num_threads{suffix}"
+            setter = f"{prefix}_set_num_threads{suffix}"
+            if hasattr(lib, setter) and hasattr(lib, getter):
+                get = getattr(lib, getter)
+                get.restype, get.argtypes = ctypes.c_int, []
+                put = getattr(lib, setter)
+                put.restype, put.argtypes = None, [ctypes.c_int]
+                return get, put
     return None
 
 
@@ -172,9 +179,9 @@ class Runtime:
     def __init__(self, cache_dir: str) -> None:
         self.ffi, self.lib, self.command = load_c(HELPER_C, HELPER_CDEF, "bench_helper", cache_dir)
         self.setters: list[Callable[[int], object]] = [self.lib.set_threads]
-        blas = _openblas()
+        blas = openblas_threads()
         if blas is not None:
-            self.setters.append(blas)
+            self.setters.append(blas[1])
 
     def set_threads(self, n: int) -> None:
         for setter in self.setters:
@@ -273,16 +280,24 @@ def load_note(info: dict[str, Any]) -> str:
 
 
 # -------------------------------------------------------------------------------- timing
-def rotation(variants: list[Variant], rt: Runtime, rounds: int, warmup: int) -> Times:
-    """Seconds per call of each variant: every round calls each once, in a shuffled order."""
+def rotation(
+    variants: list[Variant],
+    rt: Runtime,
+    rounds: int,
+    warmup: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Times:
+    """Seconds per call of each variant: every round calls each once, in a shuffled order.
+    ``clock``: wall time, or ``time.thread_time`` for the calling thread's CPU time (for
+    one-thread code on a shared machine: time other processes take is not counted)."""
     times: Times = {(c, t): [] for c, t, _ in variants}
     rng = random.Random(0)
     for r in range(warmup + rounds):
         for code, threads, fn in rng.sample(variants, len(variants)):
             rt.set_threads(threads)
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            dt = time.perf_counter() - t0
+            dt = clock() - t0
             if r >= warmup:
                 times[code, threads].append(dt)
     return times
@@ -300,7 +315,11 @@ class Context:
 
 
 def measure(
-    ctx: Context, variants: list[Variant], rounds: int, warmup: int | None = None
+    ctx: Context,
+    variants: list[Variant],
+    rounds: int,
+    warmup: int | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[Times, dict[str, Any]]:
     """:func:`rotation` after waiting for a quiet machine, redone when others disturbed it."""
     cfg = ctx.cfg
@@ -310,8 +329,8 @@ def measure(
         tries += 1
         waited += wait_quiet(cfg.max_wait_s)
         load = CpuLoad()
-        got = (rotation(variants, ctx.rt, rounds, cfg.warmup if warmup is None else warmup),
-               load.stop())  # fmt: skip
+        got = (rotation(variants, ctx.rt, rounds, cfg.warmup if warmup is None else warmup,
+                        clock), load.stop())  # fmt: skip
         if best is None or disturbed(got[1]) < disturbed(best[1]):
             best = got
         if disturbed(best[1]) <= QUIET:

@@ -18,7 +18,7 @@ import importlib
 
 from spf.bench.common import Context, Section
 
-PARTS: tuple[str, ...] = ()
+PARTS: tuple[str, ...] = ("checks", "convert")
 
 
 def run(ctx: Context) -> Section:

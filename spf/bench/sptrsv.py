@@ -84,8 +84,8 @@ def run(ctx: Context) -> Section:
     sec.target("Poisson: inspector <= 2 serial spf solves", f"{i:.2f}x", i <= 2.0)
     rng = np.random.default_rng(4)
     n = g * g
-    strict = sp.tril(sp.random(n, n, density=2.0 / n, format="csr", random_state=rng), k=-1)
-    few = sp.csr_array(strict + sp.identity(n, format="csr") * 4.0)
+    strict = sp.tril(sp.random_array((n, n), density=2.0 / n, format="csr", rng=rng), k=-1)
+    few = sp.csr_array(strict + sp.eye_array(n, format="csr") * 4.0)
     ms2, plan2 = _solve(ctx, sec, kernels, mkl, few, "random lower triangle (generated)")
     best = ms2["spf", 1] / min(ms2["spf wavefront levels", t2], ms2["spf wavefront p2p", t2])
     sec.target(f"few levels: wavefront ({t2} threads) >= 1.5x faster than serial spf",

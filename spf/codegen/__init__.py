@@ -16,6 +16,7 @@ from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
+    from spf.analysis.preconditions import Precondition
     from spf.codegen.program import Program
     from spf.computation.computation import Computation
 
@@ -51,15 +52,34 @@ def codegen(
     **options: Any,
 ) -> str:
     """One self-contained translation unit for ``target`` (``options``: the printer's);
-    remembered until ``comp`` changes (:attr:`Computation.version`)."""
+    remembered until ``comp`` changes (:attr:`Computation.version`). Accesses in bounds only
+    under a condition on the parameters (``signature.preconditions``) are named in a
+    :class:`~spf.errors.PreconditionWarning`."""
+    from spf.analysis.preconditions import warn_preconditions
+
+    text, preconditions = generate(comp, target, name, check, **options)
+    warn_preconditions(comp.name, preconditions)
+    return text
+
+
+def generate(
+    comp: Computation,
+    target: str = "c",
+    name: str | None = None,
+    check: bool = True,
+    **options: Any,
+) -> tuple[str, tuple[Precondition, ...]]:
+    """:func:`codegen`'s text and the preconditions it found, without warning (a compile
+    warns once itself); remembered until ``comp`` changes."""
     from spf.codegen.budget import ISL_MAX_OPERATIONS
     from spf.computation.fingerprint import value_key
 
-    def generate() -> str:
-        return emit_program(lower_checked(comp, target, name, check, **options), target, **options)
+    def run() -> tuple[str, tuple[Precondition, ...]]:
+        prog = lower_checked(comp, target, name, check, **options)
+        return emit_program(prog, target, **options), prog.signature.preconditions
 
     key = ("codegen", value_key((target, name, check)), value_key(options), ISL_MAX_OPERATIONS)
-    return comp._remembered(key, generate)
+    return comp._remembered(key, run)
 
 
 def lower_checked(
@@ -70,8 +90,8 @@ def lower_checked(
     **options: Any,
 ) -> Program:
     """The checked, lowered ``comp`` (what :func:`codegen` prints): with ``check``, legality
-    and bounds are proved first and ``Program.obligations`` lists the bounds facts left to
-    check at run time."""
+    and bounds are proved first, ``Program.obligations`` lists the bounds facts left to
+    check at run time and ``signature.preconditions`` the parameter conditions."""
     from spf.analysis.bounds import check_bounds
     from spf.codegen.program import lower
     from spf.progress import Progress
@@ -84,17 +104,26 @@ def lower_checked(
             f"codegen(target={target!r}): unknown option(s) {', '.join(unknown)}; "
             f"known: {', '.join(known) or 'none'}"
         )
-    obligations: tuple[Obligation, ...] = ()
     progress = Progress("codegen")
     if check:
         comp.check_legality()
     progress.phase("scanning")
     program = lower(comp, name)  # refuses unbounded loops before bounds are looked at
+    obligations: tuple[Obligation, ...] = ()
     if check:
         progress.phase("proving bounds")
-        obligations = check_bounds(comp).obligations
+        report = check_bounds(comp)
+        obligations = report.obligations
+        sig = replace(program.signature, preconditions=report.preconditions)
+        program = replace(program, signature=sig)
         program = _with_implied_ranges(comp, program)
-    return replace(program, obligations=obligations)
+    program = replace(program, obligations=obligations)
+    if options.get("arg_checks") and (comp.assumptions or obligations):
+        from spf.codegen.arg_checks import plan_fact_checks
+
+        progress.phase("placing fact checks")
+        program = plan_fact_checks(comp, program)
+    return program
 
 
 def _with_implied_ranges(comp: Computation, program: Program) -> Program:
@@ -171,6 +200,7 @@ __all__ = [
     "TARGETS",
     "codegen",
     "emit_program",
+    "generate",
     "loop_structure",
     "lower_checked",
     "printer",

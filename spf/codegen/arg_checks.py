@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spf.codegen import faults
 from spf.codegen.faults import NOTE
@@ -48,20 +48,30 @@ from spf.codegen.loop_ast import (
 from spf.codegen.loop_ast import expr_vars as _expr_vars
 
 if TYPE_CHECKING:
+    from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.program import Program
-    from spf.codegen.signature import Signature
+    from spf.codegen.signature import Arg, Signature
+    from spf.computation.computation import Computation
 
 CHECKED_SUFFIX = "_spf_checked"
 """``f`` + this: the checked function."""
 FACTS_SUFFIX = "_spf_checked_facts"
 """``f`` + this: the UFs whose monotonicity the checked function verifies."""
-BOUNDS_PER_UF = 3
-"""``spf_bounds`` words per UF argument: lowest value, highest value, lowest domain index."""
+BOUNDS_PER_UF = 4
+"""``spf_bounds`` words per UF argument: lowest value, highest value, lowest domain index,
+and the entries the kernel may read (from index 0; -1 when the domain does not say)."""
 FAULT_WORDS = faults.FAULT_WORDS
 """``spf_fault``: kind, UF number (among the UF arguments), index (linearised), value (the
 record :mod:`spf.codegen.faults` describes, which index faults and allocations share)."""
 FAULT_RANGE = 1
 FAULT_ORDER = 2
+FAULT_RANGE_BEFORE = 7
+FAULT_ORDER_BEFORE = 8
+"""The same faults found by the test of a :func:`prechecked` UF, before the loops: nothing
+was written."""
+FAULT_OVERLAP = 6
+"""``[6, written argument, other argument, 0]`` (positions among the array arguments): two
+arrays share memory and one is written (the arguments are ``restrict``); nothing ran."""
 
 EXTRA_ARGS = "const int64_t *restrict spf_bounds, int64_t *restrict spf_fault"
 
@@ -99,7 +109,7 @@ def dense_monotonic(program: Program) -> dict[str, int | None]:
         a.name
         for a in program.signature.args
         if a.kind == "uf" and a.uf is not None and a.uf.monotonic is not None
-    }
+    } - prechecked(program)
     if not wanted:
         return {}
     reads: dict[str, list[tuple[int, int] | None]] = {u: [] for u in wanted}
@@ -226,13 +236,59 @@ def _expr_reads(e: Expr, reads: dict[str, list[tuple[int, int] | None]]) -> None
             _expr_reads(a, reads)
 
 
+def prechecked(program: Program) -> frozenset[str]:
+    """The monotonic one-argument UFs whose domain is declared over the kernel's parameters:
+    the checked function tests them whole before its loops (:func:`precheck_lines`: the
+    order of neighbours and the range of the two ends, which then bound every entry; one
+    pass the compiler vectorizes), and its loops read them as they are."""
+    params = {a.name for a in program.signature.args if a.kind == "param"}
+    out = set()
+    for a in program.signature.args:
+        uf = a.uf if a.kind == "uf" else None
+        if uf is None or uf.monotonic is None or uf.arity != 1 or uf.domain is None:
+            continue
+        if uf.domain.params <= params:
+            out.add(a.name)
+    return frozenset(out)
+
+
+def precheck_lines(program: Program) -> list[str]:
+    """The test of each :func:`prechecked` UF: entries ``first .. entries - 1`` of its
+    declared domain (``spf_bounds``) in order and the two ends in range; else the first
+    entry at fault is recorded (:func:`read_functions`' ``spf_scan_<uf>``) and the function
+    returns before anything is written."""
+    out = []
+    ufs = [a for a in program.signature.args if a.kind == "uf"]
+    checked = prechecked(program)
+    for n, a in enumerate(ufs):
+        if a.name not in checked:
+            continue
+        worse = ">=" if a.uf is not None and a.uf.monotonic == "increasing" else ">"
+        base = BOUNDS_PER_UF * n
+        x = a.name
+        out += [
+            f"if (spf_bounds[{base + 3}] > spf_first_{n})",
+            "{",
+            f"  const int64_t spf_end = spf_bounds[{base + 3}], spf_hi = spf_bounds[{base + 1}];",
+            f"  int spf_bad = (int64_t){x}[spf_first_{n}] < spf_lo_{n} || "
+            f"(int64_t){x}[spf_end - 1] > spf_hi;",
+            f"  for (int64_t spf_t = spf_first_{n}; spf_t + 1 < spf_end; spf_t++)",
+            f"    spf_bad |= {x}[spf_t] {worse} {x}[spf_t + 1];",
+            "  if (spf_bad)",
+            f"  {{ spf_scan_{x}({x}, spf_first_{n}, spf_end, spf_lo_{n}, spf_hi, spf_fault); "
+            "return; }",
+            "}",
+        ]
+    return out
+
+
 def zero_based(program: Program) -> frozenset[str]:
     """The UF arguments whose declared range holds no negative value: their loops test
     ``v`` against ``[0, hi]`` with one unsigned comparison, no subtraction (a call whose
     lowest value is above 0 has the range checked before it instead)."""
     out = set()
     for a in program.signature.args:
-        rng = a.uf.range if a.kind == "uf" and a.uf is not None else None
+        rng = a.uf.array_uf().range if a.kind == "uf" and a.uf is not None else None
         if rng is not None and rng.is_subset("{[spf_v]: spf_v >= 0}"):
             out.add(a.name)
     return frozenset(out)
@@ -245,8 +301,12 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
     ``v > hi`` for a :func:`zero_based` UF (``lim`` is ``hi - lo`` or ``hi``)."""
     lines = [NOTE]
     ufs = [a for a in program.signature.args if a.kind == "uf"]
+    whole = prechecked(program)
     for n, a in enumerate(ufs):
         mono = a.uf.monotonic if a.uf is not None else None
+        if a.name in whole:  # tested before the loops (precheck_lines): read as it is
+            lines += _prechecked_functions(a, n, mono == "increasing")
+            continue
         variants = [("read", a.name in dense)] + ([("value", False)] if a.name in dense else [])
         for kind, ordered in variants:
             lines.append(
@@ -277,12 +337,37 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
     return "\n".join(lines) + "\n"
 
 
+def _prechecked_functions(a: Arg, n: int, strict: bool) -> list[str]:
+    """``spf_read_<uf>`` of a :func:`prechecked` UF (the entry as it is) and
+    ``spf_scan_<uf>``, which records its first entry out of range or out of order."""
+    worse = ">=" if strict else ">"
+    return [
+        f"static inline int64_t spf_read_{a.name}(const {a.ctype} *restrict a, int64_t t, "
+        "int64_t lo, uint64_t lim, int64_t first, int64_t *restrict f)",
+        "{ (void)lo; (void)lim; (void)first; (void)f; return (int64_t)a[t]; }",
+        f"static void spf_scan_{a.name}(const {a.ctype} *restrict a, int64_t first, "
+        "int64_t end, int64_t lo, int64_t hi, int64_t *restrict f) __attribute__((cold));",
+        f"static void spf_scan_{a.name}(const {a.ctype} *restrict a, int64_t first, "
+        "int64_t end, int64_t lo, int64_t hi, int64_t *restrict f)",
+        "{",
+        "  for (int64_t t = first; t < end; t++)",
+        "  {",
+        "    const int64_t v = (int64_t)a[t];",
+        f"    if (v < lo || v > hi) {{ spf_fault_note(f, {FAULT_RANGE_BEFORE}, {n}, t, v); "
+        "return; }",
+        f"    if (t > first && (int64_t)a[t - 1] {worse} v)",
+        f"    {{ spf_fault_note(f, {FAULT_ORDER_BEFORE}, {n}, t, v); return; }}",
+        "  }",
+        "}",
+    ]
+
+
 def checked_macros(program: Program, dense: dict[str, int | None]) -> list[str]:
     """``#undef``/``#define`` lines that route every UF argument read through its check."""
     out = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
-        arity = a.uf.arity if a.uf is not None else 1
+        arity = a.uf.array_uf().arity if a.uf is not None else 1
         params = ", ".join(f"t{k}" for k in range(arity))
         index = "t0"
         for k, extent in enumerate(a.inner, start=1):
@@ -316,10 +401,295 @@ def bound_locals(program: Program, zero: frozenset[str]) -> list[str]:
         out.append(f"const uint64_t spf_lim_{n} = {lim};")
         out.append(f"(void)spf_lo_{n}; (void)spf_lim_{n}; (void)spf_first_{n};")
     out.append("(void)spf_fault;")
+    return out + overlap_lines(program) + precheck_lines(program)
+
+
+def overlaps_in_c(program: Program) -> bool:
+    """Whether the checked function verifies that no written array overlaps another: every
+    data space has a declared shape (a UF's extent comes with ``spf_bounds``)."""
+    data = [a for a in program.signature.args if a.kind == "data"]
+    return any(not a.const for a in data) and all(a.shape is not None for a in data)
+
+
+def overlap_lines(program: Program) -> list[str]:
+    """The checked function's test that no written array shares memory with another
+    argument, over the bytes the kernel may touch: a data space's declared shape, a UF's
+    entries up to its declared domain (``spf_bounds``; a UF without one is not compared).
+    An overlap records :data:`FAULT_OVERLAP` and returns before anything is written."""
+    if not overlaps_in_c(program):
+        return []
+    arrays = [a for a in program.signature.args if a.kind != "param"]
+    ufs = [a for a in arrays if a.kind == "uf"]
+    starts, sizes = [], []
+    for a in arrays:
+        starts.append(f"(uintptr_t){a.name}")
+        if a.kind == "uf":
+            entries = f"spf_bounds[{BOUNDS_PER_UF * ufs.index(a) + 3}]"
+            sizes.append(f"({entries} < 0 ? 0 : (uintptr_t){entries} * sizeof({a.ctype}))")
+        else:
+            extents = " * ".join(f"(uintptr_t)({e})" for e in a.shape or ()) or "1"
+            sizes.append(f"{extents} * sizeof({a.ctype})")
+    count = len(arrays)
+    written = [k for k, a in enumerate(arrays) if a.kind == "data" and not a.const]
+    out = [
+        f"const uintptr_t spf_at[{count}] = {{{', '.join(starts)}}};",
+        f"const uintptr_t spf_size[{count}] = {{{', '.join(sizes)}}};",
+        f"static const int spf_written[{len(written)}] = {{{', '.join(map(str, written))}}};",
+        f"for (int spf_k = 0; spf_k < {len(written)}; spf_k++)",
+        "{",
+        "  const int spf_w = spf_written[spf_k];",
+        "  if (!spf_size[spf_w]) continue;",
+        f"  for (int spf_o = 0; spf_o < {count}; spf_o++)",
+        "    if (spf_o != spf_w && spf_size[spf_o] && spf_at[spf_w] < spf_at[spf_o] + "
+        "spf_size[spf_o] && spf_at[spf_o] < spf_at[spf_w] + spf_size[spf_w])",
+        f"    {{ spf_fault_note(spf_fault, {FAULT_OVERLAP}, spf_w, spf_o, 0); return; }}",
+        "}",
+    ]
     return out
 
 
-def facts_function(function: str, dense: dict[str, int | None], zero: frozenset[str]) -> str:
-    """``<monotonic UFs the loops order-check>;<zero-based UFs>`` (comma-separated names)."""
-    text = f"{','.join(sorted(dense))};{','.join(sorted(zero))}"
+def facts_function(
+    function: str,
+    dense: dict[str, int | None],
+    zero: frozenset[str],
+    in_loop: frozenset[int] = frozenset(),
+    overlap: bool = False,
+) -> str:
+    """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>;
+    <overlap>`` (comma-separated names, then fact numbers, then ``overlap`` when the
+    function tests that no written array overlaps another)."""
+    facts = ",".join(str(n) for n in sorted(in_loop))
+    text = f"{','.join(sorted(dense))};{','.join(sorted(zero))};{facts}"
+    text += ";overlap" if overlap else ";"
     return f'{facts_prototype(function)} {{ return "{text}"; }}'
+
+
+# -------------------------------------------------------------------------- facts in loops
+FAULT_FACT = 5
+"""``spf_fault`` kind of a fact the loops found broken: ``[5, fact number, first variable,
+second variable]`` (the caller finds the first violating point itself)."""
+
+
+def plan_fact_checks(comp: Computation, program: Program) -> Program:
+    """``program`` with the facts its statements check in the loops
+    (:func:`spf.analysis.fact_plan.in_loop_plan`): the assumptions and the bounds
+    obligations over index arrays the kernel takes as arguments."""
+    from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
+
+    facts = kernel_facts(comp, [o.text for o in program.obligations])
+    args = {a.name for a in program.signature.args if a.kind == "uf"}
+    plans = [p for p in plan_facts(facts, comp.ufs, sorted(comp.params)) if p.checked.ufs <= args]
+    stmts = [s.name for s in program.stmts if s.operation is None]
+    checks, covered = in_loop_plan(comp, stmts, plans, facts)
+    return replace(program, fact_checks=checks, in_loop_facts=covered)
+
+
+def checks_by_stmt(program: Program) -> dict[str, list[InLoopCheck]]:
+    out: dict[str, list[InLoopCheck]] = {}
+    for c in program.fact_checks:
+        out.setdefault(c.stmt, []).append(c)
+    return out
+
+
+def peek_functions(program: Program, zero: frozenset[str]) -> list[str]:
+    """``spf_peek_<uf>(...)`` for each UF the fact checks read: the value clamped to the
+    declared range like a checked read, but not recorded (the loops' own reads record a
+    value out of range; a check only needs a safe index for the read it is the argument
+    of); and ``spf_raw_<uf>(...)``, the value as it is (what a check compares)."""
+    used = {f.func.__name__ for c in program.fact_checks for f in _calls(c)}
+    out = []
+    ufs = [a for a in program.signature.args if a.kind == "uf"]
+    for n, a in enumerate(ufs):
+        if a.name not in used:
+            continue
+        test = "(uint64_t)v > lim" if a.name in zero else "(uint64_t)v - (uint64_t)lo > lim"
+        out.append(
+            f"static inline int64_t spf_clamp_{a.name}(const {a.ctype} *restrict a, int64_t t, "
+            f"int64_t lo, uint64_t lim) {{ const int64_t v = (int64_t)a[t]; "
+            f"return {test} ? lo : v; }}"
+        )
+        arity = a.uf.arity if a.uf is not None else 1
+        params = ", ".join(f"t{k}" for k in range(arity))
+        index = "t0"
+        for k, extent in enumerate(a.inner, start=1):
+            index = f"({index}) * ({extent}) + (t{k})"
+        out.append(
+            f"#define spf_peek_{a.name}({params}) spf_clamp_{a.name}({a.name}, ({index}), "
+            f"spf_lo_{n}, spf_lim_{n})"
+        )
+        out.append(f"#define spf_raw_{a.name}({params}) ((int64_t){a.name}[{index}])")
+    return out
+
+
+def _calls(c: InLoopCheck) -> list[Any]:
+    from spf.analysis.fact_plan import uf_calls
+
+    return uf_calls((*c.guard, *c.conclusion))
+
+
+BoundKey = tuple[Any, ...]
+"""A UF read normalised (:func:`read_key`): the key of a value bound in scope."""
+
+
+def read_key(uf: str, args: tuple[Expr, ...]) -> BoundKey | None:
+    """``uf(args)`` with each argument as a sorted linear form (None: not linear)."""
+    keys = []
+    for a in args:
+        k = _linear(a)
+        if k is None:
+            return None
+        keys.append(tuple(sorted(k.items(), key=repr)))
+    return (uf, tuple(keys))
+
+
+def _linear(e: Expr) -> dict[Any, int] | None:
+    """``e`` as ``{atom: coefficient}`` (atom ``()`` for the constant; a variable name; a
+    :func:`read_key`), or None."""
+    if isinstance(e, Int):
+        return {(): e.value}
+    if isinstance(e, Var):
+        return {e.name: 1}
+    if isinstance(e, UFRead):
+        key = read_key(e.uf, e.args)
+        return None if key is None else {key: 1}
+    if e.op == "neg":
+        inner = _linear(e.args[0])
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if e.op in ("+", "-") and len(e.args) == 2:
+        a, b = _linear(e.args[0]), _linear(e.args[1])
+        if a is None or b is None:
+            return None
+        sign = 1 if e.op == "+" else -1
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = out.get(k, 0) + sign * v
+        return {k: v for k, v in out.items() if v}
+    if e.op == "*" and len(e.args) == 2:
+        a, b = _linear(e.args[0]), _linear(e.args[1])
+        if a is None or b is None:
+            return None
+        for const, other in ((a, b), (b, a)):
+            if set(const) <= {()}:
+                c = const.get((), 0)
+                return {k: c * v for k, v in other.items() if c * v}
+    return None
+
+
+def fact_check_lines(
+    check: InLoopCheck,
+    params: tuple[str, ...],
+    args: tuple[Expr, ...],
+    bound: dict[BoundKey, str],
+    flags: bool = False,
+) -> list[str]:
+    """The C lines testing ``check`` at one statement instance: the statement's iterators
+    ``params`` take the call's ``args``; a UF value ``bound`` in scope is used as it is
+    (no second load), any other is a clamped peek. ``flags``: the function has no parallel
+    region, so a failure sets the fact's bit of the local ``spf_facts`` (recorded once, after
+    the loops: no call inside them); else it is recorded at once with its point."""
+    from spf.codegen.c import expr
+
+    env = dict(zip(params, args, strict=True))
+    guard = [_condition(t, env, bound) for t in check.guard]
+    holds = _conjunction([_condition(t, env, bound) for t in check.conclusion])
+    fails = Op("==", (holds, Int(0)))
+    cond = _conjunction([*guard, fails])
+    if flags:
+        bit = f"((uint64_t)1 << {min(check.fact, FACT_BITS - 1)})"
+        if _peeks(cond):  # a peek is safe behind its guard only
+            return [f"if ({expr(cond)}) spf_facts |= {bit};"]
+        return [f"spf_facts |= (uint64_t)({expr(cond)}) * {bit};"]
+    point = [_expr(p, env, bound) for p in check.point[:2]]
+    point += [Int(0)] * (2 - len(point))
+    where = ", ".join(f"(int64_t)({expr(p)})" for p in point)
+    return [
+        f"if (__builtin_expect({expr(cond)}, 0))",
+        f"  spf_fault_note(spf_fault, {FAULT_FACT}, {check.fact}, {where});",
+    ]
+
+
+FACT_BITS = 64
+"""Facts numbered ``FACT_BITS - 1`` and above share the last bit of ``spf_facts``."""
+
+
+def fact_flag_lines(first: bool) -> list[str]:
+    """The declaration (``first``) or the final record of ``spf_facts``: the lowest fact
+    whose bit is set, without a point (the caller finds the first violating one)."""
+    if first:
+        return ["uint64_t spf_facts = 0;"]
+    return [
+        "if (spf_facts)",
+        f"  spf_fault_note(spf_fault, {FAULT_FACT}, __builtin_ctzll(spf_facts), -1, 0);",
+    ]
+
+
+def serial(program: Program) -> bool:
+    """No parallel region in the function (a local the loops OR into is then safe)."""
+    from spf.codegen.loop_ast import walk
+
+    tags = {"parallel", "wavefront_levels", "wavefront_rows", "wavefront_p2p"}
+    return not any(isinstance(n, For) and tags & set(n.tags) for n in walk(program.body))
+
+
+def _peeks(e: Expr) -> bool:
+    if isinstance(e, UFRead):
+        return True
+    return isinstance(e, Op) and any(_peeks(a) for a in e.args)
+
+
+def _conjunction(parts: list[Expr]) -> Expr:
+    out = parts[0] if parts else Int(1)
+    for p in parts[1:]:
+        out = Op("&&", (out, p))
+    return out
+
+
+def _condition(term: tuple[bool, Any], env: dict[str, Expr], bound: dict[BoundKey, str]) -> Expr:
+    """``e >= 0`` / ``e = 0`` written ``lhs >= rhs`` with positive terms on both sides."""
+    import sympy as sp
+
+    eq, e = term
+    left: list[Any] = []
+    right: list[Any] = []
+    for t in sp.Add.make_args(sp.expand(e)):
+        coeff, _ = t.as_coeff_Mul()
+        (right if coeff < 0 else left).append(-t if coeff < 0 else t)
+    lhs = _expr(sp.Add(*left), env, bound)
+    rhs = _expr(sp.Add(*right), env, bound)
+    return Op("==" if eq else ">=", (lhs, rhs))
+
+
+def _expr(e: Any, env: dict[str, Expr], bound: dict[BoundKey, str], nested: bool = False) -> Expr:
+    """A sympy expression of the analysis as a loop-AST expression of the call's values. A
+    UF value not bound in scope is read as it is (``spf_raw_<uf>``: its index lies in the
+    domain the guard established, and the value is only compared) unless it is the argument
+    of another read (``nested``): then it is clamped to the declared range
+    (``spf_peek_<uf>``), so that the outer read stays inside its array."""
+    import sympy as sp
+
+    if e.is_Integer:
+        return Int(int(e))
+    if isinstance(e, sp.Symbol):
+        return env.get(e.name, Var(e.name))
+    if isinstance(e, sp.Add):
+        terms = sorted(e.args, key=lambda t: (t.is_Number, str(t)))  # the constant last
+        out = _expr(terms[0], env, bound, nested)
+        for t in terms[1:]:
+            coeff, _ = t.as_coeff_Mul()
+            term = _expr(-t if coeff < 0 else t, env, bound, nested)
+            out = Op("-" if coeff < 0 else "+", (out, term))
+        return out
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if coeff == -1:
+            return Op("neg", (_expr(rest, env, bound, nested),))
+        if coeff.is_Integer:
+            return Op("*", (Int(int(coeff)), _expr(rest, env, bound, nested)))
+    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
+        args = tuple(_expr(a, env, bound, True) for a in e.args)
+        name = type(e).__name__
+        key = read_key(name, args)
+        if key is not None and key in bound:
+            return Var(bound[key])
+        return UFRead(f"spf_{'peek' if nested else 'raw'}_{name}", args)
+    raise ValueError(f"spf bug: cannot print {e} in a fact check")

@@ -41,7 +41,7 @@ def isl_budget(what: str) -> Iterator[None]:
     _depth += 1
     try:
         yield
-    except (isl.Error, SpfError) as err:
+    except (isl.Error, SpfError, TypeError) as err:
         if not exceeded(err):
             raise
         raise CodegenError(
@@ -61,13 +61,16 @@ def isl_budget(what: str) -> Iterator[None]:
 def exceeded(err: BaseException) -> bool:
     """Whether ``err`` (or an error it was raised from) is isl running out of operations.
     isl does not always report it as such (a parse aborted midway says "syntax error"), so
-    an isl error under an exhausted budget counts too: a tiny isl step fails then."""
+    an isl error under an exhausted budget counts too: a tiny isl step fails then. So does
+    a TypeError (islpy converting a value whose printing isl refused: ``int(None)``)."""
     seen: BaseException | None = err
     found = False
     while seen is not None:
         if isinstance(seen, isl.Error):
             if _EXCEEDED in str(seen):
                 return True
+            found = True
+        elif isinstance(seen, TypeError):  # islpy read a value isl failed to print
             found = True
         seen = seen.__cause__ or seen.__context__
     if not found or isl.DEFAULT_CONTEXT.get_max_operations() == 0:

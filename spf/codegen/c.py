@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from spf.clang import NUMPY_OF_C
 from spf.codegen import faults
+from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -26,12 +27,15 @@ from spf.codegen.loop_ast import (
     walk,
 )
 from spf.codegen.reductions import THREADS_PRELUDE, atomic_call, reduction_for, reduction_loops
+from spf.codegen.register_tile import tile_cells
 from spf.errors import CodegenError
 from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from spf.analysis.fact_plan import InLoopCheck
+    from spf.codegen.arg_checks import BoundKey
     from spf.codegen.program import BufferDecl, Program, StmtMacro
 
 WORKSPACE_PRELUDE = """\
@@ -54,12 +58,6 @@ PRELUDE = """\
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#ifndef min
-#define min(a, b) spf_min(a, b)
-#endif
-#ifndef max
-#define max(a, b) spf_max(a, b)
-#endif
 """
 
 _INFIX = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
@@ -119,10 +117,14 @@ class CPrinter:
         self.p = program
         self.out = Emitter()
         self.macros = {s.name: s for s in program.stmts}
+        self._data = {d.name: d for d in program.data}
         self._acc: str | None = None  # statement accumulating into spf_acc in this loop
         self._tile: tuple[str, str] | None = None  # (statement, spf_tile cell) in a tile loop
         self._simd: str | None = None  # the enclosing loop printed with the simd pragma
         self._reducing: str | None = None  # the option of the enclosing reduction loop
+        self._fact_checks: dict[str, list[InLoopCheck]] = {}  # stmt -> checks (checked fn)
+        self._fact_values: dict[BoundKey, str] = {}  # UF values bound in scope (fact checks)
+        self._fact_flags = False  # fact checks set bits of spf_facts (no parallel region)
 
     target = "c"
     """The target name used in messages."""
@@ -167,31 +169,38 @@ class CPrinter:
         self.out.raw(ac.read_functions(self.p, dense, zero))
         for line in ac.checked_macros(self.p, dense):
             self.out.line(line)
+        for line in ac.peek_functions(self.p, zero):
+            self.out.line(line)
         self.out.line(ac.checked_prototype(self.p))
         program = self.p
         self.p = replace(program, body=ac.unordered_reads(program, dense))
+        self._fact_checks = ac.checks_by_stmt(program)
+        self._fact_flags = bool(self._fact_checks) and ac.serial(program)
+        first, last = ac.bound_locals(program, zero), []
+        if self._fact_flags:
+            first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
         try:
-            self._body_block(ac.bound_locals(program, zero))
+            self._body_block(first, last)
         finally:
             self.p = program
-        self.out.line(ac.facts_function(program.signature.function, dense, zero))
+            self._fact_checks, self._fact_values = {}, {}
+        self.out.line(
+            ac.facts_function(
+                program.signature.function,
+                {**dense, **dict.fromkeys(ac.prechecked(program))},
+                zero,
+                program.in_loop_facts,
+                ac.overlaps_in_c(program),
+            )
+        )
 
-    def _body_block(self, first: list[str] | None = None) -> None:
+    def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
+        """The function's body in braces: ``first`` lines, the locals, the loops, ``last``
+        lines, then the index-fault rescan and the heap's release."""
         with self.out.braces():
             for line in first or ():
                 self.out.line(line)
-            for a in self.p.signature.args:
-                self.out.line(f"(void){a.name};")
-            if self.p.index_arrays:  # index faults flagged by the reads (spf.codegen.faults)
-                self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
-                self.out.line("(void)spf_bad; (void)spf_bad_all;")
-                for line in faults.range_locals(self.p):
-                    self.out.line(line)
-            for name, ctype, count in self.p.locals:
-                size = stack_elements(count)
-                if size is not None:  # a scalar or a small fixed array: on the stack
-                    self.out.line(f"{ctype} {name}[{size}] = {{0}};")
-                    self.out.line(f"(void){name};")
+            self._locals()
             heap = self._heap()
             self._open_heap(heap)
             self._workspace_setup()
@@ -199,6 +208,8 @@ class CPrinter:
                 if not b.argument and not b.allocated_at and not on_heap(b):
                     self.buffer_open(b)
             self.node(self.p.body)
+            for line in last or ():
+                self.out.line(line)
             if self.p.index_arrays:  # the first entry of each flagged index array
                 in_loops = {b.name for b in self.p.buffers if b.allocated_at}
                 stored = {d.name for d in self.p.data if d.buffer not in in_loops}
@@ -206,6 +217,21 @@ class CPrinter:
                     self.out.line(line)
             if heap:
                 self.out.line(self._free().strip())
+
+    def _locals(self) -> None:
+        """The arguments marked used, index-fault flags and stack locals."""
+        for a in self.p.signature.args:
+            self.out.line(f"(void){a.name};")
+        if self.p.index_arrays:  # index faults flagged by the reads (spf.codegen.faults)
+            self.out.line("uint64_t spf_bad = 0, spf_bad_all = 0;")
+            self.out.line("(void)spf_bad; (void)spf_bad_all;")
+            for line in faults.range_locals(self.p):
+                self.out.line(line)
+        for name, ctype, count in self.p.locals:
+            size = stack_elements(count)
+            if size is not None:  # a scalar or a small fixed array: on the stack
+                self.out.line(f"{ctype} {name}[{size}] = {{0}};")
+                self.out.line(f"(void){name};")
 
     def _open_heap(self, heap: list[tuple[str, str, str]]) -> None:
         """Allocate the function-level heap arrays; a failed allocation is recorded in the
@@ -398,18 +424,7 @@ class CPrinter:
                 with self.out.braces():
                     self.node(n.orelse)
         elif isinstance(n, Bind):
-            args = ", ".join(expr(a) for a in n.args)
-            bind = f"const int64_t {n.var} = {n.uf}({args});"
-            here = self.out.in_scope()
-            if bind in here:  # bound to the same value earlier in this block
-                self.node(n.body)
-            elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
-                with self.out.braces():  # another value under the same name: a new block
-                    self.out.line(bind)
-                    self.node(n.body)
-            else:
-                self.out.line(bind)
-                self.node(n.body)
+            self._bind(n)
         elif isinstance(n, Alloc):
             decl = next(b for b in self.p.buffers if b.name == n.buffer)
             with self.out.braces():
@@ -422,15 +437,46 @@ class CPrinter:
         elif isinstance(n, Call):
             self._stmt_call(n)
 
-    def _stmt_call(self, n: Call) -> None:
-        """One statement instance (or Layer IV operation)."""
+    def _bind(self, n: Bind) -> None:
+        """``const int64_t var = uf(args);`` (once per block), then its scope, where the
+        fact checks of the checked function use the value instead of loading it again."""
         args = ", ".join(expr(a) for a in n.args)
+        bind = f"const int64_t {n.var} = {n.uf}({args});"
+        here = self.out.in_scope()
+        key = read_key(n.uf.removeprefix("spf_v_"), n.args) if self._fact_checks else None
+        outer = self._fact_values.get(key) if key is not None else None
+        if key is not None:
+            self._fact_values[key] = n.var
+        if bind in here:  # bound to the same value earlier in this block
+            self.node(n.body)
+        elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
+            with self.out.braces():  # another value under the same name: a new block
+                self.out.line(bind)
+                self.node(n.body)
+        else:
+            self.out.line(bind)
+            self.node(n.body)
+        if key is not None:
+            if outer is None:
+                del self._fact_values[key]
+            else:
+                self._fact_values[key] = outer
+
+    def _stmt_call(self, n: Call) -> None:
+        """One statement instance (or Layer IV operation); in the checked function, after
+        the facts checked where it runs (spf.codegen.arg_checks)."""
+        args = ", ".join(expr(a) for a in n.args)
+        for check in self._fact_checks.get(n.stmt, ()):
+            params = self.macros[n.stmt].params
+            values = self._fact_values
+            for line in fact_check_lines(check, params, n.args, values, self._fact_flags):
+                self.out.line(line)
         if self.macros[n.stmt].operation is not None:
             self.operation(n)
         elif self._tile is not None and self._tile[0] == n.stmt:
             red = self.macros[n.stmt].reduction
-            op = "*=" if red is not None and red.op == "*=" else "+="
-            self.out.line(f"{self._tile[1]} {op} {n.stmt}_value({args});")
+            assert red is not None
+            self.out.line(f"{self._tile[1]} {red.op} {n.stmt}_value({args});")
         elif self._reducing == "atomic":
             atomic_call(self, n)
         elif self._acc == n.stmt:
@@ -464,8 +510,9 @@ class CPrinter:
     def _tile_nest(self, n: For) -> tuple[list[tuple[str, int]], Call] | None:
         """Loops ``n`` encloses as a perfect nest of constant-trip loops (``var`` from 0 to a
         constant) around one ``+=``/``-=``/``*=`` reduction whose target does not change
-        across ``n``: ``[(var, trip), ...]`` outer first, and the call. The targets of one
-        ``n`` iteration then fit a small local array (``spf_tile``) that gcc keeps in
+        across ``n``: the loops that index the tile's cells (``[(var, trip), ...]`` outer
+        first, :func:`~spf.codegen.register_tile.tile_cells`) and the call. The targets of
+        one ``n`` iteration then fit a small local array (``spf_tile``) that gcc keeps in
         registers across ``n``: unroll-and-jam's scalar replacement (a register tile)."""
         if n.tags or self._acc is not None or self._tile is not None or self._reducing:
             return None
@@ -494,9 +541,13 @@ class CPrinter:
         size = 1
         for _, trip in loops:
             size *= trip
-        if not 1 < size <= 512:
+        if not 1 < size <= 512 or _target_varies(macro, body, {n.var}):
             return None
-        return None if _target_varies(macro, body, {n.var}) else (loops, body)
+        if red.indices is None or self._data[red.data_space].buffer is not None:
+            return None  # a buffer may hold two elements in one place
+        args = dict(zip(macro.params, body.args, strict=True))
+        cells = tile_cells(red.indices, args, loops)
+        return None if cells is None else (cells, body)
 
     def _tile_for(self, n: For, loops: list[tuple[str, int]], call: Call) -> None:
         macro = self.macros[call.stmt]
@@ -504,7 +555,6 @@ class CPrinter:
         assert red is not None
         dims = "".join(f"[{trip}]" for _, trip in loops)
         cell = "spf_tile" + "".join(f"[{var}]" for var, _ in loops)
-        unit = "1" if red.op == "*=" else "0"
 
         def nest(line: str) -> None:
             with contextlib.ExitStack() as stack:
@@ -517,13 +567,13 @@ class CPrinter:
         self.out.line("{")
         with self.out.indented():
             self.out.line(f"{red.ctype} spf_tile{dims};")
-            nest(f"{cell} = {unit};")
-            self._tile = (call.stmt, cell)
+            nest(f"{cell} = {call.stmt}_target({args});")  # the source's order: see
+            self._tile = (call.stmt, cell)  # spf.codegen.register_tile
             try:
                 self._plain_for(n)
             finally:
                 self._tile = None
-            nest(f"{call.stmt}_target({args}) {red.op} {cell};")
+            nest(f"{call.stmt}_target({args}) = {cell};")
         self.out.line("}")
 
     def _for(self, n: For) -> None:

@@ -45,7 +45,8 @@ NAMES_SUFFIX = "_spf_fault_names"
 FAULT_WORDS = 4
 FAULT_INDEX = 3
 FAULT_ALLOC = 4
-FAULT_INDEX_ORDER = 5
+FAULT_INDEX_ORDER = 9
+"""Kinds 1, 2 and 5 to 8 are the checked function's (:mod:`spf.codegen.arg_checks`)."""
 FAULT_ARG = "int64_t *restrict spf_fault"
 
 NOTE = """\

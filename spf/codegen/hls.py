@@ -91,12 +91,6 @@ PRELUDE = """\
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#ifndef min
-#define min(a, b) spf_min(a, b)
-#endif
-#ifndef max
-#define max(a, b) spf_max(a, b)
-#endif
 """
 
 PRINTER_OPTIONS = ("hls_bounds", "hls_tripcounts")

@@ -7,13 +7,14 @@ data-space extents and UF arities. Printers consume a ``Program`` and nothing el
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
 from spf.codegen.c import int_literal
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
+from spf.codegen.register_tile import IndexForm, index_form
 from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.sets import syntax as ast
@@ -21,8 +22,10 @@ from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
+    from spf.analysis.fact_plan import InLoopCheck
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
+    from spf.computation.statement import Stmt
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,10 @@ class Reduction:
     """The statement iterators the target's indices use."""
     data_space: str = ""
     """The data space accumulated into."""
+    indices: tuple[IndexForm, ...] | None = None
+    """The target's index expressions over the statement's iterators, None where one does
+    not parse (a register tile keeps one cell per element only where they are affine:
+    :mod:`spf.codegen.register_tile`)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,11 @@ class Program:
     obligations: tuple[Obligation, ...] = ()
     """Bounds facts no static proof covers (``forall ... => 0 <= j < M``), for the kernel's
     run-time argument checks; empty unless ``codegen(check=True)`` lowered it."""
+    fact_checks: tuple[InLoopCheck, ...] = ()
+    """Facts (assumptions, then obligations, numbered so) the checked function tests where
+    statements run (:mod:`spf.analysis.fact_plan`, :mod:`spf.codegen.arg_checks`)."""
+    in_loop_facts: frozenset[int] = frozenset()
+    """The numbers of the facts :attr:`fact_checks` verify completely."""
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:
@@ -240,7 +252,11 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         body=body,
         stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
         data=tuple(data),
-        ufs=tuple((u.name, u.arity) for n, u in sorted(comp.ufs.items()) if not _is_index(comp, n)),
+        ufs=tuple(
+            (u.name, u.array_uf().arity)
+            for n, u in sorted(comp.ufs.items())
+            if not _is_index(comp, n)
+        ),
         locals=tuple(
             _local(ds, comp)
             for ds in comp.data_spaces.values()
@@ -328,6 +344,11 @@ def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
 
 C_RESERVED = C_KEYWORDS | {"main"}
 
+HELPER_CALLS = {"min": "spf_min", "max": "spf_max"}
+"""Statement calls printed by the names of the generated code's own macros (the preludes
+define ``spf_min``/``spf_max``), so that a data space, loop or statement may be named
+``min`` or ``max``."""
+
 
 def c_function_name(name: str) -> str:
     """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main``)."""
@@ -340,13 +361,22 @@ def signature(comp: Computation, fname: str) -> Signature:
     arguments (their buffer is, when it is global)."""
     written = {ds for s in comp.stmts for ds, _ in s.writes}
     args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
-    for name, uf in sorted(comp.ufs.items()):
+    for name, declared in sorted(comp.ufs.items()):
         if _is_index(comp, name):
             continue  # a run-time index array: its data space is the argument
-        ctype = "int64_t" if uf.dtype == "int64" else "int32_t"
-        inner = uf_inner_extents(uf)
+        array = declared.array_uf()  # a tuple-valued UF: the array of its values, f[i][c]
+        ctype = "int64_t" if array.dtype == "int64" else "int32_t"
+        inner = uf_inner_extents(array)
         args.append(
-            Arg(name=name, kind="uf", ctype=ctype, const=True, rank=uf.arity, uf=uf, inner=inner)
+            Arg(
+                name=name,
+                kind="uf",
+                ctype=ctype,
+                const=True,
+                rank=array.arity,
+                uf=declared,
+                inner=inner,
+            )
         )
     stored: dict[str, str] = {}
     for ds_name in comp.data_spaces:
@@ -399,10 +429,10 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
-    text = stmt.parsed.render_c(*formats)
+    text = stmt.parsed.render_c(*formats, calls=HELPER_CALLS)
     reduction, update = None, None
     for spelled in (False, True):
-        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled)
+        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled, calls=HELPER_CALLS)
         if parts is None:
             continue
         access, target, op, value = parts
@@ -410,7 +440,8 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         for idx in access.indices:
             uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
         ctype = comp.data_spaces[access.data_space].ctype
-        found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space)
+        forms = _index_forms(access.indices)
+        found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space, forms)
         reduction, update = (found, found) if not spelled else (reduction, found)
     accumulates = tuple(
         (ds, family, comp.data_spaces[ds].ctype) for ds, family in updates(stmt).items()
@@ -506,32 +537,51 @@ def _place_allocations(comp: Computation, body: Node, buffers: dict[str, Buffer]
                     f"buffer {b.name!r} is allocated at loop {level!r} of {stmt_name}, which "
                     f"no longer exists ({err}); call allocate_at again"
                 ) from err
-            body, count = _wrap_loops(body, pos, stmt_name, b.name)
+            peers = _loop_peers(comp, stmt, pos, _users(comp, b.name))
+            body, count = _wrap_loops(body, pos, peers, b.name)
             if count == 0:  # pragma: no cover - a statement always has its loops
                 raise CodegenError(f"buffer {b.name!r}: loop {level!r} of {stmt_name} not found")
         _check_users(comp, body, b.name)
     return body
 
 
-def _wrap_loops(n: Node, pos: int, stmt: str, buffer: str) -> tuple[Node, int]:
+def _loop_peers(comp: Computation, stmt: Stmt, pos: int, users: set[str]) -> set[str]:
+    """``stmt`` and the buffer's users that share its loop at schedule position ``pos``
+    (equal constants before it): the scanner may split that loop into several nests
+    (e.g. one for parameters where only some of the statements run), each iteration of
+    every piece gets the buffer fresh."""
+    from spf.analysis.dependences import padded
+    from spf.computation.statement import is_constant
+
+    width = comp.schedule_width()
+    mine = padded(stmt, width).out_vars
+    out = {stmt.name}
+    for name in users:
+        outs = padded(comp.stmt(name), width).out_vars
+        if not is_constant(outs[pos]) and all(outs[k] == mine[k] for k in range(0, pos, 2)):
+            out.add(name)
+    return out
+
+
+def _wrap_loops(n: Node, pos: int, stmts: set[str], buffer: str) -> tuple[Node, int]:
     if isinstance(n, Block):
         items, total = [], 0
         for item in n.items:
-            new, k = _wrap_loops(item, pos, stmt, buffer)
+            new, k = _wrap_loops(item, pos, stmts, buffer)
             items.append(new)
             total += k
         return Block(tuple(items)), total
     if isinstance(n, For):
-        if n.position == pos and any(isinstance(c, Call) and c.stmt == stmt for c in walk(n)):
+        if n.position == pos and any(isinstance(c, Call) and c.stmt in stmts for c in walk(n)):
             return replace(n, body=Alloc(buffer, n.body)), 1
-        inner, k = _wrap_loops(n.body, pos, stmt, buffer)
+        inner, k = _wrap_loops(n.body, pos, stmts, buffer)
         return replace(n, body=inner), k
     if isinstance(n, If):
-        then, k1 = _wrap_loops(n.then, pos, stmt, buffer)
-        orelse, k2 = (None, 0) if n.orelse is None else _wrap_loops(n.orelse, pos, stmt, buffer)
+        then, k1 = _wrap_loops(n.then, pos, stmts, buffer)
+        orelse, k2 = (None, 0) if n.orelse is None else _wrap_loops(n.orelse, pos, stmts, buffer)
         return If(n.cond, then, orelse), k1 + k2
     if isinstance(n, (Bind, Alloc)):
-        inner, k = _wrap_loops(n.body, pos, stmt, buffer)
+        inner, k = _wrap_loops(n.body, pos, stmts, buffer)
         return replace(n, body=inner), k
     return n, 0
 
@@ -588,6 +638,16 @@ def _operation(stmt: object, comp: Computation, its: tuple[str, ...]) -> Operati
 
 
 # ----------------------------------------------------------------------------- expressions
+def _index_forms(indices: Sequence[str]) -> tuple[IndexForm, ...] | None:
+    if not indices:
+        return ()
+    try:
+        doc = parse_document(f"{{[{', '.join(indices)}]}}")
+    except ParseError:
+        return None
+    return tuple(index_form(e) for e in doc.pieces[0].in_tuple)
+
+
 def c_expr(text: str, params: Collection[str] = ()) -> str:
     """C text of an index expression in set syntax (``i % 2``, ``floor(i/4)``, ``N - 1``);
     names in ``params`` (macro parameters) are parenthesised. ``%`` and ``floor`` keep their

@@ -76,6 +76,7 @@ from spf.sets.view import uf_view
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
+    from spf.sets.set_like import Set
 
 
 @dataclass
@@ -271,11 +272,18 @@ class Scanner:
         return ctx
 
     def _range_fact(self, var: str) -> isl.Set:
-        decl = self.comp.ufs.get(self.values[var].uf)
+        info = self.values[var]
+        decl = self.comp.ufs.get(info.uf)
         universe = isl.Set(f"[{var}] -> {{ : }}")
         if decl is None or decl.range is None:
             return universe
-        return _param_fact(uf_view(decl.range, [var]).iset, var)
+        values: Set | None = decl.range
+        if decl.out_arity > 1:  # f(i)[c] is read as f(i, c): the range of component c
+            component = info.args[-1]
+            assert isinstance(component, Int)
+            values = decl.component_range(component.value)
+        assert values is not None
+        return _param_fact(uf_view(values, [var]).iset, var)
 
     # --- the recursive scan
     def scan(self) -> Node:

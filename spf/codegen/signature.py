@@ -16,6 +16,7 @@ from spf.errors import CodegenError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from spf.analysis.preconditions import Precondition
     from spf.sets import UF, Set
     from spf.sets.facts import Fact
 
@@ -65,6 +66,9 @@ class Signature:
     obligation of the form ``forall vars: premise => conclusion`` may be added)."""
     fact_labels: tuple[str, ...] = ()
     """How messages name each fact (one per fact; empty: ``the assumption '<text>'``)."""
+    preconditions: tuple[Precondition, ...] = ()
+    """Parameter conditions keeping accesses in bounds that a call with ``check=True``
+    verifies (``kernel.preconditions``; spf.runtime.preconditions)."""
 
     def c_prototype(self) -> str:
         """``void spmv(int64_t N, ..., double *restrict y)``."""

@@ -5,7 +5,13 @@ Every path to a statement call is a set over the loop variables and bound UF val
 scope (loop bounds, guards, ``v = uf(args)`` bindings); mapping it through the call's
 iterator values gives the instances that call site executes. Their union must equal the
 statement's domain, and different call sites must not overlap. The check runs on UF-aware
-sets, so it covers the UF bindings too; a failure is a ``CodegenError`` (a scanner bug).
+sets, so it covers the UF bindings too; a failure is a ``CodegenError`` (a scanner bug) that
+names the scheduling command to blame.
+
+Only parameter values a kernel can be called with count (:func:`spf.analysis.bounds.
+call_context`: no array extent is negative, the parameter assumptions hold): the loops isl
+builds may take a bound from another statement's array (``k0 < NNZ/2`` where a tile of
+``L(k)`` runs), which is exact only for the extents a call can pass.
 """
 
 from __future__ import annotations
@@ -36,10 +42,19 @@ class _Site:
 class _Text:
     """Loop-AST expressions as set text; min/max/select become auxiliary variables."""
 
-    def __init__(self, prefix: str = "_m") -> None:
+    def __init__(self, prefix: str = "_m", tuple_valued: frozenset[str] = frozenset()) -> None:
         self.prefix = prefix
         self.aux: list[str] = []
         self.conds: list[str] = []
+        self.tuple_valued = tuple_valued
+        """UFs that return a tuple: their reads ``f(i, c)`` are the set text ``f(i)[c]``."""
+
+    def call(self, uf: str, args: tuple[Expr, ...]) -> str:
+        """A UF read as set text."""
+        texts = [self.expr(a) for a in args]
+        if uf in self.tuple_valued:
+            return f"{uf}({', '.join(texts[:-1])})[{texts[-1]}]"
+        return f"{uf}({', '.join(texts)})"
 
     def expr(self, e: Expr) -> str:
         if isinstance(e, Int):
@@ -47,7 +62,7 @@ class _Text:
         if isinstance(e, Var):
             return e.name
         if isinstance(e, UFRead):
-            return f"{e.uf}({', '.join(self.expr(a) for a in e.args)})"
+            return self.call(e.uf, e.args)
         a = [self.expr(x) for x in e.args]
         if e.op == "neg":
             return f"-({a[0]})"
@@ -132,23 +147,63 @@ def _sites(n: Node, names: tuple[str, ...], conds: tuple[str, ...], text: _Text)
                 n.orelse, (*names, *text.aux[a0:]), (*conds, *c, *text.conds[c0:]), text
             )
     elif isinstance(n, Bind):
-        value = f"{n.uf}({', '.join(text.expr(a) for a in n.args)})"
+        value = text.call(n.uf, n.args)
         yield from _sites(n.body, (*names, n.var), (*conds, f"{n.var} = {value}"), text)
     elif isinstance(n, Call):
         yield _Site(n.stmt, names, conds, n.args)
 
 
 def verify(comp: Computation, body: Node) -> None:
-    """Raise ``CodegenError`` unless every statement's domain is executed exactly once."""
+    """Raise ``CodegenError`` unless every statement's domain is executed exactly once; the
+    error names the scheduling command to blame (the latest one applied to the statement)."""
     with isl_budget(f"verifying the loops of {comp.name}"):
-        _verify(comp, body)
+        try:
+            _verify(comp, body)
+        except _UnverifiedError as err:
+            raise CodegenError(_blamed(comp, err)) from None
+
+
+class _UnverifiedError(Exception):
+    """The loops of ``stmt`` do not provably execute its domain exactly once."""
+
+    def __init__(self, stmt: str, why: str) -> None:
+        super().__init__(why)
+        self.stmt = stmt
+        self.why = why
+
+
+def _blamed(comp: Computation, err: _UnverifiedError) -> str:
+    """The message: the command to blame first, what the self-check found last."""
+    from spf.schedule.trace import culprit
+
+    found = f"the self-check found: {err.why}"
+    entry = culprit(comp, [err.stmt])
+    if entry is None:
+        return (
+            f"scanner bug: the loops generated for statement {err.stmt} (its schedule as "
+            f"added, no scheduling command) do not provably run its domain exactly once; "
+            f"report it to spf's maintainers; {found}"
+        )
+    return (
+        f"scanner bug: the loops generated for statement {err.stmt} do not provably run its "
+        f"domain exactly once, caused by {entry.as_python()} (the latest scheduling command "
+        f"on {err.stmt}); split or tile alike the statements that share its outer loops, or "
+        "order them apart first (after, fuse), and report the schedule (comp.trace) to spf's "
+        f"maintainers; {found}"
+    )
 
 
 def _verify(comp: Computation, body: Node) -> None:
+    from spf.analysis.bounds import call_context
+    from spf.analysis.preconditions import parameter_text
+
+    context = call_context(comp)
+    where = None if context is None else parameter_text(context)
     executed: dict[str, list[Set]] = {s.name: [] for s in comp.stmts}
     ufs = comp.ufs
-    for site in _sites(body, (), (), _Text()):
-        text = _Text("_a")
+    tuple_valued = frozenset(n for n, u in ufs.items() if u.out_arity > 1)
+    for site in _sites(body, (), (), _Text(tuple_valued=tuple_valued)):
+        text = _Text("_a", tuple_valued)
         args = [text.expr(a) for a in site.args]
         names = [*site.names, *text.aux]
         conds = [*site.conds, *text.conds]
@@ -161,18 +216,27 @@ def _verify(comp: Computation, body: Node) -> None:
         )
         executed[site.stmt].append(rel.apply(path))
     for stmt in comp.stmts:
-        _check(stmt.name, stmt.domain, executed[stmt.name])
+        domain = _within(stmt.domain, where)
+        _check(stmt.name, domain, [_within(p, where) for p in executed[stmt.name]])
+
+
+def _within(s: Set, context: str | None) -> Set:
+    """``s`` where the parameters satisfy ``context`` (constraint text; None: anywhere)."""
+    if context is None:
+        return s
+    names = ", ".join(f"_p{k}" for k in range(s.arity))
+    return s.intersect(Set(f"{{[{names}] : {context}}}"))
 
 
 def _check(name: str, domain: Set, pieces: list[Set]) -> None:
     if not pieces:
         if not domain.is_empty():
-            raise CodegenError(f"scanner bug: statement {name} is never executed")
+            raise _UnverifiedError(name, f"statement {name} is never executed")
         return
     for a in range(len(pieces)):
         for b in range(a + 1, len(pieces)):
             if not pieces[a].intersect(pieces[b]).is_empty():
-                raise CodegenError(f"scanner bug: statement {name} is executed twice")
+                raise _UnverifiedError(name, f"statement {name} is executed twice")
     total = pieces[0]
     for p in pieces[1:]:
         total = total.union(p)
@@ -180,8 +244,8 @@ def _check(name: str, domain: Set, pieces: list[Set]) -> None:
         Set(f"{{[{', '.join(domain.tuple_vars)}]}}").intersect(total) if _named(domain) else total
     )
     if not _subset(total, domain) or not _subset(domain, total):
-        raise CodegenError(
-            f"scanner bug: the loops execute {total} for statement {name}, whose domain is {domain}"
+        raise _UnverifiedError(
+            name, f"the loops execute {total} for statement {name}, whose domain is {domain}"
         )
 
 

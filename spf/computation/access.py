@@ -21,9 +21,11 @@ def iterator_names(domain: Set) -> tuple[str, ...]:
 def access_relation(
     domain: Set, indices: Sequence[str], ufs: Mapping[str, UF], where: str
 ) -> Relation:
-    """``{[iterators] -> [indices]}``; ``min``/``max`` in an index become pieces."""
+    """``{[iterators] -> [indices]}``; ``min``/``max`` in an index become pieces. An index
+    that is a bare symbolic constant (``A(N)``) is written as an equality: in a tuple, a
+    name that is not an iterator would be a fresh variable (any index at all)."""
     its = iterator_names(domain)
-    if not any(_has_minmax(idx) for idx in indices):
+    if not any(_has_minmax(idx) or _is_constant_name(idx, its) for idx in indices):
         text = f"{{[{', '.join(its)}] -> [{', '.join(indices)}]}}"
         try:
             return Relation(text, ufs=dict(ufs))
@@ -41,6 +43,11 @@ def access_relation(
         return Relation(" union ".join(texts), ufs=dict(ufs))
     except ParseError as err:
         raise SpfError(f"{where}: bad index expression in {list(indices)}: {err.message}") from err
+
+
+def _is_constant_name(idx: str, its: Sequence[str]) -> bool:
+    name = idx.strip()
+    return name.isidentifier() and name not in its
 
 
 def _index_pieces(out: str, idx: str, where: str) -> list[str]:

@@ -305,7 +305,7 @@ class Computation:
         if name in self._constants:
             raise SpfError(f"{name!r} is already declared as a symbolic constant")
         if isinstance(name, str):
-            check_reserved("UF", name, in_macros=True)
+            check_reserved("UF", name, in_macros=True, in_sets=True)
         try:
             uf = UF(name, **fields)
         except TypeError as err:
@@ -318,6 +318,8 @@ class Computation:
         if old is not None and old != uf:
             raise SpfError(f"UF {name!r} is already declared as {old}")
         self._ufs[name] = uf
+        if uf.inverse is not None and uf.inverse not in self._ufs:
+            self.declare_uf(uf.inverse, **_fields(uf.inverse_uf()))
         return uf
 
     @property
@@ -589,7 +591,7 @@ class Computation:
             if decl is None:
                 if uf_name in self._data:
                     raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF: {s}")
-                ufs[uf_name] = UF(uf_name, arity=arity)
+                ufs[uf_name] = s.inferred_ufs[uf_name]  # a component f(k)[c]: tuple-valued
             elif decl.arity != arity:
                 raise ArityError(
                     f"{where}: UF {uf_name!r} takes {decl.arity} argument(s), called as {call}"
@@ -771,6 +773,21 @@ class Computation:
         from spf.analysis.recompute import check_copies
 
         check_copies(self, producer, consumer, level, ds, copy, shifted)
+
+    def _compute_at_leftover(
+        self,
+        producer: Stmt,
+        consumer: Stmt,
+        write: Relation,
+        ds: str,
+        needed: Relation,
+        outer: Relation,
+    ) -> Set | None:
+        """``compute_at``: the producer instances no consumer reads whose values are results,
+        as points of the shared loops after the consumer's last (None: there are none)."""
+        from spf.analysis.leftover import rest_after_last
+
+        return rest_after_last(self, producer, consumer, (write, ds), needed, outer)
 
     def is_parallel_legal(
         self, stmt: str | int | Stmt, loop: str | int, reduction: str | None = None
@@ -1026,6 +1043,19 @@ class Computation:
             f"Computation(name={self._name!r}, stmts={len(self._stmts)}, "
             f"ufs={tuple(sorted(self._ufs))})"
         )
+
+
+def _fields(uf: UF) -> dict[str, Any]:
+    """The keyword arguments of ``declare_uf`` that declare ``uf`` again."""
+    return {
+        "arity": uf.arity,
+        "domain": uf.domain,
+        "range": uf.range,
+        "monotonic": uf.monotonic,
+        "dtype": uf.dtype,
+        "out_arity": uf.out_arity,
+        "inverse": uf.inverse,
+    }
 
 
 def _call_arity(call: str) -> int:

@@ -175,6 +175,7 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
     flow = comp._compute_at_footprint(producer, write, consumer, reads)
     needed = flow.compose(to_outer.inverse()).intersect_range(producer.domain)
     domain = _named(outer + pits).intersect(needed.as_set())
+    domain = _with_leftover(comp, producer, consumer, write, ds, needed, to_outer, domain)
     schedule = _schedule(producer, consumer, n, outer, pits, pfun)
     shifted = _shift_peers(comp, producer, consumer, n)
     new_reads, new_writes = _extend(producer.reads, outer), _extend(producer.writes, outer)
@@ -194,6 +195,23 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
     for s, sched in shifted.items():
         s._schedule = s._original = sched
     producer._original = schedule
+
+
+def _with_leftover(
+    comp: Computation,
+    producer: Stmt,
+    consumer: Stmt,
+    write: Relation,
+    ds: str,
+    needed: Relation,
+    to_outer: Relation,
+    domain: Set,
+) -> Set:
+    """``domain`` plus the producer instances no consumer reads whose values are results
+    of the kernel, in one extra iteration of the shared loops after the consumer's last
+    (:mod:`spf.analysis.leftover`)."""
+    rest = comp._compute_at_leftover(producer, consumer, write, ds, needed, to_outer)
+    return domain if rest is None else domain.union(rest)
 
 
 def _schedule(

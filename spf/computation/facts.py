@@ -27,7 +27,7 @@ def check_constant(comp: Computation, name: str, type_: object) -> str:
     scalar type in spf's vocabulary (:func:`spf.dtypes.c_type`); returns its C name."""
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
         raise SpfError(f"add_constant: {name!r} is not a valid C identifier")
-    check_reserved("symbolic constant", name, in_macros=True)
+    check_reserved("symbolic constant", name, in_macros=True, in_sets=True)
     if isinstance(type_, str) and "*" in type_:
         raise SpfError(
             f"add_constant({name!r}): a symbolic constant is a scalar, not {type_!r}; "
@@ -71,6 +71,7 @@ def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]
                 "index arrays (UFs) only"
             )
     out = dict(ufs)
+    inferred = fact.premise.inferred_ufs | fact.conclusion.inferred_ufs
     for call in (*fact.premise.uf_calls, *fact.conclusion.uf_calls):
         name = call.split("(", 1)[0]
         arity = _call_arity(call)
@@ -85,7 +86,7 @@ def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]
             raise SpfError(f"{where}: {name!r} is a data space, not a UF (index array)")
         decl = out.get(name)
         if decl is None:
-            out[name] = UF(name, arity=arity)
+            out[name] = inferred.get(name) or UF(name, arity=arity)
         elif decl.arity != arity:
             raise ArityError(
                 f"{where}: UF {name!r} takes {decl.arity} argument(s), called as {call}"
@@ -102,8 +103,9 @@ def declared_facts(comp: Computation) -> list[Fact]:
         vs = [f"_{name}{k}" for k in range(uf.arity)]
         dom = _constraints(uf.domain, vs)
         call = f"{name}({', '.join(vs)})"
-        if uf.range is not None:
-            rng = _constraints(uf.range, [call])
+        if uf.range is not None:  # a tuple-valued UF's range relates its components
+            values = [f"{call}[{c}]" for c in range(uf.out_arity)] if uf.out_arity > 1 else [call]
+            rng = _constraints(uf.range, values)
             if rng is not None and dom is not None:
                 premise = f"{dom} => " if dom else ""
                 out.append(Fact.parse(f"forall {', '.join(vs)}: {premise}{rng}", ufs))

@@ -73,6 +73,8 @@ def append_computation(
                 range=uf.range,
                 monotonic=uf.monotonic,
                 dtype=uf.dtype,
+                out_arity=uf.out_arity,
+                inverse=uf.inverse,
             )
     prefix = _fresh_prefix(caller)
     rename, assigns = _bind_arguments(caller, callee, params, args, prefix, where)

@@ -59,6 +59,10 @@ class CompiledKernel(Protocol):
     @property
     def arguments(self) -> tuple[NamedArgument, ...]: ...
 
+    @property
+    def last_threads(self) -> int | None:
+        """The threads its last call ran on (None before the first call)."""
+
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None: ...
 
 

@@ -15,7 +15,7 @@ from spf.computation.checkpoints import after_command, before_command
 from spf.computation.operations import note_order
 from spf.errors import SpfError
 from spf.schedule.apply import Context, apply_command
-from spf.schedule.commands import After, Command, Effect, Reschedule
+from spf.schedule.commands import After, Command, Effect, Fuse, Reschedule
 from spf.schedule.relations import State
 from spf.schedule.trace import trace_of
 
@@ -72,6 +72,8 @@ def run(stmt: Stmt, cmd: Command) -> None:
     trace_of(comp).record(stmt.name, cmd)
     if isinstance(cmd, After):  # Layer IV operations get their program order from orders
         note_order(comp, stmt.name, cmd)
+    elif isinstance(cmd, Fuse):
+        note_order(comp, stmt.name, After(other=cmd.other, level=cmd.level))
     elif isinstance(cmd, Reschedule):
         note_order(comp, cmd.other, After(other=stmt.name, level=cmd.level))
     after_command(comp)

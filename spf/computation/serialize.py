@@ -43,6 +43,8 @@ def to_json(comp: Computation) -> str:
                 "range": None if uf.range is None else str(uf.range),
                 "monotonic": uf.monotonic,
                 "dtype": uf.dtype,
+                **({"out_arity": uf.out_arity} if uf.out_arity != 1 else {}),
+                **({"inverse": uf.inverse} if uf.inverse is not None else {}),
             }
             for uf in comp.ufs.values()
         ],

@@ -12,8 +12,11 @@ coordinates); the destination's relation says what to build:
   already visit entries in that order without duplicates, the counting pass picks one of
   three generated paths (:func:`_sorted`): entries already in order stay where they are;
   short rows are rank-sorted row by row after the placement; long rows take a counting sort
-  by ``n`` before the stable placement by ``o``. Duplicates (same ``o`` and ``n``) are then
-  summed, as ``scipy.sparse`` does, when the sort found some.
+  by ``n`` before the stable placement by ``o``, its buckets ``n``'s ranks among the distinct
+  values (:mod:`spf.formats.ranks`: ``n`` itself unless its extent dwarfs the entries, so
+  that no scratch is sized by the columns). Duplicates (same ``o`` and ``n``) are then
+  summed, as ``scipy.sparse`` does, when the sort found some. Every path is linear in the
+  entries and rows (the rank sort runs only within its budget, ``RANK_COST``).
 
 The conversion is one spf Computation: the arrays it computes and then reads as UFs
 (``ptr``, the cursors, the column buckets, the path chosen) are run-time index arrays
@@ -26,7 +29,8 @@ source UFs' declared ranges on entry), as is source data violating the source's 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,6 +39,8 @@ from spf.computation import Computation, Stmt
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, SpfError
 from spf.formats.format import Format
+from spf.formats.ranks import SIZES, add_ranks, own_rank, rank_sizes
+from spf.formats.sizing import Ties, allocate, check_ties, extent
 
 __all__ = ["Conversion", "ConversionKernel", "convert"]
 
@@ -124,11 +130,22 @@ class _Builder:
         sched = ", ".join(f"{self.top}, {v}" if n == 0 else f"0, {v}" for n, v in enumerate(loops))
         texts = [" ".join(sources)] if self.joined else sources
         for n, text in enumerate(texts):
-            self.comp.add_stmt(Stmt(text, domain, f"{{[{', '.join(loops)}] -> [{sched}, {n}]}}"))
+            self.add(text, domain, f"{{[{', '.join(loops)}] -> [{sched}, {n}]}}")
         self.top += 1
 
+    def restrict(self, domain: str) -> str:
+        """``domain`` as the statements added here run it (a phase adds ``PHASE = n``)."""
+        return domain
+
+    def add(self, source: str, domain: str, schedule: str) -> None:
+        """One statement with its own schedule (placed by the caller)."""
+        self.comp.add_stmt(Stmt(source, self.restrict(domain), schedule))
+
+    order: tuple[str, ...] | None = None
+    """The order the source is scanned in (``None``: its :attr:`Format.loops`)."""
+
     def scan(self, sources: list[str]) -> None:
-        self.loop(sources, self.src.scan(), self.src.loops)
+        self.loop(sources, self.src.scan(self.order), self.order or self.src.loops)
 
     def range(self, sources: list[str], var: str, lo: str, hi: str) -> None:
         self.loop(sources, f"{{[{var}]: {lo} <= {var} < {hi}}}", (var,))
@@ -148,6 +165,8 @@ class Conversion(Computation):
     allocate: dict[str, tuple[str, ...]]
     trim: tuple[str, str, str] | None
     index_dtype: str
+    rank_extent: str | None = None
+    """The extent of the key :mod:`spf.formats.ranks` ranks (``None``: no ranks)."""
 
     def compile(  # type: ignore[override]
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
@@ -163,13 +182,51 @@ class Conversion(Computation):
 
 @dataclass
 class ConversionKernel:
-    """``kernel(**source arrays and sizes)`` -> dict of the destination's arrays and sizes."""
+    """``kernel(**source arrays and sizes, check=True)`` -> dict of the destination's arrays
+    and sizes. ``check`` is as for every kernel (the argument checks of this call; its
+    default is the ``check`` the conversion was compiled with)."""
 
     conv: Conversion
     kernel: Any
     check: bool = True
+    _ties: Ties | None = field(default=None, init=False, repr=False)
+
+    def _ranked(self, sizes: dict[str, int]) -> dict[str, int]:
+        """``sizes`` with the sizes of the conversion's ranks (:mod:`spf.formats.ranks`)."""
+        ext = self.conv.rank_extent
+        if ext is None:
+            return sizes
+        return {**sizes, **rank_sizes(extent(ext, sizes), sizes["NNZ"])}
+
+    def _rank_args(self, sizes: Mapping[str, int]) -> dict[str, int]:
+        """The rank sizes the kernel takes (none for a conversion without ranks)."""
+        return {s: sizes[s] for s in SIZES} if self.conv.rank_extent is not None else {}
+
+    def _zeros(
+        self,
+        env: dict[str, Any],
+        shapes: Mapping[str, Sequence[object]],
+        sizes: Mapping[str, int],
+        derived: Mapping[str, str] | None = None,
+    ) -> None:
+        """Allocate ``shapes`` into ``env`` once they are known to fit in memory."""
+        env.update(allocate(self.conv, shapes, sizes, derived=derived))
+
+    def _check(self, check: object) -> bool:
+        """The ``check`` of a call: the compiled default, or ``True``/``False``."""
+        if check is None:
+            return self.check
+        if not isinstance(check, bool):
+            conv = self.conv
+            raise ArgumentError(
+                f"convert({conv.src.name} -> {conv.dst.name}): check must be True or False, "
+                f"got {check!r}"
+            )
+        return check
 
     def _sizes(self, args: dict[str, Any]) -> dict[str, int]:
+        """The source's sizes, checked: non-negative ints that agree with the arrays
+        recording them (:func:`spf.formats.sizing.check_ties`), before any allocation."""
         conv = self.conv
         src = conv.src
         need = set(src.ufs) | {src.value} | set(src.sizes)
@@ -194,6 +251,9 @@ class ConversionKernel:
                     f"non-negative int, got {v!r}"
                 )
             sizes[s] = int(v)
+        if self._ties is None:
+            self._ties = Ties(conv)
+        check_ties(self._ties, args, sizes)
         return sizes
 
     def _run(self, **args: Any) -> None:
@@ -205,9 +265,12 @@ class ConversionKernel:
             conv = self.conv
             raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
 
-    def __call__(self, *positional: object, **args: Any) -> dict[str, Any]:
+    def __call__(
+        self, *positional: object, check: bool | None = None, **args: Any
+    ) -> dict[str, Any]:
         """The destination's arrays and sizes from the source's, all passed by name (a
-        positional call is an ``ArgumentError`` listing the names)."""
+        positional call is an ``ArgumentError`` listing the names); ``check`` as the class
+        says."""
         if positional:
             src = self.conv.src
             raise ArgumentError.positional(
@@ -216,18 +279,16 @@ class ConversionKernel:
                 "kernel",
                 [*src.ufs, src.value, *src.sizes],
             )
-        return self._convert(**args)
+        return self._convert(check=self._check(check), **args)
 
-    def _convert(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
+        ranks = self._ranked(sizes)
         env: dict[str, Any] = dict(args)
-        dtype = np.dtype(conv.index_dtype)
-        for name, shape in conv.allocate.items():
-            dims = [_extent(e, sizes) for e in shape]
-            kind = np.float64 if conv.data_spaces[name].ctype == "double" else dtype
-            env[name] = np.zeros(dims, dtype=kind)
-        self.kernel(check=self.check, **env)
+        self._zeros(env, conv.allocate, ranks)
+        env.update(self._rank_args(ranks))
+        self.kernel(check=check, **env)
         out = {key: env[name] for key, name in conv.outputs.items()}
         out.update({s: sizes.get(s, s) for s in conv.dst.sizes})
         if conv.trim is not None:
@@ -239,13 +300,9 @@ class ConversionKernel:
         return out
 
 
-def _extent(expr: str, sizes: dict[str, int]) -> int:
+def _extent(expr: str, sizes: Mapping[str, int]) -> int:
     """The value of an extent ``"N + 1"`` / ``"NNZ"`` (a sum of sizes and integers)."""
-    total = 0
-    for term in expr.split("+"):
-        term = term.strip()
-        total += int(term) if term.isdigit() else sizes[term]
-    return total
+    return extent(expr, sizes)
 
 
 def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conversion:
@@ -271,6 +328,18 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
         name = ""
     if name not in ("int32", "int64"):
         raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+    conv = _synthesize(src, dst, name)
+    # The statements run in the order they were added: the schedule is program order, which
+    # no dependence can contradict, so the legality verdict is known without computing the
+    # dependences (most of the code generation time). Any scheduling command changes the
+    # computation's version, and the check runs again.
+    conv._remembered(("legality",), lambda: None)
+    return conv
+
+
+def _synthesize(src: Format, dst: Format, name: str) -> Conversion:
+    """The conversion ``src -> dst`` with ``name`` index arrays, from the synthesis that
+    fits the two relations."""
     from spf.formats.layouts import laid_out
 
     if (other := laid_out(src, dst, name)) is not None:
@@ -523,41 +592,49 @@ def _rank_sort(b: _Builder, dst: Format, d: _Compressed) -> None:
 
 
 def _counting_sort(b: _Builder, dst: Format, d: _Compressed, en: str) -> None:
-    """Path 2: a counting sort by the inner coordinate into (outer, value) buckets, read
+    """Path 2: a counting sort by the inner coordinate's rank (:mod:`spf.formats.ranks`:
+    the coordinate itself unless its extent ``en`` dwarfs the entries) into buckets, read
     bucket by bucket, each entry placed at its outer coordinate's cursor: stable, so sorted
     within each outer coordinate."""
-    src = b.src
+    src, conv = b.src, b.comp
+    assert isinstance(conv, Conversion)
     k = src.positions[0]
     o_var, n_var = src.coords[d.outer], src.coords[d.inner]
-    b.index("cv_nptr", f"{en} + 1", "0 <= v < NNZ")
-    b.index("cv_nbeg", f"{en} + 1", "0 <= v <= NNZ", monotonic=True)
+    two = "cv_path(0) = 2"
+    conv.rank_extent = en
+    add_ranks(b, n_var, "cv_nr", two)
+    b.index("cv_nptr", "CV_KR + 1", "0 <= v < NNZ")
+    b.index("cv_nbeg", "CV_KR + 1", "0 <= v <= NNZ", monotonic=True)
     b.index("cv_to", "NNZ", f"0 <= v < {dst.shape[d.outer]}")
     b.data("cv_tv", ("NNZ",), "value")
-    two = "cv_path(0) = 2"
-    b.loop(["$cv_nptr$(o) = 0;"], f"{{[o]: 0 <= o <= {en} && {two}}}", ("o",))
-    b.loop([f"$cv_nptr$({n_var} + 1) += 1;"], _where(src.scan(), two), src.loops)
+    b.loop(["$cv_nptr$(o) = 0;"], f"{{[o]: 0 <= o <= CV_KR && {two}}}", ("o",))
+    b.loop(
+        [own_rank("cv_nr", n_var, k), f"$cv_nptr$(cv_nr({k}) + 1) += 1;"],
+        _where(src.scan(), two),
+        src.loops,
+    )
     b.loop(
         ["$cv_nptr$(o + 1) += $cv_nptr$(o);", "$cv_nbeg$(o) = $cv_nptr$(o);"],
-        f"{{[o]: 0 <= o < {en} && {two}}}",
+        f"{{[o]: 0 <= o < CV_KR && {two}}}",
         ("o",),
     )
-    b.loop(["$cv_nbeg$(o) = $cv_nptr$(o);"], f"{{[o]: o = {en} && o >= 0 && {two}}}", ("o",))
+    b.loop(["$cv_nbeg$(o) = $cv_nptr$(o);"], f"{{[o]: o = CV_KR && o >= 0 && {two}}}", ("o",))
     b.loop(
         [
-            f"$cv_to$(cv_nptr({n_var})) = {o_var};",
-            f"$cv_tv$(cv_nptr({n_var})) = ${src.value}$({k});",
-            f"$cv_nptr$({n_var}) += 1;",
+            f"$cv_to$(cv_nptr(cv_nr({k}))) = {o_var};",
+            f"$cv_tv$(cv_nptr(cv_nr({k}))) = ${src.value}$({k});",
+            f"$cv_nptr$(cv_nr({k})) += 1;",
         ],
         _where(src.scan(), two),
         src.loops,
     )
     b.loop(
         [
-            "$cv_idx$(cv_cur(cv_to(t))) = n;",
+            "$cv_idx$(cv_cur(cv_to(t))) = $cv_kv$(n);",
             "$cv_val$(cv_cur(cv_to(t))) = $cv_tv$(t);",
             "$cv_cur$(cv_to(t)) += 1;",
         ],
-        f"{{[n, t]: 0 <= n < {en} && cv_nbeg(n) <= t < cv_nbeg(n + 1) && {two}}}",
+        f"{{[n, t]: 0 <= n < CV_KR && cv_nbeg(n) <= t < cv_nbeg(n + 1) && {two}}}",
         ("n", "t"),
     )
 

@@ -386,10 +386,29 @@ class Format:
         return tuple(sorted(names - set(self.ufs)))
 
     # ----------------------------------------------------------------------------- scanning
-    def scan(self) -> str:
+    def row_order(self) -> tuple[str, ...]:
+        """:attr:`loops` reordered so that the variables the first coordinate (the row) is
+        computed from come first, each still after the variables its bounds read: a scan in
+        this order visits rows in increasing order where the row grows with them (BCSR's
+        ``(ib, ri, kb, ci)``, DIA's ``(p, d)``), as a conversion into CSR wants."""
+        placed: list[str] = []
+
+        def place(v: str) -> None:
+            if v not in placed:
+                for u in sorted(self._deps[v], key=self.loops.index):
+                    place(u)
+                placed.append(v)
+
+        for v in sorted(self._deps[self.coords[0]], key=self.loops.index):
+            place(v)
+        for v in self.loops:
+            place(v)
+        return tuple(placed)
+
+    def scan(self, order: Sequence[str] | None = None) -> str:
         """The set the format's entries are scanned over, as text: every variable of the
-        relation in :attr:`loops` order, the coordinates not fixed by equalities bounded by
-        :attr:`shape`."""
+        relation in :attr:`loops` order (or ``order``, e.g. :meth:`row_order`), the
+        coordinates not fixed by equalities bounded by :attr:`shape`."""
         body = (
             self.storage[self.storage.index(":") + 1 : self.storage.rindex("}")]
             if ":" in self.storage
@@ -403,7 +422,11 @@ class Format:
             if c not in self._defined
         ]
         conj = " && ".join(p for p in (body.strip(), *extra) if p)
-        return f"{{[{', '.join(self.loops)}]: {conj}}}"
+        names = tuple(order) if order is not None else self.loops
+        if sorted(names) != sorted(self.loops):
+            raise SpfError(f"Format {self.name!r}: scan order {names} is not a permutation of "
+                           f"its loops {self.loops}")  # fmt: skip
+        return f"{{[{', '.join(names)}]: {conj}}}"
 
     def declare(self, comp: object, index_dtype: str | None = None) -> None:
         """Declare the format's UFs (with ``index_dtype`` if given) and facts on ``comp``."""

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.errors import SpfError
-from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate, _extent
+from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
 if TYPE_CHECKING:
@@ -71,34 +71,29 @@ class StoredConversionKernel(PhasedKernel):
 
     then: ConversionKernel | None = None
 
-    def _convert(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
-        dtype = np.dtype(conv.index_dtype)
         env: dict[str, Any] = dict(args)
         value = env[conv.src.value]
         shape = tuple(_value(str(e), sizes) for e in conv.src.value_shape)
         flat = isinstance(value, np.ndarray) and value.ndim == 1 < len(shape)
         if flat and value.size == int(np.prod(shape)):  # flat blocks (spf.sparse.bcsr_args)
             env[conv.src.value] = value.reshape(shape)
-        for arr, extents in conv.allocate.items():
-            env[arr] = np.zeros([_extent(e, sizes) for e in extents], dtype=dtype)
-        for arr in ("cv_r", "cv_c"):
-            env[arr] = np.zeros(1, dtype=dtype)
-        env["cv_v"] = np.zeros(1)
-        self._run(check=self.check, PHASE=0, NNZ=0, **env)
+        self._zeros(env, conv.allocate, sizes)
+        entries = dict.fromkeys(("cv_r", "cv_c", "cv_v"), ("NNZ + 1",))
+        self._zeros(env, entries, {**sizes, "NNZ": 0})
+        self._run(check=check, PHASE=0, NNZ=0, **env)
         nnz = int(env["cv_cnt"][0])
-        for arr in ("cv_r", "cv_c"):
-            env[arr] = np.zeros(nnz + 1, dtype=dtype)
-        env["cv_v"] = np.zeros(nnz + 1)
+        self._zeros(env, entries, {**sizes, "NNZ": nnz}, {"NNZ": "the slots holding a nonzero"})
         if nnz:
-            self._run(check=self.check, PHASE=1, NNZ=nnz, **env)
+            self._run(check=check, PHASE=1, NNZ=nnz, **env)
         row, col, val = (env[a][:nnz] for a in ("cv_r", "cv_c", "cv_v"))
         n, m = (_value(e, sizes) for e in conv.src.shape)
         if self.then is None:
             r, c, v = conv.coo
             return {r: row, c: col, v: val, "N": n, "M": m, "NNZ": nnz}
-        return self.then(row=row, col=col, A=val, N=n, M=m, NNZ=nnz)
+        return self.then(row=row, col=col, A=val, N=n, M=m, NNZ=nnz, check=check)
 
 
 class StoredConversion(PhasedConversion):
@@ -117,8 +112,16 @@ class StoredConversion(PhasedConversion):
         kernel = super().compile(target, name, check, **options)
         assert isinstance(kernel, StoredConversionKernel)
         if self.then is not None:
-            kernel.then = self.then.compile(target, None, check, **options)
+            # every laid-out source shares the COO -> dst kernel (generated once per process)
+            key = (self.then.dst, self.index_dtype, target, check, repr(sorted(options.items())))
+            if key not in _THEN:
+                _THEN[key] = self.then.compile(target, None, check, **options)
+            kernel.then = _THEN[key]
         return kernel
+
+
+_THEN: dict[tuple[object, ...], ConversionKernel] = {}
+"""The compiled COO -> ``dst`` kernels of :meth:`StoredConversion.compile`."""
 
 
 def _terms(expr: str) -> list[tuple[int, str | None]]:
@@ -163,6 +166,7 @@ def from_stored(src: Format, dst: Format, index_dtype: str) -> StoredConversion:
     conv.then = None if coo is not None else convert(builtin("COO"), dst, index_dtype=index_dtype)
     conv.coo = (coo[0], coo[1], dst.value) if coo is not None else ("row", "col", "A")
     b = PhasedBuilder(conv, src, index_dtype)
+    b.order = src.row_order()  # rows in order: into CSR, the COO conversion only copies
     b.data(src.value, tuple(str(e) for e in src.value_shape), "value")
     b.data("cv_cnt", ("1",))
     b.index("cv_at", "1", "0 <= v <= NNZ")

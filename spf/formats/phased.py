@@ -44,11 +44,12 @@ class PhasedConversion(Conversion):
         return self.kernel_type(self, built.kernel, check)
 
     def shapes(self, keep: Callable[[str], bool]) -> dict[str, tuple[str, ...]]:
-        """The extents of the arrays named ``keep`` accepts (scalars left out)."""
+        """The extents of the arrays named ``keep`` accepts (scalars and the function's own
+        locals left out)."""
         return {
             name: tuple(str(e) for e in ds.shape or ())
             for name, ds in self.data_spaces.items()
-            if ds.shape and keep(name)
+            if ds.shape and ds.role != "local" and keep(name)
         }
 
 
@@ -57,10 +58,11 @@ class PhasedBuilder(_Builder):
 
     phase = 0
 
-    def loop(self, sources: list[str], domain: str, loops: tuple[str, ...]) -> None:
-        super().loop(sources, _phase(domain, self.phase), loops)
+    def restrict(self, domain: str) -> str:
+        return _phase(domain, self.phase)
 
     def scan(self, sources: list[str], where: str = "") -> None:
         """Statements ``sources`` over the source's scan, restricted to ``where`` if given."""
-        scan = self.src.scan()
-        self.loop(sources, f"{scan[:-1]} && {where}}}" if where else scan, self.src.loops)
+        scan = self.src.scan(self.order)
+        loops = self.order or self.src.loops
+        self.loop(sources, f"{scan[:-1]} && {where}}}" if where else scan, loops)

@@ -218,11 +218,14 @@ class SellFormat:
         col: npt.NDArray[Any],
         A: npt.NDArray[Any],  # noqa: N803
         shape: tuple[int, int],
+        *,
+        check: bool = True,
         **options: Any,
     ) -> SellMatrix:
         """Run the inspector (:meth:`conversion`, compiled once per format) on CSR arrays;
-        ``options`` go to ``Computation.compile``. The CSR arrays are checked as a
-        kernel's arguments are (columns in range and increasing within rows)."""
+        ``options`` go to ``Computation.compile``. With ``check`` (as for every kernel) the
+        CSR arrays are checked as a kernel's arguments are (columns in range and increasing
+        within rows)."""
         dt = np.dtype(self.index_dtype)
         n, m = int(shape[0]), int(shape[1])
         rowptr, col = np.asarray(rowptr), np.asarray(col)
@@ -240,7 +243,7 @@ class SellFormat:
             self._kernels[key] = self.conversion().compile(**options)
         out = self._kernels[key](
             rowptr=rowptr, col=col[:nnz], A=np.ascontiguousarray(A, dtype=np.float64)[:nnz],
-            N=n, M=m, NNZ=nnz,
+            N=n, M=m, NNZ=nnz, check=check,
         )  # fmt: skip
         if self.sigma > 1:
             perm = out["perm"]
@@ -252,13 +255,13 @@ class SellFormat:
         cl, cs, val, scol = out["cl"], out["cs"], out["val"], out["scol"]
         return SellMatrix(self, n, m, nnz, cl, cs, val, scol, perm, iperm)
 
-    def inspect_matrix(self, matrix: Any, **options: Any) -> SellMatrix:
+    def inspect_matrix(self, matrix: Any, *, check: bool = True, **options: Any) -> SellMatrix:
         """:meth:`inspect` on a ``scipy.sparse`` matrix (converted to CSR)."""
         from spf.sparse import csr_args
 
         args = csr_args(matrix, index_dtype=self.index_dtype)
         return self.inspect(
-            args["rowptr"], args["col"], args["A"], (args["N"], args["M"]), **options
+            args["rowptr"], args["col"], args["A"], (args["N"], args["M"]), check=check, **options
         )
 
     # -------------------------------------------------------------------------- executor

@@ -16,11 +16,13 @@ them. ELL: the row lengths ``cv_len`` (pointer differences for a CSR source, els
 over the scan) and ``W`` (their maximum); then a cursor per row places each entry at the
 row's next slot, in the source's order (CSR, CSC: columns increasing). Padding slots keep
 value 0 and column 0. Duplicate entries of a COO source take a slot each (an ELL SpMV sums
-them). DIA: a flag per possible offset ``j - i`` (``-N < j - i < M``, at ``j - i + N - 1``)
-set by every entry, an in-place prefix sum ``cv_dp`` (the rank of each present diagonal:
-``offsets`` are the distinct ``j - i``, increasing; ``ND = cv_dp(N + M - 1)``); then
-``offsets(cv_dp(t)) = t - N + 1`` for each present diagonal and ``A[cv_dp(j - i + N - 1),
-i] += value`` (duplicates summed). Slots of a diagonal outside the matrix hold 0.
+them). DIA: each entry's diagonal ``j - i + N - 1`` (``-N < j - i < M``) as its rank
+``cv_dr(k)`` (:mod:`spf.formats.ranks`: the diagonal itself unless ``N + M`` dwarfs the
+entries; ``cv_kv`` maps a rank back), a flag per rank set by every entry and an in-place
+prefix sum ``cv_dp`` (the number of each present diagonal: ``offsets`` are the distinct
+``j - i``, increasing; ``ND = cv_dp(CV_KR)``); then ``offsets(cv_dp(t)) = cv_kv(t) - N + 1``
+for each present diagonal and ``A[cv_dp(cv_dr(k)), i] += value`` (duplicates summed). Slots
+of a diagonal outside the matrix hold 0.
 """
 
 from __future__ import annotations
@@ -29,11 +31,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from spf.errors import SpfError
-from spf.formats.convert import _compressed, _extent
+from spf.formats.convert import _compressed
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
+from spf.formats.ranks import add_ranks, own_rank
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -82,22 +83,21 @@ class PaddedConversionKernel(PhasedKernel):
 
     conv: PaddedConversion
 
-    def _convert(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         lay = conv.layout
-        sizes = self._sizes(args)
+        sizes = self._ranked(self._sizes(args))
         n, m = sizes["N"], sizes["M"]
-        dtype = np.dtype(conv.index_dtype)
         env: dict[str, Any] = dict(args)
-        for arr, shape in conv.allocate.items():
-            env[arr] = np.zeros([_extent(e, sizes) for e in shape], dtype=dtype)
-        self._alloc(env, 0, n)
-        self._run(check=self.check, PHASE=0, **{lay.size: 0}, **env)
+        self._zeros(env, conv.allocate, sizes)
+        ranks = self._rank_args(sizes)
+        self._alloc(env, sizes, 0)
+        self._run(check=check, PHASE=0, **{lay.size: 0}, **ranks, **env)
         # W: the longest row; ND: the last prefix sum (none when N + M = 0)
         size = int(env["cv_w"][0] if lay.kind == "ELL" else env["cv_dp"][-1:].sum())
-        self._alloc(env, size, n)
+        self._alloc(env, sizes, size)
         if size:
-            self._run(check=self.check, PHASE=1, **{lay.size: size}, **env)
+            self._run(check=check, PHASE=1, **{lay.size: size}, **ranks, **env)
         return {
             lay.idx: env["cv_pi"],
             lay.value: env["cv_pv"],
@@ -106,11 +106,16 @@ class PaddedConversionKernel(PhasedKernel):
             lay.size: size,
         }
 
-    def _alloc(self, env: dict[str, Any], size: int, n: int) -> None:
+    def _alloc(self, env: dict[str, Any], sizes: dict[str, int], size: int) -> None:
         """The destination's arrays (zeros) for ``W`` or ``ND`` = ``size``."""
-        ell = self.conv.layout.kind == "ELL"
-        env["cv_pv"] = np.zeros((n, size) if ell else (size, n))
-        env["cv_pi"] = np.zeros((n, size) if ell else (size,), dtype=self.conv.index_dtype)
+        lay = self.conv.layout
+        ell = lay.kind == "ELL"
+        shapes = {
+            "cv_pv": ("N", lay.size) if ell else (lay.size, "N"),
+            "cv_pi": ("N", lay.size) if ell else (lay.size,),
+        }
+        why = "the longest row" if ell else "the diagonals holding an entry"
+        self._zeros(env, shapes, {**sizes, lay.size: size}, {lay.size: why})
 
 
 class PaddedConversion(PhasedConversion):
@@ -184,22 +189,27 @@ def _dia(b: PhasedBuilder, lay: PaddedLayout) -> None:
     values (``PHASE = 1``)."""
     src = b.src
     i, j = src.coords
+    k = src.positions[0]
     nd = lay.size
-    b.index("cv_dp", "N + M", f"0 <= v <= {nd}", monotonic=True)
-    b.range(["$cv_dp$(t) = 0;"], "t", "0", "N + M")
-    b.scan([f"$cv_dp$({j} - {i} + N) = 1;"])
-    b.range(["$cv_dp$(t + 1) += $cv_dp$(t);"], "t", "0", "N + M - 1")
+    key = f"{j} - {i} + N - 1"
+    conv = b.comp
+    assert isinstance(conv, PaddedConversion)
+    conv.rank_extent = "N + M"
+    add_ranks(b, key, "cv_dr")
+    b.index("cv_dp", "CV_KR + 1", f"0 <= v <= {nd}", monotonic=True)
+    b.range(["$cv_dp$(t) = 0;"], "t", "0", "CV_KR + 1")
+    b.scan([own_rank("cv_dr", key, k), f"$cv_dp$(cv_dr({k}) + 1) = 1;"])
+    b.range(["$cv_dp$(t + 1) += $cv_dp$(t);"], "t", "0", "CV_KR")
     b.phase = 1
     b.data("cv_pi", (nd,))
     b.data("cv_pv", (nd, "N"), "value")
     b.loop(
-        ["$cv_pi$(cv_dp(t)) = t - N + 1;"],
-        "{[t]: 0 <= t < N + M - 1 && cv_dp(t) < cv_dp(t + 1)}",
+        ["$cv_pi$(cv_dp(t)) = $cv_kv$(t) - N + 1;"],
+        "{[t]: 0 <= t < CV_KR && cv_dp(t) < cv_dp(t + 1)}",
         ("t",),
     )
     # every entry's diagonal is present; saying so proves the row index of A below ND
-    diag = f"{j} - {i} + N"
     b.scan(
-        [f"$cv_pv$(cv_dp({diag} - 1), {i}) += ${src.value}$({src.positions[0]});"],
-        where=f"cv_dp({diag} - 1) < cv_dp({diag})",
+        [f"$cv_pv$(cv_dp(cv_dr({k})), {i}) += ${src.value}$({k});"],
+        where=f"cv_dp(cv_dr({k})) < cv_dp(cv_dr({k}) + 1)",
     )

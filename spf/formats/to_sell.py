@@ -14,8 +14,9 @@ storing each entry once at one position ``k`` (COO, CSR, CSC):
    ``ptr(i) <= k < ptr(i+1)`` (CSR), else a count over the source's scan;
 2. ``perm`` (when the relation has one and the format sorts rows, ``Format.window``): rows
    by decreasing length within each window of ``sigma`` rows, stable. Two counting sorts:
-   by length (descending) into ``ord``, then, stably, by window (``win(i)``, a cursor per
-   window), which leaves each window sorted by length;
+   by length (descending, ``CV_LONG + 2`` counters: ``min(M, NNZ)`` for a source whose
+   order rules out duplicates, else ``NNZ``) into ``ord``, then, stably, by window
+   (``win(i)``, a cursor per window), which leaves each window sorted by length;
 3. the chunk widths ``cl(ch) = max len(perm(C*ch + r))`` (the ``w < cl(ch)`` bound) and the
    chunk pointers ``cs(ch+1) = cs(ch) + C*cl(ch)`` (a prefix sum);
 4. a cursor per row at its first slot, ``cur(perm(C*ch + r)) = cs(ch) + r``, and the
@@ -39,10 +40,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from spf.errors import SpfError
-from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed, _extent
+from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed
 
 if TYPE_CHECKING:
     from spf.formats.format import Format
@@ -139,7 +138,7 @@ class SellConversionKernel(ConversionKernel):
 
     conv: SellConversion
 
-    def _convert(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)
@@ -147,24 +146,28 @@ class SellConversionKernel(ConversionKernel):
         sizes["NC"] = -(-n // lay.C)
         if conv.has_windows:
             sizes["NW"] = -(-n // (lay.window or 1))
-        dtype = np.dtype(conv.index_dtype)
+        # the longest row: at most M entries where the source rules out duplicates
+        sizes["CV_LONG"] = min(sizes["M"], sizes["NNZ"]) if conv.longest == "M" else sizes["NNZ"]
         env: dict[str, Any] = dict(args)
-        for arr, shape in conv.allocate.items():
-            env[arr] = np.empty([_extent(e, sizes) for e in shape], dtype=dtype)
-        env[lay.value] = np.zeros(0)
-        env[lay.idx] = np.zeros(0, dtype=dtype)
-        extra = {s: sizes[s] for s in ("NC", "NW") if s in sizes}
-        self._run(check=self.check, PHASE=0, NV=0, **extra, **env)
+        self._zeros(env, conv.allocate, sizes)
+        self._alloc(env, sizes, 0)
+        extra = {s: sizes[s] for s in ("NC", "NW", "CV_LONG") if s in sizes}
+        self._run(check=check, PHASE=0, NV=0, **extra, **env)
         nv = int(env[lay.ptr][-1])
-        env[lay.value] = np.zeros(nv)
-        env[lay.idx] = np.zeros(nv, dtype=dtype)
+        self._alloc(env, sizes, nv)
         if nv:
-            self._run(check=self.check, PHASE=1, NV=nv, **extra, **env)
+            self._run(check=check, PHASE=1, NV=nv, **extra, **env)
         out: dict[str, Any] = {a: env[a] for a in (lay.ptr, lay.width, lay.idx, lay.value)}
         if lay.perm is not None:
             out[lay.perm] = env[lay.perm]
         out.update(N=n, M=sizes["M"], NC=sizes["NC"], NV=nv)
         return out
+
+    def _alloc(self, env: dict[str, Any], sizes: dict[str, int], nv: int) -> None:
+        """The values and columns (zeros: the padding) for ``nv`` stored slots."""
+        lay = self.conv.layout
+        shapes = {lay.value: ("NV",), lay.idx: ("NV",)}
+        self._zeros(env, shapes, {**sizes, "NV": nv}, {"NV": "the slots, padding included"})
 
 
 def _phase(domain: str, phase: int) -> str:
@@ -204,14 +207,16 @@ def to_sell(src: Format, dst: Format, lay: SellLayout, index_dtype: str) -> Sell
     conv = SellConversion(f"convert_{src.name.lower()}_{dst.name.lower()}")
     conv.src, conv.dst, conv.index_dtype, conv.trim = src, dst, index_dtype, None
     conv.layout = lay
-    # a row holds at most M entries when the source's order rules out duplicates (CSR)
+    # a row holds at most M entries when the source's order rules out duplicates (CSR), so
+    # the kernel sizes the histogram of lengths by CV_LONG = min(M, NNZ), else by NNZ
     conv.longest = "M" if src.assume and src.loops[0] == src.coords[0] else "NNZ"
+    conv.add_constant("CV_LONG")
     conv.has_windows = lay.perm is not None and lay.window is not None and lay.window > 1
     sb = _SellBuilder(conv, src, index_dtype)
     sb.b.data(src.value, ("NNZ",), "value")
-    _lengths(sb, conv.longest)
+    _lengths(sb, "CV_LONG")
     if conv.has_windows and lay.perm is not None and lay.window is not None:
-        _sort_rows(sb, lay.perm, lay.window, conv.longest)
+        _sort_rows(sb, lay.perm, lay.window, "CV_LONG")
     elif lay.perm is not None:
         sb.b.index(lay.perm, "N", "0 <= v < N")
         sb.loop([f"${lay.perm}$(p) = p;"], "{[p]: 0 <= p < N}")
@@ -222,7 +227,7 @@ def to_sell(src: Format, dst: Format, lay: SellLayout, index_dtype: str) -> Sell
     conv.allocate = {
         name: tuple(str(e) for e in ds.shape or ())
         for name, ds in conv.data_spaces.items()
-        if ds.shape and name not in (src.value, lay.value, lay.idx, *src.ufs)
+        if ds.shape and ds.role != "local" and name not in (src.value, lay.value, lay.idx, *src.ufs)
     }
     return conv
 

@@ -3,22 +3,29 @@ also print as the Python that builds it (``spf import file.c``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spf.computation import Computation, Stmt
 from spf.errors import ParseError, SpfError, UndeclaredError
+from spf.frontend import args
 from spf.frontend.conds import domain_text
 from spf.frontend.cparse import Source, error_at, function, parse
-from spf.frontend.decls import Types, Var
+from spf.frontend.decls import Types, Var, integer_scalars
 from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.increments import candidates, split_increments
+from spf.frontend.induction import Inductions
+from spf.frontend.inline import inline_calls
+from spf.frontend.pointers import lower_derefs
 from spf.frontend.private import private_loops
+from spf.frontend.rewrite import identifiers, rename_reserved_locals
 from spf.frontend.survey import survey
+from spf.frontend.switch import lower_switches
 from spf.frontend.walk import Record, Walker
-from spf.sets import UF
+
+if TYPE_CHECKING:
+    import os
 
 _UF_DTYPE = {"int32_t": "int32", "uint32_t": "int32", "int64_t": "int64", "uint64_t": "int64"}
 
@@ -68,24 +75,36 @@ def translate(
     shapes: Mapping[str, Any] | None = None,
 ) -> Translation:
     """The :class:`Translation` of ``function_name`` in ``source`` (see ``spf.from_c``)."""
-    keep = frozenset(_names(params, "params"))
-    uf_fields = _uf_fields(ufs)
-    shape_of = dict(shapes or {})
-    if isinstance(source, os.PathLike):
-        try:
-            source = Path(source).read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            raise ParseError(f"from_c: cannot read {os.fspath(source)!r}: {err}") from None
-    src = parse(source, keep)
+    text, path = args.source_text(source)
+    function_name = args.function_name(function_name)
+    keep = frozenset(args.names(params, "params"))
+    uf_fields = args.uf_fields(ufs)
+    shape_of: dict[str, Any] = args.shape_map(shapes)
+    try:
+        src = parse(text, keep)
+    except ParseError as err:
+        if path is None and args.looks_like_file(text) and "syntax error" in err.message:
+            detail = err.message.removeprefix("from_c: ")
+            raise ParseError(
+                f"from_c: there is no file {text.strip()!r}, so it was read as C text: {detail}"
+            ) from None
+        raise
     fn = function(src, function_name)
+    inline_calls(src, fn)
+    lower_switches(src, fn.body)
+    lower_derefs(fn.body)
     types = Types(src)
+    split_increments(src, fn.body, integer_scalars(fn.body, types))
+    rename_reserved_locals(fn, identifiers(src.ast))
     scope, written = survey(src, fn, types, keep, set(uf_fields))
+    inductions = Inductions(src, scope, candidates(src, fn.body, scope))
     _check_named(scope, uf_fields, "ufs= names index arrays of the function")
     _check_named(scope, shape_of, "shapes= names arrays of the function")
-    records = Walker(scope, written).run(fn.body)
+    walker = Walker(scope, written, inductions)
+    records = walker.run(fn.body)
     _check_reached(src, scope, records)
     calls: list[Call] = []
-    _declare(calls, src, scope, records, uf_fields, shape_of)
+    _declare(calls, src, scope, records, uf_fields, shape_of, walker.facts)
     _mark_private(calls, private_loops(fn.body, scope.vars, scope.iterators))
     comp = Computation(fn.decl.name)
     for call in calls:
@@ -139,36 +158,6 @@ def _located(src: Source, call: Call, message: str) -> ParseError:
     )
 
 
-def _names(value: Iterable[str] | None, what: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise SpfError(f"from_c: {what}= must be a list of names, got {value!r}")
-    return list(value)
-
-
-def _uf_fields(ufs: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for name, decl in (ufs or {}).items():
-        if isinstance(decl, UF):
-            out[name] = {
-                "domain": decl.domain,
-                "range": decl.range,
-                "monotonic": decl.monotonic,
-                "dtype": decl.dtype,
-            }
-        elif isinstance(decl, Mapping):
-            out[name] = dict(decl)
-        elif decl is None:
-            out[name] = {}
-        else:
-            raise SpfError(
-                f"from_c: ufs[{name!r}] must be an spf.UF or a dict of UF fields "
-                f"(domain, range, monotonic, dtype), got {decl!r}"
-            )
-    return out
-
-
 def _declare(
     calls: list[Call],
     src: Source,
@@ -176,8 +165,10 @@ def _declare(
     records: list[Record],
     uf_fields: dict[str, dict[str, Any]],
     shape_of: dict[str, Any],
+    implied: list[tuple[str, Any]],
 ) -> None:
-    """Record the calls: constants, UFs, data spaces, locals, extent facts, statements."""
+    """Record the calls: constants, UFs, data spaces, locals, extent facts, the facts the
+    loops imply (``implied``: a symbolic step is positive), statements."""
     used = "\n".join(r.source for r in records)
     for name in sorted(scope.consts):
         var = scope.vars.get(name)
@@ -207,7 +198,7 @@ def _declare(
             calls.append(
                 Call("add_data_space", (name, var.base), (("shape", shape or None),), node=var.node)
             )
-    for fact, node in facts:
+    for fact, node in facts + implied:
         if all(c.args != (fact,) for c in calls):
             calls.append(Call("assume", (fact,), node=node))
     for r in records:
@@ -304,9 +295,9 @@ def _shape(
             value: Any = int(text)
         except ValueError:
             value = text
-            facts.append((f"{text} >= 1", var.node))
+            facts.append((f"{text} >= 0", var.node))  # an empty array is an array (nnz = 0)
         else:
-            if value < 1:
-                raise src.error(dim, f"extent {value} of {var.name!r} is not positive")
+            if value < 0:
+                raise src.error(dim, f"extent {value} of {var.name!r} is negative")
         out.append(value)
     return tuple(out)

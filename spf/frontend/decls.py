@@ -128,3 +128,16 @@ class Types:
                 typename, "pointer casts are not supported", "cast to a scalar type"
             )
         return base
+
+
+def integer_scalars(body: Any, types: Types) -> set[str]:
+    """The integer scalars declared under ``body`` (locals, loop variables)."""
+    from spf.frontend.cparse import nodes
+
+    out: set[str] = set()
+    for n in nodes(body):
+        if isinstance(n, c_ast.Decl) and n.name and not isinstance(n.type, c_ast.FuncDecl):
+            var = types.var(n, "local")
+            if not var.rank and is_integer(var.base):
+                out.add(n.name)
+    return out

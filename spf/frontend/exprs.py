@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 from spf.clang import MATH_1, MATH_2
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
 from spf.frontend.cparse import Source, c_ast
+from spf.frontend.pointers import PointerAlias, resolve_partial
+from spf.frontend.rewrite import located
 
 if TYPE_CHECKING:
     from spf.frontend.decls import Types, Var
+    from spf.frontend.induction import Inductions, State
 
 _CALLS = frozenset(
     [*MATH_1, *MATH_2, *(f + "f" for f in (*MATH_1, *MATH_2)), "abs", "labs", "llabs", "min", "max"]
@@ -61,8 +64,10 @@ class NotAffineError(Exception):
 
 @dataclass
 class Scope:
-    """What every name of the function is; ``iters`` are the loops open at this point, and
-    ``aliases`` integer locals bound once to an affine value (``int j = col[k];``)."""
+    """What every name of the function is; ``iters`` are the loops open at this point,
+    ``aliases`` integer locals bound once to an affine value (``int j = col[k];``) and
+    ``minmax`` those bound to a min/max of affine values (``int hi = min(n, i + 32);``),
+    which bounds and conditions read as conjunctions or disjunctions."""
 
     src: Source
     types: Types
@@ -74,6 +79,11 @@ class Scope:
     iters: tuple[str, ...] = ()
     aliases: dict[str, str] = field(default_factory=dict)
     bound_only: set[str] = field(default_factory=set)  # aliases assigned in a block, not data
+    pointers: dict[str, PointerAlias] = field(default_factory=dict)  # double *p = &a[k];
+    minmax: dict[str, tuple[Tree, str]] = field(default_factory=dict)  # int hi = min(n, i+32);
+    ivs: dict[str, State] = field(default_factory=dict)  # induction variables (k++) here
+    inductions: Inductions | None = None
+    in_index: int = 0  # > 0 while rendering a subscript of a statement source
 
     def data(self, name: str) -> bool:
         return (
@@ -90,9 +100,10 @@ class Scope:
     # ---------- affine text ----------
 
     def affine(self, node: Any) -> str:
-        """Affine text of ``node`` (``NotAffineError`` when it is outside the fragment)."""
-        text, _ = self._aff(node)
-        return text
+        """Affine text of ``node`` (``NotAffineError`` when it is outside the fragment); a
+        constant is folded (``N - 1`` with ``#define N 3``: ``2``)."""
+        text, value = self._aff(node)
+        return text if value is None else str(value)
 
     def _aff(self, node: Any) -> tuple[str, int | None]:
         if isinstance(node, c_ast.Constant):
@@ -102,12 +113,7 @@ class Scope:
             value = int(m.group(1), 0)
             return str(value), value
         if isinstance(node, c_ast.ID):
-            name = node.name
-            if name in self.aliases:
-                return _wrap(self.aliases[name]), None
-            if name in self.iters or name in self.consts:
-                return name, None
-            raise NotAffineError(node, self._why_name(name))
+            return self._aff_name(node), None
         if isinstance(node, c_ast.Cast):
             return self._aff(node.expr)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
@@ -118,12 +124,31 @@ class Scope:
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*", "/", "%"):
             return self._aff_binary(node)
         if isinstance(node, c_ast.ArrayRef):
-            name, subs = self.chain(node)
-            if name not in self.ufs:
-                raise NotAffineError(node, f"{name!r} is a data array, not an index array")
-            args = ", ".join(self.affine(s) for s in subs)
-            return f"{name}({args})", None
+            return self._aff_ref(node)
         raise NotAffineError(node, f"{type(node).__name__} is not an affine expression")
+
+    def _aff_name(self, node: Any) -> str:
+        name = node.name
+        if name in self.aliases:
+            return _wrap(self.aliases[name])
+        if name in self.minmax:
+            why = f"{name!r} is {self.minmax[name][1]}, affine only in a bound or condition"
+            raise NotAffineError(node, why)
+        if name in self.ivs and self.inductions is not None:
+            return _wrap(self.inductions.read(name, node, self.ivs, index=True, notation=True))
+        if name in self.iters or name in self.consts:
+            return str(name)
+        raise NotAffineError(node, self._why_name(name))
+
+    def _aff_ref(self, node: Any) -> tuple[str, int | None]:
+        """An index array read, ``rowptr(i + 1)`` (or the scalar a pointer points at)."""
+        name, subs = self.chain(node)
+        if not subs:  # *p with p = &t
+            return self._aff(located(c_ast.ID(name), node))
+        if name not in self.ufs:
+            raise NotAffineError(node, f"{name!r} is a data array, not an index array")
+        args = ", ".join(self.affine(s) for s in subs)
+        return f"{name}({args})", None
 
     def _aff_binary(self, node: Any) -> tuple[str, int | None]:
         (lt, lv), (rt, rv) = self._aff(node.left), self._aff(node.right)
@@ -136,7 +161,8 @@ class Scope:
         if node.op == "*":
             if lv is None and rv is None:
                 raise NotAffineError(node, "a product of two variables is not affine")
-            return f"({lt})*({rt})", (lv * rv if lv is not None and rv is not None else None)
+            product = f"{_factor(lt)}*{_factor(rt)}"
+            return product, (lv * rv if lv is not None and rv is not None else None)
         if rv is None or rv <= 0:
             raise NotAffineError(node, f"'{node.op}' by a non-constant (or non-positive) divisor")
         if both and lv is not None and lv >= 0:
@@ -154,27 +180,31 @@ class Scope:
         return f"{name!r} is not declared"
 
     def chain(self, node: Any) -> tuple[str, list[Any]]:
-        """``A[i][j]`` -> ``("A", [i, j])`` (ParseError unless ``A`` is a declared array)."""
-        subs: list[Any] = []
+        """``A[i][j]`` -> ``("A", [i, j])``, through pointer aliases (``p[i]`` with
+        ``p = &a[k]``: ``("a", [k + i])``; ``s[0]`` with ``s = &t``: ``("t", [])``);
+        ParseError unless ``A`` is a declared array."""
+        name, subs = resolve_partial(self, node)
         base = node
         while isinstance(base, c_ast.ArrayRef):
-            subs.insert(0, base.subscript)
             base = base.name
         if not isinstance(base, c_ast.ID):
             raise self.fail(
                 node, "only named arrays may be subscripted", "pointer arithmetic is not supported"
             )
-        var = self.vars.get(base.name)
-        if var is None or var.rank == 0:
+        var = self.vars.get(name or "")
+        if name is not None and var is not None and base.name in self.pointers and not subs:
+            return name, subs  # a pointer at a scalar
+        if name is None or var is None or var.rank == 0:
             raise self.fail(base, f"{base.name!r} is not a declared array")
         if len(subs) != var.rank:
+            through = f" (through pointer {base.name!r})" if base.name != name else ""
             raise self.fail(
                 node,
-                f"{base.name!r} has {var.rank} dimension(s) but is used with "
-                f"{len(subs)} subscript(s)",
+                f"{name!r} has {var.rank} dimension(s) but is used with "
+                f"{len(subs)} subscript(s){through}",
                 "subscript every dimension (pointer arithmetic is not supported)",
             )
-        return base.name, subs
+        return name, subs
 
     # ---------- conditions ----------
 
@@ -209,6 +239,8 @@ class Scope:
 
     def tree(self, node: Any) -> Tree:
         """Affine text, or ``(kind, parts)`` for a min/max lifted out of sums."""
+        if isinstance(node, c_ast.ID) and node.name in self.minmax:
+            return self.minmax[node.name][0]
         kind = _min_max(node)
         if kind is not None:
             args = node.args.exprs if node.args is not None else []
@@ -242,7 +274,13 @@ class Scope:
             return self._name(node), 16
         if isinstance(node, c_ast.ArrayRef):
             name, subs = self.chain(node)
-            args = ", ".join(self.value(s) for s in subs)
+            if not subs:  # *p with p = &t
+                return self._val(located(c_ast.ID(name), node))
+            self.in_index += 1
+            try:
+                args = ", ".join(self.value(s) for s in subs)
+            finally:
+                self.in_index -= 1
             return (f"{name}({args})" if name in self.ufs else f"${name}$({args})"), 16
         if isinstance(node, c_ast.BinaryOp) and node.op in _PREC:
             p = _PREC[node.op]
@@ -288,6 +326,11 @@ class Scope:
         name: str = node.name
         if name in self.aliases:
             return _wrap(self.aliases[name])
+        if name in self.minmax:
+            return self.minmax[name][1]
+        if name in self.ivs and self.inductions is not None:
+            index = self.in_index > 0
+            return _wrap(self.inductions.read(name, node, self.ivs, index=index, notation=False))
         if name in self.iters or name in self.consts or name in self.fconsts:
             return name
         if name in self.iterators:
@@ -330,6 +373,11 @@ class Scope:
                 "only math.h functions (sqrt, exp, fabs, pow, ...) and min/max may be called",
             )
         return f"{spf_name}({', '.join(self.value(a) for a in args)})"
+
+
+def _factor(text: str) -> str:
+    """``text`` as an operand of ``*`` (parenthesized unless one name, number or call)."""
+    return f"({text})" if " " in text or text.startswith("-") else text
 
 
 def _wrap(text: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from spf.frontend.cparse import Source, c_ast, error_at, nodes
 from spf.frontend.decls import Types, Var, is_integer
 from spf.frontend.exprs import Scope
+from spf.frontend.pointers import root, roots
 
 _INCREMENTS = ("p++", "p--", "++", "--")
 
@@ -22,6 +23,8 @@ class _Found:
     index_use: set[str] = field(default_factory=set)
     strict_index: set[str] = field(default_factory=set)  # subscripts and loop headers
     scalar_sources: dict[str, set[str]] = field(default_factory=dict)  # x = a[..] -> {a}
+    pointer_of: dict[str, str] = field(default_factory=dict)  # p = &a[k] -> a
+    through: dict[str, int] = field(default_factory=dict)  # element writes p[i] = ...
 
 
 def survey(
@@ -34,6 +37,7 @@ def survey(
     for node in nodes(fn.body):
         _visit(src, types, node, found)
     _check_iterators(src, found)
+    _follow_pointers(found)
     variables, written = found.variables, found.written
     for name, arrays in found.scalar_sources.items():
         var = variables.get(name)
@@ -89,15 +93,7 @@ def _declarations(src: Source, fn: Any, types: Types, found: _Found) -> None:
 
 def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
     if isinstance(node, c_ast.Decl) and node.name:
-        if isinstance(node.type, c_ast.FuncDecl):
-            raise src.error(node, "function declarations inside the body are not supported")
-        var = types.var(node, "local")
-        old = found.variables.get(var.name)
-        if old is not None and old.role != "local":
-            raise src.error(node, f"local {var.name!r} shadows a parameter or global", "rename it")
-        _add(src, found, var)
-        if var.rank == 0 and is_integer(var.base) and node.init is not None:
-            found.index_use.update(array_names(node.init))  # int j = col[k];
+        _declaration(src, types, node, found)
     elif isinstance(node, c_ast.For):
         _loop_header(node, found)
     elif isinstance(node, c_ast.ArrayRef):
@@ -106,13 +102,30 @@ def _visit(src: Source, types: Types, node: Any, found: _Found) -> None:
         found.index_use.update(array_names(node.cond))
     elif isinstance(node, c_ast.Assignment):
         _count(found, node.lvalue)
-        if isinstance(node.lvalue, c_ast.ID):  # j = col[k]; (an integer local: see survey)
+        target = found.variables.get(getattr(node.lvalue, "name", None) or "")
+        if isinstance(node.lvalue, c_ast.ID) and target is not None and target.rank:
+            _points(found, target.name, node.rvalue)  # p = &a[k];
+        elif isinstance(node.lvalue, c_ast.ID):  # j = col[k]; (an integer local: see survey)
             found.scalar_sources.setdefault(node.lvalue.name, set()).update(
                 array_names(node.rvalue)
             )
     elif isinstance(node, c_ast.UnaryOp) and node.op in _INCREMENTS:
         _count(found, node.expr)
     found.index_use.update(found.strict_index)
+
+
+def _declaration(src: Source, types: Types, node: Any, found: _Found) -> None:
+    if isinstance(node.type, c_ast.FuncDecl):
+        raise src.error(node, "function declarations inside the body are not supported")
+    var = types.var(node, "local")
+    old = found.variables.get(var.name)
+    if old is not None and old.role != "local":
+        raise src.error(node, f"local {var.name!r} shadows a parameter or global", "rename it")
+    _add(src, found, var)
+    if var.rank == 0 and is_integer(var.base) and node.init is not None:
+        found.index_use.update(array_names(node.init))  # int j = col[k];
+    if var.rank and node.init is not None:
+        _points(found, var.name, node.init)  # double *p = &a[k];
 
 
 def _loop_header(node: Any, found: _Found) -> None:
@@ -131,6 +144,37 @@ def _count(found: _Found, target: Any) -> None:
         base = base.name
     if isinstance(base, c_ast.ID):
         found.written[base.name] = found.written.get(base.name, 0) + 1
+        if base is not target:
+            found.through[base.name] = found.through.get(base.name, 0) + 1
+
+
+def _points(found: _Found, name: str, value: Any) -> None:
+    def is_array(n: str) -> bool:
+        var = found.variables.get(n)
+        return n in found.pointer_of or (var is not None and var.rank > 0)
+
+    target = root(value, is_array)
+    if target is not None and target != name:
+        found.pointer_of[name] = target
+
+
+def _follow_pointers(found: _Found) -> None:
+    """What is written or used as an index through a pointer alias counts for the array it
+    points into."""
+    final = roots(found.pointer_of)
+
+    def mapped(names: set[str]) -> set[str]:
+        return {final.get(n, n) for n in names}
+
+    for p, target in final.items():
+        moved = found.through.get(p, 0)
+        if moved:
+            found.written[target] = found.written.get(target, 0) + moved
+            found.written[p] -= moved
+    found.index_use = mapped(found.index_use)
+    found.strict_index = mapped(found.strict_index)
+    for name, arrays in found.scalar_sources.items():
+        found.scalar_sources[name] = mapped(arrays)
 
 
 def _check_iterators(src: Source, found: _Found) -> None:

@@ -7,9 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spf.frontend.conds import Cmp, Cond, conj, negate
+from spf.frontend.conds import Cmp, Cond, conj, domain_text, negate
 from spf.frontend.cparse import c_ast, nodes
-from spf.frontend.exprs import NotAffineError, Scope
+from spf.frontend.exprs import NotAffineError, Scope, Tree
+from spf.frontend.increments import increment
+from spf.frontend.induction import Inductions, State, fill_text, single_bound, substitute
+from spf.frontend.pointers import PointerAlias, bind
+from spf.frontend.rewrite import located
+from spf.frontend.steps import symbolic_step
 
 _UNSUPPORTED = {
     "While": ("while loops", "write the loop as a counted for loop"),
@@ -18,7 +23,6 @@ _UNSUPPORTED = {
     "Continue": ("continue", "guard the rest of the body with an if instead"),
     "Goto": ("goto", "use structured loops"),
     "Label": ("labels", "use structured loops"),
-    "Switch": ("switch", "use if/else"),
     "Return": ("return inside the loops", "only a final 'return;' is allowed"),
     "FuncCall": ("a call statement (it may have side effects)", "inline the callee's loops"),
     "StaticAssert": ("_Static_assert", "remove it"),
@@ -46,15 +50,23 @@ class _Ctx:
     guards: tuple[str, ...] = ()  # non-affine conditions (source text), outermost first
     aliases: tuple[tuple[str, str], ...] = ()
     down: frozenset[str] = frozenset()
+    pointers: tuple[tuple[str, PointerAlias], ...] = ()
+    minmax: tuple[tuple[str, tuple[Tree, str]], ...] = ()
+    ivs: tuple[tuple[str, State], ...] = ()  # closed forms of the induction variables
 
 
 class Walker:
     """Turns the function body into :class:`Record` s (see the module docstring)."""
 
-    def __init__(self, scope: Scope, written: dict[str, int]) -> None:
+    def __init__(
+        self, scope: Scope, written: dict[str, int], inductions: Inductions | None = None
+    ) -> None:
         self.scope = scope
+        self.inductions = inductions
+        scope.inductions = inductions
         self.written = written  # assignments per scalar name (declaration inits excluded)
         self.records: list[Record] = []
+        self.facts: list[tuple[str, Any]] = []  # preconditions the C implies (inc >= 1)
 
     def fail(self, node: Any, message: str, hint: str = "") -> Exception:
         return self.scope.fail(node, message, hint)
@@ -63,18 +75,41 @@ class Walker:
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
         if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
             items = items[:-1]
-        self.block(items, _Ctx(), [0])
+        unset = State(None, "is read before it is given a value")
+        names = sorted(self.inductions.names) if self.inductions is not None else []
+        self.block(items, _Ctx(ivs=tuple((n, unset) for n in names)), [0])
         return self.records
 
     def _scoped(self, ctx: _Ctx) -> Scope:
         s = self.scope
         s.iters = ctx.iters
         s.aliases = dict(ctx.aliases)
+        s.pointers = dict(ctx.pointers)
+        s.minmax = dict(ctx.minmax)
+        s.ivs = dict(ctx.ivs)
         return s
 
-    def block(self, items: list[Any], ctx: _Ctx, counter: list[int]) -> None:
+    def _bind(self, ctx: _Ctx, name: str, value: Any) -> _Ctx | None:
+        """``ctx`` with integer local ``name`` bound to ``value`` when it is affine, or a
+        min/max of affine values; else None."""
+        s = self._scoped(ctx)
+        try:
+            return replace(ctx, aliases=(*ctx.aliases, (name, s.affine(value))))
+        except NotAffineError:
+            pass
+        try:
+            tree = s.tree(value)
+        except NotAffineError:
+            return None
+        if isinstance(tree, str):
+            return None
+        return replace(ctx, minmax=(*ctx.minmax, (name, (tree, s.value(value)))))
+
+    def block(self, items: list[Any], ctx: _Ctx, counter: list[int]) -> _Ctx:
+        """Handle ``items``; returns the context at their end."""
         for item in items:
             ctx = self.item(item, ctx, counter)
+        return ctx
 
     def item(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
         """Handle one block item; returns the context for the items after it (a declaration
@@ -84,23 +119,21 @@ class Walker:
             what, hint = _UNSUPPORTED[kind]
             raise self.fail(node, f"{what} cannot be represented in spf", hint)
         if isinstance(node, c_ast.Compound):
-            self.block(list(node.block_items or []), ctx, counter)
+            end = self.block(list(node.block_items or []), ctx, counter)
+            return replace(ctx, ivs=end.ivs)  # its declarations end with it, not the values
         elif isinstance(node, c_ast.EmptyStatement | c_ast.Pragma):
             pass
         elif isinstance(node, c_ast.For):
-            self.loop(node, ctx, counter)
+            return self.loop(node, ctx, counter)
         elif isinstance(node, c_ast.If):
-            self.branch(node, ctx, counter)
+            return self.branch(node, ctx, counter)
         elif isinstance(node, c_ast.Decl):
             return self.decl(node, ctx, counter)
         elif isinstance(node, c_ast.DeclList):
             for d in node.decls:
                 ctx = self.decl(d, ctx, counter)
         elif isinstance(node, c_ast.Assignment | c_ast.UnaryOp):
-            bound = self._alias(node, ctx)
-            if bound is not None:
-                return replace(ctx, aliases=(*ctx.aliases, bound))
-            self.emit(self.assignment(node, ctx), ctx, counter, node)
+            return self._update(node, ctx, counter)
         else:
             raise self.fail(
                 node,
@@ -111,10 +144,26 @@ class Walker:
 
     # ---------- statements ----------
 
-    def _alias(self, node: Any, ctx: _Ctx) -> tuple[str, str] | None:
-        """``(name, value)`` when ``node`` is the only assignment ``j = e;`` of an integer local
-        declared without a value and ``e`` is affine (``j = col[k];``): later uses in the block
-        read ``e`` itself, so subscripts such as ``x[j]`` stay UF calls."""
+    def _update(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        """An assignment or increment: a new closed form of an induction variable, a
+        pointer or integer bound to a place or value, or a statement."""
+        stepped = self._induction(node, ctx)
+        if stepped is not None:
+            return stepped
+        pointed = self._pointer(node, ctx)
+        if pointed is not None:
+            return replace(ctx, pointers=(*ctx.pointers, pointed))
+        bound = self._alias(node, ctx)
+        if bound is not None:
+            return bound
+        self.emit(self.assignment(node, ctx), ctx, counter, node)
+        return ctx
+
+    def _alias(self, node: Any, ctx: _Ctx) -> _Ctx | None:
+        """The context after ``node`` when it is the only assignment ``j = e;`` of an integer
+        local declared without a value and ``e`` is affine (``j = col[k];``) or a min/max of
+        affine values: later uses in the block read ``e`` itself, so subscripts such as
+        ``x[j]`` stay UF calls."""
         if not (isinstance(node, c_ast.Assignment) and node.op == "="):
             return None
         if not isinstance(node.lvalue, c_ast.ID) or isinstance(node.rvalue, c_ast.Assignment):
@@ -127,12 +176,42 @@ class Walker:
             return None
         if getattr(var.node, "init", None) is not None:
             return None
-        try:
-            value = self._scoped(ctx).affine(node.rvalue)
-        except NotAffineError:
+        bound = self._bind(ctx, name, node.rvalue)
+        if bound is not None:
+            self.scope.bound_only.add(name)
+        return bound
+
+    def _induction(self, node: Any, ctx: _Ctx) -> _Ctx | None:
+        """The context after an update ``k++``/``k += c``/``k = e`` of induction variable
+        ``k`` (its new closed form); None when ``node`` updates none."""
+        target = node.lvalue if isinstance(node, c_ast.Assignment) else node.expr
+        states = dict(ctx.ivs)
+        if self.inductions is None or not isinstance(target, c_ast.ID) or target.name not in states:
             return None
-        self.scope.bound_only.add(name)
-        return name, value
+        name = target.name
+        self._scoped(ctx)
+        amount = increment(node, name)
+        if amount is not None:
+            states[name] = self.inductions.add(node, name, states, amount)
+        else:
+            states[name] = self.inductions.assign(node, name, states, node.rvalue)
+        return replace(ctx, ivs=tuple(states.items()))
+
+    def _pointer(self, node: Any, ctx: _Ctx) -> tuple[str, PointerAlias] | None:
+        """``(name, alias)`` when ``node`` is the only assignment ``p = &a[k];`` of a local
+        pointer declared without a value; a pointer that moves is refused."""
+        target = node.lvalue if isinstance(node, c_ast.Assignment) else node.expr
+        var = self.scope.vars.get(target.name) if isinstance(target, c_ast.ID) else None
+        if var is None or not var.rank or var.role != "local":
+            return None
+        once = self.written.get(var.name, 0) == 1 and getattr(var.node, "init", None) is None
+        if not (once and isinstance(node, c_ast.Assignment) and node.op == "="):
+            raise self.fail(
+                node,
+                f"pointer {var.name!r} moves (pointer arithmetic)",
+                "bind each pointer once (double *p = &a[k];) and subscript it, p[i]",
+            )
+        return var.name, bind(self._scoped(ctx), var.name, var.rank, node.rvalue)
 
     def emit(self, lines: list[str], ctx: _Ctx, counter: list[int], node: Any) -> None:
         for line in lines:
@@ -193,8 +272,17 @@ class Walker:
                 )
             if name in dict(ctx.aliases):
                 raise self.fail(node, f"{name!r} is assigned after its declaration")
+            if name in dict(ctx.ivs):
+                raise self.fail(
+                    node,
+                    f"induction variable {name!r} is updated under a condition; it has no "
+                    "closed form",
+                    "update it unconditionally, or compute the index from the loop counters",
+                )
         elif isinstance(node, c_ast.ArrayRef):
-            name, _ = s.chain(node)
+            name, subs = s.chain(node)
+            if not subs:  # *p with p = &t
+                return self.target(located(c_ast.ID(name), node), ctx)
             if name in s.ufs:
                 raise self.fail(
                     node,
@@ -210,6 +298,11 @@ class Walker:
         return s.value(node)
 
     def decl(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        states = dict(ctx.ivs)
+        if self.inductions is not None and node.name in states:
+            self._scoped(ctx)
+            states[node.name] = self.inductions.assign(node, node.name, states, node.init)
+            return replace(ctx, ivs=tuple(states.items()))
         if node.init is None:
             return ctx
         if isinstance(node.init, c_ast.InitList):
@@ -217,31 +310,32 @@ class Walker:
                 node, f"initializer list for {node.name!r}", "assign the elements in a loop"
             )
         var = self.scope.vars[node.name]
-        if var.rank:
-            raise self.fail(
-                node, f"array {node.name!r} initialised from a pointer", "declare it as an array"
-            )
+        if var.rank:  # double *p = &a[k];
+            alias = bind(self._scoped(ctx), node.name, var.rank, node.init)
+            return replace(ctx, pointers=(*ctx.pointers, (node.name, alias)))
         if node.name in self.scope.iterators:
             return ctx  # a for-loop variable declared with its initial value outside the loop
-        s = self._scoped(ctx)
         if var.base not in ("double", "float") and self.written.get(node.name, 0) == 0:
-            try:
-                bound = s.affine(node.init)
-            except NotAffineError:
-                pass
-            else:
-                return replace(ctx, aliases=(*ctx.aliases, (node.name, bound)))
+            bound = self._bind(ctx, node.name, node.init)
+            if bound is not None:
+                return bound
+        s = self._scoped(ctx)
         self.emit([f"${node.name}$ = {s.value(node.init)};"], ctx, counter, node)
         return ctx
 
     # ---------- loops ----------
 
-    def loop(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+    def loop(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
         it, lo = self._init(node)
         if it in ctx.iters:
             raise self.fail(node, f"loop variable {it!r} is already used by an enclosing loop")
-        step = self._step(node, it)
         s = self._scoped(ctx)
+        found = symbolic_step(s, node, it)
+        symbolic = found if isinstance(found, tuple) else None
+        if isinstance(found, int):
+            step = found
+        else:
+            step = symbolic[0] if symbolic is not None else self._step(node, it)
         inner = replace(ctx, iters=(*ctx.iters, it))
         s = self._scoped(inner)
         try:
@@ -267,9 +361,50 @@ class Walker:
         inner = replace(
             inner, conds=(*ctx.conds, conj(conds)), prefix=(*ctx.prefix, pos, it), down=down
         )
+        if symbolic is not None:  # a stride isl cannot hold: the statements test it
+            sign, inc = symbolic
+            first = s.value(lo, 12)
+            offset = f"{first} - {it}" if sign < 0 else it if first == "0" else f"{it} - {first}"
+            inc_text = inc if inc.isidentifier() else f"({inc})"
+            inner = replace(inner, guards=(*inner.guards, f"({offset}) % {inc_text} == 0"))
+            self.facts.append((f"{inc} >= 1", node.next))
         body = node.stmt
         items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
-        self.block(items, inner, [0])
+        if self.inductions is None or not ctx.ivs:
+            self.block(items, inner, [0])
+            return ctx
+        return self._induction_loop(node, ctx, inner, items, (it, lo, step, symbolic))
+
+    def _induction_loop(
+        self, node: Any, ctx: _Ctx, inner: _Ctx, items: list[Any], head: tuple[Any, ...]
+    ) -> _Ctx:
+        """Walk a loop body while induction variables are live: each one it increments
+        holds a placeholder for the earlier iterations' part, filled in once the body says
+        what one iteration adds (docs/import_c.md)."""
+        assert self.inductions is not None
+        it, lo, step, symbolic = head
+        before = dict(ctx.ivs)
+        self._scoped(ctx)
+        body = self.inductions.enter(node, it, lo, None if symbolic else step, before)
+        first = len(self.records)
+        end = self.block(items, replace(inner, ivs=tuple(body.items())), [0])
+        bound, op = single_bound(node, it)
+        self._scoped(ctx)
+        trips, why = self.inductions.trips(
+            it, lo, bound, op, None if symbolic else step, ctx.iters,
+            domain_text(list(ctx.conds)) or "0 = 0", before, self.inductions.extent_facts(),
+        )  # fmt: skip
+        after, fills = self.inductions.leave(before, dict(end.ivs), trips, why)
+        if fills:
+            self.records[first:] = [
+                replace(
+                    r,
+                    source=fill_text(r.source, fills),
+                    conds=tuple(substitute(c, fills) for c in r.conds),
+                )
+                for r in self.records[first:]
+            ]
+        return replace(ctx, ivs=tuple(after.items()))
 
     def _init(self, node: Any) -> tuple[str, Any]:
         init = node.init
@@ -321,8 +456,8 @@ class Walker:
                     return inc if rv.op == "+" else -inc
         raise self.fail(
             nx if nx is not None else node,
-            f"loop {it!r}: the increment must be "
-            f"{it}++, {it}--, {it} += c or {it} -= c with an integer constant c",
+            f"loop {it!r}: the increment must be {it}++, {it}--, {it} += c or {it} -= c with c "
+            "an integer constant or an expression of integer parameters",
         )
 
     def _bounds(self, node: Any, it: str, step: int, s: Scope) -> list[Cond]:
@@ -364,17 +499,30 @@ class Walker:
 
     # ---------- if / else ----------
 
-    def branch(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+    def branch(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
+        """Handle an ``if``; induction variables are frozen in its arms (an increment there
+        has no closed form) and unknown after it where an arm assigned them."""
+        frozen = tuple((n, replace(st, frozen=True)) for n, st in ctx.ivs)
+        ends = self._branch(node, replace(ctx, ivs=frozen), counter)
+        after = []
+        for name, state in ctx.ivs:
+            changed = any(dict(end.ivs)[name] is not dict(frozen)[name] for end in ends)
+            why = "is assigned under a condition, so its value after the if is not known"
+            after.append((name, State(None, why) if changed else state))
+        return replace(ctx, ivs=tuple(after))
+
+    def _branch(self, node: Any, ctx: _Ctx, counter: list[int]) -> list[_Ctx]:
         s = self._scoped(ctx)
         try:
             cond: Cond | None = s.cond(node.cond)
         except NotAffineError:
             cond = None
         if cond is not None:
-            self._arm(node.iftrue, replace(ctx, conds=(*ctx.conds, cond)), counter)
+            ends = [self._arm(node.iftrue, replace(ctx, conds=(*ctx.conds, cond)), counter)]
             if node.iffalse is not None:
-                self._arm(node.iffalse, replace(ctx, conds=(*ctx.conds, negate(cond))), counter)
-            return
+                other = replace(ctx, conds=(*ctx.conds, negate(cond)))
+                ends.append(self._arm(node.iffalse, other, counter))
+            return ends
         if node.iffalse is None:
             aff: list[Cond] = []
             rest: list[Any] = []
@@ -390,15 +538,17 @@ class Walker:
             text = s.value(node.cond)
         if not _has_loop(node):
             self.emit([self.render_if(text, node, ctx)], ctx, counter, node)
-            return
+            return []
         self._check_guard(node, ctx)
-        self._arm(node.iftrue, replace(ctx, guards=(*ctx.guards, text)), counter)
+        ends = [self._arm(node.iftrue, replace(ctx, guards=(*ctx.guards, text)), counter)]
         if node.iffalse is not None:
-            self._arm(node.iffalse, replace(ctx, guards=(*ctx.guards, f"!({text})")), counter)
+            other = replace(ctx, guards=(*ctx.guards, f"!({text})"))
+            ends.append(self._arm(node.iffalse, other, counter))
+        return ends
 
-    def _arm(self, node: Any, ctx: _Ctx, counter: list[int]) -> None:
+    def _arm(self, node: Any, ctx: _Ctx, counter: list[int]) -> _Ctx:
         items = list(node.block_items or []) if isinstance(node, c_ast.Compound) else [node]
-        self.block(items, ctx, counter)
+        return self.block(items, ctx, counter)
 
     def _check_guard(self, node: Any, ctx: _Ctx) -> None:
         read = {n.name for n in nodes(node.cond) if isinstance(n, c_ast.ID)}

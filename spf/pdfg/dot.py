@@ -13,7 +13,9 @@ edges are red and dashed, bold and labelled with the loops that carry them. With
 values the labels give sizes: bytes of data spaces, footprints of the accesses that touch
 part of a data space (edge labels, which Graphviz makes room for), instances of statements.
 Temporaries that inlining or fusion would remove are filled yellow. The text is sized to stay
-readable at the docs' width (``size``: 7.3 inches, 700 pixels).
+readable at the docs' width (``size``: 7.3 inches, 700 pixels): a long statement (after
+inlining, say) is shown in short form, cut after two lines, its whole text in the node's
+tooltip (:mod:`spf.pdfg.labels`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from spf.pdfg.annotate import human_bytes
+from spf.pdfg.labels import statement_text
 from spf.pdfg.loops import Nest, tags_text
 
 if TYPE_CHECKING:
@@ -111,10 +114,11 @@ def _item(
 
 
 def _stmt_node(name: str, attrs: dict[str, Any]) -> str:
-    label = f"{name}\n{str(attrs['source']).replace('$', '')}"
+    text, full = statement_text(str(attrs["source"]))
+    label = f"{name}\n{text}"
     if "instances" in attrs:
         label += f"\n{attrs['instances']:,} instances"
-    tooltip = f"{name}: {attrs['domain']}"
+    tooltip = f"{name}: {attrs['domain']}" if text == full else f"{name}: {full}\n{attrs['domain']}"
     return (
         f'{quote(name)} [shape=box, style="rounded,filled", fillcolor=white, '
         f"label={quote(label)}, tooltip={quote(tooltip)}];"

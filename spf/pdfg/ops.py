@@ -8,7 +8,10 @@ just before ``s2`` (inside the loops the two share), in either direction of the 
 unlike IEGenLib's; ``s2`` and the statements around it keep their order. Both are
 legality-checked; an illegal operation raises ``IllegalScheduleError`` and changes nothing
 (schedules, tags, operation placements and trace are restored). They return the schedules they
-changed. ``fuse`` is recorded in the trace as ``s2.after(s1, level)``, ``reschedule`` as itself
+changed. ``fuse`` is recorded in the trace as ``s2.after(s1, level)``, or, when it moves ``s2``
+away from an earlier predecessor (fusing a statement again, deeper or elsewhere, as IEGenLib
+allows), as a :class:`~spf.schedule.commands.Fuse` that ends that order and prints as the
+``comp.fuse`` call; ``reschedule`` as itself
 (``comp.reschedule("s2", "s0")``, a :class:`~spf.schedule.commands.Reschedule` of ``s1``), so
 replaying the trace on a fresh copy rebuilds the same schedules.
 """
@@ -25,14 +28,22 @@ from spf.computation.operations import placements, restore_placements
 from spf.computation.statement import is_constant
 from spf.errors import SpfError, UndeclaredError
 from spf.schedule import ROOT
-from spf.schedule.commands import Reschedule
-from spf.schedule.order import place_rescheduled
+from spf.schedule.commands import After, Fuse, Reschedule
+from spf.schedule.order import (
+    fused_with,
+    holds,
+    latest_orders,
+    place_after,
+    place_rescheduled,
+    shared_loops,
+)
 from spf.schedule.trace import Trace, set_trace, trace_of
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
     from spf.schedule.commands import Level
+    from spf.schedule.relations import State
     from spf.sets import Relation
 
 
@@ -108,9 +119,45 @@ def fuse(comp: Computation, s1: str | Stmt, s2: str | Stmt, level: object) -> li
     after = fuse_level(first, second, level)
     before = {s.name: str(s.schedule) for s in comp.stmts}
     with transaction(comp):
-        second.after(first, after)
+        second._run(_fuse_command(comp, first, second, after, level))
         comp.check_legality()
     return _changed(comp, before)
+
+
+def _fuse_command(
+    comp: Computation, first: Stmt, second: Stmt, after: Level, level: object
+) -> After | Fuse:
+    """``second.after(first, after)``, or a :class:`Fuse` when that moves ``second`` away
+    from an earlier predecessor (outside the nest that moves with it): IEGenLib's ``fuse``
+    moves a statement fused before, and the earlier order gives way."""
+    from spf.computation.scheduling import context_of
+
+    cmd = After(other=first.name, level=after)
+    ctx = context_of(comp)
+    name = second.name
+    group = fused_with(name, shared_loops(name, cmd, ctx.states), ctx.states, ctx.orders)
+    preds = {
+        o.other: o
+        for succ, o in latest_orders(ctx.orders)
+        if succ == name and o.other not in group and o.other != first.name
+    }
+    if not preds:
+        return cmd
+    kept = [o for o in ctx.orders if o[0] != name or o[1].other not in preds]
+    new = {**ctx.states, **place_after(name, cmd, ctx.states, kept)}
+    gone = tuple(sorted(p for p, o in preds.items() if not _holds(name, o, new)))
+    if not gone:
+        return cmd
+    shared = 0 if level is ROOT else level
+    assert isinstance(shared, (int, str))  # checked by fuse_level
+    return Fuse(other=first.name, level=after, shared=shared, replaces=gone)
+
+
+def _holds(succ: str, order: After, states: dict[str, State]) -> bool:
+    try:
+        return holds(states[succ], states[order.other], shared_loops(succ, order, states))
+    except SpfError:
+        return False  # its loop is gone
 
 
 def reschedule(comp: Computation, s1: str | Stmt, s2: str | Stmt) -> list[Relation]:

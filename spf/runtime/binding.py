@@ -3,7 +3,8 @@
 :class:`Binder` checks what a call passes by name: parameters are ints that fit their C type
 (or follow from the arrays' declared shapes), arrays are numpy arrays of the right dtype, rank
 and shape, C-contiguous, aligned and writeable where written; ``check=True`` also checks the
-declared UF facts (:mod:`spf.runtime.checks`) and that no written array overlaps another.
+declared UF facts (:mod:`spf.runtime.checks`), the preconditions on the parameters
+(:mod:`spf.runtime.preconditions`) and that no written array overlaps another.
 :class:`~spf.runtime.kernel.Kernel` binds every call with it, and so does the reference
 interpreter (``Computation.interpret``), so both refuse the same arguments.
 """
@@ -11,7 +12,7 @@ interpreter (``Computation.interpret``), so both refuse the same arguments.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
@@ -22,7 +23,8 @@ from spf.sets.expr import Evaluator, compile_expr
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Arg, Signature
-    from spf.runtime.fact_check import FactChecker
+    from spf.runtime.fact_check import CheckCost, FactChecker
+    from spf.runtime.preconditions import PreconditionCheck
 
 _MISSING: Any = object()
 
@@ -44,7 +46,7 @@ class _Data:
         self.writes = not self.is_uf and not arg.const
         self.shape_text: tuple[str, ...] | None = None
         self.shape_of: Callable[[dict[str, int]], tuple[int, ...]] | None = None
-        rank = arg.uf.arity if self.is_uf and arg.uf is not None else arg.rank
+        rank = arg.uf.array_uf().arity if self.is_uf and arg.uf is not None else arg.rank
         if not self.is_uf and arg.shape is not None:
             self.shape_text = tuple(str(e) for e in arg.shape)
             self.shape_of = _shape_fn(arg.name, arg.shape, params)
@@ -172,6 +174,8 @@ class Binder:
         context: str | None = None,
         in_loop: frozenset[str] | None = None,
         zero_based: frozenset[str] = frozenset(),
+        in_loop_facts: frozenset[int] = frozenset(),
+        overlap_in_loop: bool = False,
     ) -> None:
         self.signature = signature
         self.context = context
@@ -180,7 +184,11 @@ class Binder:
         each index value's range and the monotonicity of the UFs named here
         (:mod:`spf.codegen.arg_checks`); :meth:`bind` checks the rest. The loops test the
         UFs named in ``zero_based`` against ``[0, hi]``: a call whose lowest declared value
-        is above 0 has their range checked here."""
+        is above 0 has their range checked here. ``in_loop_facts``: the numbers of the
+        facts (``signature.facts``) the kernel's loops check (spf.runtime.fact_check);
+        ``overlap_in_loop``: the kernel tests that no written array overlaps another itself
+        (:meth:`check_contents` then leaves it out)."""
+        self.overlap_in_loop = overlap_in_loop
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
             if np.dtype(a.dtype).kind not in "iuf":
@@ -221,8 +229,15 @@ class Binder:
 
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
             labels = signature.fact_labels or None
-            self._facts = FactChecker(signature.facts, ufs, labels)
+            self._facts = FactChecker(signature.facts, ufs, labels, in_loop=in_loop_facts)
+        self._preconditions: PreconditionCheck | None = None
+        if signature.preconditions:
+            from spf.runtime.preconditions import PreconditionCheck
+
+            where = f"kernel {signature.function}: " if context is None else ""
+            self._preconditions = PreconditionCheck(signature.preconditions, where)
         self._fast = _FastPlan(self)
+        self._checked = _CheckedPlan(self)
         self._written = tuple(i for i, d in enumerate(self.data) if d.writes)
 
     def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
@@ -231,6 +246,75 @@ class Binder:
         arrays of the exact dtype, contiguous, aligned, of the declared shapes), checked
         without any fact; None for any other call (:meth:`bind` then says what is wrong)."""
         return self._fast.bind(args)
+
+    def checked_fast(
+        self, args: Mapping[str, object]
+    ) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
+        """:meth:`fast` for a call with ``check=True``: also None unless the checks that
+        depend only on the parameters and the arrays' shapes pass (UF lengths) and the
+        kernel's loops check every UF value (:class:`_CheckedPlan`); the call must then
+        still pass :meth:`check_contents`."""
+        return self._checked.bind(args)
+
+    def check_contents(self, values: tuple[Any, ...], arrays: Sequence[Array]) -> None:
+        """What :meth:`checked_fast` leaves to every call: the preconditions, the facts not
+        checked in the loops, and that no written array overlaps another."""
+        if self._preconditions is not None:
+            self._preconditions.check(dict(zip(self.param_order, values, strict=True)))
+        facts = self._facts
+        if facts is not None and not facts.quiet:
+            params = dict(zip(self.param_order, values, strict=True))
+            ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
+            facts.check(params, ufs)
+        if not self.overlap_in_loop:
+            self._no_overlap(arrays)
+
+    @property
+    def needs_contents(self) -> bool:
+        """Whether :meth:`check_contents` has anything to do (plans the facts)."""
+        return (
+            not self.overlap_in_loop
+            or self._preconditions is not None
+            or (self._facts is not None and not self._facts.quiet)
+        )
+
+    def overlap_error(self, arrays: Sequence[Array], written: int, other: int) -> ArgumentError:
+        """The error for arrays ``written`` and ``other`` (positions in :attr:`data`) that
+        the kernel found sharing memory."""
+        try:
+            self._no_overlap(arrays)
+        except ArgumentError as err:
+            return err
+        d, o = self.data[written], self.data[other]
+        return ArgumentError(
+            f"{d.label} and {o.name} share memory, but {d.name} is written and "
+            f"{self._restrict}; pass a copy of one"
+        )
+
+    @property
+    def check_cost(self) -> CheckCost:
+        """How a ``check=True`` call verifies each fact (spf.runtime.fact_check)."""
+        from spf.runtime.fact_check import CheckCost
+
+        return self._facts.cost if self._facts is not None else CheckCost()
+
+    def fact_error(
+        self, number: int, arrays: Sequence[Array], params: Mapping[str, Any], note: str
+    ) -> ArgumentError:
+        """The error for fact ``number`` when the kernel's loops found it broken."""
+        assert self._facts is not None
+        ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
+        return self._in_context(self._facts.loop_error(number, params, ufs, note))
+
+    @property
+    def timed_facts(self) -> bool:
+        """The last check timed some fact checks (:meth:`slow_facts` compares them)."""
+        return self._facts is not None and bool(self._facts.timings)
+
+    def slow_facts(self, kernel_s: float) -> list[str]:
+        """Facts whose check, timed by the last checked call, took longer than the
+        kernel's ``kernel_s`` seconds (each named once)."""
+        return [] if self._facts is None else self._facts.slow(kernel_s)
 
     def bind(
         self, args: Mapping[str, object], check: bool = True
@@ -389,7 +473,10 @@ class Binder:
         return err
 
     def _check(self, arrays: list[Array], params: dict[str, int]) -> None:
-        """The UF facts, and that no written array overlaps another (arguments are restrict)."""
+        """The preconditions, the UF facts, and that no written array overlaps another
+        (arguments are restrict)."""
+        if self._preconditions is not None:
+            self._preconditions.check(params)
         data, in_loop = self.data, self.in_loop
         key = tuple(params.values())
         for d, arr in zip(data, arrays, strict=True):
@@ -406,12 +493,13 @@ class Binder:
                     c.check(arr, params, order=False)
                 elif any(map(operator.lt, arr.shape, need)):
                     c.check(arr, params, values=False, order=False)
-        if self._facts is not None:
+        if self._facts is not None and not self._facts.quiet:
             ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}
             self._facts.check(params, ufs)
-        self._no_overlap(arrays)
+        if not self.overlap_in_loop:  # else the kernel's checked function tests it
+            self._no_overlap(arrays)
 
-    def _no_overlap(self, arrays: list[Array]) -> None:
+    def _no_overlap(self, arrays: Sequence[Array]) -> None:
         """No written array shares memory with another. Two different arrays that both own
         their memory (``base`` None: numpy allocated each) cannot; others are asked."""
         bases = list(map(_BASE, arrays))
@@ -448,7 +536,7 @@ class _FastPlan:
     def __init__(self, binder: Binder) -> None:
         data = binder.data
         self.count = len(binder.signature.args)
-        self.usable = not binder._floats and all(d.inner_of is None for d in data)
+        self.usable = not binder._floats
         self.order = binder.param_order
         self.limits = binder._limits
         self.split = len(self.order)
@@ -475,6 +563,8 @@ class _FastPlan:
                     return False  # a 0-d data space passed as shape (1,) takes the slow path
             elif d.rank is not None and len(shape) != d.rank:
                 return False
+            elif d.inner_of is not None and shape[1:] != d.inner_of(params):
+                return False  # a multi-argument UF: its trailing extents are declared
         return True
 
     def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
@@ -500,6 +590,34 @@ class _FastPlan:
                 known.clear()
             known.append(looks)
         return values, arrays
+
+
+class _CheckedPlan(_FastPlan):
+    """:meth:`Binder.checked_fast`: the looks accepted are also those whose UF lengths fit
+    the call's parameters; usable when the kernel's loops check every UF value (a UF whose
+    values or order are checked before the call, with numpy, takes the full path)."""
+
+    def __init__(self, binder: Binder) -> None:
+        super().__init__(binder)
+        in_loop = binder.in_loop
+        self.usable = self.usable and in_loop is not None
+        for d in binder.data:
+            c = d.uf_check
+            if c is not None and c.uf.monotonic is not None and d.name not in (in_loop or ()):
+                self.usable = False
+
+    def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
+        if not super().valid(values, looks):
+            return False
+        params = dict(zip(self.order, values, strict=True))
+        for d, (_, shape, _) in zip(self.data, looks, strict=True):
+            c = d.uf_check
+            if c is None:
+                continue
+            need = c.min_shape(params, values)
+            if need is None or any(map(operator.lt, shape, need)):
+                return False
+        return True
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, object]], tuple[Any, ...]]:

@@ -25,7 +25,10 @@ Bounds = list[tuple[int, int]] | None
 class UFCheck:
     """Checks an index array against its UF's declared domain, range and monotonicity.
 
-    ``label`` names the argument at the start of a message (default: the UF's name).
+    ``label`` names the argument at the start of a message (default: the UF's name). The
+    array of a UF that returns a tuple has one more axis, its components (``f[i][c]``),
+    each checked against its part of the range here (the in-loop checks know only the
+    union of the parts).
     """
 
     def __init__(self, uf: UF, params: frozenset[str], *, label: str | None = None) -> None:
@@ -33,21 +36,30 @@ class UFCheck:
         self.label = uf.name if label is None else label
         self.domain: Set | None = None
         self.range: Set | None = None
+        array = uf.array_uf()
         # clamp to a box so that one-sided declarations still give (huge) finite bounds
-        if uf.domain is not None and uf.domain.params <= params:
-            names = [f"d{k}" for k in range(uf.arity)]
+        if array.domain is not None and array.domain.params <= params:
+            names = [f"d{k}" for k in range(array.arity)]
             box = " and ".join(f"-{_BIG} <= {v} <= {_BIG}" for v in names)
-            self.domain = uf.domain.intersect(Set(f"{{[{', '.join(names)}]: {box}}}"))
+            self.domain = array.domain.intersect(Set(f"{{[{', '.join(names)}]: {box}}}"))
         info = np.iinfo(np.dtype(uf.dtype))
-        if uf.range is not None and uf.range.params <= params:
-            self.range = uf.range.intersect(Set(f"{{[v]: {info.min} <= v <= {info.max}}}"))
-        self._cache: dict[tuple[bool, tuple[int, ...]], Bounds] = {}
+        values = Set(f"{{[v]: {info.min} <= v <= {info.max}}}")
+        if array.range is not None and array.range.params <= params:
+            self.range = array.range.intersect(values)
+        self.components: tuple[Set, ...] = ()
+        """Per component of a tuple-valued UF: the values it may take."""
+        if uf.out_arity > 1 and self.range is not None:
+            parts = [uf.component_range(c) for c in range(uf.out_arity)]
+            self.components = tuple(p.intersect(values) for p in parts if p is not None)
+        self._cache: dict[tuple[int, tuple[int, ...]], Bounds] = {}
         self._shapes: dict[tuple[int, ...], tuple[int, ...] | None] = {}
         self.zero_based = False
         """The kernel's loops test the values against ``[0, hi]`` (spf.codegen.arg_checks)."""
 
-    def _bounds(self, is_domain: bool, s: Set, params: dict[str, int]) -> Bounds:
-        key = (is_domain, tuple(params[p] for p in sorted(s.params)))  # a few params at most
+    def _bounds(self, which: int, s: Set, params: dict[str, int]) -> Bounds:
+        """Bounds of the domain (``which = 1``), the range (0) or component ``c`` (``-1 -
+        c``)."""
+        key = (which, tuple(params[p] for p in sorted(s.params)))  # a few params at most
         if key not in self._cache:
             if len(self._cache) > 256:
                 self._cache.clear()
@@ -90,7 +102,9 @@ class UFCheck:
         used, offset = self._used(arr, params)
         if used.size == 0:
             return
-        if self.range is not None:
+        if self.components:
+            self._check_components(used, offset, params)
+        elif self.range is not None:
             rb = self._bounds(False, self.range, params)
             lo, hi = rb[0] if rb is not None else (1, 0)
             if (values or lo > hi) and (used.min() < lo or used.max() > hi):
@@ -105,6 +119,22 @@ class UFCheck:
             if bad.any():
                 raise self.order_error(arr, int(np.argmax(bad)) + offset[0] + 1, params)
 
+    def _check_components(
+        self, used: Array, offset: tuple[int, ...], params: dict[str, int]
+    ) -> None:
+        """Each component of a tuple-valued UF's array within its part of the range."""
+        first = offset[-1]
+        for k in range(used.shape[-1]):
+            c = first + k
+            rb = self._bounds(-1 - c, self.components[c], params)
+            lo, hi = rb[0] if rb is not None else (1, 0)
+            column = used[..., k]
+            bad = np.flatnonzero(((column < lo) | (column > hi)).ravel())
+            if bad.size:
+                at = np.unravel_index(int(bad[0]), column.shape)
+                index = (*(int(i) + o for i, o in zip(at, offset, strict=False)), c)
+                raise self.range_error(index, int(column[at]), params)
+
     def min_shape(self, params: dict[str, int], key: tuple[int, ...]) -> tuple[int, ...] | None:
         """The least extent per axis an array needs for the declared domain, remembered per
         ``key`` (the call's parameter values); None when the values must be checked here: an
@@ -112,6 +142,8 @@ class UFCheck:
         above 0 for a UF the loops test against ``[0, hi]`` (:attr:`zero_based`)."""
         if key in self._shapes:
             return self._shapes[key]
+        if self.components:  # a tuple-valued UF's components are checked here
+            return None
         need: tuple[int, ...] | None = None
         rb = self._bounds(False, self.range, params) if self.range is not None else [(0, 0)]
         if rb is not None and rb[0][0] <= rb[0][1] and (rb[0][0] == 0 or not self.zero_based):
@@ -125,17 +157,23 @@ class UFCheck:
         self._shapes[key] = need
         return need
 
-    def loop_bounds(self, params: dict[str, int]) -> tuple[int, int, int]:
-        """``(lowest value, highest value, lowest domain index)`` for the in-loop checks."""
+    def loop_bounds(self, params: dict[str, int]) -> tuple[int, int, int, int]:
+        """``(lowest value, highest value, lowest domain index, entries read)`` for the
+        in-loop checks (the last: the entries from index 0 the declared domain covers, -1
+        when it does not say; what the no-overlap test compares)."""
         lo, hi = -(2**63), 2**63 - 1
         if self.range is not None:
             rb = self._bounds(False, self.range, params)
             lo, hi = rb[0] if rb is not None else (1, 0)
-        first = 0
+        first, entries = 0, -1
         if self.domain is not None:
             box = self._bounds(True, self.domain, params)
             first = max(box[0][0], 0) if box else 0
-        return lo, hi, first
+            if box is None:
+                entries = 0
+            elif all(h < _BIG for _, h in box):
+                entries = int(np.prod([h + 1 for _, h in box]))
+        return lo, hi, first, entries
 
     def range_error(
         self, at: tuple[int, ...], value: int, params: dict[str, int], *, in_loop: bool = False
@@ -143,10 +181,13 @@ class UFCheck:
         """``name[at] = value`` is outside the declared range."""
         name = self.uf.name
         where = ", ".join(map(str, at))
+        part = ""
+        if self.components and 0 <= at[-1] < len(self.components):
+            part = f" (component {at[-1]}: {self.uf.component_range(at[-1])})"
         return ArgumentError(
             f"{self.label}: {name}[{where}] = {value} is outside the declared range "
-            f"{self.uf.range} of UF {name!r}{with_params(params)}; fix the index array or its "
-            f"declaration{IN_LOOP if in_loop else ''}"
+            f"{self.uf.range} of UF {name!r}{part}{with_params(params)}; fix the index array "
+            f"or its declaration{IN_LOOP if in_loop else ''}"
         )
 
     def order_error(

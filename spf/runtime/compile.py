@@ -13,6 +13,7 @@ from spf.errors import CodegenError, SpfError
 from spf.runtime.warm import source_identity
 
 if TYPE_CHECKING:
+    from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Signature
     from spf.computation.computation import Computation
     from spf.runtime import Kernel
@@ -67,7 +68,9 @@ def compile_kernel(
     cache_dir: str | None = None,
     **options: Any,
 ) -> Kernel:
-    """Generate ``comp`` for ``target``, compile it (cached on disk) and load it."""
+    """Generate ``comp`` for ``target``, compile it (cached on disk) and load it; a
+    :class:`~spf.errors.PreconditionWarning` names the kernel's preconditions, if any."""
+    from spf.analysis.preconditions import warn_preconditions
     from spf.codegen import TARGETS
 
     if target not in TARGETS:
@@ -85,8 +88,9 @@ def compile_kernel(
         if remembered is not None:
             hit = warm.load(remembered, comp, argv=argv, flags=flags, cache_dir=cache_dir)
             if hit is not None:
+                warn_preconditions(comp.name, hit.preconditions)
                 return hit
-    from spf.codegen import codegen, printer_options
+    from spf.codegen import generate, printer_options
     from spf.codegen.program import c_function_name, signature
     from spf.runtime.kernel import Kernel
 
@@ -107,12 +111,17 @@ def compile_kernel(
         ).encode()
     ).hexdigest()
     source = _GENERATED.get(key) or _read_generated(key, cache_dir)
+    preconditions = None
     if source is None:
-        source = codegen(comp, target, fname, check, **printing)
+        source, preconditions = generate(comp, target, fname, check, **printing)
         _write_generated(key, source, cache_dir)
     _GENERATED[key] = source
+    if preconditions is None:
+        preconditions = bounds_preconditions(comp, check)
+    warn_preconditions(comp.name, preconditions)
     obligations = bounds_obligations(comp, check)
     sig = with_obligations(signature(comp, fname), obligations, comp)
+    sig = replace(sig, preconditions=preconditions)
     if target != "c":
         # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
         backend = importlib.import_module(f"spf.runtime.{target}")
@@ -136,10 +145,22 @@ def compile_kernel(
 def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     """The kernel's signature; with ``check`` its facts are the assumptions and then the
     bounds obligations (accesses no static proof keeps inside their data space,
-    docs/backends/c.md), so a call with ``check=True`` verifies both on its arguments."""
+    docs/backends/c.md), and its preconditions the parameter conditions keeping accesses in
+    bounds, so a call with ``check=True`` verifies them all on its arguments."""
     from spf.codegen.program import signature
 
-    return with_obligations(signature(comp, fname), bounds_obligations(comp, check), comp)
+    sig = with_obligations(signature(comp, fname), bounds_obligations(comp, check), comp)
+    return replace(sig, preconditions=bounds_preconditions(comp, check))
+
+
+def bounds_preconditions(comp: Computation, check: bool) -> tuple[Precondition, ...]:
+    """The parameter conditions a call with ``check`` verifies (empty without ``check``):
+    accesses in bounds for some parameter values only (spf.analysis.preconditions)."""
+    if not check:
+        return ()
+    from spf.analysis import check_bounds
+
+    return check_bounds(comp).preconditions
 
 
 def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:

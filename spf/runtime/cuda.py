@@ -195,8 +195,9 @@ class CudaKernel:
     """A compiled CUDA computation: ``kernel(B=B, A=A, N=n, check=True)``.
 
     Attributes as :class:`~spf.runtime.kernel.Kernel` (``name``, ``signature``, ``source``
-    (the ``.cu`` text), ``path``, ``command``, ``arguments``, ``compiler_output``), plus
-    ``mode``: ``"emulate"``, ``"nvcc"``, ``"pycuda"`` or ``"cupy"``.
+    (the ``.cu`` text), ``path``, ``command``, ``arguments``, ``compiler_output``,
+    ``preconditions``), plus ``mode``: ``"emulate"``, ``"nvcc"``, ``"pycuda"`` or ``"cupy"``,
+    and :attr:`last_threads`.
     """
 
     def __init__(
@@ -216,6 +217,7 @@ class CudaKernel:
         self.compiler_output = built.stderr
         self.mode = mode
         self.arguments: tuple[Arg, ...] = signature.args
+        self.preconditions = signature.preconditions
         for a in signature.args:
             if a.name == "check":
                 raise SpfError(
@@ -224,6 +226,8 @@ class CudaKernel:
         cdef = f"{self.signature};\nconst char *{self.name}_spf_error(void);\n"
         if gpu is not None:
             cdef += _BRIDGE_CDEF
+        if mode == "emulate":
+            cdef += "int spf_emu_take_threads(void);\n"
         self._ffi, self._lib = _load(self.path, cdef, self.command)
         self._fn = getattr(self._lib, self.name)
         self._error_fn = getattr(self._lib, f"{self.name}_spf_error")
@@ -236,9 +240,20 @@ class CudaKernel:
         self._callbacks: list[Any] = []
         if gpu is not None:
             self._table = self._bridge_table(gpu)
+        self._take_threads: Any = self._lib.spf_emu_take_threads if mode == "emulate" else None
+        self._last_threads: int | None = None
 
     def __repr__(self) -> str:
         return f"<CudaKernel {self.signature} ({self.mode}) from {self.path}>"
+
+    @property
+    def last_threads(self) -> int | None:
+        """The CPU threads the last call ran on: emulated (``emulate=True``), the most OpenMP
+        threads one of its launches spread its blocks over (at most one per block; 1 when built
+        with ``openmp=False`` or when nothing was launched); on a GPU, 1 (the host thread that
+        copies and launches: the GPU's threads are the launch configuration, ``tile_gpu``);
+        ``None`` before the first call."""
+        return self._last_threads
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the host function on arrays bound by name; outputs are written in place."""
@@ -255,7 +270,11 @@ class CudaKernel:
         self._failure = None
         if self._table is not None:
             self._lib.spf_cuda_set_bridge(self._table)
-        status = self._fn(*cargs)
+        try:
+            status = self._fn(*cargs)
+        finally:
+            take = self._take_threads
+            self._last_threads = max(1, int(take())) if take is not None else 1
         if status != 0:
             message = ffi.string(self._error_fn()).decode(errors="replace")
             failure, self._failure = self._failure, None

@@ -1,11 +1,27 @@
-"""Run-time checks of facts (``assume``) on kernel arguments, by generated C.
+"""Run-time checks of facts (``assume``) on kernel arguments, by generated C (API.md §16).
 
-Each fact ``forall vars: premise => conclusion`` becomes a small spf Computation of its own: one
-statement whose domain is the premise (restricted to where every UF call it makes is inside
-the UF's declared domain) and whose body counts the points where the conclusion fails and
-records the first one in lexicographic order. It is scanned, printed and compiled like any
-computation (cached on disk), so the loop over the premise is C, not Python. A fact over
-parameters only is evaluated on the parameter values.
+Each fact ``forall vars: premise => conclusion`` is checked on its check domain (the premise
+where every UF call it makes is inside the UF's declared domain) by a statement of a small
+spf Computation: it counts the points where the conclusion fails and records the first one
+in lexicographic order. It is scanned, printed and compiled like any computation (cached on
+disk), so the loop over the premise is C, not Python. A fact over parameters only is
+evaluated on the parameter values. :mod:`spf.analysis.fact_plan` decides how each fact is
+checked (:attr:`FactCost.how`):
+
+* ``"parameters"``: a fact over parameters only, evaluated on their values;
+* ``"in loop"``: the kernel's checked function tests it where its statements run
+  (:mod:`spf.codegen.arg_checks`); this checker only words the error;
+* ``"each call"``: a check whose cost is linear in the arrays it reads runs before every
+  call (all of them in one generated function);
+* ``"remembered"``: a check that stays superlinear runs once per content of the arrays it
+  reads: a CRC-32 of each (and the parameters it uses) is remembered once it passed, and a
+  call with the same content skips it; any other content (new arrays, or the same arrays
+  changed in place) is checked again.
+
+An ordering over pairs (``k1 < k2 => col(k1) < col(k2)``) is checked on neighbouring pairs
+(:func:`~spf.analysis.fact_plan.adjacent_form`); its errors still name the fact as written.
+A check that takes longer than the kernel's own call logs one warning naming the fact
+(logger ``spf``).
 
 :class:`FactChecker` takes any list of facts, e.g. obligations of the form
 ``forall i, k, j: <domain> => 0 <= j < M`` that a bounds proof could not discharge.
@@ -13,15 +29,22 @@ parameters only is evaluated on the parameter values.
 
 from __future__ import annotations
 
+import threading
+import time
+import zlib
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from spf.errors import ArgumentError, CodegenError
+from spf.sets.calls import call_parts
 from spf.sets.facts import Fact, check_domain, condition_terms
 
 if TYPE_CHECKING:
+    from spf.analysis.fact_plan import FactPlan
     from spf.runtime.kernel import Kernel
     from spf.sets import UF, Set
 
@@ -29,6 +52,14 @@ if TYPE_CHECKING:
     import sympy as sp
 else:
     from spf._lazy import sympy as sp
+
+REMEMBERED = 32
+"""Contents remembered per remembered fact (the least recently used one is forgotten)."""
+TIMED_CALLS = 3
+"""The first calls time the per-call checks (for the too-slow warning); later ones do not."""
+SLOW_FLOOR_S = 2e-4
+"""A check is called slower than its kernel (the warning) only past this many seconds: below
+it the time is the calls' own overhead, not the check's work."""
 
 
 def _c(e: sp.Expr) -> str:
@@ -45,7 +76,9 @@ def _c(e: sp.Expr) -> str:
         if coeff.is_Integer:
             return f"{int(coeff)} * ({_c(rest)})"
     if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
-        return f"{type(e).__name__}({', '.join(_c(a) for a in e.args)})"
+        name, args, component = call_parts(e)
+        call = f"{name}({', '.join(_c(a) for a in args)})"
+        return call if component is None else f"{call}[{component}]"
     raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
 
 
@@ -58,80 +91,144 @@ def condition_c(conclusion: Set) -> str:
     return " || ".join(f"({d})" for d in disjuncts) or "0"
 
 
-class _QuantifiedCheck:
-    """One quantified fact: its check Computation, compiled on first use."""
+@dataclass(frozen=True)
+class FactCost:
+    """How a ``check=True`` call verifies one fact (:attr:`spf.Kernel.check_cost`).
 
-    def __init__(self, fact: Fact, ufs: Mapping[str, UF], index: int, label: str) -> None:
+    ``fact``: the fact as written (an assumption, or a bounds obligation); ``label``: how
+    errors name it; ``how``: ``"parameters"``, ``"in loop"``, ``"each call"`` or
+    ``"remembered"`` (module docstring); ``checked``: the fact the check tests (the
+    neighbouring-pairs form of an ordering over pairs, else ``fact``); ``reads``: the index
+    arrays it reads (for a remembered fact, the arrays whose checksum it is remembered by).
+    """
+
+    fact: str
+    label: str
+    how: str
+    checked: str
+    reads: tuple[str, ...]
+
+    def __str__(self) -> str:
+        via = f" (checked as {self.checked!r})" if self.checked != self.fact else ""
+        return f"{self.how}: {self.fact!r}{via}"
+
+
+class CheckCost(tuple[FactCost, ...]):
+    """The :class:`FactCost` of each fact, in order; ``remembered`` lists the facts verified
+    once per content of the arrays they read; ``str()`` gives one line per fact."""
+
+    @property
+    def remembered(self) -> tuple[str, ...]:
+        return tuple(c.fact for c in self if c.how == "remembered")
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self)) or "(no facts)"
+
+
+class _Checks:
+    """Facts checked by one generated Computation, one statement each (compiled on first
+    use): :meth:`run` returns the first one that fails, its count and first point."""
+
+    def __init__(self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> None:
         from spf.computation.computation import Computation
         from spf.computation.statement import Stmt
 
-        self.fact = fact
-        self.label = label
-        domain = check_domain(fact, ufs)
-        _check_bounded(fact, domain)
-        comp = Computation(f"spf_assumption_{index}")
-        used = fact.ufs | {c.split("(", 1)[0] for c in domain.uf_calls}
-        params = set(fact.params) | domain.params
-        for name in sorted(used):
-            decl = ufs.get(name)
+        comp = Computation(name)
+        used: set[str] = set()
+        params: set[str] = set()
+        domains = []
+        for f in facts:
+            domain = check_domain(f, ufs)
+            _check_bounded(f, domain)
+            domains.append(domain)
+            used |= f.ufs | {c.split("(", 1)[0] for c in domain.uf_calls}
+            params |= set(f.params) | domain.params
+        for name_ in sorted(used):
+            decl = ufs.get(name_)
             if decl is None:
                 continue
             comp.declare_uf(
-                name,
+                name_,
                 arity=decl.arity,
                 domain=decl.domain,
                 range=decl.range,
                 monotonic=decl.monotonic,
                 dtype=decl.dtype,
+                out_arity=decl.out_arity,
+                inverse=decl.inverse,
             )
             for s in (decl.domain, decl.range):
                 if s is not None:
                     params |= s.params
         for p in sorted(params):
             comp.add_constant(p)
-        nvars = len(fact.vars)
-        # The count and the first violating point: names the fact does not use (spf's own
-        # ``spf_`` prefix is reserved for generated code, not for data spaces).
-        taken = set(comp.params) | set(comp.ufs) | set(fact.vars)
-        self.count_name = _fresh("violations", taken)
-        self.at_name = _fresh("first_violation", taken)
-        n, at = self.count_name, self.at_name
-        comp.add_data_space(n, "int64_t", shape=(1,))
-        comp.add_data_space(at, "int64_t", shape=(nvars,))
-        record = " ".join(f"${at}$({k}) = {v};" for k, v in enumerate(fact.vars))
-        source = (
-            f"if (!({condition_c(fact.conclusion)})) {{ "
-            f"if (${n}$(0) == 0) {{ {record} }} ${n}$(0) += 1; }}"
-        )
-        comp.add_stmt(Stmt(source, str(domain)))
+        # counts and first violating points, in one array (a name no fact uses; spf's own
+        # ``spf_`` prefix is reserved for generated code, not for data spaces):
+        # fact n's count at n * stride, its first violating point after it
+        taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars}
+        self.stride = 1 + max((len(f.vars) for f in facts), default=0)
+        record = self.record_name = _fresh("violations", taken)
+        comp.add_data_space(record, "int64_t", shape=(len(facts) * self.stride,))
+        for n, (f, domain) in enumerate(zip(facts, domains, strict=True)):
+            base = n * self.stride
+            point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
+            source = (
+                f"if (!({condition_c(f.conclusion)})) {{ "
+                f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
+            )
+            vs = list(domain.tuple_vars)
+            sched = ", ".join([str(n), *(f"{v}, 0" for v in vs)])
+            comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
         self.comp = comp
+        self.facts = tuple(facts)
         self.kernel: Kernel | None = None
+        self.seconds = 0.0
+        """How long the last :meth:`run` took (its compiled check's call alone; 0 for the
+        first, which also sets the call up)."""
+        self.runs = 0
+        self.timed = True
+        """Whether :meth:`run` measures :attr:`seconds` (the caller's first calls)."""
         self.params = tuple(sorted(comp.params))
         self.ufs = tuple(sorted(comp.ufs))
+        self._records = threading.local()
 
-    def run(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> None:
-        if self.kernel is None:
+    def run(
+        self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+    ) -> tuple[int, int, tuple[int, ...]] | None:
+        """The first fact that fails (its position, count and first point), or None. The
+        arrays were checked by the caller's binding (the same UF declarations), so after its
+        first call the compiled check is called directly (its own checked function still
+        tests every index value it reads)."""
+        kernel = self.kernel
+        if kernel is None:
             from spf.runtime.compile import compile_kernel
 
-            self.kernel = compile_kernel(self.comp, openmp=False, check=False)
-        count = np.zeros(1, dtype=np.int64)
-        at = np.zeros(max(1, len(self.fact.vars)), dtype=np.int64)
-        args: dict[str, object] = {p: params[p] for p in self.params}
-        args |= {u: ufs[u] for u in self.ufs}
-        args[self.count_name] = count
-        args[self.at_name] = at[: len(self.fact.vars)]
-        # checked: a compiled kernel's UF ranges are tested inside its loops (not before
-        # the call), so the check loop must not trust the index values it reads either
-        self.kernel(check=True, **args)
-        if count[0]:
-            where = ", ".join(f"{v} = {int(x)}" for v, x in zip(self.fact.vars, at, strict=False))
-            more = f" ({int(count[0])} violations in all)" if count[0] > 1 else ""
-            raise ArgumentError(
-                f"{self.label} does not hold for these arguments: it fails first at "
-                f"{where}{more}{_with(params)}; fix the index arrays"
-                f"{' or drop the assumption' if self.label == assumption_label(self.fact) else ''}"
-                " (or call with check=False to skip the checks)"
-            )
+            kernel = self.kernel = compile_kernel(self.comp, openmp=False, check=False)
+        try:
+            record = self._records.record
+            record.fill(0)
+        except AttributeError:  # this thread's own record array
+            record = self._records.record = np.zeros(len(self.facts) * self.stride, np.int64)
+        arrays = [ufs[u] for u in self.ufs]
+        if self.runs:
+            start = time.perf_counter() if self.timed else 0.0
+            kernel.call_checked_raw(tuple(params[p] for p in self.params), [*arrays, record])
+            self.seconds = time.perf_counter() - start if self.timed else 0.0
+        else:  # the full binding, once: any argument it would refuse is refused here
+            args: dict[str, object] = {p: params[p] for p in self.params}
+            kernel(check=True, **args, **dict(zip(self.ufs, arrays, strict=True)),
+                   **{self.record_name: record})  # fmt: skip
+            self.seconds = 0.0  # that call also set up the argument checks: not the cost
+        self.runs += 1
+        if not np.count_nonzero(record):
+            return None
+        counts = record[:: self.stride]
+        if not counts.any():
+            return None
+        n = int(np.flatnonzero(counts)[0])
+        nvars = len(self.facts[n].vars)
+        base = n * self.stride
+        return n, int(record[base]), tuple(int(v) for v in record[base + 1 : base + 1 + nvars])
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -165,29 +262,196 @@ def _check_bounded(fact: Fact, domain: Set) -> None:
         )
 
 
+class _Planned:
+    """One quantified fact and how it is checked."""
+
+    def __init__(self, plan: FactPlan, label: str, how: str, ufs: Mapping[str, UF]) -> None:
+        self.plan, self.label, self.how = plan, label, how
+        domain_ufs = {c.split("(", 1)[0] for c in check_domain(plan.checked, ufs).uf_calls}
+        self.reads = tuple(sorted((plan.checked.ufs | domain_ufs) & set(ufs)))
+        self.params = tuple(sorted(plan.checked.params | _declared_params(self.reads, ufs)))
+        self.seen: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+        self.exact: _Checks | None = None
+        self.warned = False
+
+    @property
+    def fact(self) -> Fact:
+        return self.plan.fact
+
+    def point(self, point: tuple[int, ...]) -> str:
+        """``i = 3, k1 = 5, k2 = 6``: the point of the checked fact named in the fact's
+        own variables (an adjacent form's second variable is its first plus one)."""
+        names = list(self.plan.checked.vars)
+        values = dict(zip(names, point, strict=False))
+        adj = self.plan.adjacent
+        if adj is not None and adj.first in values:
+            values[adj.second] = values[adj.first] + 1
+        return ", ".join(f"{v} = {values[v]}" for v in self.fact.vars if v in values)
+
+    def error(
+        self, count: int, point: tuple[int, ...], params: Mapping[str, Any], note: str = ""
+    ) -> ArgumentError:
+        more = f" ({count} violations in all)" if count > 1 and self.plan.adjacent is None else ""
+        drop = " or drop the assumption" if self.label == assumption_label(self.fact) else ""
+        return ArgumentError(
+            f"{self.label} does not hold for these arguments: it fails first at "
+            f"{self.point(point)}{more}{_with(params)}; fix the index arrays{drop}"
+            f" (or call with check=False to skip the checks){note}"
+        )
+
+    def key(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        """What a remembered verdict is keyed by: the parameters the check uses and each
+        array's dtype, shape and CRC-32 (linear in the bytes, a few ms per 10M entries)."""
+        arrays = tuple(
+            (a.dtype.str, a.shape, zlib.crc32(a.data) if a.size else 0)
+            for a in (ufs[n] for n in self.reads)
+        )
+        return tuple(params[p] for p in self.params), arrays
+
+
+def _declared_params(names: Sequence[str], ufs: Mapping[str, UF]) -> set[str]:
+    out: set[str] = set()
+    for n in names:
+        decl = ufs[n]
+        for s in (decl.domain, decl.range):
+            if s is not None:
+                out |= s.params
+    return out
+
+
 class FactChecker:
     """Checks ``facts`` on the arguments of a call (``ArgumentError`` for the first one that
-    fails). The check functions are generated when the checker is made and compiled on the
-    first call that checks. ``labels`` (one per fact) name them in messages; the default is
-    ``the assumption '<text>'``."""
+    fails). How each fact is checked is decided on the first call that checks
+    (:attr:`cost`); the check functions are generated then and compiled on first use.
+    ``labels`` (one per fact) name them in messages (default ``the assumption '<text>'``);
+    ``in_loop``: the numbers of the facts the kernel's checked function tests itself."""
 
     def __init__(
         self,
         facts: Sequence[Fact],
         ufs: Mapping[str, UF],
         labels: Sequence[str] | None = None,
+        *,
+        in_loop: frozenset[int] = frozenset(),
     ) -> None:
         names = list(labels) if labels is not None else [assumption_label(f) for f in facts]
         assert len(names) == len(facts), "FactChecker takes one label per fact"
+        self.facts = tuple(facts)
+        self.labels = tuple(names)
+        self.ufs = dict(ufs)
+        self.in_loop = in_loop
         self.parameter_facts = tuple(
             (f, n) for f, n in zip(facts, names, strict=True) if f.is_parameter_fact
         )
-        quantified = [(f, n) for f, n in zip(facts, names, strict=True) if not f.is_parameter_fact]
-        self.quantified = tuple(
-            _QuantifiedCheck(f, ufs, k, n) for k, (f, n) in enumerate(quantified)
-        )
+        for f in facts:  # an unbounded check is refused when the kernel is made
+            if not f.is_parameter_fact:
+                _check_bounded(f, check_domain(f, ufs))
+        self._parameters_ok: set[tuple[Any, ...]] = set()
+        self._quiet: bool | None = None
+        self._planned: dict[int, _Planned] | None = None
+        self._each: _Checks | None = None
+        self._each_call: tuple[_Planned, ...] = ()
+        self._remembered: tuple[_Planned, ...] = ()
+        self._calls = 0
+        self.timings: list[tuple[str, float]] = []
+        """``(fact text, seconds)`` of the checks the last :meth:`check` timed."""
 
+    # ------------------------------------------------------------------------- the plan
+    def _plan(self) -> dict[int, _Planned]:
+        if self._planned is None:
+            from spf.analysis.fact_plan import plan_facts
+
+            constants = sorted({p for f in self.facts for p in f.params} | _all_params(self.ufs))
+            planned: dict[int, _Planned] = {}
+            for p in plan_facts(self.facts, self.ufs, constants):
+                if p.number in self.in_loop:
+                    how = "in loop"
+                elif p.linear or not p.checked.vars:
+                    how = "each call"
+                else:
+                    how = "remembered"
+                planned[p.number] = _Planned(p, self.labels[p.number], how, self.ufs)
+            self._each_call = tuple(q for q in planned.values() if q.how == "each call")
+            self._remembered = tuple(q for q in planned.values() if q.how == "remembered")
+            if self._each_call:
+                facts = [q.plan.checked for q in self._each_call]
+                self._each = _Checks("spf_assumptions", facts, self.ufs)
+            self._planned = planned
+        return self._planned
+
+    @property
+    def cost(self) -> CheckCost:
+        """How each fact is verified (:class:`FactCost`), in order."""
+        planned = self._plan()
+        out = []
+        for n, (f, label) in enumerate(zip(self.facts, self.labels, strict=True)):
+            q = planned.get(n)
+            if q is None:
+                out.append(FactCost(f.text, label, "parameters", f.text, ()))
+            else:
+                out.append(FactCost(f.text, label, q.how, q.plan.checked.text, q.reads))
+        return CheckCost(out)
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing to check before a call: no parameter fact, every other in the loops."""
+        return not self.parameter_facts and all(q.how == "in loop" for q in self._plan().values())
+
+    # ------------------------------------------------------------------------ checking
     def check(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> None:
+        self.timings = []
+        if self.parameter_facts:
+            self._check_parameters(params)
+        self._plan()
+        timed = self._calls < TIMED_CALLS
+        self._calls += 1
+        if self._each is not None:
+            self._each.timed = timed
+            found = self._each.run(params, ufs)
+            if timed:
+                spent = self._each.seconds
+                self.timings += [(q.fact.text, spent) for q in self._each_call]
+            if found is not None:
+                n, count, point = found
+                q = self._each_call[n]
+                raise self._earlier(q, params, ufs) or q.error(count, point, params)
+        for q in self._remembered:
+            key = q.key(params, ufs)
+            if key in q.seen:
+                q.seen.move_to_end(key)
+                continue
+            if q.exact is None:
+                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+            found = q.exact.run(params, ufs)
+            self.timings.append((q.fact.text, q.exact.seconds))
+            if found is not None:
+                raise self._earlier(q, params, ufs) or q.error(found[1], found[2], params)
+            q.seen[key] = None
+            if len(q.seen) > REMEMBERED:
+                q.seen.popitem(last=False)
+
+    def _earlier(
+        self, failed: _Planned, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+    ) -> ArgumentError | None:
+        """The error of the first fact before ``failed`` (in the kernel's order) that fails
+        too, among those checked elsewhere (in the loops, or remembered), or None: a call
+        names the first fact it breaks whatever the order the checks ran in."""
+        for n, q in sorted(self._plan().items()):
+            if n >= failed.plan.number:
+                break
+            if q.how == failed.how:
+                continue
+            if q.exact is None:
+                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+            found = q.exact.run(params, ufs)
+            if found is not None:
+                return q.error(found[1], found[2], params)
+        return None
+
+    def _check_parameters(self, params: Mapping[str, Any]) -> None:
+        key = tuple(sorted(params.items()))
+        if key in self._parameters_ok:
+            return
         for f, label in self.parameter_facts:
             values = {p: int(params[p]) for p in f.params if p in params}
             if not f.conclusion.contains((), params=values):
@@ -195,5 +459,47 @@ class FactChecker:
                     f"{label} does not hold{_with(values)}; pass parameters that satisfy it "
                     "(or call with check=False to skip the checks)"
                 )
-        for q in self.quantified:
-            q.run(params, ufs)
+        if len(self._parameters_ok) > 256:
+            self._parameters_ok.clear()
+        self._parameters_ok.add(key)
+
+    def loop_error(
+        self, number: int, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray], note: str
+    ) -> ArgumentError:
+        """The error for fact ``number``, found broken by the kernel's loops: the first
+        violating point, found by the fact's own check loop (and if that fact holds, the
+        first other fact the loops check that does not: facts past the 63rd share a flag)."""
+        planned = self._plan()
+        order = [number] + [n for n in sorted(self.in_loop) if n != number]
+        for n in order:
+            q = planned.get(n)
+            if q is None:
+                continue
+            if q.exact is None:
+                q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+            found = q.exact.run(params, ufs)
+            if found is not None:
+                return q.error(found[1], found[2], params, note)
+        return ArgumentError(
+            f"{self.labels[number]} did not hold while the kernel ran, but holds now: the "
+            "index arrays changed during the call"
+        )
+
+    def slow(self, kernel_s: float) -> list[str]:
+        """The facts whose check (timed by the last :meth:`check`) took longer than the
+        kernel's ``kernel_s`` seconds, each named once per checker."""
+        out = []
+        planned = self._plan()
+        timings, self.timings = self.timings, []
+        for text, spent in timings:
+            if spent <= max(kernel_s, SLOW_FLOOR_S):
+                continue
+            for q in planned.values():
+                if q.fact.text == text and not q.warned:
+                    q.warned = True
+                    out.append(text)
+        return out
+
+
+def _all_params(ufs: Mapping[str, UF]) -> set[str]:
+    return _declared_params(list(ufs), ufs)

@@ -1,5 +1,9 @@
 """The reference interpreter: every statement instance in schedule order (slow, exact).
 
+The order comes from the schedule relations themselves (:mod:`spf.runtime.walk`); run-time
+index arrays (``index=True``) are read as UFs as they are when a statement reads them, and
+statements whose domains read them are enumerated once the statements before them have run.
+
 Arguments are checked exactly as a compiled kernel checks them (:class:`spf.runtime.binding.
 Binder` with ``check=True``: dtypes, ranks, shapes, contiguity, writeability, parameters
 inferred from declared shapes, declared UF facts, no written array overlapping another), with
@@ -24,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.analysis.dependences import padded
 from spf.computation.access import iterator_names
 from spf.errors import SpfError
 from spf.runtime.binding import Binder
+from spf.runtime.walk import Instance, ScheduleWalk, Watched, Writes
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Signature
@@ -43,14 +47,6 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
     for name, ds in comp.data_spaces.items():
         if name not in given and ds.rank == 0 and ds.role not in ("data", "local"):
             given[name] = np.zeros((), dtype=ds.dtype)  # a function's scalar parameter
-    index = [n for n, ds in comp.data_spaces.items() if ds.index]
-    if index:
-        raise SpfError(
-            f"interpret({comp.name}): the run-time index array {index[0]!r} (index=True) "
-            "gets its values while the computation runs, and the interpreter lists every "
-            "statement instance before it runs any; compile the computation "
-            "(comp.compile()) and run the kernel instead"
-        )
     binder = Binder(_signature(comp, given), context=f"interpret({comp.name})")
     params, values = binder.bind(given, check=True)
     arrays: dict[str, Any] = {}
@@ -63,23 +59,39 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
     _refuse_communication(comp)
     arrays.update(_locals(comp, params))
     storage = _Storage(comp, params, arrays)
-    width = comp.schedule_width()
-    instances: list[tuple[tuple[int, ...], int, tuple[int, ...]]] = []
-    for order, stmt in enumerate(comp.stmts):
-        sched = padded(stmt, width).intersect_domain(stmt.domain)
-        try:
-            pairs = sched.points(params=params, ufs=ufs)
-        except SpfError as err:
-            raise SpfError(f"interpret: statement {stmt.name}: {err}") from err
-        instances += [(time, order, point) for point, time in pairs]
-    instances.sort()
+    writes = Writes()
+    runtime = _index_arrays(comp, arrays, ufs, writes)
     runners = [s.parsed.to_python() for s in comp.stmts]
     names = [iterator_names(s.domain) for s in comp.stmts]
-    for time, order, point in instances:
+
+    def run(instance: Instance) -> None:
+        time, order, point = instance
         env = dict(params)
         env.update(zip(names[order], point, strict=True))
         storage.enter(time)
         runners[order](env, arrays, ufs)
+
+    ScheduleWalk(comp, params, ufs, runtime, writes).run(run)
+
+
+def _index_arrays(
+    comp: Computation, arrays: dict[str, Any], ufs: dict[str, Any], writes: Writes
+) -> frozenset[str]:
+    """Run-time index arrays (``index=True``): statements store into them and later ones
+    read them as UFs, from the same array, as they are at that moment; the stores are
+    counted (:mod:`spf.runtime.walk`)."""
+    names = [n for n, ds in comp.data_spaces.items() if ds.index]
+    for name in names:
+        held = arrays[name]
+        if isinstance(held, _Stored):
+            raise SpfError(
+                f"interpret({comp.name}): the run-time index array {name!r} is stored in "
+                f"buffer {held.buffer_name!r}; the interpreter reads index arrays as "
+                "themselves: run the compiled kernel instead"
+            )
+        ufs[name] = held
+        arrays[name] = Watched(held, writes)
+    return frozenset(names)
 
 
 def _refuse_communication(comp: Computation) -> None:
@@ -246,7 +258,6 @@ class _Storage:
 def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
     """The kernel's signature, each UF taking the index dtype (int32 or int64) passed."""
     from spf.codegen.program import signature
-    from spf.sets import UF
 
     sig = signature(comp, comp.name)
     out = []
@@ -256,7 +267,7 @@ def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
         if uf is not None and isinstance(value, np.ndarray) and value.dtype.name != uf.dtype:
             dtype = value.dtype.name
             if dtype in _INDEX_DTYPES:
-                uf = UF(uf.name, uf.arity, uf.domain, uf.range, uf.monotonic, dtype)
+                uf = dataclasses.replace(uf, dtype=dtype)
                 a = dataclasses.replace(a, ctype=f"{dtype}_t", uf=uf)
         out.append(a)
     return dataclasses.replace(sig, args=tuple(out))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,14 +21,18 @@ import numpy as np
 
 from spf.codegen import arg_checks, faults
 from spf.errors import ArgumentError, CompileError, SpfError
+from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
+from spf.runtime.checks import IN_LOOP
 from spf.runtime.threads import GOVERNOR, openmp_library
 
 if TYPE_CHECKING:
     import os
 
+    from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
+    from spf.runtime.fact_check import CheckCost
 
 _RESTRICT = re.compile(r"\b(?:__)?restrict(?:__)?\b")
 
@@ -61,7 +66,10 @@ class Kernel:
 
     Attributes: ``name`` (the C function), ``signature`` (its C prototype), ``source``,
     ``path`` (the shared library), ``command`` (the compiler command line), ``arguments``
-    (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings).
+    (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings),
+    ``preconditions`` (the parameter conditions keeping accesses in bounds, each a
+    :class:`~spf.analysis.preconditions.Precondition`, checked by calls with ``check=True``),
+    :attr:`last_threads` (the OpenMP threads its last call ran on).
     """
 
     def __init__(
@@ -80,6 +88,7 @@ class Kernel:
         self.command = command
         self.compiler_output = compiler_output
         self.arguments: tuple[Arg, ...] = signature.args
+        self.preconditions: tuple[Precondition, ...] = signature.preconditions
         faulting = faults.prototype(signature)
         has_fault = faulting in source
         names = faults.names_prototype(self.name)
@@ -103,12 +112,17 @@ class Kernel:
         """The function with in-loop argument checks (spf.codegen.arg_checks), if built."""
         in_loop: frozenset[str] | None = None
         zero_based: frozenset[str] = frozenset()
+        in_loop_facts: frozenset[int] = frozenset()
+        overlap = False
         if has_checked:
             self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
             facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
-            ordered, _, zero = ffi.string(facts).decode().partition(";")
+            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", "", ""]
+            ordered, zero, numbers = fields[0], fields[1], fields[2]
+            overlap = fields[3] == "overlap"
             in_loop = frozenset(filter(None, ordered.split(",")))
             zero_based = frozenset(filter(None, zero.split(",")))
+            in_loop_facts = frozenset(int(n) for n in numbers.split(",") if n)
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -121,9 +135,19 @@ class Kernel:
                 raise SpfError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
-        self._binder = binder = Binder(signature, in_loop=in_loop, zero_based=zero_based)
+        self._binder = binder = Binder(
+            signature,
+            in_loop=in_loop,
+            zero_based=zero_based,
+            in_loop_facts=in_loop_facts,
+            overlap_in_loop=overlap,
+        )
         self._bind = binder.bind
         self._fast = binder._fast.bind
+        self._checked_bind = binder._checked.bind
+        self._contents: bool | None = None
+        """Whether a fast checked call runs checks in Python (facts, overlap) first; None
+        until the first such call decides."""
         self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)
         self._bounds: dict[tuple[Any, ...], Any] = {}
         """The in-loop checks' bounds (an int64_t array) per tuple of parameter values."""
@@ -132,11 +156,14 @@ class Kernel:
         self._param_order = binder.param_order
         kinds = [a.kind == "param" for a in signature.args]
         self._params_first = kinds == sorted(kinds, reverse=True)
-        self._openmp = "-fopenmp" in command and "#pragma omp" in source
+        self._openmp = "-fopenmp" in command and "#pragma omp parallel" in source
         """OpenMP calls run with no more threads than cores are free (spf.runtime.threads);
-        a kernel without a parallel region skips that step."""
+        a kernel without a parallel region (``simd`` pragmas only, say) skips that step."""
+        self._last_threads: int | None = None
         self._direct = not self._openmp and self._fault is None
         """A fast-bound ``check=False`` call runs the C function with nothing around it."""
+        self._fast_checked = self._params_first and self._checked is not None
+        """A ``check=True`` call may take :meth:`_call_checked`."""
 
     @classmethod
     def build(
@@ -177,6 +204,14 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<Kernel {self.signature} from {self.path}>"
 
+    @property
+    def last_threads(self) -> int | None:
+        """The number of OpenMP threads the last call ran on: OpenMP's count
+        (``OMP_NUM_THREADS``, ``omp_set_num_threads``) as spf lowered it to the cores other
+        processes left free at that call (:mod:`spf.runtime.threads`); 1 for a kernel with no
+        parallel region (or built with ``openmp=False``); ``None`` before the first call."""
+        return self._last_threads
+
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         """Run the function on arrays bound by name; outputs are written in place.
 
@@ -187,8 +222,13 @@ class Kernel:
             fast = self._fast(args)
             if fast is not None and self._direct:
                 # the cheapest call: arguments that look like accepted ones, nothing to check
+                self._last_threads = 1
                 self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
                 return
+        elif check is True and self._fast_checked and not positional:
+            if self._checked_call(args):
+                return
+            fast = None
         else:
             fast = None
         if positional:
@@ -213,18 +253,115 @@ class Kernel:
                 fn, fault = self._fault, self._record()
                 bound.append(fault)
             cargs = self._cargs(params, bound)
-        previous = GOVERNOR.restrict(cap) if self._openmp and (cap := GOVERNOR.cap()) else 0
+        self._run(fn, cargs, fault, arrays, params)
+
+    def _checked_call(self, args: dict[str, object]) -> bool:
+        """A ``check=True`` call whose arguments look like accepted ones (UF lengths
+        included), when they do (False: the caller binds them in full)."""
+        checked = self._checked_bind(args)
+        if checked is None:
+            return False
+        values, arrays = checked
+        if self._contents is None or self._contents:
+            self._call_checked(values, arrays)
+            return True
+        # only the checked function's own checks: nothing else to run or time
+        bounds = self._bounds.get(values)
+        if bounds is None:
+            bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
+        fault = self._record()
+        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault]
+        if self._openmp:
+            self._run(self._checked, cargs, fault, arrays, values)
+        else:
+            self._last_threads = 1
+            self._checked(*cargs)
+            if fault[0]:
+                self._raise_fault(fault, arrays, values)
+        return True
+
+    def call_checked_raw(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
+        """Run the checked function on parameter ``values`` (in :attr:`signature` order) and
+        ``arrays`` (UFs and data spaces, in order) that a binding has accepted before (same
+        dtypes, shapes and flags): no Python check at all, the function's own still run.
+        For spf's own check kernels (spf.runtime.fact_check)."""
+        bounds = self._bounds.get(values)
+        if bounds is None:
+            bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
+        fault = self._record()
+        self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
+        if fault[0]:
+            self._raise_fault(fault, arrays, values)
+
+    def _call_checked(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
+        """A ``check=True`` call whose arguments look like accepted ones (UF lengths
+        included): the facts left to this call, then the checked function."""
+        if self._contents is None:  # decided on the first such call (plans the facts)
+            self._contents = self._binder.needs_contents
+        self._binder.check_contents(values, arrays)
+        bounds = self._bounds.get(values)
+        if bounds is None:
+            bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
+        fault = self._record()
+        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault]
+        self._run(self._checked, cargs, fault, arrays, values)
+
+    def _run(
+        self,
+        fn: Any,
+        cargs: Sequence[Any],
+        fault: Any,
+        arrays: Sequence[Any],
+        params: dict[str, Any] | tuple[Any, ...],
+    ) -> None:
+        """Call ``fn``; raise what the fault record holds after it. A call whose facts
+        were timed (the first calls) is timed too, for the warning of a check slower than
+        the kernel."""
+        timed = self._binder.timed_facts
+        start = time.perf_counter() if timed else 0.0
+        previous, self._last_threads = GOVERNOR.enter() if self._openmp else (0, 1)
         try:
             fn(*cargs)
         finally:
             if previous:
                 GOVERNOR.restore(previous)
+        if timed:
+            self._warn_slow(time.perf_counter() - start)
         if fault is not None and fault[0]:
-            try:
-                error = self._run_fault(fault, arrays, params)
-            finally:  # the thread's record, clean for its next call
-                fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
-            raise error
+            self._raise_fault(fault, arrays, params)
+
+    def _raise_fault(
+        self, fault: Any, arrays: Sequence[Any], params: dict[str, Any] | tuple[Any, ...]
+    ) -> None:
+        """Raise the error for what the fault record holds, and clean the record."""
+        if isinstance(params, tuple):
+            params = dict(zip(self._param_order, params, strict=True))
+        try:
+            error = self._run_fault(fault, arrays, params)
+        finally:  # the thread's record, clean for its next call
+            fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
+        raise error
+
+    def _warn_slow(self, kernel_s: float) -> None:
+        for fact in self._binder.slow_facts(kernel_s):
+            LOGGER.warning(
+                "kernel %s: checking %r took longer than the kernel itself (%.3g s); call "
+                "with check=False once the arrays are known to be right, or state the fact "
+                "so that it is checked in the loops or on neighbouring pairs "
+                "(kernel.check_cost)",
+                self.name,
+                fact,
+                kernel_s,
+            )
+
+    @property
+    def check_cost(self) -> CheckCost:
+        """How a ``check=True`` call verifies each fact (assumptions, then bounds
+        obligations): a tuple of :class:`~spf.runtime.fact_check.FactCost` whose ``how`` is
+        ``"parameters"``, ``"in loop"``, ``"each call"`` or ``"remembered"``
+        (docs/backends/c.md); ``check_cost.remembered`` lists the facts verified once per
+        content of the arrays they read."""
+        return self._binder.check_cost
 
     def _record(self) -> Any:
         """The calling thread's fault record (zero between calls): a call runs on one thread,
@@ -251,6 +388,11 @@ class Kernel:
             return self._index_fault(number, at, value)
         if kind == faults.FAULT_INDEX_ORDER:
             return self._order_fault(number, at, value)
+        if kind == arg_checks.FAULT_FACT:
+            note = IN_LOOP.replace("the value was read", "it was tested")
+            return self._binder.fact_error(number, list(arrays), params, note)
+        if kind == arg_checks.FAULT_OVERLAP:
+            return self._binder.overlap_error(list(arrays), number, at)
         return self._loop_fault(fault, list(arrays), params)
 
     def _order_fault(self, number: int, at: int, value: int) -> ArgumentError:
@@ -287,7 +429,7 @@ class Kernel:
         if bounds is None:
             words: list[int] = []
             for c in self._uf_checks:
-                words.extend((-(2**63), 2**63 - 1, 0) if c is None else c.loop_bounds(params))
+                words.extend((-(2**63), 2**63 - 1, 0, -1) if c is None else c.loop_bounds(params))
             if len(self._bounds) > 64:
                 self._bounds.clear()
             bounds = self._bounds[key] = self._ffi.new("int64_t[]", words or [0])
@@ -301,10 +443,11 @@ class Kernel:
         check = d.uf_check
         if check is None:  # not reached: a UF without declaration has the widest bounds
             return ArgumentError(f"{d.label}: index {at} holds {value}, an invalid index")
-        if kind == arg_checks.FAULT_ORDER:
-            return check.order_error(arr, at, params, in_loop=True)
+        in_loop = kind in (arg_checks.FAULT_RANGE, arg_checks.FAULT_ORDER)
+        if kind in (arg_checks.FAULT_ORDER, arg_checks.FAULT_ORDER_BEFORE):
+            return check.order_error(arr, at, params, in_loop=in_loop)
         index = tuple(int(i) for i in np.unravel_index(at, arr.shape))
-        return check.range_error(index, value, params, in_loop=True)
+        return check.range_error(index, value, params, in_loop=in_loop)
 
     def _cargs(self, params: dict[str, Any], bound: list[Any]) -> list[Any]:
         """The C arguments: parameters and arrays in signature order, then any extra ones."""

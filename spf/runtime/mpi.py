@@ -25,6 +25,7 @@ from spf.codegen.signature import Signature
 from spf.errors import ArgumentError, CompileError, SpfError
 from spf.runtime.build import build
 from spf.runtime.kernel import Kernel
+from spf.runtime.threads import default_team
 
 if TYPE_CHECKING:
     import os
@@ -68,6 +69,9 @@ class MPIKernel(Kernel):
 
     Arrays and parameters are bound and checked as for :class:`~spf.runtime.kernel.Kernel`
     (each rank passes its local arrays); ``comm`` must be an mpi4py intracommunicator.
+    ``last_threads`` is the OpenMP team of this rank's last call (OpenMP's own count: the
+    cap for busy cores does not apply to MPI kernels, whose ranks share the machine by
+    design), 1 without a parallel loop.
     ``signature`` is the C prototype, ``void f(MPI_Comm comm, ...)``.
     """
 
@@ -90,6 +94,7 @@ class MPIKernel(Kernel):
             args=signature.args,
             facts=signature.facts,
             fact_labels=signature.fact_labels,
+            preconditions=signature.preconditions,
             comm_type=comm_ctype(),
         )
         super().__init__(load, source, path, command, compiler_output=compiler_output)
@@ -109,6 +114,8 @@ class MPIKernel(Kernel):
         cargs: list[object] = [handle]
         for a in self.arguments:
             cargs.append(params[a.name] if a.kind == "param" else next(bound))
+        # this rank's OpenMP team (the other ranks' cores are not measured here)
+        self._last_threads = default_team() if self._openmp else 1
         self._fn(*cargs)
 
     def _handle(self, comm: object) -> int:

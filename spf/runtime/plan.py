@@ -361,7 +361,10 @@ class WavefrontKernel(Kernel):
         else:
             self._check_plan(plan, args, contents=check)
         if plan.strategy == "serial":
-            Kernel.__call__(self._serial, check=check, **args)
+            try:
+                Kernel.__call__(self._serial, check=check, **args)
+            finally:
+                self._last_threads = self._serial.last_threads  # 1: the loop in its order
             return
         extra: dict[str, object] = {
             nm.levelptr: plan.levelptr,

@@ -53,6 +53,8 @@ namespace spf_emu {
 
 static thread_local dim3 thread_idx, block_idx, block_dim, grid_dim;
 static thread_local cudaError_t last_error = cudaSuccess;
+/* The most OS threads a launch by this thread ran its blocks on since spf_emu_take_threads. */
+static thread_local int most_threads = 0;
 
 #ifndef SPF_EMU_STACK
 #define SPF_EMU_STACK (256 * 1024)
@@ -161,11 +163,12 @@ static inline void launch(dim3 grid, dim3 blk, const std::function<void()> &body
   if (blocks == 0) return;
   int failed = cudaSuccess;
 #ifdef _OPENMP
-  int workers = omp_get_max_threads();
+  int workers = omp_get_max_threads(), team = 1;
   if (workers > blocks) workers = (int)blocks;
 #pragma omp parallel num_threads(workers)
   {
     int w = omp_get_thread_num(), nw = omp_get_num_threads();
+    if (w == 0) team = nw;
     int64_t first = blocks * w / nw, last = blocks * (w + 1) / nw;
     int mine = cudaSuccess;
     run_blocks(grid, blk, first, last, body, &mine);
@@ -174,13 +177,23 @@ static inline void launch(dim3 grid, dim3 blk, const std::function<void()> &body
       failed = mine;
     }
   }
+  if (team > most_threads) most_threads = team;
 #else
   run_blocks(grid, blk, 0, blocks, body, &failed);
+  if (most_threads < 1) most_threads = 1;
 #endif
   if (failed != cudaSuccess) last_error = failed;
 }
 
 }  // namespace spf_emu
+
+/* CudaKernel.last_threads: the most OS threads one launch of the calling thread's host calls
+ * has run its blocks on since the previous take (0: nothing launched); starts over at 0. */
+extern "C" int spf_emu_take_threads(void) {
+  int most = spf_emu::most_threads;
+  spf_emu::most_threads = 0;
+  return most;
+}
 
 #define threadIdx (spf_emu::thread_idx)
 #define blockIdx (spf_emu::block_idx)

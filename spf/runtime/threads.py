@@ -17,7 +17,10 @@ threads than cores are free:
   ``omp_set_num_threads(free)`` and the previous setting is restored afterwards, so the
   user's ``OMP_NUM_THREADS`` / ``omp_set_num_threads`` remain the upper bound;
 * ``SPF_ADAPTIVE_THREADS=0`` in the environment (or :func:`set_adaptive` from Python) turns
-  this off: every call then gets OpenMP's own thread count.
+  this off: every call then gets OpenMP's own thread count;
+* a kernel's ``last_threads`` is the team its last call ran with (:meth:`ThreadGovernor.enter`),
+  and :func:`openmp_threads` sets OpenMP's count for a block of code (``with
+  openmp_threads(1): ...``).
 
 Idle OpenMP workers also wait passively: unless ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is
 set, spf sets ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` before libgomp is loaded (libgomp
@@ -27,6 +30,7 @@ a core another process could use (libgomp's own default spins 300000 times).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import math
@@ -35,6 +39,8 @@ import time
 from collections.abc import Callable, Iterator
 
 import cffi
+
+from spf.errors import ArgumentError, SpfError
 
 INTERVAL_S = 0.2
 """How long a measurement of the free cores is used before it is taken again."""
@@ -185,21 +191,25 @@ class ThreadGovernor:
         threads = max(1, math.floor(self.free + 0.5))
         self._cap = 0 if threads >= ncpu else threads
 
-    def restrict(self, cap: int) -> int:
-        """``omp_set_num_threads(cap)`` when OpenMP would start more threads; the setting to
-        give back to :meth:`restore` afterwards (0: nothing was changed)."""
+    def enter(self) -> tuple[int, int]:
+        """Before an OpenMP kernel call: ``(previous, team)``. ``team`` is the number of
+        threads the call's parallel regions get: OpenMP's own count (``OMP_NUM_THREADS``,
+        ``omp_set_num_threads``), lowered to the cap with ``omp_set_num_threads`` when fewer
+        cores are free; ``previous`` is the setting to give back to :meth:`restore`
+        afterwards (0: nothing was changed)."""
+        cap = self.cap()
         if not _OMP and openmp_library() is None:
-            return 0
+            return 0, default_team()  # nothing to lower the count with
         get, put = _OMP[0]
-        previous = get()
-        if previous <= cap:
-            return 0
+        team = get()
+        if not cap or team <= cap:
+            return 0, team
         put(cap)
-        return previous
+        return team, cap
 
     @staticmethod
     def restore(previous: int) -> None:
-        """Undo :meth:`restrict` (``previous`` is what it returned)."""
+        """Undo :meth:`enter` (``previous`` is the first value it returned)."""
         if previous:
             _OMP[0][1](previous)
 
@@ -220,3 +230,34 @@ def free_cores() -> float:
     if now >= GOVERNOR._next:
         GOVERNOR._measure(now)
     return GOVERNOR.free
+
+
+def default_team() -> int:
+    """The threads a parallel region gets from OpenMP now: ``omp_get_max_threads()``, or
+    where libgomp cannot be loaded, ``OMP_NUM_THREADS`` (its first level) or the CPUs this
+    process may run on."""
+    if _OMP or openmp_library() is not None:
+        return int(_OMP[0][0]())
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return int(first) if first.isdigit() and int(first) > 0 else len(_allowed_cpus())
+
+
+@contextlib.contextmanager
+def openmp_threads(n: int) -> Iterator[None]:
+    """``with openmp_threads(n):`` OpenMP parallel regions started by this thread (spf's
+    kernels included) get at most ``n`` threads (``omp_set_num_threads``); the previous
+    setting is restored on leaving. The cap for busy cores still applies under ``n``."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ArgumentError(f"openmp_threads: n must be an int >= 1, got {n!r}")
+    if not _OMP and openmp_library() is None:
+        raise SpfError(
+            "openmp_threads: libgomp (GCC's OpenMP runtime) cannot be loaded, so the thread "
+            "count cannot be set from Python; set OMP_NUM_THREADS before starting Python"
+        )
+    get, put = _OMP[0]
+    previous = get()
+    put(n)
+    try:
+        yield
+    finally:
+        put(previous)

@@ -2,7 +2,8 @@
 
 ``Computation.compile(target="c")`` records, under ``<cache>/warm/<key[:2]>/<key>.json``, what
 it produced for one state of the computation: the generated source, the kernel's signature
-(its arguments and the texts of the bounds obligations checked with ``check=True``) and the
+(its arguments and the texts of the bounds obligations and preconditions checked with
+``check=True``) and the
 build-cache key of the library. A later compile of the same state, in this process or a fresh
 interpreter, loads the library straight from that entry: no legality check, no bounds proofs,
 no scanning or printing, and no compiler run.
@@ -212,6 +213,7 @@ def store(
         "library_key": library_key,
         "args": [_arg_data(a) for a in sig.args],
         "obligations": [list(o) for o in obligations],
+        "preconditions": [p.to_data() for p in sig.preconditions],
     }
     data = {"payload": payload, "sha256": _digest(payload)}
     path = _entry_path(key, cache_dir)
@@ -271,7 +273,9 @@ def load(
 
 def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
     """The signature the entry describes; UF declarations and assumptions come from ``comp``
-    (its state is the one keyed), the bounds obligations are parsed from their texts."""
+    (its state is the one keyed), the bounds obligations and preconditions are parsed from
+    their texts."""
+    from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
 
     args = []
@@ -291,7 +295,13 @@ def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
         )
     from spf.runtime.compile import with_obligations
 
-    sig = Signature(function=payload["function"], args=tuple(args), facts=comp.assumptions)
+    preconditions = tuple(Precondition.from_data(p) for p in payload["preconditions"])
+    sig = Signature(
+        function=payload["function"],
+        args=tuple(args),
+        facts=comp.assumptions,
+        preconditions=preconditions,
+    )
     return with_obligations(sig, [(t, n) for t, n in payload["obligations"]], comp)
 
 

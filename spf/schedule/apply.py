@@ -21,6 +21,7 @@ from spf.schedule.commands import (
     After,
     Command,
     Distribute,
+    Fuse,
     Gpu,
     Interchange,
     Loop,
@@ -318,7 +319,7 @@ def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     if stmt not in ctx.states:
         raise UndeclaredError("statement", stmt, ctx.states)
     state = ctx.states[stmt]
-    if isinstance(cmd, (After, Reschedule)):
+    if isinstance(cmd, (After, Reschedule, Fuse)):
         return _ordered(cmd, stmt, ctx)
     if isinstance(cmd, SetSchedule):
         return {stmt: _set_schedule(cmd, stmt, state, ctx)}
@@ -366,11 +367,15 @@ def _apply(cmd: Command, stmt: str, ctx: Context) -> dict[str, State]:
     return {stmt: State(schedule, tags)}
 
 
-def _ordered(cmd: After | Reschedule, stmt: str, ctx: Context) -> dict[str, State]:
-    """A new place in the program order: ``after``, or PDFG ``reschedule`` (the orders it
-    reverses are already in ``cmd``)."""
+def _ordered(cmd: After | Reschedule | Fuse, stmt: str, ctx: Context) -> dict[str, State]:
+    """A new place in the program order: ``after``, PDFG ``fuse`` (the earlier orders that
+    give way are in ``cmd``) or PDFG ``reschedule`` (the orders it reverses are in ``cmd``)."""
     if isinstance(cmd, After):
         return place_after(stmt, cmd, ctx.states, ctx.orders)
+    if isinstance(cmd, Fuse):
+        ended = cmd.replaced(stmt)
+        kept = [o for o in ctx.orders if frozenset((o[0], o[1].other)) not in ended]
+        return place_after(stmt, After(other=cmd.other, level=cmd.level), ctx.states, kept)
     return place_rescheduled(stmt, cmd, ctx.states, ctx.orders)[0]
 
 

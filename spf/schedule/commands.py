@@ -74,7 +74,7 @@ def check_name(cmd: str, what: str, name: object) -> None:
         raise SpfError(f"{cmd}: {what} must be a C identifier, got {name!r}")
     if keyword.iskeyword(name):
         raise SpfError(f"{cmd}: {what} {name!r} is a reserved word; pick another loop name")
-    check_reserved(f"{cmd}: {what}", name)
+    check_reserved(f"{cmd}: {what}", name, in_sets=True)
 
 
 def _distinct(cmd: str, names: list[str | None]) -> None:
@@ -116,6 +116,11 @@ class Command:
         ``(statement, After)`` (the statement runs after ``After.other``); none for a
         command that only transforms loops or tags."""
         return ()
+
+    def replaced(self, stmt: str) -> frozenset[frozenset[str]]:
+        """The statement pairs whose earlier orders this command, applied to ``stmt``,
+        ends (PDFG ``fuse`` moving a statement away from its predecessor)."""
+        return frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -508,6 +513,49 @@ class Reschedule(Command):
         return (moved, *flipped)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Fuse(Command):
+    """PDFG ``fuse`` when it moves a statement away from an earlier predecessor: the
+    statement runs right after ``other`` inside their loops up to and including ``level``
+    (as ``after``), and its earlier orders after the statements in ``replaces`` give way
+    (they no longer hold once it has moved; ``after`` would refuse them as conflicting
+    predecessors). IEGenLib's ``fuse`` keeps no such orders: fusing a statement again,
+    deeper, moves it. ``shared`` is the level the user gave ``fuse`` (a count of shared
+    loops or a loop name), for printing: recorded by ``comp.fuse`` and printed as that call,
+    so the trace replays to the same schedules."""
+
+    method: ClassVar[str] = "fuse"
+    n_required: ClassVar[int] = 2
+    other: str
+    level: Level
+    shared: int | str = 0
+    replaces: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.other, str) or not self.other:
+            raise SpfError(f"fuse: other must be a statement or its name, got {self.other!r}")
+        check_loop_ref("fuse", "level", self.level, root_ok=True)
+        check_loop_ref("fuse", "shared", self.shared)
+        if not isinstance(self.replaces, (tuple, list)) or not all(
+            isinstance(r, str) and r for r in self.replaces
+        ):
+            raise SpfError(f"fuse: replaces must be statement names, got {self.replaces!r}")
+        object.__setattr__(self, "replaces", tuple(self.replaces))  # JSON gives a list
+
+    def call_args(self) -> tuple[list[object], dict[str, object]]:
+        return [self.other, self.shared], {}
+
+    def trace_text(self, stmt: str, var: str = "comp") -> str:
+        """``comp.fuse("s3", "s1", 1)`` (which finds the same orders to give way again)."""
+        return f"{var}.fuse({_py(self.other)}, {_py(stmt)}, {_py(self.shared)})"
+
+    def replaced(self, stmt: str) -> frozenset[frozenset[str]]:
+        return frozenset(frozenset((stmt, r)) for r in self.replaces)
+
+    def orders(self, stmt: str) -> tuple[tuple[str, After], ...]:
+        return ((stmt, After(other=self.other, level=self.level)),)
+
+
 def _follow(triple: object) -> Follow:
     """A ``(succ, pred, level)`` triple of :attr:`Reschedule.follows` (from JSON: a list,
     ``None`` for ``ROOT``)."""
@@ -543,6 +591,7 @@ COMMANDS: dict[str, type[Command]] = {
         Pipeline,
         After,
         Reschedule,
+        Fuse,
     )
 }
 """Command classes by name (for JSON); :func:`register_command` adds :class:`Effect` commands."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Protocol, TypeVar
 
 from spf.errors import SpfError
-from spf.schedule.commands import COMMANDS, ROOT, After, Command, Reschedule
+from spf.schedule.commands import COMMANDS, ROOT, After, Command, Fuse, Reschedule
 
 
 class _Scheduled(Protocol):
@@ -69,7 +69,7 @@ class TraceEntry:
                 f"trace entry: unknown command {data.get('command')!r}; known: "
                 f"{', '.join(sorted(COMMANDS))}"
             )
-        if kind in (After, Reschedule) and args.get("level", ROOT) is None:
+        if kind in (After, Reschedule, Fuse) and args.get("level", ROOT) is None:
             args = {**args, "level": ROOT}
         try:
             command = kind(**args)
@@ -104,8 +104,15 @@ class Trace:
         """The program orders the commands put in force, oldest first, as ``(statement,
         After)``: each ``after``, and each reschedule's (its anchor after the statement that
         moved, then the orders the move reversed); a later order of a pair replaces an
-        earlier one (:func:`spf.schedule.order.latest_orders`)."""
-        return tuple(order for e in self._entries for order in e.command.orders(e.stmt))
+        earlier one (:func:`spf.schedule.order.latest_orders`), and a PDFG ``fuse`` that
+        moves a statement away from a predecessor ends their earlier orders."""
+        out: list[tuple[str, After]] = []
+        for e in self._entries:
+            ended = e.command.replaced(e.stmt)
+            if ended:
+                out = [o for o in out if frozenset((o[0], o[1].other)) not in ended]
+            out += e.command.orders(e.stmt)
+        return tuple(out)
 
     def replay(self, comp: _C) -> _C:
         """Apply every command, in order, to the statements of the same names of ``comp``

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import islpy as isl
 
+from spf.sets import calls
 from spf.sets.linear import (
     DT,
     basic_constraints,
@@ -138,7 +139,7 @@ def call_expr(terms: tuple[Term, ...], k: int) -> sp.Expr:
     name, args = terms[k]
     inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
     sub = {usym(j): call_expr(terms, j) for j in inner}
-    return sp.Function(name)(*[a.xreplace(sub) for a in args])
+    return calls.call(name, [a.xreplace(sub) for a in args])
 
 
 def _param_words(text: str) -> set[str]:
@@ -306,6 +307,8 @@ def canonical(body: Body) -> Body:
     while True:
         smaller = _drop_unneeded(body)
         if smaller is body:
+            smaller = _free_unused_hidden(body)
+        if smaller is body:
             smaller = _share_hidden(body)
             if smaller is body:
                 break
@@ -329,6 +332,37 @@ def _hidden_group(body: Body, k: int) -> list[int]:
             used.add(f"__u{j}")
             dims.append(nt + ne + j)
     return dims
+
+
+def _free_unused_hidden(body: Body) -> Body:
+    """Each disjunct leaves free the hidden variables none of its calls constrain.
+
+    In ``exists a, b : (f(a) > i && a = floor(b/2) && 0 <= b < i) || (g(b) > i && ...)``
+    the first disjunct constrains ``b`` (inside a floor) but not ``g(b)``: there ``b`` is a
+    plain existential, projected out of that disjunct (exactly: no call links it to
+    anything). The text each disjunct prints reads back so (isl eliminates such a variable),
+    and a variable free in a disjunct can then be shared with another one
+    (:func:`_share_hidden`). Returns ``body`` itself when no disjunct changes.
+    """
+    bsets = body.iset.get_basic_sets()
+    if not body.hidden or len(bsets) < 2:
+        return body
+    nt = body.n_tuple
+    groups = [_hidden_group(body, k) for k in range(len(body.hidden))]
+    pieces = [isl.Set.from_basic_set(b) for b in bsets]
+    changed = False
+    for p, piece in enumerate(pieces):
+        for k, group in enumerate(groups):
+            if _is_cylinder(piece, nt + k) or not all(_is_cylinder(piece, d) for d in group[1:]):
+                continue
+            piece = piece.project_out(DT.set, nt + k, 1).insert_dims(DT.set, nt + k, 1)
+            pieces[p], changed = piece, True
+    if not changed:
+        return body
+    whole = pieces[0]
+    for piece in pieces[1:]:
+        whole = whole.union(piece)
+    return body.with_iset(whole)
 
 
 def _share_hidden(body: Body) -> Body:
@@ -431,7 +465,10 @@ def _first_occurrence_names(body: Body) -> Body:
     if tuple(names) == body.names:
         return body
     terms = tuple((n, tuple(sp.expand(a.xreplace(moved)) for a in args)) for n, args in body.terms)
-    return _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
+    # the calls' arguments changed: sort them again (the canonical order is by their text)
+    return order_terms(
+        _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
+    )
 
 
 def _plain_slot(value: sp.Expr | None) -> int | None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from spf.errors import ArityError, SpfError
 from spf.sets.body import canonical
+from spf.sets.calls import base_name, is_component
 from spf.sets.linear import DT, evaluate, free_names, param_names, sym, val
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class _Scanner:
     def __init__(self, body: Body, params: Mapping[str, int], ufs: UFValues) -> None:
         self.body = body
         self.env: dict[sp.Symbol, int] = {sym(p): int(v) for p, v in params.items()}
-        self.ufs = {n: _lookup(n, ufs[n], len(args)) for n, args in body.terms}
+        self.ufs = {n: _lookup(n, ufs[base_name(n)], len(args)) for n, args in body.terms}
         self.n_scan = body.n_tuple + len(body.hidden)
         self.syms = body.dim_syms()
         self.needs = [
@@ -49,7 +50,7 @@ class _Scanner:
         for k, name in enumerate(param_names(iset)):
             iset = iset.fix_val(DT.param, k, val(params[name]))
         for k, (name, _) in enumerate(body.terms):  # a value lies within its array's values
-            bounds = _value_bounds(ufs[name])
+            bounds = _value_bounds(ufs[base_name(name)])
             if bounds is not None:
                 pos = self.n_scan + k
                 iset = iset.lower_bound_val(DT.set, pos, val(bounds[0]))
@@ -144,13 +145,21 @@ def _value_bounds(values: Any) -> tuple[int, int] | None:
     return int(arr.min()), int(arr.max())
 
 
-def _lookup(name: str, values: Any, arity: int) -> Callable[..., int | None]:
+def _lookup(term: str, values: Any, arity: int) -> Callable[..., int | None]:
+    """The values of the UF a term calls as a function of the term's arguments (those of a
+    tuple-valued UF's component end with the component: ``values[i][c]``)."""
+    name = base_name(term)
     if callable(values):
+        if is_component(term):  # a callable returns the whole tuple
+            return lambda *idx: int(values(*idx[:-1])[idx[-1]])
         return lambda *idx: int(values(*idx))
     arr = np.asarray(values)
     if arr.ndim != arity:
+        what = f"{arity - 1} argument(s) and returns a tuple" if is_component(term) else None
         raise ArityError(
-            f"UF {name!r} takes {arity} argument(s) but its values have {arr.ndim} dimension(s)"
+            f"UF {name!r} takes {what or f'{arity} argument(s)'} but its values have "
+            f"{arr.ndim} dimension(s)"
+            + (" (the last one for the tuple's components)" if what else "")
         )
     if arr.dtype.kind not in "iub":
         raise SpfError(f"values of UF {name!r} must be integers, got dtype {arr.dtype}")
@@ -185,7 +194,7 @@ def points(
     missing = sorted(p for p in body.params() if p not in params)
     if missing:
         raise SpfError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
-    names = sorted({n for n, _ in body.terms} - set(ufs))
+    names = sorted({base_name(n) for n, _ in body.terms} - set(ufs))
     if names:
         raise SpfError(f"no values given for the UF(s) {', '.join(names)}")
     found: set[tuple[int, ...]] = set()

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
+from spf.clang import ISL_RESERVED
 from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
 from spf.sets import syntax as ast
 from spf.sets.body import Body, Term, canonical, lift_pair
+from spf.sets.calls import component_name
 from spf.sets.linear import esym, sym, to_isl, tsym, usym
 
 if TYPE_CHECKING:
@@ -27,26 +29,6 @@ if TYPE_CHECKING:
 else:
     from spf._lazy import sympy as sp
 
-ISL_RESERVED = frozenset(
-    [
-        "and",
-        "or",
-        "not",
-        "exists",
-        "floor",
-        "ceil",
-        "mod",
-        "min",
-        "max",
-        "true",
-        "false",
-        "infty",
-        "NaN",
-        "implies",
-        "rat",
-        "xor",
-    ]
-)
 
 
 def caret(text: str, span: tuple[int, int]) -> str:
@@ -90,7 +72,11 @@ class _Piece:
             )
 
     def is_uf(self, name: str) -> bool:
-        return (self.ufs is not None and name in self.ufs) or name in self.arities
+        return (
+            (self.ufs is not None and name in self.ufs)
+            or name in self.arities
+            or component_name(name) in self.arities
+        )
 
     # --- expressions
     def expr(self, node: ast.Expr, in_floor: bool = False) -> sp.Expr:
@@ -147,6 +133,8 @@ class _Piece:
             if any(not s.is_Integer for s in sp.Add.make_args(a) if s.is_Number):
                 raise self.error("UF arguments must be integer expressions", arg_node.span)
         key: Term = (node.name, args)
+        if node.component is not None:  # tuple-valued: the component is the last argument
+            key = (component_name(node.name), (*args, sp.Integer(node.component)))
         if key not in self.terms:
             self.terms[key] = len(self.terms)
         return usym(self.terms[key])
@@ -170,12 +158,40 @@ class _Piece:
                     hint="declare it in ufs=...\n" + caret(self.text, node.name_span),
                 )
             want = self.ufs[name].arity
+            self.check_component(node, self.ufs[name].out_arity)
         else:
-            want = self.arities.setdefault(name, n)
+            key = name if node.component is None else component_name(name)
+            other = component_name(name) if node.component is None else name
+            if other in self.arities:
+                raise ArityError(
+                    f"UF {name!r} is called both with a component (f(...)[0], a UF that "
+                    f"returns a tuple) and without one\n{caret(self.text, node.span)}"
+                )
+            want = self.arities.setdefault(key, n)
         if n != want:
             raise ArityError(
                 f"UF {name!r} takes {want} argument{'s' if want != 1 else ''}, "
                 f"called with {n}\n{caret(self.text, node.span)}"
+            )
+
+    def check_component(self, node: ast.Call, width: int) -> None:
+        """A declared UF returning ``width`` values is called with a component below
+        ``width`` when it returns a tuple, without one otherwise."""
+        name, c = node.name, node.component
+        if c is None and width > 1:
+            raise ArityError(
+                f"UF {name!r} returns a {width}-tuple; call one component of it, "
+                f"{name}(...)[0] to {name}(...)[{width - 1}]\n{caret(self.text, node.span)}"
+            )
+        if c is not None and width == 1:
+            raise ArityError(
+                f"UF {name!r} returns one value, not a tuple; call it without [{c}] (or "
+                f"declare it with out_arity=...)\n{caret(self.text, node.span)}"
+            )
+        if c is not None and c >= width:
+            raise ArityError(
+                f"UF {name!r} returns a {width}-tuple: component {c} does not exist "
+                f"(0 to {width - 1})\n{caret(self.text, node.span)}"
             )
 
     # --- formulas -> isl text

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
+from spf.sets import calls
 from spf.sets.linear import DT, evaluate, param_names, sym, to_isl
 from spf.sets.memo import memo
 
@@ -45,13 +46,15 @@ def declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
 def _declared_facts(body: Body, ufs: Mapping[str, UF]) -> isl.Set:
     iset = body.iset
     for k, (name, args) in enumerate(body.terms):
-        decl = ufs.get(name)
+        decl = calls.declaration(name, ufs)
         if decl is None:
             continue
         if decl.range is not None:
-            iset = iset.intersect(preimage(body, decl.range.body_iset(), [sym(f"__u{k}")]))
+            values = calls.value_range(decl, calls.component_of(name, args))
+            iset = iset.intersect(preimage(body, values, [sym(f"__u{k}")]))
         if decl.domain is not None:
-            iset = iset.intersect(preimage(body, decl.domain.body_iset(), list(args)))
+            at = list(calls.call_args(name, args))
+            iset = iset.intersect(preimage(body, decl.domain.body_iset(), at))
     return iset
 
 
@@ -175,7 +178,8 @@ def is_empty(
 
 def _used_declarations(body: Body, ufs: Mapping[str, UF]) -> tuple[tuple[str, UF], ...]:
     """The declarations of the UFs ``body`` calls, sorted by name (a memo key)."""
-    return tuple(sorted((n, ufs[n]) for n in {t[0] for t in body.terms} if n in ufs))
+    names = {calls.base_name(t[0]) for t in body.terms}
+    return tuple(sorted((n, ufs[n]) for n in names if n in ufs))
 
 
 def _is_empty(

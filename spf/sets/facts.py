@@ -202,10 +202,7 @@ def _constraint_set(
 
 
 def _inferred(s: Set, name: str) -> UF:
-    from spf.sets.uf import UF
-
-    arity = next(len(args) for n, args in _body(s).terms if n == name)
-    return UF(name, arity=arity)
+    return s.inferred_ufs[name]
 
 
 def _uf_argument_names(s: Set) -> set[str]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from spf.sets.body import Body, canonical, lift_pair, order_terms, reorganize
 from spf.sets.linear import esym, integral
-from spf.sets.ops import solve_for, subtract
+from spf.sets.ops import dependent_terms, solve_for, subtract
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -83,33 +83,47 @@ def _reorder_hidden(body: Body, perm: tuple[int, ...], names: tuple[str, ...]) -
 
 def unhide(body: Body) -> Body:
     """``body`` with every hidden variable that the tuple (and the parameters) determine
-    replaced by its expression in UF arguments: the same set, fewer hidden variables."""
-    nt = body.n_tuple
+    replaced by its expression in UF arguments: the same set, fewer hidden variables.
+
+    The expression may use the values of UF calls that do not depend on the variable:
+    ``exists m : inter2(i) = m && j = sigma(m)`` is ``j = sigma(inter2(i))``."""
     while body.hidden:
-        found: tuple[int, sp.Expr] | None = None
-        for k in range(len(body.hidden)):
-            expr = solve_for(body, nt + k, list(range(nt)))
-            if expr is not None:
-                found = (k, _integer_valued(expr))
-                break
+        found = _determined_hidden(body)
         if found is None:
             return body
         k, expr = found
-        ne = len(body.hidden)
+        nt, ne = body.n_tuple, len(body.hidden)
         keep = [j for j in range(ne) if j != k]
-        body = canonical(
-            reorganize(
-                body,
-                tuple_src=list(range(nt)),
-                hidden_src=[nt + j for j in keep],
-                term_src=list(range(len(body.terms))),
-                names=body.names,
-                hidden=[body.hidden[j] for j in keep],
-                n_in=body.n_in,
-                subst={esym(k): expr},
-            )
+        moved = reorganize(
+            body,
+            tuple_src=list(range(nt)),
+            hidden_src=[nt + j for j in keep],
+            term_src=list(range(len(body.terms))),
+            names=body.names,
+            hidden=[body.hidden[j] for j in keep],
+            n_in=body.n_in,
+            subst={esym(k): expr},
         )
+        body = canonical(order_terms(moved))  # a call may now nest one that came later
     return body
+
+
+def _determined_hidden(body: Body) -> tuple[int, sp.Expr] | None:
+    """A hidden variable the set makes a function of the tuple, the parameters and the
+    values of calls that do not depend on it, and that expression (tuple-only first)."""
+    nt, ne = body.n_tuple, len(body.hidden)
+    for with_calls in (False, True):
+        for k in range(ne):
+            allowed = list(range(nt))
+            if with_calls:
+                free = set(range(len(body.terms))) - dependent_terms(body, f"__e{k}")
+                if not free:
+                    continue
+                allowed += [nt + ne + j for j in sorted(free)]
+            expr = solve_for(body, nt + k, allowed)
+            if expr is not None:
+                return k, _integer_valued(expr)
+    return None
 
 
 def _integer_valued(expr: sp.Expr) -> sp.Expr:

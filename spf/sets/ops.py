@@ -54,7 +54,7 @@ def _solve_for(body: Body, pos: int, keep: list[int]) -> sp.Expr | None:
     return exprs.pop()
 
 
-def _dependent_terms(body: Body, symbol: str) -> set[int]:
+def dependent_terms(body: Body, symbol: str) -> set[int]:
     """Terms whose value depends on ``symbol`` (directly or through nested calls)."""
     dep: set[int] = set()
     for k, (_, args) in enumerate(body.terms):
@@ -114,7 +114,7 @@ def _project_one(body: Body, pos: int, hname: str, later: Sequence[int]) -> Body
     subst: dict[sp.Symbol, sp.Expr] = {}
     if symbol in body.needed_syms():
         final = [k for k in keep_t if k not in later]
-        free_u = [nt + ne + k for k in range(nu) if k not in _dependent_terms(body, symbol)]
+        free_u = [nt + ne + k for k in range(nu) if k not in dependent_terms(body, symbol)]
         hid = list(range(nt, nt + ne))
         expr = None
         for allowed in (final + hid, final + hid + free_u, keep_t + hid + free_u):
@@ -285,6 +285,12 @@ def intersect(a: Body, b: Body) -> Body:
     return canonical(la.with_iset(la.iset.intersect(lb.iset)))
 
 
+def hull(body: Body) -> Body:
+    """One conjunction containing ``body``: isl's convex hull of the set with the UF values
+    as dimensions (see :meth:`spf.Set.hull`)."""
+    return canonical(body.with_iset(isl.Set.from_basic_set(body.iset.convex_hull())))
+
+
 def subtract(a: Body, b: Body) -> Body:
     """``a \\ b``; exact when ``b`` has no hidden variables (callers check)."""
     la, lb = lift_pair(a, b)
@@ -350,7 +356,7 @@ def as_function(rel: Body) -> list[sp.Expr] | None:
     free_u = [
         base + k
         for k in range(len(rel.terms))
-        if not any(_dependent_terms(rel, f"__t{p}") & {k} for p in range(nx, nt))
+        if not any(dependent_terms(rel, f"__t{p}") & {k} for p in range(nx, nt))
     ]
     out = []
     for pos in range(nx, nt):

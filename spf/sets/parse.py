@@ -49,32 +49,39 @@ MAX_DEPTH: Final = 200
 # possible, as in isl. tests/unit/sets/test_parse.py checks that no other conflict appears.
 _GRAMMAR: Final = r"""
 start: piece ((_UNION | _OROR | _ORKW) piece)*
-piece: params? _LBRACE tuple (_ARROW tuple)? (_COLON disj)? _RBRACE
+piece: params? _LBRACE part (_SEMI part)* _RBRACE
+part: tuple (_ARROW tuple)? (_COLON disj)?
+    | _COLON disj           -> bare
 params: _LSQB (NAME (_COMMA NAME)*)? _RSQB _ARROW
-tuple: _LSQB (sum (_COMMA sum)*)? _RSQB
+tuple: _LSQB (entry (_COMMA entry)*)? _RSQB
+?entry: sum
+      | sum CMP sum         -> fixed
 
 ?disj: conj ((_OROR | _ORKW) conj)*
 ?conj: unit ((_ANDAND | _ANDKW) unit)*
 ?unit: chain
-     | _EXISTS _LPAR NAME (_COMMA NAME)* _COLON disj _RPAR  -> exists
-     | _EXISTS NAME (_COMMA NAME)* _COLON disj              -> exists
+     | _EXISTS _LPAR binding (_COMMA binding)* _COLON disj _RPAR  -> exists
+     | _EXISTS NAME (_COMMA NAME)* _COLON disj                    -> exists
      | TRUE
      | FALSE
 ?chain: sum (CMP sum)*
+binding: NAME (CMP sum)?
 
 ?sum: term ((PLUS | MINUS) term)*
-?term: factor (MULOP factor)*
+?term: factor ((MULOP | MOD) factor)*
 ?factor: MINUS factor       -> neg
        | NUMBER target      -> coef
        | primary
 ?primary: NUMBER | target
 ?target: NAME | call | paren | floor
-call: NAME _LPAR sum (_COMMA sum)* _RPAR
+call: NAME _LPAR sum (_COMMA sum)* _RPAR component?
+component: _LSQB NUMBER _RSQB
 paren: _LPAR disj _RPAR
 floor: (FLOOR | CEIL) _LPAR sum _RPAR
 
 PLUS: "+"
 MULOP: "*" | "/" | "%"
+MOD: "mod"
 MINUS: "-"
 CMP: "<=" | ">=" | "==" | "!=" | "<" | ">" | "="
 _LBRACE: "{"
@@ -84,6 +91,7 @@ _RSQB: "]"
 _LPAR: "("
 _RPAR: ")"
 _COMMA: ","
+_SEMI: ";"
 _COLON: ":"
 _ARROW: "->"
 _UNION: "union"
@@ -117,7 +125,9 @@ _DESCRIPTIONS: Final[tuple[tuple[str, str], ...]] = (
     ("CMP", "a comparison operator"),
     ("PLUS", "an arithmetic operator"),
     ("MULOP", "an arithmetic operator"),
+    ("MOD", "an arithmetic operator"),
     ("_COMMA", "','"),
+    ("_SEMI", "';'"),
     ("_COLON", "':'"),
     ("_ARROW", "'->'"),
     ("_ANDAND", "'&&'"),
@@ -136,7 +146,7 @@ _TEXT: Final = dict(_DESCRIPTIONS)
 _IMPLIED_BY_NAME: Final = frozenset({"MINUS", "FLOOR", "CEIL", "TRUE", "FALSE"})
 #: Reserved words: never names.
 _KEYWORDS: Final = frozenset(
-    {"_UNION", "_ORKW", "_ANDKW", "_EXISTS", "TRUE", "FALSE", "FLOOR", "CEIL"}
+    {"_UNION", "_ORKW", "_ANDKW", "_EXISTS", "TRUE", "FALSE", "FLOOR", "CEIL", "MOD"}
 )
 _TOKEN_SHOWN: Final = 24  # longest token text quoted whole in a message
 
@@ -256,6 +266,8 @@ def _describe_expected(names: Iterable[str]) -> str:
         wanted -= _IMPLIED_BY_NAME
     if "PLUS" in wanted:  # "an arithmetic operator" covers binary minus
         wanted.discard("MINUS")
+    if "_RBRACE" in wanted:  # isl's ';' between parts: rarely what was meant
+        wanted.discard("_SEMI")
     ordered = sorted(wanted, key=lambda name: (_ORDER.get(name, len(_ORDER)), name))
     words: list[str] = []
     for name in ordered:
@@ -348,33 +360,85 @@ class _Builder:
 
     # --------------------------------------------------------------------- top level
     def document(self, tree: Tree[Token]) -> syntax.Document:
-        """``start`` -> Document."""
-        pieces = tuple(self._piece(child) for child in tree.children if isinstance(child, Tree))
+        """``start`` -> Document (each ``;`` part of a braced piece is one piece)."""
+        pieces = tuple(
+            piece
+            for child in tree.children
+            if isinstance(child, Tree)
+            for piece in self._pieces(child)
+        )
         return syntax.Document(pieces=pieces, text=self._text)
 
-    def _piece(self, tree: Tree[Token]) -> syntax.Piece:
-        """``piece`` -> Piece: optional params, one or two tuples, optional formula."""
-        children = list(tree.children)
+    def _pieces(self, tree: Tree[Token]) -> list[syntax.Piece]:
+        """``piece`` -> Pieces: optional params shared by the ``;``-separated parts."""
         params: tuple[syntax.Name, ...] | None = None
-        first = children[0]
-        if isinstance(first, Tree) and first.data == "params":
-            params = tuple(self._name(tok) for tok in first.children if isinstance(tok, Token))
-            children.pop(0)
+        trees: list[Tree[Token]] = []
+        for child in tree.children:
+            if isinstance(child, Tree) and child.data == "params":
+                params = tuple(self._name(tok) for tok in child.children if isinstance(tok, Token))
+            elif isinstance(child, Tree) and child.data in ("part", "bare"):
+                trees.append(child)
+        whole = _span(tree) if len(trees) == 1 else None
+        return [self._part(part, params, whole) for part in trees]
+
+    def _part(
+        self,
+        tree: Tree[Token],
+        params: tuple[syntax.Name, ...] | None,
+        whole: syntax.Span | None,
+    ) -> syntax.Piece:
+        """``part`` -> Piece: one or two tuples, optional formula (``whole``: the span of
+        the braced piece when this is its only part)."""
+        children = list(tree.children)
         tuples = [c for c in children if isinstance(c, Tree) and c.data == "tuple"]
         rest = children[len(tuples) :]
+        fixed: list[syntax.Formula] = []
+        if not tuples:  # isl's '{ : N > 0 }': no tuple, a set of zero-tuples
+            return syntax.Piece(
+                params=params,
+                in_tuple=(),
+                out_tuple=None,
+                formula=self.formula(rest[0], 1),
+                span=whole or _span(tree),
+                in_span=(_span(tree)[0], _span(tree)[0]),
+                out_span=None,
+            )
         in_tuple, out_tuple = tuples[0], (tuples[1] if len(tuples) > 1 else None)
+        ins = self._tuple(in_tuple, fixed)
+        outs = None if out_tuple is None else self._tuple(out_tuple, fixed)
+        formula = self.formula(rest[0], 1) if rest else None
+        if fixed:
+            items = (*fixed, formula) if formula is not None else tuple(fixed)
+            formula = syntax.And(items=items, span=_span(tree))
         return syntax.Piece(
             params=params,
-            in_tuple=self._tuple(in_tuple),
-            out_tuple=None if out_tuple is None else self._tuple(out_tuple),
-            formula=self.formula(rest[0], 1) if rest else None,
-            span=_span(tree),
+            in_tuple=ins,
+            out_tuple=outs,
+            formula=formula,
+            span=whole or _span(tree),
             in_span=_span(in_tuple),
             out_span=None if out_tuple is None else _span(out_tuple),
         )
 
-    def _tuple(self, tree: Tree[Token]) -> tuple[syntax.Expr, ...]:
-        return tuple(self.expr(child, 1) for child in tree.children)
+    def _tuple(self, tree: Tree[Token], fixed: list[syntax.Formula]) -> tuple[syntax.Expr, ...]:
+        """Tuple entries; an entry ``i = e`` (isl's ``[i = 100]``) is the name ``i`` and the
+        equality ``i = e``, appended to ``fixed``."""
+        entries: list[syntax.Expr] = []
+        for child in tree.children:
+            if isinstance(child, Tree) and child.data == "fixed":
+                left, op, right = child.children
+                name = self.expr(left, 1)
+                if not isinstance(name, syntax.Name) or str(op) not in ("=", "=="):
+                    self._fail(
+                        "a tuple entry with a comparison must fix a name, e.g. [i = 0]",
+                        _span(child),
+                    )
+                value = self.expr(right, 1)
+                fixed.append(syntax.Compare(op="=", left=name, right=value, span=_span(child)))
+                entries.append(name)
+            else:
+                entries.append(self.expr(child, 1))
+        return tuple(entries)
 
     # --------------------------------------------------------------------- formulas
     def formula(self, node: _Node, depth: int) -> syntax.Formula:
@@ -419,12 +483,33 @@ class _Builder:
         return syntax.And(items=compares, span=_span(tree))
 
     def _exists(self, tree: Tree[Token], depth: int) -> syntax.Formula:
-        *names, body = tree.children
-        return syntax.Exists(
-            names=tuple(self._name(tok) for tok in names if isinstance(tok, Token)),
-            body=self.formula(body, depth + 1),
-            span=_span(tree),
-        )
+        """``exists(a, b: body)``; isl's ``exists (e0 = floor((i)/2): body)`` binds ``e0``
+        and adds ``e0 = floor((i)/2)`` to the body."""
+        *bindings, body = tree.children
+        names: list[syntax.Name] = []
+        defined: list[syntax.Formula] = []
+        for item in bindings:
+            if isinstance(item, Token):
+                names.append(self._name(item))
+                continue
+            name_tok, *definition = item.children
+            assert isinstance(name_tok, Token)
+            name = self._name(name_tok)
+            names.append(name)
+            if definition:
+                op, value = definition
+                if str(op) not in ("=", "=="):
+                    self._fail(
+                        "an exists variable may only be defined with '=', e.g. "
+                        "exists (e0 = floor(i/2): ...)",
+                        _span(op),
+                    )
+                expr = self.expr(value, depth + 2)
+                defined.append(syntax.Compare(op="=", left=name, right=expr, span=_span(item)))
+        formula = self.formula(body, depth + 1)
+        if defined:
+            formula = syntax.And(items=(*defined, formula), span=_span(tree))
+        return syntax.Exists(names=tuple(names), body=formula, span=_span(tree))
 
     def _paren_formula(self, tree: Tree[Token], depth: int) -> syntax.Formula:
         return self.formula(tree.children[0], depth + 1)
@@ -469,7 +554,7 @@ class _Builder:
             if not isinstance(op, Token):  # pragma: no cover - the grammar forbids it
                 self._fail("malformed operator", _span(op))
             result = syntax.BinOp(
-                op=str(op),
+                op="%" if op.type == "MOD" else str(op),
                 left=result,
                 right=self.expr(right_node, depth + count - k),
                 span=(start, _span(right_node)[1]),
@@ -498,11 +583,19 @@ class _Builder:
         name, *args = tree.children
         if not isinstance(name, Token):  # pragma: no cover - the grammar forbids it
             self._fail("malformed call", _span(name))
+        component: int | None = None
+        last = args[-1] if args else None
+        if isinstance(last, Tree) and last.data == "component":
+            args.pop()
+            number = last.children[0]
+            assert isinstance(number, Token)
+            component = self._number(number).value
         return syntax.Call(
             name=str(name),
             args=tuple(self.expr(arg, depth + 1) for arg in args),
             span=_span(tree),
             name_span=_token_span(name),
+            component=component,
         )
 
     def _floor(self, tree: Tree[Token], depth: int) -> syntax.Expr:

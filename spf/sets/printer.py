@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spf.sets.body import Body, slot_values
+from spf.sets.calls import call
 from spf.sets.linear import basic_constraints, esym, tsym, usym
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def display_map(body: Body, values: dict[int, sp.Expr] | None = None) -> dict[sp
     for k, h in enumerate(body.hidden):
         raw[esym(k)] = sp.Symbol(h, integer=True)
     for k, (name, args) in enumerate(body.terms):
-        raw[usym(k)] = sp.Function(name)(*args)
+        raw[usym(k)] = call(name, args)
     show: dict[sp.Symbol, sp.Expr] = {}
     for key, expr in raw.items():
         for _ in range(len(raw) + 1):  # values never depend on themselves: this terminates

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from spf.errors import ArityError, SpfError
 from spf.sets import concrete, emptiness, hidden, ops
+from spf.sets.calls import call_signatures, inferred_uf
 from spf.sets.convert import convert
+from spf.sets.inverse import simplify_inverses, with_inverses
 from spf.sets.memo import memo
 from spf.sets.parse import parse_document
 from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
@@ -58,7 +60,7 @@ class _SetLike:
     @classmethod
     def _make(cls: type[_T], body: Body, ufs: Mapping[str, UF]) -> _T:
         obj = cls.__new__(cls)
-        obj._init(body, ufs)
+        obj._init(simplify_inverses(body, ufs), ufs)
         return obj
 
     def __delattr__(self, name: str) -> None:
@@ -86,6 +88,20 @@ class _SetLike:
         """The UF declarations this object carries (declared ones only)."""
         return dict(self._ufs)
 
+    @property
+    def inferred_ufs(self) -> dict[str, UF]:
+        """A declaration of every UF this object calls: the declared ones, and the others
+        as they are called (their arity; for a tuple-valued UF, as wide as the highest
+        component read, at least 2).
+
+        >>> Set("{[k]: f(k, 0) < coord(k)[2]}").inferred_ufs
+        {'coord': UF('coord', out_arity=3), 'f': UF('f', arity=2)}
+        """
+        out = {n: d for n, d in self._ufs.items() if n in call_signatures(self._body.terms)}
+        for name in sorted(call_signatures(self._body.terms).keys() - out.keys()):
+            out[name] = inferred_uf(self._body.terms, name)
+        return dict(sorted(out.items()))
+
     def _names(self, start: int, stop: int) -> tuple[str, ...]:
         """Tuple entries as ``str`` shows them (constants and expressions as their text)."""
         return tuple_texts(self._body)[start:stop]
@@ -99,11 +115,20 @@ class _SetLike:
         return other
 
     def _merged_ufs(self, other: _SetLike) -> dict[str, UF]:
+        """The declarations of both operands (they must agree, and so must the ways the
+        two call each UF: its arity, and whether it returns a tuple)."""
         out = dict(self._ufs)
         for name, decl in other._ufs.items():
             if name in out and out[name] != decl:
                 raise SpfError(f"conflicting declarations of UF {name!r}: {out[name]} and {decl}")
             out[name] = decl
+        mine, theirs = call_signatures(self._body.terms), call_signatures(other._body.terms)
+        for name in sorted(mine.keys() & theirs.keys()):
+            if mine[name] != theirs[name]:
+                raise ArityError(
+                    f"UF {name!r} is called as {_signature_text(name, mine[name])} in {self} "
+                    f"but as {_signature_text(name, theirs[name])} in {other}"
+                )
         return out
 
     def _check_same_arity(self, other: _SetLike, what: str) -> None:
@@ -124,6 +149,25 @@ class _SetLike:
         o = self._coerce(other, "union")
         self._check_same_arity(o, "union")
         return self._make(union_bodies(self._body, o._body), self._merged_ufs(o))
+
+    def hull(self: _T) -> _T:
+        """One conjunction that contains every point: the convex hull of the set with its UF
+        values as dimensions (isl's ``convex_hull``), a superset whatever the UFs are.
+
+        isl's ``convex_hull`` rather than ``simple_hull``: it is the tightest convex
+        superset (``simple_hull`` keeps only constraints of the parts, so the hull of
+        ``{[i, j]: 0 <= i < N && j = i} union {[i, j]: 0 <= j < N && i = j + 1}`` loses
+        ``j < N``), and the sets spf builds have few parts. It is sound with UFs: the
+        constraints on UF values are kept only where every part constrains them (a part
+        that does not call ``f`` leaves ``f``'s value free, and so does the hull), so a
+        call the hull makes is one every part made.
+
+        >>> Set("{[i]: 0 <= i < 3; [i]: 5 <= i < 7}").hull()
+        Set('{[i] : 0 <= i && i <= 6}')
+        >>> Set("{[i, k]: 0 <= i < N && (k = col(i) || k = col(i) + 2)}").hull()
+        Set('{[i, k] : 0 <= i && col(i) <= k && i < N && k <= col(i) + 2}')
+        """
+        return self._make(ops.hull(self._body), self._ufs)
 
     def is_empty(self) -> bool:
         """True only when provably empty, using UF functional consistency and declarations."""
@@ -390,7 +434,15 @@ def _parsed(text: str, decls: tuple[tuple[str, UF], ...] | None) -> Body:
     UFs, arities inferred). Bodies are immutable, so one parse serves every equal request;
     errors are raised afresh each time (``lru_cache`` does not keep exceptions)."""
     arities: dict[str, int] = {}
-    return convert(parse_document(text), None if decls is None else dict(decls), arities)
+    ufs = None if decls is None else dict(decls)
+    body = convert(parse_document(text), ufs, arities)
+    return body if ufs is None else simplify_inverses(body, ufs)
+
+
+def _signature_text(name: str, signature: tuple[int, bool]) -> str:
+    n, tuple_valued = signature
+    args = ", ".join(["_"] * n)
+    return f"{name}({args})[...]" if tuple_valued else f"{name}({args})"
 
 
 def _flatten(point: Any) -> tuple[int, ...]:
@@ -410,4 +462,4 @@ def _decl_map(ufs: Mapping[str, UF] | Sequence[UF] | None) -> dict[str, UF] | No
         if decl.name != name:
             raise SpfError(f"ufs key {name!r} names UF {decl.name!r}")
         out[name] = decl
-    return out
+    return with_inverses(out)

@@ -32,12 +32,14 @@ class Name:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Call:
-    """``f(e1, ..., en)``: an uninterpreted-function call (``floor`` is ``Floor``)."""
+    """``f(e1, ..., en)``: an uninterpreted-function call (``floor`` is ``Floor``);
+    ``f(e1, ..., en)[c]`` is component ``c`` of a UF that returns a tuple."""
 
     name: str
     args: tuple[Expr, ...]
     span: Span
     name_span: Span
+    component: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -124,7 +126,8 @@ Formula = Compare | Bool | And | Or | Exists
 # ----------------------------------------------------------------------------- top level
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Piece:
-    """One braced part ``[params] -> { [in] -> [out] : formula }``.
+    """One part ``[params] -> { [in] -> [out] : formula }`` (a braced part, or one of the
+    ``;``-separated parts inside braces, as isl prints unions; those share the params).
 
     ``out_tuple`` is None for a set; ``formula`` is None when there is no ``:`` part;
     ``params`` is None when there is no ``[N, M] ->`` prefix.

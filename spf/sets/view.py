@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
+from spf.sets.calls import base_name
 from spf.sets.linear import DT, sym, tsym, usym
 
 if TYPE_CHECKING:
@@ -31,7 +32,9 @@ class UFView:
     iset: isl.Set
     """Dims: the tuple (named as asked), then one per UF call (``__u0 ...``)."""
     terms: tuple[tuple[str, tuple[sp.Expr, ...]], ...]
-    """``(uf name, arguments)``; arguments use the tuple names, parameters and ``__u<k>``."""
+    """``(uf name, arguments)``; arguments use the tuple names, parameters and ``__u<k>``
+    (a tuple-valued UF's component is its last argument: ``f(i)[1]`` reads ``f(i, 1)``, the
+    array that holds its values)."""
 
 
 def uf_view(s: Set, names: Sequence[str]) -> UFView:
@@ -45,7 +48,9 @@ def uf_view(s: Set, names: Sequence[str]) -> UFView:
         raise SpfError(f"uf_view: {len(names)} names for a {body.n_tuple}-tuple")
     sub: dict[sp.Symbol, sp.Expr] = {tsym(k): sym(n) for k, n in enumerate(names)}
     sub.update({usym(k): sym(f"__u{k}") for k in range(len(body.terms))})
-    terms = tuple((f, tuple(sp.expand(a.xreplace(sub)) for a in args)) for f, args in body.terms)
+    terms = tuple(
+        (base_name(f), tuple(sp.expand(a.xreplace(sub)) for a in args)) for f, args in body.terms
+    )
     iset = body.iset
     for k, n in enumerate(names):
         iset = iset.set_dim_name(DT.set, k, n)

@@ -179,3 +179,107 @@ def test_a_statement_overwriting_only_rows_already_used_keeps_compute_at_legal(
     out, bx = np.zeros((5, 7)), np.zeros((7, 7))
     comp.compile(cache_dir=str(cache))(out=out, bx=bx, img=img.copy())
     assert np.allclose(out, blur_reference(img))
+
+
+# ------------------------------------------- instances no consumer reads (issue 27, item 2)
+@pytest.mark.parametrize("make", [blur_row_loop, blur_tile, blur_strip])
+def test_blur_compute_at_with_two_rows_still_writes_bx(make: Any, cache: Path) -> None:
+    """With ``N = 2`` the blur has no output row, so no copy of ``s0`` runs inside the
+    consumer's loops; ``bx`` is an argument, a result like ``out``, and used to be left
+    unwritten. The instances no consumer reads now run after the consumer's last iteration
+    (here: in an iteration of their own)."""
+    comp = make()
+    kernel = comp.compile(cache_dir=str(cache))
+    plain = kernels.blur2d().compile(cache_dir=str(cache))
+    for n, m in [(2, 5), (2, 3), (3, 6), (9, 11)]:
+        img = np.random.default_rng(n * m).random((n, m))
+        want_out, want_bx = np.zeros((max(n - 2, 0), m - 2)), np.full((n, m - 2), -1.0)
+        plain(out=want_out, bx=want_bx, img=img, N=n, M=m)
+        for run in (kernel, lambda **a: comp.interpret(**a)):
+            out, bx = np.zeros_like(want_out), np.full((n, m - 2), -1.0)
+            run(out=out, bx=bx, img=img, N=n, M=m)
+            assert np.array_equal(bx, want_bx), (n, m)
+            assert np.array_equal(out, want_out), (n, m)
+
+
+def test_the_extra_iteration_goes_away_when_an_assumption_rules_it_out() -> None:
+    """``assume("N >= 3")``: every row of ``bx`` is read by some output row, so nothing runs
+    outside the fused nest."""
+    comp = kernels.blur2d()
+    comp.assume("N >= 3")
+    comp.stmt("s0").compute_at("s1", "i")
+    assert comp.loop_structure() == "for i_:\n  for i:\n    for j:\n      s0\n  for j:\n    s1"
+    plain = kernels.blur2d()
+    plain.stmt("s0").compute_at("s1", "i")
+    assert comp.loop_structure() != plain.loop_structure()  # the N <= 2 nest
+
+
+def test_a_temporary_producer_needs_no_extra_iteration() -> None:
+    """Stored in a buffer of the function, ``bx`` is no result: the rows no output row
+    reads are dead and do not run."""
+    comp = kernels.blur2d()
+    comp.stmt("s0").store_in(comp.add_buffer("bx_tmp", ("N", "M-2"), "double", "stack"), ["i", "j"])
+    comp.stmt("s0").compute_at("s1", "i")
+    assert comp.loop_structure() == "for i_:\n  for i:\n    for j:\n      s0\n  for j:\n    s1"
+
+
+def test_the_time_loop_copy_back_at_its_sweep_keeps_the_last_step(cache: Path) -> None:
+    """The copy-back ``A = B`` computed at the stencil's time loop: the copies in step
+    ``t_`` are those of step ``t_ - 1`` (what the sweep of ``t_`` reads), and the last step's
+    copy, which no sweep reads, runs in an extra iteration ``t_ = T``; it used to be
+    dropped, leaving ``A`` one step behind."""
+    comp = heat()
+    s1 = comp.stmt("s1")
+    s1.compute_at("s0", "t")
+    params = {"N": 9, "T": 4}
+    assert s1.domain.contains([4, 3, 2], params)  # t_ = T runs step T - 1
+    assert not s1.domain.contains([0, -1, 2], params)
+    a0 = np.random.default_rng(11).random(9)
+    for run in (comp.compile(cache_dir=str(cache)), lambda **a: comp.interpret(**a)):
+        a, b = a0.copy(), np.zeros(9)
+        run(A=a, B=b, T=4)
+        assert np.array_equal(a, heat_reference_exact(a0, 4))
+
+
+def heat_reference_exact(a: Array, steps: int) -> Array:
+    """The heat program's own operation order (bitwise)."""
+    a = a.copy()
+    for _ in range(steps):
+        b = a.copy()
+        for i in range(1, len(a) - 1):
+            b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+        a[1:-1] = b[1:-1]
+    return a
+
+
+def test_a_result_uf_bounds_keep_from_telling_apart_is_refused_clearly() -> None:
+    """``t = 2A`` computed at the rows of a CSR sum: which entries no row reads depends on
+    ``rowptr`` (``rowptr(0) > 0`` leaves some out), so spf cannot run the rest; refused,
+    naming the way out; accepted once ``t`` is a temporary."""
+
+    def build(local: bool) -> Computation:
+        comp = Computation("scaled_rows")
+        comp.add_data_space("y", "double", shape=("N",))
+        if local:
+            comp.add_local("t", "double", ("NNZ",))
+        else:
+            comp.add_data_space("t", "double", shape=("NNZ",))
+        comp.add_data_space("A", "double", shape=("NNZ",))
+        comp.declare_uf("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
+                        monotonic="nondecreasing")  # fmt: skip
+        comp.add_stmt(Stmt("$t$(k) = 2.0 * $A$(k);", "{[k]: 0 <= k < NNZ}"))
+        comp.add_stmt(
+            Stmt("$y$(i) += $t$(k);", "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}")
+        )
+        return comp
+
+    comp = build(local=False)
+    with pytest.raises(IllegalScheduleError, match=r"'t', a result of the kernel.*add_local"):
+        comp.stmt("s0").compute_at("s1", "i")
+    comp = build(local=True)
+    comp.stmt("s0").compute_at("s1", "i")
+    rp = np.array([0, 2, 2, 5], np.int32)
+    a = np.arange(5.0)
+    y = np.zeros(3)
+    comp.compile()(y=y, A=a, rowptr=rp, N=3, NNZ=5)
+    assert np.array_equal(y, [2.0, 0.0, 18.0])

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 import spf
 from spf.codegen.program import signature
 from spf.errors import ArgumentError, IllegalScheduleError, SpfError
+from spf.runtime import threads
 from spf.runtime.cuda import build_nvcc, compile_kernel, emulation_source
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
 from spf.sparse import csr_args
@@ -223,6 +224,28 @@ def test_transpose_rectangular_tiles_and_without_openmp() -> None:
         B = np.zeros((m, n))
         k(A=A, B=B)
         assert np.array_equal(B, A.T)
+
+
+def test_last_threads_counts_the_cpu_threads_the_blocks_ran_on() -> None:
+    """Emulated: the OpenMP threads a launch spread its blocks over (at most one per block);
+    without OpenMP, and on a GPU (the host thread), 1; None before the first call."""
+    k = transpose.build(16).compile(target="cuda", emulate=True)
+    assert k.last_threads is None
+    for n, blocks in [(50, 16), (16, 1), (0, 0)]:
+        A = np.ones((n, n), dtype=np.float32)
+        for team in (1, 2):
+            with threads.openmp_threads(team):
+                k(A=A, B=np.zeros_like(A))
+            assert k.last_threads == max(1, min(team, blocks)), (n, team)
+    serial = transpose.build(16).compile(target="cuda", emulate=True, openmp=False)
+    A = np.ones((50, 50), dtype=np.float32)
+    serial(A=A, B=np.zeros_like(A))
+    assert serial.last_threads == 1
+    on_gpu = examples_case().compile(target="cuda", gpu=FakeGpu())
+    assert on_gpu.last_threads is None
+    A = np.ones((37, 37), dtype=np.float32)
+    on_gpu(A=A, B=np.zeros_like(A))
+    assert on_gpu.last_threads == 1
 
 
 def test_kernel_arguments_are_checked_like_c_kernels() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from spf import demo
+from spf.runtime import threads
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,5 +34,10 @@ def test_demo_runs_and_writes_its_outputs(
     layers = (tmp_path / "blur_layers.txt").read_text()
     assert "bx" in layers
     assert "for i [parallel]:" in text
-    assert "| spf (ms per call) | other (ms per call) |" in text
+    assert "| spf threads | spf (ms per call) | other threads | other (ms per call) |" in text
     assert "1-minute load average" in text
+    rows = [line for line in text.splitlines() if line.startswith("| CSR SpMV")]
+    assert [row.split(" | ")[2] for row in rows][:1] == ["1"], "spf at 1 thread against scipy"
+    assert "single-threaded (1 thread): scipy A @ x" in text
+    dgemm = next(line for line in text.splitlines() if line.startswith("| DGEMM"))
+    assert dgemm.split(" | ")[4] == str(threads.default_team()), "OpenBLAS at OpenMP's count"

@@ -313,6 +313,23 @@ def test_csr_to_bcsr_matches_scipy_tobsr(kernels: Any, r: int, c: int, index_dty
             np.testing.assert_allclose(y, padded @ x, rtol=1e-12, atol=1e-12, err_msg=label)
 
 
+def test_csr_to_bcsr_blocks_in_and_out_of_column_order(kernels: Any) -> None:
+    """Blocks met in increasing block column order within every block row keep their scan
+    order (no sort); a block row where a later row opens a block left of an earlier one's
+    takes the counting sort by block column. Both give scipy's sorted BCSR."""
+    in_order = np.array([[1.0, 0, 0, 2.0, 0, 0], [0, 3.0, 0, 0, 0, 4.0], [5.0, 0, 0, 0, 6.0, 0]])
+    out_of_order = in_order.copy()
+    out_of_order[0, 0] = 0.0  # row 0 opens block column 1 only, then row 1 opens 0
+    for dense in (in_order, out_of_order):
+        matrix = sp.csr_array(dense)
+        out = kernels(CSR, BCSR(2, 2), "int32")(**spf.sparse.csr_args(matrix))
+        bsr = _padded(matrix, 2, 2).tobsr(blocksize=(2, 2))
+        bsr.sort_indices()
+        np.testing.assert_array_equal(out["browptr"], bsr.indptr)
+        np.testing.assert_array_equal(out["bcol"], bsr.indices)
+        np.testing.assert_array_equal(out["A"], bsr.data)
+
+
 @pytest.mark.parametrize("dst", [CSR, COO], ids=lambda f: f.name)
 @pytest.mark.parametrize(("r", "c", "index_dtype"), [(2, 2, "int32"), (3, 2, "int64")])
 def test_bcsr_to_csr_and_coo_matches_scipy(

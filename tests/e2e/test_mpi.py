@@ -197,14 +197,39 @@ def test_results_on_real_ranks_match_the_sequential_run(
 @pytest.mark.parametrize(
     ("example", "expected"),
     [
-        ("mpi_dscale.py", "a[0, 0] per rank = [2.0, 3.0]"),
-        ("mpi_blur.py", "mpi_blur on 2 ranks (130x96 image): 2 ranks ok"),
-        ("mpi_spmv.py", "x blocks received per rank [1, 1]"),
+        (
+            "mpi_dscale.py",
+            [
+                "a[0, 0] per rank = [2.0, 3.0]",
+                "rank 0: a equals 2 * 1.0 + 0 = 2.0 in 32 of 32 entries (OpenMP threads: 1)",
+                "rank 1: a equals 2 * 1.0 + 1 = 3.0 in 32 of 32 entries (OpenMP threads: 1)",
+            ],
+        ),
+        (
+            "mpi_blur.py",
+            [
+                "mpi_blur on 2 ranks (130x96 image): 2 ranks ok",
+                "rank 0: out equals numpy's blur of the whole image on image rows 1..64, "
+                "columns 1..94 (max |diff| ",
+                "rank 1: out equals numpy's blur of the whole image on image rows 65..128, ",
+                "halo rows received: 1; OpenMP threads: 1)",
+            ],
+        ),
+        (
+            "mpi_spmv.py",
+            [
+                "x blocks received per rank [1, 1]",
+                "rank 0: y equals the serial SpMV (scipy A @ x) on rows 0..999 (1000 rows, ",
+                "rank 1: y equals the serial SpMV (scipy A @ x) on rows 1000..1999 (1000 rows, ",
+                "1 x blocks received; OpenMP threads: 1)",
+            ],
+        ),
     ],
 )
 def test_examples_run_through_the_cli_launcher(
-    example: str, expected: str, mpi_env: dict[str, str]
+    example: str, expected: list[str], mpi_env: dict[str, str]
 ) -> None:
+    """Each example says, rank by rank, what it checked (and MPI kernels' last_threads)."""
     done = subprocess.run(
         [
             sys.executable,
@@ -223,7 +248,31 @@ def test_examples_run_through_the_cli_launcher(
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert expected in done.stdout
+    for line in expected:
+        assert line in done.stdout, done.stdout
+    assert "FAILED" not in done.stdout
+    diffs = [float(d) for d in re.findall(r"max \|diff\| ([0-9.e+-]+)", done.stdout)]
+    assert all(d < 1e-12 for d in diffs), diffs
+
+
+def test_report_prints_every_ranks_check_and_fails_on_every_rank(
+    tmp_path: Path, mpi_env: dict[str, str]
+) -> None:
+    script = tmp_path / "report.py"
+    script.write_text(
+        "from mpi4py import MPI\n"
+        "import spf.mpi\n"
+        "comm = MPI.COMM_WORLD\n"
+        "r = comm.Get_rank()\n"
+        "ok = spf.mpi.report(comm, f'checked {r}', ok=r != 1)\n"
+        "print(f'all passed on rank {r}: {ok}', flush=True)\n"
+    )
+    done = run(script, 3, timeout=TIMEOUT, env=mpi_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reported = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
+    assert reported == ["rank 0: checked 0", "rank 1: checked 1 -- FAILED", "rank 2: checked 2"]
+    for rank in range(3):
+        assert f"all passed on rank {rank}: False" in done.stdout
 
 
 def test_a_deadlock_times_out_and_leaves_no_rank_behind(tmp_path: Path) -> None:

@@ -311,6 +311,7 @@ def test_blur_compute_at_the_consumer_tile(cache: Path) -> None:
 
 def test_compute_at_a_row_loop_keeps_a_fused_structure(cache: Path) -> None:
     comp = kernels.blur2d()
+    comp.assume("N >= 3")  # else the rows of bx no output row reads (N <= 2) get a nest
     comp.stmt("s0").compute_at("s1", "i")
     # the shared loop is s0's new outer loop i_ (s0 has its own i) and s1's loop i
     assert comp.stmt("s0").loops == ("i_", "i", "j")

@@ -426,3 +426,17 @@ def test_levels_executor_runs_narrow_groups_in_omp_single() -> None:
     code = comp.codegen()
     assert "if (single_i(i_lev))" in code
     assert code.index("#pragma omp single") < code.index("#pragma omp for schedule(static)")
+
+
+def test_last_threads_follows_the_plan_strategy(
+    solver: tuple[WavefrontKernel, spf.Kernel, str], omp_threads: int
+) -> None:
+    """By levels the executor runs on the OpenMP team; a serial plan runs the loop in its
+    original order on one thread."""
+    k, _, dtype = solver
+    args = sptrsv_args(lower(300, 0.02, 11), dtype)
+    u, f = np.zeros(300), np.ones(300)
+    k(u=u, f=f, plan=k.inspect(strategy="wavefront", **args), **args)
+    assert k.last_threads == omp_threads
+    k(u=u, f=f, plan=k.inspect(strategy="serial", **args), **args)
+    assert k.last_threads == 1

@@ -182,3 +182,98 @@ def test_subset_with_hidden_variables_is_sound(
         ufs = {name: _uf_from(rng.integers(-7, 8, size=48)) for name in ("f", "g")}
         n = int(rng.integers(0, 7))
         assert set(a.points({"N": n}, ufs)) <= set(b.points({"N": n}, ufs))
+
+
+@st.composite
+def named_chains(draw: st.DrawFn) -> tuple[str, str]:
+    """A chain of nested calls ``f(h(g(i) + 1))`` compared with ``j``, written nested and
+    with some inner calls named by existentials (``exists m0: m0 = g(i) && ...``)."""
+    ufs = draw(st.lists(st.sampled_from(["f", "g", "h"]), min_size=2, max_size=3))
+    nested, named, conds, names = "i", "i", [], []
+    for depth, uf in enumerate(ufs):
+        a, b = draw(st.integers(1, 2)), draw(st.integers(-1, 1))
+        nested = f"{uf}({a}*({nested}) + {b})"
+        call = f"{uf}({a}*({named}) + {b})"
+        if depth < len(ufs) - 1 and draw(st.booleans()):
+            names.append(f"m{depth}")
+            conds.append(f"m{depth} = {call}")
+            named = f"m{depth}"
+        else:
+            named = call
+    op = draw(st.sampled_from(["=", "<", ">="]))
+    domain = "0 <= i < N && 0 <= j < N"
+    plain = f"{{[i, j]: {domain} && j {op} {nested}}}"
+    body = " && ".join([domain, *conds, f"j {op} {named}"])
+    hidden = f"{{[i, j]: exists({', '.join(names)}: {body})}}" if names else plain
+    return plain, hidden
+
+
+@SOME
+@given(named_chains(), st.integers(0, 2**32 - 1))
+def test_existentials_naming_inner_calls_are_equal_to_nesting(
+    case: tuple[str, str], seed: int
+) -> None:
+    plain, hidden = (Set(text) for text in case)
+    assert plain.is_subset(hidden)
+    assert hidden.is_subset(plain)
+    rng = np.random.default_rng(seed)
+    ufs = {name: _uf_from(rng.integers(-4, 5, size=32)) for name in ("f", "g", "h")}
+    assert plain.points({"N": 4}, ufs) == hidden.points({"N": 4}, ufs)
+
+
+@st.composite
+def floor_exists_sets(draw: st.DrawFn) -> str:
+    """A union of disjuncts under ``exists a, b`` whose hidden variables meet in floors,
+    modulos and UF arguments; a disjunct may use one variable only through the other."""
+    ev = ["a", "b"]
+    disjuncts = []
+    for _ in range(draw(st.integers(1, 3))):
+        conds = ["0 <= a < 6", "0 <= b < 6"]
+        for _ in range(draw(st.integers(1, 3))):
+            x, y = draw(st.sampled_from(ev)), draw(st.sampled_from([*ev, "i"]))
+            d, c = draw(st.integers(2, 4)), draw(st.integers(-2, 2))
+            conds.append(
+                draw(
+                    st.sampled_from(
+                        [
+                            f"{x} = floor(({y} + {c})/{d})",
+                            f"({x} + {y} + {c}) % {d} = 0",
+                            f"floor({x}/{d}) <= {y} + {c}",
+                            f"{x} % {d} = {abs(c) % d}",
+                        ]
+                    )
+                )
+            )
+        uf, e = draw(st.sampled_from(["f", "g"])), draw(st.sampled_from(ev))
+        arg = draw(st.sampled_from([e, f"floor({e}/2)", f"{e} % 3", f"{e} + i"]))
+        conds.append(f"{uf}({arg}) {draw(st.sampled_from(['>', '<=', '=', '!=']))} i")
+        disjuncts.append("(" + " && ".join(conds) + ")")
+    return f"{{[i]: 0 <= i < N && exists(a, b: {' || '.join(disjuncts)})}}"
+
+
+@SOME
+@given(floor_exists_sets(), st.integers(0, 2**32 - 1))
+def test_floor_and_mod_under_exists_read_back_equal(text: str, seed: int) -> None:
+    s = Set(text)
+    again = Set(str(s))
+    assert again == s, f"{s} reads back as {again}"
+    assert hash(again) == hash(s)
+    assert str(Set(str(again))) == str(again)
+    rng = np.random.default_rng(seed)
+    ufs = {name: _uf_from(rng.integers(-2, 6, size=32)) for name in ("f", "g")}
+    assert s.points({"N": 5}, ufs) == again.points({"N": 5}, ufs)
+
+
+def test_disjunct_using_a_variable_only_through_another_reads_back_equal() -> None:
+    """The harness's case: each disjunct constrains the other disjunct's variable inside a
+    floor but calls no UF on it; printed per disjunct, that variable reads back as a plain
+    existential, so the canonical form frees it there and shares one variable."""
+    s = Set(
+        "{[i]: exists a, b: (f(a) > i && a = floor(b/2) && 0 <= b < i)"
+        " || (g(b) > i && b = floor(a/3) && 0 <= a < i)}"
+    )
+    assert Set(str(s)) == s
+    assert str(s) == (
+        "{[i] : exists a : 0 <= a && 3*a < i && i < g(a)} union "
+        "{[i] : exists a : 0 <= a && 2*a < i && i < f(a)}"
+    )

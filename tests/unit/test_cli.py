@@ -310,21 +310,3 @@ def test_module_doctests() -> None:
     result = doctest.testmod(spf.cli, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3
     assert result.failed == 0
-
-
-@pytest.mark.parametrize(("load", "busy"), [(0.1, False), (7.5, True)])
-def test_demo_timing_table_labels_units_and_load(
-    load: float, busy: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from spf import demo_more
-
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
-    demo_more.print_timings([("CSR SpMV", "scipy A @ x", 0.5, 1.0)])
-    out = capsys.readouterr().out
-    header = next(line for line in out.splitlines() if line.startswith("| kernel"))
-    cells = [c.strip() for c in header.strip("|").split("|")]
-    assert all(c == "kernel" or c == "compared with" or "ms" in c for c in cells), cells
-    assert "| CSR SpMV | scipy A @ x | 0.500 | 1.000 | 2.00x |" in out
-    ncpu = len(os.sched_getaffinity(0))
-    assert f"load average {load:.2f} on {ncpu} CPUs = {load / ncpu:.2f} per CPU" in out
-    assert ("BUSY" in out) is busy

@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Applications of the library: they may use every layer, and no layer uses them.
     ("spf.kernels",),
     ("spf",),  # the public names
-    ("spf.bench", "spf.demo", "spf.demo_more"),
+    ("spf.bench", "spf.demo", "spf.demo_more", "spf.demo_timing"),
     ("spf.cli",),
 )
 MOVED = frozenset(

@@ -55,11 +55,11 @@ def computation(
     constants: Iterable[str] = (),
     sizes: Iterable[str] = (),
     local: Mapping[str, tuple[str, ...]] | None = None,
-    assume: Iterable[str] = (),
 ) -> spf.Computation:
     """A Computation of double data spaces ``spaces`` (name -> shape, ``()`` for 0-d),
-    double constants, ``int64_t`` size constants used only in sources, double locals,
-    assumptions and the statements in order."""
+    double constants, ``int64_t`` size constants used only in sources, double locals and
+    the statements in order. No assumption: an access PolyBench writes in bounds only for
+    some sizes (``durbin``'s ``r(0)``) is a precondition the kernel checks (API.md 10)."""
     comp = spf.Computation(name)
     for size in sizes:
         comp.add_constant(size)
@@ -69,8 +69,6 @@ def computation(
         comp.add_data_space(space, "double", shape=shape or None)
     for space, shape in (local or {}).items():
         comp.add_local(space, "double", shape)
-    for fact in assume:
-        comp.assume(fact)
     for source, domain, schedule in stmts:
         tup = domain.split(":", 1)[0].strip()
         comp.add_stmt(spf.Stmt(source, f"{{{domain}}}", f"{{{tup} -> {schedule}}}"))

@@ -50,7 +50,6 @@ def correlation() -> spf.Computation:
             ("$corr$(M - 1, M - 1) = 1.0;", "[]", "[4,0,0,0,0,0,0]"),
         ],
         constants=("float_n",),
-        assume=("M >= 1",),
     )  # fmt: skip
 
 

@@ -75,7 +75,6 @@ def durbin() -> spf.Computation:
             ("$y$(k) = $alpha$;", f"[k]: {kk}", "[3,k,6,0,0]"),
         ],
         local={"alpha": (), "beta": (), "sum": (), "z": ("N",)},
-        assume=("N >= 1",),
     )  # fmt: skip
 
 

@@ -134,7 +134,6 @@ def fdtd_2d() -> spf.Computation:
              "$ey$(i, j));", f"[t,i,j]: {t} && 0 <= i < NX - 1 && 0 <= j < NY - 1",
              "[0,t,3,i,0,j,0]"),
         ],
-        assume=("NX >= 1",),
     )  # fmt: skip
 
 

@@ -390,7 +390,8 @@ class _Converter:
     def _e_func_call(self, node: Any) -> _Expr:
         base, args = self._subscripts(node)
         name = base.name
-        ds = self._ds_name(name)
+        # max(a, b) calls the function even beside a data space named max (written $max$)
+        ds = None if name in _FUNC_ARITY else self._ds_name(name)
         if ds is not None:
             return self.access(node, ds, args, write=False)
         if self._local_type(name) is not None:
@@ -435,6 +436,8 @@ class _Converter:
         return _UFCall(name, converted)
 
     def _e_array_ref(self, node: Any) -> _Expr:
+        if self._is_component(node):
+            return self.component_call(node)
         base, subs = self._subscripts(node)
         ds = self._ds_name(base.name)
         if ds is not None:
@@ -443,6 +446,27 @@ class _Converter:
         if base.name in self.ufs or base.name in self.inferred_ufs:
             hint += f"; {base.name!r} is a UF: call it as {base.name}(...)"
         raise UndeclaredError("data space", base.name, self.data, hint=hint)
+
+    def _is_component(self, node: Any) -> bool:
+        """``f(k)[c]`` where ``f`` is not a data space (``$A$(i)[j]`` mixes access forms)."""
+        call = node.name
+        return (
+            isinstance(call, c_ast.FuncCall)
+            and isinstance(call.name, c_ast.ID)
+            and self._ds_name(call.name.name) is None
+        )
+
+    def component_call(self, node: Any) -> _UFCall:
+        """``f(k)[c]``: component ``c`` (an integer constant) of the tuple-valued UF ``f``."""
+        call = node.name
+        component = (
+            self._literal(node.subscript) if isinstance(node.subscript, c_ast.Constant) else None
+        )
+        if not isinstance(component, int) or component < 0:
+            raise self.error("a UF's component must be an integer constant: f(k)[0]", node)
+        args = list(call.args.exprs) if call.args is not None else []
+        found = self.uf_call(call, call.name.name, args)
+        return _UFCall(found.name, found.args, component)
 
     def _e_unary_op(self, node: Any) -> _Expr:
         if node.op in ("-", "+", "!", "~"):
@@ -490,6 +514,8 @@ class _Converter:
             return self._index_binary(node)
         if isinstance(node, c_ast.FuncCall):
             return self._index_call(node)
+        if isinstance(node, c_ast.ArrayRef) and self._is_component(node):
+            return self.component_call(node)
         if isinstance(node, c_ast.ArrayRef):
             raise self.error(
                 "a data space cannot be an index (not affine); declare index arrays as UFs "

@@ -39,7 +39,10 @@ def _iprint(e: _Expr) -> tuple[str, int]:
         return e.name, _ATOM
     if isinstance(e, _UFCall | _Call):
         name = e.name if isinstance(e, _UFCall) else e.func
-        return f"{name}({', '.join(_itext(a) for a in e.args)})", _ATOM
+        call = f"{name}({', '.join(_itext(a) for a in e.args)})"
+        if isinstance(e, _UFCall) and e.component is not None:
+            call += f"[{e.component}]"
+        return call, _ATOM
     if isinstance(e, _IDiv):
         return f"{'ceil' if e.ceil else 'floor'}({_iwrap(e.num, _PRODUCT)}/{e.den})", _ATOM
     if isinstance(e, _Unary):

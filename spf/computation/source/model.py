@@ -54,15 +54,18 @@ class ParsedSource:
         access: Callable[[str, tuple[str, ...]], str],
         uf: Callable[[str, tuple[str, ...]], str],
         rename: Mapping[str, str] | None = None,
+        *,
+        calls: Mapping[str, str] | None = None,
     ) -> str:
         """C text of the block, one statement per line.
 
         Each data-space access becomes ``access(name, index texts in C)``, each UF call
-        ``uf(name, argument texts)``; ``rename`` renames iterators, parameters and locals.
-        ``min``/``max`` stay calls (macros the generated code defines); an index
-        ``floor(e/c)`` becomes an integer floor division expression.
+        ``uf(name, argument texts)``; ``rename`` renames iterators, parameters and locals,
+        ``calls`` the functions called (code generation calls ``min``/``max`` by the names
+        of its own macros, ``spf_min``/``spf_max``, so that users may name data spaces
+        ``min``); an index ``floor(e/c)`` becomes an integer floor division expression.
         """
-        writer = _CWriter(access, uf, dict(rename or {}))
+        writer = _CWriter(access, uf, dict(rename or {}), calls)
         return "\n".join(writer.stmts(self.body, 0))
 
     def assignment_value(
@@ -90,6 +93,7 @@ class ParsedSource:
         rename: Mapping[str, str] | None = None,
         *,
         spelled: bool = False,
+        calls: Mapping[str, str] | None = None,
     ) -> tuple[Access, str, str, str] | None:
         """For a block that is one accumulation ``$y$(...) op= e;`` (op ``+= -= *=``) whose
         ``e`` does not read ``y``: the written access, its C text, ``op`` and the C text of
@@ -121,7 +125,7 @@ class ParsedSource:
 
         if reads_target(value):
             return None
-        writer = _CWriter(access, uf, dict(rename or {}))
+        writer = _CWriter(access, uf, dict(rename or {}), calls)
         return self.writes[0], writer.expr(stmt.target), op, writer.expr(value)
 
     def to_python(self) -> Callable[[dict[str, int], dict[str, Any], dict[str, Any]], None]:

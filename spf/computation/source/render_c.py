@@ -7,7 +7,7 @@ integer division expression.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from spf.computation.source.tree import (
     _Assign,
@@ -59,10 +59,12 @@ class _CWriter:
         access: Callable[[str, tuple[str, ...]], str],
         uf: Callable[[str, tuple[str, ...]], str],
         rename: dict[str, str],
+        calls: Mapping[str, str] | None = None,
     ) -> None:
         self.access = access
         self.uf = uf
         self.rename = rename
+        self.calls = calls or {}
 
     def stmts(self, body: tuple[_Stmt, ...], depth: int) -> list[str]:
         pad = "  " * depth
@@ -97,12 +99,14 @@ class _CWriter:
             return self.rename.get(e.name, e.name), _C_ATOM
         if isinstance(e, _Ref):
             return _atomic(self.access(e.ds, tuple(self.expr(i) for i in e.indices)))
-        if isinstance(e, _UFCall):
-            return _atomic(self.uf(e.name, tuple(self.expr(a) for a in e.args)))
+        if isinstance(e, _UFCall):  # a component is the last index of the UF's array
+            tail = () if e.component is None else (str(e.component),)
+            return _atomic(self.uf(e.name, (*(self.expr(a) for a in e.args), *tail)))
         if isinstance(e, _Call):
             if not e.args:
                 return e.func, _C_ATOM
-            return f"{e.func}({', '.join(self.expr(a) for a in e.args)})", _C_ATOM
+            func = self.calls.get(e.func, e.func)
+            return f"{func}({', '.join(self.expr(a) for a in e.args)})", _C_ATOM
         if isinstance(e, _IDiv):
             num = self._wrap(e.num, _C_ATOM)
             num = num if not e.ceil else f"({self._wrap(e.num, 12)} + {e.den - 1})"

@@ -106,8 +106,9 @@ class _PyWriter:
         if isinstance(e, _Ref):
             indices = "".join(f"{self.expr(i)}, " for i in e.indices)
             return f"_ld(a_{e.ds}, {e.ds!r}, ({indices}))"
-        if isinstance(e, _UFCall):
-            args = "".join(f"{self.expr(a)}, " for a in e.args)
+        if isinstance(e, _UFCall):  # a component is the last index of the UF's array
+            tail = () if e.component is None else (_py_number(e.component),)
+            args = "".join(f"{a}, " for a in (*(self.expr(a) for a in e.args), *tail))
             return f"_uf(u_{e.name}, {e.name!r}, ({args}))"
         if isinstance(e, _Call):
             if not e.args:

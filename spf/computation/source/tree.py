@@ -33,6 +33,8 @@ class _Ref:  # a data-space access
 class _UFCall:
     name: str
     args: tuple[_Expr, ...]
+    component: int | None = None
+    """``f(k)[c]``: component ``c`` of a UF that returns a tuple (read as ``f(k, c)``)."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """Bounds proofs at codegen (API.md section 10): every access of every statement instance
 lies inside its data space's shape; proved accesses cost nothing, accesses proved out of
-bounds raise ``CodegenError`` naming the statement, the access and an offending instance,
-and accesses that depend on unbounded UF values become obligations in ``assume`` syntax.
+bounds wherever they run raise ``CodegenError`` naming the statement, the access and an
+offending instance, accesses out of bounds for some parameter values only give a
+precondition (tests/e2e/test_preconditions.py), and accesses that depend on unbounded UF
+values become obligations in ``assume`` syntax.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import pytest
 
 import spf
 from spf import CodegenError, Computation, Stmt, kernels
-from spf.analysis import analyze_bounds, check_bounds
+from spf.analysis import check_bounds
 from spf.codegen import lower_checked
 from spf.sets.parse import parse_document
 
@@ -92,38 +94,45 @@ def test_two_dimensional_violation_in_the_second_dimension() -> None:
         comp.codegen()
 
 
-def test_violation_for_some_parameter_values_only() -> None:
-    """A constant extent 5 with a loop up to N: out of bounds whenever N > 5."""
+def test_out_of_bounds_for_some_parameter_values_only_is_a_precondition() -> None:
+    """A constant extent 5 with a loop up to N: out of bounds whenever N > 5, in bounds
+    otherwise: not a violation but the precondition ``N <= 5``."""
     comp = shift("i", shape="5")
-    report = analyze_bounds(comp)
-    (v,) = report.violations
-    assert v.stmt == "s0"
-    assert v.data_space == "A"
-    assert v.access == "A(i)"
-    with pytest.raises(CodegenError, match="i = 5 with N = 10"):
-        check_bounds(comp)
+    report = check_bounds(comp)
+    assert report.violations == ()
+    (p,) = report.preconditions
+    assert (p.stmt, p.access, p.data_space, p.kind) == ("s0", "A(i)", "A", "read")
+    assert p.condition == "N <= 5"
+    assert p.example == "i = 5 with N = 10 (index (5))"
+    (acc,) = [a for a in report.accesses if a.access == "A(i)"]
+    assert (0, "upper", "precondition") in acc.outcomes
 
 
-def test_violation_only_for_degenerate_parameters_names_them() -> None:
-    """``A(i, M - 1)`` is outside an ``N x M`` array exactly when ``M = 0``: refused, with
-    the parameter values and the hint to state them impossible with ``assume``."""
+def test_degenerate_parameters_give_a_precondition_where_the_statement_runs() -> None:
+    """``A(i, M - 1)`` is outside an ``N x M`` array exactly when ``M = 0`` and the loop
+    runs (``N >= 1``): the precondition says so and no call with ``N = 0`` is refused."""
     comp = Computation("last")
     comp.add_data_space("A", "double", shape=("N", "M"))
     comp.add_data_space("B", "double", shape=("N",))
     comp.add_stmt(Stmt("$B$(i) = $A$(i, M - 1);", "{[i]: 0 <= i < N}"))
-    with pytest.raises(
-        CodegenError, match=r"i = 0 with M = 0, N = 1.*whenever M = 0 and N > 0.*assume"
-    ):
-        comp.codegen()
+    (p,) = check_bounds(comp).preconditions
+    assert p.condition == "N >= 1 => M >= 1"
+    assert p.text == "N >= 1 => M >= 1 (for A(i, M - 1) in statement s0)"
 
 
 def test_reduction_target_out_of_bounds() -> None:
     comp = Computation("red")
     comp.add_data_space("y", "double", shape=("N",))
     comp.add_data_space("A", "double", shape=("N", "M"))
-    comp.add_stmt(Stmt("$y$(j) += $A$(i, j);", "{[i,j]: 0 <= i < N && 0 <= j < M}"))
-    with pytest.raises(CodegenError, match=r"y\(j\)"):
+    comp.add_stmt(Stmt("$y$(i + 1) += $A$(i, j);", "{[i,j]: 0 <= i < N && 0 <= j < M}"))
+    with pytest.raises(CodegenError, match=r"s0 reads y\(i \+ 1\)"):
         comp.codegen()
+    comp2 = Computation("red2")
+    comp2.add_data_space("y", "double", shape=("N",))
+    comp2.add_data_space("A", "double", shape=("N", "M"))
+    comp2.add_stmt(Stmt("$y$(j) += $A$(i, j);", "{[i,j]: 0 <= i < N && 0 <= j < M}"))
+    (p,) = check_bounds(comp2).preconditions
+    assert (p.access, p.condition) == ("y(j)", "N >= 1 => N >= M")
 
 
 def test_cuda_and_hls_targets_check_too() -> None:
@@ -229,8 +238,10 @@ def test_floor_and_mod_indices() -> None:
     comp.add_data_space("B", "double", shape=("N",))
     comp.add_stmt(Stmt("$B$(i) = $A$(i % 4);", "{[i]: 0 <= i < N}"))
     assert not check_bounds(comp).violations
-    with pytest.raises(CodegenError, match=r"A\(i % 5\)"):
-        shift("i % 5", shape="4").codegen()
+    (p,) = check_bounds(shift("i % 5", shape="4")).preconditions  # i % 5 = 4 needs N >= 5
+    assert (p.access, p.condition) == ("A(i % 5)", "N <= 4")
+    with pytest.raises(CodegenError, match=r"A\(i % 5 \+ 4\)"):
+        shift("i % 5 + 4", shape="4").codegen()
 
 
 def test_shape_smaller_than_parameter_interior_is_fine_for_every_n() -> None:
@@ -261,7 +272,11 @@ def test_scalar_and_zero_d_statements() -> None:
     comp.add_data_space("A", "double", shape=("N",))
     comp.add_stmt(Stmt("$t$ = 0.0;", "{[]}"))
     comp.add_stmt(Stmt("$t$ += $A$(3);", "{[i]: 0 <= i < N}"))
-    with pytest.raises(CodegenError, match=r"A\(3\).*i = 0 with N = [123] "):
+    (p,) = check_bounds(comp).preconditions
+    assert (p.access, p.condition) == ("A(3)", "N >= 1 => N >= 4")
+    assert p.example.startswith("i = 0 with N = ")
+    comp.add_stmt(Stmt("$t$ += $A$(N);", "{[]}"))
+    with pytest.raises(CodegenError, match=r"s2 reads A\(N\).*its only instance with N = 10"):
         check_bounds(comp)
 
 

@@ -1,7 +1,9 @@
 """Names that would break the generated C are refused when they are declared: C/C++
-keywords, macros spf defines (``min``, ``max``), names of the headers it includes, spf's own
-prefixes (``spf_acc``, ``spf_tile``...), and collisions between statements, data spaces and
-symbolic constants (each would be a duplicate parameter or macro in the generated code)."""
+keywords, names of the headers it includes, spf's own prefixes (``spf_acc``, ``spf_tile``...),
+words of the set notation for names used in sets (loops, UFs, symbolic constants), and
+collisions between statements, data spaces and symbolic constants (each would be a duplicate
+parameter or macro in the generated code). Data spaces and statements may be named ``min`` or
+``max``: generated code calls its own ``spf_min``/``spf_max``."""
 
 from __future__ import annotations
 
@@ -24,8 +26,6 @@ def vec() -> Computation:
         ("double", "a C keyword"),
         ("restrict", "a C keyword"),
         ("class", "a C\\+\\+ keyword"),
-        ("min", "a macro of spf's generated code"),
-        ("floord", "a macro of spf's generated code"),
         ("sqrt", "a name from the C headers"),
         ("int64_t", "a name from the C headers"),
         ("spf_acc", "reserved for spf's own names \\(prefix 'spf_'\\)"),
@@ -42,8 +42,10 @@ def test_reserved_statement_uf_buffer_and_parameter_names() -> None:
     comp = vec()
     with pytest.raises(SpfError, match="statement 'for' is a C keyword"):
         comp.add_stmt(Stmt("$A$(i) = 1.0;", "{[i]: 0 <= i < N}", name="for"))
-    with pytest.raises(SpfError, match="statement 'max' is a macro"):
-        comp.add_stmt(Stmt("$A$(i) = 1.0;", "{[i]: 0 <= i < N}", name="max"))
+    with pytest.raises(SpfError, match="statement 'sqrt' is a name from the C headers"):
+        comp.add_stmt(Stmt("$A$(i) = 1.0;", "{[i]: 0 <= i < N}", name="sqrt"))
+    with pytest.raises(SpfError, match="UF 'min' is a word of spf's set notation"):
+        comp.declare_uf("min")
     with pytest.raises(SpfError, match="UF 'switch' is a C keyword"):
         comp.declare_uf("switch")
     with pytest.raises(SpfError, match="buffer 'spf_tile' is reserved"):
@@ -70,7 +72,7 @@ def test_reserved_symbolic_constants_and_iterators() -> None:
 
 def test_reserved_loop_names_from_commands() -> None:
     s = kernels.dense_mv().stmt(0)
-    with pytest.raises(SpfError, match="split: inner 'max' is a macro"):
+    with pytest.raises(SpfError, match="split: inner 'max' is a word of spf's set notation"):
         s.split("i", 4, "i0", "max")
     with pytest.raises(SpfError, match="tile: i1 'spf_acc' is reserved"):
         s.tile("i", "j", 2, 2, "i0", "j0", "spf_acc", "j1")
@@ -135,3 +137,26 @@ def test_macro_argument_names_are_reserved_where_macros_use_them() -> None:
         comp.add_stmt(Stmt("$A$(i) = 1.0;", "{[i]: 0 <= i < t3}"))
     s = comp.add_stmt(Stmt("$A$(t0) = 1.0;", "{[t0]: 0 <= t0 < N}"))  # iterators are fine
     assert s.loops == ("t0",)
+
+
+def test_data_spaces_and_statements_named_min_and_max_compile_beside_the_calls() -> None:
+    import numpy as np
+
+    comp = Computation("c")
+    comp.add_data_space("max", "double", shape=("N",))
+    comp.add_data_space("min", "double", shape=("N",))
+    comp.add_stmt(Stmt("$max$(i) = max($min$(i), 2.0) + min(i, 3);", "{[i]: 0 <= i < N}"))
+    code = comp.codegen()
+    assert "spf_max(min((i)), 2.0) + spf_min((i), 3)" in code
+    assert "#define max(a, b)" not in code
+    got, want = np.zeros(5), np.maximum(np.arange(5.0), 2.0) + np.minimum(np.arange(5), 3)
+    comp.compile()(max=got, min=np.arange(5.0), N=5)
+    assert got.tolist() == want.tolist()
+    comp.interpret(max=got, min=np.arange(5.0), N=5)
+    assert got.tolist() == want.tolist()
+    named = Computation("d")
+    named.add_data_space("A", "double", shape=("N",))
+    named.add_stmt(Stmt("$A$(i) = max(i, 2);", "{[i]: 0 <= i < N}", name="max"))
+    a = np.zeros(4)
+    named.compile()(A=a, N=4)
+    assert a.tolist() == [2.0, 2.0, 2.0, 3.0]

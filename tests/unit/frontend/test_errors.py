@@ -28,7 +28,6 @@ HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i,
         ("  for (i = 0; i < n; i++) { continue; }\n", "continue", 3),
         ("  for (i = 0; i < n; i++) { goto out; }\n out: ;\n", "goto", 3),
         ("  for (i = 0; i < n; i++) { return; }\n", "return inside the loops", 3),
-        ("  *x = 1.0;\n", "pointer", 3),
         ("  for (i = 0; i < n; i++) y[i] = *(x + i);\n", "pointer", 3),
         ("  for (i = 0; i < n; i++) { y[idx[i]] = 1.0; idx[i] = 0; }\n", "index array", 3),
         ("  for (i = 0; i < n; i++) y[i] = rand();\n", "'rand'", 3),
@@ -44,7 +43,6 @@ HEAD = "void f(int n, double x[n], double y[n], int idx[n], int *rp) {\n  int i,
         ("  for (i = 0; i < n; i *= 2) y[i] = 0.0;\n", "increment", 3),
         ("  for (i = 0; i < n; i++) y[i] = x[i][0];\n", "subscript", 3),
         ("  for (i = 0; i < n; i++) y[i] = z;\n", "'z' is not declared", 3),
-        ("  switch (n) { default: y[0] = 1; }\n", "switch", 3),
         ("  y[0] = x[0] +;\n", "syntax error", 3),
     ],
 )
@@ -98,8 +96,8 @@ def test_bad_ufs_and_shapes_names_are_reported() -> None:
         spf.from_c(src, params="n")
 
 
-def test_not_a_string_is_a_parse_error() -> None:
-    with pytest.raises(spf.ParseError, match="expected C source text"):
+def test_not_a_string_is_an_argument_error() -> None:
+    with pytest.raises(spf.ArgumentError, match="source must be C text"):
         spf.from_c(b"void f(void) {}")  # type: ignore[arg-type]
 
 
@@ -184,3 +182,47 @@ def test_fuzz_grammar_programs_are_a_computation_or_a_parse_error(r: random.Rand
         "void f(int n, double alpha, double x[n], double A[n][n], int idx[n]) {\n"
         f"  int i, j, k, q; double t, s; double w[n];\n  {body}\n}}"
     )
+
+
+@pytest.mark.parametrize(
+    ("switch", "words", "column"),
+    [
+        (
+            "switch (n) { case 1: if (n > 2) break; y[0] = 1; break; }",
+            "break under a condition",
+            35,
+        ),
+        ("switch (n) { case 1: { case 2: y[0] = 1; } }", "case label inside a block", 26),
+        ("switch (n) { y[0] = 2; case 1: y[0] = 1; }", "before the first case label", 16),
+        ("switch (n) { case 1: y[0] = 1; break; case 1: y[0] = 2; }", "case 1 appears twice", 41),
+        ("switch (n) { case n: y[0] = 1; }", "not an integer constant", 21),
+    ],
+)
+def test_switch_without_an_if_form_is_refused_at_its_position(
+    switch: str, words: str, column: int
+) -> None:
+    with pytest.raises(spf.ParseError) as info:
+        spf.from_c(HEAD + f"  {switch}\n}}\n", shapes={"rp": ("n",)})
+    assert words in str(info.value)
+    assert f"line 3, column {column}:" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "words", "column"),
+    [
+        ("double *p = x; p++;", "pointer 'p' moves", 18),
+        ("double *p; p = x; p = y;", "pointer 'p' moves", 14),
+        ("double *p = &x[(int)y[0]];", "points at a place that is not affine ('y' is a data", 23),
+        ("double *p = &x[idx[0] * idx[1]];", "not affine (a product", 18),
+        ("double *p = (double *)rp;", "pointer 'p' to double points into 'rp' of element type", 15),
+        ("double *p = x + (y - x);", "'y' is a variable", 20),
+        ("double *p = &x[0]; y[0] = p[1][2];", "'x' has 1 dimension(s) but is used with 2", 29),
+    ],
+)
+def test_pointers_that_move_or_point_nowhere_affine_are_refused(
+    body: str, words: str, column: int
+) -> None:
+    with pytest.raises(spf.ParseError) as info:
+        spf.from_c(HEAD + f"  {body}\n}}\n", shapes={"rp": ("n",)})
+    assert words in str(info.value), str(info.value)
+    assert f"line 3, column {column}:" in str(info.value), str(info.value)

@@ -18,7 +18,7 @@ import scipy.sparse as sps
 import spf
 from spf import ArgumentError, Computation, Stmt, kernels
 from spf.codegen import lower_checked
-from spf.codegen.arg_checks import dense_monotonic
+from spf.codegen.arg_checks import dense_monotonic, prechecked
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,9 +73,10 @@ def spmtv() -> spf.Kernel:
 def test_compiled_source_holds_the_checked_function(spmv: spf.Kernel) -> None:
     assert "void spmv_csr_spf_checked(" in spmv.source
     assert "spf_checked" not in kernels.spmv_csr().codegen("c")  # only what compile builds
-    # rowptr(i + 1) compares each pair; rowptr(i) (offset 0) checks the range only
-    assert dense_monotonic(lower_checked(kernels.spmv_csr())) == {"rowptr": 0}
-    assert "rowptr_i = spf_v_rowptr(i);" in spmv.source
+    # rowptr (monotonic, domain declared) is tested whole before the loops, read as it is
+    assert prechecked(lower_checked(kernels.spmv_csr())) == {"rowptr"}
+    assert dense_monotonic(lower_checked(kernels.spmv_csr())) == {}
+    assert "spf_scan_rowptr(rowptr, " in spmv.source
 
 
 def test_valid_arguments_compute_the_product(spmv: spf.Kernel, matrix: sps.csr_matrix) -> None:
@@ -172,17 +173,19 @@ def test_value_the_kernel_never_reads_is_not_an_error(spmv: spf.Kernel) -> None:
     np.testing.assert_allclose(args["y"], m @ args["x"])
 
 
-def test_monotonic_uf_read_in_loop_bounds_keeps_the_separate_check(tmp_path: Path) -> None:
+def test_monotonic_uf_read_in_loop_bounds_is_tested_before_the_loops(tmp_path: Path) -> None:
     comp = Computation("rows")
     comp.add_data_space("y", "double", shape=("M",))
     comp.declare_uf("rp", domain="{[i]: 0 <= i <= R}", range="{[v]: 0 <= v <= M}",
                     monotonic="nondecreasing")  # fmt: skip
     comp.add_stmt(Stmt("$y$(k) += 1.0;", "{[k]: rp(0) <= k < rp(1)}"))
-    assert dense_monotonic(lower_checked(comp)) == {}  # read only in a loop bound
+    assert prechecked(lower_checked(comp)) == {"rp"}  # read in a loop bound: tested whole
     k = comp.compile(cache_dir=tmp_path)
+    y = np.zeros(4)
     with pytest.raises(ArgumentError, match=r"rp\[1\] = 1 and rp\[2\] = 0") as e:
-        k(y=np.zeros(4), rp=np.array([0, 1, 0], dtype=np.int32), R=2)
-    assert "partially written" not in str(e.value)  # found before the call
+        k(y=y, rp=np.array([0, 1, 0], dtype=np.int32), R=2)
+    assert "partially written" not in str(e.value)  # found before the loops
+    assert not y.any()
 
 
 def test_violated_assumption_is_still_refused(matrix: sps.csr_matrix) -> None:
@@ -198,7 +201,8 @@ def test_violated_assumption_is_still_refused(matrix: sps.csr_matrix) -> None:
     args["col"][start] = 29  # in range, breaks the assumption
     with pytest.raises(ArgumentError, match=rf"col\(k\) <= 28.* i = {row}, k = {start}") as e:
         k(**args)
-    assert "partially written" not in str(e.value)  # checked before the call
+    assert k.check_cost[0].how == "in loop"  # tested where the loops load col(k)
+    assert "partially written" in str(e.value)
     args["col"][start] = 30  # outside the range too: the assumption's own loop finds it
     with pytest.raises(ArgumentError, match=rf"col\[{start}\] = 30 is outside"):
         k(**args)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from spf.codegen.signature import Arg, Signature
+from spf.errors import ArgumentError
 from spf.runtime import Kernel, threads
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def _team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, others: float) -> int
     t = np.zeros(1, dtype=np.int64)
     kernel(t=t)
     assert gomp.omp_get_max_threads() == 2, "the user's thread count is restored"
+    assert kernel.last_threads == int(t[0]), "last_threads is the team the call ran on"
     return int(t[0])
 
 
@@ -115,3 +117,68 @@ def test_idle_workers_spin_briefly_unless_the_user_chose(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(want)
+
+
+SIMD_SRC = r"""
+#include <stdint.h>
+void twice(int64_t n, double *restrict v) {
+  #pragma omp simd
+  for (int64_t i = 0; i < n; i++)
+    v[i] *= 2.0;
+}
+"""
+SIMD = Signature(
+    function="twice",
+    args=(
+        Arg(name="n", kind="param", ctype="int64_t"),
+        Arg(name="v", kind="data", ctype="double", shape=("n",)),
+    ),
+)
+
+
+def test_last_threads_is_none_before_the_first_call_then_the_team(
+    governor: threads.ThreadGovernor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(threads, "_runnable_others", lambda: 0.0)
+    kernel = Kernel.build(TEAM, TEAM_SRC, cache_dir=tmp_path)
+    assert kernel.last_threads is None
+    t = np.zeros(1, dtype=np.int64)
+    for n in (1, 2):
+        with threads.openmp_threads(n):
+            kernel(t=t)
+        assert (int(t[0]), kernel.last_threads) == (n, n)
+        kernel(t=t, check=False)  # the fast path
+        assert kernel.last_threads == int(t[0])
+
+
+def test_last_threads_is_one_without_a_parallel_region(tmp_path: Path) -> None:
+    """A ``simd`` pragma is not a parallel region, and ``openmp=False`` builds have none."""
+    v = np.ones(5)
+    for openmp in (True, False):
+        kernel = Kernel.build(SIMD, SIMD_SRC, openmp=openmp, cache_dir=tmp_path)
+        assert kernel.last_threads is None
+        kernel(v=v, n=5, check=False)
+        assert kernel.last_threads == 1
+    np.testing.assert_array_equal(v, 4.0)
+    kernel = Kernel.build(TEAM, TEAM_SRC, openmp=False, cache_dir=tmp_path)
+    kernel(t=np.zeros(1, dtype=np.int64))
+    assert kernel.last_threads == 1
+
+
+def test_openmp_threads_sets_the_count_for_a_block_and_restores_it() -> None:
+    gomp = threads.openmp_library()
+    assert gomp is not None
+    before = gomp.omp_get_max_threads()
+    with threads.openmp_threads(3):
+        assert gomp.omp_get_max_threads() == 3
+        assert threads.default_team() == 3
+    assert gomp.omp_get_max_threads() == before
+    with pytest.raises(RuntimeError), threads.openmp_threads(1):
+        raise RuntimeError
+    assert gomp.omp_get_max_threads() == before
+    for bad in (0, -2, 1.5, True):
+        with (
+            pytest.raises(ArgumentError, match="openmp_threads: n must be an int >= 1"),
+            threads.openmp_threads(bad),  # type: ignore[arg-type]
+        ):
+            pass

@@ -132,3 +132,46 @@ def test_existentials_in_two_union_parts_read_back_equal() -> None:
     two = Set("{[i] : exists a : 0 < f(a) < i} union {[i] : exists b : f(b) > i && g(b) > 0}")
     assert len(two.body_iset().get_basic_sets()) == 2
     assert Set(str(two)) == two
+
+
+NESTED = "{[i,j]: j = sigma(inter2(i))}"
+NAMED = "{[i,j]: exists m: inter2(i) = m && j = sigma(m)}"
+
+
+def test_existential_naming_an_inner_call_is_the_nested_call() -> None:
+    """IEGenLib's composed access ``sigma(inter2(i))`` against the same access with the
+    inner call named by an existential: equal, both ways subset (``==`` stays structural)."""
+    nested, named = Set(NESTED), Set(NAMED)
+    assert nested.is_subset(named)
+    assert named.is_subset(nested)
+    assert nested.is_equal(named)
+    assert named.is_equal(nested)
+    assert nested != named
+    narrower = Set("{[i,j]: exists m: inter2(i) = m && j = sigma(m) && m > 3}")
+    assert narrower.is_subset(nested)
+    assert not nested.is_subset(narrower)
+
+
+@pytest.mark.parametrize(
+    ("named", "nested"),
+    [
+        (
+            "{[i,j]: exists m, n: inter2(i) = m && n = sigma(m) && j = f(n, m)}",
+            "{[i,j]: j = f(sigma(inter2(i)), inter2(i))}",
+        ),
+        (
+            "{[i,j]: exists m: m = inter2(i) + 1 && j = sigma(2m)}",
+            "{[i,j]: j = sigma(2inter2(i) + 2)}",
+        ),
+        ("{[i] -> [j]: exists m: m = col(i) && j = perm(m)}", "{[i] -> [j]: j = perm(col(i))}"),
+    ],
+)
+def test_existentials_naming_calls_in_chains(named: str, nested: str) -> None:
+    kind = Relation if "->" in named else Set
+    assert kind(named).is_equal(kind(nested))
+
+
+def test_existential_in_its_own_call_is_not_a_name_for_it() -> None:
+    """``m = g(m)`` does not determine ``m``: the subset stays unproved (sound)."""
+    a = Set("{[i]: exists m: m = g(m) && i = f(m)}")
+    assert not a.is_subset(Set("{[i]: i = f(g(i))}"))

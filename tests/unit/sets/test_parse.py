@@ -24,7 +24,9 @@ def shape(node: object) -> object:
         values = (
             shape(getattr(node, field.name))
             for field in dataclasses.fields(node)
-            if "span" not in field.name and field.name != "text"
+            if "span" not in field.name
+            and field.name != "text"
+            and not (field.name == "component" and getattr(node, field.name) is None)
         )
         return (type(node).__name__, *values)
     return node

@@ -34,6 +34,10 @@ VALID = [
     "{[k,p]: 0 <= k < NNZ && p = perm(col(k)) && f(i, j+1, 2) > 0}",
     "{[i]: (0 <= i && i < N) || (i > 10)}",
     "{[i]: (i+1)*2 <= N}",
+    "[N] -> { [i] : (-1 + i) mod 3 = 0 and 0 < i <= 10; [i = 100] }",
+    "{ [i, j] -> [k] : 0 <= k <= 2; [i, j] -> [k = j] }",
+    "{ [i] : exists (e0 = floor((i)/2), e1: i = 2e0 + e1 and 0 <= e1 <= 0) }",
+    "{[k]: 0 <= tau_inv(k)[0] < nr && ptr(tau_inv(k)[0]) <= tau_inv(k)[1]}",
 ]
 
 TOKENS = [
@@ -68,6 +72,9 @@ TOKENS = [
     "false",
     "floor",
     "ceil",
+    "mod",
+    ";",
+    "[0]",
     "i",
     "j",
     "N",
@@ -134,7 +141,9 @@ def shape(node: object) -> object:
         values = (
             shape(getattr(node, field.name))
             for field in dataclasses.fields(node)
-            if "span" not in field.name and field.name != "text"
+            if "span" not in field.name
+            and field.name != "text"
+            and not (field.name == "component" and getattr(node, field.name) is None)
         )
         return (type(node).__name__, *values)
     return node
@@ -194,7 +203,9 @@ Printed: TypeAlias = tuple[object, str, int]  # (expected shape, text, precedenc
 ATOM, UNARY, MUL, ADD = 4, 3, 2, 1  # expression precedences (higher binds tighter)
 UNIT, AND, OR, OPEN = 3, 2, 1, 0  # formula precedences (OPEN: bare exists, ends late)
 
-NAMES = st.sampled_from(["i", "j", "k", "N", "M", "x_1", "andy", "order", "floors", "ii"])
+NAMES = st.sampled_from(
+    ["i", "j", "k", "N", "M", "x_1", "andy", "order", "floors", "ii", "model", "modulo"]
+)
 FUNCS = st.sampled_from(["f", "g", "rowptr", "col", "perm"])
 SPACE = st.sampled_from(["", " ", "  ", "\n", "\t"])
 GAP = st.sampled_from([" ", "  ", "\n", " \t "])
@@ -220,11 +231,12 @@ def compound(draw: st.DrawFn, inner: st.SearchStrategy[Printed]) -> Printed:
     kind = draw(st.sampled_from(["binop", "binop", "neg", "call", "floor", "coef"]))
     sp = draw(SPACE)
     if kind == "binop":
-        op = draw(st.sampled_from("+-*/%"))
+        op = draw(st.sampled_from(["+", "-", "*", "/", "%", "mod"]))
         prec = ADD if op in "+-" else MUL
         left, right = draw(inner), draw(inner)
-        text = f"{wrap(left, prec)}{sp}{op}{sp}{wrap(right, prec + 1)}"
-        return (("BinOp", op, left[0], right[0]), text, prec)
+        gap = draw(GAP) if op == "mod" else sp  # isl's 'a mod b' needs the spaces
+        text = f"{wrap(left, prec)}{gap}{op}{gap}{wrap(right, prec + 1)}"
+        return (("BinOp", "%" if op == "mod" else op, left[0], right[0]), text, prec)
     if kind == "neg":
         operand = draw(inner)
         return (("Neg", operand[0]), f"-{sp}{wrap(operand, UNARY)}", UNARY)
@@ -232,7 +244,11 @@ def compound(draw: st.DrawFn, inner: st.SearchStrategy[Printed]) -> Printed:
         args = draw(st.lists(inner, min_size=1, max_size=3))
         text = f"{draw(FUNCS)}({','.join(sp + a[1] for a in args)})"
         name = text[: text.index("(")]
-        return (("Call", name, tuple(a[0] for a in args)), text, ATOM)
+        shape = ("Call", name, tuple(a[0] for a in args))
+        component = draw(st.none() | st.integers(0, 3))
+        if component is not None:  # a tuple-valued UF's component: f(i)[1]
+            return (*shape, component), f"{text}[{component}]", ATOM
+        return shape, text, ATOM
     if kind == "floor":
         operand, ceil = draw(inner), draw(st.booleans())
         text = f"{'ceil' if ceil else 'floor'}{sp}({operand[1]})"
@@ -298,22 +314,17 @@ FORMULAS: st.SearchStrategy[Printed] = st.recursive(formula_leaf(), formula_comp
 
 
 @st.composite
-def piece_text(draw: st.DrawFn) -> tuple[object, str]:
-    """A piece's expected shape and text."""
-    params = draw(st.none() | st.lists(NAMES, max_size=3))
+def part_text(draw: st.DrawFn) -> tuple[tuple[object, ...], str]:
+    """One ``[in] -> [out] : formula`` part: its shape (without params) and text."""
     in_tuple = draw(st.lists(EXPRS, max_size=3))
     out_tuple = draw(st.none() | st.lists(EXPRS, max_size=3))
     body = draw(st.none() | FORMULAS)
-    text = "" if params is None else f"[{', '.join(params)}]{draw(SPACE)}->{draw(SPACE)}"
-    text += "{[" + ",".join(e[1] for e in in_tuple) + "]"
+    text = "[" + ",".join(e[1] for e in in_tuple) + "]"
     if out_tuple is not None:
         text += f"{draw(SPACE)}->{draw(SPACE)}[" + ", ".join(e[1] for e in out_tuple) + "]"
     if body is not None:
         text += f"{draw(SPACE)}:{draw(SPACE)}{body[1]}"
-    text += draw(SPACE) + "}"
     expected = (
-        "Piece",
-        None if params is None else tuple(("Name", p) for p in params),
         tuple(e[0] for e in in_tuple),
         None if out_tuple is None else tuple(e[0] for e in out_tuple),
         None if body is None else body[0],
@@ -322,12 +333,24 @@ def piece_text(draw: st.DrawFn) -> tuple[object, str]:
 
 
 @st.composite
+def piece_text(draw: st.DrawFn) -> tuple[list[object], str]:
+    """A braced piece's expected shapes (one per ``;`` part, as isl prints unions) and
+    text."""
+    params = draw(st.none() | st.lists(NAMES, max_size=3))
+    parts = draw(st.lists(part_text(), min_size=1, max_size=3))
+    text = "" if params is None else f"[{', '.join(params)}]{draw(SPACE)}->{draw(SPACE)}"
+    text += "{" + f"{draw(SPACE)};{draw(SPACE)}".join(p[1] for p in parts) + draw(SPACE) + "}"
+    shown = None if params is None else tuple(("Name", p) for p in params)
+    return [("Piece", shown, *p[0]) for p in parts], text
+
+
+@st.composite
 def document_text(draw: st.DrawFn) -> tuple[tuple[object, ...], str]:
     pieces = draw(st.lists(piece_text(), min_size=1, max_size=3))
     text = pieces[0][1]
     for _, more in pieces[1:]:
         text += f"{draw(GAP)}{draw(st.sampled_from(['union', '||', 'or']))}{draw(GAP)}{more}"
-    return tuple(p[0] for p in pieces), text
+    return tuple(shape for p in pieces for shape in p[0]), text
 
 
 def count(tree: object, kind: str) -> int:

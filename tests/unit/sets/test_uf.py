@@ -172,7 +172,9 @@ def test_equality_and_hash() -> None:
     assert UF("f") != "f"
 
 
-@pytest.mark.parametrize("field", ["name", "arity", "domain", "range", "monotonic", "dtype"])
+@pytest.mark.parametrize(
+    "field", ["name", "arity", "domain", "range", "monotonic", "dtype", "out_arity", "inverse"]
+)
 def test_frozen(field: str) -> None:
     f = UF("f")
     with pytest.raises(AttributeError):
@@ -188,6 +190,8 @@ def test_is_a_dataclass_with_the_api_fields() -> None:
         "range",
         "monotonic",
         "dtype",
+        "out_arity",  # extensions of API.md §2: tuple-valued UFs and inverse pairs
+        "inverse",
     ]
 
 

@@ -1,0 +1,514 @@
+"""How a kernel verifies each fact at run time, at what cost (API.md §16, docs/backends/c.md).
+
+A fact ``forall vars: premise => conclusion`` is checked on the points of its *check domain*
+(the premise where every UF call it makes is inside the UF's declared domain,
+:func:`~spf.sets.facts.check_domain`). Three analyses decide how:
+
+* :func:`adjacent_form`: an ordering over pairs, ``k1 < k2 => col(k1) < col(k2)`` inside one
+  row, holds on every pair exactly when it holds on every pair of neighbours ``(k, k + 1)``,
+  provided the conclusion is transitive (each of its constraints reads ``g(k2) - g(k1) >= c``
+  with ``c >= 0``, or ``g(k2) = g(k1)``) and every pair of the premise is joined by a chain of
+  neighbouring pairs of the premise. Both are proved here (the chain with the set algebra),
+  and the fact is then checked as ``forall i, k1: <premise at (k1, k1 + 1)> => <conclusion at
+  (k1, k1 + 1)>``: linear instead of quadratic in the row length.
+* :func:`is_linear`: a check visits no more points than the entries of some index array it
+  reads (the point determines the argument of one of its UF calls), so it costs about as
+  much as reading that array; otherwise (two free positions in one row, a pair of rows ...)
+  it is superlinear, and a kernel verifies it once per content of the arrays it reads.
+* :func:`in_loop_checks`: a fact whose every point is an instance of some statement of the
+  kernel (through a renaming of its variables to the statement's) is checked where those
+  statements run, on the index values the loops load anyway (:mod:`spf.codegen.arg_checks`
+  prints the checks).
+
+Conditions are conjunctions of ``(is_equality, e)`` meaning ``e = 0`` / ``e >= 0`` over
+sympy symbols (variables, parameters) and UF calls (sympy functions), as
+:func:`~spf.sets.facts.condition_terms` gives them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.errors import SpfError
+from spf.sets import Set
+from spf.sets.facts import Fact, check_domain, condition_terms, is_empty_under
+from spf.sets.linear import sym
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from spf.computation.computation import Computation
+    from spf.sets import UF
+else:
+    from spf._lazy import sympy as sp
+
+Terms = tuple[tuple[bool, "sp.Expr"], ...]
+"""A conjunction: ``(True, e)`` is ``e = 0``, ``(False, e)`` is ``e >= 0``."""
+
+
+# ------------------------------------------------------------------------------- conditions
+def conjunction(s: Set) -> Terms | None:
+    """``s``'s constraints as one conjunction (None: several disjuncts or hidden variables)."""
+    try:
+        disjuncts = condition_terms(s)
+    except SpfError:
+        return None
+    if len(disjuncts) != 1:
+        return None
+    return tuple(disjuncts[0])
+
+
+def set_text(names: Sequence[str], terms: Terms) -> str:
+    """The set ``{[names] : terms}`` in the set syntax."""
+    parts = [f"{e} {'=' if eq else '>='} 0" for eq, e in terms]
+    head = f"{{[{', '.join(names)}]"
+    return f"{head} : {' && '.join(parts)}}}" if parts else f"{head}}}"
+
+
+def as_set(names: Sequence[str], terms: Terms, ufs: Mapping[str, UF]) -> Set:
+    return Set(set_text(names, terms), dict(ufs))
+
+
+def rename(terms: Terms, mapping: Mapping[str, sp.Expr]) -> Terms:
+    """``terms`` with the variables of ``mapping`` replaced (inside UF arguments too)."""
+    subs = {_s(k): v for k, v in mapping.items()}
+    out = []
+    for eq, e in terms:
+        e2 = sp.expand(e.xreplace(subs))
+        if e2.is_Number:  # a constant constraint: true ones vanish
+            if (e2 == 0) if eq else (e2 >= 0):
+                continue
+            return ((False, sp.Integer(-1)),)
+        out.append((eq, e2))
+    return tuple(out)
+
+
+def _s(name: str) -> sp.Symbol:
+    """The symbol of variable ``name`` as the set algebra writes it (an integer)."""
+    return sym(name)
+
+
+def _symbols(e: sp.Expr) -> set[str]:
+    return {s.name for s in e.free_symbols}
+
+
+def fresh(base: str, taken: set[str]) -> str:
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}{k}", k + 1
+    return name
+
+
+def uf_calls(terms: Terms) -> list[sp.Expr]:
+    """The UF calls in ``terms`` (innermost ones included), each once, in a stable order."""
+    found: dict[str, sp.Expr] = {}
+    for _, e in terms:
+        for f in e.atoms(sp.Function):
+            if not isinstance(f, sp.floor):
+                found.setdefault(str(f), f)
+    return [found[k] for k in sorted(found)]
+
+
+# -------------------------------------------------------------------------- adjacent pairs
+@dataclass(frozen=True)
+class Adjacent:
+    """An ordering over pairs checked on neighbours: ``fact`` checks what ``original`` says
+    (its variables are ``original``'s without ``second``, which is ``first + 1``)."""
+
+    original: Fact
+    fact: Fact
+    first: str
+    second: str
+
+
+def adjacent_form(fact: Fact, ufs: Mapping[str, UF], constants: Sequence[str]) -> Adjacent | None:
+    """The fact on neighbouring pairs that is equivalent to ``fact`` (module docstring), or
+    None when ``fact`` is not an ordering over pairs this reduction provably covers."""
+    concl = conjunction(fact.conclusion)
+    premise = conjunction(fact.premise)
+    if concl is None or premise is None or len(fact.vars) < 2:
+        return None
+    domain = check_domain(fact, ufs)
+    terms = conjunction(domain)
+    if terms is None:
+        return None
+    names = list(fact.vars)
+    for a, b in itertools.permutations(names, 2):
+        if not _transitive(concl, a, b):
+            continue
+        ordered = as_set(names, ((False, _s(b) - _s(a) - 1),), ufs)
+        if not domain.is_subset(ordered):
+            continue
+        if not _chained(names, terms, a, b, ufs):
+            continue
+        shift = {b: _s(a) + 1}
+        kept = [v for v in names if v != b]
+        text = _fact_text(kept, rename(premise, shift), rename(concl, shift))
+        if text is None:
+            continue
+        return Adjacent(fact, Fact.parse(text, ufs, constants), a, b)
+    return None
+
+
+def _transitive(concl: Terms, a: str, b: str) -> bool:
+    """Every constraint is ``g(b) - g(a) >= c`` (``c >= 0``) or ``g(b) - g(a) = 0`` for an
+    additive ``g`` (``g(a, b) + g(b, m) = g(a, m)``), or does not involve ``a`` nor ``b``; and
+    at least one relates the two."""
+    sa, sb = _s(a), _s(b)
+    m = _s(fresh("m", {a, b} | {n for _, e in concl for n in _symbols(e)}))
+    relating = False
+    for eq, e in concl:
+        if not e.has(sa) and not e.has(sb):
+            continue
+        swapped = e.xreplace({sa: sb, sb: sa})
+        c = sp.expand(-(e + swapped) / 2)
+        if not c.is_Number or (c != 0 if eq else c < 0):
+            return False
+        g = sp.expand(e + c)
+        chain = g + g.xreplace({sa: sb, sb: m}) - g.xreplace({sb: m})
+        if sp.expand(chain) != 0:
+            return False
+        relating = True
+    return relating
+
+
+def _chained(names: list[str], terms: Terms, a: str, b: str, ufs: Mapping[str, UF]) -> bool:
+    """Each point ``(.., a, b)`` of the check domain has ``(.., m, m + 1)`` in it for every
+    ``a <= m < b``: the neighbours chain every pair the fact covers."""
+    m = fresh("m", set(names) | {n for _, e in terms for n in _symbols(e)})
+    sa, sb, sm = _s(a), _s(b), _s(m)
+    space = [*names, m]
+    left = (*terms, (False, sm - sa), (False, sb - sm - 1))
+    right = rename(terms, {a: sm, b: sm + 1})
+    return as_set(space, left, ufs).is_subset(as_set(space, right, ufs))
+
+
+def _fact_text(names: list[str], premise: Terms, concl: Terms) -> str | None:
+    if any(e.is_Number for _, e in (*premise, *concl)):
+        return None  # a constant constraint left: false (true ones were dropped)
+
+    def text(ts: Terms) -> str:
+        return " && ".join(f"{e} {'=' if eq else '>='} 0" for eq, e in ts)
+
+    if not concl:
+        return None
+    body = f"{text(premise)} => {text(concl)}" if premise else text(concl)
+    return f"forall {', '.join(names)}: {body}"
+
+
+# ------------------------------------------------------------------------------------ cost
+def is_linear(domain: Set, terms: Terms, facts: Sequence[Fact]) -> bool:
+    """Whether a check over ``domain`` (a fact's check domain; ``terms`` are the conditions
+    its points are tested with, whose UF calls count too) visits at most as many points as
+    some index array it reads has entries: one UF call's argument determines the point
+    (proved with ``facts``, which a kernel checks first)."""
+    names = list(domain.tuple_vars)
+    own = conjunction(domain)
+    if own is None or not names:
+        return False
+    calls = uf_calls((*own, *terms))
+    primed = {v: fresh(f"{v}_", set(names)) for v in names}
+    twice = (*own, *rename(own, {v: _s(p) for v, p in primed.items()}))
+    space = [*names, *primed.values()]
+    for call in calls:
+        if not _symbols(call) & set(names):
+            continue
+        other = call.xreplace({_s(v): _s(p) for v, p in primed.items()})
+        same = tuple((True, sp.expand(x - y)) for x, y in zip(call.args, other.args, strict=True))
+        injective = True
+        for v in names:
+            apart = (False, _s(primed[v]) - _s(v) - 1)
+            s = as_set(space, (*twice, *same, apart), domain.ufs)
+            if not is_empty_under(s, facts):
+                injective = False
+                break
+        if injective:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------- in loop
+@dataclass(frozen=True)
+class InLoopCheck:
+    """Check fact ``fact`` (its number among the kernel's facts) at each instance of
+    statement ``stmt`` where ``guard`` holds: fail unless ``conclusion`` holds. Both are over
+    the statement's iterators (and parameters, UF calls); ``point`` gives the fact's
+    variables in terms of them (what a fault records)."""
+
+    stmt: str
+    fact: int
+    guard: Terms
+    conclusion: Terms
+    point: tuple[sp.Expr, ...]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    stmt: str
+    mapping: dict[str, sp.Expr]  # fact variable -> expression over the statement's iterators
+    covered: Set  # the fact's points the statement's instances visit (over the fact's vars)
+    domain: Terms  # what the statement's domain states (the guard need not test it)
+    pins: Terms  # iterators pinned to one instance (tested by the guard)
+    svars: tuple[str, ...]  # the statement's iterators
+
+
+def in_loop_checks(
+    comp: Computation,
+    stmts: Sequence[str],
+    fact: Fact,
+    number: int,
+    facts: Sequence[Fact],
+    *,
+    pairs: tuple[str, str] | None = None,
+) -> tuple[InLoopCheck, ...] | None:
+    """Checks of ``fact`` inside statements ``stmts`` of ``comp`` that together visit every
+    point of its check domain (proved with ``facts``, which hold when this one is checked),
+    or None. ``pairs``: ``(first, second)`` of an adjacent form: its first variable is
+    mapped one below a statement iterator too, so the pair ``(k - 1, k)`` is tested where
+    ``k`` is loaded."""
+    ufs = comp.ufs
+    domain = check_domain(fact, ufs)
+    dterms = conjunction(domain)
+    concl = conjunction(fact.conclusion)
+    if dterms is None or concl is None:
+        return None
+    names = list(fact.vars)
+    uncovered = domain
+    chosen: list[_Candidate] = []
+    for name in stmts:
+        stmt = comp.stmt(name)
+        cand = _best_candidate(name, stmt.domain, names, dterms, ufs, pairs)
+        if cand is None:
+            continue
+        if is_empty_under(_intersect(uncovered, cand.covered), facts):
+            continue
+        chosen.append(cand)
+        uncovered = _subtract(uncovered, cand.covered)
+        if is_empty_under(uncovered, facts):
+            return tuple(_check(c, number, dterms, concl, names, ufs) for c in chosen)
+    return None
+
+
+def _best_candidate(
+    stmt: str,
+    sdomain: Set,
+    names: list[str],
+    dterms: Terms,
+    ufs: Mapping[str, UF],
+    pairs: tuple[str, str] | None,
+) -> _Candidate | None:
+    """The renaming of the fact's variables to ``stmt``'s iterators (one statement instance
+    per fact point) that shares the most constraints with its domain."""
+    sterms = conjunction(sdomain)
+    if sterms is None:
+        return None
+    svars = list(sdomain.tuple_vars)
+    if len(svars) < len(names) or any(not v for v in svars):
+        return None
+    offsets: dict[str, tuple[int, ...]] = dict.fromkeys(names, (0,))
+    if pairs is not None:
+        offsets[pairs[0]] = (-1, 0)
+    own = set(sterms)
+    best: tuple[int, _Candidate] | None = None
+    for image in itertools.permutations(svars, len(names)):
+        found = _defined(sterms, set(image), svars)
+        if found is None:
+            continue
+        defined, pins = found
+        rest = tuple(t for t in sterms if not _defines(t, defined))
+        inner = rename(rest, defined)  # over the mapped iterators only
+        for shifts in itertools.product(*(offsets[v] for v in names)):
+            mapping = {v: _s(s) + d for v, s, d in zip(names, image, shifts, strict=True)}
+            back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
+            score = sum(t in own for t in rename(dterms, mapping))
+            if score == 0:
+                continue
+            try:
+                covered = as_set(names, rename(inner, back), ufs)
+            except SpfError:
+                continue
+            if best is None or score > best[0]:
+                own_terms = tuple(t for t in sterms if t not in pins)
+                cand = _Candidate(stmt, mapping, covered, own_terms, pins, tuple(svars))
+                best = (score, cand)
+    return None if best is None else best[1]
+
+
+def _defined(
+    sterms: Terms, mapped: set[str], svars: list[str]
+) -> tuple[dict[str, sp.Expr], Terms] | None:
+    """Each iterator outside ``mapped`` as an expression of the mapped ones: from the
+    domain's equalities (``j = col(k)``), else pinned to a lower bound (``ri = 0`` of a
+    block's ``0 <= ri < 4``: the check runs at that one instance; the pin joins the guard).
+    None when an iterator is neither."""
+    known = set(mapped)
+    out: dict[str, sp.Expr] = {}
+    pins: list[tuple[bool, sp.Expr]] = []
+    while len(known) < len(svars):
+        step = _equality(sterms, known, svars) or _lower_bound(sterms, known, svars)
+        if step is None:
+            return None
+        name, value, pinned = step
+        out[name] = value
+        known.add(name)
+        if pinned:
+            pins.append((True, _s(name) - value))
+    for _ in range(len(out)):  # definitions in terms of the mapped iterators only
+        out = {k: sp.expand(e.xreplace({_s(n): d for n, d in out.items()})) for k, e in out.items()}
+    return out, tuple(pins)
+
+
+def _equality(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, sp.Expr, bool] | None:
+    for eq, e in sterms:
+        if not eq:
+            continue
+        free = [v for v in svars if v not in known and e.has(_s(v))]
+        if len(free) != 1:
+            continue
+        v = _s(free[0])
+        coeff = e.coeff(v)
+        rest = sp.expand(e - coeff * v)
+        if coeff in (1, -1) and not rest.has(v):
+            return free[0], sp.expand(-rest / coeff), False
+    return None
+
+
+def _lower_bound(
+    sterms: Terms, known: set[str], svars: list[str]
+) -> tuple[str, sp.Expr, bool] | None:
+    for eq, e in sterms:
+        if eq:
+            continue
+        free = [v for v in svars if v not in known and e.has(_s(v))]
+        if len(free) != 1:
+            continue
+        v = _s(free[0])
+        rest = sp.expand(e - v)
+        if e.coeff(v) == 1 and not rest.has(v) and not rest.atoms(sp.Function):
+            return free[0], sp.expand(-rest), True
+    return None
+
+
+def _defines(term: tuple[bool, sp.Expr], defined: Mapping[str, sp.Expr]) -> bool:
+    eq, e = term
+    return eq and any(e.has(_s(v)) for v in defined)
+
+
+def _check(
+    c: _Candidate,
+    number: int,
+    dterms: Terms,
+    concl: Terms,
+    names: list[str],
+    ufs: Mapping[str, UF],
+) -> InLoopCheck:
+    """The guard: the check domain's constraints in the statement's iterators, less those
+    the statement's domain implies through the UFs' declared ranges (which the checked
+    loops enforce on every value they load; monotonicity is not used, it is only reported),
+    shallow UF calls first."""
+    own = set(c.domain)
+    ranged = {n: _without_order(u) for n, u in ufs.items()}
+    guard = [t for t in dict.fromkeys(rename(dterms, c.mapping)) if t not in own]
+    for t in list(guard):  # drop what the domain and the rest of the guard imply
+        rest = tuple(u for u in guard if u != t)
+        try:
+            if as_set(c.svars, (*c.domain, *c.pins, *rest), ranged).is_subset(
+                as_set(c.svars, (t,), ranged)
+            ):
+                guard.remove(t)
+        except SpfError:
+            pass
+    guard = [*c.pins, *guard]
+    return InLoopCheck(
+        c.stmt,
+        number,
+        tuple(sorted(guard, key=_depth)),
+        rename(concl, c.mapping),
+        tuple(c.mapping[v] for v in names),
+    )
+
+
+def _without_order(uf: UF) -> UF:
+    from spf.sets import UF as _UF
+
+    return _UF(uf.name, uf.arity, uf.domain, uf.range, None, uf.dtype)
+
+
+def _depth(term: tuple[bool, sp.Expr]) -> int:
+    """How deeply UF calls nest in ``term``: a guard tests shallower terms first, so the
+    domain of each call is established before the call reads its array."""
+
+    def depth(e: sp.Expr) -> int:
+        if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
+            return 1 + max((depth(a) for a in e.args), default=0)
+        return max((depth(a) for a in e.args), default=0)
+
+    return depth(term[1])
+
+
+def _intersect(a: Set, b: Set) -> Set:
+    return a.intersect(b)
+
+
+def _subtract(a: Set, b: Set) -> Set:
+    from spf.sets import ops
+
+    return Set._make(ops.subtract(a._body, b._body), a._merged_ufs(b))
+
+
+# ------------------------------------------------------------------------------ the plan
+def kernel_facts(comp: Computation, obligations: Sequence[str]) -> tuple[Fact, ...]:
+    """The facts a kernel of ``comp`` checks, numbered as its checks number them: the
+    assumptions, then the bounds obligations (texts, parsed in ``comp``)."""
+    parsed = (Fact.parse(text, comp.ufs, comp.params) for text in obligations)
+    return (*comp.assumptions, *parsed)
+
+
+@dataclass(frozen=True)
+class FactPlan:
+    """How fact number ``number`` is verified: ``checked`` is what the check loops test
+    (``fact`` itself, or its :class:`Adjacent` form); ``linear``: see :func:`is_linear`."""
+
+    number: int
+    fact: Fact
+    checked: Fact
+    adjacent: Adjacent | None
+    linear: bool
+
+
+def plan_facts(
+    facts: Sequence[Fact], ufs: Mapping[str, UF], constants: Sequence[str]
+) -> tuple[FactPlan, ...]:
+    """The plan of each quantified fact of ``facts`` (parameter facts are left out)."""
+    out = []
+    for n, f in enumerate(facts):
+        if f.is_parameter_fact:
+            continue
+        adj = adjacent_form(f, ufs, constants)
+        checked = adj.fact if adj is not None else f
+        domain = check_domain(checked, ufs)
+        terms = conjunction(checked.conclusion) or ()
+        out.append(FactPlan(n, f, checked, adj, is_linear(domain, terms, facts[:n])))
+    return tuple(out)
+
+
+def in_loop_plan(
+    comp: Computation, stmts: Sequence[str], plans: Sequence[FactPlan], facts: Sequence[Fact]
+) -> tuple[tuple[InLoopCheck, ...], frozenset[int]]:
+    """The in-loop checks of every fact of ``plans`` that statements ``stmts`` cover, and
+    the numbers of those facts (``facts``: all of the kernel's, in order)."""
+    checks: list[InLoopCheck] = []
+    covered = set()
+    for p in plans:
+        pairs = (p.adjacent.first, p.adjacent.second) if p.adjacent is not None else None
+        try:
+            found = in_loop_checks(comp, stmts, p.checked, p.number, facts[: p.number], pairs=pairs)
+        except SpfError:
+            found = None
+        if found is not None:
+            checks.extend(found)
+            covered.add(p.number)
+    return tuple(checks), frozenset(covered)

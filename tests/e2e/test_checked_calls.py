@@ -1,0 +1,243 @@
+"""check=True at linear cost (API.md §16): what a checked call verifies how
+(``kernel.check_cost``), that it computes exactly what an unchecked call does, and that a
+broken fact is still refused after checks were skipped or remembered.
+
+Timings are measured by ``spf bench --only scale`` (spf.bench.scale_checks), never here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf.formats import BCSR, BDIA, CSC, CSR, Format
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+SORTED = "forall i, k1, k2: rowptr(i) <= k1 < k2 < rowptr(i+1) => col(k1) < col(k2)"
+BAND = (
+    "forall i, k1, k2: rowptr(i) <= k1 < k2 < rowptr(i+1) => "
+    "col(k2) - col(k1) <= 3 && col(k1) - col(k2) <= 3"
+)
+"""The columns of each row lie within 3 of each other: over pairs, but not transitive, so
+it stays superlinear and is remembered."""
+
+
+def _matrices(suitesparse_dir: Path) -> dict[str, Any]:
+    rng = np.random.default_rng(5)
+    random = sp.random_array((37, 29), density=0.15, format="lil", random_state=rng)
+    random[[3, 11, 30]] = 0.0  # empty rows
+    dense_row = sp.random_array((60, 60), density=0.03, format="lil", random_state=rng)
+    dense_row[17, :] = rng.random(60) + 0.5  # one full row among short ones
+    return {
+        "random": _canonical(random),
+        "dense row": _canonical(dense_row),
+        "one row": sp.csr_array(rng.random((1, 9))),
+        "empty": sp.csr_array((5, 4)),
+        "karate": spf.sparse.read_matrix_market(suitesparse_dir / "karate.mtx"),
+        "west0067": spf.sparse.read_matrix_market(suitesparse_dir / "west0067.mtx"),
+    }
+
+
+def _canonical(m: Any) -> Any:
+    out = sp.csr_array(m)
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out
+
+
+@pytest.fixture(scope="module")
+def matrices(suitesparse_dir: Path) -> dict[str, Any]:
+    return _matrices(suitesparse_dir)
+
+
+def _square(m: Any) -> Any:
+    n = min(m.shape)
+    s = sp.csr_array(m[:n, :n]) + sp.diags_array(abs(sp.csr_array(m[:n, :n])).sum(axis=1) + 1)
+    s = sp.csr_array(s)
+    s.sort_indices()
+    return s
+
+
+def _bitwise(kernel: Any, args: dict[str, Any]) -> None:
+    """A checked and an unchecked call leave bitwise equal outputs."""
+    outputs = {k: v for k, v in args.items() if isinstance(v, np.ndarray) and v.flags.writeable}
+    start = {k: v.copy() for k, v in outputs.items()}
+    kernel(check=False, **args)
+    unchecked = {k: v.copy() for k, v in outputs.items()}
+    for k, v in outputs.items():
+        np.copyto(v, start[k])
+    kernel(check=True, **args)
+    for k, v in outputs.items():
+        np.testing.assert_array_equal(v, unchecked[k], err_msg=k)
+
+
+FORMATS = [CSR, CSC, BCSR(2, 2), BDIA(4)]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_checked_format_spmv_computes_what_unchecked_does(
+    fmt: Format, dtype: str, matrices: dict[str, Any]
+) -> None:
+    kernel = spf.kernels.spmv(fmt, index_dtype=dtype).compile()
+    for name, m in matrices.items():
+        args = spf.sparse.format_args(m, fmt, dtype)
+        rows, cols = (args["NB"] * 2, args["MB"] * 2) if fmt.name == "BCSR2x2" else m.shape
+        x = np.random.default_rng(0).random(cols)
+        _bitwise(kernel, {**args, "y": np.zeros(rows), "x": x})
+        assert kernel.check_cost[0].fact == fmt.assume[0], name
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_checked_solvers_compute_what_unchecked_do(dtype: str, matrices: dict[str, Any]) -> None:
+    sptrsv = spf.kernels.sptrsv_csr(index_dtype=dtype).compile()
+    gs = spf.kernels.gauss_seidel_csr(index_dtype=dtype).compile()
+    ilu0 = spf.kernels.ilu0_csr(index_dtype=dtype).compile()
+    for m in matrices.values():
+        s = _square(m)
+        low = sp.csr_array(sp.tril(s))
+        low.sort_indices()
+        n = s.shape[0]
+        a = spf.sparse.sptrsv_args(low, dtype)
+        _bitwise(sptrsv, {**a, "u": np.zeros(n), "f": np.ones(n)})
+        a = spf.sparse.gauss_seidel_args(s, dtype)
+        _bitwise(gs, {**a, "x": np.zeros(n), "b": np.ones(n)})
+        _bitwise(ilu0, spf.sparse.ilu0_args(s, dtype))
+
+
+def test_check_cost_says_how_each_fact_is_checked() -> None:
+    cost = spf.kernels.spmv(CSR).compile().check_cost
+    (only,) = cost
+    assert (only.fact, only.how) == (SORTED, "in loop")  # where the loop loads col(k)
+    assert only.checked.startswith("forall i, k1:")  # on neighbouring pairs
+    assert "col(k1 + 1)" in only.checked
+    assert only.reads == ("col", "rowptr")
+    assert cost.remembered == ()
+    assert str(cost).startswith(f"in loop: {SORTED!r} (checked as ")
+    gs = spf.kernels.gauss_seidel_csr().compile().check_cost
+    assert [c.how for c in gs] == ["in loop"] * 5  # the sweep's statements visit every point
+    ilu0 = spf.kernels.ilu0_csr().compile().check_cost
+    assert {c.how for c in ilu0} == {"in loop", "each call"}  # rows without a left part
+    comp = spf.kernels.spmv_csr()
+    comp.assume(BAND)
+    comp.assume("N >= 1")
+    banded = comp.compile().check_cost
+    assert [c.how for c in banded] == ["remembered", "parameters"]
+    assert banded.remembered == (BAND,)
+    assert banded[0].reads == ("col", "rowptr")
+    assert banded[0].checked == BAND  # not transitive: every pair
+    assert spf.kernels.spmv_coo().compile().check_cost == ()
+
+
+@pytest.fixture(scope="module")
+def banded() -> spf.Kernel:
+    comp = spf.kernels.spmv_csr()
+    comp.assume(BAND)
+    return comp.compile()
+
+
+def _band_args() -> dict[str, Any]:
+    m = sp.csr_array(sp.diags_array([1.0, 2.0, 3.0], offsets=[-1, 0, 1], shape=(8, 8)))
+    return {**spf.sparse.csr_args(m), "y": np.zeros(8), "x": np.ones(8)}
+
+
+def test_remembered_fact_is_checked_again_for_other_contents(banded: spf.Kernel) -> None:
+    good = _band_args()
+    banded(**good)
+    banded(**good)  # the same contents: remembered
+    other = {**good, "col": good["col"].copy()}
+    last = int(good["rowptr"][2]) - 1
+    other["col"][last] = 7  # same shape, other content: row 1 holds columns 0, 1, 7
+    first = int(good["rowptr"][1])
+    with pytest.raises(spf.ArgumentError, match=rf"<= 3' .*i = 1, k1 = {first}, k2 = {last}"):
+        banded(**other)
+    banded(**good)  # the first arrays are still fine
+
+
+def test_remembered_fact_sees_an_array_changed_in_place(banded: spf.Kernel) -> None:
+    args = _band_args()
+    banded(**args)
+    col = args["col"]
+    last = int(args["rowptr"][2]) - 1
+    keep = int(col[last])
+    col[last] = 7  # the same array object, changed between two calls
+    first = int(args["rowptr"][1])
+    with pytest.raises(
+        spf.ArgumentError, match=rf"the assumption .*i = 1, k1 = {first}, k2 = {last}"
+    ):
+        banded(**args)
+    col[last] = keep
+    banded(**args)
+
+
+def test_in_loop_and_each_call_facts_see_arrays_changed_in_place() -> None:
+    csr = spf.kernels.spmv(CSR).compile()
+    m = sp.csr_array(np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 4.0]]))
+    args = {**spf.sparse.csr_args(m), "y": np.zeros(2), "x": np.ones(3)}
+    csr(**args)
+    args["col"][[2, 3]] = args["col"][[3, 2]]  # row 1: columns 2, 1
+    with pytest.raises(spf.ArgumentError, match=r"col\(k1\) < col\(k2\).* i = 1, k1 = 2, k2 = 3"):
+        csr(**args)
+    bdia = spf.kernels.spmv(BDIA(4)).compile()
+    b = {**spf.sparse.bdia_args(spf.sparse.poisson2d(4), 4), "y": np.zeros(16), "x": np.ones(16)}
+    assert bdia.check_cost[0].how == "each call"
+    bdia(**b)
+    b["doff"][[0, 1]] = b["doff"][[1, 0]]
+    with pytest.raises(spf.ArgumentError, match=r"doff\(s1\) < doff\(s2\).*fails first at b = 0"):
+        bdia(**b)
+
+
+def test_conversions_and_spgemm_take_check(matrices: dict[str, Any]) -> None:
+    m = matrices["random"]
+    args = spf.sparse.csr_args(m)
+    conv = spf.formats.convert(CSR, CSC).compile()
+    ref = conv(**args)
+    for check in (True, False):
+        out = conv(**args, check=check)
+        for k, v in ref.items():
+            np.testing.assert_array_equal(out[k], v)
+    unsorted = {**args, "col": args["col"].copy()}
+    first = int(np.argmax(np.diff(args["rowptr"]) >= 2))
+    k = int(args["rowptr"][first])
+    unsorted["col"][[k, k + 1]] = unsorted["col"][[k + 1, k]]
+    with pytest.raises(spf.ArgumentError, match=r"col\(k1\) < col\(k2\)"):
+        conv(**unsorted)
+    conv(**unsorted, check=False)  # skipped: runs
+    with pytest.raises(spf.ArgumentError, match="check must be True or False"):
+        conv(**args, check="yes")
+    sell = spf.formats.sell(4, 8)
+    a = sell.inspect(args["rowptr"], args["col"], args["A"], m.shape, check=False)
+    b = sell.inspect(args["rowptr"], args["col"], args["A"], m.shape)
+    np.testing.assert_array_equal(a.val, b.val)
+    gemm = spf.kernels.spgemm_csr(parallel=False).compile()
+    ab = {"Ap": args["rowptr"], "Aj": args["col"], "Ax": args["A"], "N": m.shape[0],
+          "K": m.shape[1]}  # fmt: skip
+    t = spf.sparse.csr_args(sp.csr_array(m.T))
+    ab |= {"Bp": t["rowptr"], "Bj": t["col"], "Bx": t["A"], "M": m.shape[0]}
+    on, off = gemm(**ab), gemm(**ab, check=False)
+    for k in on:
+        np.testing.assert_array_equal(on[k], off[k])
+
+
+def test_a_check_slower_than_its_kernel_warns_once(
+    banded: spf.Kernel, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a row of 3000 entries: the band fact's pairs cost ~4.5M tests, the kernel 3000 FMAs
+    n = 3000
+    m = sp.csr_array(np.ones((1, n)))
+    args = {**spf.sparse.csr_args(m), "y": np.zeros(1), "x": np.ones(n)}
+    args["col"][:] = 0  # all in one column: the band holds
+    with caplog.at_level(logging.WARNING, logger="spf"):
+        for column in (1, 2, 3):  # new contents: each checked (and timed) again
+            args["col"][1] = column
+            banded(**args)
+    slow = [r for r in caplog.records if "took longer than the kernel" in r.getMessage()]
+    assert len(slow) == 1
+    assert BAND in slow[0].getMessage()
