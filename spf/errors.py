@@ -102,6 +102,26 @@ class CompileError(SpfError):
 class ArgumentError(SpfError, TypeError):
     """Bad kernel arguments: missing, unknown, wrong dtype or shape, non-contiguous, read-only."""
 
+    @classmethod
+    def positional(
+        cls, where: str, count: int, call: str, names: Iterable[str], note: str = ""
+    ) -> ArgumentError:
+        """The error of a call of ``call`` that passed ``count`` arguments by position: every
+        compiled callable takes its arguments by name, and the message lists them.
+
+        >>> for part in str(ArgumentError.positional("kernel f", 2, "f", ["N", "x"])).split("; "):
+        ...     print(part)
+        kernel f: got 2 positional argument(s)
+        arguments are passed by name: call f(N=..., x=...)
+        the arguments are N, x
+        """
+        listed = list(names)
+        keywords = ", ".join(f"{n}=..." for n in listed)
+        return cls(
+            f"{where}: got {count} positional argument(s); arguments are passed by name: "
+            f"call {call}({keywords}){note}; the arguments are {', '.join(listed) or 'none'}"
+        )
+
 
 class PreconditionWarning(UserWarning):
     """An access stays inside its data space only for some parameter values (PolyBench's

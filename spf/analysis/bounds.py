@@ -159,27 +159,14 @@ def check_bounds(comp: Computation) -> BoundsReport:
     >>> len(report.proved), report.obligations
     (3, ())
     """
+    from spf.analysis.index_ranges import settle_index_obligations
+
     report = analyze_bounds(comp)
     report.raise_for_violations()
-    _refuse_index_obligations(comp, report.obligations)
-    return report
-
-
-def _refuse_index_obligations(comp: Computation, obligations: Iterable[Obligation]) -> None:
-    """A run-time index array's values exist only once statements wrote them, so a kernel
-    cannot check an obligation over them on its arguments: refuse it and say how to let
-    the proof through (a declared range, which the generated code enforces on every read)."""
-    index = [n for n, ds in comp.data_spaces.items() if ds.index]
-    for o in obligations:
-        for name in index:
-            if re.search(rf"\b{name}\s*\(", o.text):
-                raise CodegenError(
-                    f"statement {o.stmt}: the access {o.access} to {o.data_space!r} stays in "
-                    f"bounds only if the values of the run-time index array {name!r} do "
-                    f"({o.text}), which no check before the call can see; declare the range "
-                    f"of its values, e.g. comp.declare_uf({name!r}, range='{{[v]: 0 <= v <= "
-                    f"NNZ}}'), so the proof uses it and the kernel checks each value it reads"
-                )
+    # a run-time index array's values exist only once statements wrote them: no check of
+    # the arguments can see them, so obligations over them are proved with a range the
+    # generated code checks where it reads the values, or refused
+    return settle_index_obligations(comp, report)
 
 
 def analyze_bounds(comp: Computation) -> BoundsReport:

@@ -117,6 +117,7 @@ def lower_checked(
         obligations = report.obligations
         sig = replace(program.signature, preconditions=report.preconditions)
         program = replace(program, signature=sig)
+        program = _with_implied_ranges(comp, program)
     program = replace(program, obligations=obligations)
     if options.get("arg_checks") and (comp.assumptions or obligations):
         from spf.codegen.arg_checks import plan_fact_checks
@@ -124,6 +125,24 @@ def lower_checked(
         progress.phase("placing fact checks")
         program = plan_fact_checks(comp, program)
     return program
+
+
+def _with_implied_ranges(comp: Computation, program: Program) -> Program:
+    """``program`` whose run-time index arrays without a declared range are checked, where
+    their values are read, against the range the bounds proof derived for them
+    (:func:`spf.analysis.index_ranges.implied_ranges`)."""
+    if not any(lo is None for _, _, lo, _ in program.index_arrays):
+        return program
+    from spf.analysis.index_ranges import implied_ranges
+    from spf.codegen.signature import set_bounds
+    from spf.sets import Set
+
+    implied = implied_ranges(comp)
+    arrays = []
+    for name, rank, lo, hi in program.index_arrays:
+        box = set_bounds(Set(implied[name])) if lo is None and name in implied else None
+        arrays.append((name, rank, *box) if box is not None else (name, rank, lo, hi))
+    return replace(program, index_arrays=tuple(arrays))
 
 
 def emit_program(prog: Program, target: str = "c", **options: Any) -> str:

@@ -6,6 +6,7 @@ import contextlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf.clang import NUMPY_OF_C
 from spf.codegen import faults
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.emitter import Emitter
@@ -32,7 +33,7 @@ from spf.errors import CodegenError
 from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.arg_checks import BoundKey
@@ -135,6 +136,7 @@ class CPrinter:
 
     def print(self) -> str:
         self._check_operations()
+        check_stack_buffers(self.p.buffers, self.target)
         self.out.raw(PRELUDE)
         if any(option == "privatize" for _, option in reduction_loops(self.p)):
             self.out.raw(THREADS_PRELUDE)
@@ -204,7 +206,7 @@ class CPrinter:
             self._open_heap(heap)
             self._workspace_setup()
             for b in self.p.buffers:
-                if not b.argument and not b.allocated_at and b.scope != "local":
+                if not b.argument and not b.allocated_at and not on_heap(b):
                     self.buffer_open(b)
             self.node(self.p.body)
             for line in last or ():
@@ -274,18 +276,14 @@ class CPrinter:
         """Function-level heap arrays: locals and ``local`` buffers not ``allocate_at``-ed."""
         out = [loc for loc in self.p.locals if stack_elements(loc[2]) is None]
         for b in self.p.buffers:
-            if not b.argument and not b.allocated_at and b.scope == "local":
+            if not b.allocated_at and on_heap(b):
                 out.append((b.name, b.ctype, self.count(b)))
         return out
 
     def heap_names(self) -> list[str]:
         """The heap arrays whose allocation can fail, numbered as the fault record numbers
         them: the function-level ones, then the ``local`` buffers allocated in a loop."""
-        inner = [
-            b.name
-            for b in self.p.buffers
-            if b.allocated_at and b.scope == "local" and not b.argument
-        ]
+        inner = [b.name for b in self.p.buffers if b.allocated_at and on_heap(b)]
         return [name for name, _, _ in self._heap()] + inner
 
     def _free(self) -> str:
@@ -297,7 +295,7 @@ class CPrinter:
     def _aligned(self) -> dict[str, bool]:
         """``local`` buffers (whether zero-filled): heap arrays aligned to 64 bytes (a cache
         line, an AVX-512 vector), as packed tiles (``cache_read``) need for aligned loads."""
-        return {b.name: b.zeroed for b in self.p.buffers if not b.argument and b.scope == "local"}
+        return {b.name: b.zeroed for b in self.p.buffers if on_heap(b)}
 
     def _aligned_alloc(self, name: str, ctype: str, count: str, zeroed: bool) -> None:
         """``name``: zero-filled like ``calloc`` (``malloc``'s bytes for a buffer written
@@ -317,10 +315,11 @@ class CPrinter:
         return " * ".join(f"({e})" for e in b.extents) or "1"
 
     def buffer_open(self, b: BufferDecl) -> None:
-        """Declare a buffer the function owns (``stack``/``shared``: a C array; ``local``: a
-        heap array, freed by :meth:`buffer_close`)."""
+        """Declare a buffer the function owns (``stack``/``shared`` of constant size: a C
+        array; ``local``, or ``stack``/``shared`` sized by parameters: a heap array, freed
+        by :meth:`buffer_close`; see :func:`on_heap`)."""
         count = self.count(b)
-        if b.scope == "local":
+        if on_heap(b):
             self._aligned_alloc(b.name, b.ctype, count, b.zeroed)
             number = self.heap_names().index(b.name)
             self.out.line(faults.alloc_failed(number, f"{b.name}_raw", b.ctype, count))
@@ -332,7 +331,7 @@ class CPrinter:
         self.out.line(f"(void){b.name};")
 
     def buffer_close(self, b: BufferDecl) -> None:
-        if b.scope == "local":
+        if on_heap(b):
             self.out.line(f"free({b.name}_raw);")
 
     def _check_operations(self) -> None:
@@ -406,11 +405,9 @@ class CPrinter:
         for ctype in faults.INDEX_TYPES:
             self.out.raw(faults.index_in(ctype))
         data = {d.name: d for d in self.p.data}
-        for number, (name, rank, lo, hi) in enumerate(self.p.index_arrays):
+        for number, (name, rank, *_) in enumerate(self.p.index_arrays):
             dims = [f"t{k}" for k in range(rank)]
-            element = self.p.access(data[name])
-            if lo is not None and hi is not None:
-                element = faults.checked_read(self.p, number, element)
+            element = faults.index_read(self.p, number, self.p.access(data[name]))
             self.out.line(f"#define {name}({', '.join(dims)}) {element}")
 
     def node(self, n: Node) -> None:
@@ -433,7 +430,7 @@ class CPrinter:
             decl = next(b for b in self.p.buffers if b.name == n.buffer)
             with self.out.braces():
                 self.buffer_open(decl)
-                if decl.scope == "local":  # a failed allocation skips the body (recorded)
+                if on_heap(decl):  # a failed allocation skips the body (recorded)
                     self.out.line(f"if ({decl.name}_raw)")
                 with self.out.braces():
                     self.node(n.body)
@@ -722,6 +719,58 @@ local of the executor), with release ordering after the iteration's results are 
 
 STACK_LOCAL_ELEMENTS = 4096
 """Locals of at most this many elements with a constant size live on the stack."""
+
+STACK_BUFFER_BYTES = 1 << 20
+"""The largest ``stack``/``shared`` buffer of constant size spf puts on the C stack (1 MiB):
+well under the 8 MiB stack of a Linux main thread (``ulimit -s``) and the smaller stacks
+OpenMP worker threads may get (``OMP_STACKSIZE``; every thread running a parallel loop holds
+its own copy of a buffer allocated inside it), and leaving room for the several buffers and
+the callers' frames one stack holds. A larger one is refused at code generation; an overflow
+would be a segfault, not an error."""
+
+
+def on_heap(b: BufferDecl) -> bool:
+    """Whether the function allocates buffer ``b`` on the heap (64-byte aligned, freed when
+    its scope ends, a failed allocation reported as a fault): every ``local`` buffer, and a
+    ``stack``/``shared`` one whose size depends on parameters (a variable-length C array
+    could be any size and overflow the stack: a ``cache_read`` tile over a whole dimension,
+    a row buffer of ``M`` elements)."""
+    if b.argument:
+        return False
+    return b.scope == "local" or not all(e.isdigit() for e in b.extents)
+
+
+def check_stack_buffers(buffers: Sequence[BufferDecl], target: str) -> None:
+    """``CodegenError`` for a ``stack``/``shared`` buffer of constant size above
+    :data:`STACK_BUFFER_BYTES` (it would overflow a thread's stack)."""
+    for b in buffers:
+        if b.argument or on_heap(b):
+            continue
+        size = max(1, eval_product(b.extents)) * _element_bytes(b.ctype)
+        if size > STACK_BUFFER_BYTES and b.private:
+            raise CodegenError(
+                f"target {target!r}: local {b.name!r} private to a loop (add_local(..., "
+                f"private=...)) takes {size} bytes per copy, more than the "
+                f"{STACK_BUFFER_BYTES} bytes (1 MiB) spf puts on a C stack (each iteration's "
+                "copy is a C array in the loop body; an overflow is a segfault): make it "
+                "smaller, or drop private= (one heap array for the whole function)"
+            )
+        if size > STACK_BUFFER_BYTES:
+            raise CodegenError(
+                f"target {target!r}: buffer {b.name!r} ({b.scope}, {' x '.join(b.extents)} "
+                f"{b.ctype}) takes {size} bytes, more than the {STACK_BUFFER_BYTES} bytes "
+                "(1 MiB) spf puts on a C stack (8 MiB for a main thread, often less for "
+                "OpenMP threads; an overflow is a segfault): declare it with scope='local' "
+                "(heap memory, 64-byte aligned; cache_read(..., scope='local'), the default) "
+                "or 'global' (a kernel argument), or make the tile smaller"
+            )
+
+
+def _element_bytes(ctype: str) -> int:
+    """``sizeof`` of a C element type spf generates."""
+    import numpy as np
+
+    return int(np.dtype(NUMPY_OF_C[ctype]).itemsize)
 
 
 def stack_elements(count: str) -> int | None:

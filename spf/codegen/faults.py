@@ -13,12 +13,16 @@ the call's own, so two threads running one kernel at once never see each other's
 * :data:`FAULT_INDEX`: a run-time index array (``number`` among ``Program.index_arrays``)
   held ``value`` at the flat (row-major) ``index``, outside the UF's declared range. The
   reads clamp and flag without a branch (:func:`index_in`: a value outside the range reads
-  as the lowest one and ORs a bit into the local ``spf_bad``), so a loop reading an index
+  as the lowest one and ORs a bit into the local ``spf_bad``; a read of an ordered array
+  also ORs its :func:`mark_bit`), so a loop reading an index
   array still vectorizes (each parallel loop body, and a wavefront executor's region, has
   its own ``spf_bad``, ORed into the function's ``spf_bad_all`` once done; a simd loop
   takes ``reduction(|:spf_bad)``); after the loops, a set bit has the array scanned for
   its first entry outside the range (``index`` -1 when the entry changed since it was
   read);
+* :data:`FAULT_INDEX_ORDER`: a run-time index array whose UF declares an order
+  (``monotonic``) broke it at the flat ``index`` (which holds ``value``), found by the scan
+  of the array the kernel runs after its loops (:func:`order_check`);
 * :data:`FAULT_ALLOC`: ``calloc`` of the heap array ``number`` (among the names
   ``f_spf_fault_names`` lists) for ``index`` elements of ``value`` bytes each failed; the
   function returns (or skips the buffer's loop body) without touching memory.
@@ -41,6 +45,8 @@ NAMES_SUFFIX = "_spf_fault_names"
 FAULT_WORDS = 4
 FAULT_INDEX = 3
 FAULT_ALLOC = 4
+FAULT_INDEX_ORDER = 9
+"""Kinds 1, 2 and 5 to 8 are the checked function's (:mod:`spf.codegen.arg_checks`)."""
 FAULT_ARG = "int64_t *restrict spf_fault"
 
 NOTE = """\
@@ -130,8 +136,31 @@ def checked_read(program: Program, number: int, element: str) -> str:
 
 
 def bit(number: int) -> int:
-    """The ``spf_bad`` bit of index array ``number`` (the last bit is shared)."""
-    return min(number, 63)
+    """The ``spf_bad`` bit of index array ``number``'s range faults (bits 0 .. 31, the last
+    one shared)."""
+    return min(number, 31)
+
+
+RANGE_BITS = "0xffffffffu"
+"""The ``spf_bad`` bits of range faults; bits 32 .. 63 mark reads of ordered arrays."""
+
+
+def mark_bit(number: int) -> int:
+    """The ``spf_bad`` bit that a read of ordered index array ``number`` sets (bits 32 ..
+    63, the last one shared): :func:`order_check` scans only arrays the call read."""
+    return 32 + min(number, 31)
+
+
+def index_read(program: Program, number: int, element: str) -> str:
+    """The C expression of a read (as a UF) of ``element`` of index array ``number``: range
+    checked when the UF declares a range (:func:`checked_read`), and marked as read when it
+    declares an order (:func:`mark_bit`)."""
+    _, _, lo, hi = program.index_arrays[number]
+    if lo is not None and hi is not None:
+        element = checked_read(program, number, element)
+    if any(n == number for n, *_ in program.index_order):
+        element = f"(spf_bad |= (uint64_t)1 << {mark_bit(number)}, {element})"
+    return element
 
 
 def needed(program: Program, heap: list[str]) -> bool:
@@ -176,12 +205,13 @@ def alloc_failed(number: int, pointer: str, ctype: str, count: str) -> str:
 
 def rescan(program: Program, in_scope: set[str]) -> list[str]:
     """After the loops, when ``spf_bad`` has a bit set: find each flagged index array's first
-    entry outside its range (``in_scope``: the arrays the function's end can still read)."""
+    entry outside its range (``in_scope``: the arrays the function's end can still read);
+    then the :func:`order_check` of the ordered ones."""
     from spf.codegen.program import linearize
 
     data = {d.name: d for d in program.data}
-    out = ["if (spf_bad | spf_bad_all)", "{"]
-    out.append("  uint64_t spf_b = spf_bad | spf_bad_all;")
+    out = [f"if ((spf_bad | spf_bad_all) & {RANGE_BITS})", "{"]
+    out.append(f"  uint64_t spf_b = (spf_bad | spf_bad_all) & {RANGE_BITS};")
     for n, (name, rank, lo, hi) in enumerate(program.index_arrays):
         if lo is None or hi is None:
             continue
@@ -211,4 +241,36 @@ def rescan(program: Program, in_scope: set[str]) -> list[str]:
         out.append(f"    if (!spf_found) spf_fault_note(spf_fault, {FAULT_INDEX}, {n}, -1, 0);")
         out.append("  }")
     out.append("}")
+    return out + order_check(program, in_scope)
+
+
+def order_check(program: Program, in_scope: set[str]) -> list[str]:
+    """After the loops: each run-time index array whose UF declares an order
+    (:attr:`Program.index_order`) and that the call read as a UF (its :func:`mark_bit`) is
+    scanned for the first entry out of that order, over its UF's domain within the array
+    (``in_scope``: the arrays the function's end can still read; an array no statement read
+    may hold anything, e.g. in a phase of a conversion that does not compute it). The
+    analysis trusted the order (disjoint rows, parallel loops), so a broken one makes the
+    call's outputs invalid; the reads themselves never left their range."""
+    data = {d.name: d for d in program.data}
+    out: list[str] = []
+    for number, monotonic, first, last in program.index_order:
+        name = program.index_arrays[number][0]
+        d = data[name]
+        if name not in in_scope or not d.extents:
+            continue
+        macro = d.macro or d.name
+        bad = ">=" if monotonic == "increasing" else ">"
+        start = f"spf_max((int64_t)({first}), (int64_t)0) + 1"
+        read = f"((spf_bad | spf_bad_all) >> {mark_bit(number)} & 1)"
+        out.append(f"if (!spf_fault[0] && {read}) /* {name} is {monotonic} */")
+        out.append(
+            f"  for (int64_t t0 = {start}; t0 <= (int64_t)({last}) && t0 < (int64_t)"
+            f"({d.extents[0]}); t0++)"
+        )
+        out.append(f"    if ((int64_t){macro}(t0 - 1) {bad} (int64_t){macro}(t0))")
+        out.append(
+            f"    {{ spf_fault_note(spf_fault, {FAULT_INDEX_ORDER}, {number}, t0, "
+            f"(int64_t){macro}(t0)); break; }}"
+        )
     return out

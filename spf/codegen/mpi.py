@@ -30,8 +30,9 @@ adds what distributed memory needs:
   is posted by the peer before the peer's next wait (send and receive of one exchange are
   scheduled next to each other, before the statements that use the received data). Operations
   of one exchange must touch disjoint elements (MPI forbids writing a buffer that is still
-  being sent or received), and the ``count`` elements from ``index`` must be contiguous in
-  memory (they are along the last dimension of a row-major array). Statements between the
+  being sent or received). The ``count`` elements from ``index`` are consecutive in memory,
+  in row-major order (two whole rows: ``count = 2*W`` from ``(i, 0)``); the operation's
+  access relation is that run (:mod:`spf.computation.regions`). Statements between the
   posting and the wait that touch other data overlap with the communication. A barrier is
   collective: every rank of ``comm`` must reach it as often as the others (run with as many
   ranks as the distributed loop has iterations).
@@ -44,7 +45,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen import faults
-from spf.codegen.c import PRELUDE, CPrinter, expr, stack_elements
+from spf.codegen.c import (
+    PRELUDE,
+    CPrinter,
+    check_stack_buffers,
+    expr,
+    on_heap,
+    stack_elements,
+)
 from spf.codegen.loop_ast import Call, For, If, Node, walk
 from spf.errors import CodegenError
 
@@ -191,6 +199,7 @@ class MPIPrinter(CPrinter):
 
     def print(self) -> str:
         self._check()
+        check_stack_buffers(self.p.buffers, "mpi")
         self.out.line("#include <mpi.h>")
         self.out.raw(PRELUDE)
         self.out.raw(faults.NOTE)
@@ -213,19 +222,7 @@ class MPIPrinter(CPrinter):
         self.out.line("(void)spf_rank;")
         self.out.line("(void)spf_size;")
         recorded = self._fault_record()
-        heap = [loc for loc in self.p.locals if stack_elements(loc[2]) is None]
-        for name, ctype, count in self.p.locals:
-            size = stack_elements(count)
-            if size is not None:  # a scalar or a small fixed array: on the stack
-                self.out.line(f"{ctype} {name}[{size}] = {{0}};")
-                self.out.line(f"(void){name};")
-        for name, ctype, count in heap:
-            self.out.line(
-                f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
-            )
-        if heap:
-            names = " || ".join(f"!{name}" for name, _, _ in heap)
-            self.out.line(f"if ({names}) {{ {self._free()}MPI_Abort({COMM}, 1); return; }}")
+        heap = self._function_arrays()
         if self.ops:
             self.out.line(f"spf_mpi_requests spf_mpi = {{NULL, 0, 0, spf_size, {COMM}}};")
         self.node(self.p.body)
@@ -236,6 +233,31 @@ class MPIPrinter(CPrinter):
             self._fault_abort()
         if heap:
             self.out.line(self._free().strip())
+
+    def _function_arrays(self) -> list[tuple[str, str, str]]:
+        """Declare the function's locals and the buffers it owns (a failed allocation
+        aborts the job); returns the heap arrays (freed at the end)."""
+        heap = self._heap()  # locals and the buffers the function owns on the heap
+        aligned = self._aligned()
+        for name, ctype, count in self.p.locals:
+            size = stack_elements(count)
+            if size is not None:  # a scalar or a small fixed array: on the stack
+                self.out.line(f"{ctype} {name}[{size}] = {{0}};")
+                self.out.line(f"(void){name};")
+        for name, ctype, count in heap:
+            if name in aligned:
+                self._aligned_alloc(name, ctype, count, aligned[name])
+                continue
+            self.out.line(
+                f"{ctype} *restrict {name} = ({ctype} *)calloc((size_t)({count}), sizeof({ctype}));"
+            )
+        if heap:
+            names = " || ".join(f"!{n}{'_raw' if n in aligned else ''}" for n, _, _ in heap)
+            self.out.line(f"if ({names}) {{ {self._free()}MPI_Abort({COMM}, 1); return; }}")
+        for b in self.p.buffers:  # the function's stack buffers (C arrays)
+            if not b.argument and not b.allocated_at and not on_heap(b):
+                self.buffer_open(b)
+        return heap
 
     def _fault_record(self) -> bool:
         """Declare the function's fault record (spf.codegen.faults) when it can fault."""

@@ -156,6 +156,12 @@ class Program:
     """``(name, rank, lowest, highest)`` of each run-time index array: ``name(...)`` reads
     it as a UF; with a declared range (C expressions ``lowest``/``highest``) a value outside
     it reads as ``lowest`` and sets the kernel's index fault (docs/formats.md)."""
+    index_order: tuple[tuple[int, str, str, str], ...] = ()
+    """``(number, monotonic, first, last)`` of each run-time index array (``number`` in
+    :attr:`index_arrays`) whose UF declares an order (``"increasing"`` or
+    ``"nondecreasing"``): once its loops are done, the kernel checks that the entries
+    ``first .. last`` (C expressions: the UF's domain) are in that order
+    (:func:`spf.codegen.faults.order_check`)."""
     obligations: tuple[Obligation, ...] = ()
     """Bounds facts no static proof covers (``forall ... => 0 <= j < M``), for the kernel's
     run-time argument checks; empty unless ``codegen(check=True)`` lowered it."""
@@ -263,6 +269,7 @@ def lower(comp: Computation, name: str | None = None) -> Program:
         workspaces=_workspaces(comp),
         buffers=(*(_buffer_decl(b) for b in buffers.values()), *private),
         index_arrays=index_arrays(comp),
+        index_order=index_order(comp),
     )
 
 
@@ -276,6 +283,23 @@ def index_arrays(comp: Computation) -> tuple[tuple[str, int, str | None, str | N
             lo_hi = uf_range_bounds(comp.ufs[ds.name])
             lo, hi = lo_hi if lo_hi is not None else (None, None)
             out.append((ds.name, ds.rank or 0, lo, hi))
+    return tuple(out)
+
+
+def index_order(comp: Computation) -> tuple[tuple[int, str, str, str], ...]:
+    """:attr:`Program.index_order` of ``comp``: the ordered index arrays, checked over their
+    UF's domain (the shape when the domain is not a box)."""
+    from spf.codegen.signature import set_bounds
+
+    out = []
+    spaces = [ds for ds in comp.data_spaces.values() if ds.index]
+    for number, ds in enumerate(spaces):
+        uf = comp.ufs[ds.name]
+        if uf.monotonic is None:
+            continue
+        box = None if uf.domain is None else set_bounds(uf.domain)
+        first, last = box if box is not None else ("0", f"({(ds.shape or (0,))[0]}) - 1")
+        out.append((number, uf.monotonic, first, last))
     return tuple(out)
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from spf.analysis.preconditions import Precondition
-    from spf.sets import UF
+    from spf.sets import UF, Set
     from spf.sets.facts import Fact
 
 ArgKind = Literal["param", "uf", "data"]
@@ -149,11 +149,20 @@ def uf_range_bounds(uf: UF) -> tuple[str, str] | None:
     >>> uf_range_bounds(UF("rowptr", range="{[v]: 0 <= v <= NNZ}"))
     ('0', 'NNZ')
     """
+    return None if uf.range is None else set_bounds(uf.range)
+
+
+def set_bounds(s: Set) -> tuple[str, str] | None:
+    """C expressions of the lowest and highest value of the 1-d set ``s`` (one affine
+    expression of the symbolic constants each), or None (not such a box).
+
+    >>> from spf.sets import Set
+    >>> set_bounds(Set("{[i]: 0 <= i < N + 1}"))
+    ('0', 'N')
+    """
     import islpy as isl
 
-    if uf.range is None:
-        return None
-    iset = uf.range.body_iset()
+    iset = s.body_iset()
     if iset.dim(isl.dim_type.set) != 1:
         return None
     out: list[str] = []

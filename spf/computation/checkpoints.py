@@ -23,9 +23,11 @@ from spf.errors import SpfError
 from spf.schedule.trace import trace_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from spf.computation.computation import Computation
 
-__all__ = ["after_command", "before_command", "keep", "snapshots"]
+__all__ = ["after_command", "before_command", "copy_log", "keep", "rewrite", "snapshots"]
 
 
 @dataclass
@@ -92,3 +94,30 @@ def snapshots(comp: Computation) -> dict[int, str | SpfError]:
     log = _LOGS[comp]
     size = len(trace_of(comp))
     return {k: v for k, v in sorted(log.snapshots.items()) if k <= size}
+
+
+def rewrite(comp: Computation, transform: Callable[[str], str]) -> None:
+    """Apply ``transform`` to every snapshot of ``comp`` (a rename of the computation:
+    :mod:`spf.computation.renaming`); a snapshot it cannot transform becomes its error."""
+    log = _LOGS.get(comp)
+    if log is None:
+        return
+    log.snapshots = {k: _transformed(v, transform) for k, v in log.snapshots.items()}
+    log.seen = None
+
+
+def copy_log(source: Computation, target: Computation, transform: Callable[[str], str]) -> None:
+    """Give ``target`` (a clone of ``source``) the snapshots of ``source``, transformed."""
+    log = _LOGS.get(source)
+    if log is None:
+        return
+    _LOGS[target] = _Log({k: _transformed(v, transform) for k, v in log.snapshots.items()})
+
+
+def _transformed(text: str | SpfError, transform: Callable[[str], str]) -> str | SpfError:
+    if isinstance(text, SpfError):
+        return text
+    try:
+        return transform(text)
+    except SpfError as err:
+        return err

@@ -93,16 +93,25 @@ class Computation:
         return self._name
 
     def add_data_space(
-        self, name: str, type: TypeLike, shape: object = None, *, index: bool = False
+        self,
+        name: str,
+        type: TypeLike,
+        shape: object = None,
+        *,
+        index: bool = False,
+        range: str | Set | None = None,
+        monotonic: str | None = None,
     ) -> None:
         """Declare an array or scalar; re-adding the same name with another type raises.
 
         ``type`` is a C name (``"double"``, ``"int32_t"``, pointer form ``"double*"``), a numpy
         name (``"float64"``) or a numpy dtype (``np.float64``): see :mod:`spf.dtypes`.
         ``index=True`` declares a run-time index array: an integer array statements may
-        write and later statements read as the UF ``name(...)`` (domain: the shape; declare
-        its range or monotonicity with :meth:`declare_uf`; docs/formats.md)."""
-        self._add_index_or_space(name, type, shape, "data", index)
+        write and later statements read as the UF ``name(...)`` (domain: the shape).
+        ``range`` and ``monotonic`` are its UF's properties (as for :class:`spf.UF`; also
+        :meth:`declare_uf`): the analysis uses them like a declared UF's, every read checks
+        the range and the kernel checks the order when it returns (docs/formats.md)."""
+        self._add_index_or_space(name, type, shape, "data", index, None, range, monotonic)
 
     def _add_index_or_space(
         self,
@@ -112,20 +121,35 @@ class Computation:
         role: str,
         index: object,
         private: object = None,
+        range: object = None,
+        monotonic: object = None,
     ) -> None:
         if not isinstance(index, bool):
             raise SpfError(f"data space {name!r}: index= must be True or False, got {index!r}")
+        fields = {k: v for k, v in (("range", range), ("monotonic", monotonic)) if v is not None}
+        if fields and not index:
+            raise SpfError(
+                f"data space {name!r}: {' and '.join(f'{k}=' for k in fields)} are properties "
+                "of a run-time index array's values; pass index=True too (an index array "
+                "given as an argument is declared with declare_uf)"
+            )
         ds = make_data_space(name, type, shape, role=role, index=index, private=private)
         if index and name in self._ufs and not self._is_index(name):
             raise SpfError(
                 f"{name!r} is already declared as a UF (an input index array); an index array "
                 "computed by statements is declared only with add_data_space(..., index=True)"
             )
+        if fields:
+            from spf.computation.index_arrays import index_uf
+
+            index_uf(ds, fields)  # the fields are valid before anything is declared
         self._add_space(ds)
         if index and name not in self._ufs:
             from spf.computation.index_arrays import index_uf
 
             self._ufs[name] = index_uf(ds, {})
+        if fields:
+            self.declare_uf(name, **fields)
 
     def _is_index(self, name: str) -> bool:
         ds = self._data.get(name)
@@ -211,11 +235,14 @@ class Computation:
         *,
         index: bool = False,
         private: str | None = None,
+        range: str | Set | None = None,
+        monotonic: str | None = None,
     ) -> None:
         """A temporary of the generated function (never a kernel argument), e.g. a scalar
         ``temp2`` or an array ``w[N]``: a data space the function allocates itself.
-        ``index=True``: a run-time index array (as for :meth:`add_data_space`) the function
-        keeps to itself, e.g. a workspace listing the columns of a row.
+        ``index=True``: a run-time index array (as for :meth:`add_data_space`, ``range`` and
+        ``monotonic`` included) the function keeps to itself, e.g. a workspace listing the
+        columns of a row.
 
         ``private="i"``: each iteration of loop ``i`` (and of the loops around it) has its
         own zeroed copy, as a C scalar declared inside the loop body: the local carries no
@@ -232,7 +259,7 @@ class Computation:
         >>> comp.is_parallel_legal("s1", "i")
         True
         """
-        self._add_index_or_space(name, type, shape, "local", index, private)
+        self._add_index_or_space(name, type, shape, "local", index, private, range, monotonic)
 
     def assume(self, text: str) -> Fact:
         """Add a fact the analysis may use and a kernel checks with ``check=True``:
@@ -263,10 +290,12 @@ class Computation:
         array (``add_data_space(..., index=True)``) it adds facts about the values the
         statements compute (``range``, ``monotonic``); its domain defaults to the shape."""
         if isinstance(name, str) and self._is_index(name):
-            from spf.computation.index_arrays import index_uf
+            from spf.computation.index_arrays import check_redeclared, index_uf
 
-            self._ufs[name] = index_uf(self._data[name], fields)
-            return self._ufs[name]
+            uf = index_uf(self._data[name], fields)
+            check_redeclared(self, uf)
+            self._ufs[name] = uf
+            return uf
         if name in self._data:
             raise SpfError(
                 f"{name!r} is already declared as a data space; to read an array the "
@@ -818,9 +847,8 @@ class Computation:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
         if positional:
             names = [*sorted(self.params), *sorted(self._ufs), *self._data]
-            raise ArgumentError(
-                f"interpret({self._name}): got {len(positional)} positional argument(s); "
-                f"arguments are bound by name: interpret({', '.join(f'{n}=...' for n in names)})"
+            raise ArgumentError.positional(
+                f"interpret({self._name})", len(positional), "interpret", names
             )
         from spf.runtime.interpret import interpret
 
@@ -849,6 +877,42 @@ class Computation:
         if isinstance(args, str):
             raise SpfError("append_computation: args is a list of argument texts, not a str")
         return append_computation(self, callee, domain, schedule, args)
+
+    def replace_data_space_name(self, old: str, new: str) -> None:
+        """Rename data space ``old`` to ``new`` everywhere (IEGenLib's
+        ``replaceDataSpaceName``): statement sources and accesses, the UF of a run-time
+        index array, buffers' placements, operations, return values and the trace; the
+        ``Stmt`` and ``Buffer`` objects stay valid. ``UndeclaredError`` for an unknown
+        ``old``, ``SpfError`` for a ``new`` that names something else (docs/inlining.md).
+
+        >>> comp = Computation("scale")
+        >>> comp.add_data_space("x", "double", shape=("N",))
+        >>> s = comp.add_stmt(Stmt("$x$(i) = 2 * $x$(i);", "{[i]: 0 <= i < N}"))
+        >>> comp.replace_data_space_name("x", "v")
+        >>> s.source, list(comp.data_spaces)
+        ('$v$(i) = 2 * $v$(i);', ['v'])
+        """
+        from spf.computation.renaming import replace_data_space_name
+
+        replace_data_space_name(self, old, new)
+
+    def clone(self, prefix: str | None = None) -> Computation:
+        """A copy of this computation (statements, schedules, buffers, operations, trace);
+        with ``prefix``, every data space (locals, parameters and run-time index arrays
+        included), statement and buffer is renamed ``prefix + name`` (UFs, symbolic
+        constants and iterators keep theirs). The copy computes the same thing, on
+        arguments renamed alike (docs/inlining.md)."""
+        from spf.computation.renaming import clone
+
+        return clone(self, prefix)
+
+    def uniquely_named_clone(self) -> Computation:
+        """:meth:`clone` with a fresh prefix ``_c<n>_`` (IEGenLib's
+        ``getUniquelyNamedClone``): its names clash with no name of this computation nor of
+        an earlier clone, e.g. before ``append_computation`` of it twice into one caller."""
+        from spf.computation.renaming import uniquely_named_clone
+
+        return uniquely_named_clone(self)
 
     def _add_local(self, name: str, ds: DataSpace) -> None:
         """A data space of the generated function itself (not a kernel argument)."""

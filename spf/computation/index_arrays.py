@@ -19,6 +19,7 @@ from spf.sets import UF, Relation, Set
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from spf.computation.computation import Computation
     from spf.computation.data_space import DataSpace
 
 _DTYPES = {"int32_t": "int32", "int64_t": "int64"}
@@ -54,6 +55,20 @@ def index_uf(ds: DataSpace, fields: Mapping[str, Any]) -> UF:
         return UF(ds.name, **args)
     except TypeError as err:
         raise SpfError(f"declare_uf({ds.name!r}): {err}") from err
+
+
+def check_redeclared(comp: Computation, uf: UF) -> None:
+    """``SpfError`` when statements already hold another declaration of the run-time index
+    array ``uf`` describes (their domains and relations keep the one they were added with,
+    so a later change of its range or order would leave the two disagreeing)."""
+    for stmt in comp.stmts:
+        held = stmt.domain.ufs.get(uf.name)
+        if held is not None and held != uf:
+            raise SpfError(
+                f"run-time index array {uf.name!r}: statement {stmt.name} was added with the "
+                f"declaration {held}; declare its range and order before adding statements, "
+                f"e.g. add_data_space({uf.name!r}, ..., index=True, range=..., monotonic=...)"
+            )
 
 
 def index_reads(

@@ -57,7 +57,8 @@ class OperationStmt(Stmt):
 
     ``kind`` is one of :data:`KINDS`; ``target`` the buffer or data space it moves (None for a
     barrier); ``index`` the first element's index (expressions of the domain's iterators);
-    ``count`` the number of elements (along the last dimension); ``peer`` the destination
+    ``count`` the number of elements (consecutive in row-major order, see
+    :mod:`spf.computation.regions`); ``peer`` the destination
     (send) or source (receive) rank.
     """
 
@@ -172,9 +173,19 @@ def _expr(text: object, what: str) -> str:
 
 
 def _region(
-    comp: Computation, dom: Set, index: Sequence[str], count: str, rank: int, where: str
+    comp: Computation,
+    dom: Set,
+    index: Sequence[str],
+    count: str,
+    rank: int,
+    shape: tuple[int | str, ...] | None,
+    where: str,
 ) -> Relation:
-    """``{[its] -> [index..., e]: index_last <= e < index_last + count}``."""
+    """The ``count`` consecutive (row-major) elements from ``index`` of an array of rank
+    ``rank`` and ``shape`` (None: unknown), as an access relation from the domain
+    (:mod:`spf.computation.regions`)."""
+    from spf.computation.regions import region_constraints
+
     its = iterator_names(dom)
     if len(index) != rank:
         raise ArityError(
@@ -184,8 +195,7 @@ def _region(
     if rank == 0:
         return base
     outs = [f"_e{k}" for k in range(rank)]
-    conds = [f"_e{k} = {index[k]}" for k in range(rank - 1)]
-    conds.append(f"{index[-1]} <= _e{rank - 1} < {index[-1]} + ({count})")
+    conds = region_constraints(index, count, shape, outs)
     text = f"{{[{', '.join(its)}] -> [{', '.join(outs)}] : {' && '.join(conds)}}}"
     del base
     try:
@@ -226,13 +236,13 @@ def make_transfer(
             f"{where}: the domain {dom} needs at least one variable (the first is the rank "
             "that executes the operation)"
         )
-    name, rank, _ = _target(comp, buffer, where)
+    name, rank, shape = _target(comp, buffer, where)
     if isinstance(index, str) or not isinstance(index, (list, tuple)):
         raise SpfError(f"{where}: index must be a list of index expressions, got {index!r}")
     idx = [_expr(e, f"{where}: an index entry") for e in index]
     cnt = _expr(count, f"{where}: count")
     who = _expr(peer, f"{where}: {'dest' if kind == 'send' else 'src'}")
-    region = _region(comp, dom, idx, cnt, rank, where)
+    region = _region(comp, dom, idx, cnt, rank, shape, where)
     _check_expr(comp, dom, who, where)
     op = OperationStmt(kind, dom, target=name, index=idx, count=cnt, peer=who)
     op._given_reads = ((name, region),) if kind == "send" else ()

@@ -265,8 +265,23 @@ class ConversionKernel:
             conv = self.conv
             raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
 
-    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
-        check = self._check(check)
+    def __call__(
+        self, *positional: object, check: bool | None = None, **args: Any
+    ) -> dict[str, Any]:
+        """The destination's arrays and sizes from the source's, all passed by name (a
+        positional call is an ``ArgumentError`` listing the names); ``check`` as the class
+        says."""
+        if positional:
+            src = self.conv.src
+            raise ArgumentError.positional(
+                f"convert({src.name} -> {self.conv.dst.name})",
+                len(positional),
+                "kernel",
+                [*src.ufs, src.value, *src.sizes],
+            )
+        return self._convert(check=self._check(check), **args)
+
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
         ranks = self._ranked(sizes)

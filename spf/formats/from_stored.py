@@ -71,8 +71,7 @@ class StoredConversionKernel(PhasedKernel):
 
     then: ConversionKernel | None = None
 
-    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
-        check = self._check(check)
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
         env: dict[str, Any] = dict(args)

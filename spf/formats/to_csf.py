@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from spf.errors import SpfError
-from spf.formats.convert import Conversion, ConversionKernel, _Builder, _extent, _uf_of_k
+from spf.formats.convert import Conversion, ConversionKernel, _Builder, _uf_of_k
 from spf.formats.tensor import csf_order, tensor_coo_order
 
 if TYPE_CHECKING:
@@ -158,15 +156,12 @@ class TensorConversion(Conversion):
 class TensorConversionKernel(ConversionKernel):
     """``kernel(**source arrays and sizes)`` -> the destination's arrays and sizes."""
 
-    def __call__(self, **args: Any) -> dict[str, Any]:
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         sizes = self._sizes(args)
         env: dict[str, Any] = dict(args)
-        dtype = np.dtype(conv.index_dtype)
-        for name, shape in conv.allocate.items():
-            kind = np.float64 if conv.data_spaces[name].ctype == "double" else dtype
-            env[name] = np.zeros([_extent(e, sizes) for e in shape], dtype=kind)
-        self._run(check=self.check, **env)
+        self._zeros(env, conv.allocate, sizes)  # checked against this machine's memory
+        self._run(check=check, **env)
         src, dst = conv.src, conv.dst
         out: dict[str, Any] = {}
         for extent, size in zip(dst.shape, src.shape, strict=True):

@@ -83,8 +83,7 @@ class PaddedConversionKernel(PhasedKernel):
 
     conv: PaddedConversion
 
-    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
-        check = self._check(check)
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         lay = conv.layout
         sizes = self._ranked(self._sizes(args))

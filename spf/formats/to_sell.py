@@ -138,8 +138,7 @@ class SellConversionKernel(ConversionKernel):
 
     conv: SellConversion
 
-    def __call__(self, *, check: bool | None = None, **args: Any) -> dict[str, Any]:
-        check = self._check(check)
+    def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
         lay = conv.layout
         sizes = self._sizes(args)

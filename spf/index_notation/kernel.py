@@ -89,7 +89,11 @@ class EinsumKernel:
     def signature(self) -> str:
         return self.kernel.signature
 
-    def __call__(self, *, check: bool = True, **args: Any) -> None:
+    def __call__(self, *positional: object, check: bool = True, **args: Any) -> None:
+        if positional:
+            names = (a.name for a in self.kernel.arguments)
+            where = f"{self.formula.where()} kernel"
+            raise ArgumentError.positional(where, len(positional), "kernel", names)
         self.kernel(check=check, **resolve_extents(self.formula, args))
 
     def __repr__(self) -> str:

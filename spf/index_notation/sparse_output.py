@@ -344,13 +344,16 @@ class SparseEinsumKernel:
         self.comp, self.symbolic, self.numeric = comp, symbolic, numeric
         self._names = [{a.name for a in k.arguments} for k in (symbolic, numeric)]
 
-    def __call__(self, *, check: bool = True, **args: Any) -> dict[str, Any]:
+    def __call__(self, *positional: object, check: bool = True, **args: Any) -> dict[str, Any]:
         from spf.formats.sizing import memory_limit
         from spf.index_notation.kernel import resolve_extents
 
         f, c = self.comp.formula, self.comp.output
         ptr, idx = c.array(c.ptr), c.array(c.idx)
         mine = {ptr, idx, c.name, f"{c.name}_NNZ"}
+        if positional:
+            takes = sorted((self._names[0] | self._names[1]) - mine)
+            raise ArgumentError.positional(f"{f.where()} kernel", len(positional), "kernel", takes)
         given = resolve_extents(f, args)
         unknown = sorted((set(given) - self._names[0] - self._names[1]) | (set(args) & mine))
         if unknown:

@@ -388,13 +388,12 @@ class Binder:
 
     def positional(self, count: int) -> ArgumentError:
         """The error for a call that passed ``count`` arguments by position."""
-        names = [a.name for a in self.signature.args]
-        call = ", ".join(f"{n}=..." for n in names)
-        where = self.context or f"kernel {self.signature.function}"
-        return ArgumentError(
-            f"{where}: got {count} positional argument(s); arguments are bound by name: "
-            f"call {self.signature.function}({call}) (parameters that follow from array "
-            f"shapes may be left out); the arguments are {', '.join(names) or 'none'}"
+        return ArgumentError.positional(
+            self.context or f"kernel {self.signature.function}",
+            count,
+            self.signature.function,
+            [a.name for a in self.signature.args],
+            " (parameters that follow from array shapes may be left out)",
         )
 
     def _unknown(self, args: Mapping[str, object]) -> ArgumentError:

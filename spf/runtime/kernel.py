@@ -388,12 +388,25 @@ class Kernel:
             )
         if kind == faults.FAULT_INDEX:
             return self._index_fault(number, at, value)
+        if kind == faults.FAULT_INDEX_ORDER:
+            return self._order_fault(number, at, value)
         if kind == arg_checks.FAULT_FACT:
             note = IN_LOOP.replace("the value was read", "it was tested")
             return self._binder.fact_error(number, list(arrays), params, note)
         if kind == arg_checks.FAULT_OVERLAP:
             return self._binder.overlap_error(list(arrays), number, at)
         return self._loop_fault(fault, list(arrays), params)
+
+    def _order_fault(self, number: int, at: int, value: int) -> ArgumentError:
+        """A run-time index array out of the order its UF declares, seen when the loops
+        were done (spf.codegen.faults.order_check)."""
+        name = self._fault_names[0][number]
+        return ArgumentError(
+            f"kernel {self.name}: run-time index array {name} is not in the order its UF "
+            f"declares (monotonic): {name}[{at}] = {value} breaks it against {name}[{at - 1}]; "
+            "the analysis relied on the order (the reads stayed in their range, but the "
+            f"outputs are not valid): check the arguments {name} is computed from"
+        )
 
     def _index_fault(self, number: int, at: int, value: int) -> ArgumentError:
         """A run-time index array (``index=True``) read outside its UF's declared range."""
@@ -404,7 +417,8 @@ class Kernel:
             else f"{name} held a value outside the range (the entry has changed since)"
         )
         return ArgumentError(
-            f"kernel {self.name}: run-time index array {where} its UF declares when a "
+            f"kernel {self.name}: run-time index array {where} its UF declares (or, with "
+            "none declared, the range the accesses its values index need) when a "
             "statement read it (the read used the lowest value instead, so nothing was "
             "accessed out of bounds, but the outputs are not valid): check the arguments "
             f"{name} is computed from"

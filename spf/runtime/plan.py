@@ -28,8 +28,9 @@ is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes 
 
 from __future__ import annotations
 
+import threading
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,17 @@ A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forc
 wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
 
 STRATEGIES = ("auto", "wavefront", "serial")
+
+INSPECTOR = "<inspector>"
+"""The entry of :attr:`Plan.inspected` that names the inspector which built the plan (a
+checksum of its generated code): a plan of another computation's wavefront, even over the
+same index arrays, orders by other dependences and is refused."""
+
+LEVELS_SEAL = "<level_of>"
+"""The entry of :attr:`Plan.inspected` holding a checksum of the levels the inspector
+computed: a call with ``check=True`` refuses a plan whose ``level_of`` differs (a plan
+rebuilt from edited arrays, which the structural checks of :class:`Plan` cannot tell from
+one that respects the dependences)."""
 
 Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
 """(name, dtype, shape, checksum) of each inspected argument (a parameter: its value)."""
@@ -80,6 +92,23 @@ class Plan:
     one_thread: np.ndarray
     inspected: Fingerprint = field(repr=False)
 
+    def __post_init__(self) -> None:
+        """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
+        wrong order, silently) and check, in O(iterations), that they describe
+        levels the executor can run: ``order`` a permutation, ``levelptr`` the level
+        boundaries, each level's iterations at that level, each group a run of whole
+        levels (one level unless run on one thread). A :class:`Plan` built from arrays
+        (``dataclasses.replace(plan, order=...)``) gets the same checks."""
+        for name in ("levels", "groups"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ArgumentError(f"Plan: {name} must be an int, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        for name in ("level_of", "levelptr", "order", "groupptr", "one_thread"):
+            object.__setattr__(self, name, _frozen(name, getattr(self, name)))
+        if not getattr(_INSPECTOR_OUTPUT, "active", False):
+            _check_plan_arrays(self)
+
     @property
     def level_sizes(self) -> np.ndarray:
         """How many iterations each level runs."""
@@ -91,6 +120,88 @@ class Plan:
             f"largest level={int(self.level_sizes.max()) if self.levels else 0}, "
             f"groups={self.groups}, strategy={self.strategy!r})"
         )
+
+
+_INSPECTOR_OUTPUT = threading.local()
+"""``active`` while :meth:`WavefrontKernel.inspect` builds a :class:`Plan` from what its
+generated stages computed: consistent by construction (the tests check that they are), so
+the O(iterations) checks run only on plans built from other arrays."""
+
+
+def _frozen(name: str, value: object) -> np.ndarray:
+    """``value``, a 1-d integer array, as a read-only int64 array: itself when it already is
+    one (the inspector's own arrays, or another plan's), else a copy that no one else can
+    write (``ArgumentError`` for anything but a 1-d integer array)."""
+    arr = np.asarray(value)
+    if arr.ndim != 1 or not (arr.dtype.kind in "iu" or arr.size == 0):
+        raise ArgumentError(
+            f"Plan: {name} must be a 1-d integer array, got {arr.dtype} of shape {arr.shape}"
+        )
+    if arr.dtype == np.int64 and arr.flags.c_contiguous and not arr.flags.writeable:
+        return arr
+    out = arr.astype(np.int64, copy=True).view()
+    out.setflags(write=False)
+    return out
+
+
+def _read_only(*arrays: np.ndarray) -> None:
+    """Make the inspector's fresh arrays read-only (a :class:`Plan` then holds them as
+    they are, without copies)."""
+    for a in arrays:
+        a.setflags(write=False)
+
+
+def _check_plan_arrays(plan: Plan) -> None:
+    """``ArgumentError`` unless ``plan``'s arrays are consistent (O(iterations))."""
+    n, levels = len(plan.order), plan.levels
+
+    def bad(what: str) -> ArgumentError:
+        return ArgumentError(
+            f"Plan for loop {plan.loop!r}: {what}; build plans with kernel.inspect(...)"
+        )
+
+    if plan.strategy not in STRATEGIES[1:]:
+        raise bad(f"strategy must be 'wavefront' or 'serial', got {plan.strategy!r}")
+    for name, length in (("level_of", n), ("levelptr", n + 1), ("groupptr", n + 1)):
+        if len(getattr(plan, name)) != length:
+            raise bad(f"{name} has {len(getattr(plan, name))} entries, not {length}")
+    if len(plan.one_thread) != n:
+        raise bad(f"one_thread has {len(plan.one_thread)} entries, not {n}")
+    if not (0 < levels <= n or levels == n == 0):
+        raise bad(f"levels = {levels!r} is not between 1 and the {n} iterations")
+    if n and (plan.order.min() < 0 or plan.order.max() >= n):
+        raise bad(f"order holds a value outside 0 .. {n - 1}")
+    seen = np.zeros(n, dtype=np.bool_)
+    seen[plan.order] = True  # n values in 0 .. n - 1: all seen iff none repeats
+    if not seen.all():
+        raise bad("order is not a permutation (an iteration appears twice)")
+    ptr = plan.levelptr[: levels + 1]
+    if ptr[0] != 0 or ptr[-1] != n or (levels and np.diff(ptr).min() < 1):
+        raise bad(f"levelptr[:levels + 1] must rise from 0 to {n}, each level non-empty")
+    sizes = np.diff(ptr)
+    if n and not np.array_equal(plan.level_of[plan.order], np.repeat(np.arange(levels), sizes)):
+        raise bad("order lists an iteration outside its level (level_of disagrees)")
+    _check_groups(plan, ptr, bad)
+
+
+def _check_groups(plan: Plan, levelptr: np.ndarray, bad: Callable[[str], ArgumentError]) -> None:
+    """Each group runs whole levels, in order; a group run in parallel holds one level."""
+    n, groups = len(plan.order), plan.groups
+    if not 0 <= groups <= plan.levels:
+        raise bad(f"groups = {groups!r} is not between 0 and the {plan.levels} levels")
+    gptr = plan.groupptr[: groups + 1]
+    if groups and (gptr[0] != 0 or gptr[-1] != n or np.diff(gptr).min() < 1):
+        raise bad(f"groupptr[:groups + 1] must rise from 0 to {n}")
+    at = np.searchsorted(levelptr, gptr)
+    if groups and not np.array_equal(levelptr[np.minimum(at, len(levelptr) - 1)], gptr):
+        raise bad("a group boundary (groupptr) splits a level")
+    flags = plan.one_thread[:groups]
+    if groups and not np.isin(flags, (0, 1)).all():
+        raise bad("one_thread holds a value other than 0 and 1")
+    if groups and (np.diff(at)[flags == 0] > 1).any():
+        raise bad("a group run in parallel (one_thread 0) holds more than one level")
+    if plan.strategy == "wavefront" and plan.levels and not groups:
+        raise bad("a wavefront plan needs groups (groups = 0)")
 
 
 def fingerprint(
@@ -121,6 +232,7 @@ class WavefrontKernel(Kernel):
     _names: WavefrontNames
     _extent: str
     _inputs: tuple[str, ...]
+    _made_by: tuple[str, str, tuple[int, ...], int | None]
 
     @classmethod
     def wrap(
@@ -139,6 +251,8 @@ class WavefrontKernel(Kernel):
         out._serial = serial
         out._names = names
         out._extent = extent
+        code = "".join(st.source for st in stages).encode()
+        out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order"}
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
@@ -162,8 +276,8 @@ class WavefrontKernel(Kernel):
                 f", got {strategy!r}"
             )
         if positional:
-            raise ArgumentError(
-                f"{self.name}.inspect takes its arguments by name ({', '.join(self._inputs)})"
+            raise ArgumentError.positional(
+                f"{self.name}.inspect", len(positional), "inspect", self._inputs
             )
         known = {a.name for a in self.arguments} | set(self._inputs)
         unknown = sorted(set(args) - known)
@@ -189,18 +303,24 @@ class WavefrontKernel(Kernel):
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
         groups, groupptr, one_thread = _groups(levelptr, int(nlev), n)
-        return Plan(
-            loop=self._names.loop,
-            levels=int(nlev),
-            level_of=level,
-            levelptr=levelptr,
-            order=order,
-            strategy=strategy,
-            groups=groups,
-            groupptr=groupptr,
-            one_thread=one_thread,
-            inspected=fingerprint(given, self._inputs),
-        )
+        _read_only(level, levelptr, order, groupptr, one_thread)
+        inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
+        _INSPECTOR_OUTPUT.active = True
+        try:
+            return Plan(
+                loop=self._names.loop,
+                levels=int(nlev),
+                level_of=level,
+                levelptr=levelptr,
+                order=order,
+                strategy=strategy,
+                groups=groups,
+                groupptr=groupptr,
+                one_thread=one_thread,
+                inspected=inspected,
+            )
+        finally:
+            _INSPECTOR_OUTPUT.active = False
 
     def _count(self, given: Mapping[str, object]) -> int:
         fn, names = compile_expr(self._extent)
@@ -266,13 +386,31 @@ class WavefrontKernel(Kernel):
                 f"{self.name}: the plan is for loop {plan.loop!r}, this kernel's wavefront "
                 f"loop is {self._names.loop!r}"
             )
-        name = differing(plan.inspected, fingerprint(args, self._inputs, contents=contents))
+        if self._made_by not in plan.inspected:
+            raise ArgumentError(
+                f"{self.name}: plan= was built by the inspector of another computation (its "
+                f"levels order other dependences); build a plan with this kernel's "
+                "kernel.inspect(...)"
+            )
+        if contents and _seal(plan.level_of) not in plan.inspected:
+            raise ArgumentError(
+                f"{self.name}: plan= holds levels (level_of) other than those its inspector "
+                "computed; build a plan with kernel.inspect(...)"
+            )
+        inspected = tuple(e for e in plan.inspected if e[0] not in (INSPECTOR, LEVELS_SEAL))
+        name = differing(inspected, fingerprint(args, self._inputs, contents=contents))
         if name is not None:
             raise ArgumentError(
                 f"{self.name}: plan= was built from other index arrays: {name!r} differs from "
                 f"the {name!r} the plan inspected (size or contents); build a plan for these "
                 "arrays with kernel.inspect(...)"
             )
+
+
+def _seal(level_of: np.ndarray) -> tuple[str, str, tuple[int, ...], int]:
+    """The :data:`LEVELS_SEAL` entry of the levels ``level_of``."""
+    data = np.ascontiguousarray(level_of, dtype=np.int64)
+    return (LEVELS_SEAL, "int64", tuple(data.shape), zlib.crc32(data.data.cast("B")))
 
 
 def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:

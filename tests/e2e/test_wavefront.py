@@ -6,6 +6,7 @@ however narrow the levels); plans are reusable and refuse index arrays they did 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -75,7 +76,9 @@ def solve_both(
     args = sptrsv_args(m, dtype)
     f = np.random.default_rng(seed).random(m.shape[0])
     u, ref = np.zeros(m.shape[0]), np.zeros(m.shape[0])
-    k(u=u, f=f, plan=k.inspect(strategy="wavefront", **args), **args)
+    plan = k.inspect(strategy="wavefront", **args)
+    dataclasses.replace(plan, order=plan.order.copy())  # the checks of a rebuilt plan pass
+    k(u=u, f=f, plan=plan, **args)
     serial(u=ref, f=f, **args)
     return u, ref, f
 
@@ -161,6 +164,116 @@ def test_plan_from_other_index_arrays_is_refused(
         k(u=u, f=f, levelptr_i=np.zeros(51, dtype=np.int64), **a)
     with pytest.raises(ArgumentError, match="unknown argument"):
         k.inspect(bogus=1, **a)
+
+
+def narrow_chain(dtype: str) -> dict[str, object]:
+    """A wide level, a chain of 10 one-row levels, a wide level (groups: parallel, one
+    thread, parallel)."""
+    wide = MIN_PARALLEL_ROWS + 44
+    rows: list[list[int]] = [[] for _ in range(wide)] + [[wide + c - 1] for c in range(10)]
+    rows += [[wide + 9]] * wide
+    n = len(rows)
+    r = [i for i, cols in enumerate(rows) for _ in cols]
+    c = [j for cols in rows for j in cols]
+    m = sp.csr_array(sp.coo_array((np.full(len(r), 0.5), (r, c)), shape=(n, n)) + sp.identity(n))
+    return sptrsv_args(m, dtype)
+
+
+def test_plan_arrays_are_read_only(solver: tuple[WavefrontKernel, spf.Kernel, str]) -> None:
+    k, _, dtype = solver
+    plan = k.inspect(strategy="wavefront", **sptrsv_args(lower(40, 0.1, 5), dtype))
+    for name in ("level_of", "levelptr", "order", "groupptr", "one_thread"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(plan, name)[0] = 1
+
+
+def test_plan_rebuilt_from_inconsistent_arrays_is_refused(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+) -> None:
+    k, _, dtype = solver
+    plan = k.inspect(strategy="wavefront", **narrow_chain(dtype))
+    n = len(plan.order)
+    swapped = plan.order.copy()
+    swapped[[0, -1]] = swapped[[-1, 0]]  # the first and last rows trade levels
+    twice = plan.order.copy()
+    twice[1] = twice[0]
+    outside = plan.order.copy()
+    outside[0] = n
+    two_levels = plan.groupptr.copy()
+    two_levels[1] += 1  # the parallel group 0 takes level 1 (its one row) too
+    split = plan.groupptr.copy()
+    split[2] += 1  # the last group starts inside the last level
+    parallel = plan.one_thread.copy()
+    parallel[1] = 0  # the chain of ten levels run in parallel
+    bad = [
+        ({"order": swapped}, "outside its level"),
+        ({"order": twice}, "not a permutation"),
+        ({"order": outside}, "outside 0 .. "),
+        ({"order": plan.order[:-1]}, "level_of has"),
+        ({"levels": plan.levels + 1}, "levelptr"),
+        ({"levels": 0}, "levels = 0"),
+        ({"groupptr": split}, "splits a level"),
+        ({"groupptr": two_levels}, "more than one level"),
+        ({"one_thread": parallel}, "more than one level"),
+        ({"groups": 0}, "needs groups"),
+        ({"strategy": "fast"}, "strategy must be"),
+        ({"level_of": plan.level_of.astype(float)}, "integer array"),
+    ]
+    for change, message in bad:
+        with pytest.raises(ArgumentError, match=message):
+            dataclasses.replace(plan, **change)
+    same = dataclasses.replace(plan, order=plan.order.copy(), levels=np.int64(plan.levels))
+    assert same.levels == plan.levels
+    assert isinstance(same.levels, int)
+
+
+def test_plan_with_consistently_edited_levels_is_refused_by_a_checked_call(
+    solver: tuple[WavefrontKernel, spf.Kernel, str],
+) -> None:
+    k, serial, dtype = solver
+    args = narrow_chain(dtype)
+    plan = k.inspect(strategy="wavefront", **args)
+    n = len(plan.order)
+    level_of = plan.level_of.copy()
+    level_of[level_of == 2] = 1  # two chained rows in one level: consistent, but wrong
+    sizes = np.bincount(level_of)
+    sizes = sizes[sizes > 0]
+    level_of = np.unique(level_of, return_inverse=True)[1]
+    levelptr = np.full(n + 1, n)
+    levelptr[: len(sizes) + 1] = np.concatenate([[0], np.cumsum(sizes)])
+    groupptr = np.full(n + 1, n)
+    groupptr[:2] = [0, n]
+    edited = dataclasses.replace(
+        plan,
+        levels=len(sizes),
+        level_of=level_of,
+        levelptr=levelptr,
+        order=np.argsort(level_of, kind="stable"),
+        groups=1,
+        groupptr=groupptr,
+        one_thread=np.ones(n, dtype=np.int64),
+    )
+    f, u = np.ones(n), np.zeros(n)
+    with pytest.raises(ArgumentError, match=r"levels \(level_of\) other than those its inspector"):
+        k(u=u, f=f, plan=edited, **args)
+    k(u=u, f=f, plan=plan, **args)
+    ref = np.zeros(n)
+    serial(u=ref, f=f, **args)
+    np.testing.assert_array_equal(u, ref)
+
+
+def test_plan_of_another_computations_inspector_is_refused() -> None:
+    gs = kernels.gauss_seidel_csr()
+    gs.wavefront("i")
+    m = lower(30, 0.2, 3)
+    gs_args = spf.sparse.gauss_seidel_args(m + m.T)
+    gs_plan = gs.compile().inspect(**gs_args)
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    solve = comp.compile()
+    args = sptrsv_args(m)
+    with pytest.raises(ArgumentError, match="built by the inspector of another computation"):
+        solve(u=np.zeros(30), f=np.ones(30), plan=gs_plan, **args)
 
 
 def test_index_arrays_violating_the_triangular_assumption(

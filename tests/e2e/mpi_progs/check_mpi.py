@@ -2,9 +2,9 @@
 
 Each rank compares its result with the sequential one (numpy / scipy on the whole problem, and
 the sequential blur compiled for target "c"; the shift of ``mpi_shift.py`` with rank loops
-of one iteration) and prints ``rank <r> ok: <check>`` per check;
-any failure raises, so the job exits non-zero. Rank 0 compiles each kernel first and the
-others then load it from the (shared, per-test) cache. Usage: ``check_mpi.py <repo root>``.
+of one iteration; the two-row halos of ``mpi_rows.py`` against numpy) and prints
+``rank <r> ok: <check>`` per check; any failure raises, so the job exits non-zero. Rank 0
+compiles each kernel first and the others then load it from the (shared, per-test) cache. Usage: ``check_mpi.py <repo root>``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import mpi_dscale
 import mpi_spmv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mpi_rows
 import mpi_shift
 
 from spf.errors import ArgumentError
@@ -144,8 +145,20 @@ def check_shift(p: int, n: int) -> None:
     ok(f"shift P={p} n={n}")
 
 
+def check_rows(nl: int, w: int) -> None:
+    """Halos of two whole rows, one message of ``2*W`` consecutive elements each way."""
+    kernel = compiled(mpi_rows.rows)
+    a = mpi_rows.block(RANK, SIZE, nl, w)
+    out = np.full((nl, w), -1.0)
+    kernel(comm=COMM, a=a, out=out, P=SIZE, NL=nl, W=w)
+    assert np.allclose(out, mpi_rows.expected(RANK, SIZE, nl, w)), f"rows nl={nl} w={w}"
+    ok(f"rows2 nl={nl} w={w}")
+
+
 def main() -> None:
     check_dscale()
+    for nl, w in ((2, 5), (6, 3)):
+        check_rows(nl, w)
     for p in sorted({SIZE, 1, 2}):
         check_shift(p, 7)
     check_shift(SIZE, 0)

@@ -57,8 +57,8 @@ def test_uf_and_data_space_share_one_argument() -> None:
     assert "const int32_t *restrict rowptr" not in text
     assert "#define spf_ds_rowptr(t0) rowptr[t0]" in text
     assert (
-        "#define rowptr(t0) spf_index_in_int32_t(rowptr[t0], spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad)"
-        in text
+        "#define rowptr(t0) (spf_bad |= (uint64_t)1 << 32, spf_index_in_int32_t(rowptr[t0], "
+        "spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad))" in text  # nondecreasing: reads are marked
     )
 
 
@@ -99,9 +99,45 @@ def test_value_out_of_declared_range_is_reported_not_accessed() -> None:
     assert x[1:].sum() == 0
 
 
-def test_without_a_range_the_bounds_proof_refuses() -> None:
-    with pytest.raises(CodegenError, match=r"declare the range.*rowptr"):
-        _rowsum(declare_range=False).codegen()
+@pytest.mark.parametrize(("n", "nnz"), [(7, 20), (5, 0), (0, 0)])
+def test_without_a_range_the_bounds_are_checked_where_the_values_are_read(n: int, nnz: int) -> None:
+    """No range declared: the loop bound rowptr(i) <= k < rowptr(i+1) over A(k) needs
+    0 <= rowptr <= NNZ, which the kernel checks where it reads rowptr (not refused)."""
+    c = _rowsum(declare_range=False)
+    code = c.codegen()
+    assert "const int spf_ie_0 = (0) > (NNZ) ||" in code  # rowptr is checked in 0 .. NNZ
+    assert "#define rowptr(t0) spf_index_in_int32_t(rowptr[t0], spf_il_0," in code
+    row, a = _coo(n, nnz)
+    y, rowptr = np.zeros(n), np.zeros(n + 1, np.int32)
+    c.compile()(N=n, NNZ=nnz, row=row, cnt=np.zeros(n, np.int32), rowptr=rowptr, y=y, A=a)
+    assert np.allclose(y, np.bincount(row, weights=a, minlength=n)[:n])
+
+
+def test_without_a_range_a_value_outside_the_needed_range_is_reported_not_accessed() -> None:
+    c = spf.Computation("perm")
+    c.add_data_space("p", "int32_t", shape=("N",), index=True)
+    c.add_data_space("src", "int32_t", shape=("N",))
+    c.add_data_space("x", "double", shape=("M",))
+    c.add_stmt(spf.Stmt("$p$(i) = $src$(i);", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$x$(p(i)) += 1.0;", "{[i]: 0 <= i < N}"))  # needs 0 <= p <= M - 1
+    k = c.compile()
+    x = np.zeros(3)
+    k(src=np.array([0, 2, 2, 1], np.int32), p=np.zeros(4, np.int32), x=x)
+    assert x.tolist() == [1.0, 1.0, 2.0]
+    x = np.zeros(3)
+    with pytest.raises(ArgumentError, match=r"p\[1\] = 3 is outside the range"):
+        k(src=np.array([0, 3, 2, -1], np.int32), p=np.zeros(4, np.int32), x=x)
+    assert x.tolist() == [3.0, 0.0, 1.0]  # the bad reads went to the lowest value, 0
+
+
+def test_without_a_range_an_access_no_range_of_the_values_proves_is_refused() -> None:
+    c = spf.Computation("offset")
+    c.add_data_space("p", "int32_t", shape=("N",), index=True)
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$p$(i) = 0;", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$x$(i + p(i)) = 1.0;", "{[i]: 0 <= i < N}"))
+    with pytest.raises(CodegenError, match=r"run-time index array 'p'.*declare the range"):
+        c.codegen()
 
 
 def test_writing_a_uf_says_to_declare_index() -> None:
@@ -207,3 +243,141 @@ def test_constant_argument_read_sees_the_earlier_write() -> None:
         x = np.array([start, 1.0])
         kernel(x=x, N=2)
         assert x.tolist() == [want, want], start
+
+
+def _ordered_rowptr(c: spf.Computation) -> None:
+    """Declare the run-time index array rowptr[N+1], 0 .. NNZ, nondecreasing, at once."""
+    c.add_data_space(
+        "rowptr", "int32_t", shape=("N+1",), index=True, range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )  # fmt: skip
+
+
+def _rowsum_declared_at_once() -> spf.Computation:
+    """_rowsum with the index array's range and order given to add_data_space."""
+    c = spf.Computation("rowsum")
+    c.declare_uf("row", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
+    c.add_data_space("cnt", "int32_t", shape=("N",))
+    _ordered_rowptr(c)
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    for s in _rowsum().stmts:
+        c.add_stmt(spf.Stmt(s.source, str(s.domain)))
+    return c
+
+
+def test_add_data_space_takes_the_index_arrays_range_and_order() -> None:
+    c = _rowsum_declared_at_once()
+    assert c.ufs["rowptr"] == _rowsum().ufs["rowptr"]
+    assert c.codegen() == _rowsum().codegen()
+    row, a = _coo(9, 30, seed=3)
+    y, rowptr = np.zeros(9), np.zeros(10, np.int32)
+    c.compile()(N=9, NNZ=30, row=row, cnt=np.zeros(9, np.int32), rowptr=rowptr, y=y, A=a)
+    assert np.allclose(y, np.bincount(row, weights=a, minlength=9))
+    back = spf.Computation.from_json(c.to_json())
+    assert back.ufs["rowptr"] == c.ufs["rowptr"]
+
+
+def test_add_local_takes_the_index_arrays_range_and_order() -> None:
+    c = spf.Computation("loc")
+    c.add_local("p", "int64_t", shape=("N",), index=True, range="{[v]: 0 <= v < N}")
+    assert c.ufs["p"].range is not None
+    assert c.ufs["p"].dtype == "int64"
+    assert c.data_spaces["p"].role == "local"
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"range": "{[v]: 0 <= v < N}"}, r"range= are properties .*pass index=True"),
+        ({"monotonic": "increasing"}, r"monotonic= are properties .*pass index=True"),
+    ],
+)
+def test_index_array_properties_without_index_are_refused(
+    fields: dict[str, str], match: str
+) -> None:
+    c = spf.Computation("n")
+    with pytest.raises(SpfError, match=match):
+        c.add_data_space("p", "int32_t", shape=("N",), **fields)  # type: ignore[arg-type]
+    assert "p" not in c.data_spaces
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"monotonic": "sideways"}, "monotonic must be"),
+        ({"range": 5}, "range must be"),
+        ({"range": "{[v, w]: 0 <= v < N}"}, "range"),
+    ],
+)
+def test_bad_index_array_properties_are_spf_errors_and_declare_nothing(
+    fields: dict[str, object], match: str
+) -> None:
+    c = spf.Computation("b")
+    with pytest.raises(SpfError, match=match):
+        c.add_data_space("p", "int32_t", shape=("N",), index=True, **fields)  # type: ignore[arg-type]
+    assert "p" not in c.data_spaces
+    assert "p" not in c.ufs
+
+
+def _copied_rowptr(only: str = "") -> spf.Computation:
+    """rowptr copied from an argument p, declared nondecreasing, then read as row bounds;
+    both statements run only where the condition ``only`` holds (``"PHASE = 1 && "``)."""
+    c = spf.Computation("copyrows")
+    c.add_data_space("p", "int32_t", shape=("N+1",))
+    _ordered_rowptr(c)
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$rowptr$(i) = $p$(i);", f"{{[i]: {only}0 <= i <= N}}"))
+    rows = f"{{[i,k]: {only}0 <= i < N && rowptr(i) <= k < rowptr(i+1)}}"
+    c.add_stmt(spf.Stmt("$y$(i) += $A$(k);", rows))
+    return c
+
+
+def test_an_index_array_out_of_its_declared_order_is_reported_when_the_kernel_returns() -> None:
+    k = _copied_rowptr().compile()
+    a = np.arange(6.0)
+    y = np.zeros(3)
+    k(p=np.array([0, 2, 4, 6], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    assert y.tolist() == [1.0, 5.0, 9.0]
+    with pytest.raises(ArgumentError, match=r"rowptr\[2\] = 2 breaks it against rowptr\[1\]"):
+        k(p=np.array([0, 4, 2, 6], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    with pytest.raises(ArgumentError, match="outside the range"):  # the first fault wins
+        k(p=np.array([0, 4, 9, 6], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    k(p=np.array([0, 0, 0, 0], np.int32), rowptr=np.zeros(4, np.int32), A=a, y=y, N=3)
+    k(p=np.array([0], np.int32), rowptr=np.zeros(1, np.int32), A=a[:0], y=y[:0], N=0)
+
+
+def test_an_increasing_index_array_with_equal_neighbours_is_reported() -> None:
+    c = spf.Computation("inc")
+    c.add_data_space("p", "int32_t", shape=("N",))
+    c.add_data_space(
+        "q", "int32_t", shape=("N",), index=True, range="{[v]: 0 <= v < M}", monotonic="increasing"
+    )
+    c.add_data_space("x", "double", shape=("M",))
+    c.add_stmt(spf.Stmt("$q$(i) = $p$(i);", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$x$(q(i)) += 1.0;", "{[i]: 0 <= i < N}"))
+    k = c.compile()
+    x = np.zeros(4)
+    k(p=np.array([0, 1, 3], np.int32), q=np.zeros(3, np.int32), x=x, M=4)
+    assert x.tolist() == [1.0, 1.0, 0.0, 1.0]
+    with pytest.raises(ArgumentError, match=r"q\[2\] = 1 breaks it against q\[1\]"):
+        k(p=np.array([0, 1, 1], np.int32), q=np.zeros(3, np.int32), x=x, M=4)
+
+
+def test_redeclaring_an_index_array_after_statements_hold_it_is_refused() -> None:
+    c = _rowsum(declare_range=False)
+    with pytest.raises(SpfError, match=r"statement s0 was added with .*before adding statements"):
+        c.declare_uf("rowptr", range="{[v]: 0 <= v <= NNZ}")
+    assert c.ufs["rowptr"].range is None
+
+
+def test_an_ordered_index_array_no_statement_read_is_not_checked() -> None:
+    """A phase that neither computes nor reads the array leaves whatever it held."""
+    k = _copied_rowptr("PHASE = 1 && ").compile()
+    a, y = np.arange(6.0), np.zeros(3)
+    garbage = np.array([5, 1, 7, 0], np.int32)
+    k(p=np.array([0, 2, 4, 6], np.int32), rowptr=garbage, A=a, y=y, N=3, PHASE=0)
+    assert garbage.tolist() == [5, 1, 7, 0]
+    with pytest.raises(ArgumentError, match="breaks it against"):
+        k(p=np.array([0, 4, 2, 6], np.int32), rowptr=garbage, A=a, y=y, N=3, PHASE=1)

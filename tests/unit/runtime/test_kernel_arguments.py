@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from spf import ArgumentError, Computation, Stmt, kernels
+from spf import ArgumentError, Computation, Stmt, formats, kernels
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def test_positional_arguments_are_an_argument_error(tmp_path: Path) -> None:
     k = kernels.dense_mv().compile(cache_dir=tmp_path)
     y, A, x = np.zeros(3), np.ones((3, 2)), np.ones(2)
-    with pytest.raises(ArgumentError, match=r"got 3 positional argument.*bound by name") as err:
+    with pytest.raises(ArgumentError, match=r"got 3 positional argument.*passed by name") as err:
         k(y, A, x)
     assert isinstance(err.value, TypeError)
     assert "dense_mv(M=..., N=..., y=..., A=..., x=...)" in str(err.value)
@@ -58,3 +58,39 @@ def test_interpret_binds_by_name_too() -> None:
     comp = kernels.dense_mv()
     with pytest.raises(ArgumentError, match=r"interpret\(dense_mv\): got 1 positional"):
         comp.interpret(np.zeros(3))
+
+
+def test_positional_call_of_a_conversion_kernel_lists_the_names() -> None:
+    conv = formats.convert(formats.COO, formats.CSR).compile()
+    r, c = np.array([1, 0], dtype=np.int32), np.array([0, 1], dtype=np.int32)
+    v = np.array([1.0, 2.0])
+    with pytest.raises(ArgumentError, match=r"got 6 positional argument.*passed by name") as err:
+        conv(r, c, v, 2, 2, 2)
+    assert "convert(COO -> CSR)" in str(err.value)
+    for name in ("row=...", "col=...", "A=...", "N=...", "M=...", "NNZ=..."):
+        assert name in str(err.value)
+    out = conv(row=r, col=c, A=v, N=2, M=2, NNZ=2)
+    assert out["rowptr"].tolist() == [0, 1, 2]
+
+
+def test_positional_call_of_a_phased_conversion_kernel_lists_the_names() -> None:
+    conv = formats.convert(formats.CSR, formats.ELL).compile()
+    with pytest.raises(ArgumentError, match=r"convert\(CSR -> ELL\): got 1 positional.*rowptr"):
+        conv(np.zeros(1, dtype=np.int32))
+
+
+def test_positional_call_of_spgemm_lists_the_names() -> None:
+    k = kernels.spgemm_csr(parallel=False).compile()
+    with pytest.raises(ArgumentError, match=r"kernel: got 2 positional.*A_rowptr=\.\.\."):
+        k(np.zeros(1), np.zeros(1))
+
+
+def test_positional_call_of_a_wavefront_kernel_and_its_inspector_lists_the_names() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    k = comp.compile()
+    rowptr = np.array([0, 1], dtype=np.int32)
+    with pytest.raises(ArgumentError, match=r"got 1 positional.*passed by name.*rowptr=\.\.\."):
+        k(rowptr)
+    with pytest.raises(ArgumentError, match=r"inspect: got 1 positional.*rowptr=\.\.\."):
+        k.inspect(rowptr)
