@@ -212,9 +212,9 @@ def _spgemm(m: Any, dtype: str) -> dict[str, Any] | None:
     if work > CAP:
         return None
     a_, b_ = spf.sparse.csr_args(m, dtype), spf.sparse.csr_args(b, dtype)
-    return {"Ap": a_["rowptr"], "Aj": a_["col"], "Ax": a_["A"], "Bp": b_["rowptr"],
-            "Bj": b_["col"], "Bx": b_["A"], "N": m.shape[0], "K": m.shape[1],
-            "M": b.shape[1]}  # fmt: skip
+    return {"A_rowptr": a_["rowptr"], "A_col": a_["col"], "A": a_["A"],
+            "B_rowptr": b_["rowptr"], "B_col": b_["col"], "B": b_["A"], "N": m.shape[0],
+            "K": m.shape[1], "M": b.shape[1]}  # fmt: skip
 
 
 Builder = Callable[[str], Any]
