@@ -8,12 +8,16 @@ argument over loops that a projection has to eliminate (``rowptr(3*i0 + i1 + 1)`
 Instead, the statement's schedule ``S`` names the loop point of each instance ``d``:
 
 1. every point ``x`` of a path calls the instance whose time it is: each loop at position
-   ``p`` has ``x = S_p(F(x))`` (a subset test over ``[x, d]`` with ``d = F(x)``: no
+   ``p`` has ``x = S_p(F(x)) - c_p`` (a subset test over ``[x, d]`` with ``d = F(x)``: no
    variable is eliminated), so a call site runs an instance ``d`` at most once, at
-   ``x = S(d)``;
-2. hence it runs exactly ``Q = {d : S(d) passes the path, F(S(d)) = d}``: the path with the
-   loop variables replaced by the schedule's expressions (``i0 = floor(i/3)``), a set over
-   the statement's iterators whose UF arguments are expressions of them;
+   ``x = S(d) - c``. The shift ``c_p`` is 0 but in a loop of step ``s > 1``, where it is a
+   constant ``0 <= c_p < s``: isl scans statements that take turns in a loop's iterations
+   (``S_p = 3k``, ``3k + 1``, ``3k + 2``) by one loop of step 3 that calls ``s1(i)``,
+   ``s2(i + 1)``, ``s3(i + 2)`` (a "shifted stride", which keeps the order); the shift a
+   path has is read off its points (:func:`_shifts`) and then proved like the rest;
+2. hence it runs exactly ``Q = {d : S(d) - c passes the path, F(S(d) - c) = d}``: the path
+   with the loop variables replaced by the schedule's expressions (``i0 = floor(i/3)``), a
+   set over the statement's iterators whose UF arguments are expressions of them;
 3. the ``Q`` of a statement's call sites are pairwise disjoint, and their union equals its
    domain.
 
@@ -37,6 +41,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+
+import islpy as isl
 
 from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
@@ -376,8 +382,8 @@ def _check_statement(stmt: Stmt, sites: list[_Site], width: int, given: tuple[st
         )
     runs = []
     for site in sites:
-        _check_points(name, site, its, times, ufs, given)
-        runs.append(_instances(site, its, times, ufs, given))
+        at = _check_points(name, site, its, times, ufs, given)
+        runs.append(_instances(site, its, at, ufs, given))
     for a in range(len(runs)):
         for b in range(a + 1, len(runs)):
             if not runs[a].intersect(runs[b]).is_empty():
@@ -398,32 +404,71 @@ def _check_points(
     times: Sequence[str],
     ufs: Mapping[str, UF],
     given: tuple[str, ...],
-) -> None:
+) -> dict[int, str]:
     """Step 1 of the module text: each point of the path runs its instance at the time the
-    schedule gives it."""
+    schedule gives it (less the shift of a strided loop); the loop values that proves (loop
+    position -> text over the iterators ``its``)."""
     path = _render(site, ufs)
     both = ", ".join([*path.names, *path.aux, *its])
     calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
-    runs = Set(f"{{[{both}] : {_conj([*path.conds, *calls, *given])}}}", ufs)
-    at = [f"{loop.var} = {times[loop.position]}" for loop in site.loops]
-    scheduled = Set(f"{{[{both}] : {_conj(at)}}}", ufs)
+    conds = [*path.conds, *calls, *given]
+    runs = Set(f"{{[{both}] : {_conj(conds)}}}", ufs)
+    shifts = _shifts(site.loops, times, both, conds, ufs)
+    at = {
+        loop.position: f"({times[loop.position]}) - {shift}"
+        for loop, shift in zip(site.loops, shifts, strict=True)
+    }
+    scheduled = Set(
+        f"{{[{both}] : {_conj([f'{v.var} = {at[v.position]}' for v in site.loops])}}}", ufs
+    )
     if not _subset(runs, scheduled):
         raise _UnverifiedError(
             name,
             f"a call of {name} runs {runs} (loop variables, then the instance), not at the "
             f"times its schedule gives: {scheduled}",
         )
+    return at
+
+
+def _shifts(
+    loops: tuple[For, ...],
+    times: Sequence[str],
+    both: str,
+    conds: list[str],
+    ufs: Mapping[str, UF],
+) -> list[int]:
+    """The shift ``S_p(d) - x_p`` of each loop where a path has one (module text, step 1): 0
+    in a loop of step 1, else the one value the path's points give it if that is within
+    ``0 .. step - 1``, else 0. Only a candidate: the subset test proves it."""
+    strided = [k for k, loop in enumerate(loops) if loop.step != 1]
+    found = [0] * len(loops)
+    if not strided:
+        return found
+    names = [f"_shift{k}" for k in strided]
+    values = [f"_shift{k} = ({times[loops[k].position]}) - {loops[k].var}" for k in strided]
+    points = Set(f"{{[{', '.join([*names, both])}] : {_conj([*conds, *values])}}}", ufs)
+    iset = points.body_iset()
+    iset = iset.project_out(isl.dim_type.param, 0, iset.dim(isl.dim_type.param))
+    for n, k in enumerate(strided):
+        one = iset.project_out(isl.dim_type.set, n + 1, iset.dim(isl.dim_type.set) - n - 1)
+        one = one.project_out(isl.dim_type.set, 0, n)
+        if not one.is_singleton():
+            continue
+        value = one.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+        if 0 <= value < loops[k].step:
+            found[k] = value
+    return found
 
 
 def _instances(
     site: _Site,
     its: tuple[str, ...],
-    times: Sequence[str],
+    at: Mapping[int, str],
     ufs: Mapping[str, UF],
     given: tuple[str, ...],
 ) -> Set:
-    """Step 2 of the module text: the instances ``site`` runs."""
-    path = _render(site, ufs, {loop.position: times[loop.position] for loop in site.loops})
+    """Step 2 of the module text: the instances ``site`` runs (``at``: its loops' values)."""
+    path = _render(site, ufs, at)
     calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
     body = _conj([*path.conds, *calls, *given])
     if path.aux:

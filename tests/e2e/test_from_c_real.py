@@ -205,6 +205,27 @@ def test_switch_is_an_if_chain_with_fallthrough_and_default(n: int) -> None:
     assert all("switch" not in s.source and "if" not in s.source for s in comp.stmts)
 
 
+TURNS = """
+void turns(int n, double y[n]) {
+  for (int i = 0; i < n - 1; i++) {
+    switch (i % 3) {
+      case 0: y[i + 1] = 2.0 * y[i] + 1.0; break;
+      case 1: y[i + 1] = 2.0 * y[i] - 3.0; break;
+      default: y[i + 1] = 0.5 * y[i] + 2.0;
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 4, 8])
+def test_cases_of_i_mod_3_run_in_one_loop_of_step_3_as_gcc_runs_them(n: int) -> None:
+    """isl scans the three cases as one loop of step 3 calling them at ``i``, ``i + 1``,
+    ``i + 2`` (a shifted stride), which the scanner's self-check used to refuse."""
+    comp = same_as_gcc(TURNS, "turns", {"n": n, "y": np.random.default_rng(n).random(n)})
+    assert "i += 3" in comp.codegen()
+
+
 # ------------------------------------------------------------------ 5. symbolic steps
 STEPS = """
 void steps(int n, int inc, int s, double x[n], double y[n]) {

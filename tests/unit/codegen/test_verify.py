@@ -2,8 +2,9 @@
 
 The scanner's loop trees pass it; the same trees with one defect each (a loop one iteration
 short or long, a call repeated or dropped, a UF value read at the wrong index, a call whose
-instance is not the one its loop point schedules, a UF value read above the branch that
-needs it, where it is out of the UF's domain) are refused with a ``CodegenError`` that
+instance is not the one its loop point schedules, a loop moved back by its step with its
+calls moved forward, a UF value read above the branch that needs it, where it is out of the
+UF's domain) are refused with a ``CodegenError`` that
 names the latest scheduling command on the statement.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import replace
 import pytest
 
 import spf
-from spf.codegen.loop_ast import Bind, Block, Call, For, If, Int, Node, Op, Var
+from spf.codegen.loop_ast import Bind, Block, Call, For, If, Int, Node, Op, Var, substitute, walk
 from spf.codegen.scan import Scanner
 from spf.codegen.verify import verify
 
@@ -73,6 +74,16 @@ def _swapped(n: Node) -> Node | None:
     return None
 
 
+def _shifted_against_its_schedule(n: Node) -> Node | None:
+    """The outermost loop started one step earlier, its body reading ``var + step``: each
+    instance still runs once, but at a loop value a whole step before its time (isl shifts
+    a strided loop's calls by less than its step, a unit-step loop's by nothing)."""
+    if isinstance(n, For):
+        moved = substitute(n, {n.var: Op("+", (Var(n.var), Int(n.step)))})
+        return replace(moved, init=Op("-", (n.init, Int(n.step))))
+    return None
+
+
 def _read_above_the_branch(n: Node) -> Node | None:
     """A binding at the top of a branch moved above the ``if``."""
     if isinstance(n, If) and isinstance(n.then, Bind) and n.orelse is None:
@@ -88,6 +99,7 @@ DEFECTS = {
     "call_dropped": _dropped,
     "uf_value_of_the_next_index": _next_value,
     "instance_not_the_scheduled_one": _swapped,
+    "loop_shifted_against_its_schedule": _shifted_against_its_schedule,
     "uf_read_above_the_branch_that_needs_it": _read_above_the_branch,
 }
 
@@ -119,11 +131,28 @@ def rows_beside_a_longer_loop() -> spf.Computation:
     return c
 
 
+def statements_taking_turns() -> spf.Computation:
+    """Three statements that take turns in the iterations of one loop (``i % 3``), which isl
+    scans as one loop of step 3 calling ``s0(i)``, ``s1(i + 1)``, ``s2(i + 2)``."""
+    c = spf.Computation("turns")
+    c.add_data_space("y", "double", shape=("N+1",))
+    for k in range(3):
+        c.add_stmt(
+            spf.Stmt(
+                f"$y$(i + 1) = 2 * $y$(i) + {k + 1};",
+                f"{{[i]: 0 <= i < N && exists(q: i = 3*q + {k})}}",
+                f"{{[i] -> [0, i, {k}]}}",
+            )
+        )
+    return c
+
+
 KERNELS = {
     "spmv_csr": spf.kernels.spmv_csr,
     "gemm": spf.kernels.gemm,
     "sptrsv": split_sptrsv,
     "rows_beside_a_longer_loop": rows_beside_a_longer_loop,
+    "statements_taking_turns": statements_taking_turns,
 }
 
 
@@ -133,6 +162,9 @@ NOT_APPLICABLE = {
     ("spmv_csr", "uf_read_above_the_branch_that_needs_it"),  # no branch inside a loop
     ("sptrsv", "uf_read_above_the_branch_that_needs_it"),
     ("rows_beside_a_longer_loop", "instance_not_the_scheduled_one"),  # one iterator each
+    ("statements_taking_turns", "instance_not_the_scheduled_one"),
+    ("statements_taking_turns", "uf_value_of_the_next_index"),  # reads no UF
+    ("statements_taking_turns", "uf_read_above_the_branch_that_needs_it"),
 }
 CASES = [(k, d) for k in sorted(KERNELS) for d in sorted(DEFECTS) if (k, d) not in NOT_APPLICABLE]
 
@@ -172,3 +204,20 @@ def test_the_refusal_names_the_latest_command_on_the_statement() -> None:
     message = str(err.value)
     assert 'caused by comp.stmt("s0").split("i", 4, "i0", "i1")' in message
     assert "the self-check found: " in message
+
+
+def test_statements_taking_turns_scan_as_one_shifted_strided_loop(
+    scanned: dict[str, tuple[spf.Computation, Node]],
+) -> None:
+    """The kernel the self-check must accept really has isl's shifted stride: one loop of
+    step 3 whose calls run ``i + 1`` and ``i + 2`` (a call at its schedule's time less a
+    shift below the step)."""
+    _, body = scanned["statements_taking_turns"]
+    assert isinstance(body, For)
+    assert body.step == 3
+    calls = {n.stmt: n.args for n in walk(body) if isinstance(n, Call)}
+    assert calls == {
+        "s0": (Var("i"),),
+        "s1": (Op("+", (Var("i"), Int(1))),),
+        "s2": (Op("+", (Var("i"), Int(2))),),
+    }
