@@ -86,26 +86,36 @@ def random_csr(
 
 
 @functools.cache
-def _compiled(name: str, options: tuple[tuple[str, Any], ...]) -> Any:
-    kernels = importlib.import_module("spf.kernels")
+def _compiled(
+    name: str, args: tuple[Any, ...], index_dtype: Any, options: tuple[tuple[str, Any], ...]
+) -> Any:
+    from spf import kernels
+
     builder: Callable[..., Any] | None = getattr(kernels, name, None)
-    if name.startswith("_") or name not in kernels.__all__ or builder is None:
+    if name not in kernels.__all__ or builder is None:
         raise ArgumentError(
             f"compiled: {name!r} is not a kernel of spf.kernels; pick one of {kernels.__all__}"
         )
-    opts = dict(options)
-    build = {key: opts.pop(key) for key in ("index_dtype",) if key in opts}
-    return builder(**build).compile(**opts)
+    build = {} if index_dtype is None else {"index_dtype": index_dtype}
+    return builder(*args, **build).compile(**dict(options))
 
 
-def compiled(name: str, **options: Any) -> Any:
-    """``spf.kernels.<name>(index_dtype=...).compile(**options)``, built once per process.
+def compiled(name: str, *args: Any, index_dtype: Any = None, **options: Any) -> Any:
+    """``spf.kernels.<name>(*args, index_dtype=...).compile(**options)``, built once per process.
 
-    ``index_dtype`` goes to the kernel function, every other option to ``compile``. The
-    result is shared by every caller asking for the same name and options, so callers must
-    not change it. Options must be hashable.
+    ``args`` (``spmv_bcsr``'s block sizes, ``spmv``'s format) and ``index_dtype`` go to the
+    kernel function, every other option to ``compile``. The result is shared by every caller
+    asking for the same kernel and options, so callers must not change it.
     """
-    return _compiled(name, tuple(sorted(options.items())))
+    key = (name, args, index_dtype, tuple(sorted(options.items())))
+    try:
+        hash(key)
+    except TypeError:
+        raise ArgumentError(
+            f"compiled: the arguments of {name!r} must be hashable to be remembered; "
+            "call spf.kernels and compile directly for unhashable ones"
+        ) from None
+    return _compiled(*key)
 
 
 def run_and_compare(

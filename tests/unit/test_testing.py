@@ -78,6 +78,14 @@ def test_compiled_builds_each_kernel_once(spmv: Any) -> None:
 def test_compiled_names_the_kernels_it_knows() -> None:
     with pytest.raises(ArgumentError, match=r"'no_such' is not a kernel of spf\.kernels"):
         compiled("no_such")
+    with pytest.raises(ArgumentError, match="'spmv_csr' must be hashable"):
+        compiled("spmv_csr", cflags=["-O1"])
+
+
+def test_compiled_passes_positional_arguments_to_the_kernel() -> None:
+    kernel = compiled("spmv_bcsr", 2, 1, openmp=False)
+    assert compiled("spmv_bcsr", 2, 1, openmp=False) is kernel
+    assert "bcsr" in kernel.name
 
 
 @pytest.mark.parametrize(("n", "m"), [(0, 0), (1, 1), (13, 7)])
