@@ -60,8 +60,12 @@ $(STAMP): pyproject.toml | sysdeps
 demo: sysdeps venv
 	$(BIN)/python -m spf.demo
 
+# The suite runs on every core (pytest-xdist; `auto` counts physical cores) and prints its 25
+# slowest tests. `make test PYTEST_ARGS=-n0` runs it in one process.
+PYTEST_ARGS ?= -n auto --durations=25
+
 test: sysdeps venv lint typecheck
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check $(SRC_DIRS)

@@ -1,6 +1,7 @@
 """The tutorial scripts in ``examples/`` run, and the PDFG notebook executes (through nbclient).
 
-Each script runs in a fresh interpreter in a temporary directory with its own kernel cache;
+Each script runs in a fresh interpreter in a temporary directory, with a kernel cache that only
+this module's example runs share;
 the scripts check their results against numpy / scipy themselves and fail loudly. Other
 example scripts (``scheduled_*``, ``cuda_*``, ``mpi_*``, ``hls_*``) have their own tests.
 """
@@ -36,8 +37,15 @@ SCRIPTS = [
 ]
 
 
-def run_script(name: str, tmp_path: Path, *args: str) -> str:
-    env = {**os.environ, "SPF_CACHE_DIR": str(tmp_path / "cache"), "PYTHONWARNINGS": "error"}
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One kernel cache for the example runs of this module (never the user's): a kernel that
+    several examples build is compiled once."""
+    return tmp_path_factory.mktemp("examples-cache")
+
+
+def run_script(name: str, tmp_path: Path, cache: Path, *args: str) -> str:
+    env = {**os.environ, "SPF_CACHE_DIR": str(cache), "PYTHONWARNINGS": "error"}
     cmd = [sys.executable, str(EXAMPLES / name), *args]
     done = subprocess.run(
         cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False
@@ -47,20 +55,24 @@ def run_script(name: str, tmp_path: Path, *args: str) -> str:
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_example_script_runs(name: str, tmp_path: Path) -> None:
-    out = run_script(name, tmp_path)
+def test_example_script_runs(name: str, tmp_path: Path, cache: Path) -> None:
+    out = run_script(name, tmp_path, cache)
     assert out.strip(), f"{name} printed nothing"
 
 
-def test_getting_started_on_a_matrix_market_file(tmp_path: Path, suitesparse_dir: Path) -> None:
-    out = run_script("getting_started_mv.py", tmp_path, str(suitesparse_dir / "west0067.mtx"))
+def test_getting_started_on_a_matrix_market_file(
+    tmp_path: Path, cache: Path, suitesparse_dir: Path
+) -> None:
+    out = run_script(
+        "getting_started_mv.py", tmp_path, cache, str(suitesparse_dir / "west0067.mtx")
+    )
     assert "67x67" in out
     assert "matches scipy" in out
 
 
 @pytest.mark.requires_graphviz
-def test_pdfg_tutorial_renders_svg(tmp_path: Path) -> None:
-    run_script("pdfg_tutorial.py", tmp_path, "graphs")
+def test_pdfg_tutorial_renders_svg(tmp_path: Path, cache: Path) -> None:
+    run_script("pdfg_tutorial.py", tmp_path, cache, "graphs")
     names = sorted(p.name for p in (tmp_path / "graphs").iterdir())
     assert names == [
         "blur.svg",
@@ -72,13 +84,15 @@ def test_pdfg_tutorial_renders_svg(tmp_path: Path) -> None:
     assert all(b"<svg" in (tmp_path / "graphs" / n).read_bytes() for n in names)
 
 
-def execute_notebook(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def execute_notebook(
+    name: str, tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> list[Any]:
     """Execute ``examples/<name>`` in ``tmp_path`` (through nbclient); the outputs of its
     code cells, checked to hold no error."""
     import nbclient
     import nbformat
 
-    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPF_CACHE_DIR", str(cache))
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
     notebook = tmp_path / name
     shutil.copy(EXAMPLES / name, notebook)
@@ -94,8 +108,10 @@ def execute_notebook(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.requires_graphviz
 @pytest.mark.slow
-def test_pdfg_inline_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    outputs = execute_notebook("pdfg_inline.ipynb", tmp_path, monkeypatch)
+def test_pdfg_inline_notebook_executes(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outputs = execute_notebook("pdfg_inline.ipynb", tmp_path, cache, monkeypatch)
     svgs = [o for o in outputs if "image/svg+xml" in o.get("data", {})]
     assert len(svgs) == 2, "the graph before and after inlining are rendered"
     text = "".join(o.get("text", "") for o in outputs)
@@ -137,9 +153,11 @@ def test_pdfg_inline_notebook_stored_outputs_show_the_readable_graph() -> None:
 
 @pytest.mark.requires_graphviz
 @pytest.mark.slow
-def test_pdfg_steps_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pdfg_steps_notebook_executes(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The history displays as one row of graphs per schedule, the command under each."""
-    outputs = execute_notebook("pdfg_steps.ipynb", tmp_path, monkeypatch)
+    outputs = execute_notebook("pdfg_steps.ipynb", tmp_path, cache, monkeypatch)
     rows = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
     assert [row.count("<svg") for row in rows] == [6, 4], "the blur's and the solve's steps"
     assert "3. comp.stmt(&quot;s0&quot;).storage_fold(&quot;i&quot;, 3)" in rows[0]
@@ -149,8 +167,8 @@ def test_pdfg_steps_notebook_executes(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 @pytest.mark.requires_graphviz
-def test_pdfg_steps_script_writes_both_schedules(tmp_path: Path) -> None:
-    out = run_script("pdfg_steps.py", tmp_path, "graphs")
+def test_pdfg_steps_script_writes_both_schedules(tmp_path: Path, cache: Path) -> None:
+    out = run_script("pdfg_steps.py", tmp_path, cache, "graphs")
     assert "matches numpy" in out
     blur = sorted(p.name for p in (tmp_path / "graphs" / "blur").iterdir())
     assert blur[0] == "00-initial.svg"

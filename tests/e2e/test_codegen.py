@@ -33,6 +33,7 @@ import scipy.sparse as sp
 import spf
 from spf import ArgumentError, Computation, IllegalScheduleError, Stmt, kernels
 from spf.sparse import csr_args
+from spf.testing import random_csr
 
 if TYPE_CHECKING:
     from spf.runtime import Kernel
@@ -158,20 +159,12 @@ def parallel(make: Callable[[], Computation], *tags: tuple[int, str]) -> Computa
     return comp
 
 
-def random_csr(seed: int, n: int, m: int, density: float) -> Any:
-    """Random CSR with every third row empty."""
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((n, m), density=density, format="coo", rng=rng)
-    keep = a.row % 3 != 1
-    return sp.csr_array((a.data[keep], (a.row[keep], a.col[keep])), shape=(n, m))
-
-
 # ========================================================== 2. API.md section 3 and EXAMPLES.md
 @pytest.mark.parametrize(("n", "m", "density"), [(37, 23, 0.2), (1, 5, 0.8), (4, 3, 0.0)])
 def test_api_section3_spmv_runs(
     build: Callable[[Computation], Kernel], n: int, m: int, density: float
 ) -> None:
-    a = random_csr(n + m, n, m, density)
+    a = random_csr(n, m, density, rng=n + m, empty_rows=range(1, n, 3))  # every third row
     rng = np.random.default_rng(0)
     x, y = rng.random(m), rng.random(n)
     want = y + a @ x

@@ -28,6 +28,7 @@ from spf.sparse import (
     spmm_args,
     sptrsv_args,
 )
+from spf.testing import random_csr
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,11 +82,7 @@ def kernel(spf_cache_dir: Path) -> KernelCache:
 # ================================================================================= inputs
 def random_sparse(seed: int, n: int, m: int, density: float, *, empty_rows: bool = True) -> Any:
     """A random ``n x m`` CSR matrix; with ``empty_rows`` every third row is emptied."""
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((n, m), density=density, format="coo", rng=rng)
-    keep = a.row % 3 != 1 if empty_rows else np.ones(a.nnz, dtype=bool)
-    values = rng.uniform(-1.0, 1.0, int(keep.sum()))
-    return sp.csr_array((values, (a.row[keep], a.col[keep])), shape=(n, m))
+    return random_csr(n, m, density, rng=seed, empty_rows=range(1, n, 3) if empty_rows else 0)
 
 
 # (name, rows, cols, density): empty rows, the empty matrix, one row, odd sizes, dense-ish

@@ -11,18 +11,7 @@ import scipy.sparse as sp
 import spf
 from spf.errors import ArgumentError, SpfError
 from spf.formats import sell
-
-
-def random_csr(n: int, m: int, density: float, seed: int, empty_rows: bool = True) -> Any:
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((n, m), density=density, format="csr", rng=rng)
-    if empty_rows and n > 2:
-        a = a.tolil()
-        a[rng.choice(n, size=max(1, n // 4), replace=False), :] = 0.0
-        a = sp.csr_array(a)
-    a.eliminate_zeros()
-    return sp.csr_array(a)
-
+from spf.testing import random_csr
 
 # (rows, cols, density): empty matrix, one row, N not a multiple of C, long and short rows
 SHAPES = [(0, 0, 0.0), (0, 5, 0.0), (5, 0, 0.0), (1, 9, 0.5), (1, 1, 1.0), (13, 7, 0.0),
@@ -53,7 +42,7 @@ def test_inspector_and_executor_match_scipy(
     density: float,
 ) -> None:
     fmt = sell(c, sigma, index_dtype=index_dtype)
-    a = random_csr(n, m, density, seed=n * 31 + m)
+    a = random_csr(n, m, density, rng=n * 31 + m, empty_rows=n // 4 if n > 2 else 0)
     s = fmt.inspect_matrix(a)
     # the inspector's arrays hold exactly A
     assert np.allclose(s.to_dense(), a.toarray())
@@ -84,7 +73,7 @@ def test_inspector_and_executor_match_scipy(
 @pytest.mark.parametrize("sigma", [1, 8])
 def test_relation_maps_csr_entries_to_filled_sell_slots(sigma: int) -> None:
     fmt = sell(4, sigma)
-    a = random_csr(11, 9, 0.3, seed=5)
+    a = random_csr(11, 9, 0.3, rng=5, empty_rows=2)
     s = fmt.inspect_matrix(a)
     image = fmt.relation.apply(spf.Set(fmt.csr_domain))
     rp = a.indptr.astype(np.int32)

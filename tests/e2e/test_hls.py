@@ -25,6 +25,7 @@ from spf.codegen.hls_check import check
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime.hls import HlsKernel, compile_hls
 from spf.sparse import csr_args
+from spf.testing import random_csr
 
 ROOT = Path(__file__).resolve().parents[2]
 BOUNDS = {"N": 64, "M": 64, "K": 64}
@@ -191,17 +192,6 @@ def test_line_buffered_blur_csim_matches_numpy(n: int, m: int, cache: str) -> No
 
 
 # ----------------------------------------------------------------------------- SpMV
-def random_csr(n: int, m: int, density: float, seed: int) -> sp.csr_matrix:
-    rng = np.random.default_rng(seed)
-    mat = sp.random(n, m, density=density, format="csr", random_state=rng)
-    if n > 2:  # an empty row in the middle
-        mat = mat.tolil()
-        mat[n // 2, :] = 0
-        mat = mat.tocsr()
-        mat.eliminate_zeros()
-    return mat
-
-
 def spmv_hls(index_dtype: str, cache: str) -> HlsKernel:
     comp = spf.kernels.spmv_csr(index_dtype=index_dtype)
     comp.stmts[0].pipeline("k")
@@ -220,7 +210,7 @@ def test_spmv_csr_csim_matches_scipy(
 ) -> None:
     kernel = spmv_hls(index_dtype, cache)
     strict_flags(kernel)
-    mat = random_csr(n, m, density, seed=n + m)
+    mat = random_csr(n, m, density, rng=n + m, empty_rows=[n // 2] if n > 2 else [])  # middle row
     x = np.random.default_rng(1).standard_normal(m)
     y = np.random.default_rng(2).standard_normal(n)
     want = y + mat @ x

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from spf import ArgumentError, Computation, SpfError, Stmt
+from spf.testing import random_csr
 
 DOM1 = "{[i]: 0 <= i < N}"
 SPMV_DOMAIN = "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}"
@@ -107,12 +108,6 @@ def csr_args(a: sp.csr_matrix, index_dtype: type = np.int32) -> dict[str, Any]:
     }
 
 
-def random_csr(n: int, m: int, density: float, seed: int) -> sp.csr_matrix:
-    a = sp.random(n, m, density=density, format="csr", random_state=seed, dtype=np.float64)
-    assert isinstance(a, sp.csr_matrix)
-    return a
-
-
 # ================================================================================ dense
 @pytest.mark.parametrize(("n", "m"), [(5, 7), (1, 1), (3, 0), (0, 4)])
 def test_dense_mv(n: int, m: int) -> None:
@@ -141,11 +136,7 @@ def test_inputs_are_not_written() -> None:
 
 # ================================================================================ CSR
 def _empty_rows() -> sp.csr_matrix:
-    a = random_csr(9, 6, 0.4, 3).tolil()
-    a[[0, 4, 8], :] = 0  # first, middle and last rows empty
-    out = a.tocsr()
-    out.eliminate_zeros()
-    return out
+    return random_csr(9, 6, 0.4, 3, empty_rows=[0, 4, 8])  # first, middle and last rows empty
 
 
 MATRICES: dict[str, Callable[[], sp.csr_matrix]] = {
@@ -222,7 +213,7 @@ def test_json_round_trip_runs_the_same() -> None:
 def _lower(n: int, density: float, seed: int) -> tuple[sp.csr_matrix, np.ndarray]:
     """A strictly lower triangular CSR part (sorted columns) and a diagonal far from 0."""
     strict = sp.tril(random_csr(n, n, density, seed), k=-1, format="csr")
-    assert isinstance(strict, sp.csr_matrix)
+    assert isinstance(strict, sp.csr_array)
     strict.sort_indices()
     diag = np.random.default_rng(seed).uniform(1.0, 2.0, n)
     return strict, diag

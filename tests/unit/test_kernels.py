@@ -28,6 +28,7 @@ from spf.sparse import (
     spmm_args,
     sptrsv_args,
 )
+from spf.testing import random_csr
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -264,14 +265,6 @@ def test_bcsr_names() -> None:
 # ====================================================================== inputs and helpers
 def rng() -> np.random.Generator:
     return np.random.default_rng(RNG_SEED)
-
-
-def random_csr(n: int, m: int, density: float, seed: int, empty_rows: tuple[int, ...] = ()) -> Any:
-    gen = np.random.default_rng(seed)
-    dense = np.where(gen.random((n, m)) < density, gen.standard_normal((n, m)), 0.0)
-    for r in empty_rows:
-        dense[r, :] = 0.0
-    return sp.csr_array(dense)
 
 
 def shuffle_within(

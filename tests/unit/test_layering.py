@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("spf.index_notation",),  # index notation lowered to computations over formats
     # Applications of the library: they may use every layer, and no layer uses them.
     ("spf.kernels",),
+    ("spf.testing",),  # test helpers over the kernels
     ("spf",),  # the public names
     ("spf.bench", "spf.demo", "spf.demo_more", "spf.demo_timing"),
     ("spf.cli",),

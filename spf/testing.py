@@ -1,0 +1,147 @@
+"""Helpers for testing generated code against numpy / scipy (docs/api.md, "Testing helpers").
+
+* :func:`random_csr`: a random ``scipy.sparse`` CSR array with chosen value and index types
+  and, optionally, empty rows (the inputs that catch off-by-one row-pointer bugs).
+* :func:`compiled`: a :mod:`spf.kernels` computation compiled once per process and
+  remembered, so a test suite builds each distinct kernel once however many tests call it.
+* :func:`run_and_compare`: call a kernel on copies of the inputs and compare the named
+  outputs with the expected arrays, with a message naming the output that differs.
+
+>>> import numpy as np, spf.sparse
+>>> a = random_csr(5, 4, 0.5, rng=0, empty_rows=[2])
+>>> a.shape, a.indptr.dtype.name, int(a.indptr[3] - a.indptr[2])
+((5, 4), 'int32', 0)
+>>> x, y = np.ones(4), np.zeros(5)
+>>> args = {"x": x, "y": y, **spf.sparse.csr_args(a)}
+>>> out = run_and_compare(compiled("spmv_csr", openmp=False), args, {"y": a @ x})
+>>> bool(np.all(y == 0.0))  # the caller's arrays are left alone
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from spf.dtypes import numpy_name
+from spf.errors import ArgumentError
+
+__all__ = ["compiled", "random_csr", "run_and_compare"]
+
+
+def random_csr(
+    n: int,
+    m: int,
+    density: float,
+    rng: np.random.Generator | int | None = None,
+    *,
+    dtype: Any = np.float64,
+    index_dtype: Any = np.int32,
+    empty_rows: int | Sequence[int] = 0,
+) -> Any:
+    """A random ``n`` x ``m`` ``scipy.sparse.csr_array`` with about ``density * n * m`` entries.
+
+    Values are uniform in ``[-1, 1)`` and never zero; column indices are sorted and unique.
+    ``rng`` is a numpy ``Generator`` or a seed. ``empty_rows`` is a number of rows chosen at
+    random (at most ``n``) or the row numbers to empty. ``indptr`` and ``indices`` have
+    ``index_dtype``.
+    """
+    sparse = importlib.import_module("scipy.sparse")
+    if isinstance(n, bool) or isinstance(m, bool) or not isinstance(n, int) or n < 0:
+        raise ArgumentError(f"random_csr: n must be an int >= 0, got {n!r}")
+    if not isinstance(m, int) or m < 0:
+        raise ArgumentError(f"random_csr: m must be an int >= 0, got {m!r}")
+    if not 0.0 <= density <= 1.0:
+        raise ArgumentError(f"random_csr: density must be in [0, 1], got {density!r}")
+    gen = np.random.default_rng(rng)
+    values = np.dtype(numpy_name(dtype, what="random_csr: dtype"))
+    indices = np.dtype(numpy_name(index_dtype, what="random_csr: index_dtype"))
+    if indices.name not in ("int32", "int64"):
+        raise ArgumentError(f"random_csr: index_dtype must be int32 or int64, got {indices}")
+    coo = sparse.random_array((n, m), density=density, format="coo", rng=gen)
+    keep = np.ones(coo.nnz, dtype=bool)
+    if isinstance(empty_rows, int):
+        if empty_rows < 0:
+            raise ArgumentError(f"random_csr: empty_rows must be >= 0, got {empty_rows}")
+        emptied = gen.choice(n, size=min(empty_rows, n), replace=False)
+    else:
+        emptied = np.asarray(empty_rows, dtype=np.int64)
+        if emptied.size and (emptied.min() < 0 or emptied.max() >= n):
+            raise ArgumentError(f"random_csr: empty_rows must lie in 0..{n - 1}, got {emptied}")
+    keep &= ~np.isin(coo.row, emptied)
+    count = int(keep.sum())
+    data = gen.uniform(0.5, 1.0, count) * gen.choice(np.array([-1.0, 1.0]), count)
+    a = sparse.csr_array(
+        (data.astype(values), (coo.row[keep], coo.col[keep])), shape=(n, m), dtype=values
+    )
+    a.sort_indices()
+    a.indptr = a.indptr.astype(indices)
+    a.indices = a.indices.astype(indices)
+    return a
+
+
+@functools.cache
+def _compiled(
+    name: str, args: tuple[Any, ...], index_dtype: Any, options: tuple[tuple[str, Any], ...]
+) -> Any:
+    from spf import kernels
+
+    builder: Callable[..., Any] | None = getattr(kernels, name, None)
+    if name not in kernels.__all__ or builder is None:
+        raise ArgumentError(
+            f"compiled: {name!r} is not a kernel of spf.kernels; pick one of {kernels.__all__}"
+        )
+    build = {} if index_dtype is None else {"index_dtype": index_dtype}
+    return builder(*args, **build).compile(**dict(options))
+
+
+def compiled(name: str, *args: Any, index_dtype: Any = None, **options: Any) -> Any:
+    """``spf.kernels.<name>(*args, index_dtype=...).compile(**options)``, built once per process.
+
+    ``args`` (``spmv_bcsr``'s block sizes, ``spmv``'s format) and ``index_dtype`` go to the
+    kernel function, every other option to ``compile``. The result is shared by every caller
+    asking for the same kernel and options, so callers must not change it.
+    """
+    key = (name, args, index_dtype, tuple(sorted(options.items())))
+    try:
+        hash(key)
+    except TypeError:
+        raise ArgumentError(
+            f"compiled: the arguments of {name!r} must be hashable to be remembered; "
+            "call spf.kernels and compile directly for unhashable ones"
+        ) from None
+    return _compiled(*key)
+
+
+def run_and_compare(
+    kernel: Callable[..., Any],
+    args: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    *,
+    rtol: float = 1e-12,
+    atol: float = 1e-12,
+) -> dict[str, Any]:
+    """Call ``kernel(**args)`` on copies of ``args`` and compare each ``expected`` output.
+
+    Returns the copied arguments after the call (the outputs included); the caller's arrays
+    are not changed. An output that differs raises ``AssertionError`` naming it; a name in
+    ``expected`` that is not an argument raises :class:`~spf.errors.ArgumentError`.
+    """
+    missing = sorted(set(expected) - set(args))
+    if missing:
+        raise ArgumentError(
+            f"run_and_compare: expected outputs {missing} are not arguments of the call; "
+            f"pass them in args (the arguments are {sorted(args)})"
+        )
+    call = {key: copy.copy(value) for key, value in args.items()}
+    kernel(**call)
+    for key, want in expected.items():
+        np.testing.assert_allclose(
+            call[key], want, rtol=rtol, atol=atol, err_msg=f"output {key!r} differs"
+        )
+    return call
