@@ -125,7 +125,7 @@ def _symbolic(
     f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool
 ) -> Computation:
     comp = Computation(f"{name}_symbolic")
-    declare_operands(comp, f, output=False)
+    declare_operands(comp, f, output=False, ordered=_merged(terms))
     o, n = c.outer, c.inner
     eo, en = f.extents[o], f.extents[n]
     ptr = c.array(c.ptr)
@@ -134,9 +134,9 @@ def _symbolic(
     comp.add_stmt(
         Stmt(f"${ptr}$({o} + 1) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}")
     )
-    mark = f"if ($mark$({n}) != {o} + 1) {{ $mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1; }}"
+    mark = "if ($mark$({n}) != {o} + 1) {{ $mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1; }}"
     for pos, t in enumerate(terms, 1):
-        comp.add_stmt(Stmt(mark, t.domain, _row_schedule(0, t.loops, pos)))
+        _add_term(comp, t, mark.format(n=t.at(n), o=o, ptr=ptr), pos)
     comp.add_stmt(Stmt(f"${ptr}$(0) = 0;", f"{{[z]: z = 0 && {eo} >= 0}}", "{[z] -> [1, z, 0]}"))
     comp.add_stmt(
         Stmt(
@@ -146,10 +146,22 @@ def _symbolic(
         )
     )
     if terms:
-        comp.stmt("s1").workspace("mark", o)
+        comp.stmt("s0").workspace("mark", o)
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
+
+
+def _merged(terms: list[Term]) -> frozenset[str]:
+    """The operands whose ordering facts a merge of ``terms`` relies on."""
+    return frozenset(x for t in terms if t.merge is not None for x in t.merge.operands)
+
+
+def _add_term(comp: Computation, t: Term, source: str, pos: int) -> None:
+    """Product ``t``'s statement in row ``o`` at position ``pos``, its merge insisted on."""
+    stmt = comp.add_stmt(Stmt(source, t.domain, _row_schedule(0, t.loops, pos)))
+    if t.merge is not None:
+        stmt.coiterate(*t.merge.loops)
 
 
 def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
@@ -160,6 +172,8 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
         return set()
     t = terms[0]
     users = [u for u in t.uses if u.iterates(c.inner)]
+    if t.merge is not None and t.merge.index == c.inner and t.loops[:-2] == (c.outer,):
+        return set(t.merge.operands)  # the merge visits the common columns in order
     if len(users) != 1 or not users[0].fmt.assume:
         return set()
     u = users[0]
@@ -173,7 +187,7 @@ def _numeric(
 ) -> Computation:
     comp = Computation(f"{name}_numeric")
     in_order = _in_order(f, c, terms)
-    declare_operands(comp, f, output=False, ordered=frozenset(in_order))
+    declare_operands(comp, f, output=False, ordered=frozenset(in_order) | _merged(terms))
     o, n = c.outer, c.inner
     eo, en = f.extents[o], f.extents[n]
     dt = f.index_dtype
@@ -196,10 +210,11 @@ def _numeric(
             "$len$(0) = 0; $rk$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"
         )
     )
-    first = f"$mark$({n}) = {o} + 1; $lst$(len(0)) = {n}; $len$(0) += 1; $acc$({n}) = 0;"
     for pos, t in enumerate(terms, 1):
-        src = f"if ($mark$({n}) != {o} + 1) {{ {first} }} $acc$({n}) += {t.value};"
-        comp.add_stmt(Stmt(src, t.domain, _row_schedule(0, t.loops, pos)))
+        at = t.at(n)
+        first = f"$mark$({at}) = {o} + 1; $lst$(len(0)) = {at}; $len$(0) += 1; $acc$({at}) = 0;"
+        src = f"if ($mark$({at}) != {o} + 1) {{ {first} }} $acc$({at}) += {t.value};"
+        _add_term(comp, t, src, pos)
     taken = {o, n, *f.extents}
     a, b, p = _fresh("a", taken), _fresh("b", taken), _fresh("p", taken)
     rows = f"0 <= {o} < {eo}"
