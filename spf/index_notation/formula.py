@@ -30,7 +30,7 @@ from spf.index_notation.expand import Monomial, children, expand
 from spf.index_notation.operands import SparseUse, rename
 from spf.index_notation.parse import Access, Assignment, Expr, parse
 
-__all__ = ["Formula", "Term", "bind", "lower"]
+__all__ = ["Formula", "Term", "atoms", "bind", "lower"]
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,7 @@ def _value(m: Monomial, uses: list[SparseUse]) -> str:
     return " * ".join(parts)
 
 
-def _atoms(body: str, subst: Mapping[str, str]) -> list[str]:
+def atoms(body: str, subst: Mapping[str, str]) -> list[str]:
     """The conjuncts of ``body`` with ``subst`` applied, tautologies (``x = x``) dropped."""
     out = []
     for atom in (a.strip() for a in body.split("&&")):
@@ -284,7 +284,7 @@ def lower(f: Formula, m: Monomial) -> Term:
     uses = uses_of(f, m)
     wanted = set(f.output.indices) | m.indices() | m.sums
     loops: list[str] = []
-    atoms: list[str] = []
+    conj: list[str] = []
     merge: Merge | None = None
     for v in (v for v in f.order if v in wanted):
         iterating = [u for u in uses if v in u.indices and u.iterates(v)]
@@ -305,11 +305,11 @@ def lower(f: Formula, m: Monomial) -> Term:
             loops.append(v)
             continue
         loops.append(v)
-        atoms.append(f"0 <= {v} < {f.extents[v]}")
+        conj.append(f"0 <= {v} < {f.extents[v]}")
     subst = {merge.index: merge.key} if merge is not None else {}
     for u in uses:
         loops += [x for x in u.loops if x not in loops and x not in subst]
-        atoms += [*_atoms(u.body, subst), *u.open_bounds]
-    body = " && ".join(a for a in atoms if a)
+        conj += [*atoms(u.body, subst), *u.open_bounds]
+    body = " && ".join(a for a in conj if a)
     domain = f"{{[{', '.join(loops)}]: {body}}}" if body else f"{{[{', '.join(loops)}]}}"
     return Term(m, tuple(uses), tuple(loops), domain, rename(_value(m, uses), subst), merge)

@@ -117,6 +117,18 @@ def test_spadd_csr_plus_csr_into_csr(n: int, m: int, density: float) -> None:
     assert np.allclose(_csr_out(out).toarray(), pyd.todense())
 
 
+def test_spadd_into_csr_by_a_union_merge(dtype: str) -> None:
+    a, b = _pair(31, 23, 0.2)
+    x = np.random.default_rng(33).random(23) + 1.0
+    disjoint = sp.csr_array(b.toarray() * (a.toarray() == 0))  # no column common with A
+    k = _kernel("C(i,j) = A(i,j) + B(i,j) * x(j)", dtype, A=CSR, B=CSR, C=CSR)
+    for other in (b, disjoint, a, sp.csr_array((31, 23))):
+        other.sort_indices()
+        out = k(x=x, **csr_args(a, dtype, prefix="A_"), **csr_args(other, dtype, prefix="B_"))
+        assert out["col"].dtype == np.dtype(dtype)
+        _same_csr(_csr_out(out), a + other.multiply(x[None, :]))
+
+
 def test_spadd_into_a_dense_output(dtype: str) -> None:
     a, b = _matrix(20, 14, 0.2, 9), _matrix(20, 14, 0.3, 10)
     c = np.full((20, 14), 3.0)

@@ -162,6 +162,16 @@ def test_a_sparse_output_of_an_intersection_is_merged_in_both_phases() -> None:
     assert "thr" not in comp.numeric.data_spaces  # no sort: the merge lists columns in order
 
 
+def test_a_sum_of_two_csr_operands_into_csr_is_a_union_merge() -> None:
+    comp = spf.einsum("C(i,j) = A(i,j) - 2 * B(i,j)", A=CSR, B=CSR, C=CSR)
+    for phase in (comp.symbolic, comp.numeric):
+        assert "for A_k [coiterate(B_k, left=s2, right=s3)]:" in phase.loop_structure()
+        assert MERGE.format(p="A_k", q="B_k") in phase.codegen()
+        assert "mark" not in phase.data_spaces  # each column visited once
+        assert "thr" not in phase.data_spaces  # in order: no sort
+    assert comp.numeric.stmt("s2").source.startswith("$lst$(len(0)) = A_col(A_k);")
+
+
 @pytest.mark.parametrize(
     ("text", "formats", "message"),
     [
