@@ -9,6 +9,9 @@ product accumulates it, each in its own loop nest over the product's domain
       s1: y(i) += A(A_k) * x(j)         {[i, A_k, j]: 0 <= i < I && A_rowptr(i) <= A_k <
                                           A_rowptr(i+1) && j = A_col(A_k)}
 
+A product of two sparse operands that share an index is one statement over both
+operands' positions, scanned as an intersection merge (:mod:`spf.index_notation.coiterate`).
+
 Data spaces: the output, then each tensor in order of appearance (a sparse operand ``A``
 is its value array ``A``, its index arrays the UFs ``A_rowptr``, ``A_col``); parameters: the
 extents (``I``, ``J``) and the operands' sizes (``A_NNZ``).
@@ -121,7 +124,12 @@ class Einsum(Computation):
         for m in f.monomials:
             term = lower(f, m)
             terms.append(term)
-            comp.add_stmt(Stmt(f"{lhs} += {term.value};", term.domain, schedule(top, term.loops)))
+            at = ", ".join(term.at(v) for v in out.indices)
+            into = f"${out.name}$({at})" if out.indices else lhs
+            stmt = Stmt(f"{into} += {term.value};", term.domain, schedule(top, term.loops))
+            comp.add_stmt(stmt)
+            if term.merge is not None:
+                stmt.coiterate(*term.merge.loops)
             top += 1
         comp.terms = tuple(terms)
         return comp

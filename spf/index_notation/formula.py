@@ -12,8 +12,9 @@ to iteration domains.
 * :func:`lower` turns one product into its loops and domain: an index iterated by one
   sparse operand is scanned through that operand's storage (its positions, then the index
   as the UF value ``A_col(A_k)``); the other operands locate it; an index no operand
-  iterates is a dense loop ``0 <= v < V``; an index two operands iterate is a co-iteration
-  (:mod:`spf.index_notation.coiterate`).
+  iterates is a dense loop ``0 <= v < V``; an index two operands iterate is an
+  intersection merge over their positions, the index replaced by the first one's
+  coordinate (:mod:`spf.index_notation.coiterate`); it must be the product's innermost.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from spf.errors import ArgumentError
+from spf.errors import ArgumentError, CodegenError
 from spf.formats.format import Format
-from spf.index_notation.coiterate import intersect
+from spf.index_notation.coiterate import Merge, intersect
 from spf.index_notation.expand import Monomial, children, expand
-from spf.index_notation.operands import SparseUse
+from spf.index_notation.operands import SparseUse, rename
 from spf.index_notation.parse import Access, Assignment, Expr, parse
 
-__all__ = ["Formula", "Term", "bind", "lower"]
+__all__ = ["Formula", "Term", "atoms", "bind", "lower"]
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,19 @@ class Formula:
 @dataclass(frozen=True)
 class Term:
     """One product lowered: ``loops`` (outer first), ``domain`` (set text), ``value`` (the
-    C expression of the product), the sparse ``uses`` it reads."""
+    C expression of the product), the sparse ``uses`` it reads, the intersection ``merge``
+    of its two innermost loops (if any)."""
 
     monomial: Monomial
     uses: tuple[SparseUse, ...]
     loops: tuple[str, ...]
     domain: str
     value: str
+    merge: Merge | None = None
+
+    def at(self, index: str) -> str:
+        """The C expression of ``index`` in this product (a merged index is its key)."""
+        return self.merge.key if self.merge is not None and self.merge.index == index else index
 
 
 def _accesses(node: Expr) -> list[Access]:
@@ -261,16 +268,36 @@ def _value(m: Monomial, uses: list[SparseUse]) -> str:
     return " * ".join(parts)
 
 
+def atoms(body: str, subst: Mapping[str, str]) -> list[str]:
+    """The conjuncts of ``body`` with ``subst`` applied, tautologies (``x = x``) dropped."""
+    out = []
+    for atom in (a.strip() for a in body.split("&&")):
+        atom = rename(atom, subst)
+        sides = [x.strip() for x in atom.split("=")]
+        if not (len(sides) == 2 and sides[0] == sides[1]):
+            out.append(atom)
+    return out
+
+
 def lower(f: Formula, m: Monomial) -> Term:
     """The loops, domain and value of monomial ``m`` (see the module docstring)."""
     uses = uses_of(f, m)
     wanted = set(f.output.indices) | m.indices() | m.sums
     loops: list[str] = []
-    atoms: list[str] = []
+    conj: list[str] = []
+    merge: Merge | None = None
     for v in (v for v in f.order if v in wanted):
         iterating = [u for u in uses if v in u.indices and u.iterates(v)]
+        if merge is not None:
+            raise CodegenError(
+                f"einsum {f.text!r}: {merge.operands[0]} and {merge.operands[1]} are merged "
+                f"along {merge.index}, which must be the innermost index of the product "
+                f"{m}, but {v} comes after it; co-iteration merges the innermost loops only. "
+                "Split the formula into several einsum calls"
+            )
         if len(iterating) > 1:
-            loops += [x for x in intersect(f.text, v, iterating) if x not in loops]
+            merge = intersect(f.text, v, iterating, loops)
+            loops += merge.loops
             continue
         if iterating:
             u = iterating[0]
@@ -278,10 +305,11 @@ def lower(f: Formula, m: Monomial) -> Term:
             loops.append(v)
             continue
         loops.append(v)
-        atoms.append(f"0 <= {v} < {f.extents[v]}")
+        conj.append(f"0 <= {v} < {f.extents[v]}")
+    subst = {merge.index: merge.key} if merge is not None else {}
     for u in uses:
-        loops += [x for x in u.loops if x not in loops]
-        atoms += [u.body, *u.open_bounds]
-    body = " && ".join(a for a in atoms if a)
+        loops += [x for x in u.loops if x not in loops and x not in subst]
+        conj += [*atoms(u.body, subst), *u.open_bounds]
+    body = " && ".join(a for a in conj if a)
     domain = f"{{[{', '.join(loops)}]: {body}}}" if body else f"{{[{', '.join(loops)}]}}"
-    return Term(m, tuple(uses), tuple(loops), domain, _value(m, uses))
+    return Term(m, tuple(uses), tuple(loops), domain, rename(_value(m, uses), subst), merge)

@@ -19,6 +19,11 @@ row loop may run in parallel):
   product scans one operand's sorted fiber of the row (``O(i,j) = S(i,j) * ...``) the list
   is in order already and no sort runs.
 
+A sum of two sorted operands (``A(i,j) + B(i,j)``, both CSR) is instead one union merge of
+each pair of rows in both phases (:mod:`spf.index_notation.union`), and a product of two
+(``A(i,j) * B(i,j)``) an intersection merge (:mod:`spf.index_notation.coiterate`), whose
+columns come in order.
+
 :class:`SparseEinsum` holds both Computations; its kernel returns the output's arrays in a
 dict named as its format names them (``rowptr``, ``col``, ``A`` and the sizes ``N``,
 ``M``, ``NNZ``).
@@ -35,6 +40,7 @@ from spf.computation import Computation, Stmt
 from spf.errors import ArgumentError
 from spf.index_notation.build import declare_operands
 from spf.index_notation.formula import Formula, Term, lower
+from spf.index_notation.union import Union, add_union, union_of
 
 if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel
@@ -125,18 +131,22 @@ def _symbolic(
     f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool
 ) -> Computation:
     comp = Computation(f"{name}_symbolic")
-    declare_operands(comp, f, output=False)
+    u = union_of(terms, c.outer, c.inner)
+    declare_operands(comp, f, output=False, ordered=_merged(terms, u))
     o, n = c.outer, c.inner
     eo, en = f.extents[o], f.extents[n]
     ptr = c.array(c.ptr)
     comp.add_data_space(ptr, f"{f.index_dtype}_t", shape=(f"{eo} + 1",))
-    comp.add_local("mark", f"{f.index_dtype}_t", (en,))
     comp.add_stmt(
         Stmt(f"${ptr}$({o} + 1) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}")
     )
-    mark = f"if ($mark$({n}) != {o} + 1) {{ $mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1; }}"
-    for pos, t in enumerate(terms, 1):
-        comp.add_stmt(Stmt(mark, t.domain, _row_schedule(0, t.loops, pos)))
+    if u is not None:  # each visit of the union is a new column
+        add_union(comp, u, 1, (f"${ptr}$({o} + 1) += 1;",) * 3)
+    else:
+        comp.add_local("mark", f"{f.index_dtype}_t", (en,))
+    mark = "if ($mark$({n}) != {o} + 1) {{ $mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1; }}"
+    for pos, t in enumerate(terms if u is None else (), 1):
+        _add_term(comp, t, mark.format(n=t.at(n), o=o, ptr=ptr), pos)
     comp.add_stmt(Stmt(f"${ptr}$(0) = 0;", f"{{[z]: z = 0 && {eo} >= 0}}", "{[z] -> [1, z, 0]}"))
     comp.add_stmt(
         Stmt(
@@ -145,11 +155,25 @@ def _symbolic(
             f"{{[{o}] -> [2, {o}, 0]}}",
         )
     )
-    if terms:
-        comp.stmt("s1").workspace("mark", o)
+    if terms and u is None:
+        comp.stmt("s0").workspace("mark", o)
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
+
+
+def _merged(terms: list[Term], union: Union | None) -> frozenset[str]:
+    """The operands whose ordering facts a merge of ``terms`` (or their ``union``) relies
+    on."""
+    merged = {x for t in terms if t.merge is not None for x in t.merge.operands}
+    return frozenset(merged | set(union.operands if union is not None else ()))
+
+
+def _add_term(comp: Computation, t: Term, source: str, pos: int) -> None:
+    """Product ``t``'s statement in row ``o`` at position ``pos``, its merge insisted on."""
+    stmt = comp.add_stmt(Stmt(source, t.domain, _row_schedule(0, t.loops, pos)))
+    if t.merge is not None:
+        stmt.coiterate(*t.merge.loops)
 
 
 def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
@@ -160,6 +184,8 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
         return set()
     t = terms[0]
     users = [u for u in t.uses if u.iterates(c.inner)]
+    if t.merge is not None and t.merge.index == c.inner and t.loops[:-2] == (c.outer,):
+        return set(t.merge.operands)  # the merge visits the common columns in order
     if len(users) != 1 or not users[0].fmt.assume:
         return set()
     u = users[0]
@@ -173,7 +199,8 @@ def _numeric(
 ) -> Computation:
     comp = Computation(f"{name}_numeric")
     in_order = _in_order(f, c, terms)
-    declare_operands(comp, f, output=False, ordered=frozenset(in_order))
+    u = union_of(terms, c.outer, c.inner)
+    declare_operands(comp, f, output=False, ordered=frozenset(in_order) | _merged(terms, u))
     o, n = c.outer, c.inner
     eo, en = f.extents[o], f.extents[n]
     dt = f.index_dtype
@@ -185,6 +212,9 @@ def _numeric(
     comp.assume(f"forall t: 0 <= t < {eo} => {ptr}(t+1) <= {ptr}(t) + {en}")
     comp.add_data_space(c.array(c.idx), f"{dt}_t", shape=(nnz,))
     comp.add_data_space(c.name, "double", shape=(nnz,))
+    if u is not None:
+        _fill_by_union(comp, c, u, f, parallel)
+        return comp
     comp.add_local("mark", f"{dt}_t", (en,))
     comp.add_local("acc", "double", (en,))
     for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1"), ("rk", "1")):
@@ -196,10 +226,11 @@ def _numeric(
             "$len$(0) = 0; $rk$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"
         )
     )
-    first = f"$mark$({n}) = {o} + 1; $lst$(len(0)) = {n}; $len$(0) += 1; $acc$({n}) = 0;"
     for pos, t in enumerate(terms, 1):
-        src = f"if ($mark$({n}) != {o} + 1) {{ {first} }} $acc$({n}) += {t.value};"
-        comp.add_stmt(Stmt(src, t.domain, _row_schedule(0, t.loops, pos)))
+        at = t.at(n)
+        first = f"$mark$({at}) = {o} + 1; $lst$(len(0)) = {at}; $len$(0) += 1; $acc$({at}) = 0;"
+        src = f"if ($mark$({at}) != {o} + 1) {{ {first} }} $acc$({at}) += {t.value};"
+        _add_term(comp, t, src, pos)
     taken = {o, n, *f.extents}
     a, b, p = _fresh("a", taken), _fresh("b", taken), _fresh("p", taken)
     rows = f"0 <= {o} < {eo}"
@@ -225,6 +256,35 @@ def _numeric(
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
+
+
+def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, parallel: bool) -> None:
+    """Row ``o`` of the output listed in the union's (sorted) order into the row
+    workspaces ``lst`` (columns) and ``val`` (values), then copied to its place: no mark,
+    no sort. (Written straight to ``C`` through a cursor, the rows' writes could not be
+    proved disjoint, and the row loop could not run in parallel.)"""
+    o, ptr, en, dt = c.outer, c.array(c.ptr), f.extents[c.inner], f.index_dtype
+    taken = {*f.tensors, *f.extents, o, *u.cursors}
+    lst, length, val, p = (_fresh(x, taken) for x in ("lst", "len", "val", "p"))
+    _declare_index(comp, lst, (en,), f"0 <= v < {en}", dt)
+    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt)
+    comp.add_local(val, "double", (en,))
+    rows = f"0 <= {o} < {f.extents[o]}"
+    comp.add_stmt(Stmt(f"${length}$(0) = 0;", f"{{[{o}]: {rows}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
+    put = f"${lst}$({length}(0)) = {{}}; ${val}$({length}(0)) = {{}}; ${length}$(0) += 1;"
+    add_union(comp, u, 1, [put.format(k, v) for k, v in zip(u.keys, u.values, strict=True)])
+    at = f"{p} - {ptr}({o})"
+    comp.add_stmt(
+        Stmt(
+            f"${c.array(c.idx)}$({p}) = {lst}({at}); ${c.name}$({p}) = ${val}$({at});",
+            f"{{[{o}, {p}]: {rows} && {ptr}({o}) <= {p} < {ptr}({o}+1)}}",
+            f"{{[{o}, {p}] -> [0, {o}, 2, {p}, 0, 0, 0]}}",
+        )
+    )
+    for ws in (lst, length, val):
+        comp.stmt("s0").workspace(ws, o)
+    if parallel:
+        comp.stmt("s0").parallelize(o)
 
 
 def _sort(

@@ -1,7 +1,9 @@
 """spf.einsum kernels run against numpy (dense reference) and pydata ``sparse``
 (``sparse.einsum``) on random tensors with empty fibers, duplicates in COO input, int32 and
 int64 index arrays: SpMV, SpMM, SpAdd (CSR + CSR -> CSR), SpGEMM (CSR · CSR -> CSR), SDDMM,
-TTV, TTM, MTTKRP, and the inner product of a sparse and a dense vector. Each formula is
+TTV, TTM, MTTKRP, the inner product of a sparse and a dense vector; and the products of
+two sparse operands sharing an index, scanned as an intersection merge (the inner product
+of two sparse vectors, CSR * CSR elementwise, SDDMM with sparse factors). Each formula is
 compiled once per index type (module cache)."""
 
 from __future__ import annotations
@@ -115,6 +117,18 @@ def test_spadd_csr_plus_csr_into_csr(n: int, m: int, density: float) -> None:
     assert np.allclose(_csr_out(out).toarray(), pyd.todense())
 
 
+def test_spadd_into_csr_by_a_union_merge(dtype: str) -> None:
+    a, b = _pair(31, 23, 0.2)
+    x = np.random.default_rng(33).random(23) + 1.0
+    disjoint = sp.csr_array(b.toarray() * (a.toarray() == 0))  # no column common with A
+    k = _kernel("C(i,j) = A(i,j) + B(i,j) * x(j)", dtype, A=CSR, B=CSR, C=CSR)
+    for other in (b, disjoint, a, sp.csr_array((31, 23))):
+        other.sort_indices()
+        out = k(x=x, **csr_args(a, dtype, prefix="A_"), **csr_args(other, dtype, prefix="B_"))
+        assert out["col"].dtype == np.dtype(dtype)
+        _same_csr(_csr_out(out), a + other.multiply(x[None, :]))
+
+
 def test_spadd_into_a_dense_output(dtype: str) -> None:
     a, b = _matrix(20, 14, 0.2, 9), _matrix(20, 14, 0.3, 10)
     c = np.full((20, 14), 3.0)
@@ -224,6 +238,64 @@ def test_inner_product_of_sparse_and_dense_vectors(dtype: str, n: int) -> None:
         s=s, b=w, **csf_args(v.coords, v.data, v.shape, dtype, prefix="a_")
     )
     assert np.isclose(float(s), float(v.todense() @ w))
+
+
+@pytest.mark.parametrize(("n", "density"), [(0, 0.0), (1, 1.0), (13, 0.5), (200, 0.1)])
+def test_inner_product_of_two_sparse_vectors_by_a_merge(dtype: str, n: int, density: float) -> None:
+    u, v = _tensor((n + 1,), density, 26), _tensor((n + 1,), density, 27)
+    k = _kernel("s = a(i) * b(i)", dtype, a=CSF(1), b=CSF(1))
+    for w in (v, u):  # random, then one pattern (every coordinate common)
+        s = np.full((), 5.0)
+        k(
+            s=s,
+            **csf_args(u.coords, u.data, u.shape, dtype, prefix="a_"),
+            **csf_args(w.coords, w.data * 2, w.shape, dtype, prefix="b_"),
+        )
+        assert np.isclose(float(s), float(u.todense() @ (2 * w.todense())))
+
+
+def _pair(n: int, m: int, density: float) -> tuple[sp.csr_array, sp.csr_array]:
+    """Two random CSR matrices whose empty rows are at different places (B's rows rotated
+    by one)."""
+    a = _matrix(n, m, density, 28)
+    b = sp.csr_array(_matrix(n, m, density * 2, 29)[np.roll(np.arange(n), 1)]) if n else a
+    b.sort_indices()
+    return a, b
+
+
+@pytest.mark.parametrize(("n", "m", "density"), MATRICES)
+def test_elementwise_product_of_csr_matrices_by_a_merge(
+    dtype: str, n: int, m: int, density: float
+) -> None:
+    a, b = _pair(n, m, density)
+    same = a.copy()  # one pattern: every column common
+    same.data = same.data + 1.0
+    for other in (b, same):
+        args = {**csr_args(a, dtype, prefix="A_"), **csr_args(other, dtype, prefix="B_")}
+        want = a.multiply(other)
+        c = np.full((n, m), 3.0)
+        _kernel("C(i,j) = A(i,j) * B(i,j)", dtype, A=CSR, B=CSR)(C=c, **args)
+        assert np.allclose(c, want.toarray())
+        out = _kernel("C(i,j) = A(i,j) * B(i,j)", dtype, A=CSR, B=CSR, C=CSR)(**args)
+        assert out["col"].dtype == np.dtype(dtype)
+        _same_csr(_csr_out(out), want)  # the common columns of each row, sorted
+
+
+def test_sddmm_with_sparse_factors_by_a_merge(dtype: str) -> None:
+    s, x, y = _matrix(24, 17, 0.3, 30), _matrix(24, 11, 0.3, 31), _matrix(17, 11, 0.3, 32)
+    want = s.multiply((x @ y.T).toarray()).toarray()
+    text = "O(i,j) = S(i,j) * X(i,k) * Y(j,k)"
+    args = {
+        **csr_args(s, dtype, prefix="S_"),
+        **csr_args(x, dtype, prefix="X_"),
+        **csr_args(y, dtype, prefix="Y_"),
+    }
+    o = np.zeros((24, 17))
+    _kernel(text, dtype, S=CSR, X=CSR, Y=CSR)(O=o, **args)
+    assert np.allclose(o, want)
+    out = _kernel(text, dtype, S=CSR, X=CSR, Y=CSR, O=CSR)(**args)
+    # the entries of S where some k meets (the product's pattern, as TACO builds it)
+    _same_csr(_csr_out(out), s.multiply(x @ y.T))
 
 
 def test_scalar_constants_and_sums() -> None:

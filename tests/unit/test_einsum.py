@@ -135,11 +135,56 @@ def test_bad_formats_raise_argument_errors(
         spf.einsum(text, **formats)
 
 
-def test_two_sparse_operands_iterating_one_index_are_refused_not_guarded() -> None:
-    with pytest.raises(CodegenError, match="merge of the two lists"):
-        spf.einsum("s = a(i) * b(i)", a=CSF(1), b=CSF(1))
-    with pytest.raises(CodegenError, match="A \\(CSR\\) and B \\(CSR\\) both iterate index 'j'"):
-        spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=CSR, B=CSR)
+MERGE = "while ({p} < spf_end_{p} && {q} < spf_end_{q})"
+
+
+@pytest.mark.parametrize(
+    ("text", "formats", "cursors"),
+    [
+        ("s = a(i) * b(i)", {"a": CSF(1), "b": CSF(1)}, ("a_p1", "b_p1")),
+        ("C(i,j) = A(i,j) * B(i,j)", {"A": CSR, "B": CSR}, ("A_k", "B_k")),
+        ("O(i,j) = S(i,j) * X(i,k) * Y(j,k)", {"S": CSR, "X": CSR, "Y": CSR}, ("X_k", "Y_k")),
+    ],
+)
+def test_two_sparse_operands_sharing_an_index_are_merged_not_guarded(
+    text: str, formats: dict[str, spf.Format], cursors: tuple[str, str]
+) -> None:
+    comp = spf.einsum(text, **formats)
+    p, q = cursors
+    assert f"for {p} [coiterate({q})]:" in comp.loop_structure()
+    assert MERGE.format(p=p, q=q) in comp.codegen()
+
+
+def test_a_sparse_output_of_an_intersection_is_merged_in_both_phases() -> None:
+    comp = spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=CSR, B=CSR, C=CSR)
+    for phase in (comp.symbolic, comp.numeric):
+        assert MERGE.format(p="A_k", q="B_k") in phase.codegen()
+    assert "thr" not in comp.numeric.data_spaces  # no sort: the merge lists columns in order
+
+
+def test_a_sum_of_two_csr_operands_into_csr_is_a_union_merge() -> None:
+    comp = spf.einsum("C(i,j) = A(i,j) - 2 * B(i,j)", A=CSR, B=CSR, C=CSR)
+    for phase in (comp.symbolic, comp.numeric):
+        assert "for A_k [coiterate(B_k, left=s2, right=s3)]:" in phase.loop_structure()
+        assert MERGE.format(p="A_k", q="B_k") in phase.codegen()
+        assert "mark" not in phase.data_spaces  # each column visited once
+        assert "thr" not in phase.data_spaces  # in order: no sort
+    assert comp.numeric.stmt("s2").source.startswith("$lst$(len(0)) = A_col(A_k);")
+
+
+@pytest.mark.parametrize(
+    ("text", "formats", "message"),
+    [
+        ("s = a(i) * b(i) * c(i)", {"a": CSF(1), "b": CSF(1), "c": CSF(1)}, "two lists"),
+        ("s = A(i,j) * B(i,j)", {"A": CSF(2), "B": CSF(2)}, "must be the innermost index"),
+        ("C(i,j) = A(i,j) * B(i,j)", {"A": COO, "B": COO}, "without an ordering fact"),
+    ],
+)
+def test_products_that_are_not_one_merge_are_refused_not_guarded(
+    text: str, formats: dict[str, spf.Format], message: str
+) -> None:
+    with pytest.raises(CodegenError, match=message):
+        spf.einsum(text, **formats)
 
 
 def test_too_many_products_are_refused() -> None:
