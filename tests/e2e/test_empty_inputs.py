@@ -142,12 +142,12 @@ def test_spgemm_on_empty_matrices_matches_scipy() -> None:
     for n, k in SHAPES:
         for m in (0, 3):
             a, b = sp.csr_array((n, k)), sp.csr_array((k, m))
-            out = kernel(Ap=a.indptr.astype(i32), Aj=a.indices.astype(i32), Ax=a.data,
-                         Bp=b.indptr.astype(i32), Bj=b.indices.astype(i32), Bx=b.data,
+            out = kernel(A_rowptr=a.indptr.astype(i32), A_col=a.indices.astype(i32), A=a.data,
+                         B_rowptr=b.indptr.astype(i32), B_col=b.indices.astype(i32), B=b.data,
                          N=n, K=k, M=m)  # fmt: skip
-            c = sp.csr_array((out["Cx"], out["Cj"], out["Cp"]), shape=(n, m))
+            c = sp.csr_array((out["A"], out["col"], out["rowptr"]), shape=(n, m))
             assert c.nnz == 0
-            assert np.array_equal(out["Cp"], (a @ b).indptr)
+            assert np.array_equal(out["rowptr"], (a @ b).indptr)
 
 
 @pytest.mark.parametrize("name", ["sptrsv_csr", "gauss_seidel_csr", "ilu0_csr"])
