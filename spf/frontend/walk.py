@@ -473,8 +473,8 @@ class Walker:
                 if side is None:
                     raise self.fail(
                         p,
-                        f"loop {it!r}: the condition must compare {it} with an "
-                        f"expression free of {it}",
+                        f"loop {it!r}: the condition must compare expressions affine in "
+                        f"{it} (i + 1 < n, 2*i <= n), with {it} outside subscripts and calls",
                         f"write {it} < hi (a condition that stops the loop early is not a domain)",
                     )
                 if side != ("upper" if step > 0 else "lower"):
@@ -620,14 +620,47 @@ def _has_loop(node: Any) -> bool:
 
 
 def _bound_side(node: Any, it: str) -> str | None:
-    """``"upper"``/``"lower"`` when ``node`` is ``it op e`` or ``e op it`` (``e`` free of
-    ``it``), else None."""
+    """``"upper"``/``"lower"`` when ``node`` compares expressions affine in ``it`` with a
+    nonzero integer coefficient in all (``i < n``, ``i + 1 < n``, ``2*i <= n``, ``n > i``),
+    ``it`` nowhere else (not in a subscript or call), else None."""
     if not isinstance(node, c_ast.BinaryOp) or node.op not in ("<", "<=", ">", ">="):
         return None
-    left_it = isinstance(node.left, c_ast.ID) and node.left.name == it
-    right_it = isinstance(node.right, c_ast.ID) and node.right.name == it
-    if left_it and not _mentions(node.right, it):
-        return "upper" if node.op in ("<", "<=") else "lower"
-    if right_it and not _mentions(node.left, it):
-        return "upper" if node.op in (">", ">=") else "lower"
+    left, right = _coefficient(node.left, it), _coefficient(node.right, it)
+    if left is None or right is None or left == right:
+        return None
+    grows = left - right > 0  # the left side minus the right grows with it
+    return "upper" if grows == (node.op in ("<", "<=")) else "lower"
+
+
+def _coefficient(node: Any, it: str) -> int | None:
+    """The integer coefficient of ``it`` in the C expression ``node`` when ``node`` is affine
+    in it (0 when it does not mention it), else None."""
+    if not _mentions(node, it):
+        return 0
+    if isinstance(node, c_ast.ID):
+        return 1
+    if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+        inner = _coefficient(node.expr, it)
+        return None if inner is None else (-inner if node.op == "-" else inner)
+    if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):
+        a, b = _coefficient(node.left, it), _coefficient(node.right, it)
+        if a is None or b is None:
+            return None
+        return a + b if node.op == "+" else a - b
+    if isinstance(node, c_ast.BinaryOp) and node.op == "*":
+        for factor, other in ((node.left, node.right), (node.right, node.left)):
+            value = _int_constant(factor)
+            if value is not None:
+                inner = _coefficient(other, it)
+                return None if inner is None else value * inner
+    return None  # it under a call, a subscript, a division, a cast...
+
+
+def _int_constant(node: Any) -> int | None:
+    """The value of a decimal integer literal (``3``, ``-3``), else None."""
+    if isinstance(node, c_ast.UnaryOp) and node.op == "-":
+        inner = _int_constant(node.expr)
+        return None if inner is None else -inner
+    if isinstance(node, c_ast.Constant) and node.type == "int" and node.value.isdigit():
+        return int(node.value)
     return None

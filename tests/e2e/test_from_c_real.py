@@ -445,3 +445,33 @@ def test_random_mixed_programs_match_gcc(seed: int) -> None:
         same_as_gcc(text, "mixed", args)
     except AssertionError as err:
         raise AssertionError(f"{err}\n{text}") from None
+
+
+AFFINE_CONDITIONS = """
+void pairs(int n, double x[n], double y[n]) {
+  for (int i = 0; i + 1 < n; i++)
+    y[i] = x[i] + x[i + 1];
+  for (int i = 0; 2 * i < n; i++)
+    y[i] += 2.0 * x[2 * i];
+  for (int i = n - 1; i - 1 >= 0; i--)
+    y[i] -= 0.5 * y[i - 1];
+  for (int i = 0; n - 3 > i + 0; i++)
+    x[i] = y[i + 2];
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 8])
+def test_loop_conditions_affine_in_the_loop_variable_run_as_gcc_runs_them(n: int) -> None:
+    rng = np.random.default_rng(n)
+    args = {"n": n, "x": rng.random(n), "y": rng.random(n)}
+    same_as_gcc(AFFINE_CONDITIONS, "pairs", args)
+
+
+@pytest.mark.parametrize(
+    "cond", ["i * i < n", "i < x[i]", "i / 2 < n", "i % 4 < n", "n - i < i - n"]
+)
+def test_loop_conditions_not_affine_in_the_loop_variable_are_refused(cond: str) -> None:
+    text = f"void f(int n, double x[n]) {{ for (int i = 0; {cond}; i++) x[i] = 0.0; }}"
+    with pytest.raises(spf.SpfError, match=r"loop 'i'"):
+        spf.from_c(text, function="f")
