@@ -6,6 +6,8 @@
   remembered, so a test suite builds each distinct kernel once however many tests call it.
 * :func:`run_and_compare`: call a kernel on copies of the inputs and compare the named
   outputs with the expected arrays, with a message naming the output that differs.
+* :func:`expand_rows`: a hand-written inspector/executor whose loop bounds read an index
+  array the same computation writes (the case scanners get wrong).
 
 >>> import numpy as np, spf.sparse
 >>> a = random_csr(5, 4, 0.5, rng=0, empty_rows=[2])
@@ -31,7 +33,7 @@ import numpy as np
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError
 
-__all__ = ["compiled", "random_csr", "run_and_compare"]
+__all__ = ["compiled", "expand_rows", "random_csr", "run_and_compare"]
 
 
 def random_csr(
@@ -145,3 +147,38 @@ def run_and_compare(
             call[key], want, rtol=rtol, atol=atol, err_msg=f"output {key!r} differs"
         )
     return call
+
+
+def expand_rows(*, fused: bool = False, index_dtype: Any = "int32") -> Any:
+    """A hand-written inspector and executor: count entries per row, prefix-sum the counts
+    into ``ptr`` (an index array), then fill ``rows(p) = i`` and sum ``y(i)`` over
+    ``ptr(i) <= p < ptr(i+1)``. ``fused``: that loop runs in the prefix sum's ``i`` loop,
+    right after ``ptr(i+1)`` is written (its bounds are written in its own iteration).
+    Arguments: ``row`` (each entry's row), ``A``, ``y``, ``cnt``, ``ptr``, ``rows``, ``N``,
+    ``NNZ``."""
+    from spf.computation import Computation, Stmt
+
+    dtype = numpy_name(index_dtype, what="expand_rows: index_dtype")
+    ctype = f"{dtype}_t"
+    c = Computation("expand_rows")
+    c.declare_uf("row", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}", dtype=dtype)
+    c.add_data_space("cnt", ctype, shape=("N",))
+    c.add_data_space("ptr", ctype, shape=("N+1",), index=True)
+    c.declare_uf("ptr", range="{[v]: 0 <= v <= NNZ}", monotonic="nondecreasing")
+    c.add_data_space("rows", ctype, shape=("NNZ",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_stmt(Stmt("$cnt$(i) = 0;", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0,0,0]}"))
+    c.add_stmt(Stmt("$cnt$(row(k)) += 1;", "{[k]: 0 <= k < NNZ}", "{[k] -> [1,k,0,0,0]}"))
+    c.add_stmt(Stmt("$ptr$(0) = 0;", "{[z]: z = 0}", "{[z] -> [2,0,0,0,0]}"))
+    c.add_stmt(
+        Stmt("$ptr$(i+1) = $ptr$(i) + $cnt$(i);", "{[i]: 0 <= i < N}", "{[i] -> [3,i,0,0,0]}")
+    )
+    c.add_stmt(
+        Stmt(
+            "$rows$(p) = i; $y$(i) += $A$(p);",
+            "{[i,p]: 0 <= i < N && ptr(i) <= p < ptr(i+1)}",
+            "{[i,p] -> [3,i,1,p,0]}" if fused else "{[i,p] -> [4,i,0,p,0]}",
+        )
+    )
+    return c

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import spf
+from spf.testing import expand_rows
 
 SIZES = [(6, 14), (3, 0), (0, 0), (1, 4), (9, 30)]
 
@@ -31,29 +32,7 @@ def fused_rows(ctype: str) -> spf.Computation:
     """Count entries per row, prefix-sum the counts into the index array ``ptr``, and in the
     same ``i`` iteration, right after ``ptr(i+1)`` is written, loop ``ptr(i) <= p <
     ptr(i+1)``: ``rows(p) = i`` and ``y(i) += A(p)``."""
-    c = spf.Computation("fused_rows")
-    dtype = ctype.removesuffix("_t")
-    c.declare_uf("row", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}", dtype=dtype)
-    c.add_data_space("cnt", ctype, shape=("N",))
-    c.add_data_space("ptr", ctype, shape=("N+1",), index=True)
-    c.declare_uf("ptr", range="{[v]: 0 <= v <= NNZ}", monotonic="nondecreasing")
-    c.add_data_space("rows", ctype, shape=("NNZ",))
-    c.add_data_space("y", "double", shape=("N",))
-    c.add_data_space("A", "double", shape=("NNZ",))
-    c.add_stmt(spf.Stmt("$cnt$(i) = 0;", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0,0,0]}"))
-    c.add_stmt(spf.Stmt("$cnt$(row(k)) += 1;", "{[k]: 0 <= k < NNZ}", "{[k] -> [1,k,0,0,0]}"))
-    c.add_stmt(spf.Stmt("$ptr$(0) = 0;", "{[z]: z = 0}", "{[z] -> [2,0,0,0,0]}"))
-    c.add_stmt(
-        spf.Stmt("$ptr$(i+1) = $ptr$(i) + $cnt$(i);", "{[i]: 0 <= i < N}", "{[i] -> [3,i,0,0,0]}")
-    )
-    c.add_stmt(
-        spf.Stmt(
-            "$rows$(p) = i; $y$(i) += $A$(p);",
-            "{[i,p]: 0 <= i < N && ptr(i) <= p < ptr(i+1)}",
-            "{[i,p] -> [3,i,1,p,0]}",
-        )
-    )
-    return c
+    return expand_rows(fused=True, index_dtype=ctype)
 
 
 def rows_args(n: int, nnz: int, dtype: str) -> dict[str, Any]:

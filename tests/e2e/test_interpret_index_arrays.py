@@ -23,6 +23,7 @@ import spf
 from spf import kernels
 from spf.formats import COO, CSR, convert
 from spf.formats.sizing import extent
+from spf.testing import expand_rows
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -105,35 +106,6 @@ def test_spgemm_numeric_interprets_as_compiled(tmp_path: Path) -> None:
     kernels.spgemm_numeric().interpret(**args)
     assert np.array_equal(args["C_col"], want["col"])
     assert np.array_equal(args["C"], want["A"])
-
-
-def expand_rows(fused: bool = False) -> spf.Computation:
-    """A hand-written inspector and executor: count entries per row, prefix-sum the counts
-    into ``ptr`` (an index array), then fill ``rows(p) = i`` and sum ``y(i)`` over
-    ``ptr(i) <= p < ptr(i+1)``. ``fused``: that loop runs in the prefix sum's ``i`` loop,
-    right after ``ptr(i+1)`` is written (its bounds are written in its own iteration)."""
-    c = spf.Computation("expand_rows")
-    c.declare_uf("row", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
-    c.add_data_space("cnt", "int32_t", shape=("N",))
-    c.add_data_space("ptr", "int32_t", shape=("N+1",), index=True)
-    c.declare_uf("ptr", range="{[v]: 0 <= v <= NNZ}", monotonic="nondecreasing")
-    c.add_data_space("rows", "int32_t", shape=("NNZ",))
-    c.add_data_space("y", "double", shape=("N",))
-    c.add_data_space("A", "double", shape=("NNZ",))
-    c.add_stmt(spf.Stmt("$cnt$(i) = 0;", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0,0,0]}"))
-    c.add_stmt(spf.Stmt("$cnt$(row(k)) += 1;", "{[k]: 0 <= k < NNZ}", "{[k] -> [1,k,0,0,0]}"))
-    c.add_stmt(spf.Stmt("$ptr$(0) = 0;", "{[z]: z = 0}", "{[z] -> [2,0,0,0,0]}"))
-    c.add_stmt(
-        spf.Stmt("$ptr$(i+1) = $ptr$(i) + $cnt$(i);", "{[i]: 0 <= i < N}", "{[i] -> [3,i,0,0,0]}")
-    )
-    c.add_stmt(
-        spf.Stmt(
-            "$rows$(p) = i; $y$(i) += $A$(p);",
-            "{[i,p]: 0 <= i < N && ptr(i) <= p < ptr(i+1)}",
-            "{[i,p] -> [3,i,1,p,0]}" if fused else "{[i,p] -> [4,i,0,p,0]}",
-        )
-    )
-    return c
 
 
 def rows_args(n: int, nnz: int) -> Args:
