@@ -33,6 +33,7 @@ from spf.frontend import from_c
 from spf.index_notation import einsum
 from spf.schedule import ROOT
 from spf.sets import UF, Relation, Set
+from spf.tuning import TuneResult, tune
 
 __all__ = [
     "ROOT",
@@ -55,6 +56,7 @@ __all__ = [
     "Set",
     "SpfError",
     "Stmt",
+    "TuneResult",
     "UndeclaredError",
     "__version__",
     "einsum",
@@ -62,4 +64,5 @@ __all__ = [
     "from_c",
     "kernels",
     "sparse",
+    "tune",
 ]

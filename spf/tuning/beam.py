@@ -1,0 +1,116 @@
+"""Candidate generation: a beam search over command sequences guided by the cost model, and
+the mutations of the evolutionary refinement.
+
+A candidate takes at most one command per stage (:data:`spf.tuning.space.STAGES`), in stage
+order. The beam keeps the :data:`WIDTH` sequences the model likes best after each stage;
+the last stage's sequences, times each thread count for the parallel ones, are the ranked
+list the search measures from the top. A mutation redoes one stage of a measured candidate
+(another option or none) or its thread count, and keeps the other stages' commands where
+they still apply.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from spf.tuning.model import predict
+from spf.tuning.moves import State, advance, initial, options
+from spf.tuning.space import STAGES, Candidate, Space, Step
+
+if TYPE_CHECKING:
+    import random
+
+    from spf.tuning.nest import Nest
+
+WIDTH = 24
+"""Sequences kept after each stage."""
+
+STAGE_OF = {
+    "interchange": "interchange",
+    "tile": "tiling",
+    "split": "tiling",
+    "cache_read": "cache_read",
+    "vectorize": "vectorize",
+    "unroll": "unroll",
+    "parallelize": "parallel",
+    "wavefront": "parallel",
+}
+
+
+def cores() -> int:
+    return os.cpu_count() or 1
+
+
+def _score(nest: Nest, state: State, space: Space) -> float:
+    threads = space.get("threads") if state.parallel else (None,)
+    return min(predict(nest, state, t, cores()) for t in threads)
+
+
+def ranked(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
+    """Every candidate the beam keeps, with its predicted seconds, best first (the default
+    schedule itself excluded)."""
+    beam: list[tuple[State, tuple[Step, ...]]] = [(initial(nest), ())]
+    for stage in STAGES:
+        grown: dict[tuple[object, ...], tuple[State, tuple[Step, ...]]] = {}
+        for state, steps in beam:
+            grown.setdefault(tuple(s.key() for s in steps), (state, steps))
+            for step in options(nest, state, stage, space):
+                new = (*steps, step)
+                grown.setdefault(tuple(s.key() for s in new), (advance(state, step), new))
+        scored = sorted(grown.values(), key=lambda g: _score(nest, g[0], space))
+        beam = scored if stage == STAGES[-1] else scored[:WIDTH]
+    out: list[tuple[float, Candidate]] = []
+    for state, steps in beam:
+        for t in space.get("threads") if state.parallel else (None,):
+            if steps or t is not None:
+                out.append((predict(nest, state, t, cores()), Candidate(steps, t)))
+    out.sort(key=lambda pc: pc[0])
+    return out
+
+
+def predicted(nest: Nest, cand: Candidate) -> float:
+    """The model's seconds for ``cand`` (its steps replayed symbolically)."""
+    state = initial(nest)
+    for s in cand.steps:
+        state = advance(state, s)
+    return predict(nest, state, cand.threads, cores())
+
+
+def mutate(nest: Nest, space: Space, cand: Candidate, rng: random.Random) -> Candidate:
+    """``cand`` with one stage (or its thread count) chosen again at random."""
+    threads = space.get("threads")
+    pick = rng.randrange(len(STAGES) + (1 if cand.parallel and len(threads) > 1 else 0))
+    if pick == len(STAGES):
+        others = [t for t in threads if t != cand.threads]
+        return Candidate(cand.steps, rng.choice(others))
+    old = {STAGE_OF[s.kind]: s for s in cand.steps}
+    state, steps = initial(nest), []
+    for k, stage in enumerate(STAGES):
+        opts = options(nest, state, stage, space)
+        prev = old.get(stage)
+        chosen: Step | None
+        if k == pick:
+            choices: list[Step | None] = [None, *opts]
+            choices = [c for c in choices if (c is None) != (prev is None) or c != prev]
+            chosen = rng.choice(choices) if choices else prev
+        else:
+            chosen = _same(prev, opts)
+        if chosen is not None:
+            steps.append(chosen)
+            state = advance(state, chosen)
+    t = cand.threads if state.parallel else None
+    return Candidate(tuple(steps), t)
+
+
+def _same(prev: Step | None, opts: list[Step]) -> Step | None:
+    """The option that is ``prev`` (same loops), else one of its kind and parameter."""
+    if prev is None:
+        return None
+    for o in opts:
+        if o == prev:
+            return o
+    for o in opts:
+        if o.kind == prev.kind and o.param == prev.param:
+            return o
+    return None

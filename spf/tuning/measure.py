@@ -1,0 +1,126 @@
+"""Compiling, checking and timing candidates against the baseline.
+
+Every candidate runs once on a fresh copy of the arguments and its outputs are compared with
+the baseline's (a mismatch beyond round-off is an ``SpfError``); it is then timed
+interleaved with the baseline: each round calls both, in an order shuffled (seeded) every
+round, and the medians over the rounds give the ratio (as ``spf.bench.common`` times its
+variants: a fixed order would give each the same predecessor in the caches).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.errors import SpfError
+
+if TYPE_CHECKING:
+    import random
+
+    from spf.computation.computation import Computation
+    from spf.computation.products import CompiledKernel as Kernel
+
+
+def build(comp: Computation) -> Kernel:
+    """Compile ``comp`` for the C target (OpenMP on); the one place the search compiles."""
+    return comp.compile(target="c")
+
+
+def copy_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments with every array copied (the caller's arrays are never written)."""
+    return {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+
+
+def outputs(comp: Computation, args: Mapping[str, Any]) -> tuple[str, ...]:
+    """The kernel arguments some statement writes."""
+    written = {ds for s in comp.stmts for ds, _ in s.writes}
+    return tuple(k for k in args if k in written and isinstance(args[k], np.ndarray))
+
+
+@contextlib.contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    if n is None:
+        yield
+        return
+    from spf.runtime.threads import openmp_threads
+
+    with openmp_threads(n):
+        yield
+
+
+def caller(kernel: Kernel, args: Mapping[str, Any], threads: int | None) -> Callable[[], None]:
+    """One unchecked call of ``kernel`` on its own working copy of ``args``."""
+    work = copy_args(args)
+
+    def call() -> None:
+        with _threads(threads):
+            kernel(check=False, **work)
+
+    return call
+
+
+def run_once(kernel: Kernel, args: Mapping[str, Any], names: tuple[str, ...],
+             threads: int | None) -> dict[str, Any]:  # fmt: skip
+    """The outputs ``names`` of one checked call on a fresh copy of ``args``."""
+    work = copy_args(args)
+    with _threads(threads):
+        kernel(**work)
+    return {k: work[k] for k in names}
+
+
+def compare(what: str, got: Mapping[str, Any], want: Mapping[str, Any]) -> None:
+    """``SpfError`` naming ``what`` and the data space when ``got`` differs from ``want``
+    beyond round-off (relative 1e-6 for double, 1e-3 for float; integers exactly)."""
+    for name, ref in want.items():
+        out = got[name]
+        if np.issubdtype(ref.dtype, np.floating):
+            tol = 1e-3 if ref.dtype.itemsize <= 4 else 1e-6
+            scale = float(np.max(np.abs(ref), initial=0.0)) if ref.size else 0.0
+            ok = np.allclose(out, ref, rtol=tol, atol=tol * max(scale, 1e-30), equal_nan=True)
+        else:
+            ok = bool(np.array_equal(out, ref))
+        if not ok:
+            diff = np.abs(np.asarray(out, dtype=float) - np.asarray(ref, dtype=float))
+            where = np.unravel_index(int(np.nanargmax(diff)), diff.shape) if diff.size else ()
+            raise SpfError(
+                f"tune: candidate {what} computes a different {name!r} than the baseline "
+                f"(at {tuple(int(w) for w in where)}: {out[where]!r} instead of {ref[where]!r}); "
+                "this is a bug of spf's scheduling or code generation: please report it with "
+                "the candidate's commands (res.history lists the ones measured so far)"
+            )
+
+
+def interleaved(
+    fns: list[Callable[[], None]], seconds: float, rng: random.Random, reps: int = 1
+) -> list[float]:
+    """Median seconds per call of each of ``fns``, timed in shuffled rounds for about
+    ``seconds`` (at least 3 rounds, at most 200); one warm-up round first."""
+    for f in fns:
+        f()
+    times: list[list[float]] = [[] for _ in fns]
+    end = time.perf_counter() + seconds
+    order = list(range(len(fns)))
+    rounds = 0
+    while rounds < 3 or (time.perf_counter() < end and rounds < 200):
+        rng.shuffle(order)
+        for k in order:
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fns[k]()
+            times[k].append((time.perf_counter() - t0) / reps)
+        rounds += 1
+    return [statistics.median(t) for t in times]
+
+
+def repetitions(call: Callable[[], None]) -> tuple[int, float]:
+    """Calls per timed sample so that one sample takes about a millisecond, and the
+    seconds of one call."""
+    t0 = time.perf_counter()
+    call()
+    one = max(time.perf_counter() - t0, 1e-7)
+    return max(1, min(1000, int(1e-3 / one))), one

@@ -1,0 +1,130 @@
+"""The cost model that orders candidates before anything is compiled.
+
+A prediction in seconds, from the priced PDFG (statement instances, bytes of the data
+spaces) and a few features of the symbolic schedule (:mod:`spf.tuning.moves`):
+
+* memory: each access costs, per statement instance, the cache lines it brings in; a
+  unit-stride access in the innermost loop costs ``itemsize / 64`` of a line, an access
+  that does not move with the innermost loop none, an index-array gather (``x(col(k))``)
+  half a line, any other stride a whole line, unless the working set of the loops inside
+  the innermost tile (or split) fits in the L2 cache, or the data space is packed
+  (``cache_read``), when it costs a unit stride's; a computation whose whole footprint fits
+  in L2 pays a quarter of that;
+* compute: one nanosecond per instance and access, divided by the vector width when the
+  innermost loop is vectorized with every moving access unit-stride, a little less with
+  ``unroll``;
+* parallel: divided by the threads (at most the cores), plus a fork-join overhead; atomic
+  updates cost three times, per-thread copies a combine pass; a wavefront runs at 60%
+  efficiency plus a barrier per level (estimated as the square root of the rows);
+* packing adds its copy traffic.
+
+The numbers are a ranking, not a forecast: measurements decide (docs/tune.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spf.tuning.moves import State
+    from spf.tuning.nest import Access, Nest
+
+LINE = 64.0
+L2 = 1 << 20
+BANDWIDTH = 8e9  # bytes per second from memory
+NS = 1e-9
+FORK_JOIN = 5e-6
+
+
+def mentions(expr: str, var: str) -> bool:
+    return re.search(rf"\b{re.escape(var)}\b", expr) is not None
+
+
+def classify(access: Access, var: str, nest: Nest) -> str:
+    """``zero``, ``unit``, ``gather`` or ``strided``: how ``access`` moves with ``var``."""
+    exprs = access.exprs
+    for b, rhs in nest.bound.items():
+        if mentions(rhs, var) and any(mentions(e, b) for e in exprs):
+            return "gather" if "(" in rhs else "unit"
+    if not any(mentions(e, var) for e in exprs):
+        return "zero"
+    last = exprs[-1] if exprs else ""
+    if mentions(last, var) and not any(mentions(e, var) for e in exprs[:-1]):
+        return "unit" if re.search(rf"\d\s*\*\s*{re.escape(var)}\b", last) is None else "strided"
+    return "strided"
+
+
+def _working_set(nest: Nest, state: State) -> float:
+    """Bytes the loops inside the innermost tile/split loop touch (whole nest when untiled)."""
+    start = 0
+    names = state.names()
+    for t in state.tiled:
+        if t in names:
+            start = max(start, names.index(t) + 1)
+    inner = state.loops[start:]
+    extent: dict[str, float] = {}
+    for lp in inner:
+        extent[lp.var] = extent.get(lp.var, 1.0) * lp.extent
+    total = 0.0
+    for a in nest.accesses:
+        elems = 1.0
+        for e in a.exprs:
+            moving = [v for v in extent if mentions(e, v)]
+            elems *= max((extent[v] for v in moving), default=1.0)
+        total += elems * a.itemsize
+    return total
+
+
+def predict(nest: Nest, state: State, threads: int | None, cores: int) -> float:
+    """Predicted seconds of the schedule ``state`` on ``threads`` threads (None: ``cores``)."""
+    if not state.loops:
+        return nest.instances * NS
+    var = state.loops[-1].var
+    fits = _working_set(nest, state) <= L2
+    lines = 0.0
+    classes = []
+    for a in nest.accesses:
+        c = "unit" if a.data_space in state.packed else classify(a, var, nest)
+        classes.append(c)
+        if c == "unit" or (c == "strided" and fits and state.tiled):
+            lines += a.itemsize / LINE
+        elif c == "gather":
+            lines += 0.5
+        elif c == "strided":
+            lines += 1.0
+    memory = nest.instances * lines * LINE / BANDWIDTH
+    if nest.footprint <= L2:
+        memory *= 0.25
+    compute = nest.instances * NS * (1 + 0.3 * len(nest.accesses))
+    if state.vector > 1 and all(c in ("unit", "zero") for c in classes):
+        compute /= min(state.vector, 4) * 0.75
+    elif state.vector > 1:
+        compute *= 1.1
+    if state.unroll > 1:
+        compute *= 0.9
+    t = compute + memory
+    for ds in state.packed:
+        t += (
+            sum(a.itemsize for a in nest.accesses if a.data_space == ds)
+            * nest.instances
+            / (BANDWIDTH * max(state.loops[-1].extent, 1.0))
+        )
+    if state.tiled and not fits:
+        t *= 1.05
+    return _parallel(nest, state, t, threads, cores)
+
+
+def _parallel(nest: Nest, state: State, t: float, threads: int | None, cores: int) -> float:
+    if not state.parallel:
+        return t
+    team = min(threads or cores, cores)
+    if state.parallel == "wavefront":
+        levels = math.sqrt(max(state.loops[0].extent, 1.0))
+        return t / (team * 0.6) + levels * FORK_JOIN + FORK_JOIN
+    if state.reduction == "atomic":
+        t *= 3.0
+    elif state.reduction == "privatize":
+        t *= 1.2
+    return t / team + FORK_JOIN

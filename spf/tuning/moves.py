@@ -1,0 +1,211 @@
+"""Candidates as symbolic loop nests: which commands each stage may add, and the loops a
+schedule would have after them (for the cost model, without touching the computation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from spf.tuning.space import Space, Step
+
+if TYPE_CHECKING:
+    from spf.tuning.nest import Nest
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop of the symbolic nest: its name, the original loop variable it enumerates, its
+    trip count and whether index arrays bound it."""
+
+    name: str
+    var: str
+    extent: float
+    dense: bool
+
+
+@dataclass(frozen=True)
+class State:
+    """The symbolic schedule after some steps."""
+
+    loops: tuple[Loop, ...]
+    tiled: tuple[str, ...] = ()  # names of the outer loops of tiles/splits
+    packed: tuple[str, ...] = ()
+    vector: int = 1
+    unroll: int = 1
+    parallel: str = ""  # "", "parallelize", "wavefront"
+    reduction: str | None = None
+    method: str = ""
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(lp.name for lp in self.loops)
+
+
+def initial(nest: Nest) -> State:
+    return State(
+        tuple(
+            Loop(n, n, e, d) for n, e, d in zip(nest.loops, nest.extents, nest.dense, strict=True)
+        )
+    )
+
+
+def fresh(state: State, base: str, taken: set[str]) -> str:
+    """An unused loop name ``base``, ``base_``, ``base__``, ..."""
+    names = set(state.names()) | taken
+    name = base
+    while name in names:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def writes_move(nest: Nest, var: str) -> bool:
+    """Whether every write of the nest moves with ``var`` (else the loop over ``var`` is a
+    reduction: vectorizing it is illegal, parallelizing it needs a reduction option)."""
+    from spf.tuning.model import mentions
+
+    writes = [a for a in nest.accesses if a.write]
+    return bool(writes) and all(any(mentions(e, var) for e in a.exprs) for a in writes)
+
+
+def _pieces(state: State, loop: Loop, taken: set[str]) -> tuple[str, str]:
+    """Fresh names of the outer and inner loop ``loop`` is cut into."""
+    return fresh(state, loop.name + "0", taken), fresh(state, loop.name + "1", taken)
+
+
+def _interchange(nest: Nest, state: State, space: Space) -> list[Step]:
+    loops = state.loops
+    if not space.get("interchange"):
+        return []
+    return [
+        Step("interchange", True, (loops[a].name, loops[b].name))
+        for b in range(len(loops))
+        for a in range(b)
+        if all(lp.dense for lp in loops[: b + 1])
+    ]
+
+
+def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
+    loops, out = state.loops, []
+    for p in range(len(loops) - 1):
+        if not all(lp.dense for lp in loops[: p + 2]):
+            continue
+        for size in space.get("tile"):
+            if size[0] < loops[p].extent and size[1] < loops[p + 1].extent:
+                taken: set[str] = set()
+                (i0, i1), (j0, j1) = (
+                    _pieces(state, loops[p], taken),
+                    _pieces(state, loops[p + 1], taken),
+                )
+                out.append(Step("tile", size, (loops[p].name, loops[p + 1].name, i0, j0, i1, j1)))
+    for f in space.get("split") if loops else ():
+        if f < loops[0].extent:
+            out.append(Step("split", f, (loops[0].name, *_pieces(state, loops[0], set()))))
+    return out
+
+
+def _cache_read(nest: Nest, state: State, space: Space) -> list[Step]:
+    if len(state.tiled) < 2:
+        return []
+    wanted = space.get("cache_read")
+    return [
+        Step("cache_read", ds, (state.tiled[-1],))
+        for ds in nest.reads
+        if True in wanted or ds in wanted
+    ]
+
+
+def _vectorize(nest: Nest, state: State, space: Space) -> list[Step]:
+    if not state.loops or not writes_move(nest, state.loops[-1].var):
+        return []
+    inner = state.loops[-1]
+    return [
+        Step("vectorize", w, (inner.name, *_pieces(state, inner, set())))
+        for w in space.get("vectorize")
+        if w <= inner.extent
+    ]
+
+
+def _unroll(nest: Nest, state: State, space: Space) -> list[Step]:
+    if not state.loops or state.vector > 1:
+        return []
+    inner = state.loops[-1]
+    return [Step("unroll", f, (inner.name,)) for f in space.get("unroll") if f <= inner.extent]
+
+
+def _parallel(nest: Nest, state: State, space: Space) -> list[Step]:
+    """``parallelize`` the outermost loop (with a reduction option exactly when it is a
+    reduction loop), or run it as a ``wavefront`` when it carries a dependence; none over a
+    packed copy (one buffer shared by the threads)."""
+    if not state.loops or state.packed:
+        return []
+    outer = state.loops[0]
+    moving = writes_move(nest, outer.var)
+    carried = outer.var == nest.loops[0] and not nest.outer_parallel
+    out = [
+        Step("parallelize", r, (outer.name,))
+        for r in space.get("parallelize")
+        if (r is None) == moving and not (carried and r is None)
+    ]
+    if carried and outer.name == nest.loops[0]:
+        out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront")]
+    return out
+
+
+_STAGES = {
+    "interchange": _interchange,
+    "tiling": _tiling,
+    "cache_read": _cache_read,
+    "vectorize": _vectorize,
+    "unroll": _unroll,
+    "parallel": _parallel,
+}
+
+
+def options(nest: Nest, state: State, stage: str, space: Space) -> list[Step]:
+    """The steps stage ``stage`` may add to ``state`` (skipping the stage is always also an
+    option, added by the caller)."""
+    return _STAGES[stage](nest, state, space)
+
+
+def advance(state: State, step: Step) -> State:
+    """The symbolic schedule after ``step``."""
+    loops = list(state.loops)
+    pos = {lp.name: k for k, lp in enumerate(loops)}
+    if step.kind == "interchange":
+        a, b = pos[step.loops[0]], pos[step.loops[1]]
+        loops[a], loops[b] = loops[b], loops[a]
+        return replace(state, loops=tuple(loops))
+    if step.kind == "tile":
+        i, _j, i0, j0, i1, j1 = step.loops
+        p = pos[i]
+        li, lj = loops[p], loops[p + 1]
+        ti, tj = step.param
+        new = [
+            Loop(i0, li.var, max(li.extent / ti, 1.0), True),
+            Loop(j0, lj.var, max(lj.extent / tj, 1.0), True),
+            Loop(i1, li.var, float(ti), True),
+            Loop(j1, lj.var, float(tj), True),
+        ]
+        loops[p : p + 2] = new
+        return replace(state, loops=tuple(loops), tiled=(*state.tiled, i0, j0))
+    if step.kind in ("split", "vectorize"):
+        name, outer, inner = step.loops
+        p = pos[name]
+        lp = loops[p]
+        f = step.param
+        loops[p : p + 1] = [
+            Loop(outer, lp.var, max(lp.extent / f, 1.0), lp.dense),
+            Loop(inner, lp.var, float(min(f, lp.extent)), lp.dense),
+        ]
+        if step.kind == "vectorize":
+            return replace(state, loops=tuple(loops), vector=f)
+        return replace(state, loops=tuple(loops), tiled=(*state.tiled, outer))
+    if step.kind == "cache_read":
+        return replace(state, packed=(*state.packed, str(step.param)))
+    if step.kind == "unroll":
+        return replace(state, unroll=int(step.param))
+    if step.kind == "parallelize":
+        return replace(state, parallel="parallelize", reduction=step.param)
+    if step.kind == "wavefront":
+        return replace(state, parallel="wavefront", method=str(step.param))
+    return state

@@ -1,0 +1,89 @@
+"""A candidate made real: its commands applied to a copy of the computation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from spf.errors import SpfError
+from spf.schedule.trace import Trace
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.tuning.nest import Nest
+    from spf.tuning.space import Candidate, Space, Step
+
+
+def realize(comp: Computation, cand: Candidate, nest: Nest, space: Space) -> Computation:
+    """A clone of ``comp`` with the commands of ``cand`` applied (``comp`` is untouched).
+    A command that does not apply raises the ``SpfError`` it raises on its own; an illegal
+    one (``wavefront`` refuses loops it cannot order) ``IllegalScheduleError``."""
+    copy = comp.clone()
+    if cand.extra is not None:
+        given = space.candidates[cand.extra]
+        if callable(given):
+            _user(copy, given, cand.extra)
+        else:
+            Trace.from_data(list(given)).replay(copy)
+        return copy
+    for step in cand.steps:
+        _apply(copy, step, nest)
+    return copy
+
+
+def _user(copy: Computation, fn: Callable[[Any], object], index: int) -> None:
+    try:
+        fn(copy)
+    except SpfError:
+        raise
+    except Exception as err:
+        raise SpfError(
+            f"tune: space['candidates'][{index}] raised {type(err).__name__}: {err}"
+        ) from err
+
+
+def _apply(comp: Computation, step: Step, nest: Nest) -> None:
+    loops = step.loops
+    if step.kind == "wavefront":
+        comp.wavefront(loops[0], method=str(step.param))
+        return
+    if step.kind == "cache_read":
+        comp.stmt(_main(comp, nest, loops)).cache_read(str(step.param), loops[0])
+        return
+    need = loops[:2] if step.kind in ("interchange", "tile") else loops[:1]
+    targets = [s for s in nest.stmts if all(lp in comp.stmt(s).loops for lp in need)]
+    if not targets:
+        raise SpfError(f"tune: no statement has the loops {', '.join(need)}")
+    for name in targets:
+        s = comp.stmt(name)
+        p = step.param
+        if step.kind == "interchange":
+            s.interchange(loops[0], loops[1])
+        elif step.kind == "tile":
+            s.tile(loops[0], loops[1], p[0], p[1], *loops[2:])
+        elif step.kind == "split":
+            s.split(loops[0], p, loops[1], loops[2])
+        elif step.kind == "vectorize":
+            s.vectorize(loops[0], p, loops[1], loops[2])
+        elif step.kind == "unroll":
+            s.unroll(loops[0], p)
+        elif step.kind == "parallelize":
+            s.parallelize(loops[0], reduction=p)
+
+
+def _main(comp: Computation, nest: Nest, loops: Sequence[str]) -> str:
+    """The statement of the nest with the most loops among those that have ``loops``."""
+    have = [s for s in nest.stmts if all(lp in comp.stmt(s).loops for lp in loops)]
+    if not have:
+        raise SpfError(f"tune: no statement has the loop {loops[0]}")
+    return max(have, key=lambda s: len(comp.stmt(s).loops))
+
+
+def new_entries(comp: Computation, start: int) -> list[Mapping[str, Any]]:
+    """The trace entries ``comp`` gained after its first ``start`` (JSON data)."""
+    return [e.to_data() for e in comp.trace.entries[start:]]
+
+
+def commands_text(comp: Computation, start: int) -> str:
+    """The Python of the commands after the first ``start`` of ``comp``'s trace."""
+    return Trace(comp.trace.entries[start:]).as_python()

@@ -1,0 +1,118 @@
+"""Tuning records on disk: ``<cache dir>/tune/<key>.json``, plain readable JSON.
+
+The key is a SHA-256 of the computation's digest (its ``to_json()`` text: statements,
+schedules and commands), the arguments' shapes and dtypes (scalars by value), the machine
+(CPU model, cores, architecture, spf's version) and the space searched. A record holds the
+chosen commands as trace data, which :meth:`spf.schedule.Trace.replay` applies to a copy of
+the computation, and what the search measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spf._cachedir import default_cache_dir
+from spf._version import __version__
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.tuning.space import Space
+
+VERSION = 1
+"""The record format; a record of another format is ignored (and overwritten)."""
+
+
+def digest(comp: Computation) -> str:
+    """SHA-256 of ``comp.to_json()``: changes whenever the computation or its schedule does."""
+    return hashlib.sha256(comp.to_json().encode()).hexdigest()
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, Any]:
+    """What the timings depend on besides the code: CPU model, cores, architecture, spf."""
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count() or 1,
+        "arch": platform.machine(),
+        "spf": __version__,
+    }
+
+
+def arg_shapes(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"A": ["float64", [64, 64]], "N": 64}``: arrays by dtype and shape, scalars by value."""
+    out: dict[str, Any] = {}
+    for name in sorted(args):
+        v = args[name]
+        shape = getattr(v, "shape", None)
+        if shape is not None and hasattr(v, "dtype"):
+            out[name] = [str(v.dtype), [int(n) for n in shape]]
+        else:
+            out[name] = v if isinstance(v, (int, float, str, bool)) else repr(type(v).__name__)
+    return out
+
+
+def space_data(space: Space) -> dict[str, Any]:
+    data: dict[str, Any] = {k: [repr(v) for v in vs] for k, vs in sorted(space.options.items())}
+    data["candidates"] = [
+        getattr(c, "__qualname__", None) or json.dumps(c, sort_keys=True, default=str)
+        for c in space.candidates
+    ]
+    return data
+
+
+def key(comp: Computation, args: Mapping[str, Any], space: Space) -> tuple[str, dict[str, Any]]:
+    """The record's key and the data it is the hash of."""
+    what = {
+        "computation": comp.name,
+        "digest": digest(comp),
+        "args": arg_shapes(args),
+        "machine": machine(),
+        "space": space_data(space),
+    }
+    text = json.dumps(what, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32], what
+
+
+def directory(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    return Path(cache_dir) if cache_dir is not None else default_cache_dir() / "tune"
+
+
+def load(name: str, cache_dir: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+    """The record ``name`` (None when missing, unreadable or of another format)."""
+    path = directory(cache_dir) / f"{name}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != VERSION:
+        return None
+    return data
+
+
+def save(
+    name: str, record: dict[str, Any], cache_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """Write the record atomically (a concurrent reader sees the old or the new file)."""
+    folder = directory(cache_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    tmp = folder / f".{name}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps({"format": VERSION, **record}, indent=2, default=str) + "\n")
+    os.replace(tmp, path)
+    return path

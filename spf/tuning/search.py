@@ -1,0 +1,255 @@
+"""The search behind :func:`spf.tune` (docs/tune.md, "How the search works").
+
+1. The baseline (the computation as given) is compiled, run once for the reference outputs
+   and timed.
+2. The user's ``space["candidates"]`` come first; then the beam search's ranked list
+   (:mod:`spf.tuning.beam`): the model's top :data:`TOP_K` are measured in order.
+3. Then measured refinement: every other candidate is a mutation of one of the best
+   three measured so far (chosen at random, seeded), the others the next of the ranked list,
+   until the budget is spent.
+4. The best measured candidate and the baseline are timed again, interleaved; the faster
+   one is the result.
+
+Each candidate is applied to a clone, checked for legality (an illegal one is counted and
+never compiled), compiled, run once and compared with the baseline's outputs (a mismatch
+raises ``SpfError``), then timed interleaved with the baseline.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from spf.errors import IllegalScheduleError, SpfError
+from spf.tuning import measure
+from spf.tuning.beam import mutate, predicted, ranked
+from spf.tuning.nest import Nest, analyze, sizes_of
+from spf.tuning.realize import commands_text, new_entries, realize
+from spf.tuning.report import Reporter
+from spf.tuning.result import Trial
+from spf.tuning.space import Candidate, Space
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.computation.products import CompiledKernel as Kernel
+
+TOP_K = 3
+"""Candidates measured in the model's order before the refinement starts."""
+
+FINAL_SHARE = 0.15
+"""Share of the budget kept for the final interleaved timing of the best against the baseline."""
+
+
+@dataclass
+class Measured:
+    """A candidate that ran: its estimated seconds (ratio to the baseline times the
+    baseline's time), the clone and the trace length the search started from."""
+
+    estimate: float
+    cand: Candidate
+    comp: Computation
+    kernel: Kernel
+    predicted: float
+
+
+@dataclass
+class Outcome:
+    """What :func:`search` found (:func:`spf.tune` turns it into a ``TuneResult``)."""
+
+    comp: Computation
+    time: float
+    baseline_time: float
+    tried: int
+    illegal: int
+    history: list[Trial]
+    threads: int | None
+    entries: list[Mapping[str, Any]] = field(default_factory=list)
+    commands: str = ""
+
+
+class _Search:
+    def __init__(self, comp: Computation, args: Mapping[str, Any], space: Space, seed: int | None,
+                 deadline: float, budget: float, reporter: Reporter) -> None:  # fmt: skip
+        self.comp, self.args, self.space = comp, args, space
+        self.rng = random.Random(seed)
+        self.deadline, self.budget, self.reporter = deadline, budget, reporter
+        self.start_len = len(comp.trace)
+        self.t0 = time.perf_counter()
+        self.history: list[Trial] = []
+        self.measured: list[Measured] = []
+        self.seen: set[tuple[object, ...]] = set()
+        self.illegal = 0
+        self.costs: list[float] = []
+        self.built: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
+        sizes = sizes_of(comp, args)
+        self.args = {**{p: sizes[p] for p in comp.params if p in sizes}, **args}
+        self.nest: Nest = analyze(comp, self.args)
+        self.names = measure.outputs(comp, args)
+        if not self.names:
+            raise SpfError(
+                f"tune: {comp.name} writes none of the arrays passed in args "
+                f"({', '.join(sorted(args))}); pass its outputs too"
+            )
+        self.slice = min(max(budget * 0.03, 0.02), 0.5)
+
+    # -- the baseline
+    def baseline(self) -> None:
+        kernel = measure.build(self.comp)
+        self.ref = measure.run_once(kernel, self.args, self.names, None)
+        self.base_call = measure.caller(kernel, self.args, None)
+        self.reps, _ = measure.repetitions(self.base_call)
+        (self.base_time,) = measure.interleaved([self.base_call], self.slice, self.rng, self.reps)
+        pred = predicted(self.nest, Candidate())
+        self.history.append(Trial("", "default schedule", None, pred, self.base_time, "baseline"))
+        self.base_pred = pred
+
+    # -- one candidate
+    def evaluate(self, cand: Candidate, pred: float) -> None:
+        began = time.perf_counter()
+        self.seen.add(cand.key())
+        built = self._built(cand)
+        if isinstance(built, tuple) and isinstance(built[0], str):
+            status, text, reason = built
+            self.illegal += status == "illegal"
+            self._note(cand, text, pred, None, status, reason)
+            return
+        copy, kernel, text = built
+        try:
+            got = measure.run_once(kernel, self.args, self.names, cand.threads)
+        except SpfError as err:
+            self._note(cand, text, pred, None, "rejected", _first_line(err))
+            return
+        measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, self.ref)
+        call = measure.caller(kernel, self.args, cand.threads)
+        tb, tc = measure.interleaved([self.base_call, call], self.slice, self.rng, self.reps)
+        estimate = tc / tb * self.base_time
+        self.measured.append(Measured(estimate, cand, copy, kernel, pred))
+        self._note(cand, text, pred, estimate, "measured", "")
+        self.costs.append(time.perf_counter() - began)
+
+    def _built(self, cand: Candidate) -> tuple[Any, Any, str]:
+        """The clone, kernel and commands of ``cand``, or ``(status, commands, reason)``
+        when it is illegal or rejected; remembered per command sequence (candidates that
+        differ only in their thread count share the verdict and the compiled code)."""
+        key = Candidate(cand.steps, None, cand.extra).key()
+        found = self.built.get(key)
+        if found is not None:
+            return found
+        text = ""
+        try:
+            copy = realize(self.comp, cand, self.nest, self.space)
+            text = commands_text(copy, self.start_len)
+            copy.check_legality()
+            kernel = measure.build(copy)
+        except IllegalScheduleError as err:
+            out: tuple[Any, Any, str] = ("illegal", text, _first_line(err))
+        except SpfError as err:
+            out = ("rejected", text, _first_line(err))
+        else:
+            out = (copy, kernel, text)
+        self.built[key] = out
+        return out
+
+    def _note(self, cand: Candidate, text: str, pred: float, t: float | None, status: str,
+              reason: str) -> None:  # fmt: skip
+        self.history.append(Trial(text, cand.describe(), cand.threads, pred, t, status, reason))
+        best = self.best()
+        self.reporter.update(
+            time.perf_counter() - self.t0,
+            len(self.measured),
+            self.illegal,
+            "default schedule" if best is None else best.cand.describe(),
+            1.0 if best is None else self.base_time / best.estimate,
+            f"{cand.describe()}: {status}" + (f" ({reason[:160]})" if reason else ""),
+        )
+
+    def best(self) -> Measured | None:
+        better = [m for m in self.measured if m.estimate < self.base_time]
+        return min(better, key=lambda m: m.estimate) if better else None
+
+    # -- the loop
+    def time_left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def affordable(self) -> bool:
+        """Whether one more candidate fits before the final timing."""
+        ordered = sorted(self.costs)
+        typical = ordered[(3 * len(ordered)) // 4] if ordered else self.slice * 3
+        return self.time_left() - self.budget * FINAL_SHARE > typical
+
+    def run(self, max_trials: int | None) -> None:
+        queue = [(predicted(self.nest, Candidate(extra=k)), Candidate(extra=k))
+                 for k in range(len(self.space.candidates))]  # fmt: skip
+        model = ranked(self.nest, self.space)
+        trials = 0
+        while self.affordable() and (max_trials is None or trials < max_trials):
+            nxt = self._next(queue, model, trials)
+            if nxt is None:
+                break
+            self.evaluate(nxt[1], nxt[0])
+            trials += 1
+
+    def _next(self, queue: list[tuple[float, Candidate]], model: list[tuple[float, Candidate]],
+              trials: int) -> tuple[float, Candidate] | None:  # fmt: skip
+        if queue:
+            return queue.pop(0)
+        refine = trials >= TOP_K + len(self.space.candidates) and self.rng.random() < 0.5
+        if refine and self.measured:
+            parents = sorted(self.measured, key=lambda m: m.estimate)[:3]
+            parent = self.rng.choice(parents).cand
+            if parent.extra is None:
+                for _ in range(10):
+                    child = mutate(self.nest, self.space, parent, self.rng)
+                    if child.key() not in self.seen and (child.steps or child.threads):
+                        return predicted(self.nest, child), child
+        while model:
+            pc = model.pop(0)
+            if pc[1].key() not in self.seen:
+                return pc
+        return None
+
+    # -- the end
+    def finish(self) -> Outcome:
+        best = self.best()
+        seconds = max(min(self.time_left(), self.budget * FINAL_SHARE), 0.02)
+        if best is not None:
+            call = measure.caller(best.kernel, self.args, best.cand.threads)
+            tb, tc = measure.interleaved([self.base_call, call], seconds, self.rng, self.reps)
+            if tc < tb:
+                return Outcome(best.comp, tc, tb, len(self.measured), self.illegal,
+                               self.history, best.cand.threads,
+                               new_entries(best.comp, self.start_len),
+                               commands_text(best.comp, self.start_len))  # fmt: skip
+            self.base_time = tb
+        return Outcome(self.comp.clone(), self.base_time, self.base_time, len(self.measured),
+                       self.illegal, self.history, None)  # fmt: skip
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+def search(
+    comp: Computation,
+    args: Mapping[str, Any],
+    space: Space,
+    *,
+    budget: float,
+    seed: int | None = None,
+    max_trials: int | None = None,
+    progress: bool | None = None,
+) -> Outcome:
+    """Search the schedules of ``comp`` in ``space`` on ``args`` for ``budget`` seconds
+    (the baseline's compilation and the final timing included)."""
+    deadline = time.perf_counter() + budget
+    reporter = Reporter(comp.name, budget, progress)
+    try:
+        s = _Search(comp, args, space, seed, deadline, budget, reporter)
+        s.baseline()
+        s.run(max_trials)
+        return s.finish()
+    finally:
+        reporter.close()

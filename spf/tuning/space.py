@@ -1,0 +1,192 @@
+"""The search space of :func:`spf.tune`: command kinds and their parameters.
+
+A space is a dict from a command kind to the list of its parameters (docs/tune.md):
+
+=================  =============================================  ==========================
+key                parameters                                     applied to
+=================  =============================================  ==========================
+``interchange``    ``[True]`` (try swapping two dense loops)      the main nest's dense loops
+``tile``           ``[(ti, tj), ...]`` tile sizes                 two adjacent dense loops
+``split``          ``[factor, ...]``                              the outermost loop
+``cache_read``     ``[True]`` or data-space names to pack         at the outer tile loop
+``vectorize``      ``[width, ...]``                               the innermost loop
+``unroll``         ``[factor, ...]``                              the innermost loop
+``parallelize``    ``[None, "atomic", "privatize"]`` reductions   the outermost loop
+``wavefront``      ``["auto", "levels", "p2p", "coarse"]``        the outermost loop
+``threads``        ``[None, 1, 2, ...]`` OpenMP threads           parallel candidates
+``candidates``     callables ``f(comp)`` or trace data            tried first, as given
+=================  =============================================  ==========================
+
+``space=`` entries replace the default's; an empty list (or ``None``/``False``) removes a
+kind; a key not listed above is an ``SpfError``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spf.errors import SpfError
+from spf.schedule.tags import REDUCTION_OPTIONS
+
+WAVEFRONT_METHODS = ("auto", "levels", "p2p", "coarse")
+
+STAGES = ("interchange", "tiling", "cache_read", "vectorize", "unroll", "parallel")
+"""The order in which a candidate's commands are applied (one option per stage, or none)."""
+
+
+def default_space() -> dict[str, list[Any]]:
+    """The default space (a fresh dict)."""
+    cores = os.cpu_count() or 1
+    return {
+        "interchange": [True],
+        "tile": [(16, 16), (32, 32), (64, 64), (32, 128), (8, 256)],
+        "split": [64],
+        "cache_read": [True],
+        "vectorize": [4, 8],
+        "unroll": [2, 4, 8],
+        "parallelize": [None, *REDUCTION_OPTIONS],
+        "wavefront": list(WAVEFRONT_METHODS),
+        "threads": list(dict.fromkeys([None, 1, cores // 2 if cores >= 4 else None])),
+        "candidates": [],
+    }
+
+
+KINDS = tuple(default_space())
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of a candidate: ``kind`` (a space key) and its parameter; ``loops``
+    names the loops it acts on (filled in when the nest is known)."""
+
+    kind: str
+    param: Any = None
+    loops: tuple[str, ...] = ()
+
+    def key(self) -> tuple[str, str, tuple[str, ...]]:
+        return (self.kind, repr(self.param), self.loops)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A schedule to try: its steps in stage order and the OpenMP thread count (None: the
+    default team); ``extra`` is the index of a user candidate from ``space["candidates"]``."""
+
+    steps: tuple[Step, ...] = ()
+    threads: int | None = None
+    extra: int | None = None
+
+    def key(self) -> tuple[object, ...]:
+        return (tuple(s.key() for s in self.steps), self.threads, self.extra)
+
+    @property
+    def parallel(self) -> bool:
+        return any(s.kind in ("parallelize", "wavefront") for s in self.steps)
+
+    def describe(self) -> str:
+        """A one-line summary, e.g. ``tile(i,j 32x32) parallelize(i0) threads=2``."""
+        if self.extra is not None:
+            text = f"candidates[{self.extra}]"
+        else:
+            parts = []
+            for s in self.steps:
+                p = "" if s.param is None or s.param is True else f" {_show(s.param)}"
+                parts.append(f"{s.kind}({','.join(s.loops)}{p})")
+            text = " ".join(parts) or "default schedule"
+        return text if self.threads is None else f"{text} threads={self.threads}"
+
+
+def _show(param: object) -> str:
+    if isinstance(param, tuple):
+        return "x".join(str(p) for p in param)
+    return str(param)
+
+
+@dataclass(frozen=True)
+class Space:
+    """A checked space: parameter lists per kind, and the user's extra candidates."""
+
+    options: Mapping[str, tuple[Any, ...]]
+    candidates: tuple[Callable[[Any], object] | Sequence[Mapping[str, Any]], ...] = field(
+        default=()
+    )
+
+    def get(self, kind: str) -> tuple[Any, ...]:
+        return self.options.get(kind, ())
+
+
+def make_space(space: Mapping[str, Any] | None, threads: int | None) -> Space:
+    """The default space updated with ``space``; ``threads`` fixes the thread count."""
+    if space is not None and not isinstance(space, Mapping):
+        raise SpfError(
+            f"tune: space must be a dict of command kind -> parameter list, got "
+            f"{type(space).__name__}; e.g. space={{'tile': [(32, 32)], 'unroll': []}}"
+        )
+    merged: dict[str, Any] = default_space()
+    for key, value in (space or {}).items():
+        if key not in merged:
+            raise SpfError(f"tune: unknown space key {key!r}; known: {', '.join(KINDS)}")
+        merged[key] = [] if value is None or value is False else value
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise SpfError(f"tune: threads must be an int >= 1 or None, got {threads!r}")
+        merged["threads"] = [threads]
+    options: dict[str, tuple[Any, ...]] = {}
+    for key, value in merged.items():
+        if key == "candidates":
+            continue
+        if not isinstance(value, (list, tuple)):
+            raise SpfError(f"tune: space[{key!r}] must be a list of parameters, got {value!r}")
+        options[key] = tuple(_check(key, v) for v in value)
+    extra = merged["candidates"]
+    if not isinstance(extra, (list, tuple)) or not all(
+        callable(c) or isinstance(c, (list, tuple)) for c in extra
+    ):
+        raise SpfError(
+            "tune: space['candidates'] must be a list of functions f(comp) that schedule a "
+            "copy of the computation, or of recorded trace data (lists of entries)"
+        )
+    if not options.get("threads"):
+        options["threads"] = (None,)
+    return Space(options=options, candidates=tuple(extra))
+
+
+def _positive(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+_VALID: dict[str, Callable[[Any], bool]] = {
+    "tile": lambda v: isinstance(v, (list, tuple)) and len(v) == 2
+    and all(_positive(x, 1) for x in v),
+    "split": lambda v: _positive(v, 2),
+    "vectorize": lambda v: _positive(v, 2),
+    "unroll": lambda v: _positive(v, 2),
+    "threads": lambda v: v is None or _positive(v, 1),
+    "parallelize": lambda v: v is None or v in REDUCTION_OPTIONS,
+    "wavefront": lambda v: v in WAVEFRONT_METHODS,
+    "interchange": lambda v: v is True,
+    "cache_read": lambda v: v is True or isinstance(v, str),
+}  # fmt: skip
+
+
+def _check(kind: str, value: Any) -> Any:
+    """One parameter of ``kind``, checked (``SpfError`` naming the kind otherwise)."""
+    if not _VALID[kind](value):
+        raise SpfError(f"tune: space[{kind!r}] has a bad parameter {value!r}; {_EXPECTED[kind]}")
+    return (int(value[0]), int(value[1])) if kind == "tile" else value
+
+
+_EXPECTED = {
+    "tile": "expected (ti, tj), two positive ints",
+    "split": "expected an int factor >= 2",
+    "vectorize": "expected an int width >= 2",
+    "unroll": "expected an int factor >= 2",
+    "threads": "expected None (OpenMP's default) or an int >= 1",
+    "parallelize": f"expected None or one of {', '.join(REDUCTION_OPTIONS)}",
+    "wavefront": f"expected one of {', '.join(WAVEFRONT_METHODS)}",
+    "interchange": "expected True",
+    "cache_read": "expected True (every array the nest reads) or a data-space name",
+}
