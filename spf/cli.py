@@ -11,6 +11,9 @@
 ``spf import FILE.c [--function F] [--param NAME] [--shape NAME=EXT,EXT] [-o FILE]``
     import a C function (``spf.from_c``): print the Python that builds its Computation,
     then its loop structure (as comments).
+``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] [--seed S] [--no-reuse]``
+    search a faster legal schedule for a kernel of ``spf.kernels`` (by name) or a C file
+    (``spf.tune``); prints the schedule as Python.
 ``spf bench [--quick] [--only NAME] ...``
     the benchmarks (``spf.bench``; ``spf bench --help`` lists the options).
 ``spf --version``
@@ -60,6 +63,8 @@ _EPILOG = """examples:
   spf dot my_kernels.py:tiled --steps steps         the PDFG after each command
   spf dot spf.kernels:blur2d --params N=1080,M=1920 -o blur.svg   ... with sizes in bytes
   spf import kernel.c --function gemm               the Computation of a C function
+  spf tune spmv_csr --matrix m.mtx --budget 30       tune CSR SpMV's schedule on a matrix
+  spf tune gemm --sizes N=512,M=512,K=512           ... GEMM's on 512 x 512 matrices
   spf demo                                          what `make demo` runs
   spf bench --quick --only spmv                     a quick benchmark run"""
 
@@ -146,6 +151,9 @@ def _parser() -> argparse.ArgumentParser:
         help="extents of a pointer parameter, e.g. --shape x=n (repeatable)",
     )
     imp.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    from spf.tuning.cli import add_parser as add_tune
+
+    add_tune(commands)
     commands.add_parser(
         "bench", help="run the benchmarks (`spf bench --help` for options)", add_help=False
     )
@@ -312,6 +320,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "import":
         _emit(_import_c(args), args.output)
         return 0
+    if args.command == "tune":
+        from spf.tuning.cli import run as tune_run
+
+        return tune_run(args)
     parser.print_help(sys.stderr)
     return 2
 

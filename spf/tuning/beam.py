@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 WIDTH = 24
 """Sequences kept after each stage."""
 
+TIES = 3
+"""Sequences of one predicted cost kept after each stage."""
+
 STAGE_OF = {
     "interchange": "interchange",
     "tile": "tiling",
@@ -59,14 +62,32 @@ def ranked(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
                 new = (*steps, step)
                 grown.setdefault(tuple(s.key() for s in new), (advance(state, step), new))
         scored = sorted(grown.values(), key=lambda g: _score(nest, g[0], space))
-        beam = scored if stage == STAGES[-1] else scored[:WIDTH]
+        beam = scored if stage == STAGES[-1] else _diverse(nest, scored, space)
     out: list[tuple[float, Candidate]] = []
     for state, steps in beam:
         for t in space.get("threads") if state.parallel else (None,):
             if steps or t is not None:
                 out.append((predict(nest, state, t, cores()), Candidate(steps, t)))
-    out.sort(key=lambda pc: pc[0])
+    out.sort(key=lambda pc: (pc[0], len(pc[1].steps)))  # ties: fewer commands first
     return out
+
+
+def _diverse(
+    nest: Nest, scored: list[tuple[State, tuple[Step, ...]]], space: Space
+) -> list[tuple[State, tuple[Step, ...]]]:
+    """The best :data:`WIDTH` of ``scored``, at most :data:`TIES` of any one prediction (the
+    model often cannot tell tile sizes apart; measuring tells them apart, and the beam keeps
+    room for other shapes)."""
+    kept: list[tuple[State, tuple[Step, ...]]] = []
+    count: dict[float, int] = {}
+    for g in scored:
+        p = round(_score(nest, g[0], space), 12)
+        if count.get(p, 0) < TIES:
+            count[p] = count.get(p, 0) + 1
+            kept.append(g)
+        if len(kept) == WIDTH:
+            break
+    return kept
 
 
 def predicted(nest: Nest, cand: Candidate) -> float:

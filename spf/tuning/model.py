@@ -9,7 +9,7 @@ spaces) and a few features of the symbolic schedule (:mod:`spf.tuning.moves`):
   half a line, any other stride a whole line, unless the working set of the loops inside
   the innermost tile (or split) fits in the L2 cache, or the data space is packed
   (``cache_read``), when it costs a unit stride's; a computation whose whole footprint fits
-  in L2 pays a quarter of that;
+  in L2, or a tiled one whose tile working set does, pays a quarter of that;
 * compute: one nanosecond per instance and access, divided by the vector width when the
   innermost loop is vectorized with every moving access unit-stride, a little less with
   ``unroll``;
@@ -88,14 +88,14 @@ def predict(nest: Nest, state: State, threads: int | None, cores: int) -> float:
     for a in nest.accesses:
         c = "unit" if a.data_space in state.packed else classify(a, var, nest)
         classes.append(c)
-        if c == "unit" or (c == "strided" and fits and state.tiled):
+        if c == "unit" or (c == "strided" and fits and state.tiled):  # reused from L2
             lines += a.itemsize / LINE
         elif c == "gather":
             lines += 0.5
         elif c == "strided":
             lines += 1.0
     memory = nest.instances * lines * LINE / BANDWIDTH
-    if nest.footprint <= L2:
+    if nest.footprint <= L2 or (fits and state.tiled):
         memory *= 0.25
     compute = nest.instances * NS * (1 + 0.3 * len(nest.accesses))
     if state.vector > 1 and all(c in ("unit", "zero") for c in classes):

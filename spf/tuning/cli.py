@@ -1,0 +1,105 @@
+"""``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] ...``.
+
+``KERNEL`` is a function of :mod:`spf.kernels` by name (``gemm``, ``spmv_csr``) or a C file
+imported with :func:`spf.from_c` (``--function`` picks the function). The arguments come
+from the Matrix Market file and the sizes (:mod:`spf.tuning.inputs`). Progress is a bar on a
+terminal, lines on stderr otherwise; the result (speedup, times, counts and the schedule as
+Python to paste) goes to stdout.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spf.errors import SpfError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from spf.computation.computation import Computation
+
+
+def add_parser(commands: Any) -> None:
+    """Register ``spf tune`` with the ``spf`` command's subparsers."""
+    tune = commands.add_parser(
+        "tune",
+        help="search a faster legal schedule for a kernel (spf.tune)",
+        description="Tune the schedule of an spf.kernels kernel (by name) or of a C function "
+        "on a Matrix Market matrix or given sizes, and print the schedule found.",
+    )
+    tune.add_argument("kernel", metavar="KERNEL", help="a function of spf.kernels or FILE.c")
+    tune.add_argument("--matrix", metavar="FILE.mtx", help="Matrix Market file (sparse kernels)")
+    tune.add_argument(
+        "--sizes", metavar="N=512,M=512", help="values of the symbolic constants (dense sizes)"
+    )
+    tune.add_argument("--function", help="the C function to import (default: the only one)")
+    tune.add_argument("--budget", type=float, default=60.0, help="seconds (default: 60)")
+    tune.add_argument("--seed", type=int, default=None, help="seed of the search")
+    tune.add_argument("--threads", type=int, default=None, help="OpenMP threads (default: tried)")
+    tune.add_argument(
+        "--no-reuse", dest="reuse", action="store_false", help="search even when a record exists"
+    )
+
+
+def load_kernel(spec: str, function: str | None) -> Computation:
+    """The Computation of ``spec``: an ``spf.kernels`` function name or a ``.c`` file."""
+    from spf import kernels
+
+    if spec.endswith((".c", ".h")):
+        from spf.frontend import from_c
+
+        path = Path(spec)
+        if not path.is_file():
+            raise SpfError(f"no such file {spec!r}")
+        return from_c(path, function)
+    fn = getattr(kernels, spec, None)
+    known = sorted(
+        n for n, v in vars(kernels).items()
+        if inspect.isfunction(v) and v.__module__ == kernels.__name__ and not n.startswith("_")
+    )  # fmt: skip
+    if fn is None or spec not in known:
+        raise SpfError(
+            f"unknown kernel {spec!r}; spf.kernels has {', '.join(known)}, or give FILE.c"
+        )
+    try:
+        return fn()  # type: ignore[no-any-return]
+    except TypeError as err:
+        raise SpfError(f"spf.kernels.{spec} takes arguments ({err}); tune it from Python") from err
+
+
+def run(args: argparse.Namespace) -> int:
+    """``spf tune``: tune and print the result."""
+    from spf.cli import _progress, parse_params
+    from spf.tuning import tune
+    from spf.tuning.inputs import kernel_args
+
+    comp = load_kernel(args.kernel, args.function)
+    matrix = None
+    if args.matrix:
+        from spf.sparse import read_matrix_market
+
+        if not Path(args.matrix).is_file():
+            raise SpfError(f"no such file {args.matrix!r}")
+        matrix = read_matrix_market(args.matrix)
+    kargs = kernel_args(comp, matrix, parse_params(args.sizes), seed=0)
+    shapes = ", ".join(
+        f"{k}{list(v.shape)}" if hasattr(v, "shape") else f"{k}={v}" for k, v in kargs.items()
+    )
+    _progress(f"tuning {comp.name} on {shapes} for at most {args.budget:g} s")
+    res = tune(comp, kargs, budget=args.budget, seed=args.seed, reuse=args.reuse,
+               threads=args.threads)  # fmt: skip
+    how = "from the record (nothing measured)" if res.reused else (
+        f"{res.tried} candidates measured, {res.illegal} refused by the legality check"
+    )  # fmt: skip
+    out = sys.stdout
+    out.write(f"# {comp.name}: {res.speedup:.2f}x ({res.time:.4g} s vs {res.baseline_time:.4g} s "
+              f"default, medians of interleaved runs); {how}\n")  # fmt: skip
+    if res.threads is not None:
+        out.write(f"# timed with {res.threads} OpenMP thread(s)\n")
+    if res.record is not None:
+        out.write(f"# record: {res.record}\n")
+    out.write((res.commands or "# the default schedule is the fastest found") + "\n")
+    return 0

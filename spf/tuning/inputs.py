@@ -1,0 +1,103 @@
+"""Arguments to tune on, made from a Matrix Market file and sizes (``spf tune``).
+
+The matrix fills the index arrays of a kernel whose UFs are CSR (``rowptr, col``), CSC
+(``colptr, row``) or COO (``row, col``); a triangular solve (``sptrsv*``) gets the lower
+triangle with a dominant diagonal stored last in each row. Every other data space of the
+kernel gets an array of its declared shape (extents evaluated with the sizes), filled with
+seeded random values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.errors import SpfError
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+_FORMATS = {("col", "rowptr"): "csr", ("colptr", "row"): "csc", ("col", "row"): "coo"}
+
+
+def _triangular(matrix: Any) -> Any:
+    """The lower triangle of ``matrix`` with a dominant diagonal, stored last in each row."""
+    import scipy.sparse as sp
+
+    m = sp.csr_array(matrix, dtype=float)
+    n = min(m.shape)
+    m = m[:n, :n]
+    lower = sp.tril(m, k=-1, format="csr")
+    diag = np.asarray(abs(lower).sum(axis=1)).ravel() + 1.0
+    out = sp.csr_array(lower + sp.diags_array(diag))
+    out.sort_indices()
+    return out
+
+
+def matrix_args(comp: Computation, matrix: Any) -> dict[str, Any]:
+    """The index arrays, values and sizes of ``matrix`` under ``comp``'s names."""
+    from spf import sparse
+
+    fmt = _FORMATS.get(tuple(sorted(comp.ufs)))  # type: ignore[arg-type]
+    if fmt is None:
+        raise SpfError(
+            f"spf tune: {comp.name} has index arrays {', '.join(sorted(comp.ufs)) or '(none)'}; "
+            "a matrix fills CSR (rowptr, col), CSC (colptr, row) or COO (row, col) arrays"
+        )
+    if comp.name.startswith("sptrsv"):
+        matrix = _triangular(matrix)
+    args = {"csr": sparse.csr_args, "csc": sparse.csc_args, "coo": sparse.coo_args}[fmt](matrix)
+    values = [
+        n
+        for n, ds in comp.data_spaces.items()
+        if ds.shape is not None and tuple(ds.shape) == ("NNZ",)
+    ]
+    if values and "A" not in comp.data_spaces:
+        args[values[0]] = args.pop("A")
+    return {
+        k: v for k, v in args.items() if k in comp.data_spaces or k in comp.ufs or k in comp.params
+    }
+
+
+def kernel_args(
+    comp: Computation,
+    matrix: Any = None,
+    sizes: Mapping[str, int] | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Keyword arguments for ``comp``: ``matrix`` (scipy.sparse, optional) and ``sizes``
+    (symbolic constants) decide the shapes; data are seeded random values."""
+    from spf.pdfg.annotate import extent_product
+
+    args: dict[str, Any] = {} if matrix is None else matrix_args(comp, matrix)
+    known = {k: int(v) for k, v in args.items() if k in comp.params}
+    known.update(sizes or {})
+    rng = np.random.default_rng(seed)
+    for name, ds in comp.data_spaces.items():
+        if name in args or ds.role != "data":
+            continue
+        if ds.shape is None:
+            raise SpfError(f"spf tune: data space {name!r} of {comp.name} has no declared shape")
+        shape = []
+        for extent in ds.shape:
+            names = set(re.findall(r"[A-Za-z_]\w*", str(extent)))
+            value = extent_product((extent,), known) if names <= set(known) else None
+            if value is None:
+                missing = sorted(p for p in comp.params if p not in known)
+                raise SpfError(
+                    f"spf tune: the extent {extent!r} of {name!r} needs sizes; give "
+                    f"--sizes {','.join(f'{p}=...' for p in missing) or 'NAME=...'}"
+                )
+            shape.append(value)
+        dtype = np.dtype(ds.dtype)
+        if np.issubdtype(dtype, np.floating):
+            args[name] = rng.random(shape).astype(dtype)
+        else:
+            args[name] = np.zeros(shape, dtype=dtype)
+    for p in comp.params:
+        if p in known:
+            args[p] = known[p]
+    return args
