@@ -1,0 +1,231 @@
+"""spf.tune (API.md §17): tuned schedules compute what the default computes; illegal
+candidates are counted and never compiled; a wrong kernel is an SpfError; records are reused
+without compiling; a seed makes the search reproducible. Budgets are tiny (a few candidates)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import spf
+from spf import kernels
+from spf.schedule.trace import Trace
+from spf.tuning import measure, records
+
+
+@pytest.fixture(autouse=True)
+def records_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Records go to a fresh folder per test (the build cache stays shared)."""
+    folder = tmp_path / "tune"
+    monkeypatch.setattr(records, "directory", lambda cache_dir=None: folder)
+    return folder
+
+
+def _run(comp: spf.Computation, args: dict[str, Any], out: str) -> np.ndarray:
+    work = {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+    comp.compile()(**work)
+    return work[out]  # type: ignore[no-any-return]
+
+
+def _replays(res: spf.TuneResult, fresh: spf.Computation) -> None:
+    """``res.comp.trace`` rebuilds the tuned schedule on a fresh kernel."""
+    again = Trace(res.comp.trace.entries).replay(fresh)
+    assert again.loop_structure() == res.comp.loop_structure()
+
+
+def test_tuned_gemm_equals_numpy_and_leaves_comp_alone() -> None:
+    rng = np.random.default_rng(1)
+    n, m, k = 23, 17, 9  # odd sizes: partial tiles and vector remainders
+    args = {"C": np.zeros((n, m)), "A": rng.random((n, k)), "B": rng.random((k, m))}
+    comp = kernels.gemm()
+    res = spf.tune(comp, args, budget=20.0, seed=0, reuse=False, max_trials=2)
+    assert len(comp.trace) == 0
+    assert res.comp is not comp
+    assert res.history[0].status == "baseline"
+    assert len(res.history) == 3
+    assert res.tried + res.illegal <= 2
+    assert res.time > 0
+    assert res.baseline_time > 0
+    assert res.speedup == pytest.approx(res.baseline_time / res.time)
+    np.testing.assert_allclose(_run(res.comp, args, "C"), args["A"] @ args["B"], rtol=1e-12)
+    _replays(res, kernels.gemm())
+    assert not args["C"].any()  # the caller's arrays are never written
+
+
+def test_tuned_blur_equals_the_default() -> None:
+    img = np.random.default_rng(2).random((19, 13))
+    args = {"out": np.zeros((17, 11)), "bx": np.zeros((19, 11)), "img": img}
+    res = spf.tune(kernels.blur2d(), args, budget=20.0, seed=0, reuse=False, max_trials=2)
+    want = _run(kernels.blur2d(), args, "out")
+    np.testing.assert_allclose(_run(res.comp, args, "out"), want, rtol=1e-12)
+    _replays(res, kernels.blur2d())
+
+
+def _csr_case(n: int, index_dtype: str) -> dict[str, Any]:
+    a = sp.random(n, n + 3, density=0.2, format="lil", random_state=3)
+    a[1, :] = 0  # an empty row
+    args = spf.sparse.csr_args(sp.csr_array(a), index_dtype=index_dtype)
+    args.update(y=np.zeros(n), x=np.random.default_rng(4).random(n + 3))
+    return args
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_tuned_spmv_equals_scipy(index_dtype: str) -> None:
+    args = _csr_case(31, index_dtype)
+    comp = kernels.spmv_csr(index_dtype=index_dtype)
+    res = spf.tune(comp, args, budget=20.0, seed=0, reuse=False, max_trials=2)
+    a = sp.csr_array((args["A"], args["col"], args["rowptr"]), shape=(31, 34))
+    np.testing.assert_allclose(_run(res.comp, args, "y"), a @ args["x"], rtol=1e-12)
+
+
+def _parallel_rows(comp: spf.Computation) -> None:
+    for s in comp.stmts:
+        s.parallelize("i")
+
+
+def test_tuned_sptrsv_equals_scipy_and_never_runs_the_illegal_parallel_loop() -> None:
+    n = 40
+    low = sp.tril(sp.random(n, n, density=0.15, random_state=5), k=-1, format="csr")
+    low = sp.csr_array(low + sp.diags_array(np.arange(1.0, n + 1.0)))
+    low.sort_indices()
+    csr = spf.sparse.csr_args(low)
+    f = np.random.default_rng(6).random(n)
+    args = {"rowptr": csr["rowptr"], "col": csr["col"], "L": csr["A"], "u": np.zeros(n), "f": f}
+    space = {"wavefront": ["levels"], "unroll": [], "split": [], "threads": [None],
+             "candidates": [_parallel_rows]}  # fmt: skip
+    res = spf.tune(
+        kernels.sptrsv_csr(), args, budget=30.0, space=space, seed=0, reuse=False, max_trials=2
+    )
+    want = spla.spsolve_triangular(low.tocsr(), f, lower=True)
+    np.testing.assert_allclose(_run(res.comp, args, "u"), want, rtol=1e-10)
+    assert res.illegal == 1
+    assert res.history[1].status == "illegal"
+    assert res.history[2].status == "measured"
+    assert "wavefront" in res.history[2].commands
+
+
+def test_an_empty_matrix_tunes_to_a_result() -> None:
+    args = spf.sparse.csr_args(sp.csr_array((0, 5)))
+    args.update(y=np.zeros(0), x=np.zeros(5))
+    res = spf.tune(kernels.spmv_csr(), args, budget=10.0, seed=0, reuse=False, max_trials=1)
+    assert _run(res.comp, args, "y").shape == (0,)
+
+
+def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[spf.Computation]:
+    built: list[spf.Computation] = []
+    real = measure.build
+
+    def build(comp: spf.Computation) -> Any:
+        built.append(comp)
+        return real(comp)
+
+    monkeypatch.setattr(measure, "build", build)
+    return built
+
+
+NOTHING = {k: [] for k in spf.tuning.default_space() if k != "threads"}
+"""A space with no generated candidates (only ``candidates`` given by the test)."""
+
+
+def _gemm_args(n: int = 8) -> dict[str, Any]:
+    rng = np.random.default_rng(7)
+    return {"C": np.zeros((n, n)), "A": rng.random((n, n)), "B": rng.random((n, n))}
+
+
+def test_an_injected_illegal_candidate_is_counted_and_never_compiled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built = _counting_builds(monkeypatch)
+    space = {**NOTHING, "candidates": [lambda c: c.stmt("s0").parallelize("k")]}
+    res = spf.tune(kernels.gemm(), _gemm_args(), budget=20.0, space=space, reuse=False)
+    assert (res.illegal, res.tried) == (1, 0)
+    assert res.history[1].status == "illegal"
+    assert "cannot run in parallel" in res.history[1].reason
+    assert len(built) == 1
+    assert len(built[0].trace) == 0
+    assert len(res.comp.trace) == 0
+    assert res.speedup == 1.0
+
+
+def test_a_candidate_computing_something_else_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = measure.run_once
+    calls: list[int] = []
+
+    def wrong_after_baseline(*a: Any) -> dict[str, Any]:
+        out = real(*a)
+        calls.append(1)
+        if len(calls) > 1:  # every candidate's kernel writes a wrong C[0, 0]
+            out["C"][0, 0] += 1.0
+        return out
+
+    monkeypatch.setattr(measure, "run_once", wrong_after_baseline)
+    space = {**NOTHING, "candidates": [lambda c: c.stmt("s0").unroll("k", 2)]}
+    with pytest.raises(spf.SpfError, match=r"candidates\[0\].*different 'C'"):
+        spf.tune(kernels.gemm(), _gemm_args(), budget=20.0, space=space, reuse=False)
+
+
+def test_a_record_is_reused_without_compiling(
+    monkeypatch: pytest.MonkeyPatch, records_dir: Any
+) -> None:
+    space = {**NOTHING, "candidates": [lambda c: c.stmt("s0").interchange("j", "k")]}
+    first = spf.tune(kernels.gemm(), _gemm_args(), budget=20.0, space=space)
+    assert not first.reused
+    assert first.record is not None
+    data = json.loads(first.record.read_text())
+    assert data["computation"] == "gemm"
+    assert data["machine"]["cores"] >= 1
+    assert data["args"]["A"] == ["float64", [8, 8]]
+    built = _counting_builds(monkeypatch)
+    again = spf.tune(kernels.gemm(), _gemm_args(), budget=20.0, space=space)
+    assert again.reused
+    assert built == []
+    assert again.comp.trace == first.comp.trace
+    assert (again.time, again.tried, again.history) == (first.time, first.tried, first.history)
+    other = spf.tune(kernels.gemm(), _gemm_args(6), budget=20.0, space=space, max_trials=0)
+    assert not other.reused  # other shapes: another record
+
+
+def test_a_seed_repeats_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the clock replaced by a fixed one (the measurements tie), the candidates tried,
+    mutations included, depend on the seed alone."""
+    baseline = kernels.gemm().compile()
+    monkeypatch.setattr(measure, "build", lambda comp: baseline)
+    monkeypatch.setattr(measure, "interleaved", lambda fns, *a, **k: [1e-3] * len(fns))
+    space = {"cache_read": [], "vectorize": [], "tile": [(4, 4), (2, 4)], "unroll": [2, 4]}
+
+    def tried(seed: int) -> list[str]:
+        res = spf.tune(kernels.gemm(), _gemm_args(), budget=60.0, space=space, seed=seed,
+                       reuse=False, max_trials=8)  # fmt: skip
+        return [t.summary for t in res.history]
+
+    first = tried(3)
+    assert len(first) == 9
+    assert tried(3) == first
+    assert any(tried(s) != first for s in (4, 5, 6))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"budget": 0}, "budget must be a positive number"),
+        ({"space": {"bogus": []}}, "unknown space key 'bogus'"),
+        ({"space": {"tile": [(0, 4)]}}, r"space\['tile'\] has a bad parameter"),
+        ({"threads": 0}, "threads must be an int >= 1"),
+        ({"seed": "x"}, "seed must be an int"),
+    ],
+)
+def test_bad_arguments_are_spf_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(spf.SpfError, match=message):
+        spf.tune(kernels.gemm(), _gemm_args(), **kwargs)
+
+
+def test_args_without_outputs_are_refused() -> None:
+    args = _gemm_args()
+    del args["C"]
+    with pytest.raises(spf.SpfError, match="writes none of the arrays"):
+        spf.tune(kernels.gemm(), args, budget=5.0, reuse=False)
