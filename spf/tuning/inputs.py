@@ -72,6 +72,11 @@ def kernel_args(
     (symbolic constants) decide the shapes; data are seeded random values."""
     from spf.pdfg.annotate import extent_product
 
+    if matrix is None and comp.ufs:
+        raise SpfError(
+            f"spf tune: {comp.name} reads index arrays ({', '.join(sorted(comp.ufs))}); give "
+            "--matrix FILE.mtx"
+        )
     args: dict[str, Any] = {} if matrix is None else matrix_args(comp, matrix)
     known = {k: int(v) for k, v in args.items() if k in comp.params}
     known.update(sizes or {})
