@@ -1,0 +1,74 @@
+"""The cost model and the beam search rank candidates without compiling anything."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import scipy.sparse as sp
+
+import spf
+from spf import kernels
+from spf.tuning.beam import mutate, ranked
+from spf.tuning.moves import advance, initial, options
+from spf.tuning.nest import Nest, analyze
+from spf.tuning.space import STAGES, make_space
+
+
+def _gemm_nest(n: int) -> Nest:
+    return analyze(
+        kernels.gemm(), {"C": np.zeros((n, n)), "A": np.zeros((n, n)), "B": np.zeros((n, n))}
+    )
+
+
+def test_the_model_puts_a_unit_stride_vector_loop_inside_gemm_first() -> None:
+    best = ranked(_gemm_nest(512), make_space(None, None))[0][1]
+    kinds = [s.kind for s in best.steps]
+    assert kinds[0] == "interchange"
+    assert best.steps[0].loops == ("j", "k")
+    assert "vectorize" in kinds
+    assert "parallelize" in kinds
+
+
+def _csr(name: str) -> dict[str, object]:
+    a = sp.csr_array(sp.random(50, 50, density=0.1, random_state=0) + sp.eye(50))
+    args = spf.sparse.csr_args(a)
+    if name == "sptrsv_csr":
+        return {"rowptr": args["rowptr"], "col": args["col"], "L": args["A"],
+                "u": np.zeros(50), "f": np.zeros(50)}  # fmt: skip
+    return {**args, "y": np.zeros(50), "x": np.zeros(50)}
+
+
+def test_sparse_loops_are_neither_tiled_nor_interchanged() -> None:
+    nest = analyze(kernels.spmv_csr(), _csr("spmv_csr"))
+    assert nest.dense == (True, False)
+    kinds = {s.kind for _, c in ranked(nest, make_space(None, None)) for s in c.steps}
+    assert not kinds & {"tile", "interchange", "cache_read"}
+    assert "parallelize" in kinds
+    assert "wavefront" not in kinds
+
+
+def test_a_loop_carrying_a_dependence_gets_wavefronts_not_parallel_for() -> None:
+    nest = analyze(kernels.sptrsv_csr(), _csr("sptrsv_csr"))
+    assert not nest.outer_parallel
+    cands = [c for _, c in ranked(nest, make_space(None, None))]
+    assert not any(s.kind == "parallelize" for c in cands for s in c.steps)
+    methods = {s.param for c in cands for s in c.steps if s.kind == "wavefront"}
+    assert methods == {"auto", "levels", "p2p", "coarse"}
+
+
+def test_mutations_stay_in_the_space() -> None:
+    nest = _gemm_nest(64)
+    space = make_space({"tile": [(8, 8), (16, 16)], "unroll": [2]}, None)
+    rng = random.Random(0)
+    cand = ranked(nest, space)[0][1]
+    for _ in range(50):
+        cand = mutate(nest, space, cand, rng)
+        state = initial(nest)
+        steps = list(cand.steps)
+        for stage in STAGES:
+            allowed = options(nest, state, stage, space)
+            if steps and steps[0] in allowed:
+                state = advance(state, steps.pop(0))
+        assert steps == [], cand.describe()
+        assert cand.threads in space.get("threads")
