@@ -9,6 +9,7 @@ seeded random values.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,7 @@ _FORMATS = {("col", "rowptr"): "csr", ("colptr", "row"): "csc", ("col", "row"): 
 
 def _triangular(matrix: Any) -> Any:
     """The lower triangle of ``matrix`` with a dominant diagonal, stored last in each row."""
-    import scipy.sparse as sp
-
+    sp: Any = importlib.import_module("scipy.sparse")
     m = sp.csr_array(matrix, dtype=float)
     n = min(m.shape)
     m = m[:n, :n]

@@ -96,17 +96,24 @@ def compare(what: str, got: Mapping[str, Any], want: Mapping[str, Any]) -> None:
 
 
 def interleaved(
-    fns: list[Callable[[], None]], seconds: float, rng: random.Random, reps: int = 1
+    fns: list[Callable[[], None]],
+    seconds: float,
+    rng: random.Random,
+    reps: int = 1,
+    least: int = 3,
+    warm: bool = True,
 ) -> list[float]:
     """Median seconds per call of each of ``fns``, timed in shuffled rounds for about
-    ``seconds`` (at least 3 rounds, at most 200); one warm-up round first."""
-    for f in fns:
-        f()
+    ``seconds`` (at least ``least`` rounds, at most 200), after a warm-up round when
+    ``warm`` (long calls skip it: the checked run before the timing warmed the code)."""
+    if warm:
+        for f in fns:
+            f()
     times: list[list[float]] = [[] for _ in fns]
     end = time.perf_counter() + seconds
     order = list(range(len(fns)))
     rounds = 0
-    while rounds < 3 or (time.perf_counter() < end and rounds < 200):
+    while rounds < least or (time.perf_counter() < end and rounds < 200):
         rng.shuffle(order)
         for k in order:
             t0 = time.perf_counter()

@@ -12,14 +12,16 @@
 
 Each candidate is applied to a clone, checked for legality (an illegal one is counted and
 never compiled), compiled, run once and compared with the baseline's outputs (a mismatch
-raises ``SpfError``), then timed interleaved with the baseline.
+raises ``SpfError``), then timed interleaved with the best candidate so far (the baseline
+until one beats it): its estimate is the measured ratio times the reference's estimate (a
+slow baseline is not re-run for every candidate).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,9 @@ if TYPE_CHECKING:
 TOP_K = 3
 """Candidates measured in the model's order before the refinement starts."""
 
+LONG_S = 0.05
+"""A call longer than this is timed in fewer rounds, without warm-up."""
+
 FINAL_SHARE = 0.15
 """Share of the budget kept for the final interleaved timing of the best against the baseline."""
 
@@ -53,6 +58,7 @@ class Measured:
     comp: Computation
     kernel: Kernel
     predicted: float
+    call: Callable[[], None]
 
 
 @dataclass
@@ -100,8 +106,9 @@ class _Search:
         kernel = measure.build(self.comp)
         self.ref = measure.run_once(kernel, self.args, self.names, None)
         self.base_call = measure.caller(kernel, self.args, None)
-        self.reps, _ = measure.repetitions(self.base_call)
-        (self.base_time,) = measure.interleaved([self.base_call], self.slice, self.rng, self.reps)
+        self.reps, one = measure.repetitions(self.base_call)
+        self.long = one > LONG_S
+        (self.base_time,) = self._time([self.base_call], self.slice, least=1)
         pred = predicted(self.nest, Candidate())
         self.history.append(Trial("", "default schedule", None, pred, self.base_time, "baseline"))
         self.base_pred = pred
@@ -124,11 +131,22 @@ class _Search:
             return
         measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, self.ref)
         call = measure.caller(kernel, self.args, cand.threads)
-        tb, tc = measure.interleaved([self.base_call, call], self.slice, self.rng, self.reps)
-        estimate = tc / tb * self.base_time
-        self.measured.append(Measured(estimate, cand, copy, kernel, pred))
+        ref = self.best()
+        ref_call, ref_time = (
+            (self.base_call, self.base_time) if ref is None else (ref.call, ref.estimate)
+        )
+        tr, tc = self._time([ref_call, call], self.slice)
+        estimate = tc / tr * ref_time
+        self.measured.append(Measured(estimate, cand, copy, kernel, pred, call))
         self._note(cand, text, pred, estimate, "measured", "")
         self.costs.append(time.perf_counter() - began)
+
+    def _time(self, fns: list[Callable[[], None]], seconds: float, least: int = 3) -> list[float]:
+        """:func:`measure.interleaved`; long calls (over :data:`LONG_S`) get two rounds at
+        least and no warm-up."""
+        if self.long:
+            least = min(least, 2)
+        return measure.interleaved(fns, seconds, self.rng, self.reps, least, warm=not self.long)
 
     def _built(self, cand: Candidate) -> tuple[Any, Any, str]:
         """The clone, kernel and commands of ``cand``, or ``(status, commands, reason)``
@@ -216,8 +234,7 @@ class _Search:
         best = self.best()
         seconds = max(min(self.time_left(), self.budget * FINAL_SHARE), 0.02)
         if best is not None:
-            call = measure.caller(best.kernel, self.args, best.cand.threads)
-            tb, tc = measure.interleaved([self.base_call, call], seconds, self.rng, self.reps)
+            tb, tc = self._time([self.base_call, best.call], seconds)
             if tc < tb:
                 return Outcome(best.comp, tc, tb, len(self.measured), self.illegal,
                                self.history, best.cand.threads,
