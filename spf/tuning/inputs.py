@@ -102,7 +102,7 @@ def kernel_args(
             args[name] = rng.random(shape).astype(dtype)
         else:
             args[name] = np.zeros(shape, dtype=dtype)
-    for p in comp.params:
+    for p in sorted(comp.params):
         if p in known:
             args[p] = known[p]
     return args

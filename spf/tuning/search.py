@@ -215,18 +215,25 @@ class _Search:
         if queue:
             return queue.pop(0)
         refine = trials >= TOP_K + len(self.space.candidates) and self.rng.random() < 0.5
-        if refine and self.measured:
-            parents = sorted(self.measured, key=lambda m: m.estimate)[:3]
-            parent = self.rng.choice(parents).cand
-            if parent.extra is None:
-                for _ in range(10):
-                    child = mutate(self.nest, self.space, parent, self.rng)
-                    if child.key() not in self.seen and (child.steps or child.threads):
-                        return predicted(self.nest, child), child
+        if refine or not model:
+            child = self._mutation()
+            if child is not None:
+                return child
         while model:
             pc = model.pop(0)
             if pc[1].key() not in self.seen:
                 return pc
+        return None
+
+    def _mutation(self) -> tuple[float, Candidate] | None:
+        """A new mutation of one of the best three measured candidates (None after ten
+        tries that give only candidates seen already)."""
+        parents = [m.cand for m in sorted(self.measured, key=lambda m: m.estimate)[:3]]
+        parents = [p for p in parents if p.extra is None]
+        for _ in range(10 if parents else 0):
+            child = mutate(self.nest, self.space, self.rng.choice(parents), self.rng)
+            if child.key() not in self.seen and (child.steps or child.threads):
+                return predicted(self.nest, child), child
         return None
 
     # -- the end
