@@ -323,7 +323,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "tune":
         from spf.tuning.cli import run as tune_run
 
-        return tune_run(args)
+        return tune_run(args, parse_params(args.sizes), _progress)
     parser.print_help(sys.stderr)
     return 2
 

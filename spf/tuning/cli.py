@@ -18,6 +18,7 @@ from spf.errors import SpfError
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Mapping
 
     from spf.computation.computation import Computation
 
@@ -70,9 +71,13 @@ def load_kernel(spec: str, function: str | None) -> Computation:
         raise SpfError(f"spf.kernels.{spec} takes arguments ({err}); tune it from Python") from err
 
 
-def run(args: argparse.Namespace) -> int:
-    """``spf tune``: tune and print the result."""
-    from spf.cli import _progress, parse_params
+def run(
+    args: argparse.Namespace,
+    sizes: Mapping[str, int] | None,
+    progress: Callable[[str], None],
+) -> int:
+    """``spf tune``: tune and print the result (``sizes``: ``--sizes`` parsed; ``progress``
+    writes a line to stderr)."""
     from spf.tuning import tune
     from spf.tuning.inputs import kernel_args
 
@@ -84,11 +89,11 @@ def run(args: argparse.Namespace) -> int:
         if not Path(args.matrix).is_file():
             raise SpfError(f"no such file {args.matrix!r}")
         matrix = read_matrix_market(args.matrix)
-    kargs = kernel_args(comp, matrix, parse_params(args.sizes), seed=0)
+    kargs = kernel_args(comp, matrix, sizes, seed=0)
     shapes = ", ".join(
         f"{k}{list(v.shape)}" if hasattr(v, "shape") else f"{k}={v}" for k, v in kargs.items()
     )
-    _progress(f"tuning {comp.name} on {shapes} for at most {args.budget:g} s")
+    progress(f"tuning {comp.name} on {shapes} for at most {args.budget:g} s")
     res = tune(comp, kargs, budget=args.budget, seed=args.seed, reuse=args.reuse,
                threads=args.threads)  # fmt: skip
     how = "from the record (nothing measured)" if res.reused else (

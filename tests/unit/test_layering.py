@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Applications of the library: they may use every layer, and no layer uses them.
     ("spf.kernels",),
     ("spf.testing",),  # test helpers over the kernels
+    ("spf.tuning",),  # schedule search: compiles and times candidates (spf.tune)
     ("spf",),  # the public names
     ("spf.bench", "spf.demo", "spf.demo_more", "spf.demo_timing"),
     ("spf.cli",),
