@@ -29,7 +29,7 @@ class Reporter:
             else:
                 self._bar = tqdm(
                     total=round(budget, 1), desc=f"tune {name}", unit="s", leave=False,
-                    bar_format="{desc}: {bar} {n:.0f}/{total:.0f} s {postfix}",
+                    bar_format="{desc}: {bar} {n:.0f}/{total:.0f} s{postfix}",
                 )  # fmt: skip
 
     def update(self, elapsed: float, tried: int, illegal: int, best: str, speedup: float,

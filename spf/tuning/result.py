@@ -17,7 +17,8 @@ class Trial:
     a one-line summary, the thread count, the model's prediction, the measured median
     seconds (None unless it ran) and its ``status``: ``"baseline"``, ``"measured"``,
     ``"illegal"`` (refused by the legality check, never compiled) or ``"rejected"`` (a
-    command did not apply or the code did not compile; ``reason`` says why)."""
+    command did not apply or the code did not compile; ``reason`` says why); ``cost``: the
+    seconds the search spent on it (scheduling, legality check, compilation, timing)."""
 
     commands: str
     summary: str
@@ -26,6 +27,7 @@ class Trial:
     time: float | None
     status: str
     reason: str = ""
+    cost: float = 0.0
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -36,6 +38,7 @@ class Trial:
             "time": self.time,
             "status": self.status,
             "reason": self.reason,
+            "cost": self.cost,
         }
 
     @classmethod
@@ -48,6 +51,7 @@ class Trial:
             time=None if data.get("time") is None else float(data["time"]),
             status=str(data.get("status", "")),
             reason=str(data.get("reason", "")),
+            cost=float(data.get("cost", 0.0)),
         )
 
 

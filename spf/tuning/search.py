@@ -103,6 +103,7 @@ class _Search:
 
     # -- the baseline
     def baseline(self) -> None:
+        began = time.perf_counter()
         kernel = measure.build(self.comp)
         self.ref = measure.run_once(kernel, self.args, self.names, None)
         self.base_call = measure.caller(kernel, self.args, None)
@@ -110,8 +111,10 @@ class _Search:
         self.long = one > LONG_S
         (self.base_time,) = self._time([self.base_call], self.slice, least=1)
         pred = predicted(self.nest, Candidate())
-        self.history.append(Trial("", "default schedule", None, pred, self.base_time, "baseline"))
-        self.base_pred = pred
+        cost = time.perf_counter() - began
+        self.history.append(
+            Trial("", "default schedule", None, pred, self.base_time, "baseline", "", cost)
+        )
 
     # -- one candidate
     def evaluate(self, cand: Candidate, pred: float) -> None:
@@ -121,13 +124,13 @@ class _Search:
         if isinstance(built, tuple) and isinstance(built[0], str):
             status, text, reason = built
             self.illegal += status == "illegal"
-            self._note(cand, text, pred, None, status, reason)
+            self._note(cand, text, pred, None, status, reason, began)
             return
         copy, kernel, text = built
         try:
             got = measure.run_once(kernel, self.args, self.names, cand.threads)
         except SpfError as err:
-            self._note(cand, text, pred, None, "rejected", _first_line(err))
+            self._note(cand, text, pred, None, "rejected", _first_line(err), began)
             return
         measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, self.ref)
         call = measure.caller(kernel, self.args, cand.threads)
@@ -138,8 +141,8 @@ class _Search:
         tr, tc = self._time([ref_call, call], self.slice)
         estimate = tc / tr * ref_time
         self.measured.append(Measured(estimate, cand, copy, kernel, pred, call))
-        self._note(cand, text, pred, estimate, "measured", "")
         self.costs.append(time.perf_counter() - began)
+        self._note(cand, text, pred, estimate, "measured", "", began)
 
     def _time(self, fns: list[Callable[[], None]], seconds: float, least: int = 3) -> list[float]:
         """:func:`measure.interleaved`; long calls (over :data:`LONG_S`) get two rounds at
@@ -172,8 +175,11 @@ class _Search:
         return out
 
     def _note(self, cand: Candidate, text: str, pred: float, t: float | None, status: str,
-              reason: str) -> None:  # fmt: skip
-        self.history.append(Trial(text, cand.describe(), cand.threads, pred, t, status, reason))
+              reason: str, began: float) -> None:  # fmt: skip
+        cost = time.perf_counter() - began
+        self.history.append(
+            Trial(text, cand.describe(), cand.threads, pred, t, status, reason, cost)
+        )
         best = self.best()
         self.reporter.update(
             time.perf_counter() - self.t0,
