@@ -39,6 +39,25 @@ def test_tune_spmv_on_a_suitesparse_matrix(capsys: Any, suitesparse_dir: Path) -
     assert capsys.readouterr().out.startswith("# spmv_csr: ")
 
 
+MV_C = """
+void mv(int n, int m, double A[n][m], double x[m], double y[n]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      y[i] += A[i][j] * x[j];
+}
+"""
+
+
+def test_tune_an_imported_c_function(tmp_path: Path, capsys: Any) -> None:
+    source = tmp_path / "mv.c"
+    source.write_text(MV_C)
+    argv = ["tune", str(source), "--sizes", "n=30,m=20", "--budget", "4", "--threads", "1"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("# mv: ")
+    assert "tuning mv on A[30, 20], x[20], y[30], m=20, n=30" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
