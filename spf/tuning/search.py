@@ -90,6 +90,8 @@ class _Search:
         self.illegal = 0
         self.costs: list[float] = []
         self.built: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
+        if not comp.stmts:
+            raise SpfError(f"tune: {comp.name} has no statements; add some before tuning it")
         sizes = sizes_of(comp, args)
         self.args = {**{p: sizes[p] for p in comp.params if p in sizes}, **args}
         self.nest: Nest = analyze(comp, self.args)

@@ -229,3 +229,5 @@ def test_args_without_outputs_are_refused() -> None:
     del args["C"]
     with pytest.raises(spf.SpfError, match="writes none of the arrays"):
         spf.tune(kernels.gemm(), args, budget=5.0, reuse=False)
+    with pytest.raises(spf.SpfError, match="has no statements"):
+        spf.tune(spf.Computation("empty"), {}, budget=5.0, reuse=False)
