@@ -10,6 +10,7 @@ the computation, and what the search measured.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import platform
@@ -67,12 +68,22 @@ def arg_shapes(args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _candidate_key(c: object) -> str:
+    """A user candidate as the key sees it: trace data as JSON; a function by the hash of its
+    source (two lambdas differ), or by its identity when the source is unavailable (then no
+    later process reuses the record)."""
+    if not callable(c):
+        return json.dumps(c, sort_keys=True, default=str)
+    try:
+        source = inspect.getsource(c)
+    except (OSError, TypeError):
+        return f"{getattr(c, '__qualname__', type(c).__name__)}@{id(c)}"
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
 def space_data(space: Space) -> dict[str, Any]:
     data: dict[str, Any] = {k: [repr(v) for v in vs] for k, vs in sorted(space.options.items())}
-    data["candidates"] = [
-        getattr(c, "__qualname__", None) or json.dumps(c, sort_keys=True, default=str)
-        for c in space.candidates
-    ]
+    data["candidates"] = [_candidate_key(c) for c in space.candidates]
     return data
 
 
