@@ -53,9 +53,9 @@ def _threads(n: int | None) -> Iterator[None]:
         yield
 
 
-def caller(kernel: Kernel, args: Mapping[str, Any], threads: int | None) -> Callable[[], None]:
-    """One unchecked call of ``kernel`` on its own working copy of ``args``."""
-    work = copy_args(args)
+def caller(kernel: Kernel, work: dict[str, Any], threads: int | None) -> Callable[[], None]:
+    """One unchecked call of ``kernel`` on ``work`` (a copy of the arguments that every timed
+    call shares: one copy in memory however many candidates are kept)."""
 
     def call() -> None:
         with _threads(threads):

@@ -108,7 +108,8 @@ class _Search:
         began = time.perf_counter()
         kernel = measure.build(self.comp)
         self.ref = measure.run_once(kernel, self.args, self.names, None)
-        self.base_call = measure.caller(kernel, self.args, None)
+        self.work = measure.copy_args(self.args)
+        self.base_call = measure.caller(kernel, self.work, None)
         self.reps, one = measure.repetitions(self.base_call)
         self.long = one > LONG_S
         (self.base_time,) = self._time([self.base_call], self.slice, least=1)
@@ -135,7 +136,7 @@ class _Search:
             self._note(cand, text, pred, None, "rejected", _first_line(err), began)
             return
         measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, self.ref)
-        call = measure.caller(kernel, self.args, cand.threads)
+        call = measure.caller(kernel, self.work, cand.threads)
         ref = self.best()
         ref_call, ref_time = (
             (self.base_call, self.base_time) if ref is None else (ref.call, ref.estimate)
