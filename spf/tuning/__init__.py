@@ -152,8 +152,10 @@ def _replayed(comp: Computation, rec: Mapping[str, Any], path: Any) -> TuneResul
         Trace.from_data(rec.get("commands", [])).replay(copy)
         history = tuple(Trial.from_data(t) for t in rec.get("history", []))
         t, base = float(rec["time"]), float(rec["baseline_time"])
-    except (KeyError, TypeError, ValueError) as err:
-        raise SpfError(f"tune: the record {path} is damaged ({err}); delete it") from err
+    except (KeyError, TypeError, ValueError, SpfError) as err:
+        raise SpfError(
+            f"tune: the record {path} is damaged ({err}); delete it, or call with reuse=False"
+        ) from err
     return TuneResult(
         comp=copy,
         time=t,

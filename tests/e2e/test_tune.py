@@ -16,6 +16,7 @@ import spf
 from spf import kernels
 from spf.schedule.trace import Trace
 from spf.tuning import measure, records
+from spf.tuning.space import make_space
 
 
 @pytest.fixture(autouse=True)
@@ -231,3 +232,10 @@ def test_args_without_outputs_are_refused() -> None:
         spf.tune(kernels.gemm(), args, budget=5.0, reuse=False)
     with pytest.raises(spf.SpfError, match="has no statements"):
         spf.tune(spf.Computation("empty"), {}, budget=5.0, reuse=False)
+
+
+def test_a_damaged_record_is_an_error_that_names_it(records_dir: Any) -> None:
+    name, _ = records.key(kernels.gemm(), _gemm_args(), make_space(None, None))
+    records.save(name, {"commands": [{"stmt": "s0", "command": "Nope", "args": {}}]})
+    with pytest.raises(spf.SpfError, match=r"the record .*\.json is damaged .*reuse=False"):
+        spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
