@@ -92,15 +92,15 @@ class _Search:
         self.built: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
         if not comp.stmts:
             raise SpfError(f"tune: {comp.name} has no statements; add some before tuning it")
-        sizes = sizes_of(comp, args)
-        self.args = {**{p: sizes[p] for p in comp.params if p in sizes}, **args}
-        self.nest: Nest = analyze(comp, self.args)
         self.names = measure.outputs(comp, args)
         if not self.names:
             raise SpfError(
                 f"tune: {comp.name} writes none of the arrays passed in args "
                 f"({', '.join(sorted(args))}); pass its outputs too"
             )
+        sizes = sizes_of(comp, args)
+        self.args = {**{p: sizes[p] for p in comp.params if p in sizes}, **args}
+        self.nest: Nest = analyze(comp, self.args)
         self.slice = min(max(budget * 0.03, 0.02), 0.5)
 
     # -- the baseline
