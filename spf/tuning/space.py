@@ -12,7 +12,7 @@ key                parameters                                     applied to
 ``vectorize``      ``[width, ...]``                               the innermost loop
 ``unroll``         ``[factor, ...]``                              the innermost loop
 ``parallelize``    ``[None, "atomic", "privatize"]`` reductions   the outermost loop
-``wavefront``      ``["auto", "levels", "p2p", "coarse"]``        the outermost loop
+``wavefront``      every method of ``comp.wavefront``             the outermost loop
 ``threads``        ``[None, 1, 2, ...]`` OpenMP threads           parallel candidates
 ``candidates``     callables ``f(comp)`` or trace data            tried first, as given
 =================  =============================================  ==========================
@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spf.errors import SpfError
+from spf.schedule.commands import WAVEFRONT_METHODS
 from spf.schedule.tags import REDUCTION_OPTIONS
-
-WAVEFRONT_METHODS = ("auto", "levels", "p2p", "coarse")
 
 STAGES = ("interchange", "tiling", "cache_read", "vectorize", "unroll", "parallel")
 """The order in which a candidate's commands are applied (one option per stage, or none)."""
