@@ -12,6 +12,7 @@ values, so that annotation is left out, as it is when the work would be too larg
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +126,12 @@ def _itemsize(ctype: str) -> int | None:
     return None if dtype is None else int(np.dtype(dtype).itemsize)
 
 
+def _symbols(text: str) -> dict[str, object]:
+    """Every name of ``text`` not called as a function, as a sympy symbol: a size named
+    ``N``, ``S``, ``E``, ``I``, ``O`` or ``Q`` must not become one of sympy's own objects."""
+    return {name: sp.Symbol(name) for name in re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*\()", text)}
+
+
 def extent_product(shape: tuple[int | str, ...], params: Mapping[str, int]) -> int | None:
     """The number of elements of ``shape`` (extents as ints or parameter expressions) for
     ``params``; None when an extent names a parameter without a value."""
@@ -134,7 +141,7 @@ def extent_product(shape: tuple[int | str, ...], params: Mapping[str, int]) -> i
             total *= extent
             continue
         try:
-            value = sp.sympify(extent, locals={p: sp.Symbol(p) for p in params})
+            value = sp.sympify(extent, locals=_symbols(str(extent)))
             value = value.subs({sp.Symbol(p): v for p, v in params.items()})
         except (sp.SympifyError, TypeError, SyntaxError):
             return None

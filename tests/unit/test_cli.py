@@ -116,6 +116,18 @@ def test_version_is_the_package_version(capsys: pytest.CaptureFixture[str]) -> N
     assert capsys.readouterr().out.strip() == f"spf {spf.__version__}"
 
 
+def test_python_dash_m_spf_runs_the_command_line() -> None:
+    import spf
+
+    root = Path(spf.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-m", "spf", "--version"], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"spf {spf.__version__}"
+
+
 def test_version_has_one_source() -> None:
     """pyproject reads the version from spf/_version.py; nothing else spells it."""
     import tomllib

@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("spf",),  # the public names
     ("spf.bench", "spf.demo", "spf.demo_more", "spf.demo_timing"),
     ("spf.cli",),
+    ("spf.__main__",),  # python -m spf
 )
 MOVED = frozenset(
     {

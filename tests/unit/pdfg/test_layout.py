@@ -229,6 +229,15 @@ def test_spmv_sizes() -> None:
     assert "\\n800 B" in g.to_dot()
 
 
+def test_sizes_named_like_sympy_objects_without_values_are_unknown() -> None:
+    # N, S, E, I, O, Q are sympy objects; a size without a value is unknown, not a crash
+    g = kernels.spmv_csr().pdfg(params={})
+    assert "bytes" not in g.graph.nodes["y"]
+    g = kernels.spmv_csr().pdfg(params={"M": 80})
+    assert g.graph.nodes["x"]["bytes"] == 640
+    assert "bytes" not in g.graph.nodes["y"]
+
+
 def test_dense_sizes_footprints_and_instances() -> None:
     g = kernels.dense_mv().pdfg(params={"N": 10, "M": 20})
     assert g.graph.nodes["s0"]["instances"] == 200
