@@ -168,6 +168,23 @@ def test_pdfg_steps_notebook_executes(
 
 
 @pytest.mark.requires_graphviz
+@pytest.mark.slow
+def test_tune_pdfg_notebook_executes(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default and the tuned GEMM's PDFGs side by side, the tuned kernel checked."""
+    outputs = execute_notebook("tune_pdfg.ipynb", tmp_path, cache, monkeypatch)
+    tables = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert len(tables) == 1
+    assert tables[0].count("<svg") == 2
+    assert "default schedule" in tables[0]
+    assert "tuned schedule" in tables[0]
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "refused as illegal" in text
+    assert "the tuned GEMM matches numpy" in text
+
+
+@pytest.mark.requires_graphviz
 def test_pdfg_steps_script_writes_both_schedules(tmp_path: Path, cache: Path) -> None:
     out = run_script("pdfg_steps.py", tmp_path, cache, "graphs")
     assert "matches numpy" in out
