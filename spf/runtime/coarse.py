@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 BLOCK_SHIFT = 6
-"""Rows per block ``B = 2**BLOCK_SHIFT`` (64). A 2-D grid in natural order has coarse levels ``y + x / B``: about
-``width + width / B`` of them, each with about ``width`` rows in pieces of ``B`` contiguous
-rows; ``B`` only has to stay well under ``width / threads``."""
+"""Rows per block ``B = 2**BLOCK_SHIFT`` (64). A 2-D grid in natural order has coarse levels
+``y + x / B``: about ``width + width / B`` of them, each with about ``width`` rows in pieces
+of ``B`` contiguous rows; ``B`` only has to stay well under ``width / threads``."""
 
 BARRIER_WORK = 128
 """A barrier of 2 threads, in units of work (a row's dependence): ~0.25-0.5 us."""

@@ -363,7 +363,9 @@ class WavefrontKernel(Kernel):
         if threads is not None and (
             isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
         ):
-            raise ArgumentError(f"{self.name}.inspect: threads must be an int >= 1, got {threads!r}")
+            raise ArgumentError(
+                f"{self.name}.inspect: threads must be an int >= 1, got {threads!r}"
+            )
         if positional:
             raise ArgumentError.positional(
                 f"{self.name}.inspect", len(positional), "inspect", self._inputs
@@ -511,7 +513,8 @@ class WavefrontKernel(Kernel):
         )
         part_of, level_of = coarse.row_parts(parts)
         bad = np.zeros((), dtype=np.int64)
-        check_k(**{PART_OF: part_of, LEVEL_OF: level_of, BAD: bad}, **_pick(check_k, args))
+        given: dict[str, Any] = {PART_OF: part_of, LEVEL_OF: level_of, BAD: bad}
+        check_k(**given, **_pick(check_k, args))
         if int(bad):
             raise ArgumentError(
                 f"{self.name}: plan= runs {int(bad)} dependence(s) of loop {plan.loop!r} in two "
@@ -696,7 +699,9 @@ def compile_wavefront(
 
     def check_kernel() -> Kernel:  # compiled on the first plan that needs it
         if not made:
-            made.append(compile_kernel(build_part_check(comp, analysis), "c", None, True, **options))
+            made.append(
+                compile_kernel(build_part_check(comp, analysis), "c", None, True, **options)
+            )
         return made[0]
 
     return WavefrontKernel.wrap(
