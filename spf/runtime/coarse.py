@@ -67,13 +67,15 @@ def split(
     np.cumsum(work[order], out=wsum[1:])
     lp = levelptr[: levels + 1]
     start, end = lp[:-1], lp[1:]
-    targets = np.arange(1, threads, dtype=np.float64) / threads
-    targets = wsum[start][:, None] + (wsum[end] - wsum[start]).astype(np.float64)[:, None] * targets
+    share = np.arange(1, threads, dtype=np.int64)
+    targets = wsum[start][:, None] + (wsum[end] - wsum[start])[:, None] * share // threads
     cut = np.searchsorted(wsum, targets, side="left")  # within the level (work >= 1 per row)
     if shift:  # move each cut to the first block boundary at or after it
         blk = order >> shift
-        bounds = np.flatnonzero(blk[1:] != blk[:-1]) + 1
-        bounds = np.union1d(bounds, lp)
+        at = np.zeros(n + 1, dtype=np.bool_)
+        np.not_equal(blk[1:], blk[:-1], out=at[1:n])
+        at[lp] = True
+        bounds = np.flatnonzero(at)
         cut = bounds[np.minimum(np.searchsorted(bounds, cut), len(bounds) - 1)]
     cut = np.minimum(np.maximum(cut, start[:, None]), end[:, None])
     edges = np.maximum.accumulate(np.concatenate([start[:, None], cut, end[:, None]], axis=1), 1)
@@ -88,18 +90,21 @@ def split(
     return Parts(levels, ptr, partptr, order, parts, largest)
 
 
-def level_estimate(level: np.ndarray, levels: int, work: np.ndarray, threads: int) -> float:
-    """:func:`estimate` of the levels strategy without building its parts: each level's work
-    shared evenly by the threads (O(iterations))."""
+def level_estimate(levelptr: np.ndarray, levels: int, work: int, threads: int) -> float:
+    """:func:`estimate` of the levels strategy without building its parts, from the level
+    sizes ``levelptr[:levels + 1]`` and the total ``work``: each level's rows shared evenly
+    by the threads, each row of the mean work (O(levels))."""
     if levels == 0:
         return 0.0
-    per_level = np.bincount(level, weights=work, minlength=levels)
-    cost = float(np.ceil(per_level / threads).sum()) + BARRIER_WORK * levels
-    return float(per_level.sum()) / cost
+    rows = np.diff(levelptr[: levels + 1])
+    mean = work / max(int(levelptr[levels]), 1)
+    cost = float(np.ceil(rows / threads).sum()) * mean + BARRIER_WORK * levels
+    return float(work) / cost
 
 
 def estimate(parts: Parts, total_work: int) -> float:
-    """The estimated speed-up of running ``parts`` over the loop in order."""
+    """The estimated speed-up of running ``parts`` over the loop in order: the work of the
+    largest part of each coarse level plus a barrier each, against all the work."""
     if parts.levels == 0:
         return 0.0
     cost = float(parts.largest.sum()) + BARRIER_WORK * parts.levels

@@ -70,8 +70,9 @@ A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forc
 wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
 
 STRATEGIES = ("auto", "wavefront", "serial")
-COARSE_STRATEGIES = ("auto", "coarse", "levels", "serial")
-"""The strategies of a kernel of ``method="coarse"`` or ``"auto"``."""
+COARSE_STRATEGIES = ("auto", "coarse", "levels", "serial", "wavefront")
+"""The strategies of a kernel of ``method="coarse"`` or ``"auto"`` (``"wavefront"``: the
+executor, coarse or levels, whichever is estimated faster, never serial)."""
 
 INSPECTOR = "<inspector>"
 """The entry of :attr:`Plan.inspected` that names the inspector which built the plan (a
@@ -352,8 +353,9 @@ class WavefrontKernel(Kernel):
         (serial when the levels average fewer than :data:`MIN_ROWS_PER_LEVEL` iterations),
         ``"wavefront"`` or ``"serial"``; for a kernel of ``method="coarse"`` or ``"auto"``,
         ``"auto"`` (the least estimated time; a ``coarse`` kernel: ``"coarse"``),
-        ``"coarse"``, ``"levels"`` or ``"serial"``, its parts planned for ``threads``
-        threads (default: OpenMP's count now)."""
+        ``"coarse"``, ``"levels"``, ``"serial"`` or ``"wavefront"`` (coarse or levels,
+        whichever is estimated faster), its parts planned for ``threads`` threads (default:
+        OpenMP's count now)."""
         allowed = COARSE_STRATEGIES if self._coarse else STRATEGIES
         if strategy not in allowed:
             raise ArgumentError(
@@ -395,14 +397,38 @@ class WavefrontKernel(Kernel):
         if strategy == "auto":
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
-        groups, groupptr, one_thread = _groups(levelptr, int(nlev), n)
+        return self._plan(given, level, int(nlev), levelptr, order, strategy)
+
+    def _plan(
+        self,
+        given: Mapping[str, object],
+        level: np.ndarray,
+        levels: int,
+        levelptr: np.ndarray,
+        order: np.ndarray,
+        strategy: str,
+        parts: coarse.Parts | None = None,
+    ) -> Plan:
+        """The :class:`Plan` of what the inspector stages computed (its arrays made
+        read-only, not copied; the groups of the levels executor added)."""
+        n = len(order)
+        groups, groupptr, one_thread = _groups(levelptr, levels, n)
         _read_only(level, levelptr, order, groupptr, one_thread)
         inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
+        more: dict[str, Any] = {}
+        if parts is not None:
+            _read_only(parts.ptr, parts.partptr, parts.order)
+            more = {
+                "coarse_levels": parts.levels,
+                "coarse_ptr": parts.ptr,
+                "part_ptr": parts.partptr,
+                "coarse_order": parts.order,
+            }
         _INSPECTOR_OUTPUT.active = True
         try:
-            return Plan(
+            plan = Plan(
                 loop=self._names.loop,
-                levels=int(nlev),
+                levels=levels,
                 level_of=level,
                 levelptr=levelptr,
                 order=order,
@@ -411,9 +437,13 @@ class WavefrontKernel(Kernel):
                 groupptr=groupptr,
                 one_thread=one_thread,
                 inspected=inspected,
+                **more,
             )
         finally:
             _INSPECTOR_OUTPUT.active = False
+        if parts is not None:
+            _CHECKED[plan] = self._made_by
+        return plan
 
     def _sort(
         self, key: np.ndarray, n: int, given: Mapping[str, object], check: bool
@@ -459,40 +489,17 @@ class WavefrontKernel(Kernel):
         parts = coarse.split(corder, cptr, int(nclev), work, coarse.BLOCK_SHIFT, team)
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
-        if strategy == "auto":
-            gain, strategy = max(
-                (coarse.estimate(parts, int(work.sum())), "coarse"),
-                (coarse.level_estimate(level, int(nlev), work, team), "levels"),
+        if strategy in ("auto", "wavefront"):
+            total = int(work.sum())
+            gain, best = max(
+                (coarse.estimate(parts, total), "coarse"),
+                (coarse.level_estimate(levelptr, int(nlev), total, team), "levels"),
             )
-            strategy = strategy if gain >= coarse.MIN_GAIN else "serial"
+            serial = strategy == "auto" and gain < coarse.MIN_GAIN
+            strategy = "serial" if serial else best
         if strategy == "levels":
             parts = coarse.split(order, levelptr, int(nlev), work, 0, team)
-        groups, groupptr, one_thread = _groups(levelptr, int(nlev), n)
-        _read_only(level, levelptr, order, groupptr, one_thread)
-        _read_only(parts.ptr, parts.partptr, parts.order)
-        inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
-        _INSPECTOR_OUTPUT.active = True
-        try:
-            plan = Plan(
-                loop=self._names.loop,
-                levels=int(nlev),
-                level_of=level,
-                levelptr=levelptr,
-                order=order,
-                strategy=strategy,
-                groups=groups,
-                groupptr=groupptr,
-                one_thread=one_thread,
-                inspected=inspected,
-                coarse_levels=parts.levels,
-                coarse_ptr=parts.ptr,
-                part_ptr=parts.partptr,
-                coarse_order=parts.order,
-            )
-        finally:
-            _INSPECTOR_OUTPUT.active = False
-        _CHECKED[plan] = self._made_by
-        return plan
+        return self._plan(given, level, int(nlev), levelptr, order, strategy, parts)
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the

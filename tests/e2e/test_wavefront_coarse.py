@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from spf.runtime import threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, ilu0_args, read_matrix_market, sptrsv_args
+from spf.testing import compiled
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,23 +34,25 @@ STRATEGIES = ("coarse", "levels", "serial", "auto")
 Pair = tuple[WavefrontKernel, Kernel, str]
 
 
-def _pair(factory: Callable[..., spf.Computation], dtype: str, method: str) -> Pair:
-    comp = factory(index_dtype=dtype)
+def _pair(name: str, dtype: str, method: str) -> Pair:
+    """The wavefront kernel ``name`` of ``spf.kernels`` and its serial kernel (compiled once
+    per process, :func:`spf.testing.compiled`)."""
+    comp: spf.Computation = getattr(kernels, name)(index_dtype=dtype)
     comp.wavefront("i", method=method)
     k = comp.compile()
     assert isinstance(k, WavefrontKernel)
-    return k, factory(index_dtype=dtype).compile(), dtype
+    return k, compiled(name, index_dtype=dtype), dtype
 
 
 @pytest.fixture(scope="module", params=[("int32", "coarse"), ("int64", "auto")])
 def trsv(request: pytest.FixtureRequest) -> Pair:
     dtype, method = request.param
-    return _pair(kernels.sptrsv_csr, dtype, method)
+    return _pair("sptrsv_csr", dtype, method)
 
 
 @pytest.fixture(scope="module")
 def trsv32() -> Pair:
-    return _pair(kernels.sptrsv_csr, "int32", "coarse")
+    return _pair("sptrsv_csr", "int32", "coarse")
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +71,11 @@ def others32() -> dict[str, WavefrontKernel]:
 @pytest.fixture(params=[1, 2])
 def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
     """Run at exactly ``n`` OpenMP threads (spf's busy-machine cap turned off)."""
-    gomp = threads.openmp_library()
-    assert gomp is not None
-    before, adaptive = gomp.omp_get_max_threads(), threads.set_adaptive(False)
-    gomp.omp_set_num_threads(int(request.param))
+    adaptive = threads.set_adaptive(False)
     try:
-        yield int(request.param)
+        with threads.openmp_threads(int(request.param)):
+            yield int(request.param)
     finally:
-        gomp.omp_set_num_threads(before)
         threads.set_adaptive(adaptive)
 
 
@@ -151,21 +151,16 @@ def test_random_patterns_every_method_gives_the_same_bits(
         np.testing.assert_array_equal(solve(kernel, m, "int32", plan), want, err_msg=method)
 
 
-def tril_with_diag(path: Path) -> sp.csr_array:
-    m = sp.csr_array(read_matrix_market(path)).astype(np.float64)
-    m.data[:] = np.where(m.data == 0, 1.0, m.data)
-    a = sp.tril(m, k=-1)
-    out = sp.csr_array(a + sp.diags_array(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
-    out.sort_indices()
-    return out
-
-
-def mtx(suitesparse_dir: Path, name: str) -> sp.csr_array:
-    path = suitesparse_dir / name
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    m = sp.csr_array(read_matrix_market(path))
+def mtx(where: Path, name: str, *, triangle: bool = False) -> sp.csr_array:
+    """SuiteSparse matrix ``name`` (skipped where missing), sorted; ``triangle``: its strict
+    lower triangle with a dominant diagonal."""
+    if not (where / name).is_file():
+        pytest.skip(f"{where / name} not found")
+    m = sp.csr_array(read_matrix_market(where / name)).astype(np.float64)
     m.sum_duplicates()
+    if triangle:
+        a = sp.tril(sp.csr_array((np.where(m.data == 0, 1.0, m.data), m.indices, m.indptr)), k=-1)
+        m = sp.csr_array(a + sp.diags_array(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
     m.sort_indices()
     return m
 
@@ -173,10 +168,7 @@ def mtx(suitesparse_dir: Path, name: str) -> sp.csr_array:
 @pytest.mark.parametrize("name", ["bcsstk13.mtx", "cryg2500.mtx", "jagmesh7.mtx", "arrow.mtx"])
 def test_sptrsv_suitesparse(trsv: Pair, omp_threads: int, suitesparse_dir: Path, name: str) -> None:
     k, serial, dtype = trsv
-    path = suitesparse_dir / name
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    m = tril_with_diag(path)
+    m = mtx(suitesparse_dir, name, triangle=True)
     want = solve(serial, m, dtype)
     for strategy in ("coarse", "levels"):
         plan = k.inspect(strategy=strategy, threads=2, **sptrsv_args(m, dtype))
@@ -187,13 +179,13 @@ def test_sptrsv_suitesparse(trsv: Pair, omp_threads: int, suitesparse_dir: Path,
 @pytest.fixture(scope="module", params=[("int32", "coarse"), ("int64", "auto")])
 def gs(request: pytest.FixtureRequest) -> Pair:
     dtype, method = request.param
-    return _pair(kernels.gauss_seidel_csr, dtype, method)
+    return _pair("gauss_seidel_csr", dtype, method)
 
 
 @pytest.fixture(scope="module", params=[("int64", "coarse")])
 def ilu0(request: pytest.FixtureRequest) -> Pair:
     dtype, method = request.param
-    return _pair(kernels.ilu0_csr, dtype, method)
+    return _pair("ilu0_csr", dtype, method)
 
 
 def random_square(n: int, density: float, seed: int) -> sp.csr_array:
@@ -214,23 +206,24 @@ SQUARE = {
 
 
 def sweep_both(pair: Pair, m: Any, strategy: str) -> None:
+    """One Gauss-Seidel sweep from a random start, by plan and serially: the same bits."""
     k, serial, dtype = pair
     args = gauss_seidel_args(m, index_dtype=dtype)
-    rng = np.random.default_rng(m.shape[0])
-    b, x0 = rng.standard_normal(m.shape[0]), rng.standard_normal(m.shape[0])
-    x, ref = x0.copy(), x0.copy()
-    k(x=x, b=b, plan=k.inspect(strategy=strategy, threads=2, **args), **args)
-    serial(x=ref, b=b, **args)
-    np.testing.assert_array_equal(x, ref)
+    b, x0 = np.random.default_rng(m.shape[0]).standard_normal((2, m.shape[0]))
+    outs = [x0.copy(), x0.copy()]
+    k(x=outs[0], b=b, plan=k.inspect(strategy=strategy, threads=2, **args), **args)
+    serial(x=outs[1], b=b, **args)
+    np.testing.assert_array_equal(*outs)
 
 
 def factor_both(pair: Pair, m: Any, strategy: str) -> None:
+    """ILU(0) in place, by plan and serially: the same bits."""
     k, serial, dtype = pair
-    args, ref = ilu0_args(m, index_dtype=dtype), ilu0_args(m, index_dtype=dtype)
-    index = {name: v for name, v in args.items() if name != "A"}
-    k(plan=k.inspect(strategy=strategy, threads=2, **index), **args)
+    by_plan, ref = (ilu0_args(m, index_dtype=dtype) for _ in range(2))
+    plan = k.inspect(strategy=strategy, threads=2, **{a: by_plan[a] for a in k.inspected_arguments})
+    k(plan=plan, **by_plan)
     serial(**ref)
-    np.testing.assert_array_equal(args["A"], ref["A"])
+    np.testing.assert_array_equal(by_plan["A"], ref["A"])
 
 
 @pytest.mark.parametrize("name", list(SQUARE))
@@ -352,6 +345,8 @@ def test_forged_plan_arrays_are_refused(trsv32: Pair) -> None:
     with pytest.raises(ArgumentError, match="coarse_levels"):
         dataclasses.replace(plan, coarse_levels=0)
     with pytest.raises(ArgumentError, match="strategy must be one of"):
-        k.inspect(strategy="wavefront", **sptrsv_args(lower(20, 0.1, 3), dtype))
+        k.inspect(strategy="fast", **sptrsv_args(lower(20, 0.1, 3), dtype))
+    forced = k.inspect(strategy="wavefront", threads=1, **sptrsv_args(lower(20, 0.1, 3), dtype))
+    assert forced.strategy in ("coarse", "levels")  # the executor, even on one thread
     with pytest.raises(ArgumentError, match="threads must be"):
         k.inspect(threads=0, **sptrsv_args(lower(20, 0.1, 3), dtype))
