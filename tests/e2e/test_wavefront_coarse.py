@@ -24,7 +24,7 @@ from spf.runtime import threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, ilu0_args, read_matrix_market, sptrsv_args
-from spf.testing import compiled
+from spf.testing import compiled, random_csr
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -189,12 +189,10 @@ def ilu0(request: pytest.FixtureRequest) -> Pair:
 
 
 def random_square(n: int, density: float, seed: int) -> sp.csr_array:
-    rng = np.random.default_rng(seed)
-    m = sp.random_array((n, n), density=density, rng=rng, format="csr")
-    m = sp.csr_array(m + sp.diags_array(2.0 + rng.random(n) * n * density))
-    m.sum_duplicates()
-    m.sort_indices()
-    return m
+    """:func:`spf.testing.random_csr` with a dominant diagonal (entries in [-1, 1))."""
+    out = sp.csr_array(random_csr(n, n, density, seed) + sp.eye_array(n) * (2.0 + n * density))
+    out.sort_indices()
+    return out
 
 
 SQUARE = {
