@@ -55,7 +55,7 @@ def main(argv: list[str]) -> None:
     plan = solve.inspect(**args)
     sizes = plan.level_sizes
     print(f"{n} rows, {L.nnz} nonzeros: {plan.levels} levels, {sizes.max()} rows in the largest")
-    print(f"plan.strategy = {plan.strategy!r} (serial when levels average < 4096 rows)")
+    print(f"plan.strategy = {plan.strategy!r} (serial, levels or coarse: the least estimated time)")
 
     f = np.random.default_rng(0).random(n)
     u, ref = np.zeros(n), np.zeros(n)

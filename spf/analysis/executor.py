@@ -25,6 +25,15 @@ Every wait points to earlier positions and each thread takes its positions in in
 order, so the earliest unfinished iteration can always run: no deadlock, and no barrier
 between levels.
 
+``method="coarse"`` and ``"auto"``: three loops, ``i_lev`` over the coarse levels (sequential,
+one barrier each), ``i_part`` over the parts of one coarse level
+(``levelptr_i(i_lev) <= i_part < levelptr_i(i_lev + 1)``, ``#pragma omp for``: one part per
+thread) and ``i_pos`` over the rows of one part, in order, on that thread
+(``partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)``), with ``i = order_i(i_pos)``. A
+plan of the levels strategy runs on it too (each level a coarse level, its parts contiguous
+chunks of the level; a run of narrow levels one part). :mod:`spf.runtime.coarse` builds the
+parts.
+
 The executor is built from the computation's JSON, so it keeps every declaration, layout and
 assumption; statements outside the wavefront are copied unchanged.
 """
@@ -47,6 +56,8 @@ if TYPE_CHECKING:
 LEVELS_TAG = "wavefront_levels"
 ROWS_TAG = "wavefront_rows"
 P2P_TAG = "wavefront_p2p"
+COARSE_METHODS = ("coarse", "auto")
+"""The methods whose executor runs coarse levels of parts (``i_lev``, ``i_part``, ``i_pos``)."""
 SINGLE_TAG = "wavefront_single"
 """``wavefront_single(<flag>)`` on the rows loop: the C test that runs a group on one thread."""
 
@@ -66,6 +77,10 @@ class WavefrontNames:
     """``method="p2p"``: the flag array (one per iteration) of the point-to-point waits."""
     single: str
     """``method="levels"``: the flag array (one per group of levels): 1 runs it on one thread."""
+    part: str = ""
+    """``method="coarse"``/``"auto"``: the loop over the parts of a coarse level."""
+    partptr: str = ""
+    """``method="coarse"``/``"auto"``: part ``p`` runs ``order[partptr[p]:partptr[p+1]]``."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +124,8 @@ def wavefront_names(comp: Computation) -> dict[str, WavefrontNames]:
             pos=_fresh(f"{loop}_pos", taken),
             done=_fresh(f"done_{loop}", taken),
             single=_fresh(f"single_{loop}", taken),
+            part=_fresh(f"{loop}_part", taken),
+            partptr=_fresh(f"partptr_{loop}", taken),
         )
     return out
 
@@ -160,6 +177,17 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
                 "dtype": "int64",
             },
         ]
+        if names.method in COARSE_METHODS:
+            data["ufs"].append(
+                {
+                    "name": names.partptr,
+                    "arity": 1,
+                    "domain": f"{{[x] : 0 <= x && x <= {n}}}",
+                    "range": f"{{[v] : 0 <= v && v <= {n}}}",
+                    "monotonic": "nondecreasing",
+                    "dtype": "int64",
+                }
+            )
         if names.method == "levels":
             data["ufs"].append(
                 {
@@ -207,21 +235,30 @@ def _rewrite(
             f"{s.schedule} is not a plain function of its iterators; schedule it with "
             "loop transformations that keep the outputs functions"
         )
-    lev, pos = names.lev, names.pos
+    lev, pos, part = names.lev, names.pos, names.part
     at = outs.index(its[q])
     p2p = names.method == "p2p"
-    new = [pos] if p2p else [lev, pos]
-    new_outs = [*outs[:at], pos, "1"] if p2p else [*outs[:at], lev, "0", pos, "0"]
+    coarse = names.method in COARSE_METHODS
+    new = [pos] if p2p else [lev, part, pos] if coarse else [lev, pos]
+    new_outs = [*outs[:at], *(f"{x}, 0" for x in new)] if not p2p else [*outs[:at], pos, "1"]
     new_outs += outs[at:]
     head = f"[{', '.join([*new, *its])}]"
     schedule = f"{{{head} -> [{', '.join(new_outs)}]}}"
     entry["schedule"] = entry["current_schedule"] = schedule
-    guard = (
-        f"0 <= {pos} && {pos} < {extent} && {its[q]} = {names.order}({pos})"
-        if p2p
-        else f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= {pos} && "
-        f"{pos} < {names.levelptr}({lev} + 1) && {its[q]} = {names.order}({pos})"
-    )
+    levels = f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= "
+    if p2p:
+        guard = f"0 <= {pos} && {pos} < {extent} && {its[q]} = {names.order}({pos})"
+    elif coarse:
+        guard = (
+            f"{levels}{part} && {part} < {names.levelptr}({lev} + 1) && "
+            f"{names.partptr}({part}) <= {pos} && {pos} < {names.partptr}({part} + 1) && "
+            f"{its[q]} = {names.order}({pos})"
+        )
+    else:
+        guard = (
+            f"{levels}{pos} && {pos} < {names.levelptr}({lev} + 1) && "
+            f"{its[q]} = {names.order}({pos})"
+        )
     pieces = []
     for piece in str(s.domain).split(" union "):
         m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
@@ -236,6 +273,9 @@ def _rewrite(
     tags = {k: v for k, v in tags.items() if v}
     if p2p:
         tags[pos] = [P2P_TAG]
+    elif coarse:
+        tags[lev] = [LEVELS_TAG]
+        tags[part] = [ROWS_TAG]
     else:
         tags[lev] = [LEVELS_TAG]
         tags[pos] = [ROWS_TAG, f"{SINGLE_TAG}({names.single}({lev}))"]
@@ -327,15 +367,26 @@ def _add_flags(
 def inspection_text(comp: Computation) -> str:
     """The inspectors of ``comp``'s wavefront loops for ``comp.layers()``: each one's
     statements (Layer I form) and how the executor reads its results."""
+    from spf.analysis.coarse_inspector import build_coarse_inspector
     from spf.analysis.inspector import build_inspector
     from spf.computation.layers import layers
 
     lines = []
     for loop, nm in wavefront_names(comp).items():
         analysis = analyze_wavefront(comp, wavefront_stmts(comp, loop), loop)
-        insp = build_inspector(comp, analysis)
+        coarse = nm.method in COARSE_METHODS
+        insp = (build_coarse_inspector if coarse else build_inspector)(comp, analysis)
         lines.append(f"  loop {loop} (wavefront, method={nm.method!r}): inspector {insp.name}")
         lines += ["  " + line for line in layers(insp).algorithm.splitlines()]
+        if coarse:
+            lines.append(
+                f"    then the rows sorted by clev (a counting sort), each coarse level cut "
+                f"into parts of balanced work; the executor runs {loop} = {nm.order}({nm.pos}) "
+                f"for {nm.partptr}({nm.part}) <= {nm.pos} < {nm.partptr}({nm.part} + 1), one "
+                f"part per thread, {nm.levelptr}({nm.lev}) <= {nm.part} < "
+                f"{nm.levelptr}({nm.lev} + 1)"
+            )
+            continue
         lines.append(
             f"    then level sizes, their prefix sum {nm.levelptr} and {nm.order} (a counting "
             f"sort of level); the executor runs {loop} = {nm.order}({nm.pos}) for "

@@ -803,11 +803,11 @@ class Computation:
             return is_reduction_legal(self, s, loop, reduction)
         return is_parallel_legal(self, s, loop) or is_reduction_legal(self, s, loop)
 
-    def wavefront(self, loop: str, method: str = "levels") -> None:
+    def wavefront(self, loop: str, method: str = "auto") -> None:
         """Run ``loop`` of every statement that has it by dependence levels computed at run
-        time (``method``: ``"levels"`` or ``"p2p"``); refused with ``IllegalScheduleError``
-        when the loop carries no dependence (parallelize it) or one the inspector cannot
-        order (docs/inspection.md)."""
+        time (``method``: ``"auto"``, ``"levels"``, ``"p2p"`` or ``"coarse"``); refused with
+        ``IllegalScheduleError`` when the loop carries no dependence (parallelize it) or one
+        the inspector cannot order (docs/inspection.md)."""
         stmts = [s for s in self.stmts if loop in s.loops]
         if not stmts:
             loops = sorted({name for s in self.stmts for name in s.loops})

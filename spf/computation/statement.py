@@ -199,7 +199,7 @@ class Stmt:
         targets run ``i`` as an ordinary loop. Checked like ``parallelize``."""
         return self._run(Distribute(loop=i))
 
-    def wavefront(self, i: Loop, method: str = "levels") -> Stmt:
+    def wavefront(self, i: Loop, method: str = "auto") -> Stmt:
         """Run loop ``i`` by dependence levels computed at run time (``Computation.wavefront``
         for this statement alone; every statement sharing the loop must be in it)."""
         comp = self.computation

@@ -22,6 +22,18 @@ The levels executor runs *groups* (``plan.groupptr``): a level of at least
 consecutive narrower levels is one group that one thread runs in level order
 (``plan.one_thread``), so the run costs one barrier instead of one per level.
 
+A kernel of ``method="coarse"`` or ``"auto"`` (:mod:`spf.runtime.coarse`) plans *coarse
+levels*: ``plan.coarse_levels`` of them, coarse level ``c`` running the parts
+``coarse_ptr[c]:coarse_ptr[c+1]`` in parallel (one per thread), part ``p`` the rows
+``coarse_order[part_ptr[p]:part_ptr[p+1]]`` in increasing order on one thread. Its
+``strategy`` is ``"coarse"``, ``"levels"`` (the same executor on each level split into
+contiguous chunks) or ``"serial"``; ``inspect(strategy="auto")`` (the default of an ``auto``
+kernel; a ``coarse`` kernel plans ``"coarse"``) takes the one whose estimated time
+(:func:`spf.runtime.coarse.estimate`) is least. A coarse plan that its kernel's inspector did
+not build is checked against the dependences once, on its first call (a generated pass over
+them, O(iterations + dependences)): every dependence must lie inside one part or go to a
+later coarse level, otherwise ``ArgumentError``.
+
 Like the other argument checks, the checksum (it reads every index, a few ms per 10M entries)
 is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
 """
@@ -29,6 +41,7 @@ is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes 
 from __future__ import annotations
 
 import threading
+import weakref
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,8 +49,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spf.analysis.coarse_inspector import BAD, BLOCK, CLEV, LEVEL_OF, NCLEV, PART_OF, WORK
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
+from spf.runtime import coarse
 from spf.runtime.kernel import Kernel
 from spf.sets.expr import compile_expr
 
@@ -55,6 +70,9 @@ A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forc
 wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
 
 STRATEGIES = ("auto", "wavefront", "serial")
+COARSE_STRATEGIES = ("auto", "coarse", "levels", "serial", "wavefront")
+"""The strategies of a kernel of ``method="coarse"`` or ``"auto"`` (``"wavefront"``: the
+executor, coarse or levels, whichever is estimated faster, never serial)."""
 
 INSPECTOR = "<inspector>"
 """The entry of :attr:`Plan.inspected` that names the inspector which built the plan (a
@@ -91,6 +109,10 @@ class Plan:
     groupptr: np.ndarray
     one_thread: np.ndarray
     inspected: Fingerprint = field(repr=False)
+    coarse_levels: int = 0
+    coarse_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    part_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    coarse_order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
@@ -99,15 +121,29 @@ class Plan:
         boundaries, each level's iterations at that level, each group a run of whole
         levels (one level unless run on one thread). A :class:`Plan` built from arrays
         (``dataclasses.replace(plan, order=...)``) gets the same checks."""
-        for name in ("levels", "groups"):
+        for name in ("levels", "groups", "coarse_levels"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise ArgumentError(f"Plan: {name} must be an int, got {value!r}")
             object.__setattr__(self, name, int(value))
-        for name in ("level_of", "levelptr", "order", "groupptr", "one_thread"):
+        for name in (
+            "level_of",
+            "levelptr",
+            "order",
+            "groupptr",
+            "one_thread",
+            "coarse_ptr",
+            "part_ptr",
+            "coarse_order",
+        ):
             object.__setattr__(self, name, _frozen(name, getattr(self, name)))
         if not getattr(_INSPECTOR_OUTPUT, "active", False):
             _check_plan_arrays(self)
+
+    @property
+    def parts(self) -> int:
+        """How many parts the coarse levels hold in all (0 without coarse levels)."""
+        return int(self.coarse_ptr[self.coarse_levels]) if self.coarse_levels else 0
 
     @property
     def level_sizes(self) -> np.ndarray:
@@ -118,7 +154,8 @@ class Plan:
         return (
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.order)}, "
             f"largest level={int(self.level_sizes.max()) if self.levels else 0}, "
-            f"groups={self.groups}, strategy={self.strategy!r})"
+            f"groups={self.groups}, coarse_levels={self.coarse_levels}, "
+            f"strategy={self.strategy!r})"
         )
 
 
@@ -160,8 +197,10 @@ def _check_plan_arrays(plan: Plan) -> None:
             f"Plan for loop {plan.loop!r}: {what}; build plans with kernel.inspect(...)"
         )
 
-    if plan.strategy not in STRATEGIES[1:]:
-        raise bad(f"strategy must be 'wavefront' or 'serial', got {plan.strategy!r}")
+    if plan.strategy not in (*STRATEGIES[1:], *COARSE_STRATEGIES[1:]):
+        raise bad(
+            f"strategy must be 'wavefront', 'coarse', 'levels' or 'serial', got {plan.strategy!r}"
+        )
     for name, length in (("level_of", n), ("levelptr", n + 1), ("groupptr", n + 1)):
         if len(getattr(plan, name)) != length:
             raise bad(f"{name} has {len(getattr(plan, name))} entries, not {length}")
@@ -182,6 +221,37 @@ def _check_plan_arrays(plan: Plan) -> None:
     if n and not np.array_equal(plan.level_of[plan.order], np.repeat(np.arange(levels), sizes)):
         raise bad("order lists an iteration outside its level (level_of disagrees)")
     _check_groups(plan, ptr, bad)
+    if plan.strategy in ("coarse", "levels") or plan.coarse_levels:
+        _check_coarse(plan, bad)
+
+
+def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
+    """The coarse levels' arrays describe non-empty parts of a permutation, each part's rows
+    increasing (O(iterations)); the dependences are checked by the kernel's call."""
+    n, levels, order = len(plan.order), plan.coarse_levels, plan.coarse_order
+    for name, length in (("coarse_ptr", n + 1), ("part_ptr", n + 1), ("coarse_order", n)):
+        if len(getattr(plan, name)) != length:
+            raise bad(f"{name} has {len(getattr(plan, name))} entries, not {length}")
+    if not (0 < levels <= n or levels == n == 0):
+        raise bad(f"coarse_levels = {levels!r} is not between 1 and the {n} iterations")
+    if n and (order.min() < 0 or order.max() >= n):
+        raise bad(f"coarse_order holds a value outside 0 .. {n - 1}")
+    seen = np.zeros(n, dtype=np.bool_)
+    seen[order] = True
+    if not seen.all():
+        raise bad("coarse_order is not a permutation (an iteration appears twice)")
+    cptr = plan.coarse_ptr[: levels + 1]
+    if levels and (cptr[0] != 0 or np.diff(cptr).min() < 1 or cptr[-1] > n):
+        raise bad("coarse_ptr[:coarse_levels + 1] must rise from 0, each coarse level non-empty")
+    parts = int(cptr[-1]) if levels else 0
+    pptr = plan.part_ptr[: parts + 1]
+    if parts and (pptr[0] != 0 or pptr[-1] != n or np.diff(pptr).min() < 1):
+        raise bad(f"part_ptr[:parts + 1] must rise from 0 to {n}, each part non-empty")
+    rising = np.ones(n, dtype=np.bool_)
+    rising[1:] = order[1:] > order[:-1]
+    rising[pptr[:-1]] = True  # a part may start anywhere
+    if not rising.all():
+        raise bad("a part lists its rows out of increasing order (coarse_order)")
 
 
 def _check_groups(plan: Plan, levelptr: np.ndarray, bad: Callable[[str], ArgumentError]) -> None:
@@ -229,6 +299,7 @@ class WavefrontKernel(Kernel):
 
     _stages: tuple[Kernel, Kernel, Kernel]
     _serial: Kernel
+    _check_kernel: Callable[[], Kernel] | None
     _names: WavefrontNames
     _extent: str
     _inputs: tuple[str, ...]
@@ -242,6 +313,7 @@ class WavefrontKernel(Kernel):
         names: WavefrontNames,
         extent: str,
         serial: Kernel,
+        check_kernel: Callable[[], Kernel] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, the
         loop in its original order (a plan's ``"serial"`` strategy)."""
@@ -249,11 +321,12 @@ class WavefrontKernel(Kernel):
         out.__dict__.update(executor.__dict__)
         out._stages = stages
         out._serial = serial
+        out._check_kernel = check_kernel
         out._names = names
         out._extent = extent
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
-        own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order"}
+        own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order", CLEV, NCLEV, WORK, BLOCK}
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
@@ -263,17 +336,37 @@ class WavefrontKernel(Kernel):
         """The arguments the inspector reads (index arrays and parameters)."""
         return self._inputs
 
+    @property
+    def _coarse(self) -> bool:
+        return self._names.method in ("coarse", "auto")
+
     def inspect(
-        self, *positional: object, check: bool = True, strategy: str = "auto", **args: object
+        self,
+        *positional: object,
+        check: bool = True,
+        strategy: str = "auto",
+        threads: int | None = None,
+        **args: object,
     ) -> Plan:
         """Run the inspector on the index arrays (and parameters) it reads; the other
         arguments of the kernel may be given too and are ignored. ``strategy``: ``"auto"``
         (serial when the levels average fewer than :data:`MIN_ROWS_PER_LEVEL` iterations),
-        ``"wavefront"`` or ``"serial"``."""
-        if strategy not in STRATEGIES:
+        ``"wavefront"`` or ``"serial"``; for a kernel of ``method="coarse"`` or ``"auto"``,
+        ``"auto"`` (the least estimated time; a ``coarse`` kernel: ``"coarse"``),
+        ``"coarse"``, ``"levels"``, ``"serial"`` or ``"wavefront"`` (coarse or levels,
+        whichever is estimated faster), its parts planned for ``threads`` threads (default:
+        OpenMP's count now)."""
+        allowed = COARSE_STRATEGIES if self._coarse else STRATEGIES
+        if strategy not in allowed:
             raise ArgumentError(
-                f"{self.name}.inspect: strategy must be one of {', '.join(map(repr, STRATEGIES))}"
+                f"{self.name}.inspect: strategy must be one of {', '.join(map(repr, allowed))}"
                 f", got {strategy!r}"
+            )
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
+        ):
+            raise ArgumentError(
+                f"{self.name}.inspect: threads must be an int >= 1, got {threads!r}"
             )
         if positional:
             raise ArgumentError.positional(
@@ -289,6 +382,8 @@ class WavefrontKernel(Kernel):
         levels_k, count_k, order_k = self._stages
         given = {k: v for k, v in args.items() if k in self._inputs}
         n = self._count(given)
+        if self._coarse:
+            return self._inspect_coarse(given, n, check, strategy, threads)
         level = np.zeros(n, dtype=np.int64)
         nlev = np.zeros((), dtype=np.int64)
         levels_k(level=level, nlevels=nlev, check=check, **_pick(levels_k, given))
@@ -302,14 +397,38 @@ class WavefrontKernel(Kernel):
         if strategy == "auto":
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
-        groups, groupptr, one_thread = _groups(levelptr, int(nlev), n)
+        return self._plan(given, level, int(nlev), levelptr, order, strategy)
+
+    def _plan(
+        self,
+        given: Mapping[str, object],
+        level: np.ndarray,
+        levels: int,
+        levelptr: np.ndarray,
+        order: np.ndarray,
+        strategy: str,
+        parts: coarse.Parts | None = None,
+    ) -> Plan:
+        """The :class:`Plan` of what the inspector stages computed (its arrays made
+        read-only, not copied; the groups of the levels executor added)."""
+        n = len(order)
+        groups, groupptr, one_thread = _groups(levelptr, levels, n)
         _read_only(level, levelptr, order, groupptr, one_thread)
         inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
+        more: dict[str, Any] = {}
+        if parts is not None:
+            _read_only(parts.ptr, parts.partptr, parts.order)
+            more = {
+                "coarse_levels": parts.levels,
+                "coarse_ptr": parts.ptr,
+                "part_ptr": parts.partptr,
+                "coarse_order": parts.order,
+            }
         _INSPECTOR_OUTPUT.active = True
         try:
-            return Plan(
+            plan = Plan(
                 loop=self._names.loop,
-                levels=int(nlev),
+                levels=levels,
                 level_of=level,
                 levelptr=levelptr,
                 order=order,
@@ -318,9 +437,98 @@ class WavefrontKernel(Kernel):
                 groupptr=groupptr,
                 one_thread=one_thread,
                 inspected=inspected,
+                **more,
             )
         finally:
             _INSPECTOR_OUTPUT.active = False
+        if parts is not None:
+            _CHECKED[plan] = self._made_by
+        return plan
+
+    def _sort(
+        self, key: np.ndarray, n: int, given: Mapping[str, object], check: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The counting sort of the iterations by ``key`` (stable): (its prefix sums, the
+        order), by the generated sort stages."""
+        _, count_k, order_k = self._stages
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        slot = np.zeros(n, dtype=np.int64)
+        fill = np.zeros(n, dtype=np.int64)
+        count_k(level=key, levelptr=ptr, slot=slot, fill=fill, check=check, **_pick(count_k, given))
+        order = np.zeros(n, dtype=np.int64)
+        order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        return ptr, order
+
+    def _inspect_coarse(
+        self,
+        given: Mapping[str, object],
+        n: int,
+        check: bool,
+        strategy: str,
+        threads: int | None,
+    ) -> Plan:
+        """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``."""
+        from spf.runtime.threads import default_team
+
+        stage = self._stages[0]
+        level, clev, work = (np.zeros(n, dtype=np.int64) for _ in range(3))
+        nlev, nclev = np.zeros((), dtype=np.int64), np.zeros((), dtype=np.int64)
+        stage(
+            level=level,
+            nlevels=nlev,
+            clev=clev,
+            nclev=nclev,
+            work=work,
+            check=check,
+            **{BLOCK: coarse.BLOCK_SHIFT},
+            **_pick(stage, given),
+        )
+        levelptr, order = self._sort(level, n, given, check)
+        cptr, corder = self._sort(clev, n, given, check)
+        team = int(threads) if threads is not None else default_team()
+        parts = coarse.split(corder, cptr, int(nclev), work, coarse.BLOCK_SHIFT, team)
+        if strategy == "auto" and self._names.method == "coarse":
+            strategy = "coarse"
+        if strategy in ("auto", "wavefront"):
+            total = int(work.sum())
+            gain, best = max(
+                (coarse.estimate(parts, total), "coarse"),
+                (coarse.level_estimate(levelptr, int(nlev), total, team), "levels"),
+            )
+            serial = strategy == "auto" and gain < coarse.MIN_GAIN
+            strategy = "serial" if serial else best
+        if strategy == "levels":
+            parts = coarse.split(order, levelptr, int(nlev), work, 0, team)
+        return self._plan(given, level, int(nlev), levelptr, order, strategy, parts)
+
+    def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
+        """A coarse plan this kernel's inspector did not build: its parts checked against the
+        dependences of these index arrays (once per plan), ``ArgumentError`` when one joins
+        two parts of a coarse level or goes back to an earlier one."""
+        if _CHECKED.get(plan) == self._made_by:
+            return
+        if self._check_kernel is None:
+            raise CodegenError(f"spf bug: {self.name} has no plan check")
+        check_k = self._check_kernel()
+        parts = coarse.Parts(
+            plan.coarse_levels,
+            plan.coarse_ptr,
+            plan.part_ptr,
+            plan.coarse_order,
+            plan.parts,
+            np.zeros(0, dtype=np.int64),
+        )
+        part_of, level_of = coarse.row_parts(parts)
+        bad = np.zeros((), dtype=np.int64)
+        given: dict[str, Any] = {PART_OF: part_of, LEVEL_OF: level_of, BAD: bad}
+        check_k(**given, **_pick(check_k, args))
+        if int(bad):
+            raise ArgumentError(
+                f"{self.name}: plan= runs {int(bad)} dependence(s) of loop {plan.loop!r} in two "
+                "parts of one coarse level or against the coarse-level order (a race); build "
+                "plans with kernel.inspect(...)"
+            )
+        _CHECKED[plan] = self._made_by
 
     def _count(self, given: Mapping[str, object]) -> int:
         fn, names = compile_expr(self._extent)
@@ -342,10 +550,10 @@ class WavefrontKernel(Kernel):
     ) -> None:
         """Run the executor in the order of ``plan`` (inspected here when not given)."""
         nm = self._names
-        clash = sorted({nm.levelptr, nm.order, nm.nlevels, nm.done, nm.single} & set(args))
+        clash = {nm.levelptr, nm.order, nm.nlevels, nm.done, nm.single, nm.partptr} & set(args)
         if clash:
             raise ArgumentError(
-                f"{self.name}: {', '.join(clash)} come from the inspection plan; pass "
+                f"{self.name}: {', '.join(sorted(clash))} come from the inspection plan; pass "
                 "plan=kernel.inspect(...) instead"
             )
         if positional:
@@ -366,12 +574,26 @@ class WavefrontKernel(Kernel):
             finally:
                 self._last_threads = self._serial.last_threads  # 1: the loop in its order
             return
+        if self._coarse != (plan.strategy in ("coarse", "levels")):
+            raise ArgumentError(
+                f"{self.name}: a plan of strategy {plan.strategy!r} does not run on this kernel "
+                f"(wavefront method {nm.method!r}); build plans with this kernel's "
+                "kernel.inspect(...)"
+            )
         extra: dict[str, object] = {
             nm.levelptr: plan.levelptr,
             nm.order: plan.order,
             nm.nlevels: plan.levels,
         }
-        if nm.method == "p2p":  # one flag per iteration, set when it is done
+        if self._coarse:
+            self._check_parts(plan, args)
+            extra = {
+                nm.levelptr: plan.coarse_ptr,
+                nm.partptr: plan.part_ptr,
+                nm.order: plan.coarse_order,
+                nm.nlevels: plan.coarse_levels,
+            }
+        elif nm.method == "p2p":  # one flag per iteration, set when it is done
             extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
         else:  # by groups: a run of narrow levels costs one barrier
             extra.update({nm.levelptr: plan.groupptr, nm.nlevels: plan.groups})
@@ -405,6 +627,12 @@ class WavefrontKernel(Kernel):
                 f"the {name!r} the plan inspected (size or contents); build a plan for these "
                 "arrays with kernel.inspect(...)"
             )
+
+
+_CHECKED: weakref.WeakKeyDictionary[Plan, tuple[str, str, tuple[int, ...], int | None]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
 def _seal(level_of: np.ndarray) -> tuple[str, str, tuple[int, ...], int]:
@@ -451,7 +679,8 @@ def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
     """Compile the executor and the inspector stages of ``comp`` (one wavefront loop)."""
-    from spf.analysis.executor import serial_computation
+    from spf.analysis.coarse_inspector import build_coarse_inspector, build_part_check
+    from spf.analysis.executor import COARSE_METHODS, serial_computation
     from spf.analysis.inspector import build_inspector
     from spf.runtime.compile import compile_kernel
 
@@ -463,7 +692,9 @@ def compile_wavefront(
         )
     ((analysis, names),) = executor.loops
     run = compile_kernel(executor.computation, "c", name or comp.name, check, **options)
-    levels = compile_kernel(build_inspector(comp, analysis), "c", None, True, **options)
+    is_coarse = names.method in COARSE_METHODS
+    first = build_coarse_inspector(comp, analysis) if is_coarse else build_inspector(comp, analysis)
+    levels = compile_kernel(first, "c", None, True, **options)
     count, order = build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
     stages = (
         levels,
@@ -471,4 +702,15 @@ def compile_wavefront(
         compile_kernel(order, "c", None, True, **options),
     )
     serial = compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
-    return WavefrontKernel.wrap(run, stages, names, analysis.extent, serial)
+    made: list[Kernel] = []
+
+    def check_kernel() -> Kernel:  # compiled on the first plan that needs it
+        if not made:
+            made.append(
+                compile_kernel(build_part_check(comp, analysis), "c", None, True, **options)
+            )
+        return made[0]
+
+    return WavefrontKernel.wrap(
+        run, stages, names, analysis.extent, serial, check_kernel if is_coarse else None
+    )

@@ -351,9 +351,11 @@ class Distribute(Command):
         check_loop_ref("distribute", "loop", self.loop)
 
 
-WAVEFRONT_METHODS = ("levels", "p2p")
-"""How a wavefront loop runs its levels: ``levels`` (one barrier per level) or ``p2p``
-(each iteration waits on its own predecessors only)."""
+WAVEFRONT_METHODS = ("auto", "levels", "p2p", "coarse")
+"""How a wavefront loop runs its levels: ``levels`` (one barrier per level), ``p2p`` (each
+iteration waits on its own predecessors only), ``coarse`` (levels merged into coarse levels
+of balanced independent parts, one barrier per coarse level) or ``auto`` (the coarse
+executor; each plan picks serial, levels or coarse from its shape)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -365,7 +367,7 @@ class Wavefront(Command):
     method: ClassVar[str] = "wavefront"
     n_required: ClassVar[int] = 1
     loop: Loop
-    how: str = "levels"
+    how: str = "auto"
 
     def __post_init__(self) -> None:
         check_loop_ref("wavefront", "loop", self.loop)

@@ -426,7 +426,7 @@ def test_runs_of_narrow_levels_run_on_one_thread(
 
 def test_levels_executor_runs_narrow_groups_in_omp_single() -> None:
     comp = kernels.sptrsv_csr()
-    comp.wavefront("i")
+    comp.wavefront("i", method="levels")
     code = comp.codegen()
     assert "if (single_i(i_lev))" in code
     assert code.index("#pragma omp single") < code.index("#pragma omp for schedule(static)")

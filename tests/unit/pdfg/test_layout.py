@@ -207,7 +207,7 @@ def test_wavefront_tag_is_visible() -> None:
     assert STMT_NODE.findall(text) == [*inspector, *execution_order(comp)]
     around = clusters_around(text)
     assert [lab.split()[0] for lab in around[inspector[1]]] == ["ip", "k", "j"]
-    assert around["s0"][0].startswith("i ∈ [0, N) [wavefront(levels)]")
+    assert around["s0"][0].startswith("i ∈ [0, N) [wavefront(auto)]")
 
 
 @pytest.mark.parametrize(

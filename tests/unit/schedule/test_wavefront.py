@@ -32,22 +32,28 @@ def sptrsv_without_triangularity() -> Computation:
 def test_tags_every_statement_of_the_loop_and_records_the_command() -> None:
     comp = kernels.sptrsv_csr()
     comp.wavefront("i")
-    assert all(s.tags == {"i": ("wavefront(levels)",)} for s in comp.stmts)
+    assert all(s.tags == {"i": ("wavefront(auto)",)} for s in comp.stmts)
     assert str(comp.trace).splitlines() == [
-        f'comp.stmt("s{k}").wavefront("i", method="levels")' for k in range(3)
+        f'comp.stmt("s{k}").wavefront("i", method="auto")' for k in range(3)
     ]
-    assert "[i: wavefront(levels)]" in str(comp.layers())
+    assert "[i: wavefront(auto)]" in str(comp.layers())
     comp.check_legality()
 
 
 def test_layers_show_the_inspector() -> None:
     comp = kernels.sptrsv_csr()
     assert "Run-time inspection" not in str(comp.layers())
-    comp.wavefront("i")
+    comp.wavefront("i", method="levels")
     text = str(comp.layers())
     assert "Run-time inspection:\n  loop i (wavefront, method='levels'): inspector " in text
     assert ": level(ip) = max(level(ip), level(j) + 1);" in text
     assert "i = order_i(i_pos)" in text
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    text = str(comp.layers())
+    assert "loop i (wavefront, method='auto'): inspector sptrsv_csr_coarse_inspector_i" in text
+    assert "clev(ip) = max(clev(ip), clev(j) + (j >> coarse_shift != ip >> coarse_shift));" in text
+    assert "partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)" in text
 
 
 def test_json_round_trip_and_replay() -> None:
@@ -66,8 +72,8 @@ def test_stmt_form_on_a_statement_alone_in_its_loop() -> None:
     comp.stmt("s1").after(comp.stmt("s0"), spf.ROOT)
     comp.stmt("s2").after(comp.stmt("s1"), spf.ROOT)
     comp.stmt("s1").wavefront("i")
-    assert [s.tags for s in comp.stmts] == [{}, {"i": ("wavefront(levels)",)}, {}]
-    assert 'comp.stmt("s1").wavefront("i", method="levels")' in str(comp.trace)
+    assert [s.tags for s in comp.stmts] == [{}, {"i": ("wavefront(auto)",)}, {}]
+    assert 'comp.stmt("s1").wavefront("i", method="auto")' in str(comp.trace)
     assert "0 <= i && i < N" in str(comp.inspector("i").stmt("s0").domain)
 
 
@@ -130,7 +136,7 @@ def test_with_the_assumption_declared_it_is_accepted() -> None:
     comp = sptrsv_without_triangularity()
     comp.assume(kernels.TRIANGULAR)
     comp.wavefront("i")
-    assert comp.stmt("s1").tags == {"i": ("wavefront(levels)",)}
+    assert comp.stmt("s1").tags == {"i": ("wavefront(auto)",)}
 
 
 def test_wavefront_and_parallel_on_one_loop_conflict() -> None:
@@ -160,7 +166,7 @@ def test_stmt_form_refuses_a_loop_shared_with_an_independent_statement() -> None
     with pytest.raises(IllegalScheduleError, match="statement s1 shares loop 'i'"):
         comp.stmt("s0").wavefront("i")
     comp.wavefront("i")
-    assert comp.stmt("s1").tags == {"i": ("wavefront(levels)",)}
+    assert comp.stmt("s1").tags == {"i": ("wavefront(auto)",)}
     assert "$level$(ip) = max($level$(ip), $level$(_wsrc) + 1);" in str(comp.inspector("i"))
 
 

@@ -1,0 +1,350 @@
+"""Coarse wavefronts end to end (API.md section 18, docs/inspection.md): ``comp.wavefront("i",
+method="coarse")`` and ``method="auto"`` (the default) on SpTRSV, Gauss-Seidel and ILU(0) from
+``spf.kernels`` run bitwise equal to the serial kernel at 1 and 2 OpenMP threads, for every
+strategy of their plans (coarse, levels, serial, auto), on random and SuiteSparse matrices,
+int32 and int64 indices, the empty matrix, one row and a matrix with one dense row; on random
+lower-triangular patterns every method (levels, p2p, coarse, auto) gives the same bits. A
+plan over another pattern, of another kernel, or forged so that two parts of a coarse level
+depend on each other is refused with ``ArgumentError``."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf import ArgumentError, kernels
+from spf.runtime import threads
+from spf.runtime.kernel import Kernel
+from spf.runtime.plan import Plan, WavefrontKernel
+from spf.sparse import gauss_seidel_args, ilu0_args, read_matrix_market, sptrsv_args
+from spf.testing import compiled, random_csr
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+STRATEGIES = ("coarse", "levels", "serial", "auto")
+
+Pair = tuple[WavefrontKernel, Kernel, str]
+
+
+def _pair(name: str, dtype: str, method: str) -> Pair:
+    """The wavefront kernel ``name`` of ``spf.kernels`` and its serial kernel (compiled once
+    per process, :func:`spf.testing.compiled`)."""
+    comp: spf.Computation = getattr(kernels, name)(index_dtype=dtype)
+    comp.wavefront("i", method=method)
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    return k, compiled(name, index_dtype=dtype), dtype
+
+
+@pytest.fixture(scope="module", params=[("int32", "coarse"), ("int64", "auto")])
+def trsv(request: pytest.FixtureRequest) -> Pair:
+    dtype, method = request.param
+    return _pair("sptrsv_csr", dtype, method)
+
+
+@pytest.fixture(scope="module")
+def trsv32() -> Pair:
+    return _pair("sptrsv_csr", "int32", "coarse")
+
+
+@pytest.fixture(scope="module")
+def others32() -> dict[str, WavefrontKernel]:
+    """The levels and p2p SpTRSV kernels (int32) and the auto one, for the differential test."""
+    out = {}
+    for method in ("levels", "p2p", "auto"):
+        comp = kernels.sptrsv_csr(index_dtype="int32")
+        comp.wavefront("i", method=method)
+        k = comp.compile()
+        assert isinstance(k, WavefrontKernel)
+        out[method] = k
+    return out
+
+
+@pytest.fixture(params=[1, 2])
+def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
+    """Run at exactly ``n`` OpenMP threads (spf's busy-machine cap turned off)."""
+    adaptive = threads.set_adaptive(False)
+    try:
+        with threads.openmp_threads(int(request.param)):
+            yield int(request.param)
+    finally:
+        threads.set_adaptive(adaptive)
+
+
+def lower(n: int, density: float, seed: int) -> sp.csr_array:
+    """Random lower-triangular CSR with its diagonal, sorted columns."""
+    rng = np.random.default_rng(seed)
+    a = sp.tril(sp.random_array((n, n), density=density, rng=rng, format="csr"), k=-1)
+    m = sp.csr_array(a + sp.diags_array(1.0 + rng.random(n) * (1 + n * density), shape=(n, n)))
+    m.sort_indices()
+    return m
+
+
+def dense_row(n: int, seed: int) -> sp.csr_array:
+    """A random lower triangle whose last row is full (every row a dependence of it)."""
+    m = sp.lil_array(lower(n, 0.02, seed))
+    m[n - 1, : n - 1] = 0.01
+    out = sp.csr_array(m)
+    out.sort_indices()
+    return out
+
+
+MATRICES = {
+    "empty": lambda: sp.csr_array((0, 0)),
+    "one row": lambda: lower(1, 0.0, 0),
+    "diagonal": lambda: lower(17, 0.0, 1),
+    "odd 33": lambda: lower(33, 0.2, 2),
+    "odd 501": lambda: lower(501, 0.01, 3),
+    "random 3000": lambda: lower(3000, 0.001, 4),
+    "dense row": lambda: dense_row(300, 5),
+    "poisson 50": lambda: sp.csr_array(sp.tril(spf.sparse.poisson2d(50), format="csr")),
+}
+
+
+def solve(k: Kernel, m: sp.csr_array, dtype: str, plan: Plan | None = None) -> np.ndarray:
+    args = sptrsv_args(m, dtype)
+    n = m.shape[0]
+    u = np.zeros(n)
+    extra = {} if plan is None else {"plan": plan}
+    k(u=u, f=np.random.default_rng(n).uniform(-1.0, 1.0, n), **args, **extra)
+    return u
+
+
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_sptrsv_every_strategy_bitwise_equals_serial(
+    trsv: Pair, omp_threads: int, name: str
+) -> None:
+    k, serial, dtype = trsv
+    m = MATRICES[name]()
+    want = solve(serial, m, dtype)
+    args = sptrsv_args(m, dtype)
+    for strategy in STRATEGIES:
+        plan = k.inspect(strategy=strategy, threads=2, **args)
+        assert plan.strategy in ("coarse", "levels", "serial")
+        np.testing.assert_array_equal(solve(k, m, dtype, plan), want, err_msg=strategy)
+    np.testing.assert_array_equal(solve(k, m, dtype), want)  # inspected inside the call
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_patterns_every_method_gives_the_same_bits(
+    trsv32: Pair, others32: dict[str, WavefrontKernel], omp_threads: int, seed: int
+) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(2, 700))
+    m = lower(n, float(rng.uniform(0.0, 8.0 / n)), seed)
+    k, serial, _ = trsv32
+    want = solve(serial, m, "int32")
+    args = sptrsv_args(m, "int32")
+    runs = {"coarse": (k, k.inspect(threads=3, **args))}
+    runs["levels"] = (others32["levels"], others32["levels"].inspect(strategy="wavefront", **args))
+    runs["p2p"] = (others32["p2p"], others32["p2p"].inspect(strategy="wavefront", **args))
+    runs["auto"] = (others32["auto"], others32["auto"].inspect(**args))
+    for method, (kernel, plan) in runs.items():
+        np.testing.assert_array_equal(solve(kernel, m, "int32", plan), want, err_msg=method)
+
+
+def mtx(where: Path, name: str, *, triangle: bool = False) -> sp.csr_array:
+    """SuiteSparse matrix ``name`` (skipped where missing), sorted; ``triangle``: its strict
+    lower triangle with a dominant diagonal."""
+    if not (where / name).is_file():
+        pytest.skip(f"{where / name} not found")
+    m = sp.csr_array(read_matrix_market(where / name)).astype(np.float64)
+    m.sum_duplicates()
+    if triangle:
+        a = sp.tril(sp.csr_array((np.where(m.data == 0, 1.0, m.data), m.indices, m.indptr)), k=-1)
+        m = sp.csr_array(a + sp.diags_array(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
+    m.sort_indices()
+    return m
+
+
+@pytest.mark.parametrize("name", ["bcsstk13.mtx", "cryg2500.mtx", "jagmesh7.mtx", "arrow.mtx"])
+def test_sptrsv_suitesparse(trsv: Pair, omp_threads: int, suitesparse_dir: Path, name: str) -> None:
+    k, serial, dtype = trsv
+    m = mtx(suitesparse_dir, name, triangle=True)
+    want = solve(serial, m, dtype)
+    for strategy in ("coarse", "levels"):
+        plan = k.inspect(strategy=strategy, threads=2, **sptrsv_args(m, dtype))
+        np.testing.assert_array_equal(solve(k, m, dtype, plan), want, err_msg=strategy)
+
+
+# ======================================================================= Gauss-Seidel, ILU(0)
+@pytest.fixture(scope="module", params=[("int32", "coarse"), ("int64", "auto")])
+def gs(request: pytest.FixtureRequest) -> Pair:
+    dtype, method = request.param
+    return _pair("gauss_seidel_csr", dtype, method)
+
+
+@pytest.fixture(scope="module", params=[("int64", "coarse")])
+def ilu0(request: pytest.FixtureRequest) -> Pair:
+    dtype, method = request.param
+    return _pair("ilu0_csr", dtype, method)
+
+
+def random_square(n: int, density: float, seed: int) -> sp.csr_array:
+    """:func:`spf.testing.random_csr` with a dominant diagonal (entries in [-1, 1))."""
+    out = sp.csr_array(random_csr(n, n, density, seed) + sp.eye_array(n) * (2.0 + n * density))
+    out.sort_indices()
+    return out
+
+
+SQUARE = {
+    "one row": lambda: random_square(1, 1.0, 0),
+    "odd 7": lambda: random_square(7, 0.3, 3),
+    "odd 999": lambda: random_square(999, 0.005, 6),
+    "poisson 40": lambda: sp.csr_array(spf.sparse.poisson2d(40)),
+}
+
+
+def sweep_both(pair: Pair, m: Any, strategy: str) -> None:
+    """One Gauss-Seidel sweep from a random start, by plan and serially: the same bits."""
+    k, serial, dtype = pair
+    args = gauss_seidel_args(m, index_dtype=dtype)
+    b, x0 = np.random.default_rng(m.shape[0]).standard_normal((2, m.shape[0]))
+    outs = [x0.copy(), x0.copy()]
+    k(x=outs[0], b=b, plan=k.inspect(strategy=strategy, threads=2, **args), **args)
+    serial(x=outs[1], b=b, **args)
+    np.testing.assert_array_equal(*outs)
+
+
+def factor_both(pair: Pair, m: Any, strategy: str) -> None:
+    """ILU(0) in place, by plan and serially: the same bits."""
+    k, serial, dtype = pair
+    by_plan, ref = (ilu0_args(m, index_dtype=dtype) for _ in range(2))
+    plan = k.inspect(strategy=strategy, threads=2, **{a: by_plan[a] for a in k.inspected_arguments})
+    k(plan=plan, **by_plan)
+    serial(**ref)
+    np.testing.assert_array_equal(by_plan["A"], ref["A"])
+
+
+@pytest.mark.parametrize("name", list(SQUARE))
+def test_gauss_seidel_bitwise_equals_serial(gs: Pair, omp_threads: int, name: str) -> None:
+    for strategy in STRATEGIES:
+        sweep_both(gs, SQUARE[name](), strategy)
+
+
+@pytest.mark.parametrize("name", ["cryg2500.mtx", "jagmesh7.mtx"])
+def test_gauss_seidel_suitesparse(
+    gs: Pair, omp_threads: int, suitesparse_dir: Path, name: str
+) -> None:
+    sweep_both(gs, mtx(suitesparse_dir, name), "coarse")
+
+
+@pytest.mark.parametrize("name", list(SQUARE))
+def test_ilu0_bitwise_equals_serial(ilu0: Pair, omp_threads: int, name: str) -> None:
+    for strategy in ("coarse", "levels"):
+        factor_both(ilu0, SQUARE[name](), strategy)
+
+
+@pytest.mark.parametrize("name", ["olm1000.mtx", "bcsstk13.mtx"])
+def test_ilu0_suitesparse(ilu0: Pair, omp_threads: int, suitesparse_dir: Path, name: str) -> None:
+    factor_both(ilu0, mtx(suitesparse_dir, name), "coarse")
+
+
+# ================================================================================ the plans
+def test_coarse_plan_merges_levels_into_balanced_parts(trsv32: Pair) -> None:
+    """2-D Poisson in natural order: a level's rows lie a grid row apart, but blocks of rows
+    run as pieces, so the coarse levels are about the grid's width (not 2 * width - 1), two
+    parts each, every part's rows increasing."""
+    k, _, _ = trsv32
+    m = sp.csr_array(sp.tril(spf.sparse.poisson2d(300), format="csr"))
+    plan = k.inspect(threads=2, **sptrsv_args(m, "int32"))
+    assert plan.strategy == "coarse"
+    assert plan.levels == 599
+    assert 300 <= plan.coarse_levels < 360  # the grid rows, one more per block crossed
+    per_level = np.diff(plan.coarse_ptr[: plan.coarse_levels + 1])
+    assert per_level.max() == 2
+    assert (per_level[10:-10] == 2).all()  # two parts but near the grid's corners
+    ptr = plan.part_ptr[: plan.parts + 1]
+    for p in range(0, plan.parts, 97):
+        assert (np.diff(plan.coarse_order[ptr[p] : ptr[p + 1]]) > 0).all()
+    first = plan.coarse_ptr[10 : plan.coarse_levels - 10]
+    sizes = np.diff(ptr)
+    assert (abs(sizes[first] - sizes[first + 1]) <= 64 + 2).all()  # balanced up to a block
+    assert "coarse_levels=" in repr(plan)
+
+
+def test_auto_picks_from_the_plan_shape(others32: dict[str, WavefrontKernel]) -> None:
+    k = others32["auto"]
+    poisson = sptrsv_args(sp.csr_array(sp.tril(spf.sparse.poisson2d(300), format="csr")), "int32")
+    assert k.inspect(threads=2, **poisson).strategy == "coarse"
+    assert k.inspect(threads=1, **poisson).strategy == "serial"  # one thread: in order
+    chain = sptrsv_args(lower(2000, 0.0, 1) + sp.eye_array(2000, k=-1, format="csr"), "int32")
+    assert k.inspect(threads=2, **chain).strategy == "serial"  # one level per row
+    wide = sptrsv_args(lower(20000, 0.0, 2), "int32")  # one level: no dependence at all
+    assert k.inspect(threads=2, **wide).strategy in ("levels", "coarse")
+
+
+def test_plan_stays_valid_when_values_change(trsv32: Pair) -> None:
+    k, serial, dtype = trsv32
+    m = lower(800, 0.01, 9)
+    plan = k.inspect(**sptrsv_args(m, dtype))
+    m.data[:] *= np.random.default_rng(1).uniform(0.5, 2.0, m.nnz)
+    np.testing.assert_array_equal(solve(k, m, dtype, plan), solve(serial, m, dtype))
+
+
+def test_plan_over_another_pattern_is_refused(trsv32: Pair) -> None:
+    k, _, dtype = trsv32
+    plan = k.inspect(**sptrsv_args(lower(300, 0.02, 1), dtype))
+    with pytest.raises(ArgumentError, match="other index arrays"):
+        solve(k, lower(300, 0.02, 2), dtype, plan)
+
+
+def test_plan_of_a_levels_kernel_is_refused(
+    trsv32: Pair, others32: dict[str, WavefrontKernel]
+) -> None:
+    k, _, dtype = trsv32
+    m = lower(300, 0.02, 1)
+    plan = others32["levels"].inspect(**sptrsv_args(m, dtype))
+    with pytest.raises(ArgumentError, match="inspector of another computation"):
+        solve(k, m, dtype, plan)
+    coarse_plan = k.inspect(**sptrsv_args(m, dtype))
+    with pytest.raises(ArgumentError, match="inspector of another computation"):
+        solve(others32["levels"], m, dtype, coarse_plan)
+
+
+def test_forged_plan_with_racing_parts_is_refused(trsv32: Pair) -> None:
+    """Two consecutive levels glued into one coarse level (each part's rows still
+    increasing, so the structural checks pass): the first call checks the parts against
+    the dependences and refuses the plan; the honest plan rebuilt from arrays passes."""
+    k, serial, dtype = trsv32
+    m = sp.csr_array(sp.tril(spf.sparse.poisson2d(20), format="csr"))
+    plan = k.inspect(strategy="levels", threads=1, **sptrsv_args(m, dtype))
+    assert plan.parts == plan.coarse_levels == plan.levels  # one part per level
+    ptr = plan.coarse_ptr.copy()
+    ptr[1 : plan.levels] = ptr[2 : plan.levels + 1]  # levels 0 and 1: two parts of one level
+    ptr[plan.levels :] = plan.parts
+    forged = dataclasses.replace(plan, coarse_levels=plan.levels - 1, coarse_ptr=ptr)
+    with pytest.raises(ArgumentError, match="race"):
+        solve(k, m, dtype, forged)
+    rebuilt = pickle.loads(pickle.dumps(plan))  # a plan built from arrays: checked, runs
+    np.testing.assert_array_equal(solve(k, m, dtype, rebuilt), solve(serial, m, dtype))
+
+
+def test_forged_plan_arrays_are_refused(trsv32: Pair) -> None:
+    k, _, dtype = trsv32
+    plan = k.inspect(threads=2, **sptrsv_args(lower(200, 0.02, 3), dtype))
+    backwards = plan.coarse_order.copy()
+    start, end = plan.part_ptr[0], plan.part_ptr[1]
+    backwards[start:end] = backwards[start:end][::-1]
+    with pytest.raises(ArgumentError, match="increasing order"):
+        dataclasses.replace(plan, coarse_order=backwards)
+    twice = plan.coarse_order.copy()
+    twice[0] = twice[1]
+    with pytest.raises(ArgumentError, match="not a permutation"):
+        dataclasses.replace(plan, coarse_order=twice)
+    with pytest.raises(ArgumentError, match="coarse_levels"):
+        dataclasses.replace(plan, coarse_levels=0)
+    with pytest.raises(ArgumentError, match="strategy must be one of"):
+        k.inspect(strategy="fast", **sptrsv_args(lower(20, 0.1, 3), dtype))
+    forced = k.inspect(strategy="wavefront", threads=1, **sptrsv_args(lower(20, 0.1, 3), dtype))
+    assert forced.strategy in ("coarse", "levels")  # the executor, even on one thread
+    with pytest.raises(ArgumentError, match="threads must be"):
+        k.inspect(threads=0, **sptrsv_args(lower(20, 0.1, 3), dtype))
