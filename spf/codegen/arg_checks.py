@@ -323,6 +323,9 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
         if a.name in whole:  # tested before the loops (precheck_lines): read as it is
             lines += _prechecked_functions(a, n, mono == "increasing")
             continue
+        if a.name not in dense and _unranged(a):  # the widest bounds: nothing to test
+            lines += _plain_read(a)
+            continue
         variants = [("read", a.name in dense)] + ([("value", False)] if a.name in dense else [])
         for kind, ordered in variants:
             lines.append(
@@ -353,14 +356,29 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
     return "\n".join(lines) + "\n"
 
 
+def _unranged(a: Arg) -> bool:
+    """A UF argument with no declared range (nor one the accesses its values index need):
+    its bounds are the widest (:meth:`~spf.runtime.checks.UFCheck.loop_bounds`), so a read
+    has nothing to test, e.g. an index array a fact check only compares."""
+    uf = a.uf
+    return uf is not None and uf.range is None and uf.array_uf().range is None
+
+
+def _plain_read(a: Arg) -> list[str]:
+    """``spf_read_<uf>`` of an :func:`_unranged` UF: the entry as it is."""
+    return [
+        f"static inline int64_t spf_read_{a.name}(const {a.ctype} *restrict a, int64_t t, "
+        "int64_t lo, uint64_t lim, int64_t first, int64_t *restrict f)",
+        "{ (void)lo; (void)lim; (void)first; (void)f; return (int64_t)a[t]; }",
+    ]
+
+
 def _prechecked_functions(a: Arg, n: int, strict: bool) -> list[str]:
     """``spf_read_<uf>`` of a :func:`prechecked` UF (the entry as it is) and
     ``spf_scan_<uf>``, which records its first entry out of range or out of order."""
     worse = ">=" if strict else ">"
     return [
-        f"static inline int64_t spf_read_{a.name}(const {a.ctype} *restrict a, int64_t t, "
-        "int64_t lo, uint64_t lim, int64_t first, int64_t *restrict f)",
-        "{ (void)lo; (void)lim; (void)first; (void)f; return (int64_t)a[t]; }",
+        *_plain_read(a),
         f"static void spf_scan_{a.name}(const {a.ctype} *restrict a, int64_t first, "
         "int64_t end, int64_t lo, int64_t hi, int64_t *restrict f) __attribute__((cold));",
         f"static void spf_scan_{a.name}(const {a.ctype} *restrict a, int64_t first, "

@@ -30,6 +30,7 @@ naming the fact (logger ``spf``).
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import zlib
@@ -132,9 +133,15 @@ class CheckCost(tuple[FactCost, ...]):
 
 class _Checks:
     """Facts checked by one generated Computation, one statement each (compiled on first
-    use): :meth:`run` returns the first one that fails, its count and first point."""
+    use): :meth:`run` returns the first one that fails, its count and first point.
 
-    def __init__(self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> None:
+    ``counting``: the statements only count the violations (``n += !(holds)``: no branch,
+    so the compiler vectorizes the check loops); a count above 0 then runs the recording
+    form (compiled then) for the first violating point, so errors name the same point."""
+
+    def __init__(
+        self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF], *, counting: bool = False
+    ) -> None:
         from spf.computation.computation import Computation
         from spf.computation.statement import Stmt
 
@@ -148,15 +155,19 @@ class _Checks:
             domains.append(domain)
             used |= f.ufs | {c.split("(", 1)[0] for c in domain.uf_calls}
             params |= set(f.params) | domain.params
+        indexing = _indexing(facts, domains)
         for name_ in sorted(used):
             decl = ufs.get(name_)
             if decl is None:
                 continue
+            # a UF whose values the checks only compare is read as it is (no range test:
+            # the kernel's own loops test it), so the check loops have no branch to record
+            keep = name_ in indexing or decl.monotonic is not None
             comp.declare_uf(
                 name_,
                 arity=decl.arity,
                 domain=decl.domain,
-                range=decl.range,
+                range=decl.range if keep else None,
                 monotonic=decl.monotonic,
                 dtype=decl.dtype,
                 out_arity=decl.out_arity,
@@ -178,7 +189,9 @@ class _Checks:
             base = n * self.stride
             point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
             source = (
-                f"if (!({condition_c(f.conclusion)})) {{ "
+                f"${record}$({base}) += !({condition_c(f.conclusion)});"
+                if counting
+                else f"if (!({condition_c(f.conclusion)})) {{ "
                 f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
             )
             vs = list(domain.tuple_vars)
@@ -189,6 +202,10 @@ class _Checks:
                               else ["1", "0", str(n)])  # fmt: skip
             comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
         self.comp = comp
+        self.name = name
+        self.counting = counting
+        self._first: _Checks | None = None
+        """The recording form, when counting (made on the first violation)."""
         self.facts = tuple(facts)
         self.kernel: Kernel | None = None
         self.seconds = 0.0
@@ -199,6 +216,7 @@ class _Checks:
         """Whether :meth:`run` measures :attr:`seconds` (the caller's first calls)."""
         self.params = tuple(sorted(comp.params))
         self.ufs = tuple(sorted(comp.ufs))
+        self._ufs = ufs
         self._clean = bytes(8 * len(facts) * self.stride)
         """The bytes of a record that found nothing."""
         self.places: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
@@ -263,10 +281,29 @@ class _Checks:
         counts = record[:: self.stride]
         if not counts.any():
             return None
+        if self.counting:  # the first point: the recording form, on these arrays
+            if self._first is None:
+                self._first = _Checks(f"{self.name}_first", self.facts, self._ufs)
+            return self._first.run(params, ufs)
         n = int(np.flatnonzero(counts)[0])
         nvars = len(self.facts[n].vars)
         base = n * self.stride
         return n, int(record[base]), tuple(int(v) for v in record[base + 1 : base + 1 + nvars])
+
+
+def _indexing(facts: Sequence[Fact], domains: Sequence[Set]) -> set[str]:
+    """The UFs whose values some check uses other than in a comparison: in its check domain
+    (a loop bound) or as the argument of another UF call (an index)."""
+    out: set[str] = set()
+    for f, domain in zip(facts, domains, strict=True):
+        for c in domain.uf_calls:  # nested calls included
+            out |= set(re.findall(r"(\w+)\s*\(", c))
+        for conj in condition_terms(f.conclusion):
+            for _, e in conj:
+                for call in e.atoms(sp.Function):
+                    for a in call.args:
+                        out |= {type(g).__name__ for g in a.atoms(sp.Function)}
+    return out
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -415,7 +452,7 @@ class FactChecker:
             self._remembered = tuple(q for q in planned.values() if q.how == "remembered")
             if self._each_call:
                 facts = [q.plan.checked for q in self._each_call]
-                self._each = _Checks("spf_assumptions", facts, self.ufs)
+                self._each = _Checks("spf_assumptions", facts, self.ufs, counting=True)
             self._planned = planned
         return self._planned
 

@@ -270,6 +270,22 @@ def test_steady_each_call_facts_compute_what_unchecked_does_and_see_changes() ->
     bdia(**args)  # the first arrays are still fine
 
 
+def test_an_array_the_each_call_facts_only_compare_is_still_range_checked_where_read() -> None:
+    # the each-call check reads doff without a range test (it only compares neighbours):
+    # a value out of range that keeps the order is refused by the kernel's own loops
+    bdia = spf.kernels.spmv(BDIA(4)).compile()
+    args = _bdia_args()
+    for _ in range(TIMED_CALLS + 2):
+        bdia(**args)
+    last = int(args["dptr"][1]) - 1  # block 0's last diagonal: still above the one before
+    args["doff"][last] = 1000
+    with pytest.raises(spf.ArgumentError, match=rf"doff\[{last}\] = 1000 is outside the declared"):
+        bdia(**args)
+    args["doff"][last - 1] = 1000  # now also out of order: the fact fails first, before the loops
+    with pytest.raises(spf.ArgumentError, match=rf"doff\(s1\) < doff\(s2\).* s1 = {last - 1}"):
+        bdia(**args)
+
+
 def test_steady_each_call_facts_name_the_first_broken_fact() -> None:
     ilu0 = spf.kernels.ilu0_csr().compile()
     m = sp.csr_array(spf.sparse.poisson2d(4))
