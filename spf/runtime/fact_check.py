@@ -21,8 +21,8 @@ checked (:attr:`FactCost.how`):
 An ordering over pairs (``k1 < k2 => col(k1) < col(k2)``) is checked on neighbouring pairs
 (:func:`~spf.analysis.fact_plan.adjacent_form`); its errors still name the fact as written.
 A check that takes more than a fifth of the kernel's own call (:data:`SLOW_SHARE`: alone it
-keeps the call above 1.2x; a check longer than the kernel is one of these) logs one warning
-naming the fact (logger ``spf``).
+keeps the call above 1.2x; a check longer than the kernel is one of these) in two timed
+calls (:data:`SLOW_TIMES`) logs one warning naming the fact (logger ``spf``).
 
 :class:`FactChecker` takes any list of facts, e.g. obligations of the form
 ``forall i, k, j: <domain> => 0 <= j < M`` that a bounds proof could not discharge.
@@ -63,6 +63,9 @@ SLOW_FLOOR_S = 2e-4
 """A check is called too slow (the warning) only past this many seconds: below it the time
 is the calls' own overhead, not the check's work."""
 SLOW_SHARE = 0.2
+SLOW_TIMES = 2
+"""A fact is named once its check was slow in this many timed calls: one slow call alone is
+as likely a preempted thread or a garbage-collector pause as a slow check."""
 """A check taking more than this share of its kernel's time warns: alone it keeps the call
 above the 1.2x that API.md §16 allows a checked call (a check longer than the kernel, the
 case the issue names, is one of these)."""
@@ -348,6 +351,7 @@ class _Planned:
         self.seen: OrderedDict[tuple[Any, ...], None] = OrderedDict()
         self.exact: _Checks | None = None
         self.warned = False
+        self.slow_seen = 0  # timed checks of this fact that were slow (SLOW_TIMES warn)
 
     @property
     def fact(self) -> Fact:
@@ -595,7 +599,8 @@ class FactChecker:
     def slow(self, kernel_s: float) -> list[tuple[str, float]]:
         """``(fact, seconds)`` of the facts whose check (timed by the last :meth:`check`)
         took more than :data:`SLOW_SHARE` of the kernel's ``kernel_s`` seconds (and more than
-        :data:`SLOW_FLOOR_S`), each named once per checker."""
+        :data:`SLOW_FLOOR_S`) in this timed call and in :data:`SLOW_TIMES` timed calls in all,
+        each named once per checker."""
         out = []
         planned = self._plan()
         timings, self.timings = self.timings, []
@@ -604,8 +609,10 @@ class FactChecker:
                 continue
             for q in planned.values():
                 if q.fact.text == text and not q.warned:
-                    q.warned = True
-                    out.append((text, spent))
+                    q.slow_seen += 1
+                    if q.slow_seen >= SLOW_TIMES:
+                        q.warned = True
+                        out.append((text, spent))
         return out
 
 

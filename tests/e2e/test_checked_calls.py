@@ -314,7 +314,9 @@ def test_a_check_above_a_fifth_of_its_kernel_is_named_once() -> None:
     assert checker.slow(kernel_s) == []
     spent = kernel_s * SLOW_SHARE * 1.5
     checker.timings = [(SORTED, spent)]
-    assert checker.slow(kernel_s) == [(SORTED, spent)]
+    assert checker.slow(kernel_s) == []  # one slow call: a preempted thread as likely
+    checker.timings = [(SORTED, spent)]
+    assert checker.slow(kernel_s) == [(SORTED, spent)]  # slow again: named
     checker.timings = [(SORTED, 2 * kernel_s)]
     assert checker.slow(kernel_s) == []  # named once
     below_floor = FactChecker([fact], ufs)
