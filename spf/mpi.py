@@ -13,7 +13,10 @@ timeout after which the whole job (``mpiexec`` and every rank) is killed, so a d
 program fails instead of hanging. The job is also killed when the launcher itself is
 interrupted or terminated. Importing this module does not import mpi4py.
 
-Inside a program, :func:`report` prints what each rank checked, from rank 0 in rank order.
+Inside a program, :func:`report` prints what each rank checked, from rank 0 in rank order;
+:func:`scatter_csr` gives a rank its rows of a matrix as the keyword arguments of a
+row-distributed kernel (API.md §19) and :func:`gather` puts a distributed vector back
+together on every rank.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, SpfError
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds a launched job may run before it is killed."""
@@ -150,6 +153,93 @@ def report(comm: Any, line: str, ok: bool = True) -> bool:
         for rank, (passed, text) in enumerate(results):
             print(f"rank {rank}: {text}" + ("" if passed else " -- FAILED"), flush=True)
     return all(passed for passed, _ in results)
+
+
+def _partition(comm: Any, size: int, owner: Any) -> tuple[Any, Any]:
+    """``(Partition, owner as int64 or None)`` of ``size`` entries over ``comm``'s ranks."""
+    import numpy as np
+
+    from spf.distributed.plan import Partition
+
+    ranks = comm.Get_size()
+    if owner is None:
+        return Partition(size, ranks), None
+    own = np.asarray(owner)
+    if own.ndim != 1 or own.dtype.kind not in "iu" or own.shape[0] != size:
+        raise ArgumentError(
+            f"owner must be a 1-D integer array with one rank per row ({size}), got "
+            f"{own.dtype} with shape {own.shape}"
+        )
+    if own.size and (int(own.min()) < 0 or int(own.max()) >= ranks):
+        raise ArgumentError(f"owner is not a partition: its values must be ranks 0..{ranks - 1}")
+    own64 = np.ascontiguousarray(own, dtype=np.int64)
+    return Partition(size, ranks, own64), own64
+
+
+def scatter_csr(
+    matrix: Any, comm: Any, owner: Any = None, *, index_dtype: str = "int32"
+) -> dict[str, Any]:
+    """This rank's keyword arguments of a row-distributed CSR kernel (API.md §19).
+
+    ``matrix`` is the global ``scipy.sparse`` matrix (the same on every rank); the rank
+    gets its rows (a block of rows, or those ``owner`` gives it) with global column indices:
+    ``A``, ``rowptr``, ``col`` (``index_dtype``), ``N`` and ``M`` (global), ``NNZ`` (this
+    rank's), and ``owner`` when one is given. Vectors are the caller's (their local parts:
+    ``v[spf.mpi.owned_rows(n, comm, owner)]``).
+    """
+    import importlib
+
+    import numpy as np
+
+    sp: Any = importlib.import_module("scipy.sparse")
+    if not sp.issparse(matrix):
+        raise ArgumentError(f"scatter_csr: expected a scipy.sparse matrix, got {type(matrix)}")
+    csr = sp.csr_array(matrix)
+    csr.sort_indices()
+    n, m = csr.shape
+    part, own = _partition(comm, n, owner)
+    rows = csr[part.owned(comm.Get_rank())]
+    args: dict[str, Any] = {
+        "A": np.ascontiguousarray(rows.data, dtype=np.float64),
+        "rowptr": rows.indptr.astype(index_dtype),
+        "col": rows.indices.astype(index_dtype),
+        "N": int(n),
+        "M": int(m),
+        "NNZ": int(rows.nnz),
+    }
+    if own is not None:
+        args["owner"] = own
+    return args
+
+
+def owned_rows(size: int, comm: Any, owner: Any = None) -> Any:
+    """The global indices this rank owns of a distributed vector of ``size`` entries."""
+    part, _ = _partition(comm, size, owner)
+    return part.owned(comm.Get_rank())
+
+
+def gather(v_loc: Any, comm: Any, owner: Any = None) -> Any:
+    """The global vector, on every rank, from each rank's entries ``v_loc`` (in its
+    global order: contiguous blocks, or the rows ``owner`` gives it)."""
+    import numpy as np
+
+    local = np.ascontiguousarray(v_loc)
+    if local.ndim != 1:
+        raise ArgumentError(f"gather: v_loc must be a vector, got shape {local.shape}")
+    counts = comm.allgather(int(local.shape[0]))
+    size = int(sum(counts))
+    part, _ = _partition(comm, size, owner)
+    wrong = [r for r, c in enumerate(counts) if c != part.count(r)]
+    if wrong:
+        raise ArgumentError(
+            f"gather: rank {wrong[0]} passed {counts[wrong[0]]} entries but owns "
+            f"{part.count(wrong[0])} of the {size}"
+        )
+    pieces = comm.allgather(local)
+    out = np.empty(size, dtype=local.dtype)
+    for r, piece in enumerate(pieces):
+        out[part.owned(r)] = piece
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
