@@ -113,8 +113,8 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
             "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
             f"  if ({p}scnt[spf_p] > 0)",
-            f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, {TAG + tag}, "
-            f"{COMM}, &spf_req[spf_nreq++]);",
+            f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
+            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
             f"memcpy({x}, {p}user, (size_t){p}nown * sizeof({t}));",
         ]
     for y in layout.remote_writes:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,9 @@ class _Plan:
     """Per exchanged vector: (compact buffer: own entries then ghosts, send buffer)."""
     inner: np.ndarray
     outer: np.ndarray
+    template: list[Any] | None = None
+    keep: list[np.ndarray] = field(default_factory=list)
+    """The arrays the template's pointers point into (kept alive with the plan)."""
 
 
 class DistributedKernel:
@@ -94,6 +97,7 @@ class DistributedKernel:
         self._args = executor_args(self._local_sig, self.layout)
         self._cflags, self._cache_dir, self._openmp = cflags, cache_dir, openmp
         self._fn: Any = None
+        self._cast: Any = None
         self._ffi: cffi.FFI | None = None
         self.path: Path = Path()
         self.command = ""
@@ -138,7 +142,7 @@ class DistributedKernel:
         decl = prototype(self.name, self._local_sig, self.layout, comm_ctype())
         ffi.cdef(decl.replace("restrict ", "") + ";")
         lib = ffi.dlopen(str(built.path))
-        self._ffi, self._fn = ffi, getattr(lib, self.name)
+        self._ffi, self._fn, self._cast = ffi, getattr(lib, self.name), ffi.cast
         self.path, self.command, self.compiler_output = built.path, built.command, built.stderr
 
     def _inspector(self) -> Any:
@@ -182,12 +186,11 @@ class DistributedKernel:
             None if bound is None else _owner_crc(owner),
             self._plan is None or self._plan.key != key,
         )
-        everyone = comm.allgather(mine)
-        _agree(everyone, self.name)
+        stale = _agreed(comm, mine, self.name)
         assert bound is not None
         assert key is not None
         params, arrays, parts = bound
-        if any(stale for *_, stale in everyone):
+        if stale:
             self._plan = None
             self._plan = self._make_plan(comm, params, arrays, parts, key)
         self._run(handle, size, params, arrays)
@@ -299,7 +302,7 @@ class DistributedKernel:
         if check:
             content = tuple(zlib.crc32(memoryview(arrays[u]).cast("B")) for u in ufs)
         else:
-            content = tuple(arrays[u].ctypes.data for u in ufs)
+            content = tuple(arrays[u].__array_interface__["data"][0] for u in ufs)
         shapes = tuple(arrays[u].shape for u in ufs)
         return (tuple(sorted(params.items())), shapes, content, _owner_crc(owner))
 
@@ -378,45 +381,74 @@ class DistributedKernel:
         self, handle: int, size: int, params: dict[str, int], arrays: dict[str, np.ndarray]
     ) -> None:
         plan = self._plan
-        ffi = self._ffi
         assert plan is not None
+        if plan.template is None:
+            plan.template, self._last = self._template(plan)
+        local = self._local_params(params, plan.rows)
+        cast = self._cast
+        cargs: list[Any] = [handle, size]
+        for item in plan.template:
+            if isinstance(item, _UserArray):
+                cargs.append(cast("void *", arrays[item.name].__array_interface__["data"][0]))
+            elif isinstance(item, _Param):
+                cargs.append(local[item.name])
+            else:
+                cargs.append(item)
+        self._fn(*cargs)
+
+    def _template(self, plan: _Plan) -> tuple[list[Any], dict[str, int]]:
+        """The executor's arguments after the communicator and ``spf_P``: the plan's
+        pointers (made once), and placeholders for this call's arrays and parameters; and
+        what one call exchanges."""
+        ffi = self._ffi
         assert ffi is not None
         lay = self.layout
-        local = self._local_params(params, plan.rows)
+        keep = plan.keep
 
         def ptr(arr: np.ndarray) -> Any:
+            keep.append(arr)
             return ffi.cast("void *", arr.ctypes.data)
 
-        cargs: list[Any] = [handle, size]
+        out: list[Any] = []
         sent = [0, 0, 0, 0]
         for name in (*lay.ghost_reads, *lay.remote_writes):
             ep = plan.plans[name]
             sbuf = plan.buffers[name][1]
-            cargs += [ptr(ep.scnt), ptr(ep.sdsp), ptr(_nonempty(ep.sidx))]
-            cargs += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), ptr(arrays[name])]
+            out += [ptr(ep.scnt), ptr(ep.sdsp), ptr(_nonempty(ep.sidx))]
+            out += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), _UserArray(name)]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])
             sent = [s + c for s, c in zip(sent, counts, strict=True)]
         for pairs in (plan.inner, plan.outer):
-            cargs += [pairs.size // 2, ptr(_nonempty(pairs))]
+            out += [pairs.size // 2, ptr(_nonempty(pairs))]
         for a in self._args:
             if a.kind == "param":
-                cargs.append(local[a.name])
+                out.append(_Param(a.name))
             elif a.name in plan.buffers:
-                cargs.append(ptr(plan.buffers[a.name][0]))
+                out.append(ptr(plan.buffers[a.name][0]))
             elif a.name in plan.renumbered:
-                cargs.append(ptr(plan.renumbered[a.name]))
+                out.append(ptr(plan.renumbered[a.name]))
             else:
-                cargs.append(ptr(arrays[a.name]))
-        self._fn(*cargs)
-        self._last = {
+                out.append(_UserArray(a.name))
+        stats = {
             "messages_sent": sent[0],
             "entries_sent": sent[1],
             "messages_received": sent[2],
             "entries_received": sent[3],
             "allreduces": len(lay.reductions),
         }
+        return out, stats
+
+
+@dataclass(frozen=True)
+class _UserArray:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
 
 
 def _scalar(kernel: str, a: Arg, value: Any) -> Any:
@@ -466,6 +498,39 @@ def _array(kernel: str, a: Arg, value: Any) -> np.ndarray:
     if not a.const and not value.flags.writeable:
         raise ArgumentError(f"{kernel}: {a.name} is written but read-only")
     return value
+
+
+def _agreed(comm: Any, mine: tuple[Any, ...], name: str) -> bool:
+    """One ``MPI_Allreduce(MAX)`` of a few integers: any rank failed, any rank's plan is
+    stale, and the maximum and minus the minimum of each hashed field (all equal when they
+    match). Only when something is wrong are the ranks' texts gathered for the message
+    (:func:`_agree`, which raises on every rank). Returns whether any plan is stale."""
+    from mpi4py import MPI
+
+    fields = [_digest(v) for v in mine[1:4]]  # small ints: hash() of ints is not salted
+    flags = np.array(
+        [int(mine[0] is not None), int(bool(mine[4])), *fields, *(-f for f in fields)],
+        dtype=np.int64,
+    )
+    top = np.empty_like(flags)
+    comm.Allreduce(flags, top, op=MPI.MAX)
+    matched = all(top[2 + n] == -top[5 + n] for n in range(3))
+    if top[0] or not matched:
+        _agree(comm.allgather(mine), name)
+    return bool(top[1])
+
+
+def _digest(value: Any) -> int:
+    """A hash of a field, the same on every rank for the same value: ints as they are, a
+    tuple of ``(name, int)`` pairs by its ints (the names are the kernel's), text by
+    blake2b (Python salts ``hash`` of text per process)."""
+    if value is None:
+        return -1
+    if isinstance(value, int):
+        return value & ((1 << 62) - 1)
+    if isinstance(value, tuple):
+        return hash(tuple(v for _, v in value)) & ((1 << 62) - 1)
+    return int.from_bytes(hashlib.blake2b(str(value).encode(), digest_size=8).digest()) >> 2
 
 
 def _agree(everyone: Sequence[tuple[Any, ...]], name: str) -> None:

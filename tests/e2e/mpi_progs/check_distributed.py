@@ -34,7 +34,9 @@ def report(line: str, ok: bool) -> None:
 def poisson(n: int) -> sp.csr_array:
     t = sp.diags_array([-1.0, 4.0, -1.0], offsets=[-1, 0, 1], shape=(n, n))
     e = sp.eye_array(n)
-    return sp.csr_array(sp.kron(e, t) + sp.kron(sp.diags_array([-1.0, -1.0], offsets=[-1, 1], shape=(n, n)), e))
+    return sp.csr_array(
+        sp.kron(e, t) + sp.kron(sp.diags_array([-1.0, -1.0], offsets=[-1, 1], shape=(n, n)), e)
+    )
 
 
 def serial(comp: spf.Computation, **args: object) -> None:
@@ -60,7 +62,12 @@ def check_spmv(name: str, matrix: sp.csr_array, kernel: object, dtype: str, owne
     whole = spf.mpi.gather(y, COMM, owner)
     want = np.zeros(n)
     if n:
-        serial(kernels.spmv_csr(index_dtype=dtype), y=want, x=x, **spf.sparse.csr_args(matrix, index_dtype=dtype))
+        serial(
+            kernels.spmv_csr(index_dtype=dtype),
+            y=want,
+            x=x,
+            **spf.sparse.csr_args(matrix, index_dtype=dtype),
+        )
     stats = kernel.exchange_stats()
     report(
         f"spmv {name} ({n}x{m}, {dtype}{', owner array' if owner is not None else ''}): "
@@ -158,20 +165,29 @@ def spmtv_and_dot() -> None:
 def jacobi() -> spf.Computation:
     """x_new = x + D^-1 (b - A x), one computation in the row loop."""
     comp = spf.Computation("jacobi_csr")
-    comp.declare_uf("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
-                    monotonic="nondecreasing")
+    comp.declare_uf(
+        "rowptr",
+        domain="{[i]: 0 <= i <= N}",
+        range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )
     comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
     for name, extent in (("t", "N"), ("b", "N"), ("d", "N"), ("xn", "N"), ("A", "NNZ"), ("x", "M")):
         comp.add_data_space(name, "double", shape=(extent,))
     comp.assume("M = N")
     comp.add_stmt(spf.Stmt("$t$(i) = $b$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0, 0, 0]}"))
-    comp.add_stmt(spf.Stmt(
-        "$t$(i) -= $A$(k) * $x$(j);",
-        "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
-        "{[i,k,j] -> [0, i, 1, k, j]}",
-    ))
-    comp.add_stmt(spf.Stmt("$xn$(i) = $x$(i) + $t$(i) / $d$(i);", "{[i]: 0 <= i < N}",
-                           "{[i] -> [0, i, 2, 0, 0]}"))
+    comp.add_stmt(
+        spf.Stmt(
+            "$t$(i) -= $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [0, i, 1, k, j]}",
+        )
+    )
+    comp.add_stmt(
+        spf.Stmt(
+            "$xn$(i) = $x$(i) + $t$(i) / $d$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 2, 0, 0]}"
+        )
+    )
     return comp
 
 
@@ -191,23 +207,47 @@ def check_jacobi() -> None:
     full = spf.sparse.csr_args(matrix)
     for _ in range(5):
         xn = np.zeros(mine.size)
-        k(comm=COMM, t=np.zeros(mine.size), b=b[mine].copy(), d=d[mine].copy(), xn=xn,
-          x=x[mine].copy(), **args)
+        k(
+            comm=COMM,
+            t=np.zeros(mine.size),
+            b=b[mine].copy(),
+            d=d[mine].copy(),
+            xn=xn,
+            x=x[mine].copy(),
+            **args,
+        )
         x = spf.mpi.gather(xn, COMM)
         xsn = np.zeros(n)
-        ser(t=np.zeros(n), b=b, d=d, xn=xsn, x=xs, A=full["A"], rowptr=full["rowptr"],
-            col=full["col"], N=n, M=n, NNZ=full["NNZ"])
+        ser(
+            t=np.zeros(n),
+            b=b,
+            d=d,
+            xn=xsn,
+            x=xs,
+            A=full["A"],
+            rowptr=full["rowptr"],
+            col=full["col"],
+            N=n,
+            M=n,
+            NNZ=full["NNZ"],
+        )
         xs = xsn
-    report(f"Jacobi 5 sweeps on 2-D Poisson {g}x{g}: equals the serial sweeps",
-           bool(np.allclose(x, xs, rtol=1e-14, atol=1e-14)))
+    report(
+        f"Jacobi 5 sweeps on 2-D Poisson {g}x{g}: equals the serial sweeps",
+        bool(np.allclose(x, xs, rtol=1e-14, atol=1e-14)),
+    )
 
 
 def cg_parts() -> tuple[spf.Computation, spf.Computation, spf.Computation]:
     """One CG iteration as three computations: q = A p with pq = p.q; x += alpha p,
     r -= alpha q with rr = r.r; p = r + beta p."""
     matvec = spf.Computation("cg_matvec")
-    matvec.declare_uf("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
-                      monotonic="nondecreasing")
+    matvec.declare_uf(
+        "rowptr",
+        domain="{[i]: 0 <= i <= N}",
+        range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )
     matvec.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
     matvec.add_data_space("q", "double", shape=("N",))
     matvec.add_data_space("A", "double", shape=("NNZ",))
@@ -215,21 +255,30 @@ def cg_parts() -> tuple[spf.Computation, spf.Computation, spf.Computation]:
     matvec.add_data_space("pq", "double", shape=())
     matvec.assume("M = N")
     matvec.add_stmt(spf.Stmt("$q$(i) = 0.0;", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0, 0, 0]}"))
-    matvec.add_stmt(spf.Stmt(
-        "$q$(i) += $A$(k) * $p$(j);",
-        "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
-        "{[i,k,j] -> [0, i, 1, k, j]}",
-    ))
-    matvec.add_stmt(spf.Stmt("$pq$() += $p$(i) * $q$(i);", "{[i]: 0 <= i < N}",
-                             "{[i] -> [0, i, 2, 0, 0]}"))
+    matvec.add_stmt(
+        spf.Stmt(
+            "$q$(i) += $A$(k) * $p$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [0, i, 1, k, j]}",
+        )
+    )
+    matvec.add_stmt(
+        spf.Stmt("$pq$() += $p$(i) * $q$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 2, 0, 0]}")
+    )
     update = spf.Computation("cg_update")
     for name in ("x", "r", "p", "q"):
         update.add_data_space(name, "double", shape=("N",))
     update.add_data_space("rr", "double", shape=())
     update.add_constant("alpha", "double")
-    update.add_stmt(spf.Stmt("$x$(i) += alpha * $p$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}"))
-    update.add_stmt(spf.Stmt("$r$(i) -= alpha * $q$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 1]}"))
-    update.add_stmt(spf.Stmt("$rr$() += $r$(i) * $r$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 2]}"))
+    update.add_stmt(
+        spf.Stmt("$x$(i) += alpha * $p$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 0]}")
+    )
+    update.add_stmt(
+        spf.Stmt("$r$(i) -= alpha * $q$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 1]}")
+    )
+    update.add_stmt(
+        spf.Stmt("$rr$() += $r$(i) * $r$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i, 2]}")
+    )
     direction = spf.Computation("cg_direction")
     for name in ("p", "r"):
         direction.add_data_space(name, "double", shape=("N",))
@@ -280,9 +329,11 @@ def check_cg() -> None:
     x = cg(dist, matrix, b, 25, True)
     xs = cg(ser, matrix, b, 25, False)
     residual = float(np.linalg.norm(b - matrix @ x) / np.linalg.norm(b))
-    report(f"CG 25 iterations on 2-D Poisson {g}x{g}: equals serial CG to round-off, "
-           f"residual {residual:.1e}",
-           bool(np.allclose(x, xs, rtol=1e-9, atol=1e-12)) and residual < 1e-6)
+    report(
+        f"CG 25 iterations on 2-D Poisson {g}x{g}: equals serial CG to round-off, "
+        f"residual {residual:.1e}",
+        bool(np.allclose(x, xs, rtol=1e-9, atol=1e-12)) and residual < 1e-6,
+    )
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -318,8 +369,12 @@ def bad_input() -> None:
     expect_error("owner array with a rank outside the job on rank 0", not_partition)
 
     def dtype() -> None:
-        k(comm=COMM, y=np.zeros(mine.size, dtype=np.float32 if RANK == 0 else np.float64),
-          x=x, **args)
+        k(
+            comm=COMM,
+            y=np.zeros(mine.size, dtype=np.float32 if RANK == 0 else np.float64),
+            x=x,
+            **args,
+        )
 
     expect_error("y float32 on rank 0", dtype)
     other = kernels.spmtv_csr()
