@@ -226,10 +226,25 @@ class DistributedKernel:
                     f"{'owner array' if owner is not None else 'blocks'} over {size} ranks) but "
                     f"its {name} has {have}; pass its own entries (spf.mpi.scatter_csr)"
                 )
-        for r in self.layout.reductions:
-            if not arrays[r].flags.writeable:
-                raise ArgumentError(f"{self.name}: {r} is written; pass a writable array")
+        rows = parts[self._row_extent()[0]].count(rank)
+        self._check_local_shapes(arrays, self._local_params(params, rows))
         return params, arrays, parts
+
+    def _check_local_shapes(self, arrays: dict[str, np.ndarray], local: dict[str, Any]) -> None:
+        """Rank-local arrays (``A`` of the rank's ``NNZ``) and constant-shaped ones have the
+        declared extents, with this rank's counts for the loop's parameters."""
+        for a in self._args:
+            if a.kind != "data" or a.name in self.layout.extent or not a.shape:
+                continue
+            for d, extent in enumerate(a.shape):
+                want = local.get(extent) if isinstance(extent, str) else extent
+                have = arrays[a.name].shape[d]
+                if isinstance(want, int) and have != want:
+                    raise ArgumentError(
+                        f"{self.name}: {a.name} has {have} entries in dimension {d} but "
+                        f"{extent} = {want} on this rank; pass this rank's part (as "
+                        "spf.mpi.scatter_csr gives it)"
+                    )
 
     def _params(self, args: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         params: dict[str, Any] = {}

@@ -368,6 +368,16 @@ def bad_input() -> None:
 
     expect_error("owner array with a rank outside the job on rank 0", not_partition)
 
+    def other_owner() -> None:
+        owner = np.zeros(n, dtype=np.int64)
+        owner[RANK] = SIZE - 1  # a partition on each rank, but not the same one
+        rows = spf.mpi.owned_rows(n, COMM, owner)
+        own_args = spf.mpi.scatter_csr(matrix, COMM, owner)
+        k(comm=COMM, y=np.zeros(rows.size), x=np.ones(rows.size), **own_args)
+
+    if SIZE > 1:
+        expect_error("ranks pass different owner arrays", other_owner)
+
     def dtype() -> None:
         k(
             comm=COMM,
@@ -377,6 +387,12 @@ def bad_input() -> None:
         )
 
     expect_error("y float32 on rank 0", dtype)
+
+    def short() -> None:
+        values = args["A"][:-1] if RANK == 0 else args["A"]
+        k(comm=COMM, y=np.zeros(mine.size), x=x, **{**args, "A": values})
+
+    expect_error("A one entry short of NNZ on rank 0", short)
     other = kernels.spmtv_csr()
     other.distribute_rows("i", data={"y": 0, "x": 0})
     k2 = other.compile(target="mpi")
