@@ -170,3 +170,57 @@ def test_distribute_rows_names_unknown_loops_and_data_spaces() -> None:
     same.add_stmt(spf.Stmt("$y$(i) += $x$(col(i));", "{[i]: 0 <= i < N}"))
     with pytest.raises(CodegenError, match="declare x with its own extent parameter"):
         same.distribute_rows("i", data={"y": 0, "x": 0})
+
+
+class _Comm:
+    """The calls spf.mpi.scatter_csr and gather make, for rank ``rank`` of ``size`` (the
+    others' vectors given), so the splitting is checked without MPI."""
+
+    def __init__(self, rank: int, size: int, pieces: list[object] | None = None) -> None:
+        self.rank, self.size, self.pieces = rank, size, pieces
+
+    def Get_rank(self) -> int:
+        return self.rank
+
+    def Get_size(self) -> int:
+        return self.size
+
+    def allgather(self, value: object) -> list[object]:
+        assert self.pieces is not None
+        if isinstance(value, int):
+            return [len(p) for p in self.pieces]  # type: ignore[arg-type]
+        return list(self.pieces)
+
+
+def test_scatter_csr_gives_each_rank_its_rows_with_global_columns() -> None:
+    import numpy as np
+    import scipy.sparse as sp
+
+    matrix = sp.csr_array(np.arange(35.0).reshape(7, 5) % 3)
+    for rank, rows in ((0, [0, 1, 2]), (1, [3, 4]), (2, [5, 6])):
+        args = spf.mpi.scatter_csr(matrix, _Comm(rank, 3), index_dtype="int64")
+        assert args["rowptr"].dtype == np.int64
+        assert (args["N"], args["M"], args["NNZ"]) == (7, 5, matrix[rows].nnz)
+        dense = sp.csr_array((args["A"], args["col"], args["rowptr"]), shape=(len(rows), 5))
+        assert np.array_equal(dense.toarray(), matrix[rows].toarray())
+        assert spf.mpi.owned_rows(7, _Comm(rank, 3)).tolist() == rows
+    owner = np.array([1, 0, 1, 1, 0, 0, 1])
+    args = spf.mpi.scatter_csr(matrix, _Comm(0, 2), owner)
+    assert args["owner"].tolist() == owner.tolist()
+    assert args["rowptr"].size == 4  # rows 1, 4, 5
+    with pytest.raises(spf.ArgumentError, match="owner is not a partition"):
+        spf.mpi.scatter_csr(matrix, _Comm(0, 2), np.array([0, 1, 2, 0, 0, 0, 0]))
+    with pytest.raises(spf.ArgumentError, match="one rank per row"):
+        spf.mpi.scatter_csr(matrix, _Comm(0, 2), np.zeros(3, dtype=np.int64))
+
+
+def test_gather_puts_the_vector_together_in_global_order() -> None:
+    import numpy as np
+
+    owner = np.array([1, 0, 1, 0])
+    pieces = [np.array([10.0, 30.0]), np.array([0.0, 20.0])]
+    assert spf.mpi.gather(pieces[0], _Comm(0, 2, pieces), owner).tolist() == [0, 10, 20, 30]
+    blocks = [np.array([1.0, 2.0]), np.array([3.0])]
+    assert spf.mpi.gather(blocks[1], _Comm(1, 2, blocks)).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(spf.ArgumentError, match="rank 0 passed 1 entries but owns 2"):
+        spf.mpi.gather(np.ones(1), _Comm(0, 2, [np.ones(1), np.ones(2)]))
