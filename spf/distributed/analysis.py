@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spf.computation.operations import OperationStmt
+from spf.distributed.phases import Phase, split
 from spf.errors import ArityError, CodegenError, SpfError, UndeclaredError
 
 if TYPE_CHECKING:
@@ -83,6 +84,11 @@ class Layout:
     """The UFs whose global indices the executor reads through the local renumbering."""
     bound: str | None = None
     """The parameter ``N`` of ``loop < N`` (the loop's extent)."""
+    phases: tuple[Phase, ...] = ()
+    """The statements in executor order, split where the ranks must combine (phases.py)."""
+    copy_back: tuple[str, ...] = ()
+    """Vectors read through an index array that later statements write (their own rows):
+    the executor copies the rank's entries back from the compact buffer at the end."""
 
 
 def check_request(comp: Computation, loop: object, data: object, owner: object) -> Distribution:
@@ -152,9 +158,10 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
     """Classify the accesses of ``comp`` under ``dist``; CodegenError names what cannot be
     distributed and what to change."""
     loop = dist.loop
-    stmts = _distributed_stmts(comp, loop)
     spaces = comp.data_spaces
     distributed = dict(dist.data)
+    every, replicated = _distributed_stmts(comp, loop, distributed)
+    stmts = [s for s in every if s.name not in replicated]
     extent = {name: str((spaces[name].shape or ())[dim]) for name, dim in distributed.items()}
     found = _Found()
     for s in stmts:
@@ -162,7 +169,8 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
     accesses = found.accesses
     ghost_reads = sorted({g.data for g in accesses if not g.write})
     remote_writes = sorted({g.data for g in accesses if g.write})
-    _check_vectors(stmts, ghost_reads, remote_writes, found.owned)
+    copy_back = _check_vectors(stmts, ghost_reads, remote_writes, found.owned, distributed, loop)
+    phases = split(every, replicated, found.reductions, accesses)
     owned = found.owned - set(ghost_reads) - set(remote_writes)
     found.row_params |= {extent[name] for name in owned}
     _check_renumbering(stmts, accesses)
@@ -188,6 +196,8 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
         extent=extent,
         renumbered=tuple(sorted({g.uf for g in accesses})),
         bound=bound,
+        phases=phases,
+        copy_back=copy_back,
     )
 
 
@@ -206,21 +216,36 @@ class _Found:
         self.accesses.append(g)
 
 
-def _distributed_stmts(comp: Computation, loop: str) -> list[Stmt]:
-    stmts = [s for s in comp.stmts if loop in s.domain.tuple_vars]
+def _distributed_stmts(
+    comp: Computation, loop: str, distributed: dict[str, int]
+) -> tuple[list[Stmt], set[str]]:
+    """The statements in the distributed loop, and the replicated ones (outside it, only
+    scalars: every rank runs them on the same values)."""
+    stmts: list[Stmt] = []
+    replicated: set[str] = set()
     for s in comp.stmts:
-        if s not in stmts:
-            raise CodegenError(
-                f"distribute_rows({loop!r}): statement {s.name} is not inside loop {loop}, so "
-                "no rank would own it; put every statement of the computation in the "
-                "distributed loop (or make it a separate computation)"
-            )
         if isinstance(s, OperationStmt):
             raise CodegenError(
                 f"distribute_rows: {s.name} is a {s.kind} operation; the generated exchange "
                 "replaces send/receive, so remove it"
             )
-    return stmts
+        if loop in s.domain.tuple_vars:
+            stmts.append(s)
+            continue
+        accesses = (*s.parsed.reads, *s.parsed.writes)
+        if any(a.data_space in distributed or not _constant(a.indices) for a in accesses):
+            raise CodegenError(
+                f"distribute_rows({loop!r}): statement {s.name} is not inside loop {loop} and "
+                "touches arrays, so no rank would own it; put it in the distributed loop, or "
+                "keep statements outside it to scalars (every rank runs those)"
+            )
+        replicated.add(s.name)
+        stmts.append(s)
+    return stmts, replicated
+
+
+def _constant(indices: tuple[str, ...]) -> bool:
+    return all(_WORD.search(i) is None for i in indices)
 
 
 def _classify(
@@ -269,23 +294,35 @@ def _classify(
 
 
 def _check_vectors(
-    stmts: list[Stmt], ghost_reads: list[str], remote_writes: list[str], owned: set[str]
-) -> None:
+    stmts: list[Stmt],
+    ghost_reads: list[str],
+    remote_writes: list[str],
+    owned: set[str],
+    distributed: dict[str, int],
+    loop: str,
+) -> tuple[str, ...]:
+    """The ghost-read vectors that are written (by their own rows only); CodegenError for
+    the combinations the exchange cannot serve."""
+    written: set[str] = set()
     for name in ghost_reads:
+        writes = [(s, a) for s in stmts for a in s.parsed.writes if a.data_space == name]
         if name in remote_writes or any(
-            name == a.data_space for s in stmts for a in s.parsed.writes
+            a.indices[distributed[name]].strip() != loop for _, a in writes
         ):
             raise CodegenError(
-                f"distribute_rows: {name} is read through an index array and written in the "
-                "same computation; ghost values would be stale (a Gauss-Seidel sweep is not "
-                "distributed this way): write a new vector instead"
+                f"distribute_rows: {name} is read through an index array and written through "
+                "one in the same computation; ghost values would be stale (a Gauss-Seidel "
+                "sweep is not distributed this way): write a new vector instead"
             )
+        if writes:
+            written.add(name)
     for name in remote_writes:
         if name in owned:
             raise CodegenError(
                 f"distribute_rows: {name} is accumulated through an index array and also "
                 "accessed directly; keep the accumulated vector for that statement alone"
             )
+    return tuple(sorted(written))
 
 
 def _loop_bound(comp: Computation, stmts: list[Stmt], loop: str) -> str | None:

@@ -28,6 +28,9 @@ LO, HI = "row_lo", "row_hi"
 """The parameters bounding the rows one call of the local function runs."""
 
 HALO = "dist_halo"
+PHASE = "dist_phase"
+"""The parameter selecting which phase's statements one call of the local function runs
+(only when the computation has more than one phase, spf.distributed.phases)."""
 
 
 def mark_name(data: str) -> str:
@@ -47,7 +50,8 @@ def _declarations(comp: Computation, into: Computation, ufs: set[str] | None = N
         into.add_constant(name, ctype)
 
 
-def _restricted(domain: str, loop: str) -> str:
+def _restricted(domain: str, loop: str | None, phase: int | None) -> str:
+    """``domain`` with the rows ``row_lo <= loop < row_hi`` (a loop given) and the phase."""
     if ";" in domain:
         raise CodegenError(
             f"distribute_rows: the domain {domain} is a union; write one statement per part"
@@ -55,7 +59,12 @@ def _restricted(domain: str, loop: str) -> str:
     body = domain.rstrip()
     if not body.endswith("}"):
         raise CodegenError(f"distribute_rows: cannot read the domain {domain}")
-    extra = f"{LO} <= {loop} && {loop} < {HI}"
+    parts = [] if loop is None else [f"{LO} <= {loop} && {loop} < {HI}"]
+    if phase is not None:
+        parts.append(f"{PHASE} = {phase}")
+    if not parts:
+        return domain
+    extra = " && ".join(parts)
     head, sep, _ = body[:-1].partition(":")
     if not sep:
         return f"{head.rstrip()} : {extra} }}"
@@ -64,7 +73,7 @@ def _restricted(domain: str, loop: str) -> str:
 
 def local_computation(comp: Computation, layout: Layout) -> Computation:
     """The original restricted to rows ``row_lo .. row_hi - 1`` (see the module docstring)."""
-    taken = {*comp.data_spaces, *comp.ufs, *comp.params, *comp.constants} & {LO, HI}
+    taken = {*comp.data_spaces, *comp.ufs, *comp.params, *comp.constants} & {LO, HI, PHASE}
     if taken:
         raise CodegenError(
             f"distribute_rows: {comp.name} already uses the name {min(taken)}, which the "
@@ -82,13 +91,15 @@ def local_computation(comp: Computation, layout: Layout) -> Computation:
     _declarations(comp, local)
     for fact in comp.assumptions:
         local.assume(fact.text)
+    phase_of = {name: n for n, p in enumerate(layout.phases) for name in p.stmts}
     for s in comp.stmts:
-        stmt = local.add_stmt(
-            Stmt(s.source, _restricted(str(s.domain), layout.loop), str(s.schedule), name=s.name)
-        )
-        for loop, tags in s.tags.items():
+        loop = layout.loop if s.name in layout.stmts else None
+        phase = phase_of[s.name] if len(layout.phases) > 1 else None
+        domain = _restricted(str(s.domain), loop, phase)
+        stmt = local.add_stmt(Stmt(s.source, domain, str(s.schedule), name=s.name))
+        for tagged, tags in s.tags.items():
             if "parallel" in tags:
-                stmt.parallelize(loop)
+                stmt.parallelize(tagged)
     return local
 
 
@@ -134,4 +145,4 @@ def _row_bound(layout: Layout) -> str:
     )
 
 
-__all__ = ["HI", "LO", "inspector_computation", "local_computation"]
+__all__ = ["HI", "LO", "PHASE", "inspector_computation", "local_computation"]

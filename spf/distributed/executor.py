@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.mpi import MPI_TYPES, TAG
-from spf.distributed.derived import HI, LO
+from spf.distributed.derived import HI, LO, PHASE
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Arg, Signature
@@ -46,7 +46,7 @@ def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
             out.append((f"const int64_t *spf_{name}_{arr}", f"spf_{name}_{arr}"))
         out.append((f"int64_t spf_{name}_nown", f"spf_{name}_nown"))
         out.append((f"{ctypes[name]} *spf_{name}_sbuf", f"spf_{name}_sbuf"))
-        const = "const " if name in layout.ghost_reads else ""
+        const = "const " if name in layout.ghost_reads and name not in layout.copy_back else ""
         out.append((f"{const}{ctypes[name]} *spf_{name}_user", f"spf_{name}_user"))
     for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
@@ -61,7 +61,7 @@ def executor_args(local: Signature, layout: Layout) -> list[Arg]:
     return [
         replace(a, const=False) if a.name in exchanged else a
         for a in local.args
-        if a.name not in (LO, HI)
+        if a.name not in (LO, HI, PHASE)
     ]
 
 
@@ -72,19 +72,60 @@ def prototype(name: str, local: Signature, layout: Layout, comm_type: str = "MPI
     return f"void {name}({', '.join(decls)})"
 
 
-def _runs(local: Signature, which: str) -> list[str]:
-    args = ", ".join(
-        f"spf_{which}[2 * spf_r]"
-        if a.name == LO
-        else f"spf_{which}[2 * spf_r + 1]"
-        if a.name == HI
-        else a.name
-        for a in local.args
-    )
+def _runs(local: Signature, which: str, phase: int) -> list[str]:
+    """Call the local function on each run of rows in ``spf_<which>`` (phase ``phase``)."""
+    lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
     return [
         f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)",
-        f"  {local.function}({args});",
+        f"  {_call(local, lo, hi, phase)}",
     ]
+
+
+def _call(local: Signature, lo: str, hi: str, phase: int) -> str:
+    values = {LO: lo, HI: hi, PHASE: str(phase)}
+    args = ", ".join(values.get(a.name, a.name) for a in local.args)
+    return f"{local.function}({args});"
+
+
+def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> list[str]:
+    """The phases in order: rows without ghosts, the wait before the first phase reading
+    ghosts, rows with ghosts; each phase's accumulations summed over the ranks after it."""
+    body: list[str] = []
+    by_name = {r.name: r for r in reductions}
+    reading = {g.stmt for g in layout.accesses if not g.write}
+    waited = False
+    for k, phase in enumerate(layout.phases):
+        mine = [by_name[n] for n in phase.reductions if n in by_name]
+        for r in mine:
+            count = _count(r)
+            body += [
+                f"{r.ctype} spf_{r.name}_in{k}[{count}];",
+                f"for (int spf_q = 0; spf_q < {count}; spf_q++) {{ spf_{r.name}_in{k}[spf_q] = "
+                f"{r.name}[spf_q]; {r.name}[spf_q] = 0; }}",
+            ]
+        if phase.replicated:
+            body.append(f"/* phase {k}: {', '.join(phase.stmts)} on every rank */")
+            body.append(_call(local, "0", "0", k))
+        else:
+            body.append(f"/* phase {k}: rows that read no ghost, while the messages travel */")
+            body += _runs(local, "inner", k)
+            if not waited and reading & set(phase.stmts):
+                body += ["MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);", "spf_nreq = 0;"]
+                waited = True
+            body.append(f"/* phase {k}: rows that read ghosts */")
+            body += _runs(local, "outer", k)
+        for r in mine:
+            count = _count(r)
+            body += [
+                f"/* {r.name}: the sum over the ranks, added to its value before phase {k} */",
+                f"MPI_Allreduce(MPI_IN_PLACE, {r.name}, {count}, {MPI_TYPES[r.ctype]}, MPI_SUM, "
+                f"{COMM});",
+                f"for (int spf_q = 0; spf_q < {count}; spf_q++) {r.name}[spf_q] = "
+                f"spf_{r.name}_in{k}[spf_q] + {r.name}[spf_q];",
+            ]
+    if not waited:
+        body += ["MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);", "spf_nreq = 0;"]
+    return body
 
 
 def executor_source(name: str, local_source: str, local: Signature, layout: Layout) -> str:
@@ -125,19 +166,7 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"memcpy({y}, {p}user, (size_t){p}nown * sizeof({t}));",
             f"memset({y} + {p}nown, 0, (size_t)({total}) * sizeof({t}));",
         ]
-    for r in reductions:
-        count = _count(r)
-        body += [
-            f"{r.ctype} spf_{r.name}_in[{count}];",
-            f"for (int spf_q = 0; spf_q < {count}; spf_q++) {{ spf_{r.name}_in[spf_q] = "
-            f"{r.name}[spf_q]; {r.name}[spf_q] = 0; }}",
-        ]
-    body.append("/* rows that read no ghost, while the messages travel */")
-    body += _runs(local, "inner")
-    body.append("MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);")
-    body.append("spf_nreq = 0;")
-    body.append("/* rows that read ghosts */")
-    body += _runs(local, "outer")
+    body += _phases(local, layout, reductions)
     for tag, y in enumerate(layout.remote_writes):
         t, mt, p = ctypes[y], MPI_TYPES[ctypes[y]], f"spf_{y}_"
         body += [
@@ -156,14 +185,10 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
             f"  {p}user[{p}sidx[spf_q]] += {p}sbuf[spf_q];",
         ]
-    for r in reductions:
-        count = _count(r)
+    for x in layout.copy_back:
         body += [
-            f"/* {r.name}: the sum over the ranks, added to its value on entry */",
-            f"MPI_Allreduce(MPI_IN_PLACE, {r.name}, {count}, {MPI_TYPES[r.ctype]}, MPI_SUM, "
-            f"{COMM});",
-            f"for (int spf_q = 0; spf_q < {count}; spf_q++) {r.name}[spf_q] = "
-            f"spf_{r.name}_in[spf_q] + {r.name}[spf_q];",
+            f"/* {x}: the rank's entries, written by the phases, back to the caller's {x} */",
+            f"memcpy(spf_{x}_user, {x}, (size_t)spf_{x}_nown * sizeof({ctypes[x]}));",
         ]
     body.append("free(spf_req);")
     lines += [f"  {line}" for line in body]
