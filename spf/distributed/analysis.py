@@ -13,7 +13,9 @@ statement every access to a distributed data space is either
 
 Data spaces that are not distributed are rank-local (the rank's nonzeros ``A(k)``) or, when
 every index is a constant, replicated scalars: an accumulation into one over the distributed
-loop (a dot product) is summed over the ranks with ``MPI_Allreduce``.
+loop (a dot product) is summed over the ranks with ``MPI_Allreduce``. Statements outside the
+loop may touch only such scalars (every rank runs them); :mod:`spf.distributed.phases` orders
+the statements into the phases the executor runs.
 """
 
 from __future__ import annotations
