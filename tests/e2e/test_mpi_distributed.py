@@ -224,3 +224,34 @@ def test_gather_puts_the_vector_together_in_global_order() -> None:
     assert spf.mpi.gather(blocks[1], _Comm(1, 2, blocks)).tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(spf.ArgumentError, match="rank 0 passed 1 entries but owns 2"):
         spf.mpi.gather(np.ones(1), _Comm(0, 2, [np.ones(1), np.ones(2)]))
+
+
+def test_scalar_statements_and_reductions_split_the_computation_into_phases() -> None:
+    from spf.distributed.analysis import analyse
+
+    comp = spf.Computation("normalize")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("s", "double", shape=())
+    comp.add_data_space("inv", "double", shape=())
+    comp.add_stmt(spf.Stmt("$s$() += $x$(i) * $x$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0, i]}"))
+    comp.add_stmt(spf.Stmt("$inv$() = 1.0 / sqrt($s$());", "{[c]: c = 0}", "{[c] -> [1, c]}"))
+    comp.add_stmt(spf.Stmt("$x$(i) = $x$(i) * $inv$();", "{[i]: 0 <= i < N}", "{[i] -> [2, i]}"))
+    comp.distribute_rows("i", data={"x": 0})
+    assert comp.distribution is not None
+    phases = analyse(comp, comp.distribution).phases
+    assert [(p.stmts, p.replicated, p.reductions) for p in phases] == [
+        (("s0",), False, ("s",)),
+        (("s1",), True, ()),
+        (("s2",), False, ()),
+    ]
+    src = comp.codegen("mpi")
+    assert src.index("MPI_Allreduce(MPI_IN_PLACE, s,") < src.index("phase 1: s1 on every rank")
+
+
+def test_a_statement_outside_the_loop_touching_a_vector_is_refused() -> None:
+    comp = spf.Computation("outside")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$x$(i) = 1.0;", "{[i]: 0 <= i < N}", "{[i] -> [0, i]}"))
+    comp.add_stmt(spf.Stmt("$x$(0) = 2.0;", "{[c]: c = 0}", "{[c] -> [1, c]}"))
+    with pytest.raises(CodegenError, match="keep statements outside it to scalars"):
+        comp.distribute_rows("i", data={"x": 0})
