@@ -35,6 +35,7 @@ from spf.distributed.derived import (
 from spf.distributed.executor import executor_args, executor_source, prototype
 from spf.distributed.plan import ExchangePlan, Partition, exchange_plan, runs
 from spf.errors import ArgumentError, CodegenError, SpfError
+from spf.runtime.threads import default_team
 
 if TYPE_CHECKING:
     import os
@@ -75,7 +76,7 @@ class DistributedKernel:
         name: str | None = None,
         check: bool = True,
         *,
-        openmp: bool = False,
+        openmp: bool = True,
         cflags: Sequence[str] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -194,7 +195,8 @@ class DistributedKernel:
             self._plan = None
             self._plan = self._make_plan(comm, params, arrays, parts, key)
         self._run(handle, size, params, arrays)
-        self.last_threads = 1
+        parallel = self._openmp and "#pragma omp" in self.source
+        self.last_threads = default_team() if parallel else 1
 
     def _bind(
         self, args: dict[str, Any], owner: Any, rank: int, size: int
