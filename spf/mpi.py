@@ -30,7 +30,10 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from spf.errors import ArgumentError, SpfError
 
@@ -155,12 +158,66 @@ def report(comm: Any, line: str, ok: bool = True) -> bool:
     return all(passed for passed, _ in results)
 
 
-def _partition(comm: Any, size: int, owner: Any) -> tuple[Any, Any]:
+@dataclass(frozen=True)
+class Partition:
+    """Who owns each of ``size`` global entries among ``ranks`` ranks."""
+
+    size: int
+    ranks: int
+    owner: Any | None = None
+    """The rank of each entry (None: contiguous blocks)."""
+    _local: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def cuts(self) -> Any:
+        base, extra = divmod(self.size, self.ranks)
+        counts = np.full(self.ranks, base, dtype=np.int64)
+        counts[:extra] += 1
+        return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    def count(self, rank: int) -> int:
+        if self.owner is None:
+            cuts = self.cuts()
+            return int(cuts[rank + 1] - cuts[rank])
+        return int(np.count_nonzero(self.owner == rank))
+
+    def owned(self, rank: int) -> Any:
+        """The global indices ``rank`` owns, in increasing order."""
+        if self.owner is None:
+            cuts = self.cuts()
+            out: Any = np.arange(cuts[rank], cuts[rank + 1], dtype=np.int64)
+            return out
+        found: Any = np.flatnonzero(self.owner == rank).astype(np.int64)
+        return found
+
+    def owner_of(self, index: Any) -> Any:
+        if self.owner is None:
+            at: Any = np.searchsorted(self.cuts(), index, side="right") - 1
+            return at.astype(np.int64)
+        owners: Any = self.owner[index]
+        return owners.astype(np.int64)
+
+    def far(self, rank: int) -> Any:
+        """1 for each global entry ``rank`` does not own (int8, the inspector's input)."""
+        far = np.ones(self.size, dtype=np.int8)
+        far[self.owned(rank)] = 0
+        return far
+
+    def local_index(self, rank: int, index: Any) -> Any:
+        """The local numbers of global entries that ``rank`` owns."""
+        if self.owner is None:
+            shifted: Any = index - self.cuts()[rank]
+            return shifted.astype(np.int64)
+        if rank not in self._local:
+            position = np.zeros(self.size, dtype=np.int64)
+            owned = self.owned(rank)
+            position[owned] = np.arange(owned.size, dtype=np.int64)
+            self._local[rank] = position
+        local: Any = self._local[rank][index]
+        return local
+
+
+def _partition(comm: Any, size: int, owner: Any) -> tuple[Partition, Any]:
     """``(Partition, owner as int64 or None)`` of ``size`` entries over ``comm``'s ranks."""
-    import numpy as np
-
-    from spf.distributed.plan import Partition
-
     ranks = comm.Get_size()
     if owner is None:
         return Partition(size, ranks), None
@@ -188,8 +245,6 @@ def scatter_csr(
     ``v[spf.mpi.owned_rows(n, comm, owner)]``).
     """
     import importlib
-
-    import numpy as np
 
     sp: Any = importlib.import_module("scipy.sparse")
     if not sp.issparse(matrix):
@@ -221,8 +276,6 @@ def owned_rows(size: int, comm: Any, owner: Any = None) -> Any:
 def gather(v_loc: Any, comm: Any, owner: Any = None) -> Any:
     """The global vector, on every rank, from each rank's entries ``v_loc`` (in its
     global order: contiguous blocks, or the rows ``owner`` gives it)."""
-    import numpy as np
-
     local = np.ascontiguousarray(v_loc)
     if local.ndim != 1:
         raise ArgumentError(f"gather: v_loc must be a vector, got shape {local.shape}")

@@ -9,6 +9,7 @@ from spf.clang import check_reserved
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.checkpoints import keep
 from spf.computation.data_space import DataSpace, make_data_space
+from spf.computation.distribution import Distribution, check_request
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
 from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from spf.computation.layers import Layers
     from spf.computation.products import CompiledKernel, DataflowGraph, DataflowHistory
     from spf.computation.source import ParsedSource
-    from spf.distributed.analysis import Distribution
     from spf.dtypes import TypeLike
     from spf.schedule.trace import Trace
     from spf.sets.facts import Fact
@@ -838,7 +838,7 @@ class Computation:
         another rank owns become a generated ghost exchange, accumulations through them are
         summed at the owner, and accumulations into scalars are summed over the ranks;
         ``compile(target="mpi")`` then builds the inspector and executor."""
-        from spf.distributed.analysis import analyse, check_request
+        from spf.distributed.analysis import analyse
 
         request = check_request(self, loop, data, owner)
         analyse(self, request)  # what cannot be distributed is refused here

@@ -26,29 +26,17 @@ from typing import TYPE_CHECKING
 
 from spf.computation.operations import OperationStmt
 from spf.distributed.phases import Phase, split
-from spf.errors import ArityError, CodegenError, SpfError, UndeclaredError
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from spf.computation.computation import Computation
+    from spf.computation.distribution import Distribution
     from spf.computation.statement import Stmt
 
 _CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """What ``distribute_rows`` recorded: the loop, the dimension of each data space, and
-    ``owner`` (``"block"`` or ``"array"``: an owner array is given at call time)."""
-
-    loop: str
-    data: tuple[tuple[str, int], ...]
-    owner: str = "block"
-
-    def dim(self, name: str) -> int | None:
-        return dict(self.data).get(name)
 
 
 @dataclass(frozen=True)
@@ -91,50 +79,6 @@ class Layout:
     copy_back: tuple[str, ...] = ()
     """Vectors read through an index array that later statements write (their own rows):
     the executor copies the rank's entries back from the compact buffer at the end."""
-
-
-def check_request(comp: Computation, loop: object, data: object, owner: object) -> Distribution:
-    """The arguments of ``distribute_rows``, checked against the declarations."""
-    if not isinstance(loop, str) or not loop.isidentifier():
-        raise SpfError(f"distribute_rows: loop must be an iterator name, got {loop!r}")
-    if not any(loop in s.domain.tuple_vars for s in comp.stmts):
-        loops = sorted({v for s in comp.stmts for v in s.domain.tuple_vars})
-        raise UndeclaredError("loop", loop, loops, f"distribute_rows on {comp.name}")
-    if isinstance(data, str | bytes) or not hasattr(data, "items"):
-        raise SpfError(
-            "distribute_rows: data must be a dict of data space name -> distributed dimension, "
-            f'e.g. {{"y": 0, "x": 0}}; got {data!r}'
-        )
-    spaces = comp.data_spaces
-    pairs: list[tuple[str, int]] = []
-    for name, dim in data.items():
-        if name not in spaces:
-            raise UndeclaredError("data space", str(name), spaces, "distribute_rows(data=...)")
-        shape = spaces[name].shape or ()
-        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < len(shape):
-            raise ArityError(
-                f"distribute_rows: dimension {dim!r} of data space {name} (shape {shape}) does "
-                "not exist; name one of its dimensions by number"
-            )
-        if len(shape) != 1:
-            raise CodegenError(
-                f"distribute_rows: data space {name} has {len(shape)} dimensions; only vectors "
-                "(one dimension) are distributed here; store it as a vector"
-            )
-        if not isinstance(shape[dim], str) or not str(shape[dim]).isidentifier():
-            raise CodegenError(
-                f"distribute_rows: the extent {shape[dim]!r} of data space {name} is not a "
-                "parameter; declare it with a symbolic extent (e.g. shape=('N',))"
-            )
-        pairs.append((str(name), dim))
-    if not pairs:
-        raise SpfError("distribute_rows: name at least one data space in data")
-    if owner not in ("block", "array"):
-        raise SpfError(
-            f"distribute_rows: owner must be 'block' (contiguous blocks) or 'array' (an owner "
-            f"array given at call time), got {owner!r}"
-        )
-    return Distribution(loop, tuple(pairs), str(owner))
 
 
 def _uf_of(stmt: Stmt, index: str, ufs: Mapping[str, object]) -> str | None:
@@ -366,4 +310,4 @@ def _check_renumbering(stmts: list[Stmt], accesses: list[GhostAccess]) -> None:
                     )
 
 
-__all__ = ["Distribution", "GhostAccess", "Layout", "analyse", "check_request"]
+__all__ = ["GhostAccess", "Layout", "analyse"]

@@ -33,8 +33,9 @@ from spf.distributed.derived import (
     mark_name,
 )
 from spf.distributed.executor import executor_args, executor_source, prototype
-from spf.distributed.plan import ExchangePlan, Partition, exchange_plan, runs
+from spf.distributed.plan import ExchangePlan, exchange_plan, runs
 from spf.errors import ArgumentError, CodegenError, SpfError
+from spf.mpi import Partition
 from spf.runtime.threads import default_team
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 
     from spf.codegen.signature import Arg
     from spf.computation.computation import Computation
-    from spf.distributed.analysis import Distribution, Layout
+    from spf.computation.distribution import Distribution
+    from spf.distributed.analysis import Layout
 
 
 @dataclass

@@ -1,9 +1,9 @@
-"""Partitions and exchange plans of row-distributed kernels (API.md §19).
+"""Exchange plans of row-distributed kernels (API.md §19).
 
-A :class:`Partition` says which rank owns each of ``G`` global entries: contiguous blocks
-(rank ``r`` owns ``G // P`` entries, one more for the first ``G % P`` ranks, as PETSc's
-``PETSC_DECIDE``) or an ``owner`` array. A rank numbers its entries ``0 .. n_local - 1`` in
-global order.
+A :class:`spf.mpi.Partition` says which rank owns each of ``G`` global entries: contiguous
+blocks (rank ``r`` owns ``G // P`` entries, one more for the first ``G % P`` ranks, as
+PETSc's ``PETSC_DECIDE``) or an ``owner`` array. A rank numbers its entries
+``0 .. n_local - 1`` in global order.
 
 An :class:`ExchangePlan` of one vector is what the inspector's marks become: the ghosts
 (marked entries another rank owns) sorted by owner then global index, their slots after the
@@ -14,68 +14,13 @@ sends to each other rank. It is made once per index-array content and reused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class Partition:
-    """Who owns each of ``size`` global entries among ``ranks`` ranks."""
-
-    size: int
-    ranks: int
-    owner: np.ndarray | None = None
-    """The rank of each entry (None: contiguous blocks)."""
-    _local: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
-
-    def cuts(self) -> np.ndarray:
-        base, extra = divmod(self.size, self.ranks)
-        counts = np.full(self.ranks, base, dtype=np.int64)
-        counts[:extra] += 1
-        return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-
-    def count(self, rank: int) -> int:
-        if self.owner is None:
-            cuts = self.cuts()
-            return int(cuts[rank + 1] - cuts[rank])
-        return int(np.count_nonzero(self.owner == rank))
-
-    def owned(self, rank: int) -> np.ndarray:
-        """The global indices ``rank`` owns, in increasing order."""
-        if self.owner is None:
-            cuts = self.cuts()
-            out: np.ndarray = np.arange(cuts[rank], cuts[rank + 1], dtype=np.int64)
-            return out
-        found: np.ndarray = np.flatnonzero(self.owner == rank).astype(np.int64)
-        return found
-
-    def owner_of(self, index: np.ndarray) -> np.ndarray:
-        if self.owner is None:
-            at: np.ndarray = np.searchsorted(self.cuts(), index, side="right") - 1
-            return at.astype(np.int64)
-        owners: np.ndarray = self.owner[index]
-        return owners.astype(np.int64)
-
-    def far(self, rank: int) -> np.ndarray:
-        """1 for each global entry ``rank`` does not own (int8, the inspector's input)."""
-        far = np.ones(self.size, dtype=np.int8)
-        far[self.owned(rank)] = 0
-        return far
-
-    def local_index(self, rank: int, index: np.ndarray) -> np.ndarray:
-        """The local numbers of global entries that ``rank`` owns."""
-        if self.owner is None:
-            shifted: np.ndarray = index - self.cuts()[rank]
-            return shifted.astype(np.int64)
-        if rank not in self._local:
-            position = np.zeros(self.size, dtype=np.int64)
-            owned = self.owned(rank)
-            position[owned] = np.arange(owned.size, dtype=np.int64)
-            self._local[rank] = position
-        local: np.ndarray = self._local[rank][index]
-        return local
+if TYPE_CHECKING:
+    from spf.mpi import Partition
 
 
 @dataclass
@@ -167,4 +112,4 @@ def runs(halo: np.ndarray | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
     return pairs[~ghost_run].ravel(), pairs[ghost_run].ravel()
 
 
-__all__ = ["ExchangePlan", "Partition", "exchange_plan", "runs"]
+__all__ = ["ExchangePlan", "exchange_plan", "runs"]
