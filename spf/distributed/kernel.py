@@ -2,10 +2,11 @@
 
 Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A call
 
-1. checks this rank's arguments, then agrees with the other ranks (one ``allgather`` of a
-   status, the computation's hash, the global extents and the owner array's checksum) before
-   any exchange: a bad argument on one rank, a different computation or different global
-   sizes raise :class:`~spf.errors.ArgumentError` on *every* rank instead of a deadlock;
+1. checks this rank's arguments, then agrees with the other ranks (one ``MPI_Allreduce`` of
+   a status and hashes of the computation, the global extents and the owner array,
+   :mod:`spf.distributed.arguments`) before any exchange: a bad argument on one rank, a
+   different computation or different global sizes raise :class:`~spf.errors.ArgumentError`
+   on *every* rank instead of a deadlock;
 2. when any rank's index arrays changed (a CRC-32 checksum with ``check=True``; sizes and
    addresses with ``check=False``), runs the inspector on every rank and builds the exchange
    plans (:mod:`spf.distributed.plan`), once per index-array content;
@@ -15,7 +16,6 @@ Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A ca
 from __future__ import annotations
 
 import hashlib
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ import numpy as np
 
 from spf.codegen.program import c_function_name, signature
 from spf.distributed.analysis import analyse
+from spf.distributed.arguments import agree, agreed, array, crc, nonempty, owner_crc, scalar
 from spf.distributed.derived import (
     HALO,
     far_name,
@@ -186,10 +187,10 @@ class DistributedKernel:
             problem,
             self._hash,
             None if bound is None else self._globals(bound[0]),
-            None if bound is None else _owner_crc(owner),
+            None if bound is None else owner_crc(owner),
             self._plan is None or self._plan.key != key,
         )
-        stale = _agreed(comm, mine, self.name)
+        stale = agreed(comm, mine, self.name)
         assert bound is not None
         assert key is not None
         params, arrays, parts = bound
@@ -217,7 +218,7 @@ class DistributedKernel:
                 continue
             if a.name not in args:
                 raise ArgumentError(f"{self.name}: missing argument {a.name} (this rank's array)")
-            arrays[a.name] = _array(self.name, a, args[a.name])
+            arrays[a.name] = array(self.name, a, args[a.name])
         params = self._params(args, arrays)
         parts = self._partitions(params, owner, size)
         for name, extent in self.layout.extent.items():
@@ -256,7 +257,7 @@ class DistributedKernel:
             if a.kind != "param":
                 continue
             if a.name in args:
-                params[a.name] = _scalar(self.name, a, args[a.name])
+                params[a.name] = scalar(self.name, a, args[a.name])
             else:
                 params[a.name] = self._derive(a.name, arrays)
         return params
@@ -319,11 +320,11 @@ class DistributedKernel:
         params, arrays, _ = bound
         ufs = [a.name for a in self._args if a.kind == "uf"]
         if check:
-            content = tuple(zlib.crc32(memoryview(arrays[u]).cast("B")) for u in ufs)
+            content = tuple(crc(arrays[u]) for u in ufs)
         else:
             content = tuple(arrays[u].__array_interface__["data"][0] for u in ufs)
         shapes = tuple(arrays[u].shape for u in ufs)
-        return (tuple(sorted(params.items())), shapes, content, _owner_crc(owner))
+        return (tuple(sorted(params.items())), shapes, content, owner_crc(owner))
 
     # ------------------------------------------------------------------ plan
 
@@ -346,7 +347,7 @@ class DistributedKernel:
             insp = self._inspect(local, arrays, parts, rank, rows)
         except SpfError as err:
             problem = str(err)
-        _agree([(p, None, None, None, None) for p in comm.allgather(problem)], self.name)
+        agree([(p, None, None, None, None) for p in comm.allgather(problem)], self.name)
         plans = {
             name: exchange_plan(comm, parts[lay.extent[name]], insp[mark_name(name)])
             for name in (*lay.ghost_reads, *lay.remote_writes)
@@ -433,14 +434,14 @@ class DistributedKernel:
         for name in (*lay.ghost_reads, *lay.remote_writes):
             ep = plan.plans[name]
             sbuf = plan.buffers[name][1]
-            out += [ptr(ep.scnt), ptr(ep.sdsp), ptr(_nonempty(ep.sidx))]
+            out += [ptr(ep.scnt), ptr(ep.sdsp), ptr(nonempty(ep.sidx))]
             out += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), _UserArray(name)]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])
             sent = [s + c for s, c in zip(sent, counts, strict=True)]
         for pairs in (plan.inner, plan.outer):
-            out += [pairs.size // 2, ptr(_nonempty(pairs))]
+            out += [pairs.size // 2, ptr(nonempty(pairs))]
         for a in self._args:
             if a.kind == "param":
                 out.append(_Param(a.name))
@@ -468,105 +469,6 @@ class _UserArray:
 @dataclass(frozen=True)
 class _Param:
     name: str
-
-
-def _scalar(kernel: str, a: Arg, value: Any) -> Any:
-    """A parameter (an int) or a constant of a floating type."""
-    if a.ctype in ("double", "float"):
-        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-            raise ArgumentError(f"{kernel}: constant {a.name} must be a number")
-        return float(value)
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ArgumentError(f"{kernel}: parameter {a.name} must be an int")
-    return int(value)
-
-
-def _nonempty(arr: np.ndarray) -> np.ndarray:
-    return arr if arr.size else np.zeros(1, dtype=arr.dtype)
-
-
-def _crc(arr: np.ndarray) -> int:
-    return zlib.crc32(arr.data.cast("B")) if arr.size else 0
-
-
-def _owner_crc(owner: Any) -> int | None:
-    if owner is None:
-        return None
-    own = np.ascontiguousarray(np.asarray(owner))
-    return _crc(own) ^ (own.size << 1)
-
-
-def _array(kernel: str, a: Arg, value: Any) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise ArgumentError(
-            f"{kernel}: {a.name} must be a numpy array of {a.dtype}, got {type(value).__name__}"
-        )
-    if value.dtype != np.dtype(a.dtype):
-        raise ArgumentError(
-            f"{kernel}: {a.name} has dtype {value.dtype}; the computation declares {a.dtype}"
-        )
-    rank = len(a.shape) if a.shape is not None else 1
-    if value.ndim != max(rank, 1) and not (rank == 0 and value.size == 1):
-        raise ArgumentError(
-            f"{kernel}: {a.name} has {value.ndim} dimensions; the computation declares {rank}"
-        )
-    if not value.flags.c_contiguous:
-        raise ArgumentError(
-            f"{kernel}: {a.name} is not contiguous; pass np.ascontiguousarray({a.name})"
-        )
-    if not a.const and not value.flags.writeable:
-        raise ArgumentError(f"{kernel}: {a.name} is written but read-only")
-    return value
-
-
-def _agreed(comm: Any, mine: tuple[Any, ...], name: str) -> bool:
-    """One ``MPI_Allreduce(MAX)`` of a few integers: any rank failed, any rank's plan is
-    stale, and the maximum and minus the minimum of each hashed field (all equal when they
-    match). Only when something is wrong are the ranks' texts gathered for the message
-    (:func:`_agree`, which raises on every rank). Returns whether any plan is stale."""
-    from mpi4py import MPI
-
-    fields = [_digest(v) for v in mine[1:4]]  # small ints: hash() of ints is not salted
-    flags = np.array(
-        [int(mine[0] is not None), int(bool(mine[4])), *fields, *(-f for f in fields)],
-        dtype=np.int64,
-    )
-    top = np.empty_like(flags)
-    comm.Allreduce(flags, top, op=MPI.MAX)
-    matched = all(top[2 + n] == -top[5 + n] for n in range(3))
-    if top[0] or not matched:
-        _agree(comm.allgather(mine), name)
-    return bool(top[1])
-
-
-def _digest(value: Any) -> int:
-    """A hash of a field, the same on every rank for the same value: ints as they are, a
-    tuple of ``(name, int)`` pairs by its ints (the names are the kernel's), text by
-    blake2b (Python salts ``hash`` of text per process)."""
-    if value is None:
-        return -1
-    if isinstance(value, int):
-        return value & ((1 << 62) - 1)
-    if isinstance(value, tuple):
-        return hash(tuple(v for _, v in value)) & ((1 << 62) - 1)
-    return int.from_bytes(hashlib.blake2b(str(value).encode(), digest_size=8).digest()) >> 2
-
-
-def _agree(everyone: Sequence[tuple[Any, ...]], name: str) -> None:
-    """ArgumentError on every rank when any rank's status, computation or global sizes
-    differ (every rank holds the same list, so every rank raises the same error)."""
-    for r, (problem, *_) in enumerate(everyone):
-        if problem is not None:
-            raise ArgumentError(f"rank {r}: {problem}")
-    fields = ("the computation (hash)", "global extents", "owner array (checksum)")
-    for pos, what in enumerate(fields, start=1):
-        values = [entry[pos] for entry in everyone]
-        if any(v != values[0] for v in values):
-            shown = ", ".join(f"rank {r}: {v}" for r, v in enumerate(values))
-            raise ArgumentError(
-                f"{name}: the ranks disagree on {what} ({shown}); every rank must call the "
-                "same distributed kernel with the same global sizes and owner array"
-            )
 
 
 def compile_distributed(
