@@ -968,7 +968,7 @@ class Computation:
         if target == "mpi" and self._distribution is not None:
             from spf.distributed.kernel import DistributedKernel
 
-            return DistributedKernel(self, self._distribution, name, check).source
+            return DistributedKernel(self, self._distribution, name, check, build=False).source
         executor = self._executor(target, check)
         if executor is not None:
             text: str = executor.computation.codegen(target, name or self.name, check, **options)

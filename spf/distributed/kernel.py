@@ -69,7 +69,8 @@ class DistributedKernel:
 
     ``source`` is the executor's C + MPI translation unit, ``inspector`` the generated
     inspector :class:`~spf.computation.computation.Computation`, ``layout`` what the analysis
-    found (ghost reads, remote writes, reductions).
+    found (ghost reads, remote writes, reductions). ``build=False`` stops after printing the
+    source (``comp.codegen("mpi")``: no ``mpicc``, no mpi4py).
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class DistributedKernel:
         openmp: bool = True,
         cflags: Sequence[str] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
+        build: bool = True,
     ) -> None:
         self.layout: Layout = analyse(comp, dist)
         self.distribution = dist
@@ -112,7 +114,8 @@ class DistributedKernel:
         self._plan: _Plan | None = None
         self._last: dict[str, int] = {}
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
-        self._load()
+        if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
+            self._load()
 
     def __repr__(self) -> str:
         return f"<DistributedKernel {self.name} over loop {self.layout.loop}>"
