@@ -18,6 +18,8 @@ it (``give(p) = 1``). The flags are index arrays (UFs) in the operations' domain
 all in one distributed loop over ``q``. The flags are computed once from the matrix
 (:func:`exchange_flags`, an ``alltoall`` of the ``need`` flags), like an MPI setup phase.
 Rank 0 prints what each rank checked: its rows of ``y`` against scipy's ``A @ x``.
+``examples/mpi_distributed_spmv.py`` lets spf derive the exchange from the access instead
+(``distribute_rows``): exact ghost entries, not whole blocks.
 """
 
 from __future__ import annotations

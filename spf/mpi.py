@@ -13,7 +13,10 @@ timeout after which the whole job (``mpiexec`` and every rank) is killed, so a d
 program fails instead of hanging. The job is also killed when the launcher itself is
 interrupted or terminated. Importing this module does not import mpi4py.
 
-Inside a program, :func:`report` prints what each rank checked, from rank 0 in rank order.
+Inside a program, :func:`report` prints what each rank checked, from rank 0 in rank order;
+:func:`scatter_csr` gives a rank its rows of a matrix as the keyword arguments of a
+row-distributed kernel (API.md §19) and :func:`gather` puts a distributed vector back
+together on every rank.
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from spf.errors import SpfError
+import numpy as np
+
+from spf.errors import ArgumentError, SpfError
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds a launched job may run before it is killed."""
@@ -150,6 +156,143 @@ def report(comm: Any, line: str, ok: bool = True) -> bool:
         for rank, (passed, text) in enumerate(results):
             print(f"rank {rank}: {text}" + ("" if passed else " -- FAILED"), flush=True)
     return all(passed for passed, _ in results)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Who owns each of ``size`` global entries among ``ranks`` ranks."""
+
+    size: int
+    ranks: int
+    owner: Any | None = None
+    """The rank of each entry (None: contiguous blocks)."""
+    _local: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def cuts(self) -> Any:
+        base, extra = divmod(self.size, self.ranks)
+        counts = np.full(self.ranks, base, dtype=np.int64)
+        counts[:extra] += 1
+        return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    def count(self, rank: int) -> int:
+        if self.owner is None:
+            cuts = self.cuts()
+            return int(cuts[rank + 1] - cuts[rank])
+        return int(np.count_nonzero(self.owner == rank))
+
+    def owned(self, rank: int) -> Any:
+        """The global indices ``rank`` owns, in increasing order."""
+        if self.owner is None:
+            cuts = self.cuts()
+            out: Any = np.arange(cuts[rank], cuts[rank + 1], dtype=np.int64)
+            return out
+        found: Any = np.flatnonzero(self.owner == rank).astype(np.int64)
+        return found
+
+    def owner_of(self, index: Any) -> Any:
+        if self.owner is None:
+            at: Any = np.searchsorted(self.cuts(), index, side="right") - 1
+            return at.astype(np.int64)
+        owners: Any = self.owner[index]
+        return owners.astype(np.int64)
+
+    def far(self, rank: int) -> Any:
+        """1 for each global entry ``rank`` does not own (int8, the inspector's input)."""
+        far = np.ones(self.size, dtype=np.int8)
+        far[self.owned(rank)] = 0
+        return far
+
+    def local_index(self, rank: int, index: Any) -> Any:
+        """The local numbers of global entries that ``rank`` owns."""
+        if self.owner is None:
+            shifted: Any = index - self.cuts()[rank]
+            return shifted.astype(np.int64)
+        if rank not in self._local:
+            position = np.zeros(self.size, dtype=np.int64)
+            owned = self.owned(rank)
+            position[owned] = np.arange(owned.size, dtype=np.int64)
+            self._local[rank] = position
+        local: Any = self._local[rank][index]
+        return local
+
+
+def _partition(comm: Any, size: int, owner: Any) -> tuple[Partition, Any]:
+    """``(Partition, owner as int64 or None)`` of ``size`` entries over ``comm``'s ranks."""
+    ranks = comm.Get_size()
+    if owner is None:
+        return Partition(size, ranks), None
+    own = np.asarray(owner)
+    if own.ndim != 1 or own.dtype.kind not in "iu" or own.shape[0] != size:
+        raise ArgumentError(
+            f"owner must be a 1-D integer array with one rank per row ({size}), got "
+            f"{own.dtype} with shape {own.shape}"
+        )
+    if own.size and (int(own.min()) < 0 or int(own.max()) >= ranks):
+        raise ArgumentError(f"owner is not a partition: its values must be ranks 0..{ranks - 1}")
+    own64 = np.ascontiguousarray(own, dtype=np.int64)
+    return Partition(size, ranks, own64), own64
+
+
+def scatter_csr(
+    matrix: Any, comm: Any, owner: Any = None, *, index_dtype: str = "int32"
+) -> dict[str, Any]:
+    """This rank's keyword arguments of a row-distributed CSR kernel (API.md §19).
+
+    ``matrix`` is the global ``scipy.sparse`` matrix (the same on every rank); the rank
+    gets its rows (a block of rows, or those ``owner`` gives it) with global column indices:
+    ``A``, ``rowptr``, ``col`` (``index_dtype``), ``N`` and ``M`` (global), ``NNZ`` (this
+    rank's), and ``owner`` when one is given. Vectors are the caller's (their local parts:
+    ``v[spf.mpi.owned_rows(n, comm, owner)]``).
+    """
+    import importlib
+
+    sp: Any = importlib.import_module("scipy.sparse")
+    if not sp.issparse(matrix):
+        raise ArgumentError(f"scatter_csr: expected a scipy.sparse matrix, got {type(matrix)}")
+    csr = sp.csr_array(matrix)
+    csr.sort_indices()
+    n, m = csr.shape
+    part, own = _partition(comm, n, owner)
+    rows = csr[part.owned(comm.Get_rank())]
+    args: dict[str, Any] = {
+        "A": np.ascontiguousarray(rows.data, dtype=np.float64),
+        "rowptr": rows.indptr.astype(index_dtype),
+        "col": rows.indices.astype(index_dtype),
+        "N": int(n),
+        "M": int(m),
+        "NNZ": int(rows.nnz),
+    }
+    if own is not None:
+        args["owner"] = own
+    return args
+
+
+def owned_rows(size: int, comm: Any, owner: Any = None) -> Any:
+    """The global indices this rank owns of a distributed vector of ``size`` entries."""
+    part, _ = _partition(comm, size, owner)
+    return part.owned(comm.Get_rank())
+
+
+def gather(v_loc: Any, comm: Any, owner: Any = None) -> Any:
+    """The global vector, on every rank, from each rank's entries ``v_loc`` (in its
+    global order: contiguous blocks, or the rows ``owner`` gives it)."""
+    local = np.ascontiguousarray(v_loc)
+    if local.ndim != 1:
+        raise ArgumentError(f"gather: v_loc must be a vector, got shape {local.shape}")
+    counts = comm.allgather(int(local.shape[0]))
+    size = int(sum(counts))
+    part, _ = _partition(comm, size, owner)
+    wrong = [r for r, c in enumerate(counts) if c != part.count(r)]
+    if wrong:
+        raise ArgumentError(
+            f"gather: rank {wrong[0]} passed {counts[wrong[0]]} entries but owns "
+            f"{part.count(wrong[0])} of the {size}"
+        )
+    pieces = comm.allgather(local)
+    out = np.empty(size, dtype=local.dtype)
+    for r, piece in enumerate(pieces):
+        out[part.owned(r)] = piece
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ gemm         DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, h
 blur         two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
 overhead     kernel-call overhead, a checked SpMV call, ``compile`` cold and warm, codegen time
 busy         parallel SpMV with a busy loop on one core: fixed vs adaptive thread counts
+mpi          distributed SpMV on 2 ranks: generated exact-ghost exchange vs whole blocks
 polybench    ``codegen("c")`` with checking on the 30 PolyBench/C 4.2 kernels (total, worst)
 scale        issue 28's costs: checked/unchecked calls, conversions vs scipy, wavefront generation
 ============ ===============================================================================
@@ -61,6 +62,7 @@ BENCHMARKS = (
     "blur",
     "overhead",
     "busy",
+    "mpi",
     "polybench",
     "scale",
 )

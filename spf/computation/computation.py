@@ -9,6 +9,7 @@ from spf.clang import check_reserved
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.checkpoints import keep
 from spf.computation.data_space import DataSpace, make_data_space
+from spf.computation.distribution import Distribution, check_request
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
 from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
@@ -60,6 +61,7 @@ class Computation:
         self._constants: dict[str, str] = {}
         self._assumptions: list[Fact] = []
         self._memo = Memo()
+        self._distribution: Distribution | None = None
 
     @property
     def version(self) -> int:
@@ -828,6 +830,25 @@ class Computation:
             s._run(cmd)
         keep(self, start)  # one step: the statements are tagged together (pdfg_history)
 
+    def distribute_rows(self, loop: str, data: Mapping[str, int], owner: str = "block") -> None:
+        """Split the iterations of ``loop`` and dimension ``data[name]`` of each named data
+        space over the ranks of an MPI job (API.md §19, docs/backends/mpi.md): contiguous
+        blocks (``owner="block"``; an ``owner`` array given at call time overrides them) or
+        only by that array (``owner="array"``). Reads through index arrays of entries
+        another rank owns become a generated ghost exchange, accumulations through them are
+        summed at the owner, and accumulations into scalars are summed over the ranks;
+        ``compile(target="mpi")`` then builds the inspector and executor."""
+        from spf.distributed.analysis import analyse
+
+        request = check_request(self, loop, data, owner)
+        analyse(self, request)  # what cannot be distributed is refused here
+        self._distribution = request
+
+    @property
+    def distribution(self) -> Distribution | None:
+        """What :meth:`distribute_rows` recorded (None before)."""
+        return self._distribution
+
     def inspector(self, loop: str) -> Computation:
         """The generated inspector of the wavefront loop ``loop``: a Computation that writes
         ``level[i]`` (the dependence level of each iteration) and ``nlevels``."""
@@ -944,6 +965,10 @@ class Computation:
         ``options`` are the target printer's (``hls_bounds``, ``hls_tripcounts`` for HLS)."""
         from spf.codegen import codegen
 
+        if target == "mpi" and self._distribution is not None:
+            from spf.distributed.kernel import DistributedKernel
+
+            return DistributedKernel(self, self._distribution, name, check, build=False).source
         executor = self._executor(target, check)
         if executor is not None:
             text: str = executor.computation.codegen(target, name or self.name, check, **options)
@@ -958,6 +983,10 @@ class Computation:
         targets)."""
         from spf.runtime.compile import compile_kernel
 
+        if target == "mpi" and self._distribution is not None:
+            from spf.distributed.kernel import compile_distributed
+
+            return compile_distributed(self, self._distribution, name, check, **options)
         executor = self._executor(target, check)
         if executor is not None:
             from spf.runtime.plan import compile_wavefront

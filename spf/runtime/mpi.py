@@ -119,25 +119,30 @@ class MPIKernel(Kernel):
         self._fn(*cargs)
 
     def _handle(self, comm: object) -> int:
-        mpi = _mpi()
-        if comm is None:
-            raise ArgumentError(
-                f"missing argument comm of {self.signature}; pass the communicator, e.g. "
-                f"{self.name}(comm=MPI.COMM_WORLD, ...) with `from mpi4py import MPI`"
-            )
-        if not isinstance(comm, mpi.Comm):
-            raise ArgumentError(
-                f"comm: expected an mpi4py communicator (e.g. MPI.COMM_WORLD), got "
-                f"{type(comm).__name__}"
-            )
-        if comm == mpi.COMM_NULL:
-            raise ArgumentError("comm: MPI.COMM_NULL is not a communicator a kernel can run on")
-        if comm.Is_inter():
-            raise ArgumentError(
-                "comm: an intercommunicator; pass an intracommunicator (e.g. MPI.COMM_WORLD or "
-                "one made by comm.Split)"
-            )
-        return int(mpi._handleof(comm))
+        return comm_handle(comm, self.name)
+
+
+def comm_handle(comm: object, kernel: str) -> int:
+    """The C handle of an mpi4py intracommunicator; ArgumentError for anything else."""
+    mpi = _mpi()
+    if comm is None:
+        raise ArgumentError(
+            f"missing argument comm of {kernel}; pass the communicator, e.g. "
+            f"{kernel}(comm=MPI.COMM_WORLD, ...) with `from mpi4py import MPI`"
+        )
+    if not isinstance(comm, mpi.Comm):
+        raise ArgumentError(
+            f"comm: expected an mpi4py communicator (e.g. MPI.COMM_WORLD), got "
+            f"{type(comm).__name__}"
+        )
+    if comm == mpi.COMM_NULL:
+        raise ArgumentError("comm: MPI.COMM_NULL is not a communicator a kernel can run on")
+    if comm.Is_inter():
+        raise ArgumentError(
+            "comm: an intercommunicator; pass an intracommunicator (e.g. MPI.COMM_WORLD or "
+            "one made by comm.Split)"
+        )
+    return int(mpi._handleof(comm))
 
 
 def compile_kernel(
@@ -171,4 +176,4 @@ def compile_kernel(
     return MPIKernel(signature, source, built.path, built.command, compiler_output=built.stderr)
 
 
-__all__ = ["MPIKernel", "comm_ctype", "compile_kernel"]
+__all__ = ["MPIKernel", "comm_ctype", "comm_handle", "compile_kernel"]

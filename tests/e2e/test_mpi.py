@@ -224,6 +224,15 @@ def test_results_on_real_ranks_match_the_sequential_run(
                 "1 x blocks received; OpenMP threads: 1)",
             ],
         ),
+        (
+            "mpi_distributed_spmv.py",
+            [
+                "rank 0: y equals the single-process SpMV bitwise on rows 0..2047; received 64 "
+                "entries of x in 1 messages (exact ghosts: 64 per neighbour; whole blocks would "
+                "be 2048)",
+                "rank 1: y equals the single-process SpMV bitwise on rows 2048..4095; received 64",
+            ],
+        ),
     ],
 )
 def test_examples_run_through_the_cli_launcher(

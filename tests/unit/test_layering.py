@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("spf.codegen",),
     ("spf.pdfg",),
     ("spf.runtime",),
+    ("spf.distributed",),  # row-distributed computations: inspector, executor, kernel
     ("spf.index_notation",),  # index notation lowered to computations over formats
     # Applications of the library: they may use every layer, and no layer uses them.
     ("spf.kernels",),

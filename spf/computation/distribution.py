@@ -1,0 +1,72 @@
+"""What ``Computation.distribute_rows`` records (API.md §19), checked against the
+declarations; :mod:`spf.distributed` analyses and generates the rest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.errors import ArityError, CodegenError, SpfError, UndeclaredError
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """What ``distribute_rows`` recorded: the loop, the dimension of each data space, and
+    ``owner`` (``"block"`` or ``"array"``: an owner array is given at call time)."""
+
+    loop: str
+    data: tuple[tuple[str, int], ...]
+    owner: str = "block"
+
+    def dim(self, name: str) -> int | None:
+        return dict(self.data).get(name)
+
+
+def check_request(comp: Computation, loop: object, data: object, owner: object) -> Distribution:
+    """The arguments of ``distribute_rows``, checked against the declarations."""
+    if not isinstance(loop, str) or not loop.isidentifier():
+        raise SpfError(f"distribute_rows: loop must be an iterator name, got {loop!r}")
+    if not any(loop in s.domain.tuple_vars for s in comp.stmts):
+        loops = sorted({v for s in comp.stmts for v in s.domain.tuple_vars})
+        raise UndeclaredError("loop", loop, loops, f"distribute_rows on {comp.name}")
+    if isinstance(data, str | bytes) or not hasattr(data, "items"):
+        raise SpfError(
+            "distribute_rows: data must be a dict of data space name -> distributed dimension, "
+            f'e.g. {{"y": 0, "x": 0}}; got {data!r}'
+        )
+    spaces = comp.data_spaces
+    pairs: list[tuple[str, int]] = []
+    for name, dim in data.items():
+        if name not in spaces:
+            raise UndeclaredError("data space", str(name), spaces, "distribute_rows(data=...)")
+        shape = spaces[name].shape or ()
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < len(shape):
+            raise ArityError(
+                f"distribute_rows: dimension {dim!r} of data space {name} (shape {shape}) does "
+                "not exist; name one of its dimensions by number"
+            )
+        if len(shape) != 1:
+            raise CodegenError(
+                f"distribute_rows: data space {name} has {len(shape)} dimensions; only vectors "
+                "(one dimension) are distributed here; store it as a vector"
+            )
+        if not isinstance(shape[dim], str) or not str(shape[dim]).isidentifier():
+            raise CodegenError(
+                f"distribute_rows: the extent {shape[dim]!r} of data space {name} is not a "
+                "parameter; declare it with a symbolic extent (e.g. shape=('N',))"
+            )
+        pairs.append((str(name), dim))
+    if not pairs:
+        raise SpfError("distribute_rows: name at least one data space in data")
+    if owner not in ("block", "array"):
+        raise SpfError(
+            f"distribute_rows: owner must be 'block' (contiguous blocks) or 'array' (an owner "
+            f"array given at call time), got {owner!r}"
+        )
+    return Distribution(loop, tuple(pairs), str(owner))
+
+
+__all__ = ["Distribution", "check_request"]

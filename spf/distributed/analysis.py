@@ -1,0 +1,313 @@
+"""What ``comp.distribute_rows(loop, data)`` means for each access (API.md §19).
+
+A statement is distributed when its domain has the loop's iterator. In a distributed
+statement every access to a distributed data space is either
+
+* **owned**: the distributed dimension is indexed by the loop variable itself (``y(i)``);
+  each rank holds those entries, renumbered ``0 .. n_local - 1``; or
+* **through a UF** (``x(j)`` with ``j = col(k)`` in the domain, or ``x(col(k))``): a *ghost
+  read* when read, a *remote write* when it is an accumulation ``+=``/``-=``. The UF holds
+  global indices; the inspector (:mod:`spf.distributed.inspector`) computes the image of the
+  rank's iterations under it and renumbers it into a compact buffer (owned entries first,
+  then the ghosts), as PETSc's ``MatSetUpMultiply_MPIAIJ`` does.
+
+Data spaces that are not distributed are rank-local (the rank's nonzeros ``A(k)``) or, when
+every index is a constant, replicated scalars: an accumulation into one over the distributed
+loop (a dot product) is summed over the ranks with ``MPI_Allreduce``. Statements outside the
+loop may touch only such scalars (every rank runs them); :mod:`spf.distributed.phases` orders
+the statements into the phases the executor runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from spf.computation.operations import OperationStmt
+from spf.distributed.phases import Phase, split
+from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from spf.computation.computation import Computation
+    from spf.computation.distribution import Distribution
+    from spf.computation.statement import Stmt
+
+_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class GhostAccess:
+    """One access through a UF to a distributed data space."""
+
+    stmt: str
+    data: str
+    index: str
+    """The index text in the statement (``"j"`` or ``"col(k)"``)."""
+    uf: str
+    """The index array holding the global indices (renumbered for the executor)."""
+    write: bool
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The result of the analysis: what the inspector and the executor need."""
+
+    loop: str
+    stmts: tuple[str, ...]
+    owned: tuple[str, ...]
+    """Distributed data spaces indexed by the loop variable only (never through a UF)."""
+    ghost_reads: tuple[str, ...]
+    remote_writes: tuple[str, ...]
+    accesses: tuple[GhostAccess, ...]
+    reductions: tuple[str, ...]
+    """Replicated data spaces accumulated over the distributed loop (summed over ranks)."""
+    row_params: tuple[str, ...]
+    """Parameters that are the extent of the loop / of owned dimensions: a rank passes the
+    global value, its local arrays have its share."""
+    extent: dict[str, str]
+    """Each distributed data space's extent (a parameter) in its distributed dimension."""
+    renumbered: tuple[str, ...]
+    """The UFs whose global indices the executor reads through the local renumbering."""
+    bound: str | None = None
+    """The parameter ``N`` of ``loop < N`` (the loop's extent)."""
+    phases: tuple[Phase, ...] = ()
+    """The statements in executor order, split where the ranks must combine (phases.py)."""
+    copy_back: tuple[str, ...] = ()
+    """Vectors read through an index array that later statements write (their own rows):
+    the executor copies the rank's entries back from the compact buffer at the end."""
+
+
+def _uf_of(stmt: Stmt, index: str, ufs: Mapping[str, object]) -> str | None:
+    """The UF that gives ``index``: ``col`` for ``col(k)``, or for an iterator ``j`` with
+    ``j = col(k)`` in the domain."""
+    call = _CALL.match(index)
+    if call and call.group(1) in ufs:
+        return call.group(1)
+    if index.strip().isidentifier():
+        var = re.escape(index.strip())
+        found = re.search(rf"(?<![\w]){var} = ([A-Za-z_]\w*)\(", str(stmt.domain))
+        if found and found.group(1) in ufs:
+            return found.group(1)
+    return None
+
+
+def _is_reduction(text: str, end: int) -> bool:
+    rest = text[end:].lstrip()
+    return rest.startswith(("+=", "-="))
+
+
+def analyse(comp: Computation, dist: Distribution) -> Layout:
+    """Classify the accesses of ``comp`` under ``dist``; CodegenError names what cannot be
+    distributed and what to change."""
+    loop = dist.loop
+    spaces = comp.data_spaces
+    distributed = dict(dist.data)
+    every, replicated = _distributed_stmts(comp, loop, distributed)
+    stmts = [s for s in every if s.name not in replicated]
+    extent = {name: str((spaces[name].shape or ())[dim]) for name, dim in distributed.items()}
+    found = _Found()
+    for s in stmts:
+        _classify(comp, s, loop, distributed, extent, found)
+    accesses = found.accesses
+    ghost_reads = sorted({g.data for g in accesses if not g.write})
+    remote_writes = sorted({g.data for g in accesses if g.write})
+    copy_back = _check_vectors(stmts, ghost_reads, remote_writes, found.owned, distributed, loop)
+    phases = split(every, replicated, found.reductions, accesses)
+    owned = found.owned - set(ghost_reads) - set(remote_writes)
+    found.row_params |= {extent[name] for name in owned}
+    _check_renumbering(stmts, accesses)
+    for name in (*ghost_reads, *remote_writes):
+        if extent[name] in found.row_params:
+            raise CodegenError(
+                f"distribute_rows: parameter {extent[name]} is both the extent of loop {loop} "
+                f"and of {name}, which is accessed through an index array; declare {name} "
+                "with its own extent parameter (e.g. M), passed the same value"
+            )
+    bound = _loop_bound(comp, stmts, loop)
+    if bound is not None:
+        found.row_params.add(bound)
+    return Layout(
+        loop=loop,
+        stmts=tuple(s.name for s in stmts),
+        owned=tuple(sorted(owned)),
+        ghost_reads=tuple(ghost_reads),
+        remote_writes=tuple(remote_writes),
+        accesses=tuple(accesses),
+        reductions=tuple(sorted(found.reductions)),
+        row_params=tuple(sorted(found.row_params)),
+        extent=extent,
+        renumbered=tuple(sorted({g.uf for g in accesses})),
+        bound=bound,
+        phases=phases,
+        copy_back=copy_back,
+    )
+
+
+@dataclass
+class _Found:
+    owned: set[str] = field(default_factory=set)
+    accesses: list[GhostAccess] = field(default_factory=list)
+    reductions: set[str] = field(default_factory=set)
+    row_params: set[str] = field(default_factory=set)
+
+    def add(self, g: GhostAccess) -> None:
+        for n, h in enumerate(self.accesses):
+            if (h.stmt, h.data, h.index) == (g.stmt, g.data, g.index):
+                self.accesses[n] = GhostAccess(g.stmt, g.data, g.index, g.uf, g.write or h.write)
+                return
+        self.accesses.append(g)
+
+
+def _distributed_stmts(
+    comp: Computation, loop: str, distributed: dict[str, int]
+) -> tuple[list[Stmt], set[str]]:
+    """The statements in the distributed loop, and the replicated ones (outside it, only
+    scalars: every rank runs them on the same values)."""
+    stmts: list[Stmt] = []
+    replicated: set[str] = set()
+    for s in comp.stmts:
+        if isinstance(s, OperationStmt):
+            raise CodegenError(
+                f"distribute_rows: {s.name} is a {s.kind} operation; the generated exchange "
+                "replaces send/receive, so remove it"
+            )
+        if loop in s.domain.tuple_vars:
+            stmts.append(s)
+            continue
+        accesses = (*s.parsed.reads, *s.parsed.writes)
+        if any(a.data_space in distributed or not _constant(a.indices) for a in accesses):
+            raise CodegenError(
+                f"distribute_rows({loop!r}): statement {s.name} is not inside loop {loop} and "
+                "touches arrays, so no rank would own it; put it in the distributed loop, or "
+                "keep statements outside it to scalars (every rank runs those)"
+            )
+        replicated.add(s.name)
+        stmts.append(s)
+    return stmts, replicated
+
+
+def _constant(indices: tuple[str, ...]) -> bool:
+    return all(_WORD.search(i) is None for i in indices)
+
+
+def _classify(
+    comp: Computation,
+    s: Stmt,
+    loop: str,
+    distributed: dict[str, int],
+    extent: dict[str, str],
+    found: _Found,
+) -> None:
+    parsed = s.parsed
+    writes = {(a.data_space, a.indices) for a in parsed.writes}
+    reduced = {(a.data_space, a.indices) for a in parsed.reductions}
+    for a in (*parsed.reads, *parsed.writes):
+        written = (a.data_space, a.indices) in writes
+        if a.data_space not in distributed:
+            constant = all(_WORD.search(i) is None for i in a.indices)
+            if constant and written:
+                if (a.data_space, a.indices) not in reduced:
+                    raise CodegenError(
+                        f"distribute_rows: {s.name} assigns the replicated {a.data_space} "
+                        f"inside the distributed loop {loop}; only accumulations (+=, -=) "
+                        "into it are combined across ranks"
+                    )
+                found.reductions.add(a.data_space)
+            continue
+        index = a.indices[distributed[a.data_space]]
+        if index.strip() == loop:
+            found.owned.add(a.data_space)
+            continue
+        uf = _uf_of(s, index, comp.ufs)
+        if uf is None:
+            raise CodegenError(
+                f"distribute_rows: {s.name} accesses {a.data_space}({', '.join(a.indices)}); "
+                f"a distributed dimension is indexed by the loop variable {loop} or through "
+                "an index array (x(col(k)), or x(j) with j = col(k)); a stencil halo "
+                "(i + 1) is comp.send/comp.receive's job"
+            )
+        if written and not _is_reduction(parsed.text, a.span[1]):
+            raise CodegenError(
+                f"distribute_rows: {s.name} assigns {a.data_space}({index}) through index "
+                f"array {uf}; a write to another rank's entry must be an accumulation "
+                "(+= or -=), summed at its owner"
+            )
+        found.add(GhostAccess(s.name, a.data_space, index, uf, written))
+
+
+def _check_vectors(
+    stmts: list[Stmt],
+    ghost_reads: list[str],
+    remote_writes: list[str],
+    owned: set[str],
+    distributed: dict[str, int],
+    loop: str,
+) -> tuple[str, ...]:
+    """The ghost-read vectors that are written (by their own rows only); CodegenError for
+    the combinations the exchange cannot serve."""
+    written: set[str] = set()
+    for name in ghost_reads:
+        writes = [(s, a) for s in stmts for a in s.parsed.writes if a.data_space == name]
+        if name in remote_writes or any(
+            a.indices[distributed[name]].strip() != loop for _, a in writes
+        ):
+            raise CodegenError(
+                f"distribute_rows: {name} is read through an index array and written through "
+                "one in the same computation; ghost values would be stale (a Gauss-Seidel "
+                "sweep is not distributed this way): write a new vector instead"
+            )
+        if writes:
+            written.add(name)
+    for name in remote_writes:
+        if name in owned:
+            raise CodegenError(
+                f"distribute_rows: {name} is accumulated through an index array and also "
+                "accessed directly; keep the accumulated vector for that statement alone"
+            )
+    return tuple(sorted(written))
+
+
+def _loop_bound(comp: Computation, stmts: list[Stmt], loop: str) -> str | None:
+    """The parameter ``N`` of ``loop < N`` in the domains (None when there is none)."""
+    for s in stmts:
+        found = re.search(rf"(?<![\w]){re.escape(loop)} < ([A-Za-z_]\w*)(?![\w(])", str(s.domain))
+        if found and found.group(1) in comp.params:
+            return found.group(1)
+    return None
+
+
+def _check_renumbering(stmts: list[Stmt], accesses: list[GhostAccess]) -> None:
+    """A renumbered UF must index only its distributed data space (its other uses would read
+    local numbers as global ones)."""
+    by_uf: dict[str, str] = {}
+    for g in accesses:
+        other = by_uf.setdefault(g.uf, g.data)
+        if other != g.data:
+            raise CodegenError(
+                f"distribute_rows: index array {g.uf} indexes both {other} and {g.data}; each "
+                "distributed vector needs its own index array (or the same partition)"
+            )
+    ghost = {(g.stmt, g.data, g.index) for g in accesses}
+    for s in stmts:
+        parsed = s.parsed
+        for a in (*parsed.reads, *parsed.writes):
+            for pos, index in enumerate(a.indices):
+                names = set(_WORD.findall(index))
+                for uf, data in by_uf.items():
+                    via = {g.index for g in accesses if g.uf == uf and g.stmt == s.name}
+                    if uf not in names and not names & via:
+                        continue
+                    if (s.name, a.data_space, index) in ghost and a.data_space == data:
+                        continue
+                    raise CodegenError(
+                        f"distribute_rows: {s.name} uses index array {uf} in "
+                        f"{a.data_space}({', '.join(a.indices)}) (index {pos}); its values are "
+                        f"renumbered for {data}'s ghost buffer, so use it only to index {data}"
+                    )
+
+
+__all__ = ["GhostAccess", "Layout", "analyse"]

@@ -1,0 +1,126 @@
+"""Checking a distributed kernel's arguments on each rank, and the ranks' agreement.
+
+Each rank checks its own arguments (:func:`array`, :func:`scalar`); then one
+``MPI_Allreduce(MAX)`` of a few integers (:func:`agreed`) tells every rank whether any rank
+failed and whether all ranks call the same computation with the same global extents and owner
+array. Only when something is wrong are the texts gathered, and :func:`agree` raises the same
+:class:`~spf.errors.ArgumentError` on every rank: bad input never leaves a rank waiting in an
+exchange the others do not post.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.errors import ArgumentError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from spf.codegen.signature import Arg
+
+
+def scalar(kernel: str, a: Arg, value: Any) -> Any:
+    """A parameter (an int) or a constant of a floating type."""
+    if a.ctype in ("double", "float"):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            raise ArgumentError(f"{kernel}: constant {a.name} must be a number")
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ArgumentError(f"{kernel}: parameter {a.name} must be an int")
+    return int(value)
+
+
+def nonempty(arr: np.ndarray) -> np.ndarray:
+    return arr if arr.size else np.zeros(1, dtype=arr.dtype)
+
+
+def crc(arr: np.ndarray) -> int:
+    return zlib.crc32(arr.data.cast("B")) if arr.size else 0
+
+
+def owner_crc(owner: Any) -> int | None:
+    if owner is None:
+        return None
+    own = np.ascontiguousarray(np.asarray(owner))
+    return crc(own) ^ (own.size << 1)
+
+
+def array(kernel: str, a: Arg, value: Any) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise ArgumentError(
+            f"{kernel}: {a.name} must be a numpy array of {a.dtype}, got {type(value).__name__}"
+        )
+    if value.dtype != np.dtype(a.dtype):
+        raise ArgumentError(
+            f"{kernel}: {a.name} has dtype {value.dtype}; the computation declares {a.dtype}"
+        )
+    rank = len(a.shape) if a.shape is not None else 1
+    if value.ndim != max(rank, 1) and not (rank == 0 and value.size == 1):
+        raise ArgumentError(
+            f"{kernel}: {a.name} has {value.ndim} dimensions; the computation declares {rank}"
+        )
+    if not value.flags.c_contiguous:
+        raise ArgumentError(
+            f"{kernel}: {a.name} is not contiguous; pass np.ascontiguousarray({a.name})"
+        )
+    if not a.const and not value.flags.writeable:
+        raise ArgumentError(f"{kernel}: {a.name} is written but read-only")
+    return value
+
+
+def agreed(comm: Any, mine: tuple[Any, ...], name: str) -> bool:
+    """One ``MPI_Allreduce(MAX)`` of a few integers: any rank failed, any rank's plan is
+    stale, and the maximum and minus the minimum of each hashed field (all equal when they
+    match). Only when something is wrong are the ranks' texts gathered for the message
+    (:func:`_agree`, which raises on every rank). Returns whether any plan is stale."""
+    from mpi4py import MPI
+
+    fields = [digest(v) for v in mine[1:4]]  # small ints: hash() of ints is not salted
+    flags = np.array(
+        [int(mine[0] is not None), int(bool(mine[4])), *fields, *(-f for f in fields)],
+        dtype=np.int64,
+    )
+    top = np.empty_like(flags)
+    comm.Allreduce(flags, top, op=MPI.MAX)
+    matched = all(top[2 + n] == -top[5 + n] for n in range(3))
+    if top[0] or not matched:
+        agree(comm.allgather(mine), name)
+    return bool(top[1])
+
+
+def digest(value: Any) -> int:
+    """A hash of a field, the same on every rank for the same value: ints as they are, a
+    tuple of ``(name, int)`` pairs by its ints (the names are the kernel's), text by
+    blake2b (Python salts ``hash`` of text per process)."""
+    if value is None:
+        return -1
+    if isinstance(value, int):
+        return value & ((1 << 62) - 1)
+    if isinstance(value, tuple):
+        return hash(tuple(v for _, v in value)) & ((1 << 62) - 1)
+    return int.from_bytes(hashlib.blake2b(str(value).encode(), digest_size=8).digest()) >> 2
+
+
+def agree(everyone: Sequence[tuple[Any, ...]], name: str) -> None:
+    """ArgumentError on every rank when any rank's status, computation or global sizes
+    differ (every rank holds the same list, so every rank raises the same error)."""
+    for r, (problem, *_) in enumerate(everyone):
+        if problem is not None:
+            raise ArgumentError(f"rank {r}: {problem}")
+    fields = ("the computation (hash)", "global extents", "owner array (checksum)")
+    for pos, what in enumerate(fields, start=1):
+        values = [entry[pos] for entry in everyone]
+        if any(v != values[0] for v in values):
+            shown = ", ".join(f"rank {r}: {v}" for r, v in enumerate(values))
+            raise ArgumentError(
+                f"{name}: the ranks disagree on {what} ({shown}); every rank must call the "
+                "same distributed kernel with the same global sizes and owner array"
+            )
+
+
+__all__ = ["agree", "agreed", "array", "crc", "nonempty", "owner_crc", "scalar"]

@@ -1,0 +1,495 @@
+"""The kernel of a row-distributed computation (API.md §19): ``comp.compile(target="mpi")``.
+
+Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A call
+
+1. checks this rank's arguments, then agrees with the other ranks (one ``MPI_Allreduce`` of
+   a status and hashes of the computation, the global extents and the owner array,
+   :mod:`spf.distributed.arguments`) before any exchange: a bad argument on one rank, a
+   different computation or different global sizes raise :class:`~spf.errors.ArgumentError`
+   on *every* rank instead of a deadlock;
+2. when any rank's index arrays changed (a CRC-32 checksum with ``check=True``; sizes and
+   addresses with ``check=False``), runs the inspector on every rank and builds the exchange
+   plans (:mod:`spf.distributed.plan`), once per index-array content;
+3. runs the generated executor (:mod:`spf.distributed.executor`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import cffi
+import numpy as np
+
+from spf.codegen.program import c_function_name, signature
+from spf.distributed.analysis import analyse
+from spf.distributed.arguments import agree, agreed, array, crc, nonempty, owner_crc, scalar
+from spf.distributed.derived import (
+    HALO,
+    far_name,
+    inspector_computation,
+    local_computation,
+    mark_name,
+)
+from spf.distributed.executor import executor_args, executor_source, prototype
+from spf.distributed.plan import ExchangePlan, exchange_plan, runs
+from spf.errors import ArgumentError, CodegenError, SpfError
+from spf.mpi import Partition
+from spf.runtime.threads import default_team
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Sequence
+
+    from spf.codegen.signature import Arg
+    from spf.computation.computation import Computation
+    from spf.computation.distribution import Distribution
+    from spf.distributed.analysis import Layout
+
+
+@dataclass
+class _Plan:
+    key: tuple[Any, ...]
+    rows: int
+    plans: dict[str, ExchangePlan]
+    renumbered: dict[str, np.ndarray]
+    buffers: dict[str, tuple[np.ndarray, np.ndarray]]
+    """Per exchanged vector: (compact buffer: own entries then ghosts, send buffer)."""
+    inner: np.ndarray
+    outer: np.ndarray
+    template: list[Any] | None = None
+    keep: list[np.ndarray] = field(default_factory=list)
+    """The arrays the template's pointers point into (kept alive with the plan)."""
+
+
+class DistributedKernel:
+    """A compiled row-distributed computation (module docstring).
+
+    ``source`` is the executor's C + MPI translation unit, ``inspector`` the generated
+    inspector :class:`~spf.computation.computation.Computation`, ``layout`` what the analysis
+    found (ghost reads, remote writes, reductions). ``build=False`` stops after printing the
+    source (``comp.codegen("mpi")``: no ``mpicc``, no mpi4py).
+    """
+
+    def __init__(
+        self,
+        comp: Computation,
+        dist: Distribution,
+        name: str | None = None,
+        check: bool = True,
+        *,
+        openmp: bool = True,
+        cflags: Sequence[str] | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        build: bool = True,
+    ) -> None:
+        self.layout: Layout = analyse(comp, dist)
+        self.distribution = dist
+        self.name = c_function_name(name or comp.name)
+        self.local = local_computation(comp, self.layout)
+        self.inspector = inspector_computation(comp, self.layout)
+        self._local_sig = signature(self.local, f"{self.name}_local")
+        for r in self.layout.reductions:
+            shape = self._local_sig.arg(r).shape or ()
+            if not all(isinstance(e, int) for e in shape):
+                raise CodegenError(
+                    f"distribute_rows: {r} is accumulated over the distributed loop and summed "
+                    f"over the ranks, so its shape must be constant, got {shape}"
+                )
+        local_source = self.local.codegen("c", name=f"{self.name}_local", check=check)
+        self.source = executor_source(self.name, local_source, self._local_sig, self.layout)
+        self._args = executor_args(self._local_sig, self.layout)
+        self._cflags, self._cache_dir, self._openmp = cflags, cache_dir, openmp
+        self._fn: Any = None
+        self._cast: Any = None
+        self._ffi: cffi.FFI | None = None
+        self.path: Path = Path()
+        self.command = ""
+        self.compiler_output = ""
+        self.arguments: tuple[Arg, ...] = tuple(self._args)
+        self.last_threads: int | None = None
+        self._inspector_kernel: Any = None
+        self._plan: _Plan | None = None
+        self._last: dict[str, int] = {}
+        self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
+        if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
+            self._load()
+
+    def __repr__(self) -> str:
+        return f"<DistributedKernel {self.name} over loop {self.layout.loop}>"
+
+    @property
+    def signature(self) -> str:
+        return prototype(self.name, self._local_sig, self.layout)
+
+    def exchange_stats(self) -> dict[str, int]:
+        """This rank's communication in the last call: ``messages_sent``, ``entries_sent``,
+        ``messages_received``, ``entries_received`` (point to point) and ``allreduces``."""
+        if not self._last:
+            raise SpfError(f"{self.name}: exchange_stats() before the first call")
+        return dict(self._last)
+
+    # ------------------------------------------------------------------ loading
+
+    def _load(self) -> None:
+        from spf.runtime.build import build
+        from spf.runtime.mpi import MPICC, comm_ctype
+
+        built = build(
+            self.source,
+            name=self.name,
+            openmp=self._openmp,
+            cflags=self._cflags,
+            cache_dir=self._cache_dir,
+            compiler=MPICC,
+        )
+        ffi = cffi.FFI()
+        decl = prototype(self.name, self._local_sig, self.layout, comm_ctype())
+        ffi.cdef(decl.replace("restrict ", "") + ";")
+        lib = ffi.dlopen(str(built.path))
+        self._ffi, self._fn, self._cast = ffi, getattr(lib, self.name), ffi.cast
+        self.path, self.command, self.compiler_output = built.path, built.command, built.stderr
+
+    def _inspector(self) -> Any:
+        """The compiled inspector (a :class:`spf.runtime.Kernel`, built at first use)."""
+        if self._inspector_kernel is None:
+            self._inspector_kernel = self.inspector.compile(
+                cache_dir=None if self._cache_dir is None else str(self._cache_dir)
+            )
+        return self._inspector_kernel
+
+    # ------------------------------------------------------------------ calling
+
+    def __call__(
+        self,
+        *positional: object,
+        comm: Any = None,
+        owner: Any = None,
+        check: bool = True,
+        **args: Any,
+    ) -> None:
+        """Run on this rank's arrays (collective: every rank of ``comm`` calls it)."""
+        from spf.runtime.mpi import comm_handle
+
+        if positional:
+            raise ArgumentError(
+                f"{self.name}: pass arguments by name (comm=..., y=..., ...), not positionally"
+            )
+        handle = comm_handle(comm, self.name)
+        rank, size = comm.Get_rank(), comm.Get_size()
+        problem: str | None = None
+        bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]] | None = None
+        try:
+            bound = self._bind(args, owner, rank, size)
+        except SpfError as err:
+            problem = str(err)
+        key = self._plan_key(bound, owner, check) if bound is not None else None
+        mine = (
+            problem,
+            self._hash,
+            None if bound is None else self._globals(bound[0]),
+            None if bound is None else owner_crc(owner),
+            self._plan is None or self._plan.key != key,
+        )
+        stale = agreed(comm, mine, self.name)
+        assert bound is not None
+        assert key is not None
+        params, arrays, parts = bound
+        if stale:
+            self._plan = None
+            self._plan = self._make_plan(comm, params, arrays, parts, key)
+        self._run(handle, size, params, arrays)
+        parallel = self._openmp and "#pragma omp" in self.source
+        self.last_threads = default_team() if parallel else 1
+
+    def _bind(
+        self, args: dict[str, Any], owner: Any, rank: int, size: int
+    ) -> tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]]:
+        """This rank's parameters and arrays, checked; the partition of each extent."""
+        known = {a.name: a for a in self._args}
+        unknown = sorted(set(args) - set(known))
+        if unknown:
+            raise ArgumentError(
+                f"{self.name}: unknown argument(s) {', '.join(unknown)}; it takes comm, owner, "
+                f"check and {', '.join(known)}"
+            )
+        arrays: dict[str, np.ndarray] = {}
+        for a in self._args:
+            if a.kind == "param":
+                continue
+            if a.name not in args:
+                raise ArgumentError(f"{self.name}: missing argument {a.name} (this rank's array)")
+            arrays[a.name] = array(self.name, a, args[a.name])
+        params = self._params(args, arrays)
+        parts = self._partitions(params, owner, size)
+        for name, extent in self.layout.extent.items():
+            want = parts[extent].count(rank)
+            have = arrays[name].shape[0]
+            if have != want:
+                raise ArgumentError(
+                    f"{self.name}: this rank (rank {rank}) owns {want} of the {params[extent]} "
+                    f"entries of {name} ({extent} = {params[extent]}, "
+                    f"{'owner array' if owner is not None else 'blocks'} over {size} ranks) but "
+                    f"its {name} has {have}; pass its own entries (spf.mpi.scatter_csr)"
+                )
+        rows = parts[self._row_extent()[0]].count(rank)
+        self._check_local_shapes(arrays, self._local_params(params, rows))
+        return params, arrays, parts
+
+    def _check_local_shapes(self, arrays: dict[str, np.ndarray], local: dict[str, Any]) -> None:
+        """Rank-local arrays (``A`` of the rank's ``NNZ``) and constant-shaped ones have the
+        declared extents, with this rank's counts for the loop's parameters."""
+        for a in self._args:
+            if a.kind != "data" or a.name in self.layout.extent or not a.shape:
+                continue
+            for d, extent in enumerate(a.shape):
+                want = local.get(extent) if isinstance(extent, str) else extent
+                have = arrays[a.name].shape[d]
+                if isinstance(want, int) and have != want:
+                    raise ArgumentError(
+                        f"{self.name}: {a.name} has {have} entries in dimension {d} but "
+                        f"{extent} = {want} on this rank; pass this rank's part (as "
+                        "spf.mpi.scatter_csr gives it)"
+                    )
+
+    def _params(self, args: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        for a in self._args:
+            if a.kind != "param":
+                continue
+            if a.name in args:
+                params[a.name] = scalar(self.name, a, args[a.name])
+            else:
+                params[a.name] = self._derive(a.name, arrays)
+        return params
+
+    def _derive(self, param: str, arrays: dict[str, np.ndarray]) -> int:
+        """A parameter left out: the extent of a rank-local array declared with it."""
+        distributed = set(self.layout.extent)
+        for a in self._args:
+            if a.kind == "param" or a.name in distributed or not a.shape:
+                continue
+            if a.shape[0] == param and a.name in arrays:
+                return int(arrays[a.name].shape[0])
+        raise ArgumentError(
+            f"{self.name}: missing parameter {param}; pass it (the global extent of a "
+            "distributed vector, or this rank's count)"
+        )
+
+    def _partitions(self, params: dict[str, int], owner: Any, size: int) -> dict[str, Partition]:
+        extents = sorted({*self.layout.extent.values(), *self._row_extent()})
+        if owner is None:
+            if self.distribution.owner == "array":
+                raise ArgumentError(
+                    f"{self.name}: distribute_rows(owner='array') needs owner=... at each call "
+                    "(the rank of each row)"
+                )
+            return {e: Partition(params[e], size) for e in extents}
+        own = np.asarray(owner)
+        if own.ndim != 1 or own.dtype.kind not in "iu":
+            raise ArgumentError(
+                f"{self.name}: owner must be a 1-D integer array (the rank of each row), got "
+                f"{own.dtype} with shape {own.shape}"
+            )
+        for e in extents:
+            if own.shape[0] != params[e]:
+                raise ArgumentError(
+                    f"{self.name}: owner has {own.shape[0]} entries but {e} = {params[e]}; an "
+                    "owner array partitions every distributed extent, so they must all equal "
+                    "its length"
+                )
+        if own.size and (int(own.min()) < 0 or int(own.max()) >= size):
+            bad = int(np.flatnonzero((own < 0) | (own >= size))[0])
+            raise ArgumentError(
+                f"{self.name}: owner is not a partition over {size} ranks: owner[{bad}] = "
+                f"{int(own[bad])} is not a rank in 0..{size - 1}"
+            )
+        own64 = np.ascontiguousarray(own, dtype=np.int64)
+        return {e: Partition(params[e], size, own64) for e in extents}
+
+    def _row_extent(self) -> tuple[str, ...]:
+        bound = self.layout.bound
+        if bound is not None:
+            return (bound,)
+        return tuple(self.layout.extent[n] for n in self.layout.owned[:1])
+
+    def _globals(self, params: dict[str, int]) -> tuple[tuple[str, int], ...]:
+        names = sorted({*self.layout.extent.values(), *self._row_extent()})
+        return tuple((n, params[n]) for n in names)
+
+    def _plan_key(self, bound: Any, owner: Any, check: bool) -> tuple[Any, ...]:
+        params, arrays, _ = bound
+        ufs = [a.name for a in self._args if a.kind == "uf"]
+        if check:
+            content = tuple(crc(arrays[u]) for u in ufs)
+        else:
+            content = tuple(arrays[u].__array_interface__["data"][0] for u in ufs)
+        shapes = tuple(arrays[u].shape for u in ufs)
+        return (tuple(sorted(params.items())), shapes, content, owner_crc(owner))
+
+    # ------------------------------------------------------------------ plan
+
+    def _make_plan(
+        self,
+        comm: Any,
+        params: dict[str, int],
+        arrays: dict[str, np.ndarray],
+        parts: dict[str, Partition],
+        key: tuple[Any, ...],
+    ) -> _Plan:
+        lay = self.layout
+        rank = comm.Get_rank()
+        rows_part = parts[self._row_extent()[0]]
+        rows = rows_part.count(rank)
+        local = self._local_params(params, rows)
+        problem = None
+        insp: dict[str, np.ndarray] = {}
+        try:
+            insp = self._inspect(local, arrays, parts, rank, rows)
+        except SpfError as err:
+            problem = str(err)
+        agree([(p, None, None, None, None) for p in comm.allgather(problem)], self.name)
+        plans = {
+            name: exchange_plan(comm, parts[lay.extent[name]], insp[mark_name(name)])
+            for name in (*lay.ghost_reads, *lay.remote_writes)
+        }
+        renumbered: dict[str, np.ndarray] = {}
+        for g in lay.accesses:
+            if g.uf not in renumbered:
+                values = plans[g.data].renumber(parts[lay.extent[g.data]], rank, arrays[g.uf])
+                renumbered[g.uf] = values.astype(arrays[g.uf].dtype)
+        buffers = {}
+        for name, plan in plans.items():
+            dtype = arrays[name].dtype
+            ext = np.zeros(plan.nown + plan.ghosts.size, dtype=dtype)
+            buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
+        inner, outer = runs(insp.get(HALO), rows)
+        return _Plan(key, rows, plans, renumbered, buffers, inner, outer)
+
+    def _local_params(self, params: dict[str, int], rows: int) -> dict[str, int]:
+        return {k: (rows if k in self.layout.row_params else v) for k, v in params.items()}
+
+    def _inspect(
+        self,
+        params: dict[str, int],
+        arrays: dict[str, np.ndarray],
+        parts: dict[str, Partition],
+        rank: int,
+        rows: int,
+    ) -> dict[str, np.ndarray]:
+        lay = self.layout
+        out: dict[str, np.ndarray] = {}
+        if not lay.accesses:
+            return out  # nothing read or written through an index array: no exchange
+        kernel = self._inspector()
+        for name in (*lay.ghost_reads, *lay.remote_writes):
+            out[mark_name(name)] = np.zeros(params[lay.extent[name]], dtype=np.int8)
+        for name in lay.ghost_reads:
+            out[far_name(name)] = parts[lay.extent[name]].far(rank)
+        if lay.ghost_reads:
+            out[HALO] = np.zeros(rows, dtype=np.int8)
+        given = {a.name for a in self.inspector_args()}
+        call = {k: v for k, v in {**params, **arrays}.items() if k in given}
+        kernel(**call, **out)
+        return out
+
+    def inspector_args(self) -> tuple[Arg, ...]:
+        return signature(self.inspector, self.inspector.name).args
+
+    # ------------------------------------------------------------------ executor
+
+    def _run(
+        self, handle: int, size: int, params: dict[str, int], arrays: dict[str, np.ndarray]
+    ) -> None:
+        plan = self._plan
+        assert plan is not None
+        if plan.template is None:
+            plan.template, self._last = self._template(plan)
+        local = self._local_params(params, plan.rows)
+        cast = self._cast
+        cargs: list[Any] = [handle, size]
+        for item in plan.template:
+            if isinstance(item, _UserArray):
+                cargs.append(cast("void *", arrays[item.name].__array_interface__["data"][0]))
+            elif isinstance(item, _Param):
+                cargs.append(local[item.name])
+            else:
+                cargs.append(item)
+        self._fn(*cargs)
+
+    def _template(self, plan: _Plan) -> tuple[list[Any], dict[str, int]]:
+        """The executor's arguments after the communicator and ``spf_P``: the plan's
+        pointers (made once), and placeholders for this call's arrays and parameters; and
+        what one call exchanges."""
+        ffi = self._ffi
+        assert ffi is not None
+        lay = self.layout
+        keep = plan.keep
+
+        def ptr(arr: np.ndarray) -> Any:
+            keep.append(arr)
+            return ffi.cast("void *", arr.ctypes.data)
+
+        out: list[Any] = []
+        sent = [0, 0, 0, 0]
+        for name in (*lay.ghost_reads, *lay.remote_writes):
+            ep = plan.plans[name]
+            sbuf = plan.buffers[name][1]
+            out += [ptr(ep.scnt), ptr(ep.sdsp), ptr(nonempty(ep.sidx))]
+            out += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), _UserArray(name)]
+            counts = ep.stats()
+            if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
+                counts = (counts[2], counts[3], counts[0], counts[1])
+            sent = [s + c for s, c in zip(sent, counts, strict=True)]
+        for pairs in (plan.inner, plan.outer):
+            out += [pairs.size // 2, ptr(nonempty(pairs))]
+        for a in self._args:
+            if a.kind == "param":
+                out.append(_Param(a.name))
+            elif a.name in plan.buffers:
+                out.append(ptr(plan.buffers[a.name][0]))
+            elif a.name in plan.renumbered:
+                out.append(ptr(plan.renumbered[a.name]))
+            else:
+                out.append(_UserArray(a.name))
+        stats = {
+            "messages_sent": sent[0],
+            "entries_sent": sent[1],
+            "messages_received": sent[2],
+            "entries_received": sent[3],
+            "allreduces": len(lay.reductions),
+        }
+        return out, stats
+
+
+@dataclass(frozen=True)
+class _UserArray:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+
+
+def compile_distributed(
+    comp: Computation,
+    dist: Distribution,
+    name: str | None = None,
+    check: bool = True,
+    **options: Any,
+) -> DistributedKernel:
+    """``comp.compile(target="mpi")`` of a computation with ``distribute_rows``."""
+    allowed = {"openmp", "cflags", "cache_dir"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise SpfError(
+            f"compile(target='mpi'): unknown option(s) {', '.join(unknown)} for a "
+            "row-distributed computation; it takes openmp, cflags and cache_dir"
+        )
+    return DistributedKernel(comp, dist, name, check, **options)
+
+
+__all__ = ["DistributedKernel", "compile_distributed"]

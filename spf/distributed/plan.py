@@ -1,0 +1,115 @@
+"""Exchange plans of row-distributed kernels (API.md §19).
+
+A :class:`spf.mpi.Partition` says which rank owns each of ``G`` global entries: contiguous
+blocks (rank ``r`` owns ``G // P`` entries, one more for the first ``G % P`` ranks, as
+PETSc's ``PETSC_DECIDE``) or an ``owner`` array. A rank numbers its entries
+``0 .. n_local - 1`` in global order.
+
+An :class:`ExchangePlan` of one vector is what the inspector's marks become: the ghosts
+(marked entries another rank owns) sorted by owner then global index, their slots after the
+rank's own entries, the counts received from each rank, and, after one ``MPI_Alltoall`` of
+the counts and one ``MPI_Alltoallv`` of the global indices, the local indices each rank
+sends to each other rank. It is made once per index-array content and reused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from spf.mpi import Partition
+
+
+@dataclass
+class ExchangePlan:
+    """The ghost exchange of one distributed vector on one rank (module docstring)."""
+
+    nown: int
+    ghosts: np.ndarray
+    """Global indices of the ghosts, in slot order (by owner, then index)."""
+    rcnt: np.ndarray
+    rdsp: np.ndarray
+    scnt: np.ndarray
+    sdsp: np.ndarray
+    sidx: np.ndarray
+    """Local indices of the entries sent, neighbour after neighbour."""
+
+    def renumber(self, part: Partition, rank: int, values: np.ndarray) -> np.ndarray:
+        """Global indices -> local slots (own entries ``0 .. nown-1``, ghosts after);
+        values no iteration reads (outside the marked image) map to 0."""
+        glob = values.astype(np.int64, copy=False)
+        out = np.zeros(glob.shape, dtype=np.int64)
+        if glob.size == 0:
+            return out
+        mine = part.owner_of(glob) == rank
+        out[mine] = part.local_index(rank, glob[mine])
+        if self.ghosts.size:
+            order = np.argsort(self.ghosts, kind="stable")
+            sorted_ghosts = self.ghosts[order]
+            other = glob[~mine]
+            at = np.minimum(np.searchsorted(sorted_ghosts, other), sorted_ghosts.size - 1)
+            hit = sorted_ghosts[at] == other
+            out[~mine] = np.where(hit, self.nown + order[at], 0)
+        return out
+
+    def stats(self) -> tuple[int, int, int, int]:
+        """Messages and entries sent, messages and entries received, by one exchange."""
+        return (
+            int(np.count_nonzero(self.scnt)),
+            int(self.scnt.sum()),
+            int(np.count_nonzero(self.rcnt)),
+            int(self.rcnt.sum()),
+        )
+
+
+def _displacements(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
+def exchange_plan(comm: Any, part: Partition, marked: np.ndarray) -> ExchangePlan:
+    """The plan of one vector from the inspector's marks (collective: every rank calls it)."""
+    from mpi4py import MPI
+
+    rank, size = comm.Get_rank(), comm.Get_size()
+    touched = np.flatnonzero(marked).astype(np.int64)
+    owners = part.owner_of(touched)
+    keep = owners != rank
+    ghosts, owners = touched[keep], owners[keep]
+    order = np.argsort(owners, kind="stable")  # by owner, then global index
+    ghosts, owners = ghosts[order], owners[order]
+    rcnt = np.bincount(owners, minlength=size).astype(np.int64)
+    scnt = np.zeros(size, dtype=np.int64)
+    comm.Alltoall(rcnt, scnt)
+    rdsp, sdsp = _displacements(rcnt), _displacements(scnt)
+    wanted = np.zeros(int(scnt.sum()), dtype=np.int64)
+    comm.Alltoallv([ghosts, (rcnt, rdsp), MPI.INT64_T], [wanted, (scnt, sdsp), MPI.INT64_T])
+    return ExchangePlan(
+        nown=part.count(rank),
+        ghosts=ghosts,
+        rcnt=rcnt,
+        rdsp=rdsp,
+        scnt=scnt,
+        sdsp=sdsp,
+        sidx=part.local_index(rank, wanted),
+    )
+
+
+def runs(halo: np.ndarray | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(inner, outer)``: ``[lo, hi)`` pairs of the maximal runs of rows that read no
+    ghost, and of those that do (all rows are inner without a ghost read)."""
+    if halo is None or rows == 0:
+        inner = np.array([0, rows] if rows else [], dtype=np.int64)
+        return inner, np.zeros(0, dtype=np.int64)
+    flag = (halo[:rows] != 0).astype(np.int8)
+    edges = np.flatnonzero(np.diff(flag)) + 1
+    starts = np.concatenate([[0], edges]).astype(np.int64)
+    ends = np.concatenate([edges, [rows]]).astype(np.int64)
+    pairs = np.stack([starts, ends], axis=1)
+    ghost_run = flag[starts] != 0
+    return pairs[~ghost_run].ravel(), pairs[ghost_run].ravel()
+
+
+__all__ = ["ExchangePlan", "exchange_plan", "runs"]
