@@ -127,6 +127,8 @@ def _build(data: dict[str, Any]) -> Computation:
         _add_stmt(comp, s)
     _layers_from_data(comp, data)
     set_trace(comp, Trace.from_data(data.get("trace", [])))
+    order = [uf["name"] for uf in data["ufs"]]  # a run-time index array's UF came first
+    comp._ufs = {**{n: comp._ufs[n] for n in order if n in comp._ufs}, **comp._ufs}
     return comp
 
 

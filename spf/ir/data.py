@@ -63,7 +63,7 @@ def to_data(ir: ComputationIR) -> dict[str, Any]:
         "format": FORMAT,
         "name": ir.name,
         "data_spaces": [_data_space_data(d) for d in ir.data_spaces],
-        "ufs": [_uf_data(u) for u in ir.ufs],
+        "ufs": [uf_fields(u) for u in ir.ufs],
         "return_values": list(ir.return_values),
         "constants": [[n, t] for n, t in ir.constants],
         "assumptions": list(ir.assumptions),
@@ -196,7 +196,8 @@ def _data_space_data(d: DataSpaceIR) -> dict[str, Any]:
     }
 
 
-def _uf_data(u: UFIR) -> dict[str, Any]:
+def uf_fields(u: UFIR) -> dict[str, Any]:
+    """``u`` as the keyword arguments of :class:`spf.UF` (and JSON-ready)."""
     return {
         "name": u.name,
         "arity": u.arity,

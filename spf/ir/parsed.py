@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from spf.ir.data import uf_fields
 from spf.sets import UF, Relation, Set
 
 if TYPE_CHECKING:
@@ -20,19 +21,7 @@ _CACHE = "_parsed_texts"
 
 def uf_decls(ir: ComputationIR) -> dict[str, UF]:
     """The UFs of ``ir`` as :class:`spf.UF` objects, in declaration order."""
-    return {
-        u.name: UF(
-            u.name,
-            arity=u.arity,
-            domain=u.domain,
-            range=u.range,
-            monotonic=u.monotonic,
-            dtype=u.dtype,
-            out_arity=u.out_arity,
-            inverse=u.inverse,
-        )
-        for u in ir.ufs
-    }
+    return {u.name: UF(**uf_fields(u)) for u in ir.ufs}
 
 
 def parsed(ir: ComputationIR, text: str, kind: Literal["set", "relation"]) -> Set | Relation:

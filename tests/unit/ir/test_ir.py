@@ -4,7 +4,7 @@ copies and ``spf.ir.apply``."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import runpy
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,13 +73,9 @@ def _stored_blur() -> spf.Computation:
 
 
 def _mpi_rows() -> spf.Computation:
+    """Halo exchange: send and receive operations beside the statements."""
     path = Path(__file__).resolve().parents[2] / "e2e" / "mpi_progs" / "mpi_rows.py"
-    spec = importlib.util.spec_from_file_location("mpi_rows", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    comp: spf.Computation = module.rows()
+    comp: spf.Computation = runpy.run_path(str(path))["rows"]()
     return comp
 
 
@@ -106,7 +102,13 @@ def _facts_and_locals() -> spf.Computation:
     return comp
 
 
+def _conversion() -> spf.Computation:
+    """A format conversion: run-time index arrays declared after the input's UFs."""
+    return formats.convert(formats.CSR, formats.CSC)
+
+
 RICH: dict[str, Callable[[], spf.Computation]] = {
+    "convert_csr_csc": _conversion,
     "packed_gemm": _packed_gemm,
     "stored_blur": _stored_blur,
     "mpi_rows": _mpi_rows,
@@ -124,6 +126,15 @@ def test_from_ir_rebuilds_an_equal_computation(make: Callable[[], spf.Computatio
     assert str(again.ir) == str(ir)
     assert again.to_json() == comp.to_json()
     assert comp.clone().ir == ir
+
+
+def test_from_json_keeps_the_order_of_uf_declarations() -> None:
+    comp = _conversion()
+    names = list(comp.ufs)
+    assert names.index("cv_ptr") > names.index("rowptr")  # declared after the input's
+    again = spf.Computation.from_json(comp.to_json())
+    assert list(again.ufs) == names
+    assert again.to_json() == comp.to_json()
 
 
 def test_ir_is_a_frozen_value_that_later_changes_leave_alone() -> None:
