@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout
 from spf.ir import ComputationIR, from_data, set_runner, to_data
+from spf.schedule.commands import Wavefront
 from spf.schedule.trace import Trace, set_trace, trace_of
 
 if TYPE_CHECKING:
@@ -68,7 +69,11 @@ def run(ir: ComputationIR, stmt: str, command: Command) -> ComputationIR:
     ``ir``; the copy is kept as the computation of the result (a next command starts
     from it without a build)."""
     comp = private_copy(ir)
-    comp.stmt(stmt)._run(command)
+    target = comp.stmt(stmt)
+    if isinstance(command, Wavefront):  # checked against the dependences, as the method is
+        target.wavefront(command.loop, command.how)
+    else:
+        target._run(command)
     result = comp.ir
     _keep(result.fingerprint, comp)
     return result

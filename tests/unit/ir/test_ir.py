@@ -17,7 +17,7 @@ import spf
 import spf.formats as formats
 from spf import kernels
 from spf.computation.checkpoints import snapshots
-from spf.errors import SpfError
+from spf.errors import IllegalScheduleError, SpfError
 from spf.schedule.commands import (
     Command,
     Interchange,
@@ -28,6 +28,7 @@ from spf.schedule.commands import (
     Split,
     Tile,
     Unroll,
+    Wavefront,
 )
 from spf.schedule.trace import TraceEntry
 
@@ -240,6 +241,11 @@ def test_apply_refuses_bad_input_with_spf_errors() -> None:
         spf.ir.apply(Interchange(i="i", j="q"), ir, stmt="s0")
     with pytest.raises(SpfError, match="from_ir expects"):
         spf.Computation.from_ir("{}")  # type: ignore[arg-type]
+
+
+def test_apply_checks_a_wavefront_as_the_method_does() -> None:
+    with pytest.raises(IllegalScheduleError, match="parallelize"):
+        spf.ir.apply(Wavefront(loop="i"), kernels.dense_mv().ir, stmt="s0")
 
 
 @st.composite
