@@ -57,6 +57,5 @@ def apply(
         raise SpfError(
             f"apply({command.call_text()}): name the statement it applies to (stmt='s0')"
         )
-    if not _RUNNER:
-        raise SpfError("apply: import spf (the computation layer) before applying commands")
+    assert _RUNNER, "importing spf.ir imports spf, whose computation layer registers it"
     return _RUNNER[0](ir, stmt, command)

@@ -235,6 +235,9 @@ def test_apply_refuses_bad_input_with_spf_errors() -> None:
         spf.ir.apply(Interchange(i="i", j="j"), kernels.gemm(), stmt="s0")  # type: ignore[arg-type]
     with pytest.raises(SpfError, match="scheduling command"):
         spf.ir.apply("interchange", ir, stmt="s0")  # type: ignore[arg-type]
+    entry = TraceEntry(stmt="s0", command=Interchange(i="i", j="j"))
+    with pytest.raises(SpfError, match="applies to statement 's0', not 's1'"):
+        spf.ir.apply(entry, ir, stmt="s1")
     with pytest.raises(SpfError, match="s9"):
         spf.ir.apply(Interchange(i="i", j="j"), ir, stmt="s9")
     with pytest.raises(SpfError, match="unknown loop 'q'"):
