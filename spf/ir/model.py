@@ -11,6 +11,7 @@ relations are parsed on demand and remembered per value (:meth:`ComputationIR.se
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 from dataclasses import dataclass
@@ -169,6 +170,14 @@ class ComputationIR:
 
     def __hash__(self) -> int:
         return hash(self.fingerprint)
+
+    def __getstate__(self) -> dict[str, object]:
+        """The fields only: the remembered text and parsed sets stay behind (a pickled IR,
+        e.g. sent to a worker process, parses again where it is used)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
 
     @cached_property
     def text(self) -> str:

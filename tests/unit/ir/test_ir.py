@@ -4,6 +4,7 @@ copies and ``spf.ir.apply``."""
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import runpy
 from collections.abc import Callable
 from pathlib import Path
@@ -162,6 +163,16 @@ def test_equal_computations_have_equal_hashable_irs() -> None:
     assert len({a.ir, b.ir, kernels.gemm().ir}) == 2
     assert a.ir.fingerprint == b.ir.fingerprint
     assert len(a.ir.fingerprint) == 64
+
+
+def test_a_pickled_ir_is_equal_and_leaves_its_parsed_sets_behind() -> None:
+    ir = _packed_gemm().ir
+    ir.set_of(ir.stmts[0].domain)
+    again = pickle.loads(pickle.dumps(ir))
+    assert again == ir
+    assert again.fingerprint == ir.fingerprint
+    assert "_parsed_texts" not in vars(again)
+    assert spf.Computation.from_ir(again).ir == ir
 
 
 def test_ir_parses_its_sets_once_with_its_ufs() -> None:
