@@ -84,3 +84,33 @@ def suitesparse_dir() -> Path:
     if not SUITESPARSE_DIR.is_dir():
         pytest.skip(f"SuiteSparse matrices not found at {SUITESPARSE_DIR}")
     return SUITESPARSE_DIR
+
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the expected files under tests/golden/ instead of comparing with them",
+    )
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """``golden("ir/gemm.txt", text)``: ``text`` must equal the file under ``tests/golden/``;
+    with ``pytest --update-golden`` the file is (re)written instead (review the diff)."""
+    update = bool(request.config.getoption("--update-golden"))
+
+    def check(relative: str, text: str) -> None:
+        path = GOLDEN_DIR / relative
+        if update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return
+        assert path.is_file(), f"no golden file {path}; run pytest --update-golden to write it"
+        assert text == path.read_text(), f"{relative} differs (pytest --update-golden rewrites it)"
+
+    return check

@@ -41,6 +41,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from spf.analysis.memo import clear as clear_results
+from spf.analysis.memo import remembered
 from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
 from spf.computation.statement import is_constant
@@ -96,8 +98,9 @@ executor before its rewrite) or the same one after a command that left them alon
 
 def clear_remembered() -> None:
     """Forget what this module remembers across computations (derived from relations and
-    statement pairs); for cold timings. Whole-computation results live in
-    ``Computation._memo``."""
+    statement pairs, and whole-computation results: :mod:`spf.analysis.memo`); for cold
+    timings."""
+    clear_results()
     for fn in (_padded, _out_vars, _function, _constraint_set):
         fn.cache_clear()
     _PAIRS.clear()
@@ -261,10 +264,11 @@ def compute_dependences(comp: Computation, *, private: bool = True) -> tuple[Dep
     carries no dependence between copies; ``private=False`` treats every data space and
     buffer as one array (the sequential program's view, which ``check_legality`` keeps).
 
-    Remembered per version of ``comp``; the work of each statement pair is remembered by
+    Remembered by the value of ``comp`` (:mod:`spf.analysis.memo`: an equal computation,
+    a clone, shares them); the work of each statement pair is remembered by
     what it depends on (:func:`_pair_inputs`), so after a schedule change only the pairs
     of the statements it moved are ordered again."""
-    return comp._remembered(("dependences", private), lambda: _compute(comp, private))
+    return remembered(comp, ("dependences", private), lambda: _compute(comp, private))
 
 
 def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:

@@ -23,6 +23,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf.analysis.memo import remembered
 from spf.errors import CodegenError, SpfError
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsR
 def implied_ranges(comp: Computation) -> dict[str, str]:
     """The range (set text ``{[v]: ...}``) derived for each run-time index array that
     declares none and whose values bound an access no other proof keeps in bounds; an
-    array no derived range helps is left out (remembered per version of ``comp``)."""
-    return comp._remembered(("implied_ranges",), lambda: _derive(comp))
+    array no derived range helps is left out (remembered by the value of ``comp``:
+    :mod:`spf.analysis.memo`)."""
+    return remembered(comp, ("implied_ranges",), lambda: _derive(comp))
 
 
 def _derive(comp: Computation) -> dict[str, str]:

@@ -33,6 +33,7 @@ from spf.analysis.dependences import (
     padded,
     pair_names,
 )
+from spf.analysis.memo import remembered
 from spf.computation.access import iterator_names
 from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError, SpfError
@@ -97,8 +98,9 @@ def private_position(comp: Computation, space: str) -> int | None:
 
     Raises ``SpfError`` when a statement using it does not run inside its loop, and
     ``IllegalScheduleError`` when no loop of the current schedule runs exactly one copy per
-    iteration (see the module docstring). Remembered per version of ``comp``."""
-    return comp._remembered(("private_position", space), lambda: _position_now(comp, space))
+    iteration (see the module docstring). Remembered by the value of ``comp``
+    (:mod:`spf.analysis.memo`)."""
+    return remembered(comp, ("private_position", space), lambda: _position_now(comp, space))
 
 
 def _position_now(comp: Computation, space: str) -> int | None:

@@ -12,6 +12,7 @@ from spf.computation.layers import Layers
 from spf.computation.layout import Buffer
 from spf.computation.operations import OperationStmt
 from spf.computation.packing import CacheRead  # registers stmt.cache_read for traces/JSON
+from spf.computation.snapshot import snapshot  # registers the builder of spf.ir.apply
 from spf.computation.statement import Stmt
 from spf.computation.workspace import Workspace  # registers stmt.workspace for traces/JSON
 
@@ -26,4 +27,5 @@ __all__ = [
     "OperationStmt",
     "Stmt",
     "Workspace",
+    "snapshot",
 ]

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel, DataflowGraph, DataflowHistory
     from spf.computation.source import ParsedSource
     from spf.dtypes import TypeLike
+    from spf.ir import ComputationIR
     from spf.schedule.trace import Trace
     from spf.sets.facts import Fact
 
@@ -923,6 +924,10 @@ class Computation:
         included), statement and buffer is renamed ``prefix + name`` (UFs, symbolic
         constants and iterators keep theirs). The copy computes the same thing, on
         arguments renamed alike (docs/inlining.md)."""
+        if prefix is None:  # a copy sharing the immutable parts (spf.computation.snapshot)
+            from spf.computation.snapshot import copy_of
+
+            return copy_of(self)
         from spf.computation.renaming import clone
 
         return clone(self, prefix)
@@ -1058,6 +1063,36 @@ class Computation:
         """Write the PDFG's DOT text to ``path`` (``SpfError`` when it is a directory or its
         directory does not exist)."""
         self.pdfg().write(path)
+
+    # --- the frozen IR (spf.ir)
+    @property
+    def ir(self) -> ComputationIR:
+        """This computation as an immutable value, a :class:`spf.ir.ComputationIR`: equal
+        for equal computations, hashable, with a stable ``fingerprint`` and a deterministic
+        ``str`` (docs/ir.md). Taken again only after a change (it is remembered per
+        :attr:`version`); later changes to the computation leave it as it was.
+
+        >>> comp = Computation("scale")
+        >>> comp.add_data_space("x", "double", shape=("N",))
+        >>> s = comp.add_stmt(Stmt("$x$(i) = 2 * $x$(i);", "{[i]: 0 <= i < N}"))
+        >>> ir = comp.ir
+        >>> ir.stmts[0].current_schedule, ir.params, ir is comp.ir
+        ('{[i] -> [0, i, 0]}', ('N',), True)
+        >>> Computation.from_ir(ir).ir == ir
+        True
+        """
+        from spf.computation.snapshot import snapshot
+
+        return self._remembered(("ir",), lambda: snapshot(self))
+
+    @classmethod
+    def from_ir(cls, ir: ComputationIR) -> Computation:
+        """A new computation equal to ``ir`` (``Computation.from_ir(c.ir).ir == c.ir``):
+        its declarations, statements, current schedules and tags, layout, operations and
+        trace."""
+        from spf.computation.snapshot import build
+
+        return build(ir)
 
     # --- printing and serialization
     def to_json(self) -> str:

@@ -92,9 +92,10 @@ def state_key(comp: Computation) -> object:
 class Memo:
     """The results remembered for one computation.
 
-    ``results`` holds whole-computation results (dependences, the legality verdict,
-    generated sources) of the current ``version`` and is emptied when it changes. The work
-    of statement pairs is remembered by value, across computations, by the analysis itself
+    ``results`` holds whole-computation results (the legality verdict, generated sources,
+    the IR snapshot) of the current ``version`` and is emptied when it changes. The
+    dependences are remembered by value, across computations (:mod:`spf.analysis.memo`,
+    keyed by the IR's fingerprint), and so is the work of statement pairs
     (:mod:`spf.analysis.dependences`): it survives changes that leave its inputs alone (a
     schedule change re-checks only the pairs of the statements it moved)."""
 

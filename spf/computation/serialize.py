@@ -20,6 +20,11 @@ FORMAT = "spf.computation/1"
 
 
 def to_json(comp: Computation) -> str:
+    return json.dumps(to_data(comp), indent=1)
+
+
+def to_data(comp: Computation) -> dict[str, Any]:
+    """The JSON-ready form of ``comp`` (what :func:`to_json` writes)."""
     data: dict[str, Any] = {
         "format": FORMAT,
         "name": comp.name,
@@ -67,7 +72,7 @@ def to_json(comp: Computation) -> str:
         "trace": trace_of(comp).to_data(),
     }
     _layers_to_data(comp, data)
-    return json.dumps(data, indent=1)
+    return data
 
 
 def from_json(text: str) -> Computation:
@@ -79,6 +84,11 @@ def from_json(text: str) -> Computation:
         raise SpfError(f"from_json: not JSON: {err}") from err
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SpfError(f"from_json: not an spf computation (expected format {FORMAT!r})")
+    return from_data(data)
+
+
+def from_data(data: dict[str, Any]) -> Computation:
+    """The computation :func:`to_data` described (``SpfError`` for malformed data)."""
     try:
         return _build(data)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
@@ -117,6 +127,8 @@ def _build(data: dict[str, Any]) -> Computation:
         _add_stmt(comp, s)
     _layers_from_data(comp, data)
     set_trace(comp, Trace.from_data(data.get("trace", [])))
+    order = [uf["name"] for uf in data["ufs"]]  # a run-time index array's UF came first
+    comp._ufs = {**{n: comp._ufs[n] for n in order if n in comp._ufs}, **comp._ufs}
     return comp
 
 

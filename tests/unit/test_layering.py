@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("spf.sparse", "spf.memory", "spf.mpi"),  # helpers on numpy / processes, no model
     ("spf.sets",),
     ("spf.schedule",),
+    ("spf.ir",),  # the frozen IR: values over sets and commands, below the mutable model
     ("spf.computation",),
     ("spf.analysis",),
     ("spf.frontend", "spf.formats"),

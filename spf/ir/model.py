@@ -1,0 +1,218 @@
+"""The frozen IR of a computation: values made of tuples, strings and numbers.
+
+A :class:`ComputationIR` holds everything a :class:`~spf.Computation` holds (its data
+spaces, UF declarations, assumptions, statements with their domains, accesses, schedules
+and loop tags, Layer III buffers and placements, Layer IV operations, and the trace of
+scheduling commands), with every set and relation stored as its text. Two snapshots are
+equal exactly when their content is, :attr:`ComputationIR.fingerprint` is a stable hash of
+that content, and ``str(ir)`` is a deterministic text (:mod:`spf.ir.printer`). Sets and
+relations are parsed on demand and remembered per value (:meth:`ComputationIR.set_of`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spf.schedule.trace import TraceEntry
+    from spf.sets import UF, Relation, Set
+    from spf.sets.uf import Monotonic
+
+Shape = tuple[int | str, ...]
+Tags = tuple[tuple[str, tuple[str, ...]], ...]
+"""Loop tags: ``(loop, (tag, ...))`` pairs sorted by loop name."""
+Accesses = tuple[tuple[str, str], ...]
+"""``(data space, access relation text)`` pairs, in the statement's order."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSpaceIR:
+    """A declared data space (``add_data_space``, ``add_local``, ``add_parameter``)."""
+
+    name: str
+    type: str
+    """C type text (``double``, ``int32_t``, ``double*`` for a by-reference parameter)."""
+    shape: Shape | None
+    rank: int | None
+    role: str
+    """``data``, ``local`` or ``parameter``."""
+    index: bool = False
+    """A run-time index array (its UF shares the name)."""
+    private: str | None = None
+    """The loop each of whose iterations has its own copy (``add_local(private=...)``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class UFIR:
+    """An uninterpreted function (``declare_uf``) with its facts."""
+
+    name: str
+    arity: int
+    domain: str | None
+    range: str | None
+    monotonic: Monotonic | None
+    dtype: str
+    out_arity: int = 1
+    inverse: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StmtIR:
+    """A statement: C source, domain, original and current schedule, accesses, tags."""
+
+    name: str
+    source: str
+    domain: str
+    schedule: str
+    """The schedule it was added with (program order)."""
+    current_schedule: str
+    reads: Accesses
+    writes: Accesses
+    tags: Tags = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperationIR:
+    """A Layer IV operation (send, receive, barrier, copy, wait, post) at ``position`` in
+    the statement order."""
+
+    name: str
+    position: int
+    kind: str
+    domain: str
+    target: str | None
+    index: tuple[str, ...]
+    count: str
+    peer: str | None
+    schedule: str
+    current_schedule: str
+    tags: Tags = ()
+    placed: bool = False
+    placement: tuple[int, tuple[tuple[str, str], ...]] | None = None
+    """``(seq, ((statement, schedule text), ...))`` of its program order, or None."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BufferIR:
+    """A Layer III buffer."""
+
+    name: str
+    shape: Shape
+    dtype: str
+    scope: str
+    partitions: tuple[tuple[int, int, str], ...] = ()
+    """``(dim, factor, kind)`` of each ``partition``."""
+    implicit: bool = False
+    zeroed: bool = True
+    allocation: tuple[str, int | str | None] | None = None
+    """``(statement, level)`` of ``allocate_at`` (level None: ``spf.ROOT``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlacementIR:
+    """Where a data space lives (``store_in``, ``storage_fold``)."""
+
+    data_space: str
+    buffer: str
+    stmt: str
+    index: tuple[str, ...] | str
+    exprs: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkspaceIR:
+    """``stmt.workspace(name, loop, fill)``."""
+
+    name: str
+    stmt: str
+    loop: str | int
+    fill: int | float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComputationIR:
+    """A computation as an immutable value (``Computation.ir``; docs/ir.md).
+
+    >>> import spf
+    >>> ir = spf.kernels.gemm().ir
+    >>> ir.name, [s.name for s in ir.stmts], ir.params
+    ('gemm', ['s0'], ('K', 'M', 'N'))
+    >>> ir == spf.Computation.from_ir(ir).ir
+    True
+    """
+
+    name: str
+    data_spaces: tuple[DataSpaceIR, ...] = ()
+    ufs: tuple[UFIR, ...] = ()
+    return_values: tuple[str, ...] = ()
+    constants: tuple[tuple[str, str], ...] = ()
+    """``(name, C type)`` of each ``add_constant``."""
+    assumptions: tuple[str, ...] = ()
+    """The texts of the facts added with ``assume``."""
+    params: tuple[str, ...] = ()
+    """The symbolic constants (sorted): derived from the rest, kept for readers."""
+    stmts: tuple[StmtIR, ...] = ()
+    """The statements with C source (operations are in :attr:`operations`)."""
+    operations: tuple[OperationIR, ...] = ()
+    buffers: tuple[BufferIR, ...] = ()
+    placements: tuple[PlacementIR, ...] = ()
+    workspaces: tuple[WorkspaceIR, ...] = ()
+    trace: tuple[TraceEntry, ...] = ()
+    """The scheduling commands applied, oldest first."""
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __getstate__(self) -> dict[str, object]:
+        """The fields only: the remembered text and parsed sets stay behind (a pickled IR,
+        e.g. sent to a worker process, parses again where it is used)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
+    @cached_property
+    def text(self) -> str:
+        """The deterministic text (``str(ir)``), as golden files hold it."""
+        from spf.ir.printer import ir_text
+
+        return ir_text(self)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 (hex) of :attr:`text`: equal for equal content, in every process."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    def stmt(self, name: str) -> StmtIR | OperationIR:
+        """A statement or operation by name (``KeyError`` when there is none)."""
+        for found in itertools.chain[StmtIR | OperationIR](self.stmts, self.operations):
+            if found.name == name:
+                return found
+        raise KeyError(name)
+
+    @cached_property
+    def uf_decls(self) -> dict[str, UF]:
+        """The UF declarations as :class:`spf.UF` objects (parsed once per value)."""
+        from spf.ir.parsed import uf_decls
+
+        return uf_decls(self)
+
+    def set_of(self, text: str) -> Set:
+        """``text`` parsed as a set with this computation's UFs (remembered)."""
+        from spf.ir.parsed import parsed
+
+        return parsed(self, text, "set")  # type: ignore[return-value]
+
+    def relation_of(self, text: str) -> Relation:
+        """``text`` parsed as a relation with this computation's UFs (remembered)."""
+        from spf.ir.parsed import parsed
+
+        return parsed(self, text, "relation")  # type: ignore[return-value]

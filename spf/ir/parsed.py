@@ -1,0 +1,38 @@
+"""Sets and relations of a :class:`~spf.ir.model.ComputationIR`, parsed on demand.
+
+The IR stores isl objects as text; a reader that needs one parses it here, with the IR's
+UF declarations, and the result is remembered on the IR value (an equal IR built elsewhere
+parses again: it is a different object, and parsing is cheap next to the analysis).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from spf.ir.data import uf_fields
+from spf.sets import UF, Relation, Set
+
+if TYPE_CHECKING:
+    from spf.ir.model import ComputationIR
+
+_CACHE = "_parsed_texts"
+"""The attribute of an IR value that holds its parsed texts."""
+
+
+def uf_decls(ir: ComputationIR) -> dict[str, UF]:
+    """The UFs of ``ir`` as :class:`spf.UF` objects, in declaration order."""
+    return {u.name: UF(**uf_fields(u)) for u in ir.ufs}
+
+
+def parsed(ir: ComputationIR, text: str, kind: Literal["set", "relation"]) -> Set | Relation:
+    """``text`` as a ``Set`` or ``Relation`` with the UFs of ``ir``, remembered on ``ir``."""
+    found: dict[tuple[str, str], Set | Relation] | None = ir.__dict__.get(_CACHE)
+    if found is None:
+        found = {}
+        ir.__dict__[_CACHE] = found  # a cache beside the frozen fields, as cached_property
+    key = (kind, text)
+    value = found.get(key)
+    if value is None:
+        value = Set(text, ufs=ir.uf_decls) if kind == "set" else Relation(text, ufs=ir.uf_decls)
+        found[key] = value
+    return value
