@@ -807,8 +807,12 @@ class Computation:
         """Run ``loop`` of every statement that has it by dependence levels computed at run
         time (``method``: ``"levels"`` or ``"p2p"``); refused with ``IllegalScheduleError``
         when the loop carries no dependence (parallelize it) or one the inspector cannot
-        order (docs/inspection.md)."""
-        stmts = [s for s in self.stmts if loop in s.loops]
+        order (docs/inspection.md). Statements of kernels fused into the loop
+        (``append_computation`` and ``fuse``) are part of it: one inspector orders the
+        dependences within each kernel and between them."""
+        from spf.analysis.inspector import wavefront_members
+
+        stmts = wavefront_members(self, loop)
         if not stmts:
             loops = sorted({name for s in self.stmts for name in s.loops})
             raise UndeclaredError(
@@ -821,21 +825,20 @@ class Computation:
         from spf.analysis.inspector import analyze_wavefront
         from spf.schedule.commands import Wavefront
 
-        cmd = Wavefront(loop=loop, how=method)
+        Wavefront(loop=loop, how=method)  # checks the method first
         analyze_wavefront(self, stmts, loop)
         start = len(self.trace)
-        for s in stmts:
-            s._run(cmd)
+        for s in stmts:  # a fused kernel's statement names the loop its own way
+            s._run(Wavefront(loop=loop if loop in s.loops else s.loops[0], how=method))
         keep(self, start)  # one step: the statements are tagged together (pdfg_history)
 
     def inspector(self, loop: str) -> Computation:
         """The generated inspector of the wavefront loop ``loop``: a Computation that writes
         ``level[i]`` (the dependence level of each iteration) and ``nlevels``."""
+        from spf.analysis.executor import wavefront_stmts
         from spf.analysis.inspector import analyze_wavefront, build_inspector
 
-        stmts = [
-            s for s in self.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))
-        ]
+        stmts = wavefront_stmts(self, loop)
         if not stmts:
             raise SpfError(
                 f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
@@ -867,9 +870,11 @@ class Computation:
         callee: Computation,
         domain: str | Set,
         schedule: str | Relation,
-        args: Sequence[str] = (),
+        args: Sequence[str] | Mapping[str, str] = (),
     ) -> AppendResult:
-        """Inline ``callee`` under ``domain``/``schedule`` (IEGenLib ``appendComputation``)."""
+        """Inline ``callee`` under ``domain``/``schedule`` (IEGenLib ``appendComputation``):
+        ``args`` lists the arguments of its parameters in order, or maps names of its data
+        spaces (parameters or not: a ready-made kernel's arrays) to the caller's arguments."""
         from spf.computation.inline import append_computation
 
         if not isinstance(callee, Computation):

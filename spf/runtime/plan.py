@@ -471,4 +471,4 @@ def compile_wavefront(
         compile_kernel(order, "c", None, True, **options),
     )
     serial = compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
-    return WavefrontKernel.wrap(run, stages, names, analysis.extent, serial)
+    return WavefrontKernel.wrap(run, stages, names, analysis.nodes, serial)
