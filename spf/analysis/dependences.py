@@ -687,17 +687,32 @@ def run_time_ordered(comp: Computation, dep: Dependence) -> bool:
 
 def wavefront_could_order(comp: Computation, dep: Dependence) -> str | None:
     """The loop whose wavefront would order ``dep`` when a fusion broke it: its ends were
-    separate loop nests in program order, share their outermost loop now, and the
-    dependence goes through index arrays (None otherwise)."""
+    separate loop nests in program order, share their outermost loop now, and that loop's
+    statements go through index arrays (None otherwise)."""
     from spf.analysis.inspector import kernel_groups, wavefront_members
 
     src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
-    if not (src.loops and snk.loops) or "(" not in str(dep.relation):
-        return None
-    if len(set(kernel_groups([src, snk]).values())) == 1:
+    if not (src.loops and snk.loops) or len(set(kernel_groups([src, snk]).values())) == 1:
         return None  # the same loop nest in program order: not a fusion
-    members = {s.name for s in wavefront_members(comp, src.loops[0])}
-    return src.loops[0] if snk.name in members else None
+    members = wavefront_members(comp, src.loops[0])
+    sparse = any("(" in str(s.domain) for s in members)
+    return src.loops[0] if sparse and snk.name in {s.name for s in members} else None
+
+
+def splits_kernel(comp: Computation, dep: Dependence) -> bool:
+    """Whether ``dep`` goes between statements of one loop nest of the program order (a
+    kernel) that now run in different loop nests, index arrays in their loops: a fusion
+    of the kernel into another's loop that is not finished (``comp.fuse`` moves one
+    statement at a time)."""
+    from spf.analysis.inspector import nest_of
+
+    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    if not (src.loops and snk.loops):
+        return False
+    if nest_of(src, original=True) != nest_of(snk, original=True):
+        return False
+    sparse = any("(" in str(s.domain) for s in (src, snk))
+    return sparse and nest_of(src) != nest_of(snk)
 
 
 def _check_order(
@@ -725,6 +740,12 @@ def _check_order(
                 why += (
                     f" (the kernels fused into loop {loop!r} need it to run as a wavefront: "
                     f"comp.wavefront({loop!r}) orders this dependence at run time)"
+                )
+            elif splits_kernel(comp, dep):
+                why += (
+                    f" ({dep.source} and {dep.sink} ran in one loop nest and now run in two: "
+                    "fuse the rest of that kernel into the same loop, one comp.fuse per "
+                    "statement, then run the loop as a wavefront)"
                 )
             raise IllegalScheduleError(
                 f"illegal schedule: the {dep.kind} dependence on {dep.data_space!r} from "

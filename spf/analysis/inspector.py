@@ -164,15 +164,15 @@ def loop_iterator(stmt: Stmt, loop: str, cmd: str) -> int:
 def wavefront_members(comp: Computation, loop: str) -> list[Stmt]:
     """The statements of ``comp`` that have loop ``loop`` and those fused into its nest
     (``comp.fuse``) whose outermost loop is the same loop under their own name."""
-    nests = {_nest(s) for s in comp.stmts if s.loops and s.loops[0] == loop}
-    return [s for s in comp.stmts if loop in s.loops or (s.loops and _nest(s) in nests)]
+    nests = {nest_of(s) for s in comp.stmts if s.loops and s.loops[0] == loop}
+    return [s for s in comp.stmts if loop in s.loops or (s.loops and nest_of(s) in nests)]
 
 
 def kernel_groups(stmts: Sequence[Stmt]) -> dict[str, int]:
     """Each statement's kernel: statements whose outermost loops were separate loop nests in
     program order (fused since) are separate kernels, numbered in program order."""
-    nests = sorted({_nest(s, original=True) or () for s in stmts}, key=_nest_key)
-    return {s.name: nests.index(_nest(s, original=True) or ()) for s in stmts}
+    nests = sorted({nest_of(s, original=True) or () for s in stmts}, key=_nest_key)
+    return {s.name: nests.index(nest_of(s, original=True) or ()) for s in stmts}
 
 
 def _nest_key(nest: tuple[str, ...]) -> tuple[int, ...]:
@@ -275,7 +275,7 @@ def _through_shared_scalar(
     )
 
 
-def _nest(stmt: Stmt, original: bool = False) -> tuple[str, ...] | None:
+def nest_of(stmt: Stmt, original: bool = False) -> tuple[str, ...] | None:
     """The schedule outputs before ``stmt``'s outermost loop (which nest it is in; with
     ``original``, which nest it was in in program order)."""
     sched = stmt.original_schedule if original else stmt.schedule
@@ -290,11 +290,11 @@ def _check_alone(comp: Computation, stmts: Sequence[Stmt], loop: str, cmd: str) 
     """Every statement in the loop nest of a wavefront statement is in the wavefront (the
     executor reorders the whole loop; a statement left in it would run in the old order)."""
     names = {s.name for s in stmts}
-    nests = {_nest(s) for s in stmts}
+    nests = {nest_of(s) for s in stmts}
     for other in comp.stmts:
         if other.name in names or not other.loops:
             continue
-        if _nest(other) in nests:
+        if nest_of(other) in nests:
             raise IllegalScheduleError(
                 f"{cmd}: statement {other.name} shares loop {loop!r} with the wavefront "
                 f"statements ({', '.join(sorted(names))}) but is not part of the wavefront; "
@@ -442,7 +442,8 @@ def _function_of(
 def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
     """The iterators of ``stmt``, then the UF calls of its domain and of its accesses on them
     (innermost first: ILU(0) written in C reads ``val(diag(col(k)))``, whose row is
-    ``col(k)``)."""
+    ``col(k)``), then those calls' arguments (a solve that runs its rows last first reads
+    row ``N - 1 - t`` of a matrix: ``diag(N - 1 - t)``)."""
     text = " ".join([str(stmt.domain), *(str(rel) for _, rel in (*stmt.reads, *stmt.writes))])
     calls: list[str] = []
     for m in re.finditer(r"\b\w+\(", text):
@@ -456,7 +457,9 @@ def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
         if call not in calls:
             calls.append(call)
     calls.sort(key=len)
-    return [*its, *calls]
+    args = [c[c.index("(") + 1 : -1] for c in calls]  # a row ``diag(N - 1 - t)`` names
+    args = [a for a in dict.fromkeys(args) if a not in its and a not in calls and "," not in a]
+    return [*its, *calls, *args]
 
 
 def _simplify(edges: list[CarriedEdge], dropped: list[str]) -> list[CarriedEdge]:
@@ -587,16 +590,9 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
                 f"wavefront({analysis.loop!r}): the inspector names its output {name!r}, "
                 f"which {comp.name} already uses; rename that parameter or UF"
             )
-    v, nodes = analysis.var, analysis.nodes
-    insp.add_data_space(LEVEL, "int64_t", shape=(nodes,))
+    insp.add_data_space(LEVEL, "int64_t", shape=(analysis.nodes,))
     insp.add_data_space(NLEVELS, "int64_t", shape=())
-    insp.add_stmt(
-        Stmt(
-            f"$level$({v}) = 0;",
-            f"{{[{v}]: 0 <= {v} < {nodes}}}",
-            f"{{[{v}] -> [0, {v}, 0]}}",
-        )
-    )
+    _over_nodes(insp, analysis, "$level$({node}) = 0;", 0)
     pulls = [e for e in analysis.edges if not e.push]
     pushes = [e for e in analysis.edges if e.push]
     for k, e in enumerate([*pulls, *pushes], start=1):
@@ -614,14 +610,24 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
                 schedule,
             )
         )
-    insp.add_stmt(
-        Stmt(
-            f"$nlevels$ = max($nlevels$, $level$({v}) + 1);",
-            f"{{[{v}]: 0 <= {v} < {nodes}}}",
-            f"{{[{v}] -> [2, {v}, 0]}}",
-        )
-    )
+    _over_nodes(insp, analysis, "$nlevels$ = max($nlevels$, $level$({node}) + 1);", 2)
     return insp
+
+
+def _over_nodes(insp: Computation, analysis: WavefrontAnalysis, source: str, at: int) -> None:
+    """Add the statement ``source`` (``{node}`` standing for a node) at schedule position
+    ``at`` over every node: one loop over the iterations per fused kernel (a loop over all
+    nodes would run the checks of the facts about the index arrays past their ends)."""
+    v, n = analysis.var, analysis.extent
+    for g in range(analysis.groups):
+        head = f"{at}" if analysis.groups == 1 else f"{at}, {g}"
+        insp.add_stmt(
+            Stmt(
+                source.format(node=analysis.node(v, g)),
+                f"{{[{v}]: 0 <= {v} < {n}}}",
+                f"{{[{v}] -> [{head}, {v}, 0]}}",
+            )
+        )
 
 
 def build_level_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation, Computation]:

@@ -16,6 +16,7 @@ from spf.computation.statement import AccessList, Stmt, is_constant
 from spf.errors import (
     ArgumentError,
     ArityError,
+    CodegenError,
     IllegalScheduleError,
     SpfError,
     UndeclaredError,
@@ -826,7 +827,13 @@ class Computation:
         from spf.schedule.commands import Wavefront
 
         Wavefront(loop=loop, how=method)  # checks the method first
-        analyze_wavefront(self, stmts, loop)
+        analysis = analyze_wavefront(self, stmts, loop)
+        if analysis.groups > 1 and method != "levels":
+            raise CodegenError(
+                f"wavefront({loop!r}, method={method!r}): {analysis.groups} kernels are fused "
+                f"into loop {loop!r}; spf runs fused kernels by levels only (the waits of "
+                "method='p2p' between their nodes are not generated): use method='levels'"
+            )
         start = len(self.trace)
         for s in stmts:  # a fused kernel's statement names the loop its own way
             s._run(Wavefront(loop=loop if loop in s.loops else s.loops[0], how=method))

@@ -79,6 +79,10 @@ def append_computation(
                 out_arity=uf.out_arity,
                 inverse=uf.inverse,
             )
+    known = {str(f) for f in caller.assumptions}
+    for fact in callee.assumptions:  # about UFs and constants, which keep their names
+        if str(fact) not in known:
+            caller.assume(str(fact))
     prefix = _fresh_prefix(caller)
     rename, assigns = _bind_arguments(caller, callee, params, args, prefix, where)
     plan = _Plan(caller, callee, outer, outer_fn, prefix, rename, where)

@@ -41,6 +41,7 @@ from spf.schedule.trace import Trace, set_trace, trace_of
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+    from spf.computation.dependence import Dependence
     from spf.computation.statement import Stmt
     from spf.schedule.commands import Level
     from spf.schedule.relations import State
@@ -129,15 +130,19 @@ def fuse(comp: Computation, s1: str | Stmt, s2: str | Stmt, level: object) -> li
 
 
 def _wavefront_pending(comp: Computation) -> bool:
-    """Whether the schedule breaks only dependences through index arrays between kernels
-    fused into one loop: a wavefront on it (``comp.wavefront``) orders them at run time, and
-    until then ``compile`` refuses it, naming the first one (docs/inspection.md)."""
-    from spf.analysis.dependences import check_legality, wavefront_could_order
+    """Whether the schedule breaks only dependences between sparse kernels fused into one
+    loop (or between statements of one such kernel whose fusion is half done): a wavefront
+    on the loop (``comp.wavefront``) orders them at run time, and until then ``compile``
+    refuses it, naming the first one (docs/inspection.md)."""
+    from spf.analysis.dependences import check_legality, splits_kernel, wavefront_could_order
     from spf.analysis.reductions import check_reduction_loops
+
+    def waived(dep: Dependence) -> bool:
+        return wavefront_could_order(comp, dep) is not None or splits_kernel(comp, dep)
 
     try:
         check_reduction_loops(comp)
-        check_legality(comp, waive=lambda d: wavefront_could_order(comp, d) is not None)
+        check_legality(comp, waive=waived)
     except IllegalScheduleError:
         return False
     return True
