@@ -34,6 +34,7 @@ SCRIPTS = [
     "spgemm.py",
     "format_relations.py",
     "einsum.py",
+    "pcg.py",
 ]
 
 
