@@ -10,7 +10,6 @@ one row: (a) a lower solve then ``y = A·x``, (b) a Gauss-Seidel sweep then ``r 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +18,6 @@ import scipy.sparse as sps
 
 import spf
 from spf import kernels
-from spf.runtime import threads
 from spf.runtime.plan import WavefrontKernel
 from spf.sparse import gauss_seidel_args, read_matrix_market
 
@@ -86,20 +84,6 @@ def fused(kind: str, dtype: str = "int32") -> spf.Computation:
             last = stmt.name
         last = last if k else comp.stmts[-1].name
     return comp
-
-
-@pytest.fixture(params=[1, 2])
-def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
-    """Run at exactly ``n`` OpenMP threads (spf's busy-machine cap turned off)."""
-    gomp = threads.openmp_library()
-    assert gomp is not None
-    before, adaptive = gomp.omp_get_max_threads(), threads.set_adaptive(False)
-    gomp.omp_set_num_threads(int(request.param))
-    try:
-        yield int(request.param)
-    finally:
-        gomp.omp_set_num_threads(before)
-        threads.set_adaptive(adaptive)
 
 
 @pytest.fixture(scope="module")
