@@ -1022,7 +1022,10 @@ class Computation:
     def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
         """PDFG fuse: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the outer
         ``level`` loops (a count: ``1`` the outermost, ``0`` none; or the name of the innermost
-        shared loop); illegal fusions raise ``IllegalScheduleError`` and change nothing."""
+        shared loop); illegal fusions raise ``IllegalScheduleError`` and change nothing, except
+        one that breaks only dependences between sparse kernels fused into one loop: it is kept
+        for ``wavefront`` on that loop to order them at run time (``compile`` refuses it until
+        then, docs/inspection.md)."""
         from spf.pdfg.ops import fuse
 
         return fuse(self, s1, s2, level)

@@ -7,7 +7,11 @@ name shares the loops up to and including that one. ``reschedule(s1, s2)``: ``s1
 just before ``s2`` (inside the loops the two share), in either direction of the program order,
 unlike IEGenLib's; ``s2`` and the statements around it keep their order. Both are
 legality-checked; an illegal operation raises ``IllegalScheduleError`` and changes nothing
-(schedules, tags, operation placements and trace are restored). They return the schedules they
+(schedules, tags, operation placements and trace are restored), except a ``fuse`` that breaks
+only dependences between sparse kernels fused into one loop (or between statements of one
+such kernel, half fused): it is kept for ``comp.wavefront`` on that loop, whose inspector
+orders them at run time; ``compile`` refuses it until then, naming the dependence.
+They return the schedules they
 changed. ``fuse`` is recorded in the trace as ``s2.after(s1, level)``, or, when it moves ``s2``
 away from an earlier predecessor (fusing a statement again, deeper or elsewhere, as IEGenLib
 allows), as a :class:`~spf.schedule.commands.Fuse` that ends that order and prints as the
