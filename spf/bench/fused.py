@@ -20,16 +20,18 @@ count.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 import spf
 import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_note, measure, median
 from spf.bench.mkl import MklCsr, MklTrsv, load_mkl
+
+sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 
 
 def fused_solve_mv() -> spf.Computation:
@@ -61,11 +63,11 @@ def run(ctx: Context) -> Section:
     mv = spf.kernels.spmv_csr().compile(cache_dir=cache)
     wf = spf.kernels.trsv_diag_csr()
     wf.wavefront("i")
-    solve_wf = wf.compile(cache_dir=cache)
+    solve_wf: Any = wf.compile(cache_dir=cache)
     pmv = spf.kernels.spmv_csr()
     pmv.stmts[0].parallelize("i")
     mv_par = pmv.compile(cache_dir=cache)
-    fused = fused_solve_mv().compile(cache_dir=cache)
+    fused: Any = fused_solve_mv().compile(cache_dir=cache)
     b = np.random.default_rng(5).uniform(-1.0, 1.0, n)
     want_x, want_y = np.zeros(n), np.zeros(n)
     solve(x=want_x, b=b, check=False, **args)
