@@ -44,6 +44,7 @@ __all__ = [
     "spmv_csc",
     "spmv_csr",
     "sptrsv_csr",
+    "trsv_diag_csr",
 ]
 
 _INDEX_DTYPES = ("int32", "int64")
@@ -488,6 +489,63 @@ def gauss_seidel_csr(*, index_dtype: str = "int32") -> Computation:
             "{[i,k] -> [0,i,3,k,0]}",
         )
     )
+    return comp
+
+
+def trsv_diag_csr(
+    *, upper: bool = False, unit: bool = False, index_dtype: str = "int32"
+) -> Computation:
+    """Triangular solve ``x = T⁻¹·b`` with a triangular part ``T`` of a square CSR matrix
+    ``A`` that has a ``diag`` pointer (as ``gauss_seidel_csr``'s and ``ilu0_csr``'s):
+    the lower part (``D + L``, entries left of ``diag(i)`` and the diagonal) or with
+    ``upper`` the upper one (``D + U``); ``unit`` takes the diagonal as 1 (not read): after
+    ``ilu0_csr`` the two solves ``unit=True`` then ``upper=True`` apply ``(LU)⁻¹``.
+
+    The lower solve runs rows ``i`` in order; the upper solve runs its loop ``t`` over
+    rows ``i = N - 1 - t`` (last row first)::
+
+        s0: x[i] = b[i]                                      {[i]: 0 <= i < N}
+        s1: x[i] -= A[k] * x[j]    {[i,k,j]: 0 <= i < N && rowptr(i) <= k < diag(i)
+                                               && j = col(k)}       (upper: diag(i) < k)
+        s2: x[i] = x[i] / A[k]     {[i,k]: 0 <= i < N && k = diag(i)}    (not with unit)
+
+    Data spaces ``x[N]``, ``A[NNZ]``, ``b[N]``; UFs and assumptions those of
+    ``gauss_seidel_csr`` (``spf.sparse.gauss_seidel_args`` gives its index arrays).
+
+    >>> import numpy as np
+    >>> x = np.zeros(2)
+    >>> trsv_diag_csr(upper=True).interpret(x=x, A=np.array([2.0, 1.0, 1.0, 4.0]),
+    ...     b=np.array([4.0, 8.0]), rowptr=np.array([0, 2, 4]), col=np.array([0, 1, 0, 1]),
+    ...     diag=np.array([0, 3]), NNZ=4)
+    >>> x
+    array([1., 2.])
+    """
+    dtype = _index_dtype(index_dtype)
+    comp = Computation(f"trsv_{'upper' if upper else 'lower'}{'_unit' if unit else ''}_csr")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.add_data_space("b", "double", shape=("N",))
+    _diag_csr(comp, dtype)
+    row, it = ("N - 1 - t", "t") if upper else ("i", "i")
+    part = f"diag({row}) < k < rowptr({row} + 1)" if upper else f"rowptr({row}) <= k < diag({row})"
+    comp.add_stmt(
+        Stmt(f"$x$({row}) = $b$({row});", f"{{[{it}]: 0 <= {it} < N}}", f"{{[{it}] -> [0,{it},0]}}")
+    )
+    comp.add_stmt(
+        Stmt(
+            f"$x$({row}) -= $A$(k) * $x$(j);",
+            f"{{[{it},k,j]: 0 <= {it} < N && {part} && j = col(k)}}",
+            f"{{[{it},k,j] -> [0,{it},1,k,0,j,0]}}",
+        )
+    )
+    if not unit:
+        comp.add_stmt(
+            Stmt(
+                f"$x$({row}) = $x$({row}) / $A$(k);",
+                f"{{[{it},k]: 0 <= {it} < N && k = diag({row})}}",
+                f"{{[{it},k] -> [0,{it},2,k,0]}}",
+            )
+        )
     return comp
 
 

@@ -35,6 +35,7 @@ SCRIPTS = [
     "format_relations.py",
     "einsum.py",
     "tune_gemm.py",
+    "pcg.py",
 ]
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.analysis.memo import clear as clear_results
@@ -629,12 +629,14 @@ _PARALLEL_TAGS = frozenset({"parallel", "vector", "distribute", "gpu_block", "gp
 """Tags whose loop must carry no dependence (its iterations run concurrently)."""
 
 
-def check_legality(comp: Computation) -> None:
+def check_legality(comp: Computation, *, waive: Callable[[Dependence], bool] | None = None) -> None:
     """Raise ``IllegalScheduleError`` for a parallel tag on a loop that carries a dependence,
     a gpu memory use the schedule cannot express, a dependence the current schedule breaks
     or a layout that overwrites a live value. The dependences are computed only when one
     of these needs them: a computation with no such tag whose statements all still run in
-    program order (an inspector, the executor of a wavefront) breaks none."""
+    program order (an inspector, the executor of a wavefront) breaks none. A dependence
+    between two statements of one wavefront loop is ordered by its inspector at run time
+    (kernels fused into the loop), and ``waive`` names more that are not checked."""
     from spf.analysis.private import check_private
 
     check_private(comp)
@@ -644,7 +646,7 @@ def check_legality(comp: Computation) -> None:
         # the schedule must keep the sequential program's meaning with shared/local buffers
         # as one array; the gpu loops then run it with one copy per block/thread
         private = not _uses_private_memory(comp)
-        _check_order(comp, compute_dependences(comp, private=private))
+        _check_order(comp, compute_dependences(comp, private=private), waive)
     from spf.analysis.storage import check_storage
 
     check_storage(comp)
@@ -675,7 +677,53 @@ def _check_parallel_tags(comp: Computation) -> None:
                 )
 
 
-def _check_order(comp: Computation, deps: Sequence[Dependence]) -> None:
+def run_time_ordered(comp: Computation, dep: Dependence) -> bool:
+    """Whether both ends of ``dep`` run in one wavefront loop (its inspector orders every
+    dependence between them, those of kernels fused into it included)."""
+    from spf.analysis.executor import wavefront_stmts
+
+    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    for s in (src, snk):
+        if not s.loops or not any(t.startswith("wavefront(") for t in s.tags.get(s.loops[0], ())):
+            return False
+    return snk.name in {s.name for s in wavefront_stmts(comp, src.loops[0])}
+
+
+def wavefront_could_order(comp: Computation, dep: Dependence) -> str | None:
+    """The loop whose wavefront would order ``dep`` when a fusion broke it: its ends were
+    separate loop nests in program order, share their outermost loop now, and that loop's
+    statements go through index arrays (None otherwise)."""
+    from spf.analysis.inspector import kernel_groups, wavefront_members
+
+    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    if not (src.loops and snk.loops) or len(set(kernel_groups([src, snk]).values())) == 1:
+        return None  # the same loop nest in program order: not a fusion
+    members = wavefront_members(comp, src.loops[0])
+    sparse = any("(" in str(s.domain) for s in members)
+    return src.loops[0] if sparse and snk.name in {s.name for s in members} else None
+
+
+def splits_kernel(comp: Computation, dep: Dependence) -> bool:
+    """Whether ``dep`` goes between statements of one loop nest of the program order (a
+    kernel) that now run in different loop nests, index arrays in their loops: a fusion
+    of the kernel into another's loop that is not finished (``comp.fuse`` moves one
+    statement at a time)."""
+    from spf.analysis.inspector import nest_of
+
+    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    if not (src.loops and snk.loops):
+        return False
+    if nest_of(src, original=True) != nest_of(snk, original=True):
+        return False
+    sparse = any("(" in str(s.domain) for s in (src, snk))
+    return sparse and nest_of(src) != nest_of(snk)
+
+
+def _check_order(
+    comp: Computation,
+    deps: Sequence[Dependence],
+    waive: Callable[[Dependence], bool] | None = None,
+) -> None:
     """Raise for the first of ``deps`` the current schedule breaks."""
     from spf.analysis.private import shared_scalar_hint
     from spf.progress import Progress
@@ -688,7 +736,21 @@ def _check_order(comp: Computation, deps: Sequence[Dependence]) -> None:
         if dep.storage:
             continue  # ordered by the current schedule: never violated
         why = _remembered_violation(comp, dep, context)
+        if why is not None and (run_time_ordered(comp, dep) or (waive and waive(dep))):
+            continue
         if why is not None:
+            loop = wavefront_could_order(comp, dep)
+            if loop is not None:
+                why += (
+                    f" (the kernels fused into loop {loop!r} need it to run as a wavefront: "
+                    f"comp.wavefront({loop!r}) orders this dependence at run time)"
+                )
+            elif splits_kernel(comp, dep):
+                why += (
+                    f" ({dep.source} and {dep.sink} ran in one loop nest and now run in two: "
+                    "fuse the rest of that kernel into the same loop, one comp.fuse per "
+                    "statement, then run the loop as a wavefront)"
+                )
             raise IllegalScheduleError(
                 f"illegal schedule: the {dep.kind} dependence on {dep.data_space!r} from "
                 f"{dep.source} to {dep.sink} (carried by "

@@ -45,7 +45,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.analysis.inspector import WavefrontAnalysis, analyze_wavefront, loop_iterator
+from spf.analysis.inspector import (
+    WavefrontAnalysis,
+    analyze_wavefront,
+    kernel_groups,
+    loop_iterator,
+    wavefront_members,
+)
 from spf.computation.access import iterator_names
 from spf.errors import CodegenError, SpfError
 
@@ -92,19 +98,33 @@ class Executor:
 
 
 def wavefront_loops(comp: Computation) -> dict[str, str]:
-    """``{loop: method}`` of the loops tagged ``wavefront(<method>)`` in ``comp``."""
+    """``{loop: method}`` of the loops tagged ``wavefront(<method>)`` in ``comp`` (a loop
+    that kernels fused into share is named as its first statement names it)."""
     out: dict[str, str] = {}
+    named: set[str] = set()
     for s in comp.stmts:
         for loop, tags in s.tags.items():
             for t in tags:
-                if t.startswith("wavefront(") and t.endswith(")"):
+                if t.startswith("wavefront(") and t.endswith(")") and s.name not in named:
                     out[loop] = t[len("wavefront(") : -1]
+                    named |= {m.name for m in wavefront_members(comp, loop)}
     return out
 
 
 def wavefront_stmts(comp: Computation, loop: str) -> list[Stmt]:
-    """The statements that run ``loop`` as a wavefront."""
-    return [s for s in comp.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))]
+    """The statements that run ``loop`` as a wavefront (under their own name for it when
+    fused into its nest)."""
+    return [
+        s
+        for s in wavefront_members(comp, loop)
+        if any(t.startswith("wavefront") for t in s.tags.get(own_loop(s, loop), ()))
+    ]
+
+
+def own_loop(stmt: Stmt, loop: str) -> str:
+    """``stmt``'s name for the wavefront loop ``loop`` (its outermost loop when a fused
+    kernel's statement names it otherwise)."""
+    return loop if loop in stmt.loops else stmt.loops[0]
 
 
 def wavefront_names(comp: Computation) -> dict[str, WavefrontNames]:
@@ -158,7 +178,7 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
         stmts = wavefront_stmts(comp, loop)
         analysis = analyze_wavefront(comp, stmts, loop)
         names = all_names[loop]
-        n = analysis.extent
+        n = analysis.nodes
         data["ufs"] += [
             {
                 "name": names.levelptr,
@@ -202,8 +222,10 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
         data["assumptions"] += [f"0 <= {names.nlevels} <= {n}"]
         by_name = {s["name"]: s for s in data["stmts"]}
         prefix: list[str] = []
+        group = kernel_groups(stmts)
         for s in stmts:
-            prefix = _rewrite(by_name[s.name], comp, s.name, loop, names, n)
+            node = analysis.node(iterator_names(s.domain)[_position(s, loop)], group[s.name])
+            prefix = _rewrite(by_name[s.name], comp, s.name, loop, names, n, node)
         if names.method == "p2p":
             prologue += _add_flags(data, analysis, names, prefix)
         out.append((analysis, names))
@@ -215,6 +237,10 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
     return Executor(executor, tuple(out))
 
 
+def _position(s: Stmt, loop: str) -> int:
+    return loop_iterator(s, own_loop(s, loop), f"wavefront({loop!r})")
+
+
 def _rewrite(
     entry: dict[str, Any],
     comp: Computation,
@@ -222,12 +248,15 @@ def _rewrite(
     loop: str,
     names: WavefrontNames,
     extent: str,
+    node: str,
 ) -> list[str]:
     """Turn loop ``loop`` of one statement's JSON entry into ``lev``, ``pos`` (``pos``
-    alone for ``p2p``); returns the schedule outputs before the loop."""
+    alone for ``p2p``), the iteration's ``node`` (its iterator, offset by its kernel's
+    place when kernels were fused) read from ``order``; returns the schedule outputs
+    before the loop."""
     s = comp.stmt(stmt)
     its = iterator_names(s.domain)
-    q = loop_iterator(s, loop, f"wavefront({loop!r})")
+    q = _position(s, loop)
     outs = s.schedule.as_function(list(its))
     if outs is None or outs.count(its[q]) != 1:
         raise CodegenError(
@@ -247,17 +276,17 @@ def _rewrite(
     entry["schedule"] = entry["current_schedule"] = schedule
     levels = f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= "
     if p2p:
-        guard = f"0 <= {pos} && {pos} < {extent} && {its[q]} = {names.order}({pos})"
+        guard = f"0 <= {pos} && {pos} < {extent} && {node} = {names.order}({pos})"
     elif coarse:
         guard = (
             f"{levels}{part} && {part} < {names.levelptr}({lev} + 1) && "
             f"{names.partptr}({part}) <= {pos} && {pos} < {names.partptr}({part} + 1) && "
-            f"{its[q]} = {names.order}({pos})"
+            f"{node} = {names.order}({pos})"
         )
     else:
         guard = (
             f"{levels}{pos} && {pos} < {names.levelptr}({lev} + 1) && "
-            f"{its[q]} = {names.order}({pos})"
+            f"{node} = {names.order}({pos})"
         )
     pieces = []
     for piece in str(s.domain).split(" union "):
@@ -295,14 +324,15 @@ def _add_flags(
     from spf.analysis.inspector import edge_enumeration
     from spf.computation.statement import Stmt
 
-    n, pos, v = analysis.extent, names.pos, analysis.var
+    n, pos, v = analysis.nodes, names.pos, analysis.var
     data["data_spaces"].append(
         {"name": names.done, "type": "int32_t", "shape": [n], "rank": 1, "role": "data"}
     )
     at = [*prefix, pos]
 
     def over(text: str, its: tuple[str, ...], var: str) -> str:
-        """Edge instances ``text`` with ``pos`` in front, ``var = order(pos)``."""
+        """Edge instances ``text`` with ``pos`` in front, ``var = order(pos)`` (``var`` the
+        node: an iteration offset by its kernel's place)."""
         guard = f"0 <= {pos} && {pos} < {n} && {var} = {names.order}({pos})"
         pieces = []
         for piece in text.split(" union "):
@@ -323,7 +353,8 @@ def _add_flags(
         text, its, src, sink = edge_enumeration(e)
         rest = "".join(f", {x}, 0" for x in its if x != sink)
         sched = f"{{[{pos}, {', '.join(its)}] -> [{', '.join(at)}, 0, {sink}, {k}{rest}]}}"
-        ops.append(("wait", over(text, its, sink), sched, names.done, src, "1"))
+        src, node = analysis.node(src, e.other_group), analysis.node(sink, e.group)
+        ops.append(("wait", over(text, its, node), sched, names.done, src, "1"))
     own = f"{{[{pos}, {v}] : 0 <= {pos} && {pos} < {n} && {v} = {names.order}({pos})}}"
     if pushes:
         taken = {d["name"] for d in data["data_spaces"]} | {u["name"] for u in data["ufs"]}
@@ -337,9 +368,10 @@ def _add_flags(
             text, its, snk, src = edge_enumeration(e)
             rest = "".join(f", {x}, 0" for x in its if x != src)
             head = f"{{[{', '.join(its)}] -> [{', '.join(prefix)}, -1, {k}, {src}{rest}]}}"
+            snk, node = analysis.node(snk, e.other_group), analysis.node(src, e.group)
             prologue.append(Stmt(f"${pending}$({snk}) -= 1;", text, head))
             sched = f"{{[{pos}, {', '.join(its)}] -> [{', '.join(at)}, 2, {src}, {k + 1}{rest}]}}"
-            ops.append(("post", over(text, its, src), sched, pending, snk, "1"))
+            ops.append(("post", over(text, its, node), sched, pending, snk, "1"))
     post_sched = f"{{[{pos}, {v}] -> [{', '.join(at)}, 2, {v}, 0]}}"
     ops.append(("post", own, post_sched, names.done, v, "1"))
     start = len(data["stmts"]) + len(data.get("operations", []))
@@ -398,10 +430,19 @@ def inspection_text(comp: Computation) -> str:
 def serial_computation(comp: Computation) -> Computation:
     """``comp`` with its wavefront loops run in their original order (the tags removed):
     what a plan whose ``strategy`` is ``"serial"`` runs (same operations per iteration, so
-    the same bits as the executor)."""
+    the same bits as the executor). Kernels fused into a wavefront loop run one after the
+    other again, as in program order (the fused loop may break their dependences: only the
+    inspector's order keeps them)."""
     data: dict[str, Any] = json.loads(comp.to_json())
     data["trace"] = []
+    fused = set()
+    for loop in wavefront_loops(comp):
+        stmts = wavefront_stmts(comp, loop)
+        if len(set(kernel_groups(stmts).values())) > 1:
+            fused |= {s.name for s in stmts}
     for entry in data["stmts"]:
+        if entry["name"] in fused:
+            entry["current_schedule"] = entry["schedule"]
         tags = {
             k: [t for t in v if not t.startswith("wavefront")] for k, v in entry["tags"].items()
         }

@@ -100,6 +100,10 @@ class CarriedEdge:
     existential variables, the statement's instances whose other end lies on the carried
     side (a superset: every extra edge still goes forward in the loop)."""
     push: bool = False
+    group: int = 0
+    """The kernel (:attr:`WavefrontAnalysis.groups`) of ``stmt``'s end of the edge."""
+    other_group: int = 0
+    """The kernel of the other end."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,20 @@ class WavefrontAnalysis:
     edges: tuple[CarriedEdge, ...]
     dropped: tuple[str, ...]
     """Why each dropped relation was dropped (empty, duplicate, subsumed)."""
+    groups: int = 1
+    """How many kernels were fused into the loop (statements that ran in separate loop
+    nests in program order): iteration ``i`` of kernel ``g`` is the inspector's node
+    ``g * extent + i``, with a level of its own."""
+
+    @property
+    def nodes(self) -> str:
+        """How many nodes the inspector levels: ``extent``, times ``groups`` when kernels
+        were fused."""
+        return self.extent if self.groups == 1 else f"{self.groups} * ({self.extent})"
+
+    def node(self, iteration: str, group: int) -> str:
+        """The node of ``iteration`` (text) of kernel ``group``."""
+        return iteration if group == 0 else f"{iteration} + {group} * ({self.extent})"
 
 
 def loop_iterator(stmt: Stmt, loop: str, cmd: str) -> int:
@@ -143,18 +161,51 @@ def loop_iterator(stmt: Stmt, loop: str, cmd: str) -> int:
     return names.index(outs[positions[0]])
 
 
+def wavefront_members(comp: Computation, loop: str) -> list[Stmt]:
+    """The statements of ``comp`` that have loop ``loop`` and those fused into its nest
+    (``comp.fuse``) whose outermost loop is the same loop under their own name."""
+    nests = {nest_of(s) for s in comp.stmts if s.loops and s.loops[0] == loop}
+    return [s for s in comp.stmts if loop in s.loops or (s.loops and nest_of(s) in nests)]
+
+
+def kernel_groups(stmts: Sequence[Stmt]) -> dict[str, int]:
+    """Each statement's kernel: statements whose outermost loops were separate loop nests in
+    program order (fused since) are separate kernels, numbered in program order."""
+    nests = sorted({nest_of(s, original=True) or () for s in stmts}, key=_nest_key)
+    return {s.name: nests.index(nest_of(s, original=True) or ()) for s in stmts}
+
+
+def _nest_key(nest: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(int(x) if x.lstrip("-").isdigit() else 0 for x in nest)
+
+
+def _loop_name(stmt: Stmt, loop: str) -> str:
+    """``stmt``'s own name for the wavefront loop ``loop`` (its outermost loop when it was
+    fused into ``loop``'s nest)."""
+    return loop if loop in stmt.loops else stmt.loops[0]
+
+
 def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> WavefrontAnalysis:
     """The simplified carried dependences of ``loop`` over the statements ``stmts`` (the
-    wavefront); ``IllegalScheduleError`` when the inspector cannot order them."""
+    wavefront); ``IllegalScheduleError`` when the inspector cannot order them. Statements
+    of kernels fused into the loop (separate loop nests in program order) form groups:
+    every dependence between two groups is an edge (it may go to an earlier iteration of
+    the fused loop: the inspector orders it all the same)."""
     cmd = f"wavefront({loop!r})"
     names = {s.name for s in stmts}
-    positions = {s.name: loop_iterator(s, loop, cmd) for s in stmts}
+    positions = {s.name: loop_iterator(s, _loop_name(s, loop), cmd) for s in stmts}
+    group = kernel_groups(stmts)
     level = loops_of(stmts[0].schedule)[0][0]
     facts = list(comp.assumptions)
     kept: list[CarriedEdge] = []
     dropped: list[str] = []
-    carried = [d for d in comp.dependences() if level in d.levels and not d.storage]
-    carried = [d for d in carried if d.source in names or d.sink in names]
+    deps = [d for d in comp.dependences() if not d.storage]
+    carried = [
+        d
+        for d in deps
+        if (d.source in names or d.sink in names)
+        and (level in d.levels or (d.source in names and d.sink in names and _across(d, group)))
+    ]
     for dep in carried:
         outside = [s for s in (dep.source, dep.sink) if s not in names]
         if outside:
@@ -164,7 +215,7 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
                 f"statement of the loop is in it"
             )
         try:
-            edge = _edge(comp, dep, positions, loop, facts)
+            edge = _edge(comp, dep, positions, loop, facts, group)
         except IllegalScheduleError as err:
             raise _through_shared_scalar(comp, dep, loop) or err from None
         if edge is None:
@@ -172,6 +223,7 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
         else:
             kept.append(edge)
     _check_alone(comp, stmts, loop, cmd)
+    _check_one_loop(stmts, positions, loop, cmd)
     if not kept:
         raise IllegalScheduleError(
             f"{cmd}: loop {loop!r} carries no dependence: parallelize it instead "
@@ -186,7 +238,25 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
         extent=extent,
         edges=tuple(edges),
         dropped=tuple(dropped),
+        groups=len(set(group.values())),
     )
+
+
+def _across(dep: Dependence, group: dict[str, int]) -> bool:
+    """Whether ``dep`` goes from one fused kernel to another."""
+    return group[dep.source] != group[dep.sink]
+
+
+def _check_one_loop(stmts: Sequence[Stmt], positions: dict[str, int], loop: str, cmd: str) -> None:
+    """Statements of fused kernels run the wavefront loop over the same iterations (their
+    loop is at the same schedule position)."""
+    at = {loops_of(s.schedule)[0][0] for s in stmts}
+    if len(at) > 1:
+        raise IllegalScheduleError(
+            f"{cmd}: the statements {', '.join(s.name for s in stmts)} do not share loop "
+            f"{loop!r} (it sits at different schedule positions); fuse them first "
+            "(comp.fuse(s1, s2, 1))"
+        )
 
 
 def _through_shared_scalar(
@@ -205,10 +275,12 @@ def _through_shared_scalar(
     )
 
 
-def _nest(stmt: Stmt) -> tuple[str, ...] | None:
-    """The schedule outputs before ``stmt``'s outermost loop (which nest it is in)."""
-    outs = stmt.schedule.as_function(list(iterator_names(stmt.domain)))
-    positions = loops_of(stmt.schedule)[0]
+def nest_of(stmt: Stmt, original: bool = False) -> tuple[str, ...] | None:
+    """The schedule outputs before ``stmt``'s outermost loop (which nest it is in; with
+    ``original``, which nest it was in in program order)."""
+    sched = stmt.original_schedule if original else stmt.schedule
+    outs = sched.as_function(list(iterator_names(stmt.domain)))
+    positions = loops_of(sched)[0]
     if outs is None or not positions:
         return None
     return tuple(outs[: positions[0]])
@@ -218,11 +290,11 @@ def _check_alone(comp: Computation, stmts: Sequence[Stmt], loop: str, cmd: str) 
     """Every statement in the loop nest of a wavefront statement is in the wavefront (the
     executor reorders the whole loop; a statement left in it would run in the old order)."""
     names = {s.name for s in stmts}
-    nests = {_nest(s) for s in stmts}
+    nests = {nest_of(s) for s in stmts}
     for other in comp.stmts:
         if other.name in names or not other.loops:
             continue
-        if _nest(other) in nests and other.loops[0] == loop:
+        if nest_of(other) in nests:
             raise IllegalScheduleError(
                 f"{cmd}: statement {other.name} shares loop {loop!r} with the wavefront "
                 f"statements ({', '.join(sorted(names))}) but is not part of the wavefront; "
@@ -240,6 +312,7 @@ def _edge(
     positions: dict[str, int],
     loop: str,
     facts: Sequence[Fact],
+    group: dict[str, int],
 ) -> CarriedEdge | None:
     """:func:`_find_edge`, remembered by its inputs (the dependence, the loop's positions
     and the domains of its two statements, the facts): the analysis runs again on the
@@ -251,10 +324,12 @@ def _edge(
         loop,
         tuple((s, positions[s], value_key(comp.stmt(s).domain)) for s in (dep.source, dep.sink)),
         tuple((f.text, f.vars) for f in facts),
+        group[dep.source],
+        group[dep.sink],
     )
     found = _EDGES.get(key)
     if found is None:
-        found = _EDGES.put(key, (_find_edge(comp, dep, positions, loop, facts),))
+        found = _EDGES.put(key, (_find_edge(comp, dep, positions, loop, facts, group),))
     return found[0]
 
 
@@ -264,16 +339,20 @@ def _find_edge(
     positions: dict[str, int],
     loop: str,
     facts: Sequence[Fact],
+    group: dict[str, int],
 ) -> CarriedEdge | None:
     """The carried part of ``dep`` as an edge the inspector can enumerate: pull form (over
     the sink's instances, the source iteration a term of them) when it can, else push form
     (over the source's instances, the sink iteration a term of them); ``None`` when the
-    carried part is empty."""
+    carried part is empty. A dependence between two fused kernels is carried whole (its
+    source iteration may be later than its sink's)."""
     rel = dep.relation
     p, q = positions[dep.source], positions[dep.sink]
     ins = [f"_wa{k}" for k in range(rel.in_arity)]
     outs = [f"_wb{k}" for k in range(rel.out_arity)]
-    forward = Relation(f"{{[{', '.join(ins)}] -> [{', '.join(outs)}] : {ins[p]} < {outs[q]}}}")
+    gs, gt = group[dep.source], group[dep.sink]
+    order = f"{ins[p]} < {outs[q]}" if gs == gt else f"{ins[p]} = {ins[p]}"
+    forward = Relation(f"{{[{', '.join(ins)}] -> [{', '.join(outs)}] : {order}}}")
     part = rel.intersect(forward)
     if is_empty_under(part, facts):
         return None
@@ -286,8 +365,10 @@ def _find_edge(
             term, projected = found
             instances, used = projected.domain(), its
             if "exists" in str(instances):
-                order = f"{its[at]} < {term}" if is_push else f"{term} < {its[at]}"
-                instances, used = _instances_over(comp.stmt(stmt), its[at], term, order)
+                side = f"{its[at]} < {term}" if is_push else f"{term} < {its[at]}"
+                if gs != gt:
+                    side = ""
+                instances, used = _instances_over(comp.stmt(stmt), its[at], term, side)
             return CarriedEdge(
                 dependence=dep,
                 stmt=stmt,
@@ -297,6 +378,8 @@ def _find_edge(
                 relation=projected,
                 instances=instances,
                 push=is_push,
+                group=gs if is_push else gt,
+                other_group=gt if is_push else gs,
             )
     sink_its = ", ".join(iterator_names(comp.stmt(dep.sink).domain))
     source_its = ", ".join(iterator_names(comp.stmt(dep.source).domain))
@@ -327,7 +410,8 @@ def _instances_over(stmt: Stmt, var: str, term: str, order: str) -> tuple[Set, t
             for c in (m.group(2) or "").split(" && ")
             if c and set(re.findall(r"\b\w+\b", c)) & set(its) <= set(used)
         ]
-        pieces.append(f"{{[{', '.join(used)}] : {' && '.join([*cons, order])}}}")
+        cons += [order] if order else []
+        pieces.append(f"{{[{', '.join(used)}]" + (f" : {' && '.join(cons)}}}" if cons else "}"))
     return Set(" union ".join(pieces), ufs=stmt.domain.ufs), used
 
 
@@ -358,7 +442,8 @@ def _function_of(
 def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
     """The iterators of ``stmt``, then the UF calls of its domain and of its accesses on them
     (innermost first: ILU(0) written in C reads ``val(diag(col(k)))``, whose row is
-    ``col(k)``)."""
+    ``col(k)``), then those calls' arguments (a solve that runs its rows last first reads
+    row ``N - 1 - t`` of a matrix: ``diag(N - 1 - t)``)."""
     text = " ".join([str(stmt.domain), *(str(rel) for _, rel in (*stmt.reads, *stmt.writes))])
     calls: list[str] = []
     for m in re.finditer(r"\b\w+\(", text):
@@ -372,7 +457,9 @@ def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
         if call not in calls:
             calls.append(call)
     calls.sort(key=len)
-    return [*its, *calls]
+    args = [c[c.index("(") + 1 : -1] for c in calls]  # a row ``diag(N - 1 - t)`` names
+    args = [a for a in dict.fromkeys(args) if a not in its and a not in calls and "," not in a]
+    return [*its, *calls, *args]
 
 
 def _simplify(edges: list[CarriedEdge], dropped: list[str]) -> list[CarriedEdge]:
@@ -397,6 +484,8 @@ def _covers(a: CarriedEdge, b: CarriedEdge) -> bool:
     """Whether edge ``a`` gives every (iteration, other end) pair that ``b`` gives: the same
     statement and ``b``'s relation contained in ``a``'s, or the same pairs read off
     instances over the same iterators (edges of different statements)."""
+    if (a.group, a.other_group) != (b.group, b.other_group):
+        return False
     if a.stmt == b.stmt and b.relation.is_subset(a.relation):
         return True
     if (a.iterators, a.loop_var, a.other) != (b.iterators, b.loop_var, b.other):
@@ -501,23 +590,18 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
                 f"wavefront({analysis.loop!r}): the inspector names its output {name!r}, "
                 f"which {comp.name} already uses; rename that parameter or UF"
             )
-    v = analysis.var
-    insp.add_data_space(LEVEL, "int64_t", shape=(analysis.extent,))
+    insp.add_data_space(LEVEL, "int64_t", shape=(analysis.nodes,))
     insp.add_data_space(NLEVELS, "int64_t", shape=())
-    insp.add_stmt(
-        Stmt(
-            f"$level$({v}) = 0;",
-            f"{{[{v}]: 0 <= {v} < {analysis.extent}}}",
-            f"{{[{v}] -> [0, {v}, 0]}}",
-        )
-    )
+    _over_nodes(insp, analysis, "$level$({node}) = 0;", 0)
     pulls = [e for e in analysis.edges if not e.push]
     pushes = [e for e in analysis.edges if e.push]
     for k, e in enumerate([*pulls, *pushes], start=1):
         text, dom_its, other, var = edge_enumeration(e)
         rest = [x for x in dom_its if x != var]
         sched = "".join(f", {x}, 0" for x in rest)
-        schedule = f"{{[{', '.join(dom_its)}] -> [1, {var}, {k}{sched}]}}"
+        head = "1" if analysis.groups == 1 else f"1, {e.group}"  # kernels in program order
+        schedule = f"{{[{', '.join(dom_its)}] -> [{head}, {var}, {k}{sched}]}}"
+        var, other = analysis.node(var, e.group), analysis.node(other, e.other_group)
         sink, src = (other, var) if e.push else (var, other)
         insp.add_stmt(
             Stmt(
@@ -526,14 +610,24 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
                 schedule,
             )
         )
-    insp.add_stmt(
-        Stmt(
-            f"$nlevels$ = max($nlevels$, $level$({v}) + 1);",
-            f"{{[{v}]: 0 <= {v} < {analysis.extent}}}",
-            f"{{[{v}] -> [2, {v}, 0]}}",
-        )
-    )
+    _over_nodes(insp, analysis, "$nlevels$ = max($nlevels$, $level$({node}) + 1);", 2)
     return insp
+
+
+def _over_nodes(insp: Computation, analysis: WavefrontAnalysis, source: str, at: int) -> None:
+    """Add the statement ``source`` (``{node}`` standing for a node) at schedule position
+    ``at`` over every node: one loop over the iterations per fused kernel (a loop over all
+    nodes would run the checks of the facts about the index arrays past their ends)."""
+    v, n = analysis.var, analysis.extent
+    for g in range(analysis.groups):
+        head = f"{at}" if analysis.groups == 1 else f"{at}, {g}"
+        insp.add_stmt(
+            Stmt(
+                source.format(node=analysis.node(v, g)),
+                f"{{[{v}]: 0 <= {v} < {n}}}",
+                f"{{[{v}] -> [{head}, {v}, 0]}}",
+            )
+        )
 
 
 def build_level_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation, Computation]:
@@ -543,7 +637,7 @@ def build_level_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computatio
     the caller); ``<name>_order`` reads ``slot`` as a UF and writes ``order``."""
     from spf.computation.computation import Computation as _Computation
 
-    v, n = analysis.var, analysis.extent
+    v, n = analysis.var, analysis.nodes
     ranged = {
         "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
         "range": f"{{[x]: 0 <= x < {n}}}",

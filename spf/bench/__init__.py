@@ -20,6 +20,7 @@ spgemm       SpGEMM C = A·A in CSR on 2-D Poisson (spf ``spgemm_csr``, scipy ``
 tensor       ``spf.einsum`` SpAdd, SpGEMM, MTTKRP vs scipy, pydata sparse, Finch; first calls
 sptrsv       CSR forward solve (spf serial and wavefront, hand C, scipy, MKL IE trsv)
 gauss_seidel a Gauss-Seidel sweep on 2-D Poisson: serial spf vs its wavefronts
+fused        a lower solve then y = A·x fused into one wavefront vs the two kernels (MKL IE)
 ilu0         ILU(0) in CSR: the row update as a merge vs the guarded nest (SuiteSparse, bands)
 gemm         DGEMM n = 1024, 2048 (spf tiled schedule, OpenBLAS through numpy, hand C)
 blur         two-stage 3x3 blur 2112x3520 (spf, hand-fused C, Halide)
@@ -57,6 +58,7 @@ BENCHMARKS = (
     "tensor",
     "sptrsv",
     "gauss_seidel",
+    "fused",
     "ilu0",
     "gemm",
     "blur",

@@ -17,6 +17,7 @@ from spf.computation.statement import AccessList, Stmt, is_constant
 from spf.errors import (
     ArgumentError,
     ArityError,
+    CodegenError,
     IllegalScheduleError,
     SpfError,
     UndeclaredError,
@@ -810,8 +811,12 @@ class Computation:
         """Run ``loop`` of every statement that has it by dependence levels computed at run
         time (``method``: ``"auto"``, ``"levels"``, ``"p2p"`` or ``"coarse"``); refused with
         ``IllegalScheduleError`` when the loop carries no dependence (parallelize it) or one
-        the inspector cannot order (docs/inspection.md)."""
-        stmts = [s for s in self.stmts if loop in s.loops]
+        the inspector cannot order (docs/inspection.md). Statements of kernels fused into the
+        loop (``append_computation`` and ``fuse``) are part of it: one inspector orders the
+        dependences within each kernel and between them."""
+        from spf.analysis.inspector import wavefront_members
+
+        stmts = wavefront_members(self, loop)
         if not stmts:
             loops = sorted({name for s in self.stmts for name in s.loops})
             raise UndeclaredError(
@@ -824,11 +829,20 @@ class Computation:
         from spf.analysis.inspector import analyze_wavefront
         from spf.schedule.commands import Wavefront
 
-        cmd = Wavefront(loop=loop, how=method)
-        analyze_wavefront(self, stmts, loop)
+        Wavefront(loop=loop, how=method)  # checks the method first
+        analysis = analyze_wavefront(self, stmts, loop)
+        if analysis.groups > 1 and method == "auto":
+            method = "levels"  # the one method fused kernels run by
+        if analysis.groups > 1 and method != "levels":
+            raise CodegenError(
+                f"wavefront({loop!r}, method={method!r}): {analysis.groups} kernels are fused "
+                f"into loop {loop!r}; spf runs fused kernels by levels only (neither the waits "
+                "of method='p2p' nor the coarse levels of method='coarse' are generated "
+                "between their nodes): use method='levels' or 'auto'"
+            )
         start = len(self.trace)
-        for s in stmts:
-            s._run(cmd)
+        for s in stmts:  # a fused kernel's statement names the loop its own way
+            s._run(Wavefront(loop=loop if loop in s.loops else s.loops[0], how=method))
         keep(self, start)  # one step: the statements are tagged together (pdfg_history)
 
     def distribute_rows(self, loop: str, data: Mapping[str, int], owner: str = "block") -> None:
@@ -853,11 +867,10 @@ class Computation:
     def inspector(self, loop: str) -> Computation:
         """The generated inspector of the wavefront loop ``loop``: a Computation that writes
         ``level[i]`` (the dependence level of each iteration) and ``nlevels``."""
+        from spf.analysis.executor import wavefront_stmts
         from spf.analysis.inspector import analyze_wavefront, build_inspector
 
-        stmts = [
-            s for s in self.stmts if any(t.startswith("wavefront") for t in s.tags.get(loop, ()))
-        ]
+        stmts = wavefront_stmts(self, loop)
         if not stmts:
             raise SpfError(
                 f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
@@ -889,9 +902,11 @@ class Computation:
         callee: Computation,
         domain: str | Set,
         schedule: str | Relation,
-        args: Sequence[str] = (),
+        args: Sequence[str] | Mapping[str, str] = (),
     ) -> AppendResult:
-        """Inline ``callee`` under ``domain``/``schedule`` (IEGenLib ``appendComputation``)."""
+        """Inline ``callee`` under ``domain``/``schedule`` (IEGenLib ``appendComputation``):
+        ``args`` lists the arguments of its parameters in order, or maps names of its data
+        spaces (parameters or not: a ready-made kernel's arrays) to the caller's arguments."""
         from spf.computation.inline import append_computation
 
         if not isinstance(callee, Computation):
@@ -1044,7 +1059,10 @@ class Computation:
     def fuse(self, s1: str | Stmt, s2: str | Stmt, level: Any) -> list[Relation]:
         """PDFG fuse: ``s2`` joins ``s1``'s loop nest right after ``s1``, sharing the outer
         ``level`` loops (a count: ``1`` the outermost, ``0`` none; or the name of the innermost
-        shared loop); illegal fusions raise ``IllegalScheduleError`` and change nothing."""
+        shared loop); illegal fusions raise ``IllegalScheduleError`` and change nothing, except
+        one that breaks only dependences between sparse kernels fused into one loop: it is kept
+        for ``wavefront`` on that loop to order them at run time (``compile`` refuses it until
+        then, docs/inspection.md)."""
         from spf.pdfg.ops import fuse
 
         return fuse(self, s1, s2, level)

@@ -45,7 +45,7 @@ def append_computation(
     callee: Computation,
     domain: str | Set,
     schedule: str | Relation,
-    args: Sequence[str] = (),
+    args: Sequence[str] | Mapping[str, str] = (),
 ) -> AppendResult:
     where = f"append_computation({callee.name})"
     outer = domain if isinstance(domain, Set) else Set(domain)
@@ -58,7 +58,10 @@ def append_computation(
             f"{where}: the surrounding schedule {outer_sched} must be a function ending in a "
             "constant position (2d+1 form), e.g. {[t] -> [0, t, 0]}"
         )
-    params = [ds for ds in callee.data_spaces.values() if ds.role == "parameter"]
+    if isinstance(args, Mapping):
+        params, args = _by_name(caller, callee, args, where)
+    else:
+        params = [ds for ds in callee.data_spaces.values() if ds.role == "parameter"]
     if len(args) != len(params):
         raise ArityError(
             f"{where}: {callee.name} takes {len(params)} argument(s) "
@@ -76,12 +79,36 @@ def append_computation(
                 out_arity=uf.out_arity,
                 inverse=uf.inverse,
             )
+    known = {str(f) for f in caller.assumptions}
+    for fact in callee.assumptions:  # about UFs and constants, which keep their names
+        if str(fact) not in known:
+            caller.assume(str(fact))
     prefix = _fresh_prefix(caller)
     rename, assigns = _bind_arguments(caller, callee, params, args, prefix, where)
     plan = _Plan(caller, callee, outer, outer_fn, prefix, rename, where)
     position = plan.place(assigns)
     returns = [rename.get(r, prefix + r) for r in callee.return_values]
     return AppendResult(tuple_position=position, return_values=returns)
+
+
+def _by_name(
+    caller: Computation, callee: Computation, args: Mapping[str, str], where: str
+) -> tuple[list[DataSpace], list[str]]:
+    """``args`` given as ``{callee data space: caller argument}``: the callee's data spaces
+    it names (arrays of any role bound by reference, as pointer parameters are; a 0-d one
+    by value) and their arguments, in the callee's order."""
+    unknown = sorted(set(args) - set(callee.data_spaces))
+    if unknown:
+        raise SpfError(
+            f"{where}: {callee.name} has no data space {unknown[0]!r} to bind (its data "
+            f"spaces: {', '.join(callee.data_spaces) or 'none'})"
+        )
+    params = []
+    for name, ds in callee.data_spaces.items():
+        if name in args:
+            array = ds.pointer or bool(ds.rank)
+            params.append(dataclasses.replace(ds, pointer=array))
+    return params, [args[p.name] for p in params]
 
 
 def _fresh_prefix(caller: Computation) -> str:

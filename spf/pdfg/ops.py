@@ -7,7 +7,11 @@ name shares the loops up to and including that one. ``reschedule(s1, s2)``: ``s1
 just before ``s2`` (inside the loops the two share), in either direction of the program order,
 unlike IEGenLib's; ``s2`` and the statements around it keep their order. Both are
 legality-checked; an illegal operation raises ``IllegalScheduleError`` and changes nothing
-(schedules, tags, operation placements and trace are restored). They return the schedules they
+(schedules, tags, operation placements and trace are restored), except a ``fuse`` that breaks
+only dependences between sparse kernels fused into one loop (or between statements of one
+such kernel, half fused): it is kept for ``comp.wavefront`` on that loop, whose inspector
+orders them at run time; ``compile`` refuses it until then, naming the dependence.
+They return the schedules they
 changed. ``fuse`` is recorded in the trace as ``s2.after(s1, level)``, or, when it moves ``s2``
 away from an earlier predecessor (fusing a statement again, deeper or elsewhere, as IEGenLib
 allows), as a :class:`~spf.schedule.commands.Fuse` that ends that order and prints as the
@@ -26,7 +30,7 @@ from spf.analysis.dependences import padded
 from spf.computation.checkpoints import after_command, before_command
 from spf.computation.operations import placements, restore_placements
 from spf.computation.statement import is_constant
-from spf.errors import SpfError, UndeclaredError
+from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
 from spf.schedule import ROOT
 from spf.schedule.commands import After, Fuse, Reschedule
 from spf.schedule.order import (
@@ -41,6 +45,7 @@ from spf.schedule.trace import Trace, set_trace, trace_of
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+    from spf.computation.dependence import Dependence
     from spf.computation.statement import Stmt
     from spf.schedule.commands import Level
     from spf.schedule.relations import State
@@ -120,8 +125,31 @@ def fuse(comp: Computation, s1: str | Stmt, s2: str | Stmt, level: object) -> li
     before = {s.name: str(s.schedule) for s in comp.stmts}
     with transaction(comp):
         second._run(_fuse_command(comp, first, second, after, level))
-        comp.check_legality()
+        try:
+            comp.check_legality()
+        except IllegalScheduleError:
+            if not _wavefront_pending(comp):
+                raise
     return _changed(comp, before)
+
+
+def _wavefront_pending(comp: Computation) -> bool:
+    """Whether the schedule breaks only dependences between sparse kernels fused into one
+    loop (or between statements of one such kernel whose fusion is half done): a wavefront
+    on the loop (``comp.wavefront``) orders them at run time, and until then ``compile``
+    refuses it, naming the first one (docs/inspection.md)."""
+    from spf.analysis.dependences import check_legality, splits_kernel, wavefront_could_order
+    from spf.analysis.reductions import check_reduction_loops
+
+    def waived(dep: Dependence) -> bool:
+        return wavefront_could_order(comp, dep) is not None or splits_kernel(comp, dep)
+
+    try:
+        check_reduction_loops(comp)
+        check_legality(comp, waive=waived)
+    except IllegalScheduleError:
+        return False
+    return True
 
 
 def _fuse_command(

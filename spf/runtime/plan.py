@@ -712,5 +712,5 @@ def compile_wavefront(
         return made[0]
 
     return WavefrontKernel.wrap(
-        run, stages, names, analysis.extent, serial, check_kernel if is_coarse else None
+        run, stages, names, analysis.nodes, serial, check_kernel if is_coarse else None
     )

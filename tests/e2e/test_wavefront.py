@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +18,6 @@ from scipy.sparse.linalg import spsolve_triangular
 
 import spf
 from spf import ArgumentError, CodegenError, IllegalScheduleError, kernels
-from spf.runtime import threads
 from spf.runtime.plan import MIN_PARALLEL_ROWS, MIN_ROWS_PER_LEVEL, Plan, WavefrontKernel
 from spf.sparse import sptrsv_args
 
@@ -53,20 +51,6 @@ def solver(request: pytest.FixtureRequest) -> tuple[WavefrontKernel, spf.Kernel,
     k = comp.compile()
     assert isinstance(k, WavefrontKernel)
     return k, kernels.sptrsv_csr(index_dtype=dtype).compile(), dtype
-
-
-@pytest.fixture(params=[1, 2])
-def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
-    """Run at exactly ``n`` OpenMP threads (spf's busy-machine cap turned off)."""
-    gomp = threads.openmp_library()
-    assert gomp is not None
-    before, adaptive = gomp.omp_get_max_threads(), threads.set_adaptive(False)
-    gomp.omp_set_num_threads(int(request.param))
-    try:
-        yield int(request.param)
-    finally:
-        gomp.omp_set_num_threads(before)
-        threads.set_adaptive(adaptive)
 
 
 def solve_both(

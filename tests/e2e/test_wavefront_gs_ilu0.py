@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ import scipy.sparse as sps
 
 import spf
 from spf import kernels
-from spf.runtime import threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, ilu0_args, read_matrix_market
@@ -52,20 +51,6 @@ def plan_for(k: WavefrontKernel, **args: Any) -> Plan:
     if "strategy" in inspect.signature(k.inspect).parameters:
         return k.inspect(strategy="wavefront", **args)
     return k.inspect(**args)
-
-
-@pytest.fixture(params=[1, 2])
-def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
-    """Run at exactly ``n`` OpenMP threads (spf's busy-machine cap turned off)."""
-    gomp = threads.openmp_library()
-    assert gomp is not None
-    before, adaptive = gomp.omp_get_max_threads(), threads.set_adaptive(False)
-    gomp.omp_set_num_threads(int(request.param))
-    try:
-        yield int(request.param)
-    finally:
-        gomp.omp_set_num_threads(before)
-        threads.set_adaptive(adaptive)
 
 
 Pair = tuple[WavefrontKernel, Kernel, str]

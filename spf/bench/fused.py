@@ -1,0 +1,166 @@
+"""A lower solve followed by ``y = A·x`` with its solution, fused into one wavefront loop,
+against the two kernels run one after the other (API.md section 18).
+
+On 2-D Poisson (the ``sptrsv`` section's grid), ``x = (D + L)⁻¹·b`` with the lower part of
+``A`` (``spf.kernels.trsv_diag_csr``) then ``y = A·x`` (``spf.kernels.spmv_csr``):
+
+* ``separate serial``: both spf kernels, serially, one after the other;
+* ``separate wavefront + parallel SpMV``: the solve as a wavefront (levels executor forced)
+  then the SpMV with its row loop parallel, at each thread count;
+* ``fused wavefront``: ``append_computation`` of both, ``fuse`` of their row loops (illegal
+  without the run-time order: row ``i`` of the SpMV reads ``x`` of later rows), one
+  ``wavefront`` whose inspector levels the nodes of both kernels; the levels executor
+  forced, and the default plan (``auto``);
+* ``MKL IE trsv + mv`` when MKL is installed (``pip install mkl``).
+
+Every variant is first checked bitwise (MKL: to 1e-10) against the serial pair. Target:
+the fused wavefront >= 1.3x the separate wavefront + parallel SpMV at the largest thread
+count.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+import spf
+import spf.kernels
+import spf.sparse
+from spf.bench.common import Context, Section, Variant, load_note, measure, median
+from spf.bench.mkl import MklCsr, MklTrsv, load_mkl
+
+sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
+
+
+def fused_solve_mv() -> spf.Computation:
+    """The fused computation: the lower solve and the SpMV in one wavefront loop."""
+    comp = spf.Computation("solve_mv")
+    for name in ("x", "b", "y"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.append_computation(
+        spf.kernels.trsv_diag_csr(), "{[]}", "{[] -> [0]}", {"x": "x", "A": "A", "b": "b"}
+    )
+    comp.append_computation(
+        spf.kernels.spmv_csr(), "{[]}", "{[] -> [1]}", {"y": "y", "A": "A", "x": "x"}
+    )
+    comp.fuse("s2", "s3", 1)  # the SpMV's row loop joins the solve's
+    comp.wavefront("_i0_i")
+    return comp
+
+
+def run(ctx: Context) -> Section:
+    sec = Section("fused")
+    g = ctx.cfg.trsv_grid
+    a = sp.csr_array(spf.sparse.poisson2d(g))
+    args = spf.sparse.gauss_seidel_args(a)
+    csr = {k: args[k] for k in ("rowptr", "col", "A")}
+    n = int(args["N"])
+    cache = str(ctx.work / "kernels")
+    solve = spf.kernels.trsv_diag_csr().compile(cache_dir=cache)
+    mv = spf.kernels.spmv_csr().compile(cache_dir=cache)
+    wf = spf.kernels.trsv_diag_csr()
+    wf.wavefront("i")
+    solve_wf: Any = wf.compile(cache_dir=cache)
+    pmv = spf.kernels.spmv_csr()
+    pmv.stmts[0].parallelize("i")
+    mv_par = pmv.compile(cache_dir=cache)
+    fused: Any = fused_solve_mv().compile(cache_dir=cache)
+    b = np.random.default_rng(5).uniform(-1.0, 1.0, n)
+    want_x, want_y = np.zeros(n), np.zeros(n)
+    solve(x=want_x, b=b, check=False, **args)
+    mv(y=want_y, x=want_x, check=False, **csr)
+    index = {k: v for k, v in args.items() if k != "A"}
+    wf_plan = solve_wf.inspect(check=False, strategy="wavefront", **index)
+    plans = {s: fused.inspect(check=False, strategy=s, **index) for s in ("wavefront", "auto")}
+
+    def pair(sv: Any, m: Any, plan: Any = None) -> Any:
+        x, y = np.zeros(n), np.zeros(n)
+        extra = {} if plan is None else {"plan": plan}
+
+        def call() -> None:
+            y[:] = 0.0
+            sv(x=x, b=b, check=False, **extra, **args)
+            m(y=y, x=x, check=False, **csr)
+
+        return call, x, y
+
+    def fused_call(plan: Any) -> Any:
+        x, y = np.zeros(n), np.zeros(n)
+
+        def call() -> None:
+            y[:] = 0.0
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+
+        return call, x, y
+
+    variants: list[Variant] = []
+    made = [("separate serial", 1, *pair(solve, mv))]
+    for t in ctx.threads:
+        made.append(("separate wavefront + parallel SpMV", t, *pair(solve_wf, mv_par, wf_plan)))
+        made += [(f"fused wavefront {s}", t, *fused_call(p)) for s, p in plans.items()]
+    for code, t, call, x, y in made:
+        call()
+        if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
+            raise SystemExit(f"fused: {code} differs from the two serial kernels")
+        variants.append((code, t, call))
+    variants += _mkl(ctx, a, b, want_y)
+    ctx.log(f"fused: N = {n:,}")
+    times, load = measure(ctx, variants, ctx.cfg.trsv_rounds, warmup=1)
+    ms = {(code, t): 1e3 * median(times[code, t]) for code, t, _ in variants}
+    base = ms["separate serial", 1]
+    fp = plans["wavefront"]
+    sec.line(
+        f"### Lower solve then y = A·x, 2-D Poisson {g}x{g}: N = {n:,}, nnz = {args['NNZ']:,}; "
+        f"fused: {fp.levels:,} levels over {2 * n:,} nodes (the solve's alone: "
+        f"{wf_plan.levels:,}); default plan strategy {plans['auto'].strategy!r}\n\n"
+        f"{load_note(load)}\n"
+    )
+    sec.table(
+        ["code", "threads", "median ms", "speed-up over separate serial"],
+        [[c, str(t), f"{v:.3f}", f"{base / v:.2f}x"] for (c, t), v in ms.items()],
+    )
+    t2 = max(ctx.threads)
+    r = ms["separate wavefront + parallel SpMV", t2] / ms["fused wavefront wavefront", t2]
+    sec.target(
+        f"fused wavefront >= 1.3x separate wavefront + parallel SpMV ({t2} threads)",
+        f"{r:.2f}x",
+        r >= 1.3,
+    )
+    sec.data.update(
+        median_ms={f"{c} ({t})": v for (c, t), v in ms.items()},
+        load=load,
+        N=n,
+        fused_levels=fp.levels,
+        solve_levels=wf_plan.levels,
+    )
+    return sec
+
+
+def _mkl(ctx: Context, a: Any, b: np.ndarray, want_y: np.ndarray) -> list[Variant]:
+    """MKL IE's trsv on the lower triangle then its mv on ``A``, when MKL is installed."""
+    mkl, _ = load_mkl()
+    if mkl is None:
+        return []
+    ctx.rt.setters.append(mkl.MKL_Set_Num_Threads)
+    lower = sp.csr_array(sp.tril(a, format="csr"))
+    lower.sort_indices()
+    out: list[Variant] = []
+    for t in ctx.threads:
+        ctx.rt.set_threads(t)
+        trsv = MklTrsv(mkl, spf.sparse.sptrsv_args(lower))
+        mv = MklCsr(mkl, spf.sparse.csr_args(a))
+        x, y = np.zeros(a.shape[0]), np.zeros(a.shape[0])
+
+        def call(trsv: MklTrsv = trsv, mv: MklCsr = mv, x: Any = x, y: Any = y) -> None:
+            trsv.solve(b, x)
+            y[:] = 0.0
+            mv.mv(x, y)
+
+        call()
+        if not np.allclose(y, want_y, rtol=1e-10, atol=1e-10):
+            raise SystemExit("fused: MKL's trsv + mv gives a wrong y")
+        out.append(("MKL IE trsv + mv", t, call))
+    return out

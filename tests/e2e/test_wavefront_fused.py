@@ -1,0 +1,265 @@
+"""Fused sparse kernels through one inspector (API.md section 18, docs/inspection.md):
+kernels appended with ``append_computation`` whose row loops are fused with ``comp.fuse``
+(statically illegal: the second kernel reads rows the first writes later) run as one
+wavefront, ``comp.wavefront(loop)``, whose inspector orders the dependences within each
+kernel and between them. Each fused kernel equals the kernels run one after the other
+(compiled on their own, serially) bitwise, at 1 and 2 OpenMP threads, ``levels`` and
+on random and SuiteSparse matrices, int32 and int64 indices, an empty matrix and
+one row: (a) a lower solve then ``y = A·x``, (b) a Gauss-Seidel sweep then ``r = b - A·x``,
+(c) ILU(0) then the unit-lower and the upper solves of its factors."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+
+import spf
+from spf import kernels
+from spf.runtime.plan import WavefrontKernel
+from spf.sparse import gauss_seidel_args, read_matrix_market
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from spf.runtime.kernel import Kernel
+
+RANDOM = [(1, 1.0, 0), (2, 0.5, 1), (7, 0.3, 3), (33, 0.1, 4), (250, 0.02, 5), (0, 0.0, 6)]
+"""(rows, density, seed): one row, odd sizes, an empty matrix."""
+SUITESPARSE = ["cryg2500.mtx", "bcsstk13.mtx", "olm1000.mtx"]
+VECTORS = ("x", "b", "y", "r", "z")
+
+
+def residual() -> spf.Computation:
+    """``r = b - A·x``, ``A`` in CSR."""
+    c = spf.Computation("residual")
+    for name in ("r", "x", "b"):
+        c.add_data_space(name, "double", shape=("N",))
+    c.add_data_space("A", "double", shape=("NNZ",))
+    c.add_stmt(spf.Stmt("$r$(i) = $b$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    c.add_stmt(
+        spf.Stmt(
+            "$r$(i) -= $A$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [0,i,1,k,0,j,0]}",
+        )
+    )
+    return c
+
+
+def pieces(kind: str, dtype: str) -> list[tuple[spf.Computation, dict[str, str]]]:
+    """The kernels of each example and how their data spaces bind to the fused one's."""
+    if kind == "solve_mv":
+        return [
+            (kernels.trsv_diag_csr(index_dtype=dtype), {"x": "x", "A": "A", "b": "b"}),
+            (kernels.spmv_csr(index_dtype=dtype), {"y": "y", "A": "A", "x": "x"}),
+        ]
+    if kind == "gs_residual":
+        return [
+            (kernels.gauss_seidel_csr(index_dtype=dtype), {"x": "x", "A": "A", "b": "b"}),
+            (residual(), {"r": "r", "A": "A", "x": "x", "b": "b"}),
+        ]
+    return [
+        (kernels.ilu0_csr(index_dtype=dtype), {"A": "A"}),
+        (kernels.trsv_diag_csr(unit=True, index_dtype=dtype), {"x": "y", "A": "A", "b": "b"}),
+        (kernels.trsv_diag_csr(upper=True, index_dtype=dtype), {"x": "z", "A": "A", "b": "y"}),
+    ]
+
+
+def fused(kind: str, dtype: str = "int32") -> spf.Computation:
+    """The kernels of ``kind`` appended one after the other, every statement of each fused
+    into the first kernel's row loop (one ``fuse`` per statement)."""
+    comp = spf.Computation(kind)
+    for name in VECTORS:
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    last = ""
+    for k, (kernel, binding) in enumerate(pieces(kind, dtype)):
+        before = len(comp.stmts)
+        comp.append_computation(kernel, "{[]}", f"{{[] -> [{k}]}}", binding)
+        for stmt in comp.stmts[before:] if k else ():
+            comp.fuse(last, stmt, 1)
+            last = stmt.name
+        last = last if k else comp.stmts[-1].name
+    return comp
+
+
+@pytest.fixture(scope="module")
+def separate() -> dict[str, list[Kernel]]:
+    """Each example's kernels compiled on their own (int32 indices: the index type does not
+    change the floating-point operations)."""
+    return {kind: [k.compile() for k, _ in pieces(kind, "int32")] for kind in KINDS}
+
+
+KINDS = ("solve_mv", "gs_residual", "ilu_solves")
+FUSED = [
+    ("solve_mv", "int32", "levels"),
+    ("solve_mv", "int64", "auto"),  # the default: fused kernels run by levels
+    ("gs_residual", "int64", "levels"),
+    ("gs_residual", "int32", "auto"),
+    ("ilu_solves", "int32", "levels"),
+    ("ilu_solves", "int64", "auto"),
+]
+
+
+@pytest.fixture(scope="module", params=FUSED, ids=["-".join(p) for p in FUSED])
+def fused_kernel(request: pytest.FixtureRequest) -> tuple[str, str, WavefrontKernel]:
+    kind, dtype, method = request.param
+    comp = fused(kind, dtype)
+    comp.wavefront(comp.stmts[0].loops[0], method=method)
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    return kind, dtype, k
+
+
+def random_matrix(n: int, density: float, seed: int) -> sps.csr_array:
+    """A random square matrix with a dominant diagonal, sorted columns."""
+    rng = np.random.default_rng(seed)
+    m = sps.random_array((n, n), density=density, rng=rng, format="csr")
+    m = sps.csr_array(m + sps.diags_array(2.0 + rng.random(n) * max(n, 1) * density))
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+def run_separately(kind: str, ks: list[Kernel], m: Any, b: np.ndarray) -> dict[str, np.ndarray]:
+    args = gauss_seidel_args(m)
+    n = m.shape[0]
+    out = {name: np.zeros(n) for name in VECTORS if name != "b"}
+    out["A"] = args.pop("A").copy()
+    if kind == "solve_mv":
+        ks[0](x=out["x"], A=out["A"], b=b, **args)
+        ks[1](y=out["y"], A=out["A"], x=out["x"], rowptr=args["rowptr"], col=args["col"])
+    elif kind == "gs_residual":
+        ks[0](x=out["x"], A=out["A"], b=b, **args)
+        ks[1](r=out["r"], A=out["A"], x=out["x"], b=b, rowptr=args["rowptr"], col=args["col"])
+    else:
+        ks[0](A=out["A"], **args)
+        ks[1](x=out["y"], A=out["A"], b=b, **args)
+        ks[2](x=out["z"], A=out["A"], b=out["y"], **args)
+    return out
+
+
+def run_fused(k: WavefrontKernel, dtype: str, m: Any, b: np.ndarray, strategy: str) -> Any:
+    args = gauss_seidel_args(m, index_dtype=dtype)
+    out = {name: np.zeros(m.shape[0]) for name in VECTORS if name != "b"}
+    out["A"] = args.pop("A").copy()
+    plan = k.inspect(strategy=strategy, **args)
+    k(**out, b=b, plan=plan, **args)
+    return out, plan
+
+
+def check(fk: tuple[str, str, WavefrontKernel], ks: dict[str, list[Kernel]], m: Any) -> Any:
+    kind, dtype, k = fk
+    b = np.random.default_rng(m.shape[0]).standard_normal(m.shape[0])
+    want = run_separately(kind, ks[kind], m, b)
+    got, plan = run_fused(k, dtype, m, b, "wavefront")
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=f"{kind}: {name}")
+    return plan
+
+
+@pytest.mark.parametrize(("n", "density", "seed"), RANDOM)
+def test_fused_equals_kernels_one_after_the_other_random(
+    fused_kernel: Any, separate: Any, omp_threads: int, n: int, density: float, seed: int
+) -> None:
+    check(fused_kernel, separate, random_matrix(n, density, seed))
+
+
+@pytest.mark.parametrize("name", SUITESPARSE)
+def test_fused_equals_kernels_one_after_the_other_suitesparse(
+    fused_kernel: Any, separate: Any, omp_threads: int, suitesparse_dir: Path, name: str
+) -> None:
+    path = suitesparse_dir / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    m = sps.csr_array(read_matrix_market(path))
+    m = sps.csr_array(m + sps.diags_array(np.abs(m).sum(axis=1) + 1.0))  # every diagonal
+    m.sum_duplicates()
+    m.sort_indices()
+    check(fused_kernel, separate, m)
+
+
+def test_fused_serial_strategy_runs_the_kernels_one_after_the_other(
+    fused_kernel: Any, separate: Any
+) -> None:
+    """A plan whose levels are too narrow runs the kernels in program order, unfused (the
+    fused loop alone would break their dependences)."""
+    kind, dtype, k = fused_kernel
+    m = random_matrix(120, 0.05, 11)
+    b = np.ones(120)
+    got, plan = run_fused(k, dtype, m, b, "serial")
+    assert plan.strategy == "serial"
+    for name, value in run_separately(kind, separate[kind], m, b).items():
+        np.testing.assert_array_equal(got[name], value, err_msg=f"{kind}: {name}")
+
+
+def test_fused_levels_give_each_kernel_its_own_nodes(fused_kernel: Any, separate: Any) -> None:
+    """Iteration ``i`` of kernel ``g`` is node ``g * N + i``: a row of the second kernel can
+    run before a later row of the first (the plan orders nodes, not rows)."""
+    kind, _, _k = fused_kernel
+    m = random_matrix(200, 0.03, 12)
+    plan = check(fused_kernel, separate, m)
+    groups = len(pieces(kind, "int32"))
+    assert len(plan.order) == groups * 200
+    level = plan.level_of.reshape(groups, 200)
+    assert (level[-1] > 0).all()  # every row of the last kernel waits on an earlier one
+    assert plan.levels < groups * 200
+
+
+def test_fused_without_wavefront_is_refused_naming_the_dependence() -> None:
+    comp = fused("solve_mv")
+    with pytest.raises(spf.IllegalScheduleError) as err:
+        comp.codegen()
+    text = str(err.value)
+    assert "flow dependence on 'x'" in text
+    assert "comp.wavefront('_i0_i') orders this dependence at run time" in text
+
+
+def test_fusing_one_statement_of_a_kernel_is_kept_until_compile() -> None:
+    """``fuse`` moves one statement: the rest of the upper solve stays in its own loop
+    (fuse keeps that half-done fusion, which the next fuse would finish); compile refuses
+    the dependence the fused statement breaks until a wavefront orders it."""
+    comp = spf.Computation("half")
+    for name in VECTORS:
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    for k, (kernel, binding) in enumerate(pieces("ilu_solves", "int32")[1:]):
+        comp.append_computation(kernel, "{[]}", f"{{[] -> [{k}]}}", binding)
+    comp.fuse("s1", "s2", 1)  # the upper solve's first statement only
+    with pytest.raises(spf.IllegalScheduleError, match=r"comp\.wavefront"):
+        comp.codegen()
+
+
+def test_dense_illegal_fusion_is_still_refused_by_fuse() -> None:
+    """No index array: a fusion that breaks a dependence is refused at once, as before."""
+    comp = spf.Computation("dense")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.add_data_space("c", "double", shape=("N",))
+    comp.add_stmt(spf.Stmt("$a$(i) = 1.0;", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    comp.add_stmt(spf.Stmt("$c$(i) = $a$(N-1-i);", "{[i]: 0 <= i < N}", "{[i] -> [1,i,0]}"))
+    with pytest.raises(spf.IllegalScheduleError, match="flow dependence on 'a'"):
+        comp.fuse("s0", "s1", 1)
+    assert comp.stmt("s1").schedule == comp.stmt("s1").original_schedule
+
+
+@pytest.mark.parametrize("method", ["p2p", "coarse"])
+def test_fused_kernels_refuse_p2p_and_coarse_naming_levels(method: str) -> None:
+    comp = fused("solve_mv")
+    with pytest.raises(spf.CodegenError, match="use method='levels'"):
+        comp.wavefront("_i0_i", method=method)
+
+
+def test_append_computation_binds_a_kernels_data_spaces_by_name() -> None:
+    comp = spf.Computation("mv")
+    comp.add_data_space("out", "double", shape=("N",))
+    comp.add_data_space("vals", "double", shape=("NNZ",))
+    comp.add_data_space("v", "double", shape=("M",))
+    comp.append_computation(
+        kernels.spmv_csr(), "{[]}", "{[] -> [0]}", {"y": "out", "A": "vals", "x": "v"}
+    )
+    assert sorted(comp.data_spaces) == ["out", "v", "vals"]
+    with pytest.raises(spf.SpfError, match="no data space 'w'"):
+        comp.append_computation(kernels.spmv_csr(), "{[]}", "{[] -> [1]}", {"w": "out"})
