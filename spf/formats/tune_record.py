@@ -64,9 +64,9 @@ def record_key(
     return digest[:32], fields
 
 
-def record_path(digest: str, cache_dir: str | os.PathLike[str] | None) -> Path:
-    base = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return base / "formats_tune" / f"{digest}.json"
+def record_path(digest: str, record_dir: str | os.PathLike[str] | None) -> Path:
+    base = Path(record_dir) if record_dir is not None else default_cache_dir() / "formats_tune"
+    return base / f"{digest}.json"
 
 
 def load_record(path: Path, key: dict[str, object]) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ctypes.util
 import dataclasses
 import importlib
 import logging
@@ -88,6 +89,12 @@ class FormatTuneResult:
     def shape(self) -> tuple[int, int]:
         return self.features.n, self.features.m
 
+    @property
+    def kernel_shape(self) -> tuple[int, int]:
+        """Lengths of the ``y`` and ``x`` :attr:`kernel` takes with :attr:`args` (the matrix's
+        shape, rounded up to whole blocks for BCSR)."""
+        return _padded_shape(self.args, *self.shape)
+
     def __call__(self, x: Any, y: Any = None) -> Any:
         """``y += A @ x`` with the chosen kernel (``y`` zeros when not given); returns ``y``.
         Pads ``x`` and ``y`` where the format needs it (BCSR's whole blocks)."""
@@ -95,12 +102,12 @@ class FormatTuneResult:
         xv = np.asarray(x, dtype=np.float64)
         if xv.shape != (m,):
             raise ArgumentError(f"formats.tune result: x must have shape ({m},), got {xv.shape}")
-        rows, cols = _padded_shape(self.args, n, m)
+        rows, cols = self.kernel_shape
         xp = np.zeros(cols)
         xp[:m] = xv
         out = np.zeros(n) if y is None else y
         yp = np.zeros(rows)
-        with _openmp_team(self.kernel, self.threads):
+        with _openmp_team(self.threads):
             self.kernel(y=yp, x=xp, **self.args)
         out += yp[:n]
         return out
@@ -117,7 +124,7 @@ def tune(
     *,
     index_dtype: str | None = None,
     max_padding: float = 3.0,
-    cache_dir: str | Path | None = None,
+    record_dir: str | Path | None = None,
 ) -> FormatTuneResult:
     """Choose the storage format and schedule of ``kernel`` (``"spmv"``) for the
     ``scipy.sparse`` matrix ``A`` by measuring within ``budget`` seconds.
@@ -127,7 +134,9 @@ def tune(
     (``1``: serial schedules only; None: OpenMP's default), ``index_dtype`` the index arrays
     (None: ``A``'s own, int32 unless ``A`` holds int64 indices), ``max_padding`` the padding
     (a multiple of the entries) beyond which a format is not tried. ``reuse=True`` returns a
-    recorded choice for the same pattern, kernel, dtypes, space and machine without measuring.
+    recorded choice for the same pattern, kernel, dtypes, space and machine without measuring;
+    records live in ``record_dir`` (None: ``formats_tune/`` in spf's cache directory).
+    Kernels go to spf's build cache as every ``compile()`` does.
     """
     if kernel != "spmv":
         raise SpfError(f"formats.tune: kernel must be 'spmv' (the only one tuned), got {kernel!r}")
@@ -158,8 +167,8 @@ def tune(
         "schedules": list(schedules),
     }
     digest, key = record_key((features.n, features.m), base["rowptr"], base["col"], settings)
-    path = record_path(digest, cache_dir)
-    search = _Search(csr, features, dtype, threads, budget, seed, cache_dir)
+    path = record_path(digest, record_dir)
+    search = _Search(csr, features, dtype, threads, budget, seed)
     if reuse:
         record = load_record(path, key)
         if record is not None:
@@ -204,16 +213,11 @@ def _padded_shape(args: Mapping[str, Any], n: int, m: int) -> tuple[int, int]:
 
 
 @contextlib.contextmanager
-def _openmp_team(kernel: Any, threads: int | None) -> Iterator[None]:
-    """OpenMP's team size set to ``threads`` for a block (through the libgomp the kernel's
-    library is linked with), restored afterwards; nothing when None or serial."""
-    lib = None
-    if threads is not None:
-        with contextlib.suppress(OSError, AttributeError):
-            lib = ctypes.CDLL(str(kernel.path))
-            lib.omp_get_max_threads.restype = ctypes.c_int
-            lib.omp_set_num_threads.argtypes = [ctypes.c_int]
-    if lib is None:
+def _openmp_team(threads: int | None) -> Iterator[None]:
+    """OpenMP's team size set to ``threads`` for a block (libgomp is one shared object per
+    process, so this applies to spf's kernels), restored afterwards; nothing when None."""
+    lib = _libgomp() if threads is not None else None
+    if lib is None or threads is None:
         yield
         return
     previous = lib.omp_get_max_threads()
@@ -222,6 +226,18 @@ def _openmp_team(kernel: Any, threads: int | None) -> Iterator[None]:
         yield
     finally:
         lib.omp_set_num_threads(previous)
+
+
+def _libgomp() -> ctypes.CDLL | None:
+    for name in ("libgomp.so.1", ctypes.util.find_library("gomp")):
+        if name is None:
+            continue
+        with contextlib.suppress(OSError, AttributeError):
+            lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            lib.omp_get_max_threads.restype = ctypes.c_int
+            lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+            return lib
+    return None
 
 
 @dataclasses.dataclass
@@ -252,10 +268,9 @@ class _Search:
         threads: int | None,
         budget: float,
         seed: int | None,
-        cache_dir: str | Path | None,
     ) -> None:
         self.csr, self.features, self.index_dtype = csr, features, index_dtype
-        self.threads, self.budget, self.cache_dir = threads, float(budget), cache_dir
+        self.threads, self.budget = threads, float(budget)
         self.rng = random.Random(seed)
         self.start = time.perf_counter()
         x_rng = np.random.default_rng(0 if seed is None else seed)
@@ -274,7 +289,7 @@ class _Search:
         comp = c.computation(self.index_dtype)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PreconditionWarning)
-            kernel = comp.compile(cache_dir=None if self.cache_dir is None else str(self.cache_dir))
+            kernel = comp.compile()
         return comp, kernel, time.perf_counter() - t0
 
     def convert(self, c: Candidate) -> tuple[dict[str, Any], float]:
@@ -291,7 +306,7 @@ class _Search:
         x = np.zeros(cols)
         x[: self.features.m] = self.x
         y = np.zeros(rows)
-        with _openmp_team(kernel, self.threads):
+        with _openmp_team(self.threads):
             kernel(y=y, x=x, **args)  # checked call: the arrays meet the format's facts
         error = np.abs(y[: self.features.n] - self.want)
         if np.any(error > self.tolerance) or not np.all(np.isfinite(y)):
@@ -306,7 +321,7 @@ class _Search:
             k(y=yv, x=xv, check=False, **kw)
 
         m = _Measured(plan, comp, kernel, args, compile_time, conversion_time, call)
-        with _openmp_team(kernel, self.threads):
+        with _openmp_team(self.threads):
             t0 = time.perf_counter()
             call()
             once = time.perf_counter() - t0
@@ -371,7 +386,7 @@ class _Search:
         per_round = sum(m.time * m.reps for m in finalists) + 1e-6
         left = self.budget - self.elapsed()
         rounds = max(3, min(15, int(left / per_round)))
-        with _openmp_team(baseline.kernel, self.threads):
+        with _openmp_team(self.threads):
             for _ in range(rounds):
                 self.rng.shuffle(finalists)
                 for m in finalists:
