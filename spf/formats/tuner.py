@@ -347,7 +347,8 @@ class _Search:
             if plan.pruned is not None or plan.candidate == BASELINE:
                 continue
             guess = statistics.median(spent) if spent else COMPILE_GUESS_S
-            if measured and self.elapsed() + guess > 0.8 * self.budget:
+            others = sum(m is not baseline for m in measured)
+            if others and self.elapsed() + guess > 0.8 * self.budget:
                 entry.update(status="not measured", reason="budget spent")
                 continue
             try:
