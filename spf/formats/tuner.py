@@ -401,23 +401,39 @@ class _Search:
         c = best.plan.candidate
         LOG.info("formats.tune: %s, %.3g s per SpMV, %.2fx CSR", c.label, best.time,
                  baseline_time / best.time)  # fmt: skip
+        found = (best.comp, best.kernel, best.args, best.conversion_time)
+        return self.answer(c, found, best.time, baseline_time, tried, history, None)
+
+    def answer(
+        self,
+        c: Candidate,
+        found: tuple[Computation, Any, dict[str, Any], float],
+        seconds: float,
+        baseline_time: float,
+        tried: int,
+        history: list[dict[str, Any]],
+        record: Path | None,
+    ) -> FormatTuneResult:
+        """The result for candidate ``c`` with its ``(comp, kernel, args, conversion_time)``;
+        ``record``: the record it was replayed from (None: just measured)."""
+        comp, kernel, args, conversion_time = found
         return FormatTuneResult(
             format=c.format,
-            comp=best.comp,
-            args=best.args,
-            kernel=best.kernel,
-            time=best.time,
+            comp=comp,
+            args=args,
+            kernel=kernel,
+            time=seconds,
             baseline_time=baseline_time,
-            speedup=baseline_time / best.time,
-            conversion_time=best.conversion_time,
+            speedup=baseline_time / seconds,
+            conversion_time=conversion_time,
             tried=tried,
             history=history,
             schedule=c.schedule,
             threads=self.threads,
             index_dtype=self.index_dtype,
             features=self.features,
-            reused=False,
-            record=None,
+            reused=record is not None,
+            record=record,
         )
 
     def empty(self) -> FormatTuneResult:
@@ -448,23 +464,14 @@ class _Search:
         c = Candidate(choice["family"], tuple(choice["params"]), choice["schedule"])
         comp, kernel, _ = self.build(c)
         args, conversion_time = self.convert(c)
-        return FormatTuneResult(
-            format=c.format,
-            comp=comp,
-            args=args,
-            kernel=kernel,
-            time=float(record["time"]),
-            baseline_time=float(record["baseline_time"]),
-            speedup=float(record["speedup"]),
-            conversion_time=conversion_time,
-            tried=int(record["tried"]),
-            history=list(record["history"]),
-            schedule=c.schedule,
-            threads=self.threads,
-            index_dtype=self.index_dtype,
-            features=self.features,
-            reused=True,
-            record=path,
+        return self.answer(
+            c,
+            (comp, kernel, args, conversion_time),
+            float(record["time"]),
+            float(record["baseline_time"]),
+            int(record["tried"]),
+            list(record["history"]),
+            path,
         )
 
 
