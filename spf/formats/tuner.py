@@ -24,6 +24,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
+import functools
 import importlib
 import logging
 import math
@@ -273,12 +274,20 @@ class _Search:
         self.threads, self.budget = threads, float(budget)
         self.rng = random.Random(seed)
         self.start = time.perf_counter()
-        x_rng = np.random.default_rng(0 if seed is None else seed)
-        self.x = x_rng.standard_normal(features.m)
-        self.want = csr @ self.x
+        self.x = np.random.default_rng(0 if seed is None else seed).standard_normal(features.m)
+
+    @functools.cached_property
+    def want(self) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """scipy's ``A @ x``, every candidate's reference (not needed to replay a record)."""
+        return np.asarray(self.csr @ self.x, dtype=np.float64)
+
+    @functools.cached_property
+    def tolerance(self) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """Round-off allowed per row: summing a row in another order (or through padding)
+        changes the result by a few ulps of ``|A| @ |x|`` per entry of the row."""
         eps = np.finfo(np.float64).eps
-        bound = abs(csr) @ np.abs(self.x)
-        self.tolerance = 4 * eps * (features.row_max + 2) * bound + np.finfo(np.float64).tiny
+        bound = np.asarray(abs(self.csr) @ np.abs(self.x), dtype=np.float64)
+        return 4 * eps * (self.features.row_max + 2) * bound + np.finfo(np.float64).tiny
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -361,6 +370,8 @@ class _Search:
                 continue
             spent.append(got.compile_time + got.conversion_time)
             measured.append(got)
+            LOG.debug("formats.tune: %s %.3g s per SpMV (%.2f s to compile and convert)",
+                      plan.candidate.label, got.time, spent[-1])  # fmt: skip
         if not measured:
             raise SpfError(
                 "formats.tune: no candidate of the space could be measured (see the reasons: "
