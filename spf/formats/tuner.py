@@ -54,7 +54,7 @@ __all__ = ["FormatTuneResult", "tune"]
 
 LOG = logging.getLogger("spf")
 BASELINE = Candidate("CSR", (), "serial")
-SAMPLE_S = 2e-4  # one timed sample repeats the call until it lasts about this long
+SAMPLE_S = 5e-4  # one timed sample repeats the call until it lasts about this long
 FINALISTS = 4  # candidates timed again, interleaved, with the baseline
 COMPILE_GUESS_S = 2.0  # what a compile is assumed to cost before one has been seen
 
@@ -394,13 +394,13 @@ class _Search:
 
     def interleave(self, measured: list[_Measured], baseline: _Measured) -> None:
         """Time the fastest few and the baseline again, in a shuffled order each round, for
-        as many rounds as the budget leaves (3 to 15)."""
+        as many rounds as the budget leaves (3 to 25)."""
         finalists = sorted(measured, key=lambda m: m.time)[:FINALISTS]
         if baseline not in finalists:
             finalists.append(baseline)
         per_round = sum(m.time * m.reps for m in finalists) + 1e-6
         left = self.budget - self.elapsed()
-        rounds = max(3, min(15, int(left / per_round)))
+        rounds = max(3, min(25, int(left / per_round)))
         with _openmp_team(self.threads):
             for _ in range(rounds):
                 self.rng.shuffle(finalists)

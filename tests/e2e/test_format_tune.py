@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 SERIAL = {"CSR": [()], "DIA": [()], "ELL": [()], "BDIA": [(4,)], "schedules": ["serial"]}
+ROOMY = 120.0  # room to compile every candidate on a cold build cache and a busy machine;
+# the timed rounds are capped by count, so with the cache warm a call takes about a second
 
 
 def _band(n: int) -> sp.csr_array:
@@ -47,7 +49,7 @@ def _statuses(fres: Any) -> dict[str, str]:
 
 def test_banded_matrix_tries_dia_and_bdia(tmp_path: Path) -> None:
     m = _band(400)
-    fres = spf.formats.tune(m, budget=20.0, space=SERIAL, seed=0, record_dir=tmp_path)
+    fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
     status = _statuses(fres)
     assert status["DIA serial"] in ("measured", "chosen")
     assert status["BDIA(4) serial"] in ("measured", "chosen")
@@ -59,7 +61,7 @@ def test_banded_matrix_tries_dia_and_bdia(tmp_path: Path) -> None:
 
 def test_one_dense_row_prunes_ell_and_the_choice_is_right(tmp_path: Path) -> None:
     m = _dense_row(150)
-    fres = spf.formats.tune(m, budget=20.0, space=SERIAL, seed=0, record_dir=tmp_path)
+    fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
     ell = next(h for h in fres.history if h["candidate"] == "ELL serial")
     assert ell["status"] == "pruned"
     assert ell["reason"].startswith("padding")
@@ -75,7 +77,7 @@ def test_random_matrices_chosen_kernel_equals_scipy(tmp_path: Path, index_dtype:
         if index_dtype == "int64":
             m.indices, m.indptr = m.indices.astype(np.int64), m.indptr.astype(np.int64)
         space = {"CSR": [()], "SELL": [(4, 1)], "BCSR": [(2, 2)], "schedules": ["serial"]}
-        fres = spf.formats.tune(m, budget=15.0, space=space, seed=1, record_dir=tmp_path)
+        fres = spf.formats.tune(m, budget=ROOMY, space=space, seed=1, record_dir=tmp_path)
         assert fres.index_dtype == index_dtype
         assert all(a.dtype == np.dtype(index_dtype) for a in fres.args.values()
                    if isinstance(a, np.ndarray) and a.dtype.kind == "i")  # fmt: skip
@@ -90,7 +92,7 @@ def test_random_matrices_chosen_kernel_equals_scipy(tmp_path: Path, index_dtype:
 def test_parallel_schedules_are_measured_and_right(tmp_path: Path) -> None:
     m = sp.csr_array(spf.sparse.poisson2d(20))
     space = {"CSR": [()], "SELL": [(4, 1)], "schedules": ["serial", "parallel"]}
-    fres = spf.formats.tune(m, budget=20.0, space=space, seed=2, threads=2, record_dir=tmp_path)
+    fres = spf.formats.tune(m, budget=ROOMY, space=space, seed=2, threads=2, record_dir=tmp_path)
     assert _statuses(fres)["CSR parallel"] in ("measured", "chosen")
     assert fres.threads == 2
     _agrees(fres, m)
@@ -100,7 +102,7 @@ def test_reuse_returns_the_record_without_compiling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     m = _band(300)
-    first = spf.formats.tune(m, budget=20.0, space=SERIAL, seed=0, record_dir=tmp_path)
+    first = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
     record = json.loads(first.record.read_text())  # plain readable JSON
     chosen = next(h for h in first.history if h["status"] == "chosen")
     assert record["choice"] == {k: chosen[k] for k in ("family", "params", "schedule")}
@@ -114,7 +116,7 @@ def test_reuse_returns_the_record_without_compiling(
     monkeypatch.setattr(Kernel, "build", no_build)
     values = m.copy()
     values.data = values.data * 3.0  # same pattern, other values: the record applies
-    again = spf.formats.tune(values, budget=20.0, space=SERIAL, seed=0, record_dir=tmp_path)
+    again = spf.formats.tune(values, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
     assert again.reused
     assert not first.reused
     assert again.format is first.format
@@ -127,10 +129,10 @@ def test_reuse_returns_the_record_without_compiling(
 
 def test_reuse_false_and_another_space_measure_again(tmp_path: Path) -> None:
     m = _band(200)
-    first = spf.formats.tune(m, budget=20.0, space=SERIAL, seed=0, record_dir=tmp_path)
-    again = spf.formats.tune(m, budget=20.0, space=SERIAL, seed=0, reuse=False,
+    first = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, record_dir=tmp_path)
+    again = spf.formats.tune(m, budget=ROOMY, space=SERIAL, seed=0, reuse=False,
                              record_dir=tmp_path)  # fmt: skip
-    other = spf.formats.tune(m, budget=20.0, space={"CSR": [()], "schedules": ["serial"]},
+    other = spf.formats.tune(m, budget=ROOMY, space={"CSR": [()], "schedules": ["serial"]},
                              record_dir=tmp_path)  # fmt: skip
     assert not again.reused
     assert not other.reused
@@ -162,7 +164,7 @@ def test_empty_matrix_is_csr_without_search(tmp_path: Path, shape: tuple[int, in
 
 def test_one_row_matrix(tmp_path: Path) -> None:
     m = sp.csr_array(np.array([[0.0, 2.0, 0.0, -1.0, 5.0]]))
-    fres = spf.formats.tune(m, budget=15.0, space=SERIAL, record_dir=tmp_path)
+    fres = spf.formats.tune(m, budget=ROOMY, space=SERIAL, record_dir=tmp_path)
     _agrees(fres, m)
 
 
@@ -179,4 +181,4 @@ def test_a_wrong_kernel_is_an_error_not_a_choice(
 
     monkeypatch.setattr(spf.sparse, "format_args", corrupt)
     with pytest.raises(spf.SpfError, match=r"DIA serial computed y\[\d+\].*beyond round-off"):
-        spf.formats.tune(_band(80), budget=20.0, space=SERIAL, record_dir=tmp_path)
+        spf.formats.tune(_band(80), budget=ROOMY, space=SERIAL, record_dir=tmp_path)
