@@ -229,6 +229,7 @@ def _openmp_team(threads: int | None) -> Iterator[None]:
         lib.omp_set_num_threads(previous)
 
 
+@functools.cache
 def _libgomp() -> ctypes.CDLL | None:
     for name in ("libgomp.so.1", ctypes.util.find_library("gomp")):
         if name is None:
