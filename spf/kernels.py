@@ -18,12 +18,17 @@ the element type their index arrays (UFs) are declared with, to match
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from spf.computation import Computation, Stmt
 from spf.dtypes import index_name
 from spf.errors import SpfError
-from spf.formats.format import Format
+from spf.formats.spmv import spmv_computation
 from spf.index_notation.sparse_output import SparseEinsum as SpGEMM
 from spf.index_notation.sparse_output import SparseEinsumKernel as SpGEMMKernel
+
+if TYPE_CHECKING:
+    from spf.formats.format import Format
 
 __all__ = [
     "SPGEMM",
@@ -186,31 +191,7 @@ def spmv(fmt: Format, *, index_dtype: str | None = None) -> Computation:
     >>> y
     array([21., 30.])
     """
-    if not isinstance(fmt, Format):
-        raise SpfError(f"spmv: expected an spf.Format (spf.formats.CSR, ...), got {fmt!r}")
-    if len(fmt.coords) != 2:
-        raise SpfError(
-            f"spmv({fmt.name}): a matrix format has two coordinates, "
-            f"{fmt.name} has [{', '.join(fmt.coords)}]"
-        )
-    dtype = None if index_dtype is None else _index_dtype(index_dtype)
-    i, j = fmt.coords
-    comp = Computation(f"spmv_{fmt.name.lower()}_generated")
-    comp.add_data_space("y", "double", shape=(fmt.shape[0],))
-    comp.add_data_space(fmt.value, "double", shape=fmt.value_shape)
-    comp.add_data_space("x", "double", shape=(fmt.shape[1],))
-    fmt.declare(comp, dtype)
-    loops = ", ".join(fmt.loops)
-    sched = ", ".join(f"0, {v}" for v in fmt.loops)
-    comp.add_stmt(
-        Stmt(
-            f"$y$({i}) += ${fmt.value}$({', '.join(fmt.positions)}) * $x$({j});",
-            fmt.scan(),
-            f"{{[{loops}] -> [{sched}, 0]}}",
-            name="spmv",
-        )
-    )
-    return comp
+    return spmv_computation(fmt, index_dtype)
 
 
 def spmtv_csr(*, index_dtype: str = "int32") -> Computation:

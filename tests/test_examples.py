@@ -33,6 +33,7 @@ SCRIPTS = [
     "wavefront_from_c.py",
     "spgemm.py",
     "format_relations.py",
+    "formats_tune.py",
     "einsum.py",
     "tune_gemm.py",
     "pcg.py",

@@ -17,7 +17,7 @@ A format transformation here has three parts, all spf objects:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spf.formats.builtin import BCSR, BDIA, SELL, builtin
 from spf.formats.convert import Conversion, ConversionKernel, convert
@@ -42,17 +42,24 @@ __all__ = [
     "SellMatrix",
     "convert",
     "sell",
+    "tune",
 ]
 
 if TYPE_CHECKING:
     from spf.formats.builtin import CSC, CSR, DIA, ELL
     from spf.formats.tensor import MatrixCOO
+    from spf.formats.tuner import tune
 
     COO: MatrixCOO
 
 
-def __getattr__(name: str) -> Format:
-    """``COO``, ``CSR``, ``CSC``, ``DIA``, ``ELL``: built on first use."""
+def __getattr__(name: str) -> Any:
+    """``COO``, ``CSR``, ``CSC``, ``DIA``, ``ELL``: built on first use; ``tune``
+    (:mod:`spf.formats.tuner`) imported on first use."""
     if name in ("COO", "CSR", "CSC", "DIA", "ELL"):
         return builtin(name)
+    if name == "tune":
+        from spf.formats.tuner import tune
+
+        return tune
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,269 @@
+"""The candidates :func:`spf.formats.tune` considers: formats with their parameters times a
+few schedules, the padding rule that prunes them and the bytes-moved model that orders them.
+
+A space is a dict from a format family to the parameter tuples to try::
+
+    {"CSR": [()], "SELL": [(8, 1), (4, 32)], "BCSR": [(2, 2)], "schedules": ["serial"]}
+
+Families: ``CSR``, ``CSC``, ``DIA``, ``ELL`` (no parameters), ``SELL`` (``(C, sigma)``),
+``BCSR`` (``(r, c)``), ``BDIA`` (``(R,)``). The optional ``"schedules"`` entry lists the
+schedules to try (``"serial"``, ``"parallel"``; both by default). A list of family names
+takes each family with its default parameters (:data:`DEFAULT_SPACE`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from spf.errors import SpfError
+from spf.formats.builtin import BCSR, BDIA, SELL, builtin
+from spf.formats.spmv import spmv_computation
+
+if TYPE_CHECKING:
+    from spf.computation import Computation
+    from spf.formats.features import MatrixFeatures
+    from spf.formats.format import Format
+
+__all__ = ["DEFAULT_SPACE", "SCHEDULES", "Candidate", "candidates", "default_space"]
+
+DEFAULT_SPACE: Mapping[str, tuple[tuple[int, ...], ...]] = {
+    "CSR": ((),),
+    "CSC": ((),),
+    "DIA": ((),),
+    "ELL": ((),),
+    "SELL": ((4, 1), (8, 1), (8, 32)),
+    "BCSR": ((2, 2), (3, 3), (4, 4)),
+    "BDIA": ((8,), (32,)),
+}
+"""The space searched when ``space=None``."""
+
+SCHEDULES = ("serial", "parallel")
+_ARITY = {"CSR": 0, "CSC": 0, "DIA": 0, "ELL": 0, "SELL": 2, "BCSR": 2, "BDIA": 1}
+
+# The loop over rows (or row blocks / chunks) each family's SpMV runs in parallel, after the
+# interchanges that bring it outermost; None: no legal row-parallel loop (CSC scatters into y
+# from every column; SELL with sigma > 1 writes y through the row permutation ``perm``, which
+# spf cannot prove one-to-one).
+_PARALLEL: dict[str, tuple[tuple[tuple[str, str], ...], str] | None] = {
+    "CSR": ((), "i"),
+    "CSC": None,
+    "DIA": ((("d", "p"),), "p"),
+    "ELL": ((), "p"),
+    "SELL": ((), "ch"),
+    "BCSR": ((), "ib"),
+    "BDIA": ((), "b"),
+}
+
+BANDWIDTH = 8e9
+"""Bytes per second one thread is assumed to stream (a rough constant: measurements decide)."""
+PARALLEL_OVERHEAD_S = 5e-6
+"""Assumed cost of starting and ending one OpenMP parallel region."""
+
+
+def default_space() -> dict[str, list[tuple[int, ...]]]:
+    """A fresh copy of :data:`DEFAULT_SPACE` to restrict or extend."""
+    return {family: list(params) for family, params in DEFAULT_SPACE.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One format (``family`` with ``params``) under one schedule."""
+
+    family: str
+    params: tuple[int, ...]
+    schedule: str
+
+    @property
+    def label(self) -> str:
+        """``"SELL(8, 1) parallel"``."""
+        return f"{self.format_label} {self.schedule}"
+
+    @property
+    def format_label(self) -> str:
+        args = ", ".join(str(p) for p in self.params)
+        return f"{self.family}({args})" if self.params else self.family
+
+    @functools.cached_property
+    def format(self) -> Format:
+        return format_of(self.family, self.params)
+
+    def computation(self, index_dtype: str) -> Computation:
+        """The SpMV over this format with this candidate's schedule applied."""
+        comp = spmv_computation(self.format, index_dtype)
+        plan = _PARALLEL[self.family]
+        if self.schedule == "parallel" and plan is not None:
+            stmt = comp.stmt("spmv")
+            for a, b in plan[0]:
+                stmt.interchange(a, b)
+            stmt.parallelize(plan[1])
+        return comp
+
+
+def format_of(family: str, params: Sequence[int]) -> Format:
+    """The built-in :class:`Format` of ``family`` with ``params``."""
+    if family == "SELL":
+        return SELL(params[0], params[1])
+    if family == "BCSR":
+        return BCSR(params[0], params[1])
+    if family == "BDIA":
+        return BDIA(params[0])
+    return builtin(family)
+
+
+def _parallel_reason(c: Candidate) -> str | None:
+    if _PARALLEL[c.family] is None:
+        return f"{c.family} has no row loop that runs in parallel without a reduction"
+    if c.family == "SELL" and c.params[1] > 1:
+        return "SELL with sigma > 1 writes y through the row permutation perm (not one-to-one)"
+    return None
+
+
+def normalize_space(
+    space: Mapping[str, object] | Sequence[str] | None,
+) -> tuple[dict[str, list[tuple[int, ...]]], tuple[str, ...]]:
+    """``(families -> parameter tuples, schedules)`` from a ``space=`` argument, checked."""
+    if space is None:
+        return default_space(), SCHEDULES
+    if isinstance(space, str) or not isinstance(space, (Mapping, Sequence)):
+        raise SpfError(
+            "formats.tune: space must be a dict {family: [parameter tuples]} or a list of "
+            f"family names ({', '.join(_ARITY)}), got {space!r}"
+        )
+    if not isinstance(space, Mapping):
+        space = {name: DEFAULT_SPACE.get(str(name), ()) for name in space}
+    schedules: tuple[str, ...] = SCHEDULES
+    out: dict[str, list[tuple[int, ...]]] = {}
+    for family, params in space.items():
+        if family == "schedules":
+            schedules = _schedules(params)
+            continue
+        if family not in _ARITY:
+            raise SpfError(
+                f"formats.tune: unknown format family {family!r} in space; "
+                f"known: {', '.join(_ARITY)} (and 'schedules')"
+            )
+        out[family] = [_params(family, p) for p in _sequence(params, family)]
+    if not any(out.values()):
+        raise SpfError("formats.tune: space names no format to try")
+    return out, schedules
+
+
+def _sequence(value: object, what: str) -> Sequence[object]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise SpfError(f"formats.tune: space[{what!r}] must be a list, got {value!r}")
+    return value
+
+
+def _schedules(value: object) -> tuple[str, ...]:
+    names = tuple(str(v) for v in _sequence(value, "schedules"))
+    bad = [n for n in names if n not in SCHEDULES]
+    if bad or not names:
+        raise SpfError(
+            f"formats.tune: space['schedules'] must list some of {', '.join(SCHEDULES)}, "
+            f"got {value!r}"
+        )
+    return names
+
+
+def _params(family: str, value: object) -> tuple[int, ...]:
+    params = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    arity = _ARITY[family]
+    if len(params) != arity or any(
+        isinstance(p, bool) or not isinstance(p, int) or p < 1 for p in params
+    ):
+        what = {0: "()", 1: "(R,)", 2: "(C, sigma)" if family == "SELL" else "(r, c)"}[arity]
+        raise SpfError(
+            f"formats.tune: {family} parameters must be {what} with positive ints, got {value!r}"
+        )
+    if family == "SELL" and params[1] > 1 and params[1] % params[0]:
+        raise SpfError(f"formats.tune: SELL sigma ({params[1]}) must be 1 or a multiple of C")
+    return params
+
+
+def predicted_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...], isz: int) -> int:
+    """Bytes one SpMV moves in this format: values (padding included), index arrays, and
+    ``x`` read once, ``y`` read and written once."""
+    stored = f.stored(family, *params)
+    vectors = 8 * f.m + 16 * f.n
+    if family == "CSR":
+        index = f.nnz + f.n + 1
+    elif family == "CSC":
+        index = f.nnz + f.m + 1
+    elif family == "ELL":
+        index = stored
+    elif family == "DIA":
+        index = f.diagonals
+    elif family == "SELL":
+        nv, nc = f.sell_slots(params[0], params[1])
+        index = nv + 2 * nc + (f.n if params[1] > 1 else 0)
+    elif family == "BCSR":
+        index = f.blocks(params[0], params[1]) + -(-f.n // params[0]) + 1
+    else:  # BDIA
+        index = f.block_diagonals(params[0]) + -(-f.n // params[0]) + 1
+    return 8 * stored + isz * index + vectors
+
+
+@dataclasses.dataclass
+class Planned:
+    """A candidate with its predicted cost, or the reason it was pruned."""
+
+    candidate: Candidate
+    predicted_bytes: int = 0
+    predicted_s: float = 0.0
+    pruned: str | None = None
+
+
+def candidates(
+    f: MatrixFeatures,
+    families: Mapping[str, Sequence[tuple[int, ...]]],
+    schedules: Sequence[str],
+    *,
+    index_dtype: str,
+    threads: int,
+    max_padding: float,
+) -> list[Planned]:
+    """Every candidate of the space, those that survive the pruning first, cheapest
+    predicted first; pruned ones after, each with its reason."""
+    isz = 4 if index_dtype == "int32" else 8
+    limit = 2**31 - 1 if index_dtype == "int32" else 2**63 - 1
+    cache: dict[tuple[str, tuple[int, ...]], tuple[int, int]] = {}
+    out: list[Planned] = []
+    for family, plist in families.items():
+        for params in plist:
+            for schedule in schedules:
+                c = Candidate(family, tuple(params), schedule)
+                if (family, c.params) not in cache:
+                    stored = f.stored(family, *c.params)
+                    cache[family, c.params] = (stored, predicted_bytes(f, family, c.params, isz))
+                stored, nbytes = cache[family, c.params]
+                plan = Planned(c, nbytes)
+                team = threads if schedule == "parallel" else 1
+                plan.predicted_s = nbytes / (BANDWIDTH * team) + (
+                    PARALLEL_OVERHEAD_S if schedule == "parallel" else 0.0
+                )
+                plan.pruned = _pruned(c, f, stored, limit, threads, max_padding)
+                out.append(plan)
+    return sorted(out, key=lambda p: (p.pruned is not None, p.predicted_s, p.candidate.label))
+
+
+def _pruned(
+    c: Candidate, f: MatrixFeatures, stored: int, limit: int, threads: int, max_padding: float
+) -> str | None:
+    if c.schedule == "parallel":
+        if threads <= 1:
+            return "parallel schedule with one thread"
+        reason = _parallel_reason(c)
+        if reason:
+            return reason
+    padding = stored - f.nnz
+    if padding > max_padding * max(f.nnz, 1):
+        return (
+            f"padding: {c.format_label} stores {stored} slots for {f.nnz} entries "
+            f"({padding / max(f.nnz, 1):.1f}x nnz of padding > max_padding = {max_padding})"
+        )
+    if stored > limit:
+        return f"{stored} stored slots do not fit the index dtype"
+    return None

@@ -1,0 +1,505 @@
+"""``spf.formats.tune``: the storage format (and a schedule) for SpMV on one matrix.
+
+The search, in order (docs/formats.md, "Choosing a format"):
+
+1. :func:`~spf.formats.features.matrix_features` reads the pattern once with numpy;
+   candidates whose padding exceeds ``max_padding`` times the entries are pruned, and so are
+   parallel schedules a format has no legal row-parallel loop for. Nothing is compiled yet.
+2. :func:`~spf.formats.tune_space.candidates` orders the survivors by the bytes one SpMV
+   moves (values and padding, index arrays, ``x`` and ``y``), divided by the threads a
+   parallel schedule runs on.
+3. Within ``budget`` seconds (compile and conversion included) the candidates are converted
+   (:func:`spf.sparse.format_args`), compiled (spf's build cache makes a kernel built before
+   load in milliseconds), checked against scipy's ``A @ x`` and timed; the fastest few and
+   the CSR baseline are then timed again in interleaved rounds (a shuffled order each round,
+   medians), and the fastest median wins.
+
+The result is remembered in spf's cache directory (:mod:`spf.formats.tune_record`); with
+``reuse=True`` a matrix of the same pattern returns the recorded choice without measuring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import dataclasses
+import functools
+import importlib
+import logging
+import math
+import os
+import random
+import statistics
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import spf.sparse
+from spf.errors import ArgumentError, IllegalScheduleError, PreconditionWarning, SpfError
+from spf.formats.features import MatrixFeatures, matrix_features
+from spf.formats.tune_record import load_record, record_key, record_path, save_record
+from spf.formats.tune_space import Candidate, Planned, candidates, normalize_space
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from spf.computation import Computation
+    from spf.formats.format import Format
+
+__all__ = ["FormatTuneResult", "tune"]
+
+LOG = logging.getLogger("spf")
+BASELINE = Candidate("CSR", (), "serial")
+SAMPLE_S = 5e-4  # one timed sample repeats the call until it lasts about this long
+FINALISTS = 4  # candidates timed again, interleaved, with the baseline
+COMPILE_GUESS_S = 2.0  # what a compile is assumed to cost before one has been seen
+
+
+@dataclasses.dataclass(eq=False)
+class FormatTuneResult:
+    """What :func:`tune` chose. ``fres(x)`` runs the chosen SpMV (``y = A @ x``)."""
+
+    format: Format
+    comp: Computation
+    args: dict[str, Any]
+    kernel: Any
+    time: float
+    """Median seconds of one SpMV in the chosen format and schedule."""
+    baseline_time: float
+    """The same for CSR with the default schedule (serial)."""
+    speedup: float
+    conversion_time: float
+    """Seconds to build ``args`` from the matrix (not part of ``time``)."""
+    tried: int
+    """Candidates compiled and measured (the baseline included)."""
+    history: list[dict[str, Any]]
+    schedule: str
+    """``"serial"`` or ``"parallel"`` (the rows, row blocks or chunks over OpenMP threads)."""
+    threads: int | None
+    index_dtype: str
+    features: MatrixFeatures
+    reused: bool
+    """True when the choice came from a record (nothing was measured)."""
+    record: Path | None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.features.n, self.features.m
+
+    @property
+    def kernel_shape(self) -> tuple[int, int]:
+        """Lengths of the ``y`` and ``x`` :attr:`kernel` takes with :attr:`args` (the matrix's
+        shape, rounded up to whole blocks for BCSR)."""
+        return _padded_shape(self.args, *self.shape)
+
+    def __call__(self, x: Any, y: Any = None) -> Any:
+        """``y += A @ x`` with the chosen kernel (``y`` zeros when not given); returns ``y``.
+        Pads ``x`` and ``y`` where the format needs it (BCSR's whole blocks)."""
+        n, m = self.shape
+        xv = np.asarray(x, dtype=np.float64)
+        if xv.shape != (m,):
+            raise ArgumentError(f"formats.tune result: x must have shape ({m},), got {xv.shape}")
+        rows, cols = self.kernel_shape
+        xp = np.zeros(cols)
+        xp[:m] = xv
+        out = np.zeros(n) if y is None else y
+        yp = np.zeros(rows)
+        with _openmp_team(self.threads):
+            self.kernel(y=yp, x=xp, **self.args)
+        out += yp[:n]
+        return out
+
+
+def tune(
+    A: object,  # noqa: N803
+    kernel: str = "spmv",
+    budget: float = 30.0,
+    space: Mapping[str, object] | Sequence[str] | None = None,
+    seed: int | None = None,
+    reuse: bool = True,
+    threads: int | None = None,
+    *,
+    index_dtype: str | None = None,
+    max_padding: float = 3.0,
+    record_dir: str | Path | None = None,
+) -> FormatTuneResult:
+    """Choose the storage format and schedule of ``kernel`` (``"spmv"``) for the
+    ``scipy.sparse`` matrix ``A`` by measuring within ``budget`` seconds.
+
+    ``space`` restricts or extends the formats tried (:mod:`spf.formats.tune_space`),
+    ``seed`` fixes the shuffled order of the timed rounds, ``threads`` the OpenMP team
+    (``1``: serial schedules only; None: OpenMP's default), ``index_dtype`` the index arrays
+    (None: ``A``'s own, int32 unless ``A`` holds int64 indices), ``max_padding`` the padding
+    (a multiple of the entries) beyond which a format is not tried. ``reuse=True`` returns a
+    recorded choice for the same pattern, kernel, dtypes, space and machine without measuring;
+    records live in ``record_dir`` (None: ``formats_tune/`` in spf's cache directory).
+    Kernels go to spf's build cache as every ``compile()`` does.
+    """
+    if kernel != "spmv":
+        raise SpfError(f"formats.tune: kernel must be 'spmv' (the only one tuned), got {kernel!r}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
+        raise SpfError(f"formats.tune: budget must be a positive number of seconds, got {budget!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):  # fmt: skip
+        raise SpfError(f"formats.tune: threads must be None or a positive int, got {threads!r}")
+    if (
+        isinstance(max_padding, bool)
+        or not isinstance(max_padding, (int, float))
+        or max_padding < 0
+    ):
+        raise SpfError(f"formats.tune: max_padding must be a number >= 0, got {max_padding!r}")
+    families, schedules = normalize_space(space)
+    dtype = _index_dtype(A, index_dtype)
+    base = spf.sparse.csr_args(A, dtype)
+    sp = importlib.import_module("scipy.sparse")
+    csr = sp.csr_array((base["A"], base["col"], base["rowptr"]), shape=(base["N"], base["M"]))
+    features = matrix_features(csr)
+    settings: dict[str, object] = {
+        "kernel": kernel,
+        "value_dtype": "float64",
+        "index_dtype": dtype,
+        "threads": threads,
+        "max_padding": float(max_padding),
+        "space": {k: [list(p) for p in v] for k, v in families.items()},
+        "schedules": list(schedules),
+    }
+    digest, key = record_key((features.n, features.m), base["rowptr"], base["col"], settings)
+    path = record_path(digest, record_dir)
+    search = _Search(csr, features, dtype, threads, budget, seed)
+    if reuse:
+        record = load_record(path, key)
+        if record is not None:
+            return search.replay(record, path)
+    if features.nnz == 0:
+        return search.empty()
+    plans = candidates(
+        features,
+        families,
+        schedules,
+        index_dtype=dtype,
+        threads=threads if threads is not None else _default_team(),
+        max_padding=float(max_padding),
+    )
+    result = search.run(plans)
+    result.record = path
+    save_record(path, search.record(result, key))
+    return result
+
+
+def _index_dtype(A: object, index_dtype: str | None) -> str:  # noqa: N803
+    if index_dtype is not None:
+        if index_dtype not in ("int32", "int64"):
+            raise SpfError(
+                f"formats.tune: index_dtype must be 'int32' or 'int64', got {index_dtype!r}"
+            )
+        return index_dtype
+    own = getattr(A, "indices", getattr(A, "row", None))
+    return "int64" if getattr(own, "dtype", None) == np.int64 else "int32"
+
+
+def _default_team() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _padded_shape(args: Mapping[str, Any], n: int, m: int) -> tuple[int, int]:
+    """Lengths of ``y`` and ``x`` the format's kernel takes (BCSR: whole blocks)."""
+    if "NNZB" in args:
+        r, c = args["A"].shape[1:]
+        return int(args["NB"]) * r, int(args["MB"]) * c
+    return n, m
+
+
+@contextlib.contextmanager
+def _openmp_team(threads: int | None) -> Iterator[None]:
+    """OpenMP's team size set to ``threads`` for a block (libgomp is one shared object per
+    process, so this applies to spf's kernels), restored afterwards; nothing when None."""
+    lib = _libgomp() if threads is not None else None
+    if lib is None or threads is None:
+        yield
+        return
+    previous = lib.omp_get_max_threads()
+    lib.omp_set_num_threads(threads)
+    try:
+        yield
+    finally:
+        lib.omp_set_num_threads(previous)
+
+
+@functools.cache
+def _libgomp() -> ctypes.CDLL | None:
+    for name in ("libgomp.so.1", ctypes.util.find_library("gomp")):
+        if name is None:
+            continue
+        with contextlib.suppress(OSError, AttributeError):
+            lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            lib.omp_get_max_threads.restype = ctypes.c_int
+            lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+            return lib
+    return None
+
+
+@dataclasses.dataclass
+class _Measured:
+    plan: Planned
+    comp: Computation
+    kernel: Any
+    args: dict[str, Any]
+    compile_time: float
+    conversion_time: float
+    call: Callable[[], None]
+    reps: int = 1
+    samples: list[float] = dataclasses.field(default_factory=list)
+
+    @property
+    def time(self) -> float:
+        return statistics.median(self.samples)
+
+
+class _Search:
+    """One call of :func:`tune`: the matrix, its features and the measurements so far."""
+
+    def __init__(
+        self,
+        csr: Any,
+        features: MatrixFeatures,
+        index_dtype: str,
+        threads: int | None,
+        budget: float,
+        seed: int | None,
+    ) -> None:
+        self.csr, self.features, self.index_dtype = csr, features, index_dtype
+        self.threads, self.budget = threads, float(budget)
+        self.rng = random.Random(seed)
+        self.start = time.perf_counter()
+        self.x = np.random.default_rng(0 if seed is None else seed).standard_normal(features.m)
+
+    @functools.cached_property
+    def want(self) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """scipy's ``A @ x``, every candidate's reference (not needed to replay a record)."""
+        return np.asarray(self.csr @ self.x, dtype=np.float64)
+
+    @functools.cached_property
+    def tolerance(self) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """Round-off allowed per row: summing a row in another order (or through padding)
+        changes the result by a few ulps of ``|A| @ |x|`` per entry of the row."""
+        eps = np.finfo(np.float64).eps
+        bound = np.asarray(abs(self.csr) @ np.abs(self.x), dtype=np.float64)
+        return 4 * eps * (self.features.row_max + 2) * bound + np.finfo(np.float64).tiny
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    # --- building one candidate
+    def build(self, c: Candidate) -> tuple[Computation, Any, float]:
+        t0 = time.perf_counter()
+        comp = c.computation(self.index_dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PreconditionWarning)
+            kernel = comp.compile()
+        return comp, kernel, time.perf_counter() - t0
+
+    def convert(self, c: Candidate) -> tuple[dict[str, Any], float]:
+        t0 = time.perf_counter()
+        args = spf.sparse.format_args(self.csr, c.format, self.index_dtype)
+        return args, time.perf_counter() - t0
+
+    def measure(self, plan: Planned) -> _Measured:
+        """Compile, convert, check against scipy and time ``plan``'s candidate."""
+        c = plan.candidate
+        comp, kernel, compile_time = self.build(c)
+        args, conversion_time = self.convert(c)
+        rows, cols = _padded_shape(args, self.features.n, self.features.m)
+        x = np.zeros(cols)
+        x[: self.features.m] = self.x
+        y = np.zeros(rows)
+        with _openmp_team(self.threads):
+            kernel(y=y, x=x, **args)  # checked call: the arrays meet the format's facts
+        error = np.abs(y[: self.features.n] - self.want)
+        if np.any(error > self.tolerance) or not np.all(np.isfinite(y)):
+            worst = int(np.argmax(error))
+            raise SpfError(
+                f"formats.tune: {c.label} computed y[{worst}] = {y[worst]!r} where scipy's "
+                f"A @ x gives {self.want[worst]!r} (beyond round-off); spf generated a wrong "
+                "kernel for this format: please report it with the matrix"
+            )
+
+        def call(k: Any = kernel, yv: Any = y, xv: Any = x, kw: Any = args) -> None:
+            k(y=yv, x=xv, check=False, **kw)
+
+        m = _Measured(plan, comp, kernel, args, compile_time, conversion_time, call)
+        with _openmp_team(self.threads):
+            t0 = time.perf_counter()
+            call()
+            once = time.perf_counter() - t0
+            m.reps = max(1, min(100_000, math.ceil(SAMPLE_S / max(once, 1e-9))))
+            m.samples = [self.sample(m) for _ in range(3)]
+        return m
+
+    def sample(self, m: _Measured) -> float:
+        t0 = time.perf_counter()
+        for _ in range(m.reps):
+            m.call()
+        return (time.perf_counter() - t0) / m.reps
+
+    # --- the search
+    def run(self, plans: list[Planned]) -> FormatTuneResult:
+        history: dict[Candidate, dict[str, Any]] = {p.candidate: _entry(p) for p in plans}
+        base_plan = next((p for p in plans if p.candidate == BASELINE), None)
+        baseline = self.measure(base_plan or Planned(BASELINE))
+        measured = [baseline] if base_plan is not None else []
+        spent = [baseline.compile_time + baseline.conversion_time]
+        for plan in plans:
+            entry = history[plan.candidate]
+            if plan.pruned is not None or plan.candidate == BASELINE:
+                continue
+            guess = statistics.median(spent) if spent else COMPILE_GUESS_S
+            others = sum(m is not baseline for m in measured)
+            if others and self.elapsed() + guess > 0.8 * self.budget:
+                entry.update(status="not measured", reason="budget spent")
+                continue
+            try:
+                got = self.measure(plan)
+            except IllegalScheduleError as err:
+                entry.update(status="illegal", reason=str(err).splitlines()[0])
+                continue
+            except ArgumentError as err:
+                entry.update(status="refused", reason=str(err).splitlines()[0])
+                continue
+            spent.append(got.compile_time + got.conversion_time)
+            measured.append(got)
+            LOG.debug("formats.tune: %s %.3g s per SpMV (%.2f s to compile and convert)",
+                      plan.candidate.label, got.time, spent[-1])  # fmt: skip
+        if not measured:
+            raise SpfError(
+                "formats.tune: no candidate of the space could be measured (see the reasons: "
+                + "; ".join(f"{c.label}: {e['reason']}" for c, e in history.items())
+                + "); widen space or raise max_padding"
+            )
+        self.interleave(measured, baseline)
+        best = min(measured, key=lambda m: m.time)
+        # the first conversion of a format may pay one-time costs (page faults on fresh
+        # memory, a busy core): the chosen one is converted again and the faster run counts
+        best.conversion_time = min(best.conversion_time, self.convert(best.plan.candidate)[1])
+        for m in {id(m): m for m in [*measured, baseline]}.values():
+            if m.plan.candidate in history:
+                entry = history[m.plan.candidate]
+                entry.update(status="measured", time=m.time, compile_time=m.compile_time,
+                             conversion_time=m.conversion_time)  # fmt: skip
+        history[best.plan.candidate]["status"] = "chosen"
+        return self.result(best, baseline.time, len(measured) + (base_plan is None),
+                           list(history.values()))  # fmt: skip
+
+    def interleave(self, measured: list[_Measured], baseline: _Measured) -> None:
+        """Time the fastest few and the baseline again, in a shuffled order each round, for
+        as many rounds as the budget leaves (3 to 25)."""
+        finalists = sorted(measured, key=lambda m: m.time)[:FINALISTS]
+        if baseline not in finalists:
+            finalists.append(baseline)
+        per_round = sum(m.time * m.reps for m in finalists) + 1e-6
+        left = self.budget - self.elapsed()
+        rounds = max(3, min(25, int(left / per_round)))
+        with _openmp_team(self.threads):
+            for _ in range(rounds):
+                self.rng.shuffle(finalists)
+                for m in finalists:
+                    m.samples.append(self.sample(m))
+        for m in finalists:
+            m.samples = m.samples[3:]  # the quick samples taken alone are dropped
+
+    def result(
+        self, best: _Measured, baseline_time: float, tried: int, history: list[dict[str, Any]]
+    ) -> FormatTuneResult:
+        c = best.plan.candidate
+        LOG.info("formats.tune: %s, %.3g s per SpMV, %.2fx CSR", c.label, best.time,
+                 baseline_time / best.time)  # fmt: skip
+        found = (best.comp, best.kernel, best.args, best.conversion_time)
+        return self.answer(c, found, best.time, baseline_time, tried, history, None)
+
+    def answer(
+        self,
+        c: Candidate,
+        found: tuple[Computation, Any, dict[str, Any], float],
+        seconds: float,
+        baseline_time: float,
+        tried: int,
+        history: list[dict[str, Any]],
+        record: Path | None,
+    ) -> FormatTuneResult:
+        """The result for candidate ``c`` with its ``(comp, kernel, args, conversion_time)``;
+        ``record``: the record it was replayed from (None: just measured)."""
+        comp, kernel, args, conversion_time = found
+        return FormatTuneResult(
+            format=c.format,
+            comp=comp,
+            args=args,
+            kernel=kernel,
+            time=seconds,
+            baseline_time=baseline_time,
+            speedup=baseline_time / seconds,
+            conversion_time=conversion_time,
+            tried=tried,
+            history=history,
+            schedule=c.schedule,
+            threads=self.threads,
+            index_dtype=self.index_dtype,
+            features=self.features,
+            reused=record is not None,
+            record=record,
+        )
+
+    def empty(self) -> FormatTuneResult:
+        """A matrix with no stored entry: CSR, serial (every format stores nothing)."""
+        m = self.measure(Planned(BASELINE))
+        entry = _entry(m.plan)
+        entry.update(status="chosen", reason="no stored entries: nothing to choose",
+                     time=m.time)  # fmt: skip
+        return self.result(m, m.time, 1, [entry])
+
+    # --- records
+    def record(self, res: FormatTuneResult, key: dict[str, object]) -> dict[str, Any]:
+        chosen = next(h for h in res.history if h["status"] == "chosen")
+        return {
+            "key": key,
+            "choice": {k: chosen[k] for k in ("family", "params", "schedule")},
+            "time": res.time,
+            "baseline_time": res.baseline_time,
+            "speedup": res.speedup,
+            "conversion_time": res.conversion_time,
+            "tried": res.tried,
+            "history": res.history,
+        }
+
+    def replay(self, record: dict[str, Any], path: Path) -> FormatTuneResult:
+        """The recorded choice, compiled (a build-cache hit) and converted, not measured."""
+        choice = record["choice"]
+        c = Candidate(choice["family"], tuple(choice["params"]), choice["schedule"])
+        comp, kernel, _ = self.build(c)
+        args, conversion_time = self.convert(c)
+        return self.answer(
+            c,
+            (comp, kernel, args, conversion_time),
+            float(record["time"]),
+            float(record["baseline_time"]),
+            int(record["tried"]),
+            list(record["history"]),
+            path,
+        )
+
+
+def _entry(p: Planned) -> dict[str, Any]:
+    c = p.candidate
+    return {
+        "candidate": c.label,
+        "family": c.family,
+        "params": list(c.params),
+        "schedule": c.schedule,
+        "predicted_bytes": p.predicted_bytes,
+        "predicted_s": p.predicted_s,
+        "status": "pruned" if p.pruned else "planned",
+        "reason": p.pruned,
+        "time": None,
+    }
