@@ -435,13 +435,21 @@ class FactChecker:
     @property
     def quiet(self) -> bool:
         """Nothing to check before a call: no parameter fact, every other in the loops."""
-        return not self.parameter_facts and all(q.how == "in loop" for q in self._plan().values())
+        if self.parameter_facts:
+            return False
+        return self._all_in_loop() or all(q.how == "in loop" for q in self._plan().values())
+
+    def _all_in_loop(self) -> bool:
+        """Every fact that is not a parameter fact is checked by the kernel's loops: a call
+        needs no plan (planning is analysis: it would cost a first call for nothing)."""
+        return all(n in self.in_loop or f.is_parameter_fact for n, f in enumerate(self.facts))
 
     # ------------------------------------------------------------------------ checking
     def place(self, param_order: Sequence[str], array_order: Sequence[str]) -> None:
         """Let :meth:`holds` take a caller's parameter values and arrays as they are, in
         these orders (the binding's)."""
-        self._plan()
+        if not self._all_in_loop():
+            self._plan()
         self._order = (tuple(param_order), tuple(array_order))
         if self._each is not None:
             self._each.place(*self._order)
