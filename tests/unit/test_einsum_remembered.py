@@ -125,3 +125,30 @@ def test_a_fresh_interpreter_loads_the_remembered_kernel(cache: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+def test_the_row_loops_of_a_sparse_output_are_proved_without_every_dependence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The phases' parallel row loops share only the loop's own workspaces between most
+    statement pairs: ``carries_nothing`` proves them from the few others."""
+    comp = spf.einsum("C(i,j) = A(i,k) * B(k,j)", A=CSR, B=CSR, C=CSR)
+    assert isinstance(comp, sparse_output.SparseEinsum)
+    monkeypatch.setattr("spf.analysis.dependences._compute", _refuse("every dependence"))
+    for phase in (comp.symbolic, comp.numeric):
+        assert any("parallel" in t for s in phase.stmts for ts in s.tags.values() for t in ts)
+        phase.check_legality()
+
+
+def test_a_row_loop_that_carries_a_dependence_is_still_refused() -> None:
+    comp = spf.Computation("carried")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_local("w", "double", ("N",))
+    comp.add_stmt(spf.Stmt("$w$(i) = $x$(i);", "{[i]: 1 <= i < N}", "{[i] -> [0, i, 0]}"))
+    comp.add_stmt(
+        spf.Stmt("$x$(i) = $x$(i - 1) + w(i);", "{[i]: 1 <= i < N}", "{[i] -> [0, i, 1]}")
+    )
+    comp.stmt("s0").workspace("w", "i")
+    comp.stmt("s0").parallelize("i")
+    with pytest.raises(spf.IllegalScheduleError, match="cannot run in parallel"):
+        comp.check_legality()
