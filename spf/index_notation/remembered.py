@@ -10,11 +10,12 @@ every time for the same formula, formats, sizes, index type, name and ``parallel
 compiled phases are remembered under the sha256 of those (the bound formula's whole
 content) and of what the build depends on (spf's version and source digest, the compiler,
 the flags, the machine for ``-march=native``, ``check`` and the function name):
-``<cache>/einsum/<key[:2]>/<key>.pickle``, each phase's signature with its source and
-build-cache key, and a ``.sha256`` of the entry beside it. A hit loads the libraries
-straight away; anything else (no entry, a digest that does not match, a library that is
-missing or not trusted, a Computation the user touched) takes the ordinary path, which
-rewrites the entry.
+``<cache>/einsum/<key[:2]>/<key>.pickle``, each phase's signature with its source,
+build-cache key and the plan of its checked call's facts (how each is verified: analysis a
+first call would otherwise redo), and a ``.sha256`` of the entry beside it. A hit loads
+the libraries straight away; anything else (no entry, a digest that does not match, a
+library that is missing or not trusted, a Computation the user touched) takes the ordinary
+path, which rewrites the entry.
 
 The signatures are pickled (they hold the parsed facts a checked call verifies, which
 would otherwise need the Computation): the entry lives in the same cache directory as the
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Remembered", "load_or_compile", "remembered"]
 
-FORMAT = 1
+FORMAT = 2
 """The entry layout; part of the key."""
 
 LOADS = 0
@@ -76,7 +77,7 @@ class Remembered:
             if data["format"] != FORMAT:
                 return None
             kernels = []
-            for sig, source, library_key in data["phases"]:
+            for sig, source, library_key, plans in data["phases"]:
                 kernel = load_library(
                     sig,
                     source,
@@ -87,6 +88,9 @@ class Remembered:
                 )
                 if kernel is None:
                     return None
+                facts = kernel._binder._facts
+                if facts is not None and plans is not None:
+                    facts.adopt_plans(plans)
                 kernels.append(kernel)
         except (
             OSError,
@@ -120,7 +124,9 @@ class Remembered:
             key = library_key(kernel.source, argv=self.argv, flags=self.flags)
             if CacheEntry(root, sig.function, key).library != kernel.path:
                 return
-            phases.append((sig, kernel.source, key))
+            facts = kernel._binder._facts
+            plans = None if facts is None or facts.quiet else facts.plans()
+            phases.append((sig, kernel.source, key, plans))
         try:
             blob = pickle.dumps({"format": FORMAT, "phases": phases})
         except (pickle.PicklingError, TypeError, AttributeError):

@@ -387,6 +387,8 @@ class FactChecker:
         self._parameters_ok: set[tuple[Any, ...]] = set()
         self._quiet: bool | None = None
         self._planned: dict[int, _Planned] | None = None
+        self._plans: tuple[FactPlan, ...] | None = None
+        """What :func:`~spf.analysis.fact_plan.plan_facts` decided (:meth:`adopt_plans`)."""
         self._each: _Checks | None = None
         self._each_call: tuple[_Planned, ...] = ()
         self._remembered: tuple[_Planned, ...] = ()
@@ -401,9 +403,13 @@ class FactChecker:
         if self._planned is None:
             from spf.analysis.fact_plan import plan_facts
 
-            constants = sorted({p for f in self.facts for p in f.params} | _all_params(self.ufs))
+            if self._plans is None:
+                constants = sorted(
+                    {p for f in self.facts for p in f.params} | _all_params(self.ufs)
+                )
+                self._plans = plan_facts(self.facts, self.ufs, constants)
             planned: dict[int, _Planned] = {}
-            for p in plan_facts(self.facts, self.ufs, constants):
+            for p in self._plans:
                 if p.number in self.in_loop:
                     how = "in loop"
                 elif p.linear or not p.checked.vars:
@@ -418,6 +424,19 @@ class FactChecker:
                 self._each = _Checks("spf_assumptions", facts, self.ufs)
             self._planned = planned
         return self._planned
+
+    def plans(self) -> tuple[FactPlan, ...]:
+        """How each quantified fact is checked (planned now if it was not yet): what a
+        kernel loaded later with the same facts may :meth:`adopt_plans` instead of planning."""
+        self._plan()
+        assert self._plans is not None
+        return self._plans
+
+    def adopt_plans(self, plans: tuple[FactPlan, ...]) -> None:
+        """Check the facts as ``plans`` (:meth:`plans` of a checker of the same facts, UFs
+        and labels) say, without planning them again."""
+        if self._planned is None:
+            self._plans = plans
 
     @property
     def cost(self) -> CheckCost:
