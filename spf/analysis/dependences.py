@@ -678,8 +678,8 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
     through a workspace of that very loop (each iteration has its own,
     :func:`spf.analysis.storage.same_workspace_iteration`): the other pairs are ordered in
     program order as :func:`_compute` orders them (their work is shared with it), where
-    every statement still runs in program order, without layout placements or tags that
-    place instances by the current schedule. A sparse output's phases (a row loop with a
+    every statement still runs in program order, without layout placements or private
+    memory. A sparse output's phases (a row loop with a
     dozen statements on row workspaces) are proved parallel from one or two pairs instead
     of every pair at every level."""
     from spf.analysis.storage import _in_loop
@@ -689,7 +689,7 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
     width = order_width(comp)
     if width == 0 or layout_of(comp).placements or _uses_private_memory(comp):
         return False
-    if any(dependence_tags(s) for s in comp.stmts) or not _all_in_program_order(comp):
+    if not _all_in_program_order(comp):
         return False
     d = loop_position(comp, stmt, loop)
     inside = [s for s in comp.stmts if s is stmt or _in_loop(comp, s, stmt, d)]
@@ -707,7 +707,9 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
             (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
             if not ((written_s & touched_t) | (touched_s & written_t)) - own:
                 continue  # only this loop's own workspaces in common (or nothing)
-            key = ("relations", context, _pair_inputs(src, snk))
+            now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
+            placed = dependence_tags(src) or dependence_tags(snk)
+            key = ("relations", context, _pair_inputs(src, snk), *(now if placed else ()))
             found = _PAIRS.get(key)
             if found is None:
                 found = _PAIRS.put(key, _pair_relations(comp, src, snk, width, scheds, True))
