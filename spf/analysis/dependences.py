@@ -662,7 +662,7 @@ def _check_parallel_tags(comp: Computation) -> None:
         for loop, tags in stmt.tags.items():
             parallel = any(tag_kind(t) in _PARALLEL_TAGS for t in tags)
             reduction = any(t.startswith("reduction(") for t in tags)
-            if not parallel or reduction:
+            if not parallel or reduction or carries_nothing(comp, stmt, loop):
                 continue
             deps = compute_dependences(comp)  # remembered: computed once
             if not _parallel_ok(comp, stmt, loop, deps):
@@ -717,6 +717,53 @@ def splits_kernel(comp: Computation, dep: Dependence) -> bool:
         return False
     sparse = any("(" in str(s.domain) for s in (src, snk))
     return sparse and nest_of(src) != nest_of(snk)
+
+
+def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
+    """A sufficient test, cheaper than :func:`compute_dependences`, that ``loop`` of
+    ``stmt`` carries no dependence (True: it carries none; False: not decided). Only a
+    dependence between two statements both inside the loop can be carried by it, and none
+    through a workspace of that very loop (each iteration has its own,
+    :func:`spf.analysis.storage.same_workspace_iteration`): the other pairs are ordered in
+    program order as :func:`_compute` orders them (their work is shared with it), where
+    every statement still runs in program order, without layout placements or private
+    memory. A sparse output's phases (a row loop with a
+    dozen statements on row workspaces) are proved parallel from one or two pairs instead
+    of every pair at every level."""
+    from spf.analysis.storage import _in_loop
+    from spf.computation.layout import layout_of
+    from spf.computation.operations import order_width
+
+    width = order_width(comp)
+    if width == 0 or layout_of(comp).placements or _uses_private_memory(comp):
+        return False
+    if not _all_in_program_order(comp):
+        return False
+    d = loop_position(comp, stmt, loop)
+    inside = [s for s in comp.stmts if s is stmt or _in_loop(comp, s, stmt, d)]
+    own = {
+        ws
+        for ws, (owner, at, _) in layout_of(comp).workspaces.items()
+        if loop_position(comp, comp.stmt(owner), at) == d
+        and (comp.stmt(owner) is stmt or _in_loop(comp, comp.stmt(owner), stmt, d))
+    }
+    scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
+    context = _context_key(comp, width, True)
+    spaces = {s.name: _touched(comp, s) for s in inside}
+    for src in inside:
+        for snk in inside:
+            (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
+            if not ((written_s & touched_t) | (touched_s & written_t)) - own:
+                continue  # only this loop's own workspaces in common (or nothing)
+            now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
+            placed = dependence_tags(src) or dependence_tags(snk)
+            key = ("relations", context, _pair_inputs(src, snk), *(now if placed else ()))
+            found = _PAIRS.get(key)
+            if found is None:
+                found = _PAIRS.put(key, _pair_relations(comp, src, snk, width, scheds, True))
+            if any(d in levels for _, _, _, levels in found):
+                return False
+    return True
 
 
 def _check_order(

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from spf.analysis.dependences import (
+    carries_nothing,
     compute_dependences,
     loop_position,
     out_vars,
@@ -203,8 +204,10 @@ def check_reduction_loops(comp: Computation) -> None:
         for loop, tags in stmt.tags.items():
             if not any(t.split("(", 1)[0] in _PARALLEL_KINDS for t in tags):
                 continue
-            deps = compute_dependences(comp)  # remembered: computed once, when needed
             option = reduction_option(tags)
+            if option is None and carries_nothing(comp, stmt, loop):
+                continue  # no dependence carried: none that is a reduction either
+            deps = compute_dependences(comp)  # remembered: computed once, when needed
             where = f"loop {loop!r} of {stmt.name} ({', '.join(tags)})"
             if option is not None:
                 why = reduction_refusal(comp, stmt, loop, deps)

@@ -171,7 +171,7 @@ def spgemm(ctx: Context, sec: Section, costs: dict[str, dict[str, float]]) -> di
     return {"ms": ms, "a": a, "b": b}
 
 
-def mttkrp(ctx: Context, sec: Section, costs: dict[str, dict[str, float]]) -> None:
+def mttkrp(ctx: Context, sec: Section, costs: dict[str, dict[str, float]]) -> dict[str, Any]:
     n, nnz = max(ctx.cfg.random_rows // 10, 8), max(ctx.cfg.random_nnz // 10, 100)
     shape = (n, n // 2, n // 4)
     rng = np.random.default_rng(5)
@@ -221,7 +221,31 @@ def mttkrp(ctx: Context, sec: Section, costs: dict[str, dict[str, float]]) -> No
     title = (
         f"MTTKRP, B {shape[0]}x{shape[1]}x{shape[2]} with {args['B_NNZ']:,} entries, rank {RANK}"
     )
-    timed(ctx, sec, title, vs)
+    ms = timed(ctx, sec, title, vs)
+    return {"ms": ms, "args": args, "shape": shape, "C": c, "D": d, "want": want}
+
+
+def spmv(ctx: Context, sec: Section, costs: dict[str, dict[str, float]], a: Any) -> dict[str, Any]:
+    """CSR SpMV ``y(i) = A(i,j) * x(j)`` on SpAdd's ``A``: spf vs scipy ``A @ x``."""
+
+    def make() -> Any:
+        return spf.einsum("y(i) = A(i,j) * x(j)", A=CSR)
+
+    kernel, costs["SpMV"] = first_call(make, ctx, "spmv")
+    x = np.random.default_rng(6).random(a.shape[1])
+    y, want = np.zeros(a.shape[0]), a @ x
+    args = spf.sparse.csr_args(a, prefix="A_")
+    for t in ctx.threads:
+        ctx.rt.set_threads(t)
+        kernel(y=y, x=x, **args)
+        if not np.allclose(y, want):
+            raise SystemExit("tensor: spf's SpMV differs from scipy's A @ x")
+    vs: list[Variant] = [
+        ("spf einsum", t, lambda: kernel(check=False, y=y, x=x, **args)) for t in ctx.threads
+    ]
+    vs.append(("scipy A@x", 1, lambda: a @ x))
+    ms = timed(ctx, sec, f"SpMV y = A·x (CSR): N = {a.shape[0]:,}, nnz(A) = {a.nnz:,}", vs)
+    return {"ms": ms, "x": x, "want": want}
 
 
 FINCH = r"""
@@ -234,7 +258,7 @@ data = np.load(sys.argv[1])
 
 def median_ms(call):
     ts = []
-    for _ in range(5):
+    for _ in range(3):
         t0 = time.perf_counter()
         call()
         ts.append(time.perf_counter() - t0)
@@ -243,11 +267,17 @@ def median_ms(call):
 
 out = {}
 for op in ("add", "matmul"):
+    # the blocks are square: without the shape, scipy infers the columns from the largest
+    # index, and Finch refuses operands whose shapes then differ
+    n = len(data[f"{op}_a_indptr"]) - 1
     a, b = (sp.csr_array((data[f"{op}_{x}_data"], data[f"{op}_{x}_indices"],
-                          data[f"{op}_{x}_indptr"])) for x in ("a", "b"))
+                          data[f"{op}_{x}_indptr"]), shape=(n, n)) for x in ("a", "b"))
     fa, fb = finch.asarray(a), finch.asarray(b)
     ref = (lambda: a + b) if op == "add" else (lambda: a @ b)
-    call = lambda: finch.compute(getattr(finch, op)(finch.defer(fa), finch.defer(fb)))
+    # the default scheduler (INTERPRET_NOTATION) cannot index a FiberTensor (TypeError:
+    # 'FiberTensor' object is not subscriptable): compile with the numba backend
+    ctx = getattr(finch, "COMPILE_NUMBA", None)
+    call = lambda: finch.compute(getattr(finch, op)(finch.defer(fa), finch.defer(fb)), ctx=ctx)
     try:
         t0 = time.perf_counter()
         got = call()
@@ -305,9 +335,74 @@ def finch(ctx: Context, sec: Section, add: dict[str, Any], mul: dict[str, Any]) 
         "same operands, in a child process\n"
     )
     sec.table(
-        ["op", "N", "first call s", "median ms (5)", "/ scipy", "matches scipy (or error)"], rows
+        ["op", "N", "first call s", "median ms (3)", "/ scipy", "matches scipy (or error)"], rows
     )
     sec.data["finch"] = result
+
+
+def _csr_arrays(prefix: str, m: Any) -> dict[str, Any]:
+    m = sp.csr_array(m)
+    m.sort_indices()
+    return {f"{prefix}ptr": m.indptr.astype(np.int32), f"{prefix}col": m.indices.astype(np.int32),
+            f"{prefix}val": m.data}  # fmt: skip
+
+
+def mlir(ctx: Context, sec: Section, got: dict[str, dict[str, Any]],
+         costs: dict[str, dict[str, float]]) -> None:  # fmt: skip
+    """MLIR's sparsifier on the same inputs (spf.bench.mlir_sparse), beside spf's times."""
+    from spf.bench.mlir_sparse import mlir_python, run_mlir
+
+    python = mlir_python()
+    if python is None:
+        sec.line(
+            "MLIR sparsifier: not installed (a separate venv with the `torch-mlir` wheel; "
+            "docs/einsum.md, or $SPF_MLIR_PYTHON).\n"
+        )
+        return
+    a = got["SpAdd"]["a"]
+    n = a.shape[0]
+    arrays: dict[str, Any] = {**_csr_arrays("spmv_A_", a), "spmv_n": n, "spmv_m": n}
+    arrays.update({"spmv_x": got["SpMV"]["x"], "spmv_want": got["SpMV"]["want"]})
+    for key, what, op in (("add", "SpAdd", "__add__"), ("mul", "SpGEMM", "__matmul__")):
+        x, y = got[what]["a"], got[what]["b"]
+        arrays.update({**_csr_arrays(f"{key}_A_", x), **_csr_arrays(f"{key}_B_", y)})
+        arrays.update({**_csr_arrays(f"{key}_C_", getattr(x, op)(y)), f"{key}_n": x.shape[0],
+                       f"{key}_m": x.shape[1]})  # fmt: skip
+    t = got["MTTKRP"]
+    for k in (1, 2, 3):
+        for level in ("pos", "crd"):
+            arrays[f"ttk_{level}{k}"] = t["args"][f"B_{level}{k}"].astype(np.int32)
+    arrays.update({"ttk_val": t["args"]["B"], "ttk_shape": np.array(t["shape"]), "ttk_rank": RANK,
+                   "ttk_C": t["C"], "ttk_D": t["D"], "ttk_want": t["want"]})  # fmt: skip
+    result = run_mlir(python, arrays, ctx.work, max(3, ctx.cfg.spmv_rounds // 10))
+    sec.data["mlir"] = result
+    if "error" in result:
+        sec.line(f"MLIR sparsifier: failed ({result['error']}).\n")
+        return
+    rows = []
+    for what, r in result.items():
+        spf_ms = {th: v for (code, th), v in got[what]["ms"].items() if code.startswith("spf")}
+        cold = costs[what]["cold"]
+        if "error" in r:
+            rows.append([what, f"{spf_ms[1]:.2f}", "-", "-", f"{cold:.1f}", "-", r["error"]])
+            continue
+        ratio = spf_ms[1] / r["ms"]
+        ok = "yes" if r["matches"] else "NO"
+        rows.append([what, f"{spf_ms[1]:.2f}", f"{r['ms']:.2f}", f"{ratio:.2f}", f"{cold:.1f}",
+                     f"{r['first_s']:.1f}", ok])  # fmt: skip
+        if r["matches"]:
+            sec.target(f"{what}: spf at 1 thread <= 1.1x MLIR's sparsifier", f"{ratio:.2f}x",
+                       ratio <= 1.1)  # fmt: skip
+    sec.line("### MLIR sparsifier (torch-mlir wheel, ExecutionEngine, opt_level=3), same inputs\n")
+    sec.table(
+        ["kernel", "spf ms (1 thread)", "MLIR ms", "spf / MLIR", "spf first call s (cold)",
+         "MLIR first call s", "MLIR matches (or error)"],
+        rows,
+    )  # fmt: skip
+    sec.line(
+        "MLIR's kernels are sequential (the sparsifier's default); its first call is parse, "
+        "sparsify, JIT and one call, for these static shapes.\n"
+    )
 
 
 def run(ctx: Context) -> Section:
@@ -315,7 +410,8 @@ def run(ctx: Context) -> Section:
     costs: dict[str, dict[str, float]] = {}
     add = spadd(ctx, sec, costs)
     mul = spgemm(ctx, sec, costs)
-    mttkrp(ctx, sec, costs)
+    ttk = mttkrp(ctx, sec, costs)
+    mv = spmv(ctx, sec, costs, add["a"])
     for what, got in (("SpAdd", add), ("SpGEMM", mul)):
         scipy = next(v for (code, _), v in got["ms"].items() if code.startswith("scipy"))
         one = got["ms"]["spf einsum", 1] / scipy
@@ -331,8 +427,10 @@ def run(ctx: Context) -> Section:
     )
     sec.line(
         "cold: an empty cache_dir (code generation, its dependence and ordering checks, gcc); "
-        "warm: a freshly built Computation compiled against the same cache_dir.\n"
+        "warm: a fresh einsum compiled against the same cache_dir (an untouched one loads the "
+        "kernels remembered for its formula; MTTKRP, scheduled, the remembered state).\n"
     )
     sec.data["first_call_s"] = costs
     finch(ctx, sec, add, mul)
+    mlir(ctx, sec, {"SpAdd": add, "SpGEMM": mul, "MTTKRP": ttk, "SpMV": mv}, costs)
     return sec

@@ -26,6 +26,7 @@ from spf.index_notation.formula import Formula, Term, lower
 from spf.index_notation.operands import rename, size_names
 
 if TYPE_CHECKING:
+    from spf.computation.products import CompiledKernel
     from spf.index_notation.kernel import EinsumKernel
 
 __all__ = ["Einsum", "declare_operands", "schedule", "sparse_aliases"]
@@ -101,16 +102,34 @@ def declare_operands(
 class Einsum(Computation):
     """A formula's Computation (dense or scalar output); :meth:`compile` returns an
     :class:`~spf.index_notation.kernel.EinsumKernel`, which also takes the prefixed sizes of the
-    sparse operands (``A_N``, ``A_M`` from ``spf.sparse.csr_args(A, prefix="A_")``)."""
+    sparse operands (``A_N``, ``A_M`` from ``spf.sparse.csr_args(A, prefix="A_")``).
+
+    Its statements are built on first use (printing, scheduling, analysing or compiling
+    it): a compile of one never used loads a kernel compiled before for the same formula
+    without building them (:mod:`spf.index_notation.remembered`)."""
 
     formula: Formula
     terms: tuple[Term, ...]
 
     @classmethod
     def build(cls, f: Formula, name: str) -> Einsum:
-        comp = cls(name)
-        comp.formula = f
-        declare_operands(comp, f, ordered=frozenset(f.formats))
+        """The Computation of ``f`` named ``name``, its statements built when first used."""
+        comp = cls.__new__(cls)
+        terms = tuple(lower(f, m) for m in f.monomials)  # refuses what cannot be built, now
+        comp.__dict__.update(formula=f, terms=terms, _name=name, _pending=True)
+        return comp
+
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for what is not set yet: the Computation's state before it is built
+        if self.__dict__.pop("_pending", False):
+            self._build()
+            return getattr(self, attr)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def _build(self) -> None:
+        f = self.formula
+        Computation.__init__(self, self._name)
+        declare_operands(self, f, ordered=frozenset(f.formats))
         out = f.output
         top = 0
         lhs = f"${out.name}$({', '.join(out.indices)})" if out.indices else f"${out.name}$"
@@ -118,26 +137,30 @@ class Einsum(Computation):
             loops = out.indices
             bounds = " && ".join(f"0 <= {v} < {f.extents[v]}" for v in loops)
             domain = f"{{[{', '.join(loops)}]: {bounds}}}" if loops else "{[]}"
-            comp.add_stmt(Stmt(f"{lhs} = 0;", domain, schedule(top, loops)))
+            self.add_stmt(Stmt(f"{lhs} = 0;", domain, schedule(top, loops)))
             top += 1
-        terms = []
-        for m in f.monomials:
-            term = lower(f, m)
-            terms.append(term)
+        for term in self.terms:
             at = ", ".join(term.at(v) for v in out.indices)
             into = f"${out.name}$({at})" if out.indices else lhs
             stmt = Stmt(f"{into} += {term.value};", term.domain, schedule(top, term.loops))
-            comp.add_stmt(stmt)
+            self.add_stmt(stmt)
             if term.merge is not None:
                 stmt.coiterate(*term.merge.loops)
             top += 1
-        comp.terms = tuple(terms)
-        return comp
 
     def compile(  # type: ignore[override]
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
     ) -> EinsumKernel:
         """Generate, build (cached) and load the kernel; see :class:`EinsumKernel`."""
         from spf.index_notation.kernel import EinsumKernel
+        from spf.index_notation.remembered import load_or_compile
 
-        return EinsumKernel(self.formula, super().compile(target, name, check, **options))
+        def compile_() -> list[CompiledKernel]:
+            return [super(Einsum, self).compile(target, name, check, **options)]
+
+        untouched = "_pending" in self.__dict__
+        (kernel,) = load_or_compile(
+            self.formula, ((self._name,), False), (target, name, check), options, compile_,
+            remember=untouched,
+        )  # fmt: skip
+        return EinsumKernel(self.formula, kernel)

@@ -31,6 +31,7 @@ dict named as its format names them (``rowptr``, ``col``, ``A`` and the sizes ``
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -369,29 +370,54 @@ def _sort(
 @dataclass(frozen=True)
 class SparseEinsum:
     """A formula with a sparse output: ``symbolic`` (sizing) and ``numeric`` (filling)
-    Computations, both printable and schedulable; :meth:`compile` builds both."""
+    Computations, both printable and schedulable, each built when first used;
+    :meth:`compile` builds both (or, where neither was used, loads the kernels compiled
+    before for the same formula without building them,
+    :mod:`spf.index_notation.remembered`)."""
 
     formula: Formula
     output: Compressed
-    symbolic: Computation
-    numeric: Computation
+    terms: tuple[Term, ...]
+    name: str
+    parallel: bool
+
+    @functools.cached_property
+    def symbolic(self) -> Computation:
+        """The sizing phase: ``C_rowptr`` from the operands."""
+        return _symbolic(self.formula, self.output, list(self.terms), self.name, self.parallel)
+
+    @functools.cached_property
+    def numeric(self) -> Computation:
+        """The filling phase: ``C_col`` and ``C`` once ``C_rowptr`` is known."""
+        return _numeric(self.formula, self.output, list(self.terms), self.name, self.parallel)
 
     def compile(self, **options: Any) -> SparseEinsumKernel:
         """Compile both phases (``options`` as for ``Computation.compile``)."""
-        return SparseEinsumKernel(
-            self, self.symbolic.compile(**options), self.numeric.compile(**options)
-        )
+        from spf.index_notation.remembered import load_or_compile
+
+        target = options.pop("target", "c")
+        fname = options.pop("name", None)
+        check = options.pop("check", True)
+
+        def compile_() -> list[CompiledKernel]:
+            call = {"target": target, "name": fname, "check": check, **options}
+            return [self.symbolic.compile(**call), self.numeric.compile(**call)]
+
+        untouched = not {"symbolic", "numeric"} & set(self.__dict__)
+        names = (f"{self.name}_symbolic", f"{self.name}_numeric")
+        symbolic, numeric = load_or_compile(
+            self.formula, (names, self.parallel), (target, fname, check), options, compile_,
+            remember=untouched,
+        )  # fmt: skip
+        return SparseEinsumKernel(self, symbolic, numeric)
 
 
 def build_sparse(f: Formula, name: str, *, parallel: bool) -> SparseEinsum:
-    """The two phases of ``f`` (see the module docstring)."""
+    """The two phases of ``f`` (see the module docstring), built when first used."""
     fmt = f.out_format()
     assert fmt is not None
     c = compressed_output(f, fmt)
-    terms = _terms(f, c)
-    return SparseEinsum(
-        f, c, _symbolic(f, c, terms, name, parallel), _numeric(f, c, terms, name, parallel)
-    )
+    return SparseEinsum(f, c, tuple(_terms(f, c)), name, parallel)
 
 
 class SparseEinsumKernel:

@@ -428,6 +428,8 @@ class FactChecker:
         self._parameters_ok: set[tuple[Any, ...]] = set()
         self._quiet: bool | None = None
         self._planned: dict[int, _Planned] | None = None
+        self._plans: tuple[FactPlan, ...] | None = None
+        """What :func:`~spf.analysis.fact_plan.plan_facts` decided (:meth:`adopt_plans`)."""
         self._each: _Checks | None = None
         self._each_call: tuple[_Planned, ...] = ()
         self._remembered: tuple[_Planned, ...] = ()
@@ -442,9 +444,13 @@ class FactChecker:
         if self._planned is None:
             from spf.analysis.fact_plan import plan_facts
 
-            constants = sorted({p for f in self.facts for p in f.params} | _all_params(self.ufs))
+            if self._plans is None:
+                constants = sorted(
+                    {p for f in self.facts for p in f.params} | _all_params(self.ufs)
+                )
+                self._plans = plan_facts(self.facts, self.ufs, constants)
             planned: dict[int, _Planned] = {}
-            for p in plan_facts(self.facts, self.ufs, constants):
+            for p in self._plans:
                 if p.number in self.in_loop:
                     how = "in loop"
                 elif p.linear or not p.checked.vars:
@@ -459,6 +465,19 @@ class FactChecker:
                 self._each = _Checks("spf_assumptions", facts, self.ufs, counting=True)
             self._planned = planned
         return self._planned
+
+    def plans(self) -> tuple[FactPlan, ...]:
+        """How each quantified fact is checked (planned now if it was not yet): what a
+        kernel loaded later with the same facts may :meth:`adopt_plans` instead of planning."""
+        self._plan()
+        assert self._plans is not None
+        return self._plans
+
+    def adopt_plans(self, plans: tuple[FactPlan, ...]) -> None:
+        """Check the facts as ``plans`` (:meth:`plans` of a checker of the same facts, UFs
+        and labels) say, without planning them again."""
+        if self._planned is None:
+            self._plans = plans
 
     @property
     def cost(self) -> CheckCost:
@@ -476,13 +495,21 @@ class FactChecker:
     @property
     def quiet(self) -> bool:
         """Nothing to check before a call: no parameter fact, every other in the loops."""
-        return not self.parameter_facts and all(q.how == "in loop" for q in self._plan().values())
+        if self.parameter_facts:
+            return False
+        return self._all_in_loop() or all(q.how == "in loop" for q in self._plan().values())
+
+    def _all_in_loop(self) -> bool:
+        """Every fact that is not a parameter fact is checked by the kernel's loops: a call
+        needs no plan (planning is analysis: it would cost a first call for nothing)."""
+        return all(n in self.in_loop or f.is_parameter_fact for n, f in enumerate(self.facts))
 
     # ------------------------------------------------------------------------ checking
     def place(self, param_order: Sequence[str], array_order: Sequence[str]) -> None:
         """Let :meth:`holds` take a caller's parameter values and arrays as they are, in
         these orders (the binding's)."""
-        self._plan()
+        if not self._all_in_loop():
+            self._plan()
         self._order = (tuple(param_order), tuple(array_order))
         if self._each is not None:
             self._each.place(*self._order)

@@ -164,26 +164,25 @@ def warm_key(
 ) -> str | None:
     """The entry's key, or None when this compile cannot be remembered (``name``: the
     function's name as asked for; the C name follows from it)."""
-    compiler = _compiler_identity(argv)
-    if compiler is None:
+    build = build_identity(argv, flags)
+    if build is None:
         return None
     try:
         state = state_text(comp)
     except (UnkeyableError, RecursionError):
         return None
-    machine = machine_tag() if any("native" in f for f in flags) else ""
-    parts = [
-        f"spf-warm {FORMAT}",
-        spf_version(),
-        _spf_source_digest(),
-        compiler,
-        machine,
-        "\0".join(flags),
-        repr(name),
-        str(check),
-        state,
-    ]
+    parts = [f"spf-warm {FORMAT}", *build, repr(name), str(check), state]
     return hashlib.sha256("\0\0".join(parts).encode()).hexdigest()
+
+
+def build_identity(argv: Sequence[str], flags: Sequence[str]) -> list[str] | None:
+    """What a built library depends on besides its source: spf's version and source digest,
+    the compiler (None when it is not found), the machine for ``-march=native``, the flags."""
+    compiler = _compiler_identity(argv)
+    if compiler is None:
+        return None
+    machine = machine_tag() if any("native" in f for f in flags) else ""
+    return [spf_version(), _spf_source_digest(), compiler, machine, "\0".join(flags)]
 
 
 def _entry_path(key: str, cache_dir: str | os.PathLike[str] | None) -> Path:
@@ -251,17 +250,30 @@ def load(
         if data["sha256"] != _digest(payload) or payload["format"] != FORMAT:
             return None
         source: str = payload["source"]
-        name: str = payload["function"]
         library_key: str = payload["library_key"]
         sig = _signature(comp, payload)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return load_library(sig, source, library_key, argv=argv, flags=flags, cache_dir=cache_dir)
+
+
+def load_library(
+    sig: Signature,
+    source: str,
+    library_key: str,
+    *,
+    argv: Sequence[str],
+    flags: Sequence[str],
+    cache_dir: str | os.PathLike[str] | None,
+) -> Kernel | None:
+    """The kernel of ``sig`` from the library built earlier from ``source`` (build-cache key
+    ``library_key``), or None where that library is missing or not trusted."""
     import shlex
 
     from spf.errors import CompileError
     from spf.runtime.kernel import Kernel
 
-    entry = CacheEntry(resolve_cache_dir(cache_dir), name, library_key)
+    entry = CacheEntry(resolve_cache_dir(cache_dir), sig.function, library_key)
     if not entry.trusted(source):
         return None
     command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])

@@ -1,0 +1,215 @@
+"""Remembered einsum kernels: a warm ``spf.einsum(...).compile()`` builds no Computation.
+
+``Computation.compile`` already loads a state compiled before without analysis or code
+generation (:mod:`spf.runtime.warm`), but its key is the whole state of the Computation,
+so the formula's Computation must be built first (statements, their sets, the row
+workspaces' and merges' checks): a tenth of a second to a second for a sparse output, where
+the kernel itself loads in milliseconds. An einsum whose Computations were never looked at
+(nothing was printed, scheduled or asked of them since ``spf.einsum``) is the same state
+every time for the same formula, formats, sizes, index type, name and ``parallel``: its
+compiled phases are remembered under the sha256 of those (the bound formula's whole
+content) and of what the build depends on (spf's version and source digest, the compiler,
+the flags, the machine for ``-march=native``, ``check`` and the function name):
+``<cache>/einsum/<key[:2]>/<key>.pickle``, each phase's signature with its source,
+build-cache key and the plan of its checked call's facts (how each is verified: analysis a
+first call would otherwise redo), and a ``.sha256`` of the entry beside it. A hit loads
+the libraries straight away; anything else (no entry, a digest that does not match, a
+library that is missing or not trusted, a Computation the user touched) takes the ordinary
+path, which rewrites the entry.
+
+The signatures are pickled (they hold the parsed facts a checked call verifies, which
+would otherwise need the Computation): the entry lives in the same cache directory as the
+shared libraries it names, which spf loads and runs, so it asks for no more trust than
+they do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from spf.errors import SpfError
+from spf.runtime.cache import atomic_write, resolve_cache_dir
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+
+    from spf.computation.products import CompiledKernel
+    from spf.index_notation.formula import Formula
+    from spf.runtime.kernel import Kernel
+
+__all__ = ["Remembered", "load_or_compile", "remembered"]
+
+FORMAT = 2
+"""The entry layout; part of the key."""
+
+LOADS = 0
+"""How many compiles were answered from an entry (the tests count them)."""
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """Where one einsum compile is remembered: ``key`` and what loading needs."""
+
+    key: str
+    argv: tuple[str, ...]
+    flags: tuple[str, ...]
+    cache_dir: str | os.PathLike[str] | None
+
+    def _path(self) -> Path:
+        return resolve_cache_dir(self.cache_dir) / "einsum" / self.key[:2] / f"{self.key}.pickle"
+
+    def load(self) -> list[Kernel] | None:
+        """The phases' kernels remembered under the key, or None."""
+        global LOADS
+        from spf.runtime.warm import load_library
+
+        try:
+            path = self._path()
+            blob = path.read_bytes()
+            if path.with_suffix(".sha256").read_text().strip() != hashlib.sha256(blob).hexdigest():
+                return None
+            data = pickle.loads(blob)  # as trusted as the libraries beside it (docstring)
+            if data["format"] != FORMAT:
+                return None
+            kernels = []
+            for sig, source, library_key, plans in data["phases"]:
+                kernel = load_library(
+                    sig,
+                    source,
+                    library_key,
+                    argv=self.argv,
+                    flags=self.flags,
+                    cache_dir=self.cache_dir,
+                )
+                if kernel is None:
+                    return None
+                facts = kernel._binder._facts
+                if facts is not None and plans is not None:
+                    facts.adopt_plans(plans)
+                kernels.append(kernel)
+        except (
+            OSError,
+            SpfError,
+            ValueError,
+            KeyError,
+            TypeError,
+            EOFError,
+            pickle.UnpicklingError,
+        ):
+            return None
+        LOADS += 1
+        return kernels
+
+    def store(self, kernels: Sequence[object]) -> None:
+        """Remember ``kernels`` (the phases, in order); skipped where one is not a plain C
+        kernel built in this cache, or the cache is not writable."""
+        from spf.runtime.cache import CacheEntry
+        from spf.runtime.kernel import Kernel
+        from spf.runtime.warm import library_key
+
+        phases = []
+        try:
+            root = resolve_cache_dir(self.cache_dir)
+        except SpfError:
+            return
+        for kernel in kernels:
+            if type(kernel) is not Kernel:
+                return
+            sig = kernel._binder.signature
+            key = library_key(kernel.source, argv=self.argv, flags=self.flags)
+            if CacheEntry(root, sig.function, key).library != kernel.path:
+                return
+            facts = kernel._binder._facts
+            plans = None if facts is None or facts.quiet else facts.plans()
+            phases.append((sig, kernel.source, key, plans))
+        try:
+            blob = pickle.dumps({"format": FORMAT, "phases": phases})
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return
+        try:
+            path = self._path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(blob)  # the digest, written last, makes the entry valid
+            atomic_write(path.with_suffix(".sha256"), hashlib.sha256(blob).hexdigest() + "\n")
+        except (OSError, SpfError):
+            pass
+
+
+def _unordered(value: object) -> object:
+    """``value`` (:func:`spf.runtime.warm._key`'s form) with every dict's items sorted: the
+    formats analyse their relations into dicts filled in set order, which differs from one
+    interpreter to the next."""
+    if not isinstance(value, tuple):
+        return value
+    items = tuple(_unordered(v) for v in value)
+    if items and isinstance(items[0], str) and items[0].endswith("dict"):
+        return (items[0], *sorted(items[1:], key=repr))
+    return items
+
+
+def remembered(
+    f: Formula,
+    label: str,
+    parallel: bool,
+    call: tuple[str, str | None, bool],
+    options: Mapping[str, Any],
+) -> Remembered | None:
+    """Where the compile of formula ``f`` (named ``label``) with ``call`` (target, function
+    name, check) and ``options`` is remembered; None where it is not (another target,
+    options other than ``openmp``, ``cflags`` and ``cache_dir``, a formula whose content
+    cannot be keyed, no compiler)."""
+    from spf.runtime.build import compile_flags, compiler_argv
+    from spf.runtime.warm import UnkeyableError, _key, build_identity
+
+    target, name, check = call
+    if target != "c" or set(options) - {"openmp", "cflags", "cache_dir"}:
+        return None
+    openmp = options.get("openmp", True)
+    cflags = options.get("cflags")
+    if not isinstance(openmp, bool):
+        return None  # let compile() report it
+    try:
+        argv = compiler_argv(None, "c")
+        flags = compile_flags(openmp=openmp, cflags=cflags)
+        build = build_identity(argv, flags)
+        state = repr(_unordered(_key(f, set())))
+    except (UnkeyableError, RecursionError, SpfError, OSError):
+        return None  # a bad cflags: compile() raises the error users should see
+    if build is None:
+        return None
+    parts = [f"spf-einsum {FORMAT}", *build, repr((label, parallel, name, check)), state]
+    key = hashlib.sha256("\0\0".join(parts).encode()).hexdigest()
+    return Remembered(key, tuple(argv), tuple(flags), options.get("cache_dir"))
+
+
+def load_or_compile(
+    f: Formula,
+    ident: tuple[tuple[str, ...], bool],
+    call: tuple[str, str | None, bool],
+    options: Mapping[str, Any],
+    compile_: Callable[[], list[CompiledKernel]],
+    *,
+    remember: bool,
+) -> list[CompiledKernel]:
+    """The kernels of the phases named ``ident[0]`` (``ident[1]``: ``parallel``): remembered
+    ones where ``remember`` (the Computations were not touched) and an entry is found,
+    otherwise ``compile_()``'s, then remembered."""
+    from spf.analysis.preconditions import warn_preconditions
+
+    names, parallel = ident
+    rem = remembered(f, "\0".join(names), parallel, call, options) if remember else None
+    if rem is not None:
+        hit = rem.load()
+        if hit is not None and len(hit) == len(names):
+            for phase, kernel in zip(names, hit, strict=True):
+                warn_preconditions(phase, kernel.preconditions)
+            return list(hit)
+    kernels = compile_()
+    if rem is not None:
+        rem.store(kernels)
+    return kernels
