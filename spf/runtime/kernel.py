@@ -201,6 +201,42 @@ class Kernel:
         result = build(source, rebuild=True, **options)
         return cls(signature, source, result.path, result.command, compiler_output=result.stderr)
 
+    @classmethod
+    def build_many(
+        cls,
+        kernels: Sequence[tuple[Signature, str]],
+        source: str,
+        name: str,
+        *,
+        openmp: bool = True,
+        cflags: Sequence[str] | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> list[Kernel]:
+        """Compile ``source``, one translation unit defining the function of each
+        ``(signature, own source)`` of ``kernels`` (:func:`spf.runtime.combine.combine`), to
+        one shared library named after ``name`` (one compiler run, cached like
+        :meth:`build`), and load each kernel from it; each keeps its own ``source``."""
+        options: dict[str, Any] = {
+            "name": name,
+            "openmp": openmp,
+            "cflags": cflags,
+            "cache_dir": cache_dir,
+        }
+        result = build(source, **options)
+        try:
+            return [
+                cls(sig, own, result.path, result.command, compiler_output=result.stderr)
+                for sig, own in kernels
+            ]
+        except CompileError:
+            if not result.cached:
+                raise
+        result = build(source, rebuild=True, **options)
+        return [
+            cls(sig, own, result.path, result.command, compiler_output=result.stderr)
+            for sig, own in kernels
+        ]
+
     def __repr__(self) -> str:
         return f"<Kernel {self.signature} from {self.path}>"
 

@@ -228,7 +228,9 @@ class WavefrontKernel(Kernel):
     ``kernel(..., plan=plan)`` (the other attributes are the executor's)."""
 
     _stages: tuple[Kernel, Kernel, Kernel]
-    _serial: Kernel
+    _make_serial: Callable[[], Kernel]
+    _serial_kernel: Kernel | None
+    _serial_lock: threading.Lock
     _names: WavefrontNames
     _extent: str
     _inputs: tuple[str, ...]
@@ -241,14 +243,17 @@ class WavefrontKernel(Kernel):
         stages: tuple[Kernel, Kernel, Kernel],
         names: WavefrontNames,
         extent: str,
-        serial: Kernel,
+        serial: Callable[[], Kernel],
     ) -> WavefrontKernel:
-        """The executor kernel ``executor`` with its inspector stages and ``serial``, the
-        loop in its original order (a plan's ``"serial"`` strategy)."""
+        """The executor kernel ``executor`` with its inspector stages and ``serial``, which
+        compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
+        call first runs one."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
-        out._serial = serial
+        out._make_serial = serial
+        out._serial_kernel = None
+        out._serial_lock = threading.Lock()
         out._names = names
         out._extent = extent
         code = "".join(st.source for st in stages).encode()
@@ -257,6 +262,18 @@ class WavefrontKernel(Kernel):
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
+
+    @property
+    def _serial(self) -> Kernel:
+        """The kernel of the loop in its original order, compiled on first use (a compile
+        that fails raises here, and the next call tries again)."""
+        kernel = self._serial_kernel
+        if kernel is None:
+            with self._serial_lock:
+                kernel = self._serial_kernel
+                if kernel is None:
+                    kernel = self._serial_kernel = self._make_serial()
+        return kernel
 
     @property
     def inspected_arguments(self) -> tuple[str, ...]:
@@ -361,10 +378,11 @@ class WavefrontKernel(Kernel):
         else:
             self._check_plan(plan, args, contents=check)
         if plan.strategy == "serial":
+            serial = self._serial
             try:
-                Kernel.__call__(self._serial, check=check, **args)
+                Kernel.__call__(serial, check=check, **args)
             finally:
-                self._last_threads = self._serial.last_threads  # 1: the loop in its order
+                self._last_threads = serial.last_threads  # 1: the loop in its order
             return
         extra: dict[str, object] = {
             nm.levelptr: plan.levelptr,
@@ -450,10 +468,14 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor and the inspector stages of ``comp`` (one wavefront loop)."""
+    """Compile the executor and the inspector stages of ``comp`` (one wavefront loop) as one
+    library, in one compiler run (:func:`spf.runtime.compile.compile_kernels`); the serial
+    kernel (a plan's ``"serial"`` strategy) is generated and compiled when a call first
+    needs it."""
     from spf.analysis.executor import serial_computation
     from spf.analysis.inspector import build_inspector
-    from spf.runtime.compile import compile_kernel
+    from spf.codegen.program import c_function_name
+    from spf.runtime.compile import compile_kernel, compile_kernels
 
     if len(executor.loops) != 1:
         loops = ", ".join(names.loop for _, names in executor.loops)
@@ -462,13 +484,18 @@ def compile_wavefront(
             "loop per computation: keep the wavefront on one of them"
         )
     ((analysis, names),) = executor.loops
-    run = compile_kernel(executor.computation, "c", name or comp.name, check, **options)
-    levels = compile_kernel(build_inspector(comp, analysis), "c", None, True, **options)
     count, order = build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
-    stages = (
-        levels,
-        compile_kernel(count, "c", None, True, **options),
-        compile_kernel(order, "c", None, True, **options),
-    )
-    serial = compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
-    return WavefrontKernel.wrap(run, stages, names, analysis.extent, serial)
+    parts = [
+        (executor.computation, name or comp.name, check),
+        (build_inspector(comp, analysis), None, True),
+        (count, None, True),
+        (order, None, True),
+    ]
+    library = f"{c_function_name(name or comp.name)}_wavefront"
+    run, *stages = compile_kernels(parts, library, **options)
+
+    def serial() -> Kernel:
+        return compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
+
+    inspector = (stages[0], stages[1], stages[2])
+    return WavefrontKernel.wrap(run, inspector, names, analysis.extent, serial)

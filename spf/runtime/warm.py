@@ -201,10 +201,14 @@ def store(
     library_key: str,
     obligations: Sequence[tuple[str, str]],
     cache_dir: str | os.PathLike[str] | None,
+    *,
+    library: tuple[str, str] | None = None,
 ) -> None:
     """Record what a compile produced under ``key`` (silently skipped when the cache is not
-    writable: remembering is an optimisation)."""
-    if CacheEntry(resolve_cache_dir(cache_dir), sig.function, library_key).library != kernel.path:
+    writable: remembering is an optimisation). ``library``: the name and source of the
+    library the kernel shares with others (``Kernel.build_many``), when it does."""
+    lib_name = sig.function if library is None else library[0]
+    if CacheEntry(resolve_cache_dir(cache_dir), lib_name, library_key).library != kernel.path:
         return  # not the library this key names (never expected): remember nothing
     payload: dict[str, Any] = {
         "format": FORMAT,
@@ -215,6 +219,8 @@ def store(
         "obligations": [list(o) for o in obligations],
         "preconditions": [p.to_data() for p in sig.preconditions],
     }
+    if library is not None:
+        payload["library"] = {"name": library[0], "source": library[1]}
     data = {"payload": payload, "sha256": _digest(payload)}
     path = _entry_path(key, cache_dir)
     try:
@@ -253,6 +259,9 @@ def load(
         source: str = payload["source"]
         name: str = payload["function"]
         library_key: str = payload["library_key"]
+        shared = payload.get("library") or {"name": name, "source": source}
+        lib_name: str = shared["name"]
+        lib_source: str = shared["source"]
         sig = _signature(comp, payload)
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -261,8 +270,8 @@ def load(
     from spf.errors import CompileError
     from spf.runtime.kernel import Kernel
 
-    entry = CacheEntry(resolve_cache_dir(cache_dir), name, library_key)
-    if not entry.trusted(source):
+    entry = CacheEntry(resolve_cache_dir(cache_dir), lib_name, library_key)
+    if not entry.trusted(lib_source):
         return None
     command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
     try:
