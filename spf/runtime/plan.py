@@ -2,7 +2,8 @@
 
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
-compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort).
+compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
+built as one translation unit by one compiler run (:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
@@ -10,9 +11,10 @@ CRC-32 checksum of every array and parameter it inspected, and a call whose inde
 differ from them raises ``ArgumentError`` instead of running in a wrong order.
 
 A plan also records its ``strategy``: ``"wavefront"`` (the executor runs the levels) or
-``"serial"`` (the loop runs in its original order on one thread, from a kernel compiled beside
-the executor). ``inspect(strategy="auto")``, the default, takes ``"serial"`` when the levels
-are too narrow to pay for their barriers and scattered rows: fewer than
+``"serial"`` (the loop runs in its original order on one thread, from a kernel compiled when
+a call first runs a serial plan). ``inspect(strategy="auto")``, the default, takes
+``"serial"`` when the levels are too narrow to pay for their barriers and scattered rows:
+fewer than
 :data:`MIN_ROWS_PER_LEVEL` iterations per level on average (2-D Poisson's ~500 rows per level
 run ~2x slower by levels than in order on one thread, and a level's barrier costs as much as
 a few hundred rows); ``strategy="wavefront"`` or ``"serial"`` forces one.

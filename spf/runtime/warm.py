@@ -3,10 +3,11 @@
 ``Computation.compile(target="c")`` records, under ``<cache>/warm/<key[:2]>/<key>.json``, what
 it produced for one state of the computation: the generated source, the kernel's signature
 (its arguments and the texts of the bounds obligations and preconditions checked with
-``check=True``) and the
-build-cache key of the library. A later compile of the same state, in this process or a fresh
-interpreter, loads the library straight from that entry: no legality check, no bounds proofs,
-no scanning or printing, and no compiler run.
+``check=True``) and the build-cache key of the library (and, for kernels built together in one
+library, its name and the translation unit they share: ``spf.runtime.compile.compile_kernels``).
+A later compile of the same state, in this process or a fresh interpreter, loads the library
+straight from that entry: no legality check, no bounds proofs, no scanning or printing, and no
+compiler run.
 
 The key (:func:`warm_key`) is the sha256 of everything the entry depends on:
 
