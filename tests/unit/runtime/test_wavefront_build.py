@@ -124,3 +124,17 @@ def test_combined_parts_keep_their_own_macros_and_helpers(tmp_path: Path) -> Non
 )
 def test_parts_that_cannot_share_a_unit_are_not_combined(other: str) -> None:
     assert combine([PART.format(name="a", value=1), other]) is None
+
+
+def test_a_damaged_shared_library_is_built_again(tmp_path: Path, compiler_runs: list[str]) -> None:
+    first = sptrsv_wavefront(tmp_path)
+    first.path.unlink()  # a new file: the loaded library's pages must stay as they are
+    first.path.write_bytes(b"\0" * 64)
+    again = sptrsv_wavefront(tmp_path)
+    assert len(compiler_runs) == 2  # the remembered entry is not trusted: built again
+    m = lower(30, "int32")
+    args = sptrsv_args(m)
+    f = np.ones(30)
+    u = np.zeros(30)
+    again(u=u, f=f, **args, plan=again.inspect(**args, strategy="wavefront"))
+    np.testing.assert_allclose(u, spsolve_triangular(sp.csr_matrix(m), f, lower=True))
