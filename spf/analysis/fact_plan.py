@@ -312,7 +312,7 @@ def _best_candidate(
     if pairs is not None:
         offsets[pairs[0]] = (-1, 0)
     own = set(sterms)
-    best: tuple[int, _Candidate] | None = None
+    scored: list[tuple[int, int, dict[str, sp.Expr], Terms, Terms]] = []
     for image in itertools.permutations(svars, len(names)):
         found = _defined(sterms, set(image), svars)
         if found is None:
@@ -324,17 +324,18 @@ def _best_candidate(
             mapping = {v: _s(s) + d for v, s, d in zip(names, image, shifts, strict=True)}
             back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
             score = sum(t in own for t in rename(dterms, mapping))
-            if score == 0:
-                continue
-            try:
-                covered = as_set(names, rename(inner, back), ufs)
-            except SpfError:
-                continue
-            if best is None or score > best[0]:
-                own_terms = tuple(t for t in sterms if t not in pins)
-                cand = _Candidate(stmt, mapping, covered, own_terms, pins, tuple(svars))
-                best = (score, cand)
-    return None if best is None else best[1]
+            if score:
+                scored.append((-score, len(scored), mapping, rename(inner, back), pins))
+    # the first renaming (in the order tried) of the highest score whose points form a set:
+    # building sets costs the most, so they are built best first, until one succeeds
+    for _, _, mapping, covered_terms, pins in sorted(scored, key=lambda c: c[:2]):
+        try:
+            covered = as_set(names, covered_terms, ufs)
+        except SpfError:
+            continue
+        own_terms = tuple(t for t in sterms if t not in pins)
+        return _Candidate(stmt, mapping, covered, own_terms, pins, tuple(svars))
+    return None
 
 
 def _defined(

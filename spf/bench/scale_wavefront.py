@@ -6,8 +6,9 @@ interpreter with an empty spf cache directory (``SPF_CACHE_DIR``), after ``impor
 
 * ``wavefront + compile``: ``comp = spf.kernels.<kernel>()``, ``comp.wavefront("i")``,
   ``comp.compile()`` (the dependence analysis, the inspector's synthesis, the legality check,
-  code generation and the C compiler runs for the executor, the three inspector stages and
-  the serial kernel), with ``wavefront`` alone beside it;
+  code generation for the executor and the three inspector stages and the one C compiler run
+  that builds them; the serial kernel is compiled when a call first runs a serial plan), with
+  ``wavefront`` alone beside it;
 * the plain ``codegen``: ``comp = spf.kernels.<kernel>()``, ``comp.codegen("c")``, and the
   plain ``compile()`` (no wavefront).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,18 @@ def _write_generated(key: str, source: str, cache_dir: str | None) -> None:
         pass  # the cache is an optimisation; generating again is always correct
 
 
+@dataclass(frozen=True)
+class _Generated:
+    """A C kernel generated and not yet built: what :func:`_finish` needs to load it."""
+
+    comp: Computation
+    source: str
+    signature: Signature
+    obligations: list[tuple[str, str]]
+    remembered: str | None
+    """Its warm key (:mod:`spf.runtime.warm`), None when the compile is not remembered."""
+
+
 def compile_kernel(
     comp: Computation,
     target: str = "c",
@@ -70,13 +82,84 @@ def compile_kernel(
 ) -> Kernel:
     """Generate ``comp`` for ``target``, compile it (cached on disk) and load it; a
     :class:`~spf.errors.PreconditionWarning` names the kernel's preconditions, if any."""
+    from spf.runtime.kernel import Kernel
+
+    if target == "c" and options:
+        raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
+    got = _generate(comp, target, name, check, **flags, **options)
+    if isinstance(got, Kernel):
+        return got
+    if target != "c":
+        # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
+        backend = importlib.import_module(f"spf.runtime.{target}")
+        kernel: Kernel = backend.compile_kernel(
+            got.source,
+            got.signature,
+            got.signature.function,
+            openmp=openmp,
+            cflags=cflags,
+            cache_dir=cache_dir,
+            **options,
+        )
+        return kernel
+    built = Kernel.build(got.signature, got.source, **flags)
+    _remember(got, built, got.source, **flags)
+    return built
+
+
+def compile_kernels(
+    kernels: Sequence[tuple[Computation, str | None, bool]],
+    library: str,
+    *,
+    openmp: bool = True,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | None = None,
+    **options: Any,
+) -> list[Kernel]:
+    """:func:`compile_kernel` (target ``"c"``) of each ``(comp, name, check)`` of ``kernels``,
+    the ones not remembered built together: one translation unit (:mod:`spf.runtime.combine`)
+    and one compiler run, a shared library named after ``library`` that each kernel loads
+    its own functions from. Sources that cannot share a unit are built one by one."""
+    from spf.runtime.combine import combine
+    from spf.runtime.kernel import Kernel
+
+    if options:
+        raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
+    got = [_generate(comp, "c", name, check, **flags) for comp, name, check in kernels]
+    todo = [g for g in got if isinstance(g, _Generated)]
+    source = combine([g.source for g in todo]) if len(todo) > 1 else None
+    if source is None:
+        return [
+            g if isinstance(g, Kernel) else compile_kernel(g.comp, "c", name, check, **flags)
+            for g, (_, name, check) in zip(got, kernels, strict=True)
+        ]
+    built = Kernel.build_many([(g.signature, g.source) for g in todo], source, library, **flags)
+    done = dict(zip(map(id, todo), built, strict=True))
+    for g, kernel in zip(todo, built, strict=True):
+        _remember(g, kernel, source, library=library, **flags)
+    return [done[id(g)] if isinstance(g, _Generated) else g for g in got]
+
+
+def _generate(
+    comp: Computation,
+    target: str,
+    name: str | None,
+    check: bool,
+    *,
+    openmp: bool,
+    cflags: Sequence[str] | None,
+    cache_dir: str | None,
+    **options: Any,
+) -> Kernel | _Generated:
+    """The remembered kernel of ``comp`` (a warm compile, :mod:`spf.runtime.warm`), or its
+    generated source and signature (the generated source cached by a hash of the state)."""
     from spf.analysis.preconditions import warn_preconditions
     from spf.codegen import TARGETS
 
     if target not in TARGETS:
         raise CodegenError(f"compile: unknown target {target!r}; available: {', '.join(TARGETS)}")
-    if target == "c" and options:
-        raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     remembered = None
     if target == "c":  # a state compiled before loads without analysis or codegen
         from spf.runtime import warm
@@ -92,7 +175,6 @@ def compile_kernel(
                 return hit
     from spf.codegen import generate, printer_options
     from spf.codegen.program import c_function_name, signature
-    from spf.runtime.kernel import Kernel
 
     fname = c_function_name(name or comp.name)
     printing = {k: v for k, v in options.items() if k in printer_options(target)}
@@ -122,24 +204,39 @@ def compile_kernel(
     obligations = bounds_obligations(comp, check)
     sig = with_obligations(signature(comp, fname), obligations, comp)
     sig = replace(sig, preconditions=preconditions)
-    if target != "c":
-        # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
-        backend = importlib.import_module(f"spf.runtime.{target}")
-        kernel: Kernel = backend.compile_kernel(
-            source,
-            sig,
-            fname,
-            openmp=openmp,
-            cflags=cflags,
-            cache_dir=cache_dir,
-            **options,
-        )
-        return kernel
-    built = Kernel.build(sig, source, openmp=openmp, cflags=cflags, cache_dir=cache_dir)
-    if remembered is not None:
-        library_key = warm.library_key(source, argv=argv, flags=flags)
-        warm.store(remembered, built, sig, library_key, obligations, cache_dir)
-    return built
+    return _Generated(comp, source, sig, obligations, remembered)
+
+
+def _remember(
+    got: _Generated,
+    kernel: Kernel,
+    library_source: str,
+    *,
+    openmp: bool,
+    cflags: Sequence[str] | None,
+    cache_dir: str | None,
+    library: str | None = None,
+) -> None:
+    """Record the warm entry of a kernel just built (from ``library_source``, its own source
+    or the translation unit it shares with others, built under the name ``library``)."""
+    if got.remembered is None:
+        return
+    from spf.runtime import warm
+    from spf.runtime.build import compile_flags, compiler_argv
+
+    argv = compiler_argv(None, "c")
+    flags = compile_flags(openmp=openmp, cflags=cflags)
+    library_key = warm.library_key(library_source, argv=argv, flags=flags)
+    shared = None if library is None else (library, library_source)
+    warm.store(
+        got.remembered,
+        kernel,
+        got.signature,
+        library_key,
+        got.obligations,
+        cache_dir,
+        library=shared,
+    )
 
 
 def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:

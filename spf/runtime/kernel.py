@@ -23,7 +23,7 @@ from spf.codegen import arg_checks, faults
 from spf.errors import ArgumentError, CompileError, SpfError
 from spf.progress import LOGGER
 from spf.runtime.binding import Binder
-from spf.runtime.build import build
+from spf.runtime.build import BuildResult, build
 from spf.runtime.checks import IN_LOOP
 from spf.runtime.threads import GOVERNOR, openmp_library
 
@@ -177,11 +177,8 @@ class Kernel:
         compiler: str | None = None,
         language: str = "c",
     ) -> Kernel:
-        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it.
-
-        A cached library that fails to load (damaged after its digest was recorded) is
-        compiled again once; only a freshly built library's load failure is an error.
-        """
+        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it
+        (a cached library that fails to load is compiled again once: :meth:`_load_built`)."""
         options: dict[str, Any] = {
             "name": signature.function,
             "openmp": openmp,
@@ -190,16 +187,51 @@ class Kernel:
             "compiler": compiler,
             "language": language,
         }
+        return cls._load_built([(signature, source)], source, options)[0]
+
+    @classmethod
+    def build_many(
+        cls,
+        kernels: Sequence[tuple[Signature, str]],
+        source: str,
+        name: str,
+        *,
+        openmp: bool = True,
+        cflags: Sequence[str] | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> list[Kernel]:
+        """Compile ``source``, one translation unit defining the function of each
+        ``(signature, own source)`` of ``kernels`` (:func:`spf.runtime.combine.combine`), to
+        one shared library named after ``name`` (one compiler run, cached like
+        :meth:`build`), and load each kernel from it; each keeps its own ``source``."""
+        options: dict[str, Any] = {
+            "name": name,
+            "openmp": openmp,
+            "cflags": cflags,
+            "cache_dir": cache_dir,
+        }
+        return cls._load_built(kernels, source, options)
+
+    @classmethod
+    def _load_built(
+        cls, kernels: Sequence[tuple[Signature, str]], source: str, options: dict[str, Any]
+    ) -> list[Kernel]:
+        """Build ``source`` with ``options`` (:func:`~spf.runtime.build.build`) and load each
+        ``(signature, own source)`` of ``kernels`` from the library. A cached library that
+        fails to load (damaged after its digest was recorded) is compiled again once; only a
+        freshly built library's load failure is an error."""
+
+        def load(result: BuildResult) -> list[Kernel]:
+            out = result.path, result.command
+            return [cls(sig, own, *out, compiler_output=result.stderr) for sig, own in kernels]
+
         result = build(source, **options)
         try:
-            return cls(
-                signature, source, result.path, result.command, compiler_output=result.stderr
-            )
+            return load(result)
         except CompileError:
             if not result.cached:
                 raise
-        result = build(source, rebuild=True, **options)
-        return cls(signature, source, result.path, result.command, compiler_output=result.stderr)
+        return load(build(source, rebuild=True, **options))
 
     def __repr__(self) -> str:
         return f"<Kernel {self.signature} from {self.path}>"

@@ -2,7 +2,8 @@
 
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
-compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort).
+compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
+built as one translation unit by one compiler run (:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
@@ -10,9 +11,10 @@ CRC-32 checksum of every array and parameter it inspected, and a call whose inde
 differ from them raises ``ArgumentError`` instead of running in a wrong order.
 
 A plan also records its ``strategy``: ``"wavefront"`` (the executor runs the levels) or
-``"serial"`` (the loop runs in its original order on one thread, from a kernel compiled beside
-the executor). ``inspect(strategy="auto")``, the default, takes ``"serial"`` when the levels
-are too narrow to pay for their barriers and scattered rows: fewer than
+``"serial"`` (the loop runs in its original order on one thread, from a kernel compiled when
+a call first runs a serial plan). ``inspect(strategy="auto")``, the default, takes
+``"serial"`` when the levels are too narrow to pay for their barriers and scattered rows:
+fewer than
 :data:`MIN_ROWS_PER_LEVEL` iterations per level on average (2-D Poisson's ~500 rows per level
 run ~2x slower by levels than in order on one thread, and a level's barrier costs as much as
 a few hundred rows); ``strategy="wavefront"`` or ``"serial"`` forces one.
@@ -298,7 +300,9 @@ class WavefrontKernel(Kernel):
     ``kernel(..., plan=plan)`` (the other attributes are the executor's)."""
 
     _stages: tuple[Kernel, Kernel, Kernel]
-    _serial: Kernel
+    _make_serial: Callable[[], Kernel]
+    _serial_kernel: Kernel | None
+    _serial_lock: threading.Lock
     _check_kernel: Callable[[], Kernel] | None
     _names: WavefrontNames
     _extent: str
@@ -312,15 +316,18 @@ class WavefrontKernel(Kernel):
         stages: tuple[Kernel, Kernel, Kernel],
         names: WavefrontNames,
         extent: str,
-        serial: Kernel,
+        serial: Callable[[], Kernel],
         check_kernel: Callable[[], Kernel] | None = None,
     ) -> WavefrontKernel:
-        """The executor kernel ``executor`` with its inspector stages and ``serial``, the
-        loop in its original order (a plan's ``"serial"`` strategy)."""
+        """The executor kernel ``executor`` with its inspector stages and ``serial``, which
+        compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
+        call first runs one."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
-        out._serial = serial
+        out._make_serial = serial
+        out._serial_kernel = None
+        out._serial_lock = threading.Lock()
         out._check_kernel = check_kernel
         out._names = names
         out._extent = extent
@@ -330,6 +337,18 @@ class WavefrontKernel(Kernel):
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
+
+    @property
+    def _serial(self) -> Kernel:
+        """The kernel of the loop in its original order, compiled on first use (a compile
+        that fails raises here, and the next call tries again)."""
+        kernel = self._serial_kernel
+        if kernel is None:
+            with self._serial_lock:
+                kernel = self._serial_kernel
+                if kernel is None:
+                    kernel = self._serial_kernel = self._make_serial()
+        return kernel
 
     @property
     def inspected_arguments(self) -> tuple[str, ...]:
@@ -569,10 +588,11 @@ class WavefrontKernel(Kernel):
         else:
             self._check_plan(plan, args, contents=check)
         if plan.strategy == "serial":
+            serial = self._serial
             try:
-                Kernel.__call__(self._serial, check=check, **args)
+                Kernel.__call__(serial, check=check, **args)
             finally:
-                self._last_threads = self._serial.last_threads  # 1: the loop in its order
+                self._last_threads = serial.last_threads  # 1: the loop in its order
             return
         if self._coarse != (plan.strategy in ("coarse", "levels")):
             raise ArgumentError(
@@ -678,11 +698,15 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor and the inspector stages of ``comp`` (one wavefront loop)."""
+    """Compile the executor and the inspector stages of ``comp`` (one wavefront loop) as one
+    library, in one compiler run (:func:`spf.runtime.compile.compile_kernels`); the serial
+    kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
+    compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import build_coarse_inspector, build_part_check
     from spf.analysis.executor import COARSE_METHODS, serial_computation
     from spf.analysis.inspector import build_inspector
-    from spf.runtime.compile import compile_kernel
+    from spf.codegen.program import c_function_name
+    from spf.runtime.compile import compile_kernel, compile_kernels
 
     if len(executor.loops) != 1:
         loops = ", ".join(names.loop for _, names in executor.loops)
@@ -691,17 +715,21 @@ def compile_wavefront(
             "loop per computation: keep the wavefront on one of them"
         )
     ((analysis, names),) = executor.loops
-    run = compile_kernel(executor.computation, "c", name or comp.name, check, **options)
     is_coarse = names.method in COARSE_METHODS
     first = build_coarse_inspector(comp, analysis) if is_coarse else build_inspector(comp, analysis)
-    levels = compile_kernel(first, "c", None, True, **options)
     count, order = build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
-    stages = (
-        levels,
-        compile_kernel(count, "c", None, True, **options),
-        compile_kernel(order, "c", None, True, **options),
-    )
-    serial = compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
+    parts = [
+        (executor.computation, name or comp.name, check),
+        (first, None, True),
+        (count, None, True),
+        (order, None, True),
+    ]
+    library = f"{c_function_name(name or comp.name)}_wavefront"
+    run, *stages = compile_kernels(parts, library, **options)
+
+    def serial() -> Kernel:
+        return compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
+
     made: list[Kernel] = []
 
     def check_kernel() -> Kernel:  # compiled on the first plan that needs it
@@ -711,6 +739,7 @@ def compile_wavefront(
             )
         return made[0]
 
+    inspector = (stages[0], stages[1], stages[2])
     return WavefrontKernel.wrap(
-        run, stages, names, analysis.nodes, serial, check_kernel if is_coarse else None
+        run, inspector, names, analysis.nodes, serial, check_kernel if is_coarse else None
     )

@@ -3,10 +3,11 @@
 ``Computation.compile(target="c")`` records, under ``<cache>/warm/<key[:2]>/<key>.json``, what
 it produced for one state of the computation: the generated source, the kernel's signature
 (its arguments and the texts of the bounds obligations and preconditions checked with
-``check=True``) and the
-build-cache key of the library. A later compile of the same state, in this process or a fresh
-interpreter, loads the library straight from that entry: no legality check, no bounds proofs,
-no scanning or printing, and no compiler run.
+``check=True``) and the build-cache key of the library (and, for kernels built together in one
+library, its name and the translation unit they share: ``spf.runtime.compile.compile_kernels``).
+A later compile of the same state, in this process or a fresh interpreter, loads the library
+straight from that entry: no legality check, no bounds proofs, no scanning or printing, and no
+compiler run.
 
 The key (:func:`warm_key`) is the sha256 of everything the entry depends on:
 
@@ -200,10 +201,14 @@ def store(
     library_key: str,
     obligations: Sequence[tuple[str, str]],
     cache_dir: str | os.PathLike[str] | None,
+    *,
+    library: tuple[str, str] | None = None,
 ) -> None:
     """Record what a compile produced under ``key`` (silently skipped when the cache is not
-    writable: remembering is an optimisation)."""
-    if CacheEntry(resolve_cache_dir(cache_dir), sig.function, library_key).library != kernel.path:
+    writable: remembering is an optimisation). ``library``: the name and source of the
+    library the kernel shares with others (``Kernel.build_many``), when it does."""
+    lib_name = sig.function if library is None else library[0]
+    if CacheEntry(resolve_cache_dir(cache_dir), lib_name, library_key).library != kernel.path:
         return  # not the library this key names (never expected): remember nothing
     payload: dict[str, Any] = {
         "format": FORMAT,
@@ -214,6 +219,8 @@ def store(
         "obligations": [list(o) for o in obligations],
         "preconditions": [p.to_data() for p in sig.preconditions],
     }
+    if library is not None:
+        payload["library"] = {"name": library[0], "source": library[1]}
     data = {"payload": payload, "sha256": _digest(payload)}
     path = _entry_path(key, cache_dir)
     try:
@@ -251,10 +258,14 @@ def load(
             return None
         source: str = payload["source"]
         library_key: str = payload["library_key"]
+        shared = payload.get("library") or {"name": payload["function"], "source": source}
+        library = (str(shared["name"]), str(shared["source"]))
         sig = _signature(comp, payload)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return load_library(sig, source, library_key, argv=argv, flags=flags, cache_dir=cache_dir)
+    return load_library(
+        sig, source, library_key, argv=argv, flags=flags, cache_dir=cache_dir, library=library
+    )
 
 
 def load_library(
@@ -265,16 +276,20 @@ def load_library(
     argv: Sequence[str],
     flags: Sequence[str],
     cache_dir: str | os.PathLike[str] | None,
+    library: tuple[str, str] | None = None,
 ) -> Kernel | None:
     """The kernel of ``sig`` from the library built earlier from ``source`` (build-cache key
-    ``library_key``), or None where that library is missing or not trusted."""
+    ``library_key``), or None where that library is missing or not trusted. ``library``:
+    the shared library's name and whole source when the kernel was built in one translation
+    unit with others (a wavefront's parts), else the kernel's own."""
     import shlex
 
     from spf.errors import CompileError
     from spf.runtime.kernel import Kernel
 
-    entry = CacheEntry(resolve_cache_dir(cache_dir), sig.function, library_key)
-    if not entry.trusted(source):
+    lib_name, lib_source = library or (sig.function, source)
+    entry = CacheEntry(resolve_cache_dir(cache_dir), lib_name, library_key)
+    if not entry.trusted(lib_source):
         return None
     command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
     try:

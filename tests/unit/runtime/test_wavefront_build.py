@@ -1,0 +1,140 @@
+"""How many compiler runs a wavefront costs (issue 28, API.md §16): ``compile()`` builds the
+executor and the three inspector stages as one translation unit in one compiler run; the
+serial kernel of a ``"serial"`` plan is compiled once, when such a plan first runs; a second
+compile of the same state runs no compiler (:mod:`spf.runtime.warm`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve_triangular
+
+from spf import kernels
+from spf.runtime import build
+from spf.runtime.combine import combine
+from spf.runtime.plan import WavefrontKernel
+from spf.sparse import sptrsv_args
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.fixture
+def compiler_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The source file of each compiler run from now on."""
+    runs: list[str] = []
+    real = build._run_compiler
+
+    def counting(cmd: list[str], name: str, entry: Any) -> str:
+        runs.append(str(entry.source))
+        return real(cmd, name, entry)
+
+    monkeypatch.setattr(build, "_run_compiler", counting)
+    return runs
+
+
+def lower(n: int, index_dtype: str) -> sp.csr_array:
+    rng = np.random.default_rng(7)
+    a = sp.tril(sp.random(n, n, density=0.2, format="csr", random_state=rng), k=-1)
+    m = sp.csr_array(a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
+    m.indptr, m.indices = m.indptr.astype(index_dtype), m.indices.astype(index_dtype)
+    return m
+
+
+def sptrsv_wavefront(cache_dir: Path) -> WavefrontKernel:
+    comp = kernels.sptrsv_csr(index_dtype="int32")
+    comp.wavefront("i")
+    k = comp.compile(cache_dir=str(cache_dir))
+    assert isinstance(k, WavefrontKernel)
+    return k
+
+
+def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
+    tmp_path: Path, compiler_runs: list[str]
+) -> None:
+    k = sptrsv_wavefront(tmp_path)
+    assert len(compiler_runs) == 1  # executor and inspector stages: one translation unit
+    assert len({k.path, *(st.path for st in k._stages)}) == 1
+    assert all(f"void {k.name}(" not in st.source for st in k._stages)  # each its own source
+    for n in (0, 1, 9, 57):
+        m = lower(n, "int32")
+        f = np.arange(1.0, n + 1.0)
+        want = spsolve_triangular(sp.csr_matrix(m), f, lower=True) if n else f
+        args = sptrsv_args(m)
+        for strategy in ("wavefront", "serial"):
+            u = np.zeros(n)
+            k(u=u, f=f, **args, plan=k.inspect(**args, strategy=strategy))
+            np.testing.assert_allclose(u, want, rtol=1e-12)
+    assert len(compiler_runs) == 2  # the serial kernel, on the first serial plan only
+    assert "serial" in compiler_runs[1]
+
+
+def test_a_second_wavefront_compile_of_the_same_state_runs_no_compiler(
+    tmp_path: Path, compiler_runs: list[str]
+) -> None:
+    first = sptrsv_wavefront(tmp_path)
+    again = sptrsv_wavefront(tmp_path)
+    assert len(compiler_runs) == 1
+    assert again.path == first.path
+    m = lower(40, "int32")
+    args = sptrsv_args(m)
+    f = np.linspace(1.0, 2.0, 40)
+    u1, u2 = np.zeros(40), np.zeros(40)
+    first(u=u1, f=f, **args, plan=first.inspect(**args, strategy="wavefront"))
+    again(u=u2, f=f, **args, plan=again.inspect(**args, strategy="wavefront"))
+    assert np.array_equal(u1, u2)
+
+
+PART = """#include <stdint.h>
+#define s0(i) out[i] = {value}
+#ifndef SPF_GUARD
+#define SPF_GUARD
+static int64_t spf_helper(int64_t v) {{ return v + {value}; }}
+#endif
+static inline int64_t spf_twice(int64_t v) {{ return 2 * v + {value}; }}
+void {name}(int64_t *out) {{ s0(0); out[1] = spf_twice(spf_helper(1)); }}
+"""
+
+
+def test_combined_parts_keep_their_own_macros_and_helpers(tmp_path: Path) -> None:
+    import cffi
+
+    source = combine([PART.format(name="a", value=1), PART.format(name="b", value=5)])
+    assert source is not None
+    lib_path = build.build_c(source, name="combined", openmp=False, cache_dir=tmp_path)
+    ffi = cffi.FFI()
+    ffi.cdef("void a(int64_t *out); void b(int64_t *out);")
+    lib = ffi.dlopen(str(lib_path))
+    for fn, value in ((lib.a, 1), (lib.b, 5)):
+        out = ffi.new("int64_t[2]")
+        fn(out)
+        assert list(out) == [value, 2 * (1 + value) + value]
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        PART.format(name="a", value=2),  # exports the same function
+        "typedef int spf_t;\nvoid c(void) {}\n",
+        "static int64_t table[2] = {0, 1};\nvoid c(void) {}\n",
+    ],
+)
+def test_parts_that_cannot_share_a_unit_are_not_combined(other: str) -> None:
+    assert combine([PART.format(name="a", value=1), other]) is None
+
+
+def test_a_damaged_shared_library_is_built_again(tmp_path: Path, compiler_runs: list[str]) -> None:
+    first = sptrsv_wavefront(tmp_path)
+    first.path.unlink()  # a new file: the loaded library's pages must stay as they are
+    first.path.write_bytes(b"\0" * 64)
+    again = sptrsv_wavefront(tmp_path)
+    assert len(compiler_runs) == 2  # the remembered entry is not trusted: built again
+    m = lower(30, "int32")
+    args = sptrsv_args(m)
+    f = np.ones(30)
+    u = np.zeros(30)
+    again(u=u, f=f, **args, plan=again.inspect(**args, strategy="wavefront"))
+    np.testing.assert_allclose(u, spsolve_triangular(sp.csr_matrix(m), f, lower=True))
