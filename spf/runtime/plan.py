@@ -399,7 +399,7 @@ class WavefrontKernel(Kernel):
                 f"reads {', '.join(self._inputs)}"
             )
         levels_k, count_k, order_k = self._stages
-        given = {k: v for k, v in args.items() if k in self._inputs}
+        given = self._inspected(args)
         n = self._count(given)
         if self._coarse:
             return self._inspect_coarse(given, n, check, strategy, threads)
@@ -549,6 +549,16 @@ class WavefrontKernel(Kernel):
             )
         _CHECKED[plan] = self._made_by
 
+    def _inspected(self, args: Mapping[str, object]) -> dict[str, Any]:
+        """The arguments of ``args`` the inspector reads, with the sizes not given taken from
+        the arrays' declared shapes as any call takes them (``N`` from ``y.shape[0]``)."""
+        given = {k: v for k, v in args.items() if k in self._inputs}
+        binder = self._binder
+        for p in binder._infer:
+            if p not in args and (origin := binder._origin(p, args)) is not None:
+                given[p] = origin[2]
+        return given
+
     def _count(self, given: Mapping[str, object]) -> int:
         fn, names = compile_expr(self._extent)
         missing = sorted(names - set(given))
@@ -578,8 +588,7 @@ class WavefrontKernel(Kernel):
         if positional:
             Kernel.__call__(self, *positional, check=check, **args)  # the binder's error
         if plan is None:
-            given: dict[str, Any] = {k: v for k, v in args.items() if k in self._inputs}
-            plan = self.inspect(check=check, **given)
+            plan = self.inspect(check=check, **self._inspected(args))
         elif not isinstance(plan, Plan):
             raise ArgumentError(
                 f"{self.name}: plan must be a Plan from kernel.inspect(...), got "

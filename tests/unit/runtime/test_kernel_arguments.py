@@ -94,3 +94,27 @@ def test_positional_call_of_a_wavefront_kernel_and_its_inspector_lists_the_names
         k(rowptr)
     with pytest.raises(ArgumentError, match=r"inspect: got 1 positional.*rowptr=\.\.\."):
         k.inspect(rowptr)
+
+
+def test_a_wavefront_kernel_takes_its_sizes_from_the_arrays_as_any_kernel() -> None:
+    # API §8: N and NNZ follow from u.shape[0] and L.shape[0] (they were required by inspect)
+    import scipy.sparse as sp
+
+    from spf import sparse
+
+    n = 40
+    m = sp.random(n, n, density=0.1, random_state=1, format="csr")
+    low = sp.csr_matrix(sp.tril(m, -1) + 4 * sp.eye(n))
+    low.sort_indices()
+    a = sparse.csr_args(low)
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    k = comp.compile()
+    f, u = np.arange(1.0, n + 1), np.zeros(n)
+    arrays = {"f": f, "L": a["A"], "rowptr": a["rowptr"], "col": a["col"]}
+    k(u=u, **arrays)
+    np.testing.assert_allclose(low @ u, f)
+    plan = k.inspect(u=u, **arrays)
+    assert plan.level_of.shape == (n,)
+    with pytest.raises(ArgumentError, match=r"inspect: give N"):  # no array holds N
+        k.inspect(rowptr=a["rowptr"], col=a["col"])
