@@ -132,12 +132,17 @@ def test_every_kernel_constructor_has_golden_code() -> None:
     )
 
 
-def test_golden_folder_holds_only_current_cases() -> None:
+def test_golden_folder_holds_only_current_cases(request: pytest.FixtureRequest) -> None:
     """No stale golden file is left behind when a case is renamed or removed, or when a
-    refusal becomes code (or the other way round)."""
+    refusal becomes code (or the other way round); ``--update-golden`` deletes them."""
     root = Path(__file__).resolve().parents[2] / "golden"
     expected = {generated(kernel, target)[0] for target in TARGETS for kernel in KERNELS}
     present = {p.relative_to(root).as_posix() for p in (root / "codegen").rglob("*") if p.is_file()}
-    assert not present - expected, (
-        f"golden files of no current case (delete them): {sorted(present - expected)}"
+    stale = sorted(present - expected)
+    if request.config.getoption("--update-golden"):
+        for relative in stale:
+            (root / relative).unlink()
+        return
+    assert not stale, (
+        f"golden files of no current case (pytest --update-golden deletes them): {stale}"
     )
