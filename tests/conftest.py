@@ -10,6 +10,7 @@ Markers (registered in ``pyproject.toml``) skip a test only when the tool is tru
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import shutil
@@ -111,6 +112,27 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
             path.write_text(text)
             return
         assert path.is_file(), f"no golden file {path}; run pytest --update-golden to write it"
-        assert text == path.read_text(), f"{relative} differs (pytest --update-golden rewrites it)"
+        expected = path.read_text()
+        if text != expected:
+            pytest.fail(golden_mismatch(relative, expected, text), pytrace=False)
 
     return check
+
+
+def golden_mismatch(relative: str, expected: str, actual: str) -> str:
+    """The failure message of a golden comparison: a unified diff from the file under
+    ``tests/golden/`` to the text the test produced, and how to accept the new text."""
+    diff = difflib.unified_diff(
+        expected.splitlines(keepends=True),
+        actual.splitlines(keepends=True),
+        fromfile=f"tests/golden/{relative}",
+        tofile=f"{relative} (generated now)",
+    )
+    lines = [
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff
+    ]
+    return (
+        f"{relative} differs from its golden file:\n{''.join(lines)}"
+        "If the change is intended, check this diff, then run "
+        "`pytest --update-golden` on this test and commit the rewritten file."
+    )

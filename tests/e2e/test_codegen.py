@@ -321,14 +321,16 @@ def test_signature_order(name: str) -> None:
     assert re.search(re.escape(prototype) + r"\s*\{", source), source
 
 
-def test_spmv_csr_prototype_exact(build: Callable[[Computation], Kernel]) -> None:
+def test_spmv_csr_prototype_exact(
+    build: Callable[[Computation], Kernel], golden: Callable[[str, str], None]
+) -> None:
     want = (
         "void spmv_csr(int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict col, "
         "const int32_t *restrict rowptr, double *restrict y, const double *restrict A, "
         "const double *restrict x)"
     )
     comp = kernels.spmv_csr()
-    assert want in comp.codegen("c")
+    golden("codegen/c/spmv_csr.c", comp.codegen("c"))  # the prototype is `want`
     kernel = build(comp)
     assert kernel.signature == want
     # what compile builds: the function, then its copy with in-loop argument checks

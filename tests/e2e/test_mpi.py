@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,6 +27,9 @@ import spf
 from spf import kernels
 from spf.errors import CodegenError, SpfError
 from spf.mpi import MPITimeoutError, command, run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGS = Path(__file__).resolve().parent / "mpi_progs"
@@ -156,10 +160,12 @@ def test_argument_named_comm_is_refused() -> None:
         comp.codegen("mpi")
 
 
-def test_plain_computation_runs_on_every_rank_unchanged() -> None:
+def test_plain_computation_runs_on_every_rank_unchanged(
+    golden: Callable[[str, str], None],
+) -> None:
     """Without distribute or operations the MPI source is the C function plus ``comm``."""
     src = kernels.spmv_csr().codegen("mpi")
-    assert "void spmv_csr(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ," in src
+    golden("codegen/mpi/spmv_csr.c", src)  # void spmv_csr(MPI_Comm comm, int64_t M, ...)
     assert "spf_mpi_" not in src
 
 

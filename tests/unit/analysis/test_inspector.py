@@ -5,6 +5,8 @@ level-ordered iteration list."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,6 +14,9 @@ import scipy.sparse as sp
 from spf import Computation, kernels
 from spf.analysis.inspector import analyze_wavefront, build_level_sort
 from spf.sparse import sptrsv_args
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def lower(n: int, density: float, seed: int) -> sp.csr_array:
@@ -80,7 +85,9 @@ def test_dependences_are_simplified_to_one_edge() -> None:
     assert all("subsumed" in d or "duplicate" in d for d in analysis.dropped)
 
 
-def test_inspector_is_a_printable_schedulable_computation() -> None:
+def test_inspector_is_a_printable_schedulable_computation(
+    golden: Callable[[str, str], None],
+) -> None:
     comp = kernels.sptrsv_csr()
     comp.wavefront("i")
     insp = comp.inspector("i")
@@ -89,8 +96,7 @@ def test_inspector_is_a_printable_schedulable_computation() -> None:
     assert set(insp.data_spaces) == {"level", "nlevels"}
     assert set(insp.ufs) == {"rowptr", "col"}
     insp.check_legality()
-    code = insp.codegen()
-    assert "void sptrsv_csr_inspector_i(" in code
+    golden("codegen/c/sptrsv_wavefront_inspector.c", insp.codegen())
 
 
 def test_level_sort_stages_give_level_order() -> None:

@@ -1,0 +1,122 @@
+#include <stdint.h>
+#include <stdlib.h>
+#include <math.h>
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0) col[t0]
+#define diag(t0) diag[t0]
+#define rowptr(t0) rowptr[t0]
+#define A(t0) A[t0]
+#define s0(i, k, d) A((k)) = A((k)) / A((d))
+#define s1(i, k, j1, j2) A((j1)) -= A((k)) * A((j2))
+
+void ilu0_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict diag, const int32_t *restrict rowptr, double *restrict A)
+{
+  (void)N;
+  (void)NNZ;
+  (void)col;
+  (void)diag;
+  (void)rowptr;
+  (void)A;
+  if (NNZ >= 2)
+  {
+    for (int64_t i = 0; i < N; i++)
+    {
+      const int64_t diag_i = diag(i);
+      const int64_t rowptr_i = rowptr(i);
+      for (int64_t k = rowptr_i; k < diag_i; k++)
+      {
+        const int64_t col_k = col(k);
+        const int64_t diag_col_k = diag(col_k);
+        s0(i, k, diag_col_k);
+        {
+          int64_t j1 = k + 1;
+          int64_t j2 = diag(col(k)) + 1;
+          const int64_t spf_end_j1 = rowptr(i + 1);
+          const int64_t spf_end_j2 = rowptr(col(k) + 1);
+          while (j1 < spf_end_j1 && j2 < spf_end_j2)
+          {
+            const int64_t spf_key_j1 = col(j1);
+            const int64_t spf_key_j2 = col(j2);
+            if (spf_key_j1 == spf_key_j2)
+            {
+              s1(i, k, j1, j2);
+              j1++;
+              j2++;
+            }
+            else if (spf_key_j1 < spf_key_j2)
+            {
+              int64_t spf_lo_j1 = j1;
+              int64_t spf_step_j1 = 1;
+              for (;;)
+              {
+                j1 = spf_lo_j1 + spf_step_j1;
+                if (j1 >= spf_end_j1)
+                {
+                  j1 = spf_end_j1;
+                  break;
+                }
+                if (col(j1) >= spf_key_j2)
+                {
+                  break;
+                }
+                spf_lo_j1 = j1;
+                spf_step_j1 += spf_step_j1;
+              }
+              int64_t spf_hi_j1 = j1;
+              while (spf_hi_j1 - spf_lo_j1 > 1)
+              {
+                j1 = spf_lo_j1 + (spf_hi_j1 - spf_lo_j1) / 2;
+                if (col(j1) >= spf_key_j2)
+                {
+                  spf_hi_j1 = j1;
+                }
+                else
+                {
+                  spf_lo_j1 = j1;
+                }
+              }
+              j1 = spf_hi_j1;
+            }
+            else
+            {
+              int64_t spf_lo_j2 = j2;
+              int64_t spf_step_j2 = 1;
+              for (;;)
+              {
+                j2 = spf_lo_j2 + spf_step_j2;
+                if (j2 >= spf_end_j2)
+                {
+                  j2 = spf_end_j2;
+                  break;
+                }
+                if (col(j2) >= spf_key_j1)
+                {
+                  break;
+                }
+                spf_lo_j2 = j2;
+                spf_step_j2 += spf_step_j2;
+              }
+              int64_t spf_hi_j2 = j2;
+              while (spf_hi_j2 - spf_lo_j2 > 1)
+              {
+                j2 = spf_lo_j2 + (spf_hi_j2 - spf_lo_j2) / 2;
+                if (col(j2) >= spf_key_j1)
+                {
+                  spf_hi_j2 = j2;
+                }
+                else
+                {
+                  spf_lo_j2 = j2;
+                }
+              }
+              j2 = spf_hi_j2;
+            }
+          }
+        }
+      }
+    }
+  }
+}

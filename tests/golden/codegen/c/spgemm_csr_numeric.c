@@ -1,0 +1,478 @@
+#include <stdint.h>
+#include <stdlib.h>
+#include <math.h>
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define spf_ws_stride(n) ((((int64_t)(n)) + 63) / 64 * 64)
+#ifdef _OPENMP
+#include <omp.h>
+#define spf_thread_id() ((int64_t)omp_get_thread_num())
+#define spf_thread_count() ((int64_t)omp_get_max_threads())
+#else
+#define spf_thread_id() ((int64_t)0)
+#define spf_thread_count() ((int64_t)1)
+#endif
+#define A_col(t0) A_col[t0]
+#define A_rowptr(t0) A_rowptr[t0]
+#define B_col(t0) B_col[t0]
+#define B_rowptr(t0) B_rowptr[t0]
+#define C_rowptr(t0) C_rowptr[t0]
+#define A(t0) A[t0]
+#define B(t0) B[t0]
+#define C_col(t0) C_col[t0]
+#define C(t0) C[t0]
+#define mark(t0) mark[spf_ws_mark + (t0)]
+#define acc(t0) acc[spf_ws_acc + (t0)]
+#define spf_ds_lst(t0) lst[spf_ws_lst + (t0)]
+#define spf_ds_len(t0) len[spf_ws_len + (t0)]
+#define spf_ds_srt(t0) srt[spf_ws_srt + (t0)]
+#define spf_ds_rk(t0) rk[spf_ws_rk + (t0)]
+#define spf_ds_thr(t0) thr[t0]
+#define spf_ds_base(t0) base[t0]
+#define spf_ds_bits(t0) bits[t0]
+#define key(t0) key[spf_ws_key + (t0)]
+#define spf_ds_cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define spf_ds_dig(t0) dig[spf_ws_dig + (t0)]
+#define spf_ds_tmp(t0) tmp[spf_ws_tmp + (t0)]
+#ifndef SPF_FAULT_NOTE
+#define SPF_FAULT_NOTE
+static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
+  __attribute__((cold, noinline, unused));
+static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
+{
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(&f[0], &none, kind, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  {
+    f[1] = uf;
+    f[2] = at;
+    f[3] = v;
+  }
+}
+#endif
+static inline int32_t spf_index_in_int32_t(int32_t v, int32_t l, int32_t h, int32_t r, uint64_t bit, uint64_t *bad)
+{
+  const int out = (v < l) | (v > h);
+  *bad |= (uint64_t)out << bit;
+  return out ? r : v;
+}
+static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int64_t r, uint64_t bit, uint64_t *bad)
+{
+  const int out = (v < l) | (v > h);
+  *bad |= (uint64_t)out << bit;
+  return out ? r : v;
+}
+#define lst(t0) spf_index_in_int32_t(lst[spf_ws_lst + (t0)], spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad)
+#define len(t0) spf_index_in_int32_t(len[spf_ws_len + (t0)], spf_il_1, spf_ih_1, spf_ir_1, 1, &spf_bad)
+#define srt(t0) spf_index_in_int32_t(srt[spf_ws_srt + (t0)], spf_il_2, spf_ih_2, spf_ir_2, 2, &spf_bad)
+#define rk(t0) spf_index_in_int32_t(rk[spf_ws_rk + (t0)], spf_il_3, spf_ih_3, spf_ir_3, 3, &spf_bad)
+#define thr(t0) spf_index_in_int32_t(thr[t0], spf_il_4, spf_ih_4, spf_ir_4, 4, &spf_bad)
+#define base(t0) spf_index_in_int32_t(base[t0], spf_il_5, spf_ih_5, spf_ir_5, 5, &spf_bad)
+#define bits(t0) spf_index_in_int32_t(bits[t0], spf_il_6, spf_ih_6, spf_ir_6, 6, &spf_bad)
+#define cnt(t0) spf_index_in_int32_t(cnt[spf_ws_cnt + (t0)], spf_il_7, spf_ih_7, spf_ir_7, 7, &spf_bad)
+#define dig(t0) spf_index_in_int32_t(dig[spf_ws_dig + (t0)], spf_il_8, spf_ih_8, spf_ir_8, 8, &spf_bad)
+#define tmp(t0) spf_index_in_int32_t(tmp[spf_ws_tmp + (t0)], spf_il_9, spf_ih_9, spf_ir_9, 9, &spf_bad)
+#define s0(i) do { \
+  spf_ds_len(0) = 0; \
+  spf_ds_rk(0) = 0; \
+} while (0)
+#define s1(i, A_k, k, B_k, j) do { \
+  if (mark((j)) != (i) + 1) \
+  { \
+    mark((j)) = (i) + 1; \
+    spf_ds_lst(len(0)) = (j); \
+    spf_ds_len(0) += 1; \
+    acc((j)) = 0; \
+  } \
+  acc((j)) += A((A_k)) * B((B_k)); \
+} while (0)
+#define s2(z) do { \
+  spf_ds_thr((z)) = (int64_t) fmin((double) M, sqrt(16.0 * sqrt((double) M))); \
+  spf_ds_bits((z)) = (int64_t) ceil(log2((double) M + 1.0) / 2.0); \
+  spf_ds_base((z)) = (int64_t) 1 << bits((z)); \
+} while (0)
+#define s3(i, a) key((a)) = lst((a))
+#define s4_target(i, a, b) spf_ds_rk(0)
+#define s4_value(i, a, b) key((b)) < key((a))
+#define s4(i, a, b) spf_ds_rk(0) += key((b)) < key((a))
+#define s5(i, a) do { \
+  spf_ds_srt(rk(0)) = lst((a)); \
+  spf_ds_rk(0) = 0; \
+} while (0)
+#define s6(i, j) spf_ds_cnt((j)) = 0
+#define s7(i, a) do { \
+  spf_ds_dig((a)) = lst((a)) & (base(0) - 1); \
+  spf_ds_cnt(dig((a)) + 1) += 1; \
+} while (0)
+#define s8_target(i, j) spf_ds_cnt((j))
+#define s8_value(i, j) cnt((j) - 1)
+#define s8(i, j) spf_ds_cnt((j)) += cnt((j) - 1)
+#define s9(i, a) do { \
+  spf_ds_tmp(cnt(dig((a)))) = lst((a)); \
+  spf_ds_cnt(dig((a))) += 1; \
+} while (0)
+#define s10(i, j) spf_ds_cnt((j)) = 0
+#define s11(i, a) do { \
+  spf_ds_dig((a)) = tmp((a)) >> bits(0); \
+  spf_ds_cnt(dig((a)) + 1) += 1; \
+} while (0)
+#define s12_target(i, j) spf_ds_cnt((j))
+#define s12_value(i, j) cnt((j) - 1)
+#define s12(i, j) spf_ds_cnt((j)) += cnt((j) - 1)
+#define s13(i, a) do { \
+  spf_ds_srt(cnt(dig((a)))) = tmp((a)); \
+  spf_ds_cnt(dig((a))) += 1; \
+} while (0)
+#define s14(i, p) do { \
+  C_col((p)) = srt((p) - C_rowptr((i))); \
+  C((p)) = acc(srt((p) - C_rowptr((i)))); \
+} while (0)
+
+void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, int64_t K, int64_t M, int64_t N, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const int32_t *restrict C_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_col, double *restrict C, int64_t *restrict spf_fault)
+{
+  (void)A_NNZ;
+  (void)B_NNZ;
+  (void)C_NNZ;
+  (void)K;
+  (void)M;
+  (void)N;
+  (void)A_col;
+  (void)A_rowptr;
+  (void)B_col;
+  (void)B_rowptr;
+  (void)C_rowptr;
+  (void)A;
+  (void)B;
+  (void)C_col;
+  (void)C;
+  uint64_t spf_bad = 0, spf_bad_all = 0;
+  (void)spf_bad; (void)spf_bad_all;
+  const int spf_ie_0 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
+  const int32_t spf_ir_0 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_0 = spf_ie_0 ? INT32_MAX : spf_ir_0;
+  const int32_t spf_ih_0 = spf_ie_0 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
+  (void)spf_il_0; (void)spf_ih_0; (void)spf_ir_0;
+  const int spf_ie_1 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
+  const int32_t spf_ir_1 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_1 = spf_ie_1 ? INT32_MAX : spf_ir_1;
+  const int32_t spf_ih_1 = spf_ie_1 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
+  (void)spf_il_1; (void)spf_ih_1; (void)spf_ir_1;
+  const int spf_ie_2 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
+  const int32_t spf_ir_2 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_2 = spf_ie_2 ? INT32_MAX : spf_ir_2;
+  const int32_t spf_ih_2 = spf_ie_2 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
+  (void)spf_il_2; (void)spf_ih_2; (void)spf_ir_2;
+  const int spf_ie_3 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
+  const int32_t spf_ir_3 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_3 = spf_ie_3 ? INT32_MAX : spf_ir_3;
+  const int32_t spf_ih_3 = spf_ie_3 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
+  (void)spf_il_3; (void)spf_ih_3; (void)spf_ir_3;
+  const int spf_ie_4 = (0) > (M) || (0) > INT32_MAX || (M) < INT32_MIN;
+  const int32_t spf_ir_4 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_4 = spf_ie_4 ? INT32_MAX : spf_ir_4;
+  const int32_t spf_ih_4 = spf_ie_4 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M)));
+  (void)spf_il_4; (void)spf_ih_4; (void)spf_ir_4;
+  const int spf_ie_5 = (0) > (M + 1) || (0) > INT32_MAX || (M + 1) < INT32_MIN;
+  const int32_t spf_ir_5 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_5 = spf_ie_5 ? INT32_MAX : spf_ir_5;
+  const int32_t spf_ih_5 = spf_ie_5 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M + 1)));
+  (void)spf_il_5; (void)spf_ih_5; (void)spf_ir_5;
+  const int spf_ie_6 = (0) > (32) || (0) > INT32_MAX || (32) < INT32_MIN;
+  const int32_t spf_ir_6 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_6 = spf_ie_6 ? INT32_MAX : spf_ir_6;
+  const int32_t spf_ih_6 = spf_ie_6 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(32)));
+  (void)spf_il_6; (void)spf_ih_6; (void)spf_ir_6;
+  const int spf_ie_7 = (0) > (M) || (0) > INT32_MAX || (M) < INT32_MIN;
+  const int32_t spf_ir_7 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_7 = spf_ie_7 ? INT32_MAX : spf_ir_7;
+  const int32_t spf_ih_7 = spf_ie_7 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M)));
+  (void)spf_il_7; (void)spf_ih_7; (void)spf_ir_7;
+  const int spf_ie_8 = (0) > (M) || (0) > INT32_MAX || (M) < INT32_MIN;
+  const int32_t spf_ir_8 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_8 = spf_ie_8 ? INT32_MAX : spf_ir_8;
+  const int32_t spf_ih_8 = spf_ie_8 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M)));
+  (void)spf_il_8; (void)spf_ih_8; (void)spf_ir_8;
+  const int spf_ie_9 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
+  const int32_t spf_ir_9 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
+  const int32_t spf_il_9 = spf_ie_9 ? INT32_MAX : spf_ir_9;
+  const int32_t spf_ih_9 = spf_ie_9 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
+  (void)spf_il_9; (void)spf_ih_9; (void)spf_ir_9;
+  int32_t thr[1] = {0};
+  (void)thr;
+  int32_t base[1] = {0};
+  (void)base;
+  int32_t bits[1] = {0};
+  (void)bits;
+  int32_t *restrict mark = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
+  double *restrict acc = (double *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(double));
+  int32_t *restrict lst = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
+  int32_t *restrict len = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((1))), sizeof(int32_t));
+  int32_t *restrict srt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
+  int32_t *restrict rk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((1))), sizeof(int32_t));
+  int32_t *restrict key = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
+  int32_t *restrict cnt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
+  int32_t *restrict dig = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
+  int32_t *restrict tmp = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
+  if (!mark) spf_fault_note(spf_fault, 4, 0, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!acc) spf_fault_note(spf_fault, 4, 1, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(double));
+  if (!lst) spf_fault_note(spf_fault, 4, 2, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!len) spf_fault_note(spf_fault, 4, 3, (int64_t)(spf_thread_count() * spf_ws_stride((1))), (int64_t)sizeof(int32_t));
+  if (!srt) spf_fault_note(spf_fault, 4, 4, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
+  if (!rk) spf_fault_note(spf_fault, 4, 5, (int64_t)(spf_thread_count() * spf_ws_stride((1))), (int64_t)sizeof(int32_t));
+  if (!key) spf_fault_note(spf_fault, 4, 6, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!cnt) spf_fault_note(spf_fault, 4, 7, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
+  if (!dig) spf_fault_note(spf_fault, 4, 8, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!tmp) spf_fault_note(spf_fault, 4, 9, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
+  if (!mark || !acc || !lst || !len || !srt || !rk || !key || !cnt || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(rk); free(key); free(cnt); free(dig); free(tmp); return; }
+  const int64_t spf_ws_mark = 0;
+  (void)spf_ws_mark;
+  const int64_t spf_ws_acc = 0;
+  (void)spf_ws_acc;
+  const int64_t spf_ws_lst = 0;
+  (void)spf_ws_lst;
+  const int64_t spf_ws_len = 0;
+  (void)spf_ws_len;
+  const int64_t spf_ws_srt = 0;
+  (void)spf_ws_srt;
+  const int64_t spf_ws_rk = 0;
+  (void)spf_ws_rk;
+  const int64_t spf_ws_key = 0;
+  (void)spf_ws_key;
+  const int64_t spf_ws_cnt = 0;
+  (void)spf_ws_cnt;
+  const int64_t spf_ws_dig = 0;
+  (void)spf_ws_dig;
+  const int64_t spf_ws_tmp = 0;
+  (void)spf_ws_tmp;
+  s2(0);
+  if (N >= 1)
+  {
+    const int64_t thr_0 = thr(0);
+    const int64_t base_0 = base(0);
+    #pragma omp parallel for
+    for (int64_t i = 0; i < N; i++)
+    {
+      const int64_t spf_ws_mark = spf_thread_id() * spf_ws_stride((M));
+      (void)spf_ws_mark;
+      const int64_t spf_ws_acc = spf_thread_id() * spf_ws_stride((M));
+      (void)spf_ws_acc;
+      const int64_t spf_ws_lst = spf_thread_id() * spf_ws_stride((M));
+      (void)spf_ws_lst;
+      const int64_t spf_ws_len = spf_thread_id() * spf_ws_stride((1));
+      (void)spf_ws_len;
+      const int64_t spf_ws_srt = spf_thread_id() * spf_ws_stride((M + 1));
+      (void)spf_ws_srt;
+      const int64_t spf_ws_rk = spf_thread_id() * spf_ws_stride((1));
+      (void)spf_ws_rk;
+      const int64_t spf_ws_key = spf_thread_id() * spf_ws_stride((M));
+      (void)spf_ws_key;
+      const int64_t spf_ws_cnt = spf_thread_id() * spf_ws_stride((M + 2));
+      (void)spf_ws_cnt;
+      const int64_t spf_ws_dig = spf_thread_id() * spf_ws_stride((M));
+      (void)spf_ws_dig;
+      const int64_t spf_ws_tmp = spf_thread_id() * spf_ws_stride((M + 1));
+      (void)spf_ws_tmp;
+      uint64_t spf_bad = 0;
+      s0(i);
+      if (((M >= 1) && (K >= 1)) && (B_NNZ >= 1))
+      {
+        const int64_t A_rowptr_1_i = A_rowptr(1 + i);
+        const int64_t A_rowptr_i = A_rowptr(i);
+        for (int64_t A_k = A_rowptr_i; A_k < A_rowptr_1_i; A_k++)
+        {
+          const int64_t A_col_A_k = A_col(A_k);
+          const int64_t B_rowptr_1_k = B_rowptr(1 + A_col_A_k);
+          const int64_t B_rowptr_k = B_rowptr(A_col_A_k);
+          for (int64_t B_k = B_rowptr_k; B_k < B_rowptr_1_k; B_k++)
+          {
+            const int64_t B_col_B_k = B_col(B_k);
+            s1(i, A_k, A_col_A_k, B_k, B_col_B_k);
+          }
+        }
+      }
+      const int64_t C_rowptr_i = C_rowptr(i);
+      const int64_t C_rowptr_1_i = C_rowptr(1 + i);
+      if (C_rowptr_1_i >= ((C_rowptr_i + thr_0) + 1))
+      {
+        for (int64_t j = 0; j <= base_0; j++)
+        {
+          s6(i, j);
+        }
+        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        {
+          s7(i, a);
+        }
+        for (int64_t j = 1; j <= base_0; j++)
+        {
+          s8(i, j);
+        }
+        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        {
+          s9(i, a);
+        }
+        for (int64_t j = 0; j <= base_0; j++)
+        {
+          s10(i, j);
+        }
+        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        {
+          s11(i, a);
+        }
+        for (int64_t j = 1; j <= base_0; j++)
+        {
+          s12(i, j);
+        }
+        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        {
+          s13(i, a);
+        }
+      }
+      else
+      {
+        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        {
+          s3(i, a);
+        }
+        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        {
+          {
+            int32_t spf_acc = s4_target(0, 0, 0);
+            for (int64_t b = 0; b < (C_rowptr_1_i - C_rowptr_i); b++)
+            {
+              spf_acc += s4_value(i, a, b);
+            }
+            s4_target(0, 0, 0) = spf_acc;
+          }
+          s5(i, a);
+        }
+      }
+      for (int64_t p = C_rowptr_i; p < C_rowptr_1_i; p++)
+      {
+        s14(i, p);
+      }
+      if (spf_bad) __atomic_fetch_or(&spf_bad_all, spf_bad, __ATOMIC_RELAXED);
+    }
+  }
+  if ((spf_bad | spf_bad_all) & 0xffffffffu)
+  {
+    uint64_t spf_b = (spf_bad | spf_bad_all) & 0xffffffffu;
+    if (spf_b >> 0 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (M); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_lst(t0);
+          if (spf_v < (0) || spf_v > (M - 1))
+          { spf_fault_note(spf_fault, 3, 0, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 0, -1, 0);
+    }
+    if (spf_b >> 1 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_len(t0);
+          if (spf_v < (0) || spf_v > (M - 1))
+          { spf_fault_note(spf_fault, 3, 1, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 1, -1, 0);
+    }
+    if (spf_b >> 2 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (M + 1); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_srt(t0);
+          if (spf_v < (0) || spf_v > (M - 1))
+          { spf_fault_note(spf_fault, 3, 2, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 2, -1, 0);
+    }
+    if (spf_b >> 3 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_rk(t0);
+          if (spf_v < (0) || spf_v > (M - 1))
+          { spf_fault_note(spf_fault, 3, 3, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 3, -1, 0);
+    }
+    if (spf_b >> 4 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_thr(t0);
+          if (spf_v < (0) || spf_v > (M))
+          { spf_fault_note(spf_fault, 3, 4, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 4, -1, 0);
+    }
+    if (spf_b >> 5 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_base(t0);
+          if (spf_v < (0) || spf_v > (M + 1))
+          { spf_fault_note(spf_fault, 3, 5, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 5, -1, 0);
+    }
+    if (spf_b >> 6 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_bits(t0);
+          if (spf_v < (0) || spf_v > (32))
+          { spf_fault_note(spf_fault, 3, 6, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 6, -1, 0);
+    }
+    if (spf_b >> 7 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (M + 2); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_cnt(t0);
+          if (spf_v < (0) || spf_v > (M))
+          { spf_fault_note(spf_fault, 3, 7, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 7, -1, 0);
+    }
+    if (spf_b >> 8 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (M); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_dig(t0);
+          if (spf_v < (0) || spf_v > (M))
+          { spf_fault_note(spf_fault, 3, 8, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 8, -1, 0);
+    }
+    if (spf_b >> 9 & 1)
+    {
+      int spf_found = 0;
+      for (int64_t t0 = 0; !spf_found && t0 < (M + 1); t0++)
+        {
+          const int64_t spf_v = (int64_t)spf_ds_tmp(t0);
+          if (spf_v < (0) || spf_v > (M - 1))
+          { spf_fault_note(spf_fault, 3, 9, t0, spf_v); spf_found = 1; }
+        }
+      if (!spf_found) spf_fault_note(spf_fault, 3, 9, -1, 0);
+    }
+  }
+  free(mark); free(acc); free(lst); free(len); free(srt); free(rk); free(key); free(cnt); free(dig); free(tmp);
+}
+void spgemm_csr_numeric(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, int64_t K, int64_t M, int64_t N, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const int32_t *restrict C_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_col, double *restrict C)
+{
+  int64_t spf_fault[4] = {0};
+  spgemm_csr_numeric_spf_faults(A_NNZ, B_NNZ, C_NNZ, K, M, N, A_col, A_rowptr, B_col, B_rowptr, C_rowptr, A, B, C_col, C, spf_fault);
+}
+const char *spgemm_csr_numeric_spf_fault_names(void) { return "lst,len,srt,rk,thr,base,bits,cnt,dig,tmp;mark,acc,lst,len,srt,rk,key,cnt,dig,tmp"; }

@@ -1,0 +1,36 @@
+#include <stdint.h>
+#include <stdlib.h>
+#include <math.h>
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0) col[t0]
+#define row(t0) row[t0]
+#define y(t0) y[t0]
+#define A(t0) A[t0]
+#define x(t0) x[t0]
+#define spmv_target(k, i, j) y((i))
+#define spmv_value(k, i, j) A((k)) * x((j))
+#define spmv(k, i, j) y((i)) += A((k)) * x((j))
+
+void spmv_coo_generated(int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict row, double *restrict y, const double *restrict A, const double *restrict x)
+{
+  (void)M;
+  (void)N;
+  (void)NNZ;
+  (void)col;
+  (void)row;
+  (void)y;
+  (void)A;
+  (void)x;
+  if ((M >= 1) && (N >= 1))
+  {
+    for (int64_t k = 0; k < NNZ; k++)
+    {
+      const int64_t col_k = col(k);
+      const int64_t row_k = row(k);
+      spmv(k, row_k, col_k);
+    }
+  }
+}

@@ -1,0 +1,62 @@
+#include <stdint.h>
+#include <stdlib.h>
+#include <math.h>
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0) col[t0]
+#define levelptr_i(t0) levelptr_i[t0]
+#define order_i(t0) order_i[t0]
+#define partptr_i(t0) partptr_i[t0]
+#define rowptr(t0) rowptr[t0]
+#define u(t0) u[t0]
+#define L(t0) L[t0]
+#define f(t0) f[t0]
+#define s0(i_lev, i_part, i_pos, i) u((i)) = f((i))
+#define s1(i_lev, i_part, i_pos, i, k, j) u((i)) -= L((k)) * u((j))
+#define s2_target(i_lev, i_part, i_pos, i, k) u((i))
+#define s2_value(i_lev, i_part, i_pos, i, k) L((k))
+#define s2(i_lev, i_part, i_pos, i, k) u((i)) = u((i)) / L((k))
+
+void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restrict col, const int64_t *restrict levelptr_i, const int64_t *restrict order_i, const int64_t *restrict partptr_i, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
+{
+  (void)N;
+  (void)NNZ;
+  (void)nlevels_i;
+  (void)col;
+  (void)levelptr_i;
+  (void)order_i;
+  (void)partptr_i;
+  (void)rowptr;
+  (void)u;
+  (void)L;
+  (void)f;
+  #pragma omp parallel
+  {
+    for (int64_t i_lev = 0; i_lev < (spf_min(N, nlevels_i)); i_lev++)
+    {
+      const int64_t levelptr_i_1_i_lev = levelptr_i(1 + i_lev);
+      const int64_t levelptr_i_i_lev = levelptr_i(i_lev);
+      #pragma omp for schedule(static)
+      for (int64_t i_part = levelptr_i_i_lev; i_part < levelptr_i_1_i_lev; i_part++)
+      {
+        const int64_t partptr_i_1_i_part = partptr_i(1 + i_part);
+        const int64_t partptr_i_i_part = partptr_i(i_part);
+        for (int64_t i_pos = partptr_i_i_part; i_pos < partptr_i_1_i_part; i_pos++)
+        {
+          const int64_t order_i_i_pos = order_i(i_pos);
+          s0(i_lev, i_part, i_pos, order_i_i_pos);
+          const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
+          const int64_t rowptr_i = rowptr(order_i_i_pos);
+          for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+          {
+            const int64_t col_k = col(k);
+            s1(i_lev, i_part, i_pos, order_i_i_pos, k, col_k);
+          }
+          s2(i_lev, i_part, i_pos, order_i_i_pos, rowptr_1_i - 1);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function blur2d. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define out(t0, t1) out[(t0) * (M-2) + (t1)]
+#define bx(t0, t1) bx[(t0) * (M-2) + (t1)]
+#define img(t0, t1) img[(t0) * (M) + (t1)]
+#define s0(i, j) bx((i), (j)) = (img((i), (j)) + img((i), (j) + 1) + img((i), (j) + 2)) / 3.0
+#define s1(i, j) out((i), (j)) = (bx((i), (j)) + bx((i) + 1, (j)) + bx((i) + 2, (j))) / 3.0
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *blur2d_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int blur2d(int64_t M, int64_t N, double *__restrict__ out, double *__restrict__ bx, const double *__restrict__ img, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)M;
+  (void)N;
+  (void)out;
+  (void)bx;
+  (void)img;
+  (void)spf_count;
+  {
+    for (int64_t i = 0; i < N; i++)
+    {
+      for (int64_t j = 0; j < (M - 2); j++)
+      {
+        s0(i, j);
+      }
+    }
+    for (int64_t i = 0; i < (N - 2); i++)
+    {
+      for (int64_t j = 0; j < (M - 2); j++)
+      {
+        s1(i, j);
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

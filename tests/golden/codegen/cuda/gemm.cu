@@ -1,0 +1,68 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function gemm. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define C(t0, t1) C[(t0) * (M) + (t1)]
+#define A(t0, t1) A[(t0) * (K) + (t1)]
+#define B(t0, t1) B[(t0) * (M) + (t1)]
+#define s0_target(i, j, k) C((i), (j))
+#define s0_value(i, j, k) A((i), (k)) * B((k), (j))
+#define s0(i, j, k) C((i), (j)) += A((i), (k)) * B((k), (j))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *gemm_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int gemm(int64_t K, int64_t M, int64_t N, double *__restrict__ C, const double *__restrict__ A, const double *__restrict__ B, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)K;
+  (void)M;
+  (void)N;
+  (void)C;
+  (void)A;
+  (void)B;
+  (void)spf_count;
+  {
+    for (int64_t i = 0; i < N; i++)
+    {
+      for (int64_t j = 0; j < M; j++)
+      {
+        {
+          double spf_acc = s0_target(i, j, 0);
+          for (int64_t k = 0; k < K; k++)
+          {
+            spf_acc += s0_value(i, j, k);
+          }
+          s0_target(i, j, 0) = spf_acc;
+        }
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

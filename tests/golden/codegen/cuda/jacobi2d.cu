@@ -1,0 +1,55 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function jacobi2d. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define B(t0, t1) B[(t0) * (N) + (t1)]
+#define A(t0, t1) A[(t0) * (N) + (t1)]
+#define s0(i, j) B((i), (j)) = 0.2 * (A((i), (j)) + A((i) - 1, (j)) + A((i) + 1, (j)) + A((i), (j) - 1) + A((i), (j) + 1))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *jacobi2d_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int jacobi2d(int64_t N, double *__restrict__ B, const double *__restrict__ A, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)N;
+  (void)B;
+  (void)A;
+  (void)spf_count;
+  {
+    for (int64_t i = 1; i < (N - 1); i++)
+    {
+      for (int64_t j = 1; j < (N - 1); j++)
+      {
+        s0(i, j);
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

@@ -1,0 +1,81 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function spmv_bcsr_2x2. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define bcol(t0) bcol[t0]
+#define browptr(t0) browptr[t0]
+#define y(t0) y[t0]
+#define A(t0) A[t0]
+#define x(t0) x[t0]
+#define s0_target(i, k, j, ii, jj) y(2 * (i) + (ii))
+#define s0_value(i, k, j, ii, jj) A(4 * (k) + 2 * (ii) + (jj)) * x(2 * (j) + (jj))
+#define s0(i, k, j, ii, jj) y(2 * (i) + (ii)) += A(4 * (k) + 2 * (ii) + (jj)) * x(2 * (j) + (jj))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *spmv_bcsr_2x2_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int spmv_bcsr_2x2(int64_t MB, int64_t NB, int64_t NNZB, const int32_t *__restrict__ bcol, const int32_t *__restrict__ browptr, double *__restrict__ y, const double *__restrict__ A, const double *__restrict__ x, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)MB;
+  (void)NB;
+  (void)NNZB;
+  (void)bcol;
+  (void)browptr;
+  (void)y;
+  (void)A;
+  (void)x;
+  (void)spf_count;
+  {
+    if ((MB >= 1) && (NNZB >= 1))
+    {
+      for (int64_t i = 0; i < NB; i++)
+      {
+        const int64_t browptr_1_i = browptr(1 + i);
+        const int64_t browptr_i = browptr(i);
+        for (int64_t k = browptr_i; k < browptr_1_i; k++)
+        {
+          const int64_t bcol_k = bcol(k);
+          for (int64_t ii = 0; ii <= 1; ii++)
+          {
+            {
+              double spf_acc = s0_target(i, 0, 0, ii, 0);
+              for (int64_t jj = 0; jj <= 1; jj++)
+              {
+                spf_acc += s0_value(i, k, bcol_k, ii, jj);
+              }
+              s0_target(i, 0, 0, ii, 0) = spf_acc;
+            }
+          }
+        }
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

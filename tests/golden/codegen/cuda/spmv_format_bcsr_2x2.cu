@@ -1,0 +1,81 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function spmv_bcsr2x2_generated. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define bcol(t0) bcol[t0]
+#define browptr(t0) browptr[t0]
+#define y(t0) y[t0]
+#define A(t0, t1, t2) A[((t0) * (2) + (t1)) * (2) + (t2)]
+#define x(t0) x[t0]
+#define spmv_target(ib, kb, ri, ci, i, j) y((i))
+#define spmv_value(ib, kb, ri, ci, i, j) A((kb), (ri), (ci)) * x((j))
+#define spmv(ib, kb, ri, ci, i, j) y((i)) += A((kb), (ri), (ci)) * x((j))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *spmv_bcsr2x2_generated_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int spmv_bcsr2x2_generated(int64_t MB, int64_t NB, int64_t NNZB, const int32_t *__restrict__ bcol, const int32_t *__restrict__ browptr, double *__restrict__ y, const double *__restrict__ A, const double *__restrict__ x, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)MB;
+  (void)NB;
+  (void)NNZB;
+  (void)bcol;
+  (void)browptr;
+  (void)y;
+  (void)A;
+  (void)x;
+  (void)spf_count;
+  {
+    if ((MB >= 1) && (NNZB >= 1))
+    {
+      for (int64_t ib = 0; ib < NB; ib++)
+      {
+        const int64_t browptr_1_ib = browptr(1 + ib);
+        const int64_t browptr_ib = browptr(ib);
+        for (int64_t kb = browptr_ib; kb < browptr_1_ib; kb++)
+        {
+          const int64_t bcol_kb = bcol(kb);
+          for (int64_t ri = 0; ri <= 1; ri++)
+          {
+            {
+              double spf_acc = spmv_target(0, 0, 0, 0, ri + (2 * ib), 0);
+              for (int64_t ci = 0; ci <= 1; ci++)
+              {
+                spf_acc += spmv_value(ib, kb, ri, ci, ri + (2 * ib), (2 * bcol_kb) + ci);
+              }
+              spmv_target(0, 0, 0, 0, ri + (2 * ib), 0) = spf_acc;
+            }
+          }
+        }
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

@@ -1,0 +1,75 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function spmv_csr_generated. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0) col[t0]
+#define rowptr(t0) rowptr[t0]
+#define y(t0) y[t0]
+#define A(t0) A[t0]
+#define x(t0) x[t0]
+#define spmv_target(i, k, j) y((i))
+#define spmv_value(i, k, j) A((k)) * x((j))
+#define spmv(i, k, j) y((i)) += A((k)) * x((j))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *spmv_csr_generated_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int spmv_csr_generated(int64_t M, int64_t N, int64_t NNZ, const int32_t *__restrict__ col, const int32_t *__restrict__ rowptr, double *__restrict__ y, const double *__restrict__ A, const double *__restrict__ x, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)M;
+  (void)N;
+  (void)NNZ;
+  (void)col;
+  (void)rowptr;
+  (void)y;
+  (void)A;
+  (void)x;
+  (void)spf_count;
+  {
+    if ((M >= 1) && (NNZ >= 1))
+    {
+      for (int64_t i = 0; i < N; i++)
+      {
+        const int64_t rowptr_1_i = rowptr(1 + i);
+        const int64_t rowptr_i = rowptr(i);
+        {
+          double spf_acc = spmv_target(i, 0, 0);
+          for (int64_t k = rowptr_i; k < rowptr_1_i; k++)
+          {
+            const int64_t col_k = col(k);
+            spf_acc += spmv_value(i, k, col_k);
+          }
+          spmv_target(i, 0, 0) = spf_acc;
+        }
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

@@ -1,0 +1,67 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function spmv_dia_generated. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define offsets(t0) offsets[t0]
+#define y(t0) y[t0]
+#define A(t0, t1) A[(t0) * (N) + (t1)]
+#define x(t0) x[t0]
+#define spmv_target(d, p, i, j) y((i))
+#define spmv_value(d, p, i, j) A((d), (p)) * x((j))
+#define spmv(d, p, i, j) y((i)) += A((d), (p)) * x((j))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *spmv_dia_generated_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int spmv_dia_generated(int64_t M, int64_t N, int64_t ND, const int32_t *__restrict__ offsets, double *__restrict__ y, const double *__restrict__ A, const double *__restrict__ x, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)M;
+  (void)N;
+  (void)ND;
+  (void)offsets;
+  (void)y;
+  (void)A;
+  (void)x;
+  (void)spf_count;
+  {
+    if ((M >= 1) && (N >= 1))
+    {
+      for (int64_t d = 0; d < ND; d++)
+      {
+        const int64_t offsets_d = offsets(d);
+        for (int64_t p = spf_max(0, -(offsets_d)); p < (spf_min(N, M - offsets_d)); p++)
+        {
+          spmv(d, p, p, offsets_d + p);
+        }
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

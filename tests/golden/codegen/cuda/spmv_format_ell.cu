@@ -1,0 +1,71 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function spmv_ell_generated. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0, t1) col[(t0) * (W) + (t1)]
+#define y(t0) y[t0]
+#define A(t0, t1) A[(t0) * (W) + (t1)]
+#define x(t0) x[t0]
+#define spmv_target(p, w, i, j) y((i))
+#define spmv_value(p, w, i, j) A((p), (w)) * x((j))
+#define spmv(p, w, i, j) y((i)) += A((p), (w)) * x((j))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *spmv_ell_generated_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int spmv_ell_generated(int64_t M, int64_t N, int64_t W, const int32_t *__restrict__ col, double *__restrict__ y, const double *__restrict__ A, const double *__restrict__ x, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)M;
+  (void)N;
+  (void)W;
+  (void)col;
+  (void)y;
+  (void)A;
+  (void)x;
+  (void)spf_count;
+  {
+    if (M >= 1)
+    {
+      for (int64_t p = 0; p < N; p++)
+      {
+        {
+          double spf_acc = spmv_target(0, 0, p, 0);
+          for (int64_t w = 0; w < W; w++)
+          {
+            const int64_t col_p_w = col(p, w);
+            spf_acc += spmv_value(p, w, p, col_p_w);
+          }
+          spmv_target(0, 0, p, 0) = spf_acc;
+        }
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

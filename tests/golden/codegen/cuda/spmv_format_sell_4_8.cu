@@ -1,0 +1,80 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function spmv_sell4_8_generated. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define cl(t0) cl[t0]
+#define cs(t0) cs[t0]
+#define perm(t0) perm[t0]
+#define scol(t0) scol[t0]
+#define y(t0) y[t0]
+#define val(t0) val[t0]
+#define x(t0) x[t0]
+#define spmv_target(ch, w, r, k, i, j) y((i))
+#define spmv_value(ch, w, r, k, i, j) val((k)) * x((j))
+#define spmv(ch, w, r, k, i, j) y((i)) += val((k)) * x((j))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *spmv_sell4_8_generated_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int spmv_sell4_8_generated(int64_t M, int64_t N, int64_t NC, int64_t NV, const int32_t *__restrict__ cl, const int32_t *__restrict__ cs, const int32_t *__restrict__ perm, const int32_t *__restrict__ scol, double *__restrict__ y, const double *__restrict__ val, const double *__restrict__ x, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)M;
+  (void)N;
+  (void)NC;
+  (void)NV;
+  (void)cl;
+  (void)cs;
+  (void)perm;
+  (void)scol;
+  (void)y;
+  (void)val;
+  (void)x;
+  (void)spf_count;
+  {
+    if ((M >= 1) && (NV >= 1))
+    {
+      for (int64_t ch = 0; ch <= (spf_min(NC - 1, spf_floord(N - 1, 4))); ch++)
+      {
+        const int64_t cl_ch = cl(ch);
+        const int64_t cs_ch = cs(ch);
+        for (int64_t w = 0; w <= (spf_min(cl_ch - 1, spf_floord(((-(cs_ch)) + NV) - 1, 4))); w++)
+        {
+          for (int64_t r = 0; r <= (spf_min(spf_min(3, (N - (4 * ch)) - 1), (((-(cs_ch)) + NV) - (4 * w)) - 1)); r++)
+          {
+            const int64_t perm_r_4_ch = perm(r + (4 * ch));
+            const int64_t scol_k = scol((cs_ch + (4 * w)) + r);
+            spmv(ch, w, r, (cs_ch + (4 * w)) + r, perm_r_4_ch, scol_k);
+          }
+        }
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

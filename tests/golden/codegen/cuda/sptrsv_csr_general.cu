@@ -1,0 +1,71 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function sptrsv_csr. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0) col[t0]
+#define rowptr(t0) rowptr[t0]
+#define u(t0) u[t0]
+#define L(t0) L[t0]
+#define f(t0) f[t0]
+#define s0(i) u((i)) = f((i))
+#define s1(i, k, j) u((i)) -= L((k)) * u((j))
+#define s2_target(i, k) u((i))
+#define s2_value(i, k) L((k))
+#define s2(i, k) u((i)) = u((i)) / L((k))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *sptrsv_csr_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *__restrict__ col, const int32_t *__restrict__ rowptr, double *__restrict__ u, const double *__restrict__ L, const double *__restrict__ f, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)N;
+  (void)NNZ;
+  (void)col;
+  (void)rowptr;
+  (void)u;
+  (void)L;
+  (void)f;
+  (void)spf_count;
+  {
+    for (int64_t i = 0; i < N; i++)
+    {
+      s0(i);
+      const int64_t rowptr_1_i = rowptr(1 + i);
+      const int64_t rowptr_i = rowptr(i);
+      for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+      {
+        const int64_t col_k = col(k);
+        s1(i, k, col_k);
+      }
+      s2(i, rowptr_1_i - 1);
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

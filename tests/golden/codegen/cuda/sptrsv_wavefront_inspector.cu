@@ -1,0 +1,79 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function sptrsv_csr_inspector_i. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0) col[t0]
+#define rowptr(t0) rowptr[t0]
+#define level(t0) level[t0]
+#define nlevels() nlevels[0]
+#define s0(i) level((i)) = 0
+#define s1(ip, k, j) level((ip)) = spf_max(level((ip)), level((j)) + 1)
+#define s2(i) nlevels() = spf_max(nlevels(), level((i)) + 1)
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *sptrsv_csr_inspector_i_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int sptrsv_csr_inspector_i(int64_t N, int64_t NNZ, const int32_t *__restrict__ col, const int32_t *__restrict__ rowptr, int64_t *__restrict__ level, int64_t *__restrict__ nlevels, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)N;
+  (void)NNZ;
+  (void)col;
+  (void)rowptr;
+  (void)level;
+  (void)nlevels;
+  (void)spf_count;
+  {
+    for (int64_t i = 0; i < N; i++)
+    {
+      s0(i);
+    }
+    if (NNZ >= 2)
+    {
+      for (int64_t ip = 1; ip < N; ip++)
+      {
+        const int64_t rowptr_1_i = rowptr(1 + ip);
+        const int64_t rowptr_i = rowptr(ip);
+        for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+        {
+          const int64_t col_k = col(k);
+          if (ip >= (col_k + 1))
+          {
+            s1(ip, k, col_k);
+          }
+        }
+      }
+    }
+    for (int64_t i = 0; i < N; i++)
+    {
+      s2(i);
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

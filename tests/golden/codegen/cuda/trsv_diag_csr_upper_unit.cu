@@ -1,0 +1,69 @@
+/* spf CUDA translation unit: 0 kernel(s) and the host function trsv_upper_unit_csr. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <math.h>
+#endif
+
+/* One launch macro: CUDA's <<<>>> under nvcc; spf's emulator and GPU bridge define their own. */
+#ifndef SPF_LAUNCH
+#define SPF_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#define col(t0) col[t0]
+#define diag(t0) diag[t0]
+#define rowptr(t0) rowptr[t0]
+#define x(t0) x[t0]
+#define A(t0) A[t0]
+#define b(t0) b[t0]
+#define s0(t) x(N - 1 - (t)) = b(N - 1 - (t))
+#define s1(t, k, j) x(N - 1 - (t)) -= A((k)) * x((j))
+
+#if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
+static char spf_message[512];
+extern "C" const char *trsv_upper_unit_csr_spf_error(void) { return spf_message; }
+#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
+
+extern "C" int trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *__restrict__ col, const int32_t *__restrict__ diag, const int32_t *__restrict__ rowptr, double *__restrict__ x, const double *__restrict__ A, const double *__restrict__ b, const int64_t *spf_count)
+{
+  int spf_status = 0;
+  spf_message[0] = 0;
+  (void)N;
+  (void)NNZ;
+  (void)col;
+  (void)diag;
+  (void)rowptr;
+  (void)x;
+  (void)A;
+  (void)b;
+  (void)spf_count;
+  {
+    for (int64_t t = 0; t < N; t++)
+    {
+      s0(t);
+      const int64_t diag__1_N_t = diag((-1 + N) + (-(t)));
+      const int64_t rowptr_N_t = rowptr(N + (-(t)));
+      for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
+      {
+        const int64_t col_k = col(k);
+        s1(t, k, col_k);
+      }
+    }
+    SPF_CHECK(cudaDeviceSynchronize());
+  }
+  spf_done:
+  return spf_status;
+}
+#endif /* host code */

@@ -1,0 +1,71 @@
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <math.h>
+
+#define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define spf_min(a, b) ((a) < (b) ? (a) : (b))
+#define spf_max(a, b) ((a) > (b) ? (a) : (b))
+#ifndef SPF_FAULT_NOTE
+#define SPF_FAULT_NOTE
+static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
+  __attribute__((cold, noinline, unused));
+static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
+{
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(&f[0], &none, kind, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+  {
+    f[1] = uf;
+    f[2] = at;
+    f[3] = v;
+  }
+}
+#endif
+#define col(t0) col[t0]
+#define diag(t0) diag[t0]
+#define rowptr(t0) rowptr[t0]
+#define x(t0) x[t0]
+#define A(t0) A[t0]
+#define b(t0) b[t0]
+#define s0(i) x((i)) = b((i))
+#define s1(i, k, j) x((i)) -= A((k)) * x((j))
+#define s2(i, k, j) x((i)) -= A((k)) * x((j))
+#define s3_target(i, k) x((i))
+#define s3_value(i, k) A((k))
+#define s3(i, k) x((i)) = x((i)) / A((k))
+
+void gauss_seidel_csr(MPI_Comm comm, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict diag, const int32_t *restrict rowptr, double *restrict x, const double *restrict A, const double *restrict b)
+{
+  (void)N;
+  (void)NNZ;
+  (void)col;
+  (void)diag;
+  (void)rowptr;
+  (void)x;
+  (void)A;
+  (void)b;
+  int spf_rank = 0;
+  int spf_size = 1;
+  MPI_Comm_rank(comm, &spf_rank);
+  MPI_Comm_size(comm, &spf_size);
+  (void)spf_rank;
+  (void)spf_size;
+  for (int64_t i = 0; i < N; i++)
+  {
+    s0(i);
+    const int64_t diag_i = diag(i);
+    const int64_t rowptr_i = rowptr(i);
+    for (int64_t k = rowptr_i; k < diag_i; k++)
+    {
+      const int64_t col_k = col(k);
+      s1(i, k, col_k);
+    }
+    const int64_t rowptr_1_i = rowptr(1 + i);
+    for (int64_t k = diag_i + 1; k < rowptr_1_i; k++)
+    {
+      const int64_t col_k = col(k);
+      s2(i, k, col_k);
+    }
+    s3(i, diag_i);
+  }
+}
