@@ -108,7 +108,9 @@ class FactCost:
     errors name it; ``how``: ``"parameters"``, ``"in loop"``, ``"each call"`` or
     ``"remembered"`` (module docstring); ``checked``: the fact the check tests (the
     neighbouring-pairs form of an ordering over pairs, else ``fact``); ``reads``: the index
-    arrays it reads (for a remembered fact, the arrays whose checksum it is remembered by).
+    arrays it reads (for a remembered fact, the arrays whose checksum it is remembered by);
+    ``before_loops``: an each-call fact the kernel's checked function tests itself, before
+    its loops (:mod:`spf.codegen.each_call`; False: a compiled pass of its own, called first).
     """
 
     fact: str
@@ -116,6 +118,7 @@ class FactCost:
     how: str
     checked: str
     reads: tuple[str, ...]
+    before_loops: bool = False
 
     def __str__(self) -> str:
         via = f" (checked as {self.checked!r})" if self.checked != self.fact else ""
@@ -140,10 +143,18 @@ class _Checks:
 
     ``counting``: the statements only count the violations (``n += !(holds)``: no branch,
     so the compiler vectorizes the check loops); a count above 0 then runs the recording
-    form (compiled then) for the first violating point, so errors name the same point."""
+    form (compiled then) for the first violating point, so errors name the same point.
+    ``avoid``: names the record must not take (a kernel's own, when the check loops are
+    printed into its checked function, :mod:`spf.codegen.each_call`)."""
 
     def __init__(
-        self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF], *, counting: bool = False
+        self,
+        name: str,
+        facts: Sequence[Fact],
+        ufs: Mapping[str, UF],
+        *,
+        counting: bool = False,
+        avoid: frozenset[str] = frozenset(),
     ) -> None:
         from spf.computation.computation import Computation
         from spf.computation.statement import Stmt
@@ -184,7 +195,7 @@ class _Checks:
         # counts and first violating points, in one array (a name no fact uses; spf's own
         # ``spf_`` prefix is reserved for generated code, not for data spaces):
         # fact n's count at n * stride, its first violating point after it
-        taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars}
+        taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars} | avoid
         self.stride = 1 + max((len(f.vars) for f in facts), default=0)
         record = self.record_name = _fresh("violations", taken)
         comp.add_data_space(record, "int64_t", shape=(len(facts) * self.stride,))
@@ -343,8 +354,13 @@ def _check_bounded(fact: Fact, domain: Set) -> None:
 class _Planned:
     """One quantified fact and how it is checked."""
 
-    def __init__(self, plan: FactPlan, label: str, how: str, ufs: Mapping[str, UF]) -> None:
+    def __init__(
+        self, plan: FactPlan, label: str, how: str, ufs: Mapping[str, UF], before: bool = False
+    ) -> None:
         self.plan, self.label, self.how = plan, label, how
+        self.before_loops = before
+        self.route = "before loops" if before else how
+        """Where the check runs: :attr:`how`, or ``"before loops"`` (the kernel's own)."""
         domain_ufs = {c.split("(", 1)[0] for c in check_domain(plan.checked, ufs).uf_calls}
         self.reads = tuple(sorted((plan.checked.ufs | domain_ufs) & set(ufs)))
         self.params = tuple(sorted(plan.checked.params | _declared_params(self.reads, ufs)))
@@ -412,6 +428,7 @@ class FactChecker:
         labels: Sequence[str] | None = None,
         *,
         in_loop: frozenset[int] = frozenset(),
+        before_loops: frozenset[int] = frozenset(),
     ) -> None:
         names = list(labels) if labels is not None else [assumption_label(f) for f in facts]
         assert len(names) == len(facts), "FactChecker takes one label per fact"
@@ -419,6 +436,7 @@ class FactChecker:
         self.labels = tuple(names)
         self.ufs = dict(ufs)
         self.in_loop = in_loop
+        self.before_loops = before_loops
         self.parameter_facts = tuple(
             (f, n) for f, n in zip(facts, names, strict=True) if f.is_parameter_fact
         )
@@ -451,8 +469,9 @@ class FactChecker:
                     how = "each call"
                 else:
                     how = "remembered"
-                planned[p.number] = _Planned(p, self.labels[p.number], how, self.ufs)
-            self._each_call = tuple(q for q in planned.values() if q.how == "each call")
+                before = how == "each call" and p.number in self.before_loops
+                planned[p.number] = _Planned(p, self.labels[p.number], how, self.ufs, before)
+            self._each_call = tuple(q for q in planned.values() if q.route == "each call")
             self._remembered = tuple(q for q in planned.values() if q.how == "remembered")
             if self._each_call:
                 facts = [q.plan.checked for q in self._each_call]
@@ -470,13 +489,16 @@ class FactChecker:
             if q is None:
                 out.append(FactCost(f.text, label, "parameters", f.text, ()))
             else:
-                out.append(FactCost(f.text, label, q.how, q.plan.checked.text, q.reads))
+                text = q.plan.checked.text
+                out.append(FactCost(f.text, label, q.how, text, q.reads, q.before_loops))
         return CheckCost(out)
 
     @property
     def quiet(self) -> bool:
         """Nothing to check before a call: no parameter fact, every other in the loops."""
-        return not self.parameter_facts and all(q.how == "in loop" for q in self._plan().values())
+        return not self.parameter_facts and all(
+            q.route in ("in loop", "before loops") for q in self._plan().values()
+        )
 
     # ------------------------------------------------------------------------ checking
     def place(self, param_order: Sequence[str], array_order: Sequence[str]) -> None:
@@ -550,7 +572,7 @@ class FactChecker:
         for n, q in sorted(self._plan().items()):
             if n >= failed.plan.number:
                 break
-            if q.how == failed.how:
+            if q.route == failed.route:
                 continue
             if q.exact is None:
                 q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
@@ -595,6 +617,23 @@ class FactChecker:
             f"{self.labels[number]} did not hold while the kernel ran, but holds now: the "
             "index arrays changed during the call"
         )
+
+    def each_error(
+        self, number: int, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+    ) -> ArgumentError:
+        """The error for each-call fact ``number``, found broken by the kernel's checked
+        function before its loops: the same error the separate pass gives (its first
+        violating point and count, or an earlier fact checked elsewhere that fails too)."""
+        q = self._plan()[number]
+        if q.exact is None:
+            q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+        found = q.exact.run(params, ufs)
+        if found is None:
+            return ArgumentError(
+                f"{self.labels[number]} did not hold when the kernel checked it, but holds "
+                "now: the index arrays changed during the call"
+            )
+        return self._earlier(q, params, ufs) or q.error(found[1], found[2], params)
 
     def slow(self, kernel_s: float) -> list[tuple[str, float]]:
         """``(fact, seconds)`` of the facts whose check (timed by the last :meth:`check`)
