@@ -2,7 +2,7 @@
 
 A fact checked on every call (:class:`~spf.runtime.fact_check.FactCost` ``how == "each
 call"``) is tested by a small generated loop nest that counts its violations
-(:class:`~spf.runtime.fact_check._Checks`, counting form: no branch). Rather than a second
+(:func:`spf.analysis.check_loops.check_loops`, counting form: no branch). Rather than a second
 compiled call before the kernel's (a few microseconds of Python and call overhead, as long
 as a small kernel), the checked function ``f_spf_checked`` runs those loops itself, before
 its own loops: :func:`plan_each_call` lowers them when the kernel is generated and
@@ -65,8 +65,8 @@ def plan_each_call(
     """The each-call facts of ``plans`` (those not in ``in_loop``, checked at linear cost
     or without variables) that the checked function of ``program`` can test itself, lowered;
     None when there is none."""
+    from spf.analysis.check_loops import check_loops
     from spf.codegen.program import lower
-    from spf.runtime.fact_check import _Checks
 
     params = {a.name for a in program.signature.args if a.kind == "param"}
     ufs = {a.name for a in program.signature.args if a.kind == "uf"}
@@ -77,15 +77,15 @@ def plan_each_call(
         if p.number in in_loop or not (p.linear or not p.checked.vars):
             continue
         try:
-            checks = _Checks("spf_each_call", [p.checked], comp.ufs, counting=True)
+            one = check_loops("spf_each_call", [p.checked], comp.ufs, counting=True).comp
         except SpfError:
             continue  # unbounded, say: the separate pass words the error
-        if set(checks.params) <= params and set(checks.ufs) <= ufs:
+        if set(one.params) <= params and set(one.ufs) <= ufs:
             chosen.append(p)
     if not chosen:
         return None
     try:
-        checks = _Checks(
+        checks = check_loops(
             "spf_each_call",
             [p.checked for p in chosen],
             comp.ufs,
@@ -98,9 +98,7 @@ def plan_each_call(
     if sub.locals or sub.buffers or sub.workspaces or sub.index_arrays:
         return None
     compared = frozenset(u for u, d in checks.comp.ufs.items() if d.range is None)
-    return EachCall(
-        tuple(p.number for p in chosen), sub, checks.stride, checks.record_name, compared
-    )
+    return EachCall(tuple(p.number for p in chosen), sub, checks.stride, checks.record, compared)
 
 
 def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:

@@ -2,8 +2,8 @@
 
 Each fact ``forall vars: premise => conclusion`` is checked on its check domain (the premise
 where every UF call it makes is inside the UF's declared domain) by a statement of a small
-spf Computation: it counts the points where the conclusion fails and records the first one
-in lexicographic order. It is scanned, printed and compiled like any computation (cached on
+spf Computation (:mod:`spf.analysis.check_loops`): it counts the points where the conclusion
+fails and records the first one in lexicographic order. It is scanned, printed and compiled like any computation (cached on
 disk), so the loop over the premise is C, not Python. A fact over parameters only is
 evaluated on the parameter values. :mod:`spf.analysis.fact_plan` decides how each fact is
 checked (:attr:`FactCost.how`):
@@ -12,7 +12,9 @@ checked (:attr:`FactCost.how`):
 * ``"in loop"``: the kernel's checked function tests it where its statements run
   (:mod:`spf.codegen.arg_checks`); this checker only words the error;
 * ``"each call"``: a check whose cost is linear in the arrays it reads runs before every
-  call (all of them in one generated function);
+  call: in the kernel's checked function, before its loops, where it can be printed there
+  (:mod:`spf.codegen.each_call`, :attr:`FactCost.before_loops`), else all of them in one
+  generated function of their own;
 * ``"remembered"``: a check that stays superlinear runs once per content of the arrays it
   reads: a CRC-32 of each (and the parameters it uses) is remembered once it passed, and a
   call with the same content skips it; any other content (new arrays, or the same arrays
@@ -30,7 +32,6 @@ calls (:data:`SLOW_TIMES`) logs one warning naming the fact (logger ``spf``).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import zlib
@@ -41,19 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import ArgumentError, CodegenError
-from spf.sets.calls import call_parts
-from spf.sets.facts import Fact, check_domain, condition_terms
+from spf.analysis.check_loops import check_bounded, check_loops
+from spf.errors import ArgumentError
+from spf.sets.facts import Fact, check_domain
 
 if TYPE_CHECKING:
     from spf.analysis.fact_plan import FactPlan
     from spf.runtime.kernel import Kernel
-    from spf.sets import UF, Set
-
-if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets import UF
 
 REMEMBERED = 32
 """Contents remembered per remembered fact (the least recently used one is forgotten)."""
@@ -69,35 +65,6 @@ as likely a preempted thread or a garbage-collector pause as a slow check."""
 """A check taking more than this share of its kernel's time warns: alone it keeps the call
 above the 1.2x that API.md §16 allows a checked call (a check longer than the kernel, the
 case the issue names, is one of these)."""
-
-
-def _c(e: sp.Expr) -> str:
-    """C text of an affine sympy expression whose atoms are names and UF calls."""
-    e = sp.expand(e)
-    if e.is_Integer:
-        return str(int(e))
-    if isinstance(e, sp.Symbol):
-        return str(e.name)
-    if isinstance(e, sp.Add):
-        return " + ".join(f"({_c(t)})" for t in sorted(e.args, key=str))
-    if isinstance(e, sp.Mul):
-        coeff, rest = e.as_coeff_Mul()
-        if coeff.is_Integer:
-            return f"{int(coeff)} * ({_c(rest)})"
-    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
-        name, args, component = call_parts(e)
-        call = f"{name}({', '.join(_c(a) for a in args)})"
-        return call if component is None else f"{call}[{component}]"
-    raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
-
-
-def condition_c(conclusion: Set) -> str:
-    """The conclusion of a fact as a C condition over its variables (UF calls as macros)."""
-    disjuncts = []
-    for conj in condition_terms(conclusion):
-        parts = [f"{_c(e)} {'==' if is_eq else '>='} 0" for is_eq, e in conj]
-        disjuncts.append(" && ".join(parts) or "1")
-    return " || ".join(f"({d})" for d in disjuncts) or "0"
 
 
 @dataclass(frozen=True)
@@ -156,65 +123,8 @@ class _Checks:
         counting: bool = False,
         avoid: frozenset[str] = frozenset(),
     ) -> None:
-        from spf.computation.computation import Computation
-        from spf.computation.statement import Stmt
-
-        comp = Computation(name)
-        used: set[str] = set()
-        params: set[str] = set()
-        domains = []
-        for f in facts:
-            domain = check_domain(f, ufs)
-            _check_bounded(f, domain)
-            domains.append(domain)
-            used |= f.ufs | {c.split("(", 1)[0] for c in domain.uf_calls}
-            params |= set(f.params) | domain.params
-        indexing = _indexing(facts, domains)
-        for name_ in sorted(used):
-            decl = ufs.get(name_)
-            if decl is None:
-                continue
-            # a UF whose values the checks only compare is read as it is (no range test:
-            # the kernel's own loops test it), so the check loops have no branch to record
-            keep = name_ in indexing or decl.monotonic is not None
-            comp.declare_uf(
-                name_,
-                arity=decl.arity,
-                domain=decl.domain,
-                range=decl.range if keep else None,
-                monotonic=decl.monotonic,
-                dtype=decl.dtype,
-                out_arity=decl.out_arity,
-                inverse=decl.inverse,
-            )
-            for s in (decl.domain, decl.range):
-                if s is not None:
-                    params |= s.params
-        for p in sorted(params):
-            comp.add_constant(p)
-        # counts and first violating points, in one array (a name no fact uses; spf's own
-        # ``spf_`` prefix is reserved for generated code, not for data spaces):
-        # fact n's count at n * stride, its first violating point after it
-        taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars} | avoid
-        self.stride = 1 + max((len(f.vars) for f in facts), default=0)
-        record = self.record_name = _fresh("violations", taken)
-        comp.add_data_space(record, "int64_t", shape=(len(facts) * self.stride,))
-        for n, (f, domain) in enumerate(zip(facts, domains, strict=True)):
-            base = n * self.stride
-            point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
-            source = (
-                f"${record}$({base}) += !({condition_c(f.conclusion)});"
-                if counting
-                else f"if (!({condition_c(f.conclusion)})) {{ "
-                f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
-            )
-            vs = list(domain.tuple_vars)
-            # one loop over the first variable for all facts (a row's facts read its
-            # entries while they are in cache), each fact's own loops inside it: every
-            # fact's points still run in lexicographic order (its first point recorded)
-            sched = ", ".join(["0", vs[0], str(n), *(f"{v}, 0" for v in vs[1:])] if vs
-                              else ["1", "0", str(n)])  # fmt: skip
-            comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
+        loops = check_loops(name, facts, ufs, counting=counting, avoid=avoid)
+        comp, self.stride, self.record_name = loops.comp, loops.stride, loops.record
         self.comp = comp
         self.name = name
         self.counting = counting
@@ -305,29 +215,6 @@ class _Checks:
         return n, int(record[base]), tuple(int(v) for v in record[base + 1 : base + 1 + nvars])
 
 
-def _indexing(facts: Sequence[Fact], domains: Sequence[Set]) -> set[str]:
-    """The UFs whose values some check uses other than in a comparison: in its check domain
-    (a loop bound) or as the argument of another UF call (an index)."""
-    out: set[str] = set()
-    for f, domain in zip(facts, domains, strict=True):
-        for c in domain.uf_calls:  # nested calls included
-            out |= set(re.findall(r"(\w+)\s*\(", c))
-        for conj in condition_terms(f.conclusion):
-            for _, e in conj:
-                for call in e.atoms(sp.Function):
-                    for a in call.args:
-                        out |= {type(g).__name__ for g in a.atoms(sp.Function)}
-    return out
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name
-
-
 def assumption_label(fact: Fact) -> str:
     """How a failed check names an assumption in its message."""
     return f"the assumption {fact.text!r}"
@@ -336,19 +223,6 @@ def assumption_label(fact: Fact) -> str:
 def _with(params: Mapping[str, Any]) -> str:
     text = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
     return f" (with {text})" if text else ""
-
-
-def _check_bounded(fact: Fact, domain: Set) -> None:
-    """Every variable needs a lower and an upper bound, else the check loop never ends."""
-    from spf.sets.facts import unbounded_var
-
-    var = unbounded_var(domain)
-    if var is not None:
-        raise CodegenError(
-            f"the assumption {fact.text!r} cannot be checked at run time: variable {var!r} "
-            "is unbounded; bound it in the premise (e.g. '0 <= k < NNZ => ...') or declare "
-            "the domains of the UFs it indexes"
-        )
 
 
 class _Planned:
@@ -442,7 +316,7 @@ class FactChecker:
         )
         for f in facts:  # an unbounded check is refused when the kernel is made
             if not f.is_parameter_fact:
-                _check_bounded(f, check_domain(f, ufs))
+                check_bounded(f, check_domain(f, ufs))
         self._parameters_ok: set[tuple[Any, ...]] = set()
         self._quiet: bool | None = None
         self._planned: dict[int, _Planned] | None = None
