@@ -3,10 +3,10 @@
 Each fact ``forall vars: premise => conclusion`` is checked on its check domain (the premise
 where every UF call it makes is inside the UF's declared domain) by a statement of a small
 spf Computation (:mod:`spf.analysis.check_loops`): it counts the points where the conclusion
-fails and records the first one in lexicographic order. It is scanned, printed and compiled like any computation (cached on
-disk), so the loop over the premise is C, not Python. A fact over parameters only is
-evaluated on the parameter values. :mod:`spf.analysis.fact_plan` decides how each fact is
-checked (:attr:`FactCost.how`):
+fails and records the first one in lexicographic order. It is scanned, printed and compiled
+like any computation (cached on disk), so the loop over the premise is C, not Python. A
+fact over parameters only is evaluated on the parameter values.
+:mod:`spf.analysis.fact_plan` decides how each fact is checked (:attr:`FactCost.how`):
 
 * ``"parameters"``: a fact over parameters only, evaluated on their values;
 * ``"in loop"``: the kernel's checked function tests it where its statements run
@@ -110,20 +110,12 @@ class _Checks:
 
     ``counting``: the statements only count the violations (``n += !(holds)``: no branch,
     so the compiler vectorizes the check loops); a count above 0 then runs the recording
-    form (compiled then) for the first violating point, so errors name the same point.
-    ``avoid``: names the record must not take (a kernel's own, when the check loops are
-    printed into its checked function, :mod:`spf.codegen.each_call`)."""
+    form (compiled then) for the first violating point, so errors name the same point."""
 
     def __init__(
-        self,
-        name: str,
-        facts: Sequence[Fact],
-        ufs: Mapping[str, UF],
-        *,
-        counting: bool = False,
-        avoid: frozenset[str] = frozenset(),
+        self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF], *, counting: bool = False
     ) -> None:
-        loops = check_loops(name, facts, ufs, counting=counting, avoid=avoid)
+        loops = check_loops(name, facts, ufs, counting=counting)
         comp, self.stride, self.record_name = loops.comp, loops.stride, loops.record
         self.comp = comp
         self.name = name
