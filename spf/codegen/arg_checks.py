@@ -488,13 +488,16 @@ def facts_function(
     zero: frozenset[str],
     in_loop: frozenset[int] = frozenset(),
     overlap: bool = False,
+    each_call: tuple[int, ...] = (),
 ) -> str:
     """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>;
-    <overlap>`` (comma-separated names, then fact numbers, then ``overlap`` when the
-    function tests that no written array overlaps another)."""
+    <overlap>;<each-call facts tested before the loops>`` (comma-separated names, then fact
+    numbers, then ``overlap`` when the function tests that no written array overlaps
+    another, then fact numbers)."""
     facts = ",".join(str(n) for n in sorted(in_loop))
     text = f"{','.join(sorted(dense))};{','.join(sorted(zero))};{facts}"
     text += ";overlap" if overlap else ";"
+    text += ";" + ",".join(map(str, each_call))
     return f'{facts_prototype(function)} {{ return "{text}"; }}'
 
 
@@ -509,13 +512,15 @@ def plan_fact_checks(comp: Computation, program: Program) -> Program:
     (:func:`spf.analysis.fact_plan.in_loop_plan`): the assumptions and the bounds
     obligations over index arrays the kernel takes as arguments."""
     from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
+    from spf.codegen.each_call import plan_each_call
 
     facts = kernel_facts(comp, [o.text for o in program.obligations])
     args = {a.name for a in program.signature.args if a.kind == "uf"}
     plans = [p for p in plan_facts(facts, comp.ufs, sorted(comp.params)) if p.checked.ufs <= args]
     stmts = [s.name for s in program.stmts if s.operation is None]
     checks, covered = in_loop_plan(comp, stmts, plans, facts)
-    return replace(program, fact_checks=checks, in_loop_facts=covered)
+    each = plan_each_call(comp, program, plans, covered)
+    return replace(program, fact_checks=checks, in_loop_facts=covered, each_call=each)
 
 
 def checks_by_stmt(program: Program) -> dict[str, list[InLoopCheck]]:

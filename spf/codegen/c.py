@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from spf.clang import NUMPY_OF_C
 from spf.codegen import faults
 from spf.codegen.arg_checks import fact_check_lines, read_key
+from spf.codegen.each_call import stmt_macro_lines
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -177,7 +178,7 @@ class CPrinter:
         self.p = replace(program, body=ac.unordered_reads(program, dense))
         self._fact_checks = ac.checks_by_stmt(program)
         self._fact_flags = bool(self._fact_checks) and ac.serial(program)
-        first, last = ac.bound_locals(program, zero), []
+        first, last = ac.bound_locals(program, zero) + self._each_call_lines(dense), []
         if self._fact_flags:
             first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
         try:
@@ -192,8 +193,25 @@ class CPrinter:
                 zero,
                 program.in_loop_facts,
                 ac.overlaps_in_c(program),
+                program.each_call.facts if program.each_call is not None else (),
             )
         )
+
+    def _each_call_lines(self, dense: dict[str, int | None]) -> list[str]:
+        """The each-call facts' check loops, run before the kernel's (spf.codegen.each_call)."""
+        from spf.codegen import arg_checks as ac
+        from spf.codegen.each_call import each_call_lines
+
+        each = self.p.each_call
+        if each is None:
+            return []
+        sub = CPrinter(each.program)
+        sub.node(each.program.body)
+        ours = ac.checked_macros(self.p, dense)
+        restore = [
+            ln for ln in ours if any(ln.split("(")[0].split()[-1] == u for u in each.compared)
+        ]
+        return each_call_lines(each, sub.out.text(), restore)
 
     def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
         """The function's body in braces: ``first`` lines, the locals, the loops, ``last``
@@ -379,21 +397,8 @@ class CPrinter:
             macro = "spf_post_add" if op.kind == "post" and counter else _FLAG_OPS[op.kind]
             call = f"{macro}(&{op.buffer}({index}){count})"
             self.out.line(f"#define {s.name}({', '.join(s.params)}) {call}")
-        for s in self.p.stmts:
-            if s.operation is not None:
-                continue
-            if s.update is not None:  # also set for every ``reduction``
-                params = ", ".join(s.params)
-                self.out.line(f"#define {s.name}_target({params}) {s.update.target}")
-                self.out.line(f"#define {s.name}_value({params}) {s.update.value}")
-            head = f"#define {s.name}({', '.join(s.params)})"
-            if len(s.lines) == 1:
-                self.out.line(f"{head} {s.lines[0].rstrip(';')}")
-                continue
-            self.out.line(f"{head} do {{ \\")
-            for ln in s.lines:
-                self.out.line(f"  {ln} \\")
-            self.out.line("} while (0)")
+        for line in stmt_macro_lines(self.p.stmts):
+            self.out.line(line)
 
     def _index_macros(self) -> None:
         """Run-time index arrays read as UFs: ``rowptr(i)`` is the element, checked against

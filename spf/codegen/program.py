@@ -23,6 +23,7 @@ from spf.sets.parse import parse_document
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
     from spf.analysis.fact_plan import InLoopCheck
+    from spf.codegen.each_call import EachCall
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
     from spf.computation.statement import Stmt
@@ -170,6 +171,9 @@ class Program:
     statements run (:mod:`spf.analysis.fact_plan`, :mod:`spf.codegen.arg_checks`)."""
     in_loop_facts: frozenset[int] = frozenset()
     """The numbers of the facts :attr:`fact_checks` verify completely."""
+    each_call: EachCall | None = None
+    """The each-call facts the checked function tests before its loops
+    (:mod:`spf.codegen.each_call`)."""
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:

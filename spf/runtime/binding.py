@@ -175,6 +175,7 @@ class Binder:
         in_loop: frozenset[str] | None = None,
         zero_based: frozenset[str] = frozenset(),
         in_loop_facts: frozenset[int] = frozenset(),
+        before_loops: frozenset[int] = frozenset(),
         overlap_in_loop: bool = False,
     ) -> None:
         self.signature = signature
@@ -186,6 +187,8 @@ class Binder:
         UFs named in ``zero_based`` against ``[0, hi]``: a call whose lowest declared value
         is above 0 has their range checked here. ``in_loop_facts``: the numbers of the
         facts (``signature.facts``) the kernel's loops check (spf.runtime.fact_check);
+        ``before_loops``: those of its each-call facts it tests before its loops
+        (spf.codegen.each_call);
         ``overlap_in_loop``: the kernel tests that no written array overlaps another itself
         (:meth:`check_contents` then leaves it out)."""
         self.overlap_in_loop = overlap_in_loop
@@ -232,7 +235,9 @@ class Binder:
 
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
             labels = signature.fact_labels or None
-            self._facts = FactChecker(signature.facts, ufs, labels, in_loop=in_loop_facts)
+            self._facts = FactChecker(
+                signature.facts, ufs, labels, in_loop=in_loop_facts, before_loops=before_loops
+            )
         self._preconditions: PreconditionCheck | None = None
         if signature.preconditions:
             from spf.runtime.preconditions import PreconditionCheck
@@ -316,6 +321,14 @@ class Binder:
         assert self._facts is not None
         ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
         return self._in_context(self._facts.loop_error(number, params, ufs, note))
+
+    def each_error(
+        self, number: int, arrays: Sequence[Array], params: Mapping[str, Any]
+    ) -> ArgumentError:
+        """The error for each-call fact ``number``, found broken before the kernel's loops."""
+        assert self._facts is not None
+        ufs = {d.name: arr for d, arr in zip(self.data, arrays, strict=True) if d.is_uf}
+        return self._in_context(self._facts.each_error(number, params, ufs))
 
     @property
     def timed_facts(self) -> bool:

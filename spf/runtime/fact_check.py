@@ -2,17 +2,19 @@
 
 Each fact ``forall vars: premise => conclusion`` is checked on its check domain (the premise
 where every UF call it makes is inside the UF's declared domain) by a statement of a small
-spf Computation: it counts the points where the conclusion fails and records the first one
-in lexicographic order. It is scanned, printed and compiled like any computation (cached on
-disk), so the loop over the premise is C, not Python. A fact over parameters only is
-evaluated on the parameter values. :mod:`spf.analysis.fact_plan` decides how each fact is
-checked (:attr:`FactCost.how`):
+spf Computation (:mod:`spf.analysis.check_loops`): it counts the points where the conclusion
+fails and records the first one in lexicographic order. It is scanned, printed and compiled
+like any computation (cached on disk), so the loop over the premise is C, not Python. A
+fact over parameters only is evaluated on the parameter values.
+:mod:`spf.analysis.fact_plan` decides how each fact is checked (:attr:`FactCost.how`):
 
 * ``"parameters"``: a fact over parameters only, evaluated on their values;
 * ``"in loop"``: the kernel's checked function tests it where its statements run
   (:mod:`spf.codegen.arg_checks`); this checker only words the error;
 * ``"each call"``: a check whose cost is linear in the arrays it reads runs before every
-  call (all of them in one generated function);
+  call: in the kernel's checked function, before its loops, where it can be printed there
+  (:mod:`spf.codegen.each_call`, :attr:`FactCost.before_loops`), else all of them in one
+  generated function of their own;
 * ``"remembered"``: a check that stays superlinear runs once per content of the arrays it
   reads: a CRC-32 of each (and the parameters it uses) is remembered once it passed, and a
   call with the same content skips it; any other content (new arrays, or the same arrays
@@ -30,7 +32,6 @@ calls (:data:`SLOW_TIMES`) logs one warning naming the fact (logger ``spf``).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import zlib
@@ -41,19 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import ArgumentError, CodegenError
-from spf.sets.calls import call_parts
-from spf.sets.facts import Fact, check_domain, condition_terms
+from spf.analysis.check_loops import check_bounded, check_loops
+from spf.errors import ArgumentError
+from spf.sets.facts import Fact, check_domain
 
 if TYPE_CHECKING:
     from spf.analysis.fact_plan import FactPlan
     from spf.runtime.kernel import Kernel
-    from spf.sets import UF, Set
-
-if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets import UF
 
 REMEMBERED = 32
 """Contents remembered per remembered fact (the least recently used one is forgotten)."""
@@ -71,35 +67,6 @@ above the 1.2x that API.md §16 allows a checked call (a check longer than the k
 case the issue names, is one of these)."""
 
 
-def _c(e: sp.Expr) -> str:
-    """C text of an affine sympy expression whose atoms are names and UF calls."""
-    e = sp.expand(e)
-    if e.is_Integer:
-        return str(int(e))
-    if isinstance(e, sp.Symbol):
-        return str(e.name)
-    if isinstance(e, sp.Add):
-        return " + ".join(f"({_c(t)})" for t in sorted(e.args, key=str))
-    if isinstance(e, sp.Mul):
-        coeff, rest = e.as_coeff_Mul()
-        if coeff.is_Integer:
-            return f"{int(coeff)} * ({_c(rest)})"
-    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
-        name, args, component = call_parts(e)
-        call = f"{name}({', '.join(_c(a) for a in args)})"
-        return call if component is None else f"{call}[{component}]"
-    raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
-
-
-def condition_c(conclusion: Set) -> str:
-    """The conclusion of a fact as a C condition over its variables (UF calls as macros)."""
-    disjuncts = []
-    for conj in condition_terms(conclusion):
-        parts = [f"{_c(e)} {'==' if is_eq else '>='} 0" for is_eq, e in conj]
-        disjuncts.append(" && ".join(parts) or "1")
-    return " || ".join(f"({d})" for d in disjuncts) or "0"
-
-
 @dataclass(frozen=True)
 class FactCost:
     """How a ``check=True`` call verifies one fact (:attr:`spf.Kernel.check_cost`).
@@ -108,7 +75,9 @@ class FactCost:
     errors name it; ``how``: ``"parameters"``, ``"in loop"``, ``"each call"`` or
     ``"remembered"`` (module docstring); ``checked``: the fact the check tests (the
     neighbouring-pairs form of an ordering over pairs, else ``fact``); ``reads``: the index
-    arrays it reads (for a remembered fact, the arrays whose checksum it is remembered by).
+    arrays it reads (for a remembered fact, the arrays whose checksum it is remembered by);
+    ``before_loops``: an each-call fact the kernel's checked function tests itself, before
+    its loops (:mod:`spf.codegen.each_call`; False: a compiled pass of its own, called first).
     """
 
     fact: str
@@ -116,6 +85,7 @@ class FactCost:
     how: str
     checked: str
     reads: tuple[str, ...]
+    before_loops: bool = False
 
     def __str__(self) -> str:
         via = f" (checked as {self.checked!r})" if self.checked != self.fact else ""
@@ -145,65 +115,8 @@ class _Checks:
     def __init__(
         self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF], *, counting: bool = False
     ) -> None:
-        from spf.computation.computation import Computation
-        from spf.computation.statement import Stmt
-
-        comp = Computation(name)
-        used: set[str] = set()
-        params: set[str] = set()
-        domains = []
-        for f in facts:
-            domain = check_domain(f, ufs)
-            _check_bounded(f, domain)
-            domains.append(domain)
-            used |= f.ufs | {c.split("(", 1)[0] for c in domain.uf_calls}
-            params |= set(f.params) | domain.params
-        indexing = _indexing(facts, domains)
-        for name_ in sorted(used):
-            decl = ufs.get(name_)
-            if decl is None:
-                continue
-            # a UF whose values the checks only compare is read as it is (no range test:
-            # the kernel's own loops test it), so the check loops have no branch to record
-            keep = name_ in indexing or decl.monotonic is not None
-            comp.declare_uf(
-                name_,
-                arity=decl.arity,
-                domain=decl.domain,
-                range=decl.range if keep else None,
-                monotonic=decl.monotonic,
-                dtype=decl.dtype,
-                out_arity=decl.out_arity,
-                inverse=decl.inverse,
-            )
-            for s in (decl.domain, decl.range):
-                if s is not None:
-                    params |= s.params
-        for p in sorted(params):
-            comp.add_constant(p)
-        # counts and first violating points, in one array (a name no fact uses; spf's own
-        # ``spf_`` prefix is reserved for generated code, not for data spaces):
-        # fact n's count at n * stride, its first violating point after it
-        taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars}
-        self.stride = 1 + max((len(f.vars) for f in facts), default=0)
-        record = self.record_name = _fresh("violations", taken)
-        comp.add_data_space(record, "int64_t", shape=(len(facts) * self.stride,))
-        for n, (f, domain) in enumerate(zip(facts, domains, strict=True)):
-            base = n * self.stride
-            point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
-            source = (
-                f"${record}$({base}) += !({condition_c(f.conclusion)});"
-                if counting
-                else f"if (!({condition_c(f.conclusion)})) {{ "
-                f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
-            )
-            vs = list(domain.tuple_vars)
-            # one loop over the first variable for all facts (a row's facts read its
-            # entries while they are in cache), each fact's own loops inside it: every
-            # fact's points still run in lexicographic order (its first point recorded)
-            sched = ", ".join(["0", vs[0], str(n), *(f"{v}, 0" for v in vs[1:])] if vs
-                              else ["1", "0", str(n)])  # fmt: skip
-            comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
+        loops = check_loops(name, facts, ufs, counting=counting)
+        comp, self.stride, self.record_name = loops.comp, loops.stride, loops.record
         self.comp = comp
         self.name = name
         self.counting = counting
@@ -294,29 +207,6 @@ class _Checks:
         return n, int(record[base]), tuple(int(v) for v in record[base + 1 : base + 1 + nvars])
 
 
-def _indexing(facts: Sequence[Fact], domains: Sequence[Set]) -> set[str]:
-    """The UFs whose values some check uses other than in a comparison: in its check domain
-    (a loop bound) or as the argument of another UF call (an index)."""
-    out: set[str] = set()
-    for f, domain in zip(facts, domains, strict=True):
-        for c in domain.uf_calls:  # nested calls included
-            out |= set(re.findall(r"(\w+)\s*\(", c))
-        for conj in condition_terms(f.conclusion):
-            for _, e in conj:
-                for call in e.atoms(sp.Function):
-                    for a in call.args:
-                        out |= {type(g).__name__ for g in a.atoms(sp.Function)}
-    return out
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name
-
-
 def assumption_label(fact: Fact) -> str:
     """How a failed check names an assumption in its message."""
     return f"the assumption {fact.text!r}"
@@ -327,24 +217,16 @@ def _with(params: Mapping[str, Any]) -> str:
     return f" (with {text})" if text else ""
 
 
-def _check_bounded(fact: Fact, domain: Set) -> None:
-    """Every variable needs a lower and an upper bound, else the check loop never ends."""
-    from spf.sets.facts import unbounded_var
-
-    var = unbounded_var(domain)
-    if var is not None:
-        raise CodegenError(
-            f"the assumption {fact.text!r} cannot be checked at run time: variable {var!r} "
-            "is unbounded; bound it in the premise (e.g. '0 <= k < NNZ => ...') or declare "
-            "the domains of the UFs it indexes"
-        )
-
-
 class _Planned:
     """One quantified fact and how it is checked."""
 
-    def __init__(self, plan: FactPlan, label: str, how: str, ufs: Mapping[str, UF]) -> None:
+    def __init__(
+        self, plan: FactPlan, label: str, how: str, ufs: Mapping[str, UF], before: bool = False
+    ) -> None:
         self.plan, self.label, self.how = plan, label, how
+        self.before_loops = before
+        self.route = "before loops" if before else how
+        """Where the check runs: :attr:`how`, or ``"before loops"`` (the kernel's own)."""
         domain_ufs = {c.split("(", 1)[0] for c in check_domain(plan.checked, ufs).uf_calls}
         self.reads = tuple(sorted((plan.checked.ufs | domain_ufs) & set(ufs)))
         self.params = tuple(sorted(plan.checked.params | _declared_params(self.reads, ufs)))
@@ -412,6 +294,7 @@ class FactChecker:
         labels: Sequence[str] | None = None,
         *,
         in_loop: frozenset[int] = frozenset(),
+        before_loops: frozenset[int] = frozenset(),
     ) -> None:
         names = list(labels) if labels is not None else [assumption_label(f) for f in facts]
         assert len(names) == len(facts), "FactChecker takes one label per fact"
@@ -419,12 +302,13 @@ class FactChecker:
         self.labels = tuple(names)
         self.ufs = dict(ufs)
         self.in_loop = in_loop
+        self.before_loops = before_loops
         self.parameter_facts = tuple(
             (f, n) for f, n in zip(facts, names, strict=True) if f.is_parameter_fact
         )
         for f in facts:  # an unbounded check is refused when the kernel is made
             if not f.is_parameter_fact:
-                _check_bounded(f, check_domain(f, ufs))
+                check_bounded(f, check_domain(f, ufs))
         self._parameters_ok: set[tuple[Any, ...]] = set()
         self._quiet: bool | None = None
         self._planned: dict[int, _Planned] | None = None
@@ -457,8 +341,9 @@ class FactChecker:
                     how = "each call"
                 else:
                     how = "remembered"
-                planned[p.number] = _Planned(p, self.labels[p.number], how, self.ufs)
-            self._each_call = tuple(q for q in planned.values() if q.how == "each call")
+                before = how == "each call" and p.number in self.before_loops
+                planned[p.number] = _Planned(p, self.labels[p.number], how, self.ufs, before)
+            self._each_call = tuple(q for q in planned.values() if q.route == "each call")
             self._remembered = tuple(q for q in planned.values() if q.how == "remembered")
             if self._each_call:
                 facts = [q.plan.checked for q in self._each_call]
@@ -489,7 +374,8 @@ class FactChecker:
             if q is None:
                 out.append(FactCost(f.text, label, "parameters", f.text, ()))
             else:
-                out.append(FactCost(f.text, label, q.how, q.plan.checked.text, q.reads))
+                text = q.plan.checked.text
+                out.append(FactCost(f.text, label, q.how, text, q.reads, q.before_loops))
         return CheckCost(out)
 
     @property
@@ -497,7 +383,9 @@ class FactChecker:
         """Nothing to check before a call: no parameter fact, every other in the loops."""
         if self.parameter_facts:
             return False
-        return self._all_in_loop() or all(q.how == "in loop" for q in self._plan().values())
+        return self._all_in_loop() or all(
+            q.route in ("in loop", "before loops") for q in self._plan().values()
+        )
 
     def _all_in_loop(self) -> bool:
         """Every fact that is not a parameter fact is checked by the kernel's loops: a call
@@ -577,7 +465,7 @@ class FactChecker:
         for n, q in sorted(self._plan().items()):
             if n >= failed.plan.number:
                 break
-            if q.how == failed.how:
+            if q.route == failed.route:
                 continue
             if q.exact is None:
                 q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
@@ -622,6 +510,23 @@ class FactChecker:
             f"{self.labels[number]} did not hold while the kernel ran, but holds now: the "
             "index arrays changed during the call"
         )
+
+    def each_error(
+        self, number: int, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]
+    ) -> ArgumentError:
+        """The error for each-call fact ``number``, found broken by the kernel's checked
+        function before its loops: the same error the separate pass gives (its first
+        violating point and count, or an earlier fact checked elsewhere that fails too)."""
+        q = self._plan()[number]
+        if q.exact is None:
+            q.exact = _Checks("spf_assumption", [q.plan.checked], self.ufs)
+        found = q.exact.run(params, ufs)
+        if found is None:
+            return ArgumentError(
+                f"{self.labels[number]} did not hold when the kernel checked it, but holds "
+                "now: the index arrays changed during the call"
+            )
+        return self._earlier(q, params, ufs) or q.error(found[1], found[2], params)
 
     def slow(self, kernel_s: float) -> list[tuple[str, float]]:
         """``(fact, seconds)`` of the facts whose check (timed by the last :meth:`check`)

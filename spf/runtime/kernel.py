@@ -20,6 +20,7 @@ import cffi
 import numpy as np
 
 from spf.codegen import arg_checks, faults
+from spf.codegen.each_call import FAULT_EACH
 from spf.errors import ArgumentError, CompileError, SpfError
 from spf.progress import LOGGER
 from spf.runtime.binding import Binder
@@ -113,16 +114,18 @@ class Kernel:
         in_loop: frozenset[str] | None = None
         zero_based: frozenset[str] = frozenset()
         in_loop_facts: frozenset[int] = frozenset()
+        before_loops: frozenset[int] = frozenset()
         overlap = False
         if has_checked:
             self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
             facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
-            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", "", ""]
+            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", "", "", ""]
             ordered, zero, numbers = fields[0], fields[1], fields[2]
             overlap = fields[3] == "overlap"
             in_loop = frozenset(filter(None, ordered.split(",")))
             zero_based = frozenset(filter(None, zero.split(",")))
             in_loop_facts = frozenset(int(n) for n in numbers.split(",") if n)
+            before_loops = frozenset(int(n) for n in fields[4].split(",") if n)
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -140,6 +143,7 @@ class Kernel:
             in_loop=in_loop,
             zero_based=zero_based,
             in_loop_facts=in_loop_facts,
+            before_loops=before_loops,
             overlap_in_loop=overlap,
         )
         self._bind = binder.bind
@@ -425,6 +429,8 @@ class Kernel:
         if kind == arg_checks.FAULT_FACT:
             note = IN_LOOP.replace("the value was read", "it was tested")
             return self._binder.fact_error(number, list(arrays), params, note)
+        if kind == FAULT_EACH:
+            return self._binder.each_error(number, list(arrays), params)
         if kind == arg_checks.FAULT_OVERLAP:
             return self._binder.overlap_error(list(arrays), number, at)
         return self._loop_fault(fault, list(arrays), params)

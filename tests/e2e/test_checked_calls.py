@@ -322,3 +322,51 @@ def test_a_check_above_a_fifth_of_its_kernel_is_named_once() -> None:
     below_floor = FactChecker([fact], ufs)
     below_floor.timings = [(SORTED, SLOW_FLOOR_S / 2)]
     assert below_floor.slow(SLOW_FLOOR_S / 10) == []  # the calls' own overhead
+
+
+def test_each_call_facts_run_in_the_kernels_checked_function() -> None:
+    # one compiled call: the checked function counts the each-call facts before its loops
+    for kernel in (spf.kernels.spmv(BDIA(4)).compile(), spf.kernels.ilu0_csr().compile()):
+        each = [c for c in kernel.check_cost if c.how == "each call"]
+        assert each, kernel.name
+        assert all(c.before_loops for c in each), kernel.name
+        assert not any(c.before_loops for c in kernel.check_cost if c.how != "each call")
+    ufs = spf.kernels.spmv_csr().ufs
+    alone = FactChecker([Fact.parse(BAND, ufs)], ufs)
+    assert not any(c.before_loops for c in alone.cost)  # a checker of its own: its own pass
+
+
+_ILU0_BREAKS = {
+    "diagonal pointer": lambda a: a["diag"].__setitem__(2, a["diag"][2] + 1),
+    "diagonal column": lambda a: a["col"].__setitem__(int(a["diag"][5]), 6),
+    "right part": lambda a: a["col"].__setitem__(int(a["diag"][4]) + 1, 1),
+    "unsorted row": lambda a: a["col"].__setitem__(
+        [int(a["rowptr"][7]) + 1, int(a["rowptr"][7]) + 2],
+        a["col"][[int(a["rowptr"][7]) + 2, int(a["rowptr"][7]) + 1]],
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_each_call_facts_in_the_checked_function_word_errors_as_their_own_pass(
+    dtype: str,
+) -> None:
+    comp = spf.kernels.ilu0_csr(index_dtype=dtype)
+    ilu0 = comp.compile()
+    in_loop = frozenset(n for n, c in enumerate(ilu0.check_cost) if c.how == "in loop")
+    separate = FactChecker(comp.assumptions, comp.ufs, in_loop=in_loop)
+    m = sp.csr_array(spf.sparse.poisson2d(4))
+    good = spf.sparse.ilu0_args(m, dtype)
+    for name, breaks in _ILU0_BREAKS.items():
+        args = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in good.items()}
+        for _ in range(TIMED_CALLS + 1):  # past the timed calls: the steady path
+            np.copyto(args["A"], good["A"])
+            ilu0(**args)
+        np.copyto(args["A"], good["A"])
+        breaks(args)
+        with pytest.raises(spf.ArgumentError) as own:
+            separate.check({"N": args["N"], "NNZ": args["NNZ"]}, args)
+        with pytest.raises(spf.ArgumentError) as in_kernel:
+            ilu0(**args)
+        assert str(in_kernel.value) == str(own.value), name
+        np.testing.assert_array_equal(args["A"], good["A"])  # refused before the loops

@@ -1,0 +1,177 @@
+"""The loop nest that checks facts at run time, as a small spf Computation (API.md §16).
+
+Each fact ``forall vars: premise => conclusion`` becomes one statement over its check domain
+(the premise where every UF call it makes is inside the UF's declared domain) that counts
+the points where the conclusion fails and, in the recording form, keeps the first one in
+lexicographic order. :class:`spf.runtime.fact_check.FactChecker` compiles it as a kernel of
+its own; :mod:`spf.codegen.each_call` prints it into a kernel's checked function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.errors import CodegenError
+from spf.sets.calls import call_parts
+from spf.sets.facts import Fact, check_domain, condition_terms
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.sets import UF, Set
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:
+    from spf._lazy import sympy as sp
+
+
+@dataclass(frozen=True)
+class CheckLoops:
+    """The check Computation, the stride of its record (fact ``n``'s count at
+    ``n * stride``, its first violating point after it) and the record's name."""
+
+    comp: Computation
+    stride: int
+    record: str
+
+
+def check_loops(
+    name: str,
+    facts: Sequence[Fact],
+    ufs: Mapping[str, UF],
+    *,
+    counting: bool = False,
+    avoid: frozenset[str] = frozenset(),
+) -> CheckLoops:
+    """The Computation ``name`` checking ``facts``, one statement each. ``counting``: the
+    statements only count the violations (``n += !(holds)``: no branch, so the compiler
+    vectorizes the loops); else each also records its first violating point. ``avoid``:
+    names the record must not take."""
+    from spf.computation.computation import Computation
+    from spf.computation.statement import Stmt
+
+    comp = Computation(name)
+    used: set[str] = set()
+    params: set[str] = set()
+    domains = []
+    for f in facts:
+        domain = check_domain(f, ufs)
+        check_bounded(f, domain)
+        domains.append(domain)
+        used |= f.ufs | {c.split("(", 1)[0] for c in domain.uf_calls}
+        params |= set(f.params) | domain.params
+    indexing = _indexing(facts, domains)
+    for name_ in sorted(used):
+        decl = ufs.get(name_)
+        if decl is None:
+            continue
+        # a UF whose values the checks only compare is read as it is (no range test:
+        # the kernel's own loops test it), so the check loops have no branch to record
+        keep = name_ in indexing or decl.monotonic is not None
+        comp.declare_uf(
+            name_,
+            arity=decl.arity,
+            domain=decl.domain,
+            range=decl.range if keep else None,
+            monotonic=decl.monotonic,
+            dtype=decl.dtype,
+            out_arity=decl.out_arity,
+            inverse=decl.inverse,
+        )
+        for s in (decl.domain, decl.range):
+            if s is not None:
+                params |= s.params
+    for p in sorted(params):
+        comp.add_constant(p)
+    # counts and first violating points, in one array (a name no fact uses; spf's own
+    # ``spf_`` prefix is reserved for generated code, not for data spaces):
+    # fact n's count at n * stride, its first violating point after it
+    taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars} | avoid
+    stride = 1 + max((len(f.vars) for f in facts), default=0)
+    record = _fresh("violations", taken)
+    comp.add_data_space(record, "int64_t", shape=(len(facts) * stride,))
+    for n, (f, domain) in enumerate(zip(facts, domains, strict=True)):
+        base = n * stride
+        point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
+        source = (
+            f"${record}$({base}) += !({condition_c(f.conclusion)});"
+            if counting
+            else f"if (!({condition_c(f.conclusion)})) {{ "
+            f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
+        )
+        vs = list(domain.tuple_vars)
+        # one loop over the first variable for all facts (a row's facts read its
+        # entries while they are in cache), each fact's own loops inside it: every
+        # fact's points still run in lexicographic order (its first point recorded)
+        sched = ", ".join(["0", vs[0], str(n), *(f"{v}, 0" for v in vs[1:])] if vs
+                          else ["1", "0", str(n)])  # fmt: skip
+        comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
+    return CheckLoops(comp, stride, record)
+
+
+def _c(e: sp.Expr) -> str:
+    """C text of an affine sympy expression whose atoms are names and UF calls."""
+    e = sp.expand(e)
+    if e.is_Integer:
+        return str(int(e))
+    if isinstance(e, sp.Symbol):
+        return str(e.name)
+    if isinstance(e, sp.Add):
+        return " + ".join(f"({_c(t)})" for t in sorted(e.args, key=str))
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if coeff.is_Integer:
+            return f"{int(coeff)} * ({_c(rest)})"
+    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
+        name, args, component = call_parts(e)
+        call = f"{name}({', '.join(_c(a) for a in args)})"
+        return call if component is None else f"{call}[{component}]"
+    raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
+
+
+def condition_c(conclusion: Set) -> str:
+    """The conclusion of a fact as a C condition over its variables (UF calls as macros)."""
+    disjuncts = []
+    for conj in condition_terms(conclusion):
+        parts = [f"{_c(e)} {'==' if is_eq else '>='} 0" for is_eq, e in conj]
+        disjuncts.append(" && ".join(parts) or "1")
+    return " || ".join(f"({d})" for d in disjuncts) or "0"
+
+
+def _indexing(facts: Sequence[Fact], domains: Sequence[Set]) -> set[str]:
+    """The UFs whose values some check uses other than in a comparison: in its check domain
+    (a loop bound) or as the argument of another UF call (an index)."""
+    out: set[str] = set()
+    for f, domain in zip(facts, domains, strict=True):
+        for c in domain.uf_calls:  # nested calls included
+            out |= set(re.findall(r"(\w+)\s*\(", c))
+        for conj in condition_terms(f.conclusion):
+            for _, e in conj:
+                for call in e.atoms(sp.Function):
+                    for a in call.args:
+                        out |= {type(g).__name__ for g in a.atoms(sp.Function)}
+    return out
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def check_bounded(fact: Fact, domain: Set) -> None:
+    """Every variable needs a lower and an upper bound, else the check loop never ends."""
+    from spf.sets.facts import unbounded_var
+
+    var = unbounded_var(domain)
+    if var is not None:
+        raise CodegenError(
+            f"the assumption {fact.text!r} cannot be checked at run time: variable {var!r} "
+            "is unbounded; bound it in the premise (e.g. '0 <= k < NNZ => ...') or declare "
+            "the domains of the UFs it indexes"
+        )

@@ -1,0 +1,158 @@
+"""The "each call" facts printed into a kernel's checked function (API.md §16).
+
+A fact checked on every call (:class:`~spf.runtime.fact_check.FactCost` ``how == "each
+call"``) is tested by a small generated loop nest that counts its violations
+(:func:`spf.analysis.check_loops.check_loops`, counting form: no branch). Rather than a second
+compiled call before the kernel's (a few microseconds of Python and call overhead, as long
+as a small kernel), the checked function ``f_spf_checked`` runs those loops itself, before
+its own loops: :func:`plan_each_call` lowers them when the kernel is generated and
+:func:`each_call_lines` prints them, with
+
+* the counts in a local array (``spf_each``), the check statements' macros renamed
+  (``spf_each_<stmt>``) so that they cannot meet the kernel's;
+* an index array whose values the checks only compare read as it is (a value out of range
+  is the kernel's loops' fault to record, after the facts: as with the separate pass); one
+  whose values index (a loop bound, another array's index) read through the checked
+  function's own range-checked read;
+* a fact with violations recorded as ``[FAULT_EACH, fact number, 0, 0]`` (the lowest such
+  number) and the function returning before anything is written: the caller then runs the
+  fact's own recording check (:meth:`~spf.runtime.fact_check.FactChecker.each_error`), so
+  the error names the same fact, count and first point as the separate pass does.
+
+A fact stays with the separate pass when its check needs anything but plain loops (a
+buffer, a workspace), reads a UF or a parameter the kernel does not take, or cannot be
+lowered; :attr:`spf.Kernel.check_cost` says which (``separate``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.errors import SpfError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from spf.analysis.fact_plan import FactPlan
+    from spf.codegen.program import Program, StmtMacro
+    from spf.computation.computation import Computation
+
+FAULT_EACH = 10
+"""``spf_fault`` kind of an each-call fact the checked function found broken before its
+loops: ``[10, fact number, 0, 0]``; nothing was written."""
+COUNTS = "spf_each"
+"""The local array of the counts (fact ``n`` of the block at ``n * stride``)."""
+
+
+@dataclass(frozen=True)
+class EachCall:
+    """The each-call facts a checked function tests before its loops: their numbers (in
+    the order of the counts), the lowered check loops, the counts' stride, the name of the
+    record data space in those loops, and the UFs they read as they are."""
+
+    facts: tuple[int, ...]
+    program: Program
+    stride: int
+    record: str
+    compared: frozenset[str]
+
+
+def plan_each_call(
+    comp: Computation, program: Program, plans: Sequence[FactPlan], in_loop: frozenset[int]
+) -> EachCall | None:
+    """The each-call facts of ``plans`` (those not in ``in_loop``, checked at linear cost
+    or without variables) that the checked function of ``program`` can test itself, lowered;
+    None when there is none."""
+    from spf.analysis.check_loops import check_loops
+    from spf.codegen.program import lower
+
+    params = {a.name for a in program.signature.args if a.kind == "param"}
+    ufs = {a.name for a in program.signature.args if a.kind == "uf"}
+    taken = params | ufs | {a.name for a in program.signature.args}
+    taken |= {s.name for s in program.stmts} | {d.name for d in program.data}
+    chosen = []
+    for p in plans:
+        if p.number in in_loop or not (p.linear or not p.checked.vars):
+            continue
+        try:
+            one = check_loops("spf_each_call", [p.checked], comp.ufs, counting=True).comp
+        except SpfError:
+            continue  # unbounded, say: the separate pass words the error
+        if set(one.params) <= params and set(one.ufs) <= ufs:
+            chosen.append(p)
+    if not chosen:
+        return None
+    try:
+        checks = check_loops(
+            "spf_each_call",
+            [p.checked for p in chosen],
+            comp.ufs,
+            counting=True,
+            avoid=frozenset(taken),
+        )
+        sub = lower(checks.comp)
+    except SpfError:
+        return None
+    if sub.locals or sub.buffers or sub.workspaces or sub.index_arrays:
+        return None
+    compared = frozenset(u for u, d in checks.comp.ufs.items() if d.range is None)
+    return EachCall(tuple(p.number for p in chosen), sub, checks.stride, checks.record, compared)
+
+
+def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:
+    """``#define`` lines of statement macros (and of a reduction's target and value)."""
+    out = []
+    for s in stmts:
+        if s.operation is not None:
+            continue
+        params = ", ".join(s.params)
+        if s.update is not None:  # also set for every ``reduction``
+            out.append(f"#define {s.name}_target({params}) {s.update.target}")
+            out.append(f"#define {s.name}_value({params}) {s.update.value}")
+        head = f"#define {s.name}({params})"
+        if len(s.lines) == 1:
+            out.append(f"{head} {s.lines[0].rstrip(';')}")
+            continue
+        out.append(f"{head} do {{ \\")
+        out += [f"  {ln} \\" for ln in s.lines]
+        out.append("} while (0)")
+    return out
+
+
+def each_call_lines(each: EachCall, body: str, restore: Sequence[str]) -> list[str]:
+    """The block the checked function runs before its loops: ``body`` is the check loops
+    as printed (:attr:`EachCall.program`'s body), ``restore`` the checked function's own
+    macro lines of the UFs read as they are (redefined after the block)."""
+    sub = each.program
+    names = [s.name for s in sub.stmts]
+    rename = re.compile(rf"\b({'|'.join(map(re.escape, names))})(_target|_value)?\s*\(")
+
+    def renamed(text: str) -> str:
+        return rename.sub(lambda m: f"spf_each_{m.group(1)}{m.group(2) or ''}(", text)
+
+    size = len(each.facts) * each.stride
+    lines = ["{", f"int64_t {COUNTS}[{size}] = {{0}};", f"#define {each.record}(t0) {COUNTS}[t0]"]
+    for a in sub.signature.args:
+        if a.kind != "uf" or a.name not in each.compared:
+            continue
+        arity = a.uf.array_uf().arity if a.uf is not None else 1
+        index = "t0"
+        for k, extent in enumerate(a.inner, start=1):
+            index = f"({index}) * ({extent}) + (t{k})"
+        params = ", ".join(f"t{k}" for k in range(arity))
+        lines += [f"#undef {a.name}", f"#define {a.name}({params}) ((int64_t){a.name}[{index}])"]
+    lines += [renamed(m) for m in stmt_macro_lines(sub.stmts)]
+    lines += [renamed(ln) for ln in body.splitlines()]
+    lines.append(f"#undef {each.record}")
+    for s in sub.stmts:
+        lines += [f"#undef spf_each_{s.name}{part}" for part in ("", "_target", "_value")]
+    lines += list(restore)
+    for k, n in enumerate(each.facts):
+        lines.append(
+            f"if ({COUNTS}[{k * each.stride}]) spf_fault_note(spf_fault, {FAULT_EACH}, {n}, 0, 0);"
+        )
+    counts = " | ".join(f"{COUNTS}[{k * each.stride}]" for k in range(len(each.facts)))
+    lines += [f"if ({counts}) return;", "}"]
+    return lines
