@@ -91,7 +91,8 @@ def refine_winner(
     search: _Search, refine: Refiner, best: _Measured, baseline: _Measured, entry: dict[str, Any]
 ) -> _Measured:
     """``best`` or its refinement by ``refine``, whichever times faster (``entry``: the
-    refinement's history entry, filled in)."""
+    refinement's history entry, filled in). The refiner shows its own bar when the search
+    shows one, logger lines otherwise."""
     left = search.total - search.elapsed() - 0.05 * search.total
     if left < MIN_REFINE_S:
         entry["reason"] = f"budget spent ({max(left, 0.0):.2f} s left, {MIN_REFINE_S} s needed)"
@@ -101,7 +102,7 @@ def refine_winner(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PreconditionWarning)
         got = refine(best.comp, kargs, left, seed=search.seed, threads=search.threads,
-                     progress=False)  # fmt: skip
+                     progress=search.bar.shown)  # fmt: skip
         added = [e.to_data() for e in got.comp.trace.entries[start:]]
         if not added:
             tried = getattr(got, "tried", None)

@@ -458,8 +458,9 @@ class _Search:
                              conversion_time=m.conversion_time)  # fmt: skip
         chosen = entries[-1] if best.commands else history[best.plan.candidate]
         chosen["status"] = "chosen"
-        return self.result(best, baseline.time, len(measured) + (base_plan is None) + bool(
-            best.commands), entries)  # fmt: skip
+        refined = sum(1 for e in entries if e.get("commands"))  # a refinement measured
+        tried = len(measured) + (base_plan is None) + refined
+        return self.result(best, baseline.time, tried, entries)
 
     def report(self, got: _Measured, baseline: _Measured, measured: int, label: str) -> None:
         """Progress after a measured candidate: the bar, or an INFO line of the logger."""
