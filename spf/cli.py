@@ -14,6 +14,9 @@
 ``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] [--seed S] [--no-reuse]``
     search a faster legal schedule for a kernel of ``spf.kernels`` (by name) or a C file
     (``spf.tune``); prints the schedule as Python.
+``spf tune spmv --matrix FILE.mtx --formats [CSR,SELL,...] [--refine] [--budget S]``
+    choose SpMV's storage format for the matrix (``spf.formats.tune``); prints the format,
+    its speedup over CSR, the conversion time and the candidates measured and pruned.
 ``spf bench [--quick] [--only NAME] ...``
     the benchmarks (``spf.bench``; ``spf bench --help`` lists the options).
 ``spf --version``
@@ -65,6 +68,7 @@ _EPILOG = """examples:
   spf import kernel.c --function gemm               the Computation of a C function
   spf tune spmv_csr --matrix m.mtx --budget 30       tune CSR SpMV's schedule on a matrix
   spf tune gemm --sizes N=512,M=512,K=512           ... GEMM's on 512 x 512 matrices
+  spf tune spmv --matrix m.mtx --formats            choose SpMV's storage format for it
   spf demo                                          what `make demo` runs
   spf bench --quick --only spmv                     a quick benchmark run"""
 

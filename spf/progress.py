@@ -9,7 +9,9 @@ logged at INFO level, at most one every :data:`EVERY_S` seconds, e.g. ``dependen
 from __future__ import annotations
 
 import logging
+import sys
 import time
+from typing import Any
 
 LOGGER = logging.getLogger("spf")
 """The logger of spf's progress lines (INFO)."""
@@ -49,3 +51,41 @@ class Progress:
         """The operation enters phase ``name`` (logged when due)."""
         if self._due():
             LOGGER.info("%s: %s", self.what, name)
+
+
+class Bar:
+    """A tqdm progress bar over ``total`` seconds named ``desc``, shown when ``enabled``
+    (None: when stderr is a terminal) and tqdm is installed; :attr:`shown` says whether it
+    is, so that the caller logs lines through :data:`LOGGER` instead when it is not (the
+    searches of ``spf.tune`` and ``spf.formats.tune``)."""
+
+    def __init__(self, desc: str, total: float, enabled: bool | None = None) -> None:
+        self._bar: Any = None
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        if not enabled:
+            return
+        try:
+            from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
+        except ImportError:
+            LOGGER.info("%s: install tqdm for a progress bar", desc)
+            return
+        self._bar = tqdm(
+            total=round(total, 1), desc=desc, unit="s", leave=False,
+            bar_format="{desc}: {bar} {n:.0f}/{total:.0f} s{postfix}",
+        )  # fmt: skip
+
+    @property
+    def shown(self) -> bool:
+        return self._bar is not None
+
+    def update(self, elapsed: float, postfix: str) -> None:
+        """``elapsed`` seconds of the total spent; ``postfix`` follows the bar."""
+        if self._bar is not None:
+            self._bar.n = min(round(elapsed, 1), self._bar.total)
+            self._bar.set_postfix_str(postfix, refresh=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -183,11 +183,25 @@ def _params(family: str, value: object) -> tuple[int, ...]:
     return params
 
 
+def footprint_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...]) -> int:
+    """Bytes of the data spaces of this format's SpMV: the values (padding included) and
+    ``x`` and ``y`` (BCSR: padded to whole blocks). This is what the PDFG of the SpMV priced
+    for the format's sizes (``comp.pdfg(params=...)`` with ``N``, ``W``, ``NV``, ``NNZB``,
+    ``ND``, ``NS`` ... of this pattern) gives as its data nodes' bytes, read here from the
+    pattern without building the graph (tests/unit/formats/test_tune_model_pdfg.py checks
+    the two agree)."""
+    rows, cols = f.n, f.m
+    if family == "BCSR":
+        rows, cols = -(-f.n // params[0]) * params[0], -(-f.m // params[1]) * params[1]
+    return 8 * (f.stored(family, *params) + rows + cols)
+
+
 def predicted_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...], isz: int) -> int:
-    """Bytes one SpMV moves in this format: values (padding included), index arrays, and
-    ``x`` read once, ``y`` read and written once."""
+    """Bytes one SpMV moves in this format: the priced data spaces
+    (:func:`footprint_bytes`: values with their padding, ``x``, ``y``), ``y`` written back,
+    and the index arrays (uninterpreted functions: the PDFG draws no data node for them)."""
     stored = f.stored(family, *params)
-    vectors = 8 * f.m + 16 * f.n
+    vectors = footprint_bytes(f, family, params) - 8 * stored + 8 * f.n
     if family == "CSR":
         index = f.nnz + f.n + 1
     elif family == "CSC":
@@ -198,7 +212,7 @@ def predicted_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...], isz
         index = f.diagonals
     elif family == "SELL":
         nv, nc = f.sell_slots(params[0], params[1])
-        index = nv + 2 * nc + (f.n if params[1] > 1 else 0)
+        index = nv + 2 * nc + 1 + (f.n if params[1] > 1 else 0)  # scol, cl, cs, perm
     elif family == "BCSR":
         index = f.blocks(params[0], params[1]) + -(-f.n // params[0]) + 1
     else:  # BDIA

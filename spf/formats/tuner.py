@@ -13,9 +13,15 @@ The search, in order (docs/formats.md, "Choosing a format"):
    load in milliseconds), checked against scipy's ``A @ x`` and timed; the fastest few and
    the CSR baseline are then timed again in interleaved rounds (a shuffled order each round,
    medians), and the fastest median wins.
+4. With ``refine=`` (a schedule search such as :func:`spf.tuning.tune_schedule`), the
+   winner's schedule is refined with the budget's last :data:`REFINE_SHARE`
+   (:mod:`spf.formats.tune_refine`); the refined kernel is checked against scipy and timed
+   interleaved with the winner and the baseline, and replaces the winner when faster.
 
-The result is remembered in spf's cache directory (:mod:`spf.formats.tune_record`); with
-``reuse=True`` a matrix of the same pattern returns the recorded choice without measuring.
+Progress is a tqdm bar when stderr is a terminal (``progress=``), INFO lines of the ``spf``
+logger otherwise. The result is remembered in spf's cache directory
+(:mod:`spf.formats.tune_record`); with ``reuse=True`` a matrix of the same pattern returns
+the recorded choice without measuring.
 """
 
 from __future__ import annotations
@@ -42,7 +48,16 @@ import spf.sparse
 from spf.errors import ArgumentError, IllegalScheduleError, PreconditionWarning, SpfError
 from spf.formats.features import MatrixFeatures, matrix_features
 from spf.formats.tune_record import load_record, record_key, record_path, save_record
+from spf.formats.tune_refine import (
+    Refiner,
+    refine_entry,
+    refine_winner,
+    refiner_name,
+    replay_refined,
+)
 from spf.formats.tune_space import Candidate, Planned, candidates, normalize_space
+from spf.progress import Bar
+from spf.schedule.trace import Trace
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -57,6 +72,7 @@ BASELINE = Candidate("CSR", (), "serial")
 SAMPLE_S = 5e-4  # one timed sample repeats the call until it lasts about this long
 FINALISTS = 4  # candidates timed again, interleaved, with the baseline
 COMPILE_GUESS_S = 2.0  # what a compile is assumed to cost before one has been seen
+REFINE_SHARE = 0.4  # share of the budget kept for refine= (the winner's schedule)
 
 
 @dataclasses.dataclass(eq=False)
@@ -85,6 +101,9 @@ class FormatTuneResult:
     reused: bool
     """True when the choice came from a record (nothing was measured)."""
     record: Path | None
+    commands: str = ""
+    """The Python of the commands ``refine=`` added to the chosen format's schedule ("" when
+    none was faster or no ``refine`` was given)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -126,6 +145,8 @@ def tune(
     index_dtype: str | None = None,
     max_padding: float = 3.0,
     record_dir: str | Path | None = None,
+    refine: Refiner | None = None,
+    progress: bool | None = None,
 ) -> FormatTuneResult:
     """Choose the storage format and schedule of ``kernel`` (``"spmv"``) for the
     ``scipy.sparse`` matrix ``A`` by measuring within ``budget`` seconds.
@@ -138,6 +159,13 @@ def tune(
     recorded choice for the same pattern, kernel, dtypes, space and machine without measuring;
     records live in ``record_dir`` (None: ``formats_tune/`` in spf's cache directory).
     Kernels go to spf's build cache as every ``compile()`` does.
+
+    ``refine``: a schedule search called on the winning format's SpMV with the last
+    :data:`REFINE_SHARE` of the budget, ``refine(comp, args, budget, seed=, threads=,
+    progress=)`` returning an object with ``comp`` (a scheduled copy) and ``commands``;
+    :func:`spf.tuning.tune_schedule` is one (docs/formats_tune.md, "Formats x schedules").
+    ``progress``: a progress bar (None: when stderr is a terminal; INFO lines of the ``spf``
+    logger otherwise).
     """
     if kernel != "spmv":
         raise SpfError(f"formats.tune: kernel must be 'spmv' (the only one tuned), got {kernel!r}")
@@ -166,6 +194,7 @@ def tune(
         "max_padding": float(max_padding),
         "space": {k: [list(p) for p in v] for k, v in families.items()},
         "schedules": list(schedules),
+        "refine": refiner_name(refine),
     }
     digest, key = record_key((features.n, features.m), base["rowptr"], base["col"], settings)
     path = record_path(digest, record_dir)
@@ -184,7 +213,12 @@ def tune(
         threads=threads if threads is not None else _default_team(),
         max_padding=float(max_padding),
     )
-    result = search.run(plans)
+    search.refiner = refine
+    search.bar = Bar(f"formats.tune {features.n}x{features.m}", budget, progress)
+    try:
+        result = search.run(plans)
+    finally:
+        search.bar.close()
     result.record = path
     save_record(path, search.record(result, key))
     return result
@@ -253,6 +287,8 @@ class _Measured:
     call: Callable[[], None]
     reps: int = 1
     samples: list[float] = dataclasses.field(default_factory=list)
+    commands: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """Trace data of the commands ``refine=`` added (empty: the candidate's own schedule)."""
 
     @property
     def time(self) -> float:
@@ -272,7 +308,13 @@ class _Search:
         seed: int | None,
     ) -> None:
         self.csr, self.features, self.index_dtype = csr, features, index_dtype
-        self.threads, self.budget = threads, float(budget)
+        self.threads, self.total, self.seed = threads, float(budget), seed
+        self.refiner: Refiner | None = None
+        self.bar = Bar("formats.tune", budget, False)
+        self.best_so_far: tuple[str, float] | None = None
+        self.chosen_commands: list[dict[str, Any]] = []
+        # the formats' share: the rest is refine='s
+        self.budget = self.total
         self.rng = random.Random(seed)
         self.start = time.perf_counter()
         self.x = np.random.default_rng(0 if seed is None else seed).standard_normal(features.m)
@@ -309,13 +351,23 @@ class _Search:
 
     def measure(self, plan: Planned) -> _Measured:
         """Compile, convert, check against scipy and time ``plan``'s candidate."""
+        comp, kernel, compile_time = self.build(plan.candidate)
+        args, conversion_time = self.convert(plan.candidate)
+        return self.check_and_time(plan, comp, kernel, args, compile_time, conversion_time)
+
+    def check_and_time(
+        self,
+        plan: Planned,
+        comp: Computation,
+        kernel: Any,
+        args: dict[str, Any],
+        compile_time: float,
+        conversion_time: float,
+    ) -> _Measured:
+        """Run ``kernel`` once (checked) against scipy's ``A @ x``, then time it."""
         c = plan.candidate
-        comp, kernel, compile_time = self.build(c)
-        args, conversion_time = self.convert(c)
-        rows, cols = _padded_shape(args, self.features.n, self.features.m)
-        x = np.zeros(cols)
-        x[: self.features.m] = self.x
-        y = np.zeros(rows)
+        kargs = self.kernel_args(args)
+        x, y = kargs["x"], kargs["y"]
         with _openmp_team(self.threads):
             kernel(y=y, x=x, **args)  # checked call: the arrays meet the format's facts
         error = np.abs(y[: self.features.n] - self.want)
@@ -339,6 +391,14 @@ class _Search:
             m.samples = [self.sample(m) for _ in range(3)]
         return m
 
+    def kernel_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of one SpMV on the converted ``args``: ``y`` zeros and ``x``
+        the search's vector, padded to whole blocks where the format needs it."""
+        rows, cols = _padded_shape(args, self.features.n, self.features.m)
+        x = np.zeros(cols)
+        x[: self.features.m] = self.x
+        return {"y": np.zeros(rows), "x": x, **args}
+
     def sample(self, m: _Measured) -> float:
         t0 = time.perf_counter()
         for _ in range(m.reps):
@@ -347,6 +407,8 @@ class _Search:
 
     # --- the search
     def run(self, plans: list[Planned]) -> FormatTuneResult:
+        if self.refiner is not None:
+            self.budget = self.total * (1 - REFINE_SHARE)
         history: dict[Candidate, dict[str, Any]] = {p.candidate: _entry(p) for p in plans}
         base_plan = next((p for p in plans if p.candidate == BASELINE), None)
         baseline = self.measure(base_plan or Planned(BASELINE))
@@ -371,6 +433,7 @@ class _Search:
                 continue
             spent.append(got.compile_time + got.conversion_time)
             measured.append(got)
+            self.report(got, baseline, len(measured), plan.candidate.label)
             LOG.debug("formats.tune: %s %.3g s per SpMV (%.2f s to compile and convert)",
                       plan.candidate.label, got.time, spent[-1])  # fmt: skip
         if not measured:
@@ -381,6 +444,10 @@ class _Search:
             )
         self.interleave(measured, baseline)
         best = min(measured, key=lambda m: m.time)
+        entries = list(history.values())
+        if self.refiner is not None:
+            entries.append(refine_entry(best.plan.candidate))
+            best = refine_winner(self, self.refiner, best, baseline, entries[-1])
         # the first conversion of a format may pay one-time costs (page faults on fresh
         # memory, a busy core): the chosen one is converted again and the faster run counts
         best.conversion_time = min(best.conversion_time, self.convert(best.plan.candidate)[1])
@@ -389,18 +456,35 @@ class _Search:
                 entry = history[m.plan.candidate]
                 entry.update(status="measured", time=m.time, compile_time=m.compile_time,
                              conversion_time=m.conversion_time)  # fmt: skip
-        history[best.plan.candidate]["status"] = "chosen"
-        return self.result(best, baseline.time, len(measured) + (base_plan is None),
-                           list(history.values()))  # fmt: skip
+        chosen = entries[-1] if best.commands else history[best.plan.candidate]
+        chosen["status"] = "chosen"
+        refined = sum(1 for e in entries if e.get("commands"))  # a refinement measured
+        tried = len(measured) + (base_plan is None) + refined
+        return self.result(best, baseline.time, tried, entries)
 
-    def interleave(self, measured: list[_Measured], baseline: _Measured) -> None:
+    def report(self, got: _Measured, baseline: _Measured, measured: int, label: str) -> None:
+        """Progress after a measured candidate: the bar, or an INFO line of the logger."""
+        speedup = baseline.time / got.time
+        if self.best_so_far is None or speedup > self.best_so_far[1]:
+            self.best_so_far = (label, speedup)
+        best, ratio = self.best_so_far
+        if self.bar.shown:
+            self.bar.update(self.elapsed(), f"{measured} measured, best {ratio:.2f}x: {best}")
+            return
+        LOG.info("formats.tune: %.1f s, %d measured, best %.2fx (%s); last: %s %.3g s",
+                 self.elapsed(), measured, ratio, best, label, got.time)  # fmt: skip
+
+    def interleave(
+        self, measured: list[_Measured], baseline: _Measured, budget: float | None = None
+    ) -> None:
         """Time the fastest few and the baseline again, in a shuffled order each round, for
-        as many rounds as the budget leaves (3 to 25)."""
+        as many rounds as the budget (None: the formats' share) leaves (3 to 25)."""
         finalists = sorted(measured, key=lambda m: m.time)[:FINALISTS]
         if baseline not in finalists:
             finalists.append(baseline)
+        before = {id(m): len(m.samples) for m in finalists}
         per_round = sum(m.time * m.reps for m in finalists) + 1e-6
-        left = self.budget - self.elapsed()
+        left = (self.budget if budget is None else budget) - self.elapsed()
         rounds = max(3, min(25, int(left / per_round)))
         with _openmp_team(self.threads):
             for _ in range(rounds):
@@ -408,7 +492,7 @@ class _Search:
                 for m in finalists:
                     m.samples.append(self.sample(m))
         for m in finalists:
-            m.samples = m.samples[3:]  # the quick samples taken alone are dropped
+            m.samples = m.samples[before[id(m)] :]  # the samples taken before are dropped
 
     def result(
         self, best: _Measured, baseline_time: float, tried: int, history: list[dict[str, Any]]
@@ -417,7 +501,10 @@ class _Search:
         LOG.info("formats.tune: %s, %.3g s per SpMV, %.2fx CSR", c.label, best.time,
                  baseline_time / best.time)  # fmt: skip
         found = (best.comp, best.kernel, best.args, best.conversion_time)
-        return self.answer(c, found, best.time, baseline_time, tried, history, None)
+        res = self.answer(c, found, best.time, baseline_time, tried, history, None)
+        res.commands = Trace.from_data(best.commands).as_python() if best.commands else ""
+        self.chosen_commands = best.commands
+        return res
 
     def answer(
         self,
@@ -464,7 +551,10 @@ class _Search:
         chosen = next(h for h in res.history if h["status"] == "chosen")
         return {
             "key": key,
-            "choice": {k: chosen[k] for k in ("family", "params", "schedule")},
+            "choice": {
+                **{k: chosen[k] for k in ("family", "params", "schedule")},
+                **({"commands": self.chosen_commands} if self.chosen_commands else {}),
+            },
             "time": res.time,
             "baseline_time": res.baseline_time,
             "speedup": res.speedup,
@@ -478,8 +568,11 @@ class _Search:
         choice = record["choice"]
         c = Candidate(choice["family"], tuple(choice["params"]), choice["schedule"])
         comp, kernel, _ = self.build(c)
+        commands = choice.get("commands") or []
+        if commands:
+            comp, kernel = replay_refined(comp, commands, path)
         args, conversion_time = self.convert(c)
-        return self.answer(
+        res = self.answer(
             c,
             (comp, kernel, args, conversion_time),
             float(record["time"]),
@@ -488,6 +581,8 @@ class _Search:
             list(record["history"]),
             path,
         )
+        res.commands = Trace.from_data(commands).as_python() if commands else ""
+        return res
 
 
 def _entry(p: Planned) -> dict[str, Any]:

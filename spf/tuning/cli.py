@@ -1,5 +1,8 @@
 """``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] ...``.
 
+``spf tune spmv --matrix FILE.mtx --formats [CSR,SELL,...] [--refine]`` chooses SpMV's storage
+format instead (:func:`spf.formats.tune`, :mod:`spf.tuning.formats_cli`).
+
 ``KERNEL`` is a function of :mod:`spf.kernels` by name (``gemm``, ``spmv_csr``) or a C file
 imported with :func:`spf.from_c` (``--function`` picks the function). The arguments come
 from the Matrix Market file and the sizes (:mod:`spf.tuning.inputs`). Progress is a bar on a
@@ -43,6 +46,20 @@ def add_parser(commands: Any) -> None:
     tune.add_argument(
         "--no-reuse", dest="reuse", action="store_false", help="search even when a record exists"
     )
+    tune.add_argument(
+        "--formats",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="CSR,SELL,...",
+        help="choose SpMV's storage format on --matrix (spf.formats.tune) among these "
+        "families (default: all of them)",
+    )
+    tune.add_argument(
+        "--refine",
+        action="store_true",
+        help="with --formats: refine the chosen format's schedule with spf.tune's search",
+    )
 
 
 def load_kernel(spec: str, function: str | None) -> Computation:
@@ -81,6 +98,10 @@ def run(
     from spf.tuning import tune
     from spf.tuning.inputs import kernel_args
 
+    if args.formats is not None or args.refine:
+        from spf.tuning.formats_cli import run_formats
+
+        return run_formats(args, progress)
     comp = load_kernel(args.kernel, args.function)
     matrix = None
     if args.matrix:

@@ -7,10 +7,7 @@ or refused candidate is one INFO line of the ``spf`` logger (:mod:`spf.progress`
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
-from spf.progress import LOGGER
+from spf.progress import LOGGER, Bar
 
 
 class Reporter:
@@ -18,27 +15,14 @@ class Reporter:
 
     def __init__(self, name: str, budget: float, bar: bool | None = None) -> None:
         self.name = name
-        self._bar: Any = None
-        if bar is None:
-            bar = sys.stderr.isatty()
-        if bar:
-            try:
-                from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
-            except ImportError:
-                LOGGER.info("tune %s: install tqdm for a progress bar", name)
-            else:
-                self._bar = tqdm(
-                    total=round(budget, 1), desc=f"tune {name}", unit="s", leave=False,
-                    bar_format="{desc}: {bar} {n:.0f}/{total:.0f} s{postfix}",
-                )  # fmt: skip
+        self._bar = Bar(f"tune {name}", budget, bar)
 
     def update(self, elapsed: float, tried: int, illegal: int, best: str, speedup: float,
                last: str) -> None:  # fmt: skip
         """After each candidate: counts, the best so far and what just happened."""
-        if self._bar is not None:
-            self._bar.n = min(round(elapsed, 1), self._bar.total)
-            self._bar.set_postfix_str(
-                f"{tried} tried, {illegal} illegal, best {speedup:.2f}x: {best}", refresh=True
+        if self._bar.shown:
+            self._bar.update(
+                elapsed, f"{tried} tried, {illegal} illegal, best {speedup:.2f}x: {best}"
             )
             return
         LOGGER.info(
@@ -47,6 +31,4 @@ class Reporter:
         )  # fmt: skip
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
+        self._bar.close()

@@ -70,3 +70,64 @@ def test_tune_an_imported_c_function(tmp_path: Path, capsys: Any) -> None:
 def test_tune_command_errors_say_what_to_give(argv: list[str], message: str, capsys: Any) -> None:
     assert main(argv) == 1
     assert message in capsys.readouterr().err
+
+
+@pytest.fixture
+def formats_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``spf tune --formats`` records in a temporary cache directory."""
+    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "formats_tune"
+
+
+def test_tune_formats_prints_the_format_speedup_conversion_and_counts(
+    capsys: Any, suitesparse_dir: Path, formats_records: Path
+) -> None:
+    matrix = str(suitesparse_dir / "lp_afiro.mtx")
+    argv = ["tune", "spmv", "--matrix", matrix, "--formats", "CSR,ELL", "--budget", "20"]
+    assert main([*argv, "--threads", "1", "--seed", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert "choosing the format of SpMV on lp_afiro.mtx (27 x 51, 102 entries)" in err
+    lines = out.splitlines()
+    assert lines[0] in ("format: CSR (serial)", "format: ELL (serial)")
+    assert lines[1].startswith("speedup: ")
+    assert "x CSR (" in lines[1]
+    assert lines[2].startswith("conversion: ")
+    # CSR and ELL serial measured; their parallel schedules pruned (one thread)
+    assert lines[3] == "candidates: 2 measured, 2 pruned, 0 refused, 0 not measured (budget)"
+    assert f"record: {formats_records}" in out
+    assert main([*argv, "--threads", "1", "--seed", "0"]) == 0
+    assert "from the record (nothing measured)" in capsys.readouterr().out
+
+
+def test_tune_formats_refine_refines_the_chosen_schedule(
+    capsys: Any, suitesparse_dir: Path, formats_records: Path
+) -> None:
+    matrix = str(suitesparse_dir / "lp_afiro.mtx")
+    argv = ["tune", "spmv", "--matrix", matrix, "--formats", "CSR", "--refine", "--budget", "20"]
+    assert main([*argv, "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("format: CSR (serial)")
+    assert "comp.stmt(" in out.splitlines()[-1] or "no refinement won" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tune", "gemm", "--formats"], "give the kernel 'spmv' (not 'gemm')"),
+        (["tune", "spmv", "--formats"], "--formats needs the matrix: give --matrix FILE.mtx"),
+        (["tune", "spmv", "--refine"], "--refine refines the format chosen by --formats"),
+        (["tune", "spmv", "--formats", "--sizes", "N=3"], "--sizes and --function do not apply"),
+        (["tune", "spmv", "--matrix", "missing.mtx", "--formats"], "no such file 'missing.mtx'"),
+    ],
+)
+def test_tune_formats_errors_say_what_to_give(argv: list[str], message: str, capsys: Any) -> None:
+    assert main(argv) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_tune_formats_unknown_family_names_the_known_ones(
+    capsys: Any, suitesparse_dir: Path, formats_records: Path
+) -> None:
+    matrix = str(suitesparse_dir / "lp_afiro.mtx")
+    assert main(["tune", "spmv", "--matrix", matrix, "--formats", "CSR,COO"]) == 1
+    assert "unknown format family 'COO' in space; known: CSR, CSC" in capsys.readouterr().err
