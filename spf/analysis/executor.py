@@ -285,8 +285,7 @@ def _rewrite(
         )
     else:
         guard = (
-            f"{levels}{pos} && {pos} < {names.levelptr}({lev} + 1) && "
-            f"{node} = {names.order}({pos})"
+            f"{levels}{pos} && {pos} < {names.levelptr}({lev} + 1) && {node} = {names.order}({pos})"
         )
     pieces = []
     for piece in str(s.domain).split(" union "):
