@@ -156,6 +156,20 @@ class PreconditionWarning(UserWarning):
     removes the warning."""
 
 
+def add_context(err: BaseException, note: str) -> None:
+    """Add ``note`` (``During: applying tile(...)``) to ``err`` as it rises, once: an error
+    raised again through the same place keeps one copy.
+
+    >>> err = ScheduleError("tile: size must be positive")
+    >>> add_context(err, "During: applying tile('i', 'j', 0, 4)")
+    >>> add_context(err, "During: applying tile('i', 'j', 0, 4)")
+    >>> err.__notes__
+    ["During: applying tile('i', 'j', 0, 4)"]
+    """
+    if note not in getattr(err, "__notes__", ()):
+        err.add_note(note)
+
+
 __all__ = [
     "ArgumentError",
     "ArityError",
@@ -170,4 +184,5 @@ __all__ = [
     "ToolchainError",
     "UndeclaredError",
     "VerifyError",
+    "add_context",
 ]
