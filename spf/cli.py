@@ -194,7 +194,7 @@ def load(spec: str) -> Computation:
     >>> load("spf.kernels")
     Traceback (most recent call last):
     ...
-    spf.errors.ArgumentError: expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got 'spf.kernels'
+    spf.errors.ArgumentError: expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got ...
     """
     from spf.computation.computation import Computation
 

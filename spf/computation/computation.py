@@ -20,6 +20,7 @@ from spf.errors import (
     CodegenError,
     IllegalScheduleError,
     ScheduleError,
+    SpfError,
     UndeclaredError,
     VerifyError,
 )
@@ -313,6 +314,8 @@ class Computation:
             check_reserved("UF", name, in_macros=True, in_sets=True)
         try:
             uf = UF(name, **fields)
+        except SpfError:  # the UF's own checks (ArgumentError is a TypeError) name the field
+            raise
         except TypeError as err:
             raise VerifyError(f"declare_uf({name!r}): {err}") from err
         for p in sorted(_uf_params(uf)):

@@ -53,6 +53,8 @@ def index_uf(ds: DataSpace, fields: Mapping[str, Any]) -> UF:
         args["domain"] = shape_domain(ds)
     try:
         return UF(ds.name, **args)
+    except SpfError:  # the UF's own checks name the field
+        raise
     except TypeError as err:
         raise VerifyError(f"declare_uf({ds.name!r}): {err}") from err
 
