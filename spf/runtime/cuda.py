@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import cffi
 import numpy as np
 
-from spf.errors import ArgumentError, CompileError, SpfError, ToolchainError
+from spf.errors import ArgumentError, CodegenError, CompileError, SpfError
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
@@ -182,7 +182,7 @@ def _load(path: Path, cdef: str, command: str) -> tuple[cffi.FFI, Any]:
         try:
             ffi.cdef(cdef)
         except cffi.CDefError as err:
-            raise ToolchainError(f"cannot declare the CUDA host function to cffi: {err}") from None
+            raise CodegenError(f"cannot declare the CUDA host function to cffi: {err}") from None
         try:
             lib = ffi.dlopen(str(path))
         except OSError as err:

@@ -20,7 +20,7 @@ import cffi
 import numpy as np
 
 from spf.codegen import arg_checks, faults
-from spf.errors import ArgumentError, CompileError, ToolchainError
+from spf.errors import ArgumentError, CodegenError, CompileError
 from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
@@ -52,7 +52,7 @@ def _load(path: Path, prototype: str, command: str, extra: str = "") -> tuple[cf
         try:
             ffi.cdef(_RESTRICT.sub("", prototype) + ";" + extra)
         except cffi.CDefError as err:
-            raise ToolchainError(f"cannot declare {prototype!r} to cffi: {err}") from None
+            raise CodegenError(f"cannot declare {prototype!r} to cffi: {err}") from None
         try:
             lib = ffi.dlopen(str(path))
         except OSError as err:
