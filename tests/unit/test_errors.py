@@ -204,3 +204,14 @@ def test_add_context_adds_a_note_once() -> None:
     errors.add_context(err, "During: x")
     errors.add_context(err, "During: y")
     assert err.__notes__ == ["During: x", "During: y"]
+
+
+@pytest.mark.parametrize("module", ["spf.errors", "spf.clang", "spf.schedule.commands"])
+def test_docstring_examples_name_the_error_classes(module: str) -> None:
+    # their examples show the class an error is raised as (VerifyError, ScheduleError, ...)
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0, f"{result.failed} doctest(s) in {module} failed"
