@@ -20,7 +20,7 @@ import cffi
 import numpy as np
 
 from spf.codegen import arg_checks, faults
-from spf.errors import ArgumentError, CodegenError, CompileError
+from spf.errors import ArgumentError, CompileError, SpfError
 from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import build
@@ -52,7 +52,7 @@ def _load(path: Path, prototype: str, command: str, extra: str = "") -> tuple[cf
         try:
             ffi.cdef(_RESTRICT.sub("", prototype) + ";" + extra)
         except cffi.CDefError as err:
-            raise CodegenError(f"cannot declare {prototype!r} to cffi: {err}") from None
+            raise SpfError(f"cannot declare {prototype!r} to cffi: {err}") from None
         try:
             lib = ffi.dlopen(str(path))
         except OSError as err:
@@ -132,7 +132,7 @@ class Kernel:
         self._from_buffer = ffi._backend.from_buffer  # ffi.from_buffer minus one Python frame
         for a in signature.args:
             if a.name == "check":
-                raise ArgumentError(
+                raise SpfError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
         self._binder = binder = Binder(
