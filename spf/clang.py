@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from spf.errors import SpfError
+from spf.errors import VerifyError
 
 C_KEYWORDS = frozenset(
     [
@@ -236,7 +236,7 @@ def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bo
     >>> check_reserved("data space", "for")
     Traceback (most recent call last):
     ...
-    spf.errors.SpfError: data space 'for' is a C keyword; pick another name
+    spf.errors.VerifyError: data space 'for' is a C keyword; pick another name
     """
     why = reserved_reason(name)
     if why is None and in_macros and re.fullmatch(r"t[0-9]+", name):
@@ -244,4 +244,4 @@ def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bo
     if why is None and in_sets and name in ISL_RESERVED:
         why = "a word of spf's set notation (min, max, floor, mod, ...)"
     if why is not None:
-        raise SpfError(f"{what} {name!r} is {why}; pick another name")
+        raise VerifyError(f"{what} {name!r} is {why}; pick another name")

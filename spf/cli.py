@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spf._version import __version__
-from spf.errors import SpfError
+from spf.errors import ArgumentError, SpfError
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -170,10 +170,10 @@ def _import(module_name: str) -> ModuleType:
     if module_name.endswith(".py"):
         path = Path(module_name)
         if not path.is_file():
-            raise SpfError(f"no such file {module_name!r}")
+            raise ArgumentError(f"no such file {module_name!r}")
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
-            raise SpfError(f"cannot load {module_name!r} as a Python module")
+            raise ArgumentError(f"cannot load {module_name!r} as a Python module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
         spec.loader.exec_module(module)
@@ -182,7 +182,7 @@ def _import(module_name: str) -> ModuleType:
     try:
         return importlib.import_module(module_name)
     except ImportError as err:
-        raise SpfError(f"cannot import {module_name!r}: {err}") from err
+        raise ArgumentError(f"cannot import {module_name!r}: {err}") from err
     finally:
         sys.path.pop(0)
 
@@ -198,13 +198,13 @@ def load(spec: str) -> Computation:
     >>> load("spf.kernels")
     Traceback (most recent call last):
     ...
-    spf.errors.SpfError: expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got 'spf.kernels'
+    spf.errors.ArgumentError: expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got ...
     """
     from spf.computation.computation import Computation
 
     module_name, sep, func_name = spec.rpartition(":")
     if not sep or not module_name or not func_name:
-        raise SpfError(f"expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got {spec!r}")
+        raise ArgumentError(f"expected MODULE:FUNCTION (e.g. spf.kernels:spmv_csr), got {spec!r}")
     module = _import(module_name)
     fn = getattr(module, func_name, None)
     if fn is None:
@@ -213,13 +213,13 @@ def load(spec: str) -> Computation:
             for n, v in vars(module).items()
             if inspect.isfunction(v) and v.__module__ == module.__name__ and n[0] != "_"
         )
-        raise SpfError(
+        raise ArgumentError(
             f"{module_name} has no function {func_name!r}; its functions: {', '.join(known)}"
         )
     if isinstance(fn, Computation):
         return fn
     if not callable(fn):
-        raise SpfError(
+        raise ArgumentError(
             f"{module_name}.{func_name} is not a function but a {type(fn).__name__!r} value"
         )
     try:
@@ -227,11 +227,13 @@ def load(spec: str) -> Computation:
     except SpfError:
         raise
     except TypeError as err:
-        raise SpfError(f"calling {func_name}() failed: {err} (it must take no arguments)") from err
+        raise ArgumentError(
+            f"calling {func_name}() failed: {err} (it must take no arguments)"
+        ) from err
     except Exception as err:
         raise SpfError(f"calling {func_name}() failed: {type(err).__name__}: {err}") from err
     if not isinstance(comp, Computation):
-        raise SpfError(
+        raise ArgumentError(
             f"{spec}() returned {type(comp).__name__}, not an spf.Computation; "
             "make FUNCTION return the Computation it builds"
         )
@@ -300,7 +302,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     if args.command == "codegen":
         if args.target not in TARGETS:
-            raise SpfError(f"unknown target {args.target!r}; choose one of {', '.join(TARGETS)}")
+            raise ArgumentError(
+                f"unknown target {args.target!r}; choose one of {', '.join(TARGETS)}"
+            )
         comp = _load_with_progress(args.function)
         t0 = time.perf_counter()
         _progress(f"generating {args.target} code for {comp.name!r} ({len(comp.stmts)} statements)")
@@ -382,12 +386,12 @@ def _import_c(args: argparse.Namespace) -> str:
 
     path = Path(args.file)
     if not path.is_file():
-        raise SpfError(f"no such file {args.file!r}")
+        raise ArgumentError(f"no such file {args.file!r}")
     shapes: dict[str, tuple[int | str, ...]] = {}
     for item in args.shape:
         name, eq, extents = item.partition("=")
         if not eq or not name or not extents:
-            raise SpfError(f"--shape expects NAME=EXT,EXT (e.g. x=n), got {item!r}")
+            raise ArgumentError(f"--shape expects NAME=EXT,EXT (e.g. x=n), got {item!r}")
         shapes[name.strip()] = tuple(
             int(e) if e.strip().isdigit() else e.strip() for e in extents.split(",")
         )

@@ -27,7 +27,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from spf.clang import NUMPY_OF_C
-from spf.errors import SpfError
+from spf.errors import ArgumentError, SpfError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,10 +68,10 @@ def c_type(type_: object, *, what: str) -> str:
             return text
         if text in C_OF_NUMPY:
             return C_OF_NUMPY[text]
-        raise SpfError(f"{what}: unsupported type {type_!r}; use one of the {accepted()}")
+        raise ArgumentError(f"{what}: unsupported type {type_!r}; use one of the {accepted()}")
     name = _numpy_dtype_name(type_)
     if name is None or name not in C_OF_NUMPY:
-        raise SpfError(f"{what}: unsupported type {type_!r}; use one of the {accepted()}")
+        raise ArgumentError(f"{what}: unsupported type {type_!r}; use one of the {accepted()}")
     return C_OF_NUMPY[name]
 
 
@@ -99,7 +99,7 @@ def index_name(index_dtype: object) -> str:
     with contextlib.suppress(SpfError):
         name = numpy_name(index_dtype, what="index_dtype")
     if name not in ("int32", "int64"):
-        raise SpfError(
+        raise ArgumentError(
             f"index_dtype must be 'int32' or 'int64' (or 'int32_t', np.int32, ...), "
             f"got {index_dtype!r}"
         )

@@ -52,7 +52,13 @@ class ParseError(SpfError, ValueError):
         return f"{self.message}\n  {line}\n  {caret}"
 
 
-class ArityError(SpfError, ValueError):
+class VerifyError(SpfError):
+    """An ill-formed computation: a name declared twice or clashing with another kind of name,
+    an access that uses a non-iterator, a source or declaration the IR cannot hold. The
+    message names the statement, data space or UF and says what to rename or declare."""
+
+
+class ArityError(VerifyError, ValueError):
     """Tuple arity mismatch: schedule vs domain, access vs data space rank, UF arity."""
 
 
@@ -74,7 +80,14 @@ class UndeclaredError(SpfError, KeyError):
         return self.message
 
 
-class IllegalScheduleError(SpfError):
+class ScheduleError(SpfError):
+    """A scheduling command that cannot apply: a malformed argument (a tile size of 0, a loop
+    named twice), a loop or statement it cannot act on, or a trace entry that is not a command.
+    The message names the command, the statement and the loop; as the error rises through the
+    command runner a note ``During: applying <command>`` is added."""
+
+
+class IllegalScheduleError(ScheduleError):
     """A schedule or tag that violates a dependence; the message names the dependence."""
 
 
@@ -97,6 +110,18 @@ class CompileError(SpfError):
         if stderr:
             parts.append(f"compiler output:\n{stderr}")
         super().__init__("\n".join(parts))
+
+
+class ToolchainError(CompileError):
+    """A tool or runtime spf needs is missing or failed outside the compiler proper: Graphviz's
+    ``dot``, mpi4py, libgomp, a GPU runtime, cffi declaring a kernel, scipy. The message says
+    what to install or set; ``command`` and ``stderr`` are there when a tool ran."""
+
+
+class FormatError(SpfError):
+    """A sparse format (``spf.Format``) whose definition is inconsistent (storage relation not a
+    function of the coordinates, undeclared UFs, bad sizes), or a conversion between formats
+    spf cannot synthesize; the message names the format and what to change."""
 
 
 class ArgumentError(SpfError, TypeError):
@@ -131,14 +156,33 @@ class PreconditionWarning(UserWarning):
     removes the warning."""
 
 
+def add_context(err: BaseException, note: str) -> None:
+    """Add ``note`` (``During: applying tile(...)``) to ``err`` as it rises, once: an error
+    raised again through the same place keeps one copy.
+
+    >>> err = ScheduleError("tile: size must be positive")
+    >>> add_context(err, "During: applying tile('i', 'j', 0, 4)")
+    >>> add_context(err, "During: applying tile('i', 'j', 0, 4)")
+    >>> err.__notes__
+    ["During: applying tile('i', 'j', 0, 4)"]
+    """
+    if note not in getattr(err, "__notes__", ()):
+        err.add_note(note)
+
+
 __all__ = [
     "ArgumentError",
     "ArityError",
     "CodegenError",
     "CompileError",
+    "FormatError",
     "IllegalScheduleError",
     "ParseError",
     "PreconditionWarning",
+    "ScheduleError",
     "SpfError",
+    "ToolchainError",
     "UndeclaredError",
+    "VerifyError",
+    "add_context",
 ]

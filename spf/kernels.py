@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from spf.computation import Computation, Stmt
 from spf.dtypes import index_name
-from spf.errors import SpfError
+from spf.errors import ArgumentError
 from spf.formats.spmv import spmv_computation
 from spf.index_notation.sparse_output import SparseEinsum as SpGEMM
 from spf.index_notation.sparse_output import SparseEinsumKernel as SpGEMMKernel
@@ -307,7 +307,9 @@ def spmv_bcsr(R: int, C: int, *, index_dtype: str = "int32") -> Computation:  # 
     """
     for what, value in (("R", R), ("C", C)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpfError(f"spmv_bcsr: block size {what} must be a positive int, got {value!r}")
+            raise ArgumentError(
+                f"spmv_bcsr: block size {what} must be a positive int, got {value!r}"
+            )
     dtype = _index_dtype(index_dtype)
     comp = Computation(f"spmv_bcsr_{R}x{C}")
     comp.add_data_space("y", "double", shape=(f"NB*{R}",))
@@ -646,7 +648,7 @@ def spgemm_csr(*, index_dtype: str = "int32", parallel: bool = True) -> SpGEMM:
     from spf.index_notation import einsum
 
     if not isinstance(parallel, bool):
-        raise SpfError(f"spgemm_csr: parallel must be True or False, got {parallel!r}")
+        raise ArgumentError(f"spgemm_csr: parallel must be True or False, got {parallel!r}")
     csr = builtin("CSR")
     comp = einsum(
         SPGEMM, A=csr, B=csr, C=csr, sizes={"i": "N", "k": "K", "j": "M"},

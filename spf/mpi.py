@@ -71,7 +71,7 @@ def command(
 ) -> list[str]:
     """The ``mpiexec`` command line that runs ``script`` on ``n`` ranks."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise SpfError(f"the number of ranks must be a positive int, got {n!r}")
+        raise ArgumentError(f"the number of ranks must be a positive int, got {n!r}")
     exe = shutil.which(mpiexec)
     if exe is None:
         raise MPILaunchError(

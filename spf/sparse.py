@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from spf.dtypes import numpy_name
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError, SpfError, ToolchainError
 
 __all__ = [
     "bcsr_args",
@@ -63,7 +63,7 @@ def _scipy(module: str = "scipy.sparse") -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        raise SpfError("spf.sparse needs scipy: pip install scipy") from err
+        raise ToolchainError("spf.sparse needs scipy: pip install scipy") from err
 
 
 def _as_sparse(matrix: object, what: str) -> Any:
@@ -578,22 +578,22 @@ def sptrsv_args(
     m = _csr(L, "sptrsv_args")
     n, cols = (int(d) for d in m.shape)
     if n != cols:
-        raise SpfError(f"sptrsv_args: L must be square, got shape {n}x{cols}")
+        raise ArgumentError(f"sptrsv_args: L must be square, got shape {n}x{cols}")
     indptr, indices, data = m.indptr, m.indices, m.data
     rows = np.repeat(np.arange(n), np.diff(indptr))
     above = np.nonzero(indices > rows)[0]
     if above.size:
         k = int(above[0])
-        raise SpfError(
+        raise ArgumentError(
             f"sptrsv_args: L is not lower triangular: entry ({int(rows[k])}, {int(indices[k])}) "
             "lies above the diagonal"
         )
     for i in range(n):
         start, end = int(indptr[i]), int(indptr[i + 1])
         if end == start or int(indices[end - 1]) != i:
-            raise SpfError(f"sptrsv_args: diagonal entry L[{i}, {i}] is missing")
+            raise ArgumentError(f"sptrsv_args: diagonal entry L[{i}, {i}] is missing")
         if data[end - 1] == 0:
-            raise SpfError(f"sptrsv_args: diagonal entry L[{i}, {i}] is zero")
+            raise ArgumentError(f"sptrsv_args: diagonal entry L[{i}, {i}] is zero")
     args = _compressed_args(m, "rowptr", "col", index_dtype, "sptrsv_args")
     out = {
         "L": args["A"],
@@ -697,7 +697,7 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     sparse = _scipy()
     io = _scipy("scipy.io")
     if not os.path.isfile(path):
-        raise SpfError(f"read_matrix_market: no such file: {os.fspath(path)!r}")
+        raise ArgumentError(f"read_matrix_market: no such file: {os.fspath(path)!r}")
     try:
         raw = io.mmread(os.fspath(path))
     except (ValueError, OSError) as err:
@@ -705,7 +705,7 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     if not sparse.issparse(raw):
         raw = sparse.coo_array(np.asarray(raw))
     if np.iscomplexobj(raw.data):
-        raise SpfError(f"read_matrix_market: {os.fspath(path)!r} holds complex values")
+        raise ArgumentError(f"read_matrix_market: {os.fspath(path)!r} holds complex values")
     m = sparse.csr_array(raw, dtype=np.float64)
     m.sum_duplicates()
     m.sort_indices()

@@ -46,7 +46,7 @@ from spf.analysis.memo import remembered
 from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
 from spf.computation.statement import is_constant
-from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
+from spf.errors import ArgumentError, IllegalScheduleError, UndeclaredError
 from spf.schedule.tags import kind as tag_kind
 from spf.sets import Relation, Set
 from spf.sets.memo import Table
@@ -959,7 +959,7 @@ def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
             hint=f"statement {stmt.name} has {len(positions)} loop(s)",
         )
     if not isinstance(loop, str):
-        raise SpfError(f"a loop is named by its name or depth, got {loop!r}")
+        raise ArgumentError(f"a loop is named by its name or depth, got {loop!r}")
     for k in positions:
         if outs[k] == loop:
             return k

@@ -36,7 +36,7 @@ from spf.analysis.dependences import (
 from spf.analysis.memo import remembered
 from spf.computation.access import iterator_names
 from spf.computation.statement import is_constant
-from spf.errors import IllegalScheduleError, SpfError
+from spf.errors import IllegalScheduleError, VerifyError
 from spf.sets import Relation
 
 if TYPE_CHECKING:
@@ -125,14 +125,14 @@ def _original_position(stmts: list[Stmt], space: str, loop: str, width: int) -> 
     for s in stmts:
         p = _position(padded(s, width, "original"), loop)
         if p is None:
-            raise SpfError(
+            raise VerifyError(
                 f"statement {s.name} uses {space!r}, a local private to loop {loop!r}, but "
                 f"does not run inside a loop {loop!r} (its loops: {', '.join(s.loops) or 'none'})"
                 f"; declare the local private to a loop around every statement that uses it"
             )
         found.add(p)
     if len(found) > 1:
-        raise SpfError(
+        raise VerifyError(
             f"local {space!r} is private to loop {loop!r}, which is at different depths in "
             f"the statements that use it ({', '.join(s.name for s in stmts)}); "
             "name the loops alike only where they are one loop"

@@ -32,7 +32,7 @@ from spf.analysis.dependences import (
 from spf.computation.source.accesses import _reduction_form
 from spf.computation.source.tree import _Assign, _If, _Ref
 from spf.computation.statement import is_constant
-from spf.errors import IllegalScheduleError, SpfError
+from spf.errors import ArgumentError, IllegalScheduleError
 from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def is_reduction_legal(
         if reduction is None:
             return False
     if reduction not in REDUCTION_OPTIONS:
-        raise SpfError(
+        raise ArgumentError(
             f"is_parallel_legal: reduction must be one of "
             f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} or None, got {reduction!r}"
         )

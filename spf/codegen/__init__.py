@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from spf.errors import CodegenError
+from spf.errors import CodegenError, SpfError, add_context
 
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
@@ -106,24 +106,32 @@ def lower_checked(
             f"known: {', '.join(known) or 'none'}"
         )
     progress = Progress("codegen")
-    if check:
-        comp.check_legality()
-    progress.phase("scanning")
-    program = lower(comp, name)  # refuses unbounded loops before bounds are looked at
-    obligations: tuple[Obligation, ...] = ()
-    if check:
-        progress.phase("proving bounds")
-        report = check_bounds(comp)
-        obligations = report.obligations
-        sig = replace(program.signature, preconditions=report.preconditions)
-        program = replace(program, signature=sig)
-        program = _with_implied_ranges(comp, program)
-    program = replace(program, obligations=obligations)
-    if options.get("arg_checks") and (comp.assumptions or obligations):
-        from spf.codegen.arg_checks import plan_fact_checks
+    stage = "checking legality"
+    try:
+        if check:
+            comp.check_legality()
+        stage = "scanning the loops"
+        progress.phase("scanning")
+        program = lower(comp, name)  # refuses unbounded loops before bounds are looked at
+        obligations: tuple[Obligation, ...] = ()
+        if check:
+            stage = "proving accesses in bounds"
+            progress.phase("proving bounds")
+            report = check_bounds(comp)
+            obligations = report.obligations
+            sig = replace(program.signature, preconditions=report.preconditions)
+            program = replace(program, signature=sig)
+            program = _with_implied_ranges(comp, program)
+        program = replace(program, obligations=obligations)
+        if options.get("arg_checks") and (comp.assumptions or obligations):
+            from spf.codegen.arg_checks import plan_fact_checks
 
-        progress.phase("placing fact checks")
-        program = plan_fact_checks(comp, program)
+            stage = "placing fact checks"
+            progress.phase("placing fact checks")
+            program = plan_fact_checks(comp, program)
+    except SpfError as err:
+        add_context(err, f"During: generating {target} code for {comp.name} ({stage})")
+        raise
     return program
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from spf.errors import ParseError, SpfError
+from spf.errors import ParseError, VerifyError
 from spf.sets import UF, Relation, Set
 from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
@@ -30,7 +30,7 @@ def access_relation(
         try:
             return Relation(text, ufs=dict(ufs))
         except ParseError as err:
-            raise SpfError(
+            raise VerifyError(
                 f"{where}: bad index expression in {list(indices)}: {err.message}"
             ) from err
     outs = [f"_o{k}" for k in range(len(indices))]
@@ -42,7 +42,9 @@ def access_relation(
     try:
         return Relation(" union ".join(texts), ufs=dict(ufs))
     except ParseError as err:
-        raise SpfError(f"{where}: bad index expression in {list(indices)}: {err.message}") from err
+        raise VerifyError(
+            f"{where}: bad index expression in {list(indices)}: {err.message}"
+        ) from err
 
 
 def _is_constant_name(idx: str, its: Sequence[str]) -> bool:
@@ -55,7 +57,7 @@ def _index_pieces(out: str, idx: str, where: str) -> list[str]:
     try:
         doc = parse_document(f"{{[{idx}]}}")
     except ParseError as err:
-        raise SpfError(f"{where}: cannot read index expression {idx!r}: {err.message}") from err
+        raise VerifyError(f"{where}: cannot read index expression {idx!r}: {err.message}") from err
     (expr,) = doc.pieces[0].in_tuple
     return [" && ".join([f"{out} = {value}", *conds]) for value, conds in _cases(expr, doc.text)]
 

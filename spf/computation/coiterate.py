@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from spf.errors import SpfError, UndeclaredError
+from spf.errors import ArgumentError, ScheduleError, UndeclaredError
 from spf.schedule.commands import Effect, Loop, check_loop_ref, register_command
 
 if TYPE_CHECKING:
@@ -40,12 +40,14 @@ class Coiterate(Effect):
         for what in ("left", "right"):
             value = getattr(self, what)
             if value is not None and (not isinstance(value, str) or not value):
-                raise SpfError(f"coiterate: {what} must be a statement or its name, got {value!r}")
+                raise ArgumentError(
+                    f"coiterate: {what} must be a statement or its name, got {value!r}"
+                )
 
     def perform(self, stmt: Stmt) -> None:
         comp = stmt.computation
         if comp is None:
-            raise SpfError(f"statement {stmt.name}: add it to a Computation first")
+            raise ScheduleError(f"statement {stmt.name}: add it to a Computation first")
         i, j = (_loop_name(stmt, loop) for loop in (self.i, self.j))
         for other in (self.left, self.right):
             if other is not None:
@@ -57,7 +59,7 @@ def _loop_name(stmt: Stmt, loop: Loop) -> str:
     loops = stmt.loops
     if isinstance(loop, int):
         if loop >= len(loops):
-            raise SpfError(
+            raise ScheduleError(
                 f"coiterate: statement {stmt.name} has {len(loops)} loops ({', '.join(loops)}); "
                 f"depth {loop} is not one of them"
             )

@@ -19,8 +19,10 @@ from spf.errors import (
     ArityError,
     CodegenError,
     IllegalScheduleError,
+    ScheduleError,
     SpfError,
     UndeclaredError,
+    VerifyError,
 )
 from spf.sets import UF, Relation, Set
 from spf.sets.expr import compile_expr
@@ -53,7 +55,7 @@ class Computation:
 
     def __init__(self, name: str) -> None:
         if not isinstance(name, str) or not name.isidentifier():
-            raise SpfError(f"computation name {name!r} is not a valid C identifier")
+            raise VerifyError(f"computation name {name!r} is not a valid C identifier")
         self._name = name
         self._data: dict[str, DataSpace] = {}
         self._ufs: dict[str, UF] = {}
@@ -129,17 +131,17 @@ class Computation:
         monotonic: object = None,
     ) -> None:
         if not isinstance(index, bool):
-            raise SpfError(f"data space {name!r}: index= must be True or False, got {index!r}")
+            raise ArgumentError(f"data space {name!r}: index= must be True or False, got {index!r}")
         fields = {k: v for k, v in (("range", range), ("monotonic", monotonic)) if v is not None}
         if fields and not index:
-            raise SpfError(
+            raise VerifyError(
                 f"data space {name!r}: {' and '.join(f'{k}=' for k in fields)} are properties "
                 "of a run-time index array's values; pass index=True too (an index array "
                 "given as an argument is declared with declare_uf)"
             )
         ds = make_data_space(name, type, shape, role=role, index=index, private=private)
         if index and name in self._ufs and not self._is_index(name):
-            raise SpfError(
+            raise VerifyError(
                 f"{name!r} is already declared as a UF (an input index array); an index array "
                 "computed by statements is declared only with add_data_space(..., index=True)"
             )
@@ -166,9 +168,9 @@ class Computation:
     def add_return_value(self, name: str) -> None:
         """Mark a data space (declared before or after) as a return value."""
         if not isinstance(name, str) or not name.isidentifier():
-            raise SpfError(f"return value name {name!r} is not a valid identifier")
+            raise VerifyError(f"return value name {name!r} is not a valid identifier")
         if name in self._returns:
-            raise SpfError(f"{name!r} is already a return value of {self._name}")
+            raise VerifyError(f"{name!r} is already a return value of {self._name}")
         self._returns.append(name)
 
     def _add_space(self, ds: DataSpace) -> None:
@@ -185,23 +187,23 @@ class Computation:
                 ds.private,
             ):
                 return
-            raise SpfError(
+            raise VerifyError(
                 f"data space {ds.name!r} is already declared as {old.type_text}"
                 f"{old.shape_text()} ({_role_text(old)}); cannot redeclare it as "
                 f"{ds.type_text}{ds.shape_text()} ({_role_text(ds)})"
             )
         if ds.name in self._ufs and not ds.index:
-            raise SpfError(
+            raise VerifyError(
                 f"{ds.name!r} is already declared as a UF; to compute an index array in the "
                 f"computation, declare it add_data_space({ds.name!r}, ..., index=True) "
                 "instead of declare_uf"
             )
         if ds.name in self._constants:
-            raise SpfError(f"{ds.name!r} is already declared as a symbolic constant")
+            raise VerifyError(f"{ds.name!r} is already declared as a symbolic constant")
         if ds.name in self._layout.buffers:
-            raise SpfError(f"{ds.name!r} is already declared as a buffer")
+            raise VerifyError(f"{ds.name!r} is already declared as a buffer")
         if ds.role == "data" and ds.name in self.params:
-            raise SpfError(
+            raise VerifyError(
                 f"{ds.name!r} is already a symbolic constant of {self._name}; name the data "
                 "space otherwise"
             )
@@ -301,26 +303,28 @@ class Computation:
             self._ufs[name] = uf
             return uf
         if name in self._data:
-            raise SpfError(
+            raise VerifyError(
                 f"{name!r} is already declared as a data space; to read an array the "
                 f"computation writes as a UF, declare it add_data_space({name!r}, ..., "
                 "index=True)"
             )
         if name in self._constants:
-            raise SpfError(f"{name!r} is already declared as a symbolic constant")
+            raise VerifyError(f"{name!r} is already declared as a symbolic constant")
         if isinstance(name, str):
             check_reserved("UF", name, in_macros=True, in_sets=True)
         try:
             uf = UF(name, **fields)
+        except SpfError:  # the UF's own checks (ArgumentError is a TypeError) name the field
+            raise
         except TypeError as err:
-            raise SpfError(f"declare_uf({name!r}): {err}") from err
+            raise VerifyError(f"declare_uf({name!r}): {err}") from err
         for p in sorted(_uf_params(uf)):
             check_reserved(f"UF {name!r}: symbolic constant", p, in_macros=True)
         old = self._ufs.get(name)
         if old is not None and old.arity != uf.arity:
             raise ArityError(f"UF {name!r} is already declared with arity {old.arity}: {old}")
         if old is not None and old != uf:
-            raise SpfError(f"UF {name!r} is already declared as {old}")
+            raise VerifyError(f"UF {name!r} is already declared as {old}")
         self._ufs[name] = uf
         if uf.inverse is not None and uf.inverse not in self._ufs:
             self.declare_uf(uf.inverse, **_fields(uf.inverse_uf()))
@@ -405,7 +409,7 @@ class Computation:
         if isinstance(name, Buffer):
             return self._layout.buffer(name.name)
         if not isinstance(name, str):
-            raise SpfError(f"buffer: expected a buffer name, got {name!r}")
+            raise ArgumentError(f"buffer: expected a buffer name, got {name!r}")
         return self._layout.buffer(name)
 
     @property
@@ -434,7 +438,9 @@ class Computation:
         (pack what ``stmt`` reads of ``data_space`` in each iteration of ``loop``); returns
         the copy statement (docs/scheduling.md, "Packing")."""
         if not isinstance(at, (tuple, list)) or len(at) != 2:
-            raise SpfError(f"cache_read({data_space!r}): at must be (statement, loop), got {at!r}")
+            raise ArgumentError(
+                f"cache_read({data_space!r}): at must be (statement, loop), got {at!r}"
+            )
         return self.stmt(at[0]).cache_read(data_space, at[1], layout, scope, name)
 
     def send(
@@ -484,7 +490,7 @@ class Computation:
         """Add a Layer IV operation (no C source; accesses given by the operation)."""
         name = op._name or self._fresh_stmt_name()
         if any(s.name == name for s in self._stmts):
-            raise SpfError(f"{self._name} already has a statement named {name!r}")
+            raise VerifyError(f"{self._name} already has a statement named {name!r}")
         where = f"{op.kind} operation {name}"
         ufs = self._ufs_with(op.domain, where)
         domain = Set(str(op.domain), ufs=ufs)
@@ -530,12 +536,12 @@ class Computation:
     def add_stmt(self, stmt: Stmt) -> Stmt:
         """Add ``stmt`` (named ``s<k>`` unless named); on error nothing changes."""
         if not isinstance(stmt, Stmt):
-            raise SpfError(f"add_stmt expects an spf.Stmt, got {type(stmt).__name__}")
+            raise ArgumentError(f"add_stmt expects an spf.Stmt, got {type(stmt).__name__}")
         if stmt._comp is not None:
-            raise SpfError(f"statement {stmt.name} is already part of a computation")
+            raise VerifyError(f"statement {stmt.name} is already part of a computation")
         name = stmt._name or self._fresh_stmt_name()
         if any(s.name == name for s in self._stmts):
-            raise SpfError(f"{self._name} already has a statement named {name!r}")
+            raise VerifyError(f"{self._name} already has a statement named {name!r}")
         where = f"statement {name} ({stmt.source.strip()!r})"
         self._check_stmt_names(name, stmt, where)
         ufs = self._ufs_with(stmt.domain, where)
@@ -566,14 +572,14 @@ class Computation:
             check_reserved(f"{where}: iterator", v)
             kind = "data space" if v in self._data else "UF" if v in self._ufs else None
             if kind is not None:
-                raise SpfError(
+                raise VerifyError(
                     f"{where}: iterator {v!r} is also the name of a {kind}; the loop variable "
                     f"would hide it in the generated code: rename the iterator"
                 )
         for p in sorted(stmt.domain.params):
             check_reserved(f"{where}: symbolic constant", p, in_macros=True)
             if p in self._data and self._data[p].role == "data":
-                raise SpfError(
+                raise VerifyError(
                     f"{where}: {p!r} is a data space, not a symbolic constant; write "
                     f"${p}$ in the source, or name the constant otherwise"
                 )
@@ -594,7 +600,7 @@ class Computation:
             decl = ufs.get(uf_name)
             if decl is None:
                 if uf_name in self._data:
-                    raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF: {s}")
+                    raise VerifyError(f"{where}: {uf_name!r} is a data space, not a UF: {s}")
                 ufs[uf_name] = s.inferred_ufs[uf_name]  # a component f(k)[c]: tuple-valued
             elif decl.arity != arity:
                 raise ArityError(
@@ -658,7 +664,7 @@ class Computation:
         out = dict(ufs)
         for uf_name, args in parsed.uf_calls:
             if uf_name in self._data and not self._data[uf_name].index:
-                raise SpfError(f"{where}: {uf_name!r} is a data space, not a UF")
+                raise VerifyError(f"{where}: {uf_name!r} is a data space, not a UF")
             decl = out.get(uf_name)
             if decl is None:
                 out[uf_name] = UF(uf_name, arity=len(args))
@@ -699,7 +705,7 @@ class Computation:
             n for n in domain.params if self._constants.get(n, "int64_t") in ("double", "float")
         )
         if floating:
-            raise SpfError(
+            raise VerifyError(
                 f"{where}: the domain uses {floating[0]!r}, a constant of type "
                 f"{self._constants[floating[0]]}; domains take integer constants only"
             )
@@ -872,7 +878,7 @@ class Computation:
 
         stmts = wavefront_stmts(self, loop)
         if not stmts:
-            raise SpfError(
+            raise ScheduleError(
                 f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
                 f"wavefront; call comp.wavefront({loop!r}) first"
             )
@@ -910,9 +916,9 @@ class Computation:
         from spf.computation.inline import append_computation
 
         if not isinstance(callee, Computation):
-            raise SpfError(f"append_computation expects a Computation, got {callee!r}")
+            raise ArgumentError(f"append_computation expects a Computation, got {callee!r}")
         if isinstance(args, str):
-            raise SpfError("append_computation: args is a list of argument texts, not a str")
+            raise ArgumentError("append_computation: args is a list of argument texts, not a str")
         return append_computation(self, callee, domain, schedule, args)
 
     def replace_data_space_name(self, old: str, new: str) -> None:
@@ -1222,7 +1228,7 @@ def _check_given(
         return "[" + ", ".join(f"({d!r}, '{r}')" for d, r in lst) + "]"
 
     if not (covered(given, inferred) and covered(inferred, given)):
-        raise SpfError(
+        raise VerifyError(
             f"{where}: the given {kind} {show(given)} do not match the {kind} in the source "
             f"{show(inferred)}"
         )

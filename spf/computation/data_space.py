@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from spf.clang import NUMPY_OF_C
 from spf.dtypes import c_type
-from spf.errors import SpfError
+from spf.errors import ArgumentError, VerifyError
 
 _CTYPES = NUMPY_OF_C
 _SHAPE_TEXT = re.compile(r"^[A-Za-z0-9_+\-* ()/%]+$")
@@ -68,14 +68,14 @@ def make_data_space(
     ``type_text`` is any type :func:`spf.dtypes.c_type` accepts (``"double"``, ``"float64"``,
     ``np.float64``), or a C name with one ``*`` (IEGenLib's pointer form)."""
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
-        raise SpfError(f"data space name {name!r} is not a valid C identifier")
+        raise VerifyError(f"data space name {name!r} is not a valid C identifier")
     pointer = False
     base = type_text
     if isinstance(type_text, str):
         text = type_text.replace(" ", "")
         pointer = text.endswith("*")
         if text.count("*") > 1:
-            raise SpfError(
+            raise VerifyError(
                 f"data space {name!r}: unsupported type {type_text!r}; at most one '*' "
                 "(IEGenLib's pointer form, e.g. 'double*')"
             )
@@ -104,17 +104,17 @@ def _check_private(
 ) -> None:
     """``add_local(..., private=loop)``: a loop name, for a scalar or a fixed-size array."""
     if not isinstance(private, str) or not private.isidentifier():
-        raise SpfError(
+        raise VerifyError(
             f"local {name!r}: private= names the loop whose iterations each get their own "
             f"copy (e.g. private='i'), got {private!r}"
         )
     if index:
-        raise SpfError(
+        raise VerifyError(
             f"local {name!r}: a run-time index array (index=True) cannot be private to a "
             "loop; later statements read it as a UF"
         )
     if dims is None or not all(isinstance(d, int) for d in dims):
-        raise SpfError(
+        raise VerifyError(
             f"local {name!r}: a private local is a scalar or an array of constant extents "
             f"(one copy per iteration of loop {private!r}), not of shape {dims!r}; give it "
             "integer extents or drop private="
@@ -125,12 +125,12 @@ def _check_index(name: str, ctype: str, pointer: bool, dims: tuple[int | str, ..
     """A run-time index array holds integers and has a known shape of rank >= 1 (its UF's
     domain)."""
     if ctype not in ("int32_t", "int64_t") or pointer:
-        raise SpfError(
+        raise VerifyError(
             f"data space {name!r}: an index array (index=True) holds int32_t or int64_t "
             f"values, not {ctype}{'*' if pointer else ''}; declare it 'int32_t' or 'int64_t'"
         )
     if not dims:
-        raise SpfError(
+        raise VerifyError(
             f"data space {name!r}: an index array (index=True) needs a shape of rank >= 1, "
             "e.g. shape=('N+1',): its extents are the domain of the UF it defines"
         )
@@ -142,14 +142,14 @@ def _shape(name: str, shape: object) -> tuple[int | str, ...] | None:
     if isinstance(shape, (str, int)):
         shape = (shape,)
     if not isinstance(shape, (tuple, list)):
-        raise SpfError(f"data space {name!r}: shape must be a tuple, got {shape!r}")
+        raise ArgumentError(f"data space {name!r}: shape must be a tuple, got {shape!r}")
     out: list[int | str] = []
     for d in shape:
         if isinstance(d, bool) or not isinstance(d, (int, str)):
-            raise SpfError(f"data space {name!r}: extent {d!r} is not an int or expression")
+            raise ArgumentError(f"data space {name!r}: extent {d!r} is not an int or expression")
         if isinstance(d, int) and d < 0:
-            raise SpfError(f"data space {name!r}: negative extent {d}")
+            raise VerifyError(f"data space {name!r}: negative extent {d}")
         if isinstance(d, str) and not _SHAPE_TEXT.match(d):
-            raise SpfError(f"data space {name!r}: extent {d!r} is not a parameter expression")
+            raise VerifyError(f"data space {name!r}: extent {d!r} is not a parameter expression")
         out.append(d if isinstance(d, int) else d.strip())
     return tuple(out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spf.errors import ArityError, CodegenError, SpfError, UndeclaredError
+from spf.errors import ArgumentError, ArityError, CodegenError, UndeclaredError
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -28,12 +28,12 @@ class Distribution:
 def check_request(comp: Computation, loop: object, data: object, owner: object) -> Distribution:
     """The arguments of ``distribute_rows``, checked against the declarations."""
     if not isinstance(loop, str) or not loop.isidentifier():
-        raise SpfError(f"distribute_rows: loop must be an iterator name, got {loop!r}")
+        raise ArgumentError(f"distribute_rows: loop must be an iterator name, got {loop!r}")
     if not any(loop in s.domain.tuple_vars for s in comp.stmts):
         loops = sorted({v for s in comp.stmts for v in s.domain.tuple_vars})
         raise UndeclaredError("loop", loop, loops, f"distribute_rows on {comp.name}")
     if isinstance(data, str | bytes) or not hasattr(data, "items"):
-        raise SpfError(
+        raise ArgumentError(
             "distribute_rows: data must be a dict of data space name -> distributed dimension, "
             f'e.g. {{"y": 0, "x": 0}}; got {data!r}'
         )
@@ -60,9 +60,9 @@ def check_request(comp: Computation, loop: object, data: object, owner: object) 
             )
         pairs.append((str(name), dim))
     if not pairs:
-        raise SpfError("distribute_rows: name at least one data space in data")
+        raise ArgumentError("distribute_rows: name at least one data space in data")
     if owner not in ("block", "array"):
-        raise SpfError(
+        raise ArgumentError(
             f"distribute_rows: owner must be 'block' (contiguous blocks) or 'array' (an owner "
             f"array given at call time), got {owner!r}"
         )

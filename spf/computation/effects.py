@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from spf.errors import IllegalScheduleError, SpfError
+from spf.errors import ArgumentError, IllegalScheduleError, ScheduleError
 from spf.schedule.commands import ROOT, Effect, Level, check_loop_ref, register_command
 from spf.schedule.order import _constants
 from spf.schedule.relations import is_constant, loops_of, rebuild, set_constants
@@ -44,7 +44,7 @@ class ComputeAt(Effect):
 
     def __post_init__(self) -> None:
         if not isinstance(self.consumer, str) or not self.consumer:
-            raise SpfError(
+            raise ArgumentError(
                 f"compute_at: consumer must be a statement or its name, got {self.consumer!r}"
             )
         check_loop_ref("compute_at", "level", self.level)
@@ -72,7 +72,7 @@ class Inline(Effect):
 def _comp(stmt: Stmt, cmd: str) -> Computation:
     comp = stmt.computation
     if comp is None:
-        raise SpfError(f"{cmd}: statement {stmt.name} is not part of a Computation")
+        raise ScheduleError(f"{cmd}: statement {stmt.name} is not part of a Computation")
     return comp
 
 
@@ -85,10 +85,12 @@ def _producer_data(comp: Computation, producer: Stmt, consumer: Stmt) -> str:
     written = sorted({ds for ds, _ in producer.writes})
     where = f"compute_at: producer {producer.name}"
     if len(written) != 1:
-        raise SpfError(f"{where} must write exactly one data space, writes {written or 'none'}")
+        raise ScheduleError(
+            f"{where} must write exactly one data space, writes {written or 'none'}"
+        )
     (ds,) = written
     if not any(d == ds for d, _ in consumer.reads):
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: consumer {consumer.name} does not read {ds!r}, which {producer.name} "
             "writes; compute a statement at the statement that reads its result"
         )
@@ -96,14 +98,16 @@ def _producer_data(comp: Computation, producer: Stmt, consumer: Stmt) -> str:
         if s is producer or s is consumer:
             continue
         if any(d == ds for d, _ in s.writes):
-            raise SpfError(f"{where}: {s.name} also writes {ds!r}; {producer.name} must be alone")
+            raise ScheduleError(
+                f"{where}: {s.name} also writes {ds!r}; {producer.name} must be alone"
+            )
         if any(d == ds for d, _ in s.reads):
-            raise SpfError(
+            raise ScheduleError(
                 f"{where}: {s.name} also reads {ds!r}; computing {producer.name} at "
                 f"{consumer.name} only produces what {consumer.name} reads"
             )
     if any(d == ds for d, _ in producer.reads):
-        raise SpfError(f"{where} reads {ds!r}, which it writes")
+        raise ScheduleError(f"{where} reads {ds!r}, which it writes")
     return ds
 
 
@@ -113,14 +117,14 @@ def _shared(consumer: Stmt, level: Level) -> int:
     from spf.schedule.apply import LoopView
 
     if level is ROOT:
-        raise SpfError(
+        raise ScheduleError(
             "compute_at: level must be a loop of the consumer; to run a statement before "
             "another without sharing loops use before(other, spf.ROOT)"
         )
     view = LoopView(consumer.name, consumer.schedule)
     n = view.depth("compute_at", level) + 1
     if list(view.positions[:n]) != [2 * k + 1 for k in range(n)]:
-        raise SpfError(
+        raise ScheduleError(
             f"compute_at: the loops of consumer {consumer.name} up to {level!r} must sit at the "
             f"odd positions of a 2d+1 schedule; its schedule is {consumer.schedule}"
         )
@@ -144,7 +148,7 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
     comp = _comp(producer, "compute_at")
     consumer = comp.stmt(consumer_ref)
     if consumer is producer:
-        raise SpfError(f"compute_at: statement {producer.name} cannot be computed at itself")
+        raise ScheduleError(f"compute_at: statement {producer.name} cannot be computed at itself")
     ds = _producer_data(comp, producer, consumer)
     n = _shared(consumer, level)
     cview = LoopView(consumer.name, consumer.schedule)
@@ -153,12 +157,12 @@ def compute_at(producer: Stmt, consumer_ref: str, level: Level) -> None:
     pits = list(iterator_names(producer.domain))
     pfun = producer.schedule.as_function(pits)
     if cfun is None or pfun is None:
-        raise SpfError(
+        raise ScheduleError(
             f"compute_at: the schedules of {producer.name} and {consumer.name} must be "
             "functions of their iterators (one time per instance)"
         )
     if not is_constant(pfun[0]):
-        raise SpfError(
+        raise ScheduleError(
             f"compute_at: the schedule of {producer.name} must start with a constant: "
             f"{producer.schedule}"
         )
@@ -227,7 +231,7 @@ def _schedule(
     couts = consumer.schedule.pad_outputs(2 * n + 1).out_vars
     slot = couts[2 * n]
     if not is_constant(slot):
-        raise SpfError(f"compute_at: {consumer.name} has no constant after its loop {n - 1}")
+        raise ScheduleError(f"compute_at: {consumer.name} has no constant after its loop {n - 1}")
     ext = Relation(f"{{[{', '.join(outer + pits)}] -> [{', '.join([*outer, *pfun])}]}}")
     positions, _, labels = loops_of(producer.schedule)
     all_labels = [*outer, *labels]

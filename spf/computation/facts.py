@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from spf.clang import check_reserved
 from spf.computation.computation import _call_arity
 from spf.dtypes import c_type
-from spf.errors import ArityError, SpfError
+from spf.errors import ArityError, VerifyError
 from spf.sets import UF
 from spf.sets.facts import Fact
 
@@ -26,10 +26,10 @@ def check_constant(comp: Computation, name: str, type_: object) -> str:
     """Validate ``add_constant(name, type)``: a fresh identifier that is not reserved and a
     scalar type in spf's vocabulary (:func:`spf.dtypes.c_type`); returns its C name."""
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
-        raise SpfError(f"add_constant: {name!r} is not a valid C identifier")
+        raise VerifyError(f"add_constant: {name!r} is not a valid C identifier")
     check_reserved("symbolic constant", name, in_macros=True, in_sets=True)
     if isinstance(type_, str) and "*" in type_:
-        raise SpfError(
+        raise VerifyError(
             f"add_constant({name!r}): a symbolic constant is a scalar, not {type_!r}; "
             "declare arrays with add_data_space"
         )
@@ -40,13 +40,13 @@ def check_constant(comp: Computation, name: str, type_: object) -> str:
         ("buffer", comp.buffers),
     ):
         if name in names:
-            raise SpfError(
+            raise VerifyError(
                 f"add_constant: {name!r} is already declared as a {what}; a symbolic constant "
                 "needs a name of its own"
             )
     old = comp.constants.get(name)
     if old is not None and old != type_text:
-        raise SpfError(
+        raise VerifyError(
             f"add_constant: {name!r} is already declared as a constant of type {old}; "
             f"cannot redeclare it as {type_text}"
         )
@@ -60,13 +60,13 @@ def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]
     where = f"assumption {text!r}"
     for name in fact.vars:
         if name in comp.data_spaces or name in comp.constants:
-            raise SpfError(
+            raise VerifyError(
                 f"{where}: the quantified variable {name!r} is also a data space or constant; "
                 "rename the variable"
             )
     for name in sorted(fact.params):
         if name in comp.data_spaces:
-            raise SpfError(
+            raise VerifyError(
                 f"{where}: {name!r} is a data space; an assumption constrains parameters and "
                 "index arrays (UFs) only"
             )
@@ -76,14 +76,14 @@ def parse_assumption(comp: Computation, text: str) -> tuple[Fact, dict[str, UF]]
         name = call.split("(", 1)[0]
         arity = _call_arity(call)
         if name in comp.data_spaces and comp.data_spaces[name].index:
-            raise SpfError(
+            raise VerifyError(
                 f"{where}: {name!r} is a run-time index array (index=True): its values exist "
                 "only once the kernel computed them, so no check before the call can verify "
                 f"an assumption about them; declare its range with comp.declare_uf({name!r}, "
                 "range=...), which the generated code enforces on every read"
             )
         if name in comp.data_spaces:
-            raise SpfError(f"{where}: {name!r} is a data space, not a UF (index array)")
+            raise VerifyError(f"{where}: {name!r} is a data space, not a UF (index array)")
         decl = out.get(name)
         if decl is None:
             out[name] = inferred.get(name) or UF(name, arity=arity)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from spf.computation.access import access_relation, iterator_names
-from spf.errors import ArityError, SpfError
+from spf.errors import ArityError, SpfError, VerifyError
 from spf.sets import UF, Relation, Set
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def index_uf(ds: DataSpace, fields: Mapping[str, Any]) -> UF:
             f"UF {ds.name!r}: the index array has rank {rank}; declare the UF with arity {rank}"
         )
     if args.setdefault("dtype", dtype) not in (dtype, ds.ctype):
-        raise SpfError(
+        raise VerifyError(
             f"UF {ds.name!r}: the index array holds {ds.ctype}; declare the UF with "
             f"dtype={dtype!r} (or leave dtype out)"
         )
@@ -53,8 +53,10 @@ def index_uf(ds: DataSpace, fields: Mapping[str, Any]) -> UF:
         args["domain"] = shape_domain(ds)
     try:
         return UF(ds.name, **args)
+    except SpfError:  # the UF's own checks name the field
+        raise
     except TypeError as err:
-        raise SpfError(f"declare_uf({ds.name!r}): {err}") from err
+        raise VerifyError(f"declare_uf({ds.name!r}): {err}") from err
 
 
 def check_redeclared(comp: Computation, uf: UF) -> None:
@@ -64,7 +66,7 @@ def check_redeclared(comp: Computation, uf: UF) -> None:
     for stmt in comp.stmts:
         held = stmt.domain.ufs.get(uf.name)
         if held is not None and held != uf:
-            raise SpfError(
+            raise VerifyError(
                 f"run-time index array {uf.name!r}: statement {stmt.name} was added with the "
                 f"declaration {held}; declare its range and order before adding statements, "
                 f"e.g. add_data_space({uf.name!r}, ..., index=True, range=..., monotonic=...)"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from spf.computation.access import iterator_names
 from spf.computation.statement import Stmt
-from spf.errors import ArityError, SpfError
+from spf.errors import ArgumentError, ArityError, ScheduleError
 from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def append_computation(
         raise ArityError(f"{where}: schedule {outer_sched} does not take the domain's tuples")
     outer_fn = outer_sched.as_function(list(iterator_names(outer)))
     if outer_fn is None or not outer_fn or not outer_fn[-1].lstrip("-").isdigit():
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: the surrounding schedule {outer_sched} must be a function ending in a "
             "constant position (2d+1 form), e.g. {[t] -> [0, t, 0]}"
         )
@@ -99,7 +99,7 @@ def _by_name(
     by value) and their arguments, in the callee's order."""
     unknown = sorted(set(args) - set(callee.data_spaces))
     if unknown:
-        raise SpfError(
+        raise ArgumentError(
             f"{where}: {callee.name} has no data space {unknown[0]!r} to bind (its data "
             f"spaces: {', '.join(callee.data_spaces) or 'none'})"
         )
@@ -133,11 +133,11 @@ def _bind_arguments(
     assigns: list[tuple[str, str]] = []
     for p, arg in zip(params, args, strict=True):
         if not isinstance(arg, str):
-            raise SpfError(f"{where}: argument for {p.name!r} must be text, got {arg!r}")
+            raise ArgumentError(f"{where}: argument for {p.name!r} must be text, got {arg!r}")
         arg = arg.strip()
         if p.pointer:
             if arg not in caller.data_spaces:
-                raise SpfError(
+                raise ArgumentError(
                     f"{where}: {p.name!r} is passed by reference ({p.type_text}); its argument "
                     f"must be a data space of {caller.name} "
                     f"(known: {', '.join(sorted(caller.data_spaces)) or 'none'}), got {arg!r}"
@@ -146,7 +146,7 @@ def _bind_arguments(
         elif _LITERAL.match(arg) or (arg in caller.data_spaces and _scalar(caller, arg)):
             assigns.append((prefix + p.name, arg))
         else:
-            raise SpfError(
+            raise ArgumentError(
                 f"{where}: argument for by-value parameter {p.name!r} must be a numeric "
                 f"literal or a 0-d data space of {caller.name}, got {arg!r}"
             )
@@ -195,7 +195,7 @@ class _Plan:
         for stmt in self.callee.stmts:
             first = stmt.schedule.as_function(list(iterator_names(stmt.domain)))
             if first is None or not first[0].lstrip("-").isdigit():
-                raise SpfError(
+                raise ScheduleError(
                     f"{self.where}: statement {stmt.name} of {self.callee.name} needs a 2d+1 "
                     f"schedule that is a function starting with a constant, got {stmt.schedule}"
                 )

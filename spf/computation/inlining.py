@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from spf.computation.access import iterator_names
 from spf.computation.statement import Stmt
-from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
+from spf.errors import IllegalScheduleError, ScheduleError, UndeclaredError
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -29,15 +29,15 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
     writers = [s for s in comp.stmts if any(ds == name for ds, _ in s.writes)]
     readers = [s for s in comp.stmts if any(ds == name for ds, _ in s.reads)]
     if len(writers) != 1:
-        raise SpfError(
+        raise ScheduleError(
             f"inline({name!r}): needs exactly one statement writing it, found "
             f"{[s.name for s in writers] or 'none'}"
         )
     producer = writers[0]
     if producer in readers:
-        raise SpfError(f"inline({name!r}): {producer.name} reads what it writes")
+        raise ScheduleError(f"inline({name!r}): {producer.name} reads what it writes")
     if not readers:
-        raise SpfError(
+        raise ScheduleError(
             f"inline({name!r}): nothing reads it, so inlining would drop what "
             f"{producer.name} computes"
         )
@@ -48,13 +48,13 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
         {it: f"__spf_it{k}__" for k, it in enumerate(its)},
     )
     if found is None:
-        raise SpfError(
+        raise ScheduleError(
             f"inline({name!r}): {producer.name} must be one plain assignment "
             f"'${name}$(...) = e;', got {producer.source.strip()!r}"
         )
     written, value = found
     if sorted(written.indices) != sorted(its) or len(set(written.indices)) != len(its):
-        raise SpfError(
+        raise ScheduleError(
             f"inline({name!r}): {producer.name} must write {name}(...) indexed by "
             f"its iterators {its}, got {name}({', '.join(written.indices)})"
         )
@@ -88,13 +88,13 @@ def inline_stmt(comp: Computation, stmt: Stmt) -> list[str]:
     :func:`inline_data_space`); returns the names of the rewritten consumers."""
     written = sorted({ds for ds, _ in stmt.writes})
     if len(written) != 1:
-        raise SpfError(
+        raise ScheduleError(
             f"inline: statement {stmt.name} must write exactly one data space to be inlined, "
             f"writes {written or 'none'}"
         )
     readers = [s for s in comp.stmts if s is not stmt and any(d == written[0] for d, _ in s.reads)]
     if not readers:
-        raise SpfError(
+        raise ScheduleError(
             f"inline: nothing reads {written[0]!r}, which {stmt.name} writes; inlining it "
             "would drop its result"
         )

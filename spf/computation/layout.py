@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, ClassVar
 from spf.clang import NUMPY_OF_C
 from spf.computation.access import access_relation, iterator_names
 from spf.dtypes import c_type
-from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
+from spf.errors import (
+    ArgumentError,
+    ArityError,
+    ParseError,
+    ScheduleError,
+    UndeclaredError,
+    VerifyError,
+)
 from spf.schedule.commands import (
     ROOT,
     Effect,
@@ -127,12 +134,12 @@ class Buffer:
         """Partition dimension ``dim`` (0-based) ``cyclic``/``block`` by ``factor`` or
         ``complete`` (HLS ``ARRAY_PARTITION``; other targets ignore it)."""
         if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < max(self.rank, 1):
-            raise SpfError(
+            raise ArgumentError(
                 f"partition: buffer {self.name!r} has {self.rank} dimension(s); dim must be an "
                 f"int in [0, {max(self.rank, 1)}), got {dim!r}"
             )
         if kind not in PARTITION_KINDS:
-            raise SpfError(
+            raise ArgumentError(
                 f"partition: kind must be one of {', '.join(PARTITION_KINDS)}, got {kind!r}"
             )
         check_positive("partition", "factor", factor)
@@ -193,24 +200,28 @@ def make_buffer(
     from spf.computation.data_space import make_data_space
 
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("_spf_"):
-        raise SpfError(f"buffer name {name!r} is not a valid C identifier")
+        raise VerifyError(f"buffer name {name!r} is not a valid C identifier")
     taken = {**dict.fromkeys(comp.data_spaces, "data space"), **dict.fromkeys(comp.ufs, "UF")}
     taken.update(dict.fromkeys((s.name for s in comp.stmts), "statement"))
     taken.update(dict.fromkeys(layout_of(comp).buffers, "buffer"))
     taken.update(dict.fromkeys(comp.params, "symbolic constant"))
     if name in taken:
-        raise SpfError(f"add_buffer: {name!r} is already a {taken[name]} of {comp.name}")
+        raise VerifyError(f"add_buffer: {name!r} is already a {taken[name]} of {comp.name}")
     if scope not in SCOPES:
-        raise SpfError(
+        raise ArgumentError(
             f"add_buffer({name!r}): scope must be one of {', '.join(SCOPES)}, got {scope!r}"
         )
     if isinstance(dtype, str) and "*" in dtype:
-        raise SpfError(f"add_buffer({name!r}): dtype is an element type, not a pointer: {dtype!r}")
+        raise ArgumentError(
+            f"add_buffer({name!r}): dtype is an element type, not a pointer: {dtype!r}"
+        )
     if shape is None:
         shape = ()
     ds = make_data_space(name, c_type(dtype, what=f"add_buffer({name!r})"), shape)
     if ds.pointer:
-        raise SpfError(f"add_buffer({name!r}): dtype is an element type, not a pointer: {dtype!r}")
+        raise ArgumentError(
+            f"add_buffer({name!r}): dtype is an element type, not a pointer: {dtype!r}"
+        )
     return Buffer(comp, name, ds.shape or (), ds.ctype, scope)
 
 
@@ -231,7 +242,7 @@ def written_space(stmt: Stmt, cmd: str) -> tuple[str, Relation]:
     spaces = sorted({ds for ds, _ in stmt.writes})
     if len(spaces) != 1:
         what = ", ".join(spaces) if spaces else "nothing"
-        raise SpfError(
+        raise ScheduleError(
             f"{cmd}: statement {stmt.name} writes {what}; {cmd} places the one data space a "
             "statement writes (split the statement, or use a statement that writes it)"
         )
@@ -239,7 +250,7 @@ def written_space(stmt: Stmt, cmd: str) -> tuple[str, Relation]:
     first = rels[0]
     for r in rels[1:]:
         if not r.is_equal(first):
-            raise SpfError(
+            raise ScheduleError(
                 f"{cmd}: statement {stmt.name} writes {spaces[0]!r} at several indices ({first}, "
                 f"{r}); the placement must follow from one write access"
             )
@@ -254,7 +265,7 @@ def make_placement(
     space = comp.data_spaces[ds]
     where = f"{cmd}: statement {stmt.name}"
     if space.ctype != buffer.dtype:
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: data space {ds!r} holds {space.ctype} but buffer {buffer.name!r} holds "
             f"{buffer.dtype}; store it in a buffer of the same element type"
         )
@@ -264,7 +275,7 @@ def make_placement(
         try:
             given = Relation(index, ufs=ufs)
         except ParseError as err:
-            raise SpfError(f"{where}: bad index relation {index!r}: {err.message}") from err
+            raise ScheduleError(f"{where}: bad index relation {index!r}: {err.message}") from err
         if given.in_arity != len(its):
             raise ArityError(
                 f"{where}: the index relation {index} takes {given.in_arity}-tuples but the "
@@ -274,7 +285,7 @@ def make_placement(
         try:
             given = access_relation(stmt.domain, list(index), ufs, where)
         except ParseError as err:
-            raise SpfError(f"{where}: bad index {_show(index)}: {err}") from err
+            raise ScheduleError(f"{where}: bad index {_show(index)}: {err}") from err
     if given.out_arity != buffer.rank:
         raise ArityError(
             f"{where}: buffer {buffer.name!r} has {buffer.rank} dimension(s) but the index "
@@ -286,7 +297,7 @@ def make_placement(
     mapping = given.intersect_domain(dom).compose(write.intersect_domain(dom).inverse())
     exprs = mapping.as_function(list(ts))
     if exprs is None:
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: the index {_show(index)} is not a function of the element of {ds!r} the "
             f"statement writes ({ds}({', '.join(write.out_vars)}) is written by iterations that "
             f"the index puts in different places); index the buffer by the written element "
@@ -311,7 +322,7 @@ def _check_bounds(
     box = Set(f"{{[{', '.join(names)}]{' : ' + ' && '.join(conds) if conds else ''}}}")
     image = given.apply(stmt.domain)
     if not image.is_subset(box):
-        raise SpfError(
+        raise ScheduleError(
             f"{where} puts elements outside buffer {buffer.name!r} of shape "
             f"({', '.join(map(str, buffer.shape))}): "
             f"they land in {image}; enlarge the buffer or change the index"
@@ -334,11 +345,11 @@ def restore_placement(
     b = layout_of(comp).buffer(buffer)
     rank = spaces[data_space].rank or 0
     if len(exprs) != b.rank or not all(isinstance(e, str) for e in exprs):
-        raise SpfError(f"placement of {data_space!r}: {b.rank} index expression(s) expected")
+        raise VerifyError(f"placement of {data_space!r}: {b.rank} index expression(s) expected")
     try:
         relation = _coord_relation(coord_names(rank), exprs, comp.ufs)
     except ParseError as err:
-        raise SpfError(f"placement of {data_space!r}: bad index {list(exprs)}: {err}") from err
+        raise VerifyError(f"placement of {data_space!r}: bad index {list(exprs)}: {err}") from err
     return Placement(data_space, buffer, exprs, stmt, index, relation)
 
 
@@ -429,7 +440,7 @@ def _index_arg(cmd: str, index: object) -> tuple[str, ...] | str:
     if isinstance(index, str):
         if index.lstrip().startswith("{"):
             return index
-        raise SpfError(
+        raise ArgumentError(
             f"{cmd}: index must be a list of index expressions (['i % 2', 'j']) or a "
             f"relation, got the string {index!r}"
         )
@@ -437,10 +448,12 @@ def _index_arg(cmd: str, index: object) -> tuple[str, ...] | str:
         out: list[str] = []
         for e in index:
             if isinstance(e, bool) or not isinstance(e, (str, int)):
-                raise SpfError(f"{cmd}: index expressions must be text or ints, got {e!r}")
+                raise ArgumentError(f"{cmd}: index expressions must be text or ints, got {e!r}")
             out.append(str(e))
         return tuple(out)
-    raise SpfError(f"{cmd}: index must be a list of index expressions or a relation, got {index!r}")
+    raise ArgumentError(
+        f"{cmd}: index must be a list of index expressions or a relation, got {index!r}"
+    )
 
 
 @register_command
@@ -455,7 +468,9 @@ class StoreIn(Effect):
 
     def __post_init__(self) -> None:
         if not isinstance(self.buffer, str) or not self.buffer.isidentifier():
-            raise SpfError(f"store_in: buffer must be a Buffer or its name, got {self.buffer!r}")
+            raise ArgumentError(
+                f"store_in: buffer must be a Buffer or its name, got {self.buffer!r}"
+            )
         object.__setattr__(self, "index", _index_arg("store_in", self.index))
 
     def call_text(self) -> str:
@@ -494,7 +509,7 @@ class StorageFold(Effect):
         if placement is None:
             current = write.as_function(list(its))
             if current is None:
-                raise SpfError(
+                raise ScheduleError(
                     f"storage_fold: statement {stmt.name} writes {ds!r} at {write}, which is not "
                     "one index per iterator; store it in a buffer with store_in first"
                 )
@@ -536,7 +551,7 @@ def _through_write(placement: Placement, write: Relation, its: Sequence[str]) ->
         return tuple(rename(e, values) for e in placement.exprs)
     found = placement.relation.compose(write).as_function(list(its))
     if found is None:
-        raise SpfError(
+        raise ScheduleError(
             f"storage_fold: {placement.data_space!r} is written at {write}, which does not "
             f"determine where it lives in {placement.buffer!r}; fold it with store_in instead"
         )
@@ -548,7 +563,7 @@ def _fold_dim(stmt: Stmt, loop: Loop, current: Sequence[str], its: Sequence[str]
     pos = comp._loop_position(stmt, loop)
     sched = stmt.schedule.pad_outputs(comp.schedule_width()).as_function(list(its))
     if sched is None:
-        raise SpfError(f"storage_fold: the schedule of {stmt.name} is not a function")
+        raise ScheduleError(f"storage_fold: the schedule of {stmt.name} is not a function")
     value = sched[pos]
     head = f"[{', '.join(its)}]"
     want = Relation(f"{{{head} -> [{value}]}}").intersect_domain(stmt.domain)
@@ -559,7 +574,7 @@ def _fold_dim(stmt: Stmt, loop: Loop, current: Sequence[str], its: Sequence[str]
             continue
         if mine.is_equal(want):
             return k
-    raise SpfError(
+    raise ScheduleError(
         f"storage_fold: no index of {ds!r} as statement {stmt.name} stores it ("
         f"{', '.join(current)}) follows loop {loop!r} ({value}); fold along a loop that indexes "
         "the data space"
@@ -569,7 +584,7 @@ def _fold_dim(stmt: Stmt, loop: Loop, current: Sequence[str], its: Sequence[str]
 def _fold_buffer(comp: Computation, ds: str, dim: int, size: int) -> Buffer:
     space = comp.data_spaces[ds]
     if space.shape is None:
-        raise SpfError(
+        raise ScheduleError(
             f"storage_fold: data space {ds!r} has no declared shape; declare it "
             "(add_data_space(..., shape=(...))) or store it in a buffer with store_in first"
         )
@@ -597,9 +612,9 @@ class AllocateAt(Effect):
 
     def __post_init__(self) -> None:
         if not isinstance(self.buffer, str) or not self.buffer.isidentifier():
-            raise SpfError(f"allocate_at: buffer must be a buffer name, got {self.buffer!r}")
+            raise ArgumentError(f"allocate_at: buffer must be a buffer name, got {self.buffer!r}")
         if not isinstance(self.stmt, str):
-            raise SpfError(f"allocate_at: stmt must be a statement name, got {self.stmt!r}")
+            raise ArgumentError(f"allocate_at: stmt must be a statement name, got {self.stmt!r}")
         level: object = self.level
         if level is None:  # JSON writes spf.ROOT as null
             object.__setattr__(self, "level", ROOT)
@@ -615,7 +630,7 @@ class AllocateAt(Effect):
         comp = _comp_of(stmt)
         buffer = layout_of(comp).buffer(self.buffer)
         if buffer.argument:
-            raise SpfError(
+            raise ScheduleError(
                 f"allocate_at: buffer {buffer.name!r} has scope {buffer.scope!r} and is a kernel "
                 "argument; only stack, local and shared buffers are allocated by the function"
             )
@@ -627,7 +642,7 @@ class AllocateAt(Effect):
 def _comp_of(stmt: Stmt) -> Computation:
     comp = stmt.computation
     if comp is None:
-        raise SpfError(f"statement {stmt.name}: add it to a Computation first")
+        raise ScheduleError(f"statement {stmt.name}: add it to a Computation first")
     return comp
 
 
@@ -641,7 +656,7 @@ def store_in(stmt: Stmt, buffer: object, index: object) -> None:
     elif isinstance(buffer, str):
         name = buffer
     else:
-        raise SpfError(f"store_in: expected a Buffer or a buffer name, got {buffer!r}")
+        raise ArgumentError(f"store_in: expected a Buffer or a buffer name, got {buffer!r}")
     run(stmt, StoreIn(buffer=name, index=_index_arg("store_in", index)))
 
 

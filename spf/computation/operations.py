@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.statement import Stmt, is_constant
-from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
+from spf.errors import ArgumentError, ArityError, ParseError, UndeclaredError, VerifyError
 from spf.schedule.commands import ROOT, Level
 from spf.sets import Relation, Set
 
@@ -134,7 +134,7 @@ def _domain(comp: Computation, domain: object, what: str) -> Set:
     elif isinstance(domain, str):
         text = domain
     else:
-        raise SpfError(f"{what}: domain must be set text or an spf.Set, got {domain!r}")
+        raise ArgumentError(f"{what}: domain must be set text or an spf.Set, got {domain!r}")
     return Set(text, ufs=comp.ufs)
 
 
@@ -146,15 +146,15 @@ def _target(
 
     if isinstance(buffer, Buffer):
         if buffer.computation is not comp:
-            raise SpfError(f"{what}: buffer {buffer.name!r} belongs to another computation")
+            raise ArgumentError(f"{what}: buffer {buffer.name!r} belongs to another computation")
         return buffer.name, buffer.rank, buffer.shape
     if not isinstance(buffer, str):
-        raise SpfError(f"{what}: expected a Buffer or a data-space name, got {buffer!r}")
+        raise ArgumentError(f"{what}: expected a Buffer or a data-space name, got {buffer!r}")
     spaces = comp.data_spaces
     if buffer in spaces:
         ds = spaces[buffer]
         if ds.rank is None:
-            raise SpfError(
+            raise VerifyError(
                 f"{what}: data space {buffer!r} has no known rank yet; declare its shape or use "
                 "it in a statement first"
             )
@@ -168,7 +168,7 @@ def _target(
 
 def _expr(text: object, what: str) -> str:
     if isinstance(text, bool) or not isinstance(text, (str, int)):
-        raise SpfError(f"{what} must be an int or an expression text, got {text!r}")
+        raise ArgumentError(f"{what} must be an int or an expression text, got {text!r}")
     return str(text).strip()
 
 
@@ -201,7 +201,7 @@ def _region(
     try:
         return Relation(text, ufs=comp.ufs)
     except ParseError as err:
-        raise SpfError(f"{where}: bad count {count!r}: {err.message}") from err
+        raise VerifyError(f"{where}: bad count {count!r}: {err.message}") from err
 
 
 def _whole(comp: Computation, rank: int, shape: tuple[int | str, ...] | None) -> Relation:
@@ -216,7 +216,7 @@ def _check_expr(comp: Computation, dom: Set, text: str, where: str) -> None:
     try:
         Relation(f"{{[{', '.join(its)}] -> [{text}]}}", ufs=comp.ufs)
     except ParseError as err:
-        raise SpfError(f"{where}: bad expression {text!r}: {err.message}") from err
+        raise VerifyError(f"{where}: bad expression {text!r}: {err.message}") from err
 
 
 def make_transfer(
@@ -238,7 +238,7 @@ def make_transfer(
         )
     name, rank, shape = _target(comp, buffer, where)
     if isinstance(index, str) or not isinstance(index, (list, tuple)):
-        raise SpfError(f"{where}: index must be a list of index expressions, got {index!r}")
+        raise ArgumentError(f"{where}: index must be a list of index expressions, got {index!r}")
     idx = [_expr(e, f"{where}: an index entry") for e in index]
     cnt = _expr(count, f"{where}: count")
     who = _expr(peer, f"{where}: {'dest' if kind == 'send' else 'src'}")
@@ -407,7 +407,7 @@ def load_placement(comp: Computation, op: OperationStmt, data: Mapping[str, obje
     scheds = where.get("schedules")
     seq = where.get("seq")
     if not isinstance(scheds, dict) or not isinstance(seq, int):
-        raise SpfError(f"from_json: bad placement of operation {op.name}: {where!r}")
+        raise VerifyError(f"from_json: bad placement of operation {op.name}: {where!r}")
     op.placement = Placement(
         seq, {str(n): Relation(str(t), ufs=comp.ufs) for n, t in scheds.items()}
     )

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from spf.computation.access import iterator_names
-from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
+from spf.errors import ArgumentError, IllegalScheduleError, ScheduleError, SpfError, UndeclaredError
 from spf.schedule.commands import Effect, Loop, check_loop_ref, check_name, register_command
 from spf.schedule.relations import is_constant, loops_of, set_constants
 from spf.sets import Relation, Set
@@ -65,23 +65,23 @@ class CacheRead(Effect):
 
     def __post_init__(self) -> None:
         if not isinstance(self.data_space, str) or not self.data_space.isidentifier():
-            raise SpfError(f"cache_read: expected a data space name, got {self.data_space!r}")
+            raise ArgumentError(f"cache_read: expected a data space name, got {self.data_space!r}")
         check_loop_ref("cache_read", "loop", self.loop)
         layout: object = self.layout
         if layout is not None:
             if isinstance(layout, str) or not isinstance(layout, (list, tuple)):
-                raise SpfError(
+                raise ArgumentError(
                     f"cache_read: layout must be a list of loop names (outer dimension "
                     f"first), got {layout!r}"
                 )
             for item in layout:
                 if not isinstance(item, str) or not item.isidentifier():
-                    raise SpfError(f"cache_read: layout entries are loop names, got {item!r}")
+                    raise ArgumentError(f"cache_read: layout entries are loop names, got {item!r}")
             if len(set(layout)) != len(layout):
-                raise SpfError(f"cache_read: layout {list(layout)} names a loop twice")
+                raise ArgumentError(f"cache_read: layout {list(layout)} names a loop twice")
             object.__setattr__(self, "layout", tuple(layout))
         if self.scope not in PACK_SCOPES:
-            raise SpfError(
+            raise ArgumentError(
                 f"cache_read: scope must be one of {', '.join(PACK_SCOPES)}, got {self.scope!r}"
             )
         if self.name is not None:
@@ -118,22 +118,22 @@ def cache_read(stmt: Stmt, cmd: CacheRead) -> None:
     changing anything."""
     comp = stmt.computation
     if comp is None:
-        raise SpfError(f"cache_read: statement {stmt.name} is not part of a Computation")
+        raise ScheduleError(f"cache_read: statement {stmt.name} is not part of a Computation")
     ds = cmd.data_space
     where = f"cache_read({ds!r}) at loop {cmd.loop!r} of {stmt.name}"
     space = comp.data_spaces.get(ds)
     if space is None:
         raise UndeclaredError("data space", ds, comp.data_spaces, hint=f"in {where}")
     if stmt.domain.uf_calls:
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: the domain of {stmt.name} uses UFs ({', '.join(stmt.domain.uf_calls)}); "
             "cache_read packs tiles of affine loop nests (dense loops with constant-size tiles)"
         )
     reads = [rel for d, rel in stmt.reads if d == ds]
     if not reads:
-        raise SpfError(f"{where}: {stmt.name} does not read {ds!r}; pack what it reads")
+        raise ScheduleError(f"{where}: {stmt.name} does not read {ds!r}; pack what it reads")
     if any(not r.is_equal(reads[0]) for r in reads[1:]):
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: {stmt.name} reads {ds!r} at several elements per instance "
             f"({', '.join(str(r) for r in reads)}); cache_read packs one read access "
             "(a stencil's shifted reads need one copy each)"
@@ -165,7 +165,7 @@ def _outer_depth(stmt: Stmt, loop: Loop, where: str) -> int:
     n = view.depth("cache_read", loop) + 1
     outs = stmt.schedule.pad_outputs(2 * n + 1).out_vars
     if list(view.positions[:n]) != [2 * k + 1 for k in range(n)] or not is_constant(outs[2 * n]):
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: the loops of {stmt.name} up to {loop!r} must sit at the odd positions of "
             f"a 2d+1 schedule with a constant after them; its schedule is {stmt.schedule}"
         )
@@ -204,7 +204,7 @@ def _plan(
     its = list(iterator_names(stmt.domain))
     _, _, labels = loops_of(stmt.schedule)
     if any(lb is None for lb in labels) or len(set(labels)) != len(labels):
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: the loops of {stmt.name} must have distinct names, got {list(labels)}; "
             "name them (split/tile give new names) before packing"
         )
@@ -212,7 +212,7 @@ def _plan(
     outer, inner = names[:n], names[n:]
     for v in names:
         if v in its and _value_of(stmt, v, its) != v:
-            raise SpfError(
+            raise ScheduleError(
                 f"{where}: loop {v!r} of {stmt.name} has the name of an iterator but another "
                 "value; rename it (split/tile with new names) before packing"
             )
@@ -318,7 +318,7 @@ def _check_layout(
     for v in layout:
         if v not in inner:
             known = ", ".join(inner) or "none"
-            raise SpfError(
+            raise ScheduleError(
                 f"{where}: layout names {v!r}, which is not a loop of {stmt.name} inside "
                 f"{outer[-1]!r} (those are: {known})"
             )
@@ -335,7 +335,7 @@ def _insert(text: str, extra: Sequence[str], conds: Sequence[str] = ()) -> str:
     """Set or relation text with ``extra`` names appended to its input tuple and ``conds``
     to its constraints (one piece: no ``union``)."""
     if " union " in text:
-        raise SpfError(f"cache_read: {text} has several pieces; packing needs one")
+        raise ScheduleError(f"cache_read: {text} has several pieces; packing needs one")
     if extra:
         start = text.index("{[") + 2
         end = text.index("]", start)
@@ -377,7 +377,7 @@ def _elements(
     ).intersect_domain(domain)
     found = lifted.compose(to_loops.inverse()).as_function(loops)
     if found is None:
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: the element {stmt.name} reads is not a function of the loops "
             f"{', '.join(loops)}; add the loops it depends on to the layout"
         )
@@ -421,7 +421,7 @@ def _extents(
                 shape.append(extent)
                 index.append(v)
                 continue
-        raise SpfError(
+        raise ScheduleError(
             f"{where}: loop {v!r} has no constant trip count inside {loops[n - 1]!r} and does "
             f"not run over a whole dimension of the data space; split or tile it so that "
             f"the packed tile has a fixed size"
@@ -455,7 +455,7 @@ def _c_index(e: str) -> str:
 def _given(comp: Computation, name: str) -> str:
     """The packed data space's name as the user gave it (refused when taken)."""
     if _fresh(comp, name) != name:
-        raise SpfError(
+        raise ScheduleError(
             f"cache_read: name {name!r} (or its buffer {name}_buf) is already taken in "
             f"{comp.name}; choose another name"
         )

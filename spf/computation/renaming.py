@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from spf.clang import check_reserved
-from spf.errors import SpfError, UndeclaredError
+from spf.errors import ArgumentError, SpfError, UndeclaredError, VerifyError
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -82,7 +82,9 @@ def replace_data_space_name(comp: Computation, old: str, new: str) -> None:
             "data space", str(old), comp.data_spaces, hint=f"replace_data_space_name in {comp.name}"
         )
     if not isinstance(new, str) or not new.isidentifier() or new.startswith("__"):
-        raise SpfError(f"replace_data_space_name({old!r}, {new!r}): {new!r} is not a C identifier")
+        raise VerifyError(
+            f"replace_data_space_name({old!r}, {new!r}): {new!r} is not a C identifier"
+        )
     if new == old:
         return
     _check_free(comp, {old: new}, f"replace_data_space_name({old!r}, {new!r})")
@@ -100,7 +102,7 @@ def clone(comp: Computation, prefix: str | None = None) -> Computation:
         names = _Names({})
     else:
         if not isinstance(prefix, str) or not (prefix + "x").isidentifier():
-            raise SpfError(f"clone: prefix must start a C identifier, got {prefix!r}")
+            raise ArgumentError(f"clone: prefix must start a C identifier, got {prefix!r}")
         names = _Names(
             {n: prefix + n for n in comp.data_spaces},
             {s.name: prefix + s.name for s in comp.stmts},
@@ -138,7 +140,7 @@ def _check_free(
     for kind, old, new in renames:
         check_reserved(kind, new, in_macros=True)
         if new in kept:
-            raise SpfError(
+            raise VerifyError(
                 f"{where}: the new name {new!r} of {kind} {old!r} is already {kept[new]} "
                 f"of {comp.name}; choose another name"
             )

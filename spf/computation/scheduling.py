@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from spf.computation.checkpoints import after_command, before_command
 from spf.computation.operations import note_order
-from spf.errors import SpfError
+from spf.errors import ScheduleError, SpfError, add_context
 from spf.schedule.apply import Context, apply_command
 from spf.schedule.commands import After, Command, Effect, Fuse, Reschedule
 from spf.schedule.relations import State
@@ -46,7 +46,7 @@ def run(stmt: Stmt, cmd: Command) -> None:
     computation is unchanged."""
     comp = stmt.computation
     if comp is None:
-        raise SpfError(
+        raise ScheduleError(
             f"statement {stmt.name}: add it to a Computation before scheduling it "
             f"({cmd.call_text()})"
         )
@@ -55,7 +55,7 @@ def run(stmt: Stmt, cmd: Command) -> None:
         try:
             cmd.perform(stmt)
         except SpfError as err:
-            err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
+            add_context(err, f"During: applying {cmd.call_text()} to statement {stmt.name}")
             raise
         trace_of(comp).record(stmt.name, cmd)
         after_command(comp)
@@ -63,7 +63,7 @@ def run(stmt: Stmt, cmd: Command) -> None:
     try:
         updates = apply_command(cmd, stmt.name, context_of(comp))
     except SpfError as err:
-        err.add_note(f"During: applying {cmd.call_text()} to statement {stmt.name}")
+        add_context(err, f"During: applying {cmd.call_text()} to statement {stmt.name}")
         raise
     for name, state in updates.items():
         target = comp.stmt(name)

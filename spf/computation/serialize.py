@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from spf.computation.access import access_relation
 from spf.computation.data_space import make_data_space
-from spf.errors import SpfError, UndeclaredError
+from spf.errors import ArgumentError, ParseError, SpfError, UndeclaredError, VerifyError
 from spf.schedule.commands import ROOT
 from spf.schedule.trace import Trace, set_trace, trace_of
 from spf.sets import Relation
@@ -77,13 +77,13 @@ def to_data(comp: Computation) -> dict[str, Any]:
 
 def from_json(text: str) -> Computation:
     if not isinstance(text, (str, bytes)):
-        raise SpfError(f"from_json expects JSON text, got {type(text).__name__}")
+        raise ArgumentError(f"from_json expects JSON text, got {type(text).__name__}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise SpfError(f"from_json: not JSON: {err}") from err
+        raise ParseError(f"from_json: not JSON: {err}") from err
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise SpfError(f"from_json: not an spf computation (expected format {FORMAT!r})")
+        raise VerifyError(f"from_json: not an spf computation (expected format {FORMAT!r})")
     return from_data(data)
 
 
@@ -94,7 +94,7 @@ def from_data(data: dict[str, Any]) -> Computation:
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         if isinstance(err, SpfError):
             raise
-        raise SpfError(f"from_json: malformed computation: {err!r}") from err
+        raise VerifyError(f"from_json: malformed computation: {err!r}") from err
 
 
 def _build(data: dict[str, Any]) -> Computation:
@@ -147,7 +147,7 @@ def _add_stmt(comp: Computation, s: dict[str, Any]) -> None:
     )
     current = Relation(s["current_schedule"], ufs=comp.ufs)
     if current.in_arity != stmt.domain.arity:
-        raise SpfError(
+        raise VerifyError(
             f"from_json: the current schedule {current} of {stmt.name} does not take "
             f"{stmt.domain.arity}-tuples like its domain {stmt.domain}"
         )
@@ -157,7 +157,7 @@ def _add_stmt(comp: Computation, s: dict[str, Any]) -> None:
         if loop not in stmt.loops:
             raise UndeclaredError("loop", loop, stmt.loops, hint=f"tagged in {stmt.name}")
         if not isinstance(loop_tags, list) or not all(isinstance(t, str) for t in loop_tags):
-            raise SpfError(f"from_json: tags of loop {loop!r} must be a list of strings")
+            raise VerifyError(f"from_json: tags of loop {loop!r} must be a list of strings")
     stmt._tags = {loop: tuple(loop_tags) for loop, loop_tags in tags.items()}
 
 
@@ -263,7 +263,7 @@ def _add_operation(comp: Computation, op: dict[str, Any]) -> None:
         flag = ((op["target"], access_relation(dom, new.index, comp.ufs, kind)),)
         new._given_reads, new._given_writes = (flag, ()) if kind == "wait" else ((), flag)
     else:
-        raise SpfError(f"from_json: unknown operation kind {kind!r}")
+        raise VerifyError(f"from_json: unknown operation kind {kind!r}")
     new._name = op["name"]
     comp._add_operation(new, op["schedule"], position=int(op["position"]))
     new._schedule = Relation(op["current_schedule"], ufs=comp.ufs)

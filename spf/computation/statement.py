@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, ScheduleError, VerifyError
 from spf.schedule.commands import (
     After,
     Command,
@@ -61,9 +61,9 @@ class Stmt:
         name: str | None = None,
     ) -> None:
         if not isinstance(source, str):
-            raise SpfError(f"Stmt source must be C text, got {type(source).__name__}")
+            raise ArgumentError(f"Stmt source must be C text, got {type(source).__name__}")
         if name is not None and (not isinstance(name, str) or not name.isidentifier()):
-            raise SpfError(f"statement name {name!r} is not a valid identifier")
+            raise VerifyError(f"statement name {name!r} is not a valid identifier")
         self._source = source
         self._name = name
         self._domain = domain if isinstance(domain, Set) else _parse_set(domain, "domain")
@@ -102,7 +102,9 @@ class Stmt:
     def schedule(self) -> Relation:
         """The current scattering relation."""
         if self._schedule is None:
-            raise SpfError(f"statement {self.name}: no schedule until it is added to a Computation")
+            raise VerifyError(
+                f"statement {self.name}: no schedule until it is added to a Computation"
+            )
         return self._schedule
 
     @property
@@ -133,7 +135,7 @@ class Stmt:
     def parsed(self) -> ParsedSource:
         """The parsed source (after ``add_stmt``)."""
         if self._parsed is None:
-            raise SpfError(f"statement {self.name}: not yet added to a Computation")
+            raise VerifyError(f"statement {self.name}: not yet added to a Computation")
         return self._parsed
 
     # --- scheduling commands (Tiramisu Layer II): see spf.schedule
@@ -258,7 +260,7 @@ class Stmt:
     def set_schedule(self, relation: str | Relation) -> Stmt:
         """Replace the scattering relation (its input arity must be the domain's)."""
         if not isinstance(relation, (str, Relation)):
-            raise SpfError(
+            raise ArgumentError(
                 f"set_schedule: expected relation text or spf.Relation, got {relation!r}"
             )
         return self._run(SetSchedule(relation=str(relation)))
@@ -343,9 +345,11 @@ class Stmt:
 
     def _peer(self, other: Stmt | str) -> Stmt:
         if self._comp is None:
-            raise SpfError(f"statement {self.name}: add it to a Computation before ordering it")
+            raise ScheduleError(
+                f"statement {self.name}: add it to a Computation before ordering it"
+            )
         if not isinstance(other, (Stmt, str)):
-            raise SpfError(f"expected a statement or its name, got {other!r}")
+            raise ArgumentError(f"expected a statement or its name, got {other!r}")
         return self._comp.stmt(other)
 
     def __repr__(self) -> str:
@@ -361,13 +365,13 @@ def _loops(value: object) -> tuple[Loop, ...]:
 
 def _parse_set(text: object, what: str) -> Set:
     if not isinstance(text, str):
-        raise SpfError(f"Stmt {what} must be set text or spf.Set, got {type(text).__name__}")
+        raise ArgumentError(f"Stmt {what} must be set text or spf.Set, got {type(text).__name__}")
     return Set(text)
 
 
 def _parse_rel(text: object, what: str) -> Relation:
     if not isinstance(text, str):
-        raise SpfError(f"Stmt {what} must be relation text or spf.Relation, got {text!r}")
+        raise ArgumentError(f"Stmt {what} must be relation text or spf.Relation, got {text!r}")
     return Relation(text)
 
 
@@ -377,9 +381,9 @@ def _access_spec(spec: AccessSpec | None, what: str) -> AccessList | None:
     out: list[tuple[str, Relation]] = []
     for item in spec:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise SpfError(f"Stmt {what}: expected (data space, relation) pairs, got {item!r}")
+            raise ArgumentError(f"Stmt {what}: expected (data space, relation) pairs, got {item!r}")
         ds, rel = item
         if not isinstance(ds, str):
-            raise SpfError(f"Stmt {what}: data space name must be a string, got {ds!r}")
+            raise ArgumentError(f"Stmt {what}: data space name must be a string, got {ds!r}")
         out.append((ds, rel if isinstance(rel, Relation) else _parse_rel(rel, what)))
     return tuple(out)

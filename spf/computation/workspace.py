@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from spf.errors import SpfError, UndeclaredError
+from spf.errors import ArgumentError, ScheduleError, UndeclaredError
 from spf.schedule.commands import Effect, Loop, check_loop_ref, register_command
 
 if TYPE_CHECKING:
@@ -40,20 +40,22 @@ class Workspace(Effect):
 
     def __post_init__(self) -> None:
         if not isinstance(self.data_space, str) or not self.data_space.isidentifier():
-            raise SpfError(
+            raise ArgumentError(
                 f"workspace: expected the name of a local data space, got {self.data_space!r}"
             )
         check_loop_ref("workspace", "loop", self.loop)
         fill: object = self.fill
         if isinstance(fill, bool) or not isinstance(fill, (int, float)):
-            raise SpfError(f"workspace({self.data_space!r}): fill must be a number, got {fill!r}")
+            raise ArgumentError(
+                f"workspace({self.data_space!r}): fill must be a number, got {fill!r}"
+            )
 
     def perform(self, stmt: Stmt) -> None:
         from spf.computation.layout import layout_of
 
         comp = stmt.computation
         if comp is None:
-            raise SpfError(f"statement {stmt.name}: add it to a Computation first")
+            raise ScheduleError(f"statement {stmt.name}: add it to a Computation first")
         name = self.data_space
         ds = comp.data_spaces.get(name)
         if ds is None:
@@ -64,15 +66,15 @@ class Workspace(Effect):
                 hint=f"declare the workspace first: comp.add_local({name!r}, 'double', ('M',))",
             )
         if ds.role != "local" or not ds.shape:
-            raise SpfError(
+            raise ScheduleError(
                 f"workspace({name!r}): a workspace is a local array the function allocates "
                 f"(comp.add_local({name!r}, type, shape)), not a {ds.role} data space"
                 + ("" if ds.shape else " without a shape")
             )
         if comp.storage_of(name) is not None:
-            raise SpfError(f"workspace({name!r}): it is stored in a buffer (store_in)")
+            raise ScheduleError(f"workspace({name!r}): it is stored in a buffer (store_in)")
         if isinstance(fill := self.fill, float) and ds.ctype not in ("double", "float"):
-            raise SpfError(
+            raise ScheduleError(
                 f"workspace({name!r}): fill {fill!r} is not a value of its type {ds.ctype}"
             )
         comp._loop_position(stmt, self.loop)  # raises for an unknown loop

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 from spf.formats.format import Format
 from spf.sets import UF
 
@@ -104,7 +104,7 @@ def _ell() -> Format:
 
 def _positive(fmt: str, what: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SpfError(f"{fmt}: {what} must be a positive integer, got {value!r}")
+        raise FormatError(f"{fmt}: {what} must be a positive integer, got {value!r}")
     return value
 
 
@@ -134,7 +134,7 @@ def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
     C = _positive("SELL", "C", C)  # noqa: N806
     sigma = _positive("SELL", "sigma", sigma)
     if sigma > 1 and sigma % C:
-        raise SpfError(f"SELL: sigma ({sigma}) must be 1 or a multiple of C ({C})")
+        raise FormatError(f"SELL: sigma ({sigma}) must be 1 or a multiple of C ({C})")
     row = f"{C}*ch + r" if sigma == 1 else f"perm({C}*ch + r)"
     ufs = [
         _ptr("cs", "NC", "NV"),

@@ -37,7 +37,7 @@ import numpy as np
 
 from spf.computation import Computation, Stmt
 from spf.dtypes import numpy_name
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError, FormatError, SpfError
 from spf.formats.format import Format
 from spf.formats.ranks import SIZES, add_ranks, own_rank, rank_sizes
 from spf.formats.sizing import Ties, allocate, check_ties, extent
@@ -63,7 +63,7 @@ def _uf_of_k(expr: str, k: str) -> str | None:
 
 def _single_position(fmt: Format, role: str) -> str:
     if len(fmt.positions) != 1 or fmt.value_shape != ("NNZ",):
-        raise SpfError(
+        raise FormatError(
             f"convert: the {role} format {fmt.name} stores entries at [{', '.join(fmt.positions)}]"
             f" with values of shape {fmt.value_shape}; conversions are synthesized for formats "
             "storing each entry once at one position 0 <= k < NNZ (COO, CSR, CSC and formats "
@@ -173,7 +173,7 @@ class Conversion(Computation):
     ) -> ConversionKernel:
         """Generate, build (cached) and load the conversion kernel (C only)."""
         if target != "c":
-            raise SpfError(
+            raise FormatError(
                 f"convert({self.src.name} -> {self.dst.name}): conversions compile for the "
                 f"'c' target only, got {target!r}"
             )
@@ -311,7 +311,7 @@ def _index_name(index_dtype: object) -> str:
     except SpfError:
         name = ""
     if name not in ("int32", "int64"):
-        raise SpfError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+        raise FormatError(f"convert: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
     return name
 
 
@@ -327,7 +327,7 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
     """
     for role, f in (("src", src), ("dst", dst)):
         if not isinstance(f, Format):
-            raise SpfError(
+            raise ArgumentError(
                 f"convert: {role} must be an spf.Format (spf.formats.CSR, ...), got {f!r}"
             )
     from spf.formats.to_csf import tensor_conversion
@@ -336,7 +336,7 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
         return tensor
     for f in (src, dst):
         if len(f.coords) != 2:
-            raise SpfError(f"convert: {f.name} has {len(f.coords)} coordinates; matrices have 2")
+            raise FormatError(f"convert: {f.name} has {len(f.coords)} coordinates; matrices have 2")
     conv = _synthesize(src, dst, _index_name(index_dtype))
     # The statements run in the order they were added: the schedule is program order, which
     # no dependence can contradict, so the legality verdict is known without computing the
@@ -360,19 +360,19 @@ def _synthesize(src: Format, dst: Format, name: str) -> Conversion:
         return to_sell(src, dst, layout, name)
     _single_position(dst, "destination")
     if src.shape != dst.shape:
-        raise SpfError(
+        raise FormatError(
             f"convert: {src.name} is {src.shape} and {dst.name} is {dst.shape}; the coordinate "
             "extents must agree"
         )
     if not all(e.isidentifier() for e in src.shape):
-        raise SpfError(
+        raise FormatError(
             f"convert: {src.name}'s extents {src.shape} are not plain sizes; conversions are "
             "synthesized for formats over N x M coordinates"
         )
     coo = _coordinate(dst)
     comp = _compressed(dst)
     if coo is None and comp is None:
-        raise SpfError(
+        raise FormatError(
             f"convert: cannot synthesize a conversion from {src.name} into {dst.name}: its "
             "relation is neither coordinate (i = row(k) && j = col(k)), compressed "
             "(ptr(i) <= k < ptr(i+1) && j = idx(k)) nor SELL-like (k = cs(ch) + C*w + r); "

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from spf.errors import SpfError
+from spf.errors import FormatError, SpfError
 from spf.sets import UF, Relation
 
 __all__ = ["Format"]
@@ -56,7 +56,7 @@ def _split_names(text: str, what: str, fmt: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     for n in names:
         if not n.isidentifier():
-            raise SpfError(f"Format {fmt!r}: {what} must be variable names, got {n!r}")
+            raise FormatError(f"Format {fmt!r}: {what} must be variable names, got {n!r}")
     return names
 
 
@@ -94,7 +94,7 @@ def _names_in(expr: str) -> tuple[set[str], set[str]]:
 def _atoms(body: str, fmt: str) -> list[_Atom]:
     """The comparisons of a conjunction ``a <= b < c && d = e`` (chains split)."""
     if "||" in body or " or " in body:
-        raise SpfError(
+        raise FormatError(
             f"Format {fmt!r}: the storage relation must be one conjunction (&&), not a union"
         )
     atoms: list[_Atom] = []
@@ -103,7 +103,7 @@ def _atoms(body: str, fmt: str) -> list[_Atom]:
             continue
         parts = _CMP.split(conj)
         if len(parts) < 3:
-            raise SpfError(f"Format {fmt!r}: cannot read constraint {conj.strip()!r}")
+            raise FormatError(f"Format {fmt!r}: cannot read constraint {conj.strip()!r}")
         for a in range(0, len(parts) - 2, 2):
             atoms.append(_Atom(parts[a].strip(), parts[a + 1], parts[a + 2].strip()))
     return atoms
@@ -144,7 +144,7 @@ class Format:
         window: int | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.isidentifier():
-            raise SpfError(f"Format: name must be an identifier, got {name!r}")
+            raise FormatError(f"Format: name must be an identifier, got {name!r}")
         self.name = name
         self._read_coords(coords)
         self.ufs = self._uf_map(ufs)
@@ -154,7 +154,7 @@ class Format:
         self.loops = self._order()
         self._check_function()
         if len(self.value_shape) != len(self.positions):
-            raise SpfError(
+            raise FormatError(
                 f"Format {name!r}: value {value!r} has {len(self.value_shape)} extents but the "
                 f"storage position [{', '.join(self.positions)}] has {len(self.positions)}"
             )
@@ -162,33 +162,37 @@ class Format:
         if window is not None and (
             isinstance(window, bool) or not isinstance(window, int) or window < 1
         ):
-            raise SpfError(f"Format {name!r}: window must be a positive int, got {window!r}")
+            raise FormatError(f"Format {name!r}: window must be a positive int, got {window!r}")
         self.window = window
 
     # ---------------------------------------------------------------------------- parsing
     def _read_coords(self, coords: str) -> None:
         name = self.name
         if not isinstance(coords, str) or not re.fullmatch(r"\s*\[[^\]]*\]\s*", coords):
-            raise SpfError(f"Format {name!r}: coords must be a tuple like '[i, j]', got {coords!r}")
+            raise FormatError(
+                f"Format {name!r}: coords must be a tuple like '[i, j]', got {coords!r}"
+            )
         self.coords = _split_names(coords.strip()[1:-1], "coords", name)
         if not self.coords:
-            raise SpfError(f"Format {name!r}: coords is empty")
+            raise FormatError(f"Format {name!r}: coords is empty")
 
     def _read_storage(self, storage: str) -> None:
         name = self.name
         if not isinstance(storage, str):
-            raise SpfError(f"Format {name!r}: storage must be a relation string, got {storage!r}")
+            raise FormatError(
+                f"Format {name!r}: storage must be a relation string, got {storage!r}"
+            )
         self.storage = storage.strip()
         m = _RELATION.match(self.storage)
         if m is None:
-            raise SpfError(
+            raise FormatError(
                 f"Format {name!r}: storage must read '{{[coords] -> [positions]: constraints}}', "
                 f"got {storage!r}"
             )
         self.relation = self._parse(self.storage)
         ins = _split_names(m.group("ins"), "the relation's inputs", name)
         if ins != self.coords:
-            raise SpfError(
+            raise FormatError(
                 f"Format {name!r}: the storage relation's inputs [{', '.join(ins)}] differ from "
                 f"coords [{', '.join(self.coords)}]; write the relation from the coordinates"
             )
@@ -196,7 +200,7 @@ class Format:
         self.exists = _split_names(m.group("exists") or "", "exists variables", name)
         clash = set(self.positions) & set(self.coords)
         if clash:
-            raise SpfError(
+            raise FormatError(
                 f"Format {name!r}: storage variable(s) {sorted(clash)} reuse coordinate names; "
                 "name the positions differently (i = p ties them)"
             )
@@ -211,27 +215,27 @@ class Format:
     ) -> None:
         name = self.name
         if not isinstance(value, str) or not value.isidentifier() or value in self.ufs:
-            raise SpfError(f"Format {name!r}: value must be an array name distinct from the UFs")
+            raise FormatError(f"Format {name!r}: value must be an array name distinct from the UFs")
         self.value = value
         self.value_shape = tuple(
             str(s) for s in (value_shape if value_shape is not None else ("NNZ",))
         )
         self.shape = tuple(str(s) for s in shape)
         if len(self.shape) != len(self.coords):
-            raise SpfError(f"Format {name!r}: shape needs one extent per coordinate")
+            raise FormatError(f"Format {name!r}: shape needs one extent per coordinate")
         self.assume = tuple(assume)
         for fact in self.assume:
             if not isinstance(fact, str):
-                raise SpfError(f"Format {name!r}: assume entries must be strings, got {fact!r}")
+                raise FormatError(f"Format {name!r}: assume entries must be strings, got {fact!r}")
 
     def _uf_map(self, ufs: Mapping[str, UF] | Sequence[UF]) -> dict[str, UF]:
         items = list(ufs.items()) if isinstance(ufs, Mapping) else [(None, u) for u in ufs]
         out: dict[str, UF] = {}
         for key, uf in items:
             if not isinstance(uf, UF):
-                raise SpfError(f"Format {self.name!r}: ufs must be spf.UF objects, got {uf!r}")
+                raise FormatError(f"Format {self.name!r}: ufs must be spf.UF objects, got {uf!r}")
             if key is not None and key != uf.name:
-                raise SpfError(
+                raise FormatError(
                     f"Format {self.name!r}: ufs key {key!r} names UF {uf.name!r}; use the same name"
                 )
             out[uf.name] = uf
@@ -241,12 +245,12 @@ class Format:
         try:
             rel = Relation(text, self.ufs or None)
         except SpfError as err:
-            raise SpfError(
+            raise FormatError(
                 f"Format {self.name!r}: cannot read the storage relation: {err}"
             ) from err
         missing = sorted({c.split("(")[0].strip() for c in rel.uf_calls} - set(self.ufs))
         if missing:
-            raise SpfError(
+            raise FormatError(
                 f"Format {self.name!r}: the storage relation calls {missing} which ufs= does not "
                 "declare; declare every index array with spf.UF"
             )
@@ -283,7 +287,7 @@ class Format:
             if v in placed:
                 return
             if v in visiting:
-                raise SpfError(
+                raise FormatError(
                     f"Format {self.name!r}: the storage relation's variables depend on each "
                     f"other in a cycle through {v!r}; it cannot be scanned"
                 )
@@ -324,7 +328,7 @@ class Format:
                 continue
             lower, upper = self._bounded(v)
             if not (lower and upper):
-                raise SpfError(
+                raise FormatError(
                     f"Format {self.name!r}: storage variable {v!r} has no "
                     f"{'lower' if not lower else 'upper'} bound in {self.storage}; bound it "
                     f"(0 <= {v} < NNZ) or fix it by an equality"
@@ -340,7 +344,7 @@ class Format:
                 scanned |= self._deps[v]
         for c in self.coords:
             if c not in self._defined and c not in scanned:
-                raise SpfError(
+                raise FormatError(
                     f"Format {self.name!r}: the storage relation is not a function of the "
                     f"coordinates onto storage: coordinate {c!r} is not fixed by the storage "
                     f"position; fix it by an equality ({c} = row(k)) or scan it through UF "
@@ -368,7 +372,7 @@ class Format:
                     changed = True
         loose = [v for v in (*self.positions, *self.exists) if v not in tied]
         if loose:
-            raise SpfError(
+            raise FormatError(
                 f"Format {self.name!r}: the storage relation is not a function of the "
                 f"coordinates: storage variable(s) {loose} are not tied to "
                 f"[{', '.join(self.coords)}] by any equality, so one coordinate maps to many "
@@ -424,7 +428,7 @@ class Format:
         conj = " && ".join(p for p in (body.strip(), *extra) if p)
         names = tuple(order) if order is not None else self.loops
         if sorted(names) != sorted(self.loops):
-            raise SpfError(f"Format {self.name!r}: scan order {names} is not a permutation of "
+            raise FormatError(f"Format {self.name!r}: scan order {names} is not a permutation of "
                            f"its loops {self.loops}")  # fmt: skip
         return f"{{[{', '.join(names)}]: {conj}}}"
 

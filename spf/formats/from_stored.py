@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 from spf.formats.convert import Conversion, ConversionKernel, _compressed, _coordinate
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 
@@ -151,13 +151,13 @@ def from_stored(src: Format, dst: Format, index_dtype: str) -> StoredConversion:
 
     coo = _coordinate(dst) if not is_stored(dst) else None
     if coo is None and (is_stored(dst) or _compressed(dst) is None):
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): from a laid-out format conversions are "
             f"synthesized into coordinate (COO) and compressed (CSR, CSC) formats; convert "
             f"{src.name} to CSR first, then CSR to {dst.name}"
         )
     if dst.shape != ("N", "M") or not all(_terms(e) for e in src.shape):
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): conversions out of a laid-out format are "
             f"synthesized into N x M coordinates from sums of size multiples, but {src.name} "
             f"is {src.shape} and {dst.name} is {dst.shape}"

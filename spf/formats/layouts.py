@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 
 if TYPE_CHECKING:
     from spf.formats.convert import Conversion
@@ -30,7 +30,7 @@ def laid_out(src: Format, dst: Format, index_dtype: str) -> Conversion | None:
         return from_stored(src, dst, index_dtype)
     conv = to_padded(src, dst, index_dtype) or to_bcsr(src, dst, index_dtype)
     if conv is None and is_stored(dst) and sell_layout(dst) is None:
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): no inspector is synthesized into {dst.name}: "
             "its relation is neither ELL-like (i = p && j = col(p, w)), DIA-like (j = p + "
             "offsets(d)), BCSR-like (i = r*ib + ri && j = c*bcol(kb) + ci) nor SELL-like "

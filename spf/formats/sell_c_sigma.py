@@ -40,7 +40,7 @@ import numpy as np
 
 from spf.computation import Computation, Stmt
 from spf.dtypes import numpy_name
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError, FormatError, SpfError
 from spf.sets import Relation
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def sell(C: int, sigma: int = 1, *, index_dtype: object = "int32") -> SellFormat
     with contextlib.suppress(SpfError):
         name = numpy_name(index_dtype, what="sell: index_dtype")
     if not isinstance(name, str) or name not in _CTYPES:
-        raise SpfError(f"sell: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
+        raise FormatError(f"sell: index_dtype must be 'int32' or 'int64', got {index_dtype!r}")
     return SellFormat(C, sigma, name)
 
 
@@ -80,16 +80,16 @@ class SellFormat:
 
     def __post_init__(self) -> None:
         if isinstance(self.C, bool) or not isinstance(self.C, int) or self.C < 1:
-            raise SpfError(f"sell: C must be a positive integer, got {self.C!r}")
+            raise FormatError(f"sell: C must be a positive integer, got {self.C!r}")
         if isinstance(self.sigma, bool) or not isinstance(self.sigma, int) or self.sigma < 1:
-            raise SpfError(f"sell: sigma must be a positive integer, got {self.sigma!r}")
+            raise FormatError(f"sell: sigma must be a positive integer, got {self.sigma!r}")
         if self.sigma > 1 and self.sigma % self.C:
-            raise SpfError(
+            raise FormatError(
                 f"sell: sigma ({self.sigma}) must be 1 or a multiple of C ({self.C}), so that "
                 "sorting windows do not cut chunks"
             )
         if self.index_dtype not in _CTYPES:
-            raise SpfError(
+            raise FormatError(
                 f"sell: index_dtype must be 'int32' or 'int64', got {self.index_dtype!r}"
             )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from spf.computation import Computation, Stmt
 from spf.dtypes import index_name
-from spf.errors import SpfError
+from spf.errors import ArgumentError, FormatError
 from spf.formats.format import Format
 
 __all__ = ["spmv_computation"]
@@ -15,9 +15,9 @@ def spmv_computation(fmt: Format, index_dtype: str | None = None) -> Computation
     """One statement ``y(i) += A(position) * x(j)`` over :meth:`Format.scan`, loops in
     :attr:`Format.loops` order; the format's UFs declared ``index_dtype`` when given."""
     if not isinstance(fmt, Format):
-        raise SpfError(f"spmv: expected an spf.Format (spf.formats.CSR, ...), got {fmt!r}")
+        raise ArgumentError(f"spmv: expected an spf.Format (spf.formats.CSR, ...), got {fmt!r}")
     if len(fmt.coords) != 2:
-        raise SpfError(
+        raise FormatError(
             f"spmv({fmt.name}): a matrix format has two coordinates, "
             f"{fmt.name} has [{', '.join(fmt.coords)}]"
         )

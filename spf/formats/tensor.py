@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 from spf.formats.format import Format
 from spf.sets import UF
 
@@ -33,7 +33,7 @@ __all__ = ["COO", "CSF", "MatrixCOO", "csf_order", "tensor_coo_order"]
 
 def _order(fmt: str, order: object, least: int) -> int:
     if isinstance(order, bool) or not isinstance(order, int) or order < least:
-        raise SpfError(f"{fmt}(order): order must be an int >= {least}, got {order!r}")
+        raise FormatError(f"{fmt}(order): order must be an int >= {least}, got {order!r}")
     return order
 
 

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 from spf.formats.convert import _compressed
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 from spf.formats.ranks import add_ranks, own_rank
@@ -154,7 +154,7 @@ def to_bcsr(src: Format, dst: Format, index_dtype: str) -> BcsrConversion | None
         return None
     rows = _compressed(src) if src.value_shape == ("NNZ",) and len(src.positions) == 1 else None
     if rows is None or rows.outer != 0 or src.shape != ("N", "M"):
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): the BCSR inspector is synthesized from "
             f"formats whose rows are rowptr(i) <= k < rowptr(i+1) over N x M coordinates "
             f"(CSR); convert {src.name} to CSR first"

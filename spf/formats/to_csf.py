@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder, _uf_of_k
 from spf.formats.tensor import csf_order, tensor_coo_order
 
@@ -47,12 +47,12 @@ def tensor_conversion(src: Format, dst: Format, index_dtype: str) -> Conversion 
         return None
     where = f"convert({src.name} -> {dst.name})"
     if len(src.coords) != len(dst.coords):
-        raise SpfError(
+        raise FormatError(
             f"{where}: {src.name} has {len(src.coords)} coordinates and {dst.name} "
             f"{len(dst.coords)}; a conversion keeps the order of the tensor"
         )
     if len(src.positions) != 1 or src.value_shape != ("NNZ",):
-        raise SpfError(
+        raise FormatError(
             f"{where}: the source stores entries at [{', '.join(src.positions)}] with values "
             f"of shape {src.value_shape}; tensor conversions read formats that store each "
             "entry once at one position 0 <= p < NNZ (COO, CSF, CSR, CSC)"
@@ -66,7 +66,7 @@ def tensor_conversion(src: Format, dst: Format, index_dtype: str) -> Conversion 
     elif (ufs := _coordinate_ufs(dst)) is not None:
         _to_coo(b, conv, ufs)
     else:
-        raise SpfError(
+        raise FormatError(
             f"{where}: tensors convert into COO(order) and CSF(order); convert into one of "
             "them first"
         )

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 from spf.formats.convert import _compressed
 from spf.formats.phased import PhasedBuilder, PhasedConversion, PhasedKernel
 from spf.formats.ranks import add_ranks, own_rank
@@ -132,13 +132,13 @@ def to_padded(src: Format, dst: Format, index_dtype: str) -> PaddedConversion | 
     if lay is None:
         return None
     if src.value_shape != ("NNZ",) or len(src.positions) != 1:
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): the {lay.kind} inspector is synthesized from "
             f"formats storing each entry once at one position 0 <= k < NNZ (COO, CSR, CSC); "
             f"convert {src.name} to CSR first"
         )
     if src.shape != ("N", "M") or dst.shape != ("N", "M"):
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): the {lay.kind} inspector is synthesized over "
             f"N x M coordinates, but {src.name} is {src.shape} and {dst.name} is {dst.shape}"
         )

@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import FormatError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed
 
 if TYPE_CHECKING:
@@ -194,13 +194,13 @@ class _SellBuilder:
 def to_sell(src: Format, dst: Format, lay: SellLayout, index_dtype: str) -> SellConversion:
     """The conversion ``src -> dst`` for a SELL-like ``dst`` (see the module docstring)."""
     if src.value_shape != ("NNZ",) or len(src.positions) != 1:
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): the SELL inspector is synthesized from formats "
             f"storing each entry once at one position 0 <= k < NNZ (COO, CSR, CSC); convert "
             f"{src.name} to CSR first"
         )
     if src.shape != ("N", "M") or dst.shape != ("N", "M"):
-        raise SpfError(
+        raise FormatError(
             f"convert({src.name} -> {dst.name}): the SELL inspector is synthesized over N x M "
             f"coordinates, but {src.name} is {src.shape} and {dst.name} is {dst.shape}"
         )

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from spf.clang import MATH_1, MATH_2
+from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
 from spf.frontend.cparse import Source, c_ast
 from spf.frontend.pointers import PointerAlias, resolve_partial
@@ -53,8 +54,10 @@ _NAMED_CONSTANTS = frozenset({"INFINITY", "NAN"})
 Tree = str | tuple[str, list["Tree"]]
 
 
-class NotAffineError(Exception):
-    """Internal: an expression outside the affine fragment (``why`` says what, at ``node``)."""
+class NotAffineError(SpfError):
+    """Internal: an expression outside the affine fragment (``why`` says what, at ``node``).
+    The import catches it and reports a located ``ParseError``; it is an ``SpfError`` so that
+    one escaping by mistake is still in the family."""
 
     def __init__(self, node: Any, why: str) -> None:
         super().__init__(why)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError
 from spf.ir.model import ComputationIR
 from spf.schedule.commands import Command
 from spf.schedule.trace import TraceEntry
@@ -43,18 +43,20 @@ def apply(
     ('{[i, j, k] -> [0, i, 0, k, 0, j, 0]}', 0, 1)
     """
     if not isinstance(ir, ComputationIR):
-        raise SpfError(f"apply: expected a ComputationIR (comp.ir), got {type(ir).__name__}")
+        raise ArgumentError(f"apply: expected a ComputationIR (comp.ir), got {type(ir).__name__}")
     if isinstance(command, TraceEntry):
         if stmt is not None and stmt != command.stmt:
-            raise SpfError(f"apply: the entry applies to statement {command.stmt!r}, not {stmt!r}")
+            raise ArgumentError(
+                f"apply: the entry applies to statement {command.stmt!r}, not {stmt!r}"
+            )
         stmt, command = command.stmt, command.command
     if not isinstance(command, Command):
-        raise SpfError(
+        raise ArgumentError(
             f"apply: expected a scheduling command (spf.schedule.commands) or a TraceEntry, "
             f"got {command!r}"
         )
     if stmt is None:
-        raise SpfError(
+        raise ArgumentError(
             f"apply({command.call_text()}): name the statement it applies to (stmt='s0')"
         )
     assert _RUNNER, "importing spf.ir imports spf, whose computation layer registers it"

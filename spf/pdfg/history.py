@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spf.computation.operations import OperationStmt
-from spf.errors import SpfError
+from spf.errors import ArgumentError, ScheduleError, SpfError
 from spf.pdfg.annotate import check_params
 from spf.pdfg.pdfg import PDFG
 from spf.schedule.commands import Effect
@@ -76,10 +76,12 @@ class PDFGHistory(list[tuple[str, PDFG]]):
         in order with the command under each, into ``directory`` (created if missing);
         returns the paths written, ``index.html`` last. Needs Graphviz's ``dot``."""
         if not isinstance(directory, (str, Path)) or not str(directory):
-            raise SpfError(f"render: expected a directory path, got {directory!r}")
+            raise ArgumentError(f"render: expected a directory path, got {directory!r}")
         folder = Path(directory)
         if folder.exists() and not folder.is_dir():
-            raise SpfError(f"render: {str(folder)!r} is a file; give a directory for the steps")
+            raise ArgumentError(
+                f"render: {str(folder)!r} is a file; give a directory for the steps"
+            )
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
@@ -157,7 +159,7 @@ def pdfg_history(comp: Computation, params: Mapping[str, int] | None = None) -> 
         work = _load(comp, snaps[k], k) if k in snaps else _replayed(comp, work, entry, k)
         states.append((entry.as_python(), entry.command.method, work))
     if len(entries) not in snaps and work.to_json() != comp.to_json():
-        raise SpfError(
+        raise ScheduleError(
             f"pdfg_history: replaying the trace of {comp.name} on its initial state does not "
             "give its current schedule; this is an spf bug (please report it with "
             "comp.trace.as_python())"
@@ -208,7 +210,7 @@ def _replayed(comp: Computation, before: Computation, entry: TraceEntry, step: i
     try:
         Trace([entry]).replay(work)
     except SpfError as err:
-        raise SpfError(
+        raise ScheduleError(
             f"pdfg_history: replaying step {step}, {entry.as_python()}, on a copy of "
             f"{comp.name} failed ({err}); this is an spf bug (please report it with "
             "comp.trace.as_python())"

@@ -30,7 +30,7 @@ from spf.analysis.dependences import padded
 from spf.computation.checkpoints import after_command, before_command
 from spf.computation.operations import placements, restore_placements
 from spf.computation.statement import is_constant
-from spf.errors import IllegalScheduleError, SpfError, UndeclaredError
+from spf.errors import ArgumentError, IllegalScheduleError, ScheduleError, SpfError, UndeclaredError
 from spf.schedule import ROOT
 from spf.schedule.commands import After, Fuse, Reschedule
 from spf.schedule.order import (
@@ -99,7 +99,7 @@ def fuse_level(first: Stmt, second: Stmt, level: object) -> Level:
     if isinstance(level, str):
         return level
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
-        raise SpfError(
+        raise ArgumentError(
             f"fuse: level counts the loops {first.name} and {second.name} share (0, 1, 2, "
             f"...) or names the innermost shared loop; got {level!r}"
         )
@@ -120,7 +120,7 @@ def fuse(comp: Computation, s1: str | Stmt, s2: str | Stmt, level: object) -> li
     name of the innermost shared loop)."""
     first, second = comp.stmt(s1), comp.stmt(s2)
     if first is second:
-        raise SpfError(f"fuse: {first.name} cannot be fused with itself")
+        raise ScheduleError(f"fuse: {first.name} cannot be fused with itself")
     after = fuse_level(first, second, level)
     before = {s.name: str(s.schedule) for s in comp.stmts}
     with transaction(comp):
@@ -194,7 +194,7 @@ def reschedule(comp: Computation, s1: str | Stmt, s2: str | Stmt) -> list[Relati
     (it prints as this call and replays to the same schedules)."""
     mover, anchor = comp.stmt(s1), comp.stmt(s2)
     if mover is anchor:
-        raise SpfError(f"reschedule: {mover.name} cannot move before itself")
+        raise ScheduleError(f"reschedule: {mover.name} cannot move before itself")
     before = {s.name: str(s.schedule) for s in comp.stmts}
     with transaction(comp):
         mover._run(_rescheduled(comp, mover, anchor))

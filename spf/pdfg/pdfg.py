@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, SpfError, ToolchainError
 from spf.pdfg.annotate import check_params
 from spf.pdfg.dot import to_dot
 from spf.pdfg.graph import build_graph, price
@@ -91,7 +91,7 @@ class PDFG:
         out = _target("render", path)
         fmt = out.suffix.lstrip(".").lower()
         if fmt not in _FORMATS:
-            raise SpfError(
+            raise ArgumentError(
                 f"render: unsupported format {fmt!r} of {str(out)!r}; end the file name in one "
                 f"of .{', .'.join(_FORMATS)}"
             )
@@ -110,25 +110,25 @@ class PDFG:
 def _run_dot(text: str, fmt: str) -> bytes:
     exe = shutil.which("dot")
     if exe is None:
-        raise SpfError(
+        raise ToolchainError(
             "Graphviz's 'dot' is not installed; `make demo`/`make test` install it "
             "(apt-get install graphviz)"
         )
     done = subprocess.run([exe, f"-T{fmt}"], input=text.encode(), capture_output=True, check=False)
     if done.returncode != 0:
-        raise SpfError(f"dot failed: {done.stderr.decode(errors='replace')}")
+        raise ToolchainError(f"dot failed: {done.stderr.decode(errors='replace')}")
     return done.stdout
 
 
 def _target(cmd: str, path: object) -> Path:
     """``path`` as a file path that can be written, or an ``SpfError`` naming it."""
     if not isinstance(path, (str, Path)) or not str(path):
-        raise SpfError(f"{cmd}: expected a file path (str or pathlib.Path), got {path!r}")
+        raise ArgumentError(f"{cmd}: expected a file path (str or pathlib.Path), got {path!r}")
     out = Path(path)
     if out.is_dir():
-        raise SpfError(f"{cmd}: {str(out)!r} is a directory; give a file path inside it")
+        raise ArgumentError(f"{cmd}: {str(out)!r} is a directory; give a file path inside it")
     if not out.parent.is_dir():
-        raise SpfError(
+        raise ArgumentError(
             f"{cmd}: the directory {str(out.parent)!r} of {str(out)!r} does not exist; "
             "create it first"
         )

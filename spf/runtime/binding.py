@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
 
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError, CodegenError, VerifyError
 from spf.runtime.checks import Array, UFCheck
 from spf.sets.expr import Evaluator, compile_expr
 
@@ -42,7 +42,7 @@ class _Data:
         try:
             self.dtype = np.dtype(arg.dtype)
         except KeyError:
-            raise SpfError(f"argument {arg.name!r}: unsupported C type {arg.ctype!r}") from None
+            raise CodegenError(f"argument {arg.name!r}: unsupported C type {arg.ctype!r}") from None
         self.writes = not self.is_uf and not arg.const
         self.shape_text: tuple[str, ...] | None = None
         self.shape_of: Callable[[dict[str, int]], tuple[int, ...]] | None = None
@@ -151,7 +151,7 @@ def _extent(name: str, extent: int | str, params: frozenset[str]) -> Evaluator:
     fn, names = compile_expr(extent)
     unknown = names - params
     if unknown:
-        raise SpfError(
+        raise VerifyError(
             f"data space {name!r}: extent {extent!r} uses {', '.join(sorted(unknown))}, "
             f"which are not parameters of the kernel ({', '.join(sorted(params)) or 'none'})"
         )
@@ -195,7 +195,9 @@ class Binder:
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
             if np.dtype(a.dtype).kind not in "iuf":
-                raise SpfError(f"parameter {a.name!r} must have a numeric C type, not {a.ctype}")
+                raise CodegenError(
+                    f"parameter {a.name!r} must have a numeric C type, not {a.ctype}"
+                )
         ints = [a for a in self.params if np.dtype(a.dtype).kind in "iu"]
         self._limits = tuple(
             (a.name, int(np.iinfo(a.dtype).min), int(np.iinfo(a.dtype).max)) for a in ints

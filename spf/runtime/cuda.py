@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import cffi
 import numpy as np
 
-from spf.errors import CompileError, SpfError
+from spf.errors import ArgumentError, CodegenError, CompileError, SpfError
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
@@ -182,7 +182,7 @@ def _load(path: Path, cdef: str, command: str) -> tuple[cffi.FFI, Any]:
         try:
             ffi.cdef(cdef)
         except cffi.CDefError as err:
-            raise SpfError(f"cannot declare the CUDA host function to cffi: {err}") from None
+            raise CodegenError(f"cannot declare the CUDA host function to cffi: {err}") from None
         try:
             lib = ffi.dlopen(str(path))
         except OSError as err:
@@ -220,7 +220,7 @@ class CudaKernel:
         self.preconditions = signature.preconditions
         for a in signature.args:
             if a.name == "check":
-                raise SpfError(
+                raise ArgumentError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
         cdef = f"{self.signature};\nconst char *{self.name}_spf_error(void);\n"
@@ -369,15 +369,15 @@ def compile_kernel(
     the CPU instead (see the module docstring). ``openmp``/``cflags`` apply to g++ builds,
     ``nvcc_flags`` to nvcc builds."""
     if options:
-        raise SpfError(
+        raise ArgumentError(
             f"compile(target='cuda'): unknown option(s) {', '.join(sorted(options))}; "
             "known: emulate, gpu, nvcc_flags, openmp, cflags, cache_dir"
         )
     if not isinstance(emulate, bool):
-        raise SpfError(f"emulate must be True or False, got {emulate!r}")
+        raise ArgumentError(f"emulate must be True or False, got {emulate!r}")
     if emulate:
         if gpu is not None:
-            raise SpfError("compile(target='cuda'): pass emulate=True or gpu=..., not both")
+            raise ArgumentError("compile(target='cuda'): pass emulate=True or gpu=..., not both")
         built = build(
             emulation_source(source, name),
             name=f"{name}_emu",

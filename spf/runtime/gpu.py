@@ -24,7 +24,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, ToolchainError
 
 HOST_TO_DEVICE = 1
 DEVICE_TO_HOST = 2
@@ -193,7 +193,7 @@ _CHOSEN: dict[str, GpuRuntime] = {}
 def runtime(name: str | None = None) -> GpuRuntime:
     """The GPU runtime ``name`` (``"pycuda"`` or ``"cupy"``), or the first that works."""
     if name is not None and name not in _RUNTIMES:
-        raise SpfError(f"unknown GPU runtime {name!r}; available: {', '.join(_RUNTIMES)}")
+        raise ArgumentError(f"unknown GPU runtime {name!r}; available: {', '.join(_RUNTIMES)}")
     names = [name] if name is not None else list(_RUNTIMES)
     reasons = []
     for n in names:
@@ -206,7 +206,7 @@ def runtime(name: str | None = None) -> GpuRuntime:
             continue
         _CHOSEN[n] = chosen
         return chosen
-    raise SpfError(
+    raise ToolchainError(
         "no GPU runtime for compile(target='cuda'): "
         + "; ".join(reasons)
         + ". On a machine with a CUDA GPU put nvcc on PATH (gpu='nvcc') or install CuPy "

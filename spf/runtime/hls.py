@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import ArgumentError, CodegenError, SpfError
+from spf.errors import ArgumentError, CodegenError
 from spf.runtime.build import build
 from spf.runtime.kernel import Kernel
 
@@ -99,7 +99,7 @@ def compile_kernel(
     del openmp
     unknown = sorted(set(options) - {"hls_bounds", "hls_tripcounts"})
     if unknown:
-        raise SpfError(
+        raise ArgumentError(
             f"compile(target='hls'): unknown option(s) {', '.join(unknown)}; "
             "known: hls_bounds, hls_tripcounts"
         )

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.computation.access import iterator_names
-from spf.errors import SpfError
+from spf.errors import ArgumentError, CodegenError, ScheduleError, SpfError
 from spf.runtime.binding import Binder
 from spf.runtime.walk import Instance, ScheduleWalk, Watched, Writes
 
@@ -86,7 +86,7 @@ def _index_arrays(
     for name in names:
         held = arrays[name]
         if isinstance(held, _Stored):
-            raise SpfError(
+            raise CodegenError(
                 f"interpret({comp.name}): the run-time index array {name!r} is stored in "
                 f"buffer {held.buffer_name!r}; the interpreter reads index arrays as "
                 "themselves: run the compiled kernel instead"
@@ -101,7 +101,7 @@ def _refuse_communication(comp: Computation) -> None:
 
     for s in comp.stmts:
         if isinstance(s, OperationStmt) and s.kind in ("send", "receive"):
-            raise SpfError(
+            raise CodegenError(
                 f"interpret({comp.name}): statement {s.name} is a {s.kind} operation; the "
                 "interpreter runs one process: run the MPI kernel (compile(target='mpi')) "
                 "under mpiexec instead"
@@ -138,11 +138,11 @@ class _Allocation:
             try:
                 shape.append(d if isinstance(d, int) else compile_expr(d)[0](env))
             except SpfError as err:
-                raise SpfError(
+                raise ArgumentError(
                     f"interpret: extent {d!r} of buffer {self.buffer.name!r}: {err}"
                 ) from err
         if any(n < 0 for n in shape):
-            raise SpfError(
+            raise ArgumentError(
                 f"interpret: buffer {self.buffer.name!r} would have negative extents {shape}"
             )
         return np.zeros(tuple(shape), dtype=self.buffer.numpy_dtype)
@@ -158,7 +158,7 @@ class _Allocation:
 
     def get(self) -> Any:
         if self.array is None:
-            raise SpfError(
+            raise ScheduleError(
                 f"interpret: buffer {self.buffer.name!r} is used outside the loop it is "
                 "allocated in (allocate_at)"
             )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from spf.codegen.mpi import COMM, mpi_prototype
 from spf.codegen.signature import Signature
-from spf.errors import ArgumentError, CompileError, SpfError
+from spf.errors import ArgumentError, CompileError, ToolchainError
 from spf.runtime.build import build
 from spf.runtime.kernel import Kernel
 from spf.runtime.threads import default_team
@@ -41,7 +41,7 @@ def _mpi() -> Any:
     try:
         from mpi4py import MPI
     except ImportError as err:
-        raise SpfError(
+        raise ToolchainError(
             f"target 'mpi' needs mpi4py to call kernels ({err}); install it with "
             "`pip install mpi4py` (it builds against the MPI that provides mpicc)"
         ) from None
@@ -85,7 +85,7 @@ class MPIKernel(Kernel):
         compiler_output: str = "",
     ) -> None:
         if any(a.name == COMM for a in signature.args):
-            raise SpfError(
+            raise ArgumentError(
                 f"an argument named {COMM!r} clashes with kernel(comm=...) of "
                 f"{signature.function}; rename it"
             )
@@ -161,7 +161,7 @@ def compile_kernel(
     ``compiler`` replaces ``mpicc`` (another MPI wrapper compiler); no other option exists.
     """
     if options:
-        raise SpfError(
+        raise ArgumentError(
             f"compile(target='mpi'): unknown option(s) {', '.join(sorted(options))}; "
             "target mpi takes openmp, cflags, cache_dir and compiler"
         )

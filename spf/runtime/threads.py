@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator
 
 import cffi
 
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError, ToolchainError
 
 INTERVAL_S = 0.2
 """How long a measurement of the free cores is used before it is taken again."""
@@ -250,7 +250,7 @@ def openmp_threads(n: int) -> Iterator[None]:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ArgumentError(f"openmp_threads: n must be an int >= 1, got {n!r}")
     if not _OMP and openmp_library() is None:
-        raise SpfError(
+        raise ToolchainError(
             "openmp_threads: libgomp (GCC's OpenMP runtime) cannot be loaded, so the thread "
             "count cannot be set from Python; set OMP_NUM_THREADS before starting Python"
         )

@@ -38,6 +38,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spf.errors import SpfError
 from spf.runtime.cache import (
     CacheEntry,
     atomic_write,
@@ -61,8 +62,9 @@ _SKIP = frozenset({"_comp", "_memo"})
 """Back references and the analysis cache."""
 
 
-class UnkeyableError(Exception):
-    """A value whose content the key cannot capture faithfully."""
+class UnkeyableError(SpfError):
+    """A value whose content the key cannot capture faithfully (caught here: such a compile
+    is not remembered; an ``SpfError`` so that one escaping is still in the family)."""
 
 
 def state_text(comp: Computation) -> str:

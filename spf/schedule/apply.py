@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from spf.errors import ArityError, SpfError, UndeclaredError
+from spf.errors import ArityError, ScheduleError, SpfError, UndeclaredError
 from spf.schedule import tags as tagrules
 from spf.schedule.commands import (
     INTERNAL_PREFIX,
@@ -89,7 +89,7 @@ def _check_labels(
     """New loop names must not be data spaces, UFs or parameters, nor repeat a loop name."""
     for n in new:
         if n in reserved:
-            raise SpfError(
+            raise ScheduleError(
                 f"{cmd}: the new loop name {n!r} of statement {stmt} collides with a data "
                 "space, UF, parameter or statement of the computation; pick another name"
             )
@@ -98,7 +98,7 @@ def _check_labels(
         if label is None:
             continue
         if label in seen:
-            raise SpfError(
+            raise ScheduleError(
                 f"{cmd}: the loop name {label!r} would be used twice in statement {stmt} "
                 f"(loops afterwards: {', '.join(x or '?' for x in labels)}); pick another name"
             )
@@ -168,7 +168,7 @@ def transform(
     if isinstance(cmd, Interchange):
         a, b = view.depth(name, cmd.i), view.depth(name, cmd.j)
         if a == b:
-            raise SpfError(f"interchange: {cmd.i!r} and {cmd.j!r} are the same loop")
+            raise ScheduleError(f"interchange: {cmd.i!r} and {cmd.j!r} are the same loop")
         pa, pb = view.positions[a], view.positions[b]
         outs = _passes(view, 0, len(view.outs))
         outs[pa], outs[pb] = outs[pb], outs[pa]
@@ -213,7 +213,7 @@ def _split(
 def _tile(cmd: Tile, view: LoopView, reserved: frozenset[str]) -> tuple[Relation, dict[str, str]]:
     a, b = view.depth("tile", cmd.i), view.depth("tile", cmd.j)
     if b != a + 1:
-        raise SpfError(
+        raise ScheduleError(
             f"tile: loops {cmd.i!r} (depth {a}) and {cmd.j!r} (depth {b}) of statement "
             f"{view.stmt} are not consecutive (j must be the loop right inside i); loops: "
             f"{', '.join(view.names)}"
@@ -236,7 +236,7 @@ def _tile(cmd: Tile, view: LoopView, reserved: frozenset[str]) -> tuple[Relation
 def _skew(cmd: Skew, view: LoopView, reserved: frozenset[str]) -> tuple[Relation, dict[str, str]]:
     a, b = view.depth("skew", cmd.i), view.depth("skew", cmd.j)
     if a == b:
-        raise SpfError(f"skew: {cmd.i!r} and {cmd.j!r} are the same loop")
+        raise ScheduleError(f"skew: {cmd.i!r} and {cmd.j!r} are the same loop")
     pi, pj = view.positions[a], view.positions[b]
     outs = _passes(view, 0, len(view.outs))
     conds: list[str] = []
@@ -303,7 +303,7 @@ def _gpu_tags(
 ) -> dict[str, tuple[str, ...]]:
     names = [view.names[view.depth(cmd, loop)] for loop in (*blocks, *threads)]
     if len(set(names)) != len(names):
-        raise SpfError(f"{cmd}: a loop is named twice among the gpu loops {names}")
+        raise ScheduleError(f"{cmd}: a loop is named twice among the gpu loops {names}")
     out = {
         loop: tuple(t for t in ts if tagrules.kind(t) not in tagrules.GPU_KINDS)
         for loop, ts in tags.items()

@@ -11,7 +11,7 @@ Tile(i='i', j='j', ti=2, tj=2, i0='i0', j0='j0', i1='i1', j1='j1')
 >>> Split(loop="i", factor=0, outer="i0", inner="i1")
 Traceback (most recent call last):
 ...
-spf.errors.SpfError: split: factor must be a positive int, got 0
+spf.errors.ScheduleError: split: factor must be a positive int, got 0
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Final, Literal
 
 from spf.clang import check_reserved
-from spf.errors import SpfError
+from spf.errors import ScheduleError, SpfError
 from spf.schedule.tags import MAX_UNROLL, REDUCTION_OPTIONS
 
 
@@ -52,28 +52,30 @@ def check_loop_ref(cmd: str, what: str, loop: object, *, root_ok: bool = False) 
         return
     if isinstance(loop, bool) or not isinstance(loop, (str, int)):
         also = ", or spf.ROOT" if root_ok else ""
-        raise SpfError(f"{cmd}: {what} must be a loop name or depth{also}, got {loop!r}")
+        raise ScheduleError(f"{cmd}: {what} must be a loop name or depth{also}, got {loop!r}")
     if isinstance(loop, int) and loop < 0:
-        raise SpfError(f"{cmd}: {what} depth must be >= 0 (0 is the outermost loop), got {loop}")
+        raise ScheduleError(
+            f"{cmd}: {what} depth must be >= 0 (0 is the outermost loop), got {loop}"
+        )
 
 
 def check_positive(cmd: str, what: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise SpfError(f"{cmd}: {what} must be a positive int, got {value!r}")
+        raise ScheduleError(f"{cmd}: {what} must be a positive int, got {value!r}")
 
 
 def check_int(cmd: str, what: str, value: object, *, nonzero: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or (nonzero and value == 0):
         kind = "a non-zero int" if nonzero else "an int"
-        raise SpfError(f"{cmd}: {what} must be {kind}, got {value!r}")
+        raise ScheduleError(f"{cmd}: {what} must be {kind}, got {value!r}")
 
 
 def check_name(cmd: str, what: str, name: object) -> None:
     """A new loop name: a C identifier, no keyword, not an spf-internal name."""
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-        raise SpfError(f"{cmd}: {what} must be a C identifier, got {name!r}")
+        raise ScheduleError(f"{cmd}: {what} must be a C identifier, got {name!r}")
     if keyword.iskeyword(name):
-        raise SpfError(f"{cmd}: {what} {name!r} is a reserved word; pick another loop name")
+        raise ScheduleError(f"{cmd}: {what} {name!r} is a reserved word; pick another loop name")
     check_reserved(f"{cmd}: {what}", name, in_sets=True)
 
 
@@ -81,7 +83,7 @@ def _distinct(cmd: str, names: list[str | None]) -> None:
     given = [n for n in names if n is not None]
     for n in given:
         if given.count(n) > 1:
-            raise SpfError(f"{cmd}: the new loop name {n!r} is given twice")
+            raise ScheduleError(f"{cmd}: the new loop name {n!r} is given twice")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,7 +271,7 @@ class SetSchedule(Command):
 
     def __post_init__(self) -> None:
         if not isinstance(self.relation, str):
-            raise SpfError(f"set_schedule: expected relation text, got {self.relation!r}")
+            raise ScheduleError(f"set_schedule: expected relation text, got {self.relation!r}")
 
 
 # ----------------------------------------------------------------------------------- tags
@@ -287,7 +289,7 @@ class Unroll(Command):
         check_loop_ref("unroll", "loop", self.loop)
         check_positive("unroll", "factor", self.factor)
         if self.factor > MAX_UNROLL:
-            raise SpfError(
+            raise ScheduleError(
                 f"unroll: factor {self.factor} of loop {self.loop!r} is larger than "
                 f"{MAX_UNROLL}; split the loop and unroll the inner part by a smaller factor"
             )
@@ -331,7 +333,7 @@ class Parallelize(Command):
     def __post_init__(self) -> None:
         check_loop_ref("parallelize", "loop", self.loop)
         if self.reduction is not None and self.reduction not in REDUCTION_OPTIONS:
-            raise SpfError(
+            raise ScheduleError(
                 f"parallelize: reduction must be one of "
                 f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} (or None for no reduction), "
                 f"got {self.reduction!r}"
@@ -372,7 +374,7 @@ class Wavefront(Command):
     def __post_init__(self) -> None:
         check_loop_ref("wavefront", "loop", self.loop)
         if self.how not in WAVEFRONT_METHODS:
-            raise SpfError(
+            raise ScheduleError(
                 f"wavefront: unknown method {self.how!r} for loop {self.loop!r}; use one of "
                 f"{', '.join(repr(m) for m in WAVEFRONT_METHODS)}"
             )
@@ -386,7 +388,7 @@ def _loop_tuple(cmd: str, what: str, value: object) -> tuple[Loop, ...]:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
         value = (value,)
     if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= 3:
-        raise SpfError(f"{cmd}: {what} must be a tuple of 1 to 3 loops, got {value!r}")
+        raise ScheduleError(f"{cmd}: {what} must be a tuple of 1 to 3 loops, got {value!r}")
     for k, loop in enumerate(value):
         check_loop_ref(cmd, f"{what}[{k}]", loop)
     return tuple(value)
@@ -464,7 +466,7 @@ class After(Command):
 
     def __post_init__(self) -> None:
         if not isinstance(self.other, str) or not self.other:
-            raise SpfError(f"after: other must be a statement or its name, got {self.other!r}")
+            raise ScheduleError(f"after: other must be a statement or its name, got {self.other!r}")
         check_loop_ref("after", "level", self.level, root_ok=True)
 
     def orders(self, stmt: str) -> tuple[tuple[str, After], ...]:
@@ -493,10 +495,12 @@ class Reschedule(Command):
 
     def __post_init__(self) -> None:
         if not isinstance(self.other, str) or not self.other:
-            raise SpfError(f"reschedule: other must be a statement or its name, got {self.other!r}")
+            raise ScheduleError(
+                f"reschedule: other must be a statement or its name, got {self.other!r}"
+            )
         check_loop_ref("reschedule", "level", self.level, root_ok=True)
         if not isinstance(self.follows, (tuple, list)):
-            raise SpfError(
+            raise ScheduleError(
                 f"reschedule: follows must be (succ, pred, level) triples, got {self.follows!r}"
             )
         triples = tuple(_follow(f) for f in self.follows)
@@ -535,13 +539,13 @@ class Fuse(Command):
 
     def __post_init__(self) -> None:
         if not isinstance(self.other, str) or not self.other:
-            raise SpfError(f"fuse: other must be a statement or its name, got {self.other!r}")
+            raise ScheduleError(f"fuse: other must be a statement or its name, got {self.other!r}")
         check_loop_ref("fuse", "level", self.level, root_ok=True)
         check_loop_ref("fuse", "shared", self.shared)
         if not isinstance(self.replaces, (tuple, list)) or not all(
             isinstance(r, str) and r for r in self.replaces
         ):
-            raise SpfError(f"fuse: replaces must be statement names, got {self.replaces!r}")
+            raise ScheduleError(f"fuse: replaces must be statement names, got {self.replaces!r}")
         object.__setattr__(self, "replaces", tuple(self.replaces))  # JSON gives a list
 
     def call_args(self) -> tuple[list[object], dict[str, object]]:
@@ -570,7 +574,7 @@ def _follow(triple: object) -> Follow:
         level = ROOT if level is None else level
         check_loop_ref("reschedule", "follows level", level, root_ok=True)
         return (succ, pred, level)
-    raise SpfError(f"reschedule: follows must be (succ, pred, level) triples, got {triple!r}")
+    raise ScheduleError(f"reschedule: follows must be (succ, pred, level) triples, got {triple!r}")
 
 
 COMMANDS: dict[str, type[Command]] = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from spf.errors import SpfError, UndeclaredError
+from spf.errors import ScheduleError, SpfError, UndeclaredError
 from spf.schedule.commands import ROOT, After, Follow, Reschedule
 from spf.schedule.relations import State, is_constant, loops_of, set_constants
 
@@ -59,7 +59,7 @@ def _check_nest(stmt: str, cmd: After, state: State, n: int) -> list[int | None]
     positions, _, _ = loops_of(state.schedule)
     inner_ok = len(positions) <= n or positions[n] > 2 * n
     if list(positions[:n]) != [2 * k + 1 for k in range(n)] or not inner_ok:
-        raise SpfError(
+        raise ScheduleError(
             f"after: statement {stmt} needs {n} loop(s) at the odd positions of a 2d+1 "
             f"schedule to share them with {cmd.other}; its schedule is {state.schedule}"
         )
@@ -127,13 +127,13 @@ def _place(
     if cmd.other not in states:
         raise UndeclaredError("statement", cmd.other, states, hint=f"after: for {stmt}")
     if cmd.other == stmt:
-        raise SpfError(f"after: statement {stmt} cannot run after itself")
+        raise ScheduleError(f"after: statement {stmt} cannot run after itself")
     n = shared_loops(stmt, cmd, states)
     q = 2 * n
     theirs = _check_nest(cmd.other, cmd, states[cmd.other], n)
     _check_nest(stmt, cmd, states[stmt], n)
     if any(v is None for v in theirs):
-        raise SpfError(
+        raise ScheduleError(
             f"after: the schedule of {cmd.other} has no constant at some even position up to "
             f"{q}: {states[cmd.other].schedule}"
         )
@@ -231,13 +231,13 @@ def _check_orders(
         if not holds(states[succ], states[earlier.other], n):
             partner = earlier.other if succ == name else succ
             if cmd is None:
-                raise SpfError(
+                raise ScheduleError(
                     f"after: {name} runs inside the loops of {stmt} and moves with it, which "
                     f"breaks the earlier {succ}.after({earlier.other!r}, {earlier.level!r}) "
                     f"({partner} would stay behind); order {stmt} before giving {succ} that "
                     "predecessor (conflicting predecessors)"
                 )
-            raise SpfError(
+            raise ScheduleError(
                 f"after: running {name} right after {cmd.other} at level {cmd.level!r} breaks "
                 f"the earlier {succ}.after({earlier.other!r}, {earlier.level!r}); "
                 f"{name} cannot be ordered against both {cmd.other} and {partner} this way "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from spf.errors import SpfError
+from spf.errors import ScheduleError
 
 GPU_KINDS = ("gpu_block", "gpu_thread")
 EXCLUSIVE = ("parallel", "distribute", "wavefront", *GPU_KINDS)
@@ -64,7 +64,7 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
         kinds = [kind(t) for t in ts]
         exclusive = [k for k in kinds if k in EXCLUSIVE]
         if len(exclusive) > 1:
-            raise SpfError(
+            raise ScheduleError(
                 f"{cmd}: loop {loop!r} of statement {stmt} would carry the tags "
                 f"{', '.join(ts)}; a loop is mapped to one of {', '.join(EXCLUSIVE)}"
             )
@@ -74,7 +74,7 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
     if not blocks and not threads:
         return
     if not blocks or not threads:
-        raise SpfError(
+        raise ScheduleError(
             f"{cmd}: statement {stmt} has gpu {'block' if blocks else 'thread'} loops but no "
             f"gpu {'thread' if blocks else 'block'} loops; use gpu(blocks, threads) with both"
         )
@@ -85,7 +85,7 @@ def validate(cmd: str, stmt: str, loops: Sequence[str], tags: Mapping[str, Seque
         and _consecutive(thread_depths)
         and block_depths[-1] < thread_depths[0]
     ):
-        raise SpfError(
+        raise ScheduleError(
             f"{cmd}: the gpu loops of statement {stmt} must be consecutive block loops "
             f"({', '.join(loop for _, loop in blocks)}) outside consecutive thread loops "
             f"({', '.join(loop for _, loop in threads)}), in the order of their indices "
@@ -103,7 +103,7 @@ def _check_vector_nesting(
     for loop in loops:
         kinds = [kind(t) for t in tags.get(loop, ())]
         if "parallel" in kinds and vector is not None:
-            raise SpfError(
+            raise ScheduleError(
                 f"{cmd}: loop {loop!r} of statement {stmt} is parallel but lies inside the "
                 f"vector loop {vector!r}; OpenMP allows no parallel loop inside a simd loop: "
                 "parallelize a loop outside the vector loop, or vectorize an innermost loop"

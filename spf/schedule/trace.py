@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, TypeVar
 
-from spf.errors import SpfError
+from spf.errors import ScheduleError, SpfError, add_context
 from spf.schedule.commands import COMMANDS, ROOT, After, Command, Fuse, Reschedule
 
 
@@ -61,11 +61,13 @@ class TraceEntry:
     def from_data(cls, data: object) -> TraceEntry:
         """The entry :meth:`to_data` wrote (``SpfError`` for anything else)."""
         if not isinstance(data, dict) or not isinstance(data.get("stmt"), str):
-            raise SpfError(f"trace entry: expected {{'stmt', 'command', 'args'}}, got {data!r}")
+            raise ScheduleError(
+                f"trace entry: expected {{'stmt', 'command', 'args'}}, got {data!r}"
+            )
         kind = COMMANDS.get(str(data.get("command")))
         args = data.get("args")
         if kind is None or not isinstance(args, dict):
-            raise SpfError(
+            raise ScheduleError(
                 f"trace entry: unknown command {data.get('command')!r}; known: "
                 f"{', '.join(sorted(COMMANDS))}"
             )
@@ -74,7 +76,7 @@ class TraceEntry:
         try:
             command = kind(**args)
         except TypeError as err:
-            raise SpfError(f"trace entry {data!r}: {err}") from err
+            raise ScheduleError(f"trace entry {data!r}: {err}") from err
         return cls(stmt=data["stmt"], command=command)
 
 
@@ -118,8 +120,15 @@ class Trace:
         """Apply every command, in order, to the statements of the same names of ``comp``
         (typically a fresh copy of the computation this trace was recorded on); returns
         ``comp``, whose own trace records the commands too."""
-        for e in list(self._entries):
-            comp.stmt(e.stmt)._run(e.command)
+        entries = list(self._entries)
+        for k, e in enumerate(entries):
+            try:
+                comp.stmt(e.stmt)._run(e.command)
+            except SpfError as err:
+                add_context(
+                    err, f"During: replaying entry {k + 1} of {len(entries)}: {e.as_python()}"
+                )
+                raise
         return comp
 
     def to_data(self) -> list[dict[str, Any]]:
@@ -128,7 +137,7 @@ class Trace:
     @classmethod
     def from_data(cls, data: object) -> Trace:
         if not isinstance(data, list):
-            raise SpfError(f"trace: expected a list of entries, got {data!r}")
+            raise ScheduleError(f"trace: expected a list of entries, got {data!r}")
         return cls([TraceEntry.from_data(d) for d in data])
 
     def __len__(self) -> int:

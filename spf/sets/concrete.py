@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import islpy as isl
 import numpy as np
 
-from spf.errors import ArityError, SpfError
+from spf.errors import ArgumentError, ArityError
 from spf.sets.body import canonical
 from spf.sets.calls import base_name, is_component
 from spf.sets.linear import DT, evaluate, free_names, param_names, sym, val
@@ -105,7 +105,7 @@ class _Scanner:
             if line.is_bounded():
                 return dim, line
         names = [self._label(d) for d in range(self.n_scan) if d not in fixed]
-        raise SpfError(
+        raise ArgumentError(
             f"cannot enumerate: {', '.join(names)} unbounded; bound every variable (and give "
             "UF values as arrays)"
         )
@@ -162,7 +162,7 @@ def _lookup(term: str, values: Any, arity: int) -> Callable[..., int | None]:
             + (" (the last one for the tuple's components)" if what else "")
         )
     if arr.dtype.kind not in "iub":
-        raise SpfError(f"values of UF {name!r} must be integers, got dtype {arr.dtype}")
+        raise ArgumentError(f"values of UF {name!r} must be integers, got dtype {arr.dtype}")
 
     def get(*idx: int) -> int | None:
         if any(i < 0 or i >= n for i, n in zip(idx, arr.shape, strict=True)):
@@ -193,10 +193,10 @@ def points(
     """
     missing = sorted(p for p in body.params() if p not in params)
     if missing:
-        raise SpfError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
+        raise ArgumentError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
     names = sorted({base_name(n) for n, _ in body.terms} - set(ufs))
     if names:
-        raise SpfError(f"no values given for the UF(s) {', '.join(names)}")
+        raise ArgumentError(f"no values given for the UF(s) {', '.join(names)}")
     found: set[tuple[int, ...]] = set()
     for bset in body.iset.get_basic_sets():
         piece = canonical(body.with_iset(isl.Set.from_basic_set(bset)))
@@ -208,7 +208,7 @@ def bounds(body: Body, params: Mapping[str, int]) -> list[tuple[int, int]] | Non
     """Per tuple entry ``(min, max)`` with parameters fixed; None when empty."""
     missing = sorted(p for p in param_names(body.iset) if p not in params)
     if missing:
-        raise SpfError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
+        raise ArgumentError(f"no value given for the symbolic constant(s) {', '.join(missing)}")
     iset = body.iset
     for k, name in enumerate(param_names(iset)):
         iset = iset.fix_val(DT.param, k, val(params[name]))
@@ -220,7 +220,7 @@ def bounds(body: Body, params: Mapping[str, int]) -> list[tuple[int, int]] | Non
     for k in range(body.n_tuple):
         line = iset.project_out(DT.set, k + 1, body.n_tuple - k - 1).project_out(DT.set, 0, k)
         if not line.is_bounded():
-            raise SpfError(f"entry {k} ({body.names[k] or k}) of the set is unbounded")
+            raise ArgumentError(f"entry {k} ({body.names[k] or k}) of the set is unbounded")
         lo = line.lexmin().sample_point().get_coordinate_val(DT.set, 0).to_python()
         hi = line.lexmax().sample_point().get_coordinate_val(DT.set, 0).to_python()
         out.append((int(lo), int(hi)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from spf.errors import ParseError, SpfError
+from spf.errors import ArgumentError, ParseError
 from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
 
@@ -46,7 +46,7 @@ def _build(e: ast.Expr, text: str, names: set[str]) -> Evaluator:
             try:
                 return int(env[name])
             except KeyError:
-                raise SpfError(f"no value for {name!r}") from None
+                raise ArgumentError(f"no value for {name!r}") from None
 
         return lookup
     if isinstance(e, ast.Neg):

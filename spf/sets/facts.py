@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import islpy as isl
 import numpy as np
 
-from spf.errors import ParseError, SpfError
+from spf.errors import ArgumentError, ParseError, VerifyError
 from spf.sets import emptiness
 from spf.sets.body import canonical, lift_pair
 from spf.sets.linear import (
@@ -109,7 +109,7 @@ class Fact:
         raises :class:`~spf.errors.ParseError` with a caret.
         """
         if not isinstance(text, str):
-            raise SpfError(f"an assumption is text, got {type(text).__name__}")
+            raise ArgumentError(f"an assumption is text, got {type(text).__name__}")
         declared, body_start = _quantifier(text, ufs or {})
         arrow = _arrow(text, body_start)
         if arrow is None:
@@ -255,7 +255,7 @@ def condition_terms(s: Set) -> list[list[tuple[bool, sp.Expr]]]:
     ``SpfError`` when ``s`` has existential variables."""
     body = _body(s)
     if body.hidden:
-        raise SpfError(f"{s}: a condition with existential variables cannot be evaluated")
+        raise VerifyError(f"{s}: a condition with existential variables cannot be evaluated")
     show = display_map(body)
     out = []
     for conj in dnf(body.iset, body.dim_syms()):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError
+from spf.errors import VerifyError
 from spf.sets import calls
 from spf.sets.body import Body, canonical, order_terms, reorganize
 from spf.sets.emptiness import preimage
@@ -48,7 +48,7 @@ def with_inverses(ufs: Mapping[str, UF]) -> dict[str, UF]:
         if given is None:
             out[decl.inverse] = decl.inverse_uf()
         elif (given.arity, given.out_arity) != (decl.out_arity, decl.arity):
-            raise SpfError(
+            raise VerifyError(
                 f"UF {decl.name!r} declares the inverse {decl.inverse!r}, which must take "
                 f"{decl.out_arity} argument(s) and return {decl.arity} value(s), but it is "
                 f"declared {given}"

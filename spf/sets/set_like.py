@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from spf.errors import ArityError, SpfError
+from spf.errors import ArgumentError, ArityError, VerifyError
 from spf.sets import concrete, emptiness, hidden, ops
 from spf.sets.calls import call_signatures, inferred_uf
 from spf.sets.convert import convert
@@ -37,12 +37,14 @@ class _SetLike:
 
     def __init__(self, text: str, ufs: Mapping[str, UF] | Sequence[UF] | None = None) -> None:
         if not isinstance(text, str):
-            raise SpfError(f"{type(self).__name__}() takes set text, got {type(text).__name__}")
+            raise ArgumentError(
+                f"{type(self).__name__}() takes set text, got {type(text).__name__}"
+            )
         decls = _decl_map(ufs)
         body = _parsed(text, None if decls is None else tuple(sorted(decls.items())))
         if (body.n_in is not None) != self._is_relation:
             want = "a relation '{[...] -> [...]}'" if self._is_relation else "a set '{[...]}'"
-            raise SpfError(f"{type(self).__name__} expects {want}, got {text!r}")
+            raise ArgumentError(f"{type(self).__name__} expects {want}, got {text!r}")
         self._init(body, decls or {}, (text, decls is None))
 
     def _init(
@@ -111,7 +113,9 @@ class _SetLike:
         if isinstance(other, str):
             other = type(self)(other, self._ufs or None)
         if not isinstance(other, type(self)):
-            raise SpfError(f"{what}: expected a {type(self).__name__}, got {type(other).__name__}")
+            raise ArgumentError(
+                f"{what}: expected a {type(self).__name__}, got {type(other).__name__}"
+            )
         return other
 
     def _merged_ufs(self, other: _SetLike) -> dict[str, UF]:
@@ -120,7 +124,9 @@ class _SetLike:
         out = dict(self._ufs)
         for name, decl in other._ufs.items():
             if name in out and out[name] != decl:
-                raise SpfError(f"conflicting declarations of UF {name!r}: {out[name]} and {decl}")
+                raise VerifyError(
+                    f"conflicting declarations of UF {name!r}: {out[name]} and {decl}"
+                )
             out[name] = decl
         mine, theirs = call_signatures(self._body.terms), call_signatures(other._body.terms)
         for name in sorted(mine.keys() & theirs.keys()):
@@ -324,7 +330,7 @@ class Relation(_SetLike):
         if isinstance(s, str):
             s = Set(s, self._ufs or None)
         if not isinstance(s, Set):
-            raise SpfError(f"apply: expected a Set, got {type(s).__name__}")
+            raise ArgumentError(f"apply: expected a Set, got {type(s).__name__}")
         if s.arity != self.in_arity:
             raise ArityError(
                 f"apply: the relation takes {self.in_arity}-tuples, the set has arity "
@@ -458,8 +464,8 @@ def _decl_map(ufs: Mapping[str, UF] | Sequence[UF] | None) -> dict[str, UF] | No
     out: dict[str, UF] = {}
     for name, decl in items:
         if not isinstance(decl, UF):
-            raise SpfError(f"ufs[{name!r}] must be an spf.UF declaration, got {decl!r}")
+            raise ArgumentError(f"ufs[{name!r}] must be an spf.UF declaration, got {decl!r}")
         if decl.name != name:
-            raise SpfError(f"ufs key {name!r} names UF {decl.name!r}")
+            raise ArgumentError(f"ufs key {name!r} names UF {decl.name!r}")
         out[name] = decl
     return with_inverses(out)

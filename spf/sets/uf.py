@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from spf.dtypes import numpy_name
-from spf.errors import ArityError, SpfError
+from spf.errors import ArgumentError, ArityError, SpfError, VerifyError
 
 if TYPE_CHECKING:
     from spf.dtypes import TypeLike
@@ -66,11 +66,11 @@ class UF:
         inverse: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
-            raise SpfError(f"UF name {name!r} is not a valid identifier")
+            raise VerifyError(f"UF name {name!r} is not a valid identifier")
         if not isinstance(arity, int) or isinstance(arity, bool) or arity < 1:
             raise ArityError(f"UF {name!r}: arity must be an int >= 1, got {arity!r}")
         if monotonic not in (None, "increasing", "nondecreasing"):
-            raise SpfError(
+            raise ArgumentError(
                 f"UF {name!r}: monotonic must be None, 'increasing' or 'nondecreasing', "
                 f"got {monotonic!r}"
             )
@@ -80,7 +80,7 @@ class UF:
         with contextlib.suppress(SpfError):
             dtype = numpy_name(dtype, what=f"UF {name!r}")
         if dtype not in _DTYPES:
-            raise SpfError(
+            raise ArgumentError(
                 f"UF {name!r}: dtype must be 'int32' or 'int64' (or 'int32_t', np.int32, "
                 f"'int64_t', np.int64), got {given!r}"
             )
@@ -90,7 +90,7 @@ class UF:
         if inverse is not None and (
             not isinstance(inverse, str) or not inverse.isidentifier() or inverse == name
         ):
-            raise SpfError(
+            raise ArgumentError(
                 f"UF {name!r}: inverse must name another UF (e.g. inverse='{name}_inv'), "
                 f"got {inverse!r}"
             )
@@ -164,7 +164,7 @@ class UF:
            inverse='perm')
         """
         if self.inverse is None:
-            raise SpfError(f"UF {self.name!r} declares no inverse (UF(..., inverse=...))")
+            raise VerifyError(f"UF {self.name!r} declares no inverse (UF(..., inverse=...))")
         return UF(
             self.inverse,
             arity=self.out_arity,
@@ -211,7 +211,7 @@ def _as_set(name: str, what: str, value: object, arity: int) -> Set | None:
     if isinstance(value, str):
         value = Set(value)
     if not isinstance(value, Set):
-        raise SpfError(f"UF {name!r}: {what} must be a set text or spf.Set, got {value!r}")
+        raise ArgumentError(f"UF {name!r}: {what} must be a set text or spf.Set, got {value!r}")
     if value.arity != arity:
         hint = ""
         if what == "range" and value.arity > 1:
@@ -220,5 +220,5 @@ def _as_set(name: str, what: str, value: object, arity: int) -> Set | None:
             f"UF {name!r}: {what} {value} has arity {value.arity}, expected {arity}{hint}"
         )
     if value.uf_calls:
-        raise SpfError(f"UF {name!r}: its {what} may not use UF calls: {value}")
+        raise VerifyError(f"UF {name!r}: its {what} may not use UF calls: {value}")
     return value

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, VerifyError
 from spf.sets.calls import base_name
 from spf.sets.linear import DT, sym, tsym, usym
 
@@ -40,12 +40,12 @@ class UFView:
 def uf_view(s: Set, names: Sequence[str]) -> UFView:
     body = s._body
     if body.hidden:
-        raise SpfError(
+        raise VerifyError(
             f"{s} has hidden variables ({', '.join(body.hidden)}) that UF arguments need; "
             "its UF calls are not functions of its tuple"
         )
     if len(names) != body.n_tuple:
-        raise SpfError(f"uf_view: {len(names)} names for a {body.n_tuple}-tuple")
+        raise ArgumentError(f"uf_view: {len(names)} names for a {body.n_tuple}-tuple")
     sub: dict[sp.Symbol, sp.Expr] = {tsym(k): sym(n) for k, n in enumerate(names)}
     sub.update({usym(k): sym(f"__u{k}") for k in range(len(body.terms))})
     terms = tuple(

@@ -47,7 +47,7 @@ from spf.computation.source.vocab import (
     _VALUE_BINOPS,
     _where,
 )
-from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
+from spf.errors import ArityError, ParseError, UndeclaredError, VerifyError
 
 
 class _Converter:
@@ -239,17 +239,17 @@ class _Converter:
     def _check_local_name(self, name: str, node: Any) -> None:
         if name.startswith(_DS_PREFIX) or name in self.data:
             shown = name.removeprefix(_DS_PREFIX)
-            raise SpfError(
+            raise VerifyError(
                 f"{self.where}: local {shown!r} has the name of a data space; rename the local"
             )
         if name in self.ufs or name in self.inferred_ufs:
-            raise SpfError(f"{self.where}: local {name!r} has the name of a UF; rename it")
+            raise VerifyError(f"{self.where}: local {name!r} has the name of a UF; rename it")
         if name in _FUNC_ARITY or name in _CONSTANTS:
-            raise SpfError(f"{self.where}: local {name!r} hides a C function; rename it")
+            raise VerifyError(f"{self.where}: local {name!r} hides a C function; rename it")
         if any(name == n for n, _ in self.locals):
-            raise SpfError(f"{self.where}: local {name!r} is declared twice; rename one")
+            raise VerifyError(f"{self.where}: local {name!r} is declared twice; rename one")
         if name in self.names:
-            raise SpfError(
+            raise VerifyError(
                 f"{self.where}: {name!r} is used before its declaration as a local (or is "
                 "also an iterator/parameter); rename the local"
             )
@@ -292,12 +292,12 @@ class _Converter:
 
     def _not_assignable(self, name: str, node: Any) -> NoReturn:
         if name in self.ufs or name in self.inferred_ufs:
-            raise SpfError(
+            raise VerifyError(
                 f"{self.where}: cannot write to UF {name!r}: UFs are read-only index arrays; "
                 "write to a data space instead"
             )
         if isinstance(node, c_ast.ID):
-            raise SpfError(
+            raise VerifyError(
                 f"{self.where}: cannot assign to {name!r}: iterators and parameters are "
                 "read-only; declare a local (double t = ...;) or a data space"
             )
@@ -587,7 +587,7 @@ class _Converter:
     def result(self, tree: tuple[_Stmt, ...]) -> ParsedSource:
         clash = sorted(set(self.names) & {n for n, _ in self.locals})
         if clash:
-            raise SpfError(
+            raise VerifyError(
                 f"{self.where}: {clash[0]!r} is both a local and an iterator/parameter (used "
                 "outside its block or before its declaration); rename the local"
             )

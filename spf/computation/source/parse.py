@@ -14,7 +14,7 @@ from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
 from spf.computation.source.convert import _Converter
 from spf.computation.source.lex import _lex, _Lexed, _line_col_offset, _orig_span
 from spf.computation.source.vocab import _ERR_POS, _PRELUDE, _PRELUDE_LINES, _TYPEDEFS, _where
-from spf.errors import ParseError, SpfError
+from spf.errors import ArgumentError, ParseError
 
 if TYPE_CHECKING:
     from spf.computation.source.model import ParsedSource
@@ -39,7 +39,7 @@ def parse_source(
     (['t'], ['i'])
     """
     if not isinstance(text, str):
-        raise SpfError(f"{_where(stmt)}: source must be C text, got {type(text).__name__}")
+        raise ArgumentError(f"{_where(stmt)}: source must be C text, got {type(text).__name__}")
     lexed = _lex(text, stmt)
     body = _parse_c(text, lexed, stmt)
     conv = _Converter(text, lexed, dict(data_spaces), dict(ufs), stmt)

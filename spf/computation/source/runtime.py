@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from spf.computation.source.vocab import _where
-from spf.errors import SpfError
+from spf.errors import ArgumentError, SpfError, VerifyError
 
 
 def _f32(value: Any) -> float:
@@ -33,9 +33,9 @@ def _int_converter(bits: int, unsigned: bool) -> Callable[[Any], int]:
         try:
             v = int(value)  # truncates toward zero, as C does
         except (ValueError, OverflowError) as err:
-            raise SpfError(f"cannot convert {value!r} to a {bits}-bit integer") from err
+            raise ArgumentError(f"cannot convert {value!r} to a {bits}-bit integer") from err
         if isinstance(value, float) and not low <= v < high:  # undefined behaviour in C
-            raise SpfError(f"cannot convert {value!r} to a {bits}-bit integer: out of range")
+            raise ArgumentError(f"cannot convert {value!r} to a {bits}-bit integer: out of range")
         v %= modulus
         if not unsigned and v >= modulus // 2:
             v -= modulus
@@ -159,13 +159,15 @@ class _Arrays:
         try:
             value = mapping[key]
         except KeyError:
-            raise SpfError(f"{self.where}: no value for {what} {key!r}") from None
+            raise ArgumentError(f"{self.where}: no value for {what} {key!r}") from None
         if what != "iterator or parameter" or type(value) is float:
             return value  # a float: a constant declared with a floating type
         try:
             return operator.index(value)
         except TypeError:
-            raise SpfError(f"{self.where}: {what} {key!r} must be an int, got {value!r}") from None
+            raise ArgumentError(
+                f"{self.where}: {what} {key!r} must be an int, got {value!r}"
+            ) from None
 
     def fail(self, err: Exception) -> NoReturn:
         raise SpfError(f"{self.where}: cannot evaluate: {err}") from err
@@ -173,14 +175,14 @@ class _Arrays:
     def check(self, arr: Any, name: str, idx: tuple[int, ...], what: str) -> None:
         shape = arr.shape
         if len(idx) != len(shape):
-            raise SpfError(
+            raise VerifyError(
                 f"{self.where}: {what} {name!r} is accessed with {len(idx)} index(es) but its "
                 f"array has {len(shape)} dimension(s)"
             )
         for v, n in zip(idx, shape, strict=True):
             if not 0 <= v < n:
                 shown = f"{name}({', '.join(str(x) for x in idx)})"
-                raise SpfError(
+                raise ArgumentError(
                     f"{self.where}: index out of range: {what} {name!r} accessed as {shown}, "
                     f"shape {tuple(shape)}"
                 )
@@ -194,7 +196,7 @@ class _Arrays:
         try:
             arr[idx] = value
         except (ValueError, OverflowError, TypeError) as err:
-            raise SpfError(
+            raise ArgumentError(
                 f"{self.where}: cannot store {value!r} into data space {name!r}: {err}"
             ) from err
 
