@@ -80,3 +80,13 @@ def test_report_compares_counts_ratios_and_iterations() -> None:
         "poisson: entries exchanged per product equal PETSc's, on every rank",
         "poisson: CG iteration count equals PETSc's",
     ]
+
+
+def test_combine_takes_the_median_over_the_jobs_that_ran() -> None:
+    jobs = [dict(SPF, spmv_ms=t) for t in (3.0, 1.0, 2.0)]
+    out = mpi.combine([*jobs, {"skipped": "spf job failed"}])
+    assert out["spmv_ms"] == 2.0
+    assert out["spmv_ms_jobs"] == [3.0, 1.0, 2.0]
+    assert out["cg_iterations"] == SPF["cg_iterations"]
+    assert mpi.spread(out, "spmv_ms", 1) == "2.0 (1.0-3.0)"
+    assert mpi.combine([{"skipped": mpi.NOT_INSTALLED}]) == {"skipped": mpi.NOT_INSTALLED}
