@@ -18,13 +18,14 @@ APT_PACKAGES := dot=graphviz mpicc=openmpi-bin,libopenmpi-dev
 SUDO := $(shell if [ "$$(id -u)" -eq 0 ]; then echo; \
 	elif command -v sudo >/dev/null 2>&1; then echo sudo; else echo none; fi)
 
-.PHONY: help sysdeps venv demo test lint format typecheck bench docs notebooks clean distclean
+.PHONY: help sysdeps venv demo test lint format typecheck bench bench-sysdeps docs notebooks clean distclean
 
 help:
 	@echo "make demo       set up (apt-get tools if missing, .venv) and run the demo"
 	@echo "make test       set up, then lint, typecheck and the test suite"
 	@echo "make lint       ruff check        make format     ruff format"
 	@echo "make typecheck  mypy --strict     make bench      python -m spf.bench + MPI blur scaling"
+	@echo "                (make bench apt-gets python3-petsc4py-real for the MPI benchmark if missing)"
 	@echo "make docs       Sphinx HTML in docs/_build/html (warnings are errors)"
 	@echo "make notebooks  re-execute examples/*.ipynb in place (nbconvert), refreshing their outputs"
 	@echo "make clean      caches and build outputs (distclean also removes .venv)"
@@ -76,7 +77,24 @@ format: venv
 typecheck: venv
 	$(BIN)/mypy spf
 
-bench: venv
+# `make bench` only (the tests never need it): PETSc for the MPI benchmark's comparison, Debian's
+# petsc4py for the system python (its own mpiexec job), installed when that python lacks it.
+PETSC_PACKAGE := python3-petsc4py-real
+
+bench-sysdeps:
+	@/usr/bin/python3 spf/bench/petsc_mpi.py --probe >/dev/null 2>&1 && exit 0; \
+	if ! command -v apt-get >/dev/null 2>&1 || [ "$(SUDO)" = none ]; then \
+		echo "bench-sysdeps: cannot install $(PETSC_PACKAGE): need apt-get and root or sudo;" \
+			"the MPI benchmark says PETSc is not installed" >&2; \
+		exit 0; \
+	fi; \
+	echo "bench-sysdeps: installing $(PETSC_PACKAGE)"; \
+	$(SUDO) apt-get update -qq && \
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $(PETSC_PACKAGE) || \
+		echo "bench-sysdeps: $(PETSC_PACKAGE) not installed; the MPI benchmark goes on without PETSc" >&2
+
+bench: venv bench-sysdeps
 	@$(BIN)/python -m pip install --quiet -e '.[bench]' >/dev/null 2>&1 || \
 		echo "bench: MKL / Halide not installable here; their rows are left out" >&2
 	$(BIN)/python -m spf.bench $(BENCH_ARGS)

@@ -68,8 +68,12 @@ def command(
     *,
     python: str | None = None,
     mpiexec: str = "mpiexec",
+    mpi4py: bool = True,
 ) -> list[str]:
-    """The ``mpiexec`` command line that runs ``script`` on ``n`` ranks."""
+    """The ``mpiexec`` command line that runs ``script`` on ``n`` ranks: under
+    ``python -m mpi4py`` (an uncaught exception on one rank aborts them all), or, with
+    ``mpi4py=False``, as ``python script`` (an interpreter without mpi4py, e.g. the system
+    python running petsc4py; a rank that fails leaves the others to the timeout)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ArgumentError(f"the number of ranks must be a positive int, got {n!r}")
     exe = shutil.which(mpiexec)
@@ -81,7 +85,8 @@ def command(
     argv = [exe, "-n", str(n)]
     if _is_open_mpi(exe):
         argv.append("--oversubscribe")
-    return [*argv, python or sys.executable, "-m", "mpi4py", os.fspath(script), *args]
+    runner = ["-m", "mpi4py"] if mpi4py else []
+    return [*argv, python or sys.executable, *runner, os.fspath(script), *args]
 
 
 def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -103,6 +108,7 @@ def run(
     capture: bool = True,
     python: str | None = None,
     mpiexec: str = "mpiexec",
+    mpi4py: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``script`` on ``n`` local ranks and wait for it (at most ``timeout`` seconds).
 
@@ -110,7 +116,7 @@ def run(
     ``capture``); the caller checks the return code. Raises :class:`MPITimeoutError` when the
     job runs past ``timeout`` (the job is killed; the message holds its output so far).
     """
-    argv = command(script, n, args, python=python, mpiexec=mpiexec)
+    argv = command(script, n, args, python=python, mpiexec=mpiexec, mpi4py=mpi4py)
     pipe = subprocess.PIPE if capture else None
     proc = subprocess.Popen(
         argv,

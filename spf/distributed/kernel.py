@@ -113,6 +113,8 @@ class DistributedKernel:
         self._inspector_kernel: Any = None
         self._plan: _Plan | None = None
         self._last: dict[str, int] = {}
+        self._last_call: _Call | None = None
+        self._parallel = openmp and "#pragma omp" in self.source
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
             self._load()
@@ -179,17 +181,28 @@ class DistributedKernel:
             )
         handle = comm_handle(comm, self.name)
         rank, size = comm.Get_rank(), comm.Get_size()
+        same = self._call_key(args, owner, check)
+        last = self._last_call
         problem: str | None = None
         bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]] | None = None
-        try:
-            bound = self._bind(args, owner, rank, size)
-        except SpfError as err:
-            problem = str(err)
-        key = self._plan_key(bound, owner, check) if bound is not None else None
+        if last is not None and same is not None and last.same == same:
+            bound = last.bound  # the same arrays and values as the last call: checked then
+        else:
+            last = self._last_call = None
+            try:
+                bound = self._bind(args, owner, rank, size)
+            except SpfError as err:
+                problem = str(err)
+        key: tuple[Any, ...] | None = None
+        extents = None
+        if last is not None and not check:
+            key, extents = last.key, last.extents  # the index arrays' addresses and sizes
+        elif bound is not None:
+            key, extents = self._plan_key(bound, owner, check), self._globals(bound[0])
         mine = (
             problem,
             self._hash,
-            None if bound is None else self._globals(bound[0]),
+            extents,
             None if bound is None else owner_crc(owner),
             self._plan is None or self._plan.key != key,
         )
@@ -200,9 +213,34 @@ class DistributedKernel:
         if stale:
             self._plan = None
             self._plan = self._make_plan(comm, params, arrays, parts, key)
-        self._run(handle, size, params, arrays)
-        parallel = self._openmp and "#pragma omp" in self.source
-        self.last_threads = default_team() if parallel else 1
+        plan = self._plan
+        assert plan is not None
+        if last is not None and last.plan is plan and last.handle == handle:
+            self._fn(*last.cargs)  # same arrays, plan and communicator: the same C arguments
+        else:
+            cargs = self._run(handle, size, params, arrays)
+            if same is not None and extents is not None:
+                self._last_call = _Call(same, bound, plan, handle, cargs, key, extents)
+        self.last_threads = default_team() if self._parallel else 1
+
+    def _call_key(self, args: dict[str, Any], owner: Any, check: bool) -> tuple[Any, ...] | None:
+        """What makes a call the same as the last checked one: ``check``, each argument's
+        identity and, for an array, its address, shape, strides, dtype and writeability
+        (numbers by type and value). None with an owner array (its content partitions the
+        rows)."""
+        if owner is not None:
+            return None
+        out: list[Any] = [check]
+        for name, value in args.items():
+            if isinstance(value, np.ndarray):
+                at = value.__array_interface__
+                out.append((name, id(value), at["data"][0], at["shape"], at["strides"],
+                            at["typestr"], value.flags.writeable))  # fmt: skip
+            elif isinstance(value, int | float | np.number):
+                out.append((name, type(value), value))
+            else:
+                return None
+        return tuple(out)
 
     def _bind(
         self, args: dict[str, Any], owner: Any, rank: int, size: int
@@ -402,7 +440,8 @@ class DistributedKernel:
 
     def _run(
         self, handle: int, size: int, params: dict[str, int], arrays: dict[str, np.ndarray]
-    ) -> None:
+    ) -> list[Any]:
+        """Call the executor on this call's arrays; returns the C arguments it was given."""
         plan = self._plan
         assert plan is not None
         if plan.template is None:
@@ -418,6 +457,7 @@ class DistributedKernel:
             else:
                 cargs.append(item)
         self._fn(*cargs)
+        return cargs
 
     def _template(self, plan: _Plan) -> tuple[list[Any], dict[str, int]]:
         """The executor's arguments after the communicator and ``spf_P``: the plan's
@@ -462,6 +502,21 @@ class DistributedKernel:
             "allreduces": len(lay.reductions),
         }
         return out, stats
+
+
+@dataclass(frozen=True)
+class _Call:
+    """The last call whose arguments were checked: what made it (``same``), its binding, the
+    plan it ran with and the executor's arguments. It keeps that call's arrays alive, so an
+    identical ``same`` means the same objects."""
+
+    same: tuple[Any, ...]
+    bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]]
+    plan: _Plan
+    handle: int
+    cargs: list[Any]
+    key: tuple[Any, ...]
+    extents: tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)

@@ -39,20 +39,15 @@ class ExchangePlan:
 
     def renumber(self, part: Partition, rank: int, values: np.ndarray) -> np.ndarray:
         """Global indices -> local slots (own entries ``0 .. nown-1``, ghosts after);
-        values no iteration reads (outside the marked image) map to 0."""
+        values no iteration reads (outside the marked image) map to 0. One lookup table of
+        the global extent (the inspector's marks are that size too), then one gather."""
         glob = values.astype(np.int64, copy=False)
-        out = np.zeros(glob.shape, dtype=np.int64)
         if glob.size == 0:
-            return out
-        mine = part.owner_of(glob) == rank
-        out[mine] = part.local_index(rank, glob[mine])
-        if self.ghosts.size:
-            order = np.argsort(self.ghosts, kind="stable")
-            sorted_ghosts = self.ghosts[order]
-            other = glob[~mine]
-            at = np.minimum(np.searchsorted(sorted_ghosts, other), sorted_ghosts.size - 1)
-            hit = sorted_ghosts[at] == other
-            out[~mine] = np.where(hit, self.nown + order[at], 0)
+            return np.zeros(glob.shape, dtype=np.int64)
+        slot = np.zeros(part.size, dtype=np.int64)
+        slot[part.owned(rank)] = np.arange(self.nown, dtype=np.int64)
+        slot[self.ghosts] = np.arange(self.nown, self.nown + self.ghosts.size, dtype=np.int64)
+        out: np.ndarray = slot.take(glob, mode="clip")
         return out
 
     def stats(self) -> tuple[int, int, int, int]:

@@ -317,6 +317,12 @@ def test_launcher_command_line() -> None:
         command("prog.py", 0)
 
 
+def test_launcher_command_line_for_an_interpreter_without_mpi4py() -> None:
+    argv = command("prog.py", 2, ["a"], python="/usr/bin/python3", mpi4py=False)
+    assert argv[argv.index("/usr/bin/python3") :] == ["/usr/bin/python3", "prog.py", "a"]
+    assert "--oversubscribe" in argv
+
+
 def _overlap_source(stored: bool) -> str:
     """Receive a halo ``h``, compute on other data ``w`` (overlaps), then read the halo.
     ``stored``: ``h`` lives in buffer ``hbuf`` (``store_in``) and the receive names the buffer."""

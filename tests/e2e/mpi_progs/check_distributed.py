@@ -381,8 +381,45 @@ def bad_input() -> None:
         expect_error("rank 1 calls another computation", different)
 
 
+def repeated_calls() -> None:
+    """Calls with the same arrays reuse the last call's checked arguments: the result of each
+    equals the first's bitwise; an index array changed in place is re-inspected with
+    check=True; an array made read-only on one rank still raises on every rank."""
+    k = spmv_dist("int32")
+    matrix = poisson(7)
+    n = 49
+    args = spf.mpi.scatter_csr(matrix, COMM)
+    mine = spf.mpi.owned_rows(n, COMM)
+    x_all = np.random.default_rng(5).random(n)
+    x, y = x_all[mine].copy(), np.zeros(mine.size)
+    k(comm=COMM, y=y, x=x, **args)
+    first = y.copy()
+    same = True
+    for _ in range(3):
+        y[:] = 0.0
+        k(comm=COMM, y=y, x=x, **args)
+        same = same and bool(np.array_equal(y, first))
+    report("repeated calls with the same arrays: bitwise equal to the first call", same)
+    col = args["col"]
+    col[:] = (col + 1) % n  # in place: the same object and address, other columns
+    y[:] = 0.0
+    k(comm=COMM, y=y, x=x, **args)
+    local = sp.csr_array((args["A"], col, args["rowptr"]), shape=(mine.size, n))
+    report(
+        "an index array changed in place, check=True: re-inspected, equals scipy",
+        bool(np.allclose(y, local @ x_all, rtol=1e-14, atol=0.0)),
+    )
+
+    def read_only() -> None:
+        y.flags.writeable = RANK != 0
+        k(comm=COMM, y=y, x=x, **args)
+
+    expect_error("y made read-only on rank 0 after repeated calls", read_only)
+
+
 def main() -> None:
     spmv_cases(sys.argv[1:])
+    repeated_calls()
     spmtv_and_dot()
     check_jacobi()
     check_cg()
