@@ -608,10 +608,11 @@ class WavefrontKernel(Kernel):
 
     def _run_serial(self, check: bool, args: Mapping[str, object]) -> None:
         """The loop in its original order on one thread (the serial kernel)."""
+        serial = self._serial
         try:
-            Kernel.__call__(self._serial, check=check, **args)
+            Kernel.__call__(serial, check=check, **args)
         finally:
-            self._last_threads = self._serial.last_threads  # 1: the loop in its order
+            self._last_threads = serial.last_threads  # 1: the loop in its order
 
     def _check_plan(self, plan: Plan, args: Mapping[str, object], *, contents: bool) -> None:
         """The plan inspected these index arrays: sizes, dtypes and parameter values always,
