@@ -13,14 +13,22 @@ preconditioner is not SPD and the example says so instead of iterating), with
 * ``y = A·p`` by ``spf.kernels.spmv_csr`` with its row loop parallel;
 
 and compares with scipy's ``cg`` using the same factors through ``spsolve_triangular``:
-the iteration counts agree (within 1) and so do the solutions.
+the iteration counts agree (within 1) and so do the solutions. The kernels and the PCG loop
+are ``spf.bench.pcg``'s: ``spf bench --only pcg`` times them against scipy on 1M rows.
 """
 
 from __future__ import annotations
 
+import os
+
+# numpy's OpenBLAS: one thread for the vector operations. Its workers spin after a call;
+# alternating with spf's OpenMP team on a 2-core machine, each pool's spinning steals the core
+# the other one waits for (a 90,000-entry dot product took ~36 ms instead of ~0.3 ms: most of
+# an iteration's time). Vector updates are memory-bound: one thread loses little.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -28,81 +36,9 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, cg, spsolve_triangular
 
 import spf
+from spf.bench.pcg import RTOL, SpfPcg, Vector, pcg
 
 SUITESPARSE = Path(__file__).resolve().parents[2] / "shared" / "data" / "suitesparse"
-RTOL = 1e-8
-Vector = np.ndarray
-
-
-def preconditioner() -> spf.Computation:
-    """``z = U⁻¹ (L⁻¹ r)`` with the ILU(0) factors stored in place in ``A``: the two solves
-    fused into one wavefront loop."""
-    comp = spf.Computation("ilu0_apply")
-    for name in ("r", "w", "z"):
-        comp.add_data_space(name, "double", shape=("N",))
-    comp.add_data_space("A", "double", shape=("NNZ",))
-    lower = spf.kernels.trsv_diag_csr(unit=True)  # s0, s1: w = L⁻¹ r
-    upper = spf.kernels.trsv_diag_csr(upper=True)  # s2, s3, s4: z = U⁻¹ w, rows last first
-    comp.append_computation(lower, "{[]}", "{[] -> [0]}", {"x": "w", "A": "A", "b": "r"})
-    comp.append_computation(upper, "{[]}", "{[] -> [1]}", {"x": "z", "A": "A", "b": "w"})
-    for first, second in (("s1", "s2"), ("s2", "s3"), ("s3", "s4")):
-        comp.fuse(first, second, 1)  # statement by statement into the lower solve's loop
-    comp.wavefront("_i0_i")
-    return comp
-
-
-class Spf:
-    """The spf kernels of one matrix: factor once, then apply ``A`` and the preconditioner."""
-
-    def __init__(self, a: sp.csr_array) -> None:
-        ilu = spf.kernels.ilu0_csr()
-        ilu.wavefront("i")
-        mv = spf.kernels.spmv_csr()
-        mv.stmts[0].parallelize("i")
-        self.mv, self.apply = mv.compile(), preconditioner().compile()
-        self.csr = spf.sparse.csr_args(a)
-        self.args = spf.sparse.ilu0_args(a)  # A (copied: factored in place), rowptr, col, diag
-        index = {k: v for k, v in self.args.items() if k != "A"}
-        ilu.compile()(**self.args)
-        # once (the pattern does not change); by levels even where the default plan would
-        # run Poisson's narrow levels serially, to show the fused executor
-        self.plan = self.apply.inspect(strategy="wavefront", **index)
-        n = a.shape[0]
-        self.w, self.z, self.y = np.zeros(n), np.zeros(n), np.zeros(n)
-
-    def matvec(self, p: Vector) -> Vector:
-        self.y[:] = 0.0
-        self.mv(y=self.y, x=p, check=False, **self.csr)
-        return self.y
-
-    def psolve(self, r: Vector) -> Vector:
-        self.apply(r=r, w=self.w, z=self.z, plan=self.plan, check=False, **self.args)
-        return self.z.copy()
-
-    def factors(self) -> tuple[sp.csr_array, sp.csr_array]:
-        """The unit-lower ``L`` (diagonal not stored) and ``U`` as scipy matrices."""
-        f = sp.csr_array((self.args["A"], self.args["col"], self.args["rowptr"]))
-        return sp.csr_array(sp.tril(f, k=-1)), sp.csr_array(sp.triu(f))
-
-
-def pcg(
-    matvec: Callable[[Vector], Vector], psolve: Callable[[Vector], Vector], b: Vector
-) -> tuple[Vector, int]:
-    """Preconditioned conjugate gradients from ``x = 0`` until ``|r| <= RTOL |b|``."""
-    x, r = np.zeros_like(b), b.copy()
-    z = psolve(r)
-    p, rz, target = z.copy(), float(r @ z), RTOL * float(np.linalg.norm(b))
-    for it in range(1, 10 * len(b) + 1):
-        q = matvec(p)
-        alpha = rz / float(p @ q)
-        x += alpha * p
-        r -= alpha * q
-        if np.linalg.norm(r) <= target:
-            return x, it
-        z = psolve(r)
-        rz, old = float(r @ z), rz
-        p = z + (rz / old) * p
-    raise SystemExit("pcg: no convergence")
 
 
 def solve(name: str, a: sp.csr_array) -> None:
@@ -111,7 +47,9 @@ def solve(name: str, a: sp.csr_array) -> None:
     a.sort_indices()
     n = a.shape[0]
     b = np.random.default_rng(0).uniform(-1.0, 1.0, n)
-    kernels = Spf(a)
+    # the fused preconditioner by levels even where the default plan would run Poisson's
+    # narrow levels serially, to show the fused executor
+    kernels = SpfPcg(a, strategy="wavefront")
     lower, upper = kernels.factors()
     bad = int((upper.diagonal() <= 0).sum())
     if bad:  # L·U is then not positive definite: conjugate gradients does not apply

@@ -70,14 +70,9 @@ def split(
     share = np.arange(1, threads, dtype=np.int64)
     targets = wsum[start][:, None] + (wsum[end] - wsum[start])[:, None] * share // threads
     cut = np.searchsorted(wsum, targets, side="left")  # within the level (work >= 1 per row)
-    if shift:  # move each cut to the first block boundary at or after it
-        blk = order >> shift
-        at = np.zeros(n + 1, dtype=np.bool_)
-        np.not_equal(blk[1:], blk[:-1], out=at[1:n])
-        at[lp] = True
-        bounds = np.flatnonzero(at)
-        cut = bounds[np.minimum(np.searchsorted(bounds, cut), len(bounds) - 1)]
     cut = np.minimum(np.maximum(cut, start[:, None]), end[:, None])
+    if shift:
+        cut = _block_start(order, cut, start[:, None], end[:, None], shift)
     edges = np.maximum.accumulate(np.concatenate([start[:, None], cut, end[:, None]], axis=1), 1)
     lo, hi = edges[:, :-1], edges[:, 1:]
     keep = hi > lo
@@ -88,6 +83,30 @@ def split(
     partptr[:parts] = lo[keep]
     largest = np.where(keep, wsum[hi] - wsum[lo], 0).max(axis=1)
     return Parts(levels, ptr, partptr, order, parts, largest)
+
+
+def _block_start(
+    order: np.ndarray, cut: np.ndarray, start: np.ndarray, end: np.ndarray, shift: int
+) -> np.ndarray:
+    """Each ``cut`` (``start <= cut <= end`` of its level, whose rows ``order[start:end]``
+    increase) moved to the first block boundary at or after it: the level's start or end,
+    or the first position whose row lies in a later block of ``2**shift`` rows than the row
+    before the cut. A binary search of all cuts at once in their levels' increasing rows
+    (O(cuts x log(rows per level)), none of the O(iterations) passes over ``order``)."""
+    inside = (cut > start) & (cut < end)
+    lo = np.where(inside, cut, end)
+    hi = end.copy() if end.shape == cut.shape else np.broadcast_to(end, cut.shape).copy()
+    before = order[np.where(inside, cut - 1, 0)] if len(order) else np.zeros_like(cut)
+    first = ((before >> shift) + 1) << shift  # the first row of the next block
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            break
+        mid = (lo + hi) // 2
+        later = order[np.where(open_, mid, 0)] >= first
+        hi = np.where(open_ & later, mid, hi)
+        lo = np.where(open_ & ~later, mid + 1, lo)
+    return np.where(inside, lo, cut)
 
 
 def level_estimate(levelptr: np.ndarray, levels: int, work: int, threads: int) -> float:

@@ -36,6 +36,10 @@ not build is checked against the dependences once, on its first call (a generate
 them, O(iterations + dependences)): every dependence must lie inside one part or go to a
 later coarse level, otherwise ``ArgumentError``.
 
+Whatever its strategy, a call whose OpenMP team is one thread (``OMP_NUM_THREADS=1``, or
+the busy-machine cap of :mod:`spf.runtime.threads`) runs the serial kernel: on one thread the
+executor only pays for its order (scattered rows) and barriers. The results are the same bits.
+
 Like the other argument checks, the checksum (it reads every index, a few ms per 10M entries)
 is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes and parameters.
 """
@@ -56,6 +60,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.kernel import Kernel
+from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
@@ -597,11 +602,7 @@ class WavefrontKernel(Kernel):
         else:
             self._check_plan(plan, args, contents=check)
         if plan.strategy == "serial":
-            serial = self._serial
-            try:
-                Kernel.__call__(serial, check=check, **args)
-            finally:
-                self._last_threads = serial.last_threads  # 1: the loop in its order
+            self._run_serial(check, args)
             return
         if self._coarse != (plan.strategy in ("coarse", "levels")):
             raise ArgumentError(
@@ -616,6 +617,10 @@ class WavefrontKernel(Kernel):
         }
         if self._coarse:
             self._check_parts(plan, args)
+        if GOVERNOR.team() == 1:  # one thread: the loop in order beats the executor's order
+            self._run_serial(check, args)
+            return
+        if self._coarse:
             extra = {
                 nm.levelptr: plan.coarse_ptr,
                 nm.partptr: plan.part_ptr,
@@ -628,6 +633,14 @@ class WavefrontKernel(Kernel):
             extra.update({nm.levelptr: plan.groupptr, nm.nlevels: plan.groups})
             extra[nm.single] = plan.one_thread
         Kernel.__call__(self, check=check, **args, **extra)
+
+    def _run_serial(self, check: bool, args: Mapping[str, object]) -> None:
+        """The loop in its original order on one thread (the serial kernel)."""
+        serial = self._serial
+        try:
+            Kernel.__call__(serial, check=check, **args)
+        finally:
+            self._last_threads = serial.last_threads  # 1: the loop in its order
 
     def _check_plan(self, plan: Plan, args: Mapping[str, object], *, contents: bool) -> None:
         """The plan inspected these index arrays: sizes, dtypes and parameter values always,

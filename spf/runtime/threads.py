@@ -207,6 +207,14 @@ class ThreadGovernor:
         put(cap)
         return team, cap
 
+    def team(self) -> int:
+        """The team the next OpenMP kernel call would get (:meth:`enter`'s ``team``), without
+        changing OpenMP's setting: a caller that has a serial kernel runs it when this is 1
+        (a parallel executor on a team of one only pays for its order and barriers)."""
+        cap = self.cap()
+        team = default_team()
+        return min(team, cap) if cap else team
+
     @staticmethod
     def restore(previous: int) -> None:
         """Undo :meth:`enter` (``previous`` is the first value it returned)."""

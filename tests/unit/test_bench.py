@@ -62,6 +62,7 @@ _PRINTS: dict[str, tuple[str, ...]] = {
     "gemm": ("### DGEMM",),
     "blur": ("### Two-stage blur",),
     "sptrsv": ("### Forward solve",),
+    "pcg": ("### PCG, ILU(0)", "| spf PCG | 1 |", "| scipy cg | 1 |"),
     "overhead": ("call overhead",),
     "polybench": ("### PolyBench",),
     "tensor": ("### SpAdd C = A + B",),
