@@ -30,6 +30,7 @@ busy         parallel SpMV with a busy loop on one core: fixed vs adaptive threa
 mpi          distributed SpMV on 2 ranks: generated exact-ghost exchange vs whole blocks
 polybench    ``codegen("c")`` with checking on the 30 PolyBench/C 4.2 kernels (total, worst)
 scale        issue 28's costs: checked/unchecked calls, conversions vs scipy, wavefront generation
+tune         spf.tune / spf.formats.tune results vs parallel CSR, MKL IE, OpenBLAS, PolyBench
 ============ ===============================================================================
 """
 
@@ -69,6 +70,7 @@ BENCHMARKS = (
     "mpi",
     "polybench",
     "scale",
+    "tune",
 )
 
 

@@ -103,6 +103,7 @@ def refine_winner(
         warnings.simplefilter("ignore", PreconditionWarning)
         got = refine(best.comp, kargs, left, seed=search.seed, threads=search.threads,
                      progress=search.bar.shown)  # fmt: skip
+        search.interrupted = bool(getattr(got, "interrupted", False))
         added = [e.to_data() for e in got.comp.trace.entries[start:]]
         if not added:
             tried = getattr(got, "tried", None)

@@ -104,6 +104,9 @@ class FormatTuneResult:
     commands: str = ""
     """The Python of the commands ``refine=`` added to the chosen format's schedule ("" when
     none was faster or no ``refine`` was given)."""
+    interrupted: bool = False
+    """True when Ctrl-C (``KeyboardInterrupt``) stopped the search: the fastest candidate
+    measured until then (no final interleaved timing, no refinement), and no record written."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -159,6 +162,8 @@ def tune(
     recorded choice for the same pattern, kernel, dtypes, space and machine without measuring;
     records live in ``record_dir`` (None: ``formats_tune/`` in spf's cache directory).
     Kernels go to spf's build cache as every ``compile()`` does.
+    Ctrl-C (``KeyboardInterrupt``) after the CSR baseline was measured stops the search and
+    returns the fastest candidate measured so far (``interrupted`` True, not recorded).
 
     ``refine``: a schedule search called on the winning format's SpMV with the last
     :data:`REFINE_SHARE` of the budget, ``refine(comp, args, budget, seed=, threads=,
@@ -219,6 +224,8 @@ def tune(
         result = search.run(plans)
     finally:
         search.bar.close()
+    if result.interrupted:
+        return result  # a search stopped by Ctrl-C is not recorded (a later call searches again)
     result.record = path
     save_record(path, search.record(result, key))
     return result
@@ -313,6 +320,7 @@ class _Search:
         self.bar = Bar("formats.tune", budget, False)
         self.best_so_far: tuple[str, float] | None = None
         self.chosen_commands: list[dict[str, Any]] = []
+        self.interrupted = False  # Ctrl-C stopped the search (the best so far is returned)
         # the formats' share: the rest is refine='s
         self.budget = self.total
         self.rng = random.Random(seed)
@@ -418,18 +426,16 @@ class _Search:
             entry = history[plan.candidate]
             if plan.pruned is not None or plan.candidate == BASELINE:
                 continue
+            if self.interrupted:
+                entry.update(status="not measured", reason="interrupted (Ctrl-C)")
+                continue
             guess = statistics.median(spent) if spent else COMPILE_GUESS_S
             others = sum(m is not baseline for m in measured)
             if others and self.elapsed() + guess > 0.8 * self.budget:
                 entry.update(status="not measured", reason="budget spent")
                 continue
-            try:
-                got = self.measure(plan)
-            except IllegalScheduleError as err:
-                entry.update(status="illegal", reason=str(err).splitlines()[0])
-                continue
-            except ArgumentError as err:
-                entry.update(status="refused", reason=str(err).splitlines()[0])
+            got = self.attempt(plan, entry)
+            if got is None:
                 continue
             spent.append(got.compile_time + got.conversion_time)
             measured.append(got)
@@ -442,12 +448,15 @@ class _Search:
                 + "; ".join(f"{c.label}: {e['reason']}" for c, e in history.items())
                 + "); widen space or raise max_padding"
             )
-        self.interleave(measured, baseline)
+        if not self.interrupted:
+            with self.on_interrupt():
+                self.interleave(measured, baseline)
         best = min(measured, key=lambda m: m.time)
         entries = list(history.values())
-        if self.refiner is not None:
+        if self.refiner is not None and not self.interrupted:
             entries.append(refine_entry(best.plan.candidate))
-            best = refine_winner(self, self.refiner, best, baseline, entries[-1])
+            with self.on_interrupt():
+                best = refine_winner(self, self.refiner, best, baseline, entries[-1])
         # the first conversion of a format may pay one-time costs (page faults on fresh
         # memory, a busy core): the chosen one is converted again and the faster run counts
         best.conversion_time = min(best.conversion_time, self.convert(best.plan.candidate)[1])
@@ -460,7 +469,30 @@ class _Search:
         chosen["status"] = "chosen"
         refined = sum(1 for e in entries if e.get("commands"))  # a refinement measured
         tried = len(measured) + (base_plan is None) + refined
-        return self.result(best, baseline.time, tried, entries)
+        res = self.result(best, baseline.time, tried, entries)
+        res.interrupted = self.interrupted
+        return res
+
+    def attempt(self, plan: Planned, entry: dict[str, Any]) -> _Measured | None:
+        """:meth:`measure`, or None with ``entry`` saying why not (illegal, refused, Ctrl-C)."""
+        try:
+            return self.measure(plan)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            entry.update(status="not measured", reason="interrupted (Ctrl-C)")
+        except IllegalScheduleError as err:
+            entry.update(status="illegal", reason=str(err).splitlines()[0])
+        except ArgumentError as err:
+            entry.update(status="refused", reason=str(err).splitlines()[0])
+        return None
+
+    @contextlib.contextmanager
+    def on_interrupt(self) -> Iterator[None]:
+        """A ``KeyboardInterrupt`` in the block ends it and marks the search interrupted."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.interrupted = True
 
     def report(self, got: _Measured, baseline: _Measured, measured: int, label: str) -> None:
         """Progress after a measured candidate: the bar, or an INFO line of the logger."""

@@ -59,6 +59,9 @@ def tune(
     ``space["threads"]``); ``max_trials``: at most this many candidates (a budget in
     candidates rather than seconds); ``progress``: a progress bar (default: when stderr is
     a terminal; otherwise lines of the ``spf`` logger).
+
+    Ctrl-C (``KeyboardInterrupt``) during the search returns the best schedule measured so
+    far with ``res.interrupted`` True; such a result is not recorded.
     """
     from spf.tuning import records
     from spf.tuning.space import make_space
@@ -71,6 +74,8 @@ def tune(
         if found is not None:
             return _replayed(comp, found, records.directory() / f"{name}.json")
     res, entries = _search(comp, args, budget, sp, seed, max_trials, progress)
+    if res.interrupted:
+        return res  # a search stopped by Ctrl-C is not recorded (a later call searches again)
     record = {
         **what,
         "commands": entries,
@@ -135,6 +140,7 @@ def _search(
         history=tuple(out.history),
         threads=out.threads,
         commands=out.commands,
+        interrupted=out.interrupted,
     ), out.entries
 
 

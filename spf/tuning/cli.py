@@ -121,6 +121,8 @@ def run(
         f"{res.tried} candidates measured, {res.illegal} refused by the legality check"
     )  # fmt: skip
     out = sys.stdout
+    if res.interrupted:
+        out.write("# interrupted (Ctrl-C): the best schedule measured so far, not recorded\n")
     out.write(f"# {comp.name}: {res.speedup:.2f}x ({res.time:.4g} s vs {res.baseline_time:.4g} s "
               f"default, medians of interleaved runs); {how}\n")  # fmt: skip
     if res.threads is not None:

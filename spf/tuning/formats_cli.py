@@ -79,6 +79,8 @@ def summary(res: FormatTuneResult) -> str:
         f"candidates: {res.tried} measured, {counts['pruned']} pruned, {refused} refused, "
         f"{counts['not measured']} not measured (budget)",
     ]  # fmt: skip
+    if res.interrupted:
+        lines.insert(0, "interrupted (Ctrl-C): the best format measured so far, not recorded")
     if res.threads is not None:
         lines.append(f"threads: {res.threads}")
     if res.record is not None:

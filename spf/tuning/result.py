@@ -66,7 +66,9 @@ class TuneResult:
     ``history``: every candidate considered, in order (:class:`Trial`); ``threads``: the
     OpenMP thread count the chosen schedule was timed with (None: OpenMP's default);
     ``reused``: the result came from a record (nothing was measured); ``record``: the
-    record's path."""
+    record's path (None when ``interrupted``); ``interrupted``: the search was stopped by
+    Ctrl-C (``KeyboardInterrupt``): the best candidate measured until then, its ``time``
+    the search's estimate (no final timing), and no record written."""
 
     comp: Computation
     time: float
@@ -79,9 +81,11 @@ class TuneResult:
     reused: bool = False
     record: Path | None = None
     commands: str = ""
+    interrupted: bool = False
 
     def __repr__(self) -> str:
         how = "reused" if self.reused else f"{self.tried} tried, {self.illegal} illegal"
+        how += ", interrupted" if self.interrupted else ""
         return (
             f"TuneResult({self.comp.name}: {self.speedup:.2f}x, {self.time:.3g} s vs "
             f"{self.baseline_time:.3g} s, {how})"

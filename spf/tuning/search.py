@@ -74,6 +74,7 @@ class Outcome:
     threads: int | None
     entries: list[Mapping[str, Any]] = field(default_factory=list)
     commands: str = ""
+    interrupted: bool = False
 
 
 class _Search:
@@ -246,6 +247,22 @@ class _Search:
         return None
 
     # -- the end
+    def interrupted(self) -> Outcome:
+        """The best candidate measured so far, by its estimate (Ctrl-C: no final timing)."""
+        self.history.append(Trial("", "interrupted (KeyboardInterrupt)", None, 0.0, None,
+                                  "interrupted", "the search stopped here"))  # fmt: skip
+        best = self.best()
+        if best is None:
+            out = Outcome(self.comp.clone(), self.base_time, self.base_time, len(self.measured),
+                          self.illegal, self.history, None)  # fmt: skip
+        else:
+            out = Outcome(best.comp, best.estimate, self.base_time, len(self.measured),
+                          self.illegal, self.history, best.cand.threads,
+                          new_entries(best.comp, self.start_len),
+                          commands_text(best.comp, self.start_len))  # fmt: skip
+        out.interrupted = True
+        return out
+
     def finish(self) -> Outcome:
         best = self.best()
         seconds = max(min(self.time_left(), self.budget * FINAL_SHARE), 0.02)
@@ -276,13 +293,20 @@ def search(
     progress: bool | None = None,
 ) -> Outcome:
     """Search the schedules of ``comp`` in ``space`` on ``args`` for ``budget`` seconds
-    (the baseline's compilation and the final timing included)."""
+    (the baseline's compilation and the final timing included).
+
+    A ``KeyboardInterrupt`` (Ctrl-C) after the baseline was timed stops the search: the best
+    candidate measured so far is returned (``interrupted=True``, without the final timing);
+    one during the baseline propagates (there is nothing to return yet)."""
     deadline = time.perf_counter() + budget
     reporter = Reporter(comp.name, budget, progress)
     try:
         s = _Search(comp, args, space, seed, deadline, budget, reporter)
         s.baseline()
-        s.run(max_trials)
-        return s.finish()
+        try:
+            s.run(max_trials)
+            return s.finish()
+        except KeyboardInterrupt:
+            return s.interrupted()
     finally:
         reporter.close()

@@ -66,6 +66,7 @@ _PRINTS: dict[str, tuple[str, ...]] = {
     "overhead": ("call overhead",),
     "polybench": ("### PolyBench",),
     "tensor": ("### SpAdd C = A + B",),
+    "tune": ("### SpMV: formats.tune", "### GEMM n=128", "### PolyBench: spf.tune"),
 }
 
 

@@ -1,0 +1,204 @@
+"""The dense rows of ``spf bench --only tune`` (:mod:`spf.bench.tune`).
+
+* GEMM: ``spf.tune`` on the untransformed ``spf.kernels.gemm()`` at ``n`` = 1024 (quick:
+  128), one thread, timed interleaved with OpenBLAS (numpy's ``matmul``); TVM MetaSchedule
+  (the ``apache-tvm`` wheel) is reported as not installed when it is not importable.
+  Target: >= 0.7x OpenBLAS.
+* Blur: ``spf.tune`` on the untransformed ``spf.kernels.blur2d()`` next to spf's hand
+  schedule (:func:`spf.bench.blur.schedule`) at the run's largest thread count, and Halide
+  (``halide`` wheel) when installed.
+* PolyBench: ``spf.tune`` on eight kernels (gemm, 2mm, syrk, atax, jacobi-2d, heat-3d,
+  covariance, lu) at sizes near PolyBench's MEDIUM (quick: a fifth), each result checked
+  against the kernel's reference; the speedup is the one ``spf.tune`` measured (its final
+  interleaved timing of the chosen schedule against the untransformed one). Target: >= 2x
+  geomean.
+* A repeated ``spf.tune`` call that finds its record: wall milliseconds. Target: < 50 ms.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from typing import Any
+
+import numpy as np
+
+import spf
+from spf.bench.blur import halide_pipelines, schedule
+from spf.bench.common import Context, Section, Variant, load_note, measure, median
+from spf.bench.polybench import kernel as polybench_kernel
+from spf.bench.tune import geomean
+from spf.errors import SpfError
+
+GEMM_BUDGET_S = {True: 8.0, False: 300.0}
+BLUR_BUDGET_S = {True: 6.0, False: 60.0}
+POLYBENCH_BUDGET_S = {True: 3.0, False: 30.0}
+POLYBENCH_SIZES: dict[str, dict[str, int]] = {
+    "gemm": {"NI": 200, "NJ": 220, "NK": 240},
+    "2mm": {"NI": 180, "NJ": 190, "NK": 210, "NL": 220},
+    "syrk": {"N": 240, "M": 200},
+    "atax": {"M": 390, "N": 410},
+    "jacobi-2d": {"N": 250, "TSTEPS": 100},
+    "heat-3d": {"N": 40, "TSTEPS": 100},
+    "covariance": {"M": 240, "N": 260},
+    "lu": {"N": 400},
+}
+"""Near PolyBench/C 4.2's MEDIUM datasets."""
+
+
+def _tune(comp: spf.Computation, args: dict[str, Any], budget: float, **kw: Any) -> Any:
+    return spf.tune(comp, args, budget=budget, seed=0, reuse=False, progress=False, **kw)
+
+
+def gemm(ctx: Context, sec: Section) -> None:
+    n = 128 if ctx.cfg.quick else 1024
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n)), rng.random((n, n))
+    ctx.log(f"tune: spf.tune on gemm n={n}, 1 thread")
+    res = _tune(spf.kernels.gemm(), {"C": np.zeros((n, n)), "A": a, "B": b},
+                GEMM_BUDGET_S[ctx.cfg.quick], threads=1)  # fmt: skip
+    kernel = res.comp.compile(cache_dir=str(ctx.work / "kernels"))
+    c_spf, c_blas = np.zeros((n, n)), np.zeros((n, n))
+
+    def spf_call() -> None:
+        c_spf.fill(0.0)
+        kernel(C=c_spf, A=a, B=b, check=False)
+
+    variants: list[Variant] = [("spf.tune", 1, spf_call),
+                               ("OpenBLAS", 1, lambda: np.matmul(a, b, out=c_blas))]  # fmt: skip
+    for _, _, fn in variants:
+        fn()
+    if not np.allclose(c_spf, c_blas, rtol=1e-9):
+        raise SystemExit("tune bench: the tuned gemm computes a wrong C")
+    times, info = measure(ctx, variants, ctx.cfg.gemm_rounds)
+    ms = {code: 1e3 * median(ts) for (code, _), ts in times.items()}
+    ratio = ms["OpenBLAS"] / ms["spf.tune"]
+    tvm = "installed, not run" if importlib.util.find_spec("tvm") else "not installed"
+    sec.line(f"### GEMM n={n}, 1 thread: spf.tune ({GEMM_BUDGET_S[ctx.cfg.quick]:g} s) on the "
+             f"untransformed kernel\n\n{load_note(info)}\n")  # fmt: skip
+    sec.table(["code", "median ms", "x OpenBLAS"],
+              [["spf.tune", f"{ms['spf.tune']:.2f}", f"{ratio:.2f}"],
+               ["OpenBLAS (numpy @)", f"{ms['OpenBLAS']:.2f}", "1.00"],
+               ["TVM MetaSchedule", tvm, "-"]])  # fmt: skip
+    sec.line(f"spf.tune: {res.speedup:.1f}x the untransformed gemm, {res.tried} measured, "
+             f"{res.illegal} illegal.\n")  # fmt: skip
+    sec.target(f"GEMM n={n}, 1 thread: spf.tune >= 0.7x OpenBLAS", f"{ratio:.2f}x", ratio >= 0.7)
+    sec.data["gemm"] = {"n": n, "ms": ms, "speedup_vs_default": res.speedup, "tvm": tvm}
+
+
+def blur(ctx: Context, sec: Section) -> None:
+    n, m = ctx.cfg.blur_shape
+    t = max(ctx.threads)
+    img = np.random.default_rng(3).uniform(0.0, 1.0, (n, m))
+    outs = {k: np.zeros((n - 2, m - 2)) for k in ("spf.tune", "spf hand schedule")}
+    bx = np.zeros((n, m - 2))
+    ctx.log(f"tune: spf.tune on blur2d {n}x{m}")
+    res = _tune(spf.kernels.blur2d(), {"out": outs["spf.tune"], "bx": bx, "img": img},
+                BLUR_BUDGET_S[ctx.cfg.quick], threads=t)  # fmt: skip
+    tuned = res.comp.compile(cache_dir=str(ctx.work / "kernels"))
+    hand = schedule(-(-(n - 2) // t)).compile(check=False, cache_dir=str(ctx.work / "kernels"))
+    variants: list[Variant] = [
+        ("spf.tune", t, lambda: tuned(out=outs["spf.tune"], bx=bx, img=img, check=False)),
+        ("spf hand schedule", t, lambda: hand(out=outs["spf hand schedule"], img=img, check=False)),
+    ]
+    pipes, where = halide_pipelines()
+    for name, (o, inp, hl) in pipes.items():
+        outs[f"Halide {name}"] = np.zeros((n - 2, m - 2))
+        inp.set(hl.Buffer(img))
+        buf = hl.Buffer(outs[f"Halide {name}"])
+        threads = t if name.endswith("-par") else 1
+
+        def realize(o: Any = o, buf: Any = buf) -> None:
+            o.realize(buf)
+
+        variants.append((f"Halide {name}", threads, realize))
+    for _, _, fn in variants:
+        fn()
+    want = sum(img[i : n - 2 + i, j : m - 2 + j] for i in range(3) for j in range(3)) / 9.0
+    for code, got in outs.items():
+        if not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+            raise SystemExit(f"tune bench: {code} gives a wrong blur")
+    times, info = measure(ctx, variants, ctx.cfg.blur_rounds)
+    ms = {code: 1e3 * median(ts) for (code, _), ts in times.items()}
+    rows = [[code, f"{v:.2f}", f"{v / ms['spf hand schedule']:.2f}"] for code, v in ms.items()]
+    if not pipes:
+        rows.append(["Halide (Adams2019)", f"not installed ({where})", "-"])
+    sec.line(f"### Blur {n}x{m}, {t} thread(s): spf.tune ({BLUR_BUDGET_S[ctx.cfg.quick]:g} s) "
+             f"on the untransformed blur2d()\n\n{load_note(info)}\n")  # fmt: skip
+    sec.table(["code", "median ms", "/ spf hand schedule"], rows)
+    if pipes:
+        sec.line("Halide rows: Halide's hand schedules of spf.bench.blur (the Adams2019 "
+                 "autoscheduler is not run).\n")  # fmt: skip
+    sec.data["blur"] = {"shape": [n, m], "ms": ms, "speedup_vs_default": res.speedup}
+
+
+def polybench(ctx: Context, sec: Section) -> None:
+    quick = ctx.cfg.quick
+    rows, speedups, failed = [], [], []
+    for name, sizes in POLYBENCH_SIZES.items():
+        k = polybench_kernel(name)
+        sz = {s: max(4, v // 5) for s, v in sizes.items()} if quick else sizes
+        if quick and "TSTEPS" in sz:
+            sz["TSTEPS"] = 4
+        args = k.arguments(sz)
+        ctx.log(f"tune: spf.tune on PolyBench {name} {sz}")
+        try:
+            res = _tune(k.build(), args, POLYBENCH_BUDGET_S[quick])
+        except SpfError as err:  # a candidate computed something else: spf's bug, reported
+            failed.append(name)
+            rows.append([name, _sizes(sz), "-", "-", "error", str(err).splitlines()[0][:300]])
+            continue
+        got = {a: np.array(v, copy=True) if isinstance(v, np.ndarray) else v
+               for a, v in args.items()}  # fmt: skip
+        res.comp.compile(cache_dir=str(ctx.work / "kernels"))(**got)
+        want = k.expected(args)
+        if not all(np.allclose(got[o], want[o], rtol=1e-9, atol=1e-9) for o in k.outputs):
+            raise SystemExit(f"tune bench: the tuned PolyBench {name} computes something else")
+        speedups.append(res.speedup)
+        rows.append([name, _sizes(sz),
+                     f"{1e3 * res.baseline_time:.2f}", f"{1e3 * res.time:.2f}",
+                     f"{res.speedup:.2f}", str(res.tried)])  # fmt: skip
+    g = geomean(speedups)
+    sec.line(f"### PolyBench: spf.tune ({POLYBENCH_BUDGET_S[quick]:g} s each) over the "
+             "untransformed kernel\n")  # fmt: skip
+    sec.line("Times: spf.tune's own final interleaved timing (medians).\n")
+    sec.table(["kernel", "sizes", "untransformed ms", "tuned ms", "speedup", "measured"], rows,
+              "llrrrr")  # fmt: skip
+    note = f"spf.tune raised SpfError on {', '.join(failed)} (see the table)" if failed else ""
+    sec.target("PolyBench (8 kernels): spf.tune >= 2x untransformed (geomean)", f"{g:.2f}x",
+               g >= 2.0 and not failed, note)  # fmt: skip
+    done = [n for n in POLYBENCH_SIZES if n not in failed]
+    sec.data["polybench"] = {"speedups": dict(zip(done, speedups, strict=True)),
+                             "failed": failed}  # fmt: skip
+
+
+def _sizes(sz: dict[str, int]) -> str:
+    return ", ".join(f"{s}={v}" for s, v in sz.items())
+
+
+def repeat(ctx: Context, sec: Section) -> None:
+    """A second ``spf.tune`` call on the same computation and shapes finds the first's record."""
+    n = 64
+    rng = np.random.default_rng(0)
+    args = {"C": np.zeros((n, n)), "A": rng.random((n, n)), "B": rng.random((n, n))}
+    spf.tune(spf.kernels.gemm(), args, budget=2.0, seed=0, progress=False, max_trials=2)
+    walls = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        again = spf.tune(spf.kernels.gemm(), args, budget=2.0, seed=0, progress=False,
+                         max_trials=2)  # fmt: skip
+        walls.append(1e3 * (time.perf_counter() - t0))
+        if not again.reused:
+            raise SystemExit("tune bench: the repeated spf.tune call did not reuse its record")
+    ms = median(walls)
+    sec.line(f"A repeated spf.tune call (gemm n={n}) with its record: {ms:.1f} ms (median of "
+             "5, replay and compile from the build cache included).\n")  # fmt: skip
+    sec.target("spf.tune repeated with a record < 50 ms", f"{ms:.1f} ms", ms < 50.0)
+    sec.data["repeat_ms"] = ms
+
+
+def run(ctx: Context, sec: Section) -> None:
+    gemm(ctx, sec)
+    blur(ctx, sec)
+    polybench(ctx, sec)
+    repeat(ctx, sec)
