@@ -41,6 +41,9 @@ class StmtMacro:
     accumulates: tuple[tuple[str, str, str], ...] = ()
     """``(data space, operator family, C type)`` of the statement's reduction updates in the
     sense of :mod:`spf.analysis.reductions` (what a ``reduction(privatize)`` loop copies)."""
+    assigns: tuple[str, ...] = ()
+    """Data spaces the statement writes other than by those updates (``tmp(i) = 0.0``): a
+    ``reduction(privatize)`` loop never copies them, its merge would add to their input."""
     """Like ``reduction`` but also for ``/=`` and the spelled-out ``y = y + e`` (as ``y +=
     e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     operation: Operation | None = None
@@ -451,11 +454,19 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         forms = _index_forms(access.indices)
         found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space, forms)
         reduction, update = (found, found) if not spelled else (reduction, found)
-    accumulates = tuple(
-        (ds, family, comp.data_spaces[ds].ctype) for ds, family in updates(stmt).items()
+    reduced = updates(stmt)
+    accumulates = tuple((ds, family, comp.data_spaces[ds].ctype) for ds, family in reduced.items())
+    assigns = tuple(
+        sorted({a.data_space for a in stmt.parsed.writes if a.data_space not in reduced})
     )
     return StmtMacro(
-        stmt.name, its, tuple(text.splitlines()), reduction, update=update, accumulates=accumulates
+        stmt.name,
+        its,
+        tuple(text.splitlines()),
+        reduction,
+        update=update,
+        accumulates=accumulates,
+        assigns=assigns,
     )
 
 

@@ -92,17 +92,23 @@ def check_target(program: Program, target: str) -> None:
 
 
 def accumulated(printer: CPrinter, n: For) -> dict[str, tuple[str, str]]:
-    """``{data space: (C type, family)}`` of the reduction updates inside loop ``n``."""
+    """``{data space: (C type, family)}`` of the reduction updates inside loop ``n``, less
+    the data spaces a statement of the loop also assigns (``tmp(i) = 0.0`` then ``tmp(i) +=
+    ...``): the legality check allowed the loop, so no dependence on those crosses its
+    iterations, and a private copy would add its sum to the value the array came in with."""
     out: dict[str, tuple[str, str]] = {}
+    assigned: set[str] = set()
     for c in walk(n.body):
         if isinstance(c, Call):
-            for ds, family, ctype in printer.macros[c.stmt].accumulates:
+            macro = printer.macros[c.stmt]
+            assigned.update(macro.assigns)
+            for ds, family, ctype in macro.accumulates:
                 if out.setdefault(ds, (ctype, family))[1] != family:
                     raise CodegenError(
                         f"loop {n.var}: data space {ds!r} is accumulated with + and * in one "
                         "reduction loop; one data space is reduced with one operator"
                     )
-    return out
+    return {ds: v for ds, v in out.items() if ds not in assigned}
 
 
 def atomic_call(printer: CPrinter, n: Call) -> None:
