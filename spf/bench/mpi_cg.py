@@ -14,9 +14,10 @@ RTOL = 1e-8
 MAX_ITERATIONS = 100_000
 
 
-def cg_step() -> spf.Computation:
+def cg_step(distribute: bool = True) -> spf.Computation:
     """q = A p, pq = p.q; alpha = rr / pq on every rank; x += alpha p, r -= alpha q,
-    rrn = r.r; beta = rrn / rr, rr = rrn; p = r + beta p."""
+    rrn = r.r; beta = rrn / rr, rr = rrn; p = r + beta p (its rows distributed over the
+    ranks unless ``distribute`` is False: the serial reference)."""
     comp = spf.Computation("cg_step")
     comp.declare_uf(
         "rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
@@ -45,7 +46,8 @@ def cg_step() -> spf.Computation:
         ("$p$(i) = $r$(i) + $beta$() * $p$(i);", rows, "{[i] -> [5, i, 0, 0, 0]}"),
     ):
         comp.add_stmt(spf.Stmt(source, domain, schedule))
-    comp.distribute_rows("i", data={"x": 0, "r": 0, "q": 0, "p": 0})
+    if distribute:
+        comp.distribute_rows("i", data={"x": 0, "r": 0, "q": 0, "p": 0})
     return comp
 
 

@@ -20,6 +20,7 @@ from mpi4py import MPI
 import spf
 import spf.mpi
 from spf import kernels
+from spf.bench.mpi_cg import cg_step
 
 COMM = MPI.COMM_WORLD
 RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
@@ -238,42 +239,6 @@ def check_jacobi() -> None:
     )
 
 
-def cg_step() -> spf.Computation:
-    """One unpreconditioned CG iteration as one computation: q = A p, pq = p.q, then on every
-    rank alpha = rr / pq, then x += alpha p, r -= alpha q, rrn = r.r, then beta = rrn / rr,
-    rr = rrn, then p = r + beta p."""
-    comp = spf.Computation("cg_step")
-    comp.declare_uf(
-        "rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
-        monotonic="nondecreasing",
-    )  # fmt: skip
-    comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")
-    for name, extent in (("x", "N"), ("r", "N"), ("q", "N"), ("p", "M"), ("A", "NNZ")):
-        comp.add_data_space(name, "double", shape=(extent,))
-    for name in ("pq", "rr", "rrn", "alpha", "beta"):
-        comp.add_data_space(name, "double", shape=())
-    comp.assume("M = N")
-    rows = "{[i]: 0 <= i < N}"
-    once = "{[c]: c = 0}"
-    nnz = "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}"
-    for source, domain, schedule in (
-        ("$pq$() = 0.0;", once, "{[c] -> [0, c, 0, 0, 0]}"),
-        ("$rrn$() = 0.0;", once, "{[c] -> [0, c, 1, 0, 0]}"),
-        ("$q$(i) = 0.0;", rows, "{[i] -> [1, i, 0, 0, 0]}"),
-        ("$q$(i) += $A$(k) * $p$(j);", nnz, "{[i,k,j] -> [1, i, 1, k, j]}"),
-        ("$pq$() += $p$(i) * $q$(i);", rows, "{[i] -> [1, i, 2, 0, 0]}"),
-        ("$alpha$() = $rr$() / $pq$();", once, "{[c] -> [2, c, 0, 0, 0]}"),
-        ("$x$(i) += $alpha$() * $p$(i);", rows, "{[i] -> [3, i, 0, 0, 0]}"),
-        ("$r$(i) -= $alpha$() * $q$(i);", rows, "{[i] -> [3, i, 1, 0, 0]}"),
-        ("$rrn$() += $r$(i) * $r$(i);", rows, "{[i] -> [3, i, 2, 0, 0]}"),
-        ("$beta$() = $rrn$() / $rr$();", once, "{[c] -> [4, c, 0, 0, 0]}"),
-        ("$rr$() = $rrn$();", once, "{[c] -> [4, c, 1, 0, 0]}"),
-        ("$p$(i) = $r$(i) + $beta$() * $p$(i);", rows, "{[i] -> [5, i, 0, 0, 0]}"),
-    ):
-        comp.add_stmt(spf.Stmt(source, domain, schedule))
-    return comp
-
-
 def cg(kernel: object, matrix: sp.csr_array, b: np.ndarray, iters: int, dist: bool) -> np.ndarray:
     """Unpreconditioned CG from x = 0; ``dist``: on this rank's rows (args scattered)."""
     n = matrix.shape[0]
@@ -299,11 +264,9 @@ def check_cg() -> None:
     matrix = poisson(g)
     n = g * g
     b = np.random.default_rng(2).random(n)
-    comp = cg_step()
-    comp.distribute_rows("i", data={"x": 0, "r": 0, "q": 0, "p": 0})
-    dist = comp.compile(target="mpi")
+    dist = cg_step().compile(target="mpi")  # the benchmark's CG iteration, one computation
     x = cg(dist, matrix, b, 25, True)
-    xs = cg(cg_step().compile(), matrix, b, 25, False)
+    xs = cg(cg_step(distribute=False).compile(), matrix, b, 25, False)
     residual = float(np.linalg.norm(b - matrix @ x) / np.linalg.norm(b))
     stats = dist.exchange_stats()
     report(
