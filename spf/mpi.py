@@ -158,9 +158,14 @@ def report(comm: Any, line: str, ok: bool = True) -> bool:
     ``FAILED`` after a check that did not pass); True on every rank when every rank's check
     passed. Collective: every rank of ``comm`` (an mpi4py communicator) calls it."""
     results = comm.allgather((bool(ok), str(line)))
-    if comm.Get_rank() == 0:
-        for rank, (passed, text) in enumerate(results):
-            print(f"rank {rank}: {text}" + ("" if passed else " -- FAILED"), flush=True)
+    if comm.Get_rank() == 0:  # one write: another rank's output cannot split a line
+        sys.stdout.write(
+            "".join(
+                f"rank {rank}: {text}" + ("" if passed else " -- FAILED") + "\n"
+                for rank, (passed, text) in enumerate(results)
+            )
+        )
+        sys.stdout.flush()
     return all(passed for passed, _ in results)
 
 
