@@ -77,13 +77,22 @@ def rename(terms: Terms, mapping: Mapping[str, sp.Expr]) -> Terms:
     subs = {_s(k): v for k, v in mapping.items()}
     out = []
     for eq, e in terms:
-        e2 = sp.expand(e.xreplace(subs))
+        e2 = _replaced(e, subs)
         if e2.is_Number:  # a constant constraint: true ones vanish
             if (e2 == 0) if eq else (e2 >= 0):
                 continue
             return ((False, sp.Integer(-1)),)
         out.append((eq, e2))
     return tuple(out)
+
+
+def _replaced(e: sp.Expr, subs: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """``e`` with ``subs`` replaced, expanded; ``e`` itself (already expanded, as
+    :func:`~spf.sets.facts.condition_terms` and this module give terms) when it has none of
+    them: expanding is most of a renaming's cost, and most terms keep their variables."""
+    if not any(s in subs for s in e.free_symbols):
+        return e
+    return sp.expand(e.xreplace(subs))
 
 
 def _s(name: str) -> sp.Symbol:
@@ -312,7 +321,7 @@ def _best_candidate(
     if pairs is not None:
         offsets[pairs[0]] = (-1, 0)
     own = set(sterms)
-    scored: list[tuple[int, int, dict[str, sp.Expr], Terms, Terms]] = []
+    scored: list[tuple[int, int, dict[str, sp.Expr], Terms, dict[str, sp.Expr], Terms]] = []
     for image in itertools.permutations(svars, len(names)):
         found = _defined(sterms, set(image), svars)
         if found is None:
@@ -325,12 +334,13 @@ def _best_candidate(
             back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
             score = sum(t in own for t in rename(dterms, mapping))
             if score:
-                scored.append((-score, len(scored), mapping, rename(inner, back), pins))
+                scored.append((-score, len(scored), mapping, inner, back, pins))
     # the first renaming (in the order tried) of the highest score whose points form a set:
-    # building sets costs the most, so they are built best first, until one succeeds
-    for _, _, mapping, covered_terms, pins in sorted(scored, key=lambda c: c[:2]):
+    # building sets costs the most, so they are built best first, until one succeeds (and
+    # the points are renamed back to the fact's variables only for those tried)
+    for _, _, mapping, inner, back, pins in sorted(scored, key=lambda c: c[:2]):
         try:
-            covered = as_set(names, covered_terms, ufs)
+            covered = as_set(names, rename(inner, back), ufs)
         except SpfError:
             continue
         own_terms = tuple(t for t in sterms if t not in pins)

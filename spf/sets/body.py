@@ -302,7 +302,38 @@ def lift_pair(a: Body, b: Body) -> tuple[Body, Body]:
 
 # ----------------------------------------------------------------------------- canonical form
 def canonical(body: Body) -> Body:
-    """Merge equal calls, drop what constrains nothing, order the calls, name loose slots."""
+    """Merge equal calls, drop what constrains nothing, order the calls, name loose slots.
+
+    A pure function of the body's fields: the result is remembered by their value (the isl
+    set by its text), since the set operations bring the same intermediate bodies to it
+    again and again (measured: about half of its calls in a wavefront's analysis and
+    compile)."""
+    key = value_key(body)
+    found = _CANONICAL.get(key)
+    if found is None:
+        found = _CANONICAL.put(key, _canonical(body))
+    return found
+
+
+def value_key(body: Body) -> tuple[Hashable, ...]:
+    """``body``'s fields as a hashable value (the isl set as its text), computed once."""
+    got: tuple[Hashable, ...] | None = body.memo.get("value_key")
+    if got is None:
+        got = body.memo["value_key"] = (
+            body.names,
+            body.n_in,
+            body.hidden,
+            body.terms,
+            str(body.iset),
+        )
+    return got
+
+
+_CANONICAL: Table[tuple[Hashable, ...], Body] = Table(8192)
+""":func:`canonical`'s results by :func:`value_key` of its argument."""
+
+
+def _canonical(body: Body) -> Body:
     body = _merge_duplicates(body)
     while True:
         smaller = _drop_unneeded(body)

@@ -8,12 +8,22 @@ as a hidden existential. Everything else is exact isl.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, ParamSpec
 
 import islpy as isl
 
-from spf.sets.body import Body, canonical, lift_pair, permute_dims, product, reorganize, slot_values
+from spf.sets.body import (
+    Body,
+    canonical,
+    lift_pair,
+    permute_dims,
+    product,
+    reorganize,
+    slot_values,
+    value_key,
+)
 from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, internal_kind, tsym
 from spf.sets.memo import Table
 
@@ -21,6 +31,30 @@ if TYPE_CHECKING:
     import sympy as sp
 else:
     from spf._lazy import sympy as sp
+
+P = ParamSpec("P")
+
+
+def by_value(fn: Callable[P, Body]) -> Callable[P, Body]:
+    """``fn`` (a pure operation on bodies) remembered by the value of its arguments: each
+    body as its :func:`~spf.sets.body.value_key`, the rest as they are. The analysis and
+    code generation bring equal operands to the same operations many times (a statement's
+    schedule inverted for each kernel of a wavefront, the same pair of domains
+    intersected for several dependences), each time as bodies built afresh."""
+    table: Table[Hashable, Body] = Table(4096)
+
+    @functools.wraps(fn)
+    def remembered(*args: P.args, **kwargs: P.kwargs) -> Body:
+        key = (
+            tuple(value_key(a) if isinstance(a, Body) else a for a in args),
+            tuple(sorted(kwargs.items())),
+        )
+        found = table.get(key)
+        if found is None:
+            found = table.put(key, fn(*args, **kwargs))
+        return found
+
+    return remembered
 
 
 def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:
@@ -229,6 +263,7 @@ def _out_names(hints: Sequence[str | None], taken: set[str]) -> tuple[str | None
     return tuple(names)
 
 
+@by_value
 def apply(rel: Body, s: Body) -> Body:
     """Image of ``s`` under ``rel`` (arities already checked)."""
     assert rel.n_in is not None
@@ -245,6 +280,7 @@ def apply(rel: Body, s: Body) -> Body:
     return unname_fixed(out, _borrowed(rel, hints, 0))
 
 
+@by_value
 def compose(r2: Body, r1: Body) -> Body:
     """``r2 . r1``: first r1, then r2 (arities already checked)."""
     assert r1.n_in is not None
@@ -262,6 +298,7 @@ def compose(r2: Body, r1: Body) -> Body:
     return unname_fixed(out, _borrowed(r2, hints, nx))
 
 
+@by_value
 def inverse(rel: Body) -> Body:
     """Outputs become inputs."""
     assert rel.n_in is not None
@@ -280,6 +317,7 @@ def inverse(rel: Body) -> Body:
     )
 
 
+@by_value
 def intersect(a: Body, b: Body) -> Body:
     la, lb = lift_pair(a, b)
     return canonical(la.with_iset(la.iset.intersect(lb.iset)))
@@ -291,12 +329,14 @@ def hull(body: Body) -> Body:
     return canonical(body.with_iset(isl.Set.from_basic_set(body.iset.convex_hull())))
 
 
+@by_value
 def subtract(a: Body, b: Body) -> Body:
     """``a \\ b``; exact when ``b`` has no hidden variables (callers check)."""
     la, lb = lift_pair(a, b)
     return canonical(la.with_iset(la.iset.subtract(lb.iset)))
 
 
+@by_value
 def domain_or_range(rel: Body, which: str) -> Body:
     """The input (``which='domain'``) or output tuple of a relation as a set."""
     assert rel.n_in is not None
@@ -313,6 +353,7 @@ def domain_or_range(rel: Body, which: str) -> Body:
     return canonical(Body(kept, None, res.hidden, res.terms, res.iset))
 
 
+@by_value
 def identity_on(s: Body, rel: Body, *, outputs: bool) -> Body:
     """A relation shaped like ``rel`` whose inputs (or ``outputs``) lie in ``s``."""
     assert rel.n_in is not None
