@@ -28,7 +28,7 @@ sympy symbols (variables, parameters) and UF calls (sympy functions), as
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ from spf.errors import SpfError
 from spf.sets import Set
 from spf.sets.facts import Fact, check_domain, condition_terms, is_empty_under
 from spf.sets.linear import sym
+from spf.sets.memo import Table
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -498,12 +499,56 @@ def plan_facts(
     for n, f in enumerate(facts):
         if f.is_parameter_fact:
             continue
+        out.append(_plan_fact(n, facts, ufs, constants))
+    return tuple(out)
+
+
+def _plan_fact(
+    n: int, facts: Sequence[Fact], ufs: Mapping[str, UF], constants: Sequence[str]
+) -> FactPlan:
+    """The plan of ``facts[n]`` (which the facts before it help prove), remembered by the
+    texts of those facts and the declarations and constants they use: a wavefront's
+    executor and its inspector stages check the same assumptions (their bounds
+    obligations, which come after them, differ, as do their UFs and constants)."""
+    ufs = _declarations_of(facts[: n + 1], ufs)
+    used = {p for f in facts[: n + 1] for p in f.params}
+    constants = [c for c in constants if c in used]
+    key = (
+        tuple((f.text, f.vars) for f in facts[: n + 1]),
+        tuple(sorted(ufs.items())),
+        tuple(constants),
+    )
+    found = _PLANS.get(key)
+    if found is None:
+        f = facts[n]
         adj = adjacent_form(f, ufs, constants)
         checked = adj.fact if adj is not None else f
         domain = check_domain(checked, ufs)
         terms = conjunction(checked.conclusion) or ()
-        out.append(FactPlan(n, f, checked, adj, is_linear(domain, terms, facts[:n])))
-    return tuple(out)
+        plan = FactPlan(n, f, checked, adj, is_linear(domain, terms, facts[:n]))
+        found = _PLANS.put(key, plan)
+    return found
+
+
+_PLANS: Table[Hashable, FactPlan] = Table(1024)
+
+
+def _declarations_of(facts: Sequence[Fact], ufs: Mapping[str, UF]) -> dict[str, UF]:
+    """The declarations of the UFs ``facts`` call, with those they name in turn (inverses,
+    UFs in declared domains and ranges): all a plan reads (an executor declares more UFs,
+    its schedule's, than the inspector that checks the same facts)."""
+    todo = [name for f in facts for name in f.ufs]
+    out: dict[str, UF] = {}
+    while todo:
+        name = todo.pop()
+        decl = ufs.get(name)
+        if decl is None or name in out:
+            continue
+        out[name] = decl
+        todo += [decl.inverse] if decl.inverse is not None else []
+        for s in (decl.domain, decl.range):
+            todo += list(s.ufs) if s is not None else []
+    return out
 
 
 def in_loop_plan(
