@@ -70,3 +70,22 @@ def test_cold_start_gives_the_same_results() -> None:
     assert s2._body is not s._body
     assert str(r2.apply(s2)) == warm
     assert r2.apply(s2) == r.apply(s)
+
+
+def test_equal_operands_built_apart_share_one_result() -> None:
+    """Set operations are remembered by the operands' values, not their identity: two
+    texts of one set, parsed apart, give one body, and an operation on either gives one
+    result, the same as from a cold start."""
+    from spf.sets.memo import clear_all
+
+    s1 = spf.Set("{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}")
+    s2 = spf.Set("{[i,k]: rowptr(i) <= k && k < rowptr(i+1) && i >= 0 && N > i}")
+    r = spf.Relation("{[i,k] -> [ii,k]: ii = i+1}")
+    assert s1._body is s2._body
+    assert r.apply(s1)._body is r.apply(s2)._body
+    warm = [str(r.apply(s1)), str(r.inverse()), str(s1.intersect(r.domain()))]
+    clear_all()
+    s3 = spf.Set("{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}")
+    r3 = spf.Relation("{[i,k] -> [ii,k]: ii = i+1}")
+    assert s3._body is not s1._body
+    assert [str(r3.apply(s3)), str(r3.inverse()), str(s3.intersect(r3.domain()))] == warm
