@@ -510,7 +510,7 @@ def _plan_fact(
     texts of those facts and the declarations and constants they use: a wavefront's
     executor and its inspector stages check the same assumptions (their bounds
     obligations, which come after them, differ, as do their UFs and constants)."""
-    ufs = _declarations_of(facts[: n + 1], ufs)
+    ufs = declarations_of(facts[: n + 1], ufs)
     used = {p for f in facts[: n + 1] for p in f.params}
     constants = [c for c in constants if c in used]
     key = (
@@ -533,7 +533,7 @@ def _plan_fact(
 _PLANS: Table[Hashable, FactPlan] = Table(1024)
 
 
-def _declarations_of(facts: Sequence[Fact], ufs: Mapping[str, UF]) -> dict[str, UF]:
+def declarations_of(facts: Sequence[Fact], ufs: Mapping[str, UF]) -> dict[str, UF]:
     """The declarations of the UFs ``facts`` call, with those they name in turn (inverses,
     UFs in declared domains and ranges): all a plan reads (an executor declares more UFs,
     its schedule's, than the inspector that checks the same facts)."""

@@ -31,13 +31,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
+from spf.sets.memo import Table
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
     from spf.analysis.fact_plan import FactPlan
     from spf.codegen.program import Program, StmtMacro
     from spf.computation.computation import Computation
+    from spf.sets import UF
+    from spf.sets.facts import Fact
 
 FAULT_EACH = 10
 """``spf_fault`` kind of an each-call fact the checked function found broken before its
@@ -76,11 +79,8 @@ def plan_each_call(
     for p in plans:
         if p.number in in_loop or not (p.linear or not p.checked.vars):
             continue
-        try:
-            one = check_loops("spf_each_call", [p.checked], comp.ufs, counting=True).comp
-        except SpfError:
-            continue  # unbounded, say: the separate pass words the error
-        if set(one.params) <= params and set(one.ufs) <= ufs:
+        needs = _needs(p.checked, comp.ufs)
+        if needs is not None and needs[0] <= params and needs[1] <= ufs:
             chosen.append(p)
     if not chosen:
         return None
@@ -99,6 +99,30 @@ def plan_each_call(
         return None
     compared = frozenset(u for u, d in checks.comp.ufs.items() if d.range is None)
     return EachCall(tuple(p.number for p in chosen), sub, checks.stride, checks.record, compared)
+
+
+def _needs(fact: Fact, ufs: Mapping[str, UF]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The parameters and the UFs that ``fact``'s check loops take; None when it has none
+    (unbounded, say: the separate pass words the error). Remembered by the fact's text and
+    the declarations it uses: a wavefront's executor and its inspector ask for the same
+    facts, and each answer builds a Computation."""
+    from spf.analysis.check_loops import check_loops
+    from spf.analysis.fact_plan import declarations_of
+
+    decls = declarations_of([fact], ufs)
+    key = (fact.text, fact.vars, tuple(sorted(decls.items())))
+    found = _NEEDS.get(key)
+    if found is None:
+        try:
+            one = check_loops("spf_each_call", [fact], decls, counting=True).comp
+            found = ((frozenset(one.params), frozenset(one.ufs)),)
+        except SpfError:
+            found = (None,)
+        _NEEDS.put(key, found)
+    return found[0]
+
+
+_NEEDS: Table[Hashable, tuple[tuple[frozenset[str], frozenset[str]] | None]] = Table(1024)
 
 
 def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:
