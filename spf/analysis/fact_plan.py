@@ -323,13 +323,22 @@ def _best_candidate(
         offsets[pairs[0]] = (-1, 0)
     own = set(sterms)
     scored: list[tuple[int, int, dict[str, sp.Expr], Terms, dict[str, sp.Expr], Terms]] = []
+    # the iterators outside an image depend on which iterators it maps, not their order
+    by_set: dict[frozenset[str], tuple[Terms, Terms] | None] = {}
     for image in itertools.permutations(svars, len(names)):
-        found = _defined(sterms, set(image), svars)
-        if found is None:
+        mapped = frozenset(image)
+        if mapped not in by_set:
+            found = _defined(sterms, set(mapped), svars)
+            if found is None:
+                by_set[mapped] = None
+            else:
+                defined, pins = found
+                rest = tuple(t for t in sterms if not _defines(t, defined))
+                by_set[mapped] = (rename(rest, defined), pins)  # over the mapped iterators
+        got = by_set[mapped]
+        if got is None:
             continue
-        defined, pins = found
-        rest = tuple(t for t in sterms if not _defines(t, defined))
-        inner = rename(rest, defined)  # over the mapped iterators only
+        inner, pins = got
         for shifts in itertools.product(*(offsets[v] for v in names)):
             mapping = {v: _s(s) + d for v, s, d in zip(names, image, shifts, strict=True)}
             back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
