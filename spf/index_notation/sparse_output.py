@@ -122,10 +122,26 @@ def _terms(f: Formula, c: Compressed) -> list[Term]:
 
 
 def _declare_index(
-    comp: Computation, name: str, shape: tuple[str, ...], rng: str, dtype: str
+    comp: Computation,
+    name: str,
+    shape: tuple[str, ...],
+    rng: str,
+    dtype: str,
+    *,
+    trusted: bool = True,
 ) -> None:
-    comp.add_local(name, f"{dtype}_t", shape, index=True)
-    comp.declare_uf(name, range=f"{{[v]: {rng}}}")
+    """The row workspace ``name``, a run-time index array with values in ``rng``.
+
+    ``trusted`` (the default): the statements keep its values in ``rng`` whatever the
+    operands hold, so its reads are not range-checked (``add_local(..., trusted=True)``):
+    a row lists each column it reaches once (``mark``), columns that are read from the
+    operands' index arrays (checked with ``check=True``) or from a loop's bounds, so the
+    list holds at most ``EN`` values below ``EN``, and the sort's ranks, digits, counts and
+    slots are counts of that list. A union merge's list length is not trusted: operands with
+    repeated columns (an ordering fact the call checks while the loops run) could make a row
+    longer than ``EN``."""
+    rng_set = f"{{[v]: {rng}}}"
+    comp.add_local(name, f"{dtype}_t", shape, index=True, range=rng_set, trusted=trusted)
 
 
 def _symbolic(
@@ -268,7 +284,7 @@ def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, paral
     taken = {*f.tensors, *f.extents, o, *u.cursors}
     lst, length, val, p = (_fresh(x, taken) for x in ("lst", "len", "val", "p"))
     _declare_index(comp, lst, (en,), f"0 <= v < {en}", dt)
-    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt)
+    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt, trusted=False)
     comp.add_local(val, "double", (en,))
     rows = f"0 <= {o} < {f.extents[o]}"
     comp.add_stmt(Stmt(f"${length}$(0) = 0;", f"{{[{o}]: {rows}}}", f"{{[{o}] -> [0, {o}, 0]}}"))

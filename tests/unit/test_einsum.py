@@ -170,6 +170,10 @@ def test_a_sum_of_two_csr_operands_into_csr_is_a_union_merge() -> None:
         assert "mark" not in phase.data_spaces  # each column visited once
         assert "thr" not in phase.data_spaces  # in order: no sort
     assert comp.numeric.stmt("s2").source.startswith("$lst$(len(0)) = A_col(A_k);")
+    # the list is trusted (columns of the operands), its length is not (repeated columns)
+    text = comp.numeric.codegen()
+    assert "spf_index_in_int32_t(len[" in text
+    assert "spf_index_in_int32_t(lst[" not in text
 
 
 @pytest.mark.parametrize(
