@@ -99,19 +99,10 @@ def test_value_out_of_declared_range_is_reported_not_accessed() -> None:
     assert x[1:].sum() == 0
 
 
-def _trusted_copy() -> spf.Computation:
-    """A local index array ``p`` whose values the statements keep in range (its slots)."""
-    c = spf.Computation("slots")
-    c.add_local("p", "int32_t", ("N",), index=True, range="{[v]: 0 <= v < N}", trusted=True)
-    c.add_data_space("x", "double", shape=("N",))
-    c.add_data_space("y", "double", shape=("N",))
-    c.add_stmt(spf.Stmt("$p$(i) = N - 1 - i;", "{[i]: 0 <= i < N}"))
-    c.add_stmt(spf.Stmt("$y$(p(i)) = $x$(i);", "{[i]: 0 <= i < N}"))
-    return c
-
-
 def test_a_trusted_local_index_array_is_read_without_range_checks() -> None:
-    c = _trusted_copy()
+    c = spf.Computation("slots")  # p's values are slots the statements keep in range
+    c.add_local("p", "int32_t", ("N",), index=True, range="{[v]: 0 <= v < N}", trusted=True)
+    _with_stmts(c)
     text = c.codegen()
     assert "spf_index_in_int32_t(p[" not in text
     assert "spf_b =" not in text
@@ -125,6 +116,7 @@ def test_a_trusted_local_index_array_is_read_without_range_checks() -> None:
 
 
 def _with_stmts(c: spf.Computation) -> spf.Computation:
+    """``c`` (which declares the local index array ``p``) reversing ``x`` into ``y``."""
     c.add_data_space("x", "double", shape=("N",))
     c.add_data_space("y", "double", shape=("N",))
     c.add_stmt(spf.Stmt("$p$(i) = N - 1 - i;", "{[i]: 0 <= i < N}"))
