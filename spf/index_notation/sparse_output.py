@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel
     from spf.formats.format import Format
 
-__all__ = ["Compressed", "SparseEinsum", "SparseEinsumKernel", "build_sparse", "compressed_output"]
+__all__ = [
+    "Compressed",
+    "SparseEinsum",
+    "SparseEinsumKernel",
+    "build_sparse",
+    "compressed_output",
+    "output_size",
+]
 
 
 @dataclass(frozen=True)
@@ -436,6 +443,29 @@ def build_sparse(f: Formula, name: str, *, parallel: bool) -> SparseEinsum:
     return SparseEinsum(f, c, tuple(_terms(f, c)), name, parallel)
 
 
+def output_size(f: Formula, c: Compressed, ptr: np.ndarray[Any, Any]) -> int:
+    """The number of entries of the output whose row pointers the sizing phase left in
+    ``ptr``; :class:`ArgumentError` where they overflowed their index type (a pointer
+    decreases: every row adds at most the column extent) or the arrays would not fit in
+    this machine's memory (the arrow matrix times its transpose: 46500**2 entries)."""
+    from spf.formats.sizing import memory_limit
+
+    if ptr.size > 1 and bool((ptr[1:] < ptr[:-1]).any()):
+        raise ArgumentError(
+            f"{f.where()}: {c.name} has more entries than its {f.index_dtype} row pointers "
+            "can count (they overflowed); build it with spf.einsum(..., index_dtype='int64') "
+            "and int64 index arrays"
+        )
+    nnz = int(ptr[-1])
+    need = nnz * (ptr.dtype.itemsize + 8)
+    if need > memory_limit():
+        raise ArgumentError(
+            f"{f.where()}: {c.name} has {nnz:,} entries; its arrays ({need / 2**30:.1f} GiB) "
+            "would not fit in this machine's memory"
+        )
+    return nnz
+
+
 class SparseEinsumKernel:
     """``kernel(**operands)`` -> dict of the output's arrays and sizes (see the module
     docstring); arguments as for :class:`~spf.index_notation.kernel.EinsumKernel`."""
@@ -483,7 +513,7 @@ class SparseEinsumKernel:
         self.symbolic(
             check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
         )
-        nnz = int(out_ptr[-1])
+        nnz = output_size(f, c, out_ptr)
         col, val = np.empty(nnz, dtype=dtype), np.empty(nnz)
         fill = {k: v for k, v in given.items() if k in self._names[1]}
         fill.update({ptr: out_ptr, idx: col, c.name: val})
