@@ -138,8 +138,9 @@ def lower_checked(
 def _with_implied_ranges(comp: Computation, program: Program) -> Program:
     """``program`` whose run-time index arrays without a declared range are checked, where
     their values are read, against the range the bounds proof derived for them
-    (:func:`spf.analysis.index_ranges.implied_ranges`)."""
-    if not any(lo is None for _, _, lo, _ in program.index_arrays):
+    (:func:`spf.analysis.index_ranges.implied_ranges`); a trusted local's are not checked."""
+    spaces = comp.data_spaces
+    if all(lo is not None or spaces[n].trusted for n, _, lo, _ in program.index_arrays):
         return program
     from spf.analysis.index_ranges import implied_ranges
     from spf.codegen.signature import set_bounds
@@ -148,7 +149,8 @@ def _with_implied_ranges(comp: Computation, program: Program) -> Program:
     implied = implied_ranges(comp)
     arrays = []
     for name, rank, lo, hi in program.index_arrays:
-        box = set_bounds(Set(implied[name])) if lo is None and name in implied else None
+        derive = lo is None and name in implied and not spaces[name].trusted
+        box = set_bounds(Set(implied[name])) if derive else None
         arrays.append((name, rank, *box) if box is not None else (name, rank, lo, hi))
     return replace(program, index_arrays=tuple(arrays))
 

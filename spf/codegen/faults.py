@@ -209,6 +209,8 @@ def rescan(program: Program, in_scope: set[str]) -> list[str]:
     then the :func:`order_check` of the ordered ones."""
     from spf.codegen.program import linearize
 
+    if all(lo is None or hi is None for _, _, lo, hi in program.index_arrays):
+        return order_check(program, in_scope)  # no read is range-checked (trusted locals)
     data = {d.name: d for d in program.data}
     out = [f"if ((spf_bad | spf_bad_all) & {RANGE_BITS})", "{"]
     out.append(f"  uint64_t spf_b = (spf_bad | spf_bad_all) & {RANGE_BITS};")

@@ -287,7 +287,8 @@ def index_arrays(comp: Computation) -> tuple[tuple[str, int, str | None, str | N
     out = []
     for ds in comp.data_spaces.values():
         if ds.index:
-            lo_hi = uf_range_bounds(comp.ufs[ds.name])
+            # a trusted local's range holds by construction: its reads are not checked
+            lo_hi = None if ds.trusted else uf_range_bounds(comp.ufs[ds.name])
             lo, hi = lo_hi if lo_hi is not None else (None, None)
             out.append((ds.name, ds.rank or 0, lo, hi))
     return tuple(out)

@@ -25,6 +25,7 @@ from spf.analysis.dependences import _Timing, empty, padded, pair_names, same_el
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
+    from spf.sets import Set
 
 
 def is_written_index_array(comp: Computation, name: str) -> bool:
@@ -36,25 +37,61 @@ def is_written_index_array(comp: Computation, name: str) -> bool:
 def written_level(comp: Computation, reader: Stmt, uf: str, width: int) -> int:
     """The deepest schedule position (of ``width``, the current schedule padded) at which a
     write of index array ``uf`` that runs before an instance of ``reader`` and writes an
-    element it reads first differs in time from that instance; -1 when no write does."""
+    element it reads first differs in time from that instance; -1 when no write does.
+
+    A writer whose schedule first differs from the reader's at two constants cannot give a
+    deeper position than that one: writers are taken deepest bound first, and one whose
+    bound is not below the level found so far is skipped without any set operation; each
+    writer's positions are tested deepest first, up to the first that holds."""
     reads = [rel for ds, rel in reader.reads if ds == uf]
     if not reads:
         return -1
-    level = -1
     sched_r = padded(reader, width)
+    candidates = []
     for writer in comp.stmts:
         writes = [rel for ds, rel in writer.writes if ds == uf]
         if not writes:
             continue
         xs, ys = pair_names(writer, reader)
         timing = _Timing(padded(writer, width), sched_r, xs, ys, comp.assumptions)
-        if timing.never_before():
-            continue
-        for a in writes:
-            for b in reads:
-                pairs = same_element(writer, a, reader, b, xs, ys)
-                if empty(pairs, comp.assumptions):
-                    continue
-                found = [d for d, _ in timing.levels(pairs, "<")]
-                level = max([level, *found])
+        positions = _positions(timing)
+        if positions:
+            candidates.append((positions, writer, writes, xs, ys, timing))
+    level = -1
+    for positions, writer, writes, xs, ys, timing in sorted(candidates, key=lambda c: -c[0][-1]):
+        for a, b in ((a, b) for a in writes for b in reads):
+            if positions[-1] <= level:
+                break
+            pairs = same_element(writer, a, reader, b, xs, ys)
+            if not empty(pairs, comp.assumptions):
+                level = _deepest(timing, pairs, positions, level)
     return level
+
+
+def _deepest(timing: _Timing, pairs: Set, positions: list[int], level: int) -> int:
+    """The deepest of ``positions`` above ``level`` where some of ``pairs`` first differ in
+    time (the writer's first), else ``level``."""
+    for d in reversed(positions):
+        if d <= level:
+            break
+        if not empty(timing.level(pairs, d, "<"), timing.facts):
+            return d
+    return level
+
+
+def _positions(timing: _Timing) -> list[int]:
+    """The positions at which a writer instance may first run before a reader instance
+    (``_Timing.levels`` with ``<`` tests these): none after the first position where the
+    two schedules hold different constants, none where they hold equal ones; empty when
+    the writer never runs first."""
+    out = []
+    for d in range(timing.width):
+        fixed = timing._constants(d)
+        if fixed is not None and fixed[0] == fixed[1]:
+            continue
+        if fixed is not None and fixed[0] > fixed[1]:
+            break
+        out.append(d)
+        if fixed is not None:
+            break
+    return out

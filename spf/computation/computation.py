@@ -129,6 +129,7 @@ class Computation:
         private: object = None,
         range: object = None,
         monotonic: object = None,
+        trusted: object = False,
     ) -> None:
         if not isinstance(index, bool):
             raise ArgumentError(f"data space {name!r}: index= must be True or False, got {index!r}")
@@ -139,7 +140,15 @@ class Computation:
                 "of a run-time index array's values; pass index=True too (an index array "
                 "given as an argument is declared with declare_uf)"
             )
-        ds = make_data_space(name, type, shape, role=role, index=index, private=private)
+        if trusted is not False and (trusted is not True or index is not True):
+            raise VerifyError(
+                f"local {name!r}: trusted=True says the statements keep a run-time index "
+                "array's values within its range; pass it with index=True (and range=...), "
+                f"got trusted={trusted!r}, index={index!r}"
+            )
+        ds = make_data_space(
+            name, type, shape, role=role, index=index, private=private, trusted=trusted is True
+        )
         if index and name in self._ufs and not self._is_index(name):
             raise VerifyError(
                 f"{name!r} is already declared as a UF (an input index array); an index array "
@@ -243,6 +252,7 @@ class Computation:
         private: str | None = None,
         range: str | Set | None = None,
         monotonic: str | None = None,
+        trusted: bool = False,
     ) -> None:
         """A temporary of the generated function (never a kernel argument), e.g. a scalar
         ``temp2`` or an array ``w[N]``: a data space the function allocates itself.
@@ -265,7 +275,9 @@ class Computation:
         >>> comp.is_parallel_legal("s1", "i")
         True
         """
-        self._add_index_or_space(name, type, shape, "local", index, private, range, monotonic)
+        self._add_index_or_space(
+            name, type, shape, "local", index, private, range, monotonic, trusted
+        )
 
     def assume(self, text: str) -> Fact:
         """Add a fact the analysis may use and a kernel checks with ``check=True``:

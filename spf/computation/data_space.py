@@ -35,6 +35,10 @@ class DataSpace:
     """A local private to each iteration of this loop (``add_local(..., private="i")``):
     one fresh copy per iteration of the loop and of the loops around it, so it carries no
     dependence across them (docs/assumptions.md, :mod:`spf.analysis.private`)."""
+    trusted: bool = False
+    """A local run-time index array whose statements keep its values within its declared
+    range by construction (``add_local(..., index=True, range=..., trusted=True)``: a
+    counting sort's counts and slots): its reads are not range-checked (spf.codegen.faults)."""
 
     @property
     def dtype(self) -> str:
@@ -62,6 +66,7 @@ def make_data_space(
     role: str = "data",
     index: bool = False,
     private: object = None,
+    trusted: bool = False,
 ) -> DataSpace:
     """Validate the arguments of ``add_data_space`` and build the ``DataSpace``.
 
@@ -96,6 +101,7 @@ def make_data_space(
         role=role,
         index=index,
         private=private if isinstance(private, str) else None,
+        trusted=trusted,
     )
 
 

@@ -37,6 +37,7 @@ def to_data(comp: Computation) -> dict[str, Any]:
                 "role": ds.role,
                 **({"index": True} if ds.index else {}),
                 **({"private": ds.private} if ds.private is not None else {}),
+                **({"trusted": True} if ds.trusted else {}),
             }
             for ds in comp.data_spaces.values()
         ],
@@ -105,7 +106,8 @@ def _build(data: dict[str, Any]) -> Computation:
         if ds["role"] == "parameter":
             comp.add_parameter(ds["name"], ds["type"])
         elif ds["role"] == "local" and ds.get("index"):
-            comp.add_local(ds["name"], ds["type"], tuple(ds["shape"]), index=True)
+            trusted = ds.get("trusted") is True
+            comp.add_local(ds["name"], ds["type"], tuple(ds["shape"]), index=True, trusted=trusted)
         elif ds["role"] == "local":
             shape = tuple(ds["shape"]) if ds["shape"] is not None else None
             local = make_data_space(ds["name"], ds["type"], shape, private=ds.get("private"))

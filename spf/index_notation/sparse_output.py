@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel
     from spf.formats.format import Format
 
-__all__ = ["Compressed", "SparseEinsum", "SparseEinsumKernel", "build_sparse", "compressed_output"]
+__all__ = [
+    "Compressed",
+    "SparseEinsum",
+    "SparseEinsumKernel",
+    "build_sparse",
+    "compressed_output",
+    "output_size",
+]
 
 
 @dataclass(frozen=True)
@@ -122,10 +129,26 @@ def _terms(f: Formula, c: Compressed) -> list[Term]:
 
 
 def _declare_index(
-    comp: Computation, name: str, shape: tuple[str, ...], rng: str, dtype: str
+    comp: Computation,
+    name: str,
+    shape: tuple[str, ...],
+    rng: str,
+    dtype: str,
+    *,
+    trusted: bool = True,
 ) -> None:
-    comp.add_local(name, f"{dtype}_t", shape, index=True)
-    comp.declare_uf(name, range=f"{{[v]: {rng}}}")
+    """The row workspace ``name``, a run-time index array with values in ``rng``.
+
+    ``trusted`` (the default): the statements keep its values in ``rng`` whatever the
+    operands hold, so its reads are not range-checked (``add_local(..., trusted=True)``):
+    a row lists each column it reaches once (``mark``), columns that are read from the
+    operands' index arrays (checked with ``check=True``) or from a loop's bounds, so the
+    list holds at most ``EN`` values below ``EN``, and the sort's ranks, digits, counts and
+    slots are counts of that list. A union merge's list length is not trusted: operands with
+    repeated columns (an ordering fact the call checks while the loops run) could make a row
+    longer than ``EN``."""
+    rng_set = f"{{[v]: {rng}}}"
+    comp.add_local(name, f"{dtype}_t", shape, index=True, range=rng_set, trusted=trusted)
 
 
 def _symbolic(
@@ -268,7 +291,7 @@ def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, paral
     taken = {*f.tensors, *f.extents, o, *u.cursors}
     lst, length, val, p = (_fresh(x, taken) for x in ("lst", "len", "val", "p"))
     _declare_index(comp, lst, (en,), f"0 <= v < {en}", dt)
-    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt)
+    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt, trusted=False)
     comp.add_local(val, "double", (en,))
     rows = f"0 <= {o} < {f.extents[o]}"
     comp.add_stmt(Stmt(f"${length}$(0) = 0;", f"{{[{o}]: {rows}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
@@ -420,6 +443,29 @@ def build_sparse(f: Formula, name: str, *, parallel: bool) -> SparseEinsum:
     return SparseEinsum(f, c, tuple(_terms(f, c)), name, parallel)
 
 
+def output_size(f: Formula, c: Compressed, ptr: np.ndarray[Any, Any]) -> int:
+    """The number of entries of the output whose row pointers the sizing phase left in
+    ``ptr``; :class:`ArgumentError` where they overflowed their index type (a pointer
+    decreases: every row adds at most the column extent) or the arrays would not fit in
+    this machine's memory (the arrow matrix times its transpose: 46500**2 entries)."""
+    from spf.formats.sizing import memory_limit
+
+    if ptr.size > 1 and bool((ptr[1:] < ptr[:-1]).any()):
+        raise ArgumentError(
+            f"{f.where()}: {c.name} has more entries than its {f.index_dtype} row pointers "
+            "can count (they overflowed); build it with spf.einsum(..., index_dtype='int64') "
+            "and int64 index arrays"
+        )
+    nnz = int(ptr[-1])
+    need = nnz * (ptr.dtype.itemsize + 8)
+    if need > memory_limit():
+        raise ArgumentError(
+            f"{f.where()}: {c.name} has {nnz:,} entries; its arrays ({need / 2**30:.1f} GiB) "
+            "would not fit in this machine's memory"
+        )
+    return nnz
+
+
 class SparseEinsumKernel:
     """``kernel(**operands)`` -> dict of the output's arrays and sizes (see the module
     docstring); arguments as for :class:`~spf.index_notation.kernel.EinsumKernel`."""
@@ -467,7 +513,7 @@ class SparseEinsumKernel:
         self.symbolic(
             check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
         )
-        nnz = int(out_ptr[-1])
+        nnz = output_size(f, c, out_ptr)
         col, val = np.empty(nnz, dtype=dtype), np.empty(nnz)
         fill = {k: v for k, v in given.items() if k in self._names[1]}
         fill.update({ptr: out_ptr, idx: col, c.name: val})

@@ -177,6 +177,7 @@ class Binder:
         in_loop_facts: frozenset[int] = frozenset(),
         before_loops: frozenset[int] = frozenset(),
         overlap_in_loop: bool = False,
+        validated: bool = False,
     ) -> None:
         self.signature = signature
         self.context = context
@@ -190,7 +191,8 @@ class Binder:
         ``before_loops``: those of its each-call facts it tests before its loops
         (spf.codegen.each_call);
         ``overlap_in_loop``: the kernel tests that no written array overlaps another itself
-        (:meth:`check_contents` then leaves it out)."""
+        (:meth:`check_contents` then leaves it out); ``validated``: the facts' checks were
+        found bounded when the kernel was built (a kernel loaded from a warm entry)."""
         self.overlap_in_loop = overlap_in_loop
         self.params: tuple[Arg, ...] = tuple(a for a in signature.args if a.kind == "param")
         for a in self.params:
@@ -238,7 +240,12 @@ class Binder:
             ufs = {a.name: a.uf for a in signature.args if a.kind == "uf" and a.uf is not None}
             labels = signature.fact_labels or None
             self._facts = FactChecker(
-                signature.facts, ufs, labels, in_loop=in_loop_facts, before_loops=before_loops
+                signature.facts,
+                ufs,
+                labels,
+                in_loop=in_loop_facts,
+                before_loops=before_loops,
+                validated=validated,
             )
         self._preconditions: PreconditionCheck | None = None
         if signature.preconditions:

@@ -285,7 +285,9 @@ class FactChecker:
     fails). How each fact is checked is decided on the first call that checks
     (:attr:`cost`); the check functions are generated then and compiled on first use.
     ``labels`` (one per fact) name them in messages (default ``the assumption '<text>'``);
-    ``in_loop``: the numbers of the facts the kernel's checked function tests itself."""
+    ``in_loop``: the numbers of the facts the kernel's checked function tests itself;
+    ``validated``: each check was found bounded when the kernel was built (a kernel loaded
+    from a warm entry), so it is not derived again."""
 
     def __init__(
         self,
@@ -295,6 +297,7 @@ class FactChecker:
         *,
         in_loop: frozenset[int] = frozenset(),
         before_loops: frozenset[int] = frozenset(),
+        validated: bool = False,
     ) -> None:
         names = list(labels) if labels is not None else [assumption_label(f) for f in facts]
         assert len(names) == len(facts), "FactChecker takes one label per fact"
@@ -306,7 +309,8 @@ class FactChecker:
         self.parameter_facts = tuple(
             (f, n) for f, n in zip(facts, names, strict=True) if f.is_parameter_fact
         )
-        for f in facts:  # an unbounded check is refused when the kernel is made
+        for f in () if validated else facts:  # an unbounded check is refused when the
+            # kernel is made (a kernel loaded from a warm entry was made before)
             if not f.is_parameter_fact:
                 check_bounded(f, check_domain(f, ufs))
         self._parameters_ok: set[tuple[Any, ...]] = set()

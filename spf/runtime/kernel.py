@@ -70,7 +70,9 @@ class Kernel:
     (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings),
     ``preconditions`` (the parameter conditions keeping accesses in bounds, each a
     :class:`~spf.analysis.preconditions.Precondition`, checked by calls with ``check=True``),
-    :attr:`last_threads` (the OpenMP threads its last call ran on).
+    :attr:`last_threads` (the OpenMP threads its last call ran on). ``validated=True``: the
+    kernel was built before (loaded from a warm entry), so the bounds of its fact checks,
+    found then, are not derived again.
     """
 
     def __init__(
@@ -81,6 +83,7 @@ class Kernel:
         command: str,
         *,
         compiler_output: str = "",
+        validated: bool = False,
     ) -> None:
         self.source = source
         self.signature = signature.c_prototype()
@@ -145,6 +148,7 @@ class Kernel:
             in_loop_facts=in_loop_facts,
             before_loops=before_loops,
             overlap_in_loop=overlap,
+            validated=validated,
         )
         self._bind = binder.bind
         self._fast = binder._fast.bind

@@ -295,7 +295,9 @@ def load_library(
         return None
     command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
     try:
-        return Kernel(sig, source, entry.library, command, compiler_output=entry.read_log())
+        return Kernel(
+            sig, source, entry.library, command, compiler_output=entry.read_log(), validated=True
+        )
     except CompileError:
         return None
 

@@ -170,6 +170,10 @@ def test_a_sum_of_two_csr_operands_into_csr_is_a_union_merge() -> None:
         assert "mark" not in phase.data_spaces  # each column visited once
         assert "thr" not in phase.data_spaces  # in order: no sort
     assert comp.numeric.stmt("s2").source.startswith("$lst$(len(0)) = A_col(A_k);")
+    # the list is trusted (columns of the operands), its length is not (repeated columns)
+    text = comp.numeric.codegen()
+    assert "spf_index_in_int32_t(len[" in text
+    assert "spf_index_in_int32_t(lst[" not in text
 
 
 @pytest.mark.parametrize(
@@ -230,3 +234,18 @@ def test_prefix_of_the_args_helpers() -> None:
     assert "A_colptr" in spf.sparse.format_args(a, spf.formats.CSC, prefix="A_")
     with pytest.raises(ArgumentError, match="operand name followed by '_'"):
         spf.sparse.csr_args(a, prefix="A")
+
+
+def test_a_sparse_output_whose_row_pointers_overflow_says_to_use_int64() -> None:
+    from spf.index_notation.sparse_output import output_size
+
+    comp = spf.einsum("C(i,j) = A(i,j) + B(i,j)", A=CSR, B=CSR, C=CSR)
+    assert isinstance(comp, spf.index_notation.SparseEinsum)
+    f, c = comp.formula, comp.output
+    wrapped = np.array([0, 2**31 - 5, -(2**31) + 3], dtype=np.int32)  # the last row wrapped
+    with pytest.raises(ArgumentError, match="index_dtype='int64'"):
+        output_size(f, c, wrapped)
+    with pytest.raises(ArgumentError, match="would not fit in this machine's memory"):
+        output_size(f, c, np.array([0, 2**62], dtype=np.int64))
+    assert output_size(f, c, np.array([0, 0, 3], dtype=np.int32)) == 3
+    assert output_size(f, c, np.array([0], dtype=np.int32)) == 0

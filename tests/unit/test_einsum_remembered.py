@@ -72,6 +72,17 @@ def test_a_warm_einsum_compile_builds_no_computation_and_generates_no_code(
     assert np.allclose(y, a @ np.arange(5.0))
 
 
+def test_a_warm_load_does_not_derive_the_fact_checks_bounds_again(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the kernel was validated when it was built (an unbounded check is refused then)
+    monkeypatch.setattr("spf.runtime.fact_check.check_domain", _refuse("check_domain"))
+    loads = remembered.LOADS
+    kernel = spf.einsum(SPADD, A=CSR, B=CSR, C=CSR).compile(cache_dir=str(cache))
+    assert remembered.LOADS - loads == 1
+    assert kernel.numeric._binder._facts is not None  # it has facts to check
+
+
 def test_a_touched_einsum_compiles_what_was_done_to_it(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -142,6 +142,14 @@ def test_rows_are_parallel_through_workspaces() -> None:
         assert kernels.Computation.from_json(comp.to_json()).codegen() == comp.codegen()
 
 
+def test_row_workspaces_are_read_without_range_checks() -> None:
+    # their values stay in range by construction (spf.index_notation.sparse_output)
+    text = kernels.spgemm_csr().numeric.codegen()
+    assert "spf_index_in_int32_t(" not in text.replace("static inline int32_t spf_index_in", "")
+    for ws in ("lst", "len", "srt", "cnt", "dig", "tmp"):
+        assert f"#define {ws}(t0) {ws}[spf_ws_{ws} + (t0)]" in text
+
+
 def test_without_workspace_rows_are_not_parallel() -> None:
     from spf.computation import Computation
 

@@ -99,6 +99,38 @@ def test_value_out_of_declared_range_is_reported_not_accessed() -> None:
     assert x[1:].sum() == 0
 
 
+def test_a_trusted_local_index_array_is_read_without_range_checks() -> None:
+    c = spf.Computation("slots")  # p's values are slots the statements keep in range
+    c.add_local("p", "int32_t", ("N",), index=True, range="{[v]: 0 <= v < N}", trusted=True)
+    _with_stmts(c)
+    text = c.codegen()
+    assert "spf_index_in_int32_t(p[" not in text
+    assert "spf_b =" not in text
+    assert spf.Computation.from_json(c.to_json()).codegen() == text
+    x, y = np.arange(5.0), np.zeros(5)
+    c.compile()(N=5, x=x, y=y)
+    assert np.array_equal(y, x[::-1])
+    checked = spf.Computation("slots")
+    checked.add_local("p", "int32_t", ("N",), index=True, range="{[v]: 0 <= v < N}")
+    assert "spf_index_in_int32_t(p[" in _with_stmts(checked).codegen()
+
+
+def _with_stmts(c: spf.Computation) -> spf.Computation:
+    """``c`` (which declares the local index array ``p``) reversing ``x`` into ``y``."""
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$p$(i) = N - 1 - i;", "{[i]: 0 <= i < N}"))
+    c.add_stmt(spf.Stmt("$y$(p(i)) = $x$(i);", "{[i]: 0 <= i < N}"))
+    return c
+
+
+@pytest.mark.parametrize("kwargs", [{"trusted": True}, {"index": True, "trusted": 1}])
+def test_trusted_needs_a_local_index_array(kwargs: dict[str, object]) -> None:
+    c = spf.Computation("bad")
+    with pytest.raises(SpfError, match="trusted=True"):
+        c.add_local("p", "int32_t", ("N",), **kwargs)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(("n", "nnz"), [(7, 20), (5, 0), (0, 0)])
 def test_without_a_range_the_bounds_are_checked_where_the_values_are_read(n: int, nnz: int) -> None:
     """No range declared: the loop bound rowptr(i) <= k < rowptr(i+1) over A(k) needs
