@@ -72,6 +72,7 @@ from spf.analysis.coarse_inspector import (
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
+from spf.runtime.checksum import checksums, shared
 from spf.runtime.kernel import Kernel
 from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
@@ -299,15 +300,13 @@ def fingerprint(
 ) -> Fingerprint:
     """Sizes and checksums of the arguments ``names`` (those present); arrays get no checksum
     (None) without ``contents``."""
-    out = []
-    for name in names:
-        if name not in args:
-            continue
-        value = args[name]
+    given = [(name, args[name]) for name in names if name in args]
+    arrays = [v for _, v in given if isinstance(v, np.ndarray)]
+    crcs = iter(checksums(arrays) if contents else [None] * len(arrays))  # in parallel
+    out: list[tuple[str, str, tuple[int, ...], int | None]] = []
+    for name, value in given:
         if isinstance(value, np.ndarray):
-            data = np.ascontiguousarray(value)
-            crc = (zlib.crc32(data.data.cast("B")) if data.size else 0) if contents else None
-            out.append((name, str(data.dtype), tuple(data.shape), crc))
+            out.append((name, str(value.dtype), tuple(value.shape), next(crcs)))
         else:
             out.append((name, "value", (), zlib.crc32(str(value).encode())))
     return tuple(out)
@@ -424,11 +423,18 @@ class WavefrontKernel(Kernel):
                 f"{self.name}.inspect: unknown argument(s) {', '.join(unknown)}; the inspector "
                 f"reads {', '.join(self._inputs)}"
             )
-        levels_k, count_k, order_k = self._stages
         given = self._inspected(args)
         n = self._count(given)
-        if self._coarse:
-            return self._inspect_coarse(given, n, check, strategy, threads)
+        with shared():  # the stages' fact checks and the plan's fingerprint
+            if self._coarse:
+                return self._inspect_coarse(given, n, check, strategy, threads)
+            return self._inspect_levels(given, n, check, strategy)
+
+    def _inspect_levels(
+        self, given: Mapping[str, object], n: int, check: bool, strategy: str
+    ) -> Plan:
+        """:meth:`inspect` of a kernel of ``method="levels"`` or ``"p2p"``."""
+        levels_k, count_k, order_k = self._stages
         level = np.zeros(n, dtype=np.int64)
         nlev = np.zeros((), dtype=np.int64)
         levels_k(level=level, nlevels=nlev, check=check, **_pick(levels_k, given))
@@ -459,7 +465,9 @@ class WavefrontKernel(Kernel):
         n = len(order)
         groups, groupptr, one_thread = _groups(levelptr, levels, n)
         _read_only(level, levelptr, order, groupptr, one_thread)
-        inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
+        with shared():  # the seal and the index arrays' checksums in one parallel batch
+            _warm(level, given)
+            inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
         more: dict[str, Any] = {}
         if parts is not None:
             _read_only(parts.ptr, parts.partptr, parts.order)
@@ -648,7 +656,14 @@ class WavefrontKernel(Kernel):
     def __call__(
         self, *positional: object, check: bool = True, plan: object = None, **args: object
     ) -> None:
-        """Run the executor in the order of ``plan`` (inspected here when not given)."""
+        """Run the executor in the order of ``plan`` (inspected here when not given); each
+        array's checksum is taken once (:func:`spf.runtime.checksum.shared`)."""
+        with shared():
+            self._call(*positional, check=check, plan=plan, **args)
+
+    def _call(
+        self, *positional: object, check: bool = True, plan: object = None, **args: object
+    ) -> None:
         nm = self._names
         clash = {nm.levelptr, nm.order, nm.nlevels, nm.done, nm.single, nm.partptr} & set(args)
         if clash:
@@ -722,6 +737,8 @@ class WavefrontKernel(Kernel):
                 f"levels order other dependences); build a plan with this kernel's "
                 "kernel.inspect(...)"
             )
+        if contents:
+            _warm(plan.level_of, {k: v for k, v in args.items() if k in self._inputs})
         if contents and _seal(plan.level_of) not in plan.inspected:
             raise ArgumentError(
                 f"{self.name}: plan= holds levels (level_of) other than those its inspector "
@@ -746,7 +763,14 @@ _CHECKED: weakref.WeakKeyDictionary[Plan, tuple[str, str, tuple[int, ...], int |
 def _seal(level_of: np.ndarray) -> tuple[str, str, tuple[int, ...], int]:
     """The :data:`LEVELS_SEAL` entry of the levels ``level_of``."""
     data = np.ascontiguousarray(level_of, dtype=np.int64)
-    return (LEVELS_SEAL, "int64", tuple(data.shape), zlib.crc32(data.data.cast("B")))
+    return (LEVELS_SEAL, "int64", tuple(data.shape), checksums([data])[0])
+
+
+def _warm(level_of: np.ndarray, args: Mapping[str, object]) -> None:
+    """Inside :func:`spf.runtime.checksum.shared`: the checksums of ``level_of`` and of
+    the arrays of ``args``, taken together (in parallel) for the seal and fingerprint that
+    follow."""
+    checksums([level_of, *(v for v in args.values() if isinstance(v, np.ndarray))])
 
 
 def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
