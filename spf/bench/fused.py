@@ -5,17 +5,20 @@ On 2-D Poisson (the ``sptrsv`` section's grid), ``x = (D + L)⁻¹·b`` with the
 ``A`` (``spf.kernels.trsv_diag_csr``) then ``y = A·x`` (``spf.kernels.spmv_csr``):
 
 * ``separate serial``: both spf kernels, serially, one after the other;
-* ``separate wavefront + parallel SpMV``: the solve as a wavefront (levels executor forced)
+* ``separate wavefront + parallel SpMV``: the solve as a wavefront (its executor forced:
+  coarse levels or levels, whichever is estimated faster)
   then the SpMV with its row loop parallel, at each thread count;
 * ``fused wavefront``: ``append_computation`` of both, ``fuse`` of their row loops (illegal
   without the run-time order: row ``i`` of the SpMV reads ``x`` of later rows), one
-  ``wavefront`` whose inspector levels the nodes of both kernels; the levels executor
-  forced, and the default plan (``auto``);
+  ``wavefront`` whose inspector levels the nodes of both kernels; its plans ``coarse``
+  (coarse levels, the SpMV's rows free to balance the parts), ``levels`` and the default
+  (``auto``), planned for the largest thread count;
 * ``MKL IE trsv + mv`` when MKL is installed (``pip install mkl``).
 
 Every variant is first checked bitwise (MKL: to 1e-10) against the serial pair. Target:
-the fused wavefront >= 1.3x the separate wavefront + parallel SpMV at the largest thread
-count.
+the fused wavefront by coarse levels >= 1.3x the separate wavefront + parallel SpMV at the
+largest thread count. A call whose OpenMP team is one thread (``--threads 1``, or a busy
+machine's cap) runs the serial kernels instead of any executor.
 """
 
 from __future__ import annotations
