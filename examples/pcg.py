@@ -47,8 +47,8 @@ def solve(name: str, a: sp.csr_array) -> None:
     a.sort_indices()
     n = a.shape[0]
     b = np.random.default_rng(0).uniform(-1.0, 1.0, n)
-    # the fused preconditioner by levels even where the default plan would run Poisson's
-    # narrow levels serially, to show the fused executor
+    # the fused preconditioner by its executor (coarse levels or levels, whichever is
+    # estimated faster) even where the default plan would run it serially
     kernels = SpfPcg(a, strategy="wavefront")
     lower, upper = kernels.factors()
     bad = int((upper.diagonal() <= 0).sum())

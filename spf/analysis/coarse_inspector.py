@@ -33,13 +33,14 @@ every out-of-order read, in O(iterations + dependences).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from spf.analysis.inspector import (
     LEVEL,
     NLEVELS,
     WavefrontAnalysis,
     _copy_declarations,
+    _over_nodes,
     edge_enumeration,
 )
 from spf.computation.statement import Stmt
@@ -68,20 +69,58 @@ def _fresh_names(comp: Computation, analysis: WavefrontAnalysis, names: tuple[st
             )
 
 
-def _edges(analysis: WavefrontAnalysis) -> list[tuple[str, tuple[str, ...], str, str, bool]]:
-    """Each edge's instances (set text), iterators, source and sink iteration (terms of the
-    iterators) and whether it is a push edge; pull edges first."""
+class _Edge(NamedTuple):
+    text: str
+    """The instances the edge enumerates (set text)."""
+    its: tuple[str, ...]
+    src: str
+    """The source node (a term of the iterators, offset by its kernel's place)."""
+    snk: str
+    var: str
+    """The enumerated statement's iteration."""
+    group: int
+    """The enumerated statement's kernel."""
+    step: str
+    """What the edge adds to the coarse level: 1 between kernels, else whether the two
+    iterations lie in different blocks."""
+
+
+def _edges(analysis: WavefrontAnalysis) -> list[_Edge]:
+    """The edges of the loop, pull edges first."""
     out = []
     for e in [*(e for e in analysis.edges if not e.push), *(e for e in analysis.edges if e.push)]:
         text, its, other, var = edge_enumeration(e)
-        src, snk = (var, other) if e.push else (other, var)
-        out.append((text, its, src, snk, e.push))
+        var_node = analysis.node(var, e.group)
+        other_node = analysis.node(other, e.other_group)
+        src, snk = (var_node, other_node) if e.push else (other_node, var_node)
+        first, last = (var, other) if e.push else (other, var)
+        step = "1" if e.group != e.other_group else f"({first}) >> {BLOCK} != ({last}) >> {BLOCK}"
+        out.append(_Edge(text, its, src, snk, var, e.group, step))
     return out
+
+
+def free_kernels(analysis: WavefrontAnalysis) -> tuple[bool, ...]:
+    """Per kernel fused into the loop, whether no edge joins two of its iterations (an SpMV
+    after a solve): its nodes need no block to keep their order, so parts may cut between
+    any two of them."""
+    joined = {e.group for e in analysis.edges if e.group == e.other_group}
+    return tuple(g not in joined for g in range(analysis.groups))
+
+
+def _schedule(its: tuple[str, ...], var: str, stage: str, k: int) -> str:
+    """The schedule of an edge's instances up to the statement's own position: ``stage``
+    (with the kernel when kernels were fused: in program order), the enumerated iteration
+    ``var``, the edge ``k``, then the other iterators."""
+    rest = "".join(f", {x}, 0" for x in its if x != var)
+    return f"[{', '.join(its)}] -> [{stage}, {var}, {k}{rest}"
 
 
 def build_coarse_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computation:
     """The level and coarse-level stage: writes ``level``, ``nlevels``, ``clev``, ``nclev``
-    (zeroed by the caller) and ``work``, reads ``coarse_shift`` (``log2`` of the rows per block)."""
+    (zeroed by the caller) and ``work``, reads ``coarse_shift`` (``log2`` of the rows per
+    block). With kernels fused into the loop, iteration ``i`` of kernel ``g`` is node
+    ``g * extent + i`` (:attr:`WavefrontAnalysis.nodes`), visited in program order as by
+    the level stage, so every edge goes from a smaller node to a larger one."""
     from spf.computation.computation import Computation as _Computation
 
     _fresh_names(comp, analysis, (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK))
@@ -89,31 +128,31 @@ def build_coarse_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Co
     _copy_declarations(comp, insp)
     v, n = analysis.var, analysis.extent
     for name in (LEVEL, CLEV, WORK):
-        insp.add_data_space(name, "int64_t", shape=(n,))
+        insp.add_data_space(name, "int64_t", shape=(analysis.nodes,))
     for name in (NLEVELS, NCLEV):
         insp.add_data_space(name, "int64_t", shape=())
-    rows = f"{{[{v}]: 0 <= {v} < {n} && {BLOCK} >= 0}}"
-    insp.add_stmt(Stmt(f"$work$({v}) = 1;", rows, f"{{[{v}] -> [0, {v}, 0]}}"))
-    for k, (text, its, src, snk, push) in enumerate(_edges(analysis), start=1):
-        var = src if push else snk
-        rest = "".join(f", {x}, 0" for x in its if x != var)
+    _over_nodes(insp, analysis, "$work$({node}) = 1;", 0, f" && {BLOCK} >= 0")
+    for k, e in enumerate(_edges(analysis), start=1):
         updates = (
-            f"$level$({snk}) = max($level$({snk}), $level$({src}) + 1);",
-            f"$clev$({snk}) = max($clev$({snk}), $clev$({src}) + "
-            f"(({src}) >> {BLOCK} != ({snk}) >> {BLOCK}));",
-            f"$work$({var}) += 1;",
+            f"$level$({e.snk}) = max($level$({e.snk}), $level$({e.src}) + 1);",
+            f"$clev$({e.snk}) = max($clev$({e.snk}), $clev$({e.src}) + ({e.step}));",
+            f"$work$({analysis.node(e.var, e.group)}) += 1;",
         )
+        stage = "1" if analysis.groups == 1 else f"1, {e.group}"
+        prefix = _schedule(e.its, e.var, stage, k)
         for j, body in enumerate(updates):
-            schedule = f"{{[{', '.join(its)}] -> [1, {var}, {k}{rest}, {j}]}}"
-            insp.add_stmt(Stmt(body, text, schedule))
-    for j, (total, per_row) in enumerate(((NLEVELS, LEVEL), (NCLEV, CLEV))):
-        insp.add_stmt(
-            Stmt(
-                f"${total}$ = max(${total}$, ${per_row}$({v}) + 1);",
-                f"{{[{v}]: 0 <= {v} < {n}}}",
-                f"{{[{v}] -> [2, {v}, {j}]}}",
+            insp.add_stmt(Stmt(body, e.text, f"{{{prefix}, {j}]}}"))
+    for g in range(analysis.groups):
+        node = analysis.node(v, g)
+        stage = "2" if analysis.groups == 1 else f"2, {g}"
+        for j, (total, per_row) in enumerate(((NLEVELS, LEVEL), (NCLEV, CLEV))):
+            insp.add_stmt(
+                Stmt(
+                    f"${total}$ = max(${total}$, ${per_row}$({node}) + 1);",
+                    f"{{[{v}]: 0 <= {v} < {n}}}",
+                    f"{{[{v}] -> [{stage}, {v}, {j}]}}",
+                )
             )
-        )
     return insp
 
 
@@ -127,7 +166,7 @@ def build_part_check(comp: Computation, analysis: WavefrontAnalysis) -> Computat
     _fresh_names(comp, analysis, (PART_OF, LEVEL_OF, BAD))
     check = _Computation(f"{comp.name}_coarse_check_{analysis.loop}")
     _copy_declarations(comp, check)
-    n = analysis.extent
+    n = analysis.nodes
     for name in (PART_OF, LEVEL_OF):
         check.declare_uf(
             name,
@@ -137,12 +176,77 @@ def build_part_check(comp: Computation, analysis: WavefrontAnalysis) -> Computat
             dtype="int64",
         )
     check.add_data_space(BAD, "int64_t", shape=())
-    for k, (text, its, src, snk, push) in enumerate(_edges(analysis)):
-        var = src if push else snk
-        rest = "".join(f", {x}, 0" for x in its if x != var)
+    for k, e in enumerate(_edges(analysis)):
         body = (
-            f"${BAD}$ += ({PART_OF}({src}) != {PART_OF}({snk})) * "
-            f"({LEVEL_OF}({src}) >= {LEVEL_OF}({snk}));"
+            f"${BAD}$ += ({PART_OF}({e.src}) != {PART_OF}({e.snk})) * "
+            f"({LEVEL_OF}({e.src}) >= {LEVEL_OF}({e.snk}));"
         )
-        check.add_stmt(Stmt(body, text, f"{{[{', '.join(its)}] -> [{var}, {k}{rest}]}}"))
+        stage = "0" if analysis.groups == 1 else f"0, {e.group}"
+        check.add_stmt(Stmt(body, e.text, f"{{{_schedule(e.its, e.var, stage, k)}]}}"))
     return check
+
+
+CLEVPTR = "clevptr"
+CSLOT = "cslot"
+CFILL = "cfill"
+CORDER = "corder"
+WSUM = "wsum"
+"""The coarse levels' counting sort (:func:`build_pair_sort`) and the prefix sums of
+``work`` in that order, which the parts are cut by."""
+
+
+def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation, Computation]:
+    """The counting sorts of the nodes by ``level`` and by ``clev`` in one pass each, as two
+    Computations (the second reads the first's slots as UFs): ``<name>_pair_count`` reads
+    ``level`` and ``clev`` as UFs and writes both prefix sums (``levelptr``, ``clevptr``) and
+    each node's place in both orders (``slot``, ``cslot``; ``fill`` and ``cfill`` scratch,
+    zeroed by the caller); ``<name>_pair_order`` writes ``order``, ``corder`` and ``wsum``,
+    the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work of the first
+    ``p`` nodes of ``corder``)."""
+    from spf.computation.computation import Computation as _Computation
+
+    v, n = analysis.var, analysis.nodes
+    ranged = {
+        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
+        "range": f"{{[x]: 0 <= x < {n}}}",
+        "dtype": "int64",
+    }
+    dom = f"{{[{v}]: 0 <= {v} < {n}}}"
+    count = _Computation(f"{name}_pair_count")
+    order = _Computation(f"{name}_pair_order")
+    sorts = ((LEVEL, "levelptr", "slot", "fill"), (CLEV, CLEVPTR, CSLOT, CFILL))
+    for key, ptr, slot, fill in sorts:
+        count.declare_uf(key, **ranged)
+        count.add_data_space(ptr, "int64_t", shape=(f"{n} + 1",))
+        for space in (slot, fill):
+            count.add_data_space(space, "int64_t", shape=(n,))
+        order.declare_uf(slot, **ranged)
+    for j, (key, ptr, _, _) in enumerate(sorts):
+        count.add_stmt(Stmt(f"${ptr}$({key}({v}) + 1) += 1;", dom, f"{{[{v}] -> [0, {v}, {j}]}}"))
+        count.add_stmt(
+            Stmt(f"${ptr}$({v} + 1) += ${ptr}$({v});", dom, f"{{[{v}] -> [1, {v}, {j}]}}")
+        )
+    for j, (key, ptr, slot, fill) in enumerate(sorts):
+        count.add_stmt(
+            Stmt(
+                f"${slot}$({v}) = ${ptr}$({key}({v})) + ${fill}$({key}({v}));",
+                dom,
+                f"{{[{v}] -> [2, {v}, {2 * j}]}}",
+            )
+        )
+        count.add_stmt(
+            Stmt(f"${fill}$({key}({v})) += 1;", dom, f"{{[{v}] -> [2, {v}, {2 * j + 1}]}}")
+        )
+    for space in ("order", CORDER, WORK):
+        order.add_data_space(space, "int64_t", shape=(n,))
+    order.add_data_space(WSUM, "int64_t", shape=(f"{n} + 1",))
+    for j, body in enumerate(
+        (
+            f"$order$(slot({v})) = {v};",
+            f"${CORDER}$({CSLOT}({v})) = {v};",
+            f"${WSUM}$({CSLOT}({v}) + 1) = ${WORK}$({v});",
+        )
+    ):
+        order.add_stmt(Stmt(body, dom, f"{{[{v}] -> [0, {v}, {j}]}}"))
+    order.add_stmt(Stmt(f"${WSUM}$({v} + 1) += ${WSUM}$({v});", dom, f"{{[{v}] -> [1, {v}, 0]}}"))
+    return count, order

@@ -614,17 +614,20 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
     return insp
 
 
-def _over_nodes(insp: Computation, analysis: WavefrontAnalysis, source: str, at: int) -> None:
+def _over_nodes(
+    insp: Computation, analysis: WavefrontAnalysis, source: str, at: int, extra: str = ""
+) -> None:
     """Add the statement ``source`` (``{node}`` standing for a node) at schedule position
     ``at`` over every node: one loop over the iterations per fused kernel (a loop over all
-    nodes would run the checks of the facts about the index arrays past their ends)."""
+    nodes would run the checks of the facts about the index arrays past their ends);
+    ``extra``, constraints added to its domain (`` && ...``)."""
     v, n = analysis.var, analysis.extent
     for g in range(analysis.groups):
         head = f"{at}" if analysis.groups == 1 else f"{at}, {g}"
         insp.add_stmt(
             Stmt(
                 source.format(node=analysis.node(v, g)),
-                f"{{[{v}]: 0 <= {v} < {n}}}",
+                f"{{[{v}]: 0 <= {v} < {n}{extra}}}",
                 f"{{[{v}] -> [{head}, {v}, 0]}}",
             )
         )

@@ -849,14 +849,12 @@ class Computation:
 
         Wavefront(loop=loop, how=method)  # checks the method first
         analysis = analyze_wavefront(self, stmts, loop)
-        if analysis.groups > 1 and method == "auto":
-            method = "levels"  # the one method fused kernels run by
-        if analysis.groups > 1 and method != "levels":
+        if analysis.groups > 1 and method == "p2p":
             raise CodegenError(
                 f"wavefront({loop!r}, method={method!r}): {analysis.groups} kernels are fused "
-                f"into loop {loop!r}; spf runs fused kernels by levels only (neither the waits "
-                "of method='p2p' nor the coarse levels of method='coarse' are generated "
-                "between their nodes): use method='levels' or 'auto'"
+                f"into loop {loop!r}; spf runs fused kernels by levels or coarse levels (the "
+                "waits of method='p2p' are not generated between their nodes): use "
+                "method='auto', 'coarse' or 'levels'"
             )
         start = len(self.trace)
         for s in stmts:  # a fused kernel's statement names the loop its own way

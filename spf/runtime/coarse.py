@@ -24,6 +24,15 @@ BLOCK_SHIFT = 6
 ``y + x / B``: about ``width + width / B`` of them, each with about ``width`` rows in pieces
 of ``B`` contiguous rows; ``B`` only has to stay well under ``width / threads``."""
 
+PIPELINE_SHIFT = 12
+"""Rows per block of the second candidate plan of kernels fused into one loop, one of them
+free (no edge between its own iterations: an SpMV after a solve): blocks of 4096 rows keep
+each run of the other kernel's rows whole (a 2-D grid's rows up to 4096 wide), and the free
+kernel's rows, which may be cut anywhere, balance the parts. On the solve and SpMV of 2-D
+Poisson (1M rows, one thread, executor forced) 64-row blocks ran at 0.8x the two serial
+kernels, 1024-row ones at 1.1x, 4096-row ones at 1.2x: the product reads the rows of ``A``
+the solve just read."""
+
 BARRIER_WORK = 128
 """A barrier of 2 threads, in units of work (a row's dependence): ~0.25-0.5 us."""
 
@@ -46,33 +55,62 @@ class Parts:
     """The work of the largest part of each coarse level."""
 
 
+@dataclass(frozen=True)
+class Blocks:
+    """The blocks a part may not cut: with ``kernels`` fused into the loop (``extent``
+    iterations each, node ``g * extent + i``), iteration ``i`` of kernel ``g`` lies in block
+    ``(g, i >> shift)``, or in a block of its own when ``free[g]`` (no edge joins two
+    iterations of that kernel). One kernel: ``node >> shift``."""
+
+    shift: int
+    extent: int = 0
+    free: tuple[bool, ...] = (False,)
+
+    def key(self, nodes: np.ndarray) -> np.ndarray:
+        """Each node's block as a number, nondecreasing in the node."""
+        if len(self.free) == 1 and not self.free[0]:
+            alone: np.ndarray = nodes >> self.shift
+            return alone
+        extent = max(self.extent, 1)
+        group = nodes // extent
+        shifts = np.where(
+            np.asarray(self.free)[np.minimum(group, len(self.free) - 1)], 0, self.shift
+        )
+        out: np.ndarray = group * (extent + 1) + ((nodes - group * extent) >> shifts)
+        return out
+
+
 def split(
     order: np.ndarray,
     levelptr: np.ndarray,
     levels: int,
     work: np.ndarray,
-    shift: int,
+    blocks: Blocks | None,
     threads: int,
+    wsum: np.ndarray | None = None,
 ) -> Parts:
     """The parts of the levels ``levelptr[:levels + 1]`` of ``order`` (each level's rows
-    increasing), at most ``threads`` per level, cut only between blocks of ``2**shift``
-    rows."""
+    increasing), at most ``threads`` per level, cut only between ``blocks`` (anywhere when
+    None), each cut at the block boundary nearest ``k / threads`` of its level's work.
+    ``wsum``: the prefix sums of ``work[order]`` (``n + 1`` entries from 0) when the caller
+    has them."""
     n = len(order)
     ptr = np.zeros(n + 1, dtype=np.int64)
     partptr = np.full(n + 1, n, dtype=np.int64)
     if n == 0 or levels == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Parts(0, ptr, partptr, order, 0, empty)
-    wsum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(work[order], out=wsum[1:])
+    if wsum is None:
+        wsum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(work[order], out=wsum[1:])
     lp = levelptr[: levels + 1]
     start, end = lp[:-1], lp[1:]
     share = np.arange(1, threads, dtype=np.int64)
     targets = wsum[start][:, None] + (wsum[end] - wsum[start])[:, None] * share // threads
     cut = np.searchsorted(wsum, targets, side="left")  # within the level (work >= 1 per row)
     cut = np.minimum(np.maximum(cut, start[:, None]), end[:, None])
-    if shift:
-        cut = _block_start(order, cut, start[:, None], end[:, None], shift)
+    if blocks is not None and blocks.shift > 0 and not all(blocks.free):
+        cut = _nearest_boundary(order, wsum, cut, start[:, None], end[:, None], blocks)
     edges = np.maximum.accumulate(np.concatenate([start[:, None], cut, end[:, None]], axis=1), 1)
     lo, hi = edges[:, :-1], edges[:, 1:]
     keep = hi > lo
@@ -85,28 +123,48 @@ def split(
     return Parts(levels, ptr, partptr, order, parts, largest)
 
 
-def _block_start(
-    order: np.ndarray, cut: np.ndarray, start: np.ndarray, end: np.ndarray, shift: int
+def _nearest_boundary(
+    order: np.ndarray,
+    wsum: np.ndarray,
+    cut: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    blocks: Blocks,
 ) -> np.ndarray:
-    """Each ``cut`` (``start <= cut <= end`` of its level, whose rows ``order[start:end]``
-    increase) moved to the first block boundary at or after it: the level's start or end,
-    or the first position whose row lies in a later block of ``2**shift`` rows than the row
-    before the cut. A binary search of all cuts at once in their levels' increasing rows
-    (O(cuts x log(rows per level)), none of the O(iterations) passes over ``order``)."""
+    """Each ``cut`` (``start <= cut <= end`` of its level, whose nodes ``order[start:end]``
+    increase) moved to the block boundary nearest it by work (``wsum``): the first position
+    of the block of the node before the cut, or the first position of a later block. Binary
+    searches of all cuts at once in their levels' increasing nodes (O(cuts x log(rows per
+    level)), none of the O(iterations) passes over ``order``)."""
     inside = (cut > start) & (cut < end)
-    lo = np.where(inside, cut, end)
-    hi = end.copy() if end.shape == cut.shape else np.broadcast_to(end, cut.shape).copy()
-    before = order[np.where(inside, cut - 1, 0)] if len(order) else np.zeros_like(cut)
-    first = ((before >> shift) + 1) << shift  # the first row of the next block
+    full = np.broadcast_to(end, cut.shape)
+    kb = blocks.key(order[np.where(inside, cut - 1, 0)])  # the block before the cut
+    after = _first_position(order, np.where(inside, cut, full), full.copy(), kb, blocks, True)
+    low = np.broadcast_to(start, cut.shape).copy()
+    before = _first_position(order, np.where(inside, low, cut), cut.copy(), kb, blocks, False)
+    nearer = wsum[cut] - wsum[before] < wsum[after] - wsum[cut]
+    return np.where(inside, np.where(nearer, before, after), cut)
+
+
+def _first_position(
+    order: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    key: np.ndarray,
+    blocks: Blocks,
+    past: bool,
+) -> np.ndarray:
+    """The first position ``lo <= p < hi`` whose node's block is after ``key`` (``past``)
+    or at or after it (else), ``hi`` when none."""
     while True:
         open_ = lo < hi
         if not open_.any():
-            break
+            return lo
         mid = (lo + hi) // 2
-        later = order[np.where(open_, mid, 0)] >= first
+        got = blocks.key(order[np.where(open_, mid, 0)])
+        later = got > key if past else got >= key
         hi = np.where(open_ & later, mid, hi)
         lo = np.where(open_ & ~later, mid + 1, lo)
-    return np.where(inside, lo, cut)
 
 
 def level_estimate(levelptr: np.ndarray, levels: int, work: int, threads: int) -> float:

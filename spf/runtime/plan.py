@@ -55,10 +55,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.analysis.coarse_inspector import BAD, BLOCK, CLEV, LEVEL_OF, NCLEV, PART_OF, WORK
+from spf.analysis.coarse_inspector import (
+    BAD,
+    BLOCK,
+    CFILL,
+    CLEV,
+    CLEVPTR,
+    CORDER,
+    CSLOT,
+    LEVEL_OF,
+    NCLEV,
+    PART_OF,
+    WORK,
+    WSUM,
+)
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
+from spf.runtime.checksum import checksums, shared
 from spf.runtime.kernel import Kernel
 from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
@@ -286,15 +300,13 @@ def fingerprint(
 ) -> Fingerprint:
     """Sizes and checksums of the arguments ``names`` (those present); arrays get no checksum
     (None) without ``contents``."""
-    out = []
-    for name in names:
-        if name not in args:
-            continue
-        value = args[name]
+    given = [(name, args[name]) for name in names if name in args]
+    arrays = [v for _, v in given if isinstance(v, np.ndarray)]
+    crcs = iter(checksums(arrays) if contents else [None] * len(arrays))  # in parallel
+    out: list[tuple[str, str, tuple[int, ...], int | None]] = []
+    for name, value in given:
         if isinstance(value, np.ndarray):
-            data = np.ascontiguousarray(value)
-            crc = (zlib.crc32(data.data.cast("B")) if data.size else 0) if contents else None
-            out.append((name, str(data.dtype), tuple(data.shape), crc))
+            out.append((name, str(value.dtype), tuple(value.shape), next(crcs)))
         else:
             out.append((name, "value", (), zlib.crc32(str(value).encode())))
     return tuple(out)
@@ -313,6 +325,9 @@ class WavefrontKernel(Kernel):
     _extent: str
     _inputs: tuple[str, ...]
     _made_by: tuple[str, str, tuple[int, ...], int | None]
+    _free: tuple[bool, ...]
+    _pair: tuple[Kernel, Kernel] | None
+    """A coarse kernel's counting sorts by level and coarse level in one pass each."""
 
     @classmethod
     def wrap(
@@ -323,10 +338,12 @@ class WavefrontKernel(Kernel):
         extent: str,
         serial: Callable[[], Kernel],
         check_kernel: Callable[[], Kernel] | None = None,
+        free: tuple[bool, ...] = (False,),
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
-        call first runs one."""
+        call first runs one; ``free``: per kernel fused into the loop, whether its
+        iterations are independent (:func:`spf.analysis.coarse_inspector.free_kernels`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -334,11 +351,14 @@ class WavefrontKernel(Kernel):
         out._serial_kernel = None
         out._serial_lock = threading.Lock()
         out._check_kernel = check_kernel
+        out._free = free
+        out._pair = None
         out._names = names
         out._extent = extent
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order", CLEV, NCLEV, WORK, BLOCK}
+        own |= {CLEVPTR, CSLOT, CFILL, CORDER, WSUM}
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
@@ -403,11 +423,18 @@ class WavefrontKernel(Kernel):
                 f"{self.name}.inspect: unknown argument(s) {', '.join(unknown)}; the inspector "
                 f"reads {', '.join(self._inputs)}"
             )
-        levels_k, count_k, order_k = self._stages
         given = self._inspected(args)
         n = self._count(given)
-        if self._coarse:
-            return self._inspect_coarse(given, n, check, strategy, threads)
+        with shared():  # the stages' fact checks and the plan's fingerprint
+            if self._coarse:
+                return self._inspect_coarse(given, n, check, strategy, threads)
+            return self._inspect_levels(given, n, check, strategy)
+
+    def _inspect_levels(
+        self, given: Mapping[str, object], n: int, check: bool, strategy: str
+    ) -> Plan:
+        """:meth:`inspect` of a kernel of ``method="levels"`` or ``"p2p"``."""
+        levels_k, count_k, order_k = self._stages
         level = np.zeros(n, dtype=np.int64)
         nlev = np.zeros((), dtype=np.int64)
         levels_k(level=level, nlevels=nlev, check=check, **_pick(levels_k, given))
@@ -438,7 +465,9 @@ class WavefrontKernel(Kernel):
         n = len(order)
         groups, groupptr, one_thread = _groups(levelptr, levels, n)
         _read_only(level, levelptr, order, groupptr, one_thread)
-        inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
+        with shared():  # the seal and the index arrays' checksums in one parallel batch
+            _warm(level, given)
+            inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
         more: dict[str, Any] = {}
         if parts is not None:
             _read_only(parts.ptr, parts.partptr, parts.order)
@@ -491,9 +520,46 @@ class WavefrontKernel(Kernel):
         strategy: str,
         threads: int | None,
     ) -> Plan:
-        """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``."""
+        """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``. Kernels fused
+        into the loop, one of them free (:func:`spf.analysis.coarse_inspector.free_kernels`),
+        get a second candidate: coarse levels of :data:`spf.runtime.coarse.PIPELINE_SHIFT`
+        blocks, taken when estimated faster."""
         from spf.runtime.threads import default_team
 
+        team = int(threads) if threads is not None else default_team()
+        if strategy == "auto" and self._names.method == "coarse":
+            strategy = "coarse"
+        level, nlev, work, parts, (levelptr, order) = self._coarse_parts(
+            given, n, check, coarse.BLOCK_SHIFT, team, both=True
+        )
+        total = int(work.sum())
+        gain = coarse.estimate(parts, total)
+        if any(self._free) and strategy != "levels":
+            wide = self._coarse_parts(given, n, check, coarse.PIPELINE_SHIFT, team)[3]
+            if (wide_gain := coarse.estimate(wide, total)) > gain:
+                gain, parts = wide_gain, wide
+        if strategy in ("auto", "wavefront"):
+            gain, best = max(
+                (gain, "coarse"), (coarse.level_estimate(levelptr, nlev, total, team), "levels")
+            )
+            serial = strategy == "auto" and gain < coarse.MIN_GAIN
+            strategy = "serial" if serial else best
+        if strategy == "levels":
+            parts = coarse.split(order, levelptr, nlev, work, None, team)
+        return self._plan(given, level, nlev, levelptr, order, strategy, parts)
+
+    def _coarse_parts(
+        self,
+        given: Mapping[str, object],
+        n: int,
+        check: bool,
+        shift: int,
+        team: int,
+        both: bool = False,
+    ) -> tuple[np.ndarray, int, np.ndarray, coarse.Parts, tuple[np.ndarray, np.ndarray]]:
+        """The generated level and coarse-level pass with blocks of ``2**shift`` rows, then
+        the coarse levels' parts for ``team`` threads: (level, levels, work, parts, and with
+        ``both`` the level sort's (levelptr, order), sorted in the same passes)."""
         stage = self._stages[0]
         level, clev, work = (np.zeros(n, dtype=np.int64) for _ in range(3))
         nlev, nclev = np.zeros((), dtype=np.int64), np.zeros((), dtype=np.int64)
@@ -504,26 +570,34 @@ class WavefrontKernel(Kernel):
             nclev=nclev,
             work=work,
             check=check,
-            **{BLOCK: coarse.BLOCK_SHIFT},
+            **{BLOCK: shift},
             **_pick(stage, given),
         )
-        levelptr, order = self._sort(level, n, given, check)
-        cptr, corder = self._sort(clev, n, given, check)
-        team = int(threads) if threads is not None else default_team()
-        parts = coarse.split(corder, cptr, int(nclev), work, coarse.BLOCK_SHIFT, team)
-        if strategy == "auto" and self._names.method == "coarse":
-            strategy = "coarse"
-        if strategy in ("auto", "wavefront"):
-            total = int(work.sum())
-            gain, best = max(
-                (coarse.estimate(parts, total), "coarse"),
-                (coarse.level_estimate(levelptr, int(nlev), total, team), "levels"),
-            )
-            serial = strategy == "auto" and gain < coarse.MIN_GAIN
-            strategy = "serial" if serial else best
-        if strategy == "levels":
-            parts = coarse.split(order, levelptr, int(nlev), work, 0, team)
-        return self._plan(given, level, int(nlev), levelptr, order, strategy, parts)
+        blocks = coarse.Blocks(shift, n // len(self._free), self._free)
+        if not both or self._pair is None:
+            cptr, corder = self._sort(clev, n, given, check)
+            parts = coarse.split(corder, cptr, int(nclev), work, blocks, team)
+            return level, int(nlev), work, parts, (cptr[:0], corder[:0])
+        count_k, order_k = self._pair
+        ptrs = {name: np.zeros(n + 1, dtype=np.int64) for name in ("levelptr", CLEVPTR)}
+        slots = {name: np.zeros(n, dtype=np.int64) for name in ("slot", CSLOT, "fill", CFILL)}
+        picked = _pick(count_k, given)
+        count_k(level=level, clev=clev, check=check, **ptrs, **slots, **picked)
+        orders = {name: np.zeros(n, dtype=np.int64) for name in ("order", CORDER)}
+        wsum = np.zeros(n + 1, dtype=np.int64)
+        picked = _pick(order_k, given)
+        order_k(
+            slot=slots["slot"],
+            cslot=slots[CSLOT],
+            work=work,
+            wsum=wsum,
+            check=check,
+            **orders,
+            **picked,
+        )
+        cptr, corder = ptrs[CLEVPTR], orders[CORDER]
+        parts = coarse.split(corder, cptr, int(nclev), work, blocks, team, wsum)
+        return level, int(nlev), work, parts, (ptrs["levelptr"], orders["order"])
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
@@ -582,7 +656,14 @@ class WavefrontKernel(Kernel):
     def __call__(
         self, *positional: object, check: bool = True, plan: object = None, **args: object
     ) -> None:
-        """Run the executor in the order of ``plan`` (inspected here when not given)."""
+        """Run the executor in the order of ``plan`` (inspected here when not given); each
+        array's checksum is taken once (:func:`spf.runtime.checksum.shared`)."""
+        with shared():
+            self._call(*positional, check=check, plan=plan, **args)
+
+    def _call(
+        self, *positional: object, check: bool = True, plan: object = None, **args: object
+    ) -> None:
         nm = self._names
         clash = {nm.levelptr, nm.order, nm.nlevels, nm.done, nm.single, nm.partptr} & set(args)
         if clash:
@@ -656,6 +737,8 @@ class WavefrontKernel(Kernel):
                 f"levels order other dependences); build a plan with this kernel's "
                 "kernel.inspect(...)"
             )
+        if contents:
+            _warm(plan.level_of, {k: v for k, v in args.items() if k in self._inputs})
         if contents and _seal(plan.level_of) not in plan.inspected:
             raise ArgumentError(
                 f"{self.name}: plan= holds levels (level_of) other than those its inspector "
@@ -680,7 +763,14 @@ _CHECKED: weakref.WeakKeyDictionary[Plan, tuple[str, str, tuple[int, ...], int |
 def _seal(level_of: np.ndarray) -> tuple[str, str, tuple[int, ...], int]:
     """The :data:`LEVELS_SEAL` entry of the levels ``level_of``."""
     data = np.ascontiguousarray(level_of, dtype=np.int64)
-    return (LEVELS_SEAL, "int64", tuple(data.shape), zlib.crc32(data.data.cast("B")))
+    return (LEVELS_SEAL, "int64", tuple(data.shape), checksums([data])[0])
+
+
+def _warm(level_of: np.ndarray, args: Mapping[str, object]) -> None:
+    """Inside :func:`spf.runtime.checksum.shared`: the checksums of ``level_of`` and of
+    the arrays of ``args``, taken together (in parallel) for the seal and fingerprint that
+    follow."""
+    checksums([level_of, *(v for v in args.values() if isinstance(v, np.ndarray))])
 
 
 def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
@@ -724,7 +814,12 @@ def compile_wavefront(
     library, in one compiler run (:func:`spf.runtime.compile.compile_kernels`); the serial
     kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
     compiled when a call first needs them."""
-    from spf.analysis.coarse_inspector import build_coarse_inspector, build_part_check
+    from spf.analysis.coarse_inspector import (
+        build_coarse_inspector,
+        build_pair_sort,
+        build_part_check,
+        free_kernels,
+    )
     from spf.analysis.executor import COARSE_METHODS, serial_computation
     from spf.analysis.inspector import build_inspector
     from spf.codegen.program import c_function_name
@@ -746,6 +841,9 @@ def compile_wavefront(
         (count, None, True),
         (order, None, True),
     ]
+    if is_coarse:  # both counting sorts in one pass each
+        pair = build_pair_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
+        parts += [(stage, None, True) for stage in pair]
     library = f"{c_function_name(name or comp.name)}_wavefront"
     run, *stages = compile_kernels(parts, library, **options)
 
@@ -762,6 +860,14 @@ def compile_wavefront(
         return made[0]
 
     inspector = (stages[0], stages[1], stages[2])
-    return WavefrontKernel.wrap(
-        run, inspector, names, analysis.nodes, serial, check_kernel if is_coarse else None
+    out = WavefrontKernel.wrap(
+        run,
+        inspector,
+        names,
+        analysis.nodes,
+        serial,
+        check_kernel if is_coarse else None,
+        free_kernels(analysis),
     )
+    out._pair = (stages[3], stages[4]) if is_coarse else None
+    return out

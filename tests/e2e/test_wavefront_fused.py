@@ -3,13 +3,15 @@ kernels appended with ``append_computation`` whose row loops are fused with ``co
 (statically illegal: the second kernel reads rows the first writes later) run as one
 wavefront, ``comp.wavefront(loop)``, whose inspector orders the dependences within each
 kernel and between them. Each fused kernel equals the kernels run one after the other
-(compiled on their own, serially) bitwise, at 1 and 2 OpenMP threads, ``levels`` and
-on random and SuiteSparse matrices, int32 and int64 indices, an empty matrix and
+(compiled on their own, serially) bitwise, at 1 and 2 OpenMP threads, by levels and coarse
+levels, on random and SuiteSparse matrices, int32 and int64 indices, an empty matrix and
 one row: (a) a lower solve then ``y = A·x``, (b) a Gauss-Seidel sweep then ``r = b - A·x``,
 (c) ILU(0) then the unit-lower and the upper solves of its factors."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,12 +98,15 @@ def separate() -> dict[str, list[Kernel]]:
 KINDS = ("solve_mv", "gs_residual", "ilu_solves")
 FUSED = [
     ("solve_mv", "int32", "levels"),
-    ("solve_mv", "int64", "auto"),  # the default: fused kernels run by levels
+    ("solve_mv", "int64", "auto"),  # the default: coarse levels of the fused nodes
     ("gs_residual", "int64", "levels"),
-    ("gs_residual", "int32", "auto"),
-    ("ilu_solves", "int32", "levels"),
+    ("gs_residual", "int32", "coarse"),
+    ("ilu_solves", "int32", "coarse"),
     ("ilu_solves", "int64", "auto"),
 ]
+COARSE_STRATEGIES = ("coarse", "levels")
+"""What a plan of a coarse (or auto) fused kernel runs as, each checked against the kernels
+run one after the other."""
 
 
 @pytest.fixture(scope="module", params=FUSED, ids=["-".join(p) for p in FUSED])
@@ -146,18 +151,24 @@ def run_fused(k: WavefrontKernel, dtype: str, m: Any, b: np.ndarray, strategy: s
     args = gauss_seidel_args(m, index_dtype=dtype)
     out = {name: np.zeros(m.shape[0]) for name in VECTORS if name != "b"}
     out["A"] = args.pop("A").copy()
-    plan = k.inspect(strategy=strategy, **args)
+    threads = {"threads": 2} if k._coarse else {}
+    plan = k.inspect(strategy=strategy, **threads, **args)
     k(**out, b=b, plan=plan, **args)
     return out, plan
 
 
 def check(fk: tuple[str, str, WavefrontKernel], ks: dict[str, list[Kernel]], m: Any) -> Any:
+    """The fused kernel's plans (levels; a coarse kernel's coarse and levels plans, for two
+    threads: parts a team of one or two runs alike) equal the kernels one after the other."""
     kind, dtype, k = fk
     b = np.random.default_rng(m.shape[0]).standard_normal(m.shape[0])
     want = run_separately(kind, ks[kind], m, b)
-    got, plan = run_fused(k, dtype, m, b, "wavefront")
-    for name, value in want.items():
-        np.testing.assert_array_equal(got[name], value, err_msg=f"{kind}: {name}")
+    strategies = COARSE_STRATEGIES if k._coarse else ("wavefront",)
+    for strategy in strategies:
+        got, plan = run_fused(k, dtype, m, b, strategy)
+        assert plan.strategy == strategy
+        for name, value in want.items():
+            np.testing.assert_array_equal(got[name], value, err_msg=f"{kind} {strategy}: {name}")
     return plan
 
 
@@ -245,11 +256,48 @@ def test_dense_illegal_fusion_is_still_refused_by_fuse() -> None:
     assert comp.stmt("s1").schedule == comp.stmt("s1").original_schedule
 
 
-@pytest.mark.parametrize("method", ["p2p", "coarse"])
-def test_fused_kernels_refuse_p2p_and_coarse_naming_levels(method: str) -> None:
+def test_fused_kernels_refuse_p2p_naming_the_methods_that_run() -> None:
     comp = fused("solve_mv")
-    with pytest.raises(spf.CodegenError, match="use method='levels'"):
-        comp.wavefront("_i0_i", method=method)
+    with pytest.raises(spf.CodegenError, match="use method='auto', 'coarse' or 'levels'"):
+        comp.wavefront("_i0_i", method="p2p")
+
+
+def test_fused_coarse_parts_stream_each_kernels_rows() -> None:
+    """On a 2-D grid the coarse levels of the fused solve and product hold runs of
+    consecutive rows of each kernel (pieces of blocks of nodes) where the levels hold rows a
+    grid row apart, and far fewer coarse levels than levels;
+    every dependence lies inside a part or reaches a later coarse level (the part check
+    passes on a plan rebuilt from the same arrays)."""
+    comp = fused("solve_mv")
+    comp.wavefront("_i0_i", method="coarse")
+    k = comp.compile()
+    m = sps.csr_array(spf.sparse.poisson2d(200))
+    args = gauss_seidel_args(m)
+    a = args.pop("A")
+    plan = k.inspect(threads=2, **args)
+    assert plan.strategy == "coarse"
+    assert plan.coarse_levels < plan.levels / 1.5
+    order = np.asarray(plan.coarse_order)
+    ptr = np.asarray(plan.part_ptr)[: plan.parts + 1]
+
+    def runs(nodes: np.ndarray) -> int:  # maximal runs of consecutive nodes
+        return int(np.count_nonzero(np.diff(nodes) != 1)) + 1
+
+    assert runs(order) < runs(np.asarray(plan.order)) / 8  # the levels: each node alone
+    assert all((np.diff(order[lo:hi]) > 0).all() for lo, hi in itertools.pairwise(ptr))
+    rebuilt = dataclasses.replace(plan, coarse_order=order.copy())
+    out = {name: np.zeros(m.shape[0]) for name in VECTORS if name != "b"}
+    k(**out, A=a.copy(), b=np.ones(m.shape[0]), plan=rebuilt, **args)  # checked, accepted
+    n = 2 * m.shape[0]
+    racing = dataclasses.replace(  # the solve's rows and the product's as two parallel parts
+        plan,
+        coarse_levels=1,
+        coarse_ptr=np.array([0, 2, *[2] * (n - 1)]),
+        part_ptr=np.array([0, n // 2, *[n] * (n - 1)]),
+        coarse_order=np.arange(n),
+    )
+    with pytest.raises(spf.ArgumentError, match="two parts of one coarse level"):
+        k(**out, A=a.copy(), b=np.ones(m.shape[0]), plan=racing, **args)
 
 
 def test_append_computation_binds_a_kernels_data_spaces_by_name() -> None:

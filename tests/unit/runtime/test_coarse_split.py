@@ -1,6 +1,8 @@
-"""spf.runtime.coarse.split: each cut between parts lands on the first block boundary at or
-after its share of the level's work (checked against a direct scan of the boundaries), on
-random levels of increasing rows, empty and one-row levels included."""
+"""spf.runtime.coarse.split: each cut between parts lands on the block boundary nearest its
+share of the level's work (checked against a direct scan of the boundaries), on random
+levels of increasing rows, empty and one-row levels included; with kernels fused into the
+loop, blocks never span two kernels, and a kernel whose iterations are independent (free)
+may be cut anywhere."""
 
 from __future__ import annotations
 
@@ -12,13 +14,21 @@ import pytest
 from spf.runtime import coarse
 
 
-def boundaries(order: np.ndarray, levelptr: np.ndarray, shift: int) -> np.ndarray:
+def block_of(node: int, blocks: coarse.Blocks) -> tuple[int, int]:
+    """(kernel, block) of a node, one at a time."""
+    extent = max(blocks.extent, 1) if len(blocks.free) > 1 else node + 1
+    group = node // extent
+    local = node - group * extent
+    return (group, local if blocks.free[group] else local >> blocks.shift)
+
+
+def boundaries(order: np.ndarray, levelptr: np.ndarray, blocks: coarse.Blocks) -> np.ndarray:
     """Every position where a part may start: a level's start or end, or a row in another
     block than the row before it."""
     n = len(order)
     at = np.zeros(n + 1, dtype=np.bool_)
-    blk = order >> shift
-    at[1:n] = blk[1:] != blk[:-1]
+    blk = [block_of(int(v), blocks) for v in order]
+    at[1:n] = [a != b for a, b in itertools.pairwise(blk)]
     at[levelptr] = True
     return np.flatnonzero(at)
 
@@ -34,14 +44,22 @@ def random_levels(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return order, levelptr, rng.integers(1, 9, n).astype(np.int64)
 
 
+BLOCKS = [(coarse.BLOCK_SHIFT, ()), (3, (False, True)), (4, (True, False, False))]
+"""(shift, free kernels): one kernel, or kernels fused into the loop."""
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("threads", [2, 3, 16])
-def test_cuts_fall_on_the_first_block_boundary_after_each_share(seed: int, threads: int) -> None:
+@pytest.mark.parametrize(("shift", "free"), BLOCKS)
+def test_cuts_fall_on_the_nearest_block_boundary_to_each_share(
+    seed: int, threads: int, shift: int, free: tuple[bool, ...]
+) -> None:
     order, levelptr, work = random_levels(seed)
     n, levels = len(order), len(levelptr) - 1
-    parts = coarse.split(order, levelptr, levels, work, coarse.BLOCK_SHIFT, threads)
+    blocks = coarse.Blocks(shift, -(-n // len(free)) if free else 0, free or (False,))
+    parts = coarse.split(order, levelptr, levels, work, blocks, threads)
     starts = parts.partptr[: parts.parts]
-    bounds = boundaries(order, levelptr, coarse.BLOCK_SHIFT)
+    bounds = boundaries(order, levelptr, blocks)
     assert np.isin(starts, bounds).all()  # no part splits a block of a level
     wsum = np.concatenate([[0], np.cumsum(work[order])])
     want = []
@@ -49,7 +67,10 @@ def test_cuts_fall_on_the_first_block_boundary_after_each_share(seed: int, threa
         s, e = int(levelptr[lev]), int(levelptr[lev + 1])
         share = wsum[s] + (wsum[e] - wsum[s]) * np.arange(1, threads) // threads
         cuts = np.searchsorted(wsum, share, side="left").clip(s, e)
-        cuts = bounds[np.searchsorted(bounds, cuts)]  # the first boundary at or after each
+        at = np.searchsorted(bounds, cuts)
+        after, before = bounds[at], bounds[np.maximum(at - 1, 0)]
+        nearer = wsum[cuts] - wsum[before] < wsum[after] - wsum[cuts]
+        cuts = np.where(nearer, before, after)  # the nearest boundary, by work
         edges = np.maximum.accumulate(np.concatenate([[s], cuts, [e]]))
         want += [int(lo) for lo, hi in itertools.pairwise(edges) if hi > lo]
     np.testing.assert_array_equal(starts, want)

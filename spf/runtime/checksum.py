@@ -1,0 +1,98 @@
+"""Checksums of argument arrays (a plan's fingerprint, a remembered fact's key), in parallel
+and once per array per call.
+
+:func:`checksums` takes the CRC-32 of each array's bytes in pieces of at most
+:data:`PIECE` bytes, on a small thread pool (``zlib.crc32`` releases the GIL on large
+buffers), and folds the pieces' CRCs into one number: on two cores an inspector's
+checksums (the level seal and the index arrays, ~18% of the coarse inspector on 2-D
+Poisson) take about half the time of one CRC after another. The number depends only on
+the bytes (the pieces are cut at fixed offsets), so equal contents give equal checksums
+in any process.
+
+:func:`shared` opens a scope (one ``inspect`` or one call) inside which the checksum of an
+array already taken is reused: the fingerprint of a plan and the key of a remembered fact
+over the same index array read its bytes once. Arrays are recognised by their buffer
+(address, dtype, shape and strides); inside one call nothing writes the index arrays.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import numpy as np
+
+PIECE = 1 << 22
+"""Bytes per piece (4 MiB): large enough that a piece's thread hand-off costs nothing
+against its CRC, small enough that two cores share a 16 MB index array."""
+
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+_SCOPE = threading.local()
+
+
+def _pool() -> ThreadPoolExecutor:
+    with _POOL_LOCK:
+        if not _POOL:
+            workers = min(8, os.cpu_count() or 1)
+            _POOL.append(ThreadPoolExecutor(workers, thread_name_prefix="spf-crc"))
+        return _POOL[0]
+
+
+def _bytes(a: np.ndarray) -> memoryview:
+    return np.ascontiguousarray(a).data.cast("B")
+
+
+def _key(a: np.ndarray) -> tuple[int, str, tuple[int, ...], tuple[int, ...]]:
+    """An array's buffer: where it starts, its dtype, shape and strides (two views of one
+    buffer differ in one of them)."""
+    return (a.__array_interface__["data"][0], a.dtype.str, a.shape, a.strides)
+
+
+def checksums(arrays: Sequence[np.ndarray]) -> list[int]:
+    """The checksum of each array (0 when empty): the CRC-32 of its bytes when it fits one
+    piece, else the CRC-32 of its pieces' CRCs."""
+    memo: dict[tuple[int, str, tuple[int, ...], tuple[int, ...]], int] | None
+    memo = getattr(_SCOPE, "memo", None)
+    out: list[int | None] = [None] * len(arrays)
+    jobs: list[tuple[int, memoryview]] = []
+    for i, a in enumerate(arrays):
+        if memo is not None and (known := memo.get(_key(a))) is not None:
+            out[i] = known
+        elif a.size == 0:
+            out[i] = 0
+        else:
+            data = _bytes(a)
+            jobs += [(i, data[at : at + PIECE]) for at in range(0, len(data), PIECE)]
+    if len(jobs) == 1:
+        crcs = [zlib.crc32(jobs[0][1])]
+    elif jobs:
+        crcs = list(_pool().map(lambda job: zlib.crc32(job[1]), jobs))
+    else:
+        crcs = []
+    pieces: dict[int, list[int]] = {}
+    for (i, _), crc in zip(jobs, crcs, strict=True):
+        pieces.setdefault(i, []).append(crc)
+    for i, got in pieces.items():
+        value = got[0] if len(got) == 1 else zlib.crc32(np.array(got, dtype="<u4").tobytes())
+        out[i] = value
+        if memo is not None:
+            memo[_key(arrays[i])] = value
+    return [int(v) for v in out if v is not None]
+
+
+@contextmanager
+def shared() -> Iterator[None]:
+    """A scope in which each array's checksum is taken once (nested scopes share it)."""
+    if getattr(_SCOPE, "memo", None) is not None:
+        yield
+        return
+    _SCOPE.memo = {}
+    try:
+        yield
+    finally:
+        _SCOPE.memo = None

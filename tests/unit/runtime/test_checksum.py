@@ -1,0 +1,56 @@
+"""spf.runtime.checksum: checksums of argument arrays in pieces on a thread pool, equal for
+equal bytes and different when one byte changes (arrays of one piece and of several), and
+taken once per array inside a ``shared()`` scope (a plan's fingerprint and the fact keys of
+the same call)."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from spf.runtime import checksum
+
+
+@pytest.mark.parametrize("size", [0, 1, 1000, (checksum.PIECE // 8) * 3 + 5])
+def test_equal_bytes_give_equal_checksums_and_a_changed_byte_another(size: int) -> None:
+    a = np.random.default_rng(size).integers(0, 1 << 40, size)
+    b = a.copy()
+    assert checksum.checksums([a]) == checksum.checksums([b])
+    if size:
+        b[size // 2] += 1
+        assert checksum.checksums([a]) != checksum.checksums([b])
+
+
+def test_one_piece_is_the_crc32_of_the_bytes() -> None:
+    a = np.arange(1000, dtype=np.int32)
+    assert checksum.checksums([a]) == [zlib.crc32(a.tobytes())]
+
+
+def test_a_scope_takes_each_arrays_checksum_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    crc32 = zlib.crc32
+
+    def counted(data: memoryview, *rest: int) -> int:
+        calls.append(len(data))
+        return crc32(data, *rest)
+
+    monkeypatch.setattr(checksum.zlib, "crc32", counted)
+    a, b = np.arange(10_000), np.arange(5, dtype=np.int32)
+    with checksum.shared():
+        first = checksum.checksums([a, b])
+        with checksum.shared():  # a nested scope shares the outer one
+            again = checksum.checksums([b, a])
+    assert again == first[::-1]
+    assert sorted(calls) == sorted([a.nbytes, b.nbytes])
+    calls.clear()
+    checksum.checksums([a])  # outside a scope: taken again (the array may have changed)
+    assert calls == [a.nbytes]
+
+
+def test_views_of_one_buffer_are_told_apart() -> None:
+    a = np.arange(20)
+    with checksum.shared():
+        halves = checksum.checksums([a[:10], a[::2], a[10:]])
+    assert len(set(halves)) == 3
