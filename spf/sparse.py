@@ -50,6 +50,7 @@ __all__ = [
     "gauss_seidel_args",
     "ilu0_args",
     "poisson2d",
+    "prefix_args",
     "read_matrix_market",
     "sell_args",
     "spmm_args",

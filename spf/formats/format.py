@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from spf.errors import ArgumentError, FormatError, SpfError
 from spf.sets import UF, Relation
+from spf.sets.expr import compile_expr
 from spf.sparse import prefix_args
 
 if TYPE_CHECKING:
@@ -504,6 +505,28 @@ class Format:
         return prefix_args(
             self.packer(matrix, index_dtype), prefix, f"{self.name}.args", value=self.value
         )
+
+    def extents(self, args: Mapping[str, object]) -> tuple[int, ...]:
+        """The extents of the coordinates (:attr:`shape`) for arguments ``args`` (what
+        :meth:`args` gave): the lengths of SpMV's ``y`` and ``x``.
+
+        >>> import scipy.sparse as sp
+        >>> from spf.formats import BCSR
+        >>> BCSR(2, 2).extents(BCSR(2, 2).args(sp.eye_array(3)))
+        (4, 4)
+        """
+        sizes = {k: v for k, v in args.items() if isinstance(v, int)}
+        out: list[int] = []
+        for extent in self.shape:
+            fn, names = compile_expr(extent)
+            missing = sorted(names - set(sizes))
+            if missing:
+                raise ArgumentError(
+                    f"{self.name}.extents: extent {extent!r} needs {', '.join(missing)}, "
+                    f"which the arguments do not give; pass the sizes {self.name}.args gives"
+                )
+            out.append(int(fn(sizes)))
+        return tuple(out)
 
     def spmv(self, index_dtype: str | None = None) -> Computation:
         """SpMV ``y += A·x`` over this format, generated from its storage relation
