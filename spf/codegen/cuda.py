@@ -351,14 +351,11 @@ class CudaPrinter(CPrinter):
         """Identifiers each macro's expansion names (to find the arrays a kernel uses)."""
         deps: dict[str, set[str]] = {}
         for s in self.p.stmts:
-            text = " ".join(s.lines)
-            if s.update is not None:
-                text += f" {s.update.target} {s.update.value}"
-            deps[s.name] = set(_IDENT.findall(text))
+            deps[s.name] = set(s.names)
             deps[f"{s.name}_target"] = deps[f"{s.name}_value"] = deps[s.name]
-        for d in self.p.data:
-            text = f"{self.p.access(d)} {' '.join(d.extents)}"
-            deps.setdefault(d.name, set()).update({d.name, *_IDENT.findall(text)})
+        for d in self.p.data:  # the memory the access macro reads: an array or a buffer
+            memory = {d.name if d.buffer is None else d.buffer}
+            deps.setdefault(d.name, set()).update({d.name, *memory, *filter(None, [d.offset])})
         for b in self.p.buffers:
             deps.setdefault(b.name, set()).add(b.name)
         return deps

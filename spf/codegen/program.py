@@ -48,6 +48,13 @@ class StmtMacro:
     e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     operation: Operation | None = None
     """Set for a Layer IV operation (``lines`` is then empty; printers print the operation)."""
+    calls: frozenset[str] = frozenset()
+    """The C names ``lines`` calls, as printed: data-space access macros (``spf_ds_<name>``
+    for a run-time index array), UFs and functions (``spf_min``, ``sqrt``)."""
+    names: frozenset[str] = frozenset()
+    """Every name ``lines`` refers to: :attr:`calls`, the data spaces and UFs by their
+    names, iterators, parameters and locals (what a printer needs to know which arrays a
+    statement uses, without reading its text back)."""
 
 
 @dataclass(frozen=True)
@@ -440,7 +447,16 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
-    text = stmt.parsed.render_c(*formats, calls=HELPER_CALLS)
+    parsed = stmt.parsed
+    text = parsed.render_c(*formats, calls=HELPER_CALLS)
+    spaces = {a.data_space for a in (*parsed.reads, *parsed.writes)}
+    ufs = {name for name, _ in parsed.uf_calls}
+    calls = frozenset(
+        {f"spf_ds_{n}" if n in index else n for n in spaces}
+        | ufs
+        | {HELPER_CALLS.get(f, f) for f in parsed.functions()}
+    )
+    names = calls | spaces | parsed.names | {n for n, _ in parsed.locals}
     reduction, update = None, None
     for spelled in (False, True):
         parts = stmt.parsed.reduction_parts(*formats, spelled=spelled, calls=HELPER_CALLS)
@@ -467,6 +483,8 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         update=update,
         accumulates=accumulates,
         assigns=assigns,
+        calls=calls,
+        names=names,
     )
 
 
