@@ -112,6 +112,8 @@ DIMS = "xyz"
 DEVICE_PREFIX = "spf_d_"
 CONSTANT_PREFIX = "spf_c_"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DEVICE = ("shared", "local")
+"""Buffer scopes a kernel declares itself (a host ``Alloc`` of one prints nothing)."""
 _GPU = ("gpu_block", "gpu_thread")
 
 
@@ -360,9 +362,10 @@ class CudaPrinter(CPrinter):
             deps.setdefault(b.name, set()).add(b.name)
         return deps
 
-    def _uses(self, text: str) -> set[str]:
+    def _uses(self, names: set[str]) -> set[str]:
+        """``names`` and every name the macros they call refer to, transitively."""
         seen: set[str] = set()
-        todo = set(_IDENT.findall(text))
+        todo = set(names)
         while todo:
             name = todo.pop()
             if name in seen:
@@ -370,6 +373,42 @@ class CudaPrinter(CPrinter):
             seen.add(name)
             todo |= self.deps.get(name, set()) - seen
         return seen
+
+    def _names(self, n: Node, *, host: bool) -> set[str]:
+        """The names the printed code of ``n`` refers to: loop variables, the variables and
+        UFs of its bounds, guards and bindings, the statements it calls, the buffers it
+        declares and the arrays its copies move. ``host``: the host code, where a gpu
+        block loop is a launch (its kernel's names are the kernel's own) and a shared or
+        local buffer is declared in the kernels."""
+        out: set[str] = set()
+        todo = [n]
+        while todo:
+            m = todo.pop()
+            if isinstance(m, Block):
+                todo += m.items
+                continue
+            if host and isinstance(m, For) and _gpu_kind(m) is not None:
+                continue
+            out |= {v for e in _own_exprs(m) for v in _expr_names(e)}
+            if isinstance(m, (For, Bind)):
+                out.add(m.var)
+            if isinstance(m, Bind):
+                out.add(m.uf)
+            if isinstance(m, Alloc) and not (host and self._buffer(m.buffer).scope in _DEVICE):
+                out.add(m.buffer)
+            if isinstance(m, Merge):
+                out |= {m.left.var, m.right.var}
+                todo += m.bodies()
+            elif isinstance(m, Call):
+                out.add(m.stmt)
+                op = self.macros[m.stmt].operation
+                if host and op is not None and op.buffer is not None:
+                    out.add(op.buffer)
+            elif isinstance(m, If):
+                todo += [m.then] if m.orelse is None else [m.then, m.orelse]
+            else:
+                todo.append(m.body)
+        return out
 
     # ------------------------------------------------------------------ output
 
@@ -465,7 +504,7 @@ class CudaPrinter(CPrinter):
         """Host arrays of the function: its locals, and the buffers it owns (not allocated
         at a loop) that host code uses (kernels declare their own shared/local copies)."""
         heap = list(self.p.locals)
-        used = self._uses(body)
+        used = self._uses(self._names(self.p.body, host=True))
         for b in self.p.buffers:
             if not b.argument and not b.allocated_at and b.name in used:
                 heap.append((b.name, b.ctype, " * ".join(f"({e})" for e in b.extents) or "1"))
@@ -726,7 +765,8 @@ class _KernelBuilder:
             self._chain(body, self.blocks, 0, "blockIdx", self._block_body)
         self._extents()
         text = body.text()
-        used = self.p._uses(text)
+        first = self.blocks.chain[0]
+        used = self.p._uses(self.p._names(first, host=False) | set(self.p.device_allocs))
         for buf in self.p.p.buffers:  # function-level shared/local buffers the kernel uses
             if buf.name in used and not buf.argument and not buf.allocated_at:
                 decl = Emitter()
@@ -1046,6 +1086,30 @@ def _static_count(b: BufferDecl) -> str:
             )
         count *= int(text)
     return str(count)
+
+
+def _own_exprs(n: Node) -> tuple[Expr, ...]:
+    """The expressions ``n`` itself prints (not those of the nodes under it)."""
+    if isinstance(n, For):
+        return (n.init, n.cond)
+    if isinstance(n, If):
+        return (n.cond,)
+    if isinstance(n, (Bind, Call)):
+        return n.args
+    if isinstance(n, Merge):
+        return (*cursor_exprs(n.left), *cursor_exprs(n.right))
+    return ()
+
+
+def _expr_names(e: Expr) -> set[str]:
+    """The variables and UFs ``e`` names."""
+    if isinstance(e, Var):
+        return {e.name}
+    names = {e.uf} if isinstance(e, UFRead) else set()
+    if isinstance(e, (Op, UFRead)):
+        for a in e.args:
+            names |= _expr_names(a)
+    return names
 
 
 def _dim3(values: list[str]) -> str:
