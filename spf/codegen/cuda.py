@@ -50,7 +50,6 @@ part is skipped under ``__CUDACC_RTC__`` and ``SPF_DEVICE_ONLY``) and with g++.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -75,6 +74,7 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
+from spf.codegen.program import c_expr
 from spf.codegen.reductions import cuda_atomic
 from spf.errors import CodegenError
 
@@ -111,7 +111,6 @@ typedef unsigned long long uint64_t;
 DIMS = "xyz"
 DEVICE_PREFIX = "spf_d_"
 CONSTANT_PREFIX = "spf_c_"
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEVICE = ("shared", "local")
 """Buffer scopes a kernel declares itself (a host ``Alloc`` of one prints nothing)."""
 _GPU = ("gpu_block", "gpu_thread")
@@ -613,6 +612,7 @@ class CudaPrinter(CPrinter):
     def _host_operation(self, n: Call, op: Operation) -> None:
         macro = self.macros[n.stmt]
         args = dict(zip(macro.params, (expr(a) for a in n.args), strict=True))
+        params = macro.params
         if op.kind == "barrier":
             self.out.line("SPF_CHECK(cudaDeviceSynchronize());")
             return
@@ -629,9 +629,9 @@ class CudaPrinter(CPrinter):
             )
         offset = "0"
         if op.index:
-            index = ", ".join(_rename(i, args) for i in op.index)
+            index = ", ".join(c_expr(i, params, args) for i in op.source_index)
             offset = f"(&{name}({index}) - {name})"
-        count = _rename(op.count, args)
+        count = c_expr(op.source_count, params, args)
         size = f"(size_t)({count}) * sizeof({op.ctype})"
         host = f"{name} + {offset}"
         dev = f"{DEVICE_PREFIX}{name} + {offset}"
@@ -1114,11 +1114,6 @@ def _expr_names(e: Expr) -> set[str]:
 
 def _dim3(values: list[str]) -> str:
     return ", ".join(f"(unsigned int){v}" for v in values)
-
-
-def _rename(text: str, args: dict[str, str]) -> str:
-    """``text`` (a C expression over macro parameters) with the parameters replaced."""
-    return _IDENT.sub(lambda m: f"({args[m.group(0)]})" if m.group(0) in args else m.group(0), text)
 
 
 def print_cuda(program: Program) -> str:

@@ -7,7 +7,7 @@ data-space extents and UF arities. Printers consume a ``Program`` and nothing el
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -140,6 +140,11 @@ class Operation:
     """C expressions (over the operation's macro parameters) of the first element's index."""
     count: str = "1"
     """C expression of the number of elements."""
+    source_index: tuple[str, ...] = ()
+    """:attr:`index` in set syntax (what a printer that expands the operation at its call
+    prints with :func:`c_expr` and the call's values)."""
+    source_count: str = "1"
+    """:attr:`count` in set syntax."""
     peer: str | None = None
     """C expression of the destination (send) or source (receive) rank."""
     ctype: str = "double"
@@ -674,6 +679,8 @@ def _operation(stmt: object, comp: Computation, its: tuple[str, ...]) -> Operati
         count=c_expr(stmt.count, its),
         peer=None if stmt.peer is None else c_expr(stmt.peer, its),
         ctype=ctype,
+        source_index=tuple(stmt.index),
+        source_count=stmt.count,
     )
 
 
@@ -688,24 +695,26 @@ def _index_forms(indices: Sequence[str]) -> tuple[IndexForm, ...] | None:
     return tuple(index_form(e) for e in doc.pieces[0].in_tuple)
 
 
-def c_expr(text: str, params: Collection[str] = ()) -> str:
+def c_expr(text: str, params: Collection[str] = (), values: Mapping[str, str] | None = None) -> str:
     """C text of an index expression in set syntax (``i % 2``, ``floor(i/4)``, ``N - 1``);
-    names in ``params`` (macro parameters) are parenthesised. ``%`` and ``floor`` keep their
-    mathematical meaning (plain C ``%`` and ``/`` only where the dividend is a name or an
-    integer, i.e. a non-negative coordinate or extent)."""
+    names in ``params`` (macro parameters) are parenthesised, or, with ``values``, replaced by
+    their parenthesised value (a macro's expansion at a call: ``((k + 1))``). ``%`` and
+    ``floor`` keep their mathematical meaning (plain C ``%`` and ``/`` only where the
+    dividend is a name or an integer, i.e. a non-negative coordinate or extent)."""
     try:
         doc = parse_document(f"{{[{text}]}}")
     except ParseError as err:
         raise CodegenError(f"cannot print index expression {text!r} in C: {err.message}") from err
     (e,) = doc.pieces[0].in_tuple
-    return _c(e, frozenset(params))
+    names = {p: f"({p})" if values is None else f"(({values[p]}))" for p in params}
+    return _c(e, names)
 
 
-def _c(e: ast.Expr, params: frozenset[str]) -> str:
+def _c(e: ast.Expr, params: Mapping[str, str]) -> str:
     if isinstance(e, ast.Num):
         return int_literal(e.value)
     if isinstance(e, ast.Name):
-        return f"({e.name})" if e.name in params else e.name
+        return params.get(e.name, e.name)
     if isinstance(e, ast.Neg):
         return f"-{_operand(e.operand, params)}"
     if isinstance(e, ast.Call):
@@ -732,6 +741,6 @@ def _c(e: ast.Expr, params: frozenset[str]) -> str:
     return f"{left} {e.op} {right}"
 
 
-def _operand(e: ast.Expr, params: frozenset[str]) -> str:
+def _operand(e: ast.Expr, params: Mapping[str, str]) -> str:
     text = _c(e, params)
     return f"({text})" if isinstance(e, (ast.BinOp, ast.Neg)) else text
