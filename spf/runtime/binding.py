@@ -88,7 +88,7 @@ class _Data:
             return value
         assert self.shape_of is not None
         want = self.shape_of(params)
-        if not value.flags.c_contiguous or value.size != int(np.prod(want)):
+        if not value.flags.c_contiguous or value.size != _size(want):
             return value
         return value.reshape(want)
 
@@ -276,6 +276,7 @@ class Binder:
         self._fast = _FastPlan(self)
         self._checked = _CheckedPlan(self)
         self._written = tuple(i for i, d in enumerate(self.data) if d.writes)
+        self._blocked = tuple(i for i, d in enumerate(self.data) if d.blocked)
 
     def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
         """``(parameter values in :attr:`param_order`, arrays)`` for the common call that
@@ -417,6 +418,8 @@ class Binder:
         self, values: tuple[Any, ...], arrays: list[Array], check: bool
     ) -> tuple[dict[str, Any], list[Array]]:
         params = dict(zip(self.param_order, values, strict=True))
+        for i in self._blocked:  # blocks passed flat, read in their declared shape
+            arrays[i] = cast("Array", self.data[i].unflatten(arrays[i], params))
         if check:
             try:
                 self._check(arrays, params)
@@ -574,6 +577,14 @@ class Binder:
                     )
 
 
+def _size(shape: tuple[int, ...]) -> int:
+    """The number of elements of an array of ``shape``."""
+    count = 1
+    for extent in shape:
+        count *= extent
+    return count
+
+
 _BASE = operator.attrgetter("base")
 _C_CONTIGUOUS, _ALIGNED, _WRITEABLE = 0x1, 0x100, 0x400
 """numpy's ``flags.num`` bits."""
@@ -613,7 +624,8 @@ class _FastPlan:
             if dtype is not d.dtype or flags & mask != mask:
                 return False
             if d.shape_of is not None:
-                if shape != d.shape_of(params):
+                want = d.shape_of(params)
+                if shape != want and not (d.blocked and shape == (_size(want),)):
                     return False  # a 0-d data space passed as shape (1,) takes the slow path
             elif d.rank is not None and len(shape) != d.rank:
                 return False

@@ -126,6 +126,9 @@ def test_spmv_of_bcsr_takes_the_flat_blocks_of_bcsr_args(
     assert flat["A"].ndim == 1  # the documented layout of bcsr_args stays flat
     got, want = _spmv(kernels["BCSR2x3", "int32"], fmt, matrix, flat)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+    for check in (False, True):  # again, through the binder's fast path for seen shapes
+        again, _ = _spmv(kernels["BCSR2x3", "int32"], fmt, matrix, {**flat, "check": check})
+        np.testing.assert_array_equal(again, got)
     rows, cols = fmt.extents(flat)
     y = np.zeros(rows)
     fmt.spmv().interpret(y=y, x=np.ones(cols), **flat)  # the interpreter binds the same way
