@@ -18,17 +18,14 @@ the element type their index arrays (UFs) are declared with, to match
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from spf.computation import Computation, Stmt
 from spf.dtypes import index_name
 from spf.errors import ArgumentError
+from spf.formats.builtin import builtin
+from spf.formats.format import Format
 from spf.formats.spmv import spmv_computation
 from spf.index_notation.sparse_output import SparseEinsum as SpGEMM
 from spf.index_notation.sparse_output import SparseEinsumKernel as SpGEMMKernel
-
-if TYPE_CHECKING:
-    from spf.formats.format import Format
 
 __all__ = [
     "SPGEMM",
@@ -134,14 +131,12 @@ def gemm() -> Computation:
 
 
 # ===================================================================================== sparse
-def _sparse_mv(name: str) -> Computation:
-    """A computation with the data spaces of a sparse ``y += A·x``: ``y[N]``, ``A[NNZ]``,
-    ``x[M]`` (the nonzeros in one flat array)."""
-    comp = Computation(name)
-    comp.add_data_space("y", "double", shape=("N",))
-    comp.add_data_space("A", "double", shape=("NNZ",))
-    comp.add_data_space("x", "double", shape=("M",))
-    return comp
+def _format_spmv(fmt: str, name: str, index_dtype: str) -> Computation:
+    """The SpMV of built-in format ``fmt`` (:meth:`spf.Format.spmv`) named ``name``, its
+    statement ``s0``, without the format's ordering facts (entries in any order)."""
+    return spmv_computation(
+        builtin(fmt), _index_dtype(index_dtype), name=name, stmt=None, facts=False
+    )
 
 
 def spmv_csr(*, index_dtype: str = "int32") -> Computation:
@@ -159,18 +154,7 @@ def spmv_csr(*, index_dtype: str = "int32") -> Computation:
     >>> y
     array([21., 30.])
     """
-    dtype = _index_dtype(index_dtype)
-    comp = _sparse_mv("spmv_csr")
-    _declare_ptr(comp, "rowptr", "N", "NNZ", dtype)
-    _declare_idx(comp, "col", "NNZ", "M", dtype)
-    comp.add_stmt(
-        Stmt(
-            "$y$(i) += $A$(k) * $x$(j);",
-            "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
-            "{[i,k,j] -> [0,i,0,k,0,j,0]}",
-        )
-    )
-    return comp
+    return _format_spmv("CSR", "spmv_csr", index_dtype)
 
 
 def spmv(fmt: Format, *, index_dtype: str | None = None) -> Computation:
@@ -191,7 +175,9 @@ def spmv(fmt: Format, *, index_dtype: str | None = None) -> Computation:
     >>> y
     array([21., 30.])
     """
-    return spmv_computation(fmt, index_dtype)
+    if not isinstance(fmt, Format):
+        raise ArgumentError(f"spmv: expected an spf.Format (spf.formats.CSR, ...), got {fmt!r}")
+    return fmt.spmv(index_dtype)
 
 
 def spmtv_csr(*, index_dtype: str = "int32") -> Computation:
@@ -243,18 +229,7 @@ def spmv_coo(*, index_dtype: str = "int32") -> Computation:
     >>> y
     array([20.,  1.])
     """
-    dtype = _index_dtype(index_dtype)
-    comp = _sparse_mv("spmv_coo")
-    _declare_idx(comp, "row", "NNZ", "N", dtype)
-    _declare_idx(comp, "col", "NNZ", "M", dtype)
-    comp.add_stmt(
-        Stmt(
-            "$y$(i) += $A$(k) * $x$(j);",
-            "{[k,i,j]: 0 <= k < NNZ && i = row(k) && j = col(k)}",
-            "{[k,i,j] -> [0,k,0,i,0,j,0]}",
-        )
-    )
-    return comp
+    return _format_spmv("COO", "spmv_coo", index_dtype)
 
 
 def spmv_csc(*, index_dtype: str = "int32") -> Computation:
@@ -272,18 +247,7 @@ def spmv_csc(*, index_dtype: str = "int32") -> Computation:
     >>> y
     array([21., 30.])
     """
-    dtype = _index_dtype(index_dtype)
-    comp = _sparse_mv("spmv_csc")
-    _declare_ptr(comp, "colptr", "M", "NNZ", dtype)
-    _declare_idx(comp, "row", "NNZ", "N", dtype)
-    comp.add_stmt(
-        Stmt(
-            "$y$(i) += $A$(k) * $x$(j);",
-            "{[j,k,i]: 0 <= j < M && colptr(j) <= k < colptr(j+1) && i = row(k)}",
-            "{[j,k,i] -> [0,j,0,k,0,i,0]}",
-        )
-    )
-    return comp
+    return _format_spmv("CSC", "spmv_csc", index_dtype)
 
 
 def spmv_bcsr(R: int, C: int, *, index_dtype: str = "int32") -> Computation:  # noqa: N803
@@ -644,7 +608,6 @@ def spgemm_csr(*, index_dtype: str = "int32", parallel: bool = True) -> SpGEMM:
     >>> out["rowptr"].tolist(), out["col"].tolist(), out["A"].tolist()
     ([0, 1, 1], [1], [31.0])
     """
-    from spf.formats.builtin import builtin
     from spf.index_notation import einsum
 
     if not isinstance(parallel, bool):

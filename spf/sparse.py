@@ -18,15 +18,16 @@ is asked for (or a dimension or entry count does not fit in ``int32``, which pic
 accumulates anyway); explicitly stored zeros are kept. The input matrix is never modified.
 ``index_dtype`` takes any type spelling :mod:`spf.dtypes` accepts (``"int64"``,
 ``"int64_t"``, ``np.int64``). ``names={"rowptr": "rp", ...}`` renames the arguments for a
-Computation of your own whose data spaces and UFs are named otherwise. scipy is a dependency
-of spf; it is imported on first use.
+Computation of your own whose data spaces and UFs are named otherwise (``"M": None`` leaves
+out a size it does not have). Each built-in :class:`spf.Format` packs its arguments with
+the helper of its layout (:meth:`spf.Format.args`, :func:`format_args`). scipy is a
+dependency of spf; it is imported on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +50,7 @@ __all__ = [
     "gauss_seidel_args",
     "ilu0_args",
     "poisson2d",
+    "prefix_args",
     "read_matrix_market",
     "sell_args",
     "spmm_args",
@@ -140,20 +142,29 @@ def _compressed_args(m: Any, ptr: str, idx: str, index_dtype: object, what: str)
 def _rename(
     args: dict[str, Any], names: object, what: str, prefix: object = None
 ) -> dict[str, Any]:
-    """``args`` with the keys ``names`` maps to the caller's names (the rest unchanged),
-    then, with ``prefix="A_"``, the value array named ``A`` and every other key prefixed
-    (``A_rowptr``, ``A_NNZ``): the arguments of operand ``A`` of ``spf.einsum``."""
-    return _prefixed(_renamed(args, names, what), prefix, what)
+    """``args`` with the keys ``names`` maps to the caller's names (the rest unchanged; a
+    size mapped to None left out), then, with ``prefix="A_"``, the value array (the first
+    key) named ``A`` and every other key prefixed (``A_rowptr``, ``A_NNZ``): the arguments
+    of operand ``A`` of ``spf.einsum``."""
+    return prefix_args(_renamed(args, names, what), prefix, what)
 
 
-def _prefixed(args: dict[str, Any], prefix: object, what: str) -> dict[str, Any]:
+def prefix_args(
+    args: dict[str, Any], prefix: object, what: str, *, value: str | None = None
+) -> dict[str, Any]:
+    """``args`` for operand ``prefix[:-1]`` of ``spf.einsum``: the value array ``value``
+    (default: the first key) renamed to the operand's name, every other key prefixed.
+
+    >>> prefix_args({"A": 1, "rowptr": 2, "NNZ": 3}, "B_", "csr_args")
+    {'B': 1, 'B_rowptr': 2, 'B_NNZ': 3}
+    """
     if prefix is None:
         return args
     if not isinstance(prefix, str) or not prefix.endswith("_") or not prefix[:-1].isidentifier():
         raise ArgumentError(
             f"{what}: prefix must be an operand name followed by '_' (prefix='A_'), got {prefix!r}"
         )
-    value = next(iter(args))
+    value = next(iter(args)) if value is None else value
     return {(prefix[:-1] if k == value else prefix + k): v for k, v in args.items()}
 
 
@@ -172,16 +183,25 @@ def _renamed(args: dict[str, Any], names: object, what: str) -> dict[str, Any]:
             f"the standard names are {', '.join(args)}"
         )
     for key, new in names.items():
-        if not isinstance(new, str) or not new.isidentifier():
-            raise ArgumentError(f"{what}: names[{key!r}] must be an identifier, got {new!r}")
-    renamed = [names.get(k, k) for k in args]
+        if new is None and not isinstance(args[key], int):
+            raise ArgumentError(
+                f"{what}: names[{key!r}] is None, but only a size (an int such as N, M, NNZ) "
+                f"may be left out; {key!r} is an array every kernel over it reads"
+            )
+        if new is not None and (not isinstance(new, str) or not new.isidentifier()):
+            raise ArgumentError(
+                f"{what}: names[{key!r}] must be an identifier (or None to leave a size out), "
+                f"got {new!r}"
+            )
+    kept = {names.get(k, k): v for k, v in args.items() if names.get(k, k) is not None}
+    renamed = [names.get(k, k) for k in args if names.get(k, k) is not None]
     clash = sorted({n for n in renamed if renamed.count(n) > 1})
     if clash:
         raise ArgumentError(
             f"{what}: names gives two arguments the same name ({', '.join(clash)}); "
             "every argument needs its own name"
         )
-    return dict(zip(renamed, args.values(), strict=True))
+    return kept
 
 
 # ===================================================================================== formats
@@ -189,13 +209,14 @@ def csr_args(
     matrix: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_csr``: ``A, rowptr, col, N, M, NNZ``.
 
     ``names`` renames them for a Computation of your own that calls them otherwise (every
-    ``*_args`` helper takes it): ``names={"rowptr": "rp", "A": "vals", "N": "n"}``.
+    ``*_args`` helper takes it): ``names={"rowptr": "rp", "A": "vals", "N": "n"}``; a size
+    mapped to None is left out (``"M": None`` for a square kernel that has no ``M``).
 
     >>> import scipy.sparse as sp
     >>> args = csr_args(sp.eye_array(3, format="coo"), index_dtype="int64")
@@ -212,7 +233,7 @@ def spmm_args(
     matrix: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmm_csr`` for the sparse operand ``A`` (``NxM``).
@@ -232,7 +253,7 @@ def csc_args(
     matrix: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_csc``: ``A, colptr, row, N, M, NNZ``.
@@ -253,7 +274,7 @@ def coo_args(
     matrix: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_coo``: ``A, row, col, N, M, NNZ``.
@@ -286,7 +307,7 @@ def bcsr_args(
     C: int,  # noqa: N803
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv_bcsr(R, C)``: ``A, browptr, bcol, NB, MB, NNZB``.
@@ -342,7 +363,7 @@ def dia_args(
     matrix: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.DIA)``: ``A[ND, N], offsets, N, M,
@@ -396,7 +417,7 @@ def bdia_args(
     index_dtype: object = None,
     *,
     max_fill: float = 4.0,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.BDIA(R))``: ``A[NS, R], dptr[NB+1],
@@ -440,7 +461,7 @@ def ell_args(
     matrix: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.ELL)``: ``A[N, W], col[N, W], N, M,
@@ -472,7 +493,7 @@ def sell_args(
     sigma: int = 1,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.spmv(spf.formats.SELL(C, sigma))``: ``val, cs, cl,
@@ -522,46 +543,34 @@ array([1., 3., 2., 0.]))
 def format_args(
     matrix: object, fmt: object, index_dtype: object = None, *, prefix: str | None = None
 ) -> dict[str, Any]:
-    """Keyword arguments of ``spf.kernels.spmv(fmt)`` for a built-in format of
-    ``spf.formats`` (``COO, CSR, CSC, DIA, ELL, BCSR(r, c), SELL(C, sigma), BDIA(R)``), all
-    but ``x`` and ``y`` (BCSR: ``y`` of length ``NB*r``, ``x`` of ``MB*c``, zero-padded).
+    """Keyword arguments of ``spf.kernels.spmv(fmt)``, all but ``x`` and ``y``: what
+    ``fmt.args(matrix, index_dtype, prefix=prefix)`` packs (:meth:`spf.Format.args`). The
+    built-in formats of ``spf.formats`` (``COO, CSR, CSC, DIA, ELL, BCSR(r, c), SELL(C,
+    sigma), BDIA(R)``) pack with the matching ``*_args`` helper (BCSR: ``A[NNZB, r, c]``,
+    ``y`` of length ``NB*r``, ``x`` of ``MB*c``, zero-padded); a format of your own packs
+    with the ``packer`` it was built with.
 
     >>> import numpy as np, scipy.sparse as sp
     >>> from spf.formats import CSC
     >>> sorted(format_args(sp.eye_array(2), CSC))
     ['A', 'M', 'N', 'NNZ', 'colptr', 'row']
     """
-    return _prefixed(_format_args(matrix, fmt, index_dtype), prefix, "format_args")
-
-
-def _format_args(matrix: object, fmt: object, index_dtype: object) -> dict[str, Any]:
-    name = getattr(fmt, "name", None)
-    simple = {"COO": coo_args, "CSR": csr_args, "CSC": csc_args, "DIA": dia_args, "ELL": ell_args}
-    if isinstance(name, str) and name in simple:
-        return simple[name](matrix, index_dtype)
-    block = re.fullmatch(r"BCSR(\d+)x(\d+)", name) if isinstance(name, str) else None
-    if block:
-        r, c = int(block.group(1)), int(block.group(2))
-        args = bcsr_args(matrix, r, c, index_dtype)
-        args["A"] = args["A"].reshape(args["NNZB"], r, c)
-        return args
-    sell = re.fullmatch(r"SELL(\d+)_(\d+)", name) if isinstance(name, str) else None
-    if sell:
-        return sell_args(matrix, int(sell.group(1)), int(sell.group(2)), index_dtype)
-    bdia = re.fullmatch(r"BDIA(\d+)", name) if isinstance(name, str) else None
-    if bdia:
-        return bdia_args(matrix, int(bdia.group(1)), index_dtype)
-    raise ArgumentError(
-        f"format_args: {fmt!r} is not a built-in format (COO, CSR, CSC, DIA, ELL, BCSR(r, c), "
-        "SELL(C, sigma), BDIA(R)); build the arguments of your own format by hand"
-    )
+    pack = getattr(fmt, "args", None)
+    if not callable(pack) or isinstance(fmt, (str, type)):
+        raise ArgumentError(
+            f"format_args: {fmt!r} is not a built-in format (COO, CSR, CSC, DIA, ELL, "
+            "BCSR(r, c), SELL(C, sigma), BDIA(R)) nor an spf.Format; pass one of "
+            "spf.formats, or build the arguments of your own format by hand"
+        )
+    args: dict[str, Any] = pack(matrix, index_dtype, prefix=prefix)
+    return args
 
 
 def sptrsv_args(
     L: object,  # noqa: N803
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.sptrsv_csr``: ``L, rowptr, col, N, NNZ``.
@@ -646,7 +655,7 @@ def gauss_seidel_args(
     A: object,  # noqa: N803
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.gauss_seidel_csr``: ``A, rowptr, col, diag, N, NNZ``.
@@ -668,7 +677,7 @@ def ilu0_args(
     A: object,  # noqa: N803
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``spf.kernels.ilu0_csr``: ``A, rowptr, col, diag, N, NNZ``.
@@ -786,7 +795,7 @@ def csf_args(
     shape: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Arguments of a tensor in ``spf.formats.CSF(order)``: ``A, pos1, crd1, ...,
@@ -839,7 +848,7 @@ def coo_tensor_args(
     shape: object,
     index_dtype: object = None,
     *,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str | None] | None = None,
     prefix: str | None = None,
 ) -> dict[str, Any]:
     """Arguments of a tensor in ``spf.formats.COO(order)``: ``A, crd1 .. crd<order>,

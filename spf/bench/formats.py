@@ -135,13 +135,11 @@ def _spmv(ctx: Context, sec: Section) -> None:
     ys: dict[str, Any] = {}
     for fmt in FORMATS:
         args = spf.sparse.format_args(matrix, fmt, "int32")
-        if fmt.name == "BCSR2x2":
-            args["A"] = np.ascontiguousarray(args["A"])
         kernel = spf.kernels.spmv(fmt).compile(cache_dir=str(ctx.work / "kernels"))
         for code in ("spf", "hand"):
             y = ys[f"{code} {fmt.name}"] = np.zeros(n + 1)
-            xs = x[: fmt_cols(args, n)]
-            ysl = y[: fmt_rows(args, n)]
+            extent_y, extent_x = fmt.extents(args)
+            xs, ysl = x[:extent_x], y[:extent_y]
             if code == "spf":
 
                 def call(k: Any = kernel, yv: Any = ysl, xv: Any = xs, kw: Any = args) -> None:
@@ -172,14 +170,6 @@ def _spmv(ctx: Context, sec: Section) -> None:
         )
     sec.table(["format", "spf ms", "hand C ms", "spf / hand"], rows)
     sec.data["spmv_median_ms"] = ms
-
-
-def fmt_rows(args: dict[str, Any], n: int) -> int:
-    return int(args["NB"]) * 2 if "NB" in args else n
-
-
-def fmt_cols(args: dict[str, Any], n: int) -> int:
-    return int(args["MB"]) * 2 if "MB" in args else n
 
 
 def _conversions(ctx: Context, sec: Section) -> None:

@@ -131,10 +131,7 @@ def _spmv(fmt: Format) -> Callable[[Any, str], dict[str, Any] | None]:
         if _storage(m, fmt) > CAP:
             return None
         a = spf.sparse.format_args(m, fmt, dtype)
-        if fmt.name.startswith("BCSR"):
-            r, c = (int(v) for v in fmt.name[4:].split("x"))
-            return {**a, **_vectors(a["NB"] * r, a["MB"] * c)}
-        return {**a, **_vectors(*m.shape)}
+        return {**a, **_vectors(*fmt.extents(a))}
 
     return args
 
@@ -142,10 +139,10 @@ def _spmv(fmt: Format) -> Callable[[Any, str], dict[str, Any] | None]:
 def _storage(m: Any, fmt: Format) -> int:
     """Entries ``fmt`` stores for ``m``, padding included (an estimate for DIA, ELL)."""
     n = int(m.shape[0])
-    if fmt.name == "DIA":
+    if fmt is DIA:
         coo = m.tocoo()
         return len(np.unique(coo.col.astype(np.int64) - coo.row)) * n
-    if fmt.name == "ELL":
+    if fmt is ELL:
         return int(np.diff(m.indptr).max(initial=0)) * n
     return int(m.nnz) * 16
 

@@ -25,7 +25,6 @@ with ``check=True`` (:class:`~spf.runtime.kernel.Kernel`) runs ``f_spf_checked``
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -117,10 +116,8 @@ def dense_monotonic(program: Program) -> dict[str, int | None]:
     reads: dict[str, list[tuple[int, int] | None]] = {u: [] for u in wanted}
     _collect(program.body, None, params, reads)
     for s in program.stmts:
-        text = " ".join([*s.lines, *(r.target + r.value for r in (s.reduction, s.update) if r)])
-        for u in wanted:
-            if re.search(rf"\b{re.escape(u)}\s*\(", text):
-                reads[u].append(None)
+        for u in wanted & s.calls:  # a read in the statement's own text
+            reads[u].append(None)
     out: dict[str, int | None] = {}
     for u in sorted(wanted):
         found = reads[u]

@@ -50,7 +50,6 @@ part is skipped under ``__CUDACC_RTC__`` and ``SPF_DEVICE_ONLY``) and with g++.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -75,6 +74,7 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
+from spf.codegen.program import c_expr
 from spf.codegen.reductions import cuda_atomic
 from spf.errors import CodegenError
 
@@ -111,7 +111,8 @@ typedef unsigned long long uint64_t;
 DIMS = "xyz"
 DEVICE_PREFIX = "spf_d_"
 CONSTANT_PREFIX = "spf_c_"
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DEVICE = ("shared", "local")
+"""Buffer scopes a kernel declares itself (a host ``Alloc`` of one prints nothing)."""
 _GPU = ("gpu_block", "gpu_thread")
 
 
@@ -351,21 +352,19 @@ class CudaPrinter(CPrinter):
         """Identifiers each macro's expansion names (to find the arrays a kernel uses)."""
         deps: dict[str, set[str]] = {}
         for s in self.p.stmts:
-            text = " ".join(s.lines)
-            if s.update is not None:
-                text += f" {s.update.target} {s.update.value}"
-            deps[s.name] = set(_IDENT.findall(text))
+            deps[s.name] = set(s.names)
             deps[f"{s.name}_target"] = deps[f"{s.name}_value"] = deps[s.name]
-        for d in self.p.data:
-            text = f"{self.p.access(d)} {' '.join(d.extents)}"
-            deps.setdefault(d.name, set()).update({d.name, *_IDENT.findall(text)})
+        for d in self.p.data:  # the memory the access macro reads: an array or a buffer
+            memory = {d.name if d.buffer is None else d.buffer}
+            deps.setdefault(d.name, set()).update({d.name, *memory, *filter(None, [d.offset])})
         for b in self.p.buffers:
             deps.setdefault(b.name, set()).add(b.name)
         return deps
 
-    def _uses(self, text: str) -> set[str]:
+    def _uses(self, names: set[str]) -> set[str]:
+        """``names`` and every name the macros they call refer to, transitively."""
         seen: set[str] = set()
-        todo = set(_IDENT.findall(text))
+        todo = set(names)
         while todo:
             name = todo.pop()
             if name in seen:
@@ -373,6 +372,42 @@ class CudaPrinter(CPrinter):
             seen.add(name)
             todo |= self.deps.get(name, set()) - seen
         return seen
+
+    def _names(self, n: Node, *, host: bool) -> set[str]:
+        """The names the printed code of ``n`` refers to: loop variables, the variables and
+        UFs of its bounds, guards and bindings, the statements it calls, the buffers it
+        declares and the arrays its copies move. ``host``: the host code, where a gpu
+        block loop is a launch (its kernel's names are the kernel's own) and a shared or
+        local buffer is declared in the kernels."""
+        out: set[str] = set()
+        todo = [n]
+        while todo:
+            m = todo.pop()
+            if isinstance(m, Block):
+                todo += m.items
+                continue
+            if host and isinstance(m, For) and _gpu_kind(m) is not None:
+                continue
+            out |= {v for e in _own_exprs(m) for v in _expr_names(e)}
+            if isinstance(m, (For, Bind)):
+                out.add(m.var)
+            if isinstance(m, Bind):
+                out.add(m.uf)
+            if isinstance(m, Alloc) and not (host and self._buffer(m.buffer).scope in _DEVICE):
+                out.add(m.buffer)
+            if isinstance(m, Merge):
+                out |= {m.left.var, m.right.var}
+                todo += m.bodies()
+            elif isinstance(m, Call):
+                out.add(m.stmt)
+                op = self.macros[m.stmt].operation
+                if host and op is not None and op.buffer is not None:
+                    out.add(op.buffer)
+            elif isinstance(m, If):
+                todo += [m.then] if m.orelse is None else [m.then, m.orelse]
+            else:
+                todo.append(m.body)
+        return out
 
     # ------------------------------------------------------------------ output
 
@@ -468,7 +503,7 @@ class CudaPrinter(CPrinter):
         """Host arrays of the function: its locals, and the buffers it owns (not allocated
         at a loop) that host code uses (kernels declare their own shared/local copies)."""
         heap = list(self.p.locals)
-        used = self._uses(body)
+        used = self._uses(self._names(self.p.body, host=True))
         for b in self.p.buffers:
             if not b.argument and not b.allocated_at and b.name in used:
                 heap.append((b.name, b.ctype, " * ".join(f"({e})" for e in b.extents) or "1"))
@@ -577,6 +612,7 @@ class CudaPrinter(CPrinter):
     def _host_operation(self, n: Call, op: Operation) -> None:
         macro = self.macros[n.stmt]
         args = dict(zip(macro.params, (expr(a) for a in n.args), strict=True))
+        params = macro.params
         if op.kind == "barrier":
             self.out.line("SPF_CHECK(cudaDeviceSynchronize());")
             return
@@ -593,9 +629,9 @@ class CudaPrinter(CPrinter):
             )
         offset = "0"
         if op.index:
-            index = ", ".join(_rename(i, args) for i in op.index)
+            index = ", ".join(c_expr(i, params, args) for i in op.source_index)
             offset = f"(&{name}({index}) - {name})"
-        count = _rename(op.count, args)
+        count = c_expr(op.source_count, params, args)
         size = f"(size_t)({count}) * sizeof({op.ctype})"
         host = f"{name} + {offset}"
         dev = f"{DEVICE_PREFIX}{name} + {offset}"
@@ -729,7 +765,8 @@ class _KernelBuilder:
             self._chain(body, self.blocks, 0, "blockIdx", self._block_body)
         self._extents()
         text = body.text()
-        used = self.p._uses(text)
+        first = self.blocks.chain[0]
+        used = self.p._uses(self.p._names(first, host=False) | set(self.p.device_allocs))
         for buf in self.p.p.buffers:  # function-level shared/local buffers the kernel uses
             if buf.name in used and not buf.argument and not buf.allocated_at:
                 decl = Emitter()
@@ -1051,13 +1088,32 @@ def _static_count(b: BufferDecl) -> str:
     return str(count)
 
 
+def _own_exprs(n: Node) -> tuple[Expr, ...]:
+    """The expressions ``n`` itself prints (not those of the nodes under it)."""
+    if isinstance(n, For):
+        return (n.init, n.cond)
+    if isinstance(n, If):
+        return (n.cond,)
+    if isinstance(n, (Bind, Call)):
+        return n.args
+    if isinstance(n, Merge):
+        return (*cursor_exprs(n.left), *cursor_exprs(n.right))
+    return ()
+
+
+def _expr_names(e: Expr) -> set[str]:
+    """The variables and UFs ``e`` names."""
+    if isinstance(e, Var):
+        return {e.name}
+    names = {e.uf} if isinstance(e, UFRead) else set()
+    if isinstance(e, (Op, UFRead)):
+        for a in e.args:
+            names |= _expr_names(a)
+    return names
+
+
 def _dim3(values: list[str]) -> str:
     return ", ".join(f"(unsigned int){v}" for v in values)
-
-
-def _rename(text: str, args: dict[str, str]) -> str:
-    """``text`` (a C expression over macro parameters) with the parameters replaced."""
-    return _IDENT.sub(lambda m: f"({args[m.group(0)]})" if m.group(0) in args else m.group(0), text)
 
 
 def print_cuda(program: Program) -> str:

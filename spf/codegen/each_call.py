@@ -26,7 +26,6 @@ lowered; :attr:`spf.Kernel.check_cost` says which (``separate``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -98,7 +97,21 @@ def plan_each_call(
     if sub.locals or sub.buffers or sub.workspaces or sub.index_arrays:
         return None
     compared = frozenset(u for u, d in checks.comp.ufs.items() if d.range is None)
-    return EachCall(tuple(p.number for p in chosen), sub, checks.stride, checks.record, compared)
+    return EachCall(
+        tuple(p.number for p in chosen), _own_names(sub), checks.stride, checks.record, compared
+    )
+
+
+def _own_names(sub: Program) -> Program:
+    """``sub`` with its statements named ``spf_each_<stmt>``, in the macros and the calls,
+    so that they cannot meet the kernel's."""
+    from dataclasses import replace
+
+    from spf.codegen.loop_ast import rename_calls
+
+    names = {s.name: f"spf_each_{s.name}" for s in sub.stmts}
+    stmts = tuple(replace(s, name=names[s.name]) for s in sub.stmts)
+    return replace(sub, stmts=stmts, body=rename_calls(sub.body, names))
 
 
 def _needs(fact: Fact, ufs: Mapping[str, UF]) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -150,12 +163,6 @@ def each_call_lines(each: EachCall, body: str, restore: Sequence[str]) -> list[s
     as printed (:attr:`EachCall.program`'s body), ``restore`` the checked function's own
     macro lines of the UFs read as they are (redefined after the block)."""
     sub = each.program
-    names = [s.name for s in sub.stmts]
-    rename = re.compile(rf"\b({'|'.join(map(re.escape, names))})(_target|_value)?\s*\(")
-
-    def renamed(text: str) -> str:
-        return rename.sub(lambda m: f"spf_each_{m.group(1)}{m.group(2) or ''}(", text)
-
     size = len(each.facts) * each.stride
     lines = ["{", f"int64_t {COUNTS}[{size}] = {{0}};", f"#define {each.record}(t0) {COUNTS}[t0]"]
     for a in sub.signature.args:
@@ -167,11 +174,11 @@ def each_call_lines(each: EachCall, body: str, restore: Sequence[str]) -> list[s
             index = f"({index}) * ({extent}) + (t{k})"
         params = ", ".join(f"t{k}" for k in range(arity))
         lines += [f"#undef {a.name}", f"#define {a.name}({params}) ((int64_t){a.name}[{index}])"]
-    lines += [renamed(m) for m in stmt_macro_lines(sub.stmts)]
-    lines += [renamed(ln) for ln in body.splitlines()]
+    lines += stmt_macro_lines(sub.stmts)
+    lines += body.splitlines()
     lines.append(f"#undef {each.record}")
     for s in sub.stmts:
-        lines += [f"#undef spf_each_{s.name}{part}" for part in ("", "_target", "_value")]
+        lines += [f"#undef {s.name}{part}" for part in ("", "_target", "_value")]
     lines += list(restore)
     for k, n in enumerate(each.facts):
         lines.append(

@@ -218,25 +218,34 @@ def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     return e if new is None else new
 
 
-def map_node(n: Node, fn: Callable[[Expr], Expr | None]) -> Node:
-    """Apply :func:`map_expr` to every expression under ``n``."""
+def map_node(
+    n: Node, fn: Callable[[Expr], Expr | None], stmts: Mapping[str, str] | None = None
+) -> Node:
+    """Apply :func:`map_expr` to every expression under ``n``; ``stmts`` renames the
+    statements called (:func:`rename_calls`)."""
     if isinstance(n, Block):
-        return Block(tuple(map_node(i, fn) for i in n.items))
+        return Block(tuple(map_node(i, fn, stmts) for i in n.items))
     if isinstance(n, For):
-        return replace(
-            n, init=map_expr(n.init, fn), cond=map_expr(n.cond, fn), body=map_node(n.body, fn)
-        )
+        body = map_node(n.body, fn, stmts)
+        return replace(n, init=map_expr(n.init, fn), cond=map_expr(n.cond, fn), body=body)
     if isinstance(n, If):
-        orelse = None if n.orelse is None else map_node(n.orelse, fn)
-        return If(map_expr(n.cond, fn), map_node(n.then, fn), orelse)
+        orelse = None if n.orelse is None else map_node(n.orelse, fn, stmts)
+        return If(map_expr(n.cond, fn), map_node(n.then, fn, stmts), orelse)
     if isinstance(n, Bind):
-        return Bind(n.var, n.uf, tuple(map_expr(a, fn) for a in n.args), map_node(n.body, fn))
+        args = tuple(map_expr(a, fn) for a in n.args)
+        return Bind(n.var, n.uf, args, map_node(n.body, fn, stmts))
     if isinstance(n, Alloc):
-        return Alloc(n.buffer, map_node(n.body, fn))
+        return Alloc(n.buffer, map_node(n.body, fn, stmts))
     if isinstance(n, Merge):
         cursors = replace(n, left=map_cursor(n.left, fn), right=map_cursor(n.right, fn))
-        return cursors.map_bodies(lambda b: map_node(b, fn))
-    return Call(n.stmt, tuple(map_expr(a, fn) for a in n.args))
+        return cursors.map_bodies(lambda b: map_node(b, fn, stmts))
+    stmt = n.stmt if stmts is None else stmts.get(n.stmt, n.stmt)
+    return Call(stmt, tuple(map_expr(a, fn) for a in n.args))
+
+
+def rename_calls(n: Node, stmts: Mapping[str, str]) -> Node:
+    """``n`` with the statements it calls renamed by ``stmts`` (the rest unchanged)."""
+    return map_node(n, lambda e: None, stmts)
 
 
 def substitute(n: Node, values: Mapping[str, Expr]) -> Node:

@@ -40,7 +40,6 @@ adds what distributed memory needs:
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -165,8 +164,6 @@ static inline void spf_mpi_barrier(spf_mpi_requests *r)
 }}
 """
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-
 
 def mpi_prototype(signature: Signature, comm_type: str = "MPI_Comm") -> str:
     """``void f(MPI_Comm comm, <C arguments>)`` (``comm_type`` replaces ``MPI_Comm``, e.g. for a
@@ -185,9 +182,7 @@ class MPIPrinter(CPrinter):
         self.storage = {b.name: b.name for b in program.buffers}
         self.storage.update({d.name: d.buffer or d.name for d in program.data})
         self.touch = {
-            s.name: frozenset(
-                self.storage[n] for n in _IDENT.findall("\n".join(s.lines)) if n in self.storage
-            )
+            s.name: frozenset(self.storage[n] for n in s.names if n in self.storage)
             for s in program.stmts
             if s.operation is None
         }

@@ -7,7 +7,7 @@ data-space extents and UF arities. Printers consume a ``Program`` and nothing el
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -48,6 +48,13 @@ class StmtMacro:
     e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     operation: Operation | None = None
     """Set for a Layer IV operation (``lines`` is then empty; printers print the operation)."""
+    calls: frozenset[str] = frozenset()
+    """The C names ``lines`` calls, as printed: data-space access macros (``spf_ds_<name>``
+    for a run-time index array), UFs and functions (``spf_min``, ``sqrt``)."""
+    names: frozenset[str] = frozenset()
+    """Every name ``lines`` refers to: :attr:`calls`, the data spaces and UFs by their
+    names, iterators, parameters and locals (what a printer needs to know which arrays a
+    statement uses, without reading its text back)."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,11 @@ class Operation:
     """C expressions (over the operation's macro parameters) of the first element's index."""
     count: str = "1"
     """C expression of the number of elements."""
+    source_index: tuple[str, ...] = ()
+    """:attr:`index` in set syntax (what a printer that expands the operation at its call
+    prints with :func:`c_expr` and the call's values)."""
+    source_count: str = "1"
+    """:attr:`count` in set syntax."""
     peer: str | None = None
     """C expression of the destination (send) or source (receive) rank."""
     ctype: str = "double"
@@ -441,7 +453,16 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         lambda n, ix: f"{n}({', '.join(ix)})",
         {it: f"({it})" for it in its},
     )
-    text = stmt.parsed.render_c(*formats, calls=HELPER_CALLS)
+    parsed = stmt.parsed
+    text = parsed.render_c(*formats, calls=HELPER_CALLS)
+    spaces = {a.data_space for a in (*parsed.reads, *parsed.writes)}
+    ufs = {name for name, _ in parsed.uf_calls}
+    calls = frozenset(
+        {f"spf_ds_{n}" if n in index else n for n in spaces}
+        | ufs
+        | {HELPER_CALLS.get(f, f) for f in parsed.functions()}
+    )
+    names = calls | spaces | parsed.names | {n for n, _ in parsed.locals}
     reduction, update = None, None
     for spelled in (False, True):
         parts = stmt.parsed.reduction_parts(*formats, spelled=spelled, calls=HELPER_CALLS)
@@ -468,6 +489,8 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         update=update,
         accumulates=accumulates,
         assigns=assigns,
+        calls=calls,
+        names=names,
     )
 
 
@@ -657,6 +680,8 @@ def _operation(stmt: object, comp: Computation, its: tuple[str, ...]) -> Operati
         count=c_expr(stmt.count, its),
         peer=None if stmt.peer is None else c_expr(stmt.peer, its),
         ctype=ctype,
+        source_index=tuple(stmt.index),
+        source_count=stmt.count,
     )
 
 
@@ -671,24 +696,26 @@ def _index_forms(indices: Sequence[str]) -> tuple[IndexForm, ...] | None:
     return tuple(index_form(e) for e in doc.pieces[0].in_tuple)
 
 
-def c_expr(text: str, params: Collection[str] = ()) -> str:
+def c_expr(text: str, params: Collection[str] = (), values: Mapping[str, str] | None = None) -> str:
     """C text of an index expression in set syntax (``i % 2``, ``floor(i/4)``, ``N - 1``);
-    names in ``params`` (macro parameters) are parenthesised. ``%`` and ``floor`` keep their
-    mathematical meaning (plain C ``%`` and ``/`` only where the dividend is a name or an
-    integer, i.e. a non-negative coordinate or extent)."""
+    names in ``params`` (macro parameters) are parenthesised, or, with ``values``, replaced by
+    their parenthesised value (a macro's expansion at a call: ``((k + 1))``). ``%`` and
+    ``floor`` keep their mathematical meaning (plain C ``%`` and ``/`` only where the
+    dividend is a name or an integer, i.e. a non-negative coordinate or extent)."""
     try:
         doc = parse_document(f"{{[{text}]}}")
     except ParseError as err:
         raise CodegenError(f"cannot print index expression {text!r} in C: {err.message}") from err
     (e,) = doc.pieces[0].in_tuple
-    return _c(e, frozenset(params))
+    names = {p: f"({p})" if values is None else f"(({values[p]}))" for p in params}
+    return _c(e, names)
 
 
-def _c(e: ast.Expr, params: frozenset[str]) -> str:
+def _c(e: ast.Expr, params: Mapping[str, str]) -> str:
     if isinstance(e, ast.Num):
         return int_literal(e.value)
     if isinstance(e, ast.Name):
-        return f"({e.name})" if e.name in params else e.name
+        return params.get(e.name, e.name)
     if isinstance(e, ast.Neg):
         return f"-{_operand(e.operand, params)}"
     if isinstance(e, ast.Call):
@@ -715,6 +742,6 @@ def _c(e: ast.Expr, params: frozenset[str]) -> str:
     return f"{left} {e.op} {right}"
 
 
-def _operand(e: ast.Expr, params: frozenset[str]) -> str:
+def _operand(e: ast.Expr, params: Mapping[str, str]) -> str:
     text = _c(e, params)
     return f"({text})" if isinstance(e, (ast.BinOp, ast.Neg)) else text

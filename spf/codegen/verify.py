@@ -37,7 +37,6 @@ builds may take a bound from another statement's array (``k0 < NNZ/2`` where a t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -316,8 +315,7 @@ def _check_read(comp: Computation, site: _Site, calls: list[_Site], given: tuple
         return
     bound = {step.var for step in before if isinstance(step, Bind)}
     if any(set(expr_vars(a)) & bound for a in args):
-        call_of = re.compile(rf"\b{re.escape(bind.uf)}\(")
-        needing = {s.name for s in comp.stmts if any(map(call_of.search, s.domain.uf_calls))}
+        needing = {s.name for s in comp.stmts if bind.uf in s.domain.inferred_ufs}
         for call in calls:
             if call.stmt in needing and _below(call.steps, site.steps):
                 allowed = allowed.union(_reached(call, len(site.steps), names, comp.ufs))

@@ -11,7 +11,9 @@ A[NS, R]`` (``spf.sparse.bdia_args``). Sizes ``N, M, NNZ``.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
+from spf import sparse
 from spf.errors import FormatError
 from spf.formats.format import Format
 from spf.sets import UF
@@ -43,6 +45,7 @@ def _coo() -> Format:
         coords="[i, j]",
         storage="{[i, j] -> [k]: 0 <= k < NNZ && i = row(k) && j = col(k)}",
         ufs=[_idx("row", "NNZ", "N"), _idx("col", "NNZ", "M")],
+        packer=sparse.coo_args,
     )
 
 
@@ -55,6 +58,7 @@ def _csr() -> Format:
         storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
         ufs=[_ptr("rowptr", "N", "NNZ"), _idx("col", "NNZ", "M")],
         assume=["forall i, k1, k2: rowptr(i) <= k1 < k2 < rowptr(i+1) => col(k1) < col(k2)"],
+        packer=sparse.csr_args,
     )
 
 
@@ -67,6 +71,7 @@ def _csc() -> Format:
         storage="{[i, j] -> [k]: colptr(j) <= k < colptr(j+1) && i = row(k)}",
         ufs=[_ptr("colptr", "M", "NNZ"), _idx("row", "NNZ", "N")],
         assume=["forall j, k1, k2: colptr(j) <= k1 < k2 < colptr(j+1) => row(k1) < row(k2)"],
+        packer=sparse.csc_args,
     )
 
 
@@ -80,6 +85,7 @@ def _dia() -> Format:
         "&& 0 <= j < M}",
         ufs=[UF("offsets", domain="{[d]: 0 <= d < ND}", range="{[v]: -N < v < M}")],
         value_shape=("ND", "N"),
+        packer=sparse.dia_args,
     )
 
 
@@ -99,6 +105,7 @@ def _ell() -> Format:
             )
         ],
         value_shape=("N", "W"),
+        packer=sparse.ell_args,
     )
 
 
@@ -124,6 +131,7 @@ def BCSR(r: int, c: int) -> Format:  # noqa: N802
         assume=["forall ib, k1, k2: browptr(ib) <= k1 < k2 < browptr(ib+1) => bcol(k1) < bcol(k2)"],
         value_shape=("NNZB", r, c),
         shape=(f"{r}*NB", f"{c}*MB"),
+        packer=functools.partial(_bcsr_blocks, r, c),
     )
 
 
@@ -153,6 +161,7 @@ def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
         value="val",
         value_shape=("NV",),
         window=sigma if sigma > 1 else None,
+        packer=functools.partial(_sell, C, sigma),
     )
 
 
@@ -176,7 +185,24 @@ def BDIA(R: int) -> Format:  # noqa: N802, N803
         ],
         assume=["forall b, s1, s2: dptr(b) <= s1 < s2 < dptr(b+1) => doff(s1) < doff(s2)"],
         value_shape=("NS", R),
+        packer=functools.partial(_bdia, R),
     )
+
+
+def _bcsr_blocks(r: int, c: int, matrix: object, index_dtype: object) -> dict[str, Any]:
+    """``spf.sparse.bcsr_args`` with the blocks in the relation's shape ``A[NNZB, r, c]``
+    (the same memory as its flat ``A``)."""
+    args = sparse.bcsr_args(matrix, r, c, index_dtype)
+    args["A"] = args["A"].reshape(args["NNZB"], r, c)
+    return args
+
+
+def _sell(c: int, sigma: int, matrix: object, index_dtype: object) -> dict[str, Any]:
+    return sparse.sell_args(matrix, c, sigma, index_dtype)
+
+
+def _bdia(r: int, matrix: object, index_dtype: object) -> dict[str, Any]:
+    return sparse.bdia_args(matrix, r, index_dtype)
 
 
 _BUILTINS = {"COO": _coo, "CSR": _csr, "CSC": _csc, "DIA": _dia, "ELL": _ell}

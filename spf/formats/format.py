@@ -26,13 +26,23 @@ format's data must satisfy (``assume`` states the ordering that makes it checkab
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from spf.errors import FormatError, SpfError
+from spf.errors import ArgumentError, FormatError, SpfError
 from spf.sets import UF, Relation
+from spf.sets.expr import compile_expr
+from spf.sparse import prefix_args
 
-__all__ = ["Format"]
+if TYPE_CHECKING:
+    from spf.computation import Computation
+
+__all__ = ["Format", "Packer"]
+
+Packer = Callable[[Any, Any], dict[str, Any]]
+"""``packer(matrix, index_dtype) -> dict``: a format's arrays and sizes for a
+``scipy.sparse`` matrix, under the format's names, the value array first."""
 
 _RELATION = re.compile(
     r"^\s*\{\s*\[(?P<ins>[^\]]*)\]\s*->\s*\[(?P<outs>[^\]]*)\]\s*"
@@ -120,7 +130,10 @@ class Format:
     (default ``("N", "M")``); ``sizes`` the size parameters (default: those the relation,
     the UFs and the shapes name); ``window``, for a format that reads its rows through a
     permutation UF (SELL's ``perm``), the number of rows within which a conversion into it
-    sorts rows by decreasing length (``None``: rows keep their order).
+    sorts rows by decreasing length (``None``: rows keep their order); ``packer``, a
+    function ``(matrix, index_dtype) -> dict`` that turns a ``scipy.sparse`` matrix into the
+    format's arrays and sizes (value array first): :meth:`args` calls it (the built-ins
+    pack with the ``spf.sparse`` helper of their layout).
 
     >>> from spf import UF
     >>> coo = Format("MYCOO", coords="[i, j]",
@@ -142,6 +155,7 @@ class Format:
         shape: Sequence[object] = ("N", "M"),
         sizes: Sequence[str] | None = None,
         window: int | None = None,
+        packer: Packer | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise FormatError(f"Format: name must be an identifier, got {name!r}")
@@ -164,6 +178,12 @@ class Format:
         ):
             raise FormatError(f"Format {name!r}: window must be a positive int, got {window!r}")
         self.window = window
+        if packer is not None and not callable(packer):
+            raise FormatError(
+                f"Format {name!r}: packer must be a function (matrix, index_dtype) -> dict, "
+                f"got {packer!r}"
+            )
+        self.packer = packer
 
     # ---------------------------------------------------------------------------- parsing
     def _read_coords(self, coords: str) -> None:
@@ -432,8 +452,9 @@ class Format:
                            f"its loops {self.loops}")  # fmt: skip
         return f"{{[{', '.join(names)}]: {conj}}}"
 
-    def declare(self, comp: object, index_dtype: str | None = None) -> None:
-        """Declare the format's UFs (with ``index_dtype`` if given) and facts on ``comp``."""
+    def declare(self, comp: object, index_dtype: str | None = None, *, facts: bool = True) -> None:
+        """Declare the format's UFs (with ``index_dtype`` if given) and, unless ``facts`` is
+        False, its facts on ``comp``."""
         from spf.computation import Computation
 
         assert isinstance(comp, Computation)
@@ -446,7 +467,7 @@ class Format:
                 monotonic=uf.monotonic,
                 dtype=index_dtype or uf.dtype,
             )
-        for fact in self.assume:
+        for fact in self.assume if facts else ():
             comp.assume(fact)
 
     def _pointer_domain(self, uf: str) -> str | None:
@@ -458,6 +479,63 @@ class Format:
             if re.search(rf"\b{uf}\s*\(\s*{c}\s*\)", self.storage):
                 return f"{{[t]: 0 <= t <= {extent}}}"
         return None
+
+    # ------------------------------------------------------------------- arguments, SpMV
+    def args(
+        self, matrix: object, index_dtype: object = None, prefix: str | None = None
+    ) -> dict[str, Any]:
+        """The keyword arguments of :meth:`spmv`'s kernel for ``matrix`` (a
+        ``scipy.sparse`` matrix or a 2-D array), all but ``x`` and ``y``: the format's
+        index arrays (``int32``, or ``int64`` when asked for or when a size needs it), its
+        value array and its sizes; ``prefix="A_"`` names them for operand ``A`` of
+        ``spf.einsum`` (``A``, ``A_rowptr``, ``A_NNZ``). ``spf.sparse.format_args`` is this.
+
+        >>> import numpy as np, scipy.sparse as sp
+        >>> from spf.formats import CSR
+        >>> CSR.args(sp.csr_array(np.array([[1.0, 0.0], [2.0, 3.0]])))["rowptr"]
+        array([0, 1, 3], dtype=int32)
+        """
+        if self.packer is None:
+            raise ArgumentError(
+                f"{self.name}.args: {self!r} is not a built-in format (COO, CSR, CSC, DIA, "
+                "ELL, BCSR(r, c), SELL(C, sigma), BDIA(R)) and has no packer; build the "
+                "arguments of your own format by hand, or give spf.Format a "
+                "packer=(matrix, index_dtype) -> dict"
+            )
+        return prefix_args(
+            self.packer(matrix, index_dtype), prefix, f"{self.name}.args", value=self.value
+        )
+
+    def extents(self, args: Mapping[str, object]) -> tuple[int, ...]:
+        """The extents of the coordinates (:attr:`shape`) for arguments ``args`` (what
+        :meth:`args` gave): the lengths of SpMV's ``y`` and ``x``.
+
+        >>> import scipy.sparse as sp
+        >>> from spf.formats import BCSR
+        >>> BCSR(2, 2).extents(BCSR(2, 2).args(sp.eye_array(3)))
+        (4, 4)
+        """
+        sizes = {k: v for k, v in args.items() if isinstance(v, int)}
+        out: list[int] = []
+        for extent in self.shape:
+            fn, names = compile_expr(extent)
+            missing = sorted(names - set(sizes))
+            if missing:
+                raise ArgumentError(
+                    f"{self.name}.extents: extent {extent!r} needs {', '.join(missing)}, "
+                    f"which the arguments do not give; pass the sizes {self.name}.args gives"
+                )
+            out.append(int(fn(sizes)))
+        return tuple(out)
+
+    def spmv(self, index_dtype: str | None = None) -> Computation:
+        """SpMV ``y += A·x`` over this format, generated from its storage relation
+        (``spf.kernels.spmv(fmt)`` is this): one statement ``y(i) += A(position) * x(j)``
+        over :meth:`scan`, loops in :attr:`loops` order; the UFs declared ``index_dtype``
+        when given. :meth:`args` gives the arguments of its kernel."""
+        from spf.formats.spmv import spmv_computation
+
+        return spmv_computation(self, index_dtype)
 
     def __repr__(self) -> str:
         return (

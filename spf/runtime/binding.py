@@ -52,6 +52,13 @@ class _Data:
             self.shape_of = _shape_fn(arg.name, arg.shape, params)
             rank = len(arg.shape) if rank is None else rank
         self.rank = rank
+        self.blocked = (
+            self.shape_text is not None
+            and len(self.shape_text) > 1
+            and all(t.strip().isdigit() for t in self.shape_text[1:])
+        )
+        """A data space of fixed-size blocks (``A[NNZB, 2, 3]``): it may also be passed flat,
+        the same row-major elements in one 1-d array (``spf.sparse.bcsr_args``)."""
         # a multi-argument UF is linearized with its trailing extents: they must match
         self.inner_of = _shape_fn(arg.name, arg.inner, params) if arg.inner else None
         self.uf_check = (
@@ -73,6 +80,18 @@ class _Data:
             return value.ndim == rank and value.shape[1:] == self.inner_of(params)
         return rank is None or value.ndim == rank or (rank == 0 and value.shape == (1,))
 
+    def unflatten(self, value: object, params: dict[str, int]) -> object:
+        """``value`` read in the declared shape when it is the flat form of a blocked data
+        space (a C-contiguous 1-d array of as many elements: a view, the same memory);
+        otherwise ``value`` unchanged."""
+        if not (self.blocked and isinstance(value, np.ndarray) and value.ndim == 1):
+            return value
+        assert self.shape_of is not None
+        want = self.shape_of(params)
+        if not value.flags.c_contiguous or value.size != _size(want):
+            return value
+        return value.reshape(want)
+
     def explain(self, value: object, params: dict[str, int]) -> ArgumentError:
         """The error for a ``value`` that :meth:`ok` rejected."""
         name, label, dtype = self.name, self.label, self.dtype
@@ -93,6 +112,14 @@ class _Data:
                 f"convert it with {name}.astype(np.{dtype}){hint}"
             )
         rank = self.rank
+        if self.blocked and self.shape_of is not None and value.ndim == 1:
+            want_shape = self.shape_of(params)
+            if value.size != int(np.prod(want_shape)):
+                return ArgumentError(
+                    f"{label}: expected shape {want_shape} or the same blocks flat (1-d, "
+                    f"{int(np.prod(want_shape))} elements), got {value.size} elements; "
+                    "pass the blocks of every stored block or fix the parameters"
+                )
         if rank is not None and value.ndim != rank and not (rank == 0 and value.shape == (1,)):
             want = "a 0-d array (np.zeros(())) or shape (1,)" if rank == 0 else f"{rank}-d"
             return ArgumentError(
@@ -256,6 +283,7 @@ class Binder:
         self._fast = _FastPlan(self)
         self._checked = _CheckedPlan(self)
         self._written = tuple(i for i, d in enumerate(self.data) if d.writes)
+        self._blocked = tuple(i for i, d in enumerate(self.data) if d.blocked)
 
     def fast(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
         """``(parameter values in :attr:`param_order`, arrays)`` for the common call that
@@ -382,8 +410,8 @@ class Binder:
             arrays: list[Array] = []
             for d in self.data:
                 v = args.get(d.name, _MISSING)
-                if not d.ok(v, params):
-                    raise self._arg_error(d, v, params, args)
+                if not d.ok(v, params) and not d.ok(v := d.unflatten(v, params), params):
+                    raise self._arg_error(d, args.get(d.name, _MISSING), params, args)
                 arrays.append(v)
             if check is not False:
                 if check is not True:
@@ -397,6 +425,8 @@ class Binder:
         self, values: tuple[Any, ...], arrays: list[Array], check: bool
     ) -> tuple[dict[str, Any], list[Array]]:
         params = dict(zip(self.param_order, values, strict=True))
+        for i in self._blocked:  # blocks passed flat, read in their declared shape
+            arrays[i] = cast("Array", self.data[i].unflatten(arrays[i], params))
         if check:
             try:
                 self._check(arrays, params)
@@ -554,6 +584,14 @@ class Binder:
                     )
 
 
+def _size(shape: tuple[int, ...]) -> int:
+    """The number of elements of an array of ``shape``."""
+    count = 1
+    for extent in shape:
+        count *= extent
+    return count
+
+
 _BASE = operator.attrgetter("base")
 _C_CONTIGUOUS, _ALIGNED, _WRITEABLE = 0x1, 0x100, 0x400
 """numpy's ``flags.num`` bits."""
@@ -593,7 +631,8 @@ class _FastPlan:
             if dtype is not d.dtype or flags & mask != mask:
                 return False
             if d.shape_of is not None:
-                if shape != d.shape_of(params):
+                want = d.shape_of(params)
+                if shape != want and not (d.blocked and shape == (_size(want),)):
                     return False  # a 0-d data space passed as shape (1,) takes the slow path
             elif d.rank is not None and len(shape) != d.rank:
                 return False

@@ -128,6 +128,28 @@ class ParsedSource:
         writer = _CWriter(access, uf, dict(rename or {}), calls)
         return self.writes[0], writer.expr(stmt.target), op, writer.expr(value)
 
+    def functions(self) -> frozenset[str]:
+        """The C functions the block calls by their source names (math functions such as
+        ``sqrt``, ``min``/``max``): neither data spaces nor UFs, nor named constants."""
+        from dataclasses import fields, is_dataclass
+
+        from spf.computation.source.tree import _Call
+
+        found: set[str] = set()
+
+        def visit(node: object) -> None:
+            if isinstance(node, _Call) and node.args:
+                found.add(node.func)
+            if isinstance(node, tuple):
+                for x in node:
+                    visit(x)
+            elif is_dataclass(node) and not isinstance(node, type):
+                for f in fields(node):
+                    visit(getattr(node, f.name))
+
+        visit(self.body)
+        return frozenset(found)
+
     def to_python(self) -> Callable[[dict[str, int], dict[str, Any], dict[str, Any]], None]:
         """``fn(env, arrays, ufs)`` that runs one statement instance (C semantics).
 
