@@ -1,0 +1,115 @@
+"""The range pass of a checked function: index arrays tested whole before the loops.
+
+The checked function ``f_spf_checked`` (:mod:`spf.codegen.arg_checks`) tests every value
+its loops read from an index array against the UF's declared range, where the value is
+read: a compare and a branch per read, which costs more than the read itself in a tight
+loop (a scatter or a gather, a column loop) and keeps the compiler from vectorizing it. For
+each :func:`ranged` UF (one argument, a declared range and a domain over the kernel's
+parameters, not monotonic: those are tested whole already, :func:`~spf.codegen.arg_checks.
+prechecked`), the checked function first runs one branch-free pass over the entries its
+declared domain covers, one unsigned comparison per entry in the array's own width (the
+compiler vectorizes it), and then
+
+* all in range: runs its loops reading those arrays as they are, with every other check
+  (facts, the other UFs' reads) unchanged;
+* any out of range: calls ``f_spf_checked_reads``, the loops with every read checked, which
+  reports the first value the kernel actually reads out of range, exactly as before (an
+  entry the kernel never reads is still not an error: that call then completes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from spf.codegen.arg_checks import BOUNDS_PER_UF, CHECKED_SUFFIX, prechecked
+
+if TYPE_CHECKING:
+    from spf.codegen.program import Program
+    from spf.codegen.signature import Arg
+
+READS_SUFFIX = "_spf_checked_reads"
+"""``f`` + this: the checked function with every index read checked (the fallback)."""
+_INT64 = np.iinfo(np.int64)
+
+
+def ranged(program: Program) -> frozenset[str]:
+    """The UF arguments the range pass tests: one argument, one value, a declared range,
+    a declared domain over the kernel's parameters, not monotonic, not tested whole."""
+    params = {a.name for a in program.signature.args if a.kind == "param"}
+    whole = prechecked(program)
+    out = set()
+    for a in program.signature.args:
+        uf = a.uf if a.kind == "uf" else None
+        if uf is None or a.name in whole or uf.monotonic is not None or a.inner:
+            continue
+        if uf.arity != 1 or uf.out_arity != 1 or uf.range is None or uf.domain is None:
+            continue
+        if uf.domain.params <= params and uf.range.params <= params:
+            out.add(a.name)
+    return frozenset(out)
+
+
+def reads_prototype(program: Program) -> str:
+    """The prototype of the fallback function (``static``: only the checked one calls it)."""
+    sig = program.signature
+    from spf.codegen.arg_checks import checked_prototype_of
+
+    text = checked_prototype_of(sig)
+    return "static " + text.replace(
+        f"{sig.function}{CHECKED_SUFFIX}(", f"{sig.function}{READS_SUFFIX}(", 1
+    )
+
+
+def raw_macros(program: Program, names: frozenset[str]) -> list[str]:
+    """``#undef``/``#define`` lines that read the UFs ``names`` as they are."""
+    out = []
+    for a in program.signature.args:
+        if a.kind == "uf" and a.name in names:
+            out += [f"#undef {a.name}", f"#define {a.name}(t0) ((int64_t){a.name}[t0])"]
+    return out
+
+
+def pass_lines(program: Program, names: frozenset[str]) -> list[str]:
+    """The range pass over the UFs ``names``; any value out of range calls the fallback
+    with the same arguments and returns."""
+    ufs = [a for a in program.signature.args if a.kind == "uf"]
+    out = ["int spf_out = 0;"]
+    for n, a in enumerate(ufs):
+        if a.name in names:
+            out += _one(a, n)
+    call = ", ".join([*(a.name for a in program.signature.args), "spf_bounds", "spf_fault"])
+    out += [
+        "if (spf_out)",
+        f"{{ {program.signature.function}{READS_SUFFIX}({call}); return; }}",
+    ]
+    return out
+
+
+def _one(a: Arg, n: int) -> list[str]:
+    """``spf_out`` set when an entry ``first .. entries - 1`` of ``a`` is out of range, in
+    ``a``'s own unsigned width: ``(u)(v - lo) > (u)(hi - lo)`` with the bounds clamped to
+    the type (a range beyond it: every entry is out)."""
+    info = np.iinfo(np.dtype(a.dtype))
+    unsigned = f"uint{info.bits}_t"
+    base = BOUNDS_PER_UF * n
+    lo, hi = f"spf_bounds[{base}]", f"spf_bounds[{base + 1}]"
+    if info.min > _INT64.min:
+        lo = f"({lo} < {info.min}LL ? {info.min}LL : {lo})"
+    if info.max < _INT64.max:
+        hi = f"({hi} > {info.max}LL ? {info.max}LL : {hi})"
+    x = a.name
+    return [
+        "{",
+        f"  const int64_t spf_end = spf_bounds[{base + 3}], spf_l = {lo}, spf_h = {hi};",
+        f"  if (spf_l > spf_h) spf_out |= spf_end > spf_first_{n};",
+        "  else",
+        "  {",
+        f"    const {unsigned} spf_b = ({unsigned})spf_l, "
+        f"spf_w = ({unsigned})((uint64_t)spf_h - (uint64_t)spf_l);",
+        f"    for (int64_t spf_t = spf_first_{n}; spf_t < spf_end; spf_t++)",
+        f"      spf_out |= ({unsigned})(({unsigned}){x}[spf_t] - spf_b) > spf_w;",
+        "  }",
+        "}",
+    ]
