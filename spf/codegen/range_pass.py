@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from spf.codegen.arg_checks import BOUNDS_PER_UF, CHECKED_SUFFIX, prechecked
+from spf.codegen.arg_checks import BOUNDS_PER_UF, CHECKED_SUFFIX, checked_prototype_of, prechecked
 
 if TYPE_CHECKING:
     from spf.codegen.program import Program
@@ -52,12 +52,13 @@ def ranged(program: Program) -> frozenset[str]:
 
 
 def reads_prototype(program: Program) -> str:
-    """The prototype of the fallback function (``static``: only the checked one calls it)."""
+    """The prototype of the fallback function: ``static`` (only the checked function calls
+    it), ``noinline`` and ``cold`` (it runs only when an entry is out of range, mostly for
+    arguments that are then refused: kept out of the checked function's code, and optimized
+    for size, which also compiles faster)."""
     sig = program.signature
-    from spf.codegen.arg_checks import checked_prototype_of
-
     text = checked_prototype_of(sig)
-    return "static " + text.replace(
+    return "static __attribute__((noinline, cold)) " + text.replace(
         f"{sig.function}{CHECKED_SUFFIX}(", f"{sig.function}{READS_SUFFIX}(", 1
     )
 
