@@ -178,7 +178,9 @@ class CPrinter:
             self.out.line(line)
         ranged = range_pass.ranged(self.p)
         if ranged:
+            self.out.line(range_pass.reads_declaration(self.p))
             self._checked_loops(range_pass.reads_prototype(self.p), dense, zero, frozenset())
+            self.out.line(range_pass.OPAQUE)
             for line in range_pass.raw_macros(self.p, ranged):
                 self.out.line(line)
         self._checked_loops(ac.checked_prototype(self.p), dense, zero, ranged)

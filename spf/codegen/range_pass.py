@@ -53,22 +53,38 @@ def ranged(program: Program) -> frozenset[str]:
 
 def reads_prototype(program: Program) -> str:
     """The prototype of the fallback function: ``static`` (only the checked function calls
-    it), ``noinline`` and ``cold`` (it runs only when an entry is out of range, mostly for
-    arguments that are then refused: kept out of the checked function's code, and optimized
-    for size, which also compiles faster)."""
+    it)."""
     sig = program.signature
     text = checked_prototype_of(sig)
-    return "static __attribute__((noinline, cold)) " + text.replace(
+    return "static " + text.replace(
         f"{sig.function}{CHECKED_SUFFIX}(", f"{sig.function}{READS_SUFFIX}(", 1
     )
 
 
+def reads_declaration(program: Program) -> str:
+    """Its declaration, ``noinline`` and ``cold``: it runs only when an entry is out of range,
+    mostly for arguments that are then refused, so it stays out of the checked function's
+    code and is optimized for size (which also compiles faster). The attributes follow the
+    declarator, so that the line starts like any ``static`` function's
+    (:mod:`spf.runtime.combine` renames those by the name before the first parenthesis)."""
+    return f"{reads_prototype(program)} __attribute__((noinline, cold));"
+
+
+OPAQUE = 'static inline int64_t spf_opaque(int64_t v) { __asm__("" : "+r"(v)); return v; }'
+"""The value as it is, through an empty ``asm`` the compiler cannot see into: no
+instruction, but a loop that reads a ranged array is not vectorized, as it was not with the
+checked read (gcc vectorizes a sparse row's loop with emulated gathers once the branch is
+gone, which is slower on short rows: int64 ``spmv(CSR)`` took 1.7-2.1x its unchecked
+call)."""
+
+
 def raw_macros(program: Program, names: frozenset[str]) -> list[str]:
-    """``#undef``/``#define`` lines that read the UFs ``names`` as they are."""
+    """``#undef``/``#define`` lines that read the UFs ``names`` as they are (through
+    :data:`OPAQUE`, printed once before them)."""
     out = []
     for a in program.signature.args:
         if a.kind == "uf" and a.name in names:
-            out += [f"#undef {a.name}", f"#define {a.name}(t0) ((int64_t){a.name}[t0])"]
+            out += [f"#undef {a.name}", f"#define {a.name}(t0) spf_opaque((int64_t){a.name}[t0])"]
     return out
 
 
