@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from spf.codegen.arg_checks import BOUNDS_PER_UF, CHECKED_SUFFIX, checked_prototype_of, prechecked
+from spf.codegen.range_reads import pass_pays
 
 if TYPE_CHECKING:
     from spf.codegen.program import Program
@@ -36,7 +37,9 @@ _INT64 = np.iinfo(np.int64)
 
 def ranged(program: Program) -> frozenset[str]:
     """The UF arguments the range pass tests: one argument, one value, a declared range,
-    a declared domain over the kernel's parameters, not monotonic, not tested whole."""
+    a declared domain over the kernel's parameters, not monotonic, not tested whole, and
+    read only where a pass before the loops costs less than the tests where it is read
+    (:func:`spf.codegen.range_reads.pass_pays`)."""
     params = {a.name for a in program.signature.args if a.kind == "param"}
     whole = prechecked(program)
     out = set()
@@ -48,7 +51,7 @@ def ranged(program: Program) -> frozenset[str]:
             continue
         if uf.domain.params <= params and uf.range.params <= params:
             out.add(a.name)
-    return frozenset(out)
+    return pass_pays(program, frozenset(out))
 
 
 def reads_prototype(program: Program) -> str:
