@@ -1,8 +1,8 @@
 """The range pass of the checked function (spf.codegen.range_pass, API.md §16).
 
 A checked call tests a non-monotonic index array with a declared domain that its loops read
-where a test would cost more than a pass (``bcol`` once per BCSR block, SELL's ``scol`` and
-``perm`` in its lanes; spf.codegen.range_reads) in one vectorised pass before the loops and
+where a test would cost more than a pass (``bcol`` once per BCSR block, before the block's
+loops; spf.codegen.range_reads) in one vectorised pass before the loops and
 then reads it as it is; a value out of range sends the call to the loops with every read
 checked, so the error (which array, index and value), the bounds safety and the rule that an
 entry the kernel never reads is not an error are those of the in-loop checks.
@@ -56,8 +56,8 @@ def matrix() -> Any:
 def test_the_pass_takes_the_arrays_read_where_it_pays() -> None:
     assert ranged(lower_checked(kernels.spmv_bcsr(2, 2))) == {"bcol"}  # once per block
     assert ranged(lower_checked(kernels.spmm_csr())) == {"col"}  # once per row of B
-    assert {"scol", "perm"} <= ranged(lower_checked(kernels.spmv(SELL(8, 32))))  # lanes
-    # read once per entry in a sparse row's innermost loop: tested where read
+    assert ranged(lower_checked(kernels.spmv(SELL(8, 32)))) == {"cl"}  # once per chunk
+    # read once per entry in a sparse row's (or lane's) innermost loop: tested where read
     for comp in (kernels.spmv_csr(), kernels.spmv_csc(), kernels.spmv_coo()):
         assert ranged(lower_checked(comp)) == frozenset()
     source = compiled("spmv_bcsr", 2, 2).source
