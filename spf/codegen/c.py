@@ -163,8 +163,11 @@ class CPrinter:
         return self.out.text()
 
     def _checked_function(self) -> None:
-        """The same loops with every UF argument read checked (spf.codegen.arg_checks)."""
+        """The same loops with every UF argument read checked (spf.codegen.arg_checks); with
+        index arrays the range pass tests whole (spf.codegen.range_pass), the checked reads
+        go to a fallback function and the checked function reads those arrays as they are."""
         from spf.codegen import arg_checks as ac
+        from spf.codegen import range_pass
 
         dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
         self.out.line("")
@@ -173,19 +176,15 @@ class CPrinter:
             self.out.line(line)
         for line in ac.peek_functions(self.p, zero):
             self.out.line(line)
-        self.out.line(ac.checked_prototype(self.p))
+        ranged = range_pass.ranged(self.p)
+        if ranged:
+            self.out.line(range_pass.reads_declaration(self.p))
+            self._checked_loops(range_pass.reads_prototype(self.p), dense, zero, frozenset())
+            self.out.line(range_pass.OPAQUE)
+            for line in range_pass.raw_macros(self.p, ranged):
+                self.out.line(line)
+        self._checked_loops(ac.checked_prototype(self.p), dense, zero, ranged)
         program = self.p
-        self.p = replace(program, body=ac.unordered_reads(program, dense))
-        self._fact_checks = ac.checks_by_stmt(program)
-        self._fact_flags = bool(self._fact_checks) and ac.serial(program)
-        first, last = ac.bound_locals(program, zero) + self._each_call_lines(dense), []
-        if self._fact_flags:
-            first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
-        try:
-            self._body_block(first, last)
-        finally:
-            self.p = program
-            self._fact_checks, self._fact_values = {}, {}
         self.out.line(
             ac.facts_function(
                 program.signature.function,
@@ -197,9 +196,40 @@ class CPrinter:
             )
         )
 
-    def _each_call_lines(self, dense: dict[str, int | None]) -> list[str]:
-        """The each-call facts' check loops, run before the kernel's (spf.codegen.each_call)."""
+    def _checked_loops(
+        self,
+        prototype: str,
+        dense: dict[str, int | None],
+        zero: frozenset[str],
+        ranged: frozenset[str],
+    ) -> None:
+        """One checked function: the bounds, the tests before the loops (and the range pass
+        over ``ranged``, read as they are in the loops), the loops with their checks."""
         from spf.codegen import arg_checks as ac
+        from spf.codegen import range_pass
+
+        self.out.line(prototype)
+        program = self.p
+        self.p = replace(program, body=ac.unordered_reads(program, dense))
+        self._fact_checks = ac.checks_by_stmt(program)
+        self._fact_flags = bool(self._fact_checks) and ac.serial(program)
+        first = ac.bound_locals(program, zero)
+        if ranged:
+            first += range_pass.pass_lines(program, ranged)
+        first, last = first + self._each_call_lines(dense, ranged), []
+        if self._fact_flags:
+            first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
+        try:
+            self._body_block(first, last)
+        finally:
+            self.p = program
+            self._fact_checks, self._fact_values = {}, {}
+
+    def _each_call_lines(self, dense: dict[str, int | None], ranged: frozenset[str]) -> list[str]:
+        """The each-call facts' check loops, run before the kernel's (spf.codegen.each_call);
+        the UFs in ``ranged`` are read as they are after them."""
+        from spf.codegen import arg_checks as ac
+        from spf.codegen import range_pass
         from spf.codegen.each_call import each_call_lines
 
         each = self.p.each_call
@@ -207,7 +237,7 @@ class CPrinter:
             return []
         sub = CPrinter(each.program)
         sub.node(each.program.body)
-        ours = ac.checked_macros(self.p, dense)
+        ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
         restore = [
             ln for ln in ours if any(ln.split("(")[0].split()[-1] == u for u in each.compared)
         ]
