@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import shutil
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,10 @@ def _compound(value: object, path: set[int]) -> object:
         return (kind, *((n, _key(getattr(value, n), path)) for n in [*names, *extra]))
     if isinstance(value, type):
         return ("class", f"{value.__module__}.{value.__qualname__}")
+    if isinstance(value, functools.partial):
+        return (kind, _key(value.func, path), _key(value.args, path), _key(value.keywords, path))
+    if _spf_function(value):
+        return ("function", f"{value.__module__}.{value.__qualname__}")  # type: ignore[attr-defined]
     import enum
 
     if isinstance(value, enum.Enum):
@@ -124,6 +129,16 @@ def _compound(value: object, path: set[int]) -> object:
     ):
         raise UnkeyableError(kind)
     return (kind, *((k, _key(v, path)) for k, v in attrs.items() if k not in _SKIP))
+
+
+def _spf_function(value: object) -> bool:
+    """``value`` is a module-level function of spf (a format's packer): its code is part of the
+    source digest, so its name keys it; any other function's behaviour is not captured."""
+    return (
+        isinstance(value, types.FunctionType)
+        and value.__module__.startswith("spf.")
+        and "<" not in value.__qualname__  # no lambda, no function defined in a function
+    )
 
 
 @functools.cache

@@ -243,3 +243,20 @@ def test_a_state_holding_a_foreign_object_is_not_remembered(
     no_analysis()
     with pytest.raises(_AnalysedError):
         comp.compile(openmp=False, cache_dir=tmp_path)
+
+
+def test_spf_functions_key_by_name_and_foreign_ones_do_not_key() -> None:
+    """A built-in format's packer (an spf function, or a partial of one) keys by its name;
+    a lambda or a partial of a user's function cannot be keyed (its code is not captured)."""
+    import functools
+
+    from spf.formats import BCSR, CSR
+    from spf.runtime.warm import UnkeyableError, _key
+    from spf.sparse import csr_args
+
+    assert _key(csr_args, set()) == ("function", "spf.sparse.csr_args")
+    assert _key(BCSR(2, 2), set()) == _key(BCSR(2, 2), set()) != _key(BCSR(2, 3), set())
+    assert _key(CSR, set()) is not None
+    for foreign in (lambda: 1, functools.partial(print, 1), functools.partial(lambda r: r, 2)):
+        with pytest.raises(UnkeyableError):
+            _key(foreign, set())
