@@ -53,7 +53,7 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   *bad |= (uint64_t)out << bit;
   return out ? r : v;
 }
-#define lst(t0) spf_index_in_int32_t(lst[spf_ws_lst + (t0)], spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad)
+#define lst(t0) lst[spf_ws_lst + (t0)]
 #define len(t0) spf_index_in_int32_t(len[spf_ws_len + (t0)], spf_il_1, spf_ih_1, spf_ir_1, 1, &spf_bad)
 #define s0(i) spf_ds_len(0) = 0
 #define s1(i, A_k, B_k) do { \
@@ -94,11 +94,6 @@ void einsum_C_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, in
   (void)C;
   uint64_t spf_bad = 0, spf_bad_all = 0;
   (void)spf_bad; (void)spf_bad_all;
-  const int spf_ie_0 = (0) > (J - 1) || (0) > INT32_MAX || (J - 1) < INT32_MIN;
-  const int32_t spf_ir_0 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_0 = spf_ie_0 ? INT32_MAX : spf_ir_0;
-  const int32_t spf_ih_0 = spf_ie_0 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(J - 1)));
-  (void)spf_il_0; (void)spf_ih_0; (void)spf_ir_0;
   const int spf_ie_1 = (0) > (J - 1) || (0) > INT32_MAX || (J - 1) < INT32_MIN;
   const int32_t spf_ir_1 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
   const int32_t spf_il_1 = spf_ie_1 ? INT32_MAX : spf_ir_1;
@@ -172,17 +167,6 @@ void einsum_C_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, in
   if ((spf_bad | spf_bad_all) & 0xffffffffu)
   {
     uint64_t spf_b = (spf_bad | spf_bad_all) & 0xffffffffu;
-    if (spf_b >> 0 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (J); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_lst(t0);
-          if (spf_v < (0) || spf_v > (J - 1))
-          { spf_fault_note(spf_fault, 3, 0, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 0, -1, 0);
-    }
     if (spf_b >> 1 & 1)
     {
       int spf_found = 0;

@@ -70,16 +70,16 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   *bad |= (uint64_t)out << bit;
   return out ? r : v;
 }
-#define lst(t0) spf_index_in_int32_t(lst[spf_ws_lst + (t0)], spf_il_0, spf_ih_0, spf_ir_0, 0, &spf_bad)
-#define len(t0) spf_index_in_int32_t(len[spf_ws_len + (t0)], spf_il_1, spf_ih_1, spf_ir_1, 1, &spf_bad)
-#define srt(t0) spf_index_in_int32_t(srt[spf_ws_srt + (t0)], spf_il_2, spf_ih_2, spf_ir_2, 2, &spf_bad)
-#define rk(t0) spf_index_in_int32_t(rk[spf_ws_rk + (t0)], spf_il_3, spf_ih_3, spf_ir_3, 3, &spf_bad)
-#define thr(t0) spf_index_in_int32_t(thr[t0], spf_il_4, spf_ih_4, spf_ir_4, 4, &spf_bad)
-#define base(t0) spf_index_in_int32_t(base[t0], spf_il_5, spf_ih_5, spf_ir_5, 5, &spf_bad)
-#define bits(t0) spf_index_in_int32_t(bits[t0], spf_il_6, spf_ih_6, spf_ir_6, 6, &spf_bad)
-#define cnt(t0) spf_index_in_int32_t(cnt[spf_ws_cnt + (t0)], spf_il_7, spf_ih_7, spf_ir_7, 7, &spf_bad)
-#define dig(t0) spf_index_in_int32_t(dig[spf_ws_dig + (t0)], spf_il_8, spf_ih_8, spf_ir_8, 8, &spf_bad)
-#define tmp(t0) spf_index_in_int32_t(tmp[spf_ws_tmp + (t0)], spf_il_9, spf_ih_9, spf_ir_9, 9, &spf_bad)
+#define lst(t0) lst[spf_ws_lst + (t0)]
+#define len(t0) len[spf_ws_len + (t0)]
+#define srt(t0) srt[spf_ws_srt + (t0)]
+#define rk(t0) rk[spf_ws_rk + (t0)]
+#define thr(t0) thr[t0]
+#define base(t0) base[t0]
+#define bits(t0) bits[t0]
+#define cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define dig(t0) dig[spf_ws_dig + (t0)]
+#define tmp(t0) tmp[spf_ws_tmp + (t0)]
 #define s0(i) do { \
   spf_ds_len(0) = 0; \
   spf_ds_rk(0) = 0; \
@@ -162,56 +162,6 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
   int64_t spf_fault[4] = {0};
   uint64_t spf_bad = 0, spf_bad_all = 0;
   (void)spf_bad; (void)spf_bad_all;
-  const int spf_ie_0 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
-  const int32_t spf_ir_0 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_0 = spf_ie_0 ? INT32_MAX : spf_ir_0;
-  const int32_t spf_ih_0 = spf_ie_0 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
-  (void)spf_il_0; (void)spf_ih_0; (void)spf_ir_0;
-  const int spf_ie_1 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
-  const int32_t spf_ir_1 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_1 = spf_ie_1 ? INT32_MAX : spf_ir_1;
-  const int32_t spf_ih_1 = spf_ie_1 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
-  (void)spf_il_1; (void)spf_ih_1; (void)spf_ir_1;
-  const int spf_ie_2 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
-  const int32_t spf_ir_2 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_2 = spf_ie_2 ? INT32_MAX : spf_ir_2;
-  const int32_t spf_ih_2 = spf_ie_2 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
-  (void)spf_il_2; (void)spf_ih_2; (void)spf_ir_2;
-  const int spf_ie_3 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
-  const int32_t spf_ir_3 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_3 = spf_ie_3 ? INT32_MAX : spf_ir_3;
-  const int32_t spf_ih_3 = spf_ie_3 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
-  (void)spf_il_3; (void)spf_ih_3; (void)spf_ir_3;
-  const int spf_ie_4 = (0) > (M) || (0) > INT32_MAX || (M) < INT32_MIN;
-  const int32_t spf_ir_4 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_4 = spf_ie_4 ? INT32_MAX : spf_ir_4;
-  const int32_t spf_ih_4 = spf_ie_4 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M)));
-  (void)spf_il_4; (void)spf_ih_4; (void)spf_ir_4;
-  const int spf_ie_5 = (0) > (M + 1) || (0) > INT32_MAX || (M + 1) < INT32_MIN;
-  const int32_t spf_ir_5 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_5 = spf_ie_5 ? INT32_MAX : spf_ir_5;
-  const int32_t spf_ih_5 = spf_ie_5 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M + 1)));
-  (void)spf_il_5; (void)spf_ih_5; (void)spf_ir_5;
-  const int spf_ie_6 = (0) > (32) || (0) > INT32_MAX || (32) < INT32_MIN;
-  const int32_t spf_ir_6 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_6 = spf_ie_6 ? INT32_MAX : spf_ir_6;
-  const int32_t spf_ih_6 = spf_ie_6 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(32)));
-  (void)spf_il_6; (void)spf_ih_6; (void)spf_ir_6;
-  const int spf_ie_7 = (0) > (M) || (0) > INT32_MAX || (M) < INT32_MIN;
-  const int32_t spf_ir_7 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_7 = spf_ie_7 ? INT32_MAX : spf_ir_7;
-  const int32_t spf_ih_7 = spf_ie_7 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M)));
-  (void)spf_il_7; (void)spf_ih_7; (void)spf_ir_7;
-  const int spf_ie_8 = (0) > (M) || (0) > INT32_MAX || (M) < INT32_MIN;
-  const int32_t spf_ir_8 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_8 = spf_ie_8 ? INT32_MAX : spf_ir_8;
-  const int32_t spf_ih_8 = spf_ie_8 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M)));
-  (void)spf_il_8; (void)spf_ih_8; (void)spf_ir_8;
-  const int spf_ie_9 = (0) > (M - 1) || (0) > INT32_MAX || (M - 1) < INT32_MIN;
-  const int32_t spf_ir_9 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_9 = spf_ie_9 ? INT32_MAX : spf_ir_9;
-  const int32_t spf_ih_9 = spf_ie_9 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(M - 1)));
-  (void)spf_il_9; (void)spf_ih_9; (void)spf_ir_9;
   int32_t thr[1] = {0};
   (void)thr;
   int32_t base[1] = {0};
@@ -336,120 +286,6 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         s14(i, p);
       }
       if (spf_bad) __atomic_fetch_or(&spf_bad_all, spf_bad, __ATOMIC_RELAXED);
-    }
-  }
-  if ((spf_bad | spf_bad_all) & 0xffffffffu)
-  {
-    uint64_t spf_b = (spf_bad | spf_bad_all) & 0xffffffffu;
-    if (spf_b >> 0 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (M); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_lst(t0);
-          if (spf_v < (0) || spf_v > (M - 1))
-          { spf_fault_note(spf_fault, 3, 0, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 0, -1, 0);
-    }
-    if (spf_b >> 1 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_len(t0);
-          if (spf_v < (0) || spf_v > (M - 1))
-          { spf_fault_note(spf_fault, 3, 1, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 1, -1, 0);
-    }
-    if (spf_b >> 2 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (M + 1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_srt(t0);
-          if (spf_v < (0) || spf_v > (M - 1))
-          { spf_fault_note(spf_fault, 3, 2, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 2, -1, 0);
-    }
-    if (spf_b >> 3 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_rk(t0);
-          if (spf_v < (0) || spf_v > (M - 1))
-          { spf_fault_note(spf_fault, 3, 3, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 3, -1, 0);
-    }
-    if (spf_b >> 4 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_thr(t0);
-          if (spf_v < (0) || spf_v > (M))
-          { spf_fault_note(spf_fault, 3, 4, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 4, -1, 0);
-    }
-    if (spf_b >> 5 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_base(t0);
-          if (spf_v < (0) || spf_v > (M + 1))
-          { spf_fault_note(spf_fault, 3, 5, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 5, -1, 0);
-    }
-    if (spf_b >> 6 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_bits(t0);
-          if (spf_v < (0) || spf_v > (32))
-          { spf_fault_note(spf_fault, 3, 6, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 6, -1, 0);
-    }
-    if (spf_b >> 7 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (M + 2); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_cnt(t0);
-          if (spf_v < (0) || spf_v > (M))
-          { spf_fault_note(spf_fault, 3, 7, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 7, -1, 0);
-    }
-    if (spf_b >> 8 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (M); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_dig(t0);
-          if (spf_v < (0) || spf_v > (M))
-          { spf_fault_note(spf_fault, 3, 8, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 8, -1, 0);
-    }
-    if (spf_b >> 9 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (M + 1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_tmp(t0);
-          if (spf_v < (0) || spf_v > (M - 1))
-          { spf_fault_note(spf_fault, 3, 9, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 9, -1, 0);
     }
   }
   if (spf_fault[0]) MPI_Abort(comm, 1);  /* a run-time fault */
