@@ -30,9 +30,11 @@ TIES = 3
 """Sequences of one predicted cost kept after each stage."""
 
 STAGE_OF = {
+    "fission": "fission",
     "interchange": "interchange",
     "tile": "tiling",
     "split": "tiling",
+    "blocking": "tiling",
     "cache_read": "cache_read",
     "vectorize": "vectorize",
     "unroll": "unroll",
@@ -60,7 +62,7 @@ def ranked(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
             grown.setdefault(tuple(s.key() for s in steps), (state, steps))
             for step in options(nest, state, stage, space):
                 new = (*steps, step)
-                grown.setdefault(tuple(s.key() for s in new), (advance(state, step), new))
+                grown.setdefault(tuple(s.key() for s in new), (advance(state, step, nest), new))
         scored = sorted(grown.values(), key=lambda g: _score(nest, g[0], space))
         beam = scored if stage == STAGES[-1] else _diverse(nest, scored, space)
     out: list[tuple[float, Candidate]] = []
@@ -94,7 +96,7 @@ def predicted(nest: Nest, cand: Candidate) -> float:
     """The model's seconds for ``cand`` (its steps replayed symbolically)."""
     state = initial(nest)
     for s in cand.steps:
-        state = advance(state, s)
+        state = advance(state, s, nest)
     return predict(nest, state, cand.threads, cores())
 
 
@@ -119,7 +121,7 @@ def mutate(nest: Nest, space: Space, cand: Candidate, rng: random.Random) -> Can
             chosen = _same(prev, opts)
         if chosen is not None:
             steps.append(chosen)
-            state = advance(state, chosen)
+            state = advance(state, chosen, nest)
     t = cand.threads if state.parallel else None
     return Candidate(tuple(steps), t)
 

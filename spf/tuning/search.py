@@ -107,7 +107,7 @@ class _Search:
     # -- the baseline
     def baseline(self) -> None:
         began = time.perf_counter()
-        kernel = measure.build(self.comp)
+        kernel = self._compile(self.comp)
         self.ref = measure.run_once(kernel, self.args, self.names, None)
         self.work = measure.copy_args(self.args)
         self.base_call = measure.caller(kernel, self.work, None)
@@ -155,6 +155,11 @@ class _Search:
             least = min(least, 2)
         return measure.interleaved(fns, seconds, self.rng, self.reps, least, warm=not self.long)
 
+    def _compile(self, comp: Computation) -> Kernel:
+        """:func:`measure.build` with the space's compiler flags (one argument without)."""
+        flags = self.space.cflags
+        return measure.build(comp) if flags is None else measure.build(comp, flags)
+
     def _built(self, cand: Candidate) -> tuple[Any, Any, str]:
         """The clone, kernel and commands of ``cand``, or ``(status, commands, reason)``
         when it is illegal or rejected; remembered per command sequence (candidates that
@@ -168,7 +173,7 @@ class _Search:
             copy = realize(self.comp, cand, self.nest, self.space)
             text = commands_text(copy, self.start_len)
             copy.check_legality()
-            kernel = measure.build(copy)
+            kernel = self._compile(copy)
         except IllegalScheduleError as err:
             out: tuple[Any, Any, str] = ("illegal", text, _first_line(err))
         except SpfError as err:
