@@ -117,8 +117,18 @@ def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
     main = main_block(nest)
     if main is not None and state.names() == nest.loops and not state.fissioned:
         i0 = names(main, set(nest.loops))["i0"]
-        out += [Step("blocking", p, (i0,)) for p in space.get("blocking")]
+        ext = {lp.var: lp.extent for lp in state.loops}
+        out += [
+            Step("blocking", p, (i0,))
+            for p in space.get("blocking")
+            if nest.instances >= MIN_BLOCKED and ext[main.i] >= p[3] and ext[main.j] >= p[4]
+        ]
     return out
+
+
+MIN_BLOCKED = 64**3
+"""Statement instances below which no blocking is offered (packing then costs more than it
+saves; a register tile wider than the loop is never offered either)."""
 
 
 def main_block(nest: Nest) -> Block | None:

@@ -14,7 +14,8 @@ Each candidate is applied to a clone, checked for legality (an illegal one is co
 never compiled), compiled, run once and compared with the baseline's outputs (a mismatch
 raises ``SpfError``), then timed interleaved with the best candidate so far (the baseline
 until one beats it): its estimate is the measured ratio times the reference's estimate (a
-slow baseline is not re-run for every candidate).
+slow baseline is not re-run for every candidate; one slower than :data:`SLOW_S` per call is
+run once only, and candidates are timed alone against that run).
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ TOP_K = 3
 
 LONG_S = 0.05
 """A call longer than this is timed in fewer rounds, without warm-up."""
+
+SLOW_S = 1.0
+"""A default schedule slower than this per call is run once: that run's time is its time, and
+candidates are timed alone against it (a 45-second GEMM timed three more times would spend
+the whole budget); the final timing re-times it only when the best is not twice as fast."""
 
 FINAL_SHARE = 0.15
 """Share of the budget kept for the final interleaved timing of the best against the baseline."""
@@ -108,12 +114,18 @@ class _Search:
     def baseline(self) -> None:
         began = time.perf_counter()
         kernel = self._compile(self.comp)
+        t0 = time.perf_counter()
         self.ref = measure.run_once(kernel, self.args, self.names, None)
+        first = time.perf_counter() - t0
         self.work = measure.copy_args(self.args)
         self.base_call = measure.caller(kernel, self.work, None)
-        self.reps, one = measure.repetitions(self.base_call)
-        self.long = one > LONG_S
-        (self.base_time,) = self._time([self.base_call], self.slice, least=1)
+        self.slow = first > SLOW_S
+        if self.slow:  # one call is the measurement: a second would eat the budget
+            self.reps, self.long, self.base_time = 1, True, first
+        else:
+            self.reps, one = measure.repetitions(self.base_call)
+            self.long = one > LONG_S
+            (self.base_time,) = self._time([self.base_call], self.slice, least=1)
         pred = predicted(self.nest, Candidate())
         cost = time.perf_counter() - began
         self.history.append(
@@ -142,8 +154,11 @@ class _Search:
         ref_call, ref_time = (
             (self.base_call, self.base_time) if ref is None else (ref.call, ref.estimate)
         )
-        tr, tc = self._time([ref_call, call], self.slice)
-        estimate = tc / tr * ref_time
+        if ref is None and self.slow:  # the slow baseline is not called again
+            (estimate,) = self._time([call], self.slice, least=1)
+        else:
+            tr, tc = self._time([ref_call, call], self.slice)
+            estimate = tc / tr * ref_time
         self.measured.append(Measured(estimate, cand, copy, kernel, pred, call))
         self.costs.append(time.perf_counter() - began)
         self._note(cand, text, pred, estimate, "measured", "", began)
@@ -271,6 +286,12 @@ class _Search:
     def finish(self) -> Outcome:
         best = self.best()
         seconds = max(min(self.time_left(), self.budget * FINAL_SHARE), 0.02)
+        if best is not None and self.slow and best.estimate * 2 < self.base_time:
+            (tc,) = self._time([best.call], seconds, least=1)  # no noise turns 2x around
+            return Outcome(best.comp, tc, self.base_time, len(self.measured), self.illegal,
+                           self.history, best.cand.threads,
+                           new_entries(best.comp, self.start_len),
+                           commands_text(best.comp, self.start_len))  # fmt: skip
         if best is not None:
             tb, tc = self._time([self.base_call, best.call], seconds)
             if tc < tb:

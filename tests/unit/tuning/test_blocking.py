@@ -26,7 +26,7 @@ def _square(n: int) -> dict[str, np.ndarray]:
 
 def test_the_gemm_bench_hand_schedule_is_a_candidate_of_the_default_space() -> None:
     comp = kernels.gemm()
-    nest = analyze(comp, _square(40))
+    nest = analyze(comp, _square(64))
     space = make_space(None, None)
     b = gemm_bench.BLOCKINGS[native_isa()]
     hand = (b.mc, b.kc, b.nc, b.mr, b.nr)
@@ -110,3 +110,15 @@ def test_cflags_must_be_a_list_of_strings() -> None:
         make_space(None, None, "-O2")
     with pytest.raises(SpfError, match="cflags"):
         spf.tune(kernels.gemm(), _square(8), cflags=[3])  # type: ignore[list-item]
+
+
+def test_no_blocking_is_offered_for_a_small_product_or_a_narrow_loop() -> None:
+    small = analyze(kernels.gemm(), _square(48))  # 48³ < 64³ instances: packing costs more
+    assert not any(
+        c.steps and c.steps[0].kind == "blocking" for _, c in ranked(small, make_space(None, 1))
+    )
+    args = {"C": np.zeros((4096, 16)), "A": np.zeros((4096, 64)), "B": np.zeros((64, 16))}
+    narrow = ranked(analyze(kernels.gemm(), args), make_space(None, 1))
+    widths = {c.steps[0].param[4] for _, c in narrow if c.steps and c.steps[0].kind == "blocking"}
+    assert widths
+    assert max(widths) <= 16  # no register tile wider than the 16 columns
