@@ -10,6 +10,7 @@ loop variable indexes, and the statement's instance count for sparse loops).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -51,6 +52,7 @@ class Nest:
     outer_parallel: bool = True  # the outermost loop carries no dependence as given
     blocks: tuple[Block, ...] = ()  # the GEMM-like statements (spf.tuning.blocking)
     fission: tuple[tuple[str, str, str], ...] = ()  # (stmt, other, loop): stmt.after(other, loop)
+    chain: tuple[tuple[str, str, int], ...] = ()  # (stmt, the one before it, loops they share)
 
     def index(self, loop: str) -> int:
         return self.loops.index(loop)
@@ -191,6 +193,18 @@ def analyze(comp: Computation, args: Mapping[str, Any]) -> Nest:
         and all(comp.is_parallel_legal(s, first) for s in group if s.loops[:1] == (first,)),
         blocks=find(comp),
         fission=fission(main, group),
+        chain=chain(group),
+    )
+
+
+def chain(group: list[Stmt]) -> tuple[tuple[str, str, int], ...]:
+    """Each statement of the nest after the first, in execution order, with the one before
+    it and how many loops the two share."""
+    from spf.tuning.blocking import order
+
+    ordered = sorted(group, key=order)
+    return tuple(
+        (b.name, a.name, len(_shared(a, b))) for a, b in itertools.pairwise(ordered)
     )
 
 

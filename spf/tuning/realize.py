@@ -68,8 +68,6 @@ def _apply(comp: Computation, step: Step, nest: Nest) -> None:
     targets = [s for s in nest.stmts if all(lp in comp.stmt(s).loops for lp in need)]
     if not targets:
         raise SpfError(f"tune: no statement has the loops {', '.join(need)}")
-    if step.kind == "tile":
-        _align(comp, step, nest, targets)
     for name in targets:
         s = comp.stmt(name)
         p = step.param
@@ -85,12 +83,16 @@ def _apply(comp: Computation, step: Step, nest: Nest) -> None:
             s.unroll(loops[0], p)
         elif step.kind == "parallelize":
             s.parallelize(loops[0], reduction=p)
+    if step.kind == "tile":
+        _align(comp, step, nest, targets)
 
 
 def _align(comp: Computation, step: Step, nest: Nest, tiled: list[str]) -> None:
-    """Split the outermost loop of the nest's statements that have it but not the second
-    tiled loop (``tmp(i) = 0`` before ``tmp(i) += A(i, j) * x(j)``) as the tile splits it,
-    so they stay in the same tile of the outer loop as the statements they feed."""
+    """When the tile splits the outermost loop: split it alike in the nest's statements that
+    have it but not the second tiled loop (``tmp(i) = 0`` before ``tmp(i) += A(i, j) * x(j)``),
+    and keep statements that shared only the outermost loop in loops of their own inside
+    the tile loop (the tiles would otherwise share the inner tile loop: atax's
+    ``y(j) += A(i, j) * tmp(i)`` would read ``tmp(i)`` before its sum is complete)."""
     i, _j, i0, _j0, i1, _j1 = step.loops
     if i != nest.loops[0]:
         return
@@ -98,6 +100,9 @@ def _align(comp: Computation, step: Step, nest: Nest, tiled: list[str]) -> None:
         loops = comp.stmt(name).loops
         if name not in tiled and loops[:1] == (i,):
             comp.stmt(name).split(i, step.param[0], i0, i1)
+    for name, before, shared in nest.chain:
+        if shared == 1 and i0 in comp.stmt(name).loops and i0 in comp.stmt(before).loops:
+            comp.stmt(name).after(before, i0)
 
 
 def _main(comp: Computation, nest: Nest, loops: Sequence[str]) -> str:

@@ -320,3 +320,21 @@ def test_a_slow_default_is_run_once_and_candidates_are_timed_alone(
     assert calls[0] <= 2
     assert res.baseline_time == res.history[0].time
     np.testing.assert_allclose(_run(res.comp, args, "C"), args["A"] @ args["B"], rtol=1e-12)
+
+
+def test_a_tiled_atax_keeps_its_statements_apart_in_the_tile_loop_and_equals_the_reference() -> (
+    None
+):
+    from spf.bench.polybench import kernel as polybench
+
+    k = polybench("atax")
+    args = k.arguments({"M": 37, "N": 41})
+    res = spf.tune(k.build(), args, budget=60.0, space=_only(tile=[(16, 16)]), seed=0,
+                   reuse=False, max_trials=1)  # fmt: skip
+    trial = res.history[1]
+    assert trial.summary.startswith("tile(i,j,i0,j0,i1,j1 16x16)"), trial.summary
+    assert trial.status == "measured", trial.reason
+    assert 'stmt("s3").after("s2", "i0")' in trial.commands
+    want, got = k.expected(args), _replayed_result(trial, k, args)
+    for out in k.outputs:
+        np.testing.assert_allclose(got[out], want[out], rtol=1e-12)
