@@ -74,6 +74,20 @@ def ranked(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
     return out
 
 
+def singles(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
+    """Every one-command candidate, best predicted first: what the search tries when the
+    beam's list is used up (its sequences may all be illegal for a nest the model misjudges)."""
+    state = initial(nest)
+    out: list[tuple[float, Candidate]] = []
+    for stage in STAGES:
+        for step in options(nest, state, stage, space):
+            after = advance(state, step, nest)
+            for t in space.get("threads") if after.parallel else (None,):
+                out.append((predict(nest, after, t, cores()), Candidate((step,), t)))
+    out.sort(key=lambda pc: pc[0])
+    return out
+
+
 def _diverse(
     nest: Nest, scored: list[tuple[State, tuple[Step, ...]]], space: Space
 ) -> list[tuple[State, tuple[Step, ...]]]:

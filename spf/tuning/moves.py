@@ -121,13 +121,15 @@ def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
         out += [
             Step("blocking", p, (i0,))
             for p in space.get("blocking")
-            if nest.instances >= MIN_BLOCKED and ext[main.i] >= p[3] and ext[main.j] >= p[4]
+            if ext[main.i] * ext[main.j] * ext[main.k] >= MIN_BLOCKED
+            and ext[main.i] >= p[3]
+            and ext[main.j] >= p[4]
         ]
     return out
 
 
 MIN_BLOCKED = 64**3
-"""Statement instances below which no blocking is offered (packing then costs more than it
+"""Iterations of the three loops below which no blocking is offered (packing then costs more than it
 saves; a register tile wider than the loop is never offered either)."""
 
 

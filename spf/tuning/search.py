@@ -3,7 +3,8 @@
 1. The baseline (the computation as given) is compiled, run once for the reference outputs
    and timed.
 2. The user's ``space["candidates"]`` come first; then the beam search's ranked list
-   (:mod:`spf.tuning.beam`): the model's top :data:`TOP_K` are measured in order.
+   (:mod:`spf.tuning.beam`): the model's top :data:`TOP_K` are measured in order; after
+   that list, every single command on its own.
 3. Then measured refinement: every other candidate is a mutation of one of the best
    three measured so far (chosen at random, seeded), the others the next of the ranked list,
    until the budget is spent.
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from spf.errors import IllegalScheduleError, SpfError
 from spf.tuning import measure
-from spf.tuning.beam import mutate, predicted, ranked
+from spf.tuning.beam import mutate, predicted, ranked, singles
 from spf.tuning.nest import Nest, analyze, sizes_of
 from spf.tuning.realize import commands_text, new_entries, realize
 from spf.tuning.report import Reporter
@@ -232,6 +233,7 @@ class _Search:
         queue = [(predicted(self.nest, Candidate(extra=k)), Candidate(extra=k))
                  for k in range(len(self.space.candidates))]  # fmt: skip
         model = ranked(self.nest, self.space)
+        model += singles(self.nest, self.space)  # after the beam's list: one command each
         trials = 0
         while self.affordable() and (max_trials is None or trials < max_trials):
             nxt = self._next(queue, model, trials)
