@@ -15,7 +15,8 @@ spaces) and a few features of the symbolic schedule (:mod:`spf.tuning.moves`):
   ``unroll``;
 * parallel: divided by the threads (at most the cores), plus a fork-join overhead; atomic
   updates cost three times, per-thread copies a combine pass; a wavefront runs at 60%
-  efficiency plus a barrier per level (estimated as the square root of the rows);
+  efficiency plus a barrier per level (estimated as the square root of the rows, or one
+  per iteration when every loop is dense);
 * packing adds its copy traffic;
 * a GEMM-like nest blocked as BLIS does (``blocking``): the arithmetic divided by the vector
   width times the share of the vector units its register tile keeps busy, accesses free
@@ -157,8 +158,12 @@ def _parallel(nest: Nest, state: State, t: float, threads: int | None, cores: in
         return t
     team = min(threads or cores, cores)
     if state.parallel == "wavefront":
-        levels = math.sqrt(max(state.loops[0].extent, 1.0))
-        return t / (team * 0.6) + levels * FORK_JOIN + FORK_JOIN
+        # a sparse nest's levels: about the square root of the rows; a dense loop that
+        # carries a dependence (lu's rows, a time step) usually has one per iteration
+        extent = max(state.loops[0].extent, 1.0)
+        levels = extent if all(nest.dense) else math.sqrt(extent)
+        width = max(extent / levels, 1.0)  # iterations per level: the most threads it feeds
+        return t / (min(team, width) * 0.6) + levels * FORK_JOIN + FORK_JOIN
     if state.reduction == "atomic":
         t *= 3.0
     elif state.reduction == "privatize":
