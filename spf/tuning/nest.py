@@ -203,9 +203,7 @@ def chain(group: list[Stmt]) -> tuple[tuple[str, str, int], ...]:
     from spf.tuning.blocking import order
 
     ordered = sorted(group, key=order)
-    return tuple(
-        (b.name, a.name, len(_shared(a, b))) for a, b in itertools.pairwise(ordered)
-    )
+    return tuple((b.name, a.name, len(_shared(a, b))) for a, b in itertools.pairwise(ordered))
 
 
 def _shared(a: Stmt, b: Stmt) -> list[str]:

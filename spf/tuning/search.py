@@ -51,6 +51,11 @@ SLOW_S = 1.0
 candidates are timed alone against it (a 45-second GEMM timed three more times would spend
 the whole budget); the final timing re-times it only when the best is not twice as fast."""
 
+BLOCKED_BUILD_S = 20.0
+"""Seconds a blocking candidate takes to build (legality check, scan of the packed nest,
+compile: 10 s on a quiet 2-core machine, 50 s on a loaded one): with less budget left one is
+not started (a search of a few seconds skips them)."""
+
 FINAL_SHARE = 0.15
 """Share of the budget kept for the final interleaved timing of the best against the baseline."""
 
@@ -239,8 +244,17 @@ class _Search:
             nxt = self._next(queue, model, trials)
             if nxt is None:
                 break
+            if self._too_long(nxt[1]):
+                self.seen.add(nxt[1].key())
+                continue
             self.evaluate(nxt[1], nxt[0])
             trials += 1
+
+    def _too_long(self, cand: Candidate) -> bool:
+        """Whether ``cand`` is a blocking and less than :data:`BLOCKED_BUILD_S` of the search's
+        budget is left (its code would not be generated in time)."""
+        blocked = any(s.kind == "blocking" for s in cand.steps)
+        return blocked and self.time_left() - self.budget * FINAL_SHARE < BLOCKED_BUILD_S
 
     def _next(self, queue: list[tuple[float, Candidate]], model: list[tuple[float, Candidate]],
               trials: int) -> tuple[float, Candidate] | None:  # fmt: skip

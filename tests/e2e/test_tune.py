@@ -338,3 +338,12 @@ def test_a_tiled_atax_keeps_its_statements_apart_in_the_tile_loop_and_equals_the
     want, got = k.expected(args), _replayed_result(trial, k, args)
     for out in k.outputs:
         np.testing.assert_allclose(got[out], want[out], rtol=1e-12)
+
+
+def test_a_short_budget_starts_no_blocking() -> None:
+    rng = np.random.default_rng(6)
+    args = {"C": np.zeros((64, 64)), "A": rng.random((64, 64)), "B": rng.random((64, 64))}
+    space = _only(blocking=[(16, 16, 64, 4, 8)])
+    res = spf.tune(kernels.gemm(), args, budget=4.0, space=space, seed=0, reuse=False)
+    assert [t.status for t in res.history] == ["baseline"]  # 20 s of budget not left
+    assert res.comp.trace.as_python() == ""
