@@ -4,7 +4,8 @@
    and timed.
 2. The user's ``space["candidates"]`` come first; then the beam search's ranked list
    (:mod:`spf.tuning.beam`): the model's top :data:`TOP_K` are measured in order; after
-   that list, every single command on its own.
+   that list, or as soon as the top ones all failed the legality check, every single command
+   on its own.
 3. Then measured refinement: every other candidate is a mutation of one of the best
    three measured so far (chosen at random, seeded), the others the next of the ranked list,
    until the budget is spent.
@@ -238,7 +239,7 @@ class _Search:
         queue = [(predicted(self.nest, Candidate(extra=k)), Candidate(extra=k))
                  for k in range(len(self.space.candidates))]  # fmt: skip
         model = ranked(self.nest, self.space)
-        model += singles(self.nest, self.space)  # after the beam's list: one command each
+        self.singles = singles(self.nest, self.space)
         trials = 0
         while self.affordable() and (max_trials is None or trials < max_trials):
             nxt = self._next(queue, model, trials)
@@ -260,15 +261,19 @@ class _Search:
               trials: int) -> tuple[float, Candidate] | None:  # fmt: skip
         if queue:
             return queue.pop(0)
-        refine = trials >= TOP_K + len(self.space.candidates) and self.rng.random() < 0.5
+        past_top = trials >= TOP_K + len(self.space.candidates)
+        refine = past_top and self.rng.random() < 0.5
         if refine or not model:
             child = self._mutation()
             if child is not None:
                 return child
-        while model:
-            pc = model.pop(0)
-            if pc[1].key() not in self.seen:
-                return pc
+        # nothing measured after the model's best (all illegal): single commands first
+        lists = [self.singles, model] if past_top and not self.measured else [model, self.singles]
+        for pending in lists:
+            while pending:
+                pc = pending.pop(0)
+                if pc[1].key() not in self.seen:
+                    return pc
         return None
 
     def _mutation(self) -> tuple[float, Candidate] | None:
