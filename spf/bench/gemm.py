@@ -37,6 +37,7 @@ import numpy as np
 import spf.kernels
 from spf.bench.common import Context, Section, Variant, load_c, load_note, measure_groups, median
 from spf.memory import aligned_copy, aligned_zeros
+from spf.tuning.blocking import native_isa
 
 CFLAGS = ["-O3", "-march=native", "-ffp-contract=fast"]
 
@@ -72,15 +73,6 @@ BLOCKINGS = {
 """Per instruction set: the accumulators, ``NR / vec`` vectors of ``B`` and one broadcast of
 ``A`` fit the 32 zmm (16 ymm) registers: 24 + 4 + 1 <= 32, 12 + 2 + 1 <= 16."""
 ISA_FLAGS = {"avx512": [], "avx2": ["-mno-avx512f", "-mavx2", "-mfma"]}
-
-
-def native_isa() -> str:
-    """``"avx512"`` where this CPU has AVX-512F, else ``"avx2"``."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "avx2"
-    return "avx512" if re.search(r"\bavx512f\b", flags) else "avx2"
 
 
 HAND_C = r"""

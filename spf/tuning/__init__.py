@@ -12,7 +12,8 @@ the schedule of one computation among other choices (``spf.formats.tune``).
 
 Modules: :mod:`~spf.tuning.space` (the space and candidates), :mod:`~spf.tuning.nest`
 (what the model knows of the loops), :mod:`~spf.tuning.moves` (candidates as symbolic
-nests), :mod:`~spf.tuning.model` (the cost model), :mod:`~spf.tuning.beam` (the beam search
+nests), :mod:`~spf.tuning.blocking` (BLIS's blocking of GEMM-like statements),
+:mod:`~spf.tuning.model` (the cost model), :mod:`~spf.tuning.beam` (the beam search
 and mutations), :mod:`~spf.tuning.realize` (applying a candidate), :mod:`~spf.tuning.measure`
 (compile, check, time), :mod:`~spf.tuning.search` (the search loop),
 :mod:`~spf.tuning.records` (records on disk), :mod:`~spf.tuning.report` (progress).
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import ArgumentError
@@ -47,6 +48,7 @@ def tune(
     *,
     max_trials: int | None = None,
     progress: bool | None = None,
+    cflags: Sequence[str] | None = None,
 ) -> TuneResult:
     """Search a faster schedule of ``comp`` for the arguments ``args`` (the kernel's keyword
     arguments) within ``budget`` seconds; ``comp`` itself is unchanged.
@@ -58,7 +60,9 @@ def tune(
     ``threads``: the OpenMP thread count of the parallel candidates (default: tried among
     ``space["threads"]``); ``max_trials``: at most this many candidates (a budget in
     candidates rather than seconds); ``progress``: a progress bar (default: when stderr is
-    a terminal; otherwise lines of the ``spf`` logger).
+    a terminal; otherwise lines of the ``spf`` logger); ``cflags``: the compiler flags every
+    candidate and the default schedule are built with (None: spf's ``-O3 -march=native``;
+    compile ``res.comp`` with the same).
 
     Ctrl-C (``KeyboardInterrupt``) during the search returns the best schedule measured so
     far with ``res.interrupted`` True; such a result is not recorded.
@@ -67,7 +71,7 @@ def tune(
     from spf.tuning.space import make_space
 
     _check(comp, args, budget, seed, max_trials)
-    sp = make_space(space, threads)
+    sp = make_space(space, threads, cflags)
     name, what = records.key(comp, args, sp)
     if reuse:
         found = records.load(name)
@@ -81,6 +85,7 @@ def tune(
         "commands": entries,
         "python": res.commands,
         "threads": res.threads,
+        "cflags": None if cflags is None else list(cflags),
         "time": res.time,
         "baseline_time": res.baseline_time,
         "speedup": res.speedup,
@@ -105,6 +110,7 @@ def tune_schedule(
     *,
     max_trials: int | None = None,
     progress: bool | None = None,
+    cflags: Sequence[str] | None = None,
 ) -> TuneResult:
     """:func:`tune` without records: always searches, never reads or writes the cache. For a
     caller that tunes the schedule of one computation inside a larger search (the format
@@ -112,7 +118,8 @@ def tune_schedule(
     from spf.tuning.space import make_space
 
     _check(comp, args, budget, seed, max_trials)
-    return _search(comp, args, budget, make_space(space, threads), seed, max_trials, progress)[0]
+    sp = make_space(space, threads, cflags)
+    return _search(comp, args, budget, sp, seed, max_trials, progress)[0]
 
 
 def _search(

@@ -30,9 +30,11 @@ TIES = 3
 """Sequences of one predicted cost kept after each stage."""
 
 STAGE_OF = {
+    "fission": "fission",
     "interchange": "interchange",
     "tile": "tiling",
     "split": "tiling",
+    "blocking": "tiling",
     "cache_read": "cache_read",
     "vectorize": "vectorize",
     "unroll": "unroll",
@@ -60,7 +62,7 @@ def ranked(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
             grown.setdefault(tuple(s.key() for s in steps), (state, steps))
             for step in options(nest, state, stage, space):
                 new = (*steps, step)
-                grown.setdefault(tuple(s.key() for s in new), (advance(state, step), new))
+                grown.setdefault(tuple(s.key() for s in new), (advance(state, step, nest), new))
         scored = sorted(grown.values(), key=lambda g: _score(nest, g[0], space))
         beam = scored if stage == STAGES[-1] else _diverse(nest, scored, space)
     out: list[tuple[float, Candidate]] = []
@@ -69,6 +71,20 @@ def ranked(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
             if steps or t is not None:
                 out.append((predict(nest, state, t, cores()), Candidate(steps, t)))
     out.sort(key=lambda pc: (pc[0], len(pc[1].steps)))  # ties: fewer commands first
+    return out
+
+
+def singles(nest: Nest, space: Space) -> list[tuple[float, Candidate]]:
+    """Every one-command candidate, best predicted first: what the search tries when the
+    beam's list is used up (its sequences may all be illegal for a nest the model misjudges)."""
+    state = initial(nest)
+    out: list[tuple[float, Candidate]] = []
+    for stage in STAGES:
+        for step in options(nest, state, stage, space):
+            after = advance(state, step, nest)
+            for t in space.get("threads") if after.parallel else (None,):
+                out.append((predict(nest, after, t, cores()), Candidate((step,), t)))
+    out.sort(key=lambda pc: pc[0])
     return out
 
 
@@ -94,7 +110,7 @@ def predicted(nest: Nest, cand: Candidate) -> float:
     """The model's seconds for ``cand`` (its steps replayed symbolically)."""
     state = initial(nest)
     for s in cand.steps:
-        state = advance(state, s)
+        state = advance(state, s, nest)
     return predict(nest, state, cand.threads, cores())
 
 
@@ -119,7 +135,7 @@ def mutate(nest: Nest, space: Space, cand: Candidate, rng: random.Random) -> Can
             chosen = _same(prev, opts)
         if chosen is not None:
             steps.append(chosen)
-            state = advance(state, chosen)
+            state = advance(state, chosen, nest)
     t = cand.threads if state.parallel else None
     return Candidate(tuple(steps), t)
 

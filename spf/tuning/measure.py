@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel as Kernel
 
 
-def build(comp: Computation) -> Kernel:
-    """Compile ``comp`` for the C target (OpenMP on); the one place the search compiles."""
-    return comp.compile(target="c")
+def build(comp: Computation, cflags: tuple[str, ...] | None = None) -> Kernel:
+    """Compile ``comp`` for the C target (OpenMP on) with ``cflags`` (None: spf's default
+    flags); the one place the search compiles."""
+    return comp.compile(target="c", cflags=None if cflags is None else list(cflags))
 
 
 def copy_args(args: Mapping[str, Any]) -> dict[str, Any]:

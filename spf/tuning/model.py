@@ -15,8 +15,12 @@ spaces) and a few features of the symbolic schedule (:mod:`spf.tuning.moves`):
   ``unroll``;
 * parallel: divided by the threads (at most the cores), plus a fork-join overhead; atomic
   updates cost three times, per-thread copies a combine pass; a wavefront runs at 60%
-  efficiency plus a barrier per level (estimated as the square root of the rows);
-* packing adds its copy traffic.
+  efficiency plus a barrier per level (estimated as the square root of the rows, or one
+  per iteration when every loop is dense);
+* packing adds its copy traffic;
+* a GEMM-like nest blocked as BLIS does (``blocking``): the arithmetic divided by the vector
+  width times the share of the vector units its register tile keeps busy, accesses free
+  (packed, or held in registers), plus the packing's copies.
 
 The numbers are a ranking, not a forecast: measurements decide (docs/tune.md).
 """
@@ -81,23 +85,35 @@ def predict(nest: Nest, state: State, threads: int | None, cores: int) -> float:
     """Predicted seconds of the schedule ``state`` on ``threads`` threads (None: ``cores``)."""
     if not state.loops:
         return nest.instances * NS
+    if state.blocked:
+        return _parallel(nest, state, _blocked(nest, state), threads, cores)
+    t = _serial(nest, state)
+    if state.fissioned:  # it lets interchanges and tiles move the main statement alone
+        moved = tuple(lp.var for lp in state.loops) != nest.loops[: len(state.loops)]
+        t *= 0.99 if moved or state.tiled else 1.01
+    return _parallel(nest, state, t, threads, cores)
+
+
+def _serial(nest: Nest, state: State) -> float:
+    """Predicted seconds of the schedule ``state`` (loops, vectors, packing) on one thread."""
     var = state.loops[-1].var
     fits = _working_set(nest, state) <= L2
     lines = 0.0
     classes = []
     for a in nest.accesses:
         c = "unit" if a.data_space in state.packed else classify(a, var, nest)
-        classes.append(c)
+        if a.weight > 0.5:  # the accesses of statements run once per many main instances
+            classes.append(c)  # neither cost lines nor decide the vector loop
         if c == "unit" or (c == "strided" and fits and state.tiled):  # reused from L2
-            lines += a.itemsize / LINE
+            lines += a.weight * a.itemsize / LINE
         elif c == "gather":
-            lines += 0.5
+            lines += a.weight * 0.5
         elif c == "strided":
-            lines += 1.0
+            lines += a.weight
     memory = nest.instances * lines * LINE / BANDWIDTH
     if nest.footprint <= L2 or (fits and state.tiled):
         memory *= 0.25
-    compute = nest.instances * NS * (1 + 0.3 * len(nest.accesses))
+    compute = nest.instances * NS * (1 + 0.3 * sum(a.weight for a in nest.accesses))
     if state.vector > 1 and all(c in ("unit", "zero") for c in classes):
         compute /= min(state.vector, 4) * 0.75
     elif state.vector > 1:
@@ -113,7 +129,28 @@ def predict(nest: Nest, state: State, threads: int | None, cores: int) -> float:
         )
     if state.tiled and not fits:
         t *= 1.05
-    return _parallel(nest, state, t, threads, cores)
+    return t
+
+
+def _blocked(nest: Nest, state: State) -> float:
+    """A blocked GEMM-like nest: the arithmetic at the vector units' share the register tile
+    keeps busy (:func:`spf.tuning.blocking.efficiency`), every access from packed or
+    register-held data, plus the packing's copies (each element of ``A`` once per ``nc``
+    columns, of ``B`` once)."""
+    from spf.tuning.blocking import efficiency
+    from spf.tuning.moves import main_block
+
+    main = main_block(nest)
+    item = main.itemsize if main is not None else 8
+    mc, kc, nc, mr, nr = state.blocked
+    compute = (
+        nest.instances
+        * NS
+        * (1 + 0.3 * len(nest.accesses))
+        / efficiency((mc, kc, nc, mr, nr), item)
+    )
+    packing = nest.instances * item * (1.0 / max(nc, 1) + 1.0 / max(mc, 1)) / BANDWIDTH
+    return compute + packing
 
 
 def _parallel(nest: Nest, state: State, t: float, threads: int | None, cores: int) -> float:
@@ -121,10 +158,15 @@ def _parallel(nest: Nest, state: State, t: float, threads: int | None, cores: in
         return t
     team = min(threads or cores, cores)
     if state.parallel == "wavefront":
-        levels = math.sqrt(max(state.loops[0].extent, 1.0))
-        return t / (team * 0.6) + levels * FORK_JOIN + FORK_JOIN
+        # a sparse nest's levels: about the square root of the rows; a dense loop that
+        # carries a dependence (lu's rows, a time step) usually has one per iteration
+        extent = max(state.loops[0].extent, 1.0)
+        levels = extent if all(nest.dense) else math.sqrt(extent)
+        width = max(extent / levels, 1.0)  # iterations per level: the most threads it feeds
+        return t / (min(team, width) * 0.6) + levels * FORK_JOIN + FORK_JOIN
     if state.reduction == "atomic":
         t *= 3.0
     elif state.reduction == "privatize":
         t *= 1.2
-    return t / team + FORK_JOIN
+    regions = max(state.loops[0].extent, 1.0) if state.inner and not state.blocked else 1.0
+    return t / team + FORK_JOIN * regions

@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from spf.tuning.blocking import lanes, names
 from spf.tuning.space import Space, Step
 
 if TYPE_CHECKING:
+    from spf.tuning.blocking import Block
     from spf.tuning.nest import Nest
 
 
@@ -35,6 +37,9 @@ class State:
     parallel: str = ""  # "", "parallelize", "wavefront"
     reduction: str | None = None
     method: str = ""
+    blocked: tuple[int, ...] = ()  # the blocking (mc, kc, nc, mr, nr) of GEMM-like statements
+    fissioned: bool = False  # the main statement has loops of its own inside the outermost
+    inner: bool = False  # the parallel loop is inside the outermost one (a region per iteration)
 
     def names(self) -> tuple[str, ...]:
         return tuple(lp.name for lp in self.loops)
@@ -72,14 +77,23 @@ def _pieces(state: State, loop: Loop, taken: set[str]) -> tuple[str, str]:
     return fresh(state, loop.name + "0", taken), fresh(state, loop.name + "1", taken)
 
 
+def _fission(nest: Nest, state: State, space: Space) -> list[Step]:
+    """Give the main statement loops of its own inside the outermost loop (``Nest.fission``),
+    so that interchanges and tiles of its inner loops leave the other statements alone."""
+    if not nest.fission or not space.get("fission") or not state.loops:
+        return []
+    return [Step("fission", True, (state.loops[0].name,))]
+
+
 def _interchange(nest: Nest, state: State, space: Space) -> list[Step]:
     loops = state.loops
     if not space.get("interchange"):
         return []
+    first = 0 if nest.outer_parallel else 1  # a loop carrying a dependence stays outermost
     return [
         Step("interchange", True, (loops[a].name, loops[b].name))
         for b in range(len(loops))
-        for a in range(b)
+        for a in range(first, b)
         if all(lp.dense for lp in loops[: b + 1])
     ]
 
@@ -100,7 +114,50 @@ def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
     for f in space.get("split") if loops else ():
         if f < loops[0].extent:
             out.append(Step("split", f, (loops[0].name, *_pieces(state, loops[0], set()))))
+    main = main_block(nest)
+    if main is not None and state.names() == nest.loops and not state.fissioned:
+        i0 = names(main, set(nest.loops))["i0"]
+        ext = {lp.var: lp.extent for lp in state.loops}
+        out += [
+            Step("blocking", p, (i0,))
+            for p in space.get("blocking")
+            if ext[main.i] * ext[main.j] * ext[main.k] >= MIN_BLOCKED
+            and ext[main.i] >= p[3]
+            and ext[main.j] >= p[4]
+        ]
     return out
+
+
+MIN_BLOCKED = 64**3
+"""Iterations of the three loops below which no blocking is offered (packing then costs more than it
+saves; a register tile wider than the loop is never offered either)."""
+
+
+def main_block(nest: Nest) -> Block | None:
+    """The main statement when it is GEMM-like (:mod:`spf.tuning.blocking`)."""
+    for b in nest.blocks:
+        if b.stmt in nest.stmts and {b.i, b.j, b.k} == set(nest.loops):
+            return b
+    return None
+
+
+def _blocked(nest: Nest, state: State, param: tuple[int, ...]) -> State:
+    """The main statement's loops after ``blocking`` ``param`` (``j0, k0, i0, j2, i2, k1,
+    i3, j30, j31``)."""
+    main = main_block(nest)
+    assert main is not None
+    mc, kc, nc, mr, nr = param
+    n = names(main, set(nest.loops))
+    ext = {lp.var: lp.extent for lp in state.loops}
+    ei, ej, ek = ext[main.i], ext[main.j], ext[main.k]
+    vec = lanes(nr, main.itemsize)
+    shape = [("j0", main.j, ej / nc), ("k0", main.k, ek / kc), ("i0", main.i, ei / mc),
+             ("j2", main.j, min(nc, ej) / nr), ("i2", main.i, min(mc, ei) / mr),
+             ("k1", main.k, min(kc, ek)), ("i3", main.i, mr), ("j30", main.j, nr / vec),
+             ("j31", main.j, vec)]  # fmt: skip
+    loops = tuple(Loop(n[r], v, max(float(e), 1.0), True) for r, v, e in shape)
+    return replace(state, loops=loops, vector=vec, unroll=mr, blocked=param,
+                   parallel="parallelize", inner=True)  # fmt: skip
 
 
 def _cache_read(nest: Nest, state: State, space: Space) -> list[Step]:
@@ -115,7 +172,7 @@ def _cache_read(nest: Nest, state: State, space: Space) -> list[Step]:
 
 
 def _vectorize(nest: Nest, state: State, space: Space) -> list[Step]:
-    if not state.loops or not writes_move(nest, state.loops[-1].var):
+    if not state.loops or state.blocked or not writes_move(nest, state.loops[-1].var):
         return []
     inner = state.loops[-1]
     return [
@@ -126,7 +183,7 @@ def _vectorize(nest: Nest, state: State, space: Space) -> list[Step]:
 
 
 def _unroll(nest: Nest, state: State, space: Space) -> list[Step]:
-    if not state.loops or state.vector > 1:
+    if not state.loops or state.vector > 1 or state.blocked:
         return []
     inner = state.loops[-1]
     return [Step("unroll", f, (inner.name,)) for f in space.get("unroll") if f <= inner.extent]
@@ -134,9 +191,10 @@ def _unroll(nest: Nest, state: State, space: Space) -> list[Step]:
 
 def _parallel(nest: Nest, state: State, space: Space) -> list[Step]:
     """``parallelize`` the outermost loop (with a reduction option exactly when it is a
-    reduction loop), or run it as a ``wavefront`` when it carries a dependence; none over a
-    packed copy (one buffer shared by the threads)."""
-    if not state.loops or state.packed:
+    reduction loop), or run it as a ``wavefront`` when it carries a dependence, or then the
+    loop inside it (a time step's sweep); none over a packed copy (one buffer shared by the
+    threads) nor in a blocked nest (its ``i0`` loop is parallel already)."""
+    if not state.loops or state.packed or state.blocked:
         return []
     outer = state.loops[0]
     moving = writes_move(nest, outer.var)
@@ -148,10 +206,14 @@ def _parallel(nest: Nest, state: State, space: Space) -> list[Step]:
     ]
     if carried and outer.name == nest.loops[0]:
         out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront")]
+        second = state.loops[1] if len(state.loops) > 1 else None
+        if second is not None and second.dense and writes_move(nest, second.var):
+            out += [Step("parallelize", None, (second.name,))] * (None in space.get("parallelize"))
     return out
 
 
 _STAGES = {
+    "fission": _fission,
     "interchange": _interchange,
     "tiling": _tiling,
     "cache_read": _cache_read,
@@ -167,8 +229,8 @@ def options(nest: Nest, state: State, stage: str, space: Space) -> list[Step]:
     return _STAGES[stage](nest, state, space)
 
 
-def advance(state: State, step: Step) -> State:
-    """The symbolic schedule after ``step``."""
+def advance(state: State, step: Step, nest: Nest | None = None) -> State:
+    """The symbolic schedule after ``step`` (``blocking`` needs the ``nest``)."""
     loops = list(state.loops)
     pos = {lp.name: k for k, lp in enumerate(loops)}
     if step.kind == "interchange":
@@ -200,12 +262,17 @@ def advance(state: State, step: Step) -> State:
         if step.kind == "vectorize":
             return replace(state, loops=tuple(loops), vector=f)
         return replace(state, loops=tuple(loops), tiled=(*state.tiled, outer))
+    if step.kind == "blocking" and nest is not None:
+        return _blocked(nest, state, tuple(step.param))
+    if step.kind == "fission":
+        return replace(state, fissioned=True)
     if step.kind == "cache_read":
         return replace(state, packed=(*state.packed, str(step.param)))
     if step.kind == "unroll":
         return replace(state, unroll=int(step.param))
     if step.kind == "parallelize":
-        return replace(state, parallel="parallelize", reduction=step.param)
+        nested = bool(state.loops) and step.loops[0] != state.loops[0].name
+        return replace(state, parallel="parallelize", reduction=step.param, inner=nested)
     if step.kind == "wavefront":
         return replace(state, parallel="wavefront", method=str(step.param))
     return state

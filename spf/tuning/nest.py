@@ -10,6 +10,7 @@ loop variable indexes, and the statement's instance count for sparse loops).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
+    from spf.tuning.blocking import Block
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,14 @@ class Access:
     exprs: tuple[str, ...]
     itemsize: int
     write: bool
+    weight: float = 1.0  # its statement's instances per main statement instance (at most 1)
 
 
 @dataclass(frozen=True)
 class Nest:
-    """The main loop nest: real loops outer first, dense flags, extents, accesses."""
+    """The main loop nest: real loops outer first, dense flags, extents, accesses; its
+    statements are those that share the main statement's outermost loop (the same first
+    schedule constant and loop), not every statement with a loop of the same name."""
 
     stmts: tuple[str, ...]  # the statements that share the main statement's outer loop
     loops: tuple[str, ...]
@@ -45,6 +50,9 @@ class Nest:
     instances: float  # statement instances of the whole computation
     footprint: float  # bytes of every data space the computation touches (priced PDFG)
     outer_parallel: bool = True  # the outermost loop carries no dependence as given
+    blocks: tuple[Block, ...] = ()  # the GEMM-like statements (spf.tuning.blocking)
+    fission: tuple[tuple[str, str, str], ...] = ()  # (stmt, other, loop): stmt.after(other, loop)
+    chain: tuple[tuple[str, str, int], ...] = ()  # (stmt, the one before it, loops they share)
 
     def index(self, loop: str) -> int:
         return self.loops.index(loop)
@@ -151,16 +159,22 @@ def analyze(comp: Computation, args: Mapping[str, Any]) -> Nest:
     domain = str(main.domain)
     dense = tuple(not _bounded_by_uf(domain, v) for v in loops)
     sizes = {k: v for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)}
+    from spf.tuning.blocking import find, nest_key
+
     accesses: list[Access] = []
     first = loops[0] if loops else None
-    group = [s for s in comp.stmts if first is not None and first in s.loops]
+    key = nest_key(main)
+    group = [s for s in comp.stmts if first is not None and first in s.loops and nest_key(s) == key]
+    extents = _extents(main, loops, args, sizes, instances, dense)
     for stmt in group:
+        # a statement without some of the main loops runs once per their iterations
+        weight = 1.0 / math.prod(e for v, e in zip(loops, extents, strict=True)
+                                 if v not in stmt.loops)  # fmt: skip
         for kind, pairs in (("r", stmt.reads), ("w", stmt.writes)):
             for ds, rel in pairs:
                 arr = args.get(ds)
                 item = int(getattr(getattr(arr, "dtype", None), "itemsize", 8))
-                accesses.append(Access(ds, _outputs(str(rel)), item, kind == "w"))
-    extents = _extents(main, loops, args, sizes, instances)
+                accesses.append(Access(ds, _outputs(str(rel)), item, kind == "w", weight))
     bound = dict(eqs.items())
     reads = tuple(
         dict.fromkeys(ds for ds, _ in main.reads if ds not in {d for d, _ in main.writes})
@@ -177,7 +191,55 @@ def analyze(comp: Computation, args: Mapping[str, Any]) -> Nest:
         footprint=max(footprint, 1.0),
         outer_parallel=first is not None
         and all(comp.is_parallel_legal(s, first) for s in group if s.loops[:1] == (first,)),
+        blocks=find(comp),
+        fission=fission(main, group),
+        chain=chain(group),
     )
+
+
+def chain(group: list[Stmt]) -> tuple[tuple[str, str, int], ...]:
+    """Each statement of the nest after the first, in execution order, with the one before
+    it and how many loops the two share."""
+    from spf.tuning.blocking import order
+
+    ordered = sorted(group, key=order)
+    return tuple((b.name, a.name, len(_shared(a, b))) for a, b in itertools.pairwise(ordered))
+
+
+def _shared(a: Stmt, b: Stmt) -> list[str]:
+    """The loops statements ``a`` and ``b`` share, outer first (their schedules' common
+    prefix: equal constants, then equal loops)."""
+    sa, sb = _outputs(str(a.schedule)), _outputs(str(b.schedule))
+    out: list[str] = []
+    for p in range(0, min(len(sa), len(sb)) - 1, 2):
+        if sa[p] != sb[p] or sa[p + 1] != sb[p + 1] or sa[p + 1].lstrip("-").isdigit():
+            break
+        out.append(sa[p + 1])
+    return out
+
+
+def fission(main: Stmt, group: list[Stmt]) -> tuple[tuple[str, str, str], ...]:
+    """The ``after`` calls that give ``main`` loops of its own inside the outermost loop it
+    shares with the other statements of ``group`` (so that interchanging or tiling its inner
+    loops moves no other statement): ``main`` after the statement before it, the first one
+    after it after ``main``, and each later one after the one before it at the loops those
+    two shared. Empty when no statement shares more than the outermost loop with ``main``."""
+    from spf.tuning.blocking import order
+
+    mates = sorted(group, key=order)
+    if not any(len(_shared(main, s)) > 1 for s in mates if s is not main):
+        return ()
+    m = mates.index(main)
+    outer = main.loops[0]
+    calls = []
+    if m > 0:
+        calls.append((main.name, mates[m - 1].name, outer))
+    prev = main
+    for k, s in enumerate(mates[m + 1 :]):
+        level = outer if k == 0 else _shared(mates[m + k], s)[-1]
+        calls.append((s.name, prev.name, level))
+        prev = s
+    return tuple(calls)
 
 
 def _extents(
@@ -186,9 +248,12 @@ def _extents(
     args: Mapping[str, Any],
     sizes: Mapping[str, int],
     instances: float,
+    dense: tuple[bool, ...],
 ) -> tuple[float, ...]:
-    """Each loop's trip count: the extent of an array dimension it indexes alone, then capped
-    so that the product of the trip counts stays the statement's instance count."""
+    """Each loop's trip count: a dense loop's constant upper bound in the domain (``t <
+    TSTEPS``), else the extent of an array dimension it indexes alone; a loop that index
+    arrays bound is capped so that the product of the trip counts stays the statement's
+    instance count."""
     guess: dict[str, float] = {}
     for ds, rel in (*main.reads, *main.writes):
         shape = getattr(args.get(ds), "shape", None)
@@ -201,9 +266,22 @@ def _extents(
     out: list[float] = []
     done = 1.0
     total = max(instances, 1.0)
-    for v in loops:
-        g = guess.get(v, float(max(sizes.values(), default=1)))
-        g = max(1.0, min(g, total / done))
+    domain = str(main.domain)
+    for v, d in zip(loops, dense, strict=True):
+        bound = _upper(domain, v, sizes) if d else None
+        g = bound if bound is not None else guess.get(v, float(max(sizes.values(), default=1)))
+        g = max(1.0, g if bound is not None else min(g, total / done))
         out.append(g)
         done *= g
     return tuple(math.ceil(e) for e in out)
+
+
+def _upper(domain: str, var: str, sizes: Mapping[str, int]) -> float | None:
+    """The smallest constant upper bound of ``var`` in ``domain`` (``var < N``, ``var <= 7``),
+    None when it has none."""
+    found = []
+    for op, rhs in re.findall(rf"\b{re.escape(var)}\s*(<=?)\s*([A-Za-z_]\w*|\d+)\b", domain):
+        value = sizes.get(rhs) if not rhs.isdigit() else int(rhs)
+        if value is not None:
+            found.append(float(value) + (op == "<="))
+    return min(found) if found else None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from spf.errors import SpfError
 from spf.schedule.trace import Trace
+from spf.tuning.blocking import apply as apply_blocking
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -42,13 +43,26 @@ def _user(copy: Computation, fn: Callable[[Any], object], index: int) -> None:
         ) from err
 
 
+def _whole(comp: Computation, step: Step, nest: Nest) -> bool:
+    """Apply a command that is not one per statement of the nest; False for the others."""
+    if step.kind == "wavefront":
+        comp.wavefront(step.loops[0], method=str(step.param))
+    elif step.kind == "cache_read":
+        comp.stmt(_main(comp, nest, step.loops)).cache_read(str(step.param), step.loops[0])
+    elif step.kind == "fission":
+        for stmt, other, level in nest.fission:
+            comp.stmt(stmt).after(other, level)
+    elif step.kind == "blocking":
+        for block in nest.blocks:
+            apply_blocking(comp, block, step.param)
+    else:
+        return False
+    return True
+
+
 def _apply(comp: Computation, step: Step, nest: Nest) -> None:
     loops = step.loops
-    if step.kind == "wavefront":
-        comp.wavefront(loops[0], method=str(step.param))
-        return
-    if step.kind == "cache_read":
-        comp.stmt(_main(comp, nest, loops)).cache_read(str(step.param), loops[0])
+    if _whole(comp, step, nest):
         return
     need = loops[:2] if step.kind in ("interchange", "tile") else loops[:1]
     targets = [s for s in nest.stmts if all(lp in comp.stmt(s).loops for lp in need)]
@@ -69,6 +83,26 @@ def _apply(comp: Computation, step: Step, nest: Nest) -> None:
             s.unroll(loops[0], p)
         elif step.kind == "parallelize":
             s.parallelize(loops[0], reduction=p)
+    if step.kind == "tile":
+        _align(comp, step, nest, targets)
+
+
+def _align(comp: Computation, step: Step, nest: Nest, tiled: list[str]) -> None:
+    """When the tile splits the outermost loop: split it alike in the nest's statements that
+    have it but not the second tiled loop (``tmp(i) = 0`` before ``tmp(i) += A(i, j) * x(j)``),
+    and keep statements that shared only the outermost loop in loops of their own inside
+    the tile loop (the tiles would otherwise share the inner tile loop: atax's
+    ``y(j) += A(i, j) * tmp(i)`` would read ``tmp(i)`` before its sum is complete)."""
+    i, _j, i0, _j0, i1, _j1 = step.loops
+    if i != nest.loops[0]:
+        return
+    for name in nest.stmts:
+        loops = comp.stmt(name).loops
+        if name not in tiled and loops[:1] == (i,):
+            comp.stmt(name).split(i, step.param[0], i0, i1)
+    for name, before, shared in nest.chain:
+        if shared == 1 and i0 in comp.stmt(name).loops and i0 in comp.stmt(before).loops:
+            comp.stmt(name).after(before, i0)
 
 
 def _main(comp: Computation, nest: Nest, loops: Sequence[str]) -> str:

@@ -84,6 +84,8 @@ def _candidate_key(c: object) -> str:
 def space_data(space: Space) -> dict[str, Any]:
     data: dict[str, Any] = {k: [repr(v) for v in vs] for k, vs in sorted(space.options.items())}
     data["candidates"] = [_candidate_key(c) for c in space.candidates]
+    if space.cflags is not None:
+        data["cflags"] = list(space.cflags)
     return data
 
 

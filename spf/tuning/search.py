@@ -3,7 +3,9 @@
 1. The baseline (the computation as given) is compiled, run once for the reference outputs
    and timed.
 2. The user's ``space["candidates"]`` come first; then the beam search's ranked list
-   (:mod:`spf.tuning.beam`): the model's top :data:`TOP_K` are measured in order.
+   (:mod:`spf.tuning.beam`): the model's top :data:`TOP_K` are measured in order; after
+   that list, or as soon as the top ones all failed the legality check, every single command
+   on its own.
 3. Then measured refinement: every other candidate is a mutation of one of the best
    three measured so far (chosen at random, seeded), the others the next of the ranked list,
    until the budget is spent.
@@ -14,7 +16,8 @@ Each candidate is applied to a clone, checked for legality (an illegal one is co
 never compiled), compiled, run once and compared with the baseline's outputs (a mismatch
 raises ``SpfError``), then timed interleaved with the best candidate so far (the baseline
 until one beats it): its estimate is the measured ratio times the reference's estimate (a
-slow baseline is not re-run for every candidate).
+slow baseline is not re-run for every candidate; one slower than :data:`SLOW_S` per call is
+run once only, and candidates are timed alone against that run).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from spf.errors import IllegalScheduleError, SpfError
 from spf.tuning import measure
-from spf.tuning.beam import mutate, predicted, ranked
+from spf.tuning.beam import mutate, predicted, ranked, singles
 from spf.tuning.nest import Nest, analyze, sizes_of
 from spf.tuning.realize import commands_text, new_entries, realize
 from spf.tuning.report import Reporter
@@ -43,6 +46,16 @@ TOP_K = 3
 
 LONG_S = 0.05
 """A call longer than this is timed in fewer rounds, without warm-up."""
+
+SLOW_S = 1.0
+"""A default schedule slower than this per call is run once: that run's time is its time, and
+candidates are timed alone against it (a 45-second GEMM timed three more times would spend
+the whole budget); the final timing re-times it only when the best is not twice as fast."""
+
+BLOCKED_BUILD_S = 20.0
+"""Seconds a blocking candidate takes to build (legality check, scan of the packed nest,
+compile: 10 s on a quiet 2-core machine, 50 s on a loaded one): with less budget left one is
+not started (a search of a few seconds skips them)."""
 
 FINAL_SHARE = 0.15
 """Share of the budget kept for the final interleaved timing of the best against the baseline."""
@@ -107,13 +120,19 @@ class _Search:
     # -- the baseline
     def baseline(self) -> None:
         began = time.perf_counter()
-        kernel = measure.build(self.comp)
+        kernel = self._compile(self.comp)
+        t0 = time.perf_counter()
         self.ref = measure.run_once(kernel, self.args, self.names, None)
+        first = time.perf_counter() - t0
         self.work = measure.copy_args(self.args)
         self.base_call = measure.caller(kernel, self.work, None)
-        self.reps, one = measure.repetitions(self.base_call)
-        self.long = one > LONG_S
-        (self.base_time,) = self._time([self.base_call], self.slice, least=1)
+        self.slow = first > SLOW_S
+        if self.slow:  # one call is the measurement: a second would eat the budget
+            self.reps, self.long, self.base_time = 1, True, first
+        else:
+            self.reps, one = measure.repetitions(self.base_call)
+            self.long = one > LONG_S
+            (self.base_time,) = self._time([self.base_call], self.slice, least=1)
         pred = predicted(self.nest, Candidate())
         cost = time.perf_counter() - began
         self.history.append(
@@ -142,8 +161,11 @@ class _Search:
         ref_call, ref_time = (
             (self.base_call, self.base_time) if ref is None else (ref.call, ref.estimate)
         )
-        tr, tc = self._time([ref_call, call], self.slice)
-        estimate = tc / tr * ref_time
+        if ref is None and self.slow:  # the slow baseline is not called again
+            (estimate,) = self._time([call], self.slice, least=1)
+        else:
+            tr, tc = self._time([ref_call, call], self.slice)
+            estimate = tc / tr * ref_time
         self.measured.append(Measured(estimate, cand, copy, kernel, pred, call))
         self.costs.append(time.perf_counter() - began)
         self._note(cand, text, pred, estimate, "measured", "", began)
@@ -154,6 +176,11 @@ class _Search:
         if self.long:
             least = min(least, 2)
         return measure.interleaved(fns, seconds, self.rng, self.reps, least, warm=not self.long)
+
+    def _compile(self, comp: Computation) -> Kernel:
+        """:func:`measure.build` with the space's compiler flags (one argument without)."""
+        flags = self.space.cflags
+        return measure.build(comp) if flags is None else measure.build(comp, flags)
 
     def _built(self, cand: Candidate) -> tuple[Any, Any, str]:
         """The clone, kernel and commands of ``cand``, or ``(status, commands, reason)``
@@ -168,7 +195,7 @@ class _Search:
             copy = realize(self.comp, cand, self.nest, self.space)
             text = commands_text(copy, self.start_len)
             copy.check_legality()
-            kernel = measure.build(copy)
+            kernel = self._compile(copy)
         except IllegalScheduleError as err:
             out: tuple[Any, Any, str] = ("illegal", text, _first_line(err))
         except SpfError as err:
@@ -212,27 +239,41 @@ class _Search:
         queue = [(predicted(self.nest, Candidate(extra=k)), Candidate(extra=k))
                  for k in range(len(self.space.candidates))]  # fmt: skip
         model = ranked(self.nest, self.space)
+        self.singles = singles(self.nest, self.space)
         trials = 0
         while self.affordable() and (max_trials is None or trials < max_trials):
             nxt = self._next(queue, model, trials)
             if nxt is None:
                 break
+            if self._too_long(nxt[1]):
+                self.seen.add(nxt[1].key())
+                continue
             self.evaluate(nxt[1], nxt[0])
             trials += 1
+
+    def _too_long(self, cand: Candidate) -> bool:
+        """Whether ``cand`` is a blocking and less than :data:`BLOCKED_BUILD_S` of the search's
+        budget is left (its code would not be generated in time)."""
+        blocked = any(s.kind == "blocking" for s in cand.steps)
+        return blocked and self.time_left() - self.budget * FINAL_SHARE < BLOCKED_BUILD_S
 
     def _next(self, queue: list[tuple[float, Candidate]], model: list[tuple[float, Candidate]],
               trials: int) -> tuple[float, Candidate] | None:  # fmt: skip
         if queue:
             return queue.pop(0)
-        refine = trials >= TOP_K + len(self.space.candidates) and self.rng.random() < 0.5
+        past_top = trials >= TOP_K + len(self.space.candidates)
+        refine = past_top and self.rng.random() < 0.5
         if refine or not model:
             child = self._mutation()
             if child is not None:
                 return child
-        while model:
-            pc = model.pop(0)
-            if pc[1].key() not in self.seen:
-                return pc
+        # nothing measured after the model's best (all illegal): single commands first
+        lists = [self.singles, model] if past_top and not self.measured else [model, self.singles]
+        for pending in lists:
+            while pending:
+                pc = pending.pop(0)
+                if pc[1].key() not in self.seen:
+                    return pc
         return None
 
     def _mutation(self) -> tuple[float, Candidate] | None:
@@ -266,6 +307,12 @@ class _Search:
     def finish(self) -> Outcome:
         best = self.best()
         seconds = max(min(self.time_left(), self.budget * FINAL_SHARE), 0.02)
+        if best is not None and self.slow and best.estimate * 2 < self.base_time:
+            (tc,) = self._time([best.call], seconds, least=1)  # no noise turns 2x around
+            return Outcome(best.comp, tc, self.base_time, len(self.measured), self.illegal,
+                           self.history, best.cand.threads,
+                           new_entries(best.comp, self.start_len),
+                           commands_text(best.comp, self.start_len))  # fmt: skip
         if best is not None:
             tb, tc = self._time([self.base_call, best.call], seconds)
             if tc < tb:

@@ -5,9 +5,12 @@ A space is a dict from a command kind to the list of its parameters (docs/tune.m
 =================  =============================================  ==========================
 key                parameters                                     applied to
 =================  =============================================  ==========================
+``fission``        ``[True]`` (loops of its own for the main      the main statement
+                   statement inside the outermost loop)
 ``interchange``    ``[True]`` (try swapping two dense loops)      the main nest's dense loops
 ``tile``           ``[(ti, tj), ...]`` tile sizes                 two adjacent dense loops
 ``split``          ``[factor, ...]``                              the outermost loop
+``blocking``       ``[(mc, kc, nc, mr, nr), ...]`` BLIS blockings  GEMM-like statements
 ``cache_read``     ``[True]`` or data-space names to pack         at the outer tile loop
 ``vectorize``      ``[width, ...]``                               the innermost loop
 ``unroll``         ``[factor, ...]``                              the innermost loop
@@ -31,8 +34,9 @@ from typing import Any
 from spf.errors import SpfError
 from spf.schedule.commands import WAVEFRONT_METHODS
 from spf.schedule.tags import REDUCTION_OPTIONS
+from spf.tuning.blocking import BLOCKINGS, native_isa
 
-STAGES = ("interchange", "tiling", "cache_read", "vectorize", "unroll", "parallel")
+STAGES = ("fission", "interchange", "tiling", "cache_read", "vectorize", "unroll", "parallel")
 """The order in which a candidate's commands are applied (one option per stage, or none)."""
 
 
@@ -40,9 +44,11 @@ def default_space() -> dict[str, list[Any]]:
     """The default space (a fresh dict)."""
     cores = os.cpu_count() or 1
     return {
+        "fission": [True],
         "interchange": [True],
         "tile": [(16, 16), (32, 32), (64, 64), (32, 128), (8, 256)],
         "split": [64],
+        "blocking": list(BLOCKINGS[native_isa()]),
         "cache_read": [True],
         "vectorize": [4, 8],
         "unroll": [2, 4, 8],
@@ -83,7 +89,7 @@ class Candidate:
 
     @property
     def parallel(self) -> bool:
-        return any(s.kind in ("parallelize", "wavefront") for s in self.steps)
+        return any(s.kind in ("parallelize", "wavefront", "blocking") for s in self.steps)
 
     def describe(self) -> str:
         """A one-line summary, e.g. ``tile(i,j 32x32) parallelize(i0) threads=2``."""
@@ -112,13 +118,17 @@ class Space:
     candidates: tuple[Callable[[Any], object] | Sequence[Mapping[str, Any]], ...] = field(
         default=()
     )
+    cflags: tuple[str, ...] | None = None  # the compiler flags of every candidate (None: spf's)
 
     def get(self, kind: str) -> tuple[Any, ...]:
         return self.options.get(kind, ())
 
 
-def make_space(space: Mapping[str, Any] | None, threads: int | None) -> Space:
-    """The default space updated with ``space``; ``threads`` fixes the thread count."""
+def make_space(
+    space: Mapping[str, Any] | None, threads: int | None, cflags: Sequence[str] | None = None
+) -> Space:
+    """The default space updated with ``space``; ``threads`` fixes the thread count;
+    ``cflags`` the compiler flags every candidate and the default are built with."""
     if space is not None and not isinstance(space, Mapping):
         raise SpfError(
             f"tune: space must be a dict of command kind -> parameter list, got "
@@ -150,7 +160,22 @@ def make_space(space: Mapping[str, Any] | None, threads: int | None) -> Space:
         )
     if not options.get("threads"):
         options["threads"] = (None,)
-    return Space(options=options, candidates=tuple(extra))
+    return Space(options=options, candidates=tuple(extra), cflags=_cflags(cflags))
+
+
+def _cflags(cflags: object) -> tuple[str, ...] | None:
+    if cflags is None:
+        return None
+    if (
+        isinstance(cflags, str)
+        or not isinstance(cflags, Sequence)
+        or not all(isinstance(f, str) for f in cflags)
+    ):
+        raise SpfError(
+            f"tune: cflags must be a list of compiler flags (e.g. ['-O3', '-march=native', "
+            f"'-ffp-contract=fast']), got {cflags!r}"
+        )
+    return tuple(cflags)
 
 
 def _positive(value: Any, least: int) -> bool:
@@ -161,12 +186,15 @@ _VALID: dict[str, Callable[[Any], bool]] = {
     "tile": lambda v: isinstance(v, (list, tuple)) and len(v) == 2
     and all(_positive(x, 1) for x in v),
     "split": lambda v: _positive(v, 2),
+    "blocking": lambda v: isinstance(v, (list, tuple)) and len(v) == 5
+    and all(_positive(x, 1) for x in v),
     "vectorize": lambda v: _positive(v, 2),
     "unroll": lambda v: _positive(v, 2),
     "threads": lambda v: v is None or _positive(v, 1),
     "parallelize": lambda v: v is None or v in REDUCTION_OPTIONS,
     "wavefront": lambda v: v in WAVEFRONT_METHODS,
     "interchange": lambda v: v is True,
+    "fission": lambda v: v is True,
     "cache_read": lambda v: v is True or isinstance(v, str),
 }  # fmt: skip
 
@@ -175,17 +203,22 @@ def _check(kind: str, value: Any) -> Any:
     """One parameter of ``kind``, checked (``SpfError`` naming the kind otherwise)."""
     if not _VALID[kind](value):
         raise SpfError(f"tune: space[{kind!r}] has a bad parameter {value!r}; {_EXPECTED[kind]}")
-    return (int(value[0]), int(value[1])) if kind == "tile" else value
+    if kind in ("tile", "blocking"):
+        return tuple(int(x) for x in value)
+    return value
 
 
 _EXPECTED = {
     "tile": "expected (ti, tj), two positive ints",
     "split": "expected an int factor >= 2",
+    "blocking": "expected (mc, kc, nc, mr, nr), five positive ints (BLIS's cache blocks and "
+    "register tile)",
     "vectorize": "expected an int width >= 2",
     "unroll": "expected an int factor >= 2",
     "threads": "expected None (OpenMP's default) or an int >= 1",
     "parallelize": f"expected None or one of {', '.join(REDUCTION_OPTIONS)}",
     "wavefront": f"expected one of {', '.join(WAVEFRONT_METHODS)}",
     "interchange": "expected True",
+    "fission": "expected True",
     "cache_read": "expected True (every array the nest reads) or a data-space name",
 }

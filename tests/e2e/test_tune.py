@@ -239,3 +239,111 @@ def test_a_damaged_record_is_an_error_that_names_it(records_dir: Any) -> None:
     records.save(name, {"commands": [{"stmt": "s0", "command": "Nope", "args": {}}]})
     with pytest.raises(spf.SpfError, match=r"the record .*\.json is damaged .*reuse=False"):
         spf.tune(kernels.gemm(), _gemm_args(), budget=5.0)
+
+
+def _only(**kinds: list[Any]) -> dict[str, list[Any]]:
+    """A space of just ``kinds`` (every other kind removed), one thread."""
+    space: dict[str, list[Any]] = {k: [] for k in spf.tuning.default_space()}
+    return {**space, "threads": [1], **kinds}
+
+
+def _replayed_result(trial: Any, k: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The outputs of the trial's commands, pasted onto a fresh kernel as a user would."""
+    comp = k.build()
+    exec(trial.commands, {"comp": comp})  # the Python spf.tune printed
+    work = {a: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for a, v in args.items()}
+    comp.compile()(**work)
+    return work
+
+
+def test_a_blocked_2mm_at_odd_sizes_equals_the_reference() -> None:
+    from spf.bench.polybench import kernel as polybench
+
+    k = polybench("2mm")
+    args = k.arguments({"NI": 67, "NJ": 65, "NK": 63, "NL": 61})  # partial blocks everywhere
+    space = _only(blocking=[(8, 4, 16, 4, 8)])
+    res = spf.tune(k.build(), args, budget=60.0, space=space, seed=0, reuse=False, max_trials=1)
+    trial = res.history[1]
+    assert (trial.status, trial.summary) == ("measured", "blocking(i0 8x4x16x4x8) threads=1")
+    assert trial.commands.count("cache_read") == 4  # A, B of tmp = A B; tmp, C of D = tmp C
+    assert 'after("s0", spf.ROOT)' in trial.commands or "after('s0'" in trial.commands
+    want, got = k.expected(args), _replayed_result(trial, k, args)
+    for out in k.outputs:
+        np.testing.assert_allclose(got[out], want[out], rtol=1e-12)
+
+
+def test_covariance_after_fission_takes_a_unit_stride_inner_loop_and_equals_the_reference() -> None:
+    from spf.bench.polybench import kernel as polybench
+
+    k = polybench("covariance")
+    args = k.arguments({"M": 9, "N": 11})
+    space = _only(fission=[True], interchange=[True], vectorize=[4])
+    res = spf.tune(k.build(), args, budget=60.0, space=space, seed=0, reuse=False, max_trials=1)
+    trial = res.history[1]
+    assert trial.summary.startswith("fission(i) interchange(j,k)"), trial.summary
+    assert trial.status == "measured", trial.reason
+    want, got = k.expected(args), _replayed_result(trial, k, args)
+    for out in k.outputs:
+        np.testing.assert_allclose(got[out], want[out], rtol=1e-12)
+
+
+def test_a_slow_default_is_run_once_and_candidates_are_timed_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from spf.tuning import search
+
+    monkeypatch.setattr(search, "SLOW_S", 0.0)  # every default counts as slow
+    calls: list[int] = []
+    real = measure.caller
+
+    def caller(kernel: Any, work: Any, threads: Any) -> Any:
+        call = real(kernel, work, threads)
+        index = len(calls)
+        calls.append(0)
+
+        def counted() -> None:
+            calls[index] += 1
+            call()
+
+        return counted
+
+    monkeypatch.setattr(measure, "caller", caller)
+    rng = np.random.default_rng(5)
+    args = {"C": np.zeros((21, 19)), "A": rng.random((21, 7)), "B": rng.random((7, 19))}
+    space = {"tile": [], "split": [], "cache_read": [], "unroll": [], "threads": [1]}
+    res = spf.tune(kernels.gemm(), args, budget=30.0, space=space, seed=0, reuse=False,
+                   max_trials=3)  # fmt: skip
+    assert res.history[0].status == "baseline"
+    assert sum(t.status == "measured" for t in res.history) >= 2
+    # the default's checked run was its measurement: never called again per candidate, at
+    # most in the final timing's two rounds
+    assert calls[0] <= 2
+    assert res.baseline_time == res.history[0].time
+    np.testing.assert_allclose(_run(res.comp, args, "C"), args["A"] @ args["B"], rtol=1e-12)
+
+
+def test_a_tiled_atax_keeps_its_statements_apart_in_the_tile_loop_and_equals_the_reference() -> (
+    None
+):
+    from spf.bench.polybench import kernel as polybench
+
+    k = polybench("atax")
+    args = k.arguments({"M": 37, "N": 41})
+    res = spf.tune(k.build(), args, budget=60.0, space=_only(tile=[(16, 16)]), seed=0,
+                   reuse=False, max_trials=1)  # fmt: skip
+    trial = res.history[1]
+    assert trial.summary.startswith("tile(i,j,i0,j0,i1,j1 16x16)"), trial.summary
+    assert trial.status == "measured", trial.reason
+    assert 'stmt("s3").after("s2", "i0")' in trial.commands
+    want, got = k.expected(args), _replayed_result(trial, k, args)
+    for out in k.outputs:
+        np.testing.assert_allclose(got[out], want[out], rtol=1e-12)
+
+
+def test_a_short_budget_starts_no_blocking() -> None:
+    rng = np.random.default_rng(6)
+    args = {"C": np.zeros((64, 64)), "A": rng.random((64, 64)), "B": rng.random((64, 64))}
+    space = _only(blocking=[(16, 16, 64, 4, 8)])
+    res = spf.tune(kernels.gemm(), args, budget=4.0, space=space, seed=0, reuse=False)
+    assert [t.status for t in res.history] == ["baseline"]  # 20 s of budget not left
+    assert res.comp.trace.as_python() == ""
