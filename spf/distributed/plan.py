@@ -50,6 +50,14 @@ class ExchangePlan:
         out: np.ndarray = slot.take(glob, mode="clip")
         return out
 
+    def near(self, part: Partition, rank: int, marked: np.ndarray) -> np.ndarray:
+        """The local indices of the rank's own entries among ``marked`` (the inspector's
+        marks of what rows reading ghosts read), in increasing order."""
+        touched = np.flatnonzero(marked).astype(np.int64)
+        mine = touched[part.owner_of(touched) == rank]
+        out: np.ndarray = part.local_index(rank, mine).astype(np.int64, copy=False)
+        return out
+
     def stats(self) -> tuple[int, int, int, int]:
         """Messages and entries sent, messages and entries received, by one exchange."""
         return (

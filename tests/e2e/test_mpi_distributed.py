@@ -53,6 +53,9 @@ def test_distributed_kernels_equal_serial_on_ranks(
         assert f"rank {r}: owner array with a rank outside the job on rank 0: ArgumentError" in (
             done.stdout
         )
+        repeat = "N differs on rank 0 after a good call the others repeat: ArgumentError"
+        assert f"rank {r}: {repeat}" in done.stdout
+        assert f"rank {r}: a new index array on rank 0 while the others repeat" in done.stdout
     if ranks > 1:
         assert "rank 1 calls another computation: ArgumentError" in done.stdout
 
@@ -91,14 +94,18 @@ def test_distributed_inspector_marks_the_image_of_the_access() -> None:
     assert [s.source for s in insp.stmts] == [
         "$dist_mark_x$(j) = 1;",
         "$dist_halo$(i) = $dist_halo$(i) | $dist_far_x$(j);",
+        "$dist_near_x$(j) = $dist_near_x$(j) | $dist_halo$(i);",
     ]
+    assert layout.direct == ("x",)  # read only through col: rows without ghosts read it in place
     import numpy as np
 
     mark, far, halo = np.zeros(4, np.int8), np.array([0, 0, 1, 1], np.int8), np.zeros(2, np.int8)
+    near = np.zeros(4, np.int8)
     insp.interpret(
         dist_mark_x=mark,
         dist_far_x=far,
         dist_halo=halo,
+        dist_near_x=near,
         rowptr=np.array([0, 2, 3]),
         col=np.array([0, 3, 1]),
         N=2,
@@ -107,6 +114,7 @@ def test_distributed_inspector_marks_the_image_of_the_access() -> None:
     )
     assert mark.tolist() == [1, 1, 0, 1]
     assert halo.tolist() == [1, 0]
+    assert near.tolist() == [1, 0, 0, 1]  # what row 0 (it reads a ghost) reads: x(0) and x(3)
 
 
 def test_distributed_accumulations_and_reductions_are_classified() -> None:
