@@ -45,8 +45,8 @@ PLAN_ARRAYS = ("scnt", "sdsp", "sidx", "rcnt", "rdsp")
 """Per exchanged vector ``x``: ``spf_x_scnt[p]`` entries sent to rank ``p`` from
 ``spf_x_sbuf + spf_x_sdsp[p]``, packed from local indices ``spf_x_sidx``; ``spf_x_rcnt[p]``
 ghosts received from ``p`` at ``x + spf_x_nown + spf_x_rdsp[spf_p]``; for a vector in
-``layout.direct``, ``spf_x_near[0 .. spf_x_nnear - 1]``: the rank's entries rows with ghosts
-read (local indices), the only ones copied into the compact buffer."""
+``layout.direct``, ``spf_x_nnear`` pairs ``[lo, hi)`` of local indices in ``spf_x_near``:
+the rank's entries rows with ghosts read, the only ones copied into the compact buffer."""
 
 
 def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
@@ -172,9 +172,10 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
         ]
         if x in layout.direct:
+            lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
             body += [
                 f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
-                f"  {x}[{p}near[spf_q]] = {p}user[{p}near[spf_q]];",
+                f"  memcpy({x} + {lo}, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({t}));",
             ]
         else:
             body.append(f"memcpy({x}, {p}user, (size_t){p}nown * sizeof({t}));")

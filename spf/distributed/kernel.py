@@ -71,8 +71,9 @@ class _Plan:
     inner: np.ndarray
     outer: np.ndarray
     near: dict[str, np.ndarray]
-    """Per vector read in place (``layout.direct``): the local indices of the rank's entries
-    that rows with ghosts read, the only ones copied into its compact buffer."""
+    """Per vector read in place (``layout.direct``): ``[lo, hi)`` pairs of local indices
+    covering the rank's entries that rows with ghosts read, the only ones copied into its
+    compact buffer (:meth:`ExchangePlan.near`)."""
     template: list[Any] | None = None
     keep: list[np.ndarray] = field(default_factory=list)
     """The arrays the template's pointers point into (kept alive with the plan)."""
@@ -514,7 +515,7 @@ class DistributedKernel:
             out += [ptr(ep.scnt), ptr(ep.sdsp), ptr(nonempty(ep.sidx))]
             out += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), _UserArray(name)]
             if name in lay.direct:
-                out += [plan.near[name].size, ptr(nonempty(plan.near[name]))]
+                out += [plan.near[name].size // 2, ptr(nonempty(plan.near[name]))]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])

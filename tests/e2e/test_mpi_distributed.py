@@ -117,6 +117,23 @@ def test_distributed_inspector_marks_the_image_of_the_access() -> None:
     assert near.tolist() == [1, 0, 0, 1]  # what row 0 (it reads a ghost) reads: x(0) and x(3)
 
 
+def test_near_runs_cover_own_marked_entries_joining_small_gaps() -> None:
+    import numpy as np
+
+    from spf.distributed.plan import NEAR_GAP, ExchangePlan
+    from spf.mpi import Partition
+
+    part = Partition(100, 2)  # rank 1 owns 50 .. 99
+    empty = np.zeros(0, dtype=np.int64)
+    plan = ExchangePlan(50, empty, empty, empty, empty, empty, empty)
+    marked = np.zeros(100, dtype=np.int8)
+    joined = 2 + NEAR_GAP + 1  # NEAR_GAP unread entries after local 2: one copy
+    apart = joined + NEAR_GAP + 2  # one more unread entry: a copy of its own
+    marked[[3, 50, 51, 52, 50 + joined, 50 + apart]] = 1  # 3 is rank 0's: not copied
+    assert plan.near(part, 1, marked).tolist() == [0, joined + 1, apart, apart + 1]
+    assert plan.near(part, 1, np.zeros(100, dtype=np.int8)).tolist() == []
+
+
 def test_distributed_accumulations_and_reductions_are_classified() -> None:
     comp = kernels.spmtv_csr()
     comp.distribute_rows("i", data={"y": 0, "x": 0})
