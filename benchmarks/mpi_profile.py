@@ -8,8 +8,7 @@ matrix (``--random ROWS NNZ``). Each rank times, per product:
   (:func:`spf.distributed.arguments.agreed`; a repeated call agrees inside the executor);
 * inside the executor (its C source with ``MPI_Wtime`` stamps after each step found in it,
   built once with the same compiler): packing the sends, the copy of the rank's own entries
-  into the compact buffer, the first half of the rows without ghosts and the wait for a
-  repeated call's agreement (started first, it travels meanwhile), posting the receives
+  into the compact buffer, the agreement of a repeated call, posting the receives
   and the sends, the rows that read no ghost, the wait, the rows that read ghosts;
 * ``python``: the rest of the call (argument checks, the cached arguments, the cffi call).
 
@@ -34,11 +33,10 @@ MARKS = (  # (text of a line of the executor's source, the step that ends after 
     ("_sbuf[spf_q] = ", "pack sends"),
     ("memcpy(x, spf_x_user", "copy own entries"),
     ("memcpy(x + spf_x_near", "copy own entries"),
-    ("spf_early[2 * spf_r", "first half of the rows without ghosts"),
-    ("some rank's call differs", "wait for the agreement (MPI_Iallreduce)"),
+    ("some rank's call differs", "agreement (MPI_Allreduce)"),
     ("MPI_Irecv(", "post receives"),
     ("MPI_Isend(", "post sends"),
-    ("spf_inner[2 * spf_r", "rest of the rows without ghosts"),
+    ("spf_inner[2 * spf_r", "rows without ghosts"),
     ("MPI_Waitall(", "wait"),
     ("spf_outer[2 * spf_r", "rows with ghosts"),
 )

@@ -1,7 +1,7 @@
 """Checking a distributed kernel's arguments on each rank, and the ranks' agreement.
 
 Each rank checks its own arguments (:func:`array`, :func:`scalar`); then one
-``MPI_Iallreduce(MAX)`` of a few integers (:func:`flags`, :func:`agreed`; on a repeated call
+``MPI_Allreduce(MAX)`` of a few integers (:func:`flags`, :func:`agreed`; on a repeated call
 the executor makes it itself, in C, before its first send) tells every rank whether any rank
 failed and whether all ranks call the same computation with the same global extents and owner
 array. Only when something is wrong are the texts gathered, and :func:`agree` raises the same
@@ -90,16 +90,15 @@ def flags(mine: tuple[Any, ...]) -> np.ndarray:
 
 
 def agreed(comm: Any, mine: tuple[Any, ...], name: str, top: np.ndarray | None = None) -> bool:
-    """One ``MPI_Iallreduce(MAX)`` of :func:`flags` (non-blocking, as the executor's own
-    agreement on a repeated call, which it overlaps with rows: MPI matches a non-blocking
-    collective only with non-blocking ones), or its result ``top`` when the executor already
-    made it. Only when something is wrong are the ranks' texts gathered for the
+    """One ``MPI_Allreduce(MAX)`` of :func:`flags` (blocking, as the executor's own agreement
+    on a repeated call: the two match), or its result ``top`` when the executor already made
+    it. Only when something is wrong are the ranks' texts gathered for the
     message (:func:`agree`, which raises on every rank). Returns whether any plan is stale."""
     from mpi4py import MPI
 
     if top is None:
         top = np.empty(AGREEMENT, dtype=np.int64)
-        comm.Iallreduce(flags(mine), top, op=MPI.MAX).Wait()
+        comm.Allreduce(flags(mine), top, op=MPI.MAX)
     n = (AGREEMENT - 2) // 2
     matched = all(top[2 + k] == -top[2 + n + k] for k in range(n))
     if top[0] or not matched:

@@ -4,13 +4,11 @@ It holds the local function (:func:`spf.distributed.derived.local_computation`, 
 by the C printer) and the executor, ``int <name>(MPI_Comm comm, <agreement>, <plan>, <local
 args>)``, which for one call
 
-1. when given this rank's agreement integers (a repeated call, :mod:`spf.distributed.kernel`),
-   starts their ``MPI_Iallreduce(MAX)``; packs what the neighbours need and copies what step
-   3 says into its own buffers; for a computation that :func:`overlaps`, runs the first half
-   of the rows that read no ghost (skipped with ``spf_resume``); then waits for the
-   agreement and, when some rank's call differs, returns 1 before any message (the caller
-   settles it as a first call does: an error on every rank, or a new plan on every rank and
-   a call that resumes);
+1. packs what the neighbours need and copies what step 3 says into its own buffers; when
+   given this rank's agreement integers (a repeated call, :mod:`spf.distributed.kernel`),
+   makes their ``MPI_Allreduce(MAX)`` and returns 1, before any message or any write the
+   caller sees, when some rank's call differs (the caller then settles it as a first call
+   does: an error on every rank, or a new plan on every rank);
 2. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
    rank's own entries), packs the entries the neighbours need and posts ``MPI_Isend``;
 3. copies into the compact buffer the rank's own entries that rows reading ghosts read (all
@@ -56,7 +54,6 @@ def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = [
         ("const int64_t *spf_agree", "spf_agree"),
         ("int64_t *spf_top", "spf_top"),
-        ("int64_t spf_resume", "spf_resume"),
         ("int64_t spf_P", "spf_P"),
     ]
     for name in (*layout.ghost_reads, *layout.remote_writes):
@@ -69,7 +66,7 @@ def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
         if name in layout.direct:
             out.append((f"int64_t spf_{name}_nnear", f"spf_{name}_nnear"))
             out.append((f"const int64_t *spf_{name}_near", f"spf_{name}_near"))
-    for runs in ("early", "inner", "outer"):
+    for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
         out.append((f"const int64_t *spf_{runs}", f"spf_{runs}"))
     return out
@@ -98,7 +95,7 @@ def _runs(local: Signature, layout: Layout, which: str, phase: int) -> list[str]
     rows without ghosts read the caller's ``layout.direct`` vectors in place."""
     lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
     ctypes = {a.name: a.ctype for a in local.args}
-    direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.direct if which != "outer"}
+    direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.direct if which == "inner"}
     return [
         f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)",
         f"  {_call(local, lo, hi, phase, direct)}",
@@ -111,22 +108,6 @@ def _call(
     values = {LO: lo, HI: hi, PHASE: str(phase), **(instead or {})}
     args = ", ".join(values.get(a.name, a.name) for a in local.args)
     return f"{local.function}({args});"
-
-
-def overlaps(layout: Layout) -> bool:
-    """Whether a repeated call's agreement travels while the first half of the rows
-    without ghosts runs (``spf_early``; the rest runs while the messages travel): one phase,
-    no sums over the ranks, nothing written through an index array. Those rows read and write
-    only the rank's own entries and are the same whatever the other ranks' plans, so a call
-    that must re-plan after the agreement resumes after them (``spf_resume``)."""
-    phase = layout.phases[0] if len(layout.phases) == 1 else None
-    return (
-        phase is not None
-        and not phase.replicated
-        and not layout.reductions
-        and not layout.remote_writes
-        and bool(layout.ghost_reads)
-    )
 
 
 def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> list[str]:
@@ -150,10 +131,6 @@ def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> list[str
             body.append(_call(local, "0", "0", k))
         else:
             body.append(f"/* phase {k}: rows that read no ghost, while the messages travel */")
-            if k == 0 and overlaps(layout):  # with the agreement, or here when there is none
-                body.append("if (spf_agree == NULL && !spf_resume) {")
-                body += [f"  {line}" for line in _runs(local, layout, "early", k)]
-                body.append("}")
             body += _runs(local, layout, "inner", k)
             if not waited and reading & set(phase.stmts):
                 body += ["MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);", "spf_nreq = 0;"]
@@ -186,13 +163,7 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
         "MPI_Request *spf_req = (MPI_Request *)malloc((size_t)spf_nreq_max * sizeof(MPI_Request));"
     )
     body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
-    body += [
-        "int spf_nreq = 0;",
-        "MPI_Request spf_agreement = MPI_REQUEST_NULL;",
-        "if (spf_agree != NULL)  /* a repeated call's agreement (spf.distributed.arguments) */",
-        f"  MPI_Iallreduce(spf_agree, spf_top, {AGREEMENT}, MPI_INT64_T, MPI_MAX, {COMM}, "
-        "&spf_agreement);",
-    ]
+    body.append("int spf_nreq = 0;")
     for x in layout.ghost_reads:
         t, p = ctypes[x], f"spf_{x}_"
         body += [
@@ -221,17 +192,10 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
         ["spf_top[0] != 0", "spf_top[1] != 0"]
         + [f"spf_top[{2 + n}] != -spf_top[{2 + fields + n}]" for n in range(fields)]
     )
-    if overlaps(layout):
-        body += [
-            "/* phase 0: the first rows without ghosts, while the ranks agree */",
-            "if (spf_agree != NULL && !spf_resume) {",
-            *(f"  {line}" for line in _runs(local, layout, "early", 0)),
-            "}",
-        ]
     body += [
-        "/* a repeated call: nothing is sent before the ranks agree */",
+        "/* a repeated call: agree with the other ranks before anything is sent */",
         "if (spf_agree != NULL) {",
-        "  MPI_Wait(&spf_agreement, MPI_STATUS_IGNORE);",
+        f"  MPI_Allreduce(spf_agree, spf_top, {AGREEMENT}, MPI_INT64_T, MPI_MAX, {COMM});",
         f"  if ({differ}) {{ free(spf_req); return 1; }}  /* some rank's call differs */",
         "}",
     ]
@@ -285,4 +249,4 @@ def _count(arg: Arg) -> int:
     return count
 
 
-__all__ = ["executor_args", "executor_source", "overlaps", "plan_args", "prototype"]
+__all__ = ["executor_args", "executor_source", "plan_args", "prototype"]

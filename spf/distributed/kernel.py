@@ -2,15 +2,11 @@
 
 Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A call
 
-1. checks this rank's arguments, then agrees with the other ranks (one ``MPI_Iallreduce`` of
+1. checks this rank's arguments, then agrees with the other ranks (one ``MPI_Allreduce`` of
    a status and hashes of the computation, the global extents and the owner array,
    :mod:`spf.distributed.arguments`) before any exchange: a bad argument on one rank, a
    different computation or different global sizes raise :class:`~spf.errors.ArgumentError`
-   on *every* rank instead of a deadlock. A call with the same arrays and numbers as this
-   rank's last one skips the checks, and the executor makes the agreement itself, in C,
-   overlapped with rows without ghosts where :func:`spf.distributed.executor.overlaps`;
-   when it finds another rank's call different, the executor returns before any send and
-   the call settles as a first call does (the error, or a new plan and a resumed run);
+   on *every* rank instead of a deadlock;
 2. when any rank's index arrays changed (a CRC-32 checksum with ``check=True``; sizes and
    addresses with ``check=False``), runs the inspector on every rank and builds the exchange
    plans (:mod:`spf.distributed.plan`), once per index-array content;
@@ -48,8 +44,8 @@ from spf.distributed.derived import (
     mark_name,
     near_name,
 )
-from spf.distributed.executor import executor_args, executor_source, overlaps, prototype
-from spf.distributed.plan import ExchangePlan, exchange_plan, halves, runs
+from spf.distributed.executor import executor_args, executor_source, prototype
+from spf.distributed.plan import ExchangePlan, exchange_plan, runs
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
 from spf.runtime.threads import default_team
@@ -72,8 +68,6 @@ class _Plan:
     renumbered: dict[str, np.ndarray]
     buffers: dict[str, tuple[np.ndarray, np.ndarray]]
     """Per exchanged vector: (compact buffer: own entries then ghosts, send buffer)."""
-    early: np.ndarray
-    """Rows without ghosts run while a repeated call's agreement travels (executor.overlaps)."""
     inner: np.ndarray
     outer: np.ndarray
     near: dict[str, np.ndarray]
@@ -246,13 +240,10 @@ class DistributedKernel:
             self._plan = self._make_plan(comm, params, arrays, parts, key)
         plan = self._plan
         assert plan is not None
-        # after a repeated call stopped at the agreement, its rows without ghosts are done
-        resume = int(top is not None and overlaps(self.layout))
-        if last is not None and last.plan is plan and last.handle == handle and not resume:
+        if last is not None and last.plan is plan and last.handle == handle:
             self._fn(*last.cargs)  # same arrays, plan and communicator: the same C arguments
         else:
-            cargs = self._run(handle, size, params, arrays, resume)
-            cargs[3] = 0  # a later call runs every row
+            cargs = self._run(handle, size, params, arrays)
             if same is not None and extents is not None:
                 # a repeat of this call agrees inside the executor, on these integers
                 ints = flags((None, self._hash, extents, None, False))
@@ -442,13 +433,10 @@ class DistributedKernel:
             ext = np.zeros(plan.nown + plan.ghosts.size, dtype=dtype)
             buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
         inner, outer = runs(insp.get(HALO), rows)
-        early = inner[:0]
-        if overlaps(lay):  # the first half runs while a repeated call's agreement travels
-            early, inner = halves(inner)
         near = {
             x: plans[x].near(parts[lay.extent[x]], rank, insp[near_name(x)]) for x in lay.direct
         }
-        return _Plan(key, rows, plans, renumbered, buffers, early, inner, outer, near)
+        return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near)
 
     def _local_params(self, params: dict[str, int], rows: int) -> dict[str, int]:
         return {k: (rows if k in self.layout.row_params else v) for k, v in params.items()}
@@ -485,12 +473,7 @@ class DistributedKernel:
     # ------------------------------------------------------------------ executor
 
     def _run(
-        self,
-        handle: int,
-        size: int,
-        params: dict[str, int],
-        arrays: dict[str, np.ndarray],
-        resume: int = 0,
+        self, handle: int, size: int, params: dict[str, int], arrays: dict[str, np.ndarray]
     ) -> list[Any]:
         """Call the executor on this call's arrays; returns the C arguments it was given."""
         plan = self._plan
@@ -500,7 +483,7 @@ class DistributedKernel:
         local = self._local_params(params, plan.rows)
         cast = self._cast
         assert self._ffi is not None
-        cargs: list[Any] = [handle, self._ffi.NULL, self._top_ptr, resume, size]
+        cargs: list[Any] = [handle, self._ffi.NULL, self._top_ptr, size]
         for item in plan.template:
             if isinstance(item, _UserArray):
                 cargs.append(cast("void *", arrays[item.name].__array_interface__["data"][0]))
@@ -537,7 +520,7 @@ class DistributedKernel:
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])
             sent = [s + c for s, c in zip(sent, counts, strict=True)]
-        for pairs in (plan.early, plan.inner, plan.outer):
+        for pairs in (plan.inner, plan.outer):
             out += [pairs.size // 2, ptr(nonempty(pairs))]
         for a in self._args:
             if a.kind == "param":

@@ -126,24 +126,4 @@ def runs(halo: np.ndarray | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
     return pairs[~ghost_run].ravel(), pairs[ghost_run].ravel()
 
 
-def halves(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``[lo, hi)`` pairs split where half of their rows are behind: ``(first, rest)``."""
-    if pairs.size == 0:
-        return pairs, pairs
-    lo, hi = pairs[0::2], pairs[1::2]
-    before = np.concatenate([[0], np.cumsum(hi - lo)])
-    half = before[-1] // 2
-    k = int(np.searchsorted(before, half, side="right")) - 1  # the run holding row `half`
-    cut = int(lo[k] + (half - before[k]))
-    first = np.concatenate([pairs[: 2 * k], [lo[k], cut]]).astype(np.int64)
-    rest = np.concatenate([[cut, hi[k]], pairs[2 * k + 2 :]]).astype(np.int64)
-    return _nonempty(first), _nonempty(rest)
-
-
-def _nonempty(pairs: np.ndarray) -> np.ndarray:
-    runs = pairs.reshape(-1, 2)
-    kept: np.ndarray = runs[runs[:, 1] > runs[:, 0]].ravel()
-    return kept
-
-
-__all__ = ["NEAR_GAP", "ExchangePlan", "exchange_plan", "halves", "runs"]
+__all__ = ["NEAR_GAP", "ExchangePlan", "exchange_plan", "runs"]
