@@ -9,6 +9,9 @@
   touches, ``dist_mark_x(j) = 1``, and, for a read, one that flags the rows touching an entry
   another rank owns, ``dist_halo(i) = dist_halo(i) | dist_far_x(j)``: the image of the rank's
   iterations under the access, and the rows whose computation must wait for the exchange.
+  For a vector the executor reads in place (``layout.direct``), statements after those mark
+  the entries rows with ghosts read, ``dist_near_x(j) = dist_near_x(j) | dist_halo(i)``:
+  the rank's own entries among them are all the compact buffer needs besides the ghosts.
   It is compiled like any computation, so a call with ``check=True`` checks the index arrays
   against their declarations (``rowptr`` nondecreasing, ``col`` inside ``0 .. M-1``).
 """
@@ -39,6 +42,10 @@ def mark_name(data: str) -> str:
 
 def far_name(data: str) -> str:
     return f"dist_far_{data}"
+
+
+def near_name(data: str) -> str:
+    return f"dist_near_{data}"
 
 
 def _declarations(comp: Computation, into: Computation, ufs: set[str] | None = None) -> None:
@@ -118,6 +125,8 @@ def inspector_computation(comp: Computation, layout: Layout) -> Computation:
         insp.add_data_space(mark_name(name), "int8_t", shape=(layout.extent[name],))
     for name in layout.ghost_reads:
         insp.add_data_space(far_name(name), "int8_t", shape=(layout.extent[name],))
+    for name in layout.direct:
+        insp.add_data_space(near_name(name), "int8_t", shape=(layout.extent[name],))
     stmts = {s.name: s for s in comp.stmts}
     for n, g in enumerate(layout.accesses):
         domain = str(stmts[g.stmt].domain)
@@ -131,6 +140,11 @@ def inspector_computation(comp: Computation, layout: Layout) -> Computation:
                     name=f"halo{n}",
                 )
             )
+    for n, g in enumerate(layout.accesses):  # after every halo flag is final
+        if g.data in layout.direct:
+            near, halo = f"${near_name(g.data)}$({g.index})", f"${HALO}$({layout.loop})"
+            domain = str(stmts[g.stmt].domain)
+            insp.add_stmt(Stmt(f"{near} = {near} | {halo};", domain, name=f"near{n}"))
     return insp
 
 
@@ -145,4 +159,13 @@ def _row_bound(layout: Layout) -> str:
     )
 
 
-__all__ = ["HI", "LO", "PHASE", "inspector_computation", "local_computation"]
+__all__ = [
+    "HI",
+    "LO",
+    "PHASE",
+    "far_name",
+    "inspector_computation",
+    "local_computation",
+    "mark_name",
+    "near_name",
+]

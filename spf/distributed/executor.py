@@ -1,18 +1,26 @@
 """The executor of a row-distributed computation: one C + MPI translation unit.
 
 It holds the local function (:func:`spf.distributed.derived.local_computation`, generated
-by the C printer) and the executor, ``void <name>(MPI_Comm comm, <plan>, <local args>)``,
-which for one call
+by the C printer) and the executor, ``int <name>(MPI_Comm comm, <agreement>, <plan>, <local
+args>)``, which for one call
 
-1. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
+1. packs what the neighbours need and copies what step 3 says into its own buffers; when
+   given this rank's agreement integers (a repeated call, :mod:`spf.distributed.kernel`),
+   makes their ``MPI_Allreduce(MAX)`` and returns 1, before any message or any write the
+   caller sees, when some rank's call differs (the caller then settles it as a first call
+   does: an error on every rank, or a new plan on every rank);
+2. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
    rank's own entries), packs the entries the neighbours need and posts ``MPI_Isend``;
-2. copies the rank's own entries in front of the ghosts, and zeroes the replicated
-   accumulators (their values on entry are added back at the end);
-3. runs the local function on the runs of rows that read no ghost, while messages travel;
-4. ``MPI_Waitall``, then runs the rows that read ghosts;
-5. sends what rows wrote through an index array into other ranks' entries to their owners,
+3. copies into the compact buffer the rank's own entries that rows reading ghosts read (all
+   of them for a vector the computation also writes or indexes by the loop; for one read only
+   through index arrays, ``layout.direct``, only those the inspector marked: rows without
+   ghosts read the caller's array itself), and zeroes the replicated accumulators (their
+   values on entry are added back at the end);
+4. runs the local function on the runs of rows that read no ghost, while messages travel;
+5. ``MPI_Waitall``, then runs the rows that read ghosts;
+6. sends what rows wrote through an index array into other ranks' entries to their owners,
    which add it to theirs (in neighbour order: the same sum on every run);
-6. ``MPI_Allreduce`` sums the accumulators over the ranks.
+7. ``MPI_Allreduce`` sums the accumulators over the ranks.
 
 The plan (counts, displacements, the local indices to send, the runs of rows) is made once
 per index-array content by :mod:`spf.distributed.plan`; this module only prints C.
@@ -24,6 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.codegen.mpi import MPI_TYPES, TAG
+from spf.distributed.arguments import AGREEMENT
 from spf.distributed.derived import HI, LO, PHASE
 
 if TYPE_CHECKING:
@@ -35,12 +44,18 @@ COMM = "comm"
 PLAN_ARRAYS = ("scnt", "sdsp", "sidx", "rcnt", "rdsp")
 """Per exchanged vector ``x``: ``spf_x_scnt[p]`` entries sent to rank ``p`` from
 ``spf_x_sbuf + spf_x_sdsp[p]``, packed from local indices ``spf_x_sidx``; ``spf_x_rcnt[p]``
-ghosts received from ``p`` at ``x + spf_x_nown + spf_x_rdsp[spf_p]``."""
+ghosts received from ``p`` at ``x + spf_x_nown + spf_x_rdsp[spf_p]``; for a vector in
+``layout.direct``, ``spf_x_nnear`` pairs ``[lo, hi)`` of local indices in ``spf_x_near``:
+the rank's entries rows with ghosts read, the only ones copied into the compact buffer."""
 
 
 def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
     """``(C declaration, name)`` of the plan arguments, in order."""
-    out: list[tuple[str, str]] = [("int64_t spf_P", "spf_P")]
+    out: list[tuple[str, str]] = [
+        ("const int64_t *spf_agree", "spf_agree"),
+        ("int64_t *spf_top", "spf_top"),
+        ("int64_t spf_P", "spf_P"),
+    ]
     for name in (*layout.ghost_reads, *layout.remote_writes):
         for arr in PLAN_ARRAYS:
             out.append((f"const int64_t *spf_{name}_{arr}", f"spf_{name}_{arr}"))
@@ -48,6 +63,9 @@ def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
         out.append((f"{ctypes[name]} *spf_{name}_sbuf", f"spf_{name}_sbuf"))
         const = "const " if name in layout.ghost_reads and name not in layout.copy_back else ""
         out.append((f"{const}{ctypes[name]} *spf_{name}_user", f"spf_{name}_user"))
+        if name in layout.direct:
+            out.append((f"int64_t spf_{name}_nnear", f"spf_{name}_nnear"))
+            out.append((f"const int64_t *spf_{name}_near", f"spf_{name}_near"))
     for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
         out.append((f"const int64_t *spf_{runs}", f"spf_{runs}"))
@@ -69,20 +87,25 @@ def prototype(name: str, local: Signature, layout: Layout, comm_type: str = "MPI
     ctypes = {a.name: a.ctype for a in local.args}
     decls = [f"{comm_type} {COMM}", *(d for d, _ in plan_args(layout, ctypes))]
     decls += [a.c_decl() for a in executor_args(local, layout)]
-    return f"void {name}({', '.join(decls)})"
+    return f"int {name}({', '.join(decls)})"
 
 
-def _runs(local: Signature, which: str, phase: int) -> list[str]:
-    """Call the local function on each run of rows in ``spf_<which>`` (phase ``phase``)."""
+def _runs(local: Signature, layout: Layout, which: str, phase: int) -> list[str]:
+    """Call the local function on each run of rows in ``spf_<which>`` (phase ``phase``);
+    rows without ghosts read the caller's ``layout.direct`` vectors in place."""
     lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
+    ctypes = {a.name: a.ctype for a in local.args}
+    direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.direct if which == "inner"}
     return [
         f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)",
-        f"  {_call(local, lo, hi, phase)}",
+        f"  {_call(local, lo, hi, phase, direct)}",
     ]
 
 
-def _call(local: Signature, lo: str, hi: str, phase: int) -> str:
-    values = {LO: lo, HI: hi, PHASE: str(phase)}
+def _call(
+    local: Signature, lo: str, hi: str, phase: int, instead: dict[str, str] | None = None
+) -> str:
+    values = {LO: lo, HI: hi, PHASE: str(phase), **(instead or {})}
     args = ", ".join(values.get(a.name, a.name) for a in local.args)
     return f"{local.function}({args});"
 
@@ -108,12 +131,12 @@ def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> list[str
             body.append(_call(local, "0", "0", k))
         else:
             body.append(f"/* phase {k}: rows that read no ghost, while the messages travel */")
-            body += _runs(local, "inner", k)
+            body += _runs(local, layout, "inner", k)
             if not waited and reading & set(phase.stmts):
                 body += ["MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);", "spf_nreq = 0;"]
                 waited = True
             body.append(f"/* phase {k}: rows that read ghosts */")
-            body += _runs(local, "outer", k)
+            body += _runs(local, layout, "outer", k)
         for r in mine:
             count = _count(r)
             body += [
@@ -139,25 +162,23 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
     body.append(
         "MPI_Request *spf_req = (MPI_Request *)malloc((size_t)spf_nreq_max * sizeof(MPI_Request));"
     )
-    body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return; }}")
+    body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
     body.append("int spf_nreq = 0;")
-    for tag, x in enumerate(layout.ghost_reads):
-        t, mt = ctypes[x], MPI_TYPES[ctypes[x]]
-        p = f"spf_{x}_"
+    for x in layout.ghost_reads:
+        t, p = ctypes[x], f"spf_{x}_"
         body += [
-            f"/* ghosts of {x}: receive into {x}[{p}nown ..], pack and send what others need */",
-            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
-            f"  if ({p}rcnt[spf_p] > 0)",
-            f"    MPI_Irecv({x} + {p}nown + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
-            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
+            f"/* {x}: pack what the neighbours need; copy the own entries rows with ghosts read */",
             f"for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
             f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
-            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
-            f"  if ({p}scnt[spf_p] > 0)",
-            f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
-            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
-            f"memcpy({x}, {p}user, (size_t){p}nown * sizeof({t}));",
         ]
+        if x in layout.direct:
+            lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
+            body += [
+                f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
+                f"  memcpy({x} + {lo}, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({t}));",
+            ]
+        else:
+            body.append(f"memcpy({x}, {p}user, (size_t){p}nown * sizeof({t}));")
     for y in layout.remote_writes:
         t, p = ctypes[y], f"spf_{y}_"
         total = f"{p}rdsp[spf_P - 1] + {p}rcnt[spf_P - 1]"
@@ -165,6 +186,31 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"/* {y}: the rank's entries, then zeroed slots for other ranks' entries */",
             f"memcpy({y}, {p}user, (size_t){p}nown * sizeof({t}));",
             f"memset({y} + {p}nown, 0, (size_t)({total}) * sizeof({t}));",
+        ]
+    fields = (AGREEMENT - 2) // 2  # a status, a stale flag, then each field's max and -min
+    differ = " || ".join(
+        ["spf_top[0] != 0", "spf_top[1] != 0"]
+        + [f"spf_top[{2 + n}] != -spf_top[{2 + fields + n}]" for n in range(fields)]
+    )
+    body += [
+        "/* a repeated call: agree with the other ranks before anything is sent */",
+        "if (spf_agree != NULL) {",
+        f"  MPI_Allreduce(spf_agree, spf_top, {AGREEMENT}, MPI_INT64_T, MPI_MAX, {COMM});",
+        f"  if ({differ}) {{ free(spf_req); return 1; }}  /* some rank's call differs */",
+        "}",
+    ]
+    for tag, x in enumerate(layout.ghost_reads):
+        mt, p = MPI_TYPES[ctypes[x]], f"spf_{x}_"
+        body += [
+            f"/* ghosts of {x}: receive into {x}[{p}nown ..], send what others need */",
+            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
+            f"  if ({p}rcnt[spf_p] > 0)",
+            f"    MPI_Irecv({x} + {p}nown + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
+            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
+            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
+            f"  if ({p}scnt[spf_p] > 0)",
+            f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
+            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
         ]
     body += _phases(local, layout, reductions)
     for tag, y in enumerate(layout.remote_writes):
@@ -190,7 +236,7 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"/* {x}: the rank's entries, written by the phases, back to the caller's {x} */",
             f"memcpy(spf_{x}_user, {x}, (size_t)spf_{x}_nown * sizeof({ctypes[x]}));",
         ]
-    body.append("free(spf_req);")
+    body += ["free(spf_req);", "return 0;"]
     lines += [f"  {line}" for line in body]
     lines.append("}")
     return local_source + "\n".join(lines) + "\n"

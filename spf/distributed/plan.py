@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from spf.mpi import Partition
 
 
+NEAR_GAP = 16
+"""Runs of own entries to copy closer than this many entries are copied as one."""
+
+
 @dataclass
 class ExchangePlan:
     """The ghost exchange of one distributed vector on one rank (module docstring)."""
@@ -48,6 +52,21 @@ class ExchangePlan:
         slot[part.owned(rank)] = np.arange(self.nown, dtype=np.int64)
         slot[self.ghosts] = np.arange(self.nown, self.nown + self.ghosts.size, dtype=np.int64)
         out: np.ndarray = slot.take(glob, mode="clip")
+        return out
+
+    def near(self, part: Partition, rank: int, marked: np.ndarray) -> np.ndarray:
+        """``[lo, hi)`` pairs of local indices covering the rank's own entries among
+        ``marked`` (the inspector's marks of what rows reading ghosts read): its maximal runs,
+        joined across gaps of at most ``NEAR_GAP`` entries (one ``memcpy`` copies a few
+        entries nobody reads faster than two calls)."""
+        touched = np.flatnonzero(marked).astype(np.int64)
+        mine = np.sort(part.local_index(rank, touched[part.owner_of(touched) == rank]))
+        if mine.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        breaks = np.flatnonzero(np.diff(mine) > NEAR_GAP + 1) + 1
+        starts = mine[np.concatenate([[0], breaks])]
+        ends = mine[np.concatenate([breaks - 1, [mine.size - 1]])] + 1
+        out: np.ndarray = np.stack([starts, ends], axis=1).ravel().astype(np.int64)
         return out
 
     def stats(self) -> tuple[int, int, int, int]:
@@ -107,4 +126,4 @@ def runs(halo: np.ndarray | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
     return pairs[~ghost_run].ravel(), pairs[ghost_run].ravel()
 
 
-__all__ = ["ExchangePlan", "exchange_plan", "runs"]
+__all__ = ["NEAR_GAP", "ExchangePlan", "exchange_plan", "runs"]

@@ -53,6 +53,9 @@ def test_distributed_kernels_equal_serial_on_ranks(
         assert f"rank {r}: owner array with a rank outside the job on rank 0: ArgumentError" in (
             done.stdout
         )
+        repeat = "N differs on rank 0 after a good call the others repeat: ArgumentError"
+        assert f"rank {r}: {repeat}" in done.stdout
+        assert f"rank {r}: a new index array on rank 0 while the others repeat" in done.stdout
     if ranks > 1:
         assert "rank 1 calls another computation: ArgumentError" in done.stdout
 
@@ -91,14 +94,18 @@ def test_distributed_inspector_marks_the_image_of_the_access() -> None:
     assert [s.source for s in insp.stmts] == [
         "$dist_mark_x$(j) = 1;",
         "$dist_halo$(i) = $dist_halo$(i) | $dist_far_x$(j);",
+        "$dist_near_x$(j) = $dist_near_x$(j) | $dist_halo$(i);",
     ]
+    assert layout.direct == ("x",)  # read only through col: rows without ghosts read it in place
     import numpy as np
 
     mark, far, halo = np.zeros(4, np.int8), np.array([0, 0, 1, 1], np.int8), np.zeros(2, np.int8)
+    near = np.zeros(4, np.int8)
     insp.interpret(
         dist_mark_x=mark,
         dist_far_x=far,
         dist_halo=halo,
+        dist_near_x=near,
         rowptr=np.array([0, 2, 3]),
         col=np.array([0, 3, 1]),
         N=2,
@@ -107,6 +114,24 @@ def test_distributed_inspector_marks_the_image_of_the_access() -> None:
     )
     assert mark.tolist() == [1, 1, 0, 1]
     assert halo.tolist() == [1, 0]
+    assert near.tolist() == [1, 0, 0, 1]  # what row 0 (it reads a ghost) reads: x(0) and x(3)
+
+
+def test_near_runs_cover_own_marked_entries_joining_small_gaps() -> None:
+    import numpy as np
+
+    from spf.distributed.plan import NEAR_GAP, ExchangePlan
+    from spf.mpi import Partition
+
+    part = Partition(100, 2)  # rank 1 owns 50 .. 99
+    empty = np.zeros(0, dtype=np.int64)
+    plan = ExchangePlan(50, empty, empty, empty, empty, empty, empty)
+    marked = np.zeros(100, dtype=np.int8)
+    joined = 2 + NEAR_GAP + 1  # NEAR_GAP unread entries after local 2: one copy
+    apart = joined + NEAR_GAP + 2  # one more unread entry: a copy of its own
+    marked[[3, 50, 51, 52, 50 + joined, 50 + apart]] = 1  # 3 is rank 0's: not copied
+    assert plan.near(part, 1, marked).tolist() == [0, joined + 1, apart, apart + 1]
+    assert plan.near(part, 1, np.zeros(100, dtype=np.int8)).tolist() == []
 
 
 def test_distributed_accumulations_and_reductions_are_classified() -> None:

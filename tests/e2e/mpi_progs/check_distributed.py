@@ -345,9 +345,11 @@ def bad_input() -> None:
 
 
 def repeated_calls() -> None:
-    """Calls with the same arrays reuse the last call's checked arguments: the result of each
-    equals the first's bitwise; an index array changed in place is re-inspected with
-    check=True; an array made read-only on one rank still raises on every rank."""
+    """Calls with the same arrays reuse the last call's checked arguments (and agree inside
+    the executor): the result of each equals the first's bitwise; an index array changed in
+    place is re-inspected with check=True; after a good call, a bad global size on one rank
+    while the others repeat the call raises on every rank, and a new index array on one rank
+    re-plans on every rank; an array made read-only on one rank still raises everywhere."""
     k = spmv_dist("int32")
     matrix = poisson(7)
     n = 49
@@ -370,6 +372,22 @@ def repeated_calls() -> None:
     local = sp.csr_array((args["A"], col, args["rowptr"]), shape=(mine.size, n))
     report(
         "an index array changed in place, check=True: re-inspected, equals scipy",
+        bool(np.allclose(y, local @ x_all, rtol=1e-14, atol=0.0)),
+    )
+
+    y[:] = 0.0
+    k(comm=COMM, y=y, x=x, **args)  # a good call: repeats of it agree inside the executor
+
+    def later_mismatch() -> None:
+        k(comm=COMM, y=y, x=x, **{**args, "N": n + (RANK == 0)})  # the others repeat it
+
+    expect_error("N differs on rank 0 after a good call the others repeat", later_mismatch)
+    moved = (col + 3) % n if RANK == 0 else col  # rank 0 alone: a new index array
+    y[:] = 0.0
+    k(comm=COMM, y=y, x=x, **{**args, "col": moved})
+    local = sp.csr_array((args["A"], moved, args["rowptr"]), shape=(mine.size, n))
+    report(
+        "a new index array on rank 0 while the others repeat their call: re-planned, equals scipy",
         bool(np.allclose(y, local @ x_all, rtol=1e-14, atol=0.0)),
     )
 
