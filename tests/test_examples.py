@@ -1,7 +1,7 @@
 """The tutorial scripts in ``examples/`` run, and the PDFG notebook executes (through nbclient).
 
-Each script runs in a fresh interpreter in a temporary directory, with a kernel cache that only
-this module's example runs share;
+Each script runs in a fresh interpreter in a temporary directory, with the kernel cache that
+the whole test run shares (``shared_cache`` in ``tests/conftest.py``);
 the scripts check their results against numpy / scipy themselves and fail loudly. Other
 example scripts (``scheduled_*``, ``cuda_*``, ``mpi_*``, ``hls_*``) have their own tests.
 """
@@ -41,10 +41,10 @@ SCRIPTS = [
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One kernel cache for the example runs of this module (never the user's): a kernel that
-    several examples build is compiled once."""
-    return tmp_path_factory.mktemp("examples-cache")
+def cache(shared_cache: Path) -> Path:
+    """The run's shared kernel cache (never the user's): a kernel that several examples (or
+    the docs pages) build is compiled once."""
+    return shared_cache
 
 
 def run_script(name: str, tmp_path: Path, cache: Path, *args: str) -> str:
