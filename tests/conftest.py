@@ -172,3 +172,35 @@ def shared_cache() -> Path:
     folder = Path(os.environ[SHARED_CACHE_ENV])
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+MEMO_FOLDERS = (*(f"{k:02x}" for k in range(256)), "warm", "generated", "einsum", "parser")
+"""The folders of an spf cache that only remember what a computation gives (libraries by a
+hash of their source, remembered compiles, generated sources, einsum kernels, parser tables):
+sharing them changes no result. The rest (``tune``, ``formats_tune``: the records of searches,
+which decide ``reused``) is not shared."""
+
+
+@pytest.fixture(scope="session")
+def kernel_cache_factory(
+    tmp_path_factory: pytest.TempPathFactory, shared_cache: Path
+) -> Callable[[str], Path]:
+    """``make(name)``: a new, empty-looking ``SPF_CACHE_DIR`` whose :data:`MEMO_FOLDERS` are
+    links to the run's :func:`shared_cache`; a test (or a page of the docs) sees no search
+    record of another, but builds no kernel another has built."""
+
+    def make(name: str) -> Path:
+        folder = tmp_path_factory.mktemp(name)
+        for memo in MEMO_FOLDERS:
+            (shared_cache / memo).mkdir(exist_ok=True)
+            (folder / memo).symlink_to(shared_cache / memo, target_is_directory=True)
+        return folder
+
+    return make
+
+
+@pytest.fixture
+def kernel_cache(kernel_cache_factory: Callable[[str], Path]) -> Path:
+    """A cache of the test's own that shares the run's compiled kernels
+    (:func:`kernel_cache_factory`)."""
+    return kernel_cache_factory("spf-cache")

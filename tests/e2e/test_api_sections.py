@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(autouse=True)
-def _own_cache(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SPF_CACHE_DIR", str(shared_cache))
+def _own_cache(kernel_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPF_CACHE_DIR", str(kernel_cache))
 
 
 def lower_triangle(n: int, seed: int) -> sp.csr_matrix:
