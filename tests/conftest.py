@@ -15,6 +15,7 @@ import functools
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -136,3 +137,70 @@ def golden_mismatch(relative: str, expected: str, actual: str) -> str:
         "If the change is intended, check this diff, then run "
         "`pytest --update-golden` on this test and commit the rewritten file."
     )
+
+
+SHARED_CACHE_ENV = "SPF_TEST_SHARED_CACHE"
+"""Names the kernel cache that every process of one test run shares (:func:`shared_cache`)."""
+
+_SHARED_CACHE_OWNED = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The first process of a run (xdist's controller, or the only one) makes the shared
+    cache folder and names it in the environment, which the xdist workers it starts next
+    inherit; a worker finds it set and uses the same folder."""
+    if not os.environ.get(SHARED_CACHE_ENV):
+        folder = tempfile.mkdtemp(prefix="spf-test-cache-")
+        os.environ[SHARED_CACHE_ENV] = folder
+        config.stash[_SHARED_CACHE_OWNED] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_SHARED_CACHE_OWNED, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(SHARED_CACHE_ENV, None)
+
+
+@pytest.fixture(scope="session")
+def shared_cache() -> Path:
+    """A kernel cache (``SPF_CACHE_DIR``) for tests that must not use the user's own: one
+    temporary folder for the whole run, shared by every xdist worker, so a kernel that the
+    docs pages, the examples and the CLI tests all build is compiled once per run, not once
+    per test (the cache is safe for concurrent writers: every file is written to a temporary
+    name and renamed into place). Removed when the run ends."""
+    folder = Path(os.environ[SHARED_CACHE_ENV])
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+MEMO_FOLDERS = (*(f"{k:02x}" for k in range(256)), "warm", "generated", "einsum", "parser")
+"""The folders of an spf cache that only remember what a computation gives (libraries by a
+hash of their source, remembered compiles, generated sources, einsum kernels, parser tables):
+sharing them changes no result. The rest (``tune``, ``formats_tune``: the records of searches,
+which decide ``reused``) is not shared."""
+
+
+@pytest.fixture(scope="session")
+def kernel_cache_factory(
+    tmp_path_factory: pytest.TempPathFactory, shared_cache: Path
+) -> Callable[[str], Path]:
+    """``make(name)``: a new, empty-looking ``SPF_CACHE_DIR`` whose :data:`MEMO_FOLDERS` are
+    links to the run's :func:`shared_cache`; a test (or a page of the docs) sees no search
+    record of another, but builds no kernel another has built."""
+
+    def make(name: str) -> Path:
+        folder = tmp_path_factory.mktemp(name)
+        for memo in MEMO_FOLDERS:
+            (shared_cache / memo).mkdir(exist_ok=True)
+            (folder / memo).symlink_to(shared_cache / memo, target_is_directory=True)
+        return folder
+
+    return make
+
+
+@pytest.fixture
+def kernel_cache(kernel_cache_factory: Callable[[str], Path]) -> Path:
+    """A cache of the test's own that shares the run's compiled kernels
+    (:func:`kernel_cache_factory`)."""
+    return kernel_cache_factory("spf-cache")

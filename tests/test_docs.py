@@ -88,9 +88,11 @@ NEEDS = {
 
 
 @pytest.mark.parametrize("page", [pytest.param(p, marks=NEEDS.get(p, [])) for p in PAGES])
-def test_page_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_page_examples_run(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_cache: Path
+) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPF_CACHE_DIR", str(kernel_cache))
     monkeypatch.syspath_prepend(str(DOCS.parent / "examples"))
     run_blocks(page, {"__name__": f"docs.{page}"})
 

@@ -1,7 +1,7 @@
 """The tutorial scripts in ``examples/`` run, and the PDFG notebook executes (through nbclient).
 
 Each script runs in a fresh interpreter in a temporary directory, with a kernel cache that only
-this module's example runs share;
+this module's example runs share (its compiled kernels are the whole run's: ``tests/conftest.py``);
 the scripts check their results against numpy / scipy themselves and fail loudly. Other
 example scripts (``scheduled_*``, ``cuda_*``, ``mpi_*``, ``hls_*``) have their own tests.
 """
@@ -15,9 +15,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SCRIPTS = [
@@ -41,10 +44,11 @@ SCRIPTS = [
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One kernel cache for the example runs of this module (never the user's): a kernel that
-    several examples build is compiled once."""
-    return tmp_path_factory.mktemp("examples-cache")
+def cache(kernel_cache_factory: Callable[[str], Path]) -> Path:
+    """A cache for this module's example runs (never the user's) that shares the run's
+    compiled kernels: a kernel that several examples (or the docs pages) build is compiled
+    once."""
+    return kernel_cache_factory("examples-cache")
 
 
 def run_script(name: str, tmp_path: Path, cache: Path, *args: str) -> str:

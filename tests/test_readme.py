@@ -16,7 +16,9 @@ def test_readme_has_examples() -> None:
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_example_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readme_example_runs(
+    index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_cache: Path
+) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPF_CACHE_DIR", str(kernel_cache))
     exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), {"__name__": "readme"})

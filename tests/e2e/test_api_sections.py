@@ -4,6 +4,8 @@ scipy / numpy."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,10 +14,13 @@ import scipy.sparse.linalg as spla
 import spf
 from spf.errors import ArgumentError
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 @pytest.fixture(autouse=True)
-def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path_factory.mktemp("spf-api-cache")))
+def _own_cache(kernel_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPF_CACHE_DIR", str(kernel_cache))
 
 
 def lower_triangle(n: int, seed: int) -> sp.csr_matrix:

@@ -42,8 +42,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def spf_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("spf_cache_codegen")
+def spf_cache_dir(shared_cache: Path) -> Path:
+    return shared_cache
 
 
 @pytest.fixture(scope="session")

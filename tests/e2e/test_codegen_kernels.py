@@ -70,8 +70,8 @@ class KernelCache:
 
 
 @pytest.fixture(scope="session")
-def spf_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("spf_cache_kernels")
+def spf_cache_dir(shared_cache: Path) -> Path:
+    return shared_cache
 
 
 @pytest.fixture(scope="session")

@@ -32,8 +32,8 @@ BOUNDS = {"N": 64, "M": 64, "K": 64}
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(tmp_path_factory.mktemp("hls_cache"))
+def cache(shared_cache: Path) -> str:
+    return str(shared_cache)
 
 
 def strict_flags(kernel: HlsKernel) -> None:

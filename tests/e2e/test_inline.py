@@ -12,8 +12,8 @@ from spf import ArityError, SpfError
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(tmp_path_factory.mktemp("spf-cache"))
+def cache(shared_cache: Path) -> str:
+    return str(shared_cache)
 
 
 def scale() -> spf.Computation:

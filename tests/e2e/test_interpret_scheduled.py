@@ -25,8 +25,8 @@ Array = np.ndarray[Any, Any]
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("interpret-scheduled")
+def cache(shared_cache: Path) -> Path:
+    return shared_cache
 
 
 # ------------------------------------------------------------------------------- the blur

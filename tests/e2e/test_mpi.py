@@ -39,13 +39,13 @@ pytestmark = pytest.mark.requires_mpi
 
 
 @pytest.fixture(scope="module")
-def mpi_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Environment of launched jobs: a cache shared by the module's jobs (hermetic), and this
+def mpi_env(shared_cache: Path) -> dict[str, str]:
+    """Environment of launched jobs: the run's shared cache (hermetic), and this
     checkout's spf first on the path (the ranks would otherwise import an installed copy)."""
     import os
 
     env = dict(os.environ)
-    env["SPF_CACHE_DIR"] = str(tmp_path_factory.mktemp("spf-mpi-cache"))
+    env["SPF_CACHE_DIR"] = str(shared_cache)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
 

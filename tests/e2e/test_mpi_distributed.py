@@ -27,9 +27,9 @@ PROG = Path(__file__).resolve().parent / "mpi_progs" / "check_distributed.py"
 
 
 @pytest.fixture(scope="module")
-def mpi_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def mpi_env(shared_cache: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["SPF_CACHE_DIR"] = str(tmp_path_factory.mktemp("spf-distributed-cache"))
+    env["SPF_CACHE_DIR"] = str(shared_cache)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
 

@@ -35,8 +35,8 @@ PRECONDITIONS = {
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("polybench-cache")
+def cache(shared_cache: Path) -> Path:
+    return shared_cache
 
 
 def _compile(name: str, comp: spf.Computation, cache: Path) -> Kernel:

@@ -49,8 +49,8 @@ def first_row() -> Computation:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("preconditions")
+def cache(shared_cache: Path) -> Path:
+    return shared_cache
 
 
 def _compile(comp: Computation, cache: Path) -> Kernel:

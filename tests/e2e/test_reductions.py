@@ -102,13 +102,6 @@ print(json.dumps(report))
 """
 
 
-@pytest.fixture(scope="module")
-def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One kernel cache for both thread counts: the team size is chosen at run time, so the
-    second run reuses the first one's compiled kernels."""
-    return tmp_path_factory.mktemp("reductions-cache")
-
-
 @pytest.mark.parametrize("threads", [1, 2])
 def test_reductions_equal_scipy(threads: int, shared_cache: Path) -> None:
     env = {

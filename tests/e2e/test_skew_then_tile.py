@@ -26,8 +26,8 @@ Array = np.ndarray[Any, Any]
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("skew-then-tile")
+def cache(shared_cache: Path) -> Path:
+    return shared_cache
 
 
 def gemm_skew_ij(t: int) -> Computation:

@@ -28,9 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
-def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The examples call ``compile()`` without a cache_dir: keep their builds in the test's."""
-    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path_factory.mktemp("spf-spec-cache")))
+def _own_cache(kernel_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The examples call ``compile()`` without a cache_dir: keep their builds in the test's
+    (which shares the run's compiled kernels)."""
+    monkeypatch.setenv("SPF_CACHE_DIR", str(kernel_cache))
 
 
 # ------------------------------------------------------------------ Paper SpMV

@@ -35,8 +35,8 @@ Array = np.ndarray[Any, Any]
 
 
 @pytest.fixture(scope="session")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("tiramisu-kernels")
+def cache(shared_cache: Path) -> Path:
+    return shared_cache
 
 
 def build(comp: Computation, cache: Path, check: bool = True) -> Kernel:

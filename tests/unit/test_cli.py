@@ -46,11 +46,11 @@ VALUE = 3
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_cache: Path) -> Path:
     """A temporary current directory holding ``mykernels.py`` (importable from there)."""
     (tmp_path / "mykernels.py").write_text(MODULE)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SPF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SPF_CACHE_DIR", str(kernel_cache))
     for name in ("mykernels", "gpu_kernels", "my_kernels"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     return tmp_path
@@ -301,8 +301,10 @@ def test_dot_refuses_an_unknown_format(workdir: Path, capsys: pytest.CaptureFixt
 
 # ------------------------------------------------------------------------------ demo, bench
 @pytest.mark.slow
-def test_demo_on_a_matrix_market_file(tmp_path: Path, suitesparse_dir: Path) -> None:
-    env = {**os.environ, "SPF_CACHE_DIR": str(tmp_path / "cache")}
+def test_demo_on_a_matrix_market_file(
+    tmp_path: Path, suitesparse_dir: Path, kernel_cache: Path
+) -> None:
+    env = {**os.environ, "SPF_CACHE_DIR": str(kernel_cache)}
     matrix = str(suitesparse_dir / "west0067.mtx")
     cmd = [sys.executable, "-m", "spf.cli", "demo", matrix, "--out", str(tmp_path / "out")]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
