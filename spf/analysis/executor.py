@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
 from typing import TYPE_CHECKING, Any
 
 from spf.analysis.inspector import (
@@ -66,6 +67,7 @@ COARSE_METHODS = ("coarse", "auto")
 """The methods whose executor runs coarse levels of parts (``i_lev``, ``i_part``, ``i_pos``)."""
 SINGLE_TAG = "wavefront_single"
 """``wavefront_single(<flag>)`` on the rows loop: the C test that runs a group on one thread."""
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
@@ -257,22 +259,25 @@ def _rewrite(
     s = comp.stmt(stmt)
     its = iterator_names(s.domain)
     q = _position(s, loop)
-    outs = s.schedule.as_function(list(its))
-    if outs is None or outs.count(its[q]) != 1:
+    ins = _schedule_inputs(s, its, names)
+    outs = s.schedule.as_function(ins)
+    if outs is None or outs.count(ins[q]) != 1:
         raise CodegenError(
             f"loop {loop!r} of statement {stmt} runs as a wavefront but its schedule "
             f"{s.schedule} is not a plain function of its iterators; schedule it with "
             "loop transformations that keep the outputs functions"
         )
     lev, pos, part = names.lev, names.pos, names.part
-    at = outs.index(its[q])
+    at = outs.index(ins[q])
     p2p = names.method == "p2p"
     coarse = names.method in COARSE_METHODS
     new = [pos] if p2p else [lev, part, pos] if coarse else [lev, pos]
-    new_outs = [*outs[:at], *(f"{x}, 0" for x in new)] if not p2p else [*outs[:at], pos, "1"]
-    new_outs += outs[at:]
+    kept, named = _named_outputs(s, outs)
+    new_outs = [*kept[:at], *(f"{x}, 0" for x in new)] if not p2p else [*kept[:at], pos, "1"]
+    new_outs += kept[at:]
     head = f"[{', '.join([*new, *its])}]"
-    schedule = f"{{{head} -> [{', '.join(new_outs)}]}}"
+    where = f" : {' && '.join(named)}" if named else ""
+    schedule = f"{{[{', '.join([*new, *ins])}] -> [{', '.join(new_outs)}]{where}}}"
     entry["schedule"] = entry["current_schedule"] = schedule
     levels = f"0 <= {lev} && {lev} < {names.nlevels} && {names.levelptr}({lev}) <= "
     if p2p:
@@ -309,6 +314,44 @@ def _rewrite(
         tags[pos] = [ROWS_TAG, f"{SINGLE_TAG}({names.single}({lev}))"]
     entry["tags"] = tags
     return [str(o) for o in outs[:at]]
+
+
+def _schedule_inputs(s: Stmt, its: Sequence[str], names: WavefrontNames) -> list[str]:
+    """The names of ``s``'s iterators in its executor schedule: the domain's, except one
+    that a split, skewed or otherwise computed loop of ``s`` is named (``skew`` keeps the
+    name ``k`` for ``k + j``), which is renamed so the loop keeps its name."""
+    loops = set(_loop_names(s))
+    taken = {*its, *loops, *astuple(names)}
+    out = []
+    for v in its:
+        name = v
+        while name in loops:
+            name += "_"
+        while name != v and name in taken:
+            name += "_"
+        taken.add(name)
+        out.append(name)
+    return out
+
+
+def _loop_names(s: Stmt) -> list[str]:
+    """The names of ``s``'s loops that are expressions of its iterators, not one of them."""
+    return [v for v in s.schedule.out_vars if _IDENT.fullmatch(v) and v not in s.schedule.in_vars]
+
+
+def _named_outputs(s: Stmt, outs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The outputs of ``s``'s executor schedule and their constraints: a loop computed from
+    the iterators (``j0 = floor(j/4)`` of ``split``/``vectorize``/``tile``, a skewed loop)
+    keeps its name, so its tags (``vector(4)``, ``unroll(2)``) still name it."""
+    computed = set(_loop_names(s))
+    kept, named = [], []
+    for name, expr in zip(s.schedule.out_vars, outs, strict=True):
+        if name in computed and name != expr:
+            kept.append(name)
+            named.append(f"{name} = {expr}")
+        else:
+            kept.append(expr)
+    return kept, named
 
 
 def _add_flags(
