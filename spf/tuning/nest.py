@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
@@ -131,6 +133,18 @@ def priced(comp: Computation, sizes: Mapping[str, int]) -> tuple[dict[str, float
     return inst, data
 
 
+def size_params(comp: Computation) -> frozenset[str]:
+    """The integer symbolic constants, which price the PDFG: a floating-point constant
+    (gemm's ``alpha``) bounds no loop, so its value does not matter to the counts."""
+    from spf.clang import NUMPY_OF_C
+
+    def floating(ctype: str) -> bool:
+        dtype = NUMPY_OF_C.get(ctype)
+        return dtype is not None and np.dtype(dtype).kind in "fc"
+
+    return frozenset(p for p in comp.params if not floating(comp.constants.get(p, "")))
+
+
 def sizes_of(comp: Computation, args: Mapping[str, Any]) -> dict[str, int]:
     """The symbolic constants: those given in ``args``, and those a declared extent names
     alone (``shape=("N",)``) read off the array passed for it."""
@@ -149,7 +163,7 @@ def analyze(comp: Computation, args: Mapping[str, Any]) -> Nest:
     """The :class:`Nest` of ``comp`` for the arguments ``args``."""
     main = main_stmt(comp)
     sizes0 = sizes_of(comp, args)
-    counts, footprint = priced(comp, sizes0) if comp.params <= set(sizes0) else ({}, 0.0)
+    counts, footprint = priced(comp, sizes0) if size_params(comp) <= set(sizes0) else ({}, 0.0)
     instances = counts.get(main.name, 0.0) or float(
         max((getattr(args.get(ds), "size", 0) for ds, _ in main.reads), default=1)
     )
