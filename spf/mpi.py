@@ -383,6 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpfError as err:
         print(f"spf.mpi: {err}", file=sys.stderr)
         return 124 if isinstance(err, MPITimeoutError) else 2
+    except KeyboardInterrupt:  # run() has killed the job
+        print("spf.mpi: interrupted; the job was killed", file=sys.stderr)
+        return 128 + signal.SIGINT
     return done.returncode
 
 

@@ -361,6 +361,25 @@ def test_a_job_past_its_timeout_leaves_no_rank_pid_alive(tmp_path: Path) -> None
     _assert_gone(pids)
 
 
+def _signal_the_launcher(argv: list[str], sig: int, folder: Path) -> int:
+    """Start ``argv`` (a Python launcher of the sleeping ranks), send it ``sig`` once every
+    rank runs, check that no rank survives (by PID); its exit status."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    parent = subprocess.Popen(  # Ctrl-C reaches it even from a shell that ignores SIGINT
+        argv, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
+    try:
+        pids = _rank_pids(folder, 2, wait=120)
+        assert len(pids) == 2, "the ranks did not start"
+        parent.send_signal(sig)
+        status = parent.wait(timeout=60)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    _assert_gone(pids)
+    return status
+
+
 @pytest.mark.parametrize(
     ("handler", "status"),
     [("", -signal.SIGTERM), ("signal.signal(signal.SIGTERM, lambda s, f: sys.exit(7))\n", 7)],
@@ -375,17 +394,15 @@ def test_sigterm_to_the_launcher_kills_every_rank_then_applies_its_own_dispositi
         f"import signal, sys\nfrom spf.mpi import run\n{handler}"
         f"run({str(script)!r}, 2, [{str(tmp_path)!r}], timeout=300)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    parent = subprocess.Popen([sys.executable, "-c", launcher], env=env)
-    try:
-        pids = _rank_pids(tmp_path, 2, wait=120)
-        assert len(pids) == 2, "the ranks did not start"
-        parent.send_signal(signal.SIGTERM)
-        assert parent.wait(timeout=60) == status  # after run() killed the job
-    finally:
-        if parent.poll() is None:
-            parent.kill()
-    _assert_gone(pids)
+    argv = [sys.executable, "-c", launcher]
+    assert _signal_the_launcher(argv, signal.SIGTERM, tmp_path) == status
+
+
+def test_ctrl_c_of_the_cli_launcher_kills_every_rank_and_exits_130(tmp_path: Path) -> None:
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER)
+    argv = [sys.executable, "-m", "spf.mpi", "-n", "2", str(script), str(tmp_path)]
+    assert _signal_the_launcher(argv, signal.SIGINT, tmp_path) == 130
 
 
 def test_ranks_of_a_launcher_that_ignores_sigterm_are_killed_too(tmp_path: Path) -> None:
