@@ -11,7 +11,7 @@
 ``spf import FILE.c [--function F] [--param NAME] [--shape NAME=EXT,EXT] [-o FILE]``
     import a C function (``spf.from_c``): print the Python that builds its Computation,
     then its loop structure (as comments).
-``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] [--seed S] [--no-reuse]``
+``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] [--cflags "..."] ...``
     search a faster legal schedule for a kernel of ``spf.kernels`` (by name) or a C file
     (``spf.tune``); prints the schedule as Python.
 ``spf tune spmv --matrix FILE.mtx --formats [CSR,SELL,...] [--refine] [--budget S]``

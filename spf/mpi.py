@@ -10,8 +10,11 @@ on a 2-core machine), the two ``OMPI_ALLOW_RUN_AS_ROOT*`` variables when running
 the current Python interpreter run as ``python -m mpi4py script`` (an uncaught exception on
 one rank then aborts the whole job instead of leaving the other ranks waiting for it), and a
 timeout after which the whole job (``mpiexec`` and every rank) is killed, so a deadlocked
-program fails instead of hanging. The job is also killed when the launcher itself is
-interrupted or terminated. Importing this module does not import mpi4py.
+program fails instead of hanging. ``mpiexec`` runs in a session of its own, and the job (its
+whole process group) is also killed when the launcher itself is interrupted (Ctrl-C) or gets
+SIGTERM: :func:`run` handles SIGTERM while it waits, then restores the previous handler and
+raises the signal again, so the launcher's own disposition still applies. Importing this
+module does not import mpi4py.
 
 Inside a program, :func:`report` prints what each rank checked, from rank 0 in rank order;
 :func:`scatter_csr` gives a rank its rows of a matrix as the keyword arguments of a
@@ -29,8 +32,10 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -127,7 +132,8 @@ def run(
         start_new_session=True,  # one process group: mpiexec and its ranks
     )
     try:
-        out, err = proc.communicate(timeout=timeout)
+        with _terminated_on_sigterm():
+            out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         partial, partial_err = _kill(proc)
         tail = ((partial or "") + (partial_err or ""))[-4000:]
@@ -135,22 +141,76 @@ def run(
             f"{' '.join(argv)} did not finish within {timeout:g} s and was killed "
             f"(a deadlock, or pass a longer timeout); output so far:\n{tail}"
         ) from None
+    except _Terminated:
+        _kill(proc)
+        signal.raise_signal(signal.SIGTERM)  # now the launcher's own SIGTERM disposition
+        raise MPILaunchError(
+            f"{' '.join(argv)} was killed: the launching process received SIGTERM"
+        ) from None
     finally:
         if proc.poll() is None:  # interrupted (KeyboardInterrupt, SystemExit): no orphans
             _kill(proc)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
+class _Terminated(BaseException):
+    """SIGTERM reached the launcher while a job ran (raised by the temporary handler)."""
+
+
+@contextlib.contextmanager
+def _terminated_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` inside the block (so the caller kills the job);
+    the previous handler is back afterwards. Left alone outside the main thread (Python
+    only sets handlers there) and where SIGTERM is ignored or handled outside Python."""
+    previous = signal.getsignal(signal.SIGTERM)
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or previous is None
+        or previous == signal.SIG_IGN
+    ):
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _kill(proc: subprocess.Popen[str]) -> tuple[str | None, str | None]:
-    """Stop the job: SIGTERM to mpiexec (it stops its ranks), then SIGKILL to the group."""
-    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            return proc.communicate(timeout=grace)
-        except subprocess.TimeoutExpired:
-            continue
-    return None, None
+    """Stop the job: SIGTERM to mpiexec's process group (it stops its ranks), then SIGKILL
+    to whatever is left of its session (Open MPI puts each rank in a process group of its
+    own, inside the session ``start_new_session`` gave mpiexec)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=3.0)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:  # ranks left behind, or the whole job when stuck
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _session(proc.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    try:
+        return proc.communicate(timeout=10.0)
+    except subprocess.TimeoutExpired:
+        return None, None
+
+
+def _session(sid: int) -> list[int]:
+    """The processes of session ``sid`` (from ``/proc``; none where there is no ``/proc``)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[3]) == sid:
+                pids.append(int(stat.parent.name))
+    return pids
 
 
 def report(comm: Any, line: str, ok: bool = True) -> bool:
@@ -323,6 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpfError as err:
         print(f"spf.mpi: {err}", file=sys.stderr)
         return 124 if isinstance(err, MPITimeoutError) else 2
+    except KeyboardInterrupt:  # run() has killed the job
+        print("spf.mpi: interrupted; the job was killed", file=sys.stderr)
+        return 128 + signal.SIGINT
     return done.returncode
 
 

@@ -1,4 +1,4 @@
-"""``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] ...``.
+"""``spf tune KERNEL [--matrix FILE.mtx] [--sizes N=512,...] [--budget S] [--cflags "..."] ...``.
 
 ``spf tune spmv --matrix FILE.mtx --formats [CSR,SELL,...] [--refine]`` chooses SpMV's storage
 format instead (:func:`spf.formats.tune`, :mod:`spf.tuning.formats_cli`).
@@ -13,6 +13,7 @@ Python to paste) goes to stdout.
 from __future__ import annotations
 
 import inspect
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,13 @@ def add_parser(commands: Any) -> None:
     tune.add_argument("--budget", type=float, default=60.0, help="seconds (default: 60)")
     tune.add_argument("--seed", type=int, default=None, help="seed of the search")
     tune.add_argument("--threads", type=int, default=None, help="OpenMP threads (default: tried)")
+    tune.add_argument(
+        "--cflags",
+        metavar='"-O3 ..."',
+        default=None,
+        help="compiler flags of every candidate and the default, one shell-quoted string "
+        "(--cflags='-O3 -march=native'; default: spf's; part of the record's key)",
+    )
     tune.add_argument(
         "--no-reuse", dest="reuse", action="store_false", help="search even when a record exists"
     )
@@ -88,6 +96,21 @@ def load_kernel(spec: str, function: str | None) -> Computation:
         raise SpfError(f"spf.kernels.{spec} takes arguments ({err}); tune it from Python") from err
 
 
+def cflags(text: str | None) -> list[str] | None:
+    """``--cflags`` split as a shell would (None when not given)."""
+    if text is None:
+        return None
+    try:
+        flags = shlex.split(text)
+    except ValueError as err:
+        raise SpfError(f"--cflags {text!r}: {err}; quote it as one shell string") from err
+    if not flags:
+        raise SpfError(
+            "--cflags is empty; give compiler flags such as --cflags '-O3 -march=native'"
+        )
+    return flags
+
+
 def run(
     args: argparse.Namespace,
     sizes: Mapping[str, int] | None,
@@ -116,7 +139,7 @@ def run(
     )
     progress(f"tuning {comp.name} on {shapes} for at most {args.budget:g} s")
     res = tune(comp, kargs, budget=args.budget, seed=args.seed, reuse=args.reuse,
-               threads=args.threads)  # fmt: skip
+               threads=args.threads, cflags=cflags(args.cflags))  # fmt: skip
     how = "from the record (nothing measured)" if res.reused else (
         f"{res.tried} candidates measured, {res.illegal} refused by the legality check"
     )  # fmt: skip

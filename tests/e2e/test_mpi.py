@@ -13,8 +13,10 @@ mpi4py (importing it initialises MPI).
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -307,6 +309,129 @@ def test_a_deadlock_times_out_and_leaves_no_rank_behind(tmp_path: Path) -> None:
     time.sleep(0.5)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=False)
     assert str(script) not in ps.stdout
+
+
+SLEEPER = (
+    "import os, sys, time\n"
+    "from mpi4py import MPI\n"
+    "path = os.path.join(sys.argv[1], f'pid{MPI.COMM_WORLD.Get_rank()}')\n"
+    "with open(path + '.tmp', 'w') as f:\n"
+    "    f.write(str(os.getpid()))\n"
+    "os.replace(path + '.tmp', path)\n"
+    "time.sleep(600)\n"
+)
+
+
+def _rank_pids(folder: Path, ranks: int, wait: float = 0.0) -> list[int]:
+    """The PIDs the sleeping ranks wrote, waiting up to ``wait`` seconds for all of them."""
+    deadline = time.monotonic() + wait
+    while len(list(folder.glob("pid[0-9]*"))) < ranks and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [int(path.read_text()) for path in sorted(folder.glob("pid[0-9]*"))]
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` is a live process (a zombie, dead but not reaped yet, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _assert_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 10
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in pids if _alive(pid)]
+    for pid in left:  # a failing test leaves no process behind either
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"rank processes left running: {left} of {pids}"
+
+
+def test_a_job_past_its_timeout_leaves_no_rank_pid_alive(tmp_path: Path) -> None:
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(MPITimeoutError, match="did not finish within 5 s"):
+        run(script, 2, [str(tmp_path)], timeout=5)
+    assert signal.getsignal(signal.SIGTERM) is before  # run's handler is gone again
+    pids = _rank_pids(tmp_path, 2)
+    assert len(pids) == 2, "the ranks did not start within the timeout"
+    _assert_gone(pids)
+
+
+def _signal_the_launcher(argv: list[str], sig: int, folder: Path) -> int:
+    """Start ``argv`` (a Python launcher of the sleeping ranks), send it ``sig`` once every
+    rank runs, check that no rank survives (by PID); its exit status."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    parent = subprocess.Popen(  # Ctrl-C reaches it even from a shell that ignores SIGINT
+        argv, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
+    try:
+        pids = _rank_pids(folder, 2, wait=120)
+        assert len(pids) == 2, "the ranks did not start"
+        parent.send_signal(sig)
+        status = parent.wait(timeout=60)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    _assert_gone(pids)
+    return status
+
+
+@pytest.mark.parametrize(
+    ("handler", "status"),
+    [("", -signal.SIGTERM), ("signal.signal(signal.SIGTERM, lambda s, f: sys.exit(7))\n", 7)],
+    ids=["default", "own-handler"],
+)
+def test_sigterm_to_the_launcher_kills_every_rank_then_applies_its_own_disposition(
+    handler: str, status: int, tmp_path: Path
+) -> None:
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER)
+    launcher = (
+        f"import signal, sys\nfrom spf.mpi import run\n{handler}"
+        f"run({str(script)!r}, 2, [{str(tmp_path)!r}], timeout=300)\n"
+    )
+    argv = [sys.executable, "-c", launcher]
+    assert _signal_the_launcher(argv, signal.SIGTERM, tmp_path) == status
+
+
+def test_ctrl_c_of_the_cli_launcher_kills_every_rank_and_exits_130(tmp_path: Path) -> None:
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER)
+    argv = [sys.executable, "-m", "spf.mpi", "-n", "2", str(script), str(tmp_path)]
+    assert _signal_the_launcher(argv, signal.SIGINT, tmp_path) == 130
+
+
+def test_ranks_of_a_launcher_that_ignores_sigterm_are_killed_too(tmp_path: Path) -> None:
+    """A stand-in for a stuck ``mpiexec``: it ignores SIGTERM and starts each rank in a
+    process group of its own, as Open MPI does; run() still kills every rank by PID."""
+    fake = tmp_path / "stuck-mpiexec"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import os, signal, subprocess, sys, time\n"
+        "if sys.argv[1:] == ['--version']:\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "for rank in range(int(sys.argv[2])):\n"
+        "    env = {**os.environ, 'RANK': str(rank)}\n"
+        "    subprocess.Popen(sys.argv[3:], env=env, preexec_fn=os.setpgrp)\n"
+        "time.sleep(600)\n"
+    )
+    fake.chmod(0o755)
+    script = tmp_path / "sleeper.py"
+    script.write_text(
+        SLEEPER.replace("from mpi4py import MPI\n", "").replace(
+            "MPI.COMM_WORLD.Get_rank()", 'os.environ["RANK"]'
+        )
+    )
+    with pytest.raises(MPITimeoutError):
+        run(script, 2, [str(tmp_path)], timeout=2, mpiexec=str(fake), mpi4py=False)
+    pids = _rank_pids(tmp_path, 2)
+    assert len(pids) == 2, "the ranks did not start within the timeout"
+    _assert_gone(pids)
 
 
 def test_launcher_command_line() -> None:

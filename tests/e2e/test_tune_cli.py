@@ -39,6 +39,32 @@ def test_tune_spmv_on_a_suitesparse_matrix(capsys: Any, suitesparse_dir: Path) -
     assert capsys.readouterr().out.startswith("# spmv_csr: ")
 
 
+def test_tune_cflags_reach_the_record_key(capsys: Any) -> None:
+    argv = ["tune", "gemm", "--sizes", "N=6,M=5,K=4", "--budget", "2", "--threads", "1"]
+    assert main([*argv, "--cflags", "-O1 -fno-tree-vectorize"]) == 0
+    first = capsys.readouterr().out
+    assert "from the record" not in first
+    assert main([*argv, "--cflags=-O2"]) == 0  # other flags: a new search, not the record
+    second = capsys.readouterr().out
+    assert "from the record" not in second
+    assert main([*argv, "--cflags", "-O1  -fno-tree-vectorize"]) == 0  # the same flags
+    assert "from the record (nothing measured)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ("-O2 -fno-such-flag", "unrecognized command-line option"),
+        ("-O2 '-march=native", '--cflags "-O2 \'-march=native": No closing quotation'),
+        (" ", "--cflags is empty"),
+    ],
+)
+def test_tune_bad_cflags_are_a_clear_error(flags: str, message: str, capsys: Any) -> None:
+    argv = ["tune", "gemm", "--sizes", "N=6,M=5,K=4", "--budget", "2", "--threads", "1"]
+    assert main([*argv, f"--cflags={flags}"]) == 1
+    assert message in capsys.readouterr().err
+
+
 MV_C = """
 void mv(int n, int m, double A[n][m], double x[m], double y[n]) {
   for (int i = 0; i < n; i++)
