@@ -13,7 +13,6 @@ those loops from being optimized as in the unchecked function, and the pass wins
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from spf.codegen.loop_ast import (
@@ -43,10 +42,8 @@ def pass_pays(program: Program, names: frozenset[str]) -> frozenset[str]:
     good: dict[str, bool] = dict.fromkeys(names, True)
     _visit(program.body, good)
     for s in program.stmts:
-        text = " ".join([*s.lines, *(r.target + r.value for r in (s.reduction, s.update) if r)])
-        for u in names:
-            if re.search(rf"\b{re.escape(u)}\s*\(", text):
-                good[u] = False
+        for u in names & s.calls:  # a read in the statement's own text
+            good[u] = False
     return frozenset(u for u, ok in good.items() if ok)
 
 
