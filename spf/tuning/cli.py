@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, SpfError
 
 if TYPE_CHECKING:
     import argparse
@@ -103,9 +103,9 @@ def cflags(text: str | None) -> list[str] | None:
     try:
         flags = shlex.split(text)
     except ValueError as err:
-        raise SpfError(f"--cflags {text!r}: {err}; quote it as one shell string") from err
+        raise ArgumentError(f"--cflags {text!r}: {err}; quote it as one shell string") from err
     if not flags:
-        raise SpfError(
+        raise ArgumentError(
             "--cflags is empty; give compiler flags such as --cflags '-O3 -march=native'"
         )
     return flags

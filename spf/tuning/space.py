@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, SpfError
 from spf.schedule.commands import WAVEFRONT_METHODS
 from spf.schedule.tags import REDUCTION_OPTIONS
 from spf.tuning.blocking import BLOCKINGS, native_isa
@@ -171,7 +171,7 @@ def _cflags(cflags: object) -> tuple[str, ...] | None:
         or not isinstance(cflags, Sequence)
         or not all(isinstance(f, str) for f in cflags)
     ):
-        raise SpfError(
+        raise ArgumentError(
             f"tune: cflags must be a list of compiler flags (e.g. ['-O3', '-march=native', "
             f"'-ffp-contract=fast']), got {cflags!r}"
         )
