@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
@@ -491,24 +491,32 @@ def kernel_facts(comp: Computation, obligations: Sequence[str]) -> tuple[Fact, .
 @dataclass(frozen=True)
 class FactPlan:
     """How fact number ``number`` is verified: ``checked`` is what the check loops test
-    (``fact`` itself, or its :class:`Adjacent` form); ``linear``: see :func:`is_linear`."""
+    (``fact`` itself, or its :class:`Adjacent` form); ``linear``: see :func:`is_linear`;
+    ``implied_by``: the numbers of the facts that imply it (it is then not checked at all,
+    :mod:`spf.analysis.fact_prover`), empty when it is checked."""
 
     number: int
     fact: Fact
     checked: Fact
     adjacent: Adjacent | None
     linear: bool
+    implied_by: tuple[int, ...] = ()
 
 
 def plan_facts(
     facts: Sequence[Fact], ufs: Mapping[str, UF], constants: Sequence[str]
 ) -> tuple[FactPlan, ...]:
-    """The plan of each quantified fact of ``facts`` (parameter facts are left out)."""
+    """The plan of each quantified fact of ``facts`` (parameter facts are left out); a fact
+    the others imply is marked (:attr:`FactPlan.implied_by`)."""
+    from spf.analysis.fact_prover import implied_facts
+
+    implied = implied_facts(facts, ufs, constants)
     out = []
     for n, f in enumerate(facts):
         if f.is_parameter_fact:
             continue
-        out.append(_plan_fact(n, facts, ufs, constants))
+        plan = _plan_fact(n, facts, ufs, constants)
+        out.append(replace(plan, implied_by=implied[n]) if n in implied else plan)
     return tuple(out)
 
 
@@ -568,6 +576,8 @@ def in_loop_plan(
     checks: list[InLoopCheck] = []
     covered = set()
     for p in plans:
+        if p.implied_by:
+            continue
         pairs = (p.adjacent.first, p.adjacent.second) if p.adjacent is not None else None
         try:
             found = in_loop_checks(comp, stmts, p.checked, p.number, facts[: p.number], pairs=pairs)
