@@ -516,8 +516,21 @@ def plan_facts(
         if f.is_parameter_fact:
             continue
         plan = _plan_fact(n, facts, ufs, constants)
-        out.append(replace(plan, implied_by=implied[n]) if n in implied else plan)
+        out.append(_implied_plan(plan, implied[n]) if n in implied else plan)
     return tuple(out)
+
+
+def _implied_plan(plan: FactPlan, by: tuple[int, ...]) -> FactPlan:
+    """``plan`` marked implied by ``by``: one object for the same plan and facts, as
+    :func:`_plan_fact` shares plans (an executor's and its inspector's)."""
+    key = (id(plan), by)
+    found = _MARKED.get(key)
+    if found is None or found[0] is not plan:
+        found = _MARKED.put(key, (plan, replace(plan, implied_by=by)))
+    return found[1]
+
+
+_MARKED: Table[Hashable, tuple[FactPlan, FactPlan]] = Table(1024)
 
 
 def _plan_fact(

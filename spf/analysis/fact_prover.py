@@ -35,6 +35,7 @@ from spf.analysis.fact_plan import (
     adjacent_form,
     as_set,
     conjunction,
+    declarations_of,
     fresh,
     rename,
 )
@@ -92,9 +93,14 @@ def _implied(
         if proved:
             dropped[n] = tuple(kept)
     # each dropped fact follows from those kept at its turn, and the ones among them dropped
-    # later follow from fewer still: all follow from the facts kept in the end
-    final = tuple(m for m in range(len(facts)) if m not in dropped)
-    return tuple((n, final) for n in dropped)
+    # later follow from fewer still: all follow from the facts kept in the end, of which
+    # those over other UFs say nothing about it (a wavefront executor's own facts)
+    final = [m for m in range(len(facts)) if m not in dropped]
+    reads = {n: set(declarations_of([facts[n]], ufs)) for n in range(len(facts))}
+    return tuple(
+        (n, tuple(m for m in final if facts[m].is_parameter_fact or reads[m] & reads[n]))
+        for n in dropped
+    )
 
 
 def _follows(
