@@ -362,7 +362,7 @@ def _kept(sec: Section, costs: dict[str, Any]) -> None:
         ways = ", ".join(f"{how}: {n}" for how, n in counts.items()) or "no facts"
         implied = "; ".join(f"`{f}`" for f in cost.implied) or "-"
         rows.append([f"`{name}`", ways, implied])
-    sec.table(["kernel", "facts, by how they are checked", "implied (not checked)"], rows)
+    sec.table(["kernel", "facts, by how they are checked", "implied (not checked)"], rows, "lll")
 
 
 def _same_results(call: Call, args: dict[str, Any], name: str, matrix: str) -> None:
