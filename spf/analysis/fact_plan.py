@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
@@ -491,25 +491,46 @@ def kernel_facts(comp: Computation, obligations: Sequence[str]) -> tuple[Fact, .
 @dataclass(frozen=True)
 class FactPlan:
     """How fact number ``number`` is verified: ``checked`` is what the check loops test
-    (``fact`` itself, or its :class:`Adjacent` form); ``linear``: see :func:`is_linear`."""
+    (``fact`` itself, or its :class:`Adjacent` form); ``linear``: see :func:`is_linear`;
+    ``implied_by``: the numbers of the facts that imply it (it is then not checked at all,
+    :mod:`spf.analysis.fact_prover`), empty when it is checked."""
 
     number: int
     fact: Fact
     checked: Fact
     adjacent: Adjacent | None
     linear: bool
+    implied_by: tuple[int, ...] = ()
 
 
 def plan_facts(
     facts: Sequence[Fact], ufs: Mapping[str, UF], constants: Sequence[str]
 ) -> tuple[FactPlan, ...]:
-    """The plan of each quantified fact of ``facts`` (parameter facts are left out)."""
+    """The plan of each quantified fact of ``facts`` (parameter facts are left out); a fact
+    the others imply is marked (:attr:`FactPlan.implied_by`)."""
+    from spf.analysis.fact_prover import implied_facts
+
+    implied = implied_facts(facts, ufs, constants)
     out = []
     for n, f in enumerate(facts):
         if f.is_parameter_fact:
             continue
-        out.append(_plan_fact(n, facts, ufs, constants))
+        plan = _plan_fact(n, facts, ufs, constants)
+        out.append(_implied_plan(plan, implied[n]) if n in implied else plan)
     return tuple(out)
+
+
+def _implied_plan(plan: FactPlan, by: tuple[int, ...]) -> FactPlan:
+    """``plan`` marked implied by ``by``: one object for the same plan and facts, as
+    :func:`_plan_fact` shares plans (an executor's and its inspector's)."""
+    key = (id(plan), by)
+    found = _MARKED.get(key)
+    if found is None or found[0] is not plan:
+        found = _MARKED.put(key, (plan, replace(plan, implied_by=by)))
+    return found[1]
+
+
+_MARKED: Table[Hashable, tuple[FactPlan, FactPlan]] = Table(1024)
 
 
 def _plan_fact(
@@ -568,6 +589,8 @@ def in_loop_plan(
     checks: list[InLoopCheck] = []
     covered = set()
     for p in plans:
+        if p.implied_by:
+            continue
         pairs = (p.adjacent.first, p.adjacent.second) if p.adjacent is not None else None
         try:
             found = in_loop_checks(comp, stmts, p.checked, p.number, facts[: p.number], pairs=pairs)

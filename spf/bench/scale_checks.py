@@ -323,18 +323,20 @@ def dense_cases() -> list[Case]:
     return [Case(n, "fixed size", "-", fn) for n, fn in calls]
 
 
-def cases(ctx: Context) -> tuple[list[Case], list[tuple[str, str, str]]]:
-    """Every case (compiled, arguments built and results compared once), and the
-    (kernel, matrix, dtype) left out for their size."""
+def cases(ctx: Context) -> tuple[list[Case], list[tuple[str, str, str]], dict[str, Any]]:
+    """Every case (compiled, arguments built and results compared once), the (kernel,
+    matrix, dtype) left out for their size, and each sparse kernel's ``check_cost``."""
     quick = ctx.cfg.quick
     dtypes = ("int32",) if quick else ("int32", "int64")
     mats = matrices(quick)
     out: list[Case] = []
     skipped: list[tuple[str, str, str]] = []
+    costs: dict[str, Any] = {}
     for name, build, arguments in sparse_kernels(quick):
         for dtype in dtypes:
             ctx.log(f"scale checks: {name} ({dtype})")
             kernel = build(dtype)
+            costs.setdefault(name, kernel.check_cost)
             for mname, m in mats:
                 args = arguments(m, dtype)
                 if args is None:
@@ -345,7 +347,22 @@ def cases(ctx: Context) -> tuple[list[Case], list[tuple[str, str, str]]]:
                 out.append(Case(name, mname, dtype, call))
     if not quick:
         out += dense_cases()
-    return out, skipped
+    return out, skipped, costs
+
+
+def _kept(sec: Section, costs: dict[str, Any]) -> None:
+    """How each sparse kernel verifies its facts (``kernel.check_cost``): how many facts
+    each way, and the facts not checked because the others imply them."""
+    sec.line("How each kernel verifies its facts (`kernel.check_cost`, int32):\n")
+    rows = []
+    for name, cost in costs.items():
+        counts: dict[str, int] = {}
+        for c in cost:
+            counts[c.how] = counts.get(c.how, 0) + 1
+        ways = ", ".join(f"{how}: {n}" for how, n in counts.items()) or "no facts"
+        implied = "; ".join(f"`{f}`" for f in cost.implied) or "-"
+        rows.append([f"`{name}`", ways, implied])
+    sec.table(["kernel", "facts, by how they are checked", "implied (not checked)"], rows, "lll")
 
 
 def _same_results(call: Call, args: dict[str, Any], name: str, matrix: str) -> None:
@@ -367,7 +384,7 @@ def _same_results(call: Call, args: dict[str, Any], name: str, matrix: str) -> N
 
 def run(ctx: Context) -> Section:
     sec = Section("scale_checks")
-    all_cases, skipped = cases(ctx)
+    all_cases, skipped, costs = cases(ctx)
     variants: list[Variant] = []
     for n, case in enumerate(all_cases):
         for check in (False, True):
@@ -388,6 +405,7 @@ def run(ctx: Context) -> Section:
                      "check_false_s": off, "check_true_s": on, "ratio": ratio,
                      "ratio_of_fastest": low})  # fmt: skip
     _tables(sec, ratios, skipped)
+    _kept(sec, costs)
     worst_of = {k: max(r for (kk, _), rs in ratios.items() if kk == k for r, _ in rs)
                 for k in lowest}  # fmt: skip
     sec.line(

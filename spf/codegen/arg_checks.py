@@ -479,6 +479,20 @@ def overlap_lines(program: Program) -> list[str]:
     return out
 
 
+def implied_text(implied: tuple[tuple[int, tuple[int, ...]], ...]) -> str:
+    """``2:0.1.4,3:0.1.4``: each implied fact and the facts it follows from."""
+    return ",".join(f"{n}:{'.'.join(map(str, by))}" for n, by in implied)
+
+
+def parse_implied(text: str) -> dict[int, tuple[int, ...]]:
+    """What :func:`implied_text` wrote."""
+    out: dict[int, tuple[int, ...]] = {}
+    for item in filter(None, text.split(",")):
+        n, _, by = item.partition(":")
+        out[int(n)] = tuple(int(b) for b in by.split(".") if b)
+    return out
+
+
 def facts_function(
     function: str,
     dense: dict[str, int | None],
@@ -486,15 +500,18 @@ def facts_function(
     in_loop: frozenset[int] = frozenset(),
     overlap: bool = False,
     each_call: tuple[int, ...] = (),
+    implied: tuple[tuple[int, tuple[int, ...]], ...] = (),
 ) -> str:
     """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>;
-    <overlap>;<each-call facts tested before the loops>`` (comma-separated names, then fact
-    numbers, then ``overlap`` when the function tests that no written array overlaps
-    another, then fact numbers)."""
+    <overlap>;<each-call facts tested before the loops>;<implied facts>`` (comma-separated
+    names, then fact numbers, then ``overlap`` when the function tests that no written array
+    overlaps another, then fact numbers, then ``fact:by.by`` for each fact not checked
+    because the facts ``by`` imply it, :func:`implied_text`)."""
     facts = ",".join(str(n) for n in sorted(in_loop))
     text = f"{','.join(sorted(dense))};{','.join(sorted(zero))};{facts}"
     text += ";overlap" if overlap else ";"
     text += ";" + ",".join(map(str, each_call))
+    text += ";" + implied_text(implied)
     return f'{facts_prototype(function)} {{ return "{text}"; }}'
 
 
@@ -517,7 +534,10 @@ def plan_fact_checks(comp: Computation, program: Program) -> Program:
     stmts = [s.name for s in program.stmts if s.operation is None]
     checks, covered = in_loop_plan(comp, stmts, plans, facts)
     each = plan_each_call(comp, program, plans, covered)
-    return replace(program, fact_checks=checks, in_loop_facts=covered, each_call=each)
+    implied = tuple((p.number, p.implied_by) for p in plans if p.implied_by)
+    return replace(
+        program, fact_checks=checks, in_loop_facts=covered, each_call=each, implied_facts=implied
+    )
 
 
 def checks_by_stmt(program: Program) -> dict[str, list[InLoopCheck]]:

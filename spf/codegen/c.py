@@ -193,6 +193,7 @@ class CPrinter:
                 program.in_loop_facts,
                 ac.overlaps_in_c(program),
                 program.each_call.facts if program.each_call is not None else (),
+                program.implied_facts,
             )
         )
 

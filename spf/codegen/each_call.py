@@ -76,7 +76,7 @@ def plan_each_call(
     taken |= {s.name for s in program.stmts} | {d.name for d in program.data}
     chosen = []
     for p in plans:
-        if p.number in in_loop or not (p.linear or not p.checked.vars):
+        if p.number in in_loop or p.implied_by or not (p.linear or not p.checked.vars):
             continue
         needs = _needs(p.checked, comp.ufs)
         if needs is not None and needs[0] <= params and needs[1] <= ufs:

@@ -189,6 +189,9 @@ class Program:
     each_call: EachCall | None = None
     """The each-call facts the checked function tests before its loops
     (:mod:`spf.codegen.each_call`)."""
+    implied_facts: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    """``(fact, facts it follows from)`` of each fact that is not checked at all: the
+    facts checked imply it (:mod:`spf.analysis.fact_prover`)."""
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:

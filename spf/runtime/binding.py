@@ -203,6 +203,7 @@ class Binder:
         zero_based: frozenset[str] = frozenset(),
         in_loop_facts: frozenset[int] = frozenset(),
         before_loops: frozenset[int] = frozenset(),
+        implied: Mapping[int, tuple[int, ...]] | None = None,
         overlap_in_loop: bool = False,
         validated: bool = False,
     ) -> None:
@@ -216,7 +217,8 @@ class Binder:
         is above 0 has their range checked here. ``in_loop_facts``: the numbers of the
         facts (``signature.facts``) the kernel's loops check (spf.runtime.fact_check);
         ``before_loops``: those of its each-call facts it tests before its loops
-        (spf.codegen.each_call);
+        (spf.codegen.each_call); ``implied``: the facts the kernel does not check because
+        the others imply them (each with the facts it follows from; None: decided here);
         ``overlap_in_loop``: the kernel tests that no written array overlaps another itself
         (:meth:`check_contents` then leaves it out); ``validated``: the facts' checks were
         found bounded when the kernel was built (a kernel loaded from a warm entry)."""
@@ -272,6 +274,7 @@ class Binder:
                 labels,
                 in_loop=in_loop_facts,
                 before_loops=before_loops,
+                implied=implied,
                 validated=validated,
             )
         self._preconditions: PreconditionCheck | None = None

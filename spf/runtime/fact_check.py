@@ -15,6 +15,9 @@ fact over parameters only is evaluated on the parameter values.
   call: in the kernel's checked function, before its loops, where it can be printed there
   (:mod:`spf.codegen.each_call`, :attr:`FactCost.before_loops`), else all of them in one
   generated function of their own;
+* ``"implied"``: the facts checked imply it (:mod:`spf.analysis.fact_prover`: Gauss-Seidel's
+  ``col(k) < i`` left of the diagonal follows from sorted rows and ``col(diag(i)) = i``), so
+  it is not checked at all: arguments that break it break one of those, which is reported;
 * ``"remembered"``: a check that stays superlinear runs once per content of the arrays it
   reads: a CRC-32 of each (and the parameters it uses) is remembered once it passed, and a
   call with the same content skips it; any other content (new arrays, or the same arrays
@@ -77,7 +80,8 @@ class FactCost:
     neighbouring-pairs form of an ordering over pairs, else ``fact``); ``reads``: the index
     arrays it reads (for a remembered fact, the arrays whose checksum it is remembered by);
     ``before_loops``: an each-call fact the kernel's checked function tests itself, before
-    its loops (:mod:`spf.codegen.each_call`; False: a compiled pass of its own, called first).
+    its loops (:mod:`spf.codegen.each_call`; False: a compiled pass of its own, called first);
+    ``implied_by``: for an ``"implied"`` fact, the facts (as written) it follows from.
     """
 
     fact: str
@@ -86,8 +90,12 @@ class FactCost:
     checked: str
     reads: tuple[str, ...]
     before_loops: bool = False
+    implied_by: tuple[str, ...] = ()
 
     def __str__(self) -> str:
+        if self.implied_by:
+            by = ", ".join(repr(f) for f in self.implied_by)
+            return f"{self.how}: {self.fact!r} (follows from {by})"
         via = f" (checked as {self.checked!r})" if self.checked != self.fact else ""
         return f"{self.how}: {self.fact!r}{via}"
 
@@ -99,6 +107,16 @@ class CheckCost(tuple[FactCost, ...]):
     @property
     def remembered(self) -> tuple[str, ...]:
         return tuple(c.fact for c in self if c.how == "remembered")
+
+    @property
+    def implied(self) -> tuple[str, ...]:
+        """The facts not checked because the others imply them."""
+        return tuple(c.fact for c in self if c.how == "implied")
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The facts a ``check=True`` call verifies (every fact but the implied ones)."""
+        return tuple(c.fact for c in self if c.how != "implied")
 
     def __str__(self) -> str:
         return "\n".join(map(str, self)) or "(no facts)"
@@ -286,6 +304,8 @@ class FactChecker:
     (:attr:`cost`); the check functions are generated then and compiled on first use.
     ``labels`` (one per fact) name them in messages (default ``the assumption '<text>'``);
     ``in_loop``: the numbers of the facts the kernel's checked function tests itself;
+    ``implied``: the facts the kernel found implied by the others (each with the facts it
+    follows from), not checked (None: :func:`~spf.analysis.fact_plan.plan_facts` decides);
     ``validated``: each check was found bounded when the kernel was built (a kernel loaded
     from a warm entry), so it is not derived again."""
 
@@ -297,6 +317,7 @@ class FactChecker:
         *,
         in_loop: frozenset[int] = frozenset(),
         before_loops: frozenset[int] = frozenset(),
+        implied: Mapping[int, tuple[int, ...]] | None = None,
         validated: bool = False,
     ) -> None:
         names = list(labels) if labels is not None else [assumption_label(f) for f in facts]
@@ -306,6 +327,7 @@ class FactChecker:
         self.ufs = dict(ufs)
         self.in_loop = in_loop
         self.before_loops = before_loops
+        self.implied = dict(implied) if implied is not None else None
         self.parameter_facts = tuple(
             (f, n) for f, n in zip(facts, names, strict=True) if f.is_parameter_fact
         )
@@ -338,8 +360,11 @@ class FactChecker:
                 )
                 self._plans = plan_facts(self.facts, self.ufs, constants)
             planned: dict[int, _Planned] = {}
+            implied = self._implied()
             for p in self._plans:
-                if p.number in self.in_loop:
+                if p.number in implied:
+                    how = "implied"
+                elif p.number in self.in_loop:
                     how = "in loop"
                 elif p.linear or not p.checked.vars:
                     how = "each call"
@@ -354,6 +379,14 @@ class FactChecker:
                 self._each = _Checks("spf_assumptions", facts, self.ufs, counting=True)
             self._planned = planned
         return self._planned
+
+    def _implied(self) -> dict[int, tuple[int, ...]]:
+        """The facts not checked, each with those it follows from: the kernel's (its
+        checked function's choice, so that the two agree), else this plan's."""
+        if self.implied is not None:
+            return self.implied
+        assert self._plans is not None
+        return {p.number: p.implied_by for p in self._plans if p.implied_by}
 
     def plans(self) -> tuple[FactPlan, ...]:
         """How each quantified fact is checked (planned now if it was not yet): what a
@@ -379,7 +412,8 @@ class FactChecker:
                 out.append(FactCost(f.text, label, "parameters", f.text, ()))
             else:
                 text = q.plan.checked.text
-                out.append(FactCost(f.text, label, q.how, text, q.reads, q.before_loops))
+                by = tuple(self.facts[m].text for m in self._implied().get(n, ()))
+                out.append(FactCost(f.text, label, q.how, text, q.reads, q.before_loops, by))
         return CheckCost(out)
 
     @property
@@ -388,13 +422,17 @@ class FactChecker:
         if self.parameter_facts:
             return False
         return self._all_in_loop() or all(
-            q.route in ("in loop", "before loops") for q in self._plan().values()
+            q.route in ("in loop", "before loops", "implied") for q in self._plan().values()
         )
 
     def _all_in_loop(self) -> bool:
         """Every fact that is not a parameter fact is checked by the kernel's loops: a call
         needs no plan (planning is analysis: it would cost a first call for nothing)."""
-        return all(n in self.in_loop or f.is_parameter_fact for n, f in enumerate(self.facts))
+        implied = self.implied or {}
+        return all(
+            n in self.in_loop or n in implied or f.is_parameter_fact
+            for n, f in enumerate(self.facts)
+        )
 
     # ------------------------------------------------------------------------ checking
     def place(self, param_order: Sequence[str], array_order: Sequence[str]) -> None:

@@ -118,17 +118,19 @@ class Kernel:
         zero_based: frozenset[str] = frozenset()
         in_loop_facts: frozenset[int] = frozenset()
         before_loops: frozenset[int] = frozenset()
+        implied: dict[int, tuple[int, ...]] | None = None
         overlap = False
         if has_checked:
             self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
             facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
-            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", "", "", ""]
+            fields: list[str] = [*ffi.string(facts).decode().split(";"), "", "", "", "", ""]
             ordered, zero, numbers = fields[0], fields[1], fields[2]
             overlap = fields[3] == "overlap"
             in_loop = frozenset(filter(None, ordered.split(",")))
             zero_based = frozenset(filter(None, zero.split(",")))
             in_loop_facts = frozenset(int(n) for n in numbers.split(",") if n)
             before_loops = frozenset(int(n) for n in fields[4].split(",") if n)
+            implied = arg_checks.parse_implied(fields[5])
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -147,6 +149,7 @@ class Kernel:
             zero_based=zero_based,
             in_loop_facts=in_loop_facts,
             before_loops=before_loops,
+            implied=implied,
             overlap_in_loop=overlap,
             validated=validated,
         )

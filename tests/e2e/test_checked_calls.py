@@ -8,6 +8,7 @@ Timings are measured by ``spf bench --only scale`` (spf.bench.scale_checks), nev
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -124,9 +125,15 @@ def test_check_cost_says_how_each_fact_is_checked() -> None:
     assert cost.remembered == ()
     assert str(cost).startswith(f"in loop: {SORTED!r} (checked as ")
     gs = spf.kernels.gauss_seidel_csr().compile().check_cost
-    assert [c.how for c in gs] == ["in loop"] * 5  # the sweep's statements visit every point
+    # the sweep's statements visit every point; the lower and upper parts' facts follow
+    # from sorted rows and the diagonal's position, so they are not checked
+    assert [c.how for c in gs] == ["in loop", "in loop", "implied", "implied", "in loop"]
+    assert gs.implied == (gs[2].fact, gs[3].fact)
+    assert gs[2].implied_by == (gs[0].fact, gs[1].fact, gs[4].fact)
+    assert gs.kept == (gs[0].fact, gs[1].fact, gs[4].fact)
     ilu0 = spf.kernels.ilu0_csr().compile().check_cost
-    assert {c.how for c in ilu0} == {"in loop", "each call"}  # rows without a left part
+    assert {c.how for c in ilu0} == {"each call", "implied"}
+    assert ilu0.implied == gs.implied
     comp = spf.kernels.spmv_csr()
     comp.assume(BAND)
     comp.assume("N >= 1")
@@ -370,3 +377,43 @@ def test_each_call_facts_in_the_checked_function_word_errors_as_their_own_pass(
             ilu0(**args)
         assert str(in_kernel.value) == str(own.value), name
         np.testing.assert_array_equal(args["A"], good["A"])  # refused before the loops
+
+
+SORTED_ROWS = "forall i, k: rowptr(i) <= k < rowptr(i+1) - 1 => col(k) < col(k+1)"
+"""The assumption of ``gauss_seidel_csr`` and ``ilu0_csr`` that the lower and upper parts'
+facts follow from (with the diagonal's), which is checked in their place."""
+LOWER_PART = "forall i, k: rowptr(i) <= k < diag(i) => col(k) < i"
+UPPER_PART = "forall i, k: diag(i) < k < rowptr(i+1) => i < col(k)"
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("name", ["gauss_seidel_csr", "ilu0_csr"])
+def test_implied_facts_broken_are_caught_by_the_facts_kept(name: str, dtype: str) -> None:
+    kernel = getattr(spf.kernels, name)(index_dtype=dtype).compile()
+    assert len(kernel.check_cost.implied) == 2
+    offsets = [-4, -1, 0, 1, 4]  # row 5 holds columns 1, 4, 5, 6, 9
+    m = sp.csr_array(sp.diags_array([-1.0, -1.0, 4.0, -1.0, -1.0], offsets=offsets, shape=(16, 16)))
+    make = spf.sparse.gauss_seidel_args if name == "gauss_seidel_csr" else spf.sparse.ilu0_args
+    good = make(m, dtype)
+    extra = {"x": np.zeros(16), "b": np.ones(16)} if name == "gauss_seidel_csr" else {}
+    values = good["A"].copy()
+
+    def call(args: dict[str, Any]) -> None:
+        np.copyto(args["A"], values)  # ILU(0) factors in place
+        kernel(**args, **extra)
+
+    call(good)
+    call(good)  # passed: the lower part's check is not remembered, it is not made at all
+    start = int(good["rowptr"][5])
+    assert list(good["col"][start : start + 5]) == [1, 4, 5, 6, 9]
+    bad = {**good, "col": good["col"].copy()}
+    bad["col"][start + 1] = 7  # left of the diagonal, right of it in column: 1, 7, 5, 6, 9
+    broken = rf"({re.escape(SORTED_ROWS)}|{re.escape(LOWER_PART)})' does not hold"
+    with pytest.raises(spf.ArgumentError, match=rf"{broken}.* i = 5, k = {start + 1}"):
+        call(bad)  # the error names the first fact broken, in the kernel's order
+    call(good)  # the first arrays are still fine
+    good["col"][start + 3] = 3  # in place, right of the diagonal in a lower column: 1, 4, 5, 3
+    broken = rf"({re.escape(SORTED_ROWS)}|{re.escape(UPPER_PART)})' does not hold"
+    at = rf"i = 5, k = ({start + 2}|{start + 3})\b"  # the pair (k, k + 1), or the entry
+    with pytest.raises(spf.ArgumentError, match=rf"{broken}.* {at}"):
+        call(good)
