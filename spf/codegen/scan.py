@@ -110,7 +110,9 @@ class Scanner:
         self._written: dict[tuple[str, str], int] = {}
         if self._read_after_last_position():
             self.width += 1  # a constant position below it, where the value is bound
-        self.reserved = set(comp.params) | set(comp.data_spaces) | set(comp.ufs) | set(comp.buffers)
+        # the computation does not change while it is scanned: its constants, once
+        self._params = sorted(comp.params)
+        self.reserved = {*self._params, *comp.data_spaces, *comp.ufs, *comp.buffers}
         self.names = self._position_names()
         self.values: dict[str, UFValue] = {}
         self.keys: dict[tuple[str, tuple[Expr, ...], int], str] = {}
@@ -324,7 +326,7 @@ class Scanner:
         return iset.params()
 
     def _context(self, scope: set[str], outer: Sequence[str]) -> isl.Set:
-        params = ", ".join([*sorted(self.comp.params), *outer, *sorted(scope)])
+        params = ", ".join([*self._params, *outer, *sorted(scope)])
         ctx = isl.Set(f"[{params}] -> {{ : }}")
         for var in scope:
             ctx = _align_intersect(ctx, self._range_fact(var))
