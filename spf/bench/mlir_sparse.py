@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -263,10 +264,12 @@ print(json.dumps(out))
 
 
 def mlir_python() -> str | None:
-    """An interpreter that imports ``torch_mlir`` (``$SPF_MLIR_PYTHON``, else the repository's
-    ``.bench-venv``), or None."""
+    """An interpreter that imports ``torch_mlir`` (``$SPF_MLIR_PYTHON``, else the one running
+    the benchmark, else the repository's ``.bench-venv``), or None."""
     root = Path(__file__).resolve().parents[2]
-    for candidate in (os.environ.get("SPF_MLIR_PYTHON"), str(root / ".bench-venv/bin/python")):
+    candidates = (os.environ.get("SPF_MLIR_PYTHON"), sys.executable,
+                  str(root / ".bench-venv/bin/python"))  # fmt: skip
+    for candidate in candidates:
         if not candidate or not Path(candidate).exists():
             continue
         probe = subprocess.run(

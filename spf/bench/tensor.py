@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -42,7 +43,8 @@ sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for
 
 FINCH_TIMEOUT_S = 600
 RANK = 16
-RATIO = 1.2  # spf at 1 thread within this factor of scipy (as the spgemm benchmark)
+RATIO = 1.0  # spf at 1 thread within this factor of scipy (issue 33)
+COLD_S, WARM_S = 1.0, 0.020  # first call (codegen + compile) of each einsum kernel
 
 
 def _pydata() -> Any:
@@ -79,20 +81,29 @@ def close(got: Any, want: Any) -> bool:
     return bool(diff.nnz == 0 or diff.max() <= 1e-12 * max(1.0, abs(want).max()))
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (gcc) so far."""
+    me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def first_call(make: Callable[[], Any], ctx: Context, name: str) -> tuple[Any, dict[str, float]]:
     """The compiled kernel, and the seconds to build the formula's Computation, to compile it
-    cold (empty cache) and warm (a fresh Computation, the same cache)."""
+    cold (empty cache) and warm (a fresh Computation, the same cache): wall time, and the CPU
+    time of this process and gcc (``cold_cpu``, ``warm_cpu``; what a shared machine disturbs
+    far less, and what the verdicts use)."""
     cache = str(ctx.work / f"tensor-{name}")
     t0 = time.perf_counter()
     comp = make()
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), _cpu()
     kernel = comp.compile(cache_dir=cache)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), _cpu()
     again = make()
-    t3 = time.perf_counter()
+    t3, c3 = time.perf_counter(), _cpu()
     again.compile(cache_dir=cache)
-    t4 = time.perf_counter()
-    return kernel, {"build": t1 - t0, "cold": t2 - t1, "warm": t4 - t3}
+    t4, c4 = time.perf_counter(), _cpu()
+    costs = {"build": t1 - t0, "cold": t2 - t1, "warm": t4 - t3}
+    return kernel, {**costs, "cold_cpu": c2 - c1, "warm_cpu": c4 - c3}
 
 
 def timed(
@@ -419,18 +430,29 @@ def run(ctx: Context) -> Section:
         sec.data[what] = {f"{c}@{t}": v for (c, t), v in got["ms"].items()}
     sec.line("### First call: formula -> Computation -> compiled kernel (seconds)\n")
     sec.table(
-        ["kernel", "einsum()", "compile cold", "compile warm"],
+        ["kernel", "einsum()", "compile cold", "cold CPU", "compile warm", "warm CPU"],
         [
-            [k, f"{v['build']:.3f}", f"{v['cold']:.2f}", f"{v['warm']:.3f}"]
+            [k, f"{v['build']:.3f}", f"{v['cold']:.2f}", f"{v['cold_cpu']:.2f}",
+             f"{v['warm']:.3f}", f"{v['warm_cpu']:.3f}"]
             for k, v in costs.items()
         ],
-    )
+    )  # fmt: skip
     sec.line(
         "cold: an empty cache_dir (code generation, its dependence and ordering checks, gcc); "
         "warm: a fresh einsum compiled against the same cache_dir (an untouched one loads the "
-        "kernels remembered for its formula; MTTKRP, scheduled, the remembered state).\n"
+        "kernels remembered for its formula; MTTKRP, scheduled, the remembered state). CPU: "
+        "this process's and gcc's CPU seconds, which the verdicts use (on a shared machine "
+        "the wall time mostly measures the others' load).\n"
     )
     sec.data["first_call_s"] = costs
+    for k, v in costs.items():
+        cold = v["cold_cpu"]
+        sec.target(f"{k}: first call cold <= {COLD_S:g} s CPU", f"{cold:.2f} s", cold <= COLD_S)
+        sec.target(
+            f"{k}: first call warm <= {1e3 * WARM_S:g} ms CPU",
+            f"{1e3 * v['warm_cpu']:.0f} ms",
+            v["warm_cpu"] <= WARM_S,
+        )
     finch(ctx, sec, add, mul)
     mlir(ctx, sec, {"SpAdd": add, "SpGEMM": mul, "MTTKRP": ttk, "SpMV": mv}, costs)
     return sec

@@ -110,7 +110,9 @@ class Scanner:
         self._written: dict[tuple[str, str], int] = {}
         if self._read_after_last_position():
             self.width += 1  # a constant position below it, where the value is bound
-        self.reserved = set(comp.params) | set(comp.data_spaces) | set(comp.ufs) | set(comp.buffers)
+        # the computation does not change while it is scanned: its constants, once
+        self._params = sorted(comp.params)
+        self.reserved = {*self._params, *comp.data_spaces, *comp.ufs, *comp.buffers}
         self.names = self._position_names()
         self.values: dict[str, UFValue] = {}
         self.keys: dict[tuple[str, tuple[Expr, ...], int], str] = {}
@@ -252,14 +254,21 @@ class Scanner:
         return var
 
     def _read_after_last_position(self) -> bool:
-        """Whether a statement reads a run-time index array that another statement writes
-        before it at the schedule's last position (the value is bound below that position:
-        the schedule gets one more, a constant, for it)."""
+        """Whether a statement's loops read a run-time index array that another statement
+        writes before it at the schedule's last position (the value is bound below that
+        position: the schedule gets one more, a constant, for it). Only the arrays its
+        domain or schedule call are bound (:meth:`_prepare`); a read in its body alone is
+        printed where the body runs, so its written level is not asked for."""
         return any(
-            self._written_level(s, ds) == self.width - 1
+            self._written_level(s, uf) == self.width - 1
             for s in self.comp.stmts
-            for ds in {d for d, _ in s.reads if is_written_index_array(self.comp, d)}
+            for uf in self._bound_index_arrays(s)
         )
+
+    def _bound_index_arrays(self, stmt: Stmt) -> set[str]:
+        """The run-time index arrays ``stmt``'s domain or schedule call."""
+        called = {*stmt.domain.inferred_ufs, *stmt.schedule.inferred_ufs}
+        return {uf for uf in called if is_written_index_array(self.comp, uf)}
 
     def _written_level(self, stmt: Stmt, uf: str) -> int:
         key = (stmt.name, uf)
@@ -317,7 +326,7 @@ class Scanner:
         return iset.params()
 
     def _context(self, scope: set[str], outer: Sequence[str]) -> isl.Set:
-        params = ", ".join([*sorted(self.comp.params), *outer, *sorted(scope)])
+        params = ", ".join([*self._params, *outer, *sorted(scope)])
         ctx = isl.Set(f"[{params}] -> {{ : }}")
         for var in scope:
             ctx = _align_intersect(ctx, self._range_fact(var))

@@ -183,14 +183,20 @@ def term_texts(body: Body) -> tuple[str, ...]:
 
 
 def tuple_texts(body: Body) -> tuple[str, ...]:
-    """Each tuple entry as the first disjunct shows it (names, or values of unnamed ones)."""
-    bsets = body.iset.get_basic_sets()
-    values = slot_values(body, basic_constraints(bsets[0], body.dim_syms()))[0] if bsets else {}
-    show = display_map(body, values)
-    return tuple(
-        n if n is not None else expr_text(show[tsym(k)]) if k in values else f"_t{k}"
-        for k, n in enumerate(body.names)
-    )
+    """Each tuple entry as the first disjunct shows it (names, or values of unnamed ones);
+    worked out once per body (a body never changes; codegen asks a statement's domain and
+    schedule for their tuple names hundreds of times)."""
+    got: tuple[str, ...] | None = body.memo.get("tuple_texts")
+    if got is None:
+        bsets = body.iset.get_basic_sets()
+        first = basic_constraints(bsets[0], body.dim_syms()) if bsets else None
+        values = slot_values(body, first)[0] if first is not None else {}
+        show = display_map(body, values)
+        got = body.memo["tuple_texts"] = tuple(
+            n if n is not None else expr_text(show[tsym(k)]) if k in values else f"_t{k}"
+            for k, n in enumerate(body.names)
+        )
+    return got
 
 
 def function_display(body: Body, in_names: list[str], exprs: list[sp.Expr]) -> list[sp.Expr]:
