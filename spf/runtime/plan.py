@@ -205,6 +205,12 @@ class Plan:
                     object.__setattr__(self, field_name, value)
         return self.__dict__[name]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields for pickle and copy, the level order sorted first if it was left."""
+        for name in LEVEL_ORDER:
+            getattr(self, name)
+        return {k: v for k, v in self.__dict__.items() if k != "_sort_levels"}
+
     def __repr__(self) -> str:
         return (
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.level_of)}, "
