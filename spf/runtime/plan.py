@@ -190,26 +190,26 @@ class Plan:
         object.__setattr__(plan, "_sort_levels", sort)
         return plan
 
-    def __getattr__(self, name: str) -> Any:
-        """The level order of a plan built without it (:meth:`_levels_later`), sorted on
-        first use; only called for attributes that are not set."""
-        sort = self.__dict__.get("_sort_levels") if name in LEVEL_ORDER else None
-        if sort is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        with _SORT_LOCK:
-            if name not in self.__dict__:
-                levelptr, order, groups, groupptr, one_thread = sort()
-                for field_name, value in zip(
-                    LEVEL_ORDER, (levelptr, order, groups, groupptr, one_thread), strict=True
-                ):
-                    object.__setattr__(self, field_name, value)
-        return self.__dict__[name]
+    if not TYPE_CHECKING:  # hidden from mypy, which would take any attribute name as Any
+
+        def __getattr__(self, name: str) -> Any:
+            """The level order of a plan built without it (:meth:`_levels_later`), sorted
+            on first use; only called for attributes that are not set."""
+            sort = self.__dict__.get("_sort_levels") if name in LEVEL_ORDER else None
+            if sort is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            with _SORT_LOCK:
+                if name not in self.__dict__:
+                    for field_name, value in zip(LEVEL_ORDER, sort(), strict=True):
+                        object.__setattr__(self, field_name, value)
+                    self.__dict__.pop("_sort_levels", None)  # the kernel it held is let go
+            return self.__dict__[name]
 
     def __getstate__(self) -> dict[str, Any]:
         """The fields for pickle and copy, the level order sorted first if it was left."""
         for name in LEVEL_ORDER:
             getattr(self, name)
-        return {k: v for k, v in self.__dict__.items() if k != "_sort_levels"}
+        return dict(self.__dict__)
 
     def __repr__(self) -> str:
         return (
