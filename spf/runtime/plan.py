@@ -485,10 +485,10 @@ class WavefrontKernel(Kernel):
         levels_k(level=level, nlevels=nlev, check=check, **_pick(levels_k, given))
         params = _pick(count_k, given)
         levelptr = np.zeros(n + 1, dtype=np.int64)
-        slot = np.zeros(n, dtype=np.int64)
+        slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
         count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=check, **params)
-        order = np.zeros(n, dtype=np.int64)
+        order = np.empty(n, dtype=np.int64)
         order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
         if strategy == "auto":
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
@@ -564,10 +564,10 @@ class WavefrontKernel(Kernel):
         order), by the generated sort stages."""
         _, count_k, order_k = self._stages
         ptr = np.zeros(n + 1, dtype=np.int64)
-        slot = np.zeros(n, dtype=np.int64)
+        slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
         count_k(level=key, levelptr=ptr, slot=slot, fill=fill, check=check, **_pick(count_k, given))
-        order = np.zeros(n, dtype=np.int64)
+        order = np.empty(n, dtype=np.int64)
         order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
         return ptr, order
 
@@ -618,7 +618,8 @@ class WavefrontKernel(Kernel):
         coarse levels' parts for ``team`` threads: (level, levels, work, parts, the prefix
         sums of the level sizes: their first ``levels + 1`` entries)."""
         stage = self._stages[0]
-        level, clev, work = (np.zeros(n, dtype=np.int64) for _ in range(3))
+        level, clev = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        work = np.empty(n, dtype=np.int64)  # every node's is set before its edges add to it
         nlev, nclev = np.zeros((), dtype=np.int64), np.zeros((), dtype=np.int64)
         stage(
             level=level,
