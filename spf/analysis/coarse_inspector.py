@@ -225,10 +225,10 @@ def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation
     order = _Computation(f"{name}_pair_order")
     for key in (LEVEL, CLEV):
         count.declare_uf(key, **ranged)
-    for ptr in ("levelptr", CLEVPTR):
-        count.add_data_space(ptr, "int64_t", shape=(f"{n} + 1",))
-    for space in (CSLOT, CFILL):
-        count.add_data_space(space, "int64_t", shape=(n,))
+    count.add_data_space("levelptr", "int64_t", shape=(f"{LEVELS_N} + 1",))
+    count.add_data_space(CLEVPTR, "int64_t", shape=(f"{CLEVELS_N} + 1",))
+    count.add_data_space(CSLOT, "int64_t", shape=(n,))
+    count.add_data_space(CFILL, "int64_t", shape=(CLEVELS_N,))
     for j, (key, ptr, bound) in enumerate(
         ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
     ):

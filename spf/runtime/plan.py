@@ -634,8 +634,9 @@ class WavefrontKernel(Kernel):
         if self._pair is None:
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
         count_k, order_k = self._pair
-        levelptr, cptr = np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
-        cslot, cfill = np.empty(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        levelptr = np.zeros(int(nlev) + 1, dtype=np.int64)  # O(levels): no O(rows) memset
+        cptr, cfill = np.zeros(int(nclev) + 1, dtype=np.int64), np.zeros(int(nclev), dtype=np.int64)
+        cslot = np.empty(n, dtype=np.int64)
         count_k(
             level=level,
             clev=clev,
