@@ -123,7 +123,7 @@ def build_coarse_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Co
     the level stage, so every edge goes from a smaller node to a larger one."""
     from spf.computation.computation import Computation as _Computation
 
-    _fresh_names(comp, analysis, (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK))
+    _fresh_names(comp, analysis, (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES))
     insp = _Computation(f"{comp.name}_coarse_inspector_{analysis.loop}")
     _copy_declarations(comp, insp)
     v, n = analysis.var, analysis.extent
@@ -193,16 +193,25 @@ CORDER = "corder"
 WSUM = "wsum"
 """The coarse levels' counting sort (:func:`build_pair_sort`) and the prefix sums of
 ``work`` in that order, which the parts are cut by."""
+LEVELS_N = "coarse_nlev"
+CLEVELS_N = "coarse_nclev"
+"""The parameters bounding the prefix sums of the sort (``nlevels`` and ``nclev``): the
+sums run over the levels, not over every node."""
+SORT_NAMES = (CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N)
 
 
 def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation, Computation]:
-    """The counting sorts of the nodes by ``level`` and by ``clev`` in one pass each, as two
-    Computations (the second reads the first's slots as UFs): ``<name>_pair_count`` reads
-    ``level`` and ``clev`` as UFs and writes both prefix sums (``levelptr``, ``clevptr``) and
-    each node's place in both orders (``slot``, ``cslot``; ``fill`` and ``cfill`` scratch,
-    zeroed by the caller); ``<name>_pair_order`` writes ``order``, ``corder`` and ``wsum``,
-    the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work of the first
-    ``p`` nodes of ``corder``)."""
+    """The counting sort of the nodes by ``clev`` (stable), with the sizes of the levels
+    counted in the same pass, as two Computations (the second reads the first's slots as a
+    UF). ``<name>_pair_count`` reads ``level`` and ``clev`` as UFs and the parameters
+    ``coarse_nlev`` and ``coarse_nclev`` (the counts of levels and coarse levels); it writes
+    ``levelptr`` (the prefix sums of the level sizes: its first ``nlevels + 1`` entries),
+    ``clevptr`` (the same of the coarse levels), each node's place in coarse-level order
+    (``cslot``) and the scratch ``cfill`` (``levelptr``, ``clevptr`` and ``cfill`` zeroed by
+    the caller). ``<name>_pair_order`` writes ``corder`` and ``wsum``, the prefix sums of
+    ``work`` in coarse-level order (``wsum(p)``: the work of the first ``p`` nodes of
+    ``corder``). The nodes are not sorted by level: a coarse plan runs without that order,
+    and :meth:`spf.runtime.plan.Plan.order` sorts them when it is first read."""
     from spf.computation.computation import Computation as _Computation
 
     v, n = analysis.var, analysis.nodes
@@ -214,38 +223,37 @@ def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation
     dom = f"{{[{v}]: 0 <= {v} < {n}}}"
     count = _Computation(f"{name}_pair_count")
     order = _Computation(f"{name}_pair_order")
-    sorts = ((LEVEL, "levelptr", "slot", "fill"), (CLEV, CLEVPTR, CSLOT, CFILL))
-    for key, ptr, slot, fill in sorts:
+    for key in (LEVEL, CLEV):
         count.declare_uf(key, **ranged)
-        count.add_data_space(ptr, "int64_t", shape=(f"{n} + 1",))
-        for space in (slot, fill):
-            count.add_data_space(space, "int64_t", shape=(n,))
-        order.declare_uf(slot, **ranged)
-    for j, (key, ptr, _, _) in enumerate(sorts):
+    count.add_data_space("levelptr", "int64_t", shape=(f"{LEVELS_N} + 1",))
+    count.add_data_space(CLEVPTR, "int64_t", shape=(f"{CLEVELS_N} + 1",))
+    count.add_data_space(CSLOT, "int64_t", shape=(n,))
+    count.add_data_space(CFILL, "int64_t", shape=(CLEVELS_N,))
+    for j, (key, ptr, bound) in enumerate(
+        ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
+    ):
         count.add_stmt(Stmt(f"${ptr}$({key}({v}) + 1) += 1;", dom, f"{{[{v}] -> [0, {v}, {j}]}}"))
         count.add_stmt(
-            Stmt(f"${ptr}$({v} + 1) += ${ptr}$({v});", dom, f"{{[{v}] -> [1, {v}, {j}]}}")
-        )
-    for j, (key, ptr, slot, fill) in enumerate(sorts):
-        count.add_stmt(
             Stmt(
-                f"${slot}$({v}) = ${ptr}$({key}({v})) + ${fill}$({key}({v}));",
-                dom,
-                f"{{[{v}] -> [2, {v}, {2 * j}]}}",
+                f"${ptr}$({v} + 1) += ${ptr}$({v});",
+                f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
+                f"{{[{v}] -> [{1 + j}, {v}, 0]}}",
             )
         )
-        count.add_stmt(
-            Stmt(f"${fill}$({key}({v})) += 1;", dom, f"{{[{v}] -> [2, {v}, {2 * j + 1}]}}")
+    count.add_stmt(
+        Stmt(
+            f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v})) + ${CFILL}$({CLEV}({v}));",
+            dom,
+            f"{{[{v}] -> [3, {v}, 0]}}",
         )
-    for space in ("order", CORDER, WORK):
-        order.add_data_space(space, "int64_t", shape=(n,))
+    )
+    count.add_stmt(Stmt(f"${CFILL}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}"))
+    order.declare_uf(CSLOT, **ranged)
+    order.add_data_space(CORDER, "int64_t", shape=(n,))
+    order.add_data_space(WORK, "int64_t", shape=(n,))
     order.add_data_space(WSUM, "int64_t", shape=(f"{n} + 1",))
     for j, body in enumerate(
-        (
-            f"$order$(slot({v})) = {v};",
-            f"${CORDER}$({CSLOT}({v})) = {v};",
-            f"${WSUM}$({CSLOT}({v}) + 1) = ${WORK}$({v});",
-        )
+        (f"${CORDER}$({CSLOT}({v})) = {v};", f"${WSUM}$({CSLOT}({v}) + 1) = ${WORK}$({v});")
     ):
         order.add_stmt(Stmt(body, dom, f"{{[{v}] -> [0, {v}, {j}]}}"))
     order.add_stmt(Stmt(f"${WSUM}$({v} + 1) += ${WSUM}$({v});", dom, f"{{[{v}] -> [1, {v}, 0]}}"))

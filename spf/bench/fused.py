@@ -15,15 +15,22 @@ On 2-D Poisson (the ``sptrsv`` section's grid), ``x = (D + L)⁻¹·b`` with the
   (``auto``), planned for the largest thread count;
 * ``MKL IE trsv + mv`` when MKL is installed (``pip install mkl``).
 
-Every variant is first checked bitwise (MKL: to 1e-10) against the serial pair. Target:
+Then the same pair on the square SuiteSparse matrices of ``shared/data/suitesparse`` (their
+pattern with the diagonal, random values, the diagonal made dominant): the fused wavefront
+(default plan) at the largest thread count, the two serial spf kernels, and MKL's pair at
+each thread count (compared at its best).
+
+Every variant is first checked bitwise (MKL: to 1e-10) against the serial pair. Targets:
 the fused wavefront by coarse levels >= 1.3x the separate wavefront + parallel SpMV at the
-largest thread count. A call whose OpenMP team is one thread (``--threads 1``, or a busy
+largest thread count, and the fused wavefront >= 1.5x MKL's pair, geomean over Poisson and
+the SuiteSparse matrices. A call whose OpenMP team is one thread (``--threads 1``, or a busy
 machine's cap) runs the serial kernels instead of any executor.
 """
 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,7 +143,19 @@ def run(ctx: Context) -> Section:
         f"{r:.2f}x",
         r >= 1.3,
     )
+    ratios = {"poisson": _best(ms, "MKL IE trsv + mv") / ms["fused wavefront auto", t2]}
+    ratios.update(_suitesparse(ctx, sec, fused, solve, mv))
+    if ratios and all(np.isfinite(list(ratios.values()))):
+        geo = float(np.exp(np.mean(np.log(list(ratios.values())))))
+        sec.target(
+            f"fused wavefront (default plan, {t2} threads) >= 1.5x MKL IE trsv + mv (its best "
+            f"thread count), geomean over Poisson and {len(ratios) - 1} SuiteSparse matrices",
+            f"{geo:.2f}x",
+            geo >= 1.5,
+            ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()),
+        )
     sec.data.update(
+        fused_over_mkl=ratios,
         median_ms={f"{c} ({t})": v for (c, t), v in ms.items()},
         load=load,
         N=n,
@@ -147,12 +166,106 @@ def run(ctx: Context) -> Section:
     return sec
 
 
+SUITESPARSE = Path(__file__).resolve().parents[3] / "shared" / "data" / "suitesparse"
+"""The shared SuiteSparse matrices (next to the repository, as the tests find them)."""
+
+
+def dominant(a: Any, seed: int) -> Any:
+    """``a``'s pattern with its diagonal, random values in (-1, 1) off the diagonal and a
+    diagonal of 1 + the row's absolute sum (so every solve is well conditioned)."""
+    pattern = sp.csr_array(abs(a) + sp.eye_array(a.shape[0], format="csr"))
+    pattern.sum_duplicates()
+    rng = np.random.default_rng(seed)
+    m = sp.csr_array((rng.uniform(-1.0, 1.0, pattern.nnz), pattern.indices, pattern.indptr),
+                     shape=pattern.shape)  # fmt: skip
+    m.setdiag(0.0)
+    m.eliminate_zeros()
+    out = sp.csr_array(m + sp.diags_array(1.0 + abs(m).sum(axis=1), format="csr"))
+    out.sort_indices()
+    return out
+
+
+def _suitesparse(ctx: Context, sec: Section, fused: Any, solve: Any, mv: Any) -> dict[str, float]:
+    """The pair on each square SuiteSparse matrix: the fused wavefront (default plan), the
+    two serial kernels and MKL's pair at the largest thread count, timed interleaved; the
+    table, and MKL's time over the fused one's per matrix (none without MKL)."""
+    if not SUITESPARSE.is_dir():
+        sec.line(f"SuiteSparse matrices: not found at {SUITESPARSE}\n")
+        return {}
+    t2 = max(ctx.threads)
+    variants: list[Variant] = []
+    names: list[tuple[str, int, int]] = []
+    for path in sorted(SUITESPARSE.glob("*.mtx")):
+        raw = spf.sparse.read_matrix_market(path)
+        if raw.shape[0] != raw.shape[1] or raw.shape[0] < 100:
+            continue
+        a = dominant(raw, 7)
+        name, n = path.stem, a.shape[0]
+        args = spf.sparse.gauss_seidel_args(a)
+        csr = {k: args[k] for k in ("rowptr", "col", "A")}
+        b = np.random.default_rng(n).uniform(-1.0, 1.0, n)
+        want_x, want_y = np.zeros(n), np.zeros(n)
+        solve(x=want_x, b=b, check=False, **args)
+        mv(y=want_y, x=want_x, check=False, **csr)
+        index = {k: v for k, v in args.items() if k != "A"}
+        plan = fused.inspect(check=False, threads=t2, **index)
+        x, y = np.zeros(n), np.zeros(n)
+
+        def call(args: Any = args, plan: Any = plan, x: Any = x, y: Any = y, b: Any = b) -> None:
+            y[:] = 0.0
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+
+        def pair(args: Any = args, csr: Any = csr, x: Any = x, y: Any = y, b: Any = b) -> None:
+            y[:] = 0.0
+            solve(x=x, b=b, check=False, **args)
+            mv(y=y, x=x, check=False, **csr)
+
+        for code, t, fn in (("fused", t2, call), ("separate serial", 1, pair)):
+            ctx.rt.set_threads(t)
+            fn()
+            if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
+                raise SystemExit(f"fused: {code} differs from the two serial kernels on {name}")
+            variants.append((f"{name}: {code}", t, fn))
+        variants += [(f"{name}: {c}", t, f) for c, t, f in _mkl(ctx, a, b, want_y)]
+        names.append((f"{name} ({plan.strategy})", n, a.nnz))
+    ctx.log(f"fused: {len(names)} SuiteSparse matrices")
+    times, load = measure(ctx, variants, ctx.cfg.trsv_rounds, warmup=1)
+    ms = {(code, t): 1e3 * median(times[code, t]) for code, t, _ in variants}
+    sec.line(f"### The same pair on SuiteSparse matrices ({t2} threads)\n\n{load_note(load)}\n")
+    rows, ratios = [], {}
+    for label, n, nnz in names:
+        name = label.split(" ")[0]
+        base = ms[f"{name}: separate serial", 1]
+        got = ms[f"{name}: fused", t2]
+        theirs = _best(ms, f"{name}: MKL IE trsv + mv")
+        if np.isfinite(theirs):
+            ratios[name] = theirs / got
+        rows.append([label, f"{n:,}", f"{nnz:,}", f"{base:.4f}", f"{got:.4f}",
+                     f"{base / got:.2f}x", f"{theirs:.4f}", f"{theirs / got:.2f}x"])  # fmt: skip
+    sec.table(
+        ["matrix (default plan)", "rows", "nnz", "separate serial ms", "fused ms",
+         "fused speed-up", "MKL pair ms (best threads)", "MKL / fused"],
+        rows,
+    )  # fmt: skip
+    return ratios
+
+
+def _best(ms: dict[tuple[str, int], float], code: str) -> float:
+    """The least median of ``code`` over its thread counts (NaN when it did not run): MKL's
+    pair is compared at its best thread count (on a loaded machine its 2-thread calls can
+    be far slower than its serial ones)."""
+    got = [v for (c, _), v in ms.items() if c == code]
+    return min(got) if got else float("nan")
+
+
 def _mkl(ctx: Context, a: Any, b: np.ndarray, want_y: np.ndarray) -> list[Variant]:
-    """MKL IE's trsv on the lower triangle then its mv on ``A``, when MKL is installed."""
+    """MKL IE's trsv on the lower triangle then its mv on ``A``, when MKL is installed, at
+    each thread count."""
     mkl, _ = load_mkl()
     if mkl is None:
         return []
-    ctx.rt.setters.append(mkl.MKL_Set_Num_Threads)
+    if mkl.MKL_Set_Num_Threads not in ctx.rt.setters:
+        ctx.rt.setters.append(mkl.MKL_Set_Num_Threads)
     lower = sp.csr_array(sp.tril(a, format="csr"))
     lower.sort_indices()
     out: list[Variant] = []

@@ -17,7 +17,8 @@ stand-in for a SuiteSparse matrix with few levels, since the SuiteSparse matrice
   (its ``strategy`` is printed: serial, levels or coarse);
 * ``spf inspector``: the levels kernel's ``inspect(...)`` (levels, counting sort, strategy and
   groups); ``spf coarse inspector``: the auto kernel's (levels and coarse levels in one pass,
-  two counting sorts, the parts);
+  the counting sort by coarse level with the level sizes, the parts; a coarse plan sorts by
+  level only when its level order is read);
 * ``MKL IE trsv`` (``pip install mkl``, the ``bench`` extra): ``mkl_sparse_d_trsv`` after
   ``mkl_sparse_set_sv_hint`` and ``mkl_sparse_optimize``, at 1 and 2 threads.
 

@@ -95,13 +95,15 @@ def split(
     ``wsum``: the prefix sums of ``work[order]`` (``n + 1`` entries from 0) when the caller
     has them."""
     n = len(order)
-    ptr = np.zeros(n + 1, dtype=np.int64)
     partptr = np.full(n + 1, n, dtype=np.int64)
     if n == 0 or levels == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return Parts(0, ptr, partptr, order, 0, empty)
+        return Parts(0, np.zeros(n + 1, dtype=np.int64), partptr, order, 0, empty)
+    ptr = np.empty(n + 1, dtype=np.int64)  # every entry written below (no memset first)
+    ptr[0] = 0
     if wsum is None:
-        wsum = np.zeros(n + 1, dtype=np.int64)
+        wsum = np.empty(n + 1, dtype=np.int64)
+        wsum[0] = 0
         np.cumsum(work[order], out=wsum[1:])
     lp = levelptr[: levels + 1]
     start, end = lp[:-1], lp[1:]

@@ -46,6 +46,7 @@ is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
 import zlib
@@ -60,10 +61,12 @@ from spf.analysis.coarse_inspector import (
     BLOCK,
     CFILL,
     CLEV,
+    CLEVELS_N,
     CLEVPTR,
     CORDER,
     CSLOT,
     LEVEL_OF,
+    LEVELS_N,
     NCLEV,
     PART_OF,
     WORK,
@@ -171,14 +174,56 @@ class Plan:
         """How many iterations each level runs."""
         return np.diff(self.levelptr[: self.levels + 1])
 
+    @classmethod
+    def _levels_later(cls, sort: Callable[[], LevelOrder], **fields: Any) -> Plan:
+        """A plan of the inspector's arrays ``fields`` without the level order (``levelptr``,
+        ``order``, ``groups``, ``groupptr``, ``one_thread``): ``sort()`` computes them when
+        one of them is first read. A coarse plan runs on its parts alone, so its inspector
+        skips the level sort (O(iterations) passes and ~5 arrays of them) unless someone
+        asks for it."""
+        plan = cls.__new__(cls)
+        for spec in dataclasses.fields(cls):
+            if spec.name in fields:
+                object.__setattr__(plan, spec.name, fields[spec.name])
+            elif spec.name not in LEVEL_ORDER and callable(spec.default_factory):
+                object.__setattr__(plan, spec.name, spec.default_factory())
+        object.__setattr__(plan, "_sort_levels", sort)
+        return plan
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would take any attribute name as Any
+
+        def __getattr__(self, name: str) -> Any:
+            """The level order of a plan built without it (:meth:`_levels_later`), sorted
+            on first use; only called for attributes that are not set."""
+            sort = self.__dict__.get("_sort_levels") if name in LEVEL_ORDER else None
+            if sort is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            with _SORT_LOCK:
+                if name not in self.__dict__:
+                    for field_name, value in zip(LEVEL_ORDER, sort(), strict=True):
+                        object.__setattr__(self, field_name, value)
+                    self.__dict__.pop("_sort_levels", None)  # the kernel it held is let go
+            return self.__dict__[name]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields for pickle and copy, the level order sorted first if it was left."""
+        for name in LEVEL_ORDER:
+            getattr(self, name)
+        return dict(self.__dict__)
+
     def __repr__(self) -> str:
         return (
-            f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.order)}, "
+            f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.level_of)}, "
             f"largest level={int(self.level_sizes.max()) if self.levels else 0}, "
             f"groups={self.groups}, coarse_levels={self.coarse_levels}, "
             f"strategy={self.strategy!r})"
         )
 
+
+LEVEL_ORDER = ("levelptr", "order", "groups", "groupptr", "one_thread")
+"""The fields of a :class:`Plan` that an inspector may leave to be sorted on first use."""
+LevelOrder = tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]
+_SORT_LOCK = threading.Lock()
 
 _INSPECTOR_OUTPUT = threading.local()
 """``active`` while :meth:`WavefrontKernel.inspect` builds a :class:`Plan` from what its
@@ -358,7 +403,7 @@ class WavefrontKernel(Kernel):
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order", CLEV, NCLEV, WORK, BLOCK}
-        own |= {CLEVPTR, CSLOT, CFILL, CORDER, WSUM}
+        own |= {CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N}
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
@@ -440,60 +485,74 @@ class WavefrontKernel(Kernel):
         levels_k(level=level, nlevels=nlev, check=check, **_pick(levels_k, given))
         params = _pick(count_k, given)
         levelptr = np.zeros(n + 1, dtype=np.int64)
-        slot = np.zeros(n, dtype=np.int64)
+        slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
         count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=check, **params)
-        order = np.zeros(n, dtype=np.int64)
+        order = np.empty(n, dtype=np.int64)
         order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
         if strategy == "auto":
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
-        return self._plan(given, level, int(nlev), levelptr, order, strategy)
+        return self._plan(given, level, int(nlev), strategy, (levelptr, order))
 
     def _plan(
         self,
         given: Mapping[str, object],
         level: np.ndarray,
         levels: int,
-        levelptr: np.ndarray,
-        order: np.ndarray,
         strategy: str,
+        by_level: tuple[np.ndarray, np.ndarray] | None,
         parts: coarse.Parts | None = None,
     ) -> Plan:
         """The :class:`Plan` of what the inspector stages computed (its arrays made
-        read-only, not copied; the groups of the levels executor added)."""
-        n = len(order)
-        groups, groupptr, one_thread = _groups(levelptr, levels, n)
-        _read_only(level, levelptr, order, groupptr, one_thread)
+        read-only, not copied; the groups of the levels executor added). ``by_level``: the
+        level sort (``levelptr``, ``order``), or None when the plan runs without it (a
+        coarse or serial plan of a coarse kernel): then the plan sorts ``level`` when its
+        level order is first read."""
+        n = len(level)
+        _read_only(level)
         with shared():  # the seal and the index arrays' checksums in one parallel batch
             _warm(level, given)
             inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
-        more: dict[str, Any] = {}
+        fields: dict[str, Any] = {
+            "loop": self._names.loop,
+            "levels": levels,
+            "level_of": level,
+            "strategy": strategy,
+            "inspected": inspected,
+        }
         if parts is not None:
             _read_only(parts.ptr, parts.partptr, parts.order)
-            more = {
-                "coarse_levels": parts.levels,
-                "coarse_ptr": parts.ptr,
-                "part_ptr": parts.partptr,
-                "coarse_order": parts.order,
-            }
-        _INSPECTOR_OUTPUT.active = True
-        try:
-            plan = Plan(
-                loop=self._names.loop,
-                levels=levels,
-                level_of=level,
-                levelptr=levelptr,
-                order=order,
-                strategy=strategy,
-                groups=groups,
-                groupptr=groupptr,
-                one_thread=one_thread,
-                inspected=inspected,
-                **more,
+            fields.update(
+                coarse_levels=parts.levels,
+                coarse_ptr=parts.ptr,
+                part_ptr=parts.partptr,
+                coarse_order=parts.order,
             )
-        finally:
-            _INSPECTOR_OUTPUT.active = False
+        params = {k: v for k, v in _pick(self._stages[1], given).items() if k != LEVEL}
+
+        def sort() -> LevelOrder:
+            levelptr, order = by_level or self._sort(level, n, params, True)
+            groups, groupptr, one_thread = _groups(levelptr, levels, n)
+            _read_only(levelptr, order, groupptr, one_thread)
+            return levelptr, order, groups, groupptr, one_thread
+
+        if by_level is None:
+            plan = Plan._levels_later(sort, **fields)
+        else:
+            levelptr, order, groups, groupptr, one_thread = sort()
+            _INSPECTOR_OUTPUT.active = True
+            try:
+                plan = Plan(
+                    levelptr=levelptr,
+                    order=order,
+                    groups=groups,
+                    groupptr=groupptr,
+                    one_thread=one_thread,
+                    **fields,
+                )
+            finally:
+                _INSPECTOR_OUTPUT.active = False
         if parts is not None:
             _CHECKED[plan] = self._made_by
         return plan
@@ -505,10 +564,10 @@ class WavefrontKernel(Kernel):
         order), by the generated sort stages."""
         _, count_k, order_k = self._stages
         ptr = np.zeros(n + 1, dtype=np.int64)
-        slot = np.zeros(n, dtype=np.int64)
+        slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
         count_k(level=key, levelptr=ptr, slot=slot, fill=fill, check=check, **_pick(count_k, given))
-        order = np.zeros(n, dtype=np.int64)
+        order = np.empty(n, dtype=np.int64)
         order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
         return ptr, order
 
@@ -523,14 +582,15 @@ class WavefrontKernel(Kernel):
         """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``. Kernels fused
         into the loop, one of them free (:func:`spf.analysis.coarse_inspector.free_kernels`),
         get a second candidate: coarse levels of :data:`spf.runtime.coarse.PIPELINE_SHIFT`
-        blocks, taken when estimated faster."""
+        blocks, taken when estimated faster. The level sort runs only for a ``"levels"``
+        plan; the others sort the levels when their level order is first read."""
         from spf.runtime.threads import default_team
 
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
-        level, nlev, work, parts, (levelptr, order) = self._coarse_parts(
-            given, n, check, coarse.BLOCK_SHIFT, team, both=True
+        level, nlev, work, parts, levelptr = self._coarse_parts(
+            given, n, check, coarse.BLOCK_SHIFT, team
         )
         total = int(work.sum())
         gain = coarse.estimate(parts, total)
@@ -544,24 +604,22 @@ class WavefrontKernel(Kernel):
             )
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
-        if strategy == "levels":
-            parts = coarse.split(order, levelptr, nlev, work, None, team)
-        return self._plan(given, level, nlev, levelptr, order, strategy, parts)
+        if strategy != "levels":
+            return self._plan(given, level, nlev, strategy, None, parts)
+        levelptr, order = self._sort(level, n, given, check)
+        parts = coarse.split(order, levelptr, nlev, work, None, team)
+        return self._plan(given, level, nlev, strategy, (levelptr, order), parts)
 
     def _coarse_parts(
-        self,
-        given: Mapping[str, object],
-        n: int,
-        check: bool,
-        shift: int,
-        team: int,
-        both: bool = False,
-    ) -> tuple[np.ndarray, int, np.ndarray, coarse.Parts, tuple[np.ndarray, np.ndarray]]:
-        """The generated level and coarse-level pass with blocks of ``2**shift`` rows, then
-        the coarse levels' parts for ``team`` threads: (level, levels, work, parts, and with
-        ``both`` the level sort's (levelptr, order), sorted in the same passes)."""
+        self, given: Mapping[str, object], n: int, check: bool, shift: int, team: int
+    ) -> tuple[np.ndarray, int, np.ndarray, coarse.Parts, np.ndarray]:
+        """The generated level and coarse-level pass with blocks of ``2**shift`` rows, the
+        counting sort by coarse level (the level sizes counted in the same pass), then the
+        coarse levels' parts for ``team`` threads: (level, levels, work, parts, the prefix
+        sums of the level sizes: their first ``levels + 1`` entries)."""
         stage = self._stages[0]
-        level, clev, work = (np.zeros(n, dtype=np.int64) for _ in range(3))
+        level, clev = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        work = np.empty(n, dtype=np.int64)  # every node's is set before its edges add to it
         nlev, nclev = np.zeros((), dtype=np.int64), np.zeros((), dtype=np.int64)
         stage(
             level=level,
@@ -573,31 +631,31 @@ class WavefrontKernel(Kernel):
             **{BLOCK: shift},
             **_pick(stage, given),
         )
-        blocks = coarse.Blocks(shift, n // len(self._free), self._free)
-        if not both or self._pair is None:
-            cptr, corder = self._sort(clev, n, given, check)
-            parts = coarse.split(corder, cptr, int(nclev), work, blocks, team)
-            return level, int(nlev), work, parts, (cptr[:0], corder[:0])
+        if self._pair is None:
+            raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
         count_k, order_k = self._pair
-        ptrs = {name: np.zeros(n + 1, dtype=np.int64) for name in ("levelptr", CLEVPTR)}
-        slots = {name: np.zeros(n, dtype=np.int64) for name in ("slot", CSLOT, "fill", CFILL)}
-        picked = _pick(count_k, given)
-        count_k(level=level, clev=clev, check=check, **ptrs, **slots, **picked)
-        orders = {name: np.zeros(n, dtype=np.int64) for name in ("order", CORDER)}
-        wsum = np.zeros(n + 1, dtype=np.int64)
-        picked = _pick(order_k, given)
-        order_k(
-            slot=slots["slot"],
-            cslot=slots[CSLOT],
-            work=work,
-            wsum=wsum,
+        levelptr = np.zeros(int(nlev) + 1, dtype=np.int64)  # O(levels): no O(rows) memset
+        cptr, cfill = np.zeros(int(nclev) + 1, dtype=np.int64), np.zeros(int(nclev), dtype=np.int64)
+        cslot = np.empty(n, dtype=np.int64)
+        count_k(
+            level=level,
+            clev=clev,
+            levelptr=levelptr,
+            clevptr=cptr,
+            cslot=cslot,
+            cfill=cfill,
             check=check,
-            **orders,
-            **picked,
+            **{LEVELS_N: int(nlev), CLEVELS_N: int(nclev)},
+            **_pick(count_k, given),
         )
-        cptr, corder = ptrs[CLEVPTR], orders[CORDER]
+        corder, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        wsum[0] = 0
+        order_k(
+            cslot=cslot, corder=corder, work=work, wsum=wsum, check=check, **_pick(order_k, given)
+        )
+        blocks = coarse.Blocks(shift, n // len(self._free), self._free)
         parts = coarse.split(corder, cptr, int(nclev), work, blocks, team, wsum)
-        return level, int(nlev), work, parts, (ptrs["levelptr"], orders["order"])
+        return level, int(nlev), work, parts, levelptr
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
@@ -691,17 +749,13 @@ class WavefrontKernel(Kernel):
                 f"(wavefront method {nm.method!r}); build plans with this kernel's "
                 "kernel.inspect(...)"
             )
-        extra: dict[str, object] = {
-            nm.levelptr: plan.levelptr,
-            nm.order: plan.order,
-            nm.nlevels: plan.levels,
-        }
         if self._coarse:
             self._check_parts(plan, args)
         if GOVERNOR.team() == 1:  # one thread: the loop in order beats the executor's order
             self._run_serial(check, args)
             return
-        if self._coarse:
+        extra: dict[str, object]
+        if self._coarse:  # the parts alone (the plan's level order is not read)
             extra = {
                 nm.levelptr: plan.coarse_ptr,
                 nm.partptr: plan.part_ptr,
@@ -709,9 +763,10 @@ class WavefrontKernel(Kernel):
                 nm.nlevels: plan.coarse_levels,
             }
         elif nm.method == "p2p":  # one flag per iteration, set when it is done
+            extra = {nm.levelptr: plan.levelptr, nm.order: plan.order, nm.nlevels: plan.levels}
             extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
         else:  # by groups: a run of narrow levels costs one barrier
-            extra.update({nm.levelptr: plan.groupptr, nm.nlevels: plan.groups})
+            extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
         Kernel.__call__(self, check=check, **args, **extra)
 

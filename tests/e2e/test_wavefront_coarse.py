@@ -271,6 +271,29 @@ def test_coarse_plan_merges_levels_into_balanced_parts(trsv32: Pair) -> None:
     assert "coarse_levels=" in repr(plan)
 
 
+def test_coarse_plan_sorts_its_levels_when_first_read(
+    trsv32: Pair, others32: dict[str, WavefrontKernel]
+) -> None:
+    """A coarse plan's inspector skips the sort by level (the executor runs the parts); the
+    level order, read later, is the levels kernel's, and survives pickle and copy."""
+    k, serial, dtype = trsv32
+    m = sp.csr_array(sp.tril(spf.sparse.poisson2d(40), format="csr"))
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(threads=2, **args)
+    assert plan.strategy == "coarse"
+    assert "order" not in vars(plan)  # not sorted yet
+    np.testing.assert_array_equal(solve(k, m, dtype, plan), solve(serial, m, dtype))
+    assert "order" not in vars(plan)  # a call runs the parts alone
+    levels = others32["levels"].inspect(**args)
+    for copied in (pickle.loads(pickle.dumps(plan)), plan):
+        for name in ("levelptr", "order", "groupptr", "one_thread"):
+            np.testing.assert_array_equal(getattr(copied, name), getattr(levels, name))
+        assert copied.groups == levels.groups
+    assert not plan.order.flags.writeable
+    with pytest.raises(AttributeError, match="no attribute 'ordr'"):
+        plan.ordr  # noqa: B018
+
+
 def test_auto_picks_from_the_plan_shape(others32: dict[str, WavefrontKernel]) -> None:
     k = others32["auto"]
     poisson = sptrsv_args(sp.csr_array(sp.tril(spf.sparse.poisson2d(300), format="csr")), "int32")

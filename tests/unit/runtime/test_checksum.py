@@ -1,7 +1,7 @@
-"""spf.runtime.checksum: checksums of argument arrays in pieces on a thread pool, equal for
-equal bytes and different when one byte changes (arrays of one piece and of several), and
-taken once per array inside a ``shared()`` scope (a plan's fingerprint and the fact keys of
-the same call)."""
+"""spf.runtime.checksum: checksums of argument arrays (XXH3, or without ``xxhash`` CRC-32 in
+pieces on a thread pool), equal for equal bytes and different when one byte changes (arrays
+of one piece and of several), and taken once per array inside a ``shared()`` scope (a plan's
+fingerprint and the fact keys of the same call)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,21 @@ import pytest
 from spf.runtime import checksum
 
 
+@pytest.fixture(params=["xxh3", "crc32"])
+def hashed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each of the two hashes: XXH3 (``xxhash``, a dependency) and the CRC-32 fallback."""
+    if request.param == "xxh3":
+        pytest.importorskip("xxhash")
+        monkeypatch.setattr(checksum, "_XXH3", checksum._xxh3())
+    else:
+        monkeypatch.setattr(checksum, "_XXH3", None)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("size", [0, 1, 1000, (checksum.PIECE // 8) * 3 + 5])
-def test_equal_bytes_give_equal_checksums_and_a_changed_byte_another(size: int) -> None:
+def test_equal_bytes_give_equal_checksums_and_a_changed_byte_another(
+    size: int, hashed: str
+) -> None:
     a = np.random.default_rng(size).integers(0, 1 << 40, size)
     b = a.copy()
     assert checksum.checksums([a]) == checksum.checksums([b])
@@ -23,20 +36,32 @@ def test_equal_bytes_give_equal_checksums_and_a_changed_byte_another(size: int) 
         assert checksum.checksums([a]) != checksum.checksums([b])
 
 
-def test_one_piece_is_the_crc32_of_the_bytes() -> None:
+def test_one_piece_is_the_crc32_of_the_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checksum, "_XXH3", None)
     a = np.arange(1000, dtype=np.int32)
     assert checksum.checksums([a]) == [zlib.crc32(a.tobytes())]
 
 
-def test_a_scope_takes_each_arrays_checksum_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_with_xxhash_the_checksum_is_the_xxh3_of_the_bytes() -> None:
+    xxhash = pytest.importorskip("xxhash")
+    a = np.arange(3_000_000, dtype=np.int64)  # several CRC pieces: one hash all the same
+    assert checksum.checksums([a]) == [xxhash.xxh3_64_intdigest(a.tobytes())]
+
+
+def test_a_scope_takes_each_arrays_checksum_once(
+    monkeypatch: pytest.MonkeyPatch, hashed: str
+) -> None:
     calls: list[int] = []
-    crc32 = zlib.crc32
+    digest = checksum._XXH3 or zlib.crc32
 
     def counted(data: memoryview, *rest: int) -> int:
         calls.append(len(data))
-        return crc32(data, *rest)
+        return digest(data, *rest)
 
-    monkeypatch.setattr(checksum.zlib, "crc32", counted)
+    if checksum._XXH3 is None:
+        monkeypatch.setattr(checksum.zlib, "crc32", counted)
+    else:
+        monkeypatch.setattr(checksum, "_XXH3", counted)
     a, b = np.arange(10_000), np.arange(5, dtype=np.int32)
     with checksum.shared():
         first = checksum.checksums([a, b])
@@ -49,7 +74,7 @@ def test_a_scope_takes_each_arrays_checksum_once(monkeypatch: pytest.MonkeyPatch
     assert calls == [a.nbytes]
 
 
-def test_views_of_one_buffer_are_told_apart() -> None:
+def test_views_of_one_buffer_are_told_apart(hashed: str) -> None:
     a = np.arange(20)
     with checksum.shared():
         halves = checksum.checksums([a[:10], a[::2], a[10:]])
