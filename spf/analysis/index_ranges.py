@@ -23,7 +23,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from spf.analysis.memo import remembered
+from spf.analysis.memo import reader, remembered
 from spf.errors import CodegenError, SpfError
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from spf.analysis.bounds import BoundsReport, Obligation
     from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 _TIGHTENINGS = 2
 """Proof attempts: every bound ``v <= E``, then ``v <= E - 1`` where that was not enough."""
@@ -44,7 +45,7 @@ def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsR
     over = [o for o in report.obligations if _calls(o, index)]
     if not over:
         return report
-    implied = implied_ranges(comp)
+    implied = implied_ranges(comp.ir)
     for o in over:
         name = next(n for n in index if _calls(o, [n]))
         if name not in implied:
@@ -61,12 +62,12 @@ def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsR
     return replace(report, obligations=left)
 
 
-def implied_ranges(comp: Computation) -> dict[str, str]:
-    """The range (set text ``{[v]: ...}``) derived for each run-time index array that
-    declares none and whose values bound an access no other proof keeps in bounds; an
-    array no derived range helps is left out (remembered by the value of ``comp``:
+def implied_ranges(ir: ComputationIR) -> dict[str, str]:
+    """For the computation ``ir`` (``comp.ir``), the range (set text ``{[v]: ...}``) derived for
+    each run-time index array that declares none and whose values bound an access no other proof
+    keeps in bounds; an array no derived range helps is left out (remembered by ``ir.fingerprint``:
     :mod:`spf.analysis.memo`)."""
-    return remembered(comp, ("implied_ranges",), lambda: _derive(comp))
+    return remembered(ir, ("implied_ranges",), lambda: _derive(reader(ir)))
 
 
 def _derive(comp: Computation) -> dict[str, str]:
