@@ -850,7 +850,7 @@ class Computation:
         from spf.schedule.commands import Wavefront
 
         Wavefront(loop=loop, how=method)  # checks the method first
-        analysis = analyze_wavefront(self, stmts, loop)
+        analysis = analyze_wavefront(self.ir, [s.name for s in stmts], loop)
         if analysis.groups > 1 and method == "p2p":
             raise CodegenError(
                 f"wavefront({loop!r}, method={method!r}): {analysis.groups} kernels are fused "
@@ -894,7 +894,7 @@ class Computation:
                 f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
                 f"wavefront; call comp.wavefront({loop!r}) first"
             )
-        return build_inspector(self, analyze_wavefront(self, stmts, loop))
+        return build_inspector(self, analyze_wavefront(self.ir, [s.name for s in stmts], loop))
 
     def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""

@@ -87,7 +87,8 @@ def test_the_analysis_leaves_the_computation_it_reads_as_it_was() -> None:
     comp.stmt("s0").parallelize("i")
     ir = comp.ir
     read = memo.reader(ir)
-    assert read is not comp and read.ir is ir
+    assert read is not comp
+    assert read.ir is ir
     before = state_key(read)
     with pytest.raises(IllegalScheduleError):
         check_legality(ir)

@@ -7,8 +7,8 @@ import logging
 import pytest
 
 import spf.progress
-from spf.analysis.dependences import clear_remembered
 from spf import kernels
+from spf.analysis.dependences import clear_remembered
 from spf.cli import main
 
 
