@@ -71,10 +71,10 @@ def implied_ranges(ir: ComputationIR) -> dict[str, str]:
 
 
 def _derive(comp: Computation) -> dict[str, str]:
-    from spf.analysis.bounds import analyze_bounds
+    from spf.analysis.bounds import bounds_report
 
     lacking = [n for n in _index_arrays(comp) if comp.ufs[n].range is None]
-    needing = {n: [o for o in analyze_bounds(comp).obligations if _calls(o, [n])] for n in lacking}
+    needing = {n: [o for o in bounds_report(comp).obligations if _calls(o, [n])] for n in lacking}
     needing = {n: obs for n, obs in needing.items() if obs}
     tight: set[tuple[str, str]] = set()
     ranges: dict[str, str] = {}
@@ -88,7 +88,7 @@ def _derive(comp: Computation) -> dict[str, str]:
             clone = _with_ranges(comp, ranges)
         except SpfError:
             return {}
-        left = [o for o in analyze_bounds(clone).obligations if _calls(o, list(ranges))]
+        left = [o for o in bounds_report(clone).obligations if _calls(o, list(ranges))]
         if not left:
             return ranges
         for o in left:

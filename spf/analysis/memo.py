@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.ir import ComputationIR
 
-__all__ = ["clear", "reader", "remember", "remembered"]
+__all__ = ["as_ir", "clear", "reader", "remember", "remembered"]
 
 _R = TypeVar("_R")
 
@@ -62,6 +62,23 @@ def remember(ir: ComputationIR, key: Hashable, value: object) -> None:
     _RESULTS.move_to_end((ir.fingerprint, key))
     while len(_RESULTS) > MAXSIZE:
         _RESULTS.popitem(last=False)
+
+
+def as_ir(value: ComputationIR | Computation, what: str) -> ComputationIR:
+    """``value`` as an IR: an IR as it is, a computation's :attr:`~spf.Computation.ir`
+    (for the analyses documented as taking a computation); ``ArgumentError`` naming
+    ``what`` otherwise."""
+    from spf.computation.computation import Computation
+    from spf.errors import ArgumentError
+    from spf.ir import ComputationIR
+
+    if isinstance(value, ComputationIR):
+        return value
+    if isinstance(value, Computation):
+        return value.ir
+    raise ArgumentError(
+        f"{what}: expected a spf.Computation or its IR (comp.ir), got {type(value).__name__}"
+    )
 
 
 def reader(ir: ComputationIR) -> Computation:

@@ -120,7 +120,7 @@ def lower_checked(
         if check:
             stage = "proving accesses in bounds"
             progress.phase("proving bounds")
-            report = check_bounds(comp)
+            report = check_bounds(comp.ir)
             obligations = report.obligations
             sig = replace(program.signature, preconditions=report.preconditions)
             program = replace(program, signature=sig)

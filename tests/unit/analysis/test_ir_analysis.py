@@ -106,3 +106,16 @@ def test_a_computation_changed_after_its_ir_was_taken_is_not_what_the_ir_reads()
     deps = compute_dependences(ir)
     assert memo.reader(ir).stmt("s0").schedule == spf.Computation.from_ir(ir).stmt("s0").schedule
     assert all(d.carried_by == d.original_carried_by for d in deps)
+
+
+def test_a_trusted_local_index_array_is_part_of_the_ir() -> None:
+    def build(trusted: bool) -> spf.Computation:
+        comp = spf.Computation("slots")
+        comp.add_local(
+            "p", "int32_t", ("N",), index=True, range="{[v]: 0 <= v < N}", trusted=trusted
+        )
+        return comp
+
+    trusted, checked = build(True), build(False)
+    assert trusted.ir.fingerprint != checked.ir.fingerprint  # code is remembered by it
+    assert spf.Computation.from_ir(trusted.ir).data_spaces["p"].trusted
