@@ -169,7 +169,7 @@ def check_bounds(comp: ComputationIR | Computation) -> BoundsReport:
     # a run-time index array's values exist only once statements wrote them: no check of
     # the arguments can see them, so obligations over them are proved with a range the
     # generated code checks where it reads the values, or refused
-    return settle_index_obligations(reader(ir), report)
+    return settle_index_obligations(reader(ir), ir, report)
 
 
 def analyze_bounds(comp: ComputationIR | Computation) -> BoundsReport:

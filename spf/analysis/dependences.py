@@ -645,20 +645,20 @@ def check_legality(ir: ComputationIR, *, waive: Callable[[Dependence], bool] | N
     from spf.analysis.private import check_private
 
     comp = reader(ir)
-    check_private(comp)
-    _check_parallel_tags(comp)
+    check_private(comp, ir)
+    _check_parallel_tags(comp, ir)
     check_gpu_memory(comp)
     if not _all_in_program_order(comp):
         # the schedule must keep the sequential program's meaning with shared/local buffers
         # as one array; the gpu loops then run it with one copy per block/thread
         private = not _uses_private_memory(comp)
-        _check_order(comp, compute_dependences(ir, private=private), waive)
+        _check_order(comp, ir, compute_dependences(ir, private=private), waive)
     from spf.analysis.storage import check_storage
 
     check_storage(comp)
 
 
-def _check_parallel_tags(comp: Computation) -> None:
+def _check_parallel_tags(comp: Computation, ir: ComputationIR) -> None:
     """A loop tagged to run its iterations concurrently carries no dependence (reduction
     loops are :mod:`spf.analysis.reductions`' part)."""
     from spf.analysis.private import shared_scalar_hint
@@ -668,9 +668,9 @@ def _check_parallel_tags(comp: Computation) -> None:
         for loop, tags in stmt.tags.items():
             parallel = any(tag_kind(t) in _PARALLEL_TAGS for t in tags)
             reduction = any(t.startswith("reduction(") for t in tags)
-            if not parallel or reduction or carries_nothing(comp, stmt, loop):
+            if not parallel or reduction or carries_nothing(comp, ir, stmt, loop):
                 continue
-            deps = compute_dependences(comp.ir)  # remembered: computed once
+            deps = compute_dependences(ir)  # remembered: computed once
             if not _parallel_ok(comp, stmt, loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
                 carried.sort(key=lambda d: not shared_scalar_hint(comp, d.data_space, loop))
@@ -725,17 +725,17 @@ def splits_kernel(comp: Computation, dep: Dependence) -> bool:
     return sparse and nest_of(src) != nest_of(snk)
 
 
-def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
+def carries_nothing(comp: Computation, ir: ComputationIR, stmt: Stmt, loop: str | int) -> bool:
     """A sufficient test, cheaper than :func:`compute_dependences`, that ``loop`` of
-    ``stmt`` carries no dependence (True: it carries none; False: not decided). Only a
-    dependence between two statements both inside the loop can be carried by it, and none
-    through a workspace of that very loop (each iteration has its own,
+    ``stmt`` (of ``comp``, read for ``ir``: :func:`spf.analysis.memo.reader`) carries no
+    dependence (True: it carries none; False: not decided). Only a dependence between two
+    statements both inside the loop can be carried by it, and none through a workspace of
+    that very loop (each iteration has its own,
     :func:`spf.analysis.storage.same_workspace_iteration`): the other pairs are ordered in
     program order as :func:`_compute` orders them (their work is shared with it), where
     every statement still runs in program order, without layout placements or private
-    memory. A sparse output's phases (a row loop with a
-    dozen statements on row workspaces) are proved parallel from one or two pairs instead
-    of every pair at every level."""
+    memory. A sparse output's phases (a row loop with a dozen statements on row workspaces)
+    are proved parallel from one or two pairs instead of every pair at every level."""
     from spf.analysis.storage import _in_loop
     from spf.computation.layout import layout_of
     from spf.computation.operations import order_width
@@ -754,7 +754,6 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
         and (comp.stmt(owner) is stmt or _in_loop(comp, comp.stmt(owner), stmt, d))
     }
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
-    ir = comp.ir
     context = _context_key(comp, ir, width, True)
     records = _records(ir)
     spaces = {s.name: _touched(comp, s) for s in inside}
@@ -777,6 +776,7 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
 
 def _check_order(
     comp: Computation,
+    ir: ComputationIR,
     deps: Sequence[Dependence],
     waive: Callable[[Dependence], bool] | None = None,
 ) -> None:
@@ -785,7 +785,7 @@ def _check_order(
     from spf.progress import Progress
     from spf.schedule.trace import blame
 
-    context = _violation_context(comp)
+    context = _violation_context(comp, ir)
     progress = Progress("legality", len(deps), "dependences")
     for k, dep in enumerate(deps):
         progress.step(k)
@@ -817,9 +817,8 @@ def _check_order(
             )
 
 
-def _violation_context(comp: Computation) -> object:
+def _violation_context(comp: Computation, ir: ComputationIR) -> object:
     """What every :func:`violation` depends on besides the dependence and its statements."""
-    ir = comp.ir
     return ("violation", comp.schedule_width(), ir.assumptions, ir.ufs)
 
 

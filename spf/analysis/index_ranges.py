@@ -37,7 +37,9 @@ _TIGHTENINGS = 2
 """Proof attempts: every bound ``v <= E``, then ``v <= E - 1`` where that was not enough."""
 
 
-def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsReport:
+def settle_index_obligations(
+    comp: Computation, ir: ComputationIR, report: BoundsReport
+) -> BoundsReport:
     """``report`` without the obligations over run-time index arrays that the ranges of
     :func:`implied_ranges` prove; ``CodegenError`` for one that no range proves (no check
     before the call can see the values)."""
@@ -45,7 +47,7 @@ def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsR
     over = [o for o in report.obligations if _calls(o, index)]
     if not over:
         return report
-    implied = implied_ranges(comp.ir)
+    implied = implied_ranges(ir)
     for o in over:
         name = next(n for n in index if _calls(o, [n]))
         if name not in implied:

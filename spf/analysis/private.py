@@ -237,10 +237,9 @@ def _moved(stmts: list[Stmt], space: str, loop: str) -> IllegalScheduleError:
     )
 
 
-def check_private(comp: Computation) -> None:
+def check_private(comp: Computation, ir: ComputationIR) -> None:
     """Every private local's copies still live in one iteration of its loop
     (:func:`private_position`)."""
-    ir = comp.ir
     for name, ds in comp.data_spaces.items():
         if ds.private is not None:
             private_position(ir, name)

@@ -193,7 +193,7 @@ def is_reduction_legal(
             f"is_parallel_legal: reduction must be one of "
             f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} or None, got {reduction!r}"
         )
-    return reduction_refusal(comp, stmt, loop) is None
+    return reduction_refusal(comp, stmt, loop, compute_dependences(ir)) is None
 
 
 def check_reduction_loops(ir: ComputationIR) -> None:
@@ -210,7 +210,7 @@ def check_reduction_loops(ir: ComputationIR) -> None:
             if not any(t.split("(", 1)[0] in _PARALLEL_KINDS for t in tags):
                 continue
             option = reduction_option(tags)
-            if option is None and carries_nothing(comp, stmt, loop):
+            if option is None and carries_nothing(comp, ir, stmt, loop):
                 continue  # no dependence carried: none that is a reduction either
             deps = compute_dependences(ir)  # remembered: computed once, when needed
             where = f"loop {loop!r} of {stmt.name} ({', '.join(tags)})"
