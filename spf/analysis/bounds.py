@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 import islpy as isl
 
+from spf.analysis.memo import as_ir, reader, remembered
 from spf.analysis.preconditions import Precondition, condition
 from spf.computation.access import iterator_names
 from spf.errors import CodegenError, ParseError, SpfError
@@ -48,6 +49,7 @@ from spf.sets.parse import parse_document
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
 
 Side = Literal["lower", "upper"]
 Outcome = Literal["proved", "violated", "precondition", "obligation", "unchecked"]
@@ -148,29 +150,37 @@ class BoundsReport:
 
 
 # ----------------------------------------------------------------------------- entry points
-def check_bounds(comp: Computation) -> BoundsReport:
-    """Prove every access of ``comp`` in bounds; ``CodegenError`` for the first access proved
-    out of bounds for every parameter value at which its statement runs; the report lists
-    what remains to check at run time (``obligations`` over index arrays, ``preconditions``
-    over parameters).
+def check_bounds(comp: ComputationIR | Computation) -> BoundsReport:
+    """Prove every access of a computation (its IR, ``comp.ir``) in bounds; ``CodegenError``
+    for the first access proved out of bounds for every parameter value at which its
+    statement runs; the report lists what remains to check at run time (``obligations``
+    over index arrays, ``preconditions`` over parameters).
 
     >>> import spf
-    >>> report = check_bounds(spf.kernels.spmv_csr())
+    >>> report = check_bounds(spf.kernels.spmv_csr().ir)
     >>> len(report.proved), report.obligations
     (3, ())
     """
     from spf.analysis.index_ranges import settle_index_obligations
 
-    report = analyze_bounds(comp)
+    ir = as_ir(comp, "check_bounds")
+    report = analyze_bounds(ir)
     report.raise_for_violations()
     # a run-time index array's values exist only once statements wrote them: no check of
     # the arguments can see them, so obligations over them are proved with a range the
     # generated code checks where it reads the values, or refused
-    return settle_index_obligations(comp, report)
+    return settle_index_obligations(reader(ir), ir, report)
 
 
-def analyze_bounds(comp: Computation) -> BoundsReport:
-    """Like :func:`check_bounds`, without raising: violations are in the report."""
+def analyze_bounds(comp: ComputationIR | Computation) -> BoundsReport:
+    """Like :func:`check_bounds`, without raising: violations are in the report (remembered
+    by ``ir.fingerprint``, :mod:`spf.analysis.memo`)."""
+    ir = as_ir(comp, "analyze_bounds")
+    return remembered(ir, ("bounds",), lambda: bounds_report(reader(ir)))
+
+
+def bounds_report(comp: Computation) -> BoundsReport:
+    """:func:`analyze_bounds` of a computation the analysis reads (or built itself)."""
     accesses: list[AccessBounds] = []
     obligations: list[Obligation] = []
     violations: list[Violation] = []

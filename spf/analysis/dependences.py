@@ -36,13 +36,14 @@ their sequential schedule orders them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.analysis.memo import clear as clear_results
-from spf.analysis.memo import remembered
+from spf.analysis.memo import reader, remembered
 from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
 from spf.computation.statement import is_constant
@@ -54,6 +55,7 @@ from spf.sets.memo import Table
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import AccessList, Stmt
+    from spf.ir import ComputationIR, OperationIR, StmtIR
     from spf.sets.facts import Fact
 
 KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
@@ -258,20 +260,20 @@ def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | 
     return None if is_constant(outs[d]) else outs[d]
 
 
-def compute_dependences(comp: Computation, *, private: bool = True) -> tuple[Dependence, ...]:
-    """Every dependence of ``comp``. Memory with one copy per gpu block or thread
-    (``shared``/``local``) or per iteration of the loop it is allocated in (``allocate_at``)
-    carries no dependence between copies; ``private=False`` treats every data space and
-    buffer as one array (the sequential program's view, which ``check_legality`` keeps).
+def compute_dependences(ir: ComputationIR, *, private: bool = True) -> tuple[Dependence, ...]:
+    """Every dependence of the computation ``ir`` (``comp.ir``). Memory with one copy per gpu block
+    or thread (``shared``/``local``) or per iteration of the loop it is allocated in
+    (``allocate_at``) carries no dependence between copies; ``private=False`` treats every data
+    space and buffer as one array (the sequential program's view, which ``check_legality`` keeps).
 
-    Remembered by the value of ``comp`` (:mod:`spf.analysis.memo`: an equal computation,
-    a clone, shares them); the work of each statement pair is remembered by
-    what it depends on (:func:`_pair_inputs`), so after a schedule change only the pairs
-    of the statements it moved are ordered again."""
-    return remembered(comp, ("dependences", private), lambda: _compute(comp, private))
+    Remembered by ``ir.fingerprint`` (:mod:`spf.analysis.memo`: an equal computation, a
+    clone, shares them); the work of each statement pair is remembered by the values it
+    depends on (:func:`_pair_inputs`), so after a schedule change only the pairs of the
+    statements it moved are ordered again."""
+    return remembered(ir, ("dependences", private), lambda: _compute(reader(ir), ir, private))
 
 
-def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
+def _compute(comp: Computation, ir: ComputationIR, private: bool) -> tuple[Dependence, ...]:
     from spf.analysis.storage import storage_dependences
     from spf.computation.operations import order_width
     from spf.progress import Progress
@@ -280,7 +282,8 @@ def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
     if width == 0:
         return ()
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
-    context = _context_key(comp, width, private)
+    context = _context_key(comp, ir, width, private)
+    records = _records(ir)
     memo = _PAIRS
     deps: list[Dependence] = []
     progress = Progress("dependences", len(comp.stmts) ** 2, "statement pairs")
@@ -290,7 +293,7 @@ def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
         (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
         if not (written_s & touched_t or touched_s & written_t):
             continue  # no common data space that one of them writes
-        base = (context, _pair_inputs(src, snk))
+        base = (context, _pair_inputs(records, src, snk))
         now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
         # tags (distribute, gpu) map instances to ranks and copies by the current schedule
         placed = dependence_tags(src) or dependence_tags(snk)
@@ -306,53 +309,55 @@ def _compute(comp: Computation, private: bool) -> tuple[Dependence, ...]:
     return (*deps, *storage_dependences(comp))
 
 
-def _context_key(comp: Computation, width: int, private: bool) -> object:
+def _context_key(comp: Computation, ir: ComputationIR, width: int, private: bool) -> object:
     """What every statement pair's dependences depend on besides the two statements: the
-    schedule widths, UF declarations, assumptions and the data layout."""
-    from spf.computation.fingerprint import value_key
-    from spf.computation.layout import layout_of
-
+    schedule widths, and the UF declarations, assumptions, data spaces and data layout of
+    ``ir`` (values of the IR, compared by content)."""
     return (
         width,
         comp.schedule_width(),
         private,
-        value_key(comp._ufs),
-        tuple(str(f) for f in comp.assumptions),
-        value_key(layout_of(comp)),
-        value_key(comp._data),
+        ir.ufs,
+        ir.assumptions,
+        ir.data_spaces,
+        ir.buffers,
+        ir.placements,
+        ir.workspaces,
         # a buffer allocated in a loop: pairs depend on the allocating statement's schedule
-        tuple(str(s.schedule) for s in comp.stmts)
-        if any(b.allocation is not None for b in comp.buffers.values())
-        or layout_of(comp).workspaces
+        tuple(s.current_schedule for s in ir.stmts)
+        if any(b.allocation is not None for b in ir.buffers) or ir.workspaces
         else (),
     )
 
 
-def _pair_inputs(src: Stmt, snk: Stmt) -> object:
+def _records(ir: ComputationIR) -> dict[str, StmtIR | OperationIR]:
+    """The statements and operations of ``ir`` by name."""
+    found: dict[str, StmtIR | OperationIR] = {s.name: s for s in ir.stmts}
+    found.update((o.name, o) for o in ir.operations)
+    return found
+
+
+def _pair_inputs(records: dict[str, StmtIR | OperationIR], src: Stmt, snk: Stmt) -> object:
     """What the dependences from ``src`` to ``snk`` depend on besides the context and their
-    current schedules: names, domains, accesses, tags, program order (original schedules
-    and Layer IV placements)."""
+    current schedules: their IR records (names, sources, domains, accesses, program order:
+    original schedules and Layer IV placements) but for the current schedules and tags,
+    and the tags that decide which instances share memory (:func:`dependence_tags`)."""
     from spf.computation.operations import program_schedules
 
     placed = program_schedules(src, snk)
     return (
-        _stmt_inputs(src),
-        _stmt_inputs(snk),
+        _stmt_inputs(records[src.name]),
+        _stmt_inputs(records[snk.name]),
         None if placed is None else (str(placed[0]), str(placed[1])),
         dependence_tags(src),
         dependence_tags(snk),
     )
 
 
-def _stmt_inputs(stmt: Stmt) -> object:
-    """Every attribute of ``stmt`` but its current schedule and its tags (keyed separately,
-    see :func:`dependence_tags`)."""
-    from spf.computation.fingerprint import value_key
+def _stmt_inputs(record: StmtIR | OperationIR) -> StmtIR | OperationIR:
+    """``record`` without its current schedule and tags (keyed separately)."""
+    return dataclasses.replace(record, current_schedule="", tags=())
 
-    return tuple((k, value_key(v)) for k, v in vars(stmt).items() if k not in _NOT_INPUTS)
-
-
-_NOT_INPUTS = frozenset({"_schedule", "_comp", "_parsed", "_tags"})
 
 _HOW_TO_RUN = frozenset(
     {
@@ -629,30 +634,31 @@ _PARALLEL_TAGS = frozenset({"parallel", "vector", "distribute", "gpu_block", "gp
 """Tags whose loop must carry no dependence (its iterations run concurrently)."""
 
 
-def check_legality(comp: Computation, *, waive: Callable[[Dependence], bool] | None = None) -> None:
-    """Raise ``IllegalScheduleError`` for a parallel tag on a loop that carries a dependence,
-    a gpu memory use the schedule cannot express, a dependence the current schedule breaks
-    or a layout that overwrites a live value. The dependences are computed only when one
-    of these needs them: a computation with no such tag whose statements all still run in
-    program order (an inspector, the executor of a wavefront) breaks none. A dependence
-    between two statements of one wavefront loop is ordered by its inspector at run time
-    (kernels fused into the loop), and ``waive`` names more that are not checked."""
+def check_legality(ir: ComputationIR, *, waive: Callable[[Dependence], bool] | None = None) -> None:
+    """For the computation ``ir`` (``comp.ir``): raise ``IllegalScheduleError`` for a parallel tag
+    on a loop that carries a dependence, a gpu memory use the schedule cannot express, a dependence
+    the current schedule breaks or a layout that overwrites a live value. The dependences are
+    computed only when one of these needs them: a computation with no such tag whose statements all
+    still run in program order (an inspector, the executor of a wavefront) breaks none. A dependence
+    between two statements of one wavefront loop is ordered by its inspector at run time (kernels
+    fused into the loop), and ``waive`` names more that are not checked."""
     from spf.analysis.private import check_private
 
-    check_private(comp)
-    _check_parallel_tags(comp)
+    comp = reader(ir)
+    check_private(comp, ir)
+    _check_parallel_tags(comp, ir)
     check_gpu_memory(comp)
     if not _all_in_program_order(comp):
         # the schedule must keep the sequential program's meaning with shared/local buffers
         # as one array; the gpu loops then run it with one copy per block/thread
         private = not _uses_private_memory(comp)
-        _check_order(comp, compute_dependences(comp, private=private), waive)
+        _check_order(comp, ir, compute_dependences(ir, private=private), waive)
     from spf.analysis.storage import check_storage
 
     check_storage(comp)
 
 
-def _check_parallel_tags(comp: Computation) -> None:
+def _check_parallel_tags(comp: Computation, ir: ComputationIR) -> None:
     """A loop tagged to run its iterations concurrently carries no dependence (reduction
     loops are :mod:`spf.analysis.reductions`' part)."""
     from spf.analysis.private import shared_scalar_hint
@@ -662,9 +668,9 @@ def _check_parallel_tags(comp: Computation) -> None:
         for loop, tags in stmt.tags.items():
             parallel = any(tag_kind(t) in _PARALLEL_TAGS for t in tags)
             reduction = any(t.startswith("reduction(") for t in tags)
-            if not parallel or reduction or carries_nothing(comp, stmt, loop):
+            if not parallel or reduction or carries_nothing(comp, ir, stmt, loop):
                 continue
-            deps = compute_dependences(comp)  # remembered: computed once
+            deps = compute_dependences(ir)  # remembered: computed once
             if not _parallel_ok(comp, stmt, loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
                 carried.sort(key=lambda d: not shared_scalar_hint(comp, d.data_space, loop))
@@ -719,17 +725,17 @@ def splits_kernel(comp: Computation, dep: Dependence) -> bool:
     return sparse and nest_of(src) != nest_of(snk)
 
 
-def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
+def carries_nothing(comp: Computation, ir: ComputationIR, stmt: Stmt, loop: str | int) -> bool:
     """A sufficient test, cheaper than :func:`compute_dependences`, that ``loop`` of
-    ``stmt`` carries no dependence (True: it carries none; False: not decided). Only a
-    dependence between two statements both inside the loop can be carried by it, and none
-    through a workspace of that very loop (each iteration has its own,
+    ``stmt`` (of ``comp``, read for ``ir``: :func:`spf.analysis.memo.reader`) carries no
+    dependence (True: it carries none; False: not decided). Only a dependence between two
+    statements both inside the loop can be carried by it, and none through a workspace of
+    that very loop (each iteration has its own,
     :func:`spf.analysis.storage.same_workspace_iteration`): the other pairs are ordered in
     program order as :func:`_compute` orders them (their work is shared with it), where
     every statement still runs in program order, without layout placements or private
-    memory. A sparse output's phases (a row loop with a
-    dozen statements on row workspaces) are proved parallel from one or two pairs instead
-    of every pair at every level."""
+    memory. A sparse output's phases (a row loop with a dozen statements on row workspaces)
+    are proved parallel from one or two pairs instead of every pair at every level."""
     from spf.analysis.storage import _in_loop
     from spf.computation.layout import layout_of
     from spf.computation.operations import order_width
@@ -748,7 +754,8 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
         and (comp.stmt(owner) is stmt or _in_loop(comp, comp.stmt(owner), stmt, d))
     }
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
-    context = _context_key(comp, width, True)
+    context = _context_key(comp, ir, width, True)
+    records = _records(ir)
     spaces = {s.name: _touched(comp, s) for s in inside}
     for src in inside:
         for snk in inside:
@@ -757,7 +764,8 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
                 continue  # only this loop's own workspaces in common (or nothing)
             now = (str(scheds[src.name][1]), str(scheds[snk.name][1]))
             placed = dependence_tags(src) or dependence_tags(snk)
-            key = ("relations", context, _pair_inputs(src, snk), *(now if placed else ()))
+            inputs = _pair_inputs(records, src, snk)
+            key = ("relations", context, inputs, *(now if placed else ()))
             found = _PAIRS.get(key)
             if found is None:
                 found = _PAIRS.put(key, _pair_relations(comp, src, snk, width, scheds, True))
@@ -768,6 +776,7 @@ def carries_nothing(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
 
 def _check_order(
     comp: Computation,
+    ir: ComputationIR,
     deps: Sequence[Dependence],
     waive: Callable[[Dependence], bool] | None = None,
 ) -> None:
@@ -776,7 +785,7 @@ def _check_order(
     from spf.progress import Progress
     from spf.schedule.trace import blame
 
-    context = _violation_context(comp)
+    context = _violation_context(comp, ir)
     progress = Progress("legality", len(deps), "dependences")
     for k, dep in enumerate(deps):
         progress.step(k)
@@ -808,16 +817,9 @@ def _check_order(
             )
 
 
-def _violation_context(comp: Computation) -> object:
+def _violation_context(comp: Computation, ir: ComputationIR) -> object:
     """What every :func:`violation` depends on besides the dependence and its statements."""
-    from spf.computation.fingerprint import value_key
-
-    return (
-        "violation",
-        comp.schedule_width(),
-        tuple(str(f) for f in comp.assumptions),
-        value_key(comp._ufs),
-    )
+    return ("violation", comp.schedule_width(), ir.assumptions, ir.ufs)
 
 
 def _remembered_violation(comp: Computation, dep: Dependence, context: object) -> str | None:
@@ -966,8 +968,11 @@ def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
     raise UndeclaredError("loop", loop, [outs[k] for k in positions], hint=f"of {stmt.name}")
 
 
-def is_parallel_legal(comp: Computation, stmt: Stmt, loop: str | int) -> bool:
-    return _parallel_ok(comp, stmt, loop, compute_dependences(comp))
+def is_parallel_legal(ir: ComputationIR, stmt: str, loop: str | int) -> bool:
+    """Whether ``loop`` of statement ``stmt`` of the computation ``ir`` carries no
+    dependence between statements that share it."""
+    comp = reader(ir)
+    return _parallel_ok(comp, comp.stmt(stmt), loop, compute_dependences(ir))
 
 
 def _parallel_ok(

@@ -178,7 +178,7 @@ def build_executor(comp: Computation, target: str = "c") -> Executor:
     prologue: list[Stmt] = []
     for loop in sorted(loops):
         stmts = wavefront_stmts(comp, loop)
-        analysis = analyze_wavefront(comp, stmts, loop)
+        analysis = analyze_wavefront(comp.ir, [s.name for s in stmts], loop)
         names = all_names[loop]
         n = analysis.nodes
         data["ufs"] += [
@@ -447,7 +447,7 @@ def inspection_text(comp: Computation) -> str:
 
     lines = []
     for loop, nm in wavefront_names(comp).items():
-        analysis = analyze_wavefront(comp, wavefront_stmts(comp, loop), loop)
+        analysis = analyze_wavefront(comp.ir, [s.name for s in wavefront_stmts(comp, loop)], loop)
         coarse = nm.method in COARSE_METHODS
         insp = (build_coarse_inspector if coarse else build_inspector)(comp, analysis)
         lines.append(f"  loop {loop} (wavefront, method={nm.method!r}): inspector {insp.name}")

@@ -23,7 +23,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from spf.analysis.memo import remembered
+from spf.analysis.memo import reader, remembered
 from spf.errors import CodegenError, SpfError
 
 if TYPE_CHECKING:
@@ -31,12 +31,15 @@ if TYPE_CHECKING:
 
     from spf.analysis.bounds import BoundsReport, Obligation
     from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 _TIGHTENINGS = 2
 """Proof attempts: every bound ``v <= E``, then ``v <= E - 1`` where that was not enough."""
 
 
-def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsReport:
+def settle_index_obligations(
+    comp: Computation, ir: ComputationIR, report: BoundsReport
+) -> BoundsReport:
     """``report`` without the obligations over run-time index arrays that the ranges of
     :func:`implied_ranges` prove; ``CodegenError`` for one that no range proves (no check
     before the call can see the values)."""
@@ -44,7 +47,7 @@ def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsR
     over = [o for o in report.obligations if _calls(o, index)]
     if not over:
         return report
-    implied = implied_ranges(comp)
+    implied = implied_ranges(ir)
     for o in over:
         name = next(n for n in index if _calls(o, [n]))
         if name not in implied:
@@ -61,19 +64,19 @@ def settle_index_obligations(comp: Computation, report: BoundsReport) -> BoundsR
     return replace(report, obligations=left)
 
 
-def implied_ranges(comp: Computation) -> dict[str, str]:
-    """The range (set text ``{[v]: ...}``) derived for each run-time index array that
-    declares none and whose values bound an access no other proof keeps in bounds; an
-    array no derived range helps is left out (remembered by the value of ``comp``:
+def implied_ranges(ir: ComputationIR) -> dict[str, str]:
+    """For the computation ``ir`` (``comp.ir``), the range (set text ``{[v]: ...}``) derived for
+    each run-time index array that declares none and whose values bound an access no other proof
+    keeps in bounds; an array no derived range helps is left out (remembered by ``ir.fingerprint``:
     :mod:`spf.analysis.memo`)."""
-    return remembered(comp, ("implied_ranges",), lambda: _derive(comp))
+    return remembered(ir, ("implied_ranges",), lambda: _derive(reader(ir)))
 
 
 def _derive(comp: Computation) -> dict[str, str]:
-    from spf.analysis.bounds import analyze_bounds
+    from spf.analysis.bounds import bounds_report
 
     lacking = [n for n in _index_arrays(comp) if comp.ufs[n].range is None]
-    needing = {n: [o for o in analyze_bounds(comp).obligations if _calls(o, [n])] for n in lacking}
+    needing = {n: [o for o in bounds_report(comp).obligations if _calls(o, [n])] for n in lacking}
     needing = {n: obs for n, obs in needing.items() if obs}
     tight: set[tuple[str, str]] = set()
     ranges: dict[str, str] = {}
@@ -87,7 +90,7 @@ def _derive(comp: Computation) -> dict[str, str]:
             clone = _with_ranges(comp, ranges)
         except SpfError:
             return {}
-        left = [o for o in analyze_bounds(clone).obligations if _calls(o, list(ranges))]
+        left = [o for o in bounds_report(clone).obligations if _calls(o, list(ranges))]
         if not left:
             return ranges
         for o in left:

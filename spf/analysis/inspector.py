@@ -54,6 +54,7 @@ from spf.sets.memo import Table
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 
 class Dependence(Protocol):
@@ -185,12 +186,27 @@ def _loop_name(stmt: Stmt, loop: str) -> str:
     return loop if loop in stmt.loops else stmt.loops[0]
 
 
-def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> WavefrontAnalysis:
-    """The simplified carried dependences of ``loop`` over the statements ``stmts`` (the
-    wavefront); ``IllegalScheduleError`` when the inspector cannot order them. Statements
-    of kernels fused into the loop (separate loop nests in program order) form groups:
-    every dependence between two groups is an edge (it may go to an earlier iteration of
-    the fused loop: the inspector orders it all the same)."""
+def analyze_wavefront(ir: ComputationIR, names: Sequence[str], loop: str) -> WavefrontAnalysis:
+    """For the computation ``ir`` (``comp.ir``), the simplified carried dependences of
+    ``loop`` over the statements named ``names`` (the wavefront); ``IllegalScheduleError``
+    when the inspector cannot order them. Statements of kernels fused into the loop
+    (separate loop nests in program order) form groups: every dependence between two groups
+    is an edge (it may go to an earlier iteration of the fused loop: the inspector orders
+    it all the same). Remembered by ``ir.fingerprint`` (:mod:`spf.analysis.memo`)."""
+    from spf.analysis.memo import reader, remembered
+
+    def analyze() -> WavefrontAnalysis:
+        comp = reader(ir)
+        return _analyze(comp, ir, [comp.stmt(n) for n in names], loop)
+
+    return remembered(ir, ("wavefront", tuple(names), loop), analyze)
+
+
+def _analyze(
+    comp: Computation, ir: ComputationIR, stmts: Sequence[Stmt], loop: str
+) -> WavefrontAnalysis:
+    from spf.analysis.dependences import compute_dependences
+
     cmd = f"wavefront({loop!r})"
     names = {s.name for s in stmts}
     positions = {s.name: loop_iterator(s, _loop_name(s, loop), cmd) for s in stmts}
@@ -199,7 +215,7 @@ def analyze_wavefront(comp: Computation, stmts: Sequence[Stmt], loop: str) -> Wa
     facts = list(comp.assumptions)
     kept: list[CarriedEdge] = []
     dropped: list[str] = []
-    deps = [d for d in comp.dependences() if not d.storage]
+    deps = [d for d in compute_dependences(ir) if not d.storage]
     carried = [
         d
         for d in deps

@@ -33,7 +33,7 @@ from spf.analysis.dependences import (
     padded,
     pair_names,
 )
-from spf.analysis.memo import remembered
+from spf.analysis.memo import reader, remembered
 from spf.computation.access import iterator_names
 from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError, VerifyError
@@ -42,6 +42,7 @@ from spf.sets import Relation
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
     from spf.sets import Set
     from spf.sets.facts import Fact
 
@@ -92,15 +93,16 @@ def users(comp: Computation, space: str) -> list[Stmt]:
     return [s for s in comp.stmts if any(ds == space for ds, _ in (*s.reads, *s.writes))]
 
 
-def private_position(comp: Computation, space: str) -> int | None:
-    """The position, in the current (padded) schedules, of the loop whose iterations each
-    hold one copy of the private local ``space`` (None when no statement uses it).
+def private_position(ir: ComputationIR, space: str) -> int | None:
+    """For the computation ``ir`` (``comp.ir``), the position, in the current (padded) schedules, of
+    the loop whose iterations each hold one copy of the private local ``space`` (None when no
+    statement uses it).
 
     Raises ``SpfError`` when a statement using it does not run inside its loop, and
     ``IllegalScheduleError`` when no loop of the current schedule runs exactly one copy per
-    iteration (see the module docstring). Remembered by the value of ``comp``
+    iteration (see the module docstring). Remembered by ``ir.fingerprint``
     (:mod:`spf.analysis.memo`)."""
-    return remembered(comp, ("private_position", space), lambda: _position_now(comp, space))
+    return remembered(ir, ("private_position", space), lambda: _position_now(reader(ir), space))
 
 
 def _position_now(comp: Computation, space: str) -> int | None:
@@ -235,12 +237,12 @@ def _moved(stmts: list[Stmt], space: str, loop: str) -> IllegalScheduleError:
     )
 
 
-def check_private(comp: Computation) -> None:
+def check_private(comp: Computation, ir: ComputationIR) -> None:
     """Every private local's copies still live in one iteration of its loop
     (:func:`private_position`)."""
     for name, ds in comp.data_spaces.items():
         if ds.private is not None:
-            private_position(comp, name)
+            private_position(ir, name)
 
 
 def shared_scalar_hint(comp: Computation, space: str, loop: str) -> str:

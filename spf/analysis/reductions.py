@@ -29,6 +29,7 @@ from spf.analysis.dependences import (
     out_vars,
     padded,
 )
+from spf.analysis.memo import reader
 from spf.computation.source.accesses import _reduction_form
 from spf.computation.source.tree import _Assign, _If, _Ref
 from spf.computation.statement import is_constant
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.dependence import Dependence
     from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
 
 _COMPOUND_FAMILY = {"+=": "+", "-=": "+", "*=": "*", "/=": "*"}
 _PARALLEL_KINDS = frozenset({"parallel", "gpu_block", "gpu_thread", "distribute"})
@@ -114,7 +116,7 @@ def carried(
 ) -> list[Dependence]:
     """The dependences ``loop`` of ``stmt`` carries among the statements that share it."""
     d = loop_position(comp, stmt, loop)
-    deps = compute_dependences(comp) if deps is None else deps
+    deps = compute_dependences(comp.ir) if deps is None else deps
     return [
         dep for dep in deps if d in dep.levels and _in_loop(comp, stmt, d, comp.stmt(dep.source))
     ]
@@ -173,15 +175,17 @@ def reduced_only(
 
 
 def is_reduction_legal(
-    comp: Computation, stmt: Stmt, loop: str | int, reduction: str | None = None
+    ir: ComputationIR, name: str, loop: str | int, reduction: str | None = None
 ) -> bool:
-    """``comp.is_parallel_legal(stmt, loop, reduction=...)``: whether the dependences
-    ``loop`` carries are all reductions (``reduction`` None: with the option the loop is
-    tagged with, False when it has none)."""
+    """``comp.is_parallel_legal(stmt, loop, reduction=...)`` for the computation ``ir`` and
+    its statement ``name``: whether the dependences ``loop`` carries are all reductions
+    (``reduction`` None: with the option the loop is tagged with, False when it has none)."""
+    comp = reader(ir)
+    stmt = comp.stmt(name)
     if reduction is None:  # the loop's own tag, if it has one
         names = stmt.loops
-        name = names[loop] if isinstance(loop, int) and 0 <= loop < len(names) else loop
-        reduction = reduction_option(stmt.tags.get(str(name), ()))
+        at = names[loop] if isinstance(loop, int) and 0 <= loop < len(names) else loop
+        reduction = reduction_option(stmt.tags.get(str(at), ()))
         if reduction is None:
             return False
     if reduction not in REDUCTION_OPTIONS:
@@ -189,25 +193,26 @@ def is_reduction_legal(
             f"is_parallel_legal: reduction must be one of "
             f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} or None, got {reduction!r}"
         )
-    return reduction_refusal(comp, stmt, loop) is None
+    return reduction_refusal(comp, stmt, loop, compute_dependences(ir)) is None
 
 
-def check_reduction_loops(comp: Computation) -> None:
-    """The reduction part of ``check_legality``: a loop tagged ``reduction(...)`` carries
-    only reductions (else ``IllegalScheduleError`` naming the first other dependence or
-    statement), and a ``parallel`` loop without the tag whose carried dependences are all
-    reductions is refused with a message naming both options. Other parallel loops are
-    left to the ordinary parallel-tag check."""
+def check_reduction_loops(ir: ComputationIR) -> None:
+    """For the computation ``ir`` (``comp.ir``), the reduction part of ``check_legality``: a loop
+    tagged ``reduction(...)`` carries only reductions (else ``IllegalScheduleError`` naming the
+    first other dependence or statement), and a ``parallel`` loop without the tag whose carried
+    dependences are all reductions is refused with a message naming both options. Other parallel
+    loops are left to the ordinary parallel-tag check."""
     from spf.schedule.trace import blame
 
+    comp = reader(ir)
     for stmt in comp.stmts:
         for loop, tags in stmt.tags.items():
             if not any(t.split("(", 1)[0] in _PARALLEL_KINDS for t in tags):
                 continue
             option = reduction_option(tags)
-            if option is None and carries_nothing(comp, stmt, loop):
+            if option is None and carries_nothing(comp, ir, stmt, loop):
                 continue  # no dependence carried: none that is a reduction either
-            deps = compute_dependences(comp)  # remembered: computed once, when needed
+            deps = compute_dependences(ir)  # remembered: computed once, when needed
             where = f"loop {loop!r} of {stmt.name} ({', '.join(tags)})"
             if option is not None:
                 why = reduction_refusal(comp, stmt, loop, deps)

@@ -71,7 +71,9 @@ def generate(
     **options: Any,
 ) -> tuple[str, tuple[Precondition, ...]]:
     """:func:`codegen`'s text and the preconditions it found, without warning (a compile
-    warns once itself); remembered until ``comp`` changes."""
+    warns once itself); remembered by the value of ``comp.ir`` (:mod:`spf.analysis.memo`:
+    an equal computation shares it) when generating left ``comp`` unchanged."""
+    from spf.analysis.memo import remembered
     from spf.codegen.budget import ISL_MAX_OPERATIONS
     from spf.computation.fingerprint import value_key
 
@@ -80,7 +82,8 @@ def generate(
         return emit_program(prog, target, **options), prog.signature.preconditions
 
     key = ("codegen", value_key((target, name, check)), value_key(options), ISL_MAX_OPERATIONS)
-    return comp._remembered(key, run)
+    ir = comp.ir
+    return remembered(ir, key, run, keep=lambda: comp.ir is ir)
 
 
 def lower_checked(
@@ -117,7 +120,7 @@ def lower_checked(
         if check:
             stage = "proving accesses in bounds"
             progress.phase("proving bounds")
-            report = check_bounds(comp)
+            report = check_bounds(comp.ir)
             obligations = report.obligations
             sig = replace(program.signature, preconditions=report.preconditions)
             program = replace(program, signature=sig)
@@ -146,7 +149,7 @@ def _with_implied_ranges(comp: Computation, program: Program) -> Program:
     from spf.codegen.signature import set_bounds
     from spf.sets import Set
 
-    implied = implied_ranges(comp)
+    implied = implied_ranges(comp.ir)
     arrays = []
     for name, rank, lo, hi in program.index_arrays:
         derive = lo is None and name in implied and not spaces[name].trusted

@@ -24,7 +24,7 @@ def place_private_locals(comp: Computation, body: Node) -> tuple[Node, tuple[Buf
     for name, ds in comp.data_spaces.items():
         if ds.private is None:
             continue
-        pos = private_position(comp, name)
+        pos = private_position(comp.ir, name)
         if pos is None:
             continue  # no statement uses it
         body = _wrap(body, pos, frozenset(s.name for s in users(comp, name)), name)

@@ -745,23 +745,25 @@ class Computation:
         (docs/getting_started.md)."""
         from spf.analysis.dependences import compute_dependences
 
-        return list(compute_dependences(self))
+        return list(compute_dependences(self.ir))
 
     def check_legality(self) -> None:
         """Raise ``IllegalScheduleError`` for the first dependence the schedule violates
-        (the verdict is remembered until the computation changes)."""
+        (the verdict is remembered by the value of :attr:`ir`, :mod:`spf.analysis.memo`)."""
         from spf.analysis.dependences import check_legality
+        from spf.analysis.memo import remembered
         from spf.analysis.reductions import check_reduction_loops
 
         def verdict() -> IllegalScheduleError | None:
             try:
-                check_reduction_loops(self)
-                check_legality(self)
+                check_reduction_loops(ir)
+                check_legality(ir)
             except IllegalScheduleError as err:
                 return err
             return None
 
-        found = self._remembered(("legality",), verdict)
+        ir = self.ir
+        found = remembered(ir, ("legality",), verdict)
         if found is not None:
             raise found.with_traceback(None)
 
@@ -820,10 +822,10 @@ class Computation:
         from spf.analysis.dependences import is_parallel_legal
         from spf.analysis.reductions import is_reduction_legal
 
-        s = self.stmt(stmt)
+        name, ir = self.stmt(stmt).name, self.ir
         if reduction is not None:
-            return is_reduction_legal(self, s, loop, reduction)
-        return is_parallel_legal(self, s, loop) or is_reduction_legal(self, s, loop)
+            return is_reduction_legal(ir, name, loop, reduction)
+        return is_parallel_legal(ir, name, loop) or is_reduction_legal(ir, name, loop)
 
     def wavefront(self, loop: str, method: str = "auto") -> None:
         """Run ``loop`` of every statement that has it by dependence levels computed at run
@@ -848,7 +850,7 @@ class Computation:
         from spf.schedule.commands import Wavefront
 
         Wavefront(loop=loop, how=method)  # checks the method first
-        analysis = analyze_wavefront(self, stmts, loop)
+        analysis = analyze_wavefront(self.ir, [s.name for s in stmts], loop)
         if analysis.groups > 1 and method == "p2p":
             raise CodegenError(
                 f"wavefront({loop!r}, method={method!r}): {analysis.groups} kernels are fused "
@@ -892,7 +894,7 @@ class Computation:
                 f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
                 f"wavefront; call comp.wavefront({loop!r}) first"
             )
-        return build_inspector(self, analyze_wavefront(self, stmts, loop))
+        return build_inspector(self, analyze_wavefront(self.ir, [s.name for s in stmts], loop))
 
     def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from spf.analysis.memo import remember
 from spf.computation import Computation, Stmt
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError, FormatError, SpfError
@@ -341,8 +342,8 @@ def convert(src: Format, dst: Format, *, index_dtype: object = "int32") -> Conve
     # The statements run in the order they were added: the schedule is program order, which
     # no dependence can contradict, so the legality verdict is known without computing the
     # dependences (most of the code generation time). Any scheduling command changes the
-    # computation's version, and the check runs again.
-    conv._remembered(("legality",), lambda: None)
+    # computation's IR, and the check runs again.
+    remember(conv.ir, ("legality",), None)
     return conv
 
 

@@ -107,6 +107,7 @@ def _data_space(d: Mapping[str, Any]) -> DataSpaceIR:
         role=d["role"],
         index=bool(d.get("index", False)),
         private=d.get("private"),
+        trusted=d.get("trusted") is True,
     )
 
 
@@ -193,6 +194,7 @@ def _data_space_data(d: DataSpaceIR) -> dict[str, Any]:
         "role": d.role,
         **({"index": True} if d.index else {}),
         **({"private": d.private} if d.private is not None else {}),
+        **({"trusted": True} if d.trusted else {}),
     }
 
 

@@ -45,6 +45,9 @@ class DataSpaceIR:
     """A run-time index array (its UF shares the name)."""
     private: str | None = None
     """The loop each of whose iterations has its own copy (``add_local(private=...)``)."""
+    trusted: bool = False
+    """A local index array whose values the statements keep in its range (``add_local(...,
+    trusted=True)``): its reads are not range-checked."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,7 +31,7 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
     first: list[str | Nest] = []
     for loop in sorted(wavefront_loops(comp)):
         stmts = wavefront_stmts(comp, loop)
-        insp = build_inspector(comp, analyze_wavefront(comp, stmts, loop))
+        insp = build_inspector(comp, analyze_wavefront(comp.ir, [s.name for s in stmts], loop))
         level = f"{insp.name}.level"
         for name, space in insp.data_spaces.items():
             node = f"{insp.name}.{name}"

@@ -145,8 +145,9 @@ def _wavefront_pending(comp: Computation) -> bool:
         return wavefront_could_order(comp, dep) is not None or splits_kernel(comp, dep)
 
     try:
-        check_reduction_loops(comp)
-        check_legality(comp, waive=waived)
+        ir = comp.ir
+        check_reduction_loops(ir)
+        check_legality(ir, waive=waived)
     except IllegalScheduleError:
         return False
     return True

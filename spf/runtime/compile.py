@@ -257,7 +257,7 @@ def bounds_preconditions(comp: Computation, check: bool) -> tuple[Precondition, 
         return ()
     from spf.analysis import check_bounds
 
-    return check_bounds(comp).preconditions
+    return check_bounds(comp.ir).preconditions
 
 
 def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:
@@ -273,7 +273,7 @@ def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:
             f"the bounds of {o.access} in statement {o.stmt} (data space {o.data_space!r}: "
             f"{o.text!r})",
         )
-        for o in check_bounds(comp).obligations
+        for o in check_bounds(comp.ir).obligations
     ]
 
 

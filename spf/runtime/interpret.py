@@ -243,7 +243,7 @@ class _Storage:
         from spf.analysis.private import private_position
 
         for name, space in comp.data_spaces.items():
-            pos = private_position(comp, name) if space.private is not None else None
+            pos = private_position(comp.ir, name) if space.private is not None else None
             if pos is not None:  # a fresh zeroed copy per iteration of its loop
                 self.private.append((arrays[name], pos, [None]))
 

@@ -74,7 +74,7 @@ def wavefront_rows(comp: spf.Computation) -> dict[str, Any]:
     from spf.analysis.inspector import analyze_wavefront
 
     comp.wavefront("i")
-    analysis = analyze_wavefront(comp, [s for s in comp.stmts if "i" in s.loops], "i")
+    analysis = analyze_wavefront(comp.ir, [s.name for s in comp.stmts if "i" in s.loops], "i")
     edges = [
         {
             "dependence": f"{e.dependence.kind} {e.dependence.source}->{e.dependence.sink}",

@@ -76,7 +76,7 @@ def test_dependences_are_simplified_to_one_edge() -> None:
     """SpTRSV's three carried flow dependences (s0, s1, s2 -> s1) all say ``col(k) -> i``:
     one edge remains, its source the sink's iterator ``j = col(k)``."""
     comp = kernels.sptrsv_csr()
-    analysis = analyze_wavefront(comp, list(comp.stmts), "i")
+    analysis = analyze_wavefront(comp.ir, [s.name for s in comp.stmts], "i")
     assert (analysis.var, analysis.extent) == ("i", "N")
     assert len(analysis.edges) == 1
     edge = analysis.edges[0]
@@ -105,7 +105,9 @@ def test_level_sort_stages_give_level_order() -> None:
     args = sptrsv_args(lower(40, 0.1, 7))
     n = int(args["N"])
     level = run_levels(comp.inspector("i"), args, compiled=False)
-    count, order_comp = build_level_sort(analyze_wavefront(comp, list(comp.stmts), "i"), "t")
+    count, order_comp = build_level_sort(
+        analyze_wavefront(comp.ir, [s.name for s in comp.stmts], "i"), "t"
+    )
     levelptr = np.zeros(n + 1, dtype=np.int64)
     slot = np.zeros(n, dtype=np.int64)
     fill = np.zeros(n, dtype=np.int64)

@@ -164,7 +164,7 @@ def test_gauss_seidel_edges() -> None:
     ``col(k) < i`` pulled over ``s1``, the anti dependence to row ``col(k) > i`` pushed over
     ``s2``; the inspector runs the pull before the push in each row."""
     comp = kernels.gauss_seidel_csr()
-    analysis = analyze_wavefront(comp, comp.stmts, "i")
+    analysis = analyze_wavefront(comp.ir, [s.name for s in comp.stmts], "i")
     assert [(e.stmt, e.push, e.other) for e in analysis.edges] == [
         ("s1", False, "j"),
         ("s2", True, "j"),
@@ -180,6 +180,6 @@ def test_ilu0_edge_is_discovered() -> None:
     """ILU(0)'s carried flow dependences do not say which row wrote the entry read; spf
     proves ``i = col(k)`` from the facts and keeps one pull edge over ``(i, k)``."""
     comp = kernels.ilu0_csr()
-    analysis = analyze_wavefront(comp, comp.stmts, "i")
+    analysis = analyze_wavefront(comp.ir, [s.name for s in comp.stmts], "i")
     ((edge,),) = [analysis.edges]
     assert (edge.stmt, edge.push, edge.other, edge.iterators) == ("s0", False, "col(k)", ("i", "k"))

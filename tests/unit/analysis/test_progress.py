@@ -8,14 +8,17 @@ import pytest
 
 import spf.progress
 from spf import kernels
+from spf.analysis.dependences import clear_remembered
 from spf.cli import main
 
 
 @pytest.fixture
 def eager(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Report from the first step on, every step (real operations wait a second)."""
+    """Report from the first step on, every step (real operations wait a second), with
+    nothing remembered from earlier tests (results are shared by equal computations)."""
     monkeypatch.setattr(spf.progress, "AFTER_S", 0.0)
     monkeypatch.setattr(spf.progress, "EVERY_S", 0.0)
+    clear_remembered()
 
 
 def test_dependences_legality_and_codegen_report_progress(

@@ -113,7 +113,7 @@ def test_without_triangularity_the_anti_dependence_is_pushed() -> None:
     one of the source's (push form), accepted by both methods."""
     comp = sptrsv_without_triangularity()
     comp.wavefront("i")
-    edges = analyze_wavefront(comp, comp.stmts, "i").edges
+    edges = analyze_wavefront(comp.ir, [s.name for s in comp.stmts], "i").edges
     assert [(e.stmt, e.push) for e in edges] == [("s1", False), ("s1", True)]
     other = sptrsv_without_triangularity()
     other.wavefront("i", method="p2p")
