@@ -50,6 +50,7 @@ def test_distributed_kernels_equal_serial_on_ranks(
     for r in range(ranks):
         assert f"rank {r}: spmv bcsstk13.mtx (2003x2003, int32): bitwise equal" in done.stdout
         assert f"rank {r}: CG 25 iterations" in done.stdout
+        assert f"rank {r}: CG 25 iterations with an owner array: equals serial" in done.stdout
         assert f"rank {r}: owner array with a rank outside the job on rank 0: ArgumentError" in (
             done.stdout
         )
