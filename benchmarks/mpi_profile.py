@@ -31,7 +31,6 @@ import numpy as np
 
 MARKS = (  # (text of a line of the executor's source, the step that ends after it)
     ("_sbuf[spf_q] = ", "pack sends"),
-    ("memcpy(x, spf_x_user", "copy own entries"),
     ("memcpy(x + spf_x_near", "copy own entries"),
     ("some rank's call differs", "agreement (MPI_Allreduce)"),
     ("MPI_Irecv(", "post receives"),

@@ -78,12 +78,12 @@ class Layout:
     """The statements in executor order, split where the ranks must combine (phases.py)."""
     copy_back: tuple[str, ...] = ()
     """Vectors read through an index array that later statements write (their own rows):
-    the executor copies the rank's entries back from the compact buffer at the end."""
-    direct: tuple[str, ...] = ()
-    """Vectors read only through index arrays (never written, never indexed by the loop):
-    rows without ghosts read the caller's array itself; the compact buffer gets the ghosts
-    and only the rank's entries that rows with ghosts read (PETSc's local block reads the
-    caller's vector too), so no call copies the rank's whole block."""
+    the executor copies the entries rows with ghosts wrote in the compact buffer back to the
+    caller's array at the end (rows without ghosts write the caller's array itself)."""
+    rowwise: tuple[str, ...] = ()
+    """Ghost-read vectors also indexed by the loop variable (CG's ``p(i)``): rows with
+    ghosts touch their own entries in the compact buffer, so those entries are copied in,
+    and, for a vector in ``copy_back``, back out at the end (only those rows')."""
 
 
 def _uf_of(stmt: Stmt, index: str, ufs: Mapping[str, object]) -> str | None:
@@ -149,7 +149,7 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
         bound=bound,
         phases=phases,
         copy_back=copy_back,
-        direct=tuple(x for x in ghost_reads if x not in copy_back and x not in found.owned),
+        rowwise=tuple(x for x in ghost_reads if x in found.owned),
     )
 
 

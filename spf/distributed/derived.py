@@ -9,9 +9,10 @@
   touches, ``dist_mark_x(j) = 1``, and, for a read, one that flags the rows touching an entry
   another rank owns, ``dist_halo(i) = dist_halo(i) | dist_far_x(j)``: the image of the rank's
   iterations under the access, and the rows whose computation must wait for the exchange.
-  For a vector the executor reads in place (``layout.direct``), statements after those mark
-  the entries rows with ghosts read, ``dist_near_x(j) = dist_near_x(j) | dist_halo(i)``:
-  the rank's own entries among them are all the compact buffer needs besides the ghosts.
+  Statements after those mark the entries rows with ghosts read, ``dist_near_x(j) =
+  dist_near_x(j) | dist_halo(i)``: rows without ghosts read the caller's vector in place, so
+  the rank's own entries among these (and, for a vector also indexed by the loop, the rows
+  with ghosts themselves) are all the compact buffer needs besides the ghosts.
   It is compiled like any computation, so a call with ``check=True`` checks the index arrays
   against their declarations (``rowptr`` nondecreasing, ``col`` inside ``0 .. M-1``).
 """
@@ -125,7 +126,7 @@ def inspector_computation(comp: Computation, layout: Layout) -> Computation:
         insp.add_data_space(mark_name(name), "int8_t", shape=(layout.extent[name],))
     for name in layout.ghost_reads:
         insp.add_data_space(far_name(name), "int8_t", shape=(layout.extent[name],))
-    for name in layout.direct:
+    for name in layout.ghost_reads:
         insp.add_data_space(near_name(name), "int8_t", shape=(layout.extent[name],))
     stmts = {s.name: s for s in comp.stmts}
     for n, g in enumerate(layout.accesses):
@@ -141,7 +142,7 @@ def inspector_computation(comp: Computation, layout: Layout) -> Computation:
                 )
             )
     for n, g in enumerate(layout.accesses):  # after every halo flag is final
-        if g.data in layout.direct:
+        if not g.write:
             near, halo = f"${near_name(g.data)}$({g.index})", f"${HALO}$({layout.loop})"
             domain = str(stmts[g.stmt].domain)
             insp.add_stmt(Stmt(f"{near} = {near} | {halo};", domain, name=f"near{n}"))

@@ -11,10 +11,10 @@ args>)``, which for one call
    does: an error on every rank, or a new plan on every rank);
 2. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
    rank's own entries), packs the entries the neighbours need and posts ``MPI_Isend``;
-3. copies into the compact buffer the rank's own entries that rows reading ghosts read (all
-   of them for a vector the computation also writes or indexes by the loop; for one read only
-   through index arrays, ``layout.direct``, only those the inspector marked: rows without
-   ghosts read the caller's array itself), and zeroes the replicated accumulators (their
+3. copies into the compact buffer the rank's own entries that rows reading ghosts touch
+   (those the inspector marked, and the rows themselves for a vector also indexed by the
+   loop, ``layout.rowwise``): rows without ghosts read and write the caller's array itself,
+   so no call copies the rank's whole block; and zeroes the replicated accumulators (their
    values on entry are added back at the end);
 4. runs the local function on the runs of rows that read no ghost, while messages travel;
 5. ``MPI_Waitall``, then runs the rows that read ghosts;
@@ -44,9 +44,9 @@ COMM = "comm"
 PLAN_ARRAYS = ("scnt", "sdsp", "sidx", "rcnt", "rdsp")
 """Per exchanged vector ``x``: ``spf_x_scnt[p]`` entries sent to rank ``p`` from
 ``spf_x_sbuf + spf_x_sdsp[p]``, packed from local indices ``spf_x_sidx``; ``spf_x_rcnt[p]``
-ghosts received from ``p`` at ``x + spf_x_nown + spf_x_rdsp[spf_p]``; for a vector in
-``layout.direct``, ``spf_x_nnear`` pairs ``[lo, hi)`` of local indices in ``spf_x_near``:
-the rank's entries rows with ghosts read, the only ones copied into the compact buffer."""
+ghosts received from ``p`` at ``x + spf_x_nown + spf_x_rdsp[spf_p]``; for a ghost-read vector,
+``spf_x_nnear`` pairs ``[lo, hi)`` of local indices in ``spf_x_near``: the rank's entries
+rows with ghosts touch, the only ones copied into the compact buffer."""
 
 
 def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
@@ -63,7 +63,7 @@ def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
         out.append((f"{ctypes[name]} *spf_{name}_sbuf", f"spf_{name}_sbuf"))
         const = "const " if name in layout.ghost_reads and name not in layout.copy_back else ""
         out.append((f"{const}{ctypes[name]} *spf_{name}_user", f"spf_{name}_user"))
-        if name in layout.direct:
+        if name in layout.ghost_reads:
             out.append((f"int64_t spf_{name}_nnear", f"spf_{name}_nnear"))
             out.append((f"const int64_t *spf_{name}_near", f"spf_{name}_near"))
     for runs in ("inner", "outer"):
@@ -92,10 +92,10 @@ def prototype(name: str, local: Signature, layout: Layout, comm_type: str = "MPI
 
 def _runs(local: Signature, layout: Layout, which: str, phase: int) -> list[str]:
     """Call the local function on each run of rows in ``spf_<which>`` (phase ``phase``);
-    rows without ghosts read the caller's ``layout.direct`` vectors in place."""
+    rows without ghosts read and write the caller's ghost-read vectors in place."""
     lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
     ctypes = {a.name: a.ctype for a in local.args}
-    direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.direct if which == "inner"}
+    direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.ghost_reads if which == "inner"}
     return [
         f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)",
         f"  {_call(local, lo, hi, phase, direct)}",
@@ -171,14 +171,11 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
             f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
         ]
-        if x in layout.direct:
-            lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
-            body += [
-                f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
-                f"  memcpy({x} + {lo}, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({t}));",
-            ]
-        else:
-            body.append(f"memcpy({x}, {p}user, (size_t){p}nown * sizeof({t}));")
+        lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
+        body += [
+            f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
+            f"  memcpy({x} + {lo}, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({t}));",
+        ]
     for y in layout.remote_writes:
         t, p = ctypes[y], f"spf_{y}_"
         total = f"{p}rdsp[spf_P - 1] + {p}rcnt[spf_P - 1]"
@@ -232,9 +229,12 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"  {p}user[{p}sidx[spf_q]] += {p}sbuf[spf_q];",
         ]
     for x in layout.copy_back:
+        lo, hi = "spf_outer[2 * spf_r]", "spf_outer[2 * spf_r + 1]"
         body += [
-            f"/* {x}: the rank's entries, written by the phases, back to the caller's {x} */",
-            f"memcpy(spf_{x}_user, {x}, (size_t)spf_{x}_nown * sizeof({ctypes[x]}));",
+            f"/* {x}: the entries rows with ghosts wrote, back to the caller's {x} */",
+            "for (int64_t spf_r = 0; spf_r < spf_nouter; spf_r++)",
+            f"  memcpy(spf_{x}_user + {lo}, {x} + {lo}, (size_t)({hi} - {lo}) * "
+            f"sizeof({ctypes[x]}));",
         ]
     body += ["free(spf_req);", "return 0;"]
     lines += [f"  {line}" for line in body]

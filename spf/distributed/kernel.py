@@ -71,9 +71,9 @@ class _Plan:
     inner: np.ndarray
     outer: np.ndarray
     near: dict[str, np.ndarray]
-    """Per vector read in place (``layout.direct``): ``[lo, hi)`` pairs of local indices
-    covering the rank's entries that rows with ghosts read, the only ones copied into its
-    compact buffer (:meth:`ExchangePlan.near`)."""
+    """Per ghost-read vector: ``[lo, hi)`` pairs of local indices covering the rank's entries
+    that rows with ghosts touch, the only ones copied into its compact buffer
+    (:meth:`ExchangePlan.near`)."""
     template: list[Any] | None = None
     keep: list[np.ndarray] = field(default_factory=list)
     """The arrays the template's pointers point into (kept alive with the plan)."""
@@ -433,8 +433,16 @@ class DistributedKernel:
             ext = np.zeros(plan.nown + plan.ghosts.size, dtype=dtype)
             buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
         inner, outer = runs(insp.get(HALO), rows)
+        halo = insp.get(HALO)
+        halo_rows = np.flatnonzero(halo[:rows]) if halo is not None else None  # outer rows
         near = {
-            x: plans[x].near(parts[lay.extent[x]], rank, insp[near_name(x)]) for x in lay.direct
+            x: plans[x].near(
+                parts[lay.extent[x]],
+                rank,
+                insp[near_name(x)],
+                halo_rows if x in lay.rowwise else None,
+            )
+            for x in lay.ghost_reads
         }
         return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near)
 
@@ -458,7 +466,7 @@ class DistributedKernel:
             out[mark_name(name)] = np.zeros(params[lay.extent[name]], dtype=np.int8)
         for name in lay.ghost_reads:
             out[far_name(name)] = parts[lay.extent[name]].far(rank)
-        for name in lay.direct:
+        for name in lay.ghost_reads:
             out[near_name(name)] = np.zeros(params[lay.extent[name]], dtype=np.int8)
         if lay.ghost_reads:
             out[HALO] = np.zeros(rows, dtype=np.int8)
@@ -514,7 +522,7 @@ class DistributedKernel:
             sbuf = plan.buffers[name][1]
             out += [ptr(ep.scnt), ptr(ep.sdsp), ptr(nonempty(ep.sidx))]
             out += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), _UserArray(name)]
-            if name in lay.direct:
+            if name in lay.ghost_reads:
                 out += [plan.near[name].size // 2, ptr(nonempty(plan.near[name]))]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners

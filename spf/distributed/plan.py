@@ -54,13 +54,19 @@ class ExchangePlan:
         out: np.ndarray = slot.take(glob, mode="clip")
         return out
 
-    def near(self, part: Partition, rank: int, marked: np.ndarray) -> np.ndarray:
+    def near(
+        self, part: Partition, rank: int, marked: np.ndarray, rows: np.ndarray | None = None
+    ) -> np.ndarray:
         """``[lo, hi)`` pairs of local indices covering the rank's own entries among
-        ``marked`` (the inspector's marks of what rows reading ghosts read): its maximal runs,
-        joined across gaps of at most ``NEAR_GAP`` entries (one ``memcpy`` copies a few
-        entries nobody reads faster than two calls)."""
+        ``marked`` (the inspector's marks of what rows reading ghosts read) and the local
+        indices ``rows`` (the rows with ghosts, for a vector they also index directly): its
+        maximal runs, joined across gaps of at most ``NEAR_GAP`` entries (one ``memcpy``
+        copies a few entries nobody reads faster than two calls)."""
         touched = np.flatnonzero(marked).astype(np.int64)
-        mine = np.sort(part.local_index(rank, touched[part.owner_of(touched) == rank]))
+        mine = part.local_index(rank, touched[part.owner_of(touched) == rank])
+        if rows is not None:
+            mine = np.concatenate([mine, rows]).astype(np.int64)
+        mine = np.unique(mine)
         if mine.size == 0:
             return np.zeros(0, dtype=np.int64)
         breaks = np.flatnonzero(np.diff(mine) > NEAR_GAP + 1) + 1

@@ -50,6 +50,7 @@ def test_distributed_kernels_equal_serial_on_ranks(
     for r in range(ranks):
         assert f"rank {r}: spmv bcsstk13.mtx (2003x2003, int32): bitwise equal" in done.stdout
         assert f"rank {r}: CG 25 iterations" in done.stdout
+        assert f"rank {r}: CG 25 iterations with an owner array: equals serial" in done.stdout
         assert f"rank {r}: owner array with a rank outside the job on rank 0: ArgumentError" in (
             done.stdout
         )
@@ -96,7 +97,7 @@ def test_distributed_inspector_marks_the_image_of_the_access() -> None:
         "$dist_halo$(i) = $dist_halo$(i) | $dist_far_x$(j);",
         "$dist_near_x$(j) = $dist_near_x$(j) | $dist_halo$(i);",
     ]
-    assert layout.direct == ("x",)  # read only through col: rows without ghosts read it in place
+    assert layout.rowwise == ()  # x is not indexed by i: rows with ghosts copy only what they read
     import numpy as np
 
     mark, far, halo = np.zeros(4, np.int8), np.array([0, 0, 1, 1], np.int8), np.zeros(2, np.int8)
@@ -132,6 +133,29 @@ def test_near_runs_cover_own_marked_entries_joining_small_gaps() -> None:
     marked[[3, 50, 51, 52, 50 + joined, 50 + apart]] = 1  # 3 is rank 0's: not copied
     assert plan.near(part, 1, marked).tolist() == [0, joined + 1, apart, apart + 1]
     assert plan.near(part, 1, np.zeros(100, dtype=np.int8)).tolist() == []
+
+    rows = np.array([apart + 7, apart + 8], dtype=np.int64)  # rows with ghosts (p(i) in CG)
+    assert plan.near(part, 1, marked, rows).tolist() == [0, joined + 1, apart, apart + 9]
+
+
+def test_cg_executor_copies_only_the_entries_of_rows_with_ghosts() -> None:
+    from spf.bench.mpi_cg import cg_step
+    from spf.distributed.analysis import analyse
+
+    comp = cg_step()
+    assert comp.distribution is not None
+    layout = analyse(comp, comp.distribution)
+    assert (layout.ghost_reads, layout.rowwise, layout.copy_back) == (("p",), ("p",), ("p",))
+    src = comp.codegen("mpi")
+    assert "memcpy(p, spf_p_user" not in src
+    assert "memcpy(spf_p_user, p," not in src
+    inner = re.findall(r"cg_step_local\(M, N, NNZ, \d, spf_inner[^;]*;", src)
+    assert len(inner) == 3
+    assert all("(double *)spf_p_user" in call for call in inner)
+    outer = re.findall(r"cg_step_local\(M, N, NNZ, \d, spf_outer[^;]*;", src)
+    assert len(outer) == 3
+    assert not any("spf_p_user" in call for call in outer)
+    assert "memcpy(spf_p_user + spf_outer[2 * spf_r], p + spf_outer[2 * spf_r]" in src
 
 
 def test_distributed_accumulations_and_reductions_are_classified() -> None:

@@ -90,3 +90,16 @@ def test_combine_takes_the_median_over_the_jobs_that_ran() -> None:
     assert out["cg_iterations"] == SPF["cg_iterations"]
     assert mpi.spread(out, "spmv_ms", 1) == "2.0 (1.0-3.0)"
     assert mpi.combine([{"skipped": mpi.NOT_INSTALLED}]) == {"skipped": mpi.NOT_INSTALLED}
+
+
+def test_fastest_products_are_the_least_of_all_jobs_and_shown_as_a_ratio() -> None:
+    ours = mpi.combine([dict(SPF, spmv_fastest_ms=t) for t in (3.0, 1.5, 2.0)])
+    theirs = mpi.combine([dict(PETSC, matmult_fastest_ms=t) for t in (1.25, 2.0)])
+    assert (ours["spmv_fastest_ms"], theirs["matmult_fastest_ms"]) == (1.5, 1.25)
+    sec = Section("mpi")
+    sec.data["poisson"] = {}
+    mpi.report(sec, "poisson", "2-D Poisson", ours, theirs)
+    text = "\n".join(sec.markdown)
+    assert "Fastest product of all jobs: spf 1.500 ms, PETSc 1.250 ms (1.20x)." in text
+    assert sec.data["poisson"]["spmv_fastest_ratio"] == 1.2
+    assert not [t for t in sec.targets if "fastest" in t["target"].lower()]  # not judged
