@@ -183,14 +183,18 @@ def term_texts(body: Body) -> tuple[str, ...]:
 
 
 def tuple_texts(body: Body) -> tuple[str, ...]:
-    """Each tuple entry as the first disjunct shows it (names, or values of unnamed ones)."""
-    bsets = body.iset.get_basic_sets()
-    values = slot_values(body, basic_constraints(bsets[0], body.dim_syms()))[0] if bsets else {}
-    show = display_map(body, values)
-    return tuple(
-        n if n is not None else expr_text(show[tsym(k)]) if k in values else f"_t{k}"
-        for k, n in enumerate(body.names)
-    )
+    """Each tuple entry as the first disjunct shows it (names, or values of unnamed ones);
+    computed once per body (``Set.vars``, ``in_vars``... ask again and again)."""
+    got: tuple[str, ...] | None = body.memo.get("tuple_texts")
+    if got is None:
+        bsets = body.iset.get_basic_sets()
+        values = slot_values(body, basic_constraints(bsets[0], body.dim_syms()))[0] if bsets else {}
+        show = display_map(body, values)
+        got = body.memo["tuple_texts"] = tuple(
+            n if n is not None else expr_text(show[tsym(k)]) if k in values else f"_t{k}"
+            for k, n in enumerate(body.names)
+        )
+    return got
 
 
 def function_display(body: Body, in_names: list[str], exprs: list[sp.Expr]) -> list[sp.Expr]:
