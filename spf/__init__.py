@@ -85,9 +85,9 @@ _ON_FIRST_USE = {
     "TuneResult": "spf.tuning",
     "tune": "spf.tuning",
 }
-"""Public names whose modules load on first use: the C front end (pycparser), index
-notation and the tuner cost ~0.1 s of ``import spf`` that a program not using them never
-needs."""
+"""Public names whose modules load on first use: the C front end (with pycparser) and the
+tuner cost ~0.1 s of ``import spf`` that a program not using them never needs (index
+notation is loaded anyway, by ``spf.kernels``; ``einsum`` is bound on first use too)."""
 
 
 def __getattr__(name: str) -> Any:
