@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# Statements' C is parsed with pycparser (which cffi needs too, to load any kernel): loaded
+# with spf, since every program needs it, rather than by a warm first call (issue 33).
+import spf.computation.source  # noqa: F401
 from spf import formats, kernels, sparse
 from spf._version import __version__
 from spf.computation import (
@@ -85,7 +88,7 @@ _ON_FIRST_USE = {
     "TuneResult": "spf.tuning",
     "tune": "spf.tuning",
 }
-"""Public names whose modules load on first use: the C front end (with pycparser) and the
+"""Public names whose modules load on first use: the C front end and the
 tuner cost ~0.1 s of ``import spf`` that a program not using them never needs (index
 notation is loaded anyway, by ``spf.kernels``; ``einsum`` is bound on first use too)."""
 
