@@ -6,6 +6,11 @@ exposes the public names only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+# Statements' C is parsed with pycparser (which cffi needs too, to load any kernel): loaded
+# with spf, since every program needs it, rather than by a warm first call (issue 33).
+import spf.computation.source  # noqa: F401
 from spf import formats, kernels, sparse
 from spf._version import __version__
 from spf.computation import (
@@ -33,11 +38,13 @@ from spf.errors import (
     VerifyError,
 )
 from spf.formats import Format
-from spf.frontend import from_c
-from spf.index_notation import einsum
 from spf.schedule import ROOT
 from spf.sets import UF, Relation, Set
-from spf.tuning import TuneResult, tune
+
+if TYPE_CHECKING:
+    from spf.frontend import from_c
+    from spf.index_notation import einsum
+    from spf.tuning import TuneResult, tune
 
 __all__ = [
     "ROOT",
@@ -74,3 +81,26 @@ __all__ = [
     "sparse",
     "tune",
 ]
+
+_ON_FIRST_USE = {
+    "from_c": "spf.frontend",
+    "einsum": "spf.index_notation",
+    "TuneResult": "spf.tuning",
+    "tune": "spf.tuning",
+}
+"""Public names whose modules load on first use: the C front end and the
+tuner cost ~0.1 s of ``import spf`` that a program not using them never needs (index
+notation is loaded anyway, by ``spf.kernels``; ``einsum`` is bound on first use too)."""
+
+
+def __getattr__(name: str) -> Any:
+    """``spf.from_c``, ``spf.einsum``, ``spf.tune`` and ``spf.TuneResult``, imported on first
+    use (then kept in the module like any other name)."""
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -91,9 +91,20 @@ def _replaced(e: sp.Expr, subs: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     """``e`` with ``subs`` replaced, expanded; ``e`` itself (already expanded, as
     :func:`~spf.sets.facts.condition_terms` and this module give terms) when it has none of
     them: expanding is most of a renaming's cost, and most terms keep their variables."""
-    if not any(s in subs for s in e.free_symbols):
+    used = tuple(sorted((s.name, subs[s]) for s in e.free_symbols if s in subs))
+    if not used:
         return e
-    return sp.expand(e.xreplace(subs))
+    key = (e, used)
+    got = _REPLACED.get(key)
+    if got is None:
+        got = _REPLACED.put(key, sp.expand(e.xreplace(subs)))
+    return got
+
+
+_REPLACED: Table[tuple[sp.Expr, tuple[tuple[str, sp.Expr], ...]], sp.Expr] = Table(16384)
+""":func:`_replaced`'s results by the term and the replacements of its own variables: the
+candidate renamings of a fact tried for each statement (every permutation of its
+iterators) replace the same variables of the same terms again and again."""
 
 
 def _s(name: str) -> sp.Symbol:

@@ -25,7 +25,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import io
 import os
+import pickle
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -182,32 +184,76 @@ _OPTIONS: Final = {
 }
 
 
-@functools.cache
-def _lark() -> Lark:
-    """The LALR parser, built once per process. Building its tables costs ~50 ms, so they
-    are kept on disk (``<cache>/parser/sets-<hash>.lark``, the hash of the grammar, the
-    options and lark's and Python's versions) and loaded in ~2 ms by later processes; an
-    unreadable or damaged file is built again, and an unwritable cache only costs time."""
-    key = hashlib.sha256(
+SHIPPED_TABLES: Final = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables.lark")
+"""The tables built when spf was released, shipped inside the package (a pickle of
+``Lark.save``'s data with the :func:`_tables_key` they were built for): a process with an
+empty cache loads them (~3 ms) instead of building them (~80 ms). Rebuild it after changing
+the grammar with :func:`ship_tables`; tests/unit/sets/test_parser_tables.py fails until
+then."""
+
+
+def _tables_key() -> str:
+    """What the LALR tables depend on: the grammar, the options, lark's and Python's versions."""
+    return hashlib.sha256(
         repr((_GRAMMAR, sorted(_OPTIONS.items()), lark.__version__, sys.version_info[:2])).encode()
     ).hexdigest()[:24]
-    path = default_cache_dir() / "parser" / f"sets-{key}.lark"
+
+
+def _load_tables(path: str | os.PathLike[str], key: str) -> Lark | None:
+    """The parser stored at ``path`` for ``key``; None when it is missing, damaged, foreign
+    or was built for another key (the caller builds the tables then)."""
     try:
-        with path.open("rb") as fh:
-            return Lark.load(fh)
+        with open(path, "rb") as fh:
+            stored = pickle.load(fh)  # spf's own file, like its bytecode
+        if not isinstance(stored, dict) or stored.get("key") != key:
+            return None
+        return Lark.load(stored)  # lark loads a dict as it is
     except Exception:  # missing, partial or foreign: build the tables
-        pass
-    parser = Lark(_GRAMMAR, **_OPTIONS)
+        return None
+
+
+def _store_tables(parser: Lark, path: str | os.PathLike[str], key: str) -> None:
+    """Write ``parser``'s tables to ``path`` atomically (readers see the whole file or none);
+    an unwritable place only costs the next process the build."""
+    folder = os.path.dirname(os.fspath(path))
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.makedirs(folder, exist_ok=True)
+        buffer = io.BytesIO()
+        parser.save(buffer)
+        stored = {"key": key, **pickle.loads(buffer.getvalue())}
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tables.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                parser.save(fh)
-            os.replace(tmp, path)  # readers see the whole file or none
+                pickle.dump(stored, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def ship_tables() -> None:
+    """Rebuild :data:`SHIPPED_TABLES` for this grammar, lark and Python (after a grammar
+    change: ``python -c "from spf.sets.parse import ship_tables; ship_tables()"``)."""
+    _store_tables(Lark(_GRAMMAR, **_OPTIONS), SHIPPED_TABLES, _tables_key())
+    os.chmod(SHIPPED_TABLES, 0o644)
+
+
+@functools.cache
+def _lark() -> Lark:
+    """The LALR parser, built once per process. Building its tables costs ~80 ms, so they
+    ship with the package (:data:`SHIPPED_TABLES`) and, when those were built for another
+    lark or Python, are kept on disk (``<cache>/parser/sets-<key>.lark``) for later
+    processes; an unreadable or damaged file is built again."""
+    key = _tables_key()
+    shipped = _load_tables(SHIPPED_TABLES, key)
+    if shipped is not None:
+        return shipped
+    path = default_cache_dir() / "parser" / f"sets-{key}.lark"
+    cached = _load_tables(path, key)
+    if cached is not None:
+        return cached
+    parser = Lark(_GRAMMAR, **_OPTIONS)
+    _store_tables(parser, path, key)
     return parser
 
 

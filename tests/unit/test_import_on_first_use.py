@@ -1,0 +1,49 @@
+"""``import spf`` leaves the C front end, index notation and the tuner to their first use;
+``spf.from_c``, ``spf.einsum``, ``spf.tune`` and ``spf.TuneResult`` still work as names."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import spf
+
+_CHILD = """
+import sys
+import spf
+print(*(m in sys.modules for m in ("spf.frontend", "spf.tuning", "pycparser")))
+from spf import from_c, tune
+import spf.frontend, spf.index_notation, spf.tuning
+print(from_c is spf.frontend.from_c, spf.einsum is spf.index_notation.einsum,
+      tune is spf.tuning.tune, spf.TuneResult is spf.tuning.TuneResult)
+comp = spf.from_c("void f(int n, double x[n]) { for (int i = 0; i < n; i++) x[i] = 1; }")
+print(comp.loop_structure().split()[0:2])
+"""
+
+
+def test_import_spf_defers_the_c_front_end_and_the_tuner_until_first_use() -> None:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env=env,
+    )
+    loaded, same, loops = done.stdout.splitlines()
+    assert loaded == "False False True"  # pycparser: statements and kernels need it
+    assert same == "True True True True"
+    assert loops == "['for', 'i:']"
+
+
+def test_an_unknown_name_of_spf_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        spf.no_such_name  # noqa: B018
+    assert callable(spf.einsum)
+    assert callable(spf.from_c)
+    assert all(hasattr(spf, name) for name in spf.__all__)
