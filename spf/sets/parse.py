@@ -192,10 +192,15 @@ the grammar with :func:`ship_tables`; tests/unit/sets/test_parser_tables.py fail
 then."""
 
 
+def _grammar_key() -> str:
+    """The grammar and the parser options the tables are built from."""
+    return hashlib.sha256(repr((_GRAMMAR, sorted(_OPTIONS.items()))).encode()).hexdigest()[:24]
+
+
 def _tables_key() -> str:
     """What the LALR tables depend on: the grammar, the options, lark's and Python's versions."""
     return hashlib.sha256(
-        repr((_GRAMMAR, sorted(_OPTIONS.items()), lark.__version__, sys.version_info[:2])).encode()
+        repr((_grammar_key(), lark.__version__, sys.version_info[:2])).encode()
     ).hexdigest()[:24]
 
 
@@ -220,7 +225,7 @@ def _store_tables(parser: Lark, path: str | os.PathLike[str], key: str) -> None:
         os.makedirs(folder, exist_ok=True)
         buffer = io.BytesIO()
         parser.save(buffer)
-        stored = {"key": key, **pickle.loads(buffer.getvalue())}
+        stored = {"key": key, "grammar": _grammar_key(), **pickle.loads(buffer.getvalue())}
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tables.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
