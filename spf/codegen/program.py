@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.clang import C_KEYWORDS
+from spf.codegen.body import BodyBuilder
 from spf.codegen.c import int_literal
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node, walk
 from spf.codegen.register_tile import IndexForm, index_form
@@ -23,6 +24,8 @@ from spf.sets.parse import parse_document
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
     from spf.analysis.fact_plan import InLoopCheck
+    from spf.cexpr import Expr
+    from spf.cexpr import Stmt as CStmt
     from spf.codegen.each_call import EachCall
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
@@ -33,36 +36,38 @@ if TYPE_CHECKING:
 class StmtMacro:
     name: str
     params: tuple[str, ...]
-    lines: tuple[str, ...]
-    """The statement's C body, data spaces as ``A(i, j)`` and UF calls as ``col(k)``."""
+    body: tuple[CStmt, ...]
+    """The statement's body as a C tree: its iterators are the macro's parameters, data
+    spaces are read and written as :class:`~spf.cexpr.Access` nodes (printed ``A(i, j)``)
+    and UFs called as ``col(k)``."""
     reduction: Reduction | None = None
     """Set when the statement is one accumulation ``y(...) op= e`` with ``e`` not reading y."""
     update: Reduction | None = None
+    """Like ``reduction`` but also for ``/=`` and the spelled-out ``y = y + e`` (as ``y +=
+    e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     accumulates: tuple[tuple[str, str, str], ...] = ()
     """``(data space, operator family, C type)`` of the statement's reduction updates in the
     sense of :mod:`spf.analysis.reductions` (what a ``reduction(privatize)`` loop copies)."""
     assigns: tuple[str, ...] = ()
     """Data spaces the statement writes other than by those updates (``tmp(i) = 0.0``): a
     ``reduction(privatize)`` loop never copies them, its merge would add to their input."""
-    """Like ``reduction`` but also for ``/=`` and the spelled-out ``y = y + e`` (as ``y +=
-    e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     operation: Operation | None = None
-    """Set for a Layer IV operation (``lines`` is then empty; printers print the operation)."""
+    """Set for a Layer IV operation (``body`` is then empty; printers print the operation)."""
     calls: frozenset[str] = frozenset()
-    """The C names ``lines`` calls, as printed: data-space access macros (``spf_ds_<name>``
+    """The C names ``body`` calls, as printed: data-space access macros (``spf_ds_<name>``
     for a run-time index array), UFs and functions (``spf_min``, ``sqrt``)."""
     names: frozenset[str] = frozenset()
-    """Every name ``lines`` refers to: :attr:`calls`, the data spaces and UFs by their
+    """Every name ``body`` refers to: :attr:`calls`, the data spaces and UFs by their
     names, iterators, parameters and locals (what a printer needs to know which arrays a
     statement uses, without reading its text back)."""
 
 
 @dataclass(frozen=True)
 class Reduction:
-    target: str
-    """C text of the accumulated element (macro parameters as in ``lines``)."""
+    target: Expr
+    """The accumulated element (macro parameters as in :attr:`StmtMacro.body`)."""
     op: str
-    value: str
+    value: Expr
     ctype: str
     uses: frozenset[str]
     """The statement iterators the target's indices use."""
@@ -448,13 +453,8 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     if isinstance(stmt, OperationStmt):
         return StmtMacro(stmt.name, its, (), operation=_operation(stmt, comp, its))
     index = {n for n, ds in comp.data_spaces.items() if ds.index}
-    formats = (
-        lambda n, ix: f"{'spf_ds_' if n in index else ''}{n}({', '.join(ix)})",
-        lambda n, ix: f"{n}({', '.join(ix)})",
-        {it: f"({it})" for it in its},
-    )
     parsed = stmt.parsed
-    text = parsed.render_c(*formats, calls=HELPER_CALLS)
+    build = BodyBuilder(its, index, HELPER_CALLS)
     spaces = {a.data_space for a in (*parsed.reads, *parsed.writes)}
     ufs = {name for name, _ in parsed.uf_calls}
     calls = frozenset(
@@ -465,7 +465,7 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     names = calls | spaces | parsed.names | {n for n, _ in parsed.locals}
     reduction, update = None, None
     for spelled in (False, True):
-        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled, calls=HELPER_CALLS)
+        parts = parsed.reduction_tree(spelled=spelled)
         if parts is None:
             continue
         access, target, op, value = parts
@@ -474,7 +474,10 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
             uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
         ctype = comp.data_spaces[access.data_space].ctype
         forms = _index_forms(access.indices)
-        found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space, forms)
+        found = Reduction(
+            build.access(target), op, build.expr(value), ctype, frozenset(uses),
+            access.data_space, forms,
+        )  # fmt: skip
         reduction, update = (found, found) if not spelled else (reduction, found)
     reduced = updates(stmt)
     accumulates = tuple((ds, family, comp.data_spaces[ds].ctype) for ds, family in reduced.items())
@@ -484,7 +487,7 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     return StmtMacro(
         stmt.name,
         its,
-        tuple(text.splitlines()),
+        build.stmts(parsed.body),
         reduction,
         update=update,
         accumulates=accumulates,

@@ -7,7 +7,7 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define B(t0, t1) B[(t0) * (N) + (t1)]
 #define A(t0, t1) A[(t0) * (N) + (t1)]
-#define s0(i, j) B((i), (j)) = 0.2 * (A((i), (j)) + A((i) - 1, (j)) + A((i) + 1, (j)) + A((i), (j) - 1) + A((i), (j) + 1))
+#define s0(i, j) B(i, j) = 0.2 * (A(i, j) + A((i) - 1, j) + A((i) + 1, j) + A(i, (j) - 1) + A(i, (j) + 1))
 
 void jacobi2d(int64_t N, double *restrict B, const double *restrict A)
 {

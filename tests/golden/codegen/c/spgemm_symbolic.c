@@ -24,14 +24,14 @@
 #define mark(t0) mark[spf_ws_mark + (t0)]
 #define s0(i) C_rowptr((i) + 1) = 0
 #define s1(i, A_k, k, B_k, j) do { \
-  if (mark((j)) != (i) + 1) \
+  if (mark(j) != (i) + 1) \
   { \
-    mark((j)) = (i) + 1; \
+    mark(j) = (i) + 1; \
     C_rowptr((i) + 1) += 1; \
   } \
 } while (0)
 #define s2(z) C_rowptr(0) = 0
-#define s3(i) C_rowptr((i) + 1) += C_rowptr((i))
+#define s3(i) C_rowptr((i) + 1) += C_rowptr(i)
 
 #ifndef SPF_FAULT_NOTE
 #define SPF_FAULT_NOTE

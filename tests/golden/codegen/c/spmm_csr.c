@@ -10,9 +10,9 @@
 #define C(t0, t1) C[(t0) * (K) + (t1)]
 #define A(t0) A[t0]
 #define B(t0, t1) B[(t0) * (K) + (t1)]
-#define s0_target(i, k, j, c) C((i), (c))
-#define s0_value(i, k, j, c) A((k)) * B((j), (c))
-#define s0(i, k, j, c) C((i), (c)) += A((k)) * B((j), (c))
+#define s0_target(i, k, j, c) C(i, c)
+#define s0_value(i, k, j, c) A(k) * B(j, c)
+#define s0(i, k, j, c) C(i, c) += A(k) * B(j, c)
 
 void spmm_csr(int64_t K, int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict rowptr, double *restrict C, const double *restrict A, const double *restrict B)
 {

@@ -10,9 +10,9 @@
 #define y(t0) y[t0]
 #define A(t0, t1) A[(t0) * (2) + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(b, s, r, i, j) y((i))
-#define spmv_value(b, s, r, i, j) A((s), (r)) * x((j))
-#define spmv(b, s, r, i, j) y((i)) += A((s), (r)) * x((j))
+#define spmv_target(b, s, r, i, j) y(i)
+#define spmv_value(b, s, r, i, j) A(s, r) * x(j)
+#define spmv(b, s, r, i, j) y(i) += A(s, r) * x(j)
 
 void spmv_bdia2_generated(int64_t M, int64_t N, int64_t NB, int64_t NS, const int32_t *restrict doff, const int32_t *restrict dptr, double *restrict y, const double *restrict A, const double *restrict x)
 {

@@ -9,9 +9,9 @@
 #define y(t0) y[t0]
 #define A(t0, t1) A[(t0) * (N) + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(d, p, i, j) y((i))
-#define spmv_value(d, p, i, j) A((d), (p)) * x((j))
-#define spmv(d, p, i, j) y((i)) += A((d), (p)) * x((j))
+#define spmv_target(d, p, i, j) y(i)
+#define spmv_value(d, p, i, j) A(d, p) * x(j)
+#define spmv(d, p, i, j) y(i) += A(d, p) * x(j)
 
 void spmv_dia_generated(int64_t M, int64_t N, int64_t ND, const int32_t *restrict offsets, double *restrict y, const double *restrict A, const double *restrict x)
 {

@@ -12,9 +12,9 @@
 #define y(t0) y[t0]
 #define val(t0) val[t0]
 #define x(t0) x[t0]
-#define spmv_target(ch, w, r, k, i, j) y((i))
-#define spmv_value(ch, w, r, k, i, j) val((k)) * x((j))
-#define spmv(ch, w, r, k, i, j) y((i)) += val((k)) * x((j))
+#define spmv_target(ch, w, r, k, i, j) y(i)
+#define spmv_value(ch, w, r, k, i, j) val(k) * x(j)
+#define spmv(ch, w, r, k, i, j) y(i) += val(k) * x(j)
 
 void spmv_sell4_8_generated(int64_t M, int64_t N, int64_t NC, int64_t NV, const int32_t *restrict cl, const int32_t *restrict cs, const int32_t *restrict perm, const int32_t *restrict scol, double *restrict y, const double *restrict val, const double *restrict x)
 {

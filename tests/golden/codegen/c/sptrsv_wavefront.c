@@ -13,11 +13,11 @@
 #define u(t0) u[t0]
 #define L(t0) L[t0]
 #define f(t0) f[t0]
-#define s0(i_lev, i_part, i_pos, i) u((i)) = f((i))
-#define s1(i_lev, i_part, i_pos, i, k, j) u((i)) -= L((k)) * u((j))
-#define s2_target(i_lev, i_part, i_pos, i, k) u((i))
-#define s2_value(i_lev, i_part, i_pos, i, k) L((k))
-#define s2(i_lev, i_part, i_pos, i, k) u((i)) = u((i)) / L((k))
+#define s0(i_lev, i_part, i_pos, i) u(i) = f(i)
+#define s1(i_lev, i_part, i_pos, i, k, j) u(i) -= L(k) * u(j)
+#define s2_target(i_lev, i_part, i_pos, i, k) u(i)
+#define s2_value(i_lev, i_part, i_pos, i, k) L(k)
+#define s2(i_lev, i_part, i_pos, i, k) u(i) = u(i) / L(k)
 
 void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restrict col, const int64_t *restrict levelptr_i, const int64_t *restrict order_i, const int64_t *restrict partptr_i, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
 {

@@ -12,7 +12,7 @@
 #define A(t0) A[t0]
 #define b(t0) b[t0]
 #define s0(t) x(N - 1 - (t)) = b(N - 1 - (t))
-#define s1(t, k, j) x(N - 1 - (t)) -= A((k)) * x((j))
+#define s1(t, k, j) x(N - 1 - (t)) -= A(k) * x(j)
 
 void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict diag, const int32_t *restrict rowptr, double *restrict x, const double *restrict A, const double *restrict b)
 {

@@ -24,7 +24,7 @@ typedef unsigned long long uint64_t;
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define B(t0, t1) B[(t0) * (N) + (t1)]
 #define A(t0, t1) A[(t0) * (N) + (t1)]
-#define s0(i, j) B((i), (j)) = 0.2 * (A((i), (j)) + A((i) - 1, (j)) + A((i) + 1, (j)) + A((i), (j) - 1) + A((i), (j) + 1))
+#define s0(i, j) B(i, j) = 0.2 * (A(i, j) + A((i) - 1, j) + A((i) + 1, j) + A(i, (j) - 1) + A(i, (j) + 1))
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

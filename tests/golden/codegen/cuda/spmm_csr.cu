@@ -27,9 +27,9 @@ typedef unsigned long long uint64_t;
 #define C(t0, t1) C[(t0) * (K) + (t1)]
 #define A(t0) A[t0]
 #define B(t0, t1) B[(t0) * (K) + (t1)]
-#define s0_target(i, k, j, c) C((i), (c))
-#define s0_value(i, k, j, c) A((k)) * B((j), (c))
-#define s0(i, k, j, c) C((i), (c)) += A((k)) * B((j), (c))
+#define s0_target(i, k, j, c) C(i, c)
+#define s0_value(i, k, j, c) A(k) * B(j, c)
+#define s0(i, k, j, c) C(i, c) += A(k) * B(j, c)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -27,9 +27,9 @@ typedef unsigned long long uint64_t;
 #define y(t0) y[t0]
 #define A(t0, t1) A[(t0) * (2) + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(b, s, r, i, j) y((i))
-#define spmv_value(b, s, r, i, j) A((s), (r)) * x((j))
-#define spmv(b, s, r, i, j) y((i)) += A((s), (r)) * x((j))
+#define spmv_target(b, s, r, i, j) y(i)
+#define spmv_value(b, s, r, i, j) A(s, r) * x(j)
+#define spmv(b, s, r, i, j) y(i) += A(s, r) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -26,9 +26,9 @@ typedef unsigned long long uint64_t;
 #define y(t0) y[t0]
 #define A(t0, t1) A[(t0) * (N) + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(d, p, i, j) y((i))
-#define spmv_value(d, p, i, j) A((d), (p)) * x((j))
-#define spmv(d, p, i, j) y((i)) += A((d), (p)) * x((j))
+#define spmv_target(d, p, i, j) y(i)
+#define spmv_value(d, p, i, j) A(d, p) * x(j)
+#define spmv(d, p, i, j) y(i) += A(d, p) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

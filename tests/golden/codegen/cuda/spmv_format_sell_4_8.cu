@@ -29,9 +29,9 @@ typedef unsigned long long uint64_t;
 #define y(t0) y[t0]
 #define val(t0) val[t0]
 #define x(t0) x[t0]
-#define spmv_target(ch, w, r, k, i, j) y((i))
-#define spmv_value(ch, w, r, k, i, j) val((k)) * x((j))
-#define spmv(ch, w, r, k, i, j) y((i)) += val((k)) * x((j))
+#define spmv_target(ch, w, r, k, i, j) y(i)
+#define spmv_value(ch, w, r, k, i, j) val(k) * x(j)
+#define spmv(ch, w, r, k, i, j) y(i) += val(k) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -27,11 +27,11 @@ typedef unsigned long long uint64_t;
 #define u(t0) u[t0]
 #define L(t0) L[t0]
 #define f(t0) f[t0]
-#define s0(i) u((i)) = f((i))
-#define s1(i, k, j) u((i)) -= L((k)) * u((j))
-#define s2_target(i, k) u((i))
-#define s2_value(i, k) L((k))
-#define s2(i, k) u((i)) = u((i)) / L((k))
+#define s0(i) u(i) = f(i)
+#define s1(i, k, j) u(i) -= L(k) * u(j)
+#define s2_target(i, k) u(i)
+#define s2_value(i, k) L(k)
+#define s2(i, k) u(i) = u(i) / L(k)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

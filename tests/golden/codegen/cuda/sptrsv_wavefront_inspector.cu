@@ -26,9 +26,9 @@ typedef unsigned long long uint64_t;
 #define rowptr(t0) rowptr[t0]
 #define level(t0) level[t0]
 #define nlevels() nlevels[0]
-#define s0(i) level((i)) = 0
-#define s1(ip, k, j) level((ip)) = spf_max(level((ip)), level((j)) + 1)
-#define s2(i) nlevels() = spf_max(nlevels(), level((i)) + 1)
+#define s0(i) level(i) = 0
+#define s1(ip, k, j) level(ip) = spf_max(level(ip), level(j) + 1)
+#define s2(i) nlevels() = spf_max(nlevels(), level(i) + 1)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

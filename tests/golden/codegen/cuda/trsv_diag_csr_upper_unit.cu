@@ -29,7 +29,7 @@ typedef unsigned long long uint64_t;
 #define A(t0) A[t0]
 #define b(t0) b[t0]
 #define s0(t) x(N - 1 - (t)) = b(N - 1 - (t))
-#define s1(t, k, j) x(N - 1 - (t)) -= A((k)) * x((j))
+#define s1(t, k, j) x(N - 1 - (t)) -= A(k) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -5,8 +5,8 @@
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#define s0(i, j) bx((i), (j)) = (img((i), (j)) + img((i), (j) + 1) + img((i), (j) + 2)) / 3.0
-#define s1(i, j) out((i), (j)) = (bx((i), (j)) + bx((i) + 1, (j)) + bx((i) + 2, (j))) / 3.0
+#define s0(i, j) bx(i, j) = (img(i, j) + img(i, (j) + 1) + img(i, (j) + 2)) / 3.0
+#define s1(i, j) out(i, j) = (bx(i, j) + bx((i) + 1, j) + bx((i) + 2, j)) / 3.0
 #define out(t0, t1) out[(t0) * (M-2) + (t1)]
 #define bx(t0, t1) bx[(t0) * (M-2) + (t1)]
 #define img(t0, t1) img[(t0) * (M) + (t1)]

@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define s0_target(i, k, j) y((j))
-#define s0_value(i, k, j) A((k)) * x((i))
-#define s0(i, k, j) y((j)) += A((k)) * x((i))
+#define s0_target(i, k, j) y(j)
+#define s0_value(i, k, j) A(k) * x(i)
+#define s0(i, k, j) y(j) += A(k) * x(i)
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]

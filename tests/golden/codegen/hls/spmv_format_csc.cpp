@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define colptr(t0) colptr[t0]
 #define row(t0) row[t0]
-#define spmv_target(j, k, i) y((i))
-#define spmv_value(j, k, i) A((k)) * x((j))
-#define spmv(j, k, i) y((i)) += A((k)) * x((j))
+#define spmv_target(j, k, i) y(i)
+#define spmv_value(j, k, i) A(k) * x(j)
+#define spmv(j, k, i) y(i) += A(k) * x(j)
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]

@@ -6,9 +6,9 @@
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define offsets(t0) offsets[t0]
-#define spmv_target(d, p, i, j) y((i))
-#define spmv_value(d, p, i, j) A((d), (p)) * x((j))
-#define spmv(d, p, i, j) y((i)) += A((d), (p)) * x((j))
+#define spmv_target(d, p, i, j) y(i)
+#define spmv_value(d, p, i, j) A(d, p) * x(j)
+#define spmv(d, p, i, j) y(i) += A(d, p) * x(j)
 #define y(t0) y[t0]
 #define A(t0, t1) A[(t0) * (N) + (t1)]
 #define x(t0) x[t0]

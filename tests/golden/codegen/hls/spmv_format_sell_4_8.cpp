@@ -9,9 +9,9 @@
 #define cs(t0) cs[t0]
 #define perm(t0) perm[t0]
 #define scol(t0) scol[t0]
-#define spmv_target(ch, w, r, k, i, j) y((i))
-#define spmv_value(ch, w, r, k, i, j) val((k)) * x((j))
-#define spmv(ch, w, r, k, i, j) y((i)) += val((k)) * x((j))
+#define spmv_target(ch, w, r, k, i, j) y(i)
+#define spmv_value(ch, w, r, k, i, j) val(k) * x(j)
+#define spmv(ch, w, r, k, i, j) y(i) += val(k) * x(j)
 #define y(t0) y[t0]
 #define val(t0) val[t0]
 #define x(t0) x[t0]

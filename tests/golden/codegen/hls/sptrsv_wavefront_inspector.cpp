@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define s0(i) level((i)) = 0
-#define s1(ip, k, j) level((ip)) = spf_max(level((ip)), level((j)) + 1)
-#define s2(i) nlevels() = spf_max(nlevels(), level((i)) + 1)
+#define s0(i) level(i) = 0
+#define s1(ip, k, j) level(ip) = spf_max(level(ip), level(j) + 1)
+#define s2(i) nlevels() = spf_max(nlevels(), level(i) + 1)
 #define level(t0) level[t0]
 #define nlevels() nlevels[0]
 

@@ -9,7 +9,7 @@
 #define diag(t0) diag[t0]
 #define rowptr(t0) rowptr[t0]
 #define s0(t) x(N - 1 - (t)) = b(N - 1 - (t))
-#define s1(t, k, j) x(N - 1 - (t)) -= A((k)) * x((j))
+#define s1(t, k, j) x(N - 1 - (t)) -= A(k) * x(j)
 #define x(t0) x[t0]
 #define A(t0) A[t0]
 #define b(t0) b[t0]

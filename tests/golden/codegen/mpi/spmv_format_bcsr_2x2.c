@@ -26,9 +26,9 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define y(t0) y[t0]
 #define A(t0, t1, t2) A[((t0) * (2) + (t1)) * (2) + (t2)]
 #define x(t0) x[t0]
-#define spmv_target(ib, kb, ri, ci, i, j) y((i))
-#define spmv_value(ib, kb, ri, ci, i, j) A((kb), (ri), (ci)) * x((j))
-#define spmv(ib, kb, ri, ci, i, j) y((i)) += A((kb), (ri), (ci)) * x((j))
+#define spmv_target(ib, kb, ri, ci, i, j) y(i)
+#define spmv_value(ib, kb, ri, ci, i, j) A(kb, ri, ci) * x(j)
+#define spmv(ib, kb, ri, ci, i, j) y(i) += A(kb, ri, ci) * x(j)
 
 void spmv_bcsr2x2_generated(MPI_Comm comm, int64_t MB, int64_t NB, int64_t NNZB, const int32_t *restrict bcol, const int32_t *restrict browptr, double *restrict y, const double *restrict A, const double *restrict x)
 {

@@ -28,9 +28,9 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define y(t0) y[t0]
 #define val(t0) val[t0]
 #define x(t0) x[t0]
-#define spmv_target(ch, w, r, k, i, j) y((i))
-#define spmv_value(ch, w, r, k, i, j) val((k)) * x((j))
-#define spmv(ch, w, r, k, i, j) y((i)) += val((k)) * x((j))
+#define spmv_target(ch, w, r, k, i, j) y(i)
+#define spmv_value(ch, w, r, k, i, j) val(k) * x(j)
+#define spmv(ch, w, r, k, i, j) y(i) += val(k) * x(j)
 
 void spmv_sell4_8_generated(MPI_Comm comm, int64_t M, int64_t N, int64_t NC, int64_t NV, const int32_t *restrict cl, const int32_t *restrict cs, const int32_t *restrict perm, const int32_t *restrict scol, double *restrict y, const double *restrict val, const double *restrict x)
 {
