@@ -67,9 +67,9 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Index:
-    """An array element ``base[index]``."""
+    """An array element ``base[index]`` (``base`` an array name or another element)."""
 
-    base: str
+    base: Expr
     index: Expr
 
 
@@ -143,6 +143,12 @@ def to_c(e: Expr) -> str:
     return _print(e)[0]
 
 
+def to_c_at(e: Expr, need: int) -> str:
+    """C text of ``e`` as an operand that binds at precedence ``need`` (parenthesised when
+    ``e`` binds more loosely)."""
+    return _wrap(e, need)
+
+
 def to_c_arg(e: Expr) -> str:
     """C text of ``e`` as a macro argument or a function's argument."""
     return _wrap(e, _ARG)
@@ -186,7 +192,7 @@ def _print(e: Expr) -> tuple[str, int]:
     if isinstance(e, Call):
         return f"{e.func}({_args(e.args)})", C_ATOM
     if isinstance(e, Index):
-        return f"{e.base}[{to_c(e.index)}]", C_ATOM
+        return f"{_wrap(e.base, C_ATOM)}[{to_c(e.index)}]", C_ATOM
     if isinstance(e, Unary):
         inner = _wrap(e.operand, C_UNARY)
         if e.op in "+-" and inner[:1] in "+-":
@@ -236,7 +242,7 @@ def children(e: Expr) -> tuple[Expr, ...]:
     if isinstance(e, Call):
         return e.args
     if isinstance(e, Index):
-        return (e.index,)
+        return (e.base, e.index)
     if isinstance(e, (Unary, Cast)):
         return (e.operand,)
     if isinstance(e, Binary):
@@ -288,7 +294,7 @@ def substitute(e: Expr, values: dict[str, Expr]) -> Expr:
     if isinstance(e, Call):
         return Call(e.func, tuple(substitute(a, values) for a in e.args))
     if isinstance(e, Index):
-        return Index(e.base, substitute(e.index, values))
+        return Index(substitute(e.base, values), substitute(e.index, values))
     if isinstance(e, Unary):
         return Unary(e.op, substitute(e.operand, values))
     if isinstance(e, Cast):

@@ -50,7 +50,8 @@ def _grow(inner: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
         st.builds(Cast, st.sampled_from(["double", "int64_t"]), inner),
         st.builds(Call, st.sampled_from(["sqrt", "spf_min", "col"]), args),
         st.builds(Access, st.sampled_from(["A", "y"]), args),
-        st.builds(Index, st.sampled_from(["a", "b"]), inner),
+        st.builds(Index, st.builds(Name, st.sampled_from(["a", "b"])), inner),
+        st.builds(Index, st.builds(Index, st.builds(Name, st.just("m")), inner), inner),
     )
 
 
@@ -78,7 +79,7 @@ def _from_c(node: Any) -> Expr:
     if isinstance(node, c_ast.Cast):
         return Cast(" ".join(node.to_type.type.type.names), _from_c(node.expr))
     if isinstance(node, c_ast.ArrayRef):
-        return Index(node.name.name, _from_c(node.subscript))
+        return Index(_from_c(node.name), _from_c(node.subscript))
     assert isinstance(node, c_ast.FuncCall), node
     return Call(node.name.name, tuple(_from_c(a) for a in node.args.exprs))
 
@@ -92,7 +93,7 @@ def _as_read(e: Expr) -> Expr:
     if isinstance(e, Call):
         return Call(e.func, tuple(_as_read(a) for a in e.args))
     if isinstance(e, Index):
-        return Index(e.base, _as_read(e.index))
+        return Index(_as_read(e.base), _as_read(e.index))
     if isinstance(e, Unary):
         return Unary(e.op, _as_read(e.operand))
     if isinstance(e, Cast):
@@ -137,7 +138,7 @@ def test_macro_parameter_keeps_its_argument_whole(tree: Expr) -> None:
         (Binary("*", Param("i"), Num("2")), "(i) * 2"),
         (Access("y", (Param("i"),)), "y(i)"),
         (
-            Index("A", Binary("+", Binary("*", Param("t0"), Name("M")), Param("t1"))),
+            Index(Name("A"), Binary("+", Binary("*", Param("t0"), Name("M")), Param("t1"))),
             "A[(t0) * M + (t1)]",
         ),
         (Cast("double", Binary("+", Name("a"), Name("b"))), "(double) (a + b)"),

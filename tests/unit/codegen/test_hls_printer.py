@@ -238,7 +238,7 @@ def test_local_buffer_is_a_fixed_multidimensional_array_with_partition() -> None
     comp.buffer("bx_buf").partition(0, 3, "complete")
     source = generate(comp, hls_bounds={"N": 100, "M": 50})
     assert "double bx_buf[3][48] = {};" in source
-    assert "#define bx(t0, t1) bx_buf[(t0) % 3][(t1)]" in source
+    assert "#define bx(t0, t1) bx_buf[(t0) % 3][t1]" in source
     report = check(source)
     (part,) = [p for p in report.pragmas if p.directive == "ARRAY_PARTITION"]
     assert part.options == (("variable", "bx_buf"), ("type", "complete"), ("dim", "1"))

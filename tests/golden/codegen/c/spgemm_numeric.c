@@ -203,7 +203,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
     for (int64_t i = 0; i < N; i++)
     {
       s0(i);
-      if (((M >= 1) && (K >= 1)) && (B_NNZ >= 1))
+      if (M >= 1 && K >= 1 && B_NNZ >= 1)
       {
         const int64_t A_rowptr_1_i = A_rowptr(1 + i);
         const int64_t A_rowptr_i = A_rowptr(i);
@@ -221,13 +221,13 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
       }
       const int64_t C_rowptr_i = C_rowptr(i);
       const int64_t C_rowptr_1_i = C_rowptr(1 + i);
-      if (C_rowptr_1_i >= ((C_rowptr_i + thr_0) + 1))
+      if (C_rowptr_1_i >= C_rowptr_i + thr_0 + 1)
       {
         for (int64_t j = 0; j <= base_0; j++)
         {
           s6(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s7(i, a);
         }
@@ -235,7 +235,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
         {
           s8(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s9(i, a);
         }
@@ -243,7 +243,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
         {
           s10(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s11(i, a);
         }
@@ -251,22 +251,22 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
         {
           s12(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s13(i, a);
         }
       }
       else
       {
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s3(i, a);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           {
             int32_t spf_acc = s4_target(0, 0, 0);
-            for (int64_t b = 0; b < (C_rowptr_1_i - C_rowptr_i); b++)
+            for (int64_t b = 0; b < C_rowptr_1_i - C_rowptr_i; b++)
             {
               spf_acc += s4_value(i, a, b);
             }

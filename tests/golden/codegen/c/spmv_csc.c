@@ -24,7 +24,7 @@ void spmv_csc(int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict colptr,
   (void)y;
   (void)A;
   (void)x;
-  if ((NNZ >= 1) && (N >= 1))
+  if (NNZ >= 1 && N >= 1)
   {
     for (int64_t j = 0; j < M; j++)
     {

@@ -24,7 +24,7 @@ void spmv_csr_generated(int64_t M, int64_t N, int64_t NNZ, const int32_t *restri
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (NNZ >= 1))
+  if (M >= 1 && NNZ >= 1)
   {
     for (int64_t i = 0; i < N; i++)
     {

@@ -30,7 +30,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32
     s0(i);
     const int64_t rowptr_1_i = rowptr(1 + i);
     const int64_t rowptr_i = rowptr(i);
-    for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+    for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
     {
       const int64_t col_k = col(k);
       s1(i, k, col_k);

@@ -34,7 +34,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restri
   (void)f;
   #pragma omp parallel
   {
-    for (int64_t i_lev = 0; i_lev < (spf_min(N, nlevels_i)); i_lev++)
+    for (int64_t i_lev = 0; i_lev < spf_min(N, nlevels_i); i_lev++)
     {
       const int64_t levelptr_i_1_i_lev = levelptr_i(1 + i_lev);
       const int64_t levelptr_i_i_lev = levelptr_i(i_lev);
@@ -49,7 +49,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restri
           s0(i_lev, i_part, i_pos, order_i_i_pos);
           const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
           const int64_t rowptr_i = rowptr(order_i_i_pos);
-          for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+          for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
           {
             const int64_t col_k = col(k);
             s1(i_lev, i_part, i_pos, order_i_i_pos, k, col_k);

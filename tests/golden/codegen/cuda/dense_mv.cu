@@ -23,7 +23,7 @@ typedef unsigned long long uint64_t;
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (M) + (t1)]
+#define A(t0, t1) A[(t0) * M + (t1)]
 #define x(t0) x[t0]
 #define s0_target(i, j) y(i)
 #define s0_value(i, j) A(i, j) * x(j)

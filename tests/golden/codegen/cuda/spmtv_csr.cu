@@ -50,7 +50,7 @@ extern "C" int spmtv_csr(int64_t M, int64_t N, int64_t NNZ, const int32_t *__res
   (void)x;
   (void)spf_count;
   {
-    if ((M >= 1) && (NNZ >= 1))
+    if (M >= 1 && NNZ >= 1)
     {
       for (int64_t i = 0; i < N; i++)
       {

@@ -50,7 +50,7 @@ extern "C" int spmv_csc_generated(int64_t M, int64_t N, int64_t NNZ, const int32
   (void)x;
   (void)spf_count;
   {
-    if ((NNZ >= 1) && (N >= 1))
+    if (NNZ >= 1 && N >= 1)
     {
       for (int64_t j = 0; j < M; j++)
       {

@@ -53,8 +53,8 @@ extern "C" int trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *__rest
     for (int64_t t = 0; t < N; t++)
     {
       s0(t);
-      const int64_t diag__1_N_t = diag((-1 + N) + (-(t)));
-      const int64_t rowptr_N_t = rowptr(N + (-(t)));
+      const int64_t diag__1_N_t = diag(-1 + N + -t);
+      const int64_t rowptr_N_t = rowptr(N + -t);
       for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
       {
         const int64_t col_k = col(k);

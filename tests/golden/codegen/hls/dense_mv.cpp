@@ -9,7 +9,7 @@
 #define s0_value(i, j) A(i, j) * x(j)
 #define s0(i, j) y(i) += A(i, j) * x(j)
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (M) + (t1)]
+#define A(t0, t1) A[(t0) * M + (t1)]
 #define x(t0) x[t0]
 
 extern "C" void dense_mv(int64_t M, int64_t N, double *y, const double *A, const double *x)

@@ -33,7 +33,7 @@ extern "C" void spmv_coo(int64_t M, int64_t N, int64_t NNZ, const int32_t *col, 
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (N >= 1))
+  if (M >= 1 && N >= 1)
   {
     for (int64_t k = 0; k < NNZ; k++)
     {

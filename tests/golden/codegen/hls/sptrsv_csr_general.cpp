@@ -39,7 +39,7 @@ extern "C" void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *col, const int
     s0(i);
     const int64_t rowptr_1_i = rowptr(1 + i);
     const int64_t rowptr_i = rowptr(i);
-    for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+    for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
     {
       // no LOOP_TRIPCOUNT for k: its bounds read rowptr (give hls_tripcounts={'k': (min, max)})
       const int64_t col_k = col(k);

@@ -40,11 +40,11 @@ extern "C" void sptrsv_csr_inspector_i(int64_t N, int64_t NNZ, const int32_t *co
       // no LOOP_TRIPCOUNT for ip: no bounds given (hls_bounds={'N': max})
       const int64_t rowptr_1_i = rowptr(1 + ip);
       const int64_t rowptr_i = rowptr(ip);
-      for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+      for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
       {
         // no LOOP_TRIPCOUNT for k: its bounds read rowptr (give hls_tripcounts={'k': (min, max)})
         const int64_t col_k = col(k);
-        if (ip >= (col_k + 1))
+        if (ip >= col_k + 1)
         {
           s1(ip, k, col_k);
         }

@@ -37,8 +37,8 @@ extern "C" void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *col, 
   {
     // no LOOP_TRIPCOUNT for t: no bounds given (hls_bounds={'N': max})
     s0(t);
-    const int64_t diag__1_N_t = diag((-1 + N) + (-(t)));
-    const int64_t rowptr_N_t = rowptr(N + (-(t)));
+    const int64_t diag__1_N_t = diag(-1 + N + -t);
+    const int64_t rowptr_N_t = rowptr(N + -t);
     for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
     {
       // no LOOP_TRIPCOUNT for k: its bounds read diag, rowptr (give hls_tripcounts={'k': (min, max)})

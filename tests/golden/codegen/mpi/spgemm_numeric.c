@@ -187,7 +187,7 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
     for (int64_t i = 0; i < N; i++)
     {
       s0(i);
-      if (((M >= 1) && (K >= 1)) && (B_NNZ >= 1))
+      if (M >= 1 && K >= 1 && B_NNZ >= 1)
       {
         const int64_t A_rowptr_1_i = A_rowptr(1 + i);
         const int64_t A_rowptr_i = A_rowptr(i);
@@ -205,13 +205,13 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
       }
       const int64_t C_rowptr_i = C_rowptr(i);
       const int64_t C_rowptr_1_i = C_rowptr(1 + i);
-      if (C_rowptr_1_i >= ((C_rowptr_i + thr_0) + 1))
+      if (C_rowptr_1_i >= C_rowptr_i + thr_0 + 1)
       {
         for (int64_t j = 0; j <= base_0; j++)
         {
           s6(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s7(i, a);
         }
@@ -219,7 +219,7 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s8(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s9(i, a);
         }
@@ -227,7 +227,7 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s10(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s11(i, a);
         }
@@ -235,22 +235,22 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s12(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s13(i, a);
         }
       }
       else
       {
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s3(i, a);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           {
             int32_t spf_acc = s4_target(0, 0, 0);
-            for (int64_t b = 0; b < (C_rowptr_1_i - C_rowptr_i); b++)
+            for (int64_t b = 0; b < C_rowptr_1_i - C_rowptr_i; b++)
             {
               spf_acc += s4_value(i, a, b);
             }

@@ -66,7 +66,7 @@ void spgemm_csr_symbolic(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t K,
   for (int64_t i = 0; i < N; i++)
   {
     s0(i);
-    if (((K >= 1) && (M >= 1)) && (B_NNZ >= 1))
+    if (K >= 1 && M >= 1 && B_NNZ >= 1)
     {
       const int64_t A_rowptr_1_i = A_rowptr(1 + i);
       const int64_t A_rowptr_i = A_rowptr(i);

@@ -46,7 +46,7 @@ void spmtv_csr(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ, const int32_t *
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  if ((M >= 1) && (NNZ >= 1))
+  if (M >= 1 && NNZ >= 1)
   {
     for (int64_t i = 0; i < N; i++)
     {

@@ -46,7 +46,7 @@ void spmv_csc_generated(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ, const 
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  if ((NNZ >= 1) && (N >= 1))
+  if (NNZ >= 1 && N >= 1)
   {
     for (int64_t j = 0; j < M; j++)
     {

@@ -52,7 +52,7 @@ void sptrsv_csr(MPI_Comm comm, int64_t N, int64_t NNZ, const int32_t *restrict c
     s0(i);
     const int64_t rowptr_1_i = rowptr(1 + i);
     const int64_t rowptr_i = rowptr(i);
-    for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+    for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
     {
       const int64_t col_k = col(k);
       s1(i, k, col_k);

@@ -53,10 +53,10 @@ void sptrsv_csr_inspector_i(MPI_Comm comm, int64_t N, int64_t NNZ, const int32_t
     {
       const int64_t rowptr_1_i = rowptr(1 + ip);
       const int64_t rowptr_i = rowptr(ip);
-      for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+      for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
       {
         const int64_t col_k = col(k);
-        if (ip >= (col_k + 1))
+        if (ip >= col_k + 1)
         {
           s1(ip, k, col_k);
         }
