@@ -14,9 +14,9 @@ parenthesised wherever an operator binds it (``(i) + 1``) and bare where it stan
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from spf.clang import C_ATOM, C_COND, C_PREC, C_UNARY
 
@@ -181,32 +181,69 @@ def _braced(body: Sequence[Stmt], depth: int) -> list[str]:
 
 
 def _print(e: Expr) -> tuple[str, int]:
-    if isinstance(e, Num):
-        return e.text, C_UNARY if e.text.startswith("-") else C_ATOM
-    if isinstance(e, Name):
-        return e.name, C_ATOM
-    if isinstance(e, Param):
-        return e.name, _ARG
-    if isinstance(e, Access):
-        return f"{e.macro or e.space}({_args(e.indices)})", C_ATOM
-    if isinstance(e, Call):
-        return f"{e.func}({_args(e.args)})", C_ATOM
-    if isinstance(e, Index):
-        return f"{_wrap(e.base, C_ATOM)}[{to_c(e.index)}]", C_ATOM
-    if isinstance(e, Unary):
-        inner = _wrap(e.operand, C_UNARY)
-        if e.op in "+-" and inner[:1] in "+-":
-            inner = f"({inner})"  # - -x, not --x
-        return f"{e.op}{inner}", C_UNARY
-    if isinstance(e, Cast):
-        return f"({e.ctype}) {_wrap(e.operand, C_UNARY)}", C_UNARY
-    if isinstance(e, Ternary):
-        cond, then = _wrap(e.cond, C_COND + 1), _wrap(e.then, C_COND + 1)
-        return f"{cond} ? {then} : {_wrap(e.other, C_COND)}", C_COND
+    return _PRINT[type(e)](e)
+
+
+def _num(e: Num) -> tuple[str, int]:
+    return e.text, C_UNARY if e.text.startswith("-") else C_ATOM
+
+
+def _name(e: Name) -> tuple[str, int]:
+    return e.name, C_ATOM
+
+
+def _param(e: Param) -> tuple[str, int]:
+    return e.name, _ARG
+
+
+def _access(e: Access) -> tuple[str, int]:
+    return f"{e.macro or e.space}({_args(e.indices)})", C_ATOM
+
+
+def _call(e: Call) -> tuple[str, int]:
+    return f"{e.func}({_args(e.args)})", C_ATOM
+
+
+def _index(e: Index) -> tuple[str, int]:
+    return f"{_wrap(e.base, C_ATOM)}[{to_c(e.index)}]", C_ATOM
+
+
+def _unary(e: Unary) -> tuple[str, int]:
+    inner = _wrap(e.operand, C_UNARY)
+    if e.op in "+-" and inner[:1] in "+-":
+        inner = f"({inner})"  # - -x, not --x
+    return f"{e.op}{inner}", C_UNARY
+
+
+def _cast(e: Cast) -> tuple[str, int]:
+    return f"({e.ctype}) {_wrap(e.operand, C_UNARY)}", C_UNARY
+
+
+def _ternary(e: Ternary) -> tuple[str, int]:
+    cond, then = _wrap(e.cond, C_COND + 1), _wrap(e.then, C_COND + 1)
+    return f"{cond} ? {then} : {_wrap(e.other, C_COND)}", C_COND
+
+
+def _binary(e: Binary) -> tuple[str, int]:
     prec = C_PREC[e.op]
     left = _operand(e.left, e.op, prec)
     right = _operand(e.right, e.op, prec + 1)  # left-associative: a - (b - c)
     return f"{left} {e.op} {right}", prec
+
+
+_PRINT: dict[type, Callable[[Any], tuple[str, int]]] = {
+    Num: _num,
+    Name: _name,
+    Param: _param,
+    Access: _access,
+    Call: _call,
+    Index: _index,
+    Unary: _unary,
+    Cast: _cast,
+    Ternary: _ternary,
+    Binary: _binary,
+}
+"""The printer of each node type (one lookup instead of a chain of isinstance tests)."""
 
 
 def _args(args: Sequence[Expr]) -> str:

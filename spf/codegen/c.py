@@ -479,21 +479,23 @@ class CPrinter:
     def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
         fact checks of the checked function use the value instead of loading it again."""
-        args = ", ".join(expr(a) for a in n.args)
-        bind = f"const int64_t {n.var} = {n.uf}({args});"
-        here = self.out.in_scope()
+        value = expr(UFRead(n.uf, n.args))
+        bind = f"const int64_t {n.var} = {value};"
+        earlier = self.out.bound(n.var)
         key = read_key(n.uf.removeprefix("spf_v_"), n.args) if self._fact_checks else None
         outer = self._fact_values.get(key) if key is not None else None
         if key is not None:
             self._fact_values[key] = n.var
-        if bind in here:  # bound to the same value earlier in this block
+        if earlier == value:  # bound to the same value earlier in this block
             self.node(n.body)
-        elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
+        elif earlier is not None:
             with self.out.braces():  # another value under the same name: a new block
                 self.out.line(bind)
+                self.out.bind(n.var, value)
                 self.node(n.body)
         else:
             self.out.line(bind)
+            self.out.bind(n.var, value)
             self.node(n.body)
         if key is not None:
             if outer is None:

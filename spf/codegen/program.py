@@ -1,12 +1,14 @@
 """What a printer needs, free of isl: the lowered form of a Computation.
 
 ``lower(comp)`` scans the schedule (the scanner uses isl) and collects everything printers
-print: the signature, the loop tree, statement bodies rendered through access callbacks,
-data-space extents and UF arities. Printers consume a ``Program`` and nothing else.
-"""
+print: the signature, the loop tree, statement bodies as C expression trees
+(:mod:`spf.cexpr`, reads and writes as :class:`~spf.cexpr.Access` nodes), data-space extents
+and UF arities. Printers consume a ``Program`` and nothing else, and print the trees with the
+one precedence-table printer."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -239,6 +241,7 @@ def linearize(names: Sequence[str], extents: Sequence[str]) -> str:
     return to_c(linear_index([cx.Param(n) for n in names], extents))
 
 
+@functools.lru_cache(maxsize=1024)
 def extent_tree(text: str) -> cx.Expr:
     """An extent (``M - 2``, ``4 * N``: parameters, integers, ``+ - *``) as a tree."""
     return index_tree(text)
