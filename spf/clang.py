@@ -245,3 +245,32 @@ def check_reserved(what: str, name: str, *, in_macros: bool = False, in_sets: bo
         why = "a word of spf's set notation (min, max, floor, mod, ...)"
     if why is not None:
         raise VerifyError(f"{what} {name!r} is {why}; pick another name")
+
+
+C_PREC = {
+    "||": 4,
+    "&&": 5,
+    "|": 6,
+    "^": 7,
+    "&": 8,
+    "==": 9,
+    "!=": 9,
+    "<": 10,
+    "<=": 10,
+    ">": 10,
+    ">=": 10,
+    "<<": 11,
+    ">>": 11,
+    "+": 12,
+    "-": 12,
+    "*": 13,
+    "/": 13,
+    "%": 13,
+}
+"""C's binary operators by precedence (higher binds tighter; all left-associative): the one
+table of the project's C expression printers (:mod:`spf.cexpr`, the statement-source printer
+and the C import)."""
+
+C_COND, C_UNARY, C_ATOM = 3, 15, 16
+"""Precedences of ``?:``, of prefix operators and casts, and of names, literals, calls and
+subscripts (around :data:`C_PREC`)."""

@@ -6,6 +6,8 @@ import contextlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
+from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
 from spf.codegen import faults
 from spf.codegen.arg_checks import fact_check_lines, read_key
@@ -82,31 +84,28 @@ def int_literal(value: int) -> str:
 
 
 def expr(e: Expr) -> str:
-    """C text of a loop-AST expression (parenthesised where needed)."""
+    """C text of a loop-AST expression (parenthesised where C's precedence needs it)."""
+    return to_c(loop_tree(e))
+
+
+def loop_tree(e: Expr) -> cx.Expr:
+    """A loop-AST expression as a C tree (:mod:`spf.cexpr`)."""
     if isinstance(e, Int):
-        return int_literal(e.value)
+        return cx.Num(int_literal(e.value))
     if isinstance(e, Var):
-        return e.name
+        return cx.Name(e.name)
     if isinstance(e, UFRead):
-        return f"{e.uf}({', '.join(expr(a) for a in e.args)})"
-    return _op(e)
-
-
-def _op(e: Op) -> str:
-    args = [expr(a) for a in e.args]
+        return cx.Call(e.uf, tuple(loop_tree(a) for a in e.args))
+    args = tuple(loop_tree(a) for a in e.args)
     if e.op == "neg":
-        return f"-({args[0]})"
+        return cx.Unary("-", args[0])
     if e.op in _INFIX and len(args) == 2:
-        return f"{_wrap(e.args[0], args[0])} {e.op} {_wrap(e.args[1], args[1])}"
+        return cx.Binary(e.op, args[0], args[1])
     if e.op == "select":
-        return f"({args[0]} ? {args[1]} : {args[2]})"
+        return cx.Ternary(args[0], args[1], args[2])
     if e.op in ("floord", "min", "max"):
-        return f"spf_{e.op}({args[0]}, {args[1]})"
+        return cx.Call(f"spf_{e.op}", args[:2])
     raise ValueError(f"spf bug: unknown operation {e.op}")
-
-
-def _wrap(e: Expr, text: str) -> str:
-    return f"({text})" if isinstance(e, Op) else text
 
 
 class CPrinter:
@@ -422,8 +421,8 @@ class CPrinter:
         for s in flags:
             op = s.operation
             assert op is not None
-            index = ", ".join(f"({i})" for i in op.index)
-            count = f", ({op.count})" if op.kind == "wait" else ""
+            index = ", ".join(cx.to_c_arg(i) for i in op.index)
+            count = f", {cx.to_c_arg(op.count)}" if op.kind == "wait" else ""
             counter = op.buffer in {name for name, _, _ in self.p.locals}
             macro = "spf_post_add" if op.kind == "post" and counter else _FLAG_OPS[op.kind]
             call = f"{macro}(&{op.buffer}({index}){count})"
@@ -481,21 +480,23 @@ class CPrinter:
     def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
         fact checks of the checked function use the value instead of loading it again."""
-        args = ", ".join(expr(a) for a in n.args)
-        bind = f"const int64_t {n.var} = {n.uf}({args});"
-        here = self.out.in_scope()
+        value = expr(UFRead(n.uf, n.args))
+        bind = f"const int64_t {n.var} = {value};"
+        earlier = self.out.bound(n.var)
         key = read_key(n.uf.removeprefix("spf_v_"), n.args) if self._fact_checks else None
         outer = self._fact_values.get(key) if key is not None else None
         if key is not None:
             self._fact_values[key] = n.var
-        if bind in here:  # bound to the same value earlier in this block
+        if earlier == value:  # bound to the same value earlier in this block
             self.node(n.body)
-        elif any(line.startswith(f"const int64_t {n.var} = ") for line in here):
+        elif earlier is not None:
             with self.out.braces():  # another value under the same name: a new block
                 self.out.line(bind)
+                self.out.bind(n.var, value)
                 self.node(n.body)
         else:
             self.out.line(bind)
+            self.out.bind(n.var, value)
             self.node(n.body)
         if key is not None:
             if outer is None:

@@ -54,7 +54,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spf.codegen.c import CPrinter, expr
+from spf.cexpr import to_c, to_c_arg, to_c_at
+from spf.clang import C_PREC
+from spf.codegen.c import CPrinter, expr, loop_tree
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -74,7 +76,7 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
-from spf.codegen.program import c_expr
+from spf.codegen.program import index_tree
 from spf.codegen.reductions import cuda_atomic
 from spf.errors import CodegenError
 
@@ -611,7 +613,7 @@ class CudaPrinter(CPrinter):
 
     def _host_operation(self, n: Call, op: Operation) -> None:
         macro = self.macros[n.stmt]
-        args = dict(zip(macro.params, (expr(a) for a in n.args), strict=True))
+        args = dict(zip(macro.params, (loop_tree(a) for a in n.args), strict=True))
         params = macro.params
         if op.kind == "barrier":
             self.out.line("SPF_CHECK(cudaDeviceSynchronize());")
@@ -629,9 +631,9 @@ class CudaPrinter(CPrinter):
             )
         offset = "0"
         if op.index:
-            index = ", ".join(c_expr(i, params, args) for i in op.source_index)
+            index = ", ".join(to_c_arg(index_tree(i, params, args)) for i in op.source_index)
             offset = f"(&{name}({index}) - {name})"
-        count = c_expr(op.source_count, params, args)
+        count = to_c(index_tree(op.source_count, params, args))
         size = f"(size_t)({count}) * sizeof({op.ctype})"
         host = f"{name} + {offset}"
         dev = f"{DEVICE_PREFIX}{name} + {offset}"
@@ -829,7 +831,8 @@ class _KernelBuilder:
                 self._grid[c.var] = extent
             else:
                 self._thread_extents[c.var] = extent
-            out.line(f"const int64_t {c.var} = {expr(c.init)} + {offset};")
+            start = to_c_at(loop_tree(c.init), C_PREC["+"])
+            out.line(f"const int64_t {c.var} = {start} + {offset};")
             out.line(f"if ({expr(c.cond)})")
         elif isinstance(c, If):
             out.line(f"if ({expr(c.cond)})")

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spf.cexpr import stmt_lines, to_c
 from spf.errors import SpfError
 from spf.sets.memo import Table
 
@@ -146,14 +147,15 @@ def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:
             continue
         params = ", ".join(s.params)
         if s.update is not None:  # also set for every ``reduction``
-            out.append(f"#define {s.name}_target({params}) {s.update.target}")
-            out.append(f"#define {s.name}_value({params}) {s.update.value}")
+            out.append(f"#define {s.name}_target({params}) {to_c(s.update.target)}")
+            out.append(f"#define {s.name}_value({params}) {to_c(s.update.value)}")
         head = f"#define {s.name}({params})"
-        if len(s.lines) == 1:
-            out.append(f"{head} {s.lines[0].rstrip(';')}")
+        lines = stmt_lines(s.body)
+        if len(lines) == 1:
+            out.append(f"{head} {lines[0].rstrip(';')}")
             continue
         out.append(f"{head} do {{ \\")
-        out += [f"  {ln} \\" for ln in s.lines]
+        out += [f"  {ln} \\" for ln in lines]
         out.append("} while (0)")
     return out
 

@@ -12,6 +12,7 @@ class Emitter:
     def __init__(self) -> None:
         self._lines: list[str] = []
         self._depth = 0
+        self._scopes: list[dict[str, str]] = [{}]  # per indentation level: bound name -> value
 
     def line(self, text: str) -> None:
         self._lines.append(("  " * self._depth + text) if text else "")
@@ -22,9 +23,11 @@ class Emitter:
     @contextmanager
     def indented(self) -> Iterator[None]:
         self._depth += 1
+        self._scopes.append({})
         try:
             yield
         finally:
+            self._scopes.pop()
             self._depth -= 1
 
     @contextmanager
@@ -34,17 +37,14 @@ class Emitter:
             yield
         self.line("}")
 
-    def in_scope(self) -> list[str]:
-        """The lines printed so far in the current brace block at the current depth (its
-        own statements and declarations, not those of nested blocks)."""
-        pad = "  " * self._depth
-        out = []
-        for text in reversed(self._lines):
-            if text and not text.startswith(pad):
-                break  # the line that opened this block
-            if text.startswith(pad) and not text.startswith(pad + " "):
-                out.append(text[len(pad) :])
-        return out[::-1]
+    def bind(self, name: str, value: str) -> None:
+        """Record that the current block binds ``name`` to ``value`` (a printer's ``const``
+        local), for :meth:`bound`."""
+        self._scopes[-1][name] = value
+
+    def bound(self, name: str) -> str | None:
+        """The value the current block (not an enclosing one) bound ``name`` to, if any."""
+        return self._scopes[-1].get(name)
 
     def text(self) -> str:
         return "\n".join(self._lines) + "\n"

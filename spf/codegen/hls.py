@@ -70,6 +70,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
 from spf.codegen.c import CPrinter, expr
 from spf.codegen.loop_ast import (
     Alloc,
@@ -85,6 +86,7 @@ from spf.codegen.loop_ast import (
     Var,
     walk,
 )
+from spf.codegen.program import coords, linear_index
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
@@ -454,19 +456,20 @@ class HlsPrinter(CPrinter):
             self.out.line(f"#define {d.name}({params}) {self._access(d)}")
 
     def _access(self, d: DataMacro) -> str:
-        """A data space's element: ``A[(t0) * (K) + (t1)]`` in an argument, ``bx[t0][t1]`` in
+        """A data space's element: ``A[(t0) * K + (t1)]`` in an argument, ``bx[t0][t1]`` in
         a fixed-size local array (also through a buffer: ``buf[(t0) % 2][t1]``)."""
+        index: tuple[cx.Expr, ...]
         if d.buffer is None:
-            owner, index, extents = d.name, [f"t{k}" for k in range(d.rank)], d.extents
+            owner, index, extents = d.name, coords(d.rank), d.extents
         else:
-            owner, index = d.buffer, list(d.index)
+            owner, index = d.buffer, d.index
             extents = self.buffers[d.buffer].extents
-        if owner in self.local_names:
-            return owner + ("".join(f"[{i}]" for i in index) or "[0]")
-        offset = index[0] if index else "0"
-        for k in range(1, len(index)):
-            offset = f"({offset}) * ({extents[k] if k < len(extents) else '?'}) + ({index[k]})"
-        return f"{owner}[{offset}]"
+        element: cx.Expr = cx.Name(owner)
+        if owner not in self.local_names:
+            return cx.to_c(cx.Index(element, linear_index(index, extents)))
+        for i in index or (cx.Num("0"),):
+            element = cx.Index(element, i)
+        return cx.to_c(element)
 
     def _check_locals(self) -> tuple[str, ...]:
         names = [name for name, _, _ in self.p.locals]

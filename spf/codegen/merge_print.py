@@ -43,7 +43,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spf.codegen.c import expr
+from spf import cexpr as cx
+from spf.cexpr import to_c
+from spf.codegen.c import expr, loop_tree
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -103,7 +105,8 @@ def _intersection_step(out: Emitter, n: Merge, body: Callable[[Node], None]) -> 
 def _gallop(out: Emitter, c: Cursor, target: str) -> None:
     """Move cursor ``c`` (its key below ``target``) to its first position whose key is not
     below ``target``, or to its end: steps of 1, 2, 4, ... then a binary search."""
-    v, key, end = c.var, expr(c.key), f"spf_end_{c.var}"
+    v, end = c.var, f"spf_end_{c.var}"
+    reached = to_c(cx.Binary(">=", loop_tree(c.key), cx.Name(target)))
     lo, hi, step = f"spf_lo_{v}", f"spf_hi_{v}", f"spf_step_{v}"
     out.line(f"int64_t {lo} = {v};")
     out.line(f"int64_t {step} = 1;")
@@ -114,7 +117,7 @@ def _gallop(out: Emitter, c: Cursor, target: str) -> None:
         with out.braces():
             out.line(f"{v} = {end};")
             out.line("break;")
-        out.line(f"if ({key} >= {target})")
+        out.line(f"if ({reached})")
         with out.braces():
             out.line("break;")
         out.line(f"{lo} = {v};")
@@ -123,7 +126,7 @@ def _gallop(out: Emitter, c: Cursor, target: str) -> None:
     out.line(f"while ({hi} - {lo} > 1)")
     with out.braces():
         out.line(f"{v} = {lo} + ({hi} - {lo}) / 2;")
-        out.line(f"if ({key} >= {target})")
+        out.line(f"if ({reached})")
         with out.braces():
             out.line(f"{hi} = {v};")
         out.line("else")

@@ -43,12 +43,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
 from spf.codegen import faults
 from spf.codegen.c import (
     PRELUDE,
     CPrinter,
     check_stack_buffers,
     expr,
+    loop_tree,
     on_heap,
     stack_elements,
 )
@@ -362,12 +364,14 @@ class MPIPrinter(CPrinter):
                 "ranks form one dimension, so distribute one loop of each statement"
             )
         before = set(self.pending)
-        cond = f"{n.var} >= {_paren(expr(n.init))} && {expr(n.cond)}"
+        var, init = cx.Name(n.var), loop_tree(n.init)
+        cond = cx.Binary("&&", cx.Binary(">=", var, init), loop_tree(n.cond))
         if n.step != 1:
-            cond += f" && ({n.var} - {_paren(expr(n.init))}) % {n.step} == 0"
+            offset = cx.Binary("%", cx.Binary("-", var, init), cx.Num(str(n.step)))
+            cond = cx.Binary("&&", cond, cx.Binary("==", offset, cx.Num("0")))
         with self.out.braces():
             self.out.line(f"const int64_t {n.var} = spf_rank;  /* distributed loop {n.var} */")
-            self.out.line(f"if ({cond})")
+            self.out.line(f"if ({cx.to_c(cond)})")
             with self.out.braces():
                 self._distributed_depth += 1
                 try:
@@ -411,10 +415,6 @@ def _buffer(op: Operation) -> str | None:
     return None if op.kind == "barrier" else op.buffer
 
 
-def _paren(text: str) -> str:
-    return text if text.isidentifier() or text.lstrip("-").isdigit() else f"({text})"
-
-
 def _op_text(s: StmtMacro) -> str:
     """The C call an operation's macro expands to."""
     op = s.operation
@@ -425,11 +425,12 @@ def _op_text(s: StmtMacro) -> str:
         raise CodegenError(
             f"target mpi: {op.kind} {s.name} has no {'buffer' if op.buffer is None else 'peer'}"
         )
-    index = ", ".join(f"({i})" for i in op.index)
+    index = ", ".join(cx.to_c_arg(i) for i in op.index)
     call = "spf_mpi_isend" if op.kind == "send" else "spf_mpi_irecv"
+    count, peer = cx.Cast("int64_t", op.count), cx.Cast("int64_t", op.peer)
     return (
-        f'{call}(&spf_mpi, "{op.kind} {s.name}", &{op.buffer}({index}), (int64_t)({op.count}), '
-        f"{MPI_TYPES[op.ctype]}, (int64_t)({op.peer}))"
+        f'{call}(&spf_mpi, "{op.kind} {s.name}", &{op.buffer}({index}), {cx.to_c(count)}, '
+        f"{MPI_TYPES[op.ctype]}, {cx.to_c(peer)})"
     )
 
 

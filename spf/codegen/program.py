@@ -1,17 +1,22 @@
 """What a printer needs, free of isl: the lowered form of a Computation.
 
 ``lower(comp)`` scans the schedule (the scanner uses isl) and collects everything printers
-print: the signature, the loop tree, statement bodies rendered through access callbacks,
-data-space extents and UF arities. Printers consume a ``Program`` and nothing else.
-"""
+print: the signature, the loop tree, statement bodies as C expression trees
+(:mod:`spf.cexpr`, reads and writes as :class:`~spf.cexpr.Access` nodes), data-space extents
+and UF arities. Printers consume a ``Program`` and nothing else, and print the trees with the
+one precedence-table printer."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
+from spf.cexpr import to_c
 from spf.clang import C_KEYWORDS
+from spf.codegen.body import BodyBuilder
 from spf.codegen.c import int_literal
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node, walk
 from spf.codegen.register_tile import IndexForm, index_form
@@ -23,6 +28,8 @@ from spf.sets.parse import parse_document
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
     from spf.analysis.fact_plan import InLoopCheck
+    from spf.cexpr import Expr
+    from spf.cexpr import Stmt as CStmt
     from spf.codegen.each_call import EachCall
     from spf.computation.computation import Computation
     from spf.computation.layout import Buffer
@@ -33,36 +40,38 @@ if TYPE_CHECKING:
 class StmtMacro:
     name: str
     params: tuple[str, ...]
-    lines: tuple[str, ...]
-    """The statement's C body, data spaces as ``A(i, j)`` and UF calls as ``col(k)``."""
+    body: tuple[CStmt, ...]
+    """The statement's body as a C tree: its iterators are the macro's parameters, data
+    spaces are read and written as :class:`~spf.cexpr.Access` nodes (printed ``A(i, j)``)
+    and UFs called as ``col(k)``."""
     reduction: Reduction | None = None
     """Set when the statement is one accumulation ``y(...) op= e`` with ``e`` not reading y."""
     update: Reduction | None = None
+    """Like ``reduction`` but also for ``/=`` and the spelled-out ``y = y + e`` (as ``y +=
+    e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     accumulates: tuple[tuple[str, str, str], ...] = ()
     """``(data space, operator family, C type)`` of the statement's reduction updates in the
     sense of :mod:`spf.analysis.reductions` (what a ``reduction(privatize)`` loop copies)."""
     assigns: tuple[str, ...] = ()
     """Data spaces the statement writes other than by those updates (``tmp(i) = 0.0``): a
     ``reduction(privatize)`` loop never copies them, its merge would add to their input."""
-    """Like ``reduction`` but also for ``/=`` and the spelled-out ``y = y + e`` (as ``y +=
-    e``): the form of an atomic update in a ``reduction(atomic)`` loop."""
     operation: Operation | None = None
-    """Set for a Layer IV operation (``lines`` is then empty; printers print the operation)."""
+    """Set for a Layer IV operation (``body`` is then empty; printers print the operation)."""
     calls: frozenset[str] = frozenset()
-    """The C names ``lines`` calls, as printed: data-space access macros (``spf_ds_<name>``
+    """The C names ``body`` calls, as printed: data-space access macros (``spf_ds_<name>``
     for a run-time index array), UFs and functions (``spf_min``, ``sqrt``)."""
     names: frozenset[str] = frozenset()
-    """Every name ``lines`` refers to: :attr:`calls`, the data spaces and UFs by their
+    """Every name ``body`` refers to: :attr:`calls`, the data spaces and UFs by their
     names, iterators, parameters and locals (what a printer needs to know which arrays a
     statement uses, without reading its text back)."""
 
 
 @dataclass(frozen=True)
 class Reduction:
-    target: str
-    """C text of the accumulated element (macro parameters as in ``lines``)."""
+    target: Expr
+    """The accumulated element (macro parameters as in :attr:`StmtMacro.body`)."""
     op: str
-    value: str
+    value: Expr
     ctype: str
     uses: frozenset[str]
     """The statement iterators the target's indices use."""
@@ -83,9 +92,9 @@ class DataMacro:
     buffer: str | None = None
     """The buffer the data space is stored in (``store_in`` / ``storage_fold``); None: the
     data space is its own array ``name``. A buffer's own macro has ``buffer`` None."""
-    index: tuple[str, ...] = ()
-    """With ``buffer``: C expressions over ``t0, t1, ...`` (the macro parameters) of the
-    buffer element, one per buffer dimension (linearise with the buffer's extents)."""
+    index: tuple[Expr, ...] = ()
+    """With ``buffer``: the buffer element's index over ``t0, t1, ...`` (the macro
+    parameters), one expression per buffer dimension (linearise with the buffer's extents)."""
     offset: str | None = None
     """A workspace (``stmt.workspace``): the C variable holding the first element of the
     running thread's copy (``spf_ws_<name>``)."""
@@ -128,6 +137,9 @@ class BufferDecl:
     by :mod:`spf.codegen.private_locals`): a zeroed stack array declared in the loop body."""
 
 
+ONE = cx.Num("1")
+
+
 @dataclass(frozen=True)
 class Operation:
     """A Layer IV operation (``comp.send`` ...): its statement's ``Call`` nodes mean this."""
@@ -136,17 +148,17 @@ class Operation:
     """``"send"``, ``"receive"``, ``"barrier"``, ``"host_to_device"`` or ``"device_to_host"``."""
     buffer: str | None = None
     """The buffer or data space sent, received or copied (None for a barrier)."""
-    index: tuple[str, ...] = ()
-    """C expressions (over the operation's macro parameters) of the first element's index."""
-    count: str = "1"
-    """C expression of the number of elements."""
+    index: tuple[Expr, ...] = ()
+    """The first element's index (over the operation's macro parameters)."""
+    count: Expr = ONE
+    """The number of elements."""
     source_index: tuple[str, ...] = ()
     """:attr:`index` in set syntax (what a printer that expands the operation at its call
-    prints with :func:`c_expr` and the call's values)."""
+    prints with :func:`index_tree` and the call's values)."""
     source_count: str = "1"
     """:attr:`count` in set syntax."""
-    peer: str | None = None
-    """C expression of the destination (send) or source (receive) rank."""
+    peer: Expr | None = None
+    """The destination (send) or source (receive) rank."""
     ctype: str = "double"
     """Element type of ``buffer``."""
 
@@ -200,42 +212,42 @@ class Program:
         raise KeyError(name)
 
     def access(self, d: DataMacro) -> str:
-        """The C body of ``d``'s macro over ``t0, t1, ...``: ``y[t0]``, ``A[(t0) * (M) +
-        (t1)]``, or through a buffer ``bx_buf[((t0) % 3) * (M - 2) + (t1)]``."""
+        """The C body of ``d``'s macro over ``t0, t1, ...``: ``y[t0]``, ``A[(t0) * M + t1]``,
+        or through a buffer ``bx_buf[(t0) % 3 * (M - 2) + t1]``."""
         if d.buffer is None:
-            dims = [f"t{k}" for k in range(d.rank)]
+            index = linear_index(coords(d.rank), d.extents)
             if d.offset is not None:
-                return f"{d.name}[{d.offset} + {_paren(linearize(dims, d.extents))}]"
-            return f"{d.name}[{linearize(dims, d.extents)}]"
+                index = cx.Binary("+", cx.Name(d.offset), index)
+            return to_c(cx.Index(cx.Name(d.name), index))
         buf = self.buffer(d.buffer)
-        return f"{buf.name}[{linearize(list(d.index), buf.extents)}]"
+        return to_c(cx.Index(cx.Name(buf.name), linear_index(d.index, buf.extents)))
 
 
-def linearize(index: list[str], extents: tuple[str, ...]) -> str:
+def coords(rank: int) -> tuple[cx.Param, ...]:
+    """The parameters ``t0, t1, ...`` of an access macro of ``rank`` dimensions."""
+    return tuple(cx.Param(f"t{k}") for k in range(rank))
+
+
+def linear_index(index: Sequence[cx.Expr], extents: Sequence[str]) -> cx.Expr:
     """Row-major offset of ``index`` in an array of ``extents`` (``0`` for rank 0)."""
     if not index:
-        return "0"
+        return cx.Num("0")
     out = index[0]
     for k in range(1, len(index)):
-        extent = extents[k] if k < len(extents) else "?"
-        out = f"{_paren(out)} * {_paren(extent)} + {_paren(index[k])}"
+        extent = extent_tree(extents[k]) if k < len(extents) else cx.Name("?")
+        out = cx.Binary("+", cx.Binary("*", out, extent), index[k])
     return out
 
 
-def _paren(text: str) -> str:
-    """``text`` in parentheses unless it is a name, a number or already one group."""
-    if text.isidentifier() or text.isdigit():
-        return f"({text})"  # keep the established ``(t0) * (M) + (t1)`` form
-    if text.startswith("(") and text.endswith(")"):
-        depth = 0
-        for k, ch in enumerate(text):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0 and k < len(text) - 1:
-                break
-        else:
-            return text
-    return f"({text})"
+def linearize(names: Sequence[str], extents: Sequence[str]) -> str:
+    """C text of :func:`linear_index` over the macro parameters ``names``."""
+    return to_c(linear_index([cx.Param(n) for n in names], extents))
+
+
+@functools.lru_cache(maxsize=1024)
+def extent_tree(text: str) -> cx.Expr:
+    """An extent (``M - 2``, ``4 * N``: parameters, integers, ``+ - *``) as a tree."""
+    return index_tree(text)
 
 
 def lower(comp: Computation, name: str | None = None) -> Program:
@@ -451,13 +463,8 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     if isinstance(stmt, OperationStmt):
         return StmtMacro(stmt.name, its, (), operation=_operation(stmt, comp, its))
     index = {n for n, ds in comp.data_spaces.items() if ds.index}
-    formats = (
-        lambda n, ix: f"{'spf_ds_' if n in index else ''}{n}({', '.join(ix)})",
-        lambda n, ix: f"{n}({', '.join(ix)})",
-        {it: f"({it})" for it in its},
-    )
     parsed = stmt.parsed
-    text = parsed.render_c(*formats, calls=HELPER_CALLS)
+    build = BodyBuilder(its, index, HELPER_CALLS)
     spaces = {a.data_space for a in (*parsed.reads, *parsed.writes)}
     ufs = {name for name, _ in parsed.uf_calls}
     calls = frozenset(
@@ -468,7 +475,7 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     names = calls | spaces | parsed.names | {n for n, _ in parsed.locals}
     reduction, update = None, None
     for spelled in (False, True):
-        parts = stmt.parsed.reduction_parts(*formats, spelled=spelled, calls=HELPER_CALLS)
+        parts = parsed.reduction_tree(spelled=spelled)
         if parts is None:
             continue
         access, target, op, value = parts
@@ -477,7 +484,10 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
             uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
         ctype = comp.data_spaces[access.data_space].ctype
         forms = _index_forms(access.indices)
-        found = Reduction(target, op, value, ctype, frozenset(uses), access.data_space, forms)
+        found = Reduction(
+            build.access(target), op, build.expr(value), ctype, frozenset(uses),
+            access.data_space, forms,
+        )  # fmt: skip
         reduction, update = (found, found) if not spelled else (reduction, found)
     reduced = updates(stmt)
     accumulates = tuple((ds, family, comp.data_spaces[ds].ctype) for ds, family in reduced.items())
@@ -487,7 +497,7 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     return StmtMacro(
         stmt.name,
         its,
-        tuple(text.splitlines()),
+        build.stmts(parsed.body),
         reduction,
         update=update,
         accumulates=accumulates,
@@ -508,7 +518,7 @@ def _data_macro(ds: object, comp: Computation) -> DataMacro:
         buffer, exprs = where
         ts = coord_names(rank)
         extents = tuple(_extent(ds.name, d) for d in ds.shape or ())
-        index = tuple(c_expr(e, ts) for e in exprs)
+        index = tuple(index_tree(e, ts) for e in exprs)
         return DataMacro(ds.name, rank, extents, buffer=buffer, index=index)
     if ds.shape is None:
         if rank > 1:
@@ -679,9 +689,9 @@ def _operation(stmt: object, comp: Computation, its: tuple[str, ...]) -> Operati
     return Operation(
         kind=stmt.kind,
         buffer=stmt.target,
-        index=tuple(c_expr(e, its) for e in stmt.index),
-        count=c_expr(stmt.count, its),
-        peer=None if stmt.peer is None else c_expr(stmt.peer, its),
+        index=tuple(index_tree(e, its) for e in stmt.index),
+        count=index_tree(stmt.count, its),
+        peer=None if stmt.peer is None else index_tree(stmt.peer, its),
         ctype=ctype,
         source_index=tuple(stmt.index),
         source_count=stmt.count,
@@ -699,52 +709,50 @@ def _index_forms(indices: Sequence[str]) -> tuple[IndexForm, ...] | None:
     return tuple(index_form(e) for e in doc.pieces[0].in_tuple)
 
 
-def c_expr(text: str, params: Collection[str] = (), values: Mapping[str, str] | None = None) -> str:
-    """C text of an index expression in set syntax (``i % 2``, ``floor(i/4)``, ``N - 1``);
-    names in ``params`` (macro parameters) are parenthesised, or, with ``values``, replaced by
-    their parenthesised value (a macro's expansion at a call: ``((k + 1))``). ``%`` and
-    ``floor`` keep their mathematical meaning (plain C ``%`` and ``/`` only where the
-    dividend is a name or an integer, i.e. a non-negative coordinate or extent)."""
+def c_expr(text: str, params: Collection[str] = ()) -> str:
+    """C text of an index expression in set syntax (``i % 2``, ``floor(i/4)``, ``N - 1``)
+    whose names in ``params`` are macro parameters (:func:`index_tree`)."""
+    return to_c(index_tree(text, params))
+
+
+def index_tree(
+    text: str, params: Collection[str] = (), values: Mapping[str, cx.Expr] | None = None
+) -> cx.Expr:
+    """An index expression in set syntax as a C tree; names in ``params`` are macro
+    parameters, or, with ``values``, replaced by their value (a macro's expansion at a
+    call). ``%`` and ``floor`` keep their mathematical meaning (plain C ``%`` and ``/`` only
+    where the dividend is a name or an integer, i.e. a non-negative coordinate or extent)."""
     try:
         doc = parse_document(f"{{[{text}]}}")
     except ParseError as err:
         raise CodegenError(f"cannot print index expression {text!r} in C: {err.message}") from err
     (e,) = doc.pieces[0].in_tuple
-    names = {p: f"({p})" if values is None else f"(({values[p]}))" for p in params}
+    names: dict[str, cx.Expr] = {p: cx.Param(p) if values is None else values[p] for p in params}
     return _c(e, names)
 
 
-def _c(e: ast.Expr, params: Mapping[str, str]) -> str:
+def _c(e: ast.Expr, params: Mapping[str, cx.Expr]) -> cx.Expr:
     if isinstance(e, ast.Num):
-        return int_literal(e.value)
+        return cx.Num(int_literal(e.value))
     if isinstance(e, ast.Name):
-        return params.get(e.name, e.name)
+        return params.get(e.name, cx.Name(e.name))
     if isinstance(e, ast.Neg):
-        return f"-{_operand(e.operand, params)}"
+        return cx.Unary("-", _c(e.operand, params))
     if isinstance(e, ast.Call):
-        args = ", ".join(_c(a, params) for a in e.args)
-        if e.name in ("min", "max"):
-            return f"spf_{e.name}({args})"
-        return f"{e.name}({args})"
+        args = tuple(_c(a, params) for a in e.args)
+        return cx.Call(f"spf_{e.name}" if e.name in ("min", "max") else e.name, args)
     if isinstance(e, ast.Floor):
         inner = e.operand
         if not (isinstance(inner, ast.BinOp) and inner.op == "/"):
             return _c(inner, params)
-        num, den = _c(inner.left, params), _operand(inner.right, params)
+        num, den = _c(inner.left, params), _c(inner.right, params)
         if e.ceil:
-            return f"-spf_floord(-({num}), {den})"
+            return cx.Unary("-", cx.Call("spf_floord", (cx.Unary("-", num), den)))
         if isinstance(inner.left, (ast.Name, ast.Num)):
-            return f"{num} / {den}"
-        return f"spf_floord({num}, {den})"
+            return cx.Binary("/", num, den)
+        return cx.Call("spf_floord", (num, den))
     assert isinstance(e, ast.BinOp)
-    left, right = _operand(e.left, params), _operand(e.right, params)
-    if e.op == "%":
-        if isinstance(e.left, (ast.Name, ast.Num)):
-            return f"{left} % {right}"
-        return f"(({left} % {right} + {right}) % {right})"
-    return f"{left} {e.op} {right}"
-
-
-def _operand(e: ast.Expr, params: Mapping[str, str]) -> str:
-    text = _c(e, params)
-    return f"({text})" if isinstance(e, (ast.BinOp, ast.Neg)) else text
+    left, right = _c(e.left, params), _c(e.right, params)
+    if e.op == "%" and not isinstance(e.left, (ast.Name, ast.Num)):
+        return cx.Binary("%", cx.Binary("+", cx.Binary("%", left, right), right), right)
+    return cx.Binary(e.op, left, right)

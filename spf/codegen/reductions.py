@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from spf.cexpr import stmt_lines
 from spf.codegen.loop_ast import Call, For, walk
 from spf.errors import CodegenError
 from spf.schedule.tags import reduction_option
@@ -121,7 +122,7 @@ def atomic_call(printer: CPrinter, n: Call) -> None:
         if macro.accumulates:
             raise CodegenError(
                 f"statement {n.stmt} runs in a reduction(atomic) loop but is not one update "
-                f"y(...) op= e ({' '.join(macro.lines)}): OpenMP's atomic takes one "
+                f"y(...) op= e ({' '.join(stmt_lines(macro.body))}): OpenMP's atomic takes one "
                 'x op= expr; use reduction="privatize", or write the statement as one update'
             )
         printer.out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
@@ -281,7 +282,8 @@ def cuda_atomic(printer: CPrinter, n: Call) -> str | None:
     if red is None or red.op not in ("+=", "-="):
         raise CodegenError(
             f"statement {n.stmt} runs in a reduction(atomic) gpu loop but is not one update "
-            f"y(...) += e or -= e ({' '.join(macro.lines)}): CUDA's atomicAdd adds one value; "
+            f"y(...) += e or -= e ({' '.join(stmt_lines(macro.body))}): CUDA's atomicAdd adds "
+            "one value; "
             "write it as one += update, or generate target 'c'"
         )
     if red.ctype not in _CUDA_ATOMIC_TYPES:

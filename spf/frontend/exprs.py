@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from spf.clang import MATH_1, MATH_2
+from spf.clang import C_PREC, MATH_1, MATH_2
 from spf.errors import SpfError
 from spf.frontend.conds import Cmp, Cond, conj, disj, negate
 from spf.frontend.cparse import Source, c_ast
@@ -24,26 +24,7 @@ _CALLS = frozenset(
     [*MATH_1, *MATH_2, *(f + "f" for f in (*MATH_1, *MATH_2)), "abs", "labs", "llabs", "min", "max"]
 )
 _MIN_MAX = {"min": "min", "max": "max", "MIN": "min", "MAX": "max", "fmin": "min", "fmax": "max"}
-_PREC = {
-    "*": 13,
-    "/": 13,
-    "%": 13,
-    "+": 12,
-    "-": 12,
-    "<<": 11,
-    ">>": 11,
-    "<": 10,
-    "<=": 10,
-    ">": 10,
-    ">=": 10,
-    "==": 9,
-    "!=": 9,
-    "&": 8,
-    "^": 7,
-    "|": 6,
-    "&&": 5,
-    "||": 4,
-}
+_PREC = C_PREC
 _CMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=", "!=": "!="}
 _SWAP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 _INT = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")

@@ -180,7 +180,7 @@ def test_rows_read_no_row_pointer_past_the_end_in_the_extra_iteration() -> None:
 def test_the_row_pointers_are_read_inside_the_rows_branch() -> None:
     code = spmv_beside_a_longer_loop(True).codegen()
     loop = code[code.index("for (int64_t i") :]
-    assert loop.index("if (N >= (i_ + 1))") < loop.index("rowptr(1 + i_)")
+    assert loop.index("if (N >= i_ + 1)") < loop.index("rowptr(1 + i_)")
 
 
 def test_rows_past_the_row_pointers_domain_are_not_scanned() -> None:

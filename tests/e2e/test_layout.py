@@ -60,7 +60,7 @@ def test_blur_folded_to_three_rows(n: int, m: int) -> None:
     assert comp.storage_of("bx") == ("bx_buf", ("t0 % 3", "t1"))
     assert arg_names(comp) == ["M", "N", "out", "img"]
     src = comp.codegen()
-    assert "#define bx(t0, t1) bx_buf[((t0) % 3) * (M-2) + (t1)]" in src
+    assert "#define bx(t0, t1) bx_buf[(t0) % 3 * (M - 2) + (t1)]" in src
     img = np.random.default_rng(n * m).random((n, m))
     for got in both(comp, out=np.zeros((n - 2, m - 2)), img=img, N=n, M=m):
         np.testing.assert_allclose(got["out"], blur_ref(img))

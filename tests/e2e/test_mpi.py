@@ -107,8 +107,8 @@ def test_exchange_is_posted_then_waited_before_the_first_reader() -> None:
     stage1 = body.index("stage1(q, i, j);")
     assert max(posts) < wait < stage1, body
     # sends and receives are non-blocking, of W doubles at the operation's element
-    assert re.search(r"#define s0\(q\) spf_mpi_isend\(.*&a\(\(1\), \(0\)\), \(int64_t\)\(W\)", src)
-    assert re.search(r"#define s3\(q\) spf_mpi_irecv\(.*&a\(\(NL \+ 1\), \(0\)\)", src)
+    assert re.search(r"#define s0\(q\) spf_mpi_isend\(.*&a\(1, 0\), \(int64_t\) W", src)
+    assert re.search(r"#define s3\(q\) spf_mpi_irecv\(.*&a\(NL \+ 1, 0\)", src)
     assert "MPI_DOUBLE" in src
     assert body.rstrip().endswith("spf_mpi_waitall(&spf_mpi);\n  free(spf_mpi.req);\n}")
 
@@ -596,7 +596,7 @@ def test_a_send_of_whole_rows_is_a_row_major_run_in_bounds() -> None:
     ((_, halo),) = recv.writes
     assert halo.is_equal(spf.Relation("{[q] -> [e0, e1] : 0 <= e0 < 2 && 0 <= e1 < W}"))
     src = comp.codegen("mpi")  # bounds proved: no CodegenError
-    assert 'spf_mpi_isend(&spf_mpi, "send s0", &a((2), (0)), (int64_t)(2 * W),' in src
+    assert 'spf_mpi_isend(&spf_mpi, "send s0", &a(2, 0), (int64_t) (2 * W),' in src
 
 
 @pytest.mark.parametrize(

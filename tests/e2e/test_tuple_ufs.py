@@ -138,7 +138,7 @@ def test_components_in_statement_text() -> None:
     comp = coo_in_text()
     (write,) = comp.stmts[0].writes
     assert str(write[1]) == "{[k] -> [coord(k)[0]]}"
-    assert "y(coord((k), 0)) += A((k)) * x(coord((k), 1))" in comp.codegen("c")
+    assert "y(coord(k, 0)) += A(k) * x(coord(k, 1))" in comp.codegen("c")
     assert not comp.is_parallel_legal(comp.stmts[0], "k")  # rows repeat across k
     m = sps.random(8, 6, density=0.4, format="coo", random_state=5)
     x = np.arange(6.0)

@@ -153,14 +153,14 @@ def test_gauss_seidel_p2p_counts_pushed_edges() -> None:
     comp = kernels.gauss_seidel_csr()
     comp.wavefront("i", method="p2p")
     code = comp.codegen()
-    assert "spf_wait_flag(&done_i(((j))), (1))" in code
-    assert "spf_wait_flag(&pending_i(((i))), (0))" in code
-    assert "spf_post_add(&pending_i(((j))))" in code
+    assert "spf_wait_flag(&done_i(j), 1)" in code
+    assert "spf_wait_flag(&pending_i(i), 0)" in code
+    assert "spf_post_add(&pending_i(j))" in code
     assert "__atomic_fetch_add((p), 1, __ATOMIC_RELEASE)" in code
     region = code.index("#pragma omp parallel")
     head = "void gauss_seidel_csr_spf_faults("  # the loops' function when it has a fault record
     prologue = code.index("{", code.index(head if head in code else "void gauss_seidel_csr("))
-    assert code.index("pending_i((j)) -= 1") < region
+    assert code.index("pending_i(j) -= 1") < region
     assert "s8(i, k, col_k" in code[prologue:region]  # the prologue runs before the region
     body = code[region:]
     assert body.index("wait_i0(") < body.index("wait_i1(") < body.index("s0(")

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "spf.errors",
         "spf.dtypes",
         "spf.clang",
+        "spf.cexpr",
         "spf.progress",
         "spf._version",
         "spf._lazy",

@@ -15,7 +15,7 @@ from spf.computation.source.runtime import _compile_python
 from spf.computation.source.to_python import _PyWriter
 
 if TYPE_CHECKING:
-    from spf.computation.source.tree import _Assign, _Expr, _Stmt
+    from spf.computation.source.tree import _Assign, _Expr, _Ref, _Stmt
 
 
 @dataclass(frozen=True)
@@ -86,18 +86,10 @@ class ParsedSource:
         writer = _CWriter(access, uf, dict(rename or {}))
         return self.writes[0], writer.expr(stmt.value)
 
-    def reduction_parts(
-        self,
-        access: Callable[[str, tuple[str, ...]], str],
-        uf: Callable[[str, tuple[str, ...]], str],
-        rename: Mapping[str, str] | None = None,
-        *,
-        spelled: bool = False,
-        calls: Mapping[str, str] | None = None,
-    ) -> tuple[Access, str, str, str] | None:
+    def reduction_tree(self, *, spelled: bool = False) -> tuple[Access, _Ref, str, _Expr] | None:
         """For a block that is one accumulation ``$y$(...) op= e;`` (op ``+= -= *=``) whose
-        ``e`` does not read ``y``: the written access, its C text, ``op`` and the C text of
-        ``e``; else None. Code generation keeps such a target in a register across a loop.
+        ``e`` does not read ``y``: the written access, its node, ``op`` and the node of ``e``;
+        else None. Code generation keeps such a target in a register across a loop.
         ``spelled``: also ``/=`` and ``y = y + e`` / ``e + y`` / ``y - e`` / ``y * e`` /
         ``e * y`` / ``y / e`` (as ``y op= e``; atomic updates need that form)."""
         from dataclasses import fields, is_dataclass
@@ -125,8 +117,7 @@ class ParsedSource:
 
         if reads_target(value):
             return None
-        writer = _CWriter(access, uf, dict(rename or {}), calls)
-        return self.writes[0], writer.expr(stmt.target), op, writer.expr(value)
+        return self.writes[0], stmt.target, op, value
 
     def functions(self) -> frozenset[str]:
         """The C functions the block calls by their source names (math functions such as

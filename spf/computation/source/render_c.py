@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from spf.clang import C_ATOM, C_COND, C_PREC, C_UNARY
 from spf.computation.source.tree import (
     _Assign,
     _Binary,
@@ -28,27 +29,6 @@ from spf.computation.source.tree import (
 )
 from spf.computation.source.vocab import _IDENT
 
-_C_PREC = {
-    "||": 4,
-    "&&": 5,
-    "|": 6,
-    "^": 7,
-    "&": 8,
-    "==": 9,
-    "!=": 9,
-    "<": 10,
-    "<=": 10,
-    ">": 10,
-    ">=": 10,
-    "<<": 11,
-    ">>": 11,
-    "+": 12,
-    "-": 12,
-    "*": 13,
-    "/": 13,
-    "%": 13,
-}
-_C_COND, _C_UNARY, _C_ATOM = 3, 15, 16
 _C_BITWISE = {"|", "^", "&", "<<", ">>"}
 _C_COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 
@@ -94,9 +74,9 @@ class _CWriter:
 
     def _print(self, e: _Expr) -> tuple[str, int]:
         if isinstance(e, _Num):
-            return e.text, _C_ATOM
+            return e.text, C_ATOM
         if isinstance(e, _Var):
-            return self.rename.get(e.name, e.name), _C_ATOM
+            return self.rename.get(e.name, e.name), C_ATOM
         if isinstance(e, _Ref):
             return _atomic(self.access(e.ds, tuple(self.expr(i) for i in e.indices)))
         if isinstance(e, _UFCall):  # a component is the last index of the UF's array
@@ -104,25 +84,25 @@ class _CWriter:
             return _atomic(self.uf(e.name, (*(self.expr(a) for a in e.args), *tail)))
         if isinstance(e, _Call):
             if not e.args:
-                return e.func, _C_ATOM
+                return e.func, C_ATOM
             func = self.calls.get(e.func, e.func)
-            return f"{func}({', '.join(self.expr(a) for a in e.args)})", _C_ATOM
+            return f"{func}({', '.join(self.expr(a) for a in e.args)})", C_ATOM
         if isinstance(e, _IDiv):
-            num = self._wrap(e.num, _C_ATOM)
+            num = self._wrap(e.num, C_ATOM)
             num = num if not e.ceil else f"({self._wrap(e.num, 12)} + {e.den - 1})"
             floor = f"({num} < 0 ? -((-{num} + {e.den - 1}) / {e.den}) : {num} / {e.den})"
-            return floor, _C_ATOM
+            return floor, C_ATOM
         if isinstance(e, _Unary):
-            inner = self._wrap(e.operand, _C_UNARY)
+            inner = self._wrap(e.operand, C_UNARY)
             if inner[:1] in "+-" and e.op in "+-":
                 inner = f"({inner})"
-            return f"{e.op}{inner}", _C_UNARY
+            return f"{e.op}{inner}", C_UNARY
         if isinstance(e, _Cast):
-            return f"({e.ctype}) {self._wrap(e.operand, _C_UNARY)}", _C_UNARY
+            return f"({e.ctype}) {self._wrap(e.operand, C_UNARY)}", C_UNARY
         if isinstance(e, _Cond):
-            c, t = self._wrap(e.cond, _C_COND + 1), self._wrap(e.then, _C_COND + 1)
-            return f"{c} ? {t} : {self._wrap(e.other, _C_COND)}", _C_COND
-        prec = _C_PREC[e.op]
+            c, t = self._wrap(e.cond, C_COND + 1), self._wrap(e.then, C_COND + 1)
+            return f"{c} ? {t} : {self._wrap(e.other, C_COND)}", C_COND
+        prec = C_PREC[e.op]
         left = self._operand(e.left, e.op, prec)
         right = self._operand(e.right, e.op, prec + 1)
         return f"{left} {e.op} {right}", prec
@@ -163,4 +143,4 @@ def _atomic(text: str) -> tuple[str, int]:
                 break
         else:
             found = None
-    return (text, _C_ATOM) if found is not None else (f"({text})", _C_ATOM)
+    return (text, C_ATOM) if found is not None else (f"({text})", C_ATOM)

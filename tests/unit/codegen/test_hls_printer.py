@@ -13,6 +13,7 @@ import pytest
 
 import spf
 import spf.kernels
+from spf import cexpr as cx
 from spf.codegen.hls import (
     bounds_header,
     constant_trip_count,
@@ -237,7 +238,7 @@ def test_local_buffer_is_a_fixed_multidimensional_array_with_partition() -> None
     comp.buffer("bx_buf").partition(0, 3, "complete")
     source = generate(comp, hls_bounds={"N": 100, "M": 50})
     assert "double bx_buf[3][48] = {};" in source
-    assert "#define bx(t0, t1) bx_buf[(t0) % 3][(t1)]" in source
+    assert "#define bx(t0, t1) bx_buf[(t0) % 3][t1]" in source
     report = check(source)
     (part,) = [p for p in report.pragmas if p.directive == "ARRAY_PARTITION"]
     assert part.options == (("variable", "bx_buf"), ("type", "complete"), ("dim", "1"))
@@ -318,13 +319,16 @@ def test_library_call_in_statement_is_refused() -> None:
     # the statement parser already refuses unknown calls; the printer checks the Program too
     program = lower(spf.kernels.dense_mv())
     (s0,) = program.stmts
-    printing = replace(s0, lines=('y(i) += printf("%d", j);',), calls=s0.calls | {"printf"})
+    printf = cx.Call("printf", (cx.Num('"%d"'), cx.Param("j")))
+    body = (cx.Assign(cx.Access("y", (cx.Param("i"),)), "+=", printf),)
+    printing = replace(s0, body=body, calls=s0.calls | {"printf"})
     bad = replace(program, stmts=(printing,))
     with pytest.raises(
         CodegenError, match=r"statement s0 calls printf\(\), which Vitis HLS cannot"
     ):
         print_hls(bad)
-    freed = replace(program, stmts=(replace(s0, lines=("free(x);",), calls=frozenset({"free"})),))
+    free = (cx.Assign(cx.Name("t"), "=", cx.Call("free", (cx.Name("x"),))),)
+    freed = replace(program, stmts=(replace(s0, body=free, calls=frozenset({"free"})),))
     with pytest.raises(CodegenError, match=r"calls free\(\)"):
         print_hls(freed)
 

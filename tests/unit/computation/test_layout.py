@@ -23,6 +23,7 @@ from spf import (
     UndeclaredError,
     kernels,
 )
+from spf.cexpr import to_c
 from spf.codegen.program import lower
 
 
@@ -277,14 +278,15 @@ def test_send_and_receive() -> None:
     program = lower(comp)
     op = program.stmts[1].operation
     assert op is not None
-    assert (op.kind, op.buffer, op.index, op.count, op.peer, op.ctype) == (
+    peer = None if op.peer is None else to_c(op.peer)
+    assert (op.kind, op.buffer, tuple(map(to_c, op.index)), to_c(op.count), peer) == (
         "send",
         "a",
         ("3", "0"),
         "8",
         "(q) + 1",
-        "double",
     )
+    assert op.ctype == "double"
     with pytest.raises(CodegenError, match='target "mpi"'):
         comp.codegen("c", check=False)
     with pytest.raises(SpfError, match="send operation"):

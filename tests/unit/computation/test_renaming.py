@@ -108,7 +108,7 @@ def test_renaming_an_mpi_halo_renames_the_operations() -> None:
     assert send.target == "img"
     assert send.reads[0][0] == "img"
     src = comp.codegen("mpi")
-    assert '"send s0", &img((2), (0)), (int64_t)(2 * W)' in src
+    assert '"send s0", &img(2, 0), (int64_t) (2 * W)' in src
 
 
 def test_renaming_a_buffer_stored_data_space_keeps_its_placement() -> None:

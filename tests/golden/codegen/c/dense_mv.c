@@ -6,11 +6,11 @@
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (M) + (t1)]
+#define A(t0, t1) A[(t0) * M + (t1)]
 #define x(t0) x[t0]
-#define s0_target(i, j) y((i))
-#define s0_value(i, j) A((i), (j)) * x((j))
-#define s0(i, j) y((i)) += A((i), (j)) * x((j))
+#define s0_target(i, j) y(i)
+#define s0_value(i, j) A(i, j) * x(j)
+#define s0(i, j) y(i) += A(i, j) * x(j)
 
 void dense_mv(int64_t M, int64_t N, double *restrict y, const double *restrict A, const double *restrict x)
 {

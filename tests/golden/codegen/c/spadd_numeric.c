@@ -57,23 +57,23 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
 #define len(t0) spf_index_in_int32_t(len[spf_ws_len + (t0)], spf_il_1, spf_ih_1, spf_ir_1, 1, &spf_bad)
 #define s0(i) spf_ds_len(0) = 0
 #define s1(i, A_k, B_k) do { \
-  spf_ds_lst(len(0)) = A_col((A_k)); \
-  val(len(0)) = A((A_k)) + B((B_k)); \
+  spf_ds_lst(len(0)) = A_col(A_k); \
+  val(len(0)) = A(A_k) + B(B_k); \
   spf_ds_len(0) += 1; \
 } while (0)
 #define s2(i, A_k) do { \
-  spf_ds_lst(len(0)) = A_col((A_k)); \
-  val(len(0)) = A((A_k)); \
+  spf_ds_lst(len(0)) = A_col(A_k); \
+  val(len(0)) = A(A_k); \
   spf_ds_len(0) += 1; \
 } while (0)
 #define s3(i, B_k) do { \
-  spf_ds_lst(len(0)) = B_col((B_k)); \
-  val(len(0)) = B((B_k)); \
+  spf_ds_lst(len(0)) = B_col(B_k); \
+  val(len(0)) = B(B_k); \
   spf_ds_len(0) += 1; \
 } while (0)
 #define s4(i, p) do { \
-  C_col((p)) = lst((p) - C_rowptr((i))); \
-  C((p)) = val((p) - C_rowptr((i))); \
+  C_col(p) = lst((p) - C_rowptr(i)); \
+  C(p) = val((p) - C_rowptr(i)); \
 } while (0)
 
 void einsum_C_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, int64_t I, int64_t J, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const int32_t *restrict C_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_col, double *restrict C, int64_t *restrict spf_fault)

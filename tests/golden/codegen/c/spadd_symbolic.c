@@ -23,7 +23,7 @@
 #define s3_value(i, B_k) 1
 #define s3(i, B_k) C_rowptr((i) + 1) += 1
 #define s4(z) C_rowptr(0) = 0
-#define s5(i) C_rowptr((i) + 1) += C_rowptr((i))
+#define s5(i) C_rowptr((i) + 1) += C_rowptr(i)
 
 void einsum_C_symbolic(int64_t A_NNZ, int64_t B_NNZ, int64_t I, int64_t J, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_rowptr)
 {

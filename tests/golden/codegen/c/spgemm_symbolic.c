@@ -24,14 +24,14 @@
 #define mark(t0) mark[spf_ws_mark + (t0)]
 #define s0(i) C_rowptr((i) + 1) = 0
 #define s1(i, A_k, k, B_k, j) do { \
-  if (mark((j)) != (i) + 1) \
+  if (mark(j) != (i) + 1) \
   { \
-    mark((j)) = (i) + 1; \
+    mark(j) = (i) + 1; \
     C_rowptr((i) + 1) += 1; \
   } \
 } while (0)
 #define s2(z) C_rowptr(0) = 0
-#define s3(i) C_rowptr((i) + 1) += C_rowptr((i))
+#define s3(i) C_rowptr((i) + 1) += C_rowptr(i)
 
 #ifndef SPF_FAULT_NOTE
 #define SPF_FAULT_NOTE
@@ -70,7 +70,7 @@ void spgemm_csr_symbolic_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t K, int
   for (int64_t i = 0; i < N; i++)
   {
     s0(i);
-    if (((K >= 1) && (M >= 1)) && (B_NNZ >= 1))
+    if (K >= 1 && M >= 1 && B_NNZ >= 1)
     {
       const int64_t A_rowptr_1_i = A_rowptr(1 + i);
       const int64_t A_rowptr_i = A_rowptr(i);

@@ -7,12 +7,12 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define C(t0, t1) C[(t0) * (K) + (t1)]
+#define C(t0, t1) C[(t0) * K + (t1)]
 #define A(t0) A[t0]
-#define B(t0, t1) B[(t0) * (K) + (t1)]
-#define s0_target(i, k, j, c) C((i), (c))
-#define s0_value(i, k, j, c) A((k)) * B((j), (c))
-#define s0(i, k, j, c) C((i), (c)) += A((k)) * B((j), (c))
+#define B(t0, t1) B[(t0) * K + (t1)]
+#define s0_target(i, k, j, c) C(i, c)
+#define s0_value(i, k, j, c) A(k) * B(j, c)
+#define s0(i, k, j, c) C(i, c) += A(k) * B(j, c)
 
 void spmm_csr(int64_t K, int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict rowptr, double *restrict C, const double *restrict A, const double *restrict B)
 {
@@ -25,7 +25,7 @@ void spmm_csr(int64_t K, int64_t M, int64_t N, int64_t NNZ, const int32_t *restr
   (void)C;
   (void)A;
   (void)B;
-  if (((K >= 1) && (M >= 1)) && (NNZ >= 1))
+  if (K >= 1 && M >= 1 && NNZ >= 1)
   {
     for (int64_t i = 0; i < N; i++)
     {

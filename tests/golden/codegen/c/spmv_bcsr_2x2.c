@@ -24,7 +24,7 @@ void spmv_bcsr_2x2(int64_t MB, int64_t NB, int64_t NNZB, const int32_t *restrict
   (void)y;
   (void)A;
   (void)x;
-  if ((MB >= 1) && (NNZB >= 1))
+  if (MB >= 1 && NNZB >= 1)
   {
     for (int64_t i = 0; i < NB; i++)
     {

@@ -10,9 +10,9 @@
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
-#define s0_target(k, i, j) y((i))
-#define s0_value(k, i, j) A((k)) * x((j))
-#define s0(k, i, j) y((i)) += A((k)) * x((j))
+#define s0_target(k, i, j) y(i)
+#define s0_value(k, i, j) A(k) * x(j)
+#define s0(k, i, j) y(i) += A(k) * x(j)
 
 void spmv_coo(int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict row, double *restrict y, const double *restrict A, const double *restrict x)
 {
@@ -24,7 +24,7 @@ void spmv_coo(int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict col, co
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (N >= 1))
+  if (M >= 1 && N >= 1)
   {
     for (int64_t k = 0; k < NNZ; k++)
     {

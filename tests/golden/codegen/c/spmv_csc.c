@@ -10,9 +10,9 @@
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
-#define s0_target(j, k, i) y((i))
-#define s0_value(j, k, i) A((k)) * x((j))
-#define s0(j, k, i) y((i)) += A((k)) * x((j))
+#define s0_target(j, k, i) y(i)
+#define s0_value(j, k, i) A(k) * x(j)
+#define s0(j, k, i) y(i) += A(k) * x(j)
 
 void spmv_csc(int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict colptr, const int32_t *restrict row, double *restrict y, const double *restrict A, const double *restrict x)
 {
@@ -24,7 +24,7 @@ void spmv_csc(int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict colptr,
   (void)y;
   (void)A;
   (void)x;
-  if ((NNZ >= 1) && (N >= 1))
+  if (NNZ >= 1 && N >= 1)
   {
     for (int64_t j = 0; j < M; j++)
     {

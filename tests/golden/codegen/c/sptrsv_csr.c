@@ -10,11 +10,11 @@
 #define u(t0) u[t0]
 #define L(t0) L[t0]
 #define f(t0) f[t0]
-#define s0(i) u((i)) = f((i))
-#define s1(i, k, j) u((i)) -= L((k)) * u((j))
-#define s2_target(i, k) u((i))
-#define s2_value(i, k) L((k))
-#define s2(i, k) u((i)) = u((i)) / L((k))
+#define s0(i) u(i) = f(i)
+#define s1(i, k, j) u(i) -= L(k) * u(j)
+#define s2_target(i, k) u(i)
+#define s2_value(i, k) L(k)
+#define s2(i, k) u(i) = u(i) / L(k)
 
 void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
 {
@@ -30,7 +30,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32
     s0(i);
     const int64_t rowptr_1_i = rowptr(1 + i);
     const int64_t rowptr_i = rowptr(i);
-    for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+    for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
     {
       const int64_t col_k = col(k);
       s1(i, k, col_k);

@@ -13,11 +13,11 @@
 #define u(t0) u[t0]
 #define L(t0) L[t0]
 #define f(t0) f[t0]
-#define s0(i_lev, i_part, i_pos, i) u((i)) = f((i))
-#define s1(i_lev, i_part, i_pos, i, k, j) u((i)) -= L((k)) * u((j))
-#define s2_target(i_lev, i_part, i_pos, i, k) u((i))
-#define s2_value(i_lev, i_part, i_pos, i, k) L((k))
-#define s2(i_lev, i_part, i_pos, i, k) u((i)) = u((i)) / L((k))
+#define s0(i_lev, i_part, i_pos, i) u(i) = f(i)
+#define s1(i_lev, i_part, i_pos, i, k, j) u(i) -= L(k) * u(j)
+#define s2_target(i_lev, i_part, i_pos, i, k) u(i)
+#define s2_value(i_lev, i_part, i_pos, i, k) L(k)
+#define s2(i_lev, i_part, i_pos, i, k) u(i) = u(i) / L(k)
 
 void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restrict col, const int64_t *restrict levelptr_i, const int64_t *restrict order_i, const int64_t *restrict partptr_i, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
 {
@@ -34,7 +34,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restri
   (void)f;
   #pragma omp parallel
   {
-    for (int64_t i_lev = 0; i_lev < (spf_min(N, nlevels_i)); i_lev++)
+    for (int64_t i_lev = 0; i_lev < spf_min(N, nlevels_i); i_lev++)
     {
       const int64_t levelptr_i_1_i_lev = levelptr_i(1 + i_lev);
       const int64_t levelptr_i_i_lev = levelptr_i(i_lev);
@@ -49,7 +49,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restri
           s0(i_lev, i_part, i_pos, order_i_i_pos);
           const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
           const int64_t rowptr_i = rowptr(order_i_i_pos);
-          for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+          for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
           {
             const int64_t col_k = col(k);
             s1(i_lev, i_part, i_pos, order_i_i_pos, k, col_k);

@@ -9,9 +9,9 @@
 #define rowptr(t0) rowptr[t0]
 #define level(t0) level[t0]
 #define nlevels() nlevels[0]
-#define s0(i) level((i)) = 0
-#define s1(ip, k, j) level((ip)) = spf_max(level((ip)), level((j)) + 1)
-#define s2(i) nlevels() = spf_max(nlevels(), level((i)) + 1)
+#define s0(i) level(i) = 0
+#define s1(ip, k, j) level(ip) = spf_max(level(ip), level(j) + 1)
+#define s2(i) nlevels() = spf_max(nlevels(), level(i) + 1)
 
 void sptrsv_csr_inspector_i(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict rowptr, int64_t *restrict level, int64_t *restrict nlevels)
 {
@@ -31,10 +31,10 @@ void sptrsv_csr_inspector_i(int64_t N, int64_t NNZ, const int32_t *restrict col,
     {
       const int64_t rowptr_1_i = rowptr(1 + ip);
       const int64_t rowptr_i = rowptr(ip);
-      for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+      for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
       {
         const int64_t col_k = col(k);
-        if (ip >= (col_k + 1))
+        if (ip >= col_k + 1)
         {
           s1(ip, k, col_k);
         }

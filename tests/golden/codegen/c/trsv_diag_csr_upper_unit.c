@@ -12,7 +12,7 @@
 #define A(t0) A[t0]
 #define b(t0) b[t0]
 #define s0(t) x(N - 1 - (t)) = b(N - 1 - (t))
-#define s1(t, k, j) x(N - 1 - (t)) -= A((k)) * x((j))
+#define s1(t, k, j) x(N - 1 - (t)) -= A(k) * x(j)
 
 void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict diag, const int32_t *restrict rowptr, double *restrict x, const double *restrict A, const double *restrict b)
 {
@@ -27,8 +27,8 @@ void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, co
   for (int64_t t = 0; t < N; t++)
   {
     s0(t);
-    const int64_t diag__1_N_t = diag((-1 + N) + (-(t)));
-    const int64_t rowptr_N_t = rowptr(N + (-(t)));
+    const int64_t diag__1_N_t = diag(-1 + N + -t);
+    const int64_t rowptr_N_t = rowptr(N + -t);
     for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
     {
       const int64_t col_k = col(k);

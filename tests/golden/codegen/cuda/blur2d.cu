@@ -22,11 +22,11 @@ typedef unsigned long long uint64_t;
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#define out(t0, t1) out[(t0) * (M-2) + (t1)]
-#define bx(t0, t1) bx[(t0) * (M-2) + (t1)]
-#define img(t0, t1) img[(t0) * (M) + (t1)]
-#define s0(i, j) bx((i), (j)) = (img((i), (j)) + img((i), (j) + 1) + img((i), (j) + 2)) / 3.0
-#define s1(i, j) out((i), (j)) = (bx((i), (j)) + bx((i) + 1, (j)) + bx((i) + 2, (j))) / 3.0
+#define out(t0, t1) out[(t0) * (M - 2) + (t1)]
+#define bx(t0, t1) bx[(t0) * (M - 2) + (t1)]
+#define img(t0, t1) img[(t0) * M + (t1)]
+#define s0(i, j) bx(i, j) = (img(i, j) + img(i, (j) + 1) + img(i, (j) + 2)) / 3.0
+#define s1(i, j) out(i, j) = (bx(i, j) + bx((i) + 1, j) + bx((i) + 2, j)) / 3.0
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -46,14 +46,14 @@ extern "C" int blur2d(int64_t M, int64_t N, double *__restrict__ out, double *__
   {
     for (int64_t i = 0; i < N; i++)
     {
-      for (int64_t j = 0; j < (M - 2); j++)
+      for (int64_t j = 0; j < M - 2; j++)
       {
         s0(i, j);
       }
     }
-    for (int64_t i = 0; i < (N - 2); i++)
+    for (int64_t i = 0; i < N - 2; i++)
     {
-      for (int64_t j = 0; j < (M - 2); j++)
+      for (int64_t j = 0; j < M - 2; j++)
       {
         s1(i, j);
       }

@@ -22,12 +22,12 @@ typedef unsigned long long uint64_t;
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#define C(t0, t1) C[(t0) * (M) + (t1)]
-#define A(t0, t1) A[(t0) * (K) + (t1)]
-#define B(t0, t1) B[(t0) * (M) + (t1)]
-#define s0_target(i, j, k) C((i), (j))
-#define s0_value(i, j, k) A((i), (k)) * B((k), (j))
-#define s0(i, j, k) C((i), (j)) += A((i), (k)) * B((k), (j))
+#define C(t0, t1) C[(t0) * M + (t1)]
+#define A(t0, t1) A[(t0) * K + (t1)]
+#define B(t0, t1) B[(t0) * M + (t1)]
+#define s0_target(i, j, k) C(i, j)
+#define s0_value(i, j, k) A(i, k) * B(k, j)
+#define s0(i, j, k) C(i, j) += A(i, k) * B(k, j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -26,8 +26,8 @@ typedef unsigned long long uint64_t;
 #define diag(t0) diag[t0]
 #define rowptr(t0) rowptr[t0]
 #define A(t0) A[t0]
-#define s0(i, k, d) A((k)) = A((k)) / A((d))
-#define s1(i, k, j1, j2) A((j1)) -= A((k)) * A((j2))
+#define s0(i, k, d) A(k) = A(k) / A(d)
+#define s1(i, k, j1, j2) A(j1) -= A(k) * A(j2)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -40,7 +40,7 @@ typedef unsigned long long uint64_t;
 #define s3_value(i, B_k) 1
 #define s3(i, B_k) C_rowptr((i) + 1) += 1
 #define s4(z) C_rowptr(0) = 0
-#define s5(i) C_rowptr((i) + 1) += C_rowptr((i))
+#define s5(i) C_rowptr((i) + 1) += C_rowptr(i)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -24,12 +24,12 @@ typedef unsigned long long uint64_t;
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define C(t0, t1) C[(t0) * (K) + (t1)]
+#define C(t0, t1) C[(t0) * K + (t1)]
 #define A(t0) A[t0]
-#define B(t0, t1) B[(t0) * (K) + (t1)]
-#define s0_target(i, k, j, c) C((i), (c))
-#define s0_value(i, k, j, c) A((k)) * B((j), (c))
-#define s0(i, k, j, c) C((i), (c)) += A((k)) * B((j), (c))
+#define B(t0, t1) B[(t0) * K + (t1)]
+#define s0_target(i, k, j, c) C(i, c)
+#define s0_value(i, k, j, c) A(k) * B(j, c)
+#define s0(i, k, j, c) C(i, c) += A(k) * B(j, c)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -51,7 +51,7 @@ extern "C" int spmm_csr(int64_t K, int64_t M, int64_t N, int64_t NNZ, const int3
   (void)B;
   (void)spf_count;
   {
-    if (((K >= 1) && (M >= 1)) && (NNZ >= 1))
+    if (K >= 1 && M >= 1 && NNZ >= 1)
     {
       for (int64_t i = 0; i < N; i++)
       {

@@ -50,7 +50,7 @@ extern "C" int spmv_bcsr_2x2(int64_t MB, int64_t NB, int64_t NNZB, const int32_t
   (void)x;
   (void)spf_count;
   {
-    if ((MB >= 1) && (NNZB >= 1))
+    if (MB >= 1 && NNZB >= 1)
     {
       for (int64_t i = 0; i < NB; i++)
       {

@@ -27,9 +27,9 @@ typedef unsigned long long uint64_t;
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
-#define s0_target(i, k, j) y((i))
-#define s0_value(i, k, j) A((k)) * x((j))
-#define s0(i, k, j) y((i)) += A((k)) * x((j))
+#define s0_target(i, k, j) y(i)
+#define s0_value(i, k, j) A(k) * x(j)
+#define s0(i, k, j) y(i) += A(k) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -50,7 +50,7 @@ extern "C" int spmv_csr(int64_t M, int64_t N, int64_t NNZ, const int32_t *__rest
   (void)x;
   (void)spf_count;
   {
-    if ((M >= 1) && (NNZ >= 1))
+    if (M >= 1 && NNZ >= 1)
     {
       for (int64_t i = 0; i < N; i++)
       {

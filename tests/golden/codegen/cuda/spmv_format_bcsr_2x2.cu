@@ -25,11 +25,11 @@ typedef unsigned long long uint64_t;
 #define bcol(t0) bcol[t0]
 #define browptr(t0) browptr[t0]
 #define y(t0) y[t0]
-#define A(t0, t1, t2) A[((t0) * (2) + (t1)) * (2) + (t2)]
+#define A(t0, t1, t2) A[((t0) * 2 + (t1)) * 2 + (t2)]
 #define x(t0) x[t0]
-#define spmv_target(ib, kb, ri, ci, i, j) y((i))
-#define spmv_value(ib, kb, ri, ci, i, j) A((kb), (ri), (ci)) * x((j))
-#define spmv(ib, kb, ri, ci, i, j) y((i)) += A((kb), (ri), (ci)) * x((j))
+#define spmv_target(ib, kb, ri, ci, i, j) y(i)
+#define spmv_value(ib, kb, ri, ci, i, j) A(kb, ri, ci) * x(j)
+#define spmv(ib, kb, ri, ci, i, j) y(i) += A(kb, ri, ci) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -50,7 +50,7 @@ extern "C" int spmv_bcsr2x2_generated(int64_t MB, int64_t NB, int64_t NNZB, cons
   (void)x;
   (void)spf_count;
   {
-    if ((MB >= 1) && (NNZB >= 1))
+    if (MB >= 1 && NNZB >= 1)
     {
       for (int64_t ib = 0; ib < NB; ib++)
       {
@@ -62,12 +62,12 @@ extern "C" int spmv_bcsr2x2_generated(int64_t MB, int64_t NB, int64_t NNZB, cons
           for (int64_t ri = 0; ri <= 1; ri++)
           {
             {
-              double spf_acc = spmv_target(0, 0, 0, 0, ri + (2 * ib), 0);
+              double spf_acc = spmv_target(0, 0, 0, 0, ri + 2 * ib, 0);
               for (int64_t ci = 0; ci <= 1; ci++)
               {
-                spf_acc += spmv_value(ib, kb, ri, ci, ri + (2 * ib), (2 * bcol_kb) + ci);
+                spf_acc += spmv_value(ib, kb, ri, ci, ri + 2 * ib, 2 * bcol_kb + ci);
               }
-              spmv_target(0, 0, 0, 0, ri + (2 * ib), 0) = spf_acc;
+              spmv_target(0, 0, 0, 0, ri + 2 * ib, 0) = spf_acc;
             }
           }
         }

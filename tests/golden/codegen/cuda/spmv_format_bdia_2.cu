@@ -25,11 +25,11 @@ typedef unsigned long long uint64_t;
 #define doff(t0) doff[t0]
 #define dptr(t0) dptr[t0]
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (2) + (t1)]
+#define A(t0, t1) A[(t0) * 2 + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(b, s, r, i, j) y((i))
-#define spmv_value(b, s, r, i, j) A((s), (r)) * x((j))
-#define spmv(b, s, r, i, j) y((i)) += A((s), (r)) * x((j))
+#define spmv_target(b, s, r, i, j) y(i)
+#define spmv_value(b, s, r, i, j) A(s, r) * x(j)
+#define spmv(b, s, r, i, j) y(i) += A(s, r) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -51,18 +51,18 @@ extern "C" int spmv_bdia2_generated(int64_t M, int64_t N, int64_t NB, int64_t NS
   (void)x;
   (void)spf_count;
   {
-    if ((M >= 1) && (NS >= 1))
+    if (M >= 1 && NS >= 1)
     {
-      for (int64_t b = 0; b < (spf_min(NB, spf_floord(N + 1, 2))); b++)
+      for (int64_t b = 0; b < spf_min(NB, spf_floord(N + 1, 2)); b++)
       {
         const int64_t dptr_1_b = dptr(1 + b);
         const int64_t dptr_b = dptr(b);
         for (int64_t s = dptr_b; s < dptr_1_b; s++)
         {
           const int64_t doff_s = doff(s);
-          for (int64_t r = spf_max(0, (-(doff_s)) - (2 * b)); r <= (spf_min(spf_min(1, (N - (2 * b)) - 1), ((M - doff_s) - (2 * b)) - 1)); r++)
+          for (int64_t r = spf_max(0, -doff_s - 2 * b); r <= spf_min(spf_min(1, N - 2 * b - 1), M - doff_s - 2 * b - 1); r++)
           {
-            spmv(b, s, r, r + (2 * b), (doff_s + (2 * b)) + r);
+            spmv(b, s, r, r + 2 * b, doff_s + 2 * b + r);
           }
         }
       }

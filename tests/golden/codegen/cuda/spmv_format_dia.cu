@@ -24,11 +24,11 @@ typedef unsigned long long uint64_t;
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define offsets(t0) offsets[t0]
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (N) + (t1)]
+#define A(t0, t1) A[(t0) * N + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(d, p, i, j) y((i))
-#define spmv_value(d, p, i, j) A((d), (p)) * x((j))
-#define spmv(d, p, i, j) y((i)) += A((d), (p)) * x((j))
+#define spmv_target(d, p, i, j) y(i)
+#define spmv_value(d, p, i, j) A(d, p) * x(j)
+#define spmv(d, p, i, j) y(i) += A(d, p) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -48,12 +48,12 @@ extern "C" int spmv_dia_generated(int64_t M, int64_t N, int64_t ND, const int32_
   (void)x;
   (void)spf_count;
   {
-    if ((M >= 1) && (N >= 1))
+    if (M >= 1 && N >= 1)
     {
       for (int64_t d = 0; d < ND; d++)
       {
         const int64_t offsets_d = offsets(d);
-        for (int64_t p = spf_max(0, -(offsets_d)); p < (spf_min(N, M - offsets_d)); p++)
+        for (int64_t p = spf_max(0, -offsets_d); p < spf_min(N, M - offsets_d); p++)
         {
           spmv(d, p, p, offsets_d + p);
         }

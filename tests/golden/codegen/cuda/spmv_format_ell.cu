@@ -24,11 +24,11 @@ typedef unsigned long long uint64_t;
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0, t1) col[(t0) * (W) + (t1)]
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (W) + (t1)]
+#define A(t0, t1) A[(t0) * W + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(p, w, i, j) y((i))
-#define spmv_value(p, w, i, j) A((p), (w)) * x((j))
-#define spmv(p, w, i, j) y((i)) += A((p), (w)) * x((j))
+#define spmv_target(p, w, i, j) y(i)
+#define spmv_value(p, w, i, j) A(p, w) * x(j)
+#define spmv(p, w, i, j) y(i) += A(p, w) * x(j)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -27,11 +27,11 @@ typedef unsigned long long uint64_t;
 #define u(t0) u[t0]
 #define L(t0) L[t0]
 #define f(t0) f[t0]
-#define s0(i) u((i)) = f((i))
-#define s1(i, k, j) u((i)) -= L((k)) * u((j))
-#define s2_target(i, k) u((i))
-#define s2_value(i, k) L((k))
-#define s2(i, k) u((i)) = u((i)) / L((k))
+#define s0(i) u(i) = f(i)
+#define s1(i, k, j) u(i) -= L(k) * u(j)
+#define s2_target(i, k) u(i)
+#define s2_value(i, k) L(k)
+#define s2(i, k) u(i) = u(i) / L(k)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -56,7 +56,7 @@ extern "C" int sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *__restrict__ co
       s0(i);
       const int64_t rowptr_1_i = rowptr(1 + i);
       const int64_t rowptr_i = rowptr(i);
-      for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+      for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
       {
         const int64_t col_k = col(k);
         s1(i, k, col_k);

@@ -26,9 +26,9 @@ typedef unsigned long long uint64_t;
 #define rowptr(t0) rowptr[t0]
 #define level(t0) level[t0]
 #define nlevels() nlevels[0]
-#define s0(i) level((i)) = 0
-#define s1(ip, k, j) level((ip)) = spf_max(level((ip)), level((j)) + 1)
-#define s2(i) nlevels() = spf_max(nlevels(), level((i)) + 1)
+#define s0(i) level(i) = 0
+#define s1(ip, k, j) level(ip) = spf_max(level(ip), level(j) + 1)
+#define s2(i) nlevels() = spf_max(nlevels(), level(i) + 1)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
@@ -57,10 +57,10 @@ extern "C" int sptrsv_csr_inspector_i(int64_t N, int64_t NNZ, const int32_t *__r
       {
         const int64_t rowptr_1_i = rowptr(1 + ip);
         const int64_t rowptr_i = rowptr(ip);
-        for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+        for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
         {
           const int64_t col_k = col(k);
-          if (ip >= (col_k + 1))
+          if (ip >= col_k + 1)
           {
             s1(ip, k, col_k);
           }

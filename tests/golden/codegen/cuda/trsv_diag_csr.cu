@@ -28,11 +28,11 @@ typedef unsigned long long uint64_t;
 #define x(t0) x[t0]
 #define A(t0) A[t0]
 #define b(t0) b[t0]
-#define s0(i) x((i)) = b((i))
-#define s1(i, k, j) x((i)) -= A((k)) * x((j))
-#define s2_target(i, k) x((i))
-#define s2_value(i, k) A((k))
-#define s2(i, k) x((i)) = x((i)) / A((k))
+#define s0(i) x(i) = b(i)
+#define s1(i, k, j) x(i) -= A(k) * x(j)
+#define s2_target(i, k) x(i)
+#define s2_value(i, k) A(k)
+#define s2(i, k) x(i) = x(i) / A(k)
 
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];

@@ -5,11 +5,11 @@
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#define s0(i, j) bx((i), (j)) = (img((i), (j)) + img((i), (j) + 1) + img((i), (j) + 2)) / 3.0
-#define s1(i, j) out((i), (j)) = (bx((i), (j)) + bx((i) + 1, (j)) + bx((i) + 2, (j))) / 3.0
-#define out(t0, t1) out[(t0) * (M-2) + (t1)]
-#define bx(t0, t1) bx[(t0) * (M-2) + (t1)]
-#define img(t0, t1) img[(t0) * (M) + (t1)]
+#define s0(i, j) bx(i, j) = (img(i, j) + img(i, (j) + 1) + img(i, (j) + 2)) / 3.0
+#define s1(i, j) out(i, j) = (bx(i, j) + bx((i) + 1, j) + bx((i) + 2, j)) / 3.0
+#define out(t0, t1) out[(t0) * (M - 2) + (t1)]
+#define bx(t0, t1) bx[(t0) * (M - 2) + (t1)]
+#define img(t0, t1) img[(t0) * M + (t1)]
 
 extern "C" void blur2d(int64_t M, int64_t N, double *out, double *bx, const double *img)
 {
@@ -27,16 +27,16 @@ extern "C" void blur2d(int64_t M, int64_t N, double *out, double *bx, const doub
   for (int64_t i = 0; i < N; i++)
   {
     // no LOOP_TRIPCOUNT for i: no bounds given (hls_bounds={'N': max})
-    for (int64_t j = 0; j < (M - 2); j++)
+    for (int64_t j = 0; j < M - 2; j++)
     {
       // no LOOP_TRIPCOUNT for j: no bounds given (hls_bounds={'M': max})
       s0(i, j);
     }
   }
-  for (int64_t i = 0; i < (N - 2); i++)
+  for (int64_t i = 0; i < N - 2; i++)
   {
     // no LOOP_TRIPCOUNT for i: no bounds given (hls_bounds={'N': max})
-    for (int64_t j = 0; j < (M - 2); j++)
+    for (int64_t j = 0; j < M - 2; j++)
     {
       // no LOOP_TRIPCOUNT for j: no bounds given (hls_bounds={'M': max})
       s1(i, j);

@@ -8,8 +8,8 @@
 #define col(t0) col[t0]
 #define diag(t0) diag[t0]
 #define rowptr(t0) rowptr[t0]
-#define s0(i, k, d) A((k)) = A((k)) / A((d))
-#define s1(i, k, j1, j2) A((j1)) -= A((k)) * A((j2))
+#define s0(i, k, d) A(k) = A(k) / A(d)
+#define s1(i, k, j1, j2) A(j1) -= A(k) * A(j2)
 #define A(t0) A[t0]
 
 extern "C" void ilu0_csr(int64_t N, int64_t NNZ, const int32_t *col, const int32_t *diag, const int32_t *rowptr, double *A)

@@ -5,9 +5,9 @@
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#define s0(i, j) B((i), (j)) = 0.2 * (A((i), (j)) + A((i) - 1, (j)) + A((i) + 1, (j)) + A((i), (j) - 1) + A((i), (j) + 1))
-#define B(t0, t1) B[(t0) * (N) + (t1)]
-#define A(t0, t1) A[(t0) * (N) + (t1)]
+#define s0(i, j) B(i, j) = 0.2 * (A(i, j) + A((i) - 1, j) + A((i) + 1, j) + A(i, (j) - 1) + A(i, (j) + 1))
+#define B(t0, t1) B[(t0) * N + (t1)]
+#define A(t0, t1) A[(t0) * N + (t1)]
 
 extern "C" void jacobi2d(int64_t N, double *B, const double *A)
 {
@@ -18,10 +18,10 @@ extern "C" void jacobi2d(int64_t N, double *B, const double *A)
   (void)N;
   (void)B;
   (void)A;
-  for (int64_t i = 1; i < (N - 1); i++)
+  for (int64_t i = 1; i < N - 1; i++)
   {
     // no LOOP_TRIPCOUNT for i: no bounds given (hls_bounds={'N': max})
-    for (int64_t j = 1; j < (N - 1); j++)
+    for (int64_t j = 1; j < N - 1; j++)
     {
       // no LOOP_TRIPCOUNT for j: no bounds given (hls_bounds={'N': max})
       s0(i, j);

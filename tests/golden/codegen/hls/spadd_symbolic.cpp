@@ -20,7 +20,7 @@
 #define s3_value(i, B_k) 1
 #define s3(i, B_k) C_rowptr((i) + 1) += 1
 #define s4(z) C_rowptr(0) = 0
-#define s5(i) C_rowptr((i) + 1) += C_rowptr((i))
+#define s5(i) C_rowptr((i) + 1) += C_rowptr(i)
 #define A(t0) A[t0]
 #define B(t0) B[t0]
 #define C_rowptr(t0) C_rowptr[t0]

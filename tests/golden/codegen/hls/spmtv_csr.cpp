@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define s0_target(i, k, j) y((j))
-#define s0_value(i, k, j) A((k)) * x((i))
-#define s0(i, k, j) y((j)) += A((k)) * x((i))
+#define s0_target(i, k, j) y(j)
+#define s0_value(i, k, j) A(k) * x(i)
+#define s0(i, k, j) y(j) += A(k) * x(i)
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
@@ -33,7 +33,7 @@ extern "C" void spmtv_csr(int64_t M, int64_t N, int64_t NNZ, const int32_t *col,
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (NNZ >= 1))
+  if (M >= 1 && NNZ >= 1)
   {
     for (int64_t i = 0; i < N; i++)
     {

@@ -33,7 +33,7 @@ extern "C" void spmv_bcsr_2x2(int64_t MB, int64_t NB, int64_t NNZB, const int32_
   (void)y;
   (void)A;
   (void)x;
-  if ((MB >= 1) && (NNZB >= 1))
+  if (MB >= 1 && NNZB >= 1)
   {
     for (int64_t i = 0; i < NB; i++)
     {

@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define row(t0) row[t0]
-#define s0_target(k, i, j) y((i))
-#define s0_value(k, i, j) A((k)) * x((j))
-#define s0(k, i, j) y((i)) += A((k)) * x((j))
+#define s0_target(k, i, j) y(i)
+#define s0_value(k, i, j) A(k) * x(j)
+#define s0(k, i, j) y(i) += A(k) * x(j)
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
@@ -33,7 +33,7 @@ extern "C" void spmv_coo(int64_t M, int64_t N, int64_t NNZ, const int32_t *col, 
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (N >= 1))
+  if (M >= 1 && N >= 1)
   {
     for (int64_t k = 0; k < NNZ; k++)
     {

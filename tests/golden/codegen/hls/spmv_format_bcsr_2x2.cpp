@@ -7,11 +7,11 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define bcol(t0) bcol[t0]
 #define browptr(t0) browptr[t0]
-#define spmv_target(ib, kb, ri, ci, i, j) y((i))
-#define spmv_value(ib, kb, ri, ci, i, j) A((kb), (ri), (ci)) * x((j))
-#define spmv(ib, kb, ri, ci, i, j) y((i)) += A((kb), (ri), (ci)) * x((j))
+#define spmv_target(ib, kb, ri, ci, i, j) y(i)
+#define spmv_value(ib, kb, ri, ci, i, j) A(kb, ri, ci) * x(j)
+#define spmv(ib, kb, ri, ci, i, j) y(i) += A(kb, ri, ci) * x(j)
 #define y(t0) y[t0]
-#define A(t0, t1, t2) A[((t0) * (2) + (t1)) * (2) + (t2)]
+#define A(t0, t1, t2) A[((t0) * 2 + (t1)) * 2 + (t2)]
 #define x(t0) x[t0]
 
 extern "C" void spmv_bcsr2x2_generated(int64_t MB, int64_t NB, int64_t NNZB, const int32_t *bcol, const int32_t *browptr, double *y, const double *A, const double *x)
@@ -33,7 +33,7 @@ extern "C" void spmv_bcsr2x2_generated(int64_t MB, int64_t NB, int64_t NNZB, con
   (void)y;
   (void)A;
   (void)x;
-  if ((MB >= 1) && (NNZB >= 1))
+  if (MB >= 1 && NNZB >= 1)
   {
     for (int64_t ib = 0; ib < NB; ib++)
     {
@@ -48,7 +48,7 @@ extern "C" void spmv_bcsr2x2_generated(int64_t MB, int64_t NB, int64_t NNZB, con
         {
           for (int64_t ci = 0; ci <= 1; ci++)
           {
-            spmv(ib, kb, ri, ci, ri + (2 * ib), (2 * bcol_kb) + ci);
+            spmv(ib, kb, ri, ci, ri + 2 * ib, 2 * bcol_kb + ci);
           }
         }
       }

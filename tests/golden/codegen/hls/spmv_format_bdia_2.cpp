@@ -7,11 +7,11 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define doff(t0) doff[t0]
 #define dptr(t0) dptr[t0]
-#define spmv_target(b, s, r, i, j) y((i))
-#define spmv_value(b, s, r, i, j) A((s), (r)) * x((j))
-#define spmv(b, s, r, i, j) y((i)) += A((s), (r)) * x((j))
+#define spmv_target(b, s, r, i, j) y(i)
+#define spmv_value(b, s, r, i, j) A(s, r) * x(j)
+#define spmv(b, s, r, i, j) y(i) += A(s, r) * x(j)
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (2) + (t1)]
+#define A(t0, t1) A[(t0) * 2 + (t1)]
 #define x(t0) x[t0]
 
 extern "C" void spmv_bdia2_generated(int64_t M, int64_t N, int64_t NB, int64_t NS, const int32_t *doff, const int32_t *dptr, double *y, const double *A, const double *x)
@@ -35,9 +35,9 @@ extern "C" void spmv_bdia2_generated(int64_t M, int64_t N, int64_t NB, int64_t N
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (NS >= 1))
+  if (M >= 1 && NS >= 1)
   {
-    for (int64_t b = 0; b < (spf_min(NB, spf_floord(N + 1, 2))); b++)
+    for (int64_t b = 0; b < spf_min(NB, spf_floord(N + 1, 2)); b++)
     {
       // no LOOP_TRIPCOUNT for b: no bounds given (hls_bounds={'N': max, 'NB': max})
       const int64_t dptr_1_b = dptr(1 + b);
@@ -46,10 +46,10 @@ extern "C" void spmv_bdia2_generated(int64_t M, int64_t N, int64_t NB, int64_t N
       {
         // no LOOP_TRIPCOUNT for s: its bounds read dptr (give hls_tripcounts={'s': (min, max)})
         const int64_t doff_s = doff(s);
-        for (int64_t r = spf_max(0, (-(doff_s)) - (2 * b)); r <= (spf_min(spf_min(1, (N - (2 * b)) - 1), ((M - doff_s) - (2 * b)) - 1)); r++)
+        for (int64_t r = spf_max(0, -doff_s - 2 * b); r <= spf_min(spf_min(1, N - 2 * b - 1), M - doff_s - 2 * b - 1); r++)
         {
           // no LOOP_TRIPCOUNT for r: its bounds read doff (give hls_tripcounts={'r': (min, max)})
-          spmv(b, s, r, r + (2 * b), (doff_s + (2 * b)) + r);
+          spmv(b, s, r, r + 2 * b, doff_s + 2 * b + r);
         }
       }
     }

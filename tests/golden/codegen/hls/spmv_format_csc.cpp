@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define colptr(t0) colptr[t0]
 #define row(t0) row[t0]
-#define spmv_target(j, k, i) y((i))
-#define spmv_value(j, k, i) A((k)) * x((j))
-#define spmv(j, k, i) y((i)) += A((k)) * x((j))
+#define spmv_target(j, k, i) y(i)
+#define spmv_value(j, k, i) A(k) * x(j)
+#define spmv(j, k, i) y(i) += A(k) * x(j)
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
@@ -33,7 +33,7 @@ extern "C" void spmv_csc_generated(int64_t M, int64_t N, int64_t NNZ, const int3
   (void)y;
   (void)A;
   (void)x;
-  if ((NNZ >= 1) && (N >= 1))
+  if (NNZ >= 1 && N >= 1)
   {
     for (int64_t j = 0; j < M; j++)
     {

@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define spmv_target(i, k, j) y((i))
-#define spmv_value(i, k, j) A((k)) * x((j))
-#define spmv(i, k, j) y((i)) += A((k)) * x((j))
+#define spmv_target(i, k, j) y(i)
+#define spmv_value(i, k, j) A(k) * x(j)
+#define spmv(i, k, j) y(i) += A(k) * x(j)
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
@@ -33,7 +33,7 @@ extern "C" void spmv_csr_generated(int64_t M, int64_t N, int64_t NNZ, const int3
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (NNZ >= 1))
+  if (M >= 1 && NNZ >= 1)
   {
     for (int64_t i = 0; i < N; i++)
     {

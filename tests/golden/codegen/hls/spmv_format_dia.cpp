@@ -6,11 +6,11 @@
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define offsets(t0) offsets[t0]
-#define spmv_target(d, p, i, j) y((i))
-#define spmv_value(d, p, i, j) A((d), (p)) * x((j))
-#define spmv(d, p, i, j) y((i)) += A((d), (p)) * x((j))
+#define spmv_target(d, p, i, j) y(i)
+#define spmv_value(d, p, i, j) A(d, p) * x(j)
+#define spmv(d, p, i, j) y(i) += A(d, p) * x(j)
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (N) + (t1)]
+#define A(t0, t1) A[(t0) * N + (t1)]
 #define x(t0) x[t0]
 
 extern "C" void spmv_dia_generated(int64_t M, int64_t N, int64_t ND, const int32_t *offsets, double *y, const double *A, const double *x)
@@ -30,13 +30,13 @@ extern "C" void spmv_dia_generated(int64_t M, int64_t N, int64_t ND, const int32
   (void)y;
   (void)A;
   (void)x;
-  if ((M >= 1) && (N >= 1))
+  if (M >= 1 && N >= 1)
   {
     for (int64_t d = 0; d < ND; d++)
     {
       // no LOOP_TRIPCOUNT for d: no bounds given (hls_bounds={'ND': max})
       const int64_t offsets_d = offsets(d);
-      for (int64_t p = spf_max(0, -(offsets_d)); p < (spf_min(N, M - offsets_d)); p++)
+      for (int64_t p = spf_max(0, -offsets_d); p < spf_min(N, M - offsets_d); p++)
       {
         // no LOOP_TRIPCOUNT for p: its bounds read offsets (give hls_tripcounts={'p': (min, max)})
         spmv(d, p, p, offsets_d + p);

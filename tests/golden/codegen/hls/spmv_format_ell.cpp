@@ -6,11 +6,11 @@
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0, t1) col[(t0) * (W) + (t1)]
-#define spmv_target(p, w, i, j) y((i))
-#define spmv_value(p, w, i, j) A((p), (w)) * x((j))
-#define spmv(p, w, i, j) y((i)) += A((p), (w)) * x((j))
+#define spmv_target(p, w, i, j) y(i)
+#define spmv_value(p, w, i, j) A(p, w) * x(j)
+#define spmv(p, w, i, j) y(i) += A(p, w) * x(j)
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (W) + (t1)]
+#define A(t0, t1) A[(t0) * W + (t1)]
 #define x(t0) x[t0]
 
 extern "C" void spmv_ell_generated(int64_t M, int64_t N, int64_t W, const int32_t *col, double *y, const double *A, const double *x)

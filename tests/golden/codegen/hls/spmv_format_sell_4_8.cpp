@@ -9,9 +9,9 @@
 #define cs(t0) cs[t0]
 #define perm(t0) perm[t0]
 #define scol(t0) scol[t0]
-#define spmv_target(ch, w, r, k, i, j) y((i))
-#define spmv_value(ch, w, r, k, i, j) val((k)) * x((j))
-#define spmv(ch, w, r, k, i, j) y((i)) += val((k)) * x((j))
+#define spmv_target(ch, w, r, k, i, j) y(i)
+#define spmv_value(ch, w, r, k, i, j) val(k) * x(j)
+#define spmv(ch, w, r, k, i, j) y(i) += val(k) * x(j)
 #define y(t0) y[t0]
 #define val(t0) val[t0]
 #define x(t0) x[t0]
@@ -41,22 +41,22 @@ extern "C" void spmv_sell4_8_generated(int64_t M, int64_t N, int64_t NC, int64_t
   (void)y;
   (void)val;
   (void)x;
-  if ((M >= 1) && (NV >= 1))
+  if (M >= 1 && NV >= 1)
   {
-    for (int64_t ch = 0; ch <= (spf_min(NC - 1, spf_floord(N - 1, 4))); ch++)
+    for (int64_t ch = 0; ch <= spf_min(NC - 1, spf_floord(N - 1, 4)); ch++)
     {
       // no LOOP_TRIPCOUNT for ch: no bounds given (hls_bounds={'N': max, 'NC': max})
       const int64_t cl_ch = cl(ch);
       const int64_t cs_ch = cs(ch);
-      for (int64_t w = 0; w <= (spf_min(cl_ch - 1, spf_floord(((-(cs_ch)) + NV) - 1, 4))); w++)
+      for (int64_t w = 0; w <= spf_min(cl_ch - 1, spf_floord(-cs_ch + NV - 1, 4)); w++)
       {
         // no LOOP_TRIPCOUNT for w: its bounds read cl, cs (give hls_tripcounts={'w': (min, max)})
-        for (int64_t r = 0; r <= (spf_min(spf_min(3, (N - (4 * ch)) - 1), (((-(cs_ch)) + NV) - (4 * w)) - 1)); r++)
+        for (int64_t r = 0; r <= spf_min(spf_min(3, N - 4 * ch - 1), -cs_ch + NV - 4 * w - 1); r++)
         {
           // no LOOP_TRIPCOUNT for r: its bounds read cs (give hls_tripcounts={'r': (min, max)})
-          const int64_t perm_r_4_ch = perm(r + (4 * ch));
-          const int64_t scol_k = scol((cs_ch + (4 * w)) + r);
-          spmv(ch, w, r, (cs_ch + (4 * w)) + r, perm_r_4_ch, scol_k);
+          const int64_t perm_r_4_ch = perm(r + 4 * ch);
+          const int64_t scol_k = scol(cs_ch + 4 * w + r);
+          spmv(ch, w, r, cs_ch + 4 * w + r, perm_r_4_ch, scol_k);
         }
       }
     }

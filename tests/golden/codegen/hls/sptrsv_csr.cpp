@@ -7,11 +7,11 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define s0(i) u((i)) = f((i))
-#define s1(i, k, j) u((i)) -= L((k)) * u((j))
-#define s2_target(i, k) u((i))
-#define s2_value(i, k) L((k))
-#define s2(i, k) u((i)) = u((i)) / L((k))
+#define s0(i) u(i) = f(i)
+#define s1(i, k, j) u(i) -= L(k) * u(j)
+#define s2_target(i, k) u(i)
+#define s2_value(i, k) L(k)
+#define s2(i, k) u(i) = u(i) / L(k)
 #define u(t0) u[t0]
 #define L(t0) L[t0]
 #define f(t0) f[t0]
@@ -39,7 +39,7 @@ extern "C" void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *col, const int
     s0(i);
     const int64_t rowptr_1_i = rowptr(1 + i);
     const int64_t rowptr_i = rowptr(i);
-    for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+    for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
     {
       // no LOOP_TRIPCOUNT for k: its bounds read rowptr (give hls_tripcounts={'k': (min, max)})
       const int64_t col_k = col(k);

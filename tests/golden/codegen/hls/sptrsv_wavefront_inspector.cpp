@@ -7,9 +7,9 @@
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define s0(i) level((i)) = 0
-#define s1(ip, k, j) level((ip)) = spf_max(level((ip)), level((j)) + 1)
-#define s2(i) nlevels() = spf_max(nlevels(), level((i)) + 1)
+#define s0(i) level(i) = 0
+#define s1(ip, k, j) level(ip) = spf_max(level(ip), level(j) + 1)
+#define s2(i) nlevels() = spf_max(nlevels(), level(i) + 1)
 #define level(t0) level[t0]
 #define nlevels() nlevels[0]
 
@@ -40,11 +40,11 @@ extern "C" void sptrsv_csr_inspector_i(int64_t N, int64_t NNZ, const int32_t *co
       // no LOOP_TRIPCOUNT for ip: no bounds given (hls_bounds={'N': max})
       const int64_t rowptr_1_i = rowptr(1 + ip);
       const int64_t rowptr_i = rowptr(ip);
-      for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+      for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
       {
         // no LOOP_TRIPCOUNT for k: its bounds read rowptr (give hls_tripcounts={'k': (min, max)})
         const int64_t col_k = col(k);
-        if (ip >= (col_k + 1))
+        if (ip >= col_k + 1)
         {
           s1(ip, k, col_k);
         }

@@ -8,11 +8,11 @@
 #define col(t0) col[t0]
 #define diag(t0) diag[t0]
 #define rowptr(t0) rowptr[t0]
-#define s0(i) x((i)) = b((i))
-#define s1(i, k, j) x((i)) -= A((k)) * x((j))
-#define s2_target(i, k) x((i))
-#define s2_value(i, k) A((k))
-#define s2(i, k) x((i)) = x((i)) / A((k))
+#define s0(i) x(i) = b(i)
+#define s1(i, k, j) x(i) -= A(k) * x(j)
+#define s2_target(i, k) x(i)
+#define s2_value(i, k) A(k)
+#define s2(i, k) x(i) = x(i) / A(k)
 #define x(t0) x[t0]
 #define A(t0) A[t0]
 #define b(t0) b[t0]

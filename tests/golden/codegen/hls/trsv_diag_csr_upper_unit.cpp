@@ -9,7 +9,7 @@
 #define diag(t0) diag[t0]
 #define rowptr(t0) rowptr[t0]
 #define s0(t) x(N - 1 - (t)) = b(N - 1 - (t))
-#define s1(t, k, j) x(N - 1 - (t)) -= A((k)) * x((j))
+#define s1(t, k, j) x(N - 1 - (t)) -= A(k) * x(j)
 #define x(t0) x[t0]
 #define A(t0) A[t0]
 #define b(t0) b[t0]
@@ -37,8 +37,8 @@ extern "C" void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *col, 
   {
     // no LOOP_TRIPCOUNT for t: no bounds given (hls_bounds={'N': max})
     s0(t);
-    const int64_t diag__1_N_t = diag((-1 + N) + (-(t)));
-    const int64_t rowptr_N_t = rowptr(N + (-(t)));
+    const int64_t diag__1_N_t = diag(-1 + N + -t);
+    const int64_t rowptr_N_t = rowptr(N + -t);
     for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
     {
       // no LOOP_TRIPCOUNT for k: its bounds read diag, rowptr (give hls_tripcounts={'k': (min, max)})

@@ -21,11 +21,11 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
   }
 }
 #endif
-#define out(t0, t1) out[(t0) * (M-2) + (t1)]
-#define bx(t0, t1) bx[(t0) * (M-2) + (t1)]
-#define img(t0, t1) img[(t0) * (M) + (t1)]
-#define s0(i, j) bx((i), (j)) = (img((i), (j)) + img((i), (j) + 1) + img((i), (j) + 2)) / 3.0
-#define s1(i, j) out((i), (j)) = (bx((i), (j)) + bx((i) + 1, (j)) + bx((i) + 2, (j))) / 3.0
+#define out(t0, t1) out[(t0) * (M - 2) + (t1)]
+#define bx(t0, t1) bx[(t0) * (M - 2) + (t1)]
+#define img(t0, t1) img[(t0) * M + (t1)]
+#define s0(i, j) bx(i, j) = (img(i, j) + img(i, (j) + 1) + img(i, (j) + 2)) / 3.0
+#define s1(i, j) out(i, j) = (bx(i, j) + bx((i) + 1, j) + bx((i) + 2, j)) / 3.0
 
 void blur2d(MPI_Comm comm, int64_t M, int64_t N, double *restrict out, double *restrict bx, const double *restrict img)
 {
@@ -42,14 +42,14 @@ void blur2d(MPI_Comm comm, int64_t M, int64_t N, double *restrict out, double *r
   (void)spf_size;
   for (int64_t i = 0; i < N; i++)
   {
-    for (int64_t j = 0; j < (M - 2); j++)
+    for (int64_t j = 0; j < M - 2; j++)
     {
       s0(i, j);
     }
   }
-  for (int64_t i = 0; i < (N - 2); i++)
+  for (int64_t i = 0; i < N - 2; i++)
   {
-    for (int64_t j = 0; j < (M - 2); j++)
+    for (int64_t j = 0; j < M - 2; j++)
     {
       s1(i, j);
     }

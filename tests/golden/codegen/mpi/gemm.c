@@ -21,12 +21,12 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
   }
 }
 #endif
-#define C(t0, t1) C[(t0) * (M) + (t1)]
-#define A(t0, t1) A[(t0) * (K) + (t1)]
-#define B(t0, t1) B[(t0) * (M) + (t1)]
-#define s0_target(i, j, k) C((i), (j))
-#define s0_value(i, j, k) A((i), (k)) * B((k), (j))
-#define s0(i, j, k) C((i), (j)) += A((i), (k)) * B((k), (j))
+#define C(t0, t1) C[(t0) * M + (t1)]
+#define A(t0, t1) A[(t0) * K + (t1)]
+#define B(t0, t1) B[(t0) * M + (t1)]
+#define s0_target(i, j, k) C(i, j)
+#define s0_value(i, j, k) A(i, k) * B(k, j)
+#define s0(i, j, k) C(i, j) += A(i, k) * B(k, j)
 
 void gemm(MPI_Comm comm, int64_t K, int64_t M, int64_t N, double *restrict C, const double *restrict A, const double *restrict B)
 {

@@ -25,8 +25,8 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define diag(t0) diag[t0]
 #define rowptr(t0) rowptr[t0]
 #define A(t0) A[t0]
-#define s0(i, k, d) A((k)) = A((k)) / A((d))
-#define s1(i, k, j1, j2) A((j1)) -= A((k)) * A((j2))
+#define s0(i, k, d) A(k) = A(k) / A(d)
+#define s1(i, k, j1, j2) A(j1) -= A(k) * A(j2)
 
 void ilu0_csr(MPI_Comm comm, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict diag, const int32_t *restrict rowptr, double *restrict A)
 {

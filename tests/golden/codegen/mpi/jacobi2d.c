@@ -21,9 +21,9 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
   }
 }
 #endif
-#define B(t0, t1) B[(t0) * (N) + (t1)]
-#define A(t0, t1) A[(t0) * (N) + (t1)]
-#define s0(i, j) B((i), (j)) = 0.2 * (A((i), (j)) + A((i) - 1, (j)) + A((i) + 1, (j)) + A((i), (j) - 1) + A((i), (j) + 1))
+#define B(t0, t1) B[(t0) * N + (t1)]
+#define A(t0, t1) A[(t0) * N + (t1)]
+#define s0(i, j) B(i, j) = 0.2 * (A(i, j) + A((i) - 1, j) + A((i) + 1, j) + A(i, (j) - 1) + A(i, (j) + 1))
 
 void jacobi2d(MPI_Comm comm, int64_t N, double *restrict B, const double *restrict A)
 {
@@ -36,9 +36,9 @@ void jacobi2d(MPI_Comm comm, int64_t N, double *restrict B, const double *restri
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  for (int64_t i = 1; i < (N - 1); i++)
+  for (int64_t i = 1; i < N - 1; i++)
   {
-    for (int64_t j = 1; j < (N - 1); j++)
+    for (int64_t j = 1; j < N - 1; j++)
     {
       s0(i, j);
     }

@@ -31,14 +31,14 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define mark(t0) mark[spf_ws_mark + (t0)]
 #define s0(i) C_rowptr((i) + 1) = 0
 #define s1(i, A_k, k, B_k, j) do { \
-  if (mark((j)) != (i) + 1) \
+  if (mark(j) != (i) + 1) \
   { \
-    mark((j)) = (i) + 1; \
+    mark(j) = (i) + 1; \
     C_rowptr((i) + 1) += 1; \
   } \
 } while (0)
 #define s2(z) C_rowptr(0) = 0
-#define s3(i) C_rowptr((i) + 1) += C_rowptr((i))
+#define s3(i) C_rowptr((i) + 1) += C_rowptr(i)
 
 void spgemm_csr_symbolic(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t K, int64_t M, int64_t N, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_rowptr)
 {
@@ -69,7 +69,7 @@ void spgemm_csr_symbolic(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t K,
     const int64_t spf_ws_mark = spf_thread_id() * spf_ws_stride((M));
     (void)spf_ws_mark;
     s0(i);
-    if (((K >= 1) && (M >= 1)) && (B_NNZ >= 1))
+    if (K >= 1 && M >= 1 && B_NNZ >= 1)
     {
       const int64_t A_rowptr_1_i = A_rowptr(1 + i);
       const int64_t A_rowptr_i = A_rowptr(i);

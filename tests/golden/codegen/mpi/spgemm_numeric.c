@@ -85,55 +85,55 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   spf_ds_rk(0) = 0; \
 } while (0)
 #define s1(i, A_k, k, B_k, j) do { \
-  if (mark((j)) != (i) + 1) \
+  if (mark(j) != (i) + 1) \
   { \
-    mark((j)) = (i) + 1; \
-    spf_ds_lst(len(0)) = (j); \
+    mark(j) = (i) + 1; \
+    spf_ds_lst(len(0)) = j; \
     spf_ds_len(0) += 1; \
-    acc((j)) = 0; \
+    acc(j) = 0; \
   } \
-  acc((j)) += A((A_k)) * B((B_k)); \
+  acc(j) += A(A_k) * B(B_k); \
 } while (0)
 #define s2(z) do { \
-  spf_ds_thr((z)) = (int64_t) fmin((double) M, sqrt(16.0 * sqrt((double) M))); \
-  spf_ds_bits((z)) = (int64_t) ceil(log2((double) M + 1.0) / 2.0); \
-  spf_ds_base((z)) = (int64_t) 1 << bits((z)); \
+  spf_ds_thr(z) = (int64_t) fmin((double) M, sqrt(16.0 * sqrt((double) M))); \
+  spf_ds_bits(z) = (int64_t) ceil(log2((double) M + 1.0) / 2.0); \
+  spf_ds_base(z) = (int64_t) 1 << bits(z); \
 } while (0)
-#define s3(i, a) key((a)) = lst((a))
+#define s3(i, a) key(a) = lst(a)
 #define s4_target(i, a, b) spf_ds_rk(0)
-#define s4_value(i, a, b) key((b)) < key((a))
-#define s4(i, a, b) spf_ds_rk(0) += key((b)) < key((a))
+#define s4_value(i, a, b) key(b) < key(a)
+#define s4(i, a, b) spf_ds_rk(0) += key(b) < key(a)
 #define s5(i, a) do { \
-  spf_ds_srt(rk(0)) = lst((a)); \
+  spf_ds_srt(rk(0)) = lst(a); \
   spf_ds_rk(0) = 0; \
 } while (0)
-#define s6(i, j) spf_ds_cnt((j)) = 0
+#define s6(i, j) spf_ds_cnt(j) = 0
 #define s7(i, a) do { \
-  spf_ds_dig((a)) = lst((a)) & (base(0) - 1); \
-  spf_ds_cnt(dig((a)) + 1) += 1; \
+  spf_ds_dig(a) = lst(a) & (base(0) - 1); \
+  spf_ds_cnt(dig(a) + 1) += 1; \
 } while (0)
-#define s8_target(i, j) spf_ds_cnt((j))
+#define s8_target(i, j) spf_ds_cnt(j)
 #define s8_value(i, j) cnt((j) - 1)
-#define s8(i, j) spf_ds_cnt((j)) += cnt((j) - 1)
+#define s8(i, j) spf_ds_cnt(j) += cnt((j) - 1)
 #define s9(i, a) do { \
-  spf_ds_tmp(cnt(dig((a)))) = lst((a)); \
-  spf_ds_cnt(dig((a))) += 1; \
+  spf_ds_tmp(cnt(dig(a))) = lst(a); \
+  spf_ds_cnt(dig(a)) += 1; \
 } while (0)
-#define s10(i, j) spf_ds_cnt((j)) = 0
+#define s10(i, j) spf_ds_cnt(j) = 0
 #define s11(i, a) do { \
-  spf_ds_dig((a)) = tmp((a)) >> bits(0); \
-  spf_ds_cnt(dig((a)) + 1) += 1; \
+  spf_ds_dig(a) = tmp(a) >> bits(0); \
+  spf_ds_cnt(dig(a) + 1) += 1; \
 } while (0)
-#define s12_target(i, j) spf_ds_cnt((j))
+#define s12_target(i, j) spf_ds_cnt(j)
 #define s12_value(i, j) cnt((j) - 1)
-#define s12(i, j) spf_ds_cnt((j)) += cnt((j) - 1)
+#define s12(i, j) spf_ds_cnt(j) += cnt((j) - 1)
 #define s13(i, a) do { \
-  spf_ds_srt(cnt(dig((a)))) = tmp((a)); \
-  spf_ds_cnt(dig((a))) += 1; \
+  spf_ds_srt(cnt(dig(a))) = tmp(a); \
+  spf_ds_cnt(dig(a)) += 1; \
 } while (0)
 #define s14(i, p) do { \
-  C_col((p)) = srt((p) - C_rowptr((i))); \
-  C((p)) = acc(srt((p) - C_rowptr((i)))); \
+  C_col(p) = srt((p) - C_rowptr(i)); \
+  C(p) = acc(srt((p) - C_rowptr(i))); \
 } while (0)
 
 void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, int64_t K, int64_t M, int64_t N, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const int32_t *restrict C_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_col, double *restrict C)
@@ -187,7 +187,7 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
     for (int64_t i = 0; i < N; i++)
     {
       s0(i);
-      if (((M >= 1) && (K >= 1)) && (B_NNZ >= 1))
+      if (M >= 1 && K >= 1 && B_NNZ >= 1)
       {
         const int64_t A_rowptr_1_i = A_rowptr(1 + i);
         const int64_t A_rowptr_i = A_rowptr(i);
@@ -205,13 +205,13 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
       }
       const int64_t C_rowptr_i = C_rowptr(i);
       const int64_t C_rowptr_1_i = C_rowptr(1 + i);
-      if (C_rowptr_1_i >= ((C_rowptr_i + thr_0) + 1))
+      if (C_rowptr_1_i >= C_rowptr_i + thr_0 + 1)
       {
         for (int64_t j = 0; j <= base_0; j++)
         {
           s6(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s7(i, a);
         }
@@ -219,7 +219,7 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s8(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s9(i, a);
         }
@@ -227,7 +227,7 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s10(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s11(i, a);
         }
@@ -235,22 +235,22 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s12(i, j);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s13(i, a);
         }
       }
       else
       {
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s3(i, a);
         }
-        for (int64_t a = 0; a < (C_rowptr_1_i - C_rowptr_i); a++)
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           {
             int32_t spf_acc = s4_target(0, 0, 0);
-            for (int64_t b = 0; b < (C_rowptr_1_i - C_rowptr_i); b++)
+            for (int64_t b = 0; b < C_rowptr_1_i - C_rowptr_i; b++)
             {
               spf_acc += s4_value(i, a, b);
             }

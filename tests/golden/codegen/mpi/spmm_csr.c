@@ -23,12 +23,12 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #endif
 #define col(t0) col[t0]
 #define rowptr(t0) rowptr[t0]
-#define C(t0, t1) C[(t0) * (K) + (t1)]
+#define C(t0, t1) C[(t0) * K + (t1)]
 #define A(t0) A[t0]
-#define B(t0, t1) B[(t0) * (K) + (t1)]
-#define s0_target(i, k, j, c) C((i), (c))
-#define s0_value(i, k, j, c) A((k)) * B((j), (c))
-#define s0(i, k, j, c) C((i), (c)) += A((k)) * B((j), (c))
+#define B(t0, t1) B[(t0) * K + (t1)]
+#define s0_target(i, k, j, c) C(i, c)
+#define s0_value(i, k, j, c) A(k) * B(j, c)
+#define s0(i, k, j, c) C(i, c) += A(k) * B(j, c)
 
 void spmm_csr(MPI_Comm comm, int64_t K, int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict rowptr, double *restrict C, const double *restrict A, const double *restrict B)
 {
@@ -47,7 +47,7 @@ void spmm_csr(MPI_Comm comm, int64_t K, int64_t M, int64_t N, int64_t NNZ, const
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  if (((K >= 1) && (M >= 1)) && (NNZ >= 1))
+  if (K >= 1 && M >= 1 && NNZ >= 1)
   {
     for (int64_t i = 0; i < N; i++)
     {

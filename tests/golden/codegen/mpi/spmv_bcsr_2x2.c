@@ -46,7 +46,7 @@ void spmv_bcsr_2x2(MPI_Comm comm, int64_t MB, int64_t NB, int64_t NNZB, const in
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  if ((MB >= 1) && (NNZB >= 1))
+  if (MB >= 1 && NNZB >= 1)
   {
     for (int64_t i = 0; i < NB; i++)
     {

@@ -26,9 +26,9 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
-#define s0_target(i, k, j) y((i))
-#define s0_value(i, k, j) A((k)) * x((j))
-#define s0(i, k, j) y((i)) += A((k)) * x((j))
+#define s0_target(i, k, j) y(i)
+#define s0_value(i, k, j) A(k) * x(j)
+#define s0(i, k, j) y(i) += A(k) * x(j)
 
 void spmv_csr(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ, const int64_t *restrict col, const int64_t *restrict rowptr, double *restrict y, const double *restrict A, const double *restrict x)
 {
@@ -46,7 +46,7 @@ void spmv_csr(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ, const int64_t *r
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  if ((M >= 1) && (NNZ >= 1))
+  if (M >= 1 && NNZ >= 1)
   {
     for (int64_t i = 0; i < N; i++)
     {

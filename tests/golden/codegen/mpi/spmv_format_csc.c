@@ -26,9 +26,9 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define y(t0) y[t0]
 #define A(t0) A[t0]
 #define x(t0) x[t0]
-#define spmv_target(j, k, i) y((i))
-#define spmv_value(j, k, i) A((k)) * x((j))
-#define spmv(j, k, i) y((i)) += A((k)) * x((j))
+#define spmv_target(j, k, i) y(i)
+#define spmv_value(j, k, i) A(k) * x(j)
+#define spmv(j, k, i) y(i) += A(k) * x(j)
 
 void spmv_csc_generated(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ, const int32_t *restrict colptr, const int32_t *restrict row, double *restrict y, const double *restrict A, const double *restrict x)
 {
@@ -46,7 +46,7 @@ void spmv_csc_generated(MPI_Comm comm, int64_t M, int64_t N, int64_t NNZ, const 
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  if ((NNZ >= 1) && (N >= 1))
+  if (NNZ >= 1 && N >= 1)
   {
     for (int64_t j = 0; j < M; j++)
     {

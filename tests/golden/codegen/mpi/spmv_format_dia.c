@@ -23,11 +23,11 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #endif
 #define offsets(t0) offsets[t0]
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (N) + (t1)]
+#define A(t0, t1) A[(t0) * N + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(d, p, i, j) y((i))
-#define spmv_value(d, p, i, j) A((d), (p)) * x((j))
-#define spmv(d, p, i, j) y((i)) += A((d), (p)) * x((j))
+#define spmv_target(d, p, i, j) y(i)
+#define spmv_value(d, p, i, j) A(d, p) * x(j)
+#define spmv(d, p, i, j) y(i) += A(d, p) * x(j)
 
 void spmv_dia_generated(MPI_Comm comm, int64_t M, int64_t N, int64_t ND, const int32_t *restrict offsets, double *restrict y, const double *restrict A, const double *restrict x)
 {
@@ -44,12 +44,12 @@ void spmv_dia_generated(MPI_Comm comm, int64_t M, int64_t N, int64_t ND, const i
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
-  if ((M >= 1) && (N >= 1))
+  if (M >= 1 && N >= 1)
   {
     for (int64_t d = 0; d < ND; d++)
     {
       const int64_t offsets_d = offsets(d);
-      for (int64_t p = spf_max(0, -(offsets_d)); p < (spf_min(N, M - offsets_d)); p++)
+      for (int64_t p = spf_max(0, -offsets_d); p < spf_min(N, M - offsets_d); p++)
       {
         spmv(d, p, p, offsets_d + p);
       }

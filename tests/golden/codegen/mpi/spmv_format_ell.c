@@ -23,11 +23,11 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #endif
 #define col(t0, t1) col[(t0) * (W) + (t1)]
 #define y(t0) y[t0]
-#define A(t0, t1) A[(t0) * (W) + (t1)]
+#define A(t0, t1) A[(t0) * W + (t1)]
 #define x(t0) x[t0]
-#define spmv_target(p, w, i, j) y((i))
-#define spmv_value(p, w, i, j) A((p), (w)) * x((j))
-#define spmv(p, w, i, j) y((i)) += A((p), (w)) * x((j))
+#define spmv_target(p, w, i, j) y(i)
+#define spmv_value(p, w, i, j) A(p, w) * x(j)
+#define spmv(p, w, i, j) y(i) += A(p, w) * x(j)
 
 void spmv_ell_generated(MPI_Comm comm, int64_t M, int64_t N, int64_t W, const int32_t *restrict col, double *restrict y, const double *restrict A, const double *restrict x)
 {

@@ -26,11 +26,11 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define u(t0) u[t0]
 #define L(t0) L[t0]
 #define f(t0) f[t0]
-#define s0(i) u((i)) = f((i))
-#define s1(i, k, j) u((i)) -= L((k)) * u((j))
-#define s2_target(i, k) u((i))
-#define s2_value(i, k) L((k))
-#define s2(i, k) u((i)) = u((i)) / L((k))
+#define s0(i) u(i) = f(i)
+#define s1(i, k, j) u(i) -= L(k) * u(j)
+#define s2_target(i, k) u(i)
+#define s2_value(i, k) L(k)
+#define s2(i, k) u(i) = u(i) / L(k)
 
 void sptrsv_csr(MPI_Comm comm, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
 {
@@ -52,7 +52,7 @@ void sptrsv_csr(MPI_Comm comm, int64_t N, int64_t NNZ, const int32_t *restrict c
     s0(i);
     const int64_t rowptr_1_i = rowptr(1 + i);
     const int64_t rowptr_i = rowptr(i);
-    for (int64_t k = rowptr_i; k < (rowptr_1_i - 1); k++)
+    for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
     {
       const int64_t col_k = col(k);
       s1(i, k, col_k);

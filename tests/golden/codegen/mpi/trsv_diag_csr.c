@@ -27,11 +27,11 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define x(t0) x[t0]
 #define A(t0) A[t0]
 #define b(t0) b[t0]
-#define s0(i) x((i)) = b((i))
-#define s1(i, k, j) x((i)) -= A((k)) * x((j))
-#define s2_target(i, k) x((i))
-#define s2_value(i, k) A((k))
-#define s2(i, k) x((i)) = x((i)) / A((k))
+#define s0(i) x(i) = b(i)
+#define s1(i, k, j) x(i) -= A(k) * x(j)
+#define s2_target(i, k) x(i)
+#define s2_value(i, k) A(k)
+#define s2(i, k) x(i) = x(i) / A(k)
 
 void trsv_lower_csr(MPI_Comm comm, int64_t N, int64_t NNZ, const int32_t *restrict col, const int32_t *restrict diag, const int32_t *restrict rowptr, double *restrict x, const double *restrict A, const double *restrict b)
 {
