@@ -79,7 +79,7 @@ def test_distributed_spmv_codegen_overlaps_exchange_with_rows_without_ghosts() -
     outer = src.index("spmv_csr_local(M, N, NNZ, spf_outer")
     assert post < send < inner < wait < outer
     assert "row_lo <= i" not in src  # the restriction is in the loop bounds
-    assert re.search(r"for \(int64_t i = spf_max\(0, row_lo\); i < \(spf_min\(N, row_hi\)\)", src)
+    assert re.search(r"for \(int64_t i = spf_max\(0, row_lo\); i < spf_min\(N, row_hi\);", src)
 
 
 def test_distributed_inspector_marks_the_image_of_the_access() -> None:
