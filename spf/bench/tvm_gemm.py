@@ -118,6 +118,7 @@ def metaschedule(n: int, budget: float, work: Path, rounds: int) -> dict[str, An
     tune_s = time.perf_counter() - t0
     if code is not None and code != 0:
         return {"error": f"tuning exited with {code}: {_tail(out)}", "tune_s": tune_s}
+    searched = _tail(out)
     code, out = _child(["best", str(n), str(work), str(rounds)], COMPILE_S)
     if code != 0:
         why = "timed out" if code is None else f"exited with {code}"
@@ -127,6 +128,8 @@ def metaschedule(n: int, budget: float, work: Path, rounds: int) -> dict[str, An
     except (ValueError, IndexError):
         return {"error": f"no result: {_tail(out)}", "tune_s": tune_s}
     got["tune_s"] = tune_s
+    if "error" in got:  # the search's last words say how far it got
+        got["error"] += f" after {tune_s:.0f} s of search (its last output: {searched})"
     return got
 
 
