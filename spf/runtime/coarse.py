@@ -9,7 +9,8 @@ other, so one thread runs them in order), at the first block boundary after each
 the ``levels`` strategy (each level's rows in ``threads`` contiguous chunks).
 
 :func:`estimate` says what a plan's parts cost against the loop in order (the work of the
-largest part of each coarse level plus a barrier per coarse level), which
+largest part of each coarse level, a barrier per coarse level and the start of the parallel
+region), which
 ``inspect(strategy="auto")`` picks by.
 """
 
@@ -35,6 +36,19 @@ the solve just read."""
 
 BARRIER_WORK = 128
 """A barrier of 2 threads, in units of work (a row's dependence): ~0.25-0.5 us."""
+
+REGION_WORK = 4096
+"""Starting the executor's parallel region and ending it (its team woken, the closing
+barrier), in units of work: ~5-10 us with 2 threads, at the ~1.2-2 ns a unit of SpTRSV or
+SpMV work takes. spf sets ``GOMP_SPINCOUNT`` low (:mod:`spf.runtime.threads`), so between
+calls the workers sleep and each call pays a wake-up. A documented constant, not a
+measurement: on the 2-core machine shared by several processes the same 2-thread call
+measured 4 us over serial with the workers spinning, 23 us after 1 ms idle and up to
+0.5 ms under load (``spf.runtime.threads`` caps the team on a busy machine at each call
+instead), so a calibration would make plans depend on the load at the moment it ran; a
+constant keeps the plan of an input the same on every run. Inputs of fewer than about
+``REGION_WORK * MIN_GAIN / (MIN_GAIN - 1)`` (~20k) units of work stay serial whatever
+their shape."""
 
 MIN_GAIN = 1.25
 """``strategy="auto"`` runs the loop in order unless the parts are estimated this much faster."""
@@ -177,16 +191,17 @@ def level_estimate(levelptr: np.ndarray, levels: int, work: int, threads: int) -
         return 0.0
     rows = np.diff(levelptr[: levels + 1])
     mean = work / max(int(levelptr[levels]), 1)
-    cost = float(np.ceil(rows / threads).sum()) * mean + BARRIER_WORK * levels
+    cost = float(np.ceil(rows / threads).sum()) * mean + BARRIER_WORK * levels + REGION_WORK
     return float(work) / cost
 
 
 def estimate(parts: Parts, total_work: int) -> float:
     """The estimated speed-up of running ``parts`` over the loop in order: the work of the
-    largest part of each coarse level plus a barrier each, against all the work."""
+    largest part of each coarse level plus a barrier each, plus starting the parallel region
+    (:data:`REGION_WORK`), against all the work."""
     if parts.levels == 0:
         return 0.0
-    cost = float(parts.largest.sum()) + BARRIER_WORK * parts.levels
+    cost = float(parts.largest.sum()) + BARRIER_WORK * parts.levels + REGION_WORK
     return float(total_work) / cost
 
 

@@ -305,6 +305,35 @@ def test_auto_picks_from_the_plan_shape(others32: dict[str, WavefrontKernel]) ->
     assert k.inspect(threads=2, **wide).strategy in ("levels", "coarse")
 
 
+def few_levels(n: int, levels: int) -> sp.csr_array:
+    """A lower triangle of ``levels`` levels, each a band of ``n / levels`` contiguous rows:
+    row ``i`` depends on row ``i - n / levels``."""
+    band = sp.eye_array(n, k=-(n // levels), format="csr") * 0.5
+    m = sp.csr_array(band + sp.diags_array(np.full(n, 2.0)))
+    m.sort_indices()
+    return m
+
+
+def test_auto_keeps_small_inputs_serial_and_parallelizes_large_few_level_ones(
+    others32: dict[str, WavefrontKernel], omp_threads: int
+) -> None:
+    """The start of the parallel region and its barriers (``coarse.REGION_WORK``,
+    ``BARRIER_WORK``) outweigh what two threads gain on 8,000 rows, even with few
+    levels; a large triangle of 12 levels runs in parallel. Both give the serial bits."""
+    k = others32["auto"]
+    serial = compiled("sptrsv_csr", index_dtype="int32")
+    cases = {"small": (few_levels(8000, 12), "serial"), "large": (few_levels(120000, 12), "")}
+    for label, (m, want) in cases.items():
+        args = sptrsv_args(m, "int32")
+        plan = k.inspect(threads=2, **args)
+        if want:
+            assert plan.strategy == want, label
+        else:
+            assert plan.strategy in ("coarse", "levels"), label
+            assert plan.levels == 12
+        np.testing.assert_array_equal(solve(k, m, "int32", plan), solve(serial, m, "int32"))
+
+
 def test_plan_stays_valid_when_values_change(trsv32: Pair) -> None:
     k, serial, dtype = trsv32
     m = lower(800, 0.01, 9)

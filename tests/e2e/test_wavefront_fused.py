@@ -311,3 +311,25 @@ def test_append_computation_binds_a_kernels_data_spaces_by_name() -> None:
     assert sorted(comp.data_spaces) == ["out", "v", "vals"]
     with pytest.raises(spf.SpfError, match="no data space 'w'"):
         comp.append_computation(kernels.spmv_csr(), "{[]}", "{[] -> [1]}", {"w": "out"})
+
+
+@pytest.mark.parametrize("name", ["olm1000.mtx", "jagmesh7.mtx"])
+def test_fused_auto_runs_small_suitesparse_matrices_serially(
+    separate: Any, omp_threads: int, suitesparse_dir: Path, name: str
+) -> None:
+    """On a matrix of a thousand rows the default plan of the fused solve and SpMV is
+    ``"serial"``: starting the parallel region (``coarse.REGION_WORK``) costs more than two
+    threads gain; the results are the kernels' one after the other."""
+    comp = fused("solve_mv", "int64")
+    comp.wavefront(comp.stmts[0].loops[0])
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    m = sps.csr_array(read_matrix_market(suitesparse_dir / name))
+    m = sps.csr_array(m + sps.diags_array(np.abs(m).sum(axis=1) + 1.0))
+    m.sum_duplicates()
+    m.sort_indices()
+    b = np.random.default_rng(3).standard_normal(m.shape[0])
+    got, plan = run_fused(k, "int64", m, b, "auto")
+    assert plan.strategy == "serial"
+    for key, value in run_separately("solve_mv", separate["solve_mv"], m, b).items():
+        np.testing.assert_array_equal(got[key], value, err_msg=f"{name}: {key}")
