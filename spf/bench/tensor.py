@@ -157,9 +157,9 @@ def timed(ctx: Context, vs: list[Variant], slow: bool) -> tuple[dict[tuple[str, 
 def competitor(
     vs: list[Variant], notes: dict[str, str], code: str, call: Callable[[], Any],
     check: Callable[[Any], bool], ms: dict[tuple[str, int], float],
-) -> None:  # fmt: skip
+) -> float:  # fmt: skip
     """Check ``call`` once; time it with the others (``vs``) unless that one call took over
-    SLOW_CALL_S, then its row shows that call alone (``ms``, a note)."""
+    SLOW_CALL_S, then its row shows that call alone (``ms``, a note). Returns its seconds."""
     got, secs = trial(call)
     if not check(got):
         raise SystemExit(f"tensor: {code}'s result differs from the reference")
@@ -168,6 +168,7 @@ def competitor(
         notes[code] = f"one call ({secs:.0f} s): not repeated"
     else:
         vs.append((code, 1, call))
+    return secs
 
 
 def spf_checked(
@@ -202,8 +203,9 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
     else:
         ga, gb = pyd.GCXS.from_scipy_sparse(a), pyd.GCXS.from_scipy_sparse(b)
         call = (lambda: ga + gb) if add else (lambda: ga @ gb)
-        competitor(vs, notes, "pydata sparse GCXS", call,
-                   lambda got: close(sp.csr_array(got.to_scipy_sparse()), want), extra)  # fmt: skip
+        secs += competitor(vs, notes, "pydata sparse GCXS", call,
+                           lambda got: close(sp.csr_array(got.to_scipy_sparse()), want),
+                           extra)  # fmt: skip
     vs.append((code, 1, ref))
     ms, load = timed(ctx, vs, secs > 1.0)
     sign = "A + B" if add else "A·B"
@@ -278,7 +280,7 @@ def mttkrp(ctx: Context, ks: Kernels) -> Result:
             got = pyd.einsum("ikl,kj,lj->ij", tensor, c, d)
             return got.todense() if hasattr(got, "todense") else got
 
-        competitor(vs, notes, "pydata sparse einsum (COO)", pydata_call,
+        secs += competitor(vs, notes, "pydata sparse einsum (COO)", pydata_call,
                    lambda got: bool(np.allclose(got, want)), extra)  # fmt: skip
     vs.append((code, 1, ref))
     ms, load = timed(ctx, vs, secs > 1.0)
