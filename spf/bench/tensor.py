@@ -281,7 +281,7 @@ def mttkrp(ctx: Context, ks: Kernels) -> Result:
             return got.todense() if hasattr(got, "todense") else got
 
         secs += competitor(vs, notes, "pydata sparse einsum (COO)", pydata_call,
-                   lambda got: bool(np.allclose(got, want)), extra)  # fmt: skip
+                           lambda got: bool(np.allclose(got, want)), extra)  # fmt: skip
     vs.append((code, 1, ref))
     ms, load = timed(ctx, vs, secs > 1.0)
     title = (
