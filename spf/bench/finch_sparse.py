@@ -9,9 +9,10 @@ value 0, int32 indices, duplicates summed, no explicit zeros), the kernel is bui
 cannot index a ``FiberTensor``: ``TypeError: 'FiberTensor' object is not subscriptable``).
 
 Where a result differs from scipy's, the child says how: for SpAdd it checks whether the
-missing entries are exactly ``B``'s entries past ``A``'s last column in their row (a union
-merge that stops where ``A``'s row ends), and reruns with int64 indices and with the operands
-swapped, so that the bench's inputs are ruled in or out as the cause.
+wrong entries are all ``B``'s entries past ``A``'s last column in their row, missing (a
+union merge that loses ``B``'s entries after ``A``'s row has ended), and reruns with int64
+indices and with the operands swapped, so that the bench's inputs are ruled in or out as the
+cause.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def cause(a, b, bad, got):
     int64 = bool(differs("add", *wide)[0].any())
     bad_ba, got_ba = differs("add", b, a)
     swapped = past_last(b, a, bad_ba, got_ba)
-    return (f"Finch drops the {int(bad.sum())} entries of B past A's last column in their row "
-            f"(its union merge stops where A's row ends); with int64 indices: "
+    return (f"Finch drops {int(bad.sum())} entries of B, each past A's last column in its row "
+            f"(its union merge loses B's entries after A's row has ended); with int64 indices: "
             f"{'the same' if int64 else 'correct'}; B + A drops A's past B's: "
             f"{'yes' if swapped else 'no'}")
 

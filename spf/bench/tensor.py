@@ -48,6 +48,7 @@ RANK = 16
 RATIO = 1.0  # spf at 1 thread within this factor of scipy (issue 33)
 COLD_S, WARM_S = 1.0, 0.020  # first call (codegen + compile) of each einsum kernel
 SLOW_CALL_S = 20.0  # a competitor's checked call slower than this is not repeated
+DENSER = "SpAdd (random 300x300, 10 entries a row)"  # Finch's extra SpAdd job
 PYDATA_MTTKRP_MAX = 1_000_000
 """pydata's ``einsum`` MTTKRP took 2.1 GB and 13 s at 1M entries (2 kB an entry, measured):
 beyond this many entries it is not run (10M entries: about 21 GB)."""
@@ -345,13 +346,20 @@ def finch(ctx: Context, sec: Section, results: list[Result]) -> dict[str, Any]:
         return {"error": "not tried with --quick (its first call compiles for tens of seconds)"}
     arrays: dict[str, Any] = {}
     jobs = []
+    pairs: list[tuple[str, Any, Any]] = []
     for k, r in enumerate(results):
         if r.kernel not in ("SpAdd", "SpGEMM"):
             continue
         pre = f"j{k}_"
         jobs.append(f"{r.key}|{'add' if r.kernel == 'SpAdd' else 'matmul'}|{pre}")
-        for x in ("a", "b"):
-            m = sp.csr_array(r.data[x][:ROWS, :ROWS])
+        pairs.append((pre, r.data["a"][:ROWS, :ROWS], r.data["b"][:ROWS, :ROWS]))
+    # the leading blocks hold about one entry a row; a denser pair (10 a row) shows where
+    # Finch's SpAdd goes wrong: a row where B has entries past A's last column
+    jobs.append(f"{DENSER}|add|denser_")
+    pairs.append(("denser_", random_csr(300, 300, 3000, 1), random_csr(300, 300, 3000, 2)))
+    for pre, *operands in pairs:
+        for x, m in zip(("a", "b"), operands, strict=True):
+            m = sp.csr_array(m)
             arrays.update({f"{pre}{x}_data": m.data, f"{pre}{x}_indices": m.indices,
                            f"{pre}{x}_indptr": m.indptr})  # fmt: skip
     arrays["jobs"] = np.array(jobs)
@@ -368,7 +376,7 @@ def finch(ctx: Context, sec: Section, results: list[Result]) -> dict[str, Any]:
                      f"{r['ms'] / r['scipy_ms']:.2f}", ok])  # fmt: skip
     sec.line(
         f"### Finch (`finch-tensor`, numba backend): the leading {ROWS}x{ROWS} blocks of the "
-        "same operands, in a child process\n"
+        "same operands, and a denser random pair, in a child process\n"
     )
     sec.table(["kernel", "N", "first call s", "median ms (3)", "/ scipy",
                "matches scipy (or error)"], rows)  # fmt: skip
