@@ -65,7 +65,13 @@ _PRINTS: dict[str, tuple[str, ...]] = {
     "pcg": ("### PCG, ILU(0)", "| spf PCG | 1 |", "| scipy cg | 1 |"),
     "overhead": ("call overhead",),
     "polybench": ("### PolyBench",),
-    "tensor": ("### SpAdd C = A + B",),
+    "tensor": (
+        "### SpAdd C = A + B (CSR), 2-D Poisson",
+        "### SpGEMM C = A·B (CSR), random",
+        "### MTTKRP, power-law B",
+        "| MLIR sparsifier |",
+        "| Finch | - |",
+    ),
     "tune": ("### SpMV: formats.tune", "### GEMM n=128", "### PolyBench: spf.tune"),
 }
 
