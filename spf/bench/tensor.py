@@ -52,6 +52,10 @@ DENSER = "SpAdd (random 300x300, 10 entries a row)"  # Finch's extra SpAdd job
 PYDATA_MTTKRP_MAX = 1_000_000
 """pydata's ``einsum`` MTTKRP took 2.1 GB and 13 s at 1M entries (2 kB an entry, measured):
 beyond this many entries it is not run (10M entries: about 21 GB)."""
+PYDATA_SPGEMM_MAX_ROWS = 100_000
+"""pydata's GCXS ``A @ B`` grows about as rows^1.8 on Poisson (0.74 s at 40k rows, 3.2 s at
+90k, 450 s for its one checked call at 1M: 8 of a full run's 18 minutes, measured): beyond
+this many rows it is not run."""
 
 random_csr = inputs.random_csr
 
@@ -201,6 +205,11 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
     pyd = _pydata()
     if pyd is None:
         notes["pydata sparse GCXS"] = "not installed"
+    elif not add and a.shape[0] > PYDATA_SPGEMM_MAX_ROWS:
+        notes["pydata sparse GCXS"] = (
+            f"not run: its A @ B grows about as rows^1.8 (450 s for one call at 1M rows, "
+            f"measured); run only up to {PYDATA_SPGEMM_MAX_ROWS:,} rows"
+        )
     else:
         ga, gb = pyd.GCXS.from_scipy_sparse(a), pyd.GCXS.from_scipy_sparse(b)
         call = (lambda: ga + gb) if add else (lambda: ga @ gb)
