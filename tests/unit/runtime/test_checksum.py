@@ -9,6 +9,7 @@ import zlib
 
 import numpy as np
 import pytest
+import xxhash  # a dependency of spf (pyproject.toml): never skipped
 
 from spf.runtime import checksum
 
@@ -17,7 +18,6 @@ from spf.runtime import checksum
 def hashed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each of the two hashes: XXH3 (``xxhash``, a dependency) and the CRC-32 fallback."""
     if request.param == "xxh3":
-        pytest.importorskip("xxhash")
         monkeypatch.setattr(checksum, "_XXH3", checksum._xxh3())
     else:
         monkeypatch.setattr(checksum, "_XXH3", None)
@@ -43,7 +43,6 @@ def test_one_piece_is_the_crc32_of_the_bytes(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_with_xxhash_the_checksum_is_the_xxh3_of_the_bytes() -> None:
-    xxhash = pytest.importorskip("xxhash")
     a = np.arange(3_000_000, dtype=np.int64)  # several CRC pieces: one hash all the same
     assert checksum.checksums([a]) == [xxhash.xxh3_64_intdigest(a.tobytes())]
 
