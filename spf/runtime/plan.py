@@ -47,6 +47,7 @@ is taken with ``check=True`` only: ``check=False`` still compares sizes, dtypes 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import weakref
 import zlib
@@ -357,17 +358,12 @@ def fingerprint(
     return tuple(out)
 
 
-_DTYPE_NAMES: dict[np.dtype[Any], str] = {}
-
-
+@functools.cache
 def _dtype_name(dtype: np.dtype[Any]) -> str:
     """``str(dtype)``, remembered: numpy builds the name in Python (~2-6 us), and every
     call with a plan fingerprints its index arrays; on a matrix of a few thousand rows that
     was a third of a fused solve and SpMV's call."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype)
-    return name
+    return str(dtype)
 
 
 class WavefrontKernel(Kernel):
