@@ -12,8 +12,11 @@ equal contents give equal checksums in any process with the same hash.
 
 :func:`shared` opens a scope (one ``inspect`` or one call) inside which the checksum of an
 array already taken is reused: the fingerprint of a plan and the key of a remembered fact
-over the same index array read its bytes once. Arrays are recognised by their buffer
-(address, dtype, shape and strides); inside one call nothing writes the index arrays.
+over the same index array read its bytes once. Arrays are recognised by the array object
+(its ``id``, the object itself held by the scope so that no other array takes that ``id``
+while it lasts): reading an array's address through ``__array_interface__`` cost ~2-9 us,
+more than hashing the index arrays of a small matrix. Inside one call nothing writes the
+index arrays.
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ from __future__ import annotations
 import os
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from types import TracebackType
 
 
 def _xxh3() -> Callable[[memoryview], int] | None:
@@ -61,29 +67,34 @@ def _bytes(a: np.ndarray) -> memoryview:
     return np.ascontiguousarray(a).data.cast("B")
 
 
-def _key(a: np.ndarray) -> tuple[int, str, tuple[int, ...], tuple[int, ...]]:
-    """An array's buffer: where it starts, its dtype, shape and strides (two views of one
-    buffer differ in one of them)."""
-    return (a.__array_interface__["data"][0], a.dtype.str, a.shape, a.strides)
+Memo = dict[int, tuple[np.ndarray, int]]
+"""A scope's checksums: ``id(array) -> (array, checksum)`` (the array held, so its ``id``
+names no other array while the scope lasts)."""
+
+
+def _known(memo: Memo | None, a: np.ndarray) -> int | None:
+    if memo is None:
+        return None
+    got = memo.get(id(a))
+    return got[1] if got is not None and got[0] is a else None
 
 
 def checksums(arrays: Sequence[np.ndarray]) -> list[int]:
     """The checksum of each array (0 when empty): the XXH3 hash of its bytes, or without
     ``xxhash`` the CRC-32 of its bytes when it fits one piece, else the CRC-32 of its
     pieces' CRCs."""
-    memo: dict[tuple[int, str, tuple[int, ...], tuple[int, ...]], int] | None
-    memo = getattr(_SCOPE, "memo", None)
+    memo: Memo | None = getattr(_SCOPE, "memo", None)
     out: list[int | None] = [None] * len(arrays)
     jobs: list[tuple[int, memoryview]] = []
     for i, a in enumerate(arrays):
-        if memo is not None and (known := memo.get(_key(a))) is not None:
+        if (known := _known(memo, a)) is not None:
             out[i] = known
         elif a.size == 0:
             out[i] = 0
         elif _XXH3 is not None:
-            out[i] = int(_XXH3(_bytes(a)))
+            out[i] = digest = int(_XXH3(_bytes(a)))
             if memo is not None:
-                memo[_key(a)] = out[i]
+                memo[id(a)] = (a, digest)
         else:
             data = _bytes(a)
             jobs += [(i, data[at : at + PIECE]) for at in range(0, len(data), PIECE)]
@@ -100,18 +111,32 @@ def checksums(arrays: Sequence[np.ndarray]) -> list[int]:
         value = got[0] if len(got) == 1 else zlib.crc32(np.array(got, dtype="<u4").tobytes())
         out[i] = value
         if memo is not None:
-            memo[_key(arrays[i])] = value
+            memo[id(arrays[i])] = (arrays[i], value)
     return [int(v) for v in out if v is not None]
 
 
-@contextmanager
-def shared() -> Iterator[None]:
+class _Shared:
+    """The context of :func:`shared` (a class, not a generator: entered on every call of a
+    kernel with a plan, where contextlib's machinery cost a few microseconds)."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self) -> None:
+        self.owner = False
+
+    def __enter__(self) -> None:
+        if getattr(_SCOPE, "memo", None) is None:
+            _SCOPE.memo = {}
+            self.owner = True
+
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.owner:
+            _SCOPE.memo = None
+            self.owner = False
+
+
+def shared() -> _Shared:
     """A scope in which each array's checksum is taken once (nested scopes share it)."""
-    if getattr(_SCOPE, "memo", None) is not None:
-        yield
-        return
-    _SCOPE.memo = {}
-    try:
-        yield
-    finally:
-        _SCOPE.memo = None
+    return _Shared()

@@ -376,6 +376,8 @@ class WavefrontKernel(Kernel):
     _serial_lock: threading.Lock
     _check_kernel: Callable[[], Kernel] | None
     _names: WavefrontNames
+    _plan_names: frozenset[str]
+    """The executor's arguments that come from the plan (a call may not pass them)."""
     _extent: str
     _inputs: tuple[str, ...]
     _made_by: tuple[str, str, tuple[int, ...], int | None]
@@ -408,6 +410,9 @@ class WavefrontKernel(Kernel):
         out._free = free
         out._pair = None
         out._names = names
+        out._plan_names = frozenset(
+            {names.levelptr, names.order, names.nlevels, names.done, names.single, names.partptr}
+        )
         out._extent = extent
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
@@ -726,14 +731,14 @@ class WavefrontKernel(Kernel):
         """Run the executor in the order of ``plan`` (inspected here when not given); each
         array's checksum is taken once (:func:`spf.runtime.checksum.shared`)."""
         with shared():
-            self._call(*positional, check=check, plan=plan, **args)
+            self._call(positional, check, plan, args)
 
     def _call(
-        self, *positional: object, check: bool = True, plan: object = None, **args: object
+        self, positional: tuple[object, ...], check: bool, plan: object, args: dict[str, object]
     ) -> None:
         nm = self._names
-        clash = {nm.levelptr, nm.order, nm.nlevels, nm.done, nm.single, nm.partptr} & set(args)
-        if clash:
+        if not self._plan_names.isdisjoint(args):
+            clash = self._plan_names & set(args)
             raise ArgumentError(
                 f"{self.name}: {', '.join(sorted(clash))} come from the inspection plan; pass "
                 "plan=kernel.inspect(...) instead"
@@ -789,7 +794,9 @@ class WavefrontKernel(Kernel):
 
     def _check_plan(self, plan: Plan, args: Mapping[str, object], *, contents: bool) -> None:
         """The plan inspected these index arrays: sizes, dtypes and parameter values always,
-        the contents (a CRC-32, which reads every index) only with ``check=True``."""
+        the contents (a checksum, which reads every index) only with ``check=True``. What
+        does not change between calls (the plan's expected fingerprint, its seal) is worked
+        out once per plan: a call pays for hashing its index arrays, not for Python."""
         if plan.loop != self._names.loop:
             raise ArgumentError(
                 f"{self.name}: the plan is for loop {plan.loop!r}, this kernel's wavefront "
@@ -801,15 +808,12 @@ class WavefrontKernel(Kernel):
                 f"levels order other dependences); build a plan with this kernel's "
                 "kernel.inspect(...)"
             )
-        if contents:
-            _warm(plan.level_of, {k: v for k, v in args.items() if k in self._inputs})
-        if contents and _seal(plan.level_of) not in plan.inspected:
+        if contents and not _sealed(plan):
             raise ArgumentError(
                 f"{self.name}: plan= holds levels (level_of) other than those its inspector "
                 "computed; build a plan with kernel.inspect(...)"
             )
-        inspected = tuple(e for e in plan.inspected if e[0] not in (INSPECTOR, LEVELS_SEAL))
-        name = differing(inspected, fingerprint(args, self._inputs, contents=contents))
+        name = _differing_args(_expected(plan), args, contents)
         if name is not None:
             raise ArgumentError(
                 f"{self.name}: plan= was built from other index arrays: {name!r} differs from "
@@ -835,6 +839,55 @@ def _warm(level_of: np.ndarray, args: Mapping[str, object]) -> None:
     the arrays of ``args``, taken together (in parallel) for the seal and fingerprint that
     follow."""
     checksums([level_of, *(v for v in args.values() if isinstance(v, np.ndarray))])
+
+
+_SEALED: weakref.WeakKeyDictionary[Plan, bool] = weakref.WeakKeyDictionary()
+"""Per plan, whether its ``level_of`` is the one its inspector sealed. A plan's arrays are
+read-only and a plan rebuilt from other arrays is another object, so one look per plan
+holds for all its calls."""
+
+_EXPECTED: weakref.WeakKeyDictionary[Plan, Fingerprint] = weakref.WeakKeyDictionary()
+"""Per plan, the fingerprint of the arguments it inspected (its ``inspected`` without the
+inspector's and the seal's entries)."""
+
+
+def _sealed(plan: Plan) -> bool:
+    got = _SEALED.get(plan)
+    if got is None:
+        got = _SEALED[plan] = _seal(plan.level_of) in plan.inspected
+    return got
+
+
+def _expected(plan: Plan) -> Fingerprint:
+    got = _EXPECTED.get(plan)
+    if got is None:
+        skip = (INSPECTOR, LEVELS_SEAL)
+        got = _EXPECTED[plan] = tuple(e for e in plan.inspected if e[0] not in skip)
+    return got
+
+
+def _differing_args(
+    expected: Fingerprint, args: Mapping[str, object], contents: bool
+) -> str | None:
+    """The first argument of ``expected`` that ``args`` gives otherwise (missing, another
+    dtype, shape or value, or with ``contents`` other bytes), None when all agree: what
+    :func:`differing` says of :func:`fingerprint`'s, with the arrays hashed in one batch."""
+    hashed: list[tuple[str, np.ndarray, int | None]] = []
+    for name, dtype, shape, crc in expected:
+        value = args.get(name)
+        if isinstance(value, np.ndarray):
+            if _dtype_name(value.dtype) != dtype or value.shape != shape:
+                return name
+            if contents:
+                hashed.append((name, value, crc))
+        elif value is None or dtype != "value" or zlib.crc32(str(value).encode()) != crc:
+            return name
+    if hashed:
+        got = checksums([a for _, a, _ in hashed])
+        for (name, _, crc), now in zip(hashed, got, strict=True):
+            if now != crc:
+                return name
+    return None
 
 
 def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
