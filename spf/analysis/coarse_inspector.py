@@ -40,7 +40,6 @@ from spf.analysis.inspector import (
     NLEVELS,
     WavefrontAnalysis,
     _copy_declarations,
-    _over_nodes,
     edge_enumeration,
 )
 from spf.computation.statement import Stmt
@@ -115,42 +114,65 @@ def _schedule(its: tuple[str, ...], var: str, stage: str, k: int) -> str:
     return f"[{', '.join(its)}] -> [{stage}, {var}, {k}{rest}"
 
 
-def build_coarse_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computation:
+def build_coarse_inspector(
+    comp: Computation, analysis: WavefrontAnalysis, wide: bool = False
+) -> Computation:
     """The level and coarse-level stage: writes ``level``, ``nlevels``, ``clev``, ``nclev``
     (zeroed by the caller) and ``work``, reads ``coarse_shift`` (``log2`` of the rows per
-    block). With kernels fused into the loop, iteration ``i`` of kernel ``g`` is node
-    ``g * extent + i`` (:attr:`WavefrontAnalysis.nodes`), visited in program order as by
-    the level stage, so every edge goes from a smaller node to a larger one."""
+    block). With ``wide``, the same pass also computes the coarse levels of blocks of
+    ``2**coarse_shift_wide`` rows (``clev_wide``, ``nclev_wide``): the second candidate of
+    kernels fused into one loop, without a second pass over the dependences. The counts
+    (``nlevels``, ...) of a node are taken right after its own edges (pull edges into it,
+    push edges from it), where its levels are final (every raise comes from an earlier
+    node or from its own pull edges): no pass of their own. With kernels fused into the
+    loop, iteration ``i`` of kernel ``g`` is node ``g * extent + i``
+    (:attr:`WavefrontAnalysis.nodes`), visited in program order as by the level stage, so
+    every edge goes from a smaller node to a larger one."""
     from spf.computation.computation import Computation as _Computation
 
-    _fresh_names(comp, analysis, (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES))
+    names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES)
+    _fresh_names(comp, analysis, names)
     insp = _Computation(f"{comp.name}_coarse_inspector_{analysis.loop}")
     _copy_declarations(comp, insp)
     v, n = analysis.var, analysis.extent
-    for name in (LEVEL, CLEV, WORK):
+    coarse = [(CLEV, NCLEV, BLOCK)] + ([(CLEV_WIDE, NCLEV_WIDE, BLOCK_WIDE)] if wide else [])
+    for name in (LEVEL, WORK, *(c[0] for c in coarse)):
         insp.add_data_space(name, "int64_t", shape=(analysis.nodes,))
-    for name in (NLEVELS, NCLEV):
+    for name in (NLEVELS, *(c[1] for c in coarse)):
         insp.add_data_space(name, "int64_t", shape=())
-    _over_nodes(insp, analysis, "$work$({node}) = 1;", 0, f" && {BLOCK} >= 0")
-    for k, e in enumerate(_edges(analysis), start=1):
-        updates = (
-            f"$level$({e.snk}) = max($level$({e.snk}), $level$({e.src}) + 1);",
-            f"$clev$({e.snk}) = max($clev$({e.snk}), $clev$({e.src}) + ({e.step}));",
-            f"$work$({analysis.node(e.var, e.group)}) += 1;",
+    edges = _edges(analysis)
+    shifts = " && ".join(f"{c[2]} >= 0" for c in coarse)
+    for g in range(analysis.groups):  # a node's work starts at 1 right before its own edges
+        stage = "1" if analysis.groups == 1 else f"1, {g}"
+        insp.add_stmt(
+            Stmt(
+                f"$work$({analysis.node(v, g)}) = 1;",
+                f"{{[{v}]: 0 <= {v} < {n} && {shifts}}}",
+                f"{{[{v}] -> [{stage}, {v}, 0, 0]}}",
+            )
         )
+    for k, e in enumerate(edges, start=1):
+        updates = [f"$level$({e.snk}) = max($level$({e.snk}), $level$({e.src}) + 1);"]
+        for clev, _, shift in coarse:
+            step = e.step.replace(BLOCK, shift)
+            updates.append(
+                f"${clev}$({e.snk}) = max(${clev}$({e.snk}), ${clev}$({e.src}) + ({step}));"
+            )
+        updates.append(f"$work$({analysis.node(e.var, e.group)}) += 1;")
         stage = "1" if analysis.groups == 1 else f"1, {e.group}"
         prefix = _schedule(e.its, e.var, stage, k)
         for j, body in enumerate(updates):
             insp.add_stmt(Stmt(body, e.text, f"{{{prefix}, {j}]}}"))
+    totals = [(NLEVELS, LEVEL), *((c[1], c[0]) for c in coarse)]
     for g in range(analysis.groups):
         node = analysis.node(v, g)
-        stage = "2" if analysis.groups == 1 else f"2, {g}"
-        for j, (total, per_row) in enumerate(((NLEVELS, LEVEL), (NCLEV, CLEV))):
+        stage = "1" if analysis.groups == 1 else f"1, {g}"
+        for j, (total, per_row) in enumerate(totals):
             insp.add_stmt(
                 Stmt(
                     f"${total}$ = max(${total}$, ${per_row}$({node}) + 1);",
                     f"{{[{v}]: 0 <= {v} < {n}}}",
-                    f"{{[{v}] -> [{stage}, {v}, {j}]}}",
+                    f"{{[{v}] -> [{stage}, {v}, {len(edges) + 1}, {j}]}}",
                 )
             )
     return insp
@@ -198,6 +220,14 @@ CLEVELS_N = "coarse_nclev"
 """The parameters bounding the prefix sums of the sort (``nlevels`` and ``nclev``): the
 sums run over the levels, not over every node."""
 SORT_NAMES = (CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N)
+
+
+CLEV_WIDE = "clev_wide"
+NCLEV_WIDE = "nclev_wide"
+BLOCK_WIDE = "coarse_shift_wide"
+WIDE_NAMES = (CLEV_WIDE, NCLEV_WIDE, BLOCK_WIDE)
+"""The second candidate's coarse levels (blocks of ``2**coarse_shift_wide`` rows), computed
+in the same pass when kernels fused into the loop include a free one."""
 
 
 def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation, Computation]:

@@ -441,7 +441,7 @@ def _add_flags(
 def inspection_text(comp: Computation) -> str:
     """The inspectors of ``comp``'s wavefront loops for ``comp.layers()``: each one's
     statements (Layer I form) and how the executor reads its results."""
-    from spf.analysis.coarse_inspector import build_coarse_inspector
+    from spf.analysis.coarse_inspector import build_coarse_inspector, free_kernels
     from spf.analysis.inspector import build_inspector
     from spf.computation.layers import layers
 
@@ -449,7 +449,12 @@ def inspection_text(comp: Computation) -> str:
     for loop, nm in wavefront_names(comp).items():
         analysis = analyze_wavefront(comp.ir, [s.name for s in wavefront_stmts(comp, loop)], loop)
         coarse = nm.method in COARSE_METHODS
-        insp = (build_coarse_inspector if coarse else build_inspector)(comp, analysis)
+        wide = any(free_kernels(analysis))  # as compiled: fused kernels' second candidate
+        insp = (
+            build_coarse_inspector(comp, analysis, wide)
+            if coarse
+            else build_inspector(comp, analysis)
+        )
         lines.append(f"  loop {loop} (wavefront, method={nm.method!r}): inspector {insp.name}")
         lines += ["  " + line for line in layers(insp).algorithm.splitlines()]
         if coarse:

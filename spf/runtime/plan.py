@@ -60,8 +60,10 @@ import numpy as np
 from spf.analysis.coarse_inspector import (
     BAD,
     BLOCK,
+    BLOCK_WIDE,
     CFILL,
     CLEV,
+    CLEV_WIDE,
     CLEVELS_N,
     CLEVPTR,
     CORDER,
@@ -69,7 +71,9 @@ from spf.analysis.coarse_inspector import (
     LEVEL_OF,
     LEVELS_N,
     NCLEV,
+    NCLEV_WIDE,
     PART_OF,
+    WIDE_NAMES,
     WORK,
     WSUM,
 )
@@ -111,6 +115,7 @@ rebuilt from edited arrays, which the structural checks of :class:`Plan` cannot 
 one that respects the dependences)."""
 
 Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
+
 """(name, dtype, shape, checksum) of each inspected argument (a parameter: its value)."""
 
 
@@ -358,6 +363,13 @@ def fingerprint(
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _extent_expr(text: str) -> tuple[Callable[[Mapping[str, int]], int], frozenset[str]]:
+    """:func:`spf.sets.expr.compile_expr` of a wavefront loop's extent, remembered: parsing
+    it cost ~0.5 ms of every ``inspect``."""
+    return compile_expr(text)
+
+
 @functools.cache
 def _dtype_name(dtype: np.dtype[Any]) -> str:
     """``str(dtype)``, remembered: numpy builds the name in Python (~2-6 us), and every
@@ -417,7 +429,7 @@ class WavefrontKernel(Kernel):
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order", CLEV, NCLEV, WORK, BLOCK}
-        own |= {CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N}
+        own |= {CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N, *WIDE_NAMES}
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
@@ -593,83 +605,122 @@ class WavefrontKernel(Kernel):
         strategy: str,
         threads: int | None,
     ) -> Plan:
-        """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``. Kernels fused
-        into the loop, one of them free (:func:`spf.analysis.coarse_inspector.free_kernels`),
-        get a second candidate: coarse levels of :data:`spf.runtime.coarse.PIPELINE_SHIFT`
-        blocks, taken when estimated faster. The level sort runs only for a ``"levels"``
-        plan; the others sort the levels when their level order is first read."""
+        """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``: one generated
+        pass over the dependences (levels, coarse levels and work; their counts), the
+        counting sort by coarse level, the parts. Kernels fused into the loop, one of them
+        free (:func:`spf.analysis.coarse_inspector.free_kernels`), get a second candidate:
+        coarse levels of :data:`spf.runtime.coarse.PIPELINE_SHIFT` blocks (computed in the
+        same pass), taken when estimated faster. The sort by level runs only for a
+        ``"levels"`` plan; the others sort the levels when their level order is first
+        read. When blocks merge no levels (as many coarse levels as levels, one kernel), the
+        coarse plan would be the levels plan cut at block boundaries only: ``"auto"`` and
+        ``"wavefront"`` then plan the levels alone (one sort instead of two)."""
         from spf.runtime.threads import default_team
 
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
-        level, nlev, work, parts, levelptr = self._coarse_parts(
-            given, n, check, coarse.BLOCK_SHIFT, team
-        )
+        level, nlev, work, candidates = self._coarse_pass(given, n, check)
         total = int(work.sum())
-        gain = coarse.estimate(parts, total)
-        if any(self._free) and strategy != "levels":
-            wide = self._coarse_parts(given, n, check, coarse.PIPELINE_SHIFT, team)[3]
-            if (wide_gain := coarse.estimate(wide, total)) > gain:
-                gain, parts = wide_gain, wide
-        if strategy in ("auto", "wavefront"):
+        blocks = n // len(self._free)
+        parts: coarse.Parts | None = None
+        levelptr: np.ndarray | None = None
+        gain = 0.0
+        if strategy in ("auto", "wavefront") and len(candidates) == 1 and candidates[0][1] == nlev:
+            strategy = "levels" if strategy == "wavefront" else "auto-levels"
+        coarse_candidates = [] if strategy in ("levels", "auto-levels") else candidates
+        for k, (clev, nclev, shift) in enumerate(coarse_candidates):
+            # the first sort counts the level sizes too (what the levels estimate reads)
+            by = (level, nlev) if k == 0 else (clev, nclev)
+            ptr, cptr, corder, wsum = self._sorted(given, *by, clev, nclev, work, check)
+            levelptr = ptr if k == 0 else levelptr
+            found = coarse.split(
+                corder, cptr, nclev, work, coarse.Blocks(shift, blocks, self._free), team, wsum
+            )
+            found_gain = coarse.estimate(found, total)
+            if parts is None or found_gain > gain:
+                parts, gain = found, found_gain
+        if strategy in ("auto", "wavefront") and levelptr is not None:
             gain, best = max(
                 (gain, "coarse"), (coarse.level_estimate(levelptr, nlev, total, team), "levels")
             )
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
-        if strategy != "levels":
+        if strategy not in ("levels", "auto-levels") and parts is not None:
             return self._plan(given, level, nlev, strategy, None, parts)
-        levelptr, order = self._sort(level, n, given, check)
-        parts = coarse.split(order, levelptr, nlev, work, None, team)
+        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
+        if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
+            gain = coarse.level_estimate(ptr, nlev, total, team)
+            strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
+        levelptr = np.full(n + 1, n, dtype=np.int64)  # the executor's extent, nondecreasing
+        levelptr[: nlev + 1] = ptr
+        parts = coarse.split(order, levelptr, nlev, work, None, team, wsum)
         return self._plan(given, level, nlev, strategy, (levelptr, order), parts)
 
-    def _coarse_parts(
-        self, given: Mapping[str, object], n: int, check: bool, shift: int, team: int
-    ) -> tuple[np.ndarray, int, np.ndarray, coarse.Parts, np.ndarray]:
-        """The generated level and coarse-level pass with blocks of ``2**shift`` rows, the
-        counting sort by coarse level (the level sizes counted in the same pass), then the
-        coarse levels' parts for ``team`` threads: (level, levels, work, parts, the prefix
-        sums of the level sizes: their first ``levels + 1`` entries)."""
+    def _coarse_pass(
+        self, given: Mapping[str, object], n: int, check: bool
+    ) -> tuple[np.ndarray, int, np.ndarray, list[tuple[np.ndarray, int, int]]]:
+        """The generated pass over the dependences: (level, levels, work, per candidate
+        block size its coarse levels, their count and the block shift)."""
         stage = self._stages[0]
-        level, clev = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        work = np.empty(n, dtype=np.int64)  # every node's is set before its edges add to it
-        nlev, nclev = np.zeros((), dtype=np.int64), np.zeros((), dtype=np.int64)
-        stage(
-            level=level,
-            nlevels=nlev,
-            clev=clev,
-            nclev=nclev,
-            work=work,
-            check=check,
-            **{BLOCK: shift},
-            **_pick(stage, given),
-        )
+        out: dict[str, Any] = {
+            LEVEL: np.zeros(n, dtype=np.int64),
+            NLEVELS: np.zeros((), dtype=np.int64),
+            CLEV: np.zeros(n, dtype=np.int64),
+            NCLEV: np.zeros((), dtype=np.int64),
+            WORK: np.empty(n, dtype=np.int64),  # every node's set before its edges add to it
+            BLOCK: coarse.BLOCK_SHIFT,
+        }
+        candidates = [(CLEV, NCLEV, coarse.BLOCK_SHIFT)]
+        if any(self._free):
+            out |= {
+                CLEV_WIDE: np.zeros(n, dtype=np.int64),
+                NCLEV_WIDE: np.zeros((), dtype=np.int64),
+                BLOCK_WIDE: coarse.PIPELINE_SHIFT,
+            }
+            candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
+        stage(check=check, **out, **_pick(stage, given))
+        got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
+        return out[LEVEL], int(out[NLEVELS]), out[WORK], got
+
+    def _sorted(
+        self,
+        given: Mapping[str, object],
+        level: np.ndarray,
+        levels: int,
+        key: np.ndarray,
+        keys: int,
+        work: np.ndarray,
+        check: bool,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The generated sort stages: the prefix sums of the sizes of ``level``'s
+        ``levels`` values and of ``key``'s ``keys`` values (O(levels) entries each, no
+        O(rows) memset), the stable counting sort of the nodes by ``key`` and the prefix
+        sums of ``work`` in that order: (levelptr, keyptr, order, wsum)."""
         if self._pair is None:
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
         count_k, order_k = self._pair
-        levelptr = np.zeros(int(nlev) + 1, dtype=np.int64)  # O(levels): no O(rows) memset
-        cptr, cfill = np.zeros(int(nclev) + 1, dtype=np.int64), np.zeros(int(nclev), dtype=np.int64)
+        n = len(key)
+        levelptr = np.zeros(levels + 1, dtype=np.int64)
+        keyptr = np.zeros(keys + 1, dtype=np.int64)
         cslot = np.empty(n, dtype=np.int64)
         count_k(
             level=level,
-            clev=clev,
+            clev=key,
             levelptr=levelptr,
-            clevptr=cptr,
+            clevptr=keyptr,
             cslot=cslot,
-            cfill=cfill,
+            cfill=np.zeros(keys, dtype=np.int64),
             check=check,
-            **{LEVELS_N: int(nlev), CLEVELS_N: int(nclev)},
+            **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
-        corder, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
         order_k(
-            cslot=cslot, corder=corder, work=work, wsum=wsum, check=check, **_pick(order_k, given)
+            cslot=cslot, corder=order, work=work, wsum=wsum, check=check, **_pick(order_k, given)
         )
-        blocks = coarse.Blocks(shift, n // len(self._free), self._free)
-        parts = coarse.split(corder, cptr, int(nclev), work, blocks, team, wsum)
-        return level, int(nlev), work, parts, levelptr
+        return levelptr, keyptr, order, wsum
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
@@ -711,7 +762,7 @@ class WavefrontKernel(Kernel):
         return given
 
     def _count(self, given: Mapping[str, object]) -> int:
-        fn, names = compile_expr(self._extent)
+        fn, names = _extent_expr(self._extent)
         missing = sorted(names - set(given))
         if missing:
             raise ArgumentError(
@@ -950,7 +1001,12 @@ def compile_wavefront(
         )
     ((analysis, names),) = executor.loops
     is_coarse = names.method in COARSE_METHODS
-    first = build_coarse_inspector(comp, analysis) if is_coarse else build_inspector(comp, analysis)
+    free = free_kernels(analysis)
+    first = (
+        build_coarse_inspector(comp, analysis, any(free))
+        if is_coarse
+        else build_inspector(comp, analysis)
+    )
     count, order = build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
     parts = [
         (executor.computation, name or comp.name, check),
@@ -984,7 +1040,7 @@ def compile_wavefront(
         analysis.nodes,
         serial,
         check_kernel if is_coarse else None,
-        free_kernels(analysis),
+        free,
     )
     out._pair = (stages[3], stages[4]) if is_coarse else None
     return out
