@@ -400,3 +400,41 @@ def test_forged_plan_arrays_are_refused(trsv32: Pair) -> None:
     assert forced.strategy in ("coarse", "levels")  # the executor, even on one thread
     with pytest.raises(ArgumentError, match="threads must be"):
         k.inspect(threads=0, **sptrsv_args(lower(20, 0.1, 3), dtype))
+
+
+def test_auto_plans_levels_alone_when_blocks_merge_none(
+    others32: dict[str, WavefrontKernel], omp_threads: int
+) -> None:
+    """A triangle whose dependences span more than a block (row ``i`` reads row
+    ``i - 10000``) has as many coarse levels as levels: ``auto`` plans the levels, sorted by
+    the coarse inspector's sort stages, in the same order as the levels kernel's plan, and
+    the solve gives the serial bits."""
+    m = few_levels(120000, 12)
+    args = sptrsv_args(m, "int32")
+    plan = others32["auto"].inspect(threads=2, **args)
+    assert plan.strategy == "levels"
+    want = others32["levels"].inspect(strategy="wavefront", **args)
+    for name in ("level_of", "levelptr", "order"):
+        np.testing.assert_array_equal(getattr(plan, name), getattr(want, name))
+    serial = compiled("sptrsv_csr", index_dtype="int32")
+    np.testing.assert_array_equal(
+        solve(others32["auto"], m, "int32", plan), solve(serial, m, "int32")
+    )
+
+
+def test_plan_call_refuses_index_arrays_edited_in_place_after_a_call(trsv32: Pair) -> None:
+    """A call checks the index arrays' contents every time (``check=True``), even the same
+    array objects as the call before: one edited in place is refused."""
+    k, _, dtype = trsv32
+    m = lower(300, 0.05, 4)
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(**args)
+    u, f = np.zeros(300), np.ones(300)
+    k(u=u, f=f, plan=plan, **args)
+    col, rowptr = args["col"], args["rowptr"]
+    rows = np.flatnonzero(np.diff(rowptr) > 1)  # rows with an entry left of the diagonal
+    at = int(rowptr[int(rows[rows >= 2][0])])
+    col[at] = 0 if col[at] else 1  # still left of the diagonal
+    with pytest.raises(ArgumentError, match="'col' differs"):
+        k(u=u, f=f, plan=plan, **args)
+    k(u=u, f=f, plan=plan, check=False, **args)  # unchecked: sizes and dtypes only

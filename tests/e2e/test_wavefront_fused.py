@@ -333,3 +333,35 @@ def test_fused_auto_runs_small_suitesparse_matrices_serially(
     assert plan.strategy == "serial"
     for key, value in run_separately("solve_mv", separate["solve_mv"], m, b).items():
         np.testing.assert_array_equal(got[key], value, err_msg=f"{name}: {key}")
+
+
+def test_fused_second_candidate_from_the_same_pass_equals_a_pass_of_its_own() -> None:
+    """With a free kernel (the product after the solve) the coarse inspector computes the
+    coarse levels of the wide blocks (``coarse.PIPELINE_SHIFT``) in its one pass over the
+    dependences, alongside those of the default blocks: each equals what the pass computes
+    for that block size alone, and the levels are the same."""
+    from spf.runtime import coarse
+
+    comp = fused("solve_mv")
+    comp.wavefront("_i0_i", method="auto")
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    args = gauss_seidel_args(random_matrix(700, 0.01, 3))
+    args.pop("A")
+    stage = k._stages[0]
+    n = 2 * args["N"]
+
+    def run(shift: int, wide: int) -> dict[str, np.ndarray]:
+        out = {name: np.zeros(n, dtype=np.int64) for name in ("level", "clev", "clev_wide", "work")}
+        out |= {name: np.zeros((), dtype=np.int64) for name in ("nlevels", "nclev", "nclev_wide")}
+        stage(coarse_shift=shift, coarse_shift_wide=wide, **out, **args)
+        return out
+
+    both = run(coarse.BLOCK_SHIFT, coarse.PIPELINE_SHIFT)
+    alone = run(coarse.PIPELINE_SHIFT, coarse.PIPELINE_SHIFT)
+    np.testing.assert_array_equal(both["clev_wide"], alone["clev"])
+    assert int(both["nclev_wide"]) == int(alone["nclev"])
+    for name in ("level", "work"):
+        np.testing.assert_array_equal(both[name], alone[name])
+    assert int(both["nclev"]) > int(both["nclev_wide"])  # wider blocks merge more levels
+    assert int(both["nlevels"]) == int(both["level"].max()) + 1
