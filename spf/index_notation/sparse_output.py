@@ -134,21 +134,18 @@ def _declare_index(
     shape: tuple[str, ...],
     rng: str,
     dtype: str,
-    *,
-    trusted: bool = True,
 ) -> None:
     """The row workspace ``name``, a run-time index array with values in ``rng``.
 
-    ``trusted`` (the default): the statements keep its values in ``rng`` whatever the
-    operands hold, so its reads are not range-checked (``add_local(..., trusted=True)``):
-    a row lists each column it reaches once (``mark``), columns that are read from the
+    The statements keep its values in ``rng`` whatever the operands hold, so its reads are
+    not range-checked (``add_local(..., trusted=True)``): a row lists each column it reaches once (``mark``), columns that are read from the
     operands' index arrays (checked with ``check=True``) or from a loop's bounds, so the
     list holds at most ``EN`` values below ``EN``, and the sort's ranks, digits, counts and
-    slots are counts of that list. A union merge's list length is not trusted: operands with
-    repeated columns (an ordering fact the call checks while the loops run) could make a row
-    longer than ``EN``."""
+    slots are counts of that list. A union merge's list length saturates at ``EN - 1``
+    (operands with repeated columns, an ordering fact the call checks while the loops run,
+    could otherwise make a row longer than ``EN``)."""
     rng_set = f"{{[v]: {rng}}}"
-    comp.add_local(name, f"{dtype}_t", shape, index=True, range=rng_set, trusted=trusted)
+    comp.add_local(name, f"{dtype}_t", shape, index=True, range=rng_set, trusted=True)
 
 
 def _symbolic(
@@ -291,11 +288,17 @@ def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, paral
     taken = {*f.tensors, *f.extents, o, *u.cursors}
     lst, length, val, p = (_fresh(x, taken) for x in ("lst", "len", "val", "p"))
     _declare_index(comp, lst, (en,), f"0 <= v < {en}", dt)
-    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt, trusted=False)
+    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt)
     comp.add_local(val, "double", (en,))
     rows = f"0 <= {o} < {f.extents[o]}"
     comp.add_stmt(Stmt(f"${length}$(0) = 0;", f"{{[{o}]: {rows}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
-    put = f"${lst}$({length}(0)) = {{}}; ${val}$({length}(0)) = {{}}; ${length}$(0) += 1;"
+    # the length saturates at the last slot (EN - 1): in range by construction, so its reads
+    # are not range-checked; only operands with repeated columns (which the ordering check
+    # reports) could list more than EN columns in a row, and they overwrite the last slot
+    put = (
+        f"${lst}$({length}(0)) = {{}}; ${val}$({length}(0)) = {{}}; "
+        f"${length}$(0) += {length}(0) < {en} - 1;"
+    )
     add_union(comp, u, 1, [put.format(k, v) for k, v in zip(u.keys, u.values, strict=True)])
     at = f"{p} - {ptr}({o})"
     comp.add_stmt(
