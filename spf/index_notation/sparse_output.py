@@ -134,21 +134,19 @@ def _declare_index(
     shape: tuple[str, ...],
     rng: str,
     dtype: str,
-    *,
-    trusted: bool = True,
 ) -> None:
     """The row workspace ``name``, a run-time index array with values in ``rng``.
 
-    ``trusted`` (the default): the statements keep its values in ``rng`` whatever the
-    operands hold, so its reads are not range-checked (``add_local(..., trusted=True)``):
-    a row lists each column it reaches once (``mark``), columns that are read from the
-    operands' index arrays (checked with ``check=True``) or from a loop's bounds, so the
-    list holds at most ``EN`` values below ``EN``, and the sort's ranks, digits, counts and
-    slots are counts of that list. A union merge's list length is not trusted: operands with
-    repeated columns (an ordering fact the call checks while the loops run) could make a row
-    longer than ``EN``."""
+    The statements keep its values in ``rng`` whatever the operands hold, so its reads are
+    not range-checked (``add_local(..., trusted=True)``): a row lists each column it reaches
+    once (``mark``), columns that are read from the operands' index arrays (checked with
+    ``check=True``) or from a loop's bounds, so the list holds at most ``EN`` values below
+    ``EN``, and the sort's ranks, digits, counts and slots are counts of that list. A union
+    merge's list length saturates at ``EN - 1`` (operands with repeated columns, an ordering
+    fact the call checks while the loops run, could otherwise make a row longer than
+    ``EN``)."""
     rng_set = f"{{[v]: {rng}}}"
-    comp.add_local(name, f"{dtype}_t", shape, index=True, range=rng_set, trusted=trusted)
+    comp.add_local(name, f"{dtype}_t", shape, index=True, range=rng_set, trusted=True)
 
 
 def _symbolic(
@@ -168,6 +166,8 @@ def _symbolic(
         add_union(comp, u, 1, (f"${ptr}$({o} + 1) += 1;",) * 3)
     else:
         comp.add_local("mark", f"{f.index_dtype}_t", (en,))
+        if terms:
+            _workspaces(comp, ["mark"], o)
     mark = "if ($mark$({n}) != {o} + 1) {{ $mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1; }}"
     for pos, t in enumerate(terms if u is None else (), 1):
         _add_term(comp, t, mark.format(n=t.at(n), o=o, ptr=ptr), pos)
@@ -179,8 +179,6 @@ def _symbolic(
             f"{{[{o}] -> [2, {o}, 0]}}",
         )
     )
-    if terms and u is None:
-        comp.stmt("s0").workspace("mark", o)
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
@@ -245,11 +243,16 @@ def _numeric(
         # srt (like the radix sort's tmp) has a slot past the end: a full row's last
         # counting slot is EN
         _declare_index(comp, local, (shape,), f"0 <= v < {en}", dt)
+    if not in_order:
+        _declare_sort(comp, en, dt)
     comp.add_stmt(
         Stmt(
             "$len$(0) = 0; $rk$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"
         )
     )
+    rows_only = ("thr", "base", "bits")  # computed once, before the row loop
+    _workspaces(comp, [w for w, d in comp.data_spaces.items() if d.role == "local"
+                       and w not in rows_only], o)  # fmt: skip
     for pos, t in enumerate(terms, 1):
         at = t.at(n)
         first = f"$mark$({at}) = {o} + 1; $lst$(len(0)) = {at}; $len$(0) += 1; $acc$({at}) = 0;"
@@ -274,9 +277,6 @@ def _numeric(
             _row_schedule(0, (o, p), top),
         )
     )
-    for ws in comp.data_spaces:
-        if comp.data_spaces[ws].role == "local" and ws not in ("thr", "base", "bits"):
-            comp.stmt("s0").workspace(ws, o)
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
@@ -291,11 +291,18 @@ def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, paral
     taken = {*f.tensors, *f.extents, o, *u.cursors}
     lst, length, val, p = (_fresh(x, taken) for x in ("lst", "len", "val", "p"))
     _declare_index(comp, lst, (en,), f"0 <= v < {en}", dt)
-    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt, trusted=False)
+    _declare_index(comp, length, ("1",), f"0 <= v < {en}", dt)
     comp.add_local(val, "double", (en,))
     rows = f"0 <= {o} < {f.extents[o]}"
     comp.add_stmt(Stmt(f"${length}$(0) = 0;", f"{{[{o}]: {rows}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
-    put = f"${lst}$({length}(0)) = {{}}; ${val}$({length}(0)) = {{}}; ${length}$(0) += 1;"
+    _workspaces(comp, [lst, length, val], o)
+    # the length saturates at the last slot (EN - 1): in range by construction, so its reads
+    # are not range-checked; only operands with repeated columns (which the ordering check
+    # reports) could list more than EN columns in a row, and they overwrite the last slot
+    put = (
+        f"${lst}$({length}(0)) = {{}}; ${val}$({length}(0)) = {{}}; "
+        f"${length}$(0) += {length}(0) < {en} - 1;"
+    )
     add_union(comp, u, 1, [put.format(k, v) for k, v in zip(u.keys, u.values, strict=True)])
     at = f"{p} - {ptr}({o})"
     comp.add_stmt(
@@ -305,10 +312,29 @@ def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, paral
             f"{{[{o}, {p}] -> [0, {o}, 2, {p}, 0, 0, 0]}}",
         )
     )
-    for ws in (lst, length, val):
-        comp.stmt("s0").workspace(ws, o)
     if parallel:
         comp.stmt("s0").parallelize(o)
+
+
+def _workspaces(comp: Computation, names: list[str], o: str) -> None:
+    """``names`` row workspaces of row loop ``o``, declared on its first statement ``s0``
+    as soon as it exists: each command compares the computation's fingerprint, whose cost
+    grows with the statements already there."""
+    for ws in names:
+        comp.stmt("s0").workspace(ws, o)
+
+
+def _declare_sort(comp: Computation, en: str, dt: str) -> None:
+    """The locals of :func:`_sort`: the thresholds computed once, and the row workspaces
+    (the comparisons read a plain copy ``key`` of the list: no range check per read, they
+    vectorize)."""
+    _declare_index(comp, "thr", ("1",), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "base", ("1",), f"0 <= v <= {en} + 1", dt)
+    _declare_index(comp, "bits", ("1",), "0 <= v <= 32", dt)
+    comp.add_local("key", f"{dt}_t", (en,))
+    _declare_index(comp, "cnt", (f"{en} + 2",), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "dig", (en,), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
 
 
 def _sort(
@@ -332,9 +358,6 @@ def _sort(
     its slot, ``O(L + sqrt(EN))`` per pass. ``rk`` is 0 at the start of a row and after each
     rank written."""
     o, a, b, q = names
-    _declare_index(comp, "thr", ("1",), f"0 <= v <= {en}", dt)
-    _declare_index(comp, "base", ("1",), f"0 <= v <= {en} + 1", dt)
-    _declare_index(comp, "bits", ("1",), "0 <= v <= 32", dt)
     comp.add_stmt(
         Stmt(
             f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
@@ -345,8 +368,6 @@ def _sort(
         )
     )
     rank = f"{rows} && 0 <= {a} < {length} && {length} <= thr(0)"
-    # the comparisons read a plain copy of the list (no range check per read: they vectorize)
-    comp.add_local("key", f"{dt}_t", (en,))
     comp.add_stmt(
         Stmt(
             f"$key$({a}) = lst({a});",
@@ -368,9 +389,6 @@ def _sort(
             f"{{[{o}, {a}] -> [0, {o}, {top + 1}, {a}, 1]}}",
         )
     )
-    _declare_index(comp, "cnt", (f"{en} + 2",), f"0 <= v <= {en}", dt)
-    _declare_index(comp, "dig", (en,), f"0 <= v <= {en}", dt)
-    _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
     long = f"{rows} && {length} > thr(0)"
     digits = f"{{[{o}, {q}]: {long} && 0 <= {q} <= base(0)}}"
     prefix = f"{{[{o}, {q}]: {long} && 1 <= {q} <= base(0)}}"

@@ -170,10 +170,28 @@ def test_a_sum_of_two_csr_operands_into_csr_is_a_union_merge() -> None:
         assert "mark" not in phase.data_spaces  # each column visited once
         assert "thr" not in phase.data_spaces  # in order: no sort
     assert comp.numeric.stmt("s2").source.startswith("$lst$(len(0)) = A_col(A_k);")
-    # the list is trusted (columns of the operands), its length is not (repeated columns)
+    # the list and its length are trusted: the length saturates at the last slot
     text = comp.numeric.codegen()
-    assert "spf_index_in_int32_t(len[" in text
+    assert "spf_ds_len(0) += len(0) < J - 1;" in text
+    assert "spf_index_in_int32_t(len[" not in text
     assert "spf_index_in_int32_t(lst[" not in text
+
+
+def test_a_union_merge_of_rows_with_repeated_columns_stays_in_its_workspace() -> None:
+    # row 0 of A repeats column 1 six times (J = 3): its union is longer than the row
+    # workspace; unchecked, the fill phase stays in bounds (the length saturates), checked,
+    # the call reports the ordering fact
+    kernel = spf.einsum("C(i,j) = A(i,j) + B(i,j)", A=CSR, B=CSR, C=CSR).compile()
+    a = {"A_rowptr": np.array([0, 6, 6], np.int32), "A_col": np.ones(6, np.int32),
+         "A": np.ones(6), "A_NNZ": 6}  # fmt: skip
+    b = {"B_rowptr": np.array([0, 1, 2], np.int32), "B_col": np.array([2, 0], np.int32),
+         "B": np.ones(2), "B_NNZ": 2}  # fmt: skip
+    ptr, col, val = np.array([0, 3, 4], np.int32), np.zeros(4, np.int32), np.zeros(4)
+    kernel.numeric(check=False, I=2, J=3, C_rowptr=ptr, C_col=col, C=val, C_NNZ=4, **a, **b)
+    assert set(col[:3]) <= {0, 1, 2}
+    assert col[3] == 0
+    with pytest.raises(spf.ArgumentError, match="A_col"):
+        kernel(I=2, J=3, **a, **b)
 
 
 @pytest.mark.parametrize(

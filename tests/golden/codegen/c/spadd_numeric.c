@@ -54,22 +54,22 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   return out ? r : v;
 }
 #define lst(t0) lst[spf_ws_lst + (t0)]
-#define len(t0) spf_index_in_int32_t(len[spf_ws_len + (t0)], spf_il_1, spf_ih_1, spf_ir_1, 1, &spf_bad)
+#define len(t0) len[spf_ws_len + (t0)]
 #define s0(i) spf_ds_len(0) = 0
 #define s1(i, A_k, B_k) do { \
   spf_ds_lst(len(0)) = A_col(A_k); \
   val(len(0)) = A(A_k) + B(B_k); \
-  spf_ds_len(0) += 1; \
+  spf_ds_len(0) += len(0) < J - 1; \
 } while (0)
 #define s2(i, A_k) do { \
   spf_ds_lst(len(0)) = A_col(A_k); \
   val(len(0)) = A(A_k); \
-  spf_ds_len(0) += 1; \
+  spf_ds_len(0) += len(0) < J - 1; \
 } while (0)
 #define s3(i, B_k) do { \
   spf_ds_lst(len(0)) = B_col(B_k); \
   val(len(0)) = B(B_k); \
-  spf_ds_len(0) += 1; \
+  spf_ds_len(0) += len(0) < J - 1; \
 } while (0)
 #define s4(i, p) do { \
   C_col(p) = lst((p) - C_rowptr(i)); \
@@ -94,11 +94,6 @@ void einsum_C_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, in
   (void)C;
   uint64_t spf_bad = 0, spf_bad_all = 0;
   (void)spf_bad; (void)spf_bad_all;
-  const int spf_ie_1 = (0) > (J - 1) || (0) > INT32_MAX || (J - 1) < INT32_MIN;
-  const int32_t spf_ir_1 = (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(0)));
-  const int32_t spf_il_1 = spf_ie_1 ? INT32_MAX : spf_ir_1;
-  const int32_t spf_ih_1 = spf_ie_1 ? INT32_MIN : (int32_t)spf_max((int64_t)INT32_MIN, spf_min((int64_t)INT32_MAX, (int64_t)(J - 1)));
-  (void)spf_il_1; (void)spf_ih_1; (void)spf_ir_1;
   int32_t *restrict lst = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((J))), sizeof(int32_t));
   int32_t *restrict len = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((1))), sizeof(int32_t));
   double *restrict val = (double *)calloc((size_t)(spf_thread_count() * spf_ws_stride((J))), sizeof(double));
@@ -163,21 +158,6 @@ void einsum_C_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, in
       s4(i, p);
     }
     if (spf_bad) __atomic_fetch_or(&spf_bad_all, spf_bad, __ATOMIC_RELAXED);
-  }
-  if ((spf_bad | spf_bad_all) & 0xffffffffu)
-  {
-    uint64_t spf_b = (spf_bad | spf_bad_all) & 0xffffffffu;
-    if (spf_b >> 1 & 1)
-    {
-      int spf_found = 0;
-      for (int64_t t0 = 0; !spf_found && t0 < (1); t0++)
-        {
-          const int64_t spf_v = (int64_t)spf_ds_len(t0);
-          if (spf_v < (0) || spf_v > (J - 1))
-          { spf_fault_note(spf_fault, 3, 1, t0, spf_v); spf_found = 1; }
-        }
-      if (!spf_found) spf_fault_note(spf_fault, 3, 1, -1, 0);
-    }
   }
   free(lst); free(len); free(val);
 }
