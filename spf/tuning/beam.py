@@ -30,10 +30,12 @@ TIES = 3
 """Sequences of one predicted cost kept after each stage."""
 
 STAGE_OF = {
+    "compute_at": "compute_at",
     "fission": "fission",
     "interchange": "interchange",
     "tile": "tiling",
     "split": "tiling",
+    "skew": "tiling",
     "blocking": "tiling",
     "cache_read": "cache_read",
     "vectorize": "vectorize",
