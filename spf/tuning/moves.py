@@ -63,9 +63,15 @@ def initial(nest: Nest) -> State:
 
 def fresh(state: State, base: str, taken: set[str]) -> str:
     """An unused loop name ``base``, ``base_``, ``base__``, ..."""
-    names = set(state.names()) | taken
+    name = fresh_name(base, set(state.names()) | taken)
+    taken.add(name)
+    return name
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    """``base`` followed by as many ``_`` as make it new; the result joins ``taken``."""
     name = base
-    while name in names:
+    while name in taken:
         name += "_"
     taken.add(name)
     return name

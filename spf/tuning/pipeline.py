@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from spf.tuning.blocking import VECTOR_BYTES, native_isa, nest_key, order
+from spf.tuning.moves import fresh_name
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -137,7 +138,7 @@ def apply(comp: Computation, pipe: Pipe, rows: int) -> None:
     p, c = comp.stmt(pipe.producer), comp.stmt(pipe.consumer)
     loops = c.loops
     taken = set(loops) | set(p.loops) | set(comp.params) | set(comp.data_spaces)
-    i0, i1, r = (_fresh(base, taken) for base in (loops[0] + "0", loops[0] + "1", "r"))
+    i0, i1, r = (fresh_name(base, taken) for base in (loops[0] + "0", loops[0] + "1", "r"))
     first = _outputs(c.schedule)[0]
     c.split(loops[0], rows, i0, i1)
     p.compute_at(c, i0)
@@ -160,11 +161,3 @@ def apply(comp: Computation, pipe: Pipe, rows: int) -> None:
     if width > 1:
         p.vectorize(loops[-1], width)
         c.vectorize(loops[-1], width)
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    name = base
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    return name

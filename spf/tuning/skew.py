@@ -44,14 +44,10 @@ class Stencil:
 
 def _names(loops: tuple[str, ...], taken: set[str]) -> list[str]:
     """Fresh names of the wavefront loop, the time-tile loop and the skewed space loops."""
-    out = []
-    for base in (loops[0] + "_w", loops[0] + "_p", *(v + "_s" for v in loops[1:])):
-        name = base
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        out.append(name)
-    return out
+    from spf.tuning.moves import fresh_name
+
+    bases = (loops[0] + "_w", loops[0] + "_p", *(v + "_s" for v in loops[1:]))
+    return [fresh_name(base, taken) for base in bases]
 
 
 def _radius(expr: str, loops: tuple[str, ...]) -> int | None:
