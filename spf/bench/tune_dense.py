@@ -123,9 +123,12 @@ def blur(ctx: Context, sec: Section) -> None:
     res = _tune(spf.kernels.blur2d(), {"out": outs["spf.tune"], "bx": bx, "img": img},
                 BLUR_BUDGET_S[ctx.cfg.quick], threads=t)  # fmt: skip
     tuned = res.comp.compile(cache_dir=str(ctx.work / "kernels"))
+    # a pipeline fused by compute_at keeps bx in a line buffer: no argument then
+    tuned_args = {k: v for k, v in {"out": outs["spf.tune"], "bx": bx, "img": img}.items()
+                  if k in {a.name for a in tuned.arguments}}  # fmt: skip
     hand = schedule(-(-(n - 2) // t)).compile(check=False, cache_dir=str(ctx.work / "kernels"))
     variants: list[Variant] = [
-        ("spf.tune", t, lambda: tuned(out=outs["spf.tune"], bx=bx, img=img, check=False)),
+        ("spf.tune", t, lambda: tuned(**tuned_args, check=False)),
         ("spf hand schedule", t, lambda: hand(out=outs["spf hand schedule"], img=img, check=False)),
     ]
     pipes, where = halide_pipelines()
@@ -253,8 +256,42 @@ def repeat(ctx: Context, sec: Section) -> None:
     sec.data["repeat_ms"] = ms
 
 
+PARTS = {"gemm": gemm, "blur": blur, "polybench": polybench, "repeat": repeat}
+
+
 def run(ctx: Context, sec: Section) -> None:
-    gemm(ctx, sec)
-    blur(ctx, sec)
-    polybench(ctx, sec)
-    repeat(ctx, sec)
+    for part in PARTS.values():
+        part(ctx, sec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m spf.bench.tune_dense [--quick] PART...``: only these parts of ``spf bench
+    --only tune``'s dense rows (gemm, blur, polybench, repeat), at the same budgets, 1 and 2
+    threads; prints their tables and targets."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from spf.bench.common import FULL, QUICK, Runtime, progress
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    quick = "--quick" in args
+    parts = [a for a in args if a != "--quick"] or list(PARTS)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        progress(f"unknown part(s) {', '.join(unknown)}; known: {', '.join(PARTS)}")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="spf-bench-") as tmp:
+        ctx = Context(QUICK if quick else FULL, Runtime(str(Path(tmp) / "helper")), [1, 2],
+                      Path(tmp), progress)  # fmt: skip
+        sec = Section("tune")
+        for p in parts:
+            PARTS[p](ctx, sec)
+    print("\n".join(sec.markdown))
+    for v in sec.targets:
+        print(f"| {v['target']} | {v['measured']} | {'yes' if v['met'] else 'NO'} | {v['note']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -13,6 +13,8 @@ the schedule of one computation among other choices (``spf.formats.tune``).
 Modules: :mod:`~spf.tuning.space` (the space and candidates), :mod:`~spf.tuning.nest`
 (what the model knows of the loops), :mod:`~spf.tuning.moves` (candidates as symbolic
 nests), :mod:`~spf.tuning.blocking` (BLIS's blocking of GEMM-like statements),
+:mod:`~spf.tuning.pipeline` (producer-consumer pipelines fused by ``compute_at``),
+:mod:`~spf.tuning.skew` (time skewing and tiling of stencils),
 :mod:`~spf.tuning.model` (the cost model), :mod:`~spf.tuning.beam` (the beam search
 and mutations), :mod:`~spf.tuning.realize` (applying a candidate), :mod:`~spf.tuning.measure`
 (compile, check, time), :mod:`~spf.tuning.search` (the search loop),

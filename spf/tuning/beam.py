@@ -11,11 +11,10 @@ they still apply.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from spf.tuning.model import predict
-from spf.tuning.moves import State, advance, initial, options
+from spf.tuning.moves import State, advance, cores, initial, options
 from spf.tuning.space import STAGES, Candidate, Space, Step
 
 if TYPE_CHECKING:
@@ -30,10 +29,12 @@ TIES = 3
 """Sequences of one predicted cost kept after each stage."""
 
 STAGE_OF = {
+    "compute_at": "compute_at",
     "fission": "fission",
     "interchange": "interchange",
     "tile": "tiling",
     "split": "tiling",
+    "skew": "tiling",
     "blocking": "tiling",
     "cache_read": "cache_read",
     "vectorize": "vectorize",
@@ -41,10 +42,6 @@ STAGE_OF = {
     "parallelize": "parallel",
     "wavefront": "parallel",
 }
-
-
-def cores() -> int:
-    return os.cpu_count() or 1
 
 
 def _score(nest: Nest, state: State, space: Space) -> float:

@@ -58,20 +58,29 @@ def caller(kernel: Kernel, work: dict[str, Any], threads: int | None) -> Callabl
     """One unchecked call of ``kernel`` on ``work`` (a copy of the arguments that every timed
     call shares: one copy in memory however many candidates are kept)."""
 
+    mine = taken(kernel, work)
+
     def call() -> None:
         with _threads(threads):
-            kernel(check=False, **work)
+            kernel(check=False, **mine)
 
     return call
 
 
 def run_once(kernel: Kernel, args: Mapping[str, Any], names: tuple[str, ...],
              threads: int | None) -> dict[str, Any]:  # fmt: skip
-    """The outputs ``names`` of one checked call on a fresh copy of ``args``."""
-    work = copy_args(args)
+    """The outputs ``names`` of one checked call on a fresh copy of ``args`` (those the
+    kernel takes: an intermediate kept in a local buffer is no argument of a pipeline's)."""
+    work = taken(kernel, copy_args(args))
     with _threads(threads):
         kernel(**work)
-    return {k: work[k] for k in names}
+    return {k: work[k] for k in names if k in work}
+
+
+def taken(kernel: Kernel, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of ``args`` that ``kernel`` takes."""
+    names = {a.name for a in kernel.arguments}
+    return {k: v for k, v in args.items() if k in names}
 
 
 def compare(what: str, got: Mapping[str, Any], want: Mapping[str, Any]) -> None:

@@ -18,6 +18,11 @@ spaces) and a few features of the symbolic schedule (:mod:`spf.tuning.moves`):
   efficiency plus a barrier per level (estimated as the square root of the rows, or one
   per iteration when every loop is dense);
 * packing adds its copy traffic;
+* a time-skewed stencil tile (``skew``) whose working set fits in L2 brings its data once
+  for all the time steps inside it;
+* a producer-consumer pipeline fused in row strips (``compute_at``): both statements
+  vectorized, the intermediate's accesses free, the halo rows recomputed per strip, the
+  strips in parallel; without it the consumer's nest adds its cost as given;
 * a GEMM-like nest blocked as BLIS does (``blocking``): the arithmetic divided by the vector
   width times the share of the vector units its register tile keeps busy, accesses free
   (packed, or held in registers), plus the packing's copies.
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -82,7 +88,44 @@ def _working_set(nest: Nest, state: State) -> float:
 
 
 def predict(nest: Nest, state: State, threads: int | None, cores: int) -> float:
-    """Predicted seconds of the schedule ``state`` on ``threads`` threads (None: ``cores``)."""
+    """Predicted seconds of the schedule ``state`` on ``threads`` threads (None: ``cores``);
+    a main statement with a consumer (``nest.pipe``) adds the consumer's nest as given,
+    unless the candidate computes the pipeline fused (``compute_at``)."""
+    if state.piped:
+        return _pipeline(nest, state, threads, cores)
+    rest = 0.0 if nest.consumer is None else _alone(nest.consumer, 1)
+    return _main(nest, state, threads, cores) + rest
+
+
+def _alone(nest: Nest, vector: int, drop: str = "") -> float:
+    """Serial seconds of ``nest`` as given, with innermost vectors of ``vector`` lanes and
+    without the accesses to ``drop`` (an intermediate kept in registers)."""
+    from spf.tuning.moves import initial
+
+    kept = replace(nest, accesses=tuple(a for a in nest.accesses if a.data_space != drop))
+    return _serial(kept, replace(initial(kept), vector=vector))
+
+
+def _pipeline(nest: Nest, state: State, threads: int | None, cores: int) -> float:
+    """A pipeline fused in row strips (``spf.tuning.pipeline``): both statements vectorized,
+    the intermediate's accesses free (a line buffer in L1, values in registers), the
+    producer's halo rows recomputed once per strip, the strips in parallel."""
+    from spf.tuning.pipeline import vector_width
+
+    pipe, consumer = nest.pipe, nest.consumer
+    assert pipe is not None
+    assert consumer is not None
+    rows = max(state.piped, 1)
+    width = vector_width(pipe)
+    t = _alone(nest, width, pipe.data) * (1 + (pipe.hi - pipe.lo) / rows)
+    t += _alone(consumer, width, pipe.data)
+    strips = math.ceil(max(state.loops[0].extent, 1.0) / rows)
+    team = min(threads or cores, cores, strips)
+    return t / team + FORK_JOIN
+
+
+def _main(nest: Nest, state: State, threads: int | None, cores: int) -> float:
+    """:func:`predict` of the main nest alone."""
     if not state.loops:
         return nest.instances * NS
     if state.blocked:
@@ -110,9 +153,7 @@ def _serial(nest: Nest, state: State) -> float:
             lines += a.weight * 0.5
         elif c == "strided":
             lines += a.weight
-    memory = nest.instances * lines * LINE / BANDWIDTH
-    if nest.footprint <= L2 or (fits and state.tiled):
-        memory *= 0.25
+    memory = _memory(nest, state, lines, fits)
     compute = nest.instances * NS * (1 + 0.3 * sum(a.weight for a in nest.accesses))
     if state.vector > 1 and all(c in ("unit", "zero") for c in classes):
         compute /= min(state.vector, 4) * 0.75
@@ -130,6 +171,17 @@ def _serial(nest: Nest, state: State) -> float:
     if state.tiled and not fits:
         t *= 1.05
     return t
+
+
+def _memory(nest: Nest, state: State, lines: float, fits: bool) -> float:
+    """Seconds of memory traffic for ``lines`` cache lines per instance: a quarter when the
+    data (or a tile's) fits in L2, once for all the time steps of a skewed tile that fits."""
+    memory = nest.instances * lines * LINE / BANDWIDTH
+    if state.skewed and fits:
+        memory /= state.skewed
+    if nest.footprint <= L2 or (fits and state.tiled):
+        memory *= 0.25
+    return memory
 
 
 def _blocked(nest: Nest, state: State) -> float:

@@ -3,6 +3,8 @@ schedule would have after them (for the cost model, without touching the computa
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -12,6 +14,10 @@ from spf.tuning.space import Space, Step
 if TYPE_CHECKING:
     from spf.tuning.blocking import Block
     from spf.tuning.nest import Nest
+
+
+def cores() -> int:
+    return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,8 @@ class State:
     blocked: tuple[int, ...] = ()  # the blocking (mc, kc, nc, mr, nr) of GEMM-like statements
     fissioned: bool = False  # the main statement has loops of its own inside the outermost
     inner: bool = False  # the parallel loop is inside the outermost one (a region per iteration)
+    piped: int = 0  # rows per strip of a producer-consumer pipeline (spf.tuning.pipeline)
+    skewed: float = 0.0  # time steps per tile of a skewed stencil (spf.tuning.skew)
 
     def names(self) -> tuple[str, ...]:
         return tuple(lp.name for lp in self.loops)
@@ -55,9 +63,15 @@ def initial(nest: Nest) -> State:
 
 def fresh(state: State, base: str, taken: set[str]) -> str:
     """An unused loop name ``base``, ``base_``, ``base__``, ..."""
-    names = set(state.names()) | taken
+    name = fresh_name(base, set(state.names()) | taken)
+    taken.add(name)
+    return name
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    """``base`` followed by as many ``_`` as make it new; the result joins ``taken``."""
     name = base
-    while name in names:
+    while name in taken:
         name += "_"
     taken.add(name)
     return name
@@ -75,6 +89,23 @@ def writes_move(nest: Nest, var: str) -> bool:
 def _pieces(state: State, loop: Loop, taken: set[str]) -> tuple[str, str]:
     """Fresh names of the outer and inner loop ``loop`` is cut into."""
     return fresh(state, loop.name + "0", taken), fresh(state, loop.name + "1", taken)
+
+
+def _compute_at(nest: Nest, state: State, space: Space) -> list[Step]:
+    """The main statement computed at the row strips of its consumer (``nest.pipe``), in
+    strips of each number of rows of the space (``"thread"``: one strip per thread of each
+    thread count of the space)."""
+    if nest.pipe is None or not state.loops:
+        return []
+    extent = state.loops[0].extent
+    rows: list[int] = []
+    for p in space.get("compute_at"):
+        if p == "thread":
+            rows += [math.ceil(extent / (t or cores())) for t in space.get("threads")]
+        elif p < extent:
+            rows.append(int(p))
+    pair = (nest.pipe.producer, nest.pipe.consumer)
+    return [Step("compute_at", r, pair) for r in dict.fromkeys(rows) if r >= 1]
 
 
 def _fission(nest: Nest, state: State, space: Space) -> list[Step]:
@@ -100,8 +131,10 @@ def _interchange(nest: Nest, state: State, space: Space) -> list[Step]:
 
 def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
     loops, out = state.loops, []
+    # a stencil's time loop is tiled only skewed (a plain time tile crosses its dependences)
+    timed = nest.stencil is not None and bool(loops) and loops[0].var == nest.stencil.loops[0]
     for p in range(len(loops) - 1):
-        if not all(lp.dense for lp in loops[: p + 2]):
+        if not all(lp.dense for lp in loops[: p + 2]) or (timed and p == 0):
             continue
         for size in space.get("tile"):
             if size[0] < loops[p].extent and size[1] < loops[p + 1].extent:
@@ -111,9 +144,10 @@ def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
                     _pieces(state, loops[p + 1], taken),
                 )
                 out.append(Step("tile", size, (loops[p].name, loops[p + 1].name, i0, j0, i1, j1)))
-    for f in space.get("split") if loops else ():
+    for f in space.get("split") if loops and not timed else ():
         if f < loops[0].extent:
             out.append(Step("split", f, (loops[0].name, *_pieces(state, loops[0], set()))))
+    out += _skews(nest, state, space)
     main = main_block(nest)
     if main is not None and state.names() == nest.loops and not state.fissioned:
         i0 = names(main, set(nest.loops))["i0"]
@@ -126,6 +160,44 @@ def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
             and ext[main.j] >= p[4]
         ]
     return out
+
+
+def _skews(nest: Nest, state: State, space: Space) -> list[Step]:
+    """Time skewing and tiling of a stencil nest as given (``nest.stencil``), for each tile
+    size ``(tt, tx)`` smaller than the time steps and rows."""
+    st = nest.stencil
+    if st is None or state.names() != nest.loops or state.fissioned:
+        return []
+    steps = state.loops[0].extent * len(st.stmts)
+    return [
+        Step("skew", size, (st.wave, st.tile))
+        for size in space.get("skew")
+        if size[0] < steps and size[1] < state.loops[1].extent
+    ]
+
+
+def _skewed(nest: Nest, state: State, size: tuple[int, int]) -> State:
+    """The loops after a ``skew`` ``(tt, tx)``: wavefronts, time tiles, ``t`` inside a tile,
+    the skewed space loops (the first ``tx`` rows)."""
+    st = nest.stencil
+    assert st is not None
+    tt, tx = size
+    t, first, *rest = state.loops
+    count = len(st.stmts)
+    tiles_t = max(t.extent * count / tt, 1.0)
+    tiles_x = max((first.extent + st.radius * t.extent * count) / tx, 1.0)
+    inner = (Loop(n, lp.var, lp.extent, True) for n, lp in zip(st.skewed[1:], rest, strict=True))
+    loops = (Loop(st.wave, t.var, tiles_t + tiles_x, True),
+             Loop(st.tile, t.var, min(tiles_t, tiles_x), True),
+             Loop(t.name, t.var, max(tt / count, 1.0), True),
+             Loop(st.skewed[0], first.var, float(tx), True), *inner)  # fmt: skip
+    # gcc vectorizes the innermost skewed loop (unit stride, no dependence inside a step)
+    return replace(state, loops=loops, tiled=(st.wave, st.tile), skewed=max(tt / count, 1.0),
+                   vector=SKEW_LANES)  # fmt: skip
+
+
+SKEW_LANES = 4
+"""The vector width the model credits a skewed stencil's innermost loop with (gcc's)."""
 
 
 MIN_BLOCKED = 64**3
@@ -161,7 +233,7 @@ def _blocked(nest: Nest, state: State, param: tuple[int, ...]) -> State:
 
 
 def _cache_read(nest: Nest, state: State, space: Space) -> list[Step]:
-    if len(state.tiled) < 2:
+    if len(state.tiled) < 2 or state.skewed:
         return []
     wanted = space.get("cache_read")
     return [
@@ -173,6 +245,8 @@ def _cache_read(nest: Nest, state: State, space: Space) -> list[Step]:
 
 def _vectorize(nest: Nest, state: State, space: Space) -> list[Step]:
     if not state.loops or state.blocked or not writes_move(nest, state.loops[-1].var):
+        return []
+    if state.skewed:  # gcc vectorizes the skewed loop itself; split by spf it ran 1.9x slower
         return []
     inner = state.loops[-1]
     return [
@@ -196,16 +270,21 @@ def _parallel(nest: Nest, state: State, space: Space) -> list[Step]:
     threads) nor in a blocked nest (its ``i0`` loop is parallel already)."""
     if not state.loops or state.packed or state.blocked:
         return []
+    if state.skewed:  # the time tiles of a wavefront of skewed tiles
+        return [Step("parallelize", None, (state.loops[1].name,))] * (
+            None in space.get("parallelize")
+        )
     outer = state.loops[0]
     moving = writes_move(nest, outer.var)
     carried = outer.var == nest.loops[0] and not nest.outer_parallel
+    stencil = nest.stencil is not None  # its time loop is no reduction, nor a wavefront's
     out = [
         Step("parallelize", r, (outer.name,))
         for r in space.get("parallelize")
-        if (r is None) == moving and not (carried and r is None)
+        if (r is None) == moving and not (carried and r is None) and not stencil
     ]
     if carried and outer.name == nest.loops[0]:
-        out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront")]
+        out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront") if not stencil]
         second = state.loops[1] if len(state.loops) > 1 else None
         if second is not None and second.dense and writes_move(nest, second.var):
             out += [Step("parallelize", None, (second.name,))] * (None in space.get("parallelize"))
@@ -213,6 +292,7 @@ def _parallel(nest: Nest, state: State, space: Space) -> list[Step]:
 
 
 _STAGES = {
+    "compute_at": _compute_at,
     "fission": _fission,
     "interchange": _interchange,
     "tiling": _tiling,
@@ -225,8 +305,25 @@ _STAGES = {
 
 def options(nest: Nest, state: State, stage: str, space: Space) -> list[Step]:
     """The steps stage ``stage`` may add to ``state`` (skipping the stage is always also an
-    option, added by the caller)."""
+    option, added by the caller); none after a ``compute_at``, which schedules the whole
+    pipeline."""
+    if state.piped:
+        return []
     return _STAGES[stage](nest, state, space)
+
+
+def _whole(state: State, step: Step, nest: Nest | None) -> State | None:
+    """The state after a command that reshapes the whole nest (``skew``, ``blocking`` and
+    ``compute_at``) or marks it (``fission``); None for the others."""
+    if step.kind == "skew" and nest is not None:
+        return _skewed(nest, state, tuple(step.param))
+    if step.kind == "blocking" and nest is not None:
+        return _blocked(nest, state, tuple(step.param))
+    if step.kind == "fission":
+        return replace(state, fissioned=True)
+    if step.kind == "compute_at":
+        return replace(state, piped=int(step.param), parallel="parallelize")
+    return None
 
 
 def advance(state: State, step: Step, nest: Nest | None = None) -> State:
@@ -262,10 +359,9 @@ def advance(state: State, step: Step, nest: Nest | None = None) -> State:
         if step.kind == "vectorize":
             return replace(state, loops=tuple(loops), vector=f)
         return replace(state, loops=tuple(loops), tiled=(*state.tiled, outer))
-    if step.kind == "blocking" and nest is not None:
-        return _blocked(nest, state, tuple(step.param))
-    if step.kind == "fission":
-        return replace(state, fissioned=True)
+    whole = _whole(state, step, nest)
+    if whole is not None:
+        return whole
     if step.kind == "cache_read":
         return replace(state, packed=(*state.packed, str(step.param)))
     if step.kind == "unroll":

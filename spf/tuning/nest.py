@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
     from spf.tuning.blocking import Block
+    from spf.tuning.pipeline import Pipe
+    from spf.tuning.skew import Stencil
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Nest:
     blocks: tuple[Block, ...] = ()  # the GEMM-like statements (spf.tuning.blocking)
     fission: tuple[tuple[str, str, str], ...] = ()  # (stmt, other, loop): stmt.after(other, loop)
     chain: tuple[tuple[str, str, int], ...] = ()  # (stmt, the one before it, loops they share)
+    pipe: Pipe | None = None  # the main statement and its consumer (spf.tuning.pipeline)
+    consumer: Nest | None = None  # the consumer's nest, which the main nest's commands leave
+    stencil: Stencil | None = None  # a time-stepped stencil (spf.tuning.skew)
 
     def index(self, loop: str) -> int:
         return self.loops.index(loop)
@@ -99,6 +104,23 @@ def _outputs(relation: str) -> tuple[str, ...]:
     if cur.strip():
         out.append(cur.strip())
     return tuple(out)
+
+
+_SHIFTED = re.compile(
+    r"\s*(?:(?P<a>[A-Za-z_]\w*)\s*(?:(?P<s>[+-])\s*(?P<c>\d+))?"
+    r"|(?P<d>-?\d+)\s*\+\s*(?P<b>[A-Za-z_]\w*))\s*"
+)
+
+
+def shifted(expr: str) -> tuple[str, int] | None:
+    """``(x, c)`` for an index expression ``x + c`` (``x``, ``x - 1``, ``2 + x``), else None."""
+    m = _SHIFTED.fullmatch(expr)
+    if m is None:
+        return None
+    if m.group("b") is not None:
+        return m.group("b"), int(m.group("d"))
+    c = 0 if m.group("c") is None else int(m.group("c"))
+    return m.group("a"), -c if m.group("s") == "-" else c
 
 
 def _real_loops(stmt: Stmt) -> tuple[list[str], dict[str, str]]:
@@ -159,9 +181,11 @@ def sizes_of(comp: Computation, args: Mapping[str, Any]) -> dict[str, int]:
     return sizes
 
 
-def analyze(comp: Computation, args: Mapping[str, Any]) -> Nest:
-    """The :class:`Nest` of ``comp`` for the arguments ``args``."""
-    main = main_stmt(comp)
+def analyze(comp: Computation, args: Mapping[str, Any], main: Stmt | None = None) -> Nest:
+    """The :class:`Nest` of ``comp`` for the arguments ``args`` (of the statement ``main``
+    when given, without its pipeline)."""
+    piped = main is None
+    main = main_stmt(comp) if main is None else main
     sizes0 = sizes_of(comp, args)
     counts, footprint = priced(comp, sizes0) if size_params(comp) <= set(sizes0) else ({}, 0.0)
     instances = counts.get(main.name, 0.0) or float(
@@ -193,7 +217,17 @@ def analyze(comp: Computation, args: Mapping[str, Any]) -> Nest:
     reads = tuple(
         dict.fromkeys(ds for ds, _ in main.reads if ds not in {d for d, _ in main.writes})
     )
+    from spf.tuning.pipeline import find as pipes
+    from spf.tuning.skew import find as stencil
+
+    pipe = next((p for p in pipes(comp) if p.producer == main.name), None) if piped else None
+    outer_parallel = first is not None and all(
+        comp.is_parallel_legal(s, first) for s in group if s.loops[:1] == (first,)
+    )
     return Nest(
+        stencil=stencil(comp, main, outer_parallel),
+        pipe=pipe,
+        consumer=None if pipe is None else analyze(comp, args, comp.stmt(pipe.consumer)),
         stmts=tuple(s.name for s in group),
         loops=tuple(loops),
         dense=dense,
@@ -203,8 +237,7 @@ def analyze(comp: Computation, args: Mapping[str, Any]) -> Nest:
         reads=reads,
         instances=max(instances, 1.0),
         footprint=max(footprint, 1.0),
-        outer_parallel=first is not None
-        and all(comp.is_parallel_legal(s, first) for s in group if s.loops[:1] == (first,)),
+        outer_parallel=outer_parallel,
         blocks=find(comp),
         fission=fission(main, group),
         chain=chain(group),

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from spf.errors import SpfError
 from spf.schedule.trace import Trace
 from spf.tuning.blocking import apply as apply_blocking
+from spf.tuning.pipeline import apply as apply_pipeline
+from spf.tuning.skew import apply as apply_skew
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -55,6 +57,10 @@ def _whole(comp: Computation, step: Step, nest: Nest) -> bool:
     elif step.kind == "blocking":
         for block in nest.blocks:
             apply_blocking(comp, block, step.param)
+    elif step.kind == "skew" and nest.stencil is not None:
+        apply_skew(comp, nest.stencil, *step.param)
+    elif step.kind == "compute_at" and nest.pipe is not None:
+        apply_pipeline(comp, nest.pipe, int(step.param))
     else:
         return False
     return True

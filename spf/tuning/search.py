@@ -155,7 +155,13 @@ class _Search:
         except SpfError as err:
             self._note(cand, text, pred, None, "rejected", _first_line(err), began)
             return
-        measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, self.ref)
+        dropped = [k for k in self.names if k not in got and k not in self._intermediates(cand)]
+        if dropped:  # a user's candidate that stores an output in a local buffer
+            why = f"it no longer writes {', '.join(dropped)} (stored in a local buffer)"
+            self._note(cand, text, pred, None, "rejected", why, began)
+            return
+        want = {k: v for k, v in self.ref.items() if k in got}
+        measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, want)
         call = measure.caller(kernel, self.work, cand.threads)
         ref = self.best()
         ref_call, ref_time = (
@@ -169,6 +175,12 @@ class _Search:
         self.measured.append(Measured(estimate, cand, copy, kernel, pred, call))
         self.costs.append(time.perf_counter() - began)
         self._note(cand, text, pred, estimate, "measured", "", began)
+
+    def _intermediates(self, cand: Candidate) -> set[str]:
+        """The outputs ``cand`` may keep in a local buffer: a pipeline's intermediate."""
+        pipe = self.nest.pipe
+        piped = pipe is not None and any(s.kind == "compute_at" for s in cand.steps)
+        return {pipe.data} if piped and pipe is not None else set()
 
     def _time(self, fns: list[Callable[[], None]], seconds: float, least: int = 3) -> list[float]:
         """:func:`measure.interleaved`; long calls (over :data:`LONG_S`) get two rounds at

@@ -5,11 +5,14 @@ A space is a dict from a command kind to the list of its parameters (docs/tune.m
 =================  =============================================  ==========================
 key                parameters                                     applied to
 =================  =============================================  ==========================
+``compute_at``     ``["thread", rows, ...]`` row strips of a      producer-consumer pairs
+                   pipeline (``"thread"``: one per thread)
 ``fission``        ``[True]`` (loops of its own for the main      the main statement
                    statement inside the outermost loop)
 ``interchange``    ``[True]`` (try swapping two dense loops)      the main nest's dense loops
 ``tile``           ``[(ti, tj), ...]`` tile sizes                 two adjacent dense loops
 ``split``          ``[factor, ...]``                              the outermost loop
+``skew``           ``[(tt, tx), ...]`` time x space tiles         time-stepped stencils
 ``blocking``       ``[(mc, kc, nc, mr, nr), ...]`` BLIS blockings  GEMM-like statements
 ``cache_read``     ``[True]`` or data-space names to pack         at the outer tile loop
 ``vectorize``      ``[width, ...]``                               the innermost loop
@@ -36,7 +39,16 @@ from spf.schedule.commands import WAVEFRONT_METHODS
 from spf.schedule.tags import REDUCTION_OPTIONS
 from spf.tuning.blocking import BLOCKINGS, native_isa
 
-STAGES = ("fission", "interchange", "tiling", "cache_read", "vectorize", "unroll", "parallel")
+STAGES = (
+    "compute_at",
+    "fission",
+    "interchange",
+    "tiling",
+    "cache_read",
+    "vectorize",
+    "unroll",
+    "parallel",
+)
 """The order in which a candidate's commands are applied (one option per stage, or none)."""
 
 
@@ -44,10 +56,12 @@ def default_space() -> dict[str, list[Any]]:
     """The default space (a fresh dict)."""
     cores = os.cpu_count() or 1
     return {
+        "compute_at": ["thread", 64],
         "fission": [True],
         "interchange": [True],
         "tile": [(16, 16), (32, 32), (64, 64), (32, 128), (8, 256)],
         "split": [64],
+        "skew": [(16, 16), (8, 8), (32, 32), (4, 4)],
         "blocking": list(BLOCKINGS[native_isa()]),
         "cache_read": [True],
         "vectorize": [4, 8],
@@ -89,7 +103,9 @@ class Candidate:
 
     @property
     def parallel(self) -> bool:
-        return any(s.kind in ("parallelize", "wavefront", "blocking") for s in self.steps)
+        return any(
+            s.kind in ("parallelize", "wavefront", "blocking", "compute_at") for s in self.steps
+        )
 
     def describe(self) -> str:
         """A one-line summary, e.g. ``tile(i,j 32x32) parallelize(i0) threads=2``."""
@@ -186,6 +202,8 @@ _VALID: dict[str, Callable[[Any], bool]] = {
     "tile": lambda v: isinstance(v, (list, tuple)) and len(v) == 2
     and all(_positive(x, 1) for x in v),
     "split": lambda v: _positive(v, 2),
+    "skew": lambda v: isinstance(v, (list, tuple)) and len(v) == 2
+    and all(_positive(x, 1) for x in v),
     "blocking": lambda v: isinstance(v, (list, tuple)) and len(v) == 5
     and all(_positive(x, 1) for x in v),
     "vectorize": lambda v: _positive(v, 2),
@@ -195,6 +213,7 @@ _VALID: dict[str, Callable[[Any], bool]] = {
     "wavefront": lambda v: v in WAVEFRONT_METHODS,
     "interchange": lambda v: v is True,
     "fission": lambda v: v is True,
+    "compute_at": lambda v: v == "thread" or _positive(v, 1),
     "cache_read": lambda v: v is True or isinstance(v, str),
 }  # fmt: skip
 
@@ -203,7 +222,7 @@ def _check(kind: str, value: Any) -> Any:
     """One parameter of ``kind``, checked (``SpfError`` naming the kind otherwise)."""
     if not _VALID[kind](value):
         raise SpfError(f"tune: space[{kind!r}] has a bad parameter {value!r}; {_EXPECTED[kind]}")
-    if kind in ("tile", "blocking"):
+    if kind in ("tile", "blocking", "skew"):
         return tuple(int(x) for x in value)
     return value
 
@@ -211,6 +230,7 @@ def _check(kind: str, value: Any) -> Any:
 _EXPECTED = {
     "tile": "expected (ti, tj), two positive ints",
     "split": "expected an int factor >= 2",
+    "skew": "expected (tt, tx), two positive ints (time steps x rows of a tile)",
     "blocking": "expected (mc, kc, nc, mr, nr), five positive ints (BLIS's cache blocks and "
     "register tile)",
     "vectorize": "expected an int width >= 2",
@@ -220,5 +240,6 @@ _EXPECTED = {
     "wavefront": f"expected one of {', '.join(WAVEFRONT_METHODS)}",
     "interchange": "expected True",
     "fission": "expected True",
+    "compute_at": 'expected "thread" (one row strip per thread) or an int number of rows >= 1',
     "cache_read": "expected True (every array the nest reads) or a data-space name",
 }

@@ -28,8 +28,11 @@ def records_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def _run(comp: spf.Computation, args: dict[str, Any], out: str) -> np.ndarray:
-    work = {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in args.items()}
-    comp.compile()(**work)
+    """``out`` after a call on a copy of the arguments the kernel takes (a fused pipeline's
+    kernel no longer takes its intermediate)."""
+    kernel = comp.compile()
+    work = measure.taken(kernel, measure.copy_args(args))
+    kernel(**work)
     return work[out]  # type: ignore[no-any-return]
 
 
