@@ -30,6 +30,7 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
+from spf.codegen.macros import Define, define_lines, of_ufs, uf_element, uf_params
 from spf.codegen.reductions import THREADS_PRELUDE, atomic_call, reduction_for, reduction_loops
 from spf.codegen.register_tile import tile_cells
 from spf.errors import CodegenError
@@ -171,7 +172,7 @@ class CPrinter:
         dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
         self.out.line("")
         self.out.raw(ac.read_functions(self.p, dense, zero))
-        for line in ac.checked_macros(self.p, dense):
+        for line in define_lines(ac.checked_macros(self.p, dense)):
             self.out.line(line)
         for line in ac.peek_functions(self.p, zero):
             self.out.line(line)
@@ -180,7 +181,7 @@ class CPrinter:
             self.out.line(range_pass.reads_declaration(self.p))
             self._checked_loops(range_pass.reads_prototype(self.p), dense, zero, frozenset())
             self.out.line(range_pass.OPAQUE)
-            for line in range_pass.raw_macros(self.p, ranged):
+            for line in define_lines(range_pass.raw_macros(self.p, ranged)):
                 self.out.line(line)
         self._checked_loops(ac.checked_prototype(self.p), dense, zero, ranged)
         program = self.p
@@ -238,10 +239,7 @@ class CPrinter:
         sub = CPrinter(each.program)
         sub.node(each.program.body)
         ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
-        restore = [
-            ln for ln in ours if any(ln.split("(")[0].split()[-1] == u for u in each.compared)
-        ]
-        return each_call_lines(each, sub.out.text(), restore)
+        return each_call_lines(each, sub.out.lines(), of_ufs(ours, each.compared))
 
     def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
         """The function's body in braces: ``first`` lines, the locals, the loops, ``last``
@@ -406,11 +404,9 @@ class CPrinter:
 
     def _macros(self) -> None:
         for name, arity in self.p.ufs:
-            params = ", ".join(f"t{k}" for k in range(arity))
-            index = "t0"  # row-major: ((t0) * (W) + (t1)) * (V) + (t2) ...
-            for k, extent in enumerate(self.p.signature.arg(name).inner, start=1):
-                index = f"({index}) * ({extent}) + (t{k})"
-            self.out.line(f"#define {name}({params}) {name}[{index}]")
+            element = uf_element(name, arity, self.p.signature.arg(name).inner)
+            for line in Define(name, uf_params(arity), element).lines():
+                self.out.line(line)
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
             self.out.line(f"#define {d.macro or d.name}({', '.join(dims)}) {self.p.access(d)}")

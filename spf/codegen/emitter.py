@@ -46,5 +46,9 @@ class Emitter:
         """The value the current block (not an enclosing one) bound ``name`` to, if any."""
         return self._scopes[-1].get(name)
 
+    def lines(self) -> list[str]:
+        """The lines so far."""
+        return list(self._lines)
+
     def text(self) -> str:
         return "\n".join(self._lines) + "\n"
