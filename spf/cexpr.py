@@ -101,7 +101,17 @@ class Cast:
     operand: Expr
 
 
-Expr: TypeAlias = Num | Name | Param | Access | Call | Index | Unary | Binary | Ternary | Cast
+@dataclass(frozen=True, slots=True)
+class Text:
+    """An expression given as C text by the caller (a packed tile's index in set syntax):
+    printed as it is, in parentheses wherever an operator binds it (as a :class:`Param`)."""
+
+    text: str
+
+
+Expr: TypeAlias = (
+    Num | Name | Param | Access | Call | Index | Unary | Binary | Ternary | Cast | Text
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +206,10 @@ def _param(e: Param) -> tuple[str, int]:
     return e.name, _ARG
 
 
+def _text(e: Text) -> tuple[str, int]:
+    return e.text, _ARG
+
+
 def _access(e: Access) -> tuple[str, int]:
     return f"{e.macro or e.space}({_args(e.indices)})", C_ATOM
 
@@ -235,6 +249,7 @@ _PRINT: dict[type, Callable[[Any], tuple[str, int]]] = {
     Num: _num,
     Name: _name,
     Param: _param,
+    Text: _text,
     Access: _access,
     Call: _call,
     Index: _index,
