@@ -94,7 +94,7 @@ def loop_tree(e: Expr) -> cx.Expr:
     if isinstance(e, Int):
         return cx.Num(int_literal(e.value))
     if isinstance(e, Var):
-        return cx.Name(e.name)
+        return e
     if isinstance(e, UFRead):
         return cx.Call(e.uf, tuple(loop_tree(a) for a in e.args))
     args = tuple(loop_tree(a) for a in e.args)
@@ -476,8 +476,8 @@ class CPrinter:
     def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
         fact checks of the checked function use the value instead of loading it again."""
-        value = expr(UFRead(n.uf, n.args))
-        bind = f"const int64_t {n.var} = {value};"
+        value = UFRead(n.uf, n.args)
+        bind = f"const int64_t {n.var} = {expr(value)};"
         earlier = self.out.bound(n.var)
         key = read_key(n.uf.removeprefix("spf_v_"), n.args) if self._fact_checks else None
         outer = self._fact_values.get(key) if key is not None else None
