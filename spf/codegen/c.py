@@ -274,8 +274,8 @@ class CPrinter:
             self.out.line("(void)spf_bad; (void)spf_bad_all;")
             for line in faults.range_locals(self.p):
                 self.out.line(line)
-        for name, ctype, count in self.p.locals:
-            size = stack_elements(count)
+        for name, ctype, _ in self.p.locals:
+            size = stack_elements(self.p, name)
             if size is not None:  # a scalar or a small fixed array: on the stack
                 self.out.line(f"{ctype} {name}[{size}] = {{0}};")
                 self.out.line(f"(void){name};")
@@ -320,7 +320,7 @@ class CPrinter:
 
     def _heap(self) -> list[tuple[str, str, str]]:
         """Function-level heap arrays: locals and ``local`` buffers not ``allocate_at``-ed."""
-        out = [loc for loc in self.p.locals if stack_elements(loc[2]) is None]
+        out = [loc for loc in self.p.locals if stack_elements(self.p, loc[0]) is None]
         for b in self.p.buffers:
             if not b.allocated_at and on_heap(b):
                 out.append((b.name, b.ctype, self.count(b)))
@@ -806,18 +806,12 @@ def _element_bytes(ctype: str) -> int:
     return int(np.dtype(NUMPY_OF_C[ctype]).itemsize)
 
 
-def stack_elements(count: str) -> int | None:
-    """The number of elements of a local whose element count (``"1"``, ``"(4) * (8)"``) is a
-    constant no larger than :data:`STACK_LOCAL_ELEMENTS`, else None (allocated on the heap).
-
-    >>> stack_elements("1"), stack_elements("(4) * (8)"), stack_elements("(N)")
-    (1, 32, None)
-    """
-    factors = [f.strip().strip("()").strip() for f in count.split("*")]
-    if not all(f.isdigit() for f in factors):
-        return None
-    size = eval_product(tuple(factors))
-    return max(1, size) if size <= STACK_LOCAL_ELEMENTS else None
+def stack_elements(program: Program, local: str) -> int | None:
+    """The number of elements of ``program``'s local ``local`` when its count is a constant
+    no larger than :data:`STACK_LOCAL_ELEMENTS` (:attr:`Program.local_sizes`), else None
+    (allocated on the heap)."""
+    size = dict(program.local_sizes).get(local)
+    return None if size is None or size > STACK_LOCAL_ELEMENTS else max(1, size)
 
 
 def eval_product(extents: tuple[str, ...]) -> int:

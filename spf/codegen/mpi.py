@@ -236,8 +236,8 @@ class MPIPrinter(CPrinter):
         aborts the job); returns the heap arrays (freed at the end)."""
         heap = self._heap()  # locals and the buffers the function owns on the heap
         aligned = self._aligned()
-        for name, ctype, count in self.p.locals:
-            size = stack_elements(count)
+        for name, ctype, _ in self.p.locals:
+            size = stack_elements(self.p, name)
             if size is not None:  # a scalar or a small fixed array: on the stack
                 self.out.line(f"{ctype} {name}[{size}] = {{0}};")
                 self.out.line(f"(void){name};")
