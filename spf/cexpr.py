@@ -164,16 +164,22 @@ def to_c_arg(e: Expr) -> str:
     return _wrap(e, _ARG)
 
 
+def simple_text(s: Assign | Decl) -> str:
+    """C text of an assignment or a declaration without its semicolon (the body of a
+    statement macro of one statement, which its call completes: ``s0(i);``)."""
+    if isinstance(s, Assign):
+        return f"{to_c(s.target)} {s.op} {to_c(s.value)}"
+    init = "" if s.init is None else f" = {to_c(s.init)}"
+    return f"{s.ctype} {s.name}{init}"
+
+
 def stmt_lines(body: Sequence[Stmt], depth: int = 0) -> list[str]:
     """C text of statements, one per line, two spaces of indentation per level."""
     pad = "  " * depth
     lines: list[str] = []
     for s in body:
-        if isinstance(s, Assign):
-            lines.append(f"{pad}{to_c(s.target)} {s.op} {to_c(s.value)};")
-        elif isinstance(s, Decl):
-            init = "" if s.init is None else f" = {to_c(s.init)}"
-            lines.append(f"{pad}{s.ctype} {s.name}{init};")
+        if isinstance(s, (Assign, Decl)):
+            lines.append(f"{pad}{simple_text(s)};")
         elif isinstance(s, IfStmt):
             lines.append(f"{pad}if ({to_c(s.cond)})")
             lines += _braced(s.then, depth)

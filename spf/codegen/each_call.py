@@ -152,12 +152,11 @@ def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:
             out.append(f"#define {s.name}_target({params}) {to_c(s.update.target)}")
             out.append(f"#define {s.name}_value({params}) {to_c(s.update.value)}")
         head = f"#define {s.name}({params})"
-        lines = stmt_lines(s.body)
-        if len(lines) == 1:
-            out.append(f"{head} {lines[0].rstrip(';')}")
+        if len(s.body) == 1 and isinstance(s.body[0], (cx.Assign, cx.Decl)):
+            out.append(f"{head} {cx.simple_text(s.body[0])}")
             continue
         out.append(f"{head} do {{ \\")
-        out += [f"  {ln} \\" for ln in lines]
+        out += [f"  {ln} \\" for ln in stmt_lines(s.body)]
         out.append("} while (0)")
     return out
 

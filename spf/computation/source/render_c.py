@@ -10,7 +10,7 @@ macros with it (:mod:`spf.codegen.body`); :meth:`ParsedSource.render_c` prints a
 statement's source with it (inlining, renaming, packing).
 
 >>> from spf.computation.source import parse_source
->>> p = parse_source("$y$(i) = $x$(i) / 2;", data_spaces={"y": 1, "x": 1})
+>>> p = parse_source("$y$(i) = $x$(i) / 2;", data_spaces={"y": 1, "x": 1}, ufs={})
 >>> b = CTreeBuilder(access=source_access, rename={"i": "i0"})
 >>> cx.stmt_lines(b.stmts(p.body))
 ['$y$(i0) = $x$(i0) / 2;']
