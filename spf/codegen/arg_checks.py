@@ -84,10 +84,13 @@ def checked_prototype(program: Program) -> str:
     return checked_prototype_of(program.signature)
 
 
-def checked_prototype_of(sig: Signature, suffix: str = CHECKED_SUFFIX) -> str:
+def checked_prototype_of(
+    sig: Signature, suffix: str = CHECKED_SUFFIX, restrict: bool = True
+) -> str:
     """The C prototype of the checked function of a kernel with signature ``sig`` (named
-    ``<function><suffix>``)."""
-    params = ", ".join([*(a.c_decl() for a in sig.args), EXTRA_ARGS])
+    ``<function><suffix>``; ``restrict``: see :meth:`~spf.codegen.signature.Arg.c_decl`)."""
+    extra = EXTRA_ARGS if restrict else "const int64_t *spf_bounds, int64_t *spf_fault"
+    params = ", ".join([*(a.c_decl(restrict) for a in sig.args), extra])
     return f"void {sig.function}{suffix}({params})"
 
 

@@ -167,10 +167,10 @@ static inline void spf_mpi_barrier(spf_mpi_requests *r)
 """
 
 
-def mpi_prototype(signature: Signature, comm_type: str = "MPI_Comm") -> str:
+def mpi_prototype(signature: Signature, comm_type: str = "MPI_Comm", restrict: bool = True) -> str:
     """``void f(MPI_Comm comm, <C arguments>)`` (``comm_type`` replaces ``MPI_Comm``, e.g. for a
-    cffi declaration of the same function)."""
-    args = [f"{comm_type} {COMM}", *(a.c_decl() for a in signature.args)]
+    cffi declaration of the same function, which also leaves out ``restrict``)."""
+    args = [f"{comm_type} {COMM}", *(a.c_decl(restrict) for a in signature.args)]
     return f"void {signature.function}({', '.join(args)})"
 
 
