@@ -16,6 +16,7 @@ a call, so its body is printed as an operand that binds like one (``((int64_t) g
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from spf import cexpr as cx
 from spf.clang import C_ATOM
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Sequence
+    from collections.abc import Collection, Iterable
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +59,18 @@ def uf_params(arity: int) -> tuple[str, ...]:
     return tuple(f"t{k}" for k in range(arity))
 
 
-def uf_index(arity: int, inner: Sequence[str]) -> cx.Expr:
+@functools.cache
+def uf_index(arity: int, inner: tuple[str, ...]) -> cx.Expr:
     """The row-major offset of a UF read ``g(t0, t1, ...)`` in its array: ``t0`` for one
     argument, ``t0 * W + t1`` for a 2-argument UF whose second axis has extent ``W``
-    (``inner``: :attr:`spf.codegen.signature.Arg.inner`)."""
+    (``inner``: :attr:`spf.codegen.signature.Arg.inner`). Remembered: every printer of a
+    kernel asks for the same few."""
     from spf.codegen.program import linear_index
 
     return linear_index(tuple(cx.Param(t) for t in uf_params(arity)), ("", *inner))
 
 
-def uf_element(array: str, arity: int, inner: Sequence[str]) -> cx.Expr:
+def uf_element(array: str, arity: int, inner: tuple[str, ...]) -> cx.Expr:
     """The entry ``array[offset]`` a UF read ``g(t0, ...)`` loads (:func:`uf_index`)."""
     return cx.Index(cx.Name(array), uf_index(arity, inner))
 
