@@ -101,7 +101,17 @@ class Cast:
     operand: Expr
 
 
-Expr: TypeAlias = Num | Name | Param | Access | Call | Index | Unary | Binary | Ternary | Cast
+@dataclass(frozen=True, slots=True)
+class Text:
+    """An expression given as C text by the caller (a packed tile's index in set syntax):
+    printed as it is, in parentheses wherever an operator binds it (as a :class:`Param`)."""
+
+    text: str
+
+
+Expr: TypeAlias = (
+    Num | Name | Param | Access | Call | Index | Unary | Binary | Ternary | Cast | Text
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,16 +164,22 @@ def to_c_arg(e: Expr) -> str:
     return _wrap(e, _ARG)
 
 
+def simple_text(s: Assign | Decl) -> str:
+    """C text of an assignment or a declaration without its semicolon (the body of a
+    statement macro of one statement, which its call completes: ``s0(i);``)."""
+    if isinstance(s, Assign):
+        return f"{to_c(s.target)} {s.op} {to_c(s.value)}"
+    init = "" if s.init is None else f" = {to_c(s.init)}"
+    return f"{s.ctype} {s.name}{init}"
+
+
 def stmt_lines(body: Sequence[Stmt], depth: int = 0) -> list[str]:
     """C text of statements, one per line, two spaces of indentation per level."""
     pad = "  " * depth
     lines: list[str] = []
     for s in body:
-        if isinstance(s, Assign):
-            lines.append(f"{pad}{to_c(s.target)} {s.op} {to_c(s.value)};")
-        elif isinstance(s, Decl):
-            init = "" if s.init is None else f" = {to_c(s.init)}"
-            lines.append(f"{pad}{s.ctype} {s.name}{init};")
+        if isinstance(s, (Assign, Decl)):
+            lines.append(f"{pad}{simple_text(s)};")
         elif isinstance(s, IfStmt):
             lines.append(f"{pad}if ({to_c(s.cond)})")
             lines += _braced(s.then, depth)
@@ -194,6 +210,10 @@ def _name(e: Name) -> tuple[str, int]:
 
 def _param(e: Param) -> tuple[str, int]:
     return e.name, _ARG
+
+
+def _text(e: Text) -> tuple[str, int]:
+    return e.text, _ARG
 
 
 def _access(e: Access) -> tuple[str, int]:
@@ -235,6 +255,7 @@ _PRINT: dict[type, Callable[[Any], tuple[str, int]]] = {
     Num: _num,
     Name: _name,
     Param: _param,
+    Text: _text,
     Access: _access,
     Call: _call,
     Index: _index,

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from spf import cexpr as cx
 from spf.codegen import faults
 from spf.codegen.faults import NOTE
 from spf.codegen.loop_ast import (
@@ -47,6 +48,7 @@ from spf.codegen.loop_ast import (
     cursor_exprs,
 )
 from spf.codegen.loop_ast import expr_vars as _expr_vars
+from spf.codegen.macros import Define, as_int64, uf_element, uf_index, uf_params
 
 if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
@@ -82,10 +84,14 @@ def checked_prototype(program: Program) -> str:
     return checked_prototype_of(program.signature)
 
 
-def checked_prototype_of(sig: Signature) -> str:
-    """The C prototype of the checked function of a kernel with signature ``sig``."""
-    params = ", ".join([*(a.c_decl() for a in sig.args), EXTRA_ARGS])
-    return f"void {sig.function}{CHECKED_SUFFIX}({params})"
+def checked_prototype_of(
+    sig: Signature, suffix: str = CHECKED_SUFFIX, restrict: bool = True
+) -> str:
+    """The C prototype of the checked function of a kernel with signature ``sig`` (named
+    ``<function><suffix>``; ``restrict``: see :meth:`~spf.codegen.signature.Arg.c_decl`)."""
+    extra = EXTRA_ARGS if restrict else "const int64_t *spf_bounds, int64_t *spf_fault"
+    params = ", ".join([*(a.c_decl(restrict) for a in sig.args), extra])
+    return f"void {sig.function}{suffix}({params})"
 
 
 def facts_prototype(function: str) -> str:
@@ -393,24 +399,19 @@ def _prechecked_functions(a: Arg, n: int, strict: bool) -> list[str]:
     ]
 
 
-def checked_macros(program: Program, dense: dict[str, int | None]) -> list[str]:
-    """``#undef``/``#define`` lines that route every UF argument read through its check."""
+def checked_macros(program: Program, dense: dict[str, int | None]) -> list[Define]:
+    """The macros that route every UF argument read through its check (each replacing
+    the UF's plain read macro)."""
     out = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
         arity = a.uf.array_uf().arity if a.uf is not None else 1
-        params = ", ".join(f"t{k}" for k in range(arity))
-        index = "t0"
-        for k, extent in enumerate(a.inner, start=1):
-            index = f"({index}) * ({extent}) + (t{k})"
-        bounds = f"spf_lo_{n}, spf_lim_{n}, spf_first_{n}, spf_fault"
-        out.append(f"#undef {a.name}")
-        out.append(f"#define {a.name}({params}) spf_read_{a.name}({a.name}, ({index}), {bounds})")
+        params, index = uf_params(arity), uf_index(arity, a.inner)
+        bounds = [cx.Name(b) for b in (f"spf_lo_{n}", f"spf_lim_{n}", f"spf_first_{n}")]
+        args = (cx.Name(a.name), index, *bounds, cx.Name("spf_fault"))
+        out.append(Define(a.name, params, cx.Call(f"spf_read_{a.name}", args), undef=True))
         if a.name in dense:
-            out.append(
-                f"#define spf_v_{a.name}({params}) spf_value_{a.name}({a.name}, ({index}), "
-                f"{bounds})"
-            )
+            out.append(Define(f"spf_v_{a.name}", params, cx.Call(f"spf_value_{a.name}", args)))
     return out
 
 
@@ -565,15 +566,12 @@ def peek_functions(program: Program, zero: frozenset[str]) -> list[str]:
             f"return {test} ? lo : v; }}"
         )
         arity = a.uf.array_uf().arity if a.uf is not None else 1  # f(i)[c] is f(i, c)
-        params = ", ".join(f"t{k}" for k in range(arity))
-        index = "t0"
-        for k, extent in enumerate(a.inner, start=1):
-            index = f"({index}) * ({extent}) + (t{k})"
-        out.append(
-            f"#define spf_peek_{a.name}({params}) spf_clamp_{a.name}({a.name}, ({index}), "
-            f"spf_lo_{n}, spf_lim_{n})"
-        )
-        out.append(f"#define spf_raw_{a.name}({params}) ((int64_t){a.name}[{index}])")
+        params, index = uf_params(arity), uf_index(arity, a.inner)
+        bounds = (cx.Name(f"spf_lo_{n}"), cx.Name(f"spf_lim_{n}"))
+        peek = cx.Call(f"spf_clamp_{a.name}", (cx.Name(a.name), index, *bounds))
+        raw = as_int64(uf_element(a.name, arity, a.inner))
+        out += Define(f"spf_peek_{a.name}", params, peek).lines()
+        out += Define(f"spf_raw_{a.name}", params, raw).lines()
     return out
 
 

@@ -30,6 +30,7 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
+from spf.codegen.macros import Define, define_lines, of_ufs, uf_element, uf_params
 from spf.codegen.reductions import THREADS_PRELUDE, atomic_call, reduction_for, reduction_loops
 from spf.codegen.register_tile import tile_cells
 from spf.errors import CodegenError
@@ -93,7 +94,7 @@ def loop_tree(e: Expr) -> cx.Expr:
     if isinstance(e, Int):
         return cx.Num(int_literal(e.value))
     if isinstance(e, Var):
-        return cx.Name(e.name)
+        return e
     if isinstance(e, UFRead):
         return cx.Call(e.uf, tuple(loop_tree(a) for a in e.args))
     args = tuple(loop_tree(a) for a in e.args)
@@ -171,7 +172,7 @@ class CPrinter:
         dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
         self.out.line("")
         self.out.raw(ac.read_functions(self.p, dense, zero))
-        for line in ac.checked_macros(self.p, dense):
+        for line in define_lines(ac.checked_macros(self.p, dense)):
             self.out.line(line)
         for line in ac.peek_functions(self.p, zero):
             self.out.line(line)
@@ -180,7 +181,7 @@ class CPrinter:
             self.out.line(range_pass.reads_declaration(self.p))
             self._checked_loops(range_pass.reads_prototype(self.p), dense, zero, frozenset())
             self.out.line(range_pass.OPAQUE)
-            for line in range_pass.raw_macros(self.p, ranged):
+            for line in define_lines(range_pass.raw_macros(self.p, ranged)):
                 self.out.line(line)
         self._checked_loops(ac.checked_prototype(self.p), dense, zero, ranged)
         program = self.p
@@ -238,10 +239,7 @@ class CPrinter:
         sub = CPrinter(each.program)
         sub.node(each.program.body)
         ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
-        restore = [
-            ln for ln in ours if any(ln.split("(")[0].split()[-1] == u for u in each.compared)
-        ]
-        return each_call_lines(each, sub.out.text(), restore)
+        return each_call_lines(each, sub.out.lines(), of_ufs(ours, each.compared))
 
     def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
         """The function's body in braces: ``first`` lines, the locals, the loops, ``last``
@@ -276,8 +274,8 @@ class CPrinter:
             self.out.line("(void)spf_bad; (void)spf_bad_all;")
             for line in faults.range_locals(self.p):
                 self.out.line(line)
-        for name, ctype, count in self.p.locals:
-            size = stack_elements(count)
+        for name, ctype, _ in self.p.locals:
+            size = stack_elements(self.p, name)
             if size is not None:  # a scalar or a small fixed array: on the stack
                 self.out.line(f"{ctype} {name}[{size}] = {{0}};")
                 self.out.line(f"(void){name};")
@@ -322,7 +320,7 @@ class CPrinter:
 
     def _heap(self) -> list[tuple[str, str, str]]:
         """Function-level heap arrays: locals and ``local`` buffers not ``allocate_at``-ed."""
-        out = [loc for loc in self.p.locals if stack_elements(loc[2]) is None]
+        out = [loc for loc in self.p.locals if stack_elements(self.p, loc[0]) is None]
         for b in self.p.buffers:
             if not b.allocated_at and on_heap(b):
                 out.append((b.name, b.ctype, self.count(b)))
@@ -406,11 +404,9 @@ class CPrinter:
 
     def _macros(self) -> None:
         for name, arity in self.p.ufs:
-            params = ", ".join(f"t{k}" for k in range(arity))
-            index = "t0"  # row-major: ((t0) * (W) + (t1)) * (V) + (t2) ...
-            for k, extent in enumerate(self.p.signature.arg(name).inner, start=1):
-                index = f"({index}) * ({extent}) + (t{k})"
-            self.out.line(f"#define {name}({params}) {name}[{index}]")
+            element = uf_element(name, arity, self.p.signature.arg(name).inner)
+            for line in Define(name, uf_params(arity), element).lines():
+                self.out.line(line)
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
             self.out.line(f"#define {d.macro or d.name}({', '.join(dims)}) {self.p.access(d)}")
@@ -480,8 +476,8 @@ class CPrinter:
     def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
         fact checks of the checked function use the value instead of loading it again."""
-        value = expr(UFRead(n.uf, n.args))
-        bind = f"const int64_t {n.var} = {value};"
+        value = UFRead(n.uf, n.args)
+        bind = f"const int64_t {n.var} = {expr(value)};"
         earlier = self.out.bound(n.var)
         key = read_key(n.uf.removeprefix("spf_v_"), n.args) if self._fact_checks else None
         outer = self._fact_values.get(key) if key is not None else None
@@ -810,18 +806,12 @@ def _element_bytes(ctype: str) -> int:
     return int(np.dtype(NUMPY_OF_C[ctype]).itemsize)
 
 
-def stack_elements(count: str) -> int | None:
-    """The number of elements of a local whose element count (``"1"``, ``"(4) * (8)"``) is a
-    constant no larger than :data:`STACK_LOCAL_ELEMENTS`, else None (allocated on the heap).
-
-    >>> stack_elements("1"), stack_elements("(4) * (8)"), stack_elements("(N)")
-    (1, 32, None)
-    """
-    factors = [f.strip().strip("()").strip() for f in count.split("*")]
-    if not all(f.isdigit() for f in factors):
-        return None
-    size = eval_product(tuple(factors))
-    return max(1, size) if size <= STACK_LOCAL_ELEMENTS else None
+def stack_elements(program: Program, local: str) -> int | None:
+    """The number of elements of ``program``'s local ``local`` when its count is a constant
+    no larger than :data:`STACK_LOCAL_ELEMENTS` (:attr:`Program.local_sizes`), else None
+    (allocated on the heap)."""
+    size = dict(program.local_sizes).get(local)
+    return None if size is None or size > STACK_LOCAL_ELEMENTS else max(1, size)
 
 
 def eval_product(extents: tuple[str, ...]) -> int:

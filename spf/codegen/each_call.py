@@ -29,7 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
 from spf.cexpr import stmt_lines, to_c
+from spf.codegen.macros import Define, as_int64, define_lines, uf_element, uf_params
 from spf.errors import SpfError
 from spf.sets.memo import Table
 
@@ -150,38 +152,35 @@ def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:
             out.append(f"#define {s.name}_target({params}) {to_c(s.update.target)}")
             out.append(f"#define {s.name}_value({params}) {to_c(s.update.value)}")
         head = f"#define {s.name}({params})"
-        lines = stmt_lines(s.body)
-        if len(lines) == 1:
-            out.append(f"{head} {lines[0].rstrip(';')}")
+        if len(s.body) == 1 and isinstance(s.body[0], (cx.Assign, cx.Decl)):
+            out.append(f"{head} {cx.simple_text(s.body[0])}")
             continue
         out.append(f"{head} do {{ \\")
-        out += [f"  {ln} \\" for ln in lines]
+        out += [f"  {ln} \\" for ln in stmt_lines(s.body)]
         out.append("} while (0)")
     return out
 
 
-def each_call_lines(each: EachCall, body: str, restore: Sequence[str]) -> list[str]:
-    """The block the checked function runs before its loops: ``body`` is the check loops
-    as printed (:attr:`EachCall.program`'s body), ``restore`` the checked function's own
-    macro lines of the UFs read as they are (redefined after the block)."""
+def each_call_lines(each: EachCall, body: Sequence[str], restore: Sequence[Define]) -> list[str]:
+    """The block the checked function runs before its loops: ``body`` is the lines of the
+    check loops as printed (:attr:`EachCall.program`'s body), ``restore`` the checked
+    function's own macros of the UFs read as they are (redefined after the block)."""
     sub = each.program
     size = len(each.facts) * each.stride
-    lines = ["{", f"int64_t {COUNTS}[{size}] = {{0}};", f"#define {each.record}(t0) {COUNTS}[t0]"]
+    record = Define(each.record, uf_params(1), cx.Index(cx.Name(COUNTS), cx.Param("t0")))
+    lines = ["{", f"int64_t {COUNTS}[{size}] = {{0}};", *record.lines()]
     for a in sub.signature.args:
         if a.kind != "uf" or a.name not in each.compared:
             continue
         arity = a.uf.array_uf().arity if a.uf is not None else 1
-        index = "t0"
-        for k, extent in enumerate(a.inner, start=1):
-            index = f"({index}) * ({extent}) + (t{k})"
-        params = ", ".join(f"t{k}" for k in range(arity))
-        lines += [f"#undef {a.name}", f"#define {a.name}({params}) ((int64_t){a.name}[{index}])"]
+        entry = as_int64(uf_element(a.name, arity, a.inner))
+        lines += Define(a.name, uf_params(arity), entry, undef=True).lines()
     lines += stmt_macro_lines(sub.stmts)
-    lines += body.splitlines()
+    lines += body
     lines.append(f"#undef {each.record}")
     for s in sub.stmts:
         lines += [f"#undef {s.name}{part}" for part in ("", "_target", "_value")]
-    lines += list(restore)
+    lines += define_lines(restore)
     for k, n in enumerate(each.facts):
         lines.append(
             f"if ({COUNTS}[{k * each.stride}]) spf_fault_note(spf_fault, {FAULT_EACH}, {n}, 0, 0);"

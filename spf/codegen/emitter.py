@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 
 
@@ -12,7 +12,7 @@ class Emitter:
     def __init__(self) -> None:
         self._lines: list[str] = []
         self._depth = 0
-        self._scopes: list[dict[str, str]] = [{}]  # per indentation level: bound name -> value
+        self._scopes: list[dict[str, Hashable]] = [{}]  # per indentation level: name -> value
 
     def line(self, text: str) -> None:
         self._lines.append(("  " * self._depth + text) if text else "")
@@ -37,14 +37,18 @@ class Emitter:
             yield
         self.line("}")
 
-    def bind(self, name: str, value: str) -> None:
+    def bind(self, name: str, value: Hashable) -> None:
         """Record that the current block binds ``name`` to ``value`` (a printer's ``const``
-        local), for :meth:`bound`."""
+        local, as the expression tree it holds), for :meth:`bound`."""
         self._scopes[-1][name] = value
 
-    def bound(self, name: str) -> str | None:
+    def bound(self, name: str) -> Hashable | None:
         """The value the current block (not an enclosing one) bound ``name`` to, if any."""
         return self._scopes[-1].get(name)
+
+    def lines(self) -> list[str]:
+        """The lines so far."""
+        return list(self._lines)
 
     def text(self) -> str:
         return "\n".join(self._lines) + "\n"

@@ -168,9 +168,11 @@ def needed(program: Program, heap: list[str]) -> bool:
     return bool(program.index_arrays) or bool(heap)
 
 
-def prototype(sig: Signature) -> str:
-    """The C prototype of the function with the fault record."""
-    params = ", ".join([*(a.c_decl() for a in sig.args), FAULT_ARG])
+def prototype(sig: Signature, restrict: bool = True) -> str:
+    """The C prototype of the function with the fault record (``restrict``: see
+    :meth:`~spf.codegen.signature.Arg.c_decl`)."""
+    fault = FAULT_ARG if restrict else "int64_t *spf_fault"
+    params = ", ".join([*(a.c_decl(restrict) for a in sig.args), fault])
     return f"void {sig.function}{FAULTS_SUFFIX}({params})"
 
 

@@ -1,6 +1,10 @@
 """spf's own loop AST: what the scanner produces and the printers consume.
 
-Expressions: ``Int``, ``Var``, ``UFRead`` (an index-array read ``col(k)``) and ``Op``.
+Expressions: ``Int``, ``Var`` (:class:`spf.cexpr.Name`), ``UFRead`` (an index-array read
+``col(k)``) and ``Op``. ``Int`` keeps an integer (interval and linear-form arithmetic reads
+it), ``Op`` the loop-only operations ``floord``, ``min``, ``max``, ``neg`` and ``select``, and
+``UFRead`` arguments that are loop expressions: :func:`spf.codegen.c.loop_tree` turns them
+into :mod:`spf.cexpr` nodes.
 Statements: ``For``, ``If``, ``Block``, ``Bind`` (a UF value read once into a local),
 ``Call`` (one statement instance, with the values of its domain iterators) and ``Merge``
 (two cursors co-iterating sorted coordinate lists, :mod:`spf.codegen.merge`).
@@ -11,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from spf.cexpr import Name
+
 # ----------------------------------------------------------------------------- expressions
 
 
@@ -19,9 +25,9 @@ class Int:
     value: int
 
 
-@dataclass(frozen=True, slots=True)
-class Var:
-    name: str
+Var = Name
+"""A variable: the C tree's own name node (:class:`spf.cexpr.Name`), so a loop-AST variable
+is the C expression it prints as."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,10 +167,10 @@ static inline void spf_mpi_barrier(spf_mpi_requests *r)
 """
 
 
-def mpi_prototype(signature: Signature, comm_type: str = "MPI_Comm") -> str:
+def mpi_prototype(signature: Signature, comm_type: str = "MPI_Comm", restrict: bool = True) -> str:
     """``void f(MPI_Comm comm, <C arguments>)`` (``comm_type`` replaces ``MPI_Comm``, e.g. for a
-    cffi declaration of the same function)."""
-    args = [f"{comm_type} {COMM}", *(a.c_decl() for a in signature.args)]
+    cffi declaration of the same function, which also leaves out ``restrict``)."""
+    args = [f"{comm_type} {COMM}", *(a.c_decl(restrict) for a in signature.args)]
     return f"void {signature.function}({', '.join(args)})"
 
 
@@ -236,8 +236,8 @@ class MPIPrinter(CPrinter):
         aborts the job); returns the heap arrays (freed at the end)."""
         heap = self._heap()  # locals and the buffers the function owns on the heap
         aligned = self._aligned()
-        for name, ctype, count in self.p.locals:
-            size = stack_elements(count)
+        for name, ctype, _ in self.p.locals:
+            size = stack_elements(self.p, name)
             if size is not None:  # a scalar or a small fixed array: on the stack
                 self.out.line(f"{ctype} {name}[{size}] = {{0}};")
                 self.out.line(f"(void){name};")

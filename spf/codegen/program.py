@@ -17,7 +17,7 @@ from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import C_KEYWORDS
 from spf.codegen.body import BodyBuilder
-from spf.codegen.c import int_literal
+from spf.codegen.c import eval_product, int_literal
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node, walk
 from spf.codegen.register_tile import IndexForm, index_form
 from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from spf.cexpr import Stmt as CStmt
     from spf.codegen.each_call import EachCall
     from spf.computation.computation import Computation
+    from spf.computation.data_space import DataSpace
     from spf.computation.layout import Buffer
     from spf.computation.statement import Stmt
 
@@ -173,6 +174,8 @@ class Program:
     """``(name, arity)`` of each UF array."""
     locals: tuple[tuple[str, str, str], ...] = ()
     """``(name, C type, element count as a C expression)`` of the function's own arrays."""
+    local_sizes: tuple[tuple[str, int], ...] = ()
+    """``(name, element count)`` of each of :attr:`locals` whose count is a constant."""
     buffers: tuple[BufferDecl, ...] = ()
     """Layer III buffers (``add_buffer``); data spaces stored in them are remapped by their
     ``DataMacro``."""
@@ -285,6 +288,11 @@ def lower(comp: Computation, name: str | None = None) -> Program:
     body, private = place_private_locals(comp, body)
     data = [_data_macro(ds, comp) for ds in comp.data_spaces.values() if ds.rank is not None]
     data += [_buffer_macro(b) for b in buffers.values()]
+    own = [
+        ds
+        for ds in comp.data_spaces.values()
+        if ds.role == "local" and comp.storage_of(ds.name) is None and ds.private is None
+    ]
     return Program(
         signature=signature(comp, fname),
         body=body,
@@ -295,10 +303,9 @@ def lower(comp: Computation, name: str | None = None) -> Program:
             for n, u in sorted(comp.ufs.items())
             if not _is_index(comp, n)
         ),
-        locals=tuple(
-            _local(ds, comp)
-            for ds in comp.data_spaces.values()
-            if ds.role == "local" and comp.storage_of(ds.name) is None and ds.private is None
+        locals=tuple(_local(ds, comp) for ds in own),
+        local_sizes=tuple(
+            (ds.name, n) for ds in own if (n := _constant_elements(ds, comp)) is not None
         ),
         workspaces=_workspaces(comp),
         buffers=(*(_buffer_decl(b) for b in buffers.values()), *private),
@@ -379,6 +386,19 @@ def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
         )
     count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
     return ds.name, ds.ctype, count
+
+
+def _constant_elements(ds: DataSpace, comp: Computation) -> int | None:
+    """The number of elements of local ``ds`` when its shape is made of constants (not a
+    workspace: one copy per thread), else None."""
+    from spf.computation.layout import layout_of
+
+    if ds.name in layout_of(comp).workspaces:
+        return None
+    extents = [str(d) for d in ds.shape or ()]
+    if not all(e.isdigit() for e in extents):
+        return None
+    return eval_product(tuple(extents))
 
 
 C_RESERVED = C_KEYWORDS | {"main"}

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from spf.codegen.arg_checks import BOUNDS_PER_UF, CHECKED_SUFFIX, checked_prototype_of, prechecked
+from spf import cexpr as cx
+from spf.codegen.arg_checks import BOUNDS_PER_UF, checked_prototype_of, prechecked
+from spf.codegen.macros import Define, as_int64, uf_element, uf_params
 from spf.codegen.range_reads import pass_pays
 
 if TYPE_CHECKING:
@@ -57,11 +59,7 @@ def ranged(program: Program) -> frozenset[str]:
 def reads_prototype(program: Program) -> str:
     """The prototype of the fallback function: ``static`` (only the checked function calls
     it)."""
-    sig = program.signature
-    text = checked_prototype_of(sig)
-    return "static " + text.replace(
-        f"{sig.function}{CHECKED_SUFFIX}(", f"{sig.function}{READS_SUFFIX}(", 1
-    )
+    return "static " + checked_prototype_of(program.signature, READS_SUFFIX)
 
 
 def reads_declaration(program: Program) -> str:
@@ -81,13 +79,14 @@ gone, which is slower on short rows: int64 ``spmv(CSR)`` took 1.7-2.1x its unche
 call)."""
 
 
-def raw_macros(program: Program, names: frozenset[str]) -> list[str]:
-    """``#undef``/``#define`` lines that read the UFs ``names`` as they are (through
-    :data:`OPAQUE`, printed once before them)."""
+def raw_macros(program: Program, names: frozenset[str]) -> list[Define]:
+    """The macros that read the UFs ``names`` as they are (through :data:`OPAQUE`, printed
+    once before them), each replacing the UF's checked read macro."""
     out = []
     for a in program.signature.args:
         if a.kind == "uf" and a.name in names:
-            out += [f"#undef {a.name}", f"#define {a.name}(t0) spf_opaque((int64_t){a.name}[t0])"]
+            read = cx.Call("spf_opaque", (as_int64(uf_element(a.name, 1, ())),))
+            out.append(Define(a.name, uf_params(1), read, undef=True))
     return out
 
 

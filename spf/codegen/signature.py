@@ -47,12 +47,13 @@ class Arg:
         """numpy dtype name of the elements (or of the parameter)."""
         return NUMPY_OF_C[self.ctype]
 
-    def c_decl(self) -> str:
-        """The C parameter declaration (``const double *restrict x``)."""
+    def c_decl(self, restrict: bool = True) -> str:
+        """The C parameter declaration (``const double *restrict x``; without ``restrict``
+        for cffi, which does not take it)."""
         if self.kind == "param":
             return f"{self.ctype} {self.name}"
         const = "const " if self.const else ""
-        return f"{const}{self.ctype} *restrict {self.name}"
+        return f"{const}{self.ctype} *{'restrict ' if restrict else ''}{self.name}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,9 +71,10 @@ class Signature:
     """Parameter conditions keeping accesses in bounds that a call with ``check=True``
     verifies (``kernel.preconditions``; spf.runtime.preconditions)."""
 
-    def c_prototype(self) -> str:
-        """``void spmv(int64_t N, ..., double *restrict y)``."""
-        params = ", ".join(a.c_decl() for a in self.args) or "void"
+    def c_prototype(self, restrict: bool = True) -> str:
+        """``void spmv(int64_t N, ..., double *restrict y)`` (``restrict``: see
+        :meth:`Arg.c_decl`)."""
+        params = ", ".join(a.c_decl(restrict) for a in self.args) or "void"
         return f"void {self.function}({params})"
 
     def arg(self, name: str) -> Arg:
@@ -185,13 +187,17 @@ def _affine_text(aff: object, plus: int) -> str | None:
     assert isinstance(aff, isl.Aff)
     if aff.get_denominator_val().to_python() != 1:
         return None
-    terms: list[str] = []
+    terms: list[tuple[int, str]] = []  # (coefficient, name; "" for the constant)
     for i in range(aff.dim(isl.dim_type.param)):
         c = aff.get_coefficient_val(isl.dim_type.param, i).to_python()
         if c:
-            name = str(aff.get_dim_name(isl.dim_type.param, i))
-            terms.append(name if c == 1 else f"{c}*{name}")
+            terms.append((c, str(aff.get_dim_name(isl.dim_type.param, i))))
     const = aff.get_constant_val().to_python() + plus
     if const or not terms:
-        terms.append(str(const))
-    return " + ".join(terms).replace("+ -", "- ")
+        terms.append((const, ""))
+    out = ""
+    for k, (c, name) in enumerate(terms):
+        size = abs(c) if k else c  # after the first term, the sign is the operator
+        text = name if c == 1 and name else f"{size}*{name}" if name else str(size)
+        out += text if not k else f" {'-' if c < 0 else '+'} {text}"
+    return out

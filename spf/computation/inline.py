@@ -17,7 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
 from spf.computation.access import iterator_names
+from spf.computation.source.render_c import source_access
 from spf.computation.statement import Stmt
 from spf.errors import ArgumentError, ArityError, ScheduleError
 from spf.sets import Relation, Set
@@ -210,8 +212,8 @@ class _Plan:
         its = list(iterator_names(stmt.domain))
         new_its = [self.prefix + it for it in its]
         source = stmt.parsed.render_c(
-            lambda n, ix: f"${self.rename[n]}$" + (f"({', '.join(ix)})" if ix else ""),
-            lambda n, ix: f"{n}({', '.join(ix)})",
+            lambda n, ix: source_access(self.rename[n], ix),
+            cx.Call,
             dict(zip(its, new_its, strict=True)),
         )
         named = Set(f"{{[{', '.join(new_its)}]}}").intersect(stmt.domain) if its else stmt.domain

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
 from spf.computation.access import iterator_names
+from spf.computation.source.render_c import source_access
 from spf.computation.statement import Stmt
 from spf.errors import IllegalScheduleError, ScheduleError, UndeclaredError
 
@@ -42,11 +44,7 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
             f"{producer.name} computes"
         )
     its = list(iterator_names(producer.domain))
-    found = producer.parsed.assignment_value(
-        lambda n, ix: f"${n}$" + (f"({', '.join(ix)})" if ix else ""),
-        lambda n, ix: f"{n}({', '.join(ix)})",
-        {it: f"__spf_it{k}__" for k, it in enumerate(its)},
-    )
+    found = producer.parsed.assignment_value(source_access, cx.Call, its)
     if found is None:
         raise ScheduleError(
             f"inline({name!r}): {producer.name} must be one plain assignment "
@@ -67,11 +65,11 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
         for reader in readers:
             source = reader.parsed.render_c(
                 lambda n, ix: (
-                    _substitute(value, its, slot, ix)
+                    cx.substitute(value, {it: ix[slot[it]] for it in its})
                     if n == name
-                    else f"${n}$" + (f"({', '.join(ix)})" if ix else "")
+                    else source_access(n, ix)
                 ),
-                lambda n, ix: f"{n}({', '.join(ix)})",
+                cx.Call,
             )
             _replace_source(comp, reader, source)
     except BaseException:
@@ -99,12 +97,6 @@ def inline_stmt(comp: Computation, stmt: Stmt) -> list[str]:
             "would drop its result"
         )
     return inline_data_space(comp, written[0])
-
-
-def _substitute(value: str, its: list[str], slot: dict[str, int], ix: tuple[str, ...]) -> str:
-    for k, it in enumerate(its):
-        value = value.replace(f"__spf_it{k}__", f"({ix[slot[it]]})")
-    return f"({value})"
 
 
 def _check_inputs_stable(comp: Computation, producer: Stmt, name: str) -> None:

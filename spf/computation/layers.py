@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spf import cexpr as cx
 from spf.computation.layout import Placement, layout_of, physical, rename
 from spf.computation.operations import OperationStmt
 from spf.schedule.commands import ROOT
@@ -90,9 +91,8 @@ def _body(s: Stmt) -> str:
     """The statement's C with data-space accesses as ``A(i, j)``."""
     from spf.computation.access import iterator_names
 
-    fmt = (lambda n, ix: f"{n}({', '.join(ix)})", lambda n, ix: f"{n}({', '.join(ix)})")
     its = {it: it for it in iterator_names(s.domain)}
-    return " ".join(s.parsed.render_c(*fmt, its).split())
+    return " ".join(s.parsed.render_c(cx.Access, cx.Call, its).split())
 
 
 def _algorithm(comp: Computation) -> str:

@@ -36,7 +36,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from spf import cexpr as cx
 from spf.computation.access import iterator_names
+from spf.computation.source.render_c import source_access
 from spf.errors import ArgumentError, IllegalScheduleError, ScheduleError, SpfError, UndeclaredError
 from spf.schedule.commands import Effect, Loop, check_loop_ref, check_name, register_command
 from spf.schedule.relations import is_constant, loops_of, set_constants
@@ -533,11 +535,9 @@ def _rewrite(comp: Computation, stmt: Stmt, ds: str, plan: _Plan) -> None:
     (validated by adding a fresh statement, as :mod:`spf.computation.inlining` does)."""
     from spf.computation.statement import Stmt
 
-    index = ", ".join(plan.consumer_index)
-    packed = f"${plan.space}$({index})" if index else f"${plan.space}$"
+    packed = source_access(plan.space, tuple(cx.Text(i) for i in plan.consumer_index))
     source = stmt.parsed.render_c(
-        lambda n, ix: packed if n == ds else f"${n}$" + (f"({', '.join(ix)})" if ix else ""),
-        lambda n, ix: f"{n}({', '.join(ix)})",
+        lambda n, ix: packed if n == ds else source_access(n, ix), cx.Call
     )
     position = comp._stmts.index(stmt)
     comp._stmts.remove(stmt)

@@ -20,7 +20,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from spf import cexpr as cx
 from spf.clang import check_reserved
+from spf.computation.source.render_c import source_access
 from spf.errors import ArgumentError, SpfError, UndeclaredError, VerifyError
 
 if TYPE_CHECKING:
@@ -278,11 +280,11 @@ def _source(
     if again is not None and _uses(again, None) == _uses(parsed, names):
         return lexical  # the same text but the names: formatting and comments kept
 
-    def access(name: str, index: tuple[str, ...]) -> str:
-        return f"${names.space(name)}$" + (f"({', '.join(index)})" if index else "")
+    def access(name: str, index: tuple[cx.Expr, ...]) -> cx.Expr:
+        return source_access(names.space(name), index)
 
-    def call(name: str, args: tuple[str, ...]) -> str:
-        return f"{names.space(name)}({', '.join(args)})"
+    def call(name: str, args: tuple[cx.Expr, ...]) -> cx.Expr:
+        return cx.Call(names.space(name), args)
 
     return parsed.render_c(access, call)
 

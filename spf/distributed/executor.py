@@ -83,10 +83,16 @@ def executor_args(local: Signature, layout: Layout) -> list[Arg]:
     ]
 
 
-def prototype(name: str, local: Signature, layout: Layout, comm_type: str = "MPI_Comm") -> str:
+def prototype(
+    name: str,
+    local: Signature,
+    layout: Layout,
+    comm_type: str = "MPI_Comm",
+    restrict: bool = True,
+) -> str:
     ctypes = {a.name: a.ctype for a in local.args}
     decls = [f"{comm_type} {COMM}", *(d for d, _ in plan_args(layout, ctypes))]
-    decls += [a.c_decl() for a in executor_args(local, layout)]
+    decls += [a.c_decl(restrict) for a in executor_args(local, layout)]
     return f"int {name}({', '.join(decls)})"
 
 

@@ -166,8 +166,8 @@ class DistributedKernel:
             compiler=MPICC,
         )
         ffi = cffi.FFI()
-        decl = prototype(self.name, self._local_sig, self.layout, comm_ctype())
-        ffi.cdef(decl.replace("restrict ", "") + ";")
+        decl = prototype(self.name, self._local_sig, self.layout, comm_ctype(), restrict=False)
+        ffi.cdef(decl + ";")
         lib = ffi.dlopen(str(built.path))
         self._ffi, self._fn, self._cast = ffi, getattr(lib, self.name), ffi.cast
         self._top_ptr = ffi.cast("void *", self._top.ctypes.data)

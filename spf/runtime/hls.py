@@ -46,7 +46,7 @@ class HlsKernel(Kernel):
         bounds: Mapping[str, tuple[int, int]] | None = None,
     ) -> None:
         super().__init__(signature, source, path, command, compiler_output=compiler_output)
-        self.signature = self.signature.replace(" *restrict ", " *")  # as the source has it
+        self.signature = signature.c_prototype(restrict=False)  # as the source has it
         self.bounds: dict[str, tuple[int, int]] = dict(bounds or {})
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:

@@ -9,7 +9,6 @@ bad index array is an :class:`~spf.errors.ArgumentError`, not a segfault.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
     from spf.codegen.signature import Arg, Signature
     from spf.runtime.fact_check import CheckCost
 
-_RESTRICT = re.compile(r"\b(?:__)?restrict(?:__)?\b")
-
 
 _LOADED: dict[tuple[str, str], tuple[cffi.FFI, Any]] = {}
 """Libraries stay loaded for the life of the process: unloading a library whose OpenMP
@@ -51,7 +48,7 @@ def _load(path: Path, prototype: str, command: str, extra: str = "") -> tuple[cf
     if key not in _LOADED:
         ffi = cffi.FFI()
         try:
-            ffi.cdef(_RESTRICT.sub("", prototype) + ";" + extra)
+            ffi.cdef(prototype + ";" + extra)
         except cffi.CDefError as err:
             raise SpfError(f"cannot declare {prototype!r} to cffi: {err}") from None
         try:
@@ -93,15 +90,19 @@ class Kernel:
         self.compiler_output = compiler_output
         self.arguments: tuple[Arg, ...] = signature.args
         self.preconditions: tuple[Precondition, ...] = signature.preconditions
-        faulting = faults.prototype(signature)
-        has_fault = faulting in source
-        names = faults.names_prototype(self.name)
-        extra = f"{faulting};{names};" if has_fault else ""
-        checked = arg_checks.checked_prototype_of(signature)
-        has_checked = checked in source
-        if has_checked:
-            extra += f"{checked};{arg_checks.facts_prototype(self.name)};"
-        self._ffi, self._lib = ffi, lib = _load(self.path, self.signature, command, extra)
+        extra = "".join(  # declared always; the library says which it defines
+            f"{p};"
+            for p in (
+                faults.prototype(signature, restrict=False),
+                faults.names_prototype(self.name),
+                arg_checks.checked_prototype_of(signature, restrict=False),
+                arg_checks.facts_prototype(self.name),
+            )
+        )
+        plain = signature.c_prototype(restrict=False)
+        self._ffi, self._lib = ffi, lib = _load(self.path, plain, command, extra)
+        has_fault = hasattr(lib, self.name + faults.FAULTS_SUFFIX)
+        has_checked = hasattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
         self._records = threading.local()
         """Each thread's fault record (:meth:`_record`)."""
         self._fault: Any = None

@@ -60,8 +60,8 @@ class _LoadSignature(Signature):
 
     comm_type: str = "uintptr_t"
 
-    def c_prototype(self) -> str:
-        return mpi_prototype(self, self.comm_type)
+    def c_prototype(self, restrict: bool = True) -> str:
+        return mpi_prototype(self, self.comm_type, restrict)
 
 
 class MPIKernel(Kernel):

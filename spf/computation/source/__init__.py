@@ -13,7 +13,8 @@ accesses (with index expressions as text in spf's set syntax), C text for code g
 ...                  ufs={"col": 1})
 >>> [(a.data_space, a.indices) for a in p.reads]
 [('y', ('i',)), ('A', ('k',)), ('x', ('col(k)',))]
->>> p.render_c(lambda n, ix: f"{n}[{']['.join(ix)}]", lambda n, ix: f"{n}({', '.join(ix)})")
+>>> from spf import cexpr as cx
+>>> p.render_c(lambda n, ix: cx.Index(cx.Name(n), ix[0]), cx.Call)
 'y[i] += A[k] * x[col(k)];'
 
 Notes on index semantics: C's ``e / c`` and ``e % c`` in an index are reported in set syntax as

@@ -6,11 +6,12 @@ reductions, UF calls, names and locals, with the typed tree it renders to C thro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from spf.computation.source.render_c import _CWriter
+from spf import cexpr as cx
+from spf.computation.source.render_c import Build, CTreeBuilder
 from spf.computation.source.runtime import _compile_python
 from spf.computation.source.to_python import _PyWriter
 
@@ -51,31 +52,30 @@ class ParsedSource:
 
     def render_c(
         self,
-        access: Callable[[str, tuple[str, ...]], str],
-        uf: Callable[[str, tuple[str, ...]], str],
+        access: Build,
+        uf: Build,
         rename: Mapping[str, str] | None = None,
         *,
         calls: Mapping[str, str] | None = None,
     ) -> str:
-        """C text of the block, one statement per line.
+        """C text of the block, one statement per line (:func:`spf.cexpr.stmt_lines`).
 
-        Each data-space access becomes ``access(name, index texts in C)``, each UF call
-        ``uf(name, argument texts)``; ``rename`` renames iterators, parameters and locals,
-        ``calls`` the functions called (code generation calls ``min``/``max`` by the names
-        of its own macros, ``spf_min``/``spf_max``, so that users may name data spaces
+        Each data-space access becomes the C tree ``access(name, index trees)``, each UF call
+        ``uf(name, argument trees)`` (:mod:`spf.cexpr`; ``source_access`` of
+        :mod:`.render_c` writes ``$A$(i)``); ``rename`` renames iterators, parameters and
+        locals, ``calls`` the functions called (code generation calls ``min``/``max`` by the
+        names of its own macros, ``spf_min``/``spf_max``, so that users may name data spaces
         ``min``); an index ``floor(e/c)`` becomes an integer floor division expression.
         """
-        writer = _CWriter(access, uf, dict(rename or {}), calls)
-        return "\n".join(writer.stmts(self.body, 0))
+        builder = CTreeBuilder(rename=rename, calls=calls, access=access, uf=uf)
+        return "\n".join(cx.stmt_lines(builder.stmts(self.body)))
 
     def assignment_value(
-        self,
-        access: Callable[[str, tuple[str, ...]], str],
-        uf: Callable[[str, tuple[str, ...]], str],
-        rename: Mapping[str, str] | None = None,
-    ) -> tuple[Access, str] | None:
+        self, access: Build, uf: Build, params: Collection[str] = ()
+    ) -> tuple[Access, cx.Expr] | None:
         """For a block that is one plain assignment ``$t$(...) = e;``: the written access
-        and the C text of ``e`` (rendered like :meth:`render_c`); else None."""
+        and the C tree of ``e`` (built like :meth:`render_c`; the names ``params`` as
+        :class:`~spf.cexpr.Param`, which :func:`spf.cexpr.substitute` replaces); else None."""
         from spf.computation.source.tree import _Assign, _Ref
 
         if len(self.body) != 1 or len(self.writes) != 1:
@@ -83,8 +83,8 @@ class ParsedSource:
         (stmt,) = self.body
         if not isinstance(stmt, _Assign) or stmt.op != "=" or not isinstance(stmt.target, _Ref):
             return None
-        writer = _CWriter(access, uf, dict(rename or {}))
-        return self.writes[0], writer.expr(stmt.value)
+        builder = CTreeBuilder(params=params, access=access, uf=uf)
+        return self.writes[0], builder.expr(stmt.value)
 
     def reduction_tree(self, *, spelled: bool = False) -> tuple[Access, _Ref, str, _Expr] | None:
         """For a block that is one accumulation ``$y$(...) op= e;`` (op ``+= -= *=``) whose

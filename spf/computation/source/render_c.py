@@ -1,15 +1,26 @@
-"""C printing of the typed tree for code generation (:meth:`ParsedSource.render_c`): statements
-one per line with two-space indentation, expressions with C precedence and the parentheses gcc's
-``-Wparentheses`` asks for, data-space accesses and UF calls through the caller's callbacks,
-renamed iterators/parameters/locals, and an index ``floor(e/c)``/``ceil(e/c)`` as an exact
-integer division expression.
+"""The typed tree of a statement as C trees (:mod:`spf.cexpr`), printed by the one C printer.
+
+:class:`CTreeBuilder` converts a parsed statement's nodes: iterators, parameters and locals
+renamed, the names in ``params`` as macro parameters (:class:`~spf.cexpr.Param`), data-space
+accesses and UF calls through the caller's builders (by default an
+:class:`~spf.cexpr.Access` and a :class:`~spf.cexpr.Call`), functions renamed (``min`` as
+code generation's ``spf_min``), a named constant (``INFINITY``) a name, and an index
+``floor(e/c)``/``ceil(e/c)`` an exact integer division. Code generation builds statement
+macros with it (:mod:`spf.codegen.body`); :meth:`ParsedSource.render_c` prints a rewritten
+statement's source with it (inlining, renaming, packing).
+
+>>> from spf.computation.source import parse_source
+>>> p = parse_source("$y$(i) = $x$(i) / 2;", data_spaces={"y": 1, "x": 1}, ufs={})
+>>> b = CTreeBuilder(access=source_access, rename={"i": "i0"})
+>>> cx.stmt_lines(b.stmts(p.body))
+['$y$(i0) = $x$(i0) / 2;']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 
-from spf.clang import C_ATOM, C_COND, C_PREC, C_UNARY
+from spf import cexpr as cx
 from spf.computation.source.tree import (
     _Assign,
     _Binary,
@@ -27,120 +38,85 @@ from spf.computation.source.tree import (
     _Unary,
     _Var,
 )
-from spf.computation.source.vocab import _IDENT
 
-_C_BITWISE = {"|", "^", "&", "<<", ">>"}
-_C_COMPARE = {"==", "!=", "<", "<=", ">", ">="}
+Build = Callable[[str, tuple[cx.Expr, ...]], cx.Expr]
+"""Builds the node of a data-space access or a UF call from its name and its arguments."""
 
 
-class _CWriter:
+def source_access(name: str, indices: tuple[cx.Expr, ...]) -> cx.Expr:
+    """An access as statement source writes it: ``$A$(i, j)``, ``$s$`` for a scalar."""
+    if not indices:
+        return cx.Name(f"${name}$")
+    return cx.Access(name, indices, f"${name}$")
+
+
+class CTreeBuilder:
+    """Converts a parsed statement's nodes to C trees (see the module's docstring)."""
+
     def __init__(
         self,
-        access: Callable[[str, tuple[str, ...]], str],
-        uf: Callable[[str, tuple[str, ...]], str],
-        rename: dict[str, str],
+        *,
+        params: Collection[str] = (),
+        rename: Mapping[str, str] | None = None,
         calls: Mapping[str, str] | None = None,
+        access: Build | None = None,
+        uf: Build | None = None,
     ) -> None:
-        self.access = access
-        self.uf = uf
-        self.rename = rename
-        self.calls = calls or {}
+        self.params = frozenset(params)
+        self.rename = dict(rename or {})
+        self.calls = dict(calls or {})
+        self._access: Build = access or cx.Access
+        self._uf: Build = uf or cx.Call
 
-    def stmts(self, body: tuple[_Stmt, ...], depth: int) -> list[str]:
-        pad = "  " * depth
-        lines: list[str] = []
-        for s in body:
-            if isinstance(s, _Assign):
-                lines.append(f"{pad}{self.expr(s.target)} {s.op} {self.expr(s.value)};")
-            elif isinstance(s, _Decl):
-                init = "" if s.init is None else f" = {self.expr(s.init)}"
-                lines.append(f"{pad}{s.ctype} {self.rename.get(s.name, s.name)}{init};")
-            elif isinstance(s, _If):
-                lines.append(f"{pad}if ({self.expr(s.cond)})")
-                lines += self._braced(s.then, depth)
-                if s.other is not None:
-                    lines.append(f"{pad}else")
-                    lines += self._braced(s.other, depth)
-            else:
-                lines += self._braced(s.body, depth)
-        return lines
+    def stmts(self, body: Sequence[_Stmt]) -> tuple[cx.Stmt, ...]:
+        return tuple(self.stmt(s) for s in body)
 
-    def _braced(self, body: tuple[_Stmt, ...], depth: int) -> list[str]:
-        pad = "  " * depth
-        return [f"{pad}{{", *self.stmts(body, depth + 1), f"{pad}}}"]
+    def stmt(self, s: _Stmt) -> cx.Stmt:
+        if isinstance(s, _Assign):
+            return cx.Assign(self.expr(s.target), s.op, self.expr(s.value))
+        if isinstance(s, _Decl):
+            init = None if s.init is None else self.expr(s.init)
+            return cx.Decl(s.ctype, self.rename.get(s.name, s.name), init)
+        if isinstance(s, _If):
+            other = None if s.other is None else self.stmts(s.other)
+            return cx.IfStmt(self.expr(s.cond), self.stmts(s.then), other)
+        return cx.BlockStmt(self.stmts(s.body))
 
-    def expr(self, e: _Expr) -> str:
-        return self._print(e)[0]
-
-    def _print(self, e: _Expr) -> tuple[str, int]:
+    def expr(self, e: _Expr) -> cx.Expr:
         if isinstance(e, _Num):
-            return e.text, C_ATOM
+            return cx.Num(e.text)
         if isinstance(e, _Var):
-            return self.rename.get(e.name, e.name), C_ATOM
+            name = self.rename.get(e.name, e.name)
+            return cx.Param(name) if e.name in self.params and not e.local else cx.Name(name)
         if isinstance(e, _Ref):
-            return _atomic(self.access(e.ds, tuple(self.expr(i) for i in e.indices)))
+            return self.access(e)
         if isinstance(e, _UFCall):  # a component is the last index of the UF's array
-            tail = () if e.component is None else (str(e.component),)
-            return _atomic(self.uf(e.name, (*(self.expr(a) for a in e.args), *tail)))
+            tail = () if e.component is None else (cx.Num(str(e.component)),)
+            return self._uf(e.name, (*(self.expr(a) for a in e.args), *tail))
         if isinstance(e, _Call):
             if not e.args:
-                return e.func, C_ATOM
-            func = self.calls.get(e.func, e.func)
-            return f"{func}({', '.join(self.expr(a) for a in e.args)})", C_ATOM
+                return cx.Name(e.func)  # a named constant (INFINITY)
+            return cx.Call(self.calls.get(e.func, e.func), tuple(self.expr(a) for a in e.args))
         if isinstance(e, _IDiv):
-            num = self._wrap(e.num, C_ATOM)
-            num = num if not e.ceil else f"({self._wrap(e.num, 12)} + {e.den - 1})"
-            floor = f"({num} < 0 ? -((-{num} + {e.den - 1}) / {e.den}) : {num} / {e.den})"
-            return floor, C_ATOM
+            return floor_div(self.expr(e.num), e.den, e.ceil)
         if isinstance(e, _Unary):
-            inner = self._wrap(e.operand, C_UNARY)
-            if inner[:1] in "+-" and e.op in "+-":
-                inner = f"({inner})"
-            return f"{e.op}{inner}", C_UNARY
+            return cx.Unary(e.op, self.expr(e.operand))
         if isinstance(e, _Cast):
-            return f"({e.ctype}) {self._wrap(e.operand, C_UNARY)}", C_UNARY
+            return cx.Cast(e.ctype, self.expr(e.operand))
         if isinstance(e, _Cond):
-            c, t = self._wrap(e.cond, C_COND + 1), self._wrap(e.then, C_COND + 1)
-            return f"{c} ? {t} : {self._wrap(e.other, C_COND)}", C_COND
-        prec = C_PREC[e.op]
-        left = self._operand(e.left, e.op, prec)
-        right = self._operand(e.right, e.op, prec + 1)
-        return f"{left} {e.op} {right}", prec
+            return cx.Ternary(self.expr(e.cond), self.expr(e.then), self.expr(e.other))
+        assert isinstance(e, _Binary)
+        return cx.Binary(e.op, self.expr(e.left), self.expr(e.right))
 
-    def _operand(self, e: _Expr, op: str, need: int) -> str:
-        text, prec = self._print(e)
-        picky = isinstance(e, _Binary) and _picky(op, e.op)
-        negated = isinstance(e, _Unary) and e.op == "!" and (op in _C_COMPARE or op in "&|^")
-        return f"({text})" if prec < need or picky or negated else text
-
-    def _wrap(self, e: _Expr, need: int) -> str:
-        text, prec = self._print(e)
-        return text if prec >= need else f"({text})"
+    def access(self, e: _Ref) -> cx.Expr:
+        return self._access(e.ds, tuple(self.expr(i) for i in e.indices))
 
 
-def _picky(parent: str, child: str) -> bool:
-    """Operator nestings that gcc's -Wparentheses wants parenthesized."""
-    if parent in _C_BITWISE:
-        return child != parent
-    if parent == "||":
-        return child == "&&"
-    return parent in _C_COMPARE and child in _C_COMPARE
-
-
-def _atomic(text: str) -> tuple[str, int]:
-    """A callback's text as an operand: a name followed by bracket groups stays bare."""
-    found = _IDENT.match(text)
-    pos = found.end() if found is not None else 0
-    while found is not None and pos < len(text):
-        if text[pos] not in "([":
-            found = None
-            break
-        depth, start = 0, pos
-        for k in range(start, len(text)):
-            depth += 1 if text[k] in "([" else -1 if text[k] in ")]" else 0
-            if depth == 0:
-                pos = k + 1
-                break
-        else:
-            found = None
-    return (text, C_ATOM) if found is not None else (f"({text})", C_ATOM)
+def floor_div(num: cx.Expr, den: int, ceil: bool) -> cx.Expr:
+    """``floor(num / den)`` (``ceil`` with ``ceil``) in C's truncating integer division, for
+    a positive constant ``den``."""
+    if ceil:
+        num = cx.Binary("+", num, cx.Num(str(den - 1)))
+    d, d1 = cx.Num(str(den)), cx.Num(str(den - 1))
+    negative = cx.Unary("-", cx.Binary("/", cx.Binary("+", cx.Unary("-", num), d1), d))
+    return cx.Ternary(cx.Binary("<", num, cx.Num("0")), negative, cx.Binary("/", num, d))

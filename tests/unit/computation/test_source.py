@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spf import cexpr as cx
 from spf.computation.source import Access, ParsedSource, parse_source
+from spf.computation.source.render_c import source_access
 from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
 from spf.sets import Relation
 
@@ -450,12 +452,12 @@ def test_source_must_be_text() -> None:
 
 
 # ============================================================================== render_c
-def macro_access(name: str, idx: tuple[str, ...]) -> str:
-    return f"ds_{name}({', '.join(idx)})"
+def macro_access(name: str, idx: tuple[cx.Expr, ...]) -> cx.Expr:
+    return cx.Access(name, idx, f"ds_{name}")
 
 
-def macro_uf(name: str, args: tuple[str, ...]) -> str:
-    return f"uf_{name}({', '.join(args)})"
+def macro_uf(name: str, args: tuple[cx.Expr, ...]) -> cx.Expr:
+    return cx.Call(f"uf_{name}", args)
 
 
 def test_render_c_spmv() -> None:
@@ -489,12 +491,15 @@ def test_render_c_keeps_precedence() -> None:
     )
 
 
-def test_render_c_parenthesizes_complex_callback_text() -> None:
-    p = parse("$y$(i) = 2 * $t$;", {"y": 1, "t": 0})
-    assert (
-        p.render_c(lambda n, ix: f"*{n}" if not ix else f"{n}[{ix[0]}]", macro_uf)
-        == "y[i] = 2 * (*t);"
-    )
+def test_render_c_parenthesizes_callback_trees_by_precedence() -> None:
+    p = parse("$y$(i) = 2 * $t$ + $t$;", {"y": 1, "t": 0})
+
+    def access(n: str, ix: tuple[cx.Expr, ...]) -> cx.Expr:
+        if ix:
+            return cx.Index(cx.Name(n), ix[0])
+        return cx.Binary("+", cx.Name("base"), cx.Name("off"))
+
+    assert p.render_c(access, macro_uf) == "y[i] = 2 * (base + off) + (base + off);"
 
 
 GCC_CASES: list[tuple[str, dict[str, int]]] = [
@@ -831,7 +836,7 @@ def test_random_expressions_execute_like_python(tree: Tree, a: list[float], b: l
         fn({"i": i}, arrays, {})
         assert arrays["out"][i] == evaluate(tree, a[i], b[i]), source
     # and the C rendering, read back with $..$ accesses, computes the same
-    again = parse(p.render_c(lambda n, ix: f"${n}$({', '.join(ix)})", macro_uf), data)
+    again = parse(p.render_c(source_access, macro_uf), data)
     out2 = np.zeros(2)
     for i in range(2):
         again.to_python()({"i": i}, {**arrays, "out": out2}, {})

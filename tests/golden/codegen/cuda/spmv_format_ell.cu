@@ -22,7 +22,7 @@ typedef unsigned long long uint64_t;
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#define col(t0, t1) col[(t0) * (W) + (t1)]
+#define col(t0, t1) col[(t0) * W + (t1)]
 #define y(t0) y[t0]
 #define A(t0, t1) A[(t0) * W + (t1)]
 #define x(t0) x[t0]

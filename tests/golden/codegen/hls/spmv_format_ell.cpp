@@ -5,7 +5,7 @@
 #define spf_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
-#define col(t0, t1) col[(t0) * (W) + (t1)]
+#define col(t0, t1) col[(t0) * W + (t1)]
 #define spmv_target(p, w, i, j) y(i)
 #define spmv_value(p, w, i, j) A(p, w) * x(j)
 #define spmv(p, w, i, j) y(i) += A(p, w) * x(j)

@@ -21,7 +21,7 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
   }
 }
 #endif
-#define col(t0, t1) col[(t0) * (W) + (t1)]
+#define col(t0, t1) col[(t0) * W + (t1)]
 #define y(t0) y[t0]
 #define A(t0, t1) A[(t0) * W + (t1)]
 #define x(t0) x[t0]
