@@ -352,13 +352,15 @@ def cases(ctx: Context) -> tuple[list[Case], list[tuple[str, str, str]], dict[st
 
 def _kept(sec: Section, costs: dict[str, Any]) -> None:
     """How each sparse kernel verifies its facts (``kernel.check_cost``): how many facts
-    each way, and the facts not checked because the others imply them."""
+    each way (a remembered one with where new contents are checked), and the facts not
+    checked because the others imply them."""
     sec.line("How each kernel verifies its facts (`kernel.check_cost`, int32):\n")
     rows = []
     for name, cost in costs.items():
         counts: dict[str, int] = {}
         for c in cost:
-            counts[c.how] = counts.get(c.how, 0) + 1
+            how = f"{c.how} ({c.first})" if c.first else c.how
+            counts[how] = counts.get(how, 0) + 1
         ways = ", ".join(f"{how}: {n}" for how, n in counts.items()) or "no facts"
         implied = "; ".join(f"`{f}`" for f in cost.implied) or "-"
         rows.append([f"`{name}`", ways, implied])

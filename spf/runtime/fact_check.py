@@ -91,13 +91,18 @@ class FactCost:
     reads: tuple[str, ...]
     before_loops: bool = False
     implied_by: tuple[str, ...] = ()
+    first: str = ""
+    """For a ``"remembered"`` fact, where a call whose index arrays hold new contents checks
+    it: ``"in loop"``, ``"before loops"`` (the kernel's checked function, before its loops)
+    or ``"own pass"`` (a compiled pass of its own, called first)."""
 
     def __str__(self) -> str:
         if self.implied_by:
             by = ", ".join(repr(f) for f in self.implied_by)
             return f"{self.how}: {self.fact!r} (follows from {by})"
         via = f" (checked as {self.checked!r})" if self.checked != self.fact else ""
-        return f"{self.how}: {self.fact!r}{via}"
+        how = f"{self.how} ({self.first} on new contents)" if self.first else self.how
+        return f"{how}: {self.fact!r}{via}"
 
 
 class CheckCost(tuple[FactCost, ...]):
@@ -348,6 +353,9 @@ class FactChecker:
         """The binding's parameter and array orders (:meth:`place`)."""
         self.timings: list[tuple[str, float]] = []
         """``(fact text, seconds)`` of the checks the last :meth:`check` timed."""
+        self.by_content = False
+        """The kernel remembers the index-array contents its checked calls verified
+        (spf.runtime.known): :attr:`cost` says ``"remembered"`` for every fact it checks."""
 
     # ------------------------------------------------------------------------- the plan
     def _plan(self) -> dict[int, _Planned]:
@@ -413,7 +421,11 @@ class FactChecker:
             else:
                 text = q.plan.checked.text
                 by = tuple(self.facts[m].text for m in self._implied().get(n, ()))
-                out.append(FactCost(f.text, label, q.how, text, q.reads, q.before_loops, by))
+                how, first = q.how, ""
+                if (self.by_content and how != "implied") or how == "remembered":
+                    how, first = "remembered", _FIRST.get(q.route, "own pass")
+                cost = FactCost(f.text, label, how, text, q.reads, q.before_loops, by, first)
+                out.append(cost)
         return CheckCost(out)
 
     @property
@@ -588,6 +600,10 @@ class FactChecker:
                         q.warned = True
                         out.append((text, spent))
         return out
+
+
+_FIRST = {"in loop": "in loop", "before loops": "before loops"}
+"""A remembered fact's :attr:`FactCost.first` by its route (any other: ``"own pass"``)."""
 
 
 def _all_params(ufs: Mapping[str, UF]) -> set[str]:

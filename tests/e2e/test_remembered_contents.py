@@ -1,0 +1,322 @@
+"""Checked calls remembered by the contents of their index arrays (spf.runtime.known, API.md
+§16): a checked call on contents verified before runs the unchecked function and computes
+the same; contents changed in place (one entry), new arrays, other parameters and arrays
+too small to hash are checked again, so every broken fact, range or order is still refused
+after other arrays were remembered as verified; overlapping outputs are refused whatever
+the contents.
+
+Timings are measured by ``spf bench --only scale`` (spf.bench.scale_checks), never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf.formats import CSR
+from spf.runtime.known import MIN_BYTES, REMEMBERED
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DTYPES = ["int32", "int64"]
+
+
+class Counted:
+    """A kernel's checked and unchecked C functions, each call counted."""
+
+    def __init__(self, kernel: spf.Kernel, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.checked = self.unchecked = 0
+        checked, unchecked = kernel._checked, kernel._fn
+
+        def run_checked(*args: Any) -> Any:
+            self.checked += 1
+            return checked(*args)
+
+        def run_unchecked(*args: Any) -> Any:
+            self.unchecked += 1
+            return unchecked(*args)
+
+        monkeypatch.setattr(kernel, "_checked", run_checked)
+        monkeypatch.setattr(kernel, "_fn", run_unchecked)
+
+    def take(self) -> tuple[int, int]:
+        """``(checked, unchecked)`` calls since the last take."""
+        out = (self.checked, self.unchecked)
+        self.checked = self.unchecked = 0
+        return out
+
+
+def _copy(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
+
+
+def _dense_row(rows: int = 3000, width: int = 2000) -> Any:
+    """Rows of 1 to 5 entries and one row of ``width`` (CSR, sorted), plus a dominant
+    diagonal: a square matrix every kernel here takes."""
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(1, 6, size=rows)
+    r = np.concatenate([np.repeat(np.arange(rows), lengths), np.full(width, rows // 2)])
+    c = np.concatenate(
+        [
+            rng.integers(0, rows, size=int(lengths.sum())),
+            rng.choice(rows, size=width, replace=False),
+        ]
+    )
+    m = sp.csr_array((rng.random(len(r)) + 0.5, (r, c)), shape=(rows, rows))
+    m = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+@pytest.fixture(scope="module")
+def square(suitesparse_dir: Path) -> dict[str, Any]:
+    """Square matrices whose index arrays are worth hashing (above MIN_BYTES), with a
+    dominant diagonal: one of the SuiteSparse folder and one with a dense row."""
+    m = spf.sparse.read_matrix_market(suitesparse_dir / "bcsstk13.mtx")
+    m = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
+    m.sum_duplicates()
+    m.sort_indices()
+    return {"bcsstk13": m, "dense row": _dense_row()}
+
+
+def _rng_vectors(n: int, m: int) -> dict[str, Any]:
+    rng = np.random.default_rng(3)
+    return {"y": np.zeros(n), "x": rng.random(m)}
+
+
+KERNELS: dict[str, Callable[[str], tuple[Any, Callable[[Any, str], dict[str, Any]]]]] = {
+    "spmv_csr": lambda d: (
+        spf.kernels.spmv_csr(index_dtype=d),
+        lambda m, d: {**spf.sparse.csr_args(m, d), **_rng_vectors(*m.shape)},
+    ),
+    "spmv(CSR)": lambda d: (
+        spf.kernels.spmv(CSR, index_dtype=d),
+        lambda m, d: {**spf.sparse.csr_args(m, d), **_rng_vectors(*m.shape)},
+    ),
+    "sptrsv_csr": lambda d: (
+        spf.kernels.sptrsv_csr(index_dtype=d),
+        lambda m, d: {
+            **spf.sparse.sptrsv_args(_lower(m), d),
+            "u": np.zeros(m.shape[0]),
+            "f": np.ones(m.shape[0]),
+        },
+    ),
+    "gauss_seidel_csr": lambda d: (
+        spf.kernels.gauss_seidel_csr(index_dtype=d),
+        lambda m, d: {
+            **spf.sparse.gauss_seidel_args(m, d),
+            "x": np.zeros(m.shape[0]),
+            "b": np.ones(m.shape[0]),
+        },
+    ),
+}
+
+
+def _lower(m: Any) -> Any:
+    low = sp.csr_array(sp.tril(m))
+    low.sort_indices()
+    return low
+
+
+_COMPILED: dict[tuple[str, str], tuple[spf.Kernel, Callable[[Any, str], dict[str, Any]]]] = {}
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Iterator[Callable[[str, str], Any]]:
+    """Each kernel compiled once per module and index type."""
+
+    def get(name: str, dtype: str) -> tuple[spf.Kernel, Callable[[Any, str], dict[str, Any]]]:
+        if (name, dtype) not in _COMPILED:
+            comp, args = KERNELS[name](dtype)
+            _COMPILED[name, dtype] = (comp.compile(), args)
+        return _COMPILED[name, dtype]
+
+    yield get
+    _COMPILED.clear()
+
+
+def _outputs(args: dict[str, Any]) -> list[str]:
+    """The arrays a kernel writes: ``y``, ``u``, Gauss-Seidel's ``x``."""
+    return [k for k in ("y", "u") if k in args] + (["x"] if "b" in args else [])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_known_contents_run_unchecked_and_compute_the_same(
+    name: str, dtype: str, square: dict[str, Any], compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel, make = compiled(name, dtype)
+    counted = Counted(kernel, monkeypatch)
+    for mname, m in square.items():
+        args = make(m, dtype)
+        assert sum(args[u].nbytes for u in ("rowptr", "col")) >= MIN_BYTES
+        outs = _outputs(args)
+        start = {k: args[k].copy() for k in outs}
+        kernel(**args, check=False)
+        want = {k: args[k].copy() for k in outs}
+        results = []
+        counted.take()
+        for _ in range(3):
+            for k in outs:
+                np.copyto(args[k], start[k])
+            kernel(**args)
+            results.append({k: args[k].copy() for k in outs})
+        # the first call checks the contents, the later ones run the unchecked function
+        assert counted.take() == (1, 2), (name, mname)
+        for got in results:
+            for k in outs:
+                np.testing.assert_array_equal(got[k], want[k], err_msg=f"{name} {mname} {k}")
+        fresh = _copy(args)  # new arrays of the same contents: known too
+        kernel(**fresh)
+        assert counted.take() == (0, 1), (name, mname)
+
+
+_BREAKS: dict[str, list[tuple[str, Callable[[dict[str, Any]], None], str]]] = {
+    "spmv_csr": [
+        (
+            "column past the end",
+            lambda a: a["col"].__setitem__(a["NNZ"] // 2, a["M"]),
+            r"col\[\d+\] = \d+ is outside",
+        ),
+        (
+            "row pointers out of order",
+            lambda a: a["rowptr"].__setitem__(5, a["rowptr"][7]),
+            r"rowptr",
+        ),
+    ],
+    "spmv(CSR)": [
+        ("unsorted row", lambda a: _swap_in_row(a, 9), r"col\(k1\) < col\(k2\)"),
+        ("negative column", lambda a: a["col"].__setitem__(3, -1), r"col"),
+    ],
+    "sptrsv_csr": [
+        (
+            "entry right of the diagonal",
+            lambda a: a["col"].__setitem__(int(a["rowptr"][11]), 12),
+            r"col\(k\) <= i",
+        ),
+    ],
+    "gauss_seidel_csr": [
+        ("diagonal pointer", lambda a: a["diag"].__setitem__(20, a["rowptr"][21]), r"diag"),
+        ("unsorted row", lambda a: _swap_in_row(a, 30), r"assumption '.*col.*' does not hold"),
+    ],
+}
+
+
+def _swap_in_row(a: dict[str, Any], row: int) -> None:
+    """Swap the first two columns of the first row from ``row`` on with two or more."""
+    rp, col = a["rowptr"], a["col"]
+    while rp[row + 1] - rp[row] < 2:
+        row += 1
+    k = int(rp[row])
+    col[[k, k + 1]] = col[[k + 1, k]]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_one_entry_changed_after_known_contents_is_refused(
+    name: str, dtype: str, square: dict[str, Any], compiled: Any
+) -> None:
+    kernel, make = compiled(name, dtype)
+    good = make(square["dense row"], dtype)
+    for _, breaks, message in _BREAKS[name]:
+        args = _copy(good)
+        kernel(**args)
+        kernel(**args)  # remembered
+        keep = {u: args[u].copy() for u in ("rowptr", "col", "diag") if u in args}
+        breaks(args)  # in place, one entry (or two swapped)
+        with pytest.raises(spf.ArgumentError, match=message):
+            kernel(**args)
+        with pytest.raises(spf.ArgumentError, match=message):
+            kernel(**args)  # a refused content is not remembered
+        other = _copy(args)  # the broken contents in new arrays
+        with pytest.raises(spf.ArgumentError, match=message):
+            kernel(**other)
+        for u, v in keep.items():
+            np.copyto(args[u], v)
+        kernel(**args)  # the verified contents again: still known, still fine
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_parameters_are_part_of_the_remembered_contents(dtype: str, compiled: Any) -> None:
+    kernel, _ = compiled("spmv_csr", dtype)
+    n = 5000
+    col = np.zeros(n, dtype=dtype)  # one entry per row, all in column 0
+    rowptr = np.arange(n + 1, dtype=dtype)
+    args = {"rowptr": rowptr, "col": col, "A": np.ones(n), "y": np.zeros(n), "x": np.ones(1)}
+    kernel(**args, N=n, M=1, NNZ=n)
+    kernel(**args, N=n, M=1, NNZ=n)
+    col[-1] = 1  # column 1: in range only for M = 2
+    with pytest.raises(spf.ArgumentError, match=r"col\[4999\] = 1"):
+        kernel(**args, N=n, M=1, NNZ=n)
+    kernel(**{**args, "x": np.ones(2)}, N=n, M=2, NNZ=n)
+    kernel(**{**args, "x": np.ones(2)}, N=n, M=2, NNZ=n)  # known for M = 2 ...
+    with pytest.raises(spf.ArgumentError, match=r"col\[4999\] = 1"):
+        kernel(**args, N=n, M=1, NNZ=n)  # ... not for M = 1
+
+
+def test_overlapping_arrays_are_refused_on_known_contents(compiled: Any) -> None:
+    kernel, make = compiled("spmv_csr", "int64")
+    n = 4000
+    m = sp.csr_array(sp.eye_array(n, format="csr"))
+    args = make(m, "int64")
+    kernel(**args)
+    kernel(**args)  # known
+    with pytest.raises(spf.ArgumentError, match=r"share memory"):
+        kernel(**{**args, "y": args["x"]})
+
+
+def test_small_index_arrays_are_checked_every_call(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel, make = compiled("spmv(CSR)", "int32")
+    args = make(spf.sparse.poisson2d(8), "int32")
+    assert args["col"].nbytes + args["rowptr"].nbytes < MIN_BYTES
+    counted = Counted(kernel, monkeypatch)
+    for _ in range(3):
+        kernel(**args)
+    assert counted.take() == (3, 0)
+
+
+def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel, make = compiled("spmv_csr", "int32")
+    base = make(sp.csr_array(sp.eye_array(5000, format="csr")), "int32")
+    variants = []
+    for v in range(REMEMBERED + 1):
+        args = _copy(base)
+        args["col"][0] = v % 5000  # row 0's column: a different content each
+        variants.append(args)
+        kernel(**args)
+    counted = Counted(kernel, monkeypatch)
+    kernel(**variants[-1])
+    kernel(**variants[0])  # the oldest: forgotten, checked again
+    assert counted.take() == (1, 1)
+
+
+def test_check_cost_names_the_remembered_facts(compiled: Any) -> None:
+    kernel, _ = compiled("gauss_seidel_csr", "int32")
+    cost = kernel.check_cost
+    assert cost.remembered == cost.kept  # every fact checked is remembered
+    assert {c.first for c in cost if c.how == "remembered"} == {"in loop"}
+    assert "remembered (in loop on new contents): 'forall i: col(diag(i)) = i'" in str(cost)
+
+
+def test_calls_binding_parameters_from_shapes_remember_too(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel, make = compiled("spmv(CSR)", "int64")
+    args = make(_dense_row(2500, 1500), "int64")  # contents no other test passed
+    short = {k: v for k, v in args.items() if k not in ("N", "M", "NNZ")}  # from the shapes
+    counted = Counted(kernel, monkeypatch)
+    kernel(**short)
+    kernel(**short)
+    assert counted.take() == (1, 1)
+    _swap_in_row(short, 40)
+    with pytest.raises(spf.ArgumentError, match=r"col\(k1\) < col\(k2\)"):
+        kernel(**short)
