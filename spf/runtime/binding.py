@@ -347,6 +347,13 @@ class Binder:
             f"{self._restrict}; pass a copy of one"
         )
 
+    @property
+    def has_array_facts(self) -> bool:
+        """Whether a checked call verifies facts over index arrays (assumptions or bounds
+        obligations that are not over parameters only)."""
+        facts = self._facts
+        return facts is not None and any(not f.is_parameter_fact for f in facts.facts)
+
     def remember_contents(self, remembers: bool) -> None:
         """Whether the kernel remembers the index-array contents its checked calls
         verified (spf.runtime.known): :attr:`check_cost` then says ``"remembered"`` for

@@ -19,9 +19,12 @@ fact over parameters only is evaluated on the parameter values.
   ``col(k) < i`` left of the diagonal follows from sorted rows and ``col(diag(i)) = i``), so
   it is not checked at all: arguments that break it break one of those, which is reported;
 * ``"remembered"``: a check that stays superlinear runs once per content of the arrays it
-  reads: a CRC-32 of each (and the parameters it uses) is remembered once it passed, and a
-  call with the same content skips it; any other content (new arrays, or the same arrays
-  changed in place) is checked again.
+  reads: a checksum of each (:func:`spf.runtime.checksum.checksums`, XXH3) and the
+  parameters it uses are remembered once it passed, and a call with the same content skips
+  it; any other content (new arrays, or the same arrays changed in place) is checked again.
+  A kernel that remembers the contents its checked calls verified (:mod:`spf.runtime.known`)
+  reports every fact it checks as ``"remembered"`` (:attr:`FactCost.first`: where a call on
+  new contents checks it).
 
 An ordering over pairs (``k1 < k2 => col(k1) < col(k2)``) is checked on neighbouring pairs
 (:func:`~spf.analysis.fact_plan.adjacent_form`); its errors still name the fact as written.
@@ -285,7 +288,7 @@ class _Planned:
 
     def key(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
         """What a remembered verdict is keyed by: the parameters the check uses and each
-        array's dtype, shape and CRC-32 (linear in the bytes, a few ms per 10M entries)."""
+        array's dtype, shape and checksum (XXH3: linear in the bytes, ~1 ms per 24 MB)."""
         read = [ufs[n] for n in self.reads]
         arrays = tuple(
             (a.dtype.str, a.shape, crc) for a, crc in zip(read, checksums(read), strict=True)

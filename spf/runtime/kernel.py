@@ -163,6 +163,8 @@ class Kernel:
         self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)
         self._bounds: dict[tuple[Any, ...], Any] = {}
         """The in-loop checks' bounds (an int64_t array) per tuple of parameter values."""
+        self._known_bounds: dict[tuple[Any, ...], Any] = {}
+        """The same with the word that runs the unchecked loops set (known contents)."""
         self._ctypes = tuple(ffi.typeof(f"{d.arg.ctype}[]") for d in binder.data)
         self._no_require = (False,) * len(self._ctypes)  # from_buffer's require_writable
         self._param_order = binder.param_order
@@ -302,6 +304,9 @@ class Kernel:
         if known is not None:
             key = known.key(tuple(params[n] for n in self._param_order), arrays)
             if key is not None and key in known:  # contents verified before
+                if self._params_first:
+                    self._known_call(tuple(params[n] for n in self._param_order), arrays)
+                    return
                 self._binder.no_overlap(arrays)
                 bound = list(map(self._from_buffer, self._ctypes, arrays))
                 self._run(self._fn, self._cargs(params, bound), None, arrays, params)
@@ -339,12 +344,21 @@ class Kernel:
         self._checked_once(values, arrays)
         return True
 
-    def _known_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
+    def _known_call(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
         """A checked call on index arrays whose contents a checked call verified
         (spf.runtime.known): only that no written array overlaps another, then the
-        unchecked function."""
-        self._binder.no_overlap(arrays)
+        unchecked function: both in the checked function's one C call where it tests the
+        overlap itself (its known-contents word set), else the test in Python."""
         cargs = [*values, *map(self._from_buffer, self._ctypes, arrays)]
+        if self._binder.overlap_in_loop:
+            bounds = self._known_bounds.get(values)
+            if bounds is None:
+                params = dict(zip(self._param_order, values, strict=True))
+                bounds = self._bounds_of(params, known=True)
+            fault = self._record()
+            self._run(self._checked, [*cargs, bounds, fault], fault, arrays, values)
+            return
+        self._binder.no_overlap(arrays)
         if self._direct:
             self._last_threads = 1
             self._fn(*cargs)
@@ -517,17 +531,20 @@ class Kernel:
             f"{name} is computed from"
         )
 
-    def _bounds_of(self, params: dict[str, Any]) -> Any:
-        """The ``spf_bounds`` argument of the checked function for these parameters."""
+    def _bounds_of(self, params: dict[str, Any], known: bool = False) -> Any:
+        """The ``spf_bounds`` argument of the checked function for these parameters; with
+        ``known``, for index arrays whose contents a checked call verified (its last word
+        set: the function runs the unchecked loops, spf.codegen.arg_checks.known_lines)."""
         key = tuple(params.values())
-        bounds = self._bounds.get(key)
+        cache = self._known_bounds if known else self._bounds
+        bounds = cache.get(key)
         if bounds is None:
             words: list[int] = []
             for c in self._uf_checks:
                 words.extend((-(2**63), 2**63 - 1, 0, -1) if c is None else c.loop_bounds(params))
-            if len(self._bounds) > 64:
-                self._bounds.clear()
-            bounds = self._bounds[key] = self._ffi.new("int64_t[]", words or [0])
+            if len(cache) > 64:
+                cache.clear()
+            bounds = cache[key] = self._ffi.new("int64_t[]", [*words, int(known)])
         return bounds
 
     def _loop_fault(self, fault: Any, arrays: list[Any], params: dict[str, Any]) -> ArgumentError:

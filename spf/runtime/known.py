@@ -5,24 +5,32 @@ arguments) depends on their contents and the parameter values only: each value r
 UF's declared range, the declared orders, the assumptions and the bounds obligations. A
 kernel therefore remembers the contents its checked calls verified, as a
 :class:`~spf.runtime.plan.Plan` remembers the arrays it was inspected on: the parameter
-values, and each index array's shape and 64-bit XXH3 hash
-(:func:`spf.runtime.checksum.digest`). A later checked call whose index arrays hash the
-same runs the unchecked function, after testing that no written array overlaps another (that
-depends on where the arrays are, not on what they hold). Any other contents (new arrays, or
+values, and each index array's 64-bit XXH3 hash (:func:`spf.runtime.checksum.digest`; it
+covers the length, and the binding fixes dtypes and trailing extents). A later checked call
+whose index arrays hash the same runs the unchecked loops, after testing that no written
+array overlaps another (that depends on where the arrays are, not on what they hold): one C
+call of the checked function with the known-contents word of its bounds set
+(:func:`spf.codegen.arg_checks.known_lines`), which tests the overlap and calls the
+unchecked function. Any other contents (new arrays, or
 the same arrays changed in place, one entry or many) are checked in full, and remembered
 once they passed; a call that fails is not remembered.
 
-The rule (measured on the shared 2-core machine, docs/backends/c.md): XXH3 reads an index
-array at 25-50 GB/s (0.1-0.3 ns per entry, in cache or not), while the cheapest test of an
-entry inside a kernel's loop, a compare and a branch that also keeps the loop from being
-vectorized, cost 0.1-0.9x of the whole unchecked kernel (1.1-1.9x calls: ``sptrsv_csr``,
-``gauss_seidel_csr``, ``spmv(CSR)``), and a pass of its own over the arrays (``ilu0_csr``'s
-facts, checked before its loops) as much. So every fact over index arrays is remembered,
-with the range and order tests of the values, and ``kernel.check_cost`` says
-``"remembered"`` for each (with where a call on new contents checks it). Two exceptions:
+The rule, measured on the shared 2-core machine (CPU time, fastest and median of 25
+interleaved batches, checked/unchecked; docs/backends/c.md): XXH3 reads an index array at
+10-50 GB/s (it shares the caches with other processes), about 0.1-0.4 ns an entry, plus
+about 2 us of Python per call for the key; a fact tested inside a kernel's loop (sorted rows,
+the diagonal's place, ``col(k) <= i``: a compare and a branch per entry that also keep the
+loop from being vectorized) or in a pass of its own costs 0.3-1.1x of the unchecked kernel
+(``spmv(CSR)``, ``sptrsv_csr``, ``gauss_seidel_csr``, ``ilu0_csr``: 1.3-2.1x checked calls on
+the SuiteSparse matrices of 100k entries and more, 1.0-1.3x remembered). So a fact over index
+arrays is remembered (``kernel.check_cost`` says ``"remembered"``, with where a call on new
+contents checks it), except:
 
-* index arrays of fewer than :data:`MIN_BYTES` bytes in all: hashing them (about a
-  microsecond of Python per array) costs more than their checks, so every call checks them;
+* a kernel with no such fact: the range and order tests of the values it reads cost less
+  than the hash (``spmv_csr``: 1.02-1.08x checked, 1.06-1.22x hashed), so it checks every call;
+* index arrays of fewer than :data:`MIN_BYTES` bytes in all: the key's fixed cost is more
+  than the checks (at 20-70 KiB the remembered call was 0-30% slower than the checked one,
+  from 280 KiB on 15-45% faster), so every call checks them;
 * a kernel with a fault record (run-time index arrays, arrays it allocates: spf.codegen.
   faults), and one that writes an index array: its checks do not depend on the index
   arguments alone, so it remembers nothing (its superlinear facts excepted,
@@ -33,6 +41,7 @@ The last :data:`REMEMBERED` contents are kept per kernel (the oldest forgotten f
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,11 +52,13 @@ if TYPE_CHECKING:
 
 REMEMBERED = 32
 """Contents remembered per kernel (the oldest is forgotten first)."""
-MIN_BYTES = 16384
-"""Index arrays of fewer bytes in all are checked every call: below this, hashing them
-(about 1 us of Python per array) costs more than the checks in the loops."""
+MIN_BYTES = 131072
+"""Index arrays of fewer bytes in all (128 KiB) are checked every call: below this, the
+key's hashes and its Python cost more than the checks in the loops (measured: the module
+docstring)."""
 
 Key = tuple[Any, ...]
+_NBYTES = operator.attrgetter("nbytes")
 
 
 class KnownContents:
@@ -61,20 +72,25 @@ class KnownContents:
     @classmethod
     def of(cls, binder: Binder) -> KnownContents | None:
         """The contents a kernel of ``binder``'s signature remembers, or None when it has no
-        index array or writes one (its checks then depend on more than the arguments)."""
+        index array, writes one (its checks then depend on more than the arguments) or has
+        no fact over index arrays to check (module docstring: the rule)."""
         uf = [n for n, d in enumerate(binder.data) if d.is_uf]
         if not uf or any(not binder.data[n].arg.const for n in uf):
+            return None
+        if not binder.has_array_facts:  # range and order tests only: cheaper than a hash
             return None
         return cls(uf)
 
     def key(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> Key | None:
         """What a call's checks depend on: the parameter ``values`` and each index array's
-        shape and hash (the binding fixed their dtypes); None when the index arrays are too
-        small to be worth hashing (:data:`MIN_BYTES`)."""
-        picked = [arrays[n] for n in self.uf]
-        if sum(a.nbytes for a in picked) < MIN_BYTES:
+        hash; None when the index arrays are too small to be worth hashing
+        (:data:`MIN_BYTES`)."""
+        picked = list(map(arrays.__getitem__, self.uf))
+        if sum(map(_NBYTES, picked)) < MIN_BYTES:
             return None
-        return (values, *[(a.shape, digest(a)) for a in picked])
+        # a hash covers the length; the binding fixed each array's dtype and its trailing
+        # extents for these parameter values: the shapes need not be part of the key
+        return (values, *map(digest, picked))
 
     def __contains__(self, key: Key) -> bool:
         return key in self._seen
