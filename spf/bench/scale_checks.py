@@ -25,7 +25,11 @@ A kernel is left out on a matrix whose storage (padding included) or work exceed
 :data:`CAP` (DIA and ELL of ``arrow``, ILU(0) and SpGEMM of matrices with dense rows and
 columns); the tables say so. All calls are timed in one interleaved run (every case's two
 variants once per round, shuffled), one thread; the ratio is the median ``check=True`` time
-over the median ``check=False`` time, and a cell shows the larger of int32 and int64.
+over the median ``check=False`` time, and a cell shows the larger of int32 and int64. Every
+call of a case passes the same arrays: a kernel that remembers the index-array contents its
+checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, 128 KiB or more)
+checks them on the first call and runs its unchecked loops, after the hashes and the
+overlap test, on the timed ones; the table of ``check_cost`` says which facts are remembered.
 """
 
 from __future__ import annotations
