@@ -331,15 +331,21 @@ class Kernel:
         if checked is None:
             return False
         values, arrays = checked
-        known, key = self._known, None
+        known = self._known
         if known is not None:
+            start = time.perf_counter()
             key = known.key(values, arrays)
             if key is not None:
-                if key in known:  # contents verified before: the unchecked function
+                if key not in known:
+                    self._checked_once(values, arrays)
+                    known.add(key)  # reached only when every check passed
+                elif known.route(key):  # contents verified before: the unchecked loops
                     self._known_call(values, arrays)
-                    return True
-                self._checked_once(values, arrays)
-                known.add(key)  # reached only when every check passed
+                    known.timed(key, True, time.perf_counter() - start)
+                else:  # a trial: the checked call on the same contents
+                    start = time.perf_counter()
+                    self._checked_once(values, arrays)
+                    known.timed(key, False, time.perf_counter() - start)
                 return True
         self._checked_once(values, arrays)
         return True

@@ -31,6 +31,12 @@ contents checks it), except:
 * index arrays of fewer than :data:`MIN_BYTES` bytes in all: the key's fixed cost is more
   than the checks (at 20-70 KiB the remembered call was 0-30% slower than the checked one,
   from 280 KiB on 15-45% faster), so every call checks them;
+* a size class (the index arrays' bytes, to a power of two) where checking is faster: the
+  first calls on known contents of each size class time both ways, alternately
+  (:data:`TRIALS` each: hashing and the unchecked loops, or the checked call), and the
+  faster is kept for that size class; where checking wins, nothing is hashed any more
+  (``spmv(CSR)`` with int64 indices: its one in-loop test is cheap next to an int64 kernel,
+  the hash of int64 arrays is not);
 * a kernel with a fault record (run-time index arrays, arrays it allocates: spf.codegen.
   faults), and one that writes an index array: its checks do not depend on the index
   arguments alone, so it remembers nothing (its superlinear facts excepted,
@@ -57,17 +63,29 @@ MIN_BYTES = 131072
 key's hashes and its Python cost more than the checks in the loops (measured: the module
 docstring)."""
 
+TRIALS = 3
+"""Calls on known contents timed each way (hashed and unchecked, or checked) before a size
+class of index arrays keeps the faster way (0: always the unchecked loops)."""
+
 Key = tuple[Any, ...]
 _NBYTES = operator.attrgetter("nbytes")
 
 
 class KnownContents:
     """The contents of the index arrays (positions ``uf`` among a binding's arrays) that
-    checked calls verified: :meth:`key` of a call, ``key in known``, :meth:`add`."""
+    checked calls verified: :meth:`key` of a call, ``key in known``, :meth:`add`; and, per
+    size of the index arrays (a power of two), whether calls on known contents pay
+    (:meth:`route`, :meth:`timed`)."""
 
     def __init__(self, uf: Sequence[int]) -> None:
         self.uf = tuple(uf)
         self._seen: dict[Key, None] = {}
+        self._verdict: dict[int, bool] = {}
+        """Per size class: True, known contents run the unchecked loops; False, every call
+        checks (and nothing is hashed)."""
+        self._trials: dict[int, tuple[list[float], list[float]]] = {}
+        """Per size class still undecided: the seconds of the known-contents calls (hashes
+        included) and of the checked calls on known contents timed so far."""
 
     @classmethod
     def of(cls, binder: Binder) -> KnownContents | None:
@@ -82,15 +100,42 @@ class KnownContents:
         return cls(uf)
 
     def key(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> Key | None:
-        """What a call's checks depend on: the parameter ``values`` and each index array's
-        hash; None when the index arrays are too small to be worth hashing
-        (:data:`MIN_BYTES`)."""
+        """What a call's checks depend on: the size class of the index arrays, the parameter
+        ``values`` and each index array's hash; None when the index arrays are too small to
+        be worth hashing (:data:`MIN_BYTES`) or calls of their size were found to check
+        faster than they hash (:meth:`timed`)."""
         picked = list(map(arrays.__getitem__, self.uf))
-        if sum(map(_NBYTES, picked)) < MIN_BYTES:
+        size = sum(map(_NBYTES, picked))
+        if size < MIN_BYTES:
+            return None
+        size_class = size.bit_length()
+        if self._verdict.get(size_class) is False:
             return None
         # a hash covers the length; the binding fixed each array's dtype and its trailing
         # extents for these parameter values: the shapes need not be part of the key
-        return (values, *map(digest, picked))
+        return (size_class, values, *map(digest, picked))
+
+    def route(self, key: Key) -> bool:
+        """For a call on known contents ``key``: True, run the unchecked loops; False, check
+        it anyway (a trial of the checked call, while its size class is undecided: the
+        known-contents call goes first, then they alternate)."""
+        if TRIALS <= 0 or self._verdict.get(key[0]) is not None:
+            return True
+        done, checked = self._trials.get(key[0], ([], []))
+        return len(done) <= len(checked)
+
+    def timed(self, key: Key, unchecked: bool, seconds: float) -> None:
+        """Note a call on known contents of ``key``'s size class that took ``seconds``
+        (hashes included for an ``unchecked`` one); after :data:`TRIALS` of each, the
+        faster way is kept for that size class."""
+        size_class = key[0]
+        if TRIALS <= 0 or size_class in self._verdict:
+            return
+        done, checked = self._trials.setdefault(size_class, ([], []))
+        (done if unchecked else checked).append(seconds)
+        if len(done) >= TRIALS and len(checked) >= TRIALS:
+            self._verdict[size_class] = min(done) < min(checked)
+            del self._trials[size_class]
 
     def __contains__(self, key: Key) -> bool:
         return key in self._seen

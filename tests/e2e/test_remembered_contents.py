@@ -18,8 +18,9 @@ import pytest
 import scipy.sparse as sp
 
 import spf
+import spf.runtime.known as known
 from spf.formats import CSR
-from spf.runtime.known import MIN_BYTES, REMEMBERED
+from spf.runtime.known import MIN_BYTES, REMEMBERED, KnownContents
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,6 +28,13 @@ if TYPE_CHECKING:
 DTYPES = ["int32", "int64"]
 REMEMBERS = {"spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
 """The kernels of :data:`KERNELS` that remember contents (``spmv_csr`` has no fact)."""
+
+
+@pytest.fixture(autouse=True)
+def no_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls on known contents run the unchecked loops from the second call on (no timed
+    trials of the checked call: :func:`test_trials_keep_the_faster_way_per_size` tests them)."""
+    monkeypatch.setattr(known, "TRIALS", 0)
 
 
 class Counted:
@@ -342,3 +350,48 @@ def test_calls_binding_parameters_from_shapes_remember_too(
     _swap_in_row(short, 40)
     with pytest.raises(spf.ArgumentError, match=r"col\(k1\) < col\(k2\)"):
         kernel(**short)
+
+
+def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "TRIALS", 2)
+    contents = KnownContents([0, 1])
+    big = [np.arange(MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]
+    key = contents.key((1,), big)
+    assert key is not None
+    contents.add(key)
+    ways = []
+    for seconds in (1.0, 2.0, 1.5, 2.5):  # hashed-and-unchecked calls faster: kept
+        way = contents.route(key)
+        ways.append(way)
+        contents.timed(key, way, seconds if way else seconds + 10)
+    assert ways == [True, False, True, False]  # the two ways alternate while undecided
+    assert contents.route(key)
+    assert contents.key((1,), big) == key
+    other = [np.arange(4 * MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]  # another size
+    slow = contents.key((1,), other)
+    assert slow is not None
+    assert slow[0] != key[0]
+    contents.add(slow)
+    for _ in range(4):
+        way = contents.route(slow)
+        contents.timed(slow, way, 5.0 if way else 1.0)  # checking is faster: every call checks
+    assert contents.key((1,), other) is None  # nothing hashed for that size any more
+    assert contents.key((1,), big) == key  # the first size keeps its way
+
+
+def test_after_trials_every_call_takes_the_way_kept(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(known, "TRIALS", 1)
+    kernel, make = compiled("gauss_seidel_csr", "int32")
+    args = make(_dense_row(30000, 2000), "int32")  # a size no other test passed
+    counted = Counted(kernel, monkeypatch)
+    for _ in range(3):  # checked, then one trial each way
+        kernel(**args)
+    assert counted.take() == (2, 1)
+    for _ in range(3):
+        kernel(**args)
+    assert counted.take() in ((0, 3), (3, 0))  # the faster way, every call
+    _swap_in_row(args, 50)
+    with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
+        kernel(**args)
