@@ -135,7 +135,7 @@ class KnownContents:
         (done if unchecked else checked).append(seconds)
         if len(done) >= TRIALS and len(checked) >= TRIALS:
             self._verdict[size_class] = min(done) < min(checked)
-            del self._trials[size_class]
+            self._trials.pop(size_class, None)  # another thread may have decided too
 
     def __contains__(self, key: Key) -> bool:
         return key in self._seen
