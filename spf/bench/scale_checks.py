@@ -25,7 +25,11 @@ A kernel is left out on a matrix whose storage (padding included) or work exceed
 :data:`CAP` (DIA and ELL of ``arrow``, ILU(0) and SpGEMM of matrices with dense rows and
 columns); the tables say so. All calls are timed in one interleaved run (every case's two
 variants once per round, shuffled), one thread; the ratio is the median ``check=True`` time
-over the median ``check=False`` time, and a cell shows the larger of int32 and int64.
+over the median ``check=False`` time, and a cell shows the larger of int32 and int64. Every
+call of a case passes the same arrays: a kernel that remembers the index-array contents its
+checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, 128 KiB or more)
+checks them on the first call and runs its unchecked loops, after the hashes and the
+overlap test, on the timed ones; the table of ``check_cost`` says which facts are remembered.
 """
 
 from __future__ import annotations
@@ -352,13 +356,15 @@ def cases(ctx: Context) -> tuple[list[Case], list[tuple[str, str, str]], dict[st
 
 def _kept(sec: Section, costs: dict[str, Any]) -> None:
     """How each sparse kernel verifies its facts (``kernel.check_cost``): how many facts
-    each way, and the facts not checked because the others imply them."""
+    each way (a remembered one with where new contents are checked), and the facts not
+    checked because the others imply them."""
     sec.line("How each kernel verifies its facts (`kernel.check_cost`, int32):\n")
     rows = []
     for name, cost in costs.items():
         counts: dict[str, int] = {}
         for c in cost:
-            counts[c.how] = counts.get(c.how, 0) + 1
+            how = f"{c.how} ({c.first})" if c.first else c.how
+            counts[how] = counts.get(how, 0) + 1
         ways = ", ".join(f"{how}: {n}" for how, n in counts.items()) or "no facts"
         implied = "; ".join(f"`{f}`" for f in cost.implied) or "-"
         rows.append([f"`{name}`", ways, implied])

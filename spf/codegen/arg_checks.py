@@ -14,10 +14,13 @@ read of an index array (a UF argument) goes through ``spf_read_<uf>``, which
   compares the entry with the one before it (from index ``spf_bounds[3 * n + 2] + 1``, the
   domain's lowest index plus one): every pair of neighbours the kernel reads is then ordered.
 
-``spf_fault`` (:data:`FAULT_WORDS` int64) receives ``[kind, UF number, index, value]`` of the
-first fault (kind :data:`FAULT_RANGE` or :data:`FAULT_ORDER`; 0: none). ``f_spf_checked_facts``
-returns ``<UFs whose monotonicity the loops check>;<zero-based UFs>`` (comma-separated
-names); the caller checks the other monotonic UFs separately (:mod:`spf.runtime.checks`), and
+The word after the UFs' bounds is 1 for a call on index arrays whose contents a checked
+call verified (:func:`known_lines`): the function then only tests that no written array
+overlaps another and runs ``f``. ``spf_fault`` (:data:`FAULT_WORDS` int64) receives
+``[kind, UF number, index, value]`` of the first fault (kind :data:`FAULT_RANGE` or
+:data:`FAULT_ORDER`; 0: none). ``f_spf_checked_facts`` returns ``<UFs whose monotonicity
+the loops check>;<zero-based UFs>`` (comma-separated names); the caller checks the other
+monotonic UFs separately (:mod:`spf.runtime.checks`), and
 the range of a zero-based UF whose lowest value is above 0 for the call's parameters. A call
 with ``check=True`` (:class:`~spf.runtime.kernel.Kernel`) runs ``f_spf_checked``;
 ``check=False`` runs ``f``.
@@ -433,7 +436,18 @@ def bound_locals(program: Program, zero: frozenset[str]) -> list[str]:
         out.append(f"const uint64_t spf_lim_{n} = {lim};")
         out.append(f"(void)spf_lo_{n}; (void)spf_lim_{n}; (void)spf_first_{n};")
     out.append("(void)spf_fault;")
-    return out + overlap_lines(program) + precheck_lines(program)
+    return out + overlap_lines(program) + known_lines(program) + precheck_lines(program)
+
+
+def known_lines(program: Program) -> list[str]:
+    """The checked function's way to the unchecked one: a call on index arrays whose
+    contents a checked call verified (spf.runtime.known) sets ``spf_bounds``' word after the
+    UFs' (:data:`BOUNDS_PER_UF` each); the function then runs the unchecked loops once the
+    overlap test (before this) passed."""
+    sig = program.signature
+    word = BOUNDS_PER_UF * sum(a.kind == "uf" for a in sig.args)
+    call = ", ".join(a.name for a in sig.args)
+    return [f"if (spf_bounds[{word}]) {{ {sig.function}({call}); return; }}"]
 
 
 def overlaps_in_c(program: Program) -> bool:

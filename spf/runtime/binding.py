@@ -348,6 +348,35 @@ class Binder:
         )
 
     @property
+    def has_array_facts(self) -> bool:
+        """Whether a checked call verifies facts over index arrays (assumptions or bounds
+        obligations that are not over parameters only)."""
+        facts = self._facts
+        return facts is not None and any(not f.is_parameter_fact for f in facts.facts)
+
+    def remember_contents(self, remembers: bool) -> None:
+        """Whether the kernel remembers the index-array contents its checked calls
+        verified (spf.runtime.known): :attr:`check_cost` then says ``"remembered"`` for
+        every fact over index arrays."""
+        if self._facts is not None:
+            self._facts.by_content = remembers
+
+    def check(self, arrays: list[Array], params: dict[str, int]) -> None:
+        """What a ``check=True`` call checks in Python before the checked function, on
+        arguments :meth:`bind` accepted with ``check=False``."""
+        try:
+            self._check(arrays, params)
+        except ArgumentError as err:
+            raise self._in_context(err) from None
+
+    def no_overlap(self, arrays: Sequence[Array]) -> None:
+        """No written array shares memory with another (ArgumentError naming both)."""
+        try:
+            self._no_overlap(arrays)
+        except ArgumentError as err:
+            raise self._in_context(err) from None
+
+    @property
     def check_cost(self) -> CheckCost:
         """How a ``check=True`` call verifies each fact (spf.runtime.fact_check)."""
         from spf.runtime.fact_check import CheckCost

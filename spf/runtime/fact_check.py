@@ -19,9 +19,12 @@ fact over parameters only is evaluated on the parameter values.
   ``col(k) < i`` left of the diagonal follows from sorted rows and ``col(diag(i)) = i``), so
   it is not checked at all: arguments that break it break one of those, which is reported;
 * ``"remembered"``: a check that stays superlinear runs once per content of the arrays it
-  reads: a CRC-32 of each (and the parameters it uses) is remembered once it passed, and a
-  call with the same content skips it; any other content (new arrays, or the same arrays
-  changed in place) is checked again.
+  reads: a checksum of each (:func:`spf.runtime.checksum.checksums`, XXH3) and the
+  parameters it uses are remembered once it passed, and a call with the same content skips
+  it; any other content (new arrays, or the same arrays changed in place) is checked again.
+  A kernel that remembers the contents its checked calls verified (:mod:`spf.runtime.known`)
+  reports every fact it checks as ``"remembered"`` (:attr:`FactCost.first`: where a call on
+  new contents checks it).
 
 An ordering over pairs (``k1 < k2 => col(k1) < col(k2)``) is checked on neighbouring pairs
 (:func:`~spf.analysis.fact_plan.adjacent_form`); its errors still name the fact as written.
@@ -91,13 +94,18 @@ class FactCost:
     reads: tuple[str, ...]
     before_loops: bool = False
     implied_by: tuple[str, ...] = ()
+    first: str = ""
+    """For a ``"remembered"`` fact, where a call whose index arrays hold new contents checks
+    it: ``"in loop"``, ``"before loops"`` (the kernel's checked function, before its loops)
+    or ``"own pass"`` (a compiled pass of its own, called first)."""
 
     def __str__(self) -> str:
         if self.implied_by:
             by = ", ".join(repr(f) for f in self.implied_by)
             return f"{self.how}: {self.fact!r} (follows from {by})"
         via = f" (checked as {self.checked!r})" if self.checked != self.fact else ""
-        return f"{self.how}: {self.fact!r}{via}"
+        how = f"{self.how} ({self.first} on new contents)" if self.first else self.how
+        return f"{how}: {self.fact!r}{via}"
 
 
 class CheckCost(tuple[FactCost, ...]):
@@ -280,7 +288,7 @@ class _Planned:
 
     def key(self, params: Mapping[str, Any], ufs: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
         """What a remembered verdict is keyed by: the parameters the check uses and each
-        array's dtype, shape and CRC-32 (linear in the bytes, a few ms per 10M entries)."""
+        array's dtype, shape and checksum (XXH3: linear in the bytes, ~1 ms per 24 MB)."""
         read = [ufs[n] for n in self.reads]
         arrays = tuple(
             (a.dtype.str, a.shape, crc) for a, crc in zip(read, checksums(read), strict=True)
@@ -348,6 +356,9 @@ class FactChecker:
         """The binding's parameter and array orders (:meth:`place`)."""
         self.timings: list[tuple[str, float]] = []
         """``(fact text, seconds)`` of the checks the last :meth:`check` timed."""
+        self.by_content = False
+        """The kernel remembers the index-array contents its checked calls verified
+        (spf.runtime.known): :attr:`cost` says ``"remembered"`` for every fact it checks."""
 
     # ------------------------------------------------------------------------- the plan
     def _plan(self) -> dict[int, _Planned]:
@@ -413,7 +424,11 @@ class FactChecker:
             else:
                 text = q.plan.checked.text
                 by = tuple(self.facts[m].text for m in self._implied().get(n, ()))
-                out.append(FactCost(f.text, label, q.how, text, q.reads, q.before_loops, by))
+                how, first = q.how, ""
+                if (self.by_content and how != "implied") or how == "remembered":
+                    how, first = "remembered", _FIRST.get(q.route, "own pass")
+                cost = FactCost(f.text, label, how, text, q.reads, q.before_loops, by, first)
+                out.append(cost)
         return CheckCost(out)
 
     @property
@@ -588,6 +603,10 @@ class FactChecker:
                         q.warned = True
                         out.append((text, spent))
         return out
+
+
+_FIRST = {"in loop": "in loop", "before loops": "before loops"}
+"""A remembered fact's :attr:`FactCost.first` by its route (any other: ``"own pass"``)."""
 
 
 def _all_params(ufs: Mapping[str, UF]) -> set[str]:

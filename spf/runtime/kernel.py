@@ -25,6 +25,7 @@ from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
 from spf.runtime.checks import IN_LOOP
+from spf.runtime.known import KnownContents
 from spf.runtime.threads import GOVERNOR, openmp_library
 
 if TYPE_CHECKING:
@@ -163,6 +164,8 @@ class Kernel:
         self._uf_checks = tuple(d.uf_check for d in binder.data if d.is_uf)
         self._bounds: dict[tuple[Any, ...], Any] = {}
         """The in-loop checks' bounds (an int64_t array) per tuple of parameter values."""
+        self._known_bounds: dict[tuple[Any, ...], Any] = {}
+        """The same with the word that runs the unchecked loops set (known contents)."""
         self._ctypes = tuple(ffi.typeof(f"{d.arg.ctype}[]") for d in binder.data)
         self._no_require = (False,) * len(self._ctypes)  # from_buffer's require_writable
         self._param_order = binder.param_order
@@ -176,6 +179,12 @@ class Kernel:
         """A fast-bound ``check=False`` call runs the C function with nothing around it."""
         self._fast_checked = self._params_first and self._checked is not None
         """A ``check=True`` call may take :meth:`_call_checked`."""
+        self._known: KnownContents | None = None
+        """The index-array contents checked calls verified (spf.runtime.known): a checked
+        call on one of them runs the unchecked function."""
+        if self._checked is not None and self._fault is None:
+            self._known = KnownContents.of(binder)
+        binder.remember_contents(self._known is not None)
 
     @classmethod
     def build(
@@ -277,27 +286,44 @@ class Kernel:
             fast = None
         if positional:
             raise self._binder.positional(len(positional))
+        if fast is None:
+            self._bound_call(args, check)
+            return
+        fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
         fault = None
-        if fast is not None:
-            fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
-            if self._fault is not None:
-                fn, fault = self._fault, self._record()
-                cargs.append(fault)
-            params: dict[str, Any] = {}
-            arrays: Sequence[Any] = fast[1]
-        else:
-            params, listed = self._bind(args, check)
-            arrays = listed
-            bound = list(map(self._from_buffer, self._ctypes, arrays))
-            fn = self._fn
-            if check and self._checked is not None:
-                fn, fault = self._checked, self._record()
-                bound += (self._bounds_of(params), fault)
-            elif self._fault is not None:
-                fn, fault = self._fault, self._record()
-                bound.append(fault)
-            cargs = self._cargs(params, bound)
-        self._run(fn, cargs, fault, arrays, params)
+        if self._fault is not None:
+            fn, fault = self._fault, self._record()
+            cargs.append(fault)
+        self._run(fn, cargs, fault, fast[1], {})
+
+    def _bound_call(self, args: dict[str, object], check: bool) -> None:
+        """A call bound in full (:meth:`Binder.bind`: any argument it refuses is refused
+        with its error). A checked call on index arrays whose contents a checked call
+        verified runs the unchecked function (spf.runtime.known)."""
+        known, key = self._known if check is True else None, None
+        params, arrays = self._bind(args, check if known is None else False)
+        if known is not None:
+            key = known.key(tuple(params[n] for n in self._param_order), arrays)
+            if key is not None and key in known:  # contents verified before
+                if self._params_first:
+                    self._known_call(tuple(params[n] for n in self._param_order), arrays)
+                    return
+                self._binder.no_overlap(arrays)
+                bound = list(map(self._from_buffer, self._ctypes, arrays))
+                self._run(self._fn, self._cargs(params, bound), None, arrays, params)
+                return
+            self._binder.check(arrays, params)
+        bound = list(map(self._from_buffer, self._ctypes, arrays))
+        fn, fault = self._fn, None
+        if check and self._checked is not None:
+            fn, fault = self._checked, self._record()
+            bound += (self._bounds_of(params), fault)
+        elif self._fault is not None:
+            fn, fault = self._fault, self._record()
+            bound.append(fault)
+        self._run(fn, self._cargs(params, bound), fault, arrays, params)
+        if key is not None and known is not None:
+            known.add(key)  # reached only when every check passed
 
     def _checked_call(self, args: dict[str, object]) -> bool:
         """A ``check=True`` call whose arguments look like accepted ones (UF lengths
@@ -306,9 +332,52 @@ class Kernel:
         if checked is None:
             return False
         values, arrays = checked
+        known = self._known
+        if known is not None:
+            start = time.perf_counter()
+            key = known.key(values, arrays)
+            if key is not None:
+                if key not in known:
+                    self._checked_once(values, arrays)
+                    known.add(key)  # reached only when every check passed
+                elif known.route(key):  # contents verified before: the unchecked loops
+                    self._known_call(values, arrays)
+                    known.timed(key, True, time.perf_counter() - start)
+                else:  # a trial: the checked call on the same contents
+                    start = time.perf_counter()
+                    self._checked_once(values, arrays)
+                    known.timed(key, False, time.perf_counter() - start)
+                return True
+        self._checked_once(values, arrays)
+        return True
+
+    def _known_call(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
+        """A checked call on index arrays whose contents a checked call verified
+        (spf.runtime.known): only that no written array overlaps another, then the
+        unchecked function: both in the checked function's one C call where it tests the
+        overlap itself (its known-contents word set), else the test in Python."""
+        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays)]
+        if self._binder.overlap_in_loop:
+            bounds = self._known_bounds.get(values)
+            if bounds is None:
+                params = dict(zip(self._param_order, values, strict=True))
+                bounds = self._bounds_of(params, known=True)
+            fault = self._record()
+            self._run(self._checked, [*cargs, bounds, fault], fault, arrays, values)
+            return
+        self._binder.no_overlap(arrays)
+        if self._direct:
+            self._last_threads = 1
+            self._fn(*cargs)
+        else:
+            self._run(self._fn, cargs, None, arrays, values)
+
+    def _checked_once(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
+        """The checked function on arguments the fast binding accepted, with the checks
+        left to Python first where there are any."""
         if self._contents is None or self._contents:
             self._call_checked(values, arrays)
-            return True
+            return
         # only the checked function's own checks: nothing else to run or time
         bounds = self._bounds.get(values)
         if bounds is None:
@@ -322,7 +391,6 @@ class Kernel:
             self._checked(*cargs)
             if fault[0]:
                 self._raise_fault(fault, arrays, values)
-        return True
 
     def call_checked_raw(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
         """Run the checked function on parameter ``values`` (in :attr:`signature` order) and
@@ -470,17 +538,20 @@ class Kernel:
             f"{name} is computed from"
         )
 
-    def _bounds_of(self, params: dict[str, Any]) -> Any:
-        """The ``spf_bounds`` argument of the checked function for these parameters."""
+    def _bounds_of(self, params: dict[str, Any], known: bool = False) -> Any:
+        """The ``spf_bounds`` argument of the checked function for these parameters; with
+        ``known``, for index arrays whose contents a checked call verified (its last word
+        set: the function runs the unchecked loops, spf.codegen.arg_checks.known_lines)."""
         key = tuple(params.values())
-        bounds = self._bounds.get(key)
+        cache = self._known_bounds if known else self._bounds
+        bounds = cache.get(key)
         if bounds is None:
             words: list[int] = []
             for c in self._uf_checks:
                 words.extend((-(2**63), 2**63 - 1, 0, -1) if c is None else c.loop_bounds(params))
-            if len(self._bounds) > 64:
-                self._bounds.clear()
-            bounds = self._bounds[key] = self._ffi.new("int64_t[]", words or [0])
+            if len(cache) > 64:
+                cache.clear()
+            bounds = cache[key] = self._ffi.new("int64_t[]", [*words, int(known)])
         return bounds
 
     def _loop_fault(self, fault: Any, arrays: list[Any], params: dict[str, Any]) -> ArgumentError:

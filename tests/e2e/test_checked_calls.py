@@ -118,31 +118,38 @@ def test_checked_solvers_compute_what_unchecked_do(dtype: str, matrices: dict[st
 def test_check_cost_says_how_each_fact_is_checked() -> None:
     cost = spf.kernels.spmv(CSR).compile().check_cost
     (only,) = cost
-    assert (only.fact, only.how) == (SORTED, "in loop")  # where the loop loads col(k)
+    # remembered by the contents of col and rowptr; new contents are checked where the
+    # loop loads col(k)
+    assert (only.fact, only.how, only.first) == (SORTED, "remembered", "in loop")
     assert only.checked.startswith("forall i, k1:")  # on neighbouring pairs
     assert "col(k1 + 1)" in only.checked
     assert only.reads == ("col", "rowptr")
-    assert cost.remembered == ()
-    assert str(cost).startswith(f"in loop: {SORTED!r} (checked as ")
+    assert cost.remembered == (SORTED,)
+    assert str(cost).startswith(f"remembered (in loop on new contents): {SORTED!r} (checked as ")
     gs = spf.kernels.gauss_seidel_csr().compile().check_cost
     # the sweep's statements visit every point; the lower and upper parts' facts follow
     # from sorted rows and the diagonal's position, so they are not checked
-    assert [c.how for c in gs] == ["in loop", "in loop", "implied", "implied", "in loop"]
+    assert [c.how for c in gs] == ["remembered", "remembered", "implied", "implied", "remembered"]
+    assert [c.first for c in gs] == ["in loop", "in loop", "", "", "in loop"]
     assert gs.implied == (gs[2].fact, gs[3].fact)
     assert gs[2].implied_by == (gs[0].fact, gs[1].fact, gs[4].fact)
     assert gs.kept == (gs[0].fact, gs[1].fact, gs[4].fact)
     ilu0 = spf.kernels.ilu0_csr().compile().check_cost
-    assert {c.how for c in ilu0} == {"each call", "implied"}
+    assert {(c.how, c.first) for c in ilu0} == {("remembered", "before loops"), ("implied", "")}
     assert ilu0.implied == gs.implied
     comp = spf.kernels.spmv_csr()
     comp.assume(BAND)
     comp.assume("N >= 1")
     banded = comp.compile().check_cost
     assert [c.how for c in banded] == ["remembered", "parameters"]
+    assert banded[0].first == "own pass"  # superlinear: a compiled pass of its own
     assert banded.remembered == (BAND,)
     assert banded[0].reads == ("col", "rowptr")
     assert banded[0].checked == BAND  # not transitive: every pair
     assert spf.kernels.spmv_coo().compile().check_cost == ()
+    ufs = spf.kernels.spmv_csr().ufs
+    alone = FactChecker([Fact.parse(SORTED, ufs)], ufs).cost  # no kernel: nothing remembered
+    assert [(c.how, c.first) for c in alone] == [("each call", "")]
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +203,7 @@ def test_in_loop_and_each_call_facts_see_arrays_changed_in_place() -> None:
         csr(**args)
     bdia = spf.kernels.spmv(BDIA(4)).compile()
     b = {**spf.sparse.bdia_args(spf.sparse.poisson2d(4), 4), "y": np.zeros(16), "x": np.ones(16)}
-    assert bdia.check_cost[0].how == "each call"
+    assert bdia.check_cost[0].first == "before loops"
     bdia(**b)
     b["doff"][[0, 1]] = b["doff"][[1, 0]]
     with pytest.raises(spf.ArgumentError, match=r"doff\(s1\) < doff\(s2\).*fails first at b = 0"):
@@ -334,10 +341,10 @@ def test_a_check_above_a_fifth_of_its_kernel_is_named_once() -> None:
 def test_each_call_facts_run_in_the_kernels_checked_function() -> None:
     # one compiled call: the checked function counts the each-call facts before its loops
     for kernel in (spf.kernels.spmv(BDIA(4)).compile(), spf.kernels.ilu0_csr().compile()):
-        each = [c for c in kernel.check_cost if c.how == "each call"]
+        each = [c for c in kernel.check_cost if c.first == "before loops"]
         assert each, kernel.name
         assert all(c.before_loops for c in each), kernel.name
-        assert not any(c.before_loops for c in kernel.check_cost if c.how != "each call")
+        assert not any(c.before_loops for c in kernel.check_cost if c.first != "before loops")
     ufs = spf.kernels.spmv_csr().ufs
     alone = FactChecker([Fact.parse(BAND, ufs)], ufs)
     assert not any(c.before_loops for c in alone.cost)  # a checker of its own: its own pass
@@ -360,7 +367,7 @@ def test_each_call_facts_in_the_checked_function_word_errors_as_their_own_pass(
 ) -> None:
     comp = spf.kernels.ilu0_csr(index_dtype=dtype)
     ilu0 = comp.compile()
-    in_loop = frozenset(n for n, c in enumerate(ilu0.check_cost) if c.how == "in loop")
+    in_loop = frozenset(n for n, c in enumerate(ilu0.check_cost) if c.first == "in loop")
     separate = FactChecker(comp.assumptions, comp.ufs, in_loop=in_loop)
     m = sp.csr_array(spf.sparse.poisson2d(4))
     good = spf.sparse.ilu0_args(m, dtype)

@@ -14,7 +14,7 @@ def test_the_checks_part_lists_how_each_kernel_checks_its_facts() -> None:
     _kept(sec, {"gauss_seidel_csr": gs, "spmv_coo": spf.kernels.spmv_coo().compile().check_cost})
     text = "\n".join(sec.markdown)
     (row,) = [line for line in text.splitlines() if "`gauss_seidel_csr`" in line]
-    assert "in loop: 3" in row
+    assert "remembered (in loop): 3" in row
     assert "implied: 2" in row
     assert "col(k) < i" in row  # the lower part's fact, named
     (row,) = [line for line in text.splitlines() if "`spmv_coo`" in line]

@@ -201,7 +201,8 @@ def test_violated_assumption_is_still_refused(matrix: sps.csr_matrix) -> None:
     args["col"][start] = 29  # in range, breaks the assumption
     with pytest.raises(ArgumentError, match=rf"col\(k\) <= 28.* i = {row}, k = {start}") as e:
         k(**args)
-    assert k.check_cost[0].how == "in loop"  # tested where the loops load col(k)
+    cost = k.check_cost[0]  # new contents: tested where the loops load col(k)
+    assert (cost.how, cost.first) == ("remembered", "in loop")
     assert "partially written" in str(e.value)
     args["col"][start] = 30  # outside the range too: the assumption's own loop finds it
     with pytest.raises(ArgumentError, match=rf"col\[{start}\] = 30 is outside"):

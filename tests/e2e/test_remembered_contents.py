@@ -1,0 +1,397 @@
+"""Checked calls remembered by the contents of their index arrays (spf.runtime.known, API.md
+§16): a checked call on contents verified before runs the unchecked function and computes
+the same; contents changed in place (one entry), new arrays, other parameters and arrays
+too small to hash are checked again, so every broken fact, range or order is still refused
+after other arrays were remembered as verified; overlapping outputs are refused whatever
+the contents.
+
+Timings are measured by ``spf bench --only scale`` (spf.bench.scale_checks), never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+import spf.runtime.known as known
+from spf.formats import CSR
+from spf.runtime.known import MIN_BYTES, REMEMBERED, KnownContents
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DTYPES = ["int32", "int64"]
+REMEMBERS = {"spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
+"""The kernels of :data:`KERNELS` that remember contents (``spmv_csr`` has no fact)."""
+
+
+@pytest.fixture(autouse=True)
+def no_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls on known contents run the unchecked loops from the second call on (no timed
+    trials of the checked call: :func:`test_trials_keep_the_faster_way_per_size` tests them)."""
+    monkeypatch.setattr(known, "TRIALS", 0)
+
+
+class Counted:
+    """The calls of a kernel that checked its index arrays and those that ran the unchecked
+    loops: the unchecked function, or the checked one with its bounds' known-contents word
+    set (spf.codegen.arg_checks.known_lines)."""
+
+    def __init__(self, kernel: spf.Kernel, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.checked = self.unchecked = 0
+        checked, unchecked = kernel._checked, kernel._fn
+
+        def run_checked(*args: Any) -> Any:
+            bounds = args[-2]
+            if bounds[len(bounds) - 1]:
+                self.unchecked += 1
+            else:
+                self.checked += 1
+            return checked(*args)
+
+        def run_unchecked(*args: Any) -> Any:
+            self.unchecked += 1
+            return unchecked(*args)
+
+        monkeypatch.setattr(kernel, "_checked", run_checked)
+        monkeypatch.setattr(kernel, "_fn", run_unchecked)
+
+    def take(self) -> tuple[int, int]:
+        """``(checked, unchecked)`` calls since the last take."""
+        out = (self.checked, self.unchecked)
+        self.checked = self.unchecked = 0
+        return out
+
+
+def _copy(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
+
+
+def _dense_row(rows: int = 3000, width: int = 2000) -> Any:
+    """Rows of 1 to 5 entries and one row of ``width`` (CSR, sorted), plus a dominant
+    diagonal: a square matrix every kernel here takes."""
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(1, 6, size=rows)
+    r = np.concatenate([np.repeat(np.arange(rows), lengths), np.full(width, rows // 2)])
+    c = np.concatenate(
+        [
+            rng.integers(0, rows, size=int(lengths.sum())),
+            rng.choice(rows, size=width, replace=False),
+        ]
+    )
+    m = sp.csr_array((rng.random(len(r)) + 0.5, (r, c)), shape=(rows, rows))
+    m = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+@pytest.fixture(scope="module")
+def square(suitesparse_dir: Path) -> dict[str, Any]:
+    """Square matrices whose index arrays are worth hashing (above MIN_BYTES), with a
+    dominant diagonal: one of the SuiteSparse folder and one with a dense row."""
+    m = spf.sparse.read_matrix_market(suitesparse_dir / "bcsstk13.mtx")
+    m = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
+    m.sum_duplicates()
+    m.sort_indices()
+    return {"bcsstk13": m, "dense row": _dense_row(20000, 5000)}
+
+
+def _rng_vectors(n: int, m: int) -> dict[str, Any]:
+    rng = np.random.default_rng(3)
+    return {"y": np.zeros(n), "x": rng.random(m)}
+
+
+KERNELS: dict[str, Callable[[str], tuple[Any, Callable[[Any, str], dict[str, Any]]]]] = {
+    "spmv_csr": lambda d: (
+        spf.kernels.spmv_csr(index_dtype=d),
+        lambda m, d: {**spf.sparse.csr_args(m, d), **_rng_vectors(*m.shape)},
+    ),
+    "spmv(CSR)": lambda d: (
+        spf.kernels.spmv(CSR, index_dtype=d),
+        lambda m, d: {**spf.sparse.csr_args(m, d), **_rng_vectors(*m.shape)},
+    ),
+    "sptrsv_csr": lambda d: (
+        spf.kernels.sptrsv_csr(index_dtype=d),
+        lambda m, d: {
+            **spf.sparse.sptrsv_args(_lower(m), d),
+            "u": np.zeros(m.shape[0]),
+            "f": np.ones(m.shape[0]),
+        },
+    ),
+    "gauss_seidel_csr": lambda d: (
+        spf.kernels.gauss_seidel_csr(index_dtype=d),
+        lambda m, d: {
+            **spf.sparse.gauss_seidel_args(m, d),
+            "x": np.zeros(m.shape[0]),
+            "b": np.ones(m.shape[0]),
+        },
+    ),
+}
+
+
+def _lower(m: Any) -> Any:
+    low = sp.csr_array(sp.tril(m))
+    low.sort_indices()
+    return low
+
+
+_COMPILED: dict[tuple[str, str], tuple[spf.Kernel, Callable[[Any, str], dict[str, Any]]]] = {}
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Iterator[Callable[[str, str], Any]]:
+    """Each kernel compiled once per module and index type."""
+
+    def get(name: str, dtype: str) -> tuple[spf.Kernel, Callable[[Any, str], dict[str, Any]]]:
+        if (name, dtype) not in _COMPILED:
+            comp, args = KERNELS[name](dtype)
+            _COMPILED[name, dtype] = (comp.compile(), args)
+        return _COMPILED[name, dtype]
+
+    yield get
+    _COMPILED.clear()
+
+
+def _outputs(args: dict[str, Any]) -> list[str]:
+    """The arrays a kernel writes: ``y``, ``u``, Gauss-Seidel's ``x``."""
+    return [k for k in ("y", "u") if k in args] + (["x"] if "b" in args else [])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_known_contents_run_unchecked_and_compute_the_same(
+    name: str, dtype: str, square: dict[str, Any], compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel, make = compiled(name, dtype)
+    counted = Counted(kernel, monkeypatch)
+    for mname, m in square.items():
+        args = make(m, dtype)
+        assert sum(args[u].nbytes for u in ("rowptr", "col")) >= MIN_BYTES
+        remembers = name in REMEMBERS
+        outs = _outputs(args)
+        start = {k: args[k].copy() for k in outs}
+        kernel(**args, check=False)
+        want = {k: args[k].copy() for k in outs}
+        results = []
+        counted.take()
+        for _ in range(3):
+            for k in outs:
+                np.copyto(args[k], start[k])
+            kernel(**args)
+            results.append({k: args[k].copy() for k in outs})
+        # the first call checks the contents, the later ones run the unchecked loops (a
+        # kernel without facts over index arrays checks every call: cheaper than a hash)
+        assert counted.take() == ((1, 2) if remembers else (3, 0)), (name, mname)
+        for got in results:
+            for k in outs:
+                np.testing.assert_array_equal(got[k], want[k], err_msg=f"{name} {mname} {k}")
+        fresh = _copy(args)  # new arrays of the same contents: known too
+        kernel(**fresh)
+        assert counted.take() == ((0, 1) if remembers else (1, 0)), (name, mname)
+
+
+_BREAKS: dict[str, list[tuple[str, Callable[[dict[str, Any]], None], str]]] = {
+    "spmv_csr": [
+        (
+            "column past the end",
+            lambda a: a["col"].__setitem__(a["NNZ"] // 2, a["M"]),
+            r"col\[\d+\] = \d+ is outside",
+        ),
+        (
+            "row pointers out of order",
+            lambda a: a["rowptr"].__setitem__(5, a["rowptr"][7]),
+            r"rowptr",
+        ),
+    ],
+    "spmv(CSR)": [
+        ("unsorted row", lambda a: _swap_in_row(a, 9), r"col\(k1\) < col\(k2\)"),
+        ("negative column", lambda a: a["col"].__setitem__(3, -1), r"col"),
+    ],
+    "sptrsv_csr": [
+        (
+            "entry right of the diagonal",
+            lambda a: a["col"].__setitem__(int(a["rowptr"][11]), 12),
+            r"col\(k\) <= i",
+        ),
+    ],
+    "gauss_seidel_csr": [
+        ("diagonal pointer", lambda a: a["diag"].__setitem__(20, a["rowptr"][21]), r"diag"),
+        ("unsorted row", lambda a: _swap_in_row(a, 30), r"assumption '.*col.*' does not hold"),
+    ],
+}
+
+
+def _swap_in_row(a: dict[str, Any], row: int) -> None:
+    """Swap the first two columns of the first row from ``row`` on with two or more."""
+    rp, col = a["rowptr"], a["col"]
+    while rp[row + 1] - rp[row] < 2:
+        row += 1
+    k = int(rp[row])
+    col[[k, k + 1]] = col[[k + 1, k]]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_one_entry_changed_after_known_contents_is_refused(
+    name: str, dtype: str, square: dict[str, Any], compiled: Any
+) -> None:
+    kernel, make = compiled(name, dtype)
+    good = make(square["dense row"], dtype)
+    for _, breaks, message in _BREAKS[name]:
+        args = _copy(good)
+        kernel(**args)
+        kernel(**args)  # remembered
+        keep = {u: args[u].copy() for u in ("rowptr", "col", "diag") if u in args}
+        breaks(args)  # in place, one entry (or two swapped)
+        with pytest.raises(spf.ArgumentError, match=message):
+            kernel(**args)
+        with pytest.raises(spf.ArgumentError, match=message):
+            kernel(**args)  # a refused content is not remembered
+        other = _copy(args)  # the broken contents in new arrays
+        with pytest.raises(spf.ArgumentError, match=message):
+            kernel(**other)
+        for u, v in keep.items():
+            np.copyto(args[u], v)
+        kernel(**args)  # the verified contents again: still known, still fine
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_parameters_are_part_of_the_remembered_contents(dtype: str, compiled: Any) -> None:
+    kernel, _ = compiled("spmv(CSR)", dtype)
+    n = 40000
+    col = np.zeros(n, dtype=dtype)  # one entry per row, all in column 0
+    rowptr = np.arange(n + 1, dtype=dtype)
+    args = {"rowptr": rowptr, "col": col, "A": np.ones(n), "y": np.zeros(n), "x": np.ones(1)}
+    kernel(**args, N=n, M=1, NNZ=n)
+    kernel(**args, N=n, M=1, NNZ=n)
+    col[-1] = 1  # column 1: in range only for M = 2
+    with pytest.raises(spf.ArgumentError, match=rf"col\[{n - 1}\] = 1"):
+        kernel(**args, N=n, M=1, NNZ=n)
+    kernel(**{**args, "x": np.ones(2)}, N=n, M=2, NNZ=n)
+    kernel(**{**args, "x": np.ones(2)}, N=n, M=2, NNZ=n)  # known for M = 2 ...
+    with pytest.raises(spf.ArgumentError, match=rf"col\[{n - 1}\] = 1"):
+        kernel(**args, N=n, M=1, NNZ=n)  # ... not for M = 1
+
+
+def test_overlapping_arrays_are_refused_on_known_contents(compiled: Any) -> None:
+    kernel, make = compiled("spmv(CSR)", "int64")
+    n = 20000
+    m = sp.csr_array(sp.eye_array(n, format="csr"))
+    args = make(m, "int64")
+    kernel(**args)
+    kernel(**args)  # known
+    with pytest.raises(spf.ArgumentError, match=r"share memory"):
+        kernel(**{**args, "y": args["x"]})
+
+
+def test_small_index_arrays_are_checked_every_call(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel, make = compiled("spmv(CSR)", "int32")
+    args = make(spf.sparse.poisson2d(8), "int32")
+    assert args["col"].nbytes + args["rowptr"].nbytes < MIN_BYTES
+    counted = Counted(kernel, monkeypatch)
+    for _ in range(3):
+        kernel(**args)
+    assert counted.take() == (3, 0)
+
+
+def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel, make = compiled("spmv(CSR)", "int32")
+    base = make(sp.csr_array(sp.eye_array(20000, format="csr")), "int32")
+    variants = []
+    for v in range(REMEMBERED + 1):
+        args = _copy(base)
+        args["col"][0] = v  # row 0's column: a different content each
+        variants.append(args)
+        kernel(**args)
+    counted = Counted(kernel, monkeypatch)
+    kernel(**variants[-1])
+    kernel(**variants[0])  # the oldest: forgotten, checked again
+    assert counted.take() == (1, 1)
+
+
+def test_a_kernel_without_facts_checks_every_call(
+    square: dict[str, Any], compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel, make = compiled("spmv_csr", "int64")
+    assert kernel.check_cost == ()  # only the values' ranges and orders: cheaper than a hash
+    args = make(square["bcsstk13"], "int64")
+    counted = Counted(kernel, monkeypatch)
+    kernel(**args)
+    kernel(**args)
+    assert counted.take() == (2, 0)
+
+
+def test_check_cost_names_the_remembered_facts(compiled: Any) -> None:
+    kernel, _ = compiled("gauss_seidel_csr", "int32")
+    cost = kernel.check_cost
+    assert cost.remembered == cost.kept  # every fact checked is remembered
+    assert {c.first for c in cost if c.how == "remembered"} == {"in loop"}
+    assert "remembered (in loop on new contents): 'forall i: col(diag(i)) = i'" in str(cost)
+
+
+def test_calls_binding_parameters_from_shapes_remember_too(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernel, make = compiled("spmv(CSR)", "int64")
+    args = make(_dense_row(12000, 3000), "int64")  # contents no other test passed
+    short = {k: v for k, v in args.items() if k not in ("N", "M", "NNZ")}  # from the shapes
+    counted = Counted(kernel, monkeypatch)
+    kernel(**short)
+    kernel(**short)
+    assert counted.take() == (1, 1)
+    _swap_in_row(short, 40)
+    with pytest.raises(spf.ArgumentError, match=r"col\(k1\) < col\(k2\)"):
+        kernel(**short)
+
+
+def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "TRIALS", 2)
+    contents = KnownContents([0, 1])
+    big = [np.arange(MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]
+    key = contents.key((1,), big)
+    assert key is not None
+    contents.add(key)
+    ways = []
+    for seconds in (1.0, 2.0, 1.5, 2.5):  # hashed-and-unchecked calls faster: kept
+        way = contents.route(key)
+        ways.append(way)
+        contents.timed(key, way, seconds if way else seconds + 10)
+    assert ways == [True, False, True, False]  # the two ways alternate while undecided
+    assert contents.route(key)
+    assert contents.key((1,), big) == key
+    other = [np.arange(4 * MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]  # another size
+    slow = contents.key((1,), other)
+    assert slow is not None
+    assert slow[0] != key[0]
+    contents.add(slow)
+    for _ in range(4):
+        way = contents.route(slow)
+        contents.timed(slow, way, 5.0 if way else 1.0)  # checking is faster: every call checks
+    assert contents.key((1,), other) is None  # nothing hashed for that size any more
+    assert contents.key((1,), big) == key  # the first size keeps its way
+
+
+def test_after_trials_every_call_takes_the_way_kept(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(known, "TRIALS", 1)
+    kernel, make = compiled("gauss_seidel_csr", "int32")
+    args = make(_dense_row(30000, 2000), "int32")  # a size no other test passed
+    counted = Counted(kernel, monkeypatch)
+    for _ in range(3):  # checked, then one trial each way
+        kernel(**args)
+    assert counted.take() == (2, 1)
+    for _ in range(3):
+        kernel(**args)
+    assert counted.take() in ((0, 3), (3, 0))  # the faster way, every call
+    _swap_in_row(args, 50)
+    with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
+        kernel(**args)
