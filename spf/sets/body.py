@@ -30,6 +30,7 @@ from spf.sets import calls
 from spf.sets.linear import (
     DT,
     basic_constraints,
+    coefficient,
     esym,
     free_names,
     internal_kind,
@@ -470,6 +471,8 @@ def _first_occurrence_names(body: Body) -> Body:
     ``{[i, j] -> [j, i]}`` inverted is ``{[j, i] -> [i, j]}``: the inputs get the names and
     the outputs, equal to them, stay unnamed (as parsing that text gives).
     """
+    if not _may_move_names(body.names):
+        return body
     bsets = body.iset.get_basic_sets()
     if not bsets:
         return body
@@ -500,6 +503,18 @@ def _first_occurrence_names(body: Body) -> Body:
     return order_terms(
         _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
     )
+
+
+def _may_move_names(names: tuple[str | None, ...]) -> bool:
+    """Whether some unnamed position has a named one after it: only such a name can move
+    (:func:`_first_occurrence_names`), so without one no constraint need be read (schedule
+    relations' trailing constants, fully named sets)."""
+    seen_named = False
+    for name in reversed(names):
+        if name is None and seen_named:
+            return True
+        seen_named = seen_named or name is not None
+    return False
 
 
 def _plain_slot(value: sp.Expr | None) -> int | None:
@@ -685,7 +700,7 @@ def _solvable_slot(
     for s, pos in loose.items():
         if pos in values:
             continue
-        coeff = e.coeff(s)
+        coeff = coefficient(e, s)
         if coeff not in (1, -1) or any(s in f.free_symbols for f in floors):
             continue
         value = sp.expand(-(e - coeff * s) / coeff)
