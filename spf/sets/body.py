@@ -330,6 +330,11 @@ def value_key(body: Body) -> tuple[Hashable, ...]:
     return got
 
 
+def _iset_text(body: Body) -> str:
+    """The text of ``body``'s isl set, printed once per body (:func:`value_key` has it)."""
+    return str(value_key(body)[4])
+
+
 _CANONICAL: Table[tuple[Hashable, ...], Body] = Table(8192)
 """:func:`canonical`'s results by :func:`value_key` of its argument."""
 
@@ -573,11 +578,12 @@ def _merge_duplicates(body: Body) -> Body:
         )
 
 
-def _is_cylinder(iset: isl.Set, pos: int) -> bool:
-    """True when the set does not constrain dim ``pos`` (semantically)."""
+def _is_cylinder(iset: isl.Set, pos: int, text: str | None = None) -> bool:
+    """True when the set does not constrain dim ``pos`` (semantically); ``text``: the set's
+    text when the caller has it (printing a large set costs more than the lookup)."""
     if not iset.involves_dims(DT.set, pos, 1):
         return True
-    key = (str(iset), pos)
+    key = (str(iset) if text is None else text, pos)
     got = _CYLINDER.get(key)
     if got is None:
         cyl = iset.project_out(DT.set, pos, 1).insert_dims(DT.set, pos, 1)
@@ -593,7 +599,9 @@ def _drop_unneeded(body: Body) -> Body:
     nt, ne, nu = body.n_tuple, len(body.hidden), len(body.terms)
     needed = body.needed_syms()
     keep_terms = [
-        k for k in range(nu) if f"__u{k}" in needed or not _is_cylinder(body.iset, nt + ne + k)
+        k
+        for k in range(nu)
+        if f"__u{k}" in needed or not _is_cylinder(body.iset, nt + ne + k, _iset_text(body))
     ]
     keep_hidden = [k for k in range(ne) if f"__e{k}" in needed]
     if len(keep_terms) == nu and len(keep_hidden) == ne:
