@@ -28,7 +28,7 @@ def affine(draw: st.DrawFn) -> sp.Expr:
     return sp.expand(e)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(affine(), st.sampled_from(SYMS))
 def test_coefficient_is_sympys_coeff(e: sp.Expr, s: sp.Symbol) -> None:
     assert coefficient(e, s) == e.coeff(s)
