@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from spf.errors import SpfError
 from spf.sets import Set
 from spf.sets.facts import Fact, check_domain, condition_terms, is_empty_under
-from spf.sets.linear import sym
+from spf.sets.linear import coefficient, sym
 from spf.sets.memo import Table
 
 if TYPE_CHECKING:
@@ -64,13 +64,36 @@ def conjunction(s: Set) -> Terms | None:
 
 def set_text(names: Sequence[str], terms: Terms) -> str:
     """The set ``{[names] : terms}`` in the set syntax."""
-    parts = [f"{e} {'=' if eq else '>='} 0" for eq, e in terms]
+    parts = [_term_text(t) for t in terms]
     head = f"{{[{', '.join(names)}]"
     return f"{head} : {' && '.join(parts)}}}" if parts else f"{head}}}"
 
 
+def _term_text(term: tuple[bool, sp.Expr]) -> str:
+    """One constraint as text (sympy's printer is slow, and the sets of one analysis share
+    most of their constraints: :func:`is_linear` prints the same pair of copies once per
+    variable)."""
+    got = _TERM_TEXT.get(term)
+    if got is None:
+        eq, e = term
+        got = _TERM_TEXT.put(term, f"{e} {'=' if eq else '>='} 0")
+    return got
+
+
+_TERM_TEXT: Table[tuple[bool, sp.Expr], str] = Table(16384)
+
+
 def as_set(names: Sequence[str], terms: Terms, ufs: Mapping[str, UF]) -> Set:
-    return Set(set_text(names, terms), dict(ufs))
+    """The set ``{[names] : terms}`` under ``ufs`` (remembered by value: the plans of a
+    wavefront's executor and inspector stages build the same sets)."""
+    key = (tuple(names), terms, tuple(sorted(ufs.items())))
+    got = _AS_SET.get(key)
+    if got is None:
+        got = _AS_SET.put(key, Set(set_text(names, terms), dict(ufs)))
+    return got
+
+
+_AS_SET: Table[Hashable, Set] = Table(4096)
 
 
 def rename(terms: Terms, mapping: Mapping[str, sp.Expr]) -> Terms:
@@ -333,7 +356,8 @@ def _best_candidate(
     if pairs is not None:
         offsets[pairs[0]] = (-1, 0)
     own = set(sterms)
-    scored: list[tuple[int, int, dict[str, sp.Expr], Terms, dict[str, sp.Expr], Terms]] = []
+    score = _Scorer(names, dterms, own)
+    scored: list[tuple[int, int, tuple[str, ...], tuple[int, ...], Terms, Terms]] = []
     # the iterators outside an image depend on which iterators it maps, not their order
     by_set: dict[frozenset[str], tuple[Terms, Terms] | None] = {}
     for image in itertools.permutations(svars, len(names)):
@@ -351,15 +375,15 @@ def _best_candidate(
             continue
         inner, pins = got
         for shifts in itertools.product(*(offsets[v] for v in names)):
-            mapping = {v: _s(s) + d for v, s, d in zip(names, image, shifts, strict=True)}
-            back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
-            score = sum(t in own for t in rename(dterms, mapping))
-            if score:
-                scored.append((-score, len(scored), mapping, inner, back, pins))
+            shared = score(dict(zip(names, zip(image, shifts, strict=True), strict=True)))
+            if shared:
+                scored.append((-shared, len(scored), image, shifts, inner, pins))
     # the first renaming (in the order tried) of the highest score whose points form a set:
     # building sets costs the most, so they are built best first, until one succeeds (and
     # the points are renamed back to the fact's variables only for those tried)
-    for _, _, mapping, inner, back, pins in sorted(scored, key=lambda c: c[:2]):
+    for _, _, image, shifts, inner, pins in sorted(scored, key=lambda c: c[:2]):
+        mapping = {v: _s(s) + d for v, s, d in zip(names, image, shifts, strict=True)}
+        back = {s: _s(v) - d for v, s, d in zip(names, image, shifts, strict=True)}
         try:
             covered = as_set(names, rename(inner, back), ufs)
         except SpfError:
@@ -367,6 +391,46 @@ def _best_candidate(
         own_terms = tuple(t for t in sterms if t not in pins)
         return _Candidate(stmt, mapping, covered, own_terms, pins, tuple(svars))
     return None
+
+
+class _Scorer:
+    """How many constraints of ``dterms`` (over the fact's variables ``names``), renamed by
+    a candidate mapping, are among ``own`` (a statement's domain): ``sum(t in own for t in
+    rename(dterms, mapping))``. A constraint's renaming depends only on where its own
+    variables go, so it is worked out once per such choice instead of once per mapping
+    (the mappings are every permutation of the statement's iterators and every shift)."""
+
+    def __init__(self, names: Sequence[str], dterms: Terms, own: set[tuple[bool, sp.Expr]]) -> None:
+        self.dterms = dterms
+        self.own = own
+        self.vars = [tuple(v for v in names if _s(v) in e.free_symbols) for _, e in dterms]
+        self.known: dict[tuple[int, tuple[tuple[str, int], ...]], bool | None] = {}
+
+    def __call__(self, choice: Mapping[str, tuple[str, int]]) -> int:
+        """``choice``: each variable's iterator and shift (the mapping ``v -> it + d``)."""
+        total = 0
+        for j, used in enumerate(self.vars):
+            key = (j, tuple(choice[v] for v in used))
+            found = self.known[key] if key in self.known else self._term(*key)
+            if found is None:  # a false constant: rename() gives the one false constraint
+                return int((False, sp.Integer(-1)) in self.own)
+            total += found
+        return total
+
+    def _term(self, j: int, where: tuple[tuple[str, int], ...]) -> bool | None:
+        """Whether constraint ``j`` renamed is in ``own`` (a true constant, which rename()
+        drops, is not); None for a false constant."""
+        eq, e = self.dterms[j]
+        subs = {_s(v): _s(it) + d for v, (it, d) in zip(self.vars[j], where, strict=True)}
+        renamed = _replaced(e, subs)
+        found: bool | None
+        if renamed.is_Number:
+            holds = (renamed == 0) if eq else (renamed >= 0)
+            found = False if holds else None
+        else:
+            found = (eq, renamed) in self.own
+        self.known[(j, where)] = found
+        return found
 
 
 def _defined(
@@ -401,7 +465,7 @@ def _equality(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, sp
         if len(free) != 1:
             continue
         v = _s(free[0])
-        coeff = e.coeff(v)
+        coeff = coefficient(e, v)
         rest = sp.expand(e - coeff * v)
         if coeff in (1, -1) and not rest.has(v):
             return free[0], sp.expand(-rest / coeff), False
@@ -419,7 +483,7 @@ def _lower_bound(
             continue
         v = _s(free[0])
         rest = sp.expand(e - v)
-        if e.coeff(v) == 1 and not rest.has(v) and not rest.atoms(sp.Function):
+        if coefficient(e, v) == 1 and not rest.has(v) and not rest.atoms(sp.Function):
             return free[0], sp.expand(-rest), True
     return None
 

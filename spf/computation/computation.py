@@ -26,6 +26,7 @@ from spf.errors import (
 )
 from spf.sets import UF, Relation, Set
 from spf.sets.expr import compile_expr
+from spf.sets.set_like import expression_params
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -1209,7 +1210,7 @@ def _shape_params(ds: DataSpace) -> set[str]:
     out: set[str] = set()
     for d in ds.shape or ():
         if isinstance(d, str):
-            out |= Set(f"{{[_x]: _x = {d}}}").params
+            out |= expression_params(d)
     return out
 
 

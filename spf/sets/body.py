@@ -30,6 +30,7 @@ from spf.sets import calls
 from spf.sets.linear import (
     DT,
     basic_constraints,
+    coefficient,
     esym,
     free_names,
     internal_kind,
@@ -329,6 +330,11 @@ def value_key(body: Body) -> tuple[Hashable, ...]:
     return got
 
 
+def _iset_text(body: Body) -> str:
+    """The text of ``body``'s isl set, printed once per body (:func:`value_key` has it)."""
+    return str(value_key(body)[4])
+
+
 _CANONICAL: Table[tuple[Hashable, ...], Body] = Table(8192)
 """:func:`canonical`'s results by :func:`value_key` of its argument."""
 
@@ -470,6 +476,8 @@ def _first_occurrence_names(body: Body) -> Body:
     ``{[i, j] -> [j, i]}`` inverted is ``{[j, i] -> [i, j]}``: the inputs get the names and
     the outputs, equal to them, stay unnamed (as parsing that text gives).
     """
+    if not _may_move_names(body.names):
+        return body
     bsets = body.iset.get_basic_sets()
     if not bsets:
         return body
@@ -500,6 +508,18 @@ def _first_occurrence_names(body: Body) -> Body:
     return order_terms(
         _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
     )
+
+
+def _may_move_names(names: tuple[str | None, ...]) -> bool:
+    """Whether some unnamed position has a named one after it: only such a name can move
+    (:func:`_first_occurrence_names`), so without one no constraint need be read (schedule
+    relations' trailing constants, fully named sets)."""
+    seen_named = False
+    for name in reversed(names):
+        if name is None and seen_named:
+            return True
+        seen_named = seen_named or name is not None
+    return False
 
 
 def _plain_slot(value: sp.Expr | None) -> int | None:
@@ -558,11 +578,12 @@ def _merge_duplicates(body: Body) -> Body:
         )
 
 
-def _is_cylinder(iset: isl.Set, pos: int) -> bool:
-    """True when the set does not constrain dim ``pos`` (semantically)."""
+def _is_cylinder(iset: isl.Set, pos: int, text: str | None = None) -> bool:
+    """True when the set does not constrain dim ``pos`` (semantically); ``text``: the set's
+    text when the caller has it (printing a large set costs more than the lookup)."""
     if not iset.involves_dims(DT.set, pos, 1):
         return True
-    key = (str(iset), pos)
+    key = (str(iset) if text is None else text, pos)
     got = _CYLINDER.get(key)
     if got is None:
         cyl = iset.project_out(DT.set, pos, 1).insert_dims(DT.set, pos, 1)
@@ -578,7 +599,9 @@ def _drop_unneeded(body: Body) -> Body:
     nt, ne, nu = body.n_tuple, len(body.hidden), len(body.terms)
     needed = body.needed_syms()
     keep_terms = [
-        k for k in range(nu) if f"__u{k}" in needed or not _is_cylinder(body.iset, nt + ne + k)
+        k
+        for k in range(nu)
+        if f"__u{k}" in needed or not _is_cylinder(body.iset, nt + ne + k, _iset_text(body))
     ]
     keep_hidden = [k for k in range(ne) if f"__e{k}" in needed]
     if len(keep_terms) == nu and len(keep_hidden) == ne:
@@ -685,7 +708,7 @@ def _solvable_slot(
     for s, pos in loose.items():
         if pos in values:
             continue
-        coeff = e.coeff(s)
+        coeff = coefficient(e, s)
         if coeff not in (1, -1) or any(s in f.free_symbols for f in floors):
             continue
         value = sp.expand(-(e - coeff * s) / coeff)

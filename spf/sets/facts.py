@@ -35,6 +35,7 @@ from spf.sets.body import canonical, lift_pair
 from spf.sets.linear import (
     DT,
     basic_constraints,
+    coefficient,
     dnf,
     free_names,
     sym,
@@ -491,7 +492,7 @@ def _piece_bridges(
     a = sp.expand(premise.terms[m][1][0].xreplace(_rename(premise)).xreplace(sub))
     nvars = premise.n_tuple
     for is_eq, e in constraint or []:
-        coeff = int(e.coeff(usym(m)))
+        coeff = int(coefficient(e, usym(m)))
         if coeff == 0:
             continue
         # an equality bounds f(a) from both sides: one bridge per side
@@ -720,7 +721,7 @@ def _unify(
         if len(unknown) > 1 or unknown[0].name.startswith("__fu"):
             return None
         v = unknown[0]
-        coeff = a.coeff(v)
+        coeff = coefficient(a, v)
         if coeff not in (1, -1):
             return None
         new[v] = sp.expand((b - (a - coeff * v)) / coeff)

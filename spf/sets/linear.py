@@ -96,6 +96,26 @@ def integral(expr: sp.Expr) -> tuple[sp.Expr, int]:
     return sp.expand(expr * den), den
 
 
+def coefficient(expr: sp.Expr, s: sp.Symbol) -> sp.Expr:
+    """``expr.coeff(s)`` for an expanded quasi-affine ``expr`` (UF calls and floors count
+    as atoms): the sum of the numeric factors of its terms ``c*s`` (sympy's general
+    ``coeff`` is slow, and canonicalising asks it for every unnamed position of every
+    constraint). Any other shape of term is left to sympy."""
+    total: sp.Expr = sp.Integer(0)
+    for term in sp.Add.make_args(expr):
+        if term == s:
+            total += 1
+        elif term.is_Mul:
+            c, rest = term.as_coeff_Mul()
+            if not c.is_Number or rest.is_Mul:
+                return expr.coeff(s)
+            if rest == s:
+                total += c
+        elif not (term.is_Number or term.is_Symbol or term.is_Function):
+            return expr.coeff(s)
+    return total
+
+
 def is_quasi_affine(expr: sp.Expr) -> bool:
     """True when ``expr`` is built from integers, symbols, + and integer-scaled floor terms."""
     try:

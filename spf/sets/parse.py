@@ -40,6 +40,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, Un
 from spf._cachedir import default_cache_dir
 from spf.errors import ParseError
 from spf.sets import syntax
+from spf.sets.memo import memo
 
 __all__ = ["MAX_DEPTH", "caret_error", "parse_document"]
 
@@ -156,11 +157,14 @@ _Node: TypeAlias = "Tree[Token] | Token"
 
 
 # ----------------------------------------------------------------------------- public API
+@memo(4096)
 def parse_document(text: str) -> syntax.Document:
     """Parse set or relation text into a :class:`syntax.Document`.
 
     Raises :class:`ParseError` (with ``text`` and a ``span`` pointing at the offending token)
     for any text that is not in the language, including nesting deeper than ``MAX_DEPTH``.
+    Syntax trees are immutable, so one parse serves every request for the same text (the
+    same text is read under different UF declarations; errors are raised afresh).
     """
     _check_paren_depth(text)
     tree = _parse_tree(text)

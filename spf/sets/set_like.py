@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from spf.clang import ISL_RESERVED
 from spf.errors import ArgumentError, ArityError, VerifyError
 from spf.sets import concrete, emptiness, hidden, ops
+from spf.sets import syntax as ast
 from spf.sets.calls import call_signatures, inferred_uf
 from spf.sets.convert import convert
 from spf.sets.inverse import simplify_inverses, with_inverses
-from spf.sets.memo import memo
+from spf.sets.memo import Table, memo
 from spf.sets.parse import parse_document
 from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
 from spf.sets.uf import UF
@@ -443,6 +445,47 @@ def _parsed(text: str, decls: tuple[tuple[str, UF], ...] | None) -> Body:
     ufs = None if decls is None else dict(decls)
     body = convert(parse_document(text), ufs, arities)
     return body if ufs is None else simplify_inverses(body, ufs)
+
+
+def expression_params(text: str) -> frozenset[str]:
+    """The symbolic constants of the expression ``text``: ``Set("{[_x]: _x = <text>}")``'s
+    params, read off the syntax tree when the expression is a sum of distinct names and
+    integers (a data space's extent, ``N + 1``: converting it to a set only to read its
+    names costs ~5 ms cold), else from that set (which also raises its errors)."""
+    got = _EXPRESSION_PARAMS.get(text)
+    if got is None:
+        names = _summed_names(text)
+        got = Set(f"{{[_x]: _x = {text}}}").params if names is None else frozenset(names)
+        _EXPRESSION_PARAMS.put(text, got)
+    return got
+
+
+_EXPRESSION_PARAMS: Table[str, frozenset[str]] = Table(1024)
+
+
+def _summed_names(text: str) -> list[str] | None:
+    """The names of ``text`` when it parses as a sum (``+``, ``-``) of integers and distinct
+    names that set text may use as constants; None otherwise."""
+    (piece,) = parse_document(f"{{[_x]: _x = {text}}}").pieces
+    if not isinstance(piece.formula, ast.Compare):
+        return None
+    names: list[str] = []
+    todo: list[ast.Expr] = [piece.formula.right]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            names.append(node.name)
+        elif isinstance(node, ast.Neg):
+            todo.append(node.operand)
+        elif isinstance(node, ast.BinOp) and node.op in ("+", "-"):
+            todo += [node.left, node.right]
+        elif not isinstance(node, ast.Num):
+            return None
+    if len(set(names)) != len(names):
+        return None
+    if any(n == "_x" or n.startswith("__") or n in ISL_RESERVED for n in names):
+        return None
+    return names
 
 
 def _signature_text(name: str, signature: tuple[int, bool]) -> str:

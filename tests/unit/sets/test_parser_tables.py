@@ -36,6 +36,7 @@ def test_parser_tables_are_stored_and_a_damaged_file_is_rebuilt(
         else:
             stored.write_bytes(b"not a parser")
         parse._lark.cache_clear()
+        parse.parse_document.cache_clear()  # parses are remembered by text: parse afresh
         doc = parse.parse_document("{[i, j]: 0 <= i < j < N}")
         assert len(doc.pieces) == 1
         with stored.open("rb") as fh:  # written again, whole
@@ -96,6 +97,7 @@ def test_shipped_parser_tables_for_another_key_are_not_used(
     assert parse._load_tables(foreign, parse._tables_key()) is None
     monkeypatch.setattr(parse, "SHIPPED_TABLES", str(foreign))
     parse._lark.cache_clear()
+    parse.parse_document.cache_clear()
     try:
         assert parse.parse_document(SAMPLES[0]).pieces
         assert list((tmp_path / "parser").glob("sets-*.lark"))  # built, then cached
