@@ -122,6 +122,8 @@ class OperationStmt(Stmt):
                 "seq": self.placement.seq,
                 "schedules": {n: str(r) for n, r in self.placement.schedules.items()},
             },
+            "reads": [[ds, str(r)] for ds, r in self.reads],
+            "writes": [[ds, str(r)] for ds, r in self.writes],
         }
 
     def __repr__(self) -> str:

@@ -1,0 +1,153 @@
+"""The IR as the analysis reads it: statements with their sets parsed, in program order.
+
+A :class:`ParsedStmt` is one statement or operation record of a
+:class:`~spf.ir.model.ComputationIR` with its domain, schedules and accesses parsed with
+the IR's UF declarations (:meth:`~spf.ir.model.ComputationIR.set_of`, remembered on the IR
+value). ``ir.parsed_stmts`` lists them in the order of ``comp.stmts`` (operations at their
+positions); ``ir.schedule_width``, ``ir.facts`` and :func:`storage_of` are the other
+whole-computation values the analysis reads. Nothing here changes or builds a computation.
+
+:class:`StmtReading` is what the analysis reads of a statement: a :class:`ParsedStmt`, or
+a live ``spf.Stmt`` in the analyses not yet moved onto the IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from spf.ir.model import ComputationIR, DataSpaceIR, OperationIR, StmtIR
+    from spf.sets import Relation, Set
+    from spf.sets.facts import Fact
+
+__all__ = [
+    "ParsedStmt",
+    "StmtReading",
+    "data_space",
+    "facts",
+    "is_constant",
+    "iterator_names",
+    "parsed_stmts",
+    "storage_of",
+]
+
+
+def is_constant(text: str) -> bool:
+    """True for a schedule entry that is an integer constant (``0``, ``-1``)."""
+    return text.lstrip("-").isdigit()
+
+
+def iterator_names(domain: Set) -> tuple[str, ...]:
+    """Names for the domain's tuple positions (``_c<k>`` where the domain has a constant)."""
+    names = []
+    for k, v in enumerate(domain.tuple_vars):
+        names.append(v if v.isidentifier() else f"_c{k}")
+    return tuple(names)
+
+
+class StmtReading(Protocol):
+    """What the analysis reads of a statement (a :class:`ParsedStmt` or an ``spf.Stmt``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def domain(self) -> Set: ...
+
+    @property
+    def schedule(self) -> Relation: ...
+
+    @property
+    def original_schedule(self) -> Relation: ...
+
+    @property
+    def reads(self) -> tuple[tuple[str, Relation], ...]: ...
+
+    @property
+    def writes(self) -> tuple[tuple[str, Relation], ...]: ...
+
+    @property
+    def loops(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedStmt:
+    """A statement or operation record of ``ir`` with its sets parsed on first use."""
+
+    record: StmtIR | OperationIR
+    ir: ComputationIR = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @cached_property
+    def domain(self) -> Set:
+        return self.ir.set_of(self.record.domain)
+
+    @cached_property
+    def schedule(self) -> Relation:
+        """The current schedule."""
+        return self.ir.relation_of(self.record.current_schedule)
+
+    @cached_property
+    def original_schedule(self) -> Relation:
+        """The schedule it was added with (program order)."""
+        return self.ir.relation_of(self.record.schedule)
+
+    @cached_property
+    def reads(self) -> tuple[tuple[str, Relation], ...]:
+        return tuple((ds, self.ir.relation_of(r)) for ds, r in self.record.reads)
+
+    @cached_property
+    def writes(self) -> tuple[tuple[str, Relation], ...]:
+        return tuple((ds, self.ir.relation_of(r)) for ds, r in self.record.writes)
+
+    @cached_property
+    def loops(self) -> tuple[str, ...]:
+        """Current loop names, outer first (schedule entries that are not constants)."""
+        return tuple(v for v in self.schedule.out_vars if not is_constant(v))
+
+    @property
+    def tags(self) -> dict[str, tuple[str, ...]]:
+        """Tags by loop name (``{"i": ("parallel",)}``)."""
+        return dict(self.record.tags)
+
+
+def parsed_stmts(ir: ComputationIR) -> tuple[ParsedStmt, ...]:
+    """The statements and operations of ``ir`` in the order of ``comp.stmts``
+    (``ir.parsed_stmts``, which remembers them)."""
+    ops = {o.position: o for o in ir.operations}
+    stmts = iter(ir.stmts)
+    records: list[StmtIR | OperationIR] = []
+    for k in range(len(ir.stmts) + len(ir.operations)):
+        op = ops.get(k)
+        records.append(op if op is not None else next(stmts))
+    return tuple(ParsedStmt(r, ir) for r in records)
+
+
+def facts(ir: ComputationIR) -> tuple[Fact, ...]:
+    """The assumptions of ``ir`` as facts, parsed with its UFs (``ir.facts``)."""
+    from spf.sets.facts import Fact
+
+    return tuple(Fact.parse(text, ir.uf_decls, ir.params) for text in ir.assumptions)
+
+
+def storage_of(ir: ComputationIR, space: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(buffer, index)`` where ``space`` lives (``comp.storage_of``), or None."""
+    for p in ir.placements:
+        if p.data_space == space:
+            return p.buffer, p.exprs
+    return None
+
+
+def data_space(ir: ComputationIR, name: str) -> DataSpaceIR | None:
+    """The data space ``name`` of ``ir`` (None when there is none)."""
+    return ir.data_space_table.get(name)
+
+
+def uses(stmt: ParsedStmt, space: str) -> bool:
+    """Whether ``stmt`` reads or writes ``space``."""
+    return any(ds == space for ds, _ in (*stmt.reads, *stmt.writes))
