@@ -40,8 +40,8 @@ import islpy as isl
 
 from spf.analysis.memo import as_ir, reader, remembered
 from spf.analysis.preconditions import Precondition, condition
-from spf.computation.access import iterator_names
 from spf.errors import CodegenError, ParseError, SpfError
+from spf.ir.reading import iterator_names
 from spf.sets import Relation, Set
 from spf.sets.facts import is_empty_under, parameter_context
 from spf.sets.parse import parse_document

@@ -44,10 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 from spf.analysis.memo import clear as clear_results
 from spf.analysis.memo import reader, remembered
-from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
-from spf.computation.statement import is_constant
 from spf.errors import ArgumentError, IllegalScheduleError, UndeclaredError
+from spf.ir.reading import is_constant, iterator_names
 from spf.schedule.tags import kind as tag_kind
 from spf.sets import Relation, Set
 from spf.sets.memo import Table
@@ -56,12 +55,13 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import AccessList, Stmt
     from spf.ir import ComputationIR, OperationIR, StmtIR
+    from spf.ir.reading import StmtReading
     from spf.sets.facts import Fact
 
 KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
 
 
-def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
+def padded(stmt: StmtReading, width: int, which: str = "current") -> Relation:
     """The statement's schedule with ``0`` appended up to ``width`` outputs."""
     sched = stmt.schedule if which == "current" else stmt.original_schedule
     return _padded(str(sched), tuple(sched._ufs.items()), sched, width)
@@ -133,7 +133,7 @@ def _project(s: Set, keep: list[int], names: list[str]) -> Set:
     return _constraint(names, []).intersect(rel.apply(s))
 
 
-def pair_names(src: Stmt, snk: Stmt) -> tuple[list[str], list[str]]:
+def pair_names(src: StmtReading, snk: StmtReading) -> tuple[list[str], list[str]]:
     """Iterator names for the source instance and the sink instance (``i`` and ``ip``)."""
     xs = list(iterator_names(src.domain))
     taken = set(xs) | src.domain.params | snk.domain.params
@@ -148,7 +148,7 @@ def pair_names(src: Stmt, snk: Stmt) -> tuple[list[str], list[str]]:
 
 
 def same_element(
-    src: Stmt, a: Relation, snk: Stmt, b: Relation, xs: list[str], ys: list[str]
+    src: StmtReading, a: Relation, snk: StmtReading, b: Relation, xs: list[str], ys: list[str]
 ) -> Set:
     """``{[x, y] : x in D_src, y in D_snk, a(x) = b(y)}``."""
     touch = b.inverse().compose(a).intersect_domain(src.domain).intersect_range(snk.domain)
@@ -255,7 +255,7 @@ class _Timing:
         return None
 
 
-def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | None:
+def _loop_name(stmt: StmtReading, width: int, d: int, which: str = "current") -> str | None:
     outs = out_vars(padded(stmt, width, which))
     return None if is_constant(outs[d]) else outs[d]
 
@@ -300,7 +300,7 @@ def _compute(comp: Computation, ir: ComputationIR, private: bool) -> tuple[Depen
         rel_key = ("relations", *base, *(now if placed else ()))
         found = memo.get(rel_key)
         if found is None:
-            found = memo.put(rel_key, _pair_relations(comp, src, snk, width, scheds, private))
+            found = memo.put(rel_key, _pair_relations(comp, ir, src, snk, width, scheds, private))
         dep_key = ("ordered", *base, *now)
         ordered = memo.get(dep_key)
         if ordered is None:
@@ -446,6 +446,7 @@ def _order_schedules(
 
 def _pair_relations(
     comp: Computation,
+    ir: ComputationIR,
     src: Stmt,
     snk: Stmt,
     width: int,
@@ -482,7 +483,7 @@ def _pair_relations(
                     else:
                         pairs = same_rank(comp, src, snk, pairs, xs, ys)
                     pairs = same_workspace_iteration(comp, ds, src, snk, pairs, xs, ys)
-                    pairs = same_copy(comp, ds, pairs, xs, ys, (orig_s, orig_t))
+                    pairs = same_copy(ir, ds, pairs, xs, ys, (orig_s, orig_t))
                     touching[key] = pairs
                 # the pieces are tested as they are: testing the whole relation first
                 # costs a search for a model when it is not empty (most are), and an
@@ -645,7 +646,7 @@ def check_legality(ir: ComputationIR, *, waive: Callable[[Dependence], bool] | N
     from spf.analysis.private import check_private
 
     comp = reader(ir)
-    check_private(comp, ir)
+    check_private(ir)
     _check_parallel_tags(comp, ir)
     check_gpu_memory(comp)
     if not _all_in_program_order(comp):
@@ -671,14 +672,14 @@ def _check_parallel_tags(comp: Computation, ir: ComputationIR) -> None:
             if not parallel or reduction or carries_nothing(comp, ir, stmt, loop):
                 continue
             deps = compute_dependences(ir)  # remembered: computed once
-            if not _parallel_ok(comp, stmt, loop, deps):
+            if not _parallel_ok(ir, ir.parsed_stmt(stmt.name), loop, deps):
                 carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
-                carried.sort(key=lambda d: not shared_scalar_hint(comp, d.data_space, loop))
+                carried.sort(key=lambda d: not shared_scalar_hint(ir, d.data_space, loop))
                 raise IllegalScheduleError(
                     f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "
                     f"({', '.join(tags)}): "
                     f"{carried[0]}"
-                    + shared_scalar_hint(comp, carried[0].data_space, loop)
+                    + shared_scalar_hint(ir, carried[0].data_space, loop)
                     + blame(comp, [stmt.name], loop)
                 )
 
@@ -768,7 +769,7 @@ def carries_nothing(comp: Computation, ir: ComputationIR, stmt: Stmt, loop: str 
             key = ("relations", context, inputs, *(now if placed else ()))
             found = _PAIRS.get(key)
             if found is None:
-                found = _PAIRS.put(key, _pair_relations(comp, src, snk, width, scheds, True))
+                found = _PAIRS.put(key, _pair_relations(comp, ir, src, snk, width, scheds, True))
             if any(d in levels for _, _, _, levels in found):
                 return False
     return True
@@ -812,7 +813,7 @@ def _check_order(
                 f"{dep.source} to {dep.sink} (carried by "
                 f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
                 f"relation {dep.relation}"
-                + shared_scalar_hint(comp, dep.data_space, _violated_loop(why) or "")
+                + shared_scalar_hint(ir, dep.data_space, _violated_loop(why) or "")
                 + blame(comp, [dep.source, dep.sink], _violated_loop(why))
             )
 
@@ -949,7 +950,13 @@ def _violated_loop(why: str) -> str | None:
 
 def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
     """Position in the padded schedule of ``loop`` (a loop name or a depth)."""
-    outs = out_vars(padded(stmt, comp.schedule_width()))
+    return position_in(stmt, loop, comp.schedule_width())
+
+
+def position_in(stmt: StmtReading, loop: str | int, width: int) -> int:
+    """Position of ``loop`` (a loop name or a depth) in ``stmt``'s schedule padded to
+    ``width``."""
+    outs = out_vars(padded(stmt, width))
     positions = [k for k, v in enumerate(outs) if not is_constant(v)]
     if isinstance(loop, int) and not isinstance(loop, bool):
         if 0 <= loop < len(positions):
@@ -971,20 +978,19 @@ def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
 def is_parallel_legal(ir: ComputationIR, stmt: str, loop: str | int) -> bool:
     """Whether ``loop`` of statement ``stmt`` of the computation ``ir`` carries no
     dependence between statements that share it."""
-    comp = reader(ir)
-    return _parallel_ok(comp, comp.stmt(stmt), loop, compute_dependences(ir))
+    return _parallel_ok(ir, ir.parsed_stmt(stmt), loop, compute_dependences(ir))
 
 
 def _parallel_ok(
-    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence]
+    ir: ComputationIR, stmt: StmtReading, loop: str | int, deps: Sequence[Dependence]
 ) -> bool:
-    d = loop_position(comp, stmt, loop)
-    width = comp.schedule_width()
+    width = ir.schedule_width
+    d = position_in(stmt, loop, width)
     mine = out_vars(padded(stmt, width))
     for dep in deps:
         if d not in dep.levels:
             continue
-        other = out_vars(padded(comp.stmt(dep.source), width))
+        other = out_vars(padded(ir.parsed_stmt(dep.source), width))
         shares = all(
             not (is_constant(mine[k]) and is_constant(other[k])) or mine[k] == other[k]
             for k in range(d)

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from spf.analysis.dependences import KINDS, _constraint, _Timing, match
-from spf.computation.access import iterator_names
 from spf.errors import IllegalScheduleError
+from spf.ir.reading import iterator_names
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation

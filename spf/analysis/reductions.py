@@ -32,8 +32,8 @@ from spf.analysis.dependences import (
 from spf.analysis.memo import reader
 from spf.computation.source.accesses import _reduction_form
 from spf.computation.source.tree import _Assign, _If, _Ref
-from spf.computation.statement import is_constant
 from spf.errors import ArgumentError, IllegalScheduleError
+from spf.ir.reading import is_constant
 from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
 
 if TYPE_CHECKING:

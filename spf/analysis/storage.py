@@ -31,11 +31,10 @@ from spf.analysis.dependences import (
     same_element,
     same_rank,
 )
-from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
 from spf.computation.layout import layout_of
-from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError
+from spf.ir.reading import is_constant, iterator_names
 from spf.schedule.commands import ROOT
 
 if TYPE_CHECKING:
