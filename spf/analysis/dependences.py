@@ -46,7 +46,7 @@ from spf.analysis.memo import clear as clear_results
 from spf.analysis.memo import reader, remembered
 from spf.computation.dependence import Dependence
 from spf.errors import ArgumentError, IllegalScheduleError, UndeclaredError
-from spf.ir.reading import is_constant, iterator_names
+from spf.ir.reading import is_constant, iterator_names, storage_of
 from spf.schedule.tags import kind as tag_kind
 from spf.sets import Relation, Set
 from spf.sets.memo import Table
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import AccessList, Stmt
     from spf.ir import ComputationIR, OperationIR, StmtIR
-    from spf.ir.reading import StmtReading
+    from spf.ir.reading import ParsedStmt, StmtReading
     from spf.sets.facts import Fact
 
 KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
@@ -478,10 +478,10 @@ def _pair_relations(
                 if key not in touching:
                     pairs = same_element(src, a, snk, b, xs, ys)
                     if private:
-                        pairs = same_rank(comp, src, snk, pairs, xs, ys, ds)
+                        pairs = same_rank(ir, src, snk, pairs, xs, ys, ds)
                         pairs = same_allocation(comp, ds, src, snk, pairs, xs, ys)
                     else:
-                        pairs = same_rank(comp, src, snk, pairs, xs, ys)
+                        pairs = same_rank(ir, src, snk, pairs, xs, ys)
                     pairs = same_workspace_iteration(comp, ds, src, snk, pairs, xs, ys)
                     pairs = same_copy(ir, ds, pairs, xs, ys, (orig_s, orig_t))
                     touching[key] = pairs
@@ -544,21 +544,21 @@ def _pair_dependences(
 KIND_INDEX = {"reads": 0, "writes": 1}
 
 
-def rank_of(comp: Computation, stmt: Stmt, names: list[str]) -> str | None:
+def rank_of(ir: ComputationIR, stmt: StmtReading, names: list[str]) -> str | None:
     """The rank that runs an instance (the value of the statement's ``distribute`` loop as an
     expression of ``names``), or None when no loop of it is distributed."""
     for loop, tags in stmt.tags.items():
         if "distribute" in tags:
-            pos = loop_position(comp, stmt, loop)
-            exprs = function_of(padded(stmt, comp.schedule_width()), names)
+            pos = position_in(stmt, loop, ir.schedule_width)
+            exprs = function_of(padded(stmt, ir.schedule_width), names)
             return None if exprs is None else exprs[pos]
     return None
 
 
 def same_rank(
-    comp: Computation,
-    src: Stmt,
-    snk: Stmt,
+    ir: ComputationIR,
+    src: StmtReading,
+    snk: StmtReading,
     pairs: Set,
     xs: list[str],
     ys: list[str],
@@ -570,13 +570,13 @@ def same_rank(
     or buffer touched, given): a ``shared`` buffer is private to each block of a kernel launch
     and a ``local`` one to each thread, so when both statements run in the same gpu loops
     only instances of one :func:`private_group` touch the same element."""
-    r1, r2 = rank_of(comp, src, xs), rank_of(comp, snk, ys)
+    r1, r2 = rank_of(ir, src, xs), rank_of(ir, snk, ys)
     if r1 is not None and r2 is not None:
         pairs = pairs.intersect(_constraint(xs + ys, [f"{r1} = {r2}"]))
     if space is None:
         return pairs
-    scope = gpu_scope(comp, space)
-    g1, g2 = private_group(comp, src, scope, xs), private_group(comp, snk, scope, ys)
+    scope = gpu_scope(ir, space)
+    g1, g2 = private_group(ir, src, scope, xs), private_group(ir, snk, scope, ys)
     if g1 is None or g2 is None or len(g1) != len(g2):
         return pairs  # not both in gpu loops alike: one array (sound)
     return pairs.intersect(
@@ -584,16 +584,18 @@ def same_rank(
     )
 
 
-def gpu_scope(comp: Computation, space: str) -> str:
+def gpu_scope(ir: ComputationIR, space: str) -> str:
     """The memory scope of a data space (that of its buffer) or of a buffer."""
-    buffers = comp.buffers
+    buffers = {b.name: b for b in ir.buffers}
     if space in buffers:
         return buffers[space].scope
-    where = comp.storage_of(space)
+    where = storage_of(ir, space)
     return buffers[where[0]].scope if where is not None and where[0] in buffers else "global"
 
 
-def private_group(comp: Computation, stmt: Stmt, scope: str, names: list[str]) -> list[str] | None:
+def private_group(
+    ir: ComputationIR, stmt: StmtReading, scope: str, names: list[str]
+) -> list[str] | None:
     """Which copy of a ``shared`` (``local``) buffer an instance of ``stmt`` touches: its
     schedule values up to its last ``gpu_block`` (``gpu_thread``) loop, as expressions of
     ``names`` (the kernel launch and the block, and the thread nest iteration and the
@@ -609,8 +611,8 @@ def private_group(comp: Computation, stmt: Stmt, scope: str, names: list[str]) -
         loops = gpu_loops(stmt.tags, which)
         if not loops:
             return None
-        positions += [loop_position(comp, stmt, loop) for _, loop in loops]
-    exprs = function_of(padded(stmt, comp.schedule_width()), names)
+        positions += [position_in(stmt, loop, ir.schedule_width) for _, loop in loops]
+    exprs = function_of(padded(stmt, ir.schedule_width), names)
     return None if exprs is None else list(exprs[: max(positions) + 1])
 
 
@@ -648,11 +650,11 @@ def check_legality(ir: ComputationIR, *, waive: Callable[[Dependence], bool] | N
     comp = reader(ir)
     check_private(ir)
     _check_parallel_tags(comp, ir)
-    check_gpu_memory(comp)
+    check_gpu_memory(ir)
     if not _all_in_program_order(comp):
         # the schedule must keep the sequential program's meaning with shared/local buffers
         # as one array; the gpu loops then run it with one copy per block/thread
-        private = not _uses_private_memory(comp)
+        private = not _uses_private_memory(ir)
         _check_order(comp, ir, compute_dependences(ir, private=private), waive)
     from spf.analysis.storage import check_storage
 
@@ -742,7 +744,7 @@ def carries_nothing(comp: Computation, ir: ComputationIR, stmt: Stmt, loop: str 
     from spf.computation.operations import order_width
 
     width = order_width(comp)
-    if width == 0 or layout_of(comp).placements or _uses_private_memory(comp):
+    if width == 0 or layout_of(comp).placements or _uses_private_memory(ir):
         return False
     if not _all_in_program_order(comp):
         return False
@@ -870,22 +872,22 @@ def _all_in_program_order(comp: Computation) -> bool:
     return all(padded(s, width) == padded(s, width, "original") for s in comp.stmts)
 
 
-def _uses_private_memory(comp: Computation) -> bool:
+def _uses_private_memory(ir: ComputationIR) -> bool:
     """Whether a buffer is allocated inside a loop or a statement in gpu loops touches
     ``shared``/``local`` memory (one copy per allocation, block or thread)."""
     from spf.schedule.tags import gpu_loops
 
-    if any(b.allocation is not None for b in comp.buffers.values()):
+    if any(b.allocation is not None for b in ir.buffers):
         return True
     return any(
-        gpu_scope(comp, ds) in ("shared", "local")
-        for s in comp.stmts
+        gpu_scope(ir, ds) in ("shared", "local")
+        for s in ir.parsed_stmts
         if gpu_loops(s.tags, "gpu_block")
         for ds, _ in (*s.reads, *s.writes)
     )
 
 
-def check_gpu_memory(comp: Computation) -> None:
+def check_gpu_memory(ir: ComputationIR) -> None:
     """GPU memory the sequential schedule cannot express: no kernel writes ``constant``
     memory, and every read of ``shared`` (``local``) memory in a kernel reads what an earlier
     instance of its own :func:`private_group` wrote there. Group instances are consecutive in
@@ -893,19 +895,19 @@ def check_gpu_memory(comp: Computation) -> None:
     too, and the private copy the GPU reads holds the same value."""
     from spf.schedule.tags import gpu_loops
 
-    for stmt in comp.stmts:
+    for stmt in ir.parsed_stmts:
         if not gpu_loops(stmt.tags, "gpu_block"):
             continue
         for ds, _ in stmt.writes:
-            if gpu_scope(comp, ds) == "constant":
+            if gpu_scope(ir, ds) == "constant":
                 raise IllegalScheduleError(
                     f"illegal gpu mapping: {stmt.name} runs in gpu loops and writes {ds!r}, "
                     "which lives in constant memory (read-only in kernels); write it in a "
                     "host statement or use a 'global' buffer"
                 )
         for ds, rel in stmt.reads:
-            scope = gpu_scope(comp, ds)
-            if scope in ("shared", "local") and not _covered(comp, stmt, ds, rel, scope):
+            scope = gpu_scope(ir, ds)
+            if scope in ("shared", "local") and not _covered(ir, stmt, ds, rel, scope):
                 who = "block" if scope == "shared" else "thread"
                 raise IllegalScheduleError(
                     f"illegal gpu mapping: {stmt.name} reads {ds!r} ({scope} memory, one copy "
@@ -917,19 +919,19 @@ def check_gpu_memory(comp: Computation) -> None:
                 )
 
 
-def _covered(comp: Computation, reader: Stmt, ds: str, read: Relation, scope: str) -> bool:
+def _covered(ir: ComputationIR, reader: ParsedStmt, ds: str, read: Relation, scope: str) -> bool:
     """Whether every instance of ``reader`` reads an element of ``ds`` that an earlier
     instance of its private group wrote (current schedule)."""
-    width = comp.schedule_width()
+    width = ir.schedule_width
     names = list(iterator_names(reader.domain))
     covered = _constraint(names, ["1 = 0"])
-    for writer in comp.stmts:
+    for writer in ir.parsed_stmts:
         for ds2, write in writer.writes:
             if ds2 != ds or write.out_arity != read.out_arity:
                 continue
             xs, ys = pair_names(writer, reader)
-            g1 = private_group(comp, writer, scope, xs)
-            g2 = private_group(comp, reader, scope, ys)
+            g1 = private_group(ir, writer, scope, xs)
+            g2 = private_group(ir, reader, scope, ys)
             if g1 is None or g2 is None or len(g1) != len(g2):
                 continue
             pairs = same_element(writer, write, reader, read, xs, ys).intersect(

@@ -93,7 +93,13 @@ def _alias(
     if buffer in (a.space, b.space):
         return None  # an operation on the buffer itself moves what the data spaces hold
     loc = same_rank(
-        comp, a.stmt, b.stmt, same_element(a.stmt, a.phys, b.stmt, b.phys, xs, ys), xs, ys, buffer
+        comp.ir,
+        a.stmt,
+        b.stmt,
+        same_element(a.stmt, a.phys, b.stmt, b.phys, xs, ys),
+        xs,
+        ys,
+        buffer,
     )
     pos = _scope(comp, buffer)
     if pos is not None:

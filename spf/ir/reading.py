@@ -71,6 +71,9 @@ class StmtReading(Protocol):
     @property
     def loops(self) -> tuple[str, ...]: ...
 
+    @property
+    def tags(self) -> dict[str, tuple[str, ...]]: ...
+
 
 @dataclass(frozen=True, eq=False)
 class ParsedStmt:
