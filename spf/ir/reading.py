@@ -17,19 +17,33 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
+from spf.ir.model import StmtIR
+
 if TYPE_CHECKING:
-    from spf.ir.model import ComputationIR, DataSpaceIR, OperationIR, StmtIR
+    from spf.ir.model import (
+        BufferIR,
+        ComputationIR,
+        DataSpaceIR,
+        OperationIR,
+        PlacementIR,
+    )
     from spf.sets import Relation, Set
     from spf.sets.facts import Fact
 
 __all__ = [
     "ParsedStmt",
     "StmtReading",
+    "buffer_of",
     "data_space",
     "facts",
     "is_constant",
     "iterator_names",
+    "order_width",
     "parsed_stmts",
+    "placement_of",
+    "placement_order",
+    "placement_relation",
+    "program_schedules",
     "storage_of",
 ]
 
@@ -86,6 +100,13 @@ class ParsedStmt:
     def name(self) -> str:
         return self.record.name
 
+    @property
+    def source(self) -> str:
+        """The C source of a statement; an operation's kind as a C comment."""
+        if isinstance(self.record, StmtIR):
+            return self.record.source
+        return f"/* {self.record.kind} */"
+
     @cached_property
     def domain(self) -> Set:
         return self.ir.set_of(self.record.domain)
@@ -119,6 +140,45 @@ class ParsedStmt:
         return dict(self.record.tags)
 
 
+def placement_order(stmt: StmtReading) -> tuple[int, dict[str, str]] | None:
+    """``(seq, {statement: schedule text})`` of the program order a Layer IV operation was
+    placed in (None for a statement, or an operation whose creation schedule is its order)."""
+    record = getattr(stmt, "record", None)
+    placement = getattr(record, "placement", None)
+    return None if placement is None else (placement[0], dict(placement[1]))
+
+
+def _meaning(stmt: ParsedStmt) -> Relation:
+    """The schedule that gives ``stmt`` its place in the program order."""
+    placed = placement_order(stmt)
+    if placed is not None and stmt.name in placed[1]:
+        return stmt.ir.relation_of(placed[1][stmt.name])
+    return stmt.original_schedule
+
+
+def program_schedules(a: ParsedStmt, b: ParsedStmt) -> tuple[Relation, Relation] | None:
+    """The schedules that order ``a`` against ``b`` in the program order when one of them is
+    a placed operation (None otherwise: their original schedules): both from the latest
+    placement that knows both statements, else each one's own."""
+    known = [p for p in (placement_order(a), placement_order(b)) if p is not None]
+    if not known:
+        return None
+    for _, schedules in sorted(known, key=lambda p: -p[0]):
+        if a.name in schedules and b.name in schedules:
+            return a.ir.relation_of(schedules[a.name]), a.ir.relation_of(schedules[b.name])
+    return _meaning(a), _meaning(b)
+
+
+def order_width(ir: ComputationIR) -> int:
+    """The longest schedule among the current ones and the placements in use."""
+    width = ir.schedule_width
+    for op in ir.operations:
+        if op.placement is not None:
+            arities = [ir.relation_of(text).out_arity for _, text in op.placement[1]]
+            width = max([width, *arities])
+    return width
+
+
 def parsed_stmts(ir: ComputationIR) -> tuple[ParsedStmt, ...]:
     """The statements and operations of ``ir`` in the order of ``comp.stmts``
     (``ir.parsed_stmts``, which remembers them)."""
@@ -140,9 +200,32 @@ def facts(ir: ComputationIR) -> tuple[Fact, ...]:
 
 def storage_of(ir: ComputationIR, space: str) -> tuple[str, tuple[str, ...]] | None:
     """``(buffer, index)`` where ``space`` lives (``comp.storage_of``), or None."""
+    p = placement_of(ir, space)
+    return None if p is None else (p.buffer, p.exprs)
+
+
+def placement_of(ir: ComputationIR, space: str) -> PlacementIR | None:
+    """Where data space ``space`` lives (``store_in``), or None."""
     for p in ir.placements:
         if p.data_space == space:
-            return p.buffer, p.exprs
+            return p
+    return None
+
+
+def placement_relation(ir: ComputationIR, placement: PlacementIR) -> Relation:
+    """``{[t0, t1, ...] -> [buffer coordinates]}`` of ``placement`` (its data space's
+    coordinates ``t<k>`` to the buffer's)."""
+    ds = data_space(ir, placement.data_space)
+    rank = 0 if ds is None or ds.rank is None else ds.rank
+    coords = ", ".join(f"t{k}" for k in range(rank))
+    return ir.relation_of(f"{{[{coords}] -> [{', '.join(placement.exprs)}]}}")
+
+
+def buffer_of(ir: ComputationIR, name: str) -> BufferIR | None:
+    """The Layer III buffer ``name`` (None when there is none)."""
+    for b in ir.buffers:
+        if b.name == name:
+            return b
     return None
 
 
