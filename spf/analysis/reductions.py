@@ -19,7 +19,6 @@ breaks it: it would see a partial sum (or, with private copies, the wrong copy).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -30,11 +29,10 @@ from spf.analysis.dependences import (
     padded,
     position_in,
 )
-from spf.computation.source import parse_source
+from spf.analysis.sources import source_tree
 from spf.computation.source.accesses import _reduction_form
 from spf.computation.source.tree import _Assign, _If, _Ref
 from spf.errors import ArgumentError, IllegalScheduleError
-from spf.ir import StmtIR
 from spf.ir.reading import is_constant
 from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
 
@@ -49,24 +47,6 @@ _PARALLEL_KINDS = frozenset({"parallel", "gpu_block", "gpu_thread", "distribute"
 SUPPORTED_FAMILIES = ("+", "*")
 """Operator families a reduction loop accepts (``min``/``max`` updates are not run in
 parallel: OpenMP's ``atomic`` has no form for them)."""
-
-
-def source_tree(ir: ComputationIR, stmt: ParsedStmt) -> ParsedSource:
-    """The parsed C source of ``stmt`` (as ``add_stmt`` parsed it; an operation has none)."""
-    source = stmt.source if isinstance(stmt.record, StmtIR) else ""
-    ranks = tuple((d.name, d.rank) for d in ir.data_spaces)
-    arities = tuple((u.name, u.arity) for u in ir.ufs)
-    return _parsed_source(source, ranks, arities, stmt.name)
-
-
-@functools.lru_cache(maxsize=1024)
-def _parsed_source(
-    source: str,
-    ranks: tuple[tuple[str, int | None], ...],
-    arities: tuple[tuple[str, int], ...],
-    name: str,
-) -> ParsedSource:
-    return parse_source(source, data_spaces=dict(ranks), ufs=dict(arities), stmt=name)
 
 
 def updates(parsed: ParsedSource) -> dict[str, str]:

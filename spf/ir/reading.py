@@ -35,6 +35,7 @@ __all__ = [
     "StmtReading",
     "buffer_of",
     "data_space",
+    "describe_operation",
     "facts",
     "is_constant",
     "iterator_names",
@@ -177,6 +178,22 @@ def order_width(ir: ComputationIR) -> int:
             arities = [ir.relation_of(text).out_arity for _, text in op.placement[1]]
             width = max([width, *arities])
     return width
+
+
+def describe_operation(
+    kind: str, target: str | None, index: tuple[str, ...], count: str, peer: str | None
+) -> str:
+    """``send(A(q, 0), count=4, dest=q + 1)``-like text of a Layer IV operation."""
+    if kind == "barrier":
+        return "barrier"
+    elem = f"{target}({', '.join(index)})" if index else str(target)
+    if kind in ("wait", "post"):
+        return f"{kind}({elem})"
+    if kind == "send":
+        return f"send({elem}, count={count}, dest={peer})"
+    if kind == "receive":
+        return f"receive({elem}, count={count}, src={peer})"
+    return f"{kind}({target})"
 
 
 def parsed_stmts(ir: ComputationIR) -> tuple[ParsedStmt, ...]:
