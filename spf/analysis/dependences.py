@@ -397,7 +397,7 @@ def dependence_tags(stmt: StmtReading) -> tuple[tuple[str, tuple[str, ...]], ...
     return tuple(out)
 
 
-def _spaces(ir: ComputationIR, accesses: tuple[tuple[str, Relation], ...]) -> set[str]:
+def _spaces(ir: ComputationIR, accesses: tuple[tuple[str, str], ...]) -> set[str]:
     """Data spaces accessed, plus the buffers they are stored in."""
     out = set()
     for ds, _ in accesses:
@@ -408,10 +408,11 @@ def _spaces(ir: ComputationIR, accesses: tuple[tuple[str, Relation], ...]) -> se
     return out
 
 
-def _touched(ir: ComputationIR, stmt: StmtReading) -> tuple[set[str], set[str]]:
-    """The spaces ``stmt`` writes, and those it writes or reads (see :func:`_spaces`)."""
-    written = _spaces(ir, stmt.writes)
-    return written, written | _spaces(ir, stmt.reads)
+def _touched(ir: ComputationIR, stmt: ParsedStmt) -> tuple[set[str], set[str]]:
+    """The spaces ``stmt`` writes, and those it writes or reads (see :func:`_spaces`): read
+    from its record, without parsing its accesses."""
+    written = _spaces(ir, stmt.record.writes)
+    return written, written | _spaces(ir, stmt.record.reads)
 
 
 def match(
