@@ -7,6 +7,7 @@ parses again: it is a different object, and parsing is cheap next to the analysi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from spf.ir.data import uf_fields
@@ -22,6 +23,15 @@ _CACHE = "_parsed_texts"
 def uf_decls(ir: ComputationIR) -> dict[str, UF]:
     """The UFs of ``ir`` as :class:`spf.UF` objects, in declaration order."""
     return {u.name: UF(**uf_fields(u)) for u in ir.ufs}
+
+
+def seed(ir: ComputationIR, values: Iterable[Set | Relation]) -> None:
+    """Remember ``values`` as the parsed forms of their texts on ``ir`` (the computation
+    an IR is taken from hands over the sets it printed: nothing is parsed again)."""
+    found: dict[tuple[str, str], Set | Relation] = ir.__dict__.setdefault(_CACHE, {})
+    for value in values:
+        kind = "relation" if isinstance(value, Relation) else "set"
+        found.setdefault((kind, str(value)), value)
 
 
 def parsed(ir: ComputationIR, text: str, kind: Literal["set", "relation"]) -> Set | Relation:
