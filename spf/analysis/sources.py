@@ -8,10 +8,11 @@ ranks of the IR's data spaces and the arities of its UFs, once per source and de
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from spf.computation.source import parse_source
 from spf.ir import StmtIR
+from spf.ir.parsed import seeded_source
 
 if TYPE_CHECKING:
     from spf.computation.source import ParsedSource
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
 def source_tree(ir: ComputationIR, stmt: ParsedStmt) -> ParsedSource:
     """The parsed C source of ``stmt`` (as ``add_stmt`` parsed it; an operation has none)."""
+    seeded = seeded_source(ir, stmt.name)
+    if seeded is not None:
+        return cast("ParsedSource", seeded)
     source = stmt.source if isinstance(stmt.record, StmtIR) else ""
     ranks = tuple((d.name, d.rank) for d in ir.data_spaces)
     arities = tuple((u.name, u.arity) for u in ir.ufs)

@@ -7,7 +7,7 @@ parses again: it is a different object, and parsing is cheap next to the analysi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from spf.ir.data import uf_fields
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 _CACHE = "_parsed_texts"
 """The attribute of an IR value that holds its parsed texts."""
+_SOURCES = "_parsed_sources"
+"""The attribute of an IR value that holds its statements' parsed C sources."""
 
 
 def uf_decls(ir: ComputationIR) -> dict[str, UF]:
@@ -32,6 +34,18 @@ def seed(ir: ComputationIR, values: Iterable[Set | Relation]) -> None:
     for value in values:
         kind = "relation" if isinstance(value, Relation) else "set"
         found.setdefault((kind, str(value)), value)
+
+
+def seed_sources(ir: ComputationIR, sources: Mapping[str, object]) -> None:
+    """Remember the parsed C sources of statements of ``ir`` by statement name (handed over
+    by the computation it is taken from; the analysis parses a source only without it)."""
+    ir.__dict__[_SOURCES] = dict(sources)
+
+
+def seeded_source(ir: ComputationIR, stmt: str) -> object | None:
+    """The parsed source :func:`seed_sources` remembered for ``stmt``, or None."""
+    found: dict[str, object] = ir.__dict__.get(_SOURCES, {})
+    return found.get(stmt)
 
 
 def parsed(ir: ComputationIR, text: str, kind: Literal["set", "relation"]) -> Set | Relation:
