@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout
 from spf.ir import ComputationIR, from_data, set_runner, to_data
-from spf.ir.parsed import seed, seed_sources
+from spf.ir.parsed import seed, seed_facts, seed_sources
 from spf.schedule.commands import Wavefront
 from spf.schedule.trace import Trace, set_trace, trace_of
 
@@ -53,6 +53,7 @@ def snapshot(comp: Computation) -> ComputationIR:
     ir.__dict__[_SOURCE] = weakref.ref(comp)
     seed(ir, _parsed_values(comp))
     seed_sources(ir, {s.name: s.parsed for s in comp.stmts if s.source})
+    seed_facts(ir, comp.assumptions)
     return ir
 
 

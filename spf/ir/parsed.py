@@ -15,6 +15,7 @@ from spf.sets import UF, Relation, Set
 
 if TYPE_CHECKING:
     from spf.ir.model import ComputationIR
+    from spf.sets.facts import Fact
 
 _CACHE = "_parsed_texts"
 """The attribute of an IR value that holds its parsed texts."""
@@ -34,6 +35,12 @@ def seed(ir: ComputationIR, values: Iterable[Set | Relation]) -> None:
     for value in values:
         kind = "relation" if isinstance(value, Relation) else "set"
         found.setdefault((kind, str(value)), value)
+
+
+def seed_facts(ir: ComputationIR, facts: tuple[Fact, ...]) -> None:
+    """Remember ``facts``, the parsed assumptions of ``ir`` (in order), as ``ir.facts``."""
+    assert tuple(f.text for f in facts) == ir.assumptions
+    ir.__dict__["facts"] = facts  # the value of the cached_property, as it would compute it
 
 
 def seed_sources(ir: ComputationIR, sources: Mapping[str, object]) -> None:
