@@ -38,18 +38,28 @@ from typing import TYPE_CHECKING, Literal
 
 import islpy as isl
 
-from spf.analysis.memo import as_ir, reader, remembered
+from spf.analysis.memo import as_ir, remembered
 from spf.analysis.preconditions import Precondition, condition
-from spf.computation.access import iterator_names
+from spf.analysis.sources import source_tree
+from spf.computation.layout import ARGUMENT_SCOPES
 from spf.errors import CodegenError, ParseError, SpfError
+from spf.ir import OperationIR
+from spf.ir.reading import (
+    buffer_of,
+    data_space,
+    describe_operation,
+    iterator_names,
+    storage_of,
+)
 from spf.sets import Relation, Set
 from spf.sets.facts import is_empty_under, parameter_context
 from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.computation.source import ParsedSource
     from spf.ir import ComputationIR
+    from spf.ir.reading import ParsedStmt
 
 Side = Literal["lower", "upper"]
 Outcome = Literal["proved", "violated", "precondition", "obligation", "unchecked"]
@@ -169,29 +179,29 @@ def check_bounds(comp: ComputationIR | Computation) -> BoundsReport:
     # a run-time index array's values exist only once statements wrote them: no check of
     # the arguments can see them, so obligations over them are proved with a range the
     # generated code checks where it reads the values, or refused
-    return settle_index_obligations(reader(ir), ir, report)
+    return settle_index_obligations(ir, report)
 
 
 def analyze_bounds(comp: ComputationIR | Computation) -> BoundsReport:
     """Like :func:`check_bounds`, without raising: violations are in the report (remembered
     by ``ir.fingerprint``, :mod:`spf.analysis.memo`)."""
     ir = as_ir(comp, "analyze_bounds")
-    return remembered(ir, ("bounds",), lambda: bounds_report(reader(ir)))
+    return remembered(ir, ("bounds",), lambda: bounds_report(ir))
 
 
-def bounds_report(comp: Computation) -> BoundsReport:
-    """:func:`analyze_bounds` of a computation the analysis reads (or built itself)."""
+def bounds_report(ir: ComputationIR) -> BoundsReport:
+    """:func:`analyze_bounds`, not remembered (of an IR the analysis derived itself)."""
     accesses: list[AccessBounds] = []
     obligations: list[Obligation] = []
     violations: list[Violation] = []
     preconditions: list[Precondition] = []
-    context = _context_key(comp)
-    for stmt in comp.stmts:
-        for acc in _accesses(stmt):
-            extents = _extents(comp, acc.data_space)
+    context = _context_key(ir)
+    for stmt in ir.parsed_stmts:
+        for acc in _accesses(ir, stmt):
+            extents = _extents(ir, acc.data_space)
             if extents is None:
                 continue
-            result = _check_access(comp, context, stmt.domain, acc.relation, extents)
+            result = _check_access(ir, context, stmt.domain, acc.relation, extents)
             sides, reason = result.sides, result.reason
             if acc.guarded and any(o in _UNPROVED for _, _, o, _ in sides):
                 # the body's condition may keep it in bounds: no error, no run-time check
@@ -260,11 +270,11 @@ _GUARDED = (
 
 
 # ----------------------------------------------------------------------------- the hooks
-def _restrict(s: Relation | isl.Set, comp: Computation) -> Relation | isl.Set:
+def _restrict(s: Relation | isl.Set, ir: ComputationIR) -> Relation | isl.Set:
     """``s`` within the parameter values a kernel can be called with: every extent of every
     array argument is at least 0 (no array has a negative extent, and a call checks the
     arrays' shapes). Parameter facts (``comp.assume("N >= 1")``) belong here too."""
-    context = _parameter_context(comp)
+    context = _parameter_context(ir)
     if context is None:
         return s
     if isinstance(s, isl.Set):
@@ -273,47 +283,43 @@ def _restrict(s: Relation | isl.Set, comp: Computation) -> Relation | isl.Set:
     return Relation._make(body.with_iset(body.iset.intersect_params(context)), s.ufs)
 
 
-def _provably_empty(s: Relation | isl.Set, comp: Computation) -> bool:
-    """True only when ``s`` is provably empty for ``comp``: every emptiness query of the
+def _provably_empty(s: Relation | isl.Set, ir: ComputationIR) -> bool:
+    """True only when ``s`` is provably empty for ``ir``: every emptiness query of the
     bounds proofs goes through here (UF declarations, the parameter context of
     :func:`_restrict`, and the quantified ``assume`` facts over UFs)."""
-    restricted = _restrict(s, comp)
-    if isinstance(restricted, isl.Set) or not comp.assumptions:
+    restricted = _restrict(s, ir)
+    if isinstance(restricted, isl.Set) or not ir.facts:
         return bool(restricted.is_empty())
-    return is_empty_under(restricted, comp.assumptions)
+    return is_empty_under(restricted, ir.facts)
 
 
-def _context_key(comp: Computation) -> object:
+def _context_key(ir: ComputationIR) -> object:
     """What proofs depend on besides the statement and the access (cache key part)."""
-    return (
-        tuple(sorted(comp.ufs.items())),
-        _shapes(comp),
-        tuple(f.text for f in comp.assumptions),
-    )
+    return (ir.ufs, _shapes(ir), ir.assumptions)
 
 
-def _shapes(comp: Computation) -> tuple[tuple[int | str, ...], ...]:
+def _shapes(ir: ComputationIR) -> tuple[tuple[int | str, ...], ...]:
     """The shapes of the kernel's array arguments (a call checks them against the
     parameters): data spaces that are arguments, and argument buffers."""
     shapes: list[tuple[int | str, ...]] = [
         tuple(ds.shape)
-        for ds in comp.data_spaces.values()
-        if ds.shape and ds.role == "data" and comp.storage_of(ds.name) is None
+        for ds in ir.data_spaces
+        if ds.shape and ds.role == "data" and storage_of(ir, ds.name) is None
     ]
-    shapes += [tuple(b.shape) for b in comp.buffers.values() if b.argument and b.shape]
+    shapes += [tuple(b.shape) for b in ir.buffers if b.scope in ARGUMENT_SCOPES and b.shape]
     return tuple(sorted(set(shapes), key=str))
 
 
-def call_context(comp: Computation) -> isl.Set | None:
-    """The parameter values a kernel of ``comp`` can be called with (None: any): every array
+def call_context(ir: ComputationIR) -> isl.Set | None:
+    """The parameter values a kernel of ``ir`` can be called with (None: any): every array
     argument's extent is at least 0, and the parameter facts of ``comp.assume`` hold."""
-    return _parameter_context(comp)
+    return _parameter_context(ir)
 
 
-def _parameter_context(comp: Computation) -> isl.Set | None:
+def _parameter_context(ir: ComputationIR) -> isl.Set | None:
     """Non-negative array extents, and the parameter facts of ``comp.assume``."""
-    extents = _extent_context(_shapes(comp))
-    facts = parameter_context(comp.assumptions)
+    extents = _extent_context(_shapes(ir))
+    facts = parameter_context(ir.facts)
     if facts is None or extents is None:
         return extents if facts is None else facts
     return extents.intersect(facts)
@@ -351,7 +357,7 @@ _CACHE_LIMIT = 4096
 
 
 def _check_access(
-    comp: Computation,
+    ir: ComputationIR,
     context: object,
     domain: Set,
     rel: Relation,
@@ -360,7 +366,7 @@ def _check_access(
     key = (domain, rel, extents, context)
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _prove(comp, domain, rel, extents)
+        hit = _prove(ir, domain, rel, extents)
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         _CACHE[key] = hit
@@ -368,7 +374,7 @@ def _check_access(
 
 
 def _prove(
-    comp: Computation, domain: Set, rel: Relation, extents: tuple[int | str, ...]
+    ir: ComputationIR, domain: Set, rel: Relation, extents: tuple[int | str, ...]
 ) -> _Result:
     its = list(iterator_names(domain))
     outs = _fresh([f"_o{d}" for d in range(len(extents))], its)
@@ -386,10 +392,10 @@ def _prove(
                 sides.append((d, side, "unchecked", ""))
                 unchecked.append(f"extent {extent!r} is not affine in the parameters")
                 continue
-            if _provably_empty(bad, comp):
+            if _provably_empty(bad, ir):
                 sides.append((d, side, "proved", ""))
             elif isinstance(bad, isl.Set):  # no UF call: isl's answer is exact
-                found = _restrict(bad, comp)
+                found = _restrict(bad, ir)
                 assert isinstance(found, isl.Set)
                 witness = _witness(found, [*its, *outs], len(its))
                 example = example or witness
@@ -400,7 +406,7 @@ def _prove(
                 unproved.append((d, side))
     obligation = _obligation(domain, rel, extents, its, outs, unproved) if unproved else None
     reason = "; ".join(sorted(set(unchecked)))
-    cond = _precondition(comp, pairs, bad_params) if bad_params else None
+    cond = _precondition(ir, pairs, bad_params) if bad_params else None
     if cond is None:
         return _Result(tuple(sides), obligation, reason)
     partial: Outcome = "precondition"
@@ -409,17 +415,17 @@ def _prove(
 
 
 def _precondition(
-    comp: Computation, pairs: Relation | isl.Set, bad_params: list[isl.Set]
+    ir: ComputationIR, pairs: Relation | isl.Set, bad_params: list[isl.Set]
 ) -> str | None:
     """The parameter condition keeping the access in bounds, or None when it is out of
     bounds wherever it accesses anything (``pairs``: its UF-free instances and indices)."""
-    accessed = _restrict(pairs, comp)
+    accessed = _restrict(pairs, ir)
     assert isinstance(accessed, isl.Set)
     run = accessed.params()
     bad = bad_params[0]
     for more in bad_params[1:]:
         bad = bad.union(more)
-    context = _parameter_context(comp)
+    context = _parameter_context(ir)
     if context is None:
         context = isl.Set.universe(run.get_space())
     return condition(run, bad, context)
@@ -490,47 +496,46 @@ class _Access:
     """True when it runs only under a condition of the statement body."""
 
 
-def _accesses(stmt: Stmt) -> list[_Access]:
+def _accesses(ir: ComputationIR, stmt: ParsedStmt) -> list[_Access]:
     """Each distinct access of ``stmt`` (reads first)."""
-    from spf.computation.operations import OperationStmt
     from spf.computation.source.guards import guarded_accesses
 
     out: list[_Access] = []
     seen: set[tuple[str, Relation]] = set()
-    guarded = frozenset() if isinstance(stmt, OperationStmt) else guarded_accesses(stmt.parsed)
+    op = stmt.record if isinstance(stmt.record, OperationIR) else None
+    parsed = source_tree(ir, stmt)
+    guarded = frozenset() if op is not None else guarded_accesses(parsed)
     kinds: tuple[tuple[Literal["read", "write"], str], ...] = (
         ("read", "reads"),
         ("write", "writes"),
     )
     for kind, attr in kinds:
         accs = getattr(stmt, attr)
-        written = _written(stmt, attr, [ds for ds, _ in accs])
+        written = _written(parsed, attr, [ds for ds, _ in accs])
         for k, (ds, rel) in enumerate(accs):
             if (ds, rel) in seen:
                 continue
             seen.add((ds, rel))
             index = written[k] if written else None
-            if isinstance(stmt, OperationStmt):
-                text = f"{ds} in {stmt.describe()}"
+            if op is not None:
+                what = describe_operation(op.kind, op.target, op.index, op.count, op.peer)
+                text = f"{ds} in {what}"
             else:
                 text = _access_text(ds, rel, stmt, index)
             out.append(_Access(kind, ds, rel, text, (ds, index) in guarded))
     return out
 
 
-def _written(stmt: Stmt, attr: str, spaces: list[str]) -> list[tuple[str, ...]] | None:
+def _written(source: ParsedSource, attr: str, spaces: list[str]) -> list[tuple[str, ...]] | None:
     """The index texts of the accesses as the source writes them, when the source's
     accesses are the statement's (same data spaces in the same order), else None."""
-    try:
-        parsed = getattr(stmt.parsed, attr)
-    except SpfError:
-        return None
+    parsed = getattr(source, attr)
     if [a.data_space for a in parsed] != spaces:
         return None
     return [tuple(a.indices) for a in parsed]
 
 
-def _access_text(ds: str, rel: Relation, stmt: Stmt, written: tuple[str, ...] | None) -> str:
+def _access_text(ds: str, rel: Relation, stmt: ParsedStmt, written: tuple[str, ...] | None) -> str:
     """``A(i + 1, j)``: the access as the source writes it, else as a function of the
     iterators, else the relation."""
     exprs = written if written is not None else rel.as_function(list(iterator_names(stmt.domain)))
@@ -539,14 +544,15 @@ def _access_text(ds: str, rel: Relation, stmt: Stmt, written: tuple[str, ...] | 
     return f"{ds}({', '.join(exprs)})"
 
 
-def _extents(comp: Computation, name: str) -> tuple[int | str, ...] | None:
+def _extents(ir: ComputationIR, name: str) -> tuple[int | str, ...] | None:
     """The shape of a data space (or a buffer accessed by name), None when unknown or 0-d."""
-    ds = comp.data_spaces.get(name)
+    ds = data_space(ir, name)
+    buffer = buffer_of(ir, name)
     shape: tuple[int | str, ...] | None
     if ds is not None:
         shape = ds.shape
-    elif name in comp.buffers:
-        shape = tuple(comp.buffers[name].shape)
+    elif buffer is not None:
+        shape = tuple(buffer.shape)
     else:
         return None
     return shape or None
@@ -606,7 +612,12 @@ def _coord(point: isl.Point, kind: isl.dim_type, k: int) -> int:
 
 
 def _violation_message(
-    stmt: Stmt, acc: _Access, extents: tuple[int | str, ...], dim: int, side: Side, witness: str
+    stmt: ParsedStmt,
+    acc: _Access,
+    extents: tuple[int | str, ...],
+    dim: int,
+    side: Side,
+    witness: str,
 ) -> str:
     shape = ", ".join(str(e) for e in extents)
     bound = "below 0" if side == "lower" else f"at or above its extent {extents[dim]}"

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.analysis.dependences import function_of, padded
-from spf.computation.statement import is_constant
 from spf.errors import SpfError
+from spf.ir.reading import is_constant
 
 if TYPE_CHECKING:
     import sympy as sp

@@ -44,24 +44,32 @@ from typing import TYPE_CHECKING, Any
 
 from spf.analysis.memo import clear as clear_results
 from spf.analysis.memo import reader, remembered
-from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
-from spf.computation.statement import is_constant
 from spf.errors import ArgumentError, IllegalScheduleError, UndeclaredError
+from spf.ir.reading import (
+    is_constant,
+    iterator_names,
+    order_width,
+    placement_of,
+    placement_relation,
+    program_schedules,
+    storage_of,
+)
 from spf.schedule.tags import kind as tag_kind
 from spf.sets import Relation, Set
 from spf.sets.memo import Table
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
-    from spf.computation.statement import AccessList, Stmt
+    from spf.computation.statement import Stmt
     from spf.ir import ComputationIR, OperationIR, StmtIR
+    from spf.ir.reading import ParsedStmt, StmtReading
     from spf.sets.facts import Fact
 
 KINDS = (("flow", "writes", "reads"), ("anti", "reads", "writes"), ("output", "writes", "writes"))
 
 
-def padded(stmt: Stmt, width: int, which: str = "current") -> Relation:
+def padded(stmt: StmtReading, width: int, which: str = "current") -> Relation:
     """The statement's schedule with ``0`` appended up to ``width`` outputs."""
     sched = stmt.schedule if which == "current" else stmt.original_schedule
     return _padded(str(sched), tuple(sched._ufs.items()), sched, width)
@@ -133,7 +141,7 @@ def _project(s: Set, keep: list[int], names: list[str]) -> Set:
     return _constraint(names, []).intersect(rel.apply(s))
 
 
-def pair_names(src: Stmt, snk: Stmt) -> tuple[list[str], list[str]]:
+def pair_names(src: StmtReading, snk: StmtReading) -> tuple[list[str], list[str]]:
     """Iterator names for the source instance and the sink instance (``i`` and ``ip``)."""
     xs = list(iterator_names(src.domain))
     taken = set(xs) | src.domain.params | snk.domain.params
@@ -148,7 +156,7 @@ def pair_names(src: Stmt, snk: Stmt) -> tuple[list[str], list[str]]:
 
 
 def same_element(
-    src: Stmt, a: Relation, snk: Stmt, b: Relation, xs: list[str], ys: list[str]
+    src: StmtReading, a: Relation, snk: StmtReading, b: Relation, xs: list[str], ys: list[str]
 ) -> Set:
     """``{[x, y] : x in D_src, y in D_snk, a(x) = b(y)}``."""
     touch = b.inverse().compose(a).intersect_domain(src.domain).intersect_range(snk.domain)
@@ -255,7 +263,7 @@ class _Timing:
         return None
 
 
-def _loop_name(stmt: Stmt, width: int, d: int, which: str = "current") -> str | None:
+def _loop_name(stmt: StmtReading, width: int, d: int, which: str = "current") -> str | None:
     outs = out_vars(padded(stmt, width, which))
     return None if is_constant(outs[d]) else outs[d]
 
@@ -270,25 +278,25 @@ def compute_dependences(ir: ComputationIR, *, private: bool = True) -> tuple[Dep
     clone, shares them); the work of each statement pair is remembered by the values it
     depends on (:func:`_pair_inputs`), so after a schedule change only the pairs of the
     statements it moved are ordered again."""
-    return remembered(ir, ("dependences", private), lambda: _compute(reader(ir), ir, private))
+    return remembered(ir, ("dependences", private), lambda: _compute(ir, private))
 
 
-def _compute(comp: Computation, ir: ComputationIR, private: bool) -> tuple[Dependence, ...]:
+def _compute(ir: ComputationIR, private: bool) -> tuple[Dependence, ...]:
     from spf.analysis.storage import storage_dependences
-    from spf.computation.operations import order_width
     from spf.progress import Progress
 
-    width = order_width(comp)
+    width = order_width(ir)
     if width == 0:
         return ()
-    scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
-    context = _context_key(comp, ir, width, private)
+    stmts = ir.parsed_stmts
+    scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in stmts}
+    context = _context_key(ir, width, private)
     records = _records(ir)
     memo = _PAIRS
     deps: list[Dependence] = []
-    progress = Progress("dependences", len(comp.stmts) ** 2, "statement pairs")
-    spaces = {s.name: _touched(comp, s) for s in comp.stmts}
-    for k, (src, snk) in enumerate((a, b) for a in comp.stmts for b in comp.stmts):
+    progress = Progress("dependences", len(stmts) ** 2, "statement pairs")
+    spaces = {s.name: _touched(ir, s) for s in stmts}
+    for k, (src, snk) in enumerate((a, b) for a in stmts for b in stmts):
         progress.step(k)
         (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
         if not (written_s & touched_t or touched_s & written_t):
@@ -300,22 +308,22 @@ def _compute(comp: Computation, ir: ComputationIR, private: bool) -> tuple[Depen
         rel_key = ("relations", *base, *(now if placed else ()))
         found = memo.get(rel_key)
         if found is None:
-            found = memo.put(rel_key, _pair_relations(comp, src, snk, width, scheds, private))
+            found = memo.put(rel_key, _pair_relations(ir, src, snk, width, scheds, private))
         dep_key = ("ordered", *base, *now)
         ordered = memo.get(dep_key)
         if ordered is None:
-            ordered = memo.put(dep_key, _pair_dependences(comp, src, snk, width, scheds, found))
+            ordered = memo.put(dep_key, _pair_dependences(ir, src, snk, width, scheds, found))
         deps += ordered
-    return (*deps, *storage_dependences(comp))
+    return (*deps, *storage_dependences(ir))
 
 
-def _context_key(comp: Computation, ir: ComputationIR, width: int, private: bool) -> object:
+def _context_key(ir: ComputationIR, width: int, private: bool) -> object:
     """What every statement pair's dependences depend on besides the two statements: the
     schedule widths, and the UF declarations, assumptions, data spaces and data layout of
     ``ir`` (values of the IR, compared by content)."""
     return (
         width,
-        comp.schedule_width(),
+        ir.schedule_width,
         private,
         ir.ufs,
         ir.assumptions,
@@ -337,13 +345,13 @@ def _records(ir: ComputationIR) -> dict[str, StmtIR | OperationIR]:
     return found
 
 
-def _pair_inputs(records: dict[str, StmtIR | OperationIR], src: Stmt, snk: Stmt) -> object:
+def _pair_inputs(
+    records: dict[str, StmtIR | OperationIR], src: ParsedStmt, snk: ParsedStmt
+) -> object:
     """What the dependences from ``src`` to ``snk`` depend on besides the context and their
     current schedules: their IR records (names, sources, domains, accesses, program order:
     original schedules and Layer IV placements) but for the current schedules and tags,
     and the tags that decide which instances share memory (:func:`dependence_tags`)."""
-    from spf.computation.operations import program_schedules
-
     placed = program_schedules(src, snk)
     return (
         _stmt_inputs(records[src.name]),
@@ -378,7 +386,7 @@ check); the others (``distribute``, ``gpu_block``, ``gpu_thread``, and any kind 
 decide which instances share memory, so the dependences depend on them."""
 
 
-def dependence_tags(stmt: Stmt) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def dependence_tags(stmt: StmtReading) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The tags of ``stmt`` its dependences depend on, by loop (a memo key): tagging a loop
     ``parallel`` or ``wavefront`` leaves the dependences as they are."""
     out = []
@@ -389,39 +397,38 @@ def dependence_tags(stmt: Stmt) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
-def _spaces(comp: Computation, accesses: AccessList) -> set[str]:
+def _spaces(ir: ComputationIR, accesses: tuple[tuple[str, str], ...]) -> set[str]:
     """Data spaces accessed, plus the buffers they are stored in."""
     out = set()
     for ds, _ in accesses:
         out.add(ds)
-        where = comp.storage_of(ds)
+        where = storage_of(ir, ds)
         if where is not None:
             out.add(where[0])
     return out
 
 
-def _touched(comp: Computation, stmt: Stmt) -> tuple[set[str], set[str]]:
-    """The spaces ``stmt`` writes, and those it writes or reads (see :func:`_spaces`)."""
-    written = _spaces(comp, stmt.writes)
-    return written, written | _spaces(comp, stmt.reads)
+def _touched(ir: ComputationIR, stmt: ParsedStmt) -> tuple[set[str], set[str]]:
+    """The spaces ``stmt`` writes, and those it writes or reads (see :func:`_spaces`): read
+    from its record, without parsing its accesses."""
+    written = _spaces(ir, stmt.record.writes)
+    return written, written | _spaces(ir, stmt.record.reads)
 
 
 def match(
-    comp: Computation, ds: str, a: Relation, ds2: str, b: Relation
+    ir: ComputationIR, ds: str, a: Relation, ds2: str, b: Relation
 ) -> tuple[str, Relation, Relation] | None:
     """The accesses ``a`` (of ``ds``) and ``b`` (of ``ds2``) on one space: the same data
     space, or a buffer accessed directly (a Layer IV operation) and a data space stored in
     it (then both as buffer accesses); None when they never meet logically."""
-    from spf.computation.layout import physical
-
     if ds == ds2:
         return (ds, a, b) if a.out_arity == b.out_arity else None
-    where, where2 = comp.storage_of(ds), comp.storage_of(ds2)
-    if where is None and where2 is not None and where2[0] == ds:
-        _, pb = physical(comp, ds2, b)
+    where, where2 = placement_of(ir, ds), placement_of(ir, ds2)
+    if where is None and where2 is not None and where2.buffer == ds:
+        pb = placement_relation(ir, where2).compose(b)
         return (ds, a, pb) if a.out_arity == pb.out_arity else None
-    if where2 is None and where is not None and where[0] == ds2:
-        _, pa = physical(comp, ds, a)
+    if where2 is None and where is not None and where.buffer == ds2:
+        pa = placement_relation(ir, where).compose(a)
         return (ds2, pa, b) if pa.out_arity == b.out_arity else None
     return None
 
@@ -432,12 +439,10 @@ positions of the program order at which source and sink are ordered."""
 
 
 def _order_schedules(
-    src: Stmt, snk: Stmt, width: int, scheds: dict[str, tuple[Relation, Relation]]
+    src: ParsedStmt, snk: ParsedStmt, width: int, scheds: dict[str, tuple[Relation, Relation]]
 ) -> tuple[Relation, Relation]:
     """The schedules of the program order of the pair: the original ones, or where a Layer
     IV operation was placed."""
-    from spf.computation.operations import program_schedules
-
     placed = program_schedules(src, snk)
     if placed is None:
         return scheds[src.name][0], scheds[snk.name][0]
@@ -445,9 +450,9 @@ def _order_schedules(
 
 
 def _pair_relations(
-    comp: Computation,
-    src: Stmt,
-    snk: Stmt,
+    ir: ComputationIR,
+    src: ParsedStmt,
+    snk: ParsedStmt,
     width: int,
     scheds: dict[str, tuple[Relation, Relation]],
     private: bool = True,
@@ -458,7 +463,7 @@ def _pair_relations(
     from spf.analysis.storage import same_allocation, same_workspace_iteration
 
     xs, ys = pair_names(src, snk)
-    facts = comp.assumptions
+    facts = ir.facts
     orig_s, orig_t = _order_schedules(src, snk, width, scheds)
     orig = _Timing(orig_s, orig_t, xs, ys, facts)
     if orig.never_before():
@@ -469,7 +474,7 @@ def _pair_relations(
         found: dict[str, tuple[Set, set[int]]] = {}
         for a_idx, (ds_a, a_rel) in enumerate(getattr(src, src_kind)):
             for b_idx, (ds_b, b_rel) in enumerate(getattr(snk, snk_kind)):
-                matched = match(comp, ds_a, a_rel, ds_b, b_rel)
+                matched = match(ir, ds_a, a_rel, ds_b, b_rel)
                 if matched is None:
                     continue
                 ds, a, b = matched
@@ -477,12 +482,12 @@ def _pair_relations(
                 if key not in touching:
                     pairs = same_element(src, a, snk, b, xs, ys)
                     if private:
-                        pairs = same_rank(comp, src, snk, pairs, xs, ys, ds)
-                        pairs = same_allocation(comp, ds, src, snk, pairs, xs, ys)
+                        pairs = same_rank(ir, src, snk, pairs, xs, ys, ds)
+                        pairs = same_allocation(ir, ds, src, snk, pairs, xs, ys)
                     else:
-                        pairs = same_rank(comp, src, snk, pairs, xs, ys)
-                    pairs = same_workspace_iteration(comp, ds, src, snk, pairs, xs, ys)
-                    pairs = same_copy(comp, ds, pairs, xs, ys, (orig_s, orig_t))
+                        pairs = same_rank(ir, src, snk, pairs, xs, ys)
+                    pairs = same_workspace_iteration(ir, ds, src, snk, pairs, xs, ys)
+                    pairs = same_copy(ir, ds, pairs, xs, ys, (orig_s, orig_t))
                     touching[key] = pairs
                 # the pieces are tested as they are: testing the whole relation first
                 # costs a search for a model when it is not empty (most are), and an
@@ -504,9 +509,9 @@ def _pair_relations(
 
 
 def _pair_dependences(
-    comp: Computation,
-    src: Stmt,
-    snk: Stmt,
+    ir: ComputationIR,
+    src: ParsedStmt,
+    snk: ParsedStmt,
     width: int,
     scheds: dict[str, tuple[Relation, Relation]],
     found: tuple[_Found, ...],
@@ -515,7 +520,7 @@ def _pair_dependences(
     loops that carry them now)."""
     xs, ys = pair_names(src, snk)
     orig_s, orig_t = _order_schedules(src, snk, width, scheds)
-    cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys, comp.assumptions)
+    cur = _Timing(scheds[src.name][1], scheds[snk.name][1], xs, ys, ir.facts)
     moved = cur.th_s != orig_s or cur.th_t != orig_t
     out = []
     for kind, ds, pairs, orig_levels in found:
@@ -543,21 +548,21 @@ def _pair_dependences(
 KIND_INDEX = {"reads": 0, "writes": 1}
 
 
-def rank_of(comp: Computation, stmt: Stmt, names: list[str]) -> str | None:
+def rank_of(ir: ComputationIR, stmt: StmtReading, names: list[str]) -> str | None:
     """The rank that runs an instance (the value of the statement's ``distribute`` loop as an
     expression of ``names``), or None when no loop of it is distributed."""
     for loop, tags in stmt.tags.items():
         if "distribute" in tags:
-            pos = loop_position(comp, stmt, loop)
-            exprs = function_of(padded(stmt, comp.schedule_width()), names)
+            pos = position_in(stmt, loop, ir.schedule_width)
+            exprs = function_of(padded(stmt, ir.schedule_width), names)
             return None if exprs is None else exprs[pos]
     return None
 
 
 def same_rank(
-    comp: Computation,
-    src: Stmt,
-    snk: Stmt,
+    ir: ComputationIR,
+    src: StmtReading,
+    snk: StmtReading,
     pairs: Set,
     xs: list[str],
     ys: list[str],
@@ -569,13 +574,13 @@ def same_rank(
     or buffer touched, given): a ``shared`` buffer is private to each block of a kernel launch
     and a ``local`` one to each thread, so when both statements run in the same gpu loops
     only instances of one :func:`private_group` touch the same element."""
-    r1, r2 = rank_of(comp, src, xs), rank_of(comp, snk, ys)
+    r1, r2 = rank_of(ir, src, xs), rank_of(ir, snk, ys)
     if r1 is not None and r2 is not None:
         pairs = pairs.intersect(_constraint(xs + ys, [f"{r1} = {r2}"]))
     if space is None:
         return pairs
-    scope = gpu_scope(comp, space)
-    g1, g2 = private_group(comp, src, scope, xs), private_group(comp, snk, scope, ys)
+    scope = gpu_scope(ir, space)
+    g1, g2 = private_group(ir, src, scope, xs), private_group(ir, snk, scope, ys)
     if g1 is None or g2 is None or len(g1) != len(g2):
         return pairs  # not both in gpu loops alike: one array (sound)
     return pairs.intersect(
@@ -583,16 +588,18 @@ def same_rank(
     )
 
 
-def gpu_scope(comp: Computation, space: str) -> str:
+def gpu_scope(ir: ComputationIR, space: str) -> str:
     """The memory scope of a data space (that of its buffer) or of a buffer."""
-    buffers = comp.buffers
+    buffers = {b.name: b for b in ir.buffers}
     if space in buffers:
         return buffers[space].scope
-    where = comp.storage_of(space)
+    where = storage_of(ir, space)
     return buffers[where[0]].scope if where is not None and where[0] in buffers else "global"
 
 
-def private_group(comp: Computation, stmt: Stmt, scope: str, names: list[str]) -> list[str] | None:
+def private_group(
+    ir: ComputationIR, stmt: StmtReading, scope: str, names: list[str]
+) -> list[str] | None:
     """Which copy of a ``shared`` (``local``) buffer an instance of ``stmt`` touches: its
     schedule values up to its last ``gpu_block`` (``gpu_thread``) loop, as expressions of
     ``names`` (the kernel launch and the block, and the thread nest iteration and the
@@ -608,17 +615,17 @@ def private_group(comp: Computation, stmt: Stmt, scope: str, names: list[str]) -
         loops = gpu_loops(stmt.tags, which)
         if not loops:
             return None
-        positions += [loop_position(comp, stmt, loop) for _, loop in loops]
-    exprs = function_of(padded(stmt, comp.schedule_width()), names)
+        positions += [position_in(stmt, loop, ir.schedule_width) for _, loop in loops]
+    exprs = function_of(padded(stmt, ir.schedule_width), names)
     return None if exprs is None else list(exprs[: max(positions) + 1])
 
 
-def violation(comp: Computation, dep: Dependence) -> str | None:
+def violation(ir: ComputationIR, dep: Dependence) -> str | None:
     """Why the current schedule breaks ``dep`` (None when it does not)."""
-    width = comp.schedule_width()
-    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    width = ir.schedule_width
+    src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
     xs, ys = pair_names(src, snk)
-    facts = comp.assumptions
+    facts = ir.facts
     cur = _Timing(padded(src, width), padded(snk, width), xs, ys, facts)
     pairs = _constraint(xs + ys, []).intersect(dep.relation.as_set())
     for d, _ in cur.levels(pairs, ">", first=True):
@@ -644,42 +651,42 @@ def check_legality(ir: ComputationIR, *, waive: Callable[[Dependence], bool] | N
     fused into the loop), and ``waive`` names more that are not checked."""
     from spf.analysis.private import check_private
 
-    comp = reader(ir)
-    check_private(comp, ir)
-    _check_parallel_tags(comp, ir)
-    check_gpu_memory(comp)
-    if not _all_in_program_order(comp):
+    check_private(ir)
+    _check_parallel_tags(ir)
+    check_gpu_memory(ir)
+    if not _all_in_program_order(ir):
         # the schedule must keep the sequential program's meaning with shared/local buffers
         # as one array; the gpu loops then run it with one copy per block/thread
-        private = not _uses_private_memory(comp)
-        _check_order(comp, ir, compute_dependences(ir, private=private), waive)
+        private = not _uses_private_memory(ir)
+        _check_order(ir, compute_dependences(ir, private=private), waive)
     from spf.analysis.storage import check_storage
 
-    check_storage(comp)
+    check_storage(ir)
 
 
-def _check_parallel_tags(comp: Computation, ir: ComputationIR) -> None:
+def _check_parallel_tags(ir: ComputationIR) -> None:
     """A loop tagged to run its iterations concurrently carries no dependence (reduction
     loops are :mod:`spf.analysis.reductions`' part)."""
     from spf.analysis.private import shared_scalar_hint
-    from spf.schedule.trace import blame
+    from spf.schedule.trace import blame_in
 
-    for stmt in comp.stmts:
+    for stmt in ir.parsed_stmts:
         for loop, tags in stmt.tags.items():
             parallel = any(tag_kind(t) in _PARALLEL_TAGS for t in tags)
             reduction = any(t.startswith("reduction(") for t in tags)
-            if not parallel or reduction or carries_nothing(comp, ir, stmt, loop):
+            if not parallel or reduction or carries_nothing(ir, stmt, loop):
                 continue
             deps = compute_dependences(ir)  # remembered: computed once
-            if not _parallel_ok(comp, stmt, loop, deps):
-                carried = [d for d in deps if loop_position(comp, stmt, loop) in d.levels]
-                carried.sort(key=lambda d: not shared_scalar_hint(comp, d.data_space, loop))
+            if not _parallel_ok(ir, stmt, loop, deps):
+                at = position_in(stmt, loop, ir.schedule_width)
+                carried = [d for d in deps if at in d.levels]
+                carried.sort(key=lambda d: not shared_scalar_hint(ir, d.data_space, loop))
                 raise IllegalScheduleError(
                     f"illegal tag: loop {loop!r} of {stmt.name} cannot run in parallel "
                     f"({', '.join(tags)}): "
                     f"{carried[0]}"
-                    + shared_scalar_hint(comp, carried[0].data_space, loop)
-                    + blame(comp, [stmt.name], loop)
+                    + shared_scalar_hint(ir, carried[0].data_space, loop)
+                    + blame_in(ir.trace, [stmt.name], loop)
                 )
 
 
@@ -725,9 +732,9 @@ def splits_kernel(comp: Computation, dep: Dependence) -> bool:
     return sparse and nest_of(src) != nest_of(snk)
 
 
-def carries_nothing(comp: Computation, ir: ComputationIR, stmt: Stmt, loop: str | int) -> bool:
+def carries_nothing(ir: ComputationIR, stmt: StmtReading, loop: str | int) -> bool:
     """A sufficient test, cheaper than :func:`compute_dependences`, that ``loop`` of
-    ``stmt`` (of ``comp``, read for ``ir``: :func:`spf.analysis.memo.reader`) carries no
+    ``stmt`` (a statement of ``ir``) carries no
     dependence (True: it carries none; False: not decided). Only a dependence between two
     statements both inside the loop can be carried by it, and none through a workspace of
     that very loop (each iteration has its own,
@@ -737,26 +744,25 @@ def carries_nothing(comp: Computation, ir: ComputationIR, stmt: Stmt, loop: str 
     memory. A sparse output's phases (a row loop with a dozen statements on row workspaces)
     are proved parallel from one or two pairs instead of every pair at every level."""
     from spf.analysis.storage import _in_loop
-    from spf.computation.layout import layout_of
-    from spf.computation.operations import order_width
 
-    width = order_width(comp)
-    if width == 0 or layout_of(comp).placements or _uses_private_memory(comp):
+    width = order_width(ir)
+    if width == 0 or ir.placements or _uses_private_memory(ir):
         return False
-    if not _all_in_program_order(comp):
+    if not _all_in_program_order(ir):
         return False
-    d = loop_position(comp, stmt, loop)
-    inside = [s for s in comp.stmts if s is stmt or _in_loop(comp, s, stmt, d)]
+    d = position_in(stmt, loop, ir.schedule_width)
+    inside = [s for s in ir.parsed_stmts if s.name == stmt.name or _in_loop(ir, s, stmt, d)]
+    owners = {w.name: (ir.parsed_stmt(w.stmt), w.loop) for w in ir.workspaces}
     own = {
         ws
-        for ws, (owner, at, _) in layout_of(comp).workspaces.items()
-        if loop_position(comp, comp.stmt(owner), at) == d
-        and (comp.stmt(owner) is stmt or _in_loop(comp, comp.stmt(owner), stmt, d))
+        for ws, (owner, at) in owners.items()
+        if position_in(owner, at, ir.schedule_width) == d
+        and (owner.name == stmt.name or _in_loop(ir, owner, stmt, d))
     }
-    scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in comp.stmts}
-    context = _context_key(comp, ir, width, True)
+    scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in ir.parsed_stmts}
+    context = _context_key(ir, width, True)
     records = _records(ir)
-    spaces = {s.name: _touched(comp, s) for s in inside}
+    spaces = {s.name: _touched(ir, s) for s in inside}
     for src in inside:
         for snk in inside:
             (written_s, touched_s), (written_t, touched_t) = spaces[src.name], spaces[snk.name]
@@ -768,14 +774,13 @@ def carries_nothing(comp: Computation, ir: ComputationIR, stmt: Stmt, loop: str 
             key = ("relations", context, inputs, *(now if placed else ()))
             found = _PAIRS.get(key)
             if found is None:
-                found = _PAIRS.put(key, _pair_relations(comp, src, snk, width, scheds, True))
+                found = _PAIRS.put(key, _pair_relations(ir, src, snk, width, scheds, True))
             if any(d in levels for _, _, _, levels in found):
                 return False
     return True
 
 
 def _check_order(
-    comp: Computation,
     ir: ComputationIR,
     deps: Sequence[Dependence],
     waive: Callable[[Dependence], bool] | None = None,
@@ -783,55 +788,58 @@ def _check_order(
     """Raise for the first of ``deps`` the current schedule breaks."""
     from spf.analysis.private import shared_scalar_hint
     from spf.progress import Progress
-    from spf.schedule.trace import blame
+    from spf.schedule.trace import blame_in
 
-    context = _violation_context(comp, ir)
+    context = _violation_context(ir)
     progress = Progress("legality", len(deps), "dependences")
     for k, dep in enumerate(deps):
         progress.step(k)
         if dep.storage:
             continue  # ordered by the current schedule: never violated
-        why = _remembered_violation(comp, dep, context)
-        if why is not None and (run_time_ordered(comp, dep) or (waive and waive(dep))):
+        why = _remembered_violation(ir, dep, context)
+        if why is None:
             continue
-        if why is not None:
-            loop = wavefront_could_order(comp, dep)
-            if loop is not None:
-                why += (
-                    f" (the kernels fused into loop {loop!r} need it to run as a wavefront: "
-                    f"comp.wavefront({loop!r}) orders this dependence at run time)"
-                )
-            elif splits_kernel(comp, dep):
-                why += (
-                    f" ({dep.source} and {dep.sink} ran in one loop nest and now run in two: "
-                    "fuse the rest of that kernel into the same loop, one comp.fuse per "
-                    "statement, then run the loop as a wavefront)"
-                )
-            raise IllegalScheduleError(
-                f"illegal schedule: the {dep.kind} dependence on {dep.data_space!r} from "
-                f"{dep.source} to {dep.sink} (carried by "
-                f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
-                f"relation {dep.relation}"
-                + shared_scalar_hint(comp, dep.data_space, _violated_loop(why) or "")
-                + blame(comp, [dep.source, dep.sink], _violated_loop(why))
+        # the wavefront helpers still read a computation (spf.analysis.inspector)
+        comp = reader(ir)
+        if run_time_ordered(comp, dep) or (waive and waive(dep)):
+            continue
+        loop = wavefront_could_order(comp, dep)
+        if loop is not None:
+            why += (
+                f" (the kernels fused into loop {loop!r} need it to run as a wavefront: "
+                f"comp.wavefront({loop!r}) orders this dependence at run time)"
             )
+        elif splits_kernel(comp, dep):
+            why += (
+                f" ({dep.source} and {dep.sink} ran in one loop nest and now run in two: "
+                "fuse the rest of that kernel into the same loop, one comp.fuse per "
+                "statement, then run the loop as a wavefront)"
+            )
+        raise IllegalScheduleError(
+            f"illegal schedule: the {dep.kind} dependence on {dep.data_space!r} from "
+            f"{dep.source} to {dep.sink} (carried by "
+            f"{', '.join(dep.original_carried_by) or 'no loop'} in program order): {why}; "
+            f"relation {dep.relation}"
+            + shared_scalar_hint(ir, dep.data_space, _violated_loop(why) or "")
+            + blame_in(ir.trace, [dep.source, dep.sink], _violated_loop(why))
+        )
 
 
-def _violation_context(comp: Computation, ir: ComputationIR) -> object:
+def _violation_context(ir: ComputationIR) -> object:
     """What every :func:`violation` depends on besides the dependence and its statements."""
-    return ("violation", comp.schedule_width(), ir.assumptions, ir.ufs)
+    return ("violation", ir.schedule_width, ir.assumptions, ir.ufs)
 
 
-def _remembered_violation(comp: Computation, dep: Dependence, context: object) -> str | None:
+def _remembered_violation(ir: ComputationIR, dep: Dependence, context: object) -> str | None:
     """:func:`violation`, remembered by its inputs: the dependence and the domains and
     current schedules of its two statements (a schedule change re-checks only the
     dependences of the statements it moved)."""
     from spf.computation.fingerprint import value_key
 
-    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
-    if _in_program_order(comp, src, snk):
+    src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
+    if _in_program_order(ir, src, snk):
         return None  # nothing to check, and no key to build (it prints the relation)
-    width = comp.schedule_width()
+    width = ir.schedule_width
     key = (
         context,
         value_key(dep),
@@ -843,48 +851,45 @@ def _remembered_violation(comp: Computation, dep: Dependence, context: object) -
     memo = _PAIRS
     found: tuple[str | None] | None = memo.get(key)
     if found is None:
-        found = memo.put(key, (violation(comp, dep),))
+        found = memo.put(key, (violation(ir, dep),))
     return found[0]
 
 
-def _in_program_order(comp: Computation, src: Stmt, snk: Stmt) -> bool:
+def _in_program_order(ir: ComputationIR, src: ParsedStmt, snk: ParsedStmt) -> bool:
     """Whether both statements still run in the order their dependences were found in (then
     every source instance runs before its sink: nothing to check)."""
-    from spf.computation.operations import order_width
-
-    width = order_width(comp)
+    width = order_width(ir)
     scheds = {s.name: (padded(s, width, "original"), padded(s, width)) for s in (src, snk)}
     orig_s, orig_t = _order_schedules(src, snk, width, scheds)
     return scheds[src.name][1] == orig_s and scheds[snk.name][1] == orig_t
 
 
-def _all_in_program_order(comp: Computation) -> bool:
+def _all_in_program_order(ir: ComputationIR) -> bool:
     """Whether every pair of statements still runs in the order its dependences were found
     in (:func:`_in_program_order`): then no dependence can be broken."""
-    from spf.computation.operations import OperationStmt, order_width
+    stmts = ir.parsed_stmts
+    if any(o.placement is not None for o in ir.operations):
+        return all(_in_program_order(ir, a, b) for a in stmts for b in stmts)
+    width = order_width(ir)
+    return all(padded(s, width) == padded(s, width, "original") for s in stmts)
 
-    if any(isinstance(s, OperationStmt) and s.placement is not None for s in comp.stmts):
-        return all(_in_program_order(comp, a, b) for a in comp.stmts for b in comp.stmts)
-    width = order_width(comp)
-    return all(padded(s, width) == padded(s, width, "original") for s in comp.stmts)
 
-
-def _uses_private_memory(comp: Computation) -> bool:
+def _uses_private_memory(ir: ComputationIR) -> bool:
     """Whether a buffer is allocated inside a loop or a statement in gpu loops touches
     ``shared``/``local`` memory (one copy per allocation, block or thread)."""
     from spf.schedule.tags import gpu_loops
 
-    if any(b.allocation is not None for b in comp.buffers.values()):
+    if any(b.allocation is not None for b in ir.buffers):
         return True
     return any(
-        gpu_scope(comp, ds) in ("shared", "local")
-        for s in comp.stmts
+        gpu_scope(ir, ds) in ("shared", "local")
+        for s in ir.parsed_stmts
         if gpu_loops(s.tags, "gpu_block")
         for ds, _ in (*s.reads, *s.writes)
     )
 
 
-def check_gpu_memory(comp: Computation) -> None:
+def check_gpu_memory(ir: ComputationIR) -> None:
     """GPU memory the sequential schedule cannot express: no kernel writes ``constant``
     memory, and every read of ``shared`` (``local``) memory in a kernel reads what an earlier
     instance of its own :func:`private_group` wrote there. Group instances are consecutive in
@@ -892,19 +897,19 @@ def check_gpu_memory(comp: Computation) -> None:
     too, and the private copy the GPU reads holds the same value."""
     from spf.schedule.tags import gpu_loops
 
-    for stmt in comp.stmts:
+    for stmt in ir.parsed_stmts:
         if not gpu_loops(stmt.tags, "gpu_block"):
             continue
         for ds, _ in stmt.writes:
-            if gpu_scope(comp, ds) == "constant":
+            if gpu_scope(ir, ds) == "constant":
                 raise IllegalScheduleError(
                     f"illegal gpu mapping: {stmt.name} runs in gpu loops and writes {ds!r}, "
                     "which lives in constant memory (read-only in kernels); write it in a "
                     "host statement or use a 'global' buffer"
                 )
         for ds, rel in stmt.reads:
-            scope = gpu_scope(comp, ds)
-            if scope in ("shared", "local") and not _covered(comp, stmt, ds, rel, scope):
+            scope = gpu_scope(ir, ds)
+            if scope in ("shared", "local") and not _covered(ir, stmt, ds, rel, scope):
                 who = "block" if scope == "shared" else "thread"
                 raise IllegalScheduleError(
                     f"illegal gpu mapping: {stmt.name} reads {ds!r} ({scope} memory, one copy "
@@ -916,19 +921,19 @@ def check_gpu_memory(comp: Computation) -> None:
                 )
 
 
-def _covered(comp: Computation, reader: Stmt, ds: str, read: Relation, scope: str) -> bool:
+def _covered(ir: ComputationIR, reader: ParsedStmt, ds: str, read: Relation, scope: str) -> bool:
     """Whether every instance of ``reader`` reads an element of ``ds`` that an earlier
     instance of its private group wrote (current schedule)."""
-    width = comp.schedule_width()
+    width = ir.schedule_width
     names = list(iterator_names(reader.domain))
     covered = _constraint(names, ["1 = 0"])
-    for writer in comp.stmts:
+    for writer in ir.parsed_stmts:
         for ds2, write in writer.writes:
             if ds2 != ds or write.out_arity != read.out_arity:
                 continue
             xs, ys = pair_names(writer, reader)
-            g1 = private_group(comp, writer, scope, xs)
-            g2 = private_group(comp, reader, scope, ys)
+            g1 = private_group(ir, writer, scope, xs)
+            g2 = private_group(ir, reader, scope, ys)
             if g1 is None or g2 is None or len(g1) != len(g2):
                 continue
             pairs = same_element(writer, write, reader, read, xs, ys).intersect(
@@ -949,7 +954,13 @@ def _violated_loop(why: str) -> str | None:
 
 def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
     """Position in the padded schedule of ``loop`` (a loop name or a depth)."""
-    outs = out_vars(padded(stmt, comp.schedule_width()))
+    return position_in(stmt, loop, comp.schedule_width())
+
+
+def position_in(stmt: StmtReading, loop: str | int, width: int) -> int:
+    """Position of ``loop`` (a loop name or a depth) in ``stmt``'s schedule padded to
+    ``width``."""
+    outs = out_vars(padded(stmt, width))
     positions = [k for k, v in enumerate(outs) if not is_constant(v)]
     if isinstance(loop, int) and not isinstance(loop, bool):
         if 0 <= loop < len(positions):
@@ -971,20 +982,19 @@ def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
 def is_parallel_legal(ir: ComputationIR, stmt: str, loop: str | int) -> bool:
     """Whether ``loop`` of statement ``stmt`` of the computation ``ir`` carries no
     dependence between statements that share it."""
-    comp = reader(ir)
-    return _parallel_ok(comp, comp.stmt(stmt), loop, compute_dependences(ir))
+    return _parallel_ok(ir, ir.parsed_stmt(stmt), loop, compute_dependences(ir))
 
 
 def _parallel_ok(
-    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence]
+    ir: ComputationIR, stmt: StmtReading, loop: str | int, deps: Sequence[Dependence]
 ) -> bool:
-    d = loop_position(comp, stmt, loop)
-    width = comp.schedule_width()
+    width = ir.schedule_width
+    d = position_in(stmt, loop, width)
     mine = out_vars(padded(stmt, width))
     for dep in deps:
         if d not in dep.levels:
             continue
-        other = out_vars(padded(comp.stmt(dep.source), width))
+        other = out_vars(padded(ir.parsed_stmt(dep.source), width))
         shares = all(
             not (is_constant(mine[k]) and is_constant(other[k])) or mine[k] == other[k]
             for k in range(d)

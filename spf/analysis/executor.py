@@ -53,8 +53,8 @@ from spf.analysis.inspector import (
     loop_iterator,
     wavefront_members,
 )
-from spf.computation.access import iterator_names
 from spf.errors import CodegenError, SpfError
+from spf.ir.reading import iterator_names
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation

@@ -18,32 +18,29 @@ The derived ranges are not facts: the dependence analysis does not use them.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from spf.analysis.memo import reader, remembered
+from spf.analysis.memo import remembered
 from spf.errors import CodegenError, SpfError
+from spf.ir.reading import data_space
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from spf.analysis.bounds import BoundsReport, Obligation
-    from spf.computation.computation import Computation
     from spf.ir import ComputationIR
 
 _TIGHTENINGS = 2
 """Proof attempts: every bound ``v <= E``, then ``v <= E - 1`` where that was not enough."""
 
 
-def settle_index_obligations(
-    comp: Computation, ir: ComputationIR, report: BoundsReport
-) -> BoundsReport:
+def settle_index_obligations(ir: ComputationIR, report: BoundsReport) -> BoundsReport:
     """``report`` without the obligations over run-time index arrays that the ranges of
     :func:`implied_ranges` prove; ``CodegenError`` for one that no range proves (no check
     before the call can see the values)."""
-    index = _index_arrays(comp)
+    index = _index_arrays(ir)
     over = [o for o in report.obligations if _calls(o, index)]
     if not over:
         return report
@@ -69,45 +66,47 @@ def implied_ranges(ir: ComputationIR) -> dict[str, str]:
     each run-time index array that declares none and whose values bound an access no other proof
     keeps in bounds; an array no derived range helps is left out (remembered by ``ir.fingerprint``:
     :mod:`spf.analysis.memo`)."""
-    return remembered(ir, ("implied_ranges",), lambda: _derive(reader(ir)))
+    return remembered(ir, ("implied_ranges",), lambda: _derive(ir))
 
 
-def _derive(comp: Computation) -> dict[str, str]:
+def _derive(ir: ComputationIR) -> dict[str, str]:
     from spf.analysis.bounds import bounds_report
 
-    lacking = [n for n in _index_arrays(comp) if comp.ufs[n].range is None]
-    needing = {n: [o for o in bounds_report(comp).obligations if _calls(o, [n])] for n in lacking}
+    declared = {u.name: u for u in ir.ufs}
+    lacking = [n for n in _index_arrays(ir) if declared[n].range is None]
+    report = bounds_report(ir)
+    needing = {n: [o for o in report.obligations if _calls(o, [n])] for n in lacking}
     needing = {n: obs for n, obs in needing.items() if obs}
     tight: set[tuple[str, str]] = set()
     ranges: dict[str, str] = {}
     left: list[Obligation] = []
     for _ in range(_TIGHTENINGS):
-        found = {n: _candidate(n, comp, obs, tight) for n, obs in needing.items()}
+        found = {n: _candidate(n, ir, obs, tight) for n, obs in needing.items()}
         ranges = {n: r for n, r in found.items() if r is not None}
         if not ranges:
             return {}
         try:
-            clone = _with_ranges(comp, ranges)
+            obligations = bounds_report(_with_ranges(ir, ranges)).obligations
         except SpfError:
             return {}
-        left = [o for o in bounds_report(clone).obligations if _calls(o, list(ranges))]
+        left = [o for o in obligations if _calls(o, list(ranges))]
         if not left:
             return ranges
         for o in left:
             for n in ranges:
                 if _calls(o, [n]):
-                    tight |= {(n, e) for e in _extents(comp, o)}
+                    tight |= {(n, e) for e in _extents(ir, o)}
     failed = {n for o in left for n in ranges if _calls(o, [n])}
     return {n: r for n, r in ranges.items() if n not in failed}
 
 
 def _candidate(
-    name: str, comp: Computation, obligations: Iterable[Obligation], tight: set[tuple[str, str]]
+    name: str, ir: ComputationIR, obligations: Iterable[Obligation], tight: set[tuple[str, str]]
 ) -> str | None:
     """``{[v]: 0 <= v && v <= E1 && ...}`` over the extents of the accessed data spaces."""
     bounds = []
     for o in obligations:
-        for e in _extents(comp, o):
+        for e in _extents(ir, o):
             bound = f"v <= ({e}) - 1" if (name, e) in tight else f"v <= {e}"
             if bound not in bounds:
                 bounds.append(bound)
@@ -116,9 +115,9 @@ def _candidate(
     return f"{{[v]: 0 <= v && {' && '.join(bounds)}}}"
 
 
-def _extents(comp: Computation, o: Obligation) -> list[str]:
+def _extents(ir: ComputationIR, o: Obligation) -> list[str]:
     """The extents the obligation's conclusion bounds an index by (``k < NNZ``: ``NNZ``)."""
-    ds = comp.data_spaces.get(o.data_space)
+    ds = data_space(ir, o.data_space)
     shape = [str(e) for e in (ds.shape or ())] if ds is not None else []
     out = []
     for part in o.conclusion.split(" && "):
@@ -132,19 +131,15 @@ def _extents(comp: Computation, o: Obligation) -> list[str]:
     return out
 
 
-def _with_ranges(comp: Computation, ranges: Mapping[str, str]) -> Computation:
-    """A copy of ``comp`` whose index arrays ``ranges`` names declare those ranges."""
-    from spf.computation.computation import Computation
-
-    data = json.loads(comp.to_json())
-    for uf in data["ufs"]:
-        if uf["name"] in ranges:
-            uf["range"] = ranges[uf["name"]]
-    return Computation.from_json(json.dumps(data))
+def _with_ranges(ir: ComputationIR, ranges: Mapping[str, str]) -> ComputationIR:
+    """``ir`` with the index arrays ``ranges`` names declaring those ranges (a new value:
+    its sets parse again with the new declarations)."""
+    ufs = tuple(replace(u, range=ranges[u.name]) if u.name in ranges else u for u in ir.ufs)
+    return replace(ir, ufs=ufs)
 
 
-def _index_arrays(comp: Computation) -> list[str]:
-    return [n for n, ds in comp.data_spaces.items() if ds.index]
+def _index_arrays(ir: ComputationIR) -> list[str]:
+    return [ds.name for ds in ir.data_spaces if ds.index]
 
 
 def _calls(o: Obligation, names: Iterable[str]) -> bool:

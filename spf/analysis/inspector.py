@@ -44,9 +44,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from spf.computation.access import iterator_names
 from spf.computation.statement import Stmt
 from spf.errors import IllegalScheduleError, SpfError
+from spf.ir.reading import iterator_names
 from spf.schedule.relations import loops_of
 from spf.sets import Relation, Set
 from spf.sets.facts import Fact, is_empty_under
@@ -282,7 +282,7 @@ def _through_shared_scalar(
     through a scalar every iteration shares (None for other data spaces)."""
     from spf.analysis.private import shared_scalar_hint
 
-    hint = shared_scalar_hint(comp, dep.data_space, loop)
+    hint = shared_scalar_hint(comp.ir, dep.data_space, loop)
     if not hint:
         return None
     return IllegalScheduleError(

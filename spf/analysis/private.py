@@ -33,23 +33,21 @@ from spf.analysis.dependences import (
     padded,
     pair_names,
 )
-from spf.analysis.memo import reader, remembered
-from spf.computation.access import iterator_names
-from spf.computation.statement import is_constant
+from spf.analysis.memo import remembered
 from spf.errors import IllegalScheduleError, VerifyError
+from spf.ir.reading import data_space, is_constant, iterator_names, uses
 from spf.sets import Relation
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
     from spf.ir import ComputationIR
+    from spf.ir.reading import ParsedStmt
     from spf.sets import Set
     from spf.sets.facts import Fact
 
 
-def private_loop(comp: Computation, space: str) -> str | None:
+def private_loop(ir: ComputationIR, space: str) -> str | None:
     """The loop ``space`` is private to (None: not a private local)."""
-    ds = comp.data_spaces.get(space)
+    ds = data_space(ir, space)
     return None if ds is None else ds.private
 
 
@@ -62,7 +60,7 @@ def _position(sched: Relation, loop: str) -> int | None:
 
 
 def same_copy(
-    comp: Computation,
+    ir: ComputationIR,
     space: str,
     pairs: Set,
     xs: list[str],
@@ -73,7 +71,7 @@ def same_copy(
     private local ``space``: equal program-order times (``orders``, padded) up to its loop.
     Unchanged for other spaces, and where the loop is not at one position in both
     statements (sound: :func:`private_position` refuses such a computation)."""
-    loop = private_loop(comp, space)
+    loop = private_loop(ir, space)
     if loop is None:
         return pairs
     p, q = _position(orders[0], loop), _position(orders[1], loop)
@@ -88,9 +86,9 @@ def same_copy(
     return pairs.intersect(_constraint(xs + ys, conds)) if conds else pairs
 
 
-def users(comp: Computation, space: str) -> list[Stmt]:
-    """The statements that read or write ``space``."""
-    return [s for s in comp.stmts if any(ds == space for ds, _ in (*s.reads, *s.writes))]
+def users(ir: ComputationIR, space: str) -> list[ParsedStmt]:
+    """The statements (and operations) of ``ir`` that read or write ``space``."""
+    return [s for s in ir.parsed_stmts if uses(s, space)]
 
 
 def private_position(ir: ComputationIR, space: str) -> int | None:
@@ -102,26 +100,26 @@ def private_position(ir: ComputationIR, space: str) -> int | None:
     ``IllegalScheduleError`` when no loop of the current schedule runs exactly one copy per
     iteration (see the module docstring). Remembered by ``ir.fingerprint``
     (:mod:`spf.analysis.memo`)."""
-    return remembered(ir, ("private_position", space), lambda: _position_now(reader(ir), space))
+    return remembered(ir, ("private_position", space), lambda: _position_now(ir, space))
 
 
-def _position_now(comp: Computation, space: str) -> int | None:
-    loop = private_loop(comp, space)
+def _position_now(ir: ComputationIR, space: str) -> int | None:
+    loop = private_loop(ir, space)
     assert loop is not None
-    stmts = users(comp, space)
+    stmts = users(ir, space)
     if not stmts:
         return None
-    width = comp.schedule_width()
+    width = ir.schedule_width
     p = _original_position(stmts, space, loop, width)
     if _kept(stmts, p, width):
         return p
-    found = _regrouped(comp, stmts, p, width)
+    found = _regrouped(ir, stmts, p, width)
     if found is None:
         raise _moved(stmts, space, loop)
     return found
 
 
-def _original_position(stmts: list[Stmt], space: str, loop: str, width: int) -> int:
+def _original_position(stmts: list[ParsedStmt], space: str, loop: str, width: int) -> int:
     """The position of ``loop`` in the program order of every statement in ``stmts``."""
     found: set[int] = set()
     for s in stmts:
@@ -142,7 +140,7 @@ def _original_position(stmts: list[Stmt], space: str, loop: str, width: int) -> 
     return found.pop()
 
 
-def _kept(stmts: list[Stmt], p: int, width: int) -> bool:
+def _kept(stmts: list[ParsedStmt], p: int, width: int) -> bool:
     """Whether the schedule keeps the loops up to ``p`` as they were (tags aside) and the
     statements that shared a nest there still share one (and only they)."""
     nests: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -161,7 +159,7 @@ def _kept(stmts: list[Stmt], p: int, width: int) -> bool:
 _Pair = tuple[list[str], "Set", tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
-def _regrouped(comp: Computation, stmts: list[Stmt], p: int, width: int) -> int | None:
+def _regrouped(ir: ComputationIR, stmts: list[ParsedStmt], p: int, width: int) -> int | None:
     """The first loop position of the current schedules whose iterations hold exactly one
     copy each (instances of one copy share the schedule up to it, instances of two copies
     do not), e.g. the inner loop of a split or tiled private loop; None when there is none."""
@@ -181,7 +179,7 @@ def _regrouped(comp: Computation, stmts: list[Stmt], p: int, width: int) -> int 
             inst = both.intersect_domain(s.domain).intersect_range(t.domain).as_set()
             base = _constraint(xs + ys, []).intersect(inst)
             pairs.append((xs + ys, base, os_[: p + 1], ot[: p + 1], cs, ct))
-    facts = comp.assumptions
+    facts = ir.facts
     for pos in range(1, width, 2):
         if all(
             _never(names, base, _equal(cs[: pos + 1], ct[: pos + 1]), os_, ot, facts)
@@ -225,7 +223,7 @@ def _never(
     return True
 
 
-def _moved(stmts: list[Stmt], space: str, loop: str) -> IllegalScheduleError:
+def _moved(stmts: list[ParsedStmt], space: str, loop: str) -> IllegalScheduleError:
     scheds = "; ".join(f"{s.name}: {s.schedule}" for s in stmts)
     return IllegalScheduleError(
         f"illegal schedule: {', '.join(s.name for s in stmts)} use {space!r}, a local private "
@@ -237,18 +235,18 @@ def _moved(stmts: list[Stmt], space: str, loop: str) -> IllegalScheduleError:
     )
 
 
-def check_private(comp: Computation, ir: ComputationIR) -> None:
+def check_private(ir: ComputationIR) -> None:
     """Every private local's copies still live in one iteration of its loop
     (:func:`private_position`)."""
-    for name, ds in comp.data_spaces.items():
+    for ds in ir.data_spaces:
         if ds.private is not None:
-            private_position(ir, name)
+            private_position(ir, ds.name)
 
 
-def shared_scalar_hint(comp: Computation, space: str, loop: str) -> str:
+def shared_scalar_hint(ir: ComputationIR, space: str, loop: str) -> str:
     """Advice for a dependence on ``space`` that loop ``loop`` carries: when ``space`` is a
     shared scalar, how to make it private (empty otherwise)."""
-    ds = comp.data_spaces.get(space)
+    ds = data_space(ir, space)
     if (
         not loop
         or ds is None
@@ -262,5 +260,5 @@ def shared_scalar_hint(comp: Computation, space: str, loop: str) -> str:
         f"to each iteration by declaring it inside the loop body in C "
         f"('double {space} = ...;'), or by writing it before reading it in every iteration "
         f"(a function-level scalar then becomes private), or with "
-        f"comp.add_local({space!r}, {ds.ctype!r}, private={loop!r})"
+        f"comp.add_local({space!r}, {ds.type!r}, private={loop!r})"
     )

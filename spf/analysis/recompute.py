@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from spf.analysis.dependences import KINDS, _constraint, _Timing, match
-from spf.computation.access import iterator_names
 from spf.errors import IllegalScheduleError
+from spf.ir.reading import iterator_names
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -145,6 +145,7 @@ def check_copies(
         len(names)
     )
     new_copy = schedule.pad_outputs(new_width)
+    ir = comp.ir  # the data layout, for accesses through buffers (match)
     for other in comp.stmts:
         if other is producer:
             continue
@@ -159,7 +160,7 @@ def check_copies(
             theirs = other.reads if their_kind == "reads" else other.writes
             for ds_a, a_rel in mine:
                 for ds_b, b_rel in theirs:
-                    matched = match(comp, ds_a, a_rel, ds_b, b_rel)
+                    matched = match(ir, ds_a, a_rel, ds_b, b_rel)
                     if matched is None:
                         continue
                     space, a, b = matched

@@ -25,22 +25,22 @@ from typing import TYPE_CHECKING
 from spf.analysis.dependences import (
     carries_nothing,
     compute_dependences,
-    loop_position,
     out_vars,
     padded,
+    position_in,
 )
-from spf.analysis.memo import reader
+from spf.analysis.sources import source_tree
 from spf.computation.source.accesses import _reduction_form
 from spf.computation.source.tree import _Assign, _If, _Ref
-from spf.computation.statement import is_constant
 from spf.errors import ArgumentError, IllegalScheduleError
+from spf.ir.reading import is_constant
 from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
     from spf.computation.dependence import Dependence
-    from spf.computation.statement import Stmt
+    from spf.computation.source import ParsedSource
     from spf.ir import ComputationIR
+    from spf.ir.reading import ParsedStmt
 
 _COMPOUND_FAMILY = {"+=": "+", "-=": "+", "*=": "*", "/=": "*"}
 _PARALLEL_KINDS = frozenset({"parallel", "gpu_block", "gpu_thread", "distribute"})
@@ -49,10 +49,9 @@ SUPPORTED_FAMILIES = ("+", "*")
 parallel: OpenMP's ``atomic`` has no form for them)."""
 
 
-def updates(stmt: Stmt) -> dict[str, str]:
-    """``{data space: family}`` of the reductions of ``stmt`` in the sense of the module
-    docstring (families ``+`` and ``*``; others are left out)."""
-    parsed = stmt.parsed
+def updates(parsed: ParsedSource) -> dict[str, str]:
+    """``{data space: family}`` of the reductions of a statement's parsed source in the sense
+    of the module docstring (families ``+`` and ``*``; others are left out)."""
     out: dict[str, str] = {}
     for access in parsed.reductions:
         ds = access.data_space
@@ -81,9 +80,9 @@ def _families(body: Sequence[object], ds: str) -> set[str]:
     return found
 
 
-def _why_not_update(stmt: Stmt, ds: str) -> str:
+def _why_not_update(ir: ComputationIR, stmt: ParsedStmt, ds: str) -> str:
     """Why ``stmt``'s accesses of ``ds`` are not one update ``ds(f) op= e``."""
-    parsed = stmt.parsed
+    parsed = source_tree(ir, stmt)
     if any(a.data_space == ds for a in parsed.reductions):
         touched = {a.indices for a in (*parsed.reads, *parsed.writes) if a.data_space == ds}
         if len(touched) > 1:
@@ -97,10 +96,10 @@ def _why_not_update(stmt: Stmt, ds: str) -> str:
     return f"{stmt.name} reads {ds} ({stmt.source.strip()}) while the loop accumulates into it"
 
 
-def _in_loop(comp: Computation, stmt: Stmt, d: int, other: Stmt) -> bool:
+def _in_loop(ir: ComputationIR, stmt: ParsedStmt, d: int, other: ParsedStmt) -> bool:
     """Whether ``other`` runs inside the loop at position ``d`` of ``stmt`` (the same test
     the parallel-tag check uses for dependence sources)."""
-    width = comp.schedule_width()
+    width = ir.schedule_width
     mine = out_vars(padded(stmt, width))
     theirs = out_vars(padded(other, width))
     if is_constant(theirs[d]):
@@ -112,27 +111,27 @@ def _in_loop(comp: Computation, stmt: Stmt, d: int, other: Stmt) -> bool:
 
 
 def carried(
-    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence] | None = None
+    ir: ComputationIR, stmt: ParsedStmt, loop: str | int, deps: Sequence[Dependence] | None = None
 ) -> list[Dependence]:
     """The dependences ``loop`` of ``stmt`` carries among the statements that share it."""
-    d = loop_position(comp, stmt, loop)
-    deps = compute_dependences(comp.ir) if deps is None else deps
+    d = position_in(stmt, loop, ir.schedule_width)
+    deps = compute_dependences(ir) if deps is None else deps
     return [
-        dep for dep in deps if d in dep.levels and _in_loop(comp, stmt, d, comp.stmt(dep.source))
+        dep for dep in deps if d in dep.levels and _in_loop(ir, stmt, d, ir.parsed_stmt(dep.source))
     ]
 
 
 def reduction_refusal(
-    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence] | None = None
+    ir: ComputationIR, stmt: ParsedStmt, loop: str | int, deps: Sequence[Dependence] | None = None
 ) -> str | None:
     """None when every dependence ``loop`` carries is a reduction and no other statement
     in the loop touches a reduced data space; else why not (naming the dependence or the
     statement)."""
-    d = loop_position(comp, stmt, loop)
-    inside = [s for s in comp.stmts if _in_loop(comp, stmt, d, s)]
-    upd = {s.name: updates(s) for s in inside}
+    d = position_in(stmt, loop, ir.schedule_width)
+    inside = [s for s in ir.parsed_stmts if _in_loop(ir, stmt, d, s)]
+    upd = {s.name: updates(source_tree(ir, s)) for s in inside}
     reduced: dict[str, str] = {}
-    for dep in carried(comp, stmt, loop, deps):
+    for dep in carried(ir, stmt, loop, deps):
         if dep.storage:
             return (
                 f"the storage conflict on buffer {dep.data_space!r} between {dep.source} and "
@@ -145,7 +144,8 @@ def reduction_refusal(
         what = f"the {dep.kind} dependence on {ds!r} from {dep.source} to {dep.sink}"
         for name, family in ((dep.source, src), (dep.sink, snk)):
             if family is None:
-                return f"{what} is not a reduction: {_why_not_update(comp.stmt(name), ds)}"
+                why = _why_not_update(ir, ir.parsed_stmt(name), ds)
+                return f"{what} is not a reduction: {why}"
         if src != snk:
             return (
                 f"{what} is not a reduction: {dep.source} accumulates with {src} and "
@@ -154,9 +154,10 @@ def reduction_refusal(
         reduced[ds] = str(src)
     for ds, family in reduced.items():
         for s in inside:
-            touches = any(a.data_space == ds for a in (*s.parsed.reads, *s.parsed.writes))
+            parsed = source_tree(ir, s)
+            touches = any(a.data_space == ds for a in (*parsed.reads, *parsed.writes))
             if touches and upd[s.name].get(ds) != family:
-                why = _why_not_update(s, ds)
+                why = _why_not_update(ir, s, ds)
                 if ds in upd[s.name]:
                     why = f"{s.name} accumulates into {ds} with {upd[s.name][ds]}, not {family}"
                 return f"{why}; inside a reduction loop {ds} may only be accumulated into"
@@ -164,12 +165,12 @@ def reduction_refusal(
 
 
 def reduced_only(
-    comp: Computation, stmt: Stmt, loop: str | int, deps: Sequence[Dependence] | None = None
+    ir: ComputationIR, stmt: ParsedStmt, loop: str | int, deps: Sequence[Dependence] | None = None
 ) -> list[str]:
     """The data spaces reduced by the dependences ``loop`` carries, when they are all
     reductions (:func:`reduction_refusal` is None); else an empty list."""
-    found = carried(comp, stmt, loop, deps)
-    if not found or reduction_refusal(comp, stmt, loop, deps) is not None:
+    found = carried(ir, stmt, loop, deps)
+    if not found or reduction_refusal(ir, stmt, loop, deps) is not None:
         return []
     return sorted({dep.data_space for dep in found})
 
@@ -180,8 +181,7 @@ def is_reduction_legal(
     """``comp.is_parallel_legal(stmt, loop, reduction=...)`` for the computation ``ir`` and
     its statement ``name``: whether the dependences ``loop`` carries are all reductions
     (``reduction`` None: with the option the loop is tagged with, False when it has none)."""
-    comp = reader(ir)
-    stmt = comp.stmt(name)
+    stmt = ir.parsed_stmt(name)
     if reduction is None:  # the loop's own tag, if it has one
         names = stmt.loops
         at = names[loop] if isinstance(loop, int) and 0 <= loop < len(names) else loop
@@ -193,7 +193,7 @@ def is_reduction_legal(
             f"is_parallel_legal: reduction must be one of "
             f"{', '.join(repr(o) for o in REDUCTION_OPTIONS)} or None, got {reduction!r}"
         )
-    return reduction_refusal(comp, stmt, loop, compute_dependences(ir)) is None
+    return reduction_refusal(ir, stmt, loop, compute_dependences(ir)) is None
 
 
 def check_reduction_loops(ir: ComputationIR) -> None:
@@ -202,27 +202,26 @@ def check_reduction_loops(ir: ComputationIR) -> None:
     first other dependence or statement), and a ``parallel`` loop without the tag whose carried
     dependences are all reductions is refused with a message naming both options. Other parallel
     loops are left to the ordinary parallel-tag check."""
-    from spf.schedule.trace import blame
+    from spf.schedule.trace import blame_in
 
-    comp = reader(ir)
-    for stmt in comp.stmts:
+    for stmt in ir.parsed_stmts:
         for loop, tags in stmt.tags.items():
             if not any(t.split("(", 1)[0] in _PARALLEL_KINDS for t in tags):
                 continue
             option = reduction_option(tags)
-            if option is None and carries_nothing(comp, ir, stmt, loop):
+            if option is None and carries_nothing(ir, stmt, loop):
                 continue  # no dependence carried: none that is a reduction either
             deps = compute_dependences(ir)  # remembered: computed once, when needed
             where = f"loop {loop!r} of {stmt.name} ({', '.join(tags)})"
             if option is not None:
-                why = reduction_refusal(comp, stmt, loop, deps)
+                why = reduction_refusal(ir, stmt, loop, deps)
                 if why is not None:
                     raise IllegalScheduleError(
                         f"illegal tag: {where} cannot run as a reduction loop: {why}"
-                        + blame(comp, [stmt.name], loop)
+                        + blame_in(ir.trace, [stmt.name], loop)
                     )
                 continue
-            spaces = reduced_only(comp, stmt, loop, deps)
+            spaces = reduced_only(ir, stmt, loop, deps)
             if spaces:
                 names = ", ".join(repr(s) for s in spaces)
                 raise IllegalScheduleError(
@@ -230,5 +229,5 @@ def check_reduction_loops(ir: ComputationIR) -> None:
                     f"are reductions on {names} (concurrent updates would race); use "
                     f'parallelize({loop!r}, reduction="atomic") for atomic updates or '
                     f'parallelize({loop!r}, reduction="privatize") for per-thread copies of '
-                    f"{names} combined after the loop" + blame(comp, [stmt.name], loop)
+                    f"{names} combined after the loop" + blame_in(ir.trace, [stmt.name], loop)
                 )

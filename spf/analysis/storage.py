@@ -25,28 +25,32 @@ from spf.analysis.dependences import (
     _loop_name,
     _project,
     _Timing,
-    loop_position,
     padded,
     pair_names,
+    position_in,
     same_element,
     same_rank,
 )
-from spf.computation.access import iterator_names
 from spf.computation.dependence import Dependence
-from spf.computation.layout import layout_of
-from spf.computation.statement import is_constant
 from spf.errors import IllegalScheduleError
-from spf.schedule.commands import ROOT
+from spf.ir.reading import (
+    buffer_of,
+    is_constant,
+    iterator_names,
+    placement_of,
+    placement_relation,
+    storage_of,
+)
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import BufferIR, ComputationIR
+    from spf.ir.reading import StmtReading
     from spf.sets import Relation, Set
 
 
 @dataclass(frozen=True)
 class _Acc:
-    stmt: Stmt
+    stmt: StmtReading
     kind: str
     """``"read"`` or ``"write"``."""
     space: str
@@ -55,37 +59,44 @@ class _Acc:
     phys: Relation
 
 
-def _buffer_accesses(comp: Computation) -> dict[str, list[_Acc]]:
-    placements = layout_of(comp).placements
+def _buffer_accesses(ir: ComputationIR) -> dict[str, list[_Acc]]:
+    placements = {p.data_space: p for p in ir.placements}
     out: dict[str, list[_Acc]] = {p.buffer: [] for p in placements.values()}
-    for s in comp.stmts:
+    for s in ir.parsed_stmts:
         for kind, accs in (("write", s.writes), ("read", s.reads)):
             for ds, rel in accs:
                 p = placements.get(ds)
                 if p is not None:
-                    out[p.buffer].append(_Acc(s, kind, ds, rel, p.relation.compose(rel)))
+                    phys = placement_relation(ir, p).compose(rel)
+                    out[p.buffer].append(_Acc(s, kind, ds, rel, phys))
                 elif ds in out:
                     out[ds].append(_Acc(s, kind, ds, rel, rel))
     return out
 
 
-def _scope(comp: Computation, buffer: str) -> int | None:
+def _buffer(ir: ComputationIR, name: str) -> BufferIR:
+    found = buffer_of(ir, name)
+    assert found is not None, f"placements and allocations name declared buffers ({name})"
+    return found
+
+
+def _scope(ir: ComputationIR, buffer: str) -> int | None:
     """The schedule position of the loop the buffer is allocated in (None: the function)."""
-    b = layout_of(comp).buffers[buffer]
+    b = _buffer(ir, buffer)
     if b.allocation is None:
         return None
     stmt, level = b.allocation
-    if level is ROOT:
+    if level is None:  # spf.ROOT
         return None
-    return loop_position(comp, comp.stmt(stmt), level)
+    return position_in(ir.parsed_stmt(stmt), level, ir.schedule_width)
 
 
-def _times(comp: Computation, stmt: Stmt, names: list[str]) -> tuple[str, ...] | None:
-    return padded(stmt, comp.schedule_width()).as_function(names)
+def _times(ir: ComputationIR, stmt: StmtReading, names: list[str]) -> tuple[str, ...] | None:
+    return padded(stmt, ir.schedule_width).as_function(names)
 
 
 def _alias(
-    comp: Computation, buffer: str, a: _Acc, b: _Acc, xs: list[str], ys: list[str]
+    ir: ComputationIR, buffer: str, a: _Acc, b: _Acc, xs: list[str], ys: list[str]
 ) -> Set | None:
     """Pairs ``[x, y]`` where ``a`` and ``b`` touch one location holding different elements
     (in one allocation of the buffer); None when there are none."""
@@ -94,11 +105,17 @@ def _alias(
     if buffer in (a.space, b.space):
         return None  # an operation on the buffer itself moves what the data spaces hold
     loc = same_rank(
-        comp, a.stmt, b.stmt, same_element(a.stmt, a.phys, b.stmt, b.phys, xs, ys), xs, ys, buffer
+        ir,
+        a.stmt,
+        b.stmt,
+        same_element(a.stmt, a.phys, b.stmt, b.phys, xs, ys),
+        xs,
+        ys,
+        buffer,
     )
-    pos = _scope(comp, buffer)
+    pos = _scope(ir, buffer)
     if pos is not None:
-        ta, tb = _times(comp, a.stmt, xs), _times(comp, b.stmt, ys)
+        ta, tb = _times(ir, a.stmt, xs), _times(ir, b.stmt, ys)
         if ta is not None and tb is not None:
             loc = loc.intersect(
                 _constraint(xs + ys, [f"{ta[k]} = {tb[k]}" for k in range(pos + 1)])
@@ -122,20 +139,20 @@ def _alias(
 _KIND = {("write", "read"): "flow", ("read", "write"): "anti", ("write", "write"): "output"}
 
 
-def storage_dependences(comp: Computation) -> list[Dependence]:
+def storage_dependences(ir: ComputationIR) -> list[Dependence]:
     """Conflicts the layout adds, ordered by the current schedule."""
-    if not layout_of(comp).placements:
+    if not ir.placements:
         return []
-    width = comp.schedule_width()
+    width = ir.schedule_width
     out: list[Dependence] = []
-    for buffer, accs in _buffer_accesses(comp).items():
+    for buffer, accs in _buffer_accesses(ir).items():
         for a in accs:
             for b in accs:
                 kind = _KIND.get((a.kind, b.kind))
                 if kind is None:
                     continue
                 xs, ys = pair_names(a.stmt, b.stmt)
-                alias = _alias(comp, buffer, a, b, xs, ys)
+                alias = _alias(ir, buffer, a, b, xs, ys)
                 if alias is None:
                     continue
                 timing = _Timing(padded(a.stmt, width), padded(b.stmt, width), xs, ys)
@@ -162,7 +179,7 @@ def storage_dependences(comp: Computation) -> list[Dependence]:
     return out
 
 
-def _names(stmt: Stmt, tag: str, taken: set[str]) -> list[str]:
+def _names(stmt: StmtReading, tag: str, taken: set[str]) -> list[str]:
     out = []
     for n in iterator_names(stmt.domain):
         new = f"{n}_{tag}"
@@ -178,34 +195,34 @@ def _lex(a: tuple[str, ...], b: tuple[str, ...], d: int) -> list[str]:
     return [f"{a[k]} = {b[k]}" for k in range(d)] + [f"{a[d]} < {b[d]}"]
 
 
-def check_storage(comp: Computation) -> None:
+def check_storage(ir: ComputationIR) -> None:
     """Raise ``IllegalScheduleError`` when the layout lets a write overwrite a live value."""
-    placements = layout_of(comp).placements
+    placements = {p.data_space for p in ir.placements}
     if not placements:
         return
-    for buffer, accs in _buffer_accesses(comp).items():
+    for buffer, accs in _buffer_accesses(ir).items():
         writes = [a for a in accs if a.kind == "write" and a.space in placements]
         reads = [a for a in accs if a.kind == "read" and a.space in placements]
         for r in reads:
             mine = [w for w in writes if w.space == r.space]
             for w2 in mine:
-                _check_scope(comp, buffer, w2, r, mine)
+                _check_scope(ir, buffer, w2, r, mine)
                 for w1 in writes:
-                    _check_triple(comp, buffer, w1, w2, r)
+                    _check_triple(ir, buffer, w1, w2, r)
 
 
-def _check_scope(comp: Computation, buffer: str, w: _Acc, r: _Acc, writers: list[_Acc]) -> None:
+def _check_scope(ir: ComputationIR, buffer: str, w: _Acc, r: _Acc, writers: list[_Acc]) -> None:
     """A value must not flow between two allocations of its buffer: a read of an element
     written in an earlier allocation is refused unless the element is written again in the
     reader's allocation before the read (then the read sees that value: ``compute_at`` with a
     per-tile buffer recomputes a halo in every tile)."""
-    pos = _scope(comp, buffer)
+    pos = _scope(ir, buffer)
     if pos is None:
         return
-    taken = set(comp.params)
+    taken = set(ir.params)
     xw, xr = _names(w.stmt, "w", taken), _names(r.stmt, "r", taken)
     flow = same_element(w.stmt, w.logical, r.stmt, r.logical, xw, xr)
-    tw, tr = _times(comp, w.stmt, xw), _times(comp, r.stmt, xr)
+    tw, tr = _times(ir, w.stmt, xw), _times(ir, r.stmt, xr)
     if flow.is_empty() or tw is None or tr is None:
         return
     early = None
@@ -217,8 +234,8 @@ def _check_scope(comp: Computation, buffer: str, w: _Acc, r: _Acc, writers: list
         return
     keep = list(range(len(xw), len(xw) + len(xr)))
     stale = _project(early, keep, xr)
-    if not stale.is_subset(_rewritten(comp, r, writers, xr, tr, pos, taken)):
-        loop = _loop_name(r.stmt, comp.schedule_width(), pos) or f"position {pos}"
+    if not stale.is_subset(_rewritten(ir, r, writers, xr, tr, pos, taken)):
+        loop = _loop_name(r.stmt, ir.schedule_width, pos) or f"position {pos}"
         raise IllegalScheduleError(
             f"illegal data layout: {r.stmt.name} reads {r.space!r} (stored in buffer "
             f"{buffer!r}, allocated inside loop {loop!r}) written by {w.stmt.name} in an "
@@ -228,7 +245,7 @@ def _check_scope(comp: Computation, buffer: str, w: _Acc, r: _Acc, writers: list
 
 
 def _rewritten(
-    comp: Computation,
+    ir: ComputationIR,
     r: _Acc,
     writers: list[_Acc],
     xr: list[str],
@@ -238,11 +255,11 @@ def _rewritten(
 ) -> Set:
     """The instances of ``r`` (over ``xr``) whose element some writer writes earlier in the
     same allocation (the same values of the schedule up to ``pos``)."""
-    width = comp.schedule_width()
+    width = ir.schedule_width
     out = _constraint(xr, ["false"])
     for w in writers:
         xw = _names(w.stmt, "v", taken)
-        tw = _times(comp, w.stmt, xw)
+        tw = _times(ir, w.stmt, xw)
         if tw is None:
             continue
         pairs = same_element(w.stmt, w.logical, r.stmt, r.logical, xw, xr)
@@ -256,7 +273,13 @@ def _rewritten(
 
 
 def same_allocation(
-    comp: Computation, space: str, src: Stmt, snk: Stmt, pairs: Set, xs: list[str], ys: list[str]
+    ir: ComputationIR,
+    space: str,
+    src: StmtReading,
+    snk: StmtReading,
+    pairs: Set,
+    xs: list[str],
+    ys: list[str],
 ) -> Set:
     """Memory-based dependences through a buffer allocated inside a loop (``allocate_at``):
     each iteration of that loop has its own buffer, so instances of two statements inside the
@@ -264,45 +287,48 @@ def same_allocation(
     restricted to equal schedule values up to the loop). A value never flows between
     allocations (:func:`check_storage` refuses such a layout). ``space`` is a data space or
     a buffer; pairs of statements not both inside the loop are kept (sound)."""
-    buffers = comp.buffers
-    where = comp.storage_of(space)
-    buffer = space if space in buffers else (where[0] if where is not None else None)
-    if buffer is None or buffer not in buffers:
+    where = storage_of(ir, space)
+    buffer = space if buffer_of(ir, space) else (where[0] if where is not None else None)
+    if buffer is None or buffer_of(ir, buffer) is None:
         return pairs
-    pos = _scope(comp, buffer)
+    pos = _scope(ir, buffer)
     if pos is None:
         return pairs
-    ta, tb = _times(comp, src, xs), _times(comp, snk, ys)
-    if ta is None or tb is None or not (_inside(comp, src, buffer) and _inside(comp, snk, buffer)):
+    ta, tb = _times(ir, src, xs), _times(ir, snk, ys)
+    if ta is None or tb is None or not (_inside(ir, src, buffer) and _inside(ir, snk, buffer)):
         return pairs
     return pairs.intersect(_constraint(xs + ys, [f"{ta[k]} = {tb[k]}" for k in range(pos + 1)]))
 
 
 def same_workspace_iteration(
-    comp: Computation, space: str, src: Stmt, snk: Stmt, pairs: Set, xs: list[str], ys: list[str]
+    ir: ComputationIR,
+    space: str,
+    src: StmtReading,
+    snk: StmtReading,
+    pairs: Set,
+    xs: list[str],
+    ys: list[str],
 ) -> Set:
     """Dependences through a workspace (``stmt.workspace(name, loop)``): by its contract no
     iteration of the loop depends on what another one left in it, so instances of two
     statements inside the loop depend through it only in the same iteration. Pairs of
     statements not both inside the loop are kept (sound)."""
-    from spf.computation.workspace import workspace_of
-
-    found = workspace_of(comp, space)
+    found = next((w for w in ir.workspaces if w.name == space), None)
     if found is None:
         return pairs
-    owner = comp.stmt(found[0])
-    pos = loop_position(comp, owner, found[1])
-    ta, tb = _times(comp, src, xs), _times(comp, snk, ys)
+    owner = ir.parsed_stmt(found.stmt)
+    pos = position_in(owner, found.loop, ir.schedule_width)
+    ta, tb = _times(ir, src, xs), _times(ir, snk, ys)
     if ta is None or tb is None:
         return pairs
-    if not (_in_loop(comp, src, owner, pos) and _in_loop(comp, snk, owner, pos)):
+    if not (_in_loop(ir, src, owner, pos) and _in_loop(ir, snk, owner, pos)):
         return pairs
     return pairs.intersect(_constraint(xs + ys, [f"{ta[k]} = {tb[k]}" for k in range(pos + 1)]))
 
 
-def _in_loop(comp: Computation, stmt: Stmt, owner: Stmt, pos: int) -> bool:
+def _in_loop(ir: ComputationIR, stmt: StmtReading, owner: StmtReading, pos: int) -> bool:
     """Whether ``stmt`` runs inside ``owner``'s loop at schedule position ``pos``."""
-    width = comp.schedule_width()
+    width = ir.schedule_width
     mine, theirs = padded(stmt, width).out_vars, padded(owner, width).out_vars
     if is_constant(mine[pos]):
         return False
@@ -311,15 +337,15 @@ def _in_loop(comp: Computation, stmt: Stmt, owner: Stmt, pos: int) -> bool:
     )
 
 
-def _inside(comp: Computation, stmt: Stmt, buffer: str) -> bool:
+def _inside(ir: ComputationIR, stmt: StmtReading, buffer: str) -> bool:
     """Whether ``stmt`` runs inside the loop ``buffer`` is allocated in (the allocating
     statement's constants before it, and a loop at its position)."""
-    b = comp.buffers[buffer]
+    b = _buffer(ir, buffer)
     assert b.allocation is not None
-    owner = comp.stmt(b.allocation[0])
-    pos = _scope(comp, buffer)
+    owner = ir.parsed_stmt(b.allocation[0])
+    pos = _scope(ir, buffer)
     assert pos is not None
-    width = comp.schedule_width()
+    width = ir.schedule_width
     mine, theirs = padded(stmt, width).out_vars, padded(owner, width).out_vars
     if is_constant(mine[pos]):
         return False
@@ -328,17 +354,17 @@ def _inside(comp: Computation, stmt: Stmt, buffer: str) -> bool:
     )
 
 
-def _check_triple(comp: Computation, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -> None:
+def _check_triple(ir: ComputationIR, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -> None:
     """No ``w1`` (another element, same location) between ``w2`` and ``r`` (same element)."""
-    taken = set(comp.params)
+    taken = set(ir.params)
     x1, x3 = _names(w1.stmt, "o", taken), _names(r.stmt, "r", taken)
     x3b, x2 = _names(r.stmt, "q", taken), _names(w2.stmt, "w", taken)
-    alias = _alias(comp, buffer, w1, r, x1, x3)
+    alias = _alias(ir, buffer, w1, r, x1, x3)
     if alias is None:
         return
     flow = same_element(r.stmt, r.logical, w2.stmt, w2.logical, x3b, x2)
-    pos = _scope(comp, buffer)
-    tq, tw = _times(comp, r.stmt, x3b), _times(comp, w2.stmt, x2)
+    pos = _scope(ir, buffer)
+    tq, tw = _times(ir, r.stmt, x3b), _times(ir, w2.stmt, x2)
     if pos is not None and tq is not None and tw is not None:
         # values flow only within one allocation (_check_scope): a write of the element in an
         # earlier allocation is not the value the read sees
@@ -353,10 +379,10 @@ def _check_triple(comp: Computation, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -
     triple = _project(joined, keep, x1 + x3 + x2)
     if triple.is_empty():
         return
-    t1, t3, t2 = _times(comp, w1.stmt, x1), _times(comp, r.stmt, x3), _times(comp, w2.stmt, x2)
+    t1, t3, t2 = _times(ir, w1.stmt, x1), _times(ir, r.stmt, x3), _times(ir, w2.stmt, x2)
     if t1 is None or t2 is None or t3 is None:
         return
-    width = comp.schedule_width()
+    width = ir.schedule_width
     all_names = x1 + x3 + x2
     for d1 in range(width):
         first = triple.intersect(_constraint(all_names, _lex(t2, t1, d1)))
@@ -365,7 +391,8 @@ def _check_triple(comp: Computation, buffer: str, w1: _Acc, w2: _Acc, r: _Acc) -
         for d2 in range(width):
             if first.intersect(_constraint(all_names, _lex(t1, t3, d2))).is_empty():
                 continue
-            p = layout_of(comp).placements[r.space]
+            p = placement_of(ir, r.space)
+            assert p is not None  # r.space is stored in the buffer
             loop = _loop_name(r.stmt, width, d2)
             where = f" (across loop {loop!r})" if loop else ""
             raise IllegalScheduleError(

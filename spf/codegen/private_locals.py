@@ -27,7 +27,7 @@ def place_private_locals(comp: Computation, body: Node) -> tuple[Node, tuple[Buf
         pos = private_position(comp.ir, name)
         if pos is None:
             continue  # no statement uses it
-        body = _wrap(body, pos, frozenset(s.name for s in users(comp, name)), name)
+        body = _wrap(body, pos, frozenset(s.name for s in users(comp.ir, name)), name)
         decls.append(
             BufferDecl(
                 name=name,

@@ -509,7 +509,7 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
             access.data_space, forms,
         )  # fmt: skip
         reduction, update = (found, found) if not spelled else (reduction, found)
-    reduced = updates(stmt)
+    reduced = updates(stmt.parsed)
     accumulates = tuple((ds, family, comp.data_spaces[ds].ctype) for ds, family in reduced.items())
     assigns = tuple(
         sorted({a.data_space for a in stmt.parsed.writes if a.data_space not in reduced})

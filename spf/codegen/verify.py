@@ -276,7 +276,7 @@ def _verify(comp: Computation, body: Node) -> None:
     from spf.analysis.bounds import call_context
     from spf.analysis.preconditions import parameter_text
 
-    context = call_context(comp)
+    context = call_context(comp.ir)
     given = () if context is None else (parameter_text(context),)
     found = list(_sites(body))
     calls = [site for site in found if site.stmt]

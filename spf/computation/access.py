@@ -5,17 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from spf.errors import ParseError, VerifyError
+from spf.ir.reading import iterator_names as iterator_names
 from spf.sets import UF, Relation, Set
 from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
-
-
-def iterator_names(domain: Set) -> tuple[str, ...]:
-    """Names for the domain's tuple positions (``_c<k>`` where the domain has a constant)."""
-    names = []
-    for k, v in enumerate(domain.tuple_vars):
-        names.append(v if v.isidentifier() else f"_c{k}")
-    return tuple(names)
 
 
 def access_relation(

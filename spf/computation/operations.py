@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.statement import Stmt, is_constant
 from spf.errors import ArgumentError, ArityError, ParseError, UndeclaredError, VerifyError
+from spf.ir.reading import describe_operation
 from spf.schedule.commands import ROOT, Level
 from spf.sets import Relation, Set
 
@@ -91,16 +92,7 @@ class OperationStmt(Stmt):
 
     def describe(self) -> str:
         """``send(A(q, 0), 4, to q + 1)``-like text (Layer IV)."""
-        if self.kind == "barrier":
-            return "barrier"
-        elem = f"{self.target}({', '.join(self.index)})" if self.index else str(self.target)
-        if self.kind in ("wait", "post"):
-            return f"{self.kind}({elem})"
-        if self.kind == "send":
-            return f"send({elem}, count={self.count}, dest={self.peer})"
-        if self.kind == "receive":
-            return f"receive({elem}, count={self.count}, src={self.peer})"
-        return f"{self.kind}({self.target})"
+        return describe_operation(self.kind, self.target, self.index, self.count, self.peer)
 
     def to_data(self) -> dict[str, object]:
         """JSON-ready description (``serialize`` stores it with the schedule and tags)."""
@@ -122,6 +114,8 @@ class OperationStmt(Stmt):
                 "seq": self.placement.seq,
                 "schedules": {n: str(r) for n, r in self.placement.schedules.items()},
             },
+            "reads": [[ds, str(r)] for ds, r in self.reads],
+            "writes": [[ds, str(r)] for ds, r in self.writes],
         }
 
     def __repr__(self) -> str:

@@ -19,13 +19,17 @@ from typing import TYPE_CHECKING, TypeVar
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout
 from spf.ir import ComputationIR, from_data, set_runner, to_data
+from spf.ir.parsed import seed, seed_facts, seed_sources
 from spf.schedule.commands import Wavefront
 from spf.schedule.trace import Trace, set_trace, trace_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
     from spf.schedule.commands import Command
+    from spf.sets import Relation, Set
 
 _S = TypeVar("_S", bound="Stmt")
 
@@ -47,7 +51,20 @@ def snapshot(comp: Computation) -> ComputationIR:
 
     ir = from_data(comp_data(comp), trace=trace_of(comp).entries, params=comp.params)
     ir.__dict__[_SOURCE] = weakref.ref(comp)
+    seed(ir, _parsed_values(comp))
+    seed_sources(ir, {s.name: s.parsed for s in comp.stmts if s.source})
+    seed_facts(ir, comp.assumptions)
     return ir
+
+
+def _parsed_values(comp: Computation) -> Iterator[Set | Relation]:
+    """The sets and relations of ``comp``'s statements, whose texts its IR holds."""
+    for s in comp.stmts:
+        yield s.domain
+        yield s.schedule
+        yield s.original_schedule
+        for _, rel in (*s.reads, *s.writes):
+            yield rel
 
 
 def build(ir: ComputationIR) -> Computation:

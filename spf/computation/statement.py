@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from spf.errors import ArgumentError, ScheduleError, VerifyError
+from spf.ir.reading import is_constant as is_constant
 from spf.schedule.commands import (
     After,
     Command,
@@ -35,11 +36,6 @@ if TYPE_CHECKING:
 
 AccessList = tuple[tuple[str, Relation], ...]
 AccessSpec = Sequence[tuple[str, "Relation | str"]]
-
-
-def is_constant(text: str) -> bool:
-    """True for a schedule entry that is an integer constant (``0``, ``-1``)."""
-    return text.lstrip("-").isdigit()
 
 
 class Stmt:

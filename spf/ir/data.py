@@ -156,6 +156,8 @@ def _operation(o: Mapping[str, Any]) -> OperationIR:
         tags=_tags(o.get("tags", {})),
         placed=bool(o.get("placed", False)),
         placement=placement,
+        reads=_accesses(o.get("reads", [])),
+        writes=_accesses(o.get("writes", [])),
     )
 
 
@@ -242,6 +244,8 @@ def _operation_data(o: OperationIR) -> dict[str, Any]:
         "placement": None
         if o.placement is None
         else {"seq": o.placement[0], "schedules": dict(o.placement[1])},
+        "reads": [[d, r] for d, r in o.reads],
+        "writes": [[d, r] for d, r in o.writes],
     }
 
 

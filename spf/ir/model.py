@@ -19,8 +19,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from spf.ir.reading import ParsedStmt
     from spf.schedule.trace import TraceEntry
     from spf.sets import UF, Relation, Set
+    from spf.sets.facts import Fact
     from spf.sets.uf import Monotonic
 
 Shape = tuple[int | str, ...]
@@ -98,6 +100,11 @@ class OperationIR:
     placed: bool = False
     placement: tuple[int, tuple[tuple[str, str], ...]] | None = None
     """``(seq, ((statement, schedule text), ...))`` of its program order, or None."""
+    reads: Accesses = ()
+    """What it reads (a send: the region it sends; a copy: the whole buffer; a wait: its
+    flag), as a statement's reads."""
+    writes: Accesses = ()
+    """What it writes (a receive: the region it receives; a post: its flag)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,6 +214,46 @@ class ComputationIR:
         from spf.ir.parsed import uf_decls
 
         return uf_decls(self)
+
+    @cached_property
+    def parsed_stmts(self) -> tuple[ParsedStmt, ...]:
+        """The statements and operations with their sets parsed, in the order of
+        ``comp.stmts`` (:mod:`spf.ir.reading`; remembered per value)."""
+        from spf.ir.reading import parsed_stmts
+
+        return parsed_stmts(self)
+
+    def parsed_stmt(self, name: str) -> ParsedStmt:
+        """The parsed statement or operation ``name`` (``UndeclaredError`` naming the
+        statements when there is none)."""
+        found = self._parsed_by_name.get(name)
+        if found is None:
+            from spf.errors import UndeclaredError
+
+            names = [s.name for s in self.parsed_stmts]
+            raise UndeclaredError("statement", str(name), names, hint=f"of {self.name}")
+        return found
+
+    @cached_property
+    def _parsed_by_name(self) -> dict[str, ParsedStmt]:
+        return {s.name: s for s in self.parsed_stmts}
+
+    @cached_property
+    def schedule_width(self) -> int:
+        """The common schedule arity after padding (``comp.schedule_width()``)."""
+        return max((s.schedule.out_arity for s in self.parsed_stmts), default=0)
+
+    @cached_property
+    def facts(self) -> tuple[Fact, ...]:
+        """The assumptions as parsed facts (``comp.assumptions``)."""
+        from spf.ir.reading import facts
+
+        return facts(self)
+
+    @cached_property
+    def data_space_table(self) -> dict[str, DataSpaceIR]:
+        """The data spaces by name."""
+        return {d.name: d for d in self.data_spaces}
 
     def set_of(self, text: str) -> Set:
         """``text`` parsed as a set with this computation's UFs (remembered)."""

@@ -7,6 +7,7 @@ parses again: it is a different object, and parsing is cheap next to the analysi
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from spf.ir.data import uf_fields
@@ -14,14 +15,44 @@ from spf.sets import UF, Relation, Set
 
 if TYPE_CHECKING:
     from spf.ir.model import ComputationIR
+    from spf.sets.facts import Fact
 
 _CACHE = "_parsed_texts"
 """The attribute of an IR value that holds its parsed texts."""
+_SOURCES = "_parsed_sources"
+"""The attribute of an IR value that holds its statements' parsed C sources."""
 
 
 def uf_decls(ir: ComputationIR) -> dict[str, UF]:
     """The UFs of ``ir`` as :class:`spf.UF` objects, in declaration order."""
     return {u.name: UF(**uf_fields(u)) for u in ir.ufs}
+
+
+def seed(ir: ComputationIR, values: Iterable[Set | Relation]) -> None:
+    """Remember ``values`` as the parsed forms of their texts on ``ir`` (the computation
+    an IR is taken from hands over the sets it printed: nothing is parsed again)."""
+    found: dict[tuple[str, str], Set | Relation] = ir.__dict__.setdefault(_CACHE, {})
+    for value in values:
+        kind = "relation" if isinstance(value, Relation) else "set"
+        found.setdefault((kind, str(value)), value)
+
+
+def seed_facts(ir: ComputationIR, facts: tuple[Fact, ...]) -> None:
+    """Remember ``facts``, the parsed assumptions of ``ir`` (in order), as ``ir.facts``."""
+    assert tuple(f.text for f in facts) == ir.assumptions
+    ir.__dict__["facts"] = facts  # the value of the cached_property, as it would compute it
+
+
+def seed_sources(ir: ComputationIR, sources: Mapping[str, object]) -> None:
+    """Remember the parsed C sources of statements of ``ir`` by statement name (handed over
+    by the computation it is taken from; the analysis parses a source only without it)."""
+    ir.__dict__[_SOURCES] = dict(sources)
+
+
+def seeded_source(ir: ComputationIR, stmt: str) -> object | None:
+    """The parsed source :func:`seed_sources` remembered for ``stmt``, or None."""
+    found: dict[str, object] = ir.__dict__.get(_SOURCES, {})
+    return found.get(stmt)
 
 
 def parsed(ir: ComputationIR, text: str, kind: Literal["set", "relation"]) -> Set | Relation:

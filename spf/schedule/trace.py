@@ -203,10 +203,17 @@ def culprit(comp: object, stmts: Sequence[str], loop: str | None = None) -> Trac
     """The latest command of the trace that touched ``stmts`` (as the statement it was
     applied to, or the one it was ordered against), preferring one that names ``loop``;
     None when no command touched them (the schedule they were added with)."""
+    return culprit_in(trace_of(comp).entries, stmts, loop)
+
+
+def culprit_in(
+    entries: Sequence[TraceEntry], stmts: Sequence[str], loop: str | None = None
+) -> TraceEntry | None:
+    """:func:`culprit` among ``entries`` (a trace's, e.g. ``ComputationIR.trace``)."""
     names = set(stmts)
     touched = [
         e
-        for e in trace_of(comp).entries
+        for e in entries
         if e.stmt in names
         or getattr(e.command, "other", None) in names
         or getattr(e.command, "consumer", None) in names
@@ -221,7 +228,12 @@ def culprit(comp: object, stmts: Sequence[str], loop: str | None = None) -> Trac
 def blame(comp: object, stmts: Sequence[str], loop: str | None = None) -> str:
     """``"; caused by comp.stmt("s0").tile(...)"`` for an ``IllegalScheduleError``
     message (empty when no command is to blame)."""
-    entry = culprit(comp, stmts, loop)
+    return blame_in(trace_of(comp).entries, stmts, loop)
+
+
+def blame_in(entries: Sequence[TraceEntry], stmts: Sequence[str], loop: str | None = None) -> str:
+    """:func:`blame` from the trace ``entries`` (``ComputationIR.trace``)."""
+    entry = culprit_in(entries, stmts, loop)
     if entry is None:
         return ""
     return f"; caused by {entry.as_python()} (check=False generates it anyway)"

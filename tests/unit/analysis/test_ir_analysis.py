@@ -15,6 +15,7 @@ from spf import IllegalScheduleError, kernels
 from spf.analysis import dependences, memo
 from spf.analysis.dependences import check_legality, compute_dependences, is_parallel_legal
 from spf.analysis.index_ranges import implied_ranges
+from spf.analysis.reductions import is_reduction_legal
 from spf.computation.fingerprint import state_key
 
 
@@ -119,3 +120,34 @@ def test_a_trusted_local_index_array_is_part_of_the_ir() -> None:
     trusted, checked = build(True), build(False)
     assert trusted.ir.fingerprint != checked.ir.fingerprint  # code is remembered by it
     assert spf.Computation.from_ir(trusted.ir).data_spaces["p"].trusted
+
+
+def _folded_blur(fold: int) -> spf.Computation:
+    comp = kernels.blur2d()
+    s0, s1 = comp.stmts
+    s1.shift("i", 2)
+    s1.after(s0, "j")
+    s0.storage_fold("i", fold)
+    return comp
+
+
+def test_layout_conflicts_are_found_from_an_unpickled_ir() -> None:
+    comp = _folded_blur(3)
+    ir = pickle.loads(pickle.dumps(comp.ir))
+    dependences.clear_remembered()
+    found = compute_dependences(ir)
+    assert list(found) == comp.dependences()
+    assert any(d.storage for d in found)  # the fold puts rows i and i + 3 in one place
+    check_legality(ir)
+    too_small = pickle.loads(pickle.dumps(_folded_blur(2).ir))
+    with pytest.raises(IllegalScheduleError, match=r"illegal data layout: s0 writes 'bx'"):
+        check_legality(too_small)
+
+
+def test_reduction_verdicts_come_from_an_unpickled_ir() -> None:
+    ir = pickle.loads(pickle.dumps(kernels.spmv_csr().ir))
+    assert not is_parallel_legal(ir, "s0", "k")  # y(i) += ... over k
+    assert is_reduction_legal(ir, "s0", "k", "atomic")
+    assert not is_reduction_legal(ir, "s0", "k")  # untagged: no reduction option
+    with pytest.raises(spf.SpfError, match=r"s9"):
+        is_reduction_legal(ir, "s9", "k", "atomic")

@@ -19,9 +19,9 @@ def analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = dependences._compute
 
-    def counted(comp: spf.Computation, ir: spf.ir.ComputationIR, private: bool) -> Any:
+    def counted(ir: spf.ir.ComputationIR, private: bool) -> Any:
         seen.append(ir.name)
-        return real(comp, ir, private)
+        return real(ir, private)
 
     monkeypatch.setattr(dependences, "_compute", counted)
     dependences.clear_remembered()

@@ -19,6 +19,7 @@ import spf.formats as formats
 from spf import kernels
 from spf.computation.checkpoints import snapshots
 from spf.errors import IllegalScheduleError, SpfError
+from spf.ir import from_data, to_data
 from spf.schedule.commands import (
     Command,
     Interchange,
@@ -317,3 +318,52 @@ def test_module_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# ----------------------------------------------------------------------------- reading
+def _halo() -> spf.Computation:
+    comp = spf.Computation("halo")
+    comp.add_data_space("a", "double", shape=(4, 8))
+    comp.add_stmt(
+        spf.Stmt("$a$(i,j) = 2 * $a$(i,j);", "{[q,i,j]: 0 <= q < P && 0 <= i < 4 && 0 <= j < 8}")
+    )
+    comp.send("{[q]: 0 <= q < P - 1}", "a", [3, 0], 8, "q + 1")
+    comp.receive("{[q]: 1 <= q < P}", "a", [0, 0], 8, "q - 1")
+    return comp
+
+
+def test_parsed_statements_read_as_the_computations_statements() -> None:
+    comp = _halo()
+    ir = pickle.loads(pickle.dumps(comp.ir))  # no computation comes with it
+    assert [s.name for s in ir.parsed_stmts] == [s.name for s in comp.stmts]
+    assert ir.schedule_width == comp.schedule_width()
+    for live, read in zip(comp.stmts, ir.parsed_stmts, strict=True):
+        assert read.domain.is_equal(live.domain)
+        assert read.schedule.is_equal(live.schedule)
+        assert read.original_schedule.is_equal(live.original_schedule)
+        assert read.loops == live.loops
+        assert read.tags == live.tags
+        for mine, theirs in ((read.reads, live.reads), (read.writes, live.writes)):
+            assert [d for d, _ in mine] == [d for d, _ in theirs]
+            assert all(a.is_equal(b) for (_, a), (_, b) in zip(mine, theirs, strict=True))
+
+
+def test_operation_accesses_are_part_of_the_ir() -> None:
+    ir = _halo().ir
+    send, receive = ir.operations
+    assert ([d for d, _ in send.reads], send.writes) == (["a"], ())
+    assert ([d for d, _ in receive.writes], receive.reads) == (["a"], ())
+    assert '    reads: [["a", "{[q] -> ' in str(ir)  # in the text, so in the fingerprint
+    assert spf.Computation.from_ir(ir).ir == ir
+    assert from_data(to_data(ir), trace=ir.trace, params=ir.params) == ir
+
+
+def test_an_unknown_parsed_statement_names_the_statements() -> None:
+    with pytest.raises(SpfError, match=r"s9.*s0"):
+        spf.kernels.gemm().ir.parsed_stmt("s9")
+
+
+def test_assumptions_read_as_facts() -> None:
+    comp = spf.kernels.gemm()
+    comp.assume("N >= 4")
+    assert [f.text for f in comp.ir.facts] == [f.text for f in comp.assumptions]
