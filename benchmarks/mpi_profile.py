@@ -5,11 +5,13 @@ The kernel of ``spf bench --only mpi`` (``spf.kernels.spmv_csr()`` with ``distri
 matrix (``--random ROWS NNZ``). Each rank times, per product:
 
 * ``agreement in Python``: the collective agreement when Python makes it
-  (:func:`spf.distributed.arguments.agreed`; a repeated call agrees inside the executor);
+  (:func:`spf.distributed.arguments.agreed`; a repeated call posts a non-blocking one inside
+  the executor, :mod:`spf.distributed.protocol`);
 * inside the executor (its C source with ``MPI_Wtime`` stamps after each step found in it,
   built once with the same compiler): packing the sends, the copy of the rank's own entries
-  into the compact buffer, the agreement of a repeated call, posting the receives
-  and the sends, the rows that read no ghost, the wait, the rows that read ghosts;
+  into the compact buffer, posting the receives, the sends and the agreement, the rows that
+  read no ghost, the wait (for the ghosts and the agreement's verdict), the rows that read
+  ghosts;
 * ``python``: the rest of the call (argument checks, the cached arguments, the cffi call).
 
 Medians over ``--rounds`` products (after two warm-up calls), per rank, in microseconds.
@@ -32,11 +34,11 @@ import numpy as np
 MARKS = (  # (text of a line of the executor's source, the step that ends after it)
     ("_sbuf[spf_q] = ", "pack sends"),
     ("memcpy(x + spf_x_near", "copy own entries"),
-    ("some rank's call differs", "agreement (MPI_Allreduce)"),
     ("MPI_Irecv(", "post receives"),
     ("MPI_Isend(", "post sends"),
+    ("MPI_Iallreduce(", "post the agreement (MPI_Iallreduce)"),
     ("spf_inner[2 * spf_r", "rows without ghosts"),
-    ("MPI_Waitall(", "wait"),
+    ("MPI_Waitall(", "wait (ghosts and the agreement's verdict)"),
     ("spf_outer[2 * spf_r", "rows with ghosts"),
 )
 STAMPS = 16

@@ -2,11 +2,15 @@
 
 Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A call
 
-1. checks this rank's arguments, then agrees with the other ranks (one ``MPI_Allreduce`` of
-   a status and hashes of the computation, the global extents and the owner array,
-   :mod:`spf.distributed.arguments`) before any exchange: a bad argument on one rank, a
-   different computation or different global sizes raise :class:`~spf.errors.ArgumentError`
-   on *every* rank instead of a deadlock;
+1. checks this rank's arguments (a call with the same arrays and numbers as the rank's last
+   one reuses that call's checks and C arguments) and agrees with the other ranks before
+   any result is kept (a status and hashes of the computation, the global extents and the
+   owner array, :mod:`spf.distributed.arguments`): a bad argument on one rank, a different
+   computation or different global sizes raise :class:`~spf.errors.ArgumentError` on
+   *every* rank instead of a deadlock. The first call on a communicator agrees with a
+   blocking ``MPI_Allreduce``; once a call returned on every rank the communicator is armed
+   and the agreement travels with the exchange, without a blocking collective
+   (:mod:`spf.distributed.protocol`);
 2. when any rank's index arrays changed (a CRC-32 checksum with ``check=True``; sizes and
    addresses with ``check=False``), runs the inspector on every rank and builds the exchange
    plans (:mod:`spf.distributed.plan`), once per index-array content;
@@ -24,6 +28,7 @@ import cffi
 import numpy as np
 
 from spf.codegen.program import c_function_name, signature
+from spf.distributed import protocol
 from spf.distributed.analysis import analyse
 from spf.distributed.arguments import (
     AGREEMENT,
@@ -44,7 +49,7 @@ from spf.distributed.derived import (
     mark_name,
     near_name,
 )
-from spf.distributed.executor import executor_args, executor_source, prototype
+from spf.distributed.executor import executor_args, executor_source, keep_size, prototype
 from spf.distributed.plan import ExchangePlan, exchange_plan, runs
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
@@ -132,6 +137,9 @@ class DistributedKernel:
         self._top = np.zeros(AGREEMENT, dtype=np.int64)
         """The agreement's result (the executor's ``spf_top``)."""
         self._top_ptr: Any = None
+        self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
+        """The accumulators a call saves at the verdict point (the executor's ``spf_keep``)."""
+        self._keep_ptr: Any = None
         self._parallel = openmp and "#pragma omp" in self.source
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
@@ -171,6 +179,7 @@ class DistributedKernel:
         lib = ffi.dlopen(str(built.path))
         self._ffi, self._fn, self._cast = ffi, getattr(lib, self.name), ffi.cast
         self._top_ptr = ffi.cast("void *", self._top.ctypes.data)
+        self._keep_ptr = ffi.cast("void *", self._keep.ctypes.data)
         self.path, self.command, self.compiler_output = built.path, built.command, built.stderr
 
     def _inspector(self) -> Any:
@@ -199,57 +208,113 @@ class DistributedKernel:
                 f"{self.name}: pass arguments by name (comm=..., y=..., ...), not positionally"
             )
         handle = comm_handle(comm, self.name)
-        rank, size = comm.Get_rank(), comm.Get_size()
+        armed = protocol.armed(comm)
         same = self._call_key(args, owner, check)
         last = self._last_call
+        if last is not None and (same is None or last.same != same or last.handle != handle):
+            last = self._last_call = None
+        if (
+            last is not None
+            and armed is not None
+            and armed.kernel is self
+            and armed.plan is self._plan
+            and last.plan is self._plan
+        ):
+            # the rank's last call again: its checks hold; the agreement travels with the
+            # exchange (mode 1), so the call has no blocking collective of its own
+            now = self._plan_key(last.bound, owner, check) if check else last.key
+            if now == last.key:
+                self._last["blocking_agreement"] = 0
+                if self._fn(*last.fast) == 0:
+                    self.last_threads = default_team() if self._parallel else 1
+                    return
+                repeat: tuple[Any, ...] = (None, self._hash, last.extents, None, False)
+                self._settle(comm, handle, repeat, last.bound, now, self._top, True, same)
+                return
         problem: str | None = None
         bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]] | None = None
         key: tuple[Any, ...] | None = None
         extents = None
-        top = None
-        if last is not None and same is not None and last.same == same:
+        if last is not None:
             bound, extents = last.bound, last.extents  # the same arrays and values: checked then
             key = self._plan_key(bound, owner, check) if check else last.key
-            if last.plan is self._plan and last.handle == handle and key == last.key:
-                # the last call again on this rank: the executor agrees with the others itself
-                if self._fn(*last.fast) == 0:
-                    self.last_threads = default_team() if self._parallel else 1
-                    return
-                top = self._top  # some rank's call differs: settle it as a first call does
         else:
-            last = self._last_call = None
             try:
-                bound = self._bind(args, owner, rank, size)
+                bound = self._bind(args, owner, comm.Get_rank(), comm.Get_size())
             except SpfError as err:
                 problem = str(err)
             if bound is not None:
                 key, extents = self._plan_key(bound, owner, check), self._globals(bound[0])
-        mine = (
-            problem,
-            self._hash,
-            extents,
-            None if bound is None else owner_crc(owner),
-            self._plan is None or self._plan.key != key,
-        )
-        stale = agreed(comm, mine, self.name, top)
-        assert bound is not None
-        assert key is not None
-        params, arrays, parts = bound
-        if stale:
-            self._plan = None
-            self._plan = self._make_plan(comm, params, arrays, parts, key)
-        plan = self._plan
-        assert plan is not None
-        if last is not None and last.plan is plan and last.handle == handle:
-            self._fn(*last.cargs)  # same arrays, plan and communicator: the same C arguments
-        else:
-            cargs = self._run(handle, size, params, arrays)
-            if same is not None and extents is not None:
-                # a repeat of this call agrees inside the executor, on these integers
-                ints = flags((None, self._hash, extents, None, False))
-                fast = [cargs[0], self._cast("void *", ints.ctypes.data), *cargs[2:]]
-                self._last_call = _Call(same, bound, plan, handle, cargs, fast, ints, key, extents)
+        stale = self._plan is None or self._plan.key != key
+        crc = None if bound is None else owner_crc(owner)
+        mine = (problem, self._hash, extents, crc, stale)
+        top: np.ndarray | None = None
+        resumed = False
+        if armed is not None:
+            if armed.kernel is self and armed.plan is self._plan and bound and not stale:
+                agreement = flags(mine)
+                rc, cargs = self._run(handle, bound, 1, agreement)
+                if rc == 0:
+                    self._last["blocking_agreement"] = 0
+                    self._remember(same, bound, handle, cargs, key, extents)
+                    self.last_threads = default_team() if self._parallel else 1
+                    return
+                top, resumed = self._top, True
+            else:  # another kernel, a bad argument or a stale plan: match the armed exchange
+                top = protocol.drain(comm, armed, flags(mine, drained=True))
+        self._settle(comm, handle, mine, bound, key, top, resumed, same)
+
+    def _settle(
+        self,
+        comm: Any,
+        handle: int,
+        mine: tuple[Any, ...],
+        bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]] | None,
+        key: tuple[Any, ...] | None,
+        top: np.ndarray | None,
+        resumed: bool,
+        same: tuple[Any, ...] | None,
+    ) -> None:
+        """A first call (``top`` None: the blocking agreement), or one whose verdict said
+        that some rank's call differs: the same error on every rank, or a new plan on every
+        rank when any is stale; then the run (``resumed``: this rank ran its rows without
+        ghosts before the verdict, so the executor resumes after them)."""
+        try:
+            stale = agreed(comm, mine, self.name, top)
+            assert bound is not None
+            assert key is not None
+            params, arrays, parts = bound
+            if stale:
+                carry = self._plan if resumed else None
+                self._plan = None
+                self._plan = self._make_plan(comm, params, arrays, parts, key, carry)
+        except SpfError:
+            protocol.disarm(comm)
+            self._last_call = None
+            raise
+        _, cargs = self._run(handle, bound, 2 if resumed else 0)
+        self._last["blocking_agreement"] = int(top is None)
+        self._remember(same, bound, handle, cargs, key, mine[2])
+        assert self._plan is not None
+        protocol.arm(comm, self, self._plan)
         self.last_threads = default_team() if self._parallel else 1
+
+    def _remember(
+        self,
+        same: tuple[Any, ...] | None,
+        bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]],
+        handle: int,
+        cargs: list[Any],
+        key: tuple[Any, ...] | None,
+        extents: tuple[tuple[str, int], ...] | None,
+    ) -> None:
+        """Keep a call that returned, so that a repeat of it (mode 1) skips the checks."""
+        if same is None or extents is None or key is None or self._plan is None:
+            self._last_call = None
+            return
+        ints = flags((None, self._hash, extents, None, False))
+        fast = [cargs[0], 1, self._cast("void *", ints.ctypes.data), *cargs[3:]]
+        self._last_call = _Call(same, bound, self._plan, handle, fast, ints, key, extents)
 
     def _call_key(self, args: dict[str, Any], owner: Any, check: bool) -> tuple[Any, ...] | None:
         """What makes a call the same as the last checked one: ``check``, each argument's
@@ -405,7 +470,11 @@ class DistributedKernel:
         arrays: dict[str, np.ndarray],
         parts: dict[str, Partition],
         key: tuple[Any, ...],
+        carry: _Plan | None = None,
     ) -> _Plan:
+        """The plan (collective). ``carry``: the plan of a call that resumes after the
+        verdict point; its remote-write buffers hold the sums its rows made before it (the
+        rank's own index arrays are unchanged, so the new buffers have the same layout)."""
         lay = self.layout
         rank = comm.Get_rank()
         rows_part = parts[self._row_extent()[0]]
@@ -432,6 +501,8 @@ class DistributedKernel:
             dtype = arrays[name].dtype
             ext = np.zeros(plan.nown + plan.ghosts.size, dtype=dtype)
             buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
+            if carry is not None and name in lay.remote_writes:
+                ext[:] = carry.buffers[name][0]
         inner, outer = runs(insp.get(HALO), rows)
         halo = insp.get(HALO)
         halo_rows = np.flatnonzero(halo[:rows]) if halo is not None else None  # outer rows
@@ -481,17 +552,27 @@ class DistributedKernel:
     # ------------------------------------------------------------------ executor
 
     def _run(
-        self, handle: int, size: int, params: dict[str, int], arrays: dict[str, np.ndarray]
-    ) -> list[Any]:
-        """Call the executor on this call's arrays; returns the C arguments it was given."""
+        self,
+        handle: int,
+        bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]],
+        mode: int,
+        agreement: np.ndarray | None = None,
+    ) -> tuple[int, list[Any]]:
+        """Call the executor in ``mode`` (0: agreed before; 1: agree on ``agreement``
+        during the call; 2: resume) on this call's arrays; its return value and the C
+        arguments it was given."""
         plan = self._plan
         assert plan is not None
+        params, arrays, parts = bound
         if plan.template is None:
-            plan.template, self._last = self._template(plan)
+            plan.template, stats = self._template(plan)
+            self._last.update(stats)
         local = self._local_params(params, plan.rows)
         cast = self._cast
         assert self._ffi is not None
-        cargs: list[Any] = [handle, self._ffi.NULL, self._top_ptr, size]
+        agree = self._ffi.NULL if agreement is None else cast("void *", agreement.ctypes.data)
+        size = next(iter(parts.values())).ranks
+        cargs: list[Any] = [handle, mode, agree, self._top_ptr, self._keep_ptr, size]
         for item in plan.template:
             if isinstance(item, _UserArray):
                 cargs.append(cast("void *", arrays[item.name].__array_interface__["data"][0]))
@@ -499,8 +580,7 @@ class DistributedKernel:
                 cargs.append(local[item.name])
             else:
                 cargs.append(item)
-        self._fn(*cargs)
-        return cargs
+        return int(self._fn(*cargs)), cargs
 
     def _template(self, plan: _Plan) -> tuple[list[Any], dict[str, int]]:
         """The executor's arguments after the communicator and ``spf_P``: the plan's
@@ -551,18 +631,16 @@ class DistributedKernel:
 
 @dataclass(frozen=True)
 class _Call:
-    """The last call whose arguments were checked: what made it (``same``), its binding, the
-    plan it ran with and the executor's arguments. It keeps that call's arrays alive, so an
-    identical ``same`` means the same objects."""
+    """The last call that returned: what made it (``same``), its binding, the plan it ran
+    with and the executor's arguments for a repeat. It keeps that call's arrays alive, so
+    an identical ``same`` means the same objects."""
 
     same: tuple[Any, ...]
     bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]]
     plan: _Plan
     handle: int
-    cargs: list[Any]
-    """The executor's arguments, agreement pointer NULL (the call agreed before)."""
     fast: list[Any]
-    """The same with this call's agreement integers: a repeat agrees inside the executor."""
+    """The executor's arguments in mode 1, with this call's agreement integers."""
     agreement: np.ndarray
     """Those integers (:func:`spf.distributed.arguments.flags`; ``fast`` points into them)."""
     key: tuple[Any, ...]

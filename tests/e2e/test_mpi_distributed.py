@@ -24,6 +24,7 @@ from spf.mpi import run
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = Path(__file__).resolve().parent / "mpi_progs" / "check_distributed.py"
+PROTOCOL = Path(__file__).resolve().parent / "mpi_progs" / "check_protocol.py"
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +60,52 @@ def test_distributed_kernels_equal_serial_on_ranks(
         assert f"rank {r}: a new index array on rank 0 while the others repeat" in done.stdout
     if ranks > 1:
         assert "rank 1 calls another computation: ArgumentError" in done.stdout
+
+
+@pytest.mark.requires_mpi
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_repeated_calls_agree_without_a_blocking_collective_and_settle_every_case(
+    ranks: int, mpi_env: dict[str, str]
+) -> None:
+    """check_protocol.py: stale plans with and without neighbours and through receivers
+    only, bad arguments, other computations, resumed accumulations; same verdict on every
+    rank, no deadlock (run() kills a hung job)."""
+    if shutil.which("mpiexec") is None:
+        pytest.skip("mpiexec is not installed (make test installs Open MPI)")
+    pytest.importorskip("mpi4py")
+    done = run(PROTOCOL, ranks, timeout=300, env=mpi_env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for r in range(ranks):
+        for check in (
+            "stale plan with neighbours (2-D Poisson), the other ranks repeat: bitwise equal",
+            "stale plan without neighbours (block diagonal), the other ranks repeat: bitwise",
+            "stale plan only through its receivers (block diagonal; rank 0 repeats)",
+            f"a bad argument on rank {ranks - 1} (without neighbours) while the others repeat: "
+            "ArgumentError on every rank",
+            "rank 1 calls another computation while the others repeat theirs: ArgumentError",
+            "every rank switches between SpMV and A^T x: both equal serial",
+            "A^T x resumed after a stale plan on rank 0: bitwise equal to the plain call",
+            "CG resumed after a stale plan on rank 0 at iteration 5: bitwise equal",
+        ):
+            assert f"rank {r}: {check}" in done.stdout, done.stdout[-3000:]
+    assert "FAILED" not in done.stdout
+
+
+def test_executor_agrees_without_blocking_and_resumes_after_the_verdict_point() -> None:
+    src = distributed_spmv().codegen("mpi")
+    executor = src[src.index("int spmv_csr(MPI_Comm comm, int64_t spf_mode") :]
+    assert "MPI_Allreduce" not in executor  # SpMV: no blocking collective at all
+    send = executor.index("MPI_Isend(spf_x_sbuf")
+    agree = executor.index("MPI_Iallreduce(spf_agree, spf_top")
+    inner = executor.index("spmv_csr_local(M, N, NNZ, spf_inner")
+    verdict = executor.index("if (spf_mode == 1 && (spf_top[0] != 0")
+    outer = executor.index("spmv_csr_local(M, N, NNZ, spf_outer")
+    assert send < agree < inner < executor.index("MPI_Waitall") < verdict < outer
+    # resuming (mode 2) skips the rows without ghosts, done before the verdict
+    assert (
+        executor[:inner].rstrip().endswith("for (int64_t spf_r = 0; spf_r < spf_ninner; spf_r++)")
+    )
+    assert "if (spf_mode != 2) {" in executor[agree:inner]
 
 
 # ----------------------------------------------------------------------------- no MPI
