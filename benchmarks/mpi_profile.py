@@ -10,8 +10,9 @@ matrix (``--random ROWS NNZ``). Each rank times, per product:
 * inside the executor (its C source with ``MPI_Wtime`` stamps after each step found in it,
   built once with the same compiler): packing the sends, the copy of the rank's own entries
   into the compact buffer, posting the receives, the sends and the agreement, the rows that
-  read no ghost, the wait (for the ghosts and the agreement's verdict), the rows that read
-  ghosts;
+  read no ghost, the prefixes of the rows that read ghosts (up to their first ghost,
+  :mod:`spf.distributed.prefix`), the wait (for the ghosts and the agreement's verdict), the
+  rest of the rows that read ghosts;
 * ``python``: the rest of the call (argument checks, the cached arguments, the cffi call).
 
 Medians over ``--rounds`` products (after two warm-up calls), per rank, in microseconds.
@@ -38,8 +39,9 @@ MARKS = (  # (text of a line of the executor's source, the step that ends after 
     ("MPI_Isend(", "post sends"),
     ("MPI_Iallreduce(", "post the agreement (MPI_Iallreduce)"),
     ("spf_inner[2 * spf_r", "rows without ghosts"),
+    ("_split(", "rows with ghosts, up to their first ghost"),
     ("MPI_Waitall(", "wait (ghosts and the agreement's verdict)"),
-    ("spf_outer[2 * spf_r", "rows with ghosts"),
+    ("spf_outer[2 * spf_r", "rows with ghosts (the rest)"),
 )
 STAMPS = 16
 
@@ -135,6 +137,17 @@ def worker(spec: str, rounds: int) -> None:
     names = ["agreement in Python", *steps, "python (rest of the call)", "total"]
     everyone = comm.gather([(n, float(v)) for n, v in zip(names, med, strict=True)], root=0)
     stats = kernel.exchange_stats()
+    plan: Any = kernel._plan
+    rp = args["rowptr"].astype(np.int64)
+    nnz = max(1, int(rp[-1]))
+    before = int(rp[-1]) - sum(
+        int(rp[hi] - rp[lo]) for lo, hi in plan.outer.reshape(-1, 2)
+    )  # rows without ghosts
+    if plan.split is not None:
+        before += sum(
+            int((plan.split[lo:hi] - rp[lo:hi]).sum()) for lo, hi in plan.outer.reshape(-1, 2)
+        )  # prefixes
+    stats["share_before_wait"] = round(before / nnz, 3)
     if comm.Get_rank() == 0:
         print("RESULT " + json.dumps({"ranks": everyone, "rows": n, "stats": stats}), flush=True)
 

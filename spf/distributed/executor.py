@@ -44,6 +44,7 @@ from spf.distributed.derived import HI, LO, PHASE
 if TYPE_CHECKING:
     from spf.codegen.signature import Arg, Signature
     from spf.distributed.analysis import Layout
+    from spf.distributed.prefix import Lowered
 
 COMM = "comm"
 
@@ -55,7 +56,9 @@ ghosts received from ``p`` at ``x + spf_x_nown + spf_x_rdsp[spf_p]``; for a ghos
 rows with ghosts touch, the only ones copied into the compact buffer."""
 
 
-def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
+def plan_args(
+    layout: Layout, ctypes: dict[str, str], split: Lowered | None = None
+) -> list[tuple[str, str]]:
     """``(C declaration, name)`` of the plan arguments, in order."""
     out: list[tuple[str, str]] = [
         ("int64_t spf_mode", "spf_mode"),
@@ -77,6 +80,8 @@ def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
     for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
         out.append((f"const int64_t *spf_{runs}", f"spf_{runs}"))
+    if split is not None:  # each row with ghosts: its first iteration that reads one
+        out.append((f"const {split.ctype} *spf_split", "spf_split"))
     return out
 
 
@@ -91,9 +96,15 @@ def executor_args(local: Signature, layout: Layout) -> list[Arg]:
     ]
 
 
-def prototype(name: str, local: Signature, layout: Layout, comm_type: str = "MPI_Comm") -> str:
+def prototype(
+    name: str,
+    local: Signature,
+    layout: Layout,
+    comm_type: str = "MPI_Comm",
+    split: Lowered | None = None,
+) -> str:
     ctypes = {a.name: a.ctype for a in local.args}
-    decls = [f"{comm_type} {COMM}", *(d for d, _ in plan_args(layout, ctypes))]
+    decls = [f"{comm_type} {COMM}", *(d for d, _ in plan_args(layout, ctypes, split))]
     decls += [a.c_decl() for a in executor_args(local, layout)]
     return f"int {name}({', '.join(decls)})"
 
@@ -195,7 +206,17 @@ def keep_size(local: Signature, layout: Layout) -> int:
     return _phases(local, layout, [a for a in local.args if a.name in layout.reductions])[1]
 
 
-def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> tuple[list[str], int]:
+def _split_runs(split: Lowered, before_wait: bool) -> list[str]:
+    lo, hi = "spf_outer[2 * spf_r]", "spf_outer[2 * spf_r + 1]"
+    return [
+        "for (int64_t spf_r = 0; spf_r < spf_nouter; spf_r++)",
+        f"  {split.call(lo, hi, before_wait)}",
+    ]
+
+
+def _phases(
+    local: Signature, layout: Layout, reductions: list[Arg], split: Lowered | None = None
+) -> tuple[list[str], int]:
     """The phases in order: rows without ghosts, the wait before the first phase reading
     ghosts, rows with ghosts; each phase's accumulations summed over the ranks after it;
     the verdict point at the first wait or sum. Also the bytes ``spf_keep`` needs."""
@@ -220,12 +241,23 @@ def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> tuple[li
                 [f"/* phase {k}: rows that read no ghost, while the messages travel */",
                  *_runs(local, layout, "inner", k)]
             )  # fmt: skip
+            cut = split is not None and split.split.phase == k
+            if cut:
+                assert split is not None
+                body += verdict.before(
+                    ["/* rows that read ghosts: up to their first ghost */",
+                     *_split_runs(split, before_wait=True)]
+                )  # fmt: skip
             if not waited and reading & set(phase.stmts):
                 body += [_WAIT, "spf_nreq = 0;", *verdict.point(waited=True)]
                 waited = True
-            body += verdict.before(
-                [f"/* phase {k}: rows that read ghosts */", *_runs(local, layout, "outer", k)]
-            )
+            if cut:
+                assert split is not None
+                body += ["/* rows that read ghosts: the rest */", *_split_runs(split, False)]
+            else:
+                body += verdict.before(
+                    [f"/* phase {k}: rows that read ghosts */", *_runs(local, layout, "outer", k)]
+                )
         for r in mine:
             count = _count(r)
             body += verdict.point(waited=False)
@@ -242,11 +274,16 @@ def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> tuple[li
     return body, verdict.size
 
 
-def executor_source(name: str, local_source: str, local: Signature, layout: Layout) -> str:
-    """The translation unit: the local function, then the executor (module docstring)."""
+def executor_source(
+    name: str, local_source: str, local: Signature, layout: Layout, split: Lowered | None = None
+) -> str:
+    """The translation unit: the local function (and, with ``split``, the function of the
+    phase whose rows with ghosts split at their first ghost, :mod:`spf.distributed.prefix`),
+    then the executor (module docstring)."""
     ctypes = {a.name: a.ctype for a in local.args}
     reductions = [a for a in local.args if a.name in layout.reductions]
-    lines = ["", "#include <mpi.h>", "#include <string.h>", "", prototype(name, local, layout)]
+    lines = ["", "#include <mpi.h>", "#include <string.h>", ""]
+    lines.append(prototype(name, local, layout, split=split))
     lines.append("{")
     body: list[str] = []
     nreq = f"2 * spf_P * {max(1, len(layout.ghost_reads))} + 1"  # + the agreement
@@ -298,7 +335,7 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
         f"  MPI_Iallreduce(spf_agree, spf_top, {AGREEMENT}, MPI_INT64_T, MPI_MAX, {COMM}, "
         "&spf_req[spf_nreq++]);",
     ]
-    body += _phases(local, layout, reductions)[0]
+    body += _phases(local, layout, reductions, split)[0]
     for tag, y in enumerate(layout.remote_writes):
         t, mt, p = ctypes[y], MPI_TYPES[ctypes[y]], f"spf_{y}_"
         body += [
@@ -328,7 +365,8 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
     body += ["free(spf_req);", "return 0;"]
     lines += [f"  {line}" for line in body]
     lines.append("}")
-    return local_source + "\n".join(lines) + "\n"
+    functions = local_source + ("" if split is None else split.source)
+    return functions + "\n".join(lines) + "\n"
 
 
 def _count(arg: Arg) -> int:

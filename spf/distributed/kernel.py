@@ -28,7 +28,7 @@ import cffi
 import numpy as np
 
 from spf.codegen.program import c_function_name, signature
-from spf.distributed import protocol
+from spf.distributed import prefix, protocol
 from spf.distributed.analysis import analyse
 from spf.distributed.arguments import (
     AGREEMENT,
@@ -79,6 +79,8 @@ class _Plan:
     """Per ghost-read vector: ``[lo, hi)`` pairs of local indices covering the rank's entries
     that rows with ghosts touch, the only ones copied into its compact buffer
     (:meth:`ExchangePlan.near`)."""
+    split: np.ndarray | None = None
+    """Per row: its first iteration that reads a ghost (:mod:`spf.distributed.prefix`)."""
     template: list[Any] | None = None
     keep: list[np.ndarray] = field(default_factory=list)
     """The arrays the template's pointers point into (kept alive with the plan)."""
@@ -119,7 +121,16 @@ class DistributedKernel:
                     f"over the ranks, so its shape must be constant, got {shape}"
                 )
         local_source = self.local.codegen("c", name=f"{self.name}_local", check=check)
-        self.source = executor_source(self.name, local_source, self._local_sig, self.layout)
+        self._split: prefix.Lowered | None = None
+        found = prefix.find(comp, self.layout)
+        if found is not None:  # rows with ghosts run up to their first ghost before the wait
+            split_comp = prefix.computation(comp, self.layout, found)
+            fn = f"{self.name}_split"
+            text = split_comp.codegen("c", name=fn, check=check)
+            self._split = prefix.Lowered(found, signature(split_comp, fn), text)
+        self.source = executor_source(
+            self.name, local_source, self._local_sig, self.layout, self._split
+        )
         self._args = executor_args(self._local_sig, self.layout)
         self._cflags, self._cache_dir, self._openmp = cflags, cache_dir, openmp
         self._fn: Any = None
@@ -150,7 +161,7 @@ class DistributedKernel:
 
     @property
     def signature(self) -> str:
-        return prototype(self.name, self._local_sig, self.layout)
+        return prototype(self.name, self._local_sig, self.layout, split=self._split)
 
     def exchange_stats(self) -> dict[str, int]:
         """This rank's communication in the last call: ``messages_sent``, ``entries_sent``,
@@ -174,7 +185,7 @@ class DistributedKernel:
             compiler=MPICC,
         )
         ffi = cffi.FFI()
-        decl = prototype(self.name, self._local_sig, self.layout, comm_ctype())
+        decl = prototype(self.name, self._local_sig, self.layout, comm_ctype(), self._split)
         ffi.cdef(decl.replace("restrict ", "") + ";")
         lib = ffi.dlopen(str(built.path))
         self._ffi, self._fn, self._cast = ffi, getattr(lib, self.name), ffi.cast
@@ -515,7 +526,12 @@ class DistributedKernel:
             )
             for x in lay.ghost_reads
         }
-        return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near)
+        split = None
+        if self._split is not None:
+            cut = self._split.split
+            ep = plans[cut.data]
+            split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], ep.nown, outer, rows)
+        return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near, split)
 
     def _local_params(self, params: dict[str, int], rows: int) -> dict[str, int]:
         return {k: (rows if k in self.layout.row_params else v) for k, v in params.items()}
@@ -610,6 +626,8 @@ class DistributedKernel:
             sent = [s + c for s, c in zip(sent, counts, strict=True)]
         for pairs in (plan.inner, plan.outer):
             out += [pairs.size // 2, ptr(nonempty(pairs))]
+        if plan.split is not None:
+            out.append(ptr(nonempty(plan.split)))
         for a in self._args:
             if a.kind == "param":
                 out.append(_Param(a.name))

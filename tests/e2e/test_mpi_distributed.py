@@ -99,13 +99,50 @@ def test_executor_agrees_without_blocking_and_resumes_after_the_verdict_point() 
     agree = executor.index("MPI_Iallreduce(spf_agree, spf_top")
     inner = executor.index("spmv_csr_local(M, N, NNZ, spf_inner")
     verdict = executor.index("if (spf_mode == 1 && (spf_top[0] != 0")
-    outer = executor.index("spmv_csr_local(M, N, NNZ, spf_outer")
-    assert send < agree < inner < executor.index("MPI_Waitall") < verdict < outer
-    # resuming (mode 2) skips the rows without ghosts, done before the verdict
+    rest = executor.index("/* rows that read ghosts: the rest */")
+    assert send < agree < inner < executor.index("MPI_Waitall") < verdict < rest
+    # resuming (mode 2) skips the rows without ghosts and the prefixes, done before the verdict
     assert (
         executor[:inner].rstrip().endswith("for (int64_t spf_r = 0; spf_r < spf_ninner; spf_r++)")
     )
-    assert "if (spf_mode != 2) {" in executor[agree:inner]
+    assert executor[agree:verdict].count("if (spf_mode != 2) {") == 2
+    assert "if (spf_mode != 2)" not in executor[verdict:]
+
+
+def test_rows_with_ghosts_split_at_their_first_ghost_column() -> None:
+    """The prefix of each row with ghosts runs before the wait (spf.distributed.prefix):
+    its end is the row's first entry whose renumbered column is a ghost (>= nown)."""
+    import numpy as np
+
+    from spf.distributed.prefix import split_points
+
+    # rows: own only | ghost first | own, own, ghost, own | empty | ghost last
+    rowptr = np.array([0, 2, 4, 8, 8, 11], dtype=np.int32)
+    col = np.array([0, 1, 5, 0, 2, 3, 6, 1, 0, 1, 7], dtype=np.int32)  # nown = 5
+    outer = np.array([1, 3, 4, 5], dtype=np.int64)  # rows 1, 2 and 4 read ghosts
+    split = split_points(rowptr, col, 5, outer, 5)
+    assert split.dtype == np.int32
+    assert split.tolist() == [0, 2, 6, 8, 10]  # rows 0 and 3 (no ghosts): their start
+    none = split_points(rowptr, np.zeros(11, dtype=np.int32), 5, np.array([0, 5]), 5)
+    assert none.tolist() == rowptr[1:].tolist()  # no ghost at all: whole rows before
+    assert split_points(rowptr[:1], col[:0], 5, np.zeros(0, dtype=np.int64), 0).size == 0
+
+
+def test_cg_splits_its_product_phase_around_the_ghost_read() -> None:
+    from spf.bench.mpi_cg import cg_step
+    from spf.distributed.analysis import analyse
+    from spf.distributed.prefix import find
+
+    comp = cg_step()
+    assert comp.distribution is not None
+    split = find(comp, analyse(comp, comp.distribution))
+    assert split is not None
+    assert (split.phase, split.stmt, split.before, split.after) == (1, "s3", ("s2",), ("s4",))
+    assert (split.data, split.uf, split.bound) == ("p", "col", "rowptr")
+    t = kernels.spmtv_csr()  # no ghost read: nothing to split
+    t.distribute_rows("i", data={"y": 0, "x": 0})
+    assert t.distribution is not None
+    assert find(t, analyse(t, t.distribution)) is None
 
 
 # ----------------------------------------------------------------------------- no MPI
@@ -123,8 +160,9 @@ def test_distributed_spmv_codegen_overlaps_exchange_with_rows_without_ghosts() -
     send = src.index("MPI_Isend(spf_x_sbuf")
     inner = src.index("spmv_csr_local(M, N, NNZ, spf_inner")
     wait = src.index("MPI_Waitall")
-    outer = src.index("spmv_csr_local(M, N, NNZ, spf_outer")
-    assert post < send < inner < wait < outer
+    prefixes = src.index("spmv_csr_split(M, N, NNZ, 0, 1, spf_outer[2 * spf_r + 1], spf_outer")
+    rest = src.index("spmv_csr_split(M, N, NNZ, 1, 0, spf_outer[2 * spf_r + 1], spf_outer")
+    assert post < send < inner < prefixes < wait < rest
     assert "row_lo <= i" not in src  # the restriction is in the loop bounds
     assert re.search(r"for \(int64_t i = spf_max\(0, row_lo\); i < spf_min\(N, row_hi\);", src)
 
@@ -200,8 +238,10 @@ def test_cg_executor_copies_only_the_entries_of_rows_with_ghosts() -> None:
     assert len(inner) == 3
     assert all("(double *)spf_p_user" in call for call in inner)
     outer = re.findall(r"cg_step_local\(M, N, NNZ, \d, spf_outer[^;]*;", src)
-    assert len(outer) == 3
-    assert not any("spf_p_user" in call for call in outer)
+    assert len(outer) == 2  # phase 1's rows with ghosts split at their first ghost instead
+    split = re.findall(r"cg_step_split\([^;]*spf_outer[^;]*;", src)
+    assert len(split) == 2
+    assert not any("spf_p_user" in call for call in outer + split)
     assert "memcpy(spf_p_user + spf_outer[2 * spf_r], p + spf_outer[2 * spf_r]" in src
 
 
