@@ -5,8 +5,8 @@ The kernel of ``spf bench --only mpi`` (``spf.kernels.spmv_csr()`` with ``distri
 matrix (``--random ROWS NNZ``). Each rank times, per product:
 
 * ``agreement in Python``: the collective agreement when Python makes it
-  (:func:`spf.distributed.arguments.agreed`; a repeated call posts a non-blocking one inside
-  the executor, :mod:`spf.distributed.protocol`);
+  (:func:`spf.distributed.arguments.agreed`; a repeated call sends its agreement integers
+  to the other ranks inside the executor, :mod:`spf.distributed.protocol`);
 * inside the executor (its C source with ``MPI_Wtime`` stamps after each step found in it,
   built once with the same compiler): packing the sends, the copy of the rank's own entries
   into the compact buffer, posting the receives, the sends and the agreement, the rows that
@@ -37,7 +37,7 @@ MARKS = (  # (text of a line of the executor's source, the step that ends after 
     ("memcpy(x + spf_x_near", "copy own entries"),
     ("MPI_Irecv(", "post receives"),
     ("MPI_Isend(", "post sends"),
-    ("MPI_Iallreduce(", "post the agreement (MPI_Iallreduce)"),
+    ("MPI_Isend(spf_agree", "post the agreement (to every other rank)"),
     ("spf_inner[2 * spf_r", "rows without ghosts"),
     ("_split(", "rows with ghosts, up to their first ghost"),
     ("MPI_Waitall(", "wait (ghosts and the agreement's verdict)"),

@@ -2,10 +2,10 @@
 
 Each rank checks its own arguments (:func:`array`, :func:`scalar`); then one
 ``MPI_Allreduce(MAX)`` of a few integers (:func:`flags`, :func:`agreed`; while the
-communicator is armed, a non-blocking ``MPI_Iallreduce`` the executor posts with its sends,
-or :func:`spf.distributed.protocol.drain`) tells every rank whether any rank failed, whether
-any plan is stale, whether any rank only drained, and whether all ranks call the same
-computation with the same global extents and owner array. Only when something is wrong are
+communicator is armed, the same integers sent to every rank with the exchange by the
+executor or :func:`spf.distributed.protocol.drain`) tells every rank whether any rank
+failed, whether any plan is stale, whether any rank only drained, and whether all ranks call
+the same computation with the same global extents and owner array. Only when something is wrong are
 the texts gathered, and :func:`agree` raises the same :class:`~spf.errors.ArgumentError` on
 every rank: bad input never leaves a rank waiting in an exchange the others do not post.
 """

@@ -8,10 +8,11 @@ by the C printer) and the executor, ``int <name>(MPI_Comm comm, <mode>, <agreeme
 2. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
    rank's own entries), and ``MPI_Isend`` of what the neighbours need;
 3. in ``spf_mode`` 1 (a call while the communicator is *armed*,
-   :mod:`spf.distributed.protocol`) posts the agreement, a non-blocking
-   ``MPI_Iallreduce(MAX)`` of this rank's agreement integers, completed at the *verdict
-   point*, the executor's first synchronisation (the wait for the ghosts, or a reduction's
-   sum if one comes first): no blocking collective of its own;
+   :mod:`spf.distributed.protocol`) sends this rank's agreement integers to every other
+   rank and receives theirs (``MPI_Isend``/``MPI_Irecv``, tag ``AGREE_TAG``), completed at
+   the *verdict point*, the executor's first synchronisation (the wait for the ghosts, or a
+   reduction's sum if one comes first), where their maximum is the verdict: no collective
+   of its own, and a rank waits only for the others to have *posted* their call;
 4. copies into the compact buffer the rank's own entries that rows reading ghosts touch
    (those the inspector marked, and the rows themselves for a vector also indexed by the
    loop, ``layout.rowwise``): rows without ghosts read and write the caller's array itself,
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
     from spf.distributed.prefix import Lowered
 
 COMM = "comm"
+AGREE_TAG = TAG + 128
+"""The tag of the agreement integers each rank sends every other rank (mode 1, and a
+drain, :mod:`spf.distributed.protocol`)."""
 
 PLAN_ARRAYS = ("scnt", "sdsp", "sidx", "rcnt", "rdsp")
 """Per exchanged vector ``x``: ``spf_x_scnt[p]`` entries sent to rank ``p`` from
@@ -157,8 +161,17 @@ class _Verdict:
                 f"  memcpy(spf_keep + {off} + sizeof({copy}), {acc}, sizeof({copy}));",
                 f"  memcpy({acc}, {copy}, sizeof({copy}));",
             ]
+        a = AGREEMENT
         return [
             *lines,
+            "if (spf_mode == 1) {",
+            f"  for (int spf_q = 0; spf_q < {a}; spf_q++) {{",
+            "    spf_top[spf_q] = spf_agree[spf_q];",
+            "    for (int64_t spf_p = 1; spf_p <= spf_P; spf_p++)",
+            f"      if (spf_p != spf_me + 1 && spf_top[{a} * spf_p + spf_q] > spf_top[spf_q])",
+            f"        spf_top[spf_q] = spf_top[{a} * spf_p + spf_q];",
+            "  }",
+            "}",
             f"if (spf_mode == 1 && ({_differ()})) {{  /* some rank's call differs */",
             *keep,
             "  free(spf_req);",
@@ -286,13 +299,14 @@ def executor_source(
     lines.append(prototype(name, local, layout, split=split))
     lines.append("{")
     body: list[str] = []
-    nreq = f"2 * spf_P * {max(1, len(layout.ghost_reads))} + 1"  # + the agreement
+    nreq = f"2 * spf_P * {max(1, len(layout.ghost_reads)) + 1}"  # + the agreement
     body.append(f"const int64_t spf_nreq_max = {nreq};")
     body.append(
         "MPI_Request *spf_req = (MPI_Request *)malloc((size_t)spf_nreq_max * sizeof(MPI_Request));"
     )
     body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
     body.append("int spf_nreq = 0;")
+    body.append("int spf_me = 0;")
     for x in layout.ghost_reads:
         t, p = ctypes[x], f"spf_{x}_"
         body += [
@@ -329,11 +343,20 @@ def executor_source(
             f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
             f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
         ]
+    a = AGREEMENT
     body += [
-        "/* armed: the agreement, without blocking; its verdict comes at the first wait */",
-        "if (spf_mode == 1)",
-        f"  MPI_Iallreduce(spf_agree, spf_top, {AGREEMENT}, MPI_INT64_T, MPI_MAX, {COMM}, "
+        "/* armed: this rank's agreement integers to every other rank, theirs into spf_top "
+        "(row 1 + p); the verdict, their maximum, comes at the first wait */",
+        "if (spf_mode == 1) {",
+        f"  MPI_Comm_rank({COMM}, &spf_me);",
+        "  for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
+        "    if (spf_p != spf_me) {",
+        f"      MPI_Irecv(spf_top + {a} * (1 + spf_p), {a}, MPI_INT64_T, (int)spf_p, "
+        f"{AGREE_TAG}, {COMM}, &spf_req[spf_nreq++]);",
+        f"      MPI_Isend(spf_agree, {a}, MPI_INT64_T, (int)spf_p, {AGREE_TAG}, {COMM}, "
         "&spf_req[spf_nreq++]);",
+        "    }",
+        "}",
     ]
     body += _phases(local, layout, reductions, split)[0]
     for tag, y in enumerate(layout.remote_writes):
@@ -376,4 +399,4 @@ def _count(arg: Arg) -> int:
     return count
 
 
-__all__ = ["executor_args", "executor_source", "keep_size", "plan_args", "prototype"]
+__all__ = ["AGREE_TAG", "executor_args", "executor_source", "keep_size", "plan_args", "prototype"]

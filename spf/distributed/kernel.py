@@ -146,7 +146,8 @@ class DistributedKernel:
         self._last: dict[str, int] = {}
         self._last_call: _Call | None = None
         self._top = np.zeros(AGREEMENT, dtype=np.int64)
-        """The agreement's result (the executor's ``spf_top``)."""
+        """The agreement's verdict, then each rank's integers (the executor's ``spf_top``:
+        ``(P + 1) x AGREEMENT``, made for the communicator's size at a call)."""
         self._top_ptr: Any = None
         self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
         """The accumulators a call saves at the verdict point (the executor's ``spf_keep``)."""
@@ -189,7 +190,6 @@ class DistributedKernel:
         ffi.cdef(decl.replace("restrict ", "") + ";")
         lib = ffi.dlopen(str(built.path))
         self._ffi, self._fn, self._cast = ffi, getattr(lib, self.name), ffi.cast
-        self._top_ptr = ffi.cast("void *", self._top.ctypes.data)
         self._keep_ptr = ffi.cast("void *", self._keep.ctypes.data)
         self.path, self.command, self.compiler_output = built.path, built.command, built.stderr
 
@@ -588,6 +588,9 @@ class DistributedKernel:
         assert self._ffi is not None
         agree = self._ffi.NULL if agreement is None else cast("void *", agreement.ctypes.data)
         size = next(iter(parts.values())).ranks
+        if self._top.size != (size + 1) * AGREEMENT:
+            self._top = np.zeros((size + 1) * AGREEMENT, dtype=np.int64)
+            self._top_ptr = cast("void *", self._top.ctypes.data)
         cargs: list[Any] = [handle, mode, agree, self._top_ptr, self._keep_ptr, size]
         for item in plan.template:
             if isinstance(item, _UserArray):

@@ -9,8 +9,12 @@ it along). Every rank's arming is the same, so every rank knows, without communi
 which exchange the others may have posted.
 
 While the communicator is armed, every call of *any* distributed kernel on it, on every
-rank, starts with the armed kernel's ghost exchange and a non-blocking ``MPI_Iallreduce``
-of the agreement integers (:func:`spf.distributed.arguments.flags`):
+rank, starts with the armed kernel's ghost exchange and sends its agreement integers
+(:func:`spf.distributed.arguments.flags`) to every other rank, receiving theirs (tag
+``AGREE_TAG``; point to point, so a rank waits only until the others have *posted* their
+call: Open MPI's ``MPI_Iallreduce`` for a few integers reduces to a root and broadcasts
+back, so a rank's result would wait for the root to reach its wait, and P - 1 messages of
+72 bytes a call cost less than that up to a few dozen ranks):
 
 * a rank calling the armed kernel with arguments that pass its checks and a plan that holds
   (its index arrays unchanged) runs the executor in mode 1: it packs and posts the exchange,
@@ -18,8 +22,8 @@ of the agreement integers (:func:`spf.distributed.arguments.flags`):
   verdict (:mod:`spf.distributed.executor`);
 * any other rank, a bad argument, a stale plan, another kernel, **drains** (:func:`drain`):
   it posts the armed exchange's receives into the plan's buffers and empty sends with the
-  same tags (so no posted message is left unmatched, however large), the agreement with its
-  drained flag set, and waits.
+  same tags (so no posted message is left unmatched, however large), exchanges the
+  agreement integers with its drained flag set, and waits.
 
 The verdict (the ``MAX`` of everyone's integers) is the same on every rank. When every rank
 ran mode 1 with the same computation, extents and owner array, the call is done: one
@@ -28,7 +32,7 @@ first call does: an ``ArgumentError`` on every rank (the texts gathered), or a n
 every rank when any plan is stale; then the ranks that ran mode 1 resume (mode 2: their
 rows without ghosts are done and hold under the new plan, since their own index arrays did
 not change), the others run the whole call. A rank without neighbours learns the verdict
-like the others (the agreement is a collective), and a rank whose plan is stale drains the
+like the others (every rank hears from every rank), and a rank whose plan is stale drains the
 old exchange before the new plan is made. While the communicator is not armed (the first
 call, or after an error) every rank agrees with a blocking ``MPI_Allreduce`` first.
 """
@@ -84,10 +88,15 @@ def disarm(comm: Any) -> None:
 
 def drain(comm: Any, state: Armed, agreement: np.ndarray) -> np.ndarray:
     """Match the armed exchange (receive into its buffers, send nothing with the same
-    tags) and take part in the agreement; returns its verdict (``AGREEMENT`` integers)."""
+    tags), send ``agreement`` to every other rank and receive theirs; returns the verdict
+    (their maximum, ``AGREEMENT`` integers)."""
     from mpi4py import MPI
 
-    top = np.zeros(AGREEMENT, dtype=np.int64)
+    from spf.distributed.executor import AGREE_TAG
+
+    rank, size = comm.Get_rank(), comm.Get_size()
+    theirs = np.zeros((size, AGREEMENT), dtype=np.int64)
+    theirs[rank] = agreement
     requests = []
     for tag, name in enumerate(state.kernel.layout.ghost_reads):
         ep, buf = state.plan.plans[name], state.plan.buffers[name][0]
@@ -97,8 +106,12 @@ def drain(comm: Any, state: Armed, agreement: np.ndarray) -> np.ndarray:
             requests.append(comm.Irecv(part, source=int(p), tag=TAG + tag))
         for p in np.flatnonzero(ep.scnt):
             requests.append(comm.Isend(buf[:0], dest=int(p), tag=TAG + tag))
-    requests.append(comm.Iallreduce(agreement, top, op=MPI.MAX))
+    for other in range(size):
+        if other != rank:
+            requests.append(comm.Irecv(theirs[other], source=other, tag=AGREE_TAG))
+            requests.append(comm.Isend(agreement, dest=other, tag=AGREE_TAG))
     MPI.Request.Waitall(requests)
+    top: np.ndarray = theirs.max(axis=0)
     return top
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from check_distributed import FAILED, RANK, SIZE, expect_error, poisson, report
 from mpi4py import MPI
 
 import spf
@@ -21,20 +22,6 @@ from spf import kernels
 from spf.bench.mpi_cg import cg_step
 
 COMM = MPI.COMM_WORLD
-RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
-FAILED: list[str] = []
-
-
-def report(line: str, ok: bool) -> None:
-    if not spf.mpi.report(COMM, line, ok=ok):
-        FAILED.append(line)
-
-
-def poisson(n: int) -> sp.csr_array:
-    t = sp.diags_array([-1.0, 4.0, -1.0], offsets=[-1, 0, 1], shape=(n, n))
-    e = sp.eye_array(n)
-    off = sp.diags_array([-1.0, -1.0], offsets=[-1, 1], shape=(n, n))
-    return sp.csr_array(sp.kron(e, t) + sp.kron(off, e))
 
 
 def block_diagonal(n: int) -> sp.csr_array:
@@ -70,6 +57,13 @@ def with_rows(args: dict, mine: np.ndarray, matrix: sp.csr_array) -> dict:
             "rowptr": local.indptr.astype(np.int32), "NNZ": local.nnz}  # fmt: skip
 
 
+def scattered(matrix: sp.csr_array, seed: int) -> tuple[dict, np.ndarray, np.ndarray]:
+    """This rank's arguments of ``matrix``, its rows, and a random global vector."""
+    n = matrix.shape[0]
+    args = spf.mpi.scatter_csr(matrix, COMM)
+    return args, spf.mpi.owned_rows(n, COMM), np.random.default_rng(seed).random(n)
+
+
 def stale_cases(k: object) -> None:
     """Repeats, then one rank's plan goes stale in each way the protocol distinguishes."""
     for case, (name, matrix, changed) in enumerate((
@@ -79,9 +73,7 @@ def stale_cases(k: object) -> None:
          list(range(1, SIZE))),
     )):  # fmt: skip
         n = matrix.shape[0]
-        args = spf.mpi.scatter_csr(matrix, COMM)
-        mine = spf.mpi.owned_rows(n, COMM)
-        x_all = np.random.default_rng(3).random(n)
+        args, mine, x_all = scattered(matrix, 3)
         y0_all = np.random.default_rng(4).random(n)
         x, y = x_all[mine].copy(), y0_all[mine].copy()
         k(comm=COMM, y=y, x=x, **args)
@@ -114,23 +106,12 @@ def stale_cases(k: object) -> None:
         report(f"stale plan {name}, the other ranks repeat: bitwise equal to serial", ok)
 
 
-def expect_error(what: str, call) -> None:
-    try:
-        call()
-    except spf.ArgumentError as err:
-        report(f"{what}: ArgumentError on every rank ({str(err)[:60]}...)", True)
-        return
-    report(f"{what}: no error", False)
-
-
 def error_cases(k: object) -> None:
     for name, matrix, bad in (
         ("with neighbours", poisson(8), 0),
         ("without neighbours", block_diagonal(40), SIZE - 1),
     ):
-        n = matrix.shape[0]
-        args = spf.mpi.scatter_csr(matrix, COMM)
-        mine = spf.mpi.owned_rows(n, COMM)
+        args, mine, _ = scattered(matrix, 0)
         x, y = np.ones(mine.size), np.zeros(mine.size)
         for _ in range(2):
             k(comm=COMM, y=y, x=x, **args)
@@ -150,9 +131,7 @@ def error_cases(k: object) -> None:
 def other_computations(k: object) -> None:
     matrix = poisson(8)
     n = 64
-    args = spf.mpi.scatter_csr(matrix, COMM)
-    mine = spf.mpi.owned_rows(n, COMM)
-    x_all = np.random.default_rng(5).random(n)
+    args, mine, x_all = scattered(matrix, 5)
     x, y = x_all[mine].copy(), np.zeros(mine.size)
     k(comm=COMM, y=y, x=x, **args)
     t = kernels.spmtv_csr()
