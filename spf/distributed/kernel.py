@@ -233,7 +233,7 @@ class DistributedKernel:
         ):
             # the rank's last call again: its checks hold; the agreement travels with the
             # exchange (mode 1), so the call has no blocking collective of its own
-            now = self._plan_key(last.bound, owner, check) if check else last.key
+            now = self._plan_key(last.bound, owner, check, handle) if check else last.key
             if now == last.key:
                 self._last["blocking_agreement"] = 0
                 if self._fn(*last.fast) == 0:
@@ -248,14 +248,14 @@ class DistributedKernel:
         extents = None
         if last is not None:
             bound, extents = last.bound, last.extents  # the same arrays and values: checked then
-            key = self._plan_key(bound, owner, check) if check else last.key
+            key = self._plan_key(bound, owner, check, handle) if check else last.key
         else:
             try:
                 bound = self._bind(args, owner, comm.Get_rank(), comm.Get_size())
             except SpfError as err:
                 problem = str(err)
             if bound is not None:
-                key, extents = self._plan_key(bound, owner, check), self._globals(bound[0])
+                key, extents = self._plan_key(bound, owner, check, handle), self._globals(bound[0])
         stale = self._plan is None or self._plan.key != key
         crc = None if bound is None else owner_crc(owner)
         mine = (problem, self._hash, extents, crc, stale)
@@ -462,7 +462,10 @@ class DistributedKernel:
         names = sorted({*self.layout.extent.values(), *self._row_extent()})
         return tuple((n, params[n]) for n in names)
 
-    def _plan_key(self, bound: Any, owner: Any, check: bool) -> tuple[Any, ...]:
+    def _plan_key(self, bound: Any, owner: Any, check: bool, handle: int) -> tuple[Any, ...]:
+        """What a plan is made of: the communicator (a plan made on another one numbers
+        other ranks), the parameters, the index arrays (content or address) and the owner
+        array."""
         params, arrays, _ = bound
         ufs = [a.name for a in self._args if a.kind == "uf"]
         if check:
@@ -470,7 +473,7 @@ class DistributedKernel:
         else:
             content = tuple(arrays[u].__array_interface__["data"][0] for u in ufs)
         shapes = tuple(arrays[u].shape for u in ufs)
-        return (tuple(sorted(params.items())), shapes, content, owner_crc(owner))
+        return (handle, tuple(sorted(params.items())), shapes, content, owner_crc(owner))
 
     # ------------------------------------------------------------------ plan
 
