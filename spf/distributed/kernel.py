@@ -166,7 +166,10 @@ class DistributedKernel:
 
     def exchange_stats(self) -> dict[str, int]:
         """This rank's communication in the last call: ``messages_sent``, ``entries_sent``,
-        ``messages_received``, ``entries_received`` (point to point) and ``allreduces``."""
+        ``messages_received``, ``entries_received`` (point to point), ``allreduces`` (the
+        sums of accumulated scalars) and ``blocking_agreement`` (1 when the call agreed with
+        the other ranks through a blocking collective, a first call; 0 when the agreement
+        travelled with the exchange, :mod:`spf.distributed.protocol`)."""
         if not self._last:
             raise SpfError(f"{self.name}: exchange_stats() before the first call")
         return dict(self._last)
