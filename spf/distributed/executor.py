@@ -43,6 +43,8 @@ from spf.distributed.arguments import AGREEMENT
 from spf.distributed.derived import HI, LO, PHASE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from spf.codegen.signature import Arg, Signature
     from spf.distributed.analysis import Layout
     from spf.distributed.prefix import Lowered
@@ -113,16 +115,41 @@ def prototype(
     return f"int {name}({', '.join(decls)})"
 
 
-def _runs(local: Signature, layout: Layout, which: str, phase: int) -> list[str]:
+CHUNK = 4096
+"""Rows run before the wait call ``MPI_Testall`` after every this many rows: a message
+larger than the eager limit moves only while its sender is inside MPI (without a
+single-copy transport), so a rank busy with its rows would leave its peer waiting."""
+
+
+def _chunked(call: Callable[[str, str], str], which: str, progress: bool) -> list[str]:
+    """The loop over the runs of rows in ``spf_<which>``; with ``progress``, each run in
+    chunks of ``CHUNK`` rows, the pending messages progressed after each."""
+    lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
+    head = f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)"
+    if not progress:
+        return [head, f"  {call(lo, hi)}"]
+    start, end = f"spf_{which}[spf_r * 2]", f"spf_{which}[spf_r * 2 + 1]"
+    return [
+        head,
+        f"  for (int64_t spf_c = {start}; spf_c < {end}; spf_c += {CHUNK}) {{",
+        f"    {call('spf_c', f'spf_min(spf_c + {CHUNK}, {hi})')}",
+        "    if (spf_nreq > 0) {",
+        "      int spf_done = 0;",
+        "      MPI_Testall(spf_nreq, spf_req, &spf_done, MPI_STATUSES_IGNORE);",
+        "      if (spf_done) spf_nreq = 0;",
+        "    }",
+        "  }",
+    ]
+
+
+def _runs(
+    local: Signature, layout: Layout, which: str, phase: int, progress: bool = False
+) -> list[str]:
     """Call the local function on each run of rows in ``spf_<which>`` (phase ``phase``);
     rows without ghosts read and write the caller's ghost-read vectors in place."""
-    lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
     ctypes = {a.name: a.ctype for a in local.args}
     direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.ghost_reads if which == "inner"}
-    return [
-        f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)",
-        f"  {_call(local, lo, hi, phase, direct)}",
-    ]
+    return _chunked(lambda lo, hi: _call(local, lo, hi, phase, direct), which, progress)
 
 
 def _call(
@@ -220,11 +247,7 @@ def keep_size(local: Signature, layout: Layout) -> int:
 
 
 def _split_runs(split: Lowered, before_wait: bool) -> list[str]:
-    lo, hi = "spf_outer[2 * spf_r]", "spf_outer[2 * spf_r + 1]"
-    return [
-        "for (int64_t spf_r = 0; spf_r < spf_nouter; spf_r++)",
-        f"  {split.call(lo, hi, before_wait)}",
-    ]
+    return _chunked(lambda lo, hi: split.call(lo, hi, before_wait), "outer", before_wait)
 
 
 def _phases(
@@ -252,7 +275,7 @@ def _phases(
         else:
             body += verdict.before(
                 [f"/* phase {k}: rows that read no ghost, while the messages travel */",
-                 *_runs(local, layout, "inner", k)]
+                 *_runs(local, layout, "inner", k, progress=not waited)]
             )  # fmt: skip
             cut = split is not None and split.split.phase == k
             if cut:

@@ -537,6 +537,8 @@ class DistributedKernel:
             cut = self._split.split
             ep = plans[cut.data]
             split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], ep.nown, outer, rows)
+            if not prefix.worth(comm, arrays[cut.bound], split, outer):
+                split = np.asarray(arrays[cut.bound][:rows]).copy()  # empty prefixes
         return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near, split)
 
     def _local_params(self, params: dict[str, int], rows: int) -> dict[str, int]:

@@ -98,14 +98,13 @@ def test_executor_agrees_without_blocking_and_resumes_after_the_verdict_point() 
     assert "MPI_Iallreduce" not in executor
     send = executor.index("MPI_Isend(spf_x_sbuf")
     agree = executor.index("MPI_Isend(spf_agree, 9, MPI_INT64_T")
-    inner = executor.index("spmv_csr_local(M, N, NNZ, spf_inner")
+    inner = executor.index("spmv_csr_local(M, N, NNZ, spf_min(spf_c + 4096, spf_inner")
     verdict = executor.index("if (spf_mode == 1 && (spf_top[0] != 0")
     rest = executor.index("/* rows that read ghosts: the rest */")
     assert send < agree < inner < executor.index("MPI_Waitall") < verdict < rest
-    # resuming (mode 2) skips the rows without ghosts and the prefixes, done before the verdict
-    assert (
-        executor[:inner].rstrip().endswith("for (int64_t spf_r = 0; spf_r < spf_ninner; spf_r++)")
-    )
+    # resuming (mode 2) skips the rows without ghosts and the prefixes, done before the verdict;
+    # they run in chunks, progressing the messages (MPI_Testall) after each
+    assert "MPI_Testall(spf_nreq, spf_req, &spf_done" in executor[inner:verdict]
     assert executor[agree:verdict].count("if (spf_mode != 2) {") == 2
     assert "if (spf_mode != 2)" not in executor[verdict:]
 
@@ -127,6 +126,28 @@ def test_rows_with_ghosts_split_at_their_first_ghost_column() -> None:
     none = split_points(rowptr, np.zeros(11, dtype=np.int32), 5, np.array([0, 5]), 5)
     assert none.tolist() == rowptr[1:].tolist()  # no ghost at all: whole rows before
     assert split_points(rowptr[:1], col[:0], 5, np.zeros(0, dtype=np.int64), 0).size == 0
+
+
+def test_prefixes_are_kept_only_where_they_shorten_the_slowest_rank() -> None:
+    """prefix.worth: the largest rest after the wait over the ranks must fall to GAIN of
+    the largest without prefixes (a rank whose rows start with a ghost gains nothing)."""
+    import numpy as np
+
+    from spf.distributed.prefix import worth
+
+    class Peer:  # the other rank's (whole, rest), combined as MPI_Allreduce(MAX) would
+        def __init__(self, whole: int, rest: int) -> None:
+            self.other = np.array([whole, rest], dtype=np.int64)
+
+        def Allreduce(self, send: np.ndarray, recv: np.ndarray, op: object) -> None:
+            recv[:] = np.maximum(send, self.other)
+
+    rowptr = np.array([0, 4, 8], dtype=np.int64)
+    outer = np.array([0, 2], dtype=np.int64)
+    half = np.array([2, 6], dtype=np.int64)  # each row: 2 of 4 entries before the wait
+    assert worth(Peer(8, 4), rowptr, half, outer)  # both ranks halve their rest
+    assert not worth(Peer(8, 8), rowptr, half, outer)  # the peer's rows start with a ghost
+    assert not worth(Peer(0, 0), rowptr, rowptr[:2], outer)  # no prefix anywhere
 
 
 def test_cg_splits_its_product_phase_around_the_ghost_read() -> None:
@@ -159,9 +180,9 @@ def test_distributed_spmv_codegen_overlaps_exchange_with_rows_without_ghosts() -
     src = distributed_spmv().codegen("mpi")
     post = src.index("MPI_Irecv(x + spf_x_nown")
     send = src.index("MPI_Isend(spf_x_sbuf")
-    inner = src.index("spmv_csr_local(M, N, NNZ, spf_inner")
+    inner = src.index("spmv_csr_local(M, N, NNZ, spf_min(spf_c + 4096, spf_inner")
     wait = src.index("MPI_Waitall")
-    prefixes = src.index("spmv_csr_split(M, N, NNZ, 0, 1, spf_outer[2 * spf_r + 1], spf_outer")
+    prefixes = src.index("spmv_csr_split(M, N, NNZ, 0, 1, spf_min(spf_c + 4096, spf_outer")
     rest = src.index("spmv_csr_split(M, N, NNZ, 1, 0, spf_outer[2 * spf_r + 1], spf_outer")
     assert post < send < inner < prefixes < wait < rest
     assert "row_lo <= i" not in src  # the restriction is in the loop bounds
@@ -235,7 +256,7 @@ def test_cg_executor_copies_only_the_entries_of_rows_with_ghosts() -> None:
     src = comp.codegen("mpi")
     assert "memcpy(p, spf_p_user" not in src
     assert "memcpy(spf_p_user, p," not in src
-    inner = re.findall(r"cg_step_local\(M, N, NNZ, \d, spf_inner[^;]*;", src)
+    inner = re.findall(r"cg_step_local\(M, N, NNZ, \d, [^;]*spf_inner[^;]*;", src)
     assert len(inner) == 3
     assert all("(double *)spf_p_user" in call for call in inner)
     outer = re.findall(r"cg_step_local\(M, N, NNZ, \d, spf_outer[^;]*;", src)
