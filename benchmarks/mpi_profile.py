@@ -5,11 +5,14 @@ The kernel of ``spf bench --only mpi`` (``spf.kernels.spmv_csr()`` with ``distri
 matrix (``--random ROWS NNZ``). Each rank times, per product:
 
 * ``agreement in Python``: the collective agreement when Python makes it
-  (:func:`spf.distributed.arguments.agreed`; a repeated call agrees inside the executor);
+  (:func:`spf.distributed.arguments.agreed`; a repeated call sends its agreement integers
+  to the other ranks inside the executor, :mod:`spf.distributed.protocol`);
 * inside the executor (its C source with ``MPI_Wtime`` stamps after each step found in it,
   built once with the same compiler): packing the sends, the copy of the rank's own entries
-  into the compact buffer, the agreement of a repeated call, posting the receives
-  and the sends, the rows that read no ghost, the wait, the rows that read ghosts;
+  into the compact buffer, posting the receives, the sends and the agreement, the rows that
+  read no ghost, the prefixes of the rows that read ghosts (up to their first ghost,
+  :mod:`spf.distributed.prefix`), the wait (for the ghosts and the agreement's verdict), the
+  rest of the rows that read ghosts;
 * ``python``: the rest of the call (argument checks, the cached arguments, the cffi call).
 
 Medians over ``--rounds`` products (after two warm-up calls), per rank, in microseconds.
@@ -32,12 +35,13 @@ import numpy as np
 MARKS = (  # (text of a line of the executor's source, the step that ends after it)
     ("_sbuf[spf_q] = ", "pack sends"),
     ("memcpy(x + spf_x_near", "copy own entries"),
-    ("some rank's call differs", "agreement (MPI_Allreduce)"),
     ("MPI_Irecv(", "post receives"),
     ("MPI_Isend(", "post sends"),
+    ("MPI_Isend(spf_agree", "post the agreement (to every other rank)"),
     ("spf_inner[2 * spf_r", "rows without ghosts"),
-    ("MPI_Waitall(", "wait"),
-    ("spf_outer[2 * spf_r", "rows with ghosts"),
+    ("_split(", "rows with ghosts, up to their first ghost"),
+    ("MPI_Waitall(", "wait (ghosts and the agreement's verdict)"),
+    ("spf_outer[2 * spf_r", "rows with ghosts (the rest)"),
 )
 STAMPS = 16
 
@@ -133,6 +137,17 @@ def worker(spec: str, rounds: int) -> None:
     names = ["agreement in Python", *steps, "python (rest of the call)", "total"]
     everyone = comm.gather([(n, float(v)) for n, v in zip(names, med, strict=True)], root=0)
     stats = kernel.exchange_stats()
+    plan: Any = kernel._plan
+    rp = args["rowptr"].astype(np.int64)
+    nnz = max(1, int(rp[-1]))
+    before = int(rp[-1]) - sum(
+        int(rp[hi] - rp[lo]) for lo, hi in plan.outer.reshape(-1, 2)
+    )  # rows without ghosts
+    if plan.split is not None:
+        before += sum(
+            int((plan.split[lo:hi] - rp[lo:hi]).sum()) for lo, hi in plan.outer.reshape(-1, 2)
+        )  # prefixes
+    stats["share_before_wait"] = round(before / nnz, 3)
     if comm.Get_rank() == 0:
         print("RESULT " + json.dumps({"ranks": everyone, "rows": n, "stats": stats}), flush=True)
 

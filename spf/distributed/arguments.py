@@ -1,12 +1,13 @@
 """Checking a distributed kernel's arguments on each rank, and the ranks' agreement.
 
 Each rank checks its own arguments (:func:`array`, :func:`scalar`); then one
-``MPI_Allreduce(MAX)`` of a few integers (:func:`flags`, :func:`agreed`; on a repeated call
-the executor makes it itself, in C, before its first send) tells every rank whether any rank
-failed and whether all ranks call the same computation with the same global extents and owner
-array. Only when something is wrong are the texts gathered, and :func:`agree` raises the same
-:class:`~spf.errors.ArgumentError` on every rank: bad input never leaves a rank waiting in an
-exchange the others do not post.
+``MPI_Allreduce(MAX)`` of a few integers (:func:`flags`, :func:`agreed`; while the
+communicator is armed, the same integers sent to every rank with the exchange by the
+executor or :func:`spf.distributed.protocol.drain`) tells every rank whether any rank
+failed, whether any plan is stale, whether any rank only drained, and whether all ranks call
+the same computation with the same global extents and owner array. Only when something is wrong are
+the texts gathered, and :func:`agree` raises the same :class:`~spf.errors.ArgumentError` on
+every rank: bad input never leaves a rank waiting in an exchange the others do not post.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import numpy as np
 
 from spf.errors import ArgumentError
 
-AGREEMENT = 8
-"""The agreement's integers: a status, a stale flag, three hashes and their negations."""
+AGREEMENT = 9
+"""The agreement's integers: a status, a stale flag, a drained flag, three hashes and their
+negations."""
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,30 +79,33 @@ def array(kernel: str, a: Arg, value: Any) -> np.ndarray:
     return value
 
 
-def flags(mine: tuple[Any, ...]) -> np.ndarray:
+def flags(mine: tuple[Any, ...], drained: bool = False) -> np.ndarray:
     """This rank's agreement integers (``AGREEMENT`` of them, the executor's ``spf_agree``):
-    whether its call failed, whether its plan is stale, and the hashes of the computation, the
+    whether its call failed, whether its plan is stale, whether it only drained the armed
+    exchange (:mod:`spf.distributed.protocol`), and the hashes of the computation, the
     global extents and the owner array, then their negations (so one ``MAX`` gives every
     field's maximum and minus its minimum)."""
     fields = [digest(v) for v in mine[1:4]]  # small ints: hash() of ints is not salted
     return np.array(
-        [int(mine[0] is not None), int(bool(mine[4])), *fields, *(-f for f in fields)],
+        [int(mine[0] is not None), int(bool(mine[4])), int(drained), *fields,
+         *(-f for f in fields)],
         dtype=np.int64,
-    )
+    )  # fmt: skip
 
 
 def agreed(comm: Any, mine: tuple[Any, ...], name: str, top: np.ndarray | None = None) -> bool:
-    """One ``MPI_Allreduce(MAX)`` of :func:`flags` (blocking, as the executor's own agreement
-    on a repeated call: the two match), or its result ``top`` when the executor already made
-    it. Only when something is wrong are the ranks' texts gathered for the
-    message (:func:`agree`, which raises on every rank). Returns whether any plan is stale."""
+    """One ``MPI_Allreduce(MAX)`` of :func:`flags` (blocking: only while the communicator
+    is not armed, when every rank takes this path), or its result ``top`` when the executor
+    or :func:`spf.distributed.protocol.drain` already made it. Only when something is wrong
+    are the ranks' texts gathered for the message (:func:`agree`, which raises on every
+    rank). Returns whether any plan is stale."""
     from mpi4py import MPI
 
     if top is None:
         top = np.empty(AGREEMENT, dtype=np.int64)
         comm.Allreduce(flags(mine), top, op=MPI.MAX)
-    n = (AGREEMENT - 2) // 2
-    matched = all(top[2 + k] == -top[2 + n + k] for k in range(n))
+    n = (AGREEMENT - 3) // 2
+    matched = all(top[3 + k] == -top[3 + n + k] for k in range(n))
     if top[0] or not matched:
         agree(comm.allgather(mine), name)
     return bool(top[1])

@@ -58,8 +58,9 @@ def _declarations(comp: Computation, into: Computation, ufs: set[str] | None = N
         into.add_constant(name, ctype)
 
 
-def _restricted(domain: str, loop: str | None, phase: int | None) -> str:
-    """``domain`` with the rows ``row_lo <= loop < row_hi`` (a loop given) and the phase."""
+def restricted_domain(domain: str, loop: str | None, phase: int | None, extra: str = "") -> str:
+    """``domain`` with the rows ``row_lo <= loop < row_hi`` (a loop given), the phase and
+    the constraints ``extra``."""
     if ";" in domain:
         raise CodegenError(
             f"distribute_rows: the domain {domain} is a union; write one statement per part"
@@ -70,13 +71,31 @@ def _restricted(domain: str, loop: str | None, phase: int | None) -> str:
     parts = [] if loop is None else [f"{LO} <= {loop} && {loop} < {HI}"]
     if phase is not None:
         parts.append(f"{PHASE} = {phase}")
+    if extra:
+        parts.append(extra)
     if not parts:
         return domain
-    extra = " && ".join(parts)
+    more = " && ".join(parts)
     head, sep, _ = body[:-1].partition(":")
     if not sep:
-        return f"{head.rstrip()} : {extra} }}"
-    return f"{body[:-1].rstrip()} && {extra} }}"
+        return f"{head.rstrip()} : {more} }}"
+    return f"{body[:-1].rstrip()} && {more} }}"
+
+
+def with_declarations(comp: Computation, into: Computation) -> Computation:
+    """``into`` with ``comp``'s data spaces, UFs, constants and assumptions declared."""
+    for name, ds in comp.data_spaces.items():
+        ctype = ds.ctype + ("*" if ds.pointer else "")
+        if ds.role == "local":
+            into.add_local(
+                name, ctype, ds.shape if ds.shape is not None else (), private=ds.private
+            )
+        else:
+            into.add_data_space(name, ctype, shape=ds.shape, index=ds.index)
+    _declarations(comp, into)
+    for fact in comp.assumptions:
+        into.assume(fact.text)
+    return into
 
 
 def local_computation(comp: Computation, layout: Layout) -> Computation:
@@ -87,23 +106,12 @@ def local_computation(comp: Computation, layout: Layout) -> Computation:
             f"distribute_rows: {comp.name} already uses the name {min(taken)}, which the "
             "distributed executor needs for its row bounds; rename it"
         )
-    local = Computation(f"{comp.name}_local")
-    for name, ds in comp.data_spaces.items():
-        ctype = ds.ctype + ("*" if ds.pointer else "")
-        if ds.role == "local":
-            local.add_local(
-                name, ctype, ds.shape if ds.shape is not None else (), private=ds.private
-            )
-        else:
-            local.add_data_space(name, ctype, shape=ds.shape, index=ds.index)
-    _declarations(comp, local)
-    for fact in comp.assumptions:
-        local.assume(fact.text)
+    local = with_declarations(comp, Computation(f"{comp.name}_local"))
     phase_of = {name: n for n, p in enumerate(layout.phases) for name in p.stmts}
     for s in comp.stmts:
         loop = layout.loop if s.name in layout.stmts else None
         phase = phase_of[s.name] if len(layout.phases) > 1 else None
-        domain = _restricted(str(s.domain), loop, phase)
+        domain = restricted_domain(str(s.domain), loop, phase)
         stmt = local.add_stmt(Stmt(s.source, domain, str(s.schedule), name=s.name))
         for tagged, tags in s.tags.items():
             if "parallel" in tags:
@@ -169,4 +177,6 @@ __all__ = [
     "local_computation",
     "mark_name",
     "near_name",
+    "restricted_domain",
+    "with_declarations",
 ]

@@ -1,26 +1,33 @@
 """The executor of a row-distributed computation: one C + MPI translation unit.
 
 It holds the local function (:func:`spf.distributed.derived.local_computation`, generated
-by the C printer) and the executor, ``int <name>(MPI_Comm comm, <agreement>, <plan>, <local
-args>)``, which for one call
+by the C printer) and the executor, ``int <name>(MPI_Comm comm, <mode>, <agreement>, <plan>,
+<local args>)``, which for one call
 
-1. packs what the neighbours need and copies what step 3 says into its own buffers; when
-   given this rank's agreement integers (a repeated call, :mod:`spf.distributed.kernel`),
-   makes their ``MPI_Allreduce(MAX)`` and returns 1, before any message or any write the
-   caller sees, when some rank's call differs (the caller then settles it as a first call
-   does: an error on every rank, or a new plan on every rank);
+1. packs what the neighbours need and copies what step 4 says into its own buffers;
 2. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
-   rank's own entries), packs the entries the neighbours need and posts ``MPI_Isend``;
-3. copies into the compact buffer the rank's own entries that rows reading ghosts touch
+   rank's own entries), and ``MPI_Isend`` of what the neighbours need;
+3. in ``spf_mode`` 1 (a call while the communicator is *armed*,
+   :mod:`spf.distributed.protocol`) sends this rank's agreement integers to every other
+   rank and receives theirs (``MPI_Isend``/``MPI_Irecv``, tag ``AGREE_TAG``), completed at
+   the *verdict point*, the executor's first synchronisation (the wait for the ghosts, or a
+   reduction's sum if one comes first), where their maximum is the verdict: no collective
+   of its own, and a rank waits only for the others to have *posted* their call;
+4. copies into the compact buffer the rank's own entries that rows reading ghosts touch
    (those the inspector marked, and the rows themselves for a vector also indexed by the
    loop, ``layout.rowwise``): rows without ghosts read and write the caller's array itself,
    so no call copies the rank's whole block; and zeroes the replicated accumulators (their
    values on entry are added back at the end);
-4. runs the local function on the runs of rows that read no ghost, while messages travel;
-5. ``MPI_Waitall``, then runs the rows that read ghosts;
-6. sends what rows wrote through an index array into other ranks' entries to their owners,
+5. runs the local function on the runs of rows that read no ghost, while messages travel;
+6. ``MPI_Waitall``; in mode 1, when some rank's call differs (the agreement's verdict, the
+   same on every rank), saves the accumulators (entry values and partial sums) in
+   ``spf_keep``, puts the entry values back and returns 1; the caller settles it and, for a
+   new plan, calls again in mode 2, which skips the work done before the verdict point
+   (it holds under the new plan: a rank whose call repeats keeps its ghosts and rows) and
+   takes the accumulators back from ``spf_keep``; then runs the rows that read ghosts;
+7. sends what rows wrote through an index array into other ranks' entries to their owners,
    which add it to theirs (in neighbour order: the same sum on every run);
-7. ``MPI_Allreduce`` sums the accumulators over the ranks.
+8. ``MPI_Allreduce`` sums the accumulators over the ranks.
 
 The plan (counts, displacements, the local indices to send, the runs of rows) is made once
 per index-array content by :mod:`spf.distributed.plan`; this module only prints C.
@@ -36,10 +43,16 @@ from spf.distributed.arguments import AGREEMENT
 from spf.distributed.derived import HI, LO, PHASE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from spf.codegen.signature import Arg, Signature
     from spf.distributed.analysis import Layout
+    from spf.distributed.prefix import Lowered
 
 COMM = "comm"
+AGREE_TAG = TAG + 128
+"""The tag of the agreement integers each rank sends every other rank (mode 1, and a
+drain, :mod:`spf.distributed.protocol`)."""
 
 PLAN_ARRAYS = ("scnt", "sdsp", "sidx", "rcnt", "rdsp")
 """Per exchanged vector ``x``: ``spf_x_scnt[p]`` entries sent to rank ``p`` from
@@ -49,11 +62,15 @@ ghosts received from ``p`` at ``x + spf_x_nown + spf_x_rdsp[spf_p]``; for a ghos
 rows with ghosts touch, the only ones copied into the compact buffer."""
 
 
-def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
+def plan_args(
+    layout: Layout, ctypes: dict[str, str], split: Lowered | None = None
+) -> list[tuple[str, str]]:
     """``(C declaration, name)`` of the plan arguments, in order."""
     out: list[tuple[str, str]] = [
+        ("int64_t spf_mode", "spf_mode"),
         ("const int64_t *spf_agree", "spf_agree"),
         ("int64_t *spf_top", "spf_top"),
+        ("unsigned char *spf_keep", "spf_keep"),
         ("int64_t spf_P", "spf_P"),
     ]
     for name in (*layout.ghost_reads, *layout.remote_writes):
@@ -69,6 +86,8 @@ def plan_args(layout: Layout, ctypes: dict[str, str]) -> list[tuple[str, str]]:
     for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
         out.append((f"const int64_t *spf_{runs}", f"spf_{runs}"))
+    if split is not None:  # each row with ghosts: its first iteration that reads one
+        out.append((f"const {split.ctype} *spf_split", "spf_split"))
     return out
 
 
@@ -89,23 +108,49 @@ def prototype(
     layout: Layout,
     comm_type: str = "MPI_Comm",
     restrict: bool = True,
+    split: Lowered | None = None,
 ) -> str:
     ctypes = {a.name: a.ctype for a in local.args}
-    decls = [f"{comm_type} {COMM}", *(d for d, _ in plan_args(layout, ctypes))]
+    decls = [f"{comm_type} {COMM}", *(d for d, _ in plan_args(layout, ctypes, split))]
     decls += [a.c_decl(restrict) for a in executor_args(local, layout)]
     return f"int {name}({', '.join(decls)})"
 
 
-def _runs(local: Signature, layout: Layout, which: str, phase: int) -> list[str]:
+CHUNK = 4096
+"""Rows run before the wait call ``MPI_Testall`` after every this many rows: a message
+larger than the eager limit moves only while its sender is inside MPI (without a
+single-copy transport), so a rank busy with its rows would leave its peer waiting."""
+
+
+def _chunked(call: Callable[[str, str], str], which: str, progress: bool) -> list[str]:
+    """The loop over the runs of rows in ``spf_<which>``; with ``progress``, each run in
+    chunks of ``CHUNK`` rows, the pending messages progressed after each."""
+    lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
+    head = f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)"
+    if not progress:
+        return [head, f"  {call(lo, hi)}"]
+    start, end = f"spf_{which}[spf_r * 2]", f"spf_{which}[spf_r * 2 + 1]"
+    return [
+        head,
+        f"  for (int64_t spf_c = {start}; spf_c < {end}; spf_c += {CHUNK}) {{",
+        f"    {call('spf_c', f'spf_min(spf_c + {CHUNK}, {hi})')}",
+        "    if (spf_nreq > 0) {",
+        "      int spf_done = 0;",
+        "      MPI_Testall(spf_nreq, spf_req, &spf_done, MPI_STATUSES_IGNORE);",
+        "      if (spf_done) spf_nreq = 0;",
+        "    }",
+        "  }",
+    ]
+
+
+def _runs(
+    local: Signature, layout: Layout, which: str, phase: int, progress: bool = False
+) -> list[str]:
     """Call the local function on each run of rows in ``spf_<which>`` (phase ``phase``);
     rows without ghosts read and write the caller's ghost-read vectors in place."""
-    lo, hi = f"spf_{which}[2 * spf_r]", f"spf_{which}[2 * spf_r + 1]"
     ctypes = {a.name: a.ctype for a in local.args}
     direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.ghost_reads if which == "inner"}
-    return [
-        f"for (int64_t spf_r = 0; spf_r < spf_n{which}; spf_r++)",
-        f"  {_call(local, lo, hi, phase, direct)}",
-    ]
+    return _chunked(lambda lo, hi: _call(local, lo, hi, phase, direct), which, progress)
 
 
 def _call(
@@ -116,35 +161,143 @@ def _call(
     return f"{local.function}({args});"
 
 
-def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> list[str]:
+class _Verdict:
+    """Where the verdict point is in the body being printed, and the accumulators saved
+    before it (their slots in ``spf_keep``: entry values, then partial sums)."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.saved: list[tuple[str, str, int]] = []  # (entry copy, accumulator, offset)
+        self.size = 0
+
+    def before(self, lines: list[str]) -> list[str]:
+        """Work before the verdict point is skipped when resuming (mode 2): it was done."""
+        if self.done or not lines:
+            return lines
+        return ["if (spf_mode != 2) {", *(f"  {line}" for line in lines), "}"]
+
+    def point(self, waited: bool) -> list[str]:
+        """The verdict point: the wait (unless just made) and, in mode 1, the check."""
+        if self.done:
+            return []
+        self.done = True
+        lines = [] if waited else [_WAIT, "spf_nreq = 0;"]
+        keep = []
+        for copy, acc, off in self.saved:
+            keep += [
+                f"  memcpy(spf_keep + {off}, {copy}, sizeof({copy}));",
+                f"  memcpy(spf_keep + {off} + sizeof({copy}), {acc}, sizeof({copy}));",
+                f"  memcpy({acc}, {copy}, sizeof({copy}));",
+            ]
+        a = AGREEMENT
+        return [
+            *lines,
+            "if (spf_mode == 1) {",
+            f"  for (int spf_q = 0; spf_q < {a}; spf_q++) {{",
+            "    spf_top[spf_q] = spf_agree[spf_q];",
+            "    for (int64_t spf_p = 1; spf_p <= spf_P; spf_p++)",
+            f"      if (spf_p != spf_me + 1 && spf_top[{a} * spf_p + spf_q] > spf_top[spf_q])",
+            f"        spf_top[spf_q] = spf_top[{a} * spf_p + spf_q];",
+            "  }",
+            "}",
+            f"if (spf_mode == 1 && ({_differ()})) {{  /* some rank's call differs */",
+            *keep,
+            "  free(spf_req);",
+            "  return 1;",
+            "}",
+        ]
+
+    def save(self, r: Arg, k: int) -> list[str]:
+        """Zero accumulator ``r`` for phase ``k`` (its entry value kept); resuming, take
+        both back from ``spf_keep``."""
+        count, copy = _count(r), f"spf_{r.name}_in{k}"
+        zero = (
+            f"for (int spf_q = 0; spf_q < {count}; spf_q++) {{ {copy}[spf_q] = "
+            f"{r.name}[spf_q]; {r.name}[spf_q] = 0; }}"
+        )
+        lines = [f"{r.ctype} {copy}[{count}];"]
+        if self.done:
+            return [*lines, zero]
+        off = self.size
+        self.saved.append((copy, r.name, off))
+        self.size += 2 * 8 * count
+        return [
+            *lines,
+            f"if (spf_mode != 2) {{ {zero} }}",
+            f"else {{ memcpy({copy}, spf_keep + {off}, sizeof({copy})); "
+            f"memcpy({r.name}, spf_keep + {off} + sizeof({copy}), sizeof({copy})); }}",
+        ]
+
+
+_WAIT = "MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);"
+
+
+def _differ() -> str:
+    """C: the agreement's result says some rank's call differs (a status, a stale plan, a
+    rank that only drained, or a field whose maximum is not minus its minimum)."""
+    fields = (AGREEMENT - 3) // 2
+    return " || ".join(
+        ["spf_top[0] != 0", "spf_top[1] != 0", "spf_top[2] != 0"]
+        + [f"spf_top[{3 + n}] != -spf_top[{3 + fields + n}]" for n in range(fields)]
+    )
+
+
+def keep_size(local: Signature, layout: Layout) -> int:
+    """Bytes of ``spf_keep``: the accumulators saved at the verdict point."""
+    return _phases(local, layout, [a for a in local.args if a.name in layout.reductions])[1]
+
+
+def _split_runs(split: Lowered, before_wait: bool) -> list[str]:
+    return _chunked(lambda lo, hi: split.call(lo, hi, before_wait), "outer", before_wait)
+
+
+def _phases(
+    local: Signature, layout: Layout, reductions: list[Arg], split: Lowered | None = None
+) -> tuple[list[str], int]:
     """The phases in order: rows without ghosts, the wait before the first phase reading
-    ghosts, rows with ghosts; each phase's accumulations summed over the ranks after it."""
+    ghosts, rows with ghosts; each phase's accumulations summed over the ranks after it;
+    the verdict point at the first wait or sum. Also the bytes ``spf_keep`` needs."""
     body: list[str] = []
     by_name = {r.name: r for r in reductions}
     reading = {g.stmt for g in layout.accesses if not g.write}
+    verdict = _Verdict()
     waited = False
     for k, phase in enumerate(layout.phases):
         mine = [by_name[n] for n in phase.reductions if n in by_name]
         for r in mine:
-            count = _count(r)
-            body += [
-                f"{r.ctype} spf_{r.name}_in{k}[{count}];",
-                f"for (int spf_q = 0; spf_q < {count}; spf_q++) {{ spf_{r.name}_in{k}[spf_q] = "
-                f"{r.name}[spf_q]; {r.name}[spf_q] = 0; }}",
-            ]
+            body += verdict.save(r, k)
         if phase.replicated:
-            body.append(f"/* phase {k}: {', '.join(phase.stmts)} on every rank */")
-            body.append(_call(local, "0", "0", k))
+            body += verdict.before(
+                [
+                    f"/* phase {k}: {', '.join(phase.stmts)} on every rank */",
+                    _call(local, "0", "0", k),
+                ]
+            )
         else:
-            body.append(f"/* phase {k}: rows that read no ghost, while the messages travel */")
-            body += _runs(local, layout, "inner", k)
+            body += verdict.before(
+                [f"/* phase {k}: rows that read no ghost, while the messages travel */",
+                 *_runs(local, layout, "inner", k, progress=not waited)]
+            )  # fmt: skip
+            cut = split is not None and split.split.phase == k
+            if cut:
+                assert split is not None
+                body += verdict.before(
+                    ["/* rows that read ghosts: up to their first ghost */",
+                     *_split_runs(split, before_wait=True)]
+                )  # fmt: skip
             if not waited and reading & set(phase.stmts):
-                body += ["MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);", "spf_nreq = 0;"]
+                body += [_WAIT, "spf_nreq = 0;", *verdict.point(waited=True)]
                 waited = True
-            body.append(f"/* phase {k}: rows that read ghosts */")
-            body += _runs(local, layout, "outer", k)
+            if cut:
+                assert split is not None
+                body += ["/* rows that read ghosts: the rest */", *_split_runs(split, False)]
+            else:
+                body += verdict.before(
+                    [f"/* phase {k}: rows that read ghosts */", *_runs(local, layout, "outer", k)]
+                )
         for r in mine:
             count = _count(r)
+            body += verdict.point(waited=False)
             body += [
                 f"/* {r.name}: the sum over the ranks, added to its value before phase {k} */",
                 f"MPI_Allreduce(MPI_IN_PLACE, {r.name}, {count}, {MPI_TYPES[r.ctype]}, MPI_SUM, "
@@ -153,23 +306,31 @@ def _phases(local: Signature, layout: Layout, reductions: list[Arg]) -> list[str
                 f"spf_{r.name}_in{k}[spf_q] + {r.name}[spf_q];",
             ]
     if not waited:
-        body += ["MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);", "spf_nreq = 0;"]
-    return body
+        body += [_WAIT, "spf_nreq = 0;"]
+    body += verdict.point(waited=True)
+    return body, verdict.size
 
 
-def executor_source(name: str, local_source: str, local: Signature, layout: Layout) -> str:
-    """The translation unit: the local function, then the executor (module docstring)."""
+def executor_source(
+    name: str, local_source: str, local: Signature, layout: Layout, split: Lowered | None = None
+) -> str:
+    """The translation unit: the local function (and, with ``split``, the function of the
+    phase whose rows with ghosts split at their first ghost, :mod:`spf.distributed.prefix`),
+    then the executor (module docstring)."""
     ctypes = {a.name: a.ctype for a in local.args}
     reductions = [a for a in local.args if a.name in layout.reductions]
-    lines = ["", "#include <mpi.h>", "#include <string.h>", "", prototype(name, local, layout)]
+    lines = ["", "#include <mpi.h>", "#include <string.h>", ""]
+    lines.append(prototype(name, local, layout, split=split))
     lines.append("{")
     body: list[str] = []
-    body.append(f"const int64_t spf_nreq_max = 2 * spf_P * {max(1, len(layout.ghost_reads))};")
+    nreq = f"2 * spf_P * {max(1, len(layout.ghost_reads)) + 1}"  # + the agreement
+    body.append(f"const int64_t spf_nreq_max = {nreq};")
     body.append(
         "MPI_Request *spf_req = (MPI_Request *)malloc((size_t)spf_nreq_max * sizeof(MPI_Request));"
     )
     body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
     body.append("int spf_nreq = 0;")
+    body.append("int spf_me = 0;")
     for x in layout.ghost_reads:
         t, p = ctypes[x], f"spf_{x}_"
         body += [
@@ -186,22 +347,13 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
         t, p = ctypes[y], f"spf_{y}_"
         total = f"{p}rdsp[spf_P - 1] + {p}rcnt[spf_P - 1]"
         body += [
-            f"/* {y}: the rank's entries, then zeroed slots for other ranks' entries */",
-            f"memcpy({y}, {p}user, (size_t){p}nown * sizeof({t}));",
-            f"memset({y} + {p}nown, 0, (size_t)({total}) * sizeof({t}));",
+            f"/* {y}: the rank's entries, then zeroed slots for other ranks' entries (resuming,"
+            " the buffer holds the sums made before the verdict point) */",
+            "if (spf_mode != 2) {",
+            f"  memcpy({y}, {p}user, (size_t){p}nown * sizeof({t}));",
+            f"  memset({y} + {p}nown, 0, (size_t)({total}) * sizeof({t}));",
+            "}",
         ]
-    fields = (AGREEMENT - 2) // 2  # a status, a stale flag, then each field's max and -min
-    differ = " || ".join(
-        ["spf_top[0] != 0", "spf_top[1] != 0"]
-        + [f"spf_top[{2 + n}] != -spf_top[{2 + fields + n}]" for n in range(fields)]
-    )
-    body += [
-        "/* a repeated call: agree with the other ranks before anything is sent */",
-        "if (spf_agree != NULL) {",
-        f"  MPI_Allreduce(spf_agree, spf_top, {AGREEMENT}, MPI_INT64_T, MPI_MAX, {COMM});",
-        f"  if ({differ}) {{ free(spf_req); return 1; }}  /* some rank's call differs */",
-        "}",
-    ]
     for tag, x in enumerate(layout.ghost_reads):
         mt, p = MPI_TYPES[ctypes[x]], f"spf_{x}_"
         body += [
@@ -215,7 +367,22 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
             f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
             f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
         ]
-    body += _phases(local, layout, reductions)
+    a = AGREEMENT
+    body += [
+        "/* armed: this rank's agreement integers to every other rank, theirs into spf_top "
+        "(row 1 + p); the verdict, their maximum, comes at the first wait */",
+        "if (spf_mode == 1) {",
+        f"  MPI_Comm_rank({COMM}, &spf_me);",
+        "  for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
+        "    if (spf_p != spf_me) {",
+        f"      MPI_Irecv(spf_top + {a} * (1 + spf_p), {a}, MPI_INT64_T, (int)spf_p, "
+        f"{AGREE_TAG}, {COMM}, &spf_req[spf_nreq++]);",
+        f"      MPI_Isend(spf_agree, {a}, MPI_INT64_T, (int)spf_p, {AGREE_TAG}, {COMM}, "
+        "&spf_req[spf_nreq++]);",
+        "    }",
+        "}",
+    ]
+    body += _phases(local, layout, reductions, split)[0]
     for tag, y in enumerate(layout.remote_writes):
         t, mt, p = ctypes[y], MPI_TYPES[ctypes[y]], f"spf_{y}_"
         body += [
@@ -245,7 +412,8 @@ def executor_source(name: str, local_source: str, local: Signature, layout: Layo
     body += ["free(spf_req);", "return 0;"]
     lines += [f"  {line}" for line in body]
     lines.append("}")
-    return local_source + "\n".join(lines) + "\n"
+    functions = local_source + ("" if split is None else split.source)
+    return functions + "\n".join(lines) + "\n"
 
 
 def _count(arg: Arg) -> int:
@@ -255,4 +423,4 @@ def _count(arg: Arg) -> int:
     return count
 
 
-__all__ = ["executor_args", "executor_source", "plan_args", "prototype"]
+__all__ = ["AGREE_TAG", "executor_args", "executor_source", "keep_size", "plan_args", "prototype"]

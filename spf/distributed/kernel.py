@@ -2,11 +2,15 @@
 
 Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A call
 
-1. checks this rank's arguments, then agrees with the other ranks (one ``MPI_Allreduce`` of
-   a status and hashes of the computation, the global extents and the owner array,
-   :mod:`spf.distributed.arguments`) before any exchange: a bad argument on one rank, a
-   different computation or different global sizes raise :class:`~spf.errors.ArgumentError`
-   on *every* rank instead of a deadlock;
+1. checks this rank's arguments (a call with the same arrays and numbers as the rank's last
+   one reuses that call's checks and C arguments) and agrees with the other ranks before
+   any result is kept (a status and hashes of the computation, the global extents and the
+   owner array, :mod:`spf.distributed.arguments`): a bad argument on one rank, a different
+   computation or different global sizes raise :class:`~spf.errors.ArgumentError` on
+   *every* rank instead of a deadlock. The first call on a communicator agrees with a
+   blocking ``MPI_Allreduce``; once a call returned on every rank the communicator is armed
+   and the agreement travels with the exchange, without a blocking collective
+   (:mod:`spf.distributed.protocol`);
 2. when any rank's index arrays changed (a CRC-32 checksum with ``check=True``; sizes and
    addresses with ``check=False``), runs the inspector on every rank and builds the exchange
    plans (:mod:`spf.distributed.plan`), once per index-array content;
@@ -24,6 +28,7 @@ import cffi
 import numpy as np
 
 from spf.codegen.program import c_function_name, signature
+from spf.distributed import prefix, protocol
 from spf.distributed.analysis import analyse
 from spf.distributed.arguments import (
     AGREEMENT,
@@ -44,7 +49,7 @@ from spf.distributed.derived import (
     mark_name,
     near_name,
 )
-from spf.distributed.executor import executor_args, executor_source, prototype
+from spf.distributed.executor import executor_args, executor_source, keep_size, prototype
 from spf.distributed.plan import ExchangePlan, exchange_plan, runs
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
@@ -74,6 +79,8 @@ class _Plan:
     """Per ghost-read vector: ``[lo, hi)`` pairs of local indices covering the rank's entries
     that rows with ghosts touch, the only ones copied into its compact buffer
     (:meth:`ExchangePlan.near`)."""
+    split: np.ndarray | None = None
+    """Per row: its first iteration that reads a ghost (:mod:`spf.distributed.prefix`)."""
     template: list[Any] | None = None
     keep: list[np.ndarray] = field(default_factory=list)
     """The arrays the template's pointers point into (kept alive with the plan)."""
@@ -114,7 +121,16 @@ class DistributedKernel:
                     f"over the ranks, so its shape must be constant, got {shape}"
                 )
         local_source = self.local.codegen("c", name=f"{self.name}_local", check=check)
-        self.source = executor_source(self.name, local_source, self._local_sig, self.layout)
+        self._split: prefix.Lowered | None = None
+        found = prefix.find(comp, self.layout)
+        if found is not None:  # rows with ghosts run up to their first ghost before the wait
+            split_comp = prefix.computation(comp, self.layout, found)
+            fn = f"{self.name}_split"
+            text = split_comp.codegen("c", name=fn, check=check)
+            self._split = prefix.Lowered(found, signature(split_comp, fn), text)
+        self.source = executor_source(
+            self.name, local_source, self._local_sig, self.layout, self._split
+        )
         self._args = executor_args(self._local_sig, self.layout)
         self._cflags, self._cache_dir, self._openmp = cflags, cache_dir, openmp
         self._fn: Any = None
@@ -130,8 +146,12 @@ class DistributedKernel:
         self._last: dict[str, int] = {}
         self._last_call: _Call | None = None
         self._top = np.zeros(AGREEMENT, dtype=np.int64)
-        """The agreement's result (the executor's ``spf_top``)."""
+        """The agreement's verdict, then each rank's integers (the executor's ``spf_top``:
+        ``(P + 1) x AGREEMENT``, made for the communicator's size at a call)."""
         self._top_ptr: Any = None
+        self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
+        """The accumulators a call saves at the verdict point (the executor's ``spf_keep``)."""
+        self._keep_ptr: Any = None
         self._parallel = openmp and "#pragma omp" in self.source
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
@@ -142,11 +162,14 @@ class DistributedKernel:
 
     @property
     def signature(self) -> str:
-        return prototype(self.name, self._local_sig, self.layout)
+        return prototype(self.name, self._local_sig, self.layout, split=self._split)
 
     def exchange_stats(self) -> dict[str, int]:
         """This rank's communication in the last call: ``messages_sent``, ``entries_sent``,
-        ``messages_received``, ``entries_received`` (point to point) and ``allreduces``."""
+        ``messages_received``, ``entries_received`` (point to point), ``allreduces`` (the
+        sums of accumulated scalars) and ``blocking_agreement`` (1 when the call agreed with
+        the other ranks through a blocking collective, a first call; 0 when the agreement
+        travelled with the exchange, :mod:`spf.distributed.protocol`)."""
         if not self._last:
             raise SpfError(f"{self.name}: exchange_stats() before the first call")
         return dict(self._last)
@@ -166,11 +189,13 @@ class DistributedKernel:
             compiler=MPICC,
         )
         ffi = cffi.FFI()
-        decl = prototype(self.name, self._local_sig, self.layout, comm_ctype(), restrict=False)
+        decl = prototype(
+            self.name, self._local_sig, self.layout, comm_ctype(), restrict=False, split=self._split
+        )
         ffi.cdef(decl + ";")
         lib = ffi.dlopen(str(built.path))
         self._ffi, self._fn, self._cast = ffi, getattr(lib, self.name), ffi.cast
-        self._top_ptr = ffi.cast("void *", self._top.ctypes.data)
+        self._keep_ptr = ffi.cast("void *", self._keep.ctypes.data)
         self.path, self.command, self.compiler_output = built.path, built.command, built.stderr
 
     def _inspector(self) -> Any:
@@ -199,57 +224,113 @@ class DistributedKernel:
                 f"{self.name}: pass arguments by name (comm=..., y=..., ...), not positionally"
             )
         handle = comm_handle(comm, self.name)
-        rank, size = comm.Get_rank(), comm.Get_size()
+        armed = protocol.armed(comm)
         same = self._call_key(args, owner, check)
         last = self._last_call
+        if last is not None and (same is None or last.same != same or last.handle != handle):
+            last = self._last_call = None
+        if (
+            last is not None
+            and armed is not None
+            and armed.kernel is self
+            and armed.plan is self._plan
+            and last.plan is self._plan
+        ):
+            # the rank's last call again: its checks hold; the agreement travels with the
+            # exchange (mode 1), so the call has no blocking collective of its own
+            now = self._plan_key(last.bound, owner, check, handle) if check else last.key
+            if now == last.key:
+                self._last["blocking_agreement"] = 0
+                if self._fn(*last.fast) == 0:
+                    self.last_threads = default_team() if self._parallel else 1
+                    return
+                repeat: tuple[Any, ...] = (None, self._hash, last.extents, None, False)
+                self._settle(comm, handle, repeat, last.bound, now, self._top, True, same)
+                return
         problem: str | None = None
         bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]] | None = None
         key: tuple[Any, ...] | None = None
         extents = None
-        top = None
-        if last is not None and same is not None and last.same == same:
+        if last is not None:
             bound, extents = last.bound, last.extents  # the same arrays and values: checked then
-            key = self._plan_key(bound, owner, check) if check else last.key
-            if last.plan is self._plan and last.handle == handle and key == last.key:
-                # the last call again on this rank: the executor agrees with the others itself
-                if self._fn(*last.fast) == 0:
-                    self.last_threads = default_team() if self._parallel else 1
-                    return
-                top = self._top  # some rank's call differs: settle it as a first call does
+            key = self._plan_key(bound, owner, check, handle) if check else last.key
         else:
-            last = self._last_call = None
             try:
-                bound = self._bind(args, owner, rank, size)
+                bound = self._bind(args, owner, comm.Get_rank(), comm.Get_size())
             except SpfError as err:
                 problem = str(err)
             if bound is not None:
-                key, extents = self._plan_key(bound, owner, check), self._globals(bound[0])
-        mine = (
-            problem,
-            self._hash,
-            extents,
-            None if bound is None else owner_crc(owner),
-            self._plan is None or self._plan.key != key,
-        )
-        stale = agreed(comm, mine, self.name, top)
-        assert bound is not None
-        assert key is not None
-        params, arrays, parts = bound
-        if stale:
-            self._plan = None
-            self._plan = self._make_plan(comm, params, arrays, parts, key)
-        plan = self._plan
-        assert plan is not None
-        if last is not None and last.plan is plan and last.handle == handle:
-            self._fn(*last.cargs)  # same arrays, plan and communicator: the same C arguments
-        else:
-            cargs = self._run(handle, size, params, arrays)
-            if same is not None and extents is not None:
-                # a repeat of this call agrees inside the executor, on these integers
-                ints = flags((None, self._hash, extents, None, False))
-                fast = [cargs[0], self._cast("void *", ints.ctypes.data), *cargs[2:]]
-                self._last_call = _Call(same, bound, plan, handle, cargs, fast, ints, key, extents)
+                key, extents = self._plan_key(bound, owner, check, handle), self._globals(bound[0])
+        stale = self._plan is None or self._plan.key != key
+        crc = None if bound is None else owner_crc(owner)
+        mine = (problem, self._hash, extents, crc, stale)
+        top: np.ndarray | None = None
+        resumed = False
+        if armed is not None:
+            if armed.kernel is self and armed.plan is self._plan and bound and not stale:
+                agreement = flags(mine)
+                rc, cargs = self._run(handle, bound, 1, agreement)
+                if rc == 0:
+                    self._last["blocking_agreement"] = 0
+                    self._remember(same, bound, handle, cargs, key, extents)
+                    self.last_threads = default_team() if self._parallel else 1
+                    return
+                top, resumed = self._top, True
+            else:  # another kernel, a bad argument or a stale plan: match the armed exchange
+                top = protocol.drain(comm, armed, flags(mine, drained=True))
+        self._settle(comm, handle, mine, bound, key, top, resumed, same)
+
+    def _settle(
+        self,
+        comm: Any,
+        handle: int,
+        mine: tuple[Any, ...],
+        bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]] | None,
+        key: tuple[Any, ...] | None,
+        top: np.ndarray | None,
+        resumed: bool,
+        same: tuple[Any, ...] | None,
+    ) -> None:
+        """A first call (``top`` None: the blocking agreement), or one whose verdict said
+        that some rank's call differs: the same error on every rank, or a new plan on every
+        rank when any is stale; then the run (``resumed``: this rank ran its rows without
+        ghosts before the verdict, so the executor resumes after them)."""
+        try:
+            stale = agreed(comm, mine, self.name, top)
+            assert bound is not None
+            assert key is not None
+            params, arrays, parts = bound
+            if stale:
+                carry = self._plan if resumed else None
+                self._plan = None
+                self._plan = self._make_plan(comm, params, arrays, parts, key, carry)
+        except SpfError:
+            protocol.disarm(comm)
+            self._last_call = None
+            raise
+        _, cargs = self._run(handle, bound, 2 if resumed else 0)
+        self._last["blocking_agreement"] = int(top is None)
+        self._remember(same, bound, handle, cargs, key, mine[2])
+        assert self._plan is not None
+        protocol.arm(comm, self, self._plan)
         self.last_threads = default_team() if self._parallel else 1
+
+    def _remember(
+        self,
+        same: tuple[Any, ...] | None,
+        bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]],
+        handle: int,
+        cargs: list[Any],
+        key: tuple[Any, ...] | None,
+        extents: tuple[tuple[str, int], ...] | None,
+    ) -> None:
+        """Keep a call that returned, so that a repeat of it (mode 1) skips the checks."""
+        if same is None or extents is None or key is None or self._plan is None:
+            self._last_call = None
+            return
+        ints = flags((None, self._hash, extents, None, False))
+        fast = [cargs[0], 1, self._cast("void *", ints.ctypes.data), *cargs[3:]]
+        self._last_call = _Call(same, bound, self._plan, handle, fast, ints, key, extents)
 
     def _call_key(self, args: dict[str, Any], owner: Any, check: bool) -> tuple[Any, ...] | None:
         """What makes a call the same as the last checked one: ``check``, each argument's
@@ -386,7 +467,10 @@ class DistributedKernel:
         names = sorted({*self.layout.extent.values(), *self._row_extent()})
         return tuple((n, params[n]) for n in names)
 
-    def _plan_key(self, bound: Any, owner: Any, check: bool) -> tuple[Any, ...]:
+    def _plan_key(self, bound: Any, owner: Any, check: bool, handle: int) -> tuple[Any, ...]:
+        """What a plan is made of: the communicator (a plan made on another one numbers
+        other ranks), the parameters, the index arrays (content or address) and the owner
+        array."""
         params, arrays, _ = bound
         ufs = [a.name for a in self._args if a.kind == "uf"]
         if check:
@@ -394,7 +478,7 @@ class DistributedKernel:
         else:
             content = tuple(arrays[u].__array_interface__["data"][0] for u in ufs)
         shapes = tuple(arrays[u].shape for u in ufs)
-        return (tuple(sorted(params.items())), shapes, content, owner_crc(owner))
+        return (handle, tuple(sorted(params.items())), shapes, content, owner_crc(owner))
 
     # ------------------------------------------------------------------ plan
 
@@ -405,7 +489,11 @@ class DistributedKernel:
         arrays: dict[str, np.ndarray],
         parts: dict[str, Partition],
         key: tuple[Any, ...],
+        carry: _Plan | None = None,
     ) -> _Plan:
+        """The plan (collective). ``carry``: the plan of a call that resumes after the
+        verdict point; its remote-write buffers hold the sums its rows made before it (the
+        rank's own index arrays are unchanged, so the new buffers have the same layout)."""
         lay = self.layout
         rank = comm.Get_rank()
         rows_part = parts[self._row_extent()[0]]
@@ -432,6 +520,8 @@ class DistributedKernel:
             dtype = arrays[name].dtype
             ext = np.zeros(plan.nown + plan.ghosts.size, dtype=dtype)
             buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
+            if carry is not None and name in lay.remote_writes:
+                ext[:] = carry.buffers[name][0]
         inner, outer = runs(insp.get(HALO), rows)
         halo = insp.get(HALO)
         halo_rows = np.flatnonzero(halo[:rows]) if halo is not None else None  # outer rows
@@ -444,7 +534,14 @@ class DistributedKernel:
             )
             for x in lay.ghost_reads
         }
-        return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near)
+        split = None
+        if self._split is not None:
+            cut = self._split.split
+            ep = plans[cut.data]
+            split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], ep.nown, outer, rows)
+            if not prefix.worth(comm, arrays[cut.bound], split, outer):
+                split = np.asarray(arrays[cut.bound][:rows]).copy()  # empty prefixes
+        return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near, split)
 
     def _local_params(self, params: dict[str, int], rows: int) -> dict[str, int]:
         return {k: (rows if k in self.layout.row_params else v) for k, v in params.items()}
@@ -481,17 +578,30 @@ class DistributedKernel:
     # ------------------------------------------------------------------ executor
 
     def _run(
-        self, handle: int, size: int, params: dict[str, int], arrays: dict[str, np.ndarray]
-    ) -> list[Any]:
-        """Call the executor on this call's arrays; returns the C arguments it was given."""
+        self,
+        handle: int,
+        bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]],
+        mode: int,
+        agreement: np.ndarray | None = None,
+    ) -> tuple[int, list[Any]]:
+        """Call the executor in ``mode`` (0: agreed before; 1: agree on ``agreement``
+        during the call; 2: resume) on this call's arrays; its return value and the C
+        arguments it was given."""
         plan = self._plan
         assert plan is not None
+        params, arrays, parts = bound
         if plan.template is None:
-            plan.template, self._last = self._template(plan)
+            plan.template, stats = self._template(plan)
+            self._last.update(stats)
         local = self._local_params(params, plan.rows)
         cast = self._cast
         assert self._ffi is not None
-        cargs: list[Any] = [handle, self._ffi.NULL, self._top_ptr, size]
+        agree = self._ffi.NULL if agreement is None else cast("void *", agreement.ctypes.data)
+        size = next(iter(parts.values())).ranks
+        if self._top.size != (size + 1) * AGREEMENT:
+            self._top = np.zeros((size + 1) * AGREEMENT, dtype=np.int64)
+            self._top_ptr = cast("void *", self._top.ctypes.data)
+        cargs: list[Any] = [handle, mode, agree, self._top_ptr, self._keep_ptr, size]
         for item in plan.template:
             if isinstance(item, _UserArray):
                 cargs.append(cast("void *", arrays[item.name].__array_interface__["data"][0]))
@@ -499,8 +609,7 @@ class DistributedKernel:
                 cargs.append(local[item.name])
             else:
                 cargs.append(item)
-        self._fn(*cargs)
-        return cargs
+        return int(self._fn(*cargs)), cargs
 
     def _template(self, plan: _Plan) -> tuple[list[Any], dict[str, int]]:
         """The executor's arguments after the communicator and ``spf_P``: the plan's
@@ -530,6 +639,8 @@ class DistributedKernel:
             sent = [s + c for s, c in zip(sent, counts, strict=True)]
         for pairs in (plan.inner, plan.outer):
             out += [pairs.size // 2, ptr(nonempty(pairs))]
+        if plan.split is not None:
+            out.append(ptr(nonempty(plan.split)))
         for a in self._args:
             if a.kind == "param":
                 out.append(_Param(a.name))
@@ -551,18 +662,16 @@ class DistributedKernel:
 
 @dataclass(frozen=True)
 class _Call:
-    """The last call whose arguments were checked: what made it (``same``), its binding, the
-    plan it ran with and the executor's arguments. It keeps that call's arrays alive, so an
-    identical ``same`` means the same objects."""
+    """The last call that returned: what made it (``same``), its binding, the plan it ran
+    with and the executor's arguments for a repeat. It keeps that call's arrays alive, so
+    an identical ``same`` means the same objects."""
 
     same: tuple[Any, ...]
     bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]]
     plan: _Plan
     handle: int
-    cargs: list[Any]
-    """The executor's arguments, agreement pointer NULL (the call agreed before)."""
     fast: list[Any]
-    """The same with this call's agreement integers: a repeat agrees inside the executor."""
+    """The executor's arguments in mode 1, with this call's agreement integers."""
     agreement: np.ndarray
     """Those integers (:func:`spf.distributed.arguments.flags`; ``fast`` points into them)."""
     key: tuple[Any, ...]

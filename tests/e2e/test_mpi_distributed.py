@@ -24,6 +24,7 @@ from spf.mpi import run
 
 ROOT = Path(__file__).resolve().parents[2]
 PROG = Path(__file__).resolve().parent / "mpi_progs" / "check_distributed.py"
+PROTOCOL = Path(__file__).resolve().parent / "mpi_progs" / "check_protocol.py"
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,111 @@ def test_distributed_kernels_equal_serial_on_ranks(
         assert "rank 1 calls another computation: ArgumentError" in done.stdout
 
 
+@pytest.mark.requires_mpi
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_repeated_calls_agree_without_a_blocking_collective_and_settle_every_case(
+    ranks: int, mpi_env: dict[str, str]
+) -> None:
+    """check_protocol.py: stale plans with and without neighbours and through receivers
+    only, bad arguments, other computations, resumed accumulations; same verdict on every
+    rank, no deadlock (run() kills a hung job)."""
+    if shutil.which("mpiexec") is None:
+        pytest.skip("mpiexec is not installed (make test installs Open MPI)")
+    pytest.importorskip("mpi4py")
+    done = run(PROTOCOL, ranks, timeout=300, env=mpi_env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for r in range(ranks):
+        for check in (
+            "stale plan with neighbours (2-D Poisson), the other ranks repeat: bitwise equal",
+            "stale plan without neighbours (block diagonal), the other ranks repeat: bitwise",
+            "stale plan only through its receivers (block diagonal; rank 0 repeats)",
+            f"a bad argument on rank {ranks - 1} (without neighbours) while the others repeat: "
+            "ArgumentError (",
+            "rank 1 calls another computation while the others repeat theirs: ArgumentError (",
+            "every rank switches between SpMV and A^T x: both equal serial",
+            "A^T x resumed after a stale plan on rank 0: bitwise equal to the plain call",
+            "CG resumed after a stale plan on rank 0 at iteration 5: bitwise equal",
+        ):
+            assert f"rank {r}: {check}" in done.stdout, done.stdout[-3000:]
+    assert "FAILED" not in done.stdout
+
+
+def test_executor_agrees_without_blocking_and_resumes_after_the_verdict_point() -> None:
+    src = distributed_spmv().codegen("mpi")
+    executor = src[src.index("int spmv_csr(MPI_Comm comm, int64_t spf_mode") :]
+    assert "MPI_Allreduce" not in executor  # SpMV: no collective at all
+    assert "MPI_Iallreduce" not in executor
+    send = executor.index("MPI_Isend(spf_x_sbuf")
+    agree = executor.index("MPI_Isend(spf_agree, 9, MPI_INT64_T")
+    inner = executor.index("spmv_csr_local(M, N, NNZ, spf_min(spf_c + 4096, spf_inner")
+    verdict = executor.index("if (spf_mode == 1 && (spf_top[0] != 0")
+    rest = executor.index("/* rows that read ghosts: the rest */")
+    assert send < agree < inner < executor.index("MPI_Waitall") < verdict < rest
+    # resuming (mode 2) skips the rows without ghosts and the prefixes, done before the verdict;
+    # they run in chunks, progressing the messages (MPI_Testall) after each
+    assert "MPI_Testall(spf_nreq, spf_req, &spf_done" in executor[inner:verdict]
+    assert executor[agree:verdict].count("if (spf_mode != 2) {") == 2
+    assert "if (spf_mode != 2)" not in executor[verdict:]
+
+
+def test_rows_with_ghosts_split_at_their_first_ghost_column() -> None:
+    """The prefix of each row with ghosts runs before the wait (spf.distributed.prefix):
+    its end is the row's first entry whose renumbered column is a ghost (>= nown)."""
+    import numpy as np
+
+    from spf.distributed.prefix import split_points
+
+    # rows: own only | ghost first | own, own, ghost, own | empty | ghost last
+    rowptr = np.array([0, 2, 4, 8, 8, 11], dtype=np.int32)
+    col = np.array([0, 1, 5, 0, 2, 3, 6, 1, 0, 1, 7], dtype=np.int32)  # nown = 5
+    outer = np.array([1, 3, 4, 5], dtype=np.int64)  # rows 1, 2 and 4 read ghosts
+    split = split_points(rowptr, col, 5, outer, 5)
+    assert split.dtype == np.int32
+    assert split.tolist() == [0, 2, 6, 8, 10]  # rows 0 and 3 (no ghosts): their start
+    none = split_points(rowptr, np.zeros(11, dtype=np.int32), 5, np.array([0, 5]), 5)
+    assert none.tolist() == rowptr[1:].tolist()  # no ghost at all: whole rows before
+    assert split_points(rowptr[:1], col[:0], 5, np.zeros(0, dtype=np.int64), 0).size == 0
+
+
+def test_prefixes_are_kept_only_where_they_shorten_the_slowest_rank() -> None:
+    """prefix.worth: the largest rest after the wait over the ranks must fall to GAIN of
+    the largest without prefixes (a rank whose rows start with a ghost gains nothing)."""
+    import numpy as np
+
+    from spf.distributed.prefix import worth
+
+    class Peer:  # the other rank's (whole, rest), combined as MPI_Allreduce(MAX) would
+        def __init__(self, whole: int, rest: int) -> None:
+            self.other = np.array([whole, rest], dtype=np.int64)
+
+        def Allreduce(self, send: np.ndarray, recv: np.ndarray, op: object) -> None:
+            recv[:] = np.maximum(send, self.other)
+
+    rowptr = np.array([0, 4, 8], dtype=np.int64)
+    outer = np.array([0, 2], dtype=np.int64)
+    half = np.array([2, 6], dtype=np.int64)  # each row: 2 of 4 entries before the wait
+    assert worth(Peer(8, 4), rowptr, half, outer)  # both ranks halve their rest
+    assert not worth(Peer(8, 8), rowptr, half, outer)  # the peer's rows start with a ghost
+    assert not worth(Peer(0, 0), rowptr, rowptr[:2], outer)  # no prefix anywhere
+
+
+def test_cg_splits_its_product_phase_around_the_ghost_read() -> None:
+    from spf.bench.mpi_cg import cg_step
+    from spf.distributed.analysis import analyse
+    from spf.distributed.prefix import find
+
+    comp = cg_step()
+    assert comp.distribution is not None
+    split = find(comp, analyse(comp, comp.distribution))
+    assert split is not None
+    assert (split.phase, split.stmt, split.before, split.after) == (1, "s3", ("s2",), ("s4",))
+    assert (split.data, split.uf, split.bound) == ("p", "col", "rowptr")
+    t = kernels.spmtv_csr()  # no ghost read: nothing to split
+    t.distribute_rows("i", data={"y": 0, "x": 0})
+    assert t.distribution is not None
+    assert find(t, analyse(t, t.distribution)) is None
+
+
 # ----------------------------------------------------------------------------- no MPI
 
 
@@ -74,10 +180,11 @@ def test_distributed_spmv_codegen_overlaps_exchange_with_rows_without_ghosts() -
     src = distributed_spmv().codegen("mpi")
     post = src.index("MPI_Irecv(x + spf_x_nown")
     send = src.index("MPI_Isend(spf_x_sbuf")
-    inner = src.index("spmv_csr_local(M, N, NNZ, spf_inner")
+    inner = src.index("spmv_csr_local(M, N, NNZ, spf_min(spf_c + 4096, spf_inner")
     wait = src.index("MPI_Waitall")
-    outer = src.index("spmv_csr_local(M, N, NNZ, spf_outer")
-    assert post < send < inner < wait < outer
+    prefixes = src.index("spmv_csr_split(M, N, NNZ, 0, 1, spf_min(spf_c + 4096, spf_outer")
+    rest = src.index("spmv_csr_split(M, N, NNZ, 1, 0, spf_outer[2 * spf_r + 1], spf_outer")
+    assert post < send < inner < prefixes < wait < rest
     assert "row_lo <= i" not in src  # the restriction is in the loop bounds
     assert re.search(r"for \(int64_t i = spf_max\(0, row_lo\); i < spf_min\(N, row_hi\);", src)
 
@@ -149,12 +256,14 @@ def test_cg_executor_copies_only_the_entries_of_rows_with_ghosts() -> None:
     src = comp.codegen("mpi")
     assert "memcpy(p, spf_p_user" not in src
     assert "memcpy(spf_p_user, p," not in src
-    inner = re.findall(r"cg_step_local\(M, N, NNZ, \d, spf_inner[^;]*;", src)
+    inner = re.findall(r"cg_step_local\(M, N, NNZ, \d, [^;]*spf_inner[^;]*;", src)
     assert len(inner) == 3
     assert all("(double *)spf_p_user" in call for call in inner)
     outer = re.findall(r"cg_step_local\(M, N, NNZ, \d, spf_outer[^;]*;", src)
-    assert len(outer) == 3
-    assert not any("spf_p_user" in call for call in outer)
+    assert len(outer) == 2  # phase 1's rows with ghosts split at their first ghost instead
+    split = re.findall(r"cg_step_split\([^;]*spf_outer[^;]*;", src)
+    assert len(split) == 2
+    assert not any("spf_p_user" in call for call in outer + split)
     assert "memcpy(spf_p_user + spf_outer[2 * spf_r], p + spf_outer[2 * spf_r]" in src
 
 
