@@ -242,6 +242,28 @@ def test_extents_come_from_shapes_and_prefixed_sizes(spmv: spf.index_notation.Ei
         spmv(y=y, x=x, **{**spf.sparse.csr_args(a, prefix="A_"), "A_N": -1})
 
 
+def test_a_dense_output_is_zeroed_row_by_row_where_its_row_loop_leads_the_product(
+    spmv: spf.index_notation.EinsumKernel,
+) -> None:
+    # SpMV: y(i) zeroed inside the row loop, just before its sum (no pass of its own over y)
+    text = spf.einsum("y(i) = A(i,j) * x(j)", A=CSR).loop_structure()
+    assert text == "for i:\n  s0\n  for A_k:\n    s1"
+    spmm = spf.einsum("Y(i,k) = A(i,j) * X(j,k)", A=CSR).loop_structure()
+    assert spmm == "for i:\n  for k:\n    s0\n  for A_k:\n    for k:\n      s1"
+    # CSF's rows are iterated from its storage, not a dense loop: zeroed in a nest of its own
+    ttv = spf.einsum("A(i,j) = B(i,j,k) * c(k)", B=CSF(3)).loop_structure()
+    assert ttv.startswith("for i:\n  for j:\n    s0\nfor B_p1:")
+    # every row overwritten, empty ones too, and a matrix with no columns (the products'
+    # loops are guarded by J >= 1; the zeroing is not)
+    a = sp.csr_array(np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 3.0]]))
+    y = np.full(3, np.nan)
+    spmv(y=y, x=np.ones(3), **spf.sparse.csr_args(a, prefix="A_"))
+    assert np.array_equal(y, [2.0, 0.0, 4.0])
+    y = np.full(3, np.nan)
+    spmv(y=y, x=np.ones(0), **spf.sparse.csr_args(sp.csr_array((3, 0)), prefix="A_"))
+    assert np.array_equal(y, np.zeros(3))
+
+
 def test_prefix_of_the_args_helpers() -> None:
     a = sp.eye_array(2, format="csr")
     assert list(spf.sparse.csr_args(a, prefix="A_")) == [
