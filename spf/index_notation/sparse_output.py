@@ -8,21 +8,25 @@ row loop may run in parallel):
 * **symbolic** (sizing): every product instance marks its column ``n`` in ``mark`` (holding
   ``o + 1`` once marked) and counts the new ones into ``C_rowptr(o+1)``; a prefix sum turns
   the counts into row pointers. The products of a row may come from several terms
-  (``A(i,j) + B(i,j)``): their union is what gets counted.
+  (``A(i,j) + B(i,j)``): their union is what gets counted. For the union of two rows of
+  distinct columns (below) the first row's columns are only marked and counted, the
+  second's unmarked ones counted (a sum in a register): no branch, as scipy's
+  ``csr_plus_csr`` sizes its output.
 * **numeric** (filling), once the caller has allocated ``C_col`` and ``C`` with the size the
   row pointers give: every product instance adds its value into the dense row ``acc`` at
   ``n``, listing each column the first time (``lst``); then the row's columns are sorted
   and gathered into ``C_col``/``C`` at ``C_rowptr(o) ..``. A row of ``L`` columns is
-  rank-sorted (``L*L`` comparisons, in cache) when ``L`` is small, otherwise radix-sorted
+  rank-sorted (``L`` whole-vector comparisons of the keys padded to a multiple of
+  :data:`LANES`, in cache) when ``L`` is small, otherwise radix-sorted
   in two counting passes, base ``sqrt(EN)`` (``EN`` the extent of the columns, ``O(L +
   sqrt(EN))`` steps); when the only
   product scans one operand's sorted fiber of the row (``O(i,j) = S(i,j) * ...``) the list
   is in order already and no sort runs.
 
-A sum of two sorted operands (``A(i,j) + B(i,j)``, both CSR) is instead one union merge of
-each pair of rows in both phases (:mod:`spf.index_notation.union`), and a product of two
-(``A(i,j) * B(i,j)``) an intersection merge (:mod:`spf.index_notation.coiterate`), whose
-columns come in order.
+A sum of two sorted operands (``A(i,j) + B(i,j)``, both CSR) is instead filled by one union
+merge of each pair of rows (:mod:`spf.index_notation.union`; sized by marks, above), and a
+product of two (``A(i,j) * B(i,j)``) is an intersection merge in both phases
+(:mod:`spf.index_notation.coiterate`), whose columns come in order.
 
 :class:`SparseEinsum` holds both Computations; its kernel returns the output's arrays in a
 dict named as its format names them (``rowptr``, ``col``, ``A`` and the sizes ``N``,
@@ -158,6 +162,7 @@ def _symbolic(
 ) -> Computation:
     comp = Computation(f"{name}_symbolic")
     u = union_of(terms, c.outer, c.inner)
+    # the union's count relies on each row's columns being distinct (the ordering facts)
     declare_operands(comp, f, output=False, ordered=_merged(terms, u))
     o, n = c.outer, c.inner
     eo, en = f.extents[o], f.extents[n]
@@ -166,15 +171,18 @@ def _symbolic(
     comp.add_stmt(
         Stmt(f"${ptr}$({o} + 1) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}")
     )
-    if u is not None:  # each visit of the union is a new column
-        add_union(comp, u, 1, (f"${ptr}$({o} + 1) += 1;",) * 3)
-    else:
-        comp.add_local("mark", f"{f.index_dtype}_t", (en,))
-        if terms:
-            _workspaces(comp, ["mark"], o)
+    comp.add_local("mark", f"{f.index_dtype}_t", (en,))
+    if terms:
+        _workspaces(comp, ["mark"], o)
     mark = "if ($mark$({n}) != {o} + 1) {{ $mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1; }}"
-    for pos, t in enumerate(terms if u is None else (), 1):
-        _add_term(comp, t, mark.format(n=t.at(n), o=o, ptr=ptr), pos)
+    marks = [mark] * len(terms)
+    if u is not None:  # two rows of distinct columns: all of the first, the second's unmarked
+        marks = [
+            "$mark$({n}) = {o} + 1; ${ptr}$({o} + 1) += 1;",
+            "${ptr}$({o} + 1) += $mark$({n}) != {o} + 1;",
+        ]
+    for pos, (t, text) in enumerate(zip(terms, marks, strict=True), 1):
+        _add_term(comp, t, text.format(n=t.at(n), o=o, ptr=ptr), pos)
     comp.add_stmt(Stmt(f"${ptr}$(0) = 0;", f"{{[z]: z = 0 && {eo} >= 0}}", "{[z] -> [1, z, 0]}"))
     comp.add_stmt(
         Stmt(

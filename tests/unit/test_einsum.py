@@ -164,17 +164,30 @@ def test_a_sparse_output_of_an_intersection_is_merged_in_both_phases() -> None:
 
 def test_a_sum_of_two_csr_operands_into_csr_is_a_union_merge() -> None:
     comp = spf.einsum("C(i,j) = A(i,j) - 2 * B(i,j)", A=CSR, B=CSR, C=CSR)
-    for phase in (comp.symbolic, comp.numeric):
-        assert "for A_k [coiterate(B_k, left=s2, right=s3)]:" in phase.loop_structure()
-        assert MERGE.format(p="A_k", q="B_k") in phase.codegen()
-        assert "mark" not in phase.data_spaces  # each column visited once
-        assert "thr" not in phase.data_spaces  # in order: no sort
+    phase = comp.numeric
+    assert "for A_k [coiterate(B_k, left=s2, right=s3)]:" in phase.loop_structure()
+    assert MERGE.format(p="A_k", q="B_k") in phase.codegen()
+    assert "mark" not in phase.data_spaces  # each column visited once
+    assert "thr" not in phase.data_spaces  # in order: no sort
     assert comp.numeric.stmt("s2").source.startswith("$lst$(len(0)) = A_col(A_k);")
     # the list and its length are trusted: the length saturates at the last slot
     text = comp.numeric.codegen()
     assert "spf_ds_len(0) += len(0) < J - 1;" in text
     assert "spf_index_in_int32_t(len[" not in text
     assert "spf_index_in_int32_t(lst[" not in text
+
+
+def test_the_sizing_of_a_union_marks_the_first_row_and_counts_the_second() -> None:
+    # no merge: A's columns are marked (stores only), B's unmarked ones counted (a sum
+    # kept in a register), branch-free; a merge's branches follow the columns' order
+    comp = spf.einsum("C(i,j) = A(i,j) + B(i,j)", A=CSR, B=CSR, C=CSR)
+    sizing = comp.symbolic
+    assert "coiterate" not in sizing.loop_structure()
+    assert [s.source for s in sizing.stmts[1:3]] == [
+        "$mark$(j) = i + 1; $C_rowptr$(i + 1) += 1;",
+        "$C_rowptr$(i + 1) += $mark$(j) != i + 1;",
+    ]
+    assert "spf_acc += s2_value" in sizing.codegen()
 
 
 def test_a_union_merge_of_rows_with_repeated_columns_stays_in_its_workspace() -> None:

@@ -28,18 +28,17 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define A(t0) A[t0]
 #define B(t0) B[t0]
 #define C_rowptr(t0) C_rowptr[t0]
+#define mark(t0) mark[spf_ws_mark + (t0)]
 #define s0(i) C_rowptr((i) + 1) = 0
-#define s1_target(i, A_k, B_k) C_rowptr((i) + 1)
-#define s1_value(i, A_k, B_k) 1
-#define s1(i, A_k, B_k) C_rowptr((i) + 1) += 1
-#define s2_target(i, A_k) C_rowptr((i) + 1)
-#define s2_value(i, A_k) 1
-#define s2(i, A_k) C_rowptr((i) + 1) += 1
-#define s3_target(i, B_k) C_rowptr((i) + 1)
-#define s3_value(i, B_k) 1
-#define s3(i, B_k) C_rowptr((i) + 1) += 1
-#define s4(z) C_rowptr(0) = 0
-#define s5(i) C_rowptr((i) + 1) += C_rowptr(i)
+#define s1(i, A_k, j) do { \
+  mark(j) = (i) + 1; \
+  C_rowptr((i) + 1) += 1; \
+} while (0)
+#define s2_target(i, B_k, j) C_rowptr((i) + 1)
+#define s2_value(i, B_k, j) mark(j) != (i) + 1
+#define s2(i, B_k, j) C_rowptr((i) + 1) += mark(j) != (i) + 1
+#define s3(z) C_rowptr(0) = 0
+#define s4(i) C_rowptr((i) + 1) += C_rowptr(i)
 
 void einsum_C_symbolic(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t I, int64_t J, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_rowptr)
 {
@@ -60,50 +59,45 @@ void einsum_C_symbolic(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t I, i
   MPI_Comm_size(comm, &spf_size);
   (void)spf_rank;
   (void)spf_size;
+  int64_t spf_fault[4] = {0};
+  int32_t *restrict mark = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((J))), sizeof(int32_t));
+  if (!mark) { free(mark); MPI_Abort(comm, 1); return; }
   #pragma omp parallel for
   for (int64_t i = 0; i < I; i++)
   {
+    const int64_t spf_ws_mark = spf_thread_id() * spf_ws_stride((J));
+    (void)spf_ws_mark;
     s0(i);
+    if (J >= 1)
     {
-      int64_t A_k = A_rowptr(i);
-      int64_t B_k = B_rowptr(i);
-      const int64_t spf_end_A_k = A_rowptr(i + 1);
-      const int64_t spf_end_B_k = B_rowptr(i + 1);
-      while (A_k < spf_end_A_k && B_k < spf_end_B_k)
+      const int64_t A_rowptr_1_i = A_rowptr(1 + i);
+      const int64_t A_rowptr_i = A_rowptr(i);
+      for (int64_t A_k = A_rowptr_i; A_k < A_rowptr_1_i; A_k++)
       {
-        const int64_t spf_key_A_k = A_col(A_k);
-        const int64_t spf_key_B_k = B_col(B_k);
-        if (spf_key_A_k == spf_key_B_k)
-        {
-          s1(i, A_k, B_k);
-        }
-        else if (spf_key_A_k < spf_key_B_k)
-        {
-          s2(i, A_k);
-        }
-        else
-        {
-          s3(i, B_k);
-        }
-        A_k += spf_key_A_k <= spf_key_B_k;
-        B_k += spf_key_B_k <= spf_key_A_k;
+        const int64_t A_col_A_k = A_col(A_k);
+        s1(i, A_k, A_col_A_k);
       }
-      for (; A_k < spf_end_A_k; A_k++)
+      const int64_t B_rowptr_1_i = B_rowptr(1 + i);
+      const int64_t B_rowptr_i = B_rowptr(i);
       {
-        s2(i, A_k);
-      }
-      for (; B_k < spf_end_B_k; B_k++)
-      {
-        s3(i, B_k);
+        int32_t spf_acc = s2_target(i, 0, 0);
+        for (int64_t B_k = B_rowptr_i; B_k < B_rowptr_1_i; B_k++)
+        {
+          const int64_t B_col_A_k = B_col(B_k);
+          spf_acc += s2_value(i, B_k, B_col_A_k);
+        }
+        s2_target(i, 0, 0) = spf_acc;
       }
     }
   }
   if (I >= 0)
   {
-    s4(0);
+    s3(0);
   }
   for (int64_t i = 0; i < I; i++)
   {
-    s5(i);
+    s4(i);
   }
+  if (spf_fault[0]) MPI_Abort(comm, 1);  /* a run-time fault */
+  free(mark);
 }
