@@ -10,8 +10,8 @@ row loop may run in parallel):
   the counts into row pointers. The products of a row may come from several terms
   (``A(i,j) + B(i,j)``): their union is what gets counted. For the union of two rows of
   distinct columns (below) the first row's columns are only marked and counted, the
-  second's unmarked ones counted (a sum in a register): no branch, as scipy's
-  ``csr_plus_csr`` sizes its output.
+  second's unmarked ones counted (a sum in a register): no branch (scipy's ``A + B``
+  merges into arrays of ``nnz(A) + nnz(B)`` entries instead, without sizing).
 * **numeric** (filling), once the caller has allocated ``C_col`` and ``C`` with the size the
   row pointers give: every product instance adds its value into the dense row ``acc`` at
   ``n``, listing each column the first time (``lst``); then the row's columns are sorted
