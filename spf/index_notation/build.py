@@ -2,7 +2,9 @@
 
 One statement zeroes the output (for ``=``; ``+=`` keeps it), then one statement per
 product accumulates it, each in its own loop nest over the product's domain
-(:func:`spf.index_notation.formula.lower`)::
+(:func:`spf.index_notation.formula.lower`); the zeroing shares the first product's row
+loop where that loop is the output's first index over its whole extent (SpMV below: ``s0``
+then ``s1`` in each row ``i``, :func:`_zeroed_in_rows`)::
 
     y(i) = A(i,j) * x(j), A in CSR
       s0: y(i) = 0                      {[i]: 0 <= i < I}
