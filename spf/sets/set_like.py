@@ -20,7 +20,14 @@ from spf.sets.convert import convert
 from spf.sets.inverse import simplify_inverses, with_inverses
 from spf.sets.memo import Table, memo
 from spf.sets.parse import parse_document
-from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
+from spf.sets.printer import (
+    expr_text,
+    function_display,
+    inverse_function_display,
+    term_texts,
+    to_text,
+    tuple_texts,
+)
 from spf.sets.uf import UF
 
 if TYPE_CHECKING:
@@ -390,6 +397,18 @@ class Relation(_SetLike):
         if exprs is None:
             return None
         return function_display(self._body, names, exprs)
+
+    def inverse_function_exprs(self, out_names: Sequence[str]) -> list[Any] | None:
+        """``self.inverse().function_exprs(out_names)`` without building the inverse: the
+        inputs as sympy expressions of the outputs (named ``out_names``), parameters and UF
+        calls on the outputs, or None when the relation does not determine them so."""
+        names = list(out_names)
+        if len(names) != self.out_arity:
+            raise ArityError(f"as_function: {len(names)} names for {self.out_arity} outputs")
+        exprs = ops.inverse_as_function(self._body)
+        if exprs is None:
+            return None
+        return inverse_function_display(self._body, names, exprs)
 
     def domain(self) -> Set:
         """The set of inputs."""
