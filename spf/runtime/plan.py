@@ -978,8 +978,9 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor and the inspector stages of ``comp`` (one wavefront loop) as one
-    library, in one compiler run (:func:`spf.runtime.compile.compile_kernels`); the serial
+    """Compile the executor of ``comp`` (one wavefront loop) as one library and its inspector
+    stages as another, with the light flags, the two compiler runs at once
+    (:func:`spf.runtime.compile.compile_kernels`); the serial
     kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
     compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
@@ -1018,7 +1019,7 @@ def compile_wavefront(
         pair = build_pair_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
         parts += [(stage, None, True) for stage in pair]
     library = f"{c_function_name(name or comp.name)}_wavefront"
-    run, *stages = compile_kernels(parts, library, **options)
+    run, *stages = compile_kernels(parts, library, light=len(parts) - 1, **options)
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
