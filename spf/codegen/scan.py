@@ -178,8 +178,7 @@ class Scanner:
         for uf, args in view.terms:
             iset = self._within_uf_domain(iset, uf, args, local)
         self._check_bounded(stmt, iset)
-        inverse = sched.intersect_domain(stmt.domain).inverse()
-        its = inverse.function_exprs(self.names)
+        its = sched.intersect_domain(stmt.domain).inverse_function_exprs(self.names)
         if its is None:
             raise CodegenError(
                 f"{where}: its schedule {stmt.schedule} is not invertible on its domain "

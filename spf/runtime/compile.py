@@ -112,6 +112,7 @@ def compile_kernels(
     kernels: Sequence[tuple[Computation, str | None, bool]],
     library: str,
     *,
+    light: int = 0,
     openmp: bool = True,
     cflags: Sequence[str] | None = None,
     cache_dir: str | None = None,
@@ -120,26 +121,79 @@ def compile_kernels(
     """:func:`compile_kernel` (target ``"c"``) of each ``(comp, name, check)`` of ``kernels``,
     the ones not remembered built together: one translation unit (:mod:`spf.runtime.combine`)
     and one compiler run, a shared library named after ``library`` that each kernel loads
-    its own functions from. Sources that cannot share a unit are built one by one."""
-    from spf.runtime.combine import combine
-    from spf.runtime.kernel import Kernel
+    its own functions from. Sources that cannot share a unit are built one by one.
 
+    The last ``light`` kernels (code run once per index-array content, such as a wavefront's
+    inspector stages) form a second unit, ``library + "_light"``, built with
+    :func:`~spf.runtime.build.light_cflags` by a compiler run alongside the first one's."""
     if options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
-    flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
-    got = [_generate(comp, "c", name, check, **flags) for comp, name, check in kernels]
-    todo = [g for g in got if isinstance(g, _Generated)]
-    source = combine([g.source for g in todo]) if len(todo) > 1 else None
-    if source is None:
-        return [
-            g if isinstance(g, Kernel) else compile_kernel(g.comp, "c", name, check, **flags)
-            for g, (_, name, check) in zip(got, kernels, strict=True)
+    cut = len(kernels) - light
+    groups = [(kernels[:cut], library, cflags)]
+    if light:
+        from spf.runtime.build import light_cflags
+
+        groups.append((kernels[cut:], f"{library}_light", light_cflags(cflags)))
+    units = [_Unit(part, name, openmp, flags, cache_dir) for part, name, flags in groups if part]
+    early = [u for u in units[1:] if u.source is not None]
+    if not early:
+        return [k for u in units for k in u.build()]
+    from concurrent.futures import ThreadPoolExecutor
+
+    # the other units' compilers run while this thread builds the first unit; every library
+    # is loaded on this thread, in order (each then finds its library built and cached)
+    with ThreadPoolExecutor(max_workers=len(early)) as pool:
+        running = [pool.submit(u.compile) for u in early]
+        first = units[0].build()
+        for r in running:
+            r.result()
+    return [*first, *(k for u in units[1:] for k in u.build())]
+
+
+class _Unit:
+    """Kernels generated for one translation unit (built by :meth:`build`)."""
+
+    def __init__(
+        self,
+        kernels: Sequence[tuple[Computation, str | None, bool]],
+        library: str,
+        openmp: bool,
+        cflags: Sequence[str] | None,
+        cache_dir: str | None,
+    ) -> None:
+        from spf.runtime.combine import combine
+
+        self.kernels, self.library = kernels, library
+        self.flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
+        self.got = [
+            _generate(comp, "c", name, check, **self.flags) for comp, name, check in kernels
         ]
-    built = Kernel.build_many([(g.signature, g.source) for g in todo], source, library, **flags)
-    done = dict(zip(map(id, todo), built, strict=True))
-    for g, kernel in zip(todo, built, strict=True):
-        _remember(g, kernel, source, library=library, **flags)
-    return [done[id(g)] if isinstance(g, _Generated) else g for g in got]
+        self.todo = [g for g in self.got if isinstance(g, _Generated)]
+        self.source = combine([g.source for g in self.todo]) if len(self.todo) > 1 else None
+
+    def compile(self) -> None:
+        """Run the compiler on the unit (a cached library runs none); :meth:`build` loads it."""
+        from spf.runtime.build import build
+
+        assert self.source is not None
+        build(self.source, name=self.library, **self.flags)
+
+    def build(self) -> list[Kernel]:
+        """Compile the unit (or each kernel, when they cannot share one) and load each kernel."""
+        from spf.runtime.kernel import Kernel
+
+        got, todo, source, flags = self.got, self.todo, self.source, self.flags
+        if source is None:
+            return [
+                g if isinstance(g, Kernel) else compile_kernel(g.comp, "c", name, check, **flags)
+                for g, (_, name, check) in zip(got, self.kernels, strict=True)
+            ]
+        pairs = [(g.signature, g.source) for g in todo]
+        built = Kernel.build_many(pairs, source, self.library, **flags)
+        done = dict(zip(map(id, todo), built, strict=True))
+        for g, kernel in zip(todo, built, strict=True):
+            _remember(g, kernel, source, library=self.library, **flags)
+        return [done[id(g)] if isinstance(g, _Generated) else g for g in got]
 
 
 def _generate(

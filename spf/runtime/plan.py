@@ -3,7 +3,8 @@
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
 compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
-built as one translation unit by one compiler run (:func:`compile_wavefront`).
+the executor and the inspector stages built as two translation units, by two compiler runs
+at once (:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
@@ -978,8 +979,9 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor and the inspector stages of ``comp`` (one wavefront loop) as one
-    library, in one compiler run (:func:`spf.runtime.compile.compile_kernels`); the serial
+    """Compile the executor of ``comp`` (one wavefront loop) as one library and its inspector
+    stages as another, with the light flags, the two compiler runs at once
+    (:func:`spf.runtime.compile.compile_kernels`); the serial
     kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
     compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
@@ -1018,7 +1020,7 @@ def compile_wavefront(
         pair = build_pair_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
         parts += [(stage, None, True) for stage in pair]
     library = f"{c_function_name(name or comp.name)}_wavefront"
-    run, *stages = compile_kernels(parts, library, **options)
+    run, *stages = compile_kernels(parts, library, light=len(parts) - 1, **options)
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)

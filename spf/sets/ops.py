@@ -61,11 +61,15 @@ def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:
     """Dim ``pos`` as one quasi-affine expression of the ``allowed`` dims and parameters,
     when the set makes it a single-valued function of them; else None (remembered by the
     set's text: the dims' names say which symbol each one is)."""
-    keep = sorted(set(allowed) | {pos})
-    key = (str(body.iset), pos, tuple(keep))
+    return _solved(body, pos, tuple(sorted(set(allowed) | {pos})))
+
+
+def _solved(body: Body, pos: int, keep: tuple[int, ...]) -> sp.Expr | None:
+    """:func:`_solve_for` over the dims ``keep`` in that order, remembered by the set's text."""
+    key = (str(body.iset), pos, keep)
     got = _SOLVED.get(key)
     if got is None:
-        got = _SOLVED.put(key, (_solve_for(body, pos, keep),))
+        got = _SOLVED.put(key, (_solve_for(body, pos, list(keep)),))
     return got[0]
 
 
@@ -402,6 +406,28 @@ def as_function(rel: Body) -> list[sp.Expr] | None:
     out = []
     for pos in range(nx, nt):
         expr = solve_for(rel, pos, [*range(nx), *free_u])
+        if expr is None:
+            return None
+        out.append(expr)
+    return out
+
+
+def inverse_as_function(rel: Body) -> list[sp.Expr] | None:
+    """Each input as one quasi-affine expression of the outputs, parameters and UF values of
+    the outputs (internal symbols of ``rel``), when the relation determines it; else None.
+
+    :func:`as_function` of :func:`inverse` without building the inverse (its canonical form
+    costs more than solving): the same dims are solved for over the same dims in the same
+    order (outputs, then the input, then the calls), so isl gives the same expressions."""
+    assert rel.n_in is not None
+    if rel.hidden:
+        return None
+    nx, nt = rel.n_in, rel.n_tuple
+    on_inputs = set().union(*(dependent_terms(rel, f"__t{p}") for p in range(nx)))
+    free_u = [nt + k for k in range(len(rel.terms)) if k not in on_inputs]
+    out = []
+    for pos in range(nx):
+        expr = _solved(rel, pos, (*range(nx, nt), pos, *free_u))
         if expr is None:
             return None
         out.append(expr)

@@ -202,8 +202,20 @@ def tuple_texts(body: Body) -> tuple[str, ...]:
 def function_display(body: Body, in_names: list[str], exprs: list[sp.Expr]) -> list[sp.Expr]:
     """Internal expressions over a relation's inputs shown with ``in_names`` and UF calls."""
     assert body.n_in is not None
-    named = Body(
-        tuple(in_names) + body.names[body.n_in :], body.n_in, body.hidden, body.terms, body.iset
-    )
+    names = tuple(in_names) + body.names[body.n_in :]
+    return _displayed(body, names, exprs)
+
+
+def inverse_function_display(
+    body: Body, out_names: list[str], exprs: list[sp.Expr]
+) -> list[sp.Expr]:
+    """Internal expressions over a relation's outputs shown with ``out_names`` and UF calls
+    (:func:`~spf.sets.ops.inverse_as_function`'s)."""
+    assert body.n_in is not None
+    return _displayed(body, body.names[: body.n_in] + tuple(out_names), exprs)
+
+
+def _displayed(body: Body, names: tuple[str | None, ...], exprs: list[sp.Expr]) -> list[sp.Expr]:
+    named = Body(names, body.n_in, body.hidden, body.terms, body.iset)
     show = display_map(named)
     return [sp.expand(e.xreplace(show)) for e in exprs]

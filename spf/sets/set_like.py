@@ -20,7 +20,14 @@ from spf.sets.convert import convert
 from spf.sets.inverse import simplify_inverses, with_inverses
 from spf.sets.memo import Table, memo
 from spf.sets.parse import parse_document
-from spf.sets.printer import expr_text, function_display, term_texts, to_text, tuple_texts
+from spf.sets.printer import (
+    expr_text,
+    function_display,
+    inverse_function_display,
+    term_texts,
+    to_text,
+    tuple_texts,
+)
 from spf.sets.uf import UF
 
 if TYPE_CHECKING:
@@ -384,12 +391,23 @@ class Relation(_SetLike):
     def function_exprs(self, in_names: Sequence[str] | None = None) -> list[Any] | None:
         """Like :meth:`as_function`, as sympy expressions (UF calls as sympy functions)."""
         names = list(in_names) if in_names is not None else list(self.in_vars)
-        if len(names) != self.in_arity:
-            raise ArityError(f"as_function: {len(names)} names for {self.in_arity} inputs")
+        self._check_names(names, self.in_arity, "inputs")
         exprs = ops.as_function(self._body)
-        if exprs is None:
-            return None
-        return function_display(self._body, names, exprs)
+        return None if exprs is None else function_display(self._body, names, exprs)
+
+    def inverse_function_exprs(self, out_names: Sequence[str]) -> list[Any] | None:
+        """``self.inverse().function_exprs(out_names)`` without building the inverse: the
+        inputs as sympy expressions of the outputs (named ``out_names``), parameters and UF
+        calls on the outputs, or None when the relation does not determine them so."""
+        names = list(out_names)
+        self._check_names(names, self.out_arity, "outputs")
+        exprs = ops.inverse_as_function(self._body)
+        return None if exprs is None else inverse_function_display(self._body, names, exprs)
+
+    @staticmethod
+    def _check_names(names: list[str], arity: int, what: str) -> None:
+        if len(names) != arity:
+            raise ArityError(f"as_function: {len(names)} names for {arity} {what}")
 
     def domain(self) -> Set:
         """The set of inputs."""

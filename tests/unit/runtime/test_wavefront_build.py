@@ -1,10 +1,12 @@
 """How many compiler runs a wavefront costs (issue 28, API.md §16): ``compile()`` builds the
-executor and the three inspector stages as one translation unit in one compiler run; the
-serial kernel of a ``"serial"`` plan is compiled once, when such a plan first runs; a second
-compile of the same state runs no compiler (:mod:`spf.runtime.warm`)."""
+executor as one translation unit and the inspector stages as another (with the light flags,
+:data:`spf.runtime.build.LIGHT_OPT_FLAGS`), two compiler runs at once; the serial kernel of a
+``"serial"`` plan is compiled once, when such a plan first runs; a second compile of the same
+state runs no compiler (:mod:`spf.runtime.warm`)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,8 +58,11 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
     tmp_path: Path, compiler_runs: list[str]
 ) -> None:
     k = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 1  # executor and inspector stages: one translation unit
-    assert len({k.path, *(st.path for st in k._stages)}) == 1
+    assert len(compiler_runs) == 2  # the executor's unit and the inspector stages' unit
+    assert len({st.path for st in k._stages} - {k.path}) == 1  # the stages share theirs
+    assert shlex.split(k.command)[2:4] == list(build.DEFAULT_OPT_FLAGS)
+    for stage in k._stages:
+        assert shlex.split(stage.command)[2:4] == list(build.LIGHT_OPT_FLAGS)
     assert all(f"void {k.name}(" not in st.source for st in k._stages)  # each its own source
     for n in (0, 1, 9, 57):
         m = lower(n, "int32")
@@ -68,8 +73,25 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
             u = np.zeros(n)
             k(u=u, f=f, **args, plan=k.inspect(**args, strategy=strategy))
             np.testing.assert_allclose(u, want, rtol=1e-12)
-    assert len(compiler_runs) == 2  # the serial kernel, on the first serial plan only
-    assert "serial" in compiler_runs[1]
+    assert len(compiler_runs) == 3  # the serial kernel, on the first serial plan only
+    assert "serial" in compiler_runs[2]
+
+
+def test_flags_given_to_a_wavefront_compile_build_every_unit(
+    tmp_path: Path, compiler_runs: list[str]
+) -> None:
+    comp = kernels.sptrsv_csr(index_dtype="int32")
+    comp.wavefront("i")
+    k = comp.compile(cache_dir=str(tmp_path), cflags=["-O1"])
+    assert isinstance(k, WavefrontKernel)
+    for part in (k, *k._stages):
+        assert shlex.split(part.command)[1:3] == ["-std=c99", "-O1"]
+    m = lower(33, "int64")
+    args = sptrsv_args(m)
+    f = np.linspace(-1.0, 1.0, 33)
+    u = np.zeros(33)
+    k(u=u, f=f, **args, plan=k.inspect(**args, strategy="wavefront"))
+    np.testing.assert_allclose(u, spsolve_triangular(sp.csr_matrix(m), f, lower=True))
 
 
 def test_a_second_wavefront_compile_of_the_same_state_runs_no_compiler(
@@ -77,7 +99,7 @@ def test_a_second_wavefront_compile_of_the_same_state_runs_no_compiler(
 ) -> None:
     first = sptrsv_wavefront(tmp_path)
     again = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 1
+    assert len(compiler_runs) == 2
     assert again.path == first.path
     m = lower(40, "int32")
     args = sptrsv_args(m)
@@ -131,7 +153,7 @@ def test_a_damaged_shared_library_is_built_again(tmp_path: Path, compiler_runs: 
     first.path.unlink()  # a new file: the loaded library's pages must stay as they are
     first.path.write_bytes(b"\0" * 64)
     again = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 2  # the remembered entry is not trusted: built again
+    assert len(compiler_runs) == 3  # the remembered entry is not trusted: built again
     m = lower(30, "int32")
     args = sptrsv_args(m)
     f = np.ones(30)
