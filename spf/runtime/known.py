@@ -48,7 +48,7 @@ The last :data:`REMEMBERED` contents are kept per kernel (the oldest forgotten f
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.runtime.checksum import digest
@@ -79,6 +79,8 @@ class KnownContents:
 
     def __init__(self, uf: Sequence[int]) -> None:
         self.uf = tuple(uf)
+        self._pick: Callable[[Sequence[Any]], Any] = operator.itemgetter(*self.uf)
+        """The index arrays among a binding's arrays, in one C call (one array: itself)."""
         self._seen: dict[Key, None] = {}
         self._verdict: dict[int, bool] = {}
         """Per size class: True, known contents run the unchecked loops; False, every call
@@ -104,7 +106,9 @@ class KnownContents:
         ``values`` and each index array's hash; None when the index arrays are too small to
         be worth hashing (:data:`MIN_BYTES`) or calls of their size were found to check
         faster than they hash (:meth:`timed`)."""
-        picked = list(map(arrays.__getitem__, self.uf))
+        picked = self._pick(arrays)
+        if len(self.uf) == 1:
+            picked = (picked,)
         size = sum(map(_NBYTES, picked))
         if size < MIN_BYTES:
             return None
@@ -114,6 +118,11 @@ class KnownContents:
         # a hash covers the length; the binding fixed each array's dtype and its trailing
         # extents for these parameter values: the shapes need not be part of the key
         return (size_class, values, *map(digest, picked))
+
+    def decided(self, key: Key) -> bool:
+        """Whether calls on known contents of ``key``'s size class take one way for good
+        (no trial to time: the caller need not read the clock)."""
+        return TRIALS <= 0 or key[0] in self._verdict
 
     def route(self, key: Key) -> bool:
         """For a call on known contents ``key``: True, run the unchecked loops; False, check

@@ -395,3 +395,31 @@ def test_after_trials_every_call_takes_the_way_kept(
     _swap_in_row(args, 50)
     with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
         kernel(**args)
+
+
+def test_one_index_array_is_keyed_like_several() -> None:
+    contents = KnownContents([1])
+    big = np.arange(MIN_BYTES, dtype=np.int64)
+    key = contents.key((3,), [np.zeros(4), big])
+    assert key is not None
+    assert key == contents.key((3,), [np.ones(4), big.copy()])  # same contents, same key
+    changed = big.copy()
+    changed[7] = -1
+    assert key != contents.key((3,), [np.zeros(4), changed])
+    assert contents.key((3,), [np.zeros(4), big[:100].copy()]) is None  # too small to hash
+
+
+def test_a_size_is_decided_once_its_trials_are_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "TRIALS", 1)
+    contents = KnownContents([0])
+    key = contents.key((1,), [np.arange(MIN_BYTES, dtype=np.int64)])
+    assert key is not None
+    contents.add(key)
+    assert not contents.decided(key)
+    for _ in range(2):
+        way = contents.route(key)
+        contents.timed(key, way, 1.0 if way else 2.0)
+    assert contents.decided(key)
+    assert contents.route(key)  # the faster way: hashed, then the unchecked loops
+    monkeypatch.setattr(known, "TRIALS", 0)
+    assert KnownContents([0]).decided(key)  # no trials at all: every size is decided
