@@ -179,6 +179,10 @@ class Kernel:
         """A fast-bound ``check=False`` call runs the C function with nothing around it."""
         self._fast_checked = self._params_first and self._checked is not None
         """A ``check=True`` call may take :meth:`_call_checked`."""
+        self._clock = time.perf_counter if self._openmp else time.thread_time
+        """The clock of the trials of known contents (spf.runtime.known): the calling
+        thread's CPU time for a call on one thread (time other processes take on a shared
+        machine is not counted), wall time for one that runs an OpenMP region."""
         self._known: KnownContents | None = None
         """The index-array contents checked calls verified (spf.runtime.known): a checked
         call on one of them runs the unchecked function."""
@@ -334,19 +338,25 @@ class Kernel:
         values, arrays = checked
         known = self._known
         if known is not None:
-            start = time.perf_counter()
+            clock = None if known.settled else self._clock  # a trial may be timed
+            start = clock() if clock is not None else 0.0
             key = known.key(values, arrays)
             if key is not None:
                 if key not in known:
                     self._checked_once(values, arrays)
                     known.add(key)  # reached only when every check passed
+                elif clock is None or known.decided(key):  # nothing to time
+                    if known.route(key):
+                        self._known_call(values, arrays)
+                    else:
+                        self._checked_once(values, arrays)
                 elif known.route(key):  # contents verified before: the unchecked loops
                     self._known_call(values, arrays)
-                    known.timed(key, True, time.perf_counter() - start)
+                    known.timed(key, True, clock() - start)
                 else:  # a trial: the checked call on the same contents
-                    start = time.perf_counter()
+                    start = clock()
                     self._checked_once(values, arrays)
-                    known.timed(key, False, time.perf_counter() - start)
+                    known.timed(key, False, clock() - start)
                 return True
         self._checked_once(values, arrays)
         return True
@@ -383,12 +393,12 @@ class Kernel:
         if bounds is None:
             bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
         fault = self._record()
-        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault]
         if self._openmp:
+            cargs = [*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault]
             self._run(self._checked, cargs, fault, arrays, values)
         else:
             self._last_threads = 1
-            self._checked(*cargs)
+            self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
             if fault[0]:
                 self._raise_fault(fault, arrays, values)
 

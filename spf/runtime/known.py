@@ -32,9 +32,10 @@ contents checks it), except:
   than the checks (at 20-70 KiB the remembered call was 0-30% slower than the checked one,
   from 280 KiB on 15-45% faster), so every call checks them;
 * a size class (the index arrays' bytes, to a power of two) where checking is faster: the
-  first calls on known contents of each size class time both ways, alternately
-  (:data:`TRIALS` each: hashing and the unchecked loops, or the checked call), and the
-  faster is kept for that size class; where checking wins, nothing is hashed any more
+  first calls on known contents of each size class time both ways (:data:`TRIALS` each:
+  hashing and the unchecked loops, or the checked call; in pairs of calls the same way, the
+  second of each counted, on the calling thread's CPU time), and the faster is kept for that
+  size class; where checking wins, nothing is hashed any more
   (``spmv(CSR)`` with int64 indices: its one in-loop test is cheap next to an int64 kernel,
   the hash of int64 arrays is not);
 * a kernel with a fault record (run-time index arrays, arrays it allocates: spf.codegen.
@@ -48,7 +49,7 @@ The last :data:`REMEMBERED` contents are kept per kernel (the oldest forgotten f
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.runtime.checksum import digest
@@ -65,7 +66,14 @@ docstring)."""
 
 TRIALS = 3
 """Calls on known contents timed each way (hashed and unchecked, or checked) before a size
-class of index arrays keeps the faster way (0: always the unchecked loops)."""
+class of index arrays keeps the faster way (0: always the unchecked loops). The trials run
+in pairs of calls the same way, and only the second of a pair counts
+(:meth:`KnownContents.timed`)."""
+
+_ORDER = (True, False, False, True)
+"""The ways of successive pairs of trials (True: hashed and unchecked), repeated: each way
+as often early as late (A B B A), so calls that get faster as the caches warm favour
+neither."""
 
 Key = tuple[Any, ...]
 _NBYTES = operator.attrgetter("nbytes")
@@ -79,13 +87,19 @@ class KnownContents:
 
     def __init__(self, uf: Sequence[int]) -> None:
         self.uf = tuple(uf)
+        self._pick: Callable[[Sequence[Any]], Any] = operator.itemgetter(*self.uf)
+        """The index arrays among a binding's arrays, in one C call (one array: itself)."""
         self._seen: dict[Key, None] = {}
         self._verdict: dict[int, bool] = {}
         """Per size class: True, known contents run the unchecked loops; False, every call
         checks (and nothing is hashed)."""
-        self._trials: dict[int, tuple[list[float], list[float]]] = {}
+        self._trials: dict[int, tuple[list[float], list[float], list[int]]] = {}
         """Per size class still undecided: the seconds of the known-contents calls (hashes
-        included) and of the checked calls on known contents timed so far."""
+        included) and of the checked calls on known contents counted so far, and how many
+        trial calls ran (counted or not)."""
+        self.settled = True
+        """No size class of remembered contents is in its trials: a call on known contents
+        need not read the clock (:meth:`add` of a new size class clears it)."""
 
     @classmethod
     def of(cls, binder: Binder) -> KnownContents | None:
@@ -104,7 +118,9 @@ class KnownContents:
         ``values`` and each index array's hash; None when the index arrays are too small to
         be worth hashing (:data:`MIN_BYTES`) or calls of their size were found to check
         faster than they hash (:meth:`timed`)."""
-        picked = list(map(arrays.__getitem__, self.uf))
+        picked = self._pick(arrays)
+        if len(self.uf) == 1:
+            picked = (picked,)
         size = sum(map(_NBYTES, picked))
         if size < MIN_BYTES:
             return None
@@ -115,27 +131,40 @@ class KnownContents:
         # extents for these parameter values: the shapes need not be part of the key
         return (size_class, values, *map(digest, picked))
 
+    def decided(self, key: Key) -> bool:
+        """Whether calls on known contents of ``key``'s size class take one way for good
+        (no trial to time: the caller need not read the clock)."""
+        return TRIALS <= 0 or key[0] in self._verdict
+
     def route(self, key: Key) -> bool:
         """For a call on known contents ``key``: True, run the unchecked loops; False, check
         it anyway (a trial of the checked call, while its size class is undecided: the
-        known-contents call goes first, then they alternate)."""
-        if TRIALS <= 0 or self._verdict.get(key[0]) is not None:
-            return True
-        done, checked = self._trials.get(key[0], ([], []))
-        return len(done) <= len(checked)
+        known-contents call goes first, then the ways follow :data:`_ORDER`)."""
+        verdict = self._verdict.get(key[0])
+        if TRIALS <= 0 or verdict is not None:
+            return TRIALS <= 0 or verdict is True
+        trial = self._trials.get(key[0])
+        calls = trial[2][0] if trial is not None else 0
+        return _ORDER[calls // 2 % len(_ORDER)]
 
     def timed(self, key: Key, unchecked: bool, seconds: float) -> None:
         """Note a call on known contents of ``key``'s size class that took ``seconds``
-        (hashes included for an ``unchecked`` one); after :data:`TRIALS` of each, the
-        faster way is kept for that size class."""
+        (hashes included for an ``unchecked`` one); only the second call of each pair
+        (:meth:`route`) counts: the first of a pair runs after the other way's loops (its
+        branch history and caches are the other function's; the first calls on new arrays
+        measured 2-6x the later ones, and alternating calls favoured the checked way here).
+        After :data:`TRIALS` of each, the faster way is kept for that size class."""
         size_class = key[0]
         if TRIALS <= 0 or size_class in self._verdict:
             return
-        done, checked = self._trials.setdefault(size_class, ([], []))
-        (done if unchecked else checked).append(seconds)
+        done, checked, calls = self._trials.setdefault(size_class, ([], [], [0]))
+        calls[0] += 1
+        if calls[0] % 2 == 0:  # the second of its pair
+            (done if unchecked else checked).append(seconds)
         if len(done) >= TRIALS and len(checked) >= TRIALS:
             self._verdict[size_class] = min(done) < min(checked)
             self._trials.pop(size_class, None)  # another thread may have decided too
+            self.settled = not self._trials and all(k[0] in self._verdict for k in self._seen)
 
     def __contains__(self, key: Key) -> bool:
         return key in self._seen
@@ -144,6 +173,8 @@ class KnownContents:
         """Remember ``key`` as verified (forgetting the oldest past :data:`REMEMBERED`)."""
         seen = self._seen
         seen[key] = None
+        if TRIALS > 0 and key[0] not in self._verdict:
+            self.settled = False  # its calls on known contents are timed until decided
         while len(seen) > REMEMBERED:
             try:
                 del seen[next(iter(seen))]

@@ -360,11 +360,14 @@ def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) ->
     assert key is not None
     contents.add(key)
     ways = []
-    for seconds in (1.0, 2.0, 1.5, 2.5):  # hashed-and-unchecked calls faster: kept
+    for seconds in (50.0, 1.0, 60.0, 2.0, 1.5, 2.5, 9.0, 3.0):  # hashed-and-unchecked faster
         way = contents.route(key)
         ways.append(way)
         contents.timed(key, way, seconds if way else seconds + 10)
-    assert ways == [True, False, True, False]  # the two ways alternate while undecided
+    # pairs of calls the same way, A B B A: each way as often early as late while undecided
+    # (only the second call of a pair counts: the first runs after the other way's loops)
+    assert ways == [True, True, False, False, False, False, True, True]
+    assert contents.decided(key)
     assert contents.route(key)
     assert contents.key((1,), big) == key
     other = [np.arange(4 * MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]  # another size
@@ -372,7 +375,7 @@ def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) ->
     assert slow is not None
     assert slow[0] != key[0]
     contents.add(slow)
-    for _ in range(4):
+    for _ in range(8):
         way = contents.route(slow)
         contents.timed(slow, way, 5.0 if way else 1.0)  # checking is faster: every call checks
     assert contents.key((1,), other) is None  # nothing hashed for that size any more
@@ -386,12 +389,42 @@ def test_after_trials_every_call_takes_the_way_kept(
     kernel, make = compiled("gauss_seidel_csr", "int32")
     args = make(_dense_row(30000, 2000), "int32")  # a size no other test passed
     counted = Counted(kernel, monkeypatch)
-    for _ in range(3):  # checked, then one trial each way
+    for _ in range(5):  # checked, then a pair of trials each way (the second counts)
         kernel(**args)
-    assert counted.take() == (2, 1)
+    assert counted.take() == (3, 2)
     for _ in range(3):
         kernel(**args)
     assert counted.take() in ((0, 3), (3, 0))  # the faster way, every call
     _swap_in_row(args, 50)
     with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
         kernel(**args)
+
+
+def test_one_index_array_is_keyed_like_several() -> None:
+    contents = KnownContents([1])
+    big = np.arange(MIN_BYTES, dtype=np.int64)
+    key = contents.key((3,), [np.zeros(4), big])
+    assert key is not None
+    assert key == contents.key((3,), [np.ones(4), big.copy()])  # same contents, same key
+    changed = big.copy()
+    changed[7] = -1
+    assert key != contents.key((3,), [np.zeros(4), changed])
+    assert contents.key((3,), [np.zeros(4), big[:100].copy()]) is None  # too small to hash
+
+
+def test_a_size_is_decided_once_its_trials_are_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "TRIALS", 1)
+    contents = KnownContents([0])
+    key = contents.key((1,), [np.arange(MIN_BYTES, dtype=np.int64)])
+    assert key is not None
+    contents.add(key)
+    assert not contents.decided(key)
+    assert not contents.settled  # its calls on known contents are timed
+    for _ in range(4):  # a pair of trials each way
+        way = contents.route(key)
+        contents.timed(key, way, 1.0 if way else 2.0)
+    assert contents.decided(key)
+    assert contents.settled
+    assert contents.route(key)  # the faster way: hashed, then the unchecked loops
+    monkeypatch.setattr(known, "TRIALS", 0)
+    assert KnownContents([0]).decided(key)  # no trials at all: every size is decided

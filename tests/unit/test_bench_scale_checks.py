@@ -19,3 +19,24 @@ def test_the_checks_part_lists_how_each_kernel_checks_its_facts() -> None:
     assert "col(k) < i" in row  # the lower part's fact, named
     (row,) = [line for line in text.splitlines() if "`spmv_coo`" in line]
     assert "no facts" in row
+
+
+def test_a_two_phase_kernel_lists_the_facts_of_both_phases() -> None:
+    from spf.bench.scale_checks import _check_cost
+
+    kernel = spf.kernels.spgemm_csr(parallel=False).compile()
+    cost = _check_cost(kernel)
+    assert list(cost) == [*kernel.symbolic.check_cost, *kernel.numeric.check_cost]
+    assert len(cost) >= 1  # the sorted rows both phases rely on
+
+
+def test_a_batch_runs_its_calls_with_the_check_it_was_made_for() -> None:
+    from spf.bench.scale_checks import _batch, _calls_per_batch
+
+    seen: list[bool] = []
+    count = _calls_per_batch(seen.append)
+    assert 1 <= count <= 10_000
+    assert set(seen) == {False}  # the batch size is found on unchecked calls
+    seen.clear()
+    _batch(seen.append, True, 3)()
+    assert seen == [True, True, True]
