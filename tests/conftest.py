@@ -68,7 +68,12 @@ _REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip tests whose ``requires_*`` marker names a tool that is absent here."""
+    """Skip tests whose ``requires_*`` marker names a tool that is absent here, and run the
+    ``slow`` tests first (otherwise in collection order): the workers of a parallel run
+    (``make test``: ``-n auto --dist worksteal``) then share the long tests out at the start
+    and end the run together on short ones, instead of one worker finishing a long test
+    found last while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     available: dict[str, bool] = {}
     for item in items:
         for marker, (check, reason) in _REQUIREMENTS.items():
