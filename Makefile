@@ -62,8 +62,10 @@ demo: sysdeps venv
 	$(BIN)/python -m spf.demo
 
 # The suite runs on every core (pytest-xdist; `auto` counts physical cores) and prints its 25
-# slowest tests. `make test PYTEST_ARGS=-n0` runs it in one process.
-PYTEST_ARGS ?= -n auto --durations=25
+# slowest tests. `worksteal`: a worker that runs out of tests takes the other's last ones (the
+# `slow` tests are run first: tests/conftest.py), so both finish together. `make test
+# PYTEST_ARGS=-n0` runs it in one process.
+PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
 
 test: sysdeps venv lint typecheck
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -68,7 +68,12 @@ _REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip tests whose ``requires_*`` marker names a tool that is absent here."""
+    """Skip tests whose ``requires_*`` marker names a tool that is absent here, and run the
+    ``slow`` tests first (otherwise in collection order): the workers of a parallel run
+    (``make test``: ``-n auto --dist worksteal``) then share the long tests out at the start
+    and end the run together on short ones, instead of one worker finishing a long test
+    found last while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     available: dict[str, bool] = {}
     for item in items:
         for marker, (check, reason) in _REQUIREMENTS.items():
@@ -139,23 +144,41 @@ def golden_mismatch(relative: str, expected: str, actual: str) -> str:
     )
 
 
+CACHE_ENV = "SPF_CACHE_DIR"
+"""spf's kernel cache folder (:mod:`spf._cachedir`); the suite sets it before spf runs."""
+
 SHARED_CACHE_ENV = "SPF_TEST_SHARED_CACHE"
 """Names the kernel cache that every process of one test run shares (:func:`shared_cache`)."""
 
 _SHARED_CACHE_OWNED = pytest.StashKey[str]()
+_USER_CACHE = pytest.StashKey["str | None"]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The first process of a run (xdist's controller, or the only one) makes the shared
     cache folder and names it in the environment, which the xdist workers it starts next
-    inherit; a worker finds it set and uses the same folder."""
-    if not os.environ.get(SHARED_CACHE_ENV):
+    inherit; a worker finds it set and uses the same folder.
+
+    The folder is also every test's default kernel cache (``SPF_CACHE_DIR``, inherited by the
+    interpreters tests start): the suite never writes to the user's own cache, starts cold
+    on every run as a fresh clone does, and builds each distinct kernel once per run in all
+    its processes. ``SPF_TEST_SHARED_CACHE=<folder>`` set beforehand keeps the kernels
+    between runs (the folder is then neither made nor removed)."""
+    folder = os.environ.get(SHARED_CACHE_ENV)
+    if not folder:
         folder = tempfile.mkdtemp(prefix="spf-test-cache-")
         os.environ[SHARED_CACHE_ENV] = folder
         config.stash[_SHARED_CACHE_OWNED] = folder
+    config.stash[_USER_CACHE] = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = folder
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    user = config.stash.get(_USER_CACHE, None)
+    if user is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = user
     folder = config.stash.get(_SHARED_CACHE_OWNED, None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)

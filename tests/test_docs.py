@@ -85,9 +85,15 @@ NEEDS = {
     "backends/hls.md": [pytest.mark.slow],
     "scheduling.md": [pytest.mark.slow],
 }
+# Pages whose examples take more than a few seconds (run first: tests/conftest.py).
+SLOW = ("formats.md", "inspection.md", "einsum.md", "cli.md", "formats_tune.md", "import_c.md")
 
 
-@pytest.mark.parametrize("page", [pytest.param(p, marks=NEEDS.get(p, [])) for p in PAGES])
+def page_marks(page: str) -> list[pytest.MarkDecorator]:
+    return NEEDS.get(page, []) + ([pytest.mark.slow] if page in SLOW else [])
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=page_marks(p)) for p in PAGES])
 def test_page_examples_run(
     page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_cache: Path
 ) -> None:

@@ -61,6 +61,7 @@ def run_script(name: str, tmp_path: Path, cache: Path, *args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_example_script_runs(name: str, tmp_path: Path, cache: Path) -> None:
     out = run_script(name, tmp_path, cache)

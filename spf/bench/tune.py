@@ -41,7 +41,7 @@ from spf.bench.mkl import MklCsr, load_mkl
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 SUITESPARSE = Path(os.environ.get("SPF_SUITESPARSE", "/work/shared/data/suitesparse"))
-BUDGET_S = {True: 3.0, False: 30.0}  # formats.tune's budget per matrix (quick, full)
+BUDGET_S = {True: 2.0, False: 30.0}  # formats.tune's budget per matrix (quick, full)
 EXHAUSTIVE_S = 1e6  # a budget no search exhausts: every candidate of the space is measured
 
 

@@ -35,9 +35,9 @@ from spf.bench.tune import geomean
 from spf.bench.tvm_gemm import metaschedule
 from spf.errors import SpfError
 
-GEMM_BUDGET_S = {True: 8.0, False: 120.0}
-BLUR_BUDGET_S = {True: 6.0, False: 60.0}
-POLYBENCH_BUDGET_S = {True: 3.0, False: 60.0}
+GEMM_BUDGET_S = {True: 4.0, False: 120.0}
+BLUR_BUDGET_S = {True: 3.0, False: 60.0}
+POLYBENCH_BUDGET_S = {True: 2.0, False: 60.0}
 POLYBENCH_SIZES: dict[str, dict[str, int]] = {
     "gemm": {"NI": 200, "NJ": 220, "NK": 240},
     "2mm": {"NI": 180, "NJ": 190, "NK": 210, "NL": 220},

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from spf import demo
 from spf.runtime import threads
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pytest
 
-
+@pytest.mark.slow
 def test_demo_runs_and_writes_its_outputs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

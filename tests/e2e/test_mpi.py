@@ -180,6 +180,7 @@ def test_unknown_compile_option_is_refused() -> None:
 # ------------------------------------------------------------------------- real ranks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_results_on_real_ranks_match_the_sequential_run(
     ranks: int, mpi_env: dict[str, str]

@@ -36,6 +36,7 @@ def mpi_env(shared_cache: Path) -> dict[str, str]:
 
 
 @pytest.mark.requires_mpi
+@pytest.mark.slow
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
 def test_distributed_kernels_equal_serial_on_ranks(
     ranks: int, mpi_env: dict[str, str], suitesparse_dir: Path
@@ -62,6 +63,7 @@ def test_distributed_kernels_equal_serial_on_ranks(
 
 
 @pytest.mark.requires_mpi
+@pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_repeated_calls_agree_without_a_blocking_collective_and_settle_every_case(
     ranks: int, mpi_env: dict[str, str]

@@ -3,15 +3,38 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from contextlib import nullcontext
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from spf.bench import BENCHMARKS, main
+import spf.bench as bench
+from spf.bench import BENCHMARKS, main, scale
 from spf.bench.common import QUICK, Section
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+
+@pytest.fixture(autouse=True)
+def shared_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_cache_factory: Callable[[str], Path]
+) -> None:
+    """The bench's working folder (a new temporary one per run) gets build caches that share
+    the test run's compiled kernels (``kernels``: the benchmarks' own, ``helper``: the
+    triad and thread-control library): each benchmark builds ``spmv_csr``, the helper
+    library and the like in a folder of its own, so every quick run compiled them again.
+    The folders where a benchmark measures a cold compile (``compile-own``, ``fresh-cache``,
+    the wavefront probes' own) stay empty and private, as do its search records."""
+    work = tmp_path / "bench-work"
+    work.mkdir()
+    for cache in ("kernels", "helper"):
+        (work / cache).symlink_to(kernel_cache_factory(f"bench-{cache}"), target_is_directory=True)
+    monkeypatch.setattr(
+        bench, "tempfile", SimpleNamespace(TemporaryDirectory=lambda prefix: nullcontext(work))
+    )
 
 
 def test_section_table_and_targets() -> None:
@@ -76,12 +99,66 @@ _PRINTS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _formats_reports_every_format(text: str, doc: dict[str, Any]) -> None:
+    """formats: SpMV per built-in format vs hand C, conversions vs scipy (the bench runs its
+    SpMV at 1 thread whatever ``--threads`` says)."""
+    for fmt in ("COO", "CSR", "CSC", "DIA", "ELL", "BCSR2x2", "SELL8_1"):
+        assert f"spmv({fmt}) <= 1.10x hand C" in text, fmt
+    assert "convert(COO, CSR) <= 1.0x scipy" in text
+    assert "SELL(8, 32) inspector from the relation <= 1.0x the hand-written" in text
+    assert len(doc["benchmarks"]["formats"]["data"]["spmv_median_ms"]) == 14
+
+
+def _overhead_times_a_fresh_interpreter(text: str, doc: dict[str, Any]) -> None:
+    """overhead: the import and the warm compile are timed in child processes, with their
+    target."""
+    assert "| `import spf` |" in text
+    assert "warm compile, import excluded" in text
+    (target,) = [
+        t
+        for t in doc["targets"]
+        if t["target"].startswith("compile warm in a fresh interpreter <= 20 ms")
+    ]
+    assert {"measured", "met"} <= set(target)
+    data = doc["benchmarks"]["overhead"]["data"]["fresh_interpreter_s"]
+    assert 0 < data["compile"] < data["build_and_compile"]
+    assert not any(r["sympy_at_import"] for r in data["runs"])
+
+
+def _analysis_probes_a_fresh_interpreter(text: str, doc: dict[str, Any]) -> None:
+    """analysis: each probe times ``wavefront`` and ``compile`` in a fresh interpreter."""
+    assert "### Wavefront generation, cold" in text
+    for kernel in ("ilu0_csr", "gauss_seidel_csr", "sptrsv_csr"):
+        runs = doc["benchmarks"]["analysis"]["data"][kernel]["runs"]["wavefront"]
+        assert runs, kernel
+        for got in runs:
+            assert set(got) == {
+                "wall_s", "cpu_s", "wavefront_wall_s", "wavefront_cpu_s", "import_wall_s",
+                "import_cpu_s",
+            }  # fmt: skip
+            assert 0 < got["wavefront_cpu_s"] < got["cpu_s"]
+            assert got["import_cpu_s"] > 0
+            assert 0 < got["wavefront_wall_s"] < got["wall_s"]
+
+
+# What a benchmark's quick run must show beyond its needles (its output text, its JSON).
+_CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "formats": _formats_reports_every_format,
+    "overhead": _overhead_times_a_fresh_interpreter,
+    "analysis": _analysis_probes_a_fresh_interpreter,
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_every_benchmark_runs_quick(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One benchmark per test, so that the workers of a parallel run share them out."""
+    if name == "scale":
+        # part ``wavefront`` of ``scale`` is ``analysis``'s code (scale_wavefront.run), whose
+        # own run here checks it: the two would time the same six fresh interpreters
+        monkeypatch.setattr(scale, "PARTS", tuple(p for p in scale.PARTS if p != "wavefront"))
     out = tmp_path / "one.json"
     assert QUICK.quick
     assert main(["--quick", "--only", name, "--json", str(out)]) == 0
@@ -92,25 +169,10 @@ def test_every_benchmark_runs_quick(
     for needle in (f"## {name}", *_PRINTS.get(name, ()), *targets):
         assert needle in text, needle
     assert all({"target", "measured", "met"} <= set(t) for t in doc["targets"])
+    if name in _CHECKS:
+        _CHECKS[name](text, doc)
 
 
 def test_every_printed_needle_names_a_benchmark() -> None:
     assert set(_PRINTS) <= set(BENCHMARKS)
-
-
-def test_fresh_interpreter_rows(tmp_path: Path) -> None:
-    """The import and the warm compile are timed in child processes, with their target."""
-    from spf.bench.common import Context, Runtime, progress
-    from spf.bench.overhead import fresh_interpreter
-
-    ctx = Context(QUICK, Runtime(str(tmp_path / "helper")), [1], tmp_path, progress)
-    sec = Section("overhead")
-    fresh_interpreter(ctx, sec)
-    text = "\n".join(sec.markdown)
-    assert "| `import spf` |" in text
-    assert "warm compile, import excluded" in text
-    (target,) = sec.targets
-    assert target["target"].startswith("compile warm in a fresh interpreter <= 20 ms")
-    data = sec.data["fresh_interpreter_s"]
-    assert 0 < data["compile"] < data["build_and_compile"]
-    assert not any(r["sympy_at_import"] for r in data["runs"])
+    assert set(_CHECKS) <= set(BENCHMARKS)

@@ -7,12 +7,15 @@ import dataclasses
 from collections.abc import Iterator
 from typing import TypeAlias
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from spf.errors import ParseError
 from spf.sets import syntax
 from spf.sets.parse import parse_document
+
+pytestmark = pytest.mark.slow  # hundreds of examples a test
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spf import UF, ParseError, Relation, Set, SpfError
+
+pytestmark = pytest.mark.slow  # hundreds of examples a test
 
 # SPF_FUZZ_EXAMPLES=5000 for a longer local run
 EXAMPLES = int(os.environ.get("SPF_FUZZ_EXAMPLES", "300"))
