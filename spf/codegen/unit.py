@@ -59,6 +59,9 @@ class TranslationUnit:
     """It opens an OpenMP parallel region (a ``simd`` loop alone does not)."""
     kernels: tuple[str, ...] = field(default=())
     """The ``__global__`` kernels of a CUDA unit, in order."""
+    bounds: tuple[tuple[str, int, int], ...] = ()
+    """``(parameter, lowest, highest)`` of the ``hls_bounds`` an HLS unit was printed for,
+    by parameter name."""
 
     @classmethod
     def hand_written(cls, source: str, target: str = "c") -> TranslationUnit:
@@ -88,6 +91,7 @@ class TranslationUnit:
             "openmp": self.openmp,
             "parallel": self.parallel,
             "kernels": list(self.kernels),
+            "bounds": [list(b) for b in self.bounds],
         }
 
     @classmethod
@@ -109,6 +113,7 @@ class TranslationUnit:
             openmp=bool(data["openmp"]),
             parallel=bool(data["parallel"]),
             kernels=tuple(str(k) for k in data["kernels"]),
+            bounds=tuple((str(n), int(lo), int(hi)) for n, lo, hi in data["bounds"]),
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,44 +16,52 @@ from spf.runtime.warm import source_identity
 if TYPE_CHECKING:
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Signature
+    from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
     from spf.runtime import Kernel
 
 
-_GENERATED: dict[str, str] = {}
-"""Generated sources by hash of (spf version, computation JSON, target, name, check): a warm
+_GENERATED: dict[str, TranslationUnit] = {}
+"""Generated units by hash of (spf version, computation JSON, target, name, check): a warm
 compile skips dependence analysis and scanning (the JSON holds schedules and tags). On disk
-each source has a ``.sha256`` digest beside it; one that does not match is generated again."""
+each is its record (:meth:`~spf.codegen.unit.TranslationUnit.to_data`) with a ``.sha256``
+digest beside it; one that does not match or does not parse (an older spf wrote only the
+source, as ``<key>.c``) is generated again."""
 
 
 def _generated_path(key: str, cache_dir: str | None) -> Path:
     from spf.runtime.cache import resolve_cache_dir
 
-    return Path(resolve_cache_dir(cache_dir)) / "generated" / key[:2] / f"{key}.c"
+    return Path(resolve_cache_dir(cache_dir)) / "generated" / key[:2] / f"{key}.json"
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _read_generated(key: str, cache_dir: str | None) -> str | None:
+def _read_generated(key: str, cache_dir: str | None) -> TranslationUnit | None:
+    from spf.codegen.unit import TranslationUnit
+
     path = _generated_path(key, cache_dir)
     try:
         text = path.read_text()
         recorded = path.with_suffix(".sha256").read_text().strip()
-    except (OSError, UnicodeDecodeError):
+        if recorded != _digest(text):
+            return None
+        return TranslationUnit.from_data(json.loads(text))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None
-    return text if recorded == _digest(text) else None
 
 
-def _write_generated(key: str, source: str, cache_dir: str | None) -> None:
+def _write_generated(key: str, unit: TranslationUnit, cache_dir: str | None) -> None:
     from spf.runtime.cache import atomic_write
 
     path = _generated_path(key, cache_dir)
+    text = json.dumps(unit.to_data())
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, source)
-        atomic_write(path.with_suffix(".sha256"), _digest(source) + "\n")
+        atomic_write(path, text)
+        atomic_write(path.with_suffix(".sha256"), _digest(text) + "\n")
     except OSError:
         pass  # the cache is an optimisation; generating again is always correct
 
@@ -62,7 +71,7 @@ class _Generated:
     """A C kernel generated and not yet built: what :func:`_finish` needs to load it."""
 
     comp: Computation
-    source: str
+    unit: TranslationUnit
     signature: Signature
     obligations: list[tuple[str, str]]
     remembered: str | None
@@ -94,7 +103,7 @@ def compile_kernel(
         # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
         backend = importlib.import_module(f"spf.runtime.{target}")
         kernel: Kernel = backend.compile_kernel(
-            got.source,
+            got.unit,
             got.signature,
             got.signature.function,
             openmp=openmp,
@@ -103,8 +112,8 @@ def compile_kernel(
             **options,
         )
         return kernel
-    built = Kernel.build(got.signature, got.source, **flags)
-    _remember(got, built, got.source, **flags)
+    built = Kernel.build(got.signature, got.unit, **flags)
+    _remember(got, built, got.unit.source, **flags)
     return built
 
 
@@ -129,16 +138,17 @@ def compile_kernels(
     flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
     got = [_generate(comp, "c", name, check, **flags) for comp, name, check in kernels]
     todo = [g for g in got if isinstance(g, _Generated)]
-    source = combine([g.source for g in todo]) if len(todo) > 1 else None
-    if source is None:
+    unit = combine([g.unit for g in todo]) if len(todo) > 1 else None
+    if unit is None:
         return [
             g if isinstance(g, Kernel) else compile_kernel(g.comp, "c", name, check, **flags)
             for g, (_, name, check) in zip(got, kernels, strict=True)
         ]
-    built = Kernel.build_many([(g.signature, g.source) for g in todo], source, library, **flags)
+    parts = [(g.signature, g.unit) for g in todo]
+    built = Kernel.build_many(parts, unit.source, library, **flags)
     done = dict(zip(map(id, todo), built, strict=True))
     for g, kernel in zip(todo, built, strict=True):
-        _remember(g, kernel, source, library=library, **flags)
+        _remember(g, kernel, unit.source, library=library, **flags)
     return [done[id(g)] if isinstance(g, _Generated) else g for g in got]
 
 
@@ -192,19 +202,19 @@ def _generate(
             ]
         ).encode()
     ).hexdigest()
-    source = _GENERATED.get(key) or _read_generated(key, cache_dir)
+    unit = _GENERATED.get(key) or _read_generated(key, cache_dir)
     preconditions = None
-    if source is None:
-        source, preconditions = generate(comp, target, fname, check, **printing)
-        _write_generated(key, source, cache_dir)
-    _GENERATED[key] = source
+    if unit is None:
+        unit, preconditions = generate(comp, target, fname, check, **printing)
+        _write_generated(key, unit, cache_dir)
+    _GENERATED[key] = unit
     if preconditions is None:
         preconditions = bounds_preconditions(comp, check)
     warn_preconditions(comp.name, preconditions)
     obligations = bounds_obligations(comp, check)
     sig = with_obligations(signature(comp, fname), obligations, comp)
     sig = replace(sig, preconditions=preconditions)
-    return _Generated(comp, source, sig, obligations, remembered)
+    return _Generated(comp, unit, sig, obligations, remembered)
 
 
 def _remember(
