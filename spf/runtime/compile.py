@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.runtime import Kernel
 
 
@@ -208,11 +209,12 @@ def _generate(
         unit, preconditions = generate(comp, target, fname, check, **printing)
         _write_generated(key, unit, cache_dir)
     _GENERATED[key] = unit
+    ir = comp.ir
     if preconditions is None:
-        preconditions = bounds_preconditions(comp, check)
+        preconditions = bounds_preconditions(ir, check)
     warn_preconditions(comp.name, preconditions)
-    obligations = bounds_obligations(comp, check)
-    sig = with_obligations(signature(comp, fname), obligations, comp)
+    obligations = bounds_obligations(ir, check)
+    sig = with_obligations(signature(comp, fname), obligations, ir)
     sig = replace(sig, preconditions=preconditions)
     return _Generated(comp, unit, sig, obligations, remembered)
 
@@ -256,24 +258,25 @@ def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     bounds, so a call with ``check=True`` verifies them all on its arguments."""
     from spf.codegen.program import signature
 
-    sig = with_obligations(signature(comp, fname), bounds_obligations(comp, check), comp)
-    return replace(sig, preconditions=bounds_preconditions(comp, check))
+    ir = comp.ir
+    sig = with_obligations(signature(comp, fname), bounds_obligations(ir, check), ir)
+    return replace(sig, preconditions=bounds_preconditions(ir, check))
 
 
-def bounds_preconditions(comp: Computation, check: bool) -> tuple[Precondition, ...]:
+def bounds_preconditions(ir: ComputationIR, check: bool) -> tuple[Precondition, ...]:
     """The parameter conditions a call with ``check`` verifies (empty without ``check``):
     accesses in bounds for some parameter values only (spf.analysis.preconditions)."""
     if not check:
         return ()
     from spf.analysis import check_bounds
 
-    return check_bounds(comp.ir).preconditions
+    return check_bounds(ir).preconditions
 
 
-def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:
+def bounds_obligations(ir: ComputationIR, check: bool) -> list[tuple[str, str]]:
     """The bounds obligations a call with ``check`` verifies: (fact text, how a failed check
     names it), empty without ``check`` or UF calls (every access is then decided statically)."""
-    if not check or not comp.ufs:
+    if not check or not ir.ufs:
         return []
     from spf.analysis import check_bounds
 
@@ -283,14 +286,15 @@ def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:
             f"the bounds of {o.access} in statement {o.stmt} (data space {o.data_space!r}: "
             f"{o.text!r})",
         )
-        for o in check_bounds(comp.ir).obligations
+        for o in check_bounds(ir).obligations
     ]
 
 
 def with_obligations(
-    sig: Signature, obligations: Sequence[tuple[str, str]], comp: Computation
+    sig: Signature, obligations: Sequence[tuple[str, str]], ir: ComputationIR
 ) -> Signature:
-    """``sig`` whose facts are its assumptions and then ``obligations`` (parsed in ``comp``)."""
+    """``sig`` whose facts are its assumptions and then ``obligations`` (parsed with the UFs
+    and symbolic constants of ``ir``)."""
     if not obligations:
         return sig
     from spf.runtime.fact_check import assumption_label
@@ -299,6 +303,6 @@ def with_obligations(
     facts = [*sig.facts]
     labels = [assumption_label(f) for f in sig.facts]
     for text, label in obligations:
-        facts.append(Fact.parse(text, comp.ufs, comp.params))
+        facts.append(Fact.parse(text, ir.uf_decls, ir.params))
         labels.append(label)
     return replace(sig, facts=tuple(facts), fact_labels=tuple(labels))

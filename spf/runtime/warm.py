@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.runtime.kernel import Kernel
 
 FORMAT = 2
@@ -282,7 +283,7 @@ def load(
         library_key: str = payload["library_key"]
         shared = payload.get("library") or {"name": payload["function"], "source": unit.source}
         library = (str(shared["name"]), str(shared["source"]))
-        sig = _signature(comp, payload)
+        sig = _signature(comp.ir, payload)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return load_library(
@@ -322,9 +323,9 @@ def load_library(
         return None
 
 
-def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
-    """The signature the entry describes; UF declarations and assumptions come from ``comp``
-    (its state is the one keyed), the bounds obligations and preconditions are parsed from
+def _signature(ir: ComputationIR, payload: dict[str, Any]) -> Signature:
+    """The signature the entry describes; UF declarations and assumptions come from ``ir``
+    (the keyed computation's), the bounds obligations and preconditions are parsed from
     their texts."""
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
@@ -340,7 +341,7 @@ def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
                 const=bool(a["const"]),
                 shape=None if shape is None else tuple(shape),
                 rank=a["rank"],
-                uf=comp.ufs[a["name"]] if a["kind"] == "uf" else None,
+                uf=ir.uf_decls[a["name"]] if a["kind"] == "uf" else None,
                 inner=tuple(a["inner"]),
             )
         )
@@ -350,10 +351,10 @@ def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
     sig = Signature(
         function=payload["function"],
         args=tuple(args),
-        facts=comp.assumptions,
+        facts=ir.facts,
         preconditions=preconditions,
     )
-    return with_obligations(sig, [(t, n) for t, n in payload["obligations"]], comp)
+    return with_obligations(sig, [(t, n) for t, n in payload["obligations"]], ir)
 
 
 def library_key(source: str, *, argv: Sequence[str], flags: Sequence[str]) -> str:
