@@ -146,3 +146,14 @@ def test_combined_units_build_and_run(tmp_path: Path) -> None:
             y = np.zeros(7)
             kernel(y=y, x=x, **csr_args(m, index_dtype=dtype), check=check)
             np.testing.assert_allclose(y, m @ x)
+
+
+def test_hls_units_record_their_bounds() -> None:
+    """``compile(target="hls")`` checks ``hls_bounds`` against the record, not the header."""
+    from spf.codegen.hls import generate_unit, parse_bounds_header
+
+    unit = generate_unit(kernels.gemm(), "gemm", hls_bounds={"N": 4, "M": (1, 8)})
+    assert unit.bounds == (("M", 1, 8), ("N", 0, 4))
+    assert {n: (lo, hi) for n, lo, hi in unit.bounds} == parse_bounds_header(unit.source)
+    assert unit.target == "hls"
+    assert unit.exported == ("gemm",)
