@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from spf.analysis.preconditions import Precondition
     from spf.codegen.loop_ast import Node
     from spf.codegen.program import Program
+    from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
 
 Target = Literal["c", "cuda", "mpi", "hls"]
@@ -56,11 +57,22 @@ def codegen(
     remembered until ``comp`` changes (:attr:`Computation.version`). Accesses in bounds only
     under a condition on the parameters (``signature.preconditions``) are named in a
     :class:`~spf.errors.PreconditionWarning`."""
+    return codegen_unit(comp, target, name, check, **options).source
+
+
+def codegen_unit(
+    comp: Computation,
+    target: str = "c",
+    name: str | None = None,
+    check: bool = True,
+    **options: Any,
+) -> TranslationUnit:
+    """:func:`codegen`'s translation unit with its record (:mod:`spf.codegen.unit`)."""
     from spf.analysis.preconditions import warn_preconditions
 
-    text, preconditions = generate(comp, target, name, check, **options)
+    unit, preconditions = generate(comp, target, name, check, **options)
     warn_preconditions(comp.name, preconditions)
-    return text
+    return unit
 
 
 def generate(
@@ -69,17 +81,18 @@ def generate(
     name: str | None = None,
     check: bool = True,
     **options: Any,
-) -> tuple[str, tuple[Precondition, ...]]:
-    """:func:`codegen`'s text and the preconditions it found, without warning (a compile
-    warns once itself); remembered by the value of ``comp.ir`` (:mod:`spf.analysis.memo`:
-    an equal computation shares it) when generating left ``comp`` unchanged."""
+) -> tuple[TranslationUnit, tuple[Precondition, ...]]:
+    """:func:`codegen`'s translation unit (the text and its record, :mod:`spf.codegen.unit`)
+    and the preconditions it found, without warning (a compile warns once itself);
+    remembered by the value of ``comp.ir`` (:mod:`spf.analysis.memo`: an equal computation
+    shares it) when generating left ``comp`` unchanged."""
     from spf.analysis.memo import remembered
     from spf.codegen.budget import ISL_MAX_OPERATIONS
     from spf.computation.fingerprint import value_key
 
-    def run() -> tuple[str, tuple[Precondition, ...]]:
+    def run() -> tuple[TranslationUnit, tuple[Precondition, ...]]:
         prog = lower_checked(comp, target, name, check, **options)
-        return emit_program(prog, target, **options), prog.signature.preconditions
+        return emit_unit(prog, target, **options), prog.signature.preconditions
 
     key = ("codegen", value_key((target, name, check)), value_key(options), ISL_MAX_OPERATIONS)
     ir = comp.ir
@@ -160,6 +173,12 @@ def _with_implied_ranges(comp: Computation, program: Program) -> Program:
 
 def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
     """Print a lowered program for ``target``."""
+    return emit_unit(prog, target, **options).source
+
+
+def emit_unit(prog: Program, target: str = "c", **options: Any) -> TranslationUnit:
+    """Print a lowered program for ``target``: the text with its record
+    (``spf.codegen.<target>.unit_<target>``)."""
     from spf.codegen.reductions import check_target
 
     check_target(prog, target)
@@ -176,7 +195,10 @@ def emit_program(prog: Program, target: str = "c", **options: Any) -> str:
             "(stmt.workspace) is generated for target 'c' (and 'mpi') only; generate this "
             "computation for 'c'"
         )
-    return printer(target)(prog, **options)
+    printer(target)  # refuses an unknown target
+    module = importlib.import_module(f"spf.codegen.{target}")
+    unit: TranslationUnit = getattr(module, f"unit_{target}")(prog, **options)
+    return unit
 
 
 def loop_structure(comp: Computation) -> str:
@@ -232,7 +254,9 @@ def _loop_tree(comp: Computation) -> Node:
 __all__ = [
     "TARGETS",
     "codegen",
+    "codegen_unit",
     "emit_program",
+    "emit_unit",
     "generate",
     "loop_structure",
     "lower_checked",

@@ -52,6 +52,7 @@ from spf.codegen.loop_ast import (
 )
 from spf.codegen.loop_ast import expr_vars as _expr_vars
 from spf.codegen.macros import Define, as_int64, uf_element, uf_index, uf_params
+from spf.codegen.unit import Chunk, Function
 
 if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
@@ -316,28 +317,29 @@ def zero_based(program: Program) -> frozenset[str]:
     return frozenset(out)
 
 
-def read_functions(program: Program, dense: dict[str, int | None], zero: frozenset[str]) -> str:
+def read_functions(program: Program, dense: dict[str, int | None], zero: frozenset[str]) -> Chunk:
     """The fault recorder and, per UF argument, ``spf_read_<uf>`` (the checks) and for a
-    monotonic UF checked in the loops ``spf_value_<uf>`` (the range only), as C text. The
-    range test is one unsigned comparison: ``v - lo > hi - lo`` (modulo 2**64), or
-    ``v > hi`` for a :func:`zero_based` UF (``lim`` is ``hi - lo`` or ``hi``)."""
-    lines = [NOTE]
+    monotonic UF checked in the loops ``spf_value_<uf>`` (the range only). The range test
+    is one unsigned comparison: ``v - lo > hi - lo`` (modulo 2**64), or ``v > hi`` for a
+    :func:`zero_based` UF (``lim`` is ``hi - lo`` or ``hi``)."""
+    lines: list[str] = []
+    functions: list[Function] = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     whole = prechecked(program)
     for n, a in enumerate(ufs):
         mono = a.uf.monotonic if a.uf is not None else None
         if a.name in whole:  # tested before the loops (precheck_lines): read as it is
             lines += _prechecked_functions(a, n, mono == "increasing")
+            functions += [_read_function("read", a), _scan_function(a)]
             continue
         if a.name not in dense and _unranged(a):  # the widest bounds: nothing to test
             lines += _plain_read(a)
+            functions.append(_read_function("read", a))
             continue
         variants = [("read", a.name in dense)] + ([("value", False)] if a.name in dense else [])
         for kind, ordered in variants:
-            lines.append(
-                f"static inline int64_t spf_{kind}_{a.name}(const {a.ctype} *restrict a, "
-                "int64_t t, int64_t lo, uint64_t lim, int64_t first, int64_t *restrict f)"
-            )
+            functions.append(_read_function(kind, a))
+            lines.append(f"static inline {functions[-1].prototype}")
             lines.append("{")
             lines.append("  int64_t v = (int64_t)a[t];")
             if a.name in zero:
@@ -359,7 +361,32 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
                 lines.append("  (void)first;")
             lines.append("  return v;")
             lines.append("}")
-    return "\n".join(lines) + "\n"
+    return Chunk(
+        (*NOTE.lines, *([""] if lines else []), *lines),
+        functions=(*NOTE.functions, *functions),
+        macros=NOTE.macros,
+    )
+
+
+def _read_function(kind: str, a: Arg) -> Function:
+    """``spf_<kind>_<uf>``, a checked read of UF argument ``a`` (``static inline``)."""
+    return _helper(a, kind, "int64_t", "int64_t t, int64_t lo, uint64_t lim, " + _FIRST_F)
+
+
+def _scan_function(a: Arg) -> Function:
+    """``spf_scan_<uf>``, the scan of a :func:`prechecked` UF argument ``a`` (``static``)."""
+    return _helper(a, "scan", "void", "int64_t first, int64_t end, int64_t lo, int64_t hi, " + _F)
+
+
+_F = "int64_t *restrict f"
+_FIRST_F = "int64_t first, " + _F
+
+
+def _helper(a: Arg, kind: str, result: str, params: str) -> Function:
+    """The ``static`` helper ``spf_<kind>_<uf>`` of UF argument ``a``: its C parameters are
+    the argument's entries (``a``) and then ``params``."""
+    name = f"spf_{kind}_{a.name}"
+    return Function(name, f"{result} {name}(const {a.ctype} *restrict a, {params})", static=True)
 
 
 def _unranged(a: Arg) -> bool:
@@ -373,8 +400,7 @@ def _unranged(a: Arg) -> bool:
 def _plain_read(a: Arg) -> list[str]:
     """``spf_read_<uf>`` of an :func:`_unranged` UF: the entry as it is."""
     return [
-        f"static inline int64_t spf_read_{a.name}(const {a.ctype} *restrict a, int64_t t, "
-        "int64_t lo, uint64_t lim, int64_t first, int64_t *restrict f)",
+        f"static inline {_read_function('read', a).prototype}",
         "{ (void)lo; (void)lim; (void)first; (void)f; return (int64_t)a[t]; }",
     ]
 
@@ -383,12 +409,11 @@ def _prechecked_functions(a: Arg, n: int, strict: bool) -> list[str]:
     """``spf_read_<uf>`` of a :func:`prechecked` UF (the entry as it is) and
     ``spf_scan_<uf>``, which records its first entry out of range or out of order."""
     worse = ">=" if strict else ">"
+    scan = _scan_function(a).prototype
     return [
         *_plain_read(a),
-        f"static void spf_scan_{a.name}(const {a.ctype} *restrict a, int64_t first, "
-        "int64_t end, int64_t lo, int64_t hi, int64_t *restrict f) __attribute__((cold));",
-        f"static void spf_scan_{a.name}(const {a.ctype} *restrict a, int64_t first, "
-        "int64_t end, int64_t lo, int64_t hi, int64_t *restrict f)",
+        f"static {scan} __attribute__((cold));",
+        f"static {scan}",
         "{",
         "  for (int64_t t = first; t < end; t++)",
         "  {",
@@ -562,21 +587,23 @@ def checks_by_stmt(program: Program) -> dict[str, list[InLoopCheck]]:
     return out
 
 
-def peek_functions(program: Program, zero: frozenset[str]) -> list[str]:
+def peek_functions(program: Program, zero: frozenset[str]) -> Chunk:
     """``spf_peek_<uf>(...)`` for each UF the fact checks read: the value clamped to the
     declared range like a checked read, but not recorded (the loops' own reads record a
     value out of range; a check only needs a safe index for the read it is the argument
     of); and ``spf_raw_<uf>(...)``, the value as it is (what a check compares)."""
     used = {f.func.__name__ for c in program.fact_checks for f in _calls(c)}
-    out = []
+    out: list[str] = []
+    functions: list[Function] = []
+    macros: list[str] = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
         if a.name not in used:
             continue
         test = "(uint64_t)v > lim" if a.name in zero else "(uint64_t)v - (uint64_t)lo > lim"
+        functions.append(_helper(a, "clamp", "int64_t", "int64_t t, int64_t lo, uint64_t lim"))
         out.append(
-            f"static inline int64_t spf_clamp_{a.name}(const {a.ctype} *restrict a, int64_t t, "
-            f"int64_t lo, uint64_t lim) {{ const int64_t v = (int64_t)a[t]; "
+            f"static inline {functions[-1].prototype} {{ const int64_t v = (int64_t)a[t]; "
             f"return {test} ? lo : v; }}"
         )
         arity = a.uf.array_uf().arity if a.uf is not None else 1  # f(i)[c] is f(i, c)
@@ -586,7 +613,8 @@ def peek_functions(program: Program, zero: frozenset[str]) -> list[str]:
         raw = as_int64(uf_element(a.name, arity, a.inner))
         out += Define(f"spf_peek_{a.name}", params, peek).lines()
         out += Define(f"spf_raw_{a.name}", params, raw).lines()
-    return out
+        macros += [f"spf_peek_{a.name}", f"spf_raw_{a.name}"]
+    return Chunk(tuple(out), functions=tuple(functions), macros=tuple(macros))
 
 
 def _calls(c: InLoopCheck) -> list[Any]:

@@ -11,7 +11,7 @@ from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
 from spf.codegen import faults
 from spf.codegen.arg_checks import fact_check_lines, read_key
-from spf.codegen.each_call import stmt_macro_lines
+from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -30,8 +30,14 @@ from spf.codegen.loop_ast import (
     expr_vars,
     walk,
 )
-from spf.codegen.macros import Define, define_lines, of_ufs, uf_element, uf_params
-from spf.codegen.reductions import THREADS_PRELUDE, atomic_call, reduction_for, reduction_loops
+from spf.codegen.macros import Define, define_chunk, of_ufs, uf_element, uf_params
+from spf.codegen.reductions import (
+    THREADS_MACROS,
+    THREADS_PRELUDE,
+    atomic_call,
+    reduction_for,
+    reduction_loops,
+)
 from spf.codegen.register_tile import tile_cells
 from spf.errors import CodegenError
 from spf.schedule.tags import reduction_option
@@ -42,6 +48,7 @@ if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.arg_checks import BoundKey
     from spf.codegen.program import BufferDecl, Program, StmtMacro
+    from spf.codegen.unit import TranslationUnit
 
 WORKSPACE_PRELUDE = """\
 #define spf_ws_stride(n) ((((int64_t)(n)) + 63) / 64 * 64)
@@ -54,6 +61,8 @@ WORKSPACE_PRELUDE = """\
 #define spf_thread_count() ((int64_t)1)
 #endif
 """
+WORKSPACE_MACROS = ("spf_ws_stride", "spf_thread_id", "spf_thread_count")
+"""The macros :data:`WORKSPACE_PRELUDE` defines."""
 
 PRELUDE = """\
 #include <stdint.h>
@@ -64,6 +73,8 @@ PRELUDE = """\
 #define spf_min(a, b) ((a) < (b) ? (a) : (b))
 #define spf_max(a, b) ((a) > (b) ? (a) : (b))
 """
+PRELUDE_MACROS = ("spf_floord", "spf_min", "spf_max")
+"""The macros :data:`PRELUDE` defines."""
 
 _INFIX = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
 
@@ -131,32 +142,66 @@ class CPrinter:
     target = "c"
     """The target name used in messages."""
 
+    omp_pragmas = True
+    """:attr:`pragma_parallel` and :attr:`pragma_simd` are OpenMP pragmas (a target whose
+    are comments says False)."""
+
+    unit_target = "c"
+    """The target of the unit's record (:meth:`unit`)."""
+
+    shareable = True
+    """The unit's file scope holds only the functions and macros the printer notes
+    (:attr:`spf.codegen.unit.TranslationUnit.shareable`)."""
+
     arg_checks = False
     """Also print the checked function (:mod:`spf.codegen.arg_checks`) when the kernel reads
     index arrays (``print_c(..., arg_checks=True)``)."""
+
+    def unit(self) -> TranslationUnit:
+        """The translation unit and its record (:mod:`spf.codegen.unit`)."""
+        self.print()
+        return self.out.unit(self.unit_target, shareable=self.shareable)
+
+    def pragma(self, text: str, *, parallel: bool) -> None:
+        """Print :attr:`pragma_parallel` or :attr:`pragma_simd` (``text``), noted as an
+        OpenMP pragma where they are one (:attr:`omp_pragmas`)."""
+        if self.omp_pragmas:
+            self.out.omp(text, parallel=parallel)
+        else:
+            self.out.line(text)
 
     def print(self) -> str:
         self._check_operations()
         check_stack_buffers(self.p.buffers, self.target)
         self.out.raw(PRELUDE)
+        self.out.macros(PRELUDE_MACROS)
         if any(option == "privatize" for _, option in reduction_loops(self.p)):
             self.out.raw(THREADS_PRELUDE)
+            self.out.macros(THREADS_MACROS)
         if self.p.workspaces:
             self.out.raw(WORKSPACE_PRELUDE)
+            self.out.macros(WORKSPACE_MACROS)
         self._macros()
         self.out.line("")
         heap = self.heap_names()
+        sig = self.p.signature
         if faults.needed(self.p, heap):  # the body takes the call's fault record
             if not self.p.index_arrays:  # else printed with the index macros
-                self.out.raw(faults.NOTE)
-            self.out.line(faults.prototype(self.p.signature))
+                self.out.chunk(faults.NOTE)
+            self.out.line(faults.prototype(sig))
+            self.out.function(sig.function + faults.FAULTS_SUFFIX, faults.prototype(sig))
             self._body_block()
-            for line in faults.wrapper(self.p.signature):
+            for line in faults.wrapper(sig):
                 self.out.line(line)
+            self.out.function(sig.function, sig.c_prototype())
             names = [name for name, *_ in self.p.index_arrays]
-            self.out.line(faults.names_function(self.p.signature.function, names, heap))
+            self.out.line(faults.names_function(sig.function, names, heap))
+            self.out.function(
+                sig.function + faults.NAMES_SUFFIX, faults.names_prototype(sig.function)
+            )
         else:
-            self.out.line(self.p.signature.c_prototype())
+            self.out.line(sig.c_prototype())
+            self.out.function(sig.function, sig.c_prototype())
             self._body_block()
         if self.arg_checks and any(a.kind == "uf" for a in self.p.signature.args):
             self._checked_function()
@@ -170,21 +215,22 @@ class CPrinter:
         from spf.codegen import range_pass
 
         dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
+        sig = self.p.signature
         self.out.line("")
-        self.out.raw(ac.read_functions(self.p, dense, zero))
-        for line in define_lines(ac.checked_macros(self.p, dense)):
-            self.out.line(line)
-        for line in ac.peek_functions(self.p, zero):
-            self.out.line(line)
+        self.out.chunk(ac.read_functions(self.p, dense, zero))
+        self.out.chunk(define_chunk(ac.checked_macros(self.p, dense)))
+        self.out.chunk(ac.peek_functions(self.p, zero))
         ranged = range_pass.ranged(self.p)
         if ranged:
             self.out.line(range_pass.reads_declaration(self.p))
-            self._checked_loops(range_pass.reads_prototype(self.p), dense, zero, frozenset())
-            self.out.line(range_pass.OPAQUE)
-            for line in define_lines(range_pass.raw_macros(self.p, ranged)):
-                self.out.line(line)
-        self._checked_loops(ac.checked_prototype(self.p), dense, zero, ranged)
+            self._checked_loops(range_pass.READS_SUFFIX, dense, zero, frozenset())
+            self.out.chunk(range_pass.OPAQUE)
+            self.out.chunk(define_chunk(range_pass.raw_macros(self.p, ranged)))
+        self._checked_loops(ac.CHECKED_SUFFIX, dense, zero, ranged)
         program = self.p
+        self.out.function(
+            sig.function + ac.FACTS_SUFFIX, ac.facts_prototype(program.signature.function)
+        )
         self.out.line(
             ac.facts_function(
                 program.signature.function,
@@ -199,17 +245,22 @@ class CPrinter:
 
     def _checked_loops(
         self,
-        prototype: str,
+        suffix: str,
         dense: dict[str, int | None],
         zero: frozenset[str],
         ranged: frozenset[str],
     ) -> None:
-        """One checked function: the bounds, the tests before the loops (and the range pass
-        over ``ranged``, read as they are in the loops), the loops with their checks."""
+        """One checked function ``<function><suffix>``: the bounds, the tests before the
+        loops (and the range pass over ``ranged``, read as they are in the loops), the loops
+        with their checks. The range pass's fallback (``READS_SUFFIX``) is ``static``: only
+        the checked function calls it."""
         from spf.codegen import arg_checks as ac
         from spf.codegen import range_pass
 
-        self.out.line(prototype)
+        static = suffix == range_pass.READS_SUFFIX
+        prototype = ac.checked_prototype_of(self.p.signature, suffix)
+        self.out.line(f"static {prototype}" if static else prototype)
+        self.out.function(self.p.signature.function + suffix, prototype, static=static)
         program = self.p
         self.p = replace(program, body=ac.unordered_reads(program, dense))
         self._fact_checks = ac.checks_by_stmt(program)
@@ -238,6 +289,7 @@ class CPrinter:
             return []
         sub = CPrinter(each.program)
         sub.node(each.program.body)
+        self.out.take_notes(sub.out)
         ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
         return each_call_lines(each, sub.out.lines(), of_ufs(ours, each.compared))
 
@@ -405,15 +457,16 @@ class CPrinter:
     def _macros(self) -> None:
         for name, arity in self.p.ufs:
             element = uf_element(name, arity, self.p.signature.arg(name).inner)
-            for line in Define(name, uf_params(arity), element).lines():
-                self.out.line(line)
+            self.out.chunk(define_chunk([Define(name, uf_params(arity), element)]))
         for d in self.p.data:
             dims = [f"t{k}" for k in range(d.rank)]
             self.out.line(f"#define {d.macro or d.name}({', '.join(dims)}) {self.p.access(d)}")
+            self.out.macros([d.macro or d.name])
         self._index_macros()
         flags = [s for s in self.p.stmts if s.operation and s.operation.kind in _FLAG_OPS]
         if flags:
             self.out.line(_FLAG_MACROS)
+            self.out.macros([*_FLAG_OPS.values(), "spf_post_add"])
         for s in flags:
             op = s.operation
             assert op is not None
@@ -423,8 +476,8 @@ class CPrinter:
             macro = "spf_post_add" if op.kind == "post" and counter else _FLAG_OPS[op.kind]
             call = f"{macro}(&{op.buffer}({index}){count})"
             self.out.line(f"#define {s.name}({', '.join(s.params)}) {call}")
-        for line in stmt_macro_lines(self.p.stmts):
-            self.out.line(line)
+            self.out.macros([s.name])
+        self.out.chunk(stmt_macro_chunk(self.p.stmts))
 
     def _index_macros(self) -> None:
         """Run-time index arrays read as UFs: ``rowptr(i)`` is the element, checked against
@@ -432,14 +485,15 @@ class CPrinter:
         flags the fault the call reports, spf.codegen.faults)."""
         if not self.p.index_arrays:
             return
-        self.out.raw(faults.NOTE)
+        self.out.chunk(faults.NOTE)
         for ctype in faults.INDEX_TYPES:
-            self.out.raw(faults.index_in(ctype))
+            self.out.chunk(faults.index_in(ctype))
         data = {d.name: d for d in self.p.data}
         for number, (name, rank, *_) in enumerate(self.p.index_arrays):
             dims = [f"t{k}" for k in range(rank)]
             element = faults.index_read(self.p, number, self.p.access(data[name]))
             self.out.line(f"#define {name}({', '.join(dims)}) {element}")
+            self.out.macros([name])
 
     def node(self, n: Node) -> None:
         if isinstance(n, Block):
@@ -641,7 +695,7 @@ class CPrinter:
 
     def _plain_for(self, n: For) -> None:
         if "wavefront_levels" in n.tags:  # one region for all levels (spf.analysis.executor)
-            self.out.line("#pragma omp parallel")
+            self.out.omp("#pragma omp parallel", parallel=True)
             with self.out.braces():
                 self._fault_scope(lambda: self._emit_for(n))
             return
@@ -658,20 +712,20 @@ class CPrinter:
             if one:  # a run of narrow levels: one thread runs it in order, then one barrier
                 self.out.line(f"if ({one[0]})")
                 with self.out.braces():
-                    self.out.line("#pragma omp single")
+                    self.out.omp("#pragma omp single", parallel=False)
                     self.loop_only(n, simd)
                 self.out.line("else")
                 with self.out.braces():
-                    self.out.line("#pragma omp for schedule(static)")
+                    self.out.omp("#pragma omp for schedule(static)", parallel=False)
                     self.loop_only(n, simd)
                 return
-            self.out.line("#pragma omp for schedule(static)")
+            self.out.omp("#pragma omp for schedule(static)", parallel=False)
         elif "wavefront_p2p" in n.tags:  # in level order, each thread's chunks in increasing
-            self.out.line("#pragma omp parallel for schedule(static, 64)")  # order: no deadlock
+            self.out.omp("#pragma omp parallel for schedule(static, 64)", parallel=True)
         elif "parallel" in n.tags:
-            self.out.line(self.pragma_parallel)
+            self.pragma(self.pragma_parallel, parallel=True)
         elif any(t.startswith("vector") for t in n.tags):
-            self.out.line(self._simd_pragma(n.tags))
+            self.pragma(self._simd_pragma(n.tags), parallel=False)
             simd = simd or n.var
         else:  # GCC takes no unroll pragma next to an OpenMP one (either order)
             for t in n.tags:
@@ -717,7 +771,7 @@ class CPrinter:
                 f"{' and '.join(factors)}; a loop has one unroll factor: unroll it by the "
                 "same factor in every statement that shares it"
             )
-        omp = self.pragma_parallel.startswith("#pragma omp")
+        omp = self.omp_pragmas
         if omp and "parallel" in n.tags and self._simd is not None:
             raise CodegenError(
                 f"loop {n.var} (statements {stmts}) is parallel but lies inside the vector "
@@ -846,6 +900,11 @@ PRINTER_OPTIONS = ("arg_checks",)
 
 
 def print_c(program: Program, *, arg_checks: bool = False) -> str:
+    return unit_c(program, arg_checks=arg_checks).source
+
+
+def unit_c(program: Program, *, arg_checks: bool = False) -> TranslationUnit:
+    """The C translation unit of ``program`` with its record (:mod:`spf.codegen.unit`)."""
     printer = CPrinter(program)
     printer.arg_checks = arg_checks
-    return printer.print()
+    return printer.unit()

@@ -83,6 +83,7 @@ from spf.errors import CodegenError
 if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl, Operation, Program
     from spf.codegen.signature import Arg
+    from spf.codegen.unit import TranslationUnit
 
 PRELUDE = """\
 #if defined(__CUDACC_RTC__)
@@ -316,6 +317,14 @@ class CudaPrinter(CPrinter):
     # host loops run serially: a kernel launch inside an OpenMP loop would race on errors
     pragma_parallel = "/* parallel loop: runs serially on the host in the CUDA target */"
     pragma_simd = "/* vector loop */"
+    omp_pragmas = False
+    unit_target = "cuda"
+    shareable = False  # __constant__ arrays, the host's message buffer
+
+    def unit(self) -> TranslationUnit:
+        """The ``.cu`` unit with its record, which names the ``__global__`` kernels."""
+        self.print()
+        return self.out.unit("cuda", kernels=[k.name for k in self.kernels])
 
     def __init__(self, program: Program) -> None:
         super().__init__(program)
@@ -420,6 +429,7 @@ class CudaPrinter(CPrinter):
             self.node(self.p.body)
         body = host.text().rstrip("\n")
         out = Emitter()
+        out.take_notes(host)
         out.line(
             f"/* spf CUDA translation unit: {len(self.kernels)} kernel(s) and the host "
             f"function {self.fname}. */"
@@ -450,6 +460,7 @@ class CudaPrinter(CPrinter):
         decls.append("const int64_t *spf_count")
         out.line("static char spf_message[512];")
         out.line(f'extern "C" const char *{f}_spf_error(void) {{ return spf_message; }}')
+        out.function(f"{f}_spf_error", f"const char *{f}_spf_error(void)")
         out.line(
             "#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != "
             'cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, '
@@ -457,6 +468,7 @@ class CudaPrinter(CPrinter):
         )
         out.line("")
         out.line(f'extern "C" int {f}({", ".join(decls)})')
+        out.function(f, f"int {f}({', '.join(decls)})")
         with out.braces():
             out.line("int spf_status = 0;")
             out.line("spf_message[0] = 0;")
@@ -1121,4 +1133,9 @@ def _dim3(values: list[str]) -> str:
 
 def print_cuda(program: Program) -> str:
     """The ``.cu`` translation unit of ``program``."""
-    return CudaPrinter(program).print()
+    return unit_cuda(program).source
+
+
+def unit_cuda(program: Program) -> TranslationUnit:
+    """The ``.cu`` translation unit of ``program`` with its record (:mod:`spf.codegen.unit`)."""
+    return CudaPrinter(program).unit()

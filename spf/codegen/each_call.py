@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import stmt_lines, to_c
 from spf.codegen.macros import Define, as_int64, define_lines, uf_element, uf_params
+from spf.codegen.unit import Chunk
 from spf.errors import SpfError
 from spf.sets.memo import Table
 
@@ -139,6 +140,16 @@ def _needs(fact: Fact, ufs: Mapping[str, UF]) -> tuple[frozenset[str], frozenset
 
 
 _NEEDS: Table[Hashable, tuple[tuple[frozenset[str], frozenset[str]] | None]] = Table(1024)
+
+
+def stmt_macro_chunk(stmts: Sequence[StmtMacro]) -> Chunk:
+    """:func:`stmt_macro_lines` at file scope, noting the macros they define."""
+    names: list[str] = []
+    for s in stmts:
+        if s.operation is None:
+            names += [f"{s.name}_target", f"{s.name}_value"] if s.update is not None else []
+            names.append(s.name)
+    return Chunk(tuple(stmt_macro_lines(stmts)), macros=tuple(names))
 
 
 def stmt_macro_lines(stmts: Sequence[StmtMacro]) -> list[str]:

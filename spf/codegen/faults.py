@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from spf.codegen.unit import Chunk, Function
+
 if TYPE_CHECKING:
     from spf.codegen.program import Program
     from spf.codegen.signature import Signature
@@ -49,7 +51,7 @@ FAULT_INDEX_ORDER = 9
 """Kinds 1, 2 and 5 to 8 are the checked function's (:mod:`spf.codegen.arg_checks`)."""
 FAULT_ARG = "int64_t *restrict spf_fault"
 
-NOTE = """\
+_NOTE_TEXT = """\
 #ifndef SPF_FAULT_NOTE
 #define SPF_FAULT_NOTE
 static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)
@@ -66,28 +68,43 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 }
 #endif
 """
+NOTE = Chunk(
+    tuple(_NOTE_TEXT.rstrip("\n").split("\n")),
+    functions=(
+        Function(
+            "spf_fault_note",
+            "void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)",
+            static=True,
+        ),
+    ),
+    macros=("SPF_FAULT_NOTE",),
+)
 """Records the first fault of a call (any thread)."""
 
 INDEX_TYPES = ("int32_t", "int64_t")
 """Element types of run-time index arrays (spf.computation.index_arrays)."""
 
 
-def index_in(ctype: str) -> str:
+def index_in(ctype: str) -> Chunk:
     """``spf_index_in_<ctype>``: the branch-free range check of an index array read. A value
     outside ``l .. h`` reads as ``r`` (the range's lowest value) and ORs ``1 << bit`` into
     ``*bad`` (the caller's local ``spf_bad``). Bounds and result have the element's own
     type (:func:`range_locals`): comparing an ``int32_t`` with ``int64_t`` bounds, or
     returning ``int64_t``, halved the vector width of the loop, or kept gcc from
     vectorizing an ``int32_t`` max reduction over it at all."""
-    return (
-        f"static inline {ctype} spf_index_in_{ctype}({ctype} v, {ctype} l, {ctype} h, "
-        f"{ctype} r, uint64_t bit, uint64_t *bad)\n"
-        "{\n"
-        "  const int out = (v < l) | (v > h);\n"
-        "  *bad |= (uint64_t)out << bit;\n"
-        "  return out ? r : v;\n"
-        "}\n"
+    name = f"spf_index_in_{ctype}"
+    prototype = (
+        f"{ctype} {name}({ctype} v, {ctype} l, {ctype} h, {ctype} r, uint64_t bit, uint64_t *bad)"
     )
+    lines = (
+        f"static inline {prototype}",
+        "{",
+        "  const int out = (v < l) | (v > h);",
+        "  *bad |= (uint64_t)out << bit;",
+        "  return out ? r : v;",
+        "}",
+    )
+    return Chunk(lines, functions=(Function(name, prototype, static=True),))
 
 
 def range_locals(program: Program) -> list[str]:

@@ -91,6 +91,7 @@ from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     from spf.codegen.program import DataMacro, Program
+    from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
 
 Range = tuple[int, int]
@@ -134,7 +135,17 @@ def print_hls(
     hls_tripcounts: BoundsOption | None = None,
 ) -> str:
     """The HLS C++ translation unit of ``program`` (see the module docstring for options)."""
-    return HlsPrinter(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts).print()
+    return unit_hls(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts).source
+
+
+def unit_hls(
+    program: Program,
+    *,
+    hls_bounds: BoundsOption | None = None,
+    hls_tripcounts: BoundsOption | None = None,
+) -> TranslationUnit:
+    """:func:`print_hls`'s unit with its record (:mod:`spf.codegen.unit`)."""
+    return HlsPrinter(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts).unit()
 
 
 def generate(
@@ -152,11 +163,26 @@ def generate(
     >>> "#pragma HLS INTERFACE s_axilite port=return" in src
     True
     """
+    return generate_unit(
+        comp, name, check, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts
+    ).source
+
+
+def generate_unit(
+    comp: Computation,
+    name: str | None = None,
+    check: bool = True,
+    *,
+    hls_bounds: BoundsOption | None = None,
+    hls_tripcounts: BoundsOption | None = None,
+) -> TranslationUnit:
+    """:func:`generate`'s unit with its record (:mod:`spf.codegen.unit`)."""
     from spf.codegen.program import lower
 
     if check:
         comp.check_legality()
-    return print_hls(lower(comp, name), hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
+    program = lower(comp, name)
+    return unit_hls(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
 
 
 # ------------------------------------------------------------------------------ options
@@ -378,6 +404,14 @@ class LocalArray:
 class HlsPrinter(CPrinter):
     """Prints the HLS top function (see the module docstring)."""
 
+    unit_target = "hls"
+    shareable = False  # C++ with local arrays and Vitis pragmas: built on its own
+
+    def unit(self) -> TranslationUnit:
+        """The unit with its record, which holds the ``hls_bounds`` it was printed for."""
+        bounds = tuple((n, lo, hi) for n, (lo, hi) in sorted(self.bounds.items()))
+        return replace(super().unit(), bounds=bounds)
+
     def __init__(
         self,
         program: Program,
@@ -408,6 +442,7 @@ class HlsPrinter(CPrinter):
         self._macros()
         self.out.line("")
         self.out.line(f'extern "C" {self._prototype()}')
+        self.out.function(self.p.signature.function, self._prototype())
         with self.out.braces():
             self._interfaces()
             for a in self.p.signature.args:
@@ -732,4 +767,12 @@ def _max_size(extents: tuple[str, ...], env: Mapping[str, Range]) -> int | None:
     return max(1, size)
 
 
-__all__ = ["PRINTER_OPTIONS", "HlsPrinter", "generate", "parse_bounds_header", "print_hls"]
+__all__ = [
+    "PRINTER_OPTIONS",
+    "HlsPrinter",
+    "generate",
+    "generate_unit",
+    "parse_bounds_header",
+    "print_hls",
+    "unit_hls",
+]

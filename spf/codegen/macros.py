@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
 from spf.clang import C_ATOM
+from spf.codegen.unit import Chunk
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
@@ -46,6 +47,12 @@ class Define:
 def define_lines(defines: Iterable[Define]) -> list[str]:
     """The lines of ``defines``, in order."""
     return [line for d in defines for line in d.lines()]
+
+
+def define_chunk(defines: Iterable[Define]) -> Chunk:
+    """The lines of ``defines`` at file scope, noting the macros they leave defined."""
+    defines = list(defines)
+    return Chunk(tuple(define_lines(defines)), macros=tuple(d.name for d in defines))
 
 
 def of_ufs(defines: Iterable[Define], names: Collection[str]) -> list[Define]:

@@ -47,6 +47,7 @@ from spf import cexpr as cx
 from spf.codegen import faults
 from spf.codegen.c import (
     PRELUDE,
+    PRELUDE_MACROS,
     CPrinter,
     check_stack_buffers,
     expr,
@@ -60,6 +61,7 @@ from spf.errors import CodegenError
 if TYPE_CHECKING:
     from spf.codegen.program import Operation, Program, StmtMacro
     from spf.codegen.signature import Signature
+    from spf.codegen.unit import TranslationUnit
 
 COMM = "comm"
 """Name of the communicator argument (first argument of the generated function)."""
@@ -177,6 +179,9 @@ def mpi_prototype(signature: Signature, comm_type: str = "MPI_Comm", restrict: b
 class MPIPrinter(CPrinter):
     """C + MPI: rank-bound distributed loops, non-blocking point-to-point, barriers."""
 
+    unit_target = "mpi"
+    shareable = False  # MPI_RUNTIME declares a request type
+
     def __init__(self, program: Program) -> None:
         super().__init__(program)
         self.ops = {s.name: s.operation for s in program.stmts if s.operation is not None}
@@ -199,12 +204,14 @@ class MPIPrinter(CPrinter):
         check_stack_buffers(self.p.buffers, "mpi")
         self.out.line("#include <mpi.h>")
         self.out.raw(PRELUDE)
-        self.out.raw(faults.NOTE)
+        self.out.macros(PRELUDE_MACROS)
+        self.out.chunk(faults.NOTE)
         if self.ops:
             self.out.raw(MPI_RUNTIME)
         self._macros()
         self.out.line("")
         self.out.line(mpi_prototype(self.p.signature))
+        self.out.function(self.p.signature.function, mpi_prototype(self.p.signature))
         with self.out.braces():
             self._function_body()
         return self.out.text()
@@ -305,6 +312,7 @@ class MPIPrinter(CPrinter):
         for s in full.stmts:
             if s.operation is not None:
                 self.out.line(f"#define {s.name}({', '.join(s.params)}) {_op_text(s)}")
+                self.out.macros([s.name])
 
     # ------------------------------------------------------------------ loop tree
 
@@ -434,9 +442,14 @@ def _op_text(s: StmtMacro) -> str:
     )
 
 
+def unit_mpi(program: Program) -> TranslationUnit:
+    """The MPI translation unit of ``program`` with its record (:mod:`spf.codegen.unit`)."""
+    return MPIPrinter(program).unit()
+
+
 def print_mpi(program: Program) -> str:
     """One C + MPI translation unit (see the module docstring for what it does)."""
-    return MPIPrinter(program).print()
+    return unit_mpi(program).source
 
 
-__all__ = ["COMM", "MPI_TYPES", "MPIPrinter", "mpi_prototype", "print_mpi"]
+__all__ = ["COMM", "MPI_TYPES", "MPIPrinter", "mpi_prototype", "print_mpi", "unit_mpi"]

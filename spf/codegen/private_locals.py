@@ -11,27 +11,28 @@ from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Node, walk
 
 if TYPE_CHECKING:
     from spf.codegen.program import BufferDecl
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 
-def place_private_locals(comp: Computation, body: Node) -> tuple[Node, tuple[BufferDecl, ...]]:
+def place_private_locals(ir: ComputationIR, body: Node) -> tuple[Node, tuple[BufferDecl, ...]]:
     """``body`` with an :class:`Alloc` of each private local around the body of its loop,
     and the declarations of those locals (printed as zeroed stack arrays)."""
     from spf.analysis.private import private_position, users
     from spf.codegen.program import BufferDecl
 
     decls = []
-    for name, ds in comp.data_spaces.items():
+    for ds in ir.data_spaces:
         if ds.private is None:
             continue
-        pos = private_position(comp.ir, name)
+        name = ds.name
+        pos = private_position(ir, name)
         if pos is None:
             continue  # no statement uses it
-        body = _wrap(body, pos, frozenset(s.name for s in users(comp.ir, name)), name)
+        body = _wrap(body, pos, frozenset(s.name for s in users(ir, name)), name)
         decls.append(
             BufferDecl(
                 name=name,
-                ctype=ds.ctype,
+                ctype=ds.type,  # a private local is an array, never the pointer form
                 extents=tuple(str(d) for d in ds.shape or ()),
                 scope="stack",
                 argument=False,

@@ -285,7 +285,7 @@ def lower(comp: Computation, name: str | None = None) -> Program:
     body = _place_allocations(comp, body, buffers)
     from spf.codegen.private_locals import place_private_locals
 
-    body, private = place_private_locals(comp, body)
+    body, private = place_private_locals(comp.ir, body)
     data = [_data_macro(ds, comp) for ds in comp.data_spaces.values() if ds.rank is not None]
     data += [_buffer_macro(b) for b in buffers.values()]
     own = [

@@ -27,6 +27,7 @@ from spf import cexpr as cx
 from spf.codegen.arg_checks import BOUNDS_PER_UF, checked_prototype_of, prechecked
 from spf.codegen.macros import Define, as_int64, uf_element, uf_params
 from spf.codegen.range_reads import pass_pays
+from spf.codegen.unit import Chunk, Function
 
 if TYPE_CHECKING:
     from spf.codegen.program import Program
@@ -71,7 +72,10 @@ def reads_declaration(program: Program) -> str:
     return f"{reads_prototype(program)} __attribute__((noinline, cold));"
 
 
-OPAQUE = 'static inline int64_t spf_opaque(int64_t v) { __asm__("" : "+r"(v)); return v; }'
+OPAQUE = Chunk(
+    ('static inline int64_t spf_opaque(int64_t v) { __asm__("" : "+r"(v)); return v; }',),
+    functions=(Function("spf_opaque", "int64_t spf_opaque(int64_t v)", static=True),),
+)
 """The value as it is, through an empty ``asm`` the compiler cannot see into: no
 instruction, but a loop that reads a ranged array is not vectorized, as it was not with the
 checked read (gcc vectorizes a sparse row's loop with emulated gathers once the branch is

@@ -56,6 +56,8 @@ THREADS_PRELUDE = """\
 #endif
 """
 """Thread queries of the ``privatize`` code (one thread without OpenMP)."""
+THREADS_MACROS = ("spf_thread_num", "spf_num_threads")
+"""The macros :data:`THREADS_PRELUDE` defines."""
 
 _IDENTITY = {"+": "0", "*": "1"}
 
@@ -128,7 +130,7 @@ def atomic_call(printer: CPrinter, n: Call) -> None:
         printer.out.line(f"{n.stmt}({', '.join(expr(a) for a in n.args)});")
         return
     args = ", ".join(expr(a) for a in n.args)
-    printer.out.line("#pragma omp atomic")
+    printer.out.omp("#pragma omp atomic", parallel=False)
     printer.out.line(f"{n.stmt}_target({args}) {red.op} {n.stmt}_value({args});")
 
 
@@ -146,7 +148,7 @@ def reduction_for(printer: CPrinter, n: For) -> None:
         if option == "privatize":
             privatized_for(printer, n)
         else:
-            printer.out.line(printer.pragma_parallel)
+            printer.pragma(printer.pragma_parallel, parallel=True)
             printer.loop_only(n)
     finally:
         printer._reducing = None
@@ -164,7 +166,7 @@ def privatized_for(printer: CPrinter, n: For) -> None:
     spaces = accumulated(printer, n)
     decls = _private_copies(printer, n, spaces)
     if not decls:
-        printer.out.line(printer.pragma_parallel)
+        printer.pragma(printer.pragma_parallel, parallel=True)
         printer.loop_only(n)
         return
     _private_region(printer, n, decls)
@@ -207,9 +209,9 @@ def _private_region(
             out.line(f"const size_t spf_n_{ds} = {count};")
             out.line(f"{ctype} *spf_copies_{ds} = NULL;")
         out.line("int spf_team = 1;")
-        out.line("#pragma omp parallel")
+        out.omp("#pragma omp parallel", parallel=True)
         with out.braces():
-            out.line("#pragma omp single")
+            out.omp("#pragma omp single", parallel=False)
             with out.braces():
                 out.line("spf_team = spf_num_threads();")
                 for ds, _, ctype, _, _ in decls:
@@ -233,7 +235,7 @@ def _private_region(
                 out.line(
                     f"#define {ds}({', '.join(dims)}) spf_my_{ds}[{linearize(dims, d.extents)}]"
                 )
-            out.line("#pragma omp for")
+            out.omp("#pragma omp for", parallel=False)
             printer.loop_only(n)
             for ds, d, *_ in decls:
                 dims = [f"t{k}" for k in range(d.rank)]
@@ -250,7 +252,7 @@ def _private_region(
 def _combine(out: Emitter, ds: str, ctype: str, family: str) -> None:
     """Add (multiply) the copies of threads 1.. into ``ds``, elements split over the team."""
     op = "*" if family == "*" else "+"
-    out.line("#pragma omp for")
+    out.omp("#pragma omp for", parallel=False)
     out.line(f"for (size_t spf_e = 0; spf_e < spf_n_{ds}; spf_e++)")
     with out.braces():
         out.line(f"{ctype} spf_sum = {_IDENTITY[family]};")

@@ -236,7 +236,7 @@ class Scanner:
         """The variable of the value ``uf(args)``; ``written``: the position below which a
         statement may have changed it (a run-time index array, :func:`written_level`)."""
         level = max((self._level_of(a) for a in args), default=-1)
-        if is_written_index_array(self.comp, uf):
+        if is_written_index_array(self.comp.ir, uf):
             # its value is read no earlier than inside the reader's top-level statement
             # group (never before the function's first statement, whatever the arguments),
             # and after the last write that can change it (a write in the same iteration)
@@ -267,14 +267,14 @@ class Scanner:
     def _bound_index_arrays(self, stmt: Stmt) -> set[str]:
         """The run-time index arrays ``stmt``'s domain or schedule call."""
         called = {*stmt.domain.inferred_ufs, *stmt.schedule.inferred_ufs}
-        return {uf for uf in called if is_written_index_array(self.comp, uf)}
+        return {uf for uf in called if is_written_index_array(self.comp.ir, uf)}
 
     def _written_level(self, stmt: Stmt, uf: str) -> int:
         key = (stmt.name, uf)
         if key not in self._written:
             level = -1
-            if is_written_index_array(self.comp, uf):
-                level = written_level(self.comp, stmt, uf, self.width)
+            if is_written_index_array(self.comp.ir, uf):
+                level = written_level(self.comp.ir, stmt, uf, self.width)
             self._written[key] = level
         return self._written[key]
 

@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING
 from spf.analysis.dependences import _Timing, empty, padded, pair_names, same_element
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import StmtReading
     from spf.sets import Set
 
 
-def is_written_index_array(comp: Computation, name: str) -> bool:
+def is_written_index_array(ir: ComputationIR, name: str) -> bool:
     """Whether UF ``name`` is a run-time index array (its values come from statements)."""
-    ds = comp.data_spaces.get(name)
+    ds = ir.data_space_table.get(name)
     return ds is not None and ds.index
 
 
-def written_level(comp: Computation, reader: Stmt, uf: str, width: int) -> int:
+def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -> int:
     """The deepest schedule position (of ``width``, the current schedule padded) at which a
     write of index array ``uf`` that runs before an instance of ``reader`` and writes an
     element it reads first differs in time from that instance; -1 when no write does.
@@ -48,12 +48,12 @@ def written_level(comp: Computation, reader: Stmt, uf: str, width: int) -> int:
         return -1
     sched_r = padded(reader, width)
     candidates = []
-    for writer in comp.stmts:
+    for writer in ir.parsed_stmts:
         writes = [rel for ds, rel in writer.writes if ds == uf]
         if not writes:
             continue
         xs, ys = pair_names(writer, reader)
-        timing = _Timing(padded(writer, width), sched_r, xs, ys, comp.assumptions)
+        timing = _Timing(padded(writer, width), sched_r, xs, ys, ir.facts)
         positions = _positions(timing)
         if positions:
             candidates.append((positions, writer, writes, xs, ys, timing))
@@ -63,7 +63,7 @@ def written_level(comp: Computation, reader: Stmt, uf: str, width: int) -> int:
             if positions[-1] <= level:
                 break
             pairs = same_element(writer, a, reader, b, xs, ys)
-            if not empty(pairs, comp.assumptions):
+            if not empty(pairs, ir.facts):
                 level = _deepest(timing, pairs, positions, level)
     return level
 

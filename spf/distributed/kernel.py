@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from spf.codegen.signature import Arg
+    from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
     from spf.computation.distribution import Distribution
     from spf.distributed.analysis import Layout
@@ -120,16 +121,17 @@ class DistributedKernel:
                     f"distribute_rows: {r} is accumulated over the distributed loop and summed "
                     f"over the ranks, so its shape must be constant, got {shape}"
                 )
-        local_source = self.local.codegen("c", name=f"{self.name}_local", check=check)
+        local = _c_unit(self.local, f"{self.name}_local", check)
+        units = [local]
         self._split: prefix.Lowered | None = None
         found = prefix.find(comp, self.layout)
         if found is not None:  # rows with ghosts run up to their first ghost before the wait
             split_comp = prefix.computation(comp, self.layout, found)
             fn = f"{self.name}_split"
-            text = split_comp.codegen("c", name=fn, check=check)
-            self._split = prefix.Lowered(found, signature(split_comp, fn), text)
+            units.append(_c_unit(split_comp, fn, check))
+            self._split = prefix.Lowered(found, signature(split_comp, fn), units[-1].source)
         self.source = executor_source(
-            self.name, local_source, self._local_sig, self.layout, self._split
+            self.name, local.source, self._local_sig, self.layout, self._split
         )
         self._args = executor_args(self._local_sig, self.layout)
         self._cflags, self._cache_dir, self._openmp = cflags, cache_dir, openmp
@@ -152,7 +154,7 @@ class DistributedKernel:
         self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
         """The accumulators a call saves at the verdict point (the executor's ``spf_keep``)."""
         self._keep_ptr: Any = None
-        self._parallel = openmp and "#pragma omp" in self.source
+        self._parallel = openmp and any(u.openmp for u in units)  # the executor adds none
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
             self._load()
@@ -686,6 +688,17 @@ class _UserArray:
 @dataclass(frozen=True)
 class _Param:
     name: str
+
+
+def _c_unit(comp: Computation, name: str, check: bool) -> TranslationUnit:
+    """``comp.codegen("c", name, check)`` with its record (:mod:`spf.codegen.unit`): the
+    text of the executor's wavefront computation where ``comp`` has wavefront loops."""
+    from spf.codegen import codegen_unit
+
+    executor = comp._executor("c", check)
+    if executor is not None:
+        return _c_unit(executor.computation, name, check)
+    return codegen_unit(comp, "c", name, check)
 
 
 def compile_distributed(

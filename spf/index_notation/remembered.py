@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Remembered", "load_or_compile", "remembered"]
 
-FORMAT = 2
-"""The entry layout; part of the key."""
+FORMAT = 3
+"""The entry layout; part of the key (layout 2 held each phase's source without its
+translation-unit record: such an entry is a miss, compiled again and rewritten)."""
 
 LOADS = 0
 """How many compiles were answered from an entry (the tests count them)."""
@@ -77,10 +78,10 @@ class Remembered:
             if data["format"] != FORMAT:
                 return None
             kernels = []
-            for sig, source, library_key, plans in data["phases"]:
+            for sig, unit, library_key, plans in data["phases"]:
                 kernel = load_library(
                     sig,
-                    source,
+                    unit,
                     library_key,
                     argv=self.argv,
                     flags=self.flags,
@@ -126,7 +127,7 @@ class Remembered:
                 return
             facts = kernel._binder._facts
             plans = None if facts is None or facts.quiet else facts.plans()
-            phases.append((sig, kernel.source, key, plans))
+            phases.append((sig, kernel.unit, key, plans))
         try:
             blob = pickle.dumps({"format": FORMAT, "phases": phases})
         except (pickle.PicklingError, TypeError, AttributeError):

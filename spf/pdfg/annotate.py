@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     import networkx as nx
     import sympy as sp
 
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import StmtReading
     from spf.sets import Set
 else:
     from spf._lazy import sympy as sp
@@ -39,13 +39,12 @@ to be counted (isl takes about a second per million)."""
 
 
 def check_params(
-    comp: Computation,
+    known: frozenset[str],
     params: object,
-    known: frozenset[str] | None = None,
     where: str = "pdfg(params=...)",
 ) -> dict[str, int]:
-    """``params`` as ``{name: int}`` of the computation's symbolic constants (or of
-    ``known``), or an error naming the bad entry and ``where`` it was given."""
+    """``params`` as ``{name: int}`` of the symbolic constants ``known`` (a computation's),
+    or an error naming the bad entry and ``where`` it was given."""
     if params is None:
         return {}
     if not isinstance(params, Mapping):
@@ -53,8 +52,6 @@ def check_params(
             f"{where} takes a dict of parameter values such as {{'N': 1000}}, got "
             f"{type(params).__name__}"
         )
-    if known is None:
-        known = comp.params
     out: dict[str, int] = {}
     for name, value in params.items():
         if not isinstance(name, str) or name not in known:
@@ -67,14 +64,16 @@ def check_params(
     return out
 
 
-def annotate(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -> None:
-    """Add ``bytes``, ``instances`` and ``footprint`` to ``g`` for ``params``."""
+def annotate(g: nx.DiGraph[str], ir: ComputationIR, params: Mapping[str, int]) -> None:
+    """Add ``bytes``, ``instances`` and ``footprint`` to ``g``, the graph of the computation
+    ``ir``, for ``params``."""
     g.graph["params"] = dict(params)
-    item = {name: _itemsize(ds.ctype) for name, ds in comp.data_spaces.items()}
+    # an element's type: the declared type without IEGenLib's pointer form's ``*``
+    item = {ds.name: _itemsize(ds.type.removesuffix("*")) for ds in ir.data_spaces}
     sizes: list[tuple[str, tuple[int | str, ...] | None, int | None]] = [
-        (name, ds.shape, item[name]) for name, ds in comp.data_spaces.items()
+        (ds.name, ds.shape, item[ds.name]) for ds in ir.data_spaces
     ]
-    sizes += [(name, b.shape, _itemsize(b.dtype)) for name, b in comp.buffers.items()]
+    sizes += [(b.name, b.shape, _itemsize(b.dtype)) for b in ir.buffers]
     sizes += [  # data spaces of an inspector (spf.pdfg.inspection), not of comp
         (node, a["shape"], _itemsize(a["ctype"])) for node, a in g.nodes(data=True) if "ctype" in a
     ]
@@ -85,7 +84,7 @@ def annotate(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -
         size = extent_product(shape, params)
         if size is not None:
             g.nodes[node]["bytes"] = size * width
-    for s in comp.stmts:
+    for s in ir.parsed_stmts:
         instances = count_points(s.domain, params)
         if instances is not None:
             g.nodes[s.name]["instances"] = instances
@@ -94,7 +93,7 @@ def annotate(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -
 
 def _footprints(
     g: nx.DiGraph[str],
-    s: Stmt,
+    s: StmtReading,
     item: Mapping[str, int | None],
     params: Mapping[str, int],
 ) -> None:

@@ -51,7 +51,7 @@ def build_graph(comp: Computation, params: Mapping[str, int] | None = None) -> n
             g.add_edge(s.name, data_id(comp, ds), kind="write", access=str(rel))
     carried = _add_dependences(g, comp)
     g.graph["name"] = comp.name
-    nests = loop_tree(comp, carried)
+    nests = loop_tree(comp.ir, carried)
     g.graph["nests"] = nests
     order = [name for item in nests for name in statements_in(item)]
     g.graph["order"] = tuple(order)
@@ -66,7 +66,7 @@ def build_graph(comp: Computation, params: Mapping[str, int] | None = None) -> n
 def price(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -> None:
     """Sizes for ``params`` (:mod:`spf.pdfg.annotate`) and the temporaries an operation
     would remove (:mod:`spf.pdfg.temporaries`), added to ``comp``'s graph ``g``."""
-    annotate(g, comp, params)
+    annotate(g, comp.ir, params)
     for name, ops in removable_temporaries(comp).items():
         g.nodes[data_id(comp, name)]["removable_by"] = ops
 

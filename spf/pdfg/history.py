@@ -176,7 +176,7 @@ def _checked(
     """``params`` checked against the parameters of all the steps (one may declare a
     parameter the others lack: a statement added between two commands)."""
     known = frozenset(comp.params).union(*(w.params for w in states))
-    return check_params(comp, params, known, "pdfg_history(params=...)")
+    return check_params(known, params, "pdfg_history(params=...)")
 
 
 def _graph(comp: Computation, step: int, text: str, params: Mapping[str, int] | None) -> PDFG:

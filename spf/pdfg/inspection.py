@@ -55,7 +55,7 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
         for s in stmts:
             g.add_edge(level, s.name, kind="schedule", access=f"{loop} in level order")
         g.nodes[level]["orders"] = loop
-        first.extend(_prefixed(item, insp.name) for item in loop_tree(insp))
+        first.extend(_prefixed(item, insp.name) for item in loop_tree(insp.ir))
     if first:
         g.graph["nests"] = (*first, *g.graph.get("nests", ()))
         order = [name for item in g.graph["nests"] for name in statements_in(item)]

@@ -24,16 +24,16 @@ from spf.analysis.dependences import padded
 from spf.codegen.from_isl import expr as isl_expr
 from spf.codegen.from_isl import node_kind
 from spf.codegen.loop_ast import Expr, Int, Op, Var
-from spf.computation.statement import is_constant
 from spf.errors import SpfError
+from spf.ir.reading import is_constant
 from spf.sets.linear import DT
 from spf.sets.view import uf_view
 
 if TYPE_CHECKING:
     import sympy as sp
 
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import StmtReading
 else:
     from spf._lazy import sympy as sp
 
@@ -62,22 +62,22 @@ def statements_in(item: str | Nest) -> list[str]:
 
 
 def loop_tree(
-    comp: Computation, carried: Mapping[tuple[str, int], Sequence[str]] | None = None
+    ir: ComputationIR, carried: Mapping[tuple[str, int], Sequence[str]] | None = None
 ) -> tuple[str | Nest, ...]:
-    """The loops and statements of ``comp`` in execution order. ``carried`` maps
-    ``(statement, position)`` to the dependences the loop at that position of the
+    """The loops and statements of the computation ``ir`` in execution order. ``carried``
+    maps ``(statement, position)`` to the dependences the loop at that position of the
     statement's schedule carries."""
-    if not comp.stmts:
+    stmts = ir.parsed_stmts
+    if not stmts:
         return ()
-    return tuple(_Builder(comp, carried or {}).build([s.name for s in comp.stmts], 0, ()))
+    return tuple(_Builder(ir, carried or {}).build([s.name for s in stmts], 0, ()))
 
 
 class _Builder:
-    def __init__(self, comp: Computation, carried: Mapping[tuple[str, int], Sequence[str]]):
-        self.comp = comp
-        self.width = comp.schedule_width()
-        self.stmts = {s.name: s for s in comp.stmts}
-        self.outs = {s.name: padded(s, self.width).out_vars for s in comp.stmts}
+    def __init__(self, ir: ComputationIR, carried: Mapping[tuple[str, int], Sequence[str]]):
+        self.width = ir.schedule_width
+        self.stmts = {s.name: s for s in ir.parsed_stmts}
+        self.outs = {s.name: padded(s, self.width).out_vars for s in ir.parsed_stmts}
         self.carried = carried
 
     def build(self, names: list[str], p: int, outer: tuple[str, ...]) -> list[str | Nest]:
@@ -130,7 +130,9 @@ class _Builder:
         )
 
 
-def loop_label(loop: str, p: int, stmts: Sequence[Stmt], outer: tuple[str, ...], width: int) -> str:
+def loop_label(
+    loop: str, p: int, stmts: Sequence[StmtReading], outer: tuple[str, ...], width: int
+) -> str:
     """``loop ∈ [lower, upper)`` (or ``loop = value``) over the statements ``stmts``; just
     the name when isl cannot state the bounds (hidden variables, unbounded loops)."""
     try:
@@ -146,7 +148,7 @@ def loop_label(loop: str, p: int, stmts: Sequence[Stmt], outer: tuple[str, ...],
 
 
 def _bounds(
-    p: int, stmts: Sequence[Stmt], names: tuple[str, ...], width: int
+    p: int, stmts: Sequence[StmtReading], names: tuple[str, ...], width: int
 ) -> tuple[str, str | None] | None:
     calls: dict[str, str] = {}  # UF call text -> parameter name
     union: isl.Set | None = None
@@ -165,7 +167,7 @@ def _bounds(
 
 
 def _line(
-    s: Stmt, p: int, names: tuple[str, ...], width: int, calls: dict[str, str]
+    s: StmtReading, p: int, names: tuple[str, ...], width: int, calls: dict[str, str]
 ) -> isl.Set | None:
     """The values of position ``p`` of ``s``'s schedule-space set as a 1-D isl set whose
     parameters are the enclosing loops, the computation's parameters and the UF calls

@@ -33,7 +33,9 @@ class PDFG:
 
     def __init__(self, comp: Computation, params: Mapping[str, int] | None = None) -> None:
         self.computation = comp
-        self.params: dict[str, int] | None = None if params is None else check_params(comp, params)
+        self.params: dict[str, int] | None = None
+        if params is not None:
+            self.params = check_params(frozenset(comp.params), params)
         self.graph = build_graph(comp, self.params)
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,44 +16,53 @@ from spf.runtime.warm import source_identity
 if TYPE_CHECKING:
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Signature
+    from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.runtime import Kernel
 
 
-_GENERATED: dict[str, str] = {}
-"""Generated sources by hash of (spf version, computation JSON, target, name, check): a warm
+_GENERATED: dict[str, TranslationUnit] = {}
+"""Generated units by hash of (spf version, computation JSON, target, name, check): a warm
 compile skips dependence analysis and scanning (the JSON holds schedules and tags). On disk
-each source has a ``.sha256`` digest beside it; one that does not match is generated again."""
+each is its record (:meth:`~spf.codegen.unit.TranslationUnit.to_data`) with a ``.sha256``
+digest beside it; one that does not match or does not parse (an older spf wrote only the
+source, as ``<key>.c``) is generated again."""
 
 
 def _generated_path(key: str, cache_dir: str | None) -> Path:
     from spf.runtime.cache import resolve_cache_dir
 
-    return Path(resolve_cache_dir(cache_dir)) / "generated" / key[:2] / f"{key}.c"
+    return Path(resolve_cache_dir(cache_dir)) / "generated" / key[:2] / f"{key}.json"
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _read_generated(key: str, cache_dir: str | None) -> str | None:
+def _read_generated(key: str, cache_dir: str | None) -> TranslationUnit | None:
+    from spf.codegen.unit import TranslationUnit
+
     path = _generated_path(key, cache_dir)
     try:
         text = path.read_text()
         recorded = path.with_suffix(".sha256").read_text().strip()
-    except (OSError, UnicodeDecodeError):
+        if recorded != _digest(text):
+            return None
+        return TranslationUnit.from_data(json.loads(text))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None
-    return text if recorded == _digest(text) else None
 
 
-def _write_generated(key: str, source: str, cache_dir: str | None) -> None:
+def _write_generated(key: str, unit: TranslationUnit, cache_dir: str | None) -> None:
     from spf.runtime.cache import atomic_write
 
     path = _generated_path(key, cache_dir)
+    text = json.dumps(unit.to_data())
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, source)
-        atomic_write(path.with_suffix(".sha256"), _digest(source) + "\n")
+        atomic_write(path, text)
+        atomic_write(path.with_suffix(".sha256"), _digest(text) + "\n")
     except OSError:
         pass  # the cache is an optimisation; generating again is always correct
 
@@ -62,7 +72,7 @@ class _Generated:
     """A C kernel generated and not yet built: what :func:`_finish` needs to load it."""
 
     comp: Computation
-    source: str
+    unit: TranslationUnit
     signature: Signature
     obligations: list[tuple[str, str]]
     remembered: str | None
@@ -94,7 +104,7 @@ def compile_kernel(
         # Each other backend builds and loads in ``spf.runtime.<target>.compile_kernel``.
         backend = importlib.import_module(f"spf.runtime.{target}")
         kernel: Kernel = backend.compile_kernel(
-            got.source,
+            got.unit,
             got.signature,
             got.signature.function,
             openmp=openmp,
@@ -103,8 +113,8 @@ def compile_kernel(
             **options,
         )
         return kernel
-    built = Kernel.build(got.signature, got.source, **flags)
-    _remember(got, built, got.source, **flags)
+    built = Kernel.build(got.signature, got.unit, **flags)
+    _remember(got, built, got.unit.source, **flags)
     return built
 
 
@@ -169,7 +179,8 @@ class _Unit:
             _generate(comp, "c", name, check, **self.flags) for comp, name, check in kernels
         ]
         self.todo = [g for g in self.got if isinstance(g, _Generated)]
-        self.source = combine([g.source for g in self.todo]) if len(self.todo) > 1 else None
+        self.unit = combine([g.unit for g in self.todo]) if len(self.todo) > 1 else None
+        self.source = self.unit.source if self.unit is not None else None
 
     def compile(self) -> None:
         """Run the compiler on the unit (a cached library runs none); :meth:`build` loads it."""
@@ -188,8 +199,8 @@ class _Unit:
                 g if isinstance(g, Kernel) else compile_kernel(g.comp, "c", name, check, **flags)
                 for g, (_, name, check) in zip(got, self.kernels, strict=True)
             ]
-        pairs = [(g.signature, g.source) for g in todo]
-        built = Kernel.build_many(pairs, source, self.library, **flags)
+        parts = [(g.signature, g.unit) for g in todo]
+        built = Kernel.build_many(parts, source, self.library, **flags)
         done = dict(zip(map(id, todo), built, strict=True))
         for g, kernel in zip(todo, built, strict=True):
             _remember(g, kernel, source, library=self.library, **flags)
@@ -246,19 +257,20 @@ def _generate(
             ]
         ).encode()
     ).hexdigest()
-    source = _GENERATED.get(key) or _read_generated(key, cache_dir)
+    unit = _GENERATED.get(key) or _read_generated(key, cache_dir)
     preconditions = None
-    if source is None:
-        source, preconditions = generate(comp, target, fname, check, **printing)
-        _write_generated(key, source, cache_dir)
-    _GENERATED[key] = source
+    if unit is None:
+        unit, preconditions = generate(comp, target, fname, check, **printing)
+        _write_generated(key, unit, cache_dir)
+    _GENERATED[key] = unit
+    ir = comp.ir
     if preconditions is None:
-        preconditions = bounds_preconditions(comp, check)
+        preconditions = bounds_preconditions(ir, check)
     warn_preconditions(comp.name, preconditions)
-    obligations = bounds_obligations(comp, check)
-    sig = with_obligations(signature(comp, fname), obligations, comp)
+    obligations = bounds_obligations(ir, check)
+    sig = with_obligations(signature(comp, fname), obligations, ir)
     sig = replace(sig, preconditions=preconditions)
-    return _Generated(comp, source, sig, obligations, remembered)
+    return _Generated(comp, unit, sig, obligations, remembered)
 
 
 def _remember(
@@ -300,24 +312,25 @@ def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     bounds, so a call with ``check=True`` verifies them all on its arguments."""
     from spf.codegen.program import signature
 
-    sig = with_obligations(signature(comp, fname), bounds_obligations(comp, check), comp)
-    return replace(sig, preconditions=bounds_preconditions(comp, check))
+    ir = comp.ir
+    sig = with_obligations(signature(comp, fname), bounds_obligations(ir, check), ir)
+    return replace(sig, preconditions=bounds_preconditions(ir, check))
 
 
-def bounds_preconditions(comp: Computation, check: bool) -> tuple[Precondition, ...]:
+def bounds_preconditions(ir: ComputationIR, check: bool) -> tuple[Precondition, ...]:
     """The parameter conditions a call with ``check`` verifies (empty without ``check``):
     accesses in bounds for some parameter values only (spf.analysis.preconditions)."""
     if not check:
         return ()
     from spf.analysis import check_bounds
 
-    return check_bounds(comp.ir).preconditions
+    return check_bounds(ir).preconditions
 
 
-def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:
+def bounds_obligations(ir: ComputationIR, check: bool) -> list[tuple[str, str]]:
     """The bounds obligations a call with ``check`` verifies: (fact text, how a failed check
     names it), empty without ``check`` or UF calls (every access is then decided statically)."""
-    if not check or not comp.ufs:
+    if not check or not ir.ufs:
         return []
     from spf.analysis import check_bounds
 
@@ -327,14 +340,15 @@ def bounds_obligations(comp: Computation, check: bool) -> list[tuple[str, str]]:
             f"the bounds of {o.access} in statement {o.stmt} (data space {o.data_space!r}: "
             f"{o.text!r})",
         )
-        for o in check_bounds(comp.ir).obligations
+        for o in check_bounds(ir).obligations
     ]
 
 
 def with_obligations(
-    sig: Signature, obligations: Sequence[tuple[str, str]], comp: Computation
+    sig: Signature, obligations: Sequence[tuple[str, str]], ir: ComputationIR
 ) -> Signature:
-    """``sig`` whose facts are its assumptions and then ``obligations`` (parsed in ``comp``)."""
+    """``sig`` whose facts are its assumptions and then ``obligations`` (parsed with the UFs
+    and symbolic constants of ``ir``)."""
     if not obligations:
         return sig
     from spf.runtime.fact_check import assumption_label
@@ -343,6 +357,6 @@ def with_obligations(
     facts = [*sig.facts]
     labels = [assumption_label(f) for f in sig.facts]
     for text, label in obligations:
-        facts.append(Fact.parse(text, comp.ufs, comp.params))
+        facts.append(Fact.parse(text, ir.uf_decls, ir.params))
         labels.append(label)
     return replace(sig, facts=tuple(facts), fact_labels=tuple(labels))

@@ -23,7 +23,6 @@ sizes; a non-zero return raises :class:`~spf.errors.SpfError` with ``name_spf_er
 from __future__ import annotations
 
 import contextlib
-import re
 import shlex
 import shutil
 import subprocess
@@ -44,12 +43,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from spf.codegen.signature import Arg, Signature
+    from spf.codegen.unit import TranslationUnit
     from spf.runtime.gpu import GpuRuntime
 
 EMULATOR_HEADER = "spf_cuda_emu.h"
 BRIDGE_HEADER = "spf_cuda_bridge.h"
 NVCC_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC")
-_KERNEL = re.compile(r'extern "C" __global__ void ([A-Za-z_][A-Za-z0-9_]*)\(')
 _BRIDGE_CDEF = """
 struct spf_bridge {
   int (*malloc)(void **ptr, size_t bytes);
@@ -80,11 +79,6 @@ def emulation_source(source: str, name: str, bridge: bool = False) -> str:
     parts.append(f'#line 1 "{name}.cu"')
     parts.append(source)
     return "\n".join(parts)
-
-
-def kernel_names(source: str) -> list[str]:
-    """The ``__global__`` functions of a generated ``.cu``."""
-    return _KERNEL.findall(source)
 
 
 def host_prototype(signature: Signature) -> str:
@@ -349,7 +343,7 @@ class CudaKernel:
 
 
 def compile_kernel(
-    source: str,
+    source: str | TranslationUnit,
     signature: Signature,
     name: str,
     *,
@@ -361,7 +355,8 @@ def compile_kernel(
     nvcc_flags: Sequence[str] | None = None,
     **options: Any,
 ) -> CudaKernel:
-    """Build ``source`` (a generated ``.cu``) and load its host function.
+    """Build ``source`` (a generated ``.cu``: its unit, or the text as it is for the
+    emulator and nvcc, which find its kernels themselves) and load its host function.
 
     ``compile(target="cuda")`` runs on a GPU: through ``nvcc`` when it is on ``PATH``, else
     through pycuda or CuPy (``gpu="nvcc"``/``"pycuda"``/``"cupy"`` or a
@@ -375,6 +370,8 @@ def compile_kernel(
         )
     if not isinstance(emulate, bool):
         raise ArgumentError(f"emulate must be True or False, got {emulate!r}")
+    unit = source if not isinstance(source, str) else None
+    source = source if isinstance(source, str) else source.source
     if emulate:
         if gpu is not None:
             raise ArgumentError("compile(target='cuda'): pass emulate=True or gpu=..., not both")
@@ -396,8 +393,13 @@ def compile_kernel(
     from spf.runtime.gpu import runtime
 
     backend = gpu if gpu is not None and not isinstance(gpu, str) else runtime(gpu)
+    if unit is None:
+        raise ArgumentError(
+            f"compile(target='cuda'): {backend.name} loads the kernels the generated unit "
+            f"names; pass the TranslationUnit of {name!r} (spf.codegen.generate), not its text"
+        )
     try:
-        module = backend.load(source, kernel_names(source))
+        module = backend.load(source, unit.kernels)
     except Exception as err:
         raise CompileError(
             f"{backend.name} could not compile the kernels of {name!r}: {type(err).__name__}",
@@ -423,6 +425,5 @@ __all__ = [
     "emulation_source",
     "header",
     "host_prototype",
-    "kernel_names",
     "nvcc_available",
 ]

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import os
 
     from spf.codegen.signature import Signature
+    from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
 
 DEFAULT_OPT_FLAGS = ("-O2",)
@@ -38,7 +39,7 @@ class HlsKernel(Kernel):
     def __init__(
         self,
         signature: Signature,
-        source: str,
+        source: str | TranslationUnit,
         path: str | os.PathLike[str],
         command: str,
         *,
@@ -79,7 +80,7 @@ def hls_flags(cflags: Sequence[str] | None = None) -> list[str]:
 
 
 def compile_kernel(
-    source: str,
+    source: str | TranslationUnit,
     signature: Signature,
     name: str,
     *,
@@ -91,19 +92,25 @@ def compile_kernel(
     """Build the HLS ``source`` as C++ (C simulation) and load it.
 
     ``openmp`` is ignored (HLS code has no OpenMP). ``options`` may repeat the printer options
-    ``hls_bounds`` / ``hls_tripcounts``; ``hls_bounds`` must then equal the bounds recorded in
-    ``source`` (a mismatch means the source was generated without them).
+    ``hls_bounds`` / ``hls_tripcounts``; ``hls_bounds`` must then equal the bounds the source
+    was generated for (a mismatch means it was generated without them): those of its record
+    for a generated unit, those of its header line for a text.
     """
     from spf.codegen.hls import parse_bounds_header
 
     del openmp
+    unit = source
+    if isinstance(source, str):
+        bounds = parse_bounds_header(source)
+    else:
+        bounds = {name: (lo, hi) for name, lo, hi in source.bounds}
+        source = source.source
     unknown = sorted(set(options) - {"hls_bounds", "hls_tripcounts"})
     if unknown:
         raise ArgumentError(
             f"compile(target='hls'): unknown option(s) {', '.join(unknown)}; "
             "known: hls_bounds, hls_tripcounts"
         )
-    bounds = parse_bounds_header(source)
     given = options.get("hls_bounds")
     if given is not None:
         want = {k: (0, v) if isinstance(v, int) else tuple(v) for k, v in given.items()}
@@ -124,7 +131,7 @@ def compile_kernel(
     )
     return HlsKernel(
         signature,
-        source,
+        unit,
         built.path,
         built.command,
         compiler_output=built.stderr,
@@ -144,12 +151,12 @@ def compile_hls(
 ) -> HlsKernel:
     """``comp.compile(target="hls")`` with the printer options ``hls_bounds`` and
     ``hls_tripcounts`` (see :mod:`spf.codegen.hls`)."""
-    from spf.codegen.hls import generate
+    from spf.codegen.hls import generate_unit
     from spf.codegen.program import c_function_name, signature
 
     fname = c_function_name(name or comp.name)
-    source = generate(comp, fname, check, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
-    return compile_kernel(source, signature(comp, fname), fname, cflags=cflags, cache_dir=cache_dir)
+    unit = generate_unit(comp, fname, check, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
+    return compile_kernel(unit, signature(comp, fname), fname, cflags=cflags, cache_dir=cache_dir)
 
 
 __all__ = ["HlsKernel", "compile_hls", "compile_kernel", "hls_flags"]

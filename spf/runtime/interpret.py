@@ -73,7 +73,8 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
 
     from spf.runtime.coiterate import union_runner
 
-    ScheduleWalk(comp, params, ufs, runtime, writes).run(union_runner(comp, params, ufs, run))
+    walk = ScheduleWalk(comp.ir, params, ufs, runtime, writes)
+    walk.run(union_runner(comp, params, ufs, run))
 
 
 def _index_arrays(

@@ -20,6 +20,7 @@ import numpy as np
 
 from spf.codegen import arg_checks, faults
 from spf.codegen.each_call import FAULT_EACH
+from spf.codegen.unit import TranslationUnit
 from spf.errors import ArgumentError, CompileError, SpfError
 from spf.progress import LOGGER
 from spf.runtime.binding import Binder
@@ -60,10 +61,17 @@ def _load(path: Path, prototype: str, command: str, extra: str = "") -> tuple[cf
     return _LOADED[key]
 
 
+def unit_of(source: str | TranslationUnit) -> TranslationUnit:
+    """``source`` as a record: a text spf did not print is a hand-written unit (nothing
+    known of its structure: :meth:`~spf.codegen.unit.TranslationUnit.hand_written`)."""
+    return source if isinstance(source, TranslationUnit) else TranslationUnit.hand_written(source)
+
+
 class Kernel:
     """A compiled function: ``kernel(y=y, A=A, x=x, N=n, M=m, check=True)``.
 
     Attributes: ``name`` (the C function), ``signature`` (its C prototype), ``source``,
+    ``unit`` (the source's :class:`~spf.codegen.unit.TranslationUnit` record),
     ``path`` (the shared library), ``command`` (the compiler command line), ``arguments``
     (the :class:`~spf.codegen.signature.Arg` list), ``compiler_output`` (warnings),
     ``preconditions`` (the parameter conditions keeping accesses in bounds, each a
@@ -76,14 +84,15 @@ class Kernel:
     def __init__(
         self,
         signature: Signature,
-        source: str,
+        source: str | TranslationUnit,
         path: str | os.PathLike[str],
         command: str,
         *,
         compiler_output: str = "",
         validated: bool = False,
     ) -> None:
-        self.source = source
+        self.unit = unit_of(source)
+        self.source = self.unit.source
         self.signature = signature.c_prototype()
         self.name = signature.function
         self.path = Path(path)
@@ -171,7 +180,7 @@ class Kernel:
         self._param_order = binder.param_order
         kinds = [a.kind == "param" for a in signature.args]
         self._params_first = kinds == sorted(kinds, reverse=True)
-        self._openmp = "-fopenmp" in command and "#pragma omp parallel" in source
+        self._openmp = "-fopenmp" in command and self.unit.parallel
         """OpenMP calls run with no more threads than cores are free (spf.runtime.threads);
         a kernel without a parallel region (``simd`` pragmas only, say) skips that step."""
         self._last_threads: int | None = None
@@ -194,7 +203,7 @@ class Kernel:
     def build(
         cls,
         signature: Signature,
-        source: str,
+        source: str | TranslationUnit,
         *,
         openmp: bool = True,
         cflags: Sequence[str] | None = None,
@@ -202,8 +211,9 @@ class Kernel:
         compiler: str | None = None,
         language: str = "c",
     ) -> Kernel:
-        """Compile ``source`` (cached, see :func:`~spf.runtime.build.build_c`) and load it
-        (a cached library that fails to load is compiled again once: :meth:`_load_built`)."""
+        """Compile ``source``, a generated unit or a hand-written C text (cached, see
+        :func:`~spf.runtime.build.build_c`), and load it (a cached library that fails to
+        load is compiled again once: :meth:`_load_built`)."""
         options: dict[str, Any] = {
             "name": signature.function,
             "openmp": openmp,
@@ -212,12 +222,12 @@ class Kernel:
             "compiler": compiler,
             "language": language,
         }
-        return cls._load_built([(signature, source)], source, options)[0]
+        return cls._load_built([(signature, source)], unit_of(source).source, options)[0]
 
     @classmethod
     def build_many(
         cls,
-        kernels: Sequence[tuple[Signature, str]],
+        kernels: Sequence[tuple[Signature, str | TranslationUnit]],
         source: str,
         name: str,
         *,
@@ -239,7 +249,10 @@ class Kernel:
 
     @classmethod
     def _load_built(
-        cls, kernels: Sequence[tuple[Signature, str]], source: str, options: dict[str, Any]
+        cls,
+        kernels: Sequence[tuple[Signature, str | TranslationUnit]],
+        source: str,
+        options: dict[str, Any],
     ) -> list[Kernel]:
         """Build ``source`` with ``options`` (:func:`~spf.runtime.build.build`) and load each
         ``(signature, own source)`` of ``kernels`` from the library. A cached library that

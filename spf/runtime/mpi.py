@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from spf.codegen.signature import Arg
+    from spf.codegen.unit import TranslationUnit
 
 MPICC = "mpicc"
 
@@ -78,7 +79,7 @@ class MPIKernel(Kernel):
     def __init__(
         self,
         signature: Signature,
-        source: str,
+        source: str | TranslationUnit,
         path: str | os.PathLike[str],
         command: str,
         *,
@@ -146,7 +147,7 @@ def comm_handle(comm: object, kernel: str) -> int:
 
 
 def compile_kernel(
-    source: str,
+    source: str | TranslationUnit,
     signature: Signature,
     name: str,
     *,
@@ -170,8 +171,9 @@ def compile_kernel(
             f"compile(target='mpi'): the MPI compiler {compiler!r} is not on PATH; install an "
             "MPI (e.g. `apt-get install openmpi-bin libopenmpi-dev`) or pass compiler=..."
         )
+    text = source if isinstance(source, str) else source.source
     built = build(
-        source, name=name, openmp=openmp, cflags=cflags, cache_dir=cache_dir, compiler=compiler
+        text, name=name, openmp=openmp, cflags=cflags, cache_dir=cache_dir, compiler=compiler
     )
     return MPIKernel(signature, source, built.path, built.command, compiler_output=built.stderr)
 

@@ -25,8 +25,8 @@ from spf.analysis.dependences import padded
 from spf.errors import SpfError
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import StmtReading
     from spf.sets import Set
 
 Instance = tuple[tuple[int, ...], int, tuple[int, ...]]
@@ -59,7 +59,7 @@ class Watched:
 class _Timed:
     """One statement's instances as points ``[time.., iterators..]``."""
 
-    def __init__(self, number: int, stmt: Stmt, width: int, runtime: frozenset[str]) -> None:
+    def __init__(self, number: int, stmt: StmtReading, width: int, runtime: frozenset[str]) -> None:
         self.number, self.name, self.width = number, stmt.name, width
         sched = padded(stmt, width)
         self.points_set: Set = sched.intersect_domain(stmt.domain).inverse().as_set()
@@ -106,21 +106,21 @@ def _is_int(text: str) -> bool:
 
 
 class ScheduleWalk:
-    """Calls ``run(instance)`` for every statement instance of ``comp`` in schedule order
+    """Calls ``run(instance)`` for every statement instance of ``ir`` in schedule order
     (module docstring); ``runtime`` names the run-time index arrays, ``writes`` counts the
     stores into them."""
 
     def __init__(
         self,
-        comp: Computation,
+        ir: ComputationIR,
         params: Mapping[str, int],
         ufs: Mapping[str, Any],
         runtime: frozenset[str],
         writes: Writes,
     ) -> None:
-        width = comp.schedule_width()
+        width = ir.schedule_width
         self.width = width
-        self.stmts = [_Timed(k, s, width, runtime) for k, s in enumerate(comp.stmts)]
+        self.stmts = [_Timed(k, s, width, runtime) for k, s in enumerate(ir.parsed_stmts)]
         self.params, self.ufs, self.writes = params, ufs, writes
 
     def run(self, run: Callable[[Instance], None]) -> None:

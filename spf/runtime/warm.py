@@ -1,7 +1,8 @@
 """Remembered compiles: a C kernel rebuilt from disk without analysis or code generation.
 
 ``Computation.compile(target="c")`` records, under ``<cache>/warm/<key[:2]>/<key>.json``, what
-it produced for one state of the computation: the generated source, the kernel's signature
+it produced for one state of the computation: the generated translation unit (the source
+with its record, :class:`~spf.codegen.unit.TranslationUnit`), the kernel's signature
 (its arguments and the texts of the bounds obligations and preconditions checked with
 ``check=True``) and the build-cache key of the library (and, for kernels built together in one
 library, its name and the translation unit they share: ``spf.runtime.compile.compile_kernels``).
@@ -53,11 +54,14 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from spf.codegen.signature import Signature
+    from spf.codegen.unit import TranslationUnit
     from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.runtime.kernel import Kernel
 
-FORMAT = 1
-"""The entry layout; part of the key."""
+FORMAT = 2
+"""The entry layout; part of the key (an entry of layout 1, which held the source without
+its record, is a miss: that compile takes the ordinary path and writes a new entry)."""
 
 _SKIP = frozenset({"_comp", "_memo"})
 """Back references and the analysis cache."""
@@ -230,7 +234,7 @@ def store(
     payload: dict[str, Any] = {
         "format": FORMAT,
         "function": sig.function,
-        "source": kernel.source,
+        "unit": kernel.unit.to_data(),
         "library_key": library_key,
         "args": [_arg_data(a) for a in sig.args],
         "obligations": [list(o) for o in obligations],
@@ -268,26 +272,28 @@ def load(
     cache_dir: str | os.PathLike[str] | None,
 ) -> Kernel | None:
     """The kernel remembered under ``key``, or None (no entry, or one that cannot be trusted)."""
+    from spf.codegen.unit import TranslationUnit
+
     try:
         data = json.loads(_entry_path(key, cache_dir).read_text(encoding="utf-8"))
         payload = data["payload"]
         if data["sha256"] != _digest(payload) or payload["format"] != FORMAT:
             return None
-        source: str = payload["source"]
+        unit = TranslationUnit.from_data(payload["unit"])
         library_key: str = payload["library_key"]
-        shared = payload.get("library") or {"name": payload["function"], "source": source}
+        shared = payload.get("library") or {"name": payload["function"], "source": unit.source}
         library = (str(shared["name"]), str(shared["source"]))
-        sig = _signature(comp, payload)
+        sig = _signature(comp.ir, payload)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return load_library(
-        sig, source, library_key, argv=argv, flags=flags, cache_dir=cache_dir, library=library
+        sig, unit, library_key, argv=argv, flags=flags, cache_dir=cache_dir, library=library
     )
 
 
 def load_library(
     sig: Signature,
-    source: str,
+    unit: TranslationUnit,
     library_key: str,
     *,
     argv: Sequence[str],
@@ -295,7 +301,7 @@ def load_library(
     cache_dir: str | os.PathLike[str] | None,
     library: tuple[str, str] | None = None,
 ) -> Kernel | None:
-    """The kernel of ``sig`` from the library built earlier from ``source`` (build-cache key
+    """The kernel of ``sig`` from the library built earlier from ``unit`` (build-cache key
     ``library_key``), or None where that library is missing or not trusted. ``library``:
     the shared library's name and whole source when the kernel was built in one translation
     unit with others (a wavefront's parts), else the kernel's own."""
@@ -304,22 +310,22 @@ def load_library(
     from spf.errors import CompileError
     from spf.runtime.kernel import Kernel
 
-    lib_name, lib_source = library or (sig.function, source)
+    lib_name, lib_source = library or (sig.function, unit.source)
     entry = CacheEntry(resolve_cache_dir(cache_dir), lib_name, library_key)
     if not entry.trusted(lib_source):
         return None
     command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
     try:
         return Kernel(
-            sig, source, entry.library, command, compiler_output=entry.read_log(), validated=True
+            sig, unit, entry.library, command, compiler_output=entry.read_log(), validated=True
         )
     except CompileError:
         return None
 
 
-def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
-    """The signature the entry describes; UF declarations and assumptions come from ``comp``
-    (its state is the one keyed), the bounds obligations and preconditions are parsed from
+def _signature(ir: ComputationIR, payload: dict[str, Any]) -> Signature:
+    """The signature the entry describes; UF declarations and assumptions come from ``ir``
+    (the keyed computation's), the bounds obligations and preconditions are parsed from
     their texts."""
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
@@ -335,7 +341,7 @@ def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
                 const=bool(a["const"]),
                 shape=None if shape is None else tuple(shape),
                 rank=a["rank"],
-                uf=comp.ufs[a["name"]] if a["kind"] == "uf" else None,
+                uf=ir.uf_decls[a["name"]] if a["kind"] == "uf" else None,
                 inner=tuple(a["inner"]),
             )
         )
@@ -345,10 +351,10 @@ def _signature(comp: Computation, payload: dict[str, Any]) -> Signature:
     sig = Signature(
         function=payload["function"],
         args=tuple(args),
-        facts=comp.assumptions,
+        facts=ir.facts,
         preconditions=preconditions,
     )
-    return with_obligations(sig, [(t, n) for t, n in payload["obligations"]], comp)
+    return with_obligations(sig, [(t, n) for t, n in payload["obligations"]], ir)
 
 
 def library_key(source: str, *, argv: Sequence[str], flags: Sequence[str]) -> str:

@@ -212,3 +212,26 @@ def test_every_module_imports_first() -> None:
         check=False,
     )
     assert done.returncode == 0, f"modules that fail to import first:\n{done.stdout}{done.stderr}"
+
+
+IR_ONLY = (
+    "spf/codegen/emitter.py",
+    "spf/codegen/private_locals.py",
+    "spf/codegen/unit.py",
+    "spf/codegen/written_ufs.py",
+    "spf/pdfg/annotate.py",
+    "spf/pdfg/loops.py",
+    "spf/runtime/combine.py",
+    "spf/runtime/walk.py",
+)
+"""Modules below ``spf.computation``'s users that read a computation as its IR only
+(docs/ir.md, "Where the packages stand"): they name no ``Computation`` nor ``Stmt``."""
+
+
+def test_modules_over_the_ir_do_not_import_the_computation() -> None:
+    found = [
+        e.where
+        for e in edges()
+        if e.target == "spf.computation" and e.where.split(":")[0] in IR_ONLY
+    ]
+    assert not found, "imports of spf.computation in modules over the IR:\n  " + "\n  ".join(found)

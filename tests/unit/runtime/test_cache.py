@@ -3,6 +3,7 @@ recorded digest all match; anything else is rebuilt (never a crash or a stale ke
 
 from __future__ import annotations
 
+import json
 import shutil
 from typing import TYPE_CHECKING
 
@@ -121,14 +122,36 @@ def test_a_tampered_generated_source_is_generated_again(tmp_path: Path) -> None:
 
     compile_module._GENERATED.clear()  # as in a fresh process: codegen writes the disk cache
     kernel = _compile(tmp_path)
-    (generated,) = (tmp_path / "generated").rglob("*.c")
-    assert generated.read_text() == kernel.source
-    generated.write_text(kernel.source.replace("+=", "-="))
+    (generated,) = (tmp_path / "generated").rglob("*.json")
+    assert json.loads(generated.read_text()) == kernel.unit.to_data()
+    tampered = dict(kernel.unit.to_data(), source=kernel.source.replace("+=", "-="))
+    generated.write_text(json.dumps(tampered))
     compile_module._GENERATED.clear()  # as in a fresh process
     shutil.rmtree(tmp_path / "warm")  # the remembered compile would skip the generated source
     again = _compile(tmp_path)
     assert again.source == kernel.source
-    assert generated.read_text() == kernel.source
+    assert json.loads(generated.read_text()) == kernel.unit.to_data()
+    _works(again)
+
+
+@pytest.mark.parametrize("old", ["source", "record"])
+def test_a_generated_entry_of_an_older_spf_is_generated_again(tmp_path: Path, old: str) -> None:
+    """An entry without this version's translation-unit record (an older spf wrote the bare
+    source; a record of another layout) is a miss: generated again and rewritten, no crash."""
+    import spf.runtime.compile as compile_module
+    from spf.runtime.cache import atomic_write
+
+    compile_module._GENERATED.clear()
+    kernel = _compile(tmp_path)
+    (generated,) = (tmp_path / "generated").rglob("*.json")
+    text = kernel.source if old == "source" else json.dumps({"format": 0, "source": "x"})
+    atomic_write(generated, text)
+    atomic_write(generated.with_suffix(".sha256"), compile_module._digest(text) + "\n")
+    compile_module._GENERATED.clear()
+    shutil.rmtree(tmp_path / "warm")
+    again = _compile(tmp_path)
+    assert again.unit == kernel.unit
+    assert json.loads(generated.read_text()) == kernel.unit.to_data()
     _works(again)
 
 
@@ -142,10 +165,10 @@ def test_changed_spf_sources_generate_again(
 
     compile_module._GENERATED.clear()
     _compile(tmp_path)
-    before = sorted((tmp_path / "generated").rglob("*.c"))
+    before = sorted((tmp_path / "generated").rglob("*.json"))
     monkeypatch.setattr(warm, "_spf_source_digest", lambda: "an edited spf")
     compile_module._GENERATED.clear()
     shutil.rmtree(tmp_path / "warm", ignore_errors=True)
     _works(_compile(tmp_path))
-    after = sorted((tmp_path / "generated").rglob("*.c"))
+    after = sorted((tmp_path / "generated").rglob("*.json"))
     assert len(after) == len(before) + 1

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from spf.codegen.signature import Arg, Signature
+from spf.codegen.unit import TranslationUnit
 from spf.errors import ArgumentError
 from spf.runtime import Kernel, threads
 
@@ -152,10 +153,12 @@ def test_last_threads_is_none_before_the_first_call_then_the_team(
 
 
 def test_last_threads_is_one_without_a_parallel_region(tmp_path: Path) -> None:
-    """A ``simd`` pragma is not a parallel region, and ``openmp=False`` builds have none."""
+    """A ``simd`` pragma is not a parallel region (as the unit's record says), and
+    ``openmp=False`` builds have none."""
     v = np.ones(5)
+    unit = TranslationUnit(SIMD_SRC, openmp=True, parallel=False)
     for openmp in (True, False):
-        kernel = Kernel.build(SIMD, SIMD_SRC, openmp=openmp, cache_dir=tmp_path)
+        kernel = Kernel.build(SIMD, unit, openmp=openmp, cache_dir=tmp_path)
         assert kernel.last_threads is None
         kernel(v=v, n=5, check=False)
         assert kernel.last_threads == 1

@@ -172,7 +172,14 @@ def _entry(cache: Path) -> Path:
 
 @pytest.mark.parametrize(
     "damage",
-    ["truncated", "not json", "source edited", "library removed", "library damaged"],
+    [
+        "truncated",
+        "not json",
+        "source edited",
+        "older layout",
+        "library removed",
+        "library damaged",
+    ],
 )
 def test_a_damaged_entry_is_rebuilt(tmp_path: Path, damage: str) -> None:
     first = _gather().compile(openmp=False, cache_dir=tmp_path)
@@ -184,8 +191,15 @@ def test_a_damaged_entry_is_rebuilt(tmp_path: Path, damage: str) -> None:
         entry.write_bytes(b"\xff\x00")
     elif damage == "source edited":
         data = json.loads(text)
-        data["payload"]["source"] = data["payload"]["source"].replace("= x", "= -x")
+        unit = data["payload"]["unit"]
+        unit["source"] = unit["source"].replace("= x", "= -x")
         entry.write_text(json.dumps(data))
+    elif damage == "older layout":  # format 1: the source without its record, digest valid
+        from spf.runtime.warm import _digest
+
+        payload = json.loads(text)["payload"]
+        payload = dict(payload, format=1, source=payload.pop("unit")["source"])
+        entry.write_text(json.dumps({"payload": payload, "sha256": _digest(payload)}))
     elif damage == "library removed":
         first.path.unlink()
     else:  # a new file: the loaded library's pages must stay as they are
@@ -196,7 +210,7 @@ def test_a_damaged_entry_is_rebuilt(tmp_path: Path, damage: str) -> None:
     y = np.zeros(2)
     again(y=y, x=np.array([5.0, 7.0]), f=np.array([1, 0], dtype=np.int32))
     np.testing.assert_array_equal(y, [7.0, 5.0])
-    assert json.loads(_entry(tmp_path).read_text())["payload"]["source"] == first.source
+    assert json.loads(_entry(tmp_path).read_text())["payload"]["unit"] == first.unit.to_data()
 
 
 _CHILD = """

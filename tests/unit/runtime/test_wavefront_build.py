@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
 from spf import kernels
+from spf.codegen.unit import Function, TranslationUnit
 from spf.runtime import build
 from spf.runtime.combine import combine
 from spf.runtime.plan import WavefrontKernel
@@ -121,12 +122,28 @@ void {name}(int64_t *out) {{ s0(0); out[1] = spf_twice(spf_helper(1)); }}
 """
 
 
+def part(name: str, value: int) -> TranslationUnit:
+    """:data:`PART` with the record a printer would make of it."""
+    return TranslationUnit(
+        PART.format(name=name, value=value),
+        functions=(
+            Function("spf_helper", "int64_t spf_helper(int64_t v)", static=True),
+            Function("spf_twice", "int64_t spf_twice(int64_t v)", static=True),
+            Function(name, f"void {name}(int64_t *out)"),
+        ),
+        macros=("s0", "SPF_GUARD"),
+        shareable=True,
+    )
+
+
 def test_combined_parts_keep_their_own_macros_and_helpers(tmp_path: Path) -> None:
     import cffi
 
-    source = combine([PART.format(name="a", value=1), PART.format(name="b", value=5)])
-    assert source is not None
-    lib_path = build.build_c(source, name="combined", openmp=False, cache_dir=tmp_path)
+    unit = combine([part("a", 1), part("b", 5)])
+    assert unit is not None
+    assert unit.exported == ("a", "b")
+    assert not unit.parallel
+    lib_path = build.build_c(unit.source, name="combined", openmp=False, cache_dir=tmp_path)
     ffi = cffi.FFI()
     ffi.cdef("void a(int64_t *out); void b(int64_t *out);")
     lib = ffi.dlopen(str(lib_path))
@@ -139,13 +156,13 @@ def test_combined_parts_keep_their_own_macros_and_helpers(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     "other",
     [
-        PART.format(name="a", value=2),  # exports the same function
-        "typedef int spf_t;\nvoid c(void) {}\n",
-        "static int64_t table[2] = {0, 1};\nvoid c(void) {}\n",
+        part("a", 2),  # exports the same function
+        TranslationUnit("typedef int spf_t;\nvoid c(void) {}\n"),  # a type: not shareable
+        TranslationUnit.hand_written("static int64_t t[2] = {0, 1};\nvoid c(void) {}\n"),
     ],
 )
-def test_parts_that_cannot_share_a_unit_are_not_combined(other: str) -> None:
-    assert combine([PART.format(name="a", value=1), other]) is None
+def test_parts_that_cannot_share_a_unit_are_not_combined(other: TranslationUnit) -> None:
+    assert combine([part("a", 1), other]) is None
 
 
 def test_a_damaged_shared_library_is_built_again(tmp_path: Path, compiler_runs: list[str]) -> None:
