@@ -23,3 +23,20 @@ def test_the_verdict_follows_the_declarations_and_is_remembered() -> None:
     verdicts = {k[1]: v for k, v in bounded._body.memo.items() if k[0] == "is_empty"}
     assert verdicts[(("f", small),)] is True
     assert verdicts[(("f", wide),)] is False
+
+
+def test_a_set_decided_under_facts_still_pickles_and_keeps_its_verdict() -> None:
+    """What the search shares by shape (some of it not picklable) stays out of a pickled
+    set: a kernel's signature pickles the sets of its facts (the einsum's warm entry)."""
+    import pickle
+
+    from spf.sets.facts import Fact, is_empty_under
+
+    ufs = [UF("rowptr", domain="{[j]: 0 <= j <= N}", monotonic="nondecreasing"), UF("col")]
+    tri = [Fact.parse("forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i")]
+    s = Set("{[i, k] : 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && col(k) > i}", ufs=ufs)
+    assert is_empty_under(s, tri)
+    again = pickle.loads(pickle.dumps(s))
+    assert again == s
+    assert is_empty_under(again, tri)
+    assert not again.is_empty()  # without the fact
