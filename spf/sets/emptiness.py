@@ -27,7 +27,7 @@ import islpy as isl
 from spf.sets import calls
 from spf.sets.linear import DT, evaluate, param_names, sym, to_isl
 from spf.sets.memo import Table, memo
-from spf.sets.pointeval import Layout, PairCheck
+from spf.sets.pointeval import Layout, PairCheck, coordinate
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -167,9 +167,9 @@ def point_env(body: Body, pt: isl.Point) -> dict[sp.Symbol, int]:
     """The point's coordinates: each dim's and parameter's symbol to its value."""
     env: dict[sp.Symbol, int] = {}
     for k, s in enumerate(body.dim_syms()):
-        env[s] = int(pt.get_coordinate_val(DT.set, k).to_python())
+        env[s] = coordinate(pt, DT.set, k)
     for k, name in enumerate(param_names(pt.get_space())):
-        env[sym(name)] = int(pt.get_coordinate_val(DT.param, k).to_python())
+        env[sym(name)] = coordinate(pt, DT.param, k)
     return env
 
 
