@@ -287,10 +287,9 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
     """
     body = _body(s)
     ufs = s.ufs
-    key = (
-        body.names,
-        body.n_in,
-        body.hidden,
+    key = (  # not the names: equal sets under other names (two statement pairs) share it
+        body.n_tuple,
+        len(body.hidden),
         body.terms,
         str(body.iset),
         emptiness._used_declarations(body, ufs),
@@ -303,10 +302,11 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
 
 
 _VERDICTS: Table[object, bool] = Table(16384)
-""":func:`is_empty_under`'s verdicts by the set's canonical form (its tuple names, call table
-and isl set), the declarations of the UFs it calls and the facts (text and quantified
-variables): the analysis asks the same question for many statement
-pairs, schedule positions and computations (a copy of one, its executor, its inspector)."""
+""":func:`is_empty_under`'s verdicts by the set's canonical form but for its names (its
+widths, call table and isl set, whose dims are named by position), the declarations of the
+UFs it calls and the facts (text and quantified variables): the analysis asks the same
+question for many statement pairs, schedule positions and computations (a copy of one, its
+executor, its inspector)."""
 
 
 def _is_empty_under(body: Body, ufs: Mapping[str, UF], facts: Sequence[Fact]) -> bool:
