@@ -44,9 +44,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Remembered", "load_or_compile", "remembered"]
 
-FORMAT = 3
+FORMAT = 4
 """The entry layout; part of the key (layout 2 held each phase's source without its
-translation-unit record: such an entry is a miss, compiled again and rewritten)."""
+translation-unit record, layout 3 either that record or the shared library's name, not
+both: such an entry is a miss, compiled again and rewritten)."""
 
 LOADS = 0
 """How many compiles were answered from an entry (the tests count them)."""
@@ -78,7 +79,7 @@ class Remembered:
             if data["format"] != FORMAT:
                 return None
             kernels = []
-            for sig, unit, library_key, plans in data["phases"]:
+            for sig, unit, library_key, plans, library in data["phases"]:
                 kernel = load_library(
                     sig,
                     unit,
@@ -86,6 +87,7 @@ class Remembered:
                     argv=self.argv,
                     flags=self.flags,
                     cache_dir=self.cache_dir,
+                    library=library,
                 )
                 if kernel is None:
                     return None
@@ -106,28 +108,31 @@ class Remembered:
         LOADS += 1
         return kernels
 
-    def store(self, kernels: Sequence[object]) -> None:
+    def store(self, kernels: Sequence[object], library: str | None = None) -> None:
         """Remember ``kernels`` (the phases, in order); skipped where one is not a plain C
-        kernel built in this cache, or the cache is not writable."""
-        from spf.runtime.cache import CacheEntry
+        kernel built in this cache, or the cache is not writable. ``library``: the name
+        the phases were built under together (one translation unit,
+        :func:`spf.runtime.compile.compile_kernels`), if they were."""
         from spf.runtime.kernel import Kernel
-        from spf.runtime.warm import library_key
 
         phases = []
         try:
             root = resolve_cache_dir(self.cache_dir)
         except SpfError:
             return
-        for kernel in kernels:
-            if type(kernel) is not Kernel:
-                return
+        built = [k for k in kernels if type(k) is Kernel]
+        if len(built) != len(kernels):
+            return
+        together = _together(built, library, self.argv, self.flags)
+        for kernel in built:
             sig = kernel._binder.signature
-            key = library_key(kernel.source, argv=self.argv, flags=self.flags)
-            if CacheEntry(root, sig.function, key).library != kernel.path:
+            found = _built_as(kernel, root, self.argv, self.flags, together)
+            if found is None:
                 return
+            key, shared = found
             facts = kernel._binder._facts
             plans = None if facts is None or facts.quiet else facts.plans()
-            phases.append((sig, kernel.unit, key, plans))
+            phases.append((sig, kernel.unit, key, plans, shared))
         try:
             blob = pickle.dumps({"format": FORMAT, "phases": phases})
         except (pickle.PicklingError, TypeError, AttributeError):
@@ -139,6 +144,43 @@ class Remembered:
             atomic_write(path.with_suffix(".sha256"), hashlib.sha256(blob).hexdigest() + "\n")
         except (OSError, SpfError):
             pass
+
+
+def _together(
+    kernels: Sequence[Kernel], library: str | None, argv: Sequence[str], flags: Sequence[str]
+) -> tuple[str, str, str] | None:
+    """The name, whole source and build-cache key of the library ``kernels`` were built
+    in together under the name ``library``, or None (not built together)."""
+    from spf.runtime.combine import combine
+    from spf.runtime.warm import library_key
+
+    if library is None:
+        return None
+    unit = combine([k.unit for k in kernels])
+    if unit is None:
+        return None
+    return library, unit.source, library_key(unit.source, argv=argv, flags=flags)
+
+
+def _built_as(
+    kernel: Kernel, root: Path, argv: Sequence[str], flags: Sequence[str],
+    together: tuple[str, str, str] | None,
+) -> tuple[str, tuple[str, str] | None] | None:  # fmt: skip
+    """The build-cache key of the library ``kernel`` was loaded from, and that library's
+    name and source where it is shared (:func:`spf.runtime.warm.load_library`); None where
+    it is neither its own library nor the shared one in this cache."""
+    from spf.runtime.cache import CacheEntry
+    from spf.runtime.warm import library_key
+
+    sig = kernel._binder.signature
+    own = library_key(kernel.source, argv=argv, flags=flags)
+    if CacheEntry(root, sig.function, own).library == kernel.path:
+        return own, None
+    if together is not None:
+        name, source, key = together
+        if CacheEntry(root, name, key).library == kernel.path:
+            return key, (name, source)
+    return None
 
 
 def _unordered(value: object) -> object:
@@ -196,10 +238,12 @@ def load_or_compile(
     compile_: Callable[[], list[CompiledKernel]],
     *,
     remember: bool,
+    library: str | None = None,
 ) -> list[CompiledKernel]:
     """The kernels of the phases named ``ident[0]`` (``ident[1]``: ``parallel``): remembered
     ones where ``remember`` (the Computations were not touched) and an entry is found,
-    otherwise ``compile_()``'s, then remembered."""
+    otherwise ``compile_()``'s, then remembered (``library``: the name ``compile_`` builds
+    the phases under together, if it does)."""
     from spf.analysis.preconditions import warn_preconditions
 
     names, parallel = ident
@@ -212,5 +256,5 @@ def load_or_compile(
             return list(hit)
     kernels = compile_()
     if rem is not None:
-        rem.store(kernels)
+        rem.store(kernels, library)
     return kernels

@@ -449,23 +449,42 @@ class SparseEinsum:
 
     def compile(self, **options: Any) -> SparseEinsumKernel:
         """Compile both phases (``options`` as for ``Computation.compile``)."""
+        from spf.codegen.program import c_function_name
         from spf.index_notation.remembered import load_or_compile
+        from spf.runtime.compile import compile_kernels
 
         target = options.pop("target", "c")
         fname = options.pop("name", None)
         check = options.pop("check", True)
 
-        def compile_() -> list[CompiledKernel]:
-            call = {"target": target, "name": fname, "check": check, **options}
-            return [self.symbolic.compile(**call), self.numeric.compile(**call)]
+        phases = ("symbolic", "numeric")
+        together = target == "c" and not any(
+            _runs_wavefront(getattr(self, p)) for p in phases if p in self.__dict__
+        )
+        library = f"{c_function_name(fname or self.name)}_phases" if together else None
 
-        untouched = not {"symbolic", "numeric"} & set(self.__dict__)
+        def compile_() -> list[CompiledKernel]:
+            comps = [self.symbolic, self.numeric]
+            if library is not None:
+                # one translation unit, one compiler run for both phases (the C sources
+                # and kernels are those of two compiles; spf.runtime.combine)
+                return list(compile_kernels([(c, fname, check) for c in comps], library, **options))
+            call = {"target": target, "name": fname, "check": check, **options}
+            return [c.compile(**call) for c in comps]
+
+        untouched = not set(phases) & set(self.__dict__)
         names = (f"{self.name}_symbolic", f"{self.name}_numeric")
         symbolic, numeric = load_or_compile(
             self.formula, (names, self.parallel), (target, fname, check), options, compile_,
-            remember=untouched,
+            remember=untouched, library=library,
         )  # fmt: skip
         return SparseEinsumKernel(self, symbolic, numeric)
+
+
+def _runs_wavefront(comp: Computation) -> bool:
+    """Whether a loop of ``comp`` was scheduled as a wavefront (its compile builds an
+    inspector and an executor: ``Computation.compile``)."""
+    return any(t.startswith("wavefront(") for s in comp.stmts for ts in s.tags.values() for t in ts)
 
 
 def build_sparse(f: Formula, name: str, *, parallel: bool) -> SparseEinsum:

@@ -287,10 +287,9 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
     """
     body = _body(s)
     ufs = s.ufs
-    key = (
-        body.names,
-        body.n_in,
-        body.hidden,
+    key = (  # not the names: equal sets under other names (two statement pairs) share it
+        body.n_tuple,
+        len(body.hidden),
         body.terms,
         str(body.iset),
         emptiness._used_declarations(body, ufs),
@@ -303,10 +302,11 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
 
 
 _VERDICTS: Table[object, bool] = Table(16384)
-""":func:`is_empty_under`'s verdicts by the set's canonical form (its tuple names, call table
-and isl set), the declarations of the UFs it calls and the facts (text and quantified
-variables): the analysis asks the same question for many statement
-pairs, schedule positions and computations (a copy of one, its executor, its inspector)."""
+""":func:`is_empty_under`'s verdicts by the set's canonical form but for its names (its
+widths, call table and isl set, whose dims are named by position), the declarations of the
+UFs it calls and the facts (text and quantified variables): the analysis asks the same
+question for many statement pairs, schedule positions and computations (a copy of one, its
+executor, its inspector)."""
 
 
 def _is_empty_under(body: Body, ufs: Mapping[str, UF], facts: Sequence[Fact]) -> bool:
@@ -327,43 +327,20 @@ class _Instances:
     search. At a point each instance is first tested numerically (:mod:`spf.sets.pointeval`:
     its premise and conclusion at the fact's variables and UF values as rows over the
     body's dims); only an instance the point may violate is built as an isl set (once) and
-    tested by isl, which decides."""
+    tested by isl, which decides. The instances depend on the body's shape alone (not its
+    constraints): every body of one shape shares them (:func:`_shared_candidates`), as
+    generated and as built."""
 
     def __init__(self, body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> None:
         self.body = body
         self.layout = emptiness.layout(body)
-        self.pending: Iterator[_Candidate] = itertools.chain(
-            self._matches(facts),
-            (_Candidate(b.build, b.satisfied) for b in _bridges(body, facts, ufs)),
-        )
-        self.seen: list[_Candidate] = []
-
-    def _matches(self, facts: Sequence[Fact]) -> Iterator[_Candidate]:
-        count = 0
-        for f in facts:
-            for premise, conclusion in _pieces(f):
-                if premise.hidden:
-                    continue  # existential variables in a fact: not instantiated
-                for exprs in _ematches(premise, self.body.terms):
-                    count += 1
-                    if count > _MAX_INSTANCES:
-                        return
-                    match = _Match(self.layout, premise, conclusion, exprs)
-                    build = functools.partial(_instance, self.body, premise, conclusion, exprs)
-                    yield _Candidate(build, match.satisfied)
-
-    def _generated(self) -> Iterator[_Candidate]:
-        """The instances seen so far, then the rest as they are generated."""
-        yield from list(self.seen)
-        for candidate in self.pending:
-            self.seen.append(candidate)
-            yield candidate
+        self.candidates = _shared_candidates(body, tuple(facts), ufs)
 
     def __call__(self, point: isl.Point) -> isl.Set | None:
         """An instance the point violates (a set to intersect with), or None."""
         values = self.layout.point(point)
         here: isl.Set | None = None
-        for candidate in self._generated():
+        for candidate in self.candidates:
             if candidate.satisfied(values):
                 continue
             inst = candidate.instance()
@@ -371,6 +348,70 @@ class _Instances:
             if not _contains(inst, here):
                 return inst
         return None
+
+
+def _shared_candidates(body: Body, facts: tuple[Fact, ...], ufs: Mapping[str, UF]) -> _Candidates:
+    """The instances of ``facts`` on the calls of ``body``'s shape, shared by its bodies."""
+    key = ("instances", tuple((f.text, f.vars) for f in facts), tuple(sorted(ufs.items())))
+    table = emptiness.shared(body)
+    got: _Candidates | None = table.get(key)
+    if got is None or got.busy:  # busy: a search inside generating them; it gets its own
+        fresh = _Candidates(_generate(body, facts, ufs))
+        if got is None:
+            table[key] = fresh
+        got = fresh
+    return got
+
+
+def _generate(body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> Iterator[_Candidate]:
+    """The instances of ``facts`` on ``body``'s calls: matched ones, then the bridges."""
+    yield from _matched(body, facts)
+    for b in _bridges(body, facts, ufs):
+        yield _Candidate(b.build, b.satisfied)
+
+
+def _matched(body: Body, facts: Sequence[Fact]) -> Iterator[_Candidate]:
+    """The instances of ``facts`` whose every call is one of ``body``'s (e-matching), at most
+    ``_MAX_INSTANCES``."""
+    layout = emptiness.layout(body)
+    count = 0
+    for f in facts:
+        for premise, conclusion in _pieces(f):
+            if premise.hidden:
+                continue  # existential variables in a fact: not instantiated
+            for exprs in _ematches(premise, body.terms):
+                count += 1
+                if count > _MAX_INSTANCES:
+                    return
+                match = _Match(layout, premise, conclusion, exprs)
+                build = functools.partial(_instance, body, premise, conclusion, exprs)
+                yield _Candidate(build, match.satisfied)
+
+
+class _Candidates:
+    """Instances generated lazily and kept: iterating yields those generated so far, then
+    generates the rest (each once, whoever iterates)."""
+
+    def __init__(self, pending: Iterator[_Candidate]) -> None:
+        self.pending = pending
+        self.seen: list[_Candidate] = []
+        self.busy = False
+
+    def __iter__(self) -> Iterator[_Candidate]:
+        k = 0
+        while True:
+            if k < len(self.seen):
+                yield self.seen[k]
+                k += 1
+                continue
+            self.busy = True
+            try:
+                candidate = next(self.pending, None)
+            finally:
+                self.busy = False
+            if candidate is None:
+                return
+            self.seen.append(candidate)
 
 
 class _Candidate:

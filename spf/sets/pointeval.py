@@ -90,16 +90,24 @@ class Layout:
 
     def point(self, pt: isl.Point) -> Point:
         """The coordinates of ``pt`` (a point of the body's space, any parameters)."""
-        coords = [int(pt.get_coordinate_val(DT.set, k).to_python()) for k in range(self.n_dims)]
+        coords = [coordinate(pt, DT.set, k) for k in range(self.n_dims)]
         given = {
-            name: int(pt.get_coordinate_val(DT.param, k).to_python())
-            for k, name in enumerate(param_names(pt.get_space()))
+            name: coordinate(pt, DT.param, k) for k, name in enumerate(param_names(pt.get_space()))
         }
         coords += [given.get(p, 0) for p in self.params]
         coords.append(1)
         missing = frozenset(self.n_dims + k for k, p in enumerate(self.params) if p not in given)
         small = all(-_SMALL < c < _SMALL for c in coords)
         return Point(np.array(coords, dtype=np.int64 if small else object), missing)
+
+
+def coordinate(pt: isl.Point, kind: isl.dim_type, k: int) -> int:
+    """Coordinate ``k`` of kind ``kind`` of the (integer) point ``pt``, exactly: read as a
+    machine integer when it fits in 32 bits, else from its decimal text (which islpy's
+    ``Val.to_python`` always prints: ten times the cost, for the dims of every point the
+    emptiness search samples)."""
+    v = pt.get_coordinate_val(kind, k)
+    return int(v.get_num_si()) if v.n_abs_num_chunks(4) <= 1 else int(v.to_str())
 
 
 @memo(16384)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from spf import UF, Set
 from spf.sets import emptiness
 from spf.sets.facts import Fact, is_empty_under
-from spf.sets.pointeval import Layout, LinearSet, PairCheck, Substitution, linear_set
+from spf.sets.pointeval import Layout, LinearSet, PairCheck, Substitution, coordinate, linear_set
 
 if TYPE_CHECKING:
     import pytest
@@ -103,3 +103,15 @@ def test_verdicts_under_facts_are_shared_by_equal_sets(monkeypatch: pytest.Monke
     assert not calls
     assert not is_empty_under(Set(text, ufs=[ROWPTR, COL]), [])  # other facts: searched
     assert len(calls) == 1
+
+
+def test_coordinates_are_read_exactly_small_and_huge() -> None:
+    """Points are read as machine integers where they fit, from their text otherwise."""
+    big = 2**70
+    pt = isl.Set(
+        f"[N] -> {{ [a, b, c, d, e] : a = {big} and b = -{big} and c = -7 and d = 0 "
+        f"and e = {2**31} and N = {2**40} }}"
+    ).sample_point()
+    dims = [coordinate(pt, isl.dim_type.set, k) for k in range(5)]
+    assert dims == [big, -big, -7, 0, 2**31]
+    assert coordinate(pt, isl.dim_type.param, 0) == 2**40
