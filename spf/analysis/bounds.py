@@ -41,9 +41,9 @@ import islpy as isl
 from spf.analysis.memo import as_ir, remembered
 from spf.analysis.preconditions import Precondition, condition
 from spf.analysis.sources import source_tree
-from spf.computation.layout import ARGUMENT_SCOPES
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.ir import OperationIR
+from spf.ir.model import ARGUMENT_SCOPES
 from spf.ir.reading import (
     buffer_of,
     data_space,
@@ -57,9 +57,9 @@ from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
-    from spf.computation.source import ParsedSource
     from spf.ir import ComputationIR
     from spf.ir.reading import ParsedStmt
+    from spf.ir.source import ParsedSource
 
 Side = Literal["lower", "upper"]
 Outcome = Literal["proved", "violated", "precondition", "obligation", "unchecked"]
@@ -498,7 +498,7 @@ class _Access:
 
 def _accesses(ir: ComputationIR, stmt: ParsedStmt) -> list[_Access]:
     """Each distinct access of ``stmt`` (reads first)."""
-    from spf.computation.source.guards import guarded_accesses
+    from spf.ir.source.guards import guarded_accesses
 
     out: list[_Access] = []
     seen: set[tuple[str, Relation]] = set()

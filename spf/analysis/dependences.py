@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 from spf.analysis.memo import clear as clear_results
 from spf.analysis.memo import reader, remembered
-from spf.computation.dependence import Dependence
 from spf.errors import ArgumentError, IllegalScheduleError, UndeclaredError
+from spf.ir.dependence import Dependence
 from spf.ir.reading import (
     is_constant,
     iterator_names,
@@ -834,7 +834,7 @@ def _remembered_violation(ir: ComputationIR, dep: Dependence, context: object) -
     """:func:`violation`, remembered by its inputs: the dependence and the domains and
     current schedules of its two statements (a schedule change re-checks only the
     dependences of the statements it moved)."""
-    from spf.computation.fingerprint import value_key
+    from spf.ir.keys import value_key
 
     src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
     if _in_program_order(ir, src, snk):

@@ -333,7 +333,7 @@ def _edge(
     """:func:`_find_edge`, remembered by its inputs (the dependence, the loop's positions
     and the domains of its two statements, the facts): the analysis runs again on the
     tagged computation when it is compiled, and on copies of it."""
-    from spf.computation.fingerprint import value_key
+    from spf.ir.keys import value_key
 
     key = (
         value_key(dep),

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from spf.computation.inline import AppendResult
     from spf.computation.layers import Layers
     from spf.computation.products import CompiledKernel, DataflowGraph, DataflowHistory
-    from spf.computation.source import ParsedSource
+    from spf.ir.source import ParsedSource
     from spf.dtypes import TypeLike
     from spf.ir import ComputationIR
     from spf.schedule.trace import Trace
@@ -510,7 +510,7 @@ class Computation:
         if schedule is not None:
             op._given_schedule = Relation(schedule, ufs=ufs)
         sched = self._schedule_for(op, domain, ufs, where)
-        from spf.computation.source import parse_source
+        from spf.ir.source import parse_source
 
         parsed = parse_source("", data_spaces={}, ufs={}, stmt=name)
         reads = tuple((d, Relation(str(r), ufs=ufs)) for d, r in op._given_reads or ())
@@ -648,7 +648,7 @@ class Computation:
         return max(roots) + 1
 
     def _parse_source(self, stmt: Stmt, name: str) -> ParsedSource:
-        from spf.computation.source import parse_source
+        from spf.ir.source import parse_source
 
         ranks = {n: ds.rank for n, ds in self._data.items()}
         return parse_source(

@@ -9,7 +9,7 @@ from typing import Any
 
 from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
 
-from spf.computation.source.vocab import C_TYPEDEFS
+from spf.ir.source.vocab import C_TYPEDEFS
 from spf.errors import ParseError
 from spf.frontend.preprocess import Preprocessed, preprocess
 

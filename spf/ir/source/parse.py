@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
 
-from spf.computation.source.convert import _Converter
-from spf.computation.source.lex import _lex, _Lexed, _line_col_offset, _orig_span
-from spf.computation.source.vocab import _ERR_POS, _PRELUDE, _PRELUDE_LINES, _TYPEDEFS, _where
 from spf.errors import ArgumentError, ParseError
+from spf.ir.source.convert import _Converter
+from spf.ir.source.lex import _lex, _Lexed, _line_col_offset, _orig_span
+from spf.ir.source.vocab import _ERR_POS, _PRELUDE, _PRELUDE_LINES, _TYPEDEFS, _where
 
 if TYPE_CHECKING:
-    from spf.computation.source.model import ParsedSource
+    from spf.ir.source.model import ParsedSource
 
 
 def parse_source(
