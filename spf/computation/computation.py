@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from spf.computation.inline import AppendResult
     from spf.computation.layers import Layers
     from spf.computation.products import CompiledKernel, DataflowGraph, DataflowHistory
-    from spf.ir.source import ParsedSource
     from spf.dtypes import TypeLike
     from spf.ir import ComputationIR
+    from spf.ir.source import ParsedSource
     from spf.schedule.trace import Trace
     from spf.sets.facts import Fact
 

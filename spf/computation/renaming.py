@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from spf import cexpr as cx
 from spf.clang import check_reserved
-from spf.ir.source.render_c import source_access
 from spf.errors import ArgumentError, SpfError, UndeclaredError, VerifyError
+from spf.ir.source.render_c import source_access
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation

@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spf import cexpr as cx
+from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
 from spf.ir.source import Access, ParsedSource, parse_source
 from spf.ir.source.render_c import source_access
-from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
 from spf.sets import Relation
 
 if TYPE_CHECKING:
