@@ -56,7 +56,7 @@ from spf.sets.facts import is_empty_under, parameter_context
 from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
+    from spf.analysis.memo import HasIR
     from spf.ir import ComputationIR
     from spf.ir.reading import ParsedStmt
     from spf.ir.source import ParsedSource
@@ -160,7 +160,7 @@ class BoundsReport:
 
 
 # ----------------------------------------------------------------------------- entry points
-def check_bounds(comp: ComputationIR | Computation) -> BoundsReport:
+def check_bounds(comp: ComputationIR | HasIR) -> BoundsReport:
     """Prove every access of a computation (its IR, ``comp.ir``) in bounds; ``CodegenError``
     for the first access proved out of bounds for every parameter value at which its
     statement runs; the report lists what remains to check at run time (``obligations``
@@ -182,7 +182,7 @@ def check_bounds(comp: ComputationIR | Computation) -> BoundsReport:
     return settle_index_obligations(ir, report)
 
 
-def analyze_bounds(comp: ComputationIR | Computation) -> BoundsReport:
+def analyze_bounds(comp: ComputationIR | HasIR) -> BoundsReport:
     """Like :func:`check_bounds`, without raising: violations are in the report (remembered
     by ``ir.fingerprint``, :mod:`spf.analysis.memo`)."""
     ir = as_ir(comp, "analyze_bounds")
