@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 # Statements' C is parsed with pycparser (which cffi needs too, to load any kernel): loaded
 # with spf, since every program needs it, rather than by a warm first call (issue 33).
-import spf.computation.source  # noqa: F401
+import spf.ir.source  # noqa: F401
 from spf import formats, kernels, sparse
 from spf._version import __version__
 from spf.computation import (

@@ -41,9 +41,9 @@ import islpy as isl
 from spf.analysis.memo import as_ir, remembered
 from spf.analysis.preconditions import Precondition, condition
 from spf.analysis.sources import source_tree
-from spf.computation.layout import ARGUMENT_SCOPES
 from spf.errors import CodegenError, ParseError, SpfError
 from spf.ir import OperationIR
+from spf.ir.model import ARGUMENT_SCOPES
 from spf.ir.reading import (
     buffer_of,
     data_space,
@@ -56,10 +56,10 @@ from spf.sets.facts import is_empty_under, parameter_context
 from spf.sets.parse import parse_document
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.source import ParsedSource
+    from spf.analysis.memo import HasIR
     from spf.ir import ComputationIR
     from spf.ir.reading import ParsedStmt
+    from spf.ir.source import ParsedSource
 
 Side = Literal["lower", "upper"]
 Outcome = Literal["proved", "violated", "precondition", "obligation", "unchecked"]
@@ -160,7 +160,7 @@ class BoundsReport:
 
 
 # ----------------------------------------------------------------------------- entry points
-def check_bounds(comp: ComputationIR | Computation) -> BoundsReport:
+def check_bounds(comp: ComputationIR | HasIR) -> BoundsReport:
     """Prove every access of a computation (its IR, ``comp.ir``) in bounds; ``CodegenError``
     for the first access proved out of bounds for every parameter value at which its
     statement runs; the report lists what remains to check at run time (``obligations``
@@ -182,7 +182,7 @@ def check_bounds(comp: ComputationIR | Computation) -> BoundsReport:
     return settle_index_obligations(ir, report)
 
 
-def analyze_bounds(comp: ComputationIR | Computation) -> BoundsReport:
+def analyze_bounds(comp: ComputationIR | HasIR) -> BoundsReport:
     """Like :func:`check_bounds`, without raising: violations are in the report (remembered
     by ``ir.fingerprint``, :mod:`spf.analysis.memo`)."""
     ir = as_ir(comp, "analyze_bounds")
@@ -498,7 +498,7 @@ class _Access:
 
 def _accesses(ir: ComputationIR, stmt: ParsedStmt) -> list[_Access]:
     """Each distinct access of ``stmt`` (reads first)."""
-    from spf.computation.source.guards import guarded_accesses
+    from spf.ir.source.guards import guarded_accesses
 
     out: list[_Access] = []
     seen: set[tuple[str, Relation]] = set()

@@ -1,4 +1,4 @@
-"""The loop nest that checks facts at run time, as a small spf Computation (API.md §16).
+"""The loop nest that checks facts at run time, as a small computation (an IR, API.md §16).
 
 Each fact ``forall vars: premise => conclusion`` becomes one statement over its check domain
 (the premise where every UF call it makes is inside the UF's declared domain) that counts
@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.errors import CodegenError
+from spf.ir import build
 from spf.sets.calls import call_parts
 from spf.sets.facts import Fact, check_domain, condition_terms
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.sets import UF, Set
 
 if TYPE_CHECKING:
@@ -30,10 +31,10 @@ else:
 
 @dataclass(frozen=True)
 class CheckLoops:
-    """The check Computation, the stride of its record (fact ``n``'s count at
+    """The check computation (an IR), the stride of its record (fact ``n``'s count at
     ``n * stride``, its first violating point after it) and the record's name."""
 
-    comp: Computation
+    ir: ComputationIR
     stride: int
     record: str
 
@@ -46,14 +47,11 @@ def check_loops(
     counting: bool = False,
     avoid: frozenset[str] = frozenset(),
 ) -> CheckLoops:
-    """The Computation ``name`` checking ``facts``, one statement each. ``counting``: the
+    """The computation ``name`` checking ``facts``, one statement each. ``counting``: the
     statements only count the violations (``n += !(holds)``: no branch, so the compiler
     vectorizes the loops); else each also records its first violating point. ``avoid``:
     names the record must not take."""
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
-
-    comp = Computation(name)
+    comp = build.computation(name)
     used: set[str] = set()
     params: set[str] = set()
     domains = []
@@ -71,7 +69,8 @@ def check_loops(
         # a UF whose values the checks only compare is read as it is (no range test:
         # the kernel's own loops test it), so the check loops have no branch to record
         keep = name_ in indexing or decl.monotonic is not None
-        comp.declare_uf(
+        comp = build.declare_uf(
+            comp,
             name_,
             arity=decl.arity,
             domain=decl.domain,
@@ -85,14 +84,15 @@ def check_loops(
             if s is not None:
                 params |= s.params
     for p in sorted(params):
-        comp.add_constant(p)
+        comp = build.add_constant(comp, p)
     # counts and first violating points, in one array (a name no fact uses; spf's own
     # ``spf_`` prefix is reserved for generated code, not for data spaces):
     # fact n's count at n * stride, its first violating point after it
-    taken = set(comp.params) | set(comp.ufs) | {v for f in facts for v in f.vars} | avoid
+    taken = set(comp.params) | {u.name for u in comp.ufs} | {v for f in facts for v in f.vars}
+    taken |= avoid
     stride = 1 + max((len(f.vars) for f in facts), default=0)
     record = _fresh("violations", taken)
-    comp.add_data_space(record, "int64_t", shape=(len(facts) * stride,))
+    comp = build.add_data_space(comp, record, "int64_t", (len(facts) * stride,))
     for n, (f, domain) in enumerate(zip(facts, domains, strict=True)):
         base = n * stride
         point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
@@ -108,7 +108,7 @@ def check_loops(
         # fact's points still run in lexicographic order (its first point recorded)
         sched = ", ".join(["0", vs[0], str(n), *(f"{v}, 0" for v in vs[1:])] if vs
                           else ["1", "0", str(n)])  # fmt: skip
-        comp.add_stmt(Stmt(source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}"))
+        comp = build.add_stmt(comp, source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}")
     return CheckLoops(comp, stride, record)
 
 

@@ -42,11 +42,11 @@ from spf.analysis.inspector import (
     _copy_declarations,
     edge_enumeration,
 )
-from spf.computation.statement import Stmt
 from spf.errors import SpfError
+from spf.ir import build
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 CLEV = "clev"
 NCLEV = "nclev"
@@ -58,13 +58,13 @@ LEVEL_OF = "coarse_level_of"
 BAD = "coarse_bad"
 
 
-def _fresh_names(comp: Computation, analysis: WavefrontAnalysis, names: tuple[str, ...]) -> None:
-    taken = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
+def _fresh_names(ir: ComputationIR, analysis: WavefrontAnalysis, names: tuple[str, ...]) -> None:
+    taken = set(ir.params) | {u.name for u in ir.ufs} | {d.name for d in ir.data_spaces}
     for name in names:
         if name in taken:
             raise SpfError(
                 f"wavefront({analysis.loop!r}): the coarse inspector names an array {name!r}, "
-                f"which {comp.name} already uses; rename that parameter, UF or data space"
+                f"which {ir.name} already uses; rename that parameter, UF or data space"
             )
 
 
@@ -115,8 +115,8 @@ def _schedule(its: tuple[str, ...], var: str, stage: str, k: int) -> str:
 
 
 def build_coarse_inspector(
-    comp: Computation, analysis: WavefrontAnalysis, wide: bool = False
-) -> Computation:
+    ir: ComputationIR, analysis: WavefrontAnalysis, wide: bool = False
+) -> ComputationIR:
     """The level and coarse-level stage: writes ``level``, ``nlevels``, ``clev``, ``nclev``
     (zeroed by the caller) and ``work``, reads ``coarse_shift`` (``log2`` of the rows per
     block). With ``wide``, the same pass also computes the coarse levels of blocks of
@@ -128,28 +128,25 @@ def build_coarse_inspector(
     loop, iteration ``i`` of kernel ``g`` is node ``g * extent + i``
     (:attr:`WavefrontAnalysis.nodes`), visited in program order as by the level stage, so
     every edge goes from a smaller node to a larger one."""
-    from spf.computation.computation import Computation as _Computation
-
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES)
-    _fresh_names(comp, analysis, names)
-    insp = _Computation(f"{comp.name}_coarse_inspector_{analysis.loop}")
-    _copy_declarations(comp, insp)
+    _fresh_names(ir, analysis, names)
+    insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")
+    insp = _copy_declarations(ir, insp)
     v, n = analysis.var, analysis.extent
     coarse = [(CLEV, NCLEV, BLOCK)] + ([(CLEV_WIDE, NCLEV_WIDE, BLOCK_WIDE)] if wide else [])
     for name in (LEVEL, WORK, *(c[0] for c in coarse)):
-        insp.add_data_space(name, "int64_t", shape=(analysis.nodes,))
+        insp = build.add_data_space(insp, name, "int64_t", (analysis.nodes,))
     for name in (NLEVELS, *(c[1] for c in coarse)):
-        insp.add_data_space(name, "int64_t", shape=())
+        insp = build.add_data_space(insp, name, "int64_t", ())
     edges = _edges(analysis)
     shifts = " && ".join(f"{c[2]} >= 0" for c in coarse)
     for g in range(analysis.groups):  # a node's work starts at 1 right before its own edges
         stage = "1" if analysis.groups == 1 else f"1, {g}"
-        insp.add_stmt(
-            Stmt(
-                f"$work$({analysis.node(v, g)}) = 1;",
-                f"{{[{v}]: 0 <= {v} < {n} && {shifts}}}",
-                f"{{[{v}] -> [{stage}, {v}, 0, 0]}}",
-            )
+        insp = build.add_stmt(
+            insp,
+            f"$work$({analysis.node(v, g)}) = 1;",
+            f"{{[{v}]: 0 <= {v} < {n} && {shifts}}}",
+            f"{{[{v}] -> [{stage}, {v}, 0, 0]}}",
         )
     for k, e in enumerate(edges, start=1):
         updates = [f"$level$({e.snk}) = max($level$({e.snk}), $level$({e.src}) + 1);"]
@@ -162,49 +159,47 @@ def build_coarse_inspector(
         stage = "1" if analysis.groups == 1 else f"1, {e.group}"
         prefix = _schedule(e.its, e.var, stage, k)
         for j, body in enumerate(updates):
-            insp.add_stmt(Stmt(body, e.text, f"{{{prefix}, {j}]}}"))
+            insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
     totals = [(NLEVELS, LEVEL), *((c[1], c[0]) for c in coarse)]
     for g in range(analysis.groups):
         node = analysis.node(v, g)
         stage = "1" if analysis.groups == 1 else f"1, {g}"
         for j, (total, per_row) in enumerate(totals):
-            insp.add_stmt(
-                Stmt(
-                    f"${total}$ = max(${total}$, ${per_row}$({node}) + 1);",
-                    f"{{[{v}]: 0 <= {v} < {n}}}",
-                    f"{{[{v}] -> [{stage}, {v}, {len(edges) + 1}, {j}]}}",
-                )
+            insp = build.add_stmt(
+                insp,
+                f"${total}$ = max(${total}$, ${per_row}$({node}) + 1);",
+                f"{{[{v}]: 0 <= {v} < {n}}}",
+                f"{{[{v}] -> [{stage}, {v}, {len(edges) + 1}, {j}]}}",
             )
     return insp
 
 
-def build_part_check(comp: Computation, analysis: WavefrontAnalysis) -> Computation:
+def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> ComputationIR:
     """The check of a plan's parts against the dependences: reads ``coarse_part_of`` (each
     row's part) and ``coarse_level_of`` (each row's coarse level) as UFs and writes
     ``coarse_bad`` (0-d, zeroed by the caller): the number of dependence instances that join
     two parts of one coarse level or go to an earlier coarse level."""
-    from spf.computation.computation import Computation as _Computation
-
-    _fresh_names(comp, analysis, (PART_OF, LEVEL_OF, BAD))
-    check = _Computation(f"{comp.name}_coarse_check_{analysis.loop}")
-    _copy_declarations(comp, check)
+    _fresh_names(ir, analysis, (PART_OF, LEVEL_OF, BAD))
+    check = build.computation(f"{ir.name}_coarse_check_{analysis.loop}")
+    check = _copy_declarations(ir, check)
     n = analysis.nodes
     for name in (PART_OF, LEVEL_OF):
-        check.declare_uf(
+        check = build.declare_uf(
+            check,
             name,
             arity=1,
             domain=f"{{[x]: 0 <= x < {n}}}",
             range=f"{{[y]: 0 <= y < {n}}}",
             dtype="int64",
         )
-    check.add_data_space(BAD, "int64_t", shape=())
+    check = build.add_data_space(check, BAD, "int64_t", ())
     for k, e in enumerate(_edges(analysis)):
         body = (
             f"${BAD}$ += ({PART_OF}({e.src}) != {PART_OF}({e.snk})) * "
             f"({LEVEL_OF}({e.src}) >= {LEVEL_OF}({e.snk}));"
         )
         stage = "0" if analysis.groups == 1 else f"0, {e.group}"
-        check.add_stmt(Stmt(body, e.text, f"{{{_schedule(e.its, e.var, stage, k)}]}}"))
+        check = build.add_stmt(check, body, e.text, f"{{{_schedule(e.its, e.var, stage, k)}]}}")
     return check
 
 
@@ -230,9 +225,9 @@ WIDE_NAMES = (CLEV_WIDE, NCLEV_WIDE, BLOCK_WIDE)
 in the same pass when kernels fused into the loop include a free one."""
 
 
-def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation, Computation]:
+def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[ComputationIR, ComputationIR]:
     """The counting sort of the nodes by ``clev`` (stable), with the sizes of the levels
-    counted in the same pass, as two Computations (the second reads the first's slots as a
+    counted in the same pass, as two computations, IRs (the second reads the first's slots as a
     UF). ``<name>_pair_count`` reads ``level`` and ``clev`` as UFs and the parameters
     ``coarse_nlev`` and ``coarse_nclev`` (the counts of levels and coarse levels); it writes
     ``levelptr`` (the prefix sums of the level sizes: its first ``nlevels + 1`` entries),
@@ -242,8 +237,6 @@ def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation
     ``work`` in coarse-level order (``wsum(p)``: the work of the first ``p`` nodes of
     ``corder``). The nodes are not sorted by level: a coarse plan runs without that order,
     and :meth:`spf.runtime.plan.Plan.order` sorts them when it is first read."""
-    from spf.computation.computation import Computation as _Computation
-
     v, n = analysis.var, analysis.nodes
     ranged = {
         "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
@@ -251,40 +244,42 @@ def build_pair_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation
         "dtype": "int64",
     }
     dom = f"{{[{v}]: 0 <= {v} < {n}}}"
-    count = _Computation(f"{name}_pair_count")
-    order = _Computation(f"{name}_pair_order")
+    count = build.computation(f"{name}_pair_count")
+    order = build.computation(f"{name}_pair_order")
     for key in (LEVEL, CLEV):
-        count.declare_uf(key, **ranged)
-    count.add_data_space("levelptr", "int64_t", shape=(f"{LEVELS_N} + 1",))
-    count.add_data_space(CLEVPTR, "int64_t", shape=(f"{CLEVELS_N} + 1",))
-    count.add_data_space(CSLOT, "int64_t", shape=(n,))
-    count.add_data_space(CFILL, "int64_t", shape=(CLEVELS_N,))
+        count = build.declare_uf(count, key, **ranged)
+    count = build.add_data_space(count, "levelptr", "int64_t", (f"{LEVELS_N} + 1",))
+    count = build.add_data_space(count, CLEVPTR, "int64_t", (f"{CLEVELS_N} + 1",))
+    count = build.add_data_space(count, CSLOT, "int64_t", (n,))
+    count = build.add_data_space(count, CFILL, "int64_t", (CLEVELS_N,))
     for j, (key, ptr, bound) in enumerate(
         ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
     ):
-        count.add_stmt(Stmt(f"${ptr}$({key}({v}) + 1) += 1;", dom, f"{{[{v}] -> [0, {v}, {j}]}}"))
-        count.add_stmt(
-            Stmt(
-                f"${ptr}$({v} + 1) += ${ptr}$({v});",
-                f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
-                f"{{[{v}] -> [{1 + j}, {v}, 0]}}",
-            )
+        count = build.add_stmt(
+            count, f"${ptr}$({key}({v}) + 1) += 1;", dom, f"{{[{v}] -> [0, {v}, {j}]}}"
         )
-    count.add_stmt(
-        Stmt(
-            f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v})) + ${CFILL}$({CLEV}({v}));",
-            dom,
-            f"{{[{v}] -> [3, {v}, 0]}}",
+        count = build.add_stmt(
+            count,
+            f"${ptr}$({v} + 1) += ${ptr}$({v});",
+            f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
+            f"{{[{v}] -> [{1 + j}, {v}, 0]}}",
         )
+    count = build.add_stmt(
+        count,
+        f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v})) + ${CFILL}$({CLEV}({v}));",
+        dom,
+        f"{{[{v}] -> [3, {v}, 0]}}",
     )
-    count.add_stmt(Stmt(f"${CFILL}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}"))
-    order.declare_uf(CSLOT, **ranged)
-    order.add_data_space(CORDER, "int64_t", shape=(n,))
-    order.add_data_space(WORK, "int64_t", shape=(n,))
-    order.add_data_space(WSUM, "int64_t", shape=(f"{n} + 1",))
+    count = build.add_stmt(count, f"${CFILL}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}")
+    order = build.declare_uf(order, CSLOT, **ranged)
+    order = build.add_data_space(order, CORDER, "int64_t", (n,))
+    order = build.add_data_space(order, WORK, "int64_t", (n,))
+    order = build.add_data_space(order, WSUM, "int64_t", (f"{n} + 1",))
     for j, body in enumerate(
         (f"${CORDER}$({CSLOT}({v})) = {v};", f"${WSUM}$({CSLOT}({v}) + 1) = ${WORK}$({v});")
     ):
-        order.add_stmt(Stmt(body, dom, f"{{[{v}] -> [0, {v}, {j}]}}"))
-    order.add_stmt(Stmt(f"${WSUM}$({v} + 1) += ${WSUM}$({v});", dom, f"{{[{v}] -> [1, {v}, 0]}}"))
+        order = build.add_stmt(order, body, dom, f"{{[{v}] -> [0, {v}, {j}]}}")
+    order = build.add_stmt(
+        order, f"${WSUM}$({v} + 1) += ${WSUM}$({v});", dom, f"{{[{v}] -> [1, {v}, 0]}}"
+    )
     return count, order

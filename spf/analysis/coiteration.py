@@ -43,8 +43,8 @@ from spf.ir.reading import is_constant
 if TYPE_CHECKING:
     import sympy as sp
 
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import StmtReading
     from spf.sets import syntax as ast
     from spf.sets.facts import Fact
 else:
@@ -154,7 +154,7 @@ def parse_tag(tag: str) -> tuple[str, str | None, str | None] | None:
     return None if m is None else (m[1], m[2], m[3])
 
 
-def declared(stmt: Stmt) -> tuple[str, str, str | None, str | None] | None:
+def declared(stmt: StmtReading) -> tuple[str, str, str | None, str | None] | None:
     """``(j1, j2, left, right)`` when ``stmt.coiterate(j1, j2, ...)`` tagged the statement."""
     for loop, tags in stmt.tags.items():
         for t in tags:
@@ -165,7 +165,7 @@ def declared(stmt: Stmt) -> tuple[str, str, str | None, str | None] | None:
 
 
 # ----------------------------------------------------------------------------- the domain
-def split_domain(stmt: Stmt, j1: str, j2: str) -> Shape:
+def split_domain(stmt: StmtReading, j1: str, j2: str) -> Shape:
     """``stmt``'s domain as a merge of loops ``j1`` and ``j2`` (``NotMergeableError``)."""
     terms = _conjunction(stmt)
     names = stmt.domain.tuple_vars
@@ -207,7 +207,7 @@ def split_domain(stmt: Stmt, j1: str, j2: str) -> Shape:
     )
 
 
-def _conjunction(stmt: Stmt) -> list[Constraint]:
+def _conjunction(stmt: StmtReading) -> list[Constraint]:
     from spf.sets.facts import condition_terms
 
     try:
@@ -273,7 +273,7 @@ def _add_bound(
     return True
 
 
-def split_branch(stmt: Stmt, shape: Shape, side: Side) -> Branch:
+def split_branch(stmt: StmtReading, shape: Shape, side: Side) -> Branch:
     """A union's statement over one position: its iterators are the outer ones of ``shape``
     then the position (any names); its outer part and range must be ``shape``'s."""
     names = stmt.domain.tuple_vars
@@ -300,7 +300,7 @@ def split_branch(stmt: Stmt, shape: Shape, side: Side) -> Branch:
 
 
 def _same_range(
-    stmt: Stmt, shape: Shape, side: Side, mine: Side, own_outer: tuple[Constraint, ...]
+    stmt: StmtReading, shape: Shape, side: Side, mine: Side, own_outer: tuple[Constraint, ...]
 ) -> None:
     from spf.sets import Set
 
@@ -345,15 +345,15 @@ def _constraint_text(is_eq: bool, e: sp.Expr) -> str:
 
 
 # ----------------------------------------------------------------------------- the proof
-def unsorted_reason(comp: Computation, shape: Shape, side: Side) -> str | None:
+def unsorted_reason(ir: ComputationIR, shape: Shape, side: Side) -> str | None:
     """None when the facts prove ``side.key`` strictly increasing over the side's range
     for every value of the outer iterators; otherwise what is missing and what to assume."""
-    quantified = [f for f in comp.assumptions if not f.is_parameter_fact]
+    quantified = [f for f in ir.facts if not f.is_parameter_fact]
     for names, terms in _attempts(shape, side):
         pair = _pair_terms(terms, side)
         names = (*names, side.var)
-        if _is_empty(comp, names, pair) or any(
-            _through_fact(comp, names, pair, side, f) for f in quantified
+        if _is_empty(ir, names, pair) or any(
+            _through_fact(ir, names, pair, side, f) for f in quantified
         ):
             return None
     return (
@@ -417,17 +417,17 @@ _EMPTY: dict[tuple[str, tuple[str, ...], str], bool] = {}
 same kernel (codegen of its wavefront executor, each compile)."""
 
 
-def _is_empty(comp: Computation, names: Sequence[str], terms: Sequence[Constraint]) -> bool:
+def _is_empty(ir: ComputationIR, names: Sequence[str], terms: Sequence[Constraint]) -> bool:
     from spf.sets import Set
     from spf.sets.facts import is_empty_under
 
     text = _set_text(names, terms)
-    facts = tuple(f.text for f in comp.assumptions)
-    key = (text, facts, repr(sorted(comp.ufs.items())))
+    facts = tuple(f.text for f in ir.facts)
+    key = (text, facts, repr(sorted(ir.uf_decls.items())))
     found = _EMPTY.get(key)
     if found is None:
-        s = Set(text, ufs=comp.ufs)
-        found = is_empty_under(s, comp.assumptions) if facts else s.is_empty()
+        s = Set(text, ufs=ir.uf_decls)
+        found = is_empty_under(s, ir.facts) if facts else s.is_empty()
         if len(_EMPTY) > 4096:
             _EMPTY.clear()
         _EMPTY[key] = found
@@ -435,7 +435,7 @@ def _is_empty(comp: Computation, names: Sequence[str], terms: Sequence[Constrain
 
 
 def _through_fact(
-    comp: Computation,
+    ir: ComputationIR,
     names: tuple[str, ...],
     pair: list[Constraint],
     side: Side,
@@ -457,8 +457,8 @@ def _through_fact(
             continue
         for sigma in _instances(base, fvars, premise[0], _calls(pair)):
             concl = [(q, e.xreplace(sigma)) for q, e in conclusion[0]]
-            if _is_empty(comp, names, [*pair, *concl]) and all(
-                _implied(comp, names, pair, q, e.xreplace(sigma)) for q, e in premise[0]
+            if _is_empty(ir, names, [*pair, *concl]) and all(
+                _implied(ir, names, pair, q, e.xreplace(sigma)) for q, e in premise[0]
             ):
                 return True
     return False
@@ -525,27 +525,27 @@ def _instances(
 
 
 def _implied(
-    comp: Computation, names: tuple[str, ...], pair: list[Constraint], is_eq: bool, e: sp.Expr
+    ir: ComputationIR, names: tuple[str, ...], pair: list[Constraint], is_eq: bool, e: sp.Expr
 ) -> bool:
     """Whether ``pair`` implies ``e = 0`` (``is_eq``) or ``e >= 0``."""
     negations = [(False, e - 1), (False, -e - 1)] if is_eq else [(False, -e - 1)]
-    return all(_is_empty(comp, names, [*pair, neg]) for neg in negations)
+    return all(_is_empty(ir, names, [*pair, neg]) for neg in negations)
 
 
 # ----------------------------------------------------------------------------- the groups
-def groups(comp: Computation, *, auto: bool = True, prove: bool = True) -> list[Group]:
-    """The merges of ``comp``: those ``stmt.coiterate`` asked for (checked again: a
+def groups(ir: ComputationIR, *, auto: bool = True, prove: bool = True) -> list[Group]:
+    """The merges of the computation ``ir``: those ``stmt.coiterate`` asked for (checked again: a
     ``NotMergeableError`` says what no longer holds) and, with ``auto``, the intersections
     found in statements' domains whose order the facts prove (``prove``: also check the
     asked-for ones' order, as codegen must)."""
     out: list[Group] = []
     taken: set[str] = set()
-    for s in comp.stmts:
+    for s in ir.parsed_stmts:
         asked = declared(s)
         if asked is None:
             continue
         try:
-            group = declared_group(comp, s, *asked, prove=prove)
+            group = declared_group(ir, s, *asked, prove=prove)
         except NotMergeableError as err:
             j1, j2 = asked[:2]
             raise NotMergeableError(
@@ -561,8 +561,8 @@ def groups(comp: Computation, *, auto: bool = True, prove: bool = True) -> list[
         taken |= set(group.stmts)
         out.append(group)
     if auto:
-        for s in comp.stmts:
-            found = None if s.name in taken else auto_group(comp, s)
+        for s in ir.parsed_stmts:
+            found = None if s.name in taken else auto_group(ir, s)
             if found is not None:
                 taken |= set(found.stmts)
                 out.append(found)
@@ -570,8 +570,8 @@ def groups(comp: Computation, *, auto: bool = True, prove: bool = True) -> list[
 
 
 def declared_group(
-    comp: Computation,
-    stmt: Stmt,
+    ir: ComputationIR,
+    stmt: StmtReading,
     j1: str,
     j2: str,
     left: str | None = None,
@@ -589,12 +589,12 @@ def declared_group(
             continue
         if name == stmt.name:
             raise NotMergeableError(f"its {side.var} side cannot be the statement itself")
-        branches.append(split_branch(comp.stmt(name), shape, side))
+        branches.append(split_branch(ir.parsed_stmt(name), shape, side))
     members = {stmt.name, *(b.stmt for b in branches if b is not None)}
-    position, prefix, schedule, tags = _placement(comp, stmt, shape, members)
+    position, prefix, schedule, tags = _placement(ir, stmt, shape, members)
     for branch in branches:
         if branch is not None:
-            _check_branch_schedule(comp, branch, shape, position, prefix)
+            _check_branch_schedule(ir, branch, shape, position, prefix)
     if shape.filters and any(branches):
         raise NotMergeableError(
             f"a union's {stmt.name} may constrain {j1} and {j2} only by their ranges and the "
@@ -603,13 +603,13 @@ def declared_group(
         )
     if prove:
         for side in (shape.left, shape.right):
-            reason = unsorted_reason(comp, shape, side)
+            reason = unsorted_reason(ir, shape, side)
             if reason is not None:
                 raise NotMergeableError(reason)
     return Group(shape, position, prefix, schedule, tags, branches[0], branches[1], declared=True)
 
 
-def auto_group(comp: Computation, stmt: Stmt) -> Group | None:
+def auto_group(ir: ComputationIR, stmt: StmtReading) -> Group | None:
     """The merge of ``stmt``'s two innermost loops when its domain is one (an intersection)
     and the facts prove both lists sorted; None otherwise (the loops stay a nest)."""
     loops = stmt.loops
@@ -617,15 +617,15 @@ def auto_group(comp: Computation, stmt: Stmt) -> Group | None:
         return None
     try:
         shape = split_domain(stmt, loops[-2], loops[-1])
-        position, prefix, schedule, tags = _placement(comp, stmt, shape, {stmt.name})
+        position, prefix, schedule, tags = _placement(ir, stmt, shape, {stmt.name})
     except NotMergeableError:
         return None
-    if any(unsorted_reason(comp, shape, side) for side in (shape.left, shape.right)):
+    if any(unsorted_reason(ir, shape, side) for side in (shape.left, shape.right)):
         return None
     return Group(shape, position, prefix, schedule, tags)
 
 
-def _has_key_equality(stmt: Stmt, j1: str, j2: str) -> bool:
+def _has_key_equality(stmt: StmtReading, j1: str, j2: str) -> bool:
     """A cheap look at the domain text: an equality whose sides are UF calls of ``j1`` and
     of ``j2`` (the full split only runs then)."""
     pattern = rf"\w+\({re.escape(j1)}\) = \w+\({re.escape(j2)}\)"
@@ -635,14 +635,14 @@ def _has_key_equality(stmt: Stmt, j1: str, j2: str) -> bool:
 
 
 def _placement(
-    comp: Computation, stmt: Stmt, shape: Shape, members: set[str]
+    ir: ComputationIR, stmt: StmtReading, shape: Shape, members: set[str]
 ) -> tuple[int, tuple[str, ...], str, dict[str, tuple[str, ...]]]:
     """Where the merge sits: the position of its first loop, the schedule outputs before
     it (as functions and as a relation), the tags of the loops around it. The two loops
     must be the statement's innermost, adjacent, scheduled as they are (no command changed
     them), untagged, and no statement outside ``members`` may share them."""
     j1, j2 = shape.left.var, shape.right.var
-    width = comp.schedule_width()
+    width = ir.schedule_width
     outs = function_of(padded(stmt, width), shape.tuple_vars)
     if outs is None or j1 not in outs or j2 not in outs:
         raise NotMergeableError(
@@ -665,17 +665,17 @@ def _placement(
             raise NotMergeableError(
                 f"loop {loop} is tagged {', '.join(extra)}; a merge's loops carry no tags"
             )
-    for other in comp.stmts:
+    for other in ir.parsed_stmts:
         if other.name not in members and _shares(padded(other, width).out_vars, outs, p1):
             raise NotMergeableError(
                 f"statement {other.name} shares the loops around {j1} (order it apart with "
                 "after, or fuse it elsewhere): a merge holds only its own statements"
             )
     touched = {d for d, _ in (*stmt.reads, *stmt.writes)}
-    for name, ds in comp.data_spaces.items():
-        if ds.private in (j1, j2) and name in touched:
+    for ds in ir.data_spaces:
+        if ds.private in (j1, j2) and ds.name in touched:
             raise NotMergeableError(
-                f"the local {name!r} is private to loop {ds.private}, which a merge does not "
+                f"the local {ds.name!r} is private to loop {ds.private}, which a merge does not "
                 "run as a loop; make it private to a loop around the merge"
             )
     outer = {loop: ts for loop, ts in tags.items() if loop not in (j1, j2)}
@@ -724,12 +724,12 @@ def _shares(theirs: Sequence[str], ours: Sequence[str], p1: int) -> bool:
 
 
 def _check_branch_schedule(
-    comp: Computation, branch: Branch, shape: Shape, position: int, prefix: tuple[str, ...]
+    ir: ComputationIR, branch: Branch, shape: Shape, position: int, prefix: tuple[str, ...]
 ) -> None:
     """A union's statement runs in the merge: the schedule of ``shape``'s statement before
     the merge, then its position, nothing inside."""
-    width = comp.schedule_width()
-    stmt = comp.stmt(branch.stmt)
+    width = ir.schedule_width
+    stmt = ir.parsed_stmt(branch.stmt)
     outs = function_of(padded(stmt, width), branch.tuple_vars)
     rename = dict(zip(branch.tuple_vars, (*shape.outer_vars, "_pos"), strict=True))
     want = (*prefix, "_pos")
@@ -750,19 +750,19 @@ def _check_branch_schedule(
 
 
 def coiterate_tags(
-    comp: Computation, stmt: Stmt, i: str, j: str, left: str | None, right: str | None
+    ir: ComputationIR, stmt: StmtReading, i: str, j: str, left: str | None, right: str | None
 ) -> dict[str, tuple[str, ...]]:
     """``stmt``'s loop tags once ``stmt.coiterate(i, j, left, right)`` holds: the merge
     checked (:func:`declared_group`), no statement in two merges, the tag on loop ``i``
     (replacing an earlier ``coiterate`` tag); :class:`NotMergeableError` otherwise."""
     try:
-        group = declared_group(comp, stmt, i, j, left, right)
+        group = declared_group(ir, stmt, i, j, left, right)
     except NotMergeableError as err:
         raise NotMergeableError(
             f"coiterate: loops {i} and {j} of statement {stmt.name} cannot run as one merge: {err}"
         ) from None
     mine = set(group.stmts)
-    for g in groups(comp, auto=False, prove=False):
+    for g in groups(ir, auto=False, prove=False):
         if g.stmt != stmt.name and mine & set(g.stmts):
             raise NotMergeableError(
                 f"coiterate: statement {sorted(mine & set(g.stmts))[0]} already runs in "

@@ -43,9 +43,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.analysis.memo import clear as clear_results
-from spf.analysis.memo import reader, remembered
-from spf.computation.dependence import Dependence
+from spf.analysis.memo import remembered
 from spf.errors import ArgumentError, IllegalScheduleError, UndeclaredError
+from spf.ir.dependence import Dependence
 from spf.ir.reading import (
     is_constant,
     iterator_names,
@@ -60,8 +60,6 @@ from spf.sets import Relation, Set
 from spf.sets.memo import Table
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
     from spf.ir import ComputationIR, OperationIR, StmtIR
     from spf.ir.reading import ParsedStmt, StmtReading
     from spf.sets.facts import Fact
@@ -690,40 +688,40 @@ def _check_parallel_tags(ir: ComputationIR) -> None:
                 )
 
 
-def run_time_ordered(comp: Computation, dep: Dependence) -> bool:
+def run_time_ordered(ir: ComputationIR, dep: Dependence) -> bool:
     """Whether both ends of ``dep`` run in one wavefront loop (its inspector orders every
     dependence between them, those of kernels fused into it included)."""
     from spf.analysis.executor import wavefront_stmts
 
-    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
     for s in (src, snk):
         if not s.loops or not any(t.startswith("wavefront(") for t in s.tags.get(s.loops[0], ())):
             return False
-    return snk.name in {s.name for s in wavefront_stmts(comp, src.loops[0])}
+    return snk.name in {s.name for s in wavefront_stmts(ir, src.loops[0])}
 
 
-def wavefront_could_order(comp: Computation, dep: Dependence) -> str | None:
+def wavefront_could_order(ir: ComputationIR, dep: Dependence) -> str | None:
     """The loop whose wavefront would order ``dep`` when a fusion broke it: its ends were
     separate loop nests in program order, share their outermost loop now, and that loop's
     statements go through index arrays (None otherwise)."""
     from spf.analysis.inspector import kernel_groups, wavefront_members
 
-    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
     if not (src.loops and snk.loops) or len(set(kernel_groups([src, snk]).values())) == 1:
         return None  # the same loop nest in program order: not a fusion
-    members = wavefront_members(comp, src.loops[0])
+    members = wavefront_members(ir, src.loops[0])
     sparse = any("(" in str(s.domain) for s in members)
     return src.loops[0] if sparse and snk.name in {s.name for s in members} else None
 
 
-def splits_kernel(comp: Computation, dep: Dependence) -> bool:
+def splits_kernel(ir: ComputationIR, dep: Dependence) -> bool:
     """Whether ``dep`` goes between statements of one loop nest of the program order (a
     kernel) that now run in different loop nests, index arrays in their loops: a fusion
     of the kernel into another's loop that is not finished (``comp.fuse`` moves one
     statement at a time)."""
     from spf.analysis.inspector import nest_of
 
-    src, snk = comp.stmt(dep.source), comp.stmt(dep.sink)
+    src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
     if not (src.loops and snk.loops):
         return False
     if nest_of(src, original=True) != nest_of(snk, original=True):
@@ -799,17 +797,15 @@ def _check_order(
         why = _remembered_violation(ir, dep, context)
         if why is None:
             continue
-        # the wavefront helpers still read a computation (spf.analysis.inspector)
-        comp = reader(ir)
-        if run_time_ordered(comp, dep) or (waive and waive(dep)):
+        if run_time_ordered(ir, dep) or (waive and waive(dep)):
             continue
-        loop = wavefront_could_order(comp, dep)
+        loop = wavefront_could_order(ir, dep)
         if loop is not None:
             why += (
                 f" (the kernels fused into loop {loop!r} need it to run as a wavefront: "
                 f"comp.wavefront({loop!r}) orders this dependence at run time)"
             )
-        elif splits_kernel(comp, dep):
+        elif splits_kernel(ir, dep):
             why += (
                 f" ({dep.source} and {dep.sink} ran in one loop nest and now run in two: "
                 "fuse the rest of that kernel into the same loop, one comp.fuse per "
@@ -834,7 +830,7 @@ def _remembered_violation(ir: ComputationIR, dep: Dependence, context: object) -
     """:func:`violation`, remembered by its inputs: the dependence and the domains and
     current schedules of its two statements (a schedule change re-checks only the
     dependences of the statements it moved)."""
-    from spf.computation.fingerprint import value_key
+    from spf.ir.keys import value_key
 
     src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
     if _in_program_order(ir, src, snk):
@@ -950,11 +946,6 @@ def _violated_loop(why: str) -> str | None:
     """The loop a :func:`violation` message names (``across loop 'j0'``), if any."""
     found = re.search(r"loop '([^']+)'", why)
     return found.group(1) if found else None
-
-
-def loop_position(comp: Computation, stmt: Stmt, loop: str | int) -> int:
-    """Position in the padded schedule of ``loop`` (a loop name or a depth)."""
-    return position_in(stmt, loop, comp.schedule_width())
 
 
 def position_in(stmt: StmtReading, loop: str | int, width: int) -> int:

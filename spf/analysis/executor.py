@@ -1,4 +1,4 @@
-"""The executor of a computation with a wavefront loop: the Computation that runs.
+"""The executor of a computation with a wavefront loop: the computation (an IR) that runs.
 
 A wavefront loop ``i`` (``comp.wavefront("i")``) becomes two loops, ``i_lev`` over the
 levels the inspector found (sequential) and ``i_pos`` over the iterations of one level
@@ -34,13 +34,13 @@ plan of the levels strategy runs on it too (each level a coarse level, its parts
 chunks of the level; a run of narrow levels one part). :mod:`spf.runtime.coarse` builds the
 parts.
 
-The executor is built from the computation's JSON, so it keeps every declaration, layout and
-assumption; statements outside the wavefront are copied unchanged.
+The executor is built from the computation's IR (:mod:`spf.ir.build`), so it keeps every
+declaration, layout and assumption; statements outside the wavefront are copied unchanged.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
@@ -54,11 +54,12 @@ from spf.analysis.inspector import (
     wavefront_members,
 )
 from spf.errors import CodegenError, SpfError
-from spf.ir.reading import iterator_names
+from spf.ir import build
+from spf.ir.reading import StmtReading, iterator_names
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR, OperationIR, StmtIR
+    from spf.ir.reading import ParsedStmt
 
 LEVELS_TAG = "wavefront_levels"
 ROWS_TAG = "wavefront_rows"
@@ -93,49 +94,49 @@ class WavefrontNames:
 
 @dataclass(frozen=True)
 class Executor:
-    """The executor Computation and, per wavefront loop, its analysis and names."""
+    """The executor (a computation's IR) and, per wavefront loop, its analysis and names."""
 
-    computation: Computation
+    ir: ComputationIR
     loops: tuple[tuple[WavefrontAnalysis, WavefrontNames], ...]
 
 
-def wavefront_loops(comp: Computation) -> dict[str, str]:
-    """``{loop: method}`` of the loops tagged ``wavefront(<method>)`` in ``comp`` (a loop
+def wavefront_loops(ir: ComputationIR) -> dict[str, str]:
+    """``{loop: method}`` of the loops tagged ``wavefront(<method>)`` in ``ir`` (a loop
     that kernels fused into share is named as its first statement names it)."""
     out: dict[str, str] = {}
     named: set[str] = set()
-    for s in comp.stmts:
+    for s in ir.parsed_stmts:
         for loop, tags in s.tags.items():
             for t in tags:
                 if t.startswith("wavefront(") and t.endswith(")") and s.name not in named:
                     out[loop] = t[len("wavefront(") : -1]
-                    named |= {m.name for m in wavefront_members(comp, loop)}
+                    named |= {m.name for m in wavefront_members(ir, loop)}
     return out
 
 
-def wavefront_stmts(comp: Computation, loop: str) -> list[Stmt]:
+def wavefront_stmts(ir: ComputationIR, loop: str) -> list[ParsedStmt]:
     """The statements that run ``loop`` as a wavefront (under their own name for it when
     fused into its nest)."""
     return [
         s
-        for s in wavefront_members(comp, loop)
+        for s in wavefront_members(ir, loop)
         if any(t.startswith("wavefront") for t in s.tags.get(own_loop(s, loop), ()))
     ]
 
 
-def own_loop(stmt: Stmt, loop: str) -> str:
+def own_loop(stmt: StmtReading, loop: str) -> str:
     """``stmt``'s name for the wavefront loop ``loop`` (its outermost loop when a fused
     kernel's statement names it otherwise)."""
     return loop if loop in stmt.loops else stmt.loops[0]
 
 
-def wavefront_names(comp: Computation) -> dict[str, WavefrontNames]:
-    """The executor's names for each wavefront loop of ``comp`` (fresh: none clashes with a
-    parameter, UF, data space or iterator of ``comp``)."""
-    taken = set(comp.params) | set(comp.ufs) | set(comp.data_spaces)
-    taken |= {v for s in comp.stmts for v in (*s.loops, *iterator_names(s.domain))}
+def wavefront_names(ir: ComputationIR) -> dict[str, WavefrontNames]:
+    """The executor's names for each wavefront loop of ``ir`` (fresh: none clashes with a
+    parameter, UF, data space or iterator of ``ir``)."""
+    taken = set(ir.params) | {u.name for u in ir.ufs} | {d.name for d in ir.data_spaces}
+    taken |= {v for s in ir.parsed_stmts for v in (*s.loops, *iterator_names(s.domain))}
     out = {}
-    for loop, method in sorted(wavefront_loops(comp).items()):
+    for loop, method in sorted(wavefront_loops(ir).items()):
         out[loop] = WavefrontNames(
             loop=loop,
             method=method,
@@ -160,92 +161,95 @@ def _fresh(name: str, taken: set[str]) -> str:
     return out
 
 
-def build_executor(comp: Computation, target: str = "c") -> Executor:
-    """The executor of ``comp`` (whose wavefront loops are checked again)."""
-    loops = wavefront_loops(comp)
+def build_executor(ir: ComputationIR, target: str = "c") -> Executor:
+    """The executor of the computation ``ir`` (whose wavefront loops are checked again)."""
+    loops = wavefront_loops(ir)
     if not loops:
-        raise SpfError(f"spf bug: {comp.name} has no wavefront loop")
+        raise SpfError(f"spf bug: {ir.name} has no wavefront loop")
     if target != "c":
         loop = sorted(loops)[0]
         raise CodegenError(
-            f"loop {loop!r} of {comp.name} runs as a wavefront, which the {target!r} target "
+            f"loop {loop!r} of {ir.name} runs as a wavefront, which the {target!r} target "
             "does not generate; compile for target 'c' (OpenMP), or remove the wavefront"
         )
-    data: dict[str, Any] = json.loads(comp.to_json())
-    data["trace"] = []
-    all_names = wavefront_names(comp)
+    all_names = wavefront_names(ir)
     out = []
-    prologue: list[Stmt] = []
+    prologue: list[tuple[str, str, str]] = []
+    executor = dataclasses.replace(ir, trace=())
     for loop in sorted(loops):
-        stmts = wavefront_stmts(comp, loop)
-        analysis = analyze_wavefront(comp.ir, [s.name for s in stmts], loop)
+        stmts = wavefront_stmts(ir, loop)
+        analysis = analyze_wavefront(ir, [s.name for s in stmts], loop)
         names = all_names[loop]
         n = analysis.nodes
-        data["ufs"] += [
-            {
-                "name": names.levelptr,
-                "arity": 1,
-                "domain": f"{{[x] : 0 <= x && x <= {n}}}",
-                "range": f"{{[v] : 0 <= v && v <= {n}}}",
-                "monotonic": "nondecreasing",
-                "dtype": "int64",
-            },
-            {
-                "name": names.order,
-                "arity": 1,
-                "domain": f"{{[x] : 0 <= x && x < {n}}}",
-                "range": f"{{[v] : 0 <= v && v < {n}}}",
-                "monotonic": None,
-                "dtype": "int64",
-            },
-        ]
-        if names.method in COARSE_METHODS:
-            data["ufs"].append(
-                {
-                    "name": names.partptr,
-                    "arity": 1,
-                    "domain": f"{{[x] : 0 <= x && x <= {n}}}",
-                    "range": f"{{[v] : 0 <= v && v <= {n}}}",
-                    "monotonic": "nondecreasing",
-                    "dtype": "int64",
-                }
-            )
-        if names.method == "levels":
-            data["ufs"].append(
-                {
-                    "name": names.single,
-                    "arity": 1,
-                    "domain": f"{{[x] : 0 <= x && x < {n}}}",
-                    "range": "{[v] : 0 <= v && v <= 1}",
-                    "monotonic": None,
-                    "dtype": "int64",
-                }
-            )
-        data["assumptions"] += [f"0 <= {names.nlevels} <= {n}"]
-        by_name = {s["name"]: s for s in data["stmts"]}
+        executor = _declare_run_time_arrays(executor, names, n)
         prefix: list[str] = []
         group = kernel_groups(stmts)
         for s in stmts:
             node = analysis.node(iterator_names(s.domain)[_position(s, loop)], group[s.name])
-            prefix = _rewrite(by_name[s.name], comp, s.name, loop, names, n, node)
+            entry = _entry(s.record)
+            prefix = _rewrite(entry, ir, s.name, loop, names, n, node)
+            executor = build.reschedule(
+                executor,
+                s.name,
+                entry["domain"],
+                entry["schedule"],
+                tuple((ds, rel) for ds, rel in entry["reads"]),
+                tuple((ds, rel) for ds, rel in entry["writes"]),
+                tuple((k, tuple(v)) for k, v in sorted(entry["tags"].items())),
+            )
         if names.method == "p2p":
-            prologue += _add_flags(data, analysis, names, prefix)
+            executor, pushed = _add_flags(executor, analysis, names, prefix)
+            prologue += pushed
         out.append((analysis, names))
-    from spf.computation.computation import Computation as _Computation
-
-    executor = _Computation.from_json(json.dumps(data))
-    for stmt in prologue:
-        executor.add_stmt(stmt)
+    for source, domain, schedule in prologue:
+        executor = build.add_stmt(executor, source, domain, schedule)
     return Executor(executor, tuple(out))
 
 
-def _position(s: Stmt, loop: str) -> int:
+def _entry(record: StmtIR | OperationIR) -> dict[str, Any]:
+    """The fields of a statement's record that :func:`_rewrite` changes, as it edits them."""
+    return {
+        "domain": record.domain,
+        "schedule": record.schedule,
+        "current_schedule": record.current_schedule,
+        "reads": [list(a) for a in record.reads],
+        "writes": [list(a) for a in record.writes],
+        "tags": {k: list(v) for k, v in record.tags},
+    }
+
+
+def _declare_run_time_arrays(ir: ComputationIR, names: WavefrontNames, n: str) -> ComputationIR:
+    """``ir`` with the UFs the executor reads the inspector's arrays through and the bound
+    on the number of levels."""
+    # name, the bound of its domain and of its values (None: a 0/1 flag), its order
+    arrays: list[tuple[str, str, str | None, str | None]] = [
+        (names.levelptr, "<=", "<=", "nondecreasing"),
+        (names.order, "<", "<", None),
+    ]
+    if names.method in COARSE_METHODS:
+        arrays.append((names.partptr, "<=", "<=", "nondecreasing"))
+    if names.method == "levels":
+        arrays.append((names.single, "<", None, None))
+    for name, below, top, monotonic in arrays:
+        ir = build.declare_uf(
+            ir,
+            name,
+            arity=1,
+            domain=f"{{[x] : 0 <= x && x {below} {n}}}",
+            range=f"{{[v] : 0 <= v && v {top} {n}}}" if top else "{[v] : 0 <= v && v <= 1}",
+            monotonic=monotonic,
+            dtype="int64",
+        )
+    return build.assume(ir, f"0 <= {names.nlevels} <= {n}")
+
+
+def _position(s: StmtReading, loop: str) -> int:
     return loop_iterator(s, own_loop(s, loop), f"wavefront({loop!r})")
 
 
 def _rewrite(
     entry: dict[str, Any],
-    comp: Computation,
+    ir: ComputationIR,
     stmt: str,
     loop: str,
     names: WavefrontNames,
@@ -256,7 +260,7 @@ def _rewrite(
     alone for ``p2p``), the iteration's ``node`` (its iterator, offset by its kernel's
     place when kernels were fused) read from ``order``; returns the schedule outputs
     before the loop."""
-    s = comp.stmt(stmt)
+    s = ir.parsed_stmt(stmt)
     its = iterator_names(s.domain)
     q = _position(s, loop)
     ins = _schedule_inputs(s, its, names)
@@ -316,7 +320,7 @@ def _rewrite(
     return [str(o) for o in outs[:at]]
 
 
-def _schedule_inputs(s: Stmt, its: Sequence[str], names: WavefrontNames) -> list[str]:
+def _schedule_inputs(s: StmtReading, its: Sequence[str], names: WavefrontNames) -> list[str]:
     """The names of ``s``'s iterators in its executor schedule: the domain's, except one
     that a split, skewed or otherwise computed loop of ``s`` is named (``skew`` keeps the
     name ``k`` for ``k + j``), which is renamed so the loop keeps its name."""
@@ -334,12 +338,12 @@ def _schedule_inputs(s: Stmt, its: Sequence[str], names: WavefrontNames) -> list
     return out
 
 
-def _loop_names(s: Stmt) -> list[str]:
+def _loop_names(s: StmtReading) -> list[str]:
     """The names of ``s``'s loops that are expressions of its iterators, not one of them."""
     return [v for v in s.schedule.out_vars if _IDENT.fullmatch(v) and v not in s.schedule.in_vars]
 
 
-def _named_outputs(s: Stmt, outs: Sequence[str]) -> tuple[list[str], list[str]]:
+def _named_outputs(s: StmtReading, outs: Sequence[str]) -> tuple[list[str], list[str]]:
     """The outputs of ``s``'s executor schedule and their constraints: a loop computed from
     the iterators (``j0 = floor(j/4)`` of ``split``/``vectorize``/``tile``, a skewed loop)
     keeps its name, so its tags (``vector(4)``, ``unroll(2)``) still name it."""
@@ -355,21 +359,19 @@ def _named_outputs(s: Stmt, outs: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def _add_flags(
-    data: dict[str, Any], analysis: WavefrontAnalysis, names: WavefrontNames, prefix: list[str]
-) -> list[Stmt]:
+    ir: ComputationIR, analysis: WavefrontAnalysis, names: WavefrontNames, prefix: list[str]
+) -> tuple[ComputationIR, list[tuple[str, str, str]]]:
     """``p2p``: the flag array, a wait on the source's flag for each sink instance of each
     pull edge before the iteration's statements, and a post of its own flag after them.
     Push edges (the sink found only from the source) count instead: a serial prologue
     subtracts one from ``pending`` (a local, zeroed) of each push target, a source adds one
     back after its statements, and an iteration first waits until its ``pending`` is back
-    to 0. Returns the prologue statements to add."""
+    to 0. Returns ``ir`` with the flags and operations, and the prologue statements to add
+    (source, domain, schedule)."""
     from spf.analysis.inspector import edge_enumeration
-    from spf.computation.statement import Stmt
 
     n, pos, v = analysis.nodes, names.pos, analysis.var
-    data["data_spaces"].append(
-        {"name": names.done, "type": "int32_t", "shape": [n], "rank": 1, "role": "data"}
-    )
+    ir = build.add_data_space(ir, names.done, "int32_t", (n,))
     at = [*prefix, pos]
 
     def over(text: str, its: tuple[str, ...], var: str) -> str:
@@ -388,7 +390,7 @@ def _add_flags(
     ops: list[
         tuple[str, str, str, str, str, str]
     ] = []  # kind, domain, schedule, target, index, count
-    prologue: list[Stmt] = []
+    prologue: list[tuple[str, str, str]] = []
     pulls = [e for e in analysis.edges if not e.push]
     pushes = [e for e in analysis.edges if e.push]
     for k, e in enumerate(pulls):
@@ -399,11 +401,9 @@ def _add_flags(
         ops.append(("wait", over(text, its, node), sched, names.done, src, "1"))
     own = f"{{[{pos}, {v}] : 0 <= {pos} && {pos} < {n} && {v} = {names.order}({pos})}}"
     if pushes:
-        taken = {d["name"] for d in data["data_spaces"]} | {u["name"] for u in data["ufs"]}
+        taken = {d.name for d in ir.data_spaces} | {u.name for u in ir.ufs}
         pending = _fresh(f"pending_{names.loop}", taken)
-        data["data_spaces"].append(
-            {"name": pending, "type": "int32_t", "shape": [n], "rank": 1, "role": "local"}
-        )
+        ir = build.add_data_space(ir, pending, "int32_t", (n,), role="local")
         sched = f"{{[{pos}, {v}] -> [{', '.join(at)}, 0, {v}, {len(pulls)}]}}"
         ops.append(("wait", own, sched, pending, v, "0"))
         for k, e in enumerate(pushes):
@@ -411,52 +411,48 @@ def _add_flags(
             rest = "".join(f", {x}, 0" for x in its if x != src)
             head = f"{{[{', '.join(its)}] -> [{', '.join(prefix)}, -1, {k}, {src}{rest}]}}"
             snk, node = analysis.node(snk, e.other_group), analysis.node(src, e.group)
-            prologue.append(Stmt(f"${pending}$({snk}) -= 1;", text, head))
+            prologue.append((f"${pending}$({snk}) -= 1;", text, head))
             sched = f"{{[{pos}, {', '.join(its)}] -> [{', '.join(at)}, 2, {src}, {k + 1}{rest}]}}"
             ops.append(("post", over(text, its, node), sched, pending, snk, "1"))
     post_sched = f"{{[{pos}, {v}] -> [{', '.join(at)}, 2, {v}, 0]}}"
     ops.append(("post", own, post_sched, names.done, v, "1"))
-    start = len(data["stmts"]) + len(data.get("operations", []))
     for k, (kind, domain, schedule, target, index, count) in enumerate(ops):
-        data.setdefault("operations", []).append(
-            {
-                "position": start + k,
-                "name": f"{kind}_{names.loop}{k}",
-                "kind": kind,
-                "domain": domain,
-                "target": target,
-                "index": [index],
-                "count": count,
-                "peer": None,
-                "schedule": schedule,
-                "current_schedule": schedule,
-                "tags": {pos: [P2P_TAG]},
-                "placed": True,
-                "placement": None,
-            }
-        )
-    return prologue
+        name = f"{kind}_{names.loop}{k}"
+        flag = (target, index, count)
+        tags = ((pos, (P2P_TAG,)),)
+        ir = build.add_flag_operation(ir, name, kind, domain, schedule, flag, tags)
+    return ir, prologue
 
 
-def inspection_text(comp: Computation) -> str:
-    """The inspectors of ``comp``'s wavefront loops for ``comp.layers()``: each one's
-    statements (Layer I form) and how the executor reads its results."""
+def inspectors(ir: ComputationIR) -> list[tuple[WavefrontNames, ComputationIR]]:
+    """The inspector (its first stage, as compiled) of each wavefront loop of ``ir``, with
+    the executor's names for the loop."""
     from spf.analysis.coarse_inspector import build_coarse_inspector, free_kernels
     from spf.analysis.inspector import build_inspector
-    from spf.computation.layers import layers
 
-    lines = []
-    for loop, nm in wavefront_names(comp).items():
-        analysis = analyze_wavefront(comp.ir, [s.name for s in wavefront_stmts(comp, loop)], loop)
-        coarse = nm.method in COARSE_METHODS
+    out = []
+    for loop, nm in wavefront_names(ir).items():
+        analysis = analyze_wavefront(ir, [s.name for s in wavefront_stmts(ir, loop)], loop)
         wide = any(free_kernels(analysis))  # as compiled: fused kernels' second candidate
         insp = (
-            build_coarse_inspector(comp, analysis, wide)
-            if coarse
-            else build_inspector(comp, analysis)
+            build_coarse_inspector(ir, analysis, wide)
+            if nm.method in COARSE_METHODS
+            else build_inspector(ir, analysis)
         )
-        lines.append(f"  loop {loop} (wavefront, method={nm.method!r}): inspector {insp.name}")
-        lines += ["  " + line for line in layers(insp).algorithm.splitlines()]
+        out.append((nm, insp))
+    return out
+
+
+def inspection_text(found: Sequence[tuple[WavefrontNames, str, str]]) -> str:
+    """The inspectors of a computation's wavefront loops for ``comp.layers()``: for each
+    loop's names, its inspector's name and statements (Layer I form, ``algorithm``) and how
+    the executor reads its results."""
+    lines = []
+    for nm, name, algorithm in found:
+        loop = nm.loop
+        coarse = nm.method in COARSE_METHODS
+        lines.append(f"  loop {loop} (wavefront, method={nm.method!r}): inspector {name}")
+        lines += ["  " + line for line in algorithm.splitlines()]
         if coarse:
             lines.append(
                 f"    then the rows sorted by clev (a counting sort), each coarse level cut "
@@ -474,26 +470,24 @@ def inspection_text(comp: Computation) -> str:
     return "\n".join(lines)
 
 
-def serial_computation(comp: Computation) -> Computation:
-    """``comp`` with its wavefront loops run in their original order (the tags removed):
-    what a plan whose ``strategy`` is ``"serial"`` runs (same operations per iteration, so
-    the same bits as the executor). Kernels fused into a wavefront loop run one after the
-    other again, as in program order (the fused loop may break their dependences: only the
-    inspector's order keeps them)."""
-    data: dict[str, Any] = json.loads(comp.to_json())
-    data["trace"] = []
+def serial_computation(ir: ComputationIR) -> ComputationIR:
+    """The computation ``ir`` with its wavefront loops run in their original order (the
+    tags removed): what a plan whose ``strategy`` is ``"serial"`` runs (same operations per
+    iteration, so the same bits as the executor). Kernels fused into a wavefront loop run
+    one after the other again, as in program order (the fused loop may break their
+    dependences: only the inspector's order keeps them)."""
     fused = set()
-    for loop in wavefront_loops(comp):
-        stmts = wavefront_stmts(comp, loop)
+    for loop in wavefront_loops(ir):
+        stmts = wavefront_stmts(ir, loop)
         if len(set(kernel_groups(stmts).values())) > 1:
             fused |= {s.name for s in stmts}
-    for entry in data["stmts"]:
-        if entry["name"] in fused:
-            entry["current_schedule"] = entry["schedule"]
-        tags = {
-            k: [t for t in v if not t.startswith("wavefront")] for k, v in entry["tags"].items()
-        }
-        entry["tags"] = {k: v for k, v in tags.items() if v}
-    from spf.computation.computation import Computation as _Computation
-
-    return _Computation.from_json(json.dumps(data))
+    out = []
+    for s in ir.stmts:
+        tags = ((k, tuple(t for t in v if not t.startswith("wavefront"))) for k, v in s.tags)
+        current = s.schedule if s.name in fused else s.current_schedule
+        out.append(
+            dataclasses.replace(
+                s, current_schedule=current, tags=tuple((k, v) for k, v in tags if v)
+            )
+        )
+    return dataclasses.replace(ir, stmts=tuple(out), trace=())

@@ -41,7 +41,7 @@ from spf.sets.memo import Table
 if TYPE_CHECKING:
     import sympy as sp
 
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.sets import UF
 else:
     from spf._lazy import sympy as sp
@@ -300,7 +300,7 @@ class _Candidate:
 
 
 def in_loop_checks(
-    comp: Computation,
+    ir: ComputationIR,
     stmts: Sequence[str],
     fact: Fact,
     number: int,
@@ -308,12 +308,12 @@ def in_loop_checks(
     *,
     pairs: tuple[str, str] | None = None,
 ) -> tuple[InLoopCheck, ...] | None:
-    """Checks of ``fact`` inside statements ``stmts`` of ``comp`` that together visit every
+    """Checks of ``fact`` inside statements ``stmts`` of ``ir`` that together visit every
     point of its check domain (proved with ``facts``, which hold when this one is checked),
     or None. ``pairs``: ``(first, second)`` of an adjacent form: its first variable is
     mapped one below a statement iterator too, so the pair ``(k - 1, k)`` is tested where
     ``k`` is loaded."""
-    ufs = comp.ufs
+    ufs = ir.uf_decls
     domain = check_domain(fact, ufs)
     dterms = conjunction(domain)
     concl = conjunction(fact.conclusion)
@@ -323,7 +323,7 @@ def in_loop_checks(
     uncovered = domain
     chosen: list[_Candidate] = []
     for name in stmts:
-        stmt = comp.stmt(name)
+        stmt = ir.parsed_stmt(name)
         cand = _best_candidate(name, stmt.domain, names, dterms, ufs, pairs)
         if cand is None:
             continue
@@ -556,11 +556,11 @@ def _subtract(a: Set, b: Set) -> Set:
 
 
 # ------------------------------------------------------------------------------ the plan
-def kernel_facts(comp: Computation, obligations: Sequence[str]) -> tuple[Fact, ...]:
-    """The facts a kernel of ``comp`` checks, numbered as its checks number them: the
-    assumptions, then the bounds obligations (texts, parsed in ``comp``)."""
-    parsed = (Fact.parse(text, comp.ufs, comp.params) for text in obligations)
-    return (*comp.assumptions, *parsed)
+def kernel_facts(ir: ComputationIR, obligations: Sequence[str]) -> tuple[Fact, ...]:
+    """The facts a kernel of ``ir`` checks, numbered as its checks number them: the
+    assumptions, then the bounds obligations (texts, parsed with ``ir``'s UFs)."""
+    parsed = (Fact.parse(text, ir.uf_decls, frozenset(ir.params)) for text in obligations)
+    return (*ir.facts, *parsed)
 
 
 @dataclass(frozen=True)
@@ -657,7 +657,7 @@ def declarations_of(facts: Sequence[Fact], ufs: Mapping[str, UF]) -> dict[str, U
 
 
 def in_loop_plan(
-    comp: Computation, stmts: Sequence[str], plans: Sequence[FactPlan], facts: Sequence[Fact]
+    ir: ComputationIR, stmts: Sequence[str], plans: Sequence[FactPlan], facts: Sequence[Fact]
 ) -> tuple[tuple[InLoopCheck, ...], frozenset[int]]:
     """The in-loop checks of every fact of ``plans`` that statements ``stmts`` cover, and
     the numbers of those facts (``facts``: all of the kernel's, in order)."""
@@ -668,7 +668,7 @@ def in_loop_plan(
             continue
         pairs = (p.adjacent.first, p.adjacent.second) if p.adjacent is not None else None
         try:
-            found = in_loop_checks(comp, stmts, p.checked, p.number, facts[: p.number], pairs=pairs)
+            found = in_loop_checks(ir, stmts, p.checked, p.number, facts[: p.number], pairs=pairs)
         except SpfError:
             found = None
         if found is not None:

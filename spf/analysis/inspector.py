@@ -44,17 +44,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from spf.computation.statement import Stmt
 from spf.errors import IllegalScheduleError, SpfError
-from spf.ir.reading import iterator_names
+from spf.ir import build
+from spf.ir.reading import StmtReading, iterator_names
 from spf.schedule.relations import loops_of
 from spf.sets import Relation, Set
 from spf.sets.facts import Fact, is_empty_under
 from spf.sets.memo import Table
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
     from spf.ir import ComputationIR
+    from spf.ir.reading import ParsedStmt
 
 
 class Dependence(Protocol):
@@ -136,7 +136,7 @@ class WavefrontAnalysis:
         return iteration if group == 0 else f"{iteration} + {group} * ({self.extent})"
 
 
-def loop_iterator(stmt: Stmt, loop: str, cmd: str) -> int:
+def loop_iterator(stmt: StmtReading, loop: str, cmd: str) -> int:
     """The domain position of ``stmt``'s outermost loop ``loop`` (refused when the loop is
     not outermost or not a plain iterator of the domain)."""
     if loop not in stmt.loops:
@@ -162,14 +162,15 @@ def loop_iterator(stmt: Stmt, loop: str, cmd: str) -> int:
     return names.index(outs[positions[0]])
 
 
-def wavefront_members(comp: Computation, loop: str) -> list[Stmt]:
-    """The statements of ``comp`` that have loop ``loop`` and those fused into its nest
+def wavefront_members(ir: ComputationIR, loop: str) -> list[ParsedStmt]:
+    """The statements of ``ir`` that have loop ``loop`` and those fused into its nest
     (``comp.fuse``) whose outermost loop is the same loop under their own name."""
-    nests = {nest_of(s) for s in comp.stmts if s.loops and s.loops[0] == loop}
-    return [s for s in comp.stmts if loop in s.loops or (s.loops and nest_of(s) in nests)]
+    stmts = ir.parsed_stmts
+    nests = {nest_of(s) for s in stmts if s.loops and s.loops[0] == loop}
+    return [s for s in stmts if loop in s.loops or (s.loops and nest_of(s) in nests)]
 
 
-def kernel_groups(stmts: Sequence[Stmt]) -> dict[str, int]:
+def kernel_groups(stmts: Sequence[StmtReading]) -> dict[str, int]:
     """Each statement's kernel: statements whose outermost loops were separate loop nests in
     program order (fused since) are separate kernels, numbered in program order."""
     nests = sorted({nest_of(s, original=True) or () for s in stmts}, key=_nest_key)
@@ -180,7 +181,7 @@ def _nest_key(nest: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(int(x) if x.lstrip("-").isdigit() else 0 for x in nest)
 
 
-def _loop_name(stmt: Stmt, loop: str) -> str:
+def _loop_name(stmt: StmtReading, loop: str) -> str:
     """``stmt``'s own name for the wavefront loop ``loop`` (its outermost loop when it was
     fused into ``loop``'s nest)."""
     return loop if loop in stmt.loops else stmt.loops[0]
@@ -193,18 +194,15 @@ def analyze_wavefront(ir: ComputationIR, names: Sequence[str], loop: str) -> Wav
     (separate loop nests in program order) form groups: every dependence between two groups
     is an edge (it may go to an earlier iteration of the fused loop: the inspector orders
     it all the same). Remembered by ``ir.fingerprint`` (:mod:`spf.analysis.memo`)."""
-    from spf.analysis.memo import reader, remembered
+    from spf.analysis.memo import remembered
 
     def analyze() -> WavefrontAnalysis:
-        comp = reader(ir)
-        return _analyze(comp, ir, [comp.stmt(n) for n in names], loop)
+        return _analyze(ir, [ir.parsed_stmt(n) for n in names], loop)
 
     return remembered(ir, ("wavefront", tuple(names), loop), analyze)
 
 
-def _analyze(
-    comp: Computation, ir: ComputationIR, stmts: Sequence[Stmt], loop: str
-) -> WavefrontAnalysis:
+def _analyze(ir: ComputationIR, stmts: Sequence[ParsedStmt], loop: str) -> WavefrontAnalysis:
     from spf.analysis.dependences import compute_dependences
 
     cmd = f"wavefront({loop!r})"
@@ -212,7 +210,7 @@ def _analyze(
     positions = {s.name: loop_iterator(s, _loop_name(s, loop), cmd) for s in stmts}
     group = kernel_groups(stmts)
     level = loops_of(stmts[0].schedule)[0][0]
-    facts = list(comp.assumptions)
+    facts = list(ir.facts)
     kept: list[CarriedEdge] = []
     dropped: list[str] = []
     deps = [d for d in compute_dependences(ir) if not d.storage]
@@ -231,14 +229,14 @@ def _analyze(
                 f"statement of the loop is in it"
             )
         try:
-            edge = _edge(comp, dep, positions, loop, facts, group)
+            edge = _edge(ir, dep, positions, loop, facts, group)
         except IllegalScheduleError as err:
-            raise _through_shared_scalar(comp, dep, loop) or err from None
+            raise _through_shared_scalar(ir, dep, loop) or err from None
         if edge is None:
             dropped.append(f"{dep.kind} {dep.source}->{dep.sink}: empty")
         else:
             kept.append(edge)
-    _check_alone(comp, stmts, loop, cmd)
+    _check_alone(ir, stmts, loop, cmd)
     _check_one_loop(stmts, positions, loop, cmd)
     if not kept:
         raise IllegalScheduleError(
@@ -263,7 +261,9 @@ def _across(dep: Dependence, group: dict[str, int]) -> bool:
     return group[dep.source] != group[dep.sink]
 
 
-def _check_one_loop(stmts: Sequence[Stmt], positions: dict[str, int], loop: str, cmd: str) -> None:
+def _check_one_loop(
+    stmts: Sequence[StmtReading], positions: dict[str, int], loop: str, cmd: str
+) -> None:
     """Statements of fused kernels run the wavefront loop over the same iterations (their
     loop is at the same schedule position)."""
     at = {loops_of(s.schedule)[0][0] for s in stmts}
@@ -276,13 +276,13 @@ def _check_one_loop(stmts: Sequence[Stmt], positions: dict[str, int], loop: str,
 
 
 def _through_shared_scalar(
-    comp: Computation, dep: Dependence, loop: str
+    ir: ComputationIR, dep: Dependence, loop: str
 ) -> IllegalScheduleError | None:
     """The error for a carried dependence the inspector cannot order because it goes
     through a scalar every iteration shares (None for other data spaces)."""
     from spf.analysis.private import shared_scalar_hint
 
-    hint = shared_scalar_hint(comp.ir, dep.data_space, loop)
+    hint = shared_scalar_hint(ir, dep.data_space, loop)
     if not hint:
         return None
     return IllegalScheduleError(
@@ -291,7 +291,7 @@ def _through_shared_scalar(
     )
 
 
-def nest_of(stmt: Stmt, original: bool = False) -> tuple[str, ...] | None:
+def nest_of(stmt: StmtReading, original: bool = False) -> tuple[str, ...] | None:
     """The schedule outputs before ``stmt``'s outermost loop (which nest it is in; with
     ``original``, which nest it was in in program order)."""
     sched = stmt.original_schedule if original else stmt.schedule
@@ -302,12 +302,12 @@ def nest_of(stmt: Stmt, original: bool = False) -> tuple[str, ...] | None:
     return tuple(outs[: positions[0]])
 
 
-def _check_alone(comp: Computation, stmts: Sequence[Stmt], loop: str, cmd: str) -> None:
+def _check_alone(ir: ComputationIR, stmts: Sequence[StmtReading], loop: str, cmd: str) -> None:
     """Every statement in the loop nest of a wavefront statement is in the wavefront (the
     executor reorders the whole loop; a statement left in it would run in the old order)."""
     names = {s.name for s in stmts}
     nests = {nest_of(s) for s in stmts}
-    for other in comp.stmts:
+    for other in ir.parsed_stmts:
         if other.name in names or not other.loops:
             continue
         if nest_of(other) in nests:
@@ -323,7 +323,7 @@ _EDGES: Table[object, tuple[CarriedEdge | None]] = Table(4096)
 
 
 def _edge(
-    comp: Computation,
+    ir: ComputationIR,
     dep: Dependence,
     positions: dict[str, int],
     loop: str,
@@ -333,24 +333,26 @@ def _edge(
     """:func:`_find_edge`, remembered by its inputs (the dependence, the loop's positions
     and the domains of its two statements, the facts): the analysis runs again on the
     tagged computation when it is compiled, and on copies of it."""
-    from spf.computation.fingerprint import value_key
+    from spf.ir.keys import value_key
 
     key = (
         value_key(dep),
         loop,
-        tuple((s, positions[s], value_key(comp.stmt(s).domain)) for s in (dep.source, dep.sink)),
+        tuple(
+            (s, positions[s], value_key(ir.parsed_stmt(s).domain)) for s in (dep.source, dep.sink)
+        ),
         tuple((f.text, f.vars) for f in facts),
         group[dep.source],
         group[dep.sink],
     )
     found = _EDGES.get(key)
     if found is None:
-        found = _EDGES.put(key, (_find_edge(comp, dep, positions, loop, facts, group),))
+        found = _EDGES.put(key, (_find_edge(ir, dep, positions, loop, facts, group),))
     return found[0]
 
 
 def _find_edge(
-    comp: Computation,
+    ir: ComputationIR,
     dep: Dependence,
     positions: dict[str, int],
     loop: str,
@@ -375,8 +377,8 @@ def _find_edge(
     pull = Relation(f"{{[{', '.join(ins)}] -> [{ins[p]}]}}").compose(part.inverse())
     push = Relation(f"{{[{', '.join(outs)}] -> [{outs[q]}]}}").compose(part)
     for stmt, projected, at, is_push in ((dep.sink, pull, q, False), (dep.source, push, p, True)):
-        its = iterator_names(comp.stmt(stmt).domain)
-        found = _function_of(comp.stmt(stmt), projected, its, facts)
+        its = iterator_names(ir.parsed_stmt(stmt).domain)
+        found = _function_of(ir.parsed_stmt(stmt), projected, its, facts)
         if found is not None:
             term, projected = found
             instances, used = projected.domain(), its
@@ -384,7 +386,7 @@ def _find_edge(
                 side = f"{its[at]} < {term}" if is_push else f"{term} < {its[at]}"
                 if gs != gt:
                     side = ""
-                instances, used = _instances_over(comp.stmt(stmt), its[at], term, side)
+                instances, used = _instances_over(ir.parsed_stmt(stmt), its[at], term, side)
             return CarriedEdge(
                 dependence=dep,
                 stmt=stmt,
@@ -397,8 +399,8 @@ def _find_edge(
                 group=gs if is_push else gt,
                 other_group=gt if is_push else gs,
             )
-    sink_its = ", ".join(iterator_names(comp.stmt(dep.sink).domain))
-    source_its = ", ".join(iterator_names(comp.stmt(dep.source).domain))
+    sink_its = ", ".join(iterator_names(ir.parsed_stmt(dep.sink).domain))
+    source_its = ", ".join(iterator_names(ir.parsed_stmt(dep.source).domain))
     raise IllegalScheduleError(
         f"wavefront({loop!r}): in the {dep}, neither is the source iteration of loop {loop!r} "
         f"a function of the sink's iteration ({sink_its}) nor the sink iteration a function "
@@ -409,7 +411,9 @@ def _find_edge(
     )
 
 
-def _instances_over(stmt: Stmt, var: str, term: str, order: str) -> tuple[Set, tuple[str, ...]]:
+def _instances_over(
+    stmt: StmtReading, var: str, term: str, order: str
+) -> tuple[Set, tuple[str, ...]]:
     """The instances of ``stmt`` projected onto the iterators that ``var`` and ``term`` use,
     keeping the domain's constraints on those iterators only, with ``order`` (the carried
     side): a superset of the dependence's instances, without existential variables."""
@@ -432,7 +436,7 @@ def _instances_over(stmt: Stmt, var: str, term: str, order: str) -> tuple[Set, t
 
 
 def _function_of(
-    stmt: Stmt, projected: Relation, its: tuple[str, ...], facts: Sequence[Fact]
+    stmt: StmtReading, projected: Relation, its: tuple[str, ...], facts: Sequence[Fact]
 ) -> tuple[str, Relation] | None:
     """The other end's iteration as a term of ``stmt``'s iterators ``its`` (``projected``:
     ``stmt``'s instances -> that iteration), and ``projected`` with the equality it took:
@@ -455,7 +459,7 @@ def _function_of(
     return None
 
 
-def _candidate_terms(stmt: Stmt, its: tuple[str, ...]) -> list[str]:
+def _candidate_terms(stmt: StmtReading, its: tuple[str, ...]) -> list[str]:
     """The iterators of ``stmt``, then the UF calls of its domain and of its accesses on them
     (innermost first: ILU(0) written in C reads ``val(diag(col(k)))``, whose row is
     ``col(k)``), then those calls' arguments (a solve that runs its rows last first reads
@@ -529,7 +533,7 @@ def _plain_range(r: Set) -> tuple[str, str] | None:
     return None
 
 
-def _extent(stmts: Sequence[Stmt], positions: dict[str, int], loop: str) -> tuple[str, str]:
+def _extent(stmts: Sequence[StmtReading], positions: dict[str, int], loop: str) -> tuple[str, str]:
     """The loop's iterator name and upper bound: ``0 <= i < N`` containing the loop's range
     in every statement of the wavefront."""
     ranges = []
@@ -551,18 +555,14 @@ def _extent(stmts: Sequence[Stmt], positions: dict[str, int], loop: str) -> tupl
     )
 
 
-def _copy_declarations(comp: Computation, into: Computation) -> None:
-    for uf in comp.ufs.values():
-        into.declare_uf(
-            uf.name,
-            arity=uf.arity,
-            domain=uf.domain,
-            range=uf.range,
-            monotonic=uf.monotonic,
-            dtype=uf.dtype,
-        )
-    for fact in comp.assumptions:
-        into.assume(str(fact))
+def _copy_declarations(ir: ComputationIR, into: ComputationIR) -> ComputationIR:
+    """``into`` with the UF declarations and assumptions of ``ir``."""
+    copied = ("arity", "domain", "range", "monotonic", "dtype")  # not an inverse's
+    for uf in ir.ufs:
+        into = build.declare_uf(into, uf.name, **{f: getattr(uf, f) for f in copied})
+    for fact in ir.assumptions:
+        into = build.assume(into, fact)
+    return into
 
 
 def _with_source(domain: Set, its: tuple[str, ...], expr: str, name: str) -> str:
@@ -592,23 +592,20 @@ def edge_enumeration(e: CarriedEdge) -> tuple[str, tuple[str, ...], str, str]:
     return text, (*dom_its, "_wsrc"), "_wsrc", rename[e.loop_var]
 
 
-def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computation:
-    """The level stage of the inspector of a wavefront loop as a Computation:
-    ``level[extent]`` and ``nlevels`` (0-d) are its outputs (zeroed by the caller)."""
-    from spf.computation.computation import Computation as _Computation
-
-    insp = _Computation(f"{comp.name}_inspector_{analysis.loop}")
-    _copy_declarations(comp, insp)
-    taken = set(comp.params) | set(comp.ufs)
+def build_inspector(ir: ComputationIR, analysis: WavefrontAnalysis) -> ComputationIR:
+    """The level stage of the inspector of a wavefront loop of ``ir`` as a computation (an
+    IR): ``level[extent]`` and ``nlevels`` (0-d) are its outputs (zeroed by the caller)."""
+    insp = _copy_declarations(ir, build.computation(f"{ir.name}_inspector_{analysis.loop}"))
+    taken = set(ir.params) | {u.name for u in ir.ufs}
     for name in (LEVEL, NLEVELS):
         if name in taken:
             raise SpfError(
                 f"wavefront({analysis.loop!r}): the inspector names its output {name!r}, "
-                f"which {comp.name} already uses; rename that parameter or UF"
+                f"which {ir.name} already uses; rename that parameter or UF"
             )
-    insp.add_data_space(LEVEL, "int64_t", shape=(analysis.nodes,))
-    insp.add_data_space(NLEVELS, "int64_t", shape=())
-    _over_nodes(insp, analysis, "$level$({node}) = 0;", 0)
+    insp = build.add_data_space(insp, LEVEL, "int64_t", (analysis.nodes,))
+    insp = build.add_data_space(insp, NLEVELS, "int64_t", ())
+    insp = _over_nodes(insp, analysis, "$level$({node}) = 0;", 0)
     pulls = [e for e in analysis.edges if not e.push]
     pushes = [e for e in analysis.edges if e.push]
     for k, e in enumerate([*pulls, *pushes], start=1):
@@ -619,69 +616,58 @@ def build_inspector(comp: Computation, analysis: WavefrontAnalysis) -> Computati
         schedule = f"{{[{', '.join(dom_its)}] -> [{head}, {var}, {k}{sched}]}}"
         var, other = analysis.node(var, e.group), analysis.node(other, e.other_group)
         sink, src = (other, var) if e.push else (var, other)
-        insp.add_stmt(
-            Stmt(
-                f"$level$({sink}) = max($level$({sink}), $level$({src}) + 1);",
-                text,
-                schedule,
-            )
-        )
-    _over_nodes(insp, analysis, "$nlevels$ = max($nlevels$, $level$({node}) + 1);", 2)
-    return insp
+        source = f"$level$({sink}) = max($level$({sink}), $level$({src}) + 1);"
+        insp = build.add_stmt(insp, source, text, schedule)
+    return _over_nodes(insp, analysis, "$nlevels$ = max($nlevels$, $level$({node}) + 1);", 2)
 
 
 def _over_nodes(
-    insp: Computation, analysis: WavefrontAnalysis, source: str, at: int, extra: str = ""
-) -> None:
-    """Add the statement ``source`` (``{node}`` standing for a node) at schedule position
-    ``at`` over every node: one loop over the iterations per fused kernel (a loop over all
-    nodes would run the checks of the facts about the index arrays past their ends);
-    ``extra``, constraints added to its domain (`` && ...``)."""
+    insp: ComputationIR, analysis: WavefrontAnalysis, source: str, at: int, extra: str = ""
+) -> ComputationIR:
+    """``insp`` with the statement ``source`` (``{node}`` standing for a node) at schedule
+    position ``at`` over every node: one loop over the iterations per fused kernel (a loop
+    over all nodes would run the checks of the facts about the index arrays past their
+    ends); ``extra``, constraints added to its domain (`` && ...``)."""
     v, n = analysis.var, analysis.extent
     for g in range(analysis.groups):
         head = f"{at}" if analysis.groups == 1 else f"{at}, {g}"
-        insp.add_stmt(
-            Stmt(
-                source.format(node=analysis.node(v, g)),
-                f"{{[{v}]: 0 <= {v} < {n}{extra}}}",
-                f"{{[{v}] -> [{head}, {v}, 0]}}",
-            )
+        insp = build.add_stmt(
+            insp,
+            source.format(node=analysis.node(v, g)),
+            f"{{[{v}]: 0 <= {v} < {n}{extra}}}",
+            f"{{[{v}] -> [{head}, {v}, 0]}}",
         )
+    return insp
 
 
-def build_level_sort(analysis: WavefrontAnalysis, name: str) -> tuple[Computation, Computation]:
-    """The counting sort after the level stage, as two Computations: ``<name>_levelptr``
-    reads ``level`` as a UF and writes ``levelptr`` (level sizes, then their prefix sum),
-    ``slot`` (each iteration's position in level order) and ``fill`` (scratch, zeroed by
-    the caller); ``<name>_order`` reads ``slot`` as a UF and writes ``order``."""
-    from spf.computation.computation import Computation as _Computation
-
+def build_level_sort(analysis: WavefrontAnalysis, name: str) -> tuple[ComputationIR, ComputationIR]:
+    """The counting sort after the level stage, as two computations (IRs):
+    ``<name>_levelptr`` reads ``level`` as a UF and writes ``levelptr`` (level sizes, then
+    their prefix sum), ``slot`` (each iteration's position in level order) and ``fill``
+    (scratch, zeroed by the caller); ``<name>_order`` reads ``slot`` as a UF and writes
+    ``order``."""
     v, n = analysis.var, analysis.nodes
     ranged = {
         "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
         "range": f"{{[x]: 0 <= x < {n}}}",
         "dtype": "int64",
     }
-    count = _Computation(f"{name}_levelptr")
-    count.declare_uf(LEVEL, **ranged)
-    count.add_data_space("levelptr", "int64_t", shape=(f"{n} + 1",))
-    count.add_data_space("slot", "int64_t", shape=(n,))
-    count.add_data_space("fill", "int64_t", shape=(n,))
+    count = build.declare_uf(build.computation(f"{name}_levelptr"), LEVEL, **ranged)
+    count = build.add_data_space(count, "levelptr", "int64_t", (f"{n} + 1",))
+    count = build.add_data_space(count, "slot", "int64_t", (n,))
+    count = build.add_data_space(count, "fill", "int64_t", (n,))
     dom = f"{{[{v}]: 0 <= {v} < {n}}}"
-    count.add_stmt(Stmt(f"$levelptr$(level({v}) + 1) += 1;", dom, f"{{[{v}] -> [0, {v}, 0]}}"))
-    count.add_stmt(
-        Stmt(f"$levelptr$({v} + 1) += $levelptr$({v});", dom, f"{{[{v}] -> [1, {v}, 0]}}")
-    )
-    count.add_stmt(
-        Stmt(
+    for source, schedule in (
+        (f"$levelptr$(level({v}) + 1) += 1;", f"{{[{v}] -> [0, {v}, 0]}}"),
+        (f"$levelptr$({v} + 1) += $levelptr$({v});", f"{{[{v}] -> [1, {v}, 0]}}"),
+        (
             f"$slot$({v}) = $levelptr$(level({v})) + $fill$(level({v}));",
-            dom,
             f"{{[{v}] -> [2, {v}, 0]}}",
-        )
-    )
-    count.add_stmt(Stmt(f"$fill$(level({v})) += 1;", dom, f"{{[{v}] -> [2, {v}, 1]}}"))
-    order = _Computation(f"{name}_order")
-    order.declare_uf("slot", **ranged)
-    order.add_data_space("order", "int64_t", shape=(n,))
-    order.add_stmt(Stmt(f"$order$(slot({v})) = {v};", dom, f"{{[{v}] -> [0, {v}, 0]}}"))
+        ),
+        (f"$fill$(level({v})) += 1;", f"{{[{v}] -> [2, {v}, 1]}}"),
+    ):
+        count = build.add_stmt(count, source, dom, schedule)
+    order = build.declare_uf(build.computation(f"{name}_order"), "slot", **ranged)
+    order = build.add_data_space(order, "order", "int64_t", (n,))
+    order = build.add_stmt(order, f"$order$(slot({v})) = {v};", dom, f"{{[{v}] -> [0, {v}, 0]}}")
     return count, order

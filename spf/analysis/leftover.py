@@ -20,23 +20,26 @@ import islpy as isl
 from spf.analysis.dependences import _Timing, empty
 from spf.analysis.recompute import _before, _other_names, _touching
 from spf.errors import IllegalScheduleError
+from spf.ir.model import ARGUMENT_SCOPES
+from spf.ir.reading import buffer_of, data_space, storage_of
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import StmtReading
     from spf.sets import Relation, Set
 
 _DT = isl.dim_type
 
 
-def observable(comp: Computation, ds: str) -> bool:
+def observable(ir: ComputationIR, ds: str) -> bool:
     """Whether the final contents of ``ds`` are seen by the caller: a kernel argument that
     is not stored in a buffer the function owns."""
-    space = comp.data_spaces[ds]
-    if space.role == "local":
+    space = data_space(ir, ds)
+    if space is None or space.role == "local":
         return False
-    placed = comp.storage_of(ds)
-    return placed is None or comp.buffers[placed[0]].argument
+    placed = storage_of(ir, ds)
+    buffer = None if placed is None else buffer_of(ir, placed[0])
+    return buffer is None or buffer.scope in ARGUMENT_SCOPES
 
 
 def _minus(a: Set, b: Set) -> Set | None:
@@ -48,7 +51,7 @@ def _minus(a: Set, b: Set) -> Set | None:
     return Set._make(ops.subtract(a._body, b._body), {**a.ufs, **b.ufs})
 
 
-def _overwritten(producer: Stmt, write: Relation) -> Set | None:
+def _overwritten(producer: StmtReading, write: Relation) -> Set | None:
     """The producer instances a later producer instance overwrites (current schedule);
     None when there are none."""
     xs = _other_names(producer, set(producer.domain.params))
@@ -60,9 +63,9 @@ def _overwritten(producer: Stmt, write: Relation) -> Set | None:
 
 
 def leftover(
-    comp: Computation,
-    producer: Stmt,
-    consumer: Stmt,
+    ir: ComputationIR,
+    producer: StmtReading,
+    consumer: StmtReading,
     written: tuple[Relation, str],
     needed: Relation,
 ) -> Set | None:
@@ -72,7 +75,7 @@ def leftover(
     and UF calls keep spf from telling which (or from running them outside the consumer's
     iterations: the extra iteration would bind index arrays past their ends)."""
     write, ds = written
-    if not observable(comp, ds):
+    if not observable(ir, ds):
         return None
     live: Set | None = producer.domain
     gone = _overwritten(producer, write)
@@ -80,7 +83,7 @@ def leftover(
         live = _minus(producer.domain, gone)
     covered = needed.range()
     rest = None if live is None else _minus(live, covered)
-    if rest is not None and empty(rest, comp.assumptions):
+    if rest is not None and empty(rest, ir.facts):
         return None
     if rest is None and producer.domain.is_subset(covered):
         return None
@@ -123,9 +126,9 @@ def after_last(outer: Set, names: list[str]) -> Set | None:
 
 
 def rest_after_last(
-    comp: Computation,
-    producer: Stmt,
-    consumer: Stmt,
+    ir: ComputationIR,
+    producer: StmtReading,
+    consumer: StmtReading,
     written: tuple[Relation, str],
     needed: Relation,
     to_outer: Relation,
@@ -134,7 +137,7 @@ def rest_after_last(
     producer iterators..]``), or None when there are none. ``written``: the producer's
     write access and its data space; ``to_outer``: consumer instance -> shared loops."""
     ds = written[1]
-    rest = leftover(comp, producer, consumer, written, needed)
+    rest = leftover(ir, producer, consumer, written, needed)
     if rest is None:
         return None
     names = [f"o{k}" for k in range(needed.in_arity)]

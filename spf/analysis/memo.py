@@ -9,22 +9,21 @@ computation built again from its IR or JSON, the same kernel made twice) share i
 change to a computation gives it another IR, so another key. An exception is never
 remembered.
 
-:func:`reader` is the computation an analysis reads an IR through: a copy of the live
-computation the IR was taken from while that one is unchanged (nothing parsed again), else
-one built from the IR (:func:`spf.computation.snapshot.reader`). The analysis only reads it.
+The analysis reads an IR through :mod:`spf.ir.reading` only; it never builds or reads a
+``spf.Computation`` (:func:`as_ir` takes anything with an ``ir`` attribute, as a
+computation has).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
     from spf.ir import ComputationIR
 
-__all__ = ["as_ir", "clear", "reader", "remember", "remembered"]
+__all__ = ["HasIR", "as_ir", "clear", "remember", "remembered"]
 
 _R = TypeVar("_R")
 
@@ -32,6 +31,13 @@ MAXSIZE = 512
 """Results kept (least recently used first out)."""
 
 _RESULTS: OrderedDict[Hashable, Any] = OrderedDict()
+
+
+class HasIR(Protocol):
+    """A value that offers its frozen IR (a ``spf.Computation``: ``comp.ir``)."""
+
+    @property
+    def ir(self) -> ComputationIR: ...
 
 
 def remembered(
@@ -64,28 +70,21 @@ def remember(ir: ComputationIR, key: Hashable, value: object) -> None:
         _RESULTS.popitem(last=False)
 
 
-def as_ir(value: ComputationIR | Computation, what: str) -> ComputationIR:
+def as_ir(value: ComputationIR | HasIR, what: str) -> ComputationIR:
     """``value`` as an IR: an IR as it is, a computation's :attr:`~spf.Computation.ir`
     (for the analyses documented as taking a computation); ``ArgumentError`` naming
     ``what`` otherwise."""
-    from spf.computation.computation import Computation
     from spf.errors import ArgumentError
     from spf.ir import ComputationIR
 
     if isinstance(value, ComputationIR):
         return value
-    if isinstance(value, Computation):
-        return value.ir
+    ir = getattr(value, "ir", None)
+    if isinstance(ir, ComputationIR):
+        return ir
     raise ArgumentError(
         f"{what}: expected a spf.Computation or its IR (comp.ir), got {type(value).__name__}"
     )
-
-
-def reader(ir: ComputationIR) -> Computation:
-    """A computation equal to ``ir`` for an analysis to read (never to change)."""
-    from spf.computation.snapshot import reader as snapshot_reader
-
-    return snapshot_reader(ir)
 
 
 def clear() -> None:

@@ -33,12 +33,16 @@ from spf.errors import IllegalScheduleError
 from spf.ir.reading import iterator_names
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import AccessList, Stmt
+    from collections.abc import Mapping
+
+    from spf.ir import ComputationIR
+    from spf.ir.reading import StmtReading
     from spf.sets import Relation, Set
 
+    AccessList = tuple[tuple[str, Relation], ...]
 
-def _other_names(stmt: Stmt, taken: set[str]) -> list[str]:
+
+def _other_names(stmt: StmtReading, taken: set[str]) -> list[str]:
     out = []
     for n in iterator_names(stmt.domain):
         while n in taken:
@@ -71,9 +75,9 @@ def _before(timing: _Timing, pairs: Set, op: str) -> Set | None:
 
 
 def flow_footprint(
-    producer: Stmt,
+    producer: StmtReading,
     write: Relation,
-    consumer: Stmt,
+    consumer: StmtReading,
     reads: Sequence[Relation],
     width: int,
 ) -> Relation:
@@ -98,7 +102,7 @@ def flow_footprint(
 
 
 def _last_writers(
-    flow: Set, producer: Stmt, write: Relation, xs: list[str], sched: Relation
+    flow: Set, producer: StmtReading, write: Relation, xs: list[str], sched: Relation
 ) -> Set:
     """``flow`` without the pairs whose producer instance another one overwrites before the
     read (a time loop writes one element in every step: only the latest step is needed).
@@ -121,39 +125,39 @@ def _last_writers(
 
 
 def check_copies(
-    comp: Computation,
-    producer: Stmt,
-    consumer: Stmt,
+    ir: ComputationIR,
+    producer: StmtReading,
+    consumer: StmtReading,
     level: object,
     ds: str,
     copy: tuple[list[str], Set, Relation, AccessList, AccessList],
-    shifted: dict[Stmt, Relation],
+    shifted: Mapping[str, Relation],
 ) -> None:
     """Raise unless every copy keeps its program-order place (module docstring).
 
     ``copy`` is the producer after ``compute_at``: its iterator names (shared loops first),
-    domain, schedule, reads and writes; ``shifted`` the new schedules of the statements that
-    move one slot later."""
+    domain, schedule, reads and writes; ``shifted`` the new schedules (by statement name) of
+    the statements that move one slot later; ``ir``: the computation before the command."""
     names, domain, schedule, reads, writes = copy
     n_outer = len(names) - len(iterator_names(producer.domain))
-    old_width = comp.schedule_width()
+    old_width = ir.schedule_width
+    stmts = ir.parsed_stmts
     new_width = max(
-        [schedule.out_arity, *(shifted.get(s, s.schedule).out_arity for s in comp.stmts)]
+        [schedule.out_arity, *(shifted.get(s.name, s.schedule).out_arity for s in stmts)]
     )
     outer = _constraint(names[:n_outer], [])
     old_copy = outer.product(producer.schedule.pad_outputs(old_width).as_set()).as_relation(
         len(names)
     )
     new_copy = schedule.pad_outputs(new_width)
-    ir = comp.ir  # the data layout, for accesses through buffers (match)
-    for other in comp.stmts:
-        if other is producer:
+    for other in stmts:
+        if other.name == producer.name:
             continue
         taken = set(names) | set(domain.params) | set(other.domain.params)
         ys = _other_names(other, taken)
         old = _Timing(old_copy, other.schedule.pad_outputs(old_width), names, ys)
         new = _Timing(
-            new_copy, shifted.get(other, other.schedule).pad_outputs(new_width), names, ys
+            new_copy, shifted.get(other.name, other.schedule).pad_outputs(new_width), names, ys
         )
         for kind, mine_kind, their_kind in KINDS:
             mine = reads if mine_kind == "reads" else writes
@@ -166,7 +170,7 @@ def check_copies(
                     space, a, b = matched
                     pairs = _touching(a, domain, b, other.domain, names, ys)
                     ops: tuple[str, ...] = ("<", ">")
-                    if other is consumer and ds_a == ds and kind == "flow":
+                    if other.name == consumer.name and ds_a == ds and kind == "flow":
                         ops = (">",)  # a later copy rewrites the value read (docstring)
                     for op in ops:
                         kept = _before(old, pairs, op)
@@ -190,10 +194,10 @@ def _broken(timing: _Timing, pairs: Set, op: str) -> Set | None:
 
 
 def _refuse(
-    producer: Stmt,
-    consumer: Stmt,
+    producer: StmtReading,
+    consumer: StmtReading,
     level: object,
-    other: Stmt,
+    other: StmtReading,
     kind: str,
     op: str,
     space: str,

@@ -30,17 +30,17 @@ from spf.analysis.dependences import (
     position_in,
 )
 from spf.analysis.sources import source_tree
-from spf.computation.source.accesses import _reduction_form
-from spf.computation.source.tree import _Assign, _If, _Ref
 from spf.errors import ArgumentError, IllegalScheduleError
 from spf.ir.reading import is_constant
+from spf.ir.source.accesses import _reduction_form
+from spf.ir.source.tree import _Assign, _If, _Ref
 from spf.schedule.tags import REDUCTION_OPTIONS, reduction_option
 
 if TYPE_CHECKING:
-    from spf.computation.dependence import Dependence
-    from spf.computation.source import ParsedSource
     from spf.ir import ComputationIR
+    from spf.ir.dependence import Dependence
     from spf.ir.reading import ParsedStmt
+    from spf.ir.source import ParsedSource
 
 _COMPOUND_FAMILY = {"+=": "+", "-=": "+", "*=": "*", "/=": "*"}
 _PARALLEL_KINDS = frozenset({"parallel", "gpu_block", "gpu_thread", "distribute"})

@@ -10,14 +10,14 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, cast
 
-from spf.computation.source import parse_source
 from spf.ir import StmtIR
 from spf.ir.parsed import seeded_source
+from spf.ir.source import parse_source
 
 if TYPE_CHECKING:
-    from spf.computation.source import ParsedSource
     from spf.ir import ComputationIR
     from spf.ir.reading import ParsedStmt
+    from spf.ir.source import ParsedSource
 
 
 def source_tree(ir: ComputationIR, stmt: ParsedStmt) -> ParsedSource:

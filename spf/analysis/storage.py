@@ -31,8 +31,8 @@ from spf.analysis.dependences import (
     same_element,
     same_rank,
 )
-from spf.computation.dependence import Dependence
 from spf.errors import IllegalScheduleError
+from spf.ir.dependence import Dependence
 from spf.ir.reading import (
     buffer_of,
     is_constant,

@@ -568,11 +568,12 @@ def plan_fact_checks(comp: Computation, program: Program) -> Program:
     from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
     from spf.codegen.each_call import plan_each_call
 
-    facts = kernel_facts(comp, [o.text for o in program.obligations])
+    ir = comp.ir
+    facts = kernel_facts(ir, [o.text for o in program.obligations])
     args = {a.name for a in program.signature.args if a.kind == "uf"}
     plans = [p for p in plan_facts(facts, comp.ufs, sorted(comp.params)) if p.checked.ufs <= args]
     stmts = [s.name for s in program.stmts if s.operation is None]
-    checks, covered = in_loop_plan(comp, stmts, plans, facts)
+    checks, covered = in_loop_plan(ir, stmts, plans, facts)
     each = plan_each_call(comp, program, plans, covered)
     implied = tuple((p.number, p.implied_by) for p in plans if p.implied_by)
     return replace(

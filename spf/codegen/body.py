@@ -5,7 +5,7 @@ data-space reads and writes :class:`~spf.cexpr.Access` nodes (through ``spf_ds_<
 a run-time index array, whose ``<name>(...)`` reads it as a UF), UF reads calls of the UF's
 macro, ``min``/``max`` the generated code's own ``spf_min``/``spf_max``, and an index
 ``floor(e/c)``/``ceil(e/c)`` an exact integer division (the builder of
-:mod:`spf.computation.source.render_c`, which also prints rewritten statement sources).
+:mod:`spf.ir.source.render_c`, which also prints rewritten statement sources).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from spf.cexpr import Access
-from spf.computation.source.render_c import CTreeBuilder
+from spf.ir.source.render_c import CTreeBuilder
 
 if TYPE_CHECKING:
-    from spf.computation.source.tree import _Ref
+    from spf.ir.source.tree import _Ref
 
 
 class BodyBuilder(CTreeBuilder):

@@ -73,6 +73,7 @@ def plan_each_call(
     None when there is none."""
     from spf.analysis.check_loops import check_loops
     from spf.codegen.program import lower
+    from spf.computation.computation import Computation
 
     params = {a.name for a in program.signature.args if a.kind == "param"}
     ufs = {a.name for a in program.signature.args if a.kind == "uf"}
@@ -95,12 +96,12 @@ def plan_each_call(
             counting=True,
             avoid=frozenset(taken),
         )
-        sub = lower(checks.comp)
+        sub = lower(Computation.from_ir(checks.ir))
     except SpfError:
         return None
     if sub.locals or sub.buffers or sub.workspaces or sub.index_arrays:
         return None
-    compared = frozenset(u for u, d in checks.comp.ufs.items() if d.range is None)
+    compared = frozenset(u.name for u in checks.ir.ufs if u.range is None)
     return EachCall(
         tuple(p.number for p in chosen), _own_names(sub), checks.stride, checks.record, compared
     )
@@ -131,8 +132,8 @@ def _needs(fact: Fact, ufs: Mapping[str, UF]) -> tuple[frozenset[str], frozenset
     found = _NEEDS.get(key)
     if found is None:
         try:
-            one = check_loops("spf_each_call", [fact], decls, counting=True).comp
-            found = ((frozenset(one.params), frozenset(one.ufs)),)
+            one = check_loops("spf_each_call", [fact], decls, counting=True).ir
+            found = ((frozenset(one.params), frozenset(u.name for u in one.ufs)),)
         except SpfError:
             found = (None,)
         _NEEDS.put(key, found)

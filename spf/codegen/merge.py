@@ -52,7 +52,7 @@ def merging(comp: Computation) -> tuple[Computation, Expand]:
     from spf.analysis.coiteration import NotMergeableError, groups
 
     try:
-        found = groups(comp)
+        found = groups(comp.ir)
     except NotMergeableError as err:
         raise CodegenError(str(err)) from None
     if not found:

@@ -595,7 +595,7 @@ def _users(comp: Computation, buffer: str) -> set[str]:
 
 def _place_allocations(comp: Computation, body: Node, buffers: dict[str, Buffer]) -> Node:
     """Wrap the body of the loop each ``allocate_at`` names in an :class:`Alloc` node."""
-    from spf.analysis.dependences import loop_position
+    from spf.analysis.dependences import position_in
     from spf.schedule.commands import ROOT
 
     for b in buffers.values():
@@ -607,7 +607,7 @@ def _place_allocations(comp: Computation, body: Node, buffers: dict[str, Buffer]
         else:
             try:
                 stmt = comp.stmt(stmt_name)
-                pos = loop_position(comp, stmt, level)
+                pos = position_in(stmt, level, comp.schedule_width())
             except SpfError as err:
                 raise CodegenError(
                     f"buffer {b.name!r} is allocated at loop {level!r} of {stmt_name}, which "

@@ -623,7 +623,7 @@ class Scanner:
 
     def _allocation_positions(self) -> dict[str, set[int]]:
         """Statement -> positions of the loops its buffers are allocated in (``allocate_at``)."""
-        from spf.analysis.dependences import loop_position
+        from spf.analysis.dependences import position_in
         from spf.schedule.commands import ROOT
 
         out: dict[str, set[int]] = {}
@@ -633,7 +633,7 @@ class Scanner:
             owner, level = b.allocation
             assert level is not ROOT
             try:
-                pos = loop_position(self.comp, self.comp.stmt(owner), level)
+                pos = position_in(self.comp.stmt(owner), level, self.comp.schedule_width())
             except SpfError:  # the loop is gone: lower() reports it
                 continue
             spaces = {b.name} | {

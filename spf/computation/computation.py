@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from spf.computation.inline import AppendResult
     from spf.computation.layers import Layers
     from spf.computation.products import CompiledKernel, DataflowGraph, DataflowHistory
-    from spf.computation.source import ParsedSource
     from spf.dtypes import TypeLike
     from spf.ir import ComputationIR
+    from spf.ir.source import ParsedSource
     from spf.schedule.trace import Trace
     from spf.sets.facts import Fact
 
@@ -510,7 +510,7 @@ class Computation:
         if schedule is not None:
             op._given_schedule = Relation(schedule, ufs=ufs)
         sched = self._schedule_for(op, domain, ufs, where)
-        from spf.computation.source import parse_source
+        from spf.ir.source import parse_source
 
         parsed = parse_source("", data_spaces={}, ufs={}, stmt=name)
         reads = tuple((d, Relation(str(r), ufs=ufs)) for d, r in op._given_reads or ())
@@ -541,9 +541,14 @@ class Computation:
             return found
         from dataclasses import replace
 
-        from spf.analysis.executor import inspection_text
+        from spf.analysis.executor import inspection_text, inspectors
+        from spf.computation.layers import layers
 
-        return replace(found, inspection=inspection_text(self))
+        shown = [
+            (names, insp.name, layers(Computation.from_ir(insp)).algorithm)
+            for names, insp in inspectors(self.ir)
+        ]
+        return replace(found, inspection=inspection_text(shown))
 
     # --- statements
     def add_stmt(self, stmt: Stmt) -> Stmt:
@@ -648,7 +653,7 @@ class Computation:
         return max(roots) + 1
 
     def _parse_source(self, stmt: Stmt, name: str) -> ParsedSource:
-        from spf.computation.source import parse_source
+        from spf.ir.source import parse_source
 
         ranks = {n: ds.rank for n, ds in self._data.items()}
         return parse_source(
@@ -773,9 +778,9 @@ class Computation:
     def _loop_position(self, stmt: Stmt, loop: str | int) -> int:
         """Position of ``loop`` (a name or a depth) of ``stmt`` in the padded schedule;
         ``UndeclaredError`` for a loop it does not have."""
-        from spf.analysis.dependences import loop_position
+        from spf.analysis.dependences import position_in
 
-        return loop_position(self, stmt, loop)
+        return position_in(stmt, loop, self.schedule_width())
 
     def _compute_at_footprint(
         self, producer: Stmt, write: Relation, consumer: Stmt, reads: Sequence[Relation]
@@ -797,7 +802,8 @@ class Computation:
         """``compute_at``: raise unless every copy of the producer keeps its place."""
         from spf.analysis.recompute import check_copies
 
-        check_copies(self, producer, consumer, level, ds, copy, shifted)
+        by_name = {s.name: sched for s, sched in shifted.items()}
+        check_copies(self.ir, producer, consumer, level, ds, copy, by_name)
 
     def _compute_at_leftover(
         self,
@@ -812,7 +818,7 @@ class Computation:
         as points of the shared loops after the consumer's last (None: there are none)."""
         from spf.analysis.leftover import rest_after_last
 
-        return rest_after_last(self, producer, consumer, (write, ds), needed, outer)
+        return rest_after_last(self.ir, producer, consumer, (write, ds), needed, outer)
 
     def is_parallel_legal(
         self, stmt: str | int | Stmt, loop: str | int, reduction: str | None = None
@@ -837,7 +843,7 @@ class Computation:
         dependences within each kernel and between them."""
         from spf.analysis.inspector import wavefront_members
 
-        stmts = wavefront_members(self, loop)
+        stmts = [self.stmt(s.name) for s in wavefront_members(self.ir, loop)]
         if not stmts:
             loops = sorted({name for s in self.stmts for name in s.loops})
             raise UndeclaredError(
@@ -889,13 +895,14 @@ class Computation:
         from spf.analysis.executor import wavefront_stmts
         from spf.analysis.inspector import analyze_wavefront, build_inspector
 
-        stmts = wavefront_stmts(self, loop)
+        stmts = wavefront_stmts(self.ir, loop)
         if not stmts:
             raise ScheduleError(
                 f"inspector({loop!r}): no statement of {self.name} runs loop {loop!r} as a "
                 f"wavefront; call comp.wavefront({loop!r}) first"
             )
-        return build_inspector(self, analyze_wavefront(self.ir, [s.name for s in stmts], loop))
+        analysis = analyze_wavefront(self.ir, [s.name for s in stmts], loop)
+        return Computation.from_ir(build_inspector(self.ir, analysis))
 
     def interpret(self, *positional: object, **arrays: Any) -> None:
         """Run every statement instance in schedule order on numpy arrays (slow, exact)."""
@@ -1010,7 +1017,8 @@ class Computation:
             return DistributedKernel(self, self._distribution, name, check, build=False).source
         executor = self._executor(target, check)
         if executor is not None:
-            text: str = executor.computation.codegen(target, name or self.name, check, **options)
+            run = Computation.from_ir(executor.ir)
+            text: str = run.codegen(target, name or self.name, check, **options)
             return text
         return codegen(self, target, name, check, **options)
 
@@ -1040,7 +1048,7 @@ class Computation:
         (``stmt.coiterate``; :func:`spf.analysis.coiteration.coiterate_tags`)."""
         from spf.analysis.coiteration import coiterate_tags
 
-        return coiterate_tags(self, stmt, i, j, left, right)
+        return coiterate_tags(self.ir, stmt, i, j, left, right)
 
     def _executor(self, target: str, check: bool) -> Any:
         """The :class:`spf.analysis.executor.Executor` that runs this computation's wavefront
@@ -1053,7 +1061,7 @@ class Computation:
 
         if check:
             self.check_legality()
-        return build_executor(self, target)
+        return build_executor(self.ir, target)
 
     # --- the polyhedral dataflow graph
     def pdfg(self, params: Mapping[str, int] | None = None) -> DataflowGraph:

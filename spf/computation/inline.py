@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
 from spf.computation.access import iterator_names
-from spf.computation.source.render_c import source_access
 from spf.computation.statement import Stmt
 from spf.errors import ArgumentError, ArityError, ScheduleError
+from spf.ir.source.render_c import source_access
 from spf.sets import Relation, Set
 
 if TYPE_CHECKING:

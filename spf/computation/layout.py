@@ -29,6 +29,8 @@ from spf.errors import (
     UndeclaredError,
     VerifyError,
 )
+from spf.ir.model import ARGUMENT_SCOPES as ARGUMENT_SCOPES
+from spf.ir.model import SCOPES as SCOPES
 from spf.schedule.commands import (
     ROOT,
     Effect,
@@ -46,11 +48,6 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.statement import Stmt
 
-SCOPES = ("global", "shared", "local", "constant", "stack")
-"""Buffer scopes: ``global``/``constant`` buffers are kernel arguments, the others belong to
-the generated function (``stack``: a C array; ``local``: allocated memory (per thread on a GPU);
-``shared``: GPU shared memory, a ``stack`` array on the CPU)."""
-ARGUMENT_SCOPES = ("global", "constant")
 PARTITION_KINDS = ("cyclic", "block", "complete")
 
 

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from spf import cexpr as cx
 from spf.computation.access import iterator_names
-from spf.computation.source.render_c import source_access
 from spf.errors import ArgumentError, IllegalScheduleError, ScheduleError, SpfError, UndeclaredError
+from spf.ir.source.render_c import source_access
 from spf.schedule.commands import Effect, Loop, check_loop_ref, check_name, register_command
 from spf.schedule.relations import is_constant, loops_of, set_constants
 from spf.sets import Relation, Set

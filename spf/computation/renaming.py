@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from spf import cexpr as cx
 from spf.clang import check_reserved
-from spf.computation.source.render_c import source_access
 from spf.errors import ArgumentError, SpfError, UndeclaredError, VerifyError
+from spf.ir.source.render_c import source_access
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
-    from spf.computation.source import ParsedSource
+    from spf.ir.source import ParsedSource
 
 _COUNTER = itertools.count()
 """Numbers the prefixes of :func:`uniquely_named_clone` in this process."""
@@ -260,7 +260,7 @@ def _source(
 ) -> str:
     """A statement's source with the renamed data spaces (and index-array calls), rendered
     from its parsed form; unchanged when it uses none of them."""
-    from spf.computation.source import parse_source
+    from spf.ir.source import parse_source
 
     if not names.spaces:
         return text

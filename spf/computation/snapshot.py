@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 _S = TypeVar("_S", bound="Stmt")
 
-__all__ = ["build", "copy_of", "private_copy", "reader", "run", "snapshot"]
+__all__ = ["build", "copy_of", "private_copy", "run", "snapshot"]
 
 _BUILT: OrderedDict[str, Computation] = OrderedDict()
 """Computations built from IRs (:func:`private_copy`), by fingerprint, least recent first."""
@@ -41,8 +41,6 @@ _BUILT_SIZE = 32
 _SOURCE = "_source"
 """The attribute of an IR value that holds a weak reference to the computation it was taken
 from (beside the frozen fields, as ``cached_property`` values are; not pickled)."""
-_READER = "_reader"
-"""The attribute of an IR value that holds the computation the analysis reads it through."""
 
 
 def snapshot(comp: Computation) -> ComputationIR:
@@ -87,25 +85,6 @@ def private_copy(ir: ComputationIR) -> Computation:
     else:
         _BUILT.move_to_end(key)
     return copy_of(built)
-
-
-def reader(ir: ComputationIR) -> Computation:
-    """A computation equal to ``ir`` for the analysis to read (:func:`spf.analysis.memo.reader`):
-    a copy of the computation ``ir`` was taken from while that one still equals it (nothing
-    is parsed again), else a copy of one built from ``ir`` (:func:`private_copy`). The copy
-    knows ``ir`` as its own IR, so ``copy.ir`` costs nothing, and is kept with ``ir`` (every
-    analysis of one IR value reads one copy)."""
-    found: Computation | None = ir.__dict__.get(_READER)
-    if found is not None:
-        return found
-    ref = ir.__dict__.get(_SOURCE)
-    source: Computation | None = None if ref is None else ref()
-    live = source is not None and source.ir is ir
-    comp = copy_of(source) if source is not None and live else private_copy(ir)
-    comp._memo.refresh(comp)
-    comp._memo.results[("ir",)] = ir
-    ir.__dict__[_READER] = comp
-    return comp
 
 
 def run(ir: ComputationIR, stmt: str, command: Command) -> ComputationIR:

@@ -32,7 +32,7 @@ from spf.sets import Relation, Set
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
-    from spf.computation.source import ParsedSource
+    from spf.ir.source import ParsedSource
 
 AccessList = tuple[tuple[str, Relation], ...]
 AccessSpec = Sequence[tuple[str, "Relation | str"]]

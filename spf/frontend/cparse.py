@@ -9,9 +9,9 @@ from typing import Any
 
 from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
 
-from spf.computation.source.vocab import C_TYPEDEFS
 from spf.errors import ParseError
 from spf.frontend.preprocess import Preprocessed, preprocess
+from spf.ir.source.vocab import C_TYPEDEFS
 
 _TYPEDEFS = C_TYPEDEFS  # the fixed-width and size types statement sources know too
 _PRELUDE = "".join(f"typedef {c} {n};" for n, c in _TYPEDEFS.items()) + "\n#line 1\n"

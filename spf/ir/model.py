@@ -31,6 +31,12 @@ Tags = tuple[tuple[str, tuple[str, ...]], ...]
 Accesses = tuple[tuple[str, str], ...]
 """``(data space, access relation text)`` pairs, in the statement's order."""
 
+SCOPES = ("global", "shared", "local", "constant", "stack")
+"""Buffer scopes: ``global``/``constant`` buffers are kernel arguments, the others belong to
+the generated function (``stack``: a C array; ``local``: allocated memory (per thread on a GPU);
+``shared``: GPU shared memory, a ``stack`` array on the CPU)."""
+ARGUMENT_SCOPES = ("global", "constant")
+
 
 @dataclass(frozen=True, kw_only=True)
 class DataSpaceIR:

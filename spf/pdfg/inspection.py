@@ -27,11 +27,13 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
     a wavefront loop)."""
     from spf.analysis.executor import wavefront_loops, wavefront_stmts
     from spf.analysis.inspector import analyze_wavefront, build_inspector
+    from spf.computation.computation import Computation
 
     first: list[str | Nest] = []
-    for loop in sorted(wavefront_loops(comp)):
-        stmts = wavefront_stmts(comp, loop)
-        insp = build_inspector(comp, analyze_wavefront(comp.ir, [s.name for s in stmts], loop))
+    for loop in sorted(wavefront_loops(comp.ir)):
+        stmts = wavefront_stmts(comp.ir, loop)
+        analysis = analyze_wavefront(comp.ir, [s.name for s in stmts], loop)
+        insp = Computation.from_ir(build_inspector(comp.ir, analysis))
         level = f"{insp.name}.level"
         for name, space in insp.data_spaces.items():
             node = f"{insp.name}.{name}"
@@ -52,8 +54,8 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
                 g.add_edge(f"{insp.name}.{ds}", node, kind="read", access=str(rel))
             for ds, rel in s.writes:
                 g.add_edge(node, f"{insp.name}.{ds}", kind="write", access=str(rel))
-        for s in stmts:
-            g.add_edge(level, s.name, kind="schedule", access=f"{loop} in level order")
+        for member in stmts:
+            g.add_edge(level, member.name, kind="schedule", access=f"{loop} in level order")
         g.nodes[level]["orders"] = loop
         first.extend(_prefixed(item, insp.name) for item in loop_tree(insp.ir))
     if first:

@@ -142,7 +142,8 @@ def _wavefront_pending(comp: Computation) -> bool:
     from spf.analysis.reductions import check_reduction_loops
 
     def waived(dep: Dependence) -> bool:
-        return wavefront_could_order(comp, dep) is not None or splits_kernel(comp, dep)
+        ir = comp.ir
+        return wavefront_could_order(ir, dep) is not None or splits_kernel(ir, dep)
 
     try:
         ir = comp.ir

@@ -36,7 +36,7 @@ def union_runner(
     from spf.analysis.coiteration import NotMergeableError, groups
 
     try:
-        unions = [g for g in groups(comp, auto=False, prove=False) if g.is_union]
+        unions = [g for g in groups(comp.ir, auto=False, prove=False) if g.is_union]
     except NotMergeableError as err:
         raise SpfError(f"interpret({comp.name}): {err}") from None
     if not unions:

@@ -141,8 +141,11 @@ class _Checks:
     def __init__(
         self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF], *, counting: bool = False
     ) -> None:
+        from spf.computation.computation import Computation
+
         loops = check_loops(name, facts, ufs, counting=counting)
-        comp, self.stride, self.record_name = loops.comp, loops.stride, loops.record
+        comp = Computation.from_ir(loops.ir)
+        self.stride, self.record_name = loops.stride, loops.record
         self.comp = comp
         self.name = name
         self.counting = counting

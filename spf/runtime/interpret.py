@@ -114,7 +114,7 @@ class _Allocation:
     ``allocate_at``."""
 
     def __init__(self, comp: Computation, buffer: Buffer, params: Mapping[str, int]) -> None:
-        from spf.analysis.dependences import loop_position, padded
+        from spf.analysis.dependences import padded, position_in
         from spf.schedule.commands import ROOT
 
         self.buffer = buffer
@@ -123,7 +123,7 @@ class _Allocation:
         self.loop_names: list[tuple[str, int]] = []
         if buffer.allocation is not None and buffer.allocation[1] is not ROOT:
             stmt = comp.stmt(buffer.allocation[0])
-            self.position = loop_position(comp, stmt, buffer.allocation[1])
+            self.position = position_in(stmt, buffer.allocation[1], comp.schedule_width())
             outs = padded(stmt, comp.schedule_width()).out_vars
             self.loop_names = [
                 (v, k) for k, v in enumerate(outs[: self.position + 1]) if v.isidentifier()

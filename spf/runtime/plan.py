@@ -993,6 +993,7 @@ def compile_wavefront(
     from spf.analysis.executor import COARSE_METHODS, serial_computation
     from spf.analysis.inspector import build_inspector
     from spf.codegen.program import c_function_name
+    from spf.computation.computation import Computation
     from spf.runtime.compile import compile_kernel, compile_kernels
 
     if len(executor.loops) != 1:
@@ -1004,37 +1005,35 @@ def compile_wavefront(
     ((analysis, names),) = executor.loops
     is_coarse = names.method in COARSE_METHODS
     free = free_kernels(analysis)
+    ir = comp.ir
     first = (
-        build_coarse_inspector(comp, analysis, any(free))
+        build_coarse_inspector(ir, analysis, any(free))
         if is_coarse
-        else build_inspector(comp, analysis)
+        else build_inspector(ir, analysis)
     )
-    count, order = build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
-    parts = [
-        (executor.computation, name or comp.name, check),
-        (first, None, True),
-        (count, None, True),
-        (order, None, True),
-    ]
+    stages = [first, *build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")]
     if is_coarse:  # both counting sorts in one pass each
-        pair = build_pair_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
-        parts += [(stage, None, True) for stage in pair]
+        stages += build_pair_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
+    parts: list[tuple[Computation, str | None, bool]] = [
+        (Computation.from_ir(executor.ir), name or comp.name, check)
+    ]
+    parts += [(Computation.from_ir(stage), None, True) for stage in stages]
     library = f"{c_function_name(name or comp.name)}_wavefront"
-    run, *stages = compile_kernels(parts, library, light=len(parts) - 1, **options)
+    run, *compiled = compile_kernels(parts, library, light=len(parts) - 1, **options)
 
     def serial() -> Kernel:
-        return compile_kernel(serial_computation(comp), "c", f"{run.name}_serial", check, **options)
+        serial = Computation.from_ir(serial_computation(ir))
+        return compile_kernel(serial, "c", f"{run.name}_serial", check, **options)
 
     made: list[Kernel] = []
 
     def check_kernel() -> Kernel:  # compiled on the first plan that needs it
         if not made:
-            made.append(
-                compile_kernel(build_part_check(comp, analysis), "c", None, True, **options)
-            )
+            part_check = Computation.from_ir(build_part_check(ir, analysis))
+            made.append(compile_kernel(part_check, "c", None, True, **options))
         return made[0]
 
-    inspector = (stages[0], stages[1], stages[2])
+    inspector = (compiled[0], compiled[1], compiled[2])
     out = WavefrontKernel.wrap(
         run,
         inspector,
@@ -1044,5 +1043,5 @@ def compile_wavefront(
         check_kernel if is_coarse else None,
         free,
     )
-    out._pair = (stages[3], stages[4]) if is_coarse else None
+    out._pair = (compiled[3], compiled[4]) if is_coarse else None
     return out

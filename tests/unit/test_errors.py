@@ -28,7 +28,7 @@ BARE_SPF_ERROR_ALLOWED = {
     "analysis/inspector.py": 4,
     "bench/pldi19.py": 1,
     "cli.py": 1,
-    "computation/source/runtime.py": 3,
+    "ir/source/runtime.py": 3,
     "distributed/kernel.py": 2,
     "formats/tune_refine.py": 2,
     "formats/tune_space.py": 7,

@@ -64,6 +64,11 @@ MOVED = frozenset(
         "spf.computation.inlining",
         "spf.computation.products",
         "spf.computation.scheduling",
+        "spf.ir.access",
+        "spf.ir.build",
+        "spf.ir.dependence",
+        "spf.ir.keys",
+        "spf.ir.source",
         "spf.runtime.interpret",
         "spf.schedule.apply",
         "spf.schedule.commands",
@@ -183,6 +188,24 @@ def test_no_cycle_between_packages() -> None:
         shown.append(" -> ".join([*cycle, cycle[0]]))
         shown += [f"    {where[h][0]}" for h in hops]
     assert not cycles, f"{len(cycles)} cycle(s) between spf packages:\n" + "\n".join(shown)
+
+
+OVER_IR = ("spf.analysis",)
+"""Packages that read and build computations as IR values (:mod:`spf.ir`) only: none of their
+modules imports ``spf.computation`` (docs/ir.md, "Toward imports that run one way")."""
+
+
+def test_packages_over_the_ir_never_import_the_model() -> None:
+    found = [
+        f"{e.where}  ({e.source} -> {e.target})"
+        for e in edges()
+        if e.source in OVER_IR and e.target == "spf.computation"
+    ]
+    assert not found, (
+        "imports of spf.computation from a package that works on spf.ir values; take a "
+        "ComputationIR (or spf.ir.reading's records) and build with spf.ir.build:\n  "
+        + "\n  ".join(found)
+    )
 
 
 def test_every_module_imports_first() -> None:

@@ -105,9 +105,10 @@ def test_level_sort_stages_give_level_order() -> None:
     args = sptrsv_args(lower(40, 0.1, 7))
     n = int(args["N"])
     level = run_levels(comp.inspector("i"), args, compiled=False)
-    count, order_comp = build_level_sort(
+    count_ir, order_ir = build_level_sort(
         analyze_wavefront(comp.ir, [s.name for s in comp.stmts], "i"), "t"
     )
+    count, order_comp = Computation.from_ir(count_ir), Computation.from_ir(order_ir)
     levelptr = np.zeros(n + 1, dtype=np.int64)
     slot = np.zeros(n, dtype=np.int64)
     fill = np.zeros(n, dtype=np.int64)

@@ -1,4 +1,4 @@
-"""Unit tests of ``spf.computation.source``: parsing statement C, C rendering, Python execution."""
+"""Unit tests of ``spf.ir.source``: parsing statement C, C rendering, Python execution."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spf import cexpr as cx
-from spf.computation.source import Access, ParsedSource, parse_source
-from spf.computation.source.render_c import source_access
 from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
+from spf.ir.source import Access, ParsedSource, parse_source
+from spf.ir.source.render_c import source_access
 from spf.sets import Relation
 
 if TYPE_CHECKING:

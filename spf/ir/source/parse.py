@@ -11,13 +11,19 @@ from typing import TYPE_CHECKING, Any
 
 from pycparser import c_ast, c_parser  # type: ignore[import-untyped]
 
-from spf.computation.source.convert import _Converter
-from spf.computation.source.lex import _lex, _Lexed, _line_col_offset, _orig_span
-from spf.computation.source.vocab import _ERR_POS, _PRELUDE, _PRELUDE_LINES, _TYPEDEFS, _where
 from spf.errors import ArgumentError, ParseError
+from spf.ir.source.convert import _Converter
+from spf.ir.source.lex import _lex, _Lexed, _line_col_offset, _orig_span
+from spf.ir.source.vocab import _ERR_POS, _PRELUDE, _PRELUDE_LINES, _TYPEDEFS, _where
+from spf.sets.memo import Table
 
 if TYPE_CHECKING:
-    from spf.computation.source.model import ParsedSource
+    from spf.ir.source.model import ParsedSource
+
+_PARSED: Table[object, ParsedSource] = Table(2048)
+"""Parsed sources by their arguments (a :class:`ParsedSource` is immutable): a statement the
+IR builder (:mod:`spf.ir.build`) adds is parsed again when ``Computation.from_ir`` reads it,
+and every build of one kernel parses the same statements."""
 
 
 def parse_source(
@@ -40,6 +46,16 @@ def parse_source(
     """
     if not isinstance(text, str):
         raise ArgumentError(f"{_where(stmt)}: source must be C text, got {type(text).__name__}")
+    key = (text, tuple(sorted(data_spaces.items())), tuple(sorted(ufs.items())), stmt)
+    found = _PARSED.get(key)
+    if found is None:
+        found = _PARSED.put(key, _parse(text, data_spaces, ufs, stmt))
+    return found
+
+
+def _parse(
+    text: str, data_spaces: Mapping[str, int | None], ufs: Mapping[str, int], stmt: str
+) -> ParsedSource:
     lexed = _lex(text, stmt)
     body = _parse_c(text, lexed, stmt)
     conv = _Converter(text, lexed, dict(data_spaces), dict(ufs), stmt)

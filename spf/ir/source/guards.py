@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
-from spf.computation.source.index_text import _itext
-from spf.computation.source.tree import _Binary, _Cond, _If, _Ref
+from spf.ir.source.index_text import _itext
+from spf.ir.source.tree import _Binary, _Cond, _If, _Ref
 
 if TYPE_CHECKING:
-    from spf.computation.source.model import ParsedSource
+    from spf.ir.source.model import ParsedSource
 
 AccessKey = tuple[str, tuple[str, ...]]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from spf.computation.source.model import Access
-from spf.computation.source.tree import _Binary, _Call, _Expr, _Ref
+from spf.ir.source.model import Access
+from spf.ir.source.tree import _Binary, _Call, _Expr, _Ref
 
 
 @dataclass

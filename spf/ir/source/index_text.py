@@ -6,7 +6,7 @@ reported in :class:`ParsedSource`.
 
 from __future__ import annotations
 
-from spf.computation.source.tree import _Binary, _Call, _Expr, _IDiv, _Num, _UFCall, _Unary, _Var
+from spf.ir.source.tree import _Binary, _Call, _Expr, _IDiv, _Num, _UFCall, _Unary, _Var
 
 
 def _const(e: _Expr) -> int | None:

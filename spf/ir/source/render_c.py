@@ -9,7 +9,7 @@ code generation's ``spf_min``), a named constant (``INFINITY``) a name, and an i
 macros with it (:mod:`spf.codegen.body`); :meth:`ParsedSource.render_c` prints a rewritten
 statement's source with it (inlining, renaming, packing).
 
->>> from spf.computation.source import parse_source
+>>> from spf.ir.source import parse_source
 >>> p = parse_source("$y$(i) = $x$(i) / 2;", data_spaces={"y": 1, "x": 1}, ufs={})
 >>> b = CTreeBuilder(access=source_access, rename={"i": "i0"})
 >>> cx.stmt_lines(b.stmts(p.body))
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from spf import cexpr as cx
-from spf.computation.source.tree import (
+from spf.ir.source.tree import (
     _Assign,
     _Binary,
     _Call,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from spf.computation.source.tree import (
+from spf.ir.source.tree import (
     _Assign,
     _Binary,
     _Call,
@@ -27,10 +27,10 @@ from spf.computation.source.tree import (
     _Unary,
     _Var,
 )
-from spf.computation.source.vocab import _CONSTANTS, _QUALIFIERS
+from spf.ir.source.vocab import _CONSTANTS, _QUALIFIERS
 
 if TYPE_CHECKING:
-    from spf.computation.source.model import ParsedSource
+    from spf.ir.source.model import ParsedSource
 
 
 class _PyWriter:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from spf.computation.source.runtime import _f32
-from spf.computation.source.vocab import _FLOAT_WORDS, _INT_WORDS, _QUALIFIERS, _TYPEDEFS
+from spf.ir.source.runtime import _f32
+from spf.ir.source.vocab import _FLOAT_WORDS, _INT_WORDS, _QUALIFIERS, _TYPEDEFS
 
 
 def _c_type(quals: list[str], names: list[str]) -> str | None:

@@ -12,12 +12,13 @@ from typing import Any, NoReturn
 
 from pycparser import c_ast  # type: ignore[import-untyped]
 
-from spf.computation.source.accesses import _dedup, _reduction_form, _Use
-from spf.computation.source.index_text import _const, _itext
-from spf.computation.source.lex import _leaf_len, _Lexed, _orig_span
-from spf.computation.source.literals import _c_literal, _c_type
-from spf.computation.source.model import Access, ParsedSource
-from spf.computation.source.tree import (
+from spf.errors import ArityError, ParseError, UndeclaredError, VerifyError
+from spf.ir.source.accesses import _dedup, _reduction_form, _Use
+from spf.ir.source.index_text import _const, _itext
+from spf.ir.source.lex import _leaf_len, _Lexed, _orig_span
+from spf.ir.source.literals import _c_literal, _c_type
+from spf.ir.source.model import Access, ParsedSource
+from spf.ir.source.tree import (
     _Assign,
     _Binary,
     _Block,
@@ -35,7 +36,7 @@ from spf.computation.source.tree import (
     _Unary,
     _Var,
 )
-from spf.computation.source.vocab import (
+from spf.ir.source.vocab import (
     _COMPOUND_OPS,
     _CONSTANTS,
     _DS_PREFIX,
@@ -47,7 +48,6 @@ from spf.computation.source.vocab import (
     _VALUE_BINOPS,
     _where,
 )
-from spf.errors import ArityError, ParseError, UndeclaredError, VerifyError
 
 
 class _Converter:

@@ -23,7 +23,7 @@ Notes on index semantics: C's ``e / c`` and ``e % c`` in an index are reported i
 
 from __future__ import annotations
 
-from spf.computation.source.model import Access, ParsedSource
-from spf.computation.source.parse import parse_source
+from spf.ir.source.model import Access, ParsedSource
+from spf.ir.source.parse import parse_source
 
 __all__ = ["Access", "ParsedSource", "parse_source"]

@@ -13,8 +13,8 @@ from typing import Any
 
 from pycparser import c_ast  # type: ignore[import-untyped]
 
-from spf.computation.source.vocab import _DELIMITED, _DS_PREFIX, _IDENT, _RESERVED, _where
 from spf.errors import ParseError
+from spf.ir.source.vocab import _DELIMITED, _DS_PREFIX, _IDENT, _RESERVED, _where
 
 
 @dataclass(frozen=True)

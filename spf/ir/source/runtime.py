@@ -15,8 +15,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from spf.computation.source.vocab import _where
 from spf.errors import ArgumentError, SpfError, VerifyError
+from spf.ir.source.vocab import _where
 
 
 def _f32(value: Any) -> float:

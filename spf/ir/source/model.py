@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from spf import cexpr as cx
-from spf.computation.source.render_c import Build, CTreeBuilder
-from spf.computation.source.runtime import _compile_python
-from spf.computation.source.to_python import _PyWriter
+from spf.ir.source.render_c import Build, CTreeBuilder
+from spf.ir.source.runtime import _compile_python
+from spf.ir.source.to_python import _PyWriter
 
 if TYPE_CHECKING:
-    from spf.computation.source.tree import _Assign, _Expr, _Ref, _Stmt
+    from spf.ir.source.tree import _Assign, _Expr, _Ref, _Stmt
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class ParsedSource:
         """For a block that is one plain assignment ``$t$(...) = e;``: the written access
         and the C tree of ``e`` (built like :meth:`render_c`; the names ``params`` as
         :class:`~spf.cexpr.Param`, which :func:`spf.cexpr.substitute` replaces); else None."""
-        from spf.computation.source.tree import _Assign, _Ref
+        from spf.ir.source.tree import _Assign, _Ref
 
         if len(self.body) != 1 or len(self.writes) != 1:
             return None
@@ -94,7 +94,7 @@ class ParsedSource:
         ``e * y`` / ``y / e`` (as ``y op= e``; atomic updates need that form)."""
         from dataclasses import fields, is_dataclass
 
-        from spf.computation.source.tree import _Assign, _Ref
+        from spf.ir.source.tree import _Assign, _Ref
 
         if len(self.body) != 1 or len(self.writes) != 1:
             return None
@@ -124,7 +124,7 @@ class ParsedSource:
         ``sqrt``, ``min``/``max``): neither data spaces nor UFs, nor named constants."""
         from dataclasses import fields, is_dataclass
 
-        from spf.computation.source.tree import _Call
+        from spf.ir.source.tree import _Call
 
         found: set[str] = set()
 
@@ -157,7 +157,7 @@ class ParsedSource:
 def _spelled_update(stmt: _Assign) -> tuple[str, _Expr]:
     """``("+=", e)`` for ``y = y + e`` / ``e + y`` (also ``-``, ``*``, ``/``: ``y`` on the
     left for ``-`` and ``/``); ``stmt``'s own operator and value otherwise."""
-    from spf.computation.source.tree import _Binary
+    from spf.ir.source.tree import _Binary
 
     value = stmt.value
     if stmt.op == "=" and isinstance(value, _Binary):
