@@ -4,19 +4,22 @@ It holds the local function (:func:`spf.distributed.derived.local_computation`, 
 by the C printer) and the executor, ``int <name>(MPI_Comm comm, <mode>, <agreement>, <plan>,
 <local args>)``, which for one call
 
-1. packs what the neighbours need and copies what step 4 says into its own buffers;
-2. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
-   rank's own entries), and ``MPI_Isend`` of what the neighbours need;
-3. in ``spf_mode`` 1 (a call while the communicator is *armed*,
+1. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
+   rank's own entries), first, so that a neighbour's send finds it posted; then packs what
+   the neighbours need and posts ``MPI_Isend`` of it;
+2. in ``spf_mode`` 1 (a call while the communicator is *armed*,
    :mod:`spf.distributed.protocol`) sends this rank's agreement integers to every other
    rank and receives theirs (``MPI_Isend``/``MPI_Irecv``, tag ``AGREE_TAG``), completed at
    the *verdict point*, the executor's first synchronisation (the wait for the ghosts, or a
    reduction's sum if one comes first), where their maximum is the verdict: no collective
    of its own, and a rank waits only for the others to have *posted* their call;
-4. copies into the compact buffer the rank's own entries that rows reading ghosts touch
+3. copies into the compact buffer the rank's own entries that rows reading ghosts touch
    (those the inspector marked, and the rows themselves for a vector also indexed by the
-   loop, ``layout.rowwise``): rows without ghosts read and write the caller's array itself,
-   so no call copies the rank's whole block; and zeroes the replicated accumulators (their
+   loop, ``layout.rowwise``), after the messages were posted, so that the copy overlaps
+   their transfer: rows without ghosts read and write the caller's array itself, so no
+   call copies the rank's whole block unless all its rows read ghosts;
+4. sets up the buffers of vectors written through an index array (the rank's entries, then
+   zeroed slots for other ranks' entries) and zeroes the replicated accumulators (their
    values on entry are added back at the end);
 5. runs the local function on the runs of rows that read no ghost, while messages travel;
 6. ``MPI_Waitall``; in mode 1, when some rank's call differs (the agreement's verdict, the
@@ -331,37 +334,17 @@ def executor_source(
     body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
     body.append("int spf_nreq = 0;")
     body.append("int spf_me = 0;")
-    for x in layout.ghost_reads:
-        t, p = ctypes[x], f"spf_{x}_"
-        body += [
-            f"/* {x}: pack what the neighbours need; copy the own entries rows with ghosts read */",
-            f"for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
-            f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
-        ]
-        lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
-        body += [
-            f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
-            f"  memcpy({x} + {lo}, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({t}));",
-        ]
-    for y in layout.remote_writes:
-        t, p = ctypes[y], f"spf_{y}_"
-        total = f"{p}rdsp[spf_P - 1] + {p}rcnt[spf_P - 1]"
-        body += [
-            f"/* {y}: the rank's entries, then zeroed slots for other ranks' entries (resuming,"
-            " the buffer holds the sums made before the verdict point) */",
-            "if (spf_mode != 2) {",
-            f"  memcpy({y}, {p}user, (size_t){p}nown * sizeof({t}));",
-            f"  memset({y} + {p}nown, 0, (size_t)({total}) * sizeof({t}));",
-            "}",
-        ]
     for tag, x in enumerate(layout.ghost_reads):
         mt, p = MPI_TYPES[ctypes[x]], f"spf_{x}_"
         body += [
-            f"/* ghosts of {x}: receive into {x}[{p}nown ..], send what others need */",
+            f"/* ghosts of {x}: receive into {x}[{p}nown ..] (posted first, so that a peer's "
+            "send matches at once); pack what the neighbours need and send it */",
             "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
             f"  if ({p}rcnt[spf_p] > 0)",
             f"    MPI_Irecv({x} + {p}nown + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
             f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
+            f"for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
+            f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
             "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
             f"  if ({p}scnt[spf_p] > 0)",
             f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
@@ -382,6 +365,25 @@ def executor_source(
         "    }",
         "}",
     ]
+    for x in layout.ghost_reads:
+        t, p = ctypes[x], f"spf_{x}_"
+        lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
+        body += [
+            f"/* {x}: copy the own entries rows with ghosts read (while the messages travel) */",
+            f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
+            f"  memcpy({x} + {lo}, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({t}));",
+        ]
+    for y in layout.remote_writes:
+        t, p = ctypes[y], f"spf_{y}_"
+        total = f"{p}rdsp[spf_P - 1] + {p}rcnt[spf_P - 1]"
+        body += [
+            f"/* {y}: the rank's entries, then zeroed slots for other ranks' entries (resuming,"
+            " the buffer holds the sums made before the verdict point) */",
+            "if (spf_mode != 2) {",
+            f"  memcpy({y}, {p}user, (size_t){p}nown * sizeof({t}));",
+            f"  memset({y} + {p}nown, 0, (size_t)({total}) * sizeof({t}));",
+            "}",
+        ]
     body += _phases(local, layout, reductions, split)[0]
     for tag, y in enumerate(layout.remote_writes):
         t, mt, p = ctypes[y], MPI_TYPES[ctypes[y]], f"spf_{y}_"
