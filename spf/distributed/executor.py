@@ -86,6 +86,8 @@ def plan_args(
         if name in layout.ghost_reads:
             out.append((f"int64_t spf_{name}_nnear", f"spf_{name}_nnear"))
             out.append((f"const int64_t *spf_{name}_near", f"spf_{name}_near"))
+            out.append((f"int64_t spf_{name}_nsrun", f"spf_{name}_nsrun"))
+            out.append((f"const int64_t *spf_{name}_srun", f"spf_{name}_srun"))
     for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
         out.append((f"const int64_t *spf_{runs}", f"spf_{runs}"))
@@ -322,7 +324,8 @@ def executor_source(
     then the executor (module docstring)."""
     ctypes = {a.name: a.ctype for a in local.args}
     reductions = [a for a in local.args if a.name in layout.reductions]
-    lines = ["", "#include <mpi.h>", "#include <string.h>", ""]
+    lines = ["", "#include <mpi.h>", "#include <string.h>", "#ifdef _OPENMP", "#include <omp.h>",
+             "#endif", ""]  # fmt: skip
     lines.append(prototype(name, local, layout, split=split))
     lines.append("{")
     body: list[str] = []
@@ -334,6 +337,14 @@ def executor_source(
     body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
     body.append("int spf_nreq = 0;")
     body.append("int spf_me = 0;")
+    body += [
+        "/* the team this call's parallel regions start with (kernel.last_threads) */",
+        "#ifdef _OPENMP",
+        f"spf_top[(spf_P + 1) * {AGREEMENT}] = omp_get_max_threads();",
+        "#else",
+        f"spf_top[(spf_P + 1) * {AGREEMENT}] = 1;",
+        "#endif",
+    ]
     for tag, x in enumerate(layout.ghost_reads):
         mt, p = MPI_TYPES[ctypes[x]], f"spf_{x}_"
         body += [
@@ -343,8 +354,7 @@ def executor_source(
             f"  if ({p}rcnt[spf_p] > 0)",
             f"    MPI_Irecv({x} + {p}nown + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
             f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
-            f"for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
-            f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
+            *_pack(x, ctypes[x]),
             "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
             f"  if ({p}scnt[spf_p] > 0)",
             f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
@@ -416,6 +426,26 @@ def executor_source(
     lines.append("}")
     functions = local_source + ("" if split is None else split.source)
     return functions + "\n".join(lines) + "\n"
+
+
+def _pack(x: str, ctype: str) -> list[str]:
+    """C: the send buffer of ghost-read vector ``x``, by runs (``spf_x_nsrun`` of them, a
+    ``memcpy`` each) or, when the plan found them too short (``spf_x_nsrun`` < 0), entry by
+    entry (:meth:`spf.distributed.plan.ExchangePlan.send_runs`)."""
+    p = f"spf_{x}_"
+    lo, hi = f"{p}srun[2 * spf_q]", f"{p}srun[2 * spf_q + 1]"
+    return [
+        f"if ({p}nsrun >= 0) {{",
+        "  int64_t spf_d = 0;",
+        f"  for (int64_t spf_q = 0; spf_q < {p}nsrun; spf_q++) {{",
+        f"    memcpy({p}sbuf + spf_d, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({ctype}));",
+        f"    spf_d += {hi} - {lo};",
+        "  }",
+        "} else {",
+        f"  for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
+        f"    {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
+        f"}}  /* {x}: packed */",
+    ]
 
 
 def _count(arg: Arg) -> int:

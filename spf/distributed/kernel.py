@@ -11,7 +11,7 @@ Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A ca
    blocking ``MPI_Allreduce``; once a call returned on every rank the communicator is armed
    and the agreement travels with the exchange, without a blocking collective
    (:mod:`spf.distributed.protocol`);
-2. when any rank's index arrays changed (a CRC-32 checksum with ``check=True``; sizes and
+2. when any rank's index arrays changed (an XXH3 checksum with ``check=True``; sizes and
    addresses with ``check=False``), runs the inspector on every rank and builds the exchange
    plans (:mod:`spf.distributed.plan`), once per index-array content;
 3. runs the generated executor (:mod:`spf.distributed.executor`).
@@ -53,7 +53,6 @@ from spf.distributed.executor import executor_args, executor_source, keep_size, 
 from spf.distributed.plan import ExchangePlan, exchange_plan, runs
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
-from spf.runtime.threads import default_team
 
 if TYPE_CHECKING:
     import os
@@ -141,13 +140,14 @@ class DistributedKernel:
         self.command = ""
         self.compiler_output = ""
         self.arguments: tuple[Arg, ...] = tuple(self._args)
-        self.last_threads: int | None = None
+        self._ran = False
         self._inspector_kernel: Any = None
         self._plan: _Plan | None = None
         self._last: dict[str, int] = {}
         self._last_call: _Call | None = None
-        self._top = np.zeros(AGREEMENT, dtype=np.int64)
-        """The agreement's verdict, then each rank's integers (the executor's ``spf_top``:
+        self._top = np.zeros(AGREEMENT + 1, dtype=np.int64)
+        """The agreement's verdict, then each rank's integers, then the OpenMP team of the
+        call (:attr:`last_threads`; the executor's ``spf_top``: ``(P + 1) x AGREEMENT + 1``,
         ``(P + 1) x AGREEMENT``, made for the communicator's size at a call)."""
         self._top_ptr: Any = None
         self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
@@ -164,6 +164,16 @@ class DistributedKernel:
     @property
     def signature(self) -> str:
         return prototype(self.name, self._local_sig, self.layout, split=self._split)
+
+    @property
+    def last_threads(self) -> int | None:
+        """The OpenMP threads the last call ran on (1 without a parallel region; None
+        before the first call that returned). The executor reads the team
+        (``omp_get_max_threads``) into its scratch array, which costs nothing; asking OpenMP
+        from Python after a large product cost 13-17 us with the interpreter's caches cold."""
+        if not self._ran:
+            return None
+        return int(self._top[-1]) if self._parallel else 1
 
     def exchange_stats(self) -> dict[str, int]:
         """This rank's communication in the last call: ``messages_sent``, ``entries_sent``,
@@ -238,7 +248,6 @@ class DistributedKernel:
             if now == last.key:
                 self._last["blocking_agreement"] = 0
                 if self._fn(*last.fast) == 0:
-                    self.last_threads = last.threads()
                     return
                 repeat: tuple[Any, ...] = (None, self._hash, last.extents, None, False)
                 self._settle(comm, last.handle, repeat, last.bound, now, self._top, True, last.same)
@@ -293,7 +302,7 @@ class DistributedKernel:
                 if rc == 0:
                     self._last["blocking_agreement"] = 0
                     self._remember(same, bound, handle, cargs, key, extents)
-                    self.last_threads = default_team() if self._parallel else 1
+                    self._ran = True
                     return
                 top, resumed = self._top, True
             else:  # another kernel, a bad argument or a stale plan: match the armed exchange
@@ -333,7 +342,7 @@ class DistributedKernel:
         assert self._plan is not None
         protocol.arm(comm, self, self._plan)
         self._remember(same, bound, handle, cargs, key, mine[2])
-        self.last_threads = default_team() if self._parallel else 1
+        self._ran = True
 
     def _remember(
         self,
@@ -355,7 +364,7 @@ class DistributedKernel:
         fast = [cargs[0], 1, self._cast("void *", ints.ctypes.data), *cargs[3:]]
         self._last_call = _Call(
             same.entries, same.check, same.comm, bound, self._plan, handle, fast, ints, key,
-            extents, protocol.epoch(), MPI._handleof, default_team if self._parallel else _one,
+            extents, protocol.epoch(), MPI._handleof,
         )  # fmt: skip
 
     def _call_key(self, args: dict[str, Any], owner: Any, check: bool, comm: Any) -> _Same | None:
@@ -625,8 +634,8 @@ class DistributedKernel:
         assert self._ffi is not None
         agree = self._ffi.NULL if agreement is None else cast("void *", agreement.ctypes.data)
         size = next(iter(parts.values())).ranks
-        if self._top.size != (size + 1) * AGREEMENT:
-            self._top = np.zeros((size + 1) * AGREEMENT, dtype=np.int64)
+        if self._top.size != (size + 1) * AGREEMENT + 1:
+            self._top = np.zeros((size + 1) * AGREEMENT + 1, dtype=np.int64)
             self._top_ptr = cast("void *", self._top.ctypes.data)
         cargs: list[Any] = [handle, mode, agree, self._top_ptr, self._keep_ptr, size]
         for item in plan.template:
@@ -660,6 +669,9 @@ class DistributedKernel:
             out += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), _UserArray(name)]
             if name in lay.ghost_reads:
                 out += [plan.near[name].size // 2, ptr(nonempty(plan.near[name]))]
+                found = ep.send_runs()
+                srun = np.zeros(0, dtype=np.int64) if found is None else found
+                out += [-1 if found is None else srun.size // 2, ptr(nonempty(srun))]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])
@@ -690,10 +702,6 @@ class DistributedKernel:
 _Entry = tuple[str, Any, Any, Any, Any, bool]
 """One argument of a call: its name, the object, and for an array its shape, strides,
 dtype and whether the kernel writes it (a number: ``None, None``, its type, ``False``)."""
-
-
-def _one() -> int:
-    return 1
 
 
 @dataclass(frozen=True)
@@ -729,8 +737,6 @@ class _Call:
     ``handle``: not freed) is still armed with this kernel and ``plan``."""
     handleof: Any
     """mpi4py's ``MPI._handleof``."""
-    threads: Any
-    """The team a call runs on (:func:`spf.runtime.threads.default_team`, or 1)."""
 
     @property
     def same(self) -> _Same:
