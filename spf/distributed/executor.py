@@ -22,12 +22,15 @@ by the C printer) and the executor, ``int <name>(MPI_Comm comm, <mode>, <agreeme
    zeroed slots for other ranks' entries) and zeroes the replicated accumulators (their
    values on entry are added back at the end);
 5. runs the local function on the runs of rows that read no ghost, while messages travel;
-6. ``MPI_Waitall``; in mode 1, when some rank's call differs (the agreement's verdict, the
-   same on every rank), saves the accumulators (entry values and partial sums) in
-   ``spf_keep``, puts the entry values back and returns 1; the caller settles it and, for a
-   new plan, calls again in mode 2, which skips the work done before the verdict point
-   (it holds under the new plan: a rank whose call repeats keeps its ghosts and rows) and
-   takes the accumulators back from ``spf_keep``; then runs the rows that read ghosts;
+6. ``MPI_Waitall`` of the receives (the ghosts, the agreement; the sends are waited for only
+   before returning, so a rank's rows never wait for a neighbour to have taken what it sent,
+   one scheduling round less on a loaded machine); in mode 1, when some rank's call differs
+   (the agreement's verdict, the same on every rank), saves the accumulators (entry values
+   and partial sums) in ``spf_keep``, puts the entry values back and returns 1; the caller
+   settles it and, for a new plan, calls again in mode 2, which skips the work done before
+   the verdict point (it holds under the new plan: a rank whose call repeats keeps its
+   ghosts and rows) and takes the accumulators back from ``spf_keep``; then runs the rows
+   that read ghosts;
 7. sends what rows wrote through an index array into other ranks' entries to their owners,
    which add it to theirs (in neighbour order: the same sum on every run);
 8. ``MPI_Allreduce`` sums the accumulators over the ranks.
@@ -143,6 +146,10 @@ def _chunked(call: Callable[[str, str], str], which: str, progress: bool) -> lis
         "      int spf_done = 0;",
         "      MPI_Testall(spf_nreq, spf_req, &spf_done, MPI_STATUSES_IGNORE);",
         "      if (spf_done) spf_nreq = 0;",
+        "    } else if (spf_nsreq > 0) {",
+        "      int spf_done = 0;",
+        "      MPI_Testall(spf_nsreq, spf_sreq, &spf_done, MPI_STATUSES_IGNORE);",
+        "      if (spf_done) spf_nsreq = 0;",
         "    }",
         "  }",
     ]
@@ -207,6 +214,7 @@ class _Verdict:
             "}",
             f"if (spf_mode == 1 && ({_differ()})) {{  /* some rank's call differs */",
             *keep,
+            f"  {_SEND_WAIT}",
             "  free(spf_req);",
             "  return 1;",
             "}",
@@ -235,6 +243,7 @@ class _Verdict:
 
 
 _WAIT = "MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);"
+_SEND_WAIT = "MPI_Waitall(spf_nsreq, spf_sreq, MPI_STATUSES_IGNORE);"
 
 
 def _differ() -> str:
@@ -332,10 +341,17 @@ def executor_source(
     nreq = f"2 * spf_P * {max(1, len(layout.ghost_reads)) + 1}"  # + the agreement
     body.append(f"const int64_t spf_nreq_max = {nreq};")
     body.append(
-        "MPI_Request *spf_req = (MPI_Request *)malloc((size_t)spf_nreq_max * sizeof(MPI_Request));"
+        "MPI_Request *spf_req = (MPI_Request *)malloc(2 * (size_t)spf_nreq_max * "
+        "sizeof(MPI_Request));"
     )
     body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
     body.append("int spf_nreq = 0;")
+    body += [
+        "/* the sends' requests: waited for only before returning, so that the rows wait for",
+        "   what they read, not for the neighbours to have taken what this rank sent */",
+        "MPI_Request *spf_sreq = spf_req + spf_nreq_max;",
+        "int spf_nsreq = 0;",
+    ]
     body.append("int spf_me = 0;")
     body += [
         "/* the team this call's parallel regions start with (kernel.last_threads) */",
@@ -358,7 +374,7 @@ def executor_source(
             "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
             f"  if ({p}scnt[spf_p] > 0)",
             f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
-            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
+            f"{TAG + tag}, {COMM}, &spf_sreq[spf_nsreq++]);",
         ]
     a = AGREEMENT
     body += [
@@ -371,7 +387,7 @@ def executor_source(
         f"      MPI_Irecv(spf_top + {a} * (1 + spf_p), {a}, MPI_INT64_T, (int)spf_p, "
         f"{AGREE_TAG}, {COMM}, &spf_req[spf_nreq++]);",
         f"      MPI_Isend(spf_agree, {a}, MPI_INT64_T, (int)spf_p, {AGREE_TAG}, {COMM}, "
-        "&spf_req[spf_nreq++]);",
+        "&spf_sreq[spf_nsreq++]);",
         "    }",
         "}",
     ]
@@ -421,7 +437,7 @@ def executor_source(
             f"  memcpy(spf_{x}_user + {lo}, {x} + {lo}, (size_t)({hi} - {lo}) * "
             f"sizeof({ctypes[x]}));",
         ]
-    body += ["free(spf_req);", "return 0;"]
+    body += [_SEND_WAIT, "free(spf_req);", "return 0;"]
     lines += [f"  {line}" for line in body]
     lines.append("}")
     functions = local_source + ("" if split is None else split.source)
