@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 MARKS = (  # (text of a line of the executor's source, the step that ends after it)
-    ("_sbuf[spf_q] = ", "pack sends"),
+    (": packed */", "pack sends"),
     ("memcpy(x + spf_x_near", "copy own entries"),
     ("MPI_Irecv(", "post receives"),
     ("MPI_Isend(", "post sends"),

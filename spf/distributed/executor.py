@@ -4,27 +4,33 @@ It holds the local function (:func:`spf.distributed.derived.local_computation`, 
 by the C printer) and the executor, ``int <name>(MPI_Comm comm, <mode>, <agreement>, <plan>,
 <local args>)``, which for one call
 
-1. packs what the neighbours need and copies what step 4 says into its own buffers;
-2. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
-   rank's own entries), and ``MPI_Isend`` of what the neighbours need;
-3. in ``spf_mode`` 1 (a call while the communicator is *armed*,
+1. posts ``MPI_Irecv`` of each ghost-read vector's ghosts into its compact buffer (after the
+   rank's own entries), first, so that a neighbour's send finds it posted; then packs what
+   the neighbours need and posts ``MPI_Isend`` of it;
+2. in ``spf_mode`` 1 (a call while the communicator is *armed*,
    :mod:`spf.distributed.protocol`) sends this rank's agreement integers to every other
    rank and receives theirs (``MPI_Isend``/``MPI_Irecv``, tag ``AGREE_TAG``), completed at
    the *verdict point*, the executor's first synchronisation (the wait for the ghosts, or a
    reduction's sum if one comes first), where their maximum is the verdict: no collective
    of its own, and a rank waits only for the others to have *posted* their call;
-4. copies into the compact buffer the rank's own entries that rows reading ghosts touch
+3. copies into the compact buffer the rank's own entries that rows reading ghosts touch
    (those the inspector marked, and the rows themselves for a vector also indexed by the
-   loop, ``layout.rowwise``): rows without ghosts read and write the caller's array itself,
-   so no call copies the rank's whole block; and zeroes the replicated accumulators (their
+   loop, ``layout.rowwise``), after the messages were posted, so that the copy overlaps
+   their transfer: rows without ghosts read and write the caller's array itself, so no
+   call copies the rank's whole block unless all its rows read ghosts;
+4. sets up the buffers of vectors written through an index array (the rank's entries, then
+   zeroed slots for other ranks' entries) and zeroes the replicated accumulators (their
    values on entry are added back at the end);
 5. runs the local function on the runs of rows that read no ghost, while messages travel;
-6. ``MPI_Waitall``; in mode 1, when some rank's call differs (the agreement's verdict, the
-   same on every rank), saves the accumulators (entry values and partial sums) in
-   ``spf_keep``, puts the entry values back and returns 1; the caller settles it and, for a
-   new plan, calls again in mode 2, which skips the work done before the verdict point
-   (it holds under the new plan: a rank whose call repeats keeps its ghosts and rows) and
-   takes the accumulators back from ``spf_keep``; then runs the rows that read ghosts;
+6. ``MPI_Waitall`` of the receives (the ghosts, the agreement; the sends are waited for only
+   before returning, so a rank's rows never wait for a neighbour to have taken what it sent,
+   one scheduling round less on a loaded machine); in mode 1, when some rank's call differs
+   (the agreement's verdict, the same on every rank), saves the accumulators (entry values
+   and partial sums) in ``spf_keep``, puts the entry values back and returns 1; the caller
+   settles it and, for a new plan, calls again in mode 2, which skips the work done before
+   the verdict point (it holds under the new plan: a rank whose call repeats keeps its
+   ghosts and rows) and takes the accumulators back from ``spf_keep``; then runs the rows
+   that read ghosts;
 7. sends what rows wrote through an index array into other ranks' entries to their owners,
    which add it to theirs (in neighbour order: the same sum on every run);
 8. ``MPI_Allreduce`` sums the accumulators over the ranks.
@@ -83,6 +89,8 @@ def plan_args(
         if name in layout.ghost_reads:
             out.append((f"int64_t spf_{name}_nnear", f"spf_{name}_nnear"))
             out.append((f"const int64_t *spf_{name}_near", f"spf_{name}_near"))
+            out.append((f"int64_t spf_{name}_nsrun", f"spf_{name}_nsrun"))
+            out.append((f"const int64_t *spf_{name}_srun", f"spf_{name}_srun"))
     for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
         out.append((f"const int64_t *spf_{runs}", f"spf_{runs}"))
@@ -138,6 +146,10 @@ def _chunked(call: Callable[[str, str], str], which: str, progress: bool) -> lis
         "      int spf_done = 0;",
         "      MPI_Testall(spf_nreq, spf_req, &spf_done, MPI_STATUSES_IGNORE);",
         "      if (spf_done) spf_nreq = 0;",
+        "    } else if (spf_nsreq > 0) {",
+        "      int spf_done = 0;",
+        "      MPI_Testall(spf_nsreq, spf_sreq, &spf_done, MPI_STATUSES_IGNORE);",
+        "      if (spf_done) spf_nsreq = 0;",
         "    }",
         "  }",
     ]
@@ -202,6 +214,7 @@ class _Verdict:
             "}",
             f"if (spf_mode == 1 && ({_differ()})) {{  /* some rank's call differs */",
             *keep,
+            f"  {_SEND_WAIT}",
             "  free(spf_req);",
             "  return 1;",
             "}",
@@ -230,6 +243,7 @@ class _Verdict:
 
 
 _WAIT = "MPI_Waitall(spf_nreq, spf_req, MPI_STATUSES_IGNORE);"
+_SEND_WAIT = "MPI_Waitall(spf_nsreq, spf_sreq, MPI_STATUSES_IGNORE);"
 
 
 def _differ() -> str:
@@ -319,27 +333,69 @@ def executor_source(
     then the executor (module docstring)."""
     ctypes = {a.name: a.ctype for a in local.args}
     reductions = [a for a in local.args if a.name in layout.reductions]
-    lines = ["", "#include <mpi.h>", "#include <string.h>", ""]
+    lines = ["", "#include <mpi.h>", "#include <string.h>", "#ifdef _OPENMP", "#include <omp.h>",
+             "#endif", ""]  # fmt: skip
     lines.append(prototype(name, local, layout, split=split))
     lines.append("{")
     body: list[str] = []
     nreq = f"2 * spf_P * {max(1, len(layout.ghost_reads)) + 1}"  # + the agreement
     body.append(f"const int64_t spf_nreq_max = {nreq};")
     body.append(
-        "MPI_Request *spf_req = (MPI_Request *)malloc((size_t)spf_nreq_max * sizeof(MPI_Request));"
+        "MPI_Request *spf_req = (MPI_Request *)malloc(2 * (size_t)spf_nreq_max * "
+        "sizeof(MPI_Request));"
     )
     body.append(f"if (spf_req == NULL) {{ MPI_Abort({COMM}, 1); return -1; }}")
     body.append("int spf_nreq = 0;")
+    body += [
+        "/* the sends' requests: waited for only before returning, so that the rows wait for",
+        "   what they read, not for the neighbours to have taken what this rank sent */",
+        "MPI_Request *spf_sreq = spf_req + spf_nreq_max;",
+        "int spf_nsreq = 0;",
+    ]
     body.append("int spf_me = 0;")
+    body += [
+        "/* the team this call's parallel regions start with (kernel.last_threads) */",
+        "#ifdef _OPENMP",
+        f"spf_top[(spf_P + 1) * {AGREEMENT}] = omp_get_max_threads();",
+        "#else",
+        f"spf_top[(spf_P + 1) * {AGREEMENT}] = 1;",
+        "#endif",
+    ]
+    for tag, x in enumerate(layout.ghost_reads):
+        mt, p = MPI_TYPES[ctypes[x]], f"spf_{x}_"
+        body += [
+            f"/* ghosts of {x}: receive into {x}[{p}nown ..] (posted first, so that a peer's "
+            "send matches at once); pack what the neighbours need and send it */",
+            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
+            f"  if ({p}rcnt[spf_p] > 0)",
+            f"    MPI_Irecv({x} + {p}nown + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
+            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
+            *_pack(x, ctypes[x]),
+            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
+            f"  if ({p}scnt[spf_p] > 0)",
+            f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
+            f"{TAG + tag}, {COMM}, &spf_sreq[spf_nsreq++]);",
+        ]
+    a = AGREEMENT
+    body += [
+        "/* armed: this rank's agreement integers to every other rank, theirs into spf_top "
+        "(row 1 + p); the verdict, their maximum, comes at the first wait */",
+        "if (spf_mode == 1) {",
+        f"  MPI_Comm_rank({COMM}, &spf_me);",
+        "  for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
+        "    if (spf_p != spf_me) {",
+        f"      MPI_Irecv(spf_top + {a} * (1 + spf_p), {a}, MPI_INT64_T, (int)spf_p, "
+        f"{AGREE_TAG}, {COMM}, &spf_req[spf_nreq++]);",
+        f"      MPI_Isend(spf_agree, {a}, MPI_INT64_T, (int)spf_p, {AGREE_TAG}, {COMM}, "
+        "&spf_sreq[spf_nsreq++]);",
+        "    }",
+        "}",
+    ]
     for x in layout.ghost_reads:
         t, p = ctypes[x], f"spf_{x}_"
-        body += [
-            f"/* {x}: pack what the neighbours need; copy the own entries rows with ghosts read */",
-            f"for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
-            f"  {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
-        ]
         lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
         body += [
+            f"/* {x}: copy the own entries rows with ghosts read (while the messages travel) */",
             f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
             f"  memcpy({x} + {lo}, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({t}));",
         ]
@@ -354,34 +410,6 @@ def executor_source(
             f"  memset({y} + {p}nown, 0, (size_t)({total}) * sizeof({t}));",
             "}",
         ]
-    for tag, x in enumerate(layout.ghost_reads):
-        mt, p = MPI_TYPES[ctypes[x]], f"spf_{x}_"
-        body += [
-            f"/* ghosts of {x}: receive into {x}[{p}nown ..], send what others need */",
-            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
-            f"  if ({p}rcnt[spf_p] > 0)",
-            f"    MPI_Irecv({x} + {p}nown + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
-            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
-            "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
-            f"  if ({p}scnt[spf_p] > 0)",
-            f"    MPI_Isend({p}sbuf + {p}sdsp[spf_p], (int){p}scnt[spf_p], {mt}, (int)spf_p, "
-            f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
-        ]
-    a = AGREEMENT
-    body += [
-        "/* armed: this rank's agreement integers to every other rank, theirs into spf_top "
-        "(row 1 + p); the verdict, their maximum, comes at the first wait */",
-        "if (spf_mode == 1) {",
-        f"  MPI_Comm_rank({COMM}, &spf_me);",
-        "  for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
-        "    if (spf_p != spf_me) {",
-        f"      MPI_Irecv(spf_top + {a} * (1 + spf_p), {a}, MPI_INT64_T, (int)spf_p, "
-        f"{AGREE_TAG}, {COMM}, &spf_req[spf_nreq++]);",
-        f"      MPI_Isend(spf_agree, {a}, MPI_INT64_T, (int)spf_p, {AGREE_TAG}, {COMM}, "
-        "&spf_req[spf_nreq++]);",
-        "    }",
-        "}",
-    ]
     body += _phases(local, layout, reductions, split)[0]
     for tag, y in enumerate(layout.remote_writes):
         t, mt, p = ctypes[y], MPI_TYPES[ctypes[y]], f"spf_{y}_"
@@ -409,11 +437,31 @@ def executor_source(
             f"  memcpy(spf_{x}_user + {lo}, {x} + {lo}, (size_t)({hi} - {lo}) * "
             f"sizeof({ctypes[x]}));",
         ]
-    body += ["free(spf_req);", "return 0;"]
+    body += [_SEND_WAIT, "free(spf_req);", "return 0;"]
     lines += [f"  {line}" for line in body]
     lines.append("}")
     functions = local_source + ("" if split is None else split.source)
     return functions + "\n".join(lines) + "\n"
+
+
+def _pack(x: str, ctype: str) -> list[str]:
+    """C: the send buffer of ghost-read vector ``x``, by runs (``spf_x_nsrun`` of them, a
+    ``memcpy`` each) or, when the plan found them too short (``spf_x_nsrun`` < 0), entry by
+    entry (:meth:`spf.distributed.plan.ExchangePlan.send_runs`)."""
+    p = f"spf_{x}_"
+    lo, hi = f"{p}srun[2 * spf_q]", f"{p}srun[2 * spf_q + 1]"
+    return [
+        f"if ({p}nsrun >= 0) {{",
+        "  int64_t spf_d = 0;",
+        f"  for (int64_t spf_q = 0; spf_q < {p}nsrun; spf_q++) {{",
+        f"    memcpy({p}sbuf + spf_d, {p}user + {lo}, (size_t)({hi} - {lo}) * sizeof({ctype}));",
+        f"    spf_d += {hi} - {lo};",
+        "  }",
+        "} else {",
+        f"  for (int64_t spf_q = 0; spf_q < {p}sdsp[spf_P - 1] + {p}scnt[spf_P - 1]; spf_q++)",
+        f"    {p}sbuf[spf_q] = {p}user[{p}sidx[spf_q]];",
+        f"}}  /* {x}: packed */",
+    ]
 
 
 def _count(arg: Arg) -> int:

@@ -11,7 +11,7 @@ Every rank calls ``k(comm=comm, owner=owner, **local_args)`` with its rows. A ca
    blocking ``MPI_Allreduce``; once a call returned on every rank the communicator is armed
    and the agreement travels with the exchange, without a blocking collective
    (:mod:`spf.distributed.protocol`);
-2. when any rank's index arrays changed (a CRC-32 checksum with ``check=True``; sizes and
+2. when any rank's index arrays changed (an XXH3 checksum with ``check=True``; sizes and
    addresses with ``check=False``), runs the inspector on every rank and builds the exchange
    plans (:mod:`spf.distributed.plan`), once per index-array content;
 3. runs the generated executor (:mod:`spf.distributed.executor`).
@@ -53,7 +53,6 @@ from spf.distributed.executor import executor_args, executor_source, keep_size, 
 from spf.distributed.plan import ExchangePlan, exchange_plan, runs
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
-from spf.runtime.threads import default_team
 
 if TYPE_CHECKING:
     import os
@@ -134,6 +133,7 @@ class DistributedKernel:
             self.name, local.source, self._local_sig, self.layout, self._split
         )
         self._args = executor_args(self._local_sig, self.layout)
+        self._written = frozenset(a.name for a in self._args if a.kind == "data" and not a.const)
         self._cflags, self._cache_dir, self._openmp = cflags, cache_dir, openmp
         self._fn: Any = None
         self._cast: Any = None
@@ -142,13 +142,14 @@ class DistributedKernel:
         self.command = ""
         self.compiler_output = ""
         self.arguments: tuple[Arg, ...] = tuple(self._args)
-        self.last_threads: int | None = None
+        self._ran = False
         self._inspector_kernel: Any = None
         self._plan: _Plan | None = None
         self._last: dict[str, int] = {}
         self._last_call: _Call | None = None
-        self._top = np.zeros(AGREEMENT, dtype=np.int64)
-        """The agreement's verdict, then each rank's integers (the executor's ``spf_top``:
+        self._top = np.zeros(AGREEMENT + 1, dtype=np.int64)
+        """The agreement's verdict, then each rank's integers, then the OpenMP team of the
+        call (:attr:`last_threads`; the executor's ``spf_top``: ``(P + 1) x AGREEMENT + 1``,
         ``(P + 1) x AGREEMENT``, made for the communicator's size at a call)."""
         self._top_ptr: Any = None
         self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
@@ -165,6 +166,16 @@ class DistributedKernel:
     @property
     def signature(self) -> str:
         return prototype(self.name, self._local_sig, self.layout, split=self._split)
+
+    @property
+    def last_threads(self) -> int | None:
+        """The OpenMP threads the last call ran on (1 without a parallel region; None
+        before the first call that returned). The executor reads the team
+        (``omp_get_max_threads``) into its scratch array, which costs nothing; asking OpenMP
+        from Python after a large product cost 13-17 us with the interpreter's caches cold."""
+        if not self._ran:
+            return None
+        return int(self._top[-1]) if self._parallel else 1
 
     def exchange_stats(self) -> dict[str, int]:
         """This rank's communication in the last call: ``messages_sent``, ``entries_sent``,
@@ -219,6 +230,36 @@ class DistributedKernel:
         **args: Any,
     ) -> None:
         """Run on this rank's arrays (collective: every rank of ``comm`` calls it)."""
+        last = self._last_call
+        if (
+            last is not None
+            and comm is last.comm
+            and owner is None
+            and not positional
+            and check == last.check
+            and last.plan is self._plan
+            and last.epoch == protocol.epoch()
+            and last.handleof(comm) == last.handle
+            and last.repeats(args)
+        ):
+            # the rank's last call again, on a communicator still armed with this kernel
+            # and plan (no rank of this process armed or disarmed any since): its checks
+            # hold; the agreement travels with the exchange (mode 1), so the call has no
+            # blocking collective of its own
+            now = self._plan_key(last.bound, None, True, last.handle) if check else last.key
+            if now == last.key:
+                self._last["blocking_agreement"] = 0
+                if self._fn(*last.fast) == 0:
+                    return
+                repeat: tuple[Any, ...] = (None, self._hash, last.extents, None, False)
+                self._settle(comm, last.handle, repeat, last.bound, now, self._top, True, last.same)
+                return
+        self._call(positional, comm, owner, check, args)
+
+    def _call(
+        self, positional: tuple[object, ...], comm: Any, owner: Any, check: bool, args: Any
+    ) -> None:
+        """A call that is not a plain repeat of the last one (:meth:`__call__`)."""
         from spf.runtime.mpi import comm_handle
 
         if positional:
@@ -227,28 +268,16 @@ class DistributedKernel:
             )
         handle = comm_handle(comm, self.name)
         armed = protocol.armed(comm)
-        same = self._call_key(args, owner, check)
         last = self._last_call
-        if last is not None and (same is None or last.same != same or last.handle != handle):
-            last = self._last_call = None
-        if (
-            last is not None
-            and armed is not None
-            and armed.kernel is self
-            and armed.plan is self._plan
-            and last.plan is self._plan
+        if last is not None and (
+            owner is not None
+            or check != last.check
+            or comm is not last.comm
+            or last.handle != handle
+            or not last.repeats(args)
         ):
-            # the rank's last call again: its checks hold; the agreement travels with the
-            # exchange (mode 1), so the call has no blocking collective of its own
-            now = self._plan_key(last.bound, owner, check, handle) if check else last.key
-            if now == last.key:
-                self._last["blocking_agreement"] = 0
-                if self._fn(*last.fast) == 0:
-                    self.last_threads = default_team() if self._parallel else 1
-                    return
-                repeat: tuple[Any, ...] = (None, self._hash, last.extents, None, False)
-                self._settle(comm, handle, repeat, last.bound, now, self._top, True, same)
-                return
+            last = self._last_call = None
+        same = self._call_key(args, owner, check, comm)
         problem: str | None = None
         bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]] | None = None
         key: tuple[Any, ...] | None = None
@@ -275,7 +304,7 @@ class DistributedKernel:
                 if rc == 0:
                     self._last["blocking_agreement"] = 0
                     self._remember(same, bound, handle, cargs, key, extents)
-                    self.last_threads = default_team() if self._parallel else 1
+                    self._ran = True
                     return
                 top, resumed = self._top, True
             else:  # another kernel, a bad argument or a stale plan: match the armed exchange
@@ -291,7 +320,7 @@ class DistributedKernel:
         key: tuple[Any, ...] | None,
         top: np.ndarray | None,
         resumed: bool,
-        same: tuple[Any, ...] | None,
+        same: _Same | None,
     ) -> None:
         """A first call (``top`` None: the blocking agreement), or one whose verdict said
         that some rank's call differs: the same error on every rank, or a new plan on every
@@ -312,47 +341,54 @@ class DistributedKernel:
             raise
         _, cargs = self._run(handle, bound, 2 if resumed else 0)
         self._last["blocking_agreement"] = int(top is None)
-        self._remember(same, bound, handle, cargs, key, mine[2])
         assert self._plan is not None
         protocol.arm(comm, self, self._plan)
-        self.last_threads = default_team() if self._parallel else 1
+        self._remember(same, bound, handle, cargs, key, mine[2])
+        self._ran = True
 
     def _remember(
         self,
-        same: tuple[Any, ...] | None,
+        same: _Same | None,
         bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]],
         handle: int,
         cargs: list[Any],
         key: tuple[Any, ...] | None,
         extents: tuple[tuple[str, int], ...] | None,
     ) -> None:
-        """Keep a call that returned, so that a repeat of it (mode 1) skips the checks."""
+        """Keep a call that returned on a communicator armed with this kernel and its plan,
+        so that a repeat of it (mode 1) skips the checks."""
+        from mpi4py import MPI
+
         if same is None or extents is None or key is None or self._plan is None:
             self._last_call = None
             return
         ints = flags((None, self._hash, extents, None, False))
         fast = [cargs[0], 1, self._cast("void *", ints.ctypes.data), *cargs[3:]]
-        self._last_call = _Call(same, bound, self._plan, handle, fast, ints, key, extents)
+        self._last_call = _Call(
+            same.entries, same.check, same.comm, bound, self._plan, handle, fast, ints, key,
+            extents, protocol.epoch(), MPI._handleof,
+        )  # fmt: skip
 
-    def _call_key(self, args: dict[str, Any], owner: Any, check: bool) -> tuple[Any, ...] | None:
-        """What makes a call the same as the last checked one: ``check``, each argument's
-        identity and, for an array, its shape, strides, dtype and writeability (numbers by
+    def _call_key(self, args: dict[str, Any], owner: Any, check: bool, comm: Any) -> _Same | None:
+        """What makes a call the same as the last checked one (:meth:`_Call.repeats`):
+        ``check``, the communicator object, each argument object and, for an array, its
+        shape, strides, dtype and, when the kernel writes it, its writeability (numbers by
         type and value). None with an owner array (its content partitions the rows). The
-        last call keeps its arrays alive, so the same identity is the same object, and numpy
+        last call keeps its arrays alive, so the same object is the same array, and numpy
         moves no living array's buffer while another reference holds it (``resize`` refuses;
         ``data`` cannot be assigned); ``__array_interface__`` would cost ~6 us an array."""
         if owner is not None:
             return None
-        out: list[Any] = [check]
+        out: list[_Entry] = []
         for name, value in args.items():
             if isinstance(value, np.ndarray):
-                out.append((name, id(value), value.shape, value.strides, value.dtype,
-                            value.flags.writeable))  # fmt: skip
+                written = name in self._written
+                out.append((name, value, value.shape, value.strides, value.dtype, written))
             elif isinstance(value, int | float | np.number):
-                out.append((name, type(value), value))
+                out.append((name, value, None, None, type(value), False))
             else:
                 return None
-        return tuple(out)
+        return _Same(tuple(out), check, comm)
 
     def _bind(
         self, args: dict[str, Any], owner: Any, rank: int, size: int
@@ -600,8 +636,8 @@ class DistributedKernel:
         assert self._ffi is not None
         agree = self._ffi.NULL if agreement is None else cast("void *", agreement.ctypes.data)
         size = next(iter(parts.values())).ranks
-        if self._top.size != (size + 1) * AGREEMENT:
-            self._top = np.zeros((size + 1) * AGREEMENT, dtype=np.int64)
+        if self._top.size != (size + 1) * AGREEMENT + 1:
+            self._top = np.zeros((size + 1) * AGREEMENT + 1, dtype=np.int64)
             self._top_ptr = cast("void *", self._top.ctypes.data)
         cargs: list[Any] = [handle, mode, agree, self._top_ptr, self._keep_ptr, size]
         for item in plan.template:
@@ -635,6 +671,9 @@ class DistributedKernel:
             out += [ptr(ep.rcnt), ptr(ep.rdsp), ep.nown, ptr(sbuf), _UserArray(name)]
             if name in lay.ghost_reads:
                 out += [plan.near[name].size // 2, ptr(nonempty(plan.near[name]))]
+                found = ep.send_runs()
+                srun = np.zeros(0, dtype=np.int64) if found is None else found
+                out += [-1 if found is None else srun.size // 2, ptr(nonempty(srun))]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])
@@ -662,13 +701,29 @@ class DistributedKernel:
         return out, stats
 
 
+_Entry = tuple[str, Any, Any, Any, Any, bool]
+"""One argument of a call: its name, the object, and for an array its shape, strides,
+dtype and whether the kernel writes it (a number: ``None, None``, its type, ``False``)."""
+
+
+@dataclass(frozen=True)
+class _Same:
+    """What a call was made with (:meth:`DistributedKernel._call_key`)."""
+
+    entries: tuple[_Entry, ...]
+    check: bool
+    comm: Any
+
+
 @dataclass(frozen=True)
 class _Call:
-    """The last call that returned: what made it (``same``), its binding, the plan it ran
-    with and the executor's arguments for a repeat. It keeps that call's arrays alive, so
-    an identical ``same`` means the same objects."""
+    """The last call that returned: what made it (``entries``, ``check``, ``comm``), its
+    binding, the plan it ran with and the executor's arguments for a repeat. It keeps that
+    call's arrays alive, so the same object is the same array."""
 
-    same: tuple[Any, ...]
+    entries: tuple[_Entry, ...]
+    check: bool
+    comm: Any
     bound: tuple[dict[str, int], dict[str, np.ndarray], dict[str, Partition]]
     plan: _Plan
     handle: int
@@ -678,6 +733,37 @@ class _Call:
     """Those integers (:func:`spf.distributed.arguments.flags`; ``fast`` points into them)."""
     key: tuple[Any, ...]
     extents: tuple[tuple[str, int], ...]
+    epoch: int
+    """:func:`spf.distributed.protocol.epoch` after the call: while it is unchanged, no
+    communicator of this process was armed or disarmed since, so ``comm`` (when it still has
+    ``handle``: not freed) is still armed with this kernel and ``plan``."""
+    handleof: Any
+    """mpi4py's ``MPI._handleof``."""
+
+    @property
+    def same(self) -> _Same:
+        return _Same(self.entries, self.check, self.comm)
+
+    def repeats(self, args: dict[str, Any]) -> bool:
+        """Whether ``args`` are this call's: the same objects, arrays with the same shape,
+        strides and dtype, still writeable where the kernel writes them; numbers of the
+        same type and value. A loop over the few arguments, no tuple built: a repeated call
+        of a large product runs with the interpreter's caches cold."""
+        if len(args) != len(self.entries):
+            return False
+        for name, value, shape, strides, dtype, written in self.entries:
+            now = args.get(name)
+            if now is value:
+                if shape is not None and (
+                    now.shape != shape
+                    or now.strides != strides
+                    or now.dtype is not dtype
+                    or (written and not now.flags.writeable)
+                ):
+                    return False
+            elif shape is not None or type(now) is not dtype or now != value:
+                return False
+        return True
 
 
 @dataclass(frozen=True)

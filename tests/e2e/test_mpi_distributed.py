@@ -58,6 +58,12 @@ def test_distributed_kernels_equal_serial_on_ranks(
         repeat = "N differs on rank 0 after a good call the others repeat: ArgumentError"
         assert f"rank {r}: {repeat}" in done.stdout
         assert f"rank {r}: a new index array on rank 0 while the others repeat" in done.stdout
+        assert f"rank {r}: x reshaped in place on rank 0 after repeated calls: ArgumentError" in (
+            done.stdout
+        )
+        assert f"rank {r}: parallel rows: bitwise equal to serial; last_threads is each" in (
+            done.stdout
+        )
     if ranks > 1:
         assert "rank 1 calls another computation: ArgumentError" in done.stdout
 
@@ -243,6 +249,35 @@ def test_near_runs_cover_own_marked_entries_joining_small_gaps() -> None:
 
     rows = np.array([apart + 7, apart + 8], dtype=np.int64)  # rows with ghosts (p(i) in CG)
     assert plan.near(part, 1, marked, rows).tolist() == [0, joined + 1, apart, apart + 9]
+
+
+def test_send_buffer_is_packed_by_runs_only_where_runs_are_long() -> None:
+    import numpy as np
+
+    from spf.distributed.plan import RUN_LENGTH, ExchangePlan
+
+    def plan(sidx: list[int]) -> ExchangePlan:
+        empty = np.zeros(0, dtype=np.int64)
+        return ExchangePlan(50, empty, empty, empty, empty, empty, np.array(sidx, np.int64))
+
+    boundary = list(range(10, 10 + 2 * RUN_LENGTH))  # a mesh row: one run
+    runs = plan(boundary).send_runs()
+    assert runs is not None
+    assert runs.tolist() == [10, 10 + 2 * RUN_LENGTH]
+    two = list(range(0, RUN_LENGTH)) + list(range(20, 20 + RUN_LENGTH))  # to two neighbours
+    runs = plan(two).send_runs()
+    assert runs is not None
+    assert runs.tolist() == [0, RUN_LENGTH, 20, 20 + RUN_LENGTH]
+    assert plan(list(range(0, 4 * RUN_LENGTH, 2))).send_runs() is None  # every other entry
+    assert plan([]).send_runs() is None
+    src = distributed_spmv().codegen("mpi")
+    pack = src[src.index("if (spf_x_nsrun >= 0) {") : src.index("/* x: packed */")]
+    assert "memcpy(spf_x_sbuf + spf_d, spf_x_user + spf_x_srun[2 * spf_q]" in pack
+    assert "spf_x_sbuf[spf_q] = spf_x_user[spf_x_sidx[spf_q]];" in pack
+    executor = src[src.index("int spmv_csr(MPI_Comm comm") :]
+    # receives posted before the packing; the own entries copied after the sends
+    assert executor.index("MPI_Irecv(x + spf_x_nown") < executor.index("if (spf_x_nsrun >= 0)")
+    assert executor.index("MPI_Isend(spf_x_sbuf") < executor.index("memcpy(x + spf_x_near")
 
 
 def test_cg_executor_copies_only_the_entries_of_rows_with_ghosts() -> None:

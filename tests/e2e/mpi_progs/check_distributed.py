@@ -406,11 +406,61 @@ def repeated_calls() -> None:
         k(comm=COMM, y=y, x=x, **args)
 
     expect_error("y made read-only on rank 0 after repeated calls", read_only)
+    y.flags.writeable = True
+    k(comm=COMM, y=y, x=x, **args)
+    k(comm=COMM, y=y, x=x, **args)  # a repeat of a good call again
+
+    def reshaped() -> None:
+        if RANK == 0:
+            x.shape = (1, x.size)  # in place: the same object
+        k(comm=COMM, y=y, x=x, **args)
+
+    expect_error("x reshaped in place on rank 0 after repeated calls", reshaped)
+    x.shape = (x.size,)
+
+
+def parallel_rows() -> None:
+    """A distributed kernel whose rows run in an OpenMP parallel loop: bitwise equal to the
+    serial kernel, and ``last_threads`` is the team of the call, repeated or not."""
+    from spf.runtime.threads import openmp_threads
+
+    comp = kernels.spmv_csr()
+    comp.stmts[0].parallelize("i")
+    comp.distribute_rows("i", data={"y": 0, "x": 0})
+    k = comp.compile(target="mpi")
+    matrix = poisson(9)
+    args = spf.mpi.scatter_csr(matrix, COMM)
+    mine = spf.mpi.owned_rows(81, COMM)
+    x_all = np.random.default_rng(6).random(81)
+    want = np.zeros(81)  # y += A x twice, by the single-process kernel
+    one = kernels.spmv_csr().compile()
+    for _ in range(2):
+        one(y=want, x=x_all, **spf.sparse.csr_args(matrix))
+    teams = []
+    equal = True
+    for n in (2, 1, 2):
+        with openmp_threads(n):
+            y = np.zeros(mine.size)
+            k(comm=COMM, y=y, x=x_all[mine].copy(), **args)
+            teams.append(k.last_threads)
+            k(comm=COMM, y=y, x=x_all[mine].copy(), **args)  # new x objects: a full call
+            equal = equal and bool(np.array_equal(y, want[mine]))
+            y[:] = 0.0
+            xl = x_all[mine].copy()
+            k(comm=COMM, y=y, x=xl, **args)
+            k(comm=COMM, y=y, x=xl, **args)  # a repeat
+            teams.append(k.last_threads)
+            equal = equal and bool(np.array_equal(y, want[mine]))
+    report(
+        f"parallel rows: bitwise equal to serial; last_threads is each call's team ({teams})",
+        equal and teams == [2, 2, 1, 1, 2, 2],
+    )
 
 
 def main() -> None:
     spmv_cases(sys.argv[1:])
     repeated_calls()
+    parallel_rows()
     spmtv_and_dot()
     check_jacobi()
     check_cg()
