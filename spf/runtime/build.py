@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 DEFAULT_OPT_FLAGS = ("-O3", "-march=native")
-LIGHT_OPT_FLAGS = ("-O1", "-march=native")
-"""What code that runs once per index-array content (a wavefront's inspector stages) is built
-with when the caller chose no ``cflags``: ``-O3`` took twice the compile time for no
-measurable gain in the inspector's run time (docs/inspection.md)."""
+LIGHT_OPT_FLAGS = DEFAULT_OPT_FLAGS
+"""What code that runs once per index-array content (a wavefront's inspector stages, built as
+a unit of its own whose compiler runs beside the executor's) is built with when the caller
+chose no ``cflags``: the executor's flags. ``-O1`` halved those stages' compile time but made
+the inspector 25-30% slower on a 1M-row Poisson triangle (idle machine, ``spf bench --only
+sptrsv``: 30 ms against 24 ms; ``-O2`` 28 ms), a cost paid per matrix (docs/inspection.md)."""
 WARNING_FLAGS = ("-Wall", "-Wextra")
 _LANGUAGES = {
     # language: (standard flag, source suffix, default compiler)
