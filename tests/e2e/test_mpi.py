@@ -324,11 +324,16 @@ SLEEPER = (
 
 
 def _rank_pids(folder: Path, ranks: int, wait: float = 0.0) -> list[int]:
-    """The PIDs the sleeping ranks wrote, waiting up to ``wait`` seconds for all of them."""
+    """The PIDs the sleeping ranks wrote, waiting up to ``wait`` seconds for all of them
+    (a rank writes ``pidN.tmp`` and renames it: a ``.tmp`` file may still be empty)."""
+
+    def written() -> list[Path]:
+        return sorted(p for p in folder.glob("pid[0-9]*") if p.suffix != ".tmp")
+
     deadline = time.monotonic() + wait
-    while len(list(folder.glob("pid[0-9]*"))) < ranks and time.monotonic() < deadline:
+    while len(written()) < ranks and time.monotonic() < deadline:
         time.sleep(0.1)
-    return [int(path.read_text()) for path in sorted(folder.glob("pid[0-9]*"))]
+    return [int(path.read_text()) for path in written()]
 
 
 def _alive(pid: int) -> bool:
@@ -377,6 +382,7 @@ def _signal_the_launcher(argv: list[str], sig: int, folder: Path) -> int:
     finally:
         if parent.poll() is None:
             parent.kill()
+            parent.wait()  # reaped here, not by a later test's garbage collection
     _assert_gone(pids)
     return status
 
