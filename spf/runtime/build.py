@@ -25,12 +25,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 DEFAULT_OPT_FLAGS = ("-O3", "-march=native")
-LIGHT_OPT_FLAGS = DEFAULT_OPT_FLAGS
-"""What code that runs once per index-array content (a wavefront's inspector stages, built as
-a unit of its own whose compiler runs beside the executor's) is built with when the caller
-chose no ``cflags``: the executor's flags. ``-O1`` halved those stages' compile time but made
-the inspector 25-30% slower on a 1M-row Poisson triangle (idle machine, ``spf bench --only
-sptrsv``: 30 ms against 24 ms; ``-O2`` 28 ms), a cost paid per matrix (docs/inspection.md)."""
 WARNING_FLAGS = ("-Wall", "-Wextra")
 _LANGUAGES = {
     # language: (standard flag, source suffix, default compiler)
@@ -82,12 +76,6 @@ def _opt_flags(cflags: Sequence[str] | None) -> list[str]:
         if not isinstance(flag, str):
             raise SpfError(f"cflags must be strings, got {flag!r} in {cflags!r}")
     return flags
-
-
-def light_cflags(cflags: Sequence[str] | None) -> Sequence[str] | None:
-    """The ``cflags`` for code run once per index-array content: :data:`LIGHT_OPT_FLAGS`
-    unless the caller chose flags (theirs then hold for every part)."""
-    return LIGHT_OPT_FLAGS if cflags is None else cflags
 
 
 def compile_flags(

@@ -135,16 +135,12 @@ def compile_kernels(
 
     The last ``light`` kernels (code run once per index-array content, such as a wavefront's
     inspector stages) form a second unit, ``library + "_light"``, built with
-    :func:`~spf.runtime.build.light_cflags` by a compiler run alongside the first one's."""
+    the same ``cflags`` by a compiler run alongside the first one's."""
     if options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     cut = len(kernels) - light
-    groups = [(kernels[:cut], library, cflags)]
-    if light:
-        from spf.runtime.build import light_cflags
-
-        groups.append((kernels[cut:], f"{library}_light", light_cflags(cflags)))
-    units = [_Unit(part, name, openmp, flags, cache_dir) for part, name, flags in groups if part]
+    groups = [(kernels[:cut], library), (kernels[cut:], f"{library}_light")]
+    units = [_Unit(part, name, openmp, cflags, cache_dir) for part, name in groups if part]
     early = [u for u in units[1:] if u.source is not None]
     if not early:
         return [k for u in units for k in u.build()]

@@ -980,7 +980,7 @@ def compile_wavefront(
     comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
     """Compile the executor of ``comp`` (one wavefront loop) as one library and its inspector
-    stages as another, with the light flags, the two compiler runs at once
+    stages as another, the two compiler runs at once
     (:func:`spf.runtime.compile.compile_kernels`); the serial
     kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
     compiled when a call first needs them."""
