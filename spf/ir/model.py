@@ -57,6 +57,11 @@ class DataSpaceIR:
     """A local index array whose values the statements keep in its range (``add_local(...,
     trusted=True)``): its reads are not range-checked."""
 
+    @property
+    def ctype(self) -> str:
+        """The element's C type (:attr:`type` without a by-reference parameter's ``*``)."""
+        return self.type.removesuffix("*")
+
 
 @dataclass(frozen=True, kw_only=True)
 class UFIR:
@@ -127,6 +132,15 @@ class BufferIR:
     zeroed: bool = True
     allocation: tuple[str, int | str | None] | None = None
     """``(statement, level)`` of ``allocate_at`` (level None: ``spf.ROOT``)."""
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def argument(self) -> bool:
+        """A kernel argument (``global``/``constant``), not memory of the function."""
+        return self.scope in ARGUMENT_SCOPES
 
 
 @dataclass(frozen=True, kw_only=True)

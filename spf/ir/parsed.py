@@ -55,6 +55,21 @@ def seeded_source(ir: ComputationIR, stmt: str) -> object | None:
     return found.get(stmt)
 
 
+def share(source: ComputationIR, derived: ComputationIR) -> None:
+    """Let ``derived``, an IR made from ``source`` with the same UF declarations and
+    assumptions (``dataclasses.replace`` of other fields), remember what ``source`` has
+    parsed: its sets and relations, UFs, facts and statement sources (by statement name:
+    a statement whose source changed must be renamed)."""
+    assert derived.ufs == source.ufs
+    assert derived.assumptions == source.assumptions
+    mine = derived.__dict__
+    theirs = source.__dict__
+    mine.setdefault(_CACHE, {}).update(theirs.get(_CACHE, {}))
+    for name in ("uf_decls", "facts", _SOURCES):
+        if name in theirs and name not in mine:
+            mine[name] = theirs[name]
+
+
 def parsed(ir: ComputationIR, text: str, kind: Literal["set", "relation"]) -> Set | Relation:
     """``text`` as a ``Set`` or ``Relation`` with the UFs of ``ir``, remembered on ``ir``."""
     found: dict[tuple[str, str], Set | Relation] | None = ir.__dict__.get(_CACHE)
