@@ -1,8 +1,9 @@
 """Code generation: the UF-aware scanner (isl -> loop AST) and the printers.
 
-``codegen(comp, target)`` checks legality and proves every access in bounds (unless
-``check=False``; :mod:`spf.analysis.bounds`), lowers the computation to a
-:class:`~spf.codegen.program.Program` and prints it for the target.
+``codegen(ir, target)`` checks legality and proves every access in bounds (unless
+``check=False``; :mod:`spf.analysis.bounds`), lowers the computation (its IR,
+:class:`~spf.ir.ComputationIR`) to a :class:`~spf.codegen.program.Program` and prints it
+for the target.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from spf.errors import CodegenError, SpfError, add_context
 
 if TYPE_CHECKING:
     from spf.analysis.bounds import Obligation
+    from spf.analysis.memo import HasIR
     from spf.analysis.preconditions import Precondition
     from spf.codegen.loop_ast import Node
     from spf.codegen.program import Program
     from spf.codegen.unit import TranslationUnit
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 Target = Literal["c", "cuda", "mpi", "hls"]
 TARGETS: tuple[str, ...] = ("c", "cuda", "mpi", "hls")
@@ -47,36 +49,38 @@ def printer_options(target: str) -> tuple[str, ...]:
 
 
 def codegen(
-    comp: Computation,
+    comp: ComputationIR | HasIR,
     target: str = "c",
     name: str | None = None,
     check: bool = True,
     **options: Any,
 ) -> str:
-    """One self-contained translation unit for ``target`` (``options``: the printer's);
-    remembered until ``comp`` changes (:attr:`Computation.version`). Accesses in bounds only
-    under a condition on the parameters (``signature.preconditions``) are named in a
-    :class:`~spf.errors.PreconditionWarning`."""
+    """One self-contained translation unit for ``target`` (``options``: the printer's) of
+    ``comp``, a computation's IR (or the computation); remembered by the IR's value.
+    Accesses in bounds only under a condition on the parameters
+    (``signature.preconditions``) are named in a :class:`~spf.errors.PreconditionWarning`."""
     return codegen_unit(comp, target, name, check, **options).source
 
 
 def codegen_unit(
-    comp: Computation,
+    comp: ComputationIR | HasIR,
     target: str = "c",
     name: str | None = None,
     check: bool = True,
     **options: Any,
 ) -> TranslationUnit:
     """:func:`codegen`'s translation unit with its record (:mod:`spf.codegen.unit`)."""
+    from spf.analysis.memo import as_ir
     from spf.analysis.preconditions import warn_preconditions
 
-    unit, preconditions = generate(comp, target, name, check, **options)
-    warn_preconditions(comp.name, preconditions)
+    ir = as_ir(comp, "spf.codegen.codegen")
+    unit, preconditions = generate(ir, target, name, check, **options)
+    warn_preconditions(ir.name, preconditions)
     return unit
 
 
 def generate(
-    comp: Computation,
+    comp: ComputationIR | HasIR,
     target: str = "c",
     name: str | None = None,
     check: bool = True,
@@ -84,31 +88,33 @@ def generate(
 ) -> tuple[TranslationUnit, tuple[Precondition, ...]]:
     """:func:`codegen`'s translation unit (the text and its record, :mod:`spf.codegen.unit`)
     and the preconditions it found, without warning (a compile warns once itself);
-    remembered by the value of ``comp.ir`` (:mod:`spf.analysis.memo`: an equal computation
-    shares it) when generating left ``comp`` unchanged."""
-    from spf.analysis.memo import remembered
+    remembered by the value of the IR (:mod:`spf.analysis.memo`: an equal computation
+    shares it)."""
+    from spf.analysis.memo import as_ir, remembered
     from spf.codegen.budget import ISL_MAX_OPERATIONS
-    from spf.computation.fingerprint import value_key
+    from spf.ir.keys import value_key
+
+    ir = as_ir(comp, "spf.codegen.generate")
 
     def run() -> tuple[TranslationUnit, tuple[Precondition, ...]]:
-        prog = lower_checked(comp, target, name, check, **options)
+        prog = lower_checked(ir, target, name, check, **options)
         return emit_unit(prog, target, **options), prog.signature.preconditions
 
     key = ("codegen", value_key((target, name, check)), value_key(options), ISL_MAX_OPERATIONS)
-    ir = comp.ir
-    return remembered(ir, key, run, keep=lambda: comp.ir is ir)
+    return remembered(ir, key, run)
 
 
 def lower_checked(
-    comp: Computation,
+    ir: ComputationIR,
     target: str = "c",
     name: str | None = None,
     check: bool = True,
     **options: Any,
 ) -> Program:
-    """The checked, lowered ``comp`` (what :func:`codegen` prints): with ``check``, legality
+    """The checked, lowered ``ir`` (what :func:`codegen` prints): with ``check``, legality
     and bounds are proved first, ``Program.obligations`` lists the bounds facts left to
     check at run time and ``signature.preconditions`` the parameter conditions."""
+    from spf.analysis import legality
     from spf.analysis.bounds import check_bounds
     from spf.codegen.program import lower
     from spf.progress import Progress
@@ -125,44 +131,44 @@ def lower_checked(
     stage = "checking legality"
     try:
         if check:
-            comp.check_legality()
+            legality.check(ir)
         stage = "scanning the loops"
         progress.phase("scanning")
-        program = lower(comp, name)  # refuses unbounded loops before bounds are looked at
+        program = lower(ir, name)  # refuses unbounded loops before bounds are looked at
         obligations: tuple[Obligation, ...] = ()
         if check:
             stage = "proving accesses in bounds"
             progress.phase("proving bounds")
-            report = check_bounds(comp.ir)
+            report = check_bounds(ir)
             obligations = report.obligations
             sig = replace(program.signature, preconditions=report.preconditions)
             program = replace(program, signature=sig)
-            program = _with_implied_ranges(comp, program)
+            program = _with_implied_ranges(ir, program)
         program = replace(program, obligations=obligations)
-        if options.get("arg_checks") and (comp.assumptions or obligations):
+        if options.get("arg_checks") and (ir.assumptions or obligations):
             from spf.codegen.arg_checks import plan_fact_checks
 
             stage = "placing fact checks"
             progress.phase("placing fact checks")
-            program = plan_fact_checks(comp, program)
+            program = plan_fact_checks(ir, program)
     except SpfError as err:
-        add_context(err, f"During: generating {target} code for {comp.name} ({stage})")
+        add_context(err, f"During: generating {target} code for {ir.name} ({stage})")
         raise
     return program
 
 
-def _with_implied_ranges(comp: Computation, program: Program) -> Program:
+def _with_implied_ranges(ir: ComputationIR, program: Program) -> Program:
     """``program`` whose run-time index arrays without a declared range are checked, where
     their values are read, against the range the bounds proof derived for them
     (:func:`spf.analysis.index_ranges.implied_ranges`); a trusted local's are not checked."""
-    spaces = comp.data_spaces
+    spaces = ir.data_space_table
     if all(lo is not None or spaces[n].trusted for n, _, lo, _ in program.index_arrays):
         return program
     from spf.analysis.index_ranges import implied_ranges
     from spf.codegen.signature import set_bounds
     from spf.sets import Set
 
-    implied = implied_ranges(comp.ir)
+    implied = implied_ranges(ir)
     arrays = []
     for name, rank, lo, hi in program.index_arrays:
         derive = lo is None and name in implied and not spaces[name].trusted
@@ -201,8 +207,8 @@ def emit_unit(prog: Program, target: str = "c", **options: Any) -> TranslationUn
     return unit
 
 
-def loop_structure(comp: Computation) -> str:
-    """The loop skeleton (docs/getting_started.md format)."""
+def loop_structure(ir: ComputationIR) -> str:
+    """The loop skeleton of ``ir`` (docs/getting_started.md format)."""
     from spf.codegen.loop_ast import Block, Call, For, If, Merge
     from spf.codegen.merge import merge_tag
 
@@ -233,21 +239,21 @@ def loop_structure(comp: Computation) -> str:
         else:
             visit(n.body, depth)
 
-    if not comp.stmts:
+    if not ir.parsed_stmts:
         return ""
-    visit(_loop_tree(comp), 0)
+    visit(_loop_tree(ir), 0)
     return "\n".join(lines)
 
 
-def _loop_tree(comp: Computation) -> Node:
+def _loop_tree(ir: ComputationIR) -> Node:
     """The scanned loops with their merges (as ``lower`` makes them, unchecked)."""
     from spf.codegen.merge import merging
     from spf.codegen.scan import Scanner
 
     try:
-        scanned, expand = merging(comp)
+        scanned, expand = merging(ir)
     except CodegenError:  # a merge asked for that codegen refuses: the loops as scheduled
-        scanned, expand = comp, lambda body: body
+        scanned, expand = ir, lambda body: body
     return expand(Scanner(scanned).scan())
 
 

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.program import Program
     from spf.codegen.signature import Arg, Signature
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 CHECKED_SUFFIX = "_spf_checked"
 """``f`` + this: the checked function."""
@@ -561,20 +561,19 @@ FAULT_FACT = 5
 second variable]`` (the caller finds the first violating point itself)."""
 
 
-def plan_fact_checks(comp: Computation, program: Program) -> Program:
+def plan_fact_checks(ir: ComputationIR, program: Program) -> Program:
     """``program`` with the facts its statements check in the loops
     (:func:`spf.analysis.fact_plan.in_loop_plan`): the assumptions and the bounds
     obligations over index arrays the kernel takes as arguments."""
     from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
     from spf.codegen.each_call import plan_each_call
 
-    ir = comp.ir
     facts = kernel_facts(ir, [o.text for o in program.obligations])
     args = {a.name for a in program.signature.args if a.kind == "uf"}
-    plans = [p for p in plan_facts(facts, comp.ufs, sorted(comp.params)) if p.checked.ufs <= args]
+    plans = [p for p in plan_facts(facts, ir.uf_decls, sorted(ir.params)) if p.checked.ufs <= args]
     stmts = [s.name for s in program.stmts if s.operation is None]
     checks, covered = in_loop_plan(ir, stmts, plans, facts)
-    each = plan_each_call(comp, program, plans, covered)
+    each = plan_each_call(ir, program, plans, covered)
     implied = tuple((p.number, p.implied_by) for p in plans if p.implied_by)
     return replace(
         program, fact_checks=checks, in_loop_facts=covered, each_call=each, implied_facts=implied

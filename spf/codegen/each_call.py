@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from spf.analysis.fact_plan import FactPlan
     from spf.codegen.program import Program, StmtMacro
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.sets import UF
     from spf.sets.facts import Fact
 
@@ -66,14 +66,13 @@ class EachCall:
 
 
 def plan_each_call(
-    comp: Computation, program: Program, plans: Sequence[FactPlan], in_loop: frozenset[int]
+    ir: ComputationIR, program: Program, plans: Sequence[FactPlan], in_loop: frozenset[int]
 ) -> EachCall | None:
     """The each-call facts of ``plans`` (those not in ``in_loop``, checked at linear cost
     or without variables) that the checked function of ``program`` can test itself, lowered;
     None when there is none."""
     from spf.analysis.check_loops import check_loops
     from spf.codegen.program import lower
-    from spf.computation.computation import Computation
 
     params = {a.name for a in program.signature.args if a.kind == "param"}
     ufs = {a.name for a in program.signature.args if a.kind == "uf"}
@@ -83,7 +82,7 @@ def plan_each_call(
     for p in plans:
         if p.number in in_loop or p.implied_by or not (p.linear or not p.checked.vars):
             continue
-        needs = _needs(p.checked, comp.ufs)
+        needs = _needs(p.checked, ir.uf_decls)
         if needs is not None and needs[0] <= params and needs[1] <= ufs:
             chosen.append(p)
     if not chosen:
@@ -92,11 +91,11 @@ def plan_each_call(
         checks = check_loops(
             "spf_each_call",
             [p.checked for p in chosen],
-            comp.ufs,
+            ir.uf_decls,
             counting=True,
             avoid=frozenset(taken),
         )
-        sub = lower(Computation.from_ir(checks.ir))
+        sub = lower(checks.ir)
     except SpfError:
         return None
     if sub.locals or sub.buffers or sub.workspaces or sub.index_arrays:

@@ -90,9 +90,10 @@ from spf.codegen.program import coords, linear_index
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
+    from spf.analysis.memo import HasIR
     from spf.codegen.program import DataMacro, Program
     from spf.codegen.unit import TranslationUnit
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 Range = tuple[int, int]
 """An inclusive integer interval ``(lo, hi)``."""
@@ -149,14 +150,15 @@ def unit_hls(
 
 
 def generate(
-    comp: Computation,
+    comp: ComputationIR | HasIR,
     name: str | None = None,
     check: bool = True,
     *,
     hls_bounds: BoundsOption | None = None,
     hls_tripcounts: BoundsOption | None = None,
 ) -> str:
-    """``comp.codegen("hls")`` with the HLS options ``hls_bounds`` and ``hls_tripcounts``.
+    """``comp.codegen("hls")`` with the HLS options ``hls_bounds`` and ``hls_tripcounts``
+    (``comp``: a computation or its IR).
 
     >>> import spf.kernels
     >>> src = generate(spf.kernels.gemm(), hls_bounds={"N": 64, "M": 64, "K": 64})
@@ -169,7 +171,7 @@ def generate(
 
 
 def generate_unit(
-    comp: Computation,
+    comp: ComputationIR | HasIR,
     name: str | None = None,
     check: bool = True,
     *,
@@ -177,11 +179,14 @@ def generate_unit(
     hls_tripcounts: BoundsOption | None = None,
 ) -> TranslationUnit:
     """:func:`generate`'s unit with its record (:mod:`spf.codegen.unit`)."""
+    from spf.analysis import legality
+    from spf.analysis.memo import as_ir
     from spf.codegen.program import lower
 
+    ir = as_ir(comp, "spf.codegen.hls.generate")
     if check:
-        comp.check_legality()
-    program = lower(comp, name)
+        legality.check(ir)
+    program = lower(ir, name)
     return unit_hls(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
 
 

@@ -12,10 +12,9 @@ computation; everything after them sees the merges (docs/coiteration.md).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from spf.codegen.loop_ast import (
     Bind,
@@ -34,31 +33,31 @@ from spf.codegen.loop_ast import (
     walk,
 )
 from spf.errors import CodegenError
+from spf.ir import ComputationIR, StmtIR
 
 if TYPE_CHECKING:
     import sympy as sp
 
     from spf.analysis.coiteration import Branch, Constraint, Group, Side
-    from spf.computation.computation import Computation
 else:
     from spf._lazy import sympy as sp
 
 Expand = Callable[[Node], Node]
 
 
-def merging(comp: Computation) -> tuple[Computation, Expand]:
+def merging(ir: ComputationIR) -> tuple[ComputationIR, Expand]:
     """The computation to scan (each group's statements replaced by its placeholder) and
     the function that turns the placeholders' calls in the scanned tree into merges."""
     from spf.analysis.coiteration import NotMergeableError, groups
 
     try:
-        found = groups(comp.ir)
+        found = groups(ir)
     except NotMergeableError as err:
         raise CodegenError(str(err)) from None
     if not found:
-        return comp, lambda body: body
-    taken = {*comp.params, *comp.data_spaces, *comp.ufs, *comp.buffers}
-    taken |= {s.name for s in comp.stmts}
+        return ir, lambda body: body
+    taken = {*ir.params, *ir.data_space_table, *ir.uf_decls, *(b.name for b in ir.buffers)}
+    taken |= {s.name for s in ir.parsed_stmts}
     names: dict[str, Group] = {}
     for g in found:
         name = f"{g.stmt}_merge"
@@ -66,49 +65,56 @@ def merging(comp: Computation) -> tuple[Computation, Expand]:
             name += "_"
         taken.add(name)
         names[name] = g
-    shadow = _shadow(comp, names)
+    shadow = _shadow(ir, names)
     reserved = frozenset(taken)
     return shadow, lambda body: _expand(body, names, reserved)
 
 
 # ----------------------------------------------------------------------------- the shadow
-def _shadow(comp: Computation, placeholders: Mapping[str, Group]) -> Computation:
+def _shadow(ir: ComputationIR, placeholders: Mapping[str, Group]) -> ComputationIR:
     from spf.analysis.coiteration import outer_domain_text
-    from spf.computation.computation import Computation
+    from spf.ir.parsed import share
 
-    data: dict[str, Any] = json.loads(comp.to_json())
     by_stmt = {g.stmt: (name, g) for name, g in placeholders.items()}
     gone = {s for g in placeholders.values() for s in g.stmts}
     stmts = []
-    for entry in data["stmts"]:
-        if entry["name"] in by_stmt:
-            name, g = by_stmt[entry["name"]]
-            schedule = g.schedule
+    for entry in ir.stmts:
+        if entry.name in by_stmt:
+            name, g = by_stmt[entry.name]
+            domain = str(ir.set_of(outer_domain_text(g.shape)))
+            schedule = str(ir.relation_of(g.schedule))
             stmts.append(
-                {
-                    "name": name,
-                    "source": ";",
-                    "domain": outer_domain_text(g.shape),
-                    "schedule": schedule,
-                    "current_schedule": schedule,
-                    "reads": [],
-                    "writes": [],
-                    "tags": {loop: list(t) for loop, t in g.tags.items()},
-                }
+                StmtIR(
+                    name=name,
+                    source=";",
+                    domain=domain,
+                    schedule=schedule,
+                    current_schedule=schedule,
+                    reads=(),
+                    writes=(),
+                    tags=tuple((loop, tuple(t)) for loop, t in sorted(g.tags.items())),
+                )
             )
-        elif entry["name"] not in gone:
+        elif entry.name not in gone:
             stmts.append(entry)
-    data["stmts"] = stmts
-    order = [s.name for s in comp.stmts]
-    for op in data.get("operations", []):  # positions in the statement list, which shrank
-        op["position"] -= sum(1 for s in order[: op["position"]] if s in gone and s not in by_stmt)
-    for entry in data.get("workspaces", []):
-        if entry[1] in gone:
+    order = [s.name for s in ir.parsed_stmts]
+    operations = tuple(  # positions in the statement list, which shrank
+        replace(
+            op,
+            position=op.position
+            - sum(1 for s in order[: op.position] if s in gone and s not in by_stmt),
+        )
+        for op in ir.operations
+    )
+    for w in ir.workspaces:
+        if w.stmt in gone:
             raise CodegenError(
-                f"statement {entry[1]} runs in a merge (co-iteration) and cannot hold the "
-                f"workspace {entry[0]!r}; give it to a statement outside the merge"
+                f"statement {w.stmt} runs in a merge (co-iteration) and cannot hold the "
+                f"workspace {w.name!r}; give it to a statement outside the merge"
             )
-    return Computation.from_json(json.dumps(data))
+    shadow = replace(ir, stmts=tuple(stmts), operations=operations)
+    share(ir, shadow)
+    return shadow
 
 
 # ----------------------------------------------------------------------------- the merges

@@ -1,6 +1,6 @@
-"""What a printer needs, free of isl: the lowered form of a Computation.
+"""What a printer needs, free of isl: the lowered form of a computation's IR.
 
-``lower(comp)`` scans the schedule (the scanner uses isl) and collects everything printers
+``lower(ir)`` scans the schedule (the scanner uses isl) and collects everything printers
 print: the signature, the loop tree, statement bodies as C expression trees
 (:mod:`spf.cexpr`, reads and writes as :class:`~spf.cexpr.Access` nodes), data-space extents
 and UF arities. Printers consume a ``Program`` and nothing else, and print the trees with the
@@ -22,6 +22,7 @@ from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node,
 from spf.codegen.register_tile import IndexForm, index_form
 from spf.codegen.signature import Arg, Signature, check_statement_names, uf_inner_extents
 from spf.errors import CodegenError, ParseError, SpfError
+from spf.ir.reading import storage_of
 from spf.sets import syntax as ast
 from spf.sets.parse import parse_document
 
@@ -31,10 +32,8 @@ if TYPE_CHECKING:
     from spf.cexpr import Expr
     from spf.cexpr import Stmt as CStmt
     from spf.codegen.each_call import EachCall
-    from spf.computation.computation import Computation
-    from spf.computation.data_space import DataSpace
-    from spf.computation.layout import Buffer
-    from spf.computation.statement import Stmt
+    from spf.ir import BufferIR, ComputationIR, DataSpaceIR, OperationIR
+    from spf.ir.reading import ParsedStmt
 
 
 @dataclass(frozen=True)
@@ -253,90 +252,95 @@ def extent_tree(text: str) -> cx.Expr:
     return index_tree(text)
 
 
-def lower(comp: Computation, name: str | None = None) -> Program:
-    """Scan ``comp`` and collect what printers need."""
+def lower(ir: ComputationIR, name: str | None = None) -> Program:
+    """Scan the computation ``ir`` and collect what printers need."""
     from spf.codegen.scan import Scanner
 
     if name is not None and not isinstance(name, str):
         raise CodegenError(f"name= must be a function name (str), got {name!r}")
-    fname = c_function_name(name or comp.name)
+    fname = c_function_name(name or ir.name)
     if not fname.isidentifier():
         raise CodegenError(f"function name {fname!r} is not a C identifier")
-    if not comp.stmts:
-        raise CodegenError(f"computation {comp.name} has no statements to generate")
+    if not ir.parsed_stmts:
+        raise CodegenError(f"computation {ir.name} has no statements to generate")
     from spf.codegen.verify import verify
 
     check_statement_names(
-        (s.name for s in comp.stmts),
+        (s.name for s in ir.parsed_stmts),
         {
-            "data space": comp.data_spaces,
-            "UF": comp.ufs,
-            "buffer": comp.buffers,
-            "symbolic constant": comp.params,
+            "data space": ir.data_space_table,
+            "UF": ir.uf_decls,
+            "buffer": _buffers(ir),
+            "symbolic constant": ir.params,
         },
     )
     from spf.codegen.merge import merging
 
-    scanned, expand = merging(comp)  # co-iterated loops: one placeholder each, then merges
+    scanned, expand = merging(ir)  # co-iterated loops: one placeholder each, then merges
     body = Scanner(scanned).scan()
     verify(scanned, body)
     body = expand(body)
-    buffers = comp.buffers
-    body = _place_allocations(comp, body, buffers)
+    buffers = _buffers(ir)
+    body = _place_allocations(ir, body, buffers)
     from spf.codegen.private_locals import place_private_locals
 
-    body, private = place_private_locals(comp.ir, body)
-    data = [_data_macro(ds, comp) for ds in comp.data_spaces.values() if ds.rank is not None]
+    body, private = place_private_locals(ir, body)
+    data = [_data_macro(ds, ir) for ds in ir.data_spaces if ds.rank is not None]
     data += [_buffer_macro(b) for b in buffers.values()]
     own = [
         ds
-        for ds in comp.data_spaces.values()
-        if ds.role == "local" and comp.storage_of(ds.name) is None and ds.private is None
+        for ds in ir.data_spaces
+        if ds.role == "local" and storage_of(ir, ds.name) is None and ds.private is None
     ]
     return Program(
-        signature=signature(comp, fname),
+        signature=signature(ir, fname),
         body=body,
-        stmts=tuple(_stmt_macro(s, comp) for s in comp.stmts),
+        stmts=tuple(_stmt_macro(s, ir) for s in ir.parsed_stmts),
         data=tuple(data),
         ufs=tuple(
             (u.name, u.array_uf().arity)
-            for n, u in sorted(comp.ufs.items())
-            if not _is_index(comp, n)
+            for n, u in sorted(ir.uf_decls.items())
+            if not _is_index(ir, n)
         ),
-        locals=tuple(_local(ds, comp) for ds in own),
+        locals=tuple(_local(ds, ir) for ds in own),
         local_sizes=tuple(
-            (ds.name, n) for ds in own if (n := _constant_elements(ds, comp)) is not None
+            (ds.name, n) for ds in own if (n := _constant_elements(ds, ir)) is not None
         ),
-        workspaces=_workspaces(comp),
+        workspaces=_workspaces(ir),
         buffers=(*(_buffer_decl(b) for b in buffers.values()), *private),
-        index_arrays=index_arrays(comp),
-        index_order=index_order(comp),
+        index_arrays=index_arrays(ir),
+        index_order=index_order(ir),
     )
 
 
-def index_arrays(comp: Computation) -> tuple[tuple[str, int, str | None, str | None], ...]:
-    """:attr:`Program.index_arrays` of ``comp``."""
+def _buffers(ir: ComputationIR) -> dict[str, BufferIR]:
+    """The Layer III buffers of ``ir`` by name, in declaration order."""
+    return {b.name: b for b in ir.buffers}
+
+
+def index_arrays(ir: ComputationIR) -> tuple[tuple[str, int, str | None, str | None], ...]:
+    """:attr:`Program.index_arrays` of ``ir``."""
     from spf.codegen.signature import uf_range_bounds
 
     out = []
-    for ds in comp.data_spaces.values():
+    for ds in ir.data_spaces:
         if ds.index:
             # a trusted local's range holds by construction: its reads are not checked
-            lo_hi = None if ds.trusted else uf_range_bounds(comp.ufs[ds.name])
+            lo_hi = None if ds.trusted else uf_range_bounds(ir.uf_decls[ds.name])
             lo, hi = lo_hi if lo_hi is not None else (None, None)
             out.append((ds.name, ds.rank or 0, lo, hi))
     return tuple(out)
 
 
-def index_order(comp: Computation) -> tuple[tuple[int, str, str, str], ...]:
-    """:attr:`Program.index_order` of ``comp``: the ordered index arrays, checked over their
+def index_order(ir: ComputationIR) -> tuple[tuple[int, str, str, str], ...]:
+    """:attr:`Program.index_order` of ``ir``: the ordered index arrays, checked over their
     UF's domain (the shape when the domain is not a box)."""
     from spf.codegen.signature import set_bounds
 
     out = []
-    spaces = [ds for ds in comp.data_spaces.values() if ds.index]
+    spaces = [ds for ds in ir.data_spaces if ds.index]
     for number, ds in enumerate(spaces):
-        uf = comp.ufs[ds.name]
+        uf = ir.uf_decls[ds.name]
         if uf.monotonic is None:
             continue
         box = None if uf.domain is None else set_bounds(uf.domain)
@@ -345,39 +349,34 @@ def index_order(comp: Computation) -> tuple[tuple[int, str, str, str], ...]:
     return tuple(out)
 
 
-def _is_index(comp: Computation, name: str) -> bool:
+def _is_index(ir: ComputationIR, name: str) -> bool:
     """Whether UF ``name`` is a run-time index array (``add_data_space(..., index=True)``)."""
-    ds = comp.data_spaces.get(name)
+    ds = ir.data_space_table.get(name)
     return ds is not None and ds.index
 
 
-def _workspaces(comp: Computation) -> tuple[tuple[str, str, str], ...]:
-    from spf.computation.layout import layout_of
-
+def _workspaces(ir: ComputationIR) -> tuple[tuple[str, str, str], ...]:
     out = []
-    for name, (_, _, fill) in layout_of(comp).workspaces.items():
-        ds = comp.data_spaces[name]
-        out.append((name, _workspace_stride(ds), repr(fill)))
+    for w in ir.workspaces:
+        ds = ir.data_space_table[w.name]
+        out.append((w.name, _workspace_stride(ds), repr(w.fill)))
     return tuple(out)
 
 
-def _workspace_stride(ds: object) -> str:
+def _is_workspace(ir: ComputationIR, name: str) -> bool:
+    return any(w.name == name for w in ir.workspaces)
+
+
+def _workspace_stride(ds: DataSpaceIR) -> str:
     """C expression of the elements between two threads' copies of a workspace: its size
     rounded up to 64 elements, so no two threads write one cache line (a one-element
     counter per thread would otherwise bounce between cores)."""
-    from spf.computation.data_space import DataSpace
-
-    assert isinstance(ds, DataSpace)
     count = " * ".join(f"({d})" for d in ds.shape or ()) or "1"
     return f"spf_ws_stride({count})"
 
 
-def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
-    from spf.computation.data_space import DataSpace
-    from spf.computation.layout import layout_of
-
-    assert isinstance(ds, DataSpace)
-    if ds.name in layout_of(comp).workspaces:
+def _local(ds: DataSpaceIR, ir: ComputationIR) -> tuple[str, str, str]:
+    if _is_workspace(ir, ds.name):
         return ds.name, ds.ctype, f"spf_thread_count() * {_workspace_stride(ds)}"
     if ds.rank and ds.shape is None:
         raise CodegenError(
@@ -388,12 +387,10 @@ def _local(ds: object, comp: Computation) -> tuple[str, str, str]:
     return ds.name, ds.ctype, count
 
 
-def _constant_elements(ds: DataSpace, comp: Computation) -> int | None:
+def _constant_elements(ds: DataSpaceIR, ir: ComputationIR) -> int | None:
     """The number of elements of local ``ds`` when its shape is made of constants (not a
     workspace: one copy per thread), else None."""
-    from spf.computation.layout import layout_of
-
-    if ds.name in layout_of(comp).workspaces:
+    if _is_workspace(ir, ds.name):
         return None
     extents = [str(d) for d in ds.shape or ()]
     if not all(e.isdigit() for e in extents):
@@ -414,14 +411,15 @@ def c_function_name(name: str) -> str:
     return f"spf_{name}" if name in C_RESERVED else name
 
 
-def signature(comp: Computation, fname: str) -> Signature:
+def signature(ir: ComputationIR, fname: str) -> Signature:
     """docs/backends/c.md: parameters (sorted), UF arrays (sorted), data spaces in order, then
     ``global``/``constant`` buffers in order; data spaces stored in buffers are not
     arguments (their buffer is, when it is global)."""
-    written = {ds for s in comp.stmts for ds, _ in s.writes}
-    args = [Arg(name=p, kind="param", ctype=comp.constant_type(p)) for p in sorted(comp.params)]
-    for name, declared in sorted(comp.ufs.items()):
-        if _is_index(comp, name):
+    written = {ds for s in ir.parsed_stmts for ds, _ in s.record.writes}
+    types = dict(ir.constants)
+    args = [Arg(name=p, kind="param", ctype=types.get(p, "int64_t")) for p in sorted(ir.params)]
+    for name, declared in sorted(ir.uf_decls.items()):
+        if _is_index(ir, name):
             continue  # a run-time index array: its data space is the argument
         array = declared.array_uf()  # a tuple-valued UF: the array of its values, f[i][c]
         ctype = "int64_t" if array.dtype == "int64" else "int32_t"
@@ -438,12 +436,12 @@ def signature(comp: Computation, fname: str) -> Signature:
             )
         )
     stored: dict[str, str] = {}
-    for ds_name in comp.data_spaces:
-        where = comp.storage_of(ds_name)
+    for ds_name in ir.data_space_table:
+        where = storage_of(ir, ds_name)
         if where is not None:
             stored[ds_name] = where[0]
     written_buffers = {stored.get(ds, ds) for ds in written}
-    for ds in comp.data_spaces.values():
+    for ds in ir.data_spaces:
         if ds.role == "local" or ds.name in stored:
             continue
         args.append(
@@ -456,7 +454,7 @@ def signature(comp: Computation, fname: str) -> Signature:
                 rank=ds.rank,
             )
         )
-    for b in comp.buffers.values():
+    for b in ir.buffers:
         if b.argument:
             args.append(
                 Arg(
@@ -468,22 +466,21 @@ def signature(comp: Computation, fname: str) -> Signature:
                     rank=b.rank,
                 )
             )
-    return Signature(function=fname, args=tuple(args), facts=comp.assumptions)
+    return Signature(function=fname, args=tuple(args), facts=ir.facts)
 
 
-def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
+def _stmt_macro(stmt: ParsedStmt, ir: ComputationIR) -> StmtMacro:
     from spf.analysis.reductions import updates
-    from spf.computation.access import iterator_names
-    from spf.computation.operations import OperationStmt
-    from spf.computation.statement import Stmt
+    from spf.analysis.sources import source_tree
+    from spf.ir import OperationIR
+    from spf.ir.reading import iterator_names
     from spf.sets import Set
 
-    assert isinstance(stmt, Stmt)
     its = iterator_names(stmt.domain)
-    if isinstance(stmt, OperationStmt):
-        return StmtMacro(stmt.name, its, (), operation=_operation(stmt, comp, its))
-    index = {n for n, ds in comp.data_spaces.items() if ds.index}
-    parsed = stmt.parsed
+    if isinstance(stmt.record, OperationIR):
+        return StmtMacro(stmt.name, its, (), operation=_operation(stmt.record, ir, its))
+    index = {ds.name for ds in ir.data_spaces if ds.index}
+    parsed = source_tree(ir, stmt)
     build = BodyBuilder(its, index, HELPER_CALLS)
     spaces = {a.data_space for a in (*parsed.reads, *parsed.writes)}
     ufs = {name for name, _ in parsed.uf_calls}
@@ -502,18 +499,17 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
         uses: set[str] = set()
         for idx in access.indices:
             uses |= Set(f"{{[_x]: _x = {idx}}}").params & set(its)
-        ctype = comp.data_spaces[access.data_space].ctype
+        ctype = ir.data_space_table[access.data_space].ctype
         forms = _index_forms(access.indices)
         found = Reduction(
             build.access(target), op, build.expr(value), ctype, frozenset(uses),
             access.data_space, forms,
         )  # fmt: skip
         reduction, update = (found, found) if not spelled else (reduction, found)
-    reduced = updates(stmt.parsed)
-    accumulates = tuple((ds, family, comp.data_spaces[ds].ctype) for ds, family in reduced.items())
-    assigns = tuple(
-        sorted({a.data_space for a in stmt.parsed.writes if a.data_space not in reduced})
-    )
+    reduced = updates(parsed)
+    spaces_ir = ir.data_space_table
+    accumulates = tuple((ds, family, spaces_ir[ds].ctype) for ds, family in reduced.items())
+    assigns = tuple(sorted({a.data_space for a in parsed.writes if a.data_space not in reduced}))
     return StmtMacro(
         stmt.name,
         its,
@@ -527,16 +523,12 @@ def _stmt_macro(stmt: object, comp: Computation) -> StmtMacro:
     )
 
 
-def _data_macro(ds: object, comp: Computation) -> DataMacro:
-    from spf.computation.data_space import DataSpace
-    from spf.computation.layout import coord_names
-
-    assert isinstance(ds, DataSpace)
+def _data_macro(ds: DataSpaceIR, ir: ComputationIR) -> DataMacro:
     rank = ds.rank or 0
-    where = comp.storage_of(ds.name)
+    where = storage_of(ir, ds.name)
     if where is not None:
         buffer, exprs = where
-        ts = coord_names(rank)
+        ts = tuple(c.name for c in coords(rank))
         extents = tuple(_extent(ds.name, d) for d in ds.shape or ())
         index = tuple(index_tree(e, ts) for e in exprs)
         return DataMacro(ds.name, rank, extents, buffer=buffer, index=index)
@@ -547,10 +539,8 @@ def _data_macro(ds: object, comp: Computation) -> DataMacro:
                 "(add_data_space(..., shape=(...))) so accesses can be linearised"
             )
         return DataMacro(ds.name, rank, ())
-    from spf.computation.layout import layout_of
-
     macro = f"spf_ds_{ds.name}" if ds.index else None
-    offset = f"spf_ws_{ds.name}" if ds.name in layout_of(comp).workspaces else None
+    offset = f"spf_ws_{ds.name}" if _is_workspace(ir, ds.name) else None
     extents = tuple(_extent(ds.name, d) for d in ds.shape)
     return DataMacro(ds.name, rank, extents, macro=macro, offset=offset)
 
@@ -566,74 +556,73 @@ def _extent(owner: str, d: int | str) -> str:
 
 
 # ----------------------------------------------------------------------------- Layer III
-def _buffer_macro(b: Buffer) -> DataMacro:
+def _buffer_macro(b: BufferIR) -> DataMacro:
     return DataMacro(b.name, b.rank, tuple(_extent(b.name, d) for d in b.shape))
 
 
-def _buffer_decl(b: Buffer) -> BufferDecl:
+def _buffer_decl(b: BufferIR) -> BufferDecl:
     return BufferDecl(
         name=b.name,
         ctype=b.dtype,
         extents=tuple(_extent(b.name, d) for d in b.shape),
         scope=b.scope,
         argument=b.argument,
-        partitions=tuple(Partition(p.dim, p.factor, p.kind) for p in b.partitions),
+        partitions=tuple(Partition(dim, factor, kind) for dim, factor, kind in b.partitions),
         allocated_at=b.allocation is not None,
         zeroed=b.zeroed,
     )
 
 
-def _users(comp: Computation, buffer: str) -> set[str]:
+def _users(ir: ComputationIR, buffer: str) -> set[str]:
     """Statements that access ``buffer`` (through a data space stored in it, or directly)."""
-    spaces = {buffer}
-    for ds in comp.data_spaces:
-        where = comp.storage_of(ds)
-        if where is not None and where[0] == buffer:
-            spaces.add(ds)
-    return {s.name for s in comp.stmts if any(d in spaces for d, _ in (*s.reads, *s.writes))}
+    spaces = {buffer} | {p.data_space for p in ir.placements if p.buffer == buffer}
+    return {
+        s.name
+        for s in ir.parsed_stmts
+        if any(d in spaces for d, _ in (*s.record.reads, *s.record.writes))
+    }
 
 
-def _place_allocations(comp: Computation, body: Node, buffers: dict[str, Buffer]) -> Node:
+def _place_allocations(ir: ComputationIR, body: Node, buffers: dict[str, BufferIR]) -> Node:
     """Wrap the body of the loop each ``allocate_at`` names in an :class:`Alloc` node."""
     from spf.analysis.dependences import position_in
-    from spf.schedule.commands import ROOT
 
     for b in buffers.values():
         if b.allocation is None:
             continue
         stmt_name, level = b.allocation
-        if level is ROOT:
+        if level is None:  # spf.ROOT: the whole function
             body = Alloc(b.name, body)
         else:
             try:
-                stmt = comp.stmt(stmt_name)
-                pos = position_in(stmt, level, comp.schedule_width())
+                stmt = ir.parsed_stmt(stmt_name)
+                pos = position_in(stmt, level, ir.schedule_width)
             except SpfError as err:
                 raise CodegenError(
                     f"buffer {b.name!r} is allocated at loop {level!r} of {stmt_name}, which "
                     f"no longer exists ({err}); call allocate_at again"
                 ) from err
-            peers = _loop_peers(comp, stmt, pos, _users(comp, b.name))
+            peers = _loop_peers(ir, stmt, pos, _users(ir, b.name))
             body, count = _wrap_loops(body, pos, peers, b.name)
             if count == 0:  # pragma: no cover - a statement always has its loops
                 raise CodegenError(f"buffer {b.name!r}: loop {level!r} of {stmt_name} not found")
-        _check_users(comp, body, b.name)
+        _check_users(ir, body, b.name)
     return body
 
 
-def _loop_peers(comp: Computation, stmt: Stmt, pos: int, users: set[str]) -> set[str]:
+def _loop_peers(ir: ComputationIR, stmt: ParsedStmt, pos: int, users: set[str]) -> set[str]:
     """``stmt`` and the buffer's users that share its loop at schedule position ``pos``
     (equal constants before it): the scanner may split that loop into several nests
     (e.g. one for parameters where only some of the statements run), each iteration of
     every piece gets the buffer fresh."""
     from spf.analysis.dependences import padded
-    from spf.computation.statement import is_constant
+    from spf.ir.reading import is_constant
 
-    width = comp.schedule_width()
+    width = ir.schedule_width
     mine = padded(stmt, width).out_vars
     out = {stmt.name}
     for name in users:
-        outs = padded(comp.stmt(name), width).out_vars
+        outs = padded(ir.parsed_stmt(name), width).out_vars
         if not is_constant(outs[pos]) and all(outs[k] == mine[k] for k in range(0, pos, 2)):
             out.add(name)
     return out
@@ -662,8 +651,8 @@ def _wrap_loops(n: Node, pos: int, stmts: set[str], buffer: str) -> tuple[Node, 
     return n, 0
 
 
-def _check_users(comp: Computation, body: Node, buffer: str) -> None:
-    users = _users(comp, buffer)
+def _check_users(ir: ComputationIR, body: Node, buffer: str) -> None:
+    users = _users(ir, buffer)
     inside: set[str] = set()
     outside: set[str] = set()
 
@@ -696,16 +685,13 @@ def _check_users(comp: Computation, body: Node, buffer: str) -> None:
 
 
 # ----------------------------------------------------------------------------- Layer IV
-def _operation(stmt: object, comp: Computation, its: tuple[str, ...]) -> Operation:
-    from spf.computation.operations import OperationStmt
-
-    assert isinstance(stmt, OperationStmt)
+def _operation(stmt: OperationIR, ir: ComputationIR, its: tuple[str, ...]) -> Operation:
     ctype = "double"
     if stmt.target is not None:
-        if stmt.target in comp.data_spaces:
-            ctype = comp.data_spaces[stmt.target].ctype
+        if stmt.target in ir.data_space_table:
+            ctype = ir.data_space_table[stmt.target].ctype
         else:
-            ctype = comp.buffer(stmt.target).dtype
+            ctype = _buffers(ir)[stmt.target].dtype
     return Operation(
         kind=stmt.kind,
         buffer=stmt.target,

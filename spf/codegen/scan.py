@@ -70,14 +70,14 @@ from spf.codegen.loop_ast import (
     walk,
 )
 from spf.codegen.written_ufs import is_written_index_array, written_level
-from spf.computation.statement import is_constant
 from spf.errors import CodegenError, SpfError
+from spf.ir.reading import is_constant, storage_of
 from spf.sets.linear import DT, to_isl
 from spf.sets.view import uf_view
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import ParsedStmt
     from spf.sets.set_like import Set
 
 
@@ -102,32 +102,33 @@ class StmtScan:
 
 
 class Scanner:
-    """Scans the statements of one computation into a loop AST."""
+    """Scans the statements of one computation (its IR) into a loop AST."""
 
-    def __init__(self, comp: Computation) -> None:
-        self.comp = comp
-        self.width = comp.schedule_width()
+    def __init__(self, ir: ComputationIR) -> None:
+        self.ir = ir
+        self.ufs = ir.uf_decls
+        self.width = ir.schedule_width
         self._written: dict[tuple[str, str], int] = {}
         if self._read_after_last_position():
             self.width += 1  # a constant position below it, where the value is bound
-        # the computation does not change while it is scanned: its constants, once
-        self._params = sorted(comp.params)
-        self.reserved = {*self._params, *comp.data_spaces, *comp.ufs, *comp.buffers}
+        self._params = sorted(ir.params)
+        self.reserved = {*self._params, *ir.data_space_table, *self.ufs}
+        self.reserved |= {b.name for b in ir.buffers}
         self.names = self._position_names()
         self.values: dict[str, UFValue] = {}
         self.keys: dict[tuple[str, tuple[Expr, ...], int], str] = {}
         self.stmts: dict[str, StmtScan] = {}
         self.alloc_positions = self._allocation_positions()
         self.unseparated: dict[str, StmtScan] = {}
-        with isl_budget(f"preparing the loops of {comp.name} (full and partial tiles)"):
-            for s in comp.stmts:
+        with isl_budget(f"preparing the loops of {ir.name} (full and partial tiles)"):
+            for s in ir.parsed_stmts:
                 prepared = self._prepare(s)
                 if prepared is None:  # an empty domain: the statement never runs
                     continue
                 self.unseparated[s.name] = prepared
                 for piece in separate(s, self.unseparated[s.name], self.names):
                     self.stmts[piece.label] = piece
-        self._stmt_by_name = {s.name: s for s in comp.stmts}
+        self._stmt_by_name = {s.name: s for s in ir.parsed_stmts}
         levels = {v.level for v in self.values.values() if v.level >= 0}
         self.whole = self._whole_positions()
         self.cuts = sorted(levels | self.whole | {self.width - 1})
@@ -135,7 +136,7 @@ class Scanner:
     # --- preparation
     def _position_names(self) -> list[str]:
         names: list[str | None] = [None] * self.width
-        for s in self.comp.stmts:
+        for s in self.ir.parsed_stmts:
             for p, v in enumerate(padded(s, self.width).out_vars):
                 if names[p] is None and not is_constant(v) and v.isidentifier():
                     names[p] = v
@@ -147,7 +148,7 @@ class Scanner:
             out.append(name)
         return out
 
-    def _prepare(self, stmt: Stmt) -> StmtScan | None:
+    def _prepare(self, stmt: ParsedStmt) -> StmtScan | None:
         """How ``stmt`` is scanned; None when its domain is empty whatever the parameters
         and UF values are (it generates nothing)."""
         sched = padded(stmt, self.width)
@@ -196,7 +197,7 @@ class Scanner:
         call outside it has no value, so no instance there exists (spf's sets mean that),
         and the loops must not reach it (they would read the index array out of bounds:
         ``0 <= i <= N + 5`` beside ``rowptr(i + 1)`` with ``rowptr`` defined up to ``N``)."""
-        decl = self.comp.ufs.get(uf)
+        decl = self.ufs.get(uf)
         if decl is None or decl.domain is None:
             return iset
         args = args[: decl.arity]  # a tuple-valued UF's read f(i)[c] ends with c
@@ -214,7 +215,7 @@ class Scanner:
         fact = target.preimage_multi_aff(ma.align_params(target.get_space()))
         return _align_intersect(iset, fact)
 
-    def _check_bounded(self, stmt: Stmt, iset: isl.Set) -> None:
+    def _check_bounded(self, stmt: ParsedStmt, iset: isl.Set) -> None:
         """A loop with no upper (or lower) bound would never end: refuse it by name."""
         if iset.is_bounded():
             return
@@ -236,7 +237,7 @@ class Scanner:
         """The variable of the value ``uf(args)``; ``written``: the position below which a
         statement may have changed it (a run-time index array, :func:`written_level`)."""
         level = max((self._level_of(a) for a in args), default=-1)
-        if is_written_index_array(self.comp.ir, uf):
+        if is_written_index_array(self.ir, uf):
             # its value is read no earlier than inside the reader's top-level statement
             # group (never before the function's first statement, whatever the arguments),
             # and after the last write that can change it (a write in the same iteration)
@@ -260,21 +261,21 @@ class Scanner:
         printed where the body runs, so its written level is not asked for."""
         return any(
             self._written_level(s, uf) == self.width - 1
-            for s in self.comp.stmts
+            for s in self.ir.parsed_stmts
             for uf in self._bound_index_arrays(s)
         )
 
-    def _bound_index_arrays(self, stmt: Stmt) -> set[str]:
+    def _bound_index_arrays(self, stmt: ParsedStmt) -> set[str]:
         """The run-time index arrays ``stmt``'s domain or schedule call."""
         called = {*stmt.domain.inferred_ufs, *stmt.schedule.inferred_ufs}
-        return {uf for uf in called if is_written_index_array(self.comp.ir, uf)}
+        return {uf for uf in called if is_written_index_array(self.ir, uf)}
 
-    def _written_level(self, stmt: Stmt, uf: str) -> int:
+    def _written_level(self, stmt: ParsedStmt, uf: str) -> int:
         key = (stmt.name, uf)
         if key not in self._written:
             level = -1
-            if is_written_index_array(self.comp.ir, uf):
-                level = written_level(self.comp.ir, stmt, uf, self.width)
+            if is_written_index_array(self.ir, uf):
+                level = written_level(self.ir, stmt, uf, self.width)
             self._written[key] = level
         return self._written[key]
 
@@ -333,7 +334,7 @@ class Scanner:
 
     def _range_fact(self, var: str) -> isl.Set:
         info = self.values[var]
-        decl = self.comp.ufs.get(info.uf)
+        decl = self.ufs.get(info.uf)
         universe = isl.Set(f"[{var}] -> {{ : }}")
         if decl is None or decl.range is None:
             return universe
@@ -349,11 +350,11 @@ class Scanner:
     def scan(self) -> Node:
         top = {v for v, info in self.values.items() if info.level < 0}
         try:
-            with isl_budget(f"scanning the loops of {self.comp.name}"):
+            with isl_budget(f"scanning the loops of {self.ir.name}"):
                 body = self._segment(0, sorted(self.stmts), top, set())
         except isl.Error as err:
             raise CodegenError(
-                f"cannot scan the schedule of {self.comp.name}: {str(err).split(' in /')[0]}; "
+                f"cannot scan the schedule of {self.ir.name}: {str(err).split(' in /')[0]}; "
                 "a loop is probably bounded only by UF values that are not known yet where "
                 "it runs (declare UF ranges, or keep loops whose bounds use a UF inside the "
                 "loops of its arguments)"
@@ -624,25 +625,23 @@ class Scanner:
     def _allocation_positions(self) -> dict[str, set[int]]:
         """Statement -> positions of the loops its buffers are allocated in (``allocate_at``)."""
         from spf.analysis.dependences import position_in
-        from spf.schedule.commands import ROOT
 
         out: dict[str, set[int]] = {}
-        for b in self.comp.buffers.values():
-            if b.allocation is None or b.allocation[1] is ROOT:
+        for b in self.ir.buffers:
+            owner, level = b.allocation or ("", None)
+            if level is None:  # not allocated in a loop (None: spf.ROOT)
                 continue
-            owner, level = b.allocation
-            assert level is not ROOT
             try:
-                pos = position_in(self.comp.stmt(owner), level, self.comp.schedule_width())
+                pos = position_in(self.ir.parsed_stmt(owner), level, self.ir.schedule_width)
             except SpfError:  # the loop is gone: lower() reports it
                 continue
             spaces = {b.name} | {
                 ds
-                for ds in self.comp.data_spaces
-                if (self.comp.storage_of(ds) or ("",))[0] == b.name
+                for ds in self.ir.data_space_table
+                if (storage_of(self.ir, ds) or ("",))[0] == b.name
             }
-            for s in self.comp.stmts:
-                touched = {d for d, _ in (*s.reads, *s.writes)}
+            for s in self.ir.parsed_stmts:
+                touched = {d for d, _ in (*s.record.reads, *s.record.writes)}
                 outs = padded(s, self.width).out_vars
                 if touched & spaces and pos < len(outs) and not is_constant(outs[pos]):
                     out.setdefault(s.name, set()).add(pos)
@@ -736,11 +735,11 @@ def _fold(e: Expr) -> Expr | None:
     return None
 
 
-def _tags(stmt: Stmt, width: int) -> dict[int, tuple[str, ...]]:
+def _tags(stmt: ParsedStmt, width: int) -> dict[int, tuple[str, ...]]:
     """Tags of the statement's loops by padded schedule position."""
     outs = padded(stmt, width).out_vars
     out: dict[int, tuple[str, ...]] = {}
-    for loop, tags in getattr(stmt, "_tags", {}).items():
+    for loop, tags in stmt.record.tags:
         if loop in outs:
             out[outs.index(loop)] = tuple(tags)
     return out
@@ -860,20 +859,18 @@ _WHOLE = frozenset({"parallel", *_NOT_SEPARATED})
 """Loops that every piece of a statement runs inside (their positions are scan cuts)."""
 
 
-def separable_loops(stmt: Stmt) -> list[str]:
+def separable_loops(stmt: ParsedStmt) -> list[str]:
     """Loops of ``stmt`` whose full and partial parts codegen scans apart: the inner loops
     made by ``split``, ``tile`` and ``vectorize``, and both parts of such a loop split again
     (by name, from the trace and the tags).
     Statements mapped to GPU grids or MPI ranks are not separated."""
     from spf.schedule.commands import Split, Tile, Vectorize
-    from spf.schedule.trace import trace_of
 
     tags = stmt.tags
     if any(t.split("(", 1)[0] in _NOT_SEPARATED for ts in tags.values() for t in ts):
         return []
     names = [loop for loop, ts in tags.items() if any(t.startswith("vector(") for t in ts)]
-    comp = stmt.computation
-    for e in trace_of(comp) if comp is not None else ():
+    for e in stmt.ir.trace:
         cmd = e.command
         if e.stmt != stmt.name:
             continue
@@ -889,7 +886,7 @@ def separable_loops(stmt: Stmt) -> list[str]:
     return [n for n in dict.fromkeys(names) if n in loops]
 
 
-def separate(stmt: Stmt, scan: StmtScan, names: Sequence[str]) -> list[StmtScan]:
+def separate(stmt: ParsedStmt, scan: StmtScan, names: Sequence[str]) -> list[StmtScan]:
     """Split ``scan`` into full and partial pieces along its :func:`separable_loops`, from
     the innermost out: a loop is *full* where every value of its constant range ``lo..hi``
     occurs (under the same outer loop values) among the points already full in the loops

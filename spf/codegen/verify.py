@@ -63,8 +63,8 @@ from spf.errors import CodegenError
 from spf.sets import Set
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.computation.statement import Stmt
+    from spf.ir import ComputationIR
+    from spf.ir.reading import ParsedStmt
     from spf.sets import UF
 
 _NEG = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
@@ -232,14 +232,15 @@ def _render(site: _Site, ufs: Mapping[str, UF], times: Mapping[int, str] | None 
     return _Path(tuple(names), tuple(text.aux), (*conds, *text.conds), args)
 
 
-def verify(comp: Computation, body: Node) -> None:
-    """Raise ``CodegenError`` unless every statement's domain is executed exactly once; the
-    error names the scheduling command to blame (the latest one applied to the statement)."""
-    with isl_budget(f"verifying the loops of {comp.name}"):
+def verify(ir: ComputationIR, body: Node) -> None:
+    """Raise ``CodegenError`` unless the loops ``body`` run every statement's domain of
+    ``ir`` exactly once; the error names the scheduling command to blame (the latest one
+    applied to the statement)."""
+    with isl_budget(f"verifying the loops of {ir.name}"):
         try:
-            _verify(comp, body)
+            _verify(ir, body)
         except _UnverifiedError as err:
-            raise CodegenError(_blamed(comp, err)) from None
+            raise CodegenError(_blamed(ir, err)) from None
 
 
 class _UnverifiedError(Exception):
@@ -251,12 +252,12 @@ class _UnverifiedError(Exception):
         self.why = why
 
 
-def _blamed(comp: Computation, err: _UnverifiedError) -> str:
+def _blamed(ir: ComputationIR, err: _UnverifiedError) -> str:
     """The message: the command to blame first, what the self-check found last."""
-    from spf.schedule.trace import culprit
+    from spf.schedule.trace import culprit_in
 
     found = f"the self-check found: {err.why}"
-    entry = culprit(comp, [err.stmt])
+    entry = culprit_in(ir.trace, [err.stmt])
     if entry is None:
         return (
             f"scanner bug: the loops generated for statement {err.stmt} (its schedule as "
@@ -272,24 +273,24 @@ def _blamed(comp: Computation, err: _UnverifiedError) -> str:
     )
 
 
-def _verify(comp: Computation, body: Node) -> None:
+def _verify(ir: ComputationIR, body: Node) -> None:
     from spf.analysis.bounds import call_context
     from spf.analysis.preconditions import parameter_text
 
-    context = call_context(comp.ir)
+    context = call_context(ir)
     given = () if context is None else (parameter_text(context),)
     found = list(_sites(body))
     calls = [site for site in found if site.stmt]
     for site in found:
         if not site.stmt:
-            _check_read(comp, site, calls, given)
-    width = comp.schedule_width()
-    for stmt in comp.stmts:
+            _check_read(ir, site, calls, given)
+    width = ir.schedule_width
+    for stmt in ir.parsed_stmts:
         mine = [site for site in calls if site.stmt == stmt.name]
         _check_statement(stmt, mine, width, given)
 
 
-def _check_read(comp: Computation, site: _Site, calls: list[_Site], given: tuple[str, ...]) -> None:
+def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple[str, ...]) -> None:
     """A binding reads its UF inside the UF's declared domain wherever the loops reach it.
     Where its arguments use other UF values (``scol(cs(ch) + 4*w + r)``), being inside may
     follow from facts about those values that nobody declared; such a read is also allowed
@@ -297,17 +298,18 @@ def _check_read(comp: Computation, site: _Site, calls: list[_Site], given: tuple
     statement's bounds question, :mod:`spf.analysis.bounds`), not where none does."""
     bind = site.steps[-1]
     assert isinstance(bind, Bind)
-    decl = comp.ufs.get(bind.uf)
+    ufs = ir.uf_decls
+    decl = ufs.get(bind.uf)
     if decl is None or decl.domain is None:
         return
     before = site.steps[:-1]
     args = bind.args[: decl.arity]  # a tuple-valued UF's read f(i)[c] ends with c
-    path = _render(replace(site, steps=before, args=args), comp.ufs)
+    path = _render(replace(site, steps=before, args=args), ufs)
     xs = [*path.names, *path.aux]
     at = [f"_a{k}" for k in range(len(path.args))]
     names = ", ".join([*xs, *at])
     values = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
-    reads = Set(f"{{[{names}] : {_conj([*path.conds, *values, *given])}}}", comp.ufs)
+    reads = Set(f"{{[{names}] : {_conj([*path.conds, *values, *given])}}}", ufs)
     allowed = Set(f"{{[{', '.join(xs)}]}}").product(
         Set(f"{{[{', '.join(at)}]}}").intersect(decl.domain)
     )
@@ -315,13 +317,13 @@ def _check_read(comp: Computation, site: _Site, calls: list[_Site], given: tuple
         return
     bound = {step.var for step in before if isinstance(step, Bind)}
     if any(set(expr_vars(a)) & bound for a in args):
-        needing = {s.name for s in comp.stmts if bind.uf in s.domain.inferred_ufs}
+        needing = {s.name for s in ir.parsed_stmts if bind.uf in s.domain.inferred_ufs}
         for call in calls:
             if call.stmt in needing and _below(call.steps, site.steps):
-                allowed = allowed.union(_reached(call, len(site.steps), names, comp.ufs))
+                allowed = allowed.union(_reached(call, len(site.steps), names, ufs))
         if _subset(reads, allowed):
             return
-    users = [n.stmt for n in _calls_in(bind.body)] or [comp.stmts[0].name]
+    users = [n.stmt for n in _calls_in(bind.body)] or [ir.parsed_stmts[0].name]
     raise _UnverifiedError(
         users[0],
         f"the loops read {bind.uf}({', '.join(path.args)}) outside the UF's domain "
@@ -365,7 +367,9 @@ def _reached(call: _Site, start: int, names: str, ufs: Mapping[str, UF]) -> Set:
     return Set(f"{{[{names}] : {body}}}", ufs)
 
 
-def _check_statement(stmt: Stmt, sites: list[_Site], width: int, given: tuple[str, ...]) -> None:
+def _check_statement(
+    stmt: ParsedStmt, sites: list[_Site], width: int, given: tuple[str, ...]
+) -> None:
     name, ufs = stmt.name, stmt.domain.ufs
     its = tuple(f"_d{k}" for k in range(stmt.domain.arity))
     domain = Set(f"{{[{', '.join(its)}] : {_conj(given)}}}").intersect(stmt.domain)

@@ -18,7 +18,6 @@ from spf.errors import (
     ArgumentError,
     ArityError,
     CodegenError,
-    IllegalScheduleError,
     ScheduleError,
     SpfError,
     UndeclaredError,
@@ -756,22 +755,9 @@ class Computation:
     def check_legality(self) -> None:
         """Raise ``IllegalScheduleError`` for the first dependence the schedule violates
         (the verdict is remembered by the value of :attr:`ir`, :mod:`spf.analysis.memo`)."""
-        from spf.analysis.dependences import check_legality
-        from spf.analysis.memo import remembered
-        from spf.analysis.reductions import check_reduction_loops
+        from spf.analysis.legality import check
 
-        def verdict() -> IllegalScheduleError | None:
-            try:
-                check_reduction_loops(ir)
-                check_legality(ir)
-            except IllegalScheduleError as err:
-                return err
-            return None
-
-        ir = self.ir
-        found = remembered(ir, ("legality",), verdict)
-        if found is not None:
-            raise found.with_traceback(None)
+        check(self.ir)
 
     # The model's own modules reach the analysis through these (spf.computation does not
     # import spf.analysis; docs/design.md, "Architecture").
@@ -1002,7 +988,7 @@ class Computation:
         """The loop skeleton: ``for <loop> [tags]:`` lines and statement names."""
         from spf.codegen import loop_structure
 
-        return loop_structure(self)
+        return loop_structure(self.ir)
 
     def codegen(
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
@@ -1017,10 +1003,8 @@ class Computation:
             return DistributedKernel(self, self._distribution, name, check, build=False).source
         executor = self._executor(target, check)
         if executor is not None:
-            run = Computation.from_ir(executor.ir)
-            text: str = run.codegen(target, name or self.name, check, **options)
-            return text
-        return codegen(self, target, name, check, **options)
+            return codegen(executor.ir, target, name or self.name, check, **options)
+        return codegen(self.ir, target, name, check, **options)
 
     def compile(
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any

@@ -112,7 +112,7 @@ class DistributedKernel:
         self.name = c_function_name(name or comp.name)
         self.local = local_computation(comp, self.layout)
         self.inspector = inspector_computation(comp, self.layout)
-        self._local_sig = signature(self.local, f"{self.name}_local")
+        self._local_sig = signature(self.local.ir, f"{self.name}_local")
         for r in self.layout.reductions:
             shape = self._local_sig.arg(r).shape or ()
             if not all(isinstance(e, int) for e in shape):
@@ -128,7 +128,7 @@ class DistributedKernel:
             split_comp = prefix.computation(comp, self.layout, found)
             fn = f"{self.name}_split"
             units.append(_c_unit(split_comp, fn, check))
-            self._split = prefix.Lowered(found, signature(split_comp, fn), units[-1].source)
+            self._split = prefix.Lowered(found, signature(split_comp.ir, fn), units[-1].source)
         self.source = executor_source(
             self.name, local.source, self._local_sig, self.layout, self._split
         )
@@ -611,7 +611,7 @@ class DistributedKernel:
         return out
 
     def inspector_args(self) -> tuple[Arg, ...]:
-        return signature(self.inspector, self.inspector.name).args
+        return signature(self.inspector.ir, self.inspector.name).args
 
     # ------------------------------------------------------------------ executor
 
@@ -784,7 +784,7 @@ def _c_unit(comp: Computation, name: str, check: bool) -> TranslationUnit:
     executor = comp._executor("c", check)
     if executor is not None:
         return _c_unit(executor.computation, name, check)
-    return codegen_unit(comp, "c", name, check)
+    return codegen_unit(comp.ir, "c", name, check)
 
 
 def compile_distributed(

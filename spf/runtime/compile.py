@@ -256,7 +256,7 @@ def _generate(
     unit = _GENERATED.get(key) or _read_generated(key, cache_dir)
     preconditions = None
     if unit is None:
-        unit, preconditions = generate(comp, target, fname, check, **printing)
+        unit, preconditions = generate(comp.ir, target, fname, check, **printing)
         _write_generated(key, unit, cache_dir)
     _GENERATED[key] = unit
     ir = comp.ir
@@ -264,7 +264,7 @@ def _generate(
         preconditions = bounds_preconditions(ir, check)
     warn_preconditions(comp.name, preconditions)
     obligations = bounds_obligations(ir, check)
-    sig = with_obligations(signature(comp, fname), obligations, ir)
+    sig = with_obligations(signature(ir, fname), obligations, ir)
     sig = replace(sig, preconditions=preconditions)
     return _Generated(comp, unit, sig, obligations, remembered)
 
@@ -309,7 +309,7 @@ def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
     from spf.codegen.program import signature
 
     ir = comp.ir
-    sig = with_obligations(signature(comp, fname), bounds_obligations(ir, check), ir)
+    sig = with_obligations(signature(ir, fname), bounds_obligations(ir, check), ir)
     return replace(sig, preconditions=bounds_preconditions(ir, check))
 
 

@@ -155,8 +155,9 @@ def compile_hls(
     from spf.codegen.program import c_function_name, signature
 
     fname = c_function_name(name or comp.name)
-    unit = generate_unit(comp, fname, check, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
-    return compile_kernel(unit, signature(comp, fname), fname, cflags=cflags, cache_dir=cache_dir)
+    ir = comp.ir
+    unit = generate_unit(ir, fname, check, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
+    return compile_kernel(unit, signature(ir, fname), fname, cflags=cflags, cache_dir=cache_dir)
 
 
 __all__ = ["HlsKernel", "compile_hls", "compile_kernel", "hls_flags"]

@@ -262,7 +262,7 @@ def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
     """The kernel's signature, each UF taking the index dtype (int32 or int64) passed."""
     from spf.codegen.program import signature
 
-    sig = signature(comp, comp.name)
+    sig = signature(comp.ir, comp.name)
     out = []
     for a in sig.args:
         value = args.get(a.name)

@@ -291,7 +291,7 @@ def test_gemm_is_wrong_without_its_barriers() -> None:
     comp = gemm.build(8)
     source = comp.codegen("cuda")
     assert source.count("__syncthreads();") == 2
-    sig = signature(comp, comp.name)
+    sig = signature(comp.ir, comp.name)
     opts: dict[str, Any] = {"openmp": True, "cflags": None, "cache_dir": None}
     with_barriers = compile_kernel(source, sig, comp.name, emulate=True, **opts)
     without = compile_kernel(
@@ -311,7 +311,7 @@ def test_gemm_shared_buffers_are_shared_and_not_arguments() -> None:
     src = comp.codegen("cuda")
     assert "__shared__ double sA[16];" in src
     assert "__shared__ double sB[16];" in src
-    assert [a.name for a in signature(comp, comp.name).args] == ["K", "M", "N", "C", "A", "B"]
+    assert [a.name for a in signature(comp.ir, comp.name).args] == ["K", "M", "N", "C", "A", "B"]
 
 
 def classic_gemm(tile: int, barriers: bool) -> spf.Computation:
@@ -565,7 +565,7 @@ def test_thread_nests_sharing_block_loops_are_separated_by_a_barrier() -> None:
     src = comp.codegen("cuda")
     assert src.count("__syncthreads();") == 1
     k = comp.compile(target="cuda", emulate=True)
-    sig = signature(comp, comp.name)
+    sig = signature(comp.ir, comp.name)
     opts: dict[str, Any] = {"openmp": False, "cflags": None, "cache_dir": None}
     racy = compile_kernel(src.replace("__syncthreads();", ";"), sig, "two", emulate=True, **opts)
     for n in (8, 13, 30):

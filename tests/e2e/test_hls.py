@@ -109,10 +109,10 @@ def test_runtime_refuses_bounds_the_source_was_not_generated_with(cache: str) ->
     source = comp.codegen("hls")
     with pytest.raises(CodegenError, match="were not used to generate the source"):
         compile_kernel(
-            source, signature(comp, "gemm"), "gemm", hls_bounds={"N": 4}, cache_dir=cache
+            source, signature(comp.ir, "gemm"), "gemm", hls_bounds={"N": 4}, cache_dir=cache
         )
     with pytest.raises(spf.SpfError, match="unknown option"):
-        compile_kernel(source, signature(comp, "gemm"), "gemm", emulate=True, cache_dir=cache)
+        compile_kernel(source, signature(comp.ir, "gemm"), "gemm", emulate=True, cache_dir=cache)
 
 
 def test_generated_source_compiles_standalone_with_strict_warnings(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def both(comp: Computation, **args: Any) -> list[dict[str, Any]]:
 
 def arg_names(comp: Computation) -> list[str]:
     """The generated function's arguments, in order."""
-    return [a.name for a in signature(comp, comp.name).args]
+    return [a.name for a in signature(comp.ir, comp.name).args]
 
 
 def blur_ref(img: np.ndarray) -> np.ndarray:

@@ -558,7 +558,7 @@ def test_rank_loops_of_one_iteration_stay_rank_loops() -> None:
     from spf.codegen.program import lower
 
     comp = _shift()
-    sites = _rank_loops_above_calls(lower(comp).body)
+    sites = _rank_loops_above_calls(lower(comp.ir).body)
     assert set(sites) == {"s0", "s1", "copy", "add"}
     assert all(paths == {("q",)} for paths in sites.values()), sites
     src = comp.codegen("mpi")

@@ -190,9 +190,9 @@ def test_sparse_kernel_without_col_range_gives_an_obligation() -> None:
 
 
 def test_obligations_reach_the_lowered_program() -> None:
-    prog = lower_checked(sparse_gather(None))
+    prog = lower_checked(sparse_gather(None).ir)
     assert [o.access for o in prog.obligations] == ["x(j)"]
-    assert lower_checked(sparse_gather(None), check=False).obligations == ()
+    assert lower_checked(sparse_gather(None).ir, check=False).obligations == ()
 
 
 def test_obligation_premise_and_conclusion_parse_as_constraints() -> None:

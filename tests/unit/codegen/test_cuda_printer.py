@@ -429,7 +429,7 @@ def constant_case() -> tuple[str, Program]:
     for s in (s0, s1):
         s.split("i", 4, "i0", "i1")
         s.gpu(("i0",), ("i1",))
-    program = lower(comp)
+    program = lower(comp.ir)
     buffers = tuple(
         dataclasses.replace(b, scope="constant") if b.name == "w" else b for b in program.buffers
     )

@@ -317,7 +317,7 @@ def test_bad_bound_options() -> None:
 # ----------------------------------------------------------------------------- statements
 def test_library_call_in_statement_is_refused() -> None:
     # the statement parser already refuses unknown calls; the printer checks the Program too
-    program = lower(spf.kernels.dense_mv())
+    program = lower(spf.kernels.dense_mv().ir)
     (s0,) = program.stmts
     printf = cx.Call("printf", (cx.Num('"%d"'), cx.Param("j")))
     body = (cx.Assign(cx.Access("y", (cx.Param("i"),)), "+=", printf),)

@@ -29,7 +29,7 @@ def _written_then_read(in_domain: bool) -> spf.Computation:
 @pytest.mark.parametrize("in_domain", [True, False])
 def test_a_position_is_added_only_for_an_index_array_the_loops_read(in_domain: bool) -> None:
     comp = _written_then_read(in_domain)
-    assert Scanner(comp).width == comp.schedule_width() + (1 if in_domain else 0)
+    assert Scanner(comp.ir).width == comp.schedule_width() + (1 if in_domain else 0)
     n = 19
     y = np.full(n, -1.0)
     comp.compile()(w=np.zeros(n, np.int32), y=y, N=n)

@@ -132,7 +132,7 @@ def test_combined_units_build_and_run(tmp_path: Path) -> None:
     assert unit is not None
     assert set(unit.exported) == set(units[0].exported) | set(units[1].exported)
     names = ("spmv_csr", "spmv_csr_int64")
-    sigs = [signature(c, name) for c, name in zip(comps, names, strict=True)]
+    sigs = [signature(c.ir, name) for c, name in zip(comps, names, strict=True)]
     built = Kernel.build_many(
         list(zip(sigs, units, strict=True)), unit.source, "both", cache_dir=str(tmp_path)
     )

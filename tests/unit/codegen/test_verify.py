@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +20,9 @@ import spf
 from spf.codegen.loop_ast import Bind, Block, Call, For, If, Int, Node, Op, Var, substitute, walk
 from spf.codegen.scan import Scanner
 from spf.codegen.verify import verify
+
+if TYPE_CHECKING:
+    from spf.ir import ComputationIR
 
 Mutation = Callable[[Node], Node | None]
 
@@ -170,37 +174,37 @@ CASES = [(k, d) for k in sorted(KERNELS) for d in sorted(DEFECTS) if (k, d) not 
 
 
 @pytest.fixture(scope="module")
-def scanned() -> dict[str, tuple[spf.Computation, Node]]:
+def scanned() -> dict[str, tuple[ComputationIR, Node]]:
     out = {}
     for name, make in KERNELS.items():
-        comp = make()
-        out[name] = (comp, Scanner(comp).scan())
+        ir = make().ir
+        out[name] = (ir, Scanner(ir).scan())
     return out
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 def test_the_scanners_loops_pass(
-    scanned: dict[str, tuple[spf.Computation, Node]], kernel: str
+    scanned: dict[str, tuple[ComputationIR, Node]], kernel: str
 ) -> None:
     verify(*scanned[kernel])
 
 
 @pytest.mark.parametrize(("kernel", "defect"), CASES)
 def test_loops_with_a_defect_are_refused(
-    scanned: dict[str, tuple[spf.Computation, Node]], kernel: str, defect: str
+    scanned: dict[str, tuple[ComputationIR, Node]], kernel: str, defect: str
 ) -> None:
-    comp, body = scanned[kernel]
+    ir, body = scanned[kernel]
     wrong = mutate(body, DEFECTS[defect])
     assert wrong != body
     with pytest.raises(spf.CodegenError, match=r"^scanner bug: the loops generated for "):
-        verify(comp, wrong)
+        verify(ir, wrong)
 
 
 def test_the_refusal_names_the_latest_command_on_the_statement() -> None:
-    comp = split_sptrsv()
-    body = mutate(Scanner(comp).scan(), lambda n: _repeated(n) if _calls(n, "s0") else None)
+    ir = split_sptrsv().ir
+    body = mutate(Scanner(ir).scan(), lambda n: _repeated(n) if _calls(n, "s0") else None)
     with pytest.raises(spf.CodegenError) as err:
-        verify(comp, body)
+        verify(ir, body)
     message = str(err.value)
     assert 'caused by comp.stmt("s0").split("i", 4, "i0", "i1")' in message
     assert "the self-check found: " in message

@@ -275,7 +275,7 @@ def test_send_and_receive() -> None:
     assert snd in comp.stmts
     assert rcv.writes[0][0] == "a"
     assert snd.reads[0][1].is_equal(spf.Relation("{[q] -> [3, e]: 0 <= e < 8}"))
-    program = lower(comp)
+    program = lower(comp.ir)
     op = program.stmts[1].operation
     assert op is not None
     peer = None if op.peer is None else to_c(op.peer)

@@ -74,8 +74,8 @@ def test_compiled_source_holds_the_checked_function(spmv: spf.Kernel) -> None:
     assert "void spmv_csr_spf_checked(" in spmv.source
     assert "spf_checked" not in kernels.spmv_csr().codegen("c")  # only what compile builds
     # rowptr (monotonic, domain declared) is tested whole before the loops, read as it is
-    assert prechecked(lower_checked(kernels.spmv_csr())) == {"rowptr"}
-    assert dense_monotonic(lower_checked(kernels.spmv_csr())) == {}
+    assert prechecked(lower_checked(kernels.spmv_csr().ir)) == {"rowptr"}
+    assert dense_monotonic(lower_checked(kernels.spmv_csr().ir)) == {}
     assert "spf_scan_rowptr(rowptr, " in spmv.source
 
 
@@ -179,7 +179,7 @@ def test_monotonic_uf_read_in_loop_bounds_is_tested_before_the_loops(tmp_path: P
     comp.declare_uf("rp", domain="{[i]: 0 <= i <= R}", range="{[v]: 0 <= v <= M}",
                     monotonic="nondecreasing")  # fmt: skip
     comp.add_stmt(Stmt("$y$(k) += 1.0;", "{[k]: rp(0) <= k < rp(1)}"))
-    assert prechecked(lower_checked(comp)) == {"rp"}  # read in a loop bound: tested whole
+    assert prechecked(lower_checked(comp.ir)) == {"rp"}  # read in a loop bound: tested whole
     k = comp.compile(cache_dir=tmp_path)
     y = np.zeros(4)
     with pytest.raises(ArgumentError, match=r"rp\[1\] = 1 and rp\[2\] = 0") as e:

@@ -83,9 +83,10 @@ def test_separable_loops_follow_split_tile_and_vectorize() -> None:
     comp = kernels.gemm()
     s = comp.stmt(0)
     s.tile("i", "j", 8, 8, "i0", "j0", "i1", "j1").vectorize("j1", 4)
-    assert separable_loops(s) == ["j11", "i1", "j10"]  # the vector loop, tile loops, j1's parts
+    loops = separable_loops(comp.ir.parsed_stmt("s0"))
+    assert loops == ["j11", "i1", "j10"]  # the vector loop, tile loops, j1's parts
     s.gpu(("i0", "j0"), ("i1", "j10"))
-    assert separable_loops(s) == []  # grids keep one loop per position
+    assert separable_loops(comp.ir.parsed_stmt("s0")) == []  # grids: one loop per position
 
 
 def test_the_remainder_of_a_vector_loop_is_not_tagged() -> None:
