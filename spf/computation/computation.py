@@ -1022,8 +1022,8 @@ class Computation:
         if executor is not None:
             from spf.runtime.plan import compile_wavefront
 
-            return compile_wavefront(self, executor, name, check, **options)
-        return compile_kernel(self, target, name, check, **options)
+            return compile_wavefront(self.ir, executor, name, check, **options)
+        return compile_kernel(self.ir, target, name, check, **options)
 
     def _coiterate_tags(
         self, stmt: Stmt, i: str, j: str, left: str | None, right: str | None

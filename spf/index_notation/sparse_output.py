@@ -468,7 +468,8 @@ class SparseEinsum:
             if library is not None:
                 # one translation unit, one compiler run for both phases (the C sources
                 # and kernels are those of two compiles; spf.runtime.combine)
-                return list(compile_kernels([(c, fname, check) for c in comps], library, **options))
+                parts = [(c.ir, fname, check) for c in comps]
+                return list(compile_kernels(parts, library, **options))
             call = {"target": target, "name": fname, "check": check, **options}
             return [c.compile(**call) for c in comps]
 

@@ -1,4 +1,7 @@
-"""``Computation.compile``: generate, build with the target's compiler, load a ``Kernel``."""
+"""``Computation.compile``: generate, build with the target's compiler, load a ``Kernel``.
+
+The functions here take the computation as its IR (:class:`~spf.ir.ComputationIR`,
+``comp.ir``): generating, the remembered sources and the warm keys read nothing else."""
 
 from __future__ import annotations
 
@@ -17,14 +20,13 @@ if TYPE_CHECKING:
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
-    from spf.computation.computation import Computation
     from spf.ir import ComputationIR
     from spf.runtime import Kernel
 
 
 _GENERATED: dict[str, TranslationUnit] = {}
-"""Generated units by hash of (spf version, computation JSON, target, name, check): a warm
-compile skips dependence analysis and scanning (the JSON holds schedules and tags). On disk
+"""Generated units by hash of (spf version, computation IR, target, name, check): a warm
+compile skips dependence analysis and scanning (the IR holds schedules and tags). On disk
 each is its record (:meth:`~spf.codegen.unit.TranslationUnit.to_data`) with a ``.sha256``
 digest beside it; one that does not match or does not parse (an older spf wrote only the
 source, as ``<key>.c``) is generated again."""
@@ -71,7 +73,7 @@ def _write_generated(key: str, unit: TranslationUnit, cache_dir: str | None) -> 
 class _Generated:
     """A C kernel generated and not yet built: what :func:`_finish` needs to load it."""
 
-    comp: Computation
+    ir: ComputationIR
     unit: TranslationUnit
     signature: Signature
     obligations: list[tuple[str, str]]
@@ -80,7 +82,7 @@ class _Generated:
 
 
 def compile_kernel(
-    comp: Computation,
+    ir: ComputationIR,
     target: str = "c",
     name: str | None = None,
     check: bool = True,
@@ -90,14 +92,14 @@ def compile_kernel(
     cache_dir: str | None = None,
     **options: Any,
 ) -> Kernel:
-    """Generate ``comp`` for ``target``, compile it (cached on disk) and load it; a
+    """Generate ``ir`` for ``target``, compile it (cached on disk) and load it; a
     :class:`~spf.errors.PreconditionWarning` names the kernel's preconditions, if any."""
     from spf.runtime.kernel import Kernel
 
     if target == "c" and options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
-    got = _generate(comp, target, name, check, **flags, **options)
+    got = _generate(ir, target, name, check, **flags, **options)
     if isinstance(got, Kernel):
         return got
     if target != "c":
@@ -119,7 +121,7 @@ def compile_kernel(
 
 
 def compile_kernels(
-    kernels: Sequence[tuple[Computation, str | None, bool]],
+    kernels: Sequence[tuple[ComputationIR, str | None, bool]],
     library: str,
     *,
     light: int = 0,
@@ -128,7 +130,7 @@ def compile_kernels(
     cache_dir: str | None = None,
     **options: Any,
 ) -> list[Kernel]:
-    """:func:`compile_kernel` (target ``"c"``) of each ``(comp, name, check)`` of ``kernels``,
+    """:func:`compile_kernel` (target ``"c"``) of each ``(ir, name, check)`` of ``kernels``,
     the ones not remembered built together: one translation unit (:mod:`spf.runtime.combine`)
     and one compiler run, a shared library named after ``library`` that each kernel loads
     its own functions from. Sources that cannot share a unit are built one by one.
@@ -161,7 +163,7 @@ class _Unit:
 
     def __init__(
         self,
-        kernels: Sequence[tuple[Computation, str | None, bool]],
+        kernels: Sequence[tuple[ComputationIR, str | None, bool]],
         library: str,
         openmp: bool,
         cflags: Sequence[str] | None,
@@ -171,9 +173,7 @@ class _Unit:
 
         self.kernels, self.library = kernels, library
         self.flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
-        self.got = [
-            _generate(comp, "c", name, check, **self.flags) for comp, name, check in kernels
-        ]
+        self.got = [_generate(ir, "c", name, check, **self.flags) for ir, name, check in kernels]
         self.todo = [g for g in self.got if isinstance(g, _Generated)]
         self.unit = combine([g.unit for g in self.todo]) if len(self.todo) > 1 else None
         self.source = self.unit.source if self.unit is not None else None
@@ -192,7 +192,7 @@ class _Unit:
         got, todo, source, flags = self.got, self.todo, self.source, self.flags
         if source is None:
             return [
-                g if isinstance(g, Kernel) else compile_kernel(g.comp, "c", name, check, **flags)
+                g if isinstance(g, Kernel) else compile_kernel(g.ir, "c", name, check, **flags)
                 for g, (_, name, check) in zip(got, self.kernels, strict=True)
             ]
         parts = [(g.signature, g.unit) for g in todo]
@@ -204,7 +204,7 @@ class _Unit:
 
 
 def _generate(
-    comp: Computation,
+    ir: ComputationIR,
     target: str,
     name: str | None,
     check: bool,
@@ -214,7 +214,7 @@ def _generate(
     cache_dir: str | None,
     **options: Any,
 ) -> Kernel | _Generated:
-    """The remembered kernel of ``comp`` (a warm compile, :mod:`spf.runtime.warm`), or its
+    """The remembered kernel of ``ir`` (a warm compile, :mod:`spf.runtime.warm`), or its
     generated source and signature (the generated source cached by a hash of the state)."""
     from spf.analysis.preconditions import warn_preconditions
     from spf.codegen import TARGETS
@@ -228,16 +228,16 @@ def _generate(
 
         argv = compiler_argv(None, "c")
         flags = compile_flags(openmp=openmp, cflags=cflags)
-        remembered = warm.warm_key(comp, name or comp.name, check, argv=argv, flags=flags)
+        remembered = warm.warm_key(ir, name or ir.name, check, argv=argv, flags=flags)
         if remembered is not None:
-            hit = warm.load(remembered, comp, argv=argv, flags=flags, cache_dir=cache_dir)
+            hit = warm.load(remembered, ir, argv=argv, flags=flags, cache_dir=cache_dir)
             if hit is not None:
-                warn_preconditions(comp.name, hit.preconditions)
+                warn_preconditions(ir.name, hit.preconditions)
                 return hit
     from spf.codegen import generate, printer_options
     from spf.codegen.program import c_function_name, signature
 
-    fname = c_function_name(name or comp.name)
+    fname = c_function_name(name or ir.name)
     printing = {k: v for k, v in options.items() if k in printer_options(target)}
     if target == "c":  # the checked function a call with check=True runs (arg_checks.py)
         printing["arg_checks"] = True
@@ -245,7 +245,7 @@ def _generate(
         "\0".join(
             [
                 source_identity(),  # a changed printer never reuses older C
-                comp.to_json(),
+                ir.text,
                 target,
                 fname,
                 str(check),
@@ -256,17 +256,16 @@ def _generate(
     unit = _GENERATED.get(key) or _read_generated(key, cache_dir)
     preconditions = None
     if unit is None:
-        unit, preconditions = generate(comp.ir, target, fname, check, **printing)
+        unit, preconditions = generate(ir, target, fname, check, **printing)
         _write_generated(key, unit, cache_dir)
     _GENERATED[key] = unit
-    ir = comp.ir
     if preconditions is None:
         preconditions = bounds_preconditions(ir, check)
-    warn_preconditions(comp.name, preconditions)
+    warn_preconditions(ir.name, preconditions)
     obligations = bounds_obligations(ir, check)
     sig = with_obligations(signature(ir, fname), obligations, ir)
     sig = replace(sig, preconditions=preconditions)
-    return _Generated(comp, unit, sig, obligations, remembered)
+    return _Generated(ir, unit, sig, obligations, remembered)
 
 
 def _remember(
@@ -301,14 +300,13 @@ def _remember(
     )
 
 
-def checked_signature(comp: Computation, fname: str, check: bool) -> Signature:
+def checked_signature(ir: ComputationIR, fname: str, check: bool) -> Signature:
     """The kernel's signature; with ``check`` its facts are the assumptions and then the
     bounds obligations (accesses no static proof keeps inside their data space,
     docs/backends/c.md), and its preconditions the parameter conditions keeping accesses in
     bounds, so a call with ``check=True`` verifies them all on its arguments."""
     from spf.codegen.program import signature
 
-    ir = comp.ir
     sig = with_obligations(signature(ir, fname), bounds_obligations(ir, check), ir)
     return replace(sig, preconditions=bounds_preconditions(ir, check))
 

@@ -141,12 +141,10 @@ class _Checks:
     def __init__(
         self, name: str, facts: Sequence[Fact], ufs: Mapping[str, UF], *, counting: bool = False
     ) -> None:
-        from spf.computation.computation import Computation
-
         loops = check_loops(name, facts, ufs, counting=counting)
-        comp = Computation.from_ir(loops.ir)
+        ir = loops.ir
         self.stride, self.record_name = loops.stride, loops.record
-        self.comp = comp
+        self.ir = ir
         self.name = name
         self.counting = counting
         self._first: _Checks | None = None
@@ -159,8 +157,8 @@ class _Checks:
         self.runs = 0
         self.timed = True
         """Whether :meth:`run` measures :attr:`seconds` (the caller's first calls)."""
-        self.params = tuple(sorted(comp.params))
-        self.ufs = tuple(sorted(comp.ufs))
+        self.params = tuple(sorted(ir.params))
+        self.ufs = tuple(sorted(u.name for u in ir.ufs))
         self._ufs = ufs
         self._clean = bytes(8 * len(facts) * self.stride)
         """The bytes of a record that found nothing."""
@@ -204,7 +202,7 @@ class _Checks:
         if kernel is None:
             from spf.runtime.compile import compile_kernel
 
-            kernel = self.kernel = compile_kernel(self.comp, openmp=False, check=False)
+            kernel = self.kernel = compile_kernel(self.ir, openmp=False, check=False)
         try:
             record = self._records.record
             record.fill(0)

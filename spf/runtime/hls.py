@@ -24,9 +24,10 @@ from spf.runtime.kernel import Kernel
 if TYPE_CHECKING:
     import os
 
+    from spf.analysis.memo import HasIR
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 DEFAULT_OPT_FLAGS = ("-O2",)
 STRICT_FLAGS = ("-Werror", "-Wno-unknown-pragmas")
@@ -140,7 +141,7 @@ def compile_kernel(
 
 
 def compile_hls(
-    comp: Computation,
+    comp: ComputationIR | HasIR,
     name: str | None = None,
     check: bool = True,
     *,
@@ -150,12 +151,13 @@ def compile_hls(
     hls_tripcounts: Mapping[str, int | tuple[int, int]] | None = None,
 ) -> HlsKernel:
     """``comp.compile(target="hls")`` with the printer options ``hls_bounds`` and
-    ``hls_tripcounts`` (see :mod:`spf.codegen.hls`)."""
+    ``hls_tripcounts`` (see :mod:`spf.codegen.hls`; ``comp``: a computation or its IR)."""
+    from spf.analysis.memo import as_ir
     from spf.codegen.hls import generate_unit
     from spf.codegen.program import c_function_name, signature
 
-    fname = c_function_name(name or comp.name)
-    ir = comp.ir
+    ir = as_ir(comp, "spf.runtime.hls.compile_hls")
+    fname = c_function_name(name or ir.name)
     unit = generate_unit(ir, fname, check, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
     return compile_kernel(unit, signature(ir, fname), fname, cflags=cflags, cache_dir=cache_dir)
 

@@ -88,7 +88,7 @@ from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 MIN_ROWS_PER_LEVEL = 4096
 """``inspect(strategy="auto")`` runs the loop serially when the levels hold fewer iterations
@@ -977,9 +977,9 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 
 
 def compile_wavefront(
-    comp: Computation, executor: Executor, name: str | None, check: bool, **options: Any
+    ir: ComputationIR, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor of ``comp`` (one wavefront loop) as one library and its inspector
+    """Compile the executor of ``ir`` (one wavefront loop) as one library and its inspector
     stages as another, the two compiler runs at once
     (:func:`spf.runtime.compile.compile_kernels`); the serial
     kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
@@ -993,44 +993,38 @@ def compile_wavefront(
     from spf.analysis.executor import COARSE_METHODS, serial_computation
     from spf.analysis.inspector import build_inspector
     from spf.codegen.program import c_function_name
-    from spf.computation.computation import Computation
     from spf.runtime.compile import compile_kernel, compile_kernels
 
     if len(executor.loops) != 1:
         loops = ", ".join(names.loop for _, names in executor.loops)
         raise CodegenError(
-            f"{comp.name} runs the loops {loops} as wavefronts; spf compiles one wavefront "
+            f"{ir.name} runs the loops {loops} as wavefronts; spf compiles one wavefront "
             "loop per computation: keep the wavefront on one of them"
         )
     ((analysis, names),) = executor.loops
     is_coarse = names.method in COARSE_METHODS
     free = free_kernels(analysis)
-    ir = comp.ir
     first = (
         build_coarse_inspector(ir, analysis, any(free))
         if is_coarse
         else build_inspector(ir, analysis)
     )
-    stages = [first, *build_level_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")]
+    stages = [first, *build_level_sort(analysis, f"{ir.name}_inspector_{analysis.loop}")]
     if is_coarse:  # both counting sorts in one pass each
-        stages += build_pair_sort(analysis, f"{comp.name}_inspector_{analysis.loop}")
-    parts: list[tuple[Computation, str | None, bool]] = [
-        (Computation.from_ir(executor.ir), name or comp.name, check)
-    ]
-    parts += [(Computation.from_ir(stage), None, True) for stage in stages]
-    library = f"{c_function_name(name or comp.name)}_wavefront"
+        stages += build_pair_sort(analysis, f"{ir.name}_inspector_{analysis.loop}")
+    parts: list[tuple[ComputationIR, str | None, bool]] = [(executor.ir, name or ir.name, check)]
+    parts += [(stage, None, True) for stage in stages]
+    library = f"{c_function_name(name or ir.name)}_wavefront"
     run, *compiled = compile_kernels(parts, library, light=len(parts) - 1, **options)
 
     def serial() -> Kernel:
-        serial = Computation.from_ir(serial_computation(ir))
-        return compile_kernel(serial, "c", f"{run.name}_serial", check, **options)
+        return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
 
     made: list[Kernel] = []
 
     def check_kernel() -> Kernel:  # compiled on the first plan that needs it
         if not made:
-            part_check = Computation.from_ir(build_part_check(ir, analysis))
-            made.append(compile_kernel(part_check, "c", None, True, **options))
+            made.append(compile_kernel(build_part_check(ir, analysis), "c", None, True, **options))
         return made[0]
 
     inspector = (compiled[0], compiled[1], compiled[2])

@@ -12,20 +12,23 @@ compiler run.
 
 The key (:func:`warm_key`) is the sha256 of everything the entry depends on:
 
-* the whole state of the computation (:func:`state_text`: every attribute of the
-  computation, its data spaces, UFs and their declarations, facts, constants, locals,
-  statements and their schedules and tags, buffers, operations and layout, walked
-  generically, plus the trace of scheduling commands, which code generation reads);
+* the whole state of the computation: the fingerprint of its IR (``comp.ir``, what
+  compiling reads: its data spaces, UFs and their declarations, facts, constants, locals,
+  statements and their schedules and tags, buffers, operations and layout, and the trace
+  of scheduling commands);
 * the function name, ``check``, ``openmp``, ``cflags`` and the compiler (its resolved path,
   size and modification time), the machine for ``-march=native``;
 * spf's version and a digest of spf's own source files (size and modification time), so an
   edited or upgraded spf never reuses an entry.
 
-A state that cannot be keyed faithfully (an object that is not one of spf's own, such as a
-function or a numpy array, or one whose state is not in its attributes) gets no entry: that
-compile takes the ordinary path. An entry is used only when it parses, its recorded digest
-matches its content and the cached library is trusted
-(:meth:`~spf.runtime.cache.CacheEntry.trusted`); anything else is a miss and is rewritten.
+The remembered einsum kernels (:mod:`spf.index_notation.remembered`) key their values with
+this module's generic walk of attributes, which raises :class:`UnkeyableError` for a value
+it cannot key faithfully (an object that is not one of spf's own, such as a function or a
+numpy array, or one whose state is not in its attributes).
+
+An entry is used only when it parses, its recorded digest matches its content and the cached
+library is trusted (:meth:`~spf.runtime.cache.CacheEntry.trusted`); anything else is a miss
+and is rewritten.
 """
 
 from __future__ import annotations
@@ -55,7 +58,6 @@ if TYPE_CHECKING:
 
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
-    from spf.computation.computation import Computation
     from spf.ir import ComputationIR
     from spf.runtime.kernel import Kernel
 
@@ -68,16 +70,8 @@ _SKIP = frozenset({"_comp", "_memo"})
 
 
 class UnkeyableError(SpfError):
-    """A value whose content the key cannot capture faithfully (caught here: such a compile
-    is not remembered; an ``SpfError`` so that one escaping is still in the family)."""
-
-
-def state_text(comp: Computation) -> str:
-    """A text that changes whenever anything in ``comp`` that compiling reads changes."""
-    from spf.schedule.trace import trace_of
-
-    trace = [e.to_data() for e in trace_of(comp).entries]
-    return repr((_key(comp, set()), _key(trace, set())))
+    """A value whose content the key cannot capture faithfully (the caller then remembers
+    nothing; an ``SpfError`` so that one escaping is still in the family)."""
 
 
 _ATOMS = (str, int, float, bool, type(None))
@@ -177,7 +171,7 @@ def _compiler_identity(argv: Sequence[str]) -> str | None:
 
 
 def warm_key(
-    comp: Computation,
+    ir: ComputationIR,
     name: str,
     check: bool,
     *,
@@ -189,11 +183,7 @@ def warm_key(
     build = build_identity(argv, flags)
     if build is None:
         return None
-    try:
-        state = state_text(comp)
-    except (UnkeyableError, RecursionError):
-        return None
-    parts = [f"spf-warm {FORMAT}", *build, repr(name), str(check), state]
+    parts = [f"spf-warm {FORMAT}", *build, repr(name), str(check), ir.fingerprint]
     return hashlib.sha256("\0\0".join(parts).encode()).hexdigest()
 
 
@@ -265,7 +255,7 @@ def _arg_data(arg: Any) -> dict[str, Any]:
 
 def load(
     key: str,
-    comp: Computation,
+    ir: ComputationIR,
     *,
     argv: Sequence[str],
     flags: Sequence[str],
@@ -283,7 +273,7 @@ def load(
         library_key: str = payload["library_key"]
         shared = payload.get("library") or {"name": payload["function"], "source": unit.source}
         library = (str(shared["name"]), str(shared["source"]))
-        sig = _signature(comp.ir, payload)
+        sig = _signature(ir, payload)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return load_library(

@@ -246,17 +246,18 @@ def test_a_fresh_interpreter_remembers_through_spf_cache_dir(tmp_path: Path) -> 
     assert list((tmp_path / "env-cache" / "warm").rglob("*.json"))
 
 
-def test_a_state_holding_a_foreign_object_is_not_remembered(
+def test_the_key_is_the_ir_an_attribute_outside_it_is_not_read(
     tmp_path: Path, no_analysis: Callable[[], None]
 ) -> None:
-    """Two functions print alike; a state holding one is compiled afresh every time."""
-    comp = _gather()
-    comp.stmts[0].__dict__["note"] = lambda: 1  # any attribute the key cannot see into
-    comp.compile(openmp=False, cache_dir=tmp_path)
-    assert not list((tmp_path / "warm").rglob("*.json"))
+    """Compiling reads the computation's IR only (``comp.ir``), so the entry is keyed by its
+    fingerprint: an attribute the IR does not hold (a function here) cannot change the
+    kernel, and the state holding it is remembered like any other."""
+    first = _gather().compile(openmp=False, cache_dir=tmp_path)
     no_analysis()
-    with pytest.raises(_AnalysedError):
-        comp.compile(openmp=False, cache_dir=tmp_path)
+    comp = _gather()
+    comp.stmts[0].__dict__["note"] = lambda: 1
+    again = comp.compile(openmp=False, cache_dir=tmp_path)  # remembered: no analysis
+    assert (again.source, again.path) == (first.source, first.path)
 
 
 def test_spf_functions_key_by_name_and_foreign_ones_do_not_key() -> None:
