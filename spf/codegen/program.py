@@ -463,7 +463,7 @@ def signature(ir: ComputationIR, fname: str) -> Signature:
                     ctype=b.dtype,
                     const=b.name not in written_buffers,
                     shape=b.shape,
-                    rank=b.rank,
+                    rank=len(b.shape),
                 )
             )
     return Signature(function=fname, args=tuple(args), facts=ir.facts)
@@ -557,7 +557,7 @@ def _extent(owner: str, d: int | str) -> str:
 
 # ----------------------------------------------------------------------------- Layer III
 def _buffer_macro(b: BufferIR) -> DataMacro:
-    return DataMacro(b.name, b.rank, tuple(_extent(b.name, d) for d in b.shape))
+    return DataMacro(b.name, len(b.shape), tuple(_extent(b.name, d) for d in b.shape))
 
 
 def _buffer_decl(b: BufferIR) -> BufferDecl:

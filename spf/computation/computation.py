@@ -899,7 +899,7 @@ class Computation:
             )
         from spf.runtime.interpret import interpret
 
-        interpret(self, arrays)
+        interpret(self.ir, arrays)
 
     @property
     def trace(self) -> Trace:

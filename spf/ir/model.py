@@ -62,6 +62,13 @@ class DataSpaceIR:
         """The element's C type (:attr:`type` without a by-reference parameter's ``*``)."""
         return self.type.removesuffix("*")
 
+    @property
+    def dtype(self) -> str:
+        """The numpy dtype name of the element type."""
+        from spf.clang import NUMPY_OF_C
+
+        return NUMPY_OF_C[self.ctype]
+
 
 @dataclass(frozen=True, kw_only=True)
 class UFIR:
@@ -132,10 +139,6 @@ class BufferIR:
     zeroed: bool = True
     allocation: tuple[str, int | str | None] | None = None
     """``(statement, level)`` of ``allocate_at`` (level None: ``spf.ROOT``)."""
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
 
     @property
     def argument(self) -> bool:

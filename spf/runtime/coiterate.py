@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import sympy as sp
 
     from spf.analysis.coiteration import Group
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
     from spf.runtime.walk import Instance
 else:
     from spf._lazy import sympy as sp
@@ -30,47 +30,48 @@ Run = Callable[["Instance"], None]
 
 
 def union_runner(
-    comp: Computation, params: Mapping[str, int], ufs: Mapping[str, Any], run: Run
+    ir: ComputationIR, params: Mapping[str, int], ufs: Mapping[str, Any], run: Run
 ) -> Run:
-    """``run``, with the union merges of ``comp`` run in merge order."""
+    """``run``, with the union merges of ``ir`` run in merge order."""
     from spf.analysis.coiteration import NotMergeableError, groups
 
     try:
-        unions = [g for g in groups(comp.ir, auto=False, prove=False) if g.is_union]
+        unions = [g for g in groups(ir, auto=False, prove=False) if g.is_union]
     except NotMergeableError as err:
-        raise SpfError(f"interpret({comp.name}): {err}") from None
+        raise SpfError(f"interpret({ir.name}): {err}") from None
     if not unions:
         return run
-    order = {s.name: k for k, s in enumerate(comp.stmts)}
+    stmts = ir.parsed_stmts
+    order = {s.name: k for k, s in enumerate(stmts)}
     member = {name: g for g in unions for name in g.stmts}
     done: set[tuple[str, tuple[int, ...]]] = set()
 
     def merged(instance: Instance) -> None:
         time, number, point = instance
-        g = member.get(comp.stmts[number].name)
+        g = member.get(stmts[number].name)
         if g is None:
             run(instance)
             return
-        outer = _outer_values(comp, g, comp.stmts[number].name, point)
+        outer = _outer_values(ir, g, stmts[number].name, point)
         if (g.stmt, outer) in done:
             return
         done.add((g.stmt, outer))
-        for name, values in _merge(comp, g, outer, params, ufs):
+        for name, values in _merge(ir, g, outer, params, ufs):
             run((time, order[name], values))
 
     return merged
 
 
-def _outer_values(comp: Computation, g: Group, stmt: str, point: Sequence[int]) -> tuple[int, ...]:
+def _outer_values(ir: ComputationIR, g: Group, stmt: str, point: Sequence[int]) -> tuple[int, ...]:
     if stmt != g.stmt:  # a branch: [outer..., position]
         return tuple(point[:-1])
-    names = comp.stmt(stmt).domain.tuple_vars
+    names = ir.parsed_stmt(stmt).domain.tuple_vars
     values = dict(zip(names, point, strict=True))
     return tuple(values[v] for v in g.shape.outer_vars)
 
 
 def _merge(
-    comp: Computation,
+    ir: ComputationIR,
     g: Group,
     outer: tuple[int, ...],
     params: Mapping[str, int],
@@ -85,7 +86,7 @@ def _merge(
     out: list[tuple[str, tuple[int, ...]]] = []
 
     def emit(name: str | None, point: tuple[int, ...]) -> None:
-        if name is not None and comp.stmt(name).domain.contains(point, params, ufs):
+        if name is not None and ir.parsed_stmt(name).domain.contains(point, params, ufs):
             out.append((name, point))
 
     left = None if g.left is None else g.left.stmt

@@ -28,26 +28,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.computation.access import iterator_names
+from spf.clang import NUMPY_OF_C
 from spf.errors import ArgumentError, CodegenError, ScheduleError, SpfError
+from spf.ir import OperationIR
+from spf.ir.reading import iterator_names, storage_of
 from spf.runtime.binding import Binder
 from spf.runtime.walk import Instance, ScheduleWalk, Watched, Writes
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Signature
-    from spf.computation.computation import Computation
-    from spf.computation.layout import Buffer
+    from spf.ir import BufferIR, ComputationIR
 
 _INDEX_DTYPES = ("int32", "int64")
 
 
-def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
-    """Execute ``comp`` on ``args`` (data spaces, UF arrays and parameters, by name)."""
+def interpret(ir: ComputationIR, args: Mapping[str, Any]) -> None:
+    """Execute the computation ``ir`` on ``args`` (data spaces, UF arrays and parameters,
+    by name)."""
     given = dict(args)
-    for name, ds in comp.data_spaces.items():
-        if name not in given and ds.rank == 0 and ds.role not in ("data", "local"):
-            given[name] = np.zeros((), dtype=ds.dtype)  # a function's scalar parameter
-    binder = Binder(_signature(comp, given), context=f"interpret({comp.name})")
+    for ds in ir.data_spaces:
+        if ds.name not in given and ds.rank == 0 and ds.role not in ("data", "local"):
+            given[ds.name] = np.zeros((), dtype=ds.dtype)  # a function's scalar parameter
+    binder = Binder(_signature(ir, given), context=f"interpret({ir.name})")
     params, values = binder.bind(given, check=True)
     arrays: dict[str, Any] = {}
     ufs: dict[str, Any] = {}
@@ -56,13 +58,15 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
             ufs[d.name] = value
         else:  # a kernel also takes shape (1,) for a 0-d space; the interpreter needs 0-d
             arrays[d.name] = value.reshape(()) if d.rank == 0 else value
-    _refuse_communication(comp)
-    arrays.update(_locals(comp, params))
-    storage = _Storage(comp, params, arrays)
+    from spf.analysis.sources import source_tree
+
+    _refuse_communication(ir)
+    arrays.update(_locals(ir, params))
+    storage = _Storage(ir, params, arrays)
     writes = Writes()
-    runtime = _index_arrays(comp, arrays, ufs, writes)
-    runners = [s.parsed.to_python() for s in comp.stmts]
-    names = [iterator_names(s.domain) for s in comp.stmts]
+    runtime = _index_arrays(ir, arrays, ufs, writes)
+    runners = [source_tree(ir, s).to_python() for s in ir.parsed_stmts]
+    names = [iterator_names(s.domain) for s in ir.parsed_stmts]
 
     def run(instance: Instance) -> None:
         time, order, point = instance
@@ -73,22 +77,22 @@ def interpret(comp: Computation, args: Mapping[str, Any]) -> None:
 
     from spf.runtime.coiterate import union_runner
 
-    walk = ScheduleWalk(comp.ir, params, ufs, runtime, writes)
-    walk.run(union_runner(comp, params, ufs, run))
+    walk = ScheduleWalk(ir, params, ufs, runtime, writes)
+    walk.run(union_runner(ir, params, ufs, run))
 
 
 def _index_arrays(
-    comp: Computation, arrays: dict[str, Any], ufs: dict[str, Any], writes: Writes
+    ir: ComputationIR, arrays: dict[str, Any], ufs: dict[str, Any], writes: Writes
 ) -> frozenset[str]:
     """Run-time index arrays (``index=True``): statements store into them and later ones
     read them as UFs, from the same array, as they are at that moment; the stores are
     counted (:mod:`spf.runtime.walk`)."""
-    names = [n for n, ds in comp.data_spaces.items() if ds.index]
+    names = [ds.name for ds in ir.data_spaces if ds.index]
     for name in names:
         held = arrays[name]
         if isinstance(held, _Stored):
             raise CodegenError(
-                f"interpret({comp.name}): the run-time index array {name!r} is stored in "
+                f"interpret({ir.name}): the run-time index array {name!r} is stored in "
                 f"buffer {held.buffer_name!r}; the interpreter reads index arrays as "
                 "themselves: run the compiled kernel instead"
             )
@@ -97,13 +101,11 @@ def _index_arrays(
     return frozenset(names)
 
 
-def _refuse_communication(comp: Computation) -> None:
-    from spf.computation.operations import OperationStmt
-
-    for s in comp.stmts:
-        if isinstance(s, OperationStmt) and s.kind in ("send", "receive"):
+def _refuse_communication(ir: ComputationIR) -> None:
+    for s in ir.parsed_stmts:
+        if isinstance(s.record, OperationIR) and s.record.kind in ("send", "receive"):
             raise CodegenError(
-                f"interpret({comp.name}): statement {s.name} is a {s.kind} operation; the "
+                f"interpret({ir.name}): statement {s.name} is a {s.record.kind} operation; the "
                 "interpreter runs one process: run the MPI kernel (compile(target='mpi')) "
                 "under mpiexec instead"
             )
@@ -113,18 +115,18 @@ class _Allocation:
     """A buffer the function owns: one zeroed array, or one per iteration of the loop it is
     ``allocate_at``."""
 
-    def __init__(self, comp: Computation, buffer: Buffer, params: Mapping[str, int]) -> None:
+    def __init__(self, ir: ComputationIR, buffer: BufferIR, params: Mapping[str, int]) -> None:
         from spf.analysis.dependences import padded, position_in
-        from spf.schedule.commands import ROOT
 
         self.buffer = buffer
         self.params = dict(params)
         self.position: int | None = None
         self.loop_names: list[tuple[str, int]] = []
-        if buffer.allocation is not None and buffer.allocation[1] is not ROOT:
-            stmt = comp.stmt(buffer.allocation[0])
-            self.position = position_in(stmt, buffer.allocation[1], comp.schedule_width())
-            outs = padded(stmt, comp.schedule_width()).out_vars
+        owner, level = buffer.allocation or ("", None)
+        if level is not None:  # allocated in a loop (None: spf.ROOT, the whole function)
+            stmt = ir.parsed_stmt(owner)
+            self.position = position_in(stmt, level, ir.schedule_width)
+            outs = padded(stmt, ir.schedule_width).out_vars
             self.loop_names = [
                 (v, k) for k, v in enumerate(outs[: self.position + 1]) if v.isidentifier()
             ]
@@ -146,7 +148,7 @@ class _Allocation:
             raise ArgumentError(
                 f"interpret: buffer {self.buffer.name!r} would have negative extents {shape}"
             )
-        return np.zeros(tuple(shape), dtype=self.buffer.numpy_dtype)
+        return np.zeros(tuple(shape), dtype=NUMPY_OF_C[self.buffer.dtype])
 
     def enter(self, time: Sequence[int]) -> None:
         if self.position is None:
@@ -212,22 +214,21 @@ def _constant(array: Any) -> Callable[[], Any]:
 class _Storage:
     """The buffers of one interpretation and the data spaces stored in them."""
 
-    def __init__(self, comp: Computation, params: Mapping[str, int], arrays: dict[str, Any]):
-        from spf.computation.layout import layout_of
+    def __init__(self, ir: ComputationIR, params: Mapping[str, int], arrays: dict[str, Any]):
         from spf.sets.expr import compile_expr
 
-        layout = layout_of(comp)
         self.allocations: list[_Allocation] = []
         getters: dict[str, Callable[[], Any]] = {}
-        for name, buffer in layout.buffers.items():
+        for buffer in ir.buffers:
             if buffer.argument:
-                getters[name] = _constant(arrays[name])
+                getters[buffer.name] = _constant(arrays[buffer.name])
             else:
-                alloc = _Allocation(comp, buffer, params)
+                alloc = _Allocation(ir, buffer, params)
                 self.allocations.append(alloc)
-                getters[name] = alloc.get
-        for ds, placement in layout.placements.items():
-            space = comp.data_spaces[ds]
+                getters[buffer.name] = alloc.get
+        for placement in ir.placements:
+            ds = placement.data_space
+            space = ir.data_space_table[ds]
             rank = space.rank or 0
             if space.shape is None:
                 shape = (sys.maxsize,) * rank
@@ -243,8 +244,9 @@ class _Storage:
         self.private: list[tuple[Any, int, list[tuple[int, ...] | None]]] = []
         from spf.analysis.private import private_position
 
-        for name, space in comp.data_spaces.items():
-            pos = private_position(comp.ir, name) if space.private is not None else None
+        for space in ir.data_spaces:
+            name = space.name
+            pos = private_position(ir, name) if space.private is not None else None
             if pos is not None:  # a fresh zeroed copy per iteration of its loop
                 self.private.append((arrays[name], pos, [None]))
 
@@ -258,11 +260,11 @@ class _Storage:
                 array[...] = 0
 
 
-def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
+def _signature(ir: ComputationIR, args: Mapping[str, Any]) -> Signature:
     """The kernel's signature, each UF taking the index dtype (int32 or int64) passed."""
     from spf.codegen.program import signature
 
-    sig = signature(comp.ir, comp.name)
+    sig = signature(ir, ir.name)
     out = []
     for a in sig.args:
         value = args.get(a.name)
@@ -276,13 +278,14 @@ def _signature(comp: Computation, args: Mapping[str, Any]) -> Signature:
     return dataclasses.replace(sig, args=tuple(out))
 
 
-def _locals(comp: Computation, params: Mapping[str, int]) -> dict[str, Any]:
+def _locals(ir: ComputationIR, params: Mapping[str, int]) -> dict[str, Any]:
     """Zeroed arrays for the computation's own data spaces (as generated code allocates)."""
     from spf.sets.expr import compile_expr
 
     out: dict[str, Any] = {}
-    for name, ds in comp.data_spaces.items():
-        if ds.role != "local" or comp.storage_of(name) is not None:
+    for ds in ir.data_spaces:
+        name = ds.name
+        if ds.role != "local" or storage_of(ir, name) is not None:
             continue
         shape = tuple(
             d if isinstance(d, int) else compile_expr(d)[0](params) for d in ds.shape or ()
