@@ -190,11 +190,12 @@ def test_no_cycle_between_packages() -> None:
     assert not cycles, f"{len(cycles)} cycle(s) between spf packages:\n" + "\n".join(shown)
 
 
-OVER_IR = ("spf.analysis", "spf.codegen")
+OVER_IR = ("spf.analysis", "spf.codegen", "spf.runtime")
 """Packages that read and build computations as IR values (:mod:`spf.ir`) only: none of their
 modules imports ``spf.computation`` (docs/ir.md, "Toward imports that run one way"): the
-analysis, and code generation (lowering, the scanner, the implemented-domain check and the
-co-iteration merge take a ``ComputationIR``)."""
+analysis, code generation (lowering, the scanner, the implemented-domain check and the
+co-iteration merge take a ``ComputationIR``) and the runtime (compiling, the remembered
+compiles keyed by ``ir.fingerprint``, the interpreter)."""
 
 
 def test_packages_over_the_ir_never_import_the_model() -> None:
@@ -239,11 +240,9 @@ def test_every_module_imports_first() -> None:
     assert done.returncode == 0, f"modules that fail to import first:\n{done.stdout}{done.stderr}"
 
 
-IR_ONLY = (  # every module of spf.codegen too (OVER_IR)
+IR_ONLY = (  # and every module of OVER_IR's packages
     "spf/pdfg/annotate.py",
     "spf/pdfg/loops.py",
-    "spf/runtime/combine.py",
-    "spf/runtime/walk.py",
 )
 """Modules below ``spf.computation``'s users that read a computation as its IR only
 (docs/ir.md, "Where the packages stand"): they name no ``Computation`` nor ``Stmt``."""
