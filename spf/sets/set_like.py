@@ -464,8 +464,8 @@ def _parsed(text: str, decls: tuple[tuple[str, UF], ...] | None) -> Body:
     Under declarations, the body is also remembered by the text and the declarations it
     can read (:func:`_read_declarations`): the same text comes back under the declarations
     of each program that uses it (a wavefront's executor declares more UFs than its
-    inspector stages, which check the same assumptions), ~2/3 of the conversions of a
-    wavefront compile."""
+    inspector stages, which check the same assumptions): Gauss-Seidel's cold wavefront
+    compile converts 370 texts instead of 451."""
     if decls is None:
         return convert(parse_document(text), None, {})
     key = (text, _read_declarations(text, decls))
@@ -482,22 +482,18 @@ _BY_READ_DECLARATIONS: Table[tuple[str, tuple[tuple[str, UF], ...]], Body] = Tab
 
 def _read_declarations(text: str, decls: tuple[tuple[str, UF], ...]) -> tuple[tuple[str, UF], ...]:
     """The declarations of ``decls`` that converting ``text`` can read: those of the names
-    the text spells (whether a name is a UF, its arity and components), then, in turn, of
-    the inverses they declare and of the UFs their domains and ranges call (simplifying
-    inverses reads those). The others cannot change the body: with the text fixed, the
-    names absent from the result are the text's names that ``decls`` leaves undeclared."""
+    the text spells (whether a name is a UF, its arity and components) and of the inverses
+    they declare, in turn (simplifying inverses reads those; a UF's declared domain and
+    range call no UF). The others cannot change the body: with the text fixed, the names
+    absent from the result are the text's names that ``decls`` leaves undeclared."""
     table = dict(decls)
-    todo = [n for n in _identifiers(text) if n in table]
+    names = [n for n in _identifiers(text) if n in table]
     out: dict[str, UF] = {}
-    while todo:
-        name = todo.pop()
-        decl = table.get(name)
-        if decl is None or name in out:
-            continue
-        out[name] = decl
-        todo += [decl.inverse] if decl.inverse is not None else []
-        for s in (decl.domain, decl.range):
-            todo += _identifiers(str(s)) if s is not None else []
+    while names:
+        decl = table.get(name := names.pop())
+        if decl is not None and name not in out:
+            out[name] = decl
+            names += [decl.inverse] if decl.inverse is not None else []
     return tuple(sorted(out.items()))
 
 
