@@ -115,6 +115,13 @@ def compile_kernel(
             **options,
         )
         return kernel
+    return _build_one(got, flags)
+
+
+def _build_one(got: _Generated, flags: dict[str, Any]) -> Kernel:
+    """Compile and load one generated C kernel on its own, and record its warm entry."""
+    from spf.runtime.kernel import Kernel
+
     built = Kernel.build(got.signature, got.unit, **flags)
     _remember(got, built, got.unit.source, **flags)
     return built
@@ -190,11 +197,8 @@ class _Unit:
         from spf.runtime.kernel import Kernel
 
         got, todo, source, flags = self.got, self.todo, self.source, self.flags
-        if source is None:
-            return [
-                g if isinstance(g, Kernel) else compile_kernel(g.ir, "c", name, check, **flags)
-                for g, (_, name, check) in zip(got, self.kernels, strict=True)
-            ]
+        if source is None:  # each kernel built as generated (generating it again cost ~1%)
+            return [g if isinstance(g, Kernel) else _build_one(g, flags) for g in got]
         parts = [(g.signature, g.unit) for g in todo]
         built = Kernel.build_many(parts, source, self.library, **flags)
         done = dict(zip(map(id, todo), built, strict=True))

@@ -37,6 +37,34 @@ def test_declarations_are_part_of_the_parse_key() -> None:
     assert spf.Set(TWO_ROWS).ufs == {}
 
 
+def test_declarations_the_text_cannot_read_share_one_parse() -> None:
+    """A text converted under declarations of UFs it never names is converted once (a
+    wavefront's programs declare different UFs); the declarations it names, the inverses
+    they declare, and names that become UFs still give other sets."""
+    text = "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && f(f_inv(k)) >= 0}"
+    rowptr = spf.UF("rowptr", monotonic="nondecreasing")
+    f, f_inv = spf.UF("f"), spf.UF("f_inv")
+    f_pair = spf.UF("f", inverse="f_inv")
+    base = spf.Set(text, ufs=[rowptr, f, f_inv])
+    more = spf.Set(text, ufs=[rowptr, f, f_inv, spf.UF("col"), spf.UF("diag", dtype="int64")])
+    assert more._body is base._body
+    assert more == base
+    assert set(more.ufs) == {"rowptr", "f", "f_inv", "col", "diag"}
+    # the inverse pair (declared on f only) collapses f(f_inv(k)): another set
+    collapsed = spf.Set(text, ufs=[rowptr, f_pair])
+    assert collapsed != base
+    assert "f_inv" not in str(collapsed)
+    assert "f_inv" in str(base)
+    assert spf.Set(text, ufs=[rowptr, f_pair, spf.UF("col")])._body is collapsed._body
+    # a tuple name that another program declares as a UF is then a call: refused here
+    spf.Set("{[k]: 0 <= k < N}", ufs=[rowptr])
+    with pytest.raises(spf.errors.SpfError):
+        spf.Set("{[k]: 0 <= k < N}", ufs=[rowptr, spf.UF("k")])
+    assert spf.Set("{[k]: 0 <= k < N}", ufs=[rowptr, spf.UF("kk")]) == spf.Set(
+        "{[k]: 0 <= k < N}", ufs=[rowptr]
+    )
+
+
 def test_errors_are_raised_every_time() -> None:
     for _ in range(2):
         with pytest.raises(ParseError):
