@@ -32,6 +32,27 @@ if TYPE_CHECKING:
     from spf.analysis.local_copies import CopySpec
 
 
+RUN_WORK = 12
+"""``inspect(copies=None)`` copies when the parts' rows run in stretches of consecutive rows
+(runs) holding fewer than this many units of work (entries) on average. Each run of a part
+opens fresh cache lines and prefetch streams of the segments, which the copies save: on one
+thread, on the 1M-row triangles of ``spf bench --only sptrsv`` (a loaded 2-core machine,
+minima of 25 interleaved runs), 20-50 ns per run (the levels plan of 2-D Poisson, one-row
+runs of 3 entries: 3.5 -> 1.55 serial solves; the 12-level random triangle, runs of 3.2
+entries: 1.6 -> 1.4; the coarse plan of Poisson, runs of 28 entries: 1.58 -> 1.45).
+Against it every call reads the values once more, for their checksum (~0.1 ns a byte, on
+one thread): at 2 threads the copies pay below about 12 entries per run."""
+
+
+def pays(order: np.ndarray, work: int) -> bool:
+    """Whether copies pay for parts that run the rows ``order`` (``work`` in all): runs of
+    consecutive rows averaging fewer than :data:`RUN_WORK` units of work (O(rows))."""
+    if len(order) < 2:
+        return False
+    runs = 1 + int(np.count_nonzero(np.diff(order) != 1))
+    return work < RUN_WORK * runs
+
+
 def row_lengths(spec: CopySpec, args: Mapping[str, object], n: int) -> str | None:
     """Why the rows of ``args`` cannot be copied (a pointer missing, or a row shorter than
     the statements need), None when they can (O(rows))."""

@@ -82,7 +82,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, shared
-from spf.runtime.copies import Copies, row_lengths
+from spf.runtime.copies import Copies, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
@@ -493,8 +493,9 @@ class WavefrontKernel(Kernel):
         OpenMP's count now). ``copies`` (``method="auto"``/``"coarse"``): whether a plan that
         runs parts runs them on part-ordered copies of the rows' segments
         (:mod:`spf.runtime.copies`; ``plan.copies`` names them): None (the default) copies
-        whenever the loop's rows can be copied, ``True`` insists (``ArgumentError`` when they
-        cannot), ``False`` reads the arrays where they lie."""
+        when the loop's rows can be copied and the parts' rows are scattered enough for the
+        copies to pay (:func:`spf.runtime.copies.pays`), ``True`` insists (``ArgumentError``
+        when they cannot), ``False`` reads the arrays where they lie."""
         allowed = COARSE_STRATEGIES if self._coarse else STRATEGIES
         if strategy not in allowed:
             raise ArgumentError(
@@ -681,7 +682,7 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            names = self._copied(strategy, copies, given, n)
+            names = self._copied(strategy, copies, given, parts.order, total)
             return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -690,17 +691,26 @@ class WavefrontKernel(Kernel):
         levelptr = np.full(n + 1, n, dtype=np.int64)  # the executor's extent, nondecreasing
         levelptr[: nlev + 1] = ptr
         parts = coarse.split(order, levelptr, nlev, work, None, team, wsum)
-        names = self._copied(strategy, copies, given, n)
+        names = self._copied(strategy, copies, given, order, total)
         return self._plan(given, level, nlev, strategy, (levelptr, order), parts, names)
 
     def _copied(
-        self, strategy: str, copies: bool | None, given: Mapping[str, object], n: int
+        self,
+        strategy: str,
+        copies: bool | None,
+        given: Mapping[str, object],
+        order: np.ndarray,
+        work: int,
     ) -> tuple[str, ...]:
-        """The arrays a plan of ``strategy`` copies (:meth:`inspect`'s ``copies``)."""
+        """The arrays a plan of ``strategy`` whose parts run the rows ``order`` (``work``
+        in all) copies (:meth:`inspect`'s ``copies``; None: when
+        :func:`spf.runtime.copies.pays`)."""
         spec = self._copy_spec
         why = "its rows read no segment that copies keep" if spec is None else None
         if spec is not None and copies is not False:
-            why = row_lengths(spec, given, n)
+            why = row_lengths(spec, given, len(order))
+        if copies is None and why is None and not pays(order, work):
+            return ()
         if copies and why is not None:
             raise ArgumentError(
                 f"{self.name}.inspect: copies=True, but loop {self._names.loop!r} cannot run "
