@@ -44,12 +44,21 @@ Against it every call reads the values once more, for their checksum (~0.1 ns a 
 one thread): at 2 threads the copies pay below about 12 entries per run."""
 
 
+SAMPLES = 1 << 14
+"""How many neighbouring pairs of positions :func:`pays` looks at (evenly spaced)."""
+
+
 def pays(order: np.ndarray, work: int) -> bool:
     """Whether copies pay for parts that run the rows ``order`` (``work`` in all): runs of
-    consecutive rows averaging fewer than :data:`RUN_WORK` units of work (O(rows))."""
-    if len(order) < 2:
+    consecutive rows averaging fewer than :data:`RUN_WORK` units of work, the share of
+    positions where a run ends estimated from :data:`SAMPLES` evenly spaced positions
+    (O(1) in the rows: a pass over ``order`` cost ~0.1 solve of the inspector)."""
+    n = len(order)
+    if n < 2:
         return False
-    runs = 1 + int(np.count_nonzero(np.diff(order) != 1))
+    at = np.unique(np.linspace(0, n - 2, num=min(SAMPLES, n - 1), dtype=np.int64))
+    ends = int(np.count_nonzero(order[at + 1] != order[at] + 1))
+    runs = 1 + ends * (n - 1) / len(at)
     return work < RUN_WORK * runs
 
 

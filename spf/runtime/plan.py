@@ -706,19 +706,19 @@ class WavefrontKernel(Kernel):
         in all) copies (:meth:`inspect`'s ``copies``; None: when
         :func:`spf.runtime.copies.pays`)."""
         spec = self._copy_spec
-        why = "its rows read no segment that copies keep" if spec is None else None
-        if spec is not None and copies is not False:
-            why = row_lengths(spec, given, len(order))
-        if copies is None and why is None and not pays(order, work):
+        if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
+            return ()  # a serial plan runs no parts
+        if copies is None and (spec is None or not pays(order, work)):
             return ()
-        if copies and why is not None:
+        why: str | None = "its rows read no segment that copies keep"
+        if spec is not None:
+            why = row_lengths(spec, given, len(order))
+        if why is not None and copies:
             raise ArgumentError(
                 f"{self.name}.inspect: copies=True, but loop {self._names.loop!r} cannot run "
                 f"on copies: {why}; leave copies to the plan (None) or pass copies=False"
             )
-        if spec is None or why is not None or copies is False:
-            return ()
-        return spec.names if strategy in ("coarse", "levels") else ()
+        return spec.names if spec is not None and why is None else ()
 
     def _coarse_pass(
         self, given: Mapping[str, object], n: int, check: bool
