@@ -5,12 +5,10 @@ and once per array per call.
 package: it reads memory about as fast as a sum does, ~20x zlib's CRC-32 here: 24 MB, the
 level seal and index arrays of a 1M-row Poisson plan, in ~2.5 ms against ~46 ms, minima of
 interleaved runs on the shared 2-core machine). Without ``xxhash`` installed it takes the
-CRC-32 instead. An array of more than :data:`PIECE` bytes is hashed in pieces of that
-size, on a small thread pool (both ``zlib.crc32`` and ``xxhash`` release the GIL on large
-buffers: a plan's checksums and a call's values read on every core), and the pieces'
-hashes are folded into one number. The number depends only on the bytes (the pieces are
-cut at fixed offsets), so equal contents give equal checksums in any process with the same
-hash.
+CRC-32 of each array in pieces of at most :data:`PIECE` bytes, on a small thread pool
+(``zlib.crc32`` releases the GIL on large buffers), and folds the pieces' CRCs into one
+number. The number depends only on the bytes (the pieces are cut at fixed offsets), so
+equal contents give equal checksums in any process with the same hash.
 
 :func:`shared` opens a scope (one ``inspect`` or one call) inside which the checksum of an
 array already taken is reused: the fingerprint of a plan and the key of a remembered fact
@@ -93,42 +91,34 @@ def checksums(arrays: Sequence[np.ndarray]) -> list[int]:
             out[i] = known
         elif a.size == 0:
             out[i] = 0
-        elif _XXH3 is not None and a.nbytes <= PIECE:
+        elif _XXH3 is not None:
             out[i] = digest = int(_XXH3(_bytes(a)))
             if memo is not None:
                 memo[id(a)] = (a, digest)
         else:
             data = _bytes(a)
             jobs += [(i, data[at : at + PIECE]) for at in range(0, len(data), PIECE)]
-    one: Callable[[memoryview], int] = zlib.crc32 if _XXH3 is None else _XXH3
     if len(jobs) == 1:
-        crcs = [one(jobs[0][1])]
+        crcs = [zlib.crc32(jobs[0][1])]
     elif jobs:
-        crcs = list(_pool().map(lambda job: one(job[1]), jobs))
+        crcs = list(_pool().map(lambda job: zlib.crc32(job[1]), jobs))
     else:
         crcs = []
     pieces: dict[int, list[int]] = {}
     for (i, _), crc in zip(jobs, crcs, strict=True):
         pieces.setdefault(i, []).append(crc)
     for i, got in pieces.items():
-        value = got[0] if len(got) == 1 else _fold(got)
+        value = got[0] if len(got) == 1 else zlib.crc32(np.array(got, dtype="<u4").tobytes())
         out[i] = value
         if memo is not None:
             memo[id(arrays[i])] = (arrays[i], value)
     return [int(v) for v in out if v is not None]
 
 
-def _fold(pieces: list[int]) -> int:
-    """One checksum of an array's pieces' checksums (CRC-32s, or XXH3 hashes)."""
-    if _XXH3 is None:
-        return zlib.crc32(np.array(pieces, dtype="<u4").tobytes())
-    return int(_XXH3(memoryview(np.array(pieces, dtype="<u8").tobytes())))
-
-
 def digest(a: np.ndarray) -> int:
     """The checksum of one C-contiguous array, as :func:`checksums` gives it, at the cost of
     one call: the XXH3 hash reads the array's buffer as it is (no view, no scope)."""
-    if _XXH3 is not None and 0 < a.nbytes <= PIECE:
+    if _XXH3 is not None and a.size:
         return int(_XXH3(a))  # type: ignore[arg-type]  # any C-contiguous buffer
     return checksums([a])[0]
 

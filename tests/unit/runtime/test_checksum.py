@@ -43,19 +43,8 @@ def test_one_piece_is_the_crc32_of_the_bytes(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_with_xxhash_the_checksum_is_the_xxh3_of_the_bytes() -> None:
-    a = np.arange(checksum.PIECE // 8, dtype=np.int64)  # one piece
+    a = np.arange(3_000_000, dtype=np.int64)  # several CRC pieces: one hash all the same
     assert checksum.checksums([a]) == [xxhash.xxh3_64_intdigest(a.tobytes())]
-    assert checksum.digest(a) == checksum.checksums([a])[0]
-
-
-def test_with_xxhash_a_large_array_folds_its_pieces_hashes() -> None:
-    a = np.arange(3_000_000, dtype=np.int64)  # 24 MB: six pieces, hashed in parallel
-    data = a.tobytes()
-    step = checksum.PIECE
-    pieces = [xxhash.xxh3_64_intdigest(data[at : at + step]) for at in range(0, len(data), step)]
-    folded = xxhash.xxh3_64_intdigest(np.array(pieces, dtype="<u8").tobytes())
-    assert checksum.checksums([a]) == [folded]
-    assert checksum.digest(a) == folded
 
 
 def test_a_scope_takes_each_arrays_checksum_once(
