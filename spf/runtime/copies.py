@@ -113,11 +113,12 @@ class Copies:
             prow[0] = 0
             np.cumsum(lens, out=prow[1:])
             total = int(prow[n])
-            kmap = np.arange(total, dtype=np.int64)
-            kmap += np.repeat(starts - prow[:-1], lens)
+            reach = int((starts + lens).max()) if n else 0
+            wide = np.int64 if max(reach, total) >= 2**31 else np.int32  # int32: half the bytes
+            kmap: np.ndarray = np.arange(total, dtype=wide)
+            kmap += np.repeat((starts - prow[:-1]).astype(wide), lens)
             arrays[seg.copy] = prow
             kmaps[seg.pointer] = kmap
-            reach = int((starts + lens).max()) if n else 0
             for uf, copy in seg.ufs:
                 arrays[copy] = _gathered(uf, np.asarray(args[uf]), kmap, reach, None)
             for ds, _ in seg.data:
