@@ -149,7 +149,9 @@ def test_plan_says_whether_it_copies(trsv: Pair) -> None:
     plain = k.inspect(strategy="levels", copies=False, **args)
     assert plain.copies == ()
     assert "copies" not in repr(plain)
-    auto = k.inspect(strategy="levels", **args)  # None: copies when the rows can be copied
+    assert k.inspect(strategy="levels", **args).copies == ()  # None: small, stays in cache
+    big = sptrsv_args(lower(100_000, 4e-5, 4), dtype)  # scattered rows, 400k entries
+    auto = k.inspect(strategy="levels", **big)  # None: copies where they pay
     assert auto.copies == ("rowptr", "col", "L")
     assert "part-ordered copies of rowptr, col, L" in repr(auto)
     assert k.inspect(strategy="serial", **args).copies == ()  # nothing runs by parts
