@@ -656,7 +656,7 @@ class WavefrontKernel(Kernel):
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
-        total = int(work.sum())
+        total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
         parts: coarse.Parts | None = None
         levelptr: np.ndarray | None = None
@@ -668,6 +668,7 @@ class WavefrontKernel(Kernel):
             # the first sort counts the level sizes too (what the levels estimate reads)
             by = (level, nlev) if k == 0 else (clev, nclev)
             ptr, cptr, corder, wsum = self._sorted(given, *by, clev, nclev, work, check)
+            total = int(wsum[-1])
             levelptr = ptr if k == 0 else levelptr
             found = coarse.split(
                 corder, cptr, nclev, work, coarse.Blocks(shift, blocks, self._free), team, wsum
@@ -685,6 +686,7 @@ class WavefrontKernel(Kernel):
             names = self._copied(strategy, copies, given, parts.order, total)
             return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
+        total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
