@@ -38,8 +38,9 @@ RUN_WORK = 12
 opens fresh cache lines and prefetch streams of the segments, which the copies save: on one
 thread, on the 1M-row triangles of ``spf bench --only sptrsv`` (a loaded 2-core machine,
 minima of 25 interleaved runs), 20-50 ns per run (the levels plan of 2-D Poisson, one-row
-runs of 3 entries: 3.5 -> 1.55 serial solves; the 12-level random triangle, runs of 3.2
-entries: 1.6 -> 1.4; the coarse plan of Poisson, runs of 28 entries: 1.58 -> 1.45).
+runs of 3 entries: 3.3-3.6 -> 1.7-1.8 serial solves; the 12-level random triangle, runs of
+3.2 entries: 1.4-1.8 -> 1.15-1.35; the coarse plan of Poisson, runs of 28 entries: no
+gain, 1.2-1.6 either way).
 Against it every call reads the values once more, for their checksum (~0.1 ns a byte, on
 one thread): at 2 threads the copies pay below about 12 entries per run."""
 
