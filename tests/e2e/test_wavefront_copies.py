@@ -201,3 +201,12 @@ def test_copy_executor_reads_the_copies_in_position_order() -> None:
     code = spf.Computation.from_ir(ir).codegen()
     for read in ("rowptr_part(1 + i_pos)", "L_part(k)", "col_part(k)"):
         assert read in code
+
+
+def test_values_that_do_not_match_the_pattern_are_refused(trsv: Pair, two_threads: None) -> None:
+    k, _, dtype = trsv
+    m = lower(400, 0.02, 6)
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(strategy="coarse", copies=True, **args)
+    with pytest.raises(ArgumentError, match="reach past the end of 'L'"):
+        k(u=np.zeros(400), f=np.ones(400), plan=plan, **dict(args, L=args["L"][:10]))
