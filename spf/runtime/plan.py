@@ -82,12 +82,14 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, shared
+from spf.runtime.copies import Copies, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
+    from spf.analysis.local_copies import CopySpec
     from spf.ir import ComputationIR
 
 MIN_ROWS_PER_LEVEL = 4096
@@ -144,6 +146,9 @@ class Plan:
     coarse_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     part_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     coarse_order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    copies: tuple[str, ...] = ()
+    """The arrays whose rows the plan runs on part-ordered copies of
+    (:mod:`spf.runtime.copies`; ``()``: it reads them where they lie)."""
 
     def __post_init__(self) -> None:
         """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
@@ -157,6 +162,8 @@ class Plan:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise ArgumentError(f"Plan: {name} must be an int, got {value!r}")
             object.__setattr__(self, name, int(value))
+        if not isinstance(self.copies, tuple) or not all(isinstance(c, str) for c in self.copies):
+            raise ArgumentError(f"Plan: copies must be a tuple of names, got {self.copies!r}")
         for name in (
             "level_of",
             "levelptr",
@@ -223,7 +230,8 @@ class Plan:
             f"Plan(loop={self.loop!r}, levels={self.levels}, iterations={len(self.level_of)}, "
             f"largest level={int(self.level_sizes.max()) if self.levels else 0}, "
             f"groups={self.groups}, coarse_levels={self.coarse_levels}, "
-            f"strategy={self.strategy!r})"
+            f"strategy={self.strategy!r}"
+            + (f", part-ordered copies of {', '.join(self.copies)})" if self.copies else ")")
         )
 
 
@@ -397,6 +405,10 @@ class WavefrontKernel(Kernel):
     _free: tuple[bool, ...]
     _pair: tuple[Kernel, Kernel] | None
     """A coarse kernel's counting sorts by level and coarse level in one pass each."""
+    _copy_spec: CopySpec | None
+    """The row segments a coarse plan may run on part-ordered copies of (None: none)."""
+    _make_copy: Callable[[], Kernel] | None
+    _copy_kernel: Kernel | None
 
     @classmethod
     def wrap(
@@ -408,11 +420,14 @@ class WavefrontKernel(Kernel):
         serial: Callable[[], Kernel],
         check_kernel: Callable[[], Kernel] | None = None,
         free: tuple[bool, ...] = (False,),
+        copies: tuple[CopySpec, Callable[[], Kernel]] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
         call first runs one; ``free``: per kernel fused into the loop, whether its
-        iterations are independent (:func:`spf.analysis.coarse_inspector.free_kernels`)."""
+        iterations are independent (:func:`spf.analysis.coarse_inspector.free_kernels`);
+        ``copies``: the segments a plan may copy and what compiles the executor that reads
+        the copies (on the first call that runs one)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -423,8 +438,11 @@ class WavefrontKernel(Kernel):
         out._free = free
         out._pair = None
         out._names = names
+        out._copy_spec, out._make_copy = copies or (None, None)
+        out._copy_kernel = None
         out._plan_names = frozenset(
             {names.levelptr, names.order, names.nlevels, names.done, names.single, names.partptr}
+            | set(out._copy_spec.copies if out._copy_spec else ())
         )
         out._extent = extent
         code = "".join(st.source for st in stages).encode()
@@ -462,6 +480,7 @@ class WavefrontKernel(Kernel):
         check: bool = True,
         strategy: str = "auto",
         threads: int | None = None,
+        copies: bool | None = None,
         **args: object,
     ) -> Plan:
         """Run the inspector on the index arrays (and parameters) it reads; the other
@@ -471,7 +490,12 @@ class WavefrontKernel(Kernel):
         ``"auto"`` (the least estimated time; a ``coarse`` kernel: ``"coarse"``),
         ``"coarse"``, ``"levels"``, ``"serial"`` or ``"wavefront"`` (coarse or levels,
         whichever is estimated faster), its parts planned for ``threads`` threads (default:
-        OpenMP's count now)."""
+        OpenMP's count now). ``copies`` (``method="auto"``/``"coarse"``): whether a plan that
+        runs parts runs them on part-ordered copies of the rows' segments
+        (:mod:`spf.runtime.copies`; ``plan.copies`` names them): None (the default) copies
+        when the loop's rows can be copied and the parts' rows are scattered enough for the
+        copies to pay (:func:`spf.runtime.copies.pays`), ``True`` insists (``ArgumentError``
+        when they cannot), ``False`` reads the arrays where they lie."""
         allowed = COARSE_STRATEGIES if self._coarse else STRATEGIES
         if strategy not in allowed:
             raise ArgumentError(
@@ -483,6 +507,13 @@ class WavefrontKernel(Kernel):
         ):
             raise ArgumentError(
                 f"{self.name}.inspect: threads must be an int >= 1, got {threads!r}"
+            )
+        if copies is not None and not isinstance(copies, bool):
+            raise ArgumentError(f"{self.name}.inspect: copies must be True, False or None")
+        if copies and not self._coarse:
+            raise ArgumentError(
+                f"{self.name}.inspect: copies=True needs a coarse executor; compile with "
+                f"wavefront({self._names.loop!r}, method='auto') or method='coarse'"
             )
         if positional:
             raise ArgumentError.positional(
@@ -499,7 +530,7 @@ class WavefrontKernel(Kernel):
         n = self._count(given)
         with shared():  # the stages' fact checks and the plan's fingerprint
             if self._coarse:
-                return self._inspect_coarse(given, n, check, strategy, threads)
+                return self._inspect_coarse(given, n, check, strategy, threads, copies)
             return self._inspect_levels(given, n, check, strategy)
 
     def _inspect_levels(
@@ -530,6 +561,7 @@ class WavefrontKernel(Kernel):
         strategy: str,
         by_level: tuple[np.ndarray, np.ndarray] | None,
         parts: coarse.Parts | None = None,
+        copies: tuple[str, ...] = (),
     ) -> Plan:
         """The :class:`Plan` of what the inspector stages computed (its arrays made
         read-only, not copied; the groups of the levels executor added). ``by_level``: the
@@ -547,6 +579,7 @@ class WavefrontKernel(Kernel):
             "level_of": level,
             "strategy": strategy,
             "inspected": inspected,
+            "copies": copies,
         }
         if parts is not None:
             _read_only(parts.ptr, parts.partptr, parts.order)
@@ -605,6 +638,7 @@ class WavefrontKernel(Kernel):
         check: bool,
         strategy: str,
         threads: int | None,
+        copies: bool | None = None,
     ) -> Plan:
         """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``: one generated
         pass over the dependences (levels, coarse levels and work; their counts), the
@@ -622,7 +656,7 @@ class WavefrontKernel(Kernel):
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
-        total = int(work.sum())
+        total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
         parts: coarse.Parts | None = None
         levelptr: np.ndarray | None = None
@@ -634,6 +668,7 @@ class WavefrontKernel(Kernel):
             # the first sort counts the level sizes too (what the levels estimate reads)
             by = (level, nlev) if k == 0 else (clev, nclev)
             ptr, cptr, corder, wsum = self._sorted(given, *by, clev, nclev, work, check)
+            total = int(wsum[-1])
             levelptr = ptr if k == 0 else levelptr
             found = coarse.split(
                 corder, cptr, nclev, work, coarse.Blocks(shift, blocks, self._free), team, wsum
@@ -648,15 +683,44 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            return self._plan(given, level, nlev, strategy, None, parts)
+            names = self._copied(strategy, copies, given, parts.order, total)
+            return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
+        total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         levelptr = np.full(n + 1, n, dtype=np.int64)  # the executor's extent, nondecreasing
         levelptr[: nlev + 1] = ptr
         parts = coarse.split(order, levelptr, nlev, work, None, team, wsum)
-        return self._plan(given, level, nlev, strategy, (levelptr, order), parts)
+        names = self._copied(strategy, copies, given, order, total)
+        return self._plan(given, level, nlev, strategy, (levelptr, order), parts, names)
+
+    def _copied(
+        self,
+        strategy: str,
+        copies: bool | None,
+        given: Mapping[str, object],
+        order: np.ndarray,
+        work: int,
+    ) -> tuple[str, ...]:
+        """The arrays a plan of ``strategy`` whose parts run the rows ``order`` (``work``
+        in all) copies (:meth:`inspect`'s ``copies``; None: when
+        :func:`spf.runtime.copies.pays`)."""
+        spec = self._copy_spec
+        if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
+            return ()  # a serial plan runs no parts
+        if copies is None and (spec is None or not pays(order, work)):
+            return ()
+        why: str | None = "its rows read no segment that copies keep"
+        if spec is not None:
+            why = row_lengths(spec, given, len(order))
+        if why is not None and copies:
+            raise ArgumentError(
+                f"{self.name}.inspect: copies=True, but loop {self._names.loop!r} cannot run "
+                f"on copies: {why}; leave copies to the plan (None) or pass copies=False"
+            )
+        return spec.names if spec is not None and why is None else ()
 
     def _coarse_pass(
         self, given: Mapping[str, object], n: int, check: bool
@@ -828,6 +892,9 @@ class WavefrontKernel(Kernel):
                 nm.order: plan.coarse_order,
                 nm.nlevels: plan.coarse_levels,
             }
+            if plan.copies:
+                self._run_copies(plan, check, args, extra)
+                return
         elif nm.method == "p2p":  # one flag per iteration, set when it is done
             extra = {nm.levelptr: plan.levelptr, nm.order: plan.order, nm.nlevels: plan.levels}
             extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
@@ -835,6 +902,36 @@ class WavefrontKernel(Kernel):
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
         Kernel.__call__(self, check=check, **args, **extra)
+
+    def _run_copies(
+        self, plan: Plan, check: bool, args: Mapping[str, object], extra: Mapping[str, object]
+    ) -> None:
+        """The executor that reads the plan's part-ordered copies, built on the plan's first
+        call from this call's arrays; the values gathered again when they changed."""
+        spec = self._copy_spec
+        if spec is None or spec.names != plan.copies:
+            raise ArgumentError(
+                f"{self.name}: plan= runs on copies of {', '.join(plan.copies)}, which this "
+                "kernel does not copy; build plans with this kernel's kernel.inspect(...)"
+            )
+        kernel = self._copy_kernel
+        if kernel is None:
+            with self._serial_lock:
+                kernel = self._copy_kernel
+                if kernel is None and self._make_copy is not None:
+                    kernel = self._copy_kernel = self._make_copy()
+        if kernel is None:
+            raise CodegenError(f"spf bug: {self.name} has no executor of copies")
+        with _SORT_LOCK:
+            made = _COPIES.get(plan)
+            if made is None:
+                made = _COPIES[plan] = Copies.build(spec, plan.coarse_order, args)
+        with made.lock:  # one call at a time refreshes and reads the value copies
+            values = made.refresh(args)
+            try:
+                Kernel.__call__(kernel, check=check, **args, **extra, **made.arrays, **values)
+            finally:
+                self._last_threads = kernel.last_threads
 
     def _run_serial(self, check: bool, args: Mapping[str, object]) -> None:
         """The loop in its original order on one thread (the serial kernel)."""
@@ -877,6 +974,8 @@ class WavefrontKernel(Kernel):
 _CHECKED: weakref.WeakKeyDictionary[Plan, tuple[str, str, tuple[int, ...], int | None]] = (
     weakref.WeakKeyDictionary()
 )
+_COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
+"""Each plan's part-ordered copies (:mod:`spf.runtime.copies`), built on its first call."""
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
@@ -992,6 +1091,7 @@ def compile_wavefront(
     )
     from spf.analysis.executor import COARSE_METHODS, serial_computation
     from spf.analysis.inspector import build_inspector
+    from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
     from spf.runtime.compile import compile_kernel, compile_kernels
 
@@ -1027,6 +1127,15 @@ def compile_wavefront(
             made.append(compile_kernel(build_part_check(ir, analysis), "c", None, True, **options))
         return made[0]
 
+    found = plan_copies(ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
+    copies: tuple[CopySpec, Callable[[], Kernel]] | None = None
+    if is_coarse and found is not None:
+        spec, copy_ir = found
+
+        def copy_kernel() -> Kernel:  # compiled on the first call of a plan with copies
+            return compile_kernel(copy_ir, "c", f"{run.name}_copies", check, **options)
+
+        copies = (spec, copy_kernel)
     inspector = (compiled[0], compiled[1], compiled[2])
     out = WavefrontKernel.wrap(
         run,
@@ -1036,6 +1145,7 @@ def compile_wavefront(
         serial,
         check_kernel if is_coarse else None,
         free,
+        copies,
     )
     out._pair = (compiled[3], compiled[4]) if is_coarse else None
     return out

@@ -1,0 +1,172 @@
+"""A plan's part-ordered copies of the row segments (:mod:`spf.analysis.local_copies`).
+
+``inspect(copies=...)`` decides whether a coarse plan runs on copies (``plan.copies`` names
+the arrays copied); the copies themselves are built on the plan's first call that runs them,
+from that call's arrays, and kept with the plan:
+
+* per pointer ``P`` (CSR's ``rowptr``): ``P_part``, the prefix sums of the rows' lengths in
+  the plan's position order (``coarse_order``), and ``kmap``, where each copied entry comes
+  from (``kmap[P_part[pos] + t] = P[order[pos]] + t``);
+* the index UFs read at ``k`` (``col``): gathered once, as the pattern is the plan's;
+* the values read at ``k`` (``L``): gathered again whenever a call's values differ from
+  those last gathered (an XXH3 checksum of the values, read at memory speed, per call), so a
+  plan stays valid when the values change and the pattern does not.
+
+A copy is padded to its original's length (the executor's declared extents) with the
+original's first entries, which no row reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from spf.errors import ArgumentError
+from spf.runtime.checksum import checksums
+
+if TYPE_CHECKING:
+    from spf.analysis.local_copies import CopySpec
+
+
+RUN_WORK = 12
+"""``inspect(copies=None)`` copies when the parts' rows run in stretches of consecutive rows
+(runs) holding fewer than this many units of work (entries) on average. Each run of a part
+opens fresh cache lines and prefetch streams of the segments, which the copies save: on one
+thread, on the 1M-row triangles of ``spf bench --only sptrsv`` (a loaded 2-core machine,
+minima of 25 interleaved runs), 20-50 ns per run (the levels plan of 2-D Poisson, one-row
+runs of 3 entries: 3.3-3.6 -> 1.7-1.8 serial solves; the 12-level random triangle, runs of
+3.2 entries: 1.4-1.8 -> 1.15-1.35; the coarse plan of Poisson, runs of 28 entries: no
+gain, 1.2-1.6 either way).
+Against it every call reads the values once more, for their checksum (~0.1 ns a byte, on
+one thread): at 2 threads the copies pay below about 12 entries per run."""
+
+
+MIN_WORK = 1 << 18
+"""``inspect(copies=None)`` does not copy the rows of loops of less work (entries) than
+this: their segments stay in cache and the copies' per-call costs (the values' checksum,
+the longer argument list) only add. On the SuiteSparse lower triangles of ``spf bench``
+(1k-47k rows, 4k-100k entries; one thread, medians of 41 interleaved runs, loaded machine)
+the executor of copies took 1.2-1.7x the time of the executor without them."""
+
+SAMPLES = 1 << 14
+"""How many neighbouring pairs of positions :func:`pays` looks at (evenly spaced)."""
+
+
+def pays(order: np.ndarray, work: int) -> bool:
+    """Whether copies pay for parts that run the rows ``order`` (``work`` in all, at least
+    :data:`MIN_WORK`): runs of consecutive rows averaging fewer than :data:`RUN_WORK` units
+    of work, the share of positions where a run ends estimated from :data:`SAMPLES` evenly
+    spaced positions (O(1) in the rows: a pass over ``order`` cost ~0.1 solve of the
+    inspector)."""
+    n = len(order)
+    if n < 2 or work < MIN_WORK:
+        return False
+    at = np.unique(np.linspace(0, n - 2, num=min(SAMPLES, n - 1), dtype=np.int64))
+    ends = int(np.count_nonzero(order[at + 1] != order[at] + 1))
+    runs = 1 + ends * (n - 1) / len(at)
+    return work < RUN_WORK * runs
+
+
+def row_lengths(spec: CopySpec, args: Mapping[str, object], n: int) -> str | None:
+    """Why the rows of ``args`` cannot be copied (a pointer missing, or a row shorter than
+    the statements need), None when they can (O(rows))."""
+    for seg in spec.segments:
+        ptr = args.get(seg.pointer)
+        if not isinstance(ptr, np.ndarray) or ptr.ndim != 1 or len(ptr) < n + 1:
+            return f"{seg.pointer!r} is not given as an array of {n + 1} entries"
+        if seg.need and n and int(np.diff(ptr[: n + 1]).min()) < seg.need:
+            return (
+                f"a row of {seg.pointer!r} holds fewer than the {seg.need} entries the "
+                "statements read at its end"
+            )
+    return None
+
+
+@dataclass
+class Copies:
+    """The copies of one plan: the index copies (by the executor's names), per pointer the
+    map ``kmap``, and per copied data space its buffer and the checksum of the values it
+    holds."""
+
+    spec: CopySpec
+    arrays: dict[str, np.ndarray]
+    kmap: dict[str, np.ndarray]
+    values: dict[str, tuple[np.ndarray, tuple[str, tuple[int, ...], int] | None]]
+    reach: dict[str, int]
+    """Per pointer, the end of its furthest row."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def build(cls, spec: CopySpec, order: np.ndarray, args: Mapping[str, object]) -> Copies:
+        """The index copies of the segments of ``args`` in position order ``order``
+        (O(rows + entries)); the values are gathered by :meth:`refresh`."""
+        n = len(order)
+        arrays: dict[str, np.ndarray] = {}
+        kmaps: dict[str, np.ndarray] = {}
+        values: dict[str, tuple[np.ndarray, tuple[str, tuple[int, ...], int] | None]] = {}
+        reaches: dict[str, int] = {}
+        for seg in spec.segments:
+            ptr = np.asarray(args[seg.pointer])[: n + 1].astype(np.int64, copy=False)
+            starts = ptr[order]
+            lens = ptr[order + 1] - starts
+            if n and (int(lens.min()) < 0 or int(starts.min()) < 0):
+                raise ArgumentError(
+                    f"{seg.pointer!r} decreases or holds a negative entry: its rows cannot be "
+                    "copied; check the index arrays"
+                )
+            prow = np.empty(n + 1, dtype=np.int64)
+            prow[0] = 0
+            np.cumsum(lens, out=prow[1:])
+            total = int(prow[n])
+            reach = int((starts + lens).max()) if n else 0
+            wide = np.int64 if max(reach, total) >= 2**31 else np.int32  # int32: half the bytes
+            kmap: np.ndarray = np.arange(total, dtype=wide)
+            kmap += np.repeat((starts - prow[:-1]).astype(wide), lens)
+            arrays[seg.copy] = prow
+            kmaps[seg.pointer] = kmap
+            for uf, copy in seg.ufs:
+                arrays[copy] = _gathered(uf, np.asarray(args[uf]), kmap, reach, None)
+            for ds, _ in seg.data:
+                values[ds] = (np.empty(0), None)
+            reaches[seg.pointer] = reach
+        return cls(spec, arrays, kmaps, values, reaches)
+
+    def refresh(self, args: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """The value copies for the values of ``args``, gathered again where they differ from
+        those last gathered (call with :attr:`lock` held)."""
+        out: dict[str, np.ndarray] = {}
+        for seg in self.spec.segments:
+            for ds, copy in seg.data:
+                now = args.get(ds)
+                if not isinstance(now, np.ndarray):
+                    raise ArgumentError(f"give {ds!r} as an array (the plan copies its rows)")
+                buf, seen = self.values[ds]
+                key = (str(now.dtype), now.shape, checksums([now])[0])
+                if key != seen or buf.shape != now.shape:
+                    buf = _gathered(ds, now, self.kmap[seg.pointer], self.reach[seg.pointer], buf)
+                    self.values[ds] = (buf, key)
+                out[copy] = buf
+        return out
+
+
+def _gathered(
+    name: str, src: np.ndarray, kmap: np.ndarray, reach: int, buf: np.ndarray | None
+) -> np.ndarray:
+    """``src`` at ``kmap`` (whose entries lie below ``reach``), padded to ``src``'s length
+    with its first entries (into ``buf`` when it fits)."""
+    flat = np.ascontiguousarray(src).reshape(-1)
+    if reach > len(flat) or len(kmap) > len(flat):
+        raise ArgumentError(
+            f"the rows reach past the end of {name!r} ({len(flat)} entries): its pointer "
+            "array does not match it"
+        )
+    if buf is None or buf.shape != flat.shape or buf.dtype != flat.dtype:
+        buf = np.empty_like(flat)
+    m = len(kmap)
+    np.take(flat, kmap, out=buf[:m], mode="clip")  # in bounds: no buffered copy
+    buf[m:] = flat[: len(flat) - m]
+    return buf.reshape(src.shape)

@@ -1,0 +1,212 @@
+"""Coarse plans on part-ordered copies (API.md section 18, docs/inspection.md "Part-ordered
+copies"): ``inspect(copies=...)`` on SpTRSV (``method="auto"``) runs bitwise equal to the
+serial kernel at 1 and 2 OpenMP threads, coarse and levels strategies, int32 and int64
+indices, random, Poisson and SuiteSparse triangles; a plan with copies stays valid when the
+values change (a new array or the same one edited in place) and is refused over another
+pattern; loops whose rows have no segments to copy refuse ``copies=True``."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf import ArgumentError, kernels
+from spf.analysis.executor import build_executor
+from spf.analysis.local_copies import plan_copies
+from spf.runtime import threads
+from spf.runtime.kernel import Kernel
+from spf.runtime.plan import Plan, WavefrontKernel
+from spf.sparse import gauss_seidel_args, read_matrix_market, sptrsv_args
+from spf.testing import compiled
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+Pair = tuple[WavefrontKernel, Kernel, str]
+
+
+@pytest.fixture(scope="module", params=["int32", "int64"])
+def trsv(request: pytest.FixtureRequest) -> Pair:
+    dtype = str(request.param)
+    comp = kernels.sptrsv_csr(index_dtype=dtype)
+    comp.wavefront("i", method="auto")
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    return k, compiled("sptrsv_csr", index_dtype=dtype), dtype
+
+
+@pytest.fixture(params=[1, 2])
+def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
+    """Run at exactly ``n`` OpenMP threads (spf's busy-machine cap turned off)."""
+    adaptive = threads.set_adaptive(False)
+    try:
+        with threads.openmp_threads(int(request.param)):
+            yield int(request.param)
+    finally:
+        threads.set_adaptive(adaptive)
+
+
+@pytest.fixture
+def two_threads() -> Iterator[None]:
+    adaptive = threads.set_adaptive(False)
+    try:
+        with threads.openmp_threads(2):
+            yield
+    finally:
+        threads.set_adaptive(adaptive)
+
+
+def lower(n: int, density: float, seed: int) -> sp.csr_array:
+    """Random lower-triangular CSR with its diagonal, sorted columns."""
+    rng = np.random.default_rng(seed)
+    a = sp.tril(sp.random_array((n, n), density=density, rng=rng, format="csr"), k=-1)
+    m = sp.csr_array(a + sp.diags_array(1.0 + rng.random(n) * (1 + n * density), shape=(n, n)))
+    m.sort_indices()
+    return m
+
+
+MATRICES = {
+    "empty": lambda: sp.csr_array((0, 0)),
+    "one row": lambda: lower(1, 0.0, 0),
+    "odd 501": lambda: lower(501, 0.01, 3),
+    "random 3000": lambda: lower(3000, 0.002, 4),
+    "poisson 60": lambda: sp.csr_array(sp.tril(spf.sparse.poisson2d(60), format="csr")),
+}
+
+
+def solve(k: Kernel, m: sp.csr_array, dtype: str, plan: Plan | None = None) -> np.ndarray:
+    n = m.shape[0]
+    u = np.zeros(n)
+    extra = {} if plan is None else {"plan": plan}
+    k(u=u, f=np.random.default_rng(n).uniform(-1.0, 1.0, n), **sptrsv_args(m, dtype), **extra)
+    return u
+
+
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_copies_bitwise_equal_serial(trsv: Pair, omp_threads: int, name: str) -> None:
+    k, serial, dtype = trsv
+    m = MATRICES[name]()
+    want = solve(serial, m, dtype)
+    for strategy in ("coarse", "levels"):
+        plan = k.inspect(strategy=strategy, threads=2, copies=True, **sptrsv_args(m, dtype))
+        assert plan.copies == ("rowptr", "col", "L")
+        np.testing.assert_array_equal(solve(k, m, dtype, plan), want, err_msg=strategy)
+        again = solve(k, m, dtype, plan)  # the copies kept with the plan
+        np.testing.assert_array_equal(again, want, err_msg=strategy)
+
+
+@pytest.mark.parametrize("name", ["bcsstk13.mtx", "jagmesh7.mtx"])
+def test_copies_suitesparse(trsv: Pair, omp_threads: int, suitesparse_dir: Path, name: str) -> None:
+    if not (suitesparse_dir / name).is_file():
+        pytest.skip(f"{suitesparse_dir / name} not found")
+    m = sp.csr_array(read_matrix_market(suitesparse_dir / name)).astype(np.float64)
+    m.sum_duplicates()
+    a = sp.tril(sp.csr_array((np.where(m.data == 0, 1.0, m.data), m.indices, m.indptr)), k=-1)
+    m = sp.csr_array(a + sp.diags_array(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0))
+    m.sort_indices()
+    k, serial, dtype = trsv
+    want = solve(serial, m, dtype)
+    for strategy in ("coarse", "levels"):
+        plan = k.inspect(strategy=strategy, threads=2, copies=True, **sptrsv_args(m, dtype))
+        np.testing.assert_array_equal(solve(k, m, dtype, plan), want, err_msg=strategy)
+
+
+def test_values_changed_with_the_same_pattern_reuse_the_plan(trsv: Pair, two_threads: None) -> None:
+    k, serial, dtype = trsv
+    m = lower(2000, 0.003, 7)
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(strategy="coarse", threads=2, copies=True, **args)
+    np.testing.assert_array_equal(solve(k, m, dtype, plan), solve(serial, m, dtype))
+    rng = np.random.default_rng(3)
+    m.data[:] *= rng.uniform(0.5, 2.0, m.nnz)  # the same array, edited in place
+    np.testing.assert_array_equal(solve(k, m, dtype, plan), solve(serial, m, dtype))
+    other = sp.csr_array((m.data * 3.0, m.indices, m.indptr), shape=m.shape)  # a new array
+    np.testing.assert_array_equal(solve(k, other, dtype, plan), solve(serial, other, dtype))
+    u = np.zeros(2000)
+    f = np.ones(2000)
+    k(u=u, f=f, plan=plan, check=False, **sptrsv_args(other, dtype))  # unchecked calls too
+    want = np.zeros(2000)
+    serial(u=want, f=f, **sptrsv_args(other, dtype))
+    np.testing.assert_array_equal(u, want)
+
+
+def test_changed_pattern_with_copies_is_refused(trsv: Pair, two_threads: None) -> None:
+    k, _, dtype = trsv
+    plan = k.inspect(strategy="coarse", copies=True, **sptrsv_args(lower(300, 0.02, 1), dtype))
+    with pytest.raises(ArgumentError, match="other index arrays"):
+        solve(k, lower(300, 0.02, 2), dtype, plan)
+
+
+def test_plan_says_whether_it_copies(trsv: Pair) -> None:
+    k, _, dtype = trsv
+    args = sptrsv_args(lower(3000, 0.002, 4), dtype)
+    plain = k.inspect(strategy="levels", copies=False, **args)
+    assert plain.copies == ()
+    assert "copies" not in repr(plain)
+    assert k.inspect(strategy="levels", **args).copies == ()  # None: small, stays in cache
+    big = sptrsv_args(lower(100_000, 4e-5, 4), dtype)  # scattered rows, 400k entries
+    auto = k.inspect(strategy="levels", **big)  # None: copies where they pay
+    assert auto.copies == ("rowptr", "col", "L")
+    assert "part-ordered copies of rowptr, col, L" in repr(auto)
+    assert k.inspect(strategy="serial", **args).copies == ()  # nothing runs by parts
+    with pytest.raises(ArgumentError, match="copies must be"):
+        k.inspect(copies="yes", **args)
+
+
+def test_plan_with_copies_survives_pickle(trsv: Pair, two_threads: None) -> None:
+    k, serial, dtype = trsv
+    m = lower(900, 0.01, 5)
+    plan = k.inspect(strategy="coarse", copies=True, **sptrsv_args(m, dtype))
+    solve(k, m, dtype, plan)
+    back = pickle.loads(pickle.dumps(plan))
+    assert back.copies == plan.copies
+    np.testing.assert_array_equal(solve(k, m, dtype, back), solve(serial, m, dtype))
+
+
+def test_copies_refused_where_rows_cannot_be_copied() -> None:
+    gs = kernels.gauss_seidel_csr()  # reads its diagonal at diag(i): no segment to copy
+    gs.wavefront("i", method="auto")
+    k = gs.compile()
+    assert isinstance(k, WavefrontKernel)
+    m = sp.csr_array(spf.sparse.poisson2d(20))
+    args = gauss_seidel_args(m)
+    with pytest.raises(ArgumentError, match="cannot run on copies"):
+        k.inspect(strategy="coarse", copies=True, **args)
+    assert k.inspect(strategy="coarse", **args).copies == ()
+    by_levels = kernels.sptrsv_csr()
+    by_levels.wavefront("i", method="levels")
+    lk = by_levels.compile()
+    assert isinstance(lk, WavefrontKernel)
+    with pytest.raises(ArgumentError, match="needs a coarse executor"):
+        lk.inspect(copies=True, **sptrsv_args(lower(50, 0.05, 1), "int32"))
+
+
+def test_copy_executor_reads_the_copies_in_position_order() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i", method="auto")
+    executor = build_executor(comp.ir)
+    ((analysis, names),) = executor.loops
+    found = plan_copies(comp.ir, executor.ir, "i", analysis.groups, names, analysis.nodes)
+    assert found is not None
+    spec, ir = found
+    assert spec.names == ("rowptr", "col", "L")
+    assert spec.copies == ("rowptr_part", "col_part", "L_part")
+    assert spec.segments[0].need == 1  # k = rowptr(i + 1) - 1: the diagonal
+    code = spf.Computation.from_ir(ir).codegen()
+    for read in ("rowptr_part(1 + i_pos)", "L_part(k)", "col_part(k)"):
+        assert read in code
+
+
+def test_values_that_do_not_match_the_pattern_are_refused(trsv: Pair, two_threads: None) -> None:
+    k, _, dtype = trsv
+    m = lower(400, 0.02, 6)
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(strategy="coarse", copies=True, **args)
+    with pytest.raises(ArgumentError, match="reach past the end of 'L'"):
+        k(u=np.zeros(400), f=np.ones(400), plan=plan, **dict(args, L=args["L"][:10]))
