@@ -52,9 +52,8 @@ def spmv_csr_parts(index_dtype: str | None = None) -> Computation:
     parallel. ``index_dtype``: the three index arrays' type (None: int32)."""
     dtype = index_name(index_dtype) if index_dtype is not None else "int32"
     comp = Computation("spmv_csr_parts_generated")
-    comp.add_data_space("y", "double", shape=("N",))
-    comp.add_data_space("A", "double", shape=("NNZ",))
-    comp.add_data_space("x", "double", shape=("M",))
+    for name, extent in (("y", "N"), ("A", "NNZ"), ("x", "M")):
+        comp.add_data_space(name, "double", shape=(extent,))
     comp.declare_uf("part", domain="{[t]: 0 <= t <= NP}", range="{[v]: 0 <= v <= N}",
                     monotonic="nondecreasing", dtype=dtype)  # fmt: skip
     comp.declare_uf("rowptr", domain="{[t]: 0 <= t <= N}", range="{[v]: 0 <= v <= NNZ}",
