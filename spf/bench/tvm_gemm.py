@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 TRIALS = 100_000  # more than any budget here measures: the budget stops the search
 TRIALS_PER_ITER = 8  # small batches: the database gains records before the budget stops it
+POPULATION, GENETIC_ITERS = 128, 2
+"""MetaSchedule's evolutionary search, sized for a budget of minutes (its defaults, 512 and 4,
+spent about 90 s of a 120 s budget on the first round's candidates on the loaded 2-core
+development machine, which then measured nothing)."""
 COMPILE_S = 300.0  # the second child: set up, load the database, build the best, time it
 SETUP_S = 600.0
 """The setup allowance: the longest wait, from the search child's start, for it to be ready
@@ -109,8 +113,14 @@ def _search(n: int, work: str) -> None:
     print(json.dumps({"ready": time.perf_counter() - t0}), flush=True)
     if not sys.stdin.readline().strip():
         return  # the parent gave up before the search
-    ms.tune_tir(mod, target, work, max_trials_global=TRIALS,
-                num_trials_per_iter=TRIALS_PER_ITER, seed=0)  # fmt: skip
+    strategy = ms.search_strategy.EvolutionarySearch(population_size=POPULATION,
+                                                     genetic_num_iters=GENETIC_ITERS)  # fmt: skip
+    # the builder's and runner's worker processes import TVM afresh: the same intrinsics only
+    # (the first build in a worker otherwise took 212 s here, 15 s with them)
+    builder = ms.builder.LocalBuilder(initializer=_x86_intrinsics_only)
+    runner = ms.runner.LocalRunner(initializer=_x86_intrinsics_only)
+    ms.tune_tir(mod, target, work, max_trials_global=TRIALS, num_trials_per_iter=TRIALS_PER_ITER,
+                builder=builder, runner=runner, strategy=strategy, seed=0)  # fmt: skip
 
 
 def _best(n: int, work: str, rounds: int) -> None:
