@@ -49,7 +49,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 TRIALS = 100_000  # more than any budget here measures: the budget stops the search
-TRIALS_PER_ITER = 8  # small batches: the database gains records before the budget stops it
+TRIALS_PER_ITER = 4  # small batches: the database gains records before the budget stops it
+EVALUATOR = {"number": 1, "repeat": 1, "min_repeat_ms": 0}
+"""One timed run per candidate (MetaSchedule's default runs each three times, at least 100 ms:
+at n = 1024 its first batch of 8 was still being run when 120 s of search ended here)."""
 POPULATION, GENETIC_ITERS = 128, 2
 """MetaSchedule's evolutionary search, sized for a budget of minutes (its defaults, 512 and 4,
 spent about 90 s of a 120 s budget on the first round's candidates on the loaded 2-core
@@ -118,7 +121,8 @@ def _search(n: int, work: str) -> None:
     # the builder's and runner's worker processes import TVM afresh: the same intrinsics only
     # (the first build in a worker otherwise took 212 s here, 15 s with them)
     builder = ms.builder.LocalBuilder(initializer=_x86_intrinsics_only)
-    runner = ms.runner.LocalRunner(initializer=_x86_intrinsics_only)
+    runner = ms.runner.LocalRunner(evaluator_config=ms.runner.EvaluatorConfig(**EVALUATOR),
+                                   initializer=_x86_intrinsics_only)  # fmt: skip
     ms.tune_tir(mod, target, work, max_trials_global=TRIALS, num_trials_per_iter=TRIALS_PER_ITER,
                 builder=builder, runner=runner, strategy=strategy, seed=0)  # fmt: skip
 

@@ -150,3 +150,17 @@ def test_exit_reasons_name_the_signal_or_the_last_line() -> None:
         "crashed with SIGSEGV in tvm::runtime::Foo (last output: !!! boom)")  # fmt: skip
     assert exit_reason(-9, "") == "crashed with SIGKILL (last output: no output)"
     assert exit_reason(1, "Traceback\nValueError: bad\n") == "exited with 1: ValueError: bad"
+
+
+def test_tvm_row_scales_its_own_ratio_to_this_runs_openblas_time() -> None:
+    import types
+
+    from spf.bench import tune_dense
+
+    got = {"ms": 1000.0, "blas_ms": 200.0, "records": 4, "setup_s": 12.0, "waited_s": 130.0,
+           "tune_s": 120.0, "versions": "apache-tvm x"}  # fmt: skip
+    tvm = types.SimpleNamespace(run=lambda budget, rounds: got)
+    ctx = types.SimpleNamespace(log=lambda text: None, cfg=types.SimpleNamespace(gemm_rounds=3))
+    row = tune_dense._tvm_row(ctx, tvm, 120.0, 150.0)  # type: ignore[arg-type]
+    assert row["row"] == ["TVM MetaSchedule", "750.00", "0.20"]  # 5x OpenBLAS's 150 ms
+    assert "set up in 12 s (not counted in the budget" in row["note"]
