@@ -625,7 +625,7 @@ class _Search:
         comp, kernel, _ = self.build(c)
         commands = choice.get("commands") or []
         if commands:
-            comp, kernel = replay_refined(comp, commands, path)
+            comp, kernel = replay_refined(comp, commands, path, c.cflags)
         args, conversion_time = self.convert(c)
         res = self.answer(
             c,

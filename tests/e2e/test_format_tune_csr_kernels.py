@@ -144,3 +144,32 @@ def test_the_gather_kernel_is_built_with_reassociation(tmp_path: Path) -> None:
     assert fres.candidate == "CSRV serial"
     assert "-fassociative-math" in GATHER_CFLAGS
     assert all(flag in fres.kernel.command for flag in GATHER_CFLAGS)
+
+
+def test_a_refined_gather_kernel_keeps_its_flags(tmp_path: Path) -> None:
+    import functools
+
+    import spf.tuning
+
+    m = power_law(400, seed=8)
+    unrolls = {k: [] for k in spf.tuning.default_space()} | {"unroll": [2], "threads": [1]}
+    refine = functools.partial(spf.tuning.tune_schedule, space=unrolls, max_trials=1)
+    space = {"CSRV": [()], "schedules": ["serial"]}
+    for _ in range(2):  # searched, then replayed from the record
+        fres = spf.formats.tune(m, budget=ROOMY, space=space, threads=1, refine=refine,
+                                record_dir=tmp_path)  # fmt: skip
+        assert fres.candidate == "CSRV serial"
+        assert all(flag in fres.kernel.command for flag in GATHER_CFLAGS)
+        x = np.random.default_rng(2).standard_normal(400)
+        np.testing.assert_allclose(fres(x), m @ x, rtol=1e-12, atol=1e-12)
+    assert fres.reused
+    # a recorded refinement of a gather kernel is rebuilt with the gathers' flags
+    from spf.formats.tune_refine import replay_refined
+    from spf.formats.tune_space import Candidate
+
+    comp = Candidate("CSRV", (), "serial").computation("int32")
+    unrolled = Candidate("CSRV", (), "serial").computation("int32")
+    unrolled.stmt("spmv").unroll("k", 2)
+    _, kernel = replay_refined(comp, unrolled.trace.to_data(), tmp_path, GATHER_CFLAGS)
+    assert all(flag in kernel.command for flag in GATHER_CFLAGS)
+    assert "unroll" in kernel.source
