@@ -164,11 +164,12 @@ def spmv(ctx: Context, sec: Section) -> None:
         if "MKL IE" in us:
             vs_mkl.append(us["MKL IE"] / tuned)
         mkl_text = f"{us['MKL IE']:.1f} ({mkl_best}t)" if mkl_us else "not installed"
-        rows.append([name, f"{fres.format.name} {fres.schedule}", f"{tuned:.1f}",
+        rows.append([name, fres.candidate, f"{tuned:.1f}",
                      f"{us['spf parallel CSR']:.1f}", f"{us['exhaustive best']:.1f}", mkl_text,
                      f"{speed[-1]:.2f}", f"{vs_exh[-1]:.2f}"])  # fmt: skip
         data.append({"matrix": name, "choice": fres.format.name, "schedule": fres.schedule,
-                     "exhaustive": exh.format.name, "us": us, "tried": fres.tried})  # fmt: skip
+                     "candidate": fres.candidate, "exhaustive": exh.candidate, "us": us,
+                     "tried": fres.tried})  # fmt: skip
     t = max(ctx.threads)
     sec.line(f"### SpMV: formats.tune ({BUDGET_S[quick]:g} s per matrix), {t} thread(s)\n")
     sec.line("Medians of interleaved rounds per matrix (microseconds per SpMV); the exhaustive "

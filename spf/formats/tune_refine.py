@@ -112,7 +112,8 @@ def refine_winner(
                          time=best.time)  # fmt: skip
             return best
         t0 = time.perf_counter()
-        kernel = got.comp.compile()
+        # the candidate's own flags (CSRV's gathers): the refiner searched with its own
+        kernel = got.comp.compile(cflags=best.plan.candidate.cflags)
     compile_time = time.perf_counter() - t0
     m = search.check_and_time(best.plan, got.comp, kernel, best.args, compile_time,
                               best.conversion_time)  # fmt: skip
@@ -127,9 +128,13 @@ def refine_winner(
 
 
 def replay_refined(
-    comp: Computation, commands: list[dict[str, Any]], path: Path
+    comp: Computation,
+    commands: list[dict[str, Any]],
+    path: Path,
+    cflags: tuple[str, ...] | None = None,
 ) -> tuple[Computation, Any]:
-    """``comp`` with a record's refinement ``commands`` replayed, and its kernel."""
+    """``comp`` with a record's refinement ``commands`` replayed, and its kernel (built with
+    the candidate's ``cflags``)."""
     try:
         Trace.from_data(commands).replay(comp)
     except SpfError as err:
@@ -139,4 +144,4 @@ def replay_refined(
         ) from err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PreconditionWarning)
-        return comp, comp.compile()
+        return comp, comp.compile(cflags=cflags)

@@ -6,9 +6,12 @@ A space is a dict from a format family to the parameter tuples to try::
     {"CSR": [()], "SELL": [(8, 1), (4, 32)], "BCSR": [(2, 2)], "schedules": ["serial"]}
 
 Families: ``CSR``, ``CSC``, ``DIA``, ``ELL`` (no parameters), ``SELL`` (``(C, sigma)``),
-``BCSR`` (``(r, c)``), ``BDIA`` (``(R,)``). The optional ``"schedules"`` entry lists the
-schedules to try (``"serial"``, ``"parallel"``; both by default). A list of family names
-takes each family with its default parameters (:data:`DEFAULT_SPACE`).
+``BCSR`` (``(r, c)``), ``BDIA`` (``(R,)``), and CSR's kernel variants
+(:mod:`spf.formats.tune_kernels`): ``CSRV`` (the inner loop vectorised by gathers),
+``CSRP`` and ``CSRPV`` (``(q,)``: ``q`` parts of equal entries per thread). The optional
+``"schedules"`` entry lists the schedules to try (``"serial"``, ``"parallel"``; both by
+default). A list of family names takes each family with its default parameters
+(:data:`DEFAULT_SPACE`).
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from spf.errors import SpfError
 from spf.formats.builtin import BCSR, BDIA, SELL, builtin
 from spf.formats.spmv import spmv_computation
+from spf.formats.tune_kernels import GATHER_CFLAGS, row_parts, spmv_csr_parts
 
 if TYPE_CHECKING:
     from spf.computation import Computation
@@ -37,11 +43,19 @@ DEFAULT_SPACE: Mapping[str, tuple[tuple[int, ...], ...]] = {
     "SELL": ((4, 1), (8, 1), (8, 32)),
     "BCSR": ((2, 2), (3, 3), (4, 4)),
     "BDIA": ((8,), (32,)),
+    "CSRV": ((),),
+    "CSRP": ((1,), (4,)),
+    "CSRPV": ((1,),),
 }
 """The space searched when ``space=None``."""
 
+CSR_VARIANTS = frozenset({"CSRV", "CSRP", "CSRPV"})
+"""Families stored as CSR whose SpMV is built another way (:mod:`spf.formats.tune_kernels`)."""
+_PARTS = frozenset({"CSRP", "CSRPV"})
+
 SCHEDULES = ("serial", "parallel")
-_ARITY = {"CSR": 0, "CSC": 0, "DIA": 0, "ELL": 0, "SELL": 2, "BCSR": 2, "BDIA": 1}
+_ARITY = {"CSR": 0, "CSC": 0, "DIA": 0, "ELL": 0, "SELL": 2, "BCSR": 2, "BDIA": 1, "CSRV": 0,
+          "CSRP": 1, "CSRPV": 1}  # fmt: skip
 
 # The loop over rows (or row blocks / chunks) each family's SpMV runs in parallel, after the
 # interchanges that bring it outermost; None: no legal row-parallel loop (CSC scatters into y
@@ -55,6 +69,9 @@ _PARALLEL: dict[str, tuple[tuple[tuple[str, str], ...], str] | None] = {
     "SELL": ((), "ch"),
     "BCSR": ((), "ib"),
     "BDIA": ((), "b"),
+    "CSRV": ((), "i"),
+    "CSRP": ((), "p"),
+    "CSRPV": ((), "p"),
 }
 
 BANDWIDTH = 8e9
@@ -88,11 +105,26 @@ class Candidate:
 
     @functools.cached_property
     def format(self) -> Format:
+        """The storage format (CSR for CSR's kernel variants)."""
+        if self.family in CSR_VARIANTS:
+            return format_of("CSR", ())
         return format_of(self.family, self.params)
+
+    @property
+    def cflags(self) -> tuple[str, ...] | None:
+        """The compiler flags of this candidate's kernel (None: spf's default)."""
+        return GATHER_CFLAGS if self.family in ("CSRV", "CSRPV") else None
+
+    def parts(self, team: int) -> int | None:
+        """Row parts of a ``CSRP``/``CSRPV`` kernel on ``team`` threads (None: no parts)."""
+        return self.params[0] * max(team, 1) if self.family in _PARTS else None
 
     def computation(self, index_dtype: str) -> Computation:
         """The SpMV over this format with this candidate's schedule applied."""
-        comp = spmv_computation(self.format, index_dtype)
+        if self.family in _PARTS:
+            comp = spmv_csr_parts(index_dtype)
+        else:
+            comp = spmv_computation(self.format, index_dtype)
         plan = _PARALLEL[self.family]
         if self.schedule == "parallel" and plan is not None:
             stmt = comp.stmt("spmv")
@@ -111,6 +143,13 @@ def format_of(family: str, params: Sequence[int]) -> Format:
     if family == "BDIA":
         return BDIA(params[0])
     return builtin(family)
+
+
+def _serial_reason(c: Candidate) -> str | None:
+    if c.family in _PARTS:
+        same = {"CSRP": "CSR", "CSRPV": "CSRV"}[c.family]
+        return f"{c.family} cuts the rows for threads: serial, it is {same}'s kernel"
+    return None
 
 
 def _parallel_reason(c: Candidate) -> str | None:
@@ -174,7 +213,8 @@ def _params(family: str, value: object) -> tuple[int, ...]:
     if len(params) != arity or any(
         isinstance(p, bool) or not isinstance(p, int) or p < 1 for p in params
     ):
-        what = {0: "()", 1: "(R,)", 2: "(C, sigma)" if family == "SELL" else "(r, c)"}[arity]
+        one = "(q,)" if family in _PARTS else "(R,)"
+        what = {0: "()", 1: one, 2: "(C, sigma)" if family == "SELL" else "(r, c)"}[arity]
         raise SpfError(
             f"formats.tune: {family} parameters must be {what} with positive ints, got {value!r}"
         )
@@ -191,6 +231,7 @@ def footprint_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...]) -> 
     pattern without building the graph (tests/unit/formats/test_tune_model_pdfg.py checks
     the two agree)."""
     rows, cols = f.n, f.m
+    family, params = _stored_as(family, params)
     if family == "BCSR":
         rows, cols = -(-f.n // params[0]) * params[0], -(-f.m // params[1]) * params[1]
     return 8 * (f.stored(family, *params) + rows + cols)
@@ -200,10 +241,12 @@ def predicted_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...], isz
     """Bytes one SpMV moves in this format: the priced data spaces
     (:func:`footprint_bytes`: values with their padding, ``x``, ``y``), ``y`` written back,
     and the index arrays (uninterpreted functions: the PDFG draws no data node for them)."""
+    parts = params[0] + 1 if family in _PARTS else 0  # per thread: a rough count
+    family, params = _stored_as(family, params)
     stored = f.stored(family, *params)
     vectors = footprint_bytes(f, family, params) - 8 * stored + 8 * f.n
     if family == "CSR":
-        index = f.nnz + f.n + 1
+        index = f.nnz + f.n + 1 + parts
     elif family == "CSC":
         index = f.nnz + f.m + 1
     elif family == "ELL":
@@ -218,6 +261,29 @@ def predicted_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...], isz
     else:  # BDIA
         index = f.block_diagonals(params[0]) + -(-f.n // params[0]) + 1
     return 8 * stored + isz * index + vectors
+
+
+def _stored_as(family: str, params: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
+    """The family and parameters whose arrays ``family`` stores (CSR for CSR's variants)."""
+    return ("CSR", ()) if family in CSR_VARIANTS else (family, params)
+
+
+def imbalance(f: MatrixFeatures, family: str, params: tuple[int, ...], team: int) -> float:
+    """How much longer than an even share the busiest of ``team`` threads runs a row-parallel
+    CSR kernel: ``team`` times its entries over ``NNZ`` (1: even). OpenMP's static schedule
+    gives each thread as many rows (``CSR``, ``CSRV``); ``CSRP``'s parts as many entries, up
+    to a row (:func:`~spf.formats.tune_kernels.row_parts`). 1 for the other families (their
+    padding already evens the rows out, or their model ignores it)."""
+    if team <= 1 or f.nnz == 0 or family not in ("CSR", *CSR_VARIANTS):
+        return 1.0
+    if family in _PARTS:
+        bounds = row_parts(f.indptr, params[0] * team)
+        bounds = bounds[:: params[0]]  # a thread's parts are consecutive (static schedule)
+    else:
+        per = -(-f.n // team)
+        bounds = np.minimum(np.arange(team + 1, dtype=np.int64) * per, f.n)
+    counts = np.diff(np.asarray(f.indptr, dtype=np.int64)[bounds])
+    return float(team * counts.max() / f.nnz)
 
 
 @dataclasses.dataclass
@@ -250,14 +316,15 @@ def candidates(
             for schedule in schedules:
                 c = Candidate(family, tuple(params), schedule)
                 if (family, c.params) not in cache:
-                    stored = f.stored(family, *c.params)
+                    kind, kept = _stored_as(family, c.params)
+                    stored = f.stored(kind, *kept)
                     cache[family, c.params] = (stored, predicted_bytes(f, family, c.params, isz))
                 stored, nbytes = cache[family, c.params]
                 plan = Planned(c, nbytes)
                 team = threads if schedule == "parallel" else 1
-                plan.predicted_s = nbytes / (BANDWIDTH * team) + (
-                    PARALLEL_OVERHEAD_S if schedule == "parallel" else 0.0
-                )
+                plan.predicted_s = nbytes / (BANDWIDTH * team) * imbalance(
+                    f, family, c.params, team
+                ) + (PARALLEL_OVERHEAD_S if schedule == "parallel" else 0.0)
                 plan.pruned = _pruned(c, f, stored, limit, threads, max_padding)
                 out.append(plan)
     return sorted(out, key=lambda p: (p.pruned is not None, p.predicted_s, p.candidate.label))
@@ -272,6 +339,8 @@ def _pruned(
         reason = _parallel_reason(c)
         if reason:
             return reason
+    elif _serial_reason(c):
+        return _serial_reason(c)
     padding = stored - f.nnz
     if padding > max_padding * max(f.nnz, 1):
         return (

@@ -45,8 +45,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import spf.sparse
-from spf.errors import ArgumentError, IllegalScheduleError, PreconditionWarning, SpfError
+from spf.errors import (
+    ArgumentError,
+    CompileError,
+    IllegalScheduleError,
+    PreconditionWarning,
+    SpfError,
+)
 from spf.formats.features import MatrixFeatures, matrix_features
+from spf.formats.tune_kernels import parts_args
 from spf.formats.tune_record import load_record, record_key, record_path, save_record
 from spf.formats.tune_refine import (
     Refiner,
@@ -107,6 +114,9 @@ class FormatTuneResult:
     interrupted: bool = False
     """True when Ctrl-C (``KeyboardInterrupt``) stopped the search: the fastest candidate
     measured until then (no final interleaved timing, no refinement), and no record written."""
+    candidate: str = ""
+    """The chosen candidate as the history names it (``"CSRP(1) parallel"``: CSR's arrays
+    with the rows in parts of equal entries; :attr:`format` is then CSR)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -204,6 +214,7 @@ def tune(
     digest, key = record_key((features.n, features.m), base["rowptr"], base["col"], settings)
     path = record_path(digest, record_dir)
     search = _Search(csr, features, dtype, threads, budget, seed)
+    team = threads if threads is not None else _default_team()
     if reuse:
         record = load_record(path, key)
         if record is not None:
@@ -215,7 +226,7 @@ def tune(
         families,
         schedules,
         index_dtype=dtype,
-        threads=threads if threads is not None else _default_team(),
+        threads=team,
         max_padding=float(max_padding),
     )
     search.refiner = refine
@@ -316,6 +327,8 @@ class _Search:
     ) -> None:
         self.csr, self.features, self.index_dtype = csr, features, index_dtype
         self.threads, self.total, self.seed = threads, float(budget), seed
+        self.team = threads if threads is not None else _default_team()
+        """The threads a parallel candidate plans for (CSRP's parts per thread)."""
         self.refiner: Refiner | None = None
         self.bar = Bar("formats.tune", budget, False)
         self.best_so_far: tuple[str, float] | None = None
@@ -349,12 +362,15 @@ class _Search:
         comp = c.computation(self.index_dtype)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PreconditionWarning)
-            kernel = comp.compile()
+            kernel = comp.compile(cflags=c.cflags)
         return comp, kernel, time.perf_counter() - t0
 
     def convert(self, c: Candidate) -> tuple[dict[str, Any], float]:
         t0 = time.perf_counter()
         args = spf.sparse.format_args(self.csr, c.format, self.index_dtype)
+        parts = c.parts(self.team)
+        if parts is not None:
+            args = parts_args(args, parts)
         return args, time.perf_counter() - t0
 
     def measure(self, plan: Planned) -> _Measured:
@@ -484,6 +500,12 @@ class _Search:
             entry.update(status="illegal", reason=str(err).splitlines()[0])
         except ArgumentError as err:
             entry.update(status="refused", reason=str(err).splitlines()[0])
+        except CompileError as err:
+            if plan.candidate.cflags is None:
+                raise  # spf's own flags: a bug to report, not a candidate to skip
+            flags = " ".join(plan.candidate.cflags)
+            why = f"the compiler refused its flags {flags}: {str(err).splitlines()[0]}"
+            entry.update(status="refused", reason=why)
         return None
 
     @contextlib.contextmanager
@@ -568,6 +590,7 @@ class _Search:
             features=self.features,
             reused=record is not None,
             record=record,
+            candidate=c.label,
         )
 
     def empty(self) -> FormatTuneResult:
@@ -602,7 +625,7 @@ class _Search:
         comp, kernel, _ = self.build(c)
         commands = choice.get("commands") or []
         if commands:
-            comp, kernel = replay_refined(comp, commands, path)
+            comp, kernel = replay_refined(comp, commands, path, c.cflags)
         args, conversion_time = self.convert(c)
         res = self.answer(
             c,

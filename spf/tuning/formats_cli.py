@@ -64,13 +64,21 @@ def run_formats(args: argparse.Namespace, progress: Callable[[str], None]) -> in
     return 0
 
 
+def _kernel(candidate: str) -> str:
+    """``", kernel CSRP(1) parallel"`` for one of CSR's kernel variants (its format is CSR)."""
+    from spf.formats.tune_space import CSR_VARIANTS
+
+    family = candidate.split("(")[0].split(" ")[0]
+    return f", kernel {candidate}" if family in CSR_VARIANTS else ""
+
+
 def summary(res: FormatTuneResult) -> str:
     """What ``spf tune --formats`` prints: the choice, times and counts, one per line."""
     counts = Counter(h["status"] for h in res.history)
     refused = counts["illegal"] + counts["refused"]
     how = "from the record (nothing measured)" if res.reused else "medians of interleaved runs"
     lines = [
-        f"format: {res.format.name} ({res.schedule})",
+        f"format: {res.format.name} ({res.schedule}){_kernel(res.candidate)}",
         f"speedup: {res.speedup:.2f}x CSR ({res.time:.4g} s vs {res.baseline_time:.4g} s per "
         f"SpMV, {how})",
         f"conversion: {res.conversion_time:.4g} s "

@@ -125,6 +125,15 @@ def test_tune_formats_prints_the_format_speedup_conversion_and_counts(
     assert "from the record (nothing measured)" in capsys.readouterr().out
 
 
+def test_tune_formats_names_a_csr_kernel_variant(
+    capsys: Any, suitesparse_dir: Path, formats_records: Path
+) -> None:
+    matrix = str(suitesparse_dir / "lp_afiro.mtx")
+    argv = ["tune", "spmv", "--matrix", matrix, "--formats", "CSRV", "--budget", "20"]
+    assert main([*argv, "--threads", "1"]) == 0
+    assert capsys.readouterr().out.startswith("format: CSR (serial), kernel CSRV serial\n")
+
+
 def test_tune_formats_refine_refines_the_chosen_schedule(
     capsys: Any, suitesparse_dir: Path, formats_records: Path
 ) -> None:

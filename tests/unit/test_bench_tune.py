@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -57,7 +58,8 @@ def test_tvm_row_says_not_installed_without_tvm(monkeypatch: pytest.MonkeyPatch)
     from spf.bench import tune_dense
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    row = tune_dense._tvm_row(None, 64, 1.0, 1.0)  # type: ignore[arg-type]
+    assert tune_dense._tvm_start(None, 64) is None  # type: ignore[arg-type]
+    row = tune_dense._tvm_row(None, None, 1.0, 1.0)  # type: ignore[arg-type]
     assert row["row"] == ["TVM MetaSchedule", "not installed", "-"]
 
 
@@ -75,3 +77,90 @@ def test_adams2019_blur_computes_the_blur() -> None:
     want = sum(img[a : n - 2 + a, b : m - 2 + b] for a in range(3) for b in range(3)) / 9.0
     np.testing.assert_allclose(out, want, rtol=1e-12)
     assert "vectorize" in info["schedule"] or "compute_root" in info["schedule"]
+
+
+_FAKE_TVM = """
+import json, os, signal, sys, time
+mode = sys.argv[1]
+if mode == "search":
+    if os.environ.get("FAKE_TVM") == "crash":
+        print('  File "<unknown>", line 0, in tvm::ffi::ToJSONGraph(tvm::ffi::Any const&)')
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGSEGV)
+    time.sleep(float(os.environ.get("FAKE_SETUP_S", "0")))
+    print(json.dumps({"ready": 0.25}), flush=True)
+    sys.stdin.readline()
+    print("searching", flush=True)
+    time.sleep(60)
+else:
+    print(json.dumps({"ms": 4.0, "blas_ms": 2.0, "records": 3}))
+"""
+
+
+def _fake_tvm(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, **env: str) -> None:
+    import os
+    import sys
+
+    from spf.bench import tvm_gemm
+
+    script = tmp_path / "fake_tvm.py"
+    script.write_text(_FAKE_TVM)
+    monkeypatch.setattr(tvm_gemm, "_command", lambda args: (
+        [sys.executable, str(script), *args], {**os.environ, **env}))  # fmt: skip
+
+
+def test_metaschedule_searches_for_its_budget_once_set_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from spf.bench.tvm_gemm import MetaSchedule
+
+    _fake_tvm(monkeypatch, tmp_path)
+    got = MetaSchedule(64, tmp_path / "work").run(budget=1.0, rounds=3)
+    assert got["setup_s"] == 0.25  # the child's own setup seconds, apart from the budget
+    assert 1.0 <= got["tune_s"] < 10.0  # stopped when the budget was spent
+    assert (got["ms"], got["blas_ms"], got["records"]) == (4.0, 2.0, 3)
+    assert "apache-tvm" in got["versions"]
+
+
+def test_metaschedule_reports_a_crash_in_setup_by_signal_and_frame(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from spf.bench.tvm_gemm import MetaSchedule
+
+    _fake_tvm(monkeypatch, tmp_path, FAKE_TVM="crash")
+    got = MetaSchedule(64, tmp_path / "work").run(budget=1.0, rounds=3)
+    assert got["error"].startswith("setting TVM up crashed with SIGSEGV in tvm::ffi::ToJSONGraph")
+    assert "tune_s" not in got
+
+
+def test_metaschedule_setup_past_its_allowance_is_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from spf.bench.tvm_gemm import MetaSchedule
+
+    _fake_tvm(monkeypatch, tmp_path, FAKE_SETUP_S="30")
+    got = MetaSchedule(64, tmp_path / "work").run(budget=1.0, rounds=3, allowance=1.0)
+    assert got["error"] == "setting TVM up took more than the 1 s allowed"
+
+
+def test_exit_reasons_name_the_signal_or_the_last_line() -> None:
+    from spf.bench.tvm_gemm import exit_reason
+
+    assert exit_reason(139, "x\n  File \"<unknown>\", line 0, in tvm::runtime::Foo(int)\n!!! boom\n") == (
+        "crashed with SIGSEGV in tvm::runtime::Foo (last output: !!! boom)")  # fmt: skip
+    assert exit_reason(-9, "") == "crashed with SIGKILL (last output: no output)"
+    assert exit_reason(1, "Traceback\nValueError: bad\n") == "exited with 1: ValueError: bad"
+
+
+def test_tvm_row_scales_its_own_ratio_to_this_runs_openblas_time() -> None:
+    import types
+
+    from spf.bench import tune_dense
+
+    got = {"ms": 1000.0, "blas_ms": 200.0, "records": 4, "setup_s": 12.0, "waited_s": 130.0,
+           "tune_s": 120.0, "versions": "apache-tvm x"}  # fmt: skip
+    tvm = types.SimpleNamespace(run=lambda budget, rounds: got)
+    ctx = types.SimpleNamespace(log=lambda text: None, cfg=types.SimpleNamespace(gemm_rounds=3))
+    row = tune_dense._tvm_row(ctx, tvm, 120.0, 150.0)  # type: ignore[arg-type]
+    assert row["row"] == ["TVM MetaSchedule", "750.00", "0.20"]  # 5x OpenBLAS's 150 ms
+    assert "set up in 12 s (not counted in the budget" in row["note"]

@@ -136,3 +136,41 @@ def test_bad_spaces_say_what_is_wrong(space: object, message: str) -> None:
 def test_bad_arguments_say_what_is_wrong(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(spf.SpfError, match=message):
         spf.formats.tune(sp.eye_array(3, format="csr"), **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_model_sees_rows_split_unevenly_and_parts_split_evenly() -> None:
+    from spf.bench.tune import power_law
+    from spf.formats.tune_space import imbalance
+
+    arrow = sp.lil_array((400, 400))
+    arrow[:40, :] = 1.0  # the first tenth of the rows holds nearly every entry
+    arrow.setdiag(1.0)
+    f = matrix_features(sp.csr_array(arrow))
+    assert imbalance(f, "CSR", (), 2) > 1.8  # one thread gets the dense rows
+    assert imbalance(f, "CSRV", (), 2) == imbalance(f, "CSR", (), 2)
+    assert imbalance(f, "CSRP", (1,), 2) < 1.1
+    assert imbalance(f, "CSR", (), 1) == 1.0
+    plans = candidates(f, {"CSR": [()], "CSRP": [(1,)]}, ["parallel"], index_dtype="int32",
+                       threads=2, max_padding=3.0)  # fmt: skip
+    assert [p.candidate.label for p in plans] == ["CSRP(1) parallel", "CSR parallel"]
+    even = matrix_features(power_law(1000, seed=1))
+    assert 1.0 <= imbalance(even, "CSRP", (4,), 2) <= imbalance(even, "CSR", (), 2) + 0.05
+
+
+def test_csr_variants_are_stored_as_csr_and_parts_are_parallel_only() -> None:
+    f = matrix_features(
+        _canonical(sp.random_array((50, 50), density=0.1, rng=np.random.default_rng(1)))
+    )
+    plans = {p.candidate.label: p for p in candidates(
+        f, {"CSR": [()], "CSRV": [()], "CSRP": [(1,)]}, ["serial", "parallel"],
+        index_dtype="int32", threads=2, max_padding=3.0)}  # fmt: skip
+    assert plans["CSRV serial"].predicted_bytes == plans["CSR serial"].predicted_bytes
+    assert (
+        plans["CSRP(1) serial"].pruned
+        == "CSRP cuts the rows for threads: serial, it is CSR's kernel"
+    )
+    assert plans["CSRP(1) parallel"].pruned is None
+    assert plans["CSRV serial"].candidate.format.name == "CSR"
+    assert plans["CSRP(1) parallel"].candidate.parts(2) == 2
+    with pytest.raises(spf.SpfError, match=r"CSRP parameters must be \(q,\)"):
+        normalize_space({"CSRP": [(1, 2)]})
