@@ -106,6 +106,10 @@ class Scanner:
 
     def __init__(self, comp: Computation) -> None:
         self.comp = comp
+        self._ir = comp.ir
+        """The computation's IR, taken once: it does not change while it is scanned, and
+        each ``comp.ir`` fingerprints the whole computation again (a written index array's
+        level is asked for once per UF read)."""
         self.width = comp.schedule_width()
         self._written: dict[tuple[str, str], int] = {}
         if self._read_after_last_position():
@@ -236,7 +240,7 @@ class Scanner:
         """The variable of the value ``uf(args)``; ``written``: the position below which a
         statement may have changed it (a run-time index array, :func:`written_level`)."""
         level = max((self._level_of(a) for a in args), default=-1)
-        if is_written_index_array(self.comp.ir, uf):
+        if is_written_index_array(self._ir, uf):
             # its value is read no earlier than inside the reader's top-level statement
             # group (never before the function's first statement, whatever the arguments),
             # and after the last write that can change it (a write in the same iteration)
@@ -267,14 +271,14 @@ class Scanner:
     def _bound_index_arrays(self, stmt: Stmt) -> set[str]:
         """The run-time index arrays ``stmt``'s domain or schedule call."""
         called = {*stmt.domain.inferred_ufs, *stmt.schedule.inferred_ufs}
-        return {uf for uf in called if is_written_index_array(self.comp.ir, uf)}
+        return {uf for uf in called if is_written_index_array(self._ir, uf)}
 
     def _written_level(self, stmt: Stmt, uf: str) -> int:
         key = (stmt.name, uf)
         if key not in self._written:
             level = -1
-            if is_written_index_array(self.comp.ir, uf):
-                level = written_level(self.comp.ir, stmt, uf, self.width)
+            if is_written_index_array(self._ir, uf):
+                level = written_level(self._ir, stmt, uf, self.width)
             self._written[key] = level
         return self._written[key]
 
