@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spf.errors import CodegenError, SpfError
+from spf.analysis.fact_plan import conjunction
+from spf.errors import CodegenError
 from spf.ir import build
 from spf.sets.calls import call_parts
 from spf.sets.facts import Fact, check_domain, condition_terms
@@ -138,17 +139,14 @@ def _shared_loops(domains: Sequence[Set]) -> list[int]:
 
 def _first_loop_bounds(domain: Set) -> frozenset[tuple[bool, sp.Expr]] | None:
     """The constraints of ``domain`` on its first variable alone, that variable renamed to
-    one name (None: a union, whose loops are not compared)."""
-    try:
-        disjuncts = condition_terms(domain)
-    except SpfError:
-        return None
-    if len(disjuncts) != 1:
+    one name (None: a union or hidden variables, whose loops are not compared)."""
+    terms = conjunction(domain)
+    if terms is None:
         return None
     first, *others = domain.tuple_vars
     var = sp.Symbol("__first", integer=True)
     out = set()
-    for eq, e in disjuncts[0]:
+    for eq, e in terms:
         names = {s.name for s in e.free_symbols}
         if first in names and not names.intersection(others):
             out.add((eq, e.xreplace({s: var for s in e.free_symbols if s.name == first})))
