@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spf.analysis.fact_plan import conjunction
 from spf.errors import CodegenError
 from spf.ir import build
 from spf.sets.calls import call_parts
@@ -140,6 +139,8 @@ def _shared_loops(domains: Sequence[Set]) -> list[int]:
 def _first_loop_bounds(domain: Set) -> frozenset[tuple[bool, sp.Expr]] | None:
     """The constraints of ``domain`` on its first variable alone, that variable renamed to
     one name (None: a union or hidden variables, whose loops are not compared)."""
+    from spf.analysis.fact_plan import conjunction  # not at import: a warm load needs none
+
     terms = conjunction(domain)
     if terms is None:
         return None
