@@ -93,6 +93,7 @@ def check_loops(
     stride = 1 + max((len(f.vars) for f in facts), default=0)
     record = _fresh("violations", taken)
     comp = build.add_data_space(comp, record, "int64_t", (len(facts) * stride,))
+    loops = _shared_loops(domains)
     for n, (f, domain) in enumerate(zip(facts, domains, strict=True)):
         base = n * stride
         point = " ".join(f"${record}$({base + 1 + k}) = {v};" for k, v in enumerate(f.vars))
@@ -103,13 +104,54 @@ def check_loops(
             f"if (${record}$({base}) == 0) {{ {point} }} ${record}$({base}) += 1; }}"
         )
         vs = list(domain.tuple_vars)
-        # one loop over the first variable for all facts (a row's facts read its
-        # entries while they are in cache), each fact's own loops inside it: every
-        # fact's points still run in lexicographic order (its first point recorded)
-        sched = ", ".join(["0", vs[0], str(n), *(f"{v}, 0" for v in vs[1:])] if vs
-                          else ["1", "0", str(n)])  # fmt: skip
+        # one loop over the first variable for the facts whose first loops have the same
+        # bounds (a row's facts read its entries while they are in cache), each fact's own
+        # loops inside it: every fact's points still run in lexicographic order (its first
+        # point recorded)
+        sched = ", ".join([str(loops[n]), vs[0], str(n), *(f"{v}, 0" for v in vs[1:])] if vs
+                          else [str(max(loops, default=-1) + 1), "0", str(n)])  # fmt: skip
         comp = build.add_stmt(comp, source, str(domain), f"{{[{', '.join(vs)}] -> [{sched}]}}")
     return CheckLoops(comp, stride, record)
+
+
+def _shared_loops(domains: Sequence[Set]) -> list[int]:
+    """The outermost loop each check domain's first variable is scanned in (-1: it has no
+    variable): one loop for the domains whose first variables have the same bounds. Loops
+    over different ranges (the levels of a CSF tensor: positions of level 1, fibers of
+    level 2, ...) are kept apart: fused, the scanner would split them into a piece per
+    overlap of the ranges, each with every fact's guards (three CSF levels' checks: twice
+    the code, seven times the scanning time and twice the compiler time of three loops)."""
+    keys: list[frozenset[tuple[bool, sp.Expr]] | None] = []
+    out = []
+    for domain in domains:
+        if not domain.tuple_vars:
+            out.append(-1)
+            continue
+        key = _first_loop_bounds(domain)
+        if key is None or key not in keys:
+            keys.append(key)
+            out.append(len(keys) - 1)
+        else:
+            out.append(keys.index(key))
+    return out
+
+
+def _first_loop_bounds(domain: Set) -> frozenset[tuple[bool, sp.Expr]] | None:
+    """The constraints of ``domain`` on its first variable alone, that variable renamed to
+    one name (None: a union or hidden variables, whose loops are not compared)."""
+    from spf.analysis.fact_plan import conjunction  # not at import: a warm load needs none
+
+    terms = conjunction(domain)
+    if terms is None:
+        return None
+    first, *others = domain.tuple_vars
+    var = sp.Symbol("__first", integer=True)
+    out = set()
+    for eq, e in terms:
+        names = {s.name for s in e.free_symbols}
+        if first in names and not names.intersection(others):
+            out.add((eq, e.xreplace({s: var for s in e.free_symbols if s.name == first})))
+    return frozenset(out)
 
 
 def _c(e: sp.Expr) -> str:

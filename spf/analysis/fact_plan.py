@@ -76,8 +76,31 @@ def _term_text(term: tuple[bool, sp.Expr]) -> str:
     got = _TERM_TEXT.get(term)
     if got is None:
         eq, e = term
-        got = _TERM_TEXT.put(term, f"{e} {'=' if eq else '>='} 0")
+        got = _TERM_TEXT.put(term, f"{_affine_text(e)} {'=' if eq else '>='} 0")
     return got
+
+
+def _affine_text(e: sp.Expr) -> str:
+    """``e`` (a sum of integer multiples of names and UF calls, the terms' form) as text the
+    set syntax reads, printed directly: sympy's printer orders the terms of every sum
+    first, most of a cold plan's printing time. Anything else is printed by sympy."""
+    if e.is_Integer:
+        return str(int(e))
+    if isinstance(e, sp.Symbol):
+        return str(e.name)
+    if isinstance(e, sp.Add):
+        return " + ".join(f"({_affine_text(t)})" for t in e.args)
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if coeff.is_Integer and not isinstance(rest, sp.Mul):
+            return f"{int(coeff)} * ({_affine_text(rest)})"
+    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
+        from spf.sets.calls import call_parts
+
+        name, args, component = call_parts(e)
+        text = f"{name}({', '.join(_affine_text(a) for a in args)})"
+        return text if component is None else f"{text}[{component}]"
+    return str(e)
 
 
 _TERM_TEXT: Table[tuple[bool, sp.Expr], str] = Table(16384)

@@ -65,8 +65,8 @@ FORMAT = 2
 """The entry layout; part of the key (an entry of layout 1, which held the source without
 its record, is a miss: that compile takes the ordinary path and writes a new entry)."""
 
-_SKIP = frozenset({"_comp", "_memo"})
-"""Back references and the analysis cache."""
+_SKIP = frozenset({"_comp", "_memo", "_repr"})
+"""Back references, the analysis cache and text derived from the fields (``UF._repr``)."""
 
 
 class UnkeyableError(SpfError):

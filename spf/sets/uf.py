@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -176,6 +177,13 @@ class UF:
         )
 
     def __repr__(self) -> str:
+        return self._repr
+
+    @functools.cached_property
+    def _repr(self) -> str:
+        """The text ``repr`` shows, made once: the fields never change, and the
+        fingerprint of a computation (:mod:`spf.ir.keys`) reprs every UF each of its sets
+        carries each time it is taken."""
         parts = [repr(self.name)]
         if self.arity != 1:
             parts.append(f"arity={self.arity}")
