@@ -1,9 +1,10 @@
 """Checked calls remembered by the contents of their index arrays (spf.runtime.known, API.md
 §16): a checked call on contents verified before runs the unchecked function and computes
-the same; contents changed in place (one entry), new arrays, other parameters and arrays
-too small to hash are checked again, so every broken fact, range or order is still refused
-after other arrays were remembered as verified; overlapping outputs are refused whatever
-the contents.
+the same, for kernels with facts and without, small index arrays or large; contents changed
+in place (one entry), new arrays and other parameters are checked again, so every broken
+fact, range or order is still refused after other arrays were remembered as verified;
+contents that never repeat stop the hashes; overlapping outputs are refused whatever the
+contents.
 
 Timings are measured by ``spf bench --only scale`` (spf.bench.scale_checks), never here.
 """
@@ -20,14 +21,14 @@ import scipy.sparse as sp
 import spf
 import spf.runtime.known as known
 from spf.formats import CSR
-from spf.runtime.known import MIN_BYTES, REMEMBERED, KnownContents
+from spf.runtime.known import REMEMBERED, KnownContents
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 DTYPES = ["int32", "int64"]
-REMEMBERS = {"spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
-"""The kernels of :data:`KERNELS` that remember contents (``spmv_csr`` has no fact)."""
+BIG = 1 << 17
+"""Entries of an index array in the tests of :class:`KnownContents` alone."""
 
 
 @pytest.fixture(autouse=True)
@@ -93,8 +94,8 @@ def _dense_row(rows: int = 3000, width: int = 2000) -> Any:
 
 @pytest.fixture(scope="module")
 def square(suitesparse_dir: Path) -> dict[str, Any]:
-    """Square matrices whose index arrays are worth hashing (above MIN_BYTES), with a
-    dominant diagonal: one of the SuiteSparse folder and one with a dense row."""
+    """Square matrices with a dominant diagonal: one of the SuiteSparse folder and one with
+    a dense row."""
     m = spf.sparse.read_matrix_market(suitesparse_dir / "bcsstk13.mtx")
     m = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
     m.sum_duplicates()
@@ -172,8 +173,6 @@ def test_known_contents_run_unchecked_and_compute_the_same(
     counted = Counted(kernel, monkeypatch)
     for mname, m in square.items():
         args = make(m, dtype)
-        assert sum(args[u].nbytes for u in ("rowptr", "col")) >= MIN_BYTES
-        remembers = name in REMEMBERS
         outs = _outputs(args)
         start = {k: args[k].copy() for k in outs}
         kernel(**args, check=False)
@@ -186,14 +185,14 @@ def test_known_contents_run_unchecked_and_compute_the_same(
             kernel(**args)
             results.append({k: args[k].copy() for k in outs})
         # the first call checks the contents, the later ones run the unchecked loops (a
-        # kernel without facts over index arrays checks every call: cheaper than a hash)
-        assert counted.take() == ((1, 2) if remembers else (3, 0)), (name, mname)
+        # kernel without facts over index arrays too: its ranges and orders are remembered)
+        assert counted.take() == (1, 2), (name, mname)
         for got in results:
             for k in outs:
                 np.testing.assert_array_equal(got[k], want[k], err_msg=f"{name} {mname} {k}")
         fresh = _copy(args)  # new arrays of the same contents: known too
         kernel(**fresh)
-        assert counted.take() == ((0, 1) if remembers else (1, 0)), (name, mname)
+        assert counted.take() == (0, 1), (name, mname)
 
 
 _BREAKS: dict[str, list[tuple[str, Callable[[dict[str, Any]], None], str]]] = {
@@ -290,19 +289,33 @@ def test_overlapping_arrays_are_refused_on_known_contents(compiled: Any) -> None
         kernel(**{**args, "y": args["x"]})
 
 
-def test_small_index_arrays_are_checked_every_call(
+def test_small_index_arrays_are_remembered_and_a_broken_one_still_refused(
     compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kernel, make = compiled("spmv(CSR)", "int32")
-    args = make(spf.sparse.poisson2d(8), "int32")
-    assert args["col"].nbytes + args["rowptr"].nbytes < MIN_BYTES
+    kernel, make = compiled("gauss_seidel_csr", "int32")
+    args = make(_square_of(spf.sparse.poisson2d(8)), "int32")  # a few hundred bytes
     counted = Counted(kernel, monkeypatch)
     for _ in range(3):
         kernel(**args)
-    assert counted.take() == (3, 0)
+    assert counted.take() == (1, 2)
+    broken = _copy(args)  # other arrays, one row unsorted: not the remembered contents
+    _swap_in_row(broken, 10)
+    with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
+        kernel(**broken)
+    kernel(**args)
+    assert counted.take() == (1, 1)
+
+
+def _square_of(m: Any) -> Any:
+    """``m`` plus a dominant diagonal (CSR, sorted)."""
+    s = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
+    s.sum_duplicates()
+    s.sort_indices()
+    return s
 
 
 def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "MISSES", 10 * REMEMBERED)  # new contents every call, on purpose
     kernel, make = compiled("spmv(CSR)", "int32")
     base = make(sp.csr_array(sp.eye_array(20000, format="csr")), "int32")
     variants = []
@@ -317,16 +330,62 @@ def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.Mo
     assert counted.take() == (1, 1)
 
 
-def test_a_kernel_without_facts_checks_every_call(
-    square: dict[str, Any], compiled: Any, monkeypatch: pytest.MonkeyPatch
+def test_a_kernel_without_facts_remembers_its_ranges(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kernel, make = compiled("spmv_csr", "int64")
-    assert kernel.check_cost == ()  # only the values' ranges and orders: cheaper than a hash
-    args = make(square["bcsstk13"], "int64")
+    assert kernel.check_cost == ()  # only the values' ranges and orders
+    args = make(_dense_row(9000, 700), "int64")  # contents no other test passed
     counted = Counted(kernel, monkeypatch)
     kernel(**args)
     kernel(**args)
-    assert counted.take() == (2, 0)
+    assert counted.take() == (1, 1)
+    args["col"][17] = -3  # in place, after the contents were remembered
+    with pytest.raises(spf.ArgumentError, match=r"col\[17\] = -3 is outside"):
+        kernel(**args)
+
+
+def test_contents_that_never_repeat_stop_the_hashes(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(known, "MISSES", 3)
+    kernel, make = compiled("sptrsv_csr", "int64")
+    base = make(_dense_row(4000, 500), "int64")  # a size no other test passed
+    rp = base["rowptr"]
+    row = next(r for r in range(10, 4000) if rp[r + 1] - rp[r] >= 2)
+    hashed: list[int] = []
+    digest = known._DIGEST
+    monkeypatch.setattr(known, "_DIGEST", lambda a: hashed.append(1) or digest(a))
+    variants = []
+    for v in range(3):  # new contents each call: the third stops the hashes of this size
+        args = _copy(base)
+        args["col"][rp[row]] = v  # the row's first entry, left of its diagonal
+        variants.append(args)
+        kernel(**args)
+    counted = Counted(kernel, monkeypatch)
+    hashed.clear()
+    kernel(**variants[0])
+    kernel(**variants[0])
+    assert counted.take() == (2, 0)  # every call checks ...
+    assert hashed == []  # ... and nothing is hashed for this size any more
+    variants[0]["col"][int(variants[0]["rowptr"][11])] = 12  # right of the diagonal
+    with pytest.raises(spf.ArgumentError, match=r"col\(k\) <= i"):
+        kernel(**variants[0])
+
+
+def test_calls_on_known_contents_keep_the_hashes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "MISSES", 3)
+    contents = KnownContents([0])
+    arrays = [np.arange(BIG, dtype=np.int64) + v for v in range(6)]
+    first = contents.key((1,), [arrays[0]])
+    assert first is not None
+    contents.add(first)
+    for a in arrays[1:]:  # new contents between calls on known ones: never three in a row
+        key = contents.key((1,), [a])
+        assert key is not None
+        contents.add(key)
+        assert first in contents
+    assert contents.key((1,), [arrays[0]]) == first
 
 
 def test_check_cost_names_the_remembered_facts(compiled: Any) -> None:
@@ -355,7 +414,7 @@ def test_calls_binding_parameters_from_shapes_remember_too(
 def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(known, "TRIALS", 2)
     contents = KnownContents([0, 1])
-    big = [np.arange(MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]
+    big = [np.arange(BIG, dtype=np.int64), np.zeros(10, np.int64)]
     key = contents.key((1,), big)
     assert key is not None
     contents.add(key)
@@ -370,7 +429,7 @@ def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) ->
     assert contents.decided(key)
     assert contents.route(key)
     assert contents.key((1,), big) == key
-    other = [np.arange(4 * MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]  # another size
+    other = [np.arange(4 * BIG, dtype=np.int64), np.zeros(10, np.int64)]  # another size
     slow = contents.key((1,), other)
     assert slow is not None
     assert slow[0] != key[0]
@@ -402,20 +461,22 @@ def test_after_trials_every_call_takes_the_way_kept(
 
 def test_one_index_array_is_keyed_like_several() -> None:
     contents = KnownContents([1])
-    big = np.arange(MIN_BYTES, dtype=np.int64)
+    big = np.arange(BIG, dtype=np.int64)
     key = contents.key((3,), [np.zeros(4), big])
     assert key is not None
     assert key == contents.key((3,), [np.ones(4), big.copy()])  # same contents, same key
     changed = big.copy()
     changed[7] = -1
     assert key != contents.key((3,), [np.zeros(4), changed])
-    assert contents.key((3,), [np.zeros(4), big[:100].copy()]) is None  # too small to hash
+    small = contents.key((3,), [np.zeros(4), big[:100].copy()])  # a few hundred bytes
+    assert small is not None
+    assert small[0] != key[0]  # another size class
 
 
 def test_a_size_is_decided_once_its_trials_are_done(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(known, "TRIALS", 1)
     contents = KnownContents([0])
-    key = contents.key((1,), [np.arange(MIN_BYTES, dtype=np.int64)])
+    key = contents.key((1,), [np.arange(BIG, dtype=np.int64)])
     assert key is not None
     contents.add(key)
     assert not contents.decided(key)
