@@ -37,9 +37,10 @@ them), and which way is cheaper is measured per size, except:
   size class; where checking wins, nothing is hashed any more (``spmv(CSR)`` on a few
   hundred entries: its one in-loop test costs less than the key's Python; with int64 indices
   on larger ones, the hash of int64 arrays costs more than its test);
-* a size class whose first :data:`MISSES` checked calls all passed new contents (no call on
-  contents verified before): calls that never repeat their arrays would pay the hashes for
-  nothing, so that size class checks every call and hashes no more;
+* a size class whose checked calls pass :data:`MISSES` new contents in a row (no call on
+  contents verified before between them) while its trials are undecided: calls that never
+  repeat their arrays would pay the hashes for nothing, so that size class checks every call
+  and hashes no more;
 * a kernel with a fault record (run-time index arrays, arrays it allocates: spf.codegen.
   faults), and one that writes an index array: its checks do not depend on the index
   arguments alone, so it remembers nothing (its superlinear facts excepted,
@@ -72,13 +73,13 @@ in pairs of calls the same way, and only the second of a pair counts
 (:meth:`KnownContents.timed`)."""
 
 _ORDER = (True, False, False, True)
+"""The ways of successive pairs of trials (True: hashed and unchecked), repeated: each way
+as often early as late (A B B A), so calls that get faster as the caches warm favour
+neither."""
 WARMUP = 4
 """Trial calls of a size class not counted at all: the first pair each way (on known contents
 the first counted calls measured 1.4-1.8x the later ones, the checked call's 1.1-1.4x here:
 counting them made trials keep checking where the hashed way was faster)."""
-"""The ways of successive pairs of trials (True: hashed and unchecked), repeated: each way
-as often early as late (A B B A), so calls that get faster as the caches warm favour
-neither."""
 
 Key = tuple[Any, ...]
 _NBYTES = operator.attrgetter("nbytes")
@@ -183,8 +184,8 @@ class KnownContents:
 
     def add(self, key: Key) -> None:
         """Remember ``key`` as verified (forgetting the oldest past :data:`REMEMBERED`); the
-        :data:`MISSES`-th new contents of a size class with no call on known contents
-        since its first stops hashing that size class."""
+        :data:`MISSES`-th new contents in a row of an undecided size class (no call on known
+        contents between them) stops hashing that size class instead."""
         size_class = key[0]
         if size_class not in self._verdict:
             misses = self._misses[size_class] = self._misses.get(size_class, 0) + 1
