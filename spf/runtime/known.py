@@ -22,13 +22,18 @@ about 1 us of Python per call for the key; a fact tested inside a kernel's loop 
 the diagonal's place, ``col(k) <= i``: a compare and a branch per entry that also keep the
 loop from being vectorized) or in a pass of its own costs 0.3-1.1x of the unchecked kernel
 (``spmv(CSR)``, ``sptrsv_csr``, ``gauss_seidel_csr``, ``ilu0_csr``: 1.3-2.1x checked calls on
-the SuiteSparse matrices of 100k entries and more, 1.0-1.3x remembered), and so do the range
-tests alone of some kernels without facts (``spmv_csc`` with int64 indices: 1.2-1.4x, C time)
-and the per-row facts on small matrices (``ilu0_csr``, ``gauss_seidel_csr`` on 2,000 rows of
-one entry: 3-4 us of checks against a kernel of 3-5 us, while the key costs about 1 us). So
-every kernel remembers the contents its checked calls verified (``kernel.check_cost`` says
-``"remembered"`` for its facts over index arrays, with where a call on new contents checks
-them), and which way is cheaper is measured per size, except:
+the SuiteSparse matrices of 100k entries and more, 1.0-1.3x remembered), and so do the
+per-row facts on small matrices (``ilu0_csr``, ``gauss_seidel_csr`` on 2,000 rows of one
+entry: 3-4 us of checks against a kernel of 3-5 us, while the key costs about 1 us). So a
+kernel with facts over index arrays remembers the contents its checked calls verified, at
+any size (``kernel.check_cost`` says ``"remembered"``, with where a call on new contents
+checks them), and which way is cheaper is measured per size, except:
+
+* a kernel with no such fact: the range and order tests of the values it reads cost less
+  than the key (remembering every kernel was measured on the whole ``scale`` table, both
+  versions run at once on the loaded machine: cells of kernels without facts under 30 us
+  went from a median 1.135x to 1.211x, those over 300 us from 1.063x to 1.077x), so it
+  checks every call;
 
 * a size class (the index arrays' bytes, to a power of two) where checking is faster: the
   first calls on known contents of each size class time both ways (:data:`TRIALS` each:
@@ -117,10 +122,12 @@ class KnownContents:
     @classmethod
     def of(cls, binder: Binder) -> KnownContents | None:
         """The contents a kernel of ``binder``'s signature remembers, or None when it has no
-        index array or writes one (its checks then depend on more than the arguments;
-        module docstring: the rule)."""
+        index array, writes one (its checks then depend on more than the arguments) or has
+        no fact over index arrays to check (module docstring: the rule)."""
         uf = [n for n, d in enumerate(binder.data) if d.is_uf]
         if not uf or any(not binder.data[n].arg.const for n in uf):
+            return None
+        if not binder.has_array_facts:  # range and order tests only: cheaper than the key
             return None
         return cls(uf)
 
