@@ -45,6 +45,8 @@ def _xxh3() -> Callable[[memoryview], int] | None:
 
 
 _XXH3 = _xxh3()
+xxh3 = _XXH3
+"""XXH3-64 of a C-contiguous buffer as it is (one C call), or None without ``xxhash``."""
 
 PIECE = 1 << 22
 """Bytes per piece (4 MiB): large enough that a piece's thread hand-off costs nothing

@@ -379,15 +379,22 @@ class Kernel:
         (spf.runtime.known): only that no written array overlaps another, then the
         unchecked function: both in the checked function's one C call where it tests the
         overlap itself (its known-contents word set), else the test in Python."""
-        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays)]
         if self._binder.overlap_in_loop:
             bounds = self._known_bounds.get(values)
             if bounds is None:
                 params = dict(zip(self._param_order, values, strict=True))
                 bounds = self._bounds_of(params, known=True)
             fault = self._record()
-            self._run(self._checked, [*cargs, bounds, fault], fault, arrays, values)
+            if self._direct:  # one thread, no fault record of its own: nothing around it
+                self._last_threads = 1
+                self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
+                if fault[0]:
+                    self._raise_fault(fault, arrays, values)
+                return
+            cargs = [*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault]
+            self._run(self._checked, cargs, fault, arrays, values)
             return
+        cargs = [*values, *map(self._from_buffer, self._ctypes, arrays)]
         self._binder.no_overlap(arrays)
         if self._direct:
             self._last_threads = 1

@@ -18,26 +18,34 @@ once they passed; a call that fails is not remembered.
 The rule, measured on the shared 2-core machine (CPU time, fastest and median of 25
 interleaved batches, checked/unchecked; docs/backends/c.md): XXH3 reads an index array at
 10-50 GB/s (it shares the caches with other processes), about 0.1-0.4 ns an entry, plus
-about 2 us of Python per call for the key; a fact tested inside a kernel's loop (sorted rows,
+about 1 us of Python per call for the key; a fact tested inside a kernel's loop (sorted rows,
 the diagonal's place, ``col(k) <= i``: a compare and a branch per entry that also keep the
 loop from being vectorized) or in a pass of its own costs 0.3-1.1x of the unchecked kernel
 (``spmv(CSR)``, ``sptrsv_csr``, ``gauss_seidel_csr``, ``ilu0_csr``: 1.3-2.1x checked calls on
-the SuiteSparse matrices of 100k entries and more, 1.0-1.3x remembered). So a fact over index
-arrays is remembered (``kernel.check_cost`` says ``"remembered"``, with where a call on new
-contents checks it), except:
+the SuiteSparse matrices of 100k entries and more, 1.0-1.3x remembered), and so do the
+per-row facts on small matrices (``ilu0_csr``, ``gauss_seidel_csr`` on 2,000 rows of one
+entry: 3-4 us of checks against a kernel of 3-5 us, while the key costs about 1 us). So a
+kernel with facts over index arrays remembers the contents its checked calls verified, at
+any size (``kernel.check_cost`` says ``"remembered"``, with where a call on new contents
+checks them), and which way is cheaper is measured per size, except:
 
 * a kernel with no such fact: the range and order tests of the values it reads cost less
-  than the hash (``spmv_csr``: 1.02-1.08x checked, 1.06-1.22x hashed), so it checks every call;
-* index arrays of fewer than :data:`MIN_BYTES` bytes in all: the key's fixed cost is more
-  than the checks (at 20-70 KiB the remembered call was 0-30% slower than the checked one,
-  from 280 KiB on 15-45% faster), so every call checks them;
+  than the key (remembering every kernel was measured on the whole ``scale`` table, both
+  versions run at once on the loaded machine: cells of kernels without facts under 30 us
+  went from a median 1.135x to 1.211x, those over 300 us from 1.063x to 1.077x), so it
+  checks every call;
+
 * a size class (the index arrays' bytes, to a power of two) where checking is faster: the
   first calls on known contents of each size class time both ways (:data:`TRIALS` each:
   hashing and the unchecked loops, or the checked call; in pairs of calls the same way, the
   second of each counted, on the calling thread's CPU time), and the faster is kept for that
-  size class; where checking wins, nothing is hashed any more
-  (``spmv(CSR)`` with int64 indices: its one in-loop test is cheap next to an int64 kernel,
-  the hash of int64 arrays is not);
+  size class; where checking wins, nothing is hashed any more (``spmv(CSR)`` on a few
+  hundred entries: its one in-loop test costs less than the key's Python; with int64 indices
+  on larger ones, the hash of int64 arrays costs more than its test);
+* a size class whose checked calls pass :data:`MISSES` new contents in a row (no call on
+  contents verified before between them) while its trials are undecided: calls that never
+  repeat their arrays would pay the hashes for nothing, so that size class checks every call
+  and hashes no more;
 * a kernel with a fault record (run-time index arrays, arrays it allocates: spf.codegen.
   faults), and one that writes an index array: its checks do not depend on the index
   arguments alone, so it remembers nothing (its superlinear facts excepted,
@@ -52,17 +60,16 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spf.runtime.checksum import digest
+from spf.runtime.checksum import digest, xxh3
 
 if TYPE_CHECKING:
     from spf.runtime.binding import Binder
 
 REMEMBERED = 32
 """Contents remembered per kernel (the oldest is forgotten first)."""
-MIN_BYTES = 131072
-"""Index arrays of fewer bytes in all (128 KiB) are checked every call: below this, the
-key's hashes and its Python cost more than the checks in the loops (measured: the module
-docstring)."""
+MISSES = 16
+"""Checked calls on new contents a size class of index arrays takes, with none on known
+contents, before it stops hashing (calls that never repeat their arrays)."""
 
 TRIALS = 3
 """Calls on known contents timed each way (hashed and unchecked, or checked) before a size
@@ -74,9 +81,17 @@ _ORDER = (True, False, False, True)
 """The ways of successive pairs of trials (True: hashed and unchecked), repeated: each way
 as often early as late (A B B A), so calls that get faster as the caches warm favour
 neither."""
+WARMUP = 4
+"""Trial calls of a size class not counted at all: the first pair each way (on known contents
+the first counted calls measured 1.4-1.8x the later ones, the checked call's 1.1-1.4x here:
+counting them made trials keep checking where the hashed way was faster)."""
 
 Key = tuple[Any, ...]
 _NBYTES = operator.attrgetter("nbytes")
+_DIGEST: Callable[[Any], int] = xxh3 or digest
+"""Each index array's hash in the key: XXH3 of its buffer as it is, one C call (an index
+array the binding accepted is C-contiguous); :func:`~spf.runtime.checksum.digest` without
+``xxhash``."""
 
 
 class KnownContents:
@@ -97,6 +112,9 @@ class KnownContents:
         """Per size class still undecided: the seconds of the known-contents calls (hashes
         included) and of the checked calls on known contents counted so far, and how many
         trial calls ran (counted or not)."""
+        self._misses: dict[int, int] = {}
+        """Per size class still undecided: the checked calls on new contents since the last
+        call on known contents (:data:`MISSES`)."""
         self.settled = True
         """No size class of remembered contents is in its trials: a call on known contents
         need not read the clock (:meth:`add` of a new size class clears it)."""
@@ -109,27 +127,24 @@ class KnownContents:
         uf = [n for n, d in enumerate(binder.data) if d.is_uf]
         if not uf or any(not binder.data[n].arg.const for n in uf):
             return None
-        if not binder.has_array_facts:  # range and order tests only: cheaper than a hash
+        if not binder.has_array_facts:  # range and order tests only: cheaper than the key
             return None
         return cls(uf)
 
     def key(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> Key | None:
         """What a call's checks depend on: the size class of the index arrays, the parameter
-        ``values`` and each index array's hash; None when the index arrays are too small to
-        be worth hashing (:data:`MIN_BYTES`) or calls of their size were found to check
-        faster than they hash (:meth:`timed`)."""
+        ``values`` and each index array's hash; None when calls of their size were found to
+        check faster than they hash (:meth:`timed`) or never to repeat their contents
+        (:data:`MISSES`)."""
         picked = self._pick(arrays)
         if len(self.uf) == 1:
             picked = (picked,)
-        size = sum(map(_NBYTES, picked))
-        if size < MIN_BYTES:
-            return None
-        size_class = size.bit_length()
+        size_class = sum(map(_NBYTES, picked)).bit_length()
         if self._verdict.get(size_class) is False:
             return None
         # a hash covers the length; the binding fixed each array's dtype and its trailing
         # extents for these parameter values: the shapes need not be part of the key
-        return (size_class, values, *map(digest, picked))
+        return (size_class, values, *map(_DIGEST, picked))
 
     def decided(self, key: Key) -> bool:
         """Whether calls on known contents of ``key``'s size class take one way for good
@@ -153,13 +168,14 @@ class KnownContents:
         (:meth:`route`) counts: the first of a pair runs after the other way's loops (its
         branch history and caches are the other function's; the first calls on new arrays
         measured 2-6x the later ones, and alternating calls favoured the checked way here).
-        After :data:`TRIALS` of each, the faster way is kept for that size class."""
+        The first :data:`WARMUP` trial calls do not count. After :data:`TRIALS` of each,
+        the faster way is kept for that size class."""
         size_class = key[0]
         if TRIALS <= 0 or size_class in self._verdict:
             return
         done, checked, calls = self._trials.setdefault(size_class, ([], [], [0]))
         calls[0] += 1
-        if calls[0] % 2 == 0:  # the second of its pair
+        if calls[0] % 2 == 0 and calls[0] > WARMUP:  # the second of its pair, warm
             (done if unchecked else checked).append(seconds)
         if len(done) >= TRIALS and len(checked) >= TRIALS:
             self._verdict[size_class] = min(done) < min(checked)
@@ -167,13 +183,28 @@ class KnownContents:
             self.settled = not self._trials and all(k[0] in self._verdict for k in self._seen)
 
     def __contains__(self, key: Key) -> bool:
-        return key in self._seen
+        if key not in self._seen:
+            return False
+        if self._misses:
+            self._misses.pop(key[0], None)  # contents repeat in this size class
+        return True
 
     def add(self, key: Key) -> None:
-        """Remember ``key`` as verified (forgetting the oldest past :data:`REMEMBERED`)."""
+        """Remember ``key`` as verified (forgetting the oldest past :data:`REMEMBERED`); the
+        :data:`MISSES`-th new contents in a row of an undecided size class (no call on known
+        contents between them) stops hashing that size class instead."""
+        size_class = key[0]
+        if size_class not in self._verdict:
+            misses = self._misses[size_class] = self._misses.get(size_class, 0) + 1
+            if misses >= MISSES:  # contents never repeat: checking alone is cheaper
+                self._verdict[size_class] = False
+                self._misses.pop(size_class, None)
+                self._trials.pop(size_class, None)
+                self.settled = not self._trials and all(k[0] in self._verdict for k in self._seen)
+                return
         seen = self._seen
         seen[key] = None
-        if TRIALS > 0 and key[0] not in self._verdict:
+        if TRIALS > 0 and size_class not in self._verdict:
             self.settled = False  # its calls on known contents are timed until decided
         while len(seen) > REMEMBERED:
             try:

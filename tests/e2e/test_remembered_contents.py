@@ -1,8 +1,9 @@
 """Checked calls remembered by the contents of their index arrays (spf.runtime.known, API.md
 §16): a checked call on contents verified before runs the unchecked function and computes
-the same; contents changed in place (one entry), new arrays, other parameters and arrays
-too small to hash are checked again, so every broken fact, range or order is still refused
-after other arrays were remembered as verified; overlapping outputs are refused whatever
+the same, small index arrays or large; contents changed in place (one entry), new arrays
+and other parameters are checked again, so every broken fact, range or order is still
+refused after other arrays were remembered as verified; contents that never repeat stop the
+hashes; a kernel without facts checks every call; overlapping outputs are refused whatever
 the contents.
 
 Timings are measured by ``spf bench --only scale`` (spf.bench.scale_checks), never here.
@@ -20,12 +21,14 @@ import scipy.sparse as sp
 import spf
 import spf.runtime.known as known
 from spf.formats import CSR
-from spf.runtime.known import MIN_BYTES, REMEMBERED, KnownContents
+from spf.runtime.known import REMEMBERED, KnownContents
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 DTYPES = ["int32", "int64"]
+BIG = 1 << 17
+"""Entries of an index array in the tests of :class:`KnownContents` alone."""
 REMEMBERS = {"spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
 """The kernels of :data:`KERNELS` that remember contents (``spmv_csr`` has no fact)."""
 
@@ -93,8 +96,8 @@ def _dense_row(rows: int = 3000, width: int = 2000) -> Any:
 
 @pytest.fixture(scope="module")
 def square(suitesparse_dir: Path) -> dict[str, Any]:
-    """Square matrices whose index arrays are worth hashing (above MIN_BYTES), with a
-    dominant diagonal: one of the SuiteSparse folder and one with a dense row."""
+    """Square matrices with a dominant diagonal: one of the SuiteSparse folder and one with
+    a dense row."""
     m = spf.sparse.read_matrix_market(suitesparse_dir / "bcsstk13.mtx")
     m = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
     m.sum_duplicates()
@@ -172,7 +175,6 @@ def test_known_contents_run_unchecked_and_compute_the_same(
     counted = Counted(kernel, monkeypatch)
     for mname, m in square.items():
         args = make(m, dtype)
-        assert sum(args[u].nbytes for u in ("rowptr", "col")) >= MIN_BYTES
         remembers = name in REMEMBERS
         outs = _outputs(args)
         start = {k: args[k].copy() for k in outs}
@@ -186,7 +188,7 @@ def test_known_contents_run_unchecked_and_compute_the_same(
             kernel(**args)
             results.append({k: args[k].copy() for k in outs})
         # the first call checks the contents, the later ones run the unchecked loops (a
-        # kernel without facts over index arrays checks every call: cheaper than a hash)
+        # kernel without facts over index arrays checks every call: cheaper than the key)
         assert counted.take() == ((1, 2) if remembers else (3, 0)), (name, mname)
         for got in results:
             for k in outs:
@@ -290,19 +292,33 @@ def test_overlapping_arrays_are_refused_on_known_contents(compiled: Any) -> None
         kernel(**{**args, "y": args["x"]})
 
 
-def test_small_index_arrays_are_checked_every_call(
+def test_small_index_arrays_are_remembered_and_a_broken_one_still_refused(
     compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kernel, make = compiled("spmv(CSR)", "int32")
-    args = make(spf.sparse.poisson2d(8), "int32")
-    assert args["col"].nbytes + args["rowptr"].nbytes < MIN_BYTES
+    kernel, make = compiled("gauss_seidel_csr", "int32")
+    args = make(_square_of(spf.sparse.poisson2d(8)), "int32")  # a few hundred bytes
     counted = Counted(kernel, monkeypatch)
     for _ in range(3):
         kernel(**args)
-    assert counted.take() == (3, 0)
+    assert counted.take() == (1, 2)
+    broken = _copy(args)  # other arrays, one row unsorted: not the remembered contents
+    _swap_in_row(broken, 10)
+    with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
+        kernel(**broken)
+    kernel(**args)
+    assert counted.take() == (1, 1)
+
+
+def _square_of(m: Any) -> Any:
+    """``m`` plus a dominant diagonal (CSR, sorted)."""
+    s = sp.csr_array(m + sp.diags_array(abs(m).sum(axis=1) + 1.0))
+    s.sum_duplicates()
+    s.sort_indices()
+    return s
 
 
 def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "MISSES", 10 * REMEMBERED)  # new contents every call, on purpose
     kernel, make = compiled("spmv(CSR)", "int32")
     base = make(sp.csr_array(sp.eye_array(20000, format="csr")), "int32")
     variants = []
@@ -318,15 +334,61 @@ def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.Mo
 
 
 def test_a_kernel_without_facts_checks_every_call(
-    square: dict[str, Any], compiled: Any, monkeypatch: pytest.MonkeyPatch
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kernel, make = compiled("spmv_csr", "int64")
-    assert kernel.check_cost == ()  # only the values' ranges and orders: cheaper than a hash
-    args = make(square["bcsstk13"], "int64")
+    assert kernel.check_cost == ()  # only the values' ranges and orders: cheaper than a key
+    args = make(_dense_row(9000, 700), "int64")
     counted = Counted(kernel, monkeypatch)
     kernel(**args)
     kernel(**args)
     assert counted.take() == (2, 0)
+    args["col"][17] = -3
+    with pytest.raises(spf.ArgumentError, match=r"col\[17\] = -3 is outside"):
+        kernel(**args)
+
+
+def test_contents_that_never_repeat_stop_the_hashes(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(known, "MISSES", 3)
+    kernel, make = compiled("sptrsv_csr", "int64")
+    base = make(_dense_row(4000, 500), "int64")  # a size no other test passed
+    rp = base["rowptr"]
+    row = next(r for r in range(10, 4000) if rp[r + 1] - rp[r] >= 2)
+    hashed: list[int] = []
+    digest = known._DIGEST
+    monkeypatch.setattr(known, "_DIGEST", lambda a: hashed.append(1) or digest(a))
+    variants = []
+    for v in range(3):  # new contents each call: the third stops the hashes of this size
+        args = _copy(base)
+        args["col"][rp[row]] = v  # the row's first entry, left of its diagonal
+        variants.append(args)
+        kernel(**args)
+    counted = Counted(kernel, monkeypatch)
+    hashed.clear()
+    kernel(**variants[0])
+    kernel(**variants[0])
+    assert counted.take() == (2, 0)  # every call checks ...
+    assert hashed == []  # ... and nothing is hashed for this size any more
+    variants[0]["col"][int(variants[0]["rowptr"][11])] = 12  # right of the diagonal
+    with pytest.raises(spf.ArgumentError, match=r"col\(k\) <= i"):
+        kernel(**variants[0])
+
+
+def test_calls_on_known_contents_keep_the_hashes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(known, "MISSES", 3)
+    contents = KnownContents([0])
+    arrays = [np.arange(BIG, dtype=np.int64) + v for v in range(6)]
+    first = contents.key((1,), [arrays[0]])
+    assert first is not None
+    contents.add(first)
+    for a in arrays[1:]:  # new contents between calls on known ones: never three in a row
+        key = contents.key((1,), [a])
+        assert key is not None
+        contents.add(key)
+        assert first in contents
+    assert contents.key((1,), [arrays[0]]) == first
 
 
 def test_check_cost_names_the_remembered_facts(compiled: Any) -> None:
@@ -355,27 +417,28 @@ def test_calls_binding_parameters_from_shapes_remember_too(
 def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(known, "TRIALS", 2)
     contents = KnownContents([0, 1])
-    big = [np.arange(MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]
+    big = [np.arange(BIG, dtype=np.int64), np.zeros(10, np.int64)]
     key = contents.key((1,), big)
     assert key is not None
     contents.add(key)
     ways = []
-    for seconds in (50.0, 1.0, 60.0, 2.0, 1.5, 2.5, 9.0, 3.0):  # hashed-and-unchecked faster
+    warm = (0.1, 0.1, 0.1, 0.1)  # the first pair each way: not counted, however fast
+    for seconds in (*warm, 50.0, 1.0, 60.0, 2.0, 1.5, 2.5, 9.0, 3.0):  # hashed faster
         way = contents.route(key)
         ways.append(way)
         contents.timed(key, way, seconds if way else seconds + 10)
     # pairs of calls the same way, A B B A: each way as often early as late while undecided
     # (only the second call of a pair counts: the first runs after the other way's loops)
-    assert ways == [True, True, False, False, False, False, True, True]
+    assert ways == [True, True, False, False, False, False, True, True, True, True, False, False]
     assert contents.decided(key)
     assert contents.route(key)
     assert contents.key((1,), big) == key
-    other = [np.arange(4 * MIN_BYTES, dtype=np.int64), np.zeros(10, np.int64)]  # another size
+    other = [np.arange(4 * BIG, dtype=np.int64), np.zeros(10, np.int64)]  # another size
     slow = contents.key((1,), other)
     assert slow is not None
     assert slow[0] != key[0]
     contents.add(slow)
-    for _ in range(8):
+    for _ in range(12):
         way = contents.route(slow)
         contents.timed(slow, way, 5.0 if way else 1.0)  # checking is faster: every call checks
     assert contents.key((1,), other) is None  # nothing hashed for that size any more
@@ -389,9 +452,9 @@ def test_after_trials_every_call_takes_the_way_kept(
     kernel, make = compiled("gauss_seidel_csr", "int32")
     args = make(_dense_row(30000, 2000), "int32")  # a size no other test passed
     counted = Counted(kernel, monkeypatch)
-    for _ in range(5):  # checked, then a pair of trials each way (the second counts)
+    for _ in range(9):  # checked, a pair each way to warm up, a pair each way (second counts)
         kernel(**args)
-    assert counted.take() == (3, 2)
+    assert counted.take() == (5, 4)
     for _ in range(3):
         kernel(**args)
     assert counted.take() in ((0, 3), (3, 0))  # the faster way, every call
@@ -402,25 +465,27 @@ def test_after_trials_every_call_takes_the_way_kept(
 
 def test_one_index_array_is_keyed_like_several() -> None:
     contents = KnownContents([1])
-    big = np.arange(MIN_BYTES, dtype=np.int64)
+    big = np.arange(BIG, dtype=np.int64)
     key = contents.key((3,), [np.zeros(4), big])
     assert key is not None
     assert key == contents.key((3,), [np.ones(4), big.copy()])  # same contents, same key
     changed = big.copy()
     changed[7] = -1
     assert key != contents.key((3,), [np.zeros(4), changed])
-    assert contents.key((3,), [np.zeros(4), big[:100].copy()]) is None  # too small to hash
+    small = contents.key((3,), [np.zeros(4), big[:100].copy()])  # a few hundred bytes
+    assert small is not None
+    assert small[0] != key[0]  # another size class
 
 
 def test_a_size_is_decided_once_its_trials_are_done(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(known, "TRIALS", 1)
     contents = KnownContents([0])
-    key = contents.key((1,), [np.arange(MIN_BYTES, dtype=np.int64)])
+    key = contents.key((1,), [np.arange(BIG, dtype=np.int64)])
     assert key is not None
     contents.add(key)
     assert not contents.decided(key)
     assert not contents.settled  # its calls on known contents are timed
-    for _ in range(4):  # a pair of trials each way
+    for _ in range(8):  # a pair each way to warm up, then a pair of trials each way
         way = contents.route(key)
         contents.timed(key, way, 1.0 if way else 2.0)
     assert contents.decided(key)
