@@ -447,6 +447,15 @@ class SparseEinsum:
         """The filling phase: ``C_col`` and ``C`` once ``C_rowptr`` is known."""
         return _numeric(self.formula, self.output, list(self.terms), self.name, self.parallel)
 
+    @functools.cached_property
+    def single(self) -> Computation | None:
+        """The single pass into an upper bound's arrays that serial calls run instead of
+        the two phases (:mod:`spf.index_notation.single_pass`), or None where the formula
+        has none."""
+        from spf.index_notation.single_pass import build_single
+
+        return build_single(self.formula, self.output, list(self.terms), self.name)
+
     def compile(self, **options: Any) -> SparseEinsumKernel:
         """Compile both phases (``options`` as for ``Computation.compile``)."""
         from spf.codegen.program import c_function_name
@@ -457,14 +466,21 @@ class SparseEinsum:
         fname = options.pop("name", None)
         check = options.pop("check", True)
 
-        phases = ("symbolic", "numeric")
+        from spf.index_notation.single_pass import has_single
+
+        phases = ("symbolic", "numeric", "single")
         together = target == "c" and not any(
-            _runs_wavefront(getattr(self, p)) for p in phases if p in self.__dict__
+            _runs_wavefront(c) for p in phases if (c := self.__dict__.get(p)) is not None
         )
         library = f"{c_function_name(fname or self.name)}_phases" if together else None
 
+        single = has_single(self.formula, self.output, list(self.terms))
+
         def compile_() -> list[CompiledKernel]:
             comps = [self.symbolic, self.numeric]
+            if single:
+                assert self.single is not None
+                comps.append(self.single)
             if library is not None:
                 # one translation unit, one compiler run for both phases (the C sources
                 # and kernels are those of two compiles; spf.runtime.combine)
@@ -473,12 +489,12 @@ class SparseEinsum:
             return [c.compile(**call) for c in comps]
 
         untouched = not set(phases) & set(self.__dict__)
-        names = (f"{self.name}_symbolic", f"{self.name}_numeric")
-        symbolic, numeric = load_or_compile(
+        names = tuple(f"{self.name}_{p}" for p in phases[: 3 if single else 2])
+        kernels = load_or_compile(
             self.formula, (names, self.parallel), (target, fname, check), options, compile_,
             remember=untouched, library=library,
         )  # fmt: skip
-        return SparseEinsumKernel(self, symbolic, numeric)
+        return SparseEinsumKernel(self, *kernels)
 
 
 def _runs_wavefront(comp: Computation) -> bool:
@@ -523,10 +539,17 @@ class SparseEinsumKernel:
     docstring); arguments as for :class:`~spf.index_notation.kernel.EinsumKernel`."""
 
     def __init__(
-        self, comp: SparseEinsum, symbolic: CompiledKernel, numeric: CompiledKernel
+        self,
+        comp: SparseEinsum,
+        symbolic: CompiledKernel,
+        numeric: CompiledKernel,
+        single: CompiledKernel | None = None,
     ) -> None:
+        from spf.index_notation.single_pass import SinglePass
+
         self.comp, self.symbolic, self.numeric = comp, symbolic, numeric
         self._names = [{a.name for a in k.arguments} for k in (symbolic, numeric)]
+        self.single = None if single is None else SinglePass(comp, single)
 
     def __call__(self, *positional: object, check: bool = True, **args: Any) -> dict[str, Any]:
         from spf.formats.sizing import memory_limit
@@ -561,6 +584,10 @@ class SparseEinsumKernel:
                 f"{'negative' if rows < 0 else 'larger than this machine memory'}; pass the "
                 f"operands' real extent ({eo} is the length of their row pointers minus one)"
             )
+        if self.single is not None:
+            done = self.single.run(given, rows, check)
+            if done is not None:
+                return self._result(given, *done)
         out_ptr = np.empty(rows + 1, dtype=dtype)
         self.symbolic(
             check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
@@ -572,10 +599,17 @@ class SparseEinsumKernel:
         if f"{c.name}_NNZ" in self._names[1]:
             fill[f"{c.name}_NNZ"] = nnz
         self.numeric(check=check, **fill)
-        result: dict[str, Any] = {c.ptr: out_ptr, c.idx: col, c.fmt.value: val}
+        return self._result(given, out_ptr, col, val)
+
+    def _result(
+        self, given: dict[str, Any], ptr: np.ndarray[Any, Any], col: np.ndarray[Any, Any],
+        val: np.ndarray[Any, Any],
+    ) -> dict[str, Any]:  # fmt: skip
+        f, c = self.comp.formula, self.comp.output
+        result: dict[str, Any] = {c.ptr: ptr, c.idx: col, c.fmt.value: val}
         for extent, v in zip(c.fmt.shape, f.output.indices, strict=True):
             result[extent] = int(given[f.extents[v]]) if f.extents[v] in given else None
-        result["NNZ"] = nnz
+        result["NNZ"] = int(col.size)
         return result
 
     def __repr__(self) -> str:
