@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.computation import Computation, Stmt
-from spf.index_notation.build import declare_operands
+from spf.index_notation.build import declare_operands, schedule
 from spf.index_notation.union import add_union, union_of
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from spf.index_notation.sparse_output import Compressed, SparseEinsum
     from spf.index_notation.union import Union
 
-__all__ = ["CAP", "SinglePass", "build_single", "has_single"]
+__all__ = ["CAP", "SinglePass", "build_bound", "build_single", "has_single", "phases_of"]
 
 CAP = "CAP"
 """The suffix of the single pass's size parameter: ``C_CAP``, the length of the arrays the
@@ -67,10 +67,12 @@ def declare_output(comp: Computation, f: Formula, c: Compressed) -> None:
     comp.add_data_space(c.name, "double", shape=(cap,))
 
 
-def fill_union_single(comp: Computation, f: Formula, c: Compressed, u: Union) -> None:
-    """The union merge's bodies writing at the cursor ``at(0)`` (module docstring)."""
-    o, ptr, cap = c.outer, c.array(c.ptr), cap_name(c)
-    taken = {*f.tensors, *f.extents, o, *u.cursors}
+def _cursor(comp: Computation, f: Formula, c: Compressed, taken: set[str]) -> tuple[str, str]:
+    """The cursor ``at`` (a run-time index array below ``C_CAP``, set to 0 with
+    ``C_rowptr(0)`` before the rows) and the C text that writes a column ``{}`` and a value
+    ``{}`` at it and advances it (saturating at ``C_CAP - 1``: every write stays inside the
+    arrays whatever the operands hold)."""
+    cap, ptr = cap_name(c), c.array(c.ptr)
     at = "at"
     while at in taken:
         at += "_"
@@ -81,38 +83,101 @@ def fill_union_single(comp: Computation, f: Formula, c: Compressed, u: Union) ->
     comp.add_stmt(
         Stmt(
             f"${at}$(0) = 0; ${ptr}$(0) = 0;",
-            f"{{[z]: z = 0 && {f.extents[o]} >= 0}}",
-            "{[z] -> [-1, z, 0]}",
+            f"{{[z]: z = 0 && {f.extents[c.outer]} >= 0}}",
+            "{[z] -> [-2, z, 0]}",
         )
     )
     put = (
         f"${c.array(c.idx)}$({at}(0)) = {{}}; ${c.name}$({at}(0)) = {{}}; "
         f"${at}$(0) += {at}(0) < {cap} - 1;"
     )
-    add_union(comp, u, 1, [put.format(k, v) for k, v in zip(u.keys, u.values, strict=True)])
+    return at, put
+
+
+def _row_end(comp: Computation, f: Formula, c: Compressed, at: str, pos: int) -> None:
+    """``C_rowptr(o+1) = at(0)`` at position ``pos`` of row ``o``, after its entries."""
+    o = c.outer
     comp.add_stmt(
         Stmt(
-            f"${ptr}$({o} + 1) = {at}(0);",
+            f"${c.array(c.ptr)}$({o} + 1) = {at}(0);",
             f"{{[{o}]: 0 <= {o} < {f.extents[o]}}}",
-            f"{{[{o}] -> [0, {o}, 2, 0, 0, 0, 0]}}",
+            f"{{[{o}] -> [0, {o}, {pos}, 0, 0, 0, 0]}}",
         )
     )
 
 
+def gather_at_cursor(
+    comp: Computation, f: Formula, c: Compressed, listed: str, a: str, pos: int
+) -> None:
+    """The row's ``len(0)`` sorted columns (``listed``) and their values in ``acc``
+    written at the cursor, at position ``pos`` of row ``o``; then the row's end."""
+    o = c.outer
+    at, put = _cursor(comp, f, c, {*f.tensors, *f.extents, o, a})
+    comp.add_stmt(
+        Stmt(
+            put.format(f"{listed}({a})", f"$acc$({listed}({a}))"),
+            f"{{[{o}, {a}]: 0 <= {o} < {f.extents[o]} && 0 <= {a} < len(0)}}",
+            f"{{[{o}, {a}] -> [0, {o}, {pos}, {a}, 0, 0, 0]}}",
+        )
+    )
+    _row_end(comp, f, c, at, pos + 1)
+
+
+def fill_union_single(comp: Computation, f: Formula, c: Compressed, u: Union) -> None:
+    """The union merge's bodies writing at the cursor ``at(0)`` (module docstring)."""
+    at, put = _cursor(comp, f, c, {*f.tensors, *f.extents, c.outer, *u.cursors})
+    add_union(comp, u, 1, [put.format(k, v) for k, v in zip(u.keys, u.values, strict=True)])
+    _row_end(comp, f, c, at, 2)
+
+
 def has_single(f: Formula, c: Compressed, terms: list[Term]) -> bool:
-    """Whether ``f``'s sparse output has a single pass (:func:`build_single`)."""
-    return union_of(terms, c.outer, c.inner) is not None
+    """Whether ``f``'s sparse output has a single pass: a union, or products none of which
+    is an intersection merge (whose instances a count over its domain would not bound
+    cheaply)."""
+    return union_of(terms, c.outer, c.inner) is not None or all(t.merge is None for t in terms)
+
+
+def phases_of(f: Formula, c: Compressed, terms: list[Term]) -> tuple[str, ...]:
+    """The Computations a compile of ``f``'s sparse output builds, by their
+    :class:`SparseEinsum` attribute names, in the order its kernel takes them."""
+    if not has_single(f, c, terms):
+        return ("symbolic", "numeric")
+    if union_of(terms, c.outer, c.inner) is not None:
+        return ("symbolic", "numeric", "single")
+    return ("symbolic", "numeric", "single", "bound")
 
 
 def build_single(f: Formula, c: Compressed, terms: list[Term], name: str) -> Computation | None:
     """The single pass of ``f`` (module docstring), or None where it has none."""
+    from spf.index_notation.sparse_output import _numeric
+
+    if not has_single(f, c, terms):
+        return None
     u = union_of(terms, c.outer, c.inner)
     if u is None:
-        return None
+        return _numeric(f, c, terms, name, parallel=False, single=True)
     comp = Computation(f"{name}_single")
     declare_operands(comp, f, output=False, ordered=frozenset(u.operands))
     declare_output(comp, f, c)
     fill_union_single(comp, f, c, u)
+    return comp
+
+
+def build_bound(f: Formula, c: Compressed, terms: list[Term], name: str) -> Computation | None:
+    """The count of the products' instances (``C_bound(0)``), the single pass's bound
+    where it is a sum of products; None for a union (whose bound is its operands' sizes).
+    Each product's count is a loop adding 1 over its domain, which the compiler closes
+    into a sum of the innermost loop's trip counts (SpGEMM: ``B_rowptr(k+1) -
+    B_rowptr(k)`` for each entry of ``A``)."""
+    if not has_single(f, c, terms) or union_of(terms, c.outer, c.inner) is not None:
+        return None
+    comp = Computation(f"{name}_bound")
+    declare_operands(comp, f, output=False)
+    out = c.array("bound")
+    comp.add_data_space(out, "int64_t", shape=("1",))
+    comp.add_stmt(Stmt(f"${out}$(z) = 0;", "{[z]: z = 0}", "{[z] -> [-1, z, 0]}"))
+    for pos, t in enumerate(terms):
+        comp.add_stmt(Stmt(f"${out}$(0) += 1;", t.domain, schedule(pos, t.loops)))
     return comp
 
 
@@ -124,11 +189,15 @@ def _trim(a: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
 
 
 class SinglePass:
-    """The compiled single pass of a :class:`SparseEinsum` and when to run it."""
+    """The compiled single pass of a :class:`SparseEinsum` (and the count of its products,
+    ``bound``, for a sum of products) and when to run it."""
 
-    def __init__(self, comp: SparseEinsum, kernel: CompiledKernel) -> None:
-        self.comp, self.kernel = comp, kernel
+    def __init__(
+        self, comp: SparseEinsum, kernel: CompiledKernel, bound: CompiledKernel | None
+    ) -> None:
+        self.comp, self.kernel, self.bound = comp, kernel, bound
         self._names = {a.name for a in kernel.arguments}
+        self._bound_names = set() if bound is None else {a.name for a in bound.arguments}
         c = comp.output
         u = union_of(list(comp.terms), c.outer, c.inner)
         self._operands = () if u is None else u.operands
@@ -141,9 +210,15 @@ class SinglePass:
 
         return GOVERNOR.team() == 1
 
-    def capacity(self, given: dict[str, Any]) -> int | None:
+    def capacity(self, given: dict[str, Any], check: bool) -> int | None:
         """The output's upper bound (module docstring), or None where the operands are
         missing (the two phases then say what is)."""
+        if self.bound is not None:
+            c = self.comp.output
+            count = np.zeros(1, np.int64)
+            args = {k: v for k, v in given.items() if k in self._bound_names}
+            self.bound(check=check, **args, **{c.array("bound"): count})
+            return int(count[0]) + 1
         if any(x not in given for x in self._operands):
             return None
         return sum(int(np.size(given[x])) for x in self._operands) + 1
@@ -158,7 +233,7 @@ class SinglePass:
 
         if not self._serial():
             return None
-        cap = self.capacity(given)
+        cap = self.capacity(given, check)
         f, c = self.comp.formula, self.comp.output
         dtype = np.dtype(f.index_dtype)
         if cap is None or cap > np.iinfo(dtype).max or cap * (dtype.itemsize + 8) > memory_limit():

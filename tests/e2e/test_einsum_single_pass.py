@@ -134,3 +134,26 @@ def test_spadd_single_pass_checks_the_operands_order() -> None:
     for team in (1, 2):
         with _team(team), pytest.raises(spf.ArgumentError, match="A_col"):
             k(I=2, J=3, **a, **b)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize(
+    ("n", "k", "m"), [(26, 18, 22), (1, 9, 7), (17, 5, 1), (0, 4, 3), (6, 4, 0)]
+)
+def test_spgemm_single_pass_equals_the_two_phases_and_scipy(
+    dtype: str, n: int, k: int, m: int
+) -> None:
+    a, b = _matrix(n, k, 0.3, 13), _matrix(k, m, 0.5, 14)
+    _same(_both_paths(spf.kernels.SPGEMM, a, b, dtype), a @ b, dtype)
+
+
+def test_spgemm_single_pass_sorts_long_rows_and_trims_a_loose_bound() -> None:
+    # rows of 150 columns (the radix sort: above the rank sort's threshold), and a bound
+    # (the products, 40 * 150 per row) far above the entries: the arrays are copied to size
+    rng = np.random.default_rng(15)
+    a = sp.csr_array(rng.random((30, 40)))
+    b = sp.csr_array(rng.random((40, 150)) * (rng.random((40, 150)) < 0.9))
+    out = _both_paths(spf.kernels.SPGEMM, a, b, "int32")
+    _same(out, a @ b, "int32")
+    assert out["col"].base is None  # copies, not views
+    assert out["A"].base is None
