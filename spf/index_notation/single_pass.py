@@ -17,18 +17,20 @@ written (views, or copies where fewer than half the slots were used, as scipy's
   1``: a merge's every step consumes an entry of one of the operands, so the cursor stays
   below it (it saturates at ``C_CAP - 1`` all the same, keeping every write inside the
   arrays whatever the operands hold);
-* **products** (SpGEMM ``C(i,j) = A(i,k) * B(k,j)`` and every other sparse output): the
-  filling phase's row (products into the dense row ``acc``, columns listed in ``lst``,
-  sorted) with the row's end ``C_rowptr(i+1) = C_rowptr(i) + len(0)`` written before its
-  sort and gather, which then read it exactly as the filling phase reads the sizing
-  phase's. The bound is the number of products (each lists at most one column): a pass
-  ``bound`` over the operands' positions counts them, far cheaper than the sizing
-  phase's marks.
+* **products** (SpGEMM ``C(i,j) = A(i,k) * B(k,j)`` and the other sparse outputs): the
+  filling phase's row (products into the dense row ``acc``, its ``len(0)`` columns listed
+  in ``lst`` and sorted), then gathered at the cursor, and the row's end. The bound
+  (:func:`sized_by`) is the number of products (each lists at most one column), which a
+  pass ``bound`` over the operands' positions counts, far cheaper than the sizing phase's
+  marks; or, where every column comes from one operand's fiber of the row (SDDMM into
+  CSR) or the intersection of two (``A(i,j) * B(i,j)``), that operand's size (the
+  smaller one's) plus one. Where several products intersect, there is no single pass.
 
 Which runs is the kernel's choice at each call (:class:`SparseEinsumKernel`): the single
 pass when the row loop would run on one thread (``parallel=False``, or an OpenMP team of
-one) and the bound fits the index type, the two phases otherwise. The results are the
-same arrays, bit for bit: the same additions in the same order.
+one) and the bound fits the index type and this machine's memory, the two phases
+otherwise. The results are the same arrays, bit for bit: the same additions in the same
+order.
 """
 
 from __future__ import annotations
@@ -47,7 +49,15 @@ if TYPE_CHECKING:
     from spf.index_notation.sparse_output import Compressed, SparseEinsum
     from spf.index_notation.union import Union
 
-__all__ = ["CAP", "SinglePass", "build_bound", "build_single", "has_single", "phases_of"]
+__all__ = [
+    "CAP",
+    "SinglePass",
+    "build_bound",
+    "build_single",
+    "has_single",
+    "phases_of",
+    "sized_by",
+]
 
 CAP = "CAP"
 """The suffix of the single pass's size parameter: ``C_CAP``, the length of the arrays the
@@ -130,21 +140,37 @@ def fill_union_single(comp: Computation, f: Formula, c: Compressed, u: Union) ->
     _row_end(comp, f, c, at, 2)
 
 
+def sized_by(f: Formula, c: Compressed, terms: list[Term]) -> tuple[str, tuple[str, ...]] | None:
+    """How the single pass of ``f``'s sparse output is bounded, or None where it has none:
+    ``("sum", operands)`` for a union (its operands' sizes added), ``("min", operands)``
+    where the only product lists the columns of one operand's sorted fiber of the row, or
+    of the intersection of two (the output holds no more entries than the smaller), and
+    ``("bound", ())`` for other products without merges (the count of their instances:
+    :func:`build_bound`). An intersection among several products has none (a count of its
+    instances would not be cheap)."""
+    from spf.index_notation.sparse_output import _in_order
+
+    u = union_of(terms, c.outer, c.inner)
+    if u is not None:
+        return "sum", u.operands
+    fibers = _in_order(f, c, terms)
+    if fibers:
+        return "min", tuple(sorted(fibers))
+    return ("bound", ()) if all(t.merge is None for t in terms) else None
+
+
 def has_single(f: Formula, c: Compressed, terms: list[Term]) -> bool:
-    """Whether ``f``'s sparse output has a single pass: a union, or products none of which
-    is an intersection merge (whose instances a count over its domain would not bound
-    cheaply)."""
-    return union_of(terms, c.outer, c.inner) is not None or all(t.merge is None for t in terms)
+    """Whether ``f``'s sparse output has a single pass (:func:`sized_by`)."""
+    return sized_by(f, c, terms) is not None
 
 
 def phases_of(f: Formula, c: Compressed, terms: list[Term]) -> tuple[str, ...]:
     """The Computations a compile of ``f``'s sparse output builds, by their
     :class:`SparseEinsum` attribute names, in the order its kernel takes them."""
-    if not has_single(f, c, terms):
+    how = sized_by(f, c, terms)
+    if how is None:
         return ("symbolic", "numeric")
-    if union_of(terms, c.outer, c.inner) is not None:
-        return ("symbolic", "numeric", "single")
-    return ("symbolic", "numeric", "single", "bound")
+    return ("symbolic", "numeric", "single", *(("bound",) if how[0] == "bound" else ()))
 
 
 def build_single(f: Formula, c: Compressed, terms: list[Term], name: str) -> Computation | None:
@@ -169,7 +195,8 @@ def build_bound(f: Formula, c: Compressed, terms: list[Term], name: str) -> Comp
     Each product's count is a loop adding 1 over its domain, which the compiler closes
     into a sum of the innermost loop's trip counts (SpGEMM: ``B_rowptr(k+1) -
     B_rowptr(k)`` for each entry of ``A``)."""
-    if not has_single(f, c, terms) or union_of(terms, c.outer, c.inner) is not None:
+    how = sized_by(f, c, terms)
+    if how is None or how[0] != "bound":
         return None
     comp = Computation(f"{name}_bound")
     declare_operands(comp, f, output=False)
@@ -199,8 +226,7 @@ class SinglePass:
         self._names = {a.name for a in kernel.arguments}
         self._bound_names = set() if bound is None else {a.name for a in bound.arguments}
         c = comp.output
-        u = union_of(list(comp.terms), c.outer, c.inner)
-        self._operands = () if u is None else u.operands
+        self._how = sized_by(comp.formula, c, list(comp.terms)) or ("bound", ())
 
     def _serial(self) -> bool:
         """Whether the two phases' row loops would run on one thread."""
@@ -219,9 +245,11 @@ class SinglePass:
             args = {k: v for k, v in given.items() if k in self._bound_names}
             self.bound(check=check, **args, **{c.array("bound"): count})
             return int(count[0]) + 1
-        if any(x not in given for x in self._operands):
+        how, operands = self._how
+        if any(x not in given for x in operands):
             return None
-        return sum(int(np.size(given[x])) for x in self._operands) + 1
+        sizes = [int(np.size(given[x])) for x in operands]
+        return (sum(sizes) if how == "sum" else min(sizes)) + 1
 
     def run(
         self, given: dict[str, Any], rows: int, check: bool

@@ -48,10 +48,10 @@ def _team(n: int) -> Iterator[None]:
 
 
 def _matrix(n: int, m: int, density: float, seed: int) -> sp.csr_array:
-    """A random CSR matrix, columns sorted, every third row empty."""
-    a = sp.random_array((n, m), density=density, format="csr", rng=seed)
-    keep = (np.arange(n) % 3 != 1).astype(float)
-    out = sp.csr_array(sp.diags_array(keep) @ a) if n else sp.csr_array((n, m))
+    """A random CSR matrix, columns sorted, its rows 1, 4, 7, ... empty."""
+    a = sp.random_array((n, m), density=density, format="coo", rng=seed)
+    keep = a.coords[0] % 3 != 1
+    out = sp.csr_array((a.data[keep], (a.coords[0][keep], a.coords[1][keep])), shape=(n, m))
     out.sort_indices()
     return out
 
@@ -157,3 +157,29 @@ def test_spgemm_single_pass_sorts_long_rows_and_trims_a_loose_bound() -> None:
     _same(out, a @ b, "int32")
     assert out["col"].base is None  # copies, not views
     assert out["A"].base is None
+
+
+def test_sddmm_and_elementwise_products_single_pass_bounded_by_their_operands() -> None:
+    # outputs holding at most one operand's entries (SDDMM's S) or the fewer of two (A * B,
+    # an intersection merge): bounded by those sizes, no count of products
+    rng = np.random.default_rng(16)
+    s, a, b = _matrix(31, 23, 0.3, 17), _matrix(31, 23, 0.4, 18), _matrix(31, 23, 0.2, 19)
+    x, y = rng.random((31, 5)), rng.random((23, 5))
+    sddmm = spf.einsum("O(i,j) = S(i,j) * X(i,k) * Y(j,k)", S=CSR, O=CSR).compile()
+    times = spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=CSR, B=CSR, C=CSR).compile()
+    assert sddmm.single.bound is None
+    assert times.single.bound is None
+    calls = [
+        (sddmm, {"X": x, "Y": y, **csr_args(s, prefix="S_")}, s.multiply(x @ y.T)),
+        (times, {**csr_args(a, prefix="A_"), **csr_args(b, prefix="B_")}, a.multiply(b)),
+    ]
+    for kernel, args, want in calls:
+        with _team(2):
+            two = kernel(**args)
+        with _team(1):
+            one = kernel(**args)
+        assert kernel.single.kernel.last_threads == 1
+        for key in ("rowptr", "col", "A"):
+            assert one[key].tobytes() == two[key].tobytes(), key
+        got = sp.csr_array((one["A"], one["col"], one["rowptr"]), shape=want.shape)
+        assert np.allclose(got.toarray(), sp.csr_array(want).toarray())
