@@ -4,8 +4,10 @@ CUDA, HLS).
 Two cursors walk the sorted lists; each step compares the current coordinates, runs the
 body of the case that holds (equal: ``both``; the left one smaller: ``left_only``; the
 right one smaller: ``right_only``) and advances the cursor(s) holding the smaller
-coordinate, without a branch (``j1 += k1 <= k2``). A union then runs the rest of the longer
-list. Every position of either list is visited once: ``O(len1 + len2)``.
+coordinate inside that case (``j1++``: the branch predictor then runs ahead to the next
+keys' loads, where a branchless ``j1 += k1 <= k2`` makes each step wait for the last
+comparison, 1.15x the time of SpAdd's merge on a random matrix). A union then runs the
+rest of the longer list. Every position of either list is visited once: ``O(len1 + len2)``.
 
 An intersection runs no body where the keys differ, so the cursor with the smaller key
 *gallops* to the first key not below the other (doubling steps, then a binary search):
@@ -72,14 +74,9 @@ def print_merge(out: Emitter, n: Merge, body: Callable[[Node], None]) -> None:
             if not n.is_union:
                 _intersection_step(out, n, body)
                 return
-            _case(out, f"if ({ka} == {kb})", n.both, body)
-            if n.left_only is not None:
-                _case(out, f"else if ({ka} < {kb})", n.left_only, body)
-            if n.right_only is not None:
-                last = "else" if n.left_only is not None else f"else if ({kb} < {ka})"
-                _case(out, last, n.right_only, body)
-            out.line(f"{a.var} += {ka} <= {kb};")
-            out.line(f"{b.var} += {kb} <= {ka};")
+            _case(out, f"if ({ka} == {kb})", n.both, body, (a.var, b.var))
+            _case(out, f"else if ({ka} < {kb})", n.left_only, body, (a.var,))
+            _case(out, "else", n.right_only, body, (b.var,))
         for cursor, end, rest in ((a, ea, n.left_only), (b, eb, n.right_only)):
             if rest is not None:
                 _tail(out, cursor, end, rest, body)
@@ -135,10 +132,16 @@ def _gallop(out: Emitter, c: Cursor, target: str) -> None:
     out.line(f"{v} = {hi};")
 
 
-def _case(out: Emitter, head: str, n: Node, body: Callable[[Node], None]) -> None:
+def _case(
+    out: Emitter, head: str, n: Node | None, body: Callable[[Node], None], advance: tuple[str, ...]
+) -> None:
+    """One case of a union's step: its body (if any), then the cursors it consumed."""
     out.line(head)
     with out.braces():
-        body(n)
+        if n is not None:
+            body(n)
+        for v in advance:
+            out.line(f"{v}++;")
 
 
 def _tail(out: Emitter, c: Cursor, end: str, n: Node, body: Callable[[Node], None]) -> None:

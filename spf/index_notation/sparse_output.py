@@ -229,23 +229,32 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
 
 
 def _numeric(
-    f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool
+    f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool, single: bool = False
 ) -> Computation:
-    comp = Computation(f"{name}_numeric")
+    """The filling phase; with ``single``, the single pass of a sum of products
+    (:mod:`spf.index_notation.single_pass`): the same rows, of ``len(0)`` columns each,
+    gathered at a cursor into arrays of ``C_CAP`` entries."""
+    comp = Computation(f"{name}_{'single' if single else 'numeric'}")
     in_order = _in_order(f, c, terms)
     u = union_of(terms, c.outer, c.inner)
     declare_operands(comp, f, output=False, ordered=frozenset(in_order) | _merged(terms, u))
     o, n = c.outer, c.inner
     eo, en = f.extents[o], f.extents[n]
     dt = f.index_dtype
-    ptr, nnz = c.array(c.ptr), f"{c.name}_NNZ"
-    comp.declare_uf(
-        ptr, domain=f"{{[t]: 0 <= t <= {eo}}}", range=f"{{[v]: 0 <= v <= {nnz}}}",
-        monotonic="nondecreasing", dtype=dt,
-    )  # fmt: skip
-    comp.assume(f"forall t: 0 <= t < {eo} => {ptr}(t+1) <= {ptr}(t) + {en}")
-    comp.add_data_space(c.array(c.idx), f"{dt}_t", shape=(nnz,))
-    comp.add_data_space(c.name, "double", shape=(nnz,))
+    ptr = c.array(c.ptr)
+    if single:
+        from spf.index_notation.single_pass import declare_output
+
+        declare_output(comp, f, c)
+    else:
+        nnz = f"{c.name}_NNZ"
+        comp.declare_uf(
+            ptr, domain=f"{{[t]: 0 <= t <= {eo}}}", range=f"{{[v]: 0 <= v <= {nnz}}}",
+            monotonic="nondecreasing", dtype=dt,
+        )  # fmt: skip
+        comp.assume(f"forall t: 0 <= t < {eo} => {ptr}(t+1) <= {ptr}(t) + {en}")
+        comp.add_data_space(c.array(c.idx), f"{dt}_t", shape=(nnz,))
+        comp.add_data_space(c.name, "double", shape=(nnz,))
     if u is not None:
         _fill_by_union(comp, c, u, f, parallel)
         return comp
@@ -253,8 +262,11 @@ def _numeric(
     comp.add_local("acc", "double", (en,))
     for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1")):
         # srt (like the radix sort's tmp) has a slot past the end: a full row's last
-        # counting slot is EN
-        _declare_index(comp, local, (shape,), f"0 <= v < {en}", dt)
+        # counting slot is EN. The single pass bounds its loops over a row by len(0): a
+        # full row has EN columns (lst then has a slot past the end too)
+        shape = f"{en} + 1" if single and local == "lst" else shape
+        below = "<=" if single and local == "len" else "<"
+        _declare_index(comp, local, (shape,), f"0 <= v {below} {en}", dt)
     if not in_order:
         _declare_sort(comp, en, dt)
     comp.add_stmt(Stmt("$len$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
@@ -268,14 +280,21 @@ def _numeric(
         _add_term(comp, t, src, pos)
     taken = {o, n, *f.extents}
     a, b, p = _fresh("a", taken), _fresh("b", taken), _fresh("p", taken)
+    taken |= set(f.tensors)
+    v, lane = _fresh("v", taken), _fresh("l", taken)
     rows = f"0 <= {o} < {eo}"
-    length = f"{ptr}({o}+1) - {ptr}({o})"
+    length = "len(0)" if single else f"{ptr}({o}+1) - {ptr}({o})"
     top = len(terms) + 1
     if in_order:
         sorted_list = "lst"
     else:
         sorted_list = "srt"
-        top = _sort(comp, (o, a, b, n), rows, length, en, dt, top)
+        top = _sort(comp, (o, a, b, n, v, lane), rows, length, en, dt, top)
+    if single:
+        from spf.index_notation.single_pass import gather_at_cursor
+
+        gather_at_cursor(comp, f, c, sorted_list, a, top)
+        return comp
     gather = f"${c.array(c.idx)}$({p}) = {sorted_list}({p} - {ptr}({o})); "
     gather += f"${c.name}$({p}) = $acc$({sorted_list}({p} - {ptr}({o})));"
     comp.add_stmt(
@@ -348,7 +367,7 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
 
 def _sort(
     comp: Computation,
-    names: tuple[str, str, str, str],
+    names: tuple[str, str, str, str, str, str],
     rows: str,
     length: str,
     en: str,
@@ -370,7 +389,7 @@ def _sort(
     ``srt``; a mask and a shift, no division): each
     pass counts the digits into ``cnt``, prefix-sums the counts and moves every column to
     its slot, ``O(L + sqrt(EN))`` per pass."""
-    o, a, b, q = names
+    o, a, b, q, v, lane = names
     comp.add_stmt(
         Stmt(
             f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
@@ -390,11 +409,15 @@ def _sort(
         comp.add_stmt(
             Stmt(text, f"{{[{o}, {a}]: {short} && {domain}}}", _row_schedule(0, (o, a), at))
         )
+    # the ranks in blocks of LANES (an inner loop of a constant LANES iterations: whole
+    # vectors, no remainder, no trip-count checks)
+    slot = f"{LANES} * {v} + {lane}"
     comp.add_stmt(
         Stmt(
-            f"$rnk$({a}) += $key$({b}) < $key$({a});",
-            f"{{[{o}, {b}, {a}]: {short} && 0 <= {b} < {length} && 0 <= {a} < {padded}}}",
-            _row_schedule(0, (o, b, a), top + 3),
+            f"$rnk$({slot}) += $key$({b}) < $key$({slot});",
+            f"{{[{o}, {b}, {v}, {lane}]: {short} && 0 <= {b} < {length} && 0 <= {v} && "
+            f"{LANES} * {v} < {length} && 0 <= {lane} < {LANES}}}",
+            _row_schedule(0, (o, b, v, lane), top + 3),
         )
     )
     comp.add_stmt(
@@ -447,6 +470,23 @@ class SparseEinsum:
         """The filling phase: ``C_col`` and ``C`` once ``C_rowptr`` is known."""
         return _numeric(self.formula, self.output, list(self.terms), self.name, self.parallel)
 
+    @functools.cached_property
+    def single(self) -> Computation | None:
+        """The single pass into an upper bound's arrays that serial calls run instead of
+        the two phases (:mod:`spf.index_notation.single_pass`), or None where the formula
+        has none."""
+        from spf.index_notation.single_pass import build_single
+
+        return build_single(self.formula, self.output, list(self.terms), self.name)
+
+    @functools.cached_property
+    def bound(self) -> Computation | None:
+        """The single pass's bound where it is a sum of products (the count of their
+        instances), else None."""
+        from spf.index_notation.single_pass import build_bound
+
+        return build_bound(self.formula, self.output, list(self.terms), self.name)
+
     def compile(self, **options: Any) -> SparseEinsumKernel:
         """Compile both phases (``options`` as for ``Computation.compile``)."""
         from spf.codegen.program import c_function_name
@@ -457,14 +497,18 @@ class SparseEinsum:
         fname = options.pop("name", None)
         check = options.pop("check", True)
 
-        phases = ("symbolic", "numeric")
+        from spf.index_notation.single_pass import phases_of
+
+        phases = ("symbolic", "numeric", "single", "bound")
         together = target == "c" and not any(
-            _runs_wavefront(getattr(self, p)) for p in phases if p in self.__dict__
+            _runs_wavefront(c) for p in phases if (c := self.__dict__.get(p)) is not None
         )
         library = f"{c_function_name(fname or self.name)}_phases" if together else None
 
+        used = phases_of(self.formula, self.output, list(self.terms))
+
         def compile_() -> list[CompiledKernel]:
-            comps = [self.symbolic, self.numeric]
+            comps = [c for p in used if (c := getattr(self, p)) is not None]
             if library is not None:
                 # one translation unit, one compiler run for both phases (the C sources
                 # and kernels are those of two compiles; spf.runtime.combine)
@@ -474,12 +518,12 @@ class SparseEinsum:
             return [c.compile(**call) for c in comps]
 
         untouched = not set(phases) & set(self.__dict__)
-        names = (f"{self.name}_symbolic", f"{self.name}_numeric")
-        symbolic, numeric = load_or_compile(
+        names = tuple(f"{self.name}_{p}" for p in used)
+        kernels = load_or_compile(
             self.formula, (names, self.parallel), (target, fname, check), options, compile_,
             remember=untouched, library=library,
         )  # fmt: skip
-        return SparseEinsumKernel(self, symbolic, numeric)
+        return SparseEinsumKernel(self, *kernels)
 
 
 def _runs_wavefront(comp: Computation) -> bool:
@@ -524,10 +568,18 @@ class SparseEinsumKernel:
     docstring); arguments as for :class:`~spf.index_notation.kernel.EinsumKernel`."""
 
     def __init__(
-        self, comp: SparseEinsum, symbolic: CompiledKernel, numeric: CompiledKernel
+        self,
+        comp: SparseEinsum,
+        symbolic: CompiledKernel,
+        numeric: CompiledKernel,
+        single: CompiledKernel | None = None,
+        bound: CompiledKernel | None = None,
     ) -> None:
+        from spf.index_notation.single_pass import SinglePass
+
         self.comp, self.symbolic, self.numeric = comp, symbolic, numeric
         self._names = [{a.name for a in k.arguments} for k in (symbolic, numeric)]
+        self.single = None if single is None else SinglePass(comp, single, bound)
 
     def __call__(self, *positional: object, check: bool = True, **args: Any) -> dict[str, Any]:
         from spf.formats.sizing import memory_limit
@@ -562,6 +614,10 @@ class SparseEinsumKernel:
                 f"{'negative' if rows < 0 else 'larger than this machine memory'}; pass the "
                 f"operands' real extent ({eo} is the length of their row pointers minus one)"
             )
+        if self.single is not None:
+            done = self.single.run(given, rows, check)
+            if done is not None:
+                return self._result(given, *done)
         out_ptr = np.empty(rows + 1, dtype=dtype)
         self.symbolic(
             check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
@@ -573,10 +629,17 @@ class SparseEinsumKernel:
         if f"{c.name}_NNZ" in self._names[1]:
             fill[f"{c.name}_NNZ"] = nnz
         self.numeric(check=check, **fill)
-        result: dict[str, Any] = {c.ptr: out_ptr, c.idx: col, c.fmt.value: val}
+        return self._result(given, out_ptr, col, val)
+
+    def _result(
+        self, given: dict[str, Any], ptr: np.ndarray[Any, Any], col: np.ndarray[Any, Any],
+        val: np.ndarray[Any, Any],
+    ) -> dict[str, Any]:  # fmt: skip
+        f, c = self.comp.formula, self.comp.output
+        result: dict[str, Any] = {c.ptr: ptr, c.idx: col, c.fmt.value: val}
         for extent, v in zip(c.fmt.shape, f.output.indices, strict=True):
             result[extent] = int(given[f.extents[v]]) if f.extents[v] in given else None
-        result["NNZ"] = nnz
+        result["NNZ"] = int(col.size)
         return result
 
     def __repr__(self) -> str:

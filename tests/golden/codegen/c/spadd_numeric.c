@@ -130,17 +130,19 @@ void einsum_C_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, in
         if (spf_key_A_k == spf_key_B_k)
         {
           s1(i, A_k, B_k);
+          A_k++;
+          B_k++;
         }
         else if (spf_key_A_k < spf_key_B_k)
         {
           s2(i, A_k);
+          A_k++;
         }
         else
         {
           s3(i, B_k);
+          B_k++;
         }
-        A_k += spf_key_A_k <= spf_key_B_k;
-        B_k += spf_key_B_k <= spf_key_A_k;
       }
       for (; A_k < spf_end_A_k; A_k++)
       {

@@ -135,17 +135,19 @@ void einsum_C_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ
         if (spf_key_A_k == spf_key_B_k)
         {
           s1(i, A_k, B_k);
+          A_k++;
+          B_k++;
         }
         else if (spf_key_A_k < spf_key_B_k)
         {
           s2(i, A_k);
+          A_k++;
         }
         else
         {
           s3(i, B_k);
+          B_k++;
         }
-        A_k += spf_key_A_k <= spf_key_B_k;
-        B_k += spf_key_B_k <= spf_key_A_k;
       }
       for (; A_k < spf_end_A_k; A_k++)
       {

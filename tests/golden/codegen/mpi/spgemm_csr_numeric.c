@@ -99,9 +99,9 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
 #define s3(i, a) key(a) = lst(a)
 #define s4(i, a) key(a) = M
 #define s5(i, a) spf_ds_rnk(a) = 0
-#define s6_target(i, b, a) spf_ds_rnk(a)
-#define s6_value(i, b, a) key(b) < key(a)
-#define s6(i, b, a) spf_ds_rnk(a) += key(b) < key(a)
+#define s6_target(i, b, v, l) spf_ds_rnk(16 * (v) + (l))
+#define s6_value(i, b, v, l) key(b) < key(16 * (v) + (l))
+#define s6(i, b, v, l) spf_ds_rnk(16 * (v) + (l)) += key(b) < key(16 * (v) + (l))
 #define s7(i, a) spf_ds_srt(rnk(a)) = key(a)
 #define s8(i, j) spf_ds_cnt(j) = 0
 #define s9(i, a) do { \
@@ -274,9 +274,12 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         }
         for (int64_t b = 0; b < C_rowptr_1_i - C_rowptr_i; b++)
         {
-          for (int64_t a = 0; a <= -((C_rowptr_1_i - C_rowptr_i - 1) % 16) + C_rowptr_1_i - C_rowptr_i + 14; a++)
+          for (int64_t v = 0; v <= (C_rowptr_1_i - C_rowptr_i - 1) / 16; v++)
           {
-            s6(i, b, a);
+            for (int64_t l = 0; l <= 15; l++)
+            {
+              s6(i, b, v, l);
+            }
           }
         }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)

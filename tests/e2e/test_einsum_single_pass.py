@@ -1,0 +1,185 @@
+"""A sparse einsum output built in one pass on one thread (spf.index_notation.single_pass):
+the same arrays, bit for bit, as the two phases a team of threads runs, against scipy, on
+matrices with empty rows, no rows, one row, no entries, int32 and int64 indices; which
+path a call takes follows the OpenMP team (``parallel=False``: always the single pass).
+The kernels are compiled once per index type (module cache)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf.formats import CSR
+from spf.runtime.threads import openmp_threads, set_adaptive
+from spf.sparse import csr_args
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_KERNELS: dict[tuple[str, str, bool], Any] = {}
+SPADD = "C(i,j) = A(i,j) - 2 * B(i,j)"
+
+
+def _kernel(text: str, dtype: str, parallel: bool = True) -> Any:
+    key = (text, dtype, parallel)
+    if key not in _KERNELS:
+        if text == spf.kernels.SPGEMM:
+            comp: Any = spf.kernels.spgemm_csr(index_dtype=dtype, parallel=parallel)
+        else:
+            comp = spf.einsum(text, A=CSR, B=CSR, C=CSR, index_dtype=dtype, parallel=parallel)
+        _KERNELS[key] = comp.compile()
+    return _KERNELS[key]
+
+
+@contextlib.contextmanager
+def _team(n: int) -> Iterator[None]:
+    """OpenMP parallel regions get ``n`` threads, whatever the machine's load."""
+    previous = set_adaptive(False)
+    try:
+        with openmp_threads(n):
+            yield
+    finally:
+        set_adaptive(previous)
+
+
+def _matrix(n: int, m: int, density: float, seed: int) -> sp.csr_array:
+    """A random CSR matrix, columns sorted, its rows 1, 4, 7, ... empty."""
+    a = sp.random_array((n, m), density=density, format="coo", rng=seed)
+    keep = a.coords[0] % 3 != 1
+    out = sp.csr_array((a.data[keep], (a.coords[0][keep], a.coords[1][keep])), shape=(n, m))
+    out.sort_indices()
+    return out
+
+
+MATRICES = [(40, 30, 0.1), (1, 9, 0.5), (17, 1, 0.4), (0, 5, 0.0), (6, 4, 0.0), (31, 23, 0.3)]
+
+
+def _args(a: sp.csr_array, b: sp.csr_array, dtype: str, spgemm: bool) -> dict[str, Any]:
+    args = {**csr_args(a, dtype, prefix="A_"), **csr_args(b, dtype, prefix="B_")}
+    if spgemm:  # spgemm_csr's sizes are N, K, M
+        args = {k: v for k, v in args.items() if not isinstance(v, int)}
+        args.update(N=a.shape[0], K=a.shape[1], M=b.shape[1])
+    return args
+
+
+def _same(out: dict[str, Any], want: Any, dtype: str) -> None:
+    want = sp.csr_array(want)
+    want.sort_indices()
+    assert out["col"].dtype == out["rowptr"].dtype == np.dtype(dtype)
+    assert out["NNZ"] == out["col"].size == out["A"].size == int(out["rowptr"][-1])
+    assert np.array_equal(out["rowptr"], want.indptr)
+    assert np.array_equal(out["col"], want.indices)
+    assert np.allclose(out["A"], want.data)
+
+
+def _both_paths(text: str, a: sp.csr_array, b: sp.csr_array, dtype: str) -> dict[str, Any]:
+    """The output on one thread and on two, checked equal bit for bit; which path each took
+    is seen on the single pass's kernel (``last_threads`` is set by its calls only)."""
+    spgemm = text == spf.kernels.SPGEMM
+    k = _kernel(text, dtype)
+    args = _args(a, b, dtype, spgemm)
+    single = k.single.kernel
+    with _team(2):
+        before = single.last_threads
+        two = k(**args)
+        assert single.last_threads == before  # the two phases ran
+    with _team(1):
+        one = k(**args)
+    assert single.last_threads == 1
+    for key in ("rowptr", "col", "A"):
+        assert one[key].tobytes() == two[key].tobytes(), key
+    assert one["NNZ"] == two["NNZ"]
+    return one
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize(("n", "m", "density"), MATRICES)
+def test_spadd_single_pass_equals_the_two_phases_and_scipy(
+    dtype: str, n: int, m: int, density: float
+) -> None:
+    a, b = _matrix(n, m, density, 7), _matrix(n, m, density / 2, 8)
+    _same(_both_paths(SPADD, a, b, dtype), a - 2 * b, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_spadd_single_pass_of_identical_and_disjoint_patterns(dtype: str) -> None:
+    a = _matrix(31, 23, 0.3, 9)
+    disjoint = sp.csr_array(_matrix(31, 23, 0.4, 10).toarray() * (a.toarray() == 0))
+    for b in (a, disjoint, sp.csr_array((31, 23))):
+        b.sort_indices()
+        _same(_both_paths(SPADD, a, b, dtype), a - 2 * b, dtype)
+
+
+def test_spadd_serial_kernel_runs_the_single_pass_whatever_the_team() -> None:
+    a, b = _matrix(40, 30, 0.2, 11), _matrix(40, 30, 0.2, 12)
+    k = _kernel(SPADD, "int32", parallel=False)
+    with _team(2):
+        out = k(**_args(a, b, "int32", False))
+    assert k.single.kernel.last_threads == 1
+    _same(out, a - 2 * b, "int32")
+
+
+def test_spadd_single_pass_checks_the_operands_order() -> None:
+    # A's row repeats a column: the merge's ordering fact fails, on either path
+    a = {"A_rowptr": np.array([0, 6, 6], np.int32), "A_col": np.ones(6, np.int32),
+         "A": np.ones(6), "A_NNZ": 6}  # fmt: skip
+    b = {"B_rowptr": np.array([0, 1, 2], np.int32), "B_col": np.array([2, 0], np.int32),
+         "B": np.ones(2), "B_NNZ": 2}  # fmt: skip
+    k = _kernel(SPADD, "int32")
+    for team in (1, 2):
+        with _team(team), pytest.raises(spf.ArgumentError, match="A_col"):
+            k(I=2, J=3, **a, **b)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize(
+    ("n", "k", "m"), [(26, 18, 22), (1, 9, 7), (17, 5, 1), (0, 4, 3), (6, 4, 0)]
+)
+def test_spgemm_single_pass_equals_the_two_phases_and_scipy(
+    dtype: str, n: int, k: int, m: int
+) -> None:
+    a, b = _matrix(n, k, 0.3, 13), _matrix(k, m, 0.5, 14)
+    _same(_both_paths(spf.kernels.SPGEMM, a, b, dtype), a @ b, dtype)
+
+
+def test_spgemm_single_pass_sorts_long_rows_and_trims_a_loose_bound() -> None:
+    # rows of 150 columns (the radix sort: above the rank sort's threshold), and a bound
+    # (the products, 40 * 150 per row) far above the entries: the arrays are copied to size
+    rng = np.random.default_rng(15)
+    a = sp.csr_array(rng.random((30, 40)))
+    b = sp.csr_array(rng.random((40, 150)) * (rng.random((40, 150)) < 0.9))
+    out = _both_paths(spf.kernels.SPGEMM, a, b, "int32")
+    _same(out, a @ b, "int32")
+    assert out["col"].base is None  # copies, not views
+    assert out["A"].base is None
+
+
+def test_sddmm_and_elementwise_products_single_pass_bounded_by_their_operands() -> None:
+    # outputs holding at most one operand's entries (SDDMM's S) or the fewer of two (A * B,
+    # an intersection merge): bounded by those sizes, no count of products
+    rng = np.random.default_rng(16)
+    s, a, b = _matrix(31, 23, 0.3, 17), _matrix(31, 23, 0.4, 18), _matrix(31, 23, 0.2, 19)
+    x, y = rng.random((31, 5)), rng.random((23, 5))
+    sddmm = spf.einsum("O(i,j) = S(i,j) * X(i,k) * Y(j,k)", S=CSR, O=CSR).compile()
+    times = spf.einsum("C(i,j) = A(i,j) * B(i,j)", A=CSR, B=CSR, C=CSR).compile()
+    assert sddmm.single.bound is None
+    assert times.single.bound is None
+    calls = [
+        (sddmm, {"X": x, "Y": y, **csr_args(s, prefix="S_")}, s.multiply(x @ y.T)),
+        (times, {**csr_args(a, prefix="A_"), **csr_args(b, prefix="B_")}, a.multiply(b)),
+    ]
+    for kernel, args, want in calls:
+        with _team(2):
+            two = kernel(**args)
+        with _team(1):
+            one = kernel(**args)
+        assert kernel.single.kernel.last_threads == 1
+        for key in ("rowptr", "col", "A"):
+            assert one[key].tobytes() == two[key].tobytes(), key
+        got = sp.csr_array((one["A"], one["col"], one["rowptr"]), shape=want.shape)
+        assert np.allclose(got.toarray(), sp.csr_array(want).toarray())
