@@ -338,6 +338,54 @@ def scatter_csr(
     return args
 
 
+def scatter(
+    matrix: Any, fmt: Any, comm: Any, owner: Any = None, *, index_dtype: str = "int32"
+) -> dict[str, Any]:
+    """This rank's keyword arguments of :func:`spmv` ``(fmt)``, the SpMV of a built-in
+    format distributed over the ranks (API.md §19, docs/backends/mpi.md).
+
+    ``matrix`` is the global ``scipy.sparse`` matrix (the same on every rank). CSR, ELL and
+    SELL(C, sigma): the rank's rows packed in ``fmt`` with global column indices (padding
+    slots read an entry of ``x`` the rank owns); COO: the entries of its rows, global row and
+    column indices; CSC: the columns whose entries of ``x`` it owns, global row indices. The
+    sizes ``N``, ``M`` are global, the counts (``NNZ``, ``W``, ``NC``, ``NV``) the rank's;
+    ``owner`` is added when one is given. One function for every format, as
+    :func:`spf.sparse.format_args` is: what differs (which loop is split, what a rank
+    holds) is the format's, kept in :mod:`spf.distributed.scatter`. ``scatter(A, CSR, comm)``
+    is :func:`scatter_csr` ``(A, comm)``.
+    """
+    from spf.distributed import scatter as split
+
+    split.loop_of(fmt)  # DIA, BDIA, BCSR: FormatError
+    n, m = _shape(matrix, "scatter")
+    part, own = _partition(comm, n, owner)
+    xpart = part if own is not None and n == m else Partition(m, comm.Get_size())
+    args = split.scatter(matrix, fmt, part, xpart, comm.Get_rank(), index_dtype)
+    if own is not None:
+        args["owner"] = own
+    return args
+
+
+def spmv(fmt: Any, *, index_dtype: str | None = None) -> Any:
+    """``spf.kernels.spmv(fmt)`` with ``distribute_rows`` applied as :func:`scatter` splits
+    ``fmt``: loop ``i`` (rows) for CSR, ELL and SELL(C, sigma); ``k`` (entries, each summed
+    at its row's owner) for COO; ``j`` (columns, partial sums sent to the rows' owners) for
+    CSC. ``y`` and ``x`` are split by their entries. DIA, BDIA and BCSR raise FormatError."""
+    from spf.distributed import scatter as split
+
+    return split.spmv(fmt, index_dtype)
+
+
+def _shape(matrix: Any, what: str) -> tuple[int, int]:
+    import importlib
+
+    sp: Any = importlib.import_module("scipy.sparse")
+    if not sp.issparse(matrix):
+        raise ArgumentError(f"{what}: expected a scipy.sparse matrix, got {type(matrix)}")
+    n, m = matrix.shape
+    return int(n), int(m)
+
+
 def owned_rows(size: int, comm: Any, owner: Any = None) -> Any:
     """The global indices this rank owns of a distributed vector of ``size`` entries."""
     part, _ = _partition(comm, size, owner)

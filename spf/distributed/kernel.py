@@ -240,6 +240,7 @@ class DistributedKernel:
             and last.plan is self._plan
             and last.epoch == protocol.epoch()
             and last.handleof(comm) == last.handle
+            and not last.life.freed
             and last.repeats(args)
         ):
             # the rank's last call again, on a communicator still armed with this kernel
@@ -359,6 +360,8 @@ class DistributedKernel:
         so that a repeat of it (mode 1) skips the checks."""
         from mpi4py import MPI
 
+        from spf.runtime.mpi import comm_life
+
         if same is None or extents is None or key is None or self._plan is None:
             self._last_call = None
             return
@@ -366,7 +369,7 @@ class DistributedKernel:
         fast = [cargs[0], 1, self._cast("void *", ints.ctypes.data), *cargs[3:]]
         self._last_call = _Call(
             same.entries, same.check, same.comm, bound, self._plan, handle, fast, ints, key,
-            extents, protocol.epoch(), MPI._handleof,
+            extents, protocol.epoch(), MPI._handleof, comm_life(same.comm),
         )  # fmt: skip
 
     def _call_key(self, args: dict[str, Any], owner: Any, check: bool, comm: Any) -> _Same | None:
@@ -420,7 +423,7 @@ class DistributedKernel:
                     f"{'owner array' if owner is not None else 'blocks'} over {size} ranks) but "
                     f"its {name} has {have}; pass its own entries (spf.mpi.scatter_csr)"
                 )
-        rows = parts[self._row_extent()[0]].count(rank)
+        rows = self._rows(params, parts, rank)
         self._check_local_shapes(arrays, self._local_params(params, rows))
         return params, arrays, parts
 
@@ -496,10 +499,22 @@ class DistributedKernel:
         return {e: Partition(params[e], size, own64) for e in extents}
 
     def _row_extent(self) -> tuple[str, ...]:
+        """The global extent the loop's iterations are split by: its bound, or the extent
+        of a vector it indexes directly; none for a loop whose bound is no distributed
+        vector's extent (COO's entries ``k < NNZ``): each rank runs the iterations it holds
+        (its own ``NNZ``), and what they write into other ranks' entries goes to those."""
         bound = self.layout.bound
         if bound is not None:
-            return (bound,)
+            return (bound,) if bound in self.layout.extent.values() else ()
         return tuple(self.layout.extent[n] for n in self.layout.owned[:1])
+
+    def _rows(self, params: dict[str, int], parts: dict[str, Partition], rank: int) -> int:
+        """This rank's iterations of the distributed loop."""
+        found = self._row_extent()
+        if found:
+            return parts[found[0]].count(rank)
+        assert self.layout.bound is not None
+        return int(params[self.layout.bound])
 
     def _globals(self, params: dict[str, int]) -> tuple[tuple[str, int], ...]:
         names = sorted({*self.layout.extent.values(), *self._row_extent()})
@@ -534,8 +549,7 @@ class DistributedKernel:
         rank's own index arrays are unchanged, so the new buffers have the same layout)."""
         lay = self.layout
         rank = comm.Get_rank()
-        rows_part = parts[self._row_extent()[0]]
-        rows = rows_part.count(rank)
+        rows = self._rows(params, parts, rank)
         local = self._local_params(params, rows)
         problem = None
         insp: dict[str, np.ndarray] = {}
@@ -739,6 +753,9 @@ class _Call:
     ``handle``: not freed) is still armed with this kernel and ``plan``."""
     handleof: Any
     """mpi4py's ``MPI._handleof``."""
+    life: Any
+    """The communicator's :class:`spf.runtime.mpi.CommLife` (freed through another
+    reference: its handle is unchanged but dangling)."""
 
     @property
     def same(self) -> _Same:

@@ -1,0 +1,144 @@
+"""Splitting a matrix in a built-in format over the ranks (API.md §19, :func:`spf.mpi.scatter`).
+
+Which loop of each format's SpMV (``spf.kernels.spmv(fmt)``) is distributed, and what a rank
+holds (``y`` and ``x`` are always split by their entries: contiguous blocks, or an
+``owner`` array):
+
+* **CSR, ELL, SELL(C, sigma)**: loop ``i``, the rows. A rank holds its rows packed in the
+  format (global column indices; ELL's width ``W`` and SELL's chunks are its own), with the
+  padding slots pointing at an entry of ``x`` the rank owns or reads anyway, so they add no
+  ghost: the ghosts are exactly CSR's, and ``y`` equals the single-process kernel's bitwise
+  (each row sums its entries in the same order).
+* **COO**: loop ``k``, the entries. A rank holds the entries of its rows (global row and
+  column indices), so every write is its own and the result is bitwise the serial one; an
+  entry of another rank's row (a file read in slices) is summed at the row's owner, as
+  PETSc's ``MatSetValues(..., ADD_VALUES)`` stashes it (then equal to round-off).
+* **CSC**: loop ``j``, the columns. A rank holds the columns whose entries of ``x`` it owns
+  (global row indices); its partial sums into rows it does not own are sent to their owners
+  and added there (the path of A^T·x in CSR, PETSc's ``MatMultTranspose``): equal to the
+  serial kernel to round-off (the sums of a row are grouped by rank), bitwise on one rank.
+
+DIA, BDIA(R) and BCSR(r, c) are refused (:func:`loop_of`): their ``x`` index is an affine
+expression of the row and a per-diagonal offset or block column, which the exchange does
+not renumber.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.errors import ArgumentError, FormatError
+
+if TYPE_CHECKING:
+    from spf.computation.computation import Computation
+    from spf.formats.format import Format
+    from spf.mpi import Partition
+
+_SELL = re.compile(r"SELL(\d+)_(\d+)$")
+
+
+def _builtin(fmt: Format) -> str:
+    """The built-in format's family name (``CSR``, ``SELL``, ...); FormatError otherwise."""
+    from spf.formats.builtin import SELL, builtin
+    from spf.formats.format import Format
+
+    if not isinstance(fmt, Format):
+        raise ArgumentError(
+            f"expected a built-in format (spf.formats.CSR, COO, CSC, ELL, SELL(C, sigma), ...), "
+            f"got {fmt!r}"
+        )
+    for name in ("CSR", "COO", "CSC", "ELL", "DIA"):
+        if fmt is builtin(name):
+            return name
+    found = _SELL.match(fmt.name)
+    if found and fmt is SELL(int(found.group(1)), int(found.group(2))):
+        return "SELL"
+    for family in ("BCSR", "BDIA"):  # refused by loop_of
+        if fmt.name.startswith(family):
+            return family
+    raise FormatError(
+        f"{fmt.name} is not a built-in format; spf.mpi.scatter splits spf.formats.CSR, COO, "
+        "CSC, ELL and SELL(C, sigma) (for a format of your own, pack each rank's rows with "
+        "its packer and call distribute_rows on its SpMV)"
+    )
+
+
+def loop_of(fmt: Format) -> str:
+    """The loop of ``spf.kernels.spmv(fmt)`` that is distributed (module docstring)."""
+    family = _builtin(fmt)
+    if family in ("DIA", "BDIA", "BCSR"):
+        what = {
+            "DIA": "x(p + offsets(d))",
+            "BDIA": "x(i + doff(s))",
+            "BCSR": "x(c*bcol(kb) + ci) with y's extent r*NB",
+        }[family]
+        raise FormatError(
+            f"distributed SpMV of {fmt.name}: its x index is {what}, an affine expression of "
+            "the row and an index array that the generated exchange does not renumber yet; "
+            "convert the matrix to CSR, ELL or SELL (spf.formats.convert) for the "
+            "distributed product"
+        )
+    return {"CSR": "i", "ELL": "i", "SELL": "i", "COO": "k", "CSC": "j"}[family]
+
+
+def spmv(fmt: Format, index_dtype: str | None = None) -> Computation:
+    """``spf.kernels.spmv(fmt)`` distributed as :func:`scatter` splits ``fmt``."""
+    from spf.kernels import spmv as format_spmv
+
+    loop = loop_of(fmt)
+    comp = format_spmv(fmt, index_dtype=index_dtype)
+    comp.distribute_rows(loop, data={"y": 0, "x": 0})
+    return comp
+
+
+def scatter(
+    matrix: Any, fmt: Format, part: Partition, xpart: Partition, rank: int, index_dtype: str
+) -> dict[str, Any]:
+    """This rank's arguments of :func:`spmv` (``part``: the rows' partition, ``xpart``:
+    ``x``'s), without ``owner``."""
+    from spf import sparse
+
+    family = _builtin(fmt)
+    loop_of(fmt)
+    csr = sparse._csr(matrix, "scatter")
+    n, m = (int(d) for d in csr.shape)
+    if family == "CSC":
+        cols = xpart.owned(rank)
+        args = sparse.csc_args(csr.tocsc()[:, cols], index_dtype)
+        return {**args, "N": n, "M": m}
+    rows = part.owned(rank)
+    local = csr[rows]
+    if family == "COO":
+        args = sparse.coo_args(local, index_dtype)
+        args["row"] = rows[args["row"]].astype(args["row"].dtype)
+        return {**args, "N": n, "M": m}
+    args = fmt.args(local, index_dtype)
+    if family in ("ELL", "SELL"):
+        _repoint_padding(fmt, local, args, _pad_column(local, xpart, rank))
+    return {**args, "N": n, "M": m}
+
+
+def _pad_column(local: Any, xpart: Partition, rank: int) -> int:
+    """An entry of ``x`` the rank owns, else one its rows read (0 without either: then
+    there is no padding slot)."""
+    owned = xpart.owned(rank)
+    if owned.size:
+        return int(owned[0])
+    return int(local.indices[0]) if local.nnz else 0
+
+
+def _repoint_padding(fmt: Format, local: Any, args: dict[str, Any], column: int) -> None:
+    """Padding slots (value 0) of ELL's ``col`` / SELL's ``scol`` read ``x(column)``
+    instead of ``x(0)``, which another rank owns: no ghost of their own."""
+    pattern = local.copy()
+    pattern.data = np.ones_like(pattern.data)
+    filled = fmt.args(pattern, None)
+    value, index = ("A", "col") if fmt.name == "ELL" else ("val", "scol")
+    pad = filled[value] == 0
+    args[index][pad] = column
+
+
+__all__ = ["loop_of", "scatter", "spmv"]
