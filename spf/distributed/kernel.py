@@ -574,8 +574,12 @@ class DistributedKernel:
             buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
             if carry is not None and name in lay.remote_writes:
                 ext[:] = carry.buffers[name][0]
-        inner, outer = runs(insp.get(HALO), rows)
         halo = insp.get(HALO)
+        if halo is not None and self._in_order():
+            halo = np.ones_like(halo)  # every iteration after the wait, in loop order
+            for x in lay.ghost_reads:
+                insp[near_name(x)] = insp[mark_name(x)]
+        inner, outer = runs(halo, rows)
         halo_rows = np.flatnonzero(halo[:rows]) if halo is not None else None  # outer rows
         near = {
             x: plans[x].near(
@@ -594,6 +598,15 @@ class DistributedKernel:
             if not prefix.worth(comm, arrays[cut.bound], split, outer):
                 split = np.asarray(arrays[cut.bound][:rows]).copy()  # empty prefixes
         return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near, split)
+
+    def _in_order(self) -> bool:
+        """Whether a statement that reads ghosts also accumulates through an index array
+        (COO's ``y(row(k)) += A(k) * x(col(k))``): then every iteration runs after the wait,
+        in loop order, since running those without ghosts first would reorder the sums into
+        one entry (a row's entries in CSR are one iteration of the row loop: never split)."""
+        lay = self.layout
+        reading = {g.stmt for g in lay.accesses if not g.write}
+        return any(g.write and g.stmt in reading for g in lay.accesses)
 
     def _local_params(self, params: dict[str, int], rows: int) -> dict[str, int]:
         return {k: (rows if k in self.layout.row_params else v) for k, v in params.items()}

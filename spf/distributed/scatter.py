@@ -51,10 +51,10 @@ def _builtin(fmt: Format) -> str:
             f"got {fmt!r}"
         )
     for name in ("CSR", "COO", "CSC", "ELL", "DIA"):
-        if fmt is builtin(name):
+        if _same(fmt, builtin(name)):
             return name
     found = _SELL.match(fmt.name)
-    if found and fmt is SELL(int(found.group(1)), int(found.group(2))):
+    if found and _same(fmt, SELL(int(found.group(1)), int(found.group(2)))):
         return "SELL"
     for family in ("BCSR", "BDIA"):  # refused by loop_of
         if fmt.name.startswith(family):
@@ -63,6 +63,13 @@ def _builtin(fmt: Format) -> str:
         f"{fmt.name} is not a built-in format; spf.mpi.scatter splits spf.formats.CSR, COO, "
         "CSC, ELL and SELL(C, sigma) (for a format of your own, pack each rank's rows with "
         "its packer and call distribute_rows on its SpMV)"
+    )
+
+
+def _same(fmt: Format, ref: Format) -> bool:
+    """The same format (``SELL(4)`` and ``SELL(4, 1)`` are two objects of one format)."""
+    return fmt is ref or (
+        fmt.name == ref.name and fmt.storage == ref.storage and fmt.value == ref.value
     )
 
 

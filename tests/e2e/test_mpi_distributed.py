@@ -25,6 +25,7 @@ from spf.mpi import run
 ROOT = Path(__file__).resolve().parents[2]
 PROG = Path(__file__).resolve().parent / "mpi_progs" / "check_distributed.py"
 PROTOCOL = Path(__file__).resolve().parent / "mpi_progs" / "check_protocol.py"
+FORMATS = Path(__file__).resolve().parent / "mpi_progs" / "check_formats.py"
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,33 @@ def test_distributed_kernels_equal_serial_on_ranks(
         )
     if ranks > 1:
         assert "rank 1 calls another computation: ArgumentError" in done.stdout
+
+
+@pytest.mark.requires_mpi
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
+    ranks: int, mpi_env: dict[str, str]
+) -> None:
+    """check_formats.py: CSR, ELL, SELL(4, 1), SELL(2, 4), COO bitwise equal to their serial
+    kernels and exchanging CSR's ghosts; CSC to round-off; a freed communicator raises."""
+    if shutil.which("mpiexec") is None:
+        pytest.skip("mpiexec is not installed (make test installs Open MPI)")
+    done = run(FORMATS, ranks, timeout=400, env=mpi_env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "FAILED" not in done.stdout
+    for r in range(ranks):
+        for fmt in ("CSR", "ELL", "SELL4_1", "SELL2_4", "COO"):
+            for case in ("random 37x37, empty rows (int64)", "empty 5x5 (int32)",
+                         "random 37x37, owner array (int32)"):  # fmt: skip
+                assert f"rank {r}: {fmt} {case}: bitwise equal" in done.stdout
+            assert f"rank {r}: {fmt} odd 23x31 (int32): exchanges what CSR exchanges" in (
+                done.stdout
+            )
+        csc = "CSC random 37x37, empty rows (int32): sends one partial sum per row"
+        assert f"rank {r}: {csc}" in done.stdout
+        assert f"rank {r}: COO entries in blocks of the entry list: summed" in done.stdout
+        assert f"rank {r}: a Dup freed through another reference: ArgumentError" in done.stdout
 
 
 @pytest.mark.requires_mpi
@@ -405,6 +433,60 @@ def test_scatter_csr_gives_each_rank_its_rows_with_global_columns() -> None:
         spf.mpi.scatter_csr(matrix, _Comm(0, 2), np.array([0, 1, 2, 0, 0, 0, 0]))
     with pytest.raises(spf.ArgumentError, match="one rank per row"):
         spf.mpi.scatter_csr(matrix, _Comm(0, 2), np.zeros(3, dtype=np.int64))
+
+
+def test_scatter_splits_each_format_as_its_distributed_spmv_reads_it() -> None:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from spf.formats import COO, CSC, CSR, ELL, SELL
+
+    dense = np.arange(35.0).reshape(7, 5) % 3
+    dense[4, :3] = 0.0  # row 4: one entry, two padding slots in ELL
+    matrix = sp.csr_array(dense)
+    for fmt in (CSR, ELL, SELL(2, 1), SELL(2, 4)):
+        args = spf.mpi.scatter(matrix, fmt, _Comm(1, 3))
+        assert (args["N"], args["M"]) == (7, 5)
+        rows = sp.csr_array(matrix[[3, 4]])
+        want = fmt.args(rows)
+        assert all(np.array_equal(want[k], args[k]) for k in want if k not in ("N", "M", "col",
+                                                                           "scol"))  # fmt: skip
+    ell = spf.mpi.scatter(matrix, ELL, _Comm(1, 3))
+    assert ell["col"][ell["A"] == 0].tolist() == [2, 2]  # x(2) is rank 1's: no ghost
+    assert spf.mpi.scatter(matrix, CSR, _Comm(2, 3))["col"].tolist() == (
+        spf.mpi.scatter_csr(matrix, _Comm(2, 3))["col"].tolist()
+    )
+    coo = spf.mpi.scatter(matrix, COO, _Comm(1, 3), index_dtype="int64")
+    assert set(coo["row"].tolist()) == {3, 4}
+    assert coo["row"].dtype == np.int64
+    csc = spf.mpi.scatter(matrix, CSC, _Comm(1, 3))  # x's entries 2 and 3: columns 2, 3
+    assert np.array_equal(csc["colptr"], sp.csc_array(matrix[:, [2, 3]]).indptr)
+    assert (csc["N"], csc["M"], csc["NNZ"]) == (7, 5, matrix[:, [2, 3]].nnz)
+    owner = np.array([1, 0, 1, 1, 0, 0, 1])
+    assert spf.mpi.scatter(sp.csr_array(np.eye(7)), COO, _Comm(0, 2), owner)["row"].tolist() == [
+        1, 4, 5
+    ]  # fmt: skip
+    assert [spf.mpi.spmv(f).distribution.loop for f in (CSR, ELL, SELL(4), COO, CSC)] == [
+        "i", "i", "i", "k", "j"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["DIA", "BDIA", "BCSR"])
+def test_distributed_spmv_of_diagonal_and_block_formats_is_refused_with_the_reason(
+    name: str,
+) -> None:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from spf.formats import BCSR, BDIA, DIA
+
+    fmt = {"DIA": DIA, "BDIA": BDIA(4), "BCSR": BCSR(2, 2)}[name]
+    with pytest.raises(spf.FormatError, match="convert the matrix to CSR, ELL or SELL"):
+        spf.mpi.spmv(fmt)
+    with pytest.raises(spf.FormatError, match="affine expression of the row"):
+        spf.mpi.scatter(sp.csr_array(np.eye(4)), fmt, _Comm(0, 2))
+    with pytest.raises(spf.ArgumentError, match="expected a built-in format"):
+        spf.mpi.spmv("CSR")
 
 
 def test_gather_puts_the_vector_together_in_global_order() -> None:
