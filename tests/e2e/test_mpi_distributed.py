@@ -87,9 +87,10 @@ def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
             for case in ("random 37x37, empty rows (int64)", "empty 5x5 (int32)",
                          "random 37x37, owner array (int32)"):  # fmt: skip
                 assert f"rank {r}: {fmt} {case}: bitwise equal" in done.stdout
-            assert f"rank {r}: {fmt} odd 23x31 (int32): exchanges what CSR exchanges" in (
-                done.stdout
-            )
+            if fmt != "CSR":
+                assert f"rank {r}: {fmt} odd 23x31 (int32): exchanges what CSR exchanges" in (
+                    done.stdout
+                )
         csc = "CSC random 37x37, empty rows (int32): sends one partial sum per row"
         assert f"rank {r}: {csc}" in done.stdout
         assert f"rank {r}: COO entries in blocks of the entry list: summed" in done.stdout
