@@ -347,8 +347,10 @@ def scatter(
     ``matrix`` is the global ``scipy.sparse`` matrix (the same on every rank). CSR, ELL and
     SELL(C, sigma): the rank's rows packed in ``fmt`` with global column indices (padding
     slots read an entry of ``x`` the rank owns); COO: the entries of its rows, global row and
-    column indices; CSC: the columns whose entries of ``x`` it owns, global row indices. The
-    sizes ``N``, ``M`` are global, the counts (``NNZ``, ``W``, ``NC``, ``NV``) the rank's;
+    column indices; CSC: the columns whose entries of ``x`` it owns, global row indices; DIA
+    and BDIA(R): the format of its rows (local row plus offset is the global column). The
+    sizes ``N``, ``M`` are global, the counts (``NNZ``, ``W``, ``NC``, ``NV``, ``ND``, ...)
+    the rank's;
     ``owner`` is added when one is given. One function for every format, as
     :func:`spf.sparse.format_args` is: what differs (which loop is split, what a rank
     holds) is the format's, kept in :mod:`spf.distributed.scatter`. ``scatter(A, CSR, comm)``
@@ -356,7 +358,7 @@ def scatter(
     """
     from spf.distributed import scatter as split
 
-    split.loop_of(fmt)  # DIA, BDIA, BCSR: FormatError
+    split.loop_of(fmt)  # BCSR: FormatError
     n, m = _shape(matrix, "scatter")
     part, own = _partition(comm, n, owner)
     xpart = part if own is not None and n == m else Partition(m, comm.Get_size())
@@ -368,9 +370,9 @@ def scatter(
 
 def spmv(fmt: Any, *, index_dtype: str | None = None) -> Any:
     """``spf.kernels.spmv(fmt)`` with ``distribute_rows`` applied as :func:`scatter` splits
-    ``fmt``: loop ``i`` (rows) for CSR, ELL and SELL(C, sigma); ``k`` (entries, each summed
-    at its row's owner) for COO; ``j`` (columns, partial sums sent to the rows' owners) for
-    CSC. ``y`` and ``x`` are split by their entries. DIA, BDIA and BCSR raise FormatError."""
+    ``fmt``: loop ``i`` (rows) for CSR, ELL, SELL(C, sigma), DIA and BDIA(R); ``k`` (entries,
+    each summed at its row's owner) for COO; ``j`` (columns, partial sums sent to the rows'
+    owners) for CSC. ``y`` and ``x`` are split by their entries. BCSR raises FormatError."""
     from spf.distributed import scatter as split
 
     return split.spmv(fmt, index_dtype)

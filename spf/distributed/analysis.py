@@ -50,6 +50,10 @@ class GhostAccess:
     uf: str
     """The index array holding the global indices (renumbered for the executor)."""
     write: bool
+    shift: bool = False
+    """The index is the loop variable plus the UF (DIA's ``x(p + offsets(d))`` with
+    ``i = p``, BDIA's ``x(i + doff(s))``): the executor reads a window of the vector, and
+    the UF's values are shifted by the rank's first row minus the window's start."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class Layout:
     """Vectors read through an index array that later statements write (their own rows):
     the executor copies the entries rows with ghosts wrote in the compact buffer back to the
     caller's array at the end (rows without ghosts write the caller's array itself)."""
+    shifted: tuple[str, ...] = ()
+    """Ghost-read vectors read at the loop variable plus a UF (:attr:`GhostAccess.shift`)."""
     rowwise: tuple[str, ...] = ()
     """Ghost-read vectors also indexed by the loop variable (CG's ``p(i)``): rows with
     ghosts touch their own entries in the compact buffer, so those entries are copied in,
@@ -98,6 +104,38 @@ def _uf_of(stmt: Stmt, index: str, ufs: Mapping[str, object]) -> str | None:
         if found and found.group(1) in ufs:
             return found.group(1)
     return None
+
+
+def _equal_to(domain: str, var: str) -> str | None:
+    """The expression ``var`` equals in ``domain`` (``var = <expr>`` up to ``&&`` or ``}``)."""
+    found = re.search(rf"(?<![\w]){re.escape(var)} = ([^&}}]+)", domain)
+    return found.group(1).strip() if found else None
+
+
+def _terms(expr: str) -> list[str]:
+    return sorted(t.replace(" ", "") for t in expr.split(" + "))
+
+
+def _shifted_uf(stmt: Stmt, index: str, loop: str, ufs: Mapping[str, object]) -> str | None:
+    """The UF ``u`` of an index that is the loop variable plus ``u(...)`` (``j`` with
+    ``j = p + offsets(d)`` and ``i = p``, or ``j = 4*b + r + doff(s)`` and ``i = 4*b + r``);
+    None otherwise."""
+    domain = str(stmt.domain)
+    name = index.strip()
+    expr = _equal_to(domain, name) if name.isidentifier() else name
+    if expr is None:
+        return None
+    row = _equal_to(domain, loop)
+    rows = {loop, *([row] if row else [])}
+    terms = _terms(expr)
+    calls = [t for t in terms if (c := _CALL.match(t)) and c.group(1) in ufs]
+    if len(calls) != 1:
+        return None
+    rest = [t for t in terms if t != calls[0]]
+    if not any(rest == _terms(r) for r in rows):
+        return None
+    found = _CALL.match(calls[0])
+    return found.group(1) if found else None
 
 
 def _is_reduction(text: str, end: int) -> bool:
@@ -119,6 +157,13 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
         _classify(comp, s, loop, distributed, extent, found)
     accesses = found.accesses
     ghost_reads = sorted({g.data for g in accesses if not g.write})
+    shifted = sorted({g.data for g in accesses if g.shift})
+    for name in shifted:
+        if any(g.data == name and not g.shift for g in accesses):
+            raise CodegenError(
+                f"distribute_rows: {name} is read both at the loop variable plus an index array "
+                "and through an index array alone; read it one way"
+            )
     remote_writes = sorted({g.data for g in accesses if g.write})
     copy_back = _check_vectors(stmts, ghost_reads, remote_writes, found.owned, distributed, loop)
     phases = split(every, replicated, found.reductions, accesses)
@@ -149,6 +194,7 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
         bound=bound,
         phases=phases,
         copy_back=copy_back,
+        shifted=tuple(shifted),
         rowwise=tuple(x for x in ghost_reads if x in found.owned),
     )
 
@@ -163,7 +209,9 @@ class _Found:
     def add(self, g: GhostAccess) -> None:
         for n, h in enumerate(self.accesses):
             if (h.stmt, h.data, h.index) == (g.stmt, g.data, g.index):
-                self.accesses[n] = GhostAccess(g.stmt, g.data, g.index, g.uf, g.write or h.write)
+                self.accesses[n] = GhostAccess(
+                    g.stmt, g.data, g.index, g.uf, g.write or h.write, g.shift
+                )
                 return
         self.accesses.append(g)
 
@@ -229,6 +277,15 @@ def _classify(
             found.owned.add(a.data_space)
             continue
         uf = _uf_of(s, index, comp.ufs)
+        shift = None if uf is not None else _shifted_uf(s, index, loop, comp.ufs)
+        if shift is not None:
+            if written:
+                raise CodegenError(
+                    f"distribute_rows: {s.name} writes {a.data_space}({index}) at the loop "
+                    f"variable plus index array {shift}; only reads are exchanged that way"
+                )
+            found.add(GhostAccess(s.name, a.data_space, index, shift, False, True))
+            continue
         if uf is None:
             raise CodegenError(
                 f"distribute_rows: {s.name} accesses {a.data_space}({', '.join(a.indices)}); "

@@ -51,6 +51,7 @@ from spf.distributed.derived import (
 )
 from spf.distributed.executor import executor_args, executor_source, keep_size, prototype
 from spf.distributed.plan import ExchangePlan, exchange_plan, runs
+from spf.distributed.window import Window, shifted, window
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
 
@@ -84,6 +85,10 @@ class _Plan:
     template: list[Any] | None = None
     keep: list[np.ndarray] = field(default_factory=list)
     """The arrays the template's pointers point into (kept alive with the plan)."""
+    windows: dict[str, Window] = field(default_factory=dict)
+    """Per vector read at the loop variable plus an index array (:mod:`.window`)."""
+    params: dict[str, int] = field(default_factory=dict)
+    """Parameters the local function gets other values of (a window's extent)."""
 
 
 class DistributedKernel:
@@ -563,14 +568,22 @@ class DistributedKernel:
             for name in (*lay.ghost_reads, *lay.remote_writes)
         }
         renumbered: dict[str, np.ndarray] = {}
+        windows = {
+            x: window(plans[x], parts[lay.extent[x]], rank, arrays[x].dtype) for x in lay.shifted
+        }
         for g in lay.accesses:
-            if g.uf not in renumbered:
-                values = plans[g.data].renumber(parts[lay.extent[g.data]], rank, arrays[g.uf])
-                renumbered[g.uf] = values.astype(arrays[g.uf].dtype)
+            if g.uf in renumbered:
+                continue
+            if g.shift:
+                renumbered[g.uf] = shifted(arrays[g.uf], -windows[g.data].base)
+                continue
+            values = plans[g.data].renumber(parts[lay.extent[g.data]], rank, arrays[g.uf])
+            renumbered[g.uf] = values.astype(arrays[g.uf].dtype)
         buffers = {}
         for name, plan in plans.items():
             dtype = arrays[name].dtype
-            ext = np.zeros(plan.nown + plan.ghosts.size, dtype=dtype)
+            size = plan.nown + plan.ghosts.size
+            ext = np.zeros(max(size, windows[name].size if name in windows else 0), dtype=dtype)
             buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
             if carry is not None and name in lay.remote_writes:
                 ext[:] = carry.buffers[name][0]
@@ -597,7 +610,11 @@ class DistributedKernel:
             split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], ep.nown, outer, rows)
             if not prefix.worth(comm, arrays[cut.bound], split, outer):
                 split = np.asarray(arrays[cut.bound][:rows]).copy()  # empty prefixes
-        return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near, split)
+        moved = {lay.extent[x]: params[lay.extent[x]] - w.base for x, w in windows.items()}
+        return _Plan(
+            key, rows, plans, renumbered, buffers, inner, outer, near, split,
+            windows=windows, params=moved,
+        )  # fmt: skip
 
     def _in_order(self) -> bool:
         """Whether a statement that reads ghosts also accumulates through an index array
@@ -658,7 +675,7 @@ class DistributedKernel:
         if plan.template is None:
             plan.template, stats = self._template(plan)
             self._last.update(stats)
-        local = self._local_params(params, plan.rows)
+        local = {**self._local_params(params, plan.rows), **plan.params}
         cast = self._cast
         assert self._ffi is not None
         agree = self._ffi.NULL if agreement is None else cast("void *", agreement.ctypes.data)
@@ -701,6 +718,9 @@ class DistributedKernel:
                 found = ep.send_runs()
                 srun = np.zeros(0, dtype=np.int64) if found is None else found
                 out += [-1 if found is None else srun.size // 2, ptr(nonempty(srun))]
+            if name in plan.windows:
+                w = plan.windows[name]
+                out += [ptr(nonempty(w.gpos)), ptr(w.stage), w.own.size // 3, ptr(nonempty(w.own))]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])

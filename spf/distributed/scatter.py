@@ -18,9 +18,15 @@ holds (``y`` and ``x`` are always split by their entries: contiguous blocks, or 
   and added there (the path of A^T·x in CSR, PETSc's ``MatMultTranspose``): equal to the
   serial kernel to round-off (the sums of a row are grouped by rank), bitwise on one rank.
 
-DIA, BDIA(R) and BCSR(r, c) are refused (:func:`loop_of`): their ``x`` index is an affine
-expression of the row and a per-diagonal offset or block column, which the exchange does
-not renumber.
+* **DIA, BDIA(R)**: loop ``i``, the rows. A rank holds the format of its rows (offsets
+  from its local row to the global column: ``fmt.args(A[rows])``); ``x`` is read at the row
+  plus an offset, so the executor reads a window of ``x`` (:mod:`spf.distributed.window`);
+  the ghosts are the image of the rank's rows (every slot of its diagonals inside the
+  matrix, zero or not) minus its own entries. Bitwise equal: each row sums its diagonals in
+  column order, and a diagonal slot absent from the whole matrix's format adds ``0 * x``.
+
+BCSR(r, c) is refused (:func:`loop_of`): its ``y`` and ``x`` are read in blocks of ``r``
+and ``c`` entries, which the exchange does not move yet.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ _SELL = re.compile(r"SELL(\d+)_(\d+)$")
 
 def _builtin(fmt: Format) -> str:
     """The built-in format's family name (``CSR``, ``SELL``, ...); FormatError otherwise."""
-    from spf.formats.builtin import SELL, builtin
+    from spf.formats.builtin import BDIA, SELL, builtin
     from spf.formats.format import Format
 
     if not isinstance(fmt, Format):
@@ -56,9 +62,10 @@ def _builtin(fmt: Format) -> str:
     found = _SELL.match(fmt.name)
     if found and _same(fmt, SELL(int(found.group(1)), int(found.group(2)))):
         return "SELL"
-    for family in ("BCSR", "BDIA"):  # refused by loop_of
-        if fmt.name.startswith(family):
-            return family
+    if re.fullmatch(r"BDIA\d+", fmt.name) and _same(fmt, BDIA(int(fmt.name[4:]))):
+        return "BDIA"
+    if fmt.name.startswith("BCSR"):  # refused by loop_of
+        return "BCSR"
     raise FormatError(
         f"{fmt.name} is not a built-in format; spf.mpi.scatter splits spf.formats.CSR, COO, "
         "CSC, ELL and SELL(C, sigma) (for a format of your own, pack each rank's rows with "
@@ -76,19 +83,15 @@ def _same(fmt: Format, ref: Format) -> bool:
 def loop_of(fmt: Format) -> str:
     """The loop of ``spf.kernels.spmv(fmt)`` that is distributed (module docstring)."""
     family = _builtin(fmt)
-    if family in ("DIA", "BDIA", "BCSR"):
-        what = {
-            "DIA": "x(p + offsets(d))",
-            "BDIA": "x(i + doff(s))",
-            "BCSR": "x(c*bcol(kb) + ci) with y's extent r*NB",
-        }[family]
+    if family == "BCSR":
         raise FormatError(
-            f"distributed SpMV of {fmt.name}: its x index is {what}, an affine expression of "
-            "the row and an index array that the generated exchange does not renumber yet; "
-            "convert the matrix to CSR, ELL or SELL (spf.formats.convert) for the "
-            "distributed product"
+            f"distributed SpMV of {fmt.name}: its x index is c*bcol(kb) + ci and y's extent "
+            "r*NB, blocks of entries that the generated exchange does not move yet; convert "
+            "the matrix to CSR, ELL or SELL (spf.formats.convert) for the distributed product"
         )
-    return {"CSR": "i", "ELL": "i", "SELL": "i", "COO": "k", "CSC": "j"}[family]
+    return {"CSR": "i", "ELL": "i", "SELL": "i", "DIA": "i", "BDIA": "i", "COO": "k", "CSC": "j"}[
+        family
+    ]
 
 
 def spmv(fmt: Format, index_dtype: str | None = None) -> Computation:

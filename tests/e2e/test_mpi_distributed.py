@@ -75,19 +75,24 @@ def test_distributed_kernels_equal_serial_on_ranks(
 def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
     ranks: int, mpi_env: dict[str, str]
 ) -> None:
-    """check_formats.py: CSR, ELL, SELL(4, 1), SELL(2, 4), COO bitwise equal to their serial
-    kernels and exchanging CSR's ghosts; CSC to round-off; a freed communicator raises."""
+    """check_formats.py: CSR, ELL, SELL(4, 1), SELL(2, 4), COO, DIA, BDIA(4) bitwise equal to
+    their serial kernels, ELL, SELL and COO exchanging CSR's ghosts, DIA and BDIA the image of
+    their diagonals; CSC to round-off; a freed communicator raises."""
     if shutil.which("mpiexec") is None:
         pytest.skip("mpiexec is not installed (make test installs Open MPI)")
     done = run(FORMATS, ranks, timeout=400, env=mpi_env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "FAILED" not in done.stdout
     for r in range(ranks):
-        for fmt in ("CSR", "ELL", "SELL4_1", "SELL2_4", "COO"):
+        for fmt in ("CSR", "ELL", "SELL4_1", "SELL2_4", "COO", "DIA", "BDIA4"):
             for case in ("random 37x37, empty rows (int64)", "empty 5x5 (int32)",
                          "random 37x37, owner array (int32)"):  # fmt: skip
                 assert f"rank {r}: {fmt} {case}: bitwise equal" in done.stdout
-            if fmt != "CSR":
+            if fmt in ("DIA", "BDIA4"):
+                assert f"rank {r}: {fmt} odd 23x31 (int32): receives the image of its rows'" in (
+                    done.stdout
+                )
+            elif fmt != "CSR":
                 assert f"rank {r}: {fmt} odd 23x31 (int32): exchanges what CSR exchanges" in (
                     done.stdout
                 )
@@ -440,7 +445,7 @@ def test_scatter_splits_each_format_as_its_distributed_spmv_reads_it() -> None:
     import numpy as np
     import scipy.sparse as sp
 
-    from spf.formats import COO, CSC, CSR, ELL, SELL
+    from spf.formats import COO, CSC, CSR, DIA, ELL, SELL
 
     dense = np.arange(35.0).reshape(7, 5) % 3
     dense[4, :3] = 0.0  # row 4: one entry, two padding slots in ELL
@@ -470,22 +475,38 @@ def test_scatter_splits_each_format_as_its_distributed_spmv_reads_it() -> None:
     assert [spf.mpi.spmv(f).distribution.loop for f in (CSR, ELL, SELL(4), COO, CSC)] == [
         "i", "i", "i", "k", "j"
     ]  # fmt: skip
+    dia = spf.mpi.scatter(sp.csr_array(np.diag([1.0, 2.0, 3.0, 4.0], 1)), DIA, _Comm(1, 2))
+    # rows 3, 4 of the 5 x 5 superdiagonal: local row 0 + offset 4 = global column 4
+    assert (dia["offsets"].tolist(), dia["A"].tolist()) == ([4], [[4.0, 0.0]])
 
 
-@pytest.mark.parametrize("name", ["DIA", "BDIA", "BCSR"])
-def test_distributed_spmv_of_diagonal_and_block_formats_is_refused_with_the_reason(
-    name: str,
-) -> None:
+def test_diagonal_formats_read_a_window_of_x_at_the_row_plus_the_offset() -> None:
+    """DIA's x(p + offsets(d)) is a ghost read whose offsets the executor shifts into a
+    window of x (spf.distributed.window): ghosts received apart, then placed."""
+    from spf.distributed.analysis import analyse
+    from spf.formats import BDIA, DIA
+
+    for fmt, uf in ((DIA, "offsets"), (BDIA(4), "doff")):
+        comp = spf.mpi.spmv(fmt)
+        assert comp.distribution is not None
+        layout = analyse(comp, comp.distribution)
+        assert (layout.shifted, layout.renumbered) == (("x",), (uf,))
+        src = comp.codegen("mpi")
+        assert "MPI_Irecv(spf_x_stage + spf_x_rdsp[spf_p]" in src
+        assert "  x[spf_x_gpos[spf_q]] = spf_x_stage[spf_q];" in src
+        assert src.index("MPI_Waitall(spf_nreq") < src.index("x[spf_x_gpos[spf_q]]")
+
+
+def test_distributed_spmv_of_block_csr_is_refused_with_the_reason() -> None:
     import numpy as np
     import scipy.sparse as sp
 
-    from spf.formats import BCSR, BDIA, DIA
+    from spf.formats import BCSR
 
-    fmt = {"DIA": DIA, "BDIA": BDIA(4), "BCSR": BCSR(2, 2)}[name]
     with pytest.raises(spf.FormatError, match="convert the matrix to CSR, ELL or SELL"):
-        spf.mpi.spmv(fmt)
-    with pytest.raises(spf.FormatError, match="affine expression of the row"):
-        spf.mpi.scatter(sp.csr_array(np.eye(4)), fmt, _Comm(0, 2))
+        spf.mpi.spmv(BCSR(2, 2))
+    with pytest.raises(spf.FormatError, match="blocks of entries"):
+        spf.mpi.scatter(sp.csr_array(np.eye(4)), BCSR(2, 2), _Comm(0, 2))
     with pytest.raises(spf.ArgumentError, match="expected a built-in format"):
         spf.mpi.spmv("CSR")
 

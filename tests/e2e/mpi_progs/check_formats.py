@@ -18,12 +18,15 @@ from mpi4py import MPI
 
 import spf
 import spf.mpi
-from spf.formats import SELL, builtin
+from spf.formats import BDIA, SELL, builtin
 
 COMM = MPI.COMM_WORLD
 RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
 FAILED: list[str] = []
-FORMATS = [builtin("CSR"), builtin("ELL"), SELL(4, 1), SELL(2, 4), builtin("COO"), builtin("CSC")]
+FORMATS = [
+    builtin("CSR"), builtin("ELL"), SELL(4, 1), SELL(2, 4), builtin("COO"), builtin("CSC"),
+    builtin("DIA"), BDIA(4),
+]  # fmt: skip
 
 
 def report(line: str, ok: bool) -> None:
@@ -94,6 +97,11 @@ def check_formats() -> None:
                     f"{label}: exchanges what CSR exchanges (the ghosts of x alone)",
                     counts(stats) == counts(csr_stats[label[len(fmt.name) + 1 :]]),
                 )
+            if fmt.name in ("DIA", "BDIA4"):
+                report(
+                    f"{label}: receives the image of its rows' diagonals minus its own entries",
+                    stats["entries_received"] == diagonal_ghosts(fmt.name, matrix, dtype, owner),
+                )
             if fmt.name == "CSC" and owner is None:
                 report(
                     f"{label}: sends one partial sum per row of another rank its columns touch",
@@ -105,6 +113,23 @@ def check_formats() -> None:
 def counts(stats: dict[str, int]) -> tuple[int, ...]:
     return tuple(stats[k] for k in ("messages_sent", "entries_sent", "messages_received",
                                     "entries_received"))  # fmt: skip
+
+
+def diagonal_ghosts(name: str, matrix: sp.csr_array, dtype: str, owner: object) -> int:
+    """The columns the rank's DIA / BDIA slots read inside the matrix, less its own."""
+    n, m = matrix.shape
+    fmt = builtin("DIA") if name == "DIA" else BDIA(4)
+    args = spf.mpi.scatter(matrix, fmt, COMM, owner, index_dtype=dtype)
+    rows = spf.mpi.owned_rows(n, COMM, owner).size
+    if name == "DIA":
+        cols = np.arange(rows)[None, :] + args["offsets"][:, None]
+    else:
+        dptr, doff = args["dptr"], args["doff"]
+        block = np.repeat(np.arange(dptr.size - 1), np.diff(dptr))
+        row = 4 * block[:, None] + np.arange(4)[None, :]
+        cols = np.where(row < rows, row + doff[:, None], -1)
+    cols = cols[(cols >= 0) & (cols < m)]
+    return int(np.setdiff1d(np.unique(cols), spf.mpi.owned_rows(m, COMM, owner)).size)
 
 
 def csc_remote_rows(matrix: sp.csr_array) -> int:
