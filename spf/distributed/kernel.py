@@ -419,7 +419,7 @@ class DistributedKernel:
         params = self._params(args, arrays)
         parts = self._partitions(params, owner, size)
         for name, extent in self.layout.extent.items():
-            want = parts[extent].count(rank)
+            want = parts[extent].count(rank) * self.layout.block.get(name, 1)
             have = arrays[name].shape[0]
             if have != want:
                 raise ArgumentError(
@@ -579,6 +579,8 @@ class DistributedKernel:
                 continue
             values = plans[g.data].renumber(parts[lay.extent[g.data]], rank, arrays[g.uf])
             renumbered[g.uf] = values.astype(arrays[g.uf].dtype)
+        # a vector of blocks is renumbered by block (above), moved by entry
+        plans = {x: ep.blocked(lay.block.get(x, 1)) for x, ep in plans.items()}
         buffers = {}
         for name, plan in plans.items():
             dtype = arrays[name].dtype
@@ -601,13 +603,14 @@ class DistributedKernel:
                 insp[near_name(x)],
                 halo_rows if x in lay.rowwise else None,
             )
+            * lay.block.get(x, 1)
             for x in lay.ghost_reads
         }
         split = None
         if self._split is not None:
             cut = self._split.split
-            ep = plans[cut.data]
-            split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], ep.nown, outer, rows)
+            nown = plans[cut.data].nown // lay.block.get(cut.data, 1)  # renumbered by block
+            split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], nown, outer, rows)
             if not prefix.worth(comm, arrays[cut.bound], split, outer):
                 split = np.asarray(arrays[cut.bound][:rows]).copy()  # empty prefixes
         moved = {lay.extent[x]: params[lay.extent[x]] - w.base for x, w in windows.items()}

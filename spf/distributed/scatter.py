@@ -25,8 +25,12 @@ holds (``y`` and ``x`` are always split by their entries: contiguous blocks, or 
   matrix, zero or not) minus its own entries. Bitwise equal: each row sums its diagonals in
   column order, and a diagonal slot absent from the whole matrix's format adds ``0 * x``.
 
-BCSR(r, c) is refused (:func:`loop_of`): its ``y`` and ``x`` are read in blocks of ``r``
-and ``c`` entries, which the exchange does not move yet.
+* **BCSR(r, c)**: loop ``ib``, the block rows. ``y`` and ``x`` are vectors of blocks
+  (``r*NB``, ``c*MB`` entries): entry ``r*b + t`` of ``y`` belongs to the owner of block row
+  ``b`` (an ``owner`` array has one rank per block row), and the exchange moves whole blocks
+  of ``x`` (the ghosts are the block columns of the rank's blocks it does not own). A rank
+  holds its block rows (global block columns; the matrix zero-padded to whole blocks as
+  ``spf.sparse.bcsr_args`` pads it). Bitwise equal.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ _SELL = re.compile(r"SELL(\d+)_(\d+)$")
 
 def _builtin(fmt: Format) -> str:
     """The built-in format's family name (``CSR``, ``SELL``, ...); FormatError otherwise."""
-    from spf.formats.builtin import BDIA, SELL, builtin
+    from spf.formats.builtin import BCSR, BDIA, SELL, builtin
     from spf.formats.format import Format
 
     if not isinstance(fmt, Format):
@@ -64,7 +68,8 @@ def _builtin(fmt: Format) -> str:
         return "SELL"
     if re.fullmatch(r"BDIA\d+", fmt.name) and _same(fmt, BDIA(int(fmt.name[4:]))):
         return "BDIA"
-    if fmt.name.startswith("BCSR"):  # refused by loop_of
+    blocks = re.fullmatch(r"BCSR(\d+)x(\d+)", fmt.name)
+    if blocks and _same(fmt, BCSR(int(blocks.group(1)), int(blocks.group(2)))):
         return "BCSR"
     raise FormatError(
         f"{fmt.name} is not a built-in format; spf.mpi.scatter splits spf.formats.CSR, COO, "
@@ -83,15 +88,14 @@ def _same(fmt: Format, ref: Format) -> bool:
 def loop_of(fmt: Format) -> str:
     """The loop of ``spf.kernels.spmv(fmt)`` that is distributed (module docstring)."""
     family = _builtin(fmt)
-    if family == "BCSR":
-        raise FormatError(
-            f"distributed SpMV of {fmt.name}: its x index is c*bcol(kb) + ci and y's extent "
-            "r*NB, blocks of entries that the generated exchange does not move yet; convert "
-            "the matrix to CSR, ELL or SELL (spf.formats.convert) for the distributed product"
-        )
-    return {"CSR": "i", "ELL": "i", "SELL": "i", "DIA": "i", "BDIA": "i", "COO": "k", "CSC": "j"}[
-        family
-    ]
+    loops = {"CSR": "i", "ELL": "i", "SELL": "i", "DIA": "i", "BDIA": "i", "COO": "k", "CSC": "j"}
+    return loops.get(family, "ib")  # BCSR: the block rows
+
+
+def blocks(fmt: Format) -> tuple[int, int]:
+    """Entries per block of ``y`` and of ``x`` (BCSR(r, c): ``(r, c)``; else ``(1, 1)``)."""
+    found = re.fullmatch(r"BCSR(\d+)x(\d+)", fmt.name) if _builtin(fmt) == "BCSR" else None
+    return (int(found.group(1)), int(found.group(2))) if found else (1, 1)
 
 
 def spmv(fmt: Format, index_dtype: str | None = None) -> Computation:
@@ -112,9 +116,10 @@ def scatter(
     from spf import sparse
 
     family = _builtin(fmt)
-    loop_of(fmt)
     csr = sparse._csr(matrix, "scatter")
     n, m = (int(d) for d in csr.shape)
+    if family == "BCSR":
+        return _bcsr(csr, fmt, part, rank, index_dtype)
     if family == "CSC":
         cols = xpart.owned(rank)
         args = sparse.csc_args(csr.tocsc()[:, cols], index_dtype)
@@ -129,6 +134,19 @@ def scatter(
     if family in ("ELL", "SELL"):
         _repoint_padding(fmt, local, args, _pad_column(local, xpart, rank))
     return {**args, "N": n, "M": m}
+
+
+def _bcsr(csr: Any, fmt: Format, part: Partition, rank: int, index_dtype: str) -> dict[str, Any]:
+    """The rank's block rows (``part`` counts blocks), the matrix zero-padded to whole
+    blocks as ``spf.sparse.bcsr_args`` pads it: ``NB``, ``MB`` global, ``NNZB`` the rank's."""
+    r, c = blocks(fmt)
+    n, m = (int(d) for d in csr.shape)
+    nb, mb = -(-n // r), -(-m // c)
+    indptr = np.concatenate([csr.indptr, np.full(nb * r - n, csr.indptr[-1])])
+    padded = type(csr)((csr.data, csr.indices, indptr), shape=(nb * r, mb * c))
+    rows = (part.owned(rank)[:, None] * r + np.arange(r)).ravel()
+    args = fmt.args(padded[rows], index_dtype)
+    return {**args, "NB": nb, "MB": mb}
 
 
 def _pad_column(local: Any, xpart: Partition, rank: int) -> int:
@@ -151,4 +169,4 @@ def _repoint_padding(fmt: Format, local: Any, args: dict[str, Any], column: int)
     args[index][pad] = column
 
 
-__all__ = ["loop_of", "scatter", "spmv"]
+__all__ = ["blocks", "loop_of", "scatter", "spmv"]

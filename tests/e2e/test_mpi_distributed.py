@@ -75,20 +75,25 @@ def test_distributed_kernels_equal_serial_on_ranks(
 def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
     ranks: int, mpi_env: dict[str, str]
 ) -> None:
-    """check_formats.py: CSR, ELL, SELL(4, 1), SELL(2, 4), COO, DIA, BDIA(4) bitwise equal to
-    their serial kernels, ELL, SELL and COO exchanging CSR's ghosts, DIA and BDIA the image of
-    their diagonals; CSC to round-off; a freed communicator raises."""
+    """check_formats.py: CSR, ELL, SELL(4, 1), SELL(2, 4), COO, DIA, BDIA(4), BCSR(2, 2),
+    BCSR(3, 2) bitwise equal to their serial kernels, ELL, SELL and COO exchanging CSR's
+    ghosts, DIA and BDIA the image of their diagonals, BCSR whole blocks; CSC to round-off;
+    a freed communicator raises."""
     if shutil.which("mpiexec") is None:
         pytest.skip("mpiexec is not installed (make test installs Open MPI)")
     done = run(FORMATS, ranks, timeout=400, env=mpi_env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "FAILED" not in done.stdout
     for r in range(ranks):
-        for fmt in ("CSR", "ELL", "SELL4_1", "SELL2_4", "COO", "DIA", "BDIA4"):
+        for fmt in ("CSR", "ELL", "SELL4_1", "SELL2_4", "COO", "DIA", "BDIA4", "BCSR2x2"):
             for case in ("random 37x37, empty rows (int64)", "empty 5x5 (int32)",
                          "random 37x37, owner array (int32)"):  # fmt: skip
                 assert f"rank {r}: {fmt} {case}: bitwise equal" in done.stdout
-            if fmt in ("DIA", "BDIA4"):
+            if fmt == "BCSR2x2":
+                assert f"rank {r}: {fmt} odd 23x31 (int32): receives whole blocks of x" in (
+                    done.stdout
+                )
+            elif fmt in ("DIA", "BDIA4"):
                 assert f"rank {r}: {fmt} odd 23x31 (int32): receives the image of its rows'" in (
                     done.stdout
                 )
@@ -497,16 +502,33 @@ def test_diagonal_formats_read_a_window_of_x_at_the_row_plus_the_offset() -> Non
         assert src.index("MPI_Waitall(spf_nreq") < src.index("x[spf_x_gpos[spf_q]]")
 
 
-def test_distributed_spmv_of_block_csr_is_refused_with_the_reason() -> None:
+def test_block_csr_distributes_its_block_rows_and_vectors_of_blocks() -> None:
+    """BCSR's y[r*NB] and x[c*MB] are vectors of blocks: partitioned, marked and renumbered
+    by block, exchanged by entry; scatter gives a rank its block rows, owned_rows and gather
+    take the block size."""
     import numpy as np
     import scipy.sparse as sp
 
+    from spf.distributed.analysis import analyse
     from spf.formats import BCSR
 
-    with pytest.raises(spf.FormatError, match="convert the matrix to CSR, ELL or SELL"):
-        spf.mpi.spmv(BCSR(2, 2))
-    with pytest.raises(spf.FormatError, match="blocks of entries"):
-        spf.mpi.scatter(sp.csr_array(np.eye(4)), BCSR(2, 2), _Comm(0, 2))
+    for comp, loop in ((spf.mpi.spmv(BCSR(2, 3)), "ib"), (kernels.spmv_bcsr(2, 3), "i")):
+        if comp.distribution is None:
+            comp.distribute_rows(loop, data={"y": 0, "x": 0})
+        assert comp.distribution is not None
+        layout = analyse(comp, comp.distribution)
+        assert (layout.block, layout.extent) == ({"y": 2, "x": 3}, {"y": "NB", "x": "MB"})
+        assert "MPI_Irecv(x + spf_x_nown" in comp.codegen("mpi")
+    args = spf.mpi.scatter(sp.csr_array(np.eye(7)), BCSR(2, 3), _Comm(1, 2))
+    assert (args["NB"], args["MB"], args["NNZB"], args["bcol"].tolist()) == (4, 3, 2, [1, 2])
+    assert spf.mpi.owned_rows(8, _Comm(1, 2), block=2).tolist() == [4, 5, 6, 7]
+    blocks = [np.array([1.0, 2.0, 3.0, 4.0]), np.array([5.0, 6.0])]
+    assert spf.mpi.gather(blocks[0], _Comm(0, 2, [b[0::2] for b in blocks]), block=2).size == 6
+    bad = spf.Computation("bad")
+    bad.add_data_space("y", "double", shape=("2*NB",))
+    bad.add_stmt(spf.Stmt("$y$(i) += 1.0;", "{[i]: 0 <= i < NB}"))
+    with pytest.raises(CodegenError, match=r"index must be 2\*b \+ t"):
+        bad.distribute_rows("i", data={"y": 0})
     with pytest.raises(spf.ArgumentError, match="expected a built-in format"):
         spf.mpi.spmv("CSR")
 
