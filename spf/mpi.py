@@ -355,10 +355,10 @@ def scatter(
     the rank's;
     ``owner`` is added when one is given. One function for every format, as
     :func:`spf.sparse.format_args` is: what differs (which loop is split, what a rank
-    holds) is the format's, kept in :mod:`spf.distributed.scatter`. ``scatter(A, CSR, comm)``
+    holds) is the format's, kept in :mod:`spf.mpi_formats`. ``scatter(A, CSR, comm)``
     is :func:`scatter_csr` ``(A, comm)``.
     """
-    from spf.distributed import scatter as split
+    from spf import mpi_formats as split
 
     r, c = split.blocks(fmt)  # BCSR(r, c): y and x split by blocks of r and c entries
     n, m = _shape(matrix, "scatter")
@@ -377,7 +377,7 @@ def spmv(fmt: Any, *, index_dtype: str | None = None) -> Any:
     rows) for BCSR(r, c); ``k`` (entries, each summed at its row's owner) for COO; ``j``
     (columns, partial sums sent to the rows' owners) for CSC. ``y`` and ``x`` are split by
     their entries (BCSR: by blocks)."""
-    from spf.distributed import scatter as split
+    from spf import mpi_formats as split
 
     return split.spmv(fmt, index_dtype)
 

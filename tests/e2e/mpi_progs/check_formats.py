@@ -18,8 +18,8 @@ from mpi4py import MPI
 
 import spf
 import spf.mpi
-from spf.distributed.scatter import blocks
 from spf.formats import BCSR, BDIA, SELL, builtin
+from spf.mpi_formats import blocks
 
 COMM = MPI.COMM_WORLD
 RANK, SIZE = COMM.Get_rank(), COMM.Get_size()

@@ -35,75 +35,66 @@ holds (``y`` and ``x`` are always split by their entries: contiguous blocks, or 
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Any
+import functools
+from typing import Any
 
 import numpy as np
 
+from spf import sparse
 from spf.errors import ArgumentError, FormatError
 
-if TYPE_CHECKING:
-    from spf.computation.computation import Computation
-    from spf.formats.format import Format
-    from spf.mpi import Partition
-
-_SELL = re.compile(r"SELL(\d+)_(\d+)$")
+Format = Any
+"""An ``spf.Format`` (this layer, below spf.formats, does not import it)."""
+Partition = Any
+"""An :class:`spf.mpi.Partition` (spf.mpi imports this module)."""
 
 
-def _builtin(fmt: Format) -> str:
-    """The built-in format's family name (``CSR``, ``SELL``, ...); FormatError otherwise."""
-    from spf.formats.builtin import BCSR, BDIA, SELL, builtin
-    from spf.formats.format import Format
+_PACKERS = {"csr_args": "CSR", "coo_args": "COO", "csc_args": "CSC", "dia_args": "DIA",
+            "ell_args": "ELL"}  # fmt: skip
+_BLOCKED = {"_sell": "SELL", "_bdia": "BDIA", "_bcsr_blocks": "BCSR"}
 
-    if not isinstance(fmt, Format):
+
+def _builtin(fmt: Format) -> tuple[str, tuple[int, ...]]:
+    """The built-in format's family (``CSR``, ``SELL``, ...) and its numbers (SELL's ``C,
+    sigma``, BDIA's ``R``, BCSR's ``r, c``), known by the packer it was built with (this
+    layer does not import spf.formats); FormatError for any other format."""
+    packer = getattr(fmt, "packer", None)
+    if packer is None or not hasattr(fmt, "spmv"):
         raise ArgumentError(
-            f"expected a built-in format (spf.formats.CSR, COO, CSC, ELL, SELL(C, sigma), ...), "
-            f"got {fmt!r}"
+            f"expected a built-in format (spf.formats.CSR, COO, CSC, ELL, SELL(C, sigma), DIA, "
+            f"BDIA(R), BCSR(r, c)), got {fmt!r}"
         )
-    for name in ("CSR", "COO", "CSC", "ELL", "DIA"):
-        if _same(fmt, builtin(name)):
-            return name
-    found = _SELL.match(fmt.name)
-    if found and _same(fmt, SELL(int(found.group(1)), int(found.group(2)))):
-        return "SELL"
-    if re.fullmatch(r"BDIA\d+", fmt.name) and _same(fmt, BDIA(int(fmt.name[4:]))):
-        return "BDIA"
-    blocks = re.fullmatch(r"BCSR(\d+)x(\d+)", fmt.name)
-    if blocks and _same(fmt, BCSR(int(blocks.group(1)), int(blocks.group(2)))):
-        return "BCSR"
+    if getattr(packer, "__module__", "") == "spf.sparse" and packer.__name__ in _PACKERS:
+        return _PACKERS[packer.__name__], ()
+    if isinstance(packer, functools.partial):
+        func = packer.func
+        if getattr(func, "__module__", "") == "spf.formats.builtin" and func.__name__ in _BLOCKED:
+            return _BLOCKED[func.__name__], tuple(int(a) for a in packer.args)
     raise FormatError(
         f"{fmt.name} is not a built-in format; spf.mpi.scatter splits spf.formats.CSR, COO, "
-        "CSC, ELL and SELL(C, sigma) (for a format of your own, pack each rank's rows with "
-        "its packer and call distribute_rows on its SpMV)"
-    )
-
-
-def _same(fmt: Format, ref: Format) -> bool:
-    """The same format (``SELL(4)`` and ``SELL(4, 1)`` are two objects of one format)."""
-    return fmt is ref or (
-        fmt.name == ref.name and fmt.storage == ref.storage and fmt.value == ref.value
+        "CSC, ELL, SELL(C, sigma), DIA, BDIA(R) and BCSR(r, c) (for a format of your own, "
+        "pack each rank's rows with its packer and call distribute_rows on its SpMV)"
     )
 
 
 def loop_of(fmt: Format) -> str:
     """The loop of ``spf.kernels.spmv(fmt)`` that is distributed (module docstring)."""
-    family = _builtin(fmt)
+    family, _ = _builtin(fmt)
     loops = {"CSR": "i", "ELL": "i", "SELL": "i", "DIA": "i", "BDIA": "i", "COO": "k", "CSC": "j"}
     return loops.get(family, "ib")  # BCSR: the block rows
 
 
 def blocks(fmt: Format) -> tuple[int, int]:
     """Entries per block of ``y`` and of ``x`` (BCSR(r, c): ``(r, c)``; else ``(1, 1)``)."""
-    found = re.fullmatch(r"BCSR(\d+)x(\d+)", fmt.name) if _builtin(fmt) == "BCSR" else None
-    return (int(found.group(1)), int(found.group(2))) if found else (1, 1)
+    family, numbers = _builtin(fmt)
+    return (numbers[0], numbers[1]) if family == "BCSR" else (1, 1)
 
 
-def spmv(fmt: Format, index_dtype: str | None = None) -> Computation:
-    """``spf.kernels.spmv(fmt)`` distributed as :func:`scatter` splits ``fmt``."""
-    from spf.kernels import spmv as format_spmv
-
+def spmv(fmt: Format, index_dtype: str | None = None) -> Any:
+    """``spf.kernels.spmv(fmt)`` (``fmt.spmv``) distributed as :func:`scatter` splits
+    ``fmt``."""
     loop = loop_of(fmt)
-    comp = format_spmv(fmt, index_dtype=index_dtype)
+    comp = fmt.spmv(index_dtype)
     comp.distribute_rows(loop, data={"y": 0, "x": 0})
     return comp
 
@@ -113,9 +104,7 @@ def scatter(
 ) -> dict[str, Any]:
     """This rank's arguments of :func:`spmv` (``part``: the rows' partition, ``xpart``:
     ``x``'s), without ``owner``."""
-    from spf import sparse
-
-    family = _builtin(fmt)
+    family, _ = _builtin(fmt)
     csr = sparse._csr(matrix, "scatter")
     n, m = (int(d) for d in csr.shape)
     if family == "BCSR":
@@ -132,7 +121,7 @@ def scatter(
         return {**args, "N": n, "M": m}
     args = fmt.args(local, index_dtype)
     if family in ("ELL", "SELL"):
-        _repoint_padding(fmt, local, args, _pad_column(local, xpart, rank))
+        _repoint_padding(fmt, family, local, args, _pad_column(local, xpart, rank))
     return {**args, "N": n, "M": m}
 
 
@@ -158,13 +147,15 @@ def _pad_column(local: Any, xpart: Partition, rank: int) -> int:
     return int(local.indices[0]) if local.nnz else 0
 
 
-def _repoint_padding(fmt: Format, local: Any, args: dict[str, Any], column: int) -> None:
+def _repoint_padding(
+    fmt: Format, family: str, local: Any, args: dict[str, Any], column: int
+) -> None:
     """Padding slots (value 0) of ELL's ``col`` / SELL's ``scol`` read ``x(column)``
     instead of ``x(0)``, which another rank owns: no ghost of their own."""
     pattern = local.copy()
     pattern.data = np.ones_like(pattern.data)
     filled = fmt.args(pattern, None)
-    value, index = ("A", "col") if fmt.name == "ELL" else ("val", "scol")
+    value, index = ("A", "col") if family == "ELL" else ("val", "scol")
     pad = filled[value] == 0
     args[index][pad] = column
 
