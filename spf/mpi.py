@@ -338,15 +338,79 @@ def scatter_csr(
     return args
 
 
-def owned_rows(size: int, comm: Any, owner: Any = None) -> Any:
-    """The global indices this rank owns of a distributed vector of ``size`` entries."""
-    part, _ = _partition(comm, size, owner)
-    return part.owned(comm.Get_rank())
+def scatter(
+    matrix: Any, fmt: Any, comm: Any, owner: Any = None, *, index_dtype: str = "int32"
+) -> dict[str, Any]:
+    """This rank's keyword arguments of :func:`spmv` ``(fmt)``, the SpMV of a built-in
+    format distributed over the ranks (API.md §19, docs/backends/mpi.md).
+
+    ``matrix`` is the global ``scipy.sparse`` matrix (the same on every rank). CSR, ELL and
+    SELL(C, sigma): the rank's rows packed in ``fmt`` with global column indices (padding
+    slots read an entry of ``x`` the rank owns); COO: the entries of its rows, global row and
+    column indices; CSC: the columns whose entries of ``x`` it owns, global row indices; DIA
+    and BDIA(R): the format of its rows (local row plus offset is the global column);
+    BCSR(r, c): its block rows (``y`` and ``x`` split by blocks of ``r`` and ``c``
+    entries, :func:`owned_rows` with ``block``; ``owner`` has one rank per block row). The
+    sizes ``N``, ``M`` are global, the counts (``NNZ``, ``W``, ``NC``, ``NV``, ``ND``, ...)
+    the rank's;
+    ``owner`` is added when one is given. One function for every format, as
+    :func:`spf.sparse.format_args` is: what differs (which loop is split, what a rank
+    holds) is the format's, kept in :mod:`spf.mpi_formats`. ``scatter(A, CSR, comm)``
+    is :func:`scatter_csr` ``(A, comm)``.
+    """
+    from spf import mpi_formats as split
+
+    r, c = split.blocks(fmt)  # BCSR(r, c): y and x split by blocks of r and c entries
+    n, m = _shape(matrix, "scatter")
+    n, m = -(-n // r), -(-m // c)
+    part, own = _partition(comm, n, owner)
+    xpart = part if own is not None and n == m else Partition(m, comm.Get_size())
+    args = split.scatter(matrix, fmt, part, xpart, comm.Get_rank(), index_dtype)
+    if own is not None:
+        args["owner"] = own
+    return args
 
 
-def gather(v_loc: Any, comm: Any, owner: Any = None) -> Any:
+def spmv(fmt: Any, *, index_dtype: str | None = None) -> Any:
+    """``spf.kernels.spmv(fmt)`` with ``distribute_rows`` applied as :func:`scatter` splits
+    ``fmt``: loop ``i`` (rows) for CSR, ELL, SELL(C, sigma), DIA and BDIA(R); ``ib`` (block
+    rows) for BCSR(r, c); ``k`` (entries, each summed at its row's owner) for COO; ``j``
+    (columns, partial sums sent to the rows' owners) for CSC. ``y`` and ``x`` are split by
+    their entries (BCSR: by blocks)."""
+    from spf import mpi_formats as split
+
+    return split.spmv(fmt, index_dtype)
+
+
+def _shape(matrix: Any, what: str) -> tuple[int, int]:
+    import importlib
+
+    sp: Any = importlib.import_module("scipy.sparse")
+    if not sp.issparse(matrix):
+        raise ArgumentError(f"{what}: expected a scipy.sparse matrix, got {type(matrix)}")
+    n, m = matrix.shape
+    return int(n), int(m)
+
+
+def owned_rows(size: int, comm: Any, owner: Any = None, *, block: int = 1) -> Any:
+    """The global indices this rank owns of a distributed vector of ``size`` entries; with
+    ``block``, a vector of ``size // block`` blocks split by block (BCSR(r, c)'s ``y`` with
+    ``block=r``: ``owner`` then has one rank per block)."""
+    part, _ = _partition(comm, size // block, owner)
+    blocks = part.owned(comm.Get_rank())
+    if block == 1:
+        return blocks
+    return (blocks[:, None] * block + np.arange(block)).ravel()
+
+
+def gather(v_loc: Any, comm: Any, owner: Any = None, *, block: int = 1) -> Any:
     """The global vector, on every rank, from each rank's entries ``v_loc`` (in its
-    global order: contiguous blocks, or the rows ``owner`` gives it)."""
+    global order: contiguous blocks, or the rows ``owner`` gives it); ``block`` as for
+    :func:`owned_rows`."""
+    if block != 1:  # each entry of the blocks gathered, then interleaved
+        rows = np.reshape(v_loc, (-1, block))
+        pieces = [gather(rows[:, t].copy(), comm, owner) for t in range(block)]
+        return np.stack(pieces, axis=1).ravel()
     local = np.ascontiguousarray(v_loc)
     if local.ndim != 1:
         raise ArgumentError(f"gather: v_loc must be a vector, got shape {local.shape}")

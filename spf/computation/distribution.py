@@ -3,6 +3,7 @@ declarations; :mod:`spf.distributed` analyses and generates the rest."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,10 @@ from spf.errors import ArgumentError, ArityError, CodegenError, UndeclaredError
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
+
+
+_EXTENT = r"[A-Za-z_]\w*|\d+\s*\*\s*[A-Za-z_]\w*|[A-Za-z_]\w*\s*\*\s*\d+"
+"""A parameter (``N``), or a number of blocks times their size (``2*NB``, ``NB*2``)."""
 
 
 @dataclass(frozen=True)
@@ -53,10 +58,12 @@ def check_request(comp: Computation, loop: object, data: object, owner: object) 
                 f"distribute_rows: data space {name} has {len(shape)} dimensions; only vectors "
                 "(one dimension) are distributed here; store it as a vector"
             )
-        if not isinstance(shape[dim], str) or not str(shape[dim]).isidentifier():
+        extent = shape[dim]
+        if not isinstance(extent, str) or not re.fullmatch(_EXTENT, extent.strip()):
             raise CodegenError(
                 f"distribute_rows: the extent {shape[dim]!r} of data space {name} is not a "
-                "parameter; declare it with a symbolic extent (e.g. shape=('N',))"
+                "parameter; declare it with a symbolic extent (e.g. shape=('N',)), or a "
+                "number of blocks times their size (shape=('2*NB',))"
             )
         pairs.append((str(name), dim))
     if not pairs:

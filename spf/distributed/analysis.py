@@ -50,6 +50,10 @@ class GhostAccess:
     uf: str
     """The index array holding the global indices (renumbered for the executor)."""
     write: bool
+    shift: bool = False
+    """The index is the loop variable plus the UF (DIA's ``x(p + offsets(d))`` with
+    ``i = p``, BDIA's ``x(i + doff(s))``): the executor reads a window of the vector, and
+    the UF's values are shifted by the rank's first row minus the window's start."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,12 @@ class Layout:
     """Vectors read through an index array that later statements write (their own rows):
     the executor copies the entries rows with ghosts wrote in the compact buffer back to the
     caller's array at the end (rows without ghosts write the caller's array itself)."""
+    shifted: tuple[str, ...] = ()
+    """Ghost-read vectors read at the loop variable plus a UF (:attr:`GhostAccess.shift`)."""
+    block: dict[str, int] = field(default_factory=dict)
+    """Vectors of blocks (BCSR's ``y[r*NB]``, ``x[c*MB]``): entries per block; the extent,
+    the partition, the marks and the renumbering count blocks (``NB``), the exchange moves
+    their entries. Absent: 1."""
     rowwise: tuple[str, ...] = ()
     """Ghost-read vectors also indexed by the loop variable (CG's ``p(i)``): rows with
     ghosts touch their own entries in the compact buffer, so those entries are copied in,
@@ -100,6 +110,82 @@ def _uf_of(stmt: Stmt, index: str, ufs: Mapping[str, object]) -> str | None:
     return None
 
 
+def _equal_to(domain: str, var: str) -> str | None:
+    """The expression ``var`` equals in ``domain`` (``var = <expr>`` up to ``&&`` or ``}``)."""
+    found = re.search(rf"(?<![\w]){re.escape(var)} = ([^&}}]+)", domain)
+    return found.group(1).strip() if found else None
+
+
+def _terms(expr: str) -> list[str]:
+    return sorted(t.replace(" ", "") for t in expr.split(" + "))
+
+
+def _shifted_uf(stmt: Stmt, index: str, loop: str, ufs: Mapping[str, object]) -> str | None:
+    """The UF ``u`` of an index that is the loop variable plus ``u(...)`` (``j`` with
+    ``j = p + offsets(d)`` and ``i = p``, or ``j = 4*b + r + doff(s)`` and ``i = 4*b + r``);
+    None otherwise."""
+    domain = str(stmt.domain)
+    name = index.strip()
+    expr = _equal_to(domain, name) if name.isidentifier() else name
+    if expr is None:
+        return None
+    row = _equal_to(domain, loop)
+    rows = {loop, *([row] if row else [])}
+    terms = _terms(expr)
+    calls = [t for t in terms if (c := _CALL.match(t)) and c.group(1) in ufs]
+    if len(calls) != 1:
+        return None
+    rest = [t for t in terms if t != calls[0]]
+    if not any(rest == _terms(r) for r in rows):
+        return None
+    found = _CALL.match(calls[0])
+    return found.group(1) if found else None
+
+
+def extent_of(extent: object) -> tuple[str, int]:
+    """``(parameter, entries per block)`` of a distributed extent: ``N`` (1) or ``r*NB``,
+    ``NB*r`` (``r``, a vector of ``NB`` blocks); CodegenError otherwise."""
+    text = str(extent).replace(" ", "")
+    if text.isidentifier():
+        return text, 1
+    found = re.fullmatch(r"(\d+)\*([A-Za-z_]\w*)|([A-Za-z_]\w*)\*(\d+)", text)
+    if found is None:
+        raise CodegenError(
+            f"distribute_rows: the extent {extent!r} is not a parameter (N) or a number of "
+            "blocks times their size (r*NB); declare it so"
+        )
+    if found.group(1):
+        return found.group(2), int(found.group(1))
+    return found.group(3), int(found.group(4))
+
+
+def _block_index(stmt: Stmt, data: str, index: str, size: int) -> str:
+    """The block of an access to a vector of blocks of ``size``: ``v`` for an index
+    ``size*v + t`` with ``0 <= t < size`` (directly, or through ``i = size*v + t`` in the
+    domain); CodegenError otherwise."""
+    domain = str(stmt.domain)
+    name = index.strip()
+    expr = (_equal_to(domain, name) if name.isidentifier() else None) or name
+    terms = _terms(expr)
+    scaled = [
+        m.group(1) or m.group(2)
+        for t in terms
+        if (m := re.fullmatch(rf"{size}\*(.+)|(.+)\*{size}", t))
+    ]
+    rest = [t for t in terms if not re.fullmatch(rf"{size}\*(.+)|(.+)\*{size}", t)]
+    if len(scaled) == 1 and len(rest) == 1 and rest[0].isidentifier():
+        t = re.escape(rest[0])
+        low = re.search(rf"0 <= {t}(?![\w(])", domain)
+        high = re.search(rf"(?<![\w]){t} (<= {size - 1}|< {size})(?![\w])", domain)
+        if low and high:
+            return scaled[0]
+    raise CodegenError(
+        f"distribute_rows: {stmt.name} accesses {data}({index}); {data} is a vector of blocks "
+        f"of {size}, so its index must be {size}*b + t with 0 <= t < {size} (b the loop "
+        "variable or an index array's value)"
+    )
+
+
 def _is_reduction(text: str, end: int) -> bool:
     rest = text[end:].lstrip()
     return rest.startswith(("+=", "-="))
@@ -113,12 +199,24 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
     distributed = dict(dist.data)
     every, replicated = _distributed_stmts(comp, loop, distributed)
     stmts = [s for s in every if s.name not in replicated]
-    extent = {name: str((spaces[name].shape or ())[dim]) for name, dim in distributed.items()}
+    extent: dict[str, str] = {}
+    block: dict[str, int] = {}
+    for name, dim in distributed.items():
+        extent[name], size = extent_of((spaces[name].shape or ())[dim])
+        if size > 1:
+            block[name] = size
     found = _Found()
     for s in stmts:
-        _classify(comp, s, loop, distributed, extent, found)
+        _classify(comp, s, loop, distributed, extent, found, block)
     accesses = found.accesses
     ghost_reads = sorted({g.data for g in accesses if not g.write})
+    shifted = sorted({g.data for g in accesses if g.shift})
+    for name in shifted:
+        if any(g.data == name and not g.shift for g in accesses):
+            raise CodegenError(
+                f"distribute_rows: {name} is read both at the loop variable plus an index array "
+                "and through an index array alone; read it one way"
+            )
     remote_writes = sorted({g.data for g in accesses if g.write})
     copy_back = _check_vectors(stmts, ghost_reads, remote_writes, found.owned, distributed, loop)
     phases = split(every, replicated, found.reductions, accesses)
@@ -149,6 +247,8 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
         bound=bound,
         phases=phases,
         copy_back=copy_back,
+        shifted=tuple(shifted),
+        block=block,
         rowwise=tuple(x for x in ghost_reads if x in found.owned),
     )
 
@@ -163,7 +263,9 @@ class _Found:
     def add(self, g: GhostAccess) -> None:
         for n, h in enumerate(self.accesses):
             if (h.stmt, h.data, h.index) == (g.stmt, g.data, g.index):
-                self.accesses[n] = GhostAccess(g.stmt, g.data, g.index, g.uf, g.write or h.write)
+                self.accesses[n] = GhostAccess(
+                    g.stmt, g.data, g.index, g.uf, g.write or h.write, g.shift
+                )
                 return
         self.accesses.append(g)
 
@@ -207,8 +309,10 @@ def _classify(
     distributed: dict[str, int],
     extent: dict[str, str],
     found: _Found,
+    block: dict[str, int] | None = None,
 ) -> None:
     parsed = s.parsed
+    blocks = block or {}
     writes = {(a.data_space, a.indices) for a in parsed.writes}
     reduced = {(a.data_space, a.indices) for a in parsed.reductions}
     for a in (*parsed.reads, *parsed.writes):
@@ -225,10 +329,21 @@ def _classify(
                 found.reductions.add(a.data_space)
             continue
         index = a.indices[distributed[a.data_space]]
+        if a.data_space in blocks:
+            index = _block_index(s, a.data_space, index, blocks[a.data_space])
         if index.strip() == loop:
             found.owned.add(a.data_space)
             continue
         uf = _uf_of(s, index, comp.ufs)
+        shift = None if uf is not None else _shifted_uf(s, index, loop, comp.ufs)
+        if shift is not None:
+            if written:
+                raise CodegenError(
+                    f"distribute_rows: {s.name} writes {a.data_space}({index}) at the loop "
+                    f"variable plus index array {shift}; only reads are exchanged that way"
+                )
+            found.add(GhostAccess(s.name, a.data_space, index, shift, False, True))
+            continue
         if uf is None:
             raise CodegenError(
                 f"distribute_rows: {s.name} accesses {a.data_space}({', '.join(a.indices)}); "
@@ -297,7 +412,7 @@ def _check_renumbering(stmts: list[Stmt], accesses: list[GhostAccess]) -> None:
                 f"distribute_rows: index array {g.uf} indexes both {other} and {g.data}; each "
                 "distributed vector needs its own index array (or the same partition)"
             )
-    ghost = {(g.stmt, g.data, g.index) for g in accesses}
+    ghost = {(g.stmt, g.data) for g in accesses}
     for s in stmts:
         parsed = s.parsed
         for a in (*parsed.reads, *parsed.writes):
@@ -307,8 +422,8 @@ def _check_renumbering(stmts: list[Stmt], accesses: list[GhostAccess]) -> None:
                     via = {g.index for g in accesses if g.uf == uf and g.stmt == s.name}
                     if uf not in names and not names & via:
                         continue
-                    if (s.name, a.data_space, index) in ghost and a.data_space == data:
-                        continue
+                    if a.data_space == data and (s.name, data) in ghost:
+                        continue  # the access itself (of a block vector: b*size + t)
                     raise CodegenError(
                         f"distribute_rows: {s.name} uses index array {uf} in "
                         f"{a.data_space}({', '.join(a.indices)}) (index {pos}); its values are "
@@ -316,4 +431,4 @@ def _check_renumbering(stmts: list[Stmt], accesses: list[GhostAccess]) -> None:
                     )
 
 
-__all__ = ["GhostAccess", "Layout", "analyse"]
+__all__ = ["GhostAccess", "Layout", "analyse", "extent_of"]

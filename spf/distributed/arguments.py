@@ -69,7 +69,7 @@ def array(kernel: str, a: Arg, value: Any) -> np.ndarray:
         raise ArgumentError(
             f"{kernel}: {a.name} has dtype {value.dtype}; the computation declares {a.dtype}"
         )
-    rank = len(a.shape) if a.shape is not None else 1
+    rank = len(a.shape) if a.shape is not None else (a.rank or 1)  # a UF: its arity
     if value.ndim != max(rank, 1) and not (rank == 0 and value.size == 1):
         raise ArgumentError(
             f"{kernel}: {a.name} has {value.ndim} dimensions; the computation declares {rank}"

@@ -91,6 +91,11 @@ def plan_args(
             out.append((f"const int64_t *spf_{name}_near", f"spf_{name}_near"))
             out.append((f"int64_t spf_{name}_nsrun", f"spf_{name}_nsrun"))
             out.append((f"const int64_t *spf_{name}_srun", f"spf_{name}_srun"))
+        if name in layout.shifted:  # a window: ghosts received apart, then placed
+            out.append((f"const int64_t *spf_{name}_gpos", f"spf_{name}_gpos"))
+            out.append((f"{ctypes[name]} *spf_{name}_stage", f"spf_{name}_stage"))
+            out.append((f"int64_t spf_{name}_nown_runs", f"spf_{name}_nown_runs"))
+            out.append((f"const int64_t *spf_{name}_own", f"spf_{name}_own"))
     for runs in ("inner", "outer"):
         out.append((f"int64_t spf_n{runs}", f"spf_n{runs}"))
         out.append((f"const int64_t *spf_{runs}", f"spf_{runs}"))
@@ -161,7 +166,11 @@ def _runs(
     """Call the local function on each run of rows in ``spf_<which>`` (phase ``phase``);
     rows without ghosts read and write the caller's ghost-read vectors in place."""
     ctypes = {a.name: a.ctype for a in local.args}
-    direct = {x: f"({ctypes[x]} *)spf_{x}_user" for x in layout.ghost_reads if which == "inner"}
+    direct = {
+        x: f"({ctypes[x]} *)spf_{x}_user"
+        for x in layout.ghost_reads
+        if which == "inner" and x not in layout.shifted
+    }
     return _chunked(lambda lo, hi: _call(local, lo, hi, phase, direct), which, progress)
 
 
@@ -301,6 +310,7 @@ def _phases(
                 )  # fmt: skip
             if not waited and reading & set(phase.stmts):
                 body += [_WAIT, "spf_nreq = 0;", *verdict.point(waited=True)]
+                body += _place(layout)
                 waited = True
             if cut:
                 assert split is not None
@@ -363,12 +373,13 @@ def executor_source(
     ]
     for tag, x in enumerate(layout.ghost_reads):
         mt, p = MPI_TYPES[ctypes[x]], f"spf_{x}_"
+        into = f"{p}stage" if x in layout.shifted else f"{x} + {p}nown"
         body += [
             f"/* ghosts of {x}: receive into {x}[{p}nown ..] (posted first, so that a peer's "
             "send matches at once); pack what the neighbours need and send it */",
             "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
             f"  if ({p}rcnt[spf_p] > 0)",
-            f"    MPI_Irecv({x} + {p}nown + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
+            f"    MPI_Irecv({into} + {p}rdsp[spf_p], (int){p}rcnt[spf_p], {mt}, (int)spf_p, "
             f"{TAG + tag}, {COMM}, &spf_req[spf_nreq++]);",
             *_pack(x, ctypes[x]),
             "for (int64_t spf_p = 0; spf_p < spf_P; spf_p++)",
@@ -394,6 +405,14 @@ def executor_source(
     for x in layout.ghost_reads:
         t, p = ctypes[x], f"spf_{x}_"
         lo, hi = f"{p}near[2 * spf_q]", f"{p}near[2 * spf_q + 1]"
+        if x in layout.shifted:
+            body += [
+                f"/* {x}: the rank's entries into its window (while the messages travel) */",
+                f"for (int64_t spf_q = 0; spf_q < {p}nown_runs; spf_q++)",
+                f"  memcpy({x} + {p}own[3 * spf_q], {p}user + {p}own[3 * spf_q + 1], "
+                f"(size_t)({p}own[3 * spf_q + 2] - {p}own[3 * spf_q + 1]) * sizeof({t}));",
+            ]
+            continue
         body += [
             f"/* {x}: copy the own entries rows with ghosts read (while the messages travel) */",
             f"for (int64_t spf_q = 0; spf_q < {p}nnear; spf_q++)",
@@ -442,6 +461,19 @@ def executor_source(
     lines.append("}")
     functions = local_source + ("" if split is None else split.source)
     return functions + "\n".join(lines) + "\n"
+
+
+def _place(layout: Layout) -> list[str]:
+    """C: the ghosts of each window-read vector, received apart, to their window slots."""
+    lines = []
+    for x in layout.shifted:
+        p = f"spf_{x}_"
+        lines += [
+            f"/* {x}: the ghosts to their places in the window */",
+            f"for (int64_t spf_q = 0; spf_q < {p}rdsp[spf_P - 1] + {p}rcnt[spf_P - 1]; spf_q++)",
+            f"  {x}[{p}gpos[spf_q]] = {p}stage[spf_q];",
+        ]
+    return lines
 
 
 def _pack(x: str, ctype: str) -> list[str]:

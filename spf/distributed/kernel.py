@@ -51,6 +51,7 @@ from spf.distributed.derived import (
 )
 from spf.distributed.executor import executor_args, executor_source, keep_size, prototype
 from spf.distributed.plan import ExchangePlan, exchange_plan, runs
+from spf.distributed.window import Window, shifted, window
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
 
@@ -84,6 +85,10 @@ class _Plan:
     template: list[Any] | None = None
     keep: list[np.ndarray] = field(default_factory=list)
     """The arrays the template's pointers point into (kept alive with the plan)."""
+    windows: dict[str, Window] = field(default_factory=dict)
+    """Per vector read at the loop variable plus an index array (:mod:`.window`)."""
+    params: dict[str, int] = field(default_factory=dict)
+    """Parameters the local function gets other values of (a window's extent)."""
 
 
 class DistributedKernel:
@@ -240,6 +245,7 @@ class DistributedKernel:
             and last.plan is self._plan
             and last.epoch == protocol.epoch()
             and last.handleof(comm) == last.handle
+            and not last.life.freed
             and last.repeats(args)
         ):
             # the rank's last call again, on a communicator still armed with this kernel
@@ -359,6 +365,8 @@ class DistributedKernel:
         so that a repeat of it (mode 1) skips the checks."""
         from mpi4py import MPI
 
+        from spf.runtime.mpi import comm_life
+
         if same is None or extents is None or key is None or self._plan is None:
             self._last_call = None
             return
@@ -366,7 +374,7 @@ class DistributedKernel:
         fast = [cargs[0], 1, self._cast("void *", ints.ctypes.data), *cargs[3:]]
         self._last_call = _Call(
             same.entries, same.check, same.comm, bound, self._plan, handle, fast, ints, key,
-            extents, protocol.epoch(), MPI._handleof,
+            extents, protocol.epoch(), MPI._handleof, comm_life(same.comm),
         )  # fmt: skip
 
     def _call_key(self, args: dict[str, Any], owner: Any, check: bool, comm: Any) -> _Same | None:
@@ -411,7 +419,7 @@ class DistributedKernel:
         params = self._params(args, arrays)
         parts = self._partitions(params, owner, size)
         for name, extent in self.layout.extent.items():
-            want = parts[extent].count(rank)
+            want = parts[extent].count(rank) * self.layout.block.get(name, 1)
             have = arrays[name].shape[0]
             if have != want:
                 raise ArgumentError(
@@ -420,7 +428,7 @@ class DistributedKernel:
                     f"{'owner array' if owner is not None else 'blocks'} over {size} ranks) but "
                     f"its {name} has {have}; pass its own entries (spf.mpi.scatter_csr)"
                 )
-        rows = parts[self._row_extent()[0]].count(rank)
+        rows = self._rows(params, parts, rank)
         self._check_local_shapes(arrays, self._local_params(params, rows))
         return params, arrays, parts
 
@@ -496,10 +504,22 @@ class DistributedKernel:
         return {e: Partition(params[e], size, own64) for e in extents}
 
     def _row_extent(self) -> tuple[str, ...]:
+        """The global extent the loop's iterations are split by: its bound, or the extent
+        of a vector it indexes directly; none for a loop whose bound is no distributed
+        vector's extent (COO's entries ``k < NNZ``): each rank runs the iterations it holds
+        (its own ``NNZ``), and what they write into other ranks' entries goes to those."""
         bound = self.layout.bound
         if bound is not None:
-            return (bound,)
+            return (bound,) if bound in self.layout.extent.values() else ()
         return tuple(self.layout.extent[n] for n in self.layout.owned[:1])
+
+    def _rows(self, params: dict[str, int], parts: dict[str, Partition], rank: int) -> int:
+        """This rank's iterations of the distributed loop."""
+        found = self._row_extent()
+        if found:
+            return parts[found[0]].count(rank)
+        assert self.layout.bound is not None
+        return int(params[self.layout.bound])
 
     def _globals(self, params: dict[str, int]) -> tuple[tuple[str, int], ...]:
         names = sorted({*self.layout.extent.values(), *self._row_extent()})
@@ -534,8 +554,7 @@ class DistributedKernel:
         rank's own index arrays are unchanged, so the new buffers have the same layout)."""
         lay = self.layout
         rank = comm.Get_rank()
-        rows_part = parts[self._row_extent()[0]]
-        rows = rows_part.count(rank)
+        rows = self._rows(params, parts, rank)
         local = self._local_params(params, rows)
         problem = None
         insp: dict[str, np.ndarray] = {}
@@ -549,19 +568,33 @@ class DistributedKernel:
             for name in (*lay.ghost_reads, *lay.remote_writes)
         }
         renumbered: dict[str, np.ndarray] = {}
+        windows = {
+            x: window(plans[x], parts[lay.extent[x]], rank, arrays[x].dtype) for x in lay.shifted
+        }
         for g in lay.accesses:
-            if g.uf not in renumbered:
-                values = plans[g.data].renumber(parts[lay.extent[g.data]], rank, arrays[g.uf])
-                renumbered[g.uf] = values.astype(arrays[g.uf].dtype)
+            if g.uf in renumbered:
+                continue
+            if g.shift:
+                renumbered[g.uf] = shifted(arrays[g.uf], -windows[g.data].base)
+                continue
+            values = plans[g.data].renumber(parts[lay.extent[g.data]], rank, arrays[g.uf])
+            renumbered[g.uf] = values.astype(arrays[g.uf].dtype)
+        # a vector of blocks is renumbered by block (above), moved by entry
+        plans = {x: ep.blocked(lay.block.get(x, 1)) for x, ep in plans.items()}
         buffers = {}
         for name, plan in plans.items():
             dtype = arrays[name].dtype
-            ext = np.zeros(plan.nown + plan.ghosts.size, dtype=dtype)
+            size = plan.nown + plan.ghosts.size
+            ext = np.zeros(max(size, windows[name].size if name in windows else 0), dtype=dtype)
             buffers[name] = (ext, np.zeros(max(1, int(plan.scnt.sum())), dtype=dtype))
             if carry is not None and name in lay.remote_writes:
                 ext[:] = carry.buffers[name][0]
-        inner, outer = runs(insp.get(HALO), rows)
         halo = insp.get(HALO)
+        if halo is not None and self._in_order():
+            halo = np.ones_like(halo)  # every iteration after the wait, in loop order
+            for x in lay.ghost_reads:
+                insp[near_name(x)] = insp[mark_name(x)]
+        inner, outer = runs(halo, rows)
         halo_rows = np.flatnonzero(halo[:rows]) if halo is not None else None  # outer rows
         near = {
             x: plans[x].near(
@@ -570,16 +603,30 @@ class DistributedKernel:
                 insp[near_name(x)],
                 halo_rows if x in lay.rowwise else None,
             )
+            * lay.block.get(x, 1)
             for x in lay.ghost_reads
         }
         split = None
         if self._split is not None:
             cut = self._split.split
-            ep = plans[cut.data]
-            split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], ep.nown, outer, rows)
+            nown = plans[cut.data].nown // lay.block.get(cut.data, 1)  # renumbered by block
+            split = prefix.split_points(arrays[cut.bound], renumbered[cut.uf], nown, outer, rows)
             if not prefix.worth(comm, arrays[cut.bound], split, outer):
                 split = np.asarray(arrays[cut.bound][:rows]).copy()  # empty prefixes
-        return _Plan(key, rows, plans, renumbered, buffers, inner, outer, near, split)
+        moved = {lay.extent[x]: params[lay.extent[x]] - w.base for x, w in windows.items()}
+        return _Plan(
+            key, rows, plans, renumbered, buffers, inner, outer, near, split,
+            windows=windows, params=moved,
+        )  # fmt: skip
+
+    def _in_order(self) -> bool:
+        """Whether a statement that reads ghosts also accumulates through an index array
+        (COO's ``y(row(k)) += A(k) * x(col(k))``): then every iteration runs after the wait,
+        in loop order, since running those without ghosts first would reorder the sums into
+        one entry (a row's entries in CSR are one iteration of the row loop: never split)."""
+        lay = self.layout
+        reading = {g.stmt for g in lay.accesses if not g.write}
+        return any(g.write and g.stmt in reading for g in lay.accesses)
 
     def _local_params(self, params: dict[str, int], rows: int) -> dict[str, int]:
         return {k: (rows if k in self.layout.row_params else v) for k, v in params.items()}
@@ -631,7 +678,7 @@ class DistributedKernel:
         if plan.template is None:
             plan.template, stats = self._template(plan)
             self._last.update(stats)
-        local = self._local_params(params, plan.rows)
+        local = {**self._local_params(params, plan.rows), **plan.params}
         cast = self._cast
         assert self._ffi is not None
         agree = self._ffi.NULL if agreement is None else cast("void *", agreement.ctypes.data)
@@ -674,6 +721,9 @@ class DistributedKernel:
                 found = ep.send_runs()
                 srun = np.zeros(0, dtype=np.int64) if found is None else found
                 out += [-1 if found is None else srun.size // 2, ptr(nonempty(srun))]
+            if name in plan.windows:
+                w = plan.windows[name]
+                out += [ptr(nonempty(w.gpos)), ptr(w.stage), w.own.size // 3, ptr(nonempty(w.own))]
             counts = ep.stats()
             if name in lay.remote_writes:  # the reverse exchange: ghosts go to their owners
                 counts = (counts[2], counts[3], counts[0], counts[1])
@@ -739,6 +789,9 @@ class _Call:
     ``handle``: not freed) is still armed with this kernel and ``plan``."""
     handleof: Any
     """mpi4py's ``MPI._handleof``."""
+    life: Any
+    """The communicator's :class:`spf.runtime.mpi.CommLife` (freed through another
+    reference: its handle is unchanged but dangling)."""
 
     @property
     def same(self) -> _Same:

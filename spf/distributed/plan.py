@@ -98,6 +98,27 @@ class ExchangePlan:
         out: np.ndarray = np.stack([starts, ends], axis=1).ravel().astype(np.int64)
         return out
 
+    def blocked(self, size: int) -> ExchangePlan:
+        """This plan of blocks as a plan of their entries (``size`` per block, a block's
+        entries consecutive): what the executor moves for a vector of blocks (BCSR's
+        ``x[c*MB]``), whose marks, partition and renumbering count blocks."""
+        if size == 1:
+            return self
+
+        def entries(blocks: np.ndarray) -> np.ndarray:
+            out: np.ndarray = (blocks[:, None] * size + np.arange(size)).ravel()
+            return out.astype(np.int64)
+
+        return ExchangePlan(
+            nown=self.nown * size,
+            ghosts=entries(self.ghosts),
+            rcnt=self.rcnt * size,
+            rdsp=self.rdsp * size,
+            scnt=self.scnt * size,
+            sdsp=self.sdsp * size,
+            sidx=entries(self.sidx),
+        )
+
     def stats(self) -> tuple[int, int, int, int]:
         """Messages and entries sent, messages and entries received, by one exchange."""
         return (

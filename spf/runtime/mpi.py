@@ -123,6 +123,48 @@ class MPIKernel(Kernel):
         return comm_handle(comm, self.name)
 
 
+class CommLife:
+    """Whether a communicator was freed: MPI runs the delete callback of the attribute
+    :func:`comm_life` caches on it when it is freed through *any* reference (mpi4py sets
+    only the freeing object's handle to ``COMM_NULL``; another object holding the same
+    handle would pass a freed communicator to MPI, which crashes)."""
+
+    __slots__ = ("freed",)
+
+    def __init__(self) -> None:
+        self.freed = False
+
+
+_LIFE_KEYVAL: list[int] = []
+_LIVES: dict[int, tuple[Any, CommLife]] = {}
+"""``id(comm)`` -> (a weak reference to the mpi4py object, its communicator's life)."""
+
+
+def _freed(comm: object, keyval: int, value: object) -> None:
+    if isinstance(value, CommLife):
+        value.freed = True
+
+
+def comm_life(comm: Any) -> CommLife:
+    """The :class:`CommLife` of an mpi4py communicator (attached at its first use here;
+    a dictionary lookup afterwards: mpi4py's objects are weakly referenceable, not
+    hashable)."""
+    import weakref
+
+    key = id(comm)
+    entry = _LIVES.get(key)
+    if entry is not None and entry[0]() is comm:
+        return entry[1]
+    if not _LIFE_KEYVAL:
+        _LIFE_KEYVAL.append(_mpi().Comm.Create_keyval(delete_fn=_freed))
+    life = comm.Get_attr(_LIFE_KEYVAL[0])
+    if not isinstance(life, CommLife):
+        life = CommLife()
+        comm.Set_attr(_LIFE_KEYVAL[0], life)
+    _LIVES[key] = (weakref.ref(comm, lambda _ref: _LIVES.pop(key, None)), life)
+    return life
+
+
 def comm_handle(comm: object, kernel: str) -> int:
     """The C handle of an mpi4py intracommunicator; ArgumentError for anything else."""
     mpi = _mpi()
@@ -138,6 +180,12 @@ def comm_handle(comm: object, kernel: str) -> int:
         )
     if comm == mpi.COMM_NULL:
         raise ArgumentError("comm: MPI.COMM_NULL is not a communicator a kernel can run on")
+    if comm_life(comm).freed:
+        raise ArgumentError(
+            "comm: this communicator was freed through another reference to it (e.g. "
+            "MPI.Intracomm(comm).Free(), or a Dup freed under another name), so its handle is "
+            "dangling; pass a live communicator (comm.Dup() before freeing the other)"
+        )
     if comm.Is_inter():
         raise ArgumentError(
             "comm: an intercommunicator; pass an intracommunicator (e.g. MPI.COMM_WORLD or "

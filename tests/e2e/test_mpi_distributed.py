@@ -25,6 +25,7 @@ from spf.mpi import run
 ROOT = Path(__file__).resolve().parents[2]
 PROG = Path(__file__).resolve().parent / "mpi_progs" / "check_distributed.py"
 PROTOCOL = Path(__file__).resolve().parent / "mpi_progs" / "check_protocol.py"
+FORMATS = Path(__file__).resolve().parent / "mpi_progs" / "check_formats.py"
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,44 @@ def test_distributed_kernels_equal_serial_on_ranks(
         )
     if ranks > 1:
         assert "rank 1 calls another computation: ArgumentError" in done.stdout
+
+
+@pytest.mark.requires_mpi
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
+    ranks: int, mpi_env: dict[str, str]
+) -> None:
+    """check_formats.py: CSR, ELL, SELL(4, 1), SELL(2, 4), COO, DIA, BDIA(4), BCSR(2, 2),
+    BCSR(3, 2) bitwise equal to their serial kernels, ELL, SELL and COO exchanging CSR's
+    ghosts, DIA and BDIA the image of their diagonals, BCSR whole blocks; CSC to round-off;
+    a freed communicator raises."""
+    if shutil.which("mpiexec") is None:
+        pytest.skip("mpiexec is not installed (make test installs Open MPI)")
+    done = run(FORMATS, ranks, timeout=400, env=mpi_env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "FAILED" not in done.stdout
+    for r in range(ranks):
+        for fmt in ("CSR", "ELL", "SELL4_1", "SELL2_4", "COO", "DIA", "BDIA4", "BCSR2x2"):
+            for case in ("random 37x37, empty rows (int64)", "empty 5x5 (int32)",
+                         "random 37x37, owner array (int32)"):  # fmt: skip
+                assert f"rank {r}: {fmt} {case}: bitwise equal" in done.stdout
+            if fmt == "BCSR2x2":
+                assert f"rank {r}: {fmt} odd 23x31 (int32): receives whole blocks of x" in (
+                    done.stdout
+                )
+            elif fmt in ("DIA", "BDIA4"):
+                assert f"rank {r}: {fmt} odd 23x31 (int32): receives the image of its rows'" in (
+                    done.stdout
+                )
+            elif fmt != "CSR":
+                assert f"rank {r}: {fmt} odd 23x31 (int32): exchanges what CSR exchanges" in (
+                    done.stdout
+                )
+        csc = "CSC random 37x37, empty rows (int32): sends one partial sum per row"
+        assert f"rank {r}: {csc}" in done.stdout
+        assert f"rank {r}: COO entries in blocks of the entry list: summed" in done.stdout
+        assert f"rank {r}: a Dup freed through another reference: ArgumentError" in done.stdout
 
 
 @pytest.mark.requires_mpi
@@ -405,6 +444,93 @@ def test_scatter_csr_gives_each_rank_its_rows_with_global_columns() -> None:
         spf.mpi.scatter_csr(matrix, _Comm(0, 2), np.array([0, 1, 2, 0, 0, 0, 0]))
     with pytest.raises(spf.ArgumentError, match="one rank per row"):
         spf.mpi.scatter_csr(matrix, _Comm(0, 2), np.zeros(3, dtype=np.int64))
+
+
+def test_scatter_splits_each_format_as_its_distributed_spmv_reads_it() -> None:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from spf.formats import COO, CSC, CSR, DIA, ELL, SELL
+
+    dense = np.arange(35.0).reshape(7, 5) % 3
+    dense[4, :3] = 0.0  # row 4: one entry, two padding slots in ELL
+    matrix = sp.csr_array(dense)
+    for fmt in (CSR, ELL, SELL(2, 1), SELL(2, 4)):
+        args = spf.mpi.scatter(matrix, fmt, _Comm(1, 3))
+        assert (args["N"], args["M"]) == (7, 5)
+        rows = sp.csr_array(matrix[[3, 4]])
+        want = fmt.args(rows)
+        assert all(np.array_equal(want[k], args[k]) for k in want if k not in ("N", "M", "col",
+                                                                           "scol"))  # fmt: skip
+    ell = spf.mpi.scatter(matrix, ELL, _Comm(1, 3))
+    assert ell["col"][ell["A"] == 0].tolist() == [2, 2]  # x(2) is rank 1's: no ghost
+    assert spf.mpi.scatter(matrix, CSR, _Comm(2, 3))["col"].tolist() == (
+        spf.mpi.scatter_csr(matrix, _Comm(2, 3))["col"].tolist()
+    )
+    coo = spf.mpi.scatter(matrix, COO, _Comm(1, 3), index_dtype="int64")
+    assert set(coo["row"].tolist()) == {3, 4}
+    assert coo["row"].dtype == np.int64
+    csc = spf.mpi.scatter(matrix, CSC, _Comm(1, 3))  # x's entries 2 and 3: columns 2, 3
+    assert np.array_equal(csc["colptr"], sp.csc_array(matrix[:, [2, 3]]).indptr)
+    assert (csc["N"], csc["M"], csc["NNZ"]) == (7, 5, matrix[:, [2, 3]].nnz)
+    owner = np.array([1, 0, 1, 1, 0, 0, 1])
+    assert spf.mpi.scatter(sp.csr_array(np.eye(7)), COO, _Comm(0, 2), owner)["row"].tolist() == [
+        1, 4, 5
+    ]  # fmt: skip
+    assert [spf.mpi.spmv(f).distribution.loop for f in (CSR, ELL, SELL(4), COO, CSC)] == [
+        "i", "i", "i", "k", "j"
+    ]  # fmt: skip
+    dia = spf.mpi.scatter(sp.csr_array(np.diag([1.0, 2.0, 3.0, 4.0], 1)), DIA, _Comm(1, 2))
+    # rows 3, 4 of the 5 x 5 superdiagonal: local row 0 + offset 4 = global column 4
+    assert (dia["offsets"].tolist(), dia["A"].tolist()) == ([4], [[4.0, 0.0]])
+
+
+def test_diagonal_formats_read_a_window_of_x_at_the_row_plus_the_offset() -> None:
+    """DIA's x(p + offsets(d)) is a ghost read whose offsets the executor shifts into a
+    window of x (spf.distributed.window): ghosts received apart, then placed."""
+    from spf.distributed.analysis import analyse
+    from spf.formats import BDIA, DIA
+
+    for fmt, uf in ((DIA, "offsets"), (BDIA(4), "doff")):
+        comp = spf.mpi.spmv(fmt)
+        assert comp.distribution is not None
+        layout = analyse(comp, comp.distribution)
+        assert (layout.shifted, layout.renumbered) == (("x",), (uf,))
+        src = comp.codegen("mpi")
+        assert "MPI_Irecv(spf_x_stage + spf_x_rdsp[spf_p]" in src
+        assert "  x[spf_x_gpos[spf_q]] = spf_x_stage[spf_q];" in src
+        assert src.index("MPI_Waitall(spf_nreq") < src.index("x[spf_x_gpos[spf_q]]")
+
+
+def test_block_csr_distributes_its_block_rows_and_vectors_of_blocks() -> None:
+    """BCSR's y[r*NB] and x[c*MB] are vectors of blocks: partitioned, marked and renumbered
+    by block, exchanged by entry; scatter gives a rank its block rows, owned_rows and gather
+    take the block size."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from spf.distributed.analysis import analyse
+    from spf.formats import BCSR
+
+    for comp, loop in ((spf.mpi.spmv(BCSR(2, 3)), "ib"), (kernels.spmv_bcsr(2, 3), "i")):
+        if comp.distribution is None:
+            comp.distribute_rows(loop, data={"y": 0, "x": 0})
+        assert comp.distribution is not None
+        layout = analyse(comp, comp.distribution)
+        assert (layout.block, layout.extent) == ({"y": 2, "x": 3}, {"y": "NB", "x": "MB"})
+        assert "MPI_Irecv(x + spf_x_nown" in comp.codegen("mpi")
+    args = spf.mpi.scatter(sp.csr_array(np.eye(7)), BCSR(2, 3), _Comm(1, 2))
+    assert (args["NB"], args["MB"], args["NNZB"], args["bcol"].tolist()) == (4, 3, 2, [1, 2])
+    assert spf.mpi.owned_rows(8, _Comm(1, 2), block=2).tolist() == [4, 5, 6, 7]
+    blocks = [np.array([1.0, 2.0, 3.0, 4.0]), np.array([5.0, 6.0])]
+    assert spf.mpi.gather(blocks[0], _Comm(0, 2, [b[0::2] for b in blocks]), block=2).size == 6
+    bad = spf.Computation("bad")
+    bad.add_data_space("y", "double", shape=("2*NB",))
+    bad.add_stmt(spf.Stmt("$y$(i) += 1.0;", "{[i]: 0 <= i < NB}"))
+    with pytest.raises(CodegenError, match=r"index must be 2\*b \+ t"):
+        bad.distribute_rows("i", data={"y": 0})
+    with pytest.raises(spf.ArgumentError, match="expected a built-in format"):
+        spf.mpi.spmv("CSR")
 
 
 def test_gather_puts_the_vector_together_in_global_order() -> None:

@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "spf._lazy",
         "spf._cachedir",
     ),
-    ("spf.sparse", "spf.memory", "spf.mpi"),  # helpers on numpy / processes, no model
+    ("spf.sparse", "spf.memory", "spf.mpi", "spf.mpi_formats"),  # helpers on numpy / processes
     ("spf.sets",),
     ("spf.schedule",),
     ("spf.ir",),  # the frozen IR: values over sets and commands, below the mutable model
