@@ -83,7 +83,8 @@ typecheck: venv
 # petsc4py for the system python (its own mpiexec job), installed when that python lacks it.
 PETSC_PACKAGE := python3-petsc4py-real
 # The competitors of pyproject's `bench` extra, installed one by one (each optional).
-BENCH_PACKAGES := mkl halide finch-tensor torch-mlir apache-tvm xgboost psutil cloudpickle
+BENCH_PACKAGES := mkl halide finch-tensor torch-mlir apache-tvm apache-tvm-ffi==0.1.14.post0 xgboost \
+	psutil cloudpickle
 
 bench-sysdeps:
 	@/usr/bin/python3 spf/bench/petsc_mpi.py --probe >/dev/null 2>&1 && exit 0; \
