@@ -8,8 +8,10 @@ the kernel itself loads in milliseconds. An einsum whose Computations were never
 (nothing was printed, scheduled or asked of them since ``spf.einsum``) is the same state
 every time for the same formula, formats, sizes, index type, name and ``parallel``: its
 compiled phases are remembered under the sha256 of those (the bound formula's whole
-content) and of what the build depends on (spf's version and source digest, the compiler,
-the flags, the machine for ``-march=native``, ``check`` and the function name):
+content), of the phases' names (a sparse output's two groups, the two phases and the single
+pass, each compiled when first needed, are separate entries) and of what the build depends
+on (spf's version and source digest, the compiler, the flags, the machine for
+``-march=native``, ``check`` and the function name):
 ``<cache>/einsum/<key[:2]>/<key>.pickle``, each phase's signature with its source,
 build-cache key and the plan of its checked call's facts (how each is verified: analysis a
 first call would otherwise redo), and a ``.sha256`` of the entry beside it. A hit loads

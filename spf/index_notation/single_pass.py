@@ -30,7 +30,8 @@ Which runs is the kernel's choice at each call (:class:`SparseEinsumKernel`): th
 pass when the row loop would run on one thread (``parallel=False``, or an OpenMP team of
 one) and the bound fits the index type and this machine's memory, the two phases
 otherwise. The results are the same arrays, bit for bit: the same additions in the same
-order.
+order. Each path is compiled when a call first takes it (``SparseEinsum.compile`` compiles
+the one the row loop's team selects then), and remembered on its own.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "build_bound",
     "build_single",
     "has_single",
+    "own_names",
     "phases_of",
     "sized_by",
 ]
@@ -67,6 +69,12 @@ caller allocates for the output's columns and values."""
 def cap_name(c: Compressed) -> str:
     """``C_CAP``: the size parameter of ``c``'s arrays in the single pass."""
     return f"{c.name}_{CAP}"
+
+
+def own_names(c: Compressed) -> set[str]:
+    """The arguments of the single pass and its bound that the kernel passes itself
+    (``C_CAP``, ``C_bound``), not the caller."""
+    return {cap_name(c), c.array("bound")}
 
 
 def declare_output(comp: Computation, f: Formula, c: Compressed) -> None:
@@ -230,11 +238,9 @@ class SinglePass:
 
     def _serial(self) -> bool:
         """Whether the two phases' row loops would run on one thread."""
-        if not self.comp.parallel:
-            return True
-        from spf.runtime.threads import GOVERNOR
+        from spf.index_notation.sparse_output import _serial
 
-        return GOVERNOR.team() == 1
+        return _serial(self.comp.parallel)
 
     def capacity(self, given: dict[str, Any], check: bool) -> int | None:
         """The output's upper bound (module docstring), or None where the operands are

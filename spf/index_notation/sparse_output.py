@@ -36,6 +36,7 @@ dict named as its format names them (``rowptr``, ``col``, ``A`` and the sizes ``
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,8 +49,11 @@ from spf.index_notation.formula import Formula, Term, lower
 from spf.index_notation.union import Union, add_union, union_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from spf.computation.products import CompiledKernel
     from spf.formats.format import Format
+    from spf.index_notation.single_pass import SinglePass
 
 LANES = 16
 """The rank sort pads a row's keys to a multiple of this many (the widest vector of int32
@@ -449,9 +453,10 @@ def _sort(
 @dataclass(frozen=True)
 class SparseEinsum:
     """A formula with a sparse output: ``symbolic`` (sizing) and ``numeric`` (filling)
-    Computations, both printable and schedulable, each built when first used;
-    :meth:`compile` builds both (or, where neither was used, loads the kernels compiled
-    before for the same formula without building them,
+    Computations, both printable and schedulable, each built when first used (and the
+    single pass, ``single`` and ``bound``); :meth:`compile` builds the group of them a
+    first call runs, the other when a call first needs it (or, where none was used, loads
+    each group's kernels compiled before for the same formula without building them,
     :mod:`spf.index_notation.remembered`)."""
 
     formula: Formula
@@ -488,42 +493,109 @@ class SparseEinsum:
         return build_bound(self.formula, self.output, list(self.terms), self.name)
 
     def compile(self, **options: Any) -> SparseEinsumKernel:
-        """Compile both phases (``options`` as for ``Computation.compile``)."""
-        from spf.codegen.program import c_function_name
-        from spf.index_notation.remembered import load_or_compile
-        from spf.runtime.compile import compile_kernels
+        """The kernel (``options`` as for ``Computation.compile``). A call runs either the
+        two phases (``symbolic`` + ``numeric``) or the single pass (``single`` + ``bound``
+        where it has one): of an einsum whose Computations were not touched, only the group
+        the first call is expected to run is compiled now (the single pass where the row
+        loop would run on one thread: ``parallel=False`` or an OpenMP team of one), the
+        other on its first use (:class:`SparseEinsumKernel`), each remembered on its own
+        (:mod:`spf.index_notation.remembered`). A touched one is compiled whole now, as it
+        stands."""
+        from spf.index_notation.single_pass import phases_of
 
         target = options.pop("target", "c")
         fname = options.pop("name", None)
         check = options.pop("check", True)
+        untouched = not set(PHASES) & set(self.__dict__)
+        together = target == "c" and not any(
+            _runs_wavefront(c) for p in PHASES if (c := self.__dict__.get(p)) is not None
+        )
+        used = phases_of(self.formula, self.output, list(self.terms))
+        groups = {g: tuple(p for p in GROUPS[g] if p in used) for g in GROUPS}
+        build = _GroupBuild(self, (target, fname, check), options, together, untouched)
+        kernel = SparseEinsumKernel(self, build, has_single="single" in used)
+        if not untouched:  # compiled as it stands now, whatever is done to it later
+            for g in GROUPS:
+                if groups[g]:
+                    kernel.group(g)
+            return kernel
+        kernel.group("single" if "single" in used and _serial(self.parallel) else "two")
+        return kernel
 
+
+PHASES = ("symbolic", "numeric", "single", "bound")
+"""The Computations of a :class:`SparseEinsum`, by attribute name."""
+
+GROUPS = {"two": ("symbolic", "numeric"), "single": ("single", "bound")}
+"""The phases a call runs together: the two phases, or the single pass (and its bound)."""
+
+_LIBRARY = {"two": "phases", "single": "onepass"}
+"""The suffix of each group's library when its phases are built in one translation unit."""
+
+
+def _serial(parallel: bool) -> bool:
+    """Whether a row loop of ``parallel`` phases would run on one thread now."""
+    if not parallel:
+        return True
+    from spf.runtime.threads import GOVERNOR
+
+    return GOVERNOR.team() == 1
+
+
+@dataclass(frozen=True)
+class _GroupBuild:
+    """What compiling one group of a :class:`SparseEinsum`'s phases needs, fixed when
+    :meth:`SparseEinsum.compile` ran: ``call`` (target, function name, check), the other
+    ``options``, whether the phases go in one translation unit (``together``) and whether
+    no Computation had been touched (``untouched``: the group is then remembered, and one
+    compiled after ``compile()`` is built afresh, as the formula gives it)."""
+
+    comp: SparseEinsum
+    call: tuple[str, str | None, bool]
+    options: dict[str, Any]
+    together: bool
+    untouched: bool
+
+    def __call__(self, group: str) -> list[CompiledKernel]:
+        """The kernels of ``group``'s phases (``"two"`` or ``"single"``), in order."""
+        from spf.codegen.program import c_function_name
+        from spf.index_notation.remembered import load_or_compile
         from spf.index_notation.single_pass import phases_of
 
-        phases = ("symbolic", "numeric", "single", "bound")
-        together = target == "c" and not any(
-            _runs_wavefront(c) for p in phases if (c := self.__dict__.get(p)) is not None
-        )
-        library = f"{c_function_name(fname or self.name)}_phases" if together else None
-
-        used = phases_of(self.formula, self.output, list(self.terms))
+        comp, (target, fname, check) = self.comp, self.call
+        used = phases_of(comp.formula, comp.output, list(comp.terms))
+        phases = [p for p in GROUPS[group] if p in used]
+        base = c_function_name(fname or comp.name)
+        library = f"{base}_{_LIBRARY[group]}" if self.together else None
+        options = dict(self.options)
 
         def compile_() -> list[CompiledKernel]:
-            comps = [c for p in used if (c := getattr(self, p)) is not None]
+            comps = [c for p in phases if (c := self._phase(p)) is not None]
             if library is not None:
-                # one translation unit, one compiler run for both phases (the C sources
-                # and kernels are those of two compiles; spf.runtime.combine)
+                from spf.runtime.compile import compile_kernels
+
+                # one translation unit, one compiler run for the group's phases (the C
+                # sources and kernels are those of separate compiles; spf.runtime.combine)
                 parts = [(c.ir, fname, check) for c in comps]
                 return list(compile_kernels(parts, library, **options))
             call = {"target": target, "name": fname, "check": check, **options}
             return [c.compile(**call) for c in comps]
 
-        untouched = not set(phases) & set(self.__dict__)
-        names = tuple(f"{self.name}_{p}" for p in used)
-        kernels = load_or_compile(
-            self.formula, (names, self.parallel), (target, fname, check), options, compile_,
-            remember=untouched, library=library,
+        names = tuple(f"{comp.name}_{p}" for p in phases)
+        return load_or_compile(
+            comp.formula, (names, comp.parallel), self.call, options, compile_,
+            remember=self.untouched, library=library,
         )  # fmt: skip
-        return SparseEinsumKernel(self, *kernels)
+
+    def _phase(self, phase: str) -> Computation | None:
+        """The Computation of ``phase``: the one the einsum holds, or, for an untouched
+        einsum's phase it holds now (touched after ``compile()``), one built afresh."""
+        comp = self.comp
+        if self.untouched and phase in comp.__dict__:
+            built: Computation | None = getattr(type(comp), phase).func(comp)
+            return built
+        found: Computation | None = getattr(comp, phase)
+        return found
 
 
 def _runs_wavefront(comp: Computation) -> bool:
@@ -565,21 +637,88 @@ def output_size(f: Formula, c: Compressed, ptr: np.ndarray[Any, Any]) -> int:
 
 class SparseEinsumKernel:
     """``kernel(**operands)`` -> dict of the output's arrays and sizes (see the module
-    docstring); arguments as for :class:`~spf.index_notation.kernel.EinsumKernel`."""
+    docstring); arguments as for :class:`~spf.index_notation.kernel.EinsumKernel`.
+
+    It compiles each group of phases (:data:`GROUPS`) when first needed (``compile``: a
+    callable from a group's name to its kernels), once, under a lock: ``symbolic`` and
+    ``numeric`` are the two phases' kernels, ``single`` the single pass (None where the
+    formula has none)."""
 
     def __init__(
         self,
         comp: SparseEinsum,
-        symbolic: CompiledKernel,
-        numeric: CompiledKernel,
-        single: CompiledKernel | None = None,
-        bound: CompiledKernel | None = None,
+        compile: Callable[[str], list[CompiledKernel]],
+        *,
+        has_single: bool,
     ) -> None:
-        from spf.index_notation.single_pass import SinglePass
+        self.comp = comp
+        self._compile = compile
+        self._has_single = has_single
+        self._groups: dict[str, list[CompiledKernel]] = {}
+        self._single: SinglePass | None = None
+        self._two_names: list[set[str]] = []
+        self._lock = threading.Lock()
 
-        self.comp, self.symbolic, self.numeric = comp, symbolic, numeric
-        self._names = [{a.name for a in k.arguments} for k in (symbolic, numeric)]
-        self.single = None if single is None else SinglePass(comp, single, bound)
+    def group(self, name: str) -> list[CompiledKernel]:
+        """The kernels of group ``name`` (``"two"``, ``"single"``), compiled on first use."""
+        found = self._groups.get(name)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._groups.get(name)
+            if found is None:
+                found = self._compile(name)
+                if name == "single":
+                    from spf.index_notation.single_pass import SinglePass
+
+                    self._single = SinglePass(self.comp, found[0], found[1] if found[1:] else None)
+                else:
+                    self._two_names = [{a.name for a in k.arguments} for k in found]
+                self._groups[name] = found
+        return found
+
+    def compiled(self) -> tuple[str, ...]:
+        """The groups compiled so far."""
+        return tuple(g for g in GROUPS if g in self._groups)
+
+    @property
+    def symbolic(self) -> CompiledKernel:
+        """The sizing phase's kernel."""
+        return self.group("two")[0]
+
+    @property
+    def numeric(self) -> CompiledKernel:
+        """The filling phase's kernel."""
+        return self.group("two")[1]
+
+    @property
+    def single(self) -> SinglePass | None:
+        """The single pass, or None where the formula has none."""
+        if not self._has_single:
+            return None
+        self.group("single")
+        return self._single
+
+    @property
+    def _names(self) -> list[set[str]]:
+        """The two phases' argument names (compiles them)."""
+        self.group("two")
+        return self._two_names
+
+    def _known(self, given: set[str], mine: set[str]) -> bool:
+        """Whether every name in ``given`` is an argument: checked against the single
+        pass's (less its own ``C_CAP`` and ``C_bound``) while the two phases are not
+        compiled; where that does not settle it, against the two phases' (compiling them,
+        as the error names what they take)."""
+        if "two" not in self._groups and self._has_single:
+            from spf.index_notation.single_pass import own_names
+
+            own = own_names(self.comp.output)
+            names = {a.name for k in self.group("single") for a in k.arguments} - own
+            if given <= names - mine:
+                return True
+        n0, n1 = self._names
+        return not (given - n0 - n1)
 
     def __call__(self, *positional: object, check: bool = True, **args: Any) -> dict[str, Any]:
         from spf.formats.sizing import memory_limit
@@ -592,7 +731,10 @@ class SparseEinsumKernel:
             takes = sorted((self._names[0] | self._names[1]) - mine)
             raise ArgumentError.positional(f"{f.where()} kernel", len(positional), "kernel", takes)
         given = resolve_extents(f, args)
-        unknown = sorted((set(given) - self._names[0] - self._names[1]) | (set(args) & mine))
+        known = self._known(set(given), mine) and not set(args) & mine
+        unknown = [] if known else sorted(
+            (set(given) - self._names[0] - self._names[1]) | (set(args) & mine)
+        )  # fmt: skip
         if unknown:
             takes = sorted((self._names[0] | self._names[1]) - mine)
             raise ArgumentError(
@@ -614,7 +756,8 @@ class SparseEinsumKernel:
                 f"{'negative' if rows < 0 else 'larger than this machine memory'}; pass the "
                 f"operands' real extent ({eo} is the length of their row pointers minus one)"
             )
-        if self.single is not None:
+        if self._has_single and _serial(self.comp.parallel):
+            assert self.single is not None
             done = self.single.run(given, rows, check)
             if done is not None:
                 return self._result(given, *done)
