@@ -6,6 +6,10 @@
   remembered, so a test suite builds each distinct kernel once however many tests call it.
 * :func:`run_and_compare`: call a kernel on copies of the inputs and compare the named
   outputs with the expected arrays, with a message naming the output that differs.
+* :func:`random_lower`: a random lower-triangular CSR array with its diagonal (the wavefront
+  solves' input).
+* :func:`fixed_team`: OpenMP parallel regions get a fixed number of threads, whatever the
+  machine's load (the adaptive cap off), for tests that compare thread counts.
 * :func:`expand_rows`: a hand-written inspector/executor whose loop bounds read an index
   array the same computation writes (the case scanners get wrong).
 
@@ -22,10 +26,11 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,7 +38,14 @@ import numpy as np
 from spf.dtypes import numpy_name
 from spf.errors import ArgumentError
 
-__all__ = ["compiled", "expand_rows", "random_csr", "run_and_compare"]
+__all__ = [
+    "compiled",
+    "expand_rows",
+    "fixed_team",
+    "random_csr",
+    "random_lower",
+    "run_and_compare",
+]
 
 
 def random_csr(
@@ -88,6 +100,30 @@ def random_csr(
 
 
 @functools.cache
+def random_lower(n: int, density: float, seed: int) -> Any:
+    """A random ``n`` x ``n`` lower-triangular CSR array with sorted columns and a diagonal
+    large enough to keep a triangular solve well conditioned."""
+    sp = importlib.import_module("scipy.sparse")
+    rng = np.random.default_rng(seed)
+    a = sp.tril(sp.random_array((n, n), density=density, rng=rng, format="csr"), k=-1)
+    m = sp.csr_array(a + sp.diags_array(1.0 + rng.random(n) * (1 + n * density), shape=(n, n)))
+    m.sort_indices()
+    return m
+
+
+@contextlib.contextmanager
+def fixed_team(n: int) -> Iterator[None]:
+    """OpenMP parallel regions get ``n`` threads, whatever the machine's load."""
+    from spf.runtime.threads import openmp_threads, set_adaptive
+
+    previous = set_adaptive(False)
+    try:
+        with openmp_threads(n):
+            yield
+    finally:
+        set_adaptive(previous)
+
+
 def _compiled(
     name: str, args: tuple[Any, ...], index_dtype: Any, options: tuple[tuple[str, Any], ...]
 ) -> Any:

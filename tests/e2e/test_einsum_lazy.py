@@ -6,7 +6,6 @@ each group is remembered on its own (a warm process loads only what it runs)."""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -20,25 +19,13 @@ import spf.index_notation.remembered as remembered
 import spf.index_notation.sparse_output as sparse_output
 from spf.errors import ArgumentError
 from spf.formats import CSR
-from spf.runtime.threads import openmp_threads, set_adaptive
 from spf.sparse import csr_args
+from spf.testing import fixed_team as _team
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
 SPADD = "C(i,j) = A(i,j) + B(i,j)"
-
-
-@contextlib.contextmanager
-def _team(n: int) -> Iterator[None]:
-    """OpenMP parallel regions get ``n`` threads, whatever the machine's load."""
-    previous = set_adaptive(False)
-    try:
-        with openmp_threads(n):
-            yield
-    finally:
-        set_adaptive(previous)
 
 
 def _refuse(what: str) -> Any:

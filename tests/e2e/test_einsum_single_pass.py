@@ -6,8 +6,7 @@ The kernels are compiled once per index type (module cache)."""
 
 from __future__ import annotations
 
-import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,11 +14,8 @@ import scipy.sparse as sp
 
 import spf
 from spf.formats import CSR
-from spf.runtime.threads import openmp_threads, set_adaptive
 from spf.sparse import csr_args
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+from spf.testing import fixed_team as _team
 
 _KERNELS: dict[tuple[str, str, bool], Any] = {}
 SPADD = "C(i,j) = A(i,j) - 2 * B(i,j)"
@@ -34,17 +30,6 @@ def _kernel(text: str, dtype: str, parallel: bool = True) -> Any:
             comp = spf.einsum(text, A=CSR, B=CSR, C=CSR, index_dtype=dtype, parallel=parallel)
         _KERNELS[key] = comp.compile()
     return _KERNELS[key]
-
-
-@contextlib.contextmanager
-def _team(n: int) -> Iterator[None]:
-    """OpenMP parallel regions get ``n`` threads, whatever the machine's load."""
-    previous = set_adaptive(False)
-    try:
-        with openmp_threads(n):
-            yield
-    finally:
-        set_adaptive(previous)
 
 
 def _matrix(n: int, m: int, density: float, seed: int) -> sp.csr_array:

@@ -25,6 +25,7 @@ from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, ilu0_args, read_matrix_market, sptrsv_args
 from spf.testing import compiled, random_csr
+from spf.testing import random_lower as lower
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,15 +78,6 @@ def omp_threads(request: pytest.FixtureRequest) -> Iterator[int]:
             yield int(request.param)
     finally:
         threads.set_adaptive(adaptive)
-
-
-def lower(n: int, density: float, seed: int) -> sp.csr_array:
-    """Random lower-triangular CSR with its diagonal, sorted columns."""
-    rng = np.random.default_rng(seed)
-    a = sp.tril(sp.random_array((n, n), density=density, rng=rng, format="csr"), k=-1)
-    m = sp.csr_array(a + sp.diags_array(1.0 + rng.random(n) * (1 + n * density), shape=(n, n)))
-    m.sort_indices()
-    return m
 
 
 def dense_row(n: int, seed: int) -> sp.csr_array:

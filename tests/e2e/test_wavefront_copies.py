@@ -24,6 +24,7 @@ from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, read_matrix_market, sptrsv_args
 from spf.testing import compiled
+from spf.testing import random_lower as lower
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -60,15 +61,6 @@ def two_threads() -> Iterator[None]:
             yield
     finally:
         threads.set_adaptive(adaptive)
-
-
-def lower(n: int, density: float, seed: int) -> sp.csr_array:
-    """Random lower-triangular CSR with its diagonal, sorted columns."""
-    rng = np.random.default_rng(seed)
-    a = sp.tril(sp.random_array((n, n), density=density, rng=rng, format="csr"), k=-1)
-    m = sp.csr_array(a + sp.diags_array(1.0 + rng.random(n) * (1 + n * density), shape=(n, n)))
-    m.sort_indices()
-    return m
 
 
 MATRICES = {
