@@ -304,17 +304,6 @@ def _remember(
     )
 
 
-def checked_signature(ir: ComputationIR, fname: str, check: bool) -> Signature:
-    """The kernel's signature; with ``check`` its facts are the assumptions and then the
-    bounds obligations (accesses no static proof keeps inside their data space,
-    docs/backends/c.md), and its preconditions the parameter conditions keeping accesses in
-    bounds, so a call with ``check=True`` verifies them all on its arguments."""
-    from spf.codegen.program import signature
-
-    sig = with_obligations(signature(ir, fname), bounds_obligations(ir, check), ir)
-    return replace(sig, preconditions=bounds_preconditions(ir, check))
-
-
 def bounds_preconditions(ir: ComputationIR, check: bool) -> tuple[Precondition, ...]:
     """The parameter conditions a call with ``check`` verifies (empty without ``check``):
     accesses in bounds for some parameter values only (spf.analysis.preconditions)."""
