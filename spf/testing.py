@@ -99,7 +99,6 @@ def random_csr(
     return a
 
 
-@functools.cache
 def random_lower(n: int, density: float, seed: int) -> Any:
     """A random ``n`` x ``n`` lower-triangular CSR array with sorted columns and a diagonal
     large enough to keep a triangular solve well conditioned."""
@@ -124,6 +123,7 @@ def fixed_team(n: int) -> Iterator[None]:
         set_adaptive(previous)
 
 
+@functools.cache
 def _compiled(
     name: str, args: tuple[Any, ...], index_dtype: Any, options: tuple[tuple[str, Any], ...]
 ) -> Any:
