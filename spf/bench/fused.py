@@ -40,6 +40,7 @@ import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_note, measure, median
 from spf.bench.mkl import MklCsr, MklTrsv, load_mkl
+from spf.bench.teams import Teams
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 
@@ -111,15 +112,17 @@ def run(ctx: Context) -> Section:
         return call, x, y
 
     variants: list[Variant] = []
-    made = [("separate serial", 1, *pair(solve, mv))]
+    teams = Teams()
+    made = [("separate serial", 1, *pair(solve, mv), ())]
     for t in ctx.threads:
-        made.append(("separate wavefront + parallel SpMV", t, *pair(solve_wf, mv_par, wf_plan)))
-        made += [(f"fused wavefront {s}", t, *fused_call(p)) for s, p in plans.items()]
-    for code, t, call, x, y in made:
+        made.append(("separate wavefront + parallel SpMV", t, *pair(solve_wf, mv_par, wf_plan),
+                     (solve_wf, mv_par)))  # fmt: skip
+        made += [(f"fused wavefront {s}", t, *fused_call(p), (fused,)) for s, p in plans.items()]
+    for code, t, call, x, y, kernels in made:
         call()
         if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
             raise SystemExit(f"fused: {code} differs from the two serial kernels")
-        variants.append((code, t, call))
+        variants.append(teams.watch(code, t, call, *kernels))
     variants += _mkl(ctx, a, b, want_y)
     ctx.log(f"fused: N = {n:,}")
     times, load = measure(ctx, variants, ctx.cfg.trsv_rounds, warmup=1)
@@ -134,17 +137,21 @@ def run(ctx: Context) -> Section:
         f"{load_note(load)}\n"
     )
     sec.table(
-        ["code", "threads", "median ms", "speed-up over separate serial"],
-        [[c, str(t), f"{v:.3f}", f"{base / v:.2f}x"] for (c, t), v in ms.items()],
+        ["code", "threads (as run)", "median ms", "speed-up over separate serial"],
+        [[c, teams.label(c, t), f"{v:.3f}", f"{base / v:.2f}x"] for (c, t), v in ms.items()],
     )
     r = ms["separate wavefront + parallel SpMV", t2] / ms["fused wavefront coarse", t2]
+    notes = (
+        teams.note(c, t2) for c in ("separate wavefront + parallel SpMV", "fused wavefront coarse")
+    )
     sec.target(
         f"fused wavefront >= 1.3x separate wavefront + parallel SpMV ({t2} threads)",
         f"{r:.2f}x",
         r >= 1.3,
+        "; ".join(x for x in notes if x),
     )
     ratios = {"poisson": _best(ms, "MKL IE trsv + mv") / ms["fused wavefront auto", t2]}
-    ratios.update(_suitesparse(ctx, sec, fused, solve, mv))
+    ratios.update(_suitesparse(ctx, sec, fused, solve, mv, teams))
     if ratios and all(np.isfinite(list(ratios.values()))):
         geo = float(np.exp(np.mean(np.log(list(ratios.values())))))
         sec.target(
@@ -152,7 +159,14 @@ def run(ctx: Context) -> Section:
             f"thread count), geomean over Poisson and {len(ratios) - 1} SuiteSparse matrices",
             f"{geo:.2f}x",
             geo >= 1.5,
-            ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()),
+            "; ".join(
+                x
+                for x in (
+                    ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()),
+                    teams.note("fused wavefront auto", t2),
+                )
+                if x
+            ),
         )
     sec.data.update(
         fused_over_mkl=ratios,
@@ -162,6 +176,7 @@ def run(ctx: Context) -> Section:
         fused_levels=fp.levels,
         fused_coarse_levels=fp.coarse_levels,
         solve_levels=wf_plan.levels,
+        threads_as_run=teams.labels(),
     )
     return sec
 
@@ -185,10 +200,13 @@ def dominant(a: Any, seed: int) -> Any:
     return out
 
 
-def _suitesparse(ctx: Context, sec: Section, fused: Any, solve: Any, mv: Any) -> dict[str, float]:
+def _suitesparse(
+    ctx: Context, sec: Section, fused: Any, solve: Any, mv: Any, teams: Teams
+) -> dict[str, float]:
     """The pair on each square SuiteSparse matrix: the fused wavefront (default plan), the
     two serial kernels and MKL's pair at the largest thread count, timed interleaved; the
-    table, and MKL's time over the fused one's per matrix (none without MKL)."""
+    table (the fused column's threads as they ran: ``teams``), and MKL's time over the fused
+    one's per matrix (none without MKL)."""
     if not SUITESPARSE.is_dir():
         sec.line(f"SuiteSparse matrices: not found at {SUITESPARSE}\n")
         return {}
@@ -220,12 +238,12 @@ def _suitesparse(ctx: Context, sec: Section, fused: Any, solve: Any, mv: Any) ->
             solve(x=x, b=b, check=False, **args)
             mv(y=y, x=x, check=False, **csr)
 
-        for code, t, fn in (("fused", t2, call), ("separate serial", 1, pair)):
+        for code, t, fn, ks in (("fused", t2, call, (fused,)), ("separate serial", 1, pair, ())):
             ctx.rt.set_threads(t)
             fn()
             if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
                 raise SystemExit(f"fused: {code} differs from the two serial kernels on {name}")
-            variants.append((f"{name}: {code}", t, fn))
+            variants.append(teams.watch(f"{name}: {code}", t, fn, *ks))
         variants += [(f"{name}: {c}", t, f) for c, t, f in _mkl(ctx, a, b, want_y)]
         names.append((f"{name} ({plan.strategy})", n, a.nnz))
     ctx.log(f"fused: {len(names)} SuiteSparse matrices")
@@ -238,6 +256,8 @@ def _suitesparse(ctx: Context, sec: Section, fused: Any, solve: Any, mv: Any) ->
         base = ms[f"{name}: separate serial", 1]
         got = ms[f"{name}: fused", t2]
         theirs = _best(ms, f"{name}: MKL IE trsv + mv")
+        ran = teams.label(f"{name}: fused", t2)
+        label = label if ran == str(t2) else f"{label}, {ran} threads"  # the cap engaged
         if np.isfinite(theirs):
             ratios[name] = theirs / got
         rows.append([label, f"{n:,}", f"{nnz:,}", f"{base:.4f}", f"{got:.4f}",

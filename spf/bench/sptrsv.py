@@ -37,6 +37,7 @@ import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_c, load_note, measure, median
 from spf.bench.mkl import MklTrsv, load_mkl
+from spf.bench.teams import Teams
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 spla: Any = importlib.import_module("scipy.sparse.linalg")
@@ -72,7 +73,8 @@ def run(ctx: Context) -> Section:
     sec.data.update(spf_source=kernels["serial"].source, spf_command=kernels["serial"].command)
     poisson = sp.csr_array(sp.tril(spf.sparse.poisson2d(g), format="csr"))
     title = f"lower triangle of 2-D Poisson {g}x{g}"
-    ms, plan = _solve(ctx, sec, kernels, mkl, poisson, title, hand=True)
+    teams = Teams()
+    ms, plan = _solve(ctx, sec, kernels, mkl, poisson, title, teams, hand=True)
     if mkl is None:
         sec.line(f"MKL: not available ({where}); its rows are missing.\n")
     serial = ms["spf", 1]
@@ -84,6 +86,7 @@ def run(ctx: Context) -> Section:
     w = serial / ms["spf wavefront auto", t2]
     forced = serial / ms["spf wavefront levels", t2]
     note = f"plan.strategy={plan.strategy!r}; the levels executor forced: {forced:.2f}x"
+    note = "; ".join(x for x in (note, teams.note("spf wavefront auto", t2)) if x)
     sec.target(f"Poisson: auto ({t2} threads) >= 1.2x faster than serial spf", f"{w:.2f}x",
                w >= 1.2, note)  # fmt: skip
     i = ms["spf coarse inspector", 1] / serial
@@ -92,14 +95,19 @@ def run(ctx: Context) -> Section:
     n = g * g
     strict = sp.tril(sp.random_array((n, n), density=2.0 / n, format="csr", rng=rng), k=-1)
     few = sp.csr_array(strict + sp.eye_array(n, format="csr") * 4.0)
-    ms2, plan2 = _solve(ctx, sec, kernels, mkl, few, "random lower triangle (generated)")
+    teams2 = Teams()
+    ms2, plan2 = _solve(ctx, sec, kernels, mkl, few, "random lower triangle (generated)", teams2)
     best = ms2["spf", 1] / ms2["spf wavefront auto", t2]
+    note2 = "; ".join(x for x in (f"{plan2.levels} levels, {plan2.strategy}",
+                                  teams2.note("spf wavefront auto", t2)) if x)  # fmt: skip
     sec.target(f"few levels: auto ({t2} threads) >= 1.6x faster than serial spf",
-               f"{best:.2f}x", best >= 1.6, f"{plan2.levels} levels, {plan2.strategy}")  # fmt: skip
+               f"{best:.2f}x", best >= 1.6, note2)  # fmt: skip
     i2 = ms2["spf coarse inspector", 1] / ms2["spf", 1]
     sec.target("few levels: coarse inspector <= 2 serial spf solves", f"{i2:.2f}x", i2 <= 2.0)
     sec.data.update(poisson_ms=_keyed(ms), few_levels_ms=_keyed(ms2), few_levels=plan2.levels,
-                    poisson_levels=plan.levels, N=n, mkl=where)  # fmt: skip
+                    poisson_levels=plan.levels, N=n, mkl=where,
+                    poisson_threads_as_run=teams.labels(),
+                    few_levels_threads_as_run=teams2.labels())  # fmt: skip
     return sec
 
 
@@ -124,10 +132,12 @@ def _solve(
     mkl: Any,
     lower: Any,
     title: str,
+    teams: Teams,
     hand: bool = False,
 ) -> tuple[dict[tuple[str, int], float], Any]:
-    """Time every variant on ``lower`` (interleaved), print the table; (medians in ms keyed by
-    (code, threads), the default plan)."""
+    """Time every variant on ``lower`` (interleaved), print the table, its thread column as
+    the wavefront kernels ran (``teams``); (medians in ms keyed by (code, threads), the default
+    plan)."""
     lower.sort_indices()
     args = spf.sparse.sptrsv_args(lower)
     n = args["N"]
@@ -147,14 +157,13 @@ def _solve(
     for method in ("levels", "p2p"):
         for t in ctx.threads:
             call = _checked(kernels[method], forced, args, f, want)
-            variants.append((f"spf wavefront {method}", t, call))
+            variants.append(teams.watch(f"spf wavefront {method}", t, call, kernels[method]))
     for t in ctx.threads:
         coarse = kernels["auto"].inspect(check=False, strategy="coarse", threads=t, **args)
-        variants.append(
-            ("spf wavefront coarse", t, _checked(kernels["auto"], coarse, args, f, want))
-        )
-    variants.append(("spf wavefront auto", max(ctx.threads),
-                     _checked(kernels["auto"], auto, args, f, want)))  # fmt: skip
+        call = _checked(kernels["auto"], coarse, args, f, want)
+        variants.append(teams.watch("spf wavefront coarse", t, call, kernels["auto"]))
+    call = _checked(kernels["auto"], auto, args, f, want)
+    variants.append(teams.watch("spf wavefront auto", max(ctx.threads), call, kernels["auto"]))
 
     def inspect() -> None:
         kernels["levels"].inspect(check=False, **args)
@@ -183,9 +192,9 @@ def _solve(
         f"{load_note(load)}\n"
     )  # fmt: skip
     base = ms["spf", 1]
-    rows = [[c if c != "spf wavefront auto" else f"{c} ({auto.strategy})", str(t), f"{v:.3f}",
-             f"{base / v:.2f}x"] for (c, t), v in ms.items()]  # fmt: skip
-    sec.table(["code", "threads", "median ms", "speed-up over serial spf"], rows)
+    rows = [[c if c != "spf wavefront auto" else f"{c} ({auto.strategy})", teams.label(c, t),
+             f"{v:.3f}", f"{base / v:.2f}x"] for (c, t), v in ms.items()]  # fmt: skip
+    sec.table(["code", "threads (as run)", "median ms", "speed-up over serial spf"], rows)
     return ms, auto
 
 
