@@ -65,7 +65,8 @@ def pays(order: np.ndarray, work: int) -> bool:
     n = len(order)
     if n < 2 or work < MIN_WORK:
         return False
-    at = np.unique(np.linspace(0, n - 2, num=min(SAMPLES, n - 1), dtype=np.int64))
+    # distinct without np.unique (1.7 ms on 16k samples): the step is 1 or more
+    at = np.linspace(0, n - 2, num=min(SAMPLES, n - 1), dtype=np.int64)
     ends = int(np.count_nonzero(order[at + 1] != order[at] + 1))
     runs = 1 + ends * (n - 1) / len(at)
     return work < RUN_WORK * runs

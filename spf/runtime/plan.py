@@ -71,6 +71,7 @@ from spf.analysis.coarse_inspector import (
     CSLOT,
     LEVEL_OF,
     LEVELS_N,
+    MAX_NODES,
     NCLEV,
     NCLEV_WIDE,
     PART_OF,
@@ -403,8 +404,11 @@ class WavefrontKernel(Kernel):
     _inputs: tuple[str, ...]
     _made_by: tuple[str, str, tuple[int, ...], int | None]
     _free: tuple[bool, ...]
-    _pair: tuple[Kernel, Kernel] | None
-    """A coarse kernel's counting sorts by level and coarse level in one pass each."""
+    _zeroed: bool
+    """The coarse pass starts every node's levels at 0 (no zeroed arrays needed)."""
+    _pair: tuple[Kernel, Kernel, Kernel] | None
+    """A coarse kernel's counting sort by coarse level (the level sizes counted in its
+    pass), its order, and the prefix sums of the work in that order."""
     _copy_spec: CopySpec | None
     """The row segments a coarse plan may run on part-ordered copies of (None: none)."""
     _make_copy: Callable[[], Kernel] | None
@@ -421,13 +425,16 @@ class WavefrontKernel(Kernel):
         check_kernel: Callable[[], Kernel] | None = None,
         free: tuple[bool, ...] = (False,),
         copies: tuple[CopySpec, Callable[[], Kernel]] | None = None,
+        zeroed: bool = False,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
         call first runs one; ``free``: per kernel fused into the loop, whether its
         iterations are independent (:func:`spf.analysis.coarse_inspector.free_kernels`);
         ``copies``: the segments a plan may copy and what compiles the executor that reads
-        the copies (on the first call that runs one)."""
+        the copies (on the first call that runs one); ``zeroed``: the coarse pass sets
+        every node's levels to 0 itself
+        (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -436,6 +443,7 @@ class WavefrontKernel(Kernel):
         out._serial_lock = threading.Lock()
         out._check_kernel = check_kernel
         out._free = free
+        out._zeroed = zeroed
         out._pair = None
         out._names = names
         out._copy_spec, out._make_copy = copies or (None, None)
@@ -671,7 +679,14 @@ class WavefrontKernel(Kernel):
             total = int(wsum[-1])
             levelptr = ptr if k == 0 else levelptr
             found = coarse.split(
-                corder, cptr, nclev, work, coarse.Blocks(shift, blocks, self._free), team, wsum
+                corder,
+                cptr,
+                nclev,
+                work,
+                coarse.Blocks(shift, blocks, self._free),
+                team,
+                wsum,
+                spare=True,
             )
             found_gain = coarse.estimate(found, total)
             if parts is None or found_gain > gain:
@@ -684,7 +699,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total)
-            return self._plan(given, level, nlev, strategy, None, parts, names)
+            return self._plan(given, _wide(level), nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -692,9 +707,9 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         levelptr = np.full(n + 1, n, dtype=np.int64)  # the executor's extent, nondecreasing
         levelptr[: nlev + 1] = ptr
-        parts = coarse.split(order, levelptr, nlev, work, None, team, wsum)
+        parts = coarse.split(order, levelptr, nlev, work, None, team, wsum, spare=True)
         names = self._copied(strategy, copies, given, order, total)
-        return self._plan(given, level, nlev, strategy, (levelptr, order), parts, names)
+        return self._plan(given, _wide(level), nlev, strategy, (levelptr, order), parts, names)
 
     def _copied(
         self,
@@ -726,12 +741,21 @@ class WavefrontKernel(Kernel):
         self, given: Mapping[str, object], n: int, check: bool
     ) -> tuple[np.ndarray, int, np.ndarray, list[tuple[np.ndarray, int, int]]]:
         """The generated pass over the dependences: (level, levels, work, per candidate
-        block size its coarse levels, their count and the block shift)."""
+        block size its coarse levels, their count and the block shift); the levels and
+        coarse levels are 32-bit."""
+        if n > MAX_NODES:
+            raise ArgumentError(
+                f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
+                f"inspector levels at most {MAX_NODES:,} (32-bit levels); compile the "
+                f"wavefront with method='levels' or 'p2p'"
+            )
         stage = self._stages[0]
+        levels = np.empty if self._zeroed else np.zeros  # the pass starts each node at 0
+        both = levels(2 * n, dtype=np.int32)  # one buffer: the plan's level_of later (_wide)
         out: dict[str, Any] = {
-            LEVEL: np.zeros(n, dtype=np.int64),
+            LEVEL: both[:n],
             NLEVELS: np.zeros((), dtype=np.int64),
-            CLEV: np.zeros(n, dtype=np.int64),
+            CLEV: both[n:],
             NCLEV: np.zeros((), dtype=np.int64),
             WORK: np.empty(n, dtype=np.int64),  # every node's set before its edges add to it
             BLOCK: coarse.BLOCK_SHIFT,
@@ -739,7 +763,7 @@ class WavefrontKernel(Kernel):
         candidates = [(CLEV, NCLEV, coarse.BLOCK_SHIFT)]
         if any(self._free):
             out |= {
-                CLEV_WIDE: np.zeros(n, dtype=np.int64),
+                CLEV_WIDE: levels(n, dtype=np.int32),
                 NCLEV_WIDE: np.zeros((), dtype=np.int64),
                 BLOCK_WIDE: coarse.PIPELINE_SHIFT,
             }
@@ -764,11 +788,11 @@ class WavefrontKernel(Kernel):
         sums of ``work`` in that order: (levelptr, keyptr, order, wsum)."""
         if self._pair is None:
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
-        count_k, order_k = self._pair
+        count_k, order_k, sums_k = self._pair
         n = len(key)
         levelptr = np.zeros(levels + 1, dtype=np.int64)
         keyptr = np.zeros(keys + 1, dtype=np.int64)
-        cslot = np.empty(n, dtype=np.int64)
+        cslot = np.empty(n, dtype=np.int32)
         count_k(
             level=level,
             clev=key,
@@ -782,9 +806,8 @@ class WavefrontKernel(Kernel):
         )
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
-        order_k(
-            cslot=cslot, corder=order, work=work, wsum=wsum, check=check, **_pick(order_k, given)
-        )
+        order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
+        sums_k(corder=order, work=work, wsum=wsum, check=check, **_pick(sums_k, given))
         return levelptr, keyptr, order, wsum
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
@@ -979,6 +1002,35 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
+def _wide(level: np.ndarray) -> np.ndarray:
+    """The coarse pass's 32-bit levels as a plan's ``level_of`` (64-bit), written over the
+    buffer whose first half ``level`` is (its second half, the coarse levels, is read no
+    more): no fresh memory (on a machine that gives freed memory back, each fresh page
+    costs a page fault, ~2 ms per 8 MB). Widened from the end in chunks ``[a, b)``,
+    ``b <= 2a``: a chunk's 64-bit entries cover the 32-bit ones from ``2a`` on, which
+    were read before."""
+    buf, n = level.base, len(level)
+    whole = (
+        isinstance(buf, np.ndarray)
+        and buf.dtype == np.int32
+        and buf.shape == (2 * n,)
+        and buf.flags.c_contiguous
+        and buf.flags.writeable
+        and level.ctypes.data == buf.ctypes.data
+    )
+    if not whole or buf is None:
+        return level.astype(np.int64)
+    out: np.ndarray = buf.view(np.int64)
+    b = n
+    while b > 1:
+        a = (b + 1) // 2
+        out[a:b] = level[a:b]
+        b = a
+    if n:
+        out[0] = int(level[0])
+    return out
+
+
 def _seal(level_of: np.ndarray) -> tuple[str, str, tuple[int, ...], int]:
     """The :data:`LEVELS_SEAL` entry of the levels ``level_of``."""
     data = np.ascontiguousarray(level_of, dtype=np.int64)
@@ -1088,6 +1140,7 @@ def compile_wavefront(
         build_pair_sort,
         build_part_check,
         free_kernels,
+        zeroes_in_pass,
     )
     from spf.analysis.executor import COARSE_METHODS, serial_computation
     from spf.analysis.inspector import build_inspector
@@ -1146,6 +1199,7 @@ def compile_wavefront(
         check_kernel if is_coarse else None,
         free,
         copies,
+        is_coarse and zeroes_in_pass(analysis),
     )
-    out._pair = (compiled[3], compiled[4]) if is_coarse else None
+    out._pair = (compiled[3], compiled[4], compiled[5]) if is_coarse else None
     return out

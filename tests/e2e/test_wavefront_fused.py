@@ -352,7 +352,8 @@ def test_fused_second_candidate_from_the_same_pass_equals_a_pass_of_its_own() ->
     n = 2 * args["N"]
 
     def run(shift: int, wide: int) -> dict[str, np.ndarray]:
-        out = {name: np.zeros(n, dtype=np.int64) for name in ("level", "clev", "clev_wide", "work")}
+        out = {name: np.zeros(n, dtype=np.int32) for name in ("level", "clev", "clev_wide")}
+        out["work"] = np.zeros(n, dtype=np.int64)  # the levels are 32-bit (LEVEL_TYPE)
         out |= {name: np.zeros((), dtype=np.int64) for name in ("nlevels", "nclev", "nclev_wide")}
         stage(coarse_shift=shift, coarse_shift_wide=wide, **out, **args)
         return out
