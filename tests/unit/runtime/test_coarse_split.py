@@ -77,3 +77,19 @@ def test_cuts_fall_on_the_nearest_block_boundary_to_each_share(
     assert parts.parts == len(want)
     assert int(parts.ptr[levels]) == len(want)
     assert n == 0 or parts.partptr[parts.parts] == n
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_spent_work_sums_become_the_coarse_pointer(seed: int) -> None:
+    """``spare=True``: the caller's prefix sums of the work are written over with the parts'
+    ``ptr`` (no fresh array), which equals the one split builds without them."""
+    order, levelptr, work = random_levels(seed)
+    levels = len(levelptr) - 1
+    blocks = coarse.Blocks(coarse.BLOCK_SHIFT)
+    wsum = np.concatenate([[0], np.cumsum(work[order])]).astype(np.int64)
+    want = coarse.split(order, levelptr, levels, work, blocks, 2)
+    got = coarse.split(order, levelptr, levels, work, blocks, 2, wsum, spare=True)
+    assert np.shares_memory(got.ptr, wsum)
+    np.testing.assert_array_equal(got.ptr, want.ptr)
+    np.testing.assert_array_equal(got.partptr, want.partptr)
+    np.testing.assert_array_equal(got.largest, want.largest)
