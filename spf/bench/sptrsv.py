@@ -23,7 +23,9 @@ stand-in for a SuiteSparse matrix with few levels, since the SuiteSparse matrice
   ``mkl_sparse_set_sv_hint`` and ``mkl_sparse_optimize``, at 1 and 2 threads.
 
 Variants are timed interleaved (shuffled each round) with ``SPF_ADAPTIVE_THREADS=0``-style
-forced thread counts (the runtime sets them per call).
+forced thread counts (the runtime sets them per call). spf's own cap on a busy machine may
+still run a call on fewer threads: the table's thread column says what each spf row ran
+with (:mod:`spf.bench.teams`), ``2 (ran 1)`` when the cap engaged.
 """
 
 from __future__ import annotations
