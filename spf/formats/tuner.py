@@ -153,11 +153,11 @@ class FormatTuneResult:
         one checked run. A format padded to whole blocks (BCSR) copies ``x`` into, and adds
         ``y`` from, buffers of :attr:`kernel_shape` the callable owns. A parallel schedule
         with ``threads`` set runs on that OpenMP team."""
-        call = self.kernel.prepare(["y", "x"], check=check, **self.args)
+        call: Callable[..., None] = self.kernel.prepare(["x", "y"], check=check, **self.args)
         if self.threads is not None and self.schedule == "parallel":
             call = _on_team(call, self.threads)
         if self.kernel_shape == self.shape:
-            return _swap(call)
+            return call
         return _padded(call, self.shape, self.kernel_shape)
 
 
@@ -280,15 +280,6 @@ def _padded_shape(args: Mapping[str, Any], n: int, m: int) -> tuple[int, int]:
     return n, m
 
 
-def _swap(call: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
-    """``(x, y)`` for a call that takes ``(y, x)``."""
-
-    def spmv(x: Any, y: Any) -> None:
-        call(y, x)
-
-    return spmv
-
-
 def _on_team(call: Callable[..., None], threads: int) -> Callable[..., None]:
     """``call`` run on an OpenMP team of ``threads``."""
 
@@ -302,7 +293,7 @@ def _on_team(call: Callable[..., None], threads: int) -> Callable[..., None]:
 def _padded(
     call: Callable[[Any, Any], None], shape: tuple[int, int], padded: tuple[int, int]
 ) -> Callable[[Any, Any], None]:
-    """``(x, y)`` of ``shape`` for a call on ``(y, x)`` of the ``padded`` shape, through
+    """``(x, y)`` of ``shape`` for a call on ``(x, y)`` of the ``padded`` shape, through
     buffers: ``x`` copied in, ``y`` added from the padded result."""
     (n, m), (rows, cols) = shape, padded
     xp, yp = np.zeros(cols), np.zeros(rows)
@@ -317,7 +308,7 @@ def _padded(
                 )
         xp[:m] = x
         yp.fill(0.0)
-        call(yp, xp)
+        call(xp, yp)
         y += yp[:n]
 
     return spmv
@@ -464,10 +455,7 @@ class _Search:
             )
 
         prepared = kernel.prepare(["y", "x"], check=False, **args)  # checked just above
-
-        def call(p: Any = prepared, yv: Any = y, xv: Any = x) -> None:
-            p(yv, xv)
-
+        call = functools.partial(prepared, y, x)
         m = _Measured(plan, comp, kernel, args, compile_time, conversion_time, call)
         with _openmp_team(self.threads):
             t0 = time.perf_counter()
