@@ -5,10 +5,14 @@
   matrix: ``spf.formats.tune`` (``threads`` = the largest thread count of the run) against
   spf's parallel CSR (``spmv_csr()`` with ``parallelize("i")``), the exhaustive best of
   formats.tune's own space (every candidate measured: a budget no search exhausts) and MKL's
-  inspector-executor (``mkl`` wheel, when installed; timed at 1 thread and at that thread
-  count, the faster counts: on small matrices its parallel region's start-up dominates), all
-  timed in one interleaved rotation. Targets: >= 1.2x parallel CSR and >= level with MKL
-  (geomeans), >= 0.95 of the exhaustive best.
+  inspector-executor (``mkl`` wheel, when installed; warmed up with the 1000 calls its hint
+  announces, then timed at 1 thread and at that thread count, the faster counts: on small
+  matrices its parallel region's start-up dominates), all
+  timed in one interleaved rotation. spf's kernels are timed as prepared calls
+  (``fres.prepare()``, ``kernel.prepare``: the matrix's arrays bound once, ``x`` and ``y``
+  per call), what a user calls repeatedly, as MKL's executor is called on its handle.
+  Targets: >= 1.2x parallel CSR and >= level with MKL (geomeans), >= 0.95 of the exhaustive
+  best.
 * The dense rows (GEMM, blur, eight PolyBench kernels, a repeated call with a record):
   :mod:`spf.bench.tune_dense`.
 
@@ -87,10 +91,11 @@ class _Spmv:
         self.variants: list[Variant] = []
         self.handles: list[MklCsr] = []
         args = spf.sparse.csr_args(a)
-        self._add("spf parallel CSR", csr_par, args, a.shape)
+        self._add("spf parallel CSR", csr_par, args)
         if mkl is not None and a.nnz:
             handle = MklCsr(mkl, args)
             self.handles.append(handle)
+            handle.warm_up(self.x, np.zeros(a.shape[0]))  # timed past MKL's slow first calls
             for threads in dict.fromkeys((self.t, 1)):  # MKL's time: the faster of the two
                 y = np.zeros(a.shape[0])
                 self.outs[f"MKL IE@{threads}"] = y
@@ -101,19 +106,26 @@ class _Spmv:
 
                 self.variants.append((f"MKL IE@{threads}", threads, mkl_call))
 
-    def _add(self, code: str, kernel: Any, args: dict[str, Any], padded: tuple[int, int]) -> None:
-        y, x = np.zeros(padded[0]), np.zeros(padded[1])
-        x[: self.a.shape[1]] = self.x
+    def _add(self, code: str, kernel: Any, args: dict[str, Any]) -> None:
+        """``kernel`` prepared on the matrix's ``args`` (as formats.tune's choice is: the
+        two are compared with the same call from Python)."""
+        prepared = kernel.prepare(["y", "x"], **args)
+        self._variant(code, lambda x, y: prepared(y, x))
+
+    def add_tuned(self, code: str, fres: Any) -> None:
+        """``fres.prepare()``'s call, what a user of the result calls (the matrix's arrays
+        bound once, as MKL's handle holds them)."""
+        self._variant(code, fres.prepare())
+
+    def _variant(self, code: str, spmv: Any) -> None:
+        y = np.zeros(self.a.shape[0])
         self.outs[code] = y
 
         def call() -> None:
             y.fill(0.0)
-            kernel(y=y, x=x, check=False, **args)
+            spmv(self.x, y)
 
         self.variants.append((code, self.t, call))
-
-    def add_tuned(self, code: str, fres: Any) -> None:
-        self._add(code, fres.kernel, fres.args, fres.kernel_shape)
 
     def check(self) -> None:
         for code, y in self.outs.items():
@@ -131,6 +143,8 @@ class _Spmv:
 def spmv(ctx: Context, sec: Section) -> None:
     quick = ctx.cfg.quick
     mkl, mkl_where = load_mkl()
+    if mkl is not None and mkl.MKL_Set_Num_Threads not in ctx.rt.setters:
+        ctx.rt.setters.append(mkl.MKL_Set_Num_Threads)  # "MKL IE@1" on one thread
     csr_par = spf.kernels.spmv_csr()
     csr_par.stmt(0).parallelize("i")
     csr_kernel = csr_par.compile(cache_dir=str(ctx.work / "kernels"))

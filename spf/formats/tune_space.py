@@ -8,7 +8,9 @@ A space is a dict from a format family to the parameter tuples to try::
 Families: ``CSR``, ``CSC``, ``DIA``, ``ELL`` (no parameters), ``SELL`` (``(C, sigma)``),
 ``BCSR`` (``(r, c)``), ``BDIA`` (``(R,)``), and CSR's kernel variants
 (:mod:`spf.formats.tune_kernels`): ``CSRV`` (the inner loop vectorised by gathers),
-``CSRP`` and ``CSRPV`` (``(q,)``: ``q`` parts of equal entries per thread). The optional
+``CSRP`` and ``CSRPV`` (``(q,)``: ``q`` parts of equal entries per thread), and SELL's
+vectorised kernel ``SELLV`` (``(C,)``: SELL(C, 1)'s arrays, the row loop of each chunk
+vectorised; SELL(C, 1) itself runs the same kernel without the pragma). The optional
 ``"schedules"`` entry lists the schedules to try (``"serial"``, ``"parallel"``; both by
 default). A list of family names takes each family with its default parameters
 (:data:`DEFAULT_SPACE`).
@@ -26,7 +28,13 @@ import numpy as np
 from spf.errors import SpfError
 from spf.formats.builtin import BCSR, BDIA, SELL, builtin
 from spf.formats.spmv import spmv_computation
-from spf.formats.tune_kernels import GATHER_CFLAGS, row_parts, spmv_csr_parts
+from spf.formats.tune_kernels import (
+    GATHER_CFLAGS,
+    SIMD_CFLAGS,
+    row_parts,
+    spmv_csr_parts,
+    spmv_sell_chunks,
+)
 
 if TYPE_CHECKING:
     from spf.computation import Computation
@@ -46,16 +54,20 @@ DEFAULT_SPACE: Mapping[str, tuple[tuple[int, ...], ...]] = {
     "CSRV": ((),),
     "CSRP": ((1,), (4,)),
     "CSRPV": ((1,),),
+    "SELLV": ((4,), (8,)),
 }
 """The space searched when ``space=None``."""
 
 CSR_VARIANTS = frozenset({"CSRV", "CSRP", "CSRPV"})
 """Families stored as CSR whose SpMV is built another way (:mod:`spf.formats.tune_kernels`)."""
+KERNEL_VARIANTS = CSR_VARIANTS | {"SELLV"}
+"""Families named after their kernel rather than their format (the result's ``format`` is
+CSR, or SELL(C, 1) for SELLV)."""
 _PARTS = frozenset({"CSRP", "CSRPV"})
 
 SCHEDULES = ("serial", "parallel")
 _ARITY = {"CSR": 0, "CSC": 0, "DIA": 0, "ELL": 0, "SELL": 2, "BCSR": 2, "BDIA": 1, "CSRV": 0,
-          "CSRP": 1, "CSRPV": 1}  # fmt: skip
+          "CSRP": 1, "CSRPV": 1, "SELLV": 1}  # fmt: skip
 
 # The loop over rows (or row blocks / chunks) each family's SpMV runs in parallel, after the
 # interchanges that bring it outermost; None: no legal row-parallel loop (CSC scatters into y
@@ -72,6 +84,7 @@ _PARALLEL: dict[str, tuple[tuple[tuple[str, str], ...], str] | None] = {
     "CSRV": ((), "i"),
     "CSRP": ((), "p"),
     "CSRPV": ((), "p"),
+    "SELLV": ((), "ch"),
 }
 
 BANDWIDTH = 8e9
@@ -105,24 +118,34 @@ class Candidate:
 
     @functools.cached_property
     def format(self) -> Format:
-        """The storage format (CSR for CSR's kernel variants)."""
-        if self.family in CSR_VARIANTS:
-            return format_of("CSR", ())
-        return format_of(self.family, self.params)
+        """The storage format (CSR for CSR's kernel variants, SELL(C, 1) for SELLV)."""
+        return format_of(*_stored_as(self.family, self.params))
 
     @property
     def cflags(self) -> tuple[str, ...] | None:
         """The compiler flags of this candidate's kernel (None: spf's default)."""
+        if self.family == "SELLV":
+            return SIMD_CFLAGS
         return GATHER_CFLAGS if self.family in ("CSRV", "CSRPV") else None
 
     def parts(self, team: int) -> int | None:
         """Row parts of a ``CSRP``/``CSRPV`` kernel on ``team`` threads (None: no parts)."""
         return self.params[0] * max(team, 1) if self.family in _PARTS else None
 
+    @property
+    def chunks(self) -> int | None:
+        """``C`` of a candidate run by :func:`~spf.formats.tune_kernels.spmv_sell_chunks`
+        (SELL(C, 1), SELLV(C)); None for the others."""
+        if self.family == "SELLV" or (self.family == "SELL" and self.params[1] == 1):
+            return self.params[0]
+        return None
+
     def computation(self, index_dtype: str) -> Computation:
         """The SpMV over this format with this candidate's schedule applied."""
         if self.family in _PARTS:
             comp = spmv_csr_parts(index_dtype)
+        elif self.chunks is not None:
+            comp = spmv_sell_chunks(self.chunks, index_dtype, vector=self.family == "SELLV")
         else:
             comp = spmv_computation(self.format, index_dtype)
         plan = _PARALLEL[self.family]
@@ -214,6 +237,7 @@ def _params(family: str, value: object) -> tuple[int, ...]:
         isinstance(p, bool) or not isinstance(p, int) or p < 1 for p in params
     ):
         one = "(q,)" if family in _PARTS else "(R,)"
+        one = "(C,)" if family == "SELLV" else one
         what = {0: "()", 1: one, 2: "(C, sigma)" if family == "SELL" else "(r, c)"}[arity]
         raise SpfError(
             f"formats.tune: {family} parameters must be {what} with positive ints, got {value!r}"
@@ -264,7 +288,10 @@ def predicted_bytes(f: MatrixFeatures, family: str, params: tuple[int, ...], isz
 
 
 def _stored_as(family: str, params: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
-    """The family and parameters whose arrays ``family`` stores (CSR for CSR's variants)."""
+    """The family and parameters whose arrays ``family`` stores (CSR for CSR's variants,
+    SELL(C, 1) for SELLV(C))."""
+    if family == "SELLV":
+        return "SELL", (params[0], 1)
     return ("CSR", ()) if family in CSR_VARIANTS else (family, params)
 
 

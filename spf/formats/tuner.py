@@ -53,7 +53,7 @@ from spf.errors import (
     SpfError,
 )
 from spf.formats.features import MatrixFeatures, matrix_features
-from spf.formats.tune_kernels import parts_args
+from spf.formats.tune_kernels import chunk_args, parts_args
 from spf.formats.tune_record import load_record, record_key, record_path, save_record
 from spf.formats.tune_refine import (
     Refiner,
@@ -144,6 +144,21 @@ class FormatTuneResult:
             self.kernel(y=yp, x=xp, **self.args)
         out += yp[:n]
         return out
+
+    def prepare(self, check: bool = True) -> Callable[[Any, Any], None]:
+        """``spmv = fres.prepare()``, then ``spmv(x, y)``: ``y += A @ x`` with the chosen
+        kernel as one C call, the converted arrays bound once (``kernel.prepare``,
+        docs/formats_tune.md, "Prepared calls"); ``x`` and ``y`` float64 arrays of the
+        matrix's shape (:attr:`shape`). ``check=True`` verifies the bound arrays first with
+        one checked run. A format padded to whole blocks (BCSR) copies ``x`` into, and adds
+        ``y`` from, buffers of :attr:`kernel_shape` the callable owns. A parallel schedule
+        with ``threads`` set runs on that OpenMP team."""
+        call: Callable[..., None] = self.kernel.prepare(["x", "y"], check=check, **self.args)
+        if self.threads is not None and self.schedule == "parallel":
+            call = _on_team(call, self.threads)
+        if self.kernel_shape == self.shape:
+            return call
+        return _padded(call, self.shape, self.kernel_shape)
 
 
 def tune(
@@ -265,6 +280,40 @@ def _padded_shape(args: Mapping[str, Any], n: int, m: int) -> tuple[int, int]:
     return n, m
 
 
+def _on_team(call: Callable[..., None], threads: int) -> Callable[..., None]:
+    """``call`` run on an OpenMP team of ``threads``."""
+
+    def on_team(*arrays: Any) -> None:
+        with _openmp_team(threads):
+            call(*arrays)
+
+    return on_team
+
+
+def _padded(
+    call: Callable[[Any, Any], None], shape: tuple[int, int], padded: tuple[int, int]
+) -> Callable[[Any, Any], None]:
+    """``(x, y)`` of ``shape`` for a call on ``(x, y)`` of the ``padded`` shape, through
+    buffers: ``x`` copied in, ``y`` added from the padded result."""
+    (n, m), (rows, cols) = shape, padded
+    xp, yp = np.zeros(cols), np.zeros(rows)
+
+    def spmv(x: Any, y: Any) -> None:
+        for name, v, length in (("x", x, m), ("y", y, n)):
+            if not isinstance(v, np.ndarray) or v.shape != (length,):
+                got = v.shape if isinstance(v, np.ndarray) else type(v).__name__
+                raise ArgumentError(
+                    f"formats.tune prepared call: {name} must be an array of shape "
+                    f"({length},), got {got}"
+                )
+        xp[:m] = x
+        yp.fill(0.0)
+        call(xp, yp)
+        y += yp[:n]
+
+    return spmv
+
+
 @contextlib.contextmanager
 def _openmp_team(threads: int | None) -> Iterator[None]:
     """OpenMP's team size set to ``threads`` for a block (libgomp is one shared object per
@@ -371,6 +420,8 @@ class _Search:
         parts = c.parts(self.team)
         if parts is not None:
             args = parts_args(args, parts)
+        if c.chunks is not None:
+            args = chunk_args(args, c.chunks)
         return args, time.perf_counter() - t0
 
     def measure(self, plan: Planned) -> _Measured:
@@ -403,9 +454,8 @@ class _Search:
                 "kernel for this format: please report it with the matrix"
             )
 
-        def call(k: Any = kernel, yv: Any = y, xv: Any = x, kw: Any = args) -> None:
-            k(y=yv, x=xv, check=False, **kw)
-
+        prepared = kernel.prepare(["y", "x"], check=False, **args)  # checked just above
+        call = functools.partial(prepared, y, x)
         m = _Measured(plan, comp, kernel, args, compile_time, conversion_time, call)
         with _openmp_team(self.threads):
             t0 = time.perf_counter()

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
     from spf.runtime.fact_check import CheckCost
+    from spf.runtime.prepared import PreparedCall
 
 
 _LOADED: dict[tuple[str, str], tuple[cffi.FFI, Any]] = {}
@@ -312,6 +313,15 @@ class Kernel:
             fn, fault = self._fault, self._record()
             cargs.append(fault)
         self._run(fn, cargs, fault, fast[1], {})
+
+    def prepare(self, free: Sequence[str], *, check: bool = True, **bound: object) -> PreparedCall:
+        """Bind every argument but the data spaces named in ``free`` once:
+        ``call = kernel.prepare(["y", "x"], A=A, col=col, rowptr=rowptr)``, then
+        ``call(y, x)`` is one C call (:mod:`spf.runtime.prepared`). ``check=True`` verifies
+        the bound arrays first with one checked run on zero-filled free arrays."""
+        from spf.runtime.prepared import PreparedCall
+
+        return PreparedCall(self, free, bound, check)
 
     def _bound_call(self, args: dict[str, object], check: bool) -> None:
         """A call bound in full (:meth:`Binder.bind`: any argument it refuses is refused

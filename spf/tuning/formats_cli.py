@@ -65,11 +65,12 @@ def run_formats(args: argparse.Namespace, progress: Callable[[str], None]) -> in
 
 
 def _kernel(candidate: str) -> str:
-    """``", kernel CSRP(1) parallel"`` for one of CSR's kernel variants (its format is CSR)."""
-    from spf.formats.tune_space import CSR_VARIANTS
+    """``", kernel CSRP(1) parallel"`` for one of the kernel variants (its format is CSR, or
+    SELL(C, 1) for SELLV)."""
+    from spf.formats.tune_space import KERNEL_VARIANTS
 
     family = candidate.split("(")[0].split(" ")[0]
-    return f", kernel {candidate}" if family in CSR_VARIANTS else ""
+    return f", kernel {candidate}" if family in KERNEL_VARIANTS else ""
 
 
 def summary(res: FormatTuneResult) -> str:
