@@ -185,6 +185,7 @@ def _permutation(
     space = isl.Space.alloc(isl.DEFAULT_CONTEXT, 0, n, len(order))
     for k in range(n):
         space = space.set_dim_name(DT.in_, k, f"d{k}")
+    names: Sequence[str | None]
     if kinds is not None and sum(kinds) == len(order):
         nt, ne, nu = kinds
         names = (
