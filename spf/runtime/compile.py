@@ -143,26 +143,30 @@ def compile_kernels(
     its own functions from. Sources that cannot share a unit are built one by one.
 
     The last ``light`` kernels (code run once per index-array content, such as a wavefront's
-    inspector stages) form a second unit, ``library + "_light"``, built with
-    the same ``cflags`` by a compiler run alongside the first one's."""
+    inspector stages) form a second unit, ``library + "_light"``, built with the same
+    ``cflags``. Each unit's compiler starts as soon as the unit is generated, on a thread
+    of its own, so the first unit compiles while this thread generates the second (a
+    wavefront's executor while its inspector stages are generated); the kernels are then
+    loaded on this thread, in order (each finds its library built and cached)."""
     if options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     cut = len(kernels) - light
-    groups = [(kernels[:cut], library), (kernels[cut:], f"{library}_light")]
-    units = [_Unit(part, name, openmp, cflags, cache_dir) for part, name in groups if part]
-    early = [u for u in units[1:] if u.source is not None]
-    if not early:
-        return [k for u in units for k in u.build()]
+    groups = [(part, name) for part, name in
+              [(kernels[:cut], library), (kernels[cut:], f"{library}_light")] if part]  # fmt: skip
+    if len(groups) == 1:
+        return _Unit(*groups[0], openmp, cflags, cache_dir).build()
     from concurrent.futures import ThreadPoolExecutor
 
-    # the other units' compilers run while this thread builds the first unit; every library
-    # is loaded on this thread, in order (each then finds its library built and cached)
-    with ThreadPoolExecutor(max_workers=len(early)) as pool:
-        running = [pool.submit(u.compile) for u in early]
-        first = units[0].build()
+    units: list[_Unit] = []
+    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        running = []
+        for part, name in groups:
+            units.append(_Unit(part, name, openmp, cflags, cache_dir))
+            if units[-1].compiles:
+                running.append(pool.submit(units[-1].compile))
         for r in running:
             r.result()
-    return [*first, *(k for u in units[1:] for k in u.build())]
+    return [k for u in units for k in u.build()]
 
 
 class _Unit:
@@ -185,12 +189,23 @@ class _Unit:
         self.unit = combine([g.unit for g in self.todo]) if len(self.todo) > 1 else None
         self.source = self.unit.source if self.unit is not None else None
 
+    @property
+    def compiles(self) -> bool:
+        """Whether the unit has a library to compile: one shared unit, or one kernel that
+        is not remembered (kernels that cannot share a unit are compiled by :meth:`build`,
+        one by one)."""
+        return self.source is not None or len(self.got) == len(self.todo) == 1
+
     def compile(self) -> None:
-        """Run the compiler on the unit (a cached library runs none); :meth:`build` loads it."""
+        """Run the compiler on the unit (a cached library runs none) as :meth:`build` would,
+        which then loads it."""
         from spf.runtime.build import build
 
-        assert self.source is not None
-        build(self.source, name=self.library, **self.flags)
+        if self.source is not None:
+            build(self.source, name=self.library, **self.flags)
+        else:  # one kernel, as Kernel.build names and builds it
+            (got,) = self.todo
+            build(got.unit.source, name=got.signature.function, **self.flags)
 
     def build(self) -> list[Kernel]:
         """Compile the unit (or each kernel, when they cannot share one) and load each kernel."""

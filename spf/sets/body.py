@@ -177,10 +177,15 @@ _PERMUTED: Table[tuple[str, tuple[int | None, ...], tuple[int, int, int] | None]
 def _permutation(
     n: int, order: tuple[int | None, ...], kinds: tuple[int, int, int] | None
 ) -> isl.Map:
-    """The isl map of :func:`permute_dims` (built once per shape: parsing it costs ~0.1 ms)."""
-    src = [f"d{k}" for k in range(n)]
-    dst = [src[o] if o is not None else f"f{m}" for m, o in enumerate(order)]
-    perm = isl.Map(f"{{ [{', '.join(src)}] -> [{', '.join(dst)}] }}")
+    """The isl map of :func:`permute_dims` (built once per shape), the map that parsing
+    ``{ [d0, ..., dn] -> [d<order[0]>, ..., f<m>, ...] }`` gives (input dims ``d<k>``, a
+    new output dim ``f<m>``, the others unnamed, or named as ``kinds`` says), built
+    through isl's API: one equality per kept dim on the universe of the space. Parsing
+    the text cost ~0.4 ms for the 30-40 dims of ILU(0)'s sets, four times as much."""
+    space = isl.Space.alloc(isl.DEFAULT_CONTEXT, 0, n, len(order))
+    for k in range(n):
+        space = space.set_dim_name(DT.in_, k, f"d{k}")
+    names: Sequence[str | None]
     if kinds is not None and sum(kinds) == len(order):
         nt, ne, nu = kinds
         names = (
@@ -188,9 +193,16 @@ def _permutation(
             + [f"__e{k}" for k in range(ne)]
             + [f"__u{k}" for k in range(nu)]
         )
-        for m, name in enumerate(names):
-            perm = perm.set_dim_name(DT.out, m, name)
-    return perm
+    else:
+        names = [f"f{m}" if o is None else None for m, o in enumerate(order)]
+    for m, name in enumerate(names):
+        if name is not None:
+            space = space.set_dim_name(DT.out, m, name)
+    perm = isl.BasicMap.universe(space)
+    for m, o in enumerate(order):
+        if o is not None:
+            perm = perm.equate(DT.in_, o, DT.out, m)
+    return isl.Map.from_basic_map(perm)
 
 
 def reorganize(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -335,6 +335,10 @@ class _Instances:
         self.body = body
         self.layout = emptiness.layout(body)
         self.candidates = _shared_candidates(body, tuple(facts), ufs)
+        self.witness_key = _candidates_key(tuple(facts), ufs)
+        """What the instances depend on besides the body's shape: a point that violates
+        none of them violates none for any body of that shape (models are shared,
+        :func:`spf.sets.emptiness._witnesses`)."""
 
     def __call__(self, point: isl.Point) -> isl.Set | None:
         """An instance the point violates (a set to intersect with), or None."""
@@ -352,7 +356,7 @@ class _Instances:
 
 def _shared_candidates(body: Body, facts: tuple[Fact, ...], ufs: Mapping[str, UF]) -> _Candidates:
     """The instances of ``facts`` on the calls of ``body``'s shape, shared by its bodies."""
-    key = ("instances", tuple((f.text, f.vars) for f in facts), tuple(sorted(ufs.items())))
+    key = _candidates_key(facts, ufs)
     table = emptiness.shared(body)
     got: _Candidates | None = table.get(key)
     if got is None or got.busy:  # busy: a search inside generating them; it gets its own
@@ -361,6 +365,11 @@ def _shared_candidates(body: Body, facts: tuple[Fact, ...], ufs: Mapping[str, UF
             table[key] = fresh
         got = fresh
     return got
+
+
+def _candidates_key(facts: tuple[Fact, ...], ufs: Mapping[str, UF]) -> Hashable:
+    """The key of the instances of ``facts`` under ``ufs`` in a shape's table."""
+    return ("instances", tuple((f.text, f.vars) for f in facts), tuple(sorted(ufs.items())))
 
 
 def _generate(body: Body, facts: Sequence[Fact], ufs: Mapping[str, UF]) -> Iterator[_Candidate]:
