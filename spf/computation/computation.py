@@ -1063,7 +1063,7 @@ class Computation:
         replaying the trace on a copy; in a notebook, the graphs side by side with the
         command under each (docs/pdfg.md, "Step by step"). ``params`` prices every step's
         graph as :meth:`pdfg` does."""
-        from spf.pdfg.history import pdfg_history
+        from spf.computation.history import pdfg_history
 
         return pdfg_history(self, params)
 
@@ -1074,15 +1074,30 @@ class Computation:
         one that breaks only dependences between sparse kernels fused into one loop: it is kept
         for ``wavefront`` on that loop to order them at run time (``compile`` refuses it until
         then, docs/inspection.md)."""
-        from spf.pdfg.ops import fuse
+        from spf.computation.graph_ops import fuse
 
         return fuse(self, s1, s2, level)
 
     def reschedule(self, s1: str | Stmt, s2: str | Stmt) -> list[Relation]:
         """PDFG reschedule: ``s1`` moves to just before ``s2`` (either direction)."""
-        from spf.pdfg.ops import reschedule
+        from spf.computation.graph_ops import reschedule
 
         return reschedule(self, s1, s2)
+
+    def _inline_temporary(self, data_space: str) -> list[str]:
+        """PDFG inline (``PDFG.inline``, :class:`spf.pdfg.subject.GraphSubject`):
+        producer-consumer inlining of ``data_space``, recorded in the trace; returns the
+        rewritten consumers."""
+        from spf.computation.graph_ops import inline
+
+        return inline(self, data_space)
+
+    def _removable_temporaries(self) -> dict[str, tuple[str, ...]]:
+        """The temporaries an operation would remove, for the PDFG's ``removable_by``
+        (:class:`spf.pdfg.subject.GraphSubject`)."""
+        from spf.computation.temporaries import removable_temporaries
+
+        return removable_temporaries(self)
 
     def to_dot(self) -> str:
         """Deterministic Graphviz text of the PDFG."""

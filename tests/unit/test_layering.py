@@ -36,14 +36,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("spf.sparse", "spf.memory", "spf.mpi", "spf.mpi_formats"),  # helpers on numpy / processes
     ("spf.sets",),
     ("spf.schedule",),
-    ("spf.ir",),  # the frozen IR: values over sets and commands, below the mutable model
-    ("spf.computation",),
-    ("spf.analysis",),
-    ("spf.frontend", "spf.formats"),
-    ("spf.codegen",),
-    ("spf.pdfg",),
-    ("spf.runtime",),
+    ("spf.ir",),  # the frozen IR: values over sets and commands
+    ("spf.analysis",),  # functions of a ComputationIR
+    ("spf.codegen",),  # lowering and printers over a ComputationIR
+    ("spf.pdfg",),  # the graph of a computation (read through spf.pdfg.subject's protocols)
+    ("spf.runtime",),  # compiling and running a ComputationIR
+    ("spf.computation",),  # the user-facing builder: Computation and Stmt, their facades
     ("spf.distributed",),  # row-distributed computations: inspector, executor, kernel
+    ("spf.frontend", "spf.formats"),  # computations from C text; formats and their kernels
     ("spf.index_notation",),  # index notation lowered to computations over formats
     # Applications of the library: they may use every layer, and no layer uses them.
     ("spf.kernels",),
