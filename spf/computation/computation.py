@@ -628,12 +628,9 @@ class Computation:
     def _schedule_for(self, stmt: Stmt, domain: Set, ufs: dict[str, UF], where: str) -> Relation:
         given = stmt._given_schedule
         if given is None:
-            its = iterator_names(domain)
-            shown = domain.tuple_vars
-            root = self._next_root()
-            entries = [it if shown[k].isidentifier() else shown[k] for k, it in enumerate(its)]
-            out = [str(root)] + [x for e in entries for x in (e, "0")]
-            return Relation(f"{{[{', '.join(its)}] -> [{', '.join(out)}]}}", ufs=ufs)
+            from spf.ir.build import program_order
+
+            return Relation(program_order(domain, self._next_root()), ufs=ufs)
         if given.in_arity != domain.arity:
             raise ArityError(
                 f"{where}: the schedule {given} takes {given.in_arity}-tuples but the domain "
@@ -867,7 +864,7 @@ class Computation:
         from spf.distributed.analysis import analyse
 
         request = check_request(self, loop, data, owner)
-        analyse(self, request)  # what cannot be distributed is refused here
+        analyse(self.ir, request)  # what cannot be distributed is refused here
         self._distribution = request
 
     @property
@@ -1000,7 +997,7 @@ class Computation:
         if target == "mpi" and self._distribution is not None:
             from spf.distributed.kernel import DistributedKernel
 
-            return DistributedKernel(self, self._distribution, name, check, build=False).source
+            return DistributedKernel(self.ir, self._distribution, name, check, build=False).source
         executor = self._executor(target, check)
         if executor is not None:
             return codegen(executor.ir, target, name or self.name, check, **options)
@@ -1017,7 +1014,7 @@ class Computation:
         if target == "mpi" and self._distribution is not None:
             from spf.distributed.kernel import compile_distributed
 
-            return compile_distributed(self, self._distribution, name, check, **options)
+            return compile_distributed(self.ir, self._distribution, name, check, **options)
         executor = self._executor(target, check)
         if executor is not None:
             from spf.runtime.plan import compile_wavefront
