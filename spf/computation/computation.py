@@ -13,7 +13,7 @@ from spf.computation.distribution import Distribution, check_request
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
 from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
-from spf.computation.statement import AccessList, Stmt, is_constant
+from spf.computation.statement import AccessList, Stmt
 from spf.errors import (
     ArgumentError,
     ArityError,
@@ -640,13 +640,9 @@ class Computation:
 
     def _next_root(self) -> int:
         """After every statement in the current and in the program order."""
-        roots = [-1]
-        for s in self._stmts:
-            for sched in (s.schedule, s.original_schedule):
-                first = sched.out_vars[0] if sched.out_arity else "0"
-                if is_constant(first):
-                    roots.append(int(first))
-        return max(roots) + 1
+        from spf.ir.build import next_root
+
+        return next_root(x for s in self._stmts for x in (s.schedule, s.original_schedule))
 
     def _parse_source(self, stmt: Stmt, name: str) -> ParsedSource:
         from spf.ir.source import parse_source

@@ -1,13 +1,6 @@
-"""The PDFG at every step: ``comp.pdfg_history()`` and ``spf dot --steps`` (docs/pdfg.md).
-
-The history is the graph before any command, then after each command of ``comp.trace``
-(refused commands are not in the trace, so not in the history). Each state is rebuilt on a
-copy: the computation as it was before its first command (a snapshot kept by
-:mod:`spf.computation.checkpoints`) with the trace replayed one command at a time; where
-something other than a command changed the computation between two commands (a statement, a
-buffer or a send declared in between), the replay restarts from the snapshot taken then, so
-a step also shows what was declared after its command, and the last step is the computation
-as it is now. The steps are gathered in a :class:`spf.pdfg.history.PDFGHistory`.
+"""``comp.pdfg_history()``: the computation's states, rebuilt by replaying its trace on
+copies from the snapshots :mod:`spf.computation.checkpoints` keeps, and a graph of each,
+gathered in a :class:`spf.pdfg.history.PDFGHistory` (whose docstring tells the steps).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ else is an :class:`~spf.errors.UndeclaredError`; a builder infers no declaration
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from spf.errors import ArityError, UndeclaredError, VerifyError
@@ -42,6 +42,7 @@ __all__ = [
     "computation",
     "declarations",
     "declare_uf",
+    "next_root",
     "program_order",
     "reschedule",
 ]
@@ -276,15 +277,20 @@ def program_order(domain: Set, root: int) -> str:
     return f"{{[{', '.join(its)}] -> [{', '.join(out)}]}}"
 
 
+def next_root(schedules: Iterable[Relation]) -> int:
+    """The outermost schedule constant after every one of ``schedules`` (the current and
+    original schedules of the statements before a new one)."""
+    roots = [-1]
+    for sched in schedules:
+        first = sched.out_vars[0] if sched.out_arity else "0"
+        if is_constant(first):
+            roots.append(int(first))
+    return max(roots) + 1
+
+
 def _next_root(ir: ComputationIR) -> int:
     """After every statement of ``ir`` in the current and in the program order."""
-    roots = [-1]
-    for s in ir.parsed_stmts:
-        for sched in (s.schedule, s.original_schedule):
-            first = sched.out_vars[0] if sched.out_arity else "0"
-            if is_constant(first):
-                roots.append(int(first))
-    return max(roots) + 1
+    return next_root(x for s in ir.parsed_stmts for x in (s.schedule, s.original_schedule))
 
 
 def _printed(accesses: Accesses, ufs: dict[str, UF]) -> Accesses:
