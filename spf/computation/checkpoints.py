@@ -5,12 +5,13 @@ computation they were applied to. To rebuild the computation as it was after eac
 spf keeps, per computation, the JSON of the computation just before its first command, and
 again before a later command when something other than a command changed it since the
 previous one (a statement, a buffer or a send declared in between). Replaying the trace from
-the nearest snapshot rebuilds every step (:mod:`spf.pdfg.history`).
+the nearest snapshot rebuilds every step (:mod:`spf.computation.history`).
 
 Every path that records commands calls :func:`before_command` before changing anything and
 :func:`after_command` once the command is recorded: :func:`spf.computation.scheduling.run`
-(every ``Stmt`` command) and the PDFG operations (:mod:`spf.pdfg.ops`). A snapshot costs one
-``to_json``; the check between commands compares ``comp.version`` (a fingerprint).
+(every ``Stmt`` command) and the PDFG operations (:mod:`spf.computation.graph_ops`). A
+snapshot costs one ``to_json``; the check between commands compares ``comp.version`` (a
+fingerprint).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from spf.computation.distribution import Distribution, check_request
 from spf.computation.fingerprint import Memo
 from spf.computation.layout import Buffer, Layout, extent_names, make_buffer
 from spf.computation.operations import OperationStmt, make_barrier, make_copy, make_transfer
-from spf.computation.statement import AccessList, Stmt, is_constant
+from spf.computation.statement import AccessList, Stmt
 from spf.errors import (
     ArgumentError,
     ArityError,
@@ -628,12 +628,9 @@ class Computation:
     def _schedule_for(self, stmt: Stmt, domain: Set, ufs: dict[str, UF], where: str) -> Relation:
         given = stmt._given_schedule
         if given is None:
-            its = iterator_names(domain)
-            shown = domain.tuple_vars
-            root = self._next_root()
-            entries = [it if shown[k].isidentifier() else shown[k] for k, it in enumerate(its)]
-            out = [str(root)] + [x for e in entries for x in (e, "0")]
-            return Relation(f"{{[{', '.join(its)}] -> [{', '.join(out)}]}}", ufs=ufs)
+            from spf.ir.build import program_order
+
+            return Relation(program_order(domain, self._next_root()), ufs=ufs)
         if given.in_arity != domain.arity:
             raise ArityError(
                 f"{where}: the schedule {given} takes {given.in_arity}-tuples but the domain "
@@ -643,13 +640,9 @@ class Computation:
 
     def _next_root(self) -> int:
         """After every statement in the current and in the program order."""
-        roots = [-1]
-        for s in self._stmts:
-            for sched in (s.schedule, s.original_schedule):
-                first = sched.out_vars[0] if sched.out_arity else "0"
-                if is_constant(first):
-                    roots.append(int(first))
-        return max(roots) + 1
+        from spf.ir.build import next_root
+
+        return next_root(x for s in self._stmts for x in (s.schedule, s.original_schedule))
 
     def _parse_source(self, stmt: Stmt, name: str) -> ParsedSource:
         from spf.ir.source import parse_source
@@ -867,7 +860,7 @@ class Computation:
         from spf.distributed.analysis import analyse
 
         request = check_request(self, loop, data, owner)
-        analyse(self, request)  # what cannot be distributed is refused here
+        analyse(self.ir, request)  # what cannot be distributed is refused here
         self._distribution = request
 
     @property
@@ -1000,7 +993,7 @@ class Computation:
         if target == "mpi" and self._distribution is not None:
             from spf.distributed.kernel import DistributedKernel
 
-            return DistributedKernel(self, self._distribution, name, check, build=False).source
+            return DistributedKernel(self.ir, self._distribution, name, check, build=False).source
         executor = self._executor(target, check)
         if executor is not None:
             return codegen(executor.ir, target, name or self.name, check, **options)
@@ -1017,7 +1010,7 @@ class Computation:
         if target == "mpi" and self._distribution is not None:
             from spf.distributed.kernel import compile_distributed
 
-            return compile_distributed(self, self._distribution, name, check, **options)
+            return compile_distributed(self.ir, self._distribution, name, check, **options)
         executor = self._executor(target, check)
         if executor is not None:
             from spf.runtime.plan import compile_wavefront
@@ -1063,7 +1056,7 @@ class Computation:
         replaying the trace on a copy; in a notebook, the graphs side by side with the
         command under each (docs/pdfg.md, "Step by step"). ``params`` prices every step's
         graph as :meth:`pdfg` does."""
-        from spf.pdfg.history import pdfg_history
+        from spf.computation.history import pdfg_history
 
         return pdfg_history(self, params)
 
@@ -1074,15 +1067,30 @@ class Computation:
         one that breaks only dependences between sparse kernels fused into one loop: it is kept
         for ``wavefront`` on that loop to order them at run time (``compile`` refuses it until
         then, docs/inspection.md)."""
-        from spf.pdfg.ops import fuse
+        from spf.computation.graph_ops import fuse
 
         return fuse(self, s1, s2, level)
 
     def reschedule(self, s1: str | Stmt, s2: str | Stmt) -> list[Relation]:
         """PDFG reschedule: ``s1`` moves to just before ``s2`` (either direction)."""
-        from spf.pdfg.ops import reschedule
+        from spf.computation.graph_ops import reschedule
 
         return reschedule(self, s1, s2)
+
+    def _inline_temporary(self, data_space: str) -> list[str]:
+        """PDFG inline (``PDFG.inline``, :class:`spf.pdfg.subject.GraphSubject`):
+        producer-consumer inlining of ``data_space``, recorded in the trace; returns the
+        rewritten consumers."""
+        from spf.computation.graph_ops import inline
+
+        return inline(self, data_space)
+
+    def _removable_temporaries(self) -> dict[str, tuple[str, ...]]:
+        """The temporaries an operation would remove, for the PDFG's ``removable_by``
+        (:class:`spf.pdfg.subject.GraphSubject`)."""
+        from spf.computation.temporaries import removable_temporaries
+
+        return removable_temporaries(self)
 
     def to_dot(self) -> str:
         """Deterministic Graphviz text of the PDFG."""

@@ -1,12 +1,13 @@
 """What ``Computation.distribute_rows`` records (API.md §19), checked against the
-declarations; :mod:`spf.distributed` analyses and generates the rest."""
+declarations: a :class:`spf.distributed.distribution.Distribution`; :mod:`spf.distributed`
+analyses and generates the rest."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from spf.distributed.distribution import Distribution
 from spf.errors import ArgumentError, ArityError, CodegenError, UndeclaredError
 
 if TYPE_CHECKING:
@@ -15,19 +16,6 @@ if TYPE_CHECKING:
 
 _EXTENT = r"[A-Za-z_]\w*|\d+\s*\*\s*[A-Za-z_]\w*|[A-Za-z_]\w*\s*\*\s*\d+"
 """A parameter (``N``), or a number of blocks times their size (``2*NB``, ``NB*2``)."""
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """What ``distribute_rows`` recorded: the loop, the dimension of each data space, and
-    ``owner`` (``"block"`` or ``"array"``: an owner array is given at call time)."""
-
-    loop: str
-    data: tuple[tuple[str, int], ...]
-    owner: str = "block"
-
-    def dim(self, name: str) -> int | None:
-        return dict(self.data).get(name)
 
 
 def check_request(comp: Computation, loop: object, data: object, owner: object) -> Distribution:

@@ -1,9 +1,9 @@
 """What ``Computation``'s facades return, as the model sees it (structural types).
 
-``Computation.compile`` returns a :class:`spf.runtime.Kernel` (or a CUDA / HLS / MPI kernel)
-and ``Computation.pdfg`` a :class:`spf.pdfg.PDFG`; those live in later layers, which the
-model does not import (docs/design.md, "Architecture"). The facades are typed with these
-protocols instead, which every such object satisfies.
+``Computation.compile`` returns a :class:`spf.runtime.Kernel` (or a CUDA / HLS / MPI kernel,
+or a row-distributed :class:`spf.distributed.kernel.DistributedKernel`) and
+``Computation.pdfg`` a :class:`spf.pdfg.PDFG`; the facades are typed with these protocols,
+which every such object satisfies, so one signature covers every kind of kernel.
 """
 
 from __future__ import annotations

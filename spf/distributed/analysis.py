@@ -24,16 +24,16 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spf.computation.operations import OperationStmt
+from spf.analysis.memo import HasIR, as_ir
 from spf.distributed.phases import Phase, split
+from spf.distributed.statements import Statement, statement
 from spf.errors import CodegenError
+from spf.ir import ComputationIR, OperationIR
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from spf.computation.computation import Computation
-    from spf.computation.distribution import Distribution
-    from spf.computation.statement import Stmt
+    from spf.distributed.distribution import Distribution
 
 _CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -96,7 +96,7 @@ class Layout:
     and, for a vector in ``copy_back``, back out at the end (only those rows')."""
 
 
-def _uf_of(stmt: Stmt, index: str, ufs: Mapping[str, object]) -> str | None:
+def _uf_of(stmt: Statement, index: str, ufs: Mapping[str, object]) -> str | None:
     """The UF that gives ``index``: ``col`` for ``col(k)``, or for an iterator ``j`` with
     ``j = col(k)`` in the domain."""
     call = _CALL.match(index)
@@ -120,7 +120,7 @@ def _terms(expr: str) -> list[str]:
     return sorted(t.replace(" ", "") for t in expr.split(" + "))
 
 
-def _shifted_uf(stmt: Stmt, index: str, loop: str, ufs: Mapping[str, object]) -> str | None:
+def _shifted_uf(stmt: Statement, index: str, loop: str, ufs: Mapping[str, object]) -> str | None:
     """The UF ``u`` of an index that is the loop variable plus ``u(...)`` (``j`` with
     ``j = p + offsets(d)`` and ``i = p``, or ``j = 4*b + r + doff(s)`` and ``i = 4*b + r``);
     None otherwise."""
@@ -159,7 +159,7 @@ def extent_of(extent: object) -> tuple[str, int]:
     return found.group(3), int(found.group(4))
 
 
-def _block_index(stmt: Stmt, data: str, index: str, size: int) -> str:
+def _block_index(stmt: Statement, data: str, index: str, size: int) -> str:
     """The block of an access to a vector of blocks of ``size``: ``v`` for an index
     ``size*v + t`` with ``0 <= t < size`` (directly, or through ``i = size*v + t`` in the
     domain); CodegenError otherwise."""
@@ -191,13 +191,14 @@ def _is_reduction(text: str, end: int) -> bool:
     return rest.startswith(("+=", "-="))
 
 
-def analyse(comp: Computation, dist: Distribution) -> Layout:
-    """Classify the accesses of ``comp`` under ``dist``; CodegenError names what cannot be
-    distributed and what to change."""
+def analyse(comp: ComputationIR | HasIR, dist: Distribution) -> Layout:
+    """Classify the accesses of ``comp`` (a computation's IR, or a computation, for its
+    IR) under ``dist``; CodegenError names what cannot be distributed and what to change."""
+    ir = as_ir(comp, "distribute_rows")
     loop = dist.loop
-    spaces = comp.data_spaces
+    spaces = ir.data_space_table
     distributed = dict(dist.data)
-    every, replicated = _distributed_stmts(comp, loop, distributed)
+    every, replicated = _distributed_stmts(ir, loop, distributed)
     stmts = [s for s in every if s.name not in replicated]
     extent: dict[str, str] = {}
     block: dict[str, int] = {}
@@ -207,7 +208,7 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
             block[name] = size
     found = _Found()
     for s in stmts:
-        _classify(comp, s, loop, distributed, extent, found, block)
+        _classify(ir, s, loop, distributed, extent, found, block)
     accesses = found.accesses
     ghost_reads = sorted({g.data for g in accesses if not g.write})
     shifted = sorted({g.data for g in accesses if g.shift})
@@ -230,7 +231,7 @@ def analyse(comp: Computation, dist: Distribution) -> Layout:
                 f"and of {name}, which is accessed through an index array; declare {name} "
                 "with its own extent parameter (e.g. M), passed the same value"
             )
-    bound = _loop_bound(comp, stmts, loop)
+    bound = _loop_bound(ir, stmts, loop)
     if bound is not None:
         found.row_params.add(bound)
     return Layout(
@@ -271,18 +272,19 @@ class _Found:
 
 
 def _distributed_stmts(
-    comp: Computation, loop: str, distributed: dict[str, int]
-) -> tuple[list[Stmt], set[str]]:
+    ir: ComputationIR, loop: str, distributed: dict[str, int]
+) -> tuple[list[Statement], set[str]]:
     """The statements in the distributed loop, and the replicated ones (outside it, only
     scalars: every rank runs them on the same values)."""
-    stmts: list[Stmt] = []
+    stmts: list[Statement] = []
     replicated: set[str] = set()
-    for s in comp.stmts:
-        if isinstance(s, OperationStmt):
+    for p in ir.parsed_stmts:
+        if isinstance(p.record, OperationIR):
             raise CodegenError(
-                f"distribute_rows: {s.name} is a {s.kind} operation; the generated exchange "
-                "replaces send/receive, so remove it"
+                f"distribute_rows: {p.name} is a {p.record.kind} operation; the generated "
+                "exchange replaces send/receive, so remove it"
             )
+        s = statement(ir, p)
         if loop in s.domain.tuple_vars:
             stmts.append(s)
             continue
@@ -303,8 +305,8 @@ def _constant(indices: tuple[str, ...]) -> bool:
 
 
 def _classify(
-    comp: Computation,
-    s: Stmt,
+    ir: ComputationIR,
+    s: Statement,
     loop: str,
     distributed: dict[str, int],
     extent: dict[str, str],
@@ -334,8 +336,9 @@ def _classify(
         if index.strip() == loop:
             found.owned.add(a.data_space)
             continue
-        uf = _uf_of(s, index, comp.ufs)
-        shift = None if uf is not None else _shifted_uf(s, index, loop, comp.ufs)
+        ufs = ir.uf_decls
+        uf = _uf_of(s, index, ufs)
+        shift = None if uf is not None else _shifted_uf(s, index, loop, ufs)
         if shift is not None:
             if written:
                 raise CodegenError(
@@ -361,7 +364,7 @@ def _classify(
 
 
 def _check_vectors(
-    stmts: list[Stmt],
+    stmts: list[Statement],
     ghost_reads: list[str],
     remote_writes: list[str],
     owned: set[str],
@@ -392,16 +395,16 @@ def _check_vectors(
     return tuple(sorted(written))
 
 
-def _loop_bound(comp: Computation, stmts: list[Stmt], loop: str) -> str | None:
+def _loop_bound(ir: ComputationIR, stmts: list[Statement], loop: str) -> str | None:
     """The parameter ``N`` of ``loop < N`` in the domains (None when there is none)."""
     for s in stmts:
         found = re.search(rf"(?<![\w]){re.escape(loop)} < ([A-Za-z_]\w*)(?![\w(])", str(s.domain))
-        if found and found.group(1) in comp.params:
+        if found and found.group(1) in ir.params:
             return found.group(1)
     return None
 
 
-def _check_renumbering(stmts: list[Stmt], accesses: list[GhostAccess]) -> None:
+def _check_renumbering(stmts: list[Statement], accesses: list[GhostAccess]) -> None:
     """A renumbered UF must index only its distributed data space (its other uses would read
     local numbers as global ones)."""
     by_uf: dict[str, str] = {}

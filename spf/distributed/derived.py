@@ -15,15 +15,20 @@
   with ghosts themselves) are all the compact buffer needs besides the ghosts.
   It is compiled like any computation, so a call with ``check=True`` checks the index arrays
   against their declarations (``rowptr`` nondecreasing, ``col`` inside ``0 .. M-1``).
+
+Both are IR values built with :mod:`spf.ir.build` (``spf.Computation.from_ir`` makes either
+a computation), so this package never needs the user-facing ``Computation``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spf.computation.computation import Computation, _fields
-from spf.computation.statement import Stmt
+from spf.analysis.memo import HasIR, as_ir
 from spf.errors import CodegenError
+from spf.ir import ComputationIR, apply, build
+from spf.ir.data import uf_fields
+from spf.schedule.commands import Parallelize
 
 if TYPE_CHECKING:
     from spf.distributed.analysis import Layout
@@ -49,13 +54,15 @@ def near_name(data: str) -> str:
     return f"dist_near_{data}"
 
 
-def _declarations(comp: Computation, into: Computation, ufs: set[str] | None = None) -> None:
-    """UFs and constants of ``comp`` declared again in ``into``."""
-    for name, uf in comp.ufs.items():
-        if ufs is None or name in ufs:
-            into.declare_uf(name, **_fields(uf))
-    for name, ctype in comp.constants.items():
-        into.add_constant(name, ctype)
+def uf_arguments(ir: ComputationIR, name: str, **changed: object) -> dict[str, object]:
+    """The keyword arguments of ``declare_uf`` that declare ``ir``'s UF ``name`` again,
+    with ``changed`` fields."""
+    fields: dict[str, object] = {
+        **uf_fields(next(u for u in ir.ufs if u.name == name)),
+        **changed,
+    }
+    del fields["name"]
+    return fields
 
 
 def restricted_domain(domain: str, loop: str | None, phase: int | None, extra: str = "") -> str:
@@ -82,78 +89,73 @@ def restricted_domain(domain: str, loop: str | None, phase: int | None, extra: s
     return f"{body[:-1].rstrip()} && {more} }}"
 
 
-def with_declarations(comp: Computation, into: Computation) -> Computation:
-    """``into`` with ``comp``'s data spaces, UFs, constants and assumptions declared."""
-    for name, ds in comp.data_spaces.items():
-        ctype = ds.ctype + ("*" if ds.pointer else "")
-        if ds.role == "local":
-            into.add_local(
-                name, ctype, ds.shape if ds.shape is not None else (), private=ds.private
-            )
-        else:
-            into.add_data_space(name, ctype, shape=ds.shape, index=ds.index)
-    _declarations(comp, into)
-    for fact in comp.assumptions:
-        into.assume(fact.text)
-    return into
-
-
-def local_computation(comp: Computation, layout: Layout) -> Computation:
-    """The original restricted to rows ``row_lo .. row_hi - 1`` (see the module docstring)."""
-    taken = {*comp.data_spaces, *comp.ufs, *comp.params, *comp.constants} & {LO, HI, PHASE}
+def local_computation(comp: ComputationIR | HasIR, layout: Layout) -> ComputationIR:
+    """The original (a computation's IR, or a computation, for its IR) restricted to rows
+    ``row_lo .. row_hi - 1`` (see the module docstring)."""
+    ir = as_ir(comp, "distribute_rows")
+    taken = {*ir.data_space_table, *ir.uf_decls, *ir.params} & {LO, HI, PHASE}
     if taken:
         raise CodegenError(
-            f"distribute_rows: {comp.name} already uses the name {min(taken)}, which the "
+            f"distribute_rows: {ir.name} already uses the name {min(taken)}, which the "
             "distributed executor needs for its row bounds; rename it"
         )
-    local = with_declarations(comp, Computation(f"{comp.name}_local"))
+    local = build.declarations(ir, f"{ir.name}_local")
     phase_of = {name: n for n, p in enumerate(layout.phases) for name in p.stmts}
-    for s in comp.stmts:
+    for s in ir.stmts:
         loop = layout.loop if s.name in layout.stmts else None
         phase = phase_of[s.name] if len(layout.phases) > 1 else None
-        domain = restricted_domain(str(s.domain), loop, phase)
-        stmt = local.add_stmt(Stmt(s.source, domain, str(s.schedule), name=s.name))
-        for tagged, tags in s.tags.items():
+        domain = restricted_domain(s.domain, loop, phase)
+        local = build.add_stmt(local, s.source, domain, s.current_schedule, name=s.name)
+        for tagged, tags in s.tags:
             if "parallel" in tags:
-                stmt.parallelize(tagged)
+                local = apply(Parallelize(loop=tagged), local, s.name)
     return local
 
 
-def inspector_computation(comp: Computation, layout: Layout) -> Computation:
-    """The marking inspector (see the module docstring)."""
-    insp = Computation(f"{comp.name}_inspector")
-    ufs: set[str] = set()
-    for s in comp.stmts:
-        if s.name in layout.stmts:
-            ufs |= {n for n in comp.ufs if n in str(s.domain) or n in s.source}
-    _declarations(comp, insp, ufs)
-    bound = _row_bound(layout)
-    if layout.ghost_reads:
-        insp.add_data_space(HALO, "int8_t", shape=(bound,))
-    for name in (*layout.ghost_reads, *layout.remote_writes):
-        insp.add_data_space(mark_name(name), "int8_t", shape=(layout.extent[name],))
-    for name in layout.ghost_reads:
-        insp.add_data_space(far_name(name), "int8_t", shape=(layout.extent[name],))
-    for name in layout.ghost_reads:
-        insp.add_data_space(near_name(name), "int8_t", shape=(layout.extent[name],))
-    stmts = {s.name: s for s in comp.stmts}
+def inspector_computation(comp: ComputationIR | HasIR, layout: Layout) -> ComputationIR:
+    """The marking inspector of a computation (its IR, or the computation, for its IR; see
+    the module docstring)."""
+    ir = as_ir(comp, "distribute_rows")
+    insp = _inspector_declarations(ir, layout)
+    stmts = {s.name: s for s in ir.stmts}
     for n, g in enumerate(layout.accesses):
-        domain = str(stmts[g.stmt].domain)
-        insp.add_stmt(Stmt(f"${mark_name(g.data)}$({g.index}) = 1;", domain, name=f"mark{n}"))
+        domain = stmts[g.stmt].domain
+        mark = f"${mark_name(g.data)}$({g.index}) = 1;"
+        insp = build.add_stmt(insp, mark, domain, name=f"mark{n}")
         if not g.write:
             halo = f"${HALO}$({layout.loop})"
-            insp.add_stmt(
-                Stmt(
-                    f"{halo} = {halo} | ${far_name(g.data)}$({g.index});",
-                    domain,
-                    name=f"halo{n}",
-                )
-            )
+            source = f"{halo} = {halo} | ${far_name(g.data)}$({g.index});"
+            insp = build.add_stmt(insp, source, domain, name=f"halo{n}")
     for n, g in enumerate(layout.accesses):  # after every halo flag is final
         if not g.write:
             near, halo = f"${near_name(g.data)}$({g.index})", f"${HALO}$({layout.loop})"
-            domain = str(stmts[g.stmt].domain)
-            insp.add_stmt(Stmt(f"{near} = {near} | {halo};", domain, name=f"near{n}"))
+            domain = stmts[g.stmt].domain
+            insp = build.add_stmt(insp, f"{near} = {near} | {halo};", domain, name=f"near{n}")
+    return insp
+
+
+def _inspector_declarations(ir: ComputationIR, layout: Layout) -> ComputationIR:
+    """The inspector before its statements: the UFs the distributed statements use, the
+    symbolic constants, the halo flags and the marks."""
+    insp = build.computation(f"{ir.name}_inspector")
+    used: set[str] = set()
+    for s in ir.stmts:
+        if s.name in layout.stmts:
+            used |= {u.name for u in ir.ufs if u.name in s.domain or u.name in s.source}
+    for u in ir.ufs:
+        if u.name in used:
+            insp = build.declare_uf(insp, u.name, **uf_arguments(ir, u.name))
+    for name, ctype in ir.constants:
+        insp = build.add_constant(insp, name, ctype)
+    bound = _row_bound(layout)
+    if layout.ghost_reads:
+        insp = build.add_data_space(insp, HALO, "int8_t", (bound,))
+    for name in (*layout.ghost_reads, *layout.remote_writes):
+        insp = build.add_data_space(insp, mark_name(name), "int8_t", (layout.extent[name],))
+    for name in layout.ghost_reads:
+        insp = build.add_data_space(insp, far_name(name), "int8_t", (layout.extent[name],))
+    for name in layout.ghost_reads:
+        insp = build.add_data_space(insp, near_name(name), "int8_t", (layout.extent[name],))
     return insp
 
 
@@ -178,5 +180,5 @@ __all__ = [
     "mark_name",
     "near_name",
     "restricted_domain",
-    "with_declarations",
+    "uf_arguments",
 ]

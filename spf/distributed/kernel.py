@@ -61,9 +61,9 @@ if TYPE_CHECKING:
 
     from spf.codegen.signature import Arg
     from spf.codegen.unit import TranslationUnit
-    from spf.computation.computation import Computation
-    from spf.computation.distribution import Distribution
     from spf.distributed.analysis import Layout
+    from spf.distributed.distribution import Distribution
+    from spf.ir import ComputationIR
 
 
 @dataclass
@@ -94,15 +94,17 @@ class _Plan:
 class DistributedKernel:
     """A compiled row-distributed computation (module docstring).
 
-    ``source`` is the executor's C + MPI translation unit, ``inspector`` the generated
-    inspector :class:`~spf.computation.computation.Computation`, ``layout`` what the analysis
-    found (ghost reads, remote writes, reductions). ``build=False`` stops after printing the
-    source (``comp.codegen("mpi")``: no ``mpicc``, no mpi4py).
+    ``comp`` is the computation's IR (``comp.ir``). ``source`` is the executor's C + MPI
+    translation unit, ``inspector`` the generated inspector (a
+    :class:`~spf.ir.ComputationIR`; ``spf.Computation.from_ir`` makes it a computation),
+    ``layout`` what the analysis found (ghost reads, remote writes, reductions).
+    ``build=False`` stops after printing the source (``comp.codegen("mpi")``: no ``mpicc``,
+    no mpi4py).
     """
 
     def __init__(
         self,
-        comp: Computation,
+        comp: ComputationIR,
         dist: Distribution,
         name: str | None = None,
         check: bool = True,
@@ -117,7 +119,7 @@ class DistributedKernel:
         self.name = c_function_name(name or comp.name)
         self.local = local_computation(comp, self.layout)
         self.inspector = inspector_computation(comp, self.layout)
-        self._local_sig = signature(self.local.ir, f"{self.name}_local")
+        self._local_sig = signature(self.local, f"{self.name}_local")
         for r in self.layout.reductions:
             shape = self._local_sig.arg(r).shape or ()
             if not all(isinstance(e, int) for e in shape):
@@ -133,7 +135,7 @@ class DistributedKernel:
             split_comp = prefix.computation(comp, self.layout, found)
             fn = f"{self.name}_split"
             units.append(_c_unit(split_comp, fn, check))
-            self._split = prefix.Lowered(found, signature(split_comp.ir, fn), units[-1].source)
+            self._split = prefix.Lowered(found, signature(split_comp, fn), units[-1].source)
         self.source = executor_source(
             self.name, local.source, self._local_sig, self.layout, self._split
         )
@@ -219,8 +221,10 @@ class DistributedKernel:
     def _inspector(self) -> Any:
         """The compiled inspector (a :class:`spf.runtime.Kernel`, built at first use)."""
         if self._inspector_kernel is None:
-            self._inspector_kernel = self.inspector.compile(
-                cache_dir=None if self._cache_dir is None else str(self._cache_dir)
+            from spf.runtime.compile import compile_kernel
+
+            self._inspector_kernel = compile_kernel(
+                self.inspector, cache_dir=None if self._cache_dir is None else str(self._cache_dir)
             )
         return self._inspector_kernel
 
@@ -658,7 +662,7 @@ class DistributedKernel:
         return out
 
     def inspector_args(self) -> tuple[Arg, ...]:
-        return signature(self.inspector.ir, self.inspector.name).args
+        return signature(self.inspector, self.inspector.name).args
 
     # ------------------------------------------------------------------ executor
 
@@ -829,19 +833,25 @@ class _Param:
     name: str
 
 
-def _c_unit(comp: Computation, name: str, check: bool) -> TranslationUnit:
+def _c_unit(ir: ComputationIR, name: str, check: bool) -> TranslationUnit:
     """``comp.codegen("c", name, check)`` with its record (:mod:`spf.codegen.unit`): the
-    text of the executor's wavefront computation where ``comp`` has wavefront loops."""
+    text of the executor's wavefront computation where ``ir`` has wavefront loops (their
+    legality checked here, on the computation as scheduled)."""
     from spf.codegen import codegen_unit
 
-    executor = comp._executor("c", check)
-    if executor is not None:
-        return _c_unit(executor.computation, name, check)
-    return codegen_unit(comp.ir, "c", name, check)
+    tagged = (t for s in ir.stmts for _, tags in s.tags for t in tags)
+    if any(t.startswith("wavefront(") for t in tagged):
+        from spf.analysis.executor import build_executor
+        from spf.analysis.legality import check as check_legality
+
+        if check:
+            check_legality(ir)
+        return codegen_unit(build_executor(ir, "c").ir, "c", name, check)
+    return codegen_unit(ir, "c", name, check)
 
 
 def compile_distributed(
-    comp: Computation,
+    comp: ComputationIR,
     dist: Distribution,
     name: str | None = None,
     check: bool = True,

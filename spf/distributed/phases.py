@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from spf.errors import CodegenError
 
 if TYPE_CHECKING:
-    from spf.computation.statement import Stmt
     from spf.distributed.analysis import GhostAccess
+    from spf.distributed.statements import Statement
 
 _ROOT = re.compile(r"->\s*\[\s*(-?\d+)\s*[,\]]")
 
@@ -38,7 +38,7 @@ class Phase:
     reductions: tuple[str, ...]
 
 
-def _root(s: Stmt) -> int:
+def _root(s: Statement) -> int:
     found = _ROOT.search(str(s.schedule))
     if found is None:
         raise CodegenError(
@@ -48,7 +48,7 @@ def _root(s: Stmt) -> int:
     return int(found.group(1))
 
 
-def _scalars(s: Stmt, *, reduced: bool) -> set[str]:
+def _scalars(s: Statement, *, reduced: bool) -> set[str]:
     """Constant-index data spaces ``s`` accumulates into (``reduced``) or reads otherwise."""
     parsed = s.parsed
     targets = {(a.data_space, a.indices) for a in parsed.reductions}
@@ -62,11 +62,11 @@ def _scalars(s: Stmt, *, reduced: bool) -> set[str]:
 
 
 def split(
-    stmts: list[Stmt], replicated: set[str], reductions: set[str], ghosts: list[GhostAccess]
+    stmts: list[Statement], replicated: set[str], reductions: set[str], ghosts: list[GhostAccess]
 ) -> tuple[Phase, ...]:
     """The phases (module docstring); CodegenError for an order the exchange cannot serve."""
     order = sorted(stmts, key=lambda s: (_root(s), stmts.index(s)))
-    phases: list[tuple[list[Stmt], bool, set[str]]] = []
+    phases: list[tuple[list[Statement], bool, set[str]]] = []
     for root in sorted({_root(s) for s in order}):
         group = [s for s in order if _root(s) == root]
         rep = {s.name in replicated for s in group}
@@ -92,7 +92,7 @@ def split(
 
 
 def _check_writes_after_reads(
-    stmts: list[Stmt], phases: tuple[Phase, ...], ghosts: list[GhostAccess]
+    stmts: list[Statement], phases: tuple[Phase, ...], ghosts: list[GhostAccess]
 ) -> None:
     phase_of = {name: n for n, p in enumerate(phases) for name in p.stmts}
     for g in ghosts:

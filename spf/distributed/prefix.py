@@ -20,18 +20,19 @@ the first ``k`` of row ``i`` that reads a ghost.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.computation.computation import Computation, _fields
-from spf.computation.statement import Stmt
-from spf.distributed.derived import restricted_domain, with_declarations
+from spf.analysis.memo import HasIR, as_ir
+from spf.distributed.derived import restricted_domain, uf_arguments
+from spf.ir import ComputationIR, build
 
 if TYPE_CHECKING:
     from spf.codegen.signature import Signature
     from spf.distributed.analysis import Layout
+    from spf.ir import StmtIR
 
 FROM, TO, PRE, POST = "dist_from", "dist_to", "dist_pre", "dist_post"
 
@@ -81,21 +82,22 @@ class Lowered:
         return self.sig.arg(self.split.bound).ctype
 
 
-def find(comp: Computation, layout: Layout) -> Split | None:
-    """The split of the first phase reading ghosts, or None where it does not apply."""
+def find(comp: ComputationIR | HasIR, layout: Layout) -> Split | None:
+    """The split of the first phase reading ghosts, or None where it does not apply
+    (``comp``: a computation's IR, or a computation, for its IR)."""
     reads = [g for g in layout.accesses if not g.write]
     phase_of = {name: n for n, p in enumerate(layout.phases) for name in p.stmts}
     if not reads:
         return None
     first = min(phase_of[g.stmt] for g in reads)
     mine = [g for g in reads if phase_of[g.stmt] == first]
-    stmts = {s.name: s for s in comp.stmts}
+    stmts = {s.name: s for s in as_ir(comp, "distribute_rows").stmts}
     names = layout.phases[first].stmts
-    roots = {re.search(r"->\s*\[\s*(-?\d+)", str(stmts[n].schedule)) for n in names}
+    roots = {re.search(r"->\s*\[\s*(-?\d+)", stmts[n].current_schedule) for n in names}
     if len(mine) != 1 or len({m.group(1) if m else None for m in roots}) != 1:
         return None
     g = mine[0]
-    domain = str(stmts[g.stmt].domain)
+    domain = stmts[g.stmt].domain
     call = re.search(rf"\b{re.escape(g.uf)}\(\s*(\w+)\s*\)", f"{g.index} {domain}")
     if call is None or call.group(1) == layout.loop:
         return None
@@ -110,15 +112,16 @@ def find(comp: Computation, layout: Layout) -> Split | None:
     return Split(first, g.stmt, g.data, g.uf, low.group(1), names[:at], names[at + 1 :])
 
 
-def computation(comp: Computation, layout: Layout, split: Split) -> Computation:
-    """The split phase's statements on rows ``row_lo .. row_hi - 1`` (module docstring)."""
-    out = with_declarations(comp, Computation(f"{comp.name}_split"))
-    bound = replace(comp.ufs[split.bound], monotonic=None)
+def computation(comp: ComputationIR | HasIR, layout: Layout, split: Split) -> ComputationIR:
+    """The split phase's statements on rows ``row_lo .. row_hi - 1`` (module docstring) of a
+    computation (its IR, or the computation, for its IR)."""
+    ir = as_ir(comp, "distribute_rows")
+    out = build.declarations(ir, f"{ir.name}_split")
     for name in (FROM, TO):
-        out.declare_uf(name, **_fields(bound))
-    out.assume(f"0 <= {PRE} <= 1")
-    out.assume(f"0 <= {POST} <= 1")
-    stmts = {s.name: s for s in comp.stmts}
+        out = build.declare_uf(out, name, **uf_arguments(ir, split.bound, monotonic=None))
+    out = build.assume(out, f"0 <= {PRE} <= 1")
+    out = build.assume(out, f"0 <= {POST} <= 1")
+    stmts = {s.name: s for s in ir.stmts}
     k = re.search(rf"\b{re.escape(split.uf)}\(\s*(\w+)\s*\)", _text(stmts[split.stmt]))
     assert k is not None
     i = layout.loop
@@ -128,12 +131,12 @@ def computation(comp: Computation, layout: Layout, split: Split) -> Computation:
             extra = f"{FROM}({i}) <= {k.group(1)} && {k.group(1)} < {TO}({i})"
         else:
             extra = f"{PRE if name in split.before else POST} = 1"
-        domain = restricted_domain(str(s.domain), i, None, extra)
-        out.add_stmt(Stmt(s.source, domain, str(s.schedule), name=s.name))
+        domain = restricted_domain(s.domain, i, None, extra)
+        out = build.add_stmt(out, s.source, domain, s.current_schedule, name=s.name)
     return out
 
 
-def _text(s: Stmt) -> str:
+def _text(s: StmtIR) -> str:
     return f"{s.source} {s.domain}"
 
 

@@ -23,13 +23,13 @@ else is an :class:`~spf.errors.UndeclaredError`; a builder infers no declaration
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from spf.errors import ArityError, UndeclaredError, VerifyError
 from spf.ir.access import access_relation
 from spf.ir.model import UFIR, Accesses, ComputationIR, DataSpaceIR, OperationIR, StmtIR, Tags
-from spf.ir.reading import iterator_names
+from spf.ir.reading import is_constant, iterator_names
 from spf.sets import UF, Relation, Set
 from spf.sets.set_like import expression_params
 
@@ -40,7 +40,10 @@ __all__ = [
     "add_stmt",
     "assume",
     "computation",
+    "declarations",
     "declare_uf",
+    "next_root",
+    "program_order",
     "reschedule",
 ]
 
@@ -48,6 +51,31 @@ __all__ = [
 def computation(name: str) -> ComputationIR:
     """An empty computation named ``name``."""
     return ComputationIR(name=name)
+
+
+def declarations(ir: ComputationIR, name: str) -> ComputationIR:
+    """A computation named ``name`` with the declarations of ``ir`` (its data spaces, UFs,
+    symbolic constants and assumptions) and none of its statements, operations, layout or
+    trace: where a computation derived from ``ir`` starts."""
+    names = set(dict(ir.constants))
+    for space in ir.data_spaces:
+        for extent in space.shape or ():
+            if isinstance(extent, str):
+                names |= expression_params(extent)
+    for uf in ir.uf_decls.values():
+        for s in (uf.domain, uf.range):
+            if s is not None:
+                names |= s.params
+    for fact in ir.facts:
+        names |= fact.params
+    out = ComputationIR(
+        name=name,
+        data_spaces=ir.data_spaces,
+        ufs=ir.ufs,
+        constants=ir.constants,
+        assumptions=ir.assumptions,
+    )
+    return _with_params(out, names)
 
 
 def add_data_space(
@@ -119,17 +147,25 @@ def assume(ir: ComputationIR, text: str) -> ComputationIR:
 
 
 def add_stmt(
-    ir: ComputationIR, source: str, domain: str, schedule: str, *, name: str | None = None
+    ir: ComputationIR,
+    source: str,
+    domain: str,
+    schedule: str | None = None,
+    *,
+    name: str | None = None,
 ) -> ComputationIR:
     """``ir`` with the statement ``source`` (C, data spaces as ``$name$``) over ``domain``
-    at ``schedule`` (named ``s<k>`` unless ``name``): its accesses are derived from the
-    source as ``Computation.add_stmt`` derives them."""
+    at ``schedule`` (without one, after every statement: :func:`program_order`; named
+    ``s<k>`` unless ``name``): its accesses are derived from the source as
+    ``Computation.add_stmt`` derives them."""
     from spf.ir.source import parse_source
 
     name = name or _fresh_stmt_name(ir)
     where = f"statement {name} ({source.strip()!r})"
     ufs = ir.uf_decls
     dom = Set(domain, ufs=ufs)
+    if schedule is None:
+        schedule = program_order(dom, _next_root(ir))
     sched = Relation(schedule, ufs=ufs)
     _check_declared(ir, {c.split("(", 1)[0] for c in (*dom.uf_calls, *sched.uf_calls)}, where)
     if sched.in_arity != dom.arity:
@@ -228,6 +264,33 @@ def add_flag_operation(
     )
     new = dataclasses.replace(ir, operations=(*ir.operations, op))
     return _with_params(new, dom.params | sched.params)
+
+
+def program_order(domain: Set, root: int) -> str:
+    """The schedule of a statement over ``domain`` added without one: at ``root`` (after the
+    statements before it), its loops in the domain's order, a ``0`` after each
+    (``{[i, j] -> [2, i, 0, j, 0]}``); a constant of the domain's tuple stays in place."""
+    its = iterator_names(domain)
+    shown = domain.tuple_vars
+    entries = [it if shown[k].isidentifier() else shown[k] for k, it in enumerate(its)]
+    out = [str(root)] + [x for e in entries for x in (e, "0")]
+    return f"{{[{', '.join(its)}] -> [{', '.join(out)}]}}"
+
+
+def next_root(schedules: Iterable[Relation]) -> int:
+    """The outermost schedule constant after every one of ``schedules`` (the current and
+    original schedules of the statements before a new one)."""
+    roots = [-1]
+    for sched in schedules:
+        first = sched.out_vars[0] if sched.out_arity else "0"
+        if is_constant(first):
+            roots.append(int(first))
+    return max(roots) + 1
+
+
+def _next_root(ir: ComputationIR) -> int:
+    """After every statement of ``ir`` in the current and in the program order."""
+    return next_root(x for s in ir.parsed_stmts for x in (s.schedule, s.original_schedule))
 
 
 def _printed(accesses: Accesses, ufs: dict[str, UF]) -> Accesses:

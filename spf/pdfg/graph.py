@@ -3,7 +3,7 @@
 Nodes: statements (``kind="stmt"``, with ``domain``, ``loops``, ``source`` and ``order``, the
 position in execution order) and data spaces (``kind="data"``; id ``data:<name>`` when a
 statement has the same name; with parameter values, ``removable_by`` lists the
-operations that would remove a temporary, see :mod:`spf.pdfg.temporaries`). Edges:
+operations that would remove a temporary, see :mod:`spf.computation.temporaries`). Edges:
 ``read`` (data space -> statement), ``write`` (statement -> data space), each with
 ``access`` (the relation, as text), and ``dependence`` (source -> sink statement) with
 ``access``, ``carried_by``, ``dep_kind``, ``data_space`` and ``data_spaces``; several
@@ -22,25 +22,23 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from spf.computation.layout import layout_of
-from spf.computation.statement import is_constant
+from spf.ir.reading import is_constant, placement_of
 from spf.pdfg.annotate import annotate
 from spf.pdfg.inspection import add_inspection
 from spf.pdfg.loops import Nest, loop_tree, statements_in
-from spf.pdfg.temporaries import removable_temporaries
 
 if TYPE_CHECKING:
-    from spf.computation.computation import Computation
+    from spf.pdfg.subject import GraphSubject
 
 __all__ = ["Nest", "build_graph", "data_id", "price"]
 
 
-def data_id(comp: Computation, name: str) -> str:
+def data_id(comp: GraphSubject, name: str) -> str:
     """Node id of data space ``name``."""
     return f"data:{name}" if any(s.name == name for s in comp.stmts) else name
 
 
-def build_graph(comp: Computation, params: Mapping[str, int] | None = None) -> nx.DiGraph[str]:
+def build_graph(comp: GraphSubject, params: Mapping[str, int] | None = None) -> nx.DiGraph[str]:
     """The PDFG of ``comp``; with ``params``, annotated with sizes for those values."""
     g: nx.DiGraph[str] = nx.DiGraph()
     _add_nodes(g, comp)
@@ -57,21 +55,21 @@ def build_graph(comp: Computation, params: Mapping[str, int] | None = None) -> n
     g.graph["order"] = tuple(order)
     for k, name in enumerate(order):
         g.nodes[name]["order"] = k
-    add_inspection(g, comp)
+    add_inspection(g, comp.ir)
     if params is not None:
         price(g, comp, params)
     return g
 
 
-def price(g: nx.DiGraph[str], comp: Computation, params: Mapping[str, int]) -> None:
+def price(g: nx.DiGraph[str], comp: GraphSubject, params: Mapping[str, int]) -> None:
     """Sizes for ``params`` (:mod:`spf.pdfg.annotate`) and the temporaries an operation
-    would remove (:mod:`spf.pdfg.temporaries`), added to ``comp``'s graph ``g``."""
+    would remove (:mod:`spf.computation.temporaries`), added to ``comp``'s graph ``g``."""
     annotate(g, comp.ir, params)
-    for name, ops in removable_temporaries(comp).items():
+    for name, ops in comp._removable_temporaries().items():
         g.nodes[data_id(comp, name)]["removable_by"] = ops
 
 
-def _add_nodes(g: nx.DiGraph[str], comp: Computation) -> None:
+def _add_nodes(g: nx.DiGraph[str], comp: GraphSubject) -> None:
     for s in comp.stmts:
         g.add_node(
             s.name,
@@ -81,22 +79,23 @@ def _add_nodes(g: nx.DiGraph[str], comp: Computation) -> None:
             source=s.source.strip(),
             schedule=str(s.schedule),
         )
-    placements = layout_of(comp).placements
+    ir = comp.ir
     for name, space in comp.data_spaces.items():
         g.add_node(
             data_id(comp, name), kind="data", name=name, type=space.type_text + space.shape_text()
         )
         if space.private is not None:  # one copy per iteration of the loop (add_local)
             g.nodes[data_id(comp, name)]["private"] = space.private
-        if name in placements:  # store_in, storage_fold: its elements live in a buffer
-            g.nodes[data_id(comp, name)]["stored_in"] = placements[name].buffer
+        placed = placement_of(ir, name)
+        if placed is not None:  # store_in, storage_fold: its elements live in a buffer
+            g.nodes[data_id(comp, name)]["stored_in"] = placed.buffer
     for name, b in comp.buffers.items():
         if name not in g:
             shape = "".join(f"[{d}]" for d in b.shape)
             g.add_node(name, kind="data", name=name, type=f"{b.dtype}{shape} ({b.scope} buffer)")
 
 
-def _add_dependences(g: nx.DiGraph[str], comp: Computation) -> dict[tuple[str, int], list[str]]:
+def _add_dependences(g: nx.DiGraph[str], comp: GraphSubject) -> dict[tuple[str, int], list[str]]:
     """Dependence edges (merged per statement pair); returns what each loop carries, by
     ``(source statement, schedule position)``."""
     from spf.analysis.dependences import padded

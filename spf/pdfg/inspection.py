@@ -19,27 +19,28 @@ from spf.pdfg.loops import Nest, loop_tree, statements_in
 if TYPE_CHECKING:
     import networkx as nx
 
-    from spf.computation.computation import Computation
+    from spf.ir import ComputationIR
 
 
-def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
-    """Add the inspectors of ``comp``'s wavefront loops to its PDFG ``g`` (nothing without
-    a wavefront loop)."""
+def add_inspection(g: nx.DiGraph[str], ir: ComputationIR) -> None:
+    """Add the inspectors of the wavefront loops of computation ``ir`` to its PDFG ``g``
+    (nothing without a wavefront loop). An inspector is read as the IR value the analysis
+    builds (:func:`spf.analysis.inspector.build_inspector`)."""
     from spf.analysis.executor import wavefront_loops, wavefront_stmts
     from spf.analysis.inspector import analyze_wavefront, build_inspector
-    from spf.computation.computation import Computation
 
     first: list[str | Nest] = []
-    for loop in sorted(wavefront_loops(comp.ir)):
-        stmts = wavefront_stmts(comp.ir, loop)
-        analysis = analyze_wavefront(comp.ir, [s.name for s in stmts], loop)
-        insp = Computation.from_ir(build_inspector(comp.ir, analysis))
+    for loop in sorted(wavefront_loops(ir)):
+        stmts = wavefront_stmts(ir, loop)
+        analysis = analyze_wavefront(ir, [s.name for s in stmts], loop)
+        insp = build_inspector(ir, analysis)
         level = f"{insp.name}.level"
-        for name, space in insp.data_spaces.items():
-            node = f"{insp.name}.{name}"
-            g.add_node(node, kind="data", name=name, type=space.type_text + space.shape_text())
+        for space in insp.data_spaces:
+            node = f"{insp.name}.{space.name}"
+            shape = "" if space.shape is None else "".join(f"[{d}]" for d in space.shape)
+            g.add_node(node, kind="data", name=space.name, type=space.type + shape)
             g.nodes[node].update(shape=space.shape, ctype=space.ctype)  # priced with params
-        for s in insp.stmts:
+        for s in insp.parsed_stmts:
             node = f"{insp.name}.{s.name}"
             g.add_node(
                 node,
@@ -57,7 +58,7 @@ def add_inspection(g: nx.DiGraph[str], comp: Computation) -> None:
         for member in stmts:
             g.add_edge(level, member.name, kind="schedule", access=f"{loop} in level order")
         g.nodes[level]["orders"] = loop
-        first.extend(_prefixed(item, insp.name) for item in loop_tree(insp.ir))
+        first.extend(_prefixed(item, insp.name) for item in loop_tree(insp))
     if first:
         g.graph["nests"] = (*first, *g.graph.get("nests", ()))
         order = [name for item in g.graph["nests"] for name in statements_in(item)]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     import networkx as nx
 
-    from spf.computation.computation import Computation
+    from spf.pdfg.subject import GraphSubject
     from spf.sets import Relation
 
 _FORMATS = ("svg", "png", "pdf")
@@ -31,7 +31,7 @@ class PDFG:
     ``params`` (``{"N": 1000}``) annotates it with sizes for those parameter values.
     """
 
-    def __init__(self, comp: Computation, params: Mapping[str, int] | None = None) -> None:
+    def __init__(self, comp: GraphSubject, params: Mapping[str, int] | None = None) -> None:
         self.computation = comp
         self.params: dict[str, int] | None = None
         if params is not None:
@@ -54,17 +54,13 @@ class PDFG:
         """``s2`` joins ``s1``'s nest right after ``s1``, sharing ``level`` loops (a count:
         ``1`` the outermost; or the name of the innermost shared loop); the schedule
         relations changed are returned and the graph is rebuilt."""
-        from spf.pdfg.ops import fuse
-
-        out = fuse(self.computation, s1, s2, level)
+        out = self.computation.fuse(s1, s2, level)
         self.graph = build_graph(self.computation)
         return out
 
     def reschedule(self, s1: str, s2: str) -> list[Relation]:
         """``s1`` moves to just before ``s2`` (either direction); returns changed schedules."""
-        from spf.pdfg.ops import reschedule
-
-        out = reschedule(self.computation, s1, s2)
+        out = self.computation.reschedule(s1, s2)
         self.graph = build_graph(self.computation)
         return out
 
@@ -73,9 +69,7 @@ class PDFG:
         substituted into the consumers and the producer and the data space disappear;
         returns the rewritten consumers (recorded in the trace as the producer's
         ``inline()``)."""
-        from spf.pdfg.ops import inline
-
-        out = inline(self.computation, data_space)
+        out = self.computation._inline_temporary(data_space)
         self.graph = build_graph(self.computation)
         return out
 

@@ -243,7 +243,7 @@ def test_distributed_inspector_marks_the_image_of_the_access() -> None:
     layout = analyse(comp, comp.distribution)
     assert layout.ghost_reads == ("x",)
     assert layout.renumbered == ("col",)
-    insp = inspector_computation(comp, layout)
+    insp = spf.Computation.from_ir(inspector_computation(comp, layout))  # an IR value
     assert [s.source for s in insp.stmts] == [
         "$dist_mark_x$(j) = 1;",
         "$dist_halo$(i) = $dist_halo$(i) | $dist_far_x$(j);",

@@ -1,4 +1,4 @@
-"""PDFG fuse and reschedule (spf/pdfg/ops.py, API.md sections 5 and 10): ``fuse``'s level
+"""PDFG fuse and reschedule (spf/computation/graph_ops.py, API.md sections 5 and 10): ``fuse``'s level
 counts shared loops, ``reschedule(s1, s2)`` moves ``s1`` (not ``s2``), and fusing again (the
 same pair, deeper, shallower, or a chain) works."""
 

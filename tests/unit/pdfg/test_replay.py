@@ -1,4 +1,4 @@
-"""The trace of PDFG fuse and reschedule replays to the same schedules (spf/pdfg/ops.py,
+"""The trace of PDFG fuse and reschedule replays to the same schedules (spf/computation/graph_ops.py,
 spf/schedule/trace.py): random sequences of the two operations on small computations (3-5
 statements, one or two loops), each followed by a replay of ``comp.trace`` on a copy built
 before the commands, compared by schedules, tags and generated C."""

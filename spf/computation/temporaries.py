@@ -3,17 +3,19 @@
 A data space is a candidate when exactly one statement (its producer) writes it, the
 producer does not read it, and other statements read it. Whether it can go is not guessed:
 ``inline`` is tried on a copy of the computation, and ``fuse(producer, reader, level)`` with
-the legality check of :mod:`spf.pdfg.ops` inside a transaction that is always rolled back,
-from the deepest shared loop outwards (fusing at no loop removes nothing). The answer is a
-list of the operations that succeed, e.g. ``("inline('bx')", "fuse('s0', 's1', 1)")``.
+the legality check of :mod:`spf.computation.graph_ops` inside a transaction that is always
+rolled back, from the deepest shared loop outwards (fusing at no loop removes nothing). The
+answer is a list of the operations that succeed, e.g. ``("inline('bx')", "fuse('s0', 's1',
+1)")``. The PDFG asks for them through ``comp._removable_temporaries()``
+(:class:`spf.pdfg.subject.GraphSubject`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from spf.computation.graph_ops import fuse, transaction
 from spf.errors import SpfError
-from spf.pdfg.ops import fuse, transaction
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation

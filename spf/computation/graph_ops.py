@@ -17,7 +17,9 @@ away from an earlier predecessor (fusing a statement again, deeper or elsewhere,
 allows), as a :class:`~spf.schedule.commands.Fuse` that ends that order and prints as the
 ``comp.fuse`` call; ``reschedule`` as itself
 (``comp.reschedule("s2", "s0")``, a :class:`~spf.schedule.commands.Reschedule` of ``s1``), so
-replaying the trace on a fresh copy rebuilds the same schedules.
+replaying the trace on a fresh copy rebuilds the same schedules. ``spf.pdfg.PDFG``'s
+operations call these through its computation (``comp.fuse``, ``comp.reschedule``,
+``comp._inline_temporary``; :class:`spf.pdfg.subject.GraphSubject`).
 """
 
 from __future__ import annotations
