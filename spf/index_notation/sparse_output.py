@@ -370,7 +370,8 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
     _declare_index(comp, "base", ("1",), f"0 <= v <= {en} + 1", dt)
     _declare_index(comp, "bits", ("1",), "0 <= v <= 32", dt)
     _declare_index(comp, "rnk", (en,), f"0 <= v <= {en}", dt)
-    _declare_index(comp, "cnt", (f"{en} + 2",), f"0 <= v <= {en}", dt)
+    for counts in ("cnt", "cnt2"):  # the low and the high digits' counts
+        _declare_index(comp, counts, (f"{en} + 2",), f"0 <= v <= {en}", dt)
     _declare_index(comp, "dig", (en,), f"0 <= v <= {en}", dt)
     _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
 
@@ -399,9 +400,9 @@ def _sort(
     copy of the list: ``rnk(a) += key(b) < key(a)`` with ``b`` outside). A longer
     one is radix-sorted in two stable counting passes over the digits of its columns in base
     ``base = 2**bits >= sqrt(EN + 1)`` (low digit into ``tmp``, then high digit into
-    ``srt``; a mask and a shift, no division): each
-    pass counts the digits into ``cnt``, prefix-sums the counts and moves every column to
-    its slot, ``O(L + sqrt(EN))`` per pass."""
+    ``srt``; a mask and a shift, no division): one pass over the columns counts both digits
+    (into ``cnt`` and ``cnt2``), one over the digits prefix-sums both counts, then each
+    pass moves every column to its slot, ``O(L + sqrt(EN))`` in all (five statements)."""
     o, a, q, v, lane = names
     comp.add_stmt(
         Stmt(
@@ -443,18 +444,29 @@ def _sort(
     digits = f"{{[{o}, {q}]: {long} && 0 <= {q} <= base(0)}}"
     prefix = f"{{[{o}, {q}]: {long} && 1 <= {q} <= base(0)}}"
     entries = f"{{[{o}, {a}]: {long} && 0 <= {a} < {length}}}"
+    low, high = "& (base(0) - 1)", ">> bits(0)"
+    steps = (
+        ("$cnt$({q}) = 0; $cnt2$({q}) = 0;", digits, q),
+        (
+            "$dig$({a}) = lst({a}) {high}; $cnt2$(dig({a}) + 1) += 1; "
+            "$dig$({a}) = lst({a}) {low}; $cnt$(dig({a}) + 1) += 1;",
+            entries,
+            a,
+        ),
+        ("$cnt$({q}) += cnt({q} - 1); $cnt2$({q}) += cnt2({q} - 1);", prefix, q),
+        ("$tmp$(cnt(dig({a}))) = lst({a}); $cnt$(dig({a})) += 1;", entries, a),
+        (
+            "$dig$({a}) = tmp({a}) {high}; $srt$(cnt2(dig({a}))) = tmp({a}); "
+            "$cnt2$(dig({a})) += 1;",
+            entries,
+            a,
+        ),
+    )
     pos = top + 3
-    for src, dst, digit in (("lst", "tmp", "& (base(0) - 1)"), ("tmp", "srt", ">> bits(0)")):
-        steps = (
-            ("$cnt$({q}) = 0;", digits, q),
-            ("$dig$({a}) = {src}({a}) {digit}; $cnt$(dig({a}) + 1) += 1;", entries, a),
-            ("$cnt$({q}) += cnt({q} - 1);", prefix, q),
-            ("${dst}$(cnt(dig({a}))) = {src}({a}); $cnt$(dig({a})) += 1;", entries, a),
-        )
-        for text, domain, v in steps:
-            src_text = text.format(q=q, a=a, src=src, dst=dst, digit=digit)
-            comp.add_stmt(Stmt(src_text, domain, _row_schedule(0, (o, v), pos)))
-            pos += 1
+    for text, domain, var in steps:
+        src_text = text.format(q=q, a=a, low=low, high=high)
+        comp.add_stmt(Stmt(src_text, domain, _row_schedule(0, (o, var), pos)))
+        pos += 1
     return pos
 
 

@@ -33,6 +33,7 @@
 #define spf_ds_bits(t0) bits[t0]
 #define spf_ds_rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define spf_ds_cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define spf_ds_cnt2(t0) cnt2[spf_ws_cnt2 + (t0)]
 #define spf_ds_dig(t0) dig[spf_ws_dig + (t0)]
 #define spf_ds_tmp(t0) tmp[spf_ws_tmp + (t0)]
 #ifndef SPF_FAULT_NOTE
@@ -70,6 +71,7 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
 #define bits(t0) bits[t0]
 #define rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define cnt2(t0) cnt2[spf_ws_cnt2 + (t0)]
 #define dig(t0) dig[spf_ws_dig + (t0)]
 #define tmp(t0) tmp[spf_ws_tmp + (t0)]
 #define s0(i) spf_ds_len(0) = 0
@@ -97,31 +99,30 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   spf_ds_srt(rnk(a)) = lst(a); \
   spf_ds_rnk(a) = 0; \
 } while (0)
-#define s7(i, j) spf_ds_cnt(j) = 0
+#define s7(i, j) do { \
+  spf_ds_cnt(j) = 0; \
+  spf_ds_cnt2(j) = 0; \
+} while (0)
 #define s8(i, a) do { \
+  spf_ds_dig(a) = lst(a) >> bits(0); \
+  spf_ds_cnt2(dig(a) + 1) += 1; \
   spf_ds_dig(a) = lst(a) & (base(0) - 1); \
   spf_ds_cnt(dig(a) + 1) += 1; \
 } while (0)
-#define s9_target(i, j) spf_ds_cnt(j)
-#define s9_value(i, j) cnt((j) - 1)
-#define s9(i, j) spf_ds_cnt(j) += cnt((j) - 1)
+#define s9(i, j) do { \
+  spf_ds_cnt(j) += cnt((j) - 1); \
+  spf_ds_cnt2(j) += cnt2((j) - 1); \
+} while (0)
 #define s10(i, a) do { \
   spf_ds_tmp(cnt(dig(a))) = lst(a); \
   spf_ds_cnt(dig(a)) += 1; \
 } while (0)
-#define s11(i, j) spf_ds_cnt(j) = 0
-#define s12(i, a) do { \
+#define s11(i, a) do { \
   spf_ds_dig(a) = tmp(a) >> bits(0); \
-  spf_ds_cnt(dig(a) + 1) += 1; \
+  spf_ds_srt(cnt2(dig(a))) = tmp(a); \
+  spf_ds_cnt2(dig(a)) += 1; \
 } while (0)
-#define s13_target(i, j) spf_ds_cnt(j)
-#define s13_value(i, j) cnt((j) - 1)
-#define s13(i, j) spf_ds_cnt(j) += cnt((j) - 1)
-#define s14(i, a) do { \
-  spf_ds_srt(cnt(dig(a))) = tmp(a); \
-  spf_ds_cnt(dig(a)) += 1; \
-} while (0)
-#define s15(i, p) do { \
+#define s12(i, p) do { \
   C_col(p) = srt((p) - C_rowptr(i)); \
   C(p) = acc(srt((p) - C_rowptr(i))); \
 } while (0)
@@ -158,6 +159,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
   int32_t *restrict srt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
   int32_t *restrict rnk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict cnt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
+  int32_t *restrict cnt2 = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
   int32_t *restrict dig = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict tmp = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
   if (!mark) spf_fault_note(spf_fault, 4, 0, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
@@ -167,9 +169,10 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
   if (!srt) spf_fault_note(spf_fault, 4, 4, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
   if (!rnk) spf_fault_note(spf_fault, 4, 5, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
   if (!cnt) spf_fault_note(spf_fault, 4, 6, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
-  if (!dig) spf_fault_note(spf_fault, 4, 7, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
-  if (!tmp) spf_fault_note(spf_fault, 4, 8, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
-  if (!mark || !acc || !lst || !len || !srt || !rnk || !cnt || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(dig); free(tmp); return; }
+  if (!cnt2) spf_fault_note(spf_fault, 4, 7, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
+  if (!dig) spf_fault_note(spf_fault, 4, 8, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!tmp) spf_fault_note(spf_fault, 4, 9, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
+  if (!mark || !acc || !lst || !len || !srt || !rnk || !cnt || !cnt2 || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(cnt2); free(dig); free(tmp); return; }
   const int64_t spf_ws_mark = 0;
   (void)spf_ws_mark;
   const int64_t spf_ws_acc = 0;
@@ -184,6 +187,8 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
   (void)spf_ws_rnk;
   const int64_t spf_ws_cnt = 0;
   (void)spf_ws_cnt;
+  const int64_t spf_ws_cnt2 = 0;
+  (void)spf_ws_cnt2;
   const int64_t spf_ws_dig = 0;
   (void)spf_ws_dig;
   const int64_t spf_ws_tmp = 0;
@@ -210,6 +215,8 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
       (void)spf_ws_rnk;
       const int64_t spf_ws_cnt = spf_thread_id() * spf_ws_stride((M + 2));
       (void)spf_ws_cnt;
+      const int64_t spf_ws_cnt2 = spf_thread_id() * spf_ws_stride((M + 2));
+      (void)spf_ws_cnt2;
       const int64_t spf_ws_dig = spf_thread_id() * spf_ws_stride((M));
       (void)spf_ws_dig;
       const int64_t spf_ws_tmp = spf_thread_id() * spf_ws_stride((M + 1));
@@ -256,21 +263,9 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
         {
           s10(i, a);
         }
-        for (int64_t j = 0; j <= base_0; j++)
-        {
-          s11(i, j);
-        }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
-          s12(i, a);
-        }
-        for (int64_t j = 1; j <= base_0; j++)
-        {
-          s13(i, j);
-        }
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
-        {
-          s14(i, a);
+          s11(i, a);
         }
       }
       else
@@ -308,16 +303,16 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
       }
       for (int64_t p = C_rowptr_i; p < C_rowptr_1_i; p++)
       {
-        s15(i, p);
+        s12(i, p);
       }
       if (spf_bad) __atomic_fetch_or(&spf_bad_all, spf_bad, __ATOMIC_RELAXED);
     }
   }
-  free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(dig); free(tmp);
+  free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(cnt2); free(dig); free(tmp);
 }
 void spgemm_csr_numeric(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, int64_t K, int64_t M, int64_t N, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const int32_t *restrict C_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_col, double *restrict C)
 {
   int64_t spf_fault[4] = {0};
   spgemm_csr_numeric_spf_faults(A_NNZ, B_NNZ, C_NNZ, K, M, N, A_col, A_rowptr, B_col, B_rowptr, C_rowptr, A, B, C_col, C, spf_fault);
 }
-const char *spgemm_csr_numeric_spf_fault_names(void) { return "lst,len,srt,thr,base,bits,rnk,cnt,dig,tmp;mark,acc,lst,len,srt,rnk,cnt,dig,tmp"; }
+const char *spgemm_csr_numeric_spf_fault_names(void) { return "lst,len,srt,thr,base,bits,rnk,cnt,cnt2,dig,tmp;mark,acc,lst,len,srt,rnk,cnt,cnt2,dig,tmp"; }

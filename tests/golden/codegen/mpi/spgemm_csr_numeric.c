@@ -40,6 +40,7 @@ static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int
 #define spf_ds_bits(t0) bits[t0]
 #define spf_ds_rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define spf_ds_cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define spf_ds_cnt2(t0) cnt2[spf_ws_cnt2 + (t0)]
 #define spf_ds_dig(t0) dig[spf_ws_dig + (t0)]
 #define spf_ds_tmp(t0) tmp[spf_ws_tmp + (t0)]
 #ifndef SPF_FAULT_NOTE
@@ -77,6 +78,7 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
 #define bits(t0) bits[t0]
 #define rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define cnt2(t0) cnt2[spf_ws_cnt2 + (t0)]
 #define dig(t0) dig[spf_ws_dig + (t0)]
 #define tmp(t0) tmp[spf_ws_tmp + (t0)]
 #define s0(i) spf_ds_len(0) = 0
@@ -104,31 +106,30 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   spf_ds_srt(rnk(a)) = lst(a); \
   spf_ds_rnk(a) = 0; \
 } while (0)
-#define s7(i, j) spf_ds_cnt(j) = 0
+#define s7(i, j) do { \
+  spf_ds_cnt(j) = 0; \
+  spf_ds_cnt2(j) = 0; \
+} while (0)
 #define s8(i, a) do { \
+  spf_ds_dig(a) = lst(a) >> bits(0); \
+  spf_ds_cnt2(dig(a) + 1) += 1; \
   spf_ds_dig(a) = lst(a) & (base(0) - 1); \
   spf_ds_cnt(dig(a) + 1) += 1; \
 } while (0)
-#define s9_target(i, j) spf_ds_cnt(j)
-#define s9_value(i, j) cnt((j) - 1)
-#define s9(i, j) spf_ds_cnt(j) += cnt((j) - 1)
+#define s9(i, j) do { \
+  spf_ds_cnt(j) += cnt((j) - 1); \
+  spf_ds_cnt2(j) += cnt2((j) - 1); \
+} while (0)
 #define s10(i, a) do { \
   spf_ds_tmp(cnt(dig(a))) = lst(a); \
   spf_ds_cnt(dig(a)) += 1; \
 } while (0)
-#define s11(i, j) spf_ds_cnt(j) = 0
-#define s12(i, a) do { \
+#define s11(i, a) do { \
   spf_ds_dig(a) = tmp(a) >> bits(0); \
-  spf_ds_cnt(dig(a) + 1) += 1; \
+  spf_ds_srt(cnt2(dig(a))) = tmp(a); \
+  spf_ds_cnt2(dig(a)) += 1; \
 } while (0)
-#define s13_target(i, j) spf_ds_cnt(j)
-#define s13_value(i, j) cnt((j) - 1)
-#define s13(i, j) spf_ds_cnt(j) += cnt((j) - 1)
-#define s14(i, a) do { \
-  spf_ds_srt(cnt(dig(a))) = tmp(a); \
-  spf_ds_cnt(dig(a)) += 1; \
-} while (0)
-#define s15(i, p) do { \
+#define s12(i, p) do { \
   C_col(p) = srt((p) - C_rowptr(i)); \
   C(p) = acc(srt((p) - C_rowptr(i))); \
 } while (0)
@@ -172,9 +173,10 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
   int32_t *restrict srt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
   int32_t *restrict rnk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict cnt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
+  int32_t *restrict cnt2 = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
   int32_t *restrict dig = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict tmp = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
-  if (!mark || !acc || !lst || !len || !srt || !rnk || !cnt || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(dig); free(tmp); MPI_Abort(comm, 1); return; }
+  if (!mark || !acc || !lst || !len || !srt || !rnk || !cnt || !cnt2 || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(cnt2); free(dig); free(tmp); MPI_Abort(comm, 1); return; }
   s3(0);
   if (N >= 1)
   {
@@ -197,6 +199,8 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
       (void)spf_ws_rnk;
       const int64_t spf_ws_cnt = spf_thread_id() * spf_ws_stride((M + 2));
       (void)spf_ws_cnt;
+      const int64_t spf_ws_cnt2 = spf_thread_id() * spf_ws_stride((M + 2));
+      (void)spf_ws_cnt2;
       const int64_t spf_ws_dig = spf_thread_id() * spf_ws_stride((M));
       (void)spf_ws_dig;
       const int64_t spf_ws_tmp = spf_thread_id() * spf_ws_stride((M + 1));
@@ -243,21 +247,9 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
         {
           s10(i, a);
         }
-        for (int64_t j = 0; j <= base_0; j++)
-        {
-          s11(i, j);
-        }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
-          s12(i, a);
-        }
-        for (int64_t j = 1; j <= base_0; j++)
-        {
-          s13(i, j);
-        }
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
-        {
-          s14(i, a);
+          s11(i, a);
         }
       }
       else
@@ -295,11 +287,11 @@ void spgemm_csr_numeric(MPI_Comm comm, int64_t A_NNZ, int64_t B_NNZ, int64_t C_N
       }
       for (int64_t p = C_rowptr_i; p < C_rowptr_1_i; p++)
       {
-        s15(i, p);
+        s12(i, p);
       }
       if (spf_bad) __atomic_fetch_or(&spf_bad_all, spf_bad, __ATOMIC_RELAXED);
     }
   }
   if (spf_fault[0]) MPI_Abort(comm, 1);  /* a run-time fault */
-  free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(dig); free(tmp);
+  free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(cnt2); free(dig); free(tmp);
 }
