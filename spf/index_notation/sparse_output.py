@@ -16,8 +16,8 @@ row loop may run in parallel):
   row pointers give: every product instance adds its value into the dense row ``acc`` at
   ``n``, listing each column the first time (``lst``); then the row's columns are sorted
   and gathered into ``C_col``/``C`` at ``C_rowptr(o) ..``. A row of ``L`` columns is
-  rank-sorted (``L`` whole-vector comparisons of the keys padded to a multiple of
-  :data:`LANES`, in cache) when ``L`` is small, otherwise radix-sorted
+  rank-sorted in place (each column compared with the whole list, padded to a multiple of
+  :data:`LANES`, in vectors; in cache) when ``L`` is small, otherwise radix-sorted
   in two counting passes, base ``sqrt(EN)`` (``EN`` the extent of the columns, ``O(L +
   sqrt(EN))`` steps); when the only
   product scans one operand's sorted fiber of the row (``O(i,j) = S(i,j) * ...``) the list
@@ -267,13 +267,22 @@ def _numeric(
     for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1")):
         # srt (like the radix sort's tmp) has a slot past the end: a full row's last
         # counting slot is EN. The single pass bounds its loops over a row by len(0): a
-        # full row has EN columns (lst then has a slot past the end too)
+        # full row has EN columns (lst then has a slot past the end too). A list to sort
+        # is padded in place to whole vectors with the sentinel EN (_sort)
         shape = f"{en} + 1" if single and local == "lst" else shape
         below = "<=" if single and local == "len" else "<"
+        if local == "lst" and not in_order:
+            shape, below = f"{en} + {LANES}", "<="
         _declare_index(comp, local, (shape,), f"0 <= v {below} {en}", dt)
     if not in_order:
         _declare_sort(comp, en, dt)
     comp.add_stmt(Stmt("$len$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
+    if not in_order:  # the sort's padding of short rows, written whole before the row's
+        # columns overwrite its start (written just before the sort reads it as vectors,
+        # the loads would stall on the stores in flight)
+        comp.assume(f"{en} >= 0")  # an extent: lst has LANES slots at least
+        pad = f"{{[{o}, a]: 0 <= {o} < {eo} && 0 <= a < {LANES}}}"
+        comp.add_stmt(Stmt(f"$lst$(a) = {en};", pad, f"{{[{o}, a] -> [0, {o}, 0, a + 1, 0]}}"))
     rows_only = ("thr", "base", "bits")  # computed once, before the row loop
     _workspaces(comp, [w for w, d in comp.data_spaces.items() if d.role == "local"
                        and w not in rows_only], o)  # fmt: skip
@@ -283,7 +292,7 @@ def _numeric(
         src = f"if ($mark$({at}) != {o} + 1) {{ {first} }} $acc$({at}) += {t.value};"
         _add_term(comp, t, src, pos)
     taken = {o, n, *f.extents}
-    a, b, p = _fresh("a", taken), _fresh("b", taken), _fresh("p", taken)
+    a, p = _fresh("a", taken), _fresh("p", taken)
     taken |= set(f.tensors)
     v, lane = _fresh("v", taken), _fresh("l", taken)
     rows = f"0 <= {o} < {eo}"
@@ -293,7 +302,7 @@ def _numeric(
         sorted_list = "lst"
     else:
         sorted_list = "srt"
-        top = _sort(comp, (o, a, b, n, v, lane), rows, length, en, dt, top)
+        top = _sort(comp, (o, a, n, v, lane), rows, length, en, dt, top)
     if single:
         from spf.index_notation.single_pass import gather_at_cursor
 
@@ -356,22 +365,20 @@ def _workspaces(comp: Computation, names: list[str], o: str) -> None:
 
 
 def _declare_sort(comp: Computation, en: str, dt: str) -> None:
-    """The locals of :func:`_sort`: the thresholds computed once, and the row workspaces
-    (the comparisons read a plain copy ``key`` of the list: no range check per read, they
-    vectorize)."""
+    """The locals of :func:`_sort`: the thresholds computed once, and the row workspaces."""
     _declare_index(comp, "thr", ("1",), f"0 <= v <= {en}", dt)
     _declare_index(comp, "base", ("1",), f"0 <= v <= {en} + 1", dt)
     _declare_index(comp, "bits", ("1",), "0 <= v <= 32", dt)
-    comp.add_local("key", f"{dt}_t", (f"{en} + {LANES}",))
-    _declare_index(comp, "rnk", (f"{en} + {LANES}",), f"0 <= v <= {en}", dt)
-    _declare_index(comp, "cnt", (f"{en} + 2",), f"0 <= v <= {en}", dt)
+    _declare_index(comp, "rnk", (en,), f"0 <= v <= {en}", dt)
+    for counts in ("cnt", "cnt2"):  # the low and the high digits' counts
+        _declare_index(comp, counts, (f"{en} + 2",), f"0 <= v <= {en}", dt)
     _declare_index(comp, "dig", (en,), f"0 <= v <= {en}", dt)
     _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
 
 
 def _sort(
     comp: Computation,
-    names: tuple[str, str, str, str, str, str],
+    names: tuple[str, str, str, str, str],
     rows: str,
     length: str,
     en: str,
@@ -382,18 +389,21 @@ def _sort(
     schedule positions ``top`` on; returns the next free position.
 
     A short row (``L <= thr``, ``thr = sqrt(16 sqrt(EN))``, computed once before the row
-    loop) is rank-sorted: its keys are copied to ``key`` and padded with the sentinel ``EN``
-    (above every column) to ``LP``, a multiple of :data:`LANES`; then for each key ``b`` one
-    pass over all ``LP`` ranks, ``rnk(a) += key(b) < key(a)`` (whole vectors, no remainder,
-    no reduction across lanes), and each key goes to its rank. On the 2-D Poisson SpGEMM
-    (13 columns a row) that takes 0.85x the numeric phase's time of the rank sort it
-    replaced (one rank at a time, an inner loop of ``L`` with its vector remainder). A longer
+    loop) is rank-sorted in place: its list is padded with the sentinel ``EN`` (above every
+    column) to ``LP`` entries, a multiple of :data:`LANES`; then each column ``a`` counts
+    the keys below it, ``rnk(a) += lst(b) < lst(a)`` over all ``LP`` (whole vectors, no
+    remainder: a sum across lanes the compiler keeps in registers), and goes to its rank,
+    leaving ``rnk(a)`` at zero for the next row (the workspace starts filled with zeros:
+    no pass clearing it, a ``memset`` call for a dozen entries).
+    On the 2-D Poisson SpGEMM (13 columns a row) that takes about half the time of the
+    rank sort it replaced (a pass over all ``LP`` ranks for each key, through memory, on a
+    copy of the list: ``rnk(a) += key(b) < key(a)`` with ``b`` outside). A longer
     one is radix-sorted in two stable counting passes over the digits of its columns in base
     ``base = 2**bits >= sqrt(EN + 1)`` (low digit into ``tmp``, then high digit into
-    ``srt``; a mask and a shift, no division): each
-    pass counts the digits into ``cnt``, prefix-sums the counts and moves every column to
-    its slot, ``O(L + sqrt(EN))`` per pass."""
-    o, a, b, q, v, lane = names
+    ``srt``; a mask and a shift, no division): one pass over the columns counts both digits
+    (into ``cnt`` and ``cnt2``), one over the digits prefix-sums both counts, then each
+    pass moves every column to its slot, ``O(L + sqrt(EN))`` in all (five statements)."""
+    o, a, q, v, lane = names
     comp.add_stmt(
         Stmt(
             f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
@@ -405,48 +415,58 @@ def _sort(
     )
     short = f"{rows} && {length} <= thr(0)"
     padded = f"{LANES} * floor(({length} + {LANES - 1}) / {LANES})"
-    for text, domain, at in (
-        (f"$key$({a}) = lst({a});", f"0 <= {a} < {length}", top),
-        (f"$key$({a}) = {en};", f"{length} <= {a} < {padded}", top + 1),
-        (f"$rnk$({a}) = 0;", f"0 <= {a} < {padded}", top + 2),
-    ):
-        comp.add_stmt(
-            Stmt(text, f"{{[{o}, {a}]: {short} && {domain}}}", _row_schedule(0, (o, a), at))
+    comp.add_stmt(
+        Stmt(
+            f"$lst$({a}) = {en};",
+            f"{{[{o}, {a}]: {short} && {LANES} < {length} <= {a} < {padded}}}",
+            _row_schedule(0, (o, a), top),
         )
-    # the ranks in blocks of LANES (an inner loop of a constant LANES iterations: whole
-    # vectors, no remainder, no trip-count checks)
+    )
+    # each rank a sum over the padded list in blocks of LANES (an inner loop of a constant
+    # LANES iterations: whole vectors, no remainder, no trip-count checks)
     slot = f"{LANES} * {v} + {lane}"
     comp.add_stmt(
         Stmt(
-            f"$rnk$({slot}) += $key$({b}) < $key$({slot});",
-            f"{{[{o}, {b}, {v}, {lane}]: {short} && 0 <= {b} < {length} && 0 <= {v} && "
+            f"$rnk$({a}) += lst({slot}) < lst({a});",
+            f"{{[{o}, {a}, {v}, {lane}]: {short} && 0 <= {a} < {length} && 0 <= {v} && "
             f"{LANES} * {v} < {length} && 0 <= {lane} < {LANES}}}",
-            _row_schedule(0, (o, b, v, lane), top + 3),
+            _row_schedule(0, (o, a, v, lane), top + 1),
         )
     )
     comp.add_stmt(
         Stmt(
-            f"$srt$(rnk({a})) = $key$({a});",
+            f"$srt$(rnk({a})) = lst({a}); $rnk$({a}) = 0;",
             f"{{[{o}, {a}]: {short} && 0 <= {a} < {length}}}",
-            _row_schedule(0, (o, a), top + 4),
+            _row_schedule(0, (o, a), top + 2),
         )
     )
     long = f"{rows} && {length} > thr(0)"
     digits = f"{{[{o}, {q}]: {long} && 0 <= {q} <= base(0)}}"
     prefix = f"{{[{o}, {q}]: {long} && 1 <= {q} <= base(0)}}"
     entries = f"{{[{o}, {a}]: {long} && 0 <= {a} < {length}}}"
-    pos = top + 5
-    for src, dst, digit in (("lst", "tmp", "& (base(0) - 1)"), ("tmp", "srt", ">> bits(0)")):
-        steps = (
-            ("$cnt$({q}) = 0;", digits, q),
-            ("$dig$({a}) = {src}({a}) {digit}; $cnt$(dig({a}) + 1) += 1;", entries, a),
-            ("$cnt$({q}) += cnt({q} - 1);", prefix, q),
-            ("${dst}$(cnt(dig({a}))) = {src}({a}); $cnt$(dig({a})) += 1;", entries, a),
-        )
-        for text, domain, v in steps:
-            src_text = text.format(q=q, a=a, src=src, dst=dst, digit=digit)
-            comp.add_stmt(Stmt(src_text, domain, _row_schedule(0, (o, v), pos)))
-            pos += 1
+    low, high = "& (base(0) - 1)", ">> bits(0)"
+    steps = (
+        ("$cnt$({q}) = 0; $cnt2$({q}) = 0;", digits, q),
+        (
+            "$dig$({a}) = lst({a}) {high}; $cnt2$(dig({a}) + 1) += 1; "
+            "$dig$({a}) = lst({a}) {low}; $cnt$(dig({a}) + 1) += 1;",
+            entries,
+            a,
+        ),
+        ("$cnt$({q}) += cnt({q} - 1); $cnt2$({q}) += cnt2({q} - 1);", prefix, q),
+        ("$tmp$(cnt(dig({a}))) = lst({a}); $cnt$(dig({a})) += 1;", entries, a),
+        (
+            "$dig$({a}) = tmp({a}) {high}; $srt$(cnt2(dig({a}))) = tmp({a}); "
+            "$cnt2$(dig({a})) += 1;",
+            entries,
+            a,
+        ),
+    )
+    pos = top + 3
+    for text, domain, var in steps:
+        src_text = text.format(q=q, a=a, low=low, high=high)
+        comp.add_stmt(Stmt(src_text, domain, _row_schedule(0, (o, var), pos)))
+        pos += 1
     return pos
 
 

@@ -31,9 +31,9 @@
 #define spf_ds_thr(t0) thr[t0]
 #define spf_ds_base(t0) base[t0]
 #define spf_ds_bits(t0) bits[t0]
-#define key(t0) key[spf_ws_key + (t0)]
 #define spf_ds_rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define spf_ds_cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define spf_ds_cnt2(t0) cnt2[spf_ws_cnt2 + (t0)]
 #define spf_ds_dig(t0) dig[spf_ws_dig + (t0)]
 #define spf_ds_tmp(t0) tmp[spf_ws_tmp + (t0)]
 #ifndef SPF_FAULT_NOTE
@@ -71,10 +71,12 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
 #define bits(t0) bits[t0]
 #define rnk(t0) rnk[spf_ws_rnk + (t0)]
 #define cnt(t0) cnt[spf_ws_cnt + (t0)]
+#define cnt2(t0) cnt2[spf_ws_cnt2 + (t0)]
 #define dig(t0) dig[spf_ws_dig + (t0)]
 #define tmp(t0) tmp[spf_ws_tmp + (t0)]
 #define s0(i) spf_ds_len(0) = 0
-#define s1(i, A_k, k, B_k, j) do { \
+#define s1(i, a) spf_ds_lst(a) = M
+#define s2(i, A_k, k, B_k, j) do { \
   if (mark(j) != (i) + 1) \
   { \
     mark(j) = (i) + 1; \
@@ -84,43 +86,43 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   } \
   acc(j) += A(A_k) * B(B_k); \
 } while (0)
-#define s2(z) do { \
+#define s3(z) do { \
   spf_ds_thr(z) = (int64_t) fmin((double) M, sqrt(16.0 * sqrt((double) M))); \
   spf_ds_bits(z) = (int64_t) ceil(log2((double) M + 1.0) / 2.0); \
   spf_ds_base(z) = (int64_t) 1 << bits(z); \
 } while (0)
-#define s3(i, a) key(a) = lst(a)
-#define s4(i, a) key(a) = M
-#define s5(i, a) spf_ds_rnk(a) = 0
-#define s6_target(i, b, v, l) spf_ds_rnk(16 * (v) + (l))
-#define s6_value(i, b, v, l) key(b) < key(16 * (v) + (l))
-#define s6(i, b, v, l) spf_ds_rnk(16 * (v) + (l)) += key(b) < key(16 * (v) + (l))
-#define s7(i, a) spf_ds_srt(rnk(a)) = key(a)
-#define s8(i, j) spf_ds_cnt(j) = 0
-#define s9(i, a) do { \
+#define s4(i, a) spf_ds_lst(a) = M
+#define s5_target(i, a, v, l) spf_ds_rnk(a)
+#define s5_value(i, a, v, l) lst(16 * (v) + (l)) < lst(a)
+#define s5(i, a, v, l) spf_ds_rnk(a) += lst(16 * (v) + (l)) < lst(a)
+#define s6(i, a) do { \
+  spf_ds_srt(rnk(a)) = lst(a); \
+  spf_ds_rnk(a) = 0; \
+} while (0)
+#define s7(i, j) do { \
+  spf_ds_cnt(j) = 0; \
+  spf_ds_cnt2(j) = 0; \
+} while (0)
+#define s8(i, a) do { \
+  spf_ds_dig(a) = lst(a) >> bits(0); \
+  spf_ds_cnt2(dig(a) + 1) += 1; \
   spf_ds_dig(a) = lst(a) & (base(0) - 1); \
   spf_ds_cnt(dig(a) + 1) += 1; \
 } while (0)
-#define s10_target(i, j) spf_ds_cnt(j)
-#define s10_value(i, j) cnt((j) - 1)
-#define s10(i, j) spf_ds_cnt(j) += cnt((j) - 1)
-#define s11(i, a) do { \
+#define s9(i, j) do { \
+  spf_ds_cnt(j) += cnt((j) - 1); \
+  spf_ds_cnt2(j) += cnt2((j) - 1); \
+} while (0)
+#define s10(i, a) do { \
   spf_ds_tmp(cnt(dig(a))) = lst(a); \
   spf_ds_cnt(dig(a)) += 1; \
 } while (0)
-#define s12(i, j) spf_ds_cnt(j) = 0
-#define s13(i, a) do { \
+#define s11(i, a) do { \
   spf_ds_dig(a) = tmp(a) >> bits(0); \
-  spf_ds_cnt(dig(a) + 1) += 1; \
+  spf_ds_srt(cnt2(dig(a))) = tmp(a); \
+  spf_ds_cnt2(dig(a)) += 1; \
 } while (0)
-#define s14_target(i, j) spf_ds_cnt(j)
-#define s14_value(i, j) cnt((j) - 1)
-#define s14(i, j) spf_ds_cnt(j) += cnt((j) - 1)
-#define s15(i, a) do { \
-  spf_ds_srt(cnt(dig(a))) = tmp(a); \
-  spf_ds_cnt(dig(a)) += 1; \
-} while (0)
-#define s16(i, p) do { \
+#define s12(i, p) do { \
   C_col(p) = srt((p) - C_rowptr(i)); \
   C(p) = acc(srt((p) - C_rowptr(i))); \
 } while (0)
@@ -152,25 +154,25 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
   (void)bits;
   int32_t *restrict mark = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   double *restrict acc = (double *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(double));
-  int32_t *restrict lst = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
+  int32_t *restrict lst = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 16))), sizeof(int32_t));
   int32_t *restrict len = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((1))), sizeof(int32_t));
   int32_t *restrict srt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
-  int32_t *restrict key = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 16))), sizeof(int32_t));
-  int32_t *restrict rnk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 16))), sizeof(int32_t));
+  int32_t *restrict rnk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict cnt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
+  int32_t *restrict cnt2 = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
   int32_t *restrict dig = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
   int32_t *restrict tmp = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
   if (!mark) spf_fault_note(spf_fault, 4, 0, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
   if (!acc) spf_fault_note(spf_fault, 4, 1, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(double));
-  if (!lst) spf_fault_note(spf_fault, 4, 2, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!lst) spf_fault_note(spf_fault, 4, 2, (int64_t)(spf_thread_count() * spf_ws_stride((M + 16))), (int64_t)sizeof(int32_t));
   if (!len) spf_fault_note(spf_fault, 4, 3, (int64_t)(spf_thread_count() * spf_ws_stride((1))), (int64_t)sizeof(int32_t));
   if (!srt) spf_fault_note(spf_fault, 4, 4, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
-  if (!key) spf_fault_note(spf_fault, 4, 5, (int64_t)(spf_thread_count() * spf_ws_stride((M + 16))), (int64_t)sizeof(int32_t));
-  if (!rnk) spf_fault_note(spf_fault, 4, 6, (int64_t)(spf_thread_count() * spf_ws_stride((M + 16))), (int64_t)sizeof(int32_t));
-  if (!cnt) spf_fault_note(spf_fault, 4, 7, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
+  if (!rnk) spf_fault_note(spf_fault, 4, 5, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!cnt) spf_fault_note(spf_fault, 4, 6, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
+  if (!cnt2) spf_fault_note(spf_fault, 4, 7, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
   if (!dig) spf_fault_note(spf_fault, 4, 8, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
   if (!tmp) spf_fault_note(spf_fault, 4, 9, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
-  if (!mark || !acc || !lst || !len || !srt || !key || !rnk || !cnt || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(key); free(rnk); free(cnt); free(dig); free(tmp); return; }
+  if (!mark || !acc || !lst || !len || !srt || !rnk || !cnt || !cnt2 || !dig || !tmp) { free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(cnt2); free(dig); free(tmp); return; }
   const int64_t spf_ws_mark = 0;
   (void)spf_ws_mark;
   const int64_t spf_ws_acc = 0;
@@ -181,17 +183,17 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
   (void)spf_ws_len;
   const int64_t spf_ws_srt = 0;
   (void)spf_ws_srt;
-  const int64_t spf_ws_key = 0;
-  (void)spf_ws_key;
   const int64_t spf_ws_rnk = 0;
   (void)spf_ws_rnk;
   const int64_t spf_ws_cnt = 0;
   (void)spf_ws_cnt;
+  const int64_t spf_ws_cnt2 = 0;
+  (void)spf_ws_cnt2;
   const int64_t spf_ws_dig = 0;
   (void)spf_ws_dig;
   const int64_t spf_ws_tmp = 0;
   (void)spf_ws_tmp;
-  s2(0);
+  s3(0);
   if (N >= 1)
   {
     const int64_t thr_0 = thr(0);
@@ -199,6 +201,10 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
     for (int64_t i = 0; i < N; i++)
     {
       s0(i);
+      for (int64_t A_k = 1; A_k <= 16; A_k++)
+      {
+        s1(i, -1 + A_k);
+      }
       if (M >= 1 && K >= 1 && B_NNZ >= 1)
       {
         const int64_t A_rowptr_1_i = A_rowptr(1 + i);
@@ -211,7 +217,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
           for (int64_t B_k = B_rowptr_k; B_k < B_rowptr_1_k; B_k++)
           {
             const int64_t B_col_B_k = B_col(B_k);
-            s1(i, A_k, A_col_A_k, B_k, B_col_B_k);
+            s2(i, A_k, A_col_A_k, B_k, B_col_B_k);
           }
         }
       }
@@ -221,77 +227,69 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
       {
         for (int64_t j = 0; j <= base_0; j++)
         {
-          s8(i, j);
+          s7(i, j);
         }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
-          s9(i, a);
+          s8(i, a);
         }
         for (int64_t j = 1; j <= base_0; j++)
         {
-          s10(i, j);
+          s9(i, j);
+        }
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
+        {
+          s10(i, a);
         }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
           s11(i, a);
         }
-        for (int64_t j = 0; j <= base_0; j++)
-        {
-          s12(i, j);
-        }
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
-        {
-          s13(i, a);
-        }
-        for (int64_t j = 1; j <= base_0; j++)
-        {
-          s14(i, j);
-        }
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
-        {
-          s15(i, a);
-        }
       }
       else
       {
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
+        if (C_rowptr_1_i >= C_rowptr_i + 17)
         {
-          s3(i, a);
-        }
-        for (int64_t a = C_rowptr_1_i - C_rowptr_i; a <= 16 * spf_floord(C_rowptr_1_i - C_rowptr_i - 1, 16) + 15; a++)
-        {
-          s4(i, a);
-        }
-        for (int64_t a = 0; a <= 16 * spf_floord(C_rowptr_1_i - C_rowptr_i - 1, 16) + 15; a++)
-        {
-          s5(i, a);
-        }
-        for (int64_t b = 0; b < C_rowptr_1_i - C_rowptr_i; b++)
-        {
-          for (int64_t v = 0; v <= (C_rowptr_1_i - C_rowptr_i - 1) / 16; v++)
+          for (int64_t a = C_rowptr_1_i - C_rowptr_i; a <= -((C_rowptr_1_i - C_rowptr_i - 1) % 16) + C_rowptr_1_i - C_rowptr_i + 14; a++)
           {
-            for (int64_t l = 0; l <= 15; l++)
-            {
-              s6(i, b, v, l);
-            }
+            s4(i, a);
           }
         }
         for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
         {
-          s7(i, a);
+          {
+            int32_t spf_tile;
+            spf_tile = s5_target(0, a, 0, 0);
+            for (int64_t v = 0; v <= (C_rowptr_1_i - C_rowptr_i - 1) / 16; v++)
+            {
+              {
+                int32_t spf_acc = s5_target(0, a, 0, 0);
+                for (int64_t l = 0; l <= 15; l++)
+                {
+                  spf_tile += s5_value(i, a, v, l);
+                }
+                s5_target(0, a, 0, 0) = spf_acc;
+              }
+            }
+            s5_target(0, a, 0, 0) = spf_tile;
+          }
+        }
+        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
+        {
+          s6(i, a);
         }
       }
       for (int64_t p = C_rowptr_i; p < C_rowptr_1_i; p++)
       {
-        s16(i, p);
+        s12(i, p);
       }
     }
   }
-  free(mark); free(acc); free(lst); free(len); free(srt); free(key); free(rnk); free(cnt); free(dig); free(tmp);
+  free(mark); free(acc); free(lst); free(len); free(srt); free(rnk); free(cnt); free(cnt2); free(dig); free(tmp);
 }
 void spgemm_csr_numeric(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, int64_t K, int64_t M, int64_t N, const int32_t *restrict A_col, const int32_t *restrict A_rowptr, const int32_t *restrict B_col, const int32_t *restrict B_rowptr, const int32_t *restrict C_rowptr, const double *restrict A, const double *restrict B, int32_t *restrict C_col, double *restrict C)
 {
   int64_t spf_fault[4] = {0};
   spgemm_csr_numeric_spf_faults(A_NNZ, B_NNZ, C_NNZ, K, M, N, A_col, A_rowptr, B_col, B_rowptr, C_rowptr, A, B, C_col, C, spf_fault);
 }
-const char *spgemm_csr_numeric_spf_fault_names(void) { return "lst,len,srt,thr,base,bits,rnk,cnt,dig,tmp;mark,acc,lst,len,srt,key,rnk,cnt,dig,tmp"; }
+const char *spgemm_csr_numeric_spf_fault_names(void) { return "lst,len,srt,thr,base,bits,rnk,cnt,cnt2,dig,tmp;mark,acc,lst,len,srt,rnk,cnt,cnt2,dig,tmp"; }
