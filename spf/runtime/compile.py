@@ -132,6 +132,7 @@ def compile_kernels(
     library: str,
     *,
     light: int = 0,
+    light_flags: Sequence[str] | None = None,
     openmp: bool = True,
     cflags: Sequence[str] | None = None,
     cache_dir: str | None = None,
@@ -143,13 +144,15 @@ def compile_kernels(
     its own functions from. Sources that cannot share a unit are built one by one.
 
     The last ``light`` kernels (code run once per index-array content, such as a wavefront's
-    inspector stages) form a second unit, ``library + "_light"``, built with
-    the same ``cflags`` by a compiler run alongside the first one's."""
+    inspector stages) form a second unit, ``library + "_light"``, built by a compiler run
+    alongside the first one's, with the given ``cflags`` or, when there are none,
+    ``light_flags`` (None: spf's default flags, as the first unit)."""
     if options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     cut = len(kernels) - light
-    groups = [(kernels[:cut], library), (kernels[cut:], f"{library}_light")]
-    units = [_Unit(part, name, openmp, cflags, cache_dir) for part, name in groups if part]
+    cheap = light_flags if cflags is None else cflags
+    groups = [(kernels[:cut], library, cflags), (kernels[cut:], f"{library}_light", cheap)]
+    units = [_Unit(part, name, openmp, flags, cache_dir) for part, name, flags in groups if part]
     early = [u for u in units[1:] if u.source is not None]
     if not early:
         return [k for u in units for k in u.build()]
