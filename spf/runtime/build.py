@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 DEFAULT_OPT_FLAGS = ("-O3", "-march=native")
+LIGHT_OPT_FLAGS = ("-O2", "-march=native")
+"""The default flags of a wavefront's inspector stages (code run once per content of the index
+arrays, :func:`spf.runtime.plan.compile_wavefront`): gcc compiles them in ~70% of the time
+``-O3`` takes, and ``inspect()`` runs as fast within measurement noise (``-O1`` would halve
+the compile time but slow the coarse inspector down; ``docs/inspection.md``)."""
 WARNING_FLAGS = ("-Wall", "-Wextra")
 _LANGUAGES = {
     # language: (standard flag, source suffix, default compiler)

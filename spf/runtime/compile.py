@@ -132,6 +132,7 @@ def compile_kernels(
     library: str,
     *,
     light: int = 0,
+    light_flags: Sequence[str] | None = None,
     openmp: bool = True,
     cflags: Sequence[str] | None = None,
     cache_dir: str | None = None,
@@ -143,25 +144,28 @@ def compile_kernels(
     its own functions from. Sources that cannot share a unit are built one by one.
 
     The last ``light`` kernels (code run once per index-array content, such as a wavefront's
-    inspector stages) form a second unit, ``library + "_light"``, built with the same
-    ``cflags``. Each unit's compiler starts as soon as the unit is generated, on a thread
+    inspector stages) form a second unit, ``library + "_light"``, built with the given
+    ``cflags`` or, when there are none, ``light_flags`` (None: spf's default flags, as the
+    first unit). Each unit's compiler starts as soon as the unit is generated, on a thread
     of its own, so the first unit compiles while this thread generates the second (a
     wavefront's executor while its inspector stages are generated); the kernels are then
     loaded on this thread, in order (each finds its library built and cached)."""
     if options:
         raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     cut = len(kernels) - light
-    groups = [(part, name) for part, name in
-              [(kernels[:cut], library), (kernels[cut:], f"{library}_light")] if part]  # fmt: skip
+    cheap = light_flags if cflags is None else cflags
+    groups = [(part, name, flags) for part, name, flags in
+              [(kernels[:cut], library, cflags), (kernels[cut:], f"{library}_light", cheap)]
+              if part]  # fmt: skip
     if len(groups) == 1:
-        return _Unit(*groups[0], openmp, cflags, cache_dir).build()
+        return _Unit(groups[0][0], groups[0][1], openmp, groups[0][2], cache_dir).build()
     from concurrent.futures import ThreadPoolExecutor
 
     units: list[_Unit] = []
     with ThreadPoolExecutor(max_workers=len(groups)) as pool:
         running = []
-        for part, name in groups:
-            units.append(_Unit(part, name, openmp, cflags, cache_dir))
+        for part, name, flags in groups:
+            units.append(_Unit(part, name, openmp, flags, cache_dir))
             if units[-1].compiles:
                 running.append(pool.submit(units[-1].compile))
         for r in running:

@@ -1131,7 +1131,8 @@ def compile_wavefront(
     ir: ComputationIR, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
     """Compile the executor of ``ir`` (one wavefront loop) as one library and its inspector
-    stages as another, the two compiler runs at once
+    stages as another (at :data:`~spf.runtime.build.LIGHT_OPT_FLAGS` unless ``cflags`` are
+    given), the two compiler runs at once
     (:func:`spf.runtime.compile.compile_kernels`); the serial
     kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
     compiled when a call first needs them."""
@@ -1146,6 +1147,7 @@ def compile_wavefront(
     from spf.analysis.inspector import build_inspector
     from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
+    from spf.runtime.build import LIGHT_OPT_FLAGS
     from spf.runtime.compile import compile_kernel, compile_kernels
 
     if len(executor.loops) != 1:
@@ -1168,7 +1170,9 @@ def compile_wavefront(
     parts: list[tuple[ComputationIR, str | None, bool]] = [(executor.ir, name or ir.name, check)]
     parts += [(stage, None, True) for stage in stages]
     library = f"{c_function_name(name or ir.name)}_wavefront"
-    run, *compiled = compile_kernels(parts, library, light=len(parts) - 1, **options)
+    run, *compiled = compile_kernels(
+        parts, library, light=len(parts) - 1, light_flags=LIGHT_OPT_FLAGS, **options
+    )
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
