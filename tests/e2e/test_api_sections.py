@@ -32,6 +32,7 @@ def lower_triangle(n: int, seed: int) -> sp.csr_matrix:
     return low
 
 
+@pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite
 def test_section_11_wavefront_sptrsv() -> None:
     n = 301
     L = lower_triangle(n, 3)  # the spec's name

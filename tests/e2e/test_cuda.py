@@ -698,6 +698,7 @@ def test_unknown_gpu_runtime_is_named() -> None:
 # ----------------------------------------------------------------------------- examples
 
 
+@pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite
 @pytest.mark.parametrize("name", ["cuda_transpose", "cuda_gemm", "cuda_spmv"])
 def test_example_runs_emulated(name: str, tmp_path: Path) -> None:
     env = {**os.environ, "SPF_CACHE_DIR": str(tmp_path / "cache"), "PYTHONWARNINGS": "error"}

@@ -144,6 +144,7 @@ def test_spgemm_single_pass_sorts_long_rows_and_trims_a_loose_bound() -> None:
     assert out["A"].base is None
 
 
+@pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite
 def test_sddmm_and_elementwise_products_single_pass_bounded_by_their_operands() -> None:
     # outputs holding at most one operand's entries (SDDMM's S) or the fewer of two (A * B,
     # an intersection merge): bounded by those sizes, no count of products

@@ -57,6 +57,7 @@ def run_gemm(comp: Computation, n: int, k: int, m: int, seed: int = 0) -> None:
     np.testing.assert_allclose(c, c0 + a @ b, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite
 @pytest.mark.parametrize("parallel", ["j2", "i0"])
 def test_packed_gemm_odd_sizes(parallel: str) -> None:
     comp = packed_gemm(mr=3, nr=8, kc=16, mc=6, nc=24, parallel=parallel)
@@ -78,6 +79,7 @@ def test_packed_gemm_interpreted_matches() -> None:
     np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite
 @pytest.mark.parametrize("seed", range(4))
 def test_packed_gemm_random_tile_sizes(seed: int) -> None:
     rnd = random.Random(seed)

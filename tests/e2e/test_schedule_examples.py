@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # fresh interpreters compiling 12 schedules: run first
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

@@ -259,6 +259,7 @@ def _replayed_result(trial: Any, k: Any, args: dict[str, Any]) -> dict[str, Any]
     return work
 
 
+@pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite
 def test_a_blocked_2mm_at_odd_sizes_equals_the_reference() -> None:
     from spf.bench.polybench import kernel as polybench
 

@@ -4,6 +4,7 @@ dependences merged, tags and carrying loops visible, sizes for given parameter v
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from collections import Counter
@@ -64,9 +65,17 @@ def execution_order(comp: spf.Computation) -> list[str]:
     return seen
 
 
+@functools.lru_cache(maxsize=4)
+def parsed(text: str) -> pydot.Dot:
+    """The DOT text parsed by pydot, once per text (its parser is most of these tests' time;
+    the graph is only read)."""
+    (graph,) = pydot.graph_from_dot_data(text)
+    return graph
+
+
 def clusters_around(text: str) -> dict[str, list[str]]:
     """Statement -> labels of the clusters around it, outermost first."""
-    (graph,) = pydot.graph_from_dot_data(text)
+    graph = parsed(text)
     out: dict[str, list[str]] = {}
 
     def walk(sub: pydot.Graph, labels: list[str]) -> None:
@@ -84,7 +93,7 @@ def clusters_around(text: str) -> dict[str, list[str]]:
 
 
 def visible_edges(text: str) -> list[tuple[str, str, dict[str, str]]]:
-    (graph,) = pydot.graph_from_dot_data(text)
+    graph = parsed(text)
     out = []
     for e in graph.get_edges():
         attrs = {k: str(v).strip('"') for k, v in e.get_attributes().items()}

@@ -18,6 +18,11 @@ from spf.sets.parse import parse_document
 pytestmark = pytest.mark.slow  # hundreds of examples a test
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+DOCUMENTS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+"""The generated-document tests: drawing one whole document (up to 3 pieces of 3 parts, each
+with a formula of up to 8 leaves) is ~500 hypothesis draws, almost all of their time (the
+parse is a few percent); 100 documents a test, as the ``ci`` profile gives every test. The
+``explore`` profile (tests/conftest.py) still draws new ones each run."""
 
 VALID = [
     "{[i,k,j]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
@@ -364,7 +369,7 @@ def count(tree: object, kind: str) -> int:
     return 0
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@DOCUMENTS
 @given(document_text())
 def test_generated_texts_parse_to_their_trees(case: tuple[tuple[object, ...], str]) -> None:
     expected, text = case
@@ -385,7 +390,7 @@ def test_generated_expressions_round_trip(case: Printed) -> None:
     assert shape(entry) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@DOCUMENTS
 @given(document_text(), st.data())
 def test_truncated_generated_texts_fail_cleanly(
     case: tuple[tuple[object, ...], str], data: st.DataObject
