@@ -688,19 +688,43 @@ class _FastPlan:
         if known is None or looks not in known:
             if not self.valid(values, looks):
                 return None
-            if len(self.accepted) > 64:
-                self.accepted.clear()
-            known = self.accepted.setdefault(values, [])
-            if len(known) >= 8:
-                known.clear()
-            known.append(looks)
+            self.accept(values, looks)
         return values, arrays
+
+    def accept(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> int:
+        """Remember ``looks`` as accepted for ``values`` (at most 8 looks for each of at
+        most 65 tuples of values: the oldest are dropped together); its position in
+        ``accepted[values]``."""
+        if len(self.accepted) > 64:
+            self.accepted.clear()
+        known = self.accepted.setdefault(values, [])
+        if len(known) >= 8:
+            known.clear()
+        known.append(looks)
+        return len(known) - 1
+
+
+class Slot:
+    """What a kernel keeps of one accepted look of its checked calls (parameter values and
+    the arrays' dtypes, shapes and flags: :class:`_CheckedPlan`), so that a call of that
+    look needs no Python step but the binding: ``plain``, the call is the checked function
+    alone, on ``bounds`` (its ``spf_bounds`` for the values; set by the kernel once its first
+    calls of the look found nothing else to do, spf.runtime.kernel); ``size``, the bytes of
+    the index arrays (what :mod:`spf.runtime.known` sorts contents by)."""
+
+    __slots__ = ("bounds", "plain", "size")
+
+    def __init__(self, size: int) -> None:
+        self.bounds: Any = None
+        self.plain = False
+        self.size = size
 
 
 class _CheckedPlan(_FastPlan):
     """:meth:`Binder.checked_fast`: the looks accepted are also those whose UF lengths fit
     the call's parameters; usable when the kernel's loops check every UF value (a UF whose
-    values or order are checked before the call, with numpy, takes the full path)."""
+    values or order are checked before the call, with numpy, takes the full path). Each look
+    accepted has its :class:`Slot` (``slots[values]``, in the order of ``accepted[values]``)."""
 
     def __init__(self, binder: Binder) -> None:
         super().__init__(binder)
@@ -710,6 +734,45 @@ class _CheckedPlan(_FastPlan):
             c = d.uf_check
             if c is not None and c.uf.monotonic is not None and d.name not in (in_loop or ()):
                 self.usable = False
+        self.slots: dict[tuple[Any, ...], list[Slot]] = {}
+        self.uf = tuple(n for n, d in enumerate(binder.data) if d.is_uf)
+
+    def bind_slot(
+        self, args: Mapping[str, object]
+    ) -> tuple[tuple[Any, ...], tuple[Array, ...], Slot] | None:
+        """:meth:`bind` with the look's :class:`Slot`."""
+        if not self.usable or len(args) != self.count:
+            return None
+        try:
+            given = self.all(args)
+        except KeyError:
+            return None
+        if tuple(map(type, given)) != self.types:
+            return None
+        split = self.split
+        values, arrays = given[:split], given[split:]
+        looks = list(map(self.look, arrays))
+        try:  # a look accepted before (the common call): its slot
+            return values, arrays, self.slots[values][self.accepted[values].index(looks)]
+        except (KeyError, ValueError, IndexError):  # IndexError: another thread's change
+            pass
+        if not self.valid(values, looks):
+            return None
+        slot = Slot(sum(_size(looks[n][1]) * looks[n][0].itemsize for n in self.uf))
+        at = self.accept(values, looks)
+        slots = self.slots.setdefault(values, [])
+        del slots[at:]
+        slots.append(slot)
+        return values, arrays, slot
+
+    def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
+        got = self.bind_slot(args)
+        return None if got is None else (got[0], got[1])
+
+    def accept(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> int:
+        if len(self.accepted) > 64:
+            self.slots.clear()
+        return super().accept(values, looks)
 
     def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
         if not super().valid(values, looks):

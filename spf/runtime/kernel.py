@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
+    from spf.runtime.binding import Slot
     from spf.runtime.fact_check import CheckCost
 
 
@@ -166,7 +167,7 @@ class Kernel:
         )
         self._bind = binder.bind
         self._fast = binder._fast.bind
-        self._checked_bind = binder._checked.bind
+        self._checked_bind = binder._checked.bind_slot
         self._contents: bool | None = None
         """Whether a fast checked call runs checks in Python (facts, overlap) first; None
         until the first such call decides."""
@@ -296,7 +297,22 @@ class Kernel:
                 self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
                 return
         elif check is True and self._fast_checked and not positional:
-            if self._checked_call(args):
+            checked = self._checked_bind(args)
+            if checked is not None:
+                values, arrays, slot = checked
+                if slot.plain:  # the checked function alone, nothing in Python (_settle)
+                    try:
+                        fault = self._records.record
+                    except AttributeError:
+                        fault = self._record()
+                    self._last_threads = 1
+                    self._checked(
+                        *values, *map(self._from_buffer, self._ctypes, arrays), slot.bounds, fault
+                    )
+                    if fault[0]:
+                        self._raise_fault(fault, arrays, values)
+                    return
+                self._checked_call(values, arrays, slot)
                 return
             fast = None
         else:
@@ -342,13 +358,10 @@ class Kernel:
         if key is not None and known is not None:
             known.add(key)  # reached only when every check passed
 
-    def _checked_call(self, args: dict[str, object]) -> bool:
+    def _checked_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot) -> None:
         """A ``check=True`` call whose arguments look like accepted ones (UF lengths
-        included), when they do (False: the caller binds them in full)."""
-        checked = self._checked_bind(args)
-        if checked is None:
-            return False
-        values, arrays = checked
+        included): ``values`` and ``arrays`` as the binding gave them, ``slot`` their look's
+        (:meth:`_settle`)."""
         known = self._known
         if known is not None:
             clock = None if known.settled else self._clock  # a trial may be timed
@@ -370,9 +383,24 @@ class Kernel:
                     start = clock()
                     self._checked_once(values, arrays)
                     known.timed(key, False, clock() - start)
-                return True
+                return
         self._checked_once(values, arrays)
-        return True
+        self._settle(values, slot)
+
+    def _settle(self, values: tuple[Any, ...], slot: Slot) -> None:
+        """After a checked call of ``slot``'s look that ran the checked function alone:
+        mark the look ``plain`` (its later calls take that one C call straight from
+        :meth:`__call__`) once nothing else can be asked of such a call: no check in Python
+        (decided on the first call), one thread, and no remembered contents for index
+        arrays of its size (a kernel without facts over them, or a size that checks every
+        call: spf.runtime.known; both are for good)."""
+        known = self._known
+        if self._contents is not False or self._openmp:
+            return
+        if known is not None and not known.checks(slot.size):
+            return
+        slot.bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
+        slot.plain = True
 
     def _known_call(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
         """A checked call on index arrays whose contents a checked call verified

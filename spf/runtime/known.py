@@ -146,6 +146,12 @@ class KnownContents:
         # extents for these parameter values: the shapes need not be part of the key
         return (size_class, values, *map(_DIGEST, picked))
 
+    def checks(self, size: int) -> bool:
+        """Whether every checked call on index arrays of ``size`` bytes in all checks them
+        (their size class was found to check faster than it hashes, or never to repeat its
+        contents): for good, a size class never takes another way."""
+        return self._verdict.get(size.bit_length()) is False
+
     def decided(self, key: Key) -> bool:
         """Whether calls on known contents of ``key``'s size class take one way for good
         (no trial to time: the caller need not read the clock)."""
