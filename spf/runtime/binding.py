@@ -651,6 +651,10 @@ class _FastPlan:
         self.data = data
         self.masks = [_C_CONTIGUOUS | _ALIGNED | (_WRITEABLE if d.writes else 0) for d in data]
         self.accepted: dict[tuple[Any, ...], list[list[tuple[Any, ...]]]] = {}
+        ints = {name for name, _, _ in binder._limits}
+        self.infer = tuple((p, tuple(o)) for p, o in binder._infer.items() if p in ints)
+        """The integer parameters that follow from shapes, each with its arrays (axis,
+        rank): :meth:`complete`."""
 
     def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
         """Whether arrays that look like ``looks`` are right for parameter values ``values``
@@ -673,8 +677,13 @@ class _FastPlan:
         return True
 
     def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
-        if not self.usable or len(args) != self.count:
+        if not self.usable:
             return None
+        if len(args) != self.count:
+            full = self.complete(args)
+            if full is None:
+                return None
+            args = full
         try:
             given = self.all(args)
         except KeyError:
@@ -690,6 +699,22 @@ class _FastPlan:
                 return None
             self.accept(values, looks)
         return values, arrays
+
+    def complete(self, args: Mapping[str, object]) -> Mapping[str, object] | None:
+        """``args`` with the integer parameters left out that follow from an array's
+        declared shape (the first array of the rank that declares it, as
+        :meth:`Binder.bind` takes it; the arrays' shapes are then checked against it as
+        usual), or None when some other argument is missing or extra."""
+        full = dict(args)
+        for p, origins in self.infer:
+            if p in full:
+                continue
+            for array, axis, rank in origins:
+                arr = full.get(array)
+                if type(arr) is np.ndarray and arr.ndim == rank:
+                    full[p] = int(arr.shape[axis])
+                    break
+        return full if len(full) == self.count else None
 
     def accept(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> int:
         """Remember ``looks`` as accepted for ``values`` (at most 8 looks for each of at
@@ -707,16 +732,18 @@ class _FastPlan:
 class Slot:
     """What a kernel keeps of one accepted look of its checked calls (parameter values and
     the arrays' dtypes, shapes and flags: :class:`_CheckedPlan`), so that a call of that
-    look needs no Python step but the binding: ``plain``, the call is the checked function
-    alone, on ``bounds`` (its ``spf_bounds`` for the values; set by the kernel once its first
-    calls of the look found nothing else to do, spf.runtime.kernel); ``size``, the bytes of
-    the index arrays (what :mod:`spf.runtime.known` sorts contents by)."""
+    look needs no Python step but the binding and one C call (spf.runtime.kernel sets them
+    once its first calls of the look settled the way): ``bounds``, the checked function's
+    ``spf_bounds`` for the values (None: not settled); ``known``, the
+    :class:`~spf.runtime.known.KnownContents` whose verified contents the call must hold
+    for ``bounds`` (which then ask for the unchecked loops) to apply, or None; ``size``, the
+    bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by)."""
 
-    __slots__ = ("bounds", "plain", "size")
+    __slots__ = ("bounds", "known", "size")
 
     def __init__(self, size: int) -> None:
         self.bounds: Any = None
-        self.plain = False
+        self.known: Any = None
         self.size = size
 
 
@@ -741,8 +768,13 @@ class _CheckedPlan(_FastPlan):
         self, args: Mapping[str, object]
     ) -> tuple[tuple[Any, ...], tuple[Array, ...], Slot] | None:
         """:meth:`bind` with the look's :class:`Slot`."""
-        if not self.usable or len(args) != self.count:
+        if not self.usable:
             return None
+        if len(args) != self.count:
+            full = self.complete(args)
+            if full is None:
+                return None
+            args = full
         try:
             given = self.all(args)
         except KeyError:

@@ -300,19 +300,20 @@ class Kernel:
             checked = self._checked_bind(args)
             if checked is not None:
                 values, arrays, slot = checked
-                if slot.plain:  # the checked function alone, nothing in Python (_settle)
-                    try:
-                        fault = self._records.record
-                    except AttributeError:
-                        fault = self._record()
-                    self._last_threads = 1
-                    self._checked(
-                        *values, *map(self._from_buffer, self._ctypes, arrays), slot.bounds, fault
-                    )
-                    if fault[0]:
-                        self._raise_fault(fault, arrays, values)
+                bounds, known = slot.bounds, slot.known
+                if bounds is None or (known is not None and not known.seen(slot, values, arrays)):
+                    self._checked_call(values, arrays, slot)
                     return
-                self._checked_call(values, arrays, slot)
+                # one C call, nothing else in Python (_settle): the checked function, or
+                # on contents verified before its overlap test and the unchecked loops
+                try:
+                    fault = self._records.record
+                except AttributeError:
+                    fault = self._record()
+                self._last_threads = 1
+                self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
+                if fault[0]:
+                    self._raise_fault(fault, arrays, values)
                 return
             fast = None
         else:
@@ -383,24 +384,31 @@ class Kernel:
                     start = clock()
                     self._checked_once(values, arrays)
                     known.timed(key, False, clock() - start)
+                self._settle(values, slot)
                 return
         self._checked_once(values, arrays)
         self._settle(values, slot)
 
     def _settle(self, values: tuple[Any, ...], slot: Slot) -> None:
-        """After a checked call of ``slot``'s look that ran the checked function alone:
-        mark the look ``plain`` (its later calls take that one C call straight from
-        :meth:`__call__`) once nothing else can be asked of such a call: no check in Python
-        (decided on the first call), one thread, and no remembered contents for index
-        arrays of its size (a kernel without facts over them, or a size that checks every
-        call: spf.runtime.known; both are for good)."""
+        """After a checked call of ``slot``'s look: give the look its ``bounds`` (its later
+        calls then take one C call straight from :meth:`__call__`) once the way of such a
+        call is settled for good and needs nothing else in Python: one thread, and either
+        no remembered contents for index arrays of its size (a kernel without facts over
+        them, or a size that checks every call: spf.runtime.known) and no check in Python
+        (decided on the first call): the checked function; or a size whose calls on
+        contents verified before run the unchecked loops, tested for overlaps in C: the
+        checked function with the known-contents word set, on those contents (``known``:
+        the others take :meth:`_checked_call`)."""
         known = self._known
-        if self._contents is not False or self._openmp:
+        if slot.bounds is not None or self._openmp:
             return
-        if known is not None and not known.checks(slot.size):
-            return
-        slot.bounds = self._bounds_of(dict(zip(self._param_order, values, strict=True)))
-        slot.plain = True
+        params = dict(zip(self._param_order, values, strict=True))
+        if known is None or known.checks(slot.size):
+            if self._contents is False:
+                slot.bounds = self._bounds_of(params)
+        elif known.hashes(slot.size) and self._binder.overlap_in_loop and self._direct:
+            slot.known = known
+            slot.bounds = self._bounds_of(params, known=True)
 
     def _known_call(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
         """A checked call on index arrays whose contents a checked call verified
