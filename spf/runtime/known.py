@@ -148,11 +148,12 @@ class KnownContents:
 
     def seen(self, slot: Slot, values: tuple[Any, ...], arrays: Sequence[Any]) -> bool:
         """Whether a call of ``slot``'s look (its index arrays' bytes) passes contents
-        verified before (:meth:`key` in one step, for a size class that :meth:`hashes`)."""
+        verified before (:meth:`key` in one step, for a size class that :meth:`hashes`: no
+        count of new contents to reset, :data:`MISSES` applies to undecided ones only)."""
         picked = self._pick(arrays)
         if len(self.uf) == 1:
             picked = (picked,)
-        return (slot.size.bit_length(), values, *map(_DIGEST, picked)) in self
+        return (slot.size.bit_length(), values, *map(_DIGEST, picked)) in self._seen
 
     def hashes(self, size: int) -> bool:
         """Whether checked calls on contents of index arrays of ``size`` bytes verified
