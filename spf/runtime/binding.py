@@ -655,6 +655,9 @@ class _FastPlan:
         self.infer = tuple((p, tuple(o)) for p, o in binder._infer.items() if p in ints)
         """The integer parameters that follow from shapes, each with its arrays (axis,
         rank): :meth:`complete`."""
+        self.slots: dict[tuple[Any, ...], list[Slot]] = {}
+        """The :class:`Slot` of each look accepted, in the order of ``accepted[values]``."""
+        self.uf = tuple(n for n, d in enumerate(data) if d.is_uf)
 
     def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
         """Whether arrays that look like ``looks`` are right for parameter values ``values``
@@ -677,97 +680,14 @@ class _FastPlan:
         return True
 
     def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
-        if not self.usable:
-            return None
-        if len(args) != self.count:
-            full = self.complete(args)
-            if full is None:
-                return None
-            args = full
-        try:
-            given = self.all(args)
-        except KeyError:
-            return None
-        if tuple(map(type, given)) != self.types:
-            return None
-        split = self.split
-        values, arrays = given[:split], given[split:]
-        looks = list(map(self.look, arrays))
-        known = self.accepted.get(values)
-        if known is None or looks not in known:
-            if not self.valid(values, looks):
-                return None
-            self.accept(values, looks)
-        return values, arrays
-
-    def complete(self, args: Mapping[str, object]) -> Mapping[str, object] | None:
-        """``args`` with the integer parameters left out that follow from an array's
-        declared shape (the first array of the rank that declares it, as
-        :meth:`Binder.bind` takes it; the arrays' shapes are then checked against it as
-        usual), or None when some other argument is missing or extra."""
-        full = dict(args)
-        for p, origins in self.infer:
-            if p in full:
-                continue
-            for array, axis, rank in origins:
-                arr = full.get(array)
-                if type(arr) is np.ndarray and arr.ndim == rank:
-                    full[p] = int(arr.shape[axis])
-                    break
-        return full if len(full) == self.count else None
-
-    def accept(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> int:
-        """Remember ``looks`` as accepted for ``values`` (at most 8 looks for each of at
-        most 65 tuples of values: the oldest are dropped together); its position in
-        ``accepted[values]``."""
-        if len(self.accepted) > 64:
-            self.accepted.clear()
-        known = self.accepted.setdefault(values, [])
-        if len(known) >= 8:
-            known.clear()
-        known.append(looks)
-        return len(known) - 1
-
-
-class Slot:
-    """What a kernel keeps of one accepted look of its checked calls (parameter values and
-    the arrays' dtypes, shapes and flags: :class:`_CheckedPlan`), so that a call of that
-    look needs no Python step but the binding and one C call (spf.runtime.kernel sets them
-    once its first calls of the look settled the way): ``bounds``, the checked function's
-    ``spf_bounds`` for the values (None: not settled); ``known``, the
-    :class:`~spf.runtime.known.KnownContents` whose verified contents the call must hold
-    for ``bounds`` (which then ask for the unchecked loops) to apply, or None; ``size``, the
-    bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by)."""
-
-    __slots__ = ("bounds", "known", "size")
-
-    def __init__(self, size: int) -> None:
-        self.bounds: Any = None
-        self.known: Any = None
-        self.size = size
-
-
-class _CheckedPlan(_FastPlan):
-    """:meth:`Binder.checked_fast`: the looks accepted are also those whose UF lengths fit
-    the call's parameters; usable when the kernel's loops check every UF value (a UF whose
-    values or order are checked before the call, with numpy, takes the full path). Each look
-    accepted has its :class:`Slot` (``slots[values]``, in the order of ``accepted[values]``)."""
-
-    def __init__(self, binder: Binder) -> None:
-        super().__init__(binder)
-        in_loop = binder.in_loop
-        self.usable = self.usable and in_loop is not None
-        for d in binder.data:
-            c = d.uf_check
-            if c is not None and c.uf.monotonic is not None and d.name not in (in_loop or ()):
-                self.usable = False
-        self.slots: dict[tuple[Any, ...], list[Slot]] = {}
-        self.uf = tuple(n for n, d in enumerate(binder.data) if d.is_uf)
+        got = self.bind_slot(args)
+        return None if got is None else (got[0], got[1])
 
     def bind_slot(
         self, args: Mapping[str, object]
     ) -> tuple[tuple[Any, ...], tuple[Array, ...], Slot] | None:
-        """:meth:`bind` with the look's :class:`Slot`."""
+        """:meth:`bind` with the look's :class:`Slot` (the kernel's calls, checked and
+        unchecked, bind through this one path)."""
         if not self.usable:
             return None
         if len(args) != self.count:
@@ -791,20 +711,66 @@ class _CheckedPlan(_FastPlan):
         if not self.valid(values, looks):
             return None
         slot = Slot(sum(_size(looks[n][1]) * looks[n][0].itemsize for n in self.uf))
-        at = self.accept(values, looks)
+        if len(self.accepted) > 64:
+            self.accepted.clear()
+            self.slots.clear()
+        known = self.accepted.setdefault(values, [])
         slots = self.slots.setdefault(values, [])
-        del slots[at:]
+        if len(known) >= 8 or len(slots) != len(known):  # at most 8 looks per tuple of values
+            known.clear()
+            slots.clear()
+        known.append(looks)
         slots.append(slot)
         return values, arrays, slot
 
-    def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
-        got = self.bind_slot(args)
-        return None if got is None else (got[0], got[1])
+    def complete(self, args: Mapping[str, object]) -> Mapping[str, object] | None:
+        """``args`` with the integer parameters left out that follow from an array's
+        declared shape (the first array of the rank that declares it, as
+        :meth:`Binder.bind` takes it; the arrays' shapes are then checked against it as
+        usual), or None when some other argument is missing or extra."""
+        full = dict(args)
+        for p, origins in self.infer:
+            if p in full:
+                continue
+            for array, axis, rank in origins:
+                arr = full.get(array)
+                if type(arr) is np.ndarray and arr.ndim == rank:
+                    full[p] = int(arr.shape[axis])
+                    break
+        return full if len(full) == self.count else None
 
-    def accept(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> int:
-        if len(self.accepted) > 64:
-            self.slots.clear()
-        return super().accept(values, looks)
+
+class Slot:
+    """What a kernel keeps of one accepted look of its calls (parameter values and
+    the arrays' dtypes, shapes and flags: :class:`_FastPlan`), so that a checked call of that
+    look needs no Python step but the binding and one C call (spf.runtime.kernel sets them
+    once its first calls of the look settled the way): ``bounds``, the checked function's
+    ``spf_bounds`` for the values (None: not settled); ``known``, the
+    :class:`~spf.runtime.known.KnownContents` whose verified contents the call must hold
+    for ``bounds`` (which then ask for the unchecked loops) to apply, or None; ``size``, the
+    bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by)."""
+
+    __slots__ = ("bounds", "known", "size")
+
+    def __init__(self, size: int) -> None:
+        self.bounds: Any = None
+        self.known: Any = None
+        self.size = size
+
+
+class _CheckedPlan(_FastPlan):
+    """:meth:`Binder.checked_fast`: the looks accepted are also those whose UF lengths fit
+    the call's parameters; usable when the kernel's loops check every UF value (a UF whose
+    values or order are checked before the call, with numpy, takes the full path)."""
+
+    def __init__(self, binder: Binder) -> None:
+        super().__init__(binder)
+        in_loop = binder.in_loop
+        self.usable = self.usable and in_loop is not None
+        for d in binder.data:
+            c = d.uf_check
+            if c is not None and c.uf.monotonic is not None and d.name not in (in_loop or ()):
+                self.usable = False
 
     def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
         if not super().valid(values, looks):

@@ -166,7 +166,7 @@ class Kernel:
             validated=validated,
         )
         self._bind = binder.bind
-        self._fast = binder._fast.bind
+        self._fast = binder._fast.bind_slot  # (values, arrays, slot): one path for both
         self._checked_bind = binder._checked.bind_slot
         self._contents: bool | None = None
         """Whether a fast checked call runs checks in Python (facts, overlap) first; None
