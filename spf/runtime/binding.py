@@ -348,6 +348,19 @@ class Binder:
         )
 
     @property
+    def overlap_only(self) -> bool:
+        """Whether a ``check=True`` call checks nothing but that no written array overlaps
+        another (no index array, fact, precondition, or blocked data space to read in its
+        declared shape)."""
+        return (
+            self._preconditions is None
+            and self._facts is None
+            and not self._blocked
+            and not self.overlap_in_loop
+            and all(d.uf_check is None and not d.is_uf for d in self.data)
+        )
+
+    @property
     def has_array_facts(self) -> bool:
         """Whether a checked call verifies facts over index arrays (assumptions or bounds
         obligations that are not over parameters only)."""

@@ -189,6 +189,10 @@ class Kernel:
         """A fast-bound ``check=False`` call runs the C function with nothing around it."""
         self._fast_checked = self._params_first and self._checked is not None
         """A ``check=True`` call may take :meth:`_call_checked`."""
+        self._overlap_only = self._params_first and self._checked is None and binder.overlap_only
+        """A ``check=True`` call checks only that no written array overlaps another (no
+        index array, fact, precondition or blocked data space: a dense kernel): after the
+        binding of an unchecked call, that test in Python, then the same call."""
         self._clock = time.perf_counter if self._openmp else time.thread_time
         """The clock of the trials of known contents (spf.runtime.known): the calling
         thread's CPU time for a call on one thread (time other processes take on a shared
@@ -316,6 +320,10 @@ class Kernel:
                     self._raise_fault(fault, arrays, values)
                 return
             fast = None
+        elif check is True and self._overlap_only and not positional:
+            fast = self._fast(args)
+            if fast is not None:  # the one check such a call makes; the call below
+                self._binder.no_overlap(fast[1])
         else:
             fast = None
         if positional:
@@ -323,12 +331,17 @@ class Kernel:
         if fast is None:
             self._bound_call(args, check)
             return
-        fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
+        self._unchecked_call(fast[0], fast[1])
+
+    def _unchecked_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
+        """The unchecked function (with its fault record where it has one) on arguments the
+        fast binding accepted, through :meth:`_run` (threads, faults)."""
+        fn, cargs = self._fn, [*values, *map(self._from_buffer, self._ctypes, arrays)]
         fault = None
         if self._fault is not None:
             fn, fault = self._fault, self._record()
             cargs.append(fault)
-        self._run(fn, cargs, fault, fast[1], {})
+        self._run(fn, cargs, fault, arrays, {})
 
     def _bound_call(self, args: dict[str, object], check: bool) -> None:
         """A call bound in full (:meth:`Binder.bind`: any argument it refuses is refused
