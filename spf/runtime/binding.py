@@ -348,6 +348,19 @@ class Binder:
         )
 
     @property
+    def overlap_only(self) -> bool:
+        """Whether a ``check=True`` call checks nothing but that no written array overlaps
+        another (no index array, fact, precondition, or blocked data space to read in its
+        declared shape)."""
+        return (
+            self._preconditions is None
+            and self._facts is None
+            and not self._blocked
+            and not self.overlap_in_loop
+            and all(d.uf_check is None and not d.is_uf for d in self.data)
+        )
+
+    @property
     def has_array_facts(self) -> bool:
         """Whether a checked call verifies facts over index arrays (assumptions or bounds
         obligations that are not over parameters only)."""
@@ -651,6 +664,13 @@ class _FastPlan:
         self.data = data
         self.masks = [_C_CONTIGUOUS | _ALIGNED | (_WRITEABLE if d.writes else 0) for d in data]
         self.accepted: dict[tuple[Any, ...], list[list[tuple[Any, ...]]]] = {}
+        ints = {name for name, _, _ in binder._limits}
+        self.infer = tuple((p, tuple(o)) for p, o in binder._infer.items() if p in ints)
+        """The integer parameters that follow from shapes, each with its arrays (axis,
+        rank): :meth:`complete`."""
+        self.slots: dict[tuple[Any, ...], list[Slot]] = {}
+        """The :class:`Slot` of each look accepted, in the order of ``accepted[values]``."""
+        self.uf = tuple(n for n, d in enumerate(data) if d.is_uf)
 
     def valid(self, values: tuple[Any, ...], looks: list[tuple[Any, ...]]) -> bool:
         """Whether arrays that look like ``looks`` are right for parameter values ``values``
@@ -673,8 +693,21 @@ class _FastPlan:
         return True
 
     def bind(self, args: Mapping[str, object]) -> tuple[tuple[Any, ...], tuple[Array, ...]] | None:
-        if not self.usable or len(args) != self.count:
+        got = self.bind_slot(args)
+        return None if got is None else (got[0], got[1])
+
+    def bind_slot(
+        self, args: Mapping[str, object]
+    ) -> tuple[tuple[Any, ...], tuple[Array, ...], Slot] | None:
+        """:meth:`bind` with the look's :class:`Slot` (the kernel's calls, checked and
+        unchecked, bind through this one path)."""
+        if not self.usable:
             return None
+        if len(args) != self.count:
+            full = self.complete(args)
+            if full is None:
+                return None
+            args = full
         try:
             given = self.all(args)
         except KeyError:
@@ -684,17 +717,58 @@ class _FastPlan:
         split = self.split
         values, arrays = given[:split], given[split:]
         looks = list(map(self.look, arrays))
-        known = self.accepted.get(values)
-        if known is None or looks not in known:
-            if not self.valid(values, looks):
-                return None
-            if len(self.accepted) > 64:
-                self.accepted.clear()
-            known = self.accepted.setdefault(values, [])
-            if len(known) >= 8:
-                known.clear()
-            known.append(looks)
-        return values, arrays
+        try:  # a look accepted before (the common call): its slot
+            return values, arrays, self.slots[values][self.accepted[values].index(looks)]
+        except (KeyError, ValueError, IndexError):  # IndexError: another thread's change
+            pass
+        if not self.valid(values, looks):
+            return None
+        slot = Slot(sum(_size(looks[n][1]) * looks[n][0].itemsize for n in self.uf))
+        if len(self.accepted) > 64:
+            self.accepted.clear()
+            self.slots.clear()
+        known = self.accepted.setdefault(values, [])
+        slots = self.slots.setdefault(values, [])
+        if len(known) >= 8 or len(slots) != len(known):  # at most 8 looks per tuple of values
+            known.clear()
+            slots.clear()
+        known.append(looks)
+        slots.append(slot)
+        return values, arrays, slot
+
+    def complete(self, args: Mapping[str, object]) -> Mapping[str, object] | None:
+        """``args`` with the integer parameters left out that follow from an array's
+        declared shape (the first array of the rank that declares it, as
+        :meth:`Binder.bind` takes it; the arrays' shapes are then checked against it as
+        usual), or None when some other argument is missing or extra."""
+        full = dict(args)
+        for p, origins in self.infer:
+            if p in full:
+                continue
+            for array, axis, rank in origins:
+                arr = full.get(array)
+                if type(arr) is np.ndarray and arr.ndim == rank:
+                    full[p] = int(arr.shape[axis])
+                    break
+        return full if len(full) == self.count else None
+
+
+class Slot:
+    """What a kernel keeps of one accepted look of its calls (parameter values and
+    the arrays' dtypes, shapes and flags: :class:`_FastPlan`), so that a checked call of that
+    look needs no Python step but the binding and one C call (spf.runtime.kernel sets them
+    once its first calls of the look settled the way): ``bounds``, the checked function's
+    ``spf_bounds`` for the values (None: not settled); ``known``, the
+    :class:`~spf.runtime.known.KnownContents` whose verified contents the call must hold
+    for ``bounds`` (which then ask for the unchecked loops) to apply, or None; ``size``, the
+    bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by)."""
+
+    __slots__ = ("bounds", "known", "size")
+
+    def __init__(self, size: int) -> None:
+        self.bounds: Any = None
+        self.known: Any = None
+        self.size = size
 
 
 class _CheckedPlan(_FastPlan):

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from spf.analysis.preconditions import Precondition
     from spf.codegen.signature import Arg, Signature
+    from spf.runtime.binding import Slot
     from spf.runtime.fact_check import CheckCost
     from spf.runtime.prepared import PreparedCall
 
@@ -166,8 +167,8 @@ class Kernel:
             validated=validated,
         )
         self._bind = binder.bind
-        self._fast = binder._fast.bind
-        self._checked_bind = binder._checked.bind
+        self._fast = binder._fast.bind_slot  # (values, arrays, slot): one path for both
+        self._checked_bind = binder._checked.bind_slot
         self._contents: bool | None = None
         """Whether a fast checked call runs checks in Python (facts, overlap) first; None
         until the first such call decides."""
@@ -189,6 +190,10 @@ class Kernel:
         """A fast-bound ``check=False`` call runs the C function with nothing around it."""
         self._fast_checked = self._params_first and self._checked is not None
         """A ``check=True`` call may take :meth:`_call_checked`."""
+        self._overlap_only = self._params_first and self._checked is None and binder.overlap_only
+        """A ``check=True`` call checks only that no written array overlaps another (no
+        index array, fact, precondition or blocked data space: a dense kernel): after the
+        binding of an unchecked call, that test in Python, then the same call."""
         self._clock = time.perf_counter if self._openmp else time.thread_time
         """The clock of the trials of known contents (spf.runtime.known): the calling
         thread's CPU time for a call on one thread (time other processes take on a shared
@@ -297,9 +302,29 @@ class Kernel:
                 self._fn(*fast[0], *map(self._from_buffer, self._ctypes, fast[1]))
                 return
         elif check is True and self._fast_checked and not positional:
-            if self._checked_call(args):
+            checked = self._checked_bind(args)
+            if checked is not None:
+                values, arrays, slot = checked
+                bounds, known = slot.bounds, slot.known
+                if bounds is None or (known is not None and not known.seen(slot, values, arrays)):
+                    self._checked_call(values, arrays, slot)
+                    return
+                # one C call, nothing else in Python (_settle): the checked function, or
+                # on contents verified before its overlap test and the unchecked loops
+                try:
+                    fault = self._records.record
+                except AttributeError:
+                    fault = self._record()
+                self._last_threads = 1
+                self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
+                if fault[0]:
+                    self._raise_fault(fault, arrays, values)
                 return
             fast = None
+        elif check is True and self._overlap_only and not positional:
+            fast = self._fast(args)
+            if fast is not None:  # the one check such a call makes; the call below
+                self._binder.no_overlap(fast[1])
         else:
             fast = None
         if positional:
@@ -307,12 +332,17 @@ class Kernel:
         if fast is None:
             self._bound_call(args, check)
             return
-        fn, cargs = self._fn, [*fast[0], *map(self._from_buffer, self._ctypes, fast[1])]
+        self._unchecked_call(fast[0], fast[1])
+
+    def _unchecked_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...]) -> None:
+        """The unchecked function (with its fault record where it has one) on arguments the
+        fast binding accepted, through :meth:`_run` (threads, faults)."""
+        fn, cargs = self._fn, [*values, *map(self._from_buffer, self._ctypes, arrays)]
         fault = None
         if self._fault is not None:
             fn, fault = self._fault, self._record()
             cargs.append(fault)
-        self._run(fn, cargs, fault, fast[1], {})
+        self._run(fn, cargs, fault, arrays, {})
 
     def prepare(self, free: Sequence[str], *, check: bool = True, **bound: object) -> PreparedCall:
         """Bind every argument but the data spaces named in ``free`` once:
@@ -352,13 +382,10 @@ class Kernel:
         if key is not None and known is not None:
             known.add(key)  # reached only when every check passed
 
-    def _checked_call(self, args: dict[str, object]) -> bool:
+    def _checked_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot) -> None:
         """A ``check=True`` call whose arguments look like accepted ones (UF lengths
-        included), when they do (False: the caller binds them in full)."""
-        checked = self._checked_bind(args)
-        if checked is None:
-            return False
-        values, arrays = checked
+        included): ``values`` and ``arrays`` as the binding gave them, ``slot`` their look's
+        (:meth:`_settle`)."""
         known = self._known
         if known is not None:
             clock = None if known.settled else self._clock  # a trial may be timed
@@ -380,9 +407,31 @@ class Kernel:
                     start = clock()
                     self._checked_once(values, arrays)
                     known.timed(key, False, clock() - start)
-                return True
+                self._settle(values, slot)
+                return
         self._checked_once(values, arrays)
-        return True
+        self._settle(values, slot)
+
+    def _settle(self, values: tuple[Any, ...], slot: Slot) -> None:
+        """After a checked call of ``slot``'s look: give the look its ``bounds`` (its later
+        calls then take one C call straight from :meth:`__call__`) once the way of such a
+        call is settled for good and needs nothing else in Python: one thread, and either
+        no remembered contents for index arrays of its size (a kernel without facts over
+        them, or a size that checks every call: spf.runtime.known) and no check in Python
+        (decided on the first call): the checked function; or a size whose calls on
+        contents verified before run the unchecked loops, tested for overlaps in C: the
+        checked function with the known-contents word set, on those contents (``known``:
+        the others take :meth:`_checked_call`)."""
+        known = self._known
+        if slot.bounds is not None or self._openmp:
+            return
+        params = dict(zip(self._param_order, values, strict=True))
+        if known is None or known.checks(slot.size):
+            if self._contents is False:
+                slot.bounds = self._bounds_of(params)
+        elif known.hashes(slot.size) and self._binder.overlap_in_loop and self._direct:
+            slot.known = known
+            slot.bounds = self._bounds_of(params, known=True)
 
     def _known_call(self, values: tuple[Any, ...], arrays: Sequence[Any]) -> None:
         """A checked call on index arrays whose contents a checked call verified

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 from spf.runtime.checksum import digest, xxh3
 
 if TYPE_CHECKING:
-    from spf.runtime.binding import Binder
+    from spf.runtime.binding import Binder, Slot
 
 REMEMBERED = 32
 """Contents remembered per kernel (the oldest is forgotten first)."""
@@ -145,6 +145,27 @@ class KnownContents:
         # a hash covers the length; the binding fixed each array's dtype and its trailing
         # extents for these parameter values: the shapes need not be part of the key
         return (size_class, values, *map(_DIGEST, picked))
+
+    def seen(self, slot: Slot, values: tuple[Any, ...], arrays: Sequence[Any]) -> bool:
+        """Whether a call of ``slot``'s look (its index arrays' bytes) passes contents
+        verified before (:meth:`key` in one step, for a size class that :meth:`hashes`: no
+        count of new contents to reset, :data:`MISSES` applies to undecided ones only)."""
+        picked = self._pick(arrays)
+        if len(self.uf) == 1:
+            picked = (picked,)
+        return (slot.size.bit_length(), values, *map(_DIGEST, picked)) in self._seen
+
+    def hashes(self, size: int) -> bool:
+        """Whether checked calls on contents of index arrays of ``size`` bytes verified
+        before run the unchecked loops, for good (the trials of their size class kept that
+        way)."""
+        return self._verdict.get(size.bit_length()) is True
+
+    def checks(self, size: int) -> bool:
+        """Whether every checked call on index arrays of ``size`` bytes in all checks them
+        (their size class was found to check faster than it hashes, or never to repeat its
+        contents): for good, a size class never takes another way."""
+        return self._verdict.get(size.bit_length()) is False
 
     def decided(self, key: Key) -> bool:
         """Whether calls on known contents of ``key``'s size class take one way for good

@@ -493,3 +493,38 @@ def test_a_size_is_decided_once_its_trials_are_done(monkeypatch: pytest.MonkeyPa
     assert contents.route(key)  # the faster way: hashed, then the unchecked loops
     monkeypatch.setattr(known, "TRIALS", 0)
     assert KnownContents([0]).decided(key)  # no trials at all: every size is decided
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_look_settled_on_known_contents_still_refuses_broken_ones(
+    dtype: str, compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the calls of one look of arguments (values, dtypes, shapes) take the hashed way
+    for good, they run one C call straight from ``Kernel.__call__`` on contents verified
+    before (``Slot.known``): every other content, in place or in new arrays, is still
+    checked in full."""
+    monkeypatch.setattr(known, "MISSES", 10**6)  # other tests' contents of this size
+    kernel, make = compiled("gauss_seidel_csr", dtype)
+    good = make(_dense_row(25000, 1500), dtype)
+    size_class = sum(good[u].nbytes for u in ("col", "diag", "rowptr")).bit_length()
+    monkeypatch.setitem(kernel._known._verdict, size_class, True)  # trials kept hashing
+    kernel(**good)  # checked, remembered
+    good["x"][:] = 0.0
+    kernel(**good)  # known: the look settles
+    want = good["x"].copy()  # one sweep from zero
+    counted = Counted(kernel, monkeypatch)
+    for _ in range(3):
+        good["x"][:] = 0.0
+        kernel(**good)
+        np.testing.assert_array_equal(good["x"], want)
+    assert counted.take() == (0, 3)
+    keep = good["col"].copy()
+    _swap_in_row(good, 60)  # in place
+    with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
+        kernel(**good)
+    with pytest.raises(spf.ArgumentError, match=r"assumption '.*col.*' does not hold"):
+        kernel(**_copy(good))  # the broken contents in new arrays
+    assert counted.take() == (2, 0)
+    np.copyto(good["col"], keep)
+    kernel(**good)
+    assert counted.take() == (0, 1)

@@ -65,3 +65,18 @@ def test_uf_check_label() -> None:
     check = UFCheck(UF("p", domain="{[i]: 0 <= i <= N}"), frozenset({"N"}), label="argument 'p'")
     with pytest.raises(ArgumentError, match=r"^argument 'p': length 2 is too short"):
         check.check(np.zeros(2, np.int32), {"N": 4})
+
+
+def test_the_fast_plan_takes_parameters_from_shapes_as_bind_does() -> None:
+    binder = Binder(MV)
+    y, A, x = np.zeros(4), np.ones((4, 3)), np.ones(3)
+    fast = binder.fast({"x": x, "A": A, "y": y})
+    assert fast is not None
+    assert fast[0] == (3, 4)  # M, N in parameter order
+    assert binder.fast({"x": x, "A": A, "y": y, "M": 3}) == fast
+    # the shapes disagree with the parameter taken from A: the full binding says why
+    assert binder.fast({"x": np.ones(2), "A": A, "y": y}) is None
+    with pytest.raises(ArgumentError, match=r"x: expected shape \(3,\).*M=3 was taken from A"):
+        binder.bind({"x": np.ones(2), "A": A, "y": y})
+    assert binder.fast({"A": A, "y": y}) is None  # x is missing
+    assert binder.fast({"x": x, "A": A, "y": y, "z": x}) is None  # an unknown argument
