@@ -83,24 +83,41 @@ def _term_text(term: tuple[bool, sp.Expr]) -> str:
 def _affine_text(e: sp.Expr) -> str:
     """``e`` (a sum of integer multiples of names and UF calls, the terms' form) as text the
     set syntax reads, printed directly: sympy's printer orders the terms of every sum
-    first, most of a cold plan's printing time. Anything else is printed by sympy."""
+    first, most of a cold plan's printing time. Parentheses only where an operand is not a
+    name, an integer or a call (``-1 + N + -i``, not ``(-1) + (N) + (-1 * (i))``): the
+    parser's time grows with the tokens, and the sets of a plan are long. Anything else is
+    printed by sympy, in parentheses."""
     if e.is_Integer:
         return str(int(e))
     if isinstance(e, sp.Symbol):
         return str(e.name)
     if isinstance(e, sp.Add):
-        return " + ".join(f"({_affine_text(t)})" for t in e.args)
+        return " + ".join(_affine_text(t) for t in e.args)
     if isinstance(e, sp.Mul):
         coeff, rest = e.as_coeff_Mul()
         if coeff.is_Integer and not isinstance(rest, sp.Mul):
-            return f"{int(coeff)} * ({_affine_text(rest)})"
-    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
+            factor = _affine_text(rest)
+            if not _is_operand(rest):
+                factor = f"({factor})"
+            return f"-{factor}" if coeff == -1 else f"{int(coeff)}*{factor}"
+    if _is_call(e):
         from spf.sets.calls import call_parts
 
         name, args, component = call_parts(e)
         text = f"{name}({', '.join(_affine_text(a) for a in args)})"
         return text if component is None else f"{text}[{component}]"
-    return str(e)
+    return f"({e})"
+
+
+def _is_call(e: sp.Expr) -> bool:
+    """Whether ``e`` is a UF call (printed as one)."""
+    return isinstance(e, sp.Function) and not isinstance(e, sp.floor)
+
+
+def _is_operand(e: sp.Expr) -> bool:
+    """Whether ``e`` prints as one operand (a name, an integer, a call) a factor needs no
+    parentheses around."""
+    return bool(e.is_Integer) or isinstance(e, sp.Symbol) or _is_call(e)
 
 
 _TERM_TEXT: Table[tuple[bool, sp.Expr], str] = Table(16384)
