@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
@@ -83,24 +83,41 @@ def _term_text(term: tuple[bool, sp.Expr]) -> str:
 def _affine_text(e: sp.Expr) -> str:
     """``e`` (a sum of integer multiples of names and UF calls, the terms' form) as text the
     set syntax reads, printed directly: sympy's printer orders the terms of every sum
-    first, most of a cold plan's printing time. Anything else is printed by sympy."""
+    first, most of a cold plan's printing time. Parentheses only where an operand is not a
+    name, an integer or a call (``-1 + N + -i``, not ``(-1) + (N) + (-1 * (i))``): the
+    parser's time grows with the tokens, and the sets of a plan are long. Anything else is
+    printed by sympy, in parentheses."""
     if e.is_Integer:
         return str(int(e))
     if isinstance(e, sp.Symbol):
         return str(e.name)
     if isinstance(e, sp.Add):
-        return " + ".join(f"({_affine_text(t)})" for t in e.args)
+        return " + ".join(_affine_text(t) for t in e.args)
     if isinstance(e, sp.Mul):
         coeff, rest = e.as_coeff_Mul()
         if coeff.is_Integer and not isinstance(rest, sp.Mul):
-            return f"{int(coeff)} * ({_affine_text(rest)})"
-    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
+            factor = _affine_text(rest)
+            if not _is_operand(rest):
+                factor = f"({factor})"
+            return f"-{factor}" if coeff == -1 else f"{int(coeff)}*{factor}"
+    if _is_call(e):
         from spf.sets.calls import call_parts
 
         name, args, component = call_parts(e)
         text = f"{name}({', '.join(_affine_text(a) for a in args)})"
         return text if component is None else f"{text}[{component}]"
-    return str(e)
+    return f"({e})"
+
+
+def _is_call(e: sp.Expr) -> bool:
+    """Whether ``e`` is a UF call (printed as one)."""
+    return isinstance(e, sp.Function) and not isinstance(e, sp.floor)
+
+
+def _is_operand(e: sp.Expr) -> bool:
+    """Whether ``e`` prints as one operand (a name, an integer, a call) a factor needs no
+    parentheses around."""
+    return bool(e.is_Integer) or isinstance(e, sp.Symbol) or _is_call(e)
 
 
 _TERM_TEXT: Table[tuple[bool, sp.Expr], str] = Table(16384)
@@ -586,10 +603,30 @@ def kernel_facts(ir: ComputationIR, obligations: Sequence[str]) -> tuple[Fact, .
     return (*ir.facts, *parsed)
 
 
+class _Linearity:
+    """:func:`is_linear` of a plan's check (its domain and conditions, proved with the facts
+    before it), worked out when first asked: only a fact checked on each call reads it (one
+    checked in the loops or implied by others does not), and the proof builds sets over two
+    copies of the check's variables (16 of ten variables on a cold SpTRSV wavefront
+    compile, whose facts are checked in the loops). Shared by the copies of a plan
+    (:func:`_implied_plan`)."""
+
+    def __init__(self, domain: Set, terms: Terms, facts: Sequence[Fact]) -> None:
+        self._args: tuple[Set, Terms, tuple[Fact, ...]] | None = (domain, terms, tuple(facts))
+        self._value = False
+
+    def value(self) -> bool:
+        """The verdict (computed once; the arguments are dropped then)."""
+        if self._args is not None:
+            self._value = is_linear(*self._args)
+            self._args = None
+        return self._value
+
+
 @dataclass(frozen=True)
 class FactPlan:
     """How fact number ``number`` is verified: ``checked`` is what the check loops test
-    (``fact`` itself, or its :class:`Adjacent` form); ``linear``: see :func:`is_linear`;
+    (``fact`` itself, or its :class:`Adjacent` form); :attr:`linear`: see :func:`is_linear`;
     ``implied_by``: the numbers of the facts that imply it (it is then not checked at all,
     :mod:`spf.analysis.fact_prover`), empty when it is checked."""
 
@@ -597,8 +634,14 @@ class FactPlan:
     fact: Fact
     checked: Fact
     adjacent: Adjacent | None
-    linear: bool
+    linearity: _Linearity = field(compare=False, repr=False)
     implied_by: tuple[int, ...] = ()
+
+    @property
+    def linear(self) -> bool:
+        """Whether the check visits at most as many points as an index array it reads has
+        entries (:func:`is_linear`), proved on first use."""
+        return self.linearity.value()
 
 
 def plan_facts(
@@ -653,7 +696,7 @@ def _plan_fact(
         checked = adj.fact if adj is not None else f
         domain = check_domain(checked, ufs)
         terms = conjunction(checked.conclusion) or ()
-        plan = FactPlan(n, f, checked, adj, is_linear(domain, terms, facts[:n]))
+        plan = FactPlan(n, f, checked, adj, _Linearity(domain, terms, facts[:n]))
         found = _PLANS.put(key, plan)
     return found
 

@@ -98,14 +98,15 @@ class _Text:
         if isinstance(e, UFRead):
             return self.call(e.uf, e.args)
         a = [self.expr(x) for x in e.args]
+        o = [self._operand(x, t) for x, t in zip(e.args, a, strict=True)]
         if e.op == "neg":
-            return f"-({a[0]})"
+            return f"-{o[0]}"
         if e.op in ("+", "-", "*"):
-            return f"({a[0]}) {e.op} ({a[1]})"
+            return f"{o[0]} {e.op} {o[1]}"
         if e.op in ("floord", "/"):
-            return f"floor(({a[0]})/({a[1]}))"
+            return f"floor({o[0]}/{o[1]})"
         if e.op == "%":
-            return f"({a[0]}) % ({a[1]})"
+            return f"{o[0]} % {o[1]}"
         if e.op in ("min", "max"):
             m = self._fresh()
             op = "<=" if e.op == "min" else ">="
@@ -120,6 +121,14 @@ class _Text:
             self.conds.append(f"(({c} && {m} = {a[1]}) || ({nc} && {m} = {a[2]}))")
             return m
         return f"({self.cond(e)})"
+
+    def _operand(self, e: Expr, text: str) -> str:
+        """``text`` (of ``e``) as an operand: in parentheses unless it is a name, a call or
+        a non-negative integer (the parser's time grows with the tokens). A variable's
+        text is one too: its name, a call (a bound value) or in parentheses (a loop's
+        value from the schedule, :func:`_render`)."""
+        atomic = isinstance(e, (Var, UFRead)) or (isinstance(e, Int) and e.value >= 0)
+        return text if atomic else f"({text})"
 
     def cond(self, e: Expr, negate: bool = False) -> str:
         if isinstance(e, Op) and e.op in ("&&", "||"):
