@@ -90,6 +90,9 @@ class WavefrontNames:
     """``method="coarse"``/``"auto"``: the loop over the parts of a coarse level."""
     partptr: str = ""
     """``method="coarse"``/``"auto"``: part ``p`` runs ``order[partptr[p]:partptr[p+1]]``."""
+    nparts: str = ""
+    """``method="coarse"``/``"auto"``: the number of parts (``partptr`` has ``nparts + 1``
+    entries)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ def wavefront_names(ir: ComputationIR) -> dict[str, WavefrontNames]:
             single=_fresh(f"single_{loop}", taken),
             part=_fresh(f"{loop}_part", taken),
             partptr=_fresh(f"partptr_{loop}", taken),
+            nparts=_fresh(f"nparts_{loop}", taken),
         )
     return out
 
@@ -219,28 +223,34 @@ def _entry(record: StmtIR | OperationIR) -> dict[str, Any]:
 
 
 def _declare_run_time_arrays(ir: ComputationIR, names: WavefrontNames, n: str) -> ComputationIR:
-    """``ir`` with the UFs the executor reads the inspector's arrays through and the bound
-    on the number of levels."""
+    """``ir`` with the UFs the executor reads the inspector's arrays through and the bounds
+    on the number of levels (and parts). The level pointers have ``nlevels + 1`` entries and
+    the part pointers ``nparts + 1`` (the flags of a ``levels`` executor's groups
+    ``nlevels``): a plan's arrays are sized by its levels and parts, not padded to the
+    iterations (each padded entry was a write, and a fresh page a page fault, per
+    inspection)."""
+    ir = build.assume(ir, f"0 <= {names.nlevels} <= {n}")
     # name, the bound of its domain and of its values (None: a 0/1 flag), its order
     arrays: list[tuple[str, str, str | None, str | None]] = [
-        (names.levelptr, "<=", "<=", "nondecreasing"),
-        (names.order, "<", "<", None),
+        (names.levelptr, f"<= {names.nlevels}", "<=", "nondecreasing"),
+        (names.order, f"< {n}", "<", None),
     ]
     if names.method in COARSE_METHODS:
-        arrays.append((names.partptr, "<=", "<=", "nondecreasing"))
+        arrays.append((names.partptr, f"<= {names.nparts}", "<=", "nondecreasing"))
+        ir = build.assume(ir, f"0 <= {names.nparts} <= {n}")
     if names.method == "levels":
-        arrays.append((names.single, "<", None, None))
+        arrays.append((names.single, f"< {names.nlevels}", None, None))
     for name, below, top, monotonic in arrays:
         ir = build.declare_uf(
             ir,
             name,
             arity=1,
-            domain=f"{{[x] : 0 <= x && x {below} {n}}}",
+            domain=f"{{[x] : 0 <= x && x {below}}}",
             range=f"{{[v] : 0 <= v && v {top} {n}}}" if top else "{[v] : 0 <= v && v <= 1}",
             monotonic=monotonic,
             dtype="int64",
         )
-    return build.assume(ir, f"0 <= {names.nlevels} <= {n}")
+    return ir
 
 
 def _position(s: StmtReading, loop: str) -> int:

@@ -57,8 +57,8 @@ MIN_GAIN = 1.25
 @dataclass(frozen=True)
 class Parts:
     """``levels`` coarse levels; level ``c`` runs the parts ``ptr[c]:ptr[c+1]``, part ``p``
-    the rows ``order[partptr[p]:partptr[p+1]]`` in that order (arrays padded to the
-    executor's extents: ``n + 1`` entries)."""
+    the rows ``order[partptr[p]:partptr[p+1]]`` in that order (``ptr`` has ``levels + 1``
+    entries, ``partptr`` ``parts + 1``: the executor's extents)."""
 
     levels: int
     ptr: np.ndarray
@@ -102,20 +102,17 @@ def split(
     blocks: Blocks | None,
     threads: int,
     wsum: np.ndarray | None = None,
-    spare: bool = False,
 ) -> Parts:
     """The parts of the levels ``levelptr[:levels + 1]`` of ``order`` (each level's rows
     increasing), at most ``threads`` per level, cut only between ``blocks`` (anywhere when
     None), each cut at the block boundary nearest ``k / threads`` of its level's work.
     ``wsum``: the prefix sums of ``work[order]`` (``n + 1`` entries from 0) when the caller
-    has them; with ``spare``, the caller is done with them and their memory becomes the
-    parts' ``ptr`` (no fresh ``n + 1`` entries: on a machine that gives back freed memory,
-    each fresh page of a large array costs a page fault, ~2 ms per 8 MB)."""
+    has them. The pointers are sized by the levels and parts (O(levels + parts) entries
+    written, none padded to the rows)."""
     n = len(order)
-    partptr = np.full(n + 1, n, dtype=np.int64)
     if n == 0 or levels == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return Parts(0, np.zeros(n + 1, dtype=np.int64), partptr, order, 0, empty)
+        return Parts(0, np.zeros(1, dtype=np.int64), np.full(1, n, np.int64), order, 0, empty)
     if wsum is None:
         wsum = np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
@@ -133,13 +130,13 @@ def split(
     keep = hi > lo
     counts = keep.sum(axis=1)
     parts = int(counts.sum())
+    partptr = np.empty(parts + 1, dtype=np.int64)
     partptr[:parts] = lo[keep]
+    partptr[parts] = n
     largest = np.where(keep, wsum[hi] - wsum[lo], 0).max(axis=1)
-    # every entry written below (no memset first); wsum is read no more
-    ptr = wsum if spare else np.empty(n + 1, dtype=np.int64)
+    ptr = np.empty(levels + 1, dtype=np.int64)
     ptr[0] = 0
-    ptr[1 : levels + 1] = np.cumsum(counts)
-    ptr[levels + 1 :] = parts
+    np.cumsum(counts, out=ptr[1:])
     return Parts(levels, ptr, partptr, order, parts, largest)
 
 

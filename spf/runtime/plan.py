@@ -283,13 +283,11 @@ def _check_plan_arrays(plan: Plan) -> None:
         raise bad(
             f"strategy must be 'wavefront', 'coarse', 'levels' or 'serial', got {plan.strategy!r}"
         )
-    for name, length in (("level_of", n), ("levelptr", n + 1), ("groupptr", n + 1)):
-        if len(getattr(plan, name)) != length:
-            raise bad(f"{name} has {len(getattr(plan, name))} entries, not {length}")
-    if len(plan.one_thread) != n:
-        raise bad(f"one_thread has {len(plan.one_thread)} entries, not {n}")
+    if len(plan.level_of) != n:
+        raise bad(f"level_of has {len(plan.level_of)} entries, not {n}")
     if not (0 < levels <= n or levels == n == 0):
         raise bad(f"levels = {levels!r} is not between 1 and the {n} iterations")
+    _check_lengths(bad, (("levelptr", plan.levelptr, levels + 1),))
     if n and (plan.order.min() < 0 or plan.order.max() >= n):
         raise bad(f"order holds a value outside 0 .. {n - 1}")
     seen = np.zeros(n, dtype=np.bool_)
@@ -311,11 +309,11 @@ def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
     """The coarse levels' arrays describe non-empty parts of a permutation, each part's rows
     increasing (O(iterations)); the dependences are checked by the kernel's call."""
     n, levels, order = len(plan.order), plan.coarse_levels, plan.coarse_order
-    for name, length in (("coarse_ptr", n + 1), ("part_ptr", n + 1), ("coarse_order", n)):
-        if len(getattr(plan, name)) != length:
-            raise bad(f"{name} has {len(getattr(plan, name))} entries, not {length}")
+    if len(order) != n:
+        raise bad(f"coarse_order has {len(order)} entries, not {n}")
     if not (0 < levels <= n or levels == n == 0):
         raise bad(f"coarse_levels = {levels!r} is not between 1 and the {n} iterations")
+    _check_lengths(bad, (("coarse_ptr", plan.coarse_ptr, levels + 1),))
     if n and (order.min() < 0 or order.max() >= n):
         raise bad(f"coarse_order holds a value outside 0 .. {n - 1}")
     seen = np.zeros(n, dtype=np.bool_)
@@ -326,6 +324,7 @@ def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
     if levels and (cptr[0] != 0 or np.diff(cptr).min() < 1 or cptr[-1] > n):
         raise bad("coarse_ptr[:coarse_levels + 1] must rise from 0, each coarse level non-empty")
     parts = int(cptr[-1]) if levels else 0
+    _check_lengths(bad, (("part_ptr", plan.part_ptr, parts + 1),))
     pptr = plan.part_ptr[: parts + 1]
     if parts and (pptr[0] != 0 or pptr[-1] != n or np.diff(pptr).min() < 1):
         raise bad(f"part_ptr[:parts + 1] must rise from 0 to {n}, each part non-empty")
@@ -336,11 +335,27 @@ def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
         raise bad("a part lists its rows out of increasing order (coarse_order)")
 
 
+def _check_lengths(
+    bad: Callable[[str], ArgumentError], arrays: tuple[tuple[str, np.ndarray, int], ...]
+) -> None:
+    """Each pointer or flag array holds at least the entries the executor reads (its
+    levels', groups' or parts' count, + 1 for pointers); longer ones are read no further."""
+    for name, array, least in arrays:
+        if len(array) < least:
+            raise bad(
+                f"{name} has {len(array)} entries, fewer than the {least} the executor reads; "
+                "size it by the levels (or parts) it describes"
+            )
+
+
 def _check_groups(plan: Plan, levelptr: np.ndarray, bad: Callable[[str], ArgumentError]) -> None:
     """Each group runs whole levels, in order; a group run in parallel holds one level."""
     n, groups = len(plan.order), plan.groups
     if not 0 <= groups <= plan.levels:
         raise bad(f"groups = {groups!r} is not between 0 and the {plan.levels} levels")
+    _check_lengths(
+        bad, (("groupptr", plan.groupptr, groups + 1), ("one_thread", plan.one_thread, groups))
+    )
     gptr = plan.groupptr[: groups + 1]
     if groups and (gptr[0] != 0 or gptr[-1] != n or np.diff(gptr).min() < 1):
         raise bad(f"groupptr[:groups + 1] must rise from 0 to {n}")
@@ -449,7 +464,8 @@ class WavefrontKernel(Kernel):
         out._copy_spec, out._make_copy = copies or (None, None)
         out._copy_kernel = None
         out._plan_names = frozenset(
-            {names.levelptr, names.order, names.nlevels, names.done, names.single, names.partptr}
+            {names.levelptr, names.order, names.nlevels, names.done, names.single}
+            | {names.partptr, names.nparts}
             | set(out._copy_spec.copies if out._copy_spec else ())
         )
         out._extent = extent
@@ -601,7 +617,8 @@ class WavefrontKernel(Kernel):
 
         def sort() -> LevelOrder:
             levelptr, order = by_level or self._sort(level, n, params, True)
-            groups, groupptr, one_thread = _groups(levelptr, levels, n)
+            levelptr = levelptr[: levels + 1]  # the executor's extent, whatever the sort's
+            groups, groupptr, one_thread = _groups(levelptr, levels)
             _read_only(levelptr, order, groupptr, one_thread)
             return levelptr, order, groups, groupptr, one_thread
 
@@ -686,7 +703,6 @@ class WavefrontKernel(Kernel):
                 coarse.Blocks(shift, blocks, self._free),
                 team,
                 wsum,
-                spare=True,
             )
             found_gain = coarse.estimate(found, total)
             if parts is None or found_gain > gain:
@@ -705,11 +721,9 @@ class WavefrontKernel(Kernel):
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
-        levelptr = np.full(n + 1, n, dtype=np.int64)  # the executor's extent, nondecreasing
-        levelptr[: nlev + 1] = ptr
-        parts = coarse.split(order, levelptr, nlev, work, None, team, wsum, spare=True)
+        parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
-        return self._plan(given, _wide(level), nlev, strategy, (levelptr, order), parts, names)
+        return self._plan(given, _wide(level), nlev, strategy, (ptr, order), parts, names)
 
     def _copied(
         self,
@@ -914,6 +928,7 @@ class WavefrontKernel(Kernel):
                 nm.partptr: plan.part_ptr,
                 nm.order: plan.coarse_order,
                 nm.nlevels: plan.coarse_levels,
+                nm.nparts: plan.parts,
             }
             if plan.copies:
                 self._run_copies(plan, check, args, extra)
@@ -1106,19 +1121,19 @@ def differing(inspected: Fingerprint, now: Fingerprint) -> str | None:
     return None
 
 
-def _groups(levelptr: np.ndarray, levels: int, n: int) -> tuple[int, np.ndarray, np.ndarray]:
+def _groups(levelptr: np.ndarray, levels: int) -> tuple[int, np.ndarray, np.ndarray]:
     """(groups, groupptr, one_thread) of the levels ``levelptr[:levels + 1]`` (O(levels)): a
     level of MIN_PARALLEL_ROWS or more iterations is a group; a maximal run of narrower ones
     is one group, flagged to run on one thread. The arrays have the executor's UF extents
-    (n + 1 and n entries)."""
+    (groups + 1 and groups entries)."""
     narrow = np.diff(levelptr[: levels + 1]) < MIN_PARALLEL_ROWS
     starts = np.flatnonzero(~(narrow[1:] & narrow[:-1])) + 1
     starts = np.concatenate([[0], starts]) if levels else starts[:0]
     groups = len(starts)
-    groupptr = np.full(n + 1, levelptr[levels], dtype=np.int64)  # nondecreasing, as levelptr
+    groupptr = np.empty(groups + 1, dtype=np.int64)
     groupptr[:groups] = levelptr[starts]
-    one_thread = np.zeros(n, dtype=np.int64)
-    one_thread[:groups] = narrow[starts]
+    groupptr[groups] = levelptr[levels]
+    one_thread = narrow[starts].astype(np.int64)
     return groups, groupptr, one_thread
 
 

@@ -394,6 +394,36 @@ def test_forged_plan_arrays_are_refused(trsv32: Pair) -> None:
         k.inspect(threads=0, **sptrsv_args(lower(20, 0.1, 3), dtype))
 
 
+def test_plan_pointers_are_sized_by_levels_and_parts(trsv32: Pair, omp_threads: int) -> None:
+    """The inspector's pointers hold what the executor reads (``coarse_levels + 1``,
+    ``parts + 1``, ``levels + 1``, ``groups + 1`` entries); a plan built from pointers padded
+    to the rows (the layout of before) runs with the same bits, one whose pointers are
+    shorter than its levels or parts is refused naming the array."""
+    k, serial, dtype = trsv32
+    m = sp.csr_array(sp.tril(spf.sparse.poisson2d(40), format="csr"))
+    want = solve(serial, m, dtype)
+    for strategy in ("coarse", "levels"):
+        plan = k.inspect(strategy=strategy, threads=2, **sptrsv_args(m, dtype))
+        n = len(plan.order)
+        assert len(plan.coarse_ptr) == plan.coarse_levels + 1
+        assert len(plan.part_ptr) == plan.parts + 1
+        assert len(plan.levelptr) == plan.levels + 1
+        assert len(plan.groupptr) == plan.groups + 1
+        assert len(plan.one_thread) == plan.groups
+        np.testing.assert_array_equal(solve(k, m, dtype, plan), want)
+        cptr, pptr = np.full(n + 1, plan.parts), np.full(n + 1, n)
+        cptr[: plan.coarse_levels + 1] = plan.coarse_ptr
+        pptr[: plan.parts + 1] = plan.part_ptr
+        padded = dataclasses.replace(plan, coarse_ptr=cptr, part_ptr=pptr)
+        np.testing.assert_array_equal(solve(k, m, dtype, padded), want)
+        with pytest.raises(ArgumentError, match=r"part_ptr has .* fewer than"):
+            dataclasses.replace(plan, part_ptr=plan.part_ptr[:-1])
+        with pytest.raises(ArgumentError, match=r"coarse_ptr has .* fewer than"):
+            dataclasses.replace(plan, coarse_ptr=plan.coarse_ptr[:-1])
+        with pytest.raises(ArgumentError, match=r"levelptr has .* fewer than"):
+            dataclasses.replace(plan, levelptr=plan.levelptr[:-1])
+
+
 def test_auto_plans_levels_alone_when_blocks_merge_none(
     others32: dict[str, WavefrontKernel], omp_threads: int
 ) -> None:

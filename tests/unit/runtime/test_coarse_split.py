@@ -80,16 +80,20 @@ def test_cuts_fall_on_the_nearest_block_boundary_to_each_share(
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_spent_work_sums_become_the_coarse_pointer(seed: int) -> None:
-    """``spare=True``: the caller's prefix sums of the work are written over with the parts'
-    ``ptr`` (no fresh array), which equals the one split builds without them."""
+def test_given_work_sums_give_the_same_parts_sized_by_levels_and_parts(seed: int) -> None:
+    """The caller's prefix sums of the work give the parts split builds without them, the
+    sums left as they were; the pointers hold ``levels + 1`` and ``parts + 1`` entries (the
+    executor's extents), none padded to the rows."""
     order, levelptr, work = random_levels(seed)
     levels = len(levelptr) - 1
     blocks = coarse.Blocks(coarse.BLOCK_SHIFT)
     wsum = np.concatenate([[0], np.cumsum(work[order])]).astype(np.int64)
+    kept = wsum.copy()
     want = coarse.split(order, levelptr, levels, work, blocks, 2)
-    got = coarse.split(order, levelptr, levels, work, blocks, 2, wsum, spare=True)
-    assert np.shares_memory(got.ptr, wsum)
+    got = coarse.split(order, levelptr, levels, work, blocks, 2, wsum)
+    np.testing.assert_array_equal(wsum, kept)
+    assert len(got.ptr) == levels + 1
+    assert len(got.partptr) == got.parts + 1
     np.testing.assert_array_equal(got.ptr, want.ptr)
     np.testing.assert_array_equal(got.partptr, want.partptr)
     np.testing.assert_array_equal(got.largest, want.largest)

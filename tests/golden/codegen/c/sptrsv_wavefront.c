@@ -19,11 +19,12 @@
 #define s2_value(i_lev, i_part, i_pos, i, k) L(k)
 #define s2(i_lev, i_part, i_pos, i, k) u(i) = u(i) / L(k)
 
-void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restrict col, const int64_t *restrict levelptr_i, const int64_t *restrict order_i, const int64_t *restrict partptr_i, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
+void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, int64_t nparts_i, const int32_t *restrict col, const int64_t *restrict levelptr_i, const int64_t *restrict order_i, const int64_t *restrict partptr_i, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
 {
   (void)N;
   (void)NNZ;
   (void)nlevels_i;
+  (void)nparts_i;
   (void)col;
   (void)levelptr_i;
   (void)order_i;
@@ -32,29 +33,32 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, const int32_t *restri
   (void)u;
   (void)L;
   (void)f;
-  #pragma omp parallel
+  if (N >= 1 && nparts_i >= 1)
   {
-    for (int64_t i_lev = 0; i_lev < spf_min(N, nlevels_i); i_lev++)
+    #pragma omp parallel
     {
-      const int64_t levelptr_i_1_i_lev = levelptr_i(1 + i_lev);
-      const int64_t levelptr_i_i_lev = levelptr_i(i_lev);
-      #pragma omp for schedule(static)
-      for (int64_t i_part = levelptr_i_i_lev; i_part < levelptr_i_1_i_lev; i_part++)
+      for (int64_t i_lev = 0; i_lev < nlevels_i; i_lev++)
       {
-        const int64_t partptr_i_1_i_part = partptr_i(1 + i_part);
-        const int64_t partptr_i_i_part = partptr_i(i_part);
-        for (int64_t i_pos = partptr_i_i_part; i_pos < partptr_i_1_i_part; i_pos++)
+        const int64_t levelptr_i_1_i_lev = levelptr_i(1 + i_lev);
+        const int64_t levelptr_i_i_lev = levelptr_i(i_lev);
+        #pragma omp for schedule(static)
+        for (int64_t i_part = levelptr_i_i_lev; i_part < spf_min(levelptr_i_1_i_lev, nparts_i); i_part++)
         {
-          const int64_t order_i_i_pos = order_i(i_pos);
-          s0(i_lev, i_part, i_pos, order_i_i_pos);
-          const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
-          const int64_t rowptr_i = rowptr(order_i_i_pos);
-          for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
+          const int64_t partptr_i_1_i_part = partptr_i(1 + i_part);
+          const int64_t partptr_i_i_part = partptr_i(i_part);
+          for (int64_t i_pos = partptr_i_i_part; i_pos < partptr_i_1_i_part; i_pos++)
           {
-            const int64_t col_k = col(k);
-            s1(i_lev, i_part, i_pos, order_i_i_pos, k, col_k);
+            const int64_t order_i_i_pos = order_i(i_pos);
+            s0(i_lev, i_part, i_pos, order_i_i_pos);
+            const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
+            const int64_t rowptr_i = rowptr(order_i_i_pos);
+            for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
+            {
+              const int64_t col_k = col(k);
+              s1(i_lev, i_part, i_pos, order_i_i_pos, k, col_k);
+            }
+            s2(i_lev, i_part, i_pos, order_i_i_pos, rowptr_1_i - 1);
           }
-          s2(i_lev, i_part, i_pos, order_i_i_pos, rowptr_1_i - 1);
         }
       }
     }
