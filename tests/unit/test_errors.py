@@ -257,3 +257,12 @@ def test_an_internal_invariant_is_an_internal_error() -> None:
 
     with pytest.raises(errors.InternalError, match="spf bug: Unfinished does not define perform"):
         Effect.perform(Unfinished.__new__(Unfinished), None)
+
+
+def test_an_spf_bug_in_the_c_printer_is_an_internal_error_not_a_value_error() -> None:
+    from spf.codegen.c import loop_tree
+    from spf.codegen.loop_ast import Int, Op
+
+    with pytest.raises(errors.InternalError, match="spf bug: unknown operation bogus") as info:
+        loop_tree(Op("bogus", (Int(1), Int(2), Int(3))))
+    assert not isinstance(info.value, ValueError)
