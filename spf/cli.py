@@ -231,7 +231,7 @@ def load(spec: str) -> Computation:
             f"calling {func_name}() failed: {err} (it must take no arguments)"
         ) from err
     except Exception as err:
-        raise SpfError(f"calling {func_name}() failed: {type(err).__name__}: {err}") from err
+        raise ArgumentError(f"calling {func_name}() failed: {type(err).__name__}: {err}") from err
     if not isinstance(comp, Computation):
         raise ArgumentError(
             f"{spec}() returned {type(comp).__name__}, not an spf.Computation; "

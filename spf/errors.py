@@ -148,6 +148,13 @@ class ArgumentError(SpfError, TypeError):
         )
 
 
+class InternalError(SpfError):
+    """An spf bug, not a misuse: an internal invariant failed (a text spf built that it cannot
+    read back, a command class without ``perform``), or a generated kernel computed a result
+    that differs from the reference beyond round-off. The message starts ``spf bug`` or asks
+    for a report with what reproduces it; nothing the caller changes avoids it."""
+
+
 class PreconditionWarning(UserWarning):
     """An access stays inside its data space only for some parameter values (PolyBench's
     ``durbin`` reads ``r(0)``: fine unless ``N = 0``). ``codegen`` and ``compile`` warn once,
@@ -177,6 +184,7 @@ __all__ = [
     "CompileError",
     "FormatError",
     "IllegalScheduleError",
+    "InternalError",
     "ParseError",
     "PreconditionWarning",
     "ScheduleError",

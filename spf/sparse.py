@@ -710,7 +710,7 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     try:
         raw = io.mmread(os.fspath(path))
     except (ValueError, OSError) as err:
-        raise SpfError(f"read_matrix_market: cannot read {os.fspath(path)!r}: {err}") from err
+        raise ArgumentError(f"read_matrix_market: cannot read {os.fspath(path)!r}: {err}") from err
     if not sparse.issparse(raw):
         raw = sparse.coo_array(np.asarray(raw))
     if np.iscomplexobj(raw.data):

@@ -42,7 +42,7 @@ from spf.analysis.inspector import (
     _copy_declarations,
     edge_enumeration,
 )
-from spf.errors import SpfError
+from spf.errors import VerifyError
 from spf.ir import build
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def _fresh_names(ir: ComputationIR, analysis: WavefrontAnalysis, names: tuple[st
     taken = set(ir.params) | {u.name for u in ir.ufs} | {d.name for d in ir.data_spaces}
     for name in names:
         if name in taken:
-            raise SpfError(
+            raise VerifyError(
                 f"wavefront({analysis.loop!r}): the coarse inspector names an array {name!r}, "
                 f"which {ir.name} already uses; rename that parameter, UF or data space"
             )

@@ -53,7 +53,7 @@ from spf.analysis.inspector import (
     loop_iterator,
     wavefront_members,
 )
-from spf.errors import CodegenError, SpfError
+from spf.errors import CodegenError, InternalError
 from spf.ir import build
 from spf.ir.reading import StmtReading, iterator_names
 
@@ -169,7 +169,7 @@ def build_executor(ir: ComputationIR, target: str = "c") -> Executor:
     """The executor of the computation ``ir`` (whose wavefront loops are checked again)."""
     loops = wavefront_loops(ir)
     if not loops:
-        raise SpfError(f"spf bug: {ir.name} has no wavefront loop")
+        raise InternalError(f"spf bug: {ir.name} has no wavefront loop")
     if target != "c":
         loop = sorted(loops)[0]
         raise CodegenError(
@@ -310,7 +310,7 @@ def _rewrite(
     for piece in str(s.domain).split(" union "):
         m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
         if m is None:
-            raise SpfError(f"spf bug: cannot read the domain piece {piece!r}")
+            raise InternalError(f"spf bug: cannot read the domain piece {piece!r}")
         cons = f" && {m.group(2)}" if m.group(2) else ""
         pieces.append(f"{{{head} : {guard}{cons}}}")
     entry["domain"] = " union ".join(pieces)
@@ -392,7 +392,7 @@ def _add_flags(
         for piece in text.split(" union "):
             m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
             if m is None:
-                raise SpfError(f"spf bug: cannot read the edge domain piece {piece!r}")
+                raise InternalError(f"spf bug: cannot read the edge domain piece {piece!r}")
             cons = f" && {m.group(2)}" if m.group(2) else ""
             pieces.append(f"{{[{pos}, {', '.join(its)}] : {guard}{cons}}}")
         return " union ".join(pieces)

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from spf.errors import IllegalScheduleError, SpfError
+from spf.errors import IllegalScheduleError, InternalError, ScheduleError, VerifyError
 from spf.ir import build
 from spf.ir.reading import StmtReading, iterator_names
 from spf.schedule.relations import loops_of
@@ -140,7 +140,7 @@ def loop_iterator(stmt: StmtReading, loop: str, cmd: str) -> int:
     """The domain position of ``stmt``'s outermost loop ``loop`` (refused when the loop is
     not outermost or not a plain iterator of the domain)."""
     if loop not in stmt.loops:
-        raise SpfError(
+        raise ScheduleError(
             f"{cmd}: {loop!r} is not a loop of statement {stmt.name} (its loops: "
             f"{', '.join(stmt.loops) or 'none'})"
         )
@@ -424,7 +424,7 @@ def _instances_over(
     for piece in str(stmt.domain).split(" union "):
         m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
         if m is None:
-            raise SpfError(f"spf bug: cannot read the domain piece {piece!r}")
+            raise InternalError(f"spf bug: cannot read the domain piece {piece!r}")
         cons = [
             c
             for c in (m.group(2) or "").split(" && ")
@@ -571,7 +571,7 @@ def _with_source(domain: Set, its: tuple[str, ...], expr: str, name: str) -> str
     for piece in str(domain).split(" union "):
         m = re.match(r"^\{\[(.*?)\](?: : (.*))?\}$", piece)
         if m is None:
-            raise SpfError(f"spf bug: cannot extend the inspector domain {domain}")
+            raise InternalError(f"spf bug: cannot extend the inspector domain {domain}")
         cons = f"{m.group(2)} && " if m.group(2) else ""
         pieces.append(f"{{[{', '.join(its)}, {name}] : {cons}{name} = {expr}}}")
     return " union ".join(pieces)
@@ -599,7 +599,7 @@ def build_inspector(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computati
     taken = set(ir.params) | {u.name for u in ir.ufs}
     for name in (LEVEL, NLEVELS):
         if name in taken:
-            raise SpfError(
+            raise VerifyError(
                 f"wavefront({analysis.loop!r}): the inspector names its output {name!r}, "
                 f"which {ir.name} already uses; rename that parameter or UF"
             )

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from spf.bench.common import Context, Section
-from spf.errors import SpfError
+from spf.errors import ParseError, SpfError
 from spf.sets import UF, Relation
 from spf.sets.facts import Fact, is_empty_under
 from spf.sets.memo import clear_all
@@ -115,7 +115,7 @@ def relation_text(text: str) -> str:
 def _uf(decl: dict[str, Any], where: str) -> UF:
     kind = str(decl.get("Monotonicity", "Monotonic_NONE")).split("::")[-1]
     if kind not in _MONOTONIC:
-        raise SpfError(f"{where}: UF {decl.get('Name')!r}: unknown monotonicity {kind!r}")
+        raise ParseError(f"{where}: UF {decl.get('Name')!r}: unknown monotonicity {kind!r}")
     return UF(
         str(decl["Name"]),
         domain=decl.get("Domain") or None,

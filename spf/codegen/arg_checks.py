@@ -53,6 +53,7 @@ from spf.codegen.loop_ast import (
 from spf.codegen.loop_ast import expr_vars as _expr_vars
 from spf.codegen.macros import Define, as_int64, uf_element, uf_index, uf_params
 from spf.codegen.unit import Chunk, Function
+from spf.errors import InternalError
 
 if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
@@ -788,4 +789,4 @@ def _expr(e: Any, env: dict[str, Expr], bound: dict[BoundKey, str], nested: bool
         if key is not None and key in bound:
             return Var(bound[key])
         return UFRead(f"spf_{'peek' if nested else 'raw'}_{name}", args)
-    raise ValueError(f"spf bug: cannot print {e} in a fact check")
+    raise InternalError(f"spf bug: cannot print {e} in a fact check")

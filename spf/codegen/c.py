@@ -39,7 +39,7 @@ from spf.codegen.reductions import (
     reduction_loops,
 )
 from spf.codegen.register_tile import tile_cells
-from spf.errors import CodegenError
+from spf.errors import CodegenError, InternalError
 from spf.schedule.tags import reduction_option
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def loop_tree(e: Expr) -> cx.Expr:
         return cx.Ternary(args[0], args[1], args[2])
     if e.op in ("floord", "min", "max"):
         return cx.Call(f"spf_{e.op}", args[:2])
-    raise ValueError(f"spf bug: unknown operation {e.op}")
+    raise InternalError(f"spf bug: unknown operation {e.op}")
 
 
 class CPrinter:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from spf.computation.computation import Computation
 from spf.computation.operations import OperationStmt
-from spf.errors import ScheduleError, SpfError
+from spf.errors import ScheduleError, SpfError, VerifyError
 from spf.pdfg import PDFG, PDFGHistory
 from spf.pdfg.annotate import check_params
 from spf.pdfg.history import INITIAL
@@ -67,7 +67,7 @@ def _graph(comp: Computation, step: int, text: str, params: Mapping[str, int] | 
 
 def _load(comp: Computation, snapshot: str | SpfError, step: int) -> Computation:
     if isinstance(snapshot, SpfError):
-        raise SpfError(
+        raise VerifyError(
             f"pdfg_history: {comp.name} could not be kept as it was before step {step + 1} "
             f"(to_json failed: {snapshot})"
         )
@@ -101,7 +101,7 @@ def _initial(comp: Computation, snaps: dict[int, str | SpfError]) -> Computation
     operations = [s.name for s in start.stmts if isinstance(s, OperationStmt)]
     if done or operations:
         what = done[0].as_python() if done else f"the operations {operations}"
-        raise SpfError(
+        raise ScheduleError(
             f"pdfg_history: {comp.name} came with a trace (from_json) and {what} changes more "
             "than schedules, so its state before the commands is not known; apply the "
             "commands to a freshly built computation to see the graph at every step"

@@ -191,6 +191,7 @@ class DistributedKernel:
         the other ranks through a blocking collective, a first call; 0 when the agreement
         travelled with the exchange, :mod:`spf.distributed.protocol`)."""
         if not self._last:
+            # generic: a call out of order, not a bad argument; no class of API.md §1 names it
             raise SpfError(f"{self.name}: exchange_stats() before the first call")
         return dict(self._last)
 
@@ -861,7 +862,7 @@ def compile_distributed(
     allowed = {"openmp", "cflags", "cache_dir"}
     unknown = sorted(set(options) - allowed)
     if unknown:
-        raise SpfError(
+        raise ArgumentError(
             f"compile(target='mpi'): unknown option(s) {', '.join(unknown)} for a "
             "row-distributed computation; it takes openmp, cflags and cache_dir"
         )

@@ -16,7 +16,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Protocol
 
-from spf.errors import PreconditionWarning, SpfError
+from spf.errors import ArgumentError, PreconditionWarning, SpfError
 from spf.schedule.trace import Trace
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def refiner_name(refine: object) -> str | None:
     if refine is None:
         return None
     if not callable(refine):
-        raise SpfError(
+        raise ArgumentError(
             "formats.tune: refine must be a schedule search called as refine(comp, args, "
             f"budget, seed=, threads=, progress=) (e.g. spf.tuning.tune_schedule), got {refine!r}"
         )
@@ -138,7 +138,7 @@ def replay_refined(
     try:
         Trace.from_data(commands).replay(comp)
     except SpfError as err:
-        raise SpfError(
+        raise ArgumentError(
             f"formats.tune: the record {path} holds commands that no longer apply ({err}); "
             "delete it, or call with reuse=False"
         ) from err

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError
 from spf.formats.builtin import BCSR, BDIA, SELL, builtin
 from spf.formats.spmv import spmv_computation
 from spf.formats.tune_kernels import (
@@ -190,7 +190,7 @@ def normalize_space(
     if space is None:
         return default_space(), SCHEDULES
     if isinstance(space, str) or not isinstance(space, (Mapping, Sequence)):
-        raise SpfError(
+        raise ArgumentError(
             "formats.tune: space must be a dict {family: [parameter tuples]} or a list of "
             f"family names ({', '.join(_ARITY)}), got {space!r}"
         )
@@ -203,19 +203,19 @@ def normalize_space(
             schedules = _schedules(params)
             continue
         if family not in _ARITY:
-            raise SpfError(
+            raise ArgumentError(
                 f"formats.tune: unknown format family {family!r} in space; "
                 f"known: {', '.join(_ARITY)} (and 'schedules')"
             )
         out[family] = [_params(family, p) for p in _sequence(params, family)]
     if not any(out.values()):
-        raise SpfError("formats.tune: space names no format to try")
+        raise ArgumentError("formats.tune: space names no format to try")
     return out, schedules
 
 
 def _sequence(value: object, what: str) -> Sequence[object]:
     if isinstance(value, str) or not isinstance(value, Sequence):
-        raise SpfError(f"formats.tune: space[{what!r}] must be a list, got {value!r}")
+        raise ArgumentError(f"formats.tune: space[{what!r}] must be a list, got {value!r}")
     return value
 
 
@@ -223,7 +223,7 @@ def _schedules(value: object) -> tuple[str, ...]:
     names = tuple(str(v) for v in _sequence(value, "schedules"))
     bad = [n for n in names if n not in SCHEDULES]
     if bad or not names:
-        raise SpfError(
+        raise ArgumentError(
             f"formats.tune: space['schedules'] must list some of {', '.join(SCHEDULES)}, "
             f"got {value!r}"
         )
@@ -239,11 +239,11 @@ def _params(family: str, value: object) -> tuple[int, ...]:
         one = "(q,)" if family in _PARTS else "(R,)"
         one = "(C,)" if family == "SELLV" else one
         what = {0: "()", 1: one, 2: "(C, sigma)" if family == "SELL" else "(r, c)"}[arity]
-        raise SpfError(
+        raise ArgumentError(
             f"formats.tune: {family} parameters must be {what} with positive ints, got {value!r}"
         )
     if family == "SELL" and params[1] > 1 and params[1] % params[0]:
-        raise SpfError(f"formats.tune: SELL sigma ({params[1]}) must be 1 or a multiple of C")
+        raise ArgumentError(f"formats.tune: SELL sigma ({params[1]}) must be 1 or a multiple of C")
     return params
 
 

@@ -49,8 +49,8 @@ from spf.errors import (
     ArgumentError,
     CompileError,
     IllegalScheduleError,
+    InternalError,
     PreconditionWarning,
-    SpfError,
 )
 from spf.formats.features import MatrixFeatures, matrix_features
 from spf.formats.tune_kernels import chunk_args, parts_args
@@ -198,18 +198,24 @@ def tune(
     logger otherwise).
     """
     if kernel != "spmv":
-        raise SpfError(f"formats.tune: kernel must be 'spmv' (the only one tuned), got {kernel!r}")
+        raise ArgumentError(
+            f"formats.tune: kernel must be 'spmv' (the only one tuned), got {kernel!r}"
+        )
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0:
-        raise SpfError(f"formats.tune: budget must be a positive number of seconds, got {budget!r}")
+        raise ArgumentError(
+            f"formats.tune: budget must be a positive number of seconds, got {budget!r}"
+        )
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):  # fmt: skip
-        raise SpfError(f"formats.tune: threads must be None or a positive int, got {threads!r}")
+        raise ArgumentError(
+            f"formats.tune: threads must be None or a positive int, got {threads!r}"
+        )
     if (
         isinstance(max_padding, bool)
         or not isinstance(max_padding, (int, float))
         or max_padding < 0
     ):
-        raise SpfError(f"formats.tune: max_padding must be a number >= 0, got {max_padding!r}")
+        raise ArgumentError(f"formats.tune: max_padding must be a number >= 0, got {max_padding!r}")
     families, schedules = normalize_space(space)
     dtype = _index_dtype(A, index_dtype)
     base = spf.sparse.csr_args(A, dtype)
@@ -260,7 +266,7 @@ def tune(
 def _index_dtype(A: object, index_dtype: str | None) -> str:  # noqa: N803
     if index_dtype is not None:
         if index_dtype not in ("int32", "int64"):
-            raise SpfError(
+            raise ArgumentError(
                 f"formats.tune: index_dtype must be 'int32' or 'int64', got {index_dtype!r}"
             )
         return index_dtype
@@ -448,7 +454,7 @@ class _Search:
         error = np.abs(y[: self.features.n] - self.want)
         if np.any(error > self.tolerance) or not np.all(np.isfinite(y)):
             worst = int(np.argmax(error))
-            raise SpfError(
+            raise InternalError(
                 f"formats.tune: {c.label} computed y[{worst}] = {y[worst]!r} where scipy's "
                 f"A @ x gives {self.want[worst]!r} (beyond round-off); spf generated a wrong "
                 "kernel for this format: please report it with the matrix"
@@ -509,7 +515,7 @@ class _Search:
             LOG.debug("formats.tune: %s %.3g s per SpMV (%.2f s to compile and convert)",
                       plan.candidate.label, got.time, spent[-1])  # fmt: skip
         if not measured:
-            raise SpfError(
+            raise ArgumentError(
                 "formats.tune: no candidate of the space could be measured (see the reasons: "
                 + "; ".join(f"{c.label}: {e['reason']}" for c, e in history.items())
                 + "); widen space or raise max_padding"

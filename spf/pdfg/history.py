@@ -78,7 +78,7 @@ class PDFGHistory(list[tuple[str, PDFG]]):
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise SpfError(f"render: cannot create {str(folder)!r}: {err.strerror}") from None
+            raise ArgumentError(f"render: cannot create {str(folder)!r}: {err.strerror}") from None
         written = [
             graph.render(folder / name)
             for (_, graph), name in zip(self, self.file_names(), strict=True)
@@ -87,7 +87,7 @@ class PDFGHistory(list[tuple[str, PDFG]]):
         try:
             index.write_text(self._page(), encoding="utf-8")
         except OSError as err:
-            raise SpfError(f"render: cannot write {str(index)!r}: {err.strerror}") from None
+            raise ArgumentError(f"render: cannot write {str(index)!r}: {err.strerror}") from None
         return [*written, index]
 
     def _page(self) -> str:

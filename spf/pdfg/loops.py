@@ -24,7 +24,7 @@ from spf.analysis.dependences import padded
 from spf.codegen.from_isl import expr as isl_expr
 from spf.codegen.from_isl import node_kind
 from spf.codegen.loop_ast import Expr, Int, Op, Var
-from spf.errors import SpfError
+from spf.errors import InternalError, SpfError
 from spf.ir.reading import is_constant
 from spf.sets.linear import DT
 from spf.sets.view import uf_view
@@ -275,7 +275,7 @@ def _sympy(e: Expr) -> sp.Expr:
     if isinstance(e, Var):
         return sp.Symbol(e.name)
     if not isinstance(e, Op):
-        raise SpfError(f"unexpected bound {e!r}")
+        raise InternalError(f"unexpected bound {e!r}")
     if e.op in ("floord", "/", "ceild", "min", "max"):
         return sp.Symbol(_text(e, {}))  # an atom inside arithmetic
     args = [_sympy(a) for a in e.args]
@@ -287,7 +287,7 @@ def _sympy(e: Expr) -> sp.Expr:
         return sp.expand(args[0] * args[1])
     if e.op == "neg":
         return sp.expand(-args[0])
-    raise SpfError(f"unexpected operation {e.op!r} in a loop bound")
+    raise InternalError(f"unexpected operation {e.op!r} in a loop bound")
 
 
 _UF_PARAM = re.compile(r"\b__u(?:f)?\d+\b")

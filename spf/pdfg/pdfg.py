@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from spf.errors import ArgumentError, SpfError, ToolchainError
+from spf.errors import ArgumentError, ToolchainError
 from spf.pdfg.annotate import check_params
 from spf.pdfg.dot import to_dot
 from spf.pdfg.graph import build_graph, price
@@ -135,4 +135,4 @@ def _save(cmd: str, out: Path, data: bytes) -> None:
     try:
         out.write_bytes(data)
     except OSError as err:
-        raise SpfError(f"{cmd}: cannot write {str(out)!r}: {err.strerror or err}") from None
+        raise ArgumentError(f"{cmd}: cannot write {str(out)!r}: {err.strerror or err}") from None

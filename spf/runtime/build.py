@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spf.errors import CompileError, SpfError
+from spf.errors import ArgumentError, CompileError
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _language(language: str) -> str:
     try:
         return _LANGUAGE_ALIASES[language.lower()]
     except (KeyError, AttributeError):
-        raise SpfError(f"language must be 'c' or 'c++', got {language!r}") from None
+        raise ArgumentError(f"language must be 'c' or 'c++', got {language!r}") from None
 
 
 def compiler_argv(compiler: str | None, language: str) -> list[str]:
@@ -67,7 +67,7 @@ def compiler_argv(compiler: str | None, language: str) -> list[str]:
     if compiler is None:
         compiler = _LANGUAGES[language][2]
     if not isinstance(compiler, str) or not compiler.strip():
-        raise SpfError(f"compiler must be a command such as 'gcc', got {compiler!r}")
+        raise ArgumentError(f"compiler must be a command such as 'gcc', got {compiler!r}")
     return shlex.split(compiler)
 
 
@@ -79,7 +79,7 @@ def _opt_flags(cflags: Sequence[str] | None) -> list[str]:
     flags = list(cflags)
     for flag in flags:
         if not isinstance(flag, str):
-            raise SpfError(f"cflags must be strings, got {flag!r} in {cflags!r}")
+            raise ArgumentError(f"cflags must be strings, got {flag!r} in {cflags!r}")
     return flags
 
 
@@ -135,7 +135,7 @@ def build(
     ``rebuild=True`` compiles again regardless (a cached library that failed to load).
     """
     if not isinstance(source, str):
-        raise SpfError(f"source must be a str, got {type(source).__name__}")
+        raise ArgumentError(f"source must be a str, got {type(source).__name__}")
     lang = _language(language)
     argv = compiler_argv(compiler, lang)
     flags = compile_flags(openmp=openmp, cflags=cflags, language=lang)

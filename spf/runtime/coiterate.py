@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import CodegenError
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -38,7 +38,7 @@ def union_runner(
     try:
         unions = [g for g in groups(ir, auto=False, prove=False) if g.is_union]
     except NotMergeableError as err:
-        raise SpfError(f"interpret({ir.name}): {err}") from None
+        raise CodegenError(f"interpret({ir.name}): {err}") from None
     if not unions:
         return run
     stmts = ir.parsed_stmts
@@ -154,4 +154,4 @@ def evaluate(e: sp.Expr, env: Mapping[str, int], ufs: Mapping[str, Any]) -> int:
             index.append(component)
         values = ufs[name]
         return int(values(*index) if callable(values) else values[tuple(index)])
-    raise SpfError(f"interpret: cannot evaluate the merge bound {e}")
+    raise CodegenError(f"interpret: cannot evaluate the merge bound {e}")

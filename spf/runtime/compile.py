@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import CodegenError, SpfError
+from spf.errors import ArgumentError, CodegenError
 from spf.runtime.warm import source_identity
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def compile_kernel(
     from spf.runtime.kernel import Kernel
 
     if target == "c" and options:
-        raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+        raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
     got = _generate(ir, target, name, check, **flags, **options)
     if isinstance(got, Kernel):
@@ -151,7 +151,7 @@ def compile_kernels(
     wavefront's executor while its inspector stages are generated); the kernels are then
     loaded on this thread, in order (each finds its library built and cached)."""
     if options:
-        raise SpfError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+        raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     cut = len(kernels) - light
     cheap = light_flags if cflags is None else cflags
     groups = [(part, name, flags) for part, name, flags in

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import cffi
 import numpy as np
 
-from spf.errors import ArgumentError, CodegenError, CompileError, SpfError
+from spf.errors import ArgumentError, CodegenError, CompileError, ToolchainError
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
@@ -272,7 +272,9 @@ class CudaKernel:
         if status != 0:
             message = ffi.string(self._error_fn()).decode(errors="replace")
             failure, self._failure = self._failure, None
-            raise SpfError(f"CUDA kernel {self.name} ({self.mode}) failed: {message}") from failure
+            raise ToolchainError(
+                f"CUDA kernel {self.name} ({self.mode}) failed: {message}"
+            ) from failure
 
     # ------------------------------------------------------------------ GPU bridge
 

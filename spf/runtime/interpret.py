@@ -191,7 +191,7 @@ class _Stored:
         if len(phys) != arr.ndim or not all(
             0 <= v < n for v, n in zip(phys, arr.shape, strict=True)
         ):
-            raise SpfError(
+            raise ArgumentError(
                 f"interpret: {self.name}({', '.join(map(str, idx))}) is stored at "
                 f"{self.buffer_name}({', '.join(map(str, phys))}), outside the buffer's shape "
                 f"{tuple(arr.shape)}"

@@ -21,7 +21,7 @@ import numpy as np
 from spf.codegen import arg_checks, faults
 from spf.codegen.each_call import FAULT_EACH
 from spf.codegen.unit import TranslationUnit
-from spf.errors import ArgumentError, CompileError, SpfError
+from spf.errors import ArgumentError, CompileError, ToolchainError, VerifyError
 from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
@@ -54,7 +54,7 @@ def _load(path: Path, prototype: str, command: str, extra: str = "") -> tuple[cf
         try:
             ffi.cdef(prototype + ";" + extra)
         except cffi.CDefError as err:
-            raise SpfError(f"cannot declare {prototype!r} to cffi: {err}") from None
+            raise ToolchainError(f"cannot declare {prototype!r} to cffi: {err}") from None
         try:
             lib = ffi.dlopen(str(path))
         except OSError as err:
@@ -153,7 +153,7 @@ class Kernel:
         self._from_buffer = ffi._backend.from_buffer  # ffi.from_buffer minus one Python frame
         for a in signature.args:
             if a.name == "check":
-                raise SpfError(
+                raise VerifyError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
         self._binder = binder = Binder(

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.analysis.dependences import padded
-from spf.errors import SpfError
+from spf.errors import CodegenError, SpfError
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
@@ -75,7 +75,7 @@ class _Timed:
         try:
             return s._points(params, ufs, fixed)
         except SpfError as err:
-            raise SpfError(f"interpret: statement {self.name}: {err}") from err
+            raise CodegenError(f"interpret: statement {self.name}: {err}") from err
 
     def instances(
         self, params: Mapping[str, int], ufs: Mapping[str, Any], prefix: Sequence[int]

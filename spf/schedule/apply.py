@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from spf.errors import ArityError, ScheduleError, SpfError, UndeclaredError
+from spf.errors import ArityError, InternalError, ScheduleError, UndeclaredError
 from spf.schedule import tags as tagrules
 from spf.schedule.commands import (
     INTERNAL_PREFIX,
@@ -182,7 +182,7 @@ def transform(
         return _result(name, view, outs, conds, [], reserved), {}
     if isinstance(cmd, Skew):
         return _skew(cmd, view, reserved)
-    raise SpfError(f"spf bug: {type(cmd).__name__} is not a loop transformation")
+    raise InternalError(f"spf bug: {type(cmd).__name__} is not a loop transformation")
 
 
 def _split_names(cmd: Split | Vectorize, view: LoopView, d: int) -> tuple[str, str]:

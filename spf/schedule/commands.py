@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Final, Literal
 
 from spf.clang import check_reserved
-from spf.errors import ScheduleError, SpfError
+from spf.errors import InternalError, ScheduleError
 from spf.schedule.tags import MAX_UNROLL, REDUCTION_OPTIONS
 
 
@@ -136,7 +136,7 @@ class Effect(Command):
     def perform(self, stmt: Any) -> None:
         """Apply to ``stmt`` (an ``spf.Stmt``; this layer knows no statements) and its
         computation; raise before changing anything."""
-        raise SpfError(f"spf bug: {type(self).__name__} does not define perform()")
+        raise InternalError(f"spf bug: {type(self).__name__} does not define perform()")
 
 
 def register_command(cls: type[Command]) -> type[Command]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from spf.errors import SpfError
+from spf.errors import InternalError
 from spf.schedule.commands import INTERNAL_PREFIX
 from spf.sets import Relation
 from spf.sets.body import Body, canonical, slot_values
@@ -97,7 +97,9 @@ def name_outputs(rel: Relation, wanted: Sequence[str | None]) -> Relation:
     body = rel._body
     n_in = rel.in_arity
     if len(wanted) != rel.out_arity:
-        raise SpfError(f"spf bug: {len(wanted)} names for the {rel.out_arity} outputs of {rel}")
+        raise InternalError(
+            f"spf bug: {len(wanted)} names for the {rel.out_arity} outputs of {rel}"
+        )
     names: list[str | None] = [*body.names[:n_in], *([None] * len(wanted))]
     probe = Body(tuple(names), n_in, body.hidden, body.terms, body.iset)
     per = [
@@ -126,5 +128,5 @@ def name_outputs(rel: Relation, wanted: Sequence[str | None]) -> Relation:
     shown = new.out_vars
     for k, want in enumerate(wanted):
         if want is not None and shown[k] != want:
-            raise SpfError(f"spf bug: output {k} of {new} should be the loop {want!r}")
+            raise InternalError(f"spf bug: output {k} of {new} should be the loop {want!r}")
     return new

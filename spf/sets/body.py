@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import islpy as isl
 
+from spf.errors import InternalError
 from spf.sets import calls
 from spf.sets.linear import (
     DT,
@@ -65,7 +66,7 @@ class Body:
         want = [s.name for s in self.dim_syms()]
         iset = self.iset
         if iset.dim(DT.set) != len(want):
-            raise AssertionError(f"spf bug: isl set has {iset.dim(DT.set)} dims, want {want}")
+            raise InternalError(f"spf bug: isl set has {iset.dim(DT.set)} dims, want {want}")
         if iset.has_tuple_id():
             iset = iset.reset_tuple_id()
         for k, name in enumerate(want):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import islpy as isl
 
 from spf.clang import ISL_RESERVED
-from spf.errors import ArityError, ParseError, SpfError, UndeclaredError
+from spf.errors import ArityError, InternalError, ParseError, UndeclaredError
 from spf.sets import syntax as ast
 from spf.sets.body import Body, Term, canonical, lift_pair
 from spf.sets.calls import component_name
@@ -290,7 +290,7 @@ def convert_piece(
             f"[{', '.join(sorted(st.params))}] -> {{ [{', '.join(dims)}] : {body_text} }}"
         )
     except isl.Error as err:  # pragma: no cover - the converter only emits valid isl
-        raise SpfError(f"spf bug: isl rejected the converted text of {text!r}: {err}") from err
+        raise InternalError(f"spf bug: isl rejected the converted text of {text!r}: {err}") from err
     hidden = _dedupe_hidden(st.hidden, {n for n in names if n is not None} | st.params)
     return canonical(Body(tuple(names), n_in, tuple(hidden), tuple(terms), iset))
 

@@ -168,7 +168,7 @@ def _replayed(comp: Computation, rec: Mapping[str, Any], path: Any) -> TuneResul
         history = tuple(Trial.from_data(t) for t in rec.get("history", []))
         t, base = float(rec["time"]), float(rec["baseline_time"])
     except (KeyError, TypeError, ValueError, SpfError) as err:
-        raise SpfError(
+        raise ArgumentError(
             f"tune: the record {path} is damaged ({err}); delete it, or call with reuse=False"
         ) from err
     return TuneResult(

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError
 
 if TYPE_CHECKING:
     import argparse
@@ -79,7 +79,7 @@ def load_kernel(spec: str, function: str | None) -> Computation:
 
         path = Path(spec)
         if not path.is_file():
-            raise SpfError(f"no such file {spec!r}")
+            raise ArgumentError(f"no such file {spec!r}")
         return from_c(path, function)
     fn = getattr(kernels, spec, None)
     known = sorted(
@@ -87,13 +87,15 @@ def load_kernel(spec: str, function: str | None) -> Computation:
         if inspect.isfunction(v) and v.__module__ == kernels.__name__ and not n.startswith("_")
     )  # fmt: skip
     if fn is None or spec not in known:
-        raise SpfError(
+        raise ArgumentError(
             f"unknown kernel {spec!r}; spf.kernels has {', '.join(known)}, or give FILE.c"
         )
     try:
         return fn()  # type: ignore[no-any-return]
     except TypeError as err:
-        raise SpfError(f"spf.kernels.{spec} takes arguments ({err}); tune it from Python") from err
+        raise ArgumentError(
+            f"spf.kernels.{spec} takes arguments ({err}); tune it from Python"
+        ) from err
 
 
 def cflags(text: str | None) -> list[str] | None:
@@ -131,7 +133,7 @@ def run(
         from spf.sparse import read_matrix_market
 
         if not Path(args.matrix).is_file():
-            raise SpfError(f"no such file {args.matrix!r}")
+            raise ArgumentError(f"no such file {args.matrix!r}")
         matrix = read_matrix_market(args.matrix)
     kargs = kernel_args(comp, matrix, sizes, seed=0)
     shapes = ", ".join(

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError
 
 if TYPE_CHECKING:
     import argparse
@@ -32,20 +32,20 @@ def run_formats(args: argparse.Namespace, progress: Callable[[str], None]) -> in
     from spf.tuning import tune_schedule
 
     if args.kernel not in KERNELS:
-        raise SpfError(
+        raise ArgumentError(
             f"--formats chooses the storage format of SpMV: give the kernel 'spmv' "
             f"(not {args.kernel!r})"
         )
     if args.formats is None:
-        raise SpfError("--refine refines the format chosen by --formats: give --formats too")
+        raise ArgumentError("--refine refines the format chosen by --formats: give --formats too")
     if args.sizes or args.function:
-        raise SpfError(
+        raise ArgumentError(
             "--formats reads the matrix from --matrix; --sizes and --function do not apply"
         )
     if not args.matrix:
-        raise SpfError("--formats needs the matrix: give --matrix FILE.mtx")
+        raise ArgumentError("--formats needs the matrix: give --matrix FILE.mtx")
     if not Path(args.matrix).is_file():
-        raise SpfError(f"no such file {args.matrix!r}")
+        raise ArgumentError(f"no such file {args.matrix!r}")
     space = None if args.formats == "all" else [f.strip() for f in args.formats.split(",")]
     matrix = read_matrix_market(args.matrix)
     n, m = matrix.shape

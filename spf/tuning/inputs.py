@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError
 
 if TYPE_CHECKING:
     from spf.computation.computation import Computation
@@ -43,7 +43,7 @@ def matrix_args(comp: Computation, matrix: Any) -> dict[str, Any]:
 
     fmt = _FORMATS.get(tuple(sorted(comp.ufs)))  # type: ignore[arg-type]
     if fmt is None:
-        raise SpfError(
+        raise ArgumentError(
             f"spf tune: {comp.name} has index arrays {', '.join(sorted(comp.ufs)) or '(none)'}; "
             "a matrix fills CSR (rowptr, col), CSC (colptr, row) or COO (row, col) arrays"
         )
@@ -73,7 +73,7 @@ def kernel_args(
     from spf.pdfg.annotate import extent_product
 
     if matrix is None and comp.ufs:
-        raise SpfError(
+        raise ArgumentError(
             f"spf tune: {comp.name} reads index arrays ({', '.join(sorted(comp.ufs))}); give "
             "--matrix FILE.mtx"
         )
@@ -85,14 +85,16 @@ def kernel_args(
         if name in args or ds.role != "data":
             continue
         if ds.shape is None:
-            raise SpfError(f"spf tune: data space {name!r} of {comp.name} has no declared shape")
+            raise ArgumentError(
+                f"spf tune: data space {name!r} of {comp.name} has no declared shape"
+            )
         shape = []
         for extent in ds.shape:
             names = set(re.findall(r"[A-Za-z_]\w*", str(extent)))
             value = extent_product((extent,), known) if names <= set(known) else None
             if value is None:
                 missing = sorted(p for p in comp.params if p not in known)
-                raise SpfError(
+                raise ArgumentError(
                     f"spf tune: the extent {extent!r} of {name!r} needs sizes; give "
                     f"--sizes {','.join(f'{p}=...' for p in missing) or 'NAME=...'}"
                 )

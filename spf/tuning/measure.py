@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.errors import SpfError
+from spf.errors import InternalError
 
 if TYPE_CHECKING:
     import random
@@ -97,7 +97,7 @@ def compare(what: str, got: Mapping[str, Any], want: Mapping[str, Any]) -> None:
         if not ok:
             diff = np.abs(np.asarray(out, dtype=float) - np.asarray(ref, dtype=float))
             where = np.unravel_index(int(np.nanargmax(diff)), diff.shape) if diff.size else ()
-            raise SpfError(
+            raise InternalError(
                 f"tune: candidate {what} computes a different {name!r} than the baseline "
                 f"(at {tuple(int(w) for w in where)}: {out[where]!r} instead of {ref[where]!r}); "
                 "this is a bug of spf's scheduling or code generation: please report it with "

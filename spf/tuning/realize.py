@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import SpfError
+from spf.errors import ArgumentError, ScheduleError, SpfError
 from spf.schedule.trace import Trace
 from spf.tuning.blocking import apply as apply_blocking
 from spf.tuning.pipeline import apply as apply_pipeline
@@ -40,7 +40,7 @@ def _user(copy: Computation, fn: Callable[[Any], object], index: int) -> None:
     except SpfError:
         raise
     except Exception as err:
-        raise SpfError(
+        raise ArgumentError(
             f"tune: space['candidates'][{index}] raised {type(err).__name__}: {err}"
         ) from err
 
@@ -73,7 +73,7 @@ def _apply(comp: Computation, step: Step, nest: Nest) -> None:
     need = loops[:2] if step.kind in ("interchange", "tile") else loops[:1]
     targets = [s for s in nest.stmts if all(lp in comp.stmt(s).loops for lp in need)]
     if not targets:
-        raise SpfError(f"tune: no statement has the loops {', '.join(need)}")
+        raise ScheduleError(f"tune: no statement has the loops {', '.join(need)}")
     for name in targets:
         s = comp.stmt(name)
         p = step.param
@@ -115,7 +115,7 @@ def _main(comp: Computation, nest: Nest, loops: Sequence[str]) -> str:
     """The statement of the nest with the most loops among those that have ``loops``."""
     have = [s for s in nest.stmts if all(lp in comp.stmt(s).loops for lp in loops)]
     if not have:
-        raise SpfError(f"tune: no statement has the loop {loops[0]}")
+        raise ScheduleError(f"tune: no statement has the loop {loops[0]}")
     return max(have, key=lambda s: len(comp.stmt(s).loops))
 
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import IllegalScheduleError, SpfError
+from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.tuning import measure
 from spf.tuning.beam import mutate, predicted, ranked, singles
 from spf.tuning.nest import Nest, analyze, sizes_of
@@ -105,10 +105,10 @@ class _Search:
         self.costs: list[float] = []
         self.built: dict[tuple[object, ...], tuple[Any, Any, str]] = {}
         if not comp.stmts:
-            raise SpfError(f"tune: {comp.name} has no statements; add some before tuning it")
+            raise ArgumentError(f"tune: {comp.name} has no statements; add some before tuning it")
         self.names = measure.outputs(comp, args)
         if not self.names:
-            raise SpfError(
+            raise ArgumentError(
                 f"tune: {comp.name} writes none of the arrays passed in args "
                 f"({', '.join(sorted(args))}); pass its outputs too"
             )

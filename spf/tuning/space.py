@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spf.errors import ArgumentError, SpfError
+from spf.errors import ArgumentError
 from spf.schedule.commands import WAVEFRONT_METHODS
 from spf.schedule.tags import REDUCTION_OPTIONS
 from spf.tuning.blocking import BLOCKINGS, native_isa
@@ -146,31 +146,31 @@ def make_space(
     """The default space updated with ``space``; ``threads`` fixes the thread count;
     ``cflags`` the compiler flags every candidate and the default are built with."""
     if space is not None and not isinstance(space, Mapping):
-        raise SpfError(
+        raise ArgumentError(
             f"tune: space must be a dict of command kind -> parameter list, got "
             f"{type(space).__name__}; e.g. space={{'tile': [(32, 32)], 'unroll': []}}"
         )
     merged: dict[str, Any] = default_space()
     for key, value in (space or {}).items():
         if key not in merged:
-            raise SpfError(f"tune: unknown space key {key!r}; known: {', '.join(KINDS)}")
+            raise ArgumentError(f"tune: unknown space key {key!r}; known: {', '.join(KINDS)}")
         merged[key] = [] if value is None or value is False else value
     if threads is not None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise SpfError(f"tune: threads must be an int >= 1 or None, got {threads!r}")
+            raise ArgumentError(f"tune: threads must be an int >= 1 or None, got {threads!r}")
         merged["threads"] = [threads]
     options: dict[str, tuple[Any, ...]] = {}
     for key, value in merged.items():
         if key == "candidates":
             continue
         if not isinstance(value, (list, tuple)):
-            raise SpfError(f"tune: space[{key!r}] must be a list of parameters, got {value!r}")
+            raise ArgumentError(f"tune: space[{key!r}] must be a list of parameters, got {value!r}")
         options[key] = tuple(_check(key, v) for v in value)
     extra = merged["candidates"]
     if not isinstance(extra, (list, tuple)) or not all(
         callable(c) or isinstance(c, (list, tuple)) for c in extra
     ):
-        raise SpfError(
+        raise ArgumentError(
             "tune: space['candidates'] must be a list of functions f(comp) that schedule a "
             "copy of the computation, or of recorded trace data (lists of entries)"
         )
@@ -221,7 +221,9 @@ _VALID: dict[str, Callable[[Any], bool]] = {
 def _check(kind: str, value: Any) -> Any:
     """One parameter of ``kind``, checked (``SpfError`` naming the kind otherwise)."""
     if not _VALID[kind](value):
-        raise SpfError(f"tune: space[{kind!r}] has a bad parameter {value!r}; {_EXPECTED[kind]}")
+        raise ArgumentError(
+            f"tune: space[{kind!r}] has a bad parameter {value!r}; {_EXPECTED[kind]}"
+        )
     if kind in ("tile", "blocking", "skew"):
         return tuple(int(x) for x in value)
     return value

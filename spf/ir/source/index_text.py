@@ -6,6 +6,7 @@ reported in :class:`ParsedSource`.
 
 from __future__ import annotations
 
+from spf.errors import InternalError
 from spf.ir.source.tree import _Binary, _Call, _Expr, _IDiv, _Num, _UFCall, _Unary, _Var
 
 
@@ -55,7 +56,7 @@ def _iprint(e: _Expr) -> tuple[str, int]:
             return f"{_iwrap(e.left, _SUM)} {e.op} {_iwrap(e.right, _SUM + 1)}", _SUM
         sep = "*" if e.op == "*" else f" {e.op} "
         return f"{_iwrap(e.left, _PRODUCT)}{sep}{_iwrap(e.right, _PRODUCT + 1)}", _PRODUCT
-    raise AssertionError(f"not an index expression: {e!r}")  # pragma: no cover
+    raise InternalError(f"spf bug: not an index expression: {e!r}")  # pragma: no cover
 
 
 def _iwrap(e: _Expr, need: int) -> str:

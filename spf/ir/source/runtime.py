@@ -48,7 +48,7 @@ def _div(a: Any, b: Any) -> Any:
     """C division: truncating for two integers, IEEE for floating point."""
     if isinstance(a, int) and isinstance(b, int):
         if b == 0:
-            raise SpfError("integer division by zero")
+            raise ArgumentError("integer division by zero")
         q = abs(a) // abs(b)
         return q if (a < 0) == (b < 0) else -q
     if b == 0:
@@ -62,7 +62,7 @@ def _mod(a: Any, b: Any) -> Any:
     """C remainder: the sign of the dividend."""
     if isinstance(a, int) and isinstance(b, int):
         if b == 0:
-            raise SpfError("integer remainder by zero")
+            raise ArgumentError("integer remainder by zero")
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
     return _safe(math.fmod, np.fmod)(a, b)
@@ -170,7 +170,7 @@ class _Arrays:
             ) from None
 
     def fail(self, err: Exception) -> NoReturn:
-        raise SpfError(f"{self.where}: cannot evaluate: {err}") from err
+        raise ArgumentError(f"{self.where}: cannot evaluate: {err}") from err
 
     def check(self, arr: Any, name: str, idx: tuple[int, ...], what: str) -> None:
         shape = arr.shape
