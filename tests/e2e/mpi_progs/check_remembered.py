@@ -1,7 +1,7 @@
 """Remembered MPI compiles on real ranks, run by tests/e2e/test_mpi_remembered.py.
 
 ``mpiexec -n P python -m mpi4py check_remembered.py MODE``: every rank compiles, for target
-"mpi", the EXAMPLES.md ``dscale`` (a plain MPI kernel), the row-distributed CSR SpMV
+"mpi", the EXAMPLES.md ``dscale`` (examples/mpi_dscale.py, a plain MPI kernel), the row-distributed CSR SpMV
 (``spf.mpi.spmv``) and the distributed COO SpMV (partial sums sent to the rows' owners), all
 ranks at once (``MODE`` ``first``, on an empty cache: they write the same entries side by
 side). ``MODE`` ``remembered`` first makes analysis, code generation and every compiler run
@@ -13,6 +13,7 @@ checked (``spf.mpi.report``).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,6 +22,9 @@ from mpi4py import MPI
 import spf
 import spf.mpi
 from spf.formats import builtin
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+import mpi_dscale  # the EXAMPLES.md computation, from examples/
 
 COMM = MPI.COMM_WORLD
 RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
@@ -51,17 +55,7 @@ def refuse_work() -> None:
 
 
 def dscale() -> bool:
-    comp = spf.Computation("dscale")
-    comp.add_data_space("a", "double", shape=(4, 8))
-    s = comp.add_stmt(
-        spf.Stmt(
-            "$a$(i,j) = 2.0 * $a$(i,j) + q;",
-            "{[q,i,j]: 0 <= q < P && 0 <= i < 4 && 0 <= j < 8}",
-            "{[q,i,j]->[0,q,0,i,0,j,0]}",
-        )
-    )
-    s.distribute("q")
-    kernel = comp.compile(target="mpi")
+    kernel = mpi_dscale.dscale().compile(target="mpi")
     a = np.ones((4, 8))
     kernel(comm=COMM, a=a, P=SIZE)
     return bool(np.array_equal(a, np.full((4, 8), 2.0 + RANK)))
