@@ -28,7 +28,7 @@ import cffi
 import numpy as np
 
 from spf.codegen.program import c_function_name, signature
-from spf.distributed import prefix, protocol
+from spf.distributed import prefix, protocol, remembered
 from spf.distributed.analysis import analyse
 from spf.distributed.arguments import (
     AGREEMENT,
@@ -51,6 +51,7 @@ from spf.distributed.derived import (
 )
 from spf.distributed.executor import executor_args, executor_source, keep_size, prototype
 from spf.distributed.plan import ExchangePlan, exchange_plan, runs
+from spf.distributed.remembered import Generated
 from spf.distributed.window import Window, shifted, window
 from spf.errors import ArgumentError, CodegenError, SpfError
 from spf.mpi import Partition
@@ -114,34 +115,26 @@ class DistributedKernel:
         cache_dir: str | os.PathLike[str] | None = None,
         build: bool = True,
     ) -> None:
-        self.layout: Layout = analyse(comp, dist)
         self.distribution = dist
         self.name = c_function_name(name or comp.name)
-        self.local = local_computation(comp, self.layout)
-        self.inspector = inspector_computation(comp, self.layout)
-        self._local_sig = signature(self.local, f"{self.name}_local")
-        for r in self.layout.reductions:
-            shape = self._local_sig.arg(r).shape or ()
-            if not all(isinstance(e, int) for e in shape):
-                raise CodegenError(
-                    f"distribute_rows: {r} is accumulated over the distributed loop and summed "
-                    f"over the ranks, so its shape must be constant, got {shape}"
-                )
-        local = _c_unit(self.local, f"{self.name}_local", check)
-        units = [local]
-        self._split: prefix.Lowered | None = None
-        found = prefix.find(comp, self.layout)
-        if found is not None:  # rows with ghosts run up to their first ghost before the wait
-            split_comp = prefix.computation(comp, self.layout, found)
-            fn = f"{self.name}_split"
-            units.append(_c_unit(split_comp, fn, check))
-            self._split = prefix.Lowered(found, signature(split_comp, fn), units[-1].source)
-        self.source = executor_source(
-            self.name, local.source, self._local_sig, self.layout, self._split
-        )
-        self._args = executor_args(self._local_sig, self.layout)
-        self._written = frozenset(a.name for a in self._args if a.kind == "data" and not a.const)
         self._cflags, self._cache_dir, self._openmp = cflags, cache_dir, openmp
+        self._entry: str | None = None
+        """The key of its remembered entry (:mod:`spf.distributed.remembered`), None when
+        not remembered (``build=False``, or no MPI compiler)."""
+        recalled = self._recall(comp, check) if build else None
+        generated = (
+            recalled.generated if recalled is not None else _generate(comp, dist, self.name, check)
+        )
+        self._generated = generated
+        self._library_key = None if recalled is None else recalled.library_key
+        self.layout: Layout = generated.layout
+        self.local = generated.local
+        self.inspector = generated.inspector
+        self._local_sig = generated.local_sig
+        self._split: prefix.Lowered | None = generated.split
+        self.source = generated.source
+        self._args = list(generated.args)
+        self._written = frozenset(a.name for a in self._args if a.kind == "data" and not a.const)
         self._fn: Any = None
         self._cast: Any = None
         self._ffi: cffi.FFI | None = None
@@ -162,7 +155,7 @@ class DistributedKernel:
         self._keep = np.zeros(max(8, keep_size(self._local_sig, self.layout)), dtype=np.uint8)
         """The accumulators a call saves at the verdict point (the executor's ``spf_keep``)."""
         self._keep_ptr: Any = None
-        self._parallel = openmp and any(u.openmp for u in units)  # the executor adds none
+        self._parallel = openmp and generated.parallel  # the executor adds none
         self._hash = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         if build:  # codegen("mpi") only prints: no mpicc, no mpi4py
             self._load()
@@ -197,18 +190,42 @@ class DistributedKernel:
 
     # ------------------------------------------------------------------ loading
 
+    def _build_command(self) -> tuple[list[str], list[str]]:
+        """The MPI compiler and the flags the executor is built with."""
+        from spf.runtime.build import compile_flags, compiler_argv
+        from spf.runtime.mpi import MPICC
+
+        return compiler_argv(MPICC, "c"), compile_flags(openmp=self._openmp, cflags=self._cflags)
+
+    def _recall(self, comp: ComputationIR, check: bool) -> remembered.Remembered | None:
+        """The remembered construction of this state, if any (keyed in :attr:`_entry`)."""
+        argv, flags = self._build_command()
+        self._entry = remembered.key(comp, self.distribution, self.name, check, argv=argv,
+                                     flags=flags)  # fmt: skip
+        return None if self._entry is None else remembered.load(self._entry, self._cache_dir)
+
     def _load(self) -> None:
         from spf.runtime.build import build
         from spf.runtime.mpi import MPICC, comm_ctype
+        from spf.runtime.warm import cached_build, library_key
 
-        built = build(
-            self.source,
-            name=self.name,
-            openmp=self._openmp,
-            cflags=self._cflags,
-            cache_dir=self._cache_dir,
-            compiler=MPICC,
-        )
+        argv, flags = self._build_command()
+        built = None
+        if self._library_key is not None:  # remembered: the library it names, no mpicc run
+            built = cached_build(self.name, self.source, self._library_key, argv=argv,
+                                 flags=flags, cache_dir=self._cache_dir)  # fmt: skip
+        if built is None:
+            built = build(
+                self.source,
+                name=self.name,
+                openmp=self._openmp,
+                cflags=self._cflags,
+                cache_dir=self._cache_dir,
+                compiler=MPICC,
+            )
+            if self._entry is not None:
+                made = library_key(self.source, argv=argv, flags=flags)
+                remembered.store(self._entry, self._generated, made, self._cache_dir)
         ffi = cffi.FFI()
         decl = prototype(
             self.name, self._local_sig, self.layout, comm_ctype(), restrict=False, split=self._split
@@ -832,6 +849,40 @@ class _UserArray:
 @dataclass(frozen=True)
 class _Param:
     name: str
+
+
+def _generate(comp: ComputationIR, dist: Distribution, name: str, check: bool) -> Generated:
+    """Analyse ``comp`` distributed by ``dist`` and print the executor of C function
+    ``name``: its rank-local function, the prefix split of rows with ghosts, the inspector."""
+    layout = analyse(comp, dist)
+    local = local_computation(comp, layout)
+    local_sig = signature(local, f"{name}_local")
+    for r in layout.reductions:
+        shape = local_sig.arg(r).shape or ()
+        if not all(isinstance(e, int) for e in shape):
+            raise CodegenError(
+                f"distribute_rows: {r} is accumulated over the distributed loop and summed "
+                f"over the ranks, so its shape must be constant, got {shape}"
+            )
+    units = [_c_unit(local, f"{name}_local", check)]
+    split: prefix.Lowered | None = None
+    found = prefix.find(comp, layout)
+    if found is not None:  # rows with ghosts run up to their first ghost before the wait
+        split_comp = prefix.computation(comp, layout, found)
+        fn = f"{name}_split"
+        units.append(_c_unit(split_comp, fn, check))
+        split = prefix.Lowered(found, signature(split_comp, fn), units[-1].source)
+    source = executor_source(name, units[0].source, local_sig, layout, split)
+    return Generated(
+        layout=layout,
+        local=local,
+        inspector=inspector_computation(comp, layout),
+        local_sig=local_sig,
+        split=split,
+        source=source,
+        args=tuple(executor_args(local_sig, layout)),
+        parallel=any(u.openmp for u in units),
+    )
 
 
 def _c_unit(ir: ComputationIR, name: str, check: bool) -> TranslationUnit:

@@ -79,6 +79,9 @@ class _Generated:
     obligations: list[tuple[str, str]]
     remembered: str | None
     """Its warm key (:mod:`spf.runtime.warm`), None when the compile is not remembered."""
+    argv: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    """The compiler and flags a remembered kernel is built with (what its entry names)."""
 
 
 def compile_kernel(
@@ -114,6 +117,7 @@ def compile_kernel(
             cache_dir=cache_dir,
             **options,
         )
+        _remember(got, kernel, got.unit.source, cache_dir=cache_dir)
         return kernel
     return _build_one(got, flags)
 
@@ -123,7 +127,7 @@ def _build_one(got: _Generated, flags: dict[str, Any]) -> Kernel:
     from spf.runtime.kernel import Kernel
 
     built = Kernel.build(got.signature, got.unit, **flags)
-    _remember(got, built, got.unit.source, **flags)
+    _remember(got, built, got.unit.source, cache_dir=flags["cache_dir"])
     return built
 
 
@@ -222,7 +226,7 @@ class _Unit:
         built = Kernel.build_many(parts, source, self.library, **flags)
         done = dict(zip(map(id, todo), built, strict=True))
         for g, kernel in zip(todo, built, strict=True):
-            _remember(g, kernel, source, library=self.library, **flags)
+            _remember(g, kernel, source, library=self.library, cache_dir=flags["cache_dir"])
         return [done[id(g)] if isinstance(g, _Generated) else g for g in got]
 
 
@@ -245,15 +249,16 @@ def _generate(
     if target not in TARGETS:
         raise CodegenError(f"compile: unknown target {target!r}; available: {', '.join(TARGETS)}")
     remembered = None
-    if target == "c":  # a state compiled before loads without analysis or codegen
+    build = _remembered_build(target, openmp, cflags, options)
+    argv: list[str] = []
+    flags: list[str] = []
+    if build is not None:  # a state compiled before loads without analysis or codegen
         from spf.runtime import warm
-        from spf.runtime.build import compile_flags, compiler_argv
 
-        argv = compiler_argv(None, "c")
-        flags = compile_flags(openmp=openmp, cflags=cflags)
-        remembered = warm.warm_key(ir, name or ir.name, check, argv=argv, flags=flags)
+        argv, flags, extra, kind = build
+        remembered = warm.warm_key(ir, name or ir.name, check, argv=argv, flags=flags, extra=extra)
         if remembered is not None:
-            hit = warm.load(remembered, ir, argv=argv, flags=flags, cache_dir=cache_dir)
+            hit = warm.load(remembered, ir, argv=argv, flags=flags, cache_dir=cache_dir, kind=kind)
             if hit is not None:
                 warn_preconditions(ir.name, hit.preconditions)
                 return hit
@@ -288,7 +293,28 @@ def _generate(
     obligations = bounds_obligations(ir, check)
     sig = with_obligations(signature(ir, fname), obligations, ir)
     sig = replace(sig, preconditions=preconditions)
-    return _Generated(ir, unit, sig, obligations, remembered)
+    return _Generated(ir, unit, sig, obligations, remembered, tuple(argv), tuple(flags))
+
+
+def _remembered_build(
+    target: str, openmp: bool, cflags: Sequence[str] | None, options: dict[str, Any]
+) -> tuple[list[str], list[str], list[str], type[Kernel] | None] | None:
+    """The compiler, flags, further key parts and kernel class of a compile that is
+    remembered (:mod:`spf.runtime.warm`): target ``"c"``, and target ``"mpi"`` with no
+    option but ``compiler`` (an unknown option takes the path that names it); else None."""
+    from spf.runtime.build import compile_flags, compiler_argv
+
+    if target == "c":
+        return compiler_argv(None, "c"), compile_flags(openmp=openmp, cflags=cflags), [], None
+    if target != "mpi" or not set(options) <= {"compiler"}:
+        return None
+    from spf.runtime import mpi
+
+    compiler = options.get("compiler", mpi.MPICC)
+    if not isinstance(compiler, str) or not compiler.strip():
+        return None  # the build names what is wrong with it
+    flags = compile_flags(openmp=openmp, cflags=cflags)
+    return compiler_argv(compiler, "c"), flags, mpi.remembered_parts(compiler), mpi.MPIKernel
 
 
 def _remember(
@@ -296,21 +322,17 @@ def _remember(
     kernel: Kernel,
     library_source: str,
     *,
-    openmp: bool,
-    cflags: Sequence[str] | None,
     cache_dir: str | None,
     library: str | None = None,
 ) -> None:
     """Record the warm entry of a kernel just built (from ``library_source``, its own source
-    or the translation unit it shares with others, built under the name ``library``)."""
+    or the translation unit it shares with others, built under the name ``library``) with
+    the compiler and flags it was keyed by."""
     if got.remembered is None:
         return
     from spf.runtime import warm
-    from spf.runtime.build import compile_flags, compiler_argv
 
-    argv = compiler_argv(None, "c")
-    flags = compile_flags(openmp=openmp, cflags=cflags)
-    library_key = warm.library_key(library_source, argv=argv, flags=flags)
+    library_key = warm.library_key(library_source, argv=got.argv, flags=got.flags)
     shared = None if library is None else (library, library_source)
     warm.store(
         got.remembered,

@@ -16,6 +16,7 @@ built or called.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,13 +29,27 @@ from spf.runtime.kernel import Kernel
 from spf.runtime.threads import default_team
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Sequence
 
     from spf.codegen.signature import Arg
     from spf.codegen.unit import TranslationUnit
 
 MPICC = "mpicc"
+
+WRAPPER_ENVIRONMENT = (
+    "OMPI_CC", "OMPI_CFLAGS", "OMPI_CPPFLAGS", "OMPI_LDFLAGS", "OMPI_LIBS", "MPICH_CC",
+    "MPICH_CFLAGS", "I_MPI_CC",
+)  # fmt: skip
+"""The variables through which an MPI wrapper compiler is told to run another compiler, or
+to add flags (Open MPI's ``OMPI_*``, MPICH's, Intel MPI's): part of a remembered build's key,
+since a remembered build runs neither the wrapper nor ``--version``."""
+
+
+def remembered_parts(compiler: str) -> list[str]:
+    """What a remembered MPI build (:mod:`spf.runtime.warm`, :mod:`spf.distributed.remembered`)
+    depends on beyond a C build's key: the target and :data:`WRAPPER_ENVIRONMENT`."""
+    env = [f"{name}={os.environ[name]}" for name in WRAPPER_ENVIRONMENT if name in os.environ]
+    return ["target mpi", compiler, *env]
 
 
 def _mpi() -> Any:
@@ -84,6 +99,7 @@ class MPIKernel(Kernel):
         command: str,
         *,
         compiler_output: str = "",
+        validated: bool = False,
     ) -> None:
         if any(a.name == COMM for a in signature.args):
             raise ArgumentError(
@@ -98,7 +114,9 @@ class MPIKernel(Kernel):
             preconditions=signature.preconditions,
             comm_type=comm_ctype(),
         )
-        super().__init__(load, source, path, command, compiler_output=compiler_output)
+        super().__init__(
+            load, source, path, command, compiler_output=compiler_output, validated=validated
+        )
         self.signature = mpi_prototype(signature)
         self.arguments: tuple[Arg, ...] = signature.args
 

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from spf.codegen.signature import Signature
     from spf.codegen.unit import TranslationUnit
     from spf.ir import ComputationIR
+    from spf.runtime.build import BuildResult
     from spf.runtime.kernel import Kernel
 
 FORMAT = 2
@@ -177,13 +178,15 @@ def warm_key(
     *,
     argv: Sequence[str],
     flags: Sequence[str],
+    extra: Sequence[str] = (),
 ) -> str | None:
     """The entry's key, or None when this compile cannot be remembered (``name``: the
-    function's name as asked for; the C name follows from it)."""
+    function's name as asked for; the C name follows from it; ``extra``: what else the
+    entry depends on, such as another target and its compiler's environment)."""
     build = build_identity(argv, flags)
     if build is None:
         return None
-    parts = [f"spf-warm {FORMAT}", *build, repr(name), str(check), ir.fingerprint]
+    parts = [f"spf-warm {FORMAT}", *build, repr(name), str(check), ir.fingerprint, *extra]
     return hashlib.sha256("\0\0".join(parts).encode()).hexdigest()
 
 
@@ -197,11 +200,13 @@ def build_identity(argv: Sequence[str], flags: Sequence[str]) -> list[str] | Non
     return [spf_version(), _spf_source_digest(), compiler, machine, "\0".join(flags)]
 
 
-def _entry_path(key: str, cache_dir: str | os.PathLike[str] | None) -> Path:
+def entry_path(key: str, cache_dir: str | os.PathLike[str] | None) -> Path:
+    """Where the remembered entry of ``key`` is kept."""
     return resolve_cache_dir(cache_dir) / "warm" / key[:2] / f"{key}.json"
 
 
-def _digest(payload: dict[str, Any]) -> str:
+def payload_digest(payload: dict[str, Any]) -> str:
+    """The sha256 an entry records of its payload (a mismatch makes the entry a miss)."""
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -232,8 +237,8 @@ def store(
     }
     if library is not None:
         payload["library"] = {"name": library[0], "source": library[1]}
-    data = {"payload": payload, "sha256": _digest(payload)}
-    path = _entry_path(key, cache_dir)
+    data = {"payload": payload, "sha256": payload_digest(payload)}
+    path = entry_path(key, cache_dir)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps(data))
@@ -260,14 +265,16 @@ def load(
     argv: Sequence[str],
     flags: Sequence[str],
     cache_dir: str | os.PathLike[str] | None,
+    kind: type[Kernel] | None = None,
 ) -> Kernel | None:
-    """The kernel remembered under ``key``, or None (no entry, or one that cannot be trusted)."""
+    """The kernel remembered under ``key``, or None (no entry, or one that cannot be trusted);
+    ``kind``: the kernel class to load it as (:class:`~spf.runtime.kernel.Kernel` when None)."""
     from spf.codegen.unit import TranslationUnit
 
     try:
-        data = json.loads(_entry_path(key, cache_dir).read_text(encoding="utf-8"))
+        data = json.loads(entry_path(key, cache_dir).read_text(encoding="utf-8"))
         payload = data["payload"]
-        if data["sha256"] != _digest(payload) or payload["format"] != FORMAT:
+        if data["sha256"] != payload_digest(payload) or payload["format"] != FORMAT:
             return None
         unit = TranslationUnit.from_data(payload["unit"])
         library_key: str = payload["library_key"]
@@ -277,7 +284,14 @@ def load(
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return load_library(
-        sig, unit, library_key, argv=argv, flags=flags, cache_dir=cache_dir, library=library
+        sig,
+        unit,
+        library_key,
+        argv=argv,
+        flags=flags,
+        cache_dir=cache_dir,
+        library=library,
+        kind=kind,
     )
 
 
@@ -290,27 +304,50 @@ def load_library(
     flags: Sequence[str],
     cache_dir: str | os.PathLike[str] | None,
     library: tuple[str, str] | None = None,
+    kind: type[Kernel] | None = None,
 ) -> Kernel | None:
     """The kernel of ``sig`` from the library built earlier from ``unit`` (build-cache key
     ``library_key``), or None where that library is missing or not trusted. ``library``:
     the shared library's name and whole source when the kernel was built in one translation
-    unit with others (a wavefront's parts), else the kernel's own."""
-    import shlex
-
+    unit with others (a wavefront's parts), else the kernel's own; ``kind``: the kernel
+    class (:class:`~spf.runtime.kernel.Kernel` when None)."""
     from spf.errors import CompileError
     from spf.runtime.kernel import Kernel
 
     lib_name, lib_source = library or (sig.function, unit.source)
-    entry = CacheEntry(resolve_cache_dir(cache_dir), lib_name, library_key)
-    if not entry.trusted(lib_source):
+    built = cached_build(lib_name, lib_source, library_key, argv=argv, flags=flags,
+                         cache_dir=cache_dir)  # fmt: skip
+    if built is None:
         return None
-    command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
     try:
-        return Kernel(
-            sig, unit, entry.library, command, compiler_output=entry.read_log(), validated=True
+        return (kind or Kernel)(
+            sig, unit, built.path, built.command, compiler_output=built.stderr, validated=True
         )
     except CompileError:
         return None
+
+
+def cached_build(
+    name: str,
+    source: str,
+    library_key: str,
+    *,
+    argv: Sequence[str],
+    flags: Sequence[str],
+    cache_dir: str | os.PathLike[str] | None,
+) -> BuildResult | None:
+    """The library built earlier from ``source`` under ``name`` (build-cache key
+    ``library_key``), as :func:`~spf.runtime.build.build` reports a cached one, without
+    running the compiler (not even ``--version``); None where it is missing or not trusted."""
+    import shlex
+
+    from spf.runtime.build import BuildResult
+
+    entry = CacheEntry(resolve_cache_dir(cache_dir), name, library_key)
+    if not entry.trusted(source):
+        return None
+    command = shlex.join([*argv, *flags, "-o", str(entry.library), str(entry.source), "-lm"])
+    return BuildResult(entry.library, command, entry.source, entry.read_log(), True)
 
 
 def _signature(ir: ComputationIR, payload: dict[str, Any]) -> Signature:

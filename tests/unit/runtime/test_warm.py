@@ -195,11 +195,11 @@ def test_a_damaged_entry_is_rebuilt(tmp_path: Path, damage: str) -> None:
         unit["source"] = unit["source"].replace("= x", "= -x")
         entry.write_text(json.dumps(data))
     elif damage == "older layout":  # format 1: the source without its record, digest valid
-        from spf.runtime.warm import _digest
+        from spf.runtime.warm import payload_digest
 
         payload = json.loads(text)["payload"]
         payload = dict(payload, format=1, source=payload.pop("unit")["source"])
-        entry.write_text(json.dumps({"payload": payload, "sha256": _digest(payload)}))
+        entry.write_text(json.dumps({"payload": payload, "sha256": payload_digest(payload)}))
     elif damage == "library removed":
         first.path.unlink()
     else:  # a new file: the loaded library's pages must stay as they are
