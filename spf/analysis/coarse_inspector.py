@@ -249,6 +249,7 @@ def _pass_in_locals(
             insp = build.add_data_space(insp, run, ctype, (), role="local")
             last = insp.data_spaces[-1]
             insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
+        insp = _edges_into_locals(insp, analysis, mine, coarse, runs)
         stage = "1" if analysis.groups == 1 else f"1, {g}"
         node = analysis.node(loop, g)
         pairs = zip(names[:-1], runs[:-1], strict=True)
@@ -265,7 +266,6 @@ def _pass_in_locals(
                 f"{{[{loop}]: 0 <= {loop} < {n}}}",
                 f"{{[{loop}] -> [{stage}, {loop}, {len(edges) + 1}, {j}]}}",
             )
-        insp = _edges_into_locals(insp, analysis, mine, coarse, runs)
     return insp
 
 
