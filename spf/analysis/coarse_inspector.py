@@ -140,7 +140,9 @@ def build_coarse_inspector(
     or from its own pull edges): no pass of their own. With kernels fused into the loop,
     iteration ``i`` of kernel ``g`` is node ``g * extent + i``
     (:attr:`WavefrontAnalysis.nodes`), visited in program order as by the level stage, so
-    every edge goes from a smaller node to a larger one."""
+    every edge goes from a smaller node to a larger one. Without push edges a node's
+    running levels and work live in locals private to its loop, stored once after its
+    edges (:func:`_pass_in_locals`)."""
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES)
     _fresh_names(ir, analysis, names)
     insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")
