@@ -33,6 +33,7 @@ every out-of-order read, in O(iterations + dependences).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from spf.analysis.inspector import (
@@ -139,7 +140,9 @@ def build_coarse_inspector(
     or from its own pull edges): no pass of their own. With kernels fused into the loop,
     iteration ``i`` of kernel ``g`` is node ``g * extent + i``
     (:attr:`WavefrontAnalysis.nodes`), visited in program order as by the level stage, so
-    every edge goes from a smaller node to a larger one."""
+    every edge goes from a smaller node to a larger one. Without push edges a node's
+    running levels and work live in locals private to its loop, stored once after its
+    edges (:func:`_pass_in_locals`)."""
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES)
     _fresh_names(ir, analysis, names)
     insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")
@@ -153,9 +156,12 @@ def build_coarse_inspector(
         insp = build.add_data_space(insp, name, "int64_t", ())
     edges = _edges(analysis)
     shifts = " && ".join(f"{c[2]} >= 0" for c in coarse)
+    levels = (LEVEL, *(c[0] for c in coarse))
+    if _runs_in_locals(insp, analysis, edges, levels):
+        return _pass_in_locals(insp, analysis, edges, coarse)
     starts = ["$work$({node}) = 1;"]  # right before the node's own edges
     if zeroes_in_pass(analysis):
-        starts += [f"${name}$({{node}}) = 0;" for name in (LEVEL, *(c[0] for c in coarse))]
+        starts += [f"${name}$({{node}}) = 0;" for name in levels]
     for g in range(analysis.groups):
         stage = "1" if analysis.groups == 1 else f"1, {g}"
         for j, body in enumerate(starts):
@@ -188,6 +194,102 @@ def build_coarse_inspector(
                 f"{{[{v}]: 0 <= {v} < {n}}}",
                 f"{{[{v}] -> [{stage}, {v}, {len(edges) + 1}, {j}]}}",
             )
+    return insp
+
+
+RUN = "_run"
+"""The suffix of the pass's private locals (:func:`_pass_in_locals`): ``level_run``, ..."""
+
+
+def _locals_of(analysis: WavefrontAnalysis, names: tuple[str, ...], g: int) -> list[str]:
+    """The private locals holding kernel ``g``'s running ``names`` (one set per kernel)."""
+    tail = RUN if analysis.groups == 1 else f"{RUN}{g}"
+    return [f"{name}{tail}" for name in names]
+
+
+def _runs_in_locals(
+    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge], levels: tuple[str, ...]
+) -> bool:
+    """Whether the pass may keep each node's levels and work in private locals
+    (:func:`_pass_in_locals`): no push edge (every update of a node's levels comes from its
+    own pull edges, which read the levels of earlier nodes only), each kernel's edges
+    enumerate one iterator name (the locals' loop), and the locals' names are free."""
+    if not zeroes_in_pass(analysis):
+        return False
+    taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
+    for g in range(analysis.groups):
+        if len({e.var for e in edges if e.group == g}) > 1:
+            return False
+        if taken & set(_locals_of(analysis, (*levels, WORK), g)):
+            return False
+    return True
+
+
+def _pass_in_locals(
+    insp: ComputationIR,
+    analysis: WavefrontAnalysis,
+    edges: list[_Edge],
+    coarse: list[tuple[str, str, str]],
+) -> ComputationIR:
+    """The pass with each node's running ``level``, coarse levels and work in locals private
+    to the node's loop, stored into the arrays once after its edges: the edges read the
+    levels of earlier nodes (``src < snk``: no push edge) from the arrays, never the node's
+    own entry, so the locals hold what the arrays held in the pass that updates them in
+    place, and the C compiler keeps them in registers (it cannot keep ``level[i]`` there
+    across the reads of ``level[col[k]]``, which may be the same array element as far as it
+    can tell). Same values, same order of ``max`` over the same operands."""
+    v, n = analysis.var, analysis.extent
+    for _, _, shift in coarse:  # the edges' steps read it
+        insp = build.add_constant(insp, shift)
+    names = (LEVEL, *(c[0] for c in coarse), WORK)
+    for g in range(analysis.groups):
+        mine = [(k, e) for k, e in enumerate(edges, start=1) if e.group == g]
+        loop = mine[0][1].var if mine else v
+        runs = _locals_of(analysis, names, g)
+        for name, run in zip(names, runs, strict=True):
+            ctype = "int64_t" if name == WORK else LEVEL_TYPE
+            insp = build.add_data_space(insp, run, ctype, (), role="local")
+            last = insp.data_spaces[-1]
+            insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
+        insp = _edges_into_locals(insp, analysis, mine, coarse, runs)
+        stage = "1" if analysis.groups == 1 else f"1, {g}"
+        node = analysis.node(loop, g)
+        pairs = zip(names[:-1], runs[:-1], strict=True)
+        stores = [f"${name}$({node}) = ${run}$;" for name, run in pairs]
+        stores.append(f"${WORK}$({node}) = ${runs[-1]}$ + 1;")
+        stores += [
+            f"${total}$ = max(${total}$, ${run}$ + 1);"
+            for total, run in zip((NLEVELS, *(c[1] for c in coarse)), runs[:-1], strict=True)
+        ]
+        for j, body in enumerate(stores):
+            insp = build.add_stmt(
+                insp,
+                body,
+                f"{{[{loop}]: 0 <= {loop} < {n}}}",
+                f"{{[{loop}] -> [{stage}, {loop}, {len(edges) + 1}, {j}]}}",
+            )
+    return insp
+
+
+def _edges_into_locals(
+    insp: ComputationIR,
+    analysis: WavefrontAnalysis,
+    edges: list[tuple[int, _Edge]],
+    coarse: list[tuple[str, str, str]],
+    runs: list[str],
+) -> ComputationIR:
+    """The updates of ``edges`` (one kernel's pull edges, each with its place among the
+    loop's edges) into that kernel's locals."""
+    for k, e in edges:
+        updates = [f"${runs[0]}$ = max(${runs[0]}$, $level$({e.src}) + 1);"]
+        for (clev, _, shift), run in zip(coarse, runs[1:-1], strict=True):
+            step = e.step.replace(BLOCK, shift)
+            updates.append(f"${run}$ = max(${run}$, ${clev}$({e.src}) + ({step}));")
+        updates.append(f"${runs[-1]}$ += 1;")
+        stage = "1" if analysis.groups == 1 else f"1, {e.group}"
+        prefix = _schedule(e.its, e.var, stage, k)
+        for j, body in enumerate(updates):
+            insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
     return insp
 
 

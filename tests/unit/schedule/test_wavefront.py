@@ -52,8 +52,36 @@ def test_layers_show_the_inspector() -> None:
     comp.wavefront("i")
     text = str(comp.layers())
     assert "loop i (wavefront, method='auto'): inspector sptrsv_csr_coarse_inspector_i" in text
-    assert "clev(ip) = max(clev(ip), clev(j) + (j >> coarse_shift != ip >> coarse_shift));" in text
+    assert (
+        "clev_run() = max(clev_run(), clev(j) + (j >> coarse_shift != ip >> coarse_shift));" in text
+    )
+    assert ": clev(ip) = clev_run();" in text
     assert "partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)" in text
+
+
+def test_the_coarse_pass_keeps_a_rows_levels_in_locals_stored_once() -> None:
+    """Without push edges the pass updates each row's level, coarse level and work in
+    locals private to the row loop and stores them once after the row's edges: the edges
+    read only earlier rows' entries, and gcc cannot keep ``level[i]`` in a register across
+    reads of ``level[col[k]]``. The generated C declares the locals inside the row loop."""
+    from spf.analysis.executor import inspectors
+    from spf.codegen import codegen
+
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i")
+    ((_, insp),) = inspectors(comp.ir)
+    private = {d.name: d.private for d in insp.data_spaces if d.private is not None}
+    assert private == {"level_run": "ip", "clev_run": "ip", "work_run": "ip"}
+    writes = [s.source for s in insp.stmts if s.source.startswith(("$level$", "$clev$"))]
+    assert writes == ["$level$(ip) = $level_run$;", "$clev$(ip) = $clev_run$;"]
+    code = codegen(insp, check=False)
+    loop = code.index("for (int64_t ip = 0; ip < N; ip++)")
+    assert (
+        loop
+        < code.index("int32_t level_run[1] = {0};")
+        < code.index("s0(ip, k, col_k);")
+        < code.index("s3(ip);")
+    )
 
 
 def test_json_round_trip_and_replay() -> None:
