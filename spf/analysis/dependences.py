@@ -689,15 +689,23 @@ def _check_parallel_tags(ir: ComputationIR) -> None:
 
 
 def run_time_ordered(ir: ComputationIR, dep: Dependence) -> bool:
-    """Whether both ends of ``dep`` run in one wavefront loop (its inspector orders every
-    dependence between them, those of kernels fused into it included)."""
+    """Whether the inspector of a wavefront loop orders ``dep``, which the static schedule
+    breaks: its ends run in the loop and belong to different kernels fused into it (the
+    inspector orders the kernels' rows between them). Within one kernel the inspector only
+    orders rows and keeps the schedule's order inside a row, so a dependence the schedule
+    breaks there (a fission that reorders a row's statements) stays illegal."""
     from spf.analysis.executor import wavefront_stmts
+    from spf.analysis.inspector import kernel_groups
 
     src, snk = ir.parsed_stmt(dep.source), ir.parsed_stmt(dep.sink)
     for s in (src, snk):
         if not s.loops or not any(t.startswith("wavefront(") for t in s.tags.get(s.loops[0], ())):
             return False
-    return snk.name in {s.name for s in wavefront_stmts(ir, src.loops[0])}
+    members = wavefront_stmts(ir, src.loops[0])
+    if snk.name not in {s.name for s in members}:
+        return False
+    groups = kernel_groups(members)
+    return groups.get(src.name) != groups.get(snk.name)
 
 
 def wavefront_could_order(ir: ComputationIR, dep: Dependence) -> str | None:
