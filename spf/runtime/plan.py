@@ -3,8 +3,9 @@
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
 compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
-the executor and the inspector stages built as two translation units, by two compiler runs
-at once (:func:`compile_wavefront`).
+the executor, the inspector's pass and its counting sorts (shared by every wavefront over
+the same nodes) built as three translation units, by three compiler runs at once
+(:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a

@@ -125,7 +125,8 @@ def test_wavefronts_over_the_same_nodes_share_their_counting_sorts(
     second = comp.compile(cache_dir=str(tmp_path))
     assert isinstance(second, WavefrontKernel)
     assert len(compiler_runs) == 5  # its executor and pass; the sorts were built
-    assert second.path != first.path and second._stages[0].path != first._stages[0].path
+    assert second.path != first.path
+    assert second._stages[0].path != first._stages[0].path
     assert [st.path for st in second._stages[1:]] == [st.path for st in first._stages[1:]]
     m = lower(45, "int64")
     args = sptrsv_args(m, "int64")
@@ -147,7 +148,8 @@ def test_a_coarse_kernel_compiles_its_level_sort_when_a_plan_s_level_order_is_re
     assert len(compiler_runs) == 3
     level = np.asarray(plan.level_of)
     assert np.array_equal(plan.order, np.argsort(level, kind="stable"))
-    assert len(compiler_runs) == 4 and "spf_sort_i_N_levels" in compiler_runs[3]
+    assert len(compiler_runs) == 4
+    assert "spf_sort_i_N_levels" in compiler_runs[3]
     sizes = np.bincount(level, minlength=plan.levels)
     assert np.array_equal(plan.levelptr, np.concatenate([[0], np.cumsum(sizes)]))
     again = k.inspect(**sptrsv_args(lower(20, "int32")), strategy="serial")
