@@ -1178,9 +1178,10 @@ def compile_wavefront(
     (:func:`spf.analysis.inspector.sort_stage_name`: built once per cache directory), the
     inspector's two at :data:`~spf.runtime.build.LIGHT_OPT_FLAGS` unless ``cflags`` are
     given, the compiler runs at once (:func:`spf.runtime.compile.compile_units`); the
-    serial kernel (a plan's ``"serial"`` strategy), a coarse kernel's level sort (a plan's
-    level order, read by a ``"levels"`` plan's executor) and a coarse plan's check are
-    generated and compiled when a call first needs them."""
+    serial kernel (a plan's ``"serial"`` strategy), a coarse kernel's level sort (its plans
+    run on their parts, sorted by coarse level: the level order is sorted only when it is
+    read, ``plan.order``, ``plan.levelptr``) and a coarse plan's check are generated and
+    compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
         build_coarse_inspector,
         build_pair_sort,
