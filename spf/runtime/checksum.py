@@ -48,6 +48,21 @@ _XXH3 = _xxh3()
 xxh3 = _XXH3
 """XXH3-64 of a C-contiguous buffer as it is (one C call), or None without ``xxhash``."""
 
+
+def _xxh64() -> Callable[[memoryview], int] | None:
+    """XXH64 of a buffer (scalar code), or None without ``xxhash``."""
+    try:
+        import xxhash
+    except ImportError:
+        return None
+    digest: Callable[[memoryview], int] = xxhash.xxh64_intdigest
+    return digest
+
+
+xxh64 = _xxh64()
+"""XXH64 of a C-contiguous buffer as it is (one C call), or None without ``xxhash``: slower
+than XXH3 per byte, but scalar code (:mod:`spf.runtime.known` uses it for small arrays)."""
+
 PIECE = 1 << 22
 """Bytes per piece (4 MiB): large enough that a piece's thread hand-off costs nothing
 against its CRC, small enough that two cores share a 16 MB index array."""
