@@ -276,7 +276,12 @@ def _numeric(
         _declare_index(comp, local, (shape,), f"0 <= v {below} {en}", dt)
     if not in_order:
         _declare_sort(comp, en, dt)
-    comp.add_stmt(Stmt("$len$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
+    # a single pass that sorts clears the length at each row's end instead (its first
+    # row finds the workspace's zero): one statement fewer (see gather_at_cursor)
+    merged = single and not in_order
+    if not merged:
+        rows0 = f"{{[{o}]: 0 <= {o} < {eo}}}"
+        comp.add_stmt(Stmt("$len$(0) = 0;", rows0, f"{{[{o}] -> [0, {o}, 0]}}"))
     if not in_order:  # the sort's padding of short rows, written whole before the row's
         # columns overwrite its start (written just before the sort reads it as vectors,
         # the loads would stall on the stores in flight)
@@ -302,11 +307,9 @@ def _numeric(
         sorted_list = "lst"
     else:
         sorted_list = "srt"
-        top = _sort(comp, (o, a, n, v, lane), rows, length, en, dt, top)
+        top = _sort(comp, (o, a, n, v, lane), rows, length, en, dt, top, once=not merged)
     if single:
-        from spf.index_notation.single_pass import gather_at_cursor
-
-        gather_at_cursor(comp, f, c, sorted_list, a, top)
+        _gather_single(comp, f, c, (sorted_list, a), top, merged)
         return comp
     gather = f"${c.array(c.idx)}$({p}) = {sorted_list}({p} - {ptr}({o})); "
     gather += f"${c.name}$({p}) = $acc$({sorted_list}({p} - {ptr}({o})));"
@@ -320,6 +323,22 @@ def _numeric(
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
+
+
+def _gather_single(
+    comp: Computation, f: Formula, c: Compressed, listed: tuple[str, str], top: int,
+    merged: bool,
+) -> None:  # fmt: skip
+    """The single pass's gather of the row's ``listed`` columns (list, loop variable) at
+    the cursor, at position ``top``; where ``merged``, the sort's thresholds are set with
+    the cursor and the row's length cleared at its end (no statements of their own)."""
+    from spf.index_notation.single_pass import gather_at_cursor
+
+    if merged:
+        en = f.extents[c.inner]
+        gather_at_cursor(comp, f, c, *listed, top, _thresholds(en), "$len$(0) = 0;")
+    else:
+        gather_at_cursor(comp, f, c, *listed, top)
 
 
 def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, parallel: bool) -> None:
@@ -376,6 +395,16 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
     _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
 
 
+def _thresholds(en: str) -> str:
+    """The C text setting :func:`_sort`'s thresholds ``thr``, ``bits`` and ``base`` (at
+    ``z = 0``) from the column extent ``en``."""
+    return (
+        f"$thr$(0) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
+        f"$bits$(0) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
+        "$base$(0) = (int64_t)1 << bits(0);"
+    )
+
+
 def _sort(
     comp: Computation,
     names: tuple[str, str, str, str, str],
@@ -384,9 +413,12 @@ def _sort(
     en: str,
     dt: str,
     top: int,
+    once: bool = True,
 ) -> int:
     """Statements sorting row ``o``'s column list ``lst`` (``L`` entries) into ``srt``, at
-    schedule positions ``top`` on; returns the next free position.
+    schedule positions ``top`` on; returns the next free position. The thresholds are set
+    by a statement of their own before the row loop (``once``), or else by the caller
+    (:func:`_thresholds`, in a statement of its own before the rows).
 
     A short row (``L <= thr``, ``thr = sqrt(16 sqrt(EN))``, computed once before the row
     loop) is rank-sorted in place: its list is padded with the sentinel ``EN`` (above every
@@ -404,15 +436,8 @@ def _sort(
     (into ``cnt`` and ``cnt2``), one over the digits prefix-sums both counts, then each
     pass moves every column to its slot, ``O(L + sqrt(EN))`` in all (five statements)."""
     o, a, q, v, lane = names
-    comp.add_stmt(
-        Stmt(
-            f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
-            f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
-            "$base$(z) = (int64_t)1 << bits(z);",
-            "{[z]: z = 0}",
-            "{[z] -> [-1, z, 0]}",
-        )
-    )
+    if once:
+        comp.add_stmt(Stmt(_thresholds(en), "{[z]: z = 0}", "{[z] -> [-1, z, 0]}"))
     short = f"{rows} && {length} <= thr(0)"
     padded = f"{LANES} * floor(({length} + {LANES - 1}) / {LANES})"
     comp.add_stmt(
