@@ -10,7 +10,8 @@ indices, float64 values:
   same einsum) vs scipy ``A @ B`` and pydata ``sparse`` (GCXS), on both (Poisson: ``A @ A``);
   its target compares like with like: spf's rows come out sorted, scipy's ``A @ B``'s do not,
   so the reference is scipy's product followed by ``sort_indices()`` (``A @ B`` alone has a
-  row and a ratio of its own);
+  row and a ratio of its own); and the same einsum into CSR's relation without its order
+  fact (rows left unsorted, no sort: :func:`unsorted_spgemm`) against scipy's ``A @ B``;
 * MTTKRP ``A(i,j) = B(i,k,l) * C(k,j) * D(l,j)`` with ``B`` in CSF(3), slices in parallel, vs
   numpy/scipy over the entries in chunks, and pydata ``sparse.einsum`` on the tensor in COO
   where it fits in memory.
@@ -50,6 +51,9 @@ sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for
 RANK = 16
 RATIO = 1.0  # spf at 1 thread within this factor of scipy (issue 33)
 SORTED = "scipy A@B + sort_indices()"
+UNSORTED = "spf einsum, rows unsorted"
+"""SpGEMM into a format without CSR's order fact (:func:`unsorted_spgemm`): compared with
+scipy's ``A @ B``, whose rows are unsorted too."""
 """SpGEMM's target reference: scipy's product with its rows sorted, like spf's (scipy's
 ``A @ B`` leaves them unsorted; its row has a ratio of its own)."""
 COLD_S, WARM_S = 1.0, 0.020  # first call (codegen + compile) of each einsum kernel
@@ -124,6 +128,38 @@ def sorted_product(a: Any, b: Any) -> Any:
     c = a @ b
     c.sort_indices()
     return c
+
+
+def unsorted_spgemm() -> Any:
+    """``spgemm_csr()``'s einsum into CSR's relation without its fact (columns increasing
+    within a row): each row's columns in the order the products first reach them, no sort
+    (docs/einsum.md)."""
+    ucsr = spf.Format(
+        "CSR_UNSORTED", coords="[i, j]",
+        storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+        ufs={"rowptr": spf.UF("rowptr", domain="{[i]: 0 <= i <= N}",
+                              range="{[v]: 0 <= v <= NNZ}", monotonic="nondecreasing"),
+             "col": spf.UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")},
+    )  # fmt: skip
+    return spf.einsum(spf.kernels.SPGEMM, A=CSR, B=CSR, C=ucsr, name="spgemm_unsorted",
+                      sizes={"i": "N", "k": "K", "j": "M"})  # fmt: skip
+
+
+def unsorted_variants(
+    ctx: Context, ks: Kernels, args: dict[str, Any], want: Any, orders: dict[str, str]
+) -> list[Variant]:
+    """The unsorted SpGEMM's variants (one a thread count), its result checked against
+    scipy's ``want`` once its rows are sorted."""
+    fn = ks.get("SpGEMM_unsorted", unsorted_spgemm)
+
+    def ok(got: Any) -> bool:
+        c = sp.csr_array((got["A"], got["col"], got["rowptr"]), shape=want.shape)
+        orders[UNSORTED] = column_order(c)
+        c.sort_indices()
+        return same_csr({"rowptr": c.indptr, "col": c.indices, "A": c.data}, want)
+
+    spf_checked(ctx, UNSORTED, lambda: fn(**args), ok)
+    return [(UNSORTED, t, lambda: fn(check=False, **args)) for t in ctx.threads]
 
 
 def close(got: Any, want: Any) -> bool:
@@ -239,6 +275,8 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
         orders[SORTED] = "output columns sorted (sort_indices())"
     spf_checked(ctx, kernel, lambda: fn(**args), lambda got: same_csr(got, want))
     vs: list[Variant] = [("spf einsum", t, lambda: fn(check=False, **args)) for t in ctx.threads]
+    if not add:
+        vs += unsorted_variants(ctx, ks, args, want, orders)
     notes: dict[str, str] = {}
     extra: dict[tuple[str, int], float] = {}
     pyd = _pydata()
@@ -501,6 +539,9 @@ def print_result(
         sec.target(f"{r.key}: spf einsum (rows sorted) at 1 thread <= {RATIO}x {SORTED}",
                    f"{one:.3f}x", one <= RATIO)  # fmt: skip
         sec.line(f"Against scipy's `A @ B` alone (rows left unsorted): {spf_one / base:.3f}x.\n")
+        loose = r.ms[UNSORTED, 1] / base  # unsorted rows against unsorted rows
+        sec.target(f"{r.key}: {UNSORTED} at 1 thread <= {RATIO}x {r.data['ref']}",
+                   f"{loose:.3f}x", loose <= RATIO)  # fmt: skip
 
 
 def run(ctx: Context) -> Section:

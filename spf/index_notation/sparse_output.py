@@ -21,7 +21,9 @@ row loop may run in parallel):
   in two counting passes, base ``sqrt(EN)`` (``EN`` the extent of the columns, ``O(L +
   sqrt(EN))`` steps); when the only
   product scans one operand's sorted fiber of the row (``O(i,j) = S(i,j) * ...``) the list
-  is in order already and no sort runs.
+  is in order already and no sort runs. Nor does one where the output's format does not
+  assume its rows' order (:func:`sorted_output`: CSR's relation without CSR's fact): the
+  row's columns are gathered in the order the products first reach them.
 
 A sum of two sorted operands (``A(i,j) + B(i,j)``, both CSR) is instead filled by one union
 merge of each pair of rows (:mod:`spf.index_notation.union`; sized by marks, above), and a
@@ -66,6 +68,7 @@ __all__ = [
     "build_sparse",
     "compressed_output",
     "output_size",
+    "sorted_output",
 ]
 
 
@@ -232,6 +235,14 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
     return {u.operand} if ordered else set()
 
 
+def sorted_output(c: Compressed) -> bool:
+    """Whether the output's rows must come out sorted: its format assumes an order (CSR's
+    and CSC's facts: columns strictly increasing within a row). A format with the same
+    relation and no ``assume`` facts gets each row's columns in the order the products
+    first reach them (no sort: as scipy's ``A @ B``)."""
+    return bool(c.fmt.assume)
+
+
 def _numeric(
     f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool, single: bool = False
 ) -> Computation:
@@ -240,6 +251,7 @@ def _numeric(
     gathered at a cursor into arrays of ``C_CAP`` entries."""
     comp = Computation(f"{name}_{'single' if single else 'numeric'}")
     in_order = _in_order(f, c, terms)
+    sorts = not in_order and sorted_output(c)
     u = union_of(terms, c.outer, c.inner)
     declare_operands(comp, f, output=False, ordered=frozenset(in_order) | _merged(terms, u))
     o, n = c.outer, c.inner
@@ -264,25 +276,25 @@ def _numeric(
         return comp
     comp.add_local("mark", f"{dt}_t", (en,))
     comp.add_local("acc", "double", (en,))
-    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1")):
+    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1"))[: 3 if sorts else 2]:
         # srt (like the radix sort's tmp) has a slot past the end: a full row's last
         # counting slot is EN. The single pass bounds its loops over a row by len(0): a
         # full row has EN columns (lst then has a slot past the end too). A list to sort
         # is padded in place to whole vectors with the sentinel EN (_sort)
         shape = f"{en} + 1" if single and local == "lst" else shape
         below = "<=" if single and local == "len" else "<"
-        if local == "lst" and not in_order:
+        if local == "lst" and sorts:
             shape, below = f"{en} + {LANES}", "<="
         _declare_index(comp, local, (shape,), f"0 <= v {below} {en}", dt)
-    if not in_order:
+    if sorts:
         _declare_sort(comp, en, dt)
     # a single pass that sorts clears the length at each row's end instead (its first
     # row finds the workspace's zero): one statement fewer (see gather_at_cursor)
-    merged = single and not in_order
+    merged = single and sorts
     if not merged:
         rows0 = f"{{[{o}]: 0 <= {o} < {eo}}}"
         comp.add_stmt(Stmt("$len$(0) = 0;", rows0, f"{{[{o}] -> [0, {o}, 0]}}"))
-    if not in_order:  # the sort's padding of short rows, written whole before the row's
+    if sorts:  # the sort's padding of short rows, written whole before the row's
         # columns overwrite its start (written just before the sort reads it as vectors,
         # the loads would stall on the stores in flight)
         comp.assume(f"{en} >= 0")  # an extent: lst has LANES slots at least
@@ -303,7 +315,7 @@ def _numeric(
     rows = f"0 <= {o} < {eo}"
     length = "len(0)" if single else f"{ptr}({o}+1) - {ptr}({o})"
     top = len(terms) + 1
-    if in_order:
+    if not sorts:  # in order already, or a format that does not assume the order
         sorted_list = "lst"
     else:
         sorted_list = "srt"
