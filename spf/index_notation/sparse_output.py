@@ -236,10 +236,11 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
 
 
 def sorted_output(c: Compressed) -> bool:
-    """Whether the output's rows must come out sorted: its format assumes an order (CSR's
-    and CSC's facts: columns strictly increasing within a row). A format with the same
-    relation and no ``assume`` facts gets each row's columns in the order the products
-    first reach them (no sort: as scipy's ``A @ B``)."""
+    """Whether the output's rows must come out sorted: its format has ``assume`` facts
+    (CSR's and CSC's: columns strictly increasing within a row; any fact counts, the rows
+    are then sorted as before). A format with the same relation and no facts gets each
+    row's columns in the order the products first reach them (no sort, as scipy's ``A @ B``
+    leaves its rows unsorted)."""
     return bool(c.fmt.assume)
 
 
