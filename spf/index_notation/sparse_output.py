@@ -410,11 +410,11 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
 
 def _thresholds(en: str) -> str:
     """The C text setting :func:`_sort`'s thresholds ``thr``, ``bits`` and ``base`` (at
-    ``z = 0``) from the column extent ``en``."""
+    ``z``, of a statement whose domain is ``z = 0``) from the column extent ``en``."""
     return (
-        f"$thr$(0) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
-        f"$bits$(0) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
-        "$base$(0) = (int64_t)1 << bits(0);"
+        f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
+        f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
+        "$base$(z) = (int64_t)1 << bits(z);"
     )
 
 
