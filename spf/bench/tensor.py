@@ -19,14 +19,15 @@ indices, float64 values:
 Every result is checked against scipy's (MTTKRP: the chunked sum over the entries) before
 timing; then each variant is called in interleaved rounds (medians; spf at each thread
 count, the others as they run by default); SpGEMM's one-thread variants (spf's sorted and
-unsorted rows, scipy's product with and without the sort) are timed again in CPU time of
-the calling thread, in one interleaved run, and its verdicts use those. MLIR's sparsifier (spf.bench.mlir_sparse) runs
-the same kernels on the same inputs and shares each table; Finch (spf.bench.finch_sparse,
-full runs only) runs SpAdd and SpGEMM on the leading blocks of the same operands, in a table
-of its own, and has a row in each table saying so. A competitor that does not run an input
-has a row saying why. The first-call costs are timed too: building the Computation from the
-formula, ``compile()`` with an empty ``cache_dir`` (cold: code generation, its checks, gcc)
-and again on a freshly built Computation (warm: the remembered build).
+unsorted rows, scipy's product with and without the sort) are timed again in CPU time of the
+calling thread, in one interleaved run, and its verdicts use those. MLIR's sparsifier
+(spf.bench.mlir_sparse) runs the same kernels on the same inputs and shares each table;
+Finch (spf.bench.finch_sparse, full runs only) runs SpAdd and SpGEMM on the leading blocks
+of the same operands, in a table of its own, and has a row in each table saying so. A
+competitor that does not run an input has a row saying why. The first-call costs are timed
+too: building the Computation from the formula, ``compile()`` with an empty ``cache_dir``
+(cold: code generation, its checks, gcc) and again on a freshly built Computation (warm: the
+remembered build).
 """
 
 from __future__ import annotations
