@@ -85,11 +85,13 @@ def declare_output(comp: Computation, f: Formula, c: Compressed) -> None:
     comp.add_data_space(c.name, "double", shape=(cap,))
 
 
-def _cursor(comp: Computation, f: Formula, c: Compressed, taken: set[str]) -> tuple[str, str]:
+def _cursor(
+    comp: Computation, f: Formula, c: Compressed, taken: set[str], start: str = ""
+) -> tuple[str, str]:
     """The cursor ``at`` (a run-time index array below ``C_CAP``, set to 0 with
-    ``C_rowptr(0)`` before the rows) and the C text that writes a column ``{}`` and a value
-    ``{}`` at it and advances it (saturating at ``C_CAP - 1``: every write stays inside the
-    arrays whatever the operands hold)."""
+    ``C_rowptr(0)`` before the rows, in one statement with the C text ``start``) and the C
+    text that writes a column ``{}`` and a value ``{}`` at it and advances it (saturating
+    at ``C_CAP - 1``: every write stays inside the arrays whatever the operands hold)."""
     cap, ptr = cap_name(c), c.array(c.ptr)
     at = "at"
     while at in taken:
@@ -100,7 +102,7 @@ def _cursor(comp: Computation, f: Formula, c: Compressed, taken: set[str]) -> tu
     )  # fmt: skip
     comp.add_stmt(
         Stmt(
-            f"${at}$(0) = 0; ${ptr}$(0) = 0;",
+            f"${at}$(0) = 0; ${ptr}$(0) = 0; {start}".rstrip(),
             f"{{[z]: z = 0 && {f.extents[c.outer]} >= 0}}",
             "{[z] -> [-2, z, 0]}",
         )
@@ -112,12 +114,15 @@ def _cursor(comp: Computation, f: Formula, c: Compressed, taken: set[str]) -> tu
     return at, put
 
 
-def _row_end(comp: Computation, f: Formula, c: Compressed, at: str, pos: int) -> None:
-    """``C_rowptr(o+1) = at(0)`` at position ``pos`` of row ``o``, after its entries."""
+def _row_end(
+    comp: Computation, f: Formula, c: Compressed, at: str, pos: int, end: str = ""
+) -> None:
+    """``C_rowptr(o+1) = at(0)`` (and the C text ``end``) at position ``pos`` of row ``o``,
+    after its entries."""
     o = c.outer
     comp.add_stmt(
         Stmt(
-            f"${c.array(c.ptr)}$({o} + 1) = {at}(0);",
+            f"${c.array(c.ptr)}$({o} + 1) = {at}(0); {end}".rstrip(),
             f"{{[{o}]: 0 <= {o} < {f.extents[o]}}}",
             f"{{[{o}] -> [0, {o}, {pos}, 0, 0, 0, 0]}}",
         )
@@ -125,12 +130,15 @@ def _row_end(comp: Computation, f: Formula, c: Compressed, at: str, pos: int) ->
 
 
 def gather_at_cursor(
-    comp: Computation, f: Formula, c: Compressed, listed: str, a: str, pos: int
-) -> None:
+    comp: Computation, f: Formula, c: Compressed, listed: str, a: str, pos: int,
+    start: str = "", end: str = "",
+) -> None:  # fmt: skip
     """The row's ``len(0)`` sorted columns (``listed``) and their values in ``acc``
-    written at the cursor, at position ``pos`` of row ``o``; then the row's end."""
+    written at the cursor, at position ``pos`` of row ``o``; then the row's end. The C
+    texts ``start`` and ``end`` run with the cursor's setting before the rows and with each
+    row's end (one statement fewer each to scan and check than statements of their own)."""
     o = c.outer
-    at, put = _cursor(comp, f, c, {*f.tensors, *f.extents, o, a})
+    at, put = _cursor(comp, f, c, {*f.tensors, *f.extents, o, a}, start)
     comp.add_stmt(
         Stmt(
             put.format(f"{listed}({a})", f"$acc$({listed}({a}))"),
@@ -138,7 +146,7 @@ def gather_at_cursor(
             f"{{[{o}, {a}] -> [0, {o}, {pos}, {a}, 0, 0, 0]}}",
         )
     )
-    _row_end(comp, f, c, at, pos + 1)
+    _row_end(comp, f, c, at, pos + 1, end)
 
 
 def fill_union_single(comp: Computation, f: Formula, c: Compressed, u: Union) -> None:

@@ -21,7 +21,9 @@ row loop may run in parallel):
   in two counting passes, base ``sqrt(EN)`` (``EN`` the extent of the columns, ``O(L +
   sqrt(EN))`` steps); when the only
   product scans one operand's sorted fiber of the row (``O(i,j) = S(i,j) * ...``) the list
-  is in order already and no sort runs.
+  is in order already and no sort runs. Nor does one where the output's format does not
+  assume its rows' order (:func:`sorted_output`: CSR's relation without CSR's fact): the
+  row's columns are gathered in the order the products first reach them.
 
 A sum of two sorted operands (``A(i,j) + B(i,j)``, both CSR) is instead filled by one union
 merge of each pair of rows (:mod:`spf.index_notation.union`; sized by marks, above), and a
@@ -66,6 +68,7 @@ __all__ = [
     "build_sparse",
     "compressed_output",
     "output_size",
+    "sorted_output",
 ]
 
 
@@ -232,6 +235,15 @@ def _in_order(f: Formula, c: Compressed, terms: list[Term]) -> set[str]:
     return {u.operand} if ordered else set()
 
 
+def sorted_output(c: Compressed) -> bool:
+    """Whether the output's rows must come out sorted: its format has ``assume`` facts
+    (CSR's and CSC's: columns strictly increasing within a row; any fact counts, the rows
+    are then sorted as before). A format with the same relation and no facts gets each
+    row's columns in the order the products first reach them (no sort, as scipy's ``A @ B``
+    leaves its rows unsorted)."""
+    return bool(c.fmt.assume)
+
+
 def _numeric(
     f: Formula, c: Compressed, terms: list[Term], name: str, parallel: bool, single: bool = False
 ) -> Computation:
@@ -240,6 +252,7 @@ def _numeric(
     gathered at a cursor into arrays of ``C_CAP`` entries."""
     comp = Computation(f"{name}_{'single' if single else 'numeric'}")
     in_order = _in_order(f, c, terms)
+    sorts = not in_order and sorted_output(c)
     u = union_of(terms, c.outer, c.inner)
     declare_operands(comp, f, output=False, ordered=frozenset(in_order) | _merged(terms, u))
     o, n = c.outer, c.inner
@@ -264,20 +277,25 @@ def _numeric(
         return comp
     comp.add_local("mark", f"{dt}_t", (en,))
     comp.add_local("acc", "double", (en,))
-    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1")):
+    for local, shape in (("lst", en), ("len", "1"), ("srt", f"{en} + 1"))[: 3 if sorts else 2]:
         # srt (like the radix sort's tmp) has a slot past the end: a full row's last
         # counting slot is EN. The single pass bounds its loops over a row by len(0): a
         # full row has EN columns (lst then has a slot past the end too). A list to sort
         # is padded in place to whole vectors with the sentinel EN (_sort)
         shape = f"{en} + 1" if single and local == "lst" else shape
         below = "<=" if single and local == "len" else "<"
-        if local == "lst" and not in_order:
+        if local == "lst" and sorts:
             shape, below = f"{en} + {LANES}", "<="
         _declare_index(comp, local, (shape,), f"0 <= v {below} {en}", dt)
-    if not in_order:
+    if sorts:
         _declare_sort(comp, en, dt)
-    comp.add_stmt(Stmt("$len$(0) = 0;", f"{{[{o}]: 0 <= {o} < {eo}}}", f"{{[{o}] -> [0, {o}, 0]}}"))
-    if not in_order:  # the sort's padding of short rows, written whole before the row's
+    # a single pass that sorts clears the length at each row's end instead (its first
+    # row finds the workspace's zero): one statement fewer (see gather_at_cursor)
+    merged = single and sorts
+    if not merged:
+        rows0 = f"{{[{o}]: 0 <= {o} < {eo}}}"
+        comp.add_stmt(Stmt("$len$(0) = 0;", rows0, f"{{[{o}] -> [0, {o}, 0]}}"))
+    if sorts:  # the sort's padding of short rows, written whole before the row's
         # columns overwrite its start (written just before the sort reads it as vectors,
         # the loads would stall on the stores in flight)
         comp.assume(f"{en} >= 0")  # an extent: lst has LANES slots at least
@@ -298,15 +316,13 @@ def _numeric(
     rows = f"0 <= {o} < {eo}"
     length = "len(0)" if single else f"{ptr}({o}+1) - {ptr}({o})"
     top = len(terms) + 1
-    if in_order:
+    if not sorts:  # in order already, or a format that does not assume the order
         sorted_list = "lst"
     else:
         sorted_list = "srt"
-        top = _sort(comp, (o, a, n, v, lane), rows, length, en, dt, top)
+        top = _sort(comp, (o, a, n, v, lane), rows, length, en, dt, top, once=not merged)
     if single:
-        from spf.index_notation.single_pass import gather_at_cursor
-
-        gather_at_cursor(comp, f, c, sorted_list, a, top)
+        _gather_single(comp, f, c, (sorted_list, a), top, merged)
         return comp
     gather = f"${c.array(c.idx)}$({p}) = {sorted_list}({p} - {ptr}({o})); "
     gather += f"${c.name}$({p}) = $acc$({sorted_list}({p} - {ptr}({o})));"
@@ -320,6 +336,22 @@ def _numeric(
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
+
+
+def _gather_single(
+    comp: Computation, f: Formula, c: Compressed, listed: tuple[str, str], top: int,
+    merged: bool,
+) -> None:  # fmt: skip
+    """The single pass's gather of the row's ``listed`` columns (list, loop variable) at
+    the cursor, at position ``top``; where ``merged``, the sort's thresholds are set with
+    the cursor and the row's length cleared at its end (no statements of their own)."""
+    from spf.index_notation.single_pass import gather_at_cursor
+
+    if merged:
+        en = f.extents[c.inner]
+        gather_at_cursor(comp, f, c, *listed, top, _thresholds(en), "$len$(0) = 0;")
+    else:
+        gather_at_cursor(comp, f, c, *listed, top)
 
 
 def _fill_by_union(comp: Computation, c: Compressed, u: Union, f: Formula, parallel: bool) -> None:
@@ -376,6 +408,16 @@ def _declare_sort(comp: Computation, en: str, dt: str) -> None:
     _declare_index(comp, "tmp", (f"{en} + 1",), f"0 <= v < {en}", dt)
 
 
+def _thresholds(en: str) -> str:
+    """The C text setting :func:`_sort`'s thresholds ``thr``, ``bits`` and ``base`` (at
+    ``z``, of a statement whose domain is ``z = 0``) from the column extent ``en``."""
+    return (
+        f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
+        f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
+        "$base$(z) = (int64_t)1 << bits(z);"
+    )
+
+
 def _sort(
     comp: Computation,
     names: tuple[str, str, str, str, str],
@@ -384,9 +426,12 @@ def _sort(
     en: str,
     dt: str,
     top: int,
+    once: bool = True,
 ) -> int:
     """Statements sorting row ``o``'s column list ``lst`` (``L`` entries) into ``srt``, at
-    schedule positions ``top`` on; returns the next free position.
+    schedule positions ``top`` on; returns the next free position. The thresholds are set
+    by a statement of their own before the row loop (``once``), or else by the caller
+    (:func:`_thresholds`, in a statement of its own before the rows).
 
     A short row (``L <= thr``, ``thr = sqrt(16 sqrt(EN))``, computed once before the row
     loop) is rank-sorted in place: its list is padded with the sentinel ``EN`` (above every
@@ -404,15 +449,8 @@ def _sort(
     (into ``cnt`` and ``cnt2``), one over the digits prefix-sums both counts, then each
     pass moves every column to its slot, ``O(L + sqrt(EN))`` in all (five statements)."""
     o, a, q, v, lane = names
-    comp.add_stmt(
-        Stmt(
-            f"$thr$(z) = (int64_t)fmin((double){en}, sqrt(16.0 * sqrt((double){en}))); "
-            f"$bits$(z) = (int64_t)ceil(log2((double){en} + 1.0) / 2.0); "
-            "$base$(z) = (int64_t)1 << bits(z);",
-            "{[z]: z = 0}",
-            "{[z] -> [-1, z, 0]}",
-        )
-    )
+    if once:
+        comp.add_stmt(Stmt(_thresholds(en), "{[z]: z = 0}", "{[z] -> [-1, z, 0]}"))
     short = f"{rows} && {length} <= thr(0)"
     padded = f"{LANES} * floor(({length} + {LANES - 1}) / {LANES})"
     comp.add_stmt(

@@ -62,11 +62,14 @@ def _same(out: dict[str, Any], want: Any, dtype: str) -> None:
     assert np.allclose(out["A"], want.data)
 
 
-def _both_paths(text: str, a: sp.csr_array, b: sp.csr_array, dtype: str) -> dict[str, Any]:
+def _both_paths(
+    text: str, a: sp.csr_array, b: sp.csr_array, dtype: str, kernel: Any = None
+) -> dict[str, Any]:
     """The output on one thread and on two, checked equal bit for bit; which path each took
-    is seen on the single pass's kernel (``last_threads`` is set by its calls only)."""
+    is seen on the single pass's kernel (``last_threads`` is set by its calls only). The
+    einsum's ``kernel`` (default: :func:`_kernel`'s, all CSR)."""
     spgemm = text == spf.kernels.SPGEMM
-    k = _kernel(text, dtype)
+    k = _kernel(text, dtype) if kernel is None else kernel
     args = _args(a, b, dtype, spgemm)
     single = k.single.kernel
     with _team(2):
@@ -142,6 +145,50 @@ def test_spgemm_single_pass_sorts_long_rows_and_trims_a_loose_bound() -> None:
     _same(out, a @ b, "int32")
     assert out["col"].base is None  # copies, not views
     assert out["A"].base is None
+
+
+UNSORTED = spf.Format(
+    "UCSR", coords="[i, j]",
+    storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
+    ufs={"rowptr": spf.UF("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
+                          monotonic="nondecreasing"),
+         "col": spf.UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")},
+)  # fmt: skip
+"""CSR's relation without its fact (columns increasing within a row)."""
+
+
+def _first_touch(a: sp.csr_array, b: sp.csr_array) -> list[list[int]]:
+    """Each row of ``a @ b``'s columns in the order the products first reach them."""
+    rows = []
+    for i in range(a.shape[0]):
+        seen: dict[int, None] = {}
+        for k in a.indices[a.indptr[i] : a.indptr[i + 1]]:
+            seen.update(dict.fromkeys(b.indices[b.indptr[k] : b.indptr[k + 1]].tolist()))
+        rows.append(list(seen))
+    return rows
+
+
+def test_spgemm_into_a_format_without_the_order_fact_leaves_rows_unsorted() -> None:
+    # no sort on either path, short rows (rank sort in CSR) and rows of 150 columns (radix
+    # sort in CSR) alike: each row's columns come in first-touch order, the values as
+    # scipy's, the same arrays bit for bit on one thread and on two
+    comp = spf.einsum(spf.kernels.SPGEMM, A=CSR, B=CSR, C=UNSORTED,
+                      sizes={"i": "N", "k": "K", "j": "M"})  # fmt: skip
+    for phase in (comp.single, comp.numeric):
+        assert phase is not None
+        assert not {"srt", "rnk", "tmp"} & set(phase.data_spaces)
+    k = comp.compile()
+    rng = np.random.default_rng(20)
+    long_a = sp.csr_array(rng.random((30, 40)))
+    long_b = sp.csr_array(rng.random((40, 150)) * (rng.random((40, 150)) < 0.9))
+    for a, b in ((_matrix(26, 18, 0.3, 13), _matrix(18, 22, 0.5, 14)), (long_a, long_b)):
+        out = _both_paths(spf.kernels.SPGEMM, a, b, "int32", kernel=k)
+        ptr = out["rowptr"]
+        got = [out["col"][ptr[i] : ptr[i + 1]].tolist() for i in range(a.shape[0])]
+        assert got == _first_touch(a, b)
+        c = sp.csr_array((out["A"], out["col"], ptr), shape=(a.shape[0], b.shape[1]))
+        assert not c.has_sorted_indices
+        assert np.allclose(c.toarray(), (a @ b).toarray())
 
 
 @pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite

@@ -91,6 +91,11 @@ _PRINTS: dict[str, tuple[str, ...]] = {
     "tensor": (
         "### SpAdd C = A + B (CSR), 2-D Poisson",
         "### SpGEMM C = A·B (CSR), random",
+        "| scipy A@B + sort_indices() | 1 |",
+        "| spf einsum, rows unsorted | 1 |",
+        "spf einsum (rows sorted) at 1 thread <= 1.0x scipy A@B + sort_indices() (CPU time)",
+        "spf einsum, rows unsorted at 1 thread <= 1.0x scipy A@B (CPU time)",
+        "| SpGEMM_unsorted |",
         "### MTTKRP, power-law B",
         "| MLIR sparsifier |",
         "| Finch | - |",
