@@ -18,12 +18,16 @@ if TYPE_CHECKING:
 
 
 def realize(
-    comp: Computation, cand: Candidate, nests: Mapping[str, Nest], space: Space
+    comp: Computation, cand: Candidate, nests: Nest | Mapping[str, Nest], space: Space
 ) -> Computation:
     """A clone of ``comp`` with the commands of ``cand`` applied (``comp`` is untouched):
-    those of its chain in order, each on its main nest (``nests[c.main]``). A command that
+    those of its chain in order, each on its main nest (``nests[c.main]``; one ``Nest``: the
+    first main nest's, for candidates of no other nest). A command that
     does not apply raises the ``SpfError`` it raises on its own; an illegal one
     (``wavefront`` refuses loops it cannot order) ``IllegalScheduleError``."""
+    from spf.tuning.nest import Nest
+
+    by_main = {"": nests} if isinstance(nests, Nest) else nests
     copy = comp.clone()
     if cand.extra is not None:
         given = space.candidates[cand.extra]
@@ -34,7 +38,7 @@ def realize(
         return copy
     for part in cand.chain():
         for step in part.steps:
-            _apply(copy, step, nests[part.main])
+            _apply(copy, step, by_main[part.main])
     return copy
 
 

@@ -126,7 +126,7 @@ class _Search:
             d for m, d in self.defaults.items() if m and m not in self.nest.stmts
         )
         self.done: set[tuple[str, int | None]] = set()  # (commands, threads) measured or refused
-        self.refused: set[str] = set()  # the nests whose last candidate was illegal
+        self.refused: set[str] = set()  # nests refused since the last candidate that built
         self.slice = min(max(budget * 0.03, 0.02), 0.5)
 
     # -- the baseline
@@ -180,7 +180,7 @@ class _Search:
             self._note(cand, text, pred, None, status, reason, began)
             return True
         copy, kernel, text = built
-        self.refused.discard(cand.main)
+        self.refused.clear()  # a nest refused yields one turn, then the model decides again
         try:
             got = measure.run_once(kernel, self.args, self.names, cand.threads)
         except SpfError as err:
@@ -310,7 +310,8 @@ class _Search:
 
     def _turn(self, pending: list[tuple[float, Candidate]]) -> int:
         """The index in ``pending`` of the next candidate: the first, unless the legality
-        check refused the last candidate of its nest and another nest has one waiting (the
+        check refused a candidate of its nest since the last one that built and another nest
+        has one waiting (the
         model prices a nest's moves, not the dependences that forbid them: lu's first nest
         moves ``s0``, whose ``j, k`` interchange is illegal, while ``s2`` alone may move)."""
         if not self.refused or len(self.nests) < 2:
