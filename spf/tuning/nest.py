@@ -62,7 +62,6 @@ class Nest:
     stencil: Stencil | None = None  # a time-stepped stencil (spf.tuning.skew)
     fixed: int = 0  # outer loops shared with statements outside the nest: never moved
 
-
     def index(self, loop: str) -> int:
         return self.loops.index(loop)
 
