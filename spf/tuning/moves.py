@@ -279,13 +279,16 @@ def _parallel(nest: Nest, state: State, space: Space) -> list[Step]:
     moving = writes_move(nest, outer.var)
     carried = outer.var == nest.loops[0] and not nest.outer_parallel
     stencil = nest.stencil is not None  # its time loop is no reduction, nor a wavefront's
+    # a loop shared with statements outside the nest is theirs too (the first nest's moves)
+    shared = bool(nest.fixed) and outer.name == nest.loops[0]
     out = [
         Step("parallelize", r, (outer.name,))
         for r in space.get("parallelize")
-        if (r is None) == moving and not (carried and r is None) and not stencil
+        if (r is None) == moving and not (carried and r is None) and not stencil and not shared
     ]
     if carried and outer.name == nest.loops[0]:
-        out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront") if not stencil]
+        out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront")
+                if not stencil and not shared]  # fmt: skip
         second = state.loops[1] if len(state.loops) > 1 else None
         if second is not None and second.dense and writes_move(nest, second.var):
             out += [Step("parallelize", None, (second.name,))] * (None in space.get("parallelize"))
