@@ -126,7 +126,7 @@ class _Search:
             d for m, d in self.defaults.items() if m and m not in self.nest.stmts
         )
         self.done: set[tuple[str, int | None]] = set()  # (commands, threads) measured or refused
-        self.refused: set[str] = set()  # nests refused since the last candidate that built
+        self.refused: set[str] = set()  # nests refused while the others' candidates gain
         self.slice = min(max(budget * 0.03, 0.02), 0.5)
 
     # -- the baseline
@@ -180,7 +180,6 @@ class _Search:
             self._note(cand, text, pred, None, status, reason, began)
             return True
         copy, kernel, text = built
-        self.refused.clear()  # a nest refused yields one turn, then the model decides again
         try:
             got = measure.run_once(kernel, self.args, self.names, cand.threads)
         except SpfError as err:
@@ -204,6 +203,9 @@ class _Search:
             tr, tc = self._time([ref_call, call], self.slice)
             estimate = tc / tr * ref_time
         self.measured.append(Measured(estimate, cand, copy, kernel, pred, call))
+        best = self.best()
+        if best is None or best.cand is not cand:  # no gain: the model's order decides again
+            self.refused.clear()
         self.costs.append(time.perf_counter() - began)
         self._note(cand, text, pred, estimate, "measured", "", began)
         return True
@@ -310,10 +312,11 @@ class _Search:
 
     def _turn(self, pending: list[tuple[float, Candidate]]) -> int:
         """The index in ``pending`` of the next candidate: the first, unless the legality
-        check refused a candidate of its nest since the last one that built and another nest
-        has one waiting (the
-        model prices a nest's moves, not the dependences that forbid them: lu's first nest
-        moves ``s0``, whose ``j, k`` interchange is illegal, while ``s2`` alone may move)."""
+        check refused a candidate of its nest and another nest has one waiting (the model
+        prices a nest's moves, not the dependences that forbid them: lu's first nest moves
+        ``s0``, whose ``j, k`` interchange is illegal, while ``s2`` alone may move). A refused
+        nest yields its turns while the others' candidates beat the best so far; the first
+        measured candidate that does not hands the order back to the model."""
         if not self.refused or len(self.nests) < 2:
             return 0
         return next((k for k, pc in enumerate(pending) if pc[1].main not in self.refused), 0)
