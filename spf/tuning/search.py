@@ -57,6 +57,10 @@ BLOCKED_BUILD_S = 20.0
 compile: 10 s on a quiet 2-core machine, 50 s on a loaded one): with less budget left one is
 not started (a search of a few seconds skips them)."""
 
+WHOLE = ("skew", "blocking", "compute_at")
+"""Commands that schedule more than their nest (a stencil's statements, every GEMM-like
+statement, a pipeline's two stages): never chained after another nest's moves."""
+
 FINAL_SHARE = 0.15
 """Share of the budget kept for the final interleaved timing of the best against the baseline."""
 
@@ -323,12 +327,15 @@ class _Search:
 
     def _chained(self, pc: tuple[float, Candidate]) -> tuple[float, Candidate]:
         """``pc`` applied after the best candidate measured so far when that one schedules
-        other main nests (a chain: its moves kept, this nest's searched on top of them)."""
+        other main nests (a chain: its moves kept, this nest's searched on top of them); not a
+        candidate with a command of :data:`WHOLE`."""
         best = self.best()
         cand = pc[1]
         if best is None or best.cand.extra is not None or len(self.nests) < 2:
             return pc
         if cand.main in {c.main for c in best.cand.chain()}:
+            return pc
+        if any(s.kind in WHOLE for s in cand.steps):  # they reshape more than their nest
             return pc
         threads = cand.threads if replace(cand, before=None).parallel else best.cand.threads
         chained = replace(cand, before=best.cand, threads=threads)
