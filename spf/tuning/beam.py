@@ -11,6 +11,7 @@ they still apply.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.tuning.model import predict
@@ -112,12 +113,13 @@ def predicted(nest: Nest, cand: Candidate) -> float:
 
 
 def mutate(nest: Nest, space: Space, cand: Candidate, rng: random.Random) -> Candidate:
-    """``cand`` with one stage (or its thread count) chosen again at random."""
+    """``cand`` with one stage of its own steps (on ``nest``, its main nest) or its thread
+    count chosen again at random; the chain before it is kept."""
     threads = space.get("threads")
     pick = rng.randrange(len(STAGES) + (1 if cand.parallel and len(threads) > 1 else 0))
     if pick == len(STAGES):
         others = [t for t in threads if t != cand.threads]
-        return Candidate(cand.steps, rng.choice(others))
+        return replace(cand, threads=rng.choice(others))
     old = {STAGE_OF[s.kind]: s for s in cand.steps}
     state, steps = initial(nest), []
     for k, stage in enumerate(STAGES):
@@ -133,8 +135,8 @@ def mutate(nest: Nest, space: Space, cand: Candidate, rng: random.Random) -> Can
         if chosen is not None:
             steps.append(chosen)
             state = advance(state, chosen, nest)
-    t = cand.threads if state.parallel else None
-    return Candidate(tuple(steps), t)
+    parallel = state.parallel or (cand.before is not None and cand.before.parallel)
+    return replace(cand, steps=tuple(steps), threads=cand.threads if parallel else None)
 
 
 def _same(prev: Step | None, opts: list[Step]) -> Step | None:

@@ -121,6 +121,7 @@ def _interchange(nest: Nest, state: State, space: Space) -> list[Step]:
     if not space.get("interchange"):
         return []
     first = 0 if nest.outer_parallel else 1  # a loop carrying a dependence stays outermost
+    first = max(first, nest.fixed)  # and loops shared with statements outside the nest stay
     return [
         Step("interchange", True, (loops[a].name, loops[b].name))
         for b in range(len(loops))
@@ -134,7 +135,7 @@ def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
     # a stencil's time loop is tiled only skewed (a plain time tile crosses its dependences)
     timed = nest.stencil is not None and bool(loops) and loops[0].var == nest.stencil.loops[0]
     for p in range(len(loops) - 1):
-        if not all(lp.dense for lp in loops[: p + 2]) or (timed and p == 0):
+        if not all(lp.dense for lp in loops[: p + 2]) or (timed and p == 0) or p < nest.fixed:
             continue
         for size in space.get("tile"):
             if size[0] < loops[p].extent and size[1] < loops[p + 1].extent:
@@ -144,7 +145,7 @@ def _tiling(nest: Nest, state: State, space: Space) -> list[Step]:
                     _pieces(state, loops[p + 1], taken),
                 )
                 out.append(Step("tile", size, (loops[p].name, loops[p + 1].name, i0, j0, i1, j1)))
-    for f in space.get("split") if loops and not timed else ():
+    for f in space.get("split") if loops and not timed and not nest.fixed else ():
         if f < loops[0].extent:
             out.append(Step("split", f, (loops[0].name, *_pieces(state, loops[0], set()))))
     out += _skews(nest, state, space)
@@ -278,13 +279,16 @@ def _parallel(nest: Nest, state: State, space: Space) -> list[Step]:
     moving = writes_move(nest, outer.var)
     carried = outer.var == nest.loops[0] and not nest.outer_parallel
     stencil = nest.stencil is not None  # its time loop is no reduction, nor a wavefront's
+    # a loop shared with statements outside the nest is theirs too (the first nest's moves)
+    shared = bool(nest.fixed) and outer.name == nest.loops[0]
     out = [
         Step("parallelize", r, (outer.name,))
         for r in space.get("parallelize")
-        if (r is None) == moving and not (carried and r is None) and not stencil
+        if (r is None) == moving and not (carried and r is None) and not stencil and not shared
     ]
     if carried and outer.name == nest.loops[0]:
-        out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront") if not stencil]
+        out += [Step("wavefront", m, (outer.name,)) for m in space.get("wavefront")
+                if not stencil and not shared]  # fmt: skip
         second = state.loops[1] if len(state.loops) > 1 else None
         if second is not None and second.dense and writes_move(nest, second.var):
             out += [Step("parallelize", None, (second.name,))] * (None in space.get("parallelize"))

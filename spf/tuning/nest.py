@@ -60,6 +60,7 @@ class Nest:
     pipe: Pipe | None = None  # the main statement and its consumer (spf.tuning.pipeline)
     consumer: Nest | None = None  # the consumer's nest, which the main nest's commands leave
     stencil: Stencil | None = None  # a time-stepped stencil (spf.tuning.skew)
+    fixed: int = 0  # outer loops shared with statements outside the nest: never moved
 
     def index(self, loop: str) -> int:
         return self.loops.index(loop)
@@ -133,6 +134,14 @@ def main_stmt(comp: Computation) -> Stmt:
     return max(comp.stmts, key=lambda s: (len(_real_loops(s)[0]), -comp.stmts.index(s)))
 
 
+def main_stmts(comp: Computation) -> list[Stmt]:
+    """Every statement with the most real loops, in program order: the first is
+    :func:`main_stmt`, the others are main nests of their own for the search (PolyBench lu's
+    ``s2``, the update right of the diagonal, next to ``s0`` left of it)."""
+    most = len(_real_loops(main_stmt(comp))[0])
+    return [s for s in comp.stmts if len(_real_loops(s)[0]) == most]
+
+
 def priced(comp: Computation, sizes: Mapping[str, int]) -> tuple[dict[str, float], float]:
     """Statement instances and the bytes of every data space, from the priced PDFG
     (``comp.pdfg(params=...)``); empty when the parameters do not price it."""
@@ -181,9 +190,13 @@ def sizes_of(comp: Computation, args: Mapping[str, Any]) -> dict[str, int]:
     return sizes
 
 
-def analyze(comp: Computation, args: Mapping[str, Any], main: Stmt | None = None) -> Nest:
+def analyze(
+    comp: Computation, args: Mapping[str, Any], main: Stmt | None = None, alone: bool = False
+) -> Nest:
     """The :class:`Nest` of ``comp`` for the arguments ``args`` (of the statement ``main``
-    when given, without its pipeline)."""
+    when given, without its pipeline); ``alone``: its statements are only those that share
+    more than the outermost loop with ``main`` (a second main nest, scheduled apart from the
+    first main statement's, which shares that outermost loop)."""
     piped = main is None
     main = main_stmt(comp) if main is None else main
     sizes0 = sizes_of(comp, args)
@@ -203,6 +216,10 @@ def analyze(comp: Computation, args: Mapping[str, Any], main: Stmt | None = None
     first = loops[0] if loops else None
     key = nest_key(main)
     group = [s for s in comp.stmts if first is not None and first in s.loops and nest_key(s) == key]
+    fixed = 0
+    if alone:
+        group = [s for s in group if s is main or len(_shared(main, s)) > 1]
+        fixed = max((len(_shared(main, s)) for s in comp.stmts if s not in group), default=0)
     extents = _extents(main, loops, args, sizes, instances, dense)
     for stmt in group:
         # a statement without some of the main loops runs once per their iterations
@@ -225,7 +242,8 @@ def analyze(comp: Computation, args: Mapping[str, Any], main: Stmt | None = None
         comp.is_parallel_legal(s, first) for s in group if s.loops[:1] == (first,)
     )
     return Nest(
-        stencil=stencil(comp, main, outer_parallel),
+        fixed=fixed,
+        stencil=None if fixed else stencil(comp, main, outer_parallel),
         pipe=pipe,
         consumer=None if pipe is None else analyze(comp, args, comp.stmt(pipe.consumer)),
         stmts=tuple(s.name for s in group),

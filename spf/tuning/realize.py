@@ -17,10 +17,17 @@ if TYPE_CHECKING:
     from spf.tuning.space import Candidate, Space, Step
 
 
-def realize(comp: Computation, cand: Candidate, nest: Nest, space: Space) -> Computation:
-    """A clone of ``comp`` with the commands of ``cand`` applied (``comp`` is untouched).
-    A command that does not apply raises the ``SpfError`` it raises on its own; an illegal
-    one (``wavefront`` refuses loops it cannot order) ``IllegalScheduleError``."""
+def realize(
+    comp: Computation, cand: Candidate, nests: Nest | Mapping[str, Nest], space: Space
+) -> Computation:
+    """A clone of ``comp`` with the commands of ``cand`` applied (``comp`` is untouched):
+    those of its chain in order, each on its main nest (``nests[c.main]``; one ``Nest``: the
+    first main nest's, for candidates of no other nest). A command that
+    does not apply raises the ``SpfError`` it raises on its own; an illegal one
+    (``wavefront`` refuses loops it cannot order) ``IllegalScheduleError``."""
+    from spf.tuning.nest import Nest
+
+    by_main = {"": nests} if isinstance(nests, Nest) else nests
     copy = comp.clone()
     if cand.extra is not None:
         given = space.candidates[cand.extra]
@@ -29,8 +36,9 @@ def realize(comp: Computation, cand: Candidate, nest: Nest, space: Space) -> Com
         else:
             Trace.from_data(list(given)).replay(copy)
         return copy
-    for step in cand.steps:
-        _apply(copy, step, nest)
+    for part in cand.chain():
+        for step in part.steps:
+            _apply(copy, step, by_main[part.main])
     return copy
 
 

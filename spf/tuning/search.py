@@ -25,13 +25,13 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.tuning import measure
 from spf.tuning.beam import mutate, predicted, ranked, singles
-from spf.tuning.nest import Nest, analyze, sizes_of
+from spf.tuning.nest import Nest, analyze, main_stmts, sizes_of
 from spf.tuning.realize import commands_text, new_entries, realize
 from spf.tuning.report import Reporter
 from spf.tuning.result import Trial
@@ -56,6 +56,10 @@ BLOCKED_BUILD_S = 20.0
 """Seconds a blocking candidate takes to build (legality check, scan of the packed nest,
 compile: 10 s on a quiet 2-core machine, 50 s on a loaded one): with less budget left one is
 not started (a search of a few seconds skips them)."""
+
+WHOLE = ("skew", "blocking", "compute_at")
+"""Commands that schedule more than their nest (a stencil's statements, every GEMM-like
+statement, a pipeline's two stages): never chained after another nest's moves."""
 
 FINAL_SHARE = 0.15
 """Share of the budget kept for the final interleaved timing of the best against the baseline."""
@@ -115,6 +119,18 @@ class _Search:
         sizes = sizes_of(comp, args)
         self.args = {**{p: sizes[p] for p in comp.params if p in sizes}, **args}
         self.nest: Nest = analyze(comp, self.args)
+        # every other statement with as many loops is a main nest of its own ("" the first)
+        self.nests: dict[str, Nest] = {"": self.nest}
+        for stmt in main_stmts(comp)[1:]:
+            self.nests[stmt.name] = analyze(comp, self.args, stmt, alone=True)
+        self.defaults = {m: predicted(n, Candidate()) for m, n in self.nests.items()}
+        # the first nest prices the statements of its outer loop: a second main nest among
+        # them is counted there already
+        self.total = self.defaults[""] + sum(
+            d for m, d in self.defaults.items() if m and m not in self.nest.stmts
+        )
+        self.done: set[tuple[str, int | None]] = set()  # (commands, threads) measured or refused
+        self.refused: set[str] = set()  # nests refused while the others' candidates gain
         self.slice = min(max(budget * 0.03, 0.02), 0.5)
 
     # -- the baseline
@@ -133,33 +149,51 @@ class _Search:
             self.reps, one = measure.repetitions(self.base_call)
             self.long = one > LONG_S
             (self.base_time,) = self._time([self.base_call], self.slice, least=1)
-        pred = predicted(self.nest, Candidate())
+        pred = self.predict(Candidate())
         cost = time.perf_counter() - began
         self.history.append(
             Trial("", "default schedule", None, pred, self.base_time, "baseline", "", cost)
         )
 
+    def predict(self, cand: Candidate) -> float:
+        """The model's seconds for the whole computation under ``cand``: the nests as given,
+        less what each candidate of its chain gains on its own nest (one nest: exactly the
+        nest's prediction)."""
+        own = predicted(self.nests[cand.main], replace(cand, before=None))
+        rest = self.total - self.defaults[cand.main]
+        for c in cand.chain()[:-1]:
+            rest += predicted(self.nests[c.main], replace(c, before=None)) - self.defaults[c.main]
+        return own + rest
+
     # -- one candidate
-    def evaluate(self, cand: Candidate, pred: float) -> None:
+    def evaluate(self, cand: Candidate, pred: float) -> bool:
+        """Check, build, run and time ``cand``; False when its commands are those of a
+        candidate considered before with the same thread count (another nest's blocking is
+        the same blocking): nothing is noted then."""
         began = time.perf_counter()
         self.seen.add(cand.key())
         built = self._built(cand)
+        done = (built[1] if isinstance(built[0], str) else built[2], cand.threads)
+        if done in self.done and cand.extra is None:
+            return False
+        self.done.add(done)
         if isinstance(built, tuple) and isinstance(built[0], str):
             status, text, reason = built
             self.illegal += status == "illegal"
+            self.refused.add(cand.main)
             self._note(cand, text, pred, None, status, reason, began)
-            return
+            return True
         copy, kernel, text = built
         try:
             got = measure.run_once(kernel, self.args, self.names, cand.threads)
         except SpfError as err:
             self._note(cand, text, pred, None, "rejected", _first_line(err), began)
-            return
+            return True
         dropped = [k for k in self.names if k not in got and k not in self._intermediates(cand)]
         if dropped:  # a user's candidate that stores an output in a local buffer
             why = f"it no longer writes {', '.join(dropped)} (stored in a local buffer)"
             self._note(cand, text, pred, None, "rejected", why, began)
-            return
+            return True
         want = {k: v for k, v in self.ref.items() if k in got}
         measure.compare(f"{cand.describe()!r} ({text.replace(chr(10), '; ')})", got, want)
         call = measure.caller(kernel, self.work, cand.threads)
@@ -173,13 +207,18 @@ class _Search:
             tr, tc = self._time([ref_call, call], self.slice)
             estimate = tc / tr * ref_time
         self.measured.append(Measured(estimate, cand, copy, kernel, pred, call))
+        best = self.best()
+        if best is None or best.cand is not cand:  # no gain: the model's order decides again
+            self.refused.clear()
         self.costs.append(time.perf_counter() - began)
         self._note(cand, text, pred, estimate, "measured", "", began)
+        return True
 
     def _intermediates(self, cand: Candidate) -> set[str]:
         """The outputs ``cand`` may keep in a local buffer: a pipeline's intermediate."""
         pipe = self.nest.pipe
-        piped = pipe is not None and any(s.kind == "compute_at" for s in cand.steps)
+        steps = [s for c in cand.chain() for s in c.steps]
+        piped = pipe is not None and any(s.kind == "compute_at" for s in steps)
         return {pipe.data} if piped and pipe is not None else set()
 
     def _time(self, fns: list[Callable[[], None]], seconds: float, least: int = 3) -> list[float]:
@@ -198,13 +237,13 @@ class _Search:
         """The clone, kernel and commands of ``cand``, or ``(status, commands, reason)``
         when it is illegal or rejected; remembered per command sequence (candidates that
         differ only in their thread count share the verdict and the compiled code)."""
-        key = Candidate(cand.steps, None, cand.extra).key()
+        key = replace(cand, threads=None).key()
         found = self.built.get(key)
         if found is not None:
             return found
         text = ""
         try:
-            copy = realize(self.comp, cand, self.nest, self.space)
+            copy = realize(self.comp, cand, self.nests, self.space)
             text = commands_text(copy, self.start_len)
             copy.check_legality()
             kernel = self._compile(copy)
@@ -250,8 +289,8 @@ class _Search:
     def run(self, max_trials: int | None) -> None:
         queue = [(predicted(self.nest, Candidate(extra=k)), Candidate(extra=k))
                  for k in range(len(self.space.candidates))]  # fmt: skip
-        model = ranked(self.nest, self.space)
-        self.singles = singles(self.nest, self.space)
+        model = self._merged(ranked)
+        self.singles = self._merged(singles)
         trials = 0
         while self.affordable() and (max_trials is None or trials < max_trials):
             nxt = self._next(queue, model, trials)
@@ -260,13 +299,52 @@ class _Search:
             if self._too_long(nxt[1]):
                 self.seen.add(nxt[1].key())
                 continue
-            self.evaluate(nxt[1], nxt[0])
-            trials += 1
+            trials += self.evaluate(nxt[1], nxt[0])
+
+    def _merged(
+        self, make: Callable[[Nest, Space], list[tuple[float, Candidate]]]
+    ) -> list[tuple[float, Candidate]]:
+        """The candidates ``make`` gives for each main nest, ordered by the model's seconds
+        for the whole computation (:meth:`predict`): across nests, by what they gain."""
+        out = []
+        for main, nest in self.nests.items():
+            for _, cand in make(nest, self.space):
+                mine = replace(cand, main=main)
+                out.append((self.predict(mine), mine))
+        out.sort(key=lambda pc: (pc[0], len(pc[1].steps)))
+        return out
+
+    def _turn(self, pending: list[tuple[float, Candidate]]) -> int:
+        """The index in ``pending`` of the next candidate: the first, unless the legality
+        check refused a candidate of its nest and another nest has one waiting (the model
+        prices a nest's moves, not the dependences that forbid them: lu's first nest moves
+        ``s0``, whose ``j, k`` interchange is illegal, while ``s2`` alone may move). A refused
+        nest yields its turns while the others' candidates beat the best so far; the first
+        measured candidate that does not hands the order back to the model."""
+        if not self.refused or len(self.nests) < 2:
+            return 0
+        return next((k for k, pc in enumerate(pending) if pc[1].main not in self.refused), 0)
+
+    def _chained(self, pc: tuple[float, Candidate]) -> tuple[float, Candidate]:
+        """``pc`` applied after the best candidate measured so far when that one schedules
+        other main nests (a chain: its moves kept, this nest's searched on top of them); not a
+        candidate with a command of :data:`WHOLE`."""
+        best = self.best()
+        cand = pc[1]
+        if best is None or best.cand.extra is not None or len(self.nests) < 2:
+            return pc
+        if cand.main in {c.main for c in best.cand.chain()}:
+            return pc
+        if any(s.kind in WHOLE for s in cand.steps):  # they reshape more than their nest
+            return pc
+        threads = cand.threads if replace(cand, before=None).parallel else best.cand.threads
+        chained = replace(cand, before=best.cand, threads=threads)
+        return self.predict(chained), chained
 
     def _too_long(self, cand: Candidate) -> bool:
         """Whether ``cand`` is a blocking and less than :data:`BLOCKED_BUILD_S` of the search's
         budget is left (its code would not be generated in time)."""
-        blocked = any(s.kind == "blocking" for s in cand.steps)
+        blocked = any(s.kind == "blocking" for c in cand.chain() for s in c.steps)
         return blocked and self.time_left() - self.budget * FINAL_SHARE < BLOCKED_BUILD_S
 
     def _next(self, queue: list[tuple[float, Candidate]], model: list[tuple[float, Candidate]],
@@ -283,7 +361,7 @@ class _Search:
         lists = [self.singles, model] if past_top and not self.measured else [model, self.singles]
         for pending in lists:
             while pending:
-                pc = pending.pop(0)
+                pc = self._chained(pending.pop(self._turn(pending)))
                 if pc[1].key() not in self.seen:
                     return pc
         return None
@@ -294,9 +372,10 @@ class _Search:
         parents = [m.cand for m in sorted(self.measured, key=lambda m: m.estimate)[:3]]
         parents = [p for p in parents if p.extra is None]
         for _ in range(10 if parents else 0):
-            child = mutate(self.nest, self.space, self.rng.choice(parents), self.rng)
+            parent = self.rng.choice(parents)
+            child = mutate(self.nests[parent.main], self.space, parent, self.rng)
             if child.key() not in self.seen and (child.steps or child.threads):
-                return predicted(self.nest, child), child
+                return self.predict(child), child
         return None
 
     # -- the end

@@ -92,32 +92,50 @@ class Step:
 @dataclass(frozen=True)
 class Candidate:
     """A schedule to try: its steps in stage order and the OpenMP thread count (None: the
-    default team); ``extra`` is the index of a user candidate from ``space["candidates"]``."""
+    default team); ``extra`` is the index of a user candidate from ``space["candidates"]``;
+    ``main`` the statement whose nest the steps schedule when it is not the first main
+    nest's (``""``: the first, :func:`spf.tuning.nest.main_stmts`); ``before`` a candidate
+    of another nest applied first (a chain: the best of one nest, then moves of another)."""
 
     steps: tuple[Step, ...] = ()
     threads: int | None = None
     extra: int | None = None
+    main: str = ""
+    before: Candidate | None = None
 
     def key(self) -> tuple[object, ...]:
-        return (tuple(s.key() for s in self.steps), self.threads, self.extra)
+        own = (tuple(s.key() for s in self.steps), self.threads, self.extra)
+        if not self.main and self.before is None:
+            return own
+        return (*own, self.main, None if self.before is None else self.before.key())
 
     @property
     def parallel(self) -> bool:
-        return any(
-            s.kind in ("parallelize", "wavefront", "blocking", "compute_at") for s in self.steps
-        )
+        kinds = ("parallelize", "wavefront", "blocking", "compute_at")
+        own = any(s.kind in kinds for s in self.steps)
+        return own or (self.before is not None and self.before.parallel)
+
+    def chain(self) -> tuple[Candidate, ...]:
+        """The candidates applied in order: ``before``'s chain, then this one."""
+        return (*(() if self.before is None else self.before.chain()), self)
 
     def describe(self) -> str:
-        """A one-line summary, e.g. ``tile(i,j 32x32) parallelize(i0) threads=2``."""
+        """A one-line summary, e.g. ``tile(i,j 32x32) parallelize(i0) threads=2``; a second
+        main nest's steps after its statement (``s2: interchange(j,k)``), a chain's joined
+        by ``then``."""
         if self.extra is not None:
             text = f"candidates[{self.extra}]"
         else:
-            parts = []
-            for s in self.steps:
-                p = "" if s.param is None or s.param is True else f" {_show(s.param)}"
-                parts.append(f"{s.kind}({','.join(s.loops)}{p})")
-            text = " ".join(parts) or "default schedule"
+            text = " then ".join(c._steps_text() for c in self.chain())
         return text if self.threads is None else f"{text} threads={self.threads}"
+
+    def _steps_text(self) -> str:
+        parts = []
+        for s in self.steps:
+            p = "" if s.param is None or s.param is True else f" {_show(s.param)}"
+            parts.append(f"{s.kind}({','.join(s.loops)}{p})")
+        text = " ".join(parts) or "default schedule"
+        return f"{self.main}: {text}" if self.main else text
 
 
 def _show(param: object) -> str:

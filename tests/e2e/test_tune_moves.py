@@ -1,5 +1,7 @@
-"""spf.tune's whole-nest moves: ``compute_at`` of a producer-consumer pipeline (blur2d) and
-time skewing of stencils (PolyBench's jacobi-2d), with tiny sizes and budgets."""
+"""spf.tune's whole-nest moves: ``compute_at`` of a producer-consumer pipeline (blur2d), time
+skewing of stencils (PolyBench's jacobi-2d), and second main nests (PolyBench lu: s0 left of
+the diagonal, whose j, k interchange is illegal, and s2 right of it, whose interchange is
+legal), with tiny sizes and budgets."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from spf.bench.polybench import kernel as polybench
 from spf.tuning import measure, records
 from spf.tuning.beam import ranked
 from spf.tuning.nest import analyze, sizes_of
+from spf.tuning.search import _Search
 from spf.tuning.space import make_space
 
 
@@ -117,8 +120,9 @@ def test_a_skewed_stencil_equals_the_reference(name: str) -> None:
     k = polybench(name)
     sizes = {"N": 11, "TSTEPS": 5} if name == "jacobi-2d" else {"N": 7, "TSTEPS": 3}
     space = _only(skew=[(4, 4)], parallelize=[None], threads=[2])
+    # four: s1's own nest (s1: parallelize(i)) ranks between the two skews at these sizes
     res = spf.tune(k.build(), k.arguments(sizes), budget=60.0, space=space, seed=0,
-                   reuse=False, max_trials=3)  # fmt: skip
+                   reuse=False, max_trials=4)  # fmt: skip
     trials = {t.summary: t for t in res.history[1:] if t.summary.startswith("skew")}
     assert set(trials) == {"skew(t_w,t_p 4x4)", "skew(t_w,t_p 4x4) parallelize(t_p) threads=2"}
     assert all(t.status == "measured" for t in trials.values()), [t.reason for t in trials.values()]
@@ -152,3 +156,51 @@ def test_an_illegal_skew_is_counted_and_never_compiled(monkeypatch: pytest.Monke
     assert "dependence" in trial.reason
     assert (res.illegal, res.tried) == (1, 0)
     assert len(built) == 1  # the default only
+
+
+def _run(comp: spf.Computation, args: dict[str, Any]) -> np.ndarray:
+    work = {a: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for a, v in args.items()}
+    comp.compile()(**work)
+    return work["A"]  # type: ignore[no-any-return]
+
+
+def test_lu_interchanges_s2_alone_and_equals_the_baseline_bitwise() -> None:
+    k = polybench("lu")
+    comp, args = k.build(), k.arguments({"N": 48})
+    space = _only(interchange=[True])
+    res = spf.tune(comp, args, budget=60.0, space=space, seed=0, reuse=False, max_trials=2)
+    by_summary = {t.summary: t for t in res.history}
+    assert by_summary["interchange(j,k)"].status == "illegal"  # s0's, with s2's: refused
+    s2 = by_summary["s2: interchange(j,k)"]
+    assert s2.status == "measured", s2.reason
+    assert s2.commands == 'comp.stmt("s2").interchange("j", "k")'
+    replayed = k.build()
+    exec(s2.commands, {"comp": replayed})
+    baseline = _run(comp, args)
+    assert np.array_equal(_run(replayed, args), baseline)  # bitwise: same sums, same order
+    assert np.array_equal(_run(res.comp, args), baseline)
+    np.testing.assert_allclose(baseline, k.expected(args)["A"], rtol=1e-9)
+
+
+def test_moves_of_one_nest_are_chained_after_the_best_of_the_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every candidate times at half its reference: the first measured is the best so far
+    def halves(self: _Search, fns: list[Any], seconds: float, least: int = 3) -> list[float]:
+        return [1.0] * (len(fns) - 1) + [0.5] if len(fns) > 1 else [1.0]
+
+    monkeypatch.setattr(_Search, "_time", halves)
+    k = polybench("lu")
+    comp, args = k.build(), k.arguments({"N": 24})
+    space = _only(interchange=[True], unroll=[4])
+    res = spf.tune(comp, args, budget=60.0, space=space, seed=0, reuse=False, max_trials=8)
+    chained = [t for t in res.history if " then " in t.summary]
+    assert chained, [t.summary for t in res.history]
+    for t in chained:  # each after a candidate of the other nest measured before it
+        before = res.history[: res.history.index(t)]
+        head = t.summary.rsplit(" then ", 1)[0]
+        prior = next(p for p in before if p.summary == head and p.status == "measured")
+        assert ("s2:" in head) != ("s2:" in t.summary.rsplit(" then ", 1)[1])
+        assert t.commands.startswith(prior.commands + "\n")
+    assert any(t.status == "measured" for t in chained), [(t.summary, t.reason) for t in chained]
+    assert np.array_equal(_run(res.comp, args), _run(comp, args))
