@@ -52,8 +52,8 @@ sysdeps:
 
 venv: $(STAMP)
 
-# The venv's own pip (ensurepip's; 23.2 on Python 3.11) installs spf editable (PEP 660, pip
-# >= 21.3): upgrading it first was one more download and install before every fresh setup.
+# The venv's own pip (ensurepip's: 23.2.1 with Python 3.11.7 here) installs spf editable (PEP 660,
+# pip >= 21.3): upgrading it first was one more download and install before every fresh setup.
 $(STAMP): pyproject.toml | sysdeps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
