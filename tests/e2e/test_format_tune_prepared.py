@@ -35,21 +35,21 @@ def _matrix(n: int, m: int, seed: int) -> Any:
 
 @pytest.mark.parametrize("c", [1, 4, 8])
 @pytest.mark.parametrize("n", [1, 7, 61, 64])
-def test_sell_chunk_kernels_equal_the_generic_sell_kernel_bitwise(
-    c: int, n: int, tmp_path: Path
-) -> None:
+def test_sell_chunk_kernels_equal_the_generic_sell_kernel_bitwise(c: int, n: int) -> None:
+    """The kernels depend on ``c`` only: they build into the run's shared cache (tests/conftest.py),
+    once for the four sizes (each size's own cache compiled all five again)."""
     a = _matrix(n, 37, seed=n + c) if n > 2 else sp.csr_array(np.arange(1.0, 38.0)[None, :])
     args = spf.sparse.format_args(a, SELL(c, 1), "int32")
     x = np.random.default_rng(2).standard_normal(37)
     want = np.zeros(n)
-    spmv_computation(SELL(c, 1), "int32").compile(cache_dir=tmp_path)(y=want, x=x, **args)
+    spmv_computation(SELL(c, 1), "int32").compile()(y=want, x=x, **args)
     np.testing.assert_allclose(want, a @ x, rtol=1e-12, atol=1e-12)
     for vector, cflags in ((False, None), (True, SIMD_CFLAGS)):
         for parallel in (False, True):
             comp = spmv_sell_chunks(c, "int32", vector=vector)
             if parallel:
                 comp.stmt("spmv").parallelize("ch")  # legal: chunks write distinct rows
-            k = comp.compile(cache_dir=tmp_path, cflags=cflags)
+            k = comp.compile(cflags=cflags)
             y = np.zeros(n)
             k(y=y, x=x, **chunk_args(args, c))
             assert np.array_equal(y, want), (vector, parallel)
