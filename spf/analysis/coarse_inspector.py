@@ -331,7 +331,6 @@ def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
 
 CLEVPTR = "clevptr"
 CSLOT = "cslot"
-CFILL = "cfill"
 CORDER = "corder"
 WSUM = "wsum"
 """The coarse levels' counting sort (:func:`build_pair_sort`) and the prefix sums of
@@ -340,7 +339,7 @@ LEVELS_N = "coarse_nlev"
 CLEVELS_N = "coarse_nclev"
 """The parameters bounding the prefix sums of the sort (``nlevels`` and ``nclev``): the
 sums run over the levels, not over every node."""
-SORT_NAMES = (CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N)
+SORT_NAMES = (CLEVPTR, CSLOT, CORDER, WSUM, LEVELS_N, CLEVELS_N)
 
 
 CLEV_WIDE = "clev_wide"
@@ -360,9 +359,10 @@ def build_pair_sort(
     parameters
     ``coarse_nlev`` and ``coarse_nclev`` (the counts of levels and coarse levels); it writes
     ``levelptr`` (the prefix sums of the level sizes: its first ``nlevels + 1`` entries),
-    ``clevptr`` (the same of the coarse levels), each node's place in coarse-level order
-    (``cslot``) and the scratch ``cfill`` (``levelptr``, ``clevptr`` and ``cfill`` zeroed by
-    the caller). ``<name>_pair_order`` writes ``corder``; ``<name>_pair_sums`` reads it and
+    ``clevptr`` and each node's place in coarse-level order (``cslot``: its coarse level's
+    start, which it then advances by one, so ``clevptr(c)`` ends as the start of ``c + 1``
+    and the caller shifts the first ``nclev`` entries up by one, O(levels); no fill array
+    read and written beside it); ``levelptr`` and ``clevptr`` are zeroed by the caller. ``<name>_pair_order`` writes ``corder``; ``<name>_pair_sums`` reads it and
     writes ``wsum``, the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work
     of the first ``p`` nodes of ``corder``; ``wsum(0) = 0`` set by the caller), in one pass
     that reads ``work`` through ``corder``: its nodes run in stretches of consecutive rows
@@ -386,7 +386,6 @@ def build_pair_sort(
     count = build.add_data_space(count, "levelptr", "int64_t", (f"{LEVELS_N} + 1",))
     count = build.add_data_space(count, CLEVPTR, "int64_t", (f"{CLEVELS_N} + 1",))
     count = build.add_data_space(count, CSLOT, LEVEL_TYPE, (n,))
-    count = build.add_data_space(count, CFILL, "int64_t", (CLEVELS_N,))
     for j, (key, ptr, bound) in enumerate(
         ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
     ):
@@ -399,13 +398,14 @@ def build_pair_sort(
             f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
             f"{{[{v}] -> [{1 + j}, {v}, 0]}}",
         )
+    # each node's slot taken from its coarse level's running start, which it advances:
+    # clevptr(c) ends at the start of c + 1 (the caller shifts it back, O(levels))
     count = build.add_stmt(
-        count,
-        f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v})) + ${CFILL}$({CLEV}({v}));",
-        dom,
-        f"{{[{v}] -> [3, {v}, 0]}}",
+        count, f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v}));", dom, f"{{[{v}] -> [3, {v}, 0]}}"
     )
-    count = build.add_stmt(count, f"${CFILL}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}")
+    count = build.add_stmt(
+        count, f"${CLEVPTR}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}"
+    )
     order = build.declare_uf(order, CSLOT, **small)
     order = build.add_data_space(order, CORDER, "int64_t", (n,))
     order = build.add_stmt(

@@ -62,7 +62,6 @@ from spf.analysis.coarse_inspector import (
     BAD,
     BLOCK,
     BLOCK_WIDE,
-    CFILL,
     CLEV,
     CLEV_WIDE,
     CLEVELS_N,
@@ -482,7 +481,7 @@ class WavefrontKernel(Kernel):
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order", CLEV, NCLEV, WORK, BLOCK}
-        own |= {CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N, *WIDE_NAMES}
+        own |= {CLEVPTR, CSLOT, CORDER, WSUM, LEVELS_N, CLEVELS_N, *WIDE_NAMES}
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
@@ -829,11 +828,12 @@ class WavefrontKernel(Kernel):
             levelptr=levelptr,
             clevptr=keyptr,
             cslot=cslot,
-            cfill=np.zeros(keys, dtype=np.int64),
             check=check,
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
+        keyptr[1 : keys + 1] = keyptr[:keys].copy()  # each entry advanced to the next start
+        keyptr[0] = 0
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
         order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
