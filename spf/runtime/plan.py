@@ -430,6 +430,9 @@ class WavefrontKernel(Kernel):
     _free: tuple[bool, ...]
     _zeroed: bool
     """The coarse pass starts every node's levels at 0 (no zeroed arrays needed)."""
+    _runs: bool
+    """The coarse pass grows its blocks as runs of rows (:attr:`coarse.Blocks.runs`), at
+    most ``2**coarse.RUN_SHIFT`` rows each."""
     _pair: tuple[Kernel, Kernel, Kernel] | None
     """A coarse kernel's counting sort by coarse level (the level sizes counted in its
     pass), its order, and the prefix sums of the work in that order."""
@@ -450,6 +453,7 @@ class WavefrontKernel(Kernel):
         free: tuple[bool, ...] = (False,),
         copies: tuple[CopySpec, Callable[[], Kernel]] | None = None,
         zeroed: bool = False,
+        runs: bool = False,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -458,7 +462,8 @@ class WavefrontKernel(Kernel):
         ``copies``: the segments a plan may copy and what compiles the executor that reads
         the copies (on the first call that runs one); ``zeroed``: the coarse pass sets
         every node's levels to 0 itself
-        (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`)."""
+        (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``runs``: it grows its blocks
+        as runs of rows (:func:`spf.analysis.coarse_inspector.uses_run_blocks`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -468,6 +473,7 @@ class WavefrontKernel(Kernel):
         out._check_kernel = check_kernel
         out._free = free
         out._zeroed = zeroed
+        out._runs = runs
         out._pair = None
         out._names = names
         out._copy_spec, out._make_copy = copies or (None, None)
@@ -715,7 +721,7 @@ class WavefrontKernel(Kernel):
                 cptr,
                 nclev,
                 work,
-                coarse.Blocks(shift, blocks, self._free),
+                coarse.Blocks(shift, blocks, self._free, runs=self._runs and k == 0),
                 team,
                 wsum,
             )
@@ -787,9 +793,9 @@ class WavefrontKernel(Kernel):
             CLEV: both[n:],
             NCLEV: np.zeros((), dtype=np.int64),
             WORK: np.empty(n, dtype=np.int64),  # every node's set before its edges add to it
-            BLOCK: coarse.BLOCK_SHIFT,
+            BLOCK: coarse.RUN_SHIFT if self._runs else coarse.BLOCK_SHIFT,
         }
-        candidates = [(CLEV, NCLEV, coarse.BLOCK_SHIFT)]
+        candidates = [(CLEV, NCLEV, out[BLOCK])]
         if any(self._free):
             out |= {
                 CLEV_WIDE: levels(n, dtype=np.int32),
@@ -1154,6 +1160,7 @@ def compile_wavefront(
         build_pair_sort,
         build_part_check,
         free_kernels,
+        uses_run_blocks,
         zeroes_in_pass,
     )
     from spf.analysis.executor import COARSE_METHODS, serial_computation
@@ -1217,6 +1224,7 @@ def compile_wavefront(
         free,
         copies,
         is_coarse and zeroes_in_pass(analysis),
+        is_coarse and uses_run_blocks(first),
     )
     out._pair = (compiled[3], compiled[4], compiled[5]) if is_coarse else None
     return out
