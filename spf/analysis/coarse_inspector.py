@@ -273,84 +273,87 @@ def _pass_in_locals(
     return insp
 
 
-BSTART = "coarse_bstart"
-"""The first row of the block the pass grows (:func:`_pass_in_run_blocks`): a scalar local of
-the pass, carried from row to row."""
-RUN_LOCALS = ("clev_new_run", "near_run", "keep_run")
-"""Per row of :func:`_pass_in_run_blocks`: its coarse level if it starts a block, whether an
-edge comes from the row before, and whether it joins that row's block."""
+SEGMENT = "coarse_segment"
+"""The first row of the stretch the pass is in, rows each with an edge from the row before
+(:func:`_pass_in_run_blocks`): a scalar local of the pass, carried from row to row."""
+RUN_LOCALS = ("clev_new_run", "near_run", "block_run")
+"""Per row of :func:`_pass_in_run_blocks`: its coarse level if it begins a block (1 + the
+highest among its sources), its highest source + 1 (then whether that is the row before),
+and the first row of its block if it has an edge from the row before."""
 
 
 def _run_names_free(insp: ComputationIR) -> bool:
     taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
-    return not taken & {BSTART, *RUN_LOCALS}
+    return not taken & {SEGMENT, *RUN_LOCALS}
 
 
 def uses_run_blocks(stage: ComputationIR) -> bool:
     """Whether the coarse pass ``stage`` grows its blocks as runs (:func:`_pass_in_run_blocks`):
     the parts may then cut between any two rows that are not neighbours
     (:attr:`spf.runtime.coarse.Blocks.runs`)."""
-    return any(d.name == BSTART for d in stage.data_spaces)
+    return any(d.name == SEGMENT for d in stage.data_spaces)
 
 
 def _pass_in_run_blocks(
     insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]
 ) -> ComputationIR:
     """The pass of one kernel without push edges (:func:`_pass_in_locals`) whose blocks are
-    runs of rows grown one row at a time instead of the fixed ``i >> coarse_shift``: row
-    ``i`` joins the block of row ``i - 1`` when an edge comes from ``i - 1`` and the block,
-    begun at row ``b``, is still shorter than ``2**coarse_shift`` rows (``i - b >> shift ==
-    0``); otherwise it begins a block. Its coarse level is the max over its edges ``j -> i``
-    of ``clev(j) + (j < b)`` when it joins (an edge from inside the block weighs 0), of
-    ``clev(j) + 1`` when it begins one: both are taken along the edges, and the choice made
-    after them. A block's rows thus depend each on the one before at weight 0, so its
-    coarse levels never fall along it and its rows at one coarse level are consecutive rows:
-    a part may cut between any two rows of a level that are not neighbours. On a 2-D grid in
-    natural order a grid row's first row has no edge from the row before, so every block
-    lies inside one grid row, aligned to its start, whatever the grid's width (fixed blocks
-    straddle grid rows, and their coarse levels step every few rows: on 2-D Poisson 1000 x
-    1000 runs of ~9 rows against ~125 here)."""
+    runs of rows instead of the fixed ``i >> coarse_shift``: a *stretch* is a maximal run of
+    rows each with an edge from the row before, begun at row ``s``; its blocks are its
+    pieces ``s + [m B, (m + 1) B)`` (``B = 2**coarse_shift``). A row ``i`` with an edge from
+    ``i - 1`` lies in the block beginning at ``b = s + ((i - s) >> shift << shift)`` and its
+    coarse level is the max over its edges ``j -> i`` of ``clev(j) + (j < b)`` (an edge from
+    inside the block weighs 0); a row without one begins a stretch and takes ``clev(j) +
+    1``. Both maxima are taken along the edges and the choice made after them, as
+    ``max(joined, begun & (near - 1))`` (the first is never above the second): a ``max``
+    and an ``and`` on the chain from a row's coarse level to the next row's; the stretch's
+    start is the only other value carried from row to row (a ``max``).
+    A block's rows depend each on the one before at weight 0, so its coarse levels never
+    fall along it and its rows at one coarse level are consecutive rows: a part may cut
+    between any two rows of a level that are not neighbours. On a 2-D grid in natural order
+    a grid row's first row has no edge from the row before, so every block lies inside one
+    grid row, aligned to its start, whatever the grid's width (fixed blocks straddle grid
+    rows, and their coarse levels step every few rows: on 2-D Poisson 1000 x 1000, parts
+    run stretches of ~9 rows against ~125 here)."""
     v, n = analysis.var, analysis.extent
     insp = build.add_constant(insp, BLOCK)
     loop = edges[0].var if edges else v
     names = (LEVEL, CLEV, WORK)
     level_run, clev_run, work_run = _locals_of(analysis, names, 0)
-    new_run, near_run, keep_run = RUN_LOCALS
+    new_run, near_run, block_run = RUN_LOCALS
     for run in (level_run, clev_run, work_run, *RUN_LOCALS):
-        ctype = "int64_t" if run == work_run else LEVEL_TYPE
+        ctype = "int64_t" if run in (work_run, block_run) else LEVEL_TYPE
         insp = build.add_data_space(insp, run, ctype, (), role="local")
         last = insp.data_spaces[-1]
         insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
-    insp = build.add_data_space(insp, BSTART, "int64_t", (), role="local")
+    insp = build.add_data_space(insp, SEGMENT, "int64_t", (), role="local")
+    node = analysis.node(loop, 0)
+    rows = f"{{[{loop}]: 0 <= {loop} < {n}}}"
+    first = f"${block_run}$ = ${SEGMENT}$ + ((({node}) - ${SEGMENT}$) >> {BLOCK} << {BLOCK});"
+    insp = build.add_stmt(insp, first, rows, f"{{[{loop}] -> [1, {loop}, 0, 0]}}")
     for k, e in enumerate(edges, start=1):
         updates = [
             f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);",
-            f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + (({e.src}) < ${BSTART}$));",
+            f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + (({e.src}) < ${block_run}$));",
             f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
-            f"${near_run}$ = max(${near_run}$, ({e.src}) + 1 == ({e.snk}));",
+            f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);",
             f"${work_run}$ += 1;",
         ]
         prefix = _schedule(e.its, e.var, "1", k)
         for j, body in enumerate(updates):
             insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
-    node = analysis.node(loop, 0)
-    rows = [
-        f"${keep_run}$ = ${near_run}$ * ((({node}) - ${BSTART}$) >> {BLOCK} == 0);",
-        f"${clev_run}$ = ${new_run}$ + ${keep_run}$ * (${clev_run}$ - ${new_run}$);",
-        f"${BSTART}$ = ${BSTART}$ + (1 - ${keep_run}$) * (({node}) - ${BSTART}$);",
+    after = [
+        f"${near_run}$ = ${near_run}$ == ({node});",
+        f"${clev_run}$ = max(${clev_run}$, ${new_run}$ & (${near_run}$ - 1));",
+        f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
         f"${LEVEL}$({node}) = ${level_run}$;",
         f"${CLEV}$({node}) = ${clev_run}$;",
         f"${WORK}$({node}) = ${work_run}$ + 1;",
         f"${NLEVELS}$ = max(${NLEVELS}$, ${level_run}$ + 1);",
         f"${NCLEV}$ = max(${NCLEV}$, ${clev_run}$ + 1);",
     ]
-    for j, body in enumerate(rows):
-        insp = build.add_stmt(
-            insp,
-            body,
-            f"{{[{loop}]: 0 <= {loop} < {n}}}",
-            f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}",
-        )
+    for j, body in enumerate(after):
+        insp = build.add_stmt(insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}")
     return insp
 
 

@@ -52,9 +52,9 @@ def test_layers_show_the_inspector() -> None:
     comp.wavefront("i")
     text = str(comp.layers())
     assert "loop i (wavefront, method='auto'): inspector sptrsv_csr_coarse_inspector_i" in text
-    assert "clev_run() = max(clev_run(), clev(j) + (j < coarse_bstart()));" in text  # run blocks
+    assert "clev_run() = max(clev_run(), clev(j) + (j < block_run()));" in text  # run blocks
     assert "clev_new_run() = max(clev_new_run(), clev(j) + 1);" in text
-    assert "keep_run() = near_run() * ((ip - coarse_bstart()) >> coarse_shift == 0);" in text
+    assert "coarse_segment() = max(coarse_segment(), (1 - near_run()) * ip);" in text
     assert ": clev(ip) = clev_run();" in text
     assert "partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)" in text
 
@@ -77,7 +77,7 @@ def test_the_coarse_pass_keeps_a_rows_levels_in_locals_stored_once() -> None:
         "work_run": "ip",
         "clev_new_run": "ip",
         "near_run": "ip",
-        "keep_run": "ip",
+        "block_run": "ip",
     }
     writes = [s.source for s in insp.stmts if s.source.startswith(("$level$", "$clev$"))]
     assert writes == ["$level$(ip) = $level_run$;", "$clev$(ip) = $clev_run$;"]
