@@ -86,8 +86,8 @@ def test_the_coarse_pass_keeps_a_rows_levels_in_locals_stored_once() -> None:
     assert (
         loop
         < code.index("int32_t level_run[1] = {0};")
-        < code.index("s0(ip, k, col_k);")
-        < code.index("s8(ip);")  # the first store, after the edges and the block choice
+        < code.index("s1(ip, k, col_k);")  # the first edge statement (s0: the block start)
+        < code.index("s9(ip);")  # the first store, after the edges and the block choice
     )
 
 
