@@ -142,7 +142,9 @@ def build_coarse_inspector(
     (:attr:`WavefrontAnalysis.nodes`), visited in program order as by the level stage, so
     every edge goes from a smaller node to a larger one. Without push edges a node's
     running levels and work live in locals private to its loop, stored once after its
-    edges (:func:`_pass_in_locals`)."""
+    edges (:func:`_pass_in_locals`), and a loop of one kernel without ``wide`` grows its
+    blocks as runs of rows of at most ``2**coarse_shift`` (:func:`_pass_in_run_blocks`)
+    instead of the fixed ``i >> coarse_shift``."""
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES)
     _fresh_names(ir, analysis, names)
     insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")
@@ -158,9 +160,7 @@ def build_coarse_inspector(
     shifts = " && ".join(f"{c[2]} >= 0" for c in coarse)
     levels = (LEVEL, *(c[0] for c in coarse))
     if _runs_in_locals(insp, analysis, edges, levels):
-        if not wide and analysis.groups == 1 and _run_names_free(insp):
-            return _pass_in_run_blocks(insp, analysis, edges)
-        return _pass_in_locals(insp, analysis, edges, coarse)
+        return _local_pass(insp, analysis, edges, coarse, wide)
     starts = ["$work$({node}) = 1;"]  # right before the node's own edges
     if zeroes_in_pass(analysis):
         starts += [f"${name}$({{node}}) = 0;" for name in levels]
@@ -197,6 +197,20 @@ def build_coarse_inspector(
                 f"{{[{v}] -> [{stage}, {v}, {len(edges) + 1}, {j}]}}",
             )
     return insp
+
+
+def _local_pass(
+    insp: ComputationIR,
+    analysis: WavefrontAnalysis,
+    edges: list[_Edge],
+    coarse: list[tuple[str, str, str]],
+    wide: bool,
+) -> ComputationIR:
+    """The pass in locals: with run blocks (:func:`_pass_in_run_blocks`) for one kernel
+    without a second candidate, else with fixed blocks (:func:`_pass_in_locals`)."""
+    if not wide and analysis.groups == 1 and _run_names_free(insp):
+        return _pass_in_run_blocks(insp, analysis, edges)
+    return _pass_in_locals(insp, analysis, edges, coarse)
 
 
 RUN = "_run"
@@ -353,7 +367,9 @@ def _pass_in_run_blocks(
         f"${NCLEV}$ = max(${NCLEV}$, ${clev_run}$ + 1);",
     ]
     for j, body in enumerate(after):
-        insp = build.add_stmt(insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}")
+        insp = build.add_stmt(
+            insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
+        )
     return insp
 
 
@@ -448,9 +464,10 @@ def build_pair_sort(
     ``clevptr`` and each node's place in coarse-level order (``cslot``: its coarse level's
     start, which it then advances by one, so ``clevptr(c)`` ends as the start of ``c + 1``
     and the caller shifts the first ``nclev`` entries up by one, O(levels); no fill array
-    read and written beside it); ``levelptr`` and ``clevptr`` are zeroed by the caller. ``<name>_pair_order`` writes ``corder``; ``<name>_pair_sums`` reads it and
-    writes ``wsum``, the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work
-    of the first ``p`` nodes of ``corder``; ``wsum(0) = 0`` set by the caller), in one pass
+    read and written beside it); ``levelptr`` and ``clevptr`` are zeroed by the caller.
+    ``<name>_pair_order`` writes ``corder``; ``<name>_pair_sums`` reads it and writes
+    ``wsum``, the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work of the
+    first ``p`` nodes of ``corder``; ``wsum(0) = 0`` set by the caller), in one pass
     that reads ``work`` through ``corder``: its nodes run in stretches of consecutive rows
     (a coarse level's block), so the reads are near sequential, where scattering ``work``
     to its slots and a prefix pass after it cost two passes (on 2-D Poisson, 1M rows, in C:
