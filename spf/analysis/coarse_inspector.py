@@ -322,7 +322,11 @@ def _pass_in_run_blocks(
     ``max(joined, begun & (near - 1))`` (the first is never above the second): a ``max``
     and an ``and`` on the chain from a row's coarse level to the next row's; the stretch's
     start is the only other value carried from row to row (a ``max``).
-    A block's rows depend each on the one before at weight 0, so its coarse levels never
+    The counts ``nlevels`` and ``nclev`` are left to the caller (the maxima of the stored
+    arrays): two more running maxima in the row loop cost it more than two reads of the
+    32-bit arrays after it (register pressure: on the 1M-row triangles, one thread, loaded
+    machine, the pass took ~0.1-0.2 serial solves less without them). A block's rows depend
+    each on the one before at weight 0, so its coarse levels never
     fall along it and its rows at one coarse level are consecutive rows: a part may cut
     between any two rows of a level that are not neighbours. On a 2-D grid in natural order
     a grid row's first row has no edge from the row before, so every block lies inside one
@@ -363,8 +367,6 @@ def _pass_in_run_blocks(
         f"${LEVEL}$({node}) = ${level_run}$;",
         f"${CLEV}$({node}) = ${clev_run}$;",
         f"${WORK}$({node}) = ${work_run}$ + 1;",
-        f"${NLEVELS}$ = max(${NLEVELS}$, ${level_run}$ + 1);",
-        f"${NCLEV}$ = max(${NCLEV}$, ${clev_run}$ + 1);",
     ]
     for j, body in enumerate(after):
         insp = build.add_stmt(

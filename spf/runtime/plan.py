@@ -804,6 +804,9 @@ class WavefrontKernel(Kernel):
             }
             candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
         stage(check=check, **out, **_pick(stage, given))
+        if self._runs:  # the run-block pass leaves the counts to the caller
+            for key, count in ((LEVEL, NLEVELS), (CLEV, NCLEV)):
+                out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
         return out[LEVEL], int(out[NLEVELS]), out[WORK], got
 
