@@ -40,6 +40,7 @@ iteration list ``order``.
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -638,6 +639,18 @@ def _over_nodes(
             f"{{[{v}] -> [{head}, {v}, 0]}}",
         )
     return insp
+
+
+def sort_stage_name(analysis: WavefrontAnalysis) -> str:
+    """The name of the counting sorts of ``analysis``'s inspector (:func:`build_level_sort`,
+    :func:`spf.analysis.coarse_inspector.build_pair_sort`): what they compute depends on the
+    loop's iterator and node count only, never on the computation, so every wavefront over
+    ``N`` nodes of ``i`` shares ``spf_sort_i_N``, one library built once per cache directory
+    and loaded once per process. A node count that is not a name is named by a checksum
+    (``spf_sort_i_x1a2b3c4d``)."""
+    nodes = analysis.nodes
+    tag = nodes if nodes.isidentifier() else f"x{zlib.crc32(nodes.encode()):08x}"
+    return f"spf_sort_{analysis.var}_{tag}"
 
 
 def build_level_sort(analysis: WavefrontAnalysis, name: str) -> tuple[ComputationIR, ComputationIR]:

@@ -267,6 +267,10 @@ def _suitesparse(
          "fused speed-up", "MKL pair ms (best threads)", "MKL / fused"],
         rows,
     )  # fmt: skip
+    why = [f"{label.split(' ')[0]}: {w}" for label, _, _ in names if "(serial)" not in label
+           and (w := teams.why(f"{label.split(' ')[0]}: fused", t2))]  # fmt: skip
+    if why:  # a serial plan runs one thread whatever the cap
+        sec.line("Fused calls the busy-machine cap ran on fewer threads: " + "; ".join(why) + "\n")
     return ratios
 
 

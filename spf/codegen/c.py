@@ -39,6 +39,9 @@ from spf.codegen.reductions import (
     reduction_loops,
 )
 from spf.codegen.register_tile import tile_cells
+from spf.codegen.row_scalar import RowScalar, touches
+from spf.codegen.row_scalar import call_lines as row_lines
+from spf.codegen.row_scalar import find as find_row
 from spf.errors import CodegenError, InternalError
 from spf.schedule.tags import reduction_option
 
@@ -138,6 +141,7 @@ class CPrinter:
         self._fact_checks: dict[str, list[InLoopCheck]] = {}  # stmt -> checks (checked fn)
         self._fact_values: dict[BoundKey, str] = {}  # UF values bound in scope (fact checks)
         self._fact_flags = False  # fact checks set bits of spf_facts (no parallel region)
+        self._row: RowScalar | None = None  # the element kept in spf_row (row_scalar)
 
     target = "c"
     """The target name used in messages."""
@@ -152,6 +156,11 @@ class CPrinter:
     shareable = True
     """The unit's file scope holds only the functions and macros the printer notes
     (:attr:`spf.codegen.unit.TranslationUnit.shareable`)."""
+
+    row_scalars = True
+    """Keep an element a loop body writes again and again in a local
+    (:mod:`spf.codegen.row_scalar`); printers of other targets leave their loops as
+    written."""
 
     arg_checks = False
     """Also print the checked function (:mod:`spf.codegen.arg_checks`) when the kernel reads
@@ -504,11 +513,11 @@ class CPrinter:
         elif isinstance(n, If):
             self.out.line(f"if ({expr(n.cond)})")
             with self.out.braces():
-                self.node(n.then)
+                self._region(n.then)
             if n.orelse is not None:
                 self.out.line("else")
                 with self.out.braces():
-                    self.node(n.orelse)
+                    self._region(n.orelse)
         elif isinstance(n, Bind):
             self._bind(n)
         elif isinstance(n, Alloc):
@@ -527,6 +536,27 @@ class CPrinter:
 
             print_merge(self.out, n, self.node)
 
+    def _region(self, n: Node) -> None:
+        """Print ``n``, the body of a loop, a bind or a branch, with the element its
+        statements keep writing held in a local when there is one
+        (:mod:`spf.codegen.row_scalar`)."""
+        row = None
+        if self.row_scalars and self._row is None and self._acc is None and self._tile is None:
+            row = None if self._reducing is not None else find_row(self.p, self.macros, n)
+        if row is None:
+            self.node(n)
+            return
+        with self.out.braces():
+            for line in row.open_lines():
+                self.out.line(line)
+            self._row = row
+            try:
+                self.node(n)
+            finally:
+                self._row = None
+            for line in row.close_lines():
+                self.out.line(line)
+
     def _bind(self, n: Bind) -> None:
         """``const int64_t var = uf(args);`` (once per block), then its scope, where the
         fact checks of the checked function use the value instead of loading it again."""
@@ -538,16 +568,16 @@ class CPrinter:
         if key is not None:
             self._fact_values[key] = n.var
         if earlier == value:  # bound to the same value earlier in this block
-            self.node(n.body)
+            self._region(n.body)
         elif earlier is not None:
             with self.out.braces():  # another value under the same name: a new block
                 self.out.line(bind)
                 self.out.bind(n.var, value)
-                self.node(n.body)
+                self._region(n.body)
         else:
             self.out.line(bind)
             self.out.bind(n.var, value)
-            self.node(n.body)
+            self._region(n.body)
         if key is not None:
             if outer is None:
                 del self._fact_values[key]
@@ -571,6 +601,9 @@ class CPrinter:
             self.out.line(f"{self._tile[1]} {red.op} {n.stmt}_value({args});")
         elif self._reducing == "atomic":
             atomic_call(self, n)
+        elif self._row is not None and touches(self.macros[n.stmt], self._row.space):
+            for line in row_lines(self._row, self.macros[n.stmt], n):
+                self.out.line(line)
         elif self._acc == n.stmt:
             red = self.macros[n.stmt].reduction
             assert red is not None
@@ -595,9 +628,14 @@ class CPrinter:
             return None
         macro = self.macros[body.stmt]
         red = macro.reduction
-        if red is None:
+        if red is None or self._holds(macro):
             return None
         return None if _target_varies(macro, body, inner) else body
+
+    def _holds(self, macro: StmtMacro) -> bool:
+        """Whether the statement touches the element held in ``spf_row`` (it is then
+        printed by :func:`~spf.codegen.row_scalar.call_lines`, never as an accumulation)."""
+        return self._row is not None and touches(macro, self._row.space)
 
     def _tile_nest(self, n: For) -> tuple[list[tuple[str, int]], Call] | None:
         """Loops ``n`` encloses as a perfect nest of constant-trip loops (``var`` from 0 to a
@@ -630,7 +668,7 @@ class CPrinter:
         red = macro.reduction
         if red is None or red.op not in ("+=", "-=", "*=") or macro.operation is not None:
             return None
-        size = 1
+        size = 0 if self._holds(macro) else 1  # 0: it touches the element in spf_row
         for _, trip in loops:
             size *= trip
         if not 1 < size <= 512 or _target_varies(macro, body, {n.var}):
@@ -744,9 +782,9 @@ class CPrinter:
             with self.out.braces():
                 if {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags):
                     self._workspace_bases()  # each thread's own copy
-                    self._fault_scope(lambda: self.node(n.body))
+                    self._fault_scope(lambda: self._region(n.body))
                 else:
-                    self.node(n.body)
+                    self._region(n.body)
         finally:
             self._simd = outer
 

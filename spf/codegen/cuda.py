@@ -319,6 +319,7 @@ class CudaPrinter(CPrinter):
     pragma_simd = "/* vector loop */"
     omp_pragmas = False
     unit_target = "cuda"
+    row_scalars = False
     shareable = False  # __constant__ arrays, the host's message buffer
 
     def unit(self) -> TranslationUnit:

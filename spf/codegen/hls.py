@@ -410,6 +410,7 @@ class HlsPrinter(CPrinter):
     """Prints the HLS top function (see the module docstring)."""
 
     unit_target = "hls"
+    row_scalars = False
     shareable = False  # C++ with local arrays and Vitis pragmas: built on its own
 
     def unit(self) -> TranslationUnit:

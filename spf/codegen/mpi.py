@@ -180,6 +180,7 @@ class MPIPrinter(CPrinter):
     """C + MPI: rank-bound distributed loops, non-blocking point-to-point, barriers."""
 
     unit_target = "mpi"
+    row_scalars = False
     shareable = False  # MPI_RUNTIME declares a request type
 
     def __init__(self, program: Program) -> None:

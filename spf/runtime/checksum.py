@@ -34,19 +34,23 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 
-def _xxh3() -> Callable[[memoryview], int] | None:
-    """XXH3-64 of a buffer, or None without ``xxhash`` (a dependency; CRC-32 then)."""
+def _xxhash(name: str) -> Callable[[memoryview], int] | None:
+    """The ``xxhash`` package's function ``name`` (an integer digest of a buffer), or None
+    without the package (a dependency; CRC-32 then)."""
     try:
         import xxhash
     except ImportError:
         return None
-    digest: Callable[[memoryview], int] = xxhash.xxh3_64_intdigest
+    digest: Callable[[memoryview], int] = getattr(xxhash, name)
     return digest
 
 
-_XXH3 = _xxh3()
+_XXH3 = _xxhash("xxh3_64_intdigest")
 xxh3 = _XXH3
 """XXH3-64 of a C-contiguous buffer as it is (one C call), or None without ``xxhash``."""
+xxh64 = _xxhash("xxh64_intdigest")
+"""XXH64 of a C-contiguous buffer as it is (one C call), or None without ``xxhash``: slower
+than XXH3 per byte, but scalar code (:mod:`spf.runtime.known` uses it for small arrays)."""
 
 PIECE = 1 << 22
 """Bytes per piece (4 MiB): large enough that a piece's thread hand-off costs nothing

@@ -148,33 +148,74 @@ def compile_kernels(
     its own functions from. Sources that cannot share a unit are built one by one.
 
     The last ``light`` kernels (code run once per index-array content, such as a wavefront's
-    inspector stages) form a second unit, ``library + "_light"``, built with the given
-    ``cflags`` or, when there are none, ``light_flags`` (None: spf's default flags, as the
-    first unit). Each unit's compiler starts as soon as the unit is generated, on a thread
-    of its own, so the first unit compiles while this thread generates the second (a
-    wavefront's executor while its inspector stages are generated); the kernels are then
-    loaded on this thread, in order (each finds its library built and cached)."""
+    inspector stages) form a second unit, ``library + "_light"``, built as
+    :func:`compile_units` builds a light unit."""
+    cut = len(kernels) - light
+    units = [UnitParts(kernels[:cut], library), UnitParts(kernels[cut:], f"{library}_light", True)]
+    built = compile_units(
+        units,
+        light_flags=light_flags,
+        openmp=openmp,
+        cflags=cflags,
+        cache_dir=cache_dir,
+        **options,
+    )
+    return [k for part in built for k in part]
+
+
+@dataclass(frozen=True)
+class UnitParts:
+    """The kernels of one translation unit of :func:`compile_units`."""
+
+    kernels: Sequence[tuple[ComputationIR, str | None, bool]]
+    """Each ``(ir, name, check)``, as :func:`compile_kernel` takes them."""
+    library: str
+    """The shared library's name."""
+    light: bool = False
+    """Code run once per index-array content (a wavefront's inspector stages): built with
+    the light flags."""
+
+
+def compile_units(
+    units: Sequence[UnitParts],
+    *,
+    light_flags: Sequence[str] | None = None,
+    openmp: bool = True,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | None = None,
+    **options: Any,
+) -> list[list[Kernel]]:
+    """The kernels of each of ``units``, each unit's kernels not remembered built together
+    (as :func:`compile_kernels` builds its first unit), in the order given.
+
+    A ``light`` unit is built with the given ``cflags`` or, when there are none,
+    ``light_flags`` (None: spf's default flags). Each unit's compiler starts as soon as the
+    unit is generated, on a thread of its own, so one unit compiles while this thread
+    generates the next (a wavefront's executor while its inspector stages are generated);
+    the kernels are then loaded on this thread, in order (each finds its library built and
+    cached). A unit whose kernels are all remembered, or whose library is cached (one that
+    several computations share, such as a wavefront's counting sorts), runs no compiler."""
     if options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
-    cut = len(kernels) - light
     cheap = light_flags if cflags is None else cflags
-    groups = [(part, name, flags) for part, name, flags in
-              [(kernels[:cut], library, cflags), (kernels[cut:], f"{library}_light", cheap)]
-              if part]  # fmt: skip
+    groups = [(u.kernels, u.library, cheap if u.light else cflags) for u in units if u.kernels]
+    built: list[_Unit] = []
     if len(groups) == 1:
-        return _Unit(groups[0][0], groups[0][1], openmp, groups[0][2], cache_dir).build()
-    from concurrent.futures import ThreadPoolExecutor
+        part, name, flags = groups[0]
+        built.append(_Unit(part, name, openmp, flags, cache_dir))
+    else:
+        from concurrent.futures import ThreadPoolExecutor
 
-    units: list[_Unit] = []
-    with ThreadPoolExecutor(max_workers=len(groups)) as pool:
-        running = []
-        for part, name, flags in groups:
-            units.append(_Unit(part, name, openmp, flags, cache_dir))
-            if units[-1].compiles:
-                running.append(pool.submit(units[-1].compile))
-        for r in running:
-            r.result()
-    return [k for u in units for k in u.build()]
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            running = []
+            for part, name, flags in groups:
+                built.append(_Unit(part, name, openmp, flags, cache_dir))
+                if built[-1].compiles:
+                    running.append(pool.submit(built[-1].compile))
+            for r in running:
+                r.result()
+    loaded = iter([u.build() for u in built])
+    return [next(loaded) if u.kernels else [] for u in units]
 
 
 class _Unit:

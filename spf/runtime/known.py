@@ -5,14 +5,14 @@ arguments) depends on their contents and the parameter values only: each value r
 UF's declared range, the declared orders, the assumptions and the bounds obligations. A
 kernel therefore remembers the contents its checked calls verified, as a
 :class:`~spf.runtime.plan.Plan` remembers the arrays it was inspected on: the parameter
-values, and each index array's 64-bit XXH3 hash (:func:`spf.runtime.checksum.digest`; it
-covers the length, and the binding fixes dtypes and trailing extents). A later checked call
-whose index arrays hash the same runs the unchecked loops, after testing that no written
-array overlaps another (that depends on where the arrays are, not on what they hold): one C
-call of the checked function with the known-contents word of its bounds set
-(:func:`spf.codegen.arg_checks.known_lines`), which tests the overlap and calls the
-unchecked function. Any other contents (new arrays, or
-the same arrays changed in place, one entry or many) are checked in full, and remembered
+values, and each index array's 64-bit hash (XXH3, or XXH64 for an array under 16 KiB:
+:func:`hasher`; it covers the length, and the binding fixes dtypes and trailing extents).
+A later checked call whose index arrays hash the same runs the unchecked loops, after
+testing that no written array overlaps another (that depends on where the arrays are, not
+on what they hold): one C call of the checked function with the known-contents word of
+its bounds set (:func:`spf.codegen.arg_checks.known_lines`), which tests the overlap and
+calls the unchecked function. Any other contents (new arrays, or the same arrays changed in
+place, one entry or many) are checked in full, and remembered
 once they passed; a call that fails is not remembered.
 
 The rule, measured on the shared 2-core machine (CPU time, fastest and median of 25
@@ -60,7 +60,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spf.runtime.checksum import digest, xxh3
+from spf.runtime.checksum import digest, xxh3, xxh64
 
 if TYPE_CHECKING:
     from spf.runtime.binding import Binder, Slot
@@ -88,10 +88,40 @@ counting them made trials keep checking where the hashed way was faster)."""
 
 Key = tuple[Any, ...]
 _NBYTES = operator.attrgetter("nbytes")
-_DIGEST: Callable[[Any], int] = xxh3 or digest
-"""Each index array's hash in the key: XXH3 of its buffer as it is, one C call (an index
-array the binding accepted is C-contiguous); :func:`~spf.runtime.checksum.digest` without
-``xxhash``."""
+_CALL = operator.call
+
+SMALL = 16384
+"""Bytes below which an index array's hash in a key is XXH64 instead of XXH3
+(:func:`hasher`)."""
+
+
+def hasher(nbytes: int) -> Callable[[Any], int]:
+    """The hash of an index array of ``nbytes`` bytes in a key, one C call on its buffer as it
+    is (an index array the binding accepted is C-contiguous): XXH64 below :data:`SMALL`
+    bytes, XXH3 from there (:func:`~spf.runtime.checksum.digest` without ``xxhash``).
+
+    XXH3 reads 3-4x faster than XXH64 but, on arrays past a few hundred bytes, runs wide
+    vector code whose cost lands on the code after it: measured on the shared 2-core
+    machine (AVX-512, loaded by others; CPU time of batches, each a hash of ``col`` and
+    ``rowptr`` then the kernel), an XXH3 hash cost the batch 2-4x its own time (1.3-2.6 us
+    more on ``spmv(CSR)`` of ``olm1000``, ``cryg2500``, ``jagmesh7``), XXH64 about its own
+    time; a checked ``gauss_seidel_csr`` call on known contents on ``karate`` and
+    ``west0067`` (three index arrays of 0.1-1 KiB) went from 1.42-1.48x the unchecked call
+    to 1.23-1.26x with XXH64. Past about 16-32 KiB per array XXH3's speed wins again
+    (``cryg2500``'s 49 KiB ``col``: 13.2 us against 14.2 us a call). Both cover the length;
+    which one a content's key holds follows from its size, so equal contents give equal
+    keys."""
+    if xxh3 is None or xxh64 is None:
+        return digest
+    return xxh64 if nbytes < SMALL else xxh3
+
+
+def _digest(a: Any) -> int:
+    return hasher(a.nbytes)(a)
+
+
+_DIGEST: Callable[[Any], int] = _digest
+"""Each index array's hash in a key (:func:`hasher` of its bytes)."""
 
 
 class KnownContents:
@@ -153,7 +183,10 @@ class KnownContents:
         picked = self._pick(arrays)
         if len(self.uf) == 1:
             picked = (picked,)
-        return (slot.size.bit_length(), values, *map(_DIGEST, picked)) in self._seen
+        hashers = slot.hashers  # the look fixes each array's bytes, and so its hash
+        if hashers is None:
+            hashers = slot.hashers = tuple(hasher(a.nbytes) for a in picked)
+        return (slot.size.bit_length(), values, *map(_CALL, hashers, picked)) in self._seen
 
     def hashes(self, size: int) -> bool:
         """Whether checked calls on contents of index arrays of ``size`` bytes verified

@@ -3,8 +3,9 @@
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
 compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
-the executor and the inspector stages built as two translation units, by two compiler runs
-at once (:func:`compile_wavefront`).
+the executor, the inspector's pass and its counting sorts (shared by every wavefront over
+the same nodes) built as three translation units, by three compiler runs at once
+(:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
@@ -416,7 +417,14 @@ class WavefrontKernel(Kernel):
     """The executor kernel with its inspector: ``inspect(**index_arrays)`` -> :class:`Plan`,
     ``kernel(..., plan=plan)`` (the other attributes are the executor's)."""
 
-    _stages: tuple[Kernel, Kernel, Kernel]
+    _stages: tuple[Kernel, ...]
+    """The inspector stages compiled with the kernel: the pass over the dependences, then a
+    levels kernel's level sort (``levelptr``, ``order``) or a coarse kernel's counting sort
+    by coarse level (:attr:`_pair`)."""
+    _make_level_sort: Callable[[], tuple[Kernel, Kernel]] | None
+    """What compiles a coarse kernel's level sort, which only a plan whose level order is
+    read runs (None: a levels kernel's, in :attr:`_stages`)."""
+    _level_sort_kernels: tuple[Kernel, Kernel] | None
     _make_serial: Callable[[], Kernel]
     _serial_kernel: Kernel | None
     _serial_lock: threading.Lock
@@ -445,7 +453,7 @@ class WavefrontKernel(Kernel):
     def wrap(
         cls,
         executor: Kernel,
-        stages: tuple[Kernel, Kernel, Kernel],
+        stages: tuple[Kernel, ...],
         names: WavefrontNames,
         extent: str,
         serial: Callable[[], Kernel],
@@ -453,6 +461,7 @@ class WavefrontKernel(Kernel):
         free: tuple[bool, ...] = (False,),
         copies: tuple[CopySpec, Callable[[], Kernel]] | None = None,
         zeroed: bool = False,
+        level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
         runs: bool = False,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
@@ -462,11 +471,15 @@ class WavefrontKernel(Kernel):
         ``copies``: the segments a plan may copy and what compiles the executor that reads
         the copies (on the first call that runs one); ``zeroed``: the coarse pass sets
         every node's levels to 0 itself
-        (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``runs``: it grows its blocks
-        as runs of rows (:func:`spf.analysis.coarse_inspector.uses_run_blocks`)."""
+        (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``level_sort``: what
+        compiles the level sort when a plan's level order is first read (None: ``stages``
+        holds it, after the pass); ``runs``: the coarse pass grows its blocks as runs of rows
+        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
+        out._make_level_sort = level_sort
+        out._level_sort_kernels = None
         out._make_serial = serial
         out._serial_kernel = None
         out._serial_lock = threading.Lock()
@@ -503,6 +516,20 @@ class WavefrontKernel(Kernel):
                 if kernel is None:
                     kernel = self._serial_kernel = self._make_serial()
         return kernel
+
+    def _level_sort(self) -> tuple[Kernel, Kernel]:
+        """The level sort (``levelptr``, ``order``): a levels kernel's stages, a coarse
+        kernel's compiled on first use (a compile that fails raises here, and the next use
+        tries again)."""
+        if self._make_level_sort is None:
+            return self._stages[1], self._stages[2]
+        kernels = self._level_sort_kernels
+        if kernels is None:
+            with self._serial_lock:  # the lock of the kernels compiled on first use
+                kernels = self._level_sort_kernels
+                if kernels is None:
+                    kernels = self._level_sort_kernels = self._make_level_sort()
+        return kernels
 
     @property
     def inspected_arguments(self) -> tuple[str, ...]:
@@ -630,7 +657,7 @@ class WavefrontKernel(Kernel):
                 part_ptr=parts.partptr,
                 coarse_order=parts.order,
             )
-        params = {k: v for k, v in _pick(self._stages[1], given).items() if k != LEVEL}
+        params = {k: v for k, v in given.items() if not (isinstance(v, np.ndarray) and v.ndim)}
 
         def sort() -> LevelOrder:
             wide = level if narrow is None else narrow.wide()
@@ -668,7 +695,7 @@ class WavefrontKernel(Kernel):
     ) -> tuple[np.ndarray, np.ndarray]:
         """The counting sort of the iterations by ``key`` (stable): (its prefix sums, the
         order), by the generated sort stages."""
-        _, count_k, order_k = self._stages
+        count_k, order_k = self._level_sort()
         ptr = np.zeros(n + 1, dtype=np.int64)
         slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
@@ -1152,11 +1179,15 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     ir: ComputationIR, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor of ``ir`` (one wavefront loop) as one library and its inspector
-    stages as another (at :data:`~spf.runtime.build.LIGHT_OPT_FLAGS` unless ``cflags`` are
-    given), the two compiler runs at once
-    (:func:`spf.runtime.compile.compile_kernels`); the serial
-    kernel (a plan's ``"serial"`` strategy) and a coarse plan's check are generated and
+    """Compile the executor of ``ir`` (one wavefront loop) as one library, its inspector's
+    pass over the dependences as another and the counting sorts after it as a third,
+    shared by every wavefront over the same nodes
+    (:func:`spf.analysis.inspector.sort_stage_name`: built once per cache directory), the
+    inspector's two at :data:`~spf.runtime.build.LIGHT_OPT_FLAGS` unless ``cflags`` are
+    given, the compiler runs at once (:func:`spf.runtime.compile.compile_units`); the
+    serial kernel (a plan's ``"serial"`` strategy), a coarse kernel's level sort (its plans
+    run on their parts, sorted by coarse level: the level order is sorted only when it is
+    read, ``plan.order``, ``plan.levelptr``) and a coarse plan's check are generated and
     compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
         build_coarse_inspector,
@@ -1167,11 +1198,11 @@ def compile_wavefront(
         zeroes_in_pass,
     )
     from spf.analysis.executor import COARSE_METHODS, serial_computation
-    from spf.analysis.inspector import build_inspector
+    from spf.analysis.inspector import build_inspector, sort_stage_name
     from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
     from spf.runtime.build import LIGHT_OPT_FLAGS
-    from spf.runtime.compile import compile_kernel, compile_kernels
+    from spf.runtime.compile import UnitParts, compile_kernel, compile_units
 
     if len(executor.loops) != 1:
         loops = ", ".join(names.loop for _, names in executor.loops)
@@ -1187,15 +1218,33 @@ def compile_wavefront(
         if is_coarse
         else build_inspector(ir, analysis)
     )
-    stages = [first, *build_level_sort(analysis, f"{ir.name}_inspector_{analysis.loop}")]
-    if is_coarse:  # both counting sorts in one pass each
-        stages += build_pair_sort(analysis, f"{ir.name}_inspector_{analysis.loop}")
-    parts: list[tuple[ComputationIR, str | None, bool]] = [(executor.ir, name or ir.name, check)]
-    parts += [(stage, None, True) for stage in stages]
+    sort_name = sort_stage_name(analysis)
+    # a coarse kernel counts the level sizes in its sort by coarse level (both counting
+    # sorts in one pass each); it sorts by level only for a plan whose level order is read
+    if is_coarse:
+        sorts: tuple[ComputationIR, ...] = build_pair_sort(analysis, sort_name)
+    else:
+        sorts = build_level_sort(analysis, sort_name)
     library = f"{c_function_name(name or ir.name)}_wavefront"
-    run, *compiled = compile_kernels(
-        parts, library, light=len(parts) - 1, light_flags=LIGHT_OPT_FLAGS, **options
+    (run,), (pass_k,), sorted_k = compile_units(
+        [
+            UnitParts([(executor.ir, name or ir.name, check)], library),
+            UnitParts([(first, None, True)], f"{library}_light", light=True),
+            UnitParts(
+                [(s, None, True) for s in sorts],
+                f"{sort_name}_{'pairs' if is_coarse else 'levels'}",
+                light=True,
+            ),
+        ],
+        light_flags=LIGHT_OPT_FLAGS,
+        **options,
     )
+
+    def level_sort() -> tuple[Kernel, Kernel]:  # a coarse kernel's, on first use
+        parts = [(s, None, True) for s in build_level_sort(analysis, sort_name)]
+        unit = UnitParts(parts, f"{sort_name}_levels", light=True)
+        ((count, order),) = compile_units([unit], light_flags=LIGHT_OPT_FLAGS, **options)
+        return count, order
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
@@ -1216,10 +1265,9 @@ def compile_wavefront(
             return compile_kernel(copy_ir, "c", f"{run.name}_copies", check, **options)
 
         copies = (spec, copy_kernel)
-    inspector = (compiled[0], compiled[1], compiled[2])
     out = WavefrontKernel.wrap(
         run,
-        inspector,
+        (pass_k, *sorted_k),
         names,
         analysis.nodes,
         serial,
@@ -1227,7 +1275,8 @@ def compile_wavefront(
         free,
         copies,
         is_coarse and zeroes_in_pass(analysis),
-        is_coarse and uses_run_blocks(first),
+        level_sort if is_coarse else None,
+        runs=is_coarse and uses_run_blocks(first),
     )
-    out._pair = (compiled[3], compiled[4], compiled[5]) if is_coarse else None
+    out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out

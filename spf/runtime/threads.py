@@ -37,6 +37,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import cffi
 
@@ -123,25 +124,32 @@ def _busy_seconds(cpus: list[int]) -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _own_running() -> int:
-    """This process's threads that are running or runnable now (at least this one)."""
-    count = 0
+def _own_running() -> frozenset[str]:
+    """The ids of this process's threads that are running or runnable now."""
     try:
         tids = os.listdir("/proc/self/task")
     except OSError:
-        return 1
+        return frozenset()
+    out = set()
     for tid in tids:
         try:
             state = _read(f"/proc/self/task/{tid}/stat").rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        count += state == "R"
-    return max(count, 1)
+        if state == "R":
+            out.add(tid)
+    return frozenset(out)
 
 
 def _runnable_others() -> float:
     """Threads of other processes that are runnable now (they want a core whether or not they
-    have one), from /proc/loadavg; elsewhere the 1-minute load average less this thread."""
+    have one), from /proc/loadavg; elsewhere the 1-minute load average less this thread.
+
+    This process's own running threads are read just before and just after /proc/loadavg,
+    and every thread running in either read is taken as counted there: an OpenMP worker
+    that was still spinning after the last parallel region when the load was read and
+    asleep a moment later would otherwise count as another process's thread."""
+    before = _own_running()
     try:
         running = int(_read("/proc/loadavg").split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
@@ -151,7 +159,23 @@ def _runnable_others() -> float:
             return 0.0
     if running <= 1:
         return 0.0  # this thread alone
-    return max(0.0, float(running - _own_running()))
+    return max(0.0, float(running - max(len(before | _own_running()), 1)))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One measurement of the free cores (:attr:`ThreadGovernor.reading`): what it saw of
+    other processes and what it decided, so that a call run on fewer threads than asked
+    can say why (``spf bench`` prints it)."""
+
+    cpu: float | None
+    """Cores' worth of CPU time other processes used since the last measurement (None on
+    the first one, or without /proc/stat)."""
+    runnable: float
+    """Their runnable threads, smoothed over the last few measurements."""
+    free: float
+    cap: int
+    """0: no cap; else the most threads a call gets until the next measurement."""
 
 
 class ThreadGovernor:
@@ -166,6 +190,8 @@ class ThreadGovernor:
         self._next = 0.0
         self._last: tuple[float, float, float] | None = None  # (wall, busy, own cpu) seconds
         self._runnable = 0.0
+        self.reading: Reading | None = None
+        """The last measurement (None before the first)."""
 
     def cap(self) -> int:
         """0 when a call may use every thread OpenMP gives it, else the most it should use."""
@@ -182,14 +208,16 @@ class ThreadGovernor:
         last, self._last = self._last, (None if busy is None else (now, busy, own))
         runnable = _runnable_others()
         self._runnable = runnable if last is None else 0.5 * (self._runnable + runnable)
-        others = self._runnable
+        others, cpu = self._runnable, None
         if last is not None and busy is not None and now > last[0]:
-            others = max(others, ((busy - last[1]) - (own - last[2])) / (now - last[0]))
+            cpu = ((busy - last[1]) - (own - last[2])) / (now - last[0])
+            others = max(others, cpu)
         ncpu = len(self.cpus)
         self.free = min(float(ncpu), max(0.0, ncpu - others))
         # A core at least half free is worth a thread.
         threads = max(1, math.floor(self.free + 0.5))
         self._cap = 0 if threads >= ncpu else threads
+        self.reading = Reading(cpu, self._runnable, self.free, self._cap)
 
     def enter(self) -> tuple[int, int]:
         """Before an OpenMP kernel call: ``(previous, team)``. ``team`` is the number of

@@ -477,6 +477,34 @@ def test_one_index_array_is_keyed_like_several() -> None:
     assert small[0] != key[0]  # another size class
 
 
+@pytest.mark.parametrize("entries", [10, known.SMALL // 4 - 1, known.SMALL // 4, BIG])
+def test_small_and_large_arrays_are_keyed_by_their_contents(entries: int) -> None:
+    """An index array under :data:`known.SMALL` bytes is keyed by XXH64, from there by XXH3
+    (``known.hasher``): either way equal contents give equal keys, one entry changed another
+    key, and the fast look-up of a slot (``seen``) agrees with ``key``."""
+    from spf.runtime.binding import Slot
+
+    contents = KnownContents([0, 1])
+    col = np.arange(entries, dtype=np.int32)
+    rowptr = np.arange(entries + 1, dtype=np.int32)
+    key = contents.key((entries,), [col, rowptr])
+    assert key is not None
+    assert key == contents.key((entries,), [col.copy(), rowptr.copy()])
+    slot = Slot(col.nbytes + rowptr.nbytes)
+    assert not contents.seen(slot, (entries,), [col, rowptr])
+    contents.add(key)
+    assert contents.seen(slot, (entries,), [col.copy(), rowptr.copy()])
+    for at in (0, entries // 2, entries - 1):
+        changed = col.copy()
+        changed[at] += 1
+        assert contents.key((entries,), [changed, rowptr]) != key
+        assert not contents.seen(slot, (entries,), [changed, rowptr])
+    swapped = col.copy()
+    swapped[[0, entries - 1]] = swapped[[entries - 1, 0]]
+    assert not contents.seen(slot, (entries,), [swapped, rowptr])
+    assert not contents.seen(slot, (entries + 1,), [col, rowptr])  # other parameters
+
+
 def test_a_size_is_decided_once_its_trials_are_done(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(known, "TRIALS", 1)
     contents = KnownContents([0])

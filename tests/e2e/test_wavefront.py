@@ -309,7 +309,9 @@ def test_p2p_executor_waits_on_predecessors_only() -> None:
     assert "#pragma omp for" not in code
     assert "i_lev" not in code
     body = code[code.index("for (int64_t i_pos = 0; i_pos < N; i_pos++)") :]
-    assert body.index("wait_i0(") < body.index("s1(") < body.index("post_i1(")
+    # s1 runs with the row's u(i) in a local (spf.codegen.row_scalar), stored before the post
+    update, post = body.index("spf_row -= L(k) * u(col_k);"), body.index("post_i1(")
+    assert body.index("wait_i0(") < update < body.rindex("u(order_i_i_pos) = spf_row;", 0, post)
     assert "__atomic_load_n((p), __ATOMIC_ACQUIRE)" in code
     assert "__atomic_store_n((p), 1, __ATOMIC_RELEASE)" in code
 

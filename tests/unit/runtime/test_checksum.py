@@ -18,7 +18,7 @@ from spf.runtime import checksum
 def hashed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each of the two hashes: XXH3 (``xxhash``, a dependency) and the CRC-32 fallback."""
     if request.param == "xxh3":
-        monkeypatch.setattr(checksum, "_XXH3", checksum._xxh3())
+        monkeypatch.setattr(checksum, "_XXH3", checksum._xxhash("xxh3_64_intdigest"))
     else:
         monkeypatch.setattr(checksum, "_XXH3", None)
     return str(request.param)

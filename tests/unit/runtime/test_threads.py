@@ -185,3 +185,19 @@ def test_openmp_threads_sets_the_count_for_a_block_and_restores_it() -> None:
             threads.openmp_threads(bad),  # type: ignore[arg-type]
         ):
             pass
+
+
+def test_a_worker_asleep_right_after_the_load_was_read_is_not_another_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """/proc/loadavg counted this thread and an OpenMP worker still spinning after a
+    parallel region; by the time this process's threads are listed the worker sleeps: it
+    is still this process's, not a runnable thread of another one."""
+    own = iter([frozenset({"10", "11"}), frozenset({"10"})])  # before, after the load
+    monkeypatch.setattr(threads, "_own_running", lambda: next(own))
+    monkeypatch.setattr(threads, "_read", lambda path: "0.50 0.40 0.30 2/100 4321\n")
+    assert threads._runnable_others() == 0.0
+    busy = iter([frozenset({"10"}), frozenset({"10"})])
+    monkeypatch.setattr(threads, "_own_running", lambda: next(busy))
+    monkeypatch.setattr(threads, "_read", lambda path: "0.50 0.40 0.30 3/100 4321\n")
+    assert threads._runnable_others() == 2.0

@@ -1,8 +1,11 @@
 """How many compiler runs a wavefront costs (issue 28, API.md §16): ``compile()`` builds the
-executor as one translation unit and the inspector stages as another (at ``-O2`` unless
-``cflags`` are given), two compiler runs at once; the serial kernel of a
-``"serial"`` plan is compiled once, when such a plan first runs; a second compile of the same
-state runs no compiler (:mod:`spf.runtime.warm`)."""
+executor as one translation unit, the inspector's pass over the dependences as another and
+its counting sorts as a third that every wavefront over the same nodes shares (the
+inspector's two at ``-O2`` unless ``cflags`` are given), the compiler runs at once; the
+serial kernel of a ``"serial"`` plan is compiled once, when such a plan first runs, and a
+coarse kernel's level sort when a plan's level order is first read; a second compile of the
+same state runs no compiler (:mod:`spf.runtime.warm`), nor does a second computation's
+sort."""
 
 from __future__ import annotations
 
@@ -59,8 +62,10 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
     tmp_path: Path, compiler_runs: list[str]
 ) -> None:
     k = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 2  # the executor's unit and the inspector stages' unit
-    assert len({st.path for st in k._stages} - {k.path}) == 1  # the stages share theirs
+    assert len(compiler_runs) == 3  # the executor, the inspector's pass, the shared sorts
+    pass_k, *sorts = k._stages
+    assert len({st.path for st in sorts}) == 1  # the counting sorts share their unit
+    assert len({k.path, pass_k.path, sorts[0].path}) == 3
     assert shlex.split(k.command)[2:4] == list(build.DEFAULT_OPT_FLAGS)
     for stage in k._stages:  # code run once per matrix: the cheaper flags
         assert shlex.split(stage.command)[2:4] == list(build.LIGHT_OPT_FLAGS)
@@ -74,8 +79,8 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
             u = np.zeros(n)
             k(u=u, f=f, **args, plan=k.inspect(**args, strategy=strategy))
             np.testing.assert_allclose(u, want, rtol=1e-12)
-    assert len(compiler_runs) == 3  # the serial kernel, on the first serial plan only
-    assert "serial" in compiler_runs[2]
+    assert len(compiler_runs) == 4  # the serial kernel, on the first serial plan only
+    assert "serial" in compiler_runs[3]
 
 
 def test_flags_given_to_a_wavefront_compile_build_every_unit(
@@ -100,7 +105,7 @@ def test_a_second_wavefront_compile_of_the_same_state_runs_no_compiler(
 ) -> None:
     first = sptrsv_wavefront(tmp_path)
     again = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 2
+    assert len(compiler_runs) == 3
     assert again.path == first.path
     m = lower(40, "int32")
     args = sptrsv_args(m)
@@ -109,6 +114,47 @@ def test_a_second_wavefront_compile_of_the_same_state_runs_no_compiler(
     first(u=u1, f=f, **args, plan=first.inspect(**args, strategy="wavefront"))
     again(u=u2, f=f, **args, plan=again.inspect(**args, strategy="wavefront"))
     assert np.array_equal(u1, u2)
+
+
+def test_wavefronts_over_the_same_nodes_share_their_counting_sorts(
+    tmp_path: Path, compiler_runs: list[str]
+) -> None:
+    first = sptrsv_wavefront(tmp_path)
+    comp = kernels.sptrsv_csr(index_dtype="int64")  # other index types: another executor
+    comp.wavefront("i")
+    second = comp.compile(cache_dir=str(tmp_path))
+    assert isinstance(second, WavefrontKernel)
+    assert len(compiler_runs) == 5  # its executor and pass; the sorts were built
+    assert second.path != first.path
+    assert second._stages[0].path != first._stages[0].path
+    assert [st.path for st in second._stages[1:]] == [st.path for st in first._stages[1:]]
+    m = lower(45, "int64")
+    args = sptrsv_args(m, "int64")
+    f = np.linspace(-2.0, 1.0, 45)
+    want = spsolve_triangular(sp.csr_matrix(m), f, lower=True)
+    for strategy in ("coarse", "levels"):
+        u = np.zeros(45)
+        second(u=u, f=f, **args, plan=second.inspect(**args, strategy=strategy))
+        np.testing.assert_allclose(u, want, rtol=1e-12)
+
+
+def test_a_coarse_kernel_compiles_its_level_sort_when_a_plan_s_level_order_is_read(
+    tmp_path: Path, compiler_runs: list[str]
+) -> None:
+    k = sptrsv_wavefront(tmp_path)
+    m = lower(57, "int32")
+    args = sptrsv_args(m)
+    plan = k.inspect(**args, strategy="coarse")
+    assert len(compiler_runs) == 3
+    level = np.asarray(plan.level_of)
+    assert np.array_equal(plan.order, np.argsort(level, kind="stable"))
+    assert len(compiler_runs) == 4
+    assert "spf_sort_i_N_levels" in compiler_runs[3]
+    sizes = np.bincount(level, minlength=plan.levels)
+    assert np.array_equal(plan.levelptr, np.concatenate([[0], np.cumsum(sizes)]))
+    again = k.inspect(**sptrsv_args(lower(20, "int32")), strategy="serial")
+    assert len(again.order) == 20
+    assert len(compiler_runs) == 4  # compiled once per kernel
 
 
 PART = """#include <stdint.h>
@@ -170,7 +216,8 @@ def test_a_damaged_shared_library_is_built_again(tmp_path: Path, compiler_runs: 
     first.path.unlink()  # a new file: the loaded library's pages must stay as they are
     first.path.write_bytes(b"\0" * 64)
     again = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 3  # the remembered entry is not trusted: built again
+    assert len(compiler_runs) == 4  # the remembered entry is not trusted: built again
+    assert compiler_runs.count(compiler_runs[3]) == 2  # the executor's, compiled again
     m = lower(30, "int32")
     args = sptrsv_args(m)
     f = np.ones(30)

@@ -71,27 +71,28 @@ void einsum_C_symbolic_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t I, int64
   {
     const int64_t spf_ws_mark = spf_thread_id() * spf_ws_stride((J));
     (void)spf_ws_mark;
-    s0(i);
-    if (J >= 1)
     {
-      const int64_t A_rowptr_1_i = A_rowptr(1 + i);
-      const int64_t A_rowptr_i = A_rowptr(i);
-      for (int64_t A_k = A_rowptr_i; A_k < A_rowptr_1_i; A_k++)
+      int32_t spf_row;
+      spf_row = 0;
+      if (J >= 1)
       {
-        const int64_t A_col_A_k = A_col(A_k);
-        s1(i, A_k, A_col_A_k);
-      }
-      const int64_t B_rowptr_1_i = B_rowptr(1 + i);
-      const int64_t B_rowptr_i = B_rowptr(i);
-      {
-        int32_t spf_acc = s2_target(i, 0, 0);
+        const int64_t A_rowptr_1_i = A_rowptr(1 + i);
+        const int64_t A_rowptr_i = A_rowptr(i);
+        for (int64_t A_k = A_rowptr_i; A_k < A_rowptr_1_i; A_k++)
+        {
+          const int64_t A_col_A_k = A_col(A_k);
+          mark(A_col_A_k) = i + 1;
+          spf_row += 1;
+        }
+        const int64_t B_rowptr_1_i = B_rowptr(1 + i);
+        const int64_t B_rowptr_i = B_rowptr(i);
         for (int64_t B_k = B_rowptr_i; B_k < B_rowptr_1_i; B_k++)
         {
           const int64_t B_col_A_k = B_col(B_k);
-          spf_acc += s2_value(i, B_k, B_col_A_k);
+          spf_row += mark(B_col_A_k) != i + 1;
         }
-        s2_target(i, 0, 0) = spf_acc;
       }
+      C_rowptr(i + 1) = spf_row;
     }
   }
   if (I >= 0)

@@ -27,14 +27,19 @@ void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32
   (void)f;
   for (int64_t i = 0; i < N; i++)
   {
-    s0(i);
-    const int64_t rowptr_1_i = rowptr(1 + i);
-    const int64_t rowptr_i = rowptr(i);
-    for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
     {
-      const int64_t col_k = col(k);
-      s1(i, k, col_k);
+      double spf_row;
+      spf_row = f(i);
+      const int64_t rowptr_1_i = rowptr(1 + i);
+      const int64_t rowptr_i = rowptr(i);
+      for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
+      {
+        const int64_t col_k = col(k);
+        if (__builtin_expect(col_k == i, 0)) u(i) = spf_row;
+        spf_row -= L(k) * u(col_k);
+      }
+      spf_row = spf_row / L(rowptr_1_i - 1);
+      u(i) = spf_row;
     }
-    s2(i, rowptr_1_i - 1);
   }
 }

@@ -49,15 +49,20 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, int64_t nparts_i, con
           for (int64_t i_pos = partptr_i_i_part; i_pos < partptr_i_1_i_part; i_pos++)
           {
             const int64_t order_i_i_pos = order_i(i_pos);
-            s0(i_lev, i_part, i_pos, order_i_i_pos);
-            const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
-            const int64_t rowptr_i = rowptr(order_i_i_pos);
-            for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
             {
-              const int64_t col_k = col(k);
-              s1(i_lev, i_part, i_pos, order_i_i_pos, k, col_k);
+              double spf_row;
+              spf_row = f(order_i_i_pos);
+              const int64_t rowptr_1_i = rowptr(1 + order_i_i_pos);
+              const int64_t rowptr_i = rowptr(order_i_i_pos);
+              for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
+              {
+                const int64_t col_k = col(k);
+                if (__builtin_expect(col_k == order_i_i_pos, 0)) u(order_i_i_pos) = spf_row;
+                spf_row -= L(k) * u(col_k);
+              }
+              spf_row = spf_row / L(rowptr_1_i - 1);
+              u(order_i_i_pos) = spf_row;
             }
-            s2(i_lev, i_part, i_pos, order_i_i_pos, rowptr_1_i - 1);
           }
         }
       }

@@ -26,13 +26,18 @@ void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, co
   (void)b;
   for (int64_t t = 0; t < N; t++)
   {
-    s0(t);
-    const int64_t diag__1_N_t = diag(-1 + N + -t);
-    const int64_t rowptr_N_t = rowptr(N + -t);
-    for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
     {
-      const int64_t col_k = col(k);
-      s1(t, k, col_k);
+      double spf_row;
+      spf_row = b(N - 1 - t);
+      const int64_t diag__1_N_t = diag(-1 + N + -t);
+      const int64_t rowptr_N_t = rowptr(N + -t);
+      for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
+      {
+        const int64_t col_k = col(k);
+        if (__builtin_expect(col_k == N - 1 - t, 0)) x(N - 1 - t) = spf_row;
+        spf_row -= A(k) * x(col_k);
+      }
+      x(N - 1 - t) = spf_row;
     }
   }
 }

@@ -1,0 +1,252 @@
+"""Row scalars: one data-space element a loop body writes again and again, kept in a local.
+
+A sparse triangular solve's row writes ``x(i) = b(i)``, then ``x(i) -= A(k) * x(j)`` for
+each entry, then ``x(i) = x(i) / A(d)``. Printed as written, every update loads ``x(i)``
+again after storing it, because ``x(j)`` may be ``x(i)`` (``restrict`` says nothing about
+two elements of one array): the row's chain of operations waits on a store-to-load forward
+per entry, where a careful C programmer keeps the row's value in a local and stores it once.
+
+:func:`find` looks for such an element in a *region* (the body of a loop, of a ``Bind`` or a
+branch of an ``If``): a data space whose every write in the region goes to one element
+``D(I)``, ``I`` fixed over the region (its variables bound outside it), written at least
+once unconditionally (so the final store adds no write the loop did not make) and by more
+than one statement instance (a statement in an inner loop or several statements). The
+printer then declares ``spf_row``, prints those statements with ``D(I)`` replaced by it, and
+stores it into ``D(I)`` at the region's end. A read of ``D`` at another index ``J`` inside
+the region may still be ``D(I)`` at run time; before it the printer stores the local
+(``if (J == I) D(I) = spf_row;``, a branch that is almost never taken), so the read sees what
+the loop in memory would have held. Every operation is the same, on the same values, in the
+same order: the results are bitwise those of the statements printed as macros.
+
+Regions with anything the local could escape through are left alone: tagged loops
+(parallel, vector, reduction: a local declared outside them would be shared), buffers,
+merges, Layer IV operations (a wavefront's flags), statements that are not plain
+assignments, data spaces stored in a buffer, workspaces and index arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf import cexpr as cx
+from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node
+
+if TYPE_CHECKING:
+    from spf.codegen.program import Program, StmtMacro
+
+NAME = "spf_row"
+"""The local's name (``spf_`` names are reserved: :func:`spf.clang.reserved_reason`)."""
+
+_OPS = frozenset({"=", "+=", "-=", "*=", "/="})
+
+
+@dataclass(frozen=True)
+class RowScalar:
+    """Element ``space(index)`` of a region, held in :data:`NAME` of type ``ctype``."""
+
+    space: str
+    index: tuple[cx.Expr, ...]
+    ctype: str
+    load: bool
+    """The region starts by loading the element (its first access is not a plain
+    assignment that every run of the region makes)."""
+
+    def element(self) -> cx.Access:
+        return cx.Access(self.space, self.index)
+
+    def open_lines(self) -> list[str]:
+        init = f" = {cx.to_c(self.element())}" if self.load else ""
+        return [f"{self.ctype} {NAME}{init};"]
+
+    def close_lines(self) -> list[str]:
+        return [f"{cx.to_c(self.element())} = {NAME};"]
+
+
+def expanded(macro: StmtMacro, call: Call) -> tuple[cx.Stmt, ...]:
+    """The statement's body at ``call`` (its parameters replaced by the call's values)."""
+    from spf.codegen.c import loop_tree
+
+    values = {p: loop_tree(a) for p, a in zip(macro.params, call.args, strict=True)}
+    return tuple(_subst_stmt(s, values) for s in macro.body)
+
+
+def _subst_stmt(s: cx.Stmt, values: dict[str, cx.Expr]) -> cx.Stmt:
+    if isinstance(s, cx.Assign):
+        return cx.Assign(cx.substitute(s.target, values), s.op, cx.substitute(s.value, values))
+    return s  # not a plain assignment: such a statement makes the region ineligible
+
+
+def touches(macro: StmtMacro, space: str) -> bool:
+    """Whether the statement reads or writes data space ``space``."""
+    return any(a.space == space for a in cx.accesses(macro.body))
+
+
+@dataclass
+class _Scan:
+    """What one walk of a region found."""
+
+    bound: set[str]
+    writes: dict[str, set[tuple[cx.Expr, ...]]]
+    writers: dict[str, int]
+    unconditional: set[str]
+    nested: set[str]
+    opaque: set[str]
+    first: dict[str, bool]
+    """Per data space, whether its first access in the region is a plain assignment made
+    on every run of the region (no load needed)."""
+    ok: bool = True
+
+
+def find(program: Program, macros: dict[str, StmtMacro], region: Node) -> RowScalar | None:
+    """The element of ``region`` to keep in a local (the first data space by name when
+    several qualify), or None."""
+    scan = _Scan(set(), {}, {}, set(), set(), set(), {})
+    _walk(region, macros, scan, top=True, inner=False)
+    if not scan.ok:
+        return None
+    data = {d.name: d for d in program.data}
+    ctypes = {a.name: a.ctype for a in program.signature.args if a.kind == "data"}
+    for space in sorted(scan.writes):
+        indices = scan.writes[space]
+        d = data.get(space)
+        if (
+            len(indices) != 1
+            or space in scan.opaque
+            or space not in scan.unconditional
+            or not (scan.writers[space] > 1 or space in scan.nested)
+            or d is None
+            or d.buffer is not None
+            or d.offset is not None
+            or d.macro is not None
+            or any(o.buffer == space for o in program.data)
+            or space not in ctypes
+        ):
+            continue
+        (index,) = indices
+        if any(v in scan.bound for v in _names(index)):
+            continue  # the element changes inside the region
+        return RowScalar(space, index, ctypes[space], not scan.first.get(space, False))
+    return None
+
+
+def _names(index: tuple[cx.Expr, ...]) -> Iterator[str]:
+    for e in index:
+        for n in cx.nodes(e):
+            if isinstance(n, cx.Name):
+                yield n.name
+
+
+def _walk(n: Node, macros: dict[str, StmtMacro], scan: _Scan, *, top: bool, inner: bool) -> None:
+    """Scan ``n``; ``top``: reached from the region's start through blocks and binds only
+    (runs whenever the region runs); ``inner``: inside a loop of the region."""
+    if not scan.ok:
+        return
+    if isinstance(n, Block):
+        for item in n.items:
+            _walk(item, macros, scan, top=top, inner=inner)
+    elif isinstance(n, Bind):
+        scan.bound.add(n.var)
+        _walk(n.body, macros, scan, top=top, inner=inner)
+    elif isinstance(n, For):
+        if n.tags:
+            scan.ok = False
+            return
+        scan.bound.add(n.var)
+        _walk(n.body, macros, scan, top=False, inner=True)
+    elif isinstance(n, If):
+        _walk(n.then, macros, scan, top=False, inner=inner)
+        if n.orelse is not None:
+            _walk(n.orelse, macros, scan, top=False, inner=inner)
+    elif isinstance(n, Call):
+        _call(n, macros[n.stmt], scan, top=top, inner=inner)
+    elif isinstance(n, (Alloc, Merge)):
+        scan.ok = False
+
+
+def _call(call: Call, macro: StmtMacro, scan: _Scan, *, top: bool, inner: bool) -> None:
+    if macro.operation is not None:
+        scan.ok = False
+        return
+    spaces = {a.space for a in cx.accesses(macro.body)}
+    if not all(isinstance(s, cx.Assign) and s.op in _OPS for s in macro.body):
+        scan.opaque |= spaces
+        return
+    seen: set[str] = set()
+    for s in expanded(macro, call):
+        assert isinstance(s, cx.Assign)
+        read = {a.space for e in (s.value, *_indices(s.target)) for a in _accesses(e)}
+        target = s.target
+        if not isinstance(target, cx.Access):
+            scan.opaque |= read
+            continue
+        space = target.space
+        for r in read | {space}:
+            if r not in scan.first:  # the region's first access of r
+                scan.first[r] = r == space and s.op == "=" and space not in read and top
+        scan.writes.setdefault(space, set()).add(target.indices)
+        if space not in seen:
+            seen.add(space)
+            scan.writers[space] = scan.writers.get(space, 0) + 1
+        if top:
+            scan.unconditional.add(space)
+        if inner:
+            scan.nested.add(space)
+
+
+def _indices(e: cx.Expr) -> tuple[cx.Expr, ...]:
+    return e.indices if isinstance(e, cx.Access) else (e,)
+
+
+def _accesses(e: cx.Expr) -> Iterator[cx.Access]:
+    for n in cx.nodes(e):
+        if isinstance(n, cx.Access):
+            yield n
+
+
+def call_lines(row: RowScalar, macro: StmtMacro, call: Call) -> list[str]:
+    """The statement at ``call`` with ``row``'s element read and written as the local; each
+    assignment that reads the data space elsewhere first stores the local where that read
+    may land on the element."""
+    out: list[str] = []
+    for s in expanded(macro, call):
+        assert isinstance(s, cx.Assign)
+        others: list[tuple[cx.Expr, ...]] = []
+        value = _replace(s.value, row, others)
+        target = _replace(s.target, row, others)
+        for index in dict.fromkeys(others):
+            same = [cx.Binary("==", a, b) for a, b in zip(index, row.index, strict=True)]
+            cond = same[0]
+            for extra in same[1:]:
+                cond = cx.Binary("&&", cond, extra)
+            out.append(
+                f"if (__builtin_expect({cx.to_c(cond)}, 0)) {cx.to_c(row.element())} = {NAME};"
+            )
+        out += cx.stmt_lines((cx.Assign(target, s.op, value),))
+    return out
+
+
+def _replace(e: cx.Expr, row: RowScalar, others: list[tuple[cx.Expr, ...]]) -> cx.Expr:
+    """``e`` with ``row``'s element as the local; the indices of its other reads of the data
+    space are appended to ``others``."""
+    if isinstance(e, cx.Access):
+        indices = tuple(_replace(i, row, others) for i in e.indices)
+        if e.space == row.space:
+            if indices == row.index:
+                return cx.Name(NAME)
+            others.append(indices)
+        return cx.Access(e.space, indices, e.macro)
+    if isinstance(e, cx.Call):
+        return cx.Call(e.func, tuple(_replace(a, row, others) for a in e.args))
+    if isinstance(e, cx.Index):
+        return cx.Index(_replace(e.base, row, others), _replace(e.index, row, others))
+    if isinstance(e, cx.Unary):
+        return cx.Unary(e.op, _replace(e.operand, row, others))
+    if isinstance(e, cx.Cast):
+        return cx.Cast(e.ctype, _replace(e.operand, row, others))
+    if isinstance(e, cx.Binary):
+        return cx.Binary(e.op, _replace(e.left, row, others), _replace(e.right, row, others))
+    if isinstance(e, cx.Ternary):
+        return cx.Ternary(*(_replace(x, row, others) for x in (e.cond, e.then, e.other)))
+    return e

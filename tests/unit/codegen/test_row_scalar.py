@@ -1,0 +1,86 @@
+"""A row's element kept in a local (spf.codegen.row_scalar): the same bits as the statements
+printed as macros, including a read that lands on the element itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf import kernels
+from spf.codegen.row_scalar import NAME
+
+
+def _solve_in_order(
+    rowptr: np.ndarray, col: np.ndarray, vals: np.ndarray, f: np.ndarray
+) -> np.ndarray:
+    """``sptrsv_csr``'s statements one by one in memory (Python floats are IEEE doubles):
+    ``u(i) = f(i)``, ``u(i) -= L(k) * u(col(k))`` for every entry but the last, ``u(i) /= L``
+    of the last."""
+    u = np.zeros(len(f))
+    for i in range(len(f)):
+        u[i] = f[i]
+        for k in range(int(rowptr[i]), int(rowptr[i + 1]) - 1):
+            u[i] = u[i] - vals[k] * u[int(col[k])]
+        last = int(rowptr[i + 1]) - 1
+        u[i] = u[i] / vals[last]
+    return u
+
+
+def test_the_row_lives_in_a_local_with_one_store() -> None:
+    code = kernels.sptrsv_csr().codegen()
+    body = code[code.index("void sptrsv_csr(") :]
+    assert f"double {NAME};" in body
+    assert f"{NAME} = f(i);" in body
+    assert f"{NAME} -= L(k) * u(col_k);" in body
+    assert f"u(i) = {NAME};" in body
+    assert "s1(" not in body  # no update of u(i) in memory per entry
+    assert "u(i) -=" not in body
+    # a read of u(col(k)) that may be u(i) itself sees the running value
+    assert f"if (__builtin_expect(col_k == i, 0)) u(i) = {NAME};" in body
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_a_read_of_the_row_itself_sees_its_running_value(dtype: str) -> None:
+    """Row ``i`` holds an entry in column ``i`` before its last one (allowed by the kernel's
+    fact ``col(k) <= i``): ``u(i) -= L(k) * u(i)`` must read the partial value."""
+    n = 300
+    rng = np.random.default_rng(3)
+    a = sp.random_array((n, n), density=0.03, format="csr", rng=rng)
+    lower = sp.csr_array(sp.tril(a, k=-1) + sp.eye_array(n) * 3.0)
+    lower.sort_indices()
+    rowptr, col, vals = lower.indptr, lower.indices, lower.data
+    # every fifth row gets one more entry in its own column, placed before its last entry
+    rows = []
+    for i in range(n):
+        cols = list(col[rowptr[i] : rowptr[i + 1]])
+        vs = list(vals[rowptr[i] : rowptr[i + 1]])
+        if i % 5 == 0:
+            cols.insert(len(cols) - 1, i)
+            vs.insert(len(vs) - 1, 0.25)
+        rows.append((cols, vs))
+    ptr = np.cumsum([0] + [len(c) for c, _ in rows])
+    cols_all = np.concatenate([c for c, _ in rows])
+    vals_all = np.concatenate([v for _, v in rows])
+    f = rng.uniform(-1.0, 1.0, n)
+    want = _solve_in_order(ptr, cols_all, vals_all, f)
+    solve = kernels.sptrsv_csr(index_dtype=dtype).compile()
+    u = np.zeros(n)
+    solve(u=u, f=f, L=vals_all, rowptr=ptr.astype(dtype), col=cols_all.astype(dtype), N=n,
+          NNZ=len(vals_all))  # fmt: skip
+    assert np.array_equal(u, want)
+
+
+def test_a_parallel_loop_inside_the_body_keeps_it_as_written() -> None:
+    """A local declared outside a parallel loop would be shared by its threads: an outer
+    loop's body holding one is printed as before."""
+    comp = spf.Computation("outer")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.add_stmt(spf.Stmt("$y$(t) = 0.0;", "{[t]: 0 <= t < N}", "{[t] -> [0,t,0,0]}"))
+    comp.add_stmt(
+        spf.Stmt("$y$(t) += $x$(j);", "{[t,j]: 0 <= t < N && 0 <= j < M}", "{[t,j] -> [0,t,1,j]}")
+    )
+    comp.stmts[1].parallelize("j", reduction="atomic")
+    assert NAME not in comp.codegen()
