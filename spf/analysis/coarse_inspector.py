@@ -142,7 +142,9 @@ def build_coarse_inspector(
     (:attr:`WavefrontAnalysis.nodes`), visited in program order as by the level stage, so
     every edge goes from a smaller node to a larger one. Without push edges a node's
     running levels and work live in locals private to its loop, stored once after its
-    edges (:func:`_pass_in_locals`)."""
+    edges (:func:`_pass_in_locals`), and a loop of one kernel without ``wide`` grows its
+    blocks as runs of rows of at most ``2**coarse_shift`` (:func:`_pass_in_run_blocks`)
+    instead of the fixed ``i >> coarse_shift``."""
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES)
     _fresh_names(ir, analysis, names)
     insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")
@@ -158,7 +160,7 @@ def build_coarse_inspector(
     shifts = " && ".join(f"{c[2]} >= 0" for c in coarse)
     levels = (LEVEL, *(c[0] for c in coarse))
     if _runs_in_locals(insp, analysis, edges, levels):
-        return _pass_in_locals(insp, analysis, edges, coarse)
+        return _local_pass(insp, analysis, edges, coarse, wide)
     starts = ["$work$({node}) = 1;"]  # right before the node's own edges
     if zeroes_in_pass(analysis):
         starts += [f"${name}$({{node}}) = 0;" for name in levels]
@@ -195,6 +197,20 @@ def build_coarse_inspector(
                 f"{{[{v}] -> [{stage}, {v}, {len(edges) + 1}, {j}]}}",
             )
     return insp
+
+
+def _local_pass(
+    insp: ComputationIR,
+    analysis: WavefrontAnalysis,
+    edges: list[_Edge],
+    coarse: list[tuple[str, str, str]],
+    wide: bool,
+) -> ComputationIR:
+    """The pass in locals: with run blocks (:func:`_pass_in_run_blocks`) for one kernel
+    without a second candidate, else with fixed blocks (:func:`_pass_in_locals`)."""
+    if not wide and analysis.groups == 1 and _run_names_free(insp):
+        return _pass_in_run_blocks(insp, analysis, edges)
+    return _pass_in_locals(insp, analysis, edges, coarse)
 
 
 RUN = "_run"
@@ -271,6 +287,94 @@ def _pass_in_locals(
     return insp
 
 
+SEGMENT = "coarse_segment"
+"""The first row of the stretch the pass is in, rows each with an edge from the row before
+(:func:`_pass_in_run_blocks`): a scalar local of the pass, carried from row to row."""
+RUN_LOCALS = ("clev_new_run", "near_run", "block_run")
+"""Per row of :func:`_pass_in_run_blocks`: its coarse level if it begins a block (1 + the
+highest among its sources), its highest source + 1 (then whether that is the row before),
+and the first row of its block if it has an edge from the row before."""
+
+
+def _run_names_free(insp: ComputationIR) -> bool:
+    taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
+    return not taken & {SEGMENT, *RUN_LOCALS}
+
+
+def uses_run_blocks(stage: ComputationIR) -> bool:
+    """Whether the coarse pass ``stage`` grows its blocks as runs (:func:`_pass_in_run_blocks`):
+    the parts may then cut between any two rows that are not neighbours
+    (:attr:`spf.runtime.coarse.Blocks.runs`)."""
+    return any(d.name == SEGMENT for d in stage.data_spaces)
+
+
+def _pass_in_run_blocks(
+    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]
+) -> ComputationIR:
+    """The pass of one kernel without push edges (:func:`_pass_in_locals`) whose blocks are
+    runs of rows instead of the fixed ``i >> coarse_shift``: a *stretch* is a maximal run of
+    rows each with an edge from the row before, begun at row ``s``; its blocks are its
+    pieces ``s + [m B, (m + 1) B)`` (``B = 2**coarse_shift``). A row ``i`` with an edge from
+    ``i - 1`` lies in the block beginning at ``b = s + ((i - s) >> shift << shift)`` and its
+    coarse level is the max over its edges ``j -> i`` of ``clev(j) + (j < b)`` (an edge from
+    inside the block weighs 0); a row without one begins a stretch and takes ``clev(j) +
+    1``. Both maxima are taken along the edges and the choice made after them, as
+    ``max(joined, begun & (near - 1))`` (the first is never above the second): a ``max``
+    and an ``and`` on the chain from a row's coarse level to the next row's; the stretch's
+    start is the only other value carried from row to row (a ``max``).
+    The counts ``nlevels`` and ``nclev`` are left to the caller (the maxima of the stored
+    arrays): two more running maxima in the row loop cost it more than two reads of the
+    32-bit arrays after it (register pressure: on the 1M-row triangles, one thread, loaded
+    machine, the pass took ~0.1-0.2 serial solves less without them). A block's rows depend
+    each on the one before at weight 0, so its coarse levels never
+    fall along it and its rows at one coarse level are consecutive rows: a part may cut
+    between any two rows of a level that are not neighbours. On a 2-D grid in natural order
+    a grid row's first row has no edge from the row before, so every block lies inside one
+    grid row, aligned to its start, whatever the grid's width (fixed blocks straddle grid
+    rows, and their coarse levels step every few rows: on 2-D Poisson 1000 x 1000, parts
+    run stretches of ~9 rows against ~125 here)."""
+    v, n = analysis.var, analysis.extent
+    insp = build.add_constant(insp, BLOCK)
+    loop = edges[0].var if edges else v
+    names = (LEVEL, CLEV, WORK)
+    level_run, clev_run, work_run = _locals_of(analysis, names, 0)
+    new_run, near_run, block_run = RUN_LOCALS
+    for run in (level_run, clev_run, work_run, *RUN_LOCALS):
+        ctype = "int64_t" if run in (work_run, block_run) else LEVEL_TYPE
+        insp = build.add_data_space(insp, run, ctype, (), role="local")
+        last = insp.data_spaces[-1]
+        insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
+    insp = build.add_data_space(insp, SEGMENT, "int64_t", (), role="local")
+    node = analysis.node(loop, 0)
+    rows = f"{{[{loop}]: 0 <= {loop} < {n}}}"
+    first = f"${block_run}$ = ${SEGMENT}$ + ((({node}) - ${SEGMENT}$) >> {BLOCK} << {BLOCK});"
+    insp = build.add_stmt(insp, first, rows, f"{{[{loop}] -> [1, {loop}, 0, 0]}}")
+    for k, e in enumerate(edges, start=1):
+        updates = [
+            f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);",
+            f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + (({e.src}) < ${block_run}$));",
+            f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
+            f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);",
+            f"${work_run}$ += 1;",
+        ]
+        prefix = _schedule(e.its, e.var, "1", k)
+        for j, body in enumerate(updates):
+            insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
+    after = [
+        f"${near_run}$ = ${near_run}$ == ({node});",
+        f"${clev_run}$ = max(${clev_run}$, ${new_run}$ & (${near_run}$ - 1));",
+        f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
+        f"${LEVEL}$({node}) = ${level_run}$;",
+        f"${CLEV}$({node}) = ${clev_run}$;",
+        f"${WORK}$({node}) = ${work_run}$ + 1;",
+    ]
+    for j, body in enumerate(after):
+        insp = build.add_stmt(
+            insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
+        )
+    return insp
+
+
 def _edges_into_locals(
     insp: ComputationIR,
     analysis: WavefrontAnalysis,
@@ -331,7 +435,6 @@ def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
 
 CLEVPTR = "clevptr"
 CSLOT = "cslot"
-CFILL = "cfill"
 CORDER = "corder"
 WSUM = "wsum"
 """The coarse levels' counting sort (:func:`build_pair_sort`) and the prefix sums of
@@ -340,7 +443,7 @@ LEVELS_N = "coarse_nlev"
 CLEVELS_N = "coarse_nclev"
 """The parameters bounding the prefix sums of the sort (``nlevels`` and ``nclev``): the
 sums run over the levels, not over every node."""
-SORT_NAMES = (CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N)
+SORT_NAMES = (CLEVPTR, CSLOT, CORDER, WSUM, LEVELS_N, CLEVELS_N)
 
 
 CLEV_WIDE = "clev_wide"
@@ -360,11 +463,13 @@ def build_pair_sort(
     parameters
     ``coarse_nlev`` and ``coarse_nclev`` (the counts of levels and coarse levels); it writes
     ``levelptr`` (the prefix sums of the level sizes: its first ``nlevels + 1`` entries),
-    ``clevptr`` (the same of the coarse levels), each node's place in coarse-level order
-    (``cslot``) and the scratch ``cfill`` (``levelptr``, ``clevptr`` and ``cfill`` zeroed by
-    the caller). ``<name>_pair_order`` writes ``corder``; ``<name>_pair_sums`` reads it and
-    writes ``wsum``, the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work
-    of the first ``p`` nodes of ``corder``; ``wsum(0) = 0`` set by the caller), in one pass
+    ``clevptr`` and each node's place in coarse-level order (``cslot``: its coarse level's
+    start, which it then advances by one, so ``clevptr(c)`` ends as the start of ``c + 1``
+    and the caller shifts the first ``nclev`` entries up by one, O(levels); no fill array
+    read and written beside it); ``levelptr`` and ``clevptr`` are zeroed by the caller.
+    ``<name>_pair_order`` writes ``corder``; ``<name>_pair_sums`` reads it and writes
+    ``wsum``, the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work of the
+    first ``p`` nodes of ``corder``; ``wsum(0) = 0`` set by the caller), in one pass
     that reads ``work`` through ``corder``: its nodes run in stretches of consecutive rows
     (a coarse level's block), so the reads are near sequential, where scattering ``work``
     to its slots and a prefix pass after it cost two passes (on 2-D Poisson, 1M rows, in C:
@@ -386,7 +491,6 @@ def build_pair_sort(
     count = build.add_data_space(count, "levelptr", "int64_t", (f"{LEVELS_N} + 1",))
     count = build.add_data_space(count, CLEVPTR, "int64_t", (f"{CLEVELS_N} + 1",))
     count = build.add_data_space(count, CSLOT, LEVEL_TYPE, (n,))
-    count = build.add_data_space(count, CFILL, "int64_t", (CLEVELS_N,))
     for j, (key, ptr, bound) in enumerate(
         ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
     ):
@@ -399,13 +503,14 @@ def build_pair_sort(
             f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
             f"{{[{v}] -> [{1 + j}, {v}, 0]}}",
         )
+    # each node's slot taken from its coarse level's running start, which it advances:
+    # clevptr(c) ends at the start of c + 1 (the caller shifts it back, O(levels))
     count = build.add_stmt(
-        count,
-        f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v})) + ${CFILL}$({CLEV}({v}));",
-        dom,
-        f"{{[{v}] -> [3, {v}, 0]}}",
+        count, f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v}));", dom, f"{{[{v}] -> [3, {v}, 0]}}"
     )
-    count = build.add_stmt(count, f"${CFILL}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}")
+    count = build.add_stmt(
+        count, f"${CLEVPTR}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}"
+    )
     order = build.declare_uf(order, CSLOT, **small)
     order = build.add_data_space(order, CORDER, "int64_t", (n,))
     order = build.add_stmt(

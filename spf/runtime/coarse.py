@@ -25,6 +25,16 @@ BLOCK_SHIFT = 6
 ``y + x / B``: about ``width + width / B`` of them, each with about ``width`` rows in pieces
 of ``B`` contiguous rows; ``B`` only has to stay well under ``width / threads``."""
 
+RUN_SHIFT = 7
+"""The most rows per block ``2**RUN_SHIFT`` (128) of a pass that grows its blocks as runs
+(:attr:`Blocks.runs`): the blocks start where a row has no edge from the row before (a 2-D
+grid row's first row), so they lie aligned inside the grid rows and a coarse level's parts
+run stretches of up to 128 consecutive rows. On 2-D Poisson 1000 x 1000 (one thread,
+executor forced, CPU time against the serial solve, loaded machine): fixed 64-row blocks
+1.51x, runs of at most 64 rows 1.29x, 128 1.05x, 256 1.13x; a grid row needs at least 3
+blocks for 2 threads (with 2 the pieces of one coarse level are neighbours in memory and
+the parts cannot tell them apart), so a longer block would leave narrower grids serial."""
+
 PIPELINE_SHIFT = 12
 """Rows per block of the second candidate plan of kernels fused into one loop, one of them
 free (no edge between its own iterations: an SpMV after a solve): blocks of 4096 rows keep
@@ -79,6 +89,22 @@ class Blocks:
     shift: int
     extent: int = 0
     free: tuple[bool, ...] = (False,)
+    runs: bool = False
+    """The blocks are runs: the pass grew each block one row at a time, a row joining the
+    block of the row before only through an edge from that row
+    (:func:`spf.analysis.coarse_inspector.build_coarse_inspector`'s ``runs``), so a block's
+    rows at one coarse level are consecutive rows, and a part may cut wherever two
+    neighbouring positions of a level hold rows that are not (a conservative test that
+    needs no block array)."""
+
+    def key_at(self, order: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The block of the node at each of ``positions`` of ``order`` as a number,
+        nondecreasing along a level (whose nodes increase): with :attr:`runs`, the node less
+        its position (equal along a run of consecutive rows)."""
+        if self.runs:
+            out: np.ndarray = order[positions] - positions
+            return out
+        return self.key(order[positions])
 
     def key(self, nodes: np.ndarray) -> np.ndarray:
         """Each node's block as a number, nondecreasing in the node."""
@@ -155,7 +181,7 @@ def _nearest_boundary(
     level)), none of the O(iterations) passes over ``order``)."""
     inside = (cut > start) & (cut < end)
     full = np.broadcast_to(end, cut.shape)
-    kb = blocks.key(order[np.where(inside, cut - 1, 0)])  # the block before the cut
+    kb = blocks.key_at(order, np.where(inside, cut - 1, 0))  # the block before the cut
     after = _first_position(order, np.where(inside, cut, full), full.copy(), kb, blocks, True)
     low = np.broadcast_to(start, cut.shape).copy()
     before = _first_position(order, np.where(inside, low, cut), cut.copy(), kb, blocks, False)
@@ -178,7 +204,7 @@ def _first_position(
         if not open_.any():
             return lo
         mid = (lo + hi) // 2
-        got = blocks.key(order[np.where(open_, mid, 0)])
+        got = blocks.key_at(order, np.where(open_, mid, 0))
         later = got > key if past else got >= key
         hi = np.where(open_ & later, mid, hi)
         lo = np.where(open_ & ~later, mid + 1, lo)

@@ -63,7 +63,6 @@ from spf.analysis.coarse_inspector import (
     BAD,
     BLOCK,
     BLOCK_WIDE,
-    CFILL,
     CLEV,
     CLEV_WIDE,
     CLEVELS_N,
@@ -86,6 +85,7 @@ from spf.runtime import coarse
 from spf.runtime.checksum import checksums, shared
 from spf.runtime.copies import Copies, pays, row_lengths
 from spf.runtime.kernel import Kernel
+from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
 
@@ -112,12 +112,6 @@ INSPECTOR = "<inspector>"
 """The entry of :attr:`Plan.inspected` that names the inspector which built the plan (a
 checksum of its generated code): a plan of another computation's wavefront, even over the
 same index arrays, orders by other dependences and is refused."""
-
-LEVELS_SEAL = "<level_of>"
-"""The entry of :attr:`Plan.inspected` holding a checksum of the levels the inspector
-computed: a call with ``check=True`` refuses a plan whose ``level_of`` differs (a plan
-rebuilt from edited arrays, which the structural checks of :class:`Plan` cannot tell from
-one that respects the dependences)."""
 
 Fingerprint = tuple[tuple[str, str, tuple[int, ...], int | None], ...]
 
@@ -191,12 +185,15 @@ class Plan:
         return np.diff(self.levelptr[: self.levels + 1])
 
     @classmethod
-    def _levels_later(cls, sort: Callable[[], LevelOrder], **fields: Any) -> Plan:
+    def _levels_later(
+        cls, sort: Callable[[], LevelOrder], narrow: NarrowLevels | None = None, **fields: Any
+    ) -> Plan:
         """A plan of the inspector's arrays ``fields`` without the level order (``levelptr``,
         ``order``, ``groups``, ``groupptr``, ``one_thread``): ``sort()`` computes them when
         one of them is first read. A coarse plan runs on its parts alone, so its inspector
         skips the level sort (O(iterations) passes and ~5 arrays of them) unless someone
-        asks for it."""
+        asks for it. With ``narrow`` (the coarse pass's 32-bit levels) ``level_of`` is left
+        out too, widened when first read."""
         plan = cls.__new__(cls)
         for spec in dataclasses.fields(cls):
             if spec.name in fields:
@@ -204,13 +201,21 @@ class Plan:
             elif spec.name not in LEVEL_ORDER and callable(spec.default_factory):
                 object.__setattr__(plan, spec.name, spec.default_factory())
         object.__setattr__(plan, "_sort_levels", sort)
+        if narrow is not None:
+            object.__setattr__(plan, NARROW, narrow)
         return plan
 
     if not TYPE_CHECKING:  # hidden from mypy, which would take any attribute name as Any
 
         def __getattr__(self, name: str) -> Any:
             """The level order of a plan built without it (:meth:`_levels_later`), sorted
-            on first use; only called for attributes that are not set."""
+            on first use, and its ``level_of`` widened on first use; only called for
+            attributes that are not set."""
+            if name == "level_of" and NARROW in self.__dict__:
+                with _SORT_LOCK:
+                    if name not in self.__dict__:
+                        object.__setattr__(self, name, self.__dict__[NARROW].wide())
+                return self.__dict__[name]
             sort = self.__dict__.get("_sort_levels") if name in LEVEL_ORDER else None
             if sort is None:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -222,10 +227,11 @@ class Plan:
             return self.__dict__[name]
 
     def __getstate__(self) -> dict[str, Any]:
-        """The fields for pickle and copy, the level order sorted first if it was left."""
-        for name in LEVEL_ORDER:
+        """The fields for pickle and copy, the level order sorted and the levels widened
+        first if they were left."""
+        for name in ("level_of", *LEVEL_ORDER):
             getattr(self, name)
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != NARROW}
 
     def __repr__(self) -> str:
         return (
@@ -239,6 +245,9 @@ class Plan:
 
 LEVEL_ORDER = ("levelptr", "order", "groups", "groupptr", "one_thread")
 """The fields of a :class:`Plan` that an inspector may leave to be sorted on first use."""
+NARROW = "_narrow_levels"
+"""The attribute of a plan holding its 32-bit levels (:class:`NarrowLevels`) until
+``level_of`` is first read."""
 LevelOrder = tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]
 _SORT_LOCK = threading.Lock()
 
@@ -429,6 +438,9 @@ class WavefrontKernel(Kernel):
     _free: tuple[bool, ...]
     _zeroed: bool
     """The coarse pass starts every node's levels at 0 (no zeroed arrays needed)."""
+    _runs: bool
+    """The coarse pass grows its blocks as runs of rows (:attr:`coarse.Blocks.runs`), at
+    most ``2**coarse.RUN_SHIFT`` rows each."""
     _pair: tuple[Kernel, Kernel, Kernel] | None
     """A coarse kernel's counting sort by coarse level (the level sizes counted in its
     pass), its order, and the prefix sums of the work in that order."""
@@ -450,6 +462,7 @@ class WavefrontKernel(Kernel):
         copies: tuple[CopySpec, Callable[[], Kernel]] | None = None,
         zeroed: bool = False,
         level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
+        runs: bool = False,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -460,7 +473,8 @@ class WavefrontKernel(Kernel):
         every node's levels to 0 itself
         (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``level_sort``: what
         compiles the level sort when a plan's level order is first read (None: ``stages``
-        holds it, after the pass)."""
+        holds it, after the pass); ``runs``: the coarse pass grows its blocks as runs of rows
+        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -472,6 +486,7 @@ class WavefrontKernel(Kernel):
         out._check_kernel = check_kernel
         out._free = free
         out._zeroed = zeroed
+        out._runs = runs
         out._pair = None
         out._names = names
         out._copy_spec, out._make_copy = copies or (None, None)
@@ -485,7 +500,7 @@ class WavefrontKernel(Kernel):
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order", CLEV, NCLEV, WORK, BLOCK}
-        own |= {CLEVPTR, CSLOT, CFILL, CORDER, WSUM, LEVELS_N, CLEVELS_N, *WIDE_NAMES}
+        own |= {CLEVPTR, CSLOT, CORDER, WSUM, LEVELS_N, CLEVELS_N, *WIDE_NAMES}
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
@@ -618,16 +633,18 @@ class WavefrontKernel(Kernel):
         read-only, not copied; the groups of the levels executor added). ``by_level``: the
         level sort (``levelptr``, ``order``), or None when the plan runs without it (a
         coarse or serial plan of a coarse kernel): then the plan sorts ``level`` when its
-        level order is first read."""
+        level order is first read. ``level``: 64-bit, or the coarse pass's 32-bit levels,
+        sealed as they are and widened when the plan's ``level_of`` is first read
+        (:mod:`spf.runtime.plan_levels`)."""
         n = len(level)
         _read_only(level)
         with shared():  # the seal and the index arrays' checksums in one parallel batch
             _warm(level, given)
-            inspected = (self._made_by, _seal(level), *fingerprint(given, self._inputs))
+            inspected = (self._made_by, seal(level), *fingerprint(given, self._inputs))
+        narrow = NarrowLevels(level) if level.dtype == np.int32 else None
         fields: dict[str, Any] = {
             "loop": self._names.loop,
             "levels": levels,
-            "level_of": level,
             "strategy": strategy,
             "inspected": inspected,
             "copies": copies,
@@ -643,15 +660,19 @@ class WavefrontKernel(Kernel):
         params = {k: v for k, v in given.items() if not (isinstance(v, np.ndarray) and v.ndim)}
 
         def sort() -> LevelOrder:
-            levelptr, order = by_level or self._sort(level, n, params, True)
+            wide = level if narrow is None else narrow.wide()
+            levelptr, order = by_level or self._sort(wide, n, params, True)
             levelptr = levelptr[: levels + 1]  # the executor's extent, whatever the sort's
             groups, groupptr, one_thread = _groups(levelptr, levels)
             _read_only(levelptr, order, groupptr, one_thread)
             return levelptr, order, groups, groupptr, one_thread
 
-        if by_level is None:
-            plan = Plan._levels_later(sort, **fields)
+        if narrow is not None:  # built without the 64-bit levels (a coarse kernel's plan)
+            plan = Plan._levels_later(sort, narrow, **fields)
+        elif by_level is None:
+            plan = Plan._levels_later(sort, level_of=level, **fields)
         else:
+            fields["level_of"] = level
             levelptr, order, groups, groupptr, one_thread = sort()
             _INSPECTOR_OUTPUT.active = True
             try:
@@ -727,7 +748,7 @@ class WavefrontKernel(Kernel):
                 cptr,
                 nclev,
                 work,
-                coarse.Blocks(shift, blocks, self._free),
+                coarse.Blocks(shift, blocks, self._free, runs=self._runs and k == 0),
                 team,
                 wsum,
             )
@@ -742,7 +763,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total)
-            return self._plan(given, _wide(level), nlev, strategy, None, parts, names)
+            return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -750,7 +771,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
-        return self._plan(given, _wide(level), nlev, strategy, (ptr, order), parts, names)
+        return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
 
     def _copied(
         self,
@@ -799,9 +820,9 @@ class WavefrontKernel(Kernel):
             CLEV: both[n:],
             NCLEV: np.zeros((), dtype=np.int64),
             WORK: np.empty(n, dtype=np.int64),  # every node's set before its edges add to it
-            BLOCK: coarse.BLOCK_SHIFT,
+            BLOCK: coarse.RUN_SHIFT if self._runs else coarse.BLOCK_SHIFT,
         }
-        candidates = [(CLEV, NCLEV, coarse.BLOCK_SHIFT)]
+        candidates = [(CLEV, NCLEV, out[BLOCK])]
         if any(self._free):
             out |= {
                 CLEV_WIDE: levels(n, dtype=np.int32),
@@ -810,6 +831,9 @@ class WavefrontKernel(Kernel):
             }
             candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
         stage(check=check, **out, **_pick(stage, given))
+        if self._runs:  # the run-block pass leaves the counts to the caller
+            for key, count in ((LEVEL, NLEVELS), (CLEV, NCLEV)):
+                out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
         return out[LEVEL], int(out[NLEVELS]), out[WORK], got
 
@@ -840,11 +864,12 @@ class WavefrontKernel(Kernel):
             levelptr=levelptr,
             clevptr=keyptr,
             cslot=cslot,
-            cfill=np.zeros(keys, dtype=np.int64),
             check=check,
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
+        keyptr[1 : keys + 1] = keyptr[:keys].copy()  # each entry advanced to the next start
+        keyptr[0] = 0
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
         order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
@@ -1044,39 +1069,8 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
-def _wide(level: np.ndarray) -> np.ndarray:
-    """The coarse pass's 32-bit levels as a plan's ``level_of`` (64-bit), written over the
-    buffer whose first half ``level`` is (its second half, the coarse levels, is read no
-    more): no fresh memory (on a machine that gives freed memory back, each fresh page
-    costs a page fault, ~2 ms per 8 MB). Widened from the end in chunks ``[a, b)``,
-    ``b <= 2a``: a chunk's 64-bit entries cover the 32-bit ones from ``2a`` on, which
-    were read before."""
-    buf, n = level.base, len(level)
-    whole = (
-        isinstance(buf, np.ndarray)
-        and buf.dtype == np.int32
-        and buf.shape == (2 * n,)
-        and buf.flags.c_contiguous
-        and buf.flags.writeable
-        and level.ctypes.data == buf.ctypes.data
-    )
-    if not whole or buf is None:
-        return level.astype(np.int64)
-    out: np.ndarray = buf.view(np.int64)
-    b = n
-    while b > 1:
-        a = (b + 1) // 2
-        out[a:b] = level[a:b]
-        b = a
-    if n:
-        out[0] = int(level[0])
-    return out
-
-
-def _seal(level_of: np.ndarray) -> tuple[str, str, tuple[int, ...], int]:
-    """The :data:`LEVELS_SEAL` entry of the levels ``level_of``."""
-    data = np.ascontiguousarray(level_of, dtype=np.int64)
-    return (LEVELS_SEAL, "int64", tuple(data.shape), checksums([data])[0])
+_wide = widen
+"""The coarse pass's 32-bit levels widened in place (:func:`spf.runtime.plan_levels.widen`)."""
 
 
 def _warm(level_of: np.ndarray, args: Mapping[str, object]) -> None:
@@ -1099,8 +1093,21 @@ inspector's and the seal's entries)."""
 def _sealed(plan: Plan) -> bool:
     got = _SEALED.get(plan)
     if got is None:
-        got = _SEALED[plan] = _seal(plan.level_of) in plan.inspected
+        got = _SEALED[plan] = _seal_holds(plan)
     return got
+
+
+def _seal_holds(plan: Plan) -> bool:
+    """Whether ``plan``'s levels have the seal its inspector recorded (its 32-bit levels
+    hashed as they are while the plan still holds them narrow)."""
+    entry = next((e for e in plan.inspected if e[0] == LEVELS_SEAL), None)
+    if entry is None or entry[3] is None:
+        return False
+    sealed = (entry[0], entry[1], entry[2], entry[3])
+    narrow = plan.__dict__.get(NARROW)
+    if isinstance(narrow, NarrowLevels) and "level_of" not in plan.__dict__:
+        return narrow.sealed(sealed)
+    return seal_of(plan.level_of, sealed) == sealed
 
 
 def _expected(plan: Plan) -> Fingerprint:
@@ -1187,6 +1194,7 @@ def compile_wavefront(
         build_pair_sort,
         build_part_check,
         free_kernels,
+        uses_run_blocks,
         zeroes_in_pass,
     )
     from spf.analysis.executor import COARSE_METHODS, serial_computation
@@ -1268,6 +1276,7 @@ def compile_wavefront(
         copies,
         is_coarse and zeroes_in_pass(analysis),
         level_sort if is_coarse else None,
+        runs=is_coarse and uses_run_blocks(first),
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out

@@ -92,3 +92,39 @@ def test_more_nodes_than_32_bit_levels_is_refused(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(plan_module, "MAX_NODES", 49)
     with pytest.raises(ArgumentError, match=r"50 nodes.*at most 49.*method='levels' or 'p2p'"):
         kernel.inspect(**args)
+
+
+def test_a_coarse_plan_keeps_its_32_bit_levels_until_level_of_is_read() -> None:
+    """The inspector seals the pass's 32-bit levels as they are and leaves ``level_of``
+    unwidened: a call with ``check=True`` checks the seal without widening it, the first read
+    widens it to the levels (int64), and a plan rebuilt with other levels, or pickled, is
+    checked against the same seal."""
+    import dataclasses
+    import pickle
+
+    kernel = coarse_kernel()
+    lower = random_lower(800, 0.01, 5)
+    args = spf.sparse.sptrsv_args(lower)
+    plan = kernel.inspect(strategy="coarse", threads=2, **args)
+    seal = [e for e in plan.inspected if e[0] == plan_module.LEVELS_SEAL]
+    assert [e[1] for e in seal] == ["int32"]
+    assert "level_of" not in plan.__dict__
+    f = np.random.default_rng(0).uniform(-1, 1, args["N"])
+    want = np.zeros_like(f)
+    kernel(u=want, f=f, plan=kernel.inspect(strategy="serial", **args), **args)
+    u = np.zeros_like(f)
+    kernel(u=u, f=f, plan=plan, check=True, **args)
+    np.testing.assert_array_equal(u, want)
+    assert "level_of" not in plan.__dict__  # the seal was read from the 32-bit levels
+    assert plan.level_of.dtype == np.int64
+    np.testing.assert_array_equal(plan.level_of, reference_levels(lower))
+    assert not plan.level_of.flags.writeable
+    forged = plan.level_of.copy()
+    forged[[0, -1]] = forged[[-1, 0]]
+    with pytest.raises(ArgumentError, match="level_of"):
+        kernel(u=u, f=f, plan=dataclasses.replace(plan, level_of=forged), check=True, **args)
+    again = pickle.loads(pickle.dumps(kernel.inspect(strategy="coarse", threads=2, **args)))
+    np.testing.assert_array_equal(again.level_of, reference_levels(lower))
+    u = np.zeros_like(f)
+    kernel(u=u, f=f, plan=again, check=True, **args)
+    np.testing.assert_array_equal(u, want)

@@ -52,9 +52,9 @@ def test_layers_show_the_inspector() -> None:
     comp.wavefront("i")
     text = str(comp.layers())
     assert "loop i (wavefront, method='auto'): inspector sptrsv_csr_coarse_inspector_i" in text
-    assert (
-        "clev_run() = max(clev_run(), clev(j) + (j >> coarse_shift != ip >> coarse_shift));" in text
-    )
+    assert "clev_run() = max(clev_run(), clev(j) + (j < block_run()));" in text  # run blocks
+    assert "clev_new_run() = max(clev_new_run(), clev(j) + 1);" in text
+    assert "coarse_segment() = max(coarse_segment(), (1 - near_run()) * ip);" in text
     assert ": clev(ip) = clev_run();" in text
     assert "partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)" in text
 
@@ -71,7 +71,14 @@ def test_the_coarse_pass_keeps_a_rows_levels_in_locals_stored_once() -> None:
     comp.wavefront("i")
     ((_, insp),) = inspectors(comp.ir)
     private = {d.name: d.private for d in insp.data_spaces if d.private is not None}
-    assert private == {"level_run": "ip", "clev_run": "ip", "work_run": "ip"}
+    assert private == {
+        "level_run": "ip",
+        "clev_run": "ip",
+        "work_run": "ip",
+        "clev_new_run": "ip",
+        "near_run": "ip",
+        "block_run": "ip",
+    }
     writes = [s.source for s in insp.stmts if s.source.startswith(("$level$", "$clev$"))]
     assert writes == ["$level$(ip) = $level_run$;", "$clev$(ip) = $clev_run$;"]
     code = codegen(insp, check=False)
@@ -79,8 +86,8 @@ def test_the_coarse_pass_keeps_a_rows_levels_in_locals_stored_once() -> None:
     assert (
         loop
         < code.index("int32_t level_run[1] = {0};")
-        < code.index("s0(ip, k, col_k);")
-        < code.index("s3(ip);")
+        < code.index("s1(ip, k, col_k);")  # the first edge statement (s0: the block start)
+        < code.index("s9(ip);")  # the first store, after the edges and the block choice
     )
 
 
