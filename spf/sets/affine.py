@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -65,7 +65,7 @@ class _Arith:
 class Sym(_Arith):
     """An integer symbol, compared by name."""
 
-    __slots__ = ("name", "_hash")
+    __slots__ = ("_hash", "name")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -99,7 +99,7 @@ class Call(_Arith):
     """A UF call ``name(args...)``; ``name`` ending in ``[]`` is a tuple-valued UF's
     component, printed ``f(i)[c]`` with ``c`` the last argument."""
 
-    __slots__ = ("name", "args", "_hash", "_key")
+    __slots__ = ("_hash", "_key", "args", "name")
 
     def __init__(self, name: str, args: Iterable[Aff]) -> None:
         self.name = name
@@ -154,7 +154,7 @@ class Call(_Arith):
 class Floor(_Arith):
     """``floor(arg)``; build with :func:`floor` (which keeps the normal form)."""
 
-    __slots__ = ("arg", "_hash")
+    __slots__ = ("_hash", "arg")
 
     def __init__(self, arg: Aff) -> None:
         self.arg = arg
@@ -186,7 +186,7 @@ class Floor(_Arith):
         yield from self.arg.symbols()
 
 
-Atom: TypeAlias = Union[Sym, Call, Floor]
+Atom: TypeAlias = Sym | Call | Floor
 Operand: TypeAlias = "Aff | int | Fraction"
 
 
@@ -204,7 +204,7 @@ class Aff:
     """``sum(coeff * atom) + const`` in normal form (immutable; build with the operators,
     :meth:`atom`, :meth:`const_of` or :func:`sym`)."""
 
-    __slots__ = ("coeffs", "const", "_hash", "_key", "_text", "_order")
+    __slots__ = ("_hash", "_key", "_order", "_text", "coeffs", "const")
 
     def __init__(self, coeffs: Mapping[Atom, Fraction], const: Fraction) -> None:
         """Trusted constructor: ``coeffs`` must have no zero values."""

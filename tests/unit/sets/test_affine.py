@@ -125,4 +125,4 @@ def test_known_texts(e: Aff, text: str) -> None:
 def test_floor_value_is_mathematical_floor() -> None:
     e = affine.floor(affine.sym("i") / 3 - Fraction(1, 2))
     for v in range(-7, 8):
-        assert e.evaluate(lambda a: v) == math.floor(Fraction(v, 3) - Fraction(1, 2))
+        assert e.evaluate(lambda a, v=v: v) == math.floor(Fraction(v, 3) - Fraction(1, 2))
