@@ -268,7 +268,7 @@ class Aff:
     def __rsub__(self, other: Operand) -> Aff:
         return (-self) + other
 
-    def __mul__(self, k: Num) -> Aff:
+    def __mul__(self, k: Num | Aff) -> Aff:
         if isinstance(k, Aff):  # only scalars: the product of two expressions is not affine
             if k.is_constant():
                 k = k.const
