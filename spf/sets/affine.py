@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from fractions import Fraction
+from functools import cmp_to_key
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ class Floor(_Arith):
 
 
 Atom: TypeAlias = Sym | Call | Floor
-Operand: TypeAlias = "Aff | int | Fraction"
+Operand: TypeAlias = "Aff | Sym | Call | Floor | int | Fraction"
 
 
 def _integral(atom: Atom) -> bool:
@@ -246,6 +247,8 @@ class Aff:
 
     # --- arithmetic
     def __add__(self, other: Operand) -> Aff:
+        if isinstance(other, _Arith):
+            other = other.aff()
         if not isinstance(other, Aff):
             return Aff(self.coeffs, self.const + other)
         out = dict(self.coeffs)
@@ -350,6 +353,20 @@ class Aff:
     def free_names(self) -> frozenset[str]:
         return frozenset(s.name for s in self.symbols())
 
+    def has(self, s: Sym) -> bool:
+        """Whether the symbol ``s`` occurs anywhere (inside calls and floors too)."""
+        return any(x == s for x in self.symbols())
+
+    def call_depth(self) -> int:
+        """How deeply UF calls nest (0: none; ``f(g(i))``: 2)."""
+        out = 0
+        for a in self.coeffs:
+            if isinstance(a, Call):
+                out = max(out, 1 + max((x.call_depth() for x in a.args), default=0))
+            elif isinstance(a, Floor):
+                out = max(out, a.arg.call_depth())
+        return out
+
     def denominator(self) -> int:
         """The least common multiple of the coefficients' and constant's denominators."""
         den = self.const.denominator
@@ -376,7 +393,10 @@ class Aff:
             out = out + new * c
         return out if changed else self
 
-    def xreplace(self, mapping: Mapping[Sym, Aff] | Mapping[Atom, Aff]) -> Aff:
+    def xreplace(
+        self,
+        mapping: Mapping[Sym, Aff] | Mapping[Call, Aff] | Mapping[Floor, Aff] | Mapping[Atom, Aff],
+    ) -> Aff:
         """``self`` with the atoms that are keys of ``mapping`` replaced by their values."""
         if not mapping:
             return self
@@ -506,6 +526,79 @@ def total(items: Iterable[Aff]) -> Aff:
     for e in items:
         out = out + e
     return out
+
+
+# ----------------------------------------------------------------------------- sympy's order
+_CLASS_ORDER = {
+    n: k
+    for k, n in enumerate(
+        ("Zero", "One", "Half", "Infinity", "NaN", "NegativeOne", "NegativeInfinity")
+        + ("Integer", "Rational", "Float", "Exp1", "Pi", "ImaginaryUnit", "Symbol", "Wild")
+        + ("Pow", "Mul", "Add")
+    )
+}
+"""The start of sympy's ``ordering_of_classes`` (the classes an expression here can have;
+``floor`` and UF calls are not in it, so they compare by class name after these)."""
+
+Node: TypeAlias = "tuple[str, tuple[Any, ...]]"
+
+
+def term_list(e: Aff) -> list[Aff]:
+    """The terms of ``e`` in the order of sympy's ``Add.args`` (the constant first, then
+    the terms by sympy's ``Basic.compare``): code generation writes sums in this order, as
+    it did when the expressions were sympy's."""
+    terms = [Aff({a: c}, Fraction(0)) for a, c in e.coeffs.items()]
+    terms.sort(key=cmp_to_key(lambda x, y: _compare(_node(x), _node(y))))
+    return [Aff({}, e.const), *terms] if e.const or not terms else terms
+
+
+def _number_node(c: Fraction) -> Node:
+    named = {
+        Fraction(0): "Zero",
+        Fraction(1): "One",
+        Fraction(1, 2): "Half",
+        Fraction(-1): "NegativeOne",
+    }
+    if c in named:
+        return named[c], ()
+    if c.denominator == 1:
+        return "Integer", (c.numerator,)
+    return "Rational", (c.numerator, c.denominator)
+
+
+def _atom_node(a: Atom) -> Node:
+    if isinstance(a, Sym):
+        return "Symbol", (a.name,)
+    if isinstance(a, Call):
+        return a.base, tuple(_node(x) for x in a.args)
+    return "floor", (_node(a.arg),)
+
+
+def _node(e: Aff) -> Node:
+    """``e`` as sympy's tree: ``(class name, hashable content)``."""
+    if not e.coeffs:
+        return _number_node(e.const)
+    if len(e.coeffs) == 1 and not e.const:
+        ((a, c),) = e.coeffs.items()
+        return _atom_node(a) if c == 1 else ("Mul", (_number_node(c), _atom_node(a)))
+    return "Add", tuple(_node(t) for t in term_list(e))
+
+
+def _compare(x: Node, y: Node) -> int:
+    """sympy's ``Basic.compare`` on two trees."""
+    if x[0] != y[0]:
+        unknown = len(_CLASS_ORDER) + 1
+        i, j = _CLASS_ORDER.get(x[0], unknown), _CLASS_ORDER.get(y[0], unknown)
+        if i == unknown and j == unknown:
+            return (x[0] > y[0]) - (x[0] < y[0])
+        return (i > j) - (i < j)
+    if len(x[1]) != len(y[1]):
+        return (len(x[1]) > len(y[1])) - (len(x[1]) < len(y[1]))
+    for a, b in zip(x[1], y[1], strict=True):
+        c = _compare(a, b) if isinstance(a, tuple) else (a > b) - (a < b)
+        if c:
+            return c
+    return 0
 
 
 # ----------------------------------------------------------------------------- sympy edge

@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     import sympy as sp
 
     from spf.sets.uf import UF
-else:
-    from spf._lazy import sympy as sp
 
 MARK = "[]"
 """Suffix of the term name of a tuple-valued UF's component (never a valid UF name)."""
@@ -117,6 +115,8 @@ def call(name: str, args: Sequence[Aff]) -> Aff:
 
 def sympy_call(name: str, args: Sequence[sp.Expr]) -> sp.Expr:
     """The term ``(name, args)`` as a sympy call (the edge to sympy)."""
+    import sympy as sp
+
     if is_component(name):
         return _component_function(base_name(name))(*args)
     return sp.Function(name)(*args)

@@ -126,3 +126,11 @@ def test_floor_value_is_mathematical_floor() -> None:
     e = affine.floor(affine.sym("i") / 3 - Fraction(1, 2))
     for v in range(-7, 8):
         assert e.evaluate(lambda a, v=v: v) == math.floor(Fraction(v, 3) - Fraction(1, 2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(exprs)
+def test_term_list_is_sympys_add_args(e: Aff) -> None:
+    s = to_sympy(e)
+    want = list(s.args) if isinstance(s, sp.Add) else [s]
+    assert [str(t) for t in affine.term_list(e)] == [str(t) for t in want]

@@ -3,6 +3,7 @@ are spf's own, :mod:`spf.sets.affine`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -28,3 +29,27 @@ def test_import_spf_and_set_operations_never_load_sympy() -> None:
     assert (loaded, params) == ("False", "True")
     assert "i <= 2" in text or "i < 3" in text
     assert third == "True Symbol"
+
+
+_HOT = """
+import sys
+import spf, spf.kernels
+comp = spf.kernels.sptrsv_csr()
+comp.wavefront("i")
+comp.compile()
+spf.kernels.spmv_csr().compile()
+print("sympy" in sys.modules, sorted(m for m in sys.modules if m.startswith("sympy"))[:3])
+"""
+
+
+def test_sptrsv_wavefront_and_csr_spmv_compile_never_import_sympy(tmp_path: object) -> None:
+    env = {**os.environ, "SPF_CACHE_DIR": str(tmp_path)}  # cold: nothing remembered
+    done = subprocess.run(
+        [sys.executable, "-c", _HOT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+        env=env,
+    )
+    assert done.stdout.split()[0] == "False", done.stdout
