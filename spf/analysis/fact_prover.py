@@ -40,8 +40,8 @@ from spf.analysis.fact_plan import (
     rename,
 )
 from spf.errors import SpfError
-from spf.sets.facts import Fact, check_domain, is_empty_under
 from spf.sets.affine import Aff, Call, Sym
+from spf.sets.facts import Fact, check_domain, is_empty_under
 from spf.sets.linear import sym
 from spf.sets.memo import Table
 

@@ -27,13 +27,13 @@ from spf.codegen.loop_ast import Expr, Int, Op, Var
 from spf.errors import InternalError, SpfError
 from spf.ir.reading import is_constant
 from spf.sets import affine
-from spf.sets.affine import Aff
 from spf.sets.linear import DT
 from spf.sets.view import uf_view
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
     from spf.ir.reading import StmtReading
+    from spf.sets.affine import Aff
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import CodegenError
-
 from spf.sets.affine import Aff, Atom, Call, Sym
 
 if TYPE_CHECKING:

@@ -532,9 +532,26 @@ def total(items: Iterable[Aff]) -> Aff:
 _CLASS_ORDER = {
     n: k
     for k, n in enumerate(
-        ("Zero", "One", "Half", "Infinity", "NaN", "NegativeOne", "NegativeInfinity")
-        + ("Integer", "Rational", "Float", "Exp1", "Pi", "ImaginaryUnit", "Symbol", "Wild")
-        + ("Pow", "Mul", "Add")
+        (
+            "Zero",
+            "One",
+            "Half",
+            "Infinity",
+            "NaN",
+            "NegativeOne",
+            "NegativeInfinity",
+            "Integer",
+            "Rational",
+            "Float",
+            "Exp1",
+            "Pi",
+            "ImaginaryUnit",
+            "Symbol",
+            "Wild",
+            "Pow",
+            "Mul",
+            "Add",
+        )
     )
 }
 """The start of sympy's ``ordering_of_classes`` (the classes an expression here can have;

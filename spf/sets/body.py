@@ -8,8 +8,8 @@ A :class:`Body` is ``{ t : exists e, u : u_k = f_k(args_k) for all k and iset(t,
 * ``e``: hidden variables (``exists``) that some UF argument needs, dims ``__e0 ...``; hidden
   variables no UF argument needs are true isl existentials and not listed;
 * ``u``: one dim ``__u0 ...`` per distinct UF call; ``terms[k] = (name, args)`` with the
-  arguments as :class:`~spf.sets.affine.Aff` expressions over the internal symbols, parameters and earlier ``__u``
-  (nested calls such as ``perm(col(k))`` are flattened).
+  arguments as :class:`~spf.sets.affine.Aff` expressions over the internal symbols,
+  parameters and earlier ``__u`` (nested calls such as ``perm(col(k))`` are flattened).
 
 UF values are set dimensions placed after the tuple, never isl parameters (unsound in
 relations) nor isl existentials (isl eliminates them). Dimensions are addressed by position
@@ -28,7 +28,6 @@ import islpy as isl
 
 from spf.errors import InternalError
 from spf.sets import calls
-from spf.sets.affine import Aff, Atom, Sym
 from spf.sets.linear import (
     DT,
     basic_constraints,
@@ -42,6 +41,9 @@ from spf.sets.linear import (
     with_known_divs,
 )
 from spf.sets.memo import Table, memo
+
+if TYPE_CHECKING:
+    from spf.sets.affine import Aff, Atom, Sym
 
 Term: TypeAlias = "tuple[str, tuple[Aff, ...]]"
 

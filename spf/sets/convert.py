@@ -18,12 +18,12 @@ from spf.clang import ISL_RESERVED
 from spf.errors import ArityError, InternalError, ParseError, UndeclaredError
 from spf.sets import affine
 from spf.sets import syntax as ast
-from spf.sets.affine import Aff, Sym
 from spf.sets.body import Body, Term, canonical, lift_pair
 from spf.sets.calls import component_name
 from spf.sets.linear import esym, sym, to_isl, tsym, usym
 
 if TYPE_CHECKING:
+    from spf.sets.affine import Aff, Sym
     from spf.sets.uf import UF
 
 

@@ -31,7 +31,6 @@ import numpy as np
 
 from spf.errors import ArgumentError, ParseError, VerifyError
 from spf.sets import emptiness
-from spf.sets.affine import Aff, Sym
 from spf.sets.body import canonical, lift_pair
 from spf.sets.linear import (
     DT,
@@ -50,6 +49,7 @@ from spf.sets.printer import display_map
 from spf.sets.set_like import Set, _SetLike
 
 if TYPE_CHECKING:
+    from spf.sets.affine import Aff, Sym
     from spf.sets.body import Body, Term
     from spf.sets.pointeval import Layout
     from spf.sets.uf import UF
@@ -251,8 +251,8 @@ def check_domain(fact: Fact, ufs: Mapping[str, UF]) -> Set:
 
 def condition_terms(s: Set) -> list[list[tuple[bool, Aff]]]:
     """``s``'s constraints as conjunctions (one per disjunct) of ``(is_equality, e)`` meaning
-    ``e = 0`` / ``e >= 0``, over the tuple names, parameters and UF calls (:class:`~spf.sets.affine.Aff`).
-    ``SpfError`` when ``s`` has existential variables."""
+    ``e = 0`` / ``e >= 0``, over the tuple names, parameters and UF calls
+    (:class:`~spf.sets.affine.Aff`). ``SpfError`` when ``s`` has existential variables."""
     body = _body(s)
     if body.hidden:
         raise VerifyError(f"{s}: a condition with existential variables cannot be evaluated")

@@ -15,7 +15,7 @@ from typing import TypeAlias
 import islpy as isl
 
 from spf.sets import affine
-from spf.sets.affine import Aff, Atom, Call, Floor, Sym
+from spf.sets.affine import Aff, Atom, Floor, Sym
 from spf.sets.memo import Table
 
 DT = isl.dim_type

@@ -2,8 +2,9 @@
 
 ``uf_view(s, names)`` gives the isl set over ``[tuple | UF values]`` with the tuple dims named
 ``names`` and the UF-value dims ``__u0 ...``, plus the call table with arguments as
-:class:`~spf.sets.affine.Aff` expressions over those names (nested calls refer to ``__u<k>``). Sets with hidden variables
-have no such view (their UF arguments are not functions of the tuple).
+:class:`~spf.sets.affine.Aff` expressions over those names (nested calls refer to
+``__u<k>``). Sets with hidden variables have no such view (their UF arguments are not
+functions of the tuple).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from spf.errors import ArgumentError, VerifyError
 from spf.sets.calls import base_name
-from spf.sets.linear import DT, sym, tsym, usym
+from spf.sets.linear import DT, sym, tsym
 
 if TYPE_CHECKING:
     import islpy as isl
