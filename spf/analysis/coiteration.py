@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from spf.analysis.dependences import function_of, padded
 from spf.errors import SpfError
 from spf.ir.reading import is_constant
-from spf.sets.affine import Aff, Atom, Call, Sym
+from spf.sets.affine import Aff, Atom, Call, Num, Sym
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
@@ -242,7 +242,7 @@ def _args(call: Aff) -> tuple[Aff, ...]:
 
 def _key_equality(is_eq: bool, e: Aff, j1: str, j2: str) -> tuple[Aff, Aff]:
     """``c1(j1) = c2(j2)`` as the pair ``(c1(j1), c2(j2))``."""
-    parts: list[tuple[Atom | None, Fraction]] = [(None, e.const)] if e.const else []
+    parts: list[tuple[Atom | None, Num]] = [(None, e.const)] if e.const else []
     parts += e.ordered()
     calls = []
     for a, coeff in parts:

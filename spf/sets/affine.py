@@ -88,9 +88,9 @@ class Sym(_Arith):
     def text(self) -> str:
         return self.name
 
-    def substituted(self, sub: Callable[[Atom], Aff | None]) -> Aff:
-        got = sub(self)
-        return got if got is not None else Aff.atom(self)
+    def replaced(self, sub: Callable[[Atom], Aff | None]) -> Aff | None:
+        """The atom with ``sub`` applied (None: unchanged)."""
+        return sub(self)
 
     def symbols(self) -> Iterator[Sym]:
         yield self
@@ -140,12 +140,15 @@ class Call(_Arith):
             return f"{self.base}({', '.join(map(str, args))})[{c}]"
         return f"{self.name}({', '.join(map(str, self.args))})"
 
-    def substituted(self, sub: Callable[[Atom], Aff | None]) -> Aff:
+    def replaced(self, sub: Callable[[Atom], Aff | None]) -> Aff | None:
+        """The atom with ``sub`` applied (None: unchanged)."""
         got = sub(self)
         if got is not None:
             return got
         args = tuple(a.substituted(sub) for a in self.args)
-        return Aff.atom(self if args == self.args else Call(self.name, args))
+        if all(new is old for new, old in zip(args, self.args, strict=True)):
+            return None
+        return Call(self.name, args).aff()
 
     def symbols(self) -> Iterator[Sym]:
         for a in self.args:
@@ -176,12 +179,13 @@ class Floor(_Arith):
     def text(self) -> str:
         return f"floor({self.arg})"
 
-    def substituted(self, sub: Callable[[Atom], Aff | None]) -> Aff:
+    def replaced(self, sub: Callable[[Atom], Aff | None]) -> Aff | None:
+        """The atom with ``sub`` applied (None: unchanged)."""
         got = sub(self)
         if got is not None:
             return got
         arg = self.arg.substituted(sub)
-        return Aff.atom(self) if arg == self.arg else floor(arg)
+        return None if arg is self.arg else floor(arg)
 
     def symbols(self) -> Iterator[Sym]:
         yield from self.arg.symbols()
@@ -197,7 +201,12 @@ def _integral(atom: Atom) -> bool:
     return not isinstance(atom, Call)
 
 
-def _num_text(c: Fraction) -> str:
+def _norm(c: Fraction) -> Num:
+    """``c`` as an ``int`` when it is one (integers are the common case, and faster)."""
+    return c.numerator if c.denominator == 1 else c
+
+
+def _num_text(c: Num) -> str:
     return str(c.numerator) if c.denominator == 1 else f"{c.numerator}/{c.denominator}"
 
 
@@ -207,24 +216,24 @@ class Aff:
 
     __slots__ = ("_hash", "_key", "_order", "_text", "coeffs", "const")
 
-    def __init__(self, coeffs: Mapping[Atom, Fraction], const: Fraction) -> None:
+    def __init__(self, coeffs: Mapping[Atom, Num], const: Num) -> None:
         """Trusted constructor: ``coeffs`` must have no zero values."""
-        self.coeffs: dict[Atom, Fraction] = dict(coeffs)
+        self.coeffs: dict[Atom, Num] = dict(coeffs)
         self.const = const
         self._hash: int | None = None
         self._key: SortKey | None = None
         self._text: str | None = None
-        self._order: list[tuple[Atom, Fraction]] | None = None
+        self._order: list[tuple[Atom, Num]] | None = None
 
     # --- construction
     @staticmethod
     def atom(a: Atom, coeff: Num = 1) -> Aff:
-        c = Fraction(coeff)
-        return Aff({a: c} if c else {}, Fraction(0))
+        c = _norm(coeff) if isinstance(coeff, Fraction) else coeff
+        return Aff({a: c} if c else {}, 0)
 
     @staticmethod
     def const_of(value: Num) -> Aff:
-        return Aff({}, Fraction(value))
+        return Aff({}, _norm(value) if isinstance(value, Fraction) else value)
 
     # --- value semantics
     def __eq__(self, other: object) -> bool:
@@ -280,13 +289,15 @@ class Aff:
             else:
                 raise ValueError(f"not affine: ({self})*({k})")
         if not k:
-            return Aff({}, Fraction(0))
+            return Aff({}, 0)
+        if isinstance(k, Fraction):
+            return Aff({a: _norm(c * k) for a, c in self.coeffs.items()}, _norm(self.const * k))
         return Aff({a: c * k for a, c in self.coeffs.items()}, self.const * k)
 
     __rmul__ = __mul__
 
     def __truediv__(self, k: Num) -> Aff:
-        return self * (1 / Fraction(k))
+        return self * (Fraction(1) / k)
 
     # --- reading
     def is_constant(self) -> bool:
@@ -313,9 +324,9 @@ class Aff:
         a = self.as_atom()
         return a if isinstance(a, Sym) else None
 
-    def coeff(self, a: Atom) -> Fraction:
+    def coeff(self, a: Atom) -> Num:
         """The coefficient of the atom ``a`` (0 when absent)."""
-        return self.coeffs.get(a, Fraction(0))
+        return self.coeffs.get(a, 0)
 
     def atoms(self) -> list[Atom]:
         """The top-level atoms, in printing order."""
@@ -374,7 +385,7 @@ class Aff:
             den = math.lcm(den, c.denominator)
         return den
 
-    def ordered(self) -> list[tuple[Atom, Fraction]]:
+    def ordered(self) -> list[tuple[Atom, Num]]:
         """``(atom, coeff)`` in sympy's printing order (by the atoms' sort keys)."""
         if self._order is None:
             self._order = sorted(self.coeffs.items(), key=lambda ac: ac[0].key())
@@ -383,15 +394,26 @@ class Aff:
     # --- substitution and evaluation
     def substituted(self, sub: Callable[[Atom], Aff | None]) -> Aff:
         """``self`` with every atom ``a`` for which ``sub(a)`` is not None replaced, and
-        atoms inside calls and floors substituted too (sympy's ``xreplace``)."""
-        out = Aff({}, self.const)
-        changed = False
-        for a, c in self.coeffs.items():
-            new = a.substituted(sub)
-            if new.as_atom() is not a:
-                changed = True
-            out = out + new * c
-        return out if changed else self
+        atoms inside calls and floors substituted too (sympy's ``xreplace``); ``self`` itself
+        when nothing changes."""
+        changes = [
+            (a, c, new) for a, c in self.coeffs.items() if (new := a.replaced(sub)) is not None
+        ]
+        if not changes:
+            return self
+        out = dict(self.coeffs)
+        const = self.const
+        for a, _, _ in changes:
+            del out[a]
+        for _, c, new in changes:
+            for b, d in new.coeffs.items():
+                v = out.get(b, 0) + d * c
+                if v:
+                    out[b] = v
+                else:
+                    out.pop(b, None)
+            const += new.const * c
+        return Aff(out, const)
 
     def xreplace(
         self,
@@ -403,10 +425,10 @@ class Aff:
         get = mapping.get
         return self.substituted(lambda a: get(a))  # type: ignore[arg-type]
 
-    def evaluate(self, value: Callable[[Atom], Num]) -> Fraction:
+    def evaluate(self, value: Callable[[Atom], Num]) -> Num:
         """The exact value, with ``value(atom)`` giving each symbol's and call's value
         (floors are evaluated here)."""
-        total = Fraction(self.const)
+        total = self.const
         for a, c in self.coeffs.items():
             if isinstance(a, Floor):
                 v: Num = math.floor(a.arg.evaluate(value))
@@ -432,9 +454,9 @@ class Aff:
         terms = tuple(_term_key(a, c) for a, c in self._print_order())
         return ((3, 1, "Add"), (len(terms), terms), _ONE_KEY, 1)
 
-    def _print_order(self) -> list[tuple[Atom | None, Fraction]]:
+    def _print_order(self) -> list[tuple[Atom | None, Num]]:
         """Terms in sympy's ``as_ordered_terms`` order, the constant as ``(None, c)``."""
-        terms: list[tuple[Atom | None, Fraction]] = list(self.ordered())
+        terms: list[tuple[Atom | None, Num]] = list(self.ordered())
         if self.const:
             if len(terms) == 1 and self.const > 0 and terms[0][1] < 0:
                 return [(None, self.const), *terms]  # sympy's ``1 - i``
@@ -459,14 +481,14 @@ class Aff:
         return out
 
 
-def _term_key(a: Atom | None, c: Fraction) -> SortKey:
+def _term_key(a: Atom | None, c: Num) -> SortKey:
     if a is None:
         return ((1, 0, "Number"), (0, ()), (), c)
     k = a.key()
     return (k[0], k[1], _ONE_KEY, c)
 
 
-def _mul_text(a: Atom, c: Fraction) -> str:
+def _mul_text(a: Atom, c: Num) -> str:
     """sympy's text of ``c*a``: ``i``, ``-i``, ``3*i``, ``i/2``, ``-3*col(i)/2``."""
     body = a.text()
     p, q = c.numerator, c.denominator
@@ -481,37 +503,37 @@ def _mul_text(a: Atom, c: Fraction) -> str:
 
 def sym(name: str) -> Aff:
     """The integer symbol ``name`` as an expression."""
-    return Aff({Sym(name): Fraction(1)}, Fraction(0))
+    return Aff({Sym(name): 1}, 0)
 
 
 def const(value: Num) -> Aff:
     """The constant ``value`` as an expression."""
-    return Aff({}, Fraction(value))
+    return Aff({}, _norm(value) if isinstance(value, Fraction) else value)
 
 
-ZERO = Aff({}, Fraction(0))
+ZERO = Aff({}, 0)
 
 
 def call(name: str, args: Iterable[Aff]) -> Aff:
     """The UF call term ``name(args...)`` as an expression."""
-    return Aff({Call(name, args): Fraction(1)}, Fraction(0))
+    return Aff({Call(name, args): 1}, 0)
 
 
 def floor(e: Aff) -> Aff:
     """``floor(e)`` in normal form: integer terms (integer multiples of symbols and floors,
     an integer constant) come out; a constant alone is evaluated (sympy's rules)."""
-    inner: dict[Atom, Fraction] = {}
-    out: dict[Atom, Fraction] = {}
+    inner: dict[Atom, Num] = {}
+    out: dict[Atom, Num] = {}
     for a, c in e.coeffs.items():
         if c.denominator == 1 and _integral(a):
             out[a] = c
         else:
             inner[a] = c
-    whole = e.const if e.const.denominator == 1 else Fraction(0)
+    whole = e.const if e.const.denominator == 1 else 0
     rest = e.const - whole
     if not inner:
         return Aff(out, whole + math.floor(rest))
-    out[Floor(Aff(inner, rest))] = Fraction(1)
+    out[Floor(Aff(inner, rest))] = 1
     return Aff(out, whole)
 
 
@@ -564,22 +586,18 @@ def term_list(e: Aff) -> list[Aff]:
     """The terms of ``e`` in the order of sympy's ``Add.args`` (the constant first, then
     the terms by sympy's ``Basic.compare``): code generation writes sums in this order, as
     it did when the expressions were sympy's."""
-    terms = [Aff({a: c}, Fraction(0)) for a, c in e.coeffs.items()]
+    terms = [Aff({a: c}, 0) for a, c in e.coeffs.items()]
     terms.sort(key=cmp_to_key(lambda x, y: _compare(_node(x), _node(y))))
     return [Aff({}, e.const), *terms] if e.const or not terms else terms
 
 
-def _number_node(c: Fraction) -> Node:
-    named = {
-        Fraction(0): "Zero",
-        Fraction(1): "One",
-        Fraction(1, 2): "Half",
-        Fraction(-1): "NegativeOne",
-    }
-    if c in named:
-        return named[c], ()
+def _number_node(c: Num) -> Node:
+    named = {0: "Zero", 1: "One", -1: "NegativeOne"}
     if c.denominator == 1:
-        return "Integer", (c.numerator,)
+        n = int(c)
+        return (named[n], ()) if n in named else ("Integer", (n,))
+    if c == Fraction(1, 2):
+        return "Half", ()
     return "Rational", (c.numerator, c.denominator)
 
 

@@ -15,7 +15,7 @@ from typing import TypeAlias
 import islpy as isl
 
 from spf.sets import affine
-from spf.sets.affine import Aff, Atom, Floor, Sym
+from spf.sets.affine import Aff, Atom, Floor, Num, Sym
 from spf.sets.memo import Table
 
 DT = isl.dim_type
@@ -94,7 +94,7 @@ def integral(expr: Aff) -> tuple[Aff, int]:
     return (expr * den if den != 1 else expr), den
 
 
-def coefficient(expr: Aff, s: Atom) -> Fraction:
+def coefficient(expr: Aff, s: Atom) -> Num:
     """The coefficient of ``s`` in ``expr`` (UF calls and floors count as atoms)."""
     return expr.coeff(s)
 
@@ -121,16 +121,17 @@ def val(n: int) -> isl.Val:
     return isl.Val(str(int(n)))
 
 
-def _coeff(v: isl.Val) -> Fraction:
-    """A rational isl value exactly (integers, the usual case, without a text round trip)."""
+def _coeff(v: isl.Val) -> Num:
+    """A rational isl value exactly (integers, the usual case, as ``int`` without a text
+    round trip)."""
     if v.is_int():
-        return Fraction(v.to_python())
+        return int(v.to_python())
     return _frac(v)
 
 
 def aff_to_expr(aff: isl.Aff, names: Sequence[Sym]) -> Aff:
     """An isl affine expression over set dims named by ``names`` (divs as floor)."""
-    out: dict[Atom, Fraction] = {}
+    out: dict[Atom, Num] = {}
     for k in range(aff.dim(DT.in_)):
         c = aff.get_coefficient_val(DT.in_, k)
         if not c.is_zero():
