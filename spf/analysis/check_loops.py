@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from spf.errors import CodegenError
 from spf.ir import build
 from spf.sets.affine import Aff, Atom, Call, Floor, Sym
-from spf.sets.calls import call_parts
+from spf.sets.calls import call_text
 from spf.sets.facts import Fact, check_domain, condition_terms
 
 if TYPE_CHECKING:
@@ -175,9 +175,7 @@ def _atom_c(a: Atom, e: Aff) -> str:
     if isinstance(a, Sym):
         return a.name
     if isinstance(a, Call):
-        name, args, component = call_parts(a.aff())
-        call = f"{name}({', '.join(_c(x) for x in args)})"
-        return call if component is None else f"{call}[{component}]"
+        return call_text(a, _c)
     raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
 
 

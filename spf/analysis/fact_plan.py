@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from spf.errors import SpfError
 from spf.sets import Set, affine
 from spf.sets.affine import Aff, Atom, Call, Sym
-from spf.sets.calls import call_parts
+from spf.sets.calls import call_text
 from spf.sets.facts import Fact, check_domain, condition_terms, is_empty_under
 from spf.sets.linear import coefficient, sym
 from spf.sets.memo import Table
@@ -103,9 +103,7 @@ def _operand_text(a: Atom) -> str:
     if isinstance(a, Sym):
         return a.name
     if isinstance(a, Call):
-        name, args, component = call_parts(a.aff())
-        text = f"{name}({', '.join(_affine_text(x) for x in args)})"
-        return text if component is None else f"{text}[{component}]"
+        return call_text(a, _affine_text)
     return f"({a})"
 
 

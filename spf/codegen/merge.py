@@ -25,11 +25,9 @@ from spf.codegen.loop_ast import (
     Expr,
     For,
     If,
-    Int,
     Merge,
     Node,
     Op,
-    UFRead,
     Var,
     walk,
 )
@@ -203,30 +201,11 @@ def _fold(op: str, items: list[Expr]) -> Expr:
 
 def to_expr(e: Aff, env: Mapping[str, Expr]) -> Expr:
     """An expression of the domain (integers, iterators, parameters, ``+``, ``*``,
-    ``floor``, UF calls) as a loop-AST expression; iterators are replaced by ``env``."""
-    from spf.sets.affine import Call as AffCall
-    from spf.sets.affine import Floor, Sym, term_list
-    from spf.sets.linear import integral
+    ``floor``, UF calls) as a loop-AST expression, the constant last; iterators are
+    replaced by ``env``."""
+    from spf.codegen.affine_expr import loop_expr
 
-    if e.is_integer():
-        return Int(int(e))
-    if len(e.coeffs) + bool(e.const) > 1:
-        terms = sorted(term_list(e), key=lambda t: t.is_constant())  # k + 1
-        return _fold("+", [to_expr(t, env) for t in terms])
-    if e.coeffs:
-        ((atom, coeff),) = e.coeffs.items()
-        if coeff != 1:
-            if coeff == -1:
-                return Op("neg", (to_expr(Aff.atom(atom), env),))
-            return Op("*", (to_expr(Aff({}, coeff), env), to_expr(Aff.atom(atom), env)))
-        if isinstance(atom, Sym):
-            return env.get(atom.name, Var(atom.name))
-        if isinstance(atom, Floor):
-            num, den = integral(atom.arg)
-            return Op("floord", (to_expr(num, env), Int(den)))
-        if isinstance(atom, AffCall):
-            return UFRead(atom.base, tuple(to_expr(a, env) for a in atom.args))
-    raise CodegenError(f"spf bug: cannot generate code for the merge bound {e}")
+    return loop_expr(e, lambda n: env.get(n, Var(n)), constant_last=True, what="merge bound")
 
 
 def merge_tag(n: Merge) -> str:

@@ -46,6 +46,7 @@ import islpy as isl
 
 from spf.analysis.dependences import padded
 from spf.codegen import from_isl
+from spf.codegen.affine_expr import loop_expr
 from spf.codegen.binds import bind_all_where_used
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -71,9 +72,8 @@ from spf.codegen.loop_ast import (
 from spf.codegen.written_ufs import is_written_index_array, written_level
 from spf.errors import CodegenError, SpfError
 from spf.ir.reading import is_constant, storage_of
-from spf.sets.affine import Aff, Floor, Sym, term_list
-from spf.sets.affine import Call as AffCall
-from spf.sets.linear import DT, integral, to_isl
+from spf.sets.affine import Aff, Sym
+from spf.sets.linear import DT, to_isl
 from spf.sets.view import uf_view
 
 if TYPE_CHECKING:
@@ -808,30 +808,11 @@ def _with_value_names(e: Aff, local: Sequence[str]) -> Aff:
 def _to_expr(e: Aff, local: Sequence[str]) -> Expr:
     """An expression (integers, symbols, +, *, floor, UF calls) -> loop AST expression, a
     sum's terms in sympy's order; ``__u<k>`` symbols refer to ``local[k]``."""
-    if e.is_integer():
-        return Int(int(e))
-    if len(e.coeffs) + bool(e.const) > 1:
-        terms = [_to_expr(t, local) for t in term_list(e)]
-        out = terms[0]
-        for t in terms[1:]:
-            out = Op("+", (out, t))
-        return out
-    if e.coeffs:
-        ((atom, coeff),) = e.coeffs.items()
-        if coeff != 1:
-            if coeff == -1:
-                return Op("neg", (_to_expr(Aff.atom(atom), local),))
-            return Op("*", (_to_expr(Aff({}, coeff), local), _to_expr(Aff.atom(atom), local)))
-        if isinstance(atom, Sym):
-            if atom.name.startswith("__u"):
-                return Var(local[int(atom.name[3:])])
-            return Var(atom.name)
-        if isinstance(atom, Floor):
-            num, den = integral(atom.arg)
-            return Op("floord", (_to_expr(num, local), Int(den)))
-        if isinstance(atom, AffCall):
-            return UFRead(atom.base, tuple(_to_expr(a, local) for a in atom.args))
-    raise CodegenError(f"spf bug: cannot generate code for the expression {e}")
+
+    def name(n: str) -> Expr:
+        return Var(local[int(n[3:])]) if n.startswith("__u") else Var(n)
+
+    return loop_expr(e, name, constant_last=False, what="expression")
 
 
 def _text(e: Expr) -> str:

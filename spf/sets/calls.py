@@ -20,7 +20,7 @@ same as a sympy applied undefined function, for the few places that still need s
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import islpy as isl
@@ -106,6 +106,14 @@ def call_parts(e: Aff) -> tuple[str, tuple[Aff, ...], int | None]:
         *args, c = a.args
         return a.base, tuple(args), int(c)
     return a.name, a.args, None
+
+
+def call_text(a: Call, arg_text: Callable[[Aff], str]) -> str:
+    """``f(args)`` or, for a tuple-valued UF's component, ``f(args)[c]``, each argument
+    printed by ``arg_text``."""
+    name, args, component = call_parts(a.aff())
+    text = f"{name}({', '.join(arg_text(x) for x in args)})"
+    return text if component is None else f"{text}[{component}]"
 
 
 def call(name: str, args: Sequence[Aff]) -> Aff:
