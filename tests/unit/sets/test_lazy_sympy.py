@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import spf
+
 _CHILD = """
 import sys
 import spf
@@ -43,7 +45,9 @@ print("sympy" in sys.modules, sorted(m for m in sys.modules if m.startswith("sym
 
 
 def test_sptrsv_wavefront_and_csr_spmv_compile_never_import_sympy(tmp_path: object) -> None:
-    env = {**os.environ, "SPF_CACHE_DIR": str(tmp_path)}  # cold: nothing remembered
+    root = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))  # this spf
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path, "SPF_CACHE_DIR": str(tmp_path)}  # cold
     done = subprocess.run(
         [sys.executable, "-c", _HOT],
         capture_output=True,
