@@ -73,6 +73,8 @@ class Sym(_Arith):
         self._hash = hash(("Sym", name))
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, Aff):
+            return other.as_atom() == self
         return isinstance(other, Sym) and other.name == self.name
 
     def __hash__(self) -> int:
@@ -109,6 +111,8 @@ class Call(_Arith):
         self._key: SortKey | None = None
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, Aff):
+            return other.as_atom() == self
         return (
             isinstance(other, Call)
             and other._hash == self._hash
@@ -165,6 +169,8 @@ class Floor(_Arith):
         self._hash = hash(("Floor", arg))
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, Aff):
+            return other.as_atom() == self
         return isinstance(other, Floor) and other._hash == self._hash and other.arg == self.arg
 
     def __hash__(self) -> int:
@@ -241,11 +247,16 @@ class Aff:
             return self.const == other.const and self.coeffs == other.coeffs
         if isinstance(other, (int, Fraction)):
             return not self.coeffs and self.const == other
+        if isinstance(other, _Arith):  # an atom equals the expression ``1*atom``
+            return self.as_atom() == other
         return NotImplemented
 
     def __hash__(self) -> int:
         if self._hash is None:
-            if not self.coeffs:
+            atom = self.as_atom()
+            if atom is not None:  # equal to the atom itself: the same hash
+                self._hash = hash(atom)
+            elif not self.coeffs:
                 self._hash = hash(self.const)
             else:
                 self._hash = hash((frozenset(self.coeffs.items()), self.const))

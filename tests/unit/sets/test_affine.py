@@ -134,3 +134,17 @@ def test_term_list_is_sympys_add_args(e: Aff) -> None:
     s = to_sympy(e)
     want = list(s.args) if isinstance(s, sp.Add) else [s]
     assert [str(t) for t in affine.term_list(e)] == [str(t) for t in want]
+
+
+def test_an_atom_equals_its_one_term_expression_with_the_same_hash() -> None:
+    i = Sym("i")
+    assert i.aff() == i
+    assert i == i.aff()
+    assert hash(i.aff()) == hash(i)
+    c = Call("col", [i.aff()])
+    assert c.aff() == c
+    assert c == c.aff()
+    assert hash(c.aff()) == hash(c)
+    assert (2 * i) != i
+    assert i.aff() + 1 != i
+    assert {i: 1}[i.aff()] == 1
