@@ -12,21 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from spf.errors import CodegenError
 from spf.ir import build
-from spf.sets.calls import call_parts
+from spf.sets.affine import Aff, Atom, Call, Floor, Sym
+from spf.sets.calls import call_text
 from spf.sets.facts import Fact, check_domain, condition_terms
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
     from spf.sets import UF, Set
-
-if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,7 @@ def _shared_loops(domains: Sequence[Set]) -> list[int]:
     level 2, ...) are kept apart: fused, the scanner would split them into a piece per
     overlap of the ranges, each with every fact's guards (three CSF levels' checks: twice
     the code, seven times the scanning time and twice the compiler time of three loops)."""
-    keys: list[frozenset[tuple[bool, sp.Expr]] | None] = []
+    keys: list[frozenset[tuple[bool, Aff]] | None] = []
     out = []
     for domain in domains:
         if not domain.tuple_vars:
@@ -136,7 +133,7 @@ def _shared_loops(domains: Sequence[Set]) -> list[int]:
     return out
 
 
-def _first_loop_bounds(domain: Set) -> frozenset[tuple[bool, sp.Expr]] | None:
+def _first_loop_bounds(domain: Set) -> frozenset[tuple[bool, Aff]] | None:
     """The constraints of ``domain`` on its first variable alone, that variable renamed to
     one name (None: a union or hidden variables, whose loops are not compared)."""
     from spf.analysis.fact_plan import conjunction  # not at import: a warm load needs none
@@ -145,32 +142,40 @@ def _first_loop_bounds(domain: Set) -> frozenset[tuple[bool, sp.Expr]] | None:
     if terms is None:
         return None
     first, *others = domain.tuple_vars
-    var = sp.Symbol("__first", integer=True)
+    var = Sym("__first").aff()
     out = set()
     for eq, e in terms:
-        names = {s.name for s in e.free_symbols}
+        names = e.free_names()
         if first in names and not names.intersection(others):
-            out.add((eq, e.xreplace({s: var for s in e.free_symbols if s.name == first})))
+            out.add((eq, e.xreplace({Sym(first): var})))
     return frozenset(out)
 
 
-def _c(e: sp.Expr) -> str:
-    """C text of an affine sympy expression whose atoms are names and UF calls."""
-    e = sp.expand(e)
-    if e.is_Integer:
-        return str(int(e))
-    if isinstance(e, sp.Symbol):
-        return str(e.name)
-    if isinstance(e, sp.Add):
-        return " + ".join(f"({_c(t)})" for t in sorted(e.args, key=str))
-    if isinstance(e, sp.Mul):
-        coeff, rest = e.as_coeff_Mul()
-        if coeff.is_Integer:
-            return f"{int(coeff)} * ({_c(rest)})"
-    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
-        name, args, component = call_parts(e)
-        call = f"{name}({', '.join(_c(a) for a in args)})"
-        return call if component is None else f"{call}[{component}]"
+def _c(e: Aff) -> str:
+    """C text of an affine expression whose atoms are names and UF calls (a sum's terms
+    in the order of their text)."""
+    if not e.coeffs:
+        if e.const.denominator == 1:
+            return str(int(e.const))
+    elif len(e.coeffs) == 1 and not e.const:
+        ((a, c),) = e.coeffs.items()
+        if c == 1:
+            return _atom_c(a, e)
+        if c.denominator == 1:
+            return f"{int(c)} * ({_atom_c(a, e)})"
+    else:
+        terms = [Aff({a: c}, Fraction(0)) for a, c in e.coeffs.items()]
+        if e.const:
+            terms.append(Aff({}, e.const))
+        return " + ".join(f"({_c(t)})" for t in sorted(terms, key=str))
+    raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
+
+
+def _atom_c(a: Atom, e: Aff) -> str:
+    if isinstance(a, Sym):
+        return a.name
+    if isinstance(a, Call):
+        return call_text(a, _c)
     raise CodegenError(f"cannot check {e} at run time (only affine expressions and UF calls)")
 
 
@@ -192,10 +197,19 @@ def _indexing(facts: Sequence[Fact], domains: Sequence[Set]) -> set[str]:
             out |= set(re.findall(r"(\w+)\s*\(", c))
         for conj in condition_terms(f.conclusion):
             for _, e in conj:
-                for call in e.atoms(sp.Function):
-                    for a in call.args:
-                        out |= {type(g).__name__ for g in a.atoms(sp.Function)}
+                for fn in _functions(e):
+                    for a in fn.args if isinstance(fn, Call) else (fn.arg,):
+                        out |= {_function_name(g) for g in _functions(a)}
     return out
+
+
+def _functions(e: Aff) -> set[Call | Floor]:
+    """The UF calls and floors anywhere in ``e``."""
+    return {*e.calls(), *e.floors()}
+
+
+def _function_name(f: Call | Floor) -> str:
+    return f.base if isinstance(f, Call) else "floor"
 
 
 def _fresh(base: str, taken: set[str]) -> str:

@@ -34,23 +34,21 @@ import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from spf.analysis.dependences import function_of, padded
 from spf.errors import SpfError
 from spf.ir.reading import is_constant
+from spf.sets.affine import Aff, Atom, Call, Num, Sym
 
 if TYPE_CHECKING:
-    import sympy as sp
-
     from spf.ir import ComputationIR
     from spf.ir.reading import StmtReading
     from spf.sets import syntax as ast
     from spf.sets.facts import Fact
-else:
-    from spf._lazy import sympy as sp
 
-Constraint = tuple[bool, "sp.Expr"]
+Constraint = tuple[bool, "Aff"]
 """``(is_equality, e)``: ``e = 0`` or ``e >= 0`` (:func:`spf.sets.facts.condition_terms`)."""
 
 TAG = "coiterate"
@@ -67,9 +65,9 @@ class Side:
     < u`` for each ``u`` in ``upper``, coordinate ``key`` (a UF call of ``var``)."""
 
     var: str
-    lower: tuple[sp.Expr, ...]
-    upper: tuple[sp.Expr, ...]
-    key: sp.Expr
+    lower: tuple[Aff, ...]
+    upper: tuple[Aff, ...]
+    key: Aff
 
     def range_text(self) -> str:
         """``k + 1 <= j1 && j1 < rowptr(i + 1)``."""
@@ -175,10 +173,10 @@ def split_domain(stmt: StmtReading, j1: str, j2: str) -> Shape:
     cursors = {j1, j2}
     outer: list[Constraint] = []
     filters: list[Constraint] = []
-    keys: list[sp.Expr] = []
-    bounds: dict[str, tuple[list[sp.Expr], list[sp.Expr]]] = {j1: ([], []), j2: ([], [])}
+    keys: list[tuple[Aff, Aff]] = []
+    bounds: dict[str, tuple[list[Aff], list[Aff]]] = {j1: ([], []), j2: ([], [])}
     for is_eq, e in terms:
-        used = {s.name for s in e.free_symbols} & cursors
+        used = set(e.free_names()) & cursors
         if not used:
             outer.append((is_eq, e))
         elif len(used) == 2:
@@ -190,7 +188,7 @@ def split_domain(stmt: StmtReading, j1: str, j2: str) -> Shape:
             f"its domain relates {j1} and {j2} by {len(keys) or 'no'} equalities of UF values; "
             f"a merge needs exactly one, c1({j1}) = c2({j2})"
         )
-    c1, c2 = keys[0].args if keys[0].args[0].args == (_sym(j1),) else keys[0].args[::-1]
+    c1, c2 = keys[0] if _args(keys[0][0]) == (_sym(j1),) else keys[0][::-1]
     sides = []
     for j, key in ((j1, c1), (j2, c2)):
         lower, upper = bounds[j]
@@ -219,16 +217,36 @@ def _conjunction(stmt: StmtReading) -> list[Constraint]:
     return list(conjs[0])
 
 
-def _sym(name: str) -> sp.Symbol:
-    return sp.Symbol(name, integer=True)
+def _sym(name: str) -> Aff:
+    return Sym(name).aff()
 
 
-def _key_equality(is_eq: bool, e: sp.Expr, j1: str, j2: str) -> sp.Expr:
-    """``c1(j1) = c2(j2)`` as an ``sp.Eq``-like pair ``Tuple(c1(j1), c2(j2))``."""
-    parts = sp.Add.make_args(sp.expand(e))
+def _func(call: Aff) -> str:
+    """The term name of a UF call (a tuple-valued UF's component: ``f[]``)."""
+    a = call.as_atom()
+    assert isinstance(a, Call)
+    return a.name
+
+
+def _base(call: Aff) -> str:
+    """The UF a call calls."""
+    a = call.as_atom()
+    assert isinstance(a, Call)
+    return a.base
+
+
+def _args(call: Aff) -> tuple[Aff, ...]:
+    a = call.as_atom()
+    return a.args if isinstance(a, Call) else ()
+
+
+def _key_equality(is_eq: bool, e: Aff, j1: str, j2: str) -> tuple[Aff, Aff]:
+    """``c1(j1) = c2(j2)`` as the pair ``(c1(j1), c2(j2))``."""
+    parts: list[tuple[Atom | None, Num]] = [(None, e.const)] if e.const else []
+    parts += e.ordered()
     calls = []
-    for t in parts:
-        coeff, rest = t.as_coeff_Mul()
+    for a, coeff in parts:
+        rest = Aff.atom(a) if a is not None else Aff({}, coeff)
         if abs(coeff) != 1 or not _is_call_of(rest, (j1, j2)):
             break
         calls.append((coeff, rest))
@@ -237,38 +255,34 @@ def _key_equality(is_eq: bool, e: sp.Expr, j1: str, j2: str) -> sp.Expr:
             f"its domain relates {j1} and {j2} by {_constraint_text(is_eq, e)}; a merge needs "
             f"their only relation to be an equality of two UF values, c1({j1}) = c2({j2})"
         )
-    return sp.Tuple(calls[0][1], calls[1][1])
+    return calls[0][1], calls[1][1]
 
 
-def _is_call_of(e: sp.Expr, names: Sequence[str]) -> bool:
+def _is_call_of(e: Aff, names: Sequence[str]) -> bool:
     """A one-argument UF call whose argument is one of ``names``."""
-    from sympy.core.function import AppliedUndef
-
-    from spf.sets.calls import call_parts
-
-    if not isinstance(e, AppliedUndef) or call_parts(e)[2] is not None:
+    a = e.as_atom()
+    if not isinstance(a, Call) or a.name.endswith("[]") or len(a.args) != 1:
         return False
-    return len(e.args) == 1 and isinstance(e.args[0], sp.Symbol) and e.args[0].name in names
+    s = a.args[0].as_sym()
+    return s is not None and s.name in names
 
 
-def _add_bound(
-    is_eq: bool, e: sp.Expr, j: str, bounds: dict[str, tuple[list[sp.Expr], list[sp.Expr]]]
-) -> bool:
+def _add_bound(is_eq: bool, e: Aff, j: str, bounds: dict[str, tuple[list[Aff], list[Aff]]]) -> bool:
     """Record ``e`` (= 0 or >= 0) as bounds of ``j`` when it is ``±j + rest`` with ``rest``
     free of ``j``; False otherwise (a filter)."""
-    sym = _sym(j)
-    e = sp.expand(e)
-    with_j = [t for t in sp.Add.make_args(e) if sym in t.free_symbols]
-    if len(with_j) != 1 or with_j[0] not in (sym, -sym):
+    sym = Sym(j)
+    plus, minus = sym.aff(), -sym
+    with_j = [Aff({a: c}, Fraction(0)) for a, c in e.coeffs.items() if sym in set(a.symbols())]
+    if len(with_j) != 1 or with_j[0] not in (plus, minus):
         return False
     rest = e - with_j[0]
-    if sym in rest.free_symbols:
+    if rest.has(sym):
         return False
     lower, upper = bounds[j]
-    value = -rest if with_j[0] == sym else rest  # j = value, or j >= / <= value
-    if is_eq or with_j[0] == sym:
+    value = -rest if with_j[0] == plus else rest  # j = value, or j >= / <= value
+    if is_eq or with_j[0] == plus:
         lower.append(value)
-    if is_eq or with_j[0] == -sym:
+    if is_eq or with_j[0] == minus:
         upper.append(value + 1)
     return True
 
@@ -284,13 +298,13 @@ def split_branch(stmt: StmtReading, shape: Shape, side: Side) -> Branch:
             f"{side.var}] (the outer ones of {shape.stmt}, then the position), not "
             f"[{', '.join(names)}]"
         )
-    rename = {_sym(a): _sym(b) for a, b in zip(names, (*outer, side.var), strict=True)}
-    bounds: dict[str, tuple[list[sp.Expr], list[sp.Expr]]] = {side.var: ([], [])}
+    rename = {Sym(a): _sym(b) for a, b in zip(names, (*outer, side.var), strict=True)}
+    bounds: dict[str, tuple[list[Aff], list[Aff]]] = {side.var: ([], [])}
     filters: list[Constraint] = []
     own_outer: list[Constraint] = []
     for is_eq, e in _conjunction(stmt):
         e = e.xreplace(rename)
-        if _sym(side.var) not in e.free_symbols:
+        if not e.has(Sym(side.var)):
             own_outer.append((is_eq, e))
         elif not _add_bound(is_eq, e, side.var, bounds):
             filters.append((is_eq, e))
@@ -332,13 +346,13 @@ def outer_domain_text(shape: Shape) -> str:
     return _set_text(shape.outer_vars, shape.outer)
 
 
-def _text(e: sp.Expr) -> str:
+def _text(e: Aff) -> str:
     from spf.sets.printer import expr_text
 
     return expr_text(e)
 
 
-def _constraint_text(is_eq: bool, e: sp.Expr) -> str:
+def _constraint_text(is_eq: bool, e: Aff) -> str:
     from spf.sets.printer import format_constraint
 
     return format_constraint(is_eq, e, set())
@@ -357,7 +371,7 @@ def unsorted_reason(ir: ComputationIR, shape: Shape, side: Side) -> str | None:
         ):
             return None
     return (
-        f"the facts do not prove that {side.key.func}({side.var}) increases strictly over the "
+        f"the facts do not prove that {_base(side.key)}({side.var}) increases strictly over the "
         f"range of loop {side.var} ({side.range_text()}), which a merge needs (a sorted list "
         f"without duplicates); assume it, e.g. comp.assume({_suggestion(shape, side)!r})"
     )
@@ -367,12 +381,10 @@ def _suggestion(shape: Shape, side: Side) -> str:
     """An ordering fact that would prove ``side`` sorted: over the whole list when the range
     ends at a pointer ``ptr(e + 1)`` (sorted CSR rows, checked in O(NNZ)), else over the
     range itself."""
-    from sympy.core.function import AppliedUndef
-
-    key = side.key.func
+    key = _base(side.key)
     for u in side.upper:
-        if isinstance(u, AppliedUndef) and len(u.args) == 1:
-            ptr = u.func
+        if isinstance(u.as_atom(), Call) and len(_args(u)) == 1:
+            ptr = _base(u)
             return f"forall v, k: {ptr}(v) <= k < {ptr}(v + 1) - 1 => {key}(k) < {key}(k + 1)"
     k = side.var
     premise = " && ".join(
@@ -383,7 +395,7 @@ def _suggestion(shape: Shape, side: Side) -> str:
 
 
 def _used_vars(shape: Shape, side: Side) -> set[str]:
-    used = {s.name for b in (*side.lower, *side.upper) for s in b.free_symbols}
+    used = {n for b in (*side.lower, *side.upper) for n in b.free_names()}
     return used & set(shape.outer_vars)
 
 
@@ -392,11 +404,7 @@ def _attempts(shape: Shape, side: Side) -> Iterator[tuple[tuple[str, ...], list[
     range uses only (so the proof is the same whatever loops enclose them: a wavefront
     executor's), then all of them."""
     used = _used_vars(shape, side)
-    near = [
-        (q, e)
-        for q, e in shape.outer
-        if {s.name for s in e.free_symbols} & set(shape.outer_vars) <= used
-    ]
+    near = [(q, e) for q, e in shape.outer if set(e.free_names()) & set(shape.outer_vars) <= used]
     yield tuple(v for v in shape.outer_vars if v in used), near
     if len(near) < len(shape.outer):
         yield shape.outer_vars, list(shape.outer)
@@ -408,7 +416,7 @@ def _pair_terms(terms: list[Constraint], side: Side) -> list[Constraint]:
     out = list(terms)
     out += [(False, j - lo) for lo in side.lower]
     out += [(False, u - j - 2) for u in side.upper]
-    out.append((False, side.key - side.key.func(j + 1)))
+    out.append((False, side.key - Call(_func(side.key), [j + 1]).aff()))
     return out
 
 
@@ -448,11 +456,12 @@ def _through_fact(
     premise, conclusion = condition_terms(fact.premise), condition_terms(fact.conclusion)
     if len(premise) != 1 or len(conclusion) != 1:
         return False
-    fvars = {_sym(v) for v in fact.premise.tuple_vars}
+    fvars = {Sym(v) for v in fact.premise.tuple_vars}
     j = _sym(side.var)
-    mine = [c for c in _calls(conclusion[0]) if c.func == side.key.func and len(c.args) == 1]
+    key = _func(side.key)
+    mine = [c for c in _calls(conclusion[0]) if _func(c) == key and len(_args(c)) == 1]
     for x, y in itertools.permutations(mine, 2):
-        base = _solve(((x.args[0], j), (y.args[0], j + 1)), fvars)
+        base = _solve(((_args(x)[0], j), (_args(y)[0], j + 1)), fvars)
         if base is None:
             continue
         for sigma in _instances(base, fvars, premise[0], _calls(pair)):
@@ -464,33 +473,37 @@ def _through_fact(
     return False
 
 
-def _calls(terms: Sequence[Constraint]) -> list[sp.Expr]:
-    """The UF calls in ``terms`` (nested ones too), each once."""
-    from sympy.core.function import AppliedUndef
+def _calls(terms: Sequence[Constraint]) -> list[Aff]:
+    """The UF calls in ``terms`` (nested ones too, after the call they are in), each once."""
+    found: dict[Aff, None] = {}
 
-    found: dict[sp.Expr, None] = {}
+    def walk(e: Aff) -> None:
+        for a in e.atoms():
+            if isinstance(a, Call):
+                found[a.aff()] = None
+                for x in a.args:
+                    walk(x)
+            elif not isinstance(a, Sym):
+                walk(a.arg)
+
     for _, e in terms:
-        for node in sp.preorder_traversal(e):
-            if isinstance(node, AppliedUndef):
-                found[node] = None
+        walk(e)
     return list(found)
 
 
-def _solve(
-    pairs: Sequence[tuple[sp.Expr, sp.Expr]], fvars: set[sp.Symbol]
-) -> dict[sp.Symbol, sp.Expr] | None:
+def _solve(pairs: Sequence[tuple[Aff, Aff]], fvars: set[Sym]) -> dict[Sym, Aff] | None:
     """The values of fact variables that make each ``pattern`` (``v + c``) equal its
     ``target``; None when the patterns are not of that form or disagree."""
-    out: dict[sp.Symbol, sp.Expr] = {}
+    out: dict[Sym, Aff] = {}
     for pattern, target in pairs:
-        free = pattern.free_symbols & fvars
+        free = set(pattern.symbols()) & fvars
         if len(free) != 1:
             return None
         (v,) = free
-        rest = sp.expand(pattern - v)
-        if v in rest.free_symbols:
+        rest = pattern - v
+        if rest.has(v):
             return None
-        value = sp.expand(target - rest)
+        value = target - rest
         if out.setdefault(v, value) != value:
             return None
     return out
@@ -500,23 +513,23 @@ _MAX_INSTANCES = 16
 
 
 def _instances(
-    base: dict[sp.Symbol, sp.Expr],
-    fvars: set[sp.Symbol],
+    base: dict[Sym, Aff],
+    fvars: set[Sym],
     premise: Sequence[Constraint],
-    calls: Sequence[sp.Expr],
-) -> Iterator[dict[sp.Symbol, sp.Expr]]:
+    calls: Sequence[Aff],
+) -> Iterator[dict[Sym, Aff]]:
     """``base`` completed with values for the other fact variables: each one a value that
     makes a premise call ``f(v + c)`` one of ``calls`` (e-matching)."""
     rest = sorted(fvars - set(base), key=str)
-    options: list[list[sp.Expr]] = []
+    options: list[list[Aff]] = []
     for v in rest:
-        found: dict[sp.Expr, None] = {}
+        found: dict[Aff, None] = {}
         for pc in _calls(premise):
-            if len(pc.args) != 1 or v not in pc.args[0].free_symbols:
+            if len(_args(pc)) != 1 or not _args(pc)[0].has(v):
                 continue
             for c in calls:
-                if c.func == pc.func and len(c.args) == 1:
-                    solved = _solve(((pc.args[0], c.args[0]),), {v})
+                if _func(c) == _func(pc) and len(_args(c)) == 1:
+                    solved = _solve(((_args(pc)[0], _args(c)[0]),), {v})
                     if solved is not None:
                         found[solved[v]] = None
         options.append(list(found))
@@ -525,7 +538,7 @@ def _instances(
 
 
 def _implied(
-    ir: ComputationIR, names: tuple[str, ...], pair: list[Constraint], is_eq: bool, e: sp.Expr
+    ir: ComputationIR, names: tuple[str, ...], pair: list[Constraint], is_eq: bool, e: Aff
 ) -> bool:
     """Whether ``pair`` implies ``e = 0`` (``is_eq``) or ``e >= 0``."""
     negations = [(False, e - 1), (False, -e - 1)] if is_eq else [(False, -e - 1)]

@@ -21,7 +21,7 @@ A fact ``forall vars: premise => conclusion`` is checked on the points of its *c
   prints the checks).
 
 Conditions are conjunctions of ``(is_equality, e)`` meaning ``e = 0`` / ``e >= 0`` over
-sympy symbols (variables, parameters) and UF calls (sympy functions), as
+symbols (variables, parameters) and UF calls (:class:`~spf.sets.affine.Aff`), as
 :func:`~spf.sets.facts.condition_terms` gives them.
 """
 
@@ -30,23 +30,22 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from spf.errors import SpfError
-from spf.sets import Set
+from spf.sets import Set, affine
+from spf.sets.affine import Aff, Atom, Call, Sym
+from spf.sets.calls import call_text
 from spf.sets.facts import Fact, check_domain, condition_terms, is_empty_under
 from spf.sets.linear import coefficient, sym
 from spf.sets.memo import Table
 
 if TYPE_CHECKING:
-    import sympy as sp
-
     from spf.ir import ComputationIR
     from spf.sets import UF
-else:
-    from spf._lazy import sympy as sp
 
-Terms = tuple[tuple[bool, "sp.Expr"], ...]
+Terms = tuple[tuple[bool, "Aff"], ...]
 """A conjunction: ``(True, e)`` is ``e = 0``, ``(False, e)`` is ``e >= 0``."""
 
 
@@ -69,9 +68,9 @@ def set_text(names: Sequence[str], terms: Terms) -> str:
     return f"{head} : {' && '.join(parts)}}}" if parts else f"{head}}}"
 
 
-def _term_text(term: tuple[bool, sp.Expr]) -> str:
-    """One constraint as text (sympy's printer is slow, and the sets of one analysis share
-    most of their constraints: :func:`is_linear` prints the same pair of copies once per
+def _term_text(term: tuple[bool, Aff]) -> str:
+    """One constraint as text (remembered: the sets of one analysis share most of their
+    constraints: :func:`is_linear` prints the same pair of copies once per
     variable)."""
     got = _TERM_TEXT.get(term)
     if got is None:
@@ -80,47 +79,35 @@ def _term_text(term: tuple[bool, sp.Expr]) -> str:
     return got
 
 
-def _affine_text(e: sp.Expr) -> str:
+def _affine_text(e: Aff) -> str:
     """``e`` (a sum of integer multiples of names and UF calls, the terms' form) as text the
-    set syntax reads, printed directly: sympy's printer orders the terms of every sum
-    first, most of a cold plan's printing time. Parentheses only where an operand is not a
-    name, an integer or a call (``-1 + N + -i``, not ``(-1) + (N) + (-1 * (i))``): the
-    parser's time grows with the tokens, and the sets of a plan are long. Anything else is
-    printed by sympy, in parentheses."""
-    if e.is_Integer:
-        return str(int(e))
-    if isinstance(e, sp.Symbol):
-        return str(e.name)
-    if isinstance(e, sp.Add):
-        return " + ".join(_affine_text(t) for t in e.args)
-    if isinstance(e, sp.Mul):
-        coeff, rest = e.as_coeff_Mul()
-        if coeff.is_Integer and not isinstance(rest, sp.Mul):
-            factor = _affine_text(rest)
-            if not _is_operand(rest):
-                factor = f"({factor})"
-            return f"-{factor}" if coeff == -1 else f"{int(coeff)}*{factor}"
-    if _is_call(e):
-        from spf.sets.calls import call_parts
-
-        name, args, component = call_parts(e)
-        text = f"{name}({', '.join(_affine_text(a) for a in args)})"
-        return text if component is None else f"{text}[{component}]"
-    return f"({e})"
+    set syntax reads, the constant first. Parentheses only where an operand is not a name,
+    an integer or a call (``-1 + N + -i``, not ``(-1) + (N) + (-1 * (i))``): the parser's
+    time grows with the tokens, and the sets of a plan are long. A floor or a rational
+    coefficient is printed whole, in parentheses."""
+    parts = [str(int(e.const))] if e.const or not e.coeffs else []
+    if e.const.denominator != 1:
+        parts = [f"({e.const})"]
+    for a, c in e.ordered():
+        factor = _operand_text(a)
+        if c.denominator != 1:
+            parts.append(f"({Aff({a: c}, Fraction(0))})")
+        elif c == 1:
+            parts.append(factor)
+        else:
+            parts.append(f"-{factor}" if c == -1 else f"{int(c)}*{factor}")
+    return " + ".join(parts)
 
 
-def _is_call(e: sp.Expr) -> bool:
-    """Whether ``e`` is a UF call (printed as one)."""
-    return isinstance(e, sp.Function) and not isinstance(e, sp.floor)
+def _operand_text(a: Atom) -> str:
+    if isinstance(a, Sym):
+        return a.name
+    if isinstance(a, Call):
+        return call_text(a, _affine_text)
+    return f"({a})"
 
 
-def _is_operand(e: sp.Expr) -> bool:
-    """Whether ``e`` prints as one operand (a name, an integer, a call) a factor needs no
-    parentheses around."""
-    return bool(e.is_Integer) or isinstance(e, sp.Symbol) or _is_call(e)
-
-
-_TERM_TEXT: Table[tuple[bool, sp.Expr], str] = Table(16384)
+_TERM_TEXT: Table[tuple[bool, Aff], str] = Table(16384)
 
 
 def as_set(names: Sequence[str], terms: Terms, ufs: Mapping[str, UF]) -> Set:
@@ -136,47 +123,57 @@ def as_set(names: Sequence[str], terms: Terms, ufs: Mapping[str, UF]) -> Set:
 _AS_SET: Table[Hashable, Set] = Table(4096)
 
 
-def rename(terms: Terms, mapping: Mapping[str, sp.Expr]) -> Terms:
+def rename(terms: Terms, mapping: Mapping[str, Aff]) -> Terms:
     """``terms`` with the variables of ``mapping`` replaced (inside UF arguments too)."""
-    subs = {_s(k): v for k, v in mapping.items()}
+    subs: dict[Sym, Aff] = {_s(k): v for k, v in mapping.items()}
     out = []
     for eq, e in terms:
         e2 = _replaced(e, subs)
-        if e2.is_Number:  # a constant constraint: true ones vanish
-            if (e2 == 0) if eq else (e2 >= 0):
+        if e2.is_constant():  # a constant constraint: true ones vanish
+            if (e2.const == 0) if eq else (e2.const >= 0):
                 continue
-            return ((False, sp.Integer(-1)),)
+            return ((False, affine.const(-1)),)
         out.append((eq, e2))
     return tuple(out)
 
 
-def _replaced(e: sp.Expr, subs: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
-    """``e`` with ``subs`` replaced, expanded; ``e`` itself (already expanded, as
-    :func:`~spf.sets.facts.condition_terms` and this module give terms) when it has none of
-    them: expanding is most of a renaming's cost, and most terms keep their variables."""
-    used = tuple(sorted((s.name, subs[s]) for s in e.free_symbols if s in subs))
+def _replaced(e: Aff, subs: Mapping[Sym, Aff]) -> Aff:
+    """``e`` with ``subs`` replaced; ``e`` itself when it has none of them (remembered: most
+    terms keep their variables)."""
+    used = tuple(sorted({(s.name, subs[s]) for s in e.symbols() if s in subs}, key=_first))
     if not used:
         return e
     key = (e, used)
     got = _REPLACED.get(key)
     if got is None:
-        got = _REPLACED.put(key, sp.expand(e.xreplace(subs)))
+        got = _REPLACED.put(key, e.xreplace(subs))
     return got
 
 
-_REPLACED: Table[tuple[sp.Expr, tuple[tuple[str, sp.Expr], ...]], sp.Expr] = Table(16384)
+_REPLACED: Table[tuple[Aff, tuple[tuple[str, Aff], ...]], Aff] = Table(16384)
 """:func:`_replaced`'s results by the term and the replacements of its own variables: the
 candidate renamings of a fact tried for each statement (every permutation of its
 iterators) replace the same variables of the same terms again and again."""
 
 
-def _s(name: str) -> sp.Symbol:
+def _args(call: Aff) -> tuple[Aff, ...]:
+    """The arguments of a UF call (a tuple-valued UF's component last)."""
+    a = call.as_atom()
+    assert isinstance(a, Call)
+    return a.args
+
+
+def _first(item: tuple[str, Aff]) -> str:
+    return item[0]
+
+
+def _s(name: str) -> Sym:
     """The symbol of variable ``name`` as the set algebra writes it (an integer)."""
     return sym(name)
 
 
-def _symbols(e: sp.Expr) -> set[str]:
-    return {s.name for s in e.free_symbols}
+def _symbols(e: Aff) -> set[str]:
+    return set(e.free_names())
 
 
 def fresh(base: str, taken: set[str]) -> str:
@@ -186,13 +183,12 @@ def fresh(base: str, taken: set[str]) -> str:
     return name
 
 
-def uf_calls(terms: Terms) -> list[sp.Expr]:
+def uf_calls(terms: Terms) -> list[Aff]:
     """The UF calls in ``terms`` (innermost ones included), each once, in a stable order."""
-    found: dict[str, sp.Expr] = {}
+    found: dict[str, Aff] = {}
     for _, e in terms:
-        for f in e.atoms(sp.Function):
-            if not isinstance(f, sp.floor):
-                found.setdefault(str(f), f)
+        for f in e.calls():
+            found.setdefault(str(f), f.aff())
     return [found[k] for k in sorted(found)]
 
 
@@ -247,13 +243,13 @@ def _transitive(concl: Terms, a: str, b: str) -> bool:
     for eq, e in concl:
         if not e.has(sa) and not e.has(sb):
             continue
-        swapped = e.xreplace({sa: sb, sb: sa})
-        c = sp.expand(-(e + swapped) / 2)
-        if not c.is_Number or (c != 0 if eq else c < 0):
+        swapped = e.xreplace({sa: sb.aff(), sb: sa.aff()})
+        c = -(e + swapped) / 2
+        if not c.is_constant() or (c.const != 0 if eq else c.const < 0):
             return False
-        g = sp.expand(e + c)
-        chain = g + g.xreplace({sa: sb, sb: m}) - g.xreplace({sb: m})
-        if sp.expand(chain) != 0:
+        g = e + c
+        chain = g + g.xreplace({sa: sb.aff(), sb: m.aff()}) - g.xreplace({sb: m.aff()})
+        if chain != 0:
             return False
         relating = True
     return relating
@@ -266,12 +262,12 @@ def _chained(names: list[str], terms: Terms, a: str, b: str, ufs: Mapping[str, U
     sa, sb, sm = _s(a), _s(b), _s(m)
     space = [*names, m]
     left = (*terms, (False, sm - sa), (False, sb - sm - 1))
-    right = rename(terms, {a: sm, b: sm + 1})
+    right = rename(terms, {a: sm.aff(), b: sm + 1})
     return as_set(space, left, ufs).is_subset(as_set(space, right, ufs))
 
 
 def _fact_text(names: list[str], premise: Terms, concl: Terms) -> str | None:
-    if any(e.is_Number for _, e in (*premise, *concl)):
+    if any(e.is_constant() for _, e in (*premise, *concl)):
         return None  # a constant constraint left: false (true ones were dropped)
 
     def text(ts: Terms) -> str:
@@ -295,13 +291,13 @@ def is_linear(domain: Set, terms: Terms, facts: Sequence[Fact]) -> bool:
         return False
     calls = uf_calls((*own, *terms))
     primed = {v: fresh(f"{v}_", set(names)) for v in names}
-    twice = (*own, *rename(own, {v: _s(p) for v, p in primed.items()}))
+    twice = (*own, *rename(own, {v: _s(p).aff() for v, p in primed.items()}))
     space = [*names, *primed.values()]
     for call in calls:
         if not _symbols(call) & set(names):
             continue
-        other = call.xreplace({_s(v): _s(p) for v, p in primed.items()})
-        same = tuple((True, sp.expand(x - y)) for x, y in zip(call.args, other.args, strict=True))
+        other = call.xreplace({_s(v): _s(p).aff() for v, p in primed.items()})
+        same = tuple((True, x - y) for x, y in zip(_args(call), _args(other), strict=True))
         injective = True
         for v in names:
             apart = (False, _s(primed[v]) - _s(v) - 1)
@@ -326,13 +322,13 @@ class InLoopCheck:
     fact: int
     guard: Terms
     conclusion: Terms
-    point: tuple[sp.Expr, ...]
+    point: tuple[Aff, ...]
 
 
 @dataclass(frozen=True)
 class _Candidate:
     stmt: str
-    mapping: dict[str, sp.Expr]  # fact variable -> expression over the statement's iterators
+    mapping: dict[str, Aff]  # fact variable -> expression over the statement's iterators
     covered: Set  # the fact's points the statement's instances visit (over the fact's vars)
     domain: Terms  # what the statement's domain states (the guard need not test it)
     pins: Terms  # iterators pinned to one instance (tested by the guard)
@@ -440,10 +436,10 @@ class _Scorer:
     variables go, so it is worked out once per such choice instead of once per mapping
     (the mappings are every permutation of the statement's iterators and every shift)."""
 
-    def __init__(self, names: Sequence[str], dterms: Terms, own: set[tuple[bool, sp.Expr]]) -> None:
+    def __init__(self, names: Sequence[str], dterms: Terms, own: set[tuple[bool, Aff]]) -> None:
         self.dterms = dterms
         self.own = own
-        self.vars = [tuple(v for v in names if _s(v) in e.free_symbols) for _, e in dterms]
+        self.vars = [tuple(v for v in names if e.has(_s(v))) for _, e in dterms]
         self.known: dict[tuple[int, tuple[tuple[str, int], ...]], bool | None] = {}
 
     def __call__(self, choice: Mapping[str, tuple[str, int]]) -> int:
@@ -453,7 +449,7 @@ class _Scorer:
             key = (j, tuple(choice[v] for v in used))
             found = self.known[key] if key in self.known else self._term(*key)
             if found is None:  # a false constant: rename() gives the one false constraint
-                return int((False, sp.Integer(-1)) in self.own)
+                return int((False, affine.const(-1)) in self.own)
             total += found
         return total
 
@@ -461,11 +457,13 @@ class _Scorer:
         """Whether constraint ``j`` renamed is in ``own`` (a true constant, which rename()
         drops, is not); None for a false constant."""
         eq, e = self.dterms[j]
-        subs = {_s(v): _s(it) + d for v, (it, d) in zip(self.vars[j], where, strict=True)}
+        subs: dict[Sym, Aff] = {
+            _s(v): _s(it) + d for v, (it, d) in zip(self.vars[j], where, strict=True)
+        }
         renamed = _replaced(e, subs)
         found: bool | None
-        if renamed.is_Number:
-            holds = (renamed == 0) if eq else (renamed >= 0)
+        if renamed.is_constant():
+            holds = (renamed.const == 0) if eq else (renamed.const >= 0)
             found = False if holds else None
         else:
             found = (eq, renamed) in self.own
@@ -475,14 +473,14 @@ class _Scorer:
 
 def _defined(
     sterms: Terms, mapped: set[str], svars: list[str]
-) -> tuple[dict[str, sp.Expr], Terms] | None:
+) -> tuple[dict[str, Aff], Terms] | None:
     """Each iterator outside ``mapped`` as an expression of the mapped ones: from the
     domain's equalities (``j = col(k)``), else pinned to a lower bound (``ri = 0`` of a
     block's ``0 <= ri < 4``: the check runs at that one instance; the pin joins the guard).
     None when an iterator is neither."""
     known = set(mapped)
-    out: dict[str, sp.Expr] = {}
-    pins: list[tuple[bool, sp.Expr]] = []
+    out: dict[str, Aff] = {}
+    pins: list[tuple[bool, Aff]] = []
     while len(known) < len(svars):
         step = _equality(sterms, known, svars) or _lower_bound(sterms, known, svars)
         if step is None:
@@ -493,11 +491,12 @@ def _defined(
         if pinned:
             pins.append((True, _s(name) - value))
     for _ in range(len(out)):  # definitions in terms of the mapped iterators only
-        out = {k: sp.expand(e.xreplace({_s(n): d for n, d in out.items()})) for k, e in out.items()}
+        defs: dict[Sym, Aff] = {_s(n): d for n, d in out.items()}
+        out = {k: e.xreplace(defs) for k, e in out.items()}
     return out, tuple(pins)
 
 
-def _equality(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, sp.Expr, bool] | None:
+def _equality(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, Aff, bool] | None:
     for eq, e in sterms:
         if not eq:
             continue
@@ -506,15 +505,13 @@ def _equality(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, sp
             continue
         v = _s(free[0])
         coeff = coefficient(e, v)
-        rest = sp.expand(e - coeff * v)
+        rest = e - v * coeff
         if coeff in (1, -1) and not rest.has(v):
-            return free[0], sp.expand(-rest / coeff), False
+            return free[0], -rest / coeff, False
     return None
 
 
-def _lower_bound(
-    sterms: Terms, known: set[str], svars: list[str]
-) -> tuple[str, sp.Expr, bool] | None:
+def _lower_bound(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, Aff, bool] | None:
     for eq, e in sterms:
         if eq:
             continue
@@ -522,13 +519,13 @@ def _lower_bound(
         if len(free) != 1:
             continue
         v = _s(free[0])
-        rest = sp.expand(e - v)
-        if coefficient(e, v) == 1 and not rest.has(v) and not rest.atoms(sp.Function):
-            return free[0], sp.expand(-rest), True
+        rest = e - v
+        if coefficient(e, v) == 1 and not rest.has(v) and not rest.calls() and not rest.floors():
+            return free[0], -rest, True
     return None
 
 
-def _defines(term: tuple[bool, sp.Expr], defined: Mapping[str, sp.Expr]) -> bool:
+def _defines(term: tuple[bool, Aff], defined: Mapping[str, Aff]) -> bool:
     eq, e = term
     return eq and any(e.has(_s(v)) for v in defined)
 
@@ -573,16 +570,11 @@ def _without_order(uf: UF) -> UF:
     return _UF(uf.name, uf.arity, uf.domain, uf.range, None, uf.dtype)
 
 
-def _depth(term: tuple[bool, sp.Expr]) -> int:
+def _depth(term: tuple[bool, Aff]) -> int:
     """How deeply UF calls nest in ``term``: a guard tests shallower terms first, so the
     domain of each call is established before the call reads its array."""
 
-    def depth(e: sp.Expr) -> int:
-        if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
-            return 1 + max((depth(a) for a in e.args), default=0)
-        return max((depth(a) for a in e.args), default=0)
-
-    return depth(term[1])
+    return term[1].call_depth()
 
 
 def _intersect(a: Set, b: Set) -> Set:

@@ -40,16 +40,13 @@ from spf.analysis.fact_plan import (
     rename,
 )
 from spf.errors import SpfError
+from spf.sets.affine import Aff, Call, Sym
 from spf.sets.facts import Fact, check_domain, is_empty_under
 from spf.sets.linear import sym
 from spf.sets.memo import Table
 
 if TYPE_CHECKING:
-    import sympy as sp
-
     from spf.sets import UF
-else:
-    from spf._lazy import sympy as sp
 
 
 def implied_facts(
@@ -130,9 +127,9 @@ def _follows(
     return True
 
 
-def _negations(concl: Terms) -> list[tuple[bool, sp.Expr]]:
+def _negations(concl: Terms) -> list[tuple[bool, Aff]]:
     """Each way the conjunction ``concl`` can fail, one constraint each."""
-    out: list[tuple[bool, sp.Expr]] = []
+    out: list[tuple[bool, Aff]] = []
     for eq, e in concl:
         out.append((False, -e - 1))
         if eq:
@@ -145,7 +142,7 @@ def _conclusions_at(
 ) -> Terms:
     """The conclusions of the one-variable facts ``singles`` at each of ``names`` whose
     values (over ``domain``) lie in the fact's check domain."""
-    out: list[tuple[bool, sp.Expr]] = []
+    out: list[tuple[bool, Aff]] = []
     own = as_set(names, domain, ufs)
     for h in singles:
         hdomain = conjunction(check_domain(h, ufs))
@@ -154,7 +151,7 @@ def _conclusions_at(
             continue
         (x,) = h.vars
         for v in names:
-            at = {x: sym(v)}
+            at = {x: sym(v).aff()}
             if own.is_subset(as_set(names, rename(hdomain, at), ufs)):
                 out += rename(hconcl, at)
     return tuple(out)
@@ -192,31 +189,41 @@ def _pair_fact(
     """``forall .., k1, k2: premise(k1) && premise(k2 - 1) && k1 < k2 => concl(k1, k2)``
     where ``concl(k1, k2)`` is the conclusion with ``k`` as ``k1`` and ``k + 1`` as ``k2``
     inside UF calls; None when no call reads ``k + 1``."""
-    taken = set(names) | {s.name for _, e in (*premise, *concl) for s in e.free_symbols}
+    taken = set(names) | {n for _, e in (*premise, *concl) for n in e.free_names()}
     k1 = fresh(f"{k}1", taken)
     k2 = fresh(f"{k}2", taken | {k1})
     s1, s2 = sym(k1), sym(k2)
-    first = rename(concl, {k: s1})
-    swaps: dict[sp.Expr, sp.Expr] = {}
+    first = rename(concl, {k: s1.aff()})
+    swaps: dict[Call, Aff] = {}
     for _, e in first:
-        for call in e.atoms(sp.Function):
-            if isinstance(call, sp.floor) or len(call.args) != 1:
+        for call in e.calls():
+            if len(call.args) != 1:
                 continue
-            if sp.expand(call.args[0] - s1 - 1) == 0:
-                swaps[call] = call.func(s2)
+            if call.args[0] - s1 - 1 == 0:
+                swaps[call] = Call(call.name, [s2.aff()]).aff()
     if not swaps:
         return None
-    pair_concl = tuple((eq, sp.expand(e.xreplace(swaps))) for eq, e in first)
-    if any(e.has(s1 + 1) for _, e in pair_concl):
+    pair_concl = tuple((eq, e.xreplace(swaps)) for eq, e in first)
+    if any(_has_shift(e, s1) for _, e in pair_concl):
         return None
     pair_premise = (
-        *rename(premise, {k: s1}),
+        *rename(premise, {k: s1.aff()}),
         *rename(premise, {k: s2 - 1}),
         (False, s2 - s1 - 1),
     )
     vars_ = [v for n in names for v in ((k1, k2) if n == k else (n,))]
     text = _text(vars_, pair_premise, pair_concl)
     return Fact.parse(text, dict(ufs), list(constants))
+
+
+def _has_shift(e: Aff, s: Sym) -> bool:
+    """Whether a sum with the terms ``s`` and ``1`` (``s + 1``, ``s + 1 + j``) occurs in
+    ``e``, at its top or inside a call or a floor."""
+    if e.coeff(s) == 1 and e.const == 1:
+        return True
+    return any(_has_shift(a, s) for c in e.calls() for a in c.args) or any(
+        _has_shift(f.arg, s) for f in e.floors()
+    )
 
 
 def _text(names: list[str], premise: Terms, concl: Terms) -> str:
@@ -241,7 +248,7 @@ def _same_as(
     adj = adjacent_form(pair, ufs, constants)
     if adj is None or len(adj.fact.vars) != len(names):
         return False
-    back = {a: sym(b) for a, b in zip(adj.fact.vars, names, strict=True)}
+    back = {a: sym(b).aff() for a, b in zip(adj.fact.vars, names, strict=True)}
     adomain = conjunction(check_domain(adj.fact, ufs))
     aconcl = conjunction(adj.fact.conclusion)
     if adomain is None or aconcl is None:

@@ -29,6 +29,7 @@ with ``check=True`` (:class:`~spf.runtime.kernel.Kernel`) runs ``f_spf_checked``
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from spf import cexpr as cx
@@ -54,6 +55,8 @@ from spf.codegen.loop_ast import expr_vars as _expr_vars
 from spf.codegen.macros import Define, as_int64, uf_element, uf_index, uf_params
 from spf.codegen.unit import Chunk, Function
 from spf.errors import InternalError
+from spf.sets.affine import Aff, Sym
+from spf.sets.affine import Call as AffCall
 
 if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
@@ -593,7 +596,7 @@ def peek_functions(program: Program, zero: frozenset[str]) -> Chunk:
     declared range like a checked read, but not recorded (the loops' own reads record a
     value out of range; a check only needs a safe index for the read it is the argument
     of); and ``spf_raw_<uf>(...)``, the value as it is (what a check compares)."""
-    used = {f.func.__name__ for c in program.fact_checks for f in _calls(c)}
+    used = {_uf_name(f) for c in program.fact_checks for f in _calls(c)}
     out: list[str] = []
     functions: list[Function] = []
     macros: list[str] = []
@@ -618,10 +621,17 @@ def peek_functions(program: Program, zero: frozenset[str]) -> Chunk:
     return Chunk(tuple(out), functions=tuple(functions), macros=tuple(macros))
 
 
-def _calls(c: InLoopCheck) -> list[Any]:
+def _calls(c: InLoopCheck) -> list[Aff]:
     from spf.analysis.fact_plan import uf_calls
 
     return uf_calls((*c.guard, *c.conclusion))
+
+
+def _uf_name(call: Aff) -> str:
+    """The UF a call reads (a tuple-valued UF's component reads the UF's array)."""
+    a = call.as_atom()
+    assert isinstance(a, AffCall)
+    return a.base
 
 
 BoundKey = tuple[Any, ...]
@@ -741,50 +751,55 @@ def _conjunction(parts: list[Expr]) -> Expr:
     return out
 
 
-def _condition(term: tuple[bool, Any], env: dict[str, Expr], bound: dict[BoundKey, str]) -> Expr:
+def _condition(term: tuple[bool, Aff], env: dict[str, Expr], bound: dict[BoundKey, str]) -> Expr:
     """``e >= 0`` / ``e = 0`` written ``lhs >= rhs`` with positive terms on both sides."""
-    import sympy as sp
-
     eq, e = term
-    left: list[Any] = []
-    right: list[Any] = []
-    for t in sp.Add.make_args(sp.expand(e)):
-        coeff, _ = t.as_coeff_Mul()
-        (right if coeff < 0 else left).append(-t if coeff < 0 else t)
-    lhs = _expr(sp.Add(*left), env, bound)
-    rhs = _expr(sp.Add(*right), env, bound)
+    left = Aff({a: c for a, c in e.coeffs.items() if c > 0}, max(e.const, Fraction(0)))
+    right = Aff({a: -c for a, c in e.coeffs.items() if c < 0}, max(-e.const, Fraction(0)))
+    lhs = _expr(left, env, bound)
+    rhs = _expr(right, env, bound)
     return Op("==" if eq else ">=", (lhs, rhs))
 
 
-def _expr(e: Any, env: dict[str, Expr], bound: dict[BoundKey, str], nested: bool = False) -> Expr:
-    """A sympy expression of the analysis as a loop-AST expression of the call's values. A
+def _sign(t: Aff) -> int:
+    """The sign of a one-term expression's coefficient."""
+    c = t.const if t.is_constant() else next(iter(t.coeffs.values()))
+    return (c > 0) - (c < 0)
+
+
+def _expr(e: Aff, env: dict[str, Expr], bound: dict[BoundKey, str], nested: bool = False) -> Expr:
+    """An expression of the analysis as a loop-AST expression of the call's values. A
     UF value not bound in scope is read as it is (``spf_raw_<uf>``: its index lies in the
     domain the guard established, and the value is only compared) unless it is the argument
     of another read (``nested``): then it is clamped to the declared range
     (``spf_peek_<uf>``), so that the outer read stays inside its array."""
-    import sympy as sp
-
-    if e.is_Integer:
+    if e.is_integer():
         return Int(int(e))
-    if isinstance(e, sp.Symbol):
-        return env.get(e.name, Var(e.name))
-    if isinstance(e, sp.Add):
-        terms = sorted(e.args, key=lambda t: (t.is_Number, str(t)))  # the constant last
+    if len(e.coeffs) + bool(e.const) > 1:
+        terms = [Aff({a: c}, Fraction(0)) for a, c in e.coeffs.items()]
+        if e.const:
+            terms.append(Aff({}, e.const))
+        terms.sort(key=lambda t: (t.is_constant(), str(t)))  # the constant last
         out = _expr(terms[0], env, bound, nested)
         for t in terms[1:]:
-            coeff, _ = t.as_coeff_Mul()
-            term = _expr(-t if coeff < 0 else t, env, bound, nested)
-            out = Op("-" if coeff < 0 else "+", (out, term))
+            negative = _sign(t) < 0
+            term = _expr(-t if negative else t, env, bound, nested)
+            out = Op("-" if negative else "+", (out, term))
         return out
-    if isinstance(e, sp.Mul):
-        coeff, rest = e.as_coeff_Mul()
+    if not e.coeffs:
+        raise InternalError(f"spf bug: cannot print {e} in a fact check")
+    ((atom, coeff),) = e.coeffs.items()
+    if coeff != 1:
+        rest = Aff.atom(atom)
         if coeff == -1:
             return Op("neg", (_expr(rest, env, bound, nested),))
-        if coeff.is_Integer:
+        if coeff.denominator == 1:
             return Op("*", (Int(int(coeff)), _expr(rest, env, bound, nested)))
-    if isinstance(e, sp.Function) and not isinstance(e, sp.floor):
-        args = tuple(_expr(a, env, bound, True) for a in e.args)
-        name = type(e).__name__
+    elif isinstance(atom, Sym):
+        return env.get(atom.name, Var(atom.name))
+    elif isinstance(atom, AffCall):
+        args = tuple(_expr(a, env, bound, True) for a in atom.args)
+        name = atom.base
         key = read_key(name, args)
         if key is not None and key in bound:
             return Var(bound[key])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from spf.codegen.loop_ast import (
@@ -24,23 +25,18 @@ from spf.codegen.loop_ast import (
     Expr,
     For,
     If,
-    Int,
     Merge,
     Node,
     Op,
-    UFRead,
     Var,
     walk,
 )
 from spf.errors import CodegenError
 from spf.ir import ComputationIR, StmtIR
+from spf.sets.affine import Aff
 
 if TYPE_CHECKING:
-    import sympy as sp
-
     from spf.analysis.coiteration import Branch, Constraint, Group, Side
-else:
-    from spf._lazy import sympy as sp
 
 Expand = Callable[[Node], Node]
 
@@ -187,14 +183,12 @@ def _guarded(call: Call, filters: Sequence[Constraint], env: Mapping[str, Expr])
     return If(cond, call)
 
 
-def _condition(is_eq: bool, e: sp.Expr, env: Mapping[str, Expr]) -> Expr:
+def _condition(is_eq: bool, e: Aff, env: Mapping[str, Expr]) -> Expr:
     """``e = 0`` / ``e >= 0`` as ``positive terms == / >= negated negative terms``."""
-    pos: list[sp.Expr] = []
-    neg: list[sp.Expr] = []
-    for t in sp.Add.make_args(sp.expand(e)):
-        (pos if t.as_coeff_Mul()[0] > 0 else neg).append(t)
-    left = to_expr(sp.Add(*pos), env)
-    right = to_expr(-sp.Add(*neg), env)
+    pos = Aff({a: c for a, c in e.coeffs.items() if c > 0}, max(e.const, Fraction(0)))
+    neg = Aff({a: -c for a, c in e.coeffs.items() if c < 0}, max(-e.const, Fraction(0)))
+    left = to_expr(pos, env)
+    right = to_expr(neg, env)
     return Op("==" if is_eq else ">=", (left, right))
 
 
@@ -205,34 +199,13 @@ def _fold(op: str, items: list[Expr]) -> Expr:
     return out
 
 
-def to_expr(e: sp.Expr, env: Mapping[str, Expr]) -> Expr:
-    """A sympy expression of the domain (integers, iterators, parameters, ``+``, ``*``,
-    ``floor``, UF calls) as a loop-AST expression; iterators are replaced by ``env``."""
-    from sympy.core.function import AppliedUndef
+def to_expr(e: Aff, env: Mapping[str, Expr]) -> Expr:
+    """An expression of the domain (integers, iterators, parameters, ``+``, ``*``,
+    ``floor``, UF calls) as a loop-AST expression, the constant last; iterators are
+    replaced by ``env``."""
+    from spf.codegen.affine_expr import loop_expr
 
-    from spf.sets.calls import call_parts
-
-    e = sp.expand(e)
-    if e.is_Integer:
-        return Int(int(e))
-    if isinstance(e, sp.Symbol):
-        return env.get(e.name, Var(e.name))
-    if isinstance(e, sp.Add):
-        terms = sorted(sp.Add.make_args(e), key=lambda t: bool(t.is_Number))  # k + 1
-        return _fold("+", [to_expr(t, env) for t in terms])
-    if isinstance(e, sp.Mul):
-        coeff, rest = e.as_coeff_Mul()
-        if coeff == -1:
-            return Op("neg", (to_expr(rest, env),))
-        return Op("*", (to_expr(coeff, env), to_expr(rest, env)))
-    if isinstance(e, sp.floor):
-        num, den = sp.fraction(sp.together(e.args[0]))
-        return Op("floord", (to_expr(num, env), to_expr(den, env)))
-    if isinstance(e, AppliedUndef):
-        name, args, component = call_parts(e)
-        extra = () if component is None else (Int(component),)
-        return UFRead(name, (*(to_expr(a, env) for a in args), *extra))
-    raise CodegenError(f"spf bug: cannot generate code for the merge bound {e}")
+    return loop_expr(e, lambda n: env.get(n, Var(n)), constant_last=True, what="merge bound")
 
 
 def merge_tag(n: Merge) -> str:

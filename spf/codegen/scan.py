@@ -43,10 +43,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import islpy as isl
-import sympy as sp
 
 from spf.analysis.dependences import padded
 from spf.codegen import from_isl
+from spf.codegen.affine_expr import loop_expr
 from spf.codegen.binds import bind_all_where_used
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -72,6 +72,7 @@ from spf.codegen.loop_ast import (
 from spf.codegen.written_ufs import is_written_index_array, written_level
 from spf.errors import CodegenError, SpfError
 from spf.ir.reading import is_constant, storage_of
+from spf.sets.affine import Aff, Sym
 from spf.sets.linear import DT, to_isl
 from spf.sets.view import uf_view
 
@@ -191,7 +192,7 @@ class Scanner:
         return StmtScan(stmt.name, iset.reset_tuple_id(), needs, iterators, tags, stmt.name)
 
     def _within_uf_domain(
-        self, iset: isl.Set, uf: str, args: Sequence[sp.Expr], local: Sequence[str]
+        self, iset: isl.Set, uf: str, args: Sequence[Aff], local: Sequence[str]
     ) -> isl.Set:
         """``iset`` where the arguments of a call of ``uf`` lie in its declared domain: a
         call outside it has no value, so no instance there exists (spf's sets mean that),
@@ -202,7 +203,7 @@ class Scanner:
             return iset
         args = args[: decl.arity]  # a tuple-valued UF's read f(i)[c] ends with c
         try:
-            texts = [to_isl(_with_value_names(sp.sympify(a), local)) for a in args]
+            texts = [to_isl(_with_value_names(a, local)) for a in args]
         except ValueError:  # not quasi-affine: the range facts alone bound the loops
             return iset
         params = [str(p) for p in iset.get_var_names(DT.param)]
@@ -798,39 +799,20 @@ def _overlapping_groups(
     return groups
 
 
-def _with_value_names(e: sp.Expr, local: Sequence[str]) -> sp.Expr:
+def _with_value_names(e: Aff, local: Sequence[str]) -> Aff:
     """``e`` with the symbols ``__u<k>`` renamed ``local[k]`` (the values' variables)."""
-    syms = [x for x in e.free_symbols if isinstance(x, sp.Symbol) and x.name[:3] == "__u"]
-    return e.xreplace({x: sp.Symbol(local[int(x.name[3:])]) for x in syms})
+    syms = {x for x in e.symbols() if x.name[:3] == "__u"}
+    return e.xreplace({x: Sym(local[int(x.name[3:])]).aff() for x in syms})
 
 
-def _to_expr(e: sp.Expr, local: Sequence[str]) -> Expr:
-    """sympy (integers, symbols, +, *, floor, UF calls) -> loop AST expression; ``__u<k>``
-    symbols refer to ``local[k]``."""
-    e = sp.expand(e)
-    if e.is_Integer:
-        return Int(int(e))
-    if isinstance(e, sp.Symbol):
-        if e.name.startswith("__u"):
-            return Var(local[int(e.name[3:])])
-        return Var(e.name)
-    if isinstance(e, sp.floor):
-        num, den = sp.fraction(sp.together(e.args[0]))
-        return Op("floord", (_to_expr(num, local), _to_expr(den, local)))
-    if isinstance(e, sp.Add):
-        terms = [_to_expr(t, local) for t in e.args]
-        out = terms[0]
-        for t in terms[1:]:
-            out = Op("+", (out, t))
-        return out
-    if isinstance(e, sp.Mul):
-        coeff, rest = e.as_coeff_Mul()
-        if coeff == -1:
-            return Op("neg", (_to_expr(rest, local),))
-        return Op("*", (_to_expr(coeff, local), _to_expr(rest, local)))
-    if isinstance(e, sp.core.function.AppliedUndef):
-        return UFRead(str(e.func.__name__), tuple(_to_expr(a, local) for a in e.args))
-    raise CodegenError(f"spf bug: cannot generate code for the expression {e}")
+def _to_expr(e: Aff, local: Sequence[str]) -> Expr:
+    """An expression (integers, symbols, +, *, floor, UF calls) -> loop AST expression, a
+    sum's terms in sympy's order; ``__u<k>`` symbols refer to ``local[k]``."""
+
+    def name(n: str) -> Expr:
+        return Var(local[int(n[3:])]) if n.startswith("__u") else Var(n)
+
+    return loop_expr(e, name, constant_last=False, what="expression")
 
 
 def _text(e: Expr) -> str:

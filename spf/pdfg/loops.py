@@ -26,16 +26,14 @@ from spf.codegen.from_isl import node_kind
 from spf.codegen.loop_ast import Expr, Int, Op, Var
 from spf.errors import InternalError, SpfError
 from spf.ir.reading import is_constant
+from spf.sets import affine
 from spf.sets.linear import DT
 from spf.sets.view import uf_view
 
 if TYPE_CHECKING:
-    import sympy as sp
-
     from spf.ir import ComputationIR
     from spf.ir.reading import StmtReading
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets.affine import Aff
 
 
 @dataclass(frozen=True)
@@ -185,7 +183,7 @@ def _line(
     kept: list[int] = []
     texts: dict[str, str] = {}
     for k, (uf, args) in enumerate(view.terms):
-        free = {str(x) for a in args for x in a.free_symbols}
+        free = {n for a in args for n in a.free_names()}
         if free <= outside:
             kept.append(k)
             outside.add(f"__u{k}")
@@ -260,40 +258,40 @@ def _text(e: Expr, texts: Mapping[str, str]) -> str:
     if isinstance(e, Op) and e.op in ("min", "max"):
         return f"{e.op}({', '.join(_text(a, texts) for a in e.args)})"
     if isinstance(e, Op) and e.op in ("floord", "/", "ceild"):
-        num, den = _sympy(e.args[0]), _sympy(e.args[1])
+        num, den = _affine(e.args[0]), _affine(e.args[1])
         top = _show(num, texts)
-        if not isinstance(num, (sp.Symbol, sp.Integer)):
+        if not (num.as_sym() is not None or num.is_integer()):
             top = f"({top})"
         left, right = ("⌈", "⌉") if e.op == "ceild" else ("⌊", "⌋")
         return f"{left}{top}/{_show(den, texts)}{right}"
-    return _show(_sympy(e), texts)
+    return _show(_affine(e), texts)
 
 
-def _sympy(e: Expr) -> sp.Expr:
+def _affine(e: Expr) -> Aff:
     if isinstance(e, Int):
-        return sp.Integer(e.value)
+        return affine.const(e.value)
     if isinstance(e, Var):
-        return sp.Symbol(e.name)
+        return affine.sym(e.name)
     if not isinstance(e, Op):
         raise InternalError(f"unexpected bound {e!r}")
     if e.op in ("floord", "/", "ceild", "min", "max"):
-        return sp.Symbol(_text(e, {}))  # an atom inside arithmetic
-    args = [_sympy(a) for a in e.args]
+        return affine.sym(_text(e, {}))  # an atom inside arithmetic
+    args = [_affine(a) for a in e.args]
     if e.op == "+":
-        return sp.expand(args[0] + args[1])
+        return args[0] + args[1]
     if e.op == "-":
-        return sp.expand(args[0] - args[1])
+        return args[0] - args[1]
     if e.op == "*":
-        return sp.expand(args[0] * args[1])
+        return args[0] * args[1]
     if e.op == "neg":
-        return sp.expand(-args[0])
+        return -args[0]
     raise InternalError(f"unexpected operation {e.op!r} in a loop bound")
 
 
 _UF_PARAM = re.compile(r"\b__u(?:f)?\d+\b")
 
 
-def _show(e: sp.Expr, texts: Mapping[str, str]) -> str:
+def _show(e: Aff, texts: Mapping[str, str]) -> str:
     """``e`` as text, UF-value parameters replaced by their calls."""
     return _UF_PARAM.sub(lambda m: texts.get(m.group(0), m.group(0)), str(e))
 

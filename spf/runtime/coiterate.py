@@ -16,15 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import CodegenError
+from spf.sets.affine import Aff, Atom, Call, Sym
 
 if TYPE_CHECKING:
-    import sympy as sp
-
     from spf.analysis.coiteration import Group
     from spf.ir import ComputationIR
     from spf.runtime.walk import Instance
-else:
-    from spf._lazy import sympy as sp
 
 Run = Callable[["Instance"], None]
 
@@ -110,8 +107,8 @@ def _merge(
 
 
 def _range(
-    lower: Sequence[sp.Expr],
-    upper: Sequence[sp.Expr],
+    lower: Sequence[Aff],
+    upper: Sequence[Aff],
     env: Mapping[str, int],
     ufs: Mapping[str, Any],
 ) -> tuple[int, int]:
@@ -121,37 +118,33 @@ def _range(
     )
 
 
-def _key(key: sp.Expr, position: int, ufs: Mapping[str, Any]) -> int:
-    (arg,) = key.args
-    return evaluate(key, {arg.name: position}, ufs)
+def _key(key: Aff, position: int, ufs: Mapping[str, Any]) -> int:
+    call = key.as_atom()
+    assert isinstance(call, Call)
+    (arg,) = call.args
+    name = arg.as_sym()
+    assert name is not None
+    return evaluate(key, {name.name: position}, ufs)
 
 
-def evaluate(e: sp.Expr, env: Mapping[str, int], ufs: Mapping[str, Any]) -> int:
+def evaluate(e: Aff, env: Mapping[str, int], ufs: Mapping[str, Any]) -> int:
     """The integer value of a domain expression (``+``, ``*``, ``floor``, UF calls read from
     the arrays ``ufs``)."""
-    from sympy.core.function import AppliedUndef
-
     from spf.sets.calls import call_parts
 
-    if e.is_Integer:
-        return int(e)
-    if isinstance(e, sp.Symbol):
-        return int(env[e.name])
-    if isinstance(e, sp.Add):
-        return sum(evaluate(t, env, ufs) for t in e.args)
-    if isinstance(e, sp.Mul):
-        out = 1
-        for t in e.args:
-            out *= evaluate(t, env, ufs)
-        return out
-    if isinstance(e, sp.floor):
-        num, den = sp.fraction(sp.together(e.args[0]))
-        return evaluate(num, env, ufs) // evaluate(den, env, ufs)
-    if isinstance(e, AppliedUndef):
-        name, args, component = call_parts(e)
-        index = [evaluate(a, env, ufs) for a in args]
-        if component is not None:
-            index.append(component)
-        values = ufs[name]
-        return int(values(*index) if callable(values) else values[tuple(index)])
+    def value(a: Atom) -> int:
+        if isinstance(a, Sym):
+            return int(env[a.name])
+        if isinstance(a, Call):
+            name, args, component = call_parts(a.aff())
+            index = [evaluate(x, env, ufs) for x in args]
+            if component is not None:
+                index.append(component)
+            values = ufs[name]
+            return int(values(*index) if callable(values) else values[tuple(index)])
+        raise CodegenError(f"interpret: cannot evaluate the merge bound {e}")
+
+    got = e.evaluate(value)
+    if got.denominator == 1:
+        return int(got)
     raise CodegenError(f"interpret: cannot evaluate the merge bound {e}")

@@ -114,7 +114,7 @@ def name_outputs(rel: Relation, wanted: Sequence[str | None]) -> Relation:
         pos = n_in + k
         if want in names[:n_in]:
             j = names.index(want)
-            if per and all(v.get(pos) == tsym(j) for v in per):
+            if per and all(v.get(pos) == tsym(j).aff() for v in per):
                 continue  # the loop is that input: shown by its name, unnamed
             fresh = want + "_"
             while fresh in used:

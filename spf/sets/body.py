@@ -8,8 +8,8 @@ A :class:`Body` is ``{ t : exists e, u : u_k = f_k(args_k) for all k and iset(t,
 * ``e``: hidden variables (``exists``) that some UF argument needs, dims ``__e0 ...``; hidden
   variables no UF argument needs are true isl existentials and not listed;
 * ``u``: one dim ``__u0 ...`` per distinct UF call; ``terms[k] = (name, args)`` with the
-  arguments as sympy expressions over the internal symbols, parameters and earlier ``__u``
-  (nested calls such as ``perm(col(k))`` are flattened).
+  arguments as :class:`~spf.sets.affine.Aff` expressions over the internal symbols,
+  parameters and earlier ``__u`` (nested calls such as ``perm(col(k))`` are flattened).
 
 UF values are set dimensions placed after the tuple, never isl parameters (unsound in
 relations) nor isl existentials (isl eliminates them). Dimensions are addressed by position
@@ -43,11 +43,9 @@ from spf.sets.linear import (
 from spf.sets.memo import Table, memo
 
 if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets.affine import Aff, Atom, Sym
 
-Term: TypeAlias = "tuple[str, tuple[sp.Expr, ...]]"
+Term: TypeAlias = "tuple[str, tuple[Aff, ...]]"
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,9 +77,9 @@ class Body:
     def n_tuple(self) -> int:
         return len(self.names)
 
-    def dim_syms(self) -> list[sp.Symbol]:
+    def dim_syms(self) -> list[Sym]:
         """Internal symbols of all dims in order: tuple, hidden, UF values."""
-        got: list[sp.Symbol] | None = self.memo.get("dim_syms")
+        got: list[Sym] | None = self.memo.get("dim_syms")
         if got is None:
             got = (
                 [tsym(k) for k in range(len(self.names))]
@@ -116,8 +114,8 @@ class Body:
             self.memo[key] = got
         return got
 
-    def term_expr(self, k: int) -> sp.Expr:
-        """Term ``k`` as a sympy call with nested terms substituted (internal symbols)."""
+    def term_expr(self, k: int) -> Aff:
+        """Term ``k`` as a call with nested terms substituted (internal symbols)."""
         return call_expr(self.terms, k)
 
     def needed_syms(self) -> set[str]:
@@ -136,11 +134,11 @@ def isl_set(text: str) -> isl.Set:
     return isl.Set(text)
 
 
-def call_expr(terms: tuple[Term, ...], k: int) -> sp.Expr:
-    """Call ``k`` of a call table as a sympy call, nested calls substituted."""
+def call_expr(terms: tuple[Term, ...], k: int) -> Aff:
+    """Call ``k`` of a call table as a call expression, nested calls substituted."""
     name, args = terms[k]
     inner = sorted(int(n[3:]) for n in free_names(args) if n.startswith("__u"))
-    sub = {usym(j): call_expr(terms, j) for j in inner}
+    sub: dict[Atom, Aff] = {usym(j): call_expr(terms, j) for j in inner}
     return calls.call(name, [a.xreplace(sub) for a in args])
 
 
@@ -215,7 +213,7 @@ def reorganize(
     names: Sequence[str | None],
     hidden: Sequence[str],
     n_in: int | None,
-    subst: Mapping[sp.Symbol, sp.Expr] | None = None,
+    subst: Mapping[Atom, Aff] | None = None,
 ) -> Body:
     """Rebuild ``body`` with dims taken from old positions (global dim indices).
 
@@ -232,10 +230,10 @@ def reorganize(
         + [esym(k) for k in range(len(hidden_src))]
         + [usym(k) for k in range(len(term_src))]
     )
-    sub: dict[sp.Symbol, sp.Expr] = {}
+    sub: dict[Atom, Aff] = {}
     for new, o in zip(new_syms, order, strict=True):
-        if o is not None:
-            sub[old[o]] = new
+        if o is not None and old[o] != new:
+            sub[old[o]] = new.aff()
     first = dict(subst or {})
     terms = tuple(
         (body.terms[k][0], tuple(_renamed(a, first, sub) for a in body.terms[k][1]))
@@ -244,24 +242,20 @@ def reorganize(
     return Body(tuple(names), n_in, tuple(hidden), terms, iset)
 
 
-def _renamed(
-    arg: sp.Expr, first: Mapping[sp.Symbol, sp.Expr], sub: Mapping[sp.Symbol, sp.Expr]
-) -> sp.Expr:
-    """A UF argument (kept expanded) after ``first`` and then ``sub``; an argument neither
-    touches is returned as it is (expanding an expanded expression changes nothing)."""
-    new = arg.xreplace(first).xreplace(sub)
-    return arg if new is arg else sp.expand(new)
+def _renamed(arg: Aff, first: Mapping[Atom, Aff], sub: Mapping[Atom, Aff]) -> Aff:
+    """A UF argument after ``first`` and then ``sub``."""
+    return arg.xreplace(first).xreplace(sub)
 
 
 def shifted_terms(body: Body, t_off: int, e_off: int, u_off: int) -> tuple[Term, ...]:
     """Terms of ``body`` with its internal symbols renumbered by the given offsets."""
-    sub: dict[sp.Symbol, sp.Expr] = {}
+    sub: dict[Atom, Aff] = {}
     for k in range(body.n_tuple):
-        sub[tsym(k)] = tsym(k + t_off)
+        sub[tsym(k)] = tsym(k + t_off).aff()
     for k in range(len(body.hidden)):
-        sub[esym(k)] = esym(k + e_off)
+        sub[esym(k)] = esym(k + e_off).aff()
     for k in range(len(body.terms)):
-        sub[usym(k)] = usym(k + u_off)
+        sub[usym(k)] = usym(k + u_off).aff()
     return tuple((n, tuple(a.xreplace(sub) for a in args)) for n, args in body.terms)
 
 
@@ -454,7 +448,7 @@ def _share_hidden(body: Body) -> Body:
             names=body.names,
             hidden=[body.hidden[j] for j in kept],
             n_in=body.n_in,
-            subst={esym(gone): esym(keep)},
+            subst={esym(gone): esym(keep).aff()},
         )
     return body
 
@@ -496,7 +490,7 @@ def _first_occurrence_names(body: Body) -> Body:
         return body
     syms = body.dim_syms()
     names = list(body.names)
-    moved: dict[sp.Symbol, sp.Expr] = {}
+    moved: dict[Atom, Aff] = {}
     changed = True
     while changed:
         changed = False
@@ -511,12 +505,12 @@ def _first_occurrence_names(body: Body) -> Body:
             j = targets.pop()
             if j is not None and j > k and names[j] is not None:
                 names[k], names[j] = names[j], None
-                moved[tsym(j)] = tsym(k)  # equal everywhere: UF arguments use the named one
+                moved[tsym(j)] = tsym(k).aff()  # equal everywhere: UF arguments use the named one
                 changed = True
                 break
     if tuple(names) == body.names:
         return body
-    terms = tuple((n, tuple(sp.expand(a.xreplace(moved)) for a in args)) for n, args in body.terms)
+    terms = tuple((n, tuple(a.xreplace(moved) for a in args)) for n, args in body.terms)
     # the calls' arguments changed: sort them again (the canonical order is by their text)
     return order_terms(
         _merge_duplicates(Body(tuple(names), body.n_in, body.hidden, terms, body.iset))
@@ -535,10 +529,11 @@ def _may_move_names(names: tuple[str | None, ...]) -> bool:
     return False
 
 
-def _plain_slot(value: sp.Expr | None) -> int | None:
+def _plain_slot(value: Aff | None) -> int | None:
     """``j`` when ``value`` is exactly the symbol of tuple position ``j``."""
-    if isinstance(value, sp.Symbol):
-        kind = internal_kind(value)
+    s = value.as_sym() if value is not None else None
+    if s is not None:
+        kind = internal_kind(s)
         if kind is not None and kind[0] == "t":
             return kind[1]
     return None
@@ -567,7 +562,7 @@ def _dedupe_names(body: Body) -> Body:
 
 def _merge_duplicates(body: Body) -> Body:
     while True:
-        seen: dict[tuple[str, tuple[sp.Expr, ...]], int] = {}
+        seen: dict[tuple[str, tuple[Aff, ...]], int] = {}
         dup: tuple[int, int] | None = None
         for k, key in enumerate(body.terms):
             if key in seen:
@@ -587,7 +582,7 @@ def _merge_duplicates(body: Body) -> Body:
             names=body.names,
             hidden=body.hidden,
             n_in=body.n_in,
-            subst={usym(b): usym(a)},
+            subst={usym(b): usym(a).aff()},
         )
 
 
@@ -665,8 +660,8 @@ def _term_order(terms: tuple[Term, ...]) -> tuple[int, ...]:
 
 # ----------------------------------------------------------------------------- loose slots
 def slot_values(
-    body: Body, conj: list[tuple[bool, sp.Expr]]
-) -> tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]]:
+    body: Body, conj: list[tuple[bool, Aff]]
+) -> tuple[dict[int, Aff], list[tuple[bool, Aff]]]:
     """Values of unnamed tuple positions fixed by equalities of one conjunction.
 
     Returns ``({position: expression}, remaining constraints)``. An expression may use named
@@ -681,18 +676,18 @@ def slot_values(
 
 
 _SLOT_VALUES: Table[
-    tuple[tuple[str | None, ...], tuple[Term, ...], tuple[tuple[bool, sp.Expr], ...]],
-    tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]],
+    tuple[tuple[str | None, ...], tuple[Term, ...], tuple[tuple[bool, Aff], ...]],
+    tuple[dict[int, Aff], list[tuple[bool, Aff]]],
 ] = Table(8192)
 """Memo of :func:`slot_values`: it depends only on the names, the calls and the constraints
 (canonicalising, naming and printing ask the same question several times per operation)."""
 
 
 def _slot_values(
-    body: Body, conj: list[tuple[bool, sp.Expr]]
-) -> tuple[dict[int, sp.Expr], list[tuple[bool, sp.Expr]]]:
+    body: Body, conj: list[tuple[bool, Aff]]
+) -> tuple[dict[int, Aff], list[tuple[bool, Aff]]]:
     loose = {tsym(k): k for k, n in enumerate(body.names) if n is None}
-    values: dict[int, sp.Expr] = {}
+    values: dict[int, Aff] = {}
     rest = list(conj)
     progress = True
     while progress:
@@ -706,44 +701,45 @@ def _slot_values(
             pos, value = found
             values[pos] = value
             rest.pop(idx)
-            sub = {tsym(pos): value}
-            rest = [(q, sp.expand(x.xreplace(sub))) for q, x in rest]
-            values = {p: sp.expand(v.xreplace(sub)) for p, v in values.items()}
+            sub: dict[Atom, Aff] = {tsym(pos): value}
+            rest = [(q, x.xreplace(sub)) for q, x in rest]
+            values = {p: v.xreplace(sub) for p, v in values.items()}
             progress = True
             break
     return values, rest
 
 
 def _solvable_slot(
-    body: Body, e: sp.Expr, loose: Mapping[sp.Symbol, int], values: Mapping[int, sp.Expr]
-) -> tuple[int, sp.Expr] | None:
-    floors = list(e.atoms(sp.floor))
+    body: Body, e: Aff, loose: Mapping[Sym, int], values: Mapping[int, Aff]
+) -> tuple[int, Aff] | None:
+    floors = e.floors()
     for s, pos in loose.items():
         if pos in values:
             continue
         coeff = coefficient(e, s)
-        if coeff not in (1, -1) or any(s in f.free_symbols for f in floors):
+        if coeff not in (1, -1) or any(s.name in f.arg.free_names() for f in floors):
             continue
-        value = sp.expand(-(e - coeff * s) / coeff)
+        value = -(e - s * coeff) / coeff
         if _value_ok(body, value, s):
             return pos, value
     return None
 
 
-def _value_ok(body: Body, value: sp.Expr, slot: sp.Symbol) -> bool:
+def _value_ok(body: Body, value: Aff, slot: Sym) -> bool:
     """No hidden variables, no dependence on ``slot`` (also through UF arguments), and not a
     lone parameter (``[N]`` would read back as a variable named N)."""
-    if isinstance(value, sp.Symbol) and internal_kind(value) is None:
+    lone = value.as_sym()
+    if lone is not None and internal_kind(lone) is None:
         return False
-    for s in value.free_symbols:
-        kind = internal_kind(s) if isinstance(s, sp.Symbol) else None
+    for s in set(value.symbols()):
+        kind = internal_kind(s)
         if kind is None:
             continue
         if kind[0] == "e" or s == slot:
             return False
         if kind[0] == "u":
             call = body.term_expr(kind[1])
-            names = {x.name for x in call.free_symbols if isinstance(x, sp.Symbol)}
+            names = call.free_names()
             if slot.name in names or any(n.startswith("__e") for n in names):
                 return False
     return True

@@ -11,25 +11,27 @@ component as a constant last argument. So, with nothing special elsewhere:
   callable returning the tuple;
 * generated C reads ``tau_inv(k, 0)``, the same row-major 2-d array (see ``docs/api.md``).
 
-Users see ``tau_inv(k)[0]``: :func:`call` builds the sympy term that prints that way, an
-applied undefined function named ``tau_inv`` whose last argument is the component (so code
-that reads a call's name and arguments, like the code generator, sees the 2-d array read).
+Users see ``tau_inv(k)[0]``: :func:`call` builds the :class:`~spf.sets.affine.Call` term that
+prints that way, whose last argument is the component (so code that reads a call's name and
+arguments, like the code generator, sees the 2-d array read); :func:`sympy_call` builds the
+same as a sympy applied undefined function, for the few places that still need sympy.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import islpy as isl
+
+from spf.sets import affine
+from spf.sets.affine import Aff, Call
 
 if TYPE_CHECKING:
     import sympy as sp
 
     from spf.sets.uf import UF
-else:
-    from spf._lazy import sympy as sp
 
 MARK = "[]"
 """Suffix of the term name of a tuple-valued UF's component (never a valid UF name)."""
@@ -94,21 +96,46 @@ def value_range(decl: UF, component: int | None) -> isl.Set:
     )
 
 
-def call_parts(e: sp.Expr) -> tuple[str, tuple[sp.Expr, ...], int | None]:
-    """A sympy UF call as ``(UF name, arguments, component or None)`` (the inverse of
+def call_parts(e: Aff) -> tuple[str, tuple[Aff, ...], int | None]:
+    """A UF call as ``(UF name, arguments, component or None)`` (the inverse of
     :func:`call`): ``f(i)[1]`` is ``("f", (i,), 1)``."""
-    name = str(type(e).__name__)
-    if getattr(type(e), "_kwargs", {}).get("tuple_valued"):
-        *args, c = e.args
-        return name, tuple(args), int(c)
-    return name, tuple(e.args), None
+    a = e.as_atom()
+    if not isinstance(a, Call):
+        raise ValueError(f"not a UF call: {e}")
+    if is_component(a.name):
+        *args, c = a.args
+        return a.base, tuple(args), int(c)
+    return a.name, a.args, None
 
 
-def call(name: str, args: Sequence[sp.Expr]) -> sp.Expr:
-    """The term ``(name, args)`` as a sympy call: ``f(i)`` or ``f(i)[0]``."""
+def call_text(a: Call, arg_text: Callable[[Aff], str]) -> str:
+    """``f(args)`` or, for a tuple-valued UF's component, ``f(args)[c]``, each argument
+    printed by ``arg_text``."""
+    name, args, component = call_parts(a.aff())
+    text = f"{name}({', '.join(arg_text(x) for x in args)})"
+    return text if component is None else f"{text}[{component}]"
+
+
+def call(name: str, args: Sequence[Aff]) -> Aff:
+    """The term ``(name, args)`` as a call: ``f(i)`` or ``f(i)[0]``."""
+    return affine.call(name, args)
+
+
+def sympy_call(name: str, args: Sequence[sp.Expr]) -> sp.Expr:
+    """The term ``(name, args)`` as a sympy call (the edge to sympy)."""
+    import sympy as sp
+
     if is_component(name):
         return _component_function(base_name(name))(*args)
     return sp.Function(name)(*args)
+
+
+def sympy_call_parts(e: sp.Expr) -> tuple[str, tuple[sp.Expr, ...]]:
+    """A sympy UF call as its term ``(name, args)`` (the inverse of :func:`sympy_call`)."""
+    name = str(type(e).__name__)
+    if getattr(type(e), "_kwargs", {}).get("tuple_valued"):
+        return component_name(name), tuple(e.args)
+    return name, tuple(e.args)
 
 
 @functools.cache

@@ -20,8 +20,7 @@ from spf.sets.calls import base_name, is_component
 from spf.sets.linear import DT, evaluate, free_names, param_names, sym, val
 
 if TYPE_CHECKING:
-    import sympy as sp
-
+    from spf.sets.affine import Atom
     from spf.sets.body import Body
 
 UFValues = Mapping[str, Any]  # numpy arrays, sequences or callables
@@ -38,7 +37,7 @@ class _Scanner:
 
     def __init__(self, body: Body, params: Mapping[str, int], ufs: UFValues) -> None:
         self.body = body
-        self.env: dict[sp.Symbol, int] = {sym(p): int(v) for p, v in params.items()}
+        self.env: dict[Atom, int] = {sym(p): int(v) for p, v in params.items()}
         self.ufs = {n: _lookup(n, ufs[base_name(n)], len(args)) for n, args in body.terms}
         self.n_scan = body.n_tuple + len(body.hidden)
         self.syms = body.dim_syms()
@@ -71,14 +70,14 @@ class _Scanner:
         self._walk(cur, env, fixed, found)
 
     def _fix(
-        self, iset: isl.Set, env: dict[sp.Symbol, int], fixed: set[int], dim: int, value: int
+        self, iset: isl.Set, env: dict[Atom, int], fixed: set[int], dim: int, value: int
     ) -> isl.Set | None:
         env[self.syms[dim]] = value
         fixed.add(dim)
         return self._fix_terms(iset.fix_val(DT.set, dim, val(value)), env, fixed)
 
     def _fix_terms(
-        self, iset: isl.Set | None, env: dict[sp.Symbol, int], fixed: set[int]
+        self, iset: isl.Set | None, env: dict[Atom, int], fixed: set[int]
     ) -> isl.Set | None:
         base = self.n_scan
         progress = True
@@ -118,7 +117,7 @@ class _Scanner:
     def _walk(
         self,
         iset: isl.Set | None,
-        env: dict[sp.Symbol, int],
+        env: dict[Atom, int],
         fixed: set[int],
         found: set[tuple[int, ...]],
     ) -> None:

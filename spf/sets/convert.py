@@ -16,18 +16,15 @@ import islpy as isl
 
 from spf.clang import ISL_RESERVED
 from spf.errors import ArityError, InternalError, ParseError, UndeclaredError
+from spf.sets import affine
 from spf.sets import syntax as ast
 from spf.sets.body import Body, Term, canonical, lift_pair
 from spf.sets.calls import component_name
 from spf.sets.linear import esym, sym, to_isl, tsym, usym
 
 if TYPE_CHECKING:
+    from spf.sets.affine import Aff, Sym
     from spf.sets.uf import UF
-
-if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
 
 
 def caret(text: str, span: tuple[int, int]) -> str:
@@ -42,7 +39,7 @@ class _Piece:
     text: str
     ufs: Mapping[str, UF] | None
     arities: dict[str, int]
-    scope: list[dict[str, sp.Symbol]] = field(default_factory=list)
+    scope: list[dict[str, Sym]] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     terms: dict[Term, int] = field(default_factory=dict)
     params: set[str] = field(default_factory=set)
@@ -51,13 +48,13 @@ class _Piece:
         return ParseError(message, text=self.text, span=span)
 
     # --- names
-    def lookup(self, node: ast.Name) -> sp.Expr:
+    def lookup(self, node: ast.Name) -> Aff:
         for frame in reversed(self.scope):
             if node.name in frame:
-                return frame[node.name]
+                return frame[node.name].aff()
         self.check_param(node.name, node.span)
         self.params.add(node.name)
-        return sym(node.name)
+        return sym(node.name).aff()
 
     def check_param(self, name: str, span: tuple[int, int]) -> None:
         if name in ISL_RESERVED:
@@ -78,21 +75,21 @@ class _Piece:
         )
 
     # --- expressions
-    def expr(self, node: ast.Expr, in_floor: bool = False) -> sp.Expr:
+    def expr(self, node: ast.Expr, in_floor: bool = False) -> Aff:
         if isinstance(node, ast.Num):
-            return sp.Integer(node.value)
+            return affine.const(node.value)
         if isinstance(node, ast.Name):
             return self.lookup(node)
         if isinstance(node, ast.Neg):
             return -self.expr(node.operand, in_floor)
         if isinstance(node, ast.Floor):
             inner = self.expr(node.operand, True)
-            return -sp.floor(-inner) if node.ceil else sp.floor(inner)
+            return affine.ceil(inner) if node.ceil else affine.floor(inner)
         if isinstance(node, ast.Call):
             return self.call(node)
         return self.binop(node, in_floor)
 
-    def binop(self, node: ast.BinOp, in_floor: bool) -> sp.Expr:
+    def binop(self, node: ast.BinOp, in_floor: bool) -> Aff:
         left = self.expr(node.left, in_floor)
         right = self.expr(node.right, in_floor)
         if node.op == "+":
@@ -100,13 +97,13 @@ class _Piece:
         if node.op == "-":
             return left - right
         if node.op == "*":
-            if left.free_symbols and right.free_symbols:
+            if left.coeffs and right.coeffs:
                 raise self.error(
                     "not affine: a product of two non-constant expressions "
                     f"({_src(self.text, node.left)} and {_src(self.text, node.right)})",
                     node.op_span,
                 )
-            return sp.expand(left * right)
+            return left * right
         divisor = self.divisor(node, right)
         if node.op == "/":
             if not in_floor:
@@ -114,10 +111,10 @@ class _Piece:
                     "division is only allowed inside floor(e / c) or ceil(e / c)", node.op_span
                 )
             return left / divisor
-        return left - divisor * sp.floor(left / divisor)  # e % c
+        return left - affine.floor(left / divisor) * divisor  # e % c
 
-    def divisor(self, node: ast.BinOp, right: sp.Expr) -> int:
-        if right.free_symbols or not right.is_Integer or int(right) <= 0:
+    def divisor(self, node: ast.BinOp, right: Aff) -> int:
+        if not right.is_integer() or int(right) <= 0:
             raise self.error(
                 f"the right side of {node.op!r} must be a positive integer constant, "
                 f"got {_src(self.text, node.right)}",
@@ -125,18 +122,18 @@ class _Piece:
             )
         return int(right)
 
-    def call(self, node: ast.Call) -> sp.Expr:
+    def call(self, node: ast.Call) -> Aff:
         self.check_uf(node)
-        args = tuple(sp.expand(self.expr(a)) for a in node.args)
+        args = tuple(self.expr(a) for a in node.args)
         for a, arg_node in zip(args, node.args, strict=True):
-            if any(not s.is_Integer for s in sp.Add.make_args(a) if s.is_Number):
+            if a.const.denominator != 1:
                 raise self.error("UF arguments must be integer expressions", arg_node.span)
         key: Term = (node.name, args)
         if node.component is not None:  # tuple-valued: the component is the last argument
-            key = (component_name(node.name), (*args, sp.Integer(node.component)))
+            key = (component_name(node.name), (*args, affine.const(node.component)))
         if key not in self.terms:
             self.terms[key] = len(self.terms)
-        return usym(self.terms[key])
+        return usym(self.terms[key]).aff()
 
     def check_uf(self, node: ast.Call) -> None:
         name, n = node.name, len(node.args)
@@ -203,7 +200,7 @@ class _Piece:
             return " and ".join(f"({self.formula(f)})" for f in node.items) or "1 = 1"
         if isinstance(node, ast.Or):
             return " or ".join(f"({self.formula(f)})" for f in node.items) or "1 = 0"
-        frame: dict[str, sp.Symbol] = {}
+        frame: dict[str, Sym] = {}
         for nm in node.names:
             self.check_param(nm.name, nm.span)
             frame[nm.name] = esym(len(self.hidden))
@@ -260,7 +257,7 @@ def convert_piece(
     items = list(piece.in_tuple) + list(piece.out_tuple or ())
     n_in = len(piece.in_tuple) if piece.out_tuple is not None else None
     names: list[str | None] = []
-    frame: dict[str, sp.Symbol] = {}
+    frame: dict[str, Sym] = {}
     for k, item in enumerate(items):
         side_start = 0 if n_in is None or k < n_in else n_in
         fresh = isinstance(item, ast.Name) and item.name not in frame and not st.is_uf(item.name)

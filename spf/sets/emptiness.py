@@ -39,8 +39,7 @@ from spf.sets.memo import Table, memo
 from spf.sets.pointeval import Layout, PairCheck, coordinate
 
 if TYPE_CHECKING:
-    import sympy as sp
-
+    from spf.sets.affine import Aff, Atom
     from spf.sets.body import Body
     from spf.sets.uf import UF
 
@@ -79,7 +78,7 @@ def _declared(body: Body, ufs: Mapping[str, UF]) -> isl.Set | None:
         parts = []
         if decl.range is not None:
             values = calls.value_range(decl, calls.component_of(name, args))
-            parts.append(preimage(body, values, [sym(f"__u{k}")]))
+            parts.append(preimage(body, values, [sym(f"__u{k}").aff()]))
         if decl.domain is not None:
             at = list(calls.call_args(name, args))
             parts.append(preimage(body, decl.domain.body_iset(), at))
@@ -114,7 +113,7 @@ _SHARED: Table[Hashable, _Shared] = Table(4096)
 """:func:`shared`'s dicts by shape."""
 
 
-def preimage(body: Body, target: isl.Set, exprs: list[sp.Expr]) -> isl.Set:
+def preimage(body: Body, target: isl.Set, exprs: list[Aff]) -> isl.Set:
     """``{ p in body's space : (exprs evaluated at p) in target }``."""
     params = sorted(body.params() | set(param_names(target)))
     dims = ", ".join(s.name for s in body.dim_syms())
@@ -174,9 +173,9 @@ def _pairs(body: Body) -> list[Pair]:
     ]
 
 
-def point_env(body: Body, pt: isl.Point) -> dict[sp.Symbol, int]:
+def point_env(body: Body, pt: isl.Point) -> dict[Atom, int]:
     """The point's coordinates: each dim's and parameter's symbol to its value."""
-    env: dict[sp.Symbol, int] = {}
+    env: dict[Atom, int] = {}
     for k, s in enumerate(body.dim_syms()):
         env[s] = coordinate(pt, DT.set, k)
     for k, name in enumerate(param_names(pt.get_space())):

@@ -49,14 +49,13 @@ from spf.sets.printer import display_map
 from spf.sets.set_like import Set, _SetLike
 
 if TYPE_CHECKING:
+    from spf.sets.affine import Aff, Sym
     from spf.sets.body import Body, Term
     from spf.sets.pointeval import Layout
     from spf.sets.uf import UF
 
 if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets.affine import Atom
 
 _FORALL = re.compile(r"\s*forall\b")
 _MAX_INSTANCES = 4096
@@ -250,17 +249,17 @@ def check_domain(fact: Fact, ufs: Mapping[str, UF]) -> Set:
     return Set._make(body, {**fact.premise.ufs, **fact.conclusion.ufs, **ufs})
 
 
-def condition_terms(s: Set) -> list[list[tuple[bool, sp.Expr]]]:
+def condition_terms(s: Set) -> list[list[tuple[bool, Aff]]]:
     """``s``'s constraints as conjunctions (one per disjunct) of ``(is_equality, e)`` meaning
-    ``e = 0`` / ``e >= 0``, over the tuple names, parameters and UF calls (sympy functions).
-    ``SpfError`` when ``s`` has existential variables."""
+    ``e = 0`` / ``e >= 0``, over the tuple names, parameters and UF calls
+    (:class:`~spf.sets.affine.Aff`). ``SpfError`` when ``s`` has existential variables."""
     body = _body(s)
     if body.hidden:
         raise VerifyError(f"{s}: a condition with existential variables cannot be evaluated")
     show = display_map(body)
     out = []
     for conj in dnf(body.iset, body.dim_syms()):
-        out.append([(is_eq, sp.expand(e.xreplace(show))) for is_eq, e in conj])
+        out.append([(is_eq, e.xreplace(show)) for is_eq, e in conj])
     return out
 
 
@@ -441,9 +440,7 @@ class _Candidate:
 class _Match:
     """The numeric test of one matched instance ``not premise or conclusion``."""
 
-    def __init__(
-        self, layout: Layout, premise: Body, conclusion: Body, exprs: list[sp.Expr]
-    ) -> None:
+    def __init__(self, layout: Layout, premise: Body, conclusion: Body, exprs: list[Aff]) -> None:
         self.sub = Substitution(layout, exprs)
         self.premise = linear_set(premise)
         self.conclusion = linear_set(conclusion)
@@ -457,7 +454,7 @@ class _Match:
         )
 
 
-def _instance(body: Body, premise: Body, conclusion: Body, exprs: list[sp.Expr]) -> isl.Set:
+def _instance(body: Body, premise: Body, conclusion: Body, exprs: list[Aff]) -> isl.Set:
     """``not premise or conclusion`` of one instance, in ``body``'s space."""
     p = emptiness.preimage(body, premise.iset, exprs)
     c = emptiness.preimage(body, conclusion.iset, exprs)
@@ -501,17 +498,17 @@ class _BridgeSpec:
 
     m: int
     """The fact's call missing from the body."""
-    a: sp.Expr
+    a: Aff
     """Its argument."""
-    b: sp.Expr
+    b: Aff
     """The argument of the body's call it is carried over to."""
-    exprs: tuple[sp.Expr, ...]
+    exprs: tuple[Aff, ...]
     """The fact's dims (variables, then UF values with call ``m`` the body's call)."""
-    side: sp.Expr
+    side: Aff
     """The conclusion constraint (``>= 0``) over the fact's dims."""
     coeff: int
     """The coefficient of the missing call's value in ``side``."""
-    carried: sp.Expr
+    carried: Aff
     """``side`` over the body's dims."""
 
 
@@ -531,7 +528,7 @@ def _piece_bridges(
     premise: Body,
     conclusion: Body,
     m: int,
-    sub: dict[sp.Symbol, sp.Expr],
+    sub: dict[Atom, Aff],
     calls: tuple[Term, ...],
 ) -> Iterator[_BridgeSpec]:
     """The bridges of one fact piece whose call ``m`` is missing from ``calls``."""
@@ -539,7 +536,7 @@ def _piece_bridges(
     if premise.iset.involves_dims(DT.set, premise.n_tuple + m, 1):
         return  # the premise itself needs the missing call
     constraint = _single_constraint(conclusion)
-    a = sp.expand(premise.terms[m][1][0].xreplace(_rename(premise)).xreplace(sub))
+    a = premise.terms[m][1][0].xreplace(_rename(premise)).xreplace(sub)
     nvars = premise.n_tuple
     for is_eq, e in constraint or []:
         coeff = int(coefficient(e, usym(m)))
@@ -551,18 +548,18 @@ def _piece_bridges(
             if calls[k][0] != name:
                 continue
             exprs = [sub[_fvar(j)] for j in range(nvars)]
-            exprs += [usym(k) if j == m else sub[_fval(j)] for j in range(len(premise.terms))]
-            dims = dict(zip(premise.dim_syms(), exprs, strict=True))
-            carried = sp.expand(side.xreplace(dims))
+            exprs += [usym(k).aff() if j == m else sub[_fval(j)] for j in range(len(premise.terms))]
+            dims: dict[Atom, Aff] = dict(zip(premise.dim_syms(), exprs, strict=True))
+            carried = side.xreplace(dims)
             yield _BridgeSpec(
                 m=m, a=a, b=calls[k][1][0], exprs=tuple(exprs), side=side, coeff=c, carried=carried
             )
 
 
-def _single_constraint(conclusion: Body) -> list[tuple[bool, sp.Expr]] | None:
+def _single_constraint(conclusion: Body) -> list[tuple[bool, Aff]] | None:
     """The conclusion's constraints when it is one conjunction (None otherwise; computed
     once per conclusion)."""
-    got: tuple[list[tuple[bool, sp.Expr]] | None] | None = conclusion.memo.get("single")
+    got: tuple[list[tuple[bool, Aff]] | None] | None = conclusion.memo.get("single")
     if got is None:
         bsets = conclusion.iset.get_basic_sets()
         found = basic_constraints(bsets[0], conclusion.dim_syms()) if len(bsets) == 1 else None
@@ -641,16 +638,16 @@ class _Bridge:
         return out.coalesce()
 
 
-def _rename(fact: Body) -> dict[sp.Symbol, sp.Expr]:
-    rename: dict[sp.Symbol, sp.Expr] = {tsym(j): _fvar(j) for j in range(fact.n_tuple)}
-    rename |= {usym(m): _fval(m) for m in range(len(fact.terms))}
+def _rename(fact: Body) -> dict[Atom, Aff]:
+    rename: dict[Atom, Aff] = {tsym(j): _fvar(j).aff() for j in range(fact.n_tuple)}
+    rename |= {usym(m): _fval(m).aff() for m in range(len(fact.terms))}
     return rename
 
 
 @memo(4096)
 def _one_unmatched(
     fact: Body, calls: tuple[Term, ...], monotonic: frozenset[str]
-) -> tuple[tuple[int, dict[sp.Symbol, sp.Expr]], ...]:
+) -> tuple[tuple[int, dict[Atom, Aff]], ...]:
     """``(m, sub)``: matches of all of ``fact``'s calls but call ``m`` (of a monotonic UF,
     its argument then fixed) against ``calls``, every variable fixed by ``sub``
     (remembered: the emptiness tests of one dependence share their calls)."""
@@ -659,21 +656,21 @@ def _one_unmatched(
 
 def _one_unmatched_walk(
     fact: Body, calls: tuple[Term, ...], monotonic: frozenset[str]
-) -> Iterator[tuple[int, dict[sp.Symbol, sp.Expr]]]:
+) -> Iterator[tuple[int, dict[Atom, Aff]]]:
     rename = _rename(fact)
     terms = [(name, [a.xreplace(rename) for a in args]) for name, args in fact.terms]
     nvars = fact.n_tuple
 
     def walk(
-        j: int, sub: dict[sp.Symbol, sp.Expr], left: int | None
-    ) -> Iterator[tuple[int, dict[sp.Symbol, sp.Expr]]]:
+        j: int, sub: dict[Atom, Aff], left: int | None
+    ) -> Iterator[tuple[int, dict[Atom, Aff]]]:
         if j == len(terms):
             if left is None or len(terms) < 2:
                 return
             if any(sub.get(_fvar(v)) is None for v in range(nvars)):
                 return
-            arg = sp.expand(terms[left][1][0].xreplace(sub))
-            if not any(_is_fact_sym(x) for x in arg.free_symbols):
+            arg = terms[left][1][0].xreplace(sub)
+            if not any(_is_fact_sym(x) for x in arg.symbols()):
                 yield left, sub
             return
         name, args = terms[j]
@@ -681,7 +678,7 @@ def _one_unmatched_walk(
             if bname == name and len(bargs) == len(args):
                 new = _unify(args, bargs, sub)
                 if new is not None:
-                    new[_fval(j)] = usym(k)
+                    new[_fval(j)] = usym(k).aff()
                     yield from walk(j + 1, new, left)
         if left is None and name in monotonic and len(args) == 1:
             yield from walk(j + 1, sub, j)
@@ -715,20 +712,20 @@ def _contains(inst: isl.Set, here: isl.Set) -> bool:
 
 
 @memo(4096)
-def _ematches(fact: Body, calls: tuple[Term, ...]) -> tuple[list[sp.Expr], ...]:
+def _ematches(fact: Body, calls: tuple[Term, ...]) -> tuple[list[Aff], ...]:
     """:func:`_ematch`'s matches, at most ``_MAX_INSTANCES`` (remembered per call table)."""
     return tuple(itertools.islice(_ematch(fact, calls), _MAX_INSTANCES + 1))
 
 
-def _ematch(fact: Body, calls: tuple[Term, ...]) -> Iterator[list[sp.Expr]]:
+def _ematch(fact: Body, calls: tuple[Term, ...]) -> Iterator[list[Aff]]:
     """Each way to map the fact's dims (vars, then UF values) to expressions over ``body``'s
     dims such that every UF call of the fact is a call of ``body``."""
     nvars = fact.n_tuple
-    rename = {tsym(j): _fvar(j) for j in range(nvars)}
-    rename |= {usym(m): _fval(m) for m in range(len(fact.terms))}
+    rename: dict[Atom, Aff] = {tsym(j): _fvar(j).aff() for j in range(nvars)}
+    rename |= {usym(m): _fval(m).aff() for m in range(len(fact.terms))}
     terms = [(name, [a.xreplace(rename) for a in args]) for name, args in fact.terms]
 
-    def walk(m: int, sub: dict[sp.Symbol, sp.Expr]) -> Iterator[dict[sp.Symbol, sp.Expr]]:
+    def walk(m: int, sub: dict[Atom, Aff]) -> Iterator[dict[Atom, Aff]]:
         if m == len(terms):
             yield sub
             return
@@ -738,7 +735,7 @@ def _ematch(fact: Body, calls: tuple[Term, ...]) -> Iterator[list[sp.Expr]]:
                 continue
             new = _unify(args, bargs, sub)
             if new is not None:
-                new[_fval(m)] = usym(k)
+                new[_fval(m)] = usym(k).aff()
                 yield from walk(m + 1, new)
 
     for sub in walk(0, {}):
@@ -748,37 +745,37 @@ def _ematch(fact: Body, calls: tuple[Term, ...]) -> Iterator[list[sp.Expr]]:
         yield [*(e for e in exprs if e is not None), *(sub[_fval(m)] for m in range(len(terms)))]
 
 
-def _fvar(j: int) -> sp.Symbol:
+def _fvar(j: int) -> Sym:
     return sym(f"__fv{j}")
 
 
-def _fval(m: int) -> sp.Symbol:
+def _fval(m: int) -> Sym:
     return sym(f"__fu{m}")
 
 
 def _unify(
-    args: Sequence[sp.Expr], bargs: Sequence[sp.Expr], sub: dict[sp.Symbol, sp.Expr]
-) -> dict[sp.Symbol, sp.Expr] | None:
+    args: Sequence[Aff], bargs: Sequence[Aff], sub: dict[Atom, Aff]
+) -> dict[Atom, Aff] | None:
     """``sub`` extended so that each fact argument equals the body's (None: impossible)."""
     new = dict(sub)
     for a, b in zip(args, bargs, strict=True):
-        a = sp.expand(a.xreplace(new))
-        unknown = [s for s in a.free_symbols if isinstance(s, sp.Symbol) and _is_fact_sym(s)]
+        a = a.xreplace(new)
+        unknown = sorted({s.name for s in a.symbols() if _is_fact_sym(s)})
         if not unknown:
-            if sp.expand(a - b) != 0:
+            if a != b:
                 return None
             continue
-        if len(unknown) > 1 or unknown[0].name.startswith("__fu"):
+        if len(unknown) > 1 or unknown[0].startswith("__fu"):
             return None
-        v = unknown[0]
+        v = sym(unknown[0])
         coeff = coefficient(a, v)
         if coeff not in (1, -1):
             return None
-        new[v] = sp.expand((b - (a - coeff * v)) / coeff)
+        new[v] = (b - (a - v * coeff)) / coeff
     return new
 
 
-def _is_fact_sym(s: sp.Symbol) -> bool:
+def _is_fact_sym(s: Sym) -> bool:
     return str(s.name).startswith(("__fv", "__fu"))
 
 

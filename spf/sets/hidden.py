@@ -19,14 +19,13 @@ import itertools
 from collections.abc import Hashable, Iterator
 from typing import TYPE_CHECKING
 
+from spf.sets import affine
 from spf.sets.body import Body, canonical, lift_pair, order_terms, reorganize
 from spf.sets.linear import esym, integral
 from spf.sets.ops import dependent_terms, solve_for, subtract
 
 if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets.affine import Aff, Atom
 
 #: At most this many hidden-variable orders are tried by ``same_up_to_hidden`` (all of them
 #: for up to 6 hidden variables) ...
@@ -108,7 +107,7 @@ def unhide(body: Body) -> Body:
     return body
 
 
-def _determined_hidden(body: Body) -> tuple[int, sp.Expr] | None:
+def _determined_hidden(body: Body) -> tuple[int, Aff] | None:
     """A hidden variable the set makes a function of the tuple, the parameters and the
     values of calls that do not depend on it, and that expression (tuple-only first)."""
     nt, ne = body.n_tuple, len(body.hidden)
@@ -126,11 +125,11 @@ def _determined_hidden(body: Body) -> tuple[int, sp.Expr] | None:
     return None
 
 
-def _integer_valued(expr: sp.Expr) -> sp.Expr:
+def _integer_valued(expr: Aff) -> Aff:
     """``expr`` written with integer coefficients (``i/2`` where ``i`` is even is
     ``floor(i/2)``)."""
     num, den = integral(expr)
-    return expr if den == 1 else sp.floor(num / den)
+    return expr if den == 1 else affine.floor(num / den)
 
 
 def subset_differences(a: Body, b: Body) -> Iterator[Body]:
@@ -154,7 +153,7 @@ def _difference(a: Body, b: Body, choice: tuple[int, ...]) -> Body:
     nt, ea = a.n_tuple, len(a.hidden)
     eqs = " and ".join(f"__e{c} = __e{ea + k}" for k, c in enumerate(choice))
     lb = lb.with_iset(lb.iset.intersect(lb.space_set(eqs)))
-    subst = {esym(ea + k): esym(c) for k, c in enumerate(choice)}
+    subst: dict[Atom, Aff] = {esym(ea + k): esym(c).aff() for k, c in enumerate(choice)}
 
     def squash(body: Body) -> Body:
         return reorganize(

@@ -23,18 +23,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from spf.errors import VerifyError
-from spf.sets import calls
+from spf.sets import affine, calls
 from spf.sets.body import Body, canonical, order_terms, reorganize
 from spf.sets.emptiness import preimage
 from spf.sets.linear import DT, esym, internal_kind, to_isl, usym
 from spf.sets.ops import dependent_terms, solve_for
 
 if TYPE_CHECKING:
-    import sympy as sp
-
+    from spf.sets.affine import Aff
     from spf.sets.uf import UF
-else:
-    from spf._lazy import sympy as sp
 
 
 def with_inverses(ufs: Mapping[str, UF]) -> dict[str, UF]:
@@ -83,9 +80,7 @@ def simplify_inverses(body: Body, ufs: Mapping[str, UF]) -> Body:
         body = _name_by_inverse(body, *solved)
 
 
-def _invertible_hidden(
-    body: Body, pairs: Mapping[str, str]
-) -> tuple[int, int, str, sp.Expr] | None:
+def _invertible_hidden(body: Body, pairs: Mapping[str, str]) -> tuple[int, int, str, Aff] | None:
     """``(hidden variable, its position p, inverse name, v)`` for a call ``f(..., e, ...)``
     of a UF with a declared inverse whose value the set fixes to ``v`` (an expression of
     the tuple, the parameters and calls that use no hidden variable): there ``e`` is
@@ -103,7 +98,8 @@ def _invertible_hidden(
         if inverse is None:
             continue
         for p, arg in enumerate(args):
-            kind = internal_kind(arg) if isinstance(arg, sp.Symbol) else None
+            s = arg.as_sym()
+            kind = internal_kind(s) if s is not None else None
             if kind is None or kind[0] != "e":
                 continue
             value = solve_for(body, nt + ne + t, [*range(nt), *free])
@@ -117,11 +113,11 @@ def _invertible_hidden(
     return None
 
 
-def _name_by_inverse(body: Body, h: int, p: int, inverse: str, value: sp.Expr) -> Body:
+def _name_by_inverse(body: Body, h: int, p: int, inverse: str, value: Aff) -> Body:
     """``body`` with hidden variable ``h`` replaced by a new call of the inverse at
     ``value`` (its component ``p`` when the inverse returns a tuple)."""
     nt, ne, nu = body.n_tuple, len(body.hidden), len(body.terms)
-    args = (value,) if not calls.is_component(inverse) else (value, sp.Integer(p))
+    args = (value,) if not calls.is_component(inverse) else (value, affine.const(p))
     grown = Body(
         body.names,
         body.n_in,
@@ -139,12 +135,12 @@ def _name_by_inverse(body: Body, h: int, p: int, inverse: str, value: sp.Expr) -
         names=body.names,
         hidden=[body.hidden[k] for k in keep],
         n_in=body.n_in,
-        subst={esym(h): usym(nu)},
+        subst={esym(h): usym(nu).aff()},
     )
     return canonical(order_terms(out))
 
 
-def _collapsible(body: Body, pairs: Mapping[str, str]) -> tuple[int, int, sp.Expr] | None:
+def _collapsible(body: Body, pairs: Mapping[str, str]) -> tuple[int, int, Aff] | None:
     """``(outer term, one inner term, value)`` of the first call on its inverse's values."""
     for k, (name, args) in enumerate(body.terms):
         inner_name = pairs.get(calls.base_name(name))
@@ -166,15 +162,16 @@ def _collapsible(body: Body, pairs: Mapping[str, str]) -> tuple[int, int, sp.Exp
     return None
 
 
-def _inner_term(body: Body, arg: sp.Expr, name: str) -> int | None:
+def _inner_term(body: Body, arg: Aff, name: str) -> int | None:
     """The term ``arg`` is the value of, when that term calls the UF ``name``."""
-    kind = internal_kind(arg) if isinstance(arg, sp.Symbol) else None
+    s = arg.as_sym()
+    kind = internal_kind(s) if s is not None else None
     if kind is None or kind[0] != "u" or calls.base_name(body.terms[kind[1]][0]) != name:
         return None
     return kind[1]
 
 
-def _collapse(body: Body, k: int, j: int, value: sp.Expr, ufs: Mapping[str, UF]) -> Body:
+def _collapse(body: Body, k: int, j: int, value: Aff, ufs: Mapping[str, UF]) -> Body:
     """``body`` with term ``k`` replaced by ``value`` (the inner term ``j``'s arguments in
     the inner UF's declared domain)."""
     iset = body.iset.intersect(body.space_set(f"__u{k} = {to_isl(value)}"))

@@ -1,10 +1,11 @@
 """The set layer's memo tables (bounded), and one call that empties them all.
 
-Sets, relations and their isl and sympy parts are immutable values, so a result computed
-from equal inputs can be reused: parse results by (text, UF declarations), isl objects by
-their text, sympy conversions of isl constraints, solved tuple positions. Every table here is
-bounded (emptied when full) and registered, so :func:`clear_all` restores a cold start (the
-set-layer benchmark uses it to time operations on inputs never seen before).
+Sets, relations and their isl parts and expressions are immutable values, so a result
+computed from equal inputs can be reused: parse results by (text, UF declarations), isl
+objects by their text, conversions of isl constraints to expressions, solved tuple
+positions. Every table here is bounded (emptied when full) and registered, so
+:func:`clear_all` restores a cold start (the set-layer benchmark uses it to time
+operations on inputs never seen before).
 """
 
 from __future__ import annotations

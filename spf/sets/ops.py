@@ -24,13 +24,11 @@ from spf.sets.body import (
     slot_values,
     value_key,
 )
-from spf.sets.linear import DT, aff_to_sympy, basic_constraints, free_names, internal_kind, tsym
+from spf.sets.linear import DT, aff_to_expr, basic_constraints, free_names, internal_kind, tsym
 from spf.sets.memo import Table
 
 if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets.affine import Aff, Atom
 
 P = ParamSpec("P")
 
@@ -57,14 +55,14 @@ def by_value(fn: Callable[P, Body]) -> Callable[P, Body]:
     return remembered
 
 
-def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> sp.Expr | None:
+def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> Aff | None:
     """Dim ``pos`` as one quasi-affine expression of the ``allowed`` dims and parameters,
     when the set makes it a single-valued function of them; else None (remembered by the
     set's text: the dims' names say which symbol each one is)."""
     return _solved(body, pos, tuple(sorted(set(allowed) | {pos})))
 
 
-def _solved(body: Body, pos: int, keep: tuple[int, ...]) -> sp.Expr | None:
+def _solved(body: Body, pos: int, keep: tuple[int, ...]) -> Aff | None:
     """:func:`_solve_for` over the dims ``keep`` in that order, remembered by the set's text."""
     key = (str(body.iset), pos, keep)
     got = _SOLVED.get(key)
@@ -73,10 +71,10 @@ def _solved(body: Body, pos: int, keep: tuple[int, ...]) -> sp.Expr | None:
     return got[0]
 
 
-_SOLVED: Table[tuple[str, int, tuple[int, ...]], tuple[sp.Expr | None]] = Table(8192)
+_SOLVED: Table[tuple[str, int, tuple[int, ...]], tuple[Aff | None]] = Table(8192)
 
 
-def _solve_for(body: Body, pos: int, keep: list[int]) -> sp.Expr | None:
+def _solve_for(body: Body, pos: int, keep: list[int]) -> Aff | None:
     st = permute_dims(body.iset, keep)
     q = keep.index(pos)
     m = isl.Map.from_domain(st).move_dims(DT.out, 0, DT.in_, q, 1)
@@ -86,7 +84,7 @@ def _solve_for(body: Body, pos: int, keep: list[int]) -> sp.Expr | None:
     m.as_pw_multi_aff().foreach_piece(lambda _dom, ma: pieces.append(ma.get_at(0)))
     syms = body.dim_syms()
     names = [syms[k] for k in keep if k != pos]
-    exprs = {aff_to_sympy(a, names) for a in pieces}
+    exprs = {aff_to_expr(a, names) for a in pieces}
     if len(exprs) != 1:
         return None
     return exprs.pop()
@@ -149,7 +147,7 @@ def _project_one(body: Body, pos: int, hname: str, later: Sequence[int]) -> Body
     tuple_src: list[int | None] = list(keep_t)
     hidden_src: list[int | None] = list(range(nt, nt + ne))
     hidden = list(body.hidden)
-    subst: dict[sp.Symbol, sp.Expr] = {}
+    subst: dict[Atom, Aff] = {}
     if symbol in body.needed_syms():
         final = [k for k in keep_t if k not in later]
         free_u = [nt + ne + k for k in range(nu) if k not in dependent_terms(body, symbol)]
@@ -195,8 +193,9 @@ def _compute_hints(rel: Body) -> list[str | None]:
     values, _ = slot_values(rel, basic_constraints(bsets[0], rel.dim_syms()))
     for k, name in enumerate(out):
         v = values.get(rel.n_in + k)
-        if name is None and isinstance(v, sp.Symbol) and v.name.startswith("__t"):
-            src = int(v.name[3:])
+        s = v.as_sym() if v is not None else None
+        if name is None and s is not None and s.name.startswith("__t"):
+            src = int(s.name[3:])
             if src < rel.n_in:
                 out[k] = rel.names[src]
     return out
@@ -237,13 +236,14 @@ def unname_fixed(body: Body, positions: Sequence[int]) -> Body:
     return canonical(Body(tuple(names), body.n_in, body.hidden, body.terms, body.iset))
 
 
-def _constant_or_copy(value: sp.Expr | None, names: Sequence[str | None]) -> bool:
+def _constant_or_copy(value: Aff | None, names: Sequence[str | None]) -> bool:
     """True for an integer constant or the symbol of a named tuple position."""
     if value is None:
         return False
-    if value.is_Integer:
+    if value.is_integer():
         return True
-    kind = internal_kind(value) if isinstance(value, sp.Symbol) else None
+    s = value.as_sym()
+    kind = internal_kind(s) if s is not None else None
     return kind is not None and kind[0] == "t" and names[kind[1]] is not None
 
 
@@ -390,7 +390,7 @@ def with_n_in(body: Body, n_in: int | None) -> Body:
     return canonical(Body(body.names, n_in, body.hidden, body.terms, body.iset))
 
 
-def as_function(rel: Body) -> list[sp.Expr] | None:
+def as_function(rel: Body) -> list[Aff] | None:
     """Each output as one quasi-affine expression of the inputs, parameters and UF values
     of the inputs (internal symbols), when the relation determines it; else None."""
     assert rel.n_in is not None
@@ -412,7 +412,7 @@ def as_function(rel: Body) -> list[sp.Expr] | None:
     return out
 
 
-def inverse_as_function(rel: Body) -> list[sp.Expr] | None:
+def inverse_as_function(rel: Body) -> list[Aff] | None:
     """Each input as one quasi-affine expression of the outputs, parameters and UF values of
     the outputs (internal symbols of ``rel``), when the relation determines it; else None.
 

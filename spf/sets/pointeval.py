@@ -3,7 +3,7 @@
 The emptiness search (:mod:`spf.sets.emptiness`) takes isl's sample point of a piece and asks
 which pair of UF calls the point violates (equal arguments with different values, or values
 out of the order a monotonic UF needs), and the facts' oracle (:mod:`spf.sets.facts`) asks
-which instances of the facts the point violates. Evaluating sympy expressions term by term
+which instances of the facts the point violates. Evaluating expressions term by term
 and testing isl sets one by one at every point was most of the search's time. Here each
 affine expression over the body's dims and parameters is compiled once into a row of
 integer coefficients (:class:`Layout`), so one matrix-vector product evaluates all of a
@@ -24,17 +24,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from spf.sets.affine import Sym
 from spf.sets.linear import DT, param_names
 from spf.sets.memo import memo
 
 if TYPE_CHECKING:
     import islpy as isl
-    import sympy as sp
 
+    from spf.sets.affine import Aff
     from spf.sets.body import Body
     from spf.sets.uf import UF
-else:
-    from spf._lazy import sympy as sp
 
 Pair = tuple[int, int]
 
@@ -72,7 +71,7 @@ class Layout:
         self.columns.update({p: self.n_dims + k for k, p in enumerate(self.params)})
         self.width = self.n_dims + len(self.params) + 1
 
-    def row(self, expr: sp.Expr) -> np.ndarray | None:
+    def row(self, expr: Aff) -> np.ndarray | None:
         """The coefficients of the affine ``expr`` by column (an ``object`` array); None
         when it is not integer-affine in the body's dims and parameters."""
         terms = _coefficients(expr)
@@ -111,20 +110,18 @@ def coordinate(pt: isl.Point, kind: isl.dim_type, k: int) -> int:
 
 
 @memo(16384)
-def _coefficients(expr: sp.Expr) -> tuple[tuple[str | None, int], ...] | None:
+def _coefficients(expr: Aff) -> tuple[tuple[str | None, int], ...] | None:
     """``expr`` as ``(symbol name, coefficient)`` terms (None names the constant); None
     when it is not a sum of integer multiples of symbols (remembered: facts instantiate
     the same arguments over and over)."""
     out: list[tuple[str | None, int]] = []
-    for term, coeff in sp.expand(expr).as_coefficients_dict().items():
-        if not coeff.is_Integer:
+    if expr.const.denominator != 1:
+        return None
+    out.append((None, int(expr.const)))
+    for term, coeff in expr.coeffs.items():
+        if coeff.denominator != 1 or not isinstance(term, Sym):
             return None
-        if term == 1:
-            out.append((None, int(coeff)))
-        elif isinstance(term, sp.Symbol):
-            out.append((str(term.name), int(coeff)))
-        else:
-            return None
+        out.append((term.name, int(coeff)))
     return tuple(out)
 
 
@@ -268,7 +265,7 @@ class Substitution:
     fact's variables and UF values as expressions of the body's), and the layout columns of
     that space's parameters."""
 
-    def __init__(self, layout: Layout, exprs: Sequence[sp.Expr]) -> None:
+    def __init__(self, layout: Layout, exprs: Sequence[Aff]) -> None:
         self.layout = layout
         rows = [layout.row(e) for e in exprs]
         self.compiled = all(r is not None for r in rows)

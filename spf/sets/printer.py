@@ -7,31 +7,31 @@ unnamed tuple positions shown by their value (``[i] -> [0, i, 0]``), UF values b
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from spf.sets.affine import Aff, Sym
 from spf.sets.body import Body, slot_values
 from spf.sets.calls import call
 from spf.sets.linear import basic_constraints, esym, tsym, usym
 
 if TYPE_CHECKING:
-    import sympy as sp
-else:
-    from spf._lazy import sympy as sp
+    from spf.sets.affine import Atom
 
 
-def display_map(body: Body, values: dict[int, sp.Expr] | None = None) -> dict[sp.Symbol, sp.Expr]:
+def display_map(body: Body, values: dict[int, Aff] | None = None) -> dict[Atom, Aff]:
     """Internal symbol -> what users see: names, UF calls, and the ``values`` of unnamed
     positions (their displays may nest: ``g(t0)`` inside ``f(g(t0))``)."""
-    raw: dict[sp.Symbol, sp.Expr] = {}
+    raw: dict[Atom, Aff] = {}
     for k, n in enumerate(body.names):
-        raw[tsym(k)] = sp.Symbol(n or f"_t{k}", integer=True)
+        raw[tsym(k)] = Sym(n or f"_t{k}").aff()
     for k, v in (values or {}).items():
         raw[tsym(k)] = v
     for k, h in enumerate(body.hidden):
-        raw[esym(k)] = sp.Symbol(h, integer=True)
+        raw[esym(k)] = Sym(h).aff()
     for k, (name, args) in enumerate(body.terms):
         raw[usym(k)] = call(name, args)
-    show: dict[sp.Symbol, sp.Expr] = {}
+    show: dict[Atom, Aff] = {}
     for key, expr in raw.items():
         for _ in range(len(raw) + 1):  # values never depend on themselves: this terminates
             new = expr.xreplace(raw)
@@ -42,25 +42,22 @@ def display_map(body: Body, values: dict[int, sp.Expr] | None = None) -> dict[sp
     return show
 
 
-def expr_text(e: sp.Expr) -> str:
-    """Text of a displayed expression (sympy's ``str`` is deterministic and parses back)."""
-    return str(sp.expand(e))
+def expr_text(e: Aff) -> str:
+    """Text of a displayed expression (deterministic, sympy's text, and it parses back)."""
+    return str(e)
 
 
-def format_constraint(is_eq: bool, e: sp.Expr, tuple_names: set[str]) -> str:
+def format_constraint(is_eq: bool, e: Aff, tuple_names: set[str]) -> str:
     """``e = 0`` / ``e >= 0`` as text: ``j = col(k)``, ``0 <= i``, ``k < rowptr(i + 1)``."""
-    e = sp.expand(e)
-    pos: list[sp.Expr] = []
-    neg: list[sp.Expr] = []
-    const = 0
-    for t in sp.Add.make_args(e):
-        if t.is_Number:
-            const += int(t)
-        elif t.as_coeff_Mul()[0] > 0:
-            pos.append(t)
+    pos: list[Aff] = []
+    neg: list[Aff] = []
+    const = int(e.const)
+    for a, c in e.ordered():
+        if c > 0:
+            pos.append(Aff({a: c}, Fraction(0)))
         else:
-            neg.append(-t)
-    lhs, rhs = sp.Add(*neg), sp.Add(*pos)
+            neg.append(Aff({a: -c}, Fraction(0)))
+    lhs, rhs = _sum(neg), _sum(pos)
     if is_eq:
         return _format_equality(pos, neg, const, tuple_names)
     if not neg:
@@ -72,19 +69,27 @@ def format_constraint(is_eq: bool, e: sp.Expr, tuple_names: set[str]) -> str:
     return f"{expr_text(lhs)} <= {expr_text(rhs + const)}"
 
 
-def _format_equality(
-    pos: list[sp.Expr], neg: list[sp.Expr], const: int, tuple_names: set[str]
-) -> str:
-    def is_var(ts: list[sp.Expr]) -> bool:
-        return len(ts) == 1 and isinstance(ts[0], sp.Symbol) and ts[0].name in tuple_names
+def _sum(terms: list[Aff]) -> Aff:
+    out = Aff({}, Fraction(0))
+    for t in terms:
+        out = out + t
+    return out
+
+
+def _format_equality(pos: list[Aff], neg: list[Aff], const: int, tuple_names: set[str]) -> str:
+    def is_var(ts: list[Aff]) -> bool:
+        if len(ts) != 1:
+            return False
+        s = ts[0].as_sym()
+        return s is not None and s.name in tuple_names
 
     if is_var(pos) and not (is_var(neg) and str(neg[0]) < str(pos[0])):
-        return f"{pos[0]} = {expr_text(sp.Add(*neg) - const)}"
+        return f"{pos[0]} = {expr_text(_sum(neg) - const)}"
     if is_var(neg):
-        return f"{neg[0]} = {expr_text(sp.Add(*pos) + const)}"
+        return f"{neg[0]} = {expr_text(_sum(pos) + const)}"
     if not pos:
         pos, neg, const = neg, [], -const
-    return f"{expr_text(sp.Add(*pos))} = {expr_text(sp.Add(*neg) - const)}"
+    return f"{expr_text(_sum(pos))} = {expr_text(_sum(neg) - const)}"
 
 
 def to_text(body: Body) -> str:
@@ -116,7 +121,7 @@ def _to_text(body: Body) -> str:
     return " union ".join(pieces)
 
 
-def _constants_shown(body: Body, conjs: list[list[tuple[bool, sp.Expr]]]) -> list[Body]:
+def _constants_shown(body: Body, conjs: list[list[tuple[bool, Aff]]]) -> list[Body]:
     """Per disjunct, ``body`` with the names dropped of the positions it shows as constants.
 
     A named position that some disjuncts fix to a constant and others do not is shown as the
@@ -158,11 +163,11 @@ def _constants_shown(body: Body, conjs: list[list[tuple[bool, sp.Expr]]]) -> lis
     ]
 
 
-def _is_int(value: sp.Expr | None) -> bool:
-    return value is not None and bool(value.is_Integer)
+def _is_int(value: Aff | None) -> bool:
+    return value is not None and value.is_integer()
 
 
-def _tuple_text(body: Body, values: dict[int, sp.Expr], show: dict[sp.Symbol, sp.Expr]) -> str:
+def _tuple_text(body: Body, values: dict[int, Aff], show: dict[Atom, Aff]) -> str:
     items = []
     for k, n in enumerate(body.names):
         if n is not None:
@@ -199,23 +204,21 @@ def tuple_texts(body: Body) -> tuple[str, ...]:
     return got
 
 
-def function_display(body: Body, in_names: list[str], exprs: list[sp.Expr]) -> list[sp.Expr]:
+def function_display(body: Body, in_names: list[str], exprs: list[Aff]) -> list[Aff]:
     """Internal expressions over a relation's inputs shown with ``in_names`` and UF calls."""
     assert body.n_in is not None
     names = tuple(in_names) + body.names[body.n_in :]
     return _displayed(body, names, exprs)
 
 
-def inverse_function_display(
-    body: Body, out_names: list[str], exprs: list[sp.Expr]
-) -> list[sp.Expr]:
+def inverse_function_display(body: Body, out_names: list[str], exprs: list[Aff]) -> list[Aff]:
     """Internal expressions over a relation's outputs shown with ``out_names`` and UF calls
     (:func:`~spf.sets.ops.inverse_as_function`'s)."""
     assert body.n_in is not None
     return _displayed(body, body.names[: body.n_in] + tuple(out_names), exprs)
 
 
-def _displayed(body: Body, names: tuple[str | None, ...], exprs: list[sp.Expr]) -> list[sp.Expr]:
+def _displayed(body: Body, names: tuple[str | None, ...], exprs: list[Aff]) -> list[Aff]:
     named = Body(names, body.n_in, body.hidden, body.terms, body.iset)
     show = display_map(named)
-    return [sp.expand(e.xreplace(show)) for e in exprs]
+    return [e.xreplace(show) for e in exprs]

@@ -390,7 +390,7 @@ class Relation(_SetLike):
         return None if exprs is None else tuple(expr_text(e) for e in exprs)
 
     def function_exprs(self, in_names: Sequence[str] | None = None) -> list[Any] | None:
-        """Like :meth:`as_function`, as sympy expressions (UF calls as sympy functions)."""
+        """Like :meth:`as_function`, as :class:`~spf.sets.affine.Aff` expressions."""
         names = list(in_names) if in_names is not None else list(self.in_vars)
         self._check_names(names, self.in_arity, "inputs")
         exprs = ops.as_function(self._body)
@@ -398,7 +398,7 @@ class Relation(_SetLike):
 
     def inverse_function_exprs(self, out_names: Sequence[str]) -> list[Any] | None:
         """``self.inverse().function_exprs(out_names)`` without building the inverse: the
-        inputs as sympy expressions of the outputs (named ``out_names``), parameters and UF
+        inputs as expressions of the outputs (named ``out_names``), parameters and UF
         calls on the outputs, or None when the relation does not determine them so."""
         names = list(out_names)
         self._check_names(names, self.out_arity, "outputs")

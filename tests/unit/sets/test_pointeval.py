@@ -63,7 +63,7 @@ def test_a_linear_set_contains_a_point_exactly_when_isl_does(fix: list[int], up:
     lin = linear_set(body)
     assert lin is not None
     layout = Layout(body)
-    identity = Substitution(layout, body.dim_syms())
+    identity = Substitution(layout, [s.aff() for s in body.dim_syms()])
     dims = [s.name for s in body.dim_syms()]
     cons = " and ".join(f"{dims[k]} = {v}" for k, v in enumerate(fix[1:]))
     inside = body.iset.intersect(body.space_set(f"N = {fix[0] + 3} and NNZ = 9 and {cons}"))
@@ -87,7 +87,10 @@ def test_a_parameter_the_point_does_not_give_makes_the_test_unknown() -> None:
     layout = Layout(body)
     pt = isl.Point.zero(isl.Set("{ [__t0] }").get_space())  # no N in the point's space
     point = layout.point(pt)
-    assert Substitution(layout, body.dim_syms()).holds(linear_set(body), point) is None  # type: ignore[arg-type]
+    assert (
+        Substitution(layout, [s.aff() for s in body.dim_syms()]).holds(linear_set(body), point)
+        is None
+    )  # type: ignore[arg-type]
 
 
 def test_verdicts_under_facts_are_shared_by_equal_sets(monkeypatch: pytest.MonkeyPatch) -> None:
