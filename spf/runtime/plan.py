@@ -855,8 +855,8 @@ class WavefrontKernel(Kernel):
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
         count_k, order_k, sums_k = self._pair
         n = len(key)
-        levelptr = np.zeros(levels + 1, dtype=np.int64)
-        keyptr = np.zeros(keys + 1, dtype=np.int64)
+        levelptr = np.zeros(2 * levels + 2, dtype=np.int64)  # two copies: even, odd nodes
+        keyptr = np.zeros(2 * keys + 2, dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)
         count_k(
             level=level,
@@ -868,6 +868,7 @@ class WavefrontKernel(Kernel):
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
+        levelptr, keyptr = levelptr[: levels + 1], keyptr[: keys + 1]
         keyptr[1 : keys + 1] = keyptr[:keys].copy()  # each entry advanced to the next start
         keyptr[0] = 0
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
