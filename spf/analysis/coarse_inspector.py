@@ -526,12 +526,12 @@ def build_pair_sort(
     # nodes an iteration, both starts read before either advances (the odd node one
     # further when both share a coarse level), so a coarse level's run of nodes waits on
     # one store per two nodes
-    even, odd = f"{CLEV}(2 * {v})", f"{CLEV}(2 * {v} + 1)"
+    at_even, at_odd = f"{CLEV}(2 * {v})", f"{CLEV}(2 * {v} + 1)"
     slots = (
-        (f"${CSLOT}$(2 * {v}) = ${CLEVPTR}$({even});", 0),
-        (f"${CSLOT}$(2 * {v} + 1) = ${CLEVPTR}$({odd}) + ({even} == {odd});", 1),
-        (f"${CLEVPTR}$({even}) += 1;", 0),
-        (f"${CLEVPTR}$({odd}) = ${CSLOT}$(2 * {v} + 1) + 1;", 1),
+        (f"${CSLOT}$(2 * {v}) = ${CLEVPTR}$({at_even});", 0),
+        (f"${CSLOT}$(2 * {v} + 1) = ${CLEVPTR}$({at_odd}) + ({at_even} == {at_odd});", 1),
+        (f"${CLEVPTR}$({at_even}) += 1;", 0),
+        (f"${CLEVPTR}$({at_odd}) = ${CSLOT}$(2 * {v} + 1) + 1;", 1),
     )
     for j, (body, which) in enumerate(slots):
         count = build.add_stmt(count, body, pairs[which], f"{{[{v}] -> [3, {v}, {j}]}}")
