@@ -121,6 +121,32 @@ def checksums(arrays: Sequence[np.ndarray]) -> list[int]:
     return [int(v) for v in out if v is not None]
 
 
+def prefetch(arrays: Sequence[np.ndarray]) -> Callable[[], None]:
+    """Start the checksums of ``arrays`` on a worker thread and return what waits for them
+    and records them in the caller's :func:`shared` scope (where :func:`checksums` then
+    finds them). For a caller about to run C code that releases the GIL (a generated
+    inspector stage): the hashes run beside it instead of after it, on a core the stage
+    leaves free. Arrays already in the scope, or without ``xxhash`` (whose CRC-32 pieces
+    use the same pool), are left to :func:`checksums`; nothing may write the arrays until
+    the returned call has run."""
+    memo: Memo | None = getattr(_SCOPE, "memo", None)
+    todo = [a for a in arrays if a.size and _known(memo, a) is None]
+    if _XXH3 is None or memo is None or not todo:
+        return _nothing
+    hashed = _XXH3
+    job = _pool().submit(lambda: [int(hashed(_bytes(a))) for a in todo])
+
+    def join() -> None:
+        for a, value in zip(todo, job.result(), strict=True):
+            memo[id(a)] = (a, value)
+
+    return join
+
+
+def _nothing() -> None:
+    return None
+
+
 def digest(a: np.ndarray) -> int:
     """The checksum of one C-contiguous array, as :func:`checksums` gives it, at the cost of
     one call: the XXH3 hash reads the array's buffer as it is (no view, no scope)."""

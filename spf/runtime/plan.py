@@ -82,7 +82,7 @@ from spf.analysis.coarse_inspector import (
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
-from spf.runtime.checksum import checksums, shared
+from spf.runtime.checksum import checksums, prefetch, shared
 from spf.runtime.copies import Copies, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
@@ -728,7 +728,12 @@ class WavefrontKernel(Kernel):
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
+        # the plan's checksums (index arrays, then the level seal) hashed beside the pass
+        # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
+        arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
+        joins = [] if check else [prefetch(arrays)]
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
+        joins += [] if check else [prefetch([level])]
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
         parts: coarse.Parts | None = None
@@ -763,6 +768,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total)
+            _wait(joins)
             return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         total = int(wsum[-1])
@@ -771,6 +777,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
+        _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
 
     def _copied(
@@ -1068,6 +1075,12 @@ _CHECKED: weakref.WeakKeyDictionary[Plan, tuple[str, str, tuple[int, ...], int |
 _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """Each plan's part-ordered copies (:mod:`spf.runtime.copies`), built on its first call."""
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
+
+
+def _wait(joins: list[Callable[[], None]]) -> None:
+    """The checksums :func:`spf.runtime.checksum.prefetch` started, recorded in the scope."""
+    for join in joins:
+        join()
 
 
 _wide = widen

@@ -460,3 +460,24 @@ def test_plan_call_refuses_index_arrays_edited_in_place_after_a_call(trsv32: Pai
     with pytest.raises(ArgumentError, match="'col' differs"):
         k(u=u, f=f, plan=plan, **args)
     k(u=u, f=f, plan=plan, check=False, **args)  # unchecked: sizes and dtypes only
+
+
+def test_an_unchecked_inspection_records_the_checksums_a_checked_call_takes(
+    trsv: Pair,
+) -> None:
+    """``inspect(check=False)`` hashes the index arrays and the level seal on a worker thread
+    beside its generated stages (:func:`spf.runtime.checksum.prefetch`): its plan carries
+    the same fingerprint and seal as a checked inspection, a checked call runs it, and a
+    call over another pattern is refused."""
+    k, serial, dtype = trsv
+    m = lower(3001, 0.003, 5)
+    args = sptrsv_args(m, dtype)
+    plan = k.inspect(check=False, threads=2, **args)
+    assert plan.inspected == k.inspect(threads=2, **args).inspected
+    u, want, f = np.zeros(3001), np.zeros(3001), np.ones(3001)
+    k(u=u, f=f, plan=plan, **args)
+    serial(u=want, f=f, **args)
+    np.testing.assert_array_equal(u, want)
+    other = sptrsv_args(lower(3001, 0.003, 6), dtype)
+    with pytest.raises(ArgumentError, match="differs"):
+        k(u=u, f=f, plan=plan, **other)

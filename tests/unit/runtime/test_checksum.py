@@ -78,3 +78,29 @@ def test_views_of_one_buffer_are_told_apart(hashed: str) -> None:
     with checksum.shared():
         halves = checksum.checksums([a[:10], a[::2], a[10:]])
     assert len(set(halves)) == 3
+
+
+def test_prefetched_checksums_are_recorded_in_the_scope_and_not_taken_again(
+    monkeypatch: pytest.MonkeyPatch, hashed: str
+) -> None:
+    a, b = np.arange(100_000), np.arange(7, dtype=np.int32)
+    want = checksum.checksums([a, b])
+    calls: list[int] = []
+    digest = checksum._XXH3 or zlib.crc32
+
+    def counted(data: memoryview, *rest: int) -> int:
+        calls.append(len(data))
+        return digest(data, *rest)
+
+    if checksum._XXH3 is None:
+        monkeypatch.setattr(checksum.zlib, "crc32", counted)
+    else:
+        monkeypatch.setattr(checksum, "_XXH3", counted)
+    with checksum.shared():
+        join = checksum.prefetch([a, b])
+        join()
+        assert checksum.checksums([b, a]) == want[::-1]
+    assert sorted(calls) == sorted([a.nbytes, b.nbytes])  # once each, in either thread
+    calls.clear()
+    checksum.prefetch([a])()  # outside a scope: nothing to record it in, nothing hashed
+    assert calls == []
