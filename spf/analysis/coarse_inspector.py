@@ -443,8 +443,6 @@ LEVELS_N = "coarse_nlev"
 CLEVELS_N = "coarse_nclev"
 """The parameters bounding the prefix sums of the sort (``nlevels`` and ``nclev``): the
 sums run over the levels, not over every node."""
-WSUM_RUN = "wsum_run"
-"""The running sum of the prefix sums' stage (a local of the stage)."""
 SORT_NAMES = (CLEVPTR, CSLOT, CORDER, WSUM, LEVELS_N, CLEVELS_N)
 
 
@@ -486,8 +484,7 @@ def build_pair_sort(
     counted in two copies (``levelptr`` and ``clevptr`` hold ``2 * (levels + 1)`` entries,
     the odd nodes' counts in the second half, summed by the prefix loops; the caller reads
     the first ``levels + 1``), and both nodes' slots are read before either advances its
-    level's start (the odd node's one further when both lie in one coarse level). The
-    prefix sums keep their running sum in a local, not read back from ``wsum``."""
+    level's start (the odd node's one further when both lie in one coarse level)."""
     v, n = analysis.var, analysis.nodes
     ranged = {
         "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
@@ -543,10 +540,6 @@ def build_pair_sort(
     sums = build.declare_uf(build.computation(f"{name}_pair_sums"), CORDER, **ranged)
     sums = build.add_data_space(sums, WORK, "int64_t", (n,))
     sums = build.add_data_space(sums, WSUM, "int64_t", (f"{n} + 1",))
-    # the running sum in a local (a register), not read back from wsum(v)
-    sums = build.add_data_space(sums, WSUM_RUN, "int64_t", (), role="local")
-    for j, body in enumerate(
-        (f"${WSUM_RUN}$ += ${WORK}$({CORDER}({v}));", f"${WSUM}$({v} + 1) = ${WSUM_RUN}$;")
-    ):
-        sums = build.add_stmt(sums, body, dom, f"{{[{v}] -> [0, {v}, {j}]}}")
+    body = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
+    sums = build.add_stmt(sums, body, dom, f"{{[{v}] -> [0, {v}, 0]}}")
     return count, order, sums
