@@ -47,9 +47,9 @@ def test_with_xxhash_the_checksum_is_the_xxh3_of_the_bytes() -> None:
     assert checksum.checksums([a]) == [xxhash.xxh3_64_intdigest(a.tobytes())]
 
 
-def test_a_scope_takes_each_arrays_checksum_once(
-    monkeypatch: pytest.MonkeyPatch, hashed: str
-) -> None:
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the buffers hashed from now on (XXH3, or the CRC-32 fallback's pieces),
+    in whichever thread."""
     calls: list[int] = []
     digest = checksum._XXH3 or zlib.crc32
 
@@ -61,6 +61,13 @@ def test_a_scope_takes_each_arrays_checksum_once(
         monkeypatch.setattr(checksum.zlib, "crc32", counted)
     else:
         monkeypatch.setattr(checksum, "_XXH3", counted)
+    return calls
+
+
+def test_a_scope_takes_each_arrays_checksum_once(
+    monkeypatch: pytest.MonkeyPatch, hashed: str
+) -> None:
+    calls = counting(monkeypatch)
     a, b = np.arange(10_000), np.arange(5, dtype=np.int32)
     with checksum.shared():
         first = checksum.checksums([a, b])
@@ -85,17 +92,7 @@ def test_prefetched_checksums_are_recorded_in_the_scope_and_not_taken_again(
 ) -> None:
     a, b = np.arange(100_000), np.arange(7, dtype=np.int32)
     want = checksum.checksums([a, b])
-    calls: list[int] = []
-    digest = checksum._XXH3 or zlib.crc32
-
-    def counted(data: memoryview, *rest: int) -> int:
-        calls.append(len(data))
-        return digest(data, *rest)
-
-    if checksum._XXH3 is None:
-        monkeypatch.setattr(checksum.zlib, "crc32", counted)
-    else:
-        monkeypatch.setattr(checksum, "_XXH3", counted)
+    calls = counting(monkeypatch)
     with checksum.shared():
         join = checksum.prefetch([a, b])
         join()
