@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import spf
 from spf import ArgumentError, kernels
-from spf.runtime import threads
+from spf.runtime import checksum, threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, ilu0_args, read_matrix_market, sptrsv_args
@@ -470,14 +470,16 @@ def test_an_unchecked_inspection_records_the_checksums_a_checked_call_takes(
     the same fingerprint and seal as a checked inspection, a checked call runs it, and a
     call over another pattern is refused."""
     k, serial, dtype = trsv
-    m = lower(3001, 0.003, 5)
+    n = 40_001  # index arrays over PREFETCH_BYTES: hashed on the worker
+    m = lower(n, 16.0 / n, 5)
     args = sptrsv_args(m, dtype)
+    assert args["col"].nbytes + args["rowptr"].nbytes >= checksum.PREFETCH_BYTES
     plan = k.inspect(check=False, threads=2, **args)
     assert plan.inspected == k.inspect(threads=2, **args).inspected
-    u, want, f = np.zeros(3001), np.zeros(3001), np.ones(3001)
+    u, want, f = np.zeros(n), np.zeros(n), np.ones(n)
     k(u=u, f=f, plan=plan, **args)
     serial(u=want, f=f, **args)
     np.testing.assert_array_equal(u, want)
-    other = sptrsv_args(lower(3001, 0.003, 6), dtype)
+    other = sptrsv_args(lower(n, 16.0 / n, 6), dtype)
     with pytest.raises(ArgumentError, match="differs"):
         k(u=u, f=f, plan=plan, **other)

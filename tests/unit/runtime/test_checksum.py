@@ -90,7 +90,7 @@ def test_views_of_one_buffer_are_told_apart(hashed: str) -> None:
 def test_prefetched_checksums_are_recorded_in_the_scope_and_not_taken_again(
     monkeypatch: pytest.MonkeyPatch, hashed: str
 ) -> None:
-    a, b = np.arange(100_000), np.arange(7, dtype=np.int32)
+    a, b = np.arange(checksum.PREFETCH_BYTES // 8), np.arange(7, dtype=np.int32)
     want = checksum.checksums([a, b])
     calls = counting(monkeypatch)
     with checksum.shared():
@@ -101,3 +101,13 @@ def test_prefetched_checksums_are_recorded_in_the_scope_and_not_taken_again(
     calls.clear()
     checksum.prefetch([a])()  # outside a scope: nothing to record it in, nothing hashed
     assert calls == []
+
+
+def test_small_arrays_are_not_handed_to_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    b = np.arange(7, dtype=np.int32)
+    calls = counting(monkeypatch)
+    with checksum.shared():
+        checksum.prefetch([b])()  # under PREFETCH_BYTES: left to checksums()
+        assert calls == []
+        checksum.checksums([b])
+    assert calls == [b.nbytes]
