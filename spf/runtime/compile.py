@@ -103,8 +103,9 @@ def optimisation_flags(
     * ``"sparse_output"`` (a sparse einsum output's sizing, filling, single pass and bound):
       :data:`~spf.runtime.build.LIGHT_OPT_FLAGS`, ``-O2 -march=native``. Their loops are
       index-array driven scalar code (marks, a dense row, a column list and its sort, merges):
-      their run time was measured the same at ``-O2`` as at ``-O3`` (SpAdd, sorted and
-      unsorted SpGEMM on 2-D Poisson and a random matrix, single pass and both phases,
+      their run time was measured the same at ``-O2`` as at ``-O3`` within the noise, with
+      the same cache misses (SpAdd, sorted and unsorted SpGEMM on 2-D Poisson and a random
+      matrix, single pass and both phases: ``benchmarks/opt_levels.py``,
       ``docs/einsum.md``), and gcc builds them in about 2/3 of its ``-O3`` time;
     * ``"kernel"``: the default. A kernel with dense affine loops is what ``-O3`` pays on
       (vectorizing, unrolling and interchanging them), so a kind moves to ``-O2`` only where
@@ -238,8 +239,9 @@ def compile_units(
     """The kernels of each of ``units``, each unit's kernels not remembered built together
     (as :func:`compile_kernels` builds its first unit), in the order given.
 
-    A ``light`` unit is built with the given ``cflags`` or, when there are none,
-    ``light_flags`` (None: spf's default flags). Each unit's compiler starts as soon as the
+    Each unit is built with the flags :func:`optimisation_flags` gives its kind: the given
+    ``cflags``, or where there are none, ``light_flags`` for a ``light`` unit (None: spf's
+    default flags) and ``-O2`` for a sparse output's. Each unit's compiler starts as soon as the
     unit is generated, on a thread of its own, so one unit compiles while this thread
     generates the next (a wavefront's executor while its inspector stages are generated);
     the kernels are then loaded on this thread, in order (each finds its library built and
