@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from spf.computation.products import CompiledKernel
     from spf.index_notation.formula import Formula
+    from spf.runtime.compile import UnitKind
     from spf.runtime.kernel import Kernel
 
 __all__ = ["Remembered", "load_or_compile", "remembered"]
@@ -203,19 +204,22 @@ def remembered(
     parallel: bool,
     call: tuple[str, str | None, bool],
     options: Mapping[str, Any],
+    kind: UnitKind = "kernel",
 ) -> Remembered | None:
     """Where the compile of formula ``f`` (named ``label``) with ``call`` (target, function
     name, check) and ``options`` is remembered; None where it is not (another target,
     options other than ``openmp``, ``cflags`` and ``cache_dir``, a formula whose content
-    cannot be keyed, no compiler)."""
+    cannot be keyed, no compiler). The flags are those a unit of ``kind`` is built with
+    (:func:`spf.runtime.compile.optimisation_flags`)."""
     from spf.runtime.build import compile_flags, compiler_argv
+    from spf.runtime.compile import optimisation_flags
     from spf.runtime.warm import UnkeyableError, _key, build_identity
 
     target, name, check = call
     if target != "c" or set(options) - {"openmp", "cflags", "cache_dir"}:
         return None
     openmp = options.get("openmp", True)
-    cflags = options.get("cflags")
+    cflags = optimisation_flags(options.get("cflags"), kind)
     if not isinstance(openmp, bool):
         return None  # let compile() report it
     try:
@@ -241,15 +245,17 @@ def load_or_compile(
     *,
     remember: bool,
     library: str | None = None,
+    kind: UnitKind = "kernel",
 ) -> list[CompiledKernel]:
     """The kernels of the phases named ``ident[0]`` (``ident[1]``: ``parallel``): remembered
     ones where ``remember`` (the Computations were not touched) and an entry is found,
     otherwise ``compile_()``'s, then remembered (``library``: the name ``compile_`` builds
-    the phases under together, if it does)."""
+    the phases under together, if it does; ``kind``: what it builds them as,
+    :func:`spf.runtime.compile.optimisation_flags`)."""
     from spf.analysis.preconditions import warn_preconditions
 
     names, parallel = ident
-    rem = remembered(f, "\0".join(names), parallel, call, options) if remember else None
+    rem = remembered(f, "\0".join(names), parallel, call, options, kind) if remember else None
     if rem is not None:
         hit = rem.load()
         if hit is not None and len(hit) == len(names):

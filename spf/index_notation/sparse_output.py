@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel
     from spf.formats.format import Format
     from spf.index_notation.single_pass import SinglePass
+    from spf.runtime.compile import UnitKind
 
 LANES = 16
 """The rank sort pads a row's keys to a multiple of this many (the widest vector of int32
@@ -587,6 +588,9 @@ PHASES = ("symbolic", "numeric", "single", "bound")
 GROUPS = {"two": ("symbolic", "numeric"), "single": ("single", "bound")}
 """The phases a call runs together: the two phases, or the single pass (and its bound)."""
 
+KIND: UnitKind = "sparse_output"
+"""How the phases are built (:func:`spf.runtime.compile.optimisation_flags`: ``-O2``)."""
+
 _LIBRARY = {"two": "phases", "single": "onepass"}
 """The suffix of each group's library when its phases are built in one translation unit."""
 
@@ -628,21 +632,23 @@ class _GroupBuild:
         options = dict(self.options)
 
         def compile_() -> list[CompiledKernel]:
+            from spf.runtime.compile import compile_kernels, optimisation_flags
+
             comps = [c for p in phases if (c := self._phase(p)) is not None]
             if library is not None:
-                from spf.runtime.compile import compile_kernels
-
                 # one translation unit, one compiler run for the group's phases (the C
                 # sources and kernels are those of separate compiles; spf.runtime.combine)
                 parts = [(c.ir, fname, check) for c in comps]
-                return list(compile_kernels(parts, library, **options))
+                return list(compile_kernels(parts, library, kind=KIND, **options))
             call = {"target": target, "name": fname, "check": check, **options}
+            if target == "c":  # a phase that runs a wavefront: compiled on its own
+                call["cflags"] = optimisation_flags(options.get("cflags"), KIND)
             return [c.compile(**call) for c in comps]
 
         names = tuple(f"{comp.name}_{p}" for p in phases)
         return load_or_compile(
             comp.formula, (names, comp.parallel), self.call, options, compile_,
-            remember=self.untouched, library=library,
+            remember=self.untouched, library=library, kind=KIND,
         )  # fmt: skip
 
     def _phase(self, phase: str) -> Computation | None:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime.warm import source_identity
@@ -84,6 +84,46 @@ class _Generated:
     """The compiler and flags a remembered kernel is built with (what its entry names)."""
 
 
+UnitKind = Literal["kernel", "light", "sparse_output"]
+"""What a translation unit holds, for :func:`optimisation_flags`: ordinary kernels, code run
+once per content of the index arrays (a wavefront's inspector stages), or the phases of a
+sparse einsum output (:mod:`spf.index_notation.sparse_output`)."""
+
+
+def optimisation_flags(
+    cflags: Sequence[str] | None,
+    kind: UnitKind = "kernel",
+    light_flags: Sequence[str] | None = None,
+) -> Sequence[str] | None:
+    """The optimisation flags a C translation unit of ``kind`` is built with, the one place
+    spf chooses them (None: :data:`~spf.runtime.build.DEFAULT_OPT_FLAGS`, ``-O3
+    -march=native``). The caller's ``cflags``, when given, always win. Otherwise:
+
+    * ``"light"`` (a wavefront's inspector stages): ``light_flags`` (None: the default);
+    * ``"sparse_output"`` (a sparse einsum output's sizing, filling, single pass and bound):
+      :data:`~spf.runtime.build.LIGHT_OPT_FLAGS`, ``-O2 -march=native``. Their loops are
+      index-array driven scalar code (marks, a dense row, a column list and its sort, merges):
+      their run time was measured the same at ``-O2`` as at ``-O3`` within the noise, with
+      the same cache misses (SpAdd, sorted and unsorted SpGEMM on 2-D Poisson and a random
+      matrix, single pass and both phases: ``benchmarks/opt_levels.py``,
+      ``docs/einsum.md``), and gcc builds them in about 2/3 of its ``-O3`` time;
+    * ``"kernel"``: the default. A kernel with dense affine loops is what ``-O3`` pays on
+      (vectorizing, unrolling and interchanging them), so a kind moves to ``-O2`` only where
+      its kernels were measured as fast there.
+
+    ``-O2`` and ``-O3`` give the same results bit for bit: neither reassociates floating
+    point, and ``-std=c99`` keeps contractions off."""
+    if cflags is not None:
+        return cflags
+    if kind == "light":
+        return light_flags
+    if kind == "sparse_output":
+        from spf.runtime.build import LIGHT_OPT_FLAGS
+
+        return LIGHT_OPT_FLAGS
+    return None
+
+
 def compile_kernel(
     ir: ComputationIR,
     target: str = "c",
@@ -101,6 +141,7 @@ def compile_kernel(
 
     if target == "c" and options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
+    cflags = optimisation_flags(cflags)
     flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
     got = _generate(ir, target, name, check, **flags, **options)
     if isinstance(got, Kernel):
@@ -137,6 +178,7 @@ def compile_kernels(
     *,
     light: int = 0,
     light_flags: Sequence[str] | None = None,
+    kind: UnitKind = "kernel",
     openmp: bool = True,
     cflags: Sequence[str] | None = None,
     cache_dir: str | None = None,
@@ -149,9 +191,11 @@ def compile_kernels(
 
     The last ``light`` kernels (code run once per index-array content, such as a wavefront's
     inspector stages) form a second unit, ``library + "_light"``, built as
-    :func:`compile_units` builds a light unit."""
+    :func:`compile_units` builds a light unit; the first is built as ``kind``
+    (:func:`optimisation_flags`)."""
     cut = len(kernels) - light
-    units = [UnitParts(kernels[:cut], library), UnitParts(kernels[cut:], f"{library}_light", True)]
+    first = UnitParts(kernels[:cut], library, sparse_output=kind == "sparse_output")
+    units = [first, UnitParts(kernels[cut:], f"{library}_light", True)]
     built = compile_units(
         units,
         light_flags=light_flags,
@@ -174,6 +218,13 @@ class UnitParts:
     light: bool = False
     """Code run once per index-array content (a wavefront's inspector stages): built with
     the light flags."""
+    sparse_output: bool = False
+    """The phases of a sparse einsum output (:func:`optimisation_flags`)."""
+
+    @property
+    def kind(self) -> UnitKind:
+        """What :func:`optimisation_flags` builds the unit as."""
+        return "light" if self.light else "sparse_output" if self.sparse_output else "kernel"
 
 
 def compile_units(
@@ -188,8 +239,9 @@ def compile_units(
     """The kernels of each of ``units``, each unit's kernels not remembered built together
     (as :func:`compile_kernels` builds its first unit), in the order given.
 
-    A ``light`` unit is built with the given ``cflags`` or, when there are none,
-    ``light_flags`` (None: spf's default flags). Each unit's compiler starts as soon as the
+    Each unit is built with the flags :func:`optimisation_flags` gives its kind: the given
+    ``cflags``, or where there are none, ``light_flags`` for a ``light`` unit (None: spf's
+    default flags) and ``-O2`` for a sparse output's. Each unit's compiler starts as soon as the
     unit is generated, on a thread of its own, so one unit compiles while this thread
     generates the next (a wavefront's executor while its inspector stages are generated);
     the kernels are then loaded on this thread, in order (each finds its library built and
@@ -197,8 +249,11 @@ def compile_units(
     several computations share, such as a wavefront's counting sorts), runs no compiler."""
     if options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
-    cheap = light_flags if cflags is None else cflags
-    groups = [(u.kernels, u.library, cheap if u.light else cflags) for u in units if u.kernels]
+    groups = [
+        (u.kernels, u.library, optimisation_flags(cflags, u.kind, light_flags))
+        for u in units
+        if u.kernels
+    ]
     built: list[_Unit] = []
     if len(groups) == 1:
         part, name, flags = groups[0]
