@@ -21,6 +21,9 @@ from spf import Computation, Stmt, kernels
 if TYPE_CHECKING:
     from pathlib import Path
 
+# vectorised pieces: their omp simd loops are vectorised at spf's -O3 only
+pytestmark = pytest.mark.default_flags
+
 Array = np.ndarray[Any, Any]
 
 
