@@ -80,8 +80,8 @@ _OPT_LEVEL_SAVED = pytest.StashKey["str | None"]()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A test marked ``default_flags`` (vectorised schedules, whose ``omp simd`` loops only
-    ``-O3`` vectorises, and tests of the flags themselves) builds with spf's default flags:
+    """A test marked ``default_flags`` (vectorised schedules, built as users build them, and
+    tests of the flags themselves) builds with spf's default flags:
     the suite's lower level (``SPF_TEST_OPT_LEVEL``, set by ``make test``) is unset from
     before its fixtures run until its teardown."""
     if item.get_closest_marker("default_flags") is not None:

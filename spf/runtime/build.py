@@ -35,8 +35,9 @@ TEST_OPT_LEVEL_ENV = "SPF_TEST_OPT_LEVEL"
 :data:`DEFAULT_OPT_FLAGS` when set: ``make test`` sets it to ``1`` for the test suite only,
 where gcc's ``-O3`` time is a fifth of the suite's CPU and ``-O1`` compiles spf's kernels in
 under half of it. Without ``-ffast-math`` (and with ``-std=c99``'s ``-ffp-contract=off``) both
-levels compute the same bits except in a vectorised reduction (``#pragma omp simd
-reduction``), which only ``-O3`` vectorises (``tests/e2e/test_opt_level_bitwise.py``)."""
+levels compute the same bits: no level may reorder floating-point operations, and spf tags
+``vector`` (``#pragma omp simd``) only on loops that carry no dependence, a reduction included
+(``tests/e2e/test_opt_level_bitwise.py``)."""
 WARNING_FLAGS = ("-Wall", "-Wextra")
 _LANGUAGES = {
     # language: (standard flag, source suffix, default compiler)

@@ -3,9 +3,10 @@
 ``make test`` builds kernels at gcc's ``-O1`` (``SPF_TEST_OPT_LEVEL=1``,
 :func:`spf.runtime.build.default_opt_flags`): gcc's ``-O3`` was a fifth of the suite's CPU
 time. Without ``-ffast-math``, and with ``-std=c99``'s ``-ffp-contract=off`` (no fused
-multiply-adds), both levels must compute the same bits; the one exception is a vectorised
-reduction (``#pragma omp simd``), which only ``-O3`` vectorises, so the tests of vectorised
-schedules keep ``-O3`` (marker ``default_flags``). Here every floating-point kernel of
+multiply-adds), both levels must compute the same bits: neither may reorder floating-point
+operations, and spf tags ``vector`` only on loops that carry no dependence (the tests of
+vectorised schedules still run at ``-O3``, as users build them: marker ``default_flags``).
+Here every floating-point kernel of
 :mod:`spf.kernels`, every built-in format's SpMV, a user's two-statement symmetric SpMV and a
 wavefront SpTRSV are built at both levels and their outputs compared bit for bit.
 """

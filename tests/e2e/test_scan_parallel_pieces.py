@@ -21,7 +21,7 @@ from spf import Computation, Stmt, kernels
 if TYPE_CHECKING:
     from pathlib import Path
 
-# vectorised pieces: their omp simd loops are vectorised at spf's -O3 only
+# vectorised pieces, built as users build them (spf's -O3)
 pytestmark = pytest.mark.default_flags
 
 Array = np.ndarray[Any, Any]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     import spf
 
-# vectorised split loops: their omp simd loops are vectorised at spf's -O3 only
+# vectorised split loops, built as users build them (spf's -O3)
 pytestmark = pytest.mark.default_flags
 
 CHANGES: dict[str, tuple[Callable[[spf.Computation], object], str]] = {
