@@ -54,9 +54,12 @@ venv: $(STAMP)
 
 # The venv's own pip (ensurepip's: 23.2.1 with Python 3.11.7 here) installs spf editable (PEP 660,
 # pip >= 21.3): upgrading it first was one more download and install before every fresh setup.
+# pip byte-compiles what it installs on one core (~24 s of its ~48 s CPU for '.[dev]'):
+# compileall does the same on every core afterwards.
 $(STAMP): pyproject.toml | sysdeps
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
+	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null
 	@touch $@
 
 demo: sysdeps venv
@@ -77,7 +80,15 @@ PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
 # A fresh clone has no bytecode: every worker would rewrite and compile the test modules and
 # spf itself while collecting (14 s CPU each, 5 s with the bytecode written). mypy runs on one
 # core, so one collection (`--collect-only`) writes the bytecode on the other meanwhile.
-PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+#
+# The suite builds kernels at gcc's -O1 (SPF_TEST_OPT_LEVEL, spf.runtime.build.default_opt_flags):
+# -O3 was a fifth of the suite's CPU and -O1 compiles spf's kernels in under half its time, to
+# the same bits (tests/e2e/test_opt_level_bitwise.py); the tests of vectorised schedules and of
+# the flags themselves keep -O3 (marker `default_flags`). `make test SPF_TEST_OPT_LEVEL=` runs
+# every test at -O3.
+SPF_TEST_OPT_LEVEL ?= 1
+PYTEST := env -u PYTHONDONTWRITEBYTECODE SPF_TEST_OPT_LEVEL=$(SPF_TEST_OPT_LEVEL) \
+	$(BIN)/python -m pytest
 MYPY := $(BIN)/mypy spf
 
 test: sysdeps venv lint

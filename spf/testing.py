@@ -125,7 +125,11 @@ def fixed_team(n: int) -> Iterator[None]:
 
 @functools.cache
 def _compiled(
-    name: str, args: tuple[Any, ...], index_dtype: Any, options: tuple[tuple[str, Any], ...]
+    name: str,
+    args: tuple[Any, ...],
+    index_dtype: Any,
+    options: tuple[tuple[str, Any], ...],
+    default_flags: tuple[str, ...],
 ) -> Any:
     from spf import kernels
 
@@ -145,7 +149,11 @@ def compiled(name: str, *args: Any, index_dtype: Any = None, **options: Any) -> 
     kernel function, every other option to ``compile``. The result is shared by every caller
     asking for the same kernel and options, so callers must not change it.
     """
-    key = (name, args, index_dtype, tuple(sorted(options.items())))
+    from spf.runtime.build import default_opt_flags
+
+    # the default flags are part of the key: the test suite's level (SPF_TEST_OPT_LEVEL) may
+    # be unset for some tests of a process and not for others
+    key = (name, args, index_dtype, tuple(sorted(options.items())), default_opt_flags())
     try:
         hash(key)
     except TypeError:

@@ -6,6 +6,10 @@ Markers (registered in ``pyproject.toml``) skip a test only when the tool is tru
 * ``requires_gpu``: a GPU is present (``nvidia-smi -L`` succeeds).
 * ``requires_mpi``: ``mpicc`` and ``mpiexec`` on ``PATH``.
 * ``requires_graphviz``: ``dot`` on ``PATH``.
+
+``make test`` builds kernels at ``-O1`` (``SPF_TEST_OPT_LEVEL=1``,
+:func:`spf.runtime.build.default_opt_flags`); a test marked ``default_flags`` runs with spf's
+own ``-O3`` (:func:`pytest_runtest_setup`).
 """
 
 from __future__ import annotations
@@ -22,13 +26,17 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import settings
 
+from spf.runtime.build import TEST_OPT_LEVEL_ENV
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# "ci" (the default) replays the same examples on every run so `make test` is deterministic;
+# "ci" (the default) replays the same examples on every run so `make test` is deterministic,
+# 50 of them for the tests that do not set their own count (tests/unit/frontend/test_errors.py's
+# three fuzz tests: the file took 14.1-14.4 s CPU at 100, 8.0-9.3 s at 50, loaded machine);
 # "explore" draws new random examples each run (HYPOTHESIS_PROFILE=explore) to hunt for bugs,
 # whose counterexamples then become regression tests.
-settings.register_profile("ci", deadline=None, max_examples=100, derandomize=True)
+settings.register_profile("ci", deadline=None, max_examples=50, derandomize=True)
 settings.register_profile("explore", deadline=None, max_examples=300)
 settings.register_profile("dev", deadline=None, max_examples=20)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
@@ -65,6 +73,26 @@ _REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
     "requires_mpi": (lambda: _have("mpicc", "mpiexec"), "mpicc/mpiexec not found on PATH"),
     "requires_graphviz": (lambda: _have("dot"), "Graphviz `dot` not found on PATH"),
 }
+
+
+_OPT_LEVEL_SAVED = pytest.StashKey["str | None"]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``default_flags`` (vectorised schedules, built as users build them, and
+    tests of the flags themselves) builds with spf's default flags:
+    the suite's lower level (``SPF_TEST_OPT_LEVEL``, set by ``make test``) is unset from
+    before its fixtures run until its teardown."""
+    if item.get_closest_marker("default_flags") is not None:
+        item.stash[_OPT_LEVEL_SAVED] = os.environ.pop(TEST_OPT_LEVEL_ENV, None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    saved = item.stash.get(_OPT_LEVEL_SAVED, None)
+    if saved is not None:
+        os.environ[TEST_OPT_LEVEL_ENV] = saved
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

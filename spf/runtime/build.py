@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import shlex
 import subprocess
 from collections.abc import Sequence
@@ -21,7 +22,6 @@ from spf.errors import ArgumentError, CompileError
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
 
 if TYPE_CHECKING:
-    import os
     from pathlib import Path
 
 DEFAULT_OPT_FLAGS = ("-O3", "-march=native")
@@ -30,6 +30,14 @@ LIGHT_OPT_FLAGS = ("-O2", "-march=native")
 arrays, :func:`spf.runtime.plan.compile_wavefront`): gcc compiles them in ~70% of the time
 ``-O3`` takes, and ``inspect()`` runs as fast within measurement noise (``-O1`` would halve
 the compile time but slow the coarse inspector down; ``docs/inspection.md``)."""
+TEST_OPT_LEVEL_ENV = "SPF_TEST_OPT_LEVEL"
+"""Names gcc's optimisation level (``1`` for ``-O1``) that replaces ``-O3`` in
+:data:`DEFAULT_OPT_FLAGS` when set: ``make test`` sets it to ``1`` for the test suite only,
+where gcc's ``-O3`` time is a fifth of the suite's CPU and ``-O1`` compiles spf's kernels in
+under half of it. Without ``-ffast-math`` (and with ``-std=c99``'s ``-ffp-contract=off``) both
+levels compute the same bits: no level may reorder floating-point operations, and spf tags
+``vector`` (``#pragma omp simd``) only on loops that carry no dependence, a reduction included
+(``tests/e2e/test_opt_level_bitwise.py``)."""
 WARNING_FLAGS = ("-Wall", "-Wextra")
 _LANGUAGES = {
     # language: (standard flag, source suffix, default compiler)
@@ -71,9 +79,24 @@ def compiler_argv(compiler: str | None, language: str) -> list[str]:
     return shlex.split(compiler)
 
 
+def default_opt_flags() -> tuple[str, ...]:
+    """The optimisation flags of a build given no ``cflags``: :data:`DEFAULT_OPT_FLAGS`, with
+    ``-O<level>`` instead of ``-O3`` when :data:`TEST_OPT_LEVEL_ENV` names a level (the
+    test suite's setting; read at each build, so a test can unset it for itself)."""
+    level = os.environ.get(TEST_OPT_LEVEL_ENV, "").strip()
+    if not level:
+        return DEFAULT_OPT_FLAGS
+    if level not in ("0", "1", "2", "3", "s", "g"):
+        raise ArgumentError(
+            f"{TEST_OPT_LEVEL_ENV}={level!r} is not a gcc optimisation level; "
+            "set it to 0, 1, 2, 3, s or g, or unset it for spf's -O3"
+        )
+    return (f"-O{level}", *DEFAULT_OPT_FLAGS[1:])
+
+
 def _opt_flags(cflags: Sequence[str] | None) -> list[str]:
     if cflags is None:
-        return list(DEFAULT_OPT_FLAGS)
+        return list(default_opt_flags())
     if isinstance(cflags, str):  # "-O2 -g" is a common slip for ["-O2", "-g"]
         return shlex.split(cflags)
     flags = list(cflags)

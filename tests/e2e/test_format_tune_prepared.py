@@ -20,6 +20,9 @@ from spf.formats.tune_kernels import SIMD_CFLAGS, chunk_args, spmv_sell_chunks
 if TYPE_CHECKING:
     from pathlib import Path
 
+# the SIMD chunk kernels against the generic SELL kernel built with spf's own -O3
+pytestmark = pytest.mark.default_flags
+
 ROOMY = 120.0  # room to compile every candidate on a cold build cache and a busy machine
 
 

@@ -14,6 +14,9 @@ import pytest
 import spf
 from spf import Computation, kernels
 
+# vectorised micro-kernels, built as users build them (spf's -O3)
+pytestmark = pytest.mark.default_flags
+
 GEMM_SIZES = [(1, 1, 1), (1, 3, 9), (7, 5, 3), (37, 70, 29), (64, 64, 64), (45, 130, 67)]
 
 

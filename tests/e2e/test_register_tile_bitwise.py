@@ -28,7 +28,11 @@ from spf import Computation, Stmt
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc"),
+    # the register tile against gcc's own -O1 build: the kernel itself at spf's -O3
+    pytest.mark.default_flags,
+]
 
 Array = np.ndarray[Any, Any]
 GCC_FLAGS = ["-O1", "-fno-fast-math", "-std=c99"]

@@ -21,6 +21,9 @@ from spf import Computation, Stmt, kernels
 if TYPE_CHECKING:
     from pathlib import Path
 
+# vectorised pieces, built as users build them (spf's -O3)
+pytestmark = pytest.mark.default_flags
+
 Array = np.ndarray[Any, Any]
 
 

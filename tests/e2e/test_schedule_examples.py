@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # fresh interpreters compiling 12 schedules: run first
+# fresh interpreters compiling 12 schedules: run first; vectorised schedules at spf's -O3
+pytestmark = [pytest.mark.slow, pytest.mark.default_flags]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -178,6 +178,7 @@ def test_blur_fused_with_a_shift(cache: Path) -> None:
     assert np.allclose(bx, bx_ref)
 
 
+@pytest.mark.default_flags  # a vectorised schedule, built as users build it (-O3)
 def test_unroll_and_vectorize_compile(cache: Path) -> None:
     rng = np.random.default_rng(4)
     A, B = rng.random((5, 7)), rng.random((7, 9))

@@ -128,6 +128,7 @@ def saxpy(n: str = "N") -> Computation:
     return comp
 
 
+@pytest.mark.default_flags  # a vectorised schedule, built as users build it (-O3)
 @pytest.mark.parametrize(("width", "n"), [(8, 10), (4, 9), (16, 32), (8, 3), (4, 0)])
 def test_vectorize_with_a_scalar_remainder(cache: Path, width: int, n: int) -> None:
     comp = saxpy()
@@ -145,6 +146,7 @@ def test_vectorize_with_a_scalar_remainder(cache: Path, width: int, n: int) -> N
     assert np.allclose(y, 2.5 * x + y0)
 
 
+@pytest.mark.default_flags  # a vectorised schedule, built as users build it (-O3)
 def test_vectorize_with_a_constant_size_that_divides(cache: Path) -> None:
     comp = saxpy("32")
     comp.stmt(0).vectorize("i", 16, "v", "lane")
@@ -203,6 +205,7 @@ def test_unroll_factors_that_do_and_do_not_divide(cache: Path, factor: int) -> N
     assert np.allclose(C, A @ B)
 
 
+@pytest.mark.default_flags  # a vectorised schedule, built as users build it (-O3)
 def test_unroll_and_vectorize_the_same_split(cache: Path) -> None:
     comp = saxpy()
     comp.stmt(0).split("i", 16, "i0", "i1").vectorize("i1", 4).unroll("i10", 4)
@@ -478,6 +481,7 @@ def test_parallel_inner_loop_without_skewing_is_refused() -> None:
         comp.codegen()
 
 
+@pytest.mark.default_flags  # a vectorised schedule, built as users build it (-O3)
 def test_an_illegal_tiling_is_refused_and_blamed(cache: Path) -> None:
     source, _ = STENCILS["diagonal"]
     comp = stencil("diagonal", source)

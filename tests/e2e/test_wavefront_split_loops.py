@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
     import spf
 
+# vectorised split loops, built as users build them (spf's -O3)
+pytestmark = pytest.mark.default_flags
+
 CHANGES: dict[str, tuple[Callable[[spf.Computation], object], str]] = {
     "vectorize": (lambda c: c.stmt("s2").vectorize("j", 4), "#pragma omp simd"),
     "split_then_vectorize": (

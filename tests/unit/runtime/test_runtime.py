@@ -210,6 +210,7 @@ def test_openmp_build(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_allclose(y, A @ x)
 
 
+@pytest.mark.default_flags  # spf's own flags in the command
 def test_kernel_attributes(mv: Kernel) -> None:
     assert mv.name == "dense_mv"
     assert mv.signature == DENSE_MV.c_prototype()

@@ -58,6 +58,7 @@ def sptrsv_wavefront(cache_dir: Path) -> WavefrontKernel:
     return k
 
 
+@pytest.mark.default_flags  # spf's own flags in the commands
 def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
     tmp_path: Path, compiler_runs: list[str]
 ) -> None:
