@@ -729,6 +729,7 @@ class WavefrontKernel(Kernel):
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
+        coarse.weigh(work, n // len(self._free), self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
         parts: coarse.Parts | None = None

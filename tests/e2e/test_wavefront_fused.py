@@ -300,6 +300,32 @@ def test_fused_coarse_parts_stream_each_kernels_rows() -> None:
         k(**out, A=a.copy(), b=np.ones(m.shape[0]), plan=racing, **args)
 
 
+def test_fused_coarse_parts_keep_the_product_off_the_solves_chain() -> None:
+    """On a 2-D grid the wide blocks' coarse level runs one chain of solve rows (a block
+    that one thread runs in order) and the product rows that wait on the rows before it;
+    weighed by kind (``coarse.CHAIN_WEIGHT``: a solve row's dependences cost about twice a
+    product row's), the solve's part takes almost none of the product's rows, which go to
+    the other thread, where counted by dependences alone (every unit alike) the solve's
+    part took about a quarter of them (docs/inspection.md)."""
+    comp = fused("solve_mv")
+    comp.wavefront("_i0_i", method="coarse")
+    k = comp.compile()
+    m = sps.csr_array(spf.sparse.poisson2d(200))
+    args = gauss_seidel_args(m)
+    args.pop("A")
+    plan = k.inspect(threads=2, **args)
+    n = m.shape[0]
+    order = np.asarray(plan.coarse_order)
+    ptr = np.asarray(plan.part_ptr)[: plan.parts + 1]
+    shared = sum(
+        int(np.count_nonzero(order[lo:hi] >= n))
+        for lo, hi in itertools.pairwise(ptr)
+        if (order[lo:hi] < n).any()
+    )
+    assert plan.coarse_levels < 20  # the wide blocks' plan (4096 rows: 20 grid rows)
+    assert shared < n // 20, f"{shared:,} of {n:,} product rows share a part with solve rows"
+
+
 def test_append_computation_binds_a_kernels_data_spaces_by_name() -> None:
     comp = spf.Computation("mv")
     comp.add_data_space("out", "double", shape=("N",))

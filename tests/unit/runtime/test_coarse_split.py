@@ -97,3 +97,23 @@ def test_given_work_sums_give_the_same_parts_sized_by_levels_and_parts(seed: int
     np.testing.assert_array_equal(got.ptr, want.ptr)
     np.testing.assert_array_equal(got.partptr, want.partptr)
     np.testing.assert_array_equal(got.largest, want.largest)
+
+
+@pytest.mark.parametrize(
+    "free", [(False, True), (True, False), (False, True, False), (False,), (True, True)]
+)
+def test_weigh_scales_the_chained_kernels_only_when_a_free_one_shares_the_loop(
+    free: tuple[bool, ...],
+) -> None:
+    """A kernel whose rows depend on each other counts ``CHAIN_WEIGHT`` times its
+    dependences against a free kernel fused into the same loop; a loop whose kernels are
+    all chains or all free keeps its counts."""
+    extent = 5
+    work = np.arange(1, extent * len(free) + 1, dtype=np.int64)
+    kept = work.copy()
+    coarse.weigh(work, extent, free)
+    mixed = any(free) and not all(free)
+    for g, alone in enumerate(free):
+        part = slice(g * extent, (g + 1) * extent)
+        scale = coarse.CHAIN_WEIGHT if mixed and not alone else 1
+        np.testing.assert_array_equal(work[part], kept[part] * scale, err_msg=f"kernel {g}")
