@@ -62,8 +62,10 @@ import numpy as np
 from spf.analysis.coarse_inspector import (
     BAD,
     BLOCK,
+    BLOCK_FIXED,
     BLOCK_WIDE,
     CLEV,
+    CLEV_FIXED,
     CLEV_WIDE,
     CLEVELS_N,
     CLEVPTR,
@@ -73,6 +75,7 @@ from spf.analysis.coarse_inspector import (
     LEVELS_N,
     MAX_NODES,
     NCLEV,
+    NCLEV_FIXED,
     NCLEV_WIDE,
     PART_OF,
     WIDE_NAMES,
@@ -729,7 +732,7 @@ class WavefrontKernel(Kernel):
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
-        coarse.weigh(work, n // len(self._free), self._free)
+        unit = coarse.weigh(work, n // len(self._free), self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
         parts: coarse.Parts | None = None
@@ -753,13 +756,16 @@ class WavefrontKernel(Kernel):
                 team,
                 wsum,
             )
-            found_gain = coarse.estimate(found, total)
+            found = coarse.with_stretches(found) if len(self._free) > 1 else found
+            found_gain = coarse.estimate(found, total, unit)
             if parts is None or found_gain > gain:
                 parts, gain = found, found_gain
         if strategy in ("auto", "wavefront") and levelptr is not None:
-            gain, best = max(
-                (gain, "coarse"), (coarse.level_estimate(levelptr, nlev, total, team), "levels")
-            )
+            # kernels fused into one loop: a level holds every kernel's rows far apart, and
+            # its plan ran at 2-3x the CPU time of either coarse plan (docs/inspection.md)
+            fused = len(self._free) > 1
+            rival = 0.0 if fused else coarse.level_estimate(levelptr, nlev, total, team, unit)
+            gain, best = max((gain, "coarse"), (rival, "levels"))
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
@@ -768,7 +774,7 @@ class WavefrontKernel(Kernel):
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
-            gain = coarse.level_estimate(ptr, nlev, total, team)
+            gain = coarse.level_estimate(ptr, nlev, total, team, unit)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
@@ -831,9 +837,16 @@ class WavefrontKernel(Kernel):
                 BLOCK_WIDE: coarse.PIPELINE_SHIFT,
             }
             candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
+        if self._runs and len(self._free) > 1:  # fused kernels' run pass keeps fixed blocks
+            out |= {
+                CLEV_FIXED: levels(n, dtype=np.int32),
+                NCLEV_FIXED: np.zeros((), dtype=np.int64),
+                BLOCK_FIXED: coarse.BLOCK_SHIFT,
+            }
+            candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
         stage(check=check, **out, **_pick(stage, given))
         if self._runs:  # the run-block pass leaves the counts to the caller
-            for key, count in ((LEVEL, NLEVELS), (CLEV, NCLEV)):
+            for key, count, _ in [(LEVEL, NLEVELS, 0), *candidates]:
                 out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
         return out[LEVEL], int(out[NLEVELS]), out[WORK], got
