@@ -144,7 +144,10 @@ def build_coarse_inspector(
     running levels and work live in locals private to its loop, stored once after its
     edges (:func:`_pass_in_locals`), and a loop of one kernel without ``wide`` grows its
     blocks as runs of rows of at most ``2**coarse_shift`` (:func:`_pass_in_run_blocks`)
-    instead of the fixed ``i >> coarse_shift``."""
+    instead of the fixed ``i >> coarse_shift``; kernels fused into one loop grow each
+    kernel's runs the same way and keep the fixed blocks of ``2**coarse_shift_fixed`` rows
+    (and with ``wide`` those of ``2**coarse_shift_wide``) as further candidates
+    (:func:`_fused_pass_in_run_blocks`)."""
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES, *FIXED_NAMES)
     _fresh_names(ir, analysis, names)
     insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")

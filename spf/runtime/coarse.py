@@ -6,7 +6,9 @@ into at most ``threads`` contiguous *parts* of about equal work: a cut may fall 
 the block ``row / B`` changes (rows of one block at one coarse level may depend on each
 other, so one thread runs them in order), at the first block boundary after each
 ``k / threads`` of the level's work. The same cut with one row per block makes a plan of
-the ``levels`` strategy (each level's rows in ``threads`` contiguous chunks).
+the ``levels`` strategy (each level's rows in ``threads`` contiguous chunks). Kernels fused
+into one loop, some free, with run blocks are cut by row across the kernels instead
+(:func:`_split_by_rows`), their work weighed by kind (:func:`weigh`).
 
 :func:`estimate` says what a plan's parts cost against the loop in order (the work of the
 largest part of each coarse level, a barrier per coarse level and the start of the parallel
@@ -61,14 +63,15 @@ constant keeps the plan of an input the same on every run. Inputs of fewer than 
 ``REGION_WORK * MIN_GAIN / (MIN_GAIN - 1)`` (~20k) units of work stay serial whatever
 their shape."""
 
-STRETCH_WORK = 16
+STRETCH_WORK = 18
 """A part's step to a row that is not the next one (a new stream of the rows of ``A`` and of
 the vectors), in units of work, as :func:`estimate` charges it for kernels fused into one
 loop, whose candidates run stretches of very different lengths: on the fused solve and
-product of 2-D Poisson 400 x 400 planned for 2 threads (CPU time of the busier thread,
-machine loaded), fixed 64-row blocks (stretches of ~9 rows) took 2.88 ms, run blocks
-(~120 rows) 2.28 ms, about 13 units of work per extra stretch, at balances the work counts
-alike."""
+product of 2-D Poisson planned for 2 threads (CPU time of the busier thread, machine
+loaded), fixed 64-row blocks (stretches of ~9 rows) against run blocks (~120 rows) took
+2.88 against 2.28 ms on 400 x 400 and 16.1 against 10.9 ms on 1000 x 1000, at balances
+the work counts alike: 13 and 18 units of work per extra stretch; the larger is taken, the
+one of the benchmark's grid."""
 
 MIN_GAIN = 1.25
 """``strategy="auto"`` runs the loop in order unless the parts are estimated this much faster."""
@@ -79,13 +82,15 @@ CHAIN_WEIGHT = 3
 each other (a solve, a sweep) weighs against one of a *free* kernel fused into the same
 loop (an SpMV, a residual: no edge between its own rows), when the parts of a fused loop are
 cut (:func:`weigh`). A solve's row waits on the row it reads (a chain of loads, multiplies
-and a division), a free kernel's rows overlap: on 2-D Poisson (1M rows, serial, CPU time,
-loaded machine) the lower solve took 8.65 ms for 3 units a row (2.9 ns a unit), the SpMV
-6.98 ms for 6 (1.2 ns), a ratio of 2.5 a unit and about 1 a row; counted by dependences
-alone, the solve's rows weighed half the product's and the part holding them ran ~1.8x the
-other's work. A constant of the kernels' kinds, not a measurement at inspection, so a plan
-of an input is the same on every run (:data:`REGION_WORK`); loops whose kernels are all
-chains or all free keep the plain counts."""
+and a division), a free kernel's rows overlap, and in the fused loop the product reads the
+rows of ``A`` the solve has just read. On 2-D Poisson 1M (CPU time, machine loaded): the
+serial solve took 8.65 ms for 3 units a row (2.9 ns a unit), the serial SpMV 6.98 ms for 6
+(1.2 ns), 2.5x a unit; in the fused plan of 4096-row blocks, the thread running the solve's
+rows took 9.9-13.1 ms, the one running the product's 4.9-5.8 ms, ~4x a unit. Counted
+alike, the part holding the solve's rows also took a quarter of the product's rows. A
+constant of the kernels' kinds, not a measurement at inspection, so a plan of an input is
+the same on every run (:data:`REGION_WORK`); loops whose kernels are all chains or all free
+keep the plain counts."""
 
 
 def weigh(work: np.ndarray, extent: int, free: tuple[bool, ...]) -> float:

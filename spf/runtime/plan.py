@@ -718,10 +718,13 @@ class WavefrontKernel(Kernel):
     ) -> Plan:
         """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``: one generated
         pass over the dependences (levels, coarse levels and work; their counts), the
-        counting sort by coarse level, the parts. Kernels fused into the loop, one of them
-        free (:func:`spf.analysis.coarse_inspector.free_kernels`), get a second candidate:
-        coarse levels of :data:`spf.runtime.coarse.PIPELINE_SHIFT` blocks (computed in the
-        same pass), taken when estimated faster. The sort by level runs only for a
+        counting sort by coarse level, the parts. Kernels fused into the loop get further
+        candidates from the same pass: coarse levels of fixed blocks
+        (:data:`spf.runtime.coarse.BLOCK_SHIFT`) beside the run blocks and, one kernel free
+        (:func:`spf.analysis.coarse_inspector.free_kernels`), of
+        :data:`spf.runtime.coarse.PIPELINE_SHIFT` blocks; their work weighed by kind
+        (:func:`spf.runtime.coarse.weigh`), the one estimated fastest is taken (never the
+        levels). The sort by level runs only for a
         ``"levels"`` plan; the others sort the levels when their level order is first
         read. When blocks merge no levels (as many coarse levels as levels, one kernel), the
         coarse plan would be the levels plan cut at block boundaries only: ``"auto"`` and
