@@ -367,7 +367,20 @@ def _pass_in_run_blocks(
         prefix = _schedule(e.its, e.var, "1", k)
         for j, body in enumerate(updates):
             insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
-    after = [
+    after = _run_block_stores(node, (level_run, clev_run, work_run, new_run, near_run))
+    for j, body in enumerate(after):
+        insp = build.add_stmt(
+            insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
+        )
+    return insp
+
+
+def _run_block_stores(node: str, runs: tuple[str, str, str, str, str]) -> list[str]:
+    """What the run-block pass does after a node's edges, given its locals (level, coarse
+    level, work, begun, near): whether it had an edge from the row before, its coarse level
+    chosen, the stretch's start carried, its level, coarse level and work stored."""
+    level_run, clev_run, work_run, new_run, near_run = runs
+    return [
         f"${near_run}$ = ${near_run}$ == ({node});",
         f"${clev_run}$ = max(${clev_run}$, ${new_run}$ & (${near_run}$ - 1));",
         f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
@@ -375,11 +388,6 @@ def _pass_in_run_blocks(
         f"${CLEV}$({node}) = ${clev_run}$;",
         f"${WORK}$({node}) = ${work_run}$ + 1;",
     ]
-    for j, body in enumerate(after):
-        insp = build.add_stmt(
-            insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
-        )
-    return insp
 
 
 def _edges_into_locals(
@@ -622,15 +630,8 @@ def _fused_pass_in_run_blocks(
             prefix = _schedule(e.its, e.var, f"1, {g}", k)
             for j, body in enumerate(updates):
                 insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
-        after = [
-            f"${near_run}$ = ${near_run}$ == ({node});",
-            f"${clev_run}$ = max(${clev_run}$, ${new_run}$ & (${near_run}$ - 1));",
-            f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
-            f"${LEVEL}$({node}) = ${level_run}$;",
-            f"${CLEV}$({node}) = ${clev_run}$;",
-            f"${WORK}$({node}) = ${work_run}$ + 1;",
-            *(f"${f[0]}$({node}) = ${run}$;" for f, run in zip(fixed, kept, strict=True)),
-        ]
+        after = _run_block_stores(node, (level_run, clev_run, work_run, new_run, near_run))
+        after += [f"${f[0]}$({node}) = ${run}$;" for f, run in zip(fixed, kept, strict=True)]
         for j, body in enumerate(after):
             insp = build.add_stmt(
                 insp, body, rows, f"{{[{loop}] -> [1, {g}, {loop}, {len(edges) + 1}, {j}]}}"
