@@ -212,7 +212,9 @@ def _local_pass(
     wide: bool,
 ) -> ComputationIR:
     """The pass in locals: with run blocks (:func:`_pass_in_run_blocks`) for one kernel
-    without a second candidate, else with fixed blocks (:func:`_pass_in_locals`)."""
+    without a second candidate, with run blocks and fixed ones for kernels fused into one
+    loop (:func:`_fused_pass_in_run_blocks`), else with fixed blocks
+    (:func:`_pass_in_locals`)."""
     if not wide and analysis.groups == 1 and _run_names_free(insp):
         return _pass_in_run_blocks(insp, analysis, edges)
     if analysis.groups > 1 and _fused_run_names_free(insp, analysis):

@@ -86,7 +86,7 @@ and a division), a free kernel's rows overlap, and in the fused loop the product
 rows of ``A`` the solve has just read. On 2-D Poisson 1M (CPU time, machine loaded): the
 serial solve took 8.65 ms for 3 units a row (2.9 ns a unit), the serial SpMV 6.98 ms for 6
 (1.2 ns), 2.5x a unit; in the fused plan of 4096-row blocks, the thread running the solve's
-rows took 9.9-13.1 ms, the one running the product's 4.9-5.8 ms, ~4x a unit. Counted
+rows took 11.3-13.1 ms, the one running the product's 4.0-5.8 ms, 4-5x a unit. Counted
 alike, the part holding the solve's rows also took a quarter of the product's rows. A
 constant of the kernels' kinds, not a measurement at inspection, so a plan of an input is
 the same on every run (:data:`REGION_WORK`); loops whose kernels are all chains or all free

@@ -107,11 +107,13 @@ def test_weigh_scales_the_chained_kernels_only_when_a_free_one_shares_the_loop(
 ) -> None:
     """A kernel whose rows depend on each other counts ``CHAIN_WEIGHT`` times its
     dependences against a free kernel fused into the same loop; a loop whose kernels are
-    all chains or all free keeps its counts."""
+    all chains or all free keeps its counts; the mean weight of a unit comes back (what the
+    estimate scales its barriers by)."""
     extent = 5
     work = np.arange(1, extent * len(free) + 1, dtype=np.int64)
     kept = work.copy()
-    coarse.weigh(work, extent, free)
+    unit = coarse.weigh(work, extent, free)
+    assert unit == pytest.approx(work.sum() / kept.sum())  # what a unit weighs on average
     mixed = any(free) and not all(free)
     for g, alone in enumerate(free):
         part = slice(g * extent, (g + 1) * extent)
