@@ -483,7 +483,8 @@ def build_pair_sort(
     ``clevptr`` and each node's place in coarse-level order (``cslot``: its coarse level's
     start, which it then advances by one, so ``clevptr(c)`` ends as the start of ``c + 1``
     and the caller shifts the first ``nclev`` entries up by one, O(levels); no fill array
-    read and written beside it); ``levelptr`` and ``clevptr`` are zeroed by the caller.
+    read and written beside it); ``levelptr`` and ``clevptr`` are zeroed by the caller
+    (both copies).
     ``<name>_pair_order`` writes ``corder``; ``<name>_pair_sums`` reads it and writes
     ``wsum``, the prefix sums of ``work`` in coarse-level order (``wsum(p)``: the work of the
     first ``p`` nodes of ``corder``; ``wsum(0) = 0`` set by the caller), in one pass
@@ -492,7 +493,15 @@ def build_pair_sort(
     to its slots and a prefix pass after it cost two passes (on 2-D Poisson, 1M rows, in C:
     0.42 solves against 0.69). The nodes are not sorted by level: a coarse plan runs
     without that order, and :meth:`spf.runtime.plan.Plan.order` sorts them when it is first
-    read."""
+    read.
+
+    The count loops take two nodes an iteration (``2v`` and ``2v + 1``), so that a run of
+    nodes with one coarse level (a block of consecutive rows, 128 of them on 2-D Poisson)
+    waits on one store to that level's counter per two nodes, not per node: the sizes are
+    counted in two copies (``levelptr`` and ``clevptr`` hold ``2 * (levels + 1)`` entries,
+    the odd nodes' counts in the second half, summed by the prefix loops; the caller reads
+    the first ``levels + 1``), and both nodes' slots are read before either advances its
+    level's start (the odd node's one further when both lie in one coarse level)."""
     v, n = analysis.var, analysis.nodes
     ranged = {
         "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
@@ -505,29 +514,41 @@ def build_pair_sort(
     order = build.computation(f"{name}_pair_order")
     for key in (LEVEL, CLEV):
         count = build.declare_uf(count, key, **small)
-    count = build.add_data_space(count, "levelptr", "int64_t", (f"{LEVELS_N} + 1",))
-    count = build.add_data_space(count, CLEVPTR, "int64_t", (f"{CLEVELS_N} + 1",))
+    count = build.add_data_space(count, "levelptr", "int64_t", (f"2 * {LEVELS_N} + 2",))
+    count = build.add_data_space(count, CLEVPTR, "int64_t", (f"2 * {CLEVELS_N} + 2",))
     count = build.add_data_space(count, CSLOT, LEVEL_TYPE, (n,))
+    # each histogram in two copies, the even nodes counted in the first, the odd ones in
+    # the second: a run of nodes with one key (a coarse level's block) adds to each copy
+    # every other node, so an add no longer waits on the one just before
+    pairs = (f"{{[{v}]: 0 <= {v} && 2{v} < {n}}}", f"{{[{v}]: 0 <= {v} && 2{v} + 1 < {n}}}")
     for j, (key, ptr, bound) in enumerate(
         ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
     ):
-        count = build.add_stmt(
-            count, f"${ptr}$({key}({v}) + 1) += 1;", dom, f"{{[{v}] -> [0, {v}, {j}]}}"
-        )
+        targets = (f"{key}(2 * {v}) + 1", f"{bound} + 2 + {key}(2 * {v} + 1)")
+        for odd, (target, domain) in enumerate(zip(targets, pairs, strict=True)):
+            count = build.add_stmt(
+                count, f"${ptr}$({target}) += 1;", domain, f"{{[{v}] -> [0, {v}, {2 * j + odd}]}}"
+            )
         count = build.add_stmt(
             count,
-            f"${ptr}$({v} + 1) += ${ptr}$({v});",
+            f"${ptr}$({v} + 1) += ${ptr}$({v}) + ${ptr}$({bound} + 2 + {v});",
             f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
             f"{{[{v}] -> [{1 + j}, {v}, 0]}}",
         )
     # each node's slot taken from its coarse level's running start, which it advances:
-    # clevptr(c) ends at the start of c + 1 (the caller shifts it back, O(levels))
-    count = build.add_stmt(
-        count, f"${CSLOT}$({v}) = ${CLEVPTR}$({CLEV}({v}));", dom, f"{{[{v}] -> [3, {v}, 0]}}"
+    # clevptr(c) ends at the start of c + 1 (the caller shifts it back, O(levels)); two
+    # nodes an iteration, both starts read before either advances (the odd node one
+    # further when both share a coarse level), so a coarse level's run of nodes waits on
+    # one store per two nodes
+    at_even, at_odd = f"{CLEV}(2 * {v})", f"{CLEV}(2 * {v} + 1)"
+    slots = (
+        (f"${CSLOT}$(2 * {v}) = ${CLEVPTR}$({at_even});", 0),
+        (f"${CSLOT}$(2 * {v} + 1) = ${CLEVPTR}$({at_odd}) + ({at_even} == {at_odd});", 1),
+        (f"${CLEVPTR}$({at_even}) += 1;", 0),
+        (f"${CLEVPTR}$({at_odd}) = ${CSLOT}$(2 * {v} + 1) + 1;", 1),
     )
-    count = build.add_stmt(
-        count, f"${CLEVPTR}$({CLEV}({v})) += 1;", dom, f"{{[{v}] -> [3, {v}, 1]}}"
-    )
+    for j, (body, which) in enumerate(slots):
+        count = build.add_stmt(count, body, pairs[which], f"{{[{v}] -> [3, {v}, {j}]}}")
     order = build.declare_uf(order, CSLOT, **small)
     order = build.add_data_space(order, CORDER, "int64_t", (n,))
     order = build.add_stmt(

@@ -56,6 +56,11 @@ PIECE = 1 << 22
 """Bytes per piece (4 MiB): large enough that a piece's thread hand-off costs nothing
 against its CRC, small enough that two cores share a 16 MB index array."""
 
+PREFETCH_BYTES = 1 << 20
+""":func:`prefetch` hands arrays of at least this many bytes in all to a worker thread
+(1 MiB: XXH3 reads it in ~0.1 ms, several times a thread hand-off); fewer are hashed where
+they are needed."""
+
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 _SCOPE = threading.local()
@@ -119,6 +124,32 @@ def checksums(arrays: Sequence[np.ndarray]) -> list[int]:
         if memo is not None:
             memo[id(arrays[i])] = (arrays[i], value)
     return [int(v) for v in out if v is not None]
+
+
+def prefetch(arrays: Sequence[np.ndarray]) -> Callable[[], None]:
+    """Start the checksums of ``arrays`` on a worker thread and return what waits for them
+    and records them in the caller's :func:`shared` scope (where :func:`checksums` then
+    finds them). For a caller about to run C code that releases the GIL (a generated
+    inspector stage): the hashes run beside it instead of after it, on a core the stage
+    leaves free. Arrays already in the scope, fewer than :data:`PREFETCH_BYTES` in all, or
+    without ``xxhash`` (whose CRC-32 pieces use the same pool), are left to
+    :func:`checksums`; nothing may write the arrays until the returned call has run."""
+    memo: Memo | None = getattr(_SCOPE, "memo", None)
+    todo = [a for a in arrays if a.size and _known(memo, a) is None]
+    if _XXH3 is None or memo is None or sum(a.nbytes for a in todo) < PREFETCH_BYTES:
+        return _nothing
+    hashed = _XXH3
+    job = _pool().submit(lambda: [int(hashed(_bytes(a))) for a in todo])
+
+    def join() -> None:
+        for a, value in zip(todo, job.result(), strict=True):
+            memo[id(a)] = (a, value)
+
+    return join
+
+
+def _nothing() -> None:
+    return None
 
 
 def digest(a: np.ndarray) -> int:

@@ -85,7 +85,7 @@ from spf.analysis.coarse_inspector import (
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
-from spf.runtime.checksum import checksums, shared
+from spf.runtime.checksum import checksums, prefetch, shared
 from spf.runtime.copies import Copies, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
@@ -734,7 +734,12 @@ class WavefrontKernel(Kernel):
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
+        # the plan's checksums (index arrays, then the level seal) hashed beside the pass
+        # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
+        arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
+        joins = [] if check else [prefetch(arrays)]
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
+        joins += [] if check else [prefetch([level])]
         unit = coarse.weigh(work, n // len(self._free), self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
@@ -773,6 +778,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total)
+            _wait(joins)
             return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         total = int(wsum[-1])
@@ -781,6 +787,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
+        _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
 
     def _copied(
@@ -872,8 +879,8 @@ class WavefrontKernel(Kernel):
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
         count_k, order_k, sums_k = self._pair
         n = len(key)
-        levelptr = np.zeros(levels + 1, dtype=np.int64)
-        keyptr = np.zeros(keys + 1, dtype=np.int64)
+        levelptr = np.zeros(2 * levels + 2, dtype=np.int64)  # two copies: even, odd nodes
+        keyptr = np.zeros(2 * keys + 2, dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)
         count_k(
             level=level,
@@ -885,6 +892,7 @@ class WavefrontKernel(Kernel):
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
+        levelptr, keyptr = levelptr[: levels + 1], keyptr[: keys + 1]
         keyptr[1 : keys + 1] = keyptr[:keys].copy()  # each entry advanced to the next start
         keyptr[0] = 0
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
@@ -1084,6 +1092,12 @@ _CHECKED: weakref.WeakKeyDictionary[Plan, tuple[str, str, tuple[int, ...], int |
 _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """Each plan's part-ordered copies (:mod:`spf.runtime.copies`), built on its first call."""
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
+
+
+def _wait(joins: list[Callable[[], None]]) -> None:
+    """The checksums :func:`spf.runtime.checksum.prefetch` started, recorded in the scope."""
+    for join in joins:
+        join()
 
 
 _wide = widen

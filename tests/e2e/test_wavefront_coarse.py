@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import spf
 from spf import ArgumentError, kernels
-from spf.runtime import threads
+from spf.runtime import checksum, threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, ilu0_args, read_matrix_market, sptrsv_args
@@ -460,3 +460,26 @@ def test_plan_call_refuses_index_arrays_edited_in_place_after_a_call(trsv32: Pai
     with pytest.raises(ArgumentError, match="'col' differs"):
         k(u=u, f=f, plan=plan, **args)
     k(u=u, f=f, plan=plan, check=False, **args)  # unchecked: sizes and dtypes only
+
+
+def test_an_unchecked_inspection_records_the_checksums_a_checked_call_takes(
+    trsv: Pair,
+) -> None:
+    """``inspect(check=False)`` hashes the index arrays and the level seal on a worker thread
+    beside its generated stages (:func:`spf.runtime.checksum.prefetch`): its plan carries
+    the same fingerprint and seal as a checked inspection, a checked call runs it, and a
+    call over another pattern is refused."""
+    k, serial, dtype = trsv
+    n = 40_001  # index arrays over PREFETCH_BYTES: hashed on the worker
+    m = lower(n, 16.0 / n, 5)
+    args = sptrsv_args(m, dtype)
+    assert args["col"].nbytes + args["rowptr"].nbytes >= checksum.PREFETCH_BYTES
+    plan = k.inspect(check=False, threads=2, **args)
+    assert plan.inspected == k.inspect(threads=2, **args).inspected
+    u, want, f = np.zeros(n), np.zeros(n), np.ones(n)
+    k(u=u, f=f, plan=plan, **args)
+    serial(u=want, f=f, **args)
+    np.testing.assert_array_equal(u, want)
+    other = sptrsv_args(lower(n, 16.0 / n, 6), dtype)
+    with pytest.raises(ArgumentError, match="differs"):
+        k(u=u, f=f, plan=plan, **other)

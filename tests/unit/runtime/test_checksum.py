@@ -47,9 +47,9 @@ def test_with_xxhash_the_checksum_is_the_xxh3_of_the_bytes() -> None:
     assert checksum.checksums([a]) == [xxhash.xxh3_64_intdigest(a.tobytes())]
 
 
-def test_a_scope_takes_each_arrays_checksum_once(
-    monkeypatch: pytest.MonkeyPatch, hashed: str
-) -> None:
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the buffers hashed from now on (XXH3, or the CRC-32 fallback's pieces),
+    in whichever thread."""
     calls: list[int] = []
     digest = checksum._XXH3 or zlib.crc32
 
@@ -61,6 +61,13 @@ def test_a_scope_takes_each_arrays_checksum_once(
         monkeypatch.setattr(checksum.zlib, "crc32", counted)
     else:
         monkeypatch.setattr(checksum, "_XXH3", counted)
+    return calls
+
+
+def test_a_scope_takes_each_arrays_checksum_once(
+    monkeypatch: pytest.MonkeyPatch, hashed: str
+) -> None:
+    calls = counting(monkeypatch)
     a, b = np.arange(10_000), np.arange(5, dtype=np.int32)
     with checksum.shared():
         first = checksum.checksums([a, b])
@@ -78,3 +85,29 @@ def test_views_of_one_buffer_are_told_apart(hashed: str) -> None:
     with checksum.shared():
         halves = checksum.checksums([a[:10], a[::2], a[10:]])
     assert len(set(halves)) == 3
+
+
+def test_prefetched_checksums_are_recorded_in_the_scope_and_not_taken_again(
+    monkeypatch: pytest.MonkeyPatch, hashed: str
+) -> None:
+    a, b = np.arange(checksum.PREFETCH_BYTES // 8), np.arange(7, dtype=np.int32)
+    want = checksum.checksums([a, b])
+    calls = counting(monkeypatch)
+    with checksum.shared():
+        join = checksum.prefetch([a, b])
+        join()
+        assert checksum.checksums([b, a]) == want[::-1]
+    assert sorted(calls) == sorted([a.nbytes, b.nbytes])  # once each, in either thread
+    calls.clear()
+    checksum.prefetch([a])()  # outside a scope: nothing to record it in, nothing hashed
+    assert calls == []
+
+
+def test_small_arrays_are_not_handed_to_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    b = np.arange(7, dtype=np.int32)
+    calls = counting(monkeypatch)
+    with checksum.shared():
+        checksum.prefetch([b])()  # under PREFETCH_BYTES: left to checksums()
+        assert calls == []
+        checksum.checksums([b])
+    assert calls == [b.nbytes]

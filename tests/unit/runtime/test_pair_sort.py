@@ -1,0 +1,50 @@
+"""The coarse kernel's generated sort stages (``spf_sort_*_pair_count``, ``_pair_order``,
+``_pair_sums``) against numpy: the level sizes' and coarse-level sizes' prefix sums, the
+stable order by coarse level and the prefix sums of the work in that order, for node counts
+odd and even (the count loops take two nodes an iteration) and keys in long runs (a
+block's rows at one coarse level, where both nodes of an iteration share a counter) or
+scattered, checked and unchecked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spf
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> spf.runtime.plan.WavefrontKernel:
+    comp = spf.kernels.sptrsv_csr()
+    comp.wavefront("i")
+    got: spf.runtime.plan.WavefrontKernel = comp.compile(
+        cache_dir=str(tmp_path_factory.mktemp("pairs"))
+    )
+    return got
+
+
+def keys(rng: np.random.Generator, n: int, count: int, runs: bool) -> np.ndarray:
+    """``n`` int32 keys below ``count``, every key used; in runs of up to 9 equal keys."""
+    if runs:
+        out = np.repeat(rng.integers(0, count, n), rng.integers(1, 10, n))[:n]
+    else:
+        out = rng.integers(0, count, n)
+    out[rng.permutation(n)[: min(count, n)]] = np.arange(min(count, n))
+    return out.astype(np.int32)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 999, 1000, 4097])
+@pytest.mark.parametrize("runs", [True, False])
+@pytest.mark.parametrize("check", [True, False])
+def test_the_sort_stages_agree_with_numpy(
+    kernel: spf.runtime.plan.WavefrontKernel, n: int, runs: bool, check: bool
+) -> None:
+    rng = np.random.default_rng(n + 7 * runs)
+    nlev, nclev = min(n, 5), min(n, 1 + n // 4)
+    level, clev = keys(rng, n, nlev, runs), keys(rng, n, nclev, runs)
+    work = rng.integers(1, 6, n).astype(np.int64)
+    levelptr, clevptr, order, wsum = kernel._sorted({"N": n}, level, nlev, clev, nclev, work, check)
+    np.testing.assert_array_equal(levelptr, np.concatenate([[0], np.cumsum(np.bincount(level))]))
+    np.testing.assert_array_equal(clevptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
+    np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
+    np.testing.assert_array_equal(wsum, np.concatenate([[0], np.cumsum(work[order])]))
