@@ -144,19 +144,24 @@ def build_coarse_inspector(
     running levels and work live in locals private to its loop, stored once after its
     edges (:func:`_pass_in_locals`), and a loop of one kernel without ``wide`` grows its
     blocks as runs of rows of at most ``2**coarse_shift`` (:func:`_pass_in_run_blocks`)
-    instead of the fixed ``i >> coarse_shift``."""
-    names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES)
+    instead of the fixed ``i >> coarse_shift``; kernels fused into one loop grow each
+    kernel's runs the same way and keep the fixed blocks of ``2**coarse_shift_fixed`` rows
+    (and with ``wide`` those of ``2**coarse_shift_wide``) as further candidates
+    (:func:`_fused_pass_in_run_blocks`)."""
+    names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES, *FIXED_NAMES)
     _fresh_names(ir, analysis, names)
     insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")
     insp = _copy_declarations(ir, insp)
     v, n = analysis.var, analysis.extent
+    edges = _edges(analysis)
+    fused_runs = fuses_run_blocks(insp, analysis, edges)
     coarse = [(CLEV, NCLEV, BLOCK)] + ([(CLEV_WIDE, NCLEV_WIDE, BLOCK_WIDE)] if wide else [])
+    coarse += [(CLEV_FIXED, NCLEV_FIXED, BLOCK_FIXED)] if fused_runs else []
     insp = build.add_data_space(insp, WORK, "int64_t", (analysis.nodes,))
     for name in (LEVEL, *(c[0] for c in coarse)):
         insp = build.add_data_space(insp, name, LEVEL_TYPE, (analysis.nodes,))
     for name in (NLEVELS, *(c[1] for c in coarse)):
         insp = build.add_data_space(insp, name, "int64_t", ())
-    edges = _edges(analysis)
     shifts = " && ".join(f"{c[2]} >= 0" for c in coarse)
     levels = (LEVEL, *(c[0] for c in coarse))
     if _runs_in_locals(insp, analysis, edges, levels):
@@ -207,9 +212,13 @@ def _local_pass(
     wide: bool,
 ) -> ComputationIR:
     """The pass in locals: with run blocks (:func:`_pass_in_run_blocks`) for one kernel
-    without a second candidate, else with fixed blocks (:func:`_pass_in_locals`)."""
+    without a second candidate, with run blocks and fixed ones for kernels fused into one
+    loop (:func:`_fused_pass_in_run_blocks`), else with fixed blocks
+    (:func:`_pass_in_locals`)."""
     if not wide and analysis.groups == 1 and _run_names_free(insp):
         return _pass_in_run_blocks(insp, analysis, edges)
+    if analysis.groups > 1 and _fused_run_names_free(insp, analysis):
+        return _fused_pass_in_run_blocks(insp, analysis, edges, coarse[1:])
     return _pass_in_locals(insp, analysis, edges, coarse)
 
 
@@ -360,7 +369,20 @@ def _pass_in_run_blocks(
         prefix = _schedule(e.its, e.var, "1", k)
         for j, body in enumerate(updates):
             insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
-    after = [
+    after = _run_block_stores(node, (level_run, clev_run, work_run, new_run, near_run))
+    for j, body in enumerate(after):
+        insp = build.add_stmt(
+            insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
+        )
+    return insp
+
+
+def _run_block_stores(node: str, runs: tuple[str, str, str, str, str]) -> list[str]:
+    """What the run-block pass does after a node's edges, given its locals (level, coarse
+    level, work, begun, near): whether it had an edge from the row before, its coarse level
+    chosen, the stretch's start carried, its level, coarse level and work stored."""
+    level_run, clev_run, work_run, new_run, near_run = runs
+    return [
         f"${near_run}$ = ${near_run}$ == ({node});",
         f"${clev_run}$ = max(${clev_run}$, ${new_run}$ & (${near_run}$ - 1));",
         f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
@@ -368,11 +390,6 @@ def _pass_in_run_blocks(
         f"${CLEV}$({node}) = ${clev_run}$;",
         f"${WORK}$({node}) = ${work_run}$ + 1;",
     ]
-    for j, body in enumerate(after):
-        insp = build.add_stmt(
-            insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
-        )
-    return insp
 
 
 def _edges_into_locals(
@@ -543,3 +560,103 @@ def build_pair_sort(
     body = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
     sums = build.add_stmt(sums, body, dom, f"{{[{v}] -> [0, {v}, 0]}}")
     return count, order, sums
+
+
+CLEV_FIXED = "clev_fixed"
+NCLEV_FIXED = "nclev_fixed"
+BLOCK_FIXED = "coarse_shift_fixed"
+FIXED_NAMES = (CLEV_FIXED, NCLEV_FIXED, BLOCK_FIXED)
+"""The coarse levels of fixed blocks of ``2**coarse_shift_fixed`` rows that the pass of
+kernels fused into one loop computes beside its run blocks (:func:`fuses_run_blocks`): a
+matrix whose rows seldom read the row before (a stiffness matrix) has short runs, and its
+fixed blocks merge more levels."""
+
+
+def fuses_run_blocks(insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]) -> bool:
+    """Whether the pass of ``analysis``'s kernels fused into one loop grows run blocks
+    (:func:`_fused_pass_in_run_blocks`): more than one kernel, the pass in locals
+    (:func:`_runs_in_locals`) and its names free. It then also computes the fixed blocks'
+    coarse levels (:data:`FIXED_NAMES`)."""
+    return (
+        analysis.groups > 1
+        and _runs_in_locals(insp, analysis, edges, (LEVEL, CLEV))
+        and _fused_run_names_free(insp, analysis)
+    )
+
+
+def _fused_run_locals(analysis: WavefrontAnalysis, g: int) -> list[str]:
+    """Kernel ``g``'s private locals of :func:`_fused_pass_in_run_blocks`: its running
+    level, coarse level, work, then :data:`RUN_LOCALS`, then the fixed-block candidates'
+    levels."""
+    names = (LEVEL, CLEV, WORK, *(r.removesuffix(RUN) for r in RUN_LOCALS), CLEV_WIDE, CLEV_FIXED)
+    return _locals_of(analysis, names, g)
+
+
+def _fused_run_names_free(insp: ComputationIR, analysis: WavefrontAnalysis) -> bool:
+    taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
+    mine = {SEGMENT, *(x for g in range(analysis.groups) for x in _fused_run_locals(analysis, g))}
+    return not taken & mine
+
+
+def _fused_pass_in_run_blocks(
+    insp: ComputationIR,
+    analysis: WavefrontAnalysis,
+    edges: list[_Edge],
+    fixed: list[tuple[str, str, str]],
+) -> ComputationIR:
+    """:func:`_pass_in_run_blocks` for kernels fused into one loop, kernel after kernel in
+    program order (node ``g * extent + i``), each with its own private locals and one
+    stretch start carried through all of them: inside a kernel a block is a run of rows each
+    with an edge from the row before, as for one kernel; an edge between kernels always
+    raises the coarse level (``clev(src) + 1``) and never joins a block (it does not count as
+    the edge from the row before), so blocks never span two kernels and a free kernel's rows
+    (no edge among them) are blocks of one row each. The same pass computes the coarse
+    levels of the ``fixed`` candidates (coarse level, count, shift: ``clev_wide`` of
+    ``2**coarse_shift_wide`` rows with a free kernel, ``clev_fixed``) as
+    :func:`_pass_in_locals` does. The counts (``nlevels``, ``nclev``, ...) are left to the
+    caller (the maxima of the stored arrays)."""
+    v, n = analysis.var, analysis.extent
+    for shift in (BLOCK, *(f[2] for f in fixed)):
+        insp = build.add_constant(insp, shift)
+    insp = build.add_data_space(insp, SEGMENT, "int64_t", (), role="local")
+    for g in range(analysis.groups):
+        mine = [(k, e) for k, e in enumerate(edges, start=1) if e.group == g]
+        loop = mine[0][1].var if mine else v
+        level_run, clev_run, work_run, new_run, near_run, block_run, *others = _fused_run_locals(
+            analysis, g
+        )
+        kept = [r for r, name in zip(others, (CLEV_WIDE, CLEV_FIXED), strict=True)
+                if name in {f[0] for f in fixed}]  # fmt: skip
+        runs = [level_run, clev_run, work_run, new_run, near_run, block_run]
+        for run in runs + kept:
+            ctype = "int64_t" if run in (work_run, block_run) else LEVEL_TYPE
+            insp = build.add_data_space(insp, run, ctype, (), role="local")
+            last = insp.data_spaces[-1]
+            insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
+        node = analysis.node(loop, g)
+        rows = f"{{[{loop}]: 0 <= {loop} < {n}}}"
+        first = f"${block_run}$ = ${SEGMENT}$ + ((({node}) - ${SEGMENT}$) >> {BLOCK} << {BLOCK});"
+        insp = build.add_stmt(insp, first, rows, f"{{[{loop}] -> [1, {g}, {loop}, 0, 0]}}")
+        for k, e in mine:
+            within = e.step != "1"  # an edge inside the kernel (between kernels: "1")
+            joined = f"(({e.src}) < ${block_run}$)" if within else "1"
+            updates = [
+                f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);",
+                f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + {joined});",
+                f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
+                *([f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);"] if within else []),
+                f"${work_run}$ += 1;",
+            ]
+            for (clev, _, shift), run in zip(fixed, kept, strict=True):
+                step = e.step.replace(BLOCK, shift)
+                updates.append(f"${run}$ = max(${run}$, ${clev}$({e.src}) + ({step}));")
+            prefix = _schedule(e.its, e.var, f"1, {g}", k)
+            for j, body in enumerate(updates):
+                insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
+        after = _run_block_stores(node, (level_run, clev_run, work_run, new_run, near_run))
+        after += [f"${f[0]}$({node}) = ${run}$;" for f, run in zip(fixed, kept, strict=True)]
+        for j, body in enumerate(after):
+            insp = build.add_stmt(
+                insp, body, rows, f"{{[{loop}] -> [1, {g}, {loop}, {len(edges) + 1}, {j}]}}"
+            )
+    return insp

@@ -6,7 +6,9 @@ into at most ``threads`` contiguous *parts* of about equal work: a cut may fall 
 the block ``row / B`` changes (rows of one block at one coarse level may depend on each
 other, so one thread runs them in order), at the first block boundary after each
 ``k / threads`` of the level's work. The same cut with one row per block makes a plan of
-the ``levels`` strategy (each level's rows in ``threads`` contiguous chunks).
+the ``levels`` strategy (each level's rows in ``threads`` contiguous chunks). Kernels fused
+into one loop, some free, with run blocks are cut by row across the kernels instead
+(:func:`_split_by_rows`), their work weighed by kind (:func:`weigh`).
 
 :func:`estimate` says what a plan's parts cost against the loop in order (the work of the
 largest part of each coarse level, a barrier per coarse level and the start of the parallel
@@ -16,7 +18,8 @@ region), which
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -60,8 +63,55 @@ constant keeps the plan of an input the same on every run. Inputs of fewer than 
 ``REGION_WORK * MIN_GAIN / (MIN_GAIN - 1)`` (~20k) units of work stay serial whatever
 their shape."""
 
+STRETCH_WORK = 18
+"""A part's step to a row that is not the next one (a new stream of the rows of ``A`` and of
+the vectors), in units of work, as :func:`estimate` charges it for kernels fused into one
+loop, whose candidates run stretches of very different lengths: on the fused solve and
+product of 2-D Poisson planned for 2 threads (CPU time of the busier thread, machine
+loaded), fixed 64-row blocks (stretches of ~9 rows) against run blocks (~120 rows) took
+2.88 against 2.28 ms on 400 x 400 and 16.1 against 10.9 ms on 1000 x 1000, at balances
+the work counts alike: 13 and 18 units of work per extra stretch; the larger is taken, the
+one of the benchmark's grid."""
+
 MIN_GAIN = 1.25
 """``strategy="auto"`` runs the loop in order unless the parts are estimated this much faster."""
+
+
+CHAIN_WEIGHT = 3
+"""What a unit of work (a row, or one of its dependences) of a kernel whose rows depend on
+each other (a solve, a sweep) weighs against one of a *free* kernel fused into the same
+loop (an SpMV, a residual: no edge between its own rows), when the parts of a fused loop are
+cut (:func:`weigh`). A solve's row waits on the row it reads (a chain of loads, multiplies
+and a division), a free kernel's rows overlap, and in the fused loop the product reads the
+rows of ``A`` the solve has just read. On 2-D Poisson 1M (CPU time, machine loaded): the
+serial solve took 8.65 ms for 3 units a row (2.9 ns a unit), the serial SpMV 6.98 ms for 6
+(1.2 ns), 2.5x a unit; in the fused plan of 4096-row blocks, the thread running the solve's
+rows took 11.3-13.1 ms, the one running the product's 4.0-5.8 ms, 4-5x a unit. Counted
+alike, the part holding the solve's rows also took a quarter of the product's rows. A
+constant of the kernels' kinds, not a measurement at inspection, so a plan of an input is
+the same on every run (:data:`REGION_WORK`); loops whose kernels are all chains or all free
+keep the plain counts."""
+
+
+def weigh(work: np.ndarray, extent: int, free: tuple[bool, ...]) -> float:
+    """Scale in place the work of the nodes of kernels fused into one loop (``extent``
+    nodes each, kernel ``g`` the nodes ``g * extent ...``) that are not ``free`` by
+    :data:`CHAIN_WEIGHT`, when some kernels are free and some are not (O(nodes), nothing
+    otherwise). Returns what a unit of work weighs now on average (the work after over the
+    work before, 1.0 when nothing was scaled): what :data:`BARRIER_WORK` and
+    :data:`REGION_WORK`, counted in units of the plain work, are scaled by in
+    :func:`estimate` and :func:`level_estimate`, so that weighing the kernels does not make
+    barriers cheaper against the rows."""
+    if all(free) or not any(free):
+        return 1.0
+    plain = int(work.sum())
+    chained = 0
+    for g, alone in enumerate(free):
+        if not alone:
+            mine = work[g * extent : (g + 1) * extent]
+            chained += int(mine.sum())
+            mine *= CHAIN_WEIGHT
+    return (plain + (CHAIN_WEIGHT - 1) * chained) / max(plain, 1)
 
 
 @dataclass(frozen=True)
@@ -77,6 +127,16 @@ class Parts:
     parts: int
     largest: np.ndarray
     """The work of the largest part of each coarse level."""
+    stretches: int = 0
+    """How many times a part's next row is not the row after the one before (counted for
+    kernels fused into one loop, 0 otherwise): what :func:`estimate` charges
+    :data:`STRETCH_WORK` each."""
+
+
+def with_stretches(parts: Parts) -> Parts:
+    """``parts`` with its :attr:`Parts.stretches` counted (O(nodes))."""
+    breaks = int(np.count_nonzero(np.diff(parts.order) != 1)) if len(parts.order) else 0
+    return replace(parts, stretches=breaks)
 
 
 @dataclass(frozen=True)
@@ -136,6 +196,14 @@ def split(
     has them. The pointers are sized by the levels and parts (O(levels + parts) entries
     written, none padded to the rows)."""
     n = len(order)
+    if (
+        n
+        and levels
+        and blocks is not None
+        and blocks.runs
+        and 0 < sum(blocks.free) < len(blocks.free)
+    ):
+        return _split_by_rows(order, levelptr, levels, work, blocks, threads, wsum)
     if n == 0 or levels == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Parts(0, np.zeros(1, dtype=np.int64), np.full(1, n, np.int64), order, 0, empty)
@@ -164,6 +232,107 @@ def split(
     ptr[0] = 0
     np.cumsum(counts, out=ptr[1:])
     return Parts(levels, ptr, partptr, order, parts, largest)
+
+
+def _split_by_rows(
+    order: np.ndarray,
+    levelptr: np.ndarray,
+    levels: int,
+    work: np.ndarray,
+    blocks: Blocks,
+    threads: int,
+    wsum: np.ndarray | None,
+) -> Parts:
+    """:func:`split` of kernels fused into one loop, some free and some not, whose blocks are
+    runs (:attr:`Blocks.runs`): each coarse level is cut by *row* rather than by node, so a
+    part holds every kernel's nodes over one range of rows, in increasing order. Part ``k``
+    of a level runs the nodes whose key lies in ``[R_k, R_{k+1})``, the key of a free
+    kernel's node its row, of another kernel's node the first row of its run (consecutive
+    nodes of one kernel at the level: a block's piece, never cut), each ``R_k`` the row at
+    which the level's work below it comes nearest ``k / threads`` of the level's. Within a
+    coarse level a free kernel's row reads no row of it (an edge between kernels raises the
+    coarse level), so the kernels' rows need no order between them. On 2-D Poisson the
+    coarse levels of run blocks are anti-diagonals of the grid's blocks: every level gives
+    each thread the same columns of the grid, solve and product alike, where cut by node
+    the solve's rows and the product's went to different threads. Binary searches of all
+    levels at once (O(levels x threads x kernels x log(rows)) and one gather of the nodes
+    into their parts (O(nodes))."""
+    n = len(order)
+    if wsum is None:
+        wsum = np.empty(n + 1, dtype=np.int64)
+        wsum[0] = 0
+        np.cumsum(work[order], out=wsum[1:])
+    groups, extent = len(blocks.free), max(blocks.extent, 1)
+    lp = levelptr[: levels + 1]
+    lo, hi = lp[:-1, None], lp[1:, None]
+    # each level's first position of each kernel's nodes (and its end): (levels, groups + 1)
+    bounds = _first(lambda p: order[p], lo, hi, np.arange(groups + 1)[None, :] * extent)
+    first, last = bounds[:, None, :-1], bounds[:, None, 1:]  # (levels, 1, groups)
+    chained = ~np.asarray(blocks.free)[None, None, :]
+    base = np.arange(groups)[None, None, :] * extent
+
+    def at(rows: np.ndarray) -> np.ndarray:
+        """Per level, cut and kernel: the first position whose key is at least ``rows``."""
+        q = _first(lambda p: order[p], first, last, base + rows[..., None])
+        prev = np.maximum(q - 1, 0)
+        inside = (
+            chained & (q > first) & (q < last) & (order[np.minimum(q, n - 1)] == order[prev] + 1)
+        )
+        if not inside.any():
+            return q
+        run = order[prev] - prev + 1  # the run's node less position is constant along it
+        end = _first(lambda p: order[p] - p, np.where(inside, q, last), last, run)
+        return np.where(inside, end, q)
+
+    def below(q: np.ndarray) -> np.ndarray:
+        got: np.ndarray = (wsum[q] - wsum[first]).sum(axis=-1)
+        return got
+
+    total = wsum[lp[1:]] - wsum[lp[:-1]]
+    share = total[:, None] * np.arange(1, threads, dtype=np.int64)[None, :] // threads
+    low = np.zeros_like(share)
+    high = np.full_like(share, extent)
+    while (open_ := low < high).any():  # the least row whose work below reaches the share
+        mid = (low + high) // 2
+        reached = below(at(mid)) >= share
+        high = np.where(open_ & reached, mid, high)
+        low = np.where(open_ & ~reached, mid + 1, low)
+    after, before = at(low), at(np.maximum(low - 1, 0))
+    nearer = share - below(before) < below(after) - share
+    cuts = np.where(nearer[..., None], before, after)
+    pos = np.concatenate([first, cuts, last], axis=1)  # (levels, threads + 1, groups)
+    pos = np.maximum.accumulate(pos, axis=1)
+    starts, sizes = pos[:, :-1, :], pos[:, 1:, :] - pos[:, :-1, :]
+    per_part = sizes.sum(axis=2)
+    flat = sizes.reshape(-1)
+    offsets = np.cumsum(flat) - flat
+    final = order[np.repeat(starts.reshape(-1) - offsets, flat) + np.arange(n, dtype=np.int64)]
+    keep = per_part > 0
+    counts = keep.sum(axis=1)
+    parts = int(counts.sum())
+    partptr = np.empty(parts + 1, dtype=np.int64)
+    partptr[0] = 0
+    np.cumsum(per_part[keep], out=partptr[1:])
+    part_work = (wsum[pos[:, 1:, :]] - wsum[pos[:, :-1, :]]).sum(axis=2)
+    ptr = np.empty(levels + 1, dtype=np.int64)
+    ptr[0] = 0
+    np.cumsum(counts, out=ptr[1:])
+    return Parts(levels, ptr, partptr, final, parts, part_work.max(axis=1))
+
+
+def _first(
+    value: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray, target: np.ndarray
+) -> np.ndarray:
+    """Per entry of the broadcast ``lo``, ``hi`` and ``target``, the first position
+    ``lo <= p < hi`` with ``value(p) >= target`` (``hi`` when none); ``value`` nondecreasing
+    over each ``[lo, hi)``. Binary searches of all entries at once."""
+    lo, hi, target = (np.array(a) for a in np.broadcast_arrays(lo, hi, target))
+    while (open_ := lo < hi).any():
+        mid = (lo + hi) // 2
+        reached = value(np.where(open_, mid, 0)) >= target
+        hi = np.where(open_ & reached, mid, hi)
+        lo = np.where(open_ & ~reached, mid + 1, lo)
+    return lo
 
 
 def _nearest_boundary(
@@ -210,7 +379,9 @@ def _first_position(
         lo = np.where(open_ & ~later, mid + 1, lo)
 
 
-def level_estimate(levelptr: np.ndarray, levels: int, work: int, threads: int) -> float:
+def level_estimate(
+    levelptr: np.ndarray, levels: int, work: int, threads: int, unit: float = 1.0
+) -> float:
     """:func:`estimate` of the levels strategy without building its parts, from the level
     sizes ``levelptr[:levels + 1]`` and the total ``work``: each level's rows shared evenly
     by the threads, each row of the mean work (O(levels))."""
@@ -218,17 +389,22 @@ def level_estimate(levelptr: np.ndarray, levels: int, work: int, threads: int) -
         return 0.0
     rows = np.diff(levelptr[: levels + 1])
     mean = work / max(int(levelptr[levels]), 1)
-    cost = float(np.ceil(rows / threads).sum()) * mean + BARRIER_WORK * levels + REGION_WORK
+    overhead = unit * (BARRIER_WORK * levels + REGION_WORK)
+    cost = float(np.ceil(rows / threads).sum()) * mean + overhead
     return float(work) / cost
 
 
-def estimate(parts: Parts, total_work: int) -> float:
+def estimate(parts: Parts, total_work: int, unit: float = 1.0) -> float:
     """The estimated speed-up of running ``parts`` over the loop in order: the work of the
     largest part of each coarse level plus a barrier each, plus starting the parallel region
-    (:data:`REGION_WORK`), against all the work."""
+    (:data:`REGION_WORK`; both scaled by ``unit``, :func:`weigh`), plus the stretches a
+    thread starts (:attr:`Parts.stretches` shared by the parts of a level), against all
+    the work."""
     if parts.levels == 0:
         return 0.0
-    cost = float(parts.largest.sum()) + BARRIER_WORK * parts.levels + REGION_WORK
+    per_part = STRETCH_WORK * parts.stretches * parts.levels / max(parts.parts, 1)
+    cost = float(parts.largest.sum()) + unit * (BARRIER_WORK * parts.levels + REGION_WORK)
+    cost += per_part
     return float(total_work) / cost
 
 

@@ -62,8 +62,10 @@ import numpy as np
 from spf.analysis.coarse_inspector import (
     BAD,
     BLOCK,
+    BLOCK_FIXED,
     BLOCK_WIDE,
     CLEV,
+    CLEV_FIXED,
     CLEV_WIDE,
     CLEVELS_N,
     CLEVPTR,
@@ -73,6 +75,7 @@ from spf.analysis.coarse_inspector import (
     LEVELS_N,
     MAX_NODES,
     NCLEV,
+    NCLEV_FIXED,
     NCLEV_WIDE,
     PART_OF,
     WIDE_NAMES,
@@ -715,10 +718,13 @@ class WavefrontKernel(Kernel):
     ) -> Plan:
         """:meth:`inspect` of a kernel of ``method="coarse"`` or ``"auto"``: one generated
         pass over the dependences (levels, coarse levels and work; their counts), the
-        counting sort by coarse level, the parts. Kernels fused into the loop, one of them
-        free (:func:`spf.analysis.coarse_inspector.free_kernels`), get a second candidate:
-        coarse levels of :data:`spf.runtime.coarse.PIPELINE_SHIFT` blocks (computed in the
-        same pass), taken when estimated faster. The sort by level runs only for a
+        counting sort by coarse level, the parts. Kernels fused into the loop get further
+        candidates from the same pass: coarse levels of fixed blocks
+        (:data:`spf.runtime.coarse.BLOCK_SHIFT`) beside the run blocks and, one kernel free
+        (:func:`spf.analysis.coarse_inspector.free_kernels`), of
+        :data:`spf.runtime.coarse.PIPELINE_SHIFT` blocks; their work weighed by kind
+        (:func:`spf.runtime.coarse.weigh`), the one estimated fastest is taken (never the
+        levels). The sort by level runs only for a
         ``"levels"`` plan; the others sort the levels when their level order is first
         read. When blocks merge no levels (as many coarse levels as levels, one kernel), the
         coarse plan would be the levels plan cut at block boundaries only: ``"auto"`` and
@@ -734,6 +740,7 @@ class WavefrontKernel(Kernel):
         joins = [] if check else [prefetch(arrays)]
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
         joins += [] if check else [prefetch([level])]
+        unit = coarse.weigh(work, n // len(self._free), self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
         parts: coarse.Parts | None = None
@@ -757,13 +764,16 @@ class WavefrontKernel(Kernel):
                 team,
                 wsum,
             )
-            found_gain = coarse.estimate(found, total)
+            found = coarse.with_stretches(found) if len(self._free) > 1 else found
+            found_gain = coarse.estimate(found, total, unit)
             if parts is None or found_gain > gain:
                 parts, gain = found, found_gain
         if strategy in ("auto", "wavefront") and levelptr is not None:
-            gain, best = max(
-                (gain, "coarse"), (coarse.level_estimate(levelptr, nlev, total, team), "levels")
-            )
+            # kernels fused into one loop: a level holds every kernel's rows far apart, and
+            # its plan ran at 2-3x the CPU time of either coarse plan (docs/inspection.md)
+            fused = len(self._free) > 1
+            rival = 0.0 if fused else coarse.level_estimate(levelptr, nlev, total, team, unit)
+            gain, best = max((gain, "coarse"), (rival, "levels"))
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
@@ -773,7 +783,7 @@ class WavefrontKernel(Kernel):
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
-            gain = coarse.level_estimate(ptr, nlev, total, team)
+            gain = coarse.level_estimate(ptr, nlev, total, team, unit)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
@@ -837,9 +847,16 @@ class WavefrontKernel(Kernel):
                 BLOCK_WIDE: coarse.PIPELINE_SHIFT,
             }
             candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
+        if self._runs and len(self._free) > 1:  # fused kernels' run pass keeps fixed blocks
+            out |= {
+                CLEV_FIXED: levels(n, dtype=np.int32),
+                NCLEV_FIXED: np.zeros((), dtype=np.int64),
+                BLOCK_FIXED: coarse.BLOCK_SHIFT,
+            }
+            candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
         stage(check=check, **out, **_pick(stage, given))
         if self._runs:  # the run-block pass leaves the counts to the caller
-            for key, count in ((LEVEL, NLEVELS), (CLEV, NCLEV)):
+            for key, count, _ in [(LEVEL, NLEVELS, 0), *candidates]:
                 out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
         return out[LEVEL], int(out[NLEVELS]), out[WORK], got

@@ -300,6 +300,77 @@ def test_fused_coarse_parts_stream_each_kernels_rows() -> None:
         k(**out, A=a.copy(), b=np.ones(m.shape[0]), plan=racing, **args)
 
 
+def test_fused_coarse_parts_keep_the_product_off_the_solves_chain() -> None:
+    """On a 2-D grid the wide blocks' coarse level runs one chain of solve rows (a block
+    that one thread runs in order) and the product rows that wait on the rows before it;
+    weighed by kind (``coarse.CHAIN_WEIGHT``: a solve row's dependences cost about twice a
+    product row's), the solve's part takes almost none of the product's rows, which go to
+    the other thread, where counted by dependences alone (every unit alike) the solve's
+    part took about a quarter of them (docs/inspection.md)."""
+    comp = fused("solve_mv")
+    comp.wavefront("_i0_i", method="coarse")
+    k = comp.compile()
+    m = sps.csr_array(spf.sparse.poisson2d(200))
+    args = gauss_seidel_args(m)
+    args.pop("A")
+    plan = k.inspect(threads=2, **args)
+    n = m.shape[0]
+    order = np.asarray(plan.coarse_order)
+    ptr = np.asarray(plan.part_ptr)[: plan.parts + 1]
+    shared = sum(
+        int(np.count_nonzero(order[lo:hi] >= n))
+        for lo, hi in itertools.pairwise(ptr)
+        if (order[lo:hi] < n).any()
+    )
+    assert plan.coarse_levels < 20  # the wide blocks' plan (4096 rows: 20 grid rows)
+    assert shared < n // 20, f"{shared:,} of {n:,} product rows share a part with solve rows"
+
+
+def test_fused_run_blocks_cut_by_rows_equal_the_kernels(
+    monkeypatch: pytest.MonkeyPatch, separate: dict[str, list[Kernel]]
+) -> None:
+    """The plan of run blocks cut by rows (what ``auto`` plans on 2-D Poisson 1M; forced here
+    on a smaller grid with shorter runs by making its estimate win) gives most parts rows of both kernels over
+    one range of rows; the fused kernel on it equals the kernels one after the other
+    bitwise, and rebuilt from its arrays the part check accepts it."""
+    from spf.runtime import coarse
+
+    seen: list[coarse.Parts] = []
+
+    def first_wins(parts: coarse.Parts, total: int, unit: float = 1.0) -> float:
+        seen.append(parts)
+        return 10.0 if len(seen) == 1 else 1.0  # the run blocks' candidate comes first
+
+    monkeypatch.setattr(coarse, "estimate", first_wins)
+    monkeypatch.setattr(coarse, "RUN_SHIFT", 4)  # 16-row runs: ~8 per grid row, as 128 on 1M
+    comp = fused("solve_mv", "int64")
+    comp.wavefront("_i0_i", method="coarse")
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    m = sps.csr_array(spf.sparse.poisson2d(120))
+    b = np.random.default_rng(9).standard_normal(m.shape[0])
+    got, plan = run_fused(k, "int64", m, b, "coarse")
+    n = m.shape[0]
+    order = np.asarray(plan.coarse_order)
+    ptr = np.asarray(plan.part_ptr)[: plan.parts + 1]
+    mixed = sum(
+        1
+        for lo, hi in itertools.pairwise(ptr)
+        if (order[lo:hi] < n).any() and (order[lo:hi] >= n).any()
+    )
+    assert mixed > plan.parts * 9 // 10, f"{mixed} of {plan.parts} parts hold both kernels' rows"
+    want = run_separately("solve_mv", separate["solve_mv"], m, b)
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
+    args = gauss_seidel_args(m, index_dtype="int64")
+    out = {name: np.zeros(n) for name in VECTORS if name != "b"}
+    out["A"] = args.pop("A").copy()
+    rebuilt = dataclasses.replace(plan, coarse_order=order.copy())
+    k(**out, b=b, plan=rebuilt, **args)  # checked against the dependences, accepted
+    for name, value in want.items():
+        np.testing.assert_array_equal(out[name], value, err_msg=f"rebuilt: {name}")
+
+
 def test_append_computation_binds_a_kernels_data_spaces_by_name() -> None:
     comp = spf.Computation("mv")
     comp.add_data_space("out", "double", shape=("N",))
@@ -335,34 +406,71 @@ def test_fused_auto_runs_small_suitesparse_matrices_serially(
         np.testing.assert_array_equal(got[key], value, err_msg=f"{name}: {key}")
 
 
-def test_fused_second_candidate_from_the_same_pass_equals_a_pass_of_its_own() -> None:
-    """With a free kernel (the product after the solve) the coarse inspector computes the
-    coarse levels of the wide blocks (``coarse.PIPELINE_SHIFT``) in its one pass over the
-    dependences, alongside those of the default blocks: each equals what the pass computes
-    for that block size alone, and the levels are the same."""
+def fused_levels_by_hand(m: Any, shift: int, fixed: dict[str, int]) -> dict[str, np.ndarray]:
+    """The levels, work and coarse levels of the fused solve and product's nodes (solve row
+    ``i``: node ``i``, product row ``i``: node ``n + i``), row by row in Python: ``clev`` of
+    run blocks of at most ``2**shift`` rows (a row with an edge from the row before joins
+    its stretch's block ``s + ((i - s) >> shift << shift)``, its coarse level the max of
+    ``clev(j) + (j < block)``; another begins a stretch at ``clev(j) + 1``; an edge between
+    kernels always adds 1), and each of ``fixed`` (name: shift) of fixed blocks."""
+    n = m.shape[0]
+    level, clev = np.zeros(2 * n, dtype=np.int64), np.zeros(2 * n, dtype=np.int64)
+    blocks = {name: np.zeros(2 * n, dtype=np.int64) for name in fixed}
+    work = np.ones(2 * n, dtype=np.int64)
+    segment = 0
+    for i in range(n):
+        srcs = [int(j) for j in m.indices[m.indptr[i] : m.indptr[i + 1]] if j < i]
+        near = i - 1 in srcs
+        segment = segment if near else i
+        block = segment + ((i - segment) >> shift << shift)
+        work[i] += len(srcs)
+        for j in srcs:
+            level[i] = max(level[i], level[j] + 1)
+            clev[i] = max(clev[i], clev[j] + (j < block if near else 1))
+            for name, w in fixed.items():
+                blocks[name][i] = max(blocks[name][i], blocks[name][j] + ((j >> w) != (i >> w)))
+    for i in range(n):
+        srcs = [int(j) for j in m.indices[m.indptr[i] : m.indptr[i + 1]]]
+        work[n + i] += len(srcs)
+        for j in srcs:
+            level[n + i] = max(level[n + i], level[j] + 1)
+            clev[n + i] = max(clev[n + i], clev[j] + 1)
+            for name in fixed:
+                blocks[name][n + i] = max(blocks[name][n + i], blocks[name][j] + 1)
+    return {"level": level, "clev": clev, "work": work, **blocks}
+
+
+def test_fused_pass_computes_every_candidate_in_one_pass() -> None:
+    """With a free kernel (the product after the solve) the coarse inspector's one pass over
+    the dependences computes the coarse levels of run blocks (each kernel's runs of rows, as
+    for one kernel; an edge between kernels always raises the level), of the wide fixed
+    blocks (``coarse.PIPELINE_SHIFT``) and of the fixed blocks (``coarse.BLOCK_SHIFT``),
+    with the levels and the work: each equals the same computed row by row in Python."""
     from spf.runtime import coarse
 
     comp = fused("solve_mv")
     comp.wavefront("_i0_i", method="auto")
     k = comp.compile()
     assert isinstance(k, WavefrontKernel)
-    args = gauss_seidel_args(random_matrix(700, 0.01, 3))
-    args.pop("A")
-    stage = k._stages[0]
-    n = 2 * args["N"]
-
-    def run(shift: int, wide: int) -> dict[str, np.ndarray]:
-        out = {name: np.zeros(n, dtype=np.int32) for name in ("level", "clev", "clev_wide")}
-        out["work"] = np.zeros(n, dtype=np.int64)  # the levels are 32-bit (LEVEL_TYPE)
-        out |= {name: np.zeros((), dtype=np.int64) for name in ("nlevels", "nclev", "nclev_wide")}
-        stage(coarse_shift=shift, coarse_shift_wide=wide, **out, **args)
-        return out
-
-    both = run(coarse.BLOCK_SHIFT, coarse.PIPELINE_SHIFT)
-    alone = run(coarse.PIPELINE_SHIFT, coarse.PIPELINE_SHIFT)
-    np.testing.assert_array_equal(both["clev_wide"], alone["clev"])
-    assert int(both["nclev_wide"]) == int(alone["nclev"])
-    for name in ("level", "work"):
-        np.testing.assert_array_equal(both[name], alone[name])
-    assert int(both["nclev"]) > int(both["nclev_wide"])  # wider blocks merge more levels
-    assert int(both["nlevels"]) == int(both["level"].max()) + 1
+    assert k._runs  # the pass grows run blocks; the caller counts the levels
+    grid = sps.csr_array(spf.sparse.poisson2d(30))
+    for m, shift, wide, small in (
+        (random_matrix(700, 0.01, 3), coarse.RUN_SHIFT, coarse.PIPELINE_SHIFT, coarse.BLOCK_SHIFT),
+        (random_matrix(700, 0.01, 3), 2, 4, 3),
+        (grid, 3, 6, 2),
+    ):
+        args = gauss_seidel_args(m)
+        args.pop("A")
+        n = 2 * args["N"]
+        names = ("level", "clev", "clev_wide", "clev_fixed")
+        out = {name: np.zeros(n, dtype=np.int32) for name in names}  # 32-bit (LEVEL_TYPE)
+        out["work"] = np.zeros(n, dtype=np.int64)
+        counts = ("nlevels", "nclev", "nclev_wide", "nclev_fixed")
+        out |= {name: np.zeros((), dtype=np.int64) for name in counts}
+        k._stages[0](
+            coarse_shift=shift, coarse_shift_wide=wide, coarse_shift_fixed=small, **out, **args
+        )
+        want = fused_levels_by_hand(m, shift, {"clev_wide": wide, "clev_fixed": small})
+        for name, value in want.items():
+            np.testing.assert_array_equal(out[name], value, err_msg=f"{name} ({shift}, {wide})")
+    assert want["clev"].max() < want["level"].max()  # on the grid, the runs merge levels

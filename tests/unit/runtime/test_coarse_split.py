@@ -97,3 +97,67 @@ def test_given_work_sums_give_the_same_parts_sized_by_levels_and_parts(seed: int
     np.testing.assert_array_equal(got.ptr, want.ptr)
     np.testing.assert_array_equal(got.partptr, want.partptr)
     np.testing.assert_array_equal(got.largest, want.largest)
+
+
+@pytest.mark.parametrize(
+    "free", [(False, True), (True, False), (False, True, False), (False,), (True, True)]
+)
+def test_weigh_scales_the_chained_kernels_only_when_a_free_one_shares_the_loop(
+    free: tuple[bool, ...],
+) -> None:
+    """A kernel whose rows depend on each other counts ``CHAIN_WEIGHT`` times its
+    dependences against a free kernel fused into the same loop; a loop whose kernels are
+    all chains or all free keeps its counts; the mean weight of a unit comes back (what the
+    estimate scales its barriers by)."""
+    extent = 5
+    work = np.arange(1, extent * len(free) + 1, dtype=np.int64)
+    kept = work.copy()
+    unit = coarse.weigh(work, extent, free)
+    assert unit == pytest.approx(work.sum() / kept.sum())  # what a unit weighs on average
+    mixed = any(free) and not all(free)
+    for g, alone in enumerate(free):
+        part = slice(g * extent, (g + 1) * extent)
+        scale = coarse.CHAIN_WEIGHT if mixed and not alone else 1
+        np.testing.assert_array_equal(work[part], kept[part] * scale, err_msg=f"kernel {g}")
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("free", [(False, True), (True, False, False)])
+def test_fused_run_blocks_are_cut_by_rows(seed: int, threads: int, free: tuple[bool, ...]) -> None:
+    """Kernels fused into one loop, some free, with run blocks: each coarse level's nodes are
+    cut by row, not by node. Each level's parts hold its nodes once, each part's in
+    increasing order; no part cuts a run of consecutive nodes of a kernel that is not free
+    (a block's piece); part ``k`` holds rows (a run: its first row) below those of part
+    ``k + 1``, whatever the kernel; and each part's work is what ``largest`` says."""
+    order, levelptr, work = random_levels(seed)
+    n, levels = len(order), len(levelptr) - 1
+    extent = -(-n // len(free))
+    blocks = coarse.Blocks(coarse.RUN_SHIFT, extent, free, runs=True)
+    parts = coarse.split(order, levelptr, levels, work, blocks, threads)
+    got = parts.order
+    ends = np.append(parts.partptr[: parts.parts], n)
+    assert parts.levels == levels
+    for lev in range(levels):
+        lo, hi = int(levelptr[lev]), int(levelptr[lev + 1])
+        np.testing.assert_array_equal(np.sort(got[lo:hi]), order[lo:hi])
+        first, last = parts.ptr[lev], parts.ptr[lev + 1]
+        assert ends[first] == lo
+        assert ends[last] == hi
+        keys = {}  # node -> its row, or the first row of its run
+        for a, b in itertools.pairwise(order[lo:hi]):
+            keys.setdefault(int(a), int(a) % extent)
+            same = b == a + 1 and b // extent == a // extent and not free[b // extent]
+            keys[int(b)] = keys[int(a)] if same else int(b) % extent
+        keys.setdefault(int(order[lo]), int(order[lo]) % extent)
+        below = -1
+        for p in range(first, last):
+            nodes = got[ends[p] : ends[p + 1]]
+            assert (np.diff(nodes) > 0).all()
+            mine = [keys[int(v)] for v in nodes]
+            assert min(mine) > below, f"level {lev}: part {p} reaches below the part before"
+            below = max(mine)
+            assert int(work[nodes].sum()) <= int(parts.largest[lev])
+        assert max(int(work[got[ends[p] : ends[p + 1]]].sum()) for p in range(first, last)) == int(
+            parts.largest[lev]
+        )
