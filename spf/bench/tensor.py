@@ -26,12 +26,13 @@ median measures the others' load too. Rows at two threads stay wall time, the ri
 for them (a parallel call's CPU time adds up its threads'). MLIR's sparsifier
 (spf.bench.mlir_sparse) runs the same kernels on the same inputs in a child process and
 shares each table; its calls are timed interleaved with spf's at one thread, each process
-timing its own CPU time (:func:`paired`), and the verdicts against it compare those. Finch (spf.bench.finch_sparse, full runs only) runs SpAdd and SpGEMM on the leading blocks
-of the same operands, in a table of its own, and has a row in each table saying so. A
-competitor that does not run an input has a row saying why. The first-call costs are timed
-too: building the Computation from the formula, ``compile()`` with an empty ``cache_dir``
-(cold: code generation, its checks, gcc) and again on a freshly built Computation (warm: the
-remembered build).
+timing its own CPU time (:func:`paired`) on the same pages of the inputs (:func:`share`), and
+the verdicts against it compare those. Finch (spf.bench.finch_sparse, full runs only) runs
+SpAdd and SpGEMM on the leading blocks of the same operands, in a table of its own, and has
+a row in each table saying so. A competitor that does not run an input has a row saying why.
+The first-call costs are timed too: building the Computation from the formula, ``compile()``
+with an empty ``cache_dir`` (cold: code generation, its checks, gcc) and again on a freshly
+built Computation (warm: the remembered build).
 """
 
 from __future__ import annotations
@@ -86,6 +87,12 @@ PYDATA_SPGEMM_MAX_ROWS = 100_000
 this many rows it is not run."""
 
 random_csr = inputs.random_csr
+
+
+def csr_shares(x: str) -> dict[str, str]:
+    """MLIR's arrays of CSR operand ``x`` (``_csr_arrays``) -> spf's arguments holding the
+    same values."""
+    return {f"{x}_ptr": f"{x}_rowptr", f"{x}_col": f"{x}_col", f"{x}_val": x}
 
 
 @dataclass
@@ -329,9 +336,11 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
         f"{kernel} C = {sign} (CSR), {label}: N = {a.shape[0]:,}, nnz(A) = {a.nnz:,}, "
         f"nnz(B) = {b.nnz:,}, nnz(C) = {want.nnz:,}"
     )
+    own = dict(args)  # MLIR's pairs: its inputs' pages (mlir())
+    shares = {**csr_shares("A"), **csr_shares("B")}
     return Result(kernel, label, title, {**ms, **extra}, load, notes,
-                  {"ref": code, "a": a, "b": b, "c": want, "cpus": cpus,
-                   "call": lambda: fn(check=False, **args)})  # fmt: skip
+                  {"ref": code, "a": a, "b": b, "c": want, "cpus": cpus, "own": own,
+                   "shares": shares, "call": lambda: fn(check=False, **own)})  # fmt: skip
 
 
 def spmv(ctx: Context, ks: Kernels, label: str, a: Any) -> Result:
@@ -349,9 +358,11 @@ def spmv(ctx: Context, ks: Kernels, label: str, a: Any) -> Result:
     cpus = cpu_medians(ctx, [v for v in vs if v[1] == 1], False)
     title = f"SpMV y = A·x (CSR), {label}: N = {a.shape[0]:,}, nnz(A) = {a.nnz:,}"
     notes = {"pydata sparse GCXS": "not run (the bench compares pydata on SpAdd, SpGEMM, MTTKRP)"}
+    own = {**args, "x": x, "y": np.zeros_like(y)}  # MLIR's pairs: its inputs' pages (mlir())
     return Result("SpMV", label, title, ms, load, notes,
                   {"ref": "scipy A@x", "a": a, "x": x, "want": want, "cpus": cpus,
-                   "call": lambda: fn(check=False, y=y, x=x, **args)})  # fmt: skip
+                   "own": own, "shares": {**csr_shares("A"), "x": "x"},
+                   "call": lambda: fn(check=False, **own)})  # fmt: skip
 
 
 def mttkrp(ctx: Context, ks: Kernels) -> Result:
@@ -408,8 +419,12 @@ def mttkrp(ctx: Context, ks: Kernels) -> Result:
         f"MTTKRP, power-law B {shape[0]:,}x{shape[1]:,}x{shape[2]:,} with {args['B_NNZ']:,} "
         f"entries ({nnz:,} drawn), rank {RANK}"
     )
+    own = {**args, "C": c, "D": d, "A": np.zeros_like(out)}  # MLIR's pairs (mlir())
+    levels = {f"{x}{lvl}": f"B_{x}{lvl}" for x in ("pos", "crd") for lvl in (1, 2, 3)}
+    shares = {"val": "B", "C": "C", "D": "D", **levels}
     data = {"ref": code, "args": args, "shape": shape, "C": c, "D": d, "want": want,
-            "cpus": cpus, "call": lambda: fn(check=False, A=out, C=c, D=d, **args)}  # fmt: skip
+            "cpus": cpus, "own": own, "shares": shares,
+            "call": lambda: fn(check=False, **own)}  # fmt: skip
     return Result("MTTKRP", "power-law tensor", title, {**ms, **extra}, load, notes, data)
 
 
@@ -455,12 +470,27 @@ def mlir(ctx: Context, results: list[Result]) -> dict[str, Any]:
                            **_csr_arrays(f"{pre}C_", r.data["c"])})  # fmt: skip
     out: dict[str, Any] = {}
     with MlirServer(python, arrays, ctx.work) as server:
-        for r, job in zip(results, jobs, strict=True):
+        for k, (r, job) in enumerate(zip(results, jobs, strict=True)):
             got = server.load(job)
             if "error" not in got and got["matches"]:
+                got["same_pages"] = share(server, f"j{k}_", r.data["own"], r.data["shares"])
                 got.update(paired(ctx, r.data["call"], server))
             out[r.key] = got
     return out
+
+
+def share(server: Any, prefix: str, own: dict[str, Any], shares: dict[str, str]) -> bool:
+    """Point spf's arguments ``own`` at the pages MLIR's child reads (``shares``: its array
+    name -> spf's argument; MlirServer.shared), where they hold the same values; whether
+    every one of them does."""
+    every = True
+    for theirs, mine in shares.items():
+        got, old = server.shared(prefix + theirs), own[mine]
+        if got.dtype == old.dtype and got.shape == old.shape and np.array_equal(got, old):
+            own[mine] = got
+        else:
+            every = False
+    return every
 
 
 def paired(ctx: Context, call: Callable[[], Any], server: Any) -> dict[str, Any]:
@@ -575,9 +605,10 @@ def print_result(
                      f"result differs: not timed; first call {m['first_s']:.1f} s"])  # fmt: skip
     else:
         first = f"first call {m['first_s']:.1f} s (spf cold {cold:.1f} s)"
+        pages = "the same pages" if m["same_pages"] else "copies of their own"
         cpu = (f"CPU {m['cpu_ms']:.2f} ms a call (its process, {m['threads']} threads), "
                f"spf's at 1 thread {m['spf_cpu_ms']:.2f} ms, {m['rounds']} interleaved "
-               "rounds (wall time: the same rounds)")  # fmt: skip
+               f"rounds, inputs in {pages} (wall time: the same rounds)")  # fmt: skip
         rows.append(["MLIR sparsifier", "1", f"{m['ms']:.2f}", f"{m['ms'] / base:.3f}",
                      f"matches; {first}; {cpu}"])  # fmt: skip
     if r.kernel in ("SpAdd", "SpGEMM"):

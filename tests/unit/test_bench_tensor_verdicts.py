@@ -74,12 +74,14 @@ def test_mlir_verdict_takes_the_interleaved_pair() -> None:
     r = spadd({("spf einsum", 1): 30.0, ("scipy A+B", 1): 10.0},
               {"spf einsum": 9.0, "scipy A+B": 10.0})  # fmt: skip
     pair = {"matches": True, "first_s": 0.2, "threads": 2, "ms": 4.0, "cpu_ms": 2.0,
-            "spf_cpu_ms": 2.3, "rounds": 7}  # fmt: skip
+            "spf_cpu_ms": 2.3, "rounds": 7, "same_pages": True}  # fmt: skip
     sec = Section("tensor")
     tensor.print_result(sec, r, {r.key: pair}, NOT_RUN, 0.5)
     mlir = "SpAdd (random): spf at 1 thread <= 1.1x MLIR's sparsifier (CPU time a call)"
     assert targets(sec)[mlir] == ("1.15x", False)  # 2.3 / 2.0, not 9.0 (nor 30.0) / 2.0
-    assert "spf's at 1 thread 2.30 ms, 7 interleaved rounds" in "\n".join(sec.markdown)
+    assert "spf's at 1 thread 2.30 ms, 7 interleaved rounds, inputs in the same pages" in (
+        "\n".join(sec.markdown)
+    )
 
     differs = {"matches": False, "first_s": 0.2, "threads": 2}
     sec = Section("tensor")
@@ -135,6 +137,14 @@ def test_mlir_server_loads_checks_and_times_one_job_at_a_time(tmp_path: Path) ->
               "j0_x": x, "j0_want": a @ x, "j1_want": np.zeros(4)}  # fmt: skip
     arrays.update({k.replace("j0_", "j1_"): v for k, v in arrays.items() if k != "j0_want"})
     with MlirServer(python, arrays, tmp_path) as server:
+        shared = server.shared("j0_A_val")  # the pages the child maps
+        assert type(shared) is np.ndarray
+        assert np.array_equal(shared, val)
+        own = {"A": val.copy(), "A_col": col, "A_rowptr": ptr, "x": x}
+        assert tensor.share(server, "j0_", own, {**tensor.csr_shares("A"), "x": "x"})
+        assert own["A_col"] is not col
+        assert np.array_equal(own["A_col"], col)
+        assert not tensor.share(server, "j0_", {"x": x[::-1].copy()}, {"x": "x"})
         assert "error" in server.call()  # nothing loaded yet
         got = server.load("SpMV (tiny)|SpMV|j0_")
         assert got["matches"] is True
@@ -146,3 +156,5 @@ def test_mlir_server_loads_checks_and_times_one_job_at_a_time(tmp_path: Path) ->
         assert server.load("SpMV (wrong reference)|SpMV|j1_")["matches"] is False
         assert "KeyError" in server.load("x|SpMTTV|j0_")["error"]
         assert "error" in server.call()  # the failed load dropped the job before it
+        folder = server.folder
+    assert not folder.exists()
