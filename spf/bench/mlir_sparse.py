@@ -12,7 +12,9 @@ The shapes are static: a new shape is a new compile, which the first-call time i
 MTTKRP) before it is timed. The script is a server (:class:`MlirServer`): it loads one kernel
 at a time and times one call per request, by the wall clock and by the CPU time of its
 process (every thread's; it also reports how many threads it has), so that the benchmark
-interleaves its calls with spf's. Run after spf's own timings instead, minutes apart, only the
+interleaves its calls with spf's; the inputs are ``.npy`` files under ``/dev/shm`` that the
+child maps and the benchmark maps too (:meth:`MlirServer.shared`), so both kernels read the
+same pages. Run after spf's own timings instead, minutes apart, only the
 CPU times compared at all, and not well: for a kernel bound by memory the CPU time moves with
 the others' use of the caches and the memory bus (one such run put spf's SpMV on the random
 matrix at 1.17x MLIR's, where interleaved calls of the same two kernels came within a few
