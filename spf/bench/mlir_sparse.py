@@ -9,11 +9,17 @@ size (``sparse_tensor.disassemble``); the module is lowered by the ``sparsifier`
 (codegen, no runtime library) and run through MLIR's ExecutionEngine at ``opt_level=3``.
 The shapes are static: a new shape is a new compile, which the first-call time includes
 (parse, sparsify, JIT, one call). Every result is checked against scipy's (numpy's for
-MTTKRP) before it is timed. Each call is timed by the wall clock and by the CPU time of the
-script's process (``cpu_ms``, every thread's; the script also reports how many threads it has):
-the script runs after spf's own timings, so on a shared machine only the CPU times of the two
-compare (a wall-clock median taken minutes apart measured the others' load: MLIR's SpMV
-looked 2-3x faster than scipy's, against 0.9x in CPU time).
+MTTKRP) before it is timed. The script is a server (:class:`MlirServer`): it loads one kernel
+at a time and times one call per request, by the wall clock and by the CPU time of its
+process (every thread's; it also reports how many threads it has), so that the benchmark
+interleaves its calls with spf's; the inputs are ``.npy`` files under ``/dev/shm`` that the
+child maps and the benchmark maps too (:meth:`MlirServer.shared`), so both kernels read the
+same pages. Run after spf's own timings instead, minutes apart, only the
+CPU times compared at all, and not well: for a kernel bound by memory the CPU time moves with
+the others' use of the caches and the memory bus (one such run put spf's SpMV on the random
+matrix at 1.17x MLIR's, where interleaved calls of the same two kernels came within a few
+percent; a wall-clock median taken minutes apart once showed MLIR's SpMV 2-3x faster than
+scipy's, against 0.9x in CPU time).
 
 MLIR comes from the ``torch-mlir`` wheel (its Python bindings; torch itself is not needed),
 installed in a separate virtual environment, never spf's: the benchmark runs the script below
@@ -26,12 +32,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCRIPT", "mlir_python", "run_mlir"]
+__all__ = ["SCRIPT", "MlirServer", "mlir_python"]
 
 TIMEOUT_S = 900
 
@@ -47,8 +56,12 @@ from torch_mlir import ir, passmanager
 from torch_mlir.execution_engine import ExecutionEngine
 from torch_mlir.runtime import np_to_memref as rt
 
-data = np.load(sys.argv[1])
-ROUNDS = int(sys.argv[2])
+FOLDER = sys.argv[1]  # one .npy file an array, mapped: the benchmark's process maps them too
+
+
+def array(name):
+    path = os.path.join(FOLDER, name)
+    return np.load(path, mmap_mode="r") if os.path.getsize(path) > 4096 else np.load(path)
 CSR = (
     "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed), "
     "posWidth = 32, crdWidth = 32 }>"
@@ -207,64 +220,86 @@ def descriptor(elt, rank):
     return rt.make_nd_memref_descriptor(rank, rt.as_ctype(np.float64 if elt == "f64" else np.int32))
 
 
-def run(name, build):
+def load(build):
+    """Compile one job, call it once and check the result: (its report, one timed call,
+    what must stay alive while the job is loaded)."""
     t0 = time.perf_counter()
     src, inputs, outs, ok = build()
-    with ir.Context(), ir.Location.unknown():
+    context = ir.Context()
+    with context, ir.Location.unknown():
         mod = ir.Module.parse(src)
         passmanager.PassManager.parse(
             "builtin.module(sparsifier{enable-runtime-library=false})"
         ).run(mod.operation)
         engine = ExecutionEngine(mod, opt_level=3)
-        inputs = [np.ascontiguousarray(x) for x in inputs]
-        args = [ctypes.pointer(ctypes.pointer(rt.get_ranked_memref_descriptor(x))) for x in inputs]
-        kinds = [descriptor(e, r) for e, r in outs]
-        if len(kinds) == 1:
-            res = ctypes.pointer(ctypes.pointer(kinds[0]()))
+    inputs = [np.ascontiguousarray(x) for x in inputs]
+    args = [ctypes.pointer(ctypes.pointer(rt.get_ranked_memref_descriptor(x))) for x in inputs]
+    kinds = [descriptor(e, r) for e, r in outs]
+    if len(kinds) == 1:
+        res = ctypes.pointer(ctypes.pointer(kinds[0]()))
 
-            def got():
-                return [rt.ranked_memref_to_numpy(res[0])]
-        else:
-            class Results(ctypes.Structure):
-                _fields_ = [(f"r{k}", ty) for k, ty in enumerate(kinds)]
+        def got():
+            return [rt.ranked_memref_to_numpy(res[0])]
+    else:
+        class Results(ctypes.Structure):
+            _fields_ = [(f"r{k}", ty) for k, ty in enumerate(kinds)]
 
-            res = ctypes.pointer(ctypes.pointer(Results()))
+        res = ctypes.pointer(ctypes.pointer(Results()))
 
-            def got():
-                return [rt.ranked_memref_to_numpy(ctypes.pointer(getattr(res[0][0], f"r{k}")))
-                        for k in range(len(kinds))]
+        def got():
+            return [rt.ranked_memref_to_numpy(ctypes.pointer(getattr(res[0][0], f"r{k}")))
+                    for k in range(len(kinds))]
 
-        fn = engine.lookup("k")
-        packed = (ctypes.c_void_p * (len(args) + 1))()
-        for k, a in enumerate([res, *args]):
-            packed[k] = ctypes.cast(a, ctypes.c_void_p)
+    fn = engine.lookup("k")
+    packed = (ctypes.c_void_p * (len(args) + 1))()
+    for k, a in enumerate([res, *args]):
+        packed[k] = ctypes.cast(a, ctypes.c_void_p)
+    fn(packed)
+    first = time.perf_counter() - t0
+    matches = bool(ok([np.array(x, copy=True) for x in got()]))
+
+    def call():
+        s, c = time.perf_counter(), time.process_time()
         fn(packed)
-        first = time.perf_counter() - t0
-        matches = bool(ok([np.array(x, copy=True) for x in got()]))
-        ts, cpu = [], []
-        for _ in range(ROUNDS if first < 1.0 else 3):  # a slow kernel: three calls
-            s, c = time.perf_counter(), time.process_time()
-            fn(packed)
-            ts.append(time.perf_counter() - s)
-            cpu.append(time.process_time() - c)
-        ts.sort()
-        cpu.sort()
-        threads = len(os.listdir("/proc/self/task"))  # numpy's BLAS pool included
-        return {"first_s": first, "matches": matches, "ms": 1e3 * ts[len(ts) // 2],
-                "cpu_ms": 1e3 * cpu[len(cpu) // 2], "threads": threads}
+        return {"s": time.perf_counter() - s, "cpu": time.process_time() - c}
+
+    threads = len(os.listdir("/proc/self/task"))  # numpy's BLAS pool included
+    report = {"first_s": first, "matches": matches, "threads": threads}
+    return report, call, (context, mod, engine, inputs, args, res, packed)
 
 
 BUILDERS = {"SpMV": spmv, "SpAdd": lambda d: spadd_or_gemm(d, "add"),
             "SpGEMM": lambda d: spadd_or_gemm(d, "mul"), "MTTKRP": mttkrp}
-out = {}
-for job in data["jobs"]:  # "label|kernel|prefix": kernel on the arrays keyed prefix*
-    label, kernel, prefix = str(job).split("|")
-    d = {k[len(prefix):]: data[k] for k in data.files if k.startswith(prefix)}
-    try:
-        out[label] = run(label, lambda: BUILDERS[kernel](d))
-    except Exception as e:  # reported as MLIR's error
-        out[label] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
-print(json.dumps(out))
+
+
+def answer(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+# A server, so that the benchmark can interleave these calls with spf's: each line read is a
+# command, each answered by one JSON line.
+#   load LABEL|KERNEL|PREFIX  compile KERNEL on the arrays keyed PREFIX* (the job loaded
+#                             before is dropped), call and check it once: first_s, matches,
+#                             threads; or error
+#   call                      one call of the loaded job: s (wall), cpu (this process's)
+call, keep = None, None
+for line in sys.stdin:
+    command, _, job = line.strip().partition(" ")
+    if command == "load":
+        call, keep = None, None
+        label, kernel, prefix = job.split("|")
+        d = {name[len(prefix):-4]: array(name) for name in os.listdir(FOLDER)
+             if name.startswith(prefix) and name.endswith(".npy")}
+        try:
+            report, call, keep = load(lambda: BUILDERS[kernel](d))
+        except Exception as e:  # reported as MLIR's error
+            report = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+        answer(report)
+    elif command == "call" and call is not None:
+        answer(call())
+    else:
+        answer({"error": f"unknown command {line.strip()!r}"})
 '''
 
 
@@ -287,26 +322,94 @@ def mlir_python() -> str | None:
     return None
 
 
-def run_mlir(python: str, arrays: dict[str, Any], work: Path, rounds: int) -> dict[str, Any]:
-    """MLIR's first-call seconds, median ms and check per job (or its error), from
-    ``arrays``: ``jobs``, strings ``label|kernel|prefix`` (kernel SpMV, SpAdd, SpGEMM or
-    MTTKRP on the arrays whose keys start with prefix, as the script reads them), and those
-    inputs and references. The result is keyed by label."""
-    import numpy as np
+class MlirServer:
+    """The script above in a child process, loading one job at a time and timing one call
+    per request, so that its calls interleave with spf's (each process times its own: on a
+    shared machine, CPU times taken minutes apart compare two loads of the caches and the
+    memory bus, not two kernels). ``arrays``: every job's inputs and references, keyed by
+    each job's prefix (:meth:`load` names the job). The child is killed after ``limit_s``
+    in all; an answer that does not come (killed, crashed) is an ``error``."""
 
-    path = work / "tensor-mlir.npz"
-    np.savez(path, **arrays)
-    try:
-        done = subprocess.run(
-            [python, "-c", SCRIPT, str(path), str(rounds)],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
+    def __init__(self, python: str, arrays: dict[str, Any], work: Path,
+                 limit_s: float = TIMEOUT_S) -> None:  # fmt: skip
+        import numpy as np
+
+        shm = Path("/dev/shm")
+        base = shm if shm.is_dir() and os.access(shm, os.W_OK) else work
+        self.folder = Path(tempfile.mkdtemp(prefix="spf-bench-mlir-", dir=base))
+        for key, value in arrays.items():
+            np.save(self.folder / f"{key}.npy", value)
+        self._log = open(work / "tensor-mlir.log", "w+b")  # noqa: SIM115 (closed in close())
+        self._proc = subprocess.Popen(
+            [python, "-c", SCRIPT, str(self.folder)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
         )
-    except subprocess.TimeoutExpired:
-        return {"error": f"no result within {TIMEOUT_S} s"}
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
+        self._timer = threading.Timer(limit_s, self._proc.kill)
+        self._timer.start()
+        self.limit_s = limit_s
+
+    def shared(self, key: str) -> Any:
+        """The array ``key`` as the child reads it: the same pages (a file under /dev/shm,
+        mapped by both processes), so that a kernel of the benchmark's process that reads
+        it reads the memory MLIR's kernel reads. On the shared VM the physical placement
+        of the arrays alone moved a memory-bound kernel's CPU time by up to 1.2x: five
+        copies of the random matrix, one SpMV loop, 6.5 to 7.8 ms a call."""
+        import numpy as np
+
+        return np.asarray(np.load(self.folder / f"{key}.npy", mmap_mode="r+"))
+
+    def _ask(self, command: str) -> dict[str, Any]:
+        proc = self._proc
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        try:
+            proc.stdin.write(command.encode() + b"\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except OSError:
+            line = b""
+        if not line:
+            return {"error": self._why()}
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def _why(self) -> str:
+        """Why no answer came: the limit, or the child's last line on stderr."""
+        if self._proc.poll() is None or self._proc.returncode == -9:
+            return f"no result within {self.limit_s:.0f} s"
+        self._log.seek(0)
+        lines = self._log.read().decode(errors="replace").strip().splitlines()
+        return (lines or ["no output"])[-1]
+
+    def load(self, job: str) -> dict[str, Any]:
+        """Compile, call and check ``job`` (``label|kernel|prefix``: kernel SpMV, SpAdd,
+        SpGEMM or MTTKRP on the arrays keyed prefix*): ``first_s`` (seconds to the first
+        result), ``matches`` and ``threads`` (the child's), or ``error``."""
+        return self._ask(f"load {job}")
+
+    def call(self) -> dict[str, Any]:
+        """One call of the loaded job: ``s`` (wall seconds) and ``cpu`` (CPU seconds of the
+        child, all its threads), or ``error``."""
+        return self._ask("call")
+
+    def close(self) -> None:
+        self._timer.cancel()
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)  # mapped arrays stay valid
+
+    def __enter__(self) -> MlirServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

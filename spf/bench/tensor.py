@@ -17,23 +17,29 @@ indices, float64 values:
   where it fits in memory.
 
 Every result is checked against scipy's (MTTKRP: the chunked sum over the entries) before
-timing; then each variant is called in interleaved rounds (medians; spf at each thread
-count, the others as they run by default); SpGEMM's one-thread variants (spf's sorted and
-unsorted rows, scipy's product with and without the sort) are timed again in CPU time of the
-calling thread, in one interleaved run, and its verdicts use those. MLIR's sparsifier
-(spf.bench.mlir_sparse) runs the same kernels on the same inputs and shares each table;
-Finch (spf.bench.finch_sparse, full runs only) runs SpAdd and SpGEMM on the leading blocks
-of the same operands, in a table of its own, and has a row in each table saying so. A
-competitor that does not run an input has a row saying why. The first-call costs are timed
-too: building the Computation from the formula, ``compile()`` with an empty ``cache_dir``
-(cold: code generation, its checks, gcc) and again on a freshly built Computation (warm: the
-remembered build).
+timing; then each variant is called in interleaved rounds (wall-clock medians; spf at each
+thread count, the others as they run by default). The one-thread variants (spf's and the
+reference's; SpGEMM's four: spf's sorted and unsorted rows, scipy's product with and without
+the sort) are timed again in CPU time of the calling thread, in one interleaved run, printed
+under each table, and the verdicts against scipy use those: on a shared machine a wall-clock
+median measures the others' load too. Rows at two threads stay wall time, the right measure
+for them (a parallel call's CPU time adds up its threads'). MLIR's sparsifier
+(spf.bench.mlir_sparse) runs the same kernels on the same inputs in a child process and
+shares each table; its calls are timed interleaved with spf's at one thread, each process
+timing its own CPU time (:func:`paired`) on the same pages of the inputs (:func:`share`), and
+the verdicts against it compare those. Finch (spf.bench.finch_sparse, full runs only) runs
+SpAdd and SpGEMM on the leading blocks of the same operands, in a table of its own, and has
+a row in each table saying so. A competitor that does not run an input has a row saying why.
+The first-call costs are timed too: building the Computation from the formula, ``compile()``
+with an empty ``cache_dir`` (cold: code generation, its checks, gcc) and again on a freshly
+built Computation (warm: the remembered build).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import random
 import resource
 import time
 from collections.abc import Callable
@@ -46,7 +52,15 @@ import spf
 import spf.kernels
 import spf.sparse
 from spf.bench import tensor_inputs as inputs
-from spf.bench.common import Context, Section, Variant, load_note, measure, median
+from spf.bench.common import (
+    Context,
+    Section,
+    Variant,
+    load_note,
+    measure,
+    median,
+    wait_quiet,
+)
 from spf.formats import CSF, CSR
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
@@ -59,9 +73,11 @@ UNSORTED = "spf einsum, rows unsorted"
 scipy's ``A @ B``, whose rows are unsorted too."""
 """SpGEMM's target reference: scipy's product with its rows sorted, like spf's (scipy's
 ``A @ B`` leaves them unsorted; its row has a ratio of its own)."""
+PAIR_S = 2.0  # seconds of interleaved spf and MLIR calls per kernel (at least 3 rounds)
 COLD_S, WARM_S = 1.0, 0.020  # first call (codegen + compile) of each einsum kernel
 SLOW_CALL_S = 20.0  # a competitor's checked call slower than this is not repeated
 DENSER = "SpAdd (random 300x300, 10 entries a row)"  # Finch's extra SpAdd job
+PYDATA_EINSUM = "pydata sparse einsum (COO)"
 PYDATA_MTTKRP_MAX = 1_000_000
 """pydata's ``einsum`` MTTKRP took 2.1 GB and 13 s at 1M entries (2 kB an entry, measured):
 beyond this many entries it is not run (10M entries: about 21 GB)."""
@@ -71,6 +87,12 @@ PYDATA_SPGEMM_MAX_ROWS = 100_000
 this many rows it is not run."""
 
 random_csr = inputs.random_csr
+
+
+def csr_shares(x: str) -> dict[str, str]:
+    """MLIR's arrays of CSR operand ``x`` (``_csr_arrays``) -> spf's arguments holding the
+    same values."""
+    return {f"{x}_ptr": f"{x}_rowptr", f"{x}_col": f"{x}_col", f"{x}_val": x}
 
 
 @dataclass
@@ -242,19 +264,12 @@ def competitor(
     return secs
 
 
-def spf_cpu_ms(ctx: Context, call: Callable[[], Any], slow: bool) -> float:
-    """Median CPU milliseconds of spf's call at 1 thread (the calling thread runs it): what
-    compares with MLIR's sparsifier, whose calls are timed minutes later, in another process
-    (``cpu_ms``, spf.bench.mlir_sparse)."""
-    return cpu_medians(ctx, [("spf einsum", 1, call)], slow)["spf einsum"]
-
-
 def cpu_medians(ctx: Context, vs: list[Variant], slow: bool) -> dict[str, float]:
     """Median CPU milliseconds of each one-thread variant of ``vs`` (each runs on the
     calling thread), interleaved: on a shared machine the wall-clock medians measure the
     others' load too, the CPU time of the calling thread far less."""
     rounds = 3 if slow else max(3, ctx.cfg.spmv_rounds // 10)
-    times, _ = measure(ctx, vs, rounds, clock=time.thread_time)
+    times, _ = measure(ctx, vs, rounds, warmup=1 if slow else None, clock=time.thread_time)
     return {code: 1e3 * median(ts) for (code, _), ts in times.items()}
 
 
@@ -311,8 +326,8 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
         vs.append((SORTED, 1, lambda: sorted_product(a, b)))
     vs.append((code, 1, ref))
     ms, load = timed(ctx, vs, secs > 1.0)
-    # spf at one thread in CPU time (MLIR's rows); SpGEMM's verdicts: with scipy's, too
-    mine = ("spf einsum", UNSORTED, SORTED, code) if not add else ("spf einsum",)
+    # the verdicts against scipy: CPU time of the calling thread, one interleaved run
+    mine = ("spf einsum", UNSORTED, SORTED, code) if not add else ("spf einsum", code)
     cpus = cpu_medians(ctx, [v for v in vs if v[1] == 1 and v[0] in mine], secs > 1.0)
     for who, order in orders.items():
         notes[who] = f"{notes[who]}; {order}" if who in notes else order
@@ -321,9 +336,11 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
         f"{kernel} C = {sign} (CSR), {label}: N = {a.shape[0]:,}, nnz(A) = {a.nnz:,}, "
         f"nnz(B) = {b.nnz:,}, nnz(C) = {want.nnz:,}"
     )
+    own = dict(args)  # MLIR's pairs: its inputs' pages (mlir())
+    shares = {**csr_shares("A"), **csr_shares("B")}
     return Result(kernel, label, title, {**ms, **extra}, load, notes,
-                  {"ref": code, "a": a, "b": b, "c": want, "cpu": cpus["spf einsum"],
-                   "cpus": cpus})  # fmt: skip
+                  {"ref": code, "a": a, "b": b, "c": want, "cpus": cpus, "own": own,
+                   "shares": shares, "call": lambda: fn(check=False, **own)})  # fmt: skip
 
 
 def spmv(ctx: Context, ks: Kernels, label: str, a: Any) -> Result:
@@ -338,11 +355,14 @@ def spmv(ctx: Context, ks: Kernels, label: str, a: Any) -> Result:
     ]
     vs.append(("scipy A@x", 1, lambda: a @ x))
     ms, load = timed(ctx, vs, False)
-    cpu = spf_cpu_ms(ctx, lambda: fn(check=False, y=y, x=x, **args), False)
+    cpus = cpu_medians(ctx, [v for v in vs if v[1] == 1], False)
     title = f"SpMV y = A·x (CSR), {label}: N = {a.shape[0]:,}, nnz(A) = {a.nnz:,}"
     notes = {"pydata sparse GCXS": "not run (the bench compares pydata on SpAdd, SpGEMM, MTTKRP)"}
+    own = {**args, "x": x, "y": np.zeros_like(y)}  # MLIR's pairs: its inputs' pages (mlir())
     return Result("SpMV", label, title, ms, load, notes,
-                  {"ref": "scipy A@x", "a": a, "x": x, "want": want, "cpu": cpu})  # fmt: skip
+                  {"ref": "scipy A@x", "a": a, "x": x, "want": want, "cpus": cpus,
+                   "own": own, "shares": {**csr_shares("A"), "x": "x"},
+                   "call": lambda: fn(check=False, **own)})  # fmt: skip
 
 
 def mttkrp(ctx: Context, ks: Kernels) -> Result:
@@ -377,9 +397,9 @@ def mttkrp(ctx: Context, ks: Kernels) -> Result:
     extra: dict[tuple[str, int], float] = {}
     pyd = _pydata()
     if pyd is None:
-        notes["pydata sparse einsum (COO)"] = "not installed"
+        notes[PYDATA_EINSUM] = "not installed"
     elif nnz > PYDATA_MTTKRP_MAX:
-        notes["pydata sparse einsum (COO)"] = (
+        notes[PYDATA_EINSUM] = (
             f"not run: its einsum takes about 2 kB an entry (2.1 GB at 1M entries, measured), "
             f"about {nnz * 2.1e-6:.0f} GB here"
         )
@@ -390,16 +410,21 @@ def mttkrp(ctx: Context, ks: Kernels) -> Result:
             got = pyd.einsum("ikl,kj,lj->ij", tensor, c, d)
             return got.todense() if hasattr(got, "todense") else got
 
-        secs += competitor(vs, notes, "pydata sparse einsum (COO)", pydata_call,
+        secs += competitor(vs, notes, PYDATA_EINSUM, pydata_call,
                            lambda got: bool(np.allclose(got, want)), extra)  # fmt: skip
     vs.append((code, 1, ref))
     ms, load = timed(ctx, vs, secs > 1.0)
-    cpu = spf_cpu_ms(ctx, lambda: fn(check=False, A=out, C=c, D=d, **args), secs > 1.0)
+    cpus = cpu_medians(ctx, [v for v in vs if v[1] == 1 and v[0] != PYDATA_EINSUM], secs > 1.0)
     title = (
         f"MTTKRP, power-law B {shape[0]:,}x{shape[1]:,}x{shape[2]:,} with {args['B_NNZ']:,} "
         f"entries ({nnz:,} drawn), rank {RANK}"
     )
-    data = {"ref": code, "args": args, "shape": shape, "C": c, "D": d, "want": want, "cpu": cpu}
+    own = {**args, "C": c, "D": d, "A": np.zeros_like(out)}  # MLIR's pairs (mlir())
+    levels = {f"{x}{lvl}": f"B_{x}{lvl}" for x in ("pos", "crd") for lvl in (1, 2, 3)}
+    shares = {"val": "B", "C": "C", "D": "D", **levels}
+    data = {"ref": code, "args": args, "shape": shape, "C": c, "D": d, "want": want,
+            "cpus": cpus, "own": own, "shares": shares,
+            "call": lambda: fn(check=False, **own)}  # fmt: skip
     return Result("MTTKRP", "power-law tensor", title, {**ms, **extra}, load, notes, data)
 
 
@@ -411,9 +436,10 @@ def _csr_arrays(prefix: str, m: Any) -> dict[str, Any]:
 
 
 def mlir(ctx: Context, results: list[Result]) -> dict[str, Any]:
-    """MLIR's sparsifier on the same inputs (spf.bench.mlir_sparse), keyed by Result.key, or
-    ``{"error": ...}``."""
-    from spf.bench.mlir_sparse import mlir_python, run_mlir
+    """MLIR's sparsifier on the same inputs (spf.bench.mlir_sparse), keyed by Result.key:
+    each kernel's first call and check, then its calls interleaved with spf's at one thread
+    (:func:`paired`); or ``{"error": ...}``."""
+    from spf.bench.mlir_sparse import MlirServer, mlir_python
 
     python = mlir_python()
     if python is None:
@@ -442,8 +468,66 @@ def mlir(ctx: Context, results: list[Result]) -> dict[str, Any]:
         else:
             arrays.update({**_csr_arrays(f"{pre}B_", r.data["b"]),
                            **_csr_arrays(f"{pre}C_", r.data["c"])})  # fmt: skip
-    arrays["jobs"] = np.array(jobs)
-    return run_mlir(python, arrays, ctx.work, max(3, ctx.cfg.spmv_rounds // 10))
+    out: dict[str, Any] = {}
+    with MlirServer(python, arrays, ctx.work) as server:
+        for k, (r, job) in enumerate(zip(results, jobs, strict=True)):
+            got = server.load(job)
+            if "error" not in got and got["matches"]:
+                got["same_pages"] = share(server, f"j{k}_", r.data["own"], r.data["shares"])
+                got.update(paired(ctx, r.data["call"], server))
+            out[r.key] = got
+    return out
+
+
+def share(server: Any, prefix: str, own: dict[str, Any], shares: dict[str, str]) -> bool:
+    """Point spf's arguments ``own`` at the pages MLIR's child reads (``shares``: its array
+    name -> spf's argument; MlirServer.shared), where they hold the same values; whether
+    every one of them does."""
+    every = True
+    for theirs, mine in shares.items():
+        got, old = server.shared(prefix + theirs), own[mine]
+        if got.dtype == old.dtype and got.shape == old.shape and np.array_equal(got, old):
+            own[mine] = got
+        else:
+            every = False
+    return every
+
+
+def paired(ctx: Context, call: Callable[[], Any], server: Any) -> dict[str, Any]:
+    """spf's ``call`` at one thread and the MLIR server's loaded kernel, interleaved: one
+    untimed call of each, then rounds of one call of each in a shuffled order, as many as
+    fit in about PAIR_S (at least 3, at most half ``spmv_rounds``). Medians: MLIR's wall and
+    CPU milliseconds (``ms``, ``cpu_ms``, its process's), spf's CPU milliseconds of the
+    calling thread (``spf_cpu_ms``); ``rounds``; or MLIR's ``error``. Both processes' calls
+    meet the same load of the shared caches and memory bus, which a CPU time taken minutes
+    apart does not (one such pair of runs put spf's SpMV at 1.17x MLIR's, where interleaved
+    calls of the same two kernels measure within a few percent of each other)."""
+    ctx.rt.set_threads(1)
+    wait_quiet(ctx.cfg.max_wait_s)
+    t0 = time.perf_counter()
+    call()
+    warm = server.call()
+    if "error" in warm:
+        return {"error": warm["error"]}
+    rounds = max(3, min(ctx.cfg.spmv_rounds // 2, int(PAIR_S / (time.perf_counter() - t0))))
+    mine: list[float] = []
+    wall: list[float] = []
+    cpu: list[float] = []
+    rng = random.Random(0)
+    for _ in range(rounds):
+        for spf_first in rng.sample((True, False), 2):
+            if spf_first:
+                c0 = time.thread_time()
+                call()
+                mine.append(time.thread_time() - c0)
+                continue
+            got = server.call()
+            if "error" in got:
+                return {"error": got["error"]}
+            wall.append(got["s"])
+            cpu.append(got["cpu"])
+    return {"ms": 1e3 * median(wall), "cpu_ms": 1e3 * median(cpu),
+            "spf_cpu_ms": 1e3 * median(mine), "rounds": rounds}  # fmt: skip
 
 
 def finch(ctx: Context, sec: Section, results: list[Result]) -> dict[str, Any]:
@@ -516,13 +600,17 @@ def print_result(
     m = mlir_got.get(r.key, mlir_got)
     if "error" in m:
         rows.append(["MLIR sparsifier", "1", "-", "-", str(m["error"])])
+    elif not m["matches"]:
+        rows.append(["MLIR sparsifier", "1", "-", "-",
+                     f"result differs: not timed; first call {m['first_s']:.1f} s"])  # fmt: skip
     else:
-        check = "matches" if m["matches"] else "result differs: not timed against spf"
         first = f"first call {m['first_s']:.1f} s (spf cold {cold:.1f} s)"
-        cpu = (f"CPU {m['cpu_ms']:.2f} ms a call (its process's {m['threads']} threads), "
-               f"spf's at 1 thread {r.data['cpu']:.2f} ms")  # fmt: skip
+        pages = "the same pages" if m["same_pages"] else "copies of their own"
+        cpu = (f"CPU {m['cpu_ms']:.2f} ms a call (its process, {m['threads']} threads), "
+               f"spf's at 1 thread {m['spf_cpu_ms']:.2f} ms, {m['rounds']} interleaved "
+               f"rounds, inputs in {pages} (wall time: the same rounds)")  # fmt: skip
         rows.append(["MLIR sparsifier", "1", f"{m['ms']:.2f}", f"{m['ms'] / base:.3f}",
-                     f"{check}; {first}; {cpu}"])  # fmt: skip
+                     f"matches; {first}; {cpu}"])  # fmt: skip
     if r.kernel in ("SpAdd", "SpGEMM"):
         f = finch_got.get(r.key, finch_got)
         if "error" in f:
@@ -536,39 +624,46 @@ def print_result(
     sec.line(f"### {r.title}\n")
     sec.line(r.load + "\n")
     sec.table(["code", "threads", "median ms", f"/ {ref}", "note"], rows)
-    spf_one = r.ms["spf einsum" if r.kernel != "MTTKRP" else "spf einsum CSF(3)", 1]
+    cpu_line(sec, r, any(t > 1 for _, t in r.ms))
     if "error" not in m and m["matches"]:
-        # CPU time of one call in one thread: MLIR runs minutes after spf, in its own process,
-        # so wall-clock medians would compare two different loads of a shared machine
-        ratio = r.data["cpu"] / m["cpu_ms"]
+        ratio = m["spf_cpu_ms"] / m["cpu_ms"]
         sec.target(f"{r.key}: spf at 1 thread <= 1.1x MLIR's sparsifier (CPU time a call)",
                    f"{ratio:.2f}x", ratio <= 1.1)  # fmt: skip
     if r.kernel == "SpAdd":
-        one = spf_one / base
-        sec.target(f"{r.key}: spf einsum at 1 thread <= {RATIO}x scipy", f"{one:.3f}x",
-                   one <= RATIO)  # fmt: skip
-    if r.kernel == "SpGEMM":
-        spgemm_targets(sec, r)
+        cpu_target(sec, r, "spf einsum", r.data["ref"])
+    if r.kernel == "SpGEMM":  # like with like: sorted rows, then unsorted rows
+        cpu_target(sec, r, "spf einsum", SORTED, " (rows sorted)")
+        cpu_target(sec, r, UNSORTED, r.data["ref"])
 
 
-def spgemm_targets(sec: Section, r: Result) -> None:
-    """SpGEMM's verdicts, by CPU time of one call on the calling thread (interleaved
-    medians): spf's sorted rows against scipy's product with its rows sorted, spf's
-    unsorted rows against scipy's ``A @ B``."""
+def cpu_line(sec: Section, r: Result, parallel: bool) -> None:
+    """The one-thread variants' CPU medians (:func:`cpu_medians`) under the table, with spf
+    over the reference; where the table has rows at more threads, why those stay wall time."""
     cpu, ref = r.data["cpus"], r.data["ref"]
+    mine = next(code for code in cpu if code.startswith("spf einsum"))
+    what = " (rows sorted) / " + ref + " alone (rows left unsorted)" if SORTED in cpu else ""
     sec.line(
-        "CPU time of one call on the calling thread, medians of one interleaved run (what the "
-        "verdicts use: the wall-clock medians above measure the machine's load too): "
+        "CPU time of one call on the calling thread at 1 thread, medians of one interleaved "
+        "run (what the verdicts against scipy use: the wall-clock medians above measure the "
+        "machine's load too): "
         + ", ".join(f"{code} {v:.2f} ms" for code, v in cpu.items())
-        + f"; spf einsum (rows sorted) / {ref} alone (rows left unsorted): "
-        + f"{cpu['spf einsum'] / cpu[ref]:.3f}x.\n"
+        + f"; {mine}{what or ' / ' + ref}: {cpu[mine] / cpu[ref]:.3f}x."
+        + (
+            " Rows at more threads are wall time, the right measure there: a parallel "
+            "call's CPU time adds up its threads' time, and what more threads buy is "
+            "elapsed time."
+            if parallel
+            else ""
+        )
+        + "\n"
     )
-    one = cpu["spf einsum"] / cpu[SORTED]  # sorted rows against sorted rows
-    sec.target(f"{r.key}: spf einsum (rows sorted) at 1 thread <= {RATIO}x {SORTED} (CPU time)",
-               f"{one:.3f}x", one <= RATIO)  # fmt: skip
-    loose = cpu[UNSORTED] / cpu[ref]  # unsorted rows against unsorted rows
-    sec.target(f"{r.key}: {UNSORTED} at 1 thread <= {RATIO}x {ref} (CPU time)",
-               f"{loose:.3f}x", loose <= RATIO)  # fmt: skip
+
+
+def cpu_target(sec: Section, r: Result, mine: str, ref: str, what: str = "") -> None:
+    """The verdict ``mine`` <= RATIO x ``ref`` at one thread, by their CPU medians."""
+    ratio = r.data["cpus"][mine] / r.data["cpus"][ref]
+    sec.target(f"{r.key}: {mine}{what} at 1 thread <= {RATIO}x {ref} (CPU time)",
+               f"{ratio:.3f}x", ratio <= RATIO)  # fmt: skip
 
 
 def run(ctx: Context) -> Section:

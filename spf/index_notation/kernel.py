@@ -9,6 +9,7 @@ it); every source must agree, otherwise :class:`~spf.errors.ArgumentError` names
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from spf.computation.products import CompiledKernel
     from spf.index_notation.formula import Formula
 
-__all__ = ["EinsumKernel", "resolve_extents"]
+__all__ = ["EinsumKernel", "ExtentPlan", "resolve_extents"]
 
 
 def _int(value: object, what: str, where: str) -> int:
@@ -29,10 +30,42 @@ def _int(value: object, what: str, where: str) -> int:
     return int(value)
 
 
-def resolve_extents(f: Formula, args: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ExtentPlan:
+    """What :func:`resolve_extents` reads of a formula, taken once per kernel: a call then
+    binds its extents without walking the formula again (about 25 us a call on SpMV's,
+    five times what the compiled kernel's own binding takes)."""
+
+    where: str
+    extents: frozenset[str]
+    """The extents' names (``I``, ``J``)."""
+    aliases: tuple[tuple[str, str], ...]
+    """:func:`~spf.index_notation.build.sparse_aliases`: ``(A_N, I)``."""
+    dense: tuple[tuple[str, int, tuple[str, ...], tuple[str, ...]], ...]
+    """Each operand without a format: its name, order, indices and their extents."""
+
+    @classmethod
+    def of(cls, f: Formula) -> ExtentPlan:
+        accesses = (f.output, *_rhs(f))
+        dense = []
+        for name in f.tensors:
+            if name in f.formats:
+                continue
+            acc = next(a for a in accesses if a.name == name)
+            extents = tuple(f.extents[v] for v in acc.indices)
+            dense.append((name, f.orders[name], tuple(acc.indices), extents))
+        return cls(f.where(), frozenset(f.extents.values()),
+                   tuple(sparse_aliases(f).items()), tuple(dense))  # fmt: skip
+
+
+def resolve_extents(
+    f: Formula, args: dict[str, Any], plan: ExtentPlan | None = None
+) -> dict[str, Any]:
     """``args`` with the aliases (``A_N``) replaced by the extents they give (``I``), and
-    the extents known from dense operands' shapes filled in; conflicts raise."""
-    where = f.where()
+    the extents known from dense operands' shapes filled in; conflicts raise. ``plan``:
+    ``ExtentPlan.of(f)``, kept by a kernel that resolves many calls."""
+    p = ExtentPlan.of(f) if plan is None else plan
+    where = p.where
     out = dict(args)
     known: dict[str, tuple[int, str]] = {}
 
@@ -45,24 +78,22 @@ def resolve_extents(f: Formula, args: dict[str, Any]) -> dict[str, Any]:
             )
         known.setdefault(extent, (value, source))
 
-    for extent in set(f.extents.values()) & set(args):
+    for extent in p.extents & set(args):
         learn(extent, _int(args[extent], extent, where), extent)
-    for alias, extent in sparse_aliases(f).items():
+    for alias, extent in p.aliases:
         if alias in out:
             learn(extent, _int(out.pop(alias), alias, where), alias)
-    for name in f.tensors:
+    for name, order, indices, extents in p.dense:
         arr = args.get(name)
-        if name in f.formats or not isinstance(arr, np.ndarray):
+        if not isinstance(arr, np.ndarray):
             continue
-        indices = f.orders[name]
-        acc = next(a for a in (f.output, *_rhs(f)) if a.name == name)
-        if arr.ndim != indices:
+        if arr.ndim != order:
             raise ArgumentError(
-                f"{where}: {name} is indexed {name}({','.join(acc.indices)}) but is a "
+                f"{where}: {name} is indexed {name}({','.join(indices)}) but is a "
                 f"{arr.ndim}-d array of shape {arr.shape}"
             )
-        for d, v in enumerate(acc.indices):
-            learn(f.extents[v], int(arr.shape[d]), f"{name}.shape[{d}]")
+        for d, extent in enumerate(extents):
+            learn(extent, int(arr.shape[d]), f"{name}.shape[{d}]")
     for extent, (value, _) in known.items():
         out[extent] = value
     return out
@@ -80,6 +111,7 @@ class EinsumKernel:
     def __init__(self, formula: Formula, kernel: CompiledKernel) -> None:
         self.formula = formula
         self.kernel = kernel
+        self._plan = ExtentPlan.of(formula)
 
     @property
     def source(self) -> str:
@@ -94,7 +126,7 @@ class EinsumKernel:
             names = (a.name for a in self.kernel.arguments)
             where = f"{self.formula.where()} kernel"
             raise ArgumentError.positional(where, len(positional), "kernel", names)
-        self.kernel(check=check, **resolve_extents(self.formula, args))
+        self.kernel(check=check, **resolve_extents(self.formula, args, self._plan))
 
     def __repr__(self) -> str:
         return f"EinsumKernel({self.formula.text!r})"

@@ -48,6 +48,7 @@ from spf.computation import Computation, Stmt
 from spf.errors import ArgumentError
 from spf.index_notation.build import declare_operands
 from spf.index_notation.formula import Formula, Term, lower
+from spf.index_notation.kernel import ExtentPlan, resolve_extents
 from spf.index_notation.union import Union, add_union, union_of
 
 if TYPE_CHECKING:
@@ -722,6 +723,7 @@ class SparseEinsumKernel:
         self._single: SinglePass | None = None
         self._two_names: list[set[str]] = []
         self._lock = threading.Lock()
+        self._plan = ExtentPlan.of(comp.formula)
 
     def group(self, name: str) -> list[CompiledKernel]:
         """The kernels of group ``name`` (``"two"``, ``"single"``), compiled on first use."""
@@ -786,7 +788,6 @@ class SparseEinsumKernel:
 
     def __call__(self, *positional: object, check: bool = True, **args: Any) -> dict[str, Any]:
         from spf.formats.sizing import memory_limit
-        from spf.index_notation.kernel import resolve_extents
 
         f, c = self.comp.formula, self.comp.output
         ptr, idx = c.array(c.ptr), c.array(c.idx)
@@ -794,7 +795,7 @@ class SparseEinsumKernel:
         if positional:
             takes = sorted((self._names[0] | self._names[1]) - mine)
             raise ArgumentError.positional(f"{f.where()} kernel", len(positional), "kernel", takes)
-        given = resolve_extents(f, args)
+        given = resolve_extents(f, args, self._plan)
         known = self._known(set(given), mine) and not set(args) & mine
         unknown = [] if known else sorted(
             (set(given) - self._names[0] - self._names[1]) | (set(args) & mine)

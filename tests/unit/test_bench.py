@@ -96,6 +96,8 @@ _PRINTS: dict[str, tuple[str, ...]] = {
         "| spf einsum, rows unsorted | 1 |",
         "spf einsum (rows sorted) at 1 thread <= 1.0x scipy A@B + sort_indices() (CPU time)",
         "spf einsum, rows unsorted at 1 thread <= 1.0x scipy A@B (CPU time)",
+        "spf einsum at 1 thread <= 1.0x scipy A+B (CPU time)",
+        "CPU time of one call on the calling thread at 1 thread",
         "| SpGEMM_unsorted |",
         "### MTTKRP, power-law B",
         "| MLIR sparsifier |",
