@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from spf.errors import ArgumentError
-from spf.runtime.checksum import checksums, xxh3
+from spf.runtime.checksum import checksums
 
 if TYPE_CHECKING:
     from spf.analysis.local_copies import CopySpec
@@ -57,16 +56,6 @@ NARROW_LIMIT = 2**31 - 1
 """A plan's copies run on the executor of 32-bit plan arrays (``order``, the level and part
 pointers, the pointer copies: :func:`spf.analysis.local_copies.copy_executor`) when its
 positions and each pointer's entries stay below this; otherwise on the 64-bit one."""
-
-SPLIT_BYTES = 1 << 22
-"""Values of at least this many bytes are hashed in two halves at once, one on a helper
-thread (``xxhash`` releases the GIL): the checksum every call takes of them is the part of
-a call that runs on one core while the executor runs on all (~0.6 ms for the 16 MB of
-values of the 1M-row random triangle of ``spf bench --only sptrsv``, a tenth of a
-two-thread solve)."""
-
-_HALVES: list[ThreadPoolExecutor] = []
-_HALVES_LOCK = threading.Lock()
 
 SAMPLES = 1 << 14
 """How many neighbouring pairs of positions :func:`pays` looks at (evenly spaced)."""
@@ -179,7 +168,7 @@ class Copies:
                 if not isinstance(now, np.ndarray):
                     raise ArgumentError(f"give {ds!r} as an array (the plan copies its rows)")
                 buf, seen = self.values[ds]
-                key = (str(now.dtype), now.shape, values_checksum(now))
+                key = (str(now.dtype), now.shape, checksums([now])[0])
                 if key != seen or buf.shape != now.shape:
                     buf = _gathered(ds, now, self.kmap[seg.pointer], self.reach[seg.pointer], buf)
                     self.values[ds] = (buf, key)
@@ -204,21 +193,3 @@ def _gathered(
     np.take(flat, kmap, out=buf[:m], mode="clip")  # in bounds: no buffered copy
     buf[m:] = flat[: len(flat) - m]
     return buf.reshape(src.shape)
-
-
-def values_checksum(values: np.ndarray) -> int:
-    """The checksum by which a plan's copies tell whether the values changed: the XXH3 hash
-    of the bytes of ``values`` (:func:`spf.runtime.checksum.checksums`), or from
-    :data:`SPLIT_BYTES` on, the hash of the hashes of its two halves, taken at once on two
-    threads."""
-    flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
-    if xxh3 is None or len(flat) < SPLIT_BYTES:
-        return checksums([values])[0]
-    with _HALVES_LOCK:
-        if not _HALVES:
-            _HALVES.append(ThreadPoolExecutor(1, thread_name_prefix="spf-values"))
-        pool = _HALVES[0]
-    half = len(flat) // 2
-    second = pool.submit(xxh3, flat[half:].data)
-    first = xxh3(flat[:half].data)
-    return int(xxh3(np.array([first, second.result()], dtype="<u8").data))

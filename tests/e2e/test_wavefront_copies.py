@@ -243,24 +243,3 @@ def test_copy_executor_declares_the_plan_arrays_in_the_index_width() -> None:
         code = spf.Computation.from_ir(found[1]).codegen()
         for array in ("levelptr_i", "order_i", "partptr_i", "rowptr_part"):
             assert f"const {dtype}_t *restrict {array}" in code
-
-
-def test_values_hashed_in_halves_still_see_every_change(
-    trsv: Pair, two_threads: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Large values are hashed in two halves at once (spf.runtime.copies.SPLIT_BYTES, lowered
-    here): an edit in either half is a change, and the copies follow it."""
-    from spf.runtime import copies
-
-    monkeypatch.setattr(copies, "SPLIT_BYTES", 64)
-    k, serial, dtype = trsv
-    m = lower(2000, 0.003, 11)
-    args = sptrsv_args(m, dtype)
-    plan = k.inspect(strategy="levels", threads=2, copies=True, **args)
-    np.testing.assert_array_equal(solve(k, m, dtype, plan), solve(serial, m, dtype))
-    before = copies.values_checksum(m.data)
-    for at in (1, m.nnz - 2):  # the first half, then the second
-        m.data[at] *= 1.5
-        assert copies.values_checksum(m.data) != before
-        before = copies.values_checksum(m.data)
-        np.testing.assert_array_equal(solve(k, m, dtype, plan), solve(serial, m, dtype))
