@@ -19,6 +19,9 @@ stand-in for a SuiteSparse matrix with few levels, since the SuiteSparse matrice
   groups); ``spf coarse inspector``: the auto kernel's (levels and coarse levels in one pass,
   the counting sort by coarse level with the level sizes, the parts; a coarse plan sorts by
   level only when its level order is read);
+* ``hand C levels`` at 1 and 2 threads (:mod:`spf.bench.sptrsv_hand`): a level-scheduled
+  solve written by hand on level-ordered copies of the rows, the same levels: the ceiling of a
+  level-scheduled solve on this machine, without a kernel call's checks;
 * ``MKL IE trsv`` (``pip install mkl``, the ``bench`` extra): ``mkl_sparse_d_trsv`` after
   ``mkl_sparse_set_sv_hint`` and ``mkl_sparse_optimize``, at 1 and 2 threads.
 
@@ -39,6 +42,7 @@ import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_c, load_note, measure, median
 from spf.bench.mkl import MklTrsv, load_mkl
+from spf.bench.sptrsv_hand import hand_levels
 from spf.bench.teams import Teams
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
@@ -100,7 +104,8 @@ def run(ctx: Context) -> Section:
     teams2 = Teams()
     ms2, plan2 = _solve(ctx, sec, kernels, mkl, few, "random lower triangle (generated)", teams2)
     best = ms2["spf", 1] / ms2["spf wavefront auto", t2]
-    note2 = "; ".join(x for x in (f"{plan2.levels} levels, {plan2.strategy}",
+    ceiling = f"hand C levels {ms2['spf', 1] / ms2['hand C levels', t2]:.2f}x"
+    note2 = "; ".join(x for x in (f"{plan2.levels} levels, {plan2.strategy}", ceiling,
                                   teams2.note("spf wavefront auto", t2)) if x)  # fmt: skip
     sec.target(f"few levels: auto ({t2} threads) >= 1.6x faster than serial spf",
                f"{best:.2f}x", best >= 1.6, note2)  # fmt: skip
@@ -155,6 +160,8 @@ def _solve(
     if hand:
         variants += _references(ctx, sec, lower, args, f, want)
     forced = kernels["levels"].inspect(check=False, strategy="wavefront", **args)
+    by_hand, sec.data["hand_levels_command"] = hand_levels(ctx, forced, args, f, want)
+    variants += by_hand
     auto = kernels["auto"].inspect(check=False, threads=max(ctx.threads), **args)
     for method in ("levels", "p2p"):
         for t in ctx.threads:

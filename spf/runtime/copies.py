@@ -52,6 +52,11 @@ the longer argument list) only add. On the SuiteSparse lower triangles of ``spf 
 (1k-47k rows, 4k-100k entries; one thread, medians of 41 interleaved runs, loaded machine)
 the executor of copies took 1.2-1.7x the time of the executor without them."""
 
+NARROW_LIMIT = 2**31 - 1
+"""A plan's copies run on the executor of 32-bit plan arrays (``order``, the level and part
+pointers, the pointer copies: :func:`spf.analysis.local_copies.copy_executor`) when its
+positions and each pointer's entries stay below this; otherwise on the 64-bit one."""
+
 SAMPLES = 1 << 14
 """How many neighbouring pairs of positions :func:`pays` looks at (evenly spaced)."""
 
@@ -99,12 +104,23 @@ class Copies:
     values: dict[str, tuple[np.ndarray, tuple[str, tuple[int, ...], int] | None]]
     reach: dict[str, int]
     """Per pointer, the end of its furthest row."""
+    narrow: bool = False
+    """``arrays`` holds the plan's arrays and the pointer copies in 32 bits
+    (:data:`NARROW_LIMIT`): the executor that reads them declares them ``int32``."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def build(cls, spec: CopySpec, order: np.ndarray, args: Mapping[str, object]) -> Copies:
+    def build(
+        cls,
+        spec: CopySpec,
+        order: np.ndarray,
+        args: Mapping[str, object],
+        plan_arrays: Mapping[str, np.ndarray],
+    ) -> Copies:
         """The index copies of the segments of ``args`` in position order ``order``
-        (O(rows + entries)); the values are gathered by :meth:`refresh`."""
+        (O(rows + entries)), with the plan's arrays the executor reads (``plan_arrays``, by
+        the executor's names), all in 32 bits where they fit (:attr:`narrow`); the values
+        are gathered by :meth:`refresh`."""
         n = len(order)
         arrays: dict[str, np.ndarray] = {}
         kmaps: dict[str, np.ndarray] = {}
@@ -134,7 +150,13 @@ class Copies:
             for ds, _ in seg.data:
                 values[ds] = (np.empty(0), None)
             reaches[seg.pointer] = reach
-        return cls(spec, arrays, kmaps, values, reaches)
+        narrow = max([n, *(int(arrays[s.copy][n]) for s in spec.segments)]) < NARROW_LIMIT
+        index = np.int32 if narrow else np.int64
+        for name, a in plan_arrays.items():
+            arrays[name] = a.astype(index, copy=False)
+        for s in spec.segments:
+            arrays[s.copy] = arrays[s.copy].astype(index, copy=False)
+        return cls(spec, arrays, kmaps, values, reaches, narrow)
 
     def refresh(self, args: Mapping[str, object]) -> dict[str, np.ndarray]:
         """The value copies for the values of ``args``, gathered again where they differ from

@@ -449,8 +449,9 @@ class WavefrontKernel(Kernel):
     pass), its order, and the prefix sums of the work in that order."""
     _copy_spec: CopySpec | None
     """The row segments a coarse plan may run on part-ordered copies of (None: none)."""
-    _make_copy: Callable[[], Kernel] | None
-    _copy_kernel: Kernel | None
+    _make_copy: Callable[[bool], Kernel] | None
+    _copy_kernels: dict[bool, Kernel]
+    """The executors of copies compiled so far, by whether they read 32-bit plan arrays."""
 
     @classmethod
     def wrap(
@@ -462,7 +463,7 @@ class WavefrontKernel(Kernel):
         serial: Callable[[], Kernel],
         check_kernel: Callable[[], Kernel] | None = None,
         free: tuple[bool, ...] = (False,),
-        copies: tuple[CopySpec, Callable[[], Kernel]] | None = None,
+        copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None,
         zeroed: bool = False,
         level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
         runs: bool = False,
@@ -472,7 +473,8 @@ class WavefrontKernel(Kernel):
         call first runs one; ``free``: per kernel fused into the loop, whether its
         iterations are independent (:func:`spf.analysis.coarse_inspector.free_kernels`);
         ``copies``: the segments a plan may copy and what compiles the executor that reads
-        the copies (on the first call that runs one); ``zeroed``: the coarse pass sets
+        the copies (on the first call that runs one; its argument: 32-bit plan arrays, see
+        :attr:`spf.runtime.copies.Copies.narrow`); ``zeroed``: the coarse pass sets
         every node's levels to 0 itself
         (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``level_sort``: what
         compiles the level sort when a plan's level order is first read (None: ``stages``
@@ -493,7 +495,7 @@ class WavefrontKernel(Kernel):
         out._pair = None
         out._names = names
         out._copy_spec, out._make_copy = copies or (None, None)
-        out._copy_kernel = None
+        out._copy_kernels = {}
         out._plan_names = frozenset(
             {names.levelptr, names.order, names.nlevels, names.done, names.single}
             | {names.partptr, names.nparts}
@@ -1029,22 +1031,24 @@ class WavefrontKernel(Kernel):
                 f"{self.name}: plan= runs on copies of {', '.join(plan.copies)}, which this "
                 "kernel does not copy; build plans with this kernel's kernel.inspect(...)"
             )
-        kernel = self._copy_kernel
-        if kernel is None:
-            with self._serial_lock:
-                kernel = self._copy_kernel
-                if kernel is None and self._make_copy is not None:
-                    kernel = self._copy_kernel = self._make_copy()
-        if kernel is None:
-            raise CodegenError(f"spf bug: {self.name} has no executor of copies")
         with _SORT_LOCK:
             made = _COPIES.get(plan)
             if made is None:
-                made = _COPIES[plan] = Copies.build(spec, plan.coarse_order, args)
+                at = {k: v for k, v in extra.items() if isinstance(v, np.ndarray)}
+                made = _COPIES[plan] = Copies.build(spec, plan.coarse_order, args, at)
+        kernel = self._copy_kernels.get(made.narrow)
+        if kernel is None:
+            with self._serial_lock:
+                kernel = self._copy_kernels.get(made.narrow)
+                if kernel is None and self._make_copy is not None:
+                    kernel = self._copy_kernels[made.narrow] = self._make_copy(made.narrow)
+        if kernel is None:
+            raise CodegenError(f"spf bug: {self.name} has no executor of copies")
         with made.lock:  # one call at a time refreshes and reads the value copies
             values = made.refresh(args)
+            arrays = {**extra, **made.arrays}  # the plan's arrays in the copies' width
             try:
-                Kernel.__call__(kernel, check=check, **args, **extra, **made.arrays, **values)
+                Kernel.__call__(kernel, check=check, **args, **arrays, **values)
             finally:
                 self._last_threads = kernel.last_threads
 
@@ -1287,13 +1291,17 @@ def compile_wavefront(
             made.append(compile_kernel(build_part_check(ir, analysis), "c", None, True, **options))
         return made[0]
 
-    found = plan_copies(ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
-    copies: tuple[CopySpec, Callable[[], Kernel]] | None = None
+    where = (ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
+    found = plan_copies(*where, index_dtype="int32")
+    copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None
     if is_coarse and found is not None:
-        spec, copy_ir = found
+        spec, narrow_ir = found
 
-        def copy_kernel() -> Kernel:  # compiled on the first call of a plan with copies
-            return compile_kernel(copy_ir, "c", f"{run.name}_copies", check, **options)
+        def copy_kernel(narrow: bool) -> Kernel:  # compiled on the first call that runs it
+            wide = None if narrow else plan_copies(*where, index_dtype="int64")
+            copy_ir = narrow_ir if wide is None else wide[1]
+            name = f"{run.name}_copies{'' if narrow else '_wide'}"
+            return compile_kernel(copy_ir, "c", name, check, **options)
 
         copies = (spec, copy_kernel)
     out = WavefrontKernel.wrap(

@@ -202,3 +202,44 @@ def test_values_that_do_not_match_the_pattern_are_refused(trsv: Pair, two_thread
     plan = k.inspect(strategy="coarse", copies=True, **args)
     with pytest.raises(ArgumentError, match="reach past the end of 'L'"):
         k(u=np.zeros(400), f=np.ones(400), plan=plan, **dict(args, L=args["L"][:10]))
+
+
+def test_copies_read_32_bit_plan_arrays_where_they_fit(
+    trsv: Pair, two_threads: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executor of copies reads ``order``, the level and part pointers and the pointer
+    copy in 32 bits when the plan's positions and entries fit, in 64 bits otherwise (the
+    limit lowered here), with the same bits either way."""
+    from spf.runtime import copies
+    from spf.runtime import plan as plan_module
+
+    k, serial, dtype = trsv
+    m = lower(3000, 0.002, 9)
+    args = sptrsv_args(m, dtype)
+    want = solve(serial, m, dtype)
+    narrow = k.inspect(strategy="levels", threads=2, copies=True, **args)
+    np.testing.assert_array_equal(solve(k, m, dtype, narrow), want)
+    made = plan_module._COPIES[narrow]
+    assert made.narrow
+    assert all(made.arrays[a].dtype == np.int32 for a in ("order_i", "partptr_i", "rowptr_part"))
+    monkeypatch.setattr(copies, "NARROW_LIMIT", 1000)  # 3000 positions: too many for "32 bits"
+    wide = k.inspect(strategy="levels", threads=2, copies=True, **args)
+    np.testing.assert_array_equal(solve(k, m, dtype, wide), want)
+    made = plan_module._COPIES[wide]
+    assert not made.narrow
+    assert all(made.arrays[a].dtype == np.int64 for a in ("order_i", "partptr_i", "rowptr_part"))
+    assert set(k._copy_kernels) == {True, False}
+
+
+def test_copy_executor_declares_the_plan_arrays_in_the_index_width() -> None:
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i", method="auto")
+    executor = build_executor(comp.ir)
+    ((analysis, names),) = executor.loops
+    where = (comp.ir, executor.ir, "i", analysis.groups, names, analysis.nodes)
+    for dtype in ("int32", "int64"):
+        found = plan_copies(*where, index_dtype=dtype)
+        assert found is not None
+        code = spf.Computation.from_ir(found[1]).codegen()
+        for array in ("levelptr_i", "order_i", "partptr_i", "rowptr_part"):
+            assert f"const {dtype}_t *restrict {array}" in code
