@@ -10,6 +10,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 import spf
@@ -21,6 +22,9 @@ from spf.sparse import csr_args
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+# the flags' own tests: spf's default flags, not the suite's SPF_TEST_OPT_LEVEL
+pytestmark = pytest.mark.default_flags
 
 SPADD = "C(i,j) = A(i,j) + B(i,j)"
 
