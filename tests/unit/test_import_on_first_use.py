@@ -47,3 +47,36 @@ def test_an_unknown_name_of_spf_is_an_attribute_error() -> None:
     assert callable(spf.einsum)
     assert callable(spf.from_c)
     assert all(hasattr(spf, name) for name in spf.__all__)
+
+
+_KERNELS_CHILD = """
+import sys
+import spf, spf.kernels
+print("spf.index_notation" in sys.modules)
+from spf.kernels import SpGEMM
+from spf.index_notation.sparse_output import SparseEinsum, SparseEinsumKernel
+print(SpGEMM is SparseEinsum, spf.kernels.SpGEMMKernel is SparseEinsumKernel)
+print(isinstance(spf.kernels.spgemm_csr(), SpGEMM))
+"""
+
+
+def test_import_spf_kernels_defers_index_notation_until_spgemm_is_asked_for() -> None:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _KERNELS_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env=env,
+    )
+    assert done.stdout.splitlines() == ["False", "True True", "True"]
+
+
+def test_an_unknown_name_of_spf_kernels_is_an_attribute_error() -> None:
+    import spf.kernels
+
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_kernel'"):
+        spf.kernels.no_such_kernel  # noqa: B018
+    assert all(hasattr(spf.kernels, name) for name in spf.kernels.__all__)
