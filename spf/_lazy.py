@@ -46,3 +46,7 @@ def is_loaded(name: str) -> bool:
 
 sympy = deferred("sympy")
 """sympy: only the set algebra's expression work needs it (~0.2 s to import)."""
+
+lark = deferred("lark")
+"""lark: the set language's parser for the text :mod:`spf.sets.fast_parse` leaves to it
+(errors, very deep nesting); ~20 ms to import, which well-formed text never needs."""
