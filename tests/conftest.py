@@ -125,6 +125,29 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
     return check
 
 
+@pytest.fixture
+def fresh_python() -> Callable[[str], list[str]]:
+    """``fresh_python(code)``: the lines ``code`` prints, run in a fresh interpreter that
+    imports this checkout's spf (what a new process loads, and when)."""
+    import sys
+
+    root = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+
+    def run(code: str) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+            env={**os.environ, "PYTHONPATH": path},
+        )
+        return done.stdout.splitlines()
+
+    return run
+
+
 def golden_mismatch(relative: str, expected: str, actual: str) -> str:
     """The failure message of a golden comparison: a unified diff from the file under
     ``tests/golden/`` to the text the test produced, and how to accept the new text."""

@@ -8,11 +8,9 @@ unloaded."""
 
 from __future__ import annotations
 
-import os
 import random
 import re
-import subprocess
-import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -243,14 +241,10 @@ print(is_loaded("lark"))
 """
 
 
-def test_well_formed_text_never_loads_lark_and_an_error_still_reads_as_lark_says() -> None:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=300,
-        check=True, env=env,
-    )  # fmt: skip
-    assert done.stdout.splitlines() == [
+def test_well_formed_text_never_loads_lark_and_an_error_still_reads_as_lark_says(
+    fresh_python: Callable[[str], list[str]],
+) -> None:
+    assert fresh_python(_CHILD) == [
         "False",
         "ParseError unexpected '}'; expected a name, a number or '('",
         "True",
