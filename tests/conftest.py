@@ -126,22 +126,23 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
 
 
 @pytest.fixture
-def fresh_python() -> Callable[[str], list[str]]:
-    """``fresh_python(code)``: the lines ``code`` prints, run in a fresh interpreter that
-    imports this checkout's spf (what a new process loads, and when)."""
+def fresh_python() -> Callable[..., list[str]]:
+    """``fresh_python(code, **env)``: the lines ``code`` prints, run in a fresh interpreter
+    that imports this checkout's spf (what a new process loads, and when), with ``env`` added
+    to the environment (``SPF_CACHE_DIR=...`` for a cold cache)."""
     import sys
 
     root = str(Path(__file__).resolve().parents[1])
     path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
 
-    def run(code: str) -> list[str]:
+    def run(code: str, **env: str) -> list[str]:
         done = subprocess.run(
             [sys.executable, "-c", code],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=600,
             check=True,
-            env={**os.environ, "PYTHONPATH": path},
+            env={**os.environ, "PYTHONPATH": path, **env},
         )
         return done.stdout.splitlines()
 
