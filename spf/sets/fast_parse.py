@@ -5,8 +5,9 @@ into :mod:`spf.sets.syntax` nodes; both run in pure Python and cost ~0.5 ms for 
 set, which a cold wavefront compile pays for a few hundred texts. :func:`read` builds the
 same nodes (spans included) in one pass over the tokens, at a fraction of the cost, for the
 text it fully understands; on anything else (a syntax error, a construct the walker rejects,
-deep nesting, a long chain of operators, a huge number) it returns None and the caller
-parses with lark, so every error, its message and its caret come from one place.
+nesting deeper than the walker's ``MAX_DEPTH`` or the reader's own recursion, a number too
+long for ``int``) it returns None and the caller parses with lark, so every error, its
+message and its caret come from one place.
 
 It follows ``parse._GRAMMAR`` rule by rule (the comments name the rules) and the walker
 ``parse._Builder`` node by node. A node's *span* is what lark's ``propagate_positions``
