@@ -8,39 +8,44 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# Statements' C is parsed with pycparser (which cffi needs too, to load any kernel): loaded
-# with spf, since every program needs it, rather than by a warm first call (issue 33).
-import spf.ir.source  # noqa: F401
-from spf import formats, kernels, sparse
-from spf._version import __version__
-from spf.computation import (
-    Buffer,
-    Computation,
-    DataSpace,
-    Dependence,
-    Layers,
-    OperationStmt,
-    Stmt,
-)
-from spf.errors import (
-    ArgumentError,
-    ArityError,
-    CodegenError,
-    CompileError,
-    FormatError,
-    IllegalScheduleError,
-    InternalError,
-    ParseError,
-    PreconditionWarning,
-    ScheduleError,
-    SpfError,
-    ToolchainError,
-    UndeclaredError,
-    VerifyError,
-)
-from spf.formats import Format
-from spf.schedule import ROOT
-from spf.sets import UF, Relation, Set
+from spf._gc import fewer_collections as _fewer_collections
+
+# Importing builds long-lived objects only: collecting garbage meanwhile finds none (~8% of
+# the import's time with Python's default threshold; spf._gc).
+with _fewer_collections():
+    # Statements' C is parsed with pycparser (which cffi needs too, to load any kernel): loaded
+    # with spf, since every program needs it, rather than by a warm first call (issue 33).
+    import spf.ir.source  # noqa: F401
+    from spf import formats, kernels, sparse
+    from spf._version import __version__
+    from spf.computation import (
+        Buffer,
+        Computation,
+        DataSpace,
+        Dependence,
+        Layers,
+        OperationStmt,
+        Stmt,
+    )
+    from spf.errors import (
+        ArgumentError,
+        ArityError,
+        CodegenError,
+        CompileError,
+        FormatError,
+        IllegalScheduleError,
+        InternalError,
+        ParseError,
+        PreconditionWarning,
+        ScheduleError,
+        SpfError,
+        ToolchainError,
+        UndeclaredError,
+        VerifyError,
+    )
+    from spf.formats import Format
+    from spf.schedule import ROOT
+    from spf.sets import UF, Relation, Set
 
 if TYPE_CHECKING:
     from spf.frontend import from_c
@@ -90,9 +95,9 @@ _ON_FIRST_USE = {
     "TuneResult": "spf.tuning",
     "tune": "spf.tuning",
 }
-"""Public names whose modules load on first use: the C front end and the
-tuner cost ~0.1 s of ``import spf`` that a program not using them never needs (index
-notation is loaded anyway, by ``spf.kernels``; ``einsum`` is bound on first use too)."""
+"""Public names whose modules load on first use: the C front end, index notation and the
+tuner cost ~0.1 s of ``import spf`` that a program not using them never needs
+(``spf.kernels`` loads index notation when ``SpGEMM`` is first asked for)."""
 
 
 def __getattr__(name: str) -> Any:

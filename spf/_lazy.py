@@ -44,5 +44,20 @@ def is_loaded(name: str) -> bool:
     return module is not None and type(module).__name__ != "_LazyModule"
 
 
-sympy = deferred("sympy")
-"""sympy: only the set algebra's expression work needs it (~0.2 s to import)."""
+_DEFERRED = {
+    "sympy": "only the set algebra's expression work needs it (~0.2 s to import)",
+    "lark": "the set language's parser for the text spf.sets.fast_parse leaves to it (errors, "
+    "very deep nesting): ~20 ms to import, which well-formed text never needs",
+}
+"""The modules deferred here (``from spf._lazy import sympy as sp``), and why."""
+
+
+def __getattr__(name: str) -> ModuleType:
+    """The deferred module ``name`` of :data:`_DEFERRED`, put in ``sys.modules`` when a
+    module of spf first binds it (importing this module defers nothing by itself: a process
+    whose path never binds sympy has no ``sympy`` in ``sys.modules``)."""
+    if name not in _DEFERRED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = deferred(name)
+    globals()[name] = module
+    return module

@@ -18,14 +18,35 @@ the element type their index arrays (UFs) are declared with, to match
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from spf.computation import Computation, Stmt
 from spf.dtypes import index_name
 from spf.errors import ArgumentError
 from spf.formats.builtin import builtin
 from spf.formats.format import Format
 from spf.formats.spmv import spmv_computation
-from spf.index_notation.sparse_output import SparseEinsum as SpGEMM
-from spf.index_notation.sparse_output import SparseEinsumKernel as SpGEMMKernel
+
+if TYPE_CHECKING:
+    from spf.index_notation.sparse_output import SparseEinsum as SpGEMM
+    from spf.index_notation.sparse_output import SparseEinsumKernel as SpGEMMKernel
+
+_SPARSE_OUTPUT = {"SpGEMM": "SparseEinsum", "SpGEMMKernel": "SparseEinsumKernel"}
+"""Names this module re-exports from :mod:`spf.index_notation.sparse_output`, loaded on
+first use (:func:`__getattr__`): index notation's modules cost ~15 ms of ``import spf``
+that the other kernels never need."""
+
+
+def __getattr__(name: str) -> Any:
+    """``SpGEMM`` and ``SpGEMMKernel``, imported when first asked for."""
+    if name in _SPARSE_OUTPUT:
+        from spf.index_notation import sparse_output
+
+        value = getattr(sparse_output, _SPARSE_OUTPUT[name])
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "SPGEMM",
@@ -609,6 +630,7 @@ def spgemm_csr(*, index_dtype: str = "int32", parallel: bool = True) -> SpGEMM:
     ([0, 1, 1], [1], [31.0])
     """
     from spf.index_notation import einsum
+    from spf.index_notation.sparse_output import SparseEinsum
 
     if not isinstance(parallel, bool):
         raise ArgumentError(f"spgemm_csr: parallel must be True or False, got {parallel!r}")
@@ -617,7 +639,7 @@ def spgemm_csr(*, index_dtype: str = "int32", parallel: bool = True) -> SpGEMM:
         SPGEMM, A=csr, B=csr, C=csr, sizes={"i": "N", "k": "K", "j": "M"},
         index_dtype=_index_dtype(index_dtype), name="spgemm_csr", parallel=parallel,
     )  # fmt: skip
-    assert isinstance(comp, SpGEMM)
+    assert isinstance(comp, SparseEinsum)
     return comp
 
 

@@ -153,6 +153,30 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
     return check
 
 
+@pytest.fixture
+def fresh_python() -> Callable[..., list[str]]:
+    """``fresh_python(code, **env)``: the lines ``code`` prints, run in a fresh interpreter
+    that imports this checkout's spf (what a new process loads, and when), with ``env`` added
+    to the environment (``SPF_CACHE_DIR=...`` for a cold cache)."""
+    import sys
+
+    root = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+
+    def run(code: str, **env: str) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+            env={**os.environ, "PYTHONPATH": path, **env},
+        )
+        return done.stdout.splitlines()
+
+    return run
+
+
 def golden_mismatch(relative: str, expected: str, actual: str) -> str:
     """The failure message of a golden comparison: a unified diff from the file under
     ``tests/golden/`` to the text the test produced, and how to accept the new text."""

@@ -217,12 +217,25 @@ class _Path:
     """The call's iterator values."""
 
 
-def _render(site: _Site, ufs: Mapping[str, UF], times: Mapping[int, str] | None = None) -> _Path:
+def _render(
+    site: _Site,
+    ufs: Mapping[str, UF],
+    times: Mapping[int, str] | None = None,
+    its: Sequence[str] = (),
+) -> _Path:
     """``site`` as constraint text over its loop variables, or with ``times`` (position ->
-    text) over what those give the loop variables; bound UF values are their calls."""
+    text) over what those give the loop variables; bound UF values are their calls, but
+    where ``its`` names the call's iterators, a value the call passes as an iterator is
+    that iterator (``_d3``, with ``_d3 = order_i(_d2)``: the same set, whose calls then
+    read ``diag(_d3)`` as the statement's domain does, which makes comparing the two far
+    cheaper than through ``diag(order_i(_d2))``)."""
     text = _Text(tuple_valued=frozenset(n for n, u in ufs.items() if u.out_arity > 1))
     names: list[str] = []
     conds: list[str] = []
+    passed: dict[str, str] = {}  # a bound value passed as an iterator -> that iterator
+    for it, arg in zip(its, site.args, strict=False):  # no its: none
+        if isinstance(arg, Var):
+            passed.setdefault(arg.name, it)
     for step in site.steps:
         if isinstance(step, For):
             if times is None:
@@ -234,7 +247,11 @@ def _render(site: _Site, ufs: Mapping[str, UF], times: Mapping[int, str] | None 
                 var, init = text.expr(Var(step.var)), text.expr(step.init)
                 conds.append(f"({var} - ({init})) % {step.step} = 0")
         elif isinstance(step, Bind):
-            text.values[step.var] = text.call(step.uf, step.args)
+            value = text.call(step.uf, step.args)
+            if step.var in passed:
+                conds.append(f"{passed[step.var]} = {value}")
+                value = passed[step.var]
+            text.values[step.var] = value
         else:
             conds.append(text.cond(step.cond, negate=step.negate))
     args = tuple(text.expr(a) for a in site.args)
@@ -479,8 +496,8 @@ def _instances(
     given: tuple[str, ...],
 ) -> Set:
     """Step 2 of the module text: the instances ``site`` runs (``at``: its loops' values)."""
-    path = _render(site, ufs, at)
-    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    path = _render(site, ufs, at, its)
+    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True) if d != a]
     body = _conj([*path.conds, *calls, *given])
     if path.aux:
         body = f"exists({', '.join(path.aux)}: {body})"

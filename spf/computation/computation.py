@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from spf._gc import with_fewer_collections
 from spf.clang import check_reserved
 from spf.computation.access import access_relation, iterator_names
 from spf.computation.checkpoints import keep
@@ -813,6 +814,7 @@ class Computation:
             return is_reduction_legal(ir, name, loop, reduction)
         return is_parallel_legal(ir, name, loop) or is_reduction_legal(ir, name, loop)
 
+    @with_fewer_collections
     def wavefront(self, loop: str, method: str = "auto") -> None:
         """Run ``loop`` of every statement that has it by dependence levels computed at run
         time (``method``: ``"auto"``, ``"levels"``, ``"p2p"`` or ``"coarse"``); refused with
@@ -983,6 +985,7 @@ class Computation:
 
         return loop_structure(self.ir)
 
+    @with_fewer_collections
     def codegen(
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
     ) -> str:
@@ -999,6 +1002,7 @@ class Computation:
             return codegen(executor.ir, target, name or self.name, check, **options)
         return codegen(self.ir, target, name, check, **options)
 
+    @with_fewer_collections
     def compile(
         self, target: str = "c", name: str | None = None, check: bool = True, **options: Any
     ) -> CompiledKernel:

@@ -308,6 +308,13 @@ class Aff:
     __rmul__ = __mul__
 
     def __truediv__(self, k: Num) -> Aff:
+        if k == 1 or k == -1:  # solving for a unit coefficient: the same result, no Fraction
+            unit = int(k)
+            return Aff(
+                {a: _norm(c * unit) if isinstance(c, Fraction) else c * unit
+                 for a, c in self.coeffs.items()},
+                _norm(self.const * unit) if isinstance(self.const, Fraction) else self.const * unit,
+            )  # fmt: skip
         return self * (Fraction(1) / k)
 
     # --- reading

@@ -152,13 +152,18 @@ def _param_words(text: str) -> set[str]:
 
 # ----------------------------------------------------------------------------- dim surgery
 def permute_dims(
-    iset: isl.Set, order: Sequence[int | None], kinds: tuple[int, int, int] | None = None
+    iset: isl.Set,
+    order: Sequence[int | None],
+    kinds: tuple[int, int, int] | None = None,
+    text: str | None = None,
 ) -> isl.Set:
     """New dim m = old dim ``order[m]`` (None: a new unconstrained dim); others projected.
 
     ``kinds`` (numbers of tuple, hidden and UF-value dims of the result) names the new dims
-    as a :class:`Body` with those counts names them (saving the renaming afterwards)."""
-    key = (str(iset), tuple(order), kinds)
+    as a :class:`Body` with those counts names them (saving the renaming afterwards);
+    ``text``: the set's text when the caller has it (a body's, :func:`iset_text`: printing
+    the set again costs more than the lookup)."""
+    key = (str(iset) if text is None else text, tuple(order), kinds)
     got = _PERMUTED.get(key)
     if got is None:
         perm = _permutation(iset.dim(DT.set), key[1], kinds)
@@ -223,7 +228,8 @@ def reorganize(
     """
     nt, ne = body.n_tuple, len(body.hidden)
     order = list(tuple_src) + list(hidden_src) + [nt + ne + k for k in term_src]
-    iset = permute_dims(body.iset, order, (len(tuple_src), len(hidden_src), len(term_src)))
+    kinds = (len(tuple_src), len(hidden_src), len(term_src))
+    iset = permute_dims(body.iset, order, kinds, iset_text(body))
     old = body.dim_syms()
     new_syms = (
         [tsym(k) for k in range(len(tuple_src))]
@@ -300,8 +306,8 @@ def lift_pair(a: Body, b: Body) -> tuple[Body, Body]:
         + list(range(nt + eb, nt + eb + ub))
     )
     kinds = (nt, ea + eb, ua + ub)
-    ia = permute_dims(a.iset, order_a, kinds)
-    ib = permute_dims(b.iset, order_b, kinds)
+    ia = permute_dims(a.iset, order_a, kinds, iset_text(a))
+    ib = permute_dims(b.iset, order_b, kinds, iset_text(b))
     return (
         Body(a.names, a.n_in, hidden, terms, ia),
         Body(a.names, a.n_in, hidden, terms, ib),
@@ -337,7 +343,7 @@ def value_key(body: Body) -> tuple[Hashable, ...]:
     return got
 
 
-def _iset_text(body: Body) -> str:
+def iset_text(body: Body) -> str:
     """The text of ``body``'s isl set, printed once per body (:func:`value_key` has it)."""
     return str(value_key(body)[4])
 
@@ -609,7 +615,7 @@ def _drop_unneeded(body: Body) -> Body:
     keep_terms = [
         k
         for k in range(nu)
-        if f"__u{k}" in needed or not _is_cylinder(body.iset, nt + ne + k, _iset_text(body))
+        if f"__u{k}" in needed or not _is_cylinder(body.iset, nt + ne + k, iset_text(body))
     ]
     keep_hidden = [k for k in range(ne) if f"__e{k}" in needed]
     if len(keep_terms) == nu and len(keep_hidden) == ne:

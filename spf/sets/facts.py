@@ -31,7 +31,7 @@ import numpy as np
 
 from spf.errors import ArgumentError, ParseError, VerifyError
 from spf.sets import emptiness
-from spf.sets.body import canonical, lift_pair
+from spf.sets.body import canonical, iset_text, lift_pair
 from spf.sets.linear import (
     DT,
     basic_constraints,
@@ -290,7 +290,7 @@ def is_empty_under(s: _SetLike, facts: Sequence[Fact]) -> bool:
         body.n_tuple,
         len(body.hidden),
         body.terms,
-        str(body.iset),
+        iset_text(body),
         emptiness._used_declarations(body, ufs),
         tuple((f.text, f.vars) for f in facts),
     )

@@ -17,6 +17,7 @@ import islpy as isl
 from spf.sets.body import (
     Body,
     canonical,
+    iset_text,
     lift_pair,
     permute_dims,
     product,
@@ -64,7 +65,7 @@ def solve_for(body: Body, pos: int, allowed: Sequence[int]) -> Aff | None:
 
 def _solved(body: Body, pos: int, keep: tuple[int, ...]) -> Aff | None:
     """:func:`_solve_for` over the dims ``keep`` in that order, remembered by the set's text."""
-    key = (str(body.iset), pos, keep)
+    key = (iset_text(body), pos, keep)
     got = _SOLVED.get(key)
     if got is None:
         got = _SOLVED.put(key, (_solve_for(body, pos, list(keep)),))
@@ -75,7 +76,7 @@ _SOLVED: Table[tuple[str, int, tuple[int, ...]], tuple[Aff | None]] = Table(8192
 
 
 def _solve_for(body: Body, pos: int, keep: list[int]) -> Aff | None:
-    st = permute_dims(body.iset, keep)
+    st = permute_dims(body.iset, keep, text=iset_text(body))
     q = keep.index(pos)
     m = isl.Map.from_domain(st).move_dims(DT.out, 0, DT.in_, q, 1)
     if not m.is_single_valued():

@@ -31,16 +31,19 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
-from typing import Final, NoReturn, TypeAlias
-
-import lark
-from lark import Lark, Token, Tree
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, Final, NoReturn, TypeAlias
 
 from spf._cachedir import default_cache_dir
 from spf.errors import ParseError
-from spf.sets import syntax
+from spf.sets import fast_parse, syntax
 from spf.sets.memo import memo
+
+if TYPE_CHECKING:
+    import lark
+    from lark import Lark, Token, Tree
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+else:  # loaded when text first needs it (fast_parse.py reads well-formed text)
+    from spf._lazy import lark
 
 __all__ = ["MAX_DEPTH", "caret_error", "parse_document"]
 
@@ -167,6 +170,9 @@ def parse_document(text: str) -> syntax.Document:
     same text is read under different UF declarations; errors are raised afresh).
     """
     _check_paren_depth(text)
+    read = fast_parse.read(text, MAX_DEPTH)  # well-formed text without lark (fast_parse.py)
+    if read is not None:
+        return read
     tree = _parse_tree(text)
     try:
         return _Builder(text).document(tree)
@@ -216,7 +222,7 @@ def _load_tables(path: str | os.PathLike[str], key: str) -> Lark | None:
             stored = pickle.load(fh)  # spf's own file, like its bytecode
         if not isinstance(stored, dict) or stored.get("key") != key:
             return None
-        return Lark.load(stored)  # lark loads a dict as it is
+        return lark.Lark.load(stored)  # lark loads a dict as it is
     except Exception:  # missing, partial or foreign: build the tables
         return None
 
@@ -243,7 +249,7 @@ def _store_tables(parser: Lark, path: str | os.PathLike[str], key: str) -> None:
 def ship_tables() -> None:
     """Rebuild :data:`SHIPPED_TABLES` for this grammar, lark and Python (after a grammar
     change: ``python -c "from spf.sets.parse import ship_tables; ship_tables()"``)."""
-    _store_tables(Lark(_GRAMMAR, **_OPTIONS), SHIPPED_TABLES, _tables_key())
+    _store_tables(lark.Lark(_GRAMMAR, **_OPTIONS), SHIPPED_TABLES, _tables_key())
     os.chmod(SHIPPED_TABLES, 0o644)
 
 
@@ -261,23 +267,24 @@ def _lark() -> Lark:
     cached = _load_tables(path, key)
     if cached is not None:
         return cached
-    parser = Lark(_GRAMMAR, **_OPTIONS)
+    parser = lark.Lark(_GRAMMAR, **_OPTIONS)
     _store_tables(parser, path, key)
     return parser
 
 
 def _parse_tree(text: str) -> Tree[Token]:
     """Run lark on ``text``, turning its exceptions into :class:`ParseError`."""
+    errors = lark.exceptions
     try:
         return _lark().parse(text)
-    except UnexpectedToken as exc:
+    except errors.UnexpectedToken as exc:
         raise _token_error(text, exc) from None
-    except UnexpectedCharacters as exc:
+    except errors.UnexpectedCharacters as exc:
         raise _character_error(text, exc) from None
-    except UnexpectedInput as exc:  # UnexpectedEOF and future kinds
+    except errors.UnexpectedInput as exc:  # UnexpectedEOF and future kinds
         position = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
         raise caret_error(text, (position, position + 1), "unexpected input") from None
-    except LarkError as exc:
+    except errors.LarkError as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise caret_error(text, (0, len(text)), message) from None
 
@@ -309,7 +316,9 @@ def _expected(exc: UnexpectedToken) -> str:
     """The readable list of what the parser could have accepted instead."""
     try:
         accepts: Iterable[str] = exc.accepts or exc.expected or ()
-    except LarkError:  # accepts replays the parser; never let that mask the real error
+    except (
+        lark.exceptions.LarkError
+    ):  # accepts replays the parser; never let that mask the real error
         accepts = exc.expected or ()
     return _describe_expected(accepts) or "something else"
 
@@ -368,14 +377,14 @@ def _token_span(token: Token) -> syntax.Span:
 
 def _span(node: _Node) -> syntax.Span:
     """The offsets of a token or of everything a tree covers (its parentheses included)."""
-    if isinstance(node, Token):
+    if isinstance(node, lark.Token):
         return _token_span(node)
     return (node.meta.start_pos, node.meta.end_pos)
 
 
 # ----------------------------------------------------------------------------- tree walker
-_ExprRule: TypeAlias = Callable[[Tree[Token], int], syntax.Expr]
-_FormulaRule: TypeAlias = Callable[[Tree[Token], int], syntax.Formula]
+_ExprRule: TypeAlias = "Callable[[Tree[Token], int], syntax.Expr]"
+_FormulaRule: TypeAlias = "Callable[[Tree[Token], int], syntax.Formula]"
 
 
 class _Builder:
@@ -419,7 +428,7 @@ class _Builder:
         pieces = tuple(
             piece
             for child in tree.children
-            if isinstance(child, Tree)
+            if isinstance(child, lark.Tree)
             for piece in self._pieces(child)
         )
         return syntax.Document(pieces=pieces, text=self._text)
@@ -429,9 +438,11 @@ class _Builder:
         params: tuple[syntax.Name, ...] | None = None
         trees: list[Tree[Token]] = []
         for child in tree.children:
-            if isinstance(child, Tree) and child.data == "params":
-                params = tuple(self._name(tok) for tok in child.children if isinstance(tok, Token))
-            elif isinstance(child, Tree) and child.data in ("part", "bare"):
+            if isinstance(child, lark.Tree) and child.data == "params":
+                params = tuple(
+                    self._name(tok) for tok in child.children if isinstance(tok, lark.Token)
+                )
+            elif isinstance(child, lark.Tree) and child.data in ("part", "bare"):
                 trees.append(child)
         whole = _span(tree) if len(trees) == 1 else None
         return [self._part(part, params, whole) for part in trees]
@@ -445,7 +456,7 @@ class _Builder:
         """``part`` -> Piece: one or two tuples, optional formula (``whole``: the span of
         the braced piece when this is its only part)."""
         children = list(tree.children)
-        tuples = [c for c in children if isinstance(c, Tree) and c.data == "tuple"]
+        tuples = [c for c in children if isinstance(c, lark.Tree) and c.data == "tuple"]
         rest = children[len(tuples) :]
         fixed: list[syntax.Formula] = []
         if not tuples:  # isl's '{ : N > 0 }': no tuple, a set of zero-tuples
@@ -480,7 +491,7 @@ class _Builder:
         equality ``i = e``, appended to ``fixed``."""
         entries: list[syntax.Expr] = []
         for child in tree.children:
-            if isinstance(child, Tree) and child.data == "fixed":
+            if isinstance(child, lark.Tree) and child.data == "fixed":
                 left, op, right = child.children
                 name = self.expr(left, 1)
                 if not isinstance(name, syntax.Name) or str(op) not in ("=", "=="):
@@ -499,7 +510,7 @@ class _Builder:
     def formula(self, node: _Node, depth: int) -> syntax.Formula:
         """A node in formula position -> Formula (a bare expression there is an error)."""
         self._enter(node, depth)
-        if isinstance(node, Tree):
+        if isinstance(node, lark.Tree):
             rule = self._formula_rules.get(node.data)
             if rule is not None:
                 return rule(node, depth)
@@ -544,11 +555,11 @@ class _Builder:
         names: list[syntax.Name] = []
         defined: list[syntax.Formula] = []
         for item in bindings:
-            if isinstance(item, Token):
+            if isinstance(item, lark.Token):
                 names.append(self._name(item))
                 continue
             name_tok, *definition = item.children
-            assert isinstance(name_tok, Token)
+            assert isinstance(name_tok, lark.Token)
             name = self._name(name_tok)
             names.append(name)
             if definition:
@@ -573,7 +584,7 @@ class _Builder:
     def expr(self, node: _Node, depth: int) -> syntax.Expr:
         """A node in expression position -> Expr (a formula there is an error)."""
         self._enter(node, depth)
-        if isinstance(node, Token):
+        if isinstance(node, lark.Token):
             return self._leaf(node)
         rule = self._expr_rules.get(node.data)
         if rule is None:
@@ -606,7 +617,7 @@ class _Builder:
         result = self.expr(nodes[0], depth + count - 1)
         for k in range(1, count):
             op, right_node = ops[k - 1], nodes[k]
-            if not isinstance(op, Token):  # pragma: no cover - the grammar forbids it
+            if not isinstance(op, lark.Token):  # pragma: no cover - the grammar forbids it
                 self._fail("malformed operator", _span(op))
             result = syntax.BinOp(
                 op="%" if op.type == "MOD" else str(op),
@@ -624,7 +635,7 @@ class _Builder:
     def _coef(self, tree: Tree[Token], depth: int) -> syntax.Expr:
         """``2i`` / ``2 (i+1)`` / ``3f(k)`` -> BinOp('*') whose op_span is the number."""
         number, target = tree.children
-        if not isinstance(number, Token):  # pragma: no cover - the grammar forbids it
+        if not isinstance(number, lark.Token):  # pragma: no cover - the grammar forbids it
             self._fail("malformed coefficient", _span(number))
         return syntax.BinOp(
             op="*",
@@ -636,14 +647,14 @@ class _Builder:
 
     def _call(self, tree: Tree[Token], depth: int) -> syntax.Expr:
         name, *args = tree.children
-        if not isinstance(name, Token):  # pragma: no cover - the grammar forbids it
+        if not isinstance(name, lark.Token):  # pragma: no cover - the grammar forbids it
             self._fail("malformed call", _span(name))
         component: int | None = None
         last = args[-1] if args else None
-        if isinstance(last, Tree) and last.data == "component":
+        if isinstance(last, lark.Tree) and last.data == "component":
             args.pop()
             number = last.children[0]
-            assert isinstance(number, Token)
+            assert isinstance(number, lark.Token)
             component = self._number(number).value
         return syntax.Call(
             name=str(name),
@@ -658,7 +669,7 @@ class _Builder:
         return syntax.Floor(
             operand=self.expr(operand, depth + 1),
             span=_span(tree),
-            ceil=isinstance(keyword, Token) and keyword.type == "CEIL",
+            ceil=isinstance(keyword, lark.Token) and keyword.type == "CEIL",
         )
 
     def _paren_expr(self, tree: Tree[Token], depth: int) -> syntax.Expr:

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -24,18 +22,10 @@ print(comp.loop_structure().split()[0:2])
 """
 
 
-def test_import_spf_defers_the_c_front_end_and_the_tuner_until_first_use() -> None:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-        env=env,
-    )
-    loaded, same, loops = done.stdout.splitlines()
+def test_import_spf_defers_the_c_front_end_and_the_tuner_until_first_use(
+    fresh_python: Callable[..., list[str]],
+) -> None:
+    loaded, same, loops = fresh_python(_CHILD)
     assert loaded == "False False True"  # pycparser: statements and kernels need it
     assert same == "True True True True"
     assert loops == "['for', 'i:']"
@@ -47,3 +37,28 @@ def test_an_unknown_name_of_spf_is_an_attribute_error() -> None:
     assert callable(spf.einsum)
     assert callable(spf.from_c)
     assert all(hasattr(spf, name) for name in spf.__all__)
+
+
+_KERNELS_CHILD = """
+import sys
+import spf, spf.kernels
+print("spf.index_notation" in sys.modules)
+from spf.kernels import SpGEMM
+from spf.index_notation.sparse_output import SparseEinsum, SparseEinsumKernel
+print(SpGEMM is SparseEinsum, spf.kernels.SpGEMMKernel is SparseEinsumKernel)
+print(isinstance(spf.kernels.spgemm_csr(), SpGEMM))
+"""
+
+
+def test_import_spf_kernels_defers_index_notation_until_spgemm_is_asked_for(
+    fresh_python: Callable[..., list[str]],
+) -> None:
+    assert fresh_python(_KERNELS_CHILD) == ["False", "True True", "True"]
+
+
+def test_an_unknown_name_of_spf_kernels_is_an_attribute_error() -> None:
+    import spf.kernels
+
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_kernel'"):
+        spf.kernels.no_such_kernel  # noqa: B018
+    assert all(hasattr(spf.kernels, name) for name in spf.kernels.__all__)

@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "spf.progress",
         "spf._version",
         "spf._lazy",
+        "spf._gc",
         "spf._cachedir",
     ),
     ("spf.sparse", "spf.memory", "spf.mpi", "spf.mpi_formats"),  # helpers on numpy / processes

@@ -148,3 +148,21 @@ def test_an_atom_equals_its_one_term_expression_with_the_same_hash() -> None:
     assert (2 * i) != i
     assert i.aff() + 1 != i
     assert {i: 1}[i.aff()] == 1
+
+
+@pytest.mark.parametrize("k", [1, -1, Fraction(1), Fraction(-1), 2, Fraction(-3, 2)])
+def test_division_is_multiplication_by_the_reciprocal_types_included(k: int | Fraction) -> None:
+    """Dividing by 1 or -1 skips Fraction arithmetic (solving for a unit coefficient is
+    frequent): the result is the same, down to which coefficients are int or Fraction."""
+    x, y = Sym("x"), Sym("y")
+    for e in (
+        Aff({x: 2, y: -3}, 5),
+        Aff({x: Fraction(1, 2), y: Fraction(4, 1)}, Fraction(-7, 3)),
+        Aff({x: Fraction(6, 1)}, Fraction(2, 1)),
+        Aff({}, 0),
+    ):
+        got, want = e / k, e * (Fraction(1) / k)
+        assert got == want
+        assert str(got) == str(want)
+        assert [type(c) for c in got.coeffs.values()] == [type(c) for c in want.coeffs.values()]
+        assert type(got.const) is type(want.const)

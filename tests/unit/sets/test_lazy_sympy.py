@@ -3,11 +3,11 @@ are spf's own, :mod:`spf.sets.affine`)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import spf
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _CHILD = """
 import sys
@@ -21,11 +21,10 @@ print(sympy is sys.modules["sympy"], type(sympy.Symbol("x")).__name__)
 """
 
 
-def test_import_spf_and_set_operations_never_load_sympy() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=300, check=True
-    )
-    first, second, third = done.stdout.splitlines()
+def test_import_spf_and_set_operations_never_load_sympy(
+    fresh_python: Callable[..., list[str]],
+) -> None:
+    first, second, third = fresh_python(_CHILD)
     assert first == "False False"
     loaded, params, text = second.split(" ", 2)
     assert (loaded, params) == ("False", "True")
@@ -44,16 +43,8 @@ print("sympy" in sys.modules, sorted(m for m in sys.modules if m.startswith("sym
 """
 
 
-def test_sptrsv_wavefront_and_csr_spmv_compile_never_import_sympy(tmp_path: object) -> None:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(spf.__file__)))  # this spf
-    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path, "SPF_CACHE_DIR": str(tmp_path)}  # cold
-    done = subprocess.run(
-        [sys.executable, "-c", _HOT],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-        env=env,
-    )
-    assert done.stdout.split()[0] == "False", done.stdout
+def test_sptrsv_wavefront_and_csr_spmv_compile_never_import_sympy(
+    tmp_path: Path, fresh_python: Callable[..., list[str]]
+) -> None:
+    lines = fresh_python(_HOT, SPF_CACHE_DIR=str(tmp_path))  # cold
+    assert " ".join(lines).split()[0] == "False", lines

@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+@pytest.fixture(autouse=True)
+def _every_text_through_lark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about lark's tables: every text goes to lark (well-formed text is
+    otherwise read by :mod:`spf.sets.fast_parse`, which never loads them)."""
+    monkeypatch.setattr(parse.fast_parse, "read", lambda text, max_depth: None)
+
+
 @pytest.mark.parametrize("damage", ["missing", "truncated", "garbage"])
 def test_parser_tables_are_stored_and_a_damaged_file_is_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
