@@ -114,6 +114,21 @@ def test_another_formula_or_option_is_not_the_remembered_kernel(cache: Path) -> 
     assert remembered.remembered(f, "einsum_y", False, ("cuda", None, True), {}) is None
 
 
+def _in_a_child(code: str, **env: str) -> str:
+    """What ``code`` prints, run by a fresh interpreter on this spf (``env`` added)."""
+    root = str(Path(spf.__file__).resolve().parent.parent)
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path, **env},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def test_a_fresh_interpreter_loads_the_remembered_kernel(cache: Path) -> None:
     child = textwrap.dedent(
         f"""
@@ -129,13 +144,7 @@ def test_a_fresh_interpreter_loads_the_remembered_kernel(cache: Path) -> None:
         print(remembered.LOADS)
         """
     )
-    root = str(Path(spf.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-c", child], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "1"
+    assert _in_a_child(child) == "1"
 
 
 def test_the_row_loops_of_a_sparse_output_are_proved_without_every_dependence(
@@ -180,17 +189,8 @@ def test_a_kernel_remembered_by_another_interpreter_checks_its_facts(tmp_path: P
         )
         """
     )
-    root = str(Path(spf.__file__).resolve().parent.parent)
     seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"  # not this process's
-    env = {
-        **os.environ,
-        "PYTHONHASHSEED": seed,
-        "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", child], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
+    _in_a_child(child, PYTHONHASHSEED=seed)
     loads = remembered.LOADS
     kernel = spf.einsum(text, index_dtype="int32", A=CSR, B=CSR, C=CSR).compile(
         cache_dir=str(tmp_path)
