@@ -16,6 +16,12 @@ terms in sympy's order (symbols by name, then UF calls by name and arguments, th
 the constant last; ``1 - i`` for a positive constant and one negative term), rationals as
 ``-N + 3*col(i)/2``. :func:`to_sympy` and :func:`from_sympy` convert at the edges where
 sympy is really needed.
+
+Atoms keep their hash (``hash`` of their name and arguments, which Python salts per process),
+so a pickled expression is rebuilt from its fields, never restored with a hash from the
+process that pickled it: a fact in a remembered einsum entry
+(:mod:`spf.index_notation.remembered`) loaded by another interpreter must find its symbols
+in the substitution maps of this one.
 """
 
 from __future__ import annotations
@@ -80,6 +86,9 @@ class Sym(_Arith):
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple[type[Sym], tuple[str]]:
+        return Sym, (self.name,)  # the hash is this process's (module docstring)
+
     def __repr__(self) -> str:
         return self.name
 
@@ -122,6 +131,9 @@ class Call(_Arith):
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self) -> tuple[type[Call], tuple[str, tuple[Aff, ...]]]:
+        return Call, (self.name, self.args)  # the hash is this process's (module docstring)
 
     def __repr__(self) -> str:
         return self.text()
@@ -175,6 +187,9 @@ class Floor(_Arith):
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self) -> tuple[type[Floor], tuple[Aff]]:
+        return Floor, (self.arg,)  # the hash is this process's (module docstring)
 
     def __repr__(self) -> str:
         return self.text()
@@ -261,6 +276,9 @@ class Aff:
             else:
                 self._hash = hash((frozenset(self.coeffs.items()), self.const))
         return self._hash
+
+    def __reduce__(self) -> tuple[type[Aff], tuple[dict[Atom, Num], Num]]:
+        return Aff, (self.coeffs, self.const)  # no cached hash (module docstring)
 
     def __repr__(self) -> str:
         return f"Aff({str(self)!r})"

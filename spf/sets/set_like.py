@@ -75,6 +75,12 @@ class _SetLike:
         obj._init(simplify_inverses(body, ufs), ufs)
         return obj
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """The fields for pickle, without the cached hash: ``hash`` of text is salted per
+        process, so an object loaded by another interpreter computes its own."""
+        fields = {n: getattr(self, n) for n in _SetLike.__slots__ if hasattr(self, n)}
+        return None, {**fields, "_hash": None}
+
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} objects are immutable")
 

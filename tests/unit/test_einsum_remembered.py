@@ -114,6 +114,21 @@ def test_another_formula_or_option_is_not_the_remembered_kernel(cache: Path) -> 
     assert remembered.remembered(f, "einsum_y", False, ("cuda", None, True), {}) is None
 
 
+def _in_a_child(code: str, **env: str) -> str:
+    """What ``code`` prints, run by a fresh interpreter on this spf (``env`` added)."""
+    root = str(Path(spf.__file__).resolve().parent.parent)
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path, **env},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def test_a_fresh_interpreter_loads_the_remembered_kernel(cache: Path) -> None:
     child = textwrap.dedent(
         f"""
@@ -129,13 +144,7 @@ def test_a_fresh_interpreter_loads_the_remembered_kernel(cache: Path) -> None:
         print(remembered.LOADS)
         """
     )
-    root = str(Path(spf.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-c", child], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "1"
+    assert _in_a_child(child) == "1"
 
 
 def test_the_row_loops_of_a_sparse_output_are_proved_without_every_dependence(
@@ -163,3 +172,40 @@ def test_a_row_loop_that_carries_a_dependence_is_still_refused() -> None:
     comp.stmt("s0").parallelize("i")
     with pytest.raises(spf.IllegalScheduleError, match="cannot run in parallel"):
         comp.check_legality()
+
+
+def test_a_kernel_remembered_by_another_interpreter_checks_its_facts(tmp_path: Path) -> None:
+    """The entry's facts were pickled by a process with another hash seed (an xdist worker
+    loading what the other one compiled): the checked call's remembered fact (sorted
+    columns, over pairs) builds its check loops from them and runs (it raised a ParseError
+    on the internal name ``__t0`` while pickled atoms kept the other process's hash)."""
+    text = "C(i,j) = A(i,j) * B(i,j)"
+    child = textwrap.dedent(
+        f"""
+        import spf
+        from spf.formats import CSR
+        spf.einsum({text!r}, index_dtype="int32", A=CSR, B=CSR, C=CSR).compile(
+            cache_dir={str(tmp_path)!r}
+        )
+        """
+    )
+    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"  # not this process's
+    _in_a_child(child, PYTHONHASHSEED=seed)
+    loads = remembered.LOADS
+    kernel = spf.einsum(text, index_dtype="int32", A=CSR, B=CSR, C=CSR).compile(
+        cache_dir=str(tmp_path)
+    )
+    assert remembered.LOADS - loads == 1
+    a, b = _csr(3), _csr(4)
+    args = {**spf.sparse.csr_args(a, prefix="A_"), **spf.sparse.csr_args(b, prefix="B_")}
+    out = kernel(**args)
+    want = sp.csr_array(a.multiply(b))
+    want.sort_indices()
+    assert np.array_equal(out["rowptr"], want.indptr)
+    assert np.array_equal(out["col"], want.indices)
+    assert np.allclose(out["A"], want.data)
+    col = args["A_col"].copy()  # csr_args sorts its copy: unsort the array it gave
+    first = int(a.indptr[int(np.argmax(np.diff(a.indptr)))])  # a row of 2 entries or more
+    col[[first, first + 1]] = col[[first + 1, first]]
+    with pytest.raises(spf.ArgumentError, match=r"A_col\(k1\) < A_col\(k2\)"):
+        kernel(**{**args, "A_col": col})
