@@ -115,6 +115,10 @@ def _reference(k: Any, sizes: dict[str, int], commands: str) -> None:
         np.testing.assert_allclose(args[out], want[out], rtol=1e-12)
 
 
+# which four trials the search measures follows the times it measured, so the kernels are built
+# as users build them (spf's -O3), not at the suite's -O1 (there jacobi-2d's search measures
+# s1's own nest with the untagged skew instead)
+@pytest.mark.default_flags
 @pytest.mark.parametrize("name", ["jacobi-2d", "heat-3d"])
 def test_a_skewed_stencil_equals_the_reference(name: str) -> None:
     k = polybench(name)
