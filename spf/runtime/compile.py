@@ -96,8 +96,9 @@ def optimisation_flags(
     light_flags: Sequence[str] | None = None,
 ) -> Sequence[str] | None:
     """The optimisation flags a C translation unit of ``kind`` is built with, the one place
-    spf chooses them (None: :data:`~spf.runtime.build.DEFAULT_OPT_FLAGS`, ``-O3
-    -march=native``). The caller's ``cflags``, when given, always win. Otherwise:
+    spf chooses them (None: :func:`~spf.runtime.build.default_opt_flags`, ``-O3
+    -march=native`` unless the test suite's ``SPF_TEST_OPT_LEVEL`` names another level).
+    The caller's ``cflags``, when given, always win. Otherwise:
 
     * ``"light"`` (a wavefront's inspector stages): ``light_flags`` (None: the default);
     * ``"sparse_output"`` (a sparse einsum output's sizing, filling, single pass and bound):

@@ -742,9 +742,9 @@ class WavefrontKernel(Kernel):
         joins = [] if check else [prefetch(arrays)]
         level, nlev, work, candidates = self._coarse_pass(given, n, check)
         joins += [] if check else [prefetch([level])]
-        unit = coarse.weigh(work, n // len(self._free), self._free)
-        total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         blocks = n // len(self._free)
+        unit = coarse.weigh(work, blocks, self._free)
+        total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         parts: coarse.Parts | None = None
         levelptr: np.ndarray | None = None
         gain = 0.0
