@@ -136,7 +136,12 @@ def mutate(nest: Nest, space: Space, cand: Candidate, rng: random.Random) -> Can
             steps.append(chosen)
             state = advance(state, chosen, nest)
     parallel = state.parallel or (cand.before is not None and cand.before.parallel)
-    return replace(cand, steps=tuple(steps), threads=cand.threads if parallel else None)
+    if not parallel:
+        return replace(cand, steps=tuple(steps), threads=None)
+    if cand.threads is None:  # a serial parent made parallel: the model's thread count
+        return replace(cand, steps=tuple(steps), threads=min(
+            threads, key=lambda t: predict(nest, state, t, cores()), default=None))  # fmt: skip
+    return replace(cand, steps=tuple(steps))
 
 
 def _same(prev: Step | None, opts: list[Step]) -> Step | None:

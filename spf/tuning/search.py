@@ -328,7 +328,7 @@ class _Search:
     def _chained(self, pc: tuple[float, Candidate]) -> tuple[float, Candidate]:
         """``pc`` applied after the best candidate measured so far when that one schedules
         other main nests (a chain: its moves kept, this nest's searched on top of them); not a
-        candidate with a command of :data:`WHOLE`."""
+        candidate with a command of :data:`WHOLE`, nor after a best with one."""
         best = self.best()
         cand = pc[1]
         if best is None or best.cand.extra is not None or len(self.nests) < 2:
@@ -337,6 +337,8 @@ class _Search:
             return pc
         if any(s.kind in WHOLE for s in cand.steps):  # they reshape more than their nest
             return pc
+        if any(s.kind in WHOLE for c in best.cand.chain() for s in c.steps):
+            return pc  # the other nests' loops are renamed under the best's (a skew's t_w, t_p)
         threads = cand.threads if replace(cand, before=None).parallel else best.cand.threads
         chained = replace(cand, before=best.cand, threads=threads)
         return self.predict(chained), chained

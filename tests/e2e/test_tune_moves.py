@@ -115,20 +115,23 @@ def _reference(k: Any, sizes: dict[str, int], commands: str) -> None:
         np.testing.assert_allclose(args[out], want[out], rtol=1e-12)
 
 
-# which four trials the search measures follows the times it measured, so the kernels are built
-# as users build them (spf's -O3), not at the suite's -O1 (there jacobi-2d's search measures
-# s1's own nest with the untagged skew instead)
-@pytest.mark.default_flags
+# which trials the search measures after the model's first ones follows the times it measured
+# (a chain after the best so far, a mutation of it), so the test asks for the two skews among
+# them, not for exactly them
 @pytest.mark.parametrize("name", ["jacobi-2d", "heat-3d"])
 def test_a_skewed_stencil_equals_the_reference(name: str) -> None:
     k = polybench(name)
     sizes = {"N": 11, "TSTEPS": 5} if name == "jacobi-2d" else {"N": 7, "TSTEPS": 3}
     space = _only(skew=[(4, 4)], parallelize=[None], threads=[2])
-    # four: s1's own nest (s1: parallelize(i)) ranks between the two skews at these sizes
+    # s1's own nest (s1: parallelize(i)) ranks between the two skews at these sizes, and a
+    # chain or mutation may come before the second skew: five trials
     res = spf.tune(k.build(), k.arguments(sizes), budget=60.0, space=space, seed=0,
-                   reuse=False, max_trials=4)  # fmt: skip
+                   reuse=False, max_trials=5)  # fmt: skip
     trials = {t.summary: t for t in res.history[1:] if t.summary.startswith("skew")}
-    assert set(trials) == {"skew(t_w,t_p 4x4)", "skew(t_w,t_p 4x4) parallelize(t_p) threads=2"}
+    assert {"skew(t_w,t_p 4x4)", "skew(t_w,t_p 4x4) parallelize(t_p) threads=2"} <= set(trials)
+    # a parallel candidate always carries the space's thread count (a mutation that makes a
+    # serial skew parallel included)
+    assert all("threads=2" in s for s in trials if "parallelize" in s), sorted(trials)
     assert all(t.status == "measured" for t in trials.values()), [t.reason for t in trials.values()]
     parallel = trials["skew(t_w,t_p 4x4) parallelize(t_p) threads=2"].commands
     assert 'parallelize("t_p")' in parallel

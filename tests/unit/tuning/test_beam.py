@@ -74,3 +74,17 @@ def test_mutations_stay_in_the_space() -> None:
                 state = advance(state, steps.pop(0), nest)
         assert steps == [], cand.describe()
         assert cand.threads in space.get("threads")
+
+
+def test_a_serial_candidate_mutated_parallel_gets_a_thread_count_of_the_space() -> None:
+    nest = _gemm_nest(64)
+    space = make_space({"tile": [(8, 8)], "threads": [2]}, None)
+    serial = [c for _, c in ranked(nest, space) if not c.parallel]
+    assert serial
+    rng = random.Random(1)
+    made_parallel = 0
+    for cand in serial * 20:
+        child = mutate(nest, space, cand, rng)
+        assert child.threads == (2 if child.parallel else None), child.describe()
+        made_parallel += child.parallel
+    assert made_parallel  # some mutation added a parallelize
