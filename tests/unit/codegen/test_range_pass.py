@@ -65,6 +65,38 @@ def test_the_pass_takes_the_arrays_read_where_it_pays() -> None:
     assert "__attribute__((noinline, cold));" in source
 
 
+def test_an_array_read_in_rows_another_array_chose_is_tested_by_the_pass() -> None:
+    # SpGEMM reads B's row A_col(A_k) once per entry of A in that column: B_col's entries
+    # are read once per multiply-add, the pass reads each once
+    spgemm = kernels.spgemm_csr(parallel=False)
+    for phase in (spgemm.symbolic, spgemm.numeric, spgemm.single):
+        assert phase is not None
+        assert ranged(lower_checked(phase.ir)) == {"A_col", "B_col"}
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_spgemm_checks_the_columns_of_b_it_reads(dtype: str, matrix: Any) -> None:
+    kernel = kernels.spgemm_csr(index_dtype=dtype, parallel=False).compile()
+    a = spf.sparse.csr_args(matrix, dtype)
+    b = spf.sparse.csr_args(sp.csr_array(matrix.T), dtype)
+    args = {"A_rowptr": a["rowptr"], "A_col": a["col"], "A": a["A"], "B_rowptr": b["rowptr"],
+            "B_col": b["col"], "B": b["A"], "N": 23, "K": 17, "M": 23}  # fmt: skip
+    got = kernel(**args)
+    product = sp.csr_array((got["A"], got["col"], got["rowptr"]), shape=(23, 23))
+    np.testing.assert_allclose(product.toarray(), (matrix @ matrix.T).toarray())
+    unchecked = kernel(check=False, **args)
+    for key in ("rowptr", "col", "A"):
+        np.testing.assert_array_equal(unchecked[key], got[key])
+    read = int(b["rowptr"][int(a["col"][0])])  # an entry of B that A's first entry reads
+    for bad in (23, -1):
+        b_col = b["col"].copy()
+        b_col[read] = bad
+        with pytest.raises(ArgumentError, match=r"outside the declared range") as e:
+            kernel(**{**args, "B_col": b_col})
+        assert f"B_col[{read}] = {bad} " in str(e.value)
+    assert kernel(**args)["A"].tolist() == got["A"].tolist()  # nothing remembered of them
+
+
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_checked_calls_read_ranged_arrays_and_compute_the_product(dtype: str, matrix: Any) -> None:
     kernel = compiled("spmv_bcsr", 2, 2, index_dtype=dtype)
