@@ -441,6 +441,13 @@ class FactChecker:
             q.route in ("in loop", "before loops", "implied") for q in self._plan().values()
         )
 
+    @property
+    def per_values(self) -> bool:
+        """Whether what :meth:`check` tests depends on the parameter values alone: parameter
+        facts, every other fact checked by the kernel's loops (or implied). A call whose
+        values passed needs no :meth:`check` again for those values."""
+        return self._all_in_loop()
+
     def _all_in_loop(self) -> bool:
         """Every fact that is not a parameter fact is checked by the kernel's loops: a call
         needs no plan (planning is analysis: it would cost a first call for nothing)."""

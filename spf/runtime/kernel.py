@@ -418,7 +418,9 @@ class Kernel:
         call is settled for good and needs nothing else in Python: one thread, and either
         no remembered contents for index arrays of its size (a kernel without facts over
         them, or a size that checks every call: spf.runtime.known) and no check in Python
-        (decided on the first call): the checked function; or a size whose calls on
+        (decided on the first call) or only checks of the parameter values, which this call
+        passed (a look is one tuple of values: Binder.settles_per_values): the checked
+        function; or a size whose calls on
         contents verified before run the unchecked loops, tested for overlaps in C: the
         checked function with the known-contents word set, on those contents (``known``:
         the others take :meth:`_checked_call`)."""
@@ -427,7 +429,7 @@ class Kernel:
             return
         params = dict(zip(self._param_order, values, strict=True))
         if known is None or known.checks(slot.size):
-            if self._contents is False:
+            if self._contents is False or self._binder.settles_per_values:
                 slot.bounds = self._bounds_of(params)
         elif known.hashes(slot.size) and self._binder.overlap_in_loop and self._direct:
             slot.known = known

@@ -424,3 +424,36 @@ def test_implied_facts_broken_are_caught_by_the_facts_kept(name: str, dtype: str
     at = rf"i = 5, k = ({start + 2}|{start + 3})\b"  # the pair (k, k + 1), or the entry
     with pytest.raises(spf.ArgumentError, match=rf"{broken}.* {at}"):
         call(good)
+
+
+def test_a_parameter_fact_settles_per_tuple_of_values_and_is_checked_for_others(
+    tmp_path: Path,
+) -> None:
+    # a kernel whose one Python check is a parameter fact (spgemm_csr's 'M >= 0'): once a
+    # call passed, calls with the same values need no Python (a look is one tuple of
+    # values) and run one C call; calls with other values are still checked
+    assert spf.kernels.spgemm_csr(parallel=False).compile().single.kernel._binder.settles_per_values
+    comp = spf.Computation("gather_min3")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.declare_uf("f", domain="{[i]: 0 <= i < N}", range="{[v]: 0 <= v < M}", dtype="int32")
+    comp.assume("M >= 3")
+    comp.add_stmt(spf.Stmt("$y$(i) += $x$(j);", "{[i,j]: 0 <= i < N && j = f(i)}"))
+    kernel = comp.compile(cache_dir=tmp_path)
+    assert kernel._binder.settles_per_values
+    x, f = np.array([1.0, 2.0, 4.0, 8.0]), np.array([3, 0, 2, 2, 1], dtype=np.int32)
+    y = np.zeros(5)
+    for _ in range(3):  # the first settles the look; the next take one C call each
+        kernel(y=y, x=x, f=f, N=5, M=4)
+    np.testing.assert_array_equal(y, 3 * x[f])
+    looks = [s for slots in kernel._binder._checked.slots.values() for s in slots]
+    assert looks
+    assert all(s.bounds is not None for s in looks)
+    with pytest.raises(spf.ArgumentError, match=r"M >= 3.* does not hold"):
+        kernel(y=y, x=x[:2], f=np.array([1, 0, 0, 1, 1], dtype=np.int32), N=5, M=2)
+    bad = f.copy()
+    bad[2] = 4  # out of range on the settled look: found by the checked function
+    with pytest.raises(spf.ArgumentError, match=r"f\[2\] = 4 is outside"):
+        kernel(y=y, x=x, f=bad, N=5, M=4)
+    with pytest.raises(spf.ArgumentError, match=r"M >= 3.* does not hold"):
+        kernel(y=y, x=x[:2], f=np.array([1, 0, 0, 1, 1], dtype=np.int32), N=5, M=2)
