@@ -67,9 +67,8 @@ demo: sysdeps venv
 
 # The suite runs on every core (pytest-xdist; `auto` counts physical cores) and prints its 25
 # slowest tests. `worksteal`: a worker that runs out of tests takes the other's last ones (the
-# longest tests run first, by the durations recorded in tests/durations.json: tests/conftest.py),
-# so both finish together. `make test PYTEST_ARGS=-n0` runs it in one process; `make test
-# PYTEST_ARGS='-n auto --dist worksteal --write-durations'` records the durations anew.
+# `slow` tests are run first: tests/conftest.py), so both finish together. `make test
+# PYTEST_ARGS=-n0` runs it in one process.
 PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
 
 # Python writes bytecode (__pycache__, which `make clean` removes) even where

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -96,59 +95,13 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         os.environ[TEST_OPT_LEVEL_ENV] = saved
 
 
-DURATIONS = Path(__file__).resolve().parent / "durations.json"
-"""The recorded seconds (setup, call and teardown) of the suite's longer tests, by node id:
-``make test``'s order (:func:`pytest_collection_modifyitems`). ``pytest --write-durations``
-rewrites it from the run's own reports (run the whole suite as ``make test`` does)."""
-
-SLOW_UNRECORDED_S = 5.0
-"""The place of a ``slow`` test that the table does not list yet (a new one)."""
-
-RECORD_FROM_S = 1.0
-"""The table lists the tests that took this long or longer; the others keep their order."""
-
-
-def _recorded_durations() -> dict[str, float]:
-    if not DURATIONS.is_file():
-        return {}
-    table = json.loads(DURATIONS.read_text())
-    return {str(k): float(v) for k, v in table.items()}
-
-
-def _shares_fixtures_with_its_module(item: pytest.Item) -> bool:
-    """Whether ``item`` uses a module- or class-scoped fixture (or a package's): moved away
-    from its module's other tests, it would have the fixture set up once more."""
-    info = getattr(item, "_fixtureinfo", None)
-    defs = info.name2fixturedefs.values() if info is not None else ()
-    return any(d[-1].scope in ("module", "class", "package") for d in defs if d)
-
-
-def longest_first(items: list[pytest.Item], recorded: dict[str, float]) -> list[pytest.Item]:
-    """``items`` with the longest first, by ``recorded`` seconds (an unrecorded ``slow``
-    test counts :data:`SLOW_UNRECORDED_S`, any other 0). A test that shares a module- or
-    class-scoped fixture moves with the other such tests of its module, as one block of
-    their summed seconds, in collection order; ties keep collection order."""
-
-    def seconds(item: pytest.Item) -> float:
-        slow = SLOW_UNRECORDED_S if item.get_closest_marker("slow") is not None else 0.0
-        return recorded.get(item.nodeid, slow)
-
-    units: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        key = f"{module}::<shared>" if _shares_fixtures_with_its_module(item) else item.nodeid
-        units.setdefault(key, []).append(item)
-    ordered = sorted(units.values(), key=lambda unit: -sum(seconds(i) for i in unit))
-    return [item for unit in ordered for item in unit]
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Skip tests whose ``requires_*`` marker names a tool that is absent here, and run the
-    longest tests first (:func:`longest_first`, by :data:`DURATIONS`): the workers of a
-    parallel run (``make test``: ``-n auto --dist worksteal``) share the long tests out at
-    the start and end the run together on short ones, instead of one worker finishing a
-    long test found last while the other waits."""
-    items[:] = longest_first(items, _recorded_durations())
+    ``slow`` tests first (otherwise in collection order): the workers of a parallel run
+    (``make test``: ``-n auto --dist worksteal``) then share the long tests out at the start
+    and end the run together on short ones, instead of one worker finishing a long test
+    found last while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     available: dict[str, bool] = {}
     for item in items:
         for marker, (check, reason) in _REQUIREMENTS.items():
@@ -178,28 +131,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the expected files under tests/golden/ instead of comparing with them",
     )
-    parser.addoption(
-        "--write-durations",
-        action="store_true",
-        default=False,
-        help=f"rewrite {DURATIONS.name} (the order of the tests) from this run's durations",
-    )
-
-
-class _DurationRecorder:
-    """``--write-durations``: adds up each test's phases (in xdist's controller, the reports
-    of every worker) and writes the tests of :data:`RECORD_FROM_S` or more to
-    :data:`DURATIONS` at the end of the run."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
-
-    def pytest_sessionfinish(self) -> None:
-        table = {k: round(v, 1) for k, v in sorted(self.seconds.items()) if v >= RECORD_FROM_S}
-        DURATIONS.write_text(json.dumps(table, indent=0) + "\n")
 
 
 @pytest.fixture
@@ -285,8 +216,6 @@ def pytest_configure(config: pytest.Config) -> None:
     on every run as a fresh clone does, and builds each distinct kernel once per run in all
     its processes. ``SPF_TEST_SHARED_CACHE=<folder>`` set beforehand keeps the kernels
     between runs (the folder is then neither made nor removed)."""
-    if config.getoption("--write-durations") and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(_DurationRecorder(), "spf-duration-recorder")
     folder = os.environ.get(SHARED_CACHE_ENV)
     if not folder:
         folder = tempfile.mkdtemp(prefix="spf-test-cache-")
