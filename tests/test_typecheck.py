@@ -21,13 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.timeout(1800)
 @pytest.mark.slow
 def test_spf_passes_mypy_strict() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "spf"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
+    mypy = [sys.executable, "-m", "mypy", "spf"]
+    done = subprocess.run(mypy, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 0, f"mypy --strict on spf failed:\n{done.stdout}{done.stderr}"
     assert "Success: no issues found" in done.stdout, done.stdout
