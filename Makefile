@@ -77,9 +77,9 @@ PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
 # spf's modules from source again (~1 s CPU a rank on the loaded 2-core machine), and each
 # xdist worker rewrites every test module's asserts at each run (collection 13.8 -> 4.1 s CPU).
 #
-# A fresh clone has no bytecode: every worker would rewrite and compile the test modules and
-# spf itself while collecting (14 s CPU each, 5 s with the bytecode written). mypy runs on one
-# core, so one collection (`--collect-only`) writes the bytecode on the other meanwhile.
+# mypy --strict is a test of the suite (tests/test_typecheck.py, ~64 s of one core on a fresh
+# clone): run before pytest, it left the other core idle but for a --collect-only pass writing
+# the bytecode; as the suite's longest test it runs first, beside the others.
 #
 # The suite builds kernels at gcc's -O1 (SPF_TEST_OPT_LEVEL, spf.runtime.build.default_opt_flags):
 # -O3 was a fifth of the suite's CPU and -O1 compiles spf's kernels in under half its time, to
@@ -92,8 +92,6 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE SPF_TEST_OPT_LEVEL=$(SPF_TEST_OPT_LEVEL
 MYPY := $(BIN)/mypy spf
 
 test: sysdeps venv lint
-	@$(PYTEST) -q --collect-only >/dev/null 2>&1 & warm=$$!; \
-	echo "$(MYPY)"; $(MYPY); typed=$$?; wait $$warm; exit $$typed
 	$(PYTEST) -q $(PYTEST_ARGS)
 
 lint: venv
