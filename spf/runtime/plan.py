@@ -89,6 +89,7 @@ from spf.runtime.checksum import checksums, prefetch, shared
 from spf.runtime.copies import Copies, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
+from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
 
@@ -452,6 +453,10 @@ class WavefrontKernel(Kernel):
     _make_copy: Callable[[bool], Kernel] | None
     _copy_kernels: dict[bool, Kernel]
     """The executors of copies compiled so far, by whether they read 32-bit plan arrays."""
+    _make_wide: Callable[[], Kernel]
+    _wide_kernel: Kernel | None
+    """The executor of 64-bit plan arrays (a plan of more positions than 32 bits hold),
+    compiled on first use."""
 
     @classmethod
     def wrap(
@@ -467,6 +472,8 @@ class WavefrontKernel(Kernel):
         zeroed: bool = False,
         level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
         runs: bool = False,
+        *,
+        wide: Callable[[], Kernel],
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -479,7 +486,9 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``level_sort``: what
         compiles the level sort when a plan's level order is first read (None: ``stages``
         holds it, after the pass); ``runs``: the coarse pass grows its blocks as runs of rows
-        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`)."""
+        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`); ``wide``: what compiles the
+        executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
+        :data:`spf.analysis.executor.PLAN_DTYPE`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -496,6 +505,8 @@ class WavefrontKernel(Kernel):
         out._names = names
         out._copy_spec, out._make_copy = copies or (None, None)
         out._copy_kernels = {}
+        out._make_wide = wide
+        out._wide_kernel = None
         out._plan_names = frozenset(
             {names.levelptr, names.order, names.nlevels, names.done, names.single}
             | {names.partptr, names.nparts}
@@ -1018,7 +1029,30 @@ class WavefrontKernel(Kernel):
         else:  # by groups: a run of narrow levels costs one barrier
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
-        Kernel.__call__(self, check=check, **args, **extra)
+        self._run_executor(plan, check, args, extra)
+
+    def _run_executor(
+        self, plan: Plan, check: bool, args: Mapping[str, object], extra: dict[str, object]
+    ) -> None:
+        """The executor on the plan's arrays in 32 bits (:mod:`spf.runtime.plan_narrow`);
+        a plan of more positions than they hold on the executor of 64-bit plan arrays,
+        compiled on first use."""
+        nm = self._names
+        order = extra[nm.order]
+        if isinstance(order, np.ndarray) and fits(len(order)):
+            plan_arrays = (nm.levelptr, nm.partptr, nm.order, nm.single)
+            Kernel.__call__(self, check=check, **args, **narrowed(plan, extra, plan_arrays))
+            return
+        kernel = self._wide_kernel
+        if kernel is None:
+            with self._serial_lock:
+                kernel = self._wide_kernel
+                if kernel is None:
+                    kernel = self._wide_kernel = self._make_wide()
+        try:
+            Kernel.__call__(kernel, check=check, **args, **extra)
+        finally:
+            self._last_threads = kernel.last_threads
 
     def _run_copies(
         self, plan: Plan, check: bool, args: Mapping[str, object], extra: Mapping[str, object]
@@ -1232,7 +1266,7 @@ def compile_wavefront(
         uses_run_blocks,
         zeroes_in_pass,
     )
-    from spf.analysis.executor import COARSE_METHODS, serial_computation
+    from spf.analysis.executor import COARSE_METHODS, plan_arrays_as, serial_computation
     from spf.analysis.inspector import build_inspector, sort_stage_name
     from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
@@ -1284,6 +1318,10 @@ def compile_wavefront(
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
 
+    def wide() -> Kernel:  # a plan of more positions than 32-bit plan arrays hold
+        wide_ir = plan_arrays_as(executor.ir, names, "int64")
+        return compile_kernel(wide_ir, "c", f"{run.name}_wide", check, **options)
+
     made: list[Kernel] = []
 
     def check_kernel() -> Kernel:  # compiled on the first plan that needs it
@@ -1316,6 +1354,7 @@ def compile_wavefront(
         is_coarse and zeroes_in_pass(analysis),
         level_sort if is_coarse else None,
         runs=is_coarse and uses_run_blocks(first),
+        wide=wide,
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
