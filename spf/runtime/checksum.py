@@ -160,27 +160,6 @@ def digest(a: np.ndarray) -> int:
     return checksums([a])[0]
 
 
-SPLIT_BYTES = 1 << 22
-""":func:`halves` hashes arrays of at least this many bytes (4 MiB) as two halves."""
-
-
-def halves(a: np.ndarray, parallel: bool) -> tuple[int, ...]:
-    """The checksums of the two halves of ``a``'s elements (cut at the middle one), or of
-    the whole array when it holds fewer than :data:`SPLIT_BYTES`: the same numbers whether
-    ``parallel`` hashes the second half on a worker thread (XXH3 releases the GIL: two
-    cores read the array at once) or not. For a caller about to run a parallel region on
-    the same cores, which would otherwise wait for one core to read the whole array."""
-    flat = np.ascontiguousarray(a).reshape(-1)
-    if flat.nbytes < SPLIT_BYTES:
-        return (digest(flat),)
-    mid = len(flat) // 2
-    first, second = flat[:mid], flat[mid:]
-    if not parallel or _XXH3 is None:
-        return digest(first), digest(second)
-    job = _pool().submit(digest, second)
-    return digest(first), job.result()
-
-
 class _Shared:
     """The context of :func:`shared` (a class, not a generator: entered on every call of a
     kernel with a plan, where contextlib's machinery cost a few microseconds)."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from spf.errors import ArgumentError
-from spf.runtime.checksum import halves
+from spf.runtime.checksum import checksums
 
 if TYPE_CHECKING:
     from spf.analysis.local_copies import CopySpec
@@ -56,9 +56,6 @@ NARROW_LIMIT = 2**31 - 1
 """A plan's copies run on the executor of 32-bit plan arrays (``order``, the level and part
 pointers, the pointer copies: :func:`spf.analysis.local_copies.copy_executor`) when its
 positions and each pointer's entries stay below this; otherwise on the 64-bit one."""
-
-ValuesKey = tuple[str, tuple[int, ...], tuple[int, ...]]
-"""What a value copy was gathered from: dtype, shape and checksums (:meth:`Copies.refresh`)."""
 
 SAMPLES = 1 << 14
 """How many neighbouring pairs of positions :func:`pays` looks at (evenly spaced)."""
@@ -104,7 +101,7 @@ class Copies:
     spec: CopySpec
     arrays: dict[str, np.ndarray]
     kmap: dict[str, np.ndarray]
-    values: dict[str, tuple[np.ndarray, ValuesKey | None]]
+    values: dict[str, tuple[np.ndarray, tuple[str, tuple[int, ...], int] | None]]
     reach: dict[str, int]
     """Per pointer, the end of its furthest row."""
     narrow: bool = False
@@ -127,7 +124,7 @@ class Copies:
         n = len(order)
         arrays: dict[str, np.ndarray] = {}
         kmaps: dict[str, np.ndarray] = {}
-        values: dict[str, tuple[np.ndarray, ValuesKey | None]] = {}
+        values: dict[str, tuple[np.ndarray, tuple[str, tuple[int, ...], int] | None]] = {}
         reaches: dict[str, int] = {}
         for seg in spec.segments:
             ptr = np.asarray(args[seg.pointer])[: n + 1].astype(np.int64, copy=False)
@@ -161,14 +158,9 @@ class Copies:
             arrays[s.copy] = arrays[s.copy].astype(index, copy=False)
         return cls(spec, arrays, kmaps, values, reaches, narrow)
 
-    def refresh(self, args: Mapping[str, object], parallel: bool = False) -> dict[str, np.ndarray]:
+    def refresh(self, args: Mapping[str, object]) -> dict[str, np.ndarray]:
         """The value copies for the values of ``args``, gathered again where they differ from
-        those last gathered (call with :attr:`lock` held). ``parallel``: the call runs on a
-        team of two or more threads, whose second core hashes the second half of each large
-        array of values (:func:`spf.runtime.checksum.halves`) while the first hashes the
-        first: the hash is the one cost of a call on copies that the solve itself does not
-        have, and on the 12-level triangle of ``spf bench --only sptrsv`` (16 MB of values)
-        it took 0.6 ms with the values in cache and ~1.5 ms without, on one core."""
+        those last gathered (call with :attr:`lock` held)."""
         out: dict[str, np.ndarray] = {}
         for seg in self.spec.segments:
             for ds, copy in seg.data:
@@ -176,7 +168,7 @@ class Copies:
                 if not isinstance(now, np.ndarray):
                     raise ArgumentError(f"give {ds!r} as an array (the plan copies its rows)")
                 buf, seen = self.values[ds]
-                key = (str(now.dtype), now.shape, halves(now, parallel))
+                key = (str(now.dtype), now.shape, checksums([now])[0])
                 if key != seen or buf.shape != now.shape:
                     buf = _gathered(ds, now, self.kmap[seg.pointer], self.reach[seg.pointer], buf)
                     self.values[ds] = (buf, key)

@@ -1079,7 +1079,7 @@ class WavefrontKernel(Kernel):
         if kernel is None:
             raise CodegenError(f"spf bug: {self.name} has no executor of copies")
         with made.lock:  # one call at a time refreshes and reads the value copies
-            values = made.refresh(args, parallel=GOVERNOR.team() > 1)
+            values = made.refresh(args)
             arrays = {**extra, **made.arrays}  # the plan's arrays in the copies' width
             try:
                 Kernel.__call__(kernel, check=check, **args, **arrays, **values)

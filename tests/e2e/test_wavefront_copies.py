@@ -19,8 +19,7 @@ import spf
 from spf import ArgumentError, kernels
 from spf.analysis.executor import build_executor
 from spf.analysis.local_copies import plan_copies
-from spf.runtime import checksum, threads
-from spf.runtime import plan as plan_module
+from spf.runtime import threads
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import gauss_seidel_args, read_matrix_market, sptrsv_args
@@ -127,31 +126,6 @@ def test_values_changed_with_the_same_pattern_reuse_the_plan(trsv: Pair, two_thr
     want = np.zeros(2000)
     serial(u=want, f=f, **sptrsv_args(other, dtype))
     np.testing.assert_array_equal(u, want)
-
-
-def test_values_changed_in_either_half_are_gathered_again(
-    trsv: Pair, two_threads: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Large arrays of values are hashed as two halves, the second on a worker thread when
-    the call runs on two threads (here: arrays of more than 64 bytes); an edit in either
-    half gathers the values again, and a hash in one thread gives the same key."""
-    k, serial, dtype = trsv
-    monkeypatch.setattr(checksum, "SPLIT_BYTES", 64)
-    m = lower(2000, 0.003, 9)
-    plan = k.inspect(strategy="levels", threads=2, copies=True, **sptrsv_args(m, dtype))
-    for at in (0, m.nnz // 2 + 1, m.nnz - 1):
-        m.data[at] *= 1.5  # the same array, one value edited in place
-        np.testing.assert_array_equal(
-            solve(k, m, dtype, plan), solve(serial, m, dtype), err_msg=str(at)
-        )
-    made = plan_module._COPIES[plan]
-    ((_, key),) = made.values.values()
-    assert key is not None
-    assert len(key[2]) == 2
-    ((name, (buf, _)),) = made.values.items()
-    made.refresh(sptrsv_args(m, dtype), parallel=False)  # hashed on one thread: the same key
-    assert made.values[name][1] == key
-    assert made.values[name][0] is buf
 
 
 def test_changed_pattern_with_copies_is_refused(trsv: Pair, two_threads: None) -> None:

@@ -111,21 +111,3 @@ def test_small_arrays_are_not_handed_to_a_worker(monkeypatch: pytest.MonkeyPatch
         assert calls == []
         checksum.checksums([b])
     assert calls == [b.nbytes]
-
-
-@pytest.mark.parametrize("parallel", [False, True])
-def test_halves_are_the_same_numbers_in_parallel_and_see_a_change_in_either_half(
-    parallel: bool, hashed: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(checksum, "SPLIT_BYTES", 64)  # 8 doubles: split
-    a = np.random.default_rng(5).uniform(size=1001)
-    key = checksum.halves(a, parallel)
-    assert len(key) == 2
-    assert key == checksum.halves(a, not parallel)
-    assert key == (checksum.digest(a[:500]), checksum.digest(a[500:]))
-    for at in (3, 500, 1000):
-        b = a.copy()
-        b[at] += 1.0
-        assert checksum.halves(b, parallel) != key, at
-    small = a[:7]  # 56 bytes: one checksum of the whole
-    assert checksum.halves(small, parallel) == (checksum.digest(small),)
