@@ -86,7 +86,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared
-from spf.runtime.copies import Copies, pays, row_lengths
+from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_narrow import fits, narrowed
@@ -747,6 +747,7 @@ class WavefrontKernel(Kernel):
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
+        auto = strategy == "auto"
         # the plan's checksums (index arrays, then the level seal) hashed beside the pass
         # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
@@ -791,6 +792,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total)
+            strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins)
             return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
@@ -800,8 +802,30 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
+        strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
+
+    def _with_hash(
+        self,
+        auto: bool,
+        strategy: str,
+        gain: float,
+        work: int,
+        names: tuple[str, ...],
+        given: Mapping[str, object],
+        n: int,
+    ) -> tuple[str, tuple[str, ...]]:
+        """``auto``'s choice (``strategy``, estimated ``gain`` over ``work`` units, on the
+        copies ``names``) with the values' hash that each call on copies pays counted
+        (:func:`spf.runtime.copies.hash_work`): serial, without copies, when the hash leaves
+        the plan less than :data:`spf.runtime.coarse.MIN_GAIN` faster than the loop in
+        order."""
+        spec = self._copy_spec
+        if not auto or not names or spec is None or gain <= 0.0:
+            return strategy, names
+        hashed = work / (work / gain + hash_work(spec, given, n))
+        return ("serial", ()) if hashed < coarse.MIN_GAIN else (strategy, names)
 
     def _copied(
         self,
