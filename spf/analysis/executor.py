@@ -69,11 +69,10 @@ COARSE_METHODS = ("coarse", "auto")
 PLAN_DTYPE = "int32"
 """The type the executor declares the plan's arrays in (``order``, the level, group and part
 pointers, the group flags): a row's position is read once per row, beside its few entries,
-and 32 bits halve that stream. One thread, CPU time of the executor called directly against
-the serial solve's (medians of 41 interleaved calls, machine loaded): the coarse plan of 2-D
-Poisson 1M went from 1.26 to 1.03 of the serial solve's, the levels plan of the 12-level
-random triangle (no copies) from 1.49 to 1.37. A plan of more positions than 32 bits hold
-runs on the executor compiled with 64-bit plan arrays (:func:`plan_arrays_as`)."""
+and 32 bits halve that stream (docs/inspection.md, "32-bit plan arrays": on one thread, at
+load 8-10, the coarse plan of 2-D Poisson 1M went from 1.26 to 1.03 of the serial solve's
+CPU time; at load 22 the two widths measured alike). A plan of more positions than 32 bits
+hold runs on the executor compiled with 64-bit plan arrays (:func:`plan_arrays_as`)."""
 SINGLE_TAG = "wavefront_single"
 """``wavefront_single(<flag>)`` on the rows loop: the C test that runs a group on one thread."""
 _IDENT = re.compile(r"[A-Za-z_]\w*")
