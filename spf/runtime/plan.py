@@ -525,12 +525,18 @@ class WavefrontKernel(Kernel):
     def _serial(self) -> Kernel:
         """The kernel of the loop in its original order, compiled on first use (a compile
         that fails raises here, and the next call tries again)."""
-        kernel = self._serial_kernel
+        return self._once("_serial_kernel", self._make_serial)
+
+    def _once(self, attr: str, make: Callable[[], Kernel]) -> Kernel:
+        """The kernel held in ``attr``, compiled by ``make`` on first use (one compile
+        when calls race; a compile that fails raises, and the next use tries again)."""
+        kernel: Kernel | None = getattr(self, attr)
         if kernel is None:
             with self._serial_lock:
-                kernel = self._serial_kernel
+                kernel = getattr(self, attr)
                 if kernel is None:
-                    kernel = self._serial_kernel = self._make_serial()
+                    kernel = make()
+                    setattr(self, attr, kernel)
         return kernel
 
     def _level_sort(self) -> tuple[Kernel, Kernel]:
@@ -1067,12 +1073,7 @@ class WavefrontKernel(Kernel):
             plan_arrays = (nm.levelptr, nm.partptr, nm.order, nm.single)
             Kernel.__call__(self, check=check, **args, **narrowed(plan, extra, plan_arrays))
             return
-        kernel = self._wide_kernel
-        if kernel is None:
-            with self._serial_lock:
-                kernel = self._wide_kernel
-                if kernel is None:
-                    kernel = self._wide_kernel = self._make_wide()
+        kernel = self._once("_wide_kernel", self._make_wide)
         try:
             Kernel.__call__(kernel, check=check, **args, **extra)
         finally:
