@@ -66,6 +66,13 @@ ROWS_TAG = "wavefront_rows"
 P2P_TAG = "wavefront_p2p"
 COARSE_METHODS = ("coarse", "auto")
 """The methods whose executor runs coarse levels of parts (``i_lev``, ``i_part``, ``i_pos``)."""
+PLAN_DTYPE = "int32"
+"""The type the executor declares the plan's arrays in (``order``, the level, group and part
+pointers, the group flags): a row's position is read once per row, beside its few entries,
+and 32 bits halve that stream (docs/inspection.md, "32-bit plan arrays": on one thread, at
+load 8-10, the coarse plan of 2-D Poisson 1M went from 1.26 to 1.03 of the serial solve's
+CPU time; at load 22 the two widths measured alike). A plan of more positions than 32 bits
+hold runs on the executor compiled with 64-bit plan arrays (:func:`plan_arrays_as`)."""
 SINGLE_TAG = "wavefront_single"
 """``wavefront_single(<flag>)`` on the rows loop: the C test that runs a group on one thread."""
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -248,9 +255,18 @@ def _declare_run_time_arrays(ir: ComputationIR, names: WavefrontNames, n: str) -
             domain=f"{{[x] : 0 <= x && x {below}}}",
             range=f"{{[v] : 0 <= v && v {top} {n}}}" if top else "{[v] : 0 <= v && v <= 1}",
             monotonic=monotonic,
-            dtype="int64",
+            dtype=PLAN_DTYPE,
         )
     return ir
+
+
+def plan_arrays_as(ir: ComputationIR, names: WavefrontNames, dtype: str) -> ComputationIR:
+    """The executor ``ir`` with the plan's arrays it reads (the level, group and part
+    pointers, ``order``, the group flags) declared ``dtype``: ``"int64"`` for a plan whose
+    positions do not fit :data:`PLAN_DTYPE` (:data:`spf.runtime.copies.NARROW_LIMIT`)."""
+    plan = {names.levelptr, names.partptr, names.order, names.single}
+    ufs = tuple(dataclasses.replace(u, dtype=dtype) if u.name in plan else u for u in ir.ufs)
+    return dataclasses.replace(ir, ufs=ufs)
 
 
 def _position(s: StmtReading, loop: str) -> int:

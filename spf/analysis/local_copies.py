@@ -242,11 +242,9 @@ def copy_executor(
     1M-row random triangle of ``spf bench --only sptrsv``, one thread, three interleaved
     runs on a loaded machine: the executor's CPU time went from 0.83-0.95 of the serial
     solve's to 0.67-0.79, what a hand-written level-ordered solve took: 0.68-0.81)."""
-    plan_ufs = {names.levelptr, names.partptr, names.order}
-    ufs = tuple(
-        dataclasses.replace(u, dtype=index_dtype) if u.name in plan_ufs else u for u in ir.ufs
-    )
-    ir = dataclasses.replace(ir, ufs=ufs)
+    from spf.analysis.executor import plan_arrays_as
+
+    ir = plan_arrays_as(ir, names, index_dtype)
     decl = {u.name: u for u in ir.ufs}
     spaces = {d.name: d for d in ir.data_spaces}
     for seg in spec.segments:

@@ -52,6 +52,13 @@ the longer argument list) only add. On the SuiteSparse lower triangles of ``spf 
 (1k-47k rows, 4k-100k entries; one thread, medians of 41 interleaved runs, loaded machine)
 the executor of copies took 1.2-1.7x the time of the executor without them."""
 
+HASH_WORK = 0.2
+"""What a call on copies pays per copied value for the values' hash, in units of work (a
+row's dependence, :mod:`spf.runtime.coarse`), as ``inspect(strategy="auto")`` counts it
+(:func:`hash_work`): XXH3 read the 16 MB of values of the 1M-row random triangle of ``spf
+bench --only sptrsv`` in 0.6 ms in cache and ~1.5 ms from memory, on one core, where the
+serial solve took ~8 ms for its 2M units: 0.08-0.19 units a value; about the larger."""
+
 NARROW_LIMIT = 2**31 - 1
 """A plan's copies run on the executor of 32-bit plan arrays (``order``, the level and part
 pointers, the pointer copies: :func:`spf.analysis.local_copies.copy_executor`) when its
@@ -75,6 +82,17 @@ def pays(order: np.ndarray, work: int) -> bool:
     ends = int(np.count_nonzero(order[at + 1] != order[at] + 1))
     runs = 1 + ends * (n - 1) / len(at)
     return work < RUN_WORK * runs
+
+
+def hash_work(spec: CopySpec, args: Mapping[str, object], n: int) -> float:
+    """The values' hash of one call on copies of ``spec``'s segments of ``args`` (``n``
+    rows), in units of work: :data:`HASH_WORK` per entry of each copied data space."""
+    entries = 0
+    for seg in spec.segments:
+        ptr = args.get(seg.pointer)
+        if isinstance(ptr, np.ndarray) and ptr.ndim == 1 and len(ptr) > n:
+            entries += max(int(ptr[n]), 0) * len(seg.data)
+    return HASH_WORK * entries
 
 
 def row_lengths(spec: CopySpec, args: Mapping[str, object], n: int) -> str | None:

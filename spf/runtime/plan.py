@@ -86,9 +86,10 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared
-from spf.runtime.copies import Copies, pays, row_lengths
+from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
+from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR
 from spf.sets.expr import compile_expr
 
@@ -452,6 +453,10 @@ class WavefrontKernel(Kernel):
     _make_copy: Callable[[bool], Kernel] | None
     _copy_kernels: dict[bool, Kernel]
     """The executors of copies compiled so far, by whether they read 32-bit plan arrays."""
+    _make_wide: Callable[[], Kernel]
+    _wide_kernel: Kernel | None
+    """The executor of 64-bit plan arrays (a plan of more positions than 32 bits hold),
+    compiled on first use."""
 
     @classmethod
     def wrap(
@@ -467,6 +472,8 @@ class WavefrontKernel(Kernel):
         zeroed: bool = False,
         level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
         runs: bool = False,
+        *,
+        wide: Callable[[], Kernel],
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -479,7 +486,9 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``level_sort``: what
         compiles the level sort when a plan's level order is first read (None: ``stages``
         holds it, after the pass); ``runs``: the coarse pass grows its blocks as runs of rows
-        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`)."""
+        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`); ``wide``: what compiles the
+        executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
+        :data:`spf.analysis.executor.PLAN_DTYPE`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -496,6 +505,8 @@ class WavefrontKernel(Kernel):
         out._names = names
         out._copy_spec, out._make_copy = copies or (None, None)
         out._copy_kernels = {}
+        out._make_wide = wide
+        out._wide_kernel = None
         out._plan_names = frozenset(
             {names.levelptr, names.order, names.nlevels, names.done, names.single}
             | {names.partptr, names.nparts}
@@ -514,12 +525,18 @@ class WavefrontKernel(Kernel):
     def _serial(self) -> Kernel:
         """The kernel of the loop in its original order, compiled on first use (a compile
         that fails raises here, and the next call tries again)."""
-        kernel = self._serial_kernel
+        return self._once("_serial_kernel", self._make_serial)
+
+    def _once(self, attr: str, make: Callable[[], Kernel]) -> Kernel:
+        """The kernel held in ``attr``, compiled by ``make`` on first use (one compile
+        when calls race; a compile that fails raises, and the next use tries again)."""
+        kernel: Kernel | None = getattr(self, attr)
         if kernel is None:
             with self._serial_lock:
-                kernel = self._serial_kernel
+                kernel = getattr(self, attr)
                 if kernel is None:
-                    kernel = self._serial_kernel = self._make_serial()
+                    kernel = make()
+                    setattr(self, attr, kernel)
         return kernel
 
     def _level_sort(self) -> tuple[Kernel, Kernel]:
@@ -736,6 +753,7 @@ class WavefrontKernel(Kernel):
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
+        auto = strategy == "auto"
         # the plan's checksums (index arrays, then the level seal) hashed beside the pass
         # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
@@ -780,6 +798,7 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total)
+            strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins)
             return self._plan(given, level, nlev, strategy, None, parts, names)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
@@ -789,8 +808,30 @@ class WavefrontKernel(Kernel):
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
+        strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
+
+    def _with_hash(
+        self,
+        auto: bool,
+        strategy: str,
+        gain: float,
+        work: int,
+        names: tuple[str, ...],
+        given: Mapping[str, object],
+        n: int,
+    ) -> tuple[str, tuple[str, ...]]:
+        """``auto``'s choice (``strategy``, estimated ``gain`` over ``work`` units, on the
+        copies ``names``) with the values' hash that each call on copies pays counted
+        (:func:`spf.runtime.copies.hash_work`): serial, without copies, when the hash leaves
+        the plan less than :data:`spf.runtime.coarse.MIN_GAIN` faster than the loop in
+        order."""
+        spec = self._copy_spec
+        if not auto or not names or spec is None or gain <= 0.0:
+            return strategy, names
+        hashed = work / (work / gain + hash_work(spec, given, n))
+        return ("serial", ()) if hashed < coarse.MIN_GAIN else (strategy, names)
 
     def _copied(
         self,
@@ -1018,7 +1059,25 @@ class WavefrontKernel(Kernel):
         else:  # by groups: a run of narrow levels costs one barrier
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
-        Kernel.__call__(self, check=check, **args, **extra)
+        self._run_executor(plan, check, args, extra)
+
+    def _run_executor(
+        self, plan: Plan, check: bool, args: Mapping[str, object], extra: dict[str, object]
+    ) -> None:
+        """The executor on the plan's arrays in 32 bits (:mod:`spf.runtime.plan_narrow`);
+        a plan of more positions than they hold on the executor of 64-bit plan arrays,
+        compiled on first use."""
+        nm = self._names
+        order = extra[nm.order]
+        if isinstance(order, np.ndarray) and fits(len(order)):
+            plan_arrays = (nm.levelptr, nm.partptr, nm.order, nm.single)
+            Kernel.__call__(self, check=check, **args, **narrowed(plan, extra, plan_arrays))
+            return
+        kernel = self._once("_wide_kernel", self._make_wide)
+        try:
+            Kernel.__call__(kernel, check=check, **args, **extra)
+        finally:
+            self._last_threads = kernel.last_threads
 
     def _run_copies(
         self, plan: Plan, check: bool, args: Mapping[str, object], extra: Mapping[str, object]
@@ -1232,7 +1291,7 @@ def compile_wavefront(
         uses_run_blocks,
         zeroes_in_pass,
     )
-    from spf.analysis.executor import COARSE_METHODS, serial_computation
+    from spf.analysis.executor import COARSE_METHODS, plan_arrays_as, serial_computation
     from spf.analysis.inspector import build_inspector, sort_stage_name
     from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
@@ -1284,6 +1343,10 @@ def compile_wavefront(
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
 
+    def wide() -> Kernel:  # a plan of more positions than 32-bit plan arrays hold
+        wide_ir = plan_arrays_as(executor.ir, names, "int64")
+        return compile_kernel(wide_ir, "c", f"{run.name}_wide", check, **options)
+
     made: list[Kernel] = []
 
     def check_kernel() -> Kernel:  # compiled on the first plan that needs it
@@ -1316,6 +1379,7 @@ def compile_wavefront(
         is_coarse and zeroes_in_pass(analysis),
         level_sort if is_coarse else None,
         runs=is_coarse and uses_run_blocks(first),
+        wide=wide,
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out

@@ -243,3 +243,28 @@ def test_copy_executor_declares_the_plan_arrays_in_the_index_width() -> None:
         code = spf.Computation.from_ir(found[1]).codegen()
         for array in ("levelptr_i", "order_i", "partptr_i", "rowptr_part"):
             assert f"const {dtype}_t *restrict {array}" in code
+
+
+def test_auto_counts_the_values_hash_of_a_plan_on_copies(trsv: Pair) -> None:
+    """``inspect(strategy="auto")`` counts what each call on copies pays to hash the values
+    (``spf.runtime.copies.hash_work``): a plan estimated just above ``MIN_GAIN`` without
+    it runs serially, a plan well above keeps its strategy and copies."""
+    from spf.runtime import coarse, copies
+
+    k, _, dtype = trsv
+    m = lower(4000, 0.002, 5)
+    args = sptrsv_args(m, dtype)
+    n, entries = m.shape[0], m.nnz
+    spec = k._copy_spec
+    assert spec is not None
+    assert copies.hash_work(spec, args, n) == copies.HASH_WORK * entries
+    names = spec.names
+    work = 3 * entries
+    hashed = copies.HASH_WORK * entries
+    just_above = coarse.MIN_GAIN * 1.01
+    # without the hash the plan gains just_above; with it, less than MIN_GAIN
+    assert work / (work / just_above + hashed) < coarse.MIN_GAIN
+    assert k._with_hash(True, "levels", just_above, work, names, args, n) == ("serial", ())
+    assert k._with_hash(True, "levels", 4.0, work, names, args, n) == ("levels", names)
+    assert k._with_hash(False, "levels", just_above, work, names, args, n) == ("levels", names)
+    assert k._with_hash(True, "coarse", just_above, work, (), args, n) == ("coarse", ())

@@ -19,7 +19,7 @@
 #define s2_value(i_lev, i_part, i_pos, i, k) L(k)
 #define s2(i_lev, i_part, i_pos, i, k) u(i) = u(i) / L(k)
 
-void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, int64_t nparts_i, const int32_t *restrict col, const int64_t *restrict levelptr_i, const int64_t *restrict order_i, const int64_t *restrict partptr_i, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
+void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, int64_t nparts_i, const int32_t *restrict col, const int32_t *restrict levelptr_i, const int32_t *restrict order_i, const int32_t *restrict partptr_i, const int32_t *restrict rowptr, double *restrict u, const double *restrict L, const double *restrict f)
 {
   (void)N;
   (void)NNZ;
