@@ -3,9 +3,9 @@
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
 compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
-the executor, the inspector's pass and its counting sorts (shared by every wavefront over
-the same nodes) built as three translation units, by three compiler runs at once
-(:func:`compile_wavefront`).
+the executor as one translation unit and the inspector's pass with its counting sorts
+(shared by every later wavefront over the same nodes) as another, by two compiler runs at
+once (:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
@@ -1273,12 +1273,16 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     ir: ComputationIR, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor of ``ir`` (one wavefront loop) as one library, its inspector's
-    pass over the dependences as another and the counting sorts after it as a third,
+    """Compile the executor of ``ir`` (one wavefront loop) as one library and its
+    inspector's pass over the dependences with the counting sorts after it as another, at
+    :data:`~spf.runtime.build.LIGHT_OPT_FLAGS` unless ``cflags`` are given, the two
+    compiler runs at once (:func:`spf.runtime.compile.compile_units`). The sorts are
     shared by every wavefront over the same nodes
-    (:func:`spf.analysis.inspector.sort_stage_name`: built once per cache directory), the
-    inspector's two at :data:`~spf.runtime.build.LIGHT_OPT_FLAGS` unless ``cflags`` are
-    given, the compiler runs at once (:func:`spf.runtime.compile.compile_units`); the
+    (:func:`spf.analysis.inspector.sort_stage_name`): one built with an earlier wavefront's
+    pass (in this process or into this cache directory) is remembered and loaded from that
+    library, so only the pass is compiled. One compiler run for the pass and the sorts
+    saves a run's fixed cost on a cold compile (73.6M instructions: gcc's driver, start,
+    assembler and linker; ``docs/inspection.md``); the
     serial kernel (a plan's ``"serial"`` strategy), a coarse kernel's level sort (its plans
     run on their parts, sorted by coarse level: the level order is sorted only when it is
     read, ``plan.order``, ``plan.levelptr``) and a coarse plan's check are generated and
@@ -1320,15 +1324,10 @@ def compile_wavefront(
     else:
         sorts = build_level_sort(analysis, sort_name)
     library = f"{c_function_name(name or ir.name)}_wavefront"
-    (run,), (pass_k,), sorted_k = compile_units(
+    (run,), (pass_k, *sorted_k) = compile_units(
         [
             UnitParts([(executor.ir, name or ir.name, check)], library),
-            UnitParts([(first, None, True)], f"{library}_light", light=True),
-            UnitParts(
-                [(s, None, True) for s in sorts],
-                f"{sort_name}_{'pairs' if is_coarse else 'levels'}",
-                light=True,
-            ),
+            UnitParts([(k, None, True) for k in (first, *sorts)], f"{library}_light", True),
         ],
         light_flags=LIGHT_OPT_FLAGS,
         **options,

@@ -1,8 +1,8 @@
 """How many compiler runs a wavefront costs (issue 28, API.md §16): ``compile()`` builds the
-executor as one translation unit, the inspector's pass over the dependences as another and
-its counting sorts as a third that every wavefront over the same nodes shares (the
-inspector's two at ``-O2`` unless ``cflags`` are given), the compiler runs at once; the
-serial kernel of a ``"serial"`` plan is compiled once, when such a plan first runs, and a
+executor as one translation unit and the inspector's pass over the dependences with its
+counting sorts as another (at ``-O2`` unless ``cflags`` are given), the two compiler runs at
+once, and every later wavefront over the same nodes loads those sorts (remembered) instead
+of building them; the serial kernel of a ``"serial"`` plan is compiled once, when such a plan first runs, and a
 coarse kernel's level sort when a plan's level order is first read; a second compile of the
 same state runs no compiler (:mod:`spf.runtime.warm`), nor does a second computation's
 sort."""
@@ -63,10 +63,11 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
     tmp_path: Path, compiler_runs: list[str]
 ) -> None:
     k = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 3  # the executor, the inspector's pass, the shared sorts
+    assert len(compiler_runs) == 2  # the executor; the inspector's pass and its sorts
     pass_k, *sorts = k._stages
-    assert len({st.path for st in sorts}) == 1  # the counting sorts share their unit
-    assert len({k.path, pass_k.path, sorts[0].path}) == 3
+    assert len(sorts) == 3
+    assert len({st.path for st in k._stages}) == 1  # the pass and the sorts share a unit
+    assert k.path != pass_k.path
     assert shlex.split(k.command)[2:4] == list(build.DEFAULT_OPT_FLAGS)
     for stage in k._stages:  # code run once per matrix: the cheaper flags
         assert shlex.split(stage.command)[2:4] == list(build.LIGHT_OPT_FLAGS)
@@ -80,8 +81,8 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
             u = np.zeros(n)
             k(u=u, f=f, **args, plan=k.inspect(**args, strategy=strategy))
             np.testing.assert_allclose(u, want, rtol=1e-12)
-    assert len(compiler_runs) == 4  # the serial kernel, on the first serial plan only
-    assert "serial" in compiler_runs[3]
+    assert len(compiler_runs) == 3  # the serial kernel, on the first serial plan only
+    assert "serial" in compiler_runs[2]
 
 
 def test_flags_given_to_a_wavefront_compile_build_every_unit(
@@ -106,7 +107,7 @@ def test_a_second_wavefront_compile_of_the_same_state_runs_no_compiler(
 ) -> None:
     first = sptrsv_wavefront(tmp_path)
     again = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 3
+    assert len(compiler_runs) == 2
     assert again.path == first.path
     m = lower(40, "int32")
     args = sptrsv_args(m)
@@ -125,7 +126,7 @@ def test_wavefronts_over_the_same_nodes_share_their_counting_sorts(
     comp.wavefront("i")
     second = comp.compile(cache_dir=str(tmp_path))
     assert isinstance(second, WavefrontKernel)
-    assert len(compiler_runs) == 5  # its executor and pass; the sorts were built
+    assert len(compiler_runs) == 4  # its executor and pass; the sorts were built
     assert second.path != first.path
     assert second._stages[0].path != first._stages[0].path
     assert [st.path for st in second._stages[1:]] == [st.path for st in first._stages[1:]]
@@ -146,16 +147,16 @@ def test_a_coarse_kernel_compiles_its_level_sort_when_a_plan_s_level_order_is_re
     m = lower(57, "int32")
     args = sptrsv_args(m)
     plan = k.inspect(**args, strategy="coarse")
-    assert len(compiler_runs) == 3
+    assert len(compiler_runs) == 2
     level = np.asarray(plan.level_of)
     assert np.array_equal(plan.order, np.argsort(level, kind="stable"))
-    assert len(compiler_runs) == 4
-    assert "spf_sort_i_N_levels" in compiler_runs[3]
+    assert len(compiler_runs) == 3
+    assert "spf_sort_i_N_levels" in compiler_runs[2]
     sizes = np.bincount(level, minlength=plan.levels)
     assert np.array_equal(plan.levelptr, np.concatenate([[0], np.cumsum(sizes)]))
     again = k.inspect(**sptrsv_args(lower(20, "int32")), strategy="serial")
     assert len(again.order) == 20
-    assert len(compiler_runs) == 4  # compiled once per kernel
+    assert len(compiler_runs) == 3  # compiled once per kernel
 
 
 PART = """#include <stdint.h>
@@ -217,8 +218,8 @@ def test_a_damaged_shared_library_is_built_again(tmp_path: Path, compiler_runs: 
     first.path.unlink()  # a new file: the loaded library's pages must stay as they are
     first.path.write_bytes(b"\0" * 64)
     again = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 4  # the remembered entry is not trusted: built again
-    assert compiler_runs.count(compiler_runs[3]) == 2  # the executor's, compiled again
+    assert len(compiler_runs) == 3  # the remembered entry is not trusted: built again
+    assert compiler_runs.count(compiler_runs[2]) == 2  # the executor's, compiled again
     m = lower(30, "int32")
     args = sptrsv_args(m)
     f = np.ones(30)
