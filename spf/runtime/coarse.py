@@ -408,6 +408,21 @@ def estimate(parts: Parts, total_work: int, unit: float = 1.0) -> float:
     return float(total_work) / cost
 
 
+def in_order(order: np.ndarray, wsum: np.ndarray) -> Parts:
+    """``order`` as one coarse level of one part (``wsum``: the prefix sums of the work in
+    that order): what one thread runs, in that order, with no barrier (O(1)); no level
+    when there is no node."""
+    n = len(order)
+    if n == 0:
+        return Parts(
+            0, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), order, 0, order[:0]
+        )
+    work = np.array([wsum[n] - wsum[0]], dtype=np.int64)
+    return Parts(
+        1, np.array([0, 1], dtype=np.int64), np.array([0, n], dtype=np.int64), order, 1, work
+    )
+
+
 def row_parts(parts: Parts) -> tuple[np.ndarray, np.ndarray]:
     """Each row's part and coarse level (what the plan check reads), O(iterations)."""
     n = len(parts.order)

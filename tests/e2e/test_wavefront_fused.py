@@ -445,7 +445,9 @@ def test_fused_pass_computes_every_candidate_in_one_pass() -> None:
     the dependences computes the coarse levels of run blocks (each kernel's runs of rows, as
     for one kernel; an edge between kernels always raises the level), of the wide fixed
     blocks (``coarse.PIPELINE_SHIFT``) and of the fixed blocks (``coarse.BLOCK_SHIFT``),
-    with the levels and the work: each equals the same computed row by row in Python."""
+    with the levels and the work: each equals the same computed row by row in Python; and
+    each node's ``coarse_after``: a solve row itself, a product row the last solve row it
+    reads (its highest column)."""
     from spf.runtime import coarse
 
     comp = fused("solve_mv")
@@ -465,6 +467,7 @@ def test_fused_pass_computes_every_candidate_in_one_pass() -> None:
         names = ("level", "clev", "clev_wide", "clev_fixed")
         out = {name: np.zeros(n, dtype=np.int32) for name in names}  # 32-bit (LEVEL_TYPE)
         out["work"] = np.zeros(n, dtype=np.int64)
+        out["coarse_after"] = np.full(n, -1, dtype=np.int32)
         counts = ("nlevels", "nclev", "nclev_wide", "nclev_fixed")
         out |= {name: np.zeros((), dtype=np.int64) for name in counts}
         k._stages[0](
@@ -473,4 +476,9 @@ def test_fused_pass_computes_every_candidate_in_one_pass() -> None:
         want = fused_levels_by_hand(m, shift, {"clev_wide": wide, "clev_fixed": small})
         for name, value in want.items():
             np.testing.assert_array_equal(out[name], value, err_msg=f"{name} ({shift}, {wide})")
+        rowptr, col = args["rowptr"], args["col"]
+        last = [int(col[rowptr[i] : rowptr[i + 1]].max(initial=0)) for i in range(n // 2)]
+        np.testing.assert_array_equal(
+            out["coarse_after"], np.concatenate([np.arange(n // 2), last])
+        )
     assert want["clev"].max() < want["level"].max()  # on the grid, the runs merge levels
