@@ -408,6 +408,19 @@ def estimate(parts: Parts, total_work: int, unit: float = 1.0) -> float:
     return float(total_work) / cost
 
 
+IN_ORDER_NODES = 1 << 17
+"""The fewest nodes of kernels fused into one loop for which the inspector sorts the order one
+thread runs them in (:func:`in_order`); a smaller loop runs its kernels one after the other
+on one thread. The executor pays per node for the order and the test of the node's kernel,
+which the kernels one after the other do not, and the interleaved rows gain by filling the
+solve chain's stalls and by reading the rows of the matrix while they are in cache. One
+thread, CPU time of the executor in order over the serial kernels (medians of 21
+interleaved calls, machine loaded): 2-D Poisson 50 x 50 1.24, 100 x 100 1.04, 150 x 150
+0.89, 300 x 300 0.72, 1000 x 1000 0.72; the SuiteSparse lower triangles of the benchmark
+(2,000-46,500 rows, 8,000-93,000 nodes) 1.13-1.63 (arrow, 93,000 nodes: 1.13-1.18). A
+constant of the loop's size, not a timing, so an input's plan is the same on every run."""
+
+
 def in_order(order: np.ndarray, wsum: np.ndarray) -> Parts:
     """``order`` as one coarse level of one part (``wsum``: the prefix sums of the work in
     that order): what one thread runs, in that order, with no barrier (O(1)); no level

@@ -787,7 +787,9 @@ class WavefrontKernel(Kernel):
             found_gain = coarse.estimate(found, total, unit)
             if parts is None or found_gain > gain:
                 parts, gain = found, found_gain
-        one = None if after is None else self._in_order(given, level, nlev, after, work, check)
+        one = None  # the order one thread runs a fused loop in, when large enough to pay
+        if after is not None and n >= coarse.IN_ORDER_NODES:
+            one = self._in_order(given, level, nlev, after, work, check)
         if strategy in ("auto", "wavefront") and levelptr is not None:
             # kernels fused into one loop: a level holds every kernel's rows far apart, and
             # its plan ran at 2-3x the CPU time of either coarse plan (docs/inspection.md)
@@ -807,7 +809,7 @@ class WavefrontKernel(Kernel):
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
         names = self._copied(strategy, copies, given, order, total)
         _wait(joins)
-        return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
+        return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
 
     def _in_order(
         self,
