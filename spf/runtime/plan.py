@@ -236,7 +236,7 @@ class Plan:
         first if they were left."""
         for name in ("level_of", *LEVEL_ORDER):
             getattr(self, name)
-        return {k: v for k, v in self.__dict__.items() if k != NARROW}
+        return {k: v for k, v in self.__dict__.items() if k not in (NARROW, IN_ORDER)}
 
     def __repr__(self) -> str:
         return (
@@ -254,10 +254,12 @@ NARROW = "_narrow_levels"
 """The attribute of a plan holding its 32-bit levels (:class:`NarrowLevels`) until
 ``level_of`` is first read."""
 IN_ORDER = "_in_order"
-"""The attribute of a plan of kernels fused into one loop holding the order one thread runs
-its nodes in (:func:`spf.runtime.coarse.in_order`: blocks of the first kernel's rows, each
-followed by the later kernels' rows they complete), set by its inspector: what a
-``"serial"`` plan runs, and a coarse plan on a team of one thread."""
+"""The attribute of a plan of kernels fused into one loop (of at least
+:data:`spf.runtime.coarse.IN_ORDER_NODES` nodes) holding the order one thread runs its
+nodes in (a :class:`spf.runtime.coarse.Later`, sorted on first use by each node's
+:data:`~spf.analysis.coarse_inspector.AFTER`: every first-kernel row followed by the later
+kernels' rows it completes), set by its inspector: what a ``"serial"`` plan runs, and any
+other on a team of one thread. Not pickled (a plan read back runs the serial kernels)."""
 LevelOrder = tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]
 _SORT_LOCK = threading.Lock()
 
@@ -646,7 +648,7 @@ class WavefrontKernel(Kernel):
         by_level: tuple[np.ndarray, np.ndarray] | None,
         parts: coarse.Parts | None = None,
         copies: tuple[str, ...] = (),
-        one: coarse.Parts | None = None,
+        one: coarse.Later | None = None,
     ) -> Plan:
         """The :class:`Plan` of what the inspector stages computed (its arrays made
         read-only, not copied; the groups of the levels executor added). ``by_level``: the
@@ -788,8 +790,9 @@ class WavefrontKernel(Kernel):
             if parts is None or found_gain > gain:
                 parts, gain = found, found_gain
         one = None  # the order one thread runs a fused loop in, when large enough to pay
-        if after is not None and n >= coarse.IN_ORDER_NODES:
-            one = self._in_order(given, level, nlev, after, work, check)
+        if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
+            params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
+            one = coarse.Later(functools.partial(self._in_order, params, level, nlev, after))
         if strategy in ("auto", "wavefront") and levelptr is not None:
             # kernels fused into one loop: a level holds every kernel's rows far apart, and
             # its plan ran at 2-3x the CPU time of either coarse plan (docs/inspection.md)
@@ -812,20 +815,15 @@ class WavefrontKernel(Kernel):
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
 
     def _in_order(
-        self,
-        given: Mapping[str, object],
-        level: np.ndarray,
-        levels: int,
-        after: np.ndarray,
-        work: np.ndarray,
-        check: bool,
+        self, params: Mapping[str, object], level: np.ndarray, levels: int, after: np.ndarray
     ) -> coarse.Parts:
         """The nodes of kernels fused into one loop sorted by ``after`` (the generated
         counting sort, stable), as one part of one coarse level: what one thread runs
-        (:data:`IN_ORDER`)."""
+        (:data:`IN_ORDER`); the work is not summed (zeros)."""
         keys = len(after) // max(len(self._free), 1)
-        _, _, order, wsum = self._sorted(given, level, levels, after, keys, work, check)
-        return coarse.in_order(order, wsum)
+        work = np.zeros(len(after), dtype=np.int64)
+        _, _, order, _ = self._sorted(params, level, levels, after, keys, work, False)
+        return coarse.in_order(order)
 
     def _copied(
         self,
@@ -1098,11 +1096,11 @@ class WavefrontKernel(Kernel):
         (:data:`IN_ORDER`: the executor on one part), any other by the serial kernel.
         ``team``: :meth:`~spf.runtime.threads.ThreadGovernor.team` when the caller has
         it."""
-        one = plan.__dict__.get(IN_ORDER)
-        if not isinstance(one, coarse.Parts):
+        later = plan.__dict__.get(IN_ORDER)
+        if not isinstance(later, coarse.Later):
             self._run_serial(check, args)
             return
-        nm = self._names
+        one, nm = later.get(), self._names
         extra = {
             nm.levelptr: one.ptr,
             nm.partptr: one.partptr,

@@ -541,7 +541,7 @@ def test_fused_in_order_runs_each_product_row_after_the_solve_row_completing_it(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(coarse, "IN_ORDER_NODES", 2 * n)
         plan = k.inspect(threads=2, **args)
-    order = np.asarray(plan.__dict__[IN_ORDER].order)
+    order = np.asarray(plan.__dict__[IN_ORDER].get().order)
     assert plan.strategy == "serial"
     assert sorted(order.tolist()) == list(range(2 * n))
     where = np.empty(2 * n, dtype=np.int64)
