@@ -148,7 +148,18 @@ def build_coarse_inspector(
     kernel's runs the same way and keep the fixed blocks of ``2**coarse_shift_fixed`` rows
     (and with ``wide`` those of ``2**coarse_shift_wide``) as further candidates
     (:func:`_fused_pass_in_run_blocks`)."""
-    names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES, *FIXED_NAMES)
+    names = (
+        LEVEL,
+        NLEVELS,
+        CLEV,
+        NCLEV,
+        WORK,
+        BLOCK,
+        *SORT_NAMES,
+        *WIDE_NAMES,
+        *FIXED_NAMES,
+        AFTER,
+    )
     _fresh_names(ir, analysis, names)
     insp = build.computation(f"{ir.name}_coarse_inspector_{analysis.loop}")
     insp = _copy_declarations(ir, insp)
@@ -572,6 +583,20 @@ matrix whose rows seldom read the row before (a stiffness matrix) has short runs
 fixed blocks merge more levels."""
 
 
+AFTER = "coarse_after"
+"""Per node of kernels fused into one loop (:func:`_fused_pass_in_run_blocks`): a node of the
+first kernel itself, a later kernel's node the highest ``coarse_after`` of its sources (0
+without one): the first kernel's row after which every input of the node is final. Sorted
+by it (stable: ties by node, and every edge goes from a smaller node to a larger one), the
+nodes run on one thread with each later kernel's row right after the first kernel's row
+that completes it (:data:`spf.runtime.plan.IN_ORDER`)."""
+
+
+def uses_after(stage: ComputationIR) -> bool:
+    """Whether the coarse pass ``stage`` writes :data:`AFTER`."""
+    return any(d.name == AFTER for d in stage.data_spaces)
+
+
 def fuses_run_blocks(insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]) -> bool:
     """Whether the pass of ``analysis``'s kernels fused into one loop grows run blocks
     (:func:`_fused_pass_in_run_blocks`): more than one kernel, the pass in locals
@@ -589,13 +614,13 @@ def _fused_run_locals(analysis: WavefrontAnalysis, g: int) -> list[str]:
     level, coarse level, work, then :data:`RUN_LOCALS`, then the fixed-block candidates'
     levels."""
     names = (LEVEL, CLEV, WORK, *(r.removesuffix(RUN) for r in RUN_LOCALS), CLEV_WIDE, CLEV_FIXED)
-    return _locals_of(analysis, names, g)
+    return [*_locals_of(analysis, names, g), *_locals_of(analysis, (AFTER,), g)]
 
 
 def _fused_run_names_free(insp: ComputationIR, analysis: WavefrontAnalysis) -> bool:
     taken = {d.name for d in insp.data_spaces} | set(insp.params) | {u.name for u in insp.ufs}
     mine = {SEGMENT, *(x for g in range(analysis.groups) for x in _fused_run_locals(analysis, g))}
-    return not taken & mine
+    return not taken & (mine | {AFTER})
 
 
 def _fused_pass_in_run_blocks(
@@ -614,20 +639,22 @@ def _fused_pass_in_run_blocks(
     levels of the ``fixed`` candidates (coarse level, count, shift: ``clev_wide`` of
     ``2**coarse_shift_wide`` rows with a free kernel, ``clev_fixed``) as
     :func:`_pass_in_locals` does. The counts (``nlevels``, ``nclev``, ...) are left to the
-    caller (the maxima of the stored arrays)."""
+    caller (the maxima of the stored arrays), and each node's :data:`AFTER`."""
     v, n = analysis.var, analysis.extent
     for shift in (BLOCK, *(f[2] for f in fixed)):
         insp = build.add_constant(insp, shift)
     insp = build.add_data_space(insp, SEGMENT, "int64_t", (), role="local")
+    insp = build.add_data_space(insp, AFTER, LEVEL_TYPE, (analysis.nodes,))
     for g in range(analysis.groups):
         mine = [(k, e) for k, e in enumerate(edges, start=1) if e.group == g]
         loop = mine[0][1].var if mine else v
-        level_run, clev_run, work_run, new_run, near_run, block_run, *others = _fused_run_locals(
-            analysis, g
+        level_run, clev_run, work_run, new_run, near_run, block_run, *others, after_run = (
+            _fused_run_locals(analysis, g)
         )
         kept = [r for r, name in zip(others, (CLEV_WIDE, CLEV_FIXED), strict=True)
                 if name in {f[0] for f in fixed}]  # fmt: skip
         runs = [level_run, clev_run, work_run, new_run, near_run, block_run]
+        runs += [after_run] if g else []
         for run in runs + kept:
             ctype = "int64_t" if run in (work_run, block_run) else LEVEL_TYPE
             insp = build.add_data_space(insp, run, ctype, (), role="local")
@@ -646,6 +673,7 @@ def _fused_pass_in_run_blocks(
                 f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
                 *([f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);"] if within else []),
                 f"${work_run}$ += 1;",
+                *([f"${after_run}$ = max(${after_run}$, ${AFTER}$({e.src}));"] if g else []),
             ]
             for (clev, _, shift), run in zip(fixed, kept, strict=True):
                 step = e.step.replace(BLOCK, shift)
@@ -655,6 +683,7 @@ def _fused_pass_in_run_blocks(
                 insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
         after = _run_block_stores(node, (level_run, clev_run, work_run, new_run, near_run))
         after += [f"${f[0]}$({node}) = ${run}$;" for f, run in zip(fixed, kept, strict=True)]
+        after.append(f"${AFTER}$({node}) = {f'${after_run}$' if g else loop};")
         for j, body in enumerate(after):
             insp = build.add_stmt(
                 insp, body, rows, f"{{[{loop}] -> [1, {g}, {loop}, {len(edges) + 1}, {j}]}}"

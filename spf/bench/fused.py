@@ -13,6 +13,8 @@ On 2-D Poisson (the ``sptrsv`` section's grid), ``x = (D + L)⁻¹·b`` with the
   ``wavefront`` whose inspector levels the nodes of both kernels; its plans ``coarse``
   (coarse levels, the SpMV's rows free to balance the parts), ``levels`` and the default
   (``auto``), planned for the largest thread count;
+* ``hand C fused in order`` and ``hand C fused parts``: the machine's ceiling, written by
+  hand (:mod:`spf.bench.fused_hand`);
 * ``MKL IE trsv + mv`` when MKL is installed (``pip install mkl``).
 
 Then the same pair on the square SuiteSparse matrices of ``shared/data/suitesparse`` (their
@@ -23,8 +25,9 @@ each thread count (compared at its best).
 Every variant is first checked bitwise (MKL: to 1e-10) against the serial pair. Targets:
 the fused wavefront by coarse levels >= 1.3x the separate wavefront + parallel SpMV at the
 largest thread count, and the fused wavefront >= 1.5x MKL's pair, geomean over Poisson and
-the SuiteSparse matrices. A call whose OpenMP team is one thread (``--threads 1``, or a busy
-machine's cap) runs the serial kernels instead of any executor.
+the SuiteSparse matrices. A fused call whose OpenMP team is one thread (``--threads 1``, or
+a busy machine's cap), or whose plan is ``"serial"``, runs the fused loop in order on one
+thread (each product row right after the solve row that completes it).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import spf
 import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_note, measure, median
+from spf.bench.fused_hand import hand_fused
 from spf.bench.mkl import MklCsr, MklTrsv, load_mkl
 from spf.bench.teams import Teams
 
@@ -123,6 +127,7 @@ def run(ctx: Context) -> Section:
         if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
             raise SystemExit(f"fused: {code} differs from the two serial kernels")
         variants.append(teams.watch(code, t, call, *kernels))
+    variants += hand_fused(ctx, plans["coarse"], args, b, (want_x, want_y))
     variants += _mkl(ctx, a, b, want_y)
     ctx.log(f"fused: N = {n:,}")
     times, load = measure(ctx, variants, ctx.cfg.trsv_rounds, warmup=1)

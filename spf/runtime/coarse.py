@@ -18,10 +18,13 @@ region), which
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from spf.errors import CodegenError
 
 BLOCK_SHIFT = 6
 """Rows per block ``B = 2**BLOCK_SHIFT`` (64). A 2-D grid in natural order has coarse levels
@@ -406,6 +409,52 @@ def estimate(parts: Parts, total_work: int, unit: float = 1.0) -> float:
     cost = float(parts.largest.sum()) + unit * (BARRIER_WORK * parts.levels + REGION_WORK)
     cost += per_part
     return float(total_work) / cost
+
+
+IN_ORDER_NODES = 1 << 17
+"""The fewest nodes of kernels fused into one loop for which the inspector sorts the order one
+thread runs them in (:func:`in_order`); a smaller loop runs its kernels one after the other
+on one thread. The executor pays per node for the order and the test of the node's kernel,
+which the kernels one after the other do not, and the interleaved rows gain by filling the
+solve chain's stalls and by reading the rows of the matrix while they are in cache. One
+thread, CPU time of the executor in order over the serial kernels (medians of 21
+interleaved calls, machine loaded): 2-D Poisson 50 x 50 1.24, 100 x 100 1.04, 150 x 150
+0.89, 300 x 300 0.72, 1000 x 1000 0.72; the SuiteSparse lower triangles of the benchmark
+(2,000-46,500 rows, 8,000-93,000 nodes) 1.13-1.63 (arrow, 93,000 nodes: 1.13-1.18). A
+constant of the loop's size, not a timing, so an input's plan is the same on every run."""
+
+
+def in_order(order: np.ndarray) -> Parts:
+    """``order`` as one coarse level of one part: what one thread runs, in that order, with
+    no barrier (O(1)); no level when there is no node. Its work is not counted (0)."""
+    n = len(order)
+    none = np.zeros(1, dtype=np.int64)
+    if n == 0:
+        return Parts(0, none, none.copy(), order, 0, none[:0])
+    one = np.array([0, 1], dtype=np.int64)
+    return Parts(1, one, np.array([0, n], dtype=np.int64), order, 1, none)
+
+
+class Later:
+    """Parts made on first use (:meth:`get`, once, under a lock): the order a fused loop runs
+    in on one thread, which a plan whose calls get two threads never sorts."""
+
+    def __init__(self, make: Callable[[], Parts]) -> None:
+        self._make: Callable[[], Parts] | None = make
+        self._parts: Parts | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Parts:
+        """The parts, made by the first call (which lets go of what made them)."""
+        parts = self._parts
+        if parts is None:
+            with self._lock:
+                if self._parts is None and self._make is not None:
+                    self._parts, self._make = self._make(), None
+                parts = self._parts
+        if parts is None:
+            raise CodegenError("spf bug: coarse.Later made no parts")
+        return parts
 
 
 def row_parts(parts: Parts) -> tuple[np.ndarray, np.ndarray]:

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.analysis.coarse_inspector import (
+    AFTER,
     BAD,
     BLOCK,
     BLOCK_FIXED,
@@ -71,6 +72,7 @@ from spf.analysis.coarse_inspector import (
     CLEVPTR,
     CORDER,
     CSLOT,
+    FIXED_NAMES,
     LEVEL_OF,
     LEVELS_N,
     MAX_NODES,
@@ -90,7 +92,7 @@ from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_narrow import fits, narrowed
-from spf.runtime.threads import GOVERNOR
+from spf.runtime.threads import GOVERNOR, openmp_threads
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
@@ -235,7 +237,7 @@ class Plan:
         first if they were left."""
         for name in ("level_of", *LEVEL_ORDER):
             getattr(self, name)
-        return {k: v for k, v in self.__dict__.items() if k != NARROW}
+        return {k: v for k, v in self.__dict__.items() if k not in (NARROW, IN_ORDER)}
 
     def __repr__(self) -> str:
         return (
@@ -252,6 +254,13 @@ LEVEL_ORDER = ("levelptr", "order", "groups", "groupptr", "one_thread")
 NARROW = "_narrow_levels"
 """The attribute of a plan holding its 32-bit levels (:class:`NarrowLevels`) until
 ``level_of`` is first read."""
+IN_ORDER = "_in_order"
+"""The attribute of a plan of kernels fused into one loop (of at least
+:data:`spf.runtime.coarse.IN_ORDER_NODES` nodes) holding the order one thread runs its
+nodes in (a :class:`spf.runtime.coarse.Later`, sorted on first use by each node's
+:data:`~spf.analysis.coarse_inspector.AFTER`: every first-kernel row followed by the later
+kernels' rows it completes), set by its inspector: what a ``"serial"`` plan runs, and any
+other on a team of one thread. Not pickled (a plan read back runs the serial kernels)."""
 LevelOrder = tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]
 _SORT_LOCK = threading.Lock()
 
@@ -443,6 +452,10 @@ class WavefrontKernel(Kernel):
     _zeroed: bool
     """The coarse pass starts every node's levels at 0 (no zeroed arrays needed)."""
     _runs: bool
+    _after: bool
+    """The coarse pass writes each node's :data:`~spf.analysis.coarse_inspector.AFTER` (kernels
+    fused into one loop): the inspector sorts the nodes by it into the order one thread runs
+    (:data:`IN_ORDER`)."""
     """The coarse pass grows its blocks as runs of rows (:attr:`coarse.Blocks.runs`), at
     most ``2**coarse.RUN_SHIFT`` rows each."""
     _pair: tuple[Kernel, Kernel, Kernel] | None
@@ -516,7 +529,9 @@ class WavefrontKernel(Kernel):
         code = "".join(st.source for st in stages).encode()
         out._made_by = (INSPECTOR, names.loop, (), zlib.crc32(code))
         own = {LEVEL, NLEVELS, "levelptr", "slot", "fill", "order", CLEV, NCLEV, WORK, BLOCK}
-        own |= {CLEVPTR, CSLOT, CORDER, WSUM, LEVELS_N, CLEVELS_N, *WIDE_NAMES}
+        own |= {CLEVPTR, CSLOT, CORDER, WSUM, LEVELS_N, CLEVELS_N, *WIDE_NAMES, *FIXED_NAMES}
+        own.add(AFTER)
+        out._after = bool(stages) and any(a.name == AFTER for a in stages[0].arguments)
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
@@ -650,6 +665,7 @@ class WavefrontKernel(Kernel):
         by_level: tuple[np.ndarray, np.ndarray] | None,
         parts: coarse.Parts | None = None,
         copies: tuple[str, ...] = (),
+        one: coarse.Later | None = None,
     ) -> Plan:
         """The :class:`Plan` of what the inspector stages computed (its arrays made
         read-only, not copied; the groups of the levels executor added). ``by_level``: the
@@ -710,6 +726,8 @@ class WavefrontKernel(Kernel):
                 _INSPECTOR_OUTPUT.active = False
         if parts is not None:
             _CHECKED[plan] = self._made_by
+        if one is not None:
+            object.__setattr__(plan, IN_ORDER, one)
         return plan
 
     def _sort(
@@ -758,7 +776,7 @@ class WavefrontKernel(Kernel):
         # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins = [] if check else [prefetch(arrays)]
-        level, nlev, work, candidates = self._coarse_pass(given, n, check)
+        level, nlev, work, candidates, after = self._coarse_pass(given, n, check)
         joins += [] if check else [prefetch([level])]
         blocks = n // len(self._free)
         unit = coarse.weigh(work, blocks, self._free)
@@ -769,6 +787,7 @@ class WavefrontKernel(Kernel):
         if strategy in ("auto", "wavefront") and len(candidates) == 1 and candidates[0][1] == nlev:
             strategy = "levels" if strategy == "wavefront" else "auto-levels"
         coarse_candidates = [] if strategy in ("levels", "auto-levels") else candidates
+        fused = len(self._free) > 1
         for k, (clev, nclev, shift) in enumerate(coarse_candidates):
             # the first sort counts the level sizes too (what the levels estimate reads)
             by = (level, nlev) if k == 0 else (clev, nclev)
@@ -788,10 +807,13 @@ class WavefrontKernel(Kernel):
             found_gain = coarse.estimate(found, total, unit)
             if parts is None or found_gain > gain:
                 parts, gain = found, found_gain
+        one = None  # the order one thread runs a fused loop in, when large enough to pay
+        if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
+            params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
+            one = coarse.Later(functools.partial(self._in_order, params, level, nlev, after))
         if strategy in ("auto", "wavefront") and levelptr is not None:
             # kernels fused into one loop: a level holds every kernel's rows far apart, and
             # its plan ran at 2-3x the CPU time of either coarse plan (docs/inspection.md)
-            fused = len(self._free) > 1
             rival = 0.0 if fused else coarse.level_estimate(levelptr, nlev, total, team, unit)
             gain, best = max((gain, "coarse"), (rival, "levels"))
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
@@ -800,7 +822,7 @@ class WavefrontKernel(Kernel):
             names = self._copied(strategy, copies, given, parts.order, total)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins)
-            return self._plan(given, level, nlev, strategy, None, parts, names)
+            return self._plan(given, level, nlev, strategy, None, parts, names, one)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -810,7 +832,18 @@ class WavefrontKernel(Kernel):
         names = self._copied(strategy, copies, given, order, total)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
-        return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
+        return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
+
+    def _in_order(
+        self, params: Mapping[str, object], level: np.ndarray, levels: int, after: np.ndarray
+    ) -> coarse.Parts:
+        """The nodes of kernels fused into one loop sorted by ``after`` (the generated
+        counting sort, stable), as one part of one coarse level: what one thread runs
+        (:data:`IN_ORDER`); the work is not summed (zeros)."""
+        keys = len(after) // max(len(self._free), 1)
+        work = np.zeros(len(after), dtype=np.int64)
+        _, _, order, _ = self._sorted(params, level, levels, after, keys, work, False)
+        return coarse.in_order(order)
 
     def _with_hash(
         self,
@@ -861,10 +894,11 @@ class WavefrontKernel(Kernel):
 
     def _coarse_pass(
         self, given: Mapping[str, object], n: int, check: bool
-    ) -> tuple[np.ndarray, int, np.ndarray, list[tuple[np.ndarray, int, int]]]:
+    ) -> tuple[np.ndarray, int, np.ndarray, list[tuple[np.ndarray, int, int]], np.ndarray | None]:
         """The generated pass over the dependences: (level, levels, work, per candidate
-        block size its coarse levels, their count and the block shift); the levels and
-        coarse levels are 32-bit."""
+        block size its coarse levels, their count and the block shift, each node's
+        :data:`~spf.analysis.coarse_inspector.AFTER` when the pass writes it); the levels
+        and coarse levels are 32-bit."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -897,12 +931,14 @@ class WavefrontKernel(Kernel):
                 BLOCK_FIXED: coarse.BLOCK_SHIFT,
             }
             candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
+        if self._after:  # every node's set by the pass
+            out[AFTER] = np.empty(n, dtype=np.int32)
         stage(check=check, **out, **_pick(stage, given))
         if self._runs:  # the run-block pass leaves the counts to the caller
             for key, count, _ in [(LEVEL, NLEVELS, 0), *candidates]:
                 out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
-        return out[LEVEL], int(out[NLEVELS]), out[WORK], got
+        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER)
 
     def _sorted(
         self,
@@ -1028,7 +1064,7 @@ class WavefrontKernel(Kernel):
         else:
             self._check_plan(plan, args, contents=check)
         if plan.strategy == "serial":
-            self._run_serial(check, args)
+            self._run_in_order(plan, check, args)
             return
         if self._coarse != (plan.strategy in ("coarse", "levels")):
             raise ArgumentError(
@@ -1038,8 +1074,9 @@ class WavefrontKernel(Kernel):
             )
         if self._coarse:
             self._check_parts(plan, args)
-        if GOVERNOR.team() == 1:  # one thread: the loop in order beats the executor's order
-            self._run_serial(check, args)
+        team = GOVERNOR.team()
+        if team == 1:  # one thread: the loop in order beats the executor's order
+            self._run_in_order(plan, check, args, team)
             return
         extra: dict[str, object]
         if self._coarse:  # the parts alone (the plan's level order is not read)
@@ -1111,6 +1148,31 @@ class WavefrontKernel(Kernel):
             finally:
                 self._last_threads = kernel.last_threads
 
+    def _run_in_order(
+        self, plan: Plan, check: bool, args: Mapping[str, object], team: int | None = None
+    ) -> None:
+        """The loop on one thread: a plan of fused kernels by the order its inspector left
+        (:data:`IN_ORDER`: the executor on one part), any other by the serial kernel.
+        ``team``: :meth:`~spf.runtime.threads.ThreadGovernor.team` when the caller has
+        it."""
+        later = plan.__dict__.get(IN_ORDER)
+        if not isinstance(later, coarse.Later):
+            self._run_serial(check, args)
+            return
+        one, nm = later.get(), self._names
+        extra = {
+            nm.levelptr: one.ptr,
+            nm.partptr: one.partptr,
+            nm.order: one.order,
+            nm.nlevels: one.levels,
+            nm.nparts: one.parts,
+        }
+        if (GOVERNOR.team() if team is None else team) == 1:
+            Kernel.__call__(self, check=check, **args, **extra)
+            return
+        with openmp_threads(1):  # a part per level: a second thread would only wait
+            Kernel.__call__(self, check=check, **args, **extra)
+
     def _run_serial(self, check: bool, args: Mapping[str, object]) -> None:
         """The loop in its original order on one thread (the serial kernel)."""
         serial = self._serial
@@ -1179,7 +1241,7 @@ _SEALED: weakref.WeakKeyDictionary[Plan, bool] = weakref.WeakKeyDictionary()
 read-only and a plan rebuilt from other arrays is another object, so one look per plan
 holds for all its calls."""
 
-_EXPECTED: weakref.WeakKeyDictionary[Plan, Fingerprint] = weakref.WeakKeyDictionary()
+_EXPECTED: weakref.WeakKeyDictionary[Plan, Expected] = weakref.WeakKeyDictionary()
 """Per plan, the fingerprint of the arguments it inspected (its ``inspected`` without the
 inspector's and the seal's entries)."""
 
@@ -1204,17 +1266,32 @@ def _seal_holds(plan: Plan) -> bool:
     return seal_of(plan.level_of, sealed) == sealed
 
 
-def _expected(plan: Plan) -> Fingerprint:
+Expected = tuple[tuple[str, "np.dtype[Any] | None", tuple[int, ...], int | None], ...]
+"""A plan's fingerprint as a call compares it: each array's dtype as a dtype (None: a
+parameter's value)."""
+
+
+def _expected(plan: Plan) -> Expected:
     got = _EXPECTED.get(plan)
     if got is None:
         skip = (INSPECTOR, LEVELS_SEAL)
-        got = _EXPECTED[plan] = tuple(e for e in plan.inspected if e[0] not in skip)
+        got = _EXPECTED[plan] = tuple(
+            (name, None if dtype == "value" else np.dtype(dtype), shape, crc)
+            for name, dtype, shape, crc in plan.inspected
+            if name not in skip
+        )
     return got
 
 
-def _differing_args(
-    expected: Fingerprint, args: Mapping[str, object], contents: bool
-) -> str | None:
+@functools.lru_cache(maxsize=1024, typed=True)
+def _value_crc(value: object) -> int:
+    """The checksum a fingerprint records of a parameter's value, remembered by value: a
+    call with a plan compares its parameters' (``N``, ``NNZ``) at every call, which cost a
+    few microseconds of a small matrix's call."""
+    return zlib.crc32(str(value).encode())
+
+
+def _differing_args(expected: Expected, args: Mapping[str, object], contents: bool) -> str | None:
     """The first argument of ``expected`` that ``args`` gives otherwise (missing, another
     dtype, shape or value, or with ``contents`` other bytes), None when all agree: what
     :func:`differing` says of :func:`fingerprint`'s, with the arrays hashed in one batch."""
@@ -1222,12 +1299,19 @@ def _differing_args(
     for name, dtype, shape, crc in expected:
         value = args.get(name)
         if isinstance(value, np.ndarray):
-            if _dtype_name(value.dtype) != dtype or value.shape != shape:
+            if dtype is None or value.dtype != dtype or value.shape != shape:
                 return name
             if contents:
                 hashed.append((name, value, crc))
-        elif value is None or dtype != "value" or zlib.crc32(str(value).encode()) != crc:
+        elif value is None or dtype is not None:
             return name
+        else:
+            try:
+                now = _value_crc(value)
+            except TypeError:  # unhashable: checksummed as it is
+                now = zlib.crc32(str(value).encode())
+            if now != crc:
+                return name
     if hashed:
         got = checksums([a for _, a, _ in hashed])
         for (name, _, crc), now in zip(hashed, got, strict=True):

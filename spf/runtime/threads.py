@@ -11,8 +11,9 @@ threads than cores are free:
   CPU time they used on those CPUs over the last interval (``/proc/stat`` less this
   process's own CPU time) and their runnable threads (``/proc/loadavg`` less this process's
   running threads, smoothed over the last few measurements; a process waiting for a core
-  this process holds uses no CPU time but is runnable); where ``/proc`` is missing, the
-  1-minute load average (:func:`os.getloadavg`);
+  this process holds uses no CPU time but is runnable), the runnable threads counted only
+  when the others' CPU time reached :data:`RUNNABLE_CPU` cores (:meth:`ThreadGovernor.cap`);
+  where ``/proc`` is missing, the 1-minute load average (:func:`os.getloadavg`);
 * when fewer cores are free than the team OpenMP would start, the call runs under
   ``omp_set_num_threads(free)`` and the previous setting is restored afterwards, so the
   user's ``OMP_NUM_THREADS`` / ``omp_set_num_threads`` remain the upper bound;
@@ -48,6 +49,17 @@ INTERVAL_S = 0.2
 
 SPIN_COUNT = "10000"
 """``GOMP_SPINCOUNT`` spf sets when neither it nor ``OMP_WAIT_POLICY`` is set."""
+
+RUNNABLE_CPU = 0.25
+"""The cores' worth of CPU time other processes must have used over the last interval for
+their runnable threads to count as demand. The runnable count is one sample taken at the
+moment of the measurement, and while this process's threads hold both cores every thread
+that just woke counts there, however little it then runs (a poller, a kernel thread); a
+thread that really wants a core gets its fair share from the scheduler within a few
+milliseconds, so over the interval (:data:`INTERVAL_S`) its CPU time shows it (a third of a
+core beside this process's two threads). On an idle 2-core machine the benchmark's fused
+calls on small matrices read 0.5 runnable threads (smoothed) while the others used 0.01
+cores, and ran on one thread."""
 
 ENV = "SPF_ADAPTIVE_THREADS"
 
@@ -211,7 +223,7 @@ class ThreadGovernor:
         others, cpu = self._runnable, None
         if last is not None and busy is not None and now > last[0]:
             cpu = ((busy - last[1]) - (own - last[2])) / (now - last[0])
-            others = max(others, cpu)
+            others = max(others, cpu) if cpu >= RUNNABLE_CPU else max(cpu, 0.0)
         ncpu = len(self.cpus)
         self.free = min(float(ncpu), max(0.0, ncpu - others))
         # A core at least half free is worth a thread.

@@ -445,7 +445,9 @@ def test_fused_pass_computes_every_candidate_in_one_pass() -> None:
     the dependences computes the coarse levels of run blocks (each kernel's runs of rows, as
     for one kernel; an edge between kernels always raises the level), of the wide fixed
     blocks (``coarse.PIPELINE_SHIFT``) and of the fixed blocks (``coarse.BLOCK_SHIFT``),
-    with the levels and the work: each equals the same computed row by row in Python."""
+    with the levels and the work: each equals the same computed row by row in Python; and
+    each node's ``coarse_after``: a solve row itself, a product row the last solve row it
+    reads (its highest column)."""
     from spf.runtime import coarse
 
     comp = fused("solve_mv")
@@ -465,6 +467,7 @@ def test_fused_pass_computes_every_candidate_in_one_pass() -> None:
         names = ("level", "clev", "clev_wide", "clev_fixed")
         out = {name: np.zeros(n, dtype=np.int32) for name in names}  # 32-bit (LEVEL_TYPE)
         out["work"] = np.zeros(n, dtype=np.int64)
+        out["coarse_after"] = np.full(n, -1, dtype=np.int32)
         counts = ("nlevels", "nclev", "nclev_wide", "nclev_fixed")
         out |= {name: np.zeros((), dtype=np.int64) for name in counts}
         k._stages[0](
@@ -473,4 +476,85 @@ def test_fused_pass_computes_every_candidate_in_one_pass() -> None:
         want = fused_levels_by_hand(m, shift, {"clev_wide": wide, "clev_fixed": small})
         for name, value in want.items():
             np.testing.assert_array_equal(out[name], value, err_msg=f"{name} ({shift}, {wide})")
+        rowptr, col = args["rowptr"], args["col"]
+        last = [int(col[rowptr[i] : rowptr[i + 1]].max(initial=0)) for i in range(n // 2)]
+        np.testing.assert_array_equal(
+            out["coarse_after"], np.concatenate([np.arange(n // 2), last])
+        )
     assert want["clev"].max() < want["level"].max()  # on the grid, the runs merge levels
+
+
+@pytest.mark.parametrize("name", ["random", *SUITESPARSE])
+def test_fused_in_order_equals_kernels_one_after_the_other(
+    fused_kernel: Any,
+    separate: Any,
+    omp_threads: int,
+    monkeypatch: pytest.MonkeyPatch,
+    suitesparse_dir: Path,
+    name: str,
+) -> None:
+    """The order one thread runs a fused loop in (each later kernel's node right after the
+    first kernel's row that completes it), taken by a ``"serial"`` plan and by a coarse plan
+    on a team of one thread, equals the kernels one after the other bitwise (forced here
+    on small matrices: ``coarse.IN_ORDER_NODES`` 0)."""
+    from spf.runtime import coarse
+    from spf.runtime.plan import IN_ORDER
+
+    monkeypatch.setattr(coarse, "IN_ORDER_NODES", 0)
+    kind, dtype, k = fused_kernel
+    if kind == "solve_mv" and k._coarse:
+        assert k._after  # the run-block pass of the solve and product writes coarse_after
+    if name == "random":
+        m = random_matrix(300, 0.02, 8)
+    else:
+        m = sps.csr_array(read_matrix_market(suitesparse_dir / name))
+        m = sps.csr_array(m + sps.diags_array(np.abs(m).sum(axis=1) + 1.0))
+        m.sum_duplicates()
+        m.sort_indices()
+    b = np.random.default_rng(5).standard_normal(m.shape[0])
+    want = run_separately(kind, separate[kind], m, b)
+    for strategy in ("serial", *COARSE_STRATEGIES) if k._coarse else ("serial",):
+        got, plan = run_fused(k, dtype, m, b, strategy)
+        assert (IN_ORDER in plan.__dict__) == (k._coarse and k._after)
+        for key, value in want.items():
+            np.testing.assert_array_equal(got[key], value, err_msg=f"{kind} {strategy}: {key}")
+
+
+def test_fused_in_order_runs_each_product_row_after_the_solve_row_completing_it() -> None:
+    """On a 2-D grid the order of the solve and product for one thread puts product row
+    ``p`` right after solve row ``c``, its highest column (the grid row above), before solve
+    row ``c + 1``; the plan is ``"serial"`` on this small grid (its parts do not pay) and runs
+    that order."""
+    from spf.runtime import coarse
+    from spf.runtime.plan import IN_ORDER
+
+    comp = fused("solve_mv")
+    comp.wavefront("_i0_i")
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    m = sps.csr_array(spf.sparse.poisson2d(30))
+    n = m.shape[0]
+    args = gauss_seidel_args(m)
+    a = args.pop("A")
+    small = k.inspect(threads=2, **args)
+    assert IN_ORDER not in small.__dict__  # below coarse.IN_ORDER_NODES: unfused
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(coarse, "IN_ORDER_NODES", 2 * n)
+        plan = k.inspect(threads=2, **args)
+    order = np.asarray(plan.__dict__[IN_ORDER].get().order)
+    assert plan.strategy == "serial"
+    assert sorted(order.tolist()) == list(range(2 * n))
+    where = np.empty(2 * n, dtype=np.int64)
+    where[order] = np.arange(2 * n)
+    last = np.array([m.indices[m.indptr[p] : m.indptr[p + 1]].max() for p in range(n)])
+    assert (where[n + np.arange(n)] > where[last]).all()
+    after = last + 1 < n
+    assert (where[n + np.arange(n)][after] < where[last[after] + 1]).all()
+    x, y = np.zeros(n), np.zeros(n)
+    b = np.ones(n)
+    k(x=x, y=y, r=np.zeros(n), z=np.zeros(n), b=b, A=a, plan=plan, **args)
+    x2, y2 = np.zeros(n), np.zeros(n)
+    kernels.trsv_diag_csr().compile()(x=x2, b=b, A=a, **args)
+    kernels.spmv_csr().compile()(y=y2, x=x2, A=a, rowptr=args["rowptr"], col=args["col"])
+    np.testing.assert_array_equal(x, x2)
+    np.testing.assert_array_equal(y, y2)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+import types
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -201,3 +203,33 @@ def test_a_worker_asleep_right_after_the_load_was_read_is_not_another_process(
     monkeypatch.setattr(threads, "_own_running", lambda: next(busy))
     monkeypatch.setattr(threads, "_read", lambda path: "0.50 0.40 0.30 3/100 4321\n")
     assert threads._runnable_others() == 2.0
+
+
+def test_runnable_threads_count_only_with_cpu_time(
+    governor: threads.ThreadGovernor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runnable thread of another process that got no CPU time over the interval (one
+    that woke while this process held both cores, and needs little) takes no thread away;
+    with the others' CPU time at ``RUNNABLE_CPU`` or more, the runnable threads count."""
+
+    clock = {"busy": 5.0, "own": 1.0}
+    monkeypatch.setattr(threads, "_busy_seconds", lambda cpus: clock["busy"])
+    monkeypatch.setattr(
+        threads,
+        "time",
+        types.SimpleNamespace(process_time=lambda: clock["own"], monotonic=time.monotonic),
+    )
+    monkeypatch.setattr(threads, "_runnable_others", lambda: 1.0)
+    governor._measure(100.0)  # the first reading: no interval, the runnable count alone
+    assert governor._cap == 1
+    clock["busy"] += 0.4 + 0.002  # this process's two threads, the others 0.01 cores
+    clock["own"] += 0.4
+    governor._measure(100.2)
+    assert governor.reading is not None
+    assert governor.reading.cpu == pytest.approx(0.01)
+    assert governor._cap == 0
+    assert governor.free == pytest.approx(1.99)
+    clock["busy"] += 0.4 + 0.16  # the others 0.8 cores: their runnable thread counts
+    clock["own"] += 0.4
+    governor._measure(100.4)
+    assert governor._cap == 1
