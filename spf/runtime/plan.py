@@ -1168,10 +1168,10 @@ class WavefrontKernel(Kernel):
             nm.nparts: one.parts,
         }
         if (GOVERNOR.team() if team is None else team) == 1:
-            Kernel.__call__(self, check=check, **args, **extra)
+            self._run_executor(plan, check, args, extra)
             return
         with openmp_threads(1):  # a part per level: a second thread would only wait
-            Kernel.__call__(self, check=check, **args, **extra)
+            self._run_executor(plan, check, args, extra)
 
     def _run_serial(self, check: bool, args: Mapping[str, object]) -> None:
         """The loop in its original order on one thread (the serial kernel)."""
