@@ -85,11 +85,11 @@ from spf.analysis.coarse_inspector import (
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
-from spf.runtime.checksum import checksums, prefetch, shared
+from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.copies import Copies, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
-from spf.runtime.threads import GOVERNOR
+from spf.runtime.threads import GOVERNOR, default_team
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
@@ -425,6 +425,11 @@ class WavefrontKernel(Kernel):
     levels kernel's level sort (``levelptr``, ``order``) or a coarse kernel's counting sort
     by coarse level (:attr:`_pair`)."""
     _make_level_sort: Callable[[], tuple[Kernel, Kernel]] | None
+    _make_split: Callable[[], tuple[Kernel, Kernel]] | None
+    """What compiles a coarse kernel's pass as two passes run at once (levels; coarse levels
+    and work: :func:`spf.analysis.coarse_inspector.build_split_passes`), on the first
+    inspection with two threads (None: its pass has no such split)."""
+    _split_kernels: tuple[Kernel, Kernel] | None
     """What compiles a coarse kernel's level sort, which only a plan whose level order is
     read runs (None: a levels kernel's, in :attr:`_stages`)."""
     _level_sort_kernels: tuple[Kernel, Kernel] | None
@@ -467,6 +472,7 @@ class WavefrontKernel(Kernel):
         zeroed: bool = False,
         level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
         runs: bool = False,
+        split: Callable[[], tuple[Kernel, Kernel]] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -479,12 +485,15 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``level_sort``: what
         compiles the level sort when a plan's level order is first read (None: ``stages``
         holds it, after the pass); ``runs``: the coarse pass grows its blocks as runs of rows
-        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`)."""
+        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`); ``split``: what compiles
+        the pass as two that two threads run at once (:attr:`_make_split`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
         out._make_level_sort = level_sort
         out._level_sort_kernels = None
+        out._make_split = split
+        out._split_kernels = None
         out._make_serial = serial
         out._serial_kernel = None
         out._serial_lock = threading.Lock()
@@ -534,6 +543,18 @@ class WavefrontKernel(Kernel):
                 kernels = self._level_sort_kernels
                 if kernels is None:
                     kernels = self._level_sort_kernels = self._make_level_sort()
+        return kernels
+
+    def _split(self) -> tuple[Kernel, Kernel]:
+        """The pass as two (levels; coarse levels and work), compiled on first use."""
+        kernels = self._split_kernels
+        if kernels is None:
+            if self._make_split is None:
+                raise CodegenError(f"spf bug: {self.name} has no split pass")
+            with self._serial_lock:  # the lock of the kernels compiled on first use
+                kernels = self._split_kernels
+                if kernels is None:
+                    kernels = self._split_kernels = self._make_split()
         return kernels
 
     @property
@@ -731,8 +752,6 @@ class WavefrontKernel(Kernel):
         read. When blocks merge no levels (as many coarse levels as levels, one kernel), the
         coarse plan would be the levels plan cut at block boundaries only: ``"auto"`` and
         ``"wavefront"`` then plan the levels alone (one sort instead of two)."""
-        from spf.runtime.threads import default_team
-
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
@@ -856,12 +875,38 @@ class WavefrontKernel(Kernel):
                 BLOCK_FIXED: coarse.BLOCK_SHIFT,
             }
             candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
-        stage(check=check, **out, **_pick(stage, given))
+        counted = [(LEVEL, NLEVELS, 0), *candidates]
+        if self._make_split is not None and not check and n and default_team() > 1:
+            out[NLEVELS] = self._split_pass(out, given)
+            counted = candidates
+        else:
+            stage(check=check, **out, **_pick(stage, given))
         if self._runs:  # the run-block pass leaves the counts to the caller
-            for key, count, _ in [(LEVEL, NLEVELS, 0), *candidates]:
+            for key, count, _ in counted:
                 out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
         return out[LEVEL], int(out[NLEVELS]), out[WORK], got
+
+    def _split_pass(self, out: dict[str, Any], given: Mapping[str, object]) -> int:
+        """The pass as two at once (:attr:`_make_split`): the levels, and their count, on a
+        worker thread, the coarse levels and work on this one (the generated C releases
+        the GIL); writes ``out``'s arrays as the joint pass does, returns the count of
+        levels. Unchecked calls only: a checked inspection checks the index arrays in the
+        one pass that reads them."""
+        levels_k, blocks_k = self._split()
+        level = out[LEVEL]
+
+        def levels() -> int:
+            levels_k(check=False, **{LEVEL: level}, **_pick(levels_k, given))
+            return int(level.max()) + 1
+
+        job = submit(levels)
+        try:
+            mine = {k: out[k] for k in (CLEV, WORK, BLOCK)}
+            blocks_k(check=False, **mine, **_pick(blocks_k, given))
+        finally:
+            count = job.result()
+        return count
 
     def _sorted(
         self,
@@ -1228,6 +1273,7 @@ def compile_wavefront(
         build_coarse_inspector,
         build_pair_sort,
         build_part_check,
+        build_split_passes,
         free_kernels,
         uses_run_blocks,
         zeroes_in_pass,
@@ -1281,6 +1327,14 @@ def compile_wavefront(
         ((count, order),) = compile_units([unit], light_flags=LIGHT_OPT_FLAGS, **options)
         return count, order
 
+    halves = build_split_passes(ir, analysis) if is_coarse else None
+
+    def split() -> tuple[Kernel, Kernel]:  # the pass as two, on the first 2-thread inspection
+        assert halves is not None
+        unit = UnitParts([(h, None, True) for h in halves], f"{library}_split", light=True)
+        ((levels_k, blocks_k),) = compile_units([unit], light_flags=LIGHT_OPT_FLAGS, **options)
+        return levels_k, blocks_k
+
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
 
@@ -1316,6 +1370,7 @@ def compile_wavefront(
         is_coarse and zeroes_in_pass(analysis),
         level_sort if is_coarse else None,
         runs=is_coarse and uses_run_blocks(first),
+        split=split if halves is not None and uses_run_blocks(first) else None,
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
