@@ -584,20 +584,58 @@ def build_pair_sort(
     }
     small = {**ranged, "dtype": LEVEL_TYPE.removesuffix("_t")}
     dom = f"{{[{v}]: 0 <= {v} < {n}}}"
-    count = build.computation(f"{name}_pair_count")
+    count = _count_stage(
+        analysis,
+        f"{name}_pair_count",
+        ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N)),
+    )
     order = build.computation(f"{name}_pair_order")
-    for key in (LEVEL, CLEV):
+    order = build.declare_uf(order, CSLOT, **small)
+    order = build.add_data_space(order, CORDER, "int64_t", (n,))
+    order = build.add_stmt(
+        order, f"${CORDER}$({CSLOT}({v})) = {v};", dom, f"{{[{v}] -> [0, {v}, 0]}}"
+    )
+    sums = build.declare_uf(build.computation(f"{name}_pair_sums"), CORDER, **ranged)
+    sums = build.add_data_space(sums, WORK, "int64_t", (n,))
+    sums = build.add_data_space(sums, WSUM, "int64_t", (f"{n} + 1",))
+    body = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
+    sums = build.add_stmt(sums, body, dom, f"{{[{v}] -> [0, {v}, 0]}}")
+    return count, order, sums
+
+
+def build_key_count(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
+    """The count stage of :func:`build_pair_sort` for one key: reads ``clev`` (32-bit) as a
+    UF and the parameter ``coarse_nclev`` (its count of values), writes ``clevptr`` (zeroed
+    by the caller, ``2 * (coarse_nclev + 1)`` entries, the starts advanced as there) and
+    ``cslot``. The two passes of :func:`build_split_passes` run it once each: the worker
+    thread on the levels (a levels plan's sort, the level sizes of every plan), the caller
+    on the coarse levels."""
+    return _count_stage(analysis, name, ((CLEV, CLEVPTR, CLEVELS_N),))
+
+
+def _count_stage(
+    analysis: WavefrontAnalysis, name: str, keyed: tuple[tuple[str, str, str], ...]
+) -> ComputationIR:
+    """A count stage: per (key, pointer, count) of ``keyed`` the histogram of the key (in
+    two copies, as :func:`build_pair_sort` says) and its prefix sums, then each node's slot
+    by the last key (``clev``, ``clevptr``)."""
+    v, n = analysis.var, analysis.nodes
+    small = {
+        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
+        "range": f"{{[x]: 0 <= x < {n}}}",
+        "dtype": LEVEL_TYPE.removesuffix("_t"),
+    }
+    count = build.computation(name)
+    for key, _, _ in keyed:
         count = build.declare_uf(count, key, **small)
-    count = build.add_data_space(count, "levelptr", "int64_t", (f"2 * {LEVELS_N} + 2",))
-    count = build.add_data_space(count, CLEVPTR, "int64_t", (f"2 * {CLEVELS_N} + 2",))
+    for _, ptr, bound in keyed:
+        count = build.add_data_space(count, ptr, "int64_t", (f"2 * {bound} + 2",))
     count = build.add_data_space(count, CSLOT, LEVEL_TYPE, (n,))
     # each histogram in two copies, the even nodes counted in the first, the odd ones in
     # the second: a run of nodes with one key (a coarse level's block) adds to each copy
     # every other node, so an add no longer waits on the one just before
     pairs = (f"{{[{v}]: 0 <= {v} && 2{v} < {n}}}", f"{{[{v}]: 0 <= {v} && 2{v} + 1 < {n}}}")
-    for j, (key, ptr, bound) in enumerate(
-        ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
-    ):
+    for j, (key, ptr, bound) in enumerate(keyed):
         targets = (f"{key}(2 * {v}) + 1", f"{bound} + 2 + {key}(2 * {v} + 1)")
         for odd, (target, domain) in enumerate(zip(targets, pairs, strict=True)):
             count = build.add_stmt(
@@ -623,17 +661,7 @@ def build_pair_sort(
     )
     for j, (body, which) in enumerate(slots):
         count = build.add_stmt(count, body, pairs[which], f"{{[{v}] -> [3, {v}, {j}]}}")
-    order = build.declare_uf(order, CSLOT, **small)
-    order = build.add_data_space(order, CORDER, "int64_t", (n,))
-    order = build.add_stmt(
-        order, f"${CORDER}$({CSLOT}({v})) = {v};", dom, f"{{[{v}] -> [0, {v}, 0]}}"
-    )
-    sums = build.declare_uf(build.computation(f"{name}_pair_sums"), CORDER, **ranged)
-    sums = build.add_data_space(sums, WORK, "int64_t", (n,))
-    sums = build.add_data_space(sums, WSUM, "int64_t", (f"{n} + 1",))
-    body = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
-    sums = build.add_stmt(sums, body, dom, f"{{[{v}] -> [0, {v}, 0]}}")
-    return count, order, sums
+    return count
 
 
 CLEV_FIXED = "clev_fixed"

@@ -54,6 +54,7 @@ import threading
 import weakref
 import zlib
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -425,11 +426,12 @@ class WavefrontKernel(Kernel):
     levels kernel's level sort (``levelptr``, ``order``) or a coarse kernel's counting sort
     by coarse level (:attr:`_pair`)."""
     _make_level_sort: Callable[[], tuple[Kernel, Kernel]] | None
-    _make_split: Callable[[], tuple[Kernel, Kernel]] | None
+    _make_split: Callable[[], Split] | None
     """What compiles a coarse kernel's pass as two passes run at once (levels; coarse levels
-    and work: :func:`spf.analysis.coarse_inspector.build_split_passes`), on the first
+    and work: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the count stage
+    of one key (:func:`spf.analysis.coarse_inspector.build_key_count`), on the first
     inspection with two threads (None: its pass has no such split)."""
-    _split_kernels: tuple[Kernel, Kernel] | None
+    _split_kernels: Split | None
     """What compiles a coarse kernel's level sort, which only a plan whose level order is
     read runs (None: a levels kernel's, in :attr:`_stages`)."""
     _level_sort_kernels: tuple[Kernel, Kernel] | None
@@ -472,7 +474,7 @@ class WavefrontKernel(Kernel):
         zeroed: bool = False,
         level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
         runs: bool = False,
-        split: Callable[[], tuple[Kernel, Kernel]] | None = None,
+        split: Callable[[], Split] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -545,8 +547,9 @@ class WavefrontKernel(Kernel):
                     kernels = self._level_sort_kernels = self._make_level_sort()
         return kernels
 
-    def _split(self) -> tuple[Kernel, Kernel]:
-        """The pass as two (levels; coarse levels and work), compiled on first use."""
+    def _split(self) -> Split:
+        """The pass as two (levels; coarse levels and work) and the count of one key,
+        compiled on first use."""
         kernels = self._split_kernels
         if kernels is None:
             if self._make_split is None:
@@ -759,8 +762,11 @@ class WavefrontKernel(Kernel):
         # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins = [] if check else [prefetch(arrays)]
-        level, nlev, work, candidates = self._coarse_pass(given, n, check)
+        level, nlev, work, candidates, ahead = self._coarse_pass(given, n, check)
         joins += [] if check else [prefetch([level])]
+        lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
+        if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
+            lengths = submit(lambda: row_lengths(spec, given, n))
         blocks = n // len(self._free)
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
@@ -773,7 +779,9 @@ class WavefrontKernel(Kernel):
         for k, (clev, nclev, shift) in enumerate(coarse_candidates):
             # the first sort counts the level sizes too (what the levels estimate reads)
             by = (level, nlev) if k == 0 else (clev, nclev)
-            ptr, cptr, corder, wsum = self._sorted(given, *by, clev, nclev, work, check)
+            ptr, cptr, corder, wsum = self._sorted(
+                given, *by, clev, nclev, work, check, ahead if k == 0 else None
+            )
             total = int(wsum[-1])
             levelptr = ptr if k == 0 else levelptr
             found = coarse.split(
@@ -798,16 +806,16 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            names = self._copied(strategy, copies, given, parts.order, total)
+            names = self._copied(strategy, copies, given, parts.order, total, lengths)
             _wait(joins)
             return self._plan(given, level, nlev, strategy, None, parts, names)
-        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
+        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
-        names = self._copied(strategy, copies, given, order, total)
+        names = self._copied(strategy, copies, given, order, total, lengths)
         _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names)
 
@@ -818,10 +826,12 @@ class WavefrontKernel(Kernel):
         given: Mapping[str, object],
         order: np.ndarray,
         work: int,
+        lengths: Future[str | None] | None = None,
     ) -> tuple[str, ...]:
         """The arrays a plan of ``strategy`` whose parts run the rows ``order`` (``work``
         in all) copies (:meth:`inspect`'s ``copies``; None: when
-        :func:`spf.runtime.copies.pays`)."""
+        :func:`spf.runtime.copies.pays`); ``lengths``: :func:`row_lengths` under way on a
+        worker thread."""
         spec = self._copy_spec
         if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
             return ()  # a serial plan runs no parts
@@ -829,7 +839,7 @@ class WavefrontKernel(Kernel):
             return ()
         why: str | None = "its rows read no segment that copies keep"
         if spec is not None:
-            why = row_lengths(spec, given, len(order))
+            why = row_lengths(spec, given, len(order)) if lengths is None else lengths.result()
         if why is not None and copies:
             raise ArgumentError(
                 f"{self.name}.inspect: copies=True, but loop {self._names.loop!r} cannot run "
@@ -839,10 +849,13 @@ class WavefrontKernel(Kernel):
 
     def _coarse_pass(
         self, given: Mapping[str, object], n: int, check: bool
-    ) -> tuple[np.ndarray, int, np.ndarray, list[tuple[np.ndarray, int, int]]]:
+    ) -> tuple[
+        np.ndarray, int, np.ndarray, list[tuple[np.ndarray, int, int]], Future[Counted] | None
+    ]:
         """The generated pass over the dependences: (level, levels, work, per candidate
-        block size its coarse levels, their count and the block shift); the levels and
-        coarse levels are 32-bit."""
+        block size its coarse levels, their count and the block shift, the count of the
+        levels under way on a worker thread or None); the levels and coarse levels are
+        32-bit."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -876,8 +889,9 @@ class WavefrontKernel(Kernel):
             }
             candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
         counted = [(LEVEL, NLEVELS, 0), *candidates]
+        ahead: Future[Counted] | None = None
         if self._make_split is not None and not check and n and default_team() > 1:
-            out[NLEVELS] = self._split_pass(out, given)
+            out[NLEVELS], ahead = self._split_pass(out, given)
             counted = candidates
         else:
             stage(check=check, **out, **_pick(stage, given))
@@ -885,28 +899,39 @@ class WavefrontKernel(Kernel):
             for key, count, _ in counted:
                 out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
-        return out[LEVEL], int(out[NLEVELS]), out[WORK], got
+        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, ahead
 
-    def _split_pass(self, out: dict[str, Any], given: Mapping[str, object]) -> int:
-        """The pass as two at once (:attr:`_make_split`): the levels, and their count, on a
-        worker thread, the coarse levels and work on this one (the generated C releases
-        the GIL); writes ``out``'s arrays as the joint pass does, returns the count of
-        levels. Unchecked calls only: a checked inspection checks the index arrays in the
-        one pass that reads them."""
-        levels_k, blocks_k = self._split()
+    def _split_pass(
+        self, out: dict[str, Any], given: Mapping[str, object]
+    ) -> tuple[int, Future[Counted]]:
+        """The pass as two at once (:attr:`_make_split`): the levels on a worker thread, the
+        coarse levels and work on this one (the generated C releases the GIL); writes
+        ``out``'s arrays as the joint pass does. Returns the number of levels and the
+        worker's count of the levels, which it goes on with meanwhile (the level sizes
+        every plan's estimate reads, and the slots of a levels plan's sort). Unchecked
+        calls only: a checked inspection checks the index arrays in the one pass that reads
+        them."""
+        levels_k, blocks_k, count_k = self._split()
         level = out[LEVEL]
+        passed: Future[int] = Future()
 
-        def levels() -> int:
-            levels_k(check=False, **{LEVEL: level}, **_pick(levels_k, given))
-            return int(level.max()) + 1
+        def levels() -> Counted:
+            try:
+                levels_k(check=False, **{LEVEL: level}, **_pick(levels_k, given))
+                nlev = int(level.max()) + 1
+            except BaseException as err:
+                passed.set_exception(err)
+                raise
+            passed.set_result(nlev)
+            return _key_count(count_k, level, nlev, given)
 
         job = submit(levels)
         try:
             mine = {k: out[k] for k in (CLEV, WORK, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
         finally:
-            count = job.result()
-        return count
+            nlev = passed.result()
+        return nlev, job
 
     def _sorted(
         self,
@@ -917,15 +942,27 @@ class WavefrontKernel(Kernel):
         keys: int,
         work: np.ndarray,
         check: bool,
+        ahead: Future[Counted] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The generated sort stages: the prefix sums of the sizes of ``level``'s
         ``levels`` values and of ``key``'s ``keys`` values (O(levels) entries each, no
         O(rows) memset), the stable counting sort of the nodes by ``key`` and the prefix
-        sums of ``work`` in that order: (levelptr, keyptr, order, wsum)."""
+        sums of ``work`` in that order: (levelptr, keyptr, order, wsum). ``ahead``: the
+        count of the levels a worker thread takes (:meth:`_split_pass`), which gives the
+        level sizes, and the slots when ``key`` is ``level``; a coarse key is counted here
+        meanwhile by the count stage of one key."""
         if self._pair is None:
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
-        count_k, order_k, sums_k = self._pair
+        count_k = self._pair[0]
         n = len(key)
+        if ahead is not None:
+            if key is level:
+                levelptr, cslot = ahead.result()
+                keyptr = levelptr
+            else:
+                keyptr, cslot = _key_count(self._split()[2], key, keys, given)
+                levelptr = ahead.result()[0]
+            return (levelptr, keyptr, *self._ordered(given, cslot, work, check))
         levelptr = np.zeros(2 * levels + 2, dtype=np.int64)  # two copies: even, odd nodes
         keyptr = np.zeros(2 * keys + 2, dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)
@@ -939,14 +976,22 @@ class WavefrontKernel(Kernel):
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
-        levelptr, keyptr = levelptr[: levels + 1], keyptr[: keys + 1]
-        keyptr[1 : keys + 1] = keyptr[:keys].copy()  # each entry advanced to the next start
-        keyptr[0] = 0
+        levelptr = levelptr[: levels + 1]
+        return (levelptr, _started(keyptr, keys), *self._ordered(given, cslot, work, check))
+
+    def _ordered(
+        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray, check: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The order of the nodes by their slots ``cslot`` and the prefix sums of ``work``
+        in that order, by the generated sort stages."""
+        assert self._pair is not None
+        _, order_k, sums_k = self._pair
+        n = len(cslot)
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
         order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
         sums_k(corder=order, work=work, wsum=wsum, check=check, **_pick(sums_k, given))
-        return levelptr, keyptr, order, wsum
+        return order, wsum
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
@@ -1143,6 +1188,33 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
+Split = tuple[Kernel, Kernel, Kernel]
+"""The pass as two (levels; coarse levels and work) and the count stage of one key."""
+Counted = tuple[np.ndarray, np.ndarray]
+"""The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
+
+
+def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+    """The count stage of one key (:func:`spf.analysis.coarse_inspector.build_key_count`) on
+    ``key``'s ``keys`` values: (their prefix sums, each node's slot), unchecked (the
+    inspection's split pass)."""
+    ptr = np.zeros(2 * keys + 2, dtype=np.int64)  # two copies: even, odd nodes
+    slot = np.empty(len(key), dtype=np.int32)
+    count_k(
+        clev=key, clevptr=ptr, cslot=slot, check=False, **{CLEVELS_N: keys}, **_pick(count_k, given)
+    )
+    return _started(ptr, keys), slot
+
+
+def _started(ptr: np.ndarray, keys: int) -> np.ndarray:
+    """A count stage's pointers, each entry advanced to the next start, as the starts
+    (``keys + 1`` entries, a view of ``ptr``)."""
+    out = ptr[: keys + 1]
+    out[1:] = out[:keys].copy()
+    out[0] = 0
+    return out
+
+
 def _wait(joins: list[Callable[[], None]]) -> None:
     """The checksums :func:`spf.runtime.checksum.prefetch` started, recorded in the scope."""
     for join in joins:
@@ -1271,6 +1343,7 @@ def compile_wavefront(
     compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
         build_coarse_inspector,
+        build_key_count,
         build_pair_sort,
         build_part_check,
         build_split_passes,
@@ -1329,11 +1402,14 @@ def compile_wavefront(
 
     halves = build_split_passes(ir, analysis) if is_coarse else None
 
-    def split() -> tuple[Kernel, Kernel]:  # the pass as two, on the first 2-thread inspection
+    def split() -> tuple[Kernel, Kernel, Kernel]:  # on the first 2-thread inspection
         assert halves is not None
-        unit = UnitParts([(h, None, True) for h in halves], f"{library}_split", light=True)
-        ((levels_k, blocks_k),) = compile_units([unit], light_flags=LIGHT_OPT_FLAGS, **options)
-        return levels_k, blocks_k
+        parts = [(h, None, True) for h in (*halves, build_key_count(analysis, f"{library}_key"))]
+        unit = UnitParts(parts, f"{library}_split", light=True)
+        ((levels_k, blocks_k, count_k),) = compile_units(
+            [unit], light_flags=LIGHT_OPT_FLAGS, **options
+        )
+        return levels_k, blocks_k, count_k
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)

@@ -1,7 +1,7 @@
 """An unchecked coarse inspection on a team of two threads runs its pass over the dependences
 as two passes at once (docs/inspection.md, "What the inspector costs"): the levels on a
 worker thread, the coarse levels and the work on the caller's. The plans are those of the
-one-thread inspection, array for array and seal for seal, for every strategy, int32 and
+one-thread inspection, array for array and seal for seal (and their copies), for every strategy, int32 and
 int64, on a grid, a banded and a random triangle; the solves keep the serial bits at 1 and
 2 threads. A checked inspection and a kernel whose pass is not the run-block one keep the
 joint pass."""
@@ -48,6 +48,7 @@ def _same(a: Plan, b: Plan) -> None:
         b.parts,
     )
     assert a.inspected == b.inspected  # the level seal and the index arrays' checksums
+    assert a.copies == b.copies  # the rows' lengths checked beside the sort
     for name in ARRAYS:
         x, y = getattr(a, name), getattr(b, name)
         assert x.dtype == y.dtype, name
