@@ -664,6 +664,48 @@ def _count_stage(
     return count
 
 
+SORT_LO = "sort_lo"
+SORT_HI = "sort_hi"
+"""The parameters of :func:`build_ranged_sort`'s stages: the positions ``[sort_lo,
+sort_hi)`` one call covers."""
+
+
+def build_ranged_sort(
+    analysis: WavefrontAnalysis, name: str
+) -> tuple[ComputationIR, ComputationIR]:
+    """:func:`build_pair_sort`'s order and sums stages over the positions ``sort_lo <= v <
+    sort_hi`` alone, so that two threads run one half each: ``<name>_order`` writes
+    ``corder(cslot(v)) = v`` (the slots are a permutation: the halves write disjoint
+    entries), ``<name>_sums`` writes ``wsum(v + 1)``, the sum of ``work`` over the range's
+    first positions up to ``v`` (from 0 at ``sort_lo``: it reads nothing the other half
+    writes), to which the caller adds the sum before the range (``wsum(sort_lo)``) once
+    both halves are done. Integer sums: the same values as the one pass."""
+    v, n = analysis.var, analysis.nodes
+    ranged = {
+        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
+        "range": f"{{[x]: 0 <= x < {n}}}",
+        "dtype": "int64",
+    }
+    small = {**ranged, "dtype": LEVEL_TYPE.removesuffix("_t")}
+    span = f"0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}"
+    order = build.declare_uf(build.computation(f"{name}_order"), CSLOT, **small)
+    order = build.add_data_space(order, CORDER, "int64_t", (n,))
+    order = build.add_stmt(
+        order, f"${CORDER}$({CSLOT}({v})) = {v};", f"{{[{v}]: {span}}}", f"{{[{v}] -> [0, {v}, 0]}}"
+    )
+    sums = build.declare_uf(build.computation(f"{name}_sums"), CORDER, **ranged)
+    sums = build.add_data_space(sums, WORK, "int64_t", (n,))
+    sums = build.add_data_space(sums, WSUM, "int64_t", (f"{n} + 1",))
+    first = f"${WSUM}$({v} + 1) = ${WORK}$({CORDER}({v}));"
+    sums = build.add_stmt(
+        sums, first, f"{{[{v}]: {span} && {v} = {SORT_LO}}}", f"{{[{v}] -> [0, {v}, 0]}}"
+    )
+    rest = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
+    return order, build.add_stmt(
+        sums, rest, f"{{[{v}]: {span} && {v} > {SORT_LO}}}", f"{{[{v}] -> [0, {v}, 1]}}"
+    )
+
+
 CLEV_FIXED = "clev_fixed"
 NCLEV_FIXED = "nclev_fixed"
 BLOCK_FIXED = "coarse_shift_fixed"

@@ -79,6 +79,8 @@ from spf.analysis.coarse_inspector import (
     NCLEV_FIXED,
     NCLEV_WIDE,
     PART_OF,
+    SORT_HI,
+    SORT_LO,
     WIDE_NAMES,
     WORK,
     WSUM,
@@ -107,6 +109,12 @@ MIN_PARALLEL_ROWS = 64
 A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forced to the
 wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
 
+SPLIT_NODES = 1 << 17
+"""An unchecked coarse inspection of at least this many nodes on a team of two or more
+threads runs its pass as two at once and its sort's stages in halves
+(:meth:`WavefrontKernel._split_pass`); a smaller one stays on the caller's thread, where
+each of the ~6 hand-offs to a worker (tens of microseconds on a busy machine) would cost
+more than the half of a stage it moves (~1-2 ns a node)."""
 STRATEGIES = ("auto", "wavefront", "serial")
 COARSE_STRATEGIES = ("auto", "coarse", "levels", "serial", "wavefront")
 """The strategies of a kernel of ``method="coarse"`` or ``"auto"`` (``"wavefront"``: the
@@ -890,7 +898,7 @@ class WavefrontKernel(Kernel):
             candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
         counted = [(LEVEL, NLEVELS, 0), *candidates]
         ahead: Future[Counted] | None = None
-        if self._make_split is not None and not check and n and default_team() > 1:
+        if self._make_split is not None and not check and n >= SPLIT_NODES and default_team() > 1:
             out[NLEVELS], ahead = self._split_pass(out, given)
             counted = candidates
         else:
@@ -911,7 +919,7 @@ class WavefrontKernel(Kernel):
         every plan's estimate reads, and the slots of a levels plan's sort). Unchecked
         calls only: a checked inspection checks the index arrays in the one pass that reads
         them."""
-        levels_k, blocks_k, count_k = self._split()
+        levels_k, blocks_k, count_k = self._split()[:3]
         level = out[LEVEL]
         passed: Future[int] = Future()
 
@@ -962,7 +970,7 @@ class WavefrontKernel(Kernel):
             else:
                 keyptr, cslot = _key_count(self._split()[2], key, keys, given)
                 levelptr = ahead.result()[0]
-            return (levelptr, keyptr, *self._ordered(given, cslot, work, check))
+            return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
         levelptr = np.zeros(2 * levels + 2, dtype=np.int64)  # two copies: even, odd nodes
         keyptr = np.zeros(2 * keys + 2, dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)
@@ -991,6 +999,23 @@ class WavefrontKernel(Kernel):
         wsum[0] = 0
         order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
         sums_k(corder=order, work=work, wsum=wsum, check=check, **_pick(sums_k, given))
+        return order, wsum
+
+    def _ordered_halves(
+        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_ordered` on two threads, each stage over one half of the positions
+        (:func:`spf.analysis.coarse_inspector.build_ranged_sort`); the second half's sums
+        start from 0 and get the first half's total added once both are done (integer
+        sums: the same values)."""
+        order_k, sums_k = self._split()[3:]
+        n = len(cslot)
+        half = n // 2
+        order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        wsum[0] = 0
+        _in_halves(order_k, {CSLOT: cslot, CORDER: order, **_pick(order_k, given)}, half, n)
+        _in_halves(sums_k, {CORDER: order, WORK: work, WSUM: wsum, **_pick(sums_k, given)}, half, n)
+        wsum[half + 1 :] += wsum[half]
         return order, wsum
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
@@ -1188,8 +1213,9 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
-Split = tuple[Kernel, Kernel, Kernel]
-"""The pass as two (levels; coarse levels and work) and the count stage of one key."""
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel]
+"""The pass as two (levels; coarse levels and work), the count stage of one key and the
+order and sums stages over a range of positions."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
@@ -1204,6 +1230,20 @@ def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, 
         clev=key, clevptr=ptr, cslot=slot, check=False, **{CLEVELS_N: keys}, **_pick(count_k, given)
     )
     return _started(ptr, keys), slot
+
+
+def _in_halves(stage: Kernel, args: dict[str, Any], half: int, n: int) -> None:
+    """The ranged ``stage`` over ``[half, n)`` on a worker thread and ``[0, half)`` on this
+    one, unchecked; returns when both are done."""
+
+    def run(lo: int, hi: int) -> None:
+        stage(check=False, **args, **{SORT_LO: lo, SORT_HI: hi})
+
+    job = submit(functools.partial(run, half, n))
+    try:
+        run(0, half)
+    finally:
+        job.result()
 
 
 def _started(ptr: np.ndarray, keys: int) -> np.ndarray:
@@ -1346,6 +1386,7 @@ def compile_wavefront(
         build_key_count,
         build_pair_sort,
         build_part_check,
+        build_ranged_sort,
         build_split_passes,
         free_kernels,
         uses_run_blocks,
@@ -1402,14 +1443,18 @@ def compile_wavefront(
 
     halves = build_split_passes(ir, analysis) if is_coarse else None
 
-    def split() -> tuple[Kernel, Kernel, Kernel]:  # on the first 2-thread inspection
+    def split() -> Split:  # on the first 2-thread inspection
         assert halves is not None
-        parts = [(h, None, True) for h in (*halves, build_key_count(analysis, f"{library}_key"))]
-        unit = UnitParts(parts, f"{library}_split", light=True)
-        ((levels_k, blocks_k, count_k),) = compile_units(
+        stages = (
+            *halves,
+            build_key_count(analysis, f"{library}_key"),
+            *build_ranged_sort(analysis, f"{library}_ranged"),
+        )
+        unit = UnitParts([(st, None, True) for st in stages], f"{library}_split", light=True)
+        ((levels_k, blocks_k, count_k, order_k, sums_k),) = compile_units(
             [unit], light_flags=LIGHT_OPT_FLAGS, **options
         )
-        return levels_k, blocks_k, count_k
+        return levels_k, blocks_k, count_k, order_k, sums_k
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)

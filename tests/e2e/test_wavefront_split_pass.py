@@ -1,10 +1,11 @@
 """An unchecked coarse inspection on a team of two threads runs its pass over the dependences
-as two passes at once (docs/inspection.md, "What the inspector costs"): the levels on a
-worker thread, the coarse levels and the work on the caller's. The plans are those of the
-one-thread inspection, array for array and seal for seal (and their copies), for every strategy, int32 and
-int64, on a grid, a banded and a random triangle; the solves keep the serial bits at 1 and
-2 threads. A checked inspection and a kernel whose pass is not the run-block one keep the
-joint pass."""
+as two passes at once (docs/inspection.md, "The inspector on two threads"): the levels on a
+worker thread, the coarse levels and the work on the caller's, and its sort's order and sums
+in halves. The plans are those of the one-thread inspection, array for array and seal for
+seal (and their copies), for every strategy, int32 and int64, on a grid, a banded and a
+random triangle; the solves keep the serial bits at 1 and 2 threads. A checked inspection,
+one of fewer than ``SPLIT_NODES`` nodes and a kernel whose pass is not the run-block one
+keep the joint pass."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from spf import kernels
+from spf.runtime import plan as plan_module
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import poisson2d, sptrsv_args
 from spf.testing import compiled, fixed_team
@@ -56,7 +58,10 @@ def _same(a: Plan, b: Plan) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
-def test_two_thread_plans_are_the_one_thread_plans(dtype: str) -> None:
+def test_two_thread_plans_are_the_one_thread_plans(
+    dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)  # every triangle here is smaller
     kernel = _kernel(dtype)
     for lower in _triangles().values():
         lower.sort_indices()
@@ -79,11 +84,12 @@ def test_two_thread_plans_are_the_one_thread_plans(dtype: str) -> None:
     assert kernel._split_kernels is not None  # the two passes ran
 
 
-def test_a_checked_inspection_keeps_the_joint_pass() -> None:
+def test_a_checked_or_small_inspection_keeps_the_joint_pass() -> None:
     kernel = _kernel("int32")
     args = sptrsv_args(sp.csr_array(sp.tril(poisson2d(40), format="csr")))
     with fixed_team(2):
         kernel.inspect(threads=2, **args)
+        kernel.inspect(threads=2, check=False, **args)  # 1,600 rows: under SPLIT_NODES
     assert kernel._split_kernels is None
 
 
