@@ -706,6 +706,40 @@ def build_ranged_sort(
     )
 
 
+KHIST = "khist"
+KSTART = "kstart"
+"""The per-range histogram and starts of :func:`build_ranged_count`."""
+
+
+def build_ranged_count(
+    analysis: WavefrontAnalysis, name: str
+) -> tuple[ComputationIR, ComputationIR]:
+    """The stable counting sort's count by ``clev`` over the positions ``sort_lo <= v <
+    sort_hi`` alone, so that two threads count one half each: ``<name>_hist`` adds each
+    node's key to ``khist`` (``coarse_nclev`` entries, zeroed by the caller, one array per
+    range), ``<name>_slots`` gives each node the running start of its key in ``kstart``
+    (the range's starts, which the caller takes from the halves' histograms: a key's
+    start plus the first half's count of it for the second half) and advances it. The
+    slots are those of :func:`build_pair_sort`'s count: the same stable order."""
+    v, n = analysis.var, analysis.nodes
+    small = {
+        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
+        "range": f"{{[x]: 0 <= x < {n}}}",
+        "dtype": LEVEL_TYPE.removesuffix("_t"),
+    }
+    span = f"{{[{v}]: 0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}}}"
+    at = f"{CLEV}({v})"
+    hist = build.declare_uf(build.computation(f"{name}_hist"), CLEV, **small)
+    hist = build.add_data_space(hist, KHIST, "int64_t", (CLEVELS_N,))
+    hist = build.add_stmt(hist, f"${KHIST}$({at}) += 1;", span, f"{{[{v}] -> [0, {v}, 0]}}")
+    slots = build.declare_uf(build.computation(f"{name}_slots"), CLEV, **small)
+    slots = build.add_data_space(slots, KSTART, "int64_t", (CLEVELS_N,))
+    slots = build.add_data_space(slots, CSLOT, LEVEL_TYPE, (n,))
+    for j, body in enumerate((f"${CSLOT}$({v}) = ${KSTART}$({at});", f"${KSTART}$({at}) += 1;")):
+        slots = build.add_stmt(slots, body, span, f"{{[{v}] -> [0, {v}, {j}]}}")
+    return hist, slots
+
+
 CLEV_FIXED = "clev_fixed"
 NCLEV_FIXED = "nclev_fixed"
 BLOCK_FIXED = "coarse_shift_fixed"

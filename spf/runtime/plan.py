@@ -72,6 +72,8 @@ from spf.analysis.coarse_inspector import (
     CLEVPTR,
     CORDER,
     CSLOT,
+    KHIST,
+    KSTART,
     LEVEL_OF,
     LEVELS_N,
     MAX_NODES,
@@ -968,7 +970,7 @@ class WavefrontKernel(Kernel):
                 levelptr, cslot = ahead.result()
                 keyptr = levelptr
             else:
-                keyptr, cslot = _key_count(self._split()[2], key, keys, given)
+                keyptr, cslot = self._key_count_halves(key, keys, given)
                 levelptr = ahead.result()[0]
             return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
         levelptr = np.zeros(2 * levels + 2, dtype=np.int64)  # two copies: even, odd nodes
@@ -1001,6 +1003,26 @@ class WavefrontKernel(Kernel):
         sums_k(corder=order, work=work, wsum=wsum, check=check, **_pick(sums_k, given))
         return order, wsum
 
+    def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+        """:func:`_key_count` on two threads, each over one half of the nodes
+        (:func:`spf.analysis.coarse_inspector.build_ranged_count`): both halves' histograms,
+        the starts (the second half's a key's start plus the first half's count of it),
+        both halves' slots."""
+        hist_k, slots_k = self._split()[5:]
+        n, half = len(key), len(key) // 2
+        first, second = np.zeros(keys, dtype=np.int64), np.zeros(keys, dtype=np.int64)
+        args = {CLEV: key, **_pick(hist_k, given)}
+        _in_halves(hist_k, {**args, KHIST: first}, half, n, {KHIST: second})
+        ptr = np.empty(keys + 1, dtype=np.int64)
+        ptr[0] = 0
+        np.cumsum(first + second, out=ptr[1:])
+        slot = np.empty(n, dtype=np.int32)
+        args = {CLEV: key, CSLOT: slot, **_pick(slots_k, given)}
+        _in_halves(
+            slots_k, {**args, KSTART: ptr[:keys].copy()}, half, n, {KSTART: ptr[:keys] + first}
+        )
+        return ptr, slot
+
     def _ordered_halves(
         self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -1008,7 +1030,7 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.build_ranged_sort`); the second half's sums
         start from 0 and get the first half's total added once both are done (integer
         sums: the same values)."""
-        order_k, sums_k = self._split()[3:]
+        order_k, sums_k = self._split()[3:5]
         n = len(cslot)
         half = n // 2
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
@@ -1213,9 +1235,9 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
-Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel]
-"""The pass as two (levels; coarse levels and work), the count stage of one key and the
-order and sums stages over a range of positions."""
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
+"""The pass as two (levels; coarse levels and work), the count stage of one key, the order
+and sums stages over a range of positions and the count's histogram and slots over one."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
@@ -1232,16 +1254,22 @@ def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, 
     return _started(ptr, keys), slot
 
 
-def _in_halves(stage: Kernel, args: dict[str, Any], half: int, n: int) -> None:
-    """The ranged ``stage`` over ``[half, n)`` on a worker thread and ``[0, half)`` on this
-    one, unchecked; returns when both are done."""
+def _in_halves(
+    stage: Kernel,
+    args: dict[str, Any],
+    half: int,
+    n: int,
+    second: dict[str, Any] | None = None,
+) -> None:
+    """The ranged ``stage`` over ``[half, n)`` on a worker thread (``args`` updated by
+    ``second``) and ``[0, half)`` on this one, unchecked; returns when both are done."""
 
-    def run(lo: int, hi: int) -> None:
-        stage(check=False, **args, **{SORT_LO: lo, SORT_HI: hi})
+    def run(lo: int, hi: int, more: dict[str, Any]) -> None:
+        stage(check=False, **{**args, **more, SORT_LO: lo, SORT_HI: hi})
 
-    job = submit(functools.partial(run, half, n))
+    job = submit(functools.partial(run, half, n, second or {}))
     try:
-        run(0, half)
+        run(0, half, {})
     finally:
         job.result()
 
@@ -1386,6 +1414,7 @@ def compile_wavefront(
         build_key_count,
         build_pair_sort,
         build_part_check,
+        build_ranged_count,
         build_ranged_sort,
         build_split_passes,
         free_kernels,
@@ -1449,12 +1478,13 @@ def compile_wavefront(
             *halves,
             build_key_count(analysis, f"{library}_key"),
             *build_ranged_sort(analysis, f"{library}_ranged"),
+            *build_ranged_count(analysis, f"{library}_ranged"),
         )
         unit = UnitParts([(st, None, True) for st in stages], f"{library}_split", light=True)
-        ((levels_k, blocks_k, count_k, order_k, sums_k),) = compile_units(
+        ((levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k),) = compile_units(
             [unit], light_flags=LIGHT_OPT_FLAGS, **options
         )
-        return levels_k, blocks_k, count_k, order_k, sums_k
+        return levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
