@@ -113,8 +113,10 @@ wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%.""
 
 SPLIT_NODES = 1 << 17
 """An unchecked coarse inspection of at least this many nodes on a team of two or more
-threads runs its pass as two at once and its sort's stages in halves
-(:meth:`WavefrontKernel._split_pass`); a smaller one stays on the caller's thread, where
+threads (OpenMP's count now, lowered on a busy machine as a kernel call's is:
+:meth:`spf.runtime.threads.ThreadGovernor.team`) runs its pass as two at once and its
+sort's stages in halves (:meth:`WavefrontKernel._split_pass`); a smaller one stays on the
+caller's thread, where
 each of the ~6 hand-offs to a worker (tens of microseconds on a busy machine) would cost
 more than the half of a stage it moves (~1-2 ns a node)."""
 STRATEGIES = ("auto", "wavefront", "serial")
@@ -900,7 +902,7 @@ class WavefrontKernel(Kernel):
             candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
         counted = [(LEVEL, NLEVELS, 0), *candidates]
         ahead: Future[Counted] | None = None
-        if self._make_split is not None and not check and n >= SPLIT_NODES and default_team() > 1:
+        if self._make_split is not None and not check and n >= SPLIT_NODES and GOVERNOR.team() > 1:
             out[NLEVELS], ahead = self._split_pass(out, given)
             counted = candidates
         else:
