@@ -545,6 +545,18 @@ WIDE_NAMES = (CLEV_WIDE, NCLEV_WIDE, BLOCK_WIDE)
 in the same pass when kernels fused into the loop include a free one."""
 
 
+def _node_ufs(analysis: WavefrontAnalysis) -> tuple[dict[str, str], dict[str, str]]:
+    """The declarations of a sort stage's UFs over the nodes (each node to a node): 64-bit
+    (an order), and :data:`LEVEL_TYPE` (levels, slots)."""
+    v, n = analysis.var, analysis.nodes
+    ranged = {
+        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
+        "range": f"{{[x]: 0 <= x < {n}}}",
+        "dtype": "int64",
+    }
+    return ranged, {**ranged, "dtype": LEVEL_TYPE.removesuffix("_t")}
+
+
 def build_pair_sort(
     analysis: WavefrontAnalysis, name: str
 ) -> tuple[ComputationIR, ComputationIR, ComputationIR]:
@@ -577,12 +589,7 @@ def build_pair_sort(
     the first ``levels + 1``), and both nodes' slots are read before either advances its
     level's start (the odd node's one further when both lie in one coarse level)."""
     v, n = analysis.var, analysis.nodes
-    ranged = {
-        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
-        "range": f"{{[x]: 0 <= x < {n}}}",
-        "dtype": "int64",
-    }
-    small = {**ranged, "dtype": LEVEL_TYPE.removesuffix("_t")}
+    ranged, small = _node_ufs(analysis)
     dom = f"{{[{v}]: 0 <= {v} < {n}}}"
     count = _count_stage(
         analysis,
@@ -620,11 +627,7 @@ def _count_stage(
     two copies, as :func:`build_pair_sort` says) and its prefix sums, then each node's slot
     by the last key (``clev``, ``clevptr``)."""
     v, n = analysis.var, analysis.nodes
-    small = {
-        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
-        "range": f"{{[x]: 0 <= x < {n}}}",
-        "dtype": LEVEL_TYPE.removesuffix("_t"),
-    }
+    small = _node_ufs(analysis)[1]
     count = build.computation(name)
     for key, _, _ in keyed:
         count = build.declare_uf(count, key, **small)
@@ -681,12 +684,7 @@ def build_ranged_sort(
     writes), to which the caller adds the sum before the range (``wsum(sort_lo)``) once
     both halves are done. Integer sums: the same values as the one pass."""
     v, n = analysis.var, analysis.nodes
-    ranged = {
-        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
-        "range": f"{{[x]: 0 <= x < {n}}}",
-        "dtype": "int64",
-    }
-    small = {**ranged, "dtype": LEVEL_TYPE.removesuffix("_t")}
+    ranged, small = _node_ufs(analysis)
     span = f"0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}"
     order = build.declare_uf(build.computation(f"{name}_order"), CSLOT, **small)
     order = build.add_data_space(order, CORDER, "int64_t", (n,))
@@ -722,11 +720,7 @@ def build_ranged_count(
     start plus the first half's count of it for the second half) and advances it. The
     slots are those of :func:`build_pair_sort`'s count: the same stable order."""
     v, n = analysis.var, analysis.nodes
-    small = {
-        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
-        "range": f"{{[x]: 0 <= x < {n}}}",
-        "dtype": LEVEL_TYPE.removesuffix("_t"),
-    }
+    small = _node_ufs(analysis)[1]
     span = f"{{[{v}]: 0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}}}"
     at = f"{CLEV}({v})"
     hist = build.declare_uf(build.computation(f"{name}_hist"), CLEV, **small)

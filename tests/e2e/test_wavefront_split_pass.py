@@ -9,6 +9,8 @@ keep the joint pass."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -23,11 +25,10 @@ ARRAYS = ("coarse_ptr", "part_ptr", "coarse_order", "level_of", "levelptr", "ord
 
 
 def _kernel(dtype: str) -> WavefrontKernel:
-    comp = kernels.sptrsv_csr(index_dtype=dtype)
-    comp.wavefront("i", method="auto")
-    k = comp.compile()
-    assert isinstance(k, WavefrontKernel)
-    return k
+    """The auto SpTRSV kernel (coarse levels, run blocks)."""
+    solve = kernels.sptrsv_csr(index_dtype=dtype)
+    solve.wavefront("i")
+    return cast("WavefrontKernel", solve.compile())
 
 
 def _triangles() -> dict[str, sp.csr_array]:
