@@ -228,8 +228,9 @@ def build_split_passes(
     """The run-block pass of :func:`build_coarse_inspector` (one kernel, no push edge, no
     second candidate: :func:`_pass_in_run_blocks`) as two passes that two threads run at
     once, None for a loop whose pass is another: ``<name>_coarse_levels_<loop>`` writes
-    ``level`` alone, ``<name>_coarse_blocks_<loop>`` ``clev`` and ``work`` (the coarse
-    levels never read the levels). Each reads one array at the far end of a dependence
+    ``level`` and ``work``, ``<name>_coarse_blocks_<loop>`` ``clev`` (the coarse levels
+    never read the levels; the work goes with the shorter pass, which the sort waits on
+    anyway). Each reads one array at the far end of a dependence
     where the joint pass reads two, and the values are those of the joint pass (the same
     ``max`` over the same operands in the same order). On two cores the pass then lasts
     as long as the longer of them (in C, on the 1M-row triangles: the levels alone 0.38 and
@@ -239,12 +240,12 @@ def build_split_passes(
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES, *FIXED_NAMES)
     _fresh_names(ir, analysis, names)
     edges = _edges(analysis)
-    levels = _declare(ir, analysis, "levels", ((LEVEL, LEVEL_TYPE),))
+    levels = _declare(ir, analysis, "levels", ((WORK, "int64_t"), (LEVEL, LEVEL_TYPE)))
     if not (_runs_in_locals(levels, analysis, edges, (LEVEL, CLEV)) and _run_names_free(levels)):
         return None
-    blocks = _declare(ir, analysis, "blocks", ((WORK, "int64_t"), (CLEV, LEVEL_TYPE)))
+    blocks = _declare(ir, analysis, "blocks", ((CLEV, LEVEL_TYPE),))
     return _levels_in_locals(levels, analysis, edges), _pass_in_run_blocks(
-        blocks, analysis, edges, with_levels=False
+        blocks, analysis, edges, alone=True
     )
 
 
@@ -263,22 +264,28 @@ def _declare(
 def _levels_in_locals(
     insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]
 ) -> ComputationIR:
-    """The levels of one kernel's nodes without push edges, each node's running level in a
-    local private to its loop, stored after its edges (:func:`_pass_in_locals` without
-    the coarse levels and the work)."""
+    """The levels and the work of one kernel's nodes without push edges, each node's running
+    level and work in locals private to its loop, stored after its edges
+    (:func:`_pass_in_locals` without the coarse levels)."""
     loop = edges[0].var if edges else analysis.var
-    (level_run,) = _locals_of(analysis, (LEVEL,), 0)
+    level_run, work_run = _locals_of(analysis, (LEVEL, WORK), 0)
     insp = _private_local(insp, level_run, LEVEL_TYPE, loop)
+    insp = _private_local(insp, work_run, "int64_t", loop)
     for k, e in enumerate(edges, start=1):
+        prefix = _schedule(e.its, e.var, "1", k)
         body = f"${level_run}$ = max(${level_run}$, ${LEVEL}$({e.src}) + 1);"
-        insp = build.add_stmt(insp, body, e.text, f"{{{_schedule(e.its, e.var, '1', k)}, 0]}}")
+        insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, 0]}}")
+        insp = build.add_stmt(insp, f"${work_run}$ += 1;", e.text, f"{{{prefix}, 1]}}")
     node = analysis.node(loop, 0)
-    return build.add_stmt(
-        insp,
-        f"${LEVEL}$({node}) = ${level_run}$;",
-        f"{{[{loop}]: 0 <= {loop} < {analysis.extent}}}",
-        f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, 0]}}",
-    )
+    stores = (f"${LEVEL}$({node}) = ${level_run}$;", f"${WORK}$({node}) = ${work_run}$ + 1;")
+    for j, body in enumerate(stores):
+        insp = build.add_stmt(
+            insp,
+            body,
+            f"{{[{loop}]: 0 <= {loop} < {analysis.extent}}}",
+            f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}",
+        )
+    return insp
 
 
 RUN = "_run"
@@ -383,7 +390,7 @@ def uses_run_blocks(stage: ComputationIR) -> bool:
 
 
 def _pass_in_run_blocks(
-    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge], with_levels: bool = True
+    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge], alone: bool = False
 ) -> ComputationIR:
     """The pass of one kernel without push edges (:func:`_pass_in_locals`) whose blocks are
     runs of rows instead of the fixed ``i >> coarse_shift``: a *stretch* is a maximal run of
@@ -413,11 +420,7 @@ def _pass_in_run_blocks(
     names = (LEVEL, CLEV, WORK)
     level_run, clev_run, work_run = _locals_of(analysis, names, 0)
     new_run, near_run, block_run = RUN_LOCALS
-    runs = (
-        (level_run, clev_run, work_run, *RUN_LOCALS)
-        if with_levels
-        else (clev_run, work_run, *RUN_LOCALS)
-    )
+    runs = (clev_run, *RUN_LOCALS) if alone else (level_run, clev_run, work_run, *RUN_LOCALS)
     for run in runs:
         ctype = "int64_t" if run in (work_run, block_run) else LEVEL_TYPE
         insp = _private_local(insp, run, ctype, loop)
@@ -428,21 +431,17 @@ def _pass_in_run_blocks(
     insp = build.add_stmt(insp, first, rows, f"{{[{loop}] -> [1, {loop}, 0, 0]}}")
     for k, e in enumerate(edges, start=1):
         updates = [
-            *(
-                [f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);"]
-                if with_levels
-                else []
-            ),
+            *([] if alone else [f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);"]),
             f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + (({e.src}) < ${block_run}$));",
             f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
             f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);",
-            f"${work_run}$ += 1;",
+            *([] if alone else [f"${work_run}$ += 1;"]),
         ]
         prefix = _schedule(e.its, e.var, "1", k)
         for j, body in enumerate(updates):
             insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
-    kept = level_run if with_levels else None
-    after = _run_block_stores(node, (kept, clev_run, work_run, new_run, near_run))
+    kept = (None, None) if alone else (level_run, work_run)
+    after = _run_block_stores(node, (kept[0], clev_run, kept[1], new_run, near_run))
     for j, body in enumerate(after):
         insp = build.add_stmt(
             insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
@@ -450,11 +449,11 @@ def _pass_in_run_blocks(
     return insp
 
 
-def _run_block_stores(node: str, runs: tuple[str | None, str, str, str, str]) -> list[str]:
+def _run_block_stores(node: str, runs: tuple[str | None, str, str | None, str, str]) -> list[str]:
     """What the run-block pass does after a node's edges, given its locals (level, coarse
     level, work, begun, near): whether it had an edge from the row before, its coarse level
-    chosen, the stretch's start carried, its level (unless None: a pass without the levels,
-    :func:`build_split_passes`), coarse level and work stored."""
+    chosen, the stretch's start carried, its level, coarse level and work stored (the level
+    and the work unless None: the coarse levels alone, :func:`build_split_passes`)."""
     level_run, clev_run, work_run, new_run, near_run = runs
     return [
         f"${near_run}$ = ${near_run}$ == ({node});",
@@ -462,7 +461,7 @@ def _run_block_stores(node: str, runs: tuple[str | None, str, str, str, str]) ->
         f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
         *([f"${LEVEL}$({node}) = ${level_run}$;"] if level_run is not None else []),
         f"${CLEV}$({node}) = ${clev_run}$;",
-        f"${WORK}$({node}) = ${work_run}$ + 1;",
+        *([f"${WORK}$({node}) = ${work_run}$ + 1;"] if work_run is not None else []),
     ]
 
 

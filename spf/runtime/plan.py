@@ -439,8 +439,8 @@ class WavefrontKernel(Kernel):
     by coarse level (:attr:`_pair`)."""
     _make_level_sort: Callable[[], tuple[Kernel, Kernel]] | None
     _make_split: Callable[[], Split] | None
-    """What compiles a coarse kernel's pass as two passes run at once (levels; coarse levels
-    and work: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the count stage
+    """What compiles a coarse kernel's pass as two passes run at once (levels and work;
+    coarse levels: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the count stage
     of one key (:func:`spf.analysis.coarse_inspector.build_key_count`), on the first
     inspection with two threads (None: its pass has no such split)."""
     _split_kernels: Split | None
@@ -560,7 +560,7 @@ class WavefrontKernel(Kernel):
         return kernels
 
     def _split(self) -> Split:
-        """The pass as two (levels; coarse levels and work) and the count of one key,
+        """The pass as two (levels and work; coarse levels) and the count of one key,
         compiled on first use."""
         kernels = self._split_kernels
         if kernels is None:
@@ -916,20 +916,20 @@ class WavefrontKernel(Kernel):
     def _split_pass(
         self, out: dict[str, Any], given: Mapping[str, object]
     ) -> tuple[int, Future[Counted]]:
-        """The pass as two at once (:attr:`_make_split`): the levels on a worker thread, the
-        coarse levels and work on this one (the generated C releases the GIL); writes
+        """The pass as two at once (:attr:`_make_split`): the levels and the work on a
+        worker thread, the coarse levels on this one (the generated C releases the GIL); writes
         ``out``'s arrays as the joint pass does. Returns the number of levels and the
         worker's count of the levels, which it goes on with meanwhile (the level sizes
         every plan's estimate reads, and the slots of a levels plan's sort). Unchecked
         calls only: a checked inspection checks the index arrays in the one pass that reads
         them."""
         levels_k, blocks_k, count_k = self._split()[:3]
-        level = out[LEVEL]
+        level, work = out[LEVEL], out[WORK]
         passed: Future[int] = Future()
 
         def levels() -> Counted:
             try:
-                levels_k(check=False, **{LEVEL: level}, **_pick(levels_k, given))
+                levels_k(check=False, **{LEVEL: level, WORK: work}, **_pick(levels_k, given))
                 nlev = int(level.max()) + 1
             except BaseException as err:
                 passed.set_exception(err)
@@ -939,7 +939,7 @@ class WavefrontKernel(Kernel):
 
         job = submit(levels)
         try:
-            mine = {k: out[k] for k in (CLEV, WORK, BLOCK)}
+            mine = {k: out[k] for k in (CLEV, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
         finally:
             nlev = passed.result()
@@ -1238,7 +1238,7 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 
 
 Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
-"""The pass as two (levels; coarse levels and work), the count stage of one key, the order
+"""The pass as two (levels and work; coarse levels), the count stage of one key, the order
 and sums stages over a range of positions and the count's histogram and slots over one."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
