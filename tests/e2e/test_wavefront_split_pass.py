@@ -1,7 +1,7 @@
 """An unchecked coarse inspection on a team of two threads runs its pass over the dependences
-as two passes at once (docs/inspection.md, "The inspector on two threads"): the levels on a
-worker thread, the coarse levels and the work on the caller's, and its sort's order and sums
-in halves. The plans are those of the one-thread inspection, array for array and seal for
+as two passes at once (docs/inspection.md, "The inspector on two threads"): the levels and
+the work on a worker thread, the coarse levels on the caller's, and its sort's count, order
+and sums in halves. The plans are those of the one-thread inspection, array for array and seal for
 seal (and their copies), for every strategy, int32 and int64, on a grid, a banded and a
 random triangle; the solves keep the serial bits at 1 and 2 threads. A checked inspection,
 one of fewer than ``SPLIT_NODES`` nodes and a kernel whose pass is not the run-block one
