@@ -277,13 +277,21 @@ def _levels_in_locals(
         insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, 0]}}")
         insp = build.add_stmt(insp, f"${work_run}$ += 1;", e.text, f"{{{prefix}, 1]}}")
     node = analysis.node(loop, 0)
-    stores = (f"${LEVEL}$({node}) = ${level_run}$;", f"${WORK}$({node}) = ${work_run}$ + 1;")
-    for j, body in enumerate(stores):
+    stores = [f"${LEVEL}$({node}) = ${level_run}$;", f"${WORK}$({node}) = ${work_run}$ + 1;"]
+    return _after_edges(insp, stores, loop, analysis.extent, "1", len(edges) + 1)
+
+
+def _after_edges(
+    insp: ComputationIR, bodies: list[str], loop: str, extent: str, stage: str, after: int
+) -> ComputationIR:
+    """``insp`` with ``bodies`` run for each node of ``loop`` after its edges (the schedule
+    ``[stage, loop, after, j]``, ``after`` past the last edge's place)."""
+    for j, body in enumerate(bodies):
         insp = build.add_stmt(
             insp,
             body,
-            f"{{[{loop}]: 0 <= {loop} < {analysis.extent}}}",
-            f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}",
+            f"{{[{loop}]: 0 <= {loop} < {extent}}}",
+            f"{{[{loop}] -> [{stage}, {loop}, {after}, {j}]}}",
         )
     return insp
 
@@ -358,13 +366,7 @@ def _pass_in_locals(
             f"${total}$ = max(${total}$, ${run}$ + 1);"
             for total, run in zip((NLEVELS, *(c[1] for c in coarse)), runs[:-1], strict=True)
         ]
-        for j, body in enumerate(stores):
-            insp = build.add_stmt(
-                insp,
-                body,
-                f"{{[{loop}]: 0 <= {loop} < {n}}}",
-                f"{{[{loop}] -> [{stage}, {loop}, {len(edges) + 1}, {j}]}}",
-            )
+        insp = _after_edges(insp, stores, loop, n, stage, len(edges) + 1)
     return insp
 
 
