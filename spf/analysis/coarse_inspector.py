@@ -233,6 +233,80 @@ def _local_pass(
     return _pass_in_locals(insp, analysis, edges, coarse)
 
 
+def build_split_passes(
+    ir: ComputationIR, analysis: WavefrontAnalysis
+) -> tuple[ComputationIR, ComputationIR] | None:
+    """The run-block pass of :func:`build_coarse_inspector` (one kernel, no push edge, no
+    second candidate: :func:`_pass_in_run_blocks`) as two passes that two threads run at
+    once, None for a loop whose pass is another: ``<name>_coarse_levels_<loop>`` writes
+    ``level`` and ``work``, ``<name>_coarse_blocks_<loop>`` ``clev`` (the coarse levels
+    never read the levels; the work goes with the shorter pass, which the sort waits on
+    anyway). Each reads one array at the far end of a dependence
+    where the joint pass reads two, and the values are those of the joint pass (the same
+    ``max`` over the same operands in the same order). On two cores the pass then lasts
+    as long as the longer of them (in C, on the 1M-row triangles: the levels alone 0.38 and
+    0.79 serial solves, the coarse levels 0.59 and 1.00, both in one pass 0.72 and 1.44)."""
+    if any(free_kernels(analysis)) or analysis.groups != 1:
+        return None
+    names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES, *FIXED_NAMES)
+    _fresh_names(ir, analysis, names)
+    edges = _edges(analysis)
+    levels = _declare(ir, analysis, "levels", ((WORK, "int64_t"), (LEVEL, LEVEL_TYPE)))
+    if not (_runs_in_locals(levels, analysis, edges, (LEVEL, CLEV)) and _run_names_free(levels)):
+        return None
+    blocks = _declare(ir, analysis, "blocks", ((CLEV, LEVEL_TYPE),))
+    return _levels_in_locals(levels, analysis, edges), _pass_in_run_blocks(
+        blocks, analysis, edges, alone=True
+    )
+
+
+def _declare(
+    ir: ComputationIR, analysis: WavefrontAnalysis, what: str, arrays: tuple[tuple[str, str], ...]
+) -> ComputationIR:
+    """A pass ``<name>_coarse_<what>_<loop>`` over ``ir``'s declarations, writing ``arrays``
+    (name, C type; one entry per node)."""
+    insp = build.computation(f"{ir.name}_coarse_{what}_{analysis.loop}")
+    insp = _copy_declarations(ir, insp)
+    for name, ctype in arrays:
+        insp = build.add_data_space(insp, name, ctype, (analysis.nodes,))
+    return insp
+
+
+def _levels_in_locals(
+    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]
+) -> ComputationIR:
+    """The levels and the work of one kernel's nodes without push edges, each node's running
+    level and work in locals private to its loop, stored after its edges
+    (:func:`_pass_in_locals` without the coarse levels)."""
+    loop = edges[0].var if edges else analysis.var
+    level_run, work_run = _locals_of(analysis, (LEVEL, WORK), 0)
+    insp = _private_local(insp, level_run, LEVEL_TYPE, loop)
+    insp = _private_local(insp, work_run, "int64_t", loop)
+    for k, e in enumerate(edges, start=1):
+        prefix = _schedule(e.its, e.var, "1", k)
+        body = f"${level_run}$ = max(${level_run}$, ${LEVEL}$({e.src}) + 1);"
+        insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, 0]}}")
+        insp = build.add_stmt(insp, f"${work_run}$ += 1;", e.text, f"{{{prefix}, 1]}}")
+    node = analysis.node(loop, 0)
+    stores = [f"${LEVEL}$({node}) = ${level_run}$;", f"${WORK}$({node}) = ${work_run}$ + 1;"]
+    return _after_edges(insp, stores, loop, analysis.extent, "1", len(edges) + 1)
+
+
+def _after_edges(
+    insp: ComputationIR, bodies: list[str], loop: str, extent: str, stage: str, after: int
+) -> ComputationIR:
+    """``insp`` with ``bodies`` run for each node of ``loop`` after its edges (the schedule
+    ``[stage, loop, after, j]``, ``after`` past the last edge's place)."""
+    for j, body in enumerate(bodies):
+        insp = build.add_stmt(
+            insp,
+            body,
+            f"{{[{loop}]: 0 <= {loop} < {extent}}}",
+            f"{{[{loop}] -> [{stage}, {loop}, {after}, {j}]}}",
+        )
+    return insp
+
+
 RUN = "_run"
 """The suffix of the pass's private locals (:func:`_pass_in_locals`): ``level_run``, ..."""
 
@@ -241,6 +315,14 @@ def _locals_of(analysis: WavefrontAnalysis, names: tuple[str, ...], g: int) -> l
     """The private locals holding kernel ``g``'s running ``names`` (one set per kernel)."""
     tail = RUN if analysis.groups == 1 else f"{RUN}{g}"
     return [f"{name}{tail}" for name in names]
+
+
+def _private_local(insp: ComputationIR, name: str, ctype: str, loop: str) -> ComputationIR:
+    """``insp`` with a scalar local ``name`` private to ``loop`` (a fresh one per iteration,
+    starting at 0)."""
+    insp = build.add_data_space(insp, name, ctype, (), role="local")
+    last = insp.data_spaces[-1]
+    return replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
 
 
 def _runs_in_locals(
@@ -284,9 +366,7 @@ def _pass_in_locals(
         runs = _locals_of(analysis, names, g)
         for name, run in zip(names, runs, strict=True):
             ctype = "int64_t" if name == WORK else LEVEL_TYPE
-            insp = build.add_data_space(insp, run, ctype, (), role="local")
-            last = insp.data_spaces[-1]
-            insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
+            insp = _private_local(insp, run, ctype, loop)
         insp = _edges_into_locals(insp, analysis, mine, coarse, runs)
         stage = "1" if analysis.groups == 1 else f"1, {g}"
         node = analysis.node(loop, g)
@@ -297,13 +377,7 @@ def _pass_in_locals(
             f"${total}$ = max(${total}$, ${run}$ + 1);"
             for total, run in zip((NLEVELS, *(c[1] for c in coarse)), runs[:-1], strict=True)
         ]
-        for j, body in enumerate(stores):
-            insp = build.add_stmt(
-                insp,
-                body,
-                f"{{[{loop}]: 0 <= {loop} < {n}}}",
-                f"{{[{loop}] -> [{stage}, {loop}, {len(edges) + 1}, {j}]}}",
-            )
+        insp = _after_edges(insp, stores, loop, n, stage, len(edges) + 1)
     return insp
 
 
@@ -329,7 +403,7 @@ def uses_run_blocks(stage: ComputationIR) -> bool:
 
 
 def _pass_in_run_blocks(
-    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge]
+    insp: ComputationIR, analysis: WavefrontAnalysis, edges: list[_Edge], alone: bool = False
 ) -> ComputationIR:
     """The pass of one kernel without push edges (:func:`_pass_in_locals`) whose blocks are
     runs of rows instead of the fixed ``i >> coarse_shift``: a *stretch* is a maximal run of
@@ -359,11 +433,10 @@ def _pass_in_run_blocks(
     names = (LEVEL, CLEV, WORK)
     level_run, clev_run, work_run = _locals_of(analysis, names, 0)
     new_run, near_run, block_run = RUN_LOCALS
-    for run in (level_run, clev_run, work_run, *RUN_LOCALS):
+    runs = (clev_run, *RUN_LOCALS) if alone else (level_run, clev_run, work_run, *RUN_LOCALS)
+    for run in runs:
         ctype = "int64_t" if run in (work_run, block_run) else LEVEL_TYPE
-        insp = build.add_data_space(insp, run, ctype, (), role="local")
-        last = insp.data_spaces[-1]
-        insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
+        insp = _private_local(insp, run, ctype, loop)
     insp = build.add_data_space(insp, SEGMENT, "int64_t", (), role="local")
     node = analysis.node(loop, 0)
     rows = f"{{[{loop}]: 0 <= {loop} < {n}}}"
@@ -371,16 +444,17 @@ def _pass_in_run_blocks(
     insp = build.add_stmt(insp, first, rows, f"{{[{loop}] -> [1, {loop}, 0, 0]}}")
     for k, e in enumerate(edges, start=1):
         updates = [
-            f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);",
+            *([] if alone else [f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);"]),
             f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + (({e.src}) < ${block_run}$));",
             f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
             f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);",
-            f"${work_run}$ += 1;",
+            *([] if alone else [f"${work_run}$ += 1;"]),
         ]
         prefix = _schedule(e.its, e.var, "1", k)
         for j, body in enumerate(updates):
             insp = build.add_stmt(insp, body, e.text, f"{{{prefix}, {j}]}}")
-    after = _run_block_stores(node, (level_run, clev_run, work_run, new_run, near_run))
+    kept = (None, None) if alone else (level_run, work_run)
+    after = _run_block_stores(node, (kept[0], clev_run, kept[1], new_run, near_run))
     for j, body in enumerate(after):
         insp = build.add_stmt(
             insp, body, rows, f"{{[{loop}] -> [1, {loop}, {len(edges) + 1}, {j}]}}"
@@ -388,18 +462,19 @@ def _pass_in_run_blocks(
     return insp
 
 
-def _run_block_stores(node: str, runs: tuple[str, str, str, str, str]) -> list[str]:
+def _run_block_stores(node: str, runs: tuple[str | None, str, str | None, str, str]) -> list[str]:
     """What the run-block pass does after a node's edges, given its locals (level, coarse
     level, work, begun, near): whether it had an edge from the row before, its coarse level
-    chosen, the stretch's start carried, its level, coarse level and work stored."""
+    chosen, the stretch's start carried, its level, coarse level and work stored (the level
+    and the work unless None: the coarse levels alone, :func:`build_split_passes`)."""
     level_run, clev_run, work_run, new_run, near_run = runs
     return [
         f"${near_run}$ = ${near_run}$ == ({node});",
         f"${clev_run}$ = max(${clev_run}$, ${new_run}$ & (${near_run}$ - 1));",
         f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
-        f"${LEVEL}$({node}) = ${level_run}$;",
+        *([f"${LEVEL}$({node}) = ${level_run}$;"] if level_run is not None else []),
         f"${CLEV}$({node}) = ${clev_run}$;",
-        f"${WORK}$({node}) = ${work_run}$ + 1;",
+        *([f"${WORK}$({node}) = ${work_run}$ + 1;"] if work_run is not None else []),
     ]
 
 
@@ -482,6 +557,18 @@ WIDE_NAMES = (CLEV_WIDE, NCLEV_WIDE, BLOCK_WIDE)
 in the same pass when kernels fused into the loop include a free one."""
 
 
+def _node_ufs(analysis: WavefrontAnalysis) -> tuple[dict[str, str], dict[str, str]]:
+    """The declarations of a sort stage's UFs over the nodes (each node to a node): 64-bit
+    (an order), and :data:`LEVEL_TYPE` (levels, slots)."""
+    v, n = analysis.var, analysis.nodes
+    ranged = {
+        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
+        "range": f"{{[x]: 0 <= x < {n}}}",
+        "dtype": "int64",
+    }
+    return ranged, {**ranged, "dtype": LEVEL_TYPE.removesuffix("_t")}
+
+
 def build_pair_sort(
     analysis: WavefrontAnalysis, name: str
 ) -> tuple[ComputationIR, ComputationIR, ComputationIR]:
@@ -514,27 +601,56 @@ def build_pair_sort(
     the first ``levels + 1``), and both nodes' slots are read before either advances its
     level's start (the odd node's one further when both lie in one coarse level)."""
     v, n = analysis.var, analysis.nodes
-    ranged = {
-        "domain": f"{{[{v}]: 0 <= {v} < {n}}}",
-        "range": f"{{[x]: 0 <= x < {n}}}",
-        "dtype": "int64",
-    }
-    small = {**ranged, "dtype": LEVEL_TYPE.removesuffix("_t")}
+    ranged, small = _node_ufs(analysis)
     dom = f"{{[{v}]: 0 <= {v} < {n}}}"
-    count = build.computation(f"{name}_pair_count")
+    count = _count_stage(
+        analysis,
+        f"{name}_pair_count",
+        ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N)),
+    )
     order = build.computation(f"{name}_pair_order")
-    for key in (LEVEL, CLEV):
+    order = build.declare_uf(order, CSLOT, **small)
+    order = build.add_data_space(order, CORDER, "int64_t", (n,))
+    order = build.add_stmt(
+        order, f"${CORDER}$({CSLOT}({v})) = {v};", dom, f"{{[{v}] -> [0, {v}, 0]}}"
+    )
+    sums = build.declare_uf(build.computation(f"{name}_pair_sums"), CORDER, **ranged)
+    sums = build.add_data_space(sums, WORK, "int64_t", (n,))
+    sums = build.add_data_space(sums, WSUM, "int64_t", (f"{n} + 1",))
+    body = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
+    sums = build.add_stmt(sums, body, dom, f"{{[{v}] -> [0, {v}, 0]}}")
+    return count, order, sums
+
+
+def build_key_count(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
+    """The count stage of :func:`build_pair_sort` for one key: reads ``clev`` (32-bit) as a
+    UF and the parameter ``coarse_nclev`` (its count of values), writes ``clevptr`` (zeroed
+    by the caller, ``2 * (coarse_nclev + 1)`` entries, the starts advanced as there) and
+    ``cslot``. The two passes of :func:`build_split_passes` run it once each: the worker
+    thread on the levels (a levels plan's sort, the level sizes of every plan), the caller
+    on the coarse levels."""
+    return _count_stage(analysis, name, ((CLEV, CLEVPTR, CLEVELS_N),))
+
+
+def _count_stage(
+    analysis: WavefrontAnalysis, name: str, keyed: tuple[tuple[str, str, str], ...]
+) -> ComputationIR:
+    """A count stage: per (key, pointer, count) of ``keyed`` the histogram of the key (in
+    two copies, as :func:`build_pair_sort` says) and its prefix sums, then each node's slot
+    by the last key (``clev``, ``clevptr``)."""
+    v, n = analysis.var, analysis.nodes
+    small = _node_ufs(analysis)[1]
+    count = build.computation(name)
+    for key, _, _ in keyed:
         count = build.declare_uf(count, key, **small)
-    count = build.add_data_space(count, "levelptr", "int64_t", (f"2 * {LEVELS_N} + 2",))
-    count = build.add_data_space(count, CLEVPTR, "int64_t", (f"2 * {CLEVELS_N} + 2",))
+    for _, ptr, bound in keyed:
+        count = build.add_data_space(count, ptr, "int64_t", (f"2 * {bound} + 2",))
     count = build.add_data_space(count, CSLOT, LEVEL_TYPE, (n,))
     # each histogram in two copies, the even nodes counted in the first, the odd ones in
     # the second: a run of nodes with one key (a coarse level's block) adds to each copy
     # every other node, so an add no longer waits on the one just before
     pairs = (f"{{[{v}]: 0 <= {v} && 2{v} < {n}}}", f"{{[{v}]: 0 <= {v} && 2{v} + 1 < {n}}}")
-    for j, (key, ptr, bound) in enumerate(
-        ((LEVEL, "levelptr", LEVELS_N), (CLEV, CLEVPTR, CLEVELS_N))
-    ):
+    for j, (key, ptr, bound) in enumerate(keyed):
         targets = (f"{key}(2 * {v}) + 1", f"{bound} + 2 + {key}(2 * {v} + 1)")
         for odd, (target, domain) in enumerate(zip(targets, pairs, strict=True)):
             count = build.add_stmt(
@@ -560,17 +676,74 @@ def build_pair_sort(
     )
     for j, (body, which) in enumerate(slots):
         count = build.add_stmt(count, body, pairs[which], f"{{[{v}] -> [3, {v}, {j}]}}")
-    order = build.declare_uf(order, CSLOT, **small)
+    return count
+
+
+SORT_LO = "sort_lo"
+SORT_HI = "sort_hi"
+"""The parameters of :func:`build_ranged_sort`'s stages: the positions ``[sort_lo,
+sort_hi)`` one call covers."""
+
+
+def build_ranged_sort(
+    analysis: WavefrontAnalysis, name: str
+) -> tuple[ComputationIR, ComputationIR]:
+    """:func:`build_pair_sort`'s order and sums stages over the positions ``sort_lo <= v <
+    sort_hi`` alone, so that two threads run one half each: ``<name>_order`` writes
+    ``corder(cslot(v)) = v`` (the slots are a permutation: the halves write disjoint
+    entries), ``<name>_sums`` writes ``wsum(v + 1)``, the sum of ``work`` over the range's
+    first positions up to ``v`` (from 0 at ``sort_lo``: it reads nothing the other half
+    writes), to which the caller adds the sum before the range (``wsum(sort_lo)``) once
+    both halves are done. Integer sums: the same values as the one pass."""
+    v, n = analysis.var, analysis.nodes
+    ranged, small = _node_ufs(analysis)
+    span = f"0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}"
+    order = build.declare_uf(build.computation(f"{name}_order"), CSLOT, **small)
     order = build.add_data_space(order, CORDER, "int64_t", (n,))
     order = build.add_stmt(
-        order, f"${CORDER}$({CSLOT}({v})) = {v};", dom, f"{{[{v}] -> [0, {v}, 0]}}"
+        order, f"${CORDER}$({CSLOT}({v})) = {v};", f"{{[{v}]: {span}}}", f"{{[{v}] -> [0, {v}, 0]}}"
     )
-    sums = build.declare_uf(build.computation(f"{name}_pair_sums"), CORDER, **ranged)
+    sums = build.declare_uf(build.computation(f"{name}_sums"), CORDER, **ranged)
     sums = build.add_data_space(sums, WORK, "int64_t", (n,))
     sums = build.add_data_space(sums, WSUM, "int64_t", (f"{n} + 1",))
-    body = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
-    sums = build.add_stmt(sums, body, dom, f"{{[{v}] -> [0, {v}, 0]}}")
-    return count, order, sums
+    first = f"${WSUM}$({v} + 1) = ${WORK}$({CORDER}({v}));"
+    sums = build.add_stmt(
+        sums, first, f"{{[{v}]: {span} && {v} = {SORT_LO}}}", f"{{[{v}] -> [0, {v}, 0]}}"
+    )
+    rest = f"${WSUM}$({v} + 1) = ${WSUM}$({v}) + ${WORK}$({CORDER}({v}));"
+    return order, build.add_stmt(
+        sums, rest, f"{{[{v}]: {span} && {v} > {SORT_LO}}}", f"{{[{v}] -> [0, {v}, 1]}}"
+    )
+
+
+KHIST = "khist"
+KSTART = "kstart"
+"""The per-range histogram and starts of :func:`build_ranged_count`."""
+
+
+def build_ranged_count(
+    analysis: WavefrontAnalysis, name: str
+) -> tuple[ComputationIR, ComputationIR]:
+    """The stable counting sort's count by ``clev`` over the positions ``sort_lo <= v <
+    sort_hi`` alone, so that two threads count one half each: ``<name>_hist`` adds each
+    node's key to ``khist`` (``coarse_nclev`` entries, zeroed by the caller, one array per
+    range), ``<name>_slots`` gives each node the running start of its key in ``kstart``
+    (the range's starts, which the caller takes from the halves' histograms: a key's
+    start plus the first half's count of it for the second half) and advances it. The
+    slots are those of :func:`build_pair_sort`'s count: the same stable order."""
+    v, n = analysis.var, analysis.nodes
+    small = _node_ufs(analysis)[1]
+    span = f"{{[{v}]: 0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}}}"
+    at = f"{CLEV}({v})"
+    hist = build.declare_uf(build.computation(f"{name}_hist"), CLEV, **small)
+    hist = build.add_data_space(hist, KHIST, "int64_t", (CLEVELS_N,))
+    hist = build.add_stmt(hist, f"${KHIST}$({at}) += 1;", span, f"{{[{v}] -> [0, {v}, 0]}}")
+    slots = build.declare_uf(build.computation(f"{name}_slots"), CLEV, **small)
+    slots = build.add_data_space(slots, KSTART, "int64_t", (CLEVELS_N,))
+    slots = build.add_data_space(slots, CSLOT, LEVEL_TYPE, (n,))
+    for j, body in enumerate((f"${CSLOT}$({v}) = ${KSTART}$({at});", f"${KSTART}$({at}) += 1;")):
+        slots = build.add_stmt(slots, body, span, f"{{[{v}] -> [0, {v}, {j}]}}")
+    return hist, slots
 
 
 CLEV_FIXED = "clev_fixed"
@@ -657,9 +830,7 @@ def _fused_pass_in_run_blocks(
         runs += [after_run] if g else []
         for run in runs + kept:
             ctype = "int64_t" if run in (work_run, block_run) else LEVEL_TYPE
-            insp = build.add_data_space(insp, run, ctype, (), role="local")
-            last = insp.data_spaces[-1]
-            insp = replace(insp, data_spaces=(*insp.data_spaces[:-1], replace(last, private=loop)))
+            insp = _private_local(insp, run, ctype, loop)
         node = analysis.node(loop, g)
         rows = f"{{[{loop}]: 0 <= {loop} < {n}}}"
         first = f"${block_run}$ = ${SEGMENT}$ + ((({node}) - ${SEGMENT}$) >> {BLOCK} << {BLOCK});"

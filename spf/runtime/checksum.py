@@ -25,10 +25,12 @@ import os
 import threading
 import zlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -146,6 +148,12 @@ def prefetch(arrays: Sequence[np.ndarray]) -> Callable[[], None]:
             memo[id(a)] = (a, value)
 
     return join
+
+
+def submit(fn: Callable[[], T]) -> Future[T]:
+    """Run ``fn`` on spf's worker threads (those of the checksums): for a caller that runs
+    C code releasing the GIL on its own thread meanwhile (two inspector passes at once)."""
+    return _pool().submit(fn)
 
 
 def _nothing() -> None:

@@ -54,6 +54,7 @@ import threading
 import weakref
 import zlib
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,8 @@ from spf.analysis.coarse_inspector import (
     CORDER,
     CSLOT,
     FIXED_NAMES,
+    KHIST,
+    KSTART,
     LEVEL_OF,
     LEVELS_N,
     MAX_NODES,
@@ -80,6 +83,8 @@ from spf.analysis.coarse_inspector import (
     NCLEV_FIXED,
     NCLEV_WIDE,
     PART_OF,
+    SORT_HI,
+    SORT_LO,
     WIDE_NAMES,
     WORK,
     WSUM,
@@ -87,12 +92,12 @@ from spf.analysis.coarse_inspector import (
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
-from spf.runtime.checksum import checksums, prefetch, shared
+from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_narrow import fits, narrowed
-from spf.runtime.threads import GOVERNOR, openmp_threads
+from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
@@ -109,6 +114,14 @@ MIN_PARALLEL_ROWS = 64
 A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forced to the
 wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
 
+SPLIT_NODES = 1 << 17
+"""An unchecked coarse inspection of at least this many nodes on a team of two or more
+threads (OpenMP's count now, lowered on a busy machine as a kernel call's is:
+:meth:`spf.runtime.threads.ThreadGovernor.team`) runs its pass as two at once and its
+sort's stages in halves (:meth:`WavefrontKernel._split_pass`); a smaller one stays on the
+caller's thread, where
+each of the ~6 hand-offs to a worker (tens of microseconds on a busy machine) would cost
+more than the half of a stage it moves (~1-2 ns a node)."""
 STRATEGIES = ("auto", "wavefront", "serial")
 COARSE_STRATEGIES = ("auto", "coarse", "levels", "serial", "wavefront")
 """The strategies of a kernel of ``method="coarse"`` or ``"auto"`` (``"wavefront"``: the
@@ -435,6 +448,12 @@ class WavefrontKernel(Kernel):
     levels kernel's level sort (``levelptr``, ``order``) or a coarse kernel's counting sort
     by coarse level (:attr:`_pair`)."""
     _make_level_sort: Callable[[], tuple[Kernel, Kernel]] | None
+    _make_split: Callable[[], Split] | None
+    """What compiles a coarse kernel's pass as two passes run at once (levels and work;
+    coarse levels: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the count stage
+    of one key (:func:`spf.analysis.coarse_inspector.build_key_count`), on the first
+    inspection with two threads (None: its pass has no such split)."""
+    _split_kernels: Split | None
     """What compiles a coarse kernel's level sort, which only a plan whose level order is
     read runs (None: a levels kernel's, in :attr:`_stages`)."""
     _level_sort_kernels: tuple[Kernel, Kernel] | None
@@ -485,6 +504,7 @@ class WavefrontKernel(Kernel):
         zeroed: bool = False,
         level_sort: Callable[[], tuple[Kernel, Kernel]] | None = None,
         runs: bool = False,
+        split: Callable[[], Split] | None = None,
         *,
         wide: Callable[[], Kernel],
     ) -> WavefrontKernel:
@@ -499,14 +519,17 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.zeroes_in_pass`); ``level_sort``: what
         compiles the level sort when a plan's level order is first read (None: ``stages``
         holds it, after the pass); ``runs``: the coarse pass grows its blocks as runs of rows
-        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`); ``wide``: what compiles the
-        executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
+        (:func:`spf.analysis.coarse_inspector.uses_run_blocks`); ``split``: what compiles
+        the pass as two that two threads run at once (:attr:`_make_split`); ``wide``: what
+        compiles the executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
         :data:`spf.analysis.executor.PLAN_DTYPE`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
         out._make_level_sort = level_sort
         out._level_sort_kernels = None
+        out._make_split = split
+        out._split_kernels = None
         out._make_serial = serial
         out._serial_kernel = None
         out._serial_lock = threading.Lock()
@@ -566,6 +589,19 @@ class WavefrontKernel(Kernel):
                 kernels = self._level_sort_kernels
                 if kernels is None:
                     kernels = self._level_sort_kernels = self._make_level_sort()
+        return kernels
+
+    def _split(self) -> Split:
+        """The pass as two (levels and work; coarse levels) and the count of one key,
+        compiled on first use."""
+        kernels = self._split_kernels
+        if kernels is None:
+            if self._make_split is None:
+                raise CodegenError(f"spf bug: {self.name} has no split pass")
+            with self._serial_lock:  # the lock of the kernels compiled on first use
+                kernels = self._split_kernels
+                if kernels is None:
+                    kernels = self._split_kernels = self._make_split()
         return kernels
 
     @property
@@ -766,8 +802,6 @@ class WavefrontKernel(Kernel):
         read. When blocks merge no levels (as many coarse levels as levels, one kernel), the
         coarse plan would be the levels plan cut at block boundaries only: ``"auto"`` and
         ``"wavefront"`` then plan the levels alone (one sort instead of two)."""
-        from spf.runtime.threads import default_team
-
         team = int(threads) if threads is not None else default_team()
         if strategy == "auto" and self._names.method == "coarse":
             strategy = "coarse"
@@ -776,8 +810,11 @@ class WavefrontKernel(Kernel):
         # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins = [] if check else [prefetch(arrays)]
-        level, nlev, work, candidates, after = self._coarse_pass(given, n, check)
+        level, nlev, work, candidates, after, ahead = self._coarse_pass(given, n, check)
         joins += [] if check else [prefetch([level])]
+        lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
+        if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
+            lengths = submit(lambda: row_lengths(spec, given, n))
         blocks = n // len(self._free)
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
@@ -791,7 +828,9 @@ class WavefrontKernel(Kernel):
         for k, (clev, nclev, shift) in enumerate(coarse_candidates):
             # the first sort counts the level sizes too (what the levels estimate reads)
             by = (level, nlev) if k == 0 else (clev, nclev)
-            ptr, cptr, corder, wsum = self._sorted(given, *by, clev, nclev, work, check)
+            ptr, cptr, corder, wsum = self._sorted(
+                given, *by, clev, nclev, work, check, ahead if k == 0 else None
+            )
             total = int(wsum[-1])
             levelptr = ptr if k == 0 else levelptr
             found = coarse.split(
@@ -819,17 +858,17 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            names = self._copied(strategy, copies, given, parts.order, total)
+            names = self._copied(strategy, copies, given, parts.order, total, lengths)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins)
             return self._plan(given, level, nlev, strategy, None, parts, names, one)
-        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check)
+        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
         parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
-        names = self._copied(strategy, copies, given, order, total)
+        names = self._copied(strategy, copies, given, order, total, lengths)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
@@ -873,10 +912,12 @@ class WavefrontKernel(Kernel):
         given: Mapping[str, object],
         order: np.ndarray,
         work: int,
+        lengths: Future[str | None] | None = None,
     ) -> tuple[str, ...]:
         """The arrays a plan of ``strategy`` whose parts run the rows ``order`` (``work``
         in all) copies (:meth:`inspect`'s ``copies``; None: when
-        :func:`spf.runtime.copies.pays`)."""
+        :func:`spf.runtime.copies.pays`); ``lengths``: :func:`row_lengths` under way on a
+        worker thread."""
         spec = self._copy_spec
         if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
             return ()  # a serial plan runs no parts
@@ -884,7 +925,7 @@ class WavefrontKernel(Kernel):
             return ()
         why: str | None = "its rows read no segment that copies keep"
         if spec is not None:
-            why = row_lengths(spec, given, len(order))
+            why = row_lengths(spec, given, len(order)) if lengths is None else lengths.result()
         if why is not None and copies:
             raise ArgumentError(
                 f"{self.name}.inspect: copies=True, but loop {self._names.loop!r} cannot run "
@@ -894,11 +935,19 @@ class WavefrontKernel(Kernel):
 
     def _coarse_pass(
         self, given: Mapping[str, object], n: int, check: bool
-    ) -> tuple[np.ndarray, int, np.ndarray, list[tuple[np.ndarray, int, int]], np.ndarray | None]:
+    ) -> tuple[
+        np.ndarray,
+        int,
+        np.ndarray,
+        list[tuple[np.ndarray, int, int]],
+        np.ndarray | None,
+        Future[Counted] | None,
+    ]:
         """The generated pass over the dependences: (level, levels, work, per candidate
         block size its coarse levels, their count and the block shift, each node's
-        :data:`~spf.analysis.coarse_inspector.AFTER` when the pass writes it); the levels
-        and coarse levels are 32-bit."""
+        :data:`~spf.analysis.coarse_inspector.AFTER` when the pass writes it, the count of
+        the levels under way on a worker thread or None); the levels and coarse levels are
+        32-bit."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -933,12 +982,51 @@ class WavefrontKernel(Kernel):
             candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
         if self._after:  # every node's set by the pass
             out[AFTER] = np.empty(n, dtype=np.int32)
-        stage(check=check, **out, **_pick(stage, given))
+        counted = [(LEVEL, NLEVELS, 0), *candidates]
+        ahead: Future[Counted] | None = None
+        split = self._make_split is not None and not self._after and not check
+        if split and n >= SPLIT_NODES and GOVERNOR.team() > 1:
+            out[NLEVELS], ahead = self._split_pass(out, given)
+            counted = candidates
+        else:
+            stage(check=check, **out, **_pick(stage, given))
         if self._runs:  # the run-block pass leaves the counts to the caller
-            for key, count, _ in [(LEVEL, NLEVELS, 0), *candidates]:
+            for key, count, _ in counted:
                 out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
-        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER)
+        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead
+
+    def _split_pass(
+        self, out: dict[str, Any], given: Mapping[str, object]
+    ) -> tuple[int, Future[Counted]]:
+        """The pass as two at once (:attr:`_make_split`): the levels and the work on a
+        worker thread, the coarse levels on this one (the generated C releases the GIL); writes
+        ``out``'s arrays as the joint pass does. Returns the number of levels and the
+        worker's count of the levels, which it goes on with meanwhile (the level sizes
+        every plan's estimate reads, and the slots of a levels plan's sort). Unchecked
+        calls only: a checked inspection checks the index arrays in the one pass that reads
+        them."""
+        levels_k, blocks_k, count_k = self._split()[:3]
+        level, work = out[LEVEL], out[WORK]
+        passed: Future[int] = Future()
+
+        def levels() -> Counted:
+            try:
+                levels_k(check=False, **{LEVEL: level, WORK: work}, **_pick(levels_k, given))
+                nlev = int(level.max()) + 1
+            except BaseException as err:
+                passed.set_exception(err)
+                raise
+            passed.set_result(nlev)
+            return _key_count(count_k, level, nlev, given)
+
+        job = submit(levels)
+        try:
+            mine = {k: out[k] for k in (CLEV, BLOCK)}
+            blocks_k(check=False, **mine, **_pick(blocks_k, given))
+        finally:
+            nlev = passed.result()
+        return nlev, job
 
     def _sorted(
         self,
@@ -949,15 +1037,27 @@ class WavefrontKernel(Kernel):
         keys: int,
         work: np.ndarray,
         check: bool,
+        ahead: Future[Counted] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The generated sort stages: the prefix sums of the sizes of ``level``'s
         ``levels`` values and of ``key``'s ``keys`` values (O(levels) entries each, no
         O(rows) memset), the stable counting sort of the nodes by ``key`` and the prefix
-        sums of ``work`` in that order: (levelptr, keyptr, order, wsum)."""
+        sums of ``work`` in that order: (levelptr, keyptr, order, wsum). ``ahead``: the
+        count of the levels a worker thread takes (:meth:`_split_pass`), which gives the
+        level sizes, and the slots when ``key`` is ``level``; a coarse key is counted here
+        meanwhile by the count stage of one key."""
         if self._pair is None:
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
-        count_k, order_k, sums_k = self._pair
+        count_k = self._pair[0]
         n = len(key)
+        if ahead is not None:
+            if key is level:
+                levelptr, cslot = ahead.result()
+                keyptr = levelptr
+            else:
+                keyptr, cslot = self._key_count_halves(key, keys, given)
+                levelptr = ahead.result()[0]
+            return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
         levelptr = np.zeros(2 * levels + 2, dtype=np.int64)  # two copies: even, odd nodes
         keyptr = np.zeros(2 * keys + 2, dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)
@@ -971,14 +1071,59 @@ class WavefrontKernel(Kernel):
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
-        levelptr, keyptr = levelptr[: levels + 1], keyptr[: keys + 1]
-        keyptr[1 : keys + 1] = keyptr[:keys].copy()  # each entry advanced to the next start
-        keyptr[0] = 0
+        levelptr = levelptr[: levels + 1]
+        return (levelptr, _started(keyptr, keys), *self._ordered(given, cslot, work, check))
+
+    def _ordered(
+        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray, check: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The order of the nodes by their slots ``cslot`` and the prefix sums of ``work``
+        in that order, by the generated sort stages."""
+        assert self._pair is not None
+        _, order_k, sums_k = self._pair
+        n = len(cslot)
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
         order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
         sums_k(corder=order, work=work, wsum=wsum, check=check, **_pick(sums_k, given))
-        return levelptr, keyptr, order, wsum
+        return order, wsum
+
+    def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+        """:func:`_key_count` on two threads, each over one half of the nodes
+        (:func:`spf.analysis.coarse_inspector.build_ranged_count`): both halves' histograms,
+        the starts (the second half's a key's start plus the first half's count of it),
+        both halves' slots."""
+        hist_k, slots_k = self._split()[5:]
+        n, half = len(key), len(key) // 2
+        first, second = np.zeros(keys, dtype=np.int64), np.zeros(keys, dtype=np.int64)
+        args = {CLEV: key, **_pick(hist_k, given)}
+        _in_halves(hist_k, {**args, KHIST: first}, half, n, {KHIST: second})
+        ptr = np.empty(keys + 1, dtype=np.int64)
+        ptr[0] = 0
+        np.cumsum(first + second, out=ptr[1:])
+        slot = np.empty(n, dtype=np.int32)
+        args = {CLEV: key, CSLOT: slot, **_pick(slots_k, given)}
+        _in_halves(
+            slots_k, {**args, KSTART: ptr[:keys].copy()}, half, n, {KSTART: ptr[:keys] + first}
+        )
+        return ptr, slot
+
+    def _ordered_halves(
+        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_ordered` on two threads, each stage over one half of the positions
+        (:func:`spf.analysis.coarse_inspector.build_ranged_sort`); the second half's sums
+        start from 0 and get the first half's total added once both are done (integer
+        sums: the same values)."""
+        order_k, sums_k = self._split()[3:5]
+        n = len(cslot)
+        half = n // 2
+        order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+        wsum[0] = 0
+        _in_halves(order_k, {CSLOT: cslot, CORDER: order, **_pick(order_k, given)}, half, n)
+        _in_halves(sums_k, {CORDER: order, WORK: work, WSUM: wsum, **_pick(sums_k, given)}, half, n)
+        wsum[half + 1 :] += wsum[half]
+        return order, wsum
 
     def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
@@ -1219,6 +1364,54 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
+"""The pass as two (levels and work; coarse levels), the count stage of one key, the order
+and sums stages over a range of positions and the count's histogram and slots over one."""
+Counted = tuple[np.ndarray, np.ndarray]
+"""The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
+
+
+def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+    """The count stage of one key (:func:`spf.analysis.coarse_inspector.build_key_count`) on
+    ``key``'s ``keys`` values: (their prefix sums, each node's slot), unchecked (the
+    inspection's split pass)."""
+    ptr = np.zeros(2 * keys + 2, dtype=np.int64)  # two copies: even, odd nodes
+    slot = np.empty(len(key), dtype=np.int32)
+    count_k(
+        clev=key, clevptr=ptr, cslot=slot, check=False, **{CLEVELS_N: keys}, **_pick(count_k, given)
+    )
+    return _started(ptr, keys), slot
+
+
+def _in_halves(
+    stage: Kernel,
+    args: dict[str, Any],
+    half: int,
+    n: int,
+    second: dict[str, Any] | None = None,
+) -> None:
+    """The ranged ``stage`` over ``[half, n)`` on a worker thread (``args`` updated by
+    ``second``) and ``[0, half)`` on this one, unchecked; returns when both are done."""
+
+    def run(lo: int, hi: int, more: dict[str, Any]) -> None:
+        stage(check=False, **{**args, **more, SORT_LO: lo, SORT_HI: hi})
+
+    job = submit(functools.partial(run, half, n, second or {}))
+    try:
+        run(0, half, {})
+    finally:
+        job.result()
+
+
+def _started(ptr: np.ndarray, keys: int) -> np.ndarray:
+    """A count stage's pointers, each entry advanced to the next start, as the starts
+    (``keys + 1`` entries, a view of ``ptr``)."""
+    out = ptr[: keys + 1]
+    out[1:] = out[:keys].copy()
+    out[0] = 0
+    return out
+
+
 def _wait(joins: list[Callable[[], None]]) -> None:
     """The checksums :func:`spf.runtime.checksum.prefetch` started, recorded in the scope."""
     for join in joins:
@@ -1373,8 +1566,12 @@ def compile_wavefront(
     compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
         build_coarse_inspector,
+        build_key_count,
         build_pair_sort,
         build_part_check,
+        build_ranged_count,
+        build_ranged_sort,
+        build_split_passes,
         free_kernels,
         uses_run_blocks,
         zeroes_in_pass,
@@ -1423,6 +1620,22 @@ def compile_wavefront(
         ((count, order),) = compile_units([unit], light_flags=LIGHT_OPT_FLAGS, **options)
         return count, order
 
+    halves = build_split_passes(ir, analysis) if is_coarse else None
+
+    def split() -> Split:  # on the first 2-thread inspection
+        assert halves is not None
+        stages = (
+            *halves,
+            build_key_count(analysis, f"{library}_key"),
+            *build_ranged_sort(analysis, f"{library}_ranged"),
+            *build_ranged_count(analysis, f"{library}_ranged"),
+        )
+        unit = UnitParts([(st, None, True) for st in stages], f"{library}_split", light=True)
+        ((levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k),) = compile_units(
+            [unit], light_flags=LIGHT_OPT_FLAGS, **options
+        )
+        return levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k
+
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
 
@@ -1463,6 +1676,7 @@ def compile_wavefront(
         level_sort if is_coarse else None,
         runs=is_coarse and uses_run_blocks(first),
         wide=wide,
+        split=split if halves is not None and uses_run_blocks(first) else None,
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out

@@ -1,0 +1,102 @@
+"""An unchecked coarse inspection on a team of two threads runs its pass over the dependences
+as two passes at once (docs/inspection.md, "The inspector on two threads"): the levels and
+the work on a worker thread, the coarse levels on the caller's, and its sort's count, order
+and sums in halves. The plans are those of the one-thread inspection, array for array and seal for
+seal (and their copies), for every strategy, int32 and int64, on a grid, a banded and a
+random triangle; the solves keep the serial bits at 1 and 2 threads. A checked inspection,
+one of fewer than ``SPLIT_NODES`` nodes and a kernel whose pass is not the run-block one
+keep the joint pass."""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spf import kernels
+from spf.runtime import plan as plan_module
+from spf.runtime.plan import Plan, WavefrontKernel
+from spf.sparse import poisson2d, sptrsv_args
+from spf.testing import compiled, fixed_team
+
+ARRAYS = ("coarse_ptr", "part_ptr", "coarse_order", "level_of", "levelptr", "order", "groupptr")
+
+
+def _kernel(dtype: str) -> WavefrontKernel:
+    """The auto SpTRSV kernel (coarse levels, run blocks)."""
+    solve = kernels.sptrsv_csr(index_dtype=dtype)
+    solve.wavefront("i")
+    return cast("WavefrontKernel", solve.compile())
+
+
+def _triangles() -> dict[str, sp.csr_array]:
+    n = 30000
+    rng = np.random.default_rng(7)
+    strict = sp.tril(sp.random_array((n, n), density=2.0 / n, format="csr", rng=rng), k=-1)
+    band = sp.diags_array([-1.0] * 3, offsets=[-1, -2, -170], shape=(n, n))
+    return {
+        "grid": sp.csr_array(sp.tril(poisson2d(180), format="csr")),
+        "random": sp.csr_array(strict + sp.eye_array(n) * 4.0),
+        "banded": sp.csr_array(sp.tril(band, format="csr") + sp.eye_array(n) * 4.0),
+    }
+
+
+def _same(a: Plan, b: Plan) -> None:
+    assert (a.strategy, a.levels, a.coarse_levels, a.parts) == (
+        b.strategy,
+        b.levels,
+        b.coarse_levels,
+        b.parts,
+    )
+    assert a.inspected == b.inspected  # the level seal and the index arrays' checksums
+    assert a.copies == b.copies  # the rows' lengths checked beside the sort
+    for name in ARRAYS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype, name
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_two_thread_plans_are_the_one_thread_plans(
+    dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)  # every triangle here is smaller
+    kernel = _kernel(dtype)
+    for lower in _triangles().values():
+        lower.sort_indices()
+        args = sptrsv_args(lower, index_dtype=dtype)
+        f = np.random.default_rng(3).uniform(-1, 1, lower.shape[0])
+        want = np.zeros_like(f)
+        compiled("sptrsv_csr", index_dtype=dtype)(u=want, f=f, **args)
+        for strategy in ("auto", "coarse", "levels", "serial"):
+            with fixed_team(1):
+                one = kernel.inspect(check=False, strategy=strategy, threads=2, **args)
+            with fixed_team(2):
+                two = kernel.inspect(check=False, strategy=strategy, threads=2, **args)
+            _same(one, two)
+            _same(one, kernel.inspect(strategy=strategy, threads=2, **args))  # checked, joint
+            for team in (1, 2):
+                u = np.zeros_like(f)
+                with fixed_team(team):
+                    kernel(u=u, f=f, plan=two, **args)
+                np.testing.assert_array_equal(u, want)
+    assert kernel._split_kernels is not None  # the two passes ran
+
+
+def test_a_checked_or_small_inspection_keeps_the_joint_pass() -> None:
+    kernel = _kernel("int32")
+    args = sptrsv_args(sp.csr_array(sp.tril(poisson2d(40), format="csr")))
+    with fixed_team(2):
+        kernel.inspect(threads=2, **args)
+        kernel.inspect(threads=2, check=False, **args)  # 1,600 rows: under SPLIT_NODES
+    assert kernel._split_kernels is None
+
+
+def test_a_kernel_with_push_edges_has_no_split_pass() -> None:
+    comp = kernels.gauss_seidel_csr()
+    comp.wavefront("i", method="auto")
+    kernel = comp.compile()
+    assert isinstance(kernel, WavefrontKernel)
+    assert kernel._make_split is None
