@@ -37,6 +37,7 @@ builds may take a bound from another statement's array (``k0 < NNZ/2`` where a t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -335,6 +336,8 @@ def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple
     at = [f"_a{k}" for k in range(len(path.args))]
     names = ", ".join([*xs, *at])
     values = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
+    if _read_inside_by_bounds(path, at, values, given, decl.domain):
+        return
     reads = Set(f"{{[{names}] : {_conj([*path.conds, *values, *given])}}}", ufs)
     allowed = Set(f"{{[{', '.join(xs)}]}}").product(
         Set(f"{{[{', '.join(at)}]}}").intersect(decl.domain)
@@ -437,6 +440,10 @@ def _check_points(
     schedule gives it (less the shift of a strided loop); the loop values that proves (loop
     position -> text over the iterators ``its``)."""
     path = _render(site, ufs)
+    if not any(loop.step != 1 for loop in site.loops) and _times_by_construction(
+        site, path, its, times
+    ):
+        return {loop.position: f"({times[loop.position]}) - 0" for loop in site.loops}
     both = ", ".join([*path.names, *path.aux, *its])
     calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
     conds = [*path.conds, *calls, *given]
@@ -456,6 +463,70 @@ def _check_points(
             f"times its schedule gives: {scheduled}",
         )
     return at
+
+
+_CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _calls_uf(text: str) -> bool:
+    """Whether set text ``text`` calls a UF (``floor`` is isl's own)."""
+    return any(m.group(1) != "floor" for m in _CALL.finditer(text))
+
+
+def _uf_free_set(names: Sequence[str], conds: Sequence[str]) -> isl.Set:
+    """``{[names] : conds}`` as a plain isl set, every other word of ``conds`` a parameter
+    (``conds`` call no UF); isl.Error where isl does not read the text."""
+    words = {w for c in conds for w in _WORD.findall(c)}
+    params = ", ".join(sorted(words - {*names, "floor"}))
+    return isl.Set(f"[{params}] -> {{ [{', '.join(names)}] : {' and '.join(conds) or 'true'} }}")
+
+
+def _times_by_construction(
+    site: _Site, path: _Path, its: tuple[str, ...], times: Sequence[str]
+) -> bool:
+    """Whether step 1 holds whatever the path's conditions are: the call's iterators
+    ``F(x)`` and the schedule ``S`` are affine without UFs and ``S(F(x)) = x`` at every
+    loop for all values (a subset test of two small isl sets over ``[x, d]`` with no
+    condition of the path). That is the scanner's own construction (a call's iterators
+    invert the schedule) wherever no UF value stands in for a loop; anything else (a UF,
+    a stride, text isl does not read) is left to the full test."""
+    texts = [*path.args, *(times[loop.position] for loop in site.loops)]
+    if any(_calls_uf(t) for t in texts):
+        return False
+    names = [*path.names, *path.aux, *its]
+    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    at = [f"{loop.var} = {times[loop.position]}" for loop in site.loops]
+    try:
+        called, scheduled = _uf_free_set(names, calls), _uf_free_set(names, at)
+        called = called.align_params(scheduled.get_space())
+        return bool(called.is_subset(scheduled.align_params(called.get_space())))
+    except isl.Error:
+        return False
+
+
+def _read_inside_by_bounds(
+    path: _Path, at: Sequence[str], values: Sequence[str], given: Sequence[str], domain: Set
+) -> bool:
+    """Whether a binding's read ``uf(path.args)`` lies in the UF's ``domain`` by the
+    path's conditions that call no UF alone (loop bounds over loop variables and
+    parameters: ``0 <= i < N`` for ``rowptr(i + 1)``), a plain isl subset test; a
+    superset of the reads inside means the reads are. False (the full test decides)
+    where the arguments or the domain call a UF, or isl does not read the text."""
+    if domain.uf_calls or any(_calls_uf(a) for a in path.args):
+        return False
+    conds = [c for c in (*path.conds, *given) if not _calls_uf(c)]
+    names = [*path.names, *path.aux, *at]
+    try:
+        reads = _uf_free_set(names, [*conds, *values])
+        reads = reads.project_out(isl.dim_type.set, 0, len(names) - len(at))
+        inside = domain.body_iset().reset_tuple_id()
+        if inside.dim(isl.dim_type.set) != len(at):  # hidden variables: the full test
+            return False
+        reads = reads.reset_tuple_id().align_params(inside.get_space())
+        return bool(reads.is_subset(inside.align_params(reads.get_space())))
+    except isl.Error:
+        return False
 
 
 def _shifts(

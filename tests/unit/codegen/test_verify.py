@@ -10,6 +10,7 @@ names the latest scheduling command on the statement.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -225,3 +226,47 @@ def test_statements_taking_turns_scan_as_one_shifted_strided_loop(
         "s1": (Op("+", (Var("i"), Int(1))),),
         "s2": (Op("+", (Var("i"), Int(2))),),
     }
+
+
+def _shortcuts(
+    monkeypatch: pytest.MonkeyPatch, ir: ComputationIR, body: Node
+) -> dict[str, list[bool]]:
+    """What the two plain-isl tests of :mod:`spf.codegen.verify` answered while verifying
+    ``body`` (each a sufficient test: a False leaves the question to the full test)."""
+    from spf.codegen import verify as module
+
+    seen: dict[str, list[bool]] = {"times": [], "reads": []}
+    for key, name in (("times", "_times_by_construction"), ("reads", "_read_inside_by_bounds")):
+        real = getattr(module, name)
+
+        def spy(*args: object, _real: Callable[..., bool] = real, _key: str = key) -> bool:
+            seen[_key].append(_real(*args))
+            return seen[_key][-1]
+
+        monkeypatch.setattr(module, name, spy)
+    with contextlib.suppress(spf.CodegenError):
+        verify(ir, body)
+    monkeypatch.undo()
+    return seen
+
+
+def test_affine_calls_and_reads_in_loop_bounds_pass_without_the_full_test(
+    scanned: dict[str, tuple[ComputationIR, Node]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gemm's calls invert its schedule, and SpMV's ``rowptr(i)``, ``rowptr(i + 1)`` lie
+    in the UF's domain by the row loop's bounds: plain isl proves both (``col(k)`` is
+    inside by ``rowptr(i) <= k < rowptr(i + 1)`` and the UFs' ranges: the full test's)."""
+    assert _shortcuts(monkeypatch, *scanned["gemm"])["times"] == [True]
+    assert _shortcuts(monkeypatch, *scanned["spmv_csr"])["reads"] == [True, True, False]
+
+
+def test_the_plain_isl_tests_do_not_pass_a_defect(
+    scanned: dict[str, tuple[ComputationIR, Node]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call whose instance is not its loop point's, and a row pointer read past the
+    UF's domain (above the branch that keeps ``i < N``), fail the plain tests too."""
+    ir, body = scanned["gemm"]
+    assert _shortcuts(monkeypatch, ir, mutate(body, _swapped))["times"] == [False]
+    ir, body = scanned["rows_beside_a_longer_loop"]
+    reads = _shortcuts(monkeypatch, ir, mutate(body, _read_above_the_branch))["reads"]
+    assert False in reads
