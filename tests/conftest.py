@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import settings
 
+from spf.runtime import threads
 from spf.runtime.build import TEST_OPT_LEVEL_ENV
 
 if TYPE_CHECKING:
@@ -45,7 +46,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # suite checks parallel schedules by running them in parallel (spf.runtime.threads would
 # otherwise run them on one thread when other processes hold the cores). The tests of that
 # cap turn it on themselves (tests/unit/runtime/test_threads.py).
-os.environ.setdefault("SPF_ADAPTIVE_THREADS", "0")
+# The governor read the environment when spf was imported (above, by spf.runtime.build): it
+# is set from the variable again, or this process's kernels would still be capped.
+os.environ.setdefault(threads.ENV, "0")
+threads.set_adaptive(threads.ThreadGovernor().enabled)
 
 SUITESPARSE_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "suitesparse"
 
