@@ -372,7 +372,9 @@ def test_a_slow_default_is_run_once_and_candidates_are_timed_alone(
     # in the final timing of a best twice as fast; the first candidate was timed alone (the
     # later ones against the best so far)
     assert calls[0] == 0
-    assert timed and len(timed[0]) == 1 and all(made[0] not in fns for fns in timed)
+    assert timed
+    assert len(timed[0]) == 1
+    assert all(made[0] not in fns for fns in timed)
     assert res.baseline_time == res.history[0].time
     np.testing.assert_allclose(_run(res.comp, args, "C"), args["A"] @ args["B"], rtol=1e-12)
 
