@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import settings
 
+from spf.runtime import threads
 from spf.runtime.build import TEST_OPT_LEVEL_ENV
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 # "ci" (the default) replays the same examples on every run so `make test` is deterministic,
 # 50 of them for the tests that do not set their own count (tests/unit/frontend/test_errors.py's
@@ -45,7 +46,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # suite checks parallel schedules by running them in parallel (spf.runtime.threads would
 # otherwise run them on one thread when other processes hold the cores). The tests of that
 # cap turn it on themselves (tests/unit/runtime/test_threads.py).
-os.environ.setdefault("SPF_ADAPTIVE_THREADS", "0")
+# The governor read the environment when spf was imported (above, by spf.runtime.build): it
+# is set from the variable again, or this process's kernels would still be capped.
+os.environ.setdefault(threads.ENV, "0")
+threads.set_adaptive(threads.ThreadGovernor().enabled)
 
 SUITESPARSE_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "suitesparse"
 
@@ -111,6 +115,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 available[marker] = check()
             if not available[marker]:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def _openmp_team_kept() -> Iterator[None]:
+    """Each test starts with the OpenMP thread count the one before it found: a test that
+    sets it and leaves it (a benchmark run in-process sets its ``--threads``) would change the
+    next tests of its worker, whose einsums and plans take their path by the team (a fresh
+    interpreter's remembered einsum then differs: tests/unit/test_einsum_remembered.py)."""
+    before = threads.default_team()
+    yield
+    gomp = threads.openmp_library()
+    if gomp is not None and threads.default_team() != before:
+        gomp.omp_set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

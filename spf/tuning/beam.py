@@ -15,8 +15,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spf.tuning.model import predict
-from spf.tuning.moves import State, advance, cores, initial, options
-from spf.tuning.space import STAGES, Candidate, Space, Step
+from spf.tuning.moves import State, advance, initial, options
+from spf.tuning.space import STAGES, Candidate, Space, Step, cores
 
 if TYPE_CHECKING:
     import random

@@ -4,20 +4,15 @@ schedule would have after them (for the cost model, without touching the computa
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spf.tuning.blocking import lanes, names
-from spf.tuning.space import Space, Step
+from spf.tuning.space import Space, Step, cores
 
 if TYPE_CHECKING:
     from spf.tuning.blocking import Block
     from spf.tuning.nest import Nest
-
-
-def cores() -> int:
-    return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)

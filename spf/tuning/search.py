@@ -8,7 +8,8 @@
    on its own.
 3. Then measured refinement: every other candidate is a mutation of one of the best
    three measured so far (chosen at random, seeded), the others the next of the ranked list,
-   until the budget is spent.
+   until the budget is spent. The timed rounds' shuffles draw from another generator (seeded
+   alike): how many rounds fit in a time slice does not change these choices.
 4. The best measured candidate and the baseline are timed again, interleaved; the faster
    one is the result.
 
@@ -99,6 +100,9 @@ class _Search:
                  deadline: float, budget: float, reporter: Reporter) -> None:  # fmt: skip
         self.comp, self.args, self.space = comp, args, space
         self.rng = random.Random(seed)
+        # the timed rounds' shuffles draw from a generator of their own: how many rounds fit
+        # in a time slice follows the clock, and the search's choices must not
+        self.shuffles = random.Random(seed)
         self.deadline, self.budget, self.reporter = deadline, budget, reporter
         self.start_len = len(comp.trace)
         self.t0 = time.perf_counter()
@@ -226,7 +230,9 @@ class _Search:
         least and no warm-up."""
         if self.long:
             least = min(least, 2)
-        return measure.interleaved(fns, seconds, self.rng, self.reps, least, warm=not self.long)
+        return measure.interleaved(
+            fns, seconds, self.shuffles, self.reps, least, warm=not self.long
+        )
 
     def _compile(self, comp: Computation) -> Kernel:
         """:func:`measure.build` with the space's compiler flags (one argument without)."""

@@ -52,9 +52,18 @@ STAGES = (
 """The order in which a candidate's commands are applied (one option per stage, or none)."""
 
 
+def cores() -> int:
+    """The CPUs this process may run on (``os.sched_getaffinity``: ``taskset`` or a
+    container's cpuset leave fewer than ``os.cpu_count``), the team OpenMP starts by default."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def default_space() -> dict[str, list[Any]]:
     """The default space (a fresh dict)."""
-    cores = os.cpu_count() or 1
+    n = cores()
     return {
         "compute_at": ["thread", 64],
         "fission": [True],
@@ -68,7 +77,7 @@ def default_space() -> dict[str, list[Any]]:
         "unroll": [2, 4, 8],
         "parallelize": [None, *REDUCTION_OPTIONS],
         "wavefront": list(WAVEFRONT_METHODS),
-        "threads": list(dict.fromkeys([None, 1, cores // 2 if cores >= 4 else None])),
+        "threads": list(dict.fromkeys([None, 1, n // 2 if n >= 4 else None])),
         "candidates": [],
     }
 

@@ -27,6 +27,11 @@ def records_dir(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     return folder
 
 
+ROOMY = 600.0
+"""The budget of a search that ``max_trials`` stops: the few candidates never spend it however
+busy the machine (a test that asks which candidates ran must not follow the clock)."""
+
+
 def _run(comp: spf.Computation, args: dict[str, Any], out: str) -> np.ndarray:
     """``out`` after a call on a copy of the arguments the kernel takes (a fused pipeline's
     kernel no longer takes its intermediate)."""
@@ -47,7 +52,9 @@ def test_tuned_gemm_equals_numpy_and_leaves_comp_alone() -> None:
     n, m, k = 23, 17, 9  # odd sizes: partial tiles and vector remainders
     args = {"C": np.zeros((n, m)), "A": rng.random((n, k)), "B": rng.random((k, m))}
     comp = kernels.gemm()
-    res = spf.tune(comp, args, budget=20.0, seed=0, reuse=False, max_trials=2)
+    # no blocking: a 20 s budget never started one, and this one would
+    res = spf.tune(comp, args, budget=ROOMY, space={"blocking": []}, seed=0, reuse=False,
+                   max_trials=2)  # fmt: skip
     assert len(comp.trace) == 0
     assert res.comp is not comp
     assert res.history[0].status == "baseline"
@@ -103,7 +110,7 @@ def test_tuned_sptrsv_equals_scipy_and_never_runs_the_illegal_parallel_loop() ->
     space = {"wavefront": ["levels"], "unroll": [], "split": [], "threads": [None],
              "candidates": [_parallel_rows]}  # fmt: skip
     res = spf.tune(
-        kernels.sptrsv_csr(), args, budget=30.0, space=space, seed=0, reuse=False, max_trials=2
+        kernels.sptrsv_csr(), args, budget=ROOMY, space=space, seed=0, reuse=False, max_trials=2
     )
     want = spla.spsolve_triangular(low.tocsr(), f, lower=True)
     np.testing.assert_allclose(_run(res.comp, args, "u"), want, rtol=1e-10)
@@ -203,7 +210,7 @@ def test_a_seed_repeats_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     space = {"cache_read": [], "vectorize": [], "tile": [(4, 4), (2, 4)], "unroll": [2, 4]}
 
     def tried(seed: int) -> list[str]:
-        res = spf.tune(kernels.gemm(), _gemm_args(), budget=60.0, space=space, seed=seed,
+        res = spf.tune(kernels.gemm(), _gemm_args(), budget=ROOMY, space=space, seed=seed,
                        reuse=False, max_trials=8)  # fmt: skip
         return [t.summary for t in res.history]
 
@@ -211,6 +218,33 @@ def test_a_seed_repeats_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(first) == 9
     assert tried(3) == first
     assert any(tried(s) != first for s in (4, 5, 6))
+
+
+def test_the_number_of_timed_rounds_leaves_the_candidates_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """How many shuffled rounds a timing holds follows the clock (a loaded machine fits fewer
+    in its time slice); with the measurements tied, the candidates a seed gives do not."""
+    baseline = kernels.gemm().compile()
+    monkeypatch.setattr(measure, "build", lambda comp: baseline)
+    space = {"cache_read": [], "vectorize": [], "tile": [(4, 4), (2, 4)], "unroll": [2, 4]}
+
+    def tried(rounds: int) -> list[str]:
+        def interleaved(fns: list[Any], seconds: float, rng: Any, *a: Any, **k: Any) -> Any:
+            order = list(range(len(fns)))
+            for _ in range(rounds):  # as measure.interleaved shuffles each round
+                rng.shuffle(order)
+            return [1e-3] * len(fns)
+
+        monkeypatch.setattr(measure, "interleaved", interleaved)
+        res = spf.tune(kernels.gemm(), _gemm_args(), budget=ROOMY, space=space, seed=3,
+                       reuse=False, max_trials=8)  # fmt: skip
+        return [t.summary for t in res.history]
+
+    few = tried(3)
+    assert len(few) == 9
+    assert tried(40) == few
+    assert tried(7) == few
 
 
 @pytest.mark.parametrize(
@@ -266,7 +300,7 @@ def test_a_blocked_2mm_at_odd_sizes_equals_the_reference() -> None:
     k = polybench("2mm")
     args = k.arguments({"NI": 67, "NJ": 65, "NK": 63, "NL": 61})  # partial blocks everywhere
     space = _only(blocking=[(8, 4, 16, 4, 8)])
-    res = spf.tune(k.build(), args, budget=60.0, space=space, seed=0, reuse=False, max_trials=1)
+    res = spf.tune(k.build(), args, budget=ROOMY, space=space, seed=0, reuse=False, max_trials=1)
     trial = res.history[1]
     assert (trial.status, trial.summary) == ("measured", "blocking(i0 8x4x16x4x8) threads=1")
     assert trial.commands.count("cache_read") == 4  # A, B of tmp = A B; tmp, C of D = tmp C
@@ -282,7 +316,7 @@ def test_covariance_after_fission_takes_a_unit_stride_inner_loop_and_equals_the_
     k = polybench("covariance")
     args = k.arguments({"M": 9, "N": 11})
     space = _only(fission=[True], interchange=[True], vectorize=[4])
-    res = spf.tune(k.build(), args, budget=60.0, space=space, seed=0, reuse=False, max_trials=1)
+    res = spf.tune(k.build(), args, budget=ROOMY, space=space, seed=0, reuse=False, max_trials=1)
     trial = res.history[1]
     assert trial.summary.startswith("fission(i) interchange(j,k)"), trial.summary
     assert trial.status == "measured", trial.reason
@@ -298,6 +332,7 @@ def test_a_slow_default_is_run_once_and_candidates_are_timed_alone(
 
     monkeypatch.setattr(search, "SLOW_S", 0.0)  # every default counts as slow
     calls: list[int] = []
+    made: list[Any] = []
     real = measure.caller
 
     def caller(kernel: Any, work: Any, threads: Any) -> Any:
@@ -309,19 +344,37 @@ def test_a_slow_default_is_run_once_and_candidates_are_timed_alone(
             calls[index] += 1
             call()
 
+        made.append(counted)
         return counted
 
+    # every timing says a nanosecond: each candidate is more than twice as fast as the
+    # default's one run, whatever the machine's load (the final timing then re-times the best
+    # alone), and the calls each timing was given are kept
+    timed: list[list[Any]] = []
+
+    def interleaved(fns: list[Any], *a: Any, **k: Any) -> list[float]:
+        timed.append(list(fns))
+        return [1e-9] * len(fns)
+
     monkeypatch.setattr(measure, "caller", caller)
+    monkeypatch.setattr(measure, "interleaved", interleaved)
     rng = np.random.default_rng(5)
     args = {"C": np.zeros((21, 19)), "A": rng.random((21, 7)), "B": rng.random((7, 19))}
-    space = {"tile": [], "split": [], "cache_read": [], "unroll": [], "threads": [1]}
-    res = spf.tune(kernels.gemm(), args, budget=30.0, space=space, seed=0, reuse=False,
+    # no blocking (whether a short budget leaves time to build one follows the clock) and a
+    # budget that three candidates never spend: max_trials alone stops the search
+    space = {"tile": [], "split": [], "cache_read": [], "unroll": [], "blocking": [],
+             "threads": [1]}  # fmt: skip
+    res = spf.tune(kernels.gemm(), args, budget=ROOMY, space=space, seed=0, reuse=False,
                    max_trials=3)  # fmt: skip
     assert res.history[0].status == "baseline"
     assert sum(t.status == "measured" for t in res.history) >= 2
-    # the default's checked run was its measurement: never called again per candidate, at
-    # most in the final timing's two rounds
-    assert calls[0] <= 2
+    # the default's checked run was its measurement: never called again per candidate, nor
+    # in the final timing of a best twice as fast; the first candidate was timed alone (the
+    # later ones against the best so far)
+    assert calls[0] == 0
+    assert timed
+    assert len(timed[0]) == 1
+    assert all(made[0] not in fns for fns in timed)
     assert res.baseline_time == res.history[0].time
     np.testing.assert_allclose(_run(res.comp, args, "C"), args["A"] @ args["B"], rtol=1e-12)
 
@@ -333,7 +386,7 @@ def test_a_tiled_atax_keeps_its_statements_apart_in_the_tile_loop_and_equals_the
 
     k = polybench("atax")
     args = k.arguments({"M": 37, "N": 41})
-    res = spf.tune(k.build(), args, budget=60.0, space=_only(tile=[(16, 16)]), seed=0,
+    res = spf.tune(k.build(), args, budget=ROOMY, space=_only(tile=[(16, 16)]), seed=0,
                    reuse=False, max_trials=1)  # fmt: skip
     trial = res.history[1]
     assert trial.summary.startswith("tile(i,j,i0,j0,i1,j1 16x16)"), trial.summary

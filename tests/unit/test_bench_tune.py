@@ -117,7 +117,9 @@ def test_metaschedule_searches_for_its_budget_once_set_up(
     _fake_tvm(monkeypatch, tmp_path)
     got = MetaSchedule(64, tmp_path / "work").run(budget=1.0, rounds=3)
     assert got["setup_s"] == 0.25  # the child's own setup seconds, apart from the budget
-    assert 1.0 <= got["tune_s"] < 10.0  # stopped when the budget was spent
+    # stopped when the budget was spent: before the fake search's 60 s were over (however
+    # long a loaded machine takes to stop it)
+    assert 1.0 <= got["tune_s"] < 60.0
     assert (got["ms"], got["blas_ms"], got["records"]) == (4.0, 2.0, 3)
     assert "apache-tvm" in got["versions"]
 

@@ -21,10 +21,14 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("load", "busy"), [(0.1, False), (7.5, True)])
+# the load per CPU (busy above demo_timing.BUSY_LOAD): 0.1 and 7.5 on 2 CPUs, the same
+# verdicts on a machine of any size
+@pytest.mark.parametrize(("per_cpu", "busy"), [(0.05, False), (3.75, True)])
 def test_table_labels_units_threads_and_load(
-    load: float, busy: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    per_cpu: float, busy: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    ncpu = len(os.sched_getaffinity(0))
+    load = per_cpu * ncpu
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     demo_timing.print_timings(ROWS)
     out = capsys.readouterr().out
@@ -42,7 +46,6 @@ def test_table_labels_units_threads_and_load(
     ) in out
     assert "single-threaded (1 thread): scipy A @ x" in out
     assert "numpy A @ B (OpenBLAS): set to 2 threads, the count spf was allowed" in out
-    ncpu = len(os.sched_getaffinity(0))
     assert f"load average {load:.2f} on {ncpu} CPUs = {load / ncpu:.2f} per CPU" in out
     assert ("BUSY" in out) is busy
     assert ("on this busy machine it does not adapt" in out) is busy

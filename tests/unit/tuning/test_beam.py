@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,6 +15,9 @@ from spf.tuning.beam import mutate, ranked
 from spf.tuning.moves import advance, initial, options
 from spf.tuning.nest import Nest, analyze
 from spf.tuning.space import STAGES, make_space
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def _gemm_nest(n: int) -> Nest:
@@ -88,3 +92,18 @@ def test_a_serial_candidate_mutated_parallel_gets_a_thread_count_of_the_space() 
         assert child.threads == (2 if child.parallel else None), child.describe()
         made_parallel += child.parallel
     assert made_parallel  # some mutation added a parallelize
+
+
+def test_the_model_counts_the_cpus_the_process_may_run_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine of 64 CPUs of which ``taskset`` (or a container's cpuset) leaves 8: the
+    default space's third thread count is half of those 8, as OpenMP's default team is 8."""
+    import os
+
+    from spf.tuning import space
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert space.cores() == 8
+    assert space.default_space()["threads"] == [None, 1, 4]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(1)), raising=False)
+    assert space.default_space()["threads"] == [None, 1]
