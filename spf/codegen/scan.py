@@ -272,15 +272,11 @@ class Scanner:
         return {uf for uf in called if is_written_index_array(self.ir, uf)}
 
     def _written_level(self, stmt: ParsedStmt, uf: str) -> int:
-        """:func:`written_level`, where the two uses tell apart only the levels that matter:
-        :meth:`_register` reads an index array no earlier than position 0 (-1 and 0 are
-        alike there) and :meth:`_read_after_last_position` asks for the last position."""
         key = (stmt.name, uf)
         if key not in self._written:
             level = -1
             if is_written_index_array(self.ir, uf):
-                floor = 0 if self.width > 1 else -1
-                level = written_level(self.ir, stmt, uf, self.width, floor)
+                level = written_level(self.ir, stmt, uf, self.width)
             self._written[key] = level
         return self._written[key]
 
@@ -417,24 +413,8 @@ class Scanner:
         values = {v: (self.values[v].uf, self.values[v].args) for v in names}
         return bind_all_where_used(names, values, body)
 
-    def _segment_end(self, seg: int, names: Sequence[str]) -> int:
-        """The cut the segment that starts after cut ``seg - 1`` ends at, for the statements
-        ``names``: the next cut where one of them needs a UF value bound (or a whole loop
-        ends, or the schedule does). A cut made for other statements' values only would
-        split their nest into two isl builds that bind nothing in between: the scan goes on
-        through it (``names`` are the statements of one leaf of the segment above)."""
-        needed = set().union(*(self.stmts[s].needs for s in names))
-        levels = {info.level for v, info in self.values.items() if v in needed}
-        while seg + 1 < len(self.cuts):
-            b = self.cuts[seg]
-            if b in self.whole or b in levels:
-                break
-            seg += 1
-        return seg
-
     def _segment(self, seg: int, names: list[str], scope: set[str], parent: set[str]) -> Node:
         a = 0 if seg == 0 else self.cuts[seg - 1] + 1
-        seg = self._segment_end(seg, names)
         b = self.cuts[seg]
         last = b == self.width - 1
         sets = {n: self._restrict(self.stmts[n], a, b, scope) for n in names}

@@ -34,16 +34,10 @@ def is_written_index_array(ir: ComputationIR, name: str) -> bool:
     return ds is not None and ds.index
 
 
-def written_level(
-    ir: ComputationIR, reader: StmtReading, uf: str, width: int, floor: int = -1
-) -> int:
+def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -> int:
     """The deepest schedule position (of ``width``, the current schedule padded) at which a
     write of index array ``uf`` that runs before an instance of ``reader`` and writes an
     element it reads first differs in time from that instance; -1 when no write does.
-    Positions up to ``floor`` are not told apart: ``floor`` stands for each of them (and
-    for -1), and a writer that cannot give a deeper one is not looked at (the scanner reads
-    such a value no earlier than position 0 anyway: a run-time parameter set by the
-    computation's first statement, ``thr(0)``, costs no set operation).
 
     A writer whose schedule first differs from the reader's at two constants cannot give a
     deeper position than that one: writers are taken deepest bound first, and one whose
@@ -61,9 +55,9 @@ def written_level(
         xs, ys = pair_names(writer, reader)
         timing = _Timing(padded(writer, width), sched_r, xs, ys, ir.facts)
         positions = _positions(timing)
-        if positions and positions[-1] > floor:
+        if positions:
             candidates.append((positions, writer, writes, xs, ys, timing))
-    level = floor
+    level = -1
     for positions, writer, writes, xs, ys, timing in sorted(candidates, key=lambda c: -c[0][-1]):
         for a, b in ((a, b) for a in writes for b in reads):
             if positions[-1] <= level:
