@@ -19,11 +19,13 @@ import numpy as np
 
 from spf.runtime.copies import NARROW_LIMIT
 
-_NARROWED: weakref.WeakKeyDictionary[object, dict[str, tuple[np.ndarray, np.ndarray]]] = (
-    weakref.WeakKeyDictionary()
-)
-"""Per plan, per executor name: (the plan's array, its 32-bit copy)."""
+_Kept = dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]
+_NARROWED: weakref.WeakKeyDictionary[object, _Kept] = weakref.WeakKeyDictionary()
+"""Per plan, per executor name and array of the plan: (the array, its 32-bit copy)."""
 _LOCK = threading.Lock()
+KEPT_PER_NAME = 3
+"""Copies kept per executor name and plan: the levels and p2p executors' arrays and a fused
+loop in order's (an array the plan does not hold would otherwise be kept per call)."""
 
 
 def fits(positions: int) -> bool:
@@ -39,7 +41,9 @@ def narrowed(
     ``names`` as read-only 32-bit arrays, narrowed on ``plan``'s first call and kept with it
     (call only for a plan that :func:`fits`). A copy is kept per name and reused while the
     name stands for the same array of the plan (the levels and p2p kernels of one
-    computation pass different arrays of one plan as ``levelptr``)."""
+    computation pass different arrays of one plan as ``levelptr``, and a fused plan's loop in
+    order passes its own: each is kept, so calls that alternate between them narrow nothing
+    again)."""
     out = dict(extra)
     with _LOCK:
         kept = _NARROWED.get(plan)
@@ -49,10 +53,13 @@ def narrowed(
             a = extra.get(name)
             if not isinstance(a, np.ndarray):
                 continue
-            got = kept.get(name)
-            if got is None or got[0] is not a:
+            got = kept.get((name, id(a)))  # the entry holds ``a``: its id stays its own
+            if got is None:
+                mine = [key for key in kept if key[0] == name]
+                for key in mine[: max(len(mine) - KEPT_PER_NAME + 1, 0)]:
+                    del kept[key]  # the oldest (dicts keep insertion order)
                 small = a.astype(np.int32)
                 small.setflags(write=False)
-                got = kept[name] = (a, small)
+                got = kept[(name, id(a))] = (a, small)
             out[name] = got[1]
     return out
