@@ -1,8 +1,8 @@
 """The coarse kernel's generated sort stages (``spf_sort_*_pair_count``, ``_pair_order``,
 ``_pair_sums``) against numpy: the level sizes' and coarse-level sizes' prefix sums, the
 stable order by coarse level and the prefix sums of the work in that order, for node counts
-odd and even (the count loops take two nodes an iteration) and keys in long runs (a
-block's rows at one coarse level, where both nodes of an iteration share a counter) or
+of every residue mod 4 (the count loops take four nodes an iteration) and keys in long runs (a
+block's rows at one coarse level, where the nodes of an iteration share a counter) or
 scattered, checked and unchecked."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def keys(rng: np.random.Generator, n: int, count: int, runs: bool) -> np.ndarray
     return out.astype(np.int32)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 8, 999, 1000, 4097])
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 8, 999, 1000, 4097, 4098])
 @pytest.mark.parametrize("runs", [True, False])
 @pytest.mark.parametrize("check", [True, False])
 def test_the_sort_stages_agree_with_numpy(
