@@ -663,7 +663,7 @@ def _count_stage(
     for _, ptr, bound in keyed:
         count = build.add_data_space(count, ptr, "int64_t", (f"{ways} * {bound} + {ways}",))
     count = build.add_data_space(count, CSLOT, LEVEL_TYPE, (n,))
-    node = [f"{ways} * {v}" if j == 0 else f"{ways} * {v} + {j}" for j in range(ways)]
+    node = _way_nodes(v)
     # node j of an iteration (``ways * v + j``) exists when it is below n
     domain = [f"{{[{v}]: 0 <= {v} && {node[j]} < {n}}}" for j in range(ways)]
     # each histogram in copies, node j of an iteration counted in copy j: a run of nodes
@@ -686,20 +686,33 @@ def _count_stage(
             f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
             f"{{[{v}] -> [{1 + k}, {v}, 0]}}",
         )
-    # each node's slot taken from its coarse level's running start, which it advances:
-    # clevptr(c) ends at the start of c + 1 (the caller shifts it back, O(levels)). All
-    # the iteration's starts are read before any is stored: node j's slot is its level's
-    # start plus the earlier nodes of the iteration at that level, and the stores, in node
-    # order, leave each level at its last node's slot + 1. A coarse level's run of nodes
-    # then waits on one store per ``ways`` nodes.
-    at = [f"{CLEV}({node[j]})" for j in range(ways)]
+    return _add_slots(count, _way_nodes(v), CLEVPTR, domain, 1 + len(keyed))
+
+
+def _way_nodes(v: str) -> list[str]:
+    """The nodes of iteration ``v`` of a count stage (:data:`COUNT_WAYS` of them)."""
+    return [f"{COUNT_WAYS} * {v}" + (f" + {j}" if j else "") for j in range(COUNT_WAYS)]
+
+
+def _add_slots(
+    count: ComputationIR, node: list[str], starts: str, domain: list[str], stage: int
+) -> ComputationIR:
+    """``count`` with each of ``node``'s slot (``cslot``) taken from its coarse level's
+    running start in ``starts``, which it advances: ``starts(c)`` ends at the start of
+    ``c + 1``. All the iteration's starts are read before any is stored: node ``j``'s slot
+    is its level's start plus the earlier nodes of the iteration at that level, and the
+    stores, in node order, leave each level at its last node's slot + 1. A coarse level's
+    run of nodes then waits on one store per :data:`COUNT_WAYS` nodes. ``domain``: where
+    each node exists."""
+    v = node[0].split()[-1]
+    at = [f"{CLEV}({x})" for x in node]
     slots = []
-    for j in range(ways):
+    for j, x in enumerate(node):
         same = "".join(f" + ({at[i]} == {at[j]})" for i in range(j))
-        slots.append((f"${CSLOT}$({node[j]}) = ${CLEVPTR}$({at[j]}){same};", j))
-    slots += [(f"${CLEVPTR}$({at[j]}) = ${CSLOT}$({node[j]}) + 1;", j) for j in range(ways)]
+        slots.append((f"${CSLOT}$({x}) = ${starts}$({at[j]}){same};", j))
+    slots += [(f"${starts}$({at[j]}) = ${CSLOT}$({x}) + 1;", j) for j, x in enumerate(node)]
     for k, (body, j) in enumerate(slots):
-        count = build.add_stmt(count, body, domain[j], f"{{[{v}] -> [{1 + len(keyed)}, {v}, {k}]}}")
+        count = build.add_stmt(count, body, domain[j], f"{{[{v}] -> [{stage}, {v}, {k}]}}")
     return count
 
 
@@ -750,24 +763,30 @@ def build_ranged_count(
 ) -> tuple[ComputationIR, ComputationIR]:
     """The stable counting sort's count by ``clev`` over the positions ``sort_lo <= v <
     sort_hi`` alone, so that two threads count one half each: ``<name>_hist`` adds each
-    node's key to ``khist`` (``coarse_nclev`` entries, zeroed by the caller, one array per
-    range), ``<name>_slots`` gives each node the running start of its key in ``kstart``
-    (the range's starts, which the caller takes from the halves' histograms: a key's
-    start plus the first half's count of it for the second half) and advances it. The
-    slots are those of :func:`build_pair_sort`'s count: the same stable order."""
+    node's key to ``khist`` (zeroed by the caller, one array per range), ``<name>_slots``
+    gives each node the running start of its key in ``kstart`` (the range's starts, which
+    the caller takes from the halves' histograms: a key's start plus the first half's count
+    of it for the second half) and advances it. The slots are those of
+    :func:`build_pair_sort`'s count: the same stable order. Both take :data:`COUNT_WAYS`
+    nodes an iteration as the count stage does (``khist`` holds that many copies of
+    ``coarse_nclev`` entries, node ``4v + j``'s counts in copy ``j``, which the caller
+    adds), so ``sort_lo`` must be a multiple of :data:`COUNT_WAYS` (an iteration's
+    nodes then lie in one range)."""
     v, n = analysis.var, analysis.nodes
     small = _node_ufs(analysis)[1]
-    span = f"{{[{v}]: 0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}}}"
-    at = f"{CLEV}({v})"
+    node = _way_nodes(v)
+    domain = [f"{{[{v}]: 0 <= {SORT_LO} <= {x} < {SORT_HI} <= {n}}}" for x in node]
     hist = build.declare_uf(build.computation(f"{name}_hist"), CLEV, **small)
-    hist = build.add_data_space(hist, KHIST, "int64_t", (CLEVELS_N,))
-    hist = build.add_stmt(hist, f"${KHIST}$({at}) += 1;", span, f"{{[{v}] -> [0, {v}, 0]}}")
+    hist = build.add_data_space(hist, KHIST, "int64_t", (f"{COUNT_WAYS} * {CLEVELS_N}",))
+    for j, x in enumerate(node):
+        at = f"{j} * {CLEVELS_N} + {CLEV}({x})" if j else f"{CLEV}({x})"
+        hist = build.add_stmt(
+            hist, f"${KHIST}$({at}) += 1;", domain[j], f"{{[{v}] -> [0, {v}, {j}]}}"
+        )
     slots = build.declare_uf(build.computation(f"{name}_slots"), CLEV, **small)
     slots = build.add_data_space(slots, KSTART, "int64_t", (CLEVELS_N,))
     slots = build.add_data_space(slots, CSLOT, LEVEL_TYPE, (n,))
-    for j, body in enumerate((f"${CSLOT}$({v}) = ${KSTART}$({at});", f"${KSTART}$({at}) += 1;")):
-        slots = build.add_stmt(slots, body, span, f"{{[{v}] -> [0, {v}, {j}]}}")
-    return hist, slots
+    return hist, _add_slots(slots, node, KSTART, domain, 0)
 
 
 CLEV_FIXED = "clev_fixed"

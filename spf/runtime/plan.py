@@ -72,6 +72,7 @@ from spf.analysis.coarse_inspector import (
     CLEVELS_N,
     CLEVPTR,
     CORDER,
+    COUNT_WAYS,
     CSLOT,
     FIXED_NAMES,
     KHIST,
@@ -1095,14 +1096,18 @@ class WavefrontKernel(Kernel):
 
     def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
         """:func:`_key_count` on two threads, each over one half of the nodes
-        (:func:`spf.analysis.coarse_inspector.build_ranged_count`): both halves' histograms,
-        the starts (the second half's a key's start plus the first half's count of it),
-        both halves' slots."""
+        (:func:`spf.analysis.coarse_inspector.build_ranged_count`, the halves split at a
+        multiple of its four nodes an iteration): both halves' histograms (each the sum of
+        its four copies), the starts (the second half's a key's start plus the first half's
+        count of it), both halves' slots."""
         hist_k, slots_k = self._split()[5:]
-        n, half = len(key), len(key) // 2
-        first, second = np.zeros(keys, dtype=np.int64), np.zeros(keys, dtype=np.int64)
-        args = {CLEV: key, **_pick(hist_k, given)}
-        _in_halves(hist_k, {**args, KHIST: first}, half, n, {KHIST: second})
+        n = len(key)
+        half = n // 2 // COUNT_WAYS * COUNT_WAYS  # a range's iterations take whole groups
+        copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
+        args = {CLEV: key, CLEVELS_N: keys, **_pick(hist_k, given)}
+        flat = copies.reshape(2, -1)
+        _in_halves(hist_k, {**args, KHIST: flat[0]}, half, n, {KHIST: flat[1]})
+        first, second = copies.sum(axis=1)
         ptr = np.empty(keys + 1, dtype=np.int64)
         ptr[0] = 0
         np.cumsum(first + second, out=ptr[1:])

@@ -48,3 +48,20 @@ def test_the_sort_stages_agree_with_numpy(
     np.testing.assert_array_equal(clevptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
     np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
     np.testing.assert_array_equal(wsum, np.concatenate([[0], np.cumsum(work[order])]))
+
+
+@pytest.mark.parametrize("n", [8, 9, 10, 11, 4097, 4098])
+@pytest.mark.parametrize("runs", [True, False])
+def test_the_count_in_halves_agrees_with_numpy(
+    kernel: spf.runtime.plan.WavefrontKernel, n: int, runs: bool
+) -> None:
+    """The two-thread count by coarse level (each half four nodes an iteration, the halves
+    split at a multiple of four): the starts and the stable slots."""
+    rng = np.random.default_rng(3 * n + runs)
+    nclev = 1 + n // 4
+    clev = keys(rng, n, nclev, runs)
+    ptr, slot = kernel._key_count_halves(clev, nclev, {"N": n})
+    np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
+    order = np.empty(n, dtype=np.int64)
+    order[slot] = np.arange(n)
+    np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
