@@ -775,7 +775,8 @@ def build_ranged_count(
     v, n = analysis.var, analysis.nodes
     small = _node_ufs(analysis)[1]
     node = _way_nodes(v)
-    domain = [f"{{[{v}]: 0 <= {SORT_LO} <= {x} < {SORT_HI} <= {n}}}" for x in node]
+    # from sort_lo on, a multiple of COUNT_WAYS: the loop's bound, one guard a node
+    domain = [f"{{[{v}]: 0 <= {SORT_LO} <= {node[0]} && {x} < {SORT_HI} <= {n}}}" for x in node]
     hist = build.declare_uf(build.computation(f"{name}_hist"), CLEV, **small)
     hist = build.add_data_space(hist, KHIST, "int64_t", (f"{COUNT_WAYS} * {CLEVELS_N}",))
     for j, x in enumerate(node):
