@@ -686,7 +686,7 @@ def _count_stage(
             f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
             f"{{[{v}] -> [{1 + k}, {v}, 0]}}",
         )
-    return _add_slots(count, _way_nodes(v), CLEVPTR, domain, 1 + len(keyed))
+    return _add_slots(count, v, CLEVPTR, domain, 1 + len(keyed))
 
 
 def _way_nodes(v: str) -> list[str]:
@@ -695,16 +695,16 @@ def _way_nodes(v: str) -> list[str]:
 
 
 def _add_slots(
-    count: ComputationIR, node: list[str], starts: str, domain: list[str], stage: int
+    count: ComputationIR, v: str, starts: str, domain: list[str], stage: int
 ) -> ComputationIR:
-    """``count`` with each of ``node``'s slot (``cslot``) taken from its coarse level's
-    running start in ``starts``, which it advances: ``starts(c)`` ends at the start of
-    ``c + 1``. All the iteration's starts are read before any is stored: node ``j``'s slot
-    is its level's start plus the earlier nodes of the iteration at that level, and the
-    stores, in node order, leave each level at its last node's slot + 1. A coarse level's
-    run of nodes then waits on one store per :data:`COUNT_WAYS` nodes. ``domain``: where
-    each node exists."""
-    v = node[0].split()[-1]
+    """``count`` with the slot (``cslot``) of each node of iteration ``v`` taken from its
+    coarse level's running start in ``starts``, which it advances: ``starts(c)`` ends at
+    the start of ``c + 1``. All the iteration's starts are read before any is stored: node
+    ``j``'s slot is its level's start plus the earlier nodes of the iteration at that
+    level, and the stores, in node order, leave each level at its last node's slot + 1. A
+    coarse level's run of nodes then waits on one store per :data:`COUNT_WAYS` nodes.
+    ``domain``: where each node exists."""
+    node = _way_nodes(v)
     at = [f"{CLEV}({x})" for x in node]
     slots = []
     for j, x in enumerate(node):
@@ -787,7 +787,7 @@ def build_ranged_count(
     slots = build.declare_uf(build.computation(f"{name}_slots"), CLEV, **small)
     slots = build.add_data_space(slots, KSTART, "int64_t", (CLEVELS_N,))
     slots = build.add_data_space(slots, CSLOT, LEVEL_TYPE, (n,))
-    return hist, _add_slots(slots, node, KSTART, domain, 0)
+    return hist, _add_slots(slots, v, KSTART, domain, 0)
 
 
 CLEV_FIXED = "clev_fixed"
