@@ -97,6 +97,7 @@ from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.kernel import Kernel
+from spf.runtime.level_parts import level_parts
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
@@ -873,7 +874,7 @@ class WavefrontKernel(Kernel):
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
-        parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
+        parts = level_parts(order, ptr, nlev, work, team, wsum)  # chunks dealt round robin
         names = self._copied(strategy, copies, given, order, total, lengths)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
