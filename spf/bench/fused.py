@@ -33,6 +33,7 @@ thread (each product row right after the solve row that completes it).
 from __future__ import annotations
 
 import importlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -289,7 +290,10 @@ def _best(ms: dict[tuple[str, int], float], code: str) -> float:
 
 def _mkl(ctx: Context, a: Any, b: np.ndarray, want_y: np.ndarray) -> list[Variant]:
     """MKL IE's trsv on the lower triangle then its mv on ``A``, when MKL is installed, at
-    each thread count."""
+    each thread count: each C function with its arguments converted once
+    (:meth:`~spf.bench.mkl.MklCsr.bound_mv`; converting ``x.ctypes.data`` and the others
+    on every call cost the pair ~20 us a call on the small matrices, loaded machine), and
+    run past its first calls (:meth:`~spf.bench.mkl.MklCsr.warm_up`) before it is timed."""
     mkl, _ = load_mkl()
     if mkl is None:
         return []
@@ -303,14 +307,28 @@ def _mkl(ctx: Context, a: Any, b: np.ndarray, want_y: np.ndarray) -> list[Varian
         trsv = MklTrsv(mkl, spf.sparse.sptrsv_args(lower))
         mv = MklCsr(mkl, spf.sparse.csr_args(a))
         x, y = np.zeros(a.shape[0]), np.zeros(a.shape[0])
+        solve, product = trsv.bound_solve(b, x), mv.bound_mv(x, y)
 
-        def call(trsv: MklTrsv = trsv, mv: MklCsr = mv, x: Any = x, y: Any = y) -> None:
-            trsv.solve(b, x)
+        def call(
+            solve: Any = solve, product: Any = product, y: Any = y, keep: Any = (trsv, mv, x)
+        ) -> None:  # ``keep``: what the bound calls point into, alive while they are
+            if solve():
+                raise SystemExit("fused: MKL's trsv failed")
             y[:] = 0.0
-            mv.mv(x, y)
+            if product():
+                raise SystemExit("fused: MKL's mv failed")
 
-        call()
+        start = time.perf_counter()
+        for _ in range(WARM_CALLS):  # MKL's first calls on a handle can be slow
+            call()
+            if time.perf_counter() - start > WARM_S:
+                break
         if not np.allclose(y, want_y, rtol=1e-10, atol=1e-10):
             raise SystemExit("fused: MKL's trsv + mv gives a wrong y")
         out.append(("MKL IE trsv + mv", t, call))
     return out
+
+
+WARM_CALLS, WARM_S = 1000, 0.25
+"""MKL's pair is called this many times, or for this long, before it is timed (the hint's
+count: :meth:`spf.bench.mkl.MklCsr.warm_up`)."""
