@@ -102,9 +102,12 @@ from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.analysis.local_copies import CopySpec
     from spf.ir import ComputationIR
+    from spf.runtime.plan_prepared import PreparedPlanCall
 
 MIN_ROWS_PER_LEVEL = 4096
 """``inspect(strategy="auto")`` runs the loop serially when the levels hold fewer iterations
@@ -1255,6 +1258,22 @@ class WavefrontKernel(Kernel):
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
         self._run_executor(plan, check, args, extra, quick, PARALLEL)
+
+    def prepare(
+        self, free: Sequence[str], *, plan: object = None, check: bool = True, **bound: object
+    ) -> PreparedPlanCall:
+        """Bind ``plan`` and every argument but the data spaces named in ``free`` once:
+        ``call = kernel.prepare(["x", "y", "b"], plan=plan, **index_and_values)``, then
+        ``call(x, y, b)`` (:mod:`spf.runtime.plan_prepared`). ``check=True`` runs the kernel
+        once, checked, on zero-filled free arrays first."""
+        from spf.runtime.plan_prepared import PreparedPlanCall
+
+        if not isinstance(plan, Plan):
+            raise ArgumentError(
+                f"{self.name}.prepare: give plan=kernel.inspect(...) (the plan the prepared "
+                f"calls run), got {type(plan).__name__}"
+            )
+        return PreparedPlanCall(self, free, plan, bound, check)
 
     def _run_executor(
         self,

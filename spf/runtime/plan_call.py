@@ -57,7 +57,7 @@ OpenMP thread (the fused loop in order), the executor on the governor's team."""
 ORDER, PARALLEL = "order", "parallel"
 """The ways a plan's call runs: in order on one thread, or by the plan's parts or levels."""
 
-_SAME = operator.is_
+SAME = operator.is_
 
 
 class Replay:
@@ -109,12 +109,12 @@ class Replay:
         places += [own - 1 - w if w < 0 else w for w in where]
         self.kernel = kernel
         self.fixed = tuple(fixed)
-        self.use = _getter(use)
+        self.use = getter(use)
         """The call's arguments -> the own arrays of the C call, in its order."""
         self.uctypes = tuple(uctypes)
-        self.pick = _getter(places)
+        self.pick = getter(places)
         """(own buffers, then :attr:`fixed`) -> the C arguments."""
-        self.order = (_getter(order), tuple(plan_arrays), len(values))
+        self.order = (getter(order), tuple(plan_arrays), len(values))
         """What rebuilds the arrays in the kernel's order (for a fault's error)."""
         self.fault = kernel._fault is not None
         self.fn = kernel._fault if self.fault else kernel._fn
@@ -181,14 +181,18 @@ class Quick:
     """The look of a plan's last validated unchecked call and the replays of its C calls
     (:data:`ORDER`, :data:`PARALLEL`), recorded as the full path ran them."""
 
-    __slots__ = ("count", "get", "given", "looks", "params", "plan", "replays", "serial", "types")
+    __slots__ = (
+        "count", "get", "given", "looks", "names", "params", "plan", "replays", "serial", "types",
+    )  # fmt: skip
 
     def __init__(self, plan: weakref.ref[Any], args: Mapping[str, object], serial: bool) -> None:
         self.plan = plan
         names = sorted(args, key=lambda k: (type(args[k]) is np.ndarray, k))
         given = tuple(args[k] for k in names)
+        self.names = tuple(names)
+        """The arguments' names, in the record's order (parameters first)."""
         self.count = len(names)
-        self.get = _getter(names)
+        self.get = getter(names)
         self.types = tuple(map(type, given))
         self.params = sum(1 for t in self.types if t is not np.ndarray)
         self.looks = list(map(LOOK, given[self.params :]))
@@ -199,17 +203,23 @@ class Quick:
         self.replays: dict[str, Replay | None] = {}
 
     def matches(self, args: Mapping[str, object]) -> tuple[Any, ...] | None:
-        """``args``'s values in the record's order when they have the recorded look (the
-        same objects as the last call's, or objects of the same types and parameter
-        values), with arrays of the recorded looks; else None."""
+        """``args``'s values in the record's order when they have the recorded look, else
+        None (:meth:`same`)."""
         if len(args) != self.count:
             return None
         try:
             given = self.get(args)
         except KeyError:
             return None
+        return self.same(given)
+
+    def same(self, given: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """``given`` (arguments in the record's order) when they have the recorded look: the
+        same objects as the last call's (then that call's tuple, whose buffers the replays
+        kept), or objects of the same types and parameter values; with arrays of the
+        recorded looks. Else None."""
         last = self.given
-        if not all(map(_SAME, given, last)):
+        if not all(map(SAME, given, last)):
             split = self.params
             if tuple(map(type, given)) != self.types or given[:split] != last[:split]:
                 return None
@@ -228,21 +238,34 @@ class Quick:
 
     def run(self, owner: Kernel, args: Mapping[str, object]) -> bool:
         """Replay the call on ``args`` (True), or False when the full path must run it."""
-        given = self.matches(args)
-        if given is None:
+        if len(args) != self.count:
             return False
+        try:
+            given = self.get(args)
+        except KeyError:
+            return False
+        return self.replay(owner, given)
+
+    def replay(self, owner: Kernel, given: tuple[Any, ...]) -> bool:
+        """:meth:`run` on the arguments in the record's order."""
+        same = self.same(given)
+        return same is not None and self.fire(owner, same)
+
+    def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:
+        """Replay the call on arguments :meth:`same` accepted (True), or False when the way
+        the governor's team asks for has no replay yet."""
         if self.serial:
             replay = self.replays.get(ORDER)
             if replay is None:
                 return False
-            replay.run(owner, given, 1)
+            replay.run(owner, same, 1)
             return True
         previous, team = GOVERNOR.enter()
         try:
             replay = self.replays.get(ORDER if team == 1 else PARALLEL)
             if replay is None:
                 return False
-            replay.run(owner, given, team)
+            replay.run(owner, same, team)
         finally:
             if previous:
                 GOVERNOR.restore(previous)
@@ -274,7 +297,7 @@ def remember(
     return quick
 
 
-def _getter(items: tuple[Any, ...] | list[Any]) -> Callable[[Any], tuple[Any, ...]]:
+def getter(items: tuple[Any, ...] | list[Any]) -> Callable[[Any], tuple[Any, ...]]:
     """``x -> tuple(x[i] for i in items)`` in one C call."""
     if len(items) > 1:
         return operator.itemgetter(*items)

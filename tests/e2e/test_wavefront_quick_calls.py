@@ -186,3 +186,51 @@ def test_a_dead_plans_record_leaves_its_kernel(fused: WavefrontKernel) -> None:
     del plan
     gc.collect()
     assert key not in fused._quick
+
+
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("strategy", ["serial", "coarse"])
+def test_a_prepared_call_with_a_plan_equals_the_kernels(
+    fused: WavefrontKernel, pair: Any, team: int, strategy: str
+) -> None:
+    m = matrix(2000, 0.003, 4)
+    args = gauss_seidel_args(m)
+    index = {k: v for k, v in args.items() if k != "A"}
+    plan = fused.inspect(strategy=strategy, threads=2, **index)
+    b = np.random.default_rng(2).standard_normal(2000)
+    want_x, want_y = expected(pair, args, b)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    assert call.names == ("x", "y", "b")
+    with exactly(team):
+        x, y = np.zeros(2000), np.zeros(2000)
+        for _ in range(3):
+            y[:] = 0.0
+            call(x, y, b)
+            np.testing.assert_array_equal(x, want_x)
+            np.testing.assert_array_equal(y, want_y)
+        x2, y2 = np.zeros(2000), np.zeros(2000)
+        call(y=y2, x=x2, b=b.copy())  # by name, other objects
+        np.testing.assert_array_equal(y2, want_y)
+        assert fused.last_threads == (1 if strategy == "serial" else team)
+
+
+def test_a_prepared_call_refuses_what_a_keyword_call_refuses(fused: WavefrontKernel) -> None:
+    m = matrix(300, 0.02, 10)
+    args = gauss_seidel_args(m)
+    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
+    other = gauss_seidel_args(matrix(300, 0.03, 11))
+    with pytest.raises(ArgumentError, match="plan= was built from other index arrays"):
+        fused.prepare(["x", "y", "b"], plan=plan, **other)
+    with pytest.raises(ArgumentError, match=r"give plan=kernel\.inspect"):
+        fused.prepare(["x", "y", "b"], **args)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    x, y, b = np.zeros(300), np.zeros(300), np.ones(300)
+    call(x, y, b)
+    call(x, y, b)
+    y.setflags(write=False)
+    with pytest.raises(ArgumentError, match="y"):
+        call(x, y, b)
+    with pytest.raises(ArgumentError, match="x"):
+        call(x[:200], np.zeros(300), b)
+    with pytest.raises(ArgumentError, match="expected 3 array"):
+        call(x, b)
