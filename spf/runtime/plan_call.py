@@ -274,27 +274,35 @@ class Quick:
 
 def remember(
     kept: dict[int, Quick], plan: object, args: Mapping[str, object], serial: bool
-) -> Quick:
+) -> Quick | None:
     """The record in ``kept`` (a kernel's, by plan id) of ``plan``'s unchecked calls that
     look like ``args``, a call the full path validated: the one kept when it has that look,
-    else a new one in its place. A record leaves ``kept`` when its plan dies, or when
-    :data:`KEPT` newer plans' records came after it. ``serial``: the plan's strategy is
-    ``"serial"``."""
+    else a new one in its place; None when an argument is neither an ``int`` nor an
+    ``ndarray`` (exact types, as the binding's fast path takes them: such calls always take
+    the full path). A record leaves ``kept`` when its plan dies, or when :data:`KEPT` newer
+    plans' records came after it. ``serial``: the plan's strategy is ``"serial"``."""
     key = id(plan)
     quick = kept.get(key)
     if quick is not None and quick.plan() is plan and quick.matches(args) is not None:
         return quick
+    kept.pop(key, None)
+    if not all(type(v) in _RECORDED for v in args.values()):
+        return None
 
     def drop(ref: weakref.ref[Any]) -> None:  # the plan died: its record goes
         mine = kept.get(key)
         if mine is not None and mine.plan is ref:
-            del kept[key]
+            kept.pop(key, None)
 
-    kept.pop(key, None)
     if len(kept) >= KEPT:
-        kept.pop(next(iter(kept)), None)
+        kept.pop(next(iter(kept.copy())), None)  # the oldest
     quick = kept[key] = Quick(weakref.ref(plan, drop), args, serial)
     return quick
+
+
+_RECORDED = (int, np.ndarray)
+"""The exact types of the arguments a record takes (an ``ndarray`` subclass compared as a
+parameter would compare elementwise)."""
 
 
 def getter(items: tuple[Any, ...] | list[Any]) -> Callable[[Any], tuple[Any, ...]]:

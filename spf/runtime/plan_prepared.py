@@ -114,6 +114,8 @@ class PreparedPlanCall(PreparedCall):
         """The record of the call just validated on ``args`` (whose free ``arrays`` are
         ``arrays``): where each argument goes in its order, and the free arrays' look."""
         quick = self._quick = remember(self.kernel._quick, self.plan, args, self._serial)
+        if quick is None:  # arguments a record does not take: every call the full path
+            return
         self._values = tuple(self.bound.values())
         at = {name: n for n, name in enumerate((*self.bound, *self.names))}
         self._order = getter([at[name] for name in quick.names])

@@ -234,3 +234,21 @@ def test_a_prepared_call_refuses_what_a_keyword_call_refuses(fused: WavefrontKer
         call(x[:200], np.zeros(300), b)
     with pytest.raises(ArgumentError, match="expected 3 array"):
         call(x, b)
+
+
+def test_arguments_of_other_types_take_the_full_path(fused: WavefrontKernel) -> None:
+    """An ``ndarray`` subclass (or a numpy integer parameter) is not recorded: every such
+    call is validated as before, and gives the same bits."""
+
+    class Sub(np.ndarray):
+        pass
+
+    args = gauss_seidel_args(matrix(400, 0.01, 12))
+    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
+    x, y, b = np.zeros(400), np.zeros(400), np.ones(400)
+    fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    for _ in range(3):
+        x2, y2 = np.zeros(400), np.zeros(400)
+        fused(x=x2, y=y2, b=b.copy().view(Sub), plan=plan, check=False, **args)
+        assert id(plan) not in fused._quick
+        np.testing.assert_array_equal(y2, y)
