@@ -238,18 +238,8 @@ class Quick:
 
     def run(self, owner: Kernel, args: Mapping[str, object]) -> bool:
         """Replay the call on ``args`` (True), or False when the full path must run it."""
-        if len(args) != self.count:
-            return False
-        try:
-            given = self.get(args)
-        except KeyError:
-            return False
-        return self.replay(owner, given)
-
-    def replay(self, owner: Kernel, given: tuple[Any, ...]) -> bool:
-        """:meth:`run` on the arguments in the record's order."""
-        same = self.same(given)
-        return same is not None and self.fire(owner, same)
+        given = self.matches(args)
+        return given is not None and self.fire(owner, given)
 
     def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:
         """Replay the call on arguments :meth:`same` accepted (True), or False when the way

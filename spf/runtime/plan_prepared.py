@@ -88,13 +88,7 @@ class PreparedPlanCall(PreparedCall):
     def __call__(self, *arrays: object, **named: object) -> None:
         """Run the kernel with its plan on the free data spaces (by position in
         :attr:`names` order, or by name); outputs are written in place."""
-        if named:
-            arrays = self._by_name(arrays, named)
-        if len(arrays) != len(self.names):
-            raise ArgumentError(
-                f"prepared call of {self.kernel.name}: expected {len(self.names)} array(s) "
-                f"({', '.join(self.names)}), got {len(arrays)}"
-            )
+        arrays = self._free_arrays(arrays, named)
         quick = self._quick
         if (
             quick is not None

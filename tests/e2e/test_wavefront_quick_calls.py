@@ -61,12 +61,21 @@ def exactly(n: int) -> Iterator[None]:
 
 
 def matrix(n: int, density: float, seed: int) -> Any:
+    """A random ``n`` x ``n`` CSR matrix with every diagonal entry, columns sorted."""
     rng = np.random.default_rng(seed)
-    m = sps.random_array((n, n), density=density, rng=rng, format="csr")
-    m = sps.csr_array(m + sps.diags_array(2.0 + rng.random(n) * n * density))
-    m.sum_duplicates()
-    m.sort_indices()
-    return m
+    m = sps.random_array((n, n), density=density, rng=rng) + sps.eye_array(n) * (1.0 + n)
+    return sps.csr_array(sps.csr_array(m).sorted_indices())
+
+
+def replayed(fused: WavefrontKernel, n: int, seed: int) -> tuple[Any, ...]:
+    """(args, plan, x, y, b) of a random matrix after three unchecked calls with the plan
+    (the first validated, the others replayed)."""
+    args = gauss_seidel_args(matrix(n, 0.01, seed))
+    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
+    x, y, b = np.zeros(n), np.zeros(n), np.ones(n)
+    for _ in range(3):
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    return args, plan, x, y, b
 
 
 def expected(pair: tuple[Any, Any], args: dict[str, Any], b: np.ndarray) -> tuple[Any, Any]:
@@ -131,12 +140,7 @@ def test_a_levels_wavefront_replays_on_one_and_two_threads(counted: list[int]) -
 def test_a_changed_pattern_after_replayed_calls_is_an_argument_error(
     fused: WavefrontKernel,
 ) -> None:
-    m = matrix(500, 0.01, 5)
-    args = gauss_seidel_args(m)
-    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
-    x, y, b = np.zeros(500), np.zeros(500), np.ones(500)
-    for _ in range(3):
-        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    args, plan, x, y, b = replayed(fused, 500, 5)
     other = gauss_seidel_args(matrix(500, 0.02, 6))  # another pattern, other nnz
     with pytest.raises(ArgumentError, match="plan= was built from other index arrays"):
         fused(x=x, y=y, b=b, plan=plan, check=False, **other)
@@ -153,12 +157,7 @@ def test_arrays_changed_in_place_after_replayed_calls_are_refused(
 ) -> None:
     """The look of every array is read on every call: a replay never runs on an array the
     full path would refuse."""
-    m = matrix(500, 0.01, 8)
-    args = gauss_seidel_args(m)
-    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
-    x, y, b = np.zeros(500), np.zeros(500), np.ones(500)
-    for _ in range(3):
-        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    args, plan, x, y, b = replayed(fused, 500, 8)
     y.setflags(write=False)
     with pytest.raises(ArgumentError, match="y"):
         fused(x=x, y=y, b=b, plan=plan, check=False, **args)
