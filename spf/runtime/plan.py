@@ -491,11 +491,11 @@ class WavefrontKernel(Kernel):
     """The executors of copies compiled so far, by whether they read 32-bit plan arrays."""
     _make_wide: Callable[[], Kernel]
     _wide_kernel: Kernel | None
+    """The executor of 64-bit plan arrays (a plan of more positions than 32 bits hold),
+    compiled on first use."""
     _quick: dict[int, Quick]
     """Per plan (by id; the record holds the plan weakly), the look and replays of its last
     validated unchecked call (:mod:`spf.runtime.plan_call`)."""
-    """The executor of 64-bit plan arrays (a plan of more positions than 32 bits hold),
-    compiled on first use."""
 
     @classmethod
     def wrap(
