@@ -47,8 +47,11 @@ LOOK = operator.attrgetter("dtype", "shape", "flags.num")
 """What the checks of an unchecked call read of an array (the flags hold contiguity,
 alignment and writeability)."""
 
-KEPT = 8
-"""Plans whose last call a kernel remembers (the oldest is dropped first)."""
+KEPT = 64
+"""Plans whose last call a kernel remembers (the oldest is dropped first). Calls that go
+round more plans of one kernel than this all take the full path (at 8, the benchmark's
+rotation over its 9 SuiteSparse matrices' plans of one fused kernel did); a record holds
+its last call's arrays while its plan lives."""
 
 SERIAL, ONE, TEAM = 0, 1, 2
 """How a :class:`Replay` runs: the serial kernel (no OpenMP region), the executor on one

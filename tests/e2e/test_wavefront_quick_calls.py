@@ -251,3 +251,12 @@ def test_arguments_of_other_types_take_the_full_path(fused: WavefrontKernel) -> 
         fused(x=x2, y=y2, b=b.copy().view(Sub), plan=plan, check=False, **args)
         assert id(plan) not in fused._quick
         np.testing.assert_array_equal(y2, y)
+
+
+def test_calls_that_go_round_many_plans_replay(fused: WavefrontKernel, counted: list[int]) -> None:
+    """A kernel keeps the records of many plans at once (the benchmark goes round nine)."""
+    sets = [replayed(fused, 100 + k, k) for k in range(12)]
+    counted.clear()
+    for args, plan, x, y, b in sets * 2:
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    assert not counted
