@@ -289,15 +289,21 @@ def rotation(
 ) -> Times:
     """Seconds per call of each variant: every round calls each once, in a shuffled order.
     ``clock``: wall time, or ``time.thread_time`` for the calling thread's CPU time (for
-    one-thread code on a shared machine: time other processes take is not counted)."""
+    one-thread code on a shared machine: time other processes take is not counted). A
+    variant's function with a ``timed`` attribute is timed by that alone, its ``after``
+    (bookkeeping: :meth:`spf.bench.teams.Teams.watch`) run once the clock stopped."""
     times: Times = {(c, t): [] for c, t, _ in variants}
     rng = random.Random(0)
     for r in range(warmup + rounds):
         for code, threads, fn in rng.sample(variants, len(variants)):
             rt.set_threads(threads)
+            run = getattr(fn, "timed", fn)
             t0 = clock()
-            fn()
+            run()
             dt = clock() - t0
+            after = getattr(fn, "after", None)
+            if after is not None:
+                after()
             if r >= warmup:
                 times[code, threads].append(dt)
     return times

@@ -22,17 +22,24 @@ pattern with the diagonal, random values, the diagonal made dominant): the fused
 (default plan) at the largest thread count, the two serial spf kernels, and MKL's pair at
 each thread count (compared at its best).
 
+The default plan's fused call is timed both as a keyword call (``fused(x=x, ..., plan=plan,
+check=False)``) and prepared (``fused.prepare(["x", "y", "b"], plan=plan, **csr)``, then
+``call(x, y, b)``: plan, index arrays and values bound once, as MKL's handle binds them;
+MKL's pair is called through its C functions with their arguments converted once).
+
 Every variant is first checked bitwise (MKL: to 1e-10) against the serial pair. Targets:
 the fused wavefront by coarse levels >= 1.3x the separate wavefront + parallel SpMV at the
 largest thread count, and the fused wavefront >= 1.5x MKL's pair, geomean over Poisson and
-the SuiteSparse matrices. A fused call whose OpenMP team is one thread (``--threads 1``, or
-a busy machine's cap), or whose plan is ``"serial"``, runs the fused loop in order on one
-thread (each product row right after the solve row that completes it).
+the SuiteSparse matrices (a line for the keyword call and one for the prepared call). A
+fused call whose OpenMP team is one thread (``--threads 1``, or a busy machine's cap), or
+whose plan is ``"serial"``, runs the fused loop in order on one thread (each product row
+right after the solve row that completes it).
 """
 
 from __future__ import annotations
 
 import importlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +122,16 @@ def run(ctx: Context) -> Section:
 
         return call, x, y
 
+    def prepared_call(plan: Any) -> Any:
+        x, y = np.zeros(n), np.zeros(n)
+        prep = fused.prepare(["x", "y", "b"], plan=plan, check=False, **args)
+
+        def call() -> None:
+            y[:] = 0.0
+            prep(x, y, b)
+
+        return call, x, y
+
     variants: list[Variant] = []
     teams = Teams()
     made = [("separate serial", 1, *pair(solve, mv), ())]
@@ -122,6 +139,7 @@ def run(ctx: Context) -> Section:
         made.append(("separate wavefront + parallel SpMV", t, *pair(solve_wf, mv_par, wf_plan),
                      (solve_wf, mv_par)))  # fmt: skip
         made += [(f"fused wavefront {s}", t, *fused_call(p), (fused,)) for s, p in plans.items()]
+    made.append((PREPARED, t2, *prepared_call(plans["auto"]), (fused,)))
     for code, t, call, x, y, kernels in made:
         call()
         if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
@@ -155,26 +173,10 @@ def run(ctx: Context) -> Section:
         r >= 1.3,
         "; ".join(x for x in notes if x),
     )
-    ratios = {"poisson": _best(ms, "MKL IE trsv + mv") / ms["fused wavefront auto", t2]}
-    ratios.update(_suitesparse(ctx, sec, fused, solve, mv, teams))
-    if ratios and all(np.isfinite(list(ratios.values()))):
-        geo = float(np.exp(np.mean(np.log(list(ratios.values())))))
-        sec.target(
-            f"fused wavefront (default plan, {t2} threads) >= 1.5x MKL IE trsv + mv (its best "
-            f"thread count), geomean over Poisson and {len(ratios) - 1} SuiteSparse matrices",
-            f"{geo:.2f}x",
-            geo >= 1.5,
-            "; ".join(
-                x
-                for x in (
-                    ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()),
-                    teams.note("fused wavefront auto", t2),
-                )
-                if x
-            ),
-        )
+    ratios, ready = _over_mkl(sec, ms, t2, _suitesparse(ctx, sec, fused, solve, mv, teams), teams)
     sec.data.update(
         fused_over_mkl=ratios,
+        prepared_over_mkl=ready,
         median_ms={f"{c} ({t})": v for (c, t), v in ms.items()},
         load=load,
         N=n,
@@ -207,11 +209,12 @@ def dominant(a: Any, seed: int) -> Any:
 
 def _suitesparse(
     ctx: Context, sec: Section, fused: Any, solve: Any, mv: Any, teams: Teams
-) -> dict[str, float]:
-    """The pair on each square SuiteSparse matrix: the fused wavefront (default plan), the
-    two serial kernels and MKL's pair at the largest thread count, timed interleaved; the
-    table (the fused column's threads as they ran: ``teams``), and MKL's time over the fused
-    one's per matrix (none without MKL)."""
+) -> dict[str, tuple[float, float]]:
+    """The pair on each square SuiteSparse matrix: the fused wavefront (default plan; by
+    keyword and prepared, ``kernel.prepare``), the two serial kernels and MKL's pair at the
+    largest thread count, timed interleaved; the table (the fused column's threads as they
+    ran: ``teams``), and MKL's time over the fused keyword and prepared calls' per matrix
+    (none without MKL)."""
     if not SUITESPARSE.is_dir():
         sec.line(f"SuiteSparse matrices: not found at {SUITESPARSE}\n")
         return {}
@@ -243,7 +246,17 @@ def _suitesparse(
             solve(x=x, b=b, check=False, **args)
             mv(y=y, x=x, check=False, **csr)
 
-        for code, t, fn, ks in (("fused", t2, call, (fused,)), ("separate serial", 1, pair, ())):
+        ready = fused.prepare(["x", "y", "b"], plan=plan, check=False, **args)
+
+        def prepared(ready: Any = ready, x: Any = x, y: Any = y, b: Any = b) -> None:
+            y[:] = 0.0
+            ready(x, y, b)
+
+        for code, t, fn, ks in (
+            ("fused", t2, call, (fused,)),
+            ("fused prepared", t2, prepared, (fused,)),
+            ("separate serial", 1, pair, ()),
+        ):
             ctx.rt.set_threads(t)
             fn()
             if not (np.array_equal(x, want_x) and np.array_equal(y, want_y)):
@@ -260,16 +273,19 @@ def _suitesparse(
         name = label.split(" ")[0]
         base = ms[f"{name}: separate serial", 1]
         got = ms[f"{name}: fused", t2]
+        pre = ms[f"{name}: fused prepared", t2]
         theirs = _best(ms, f"{name}: MKL IE trsv + mv")
         ran = teams.label(f"{name}: fused", t2)
         label = label if ran == str(t2) else f"{label}, {ran} threads"  # the cap engaged
         if np.isfinite(theirs):
-            ratios[name] = theirs / got
-        rows.append([label, f"{n:,}", f"{nnz:,}", f"{base:.4f}", f"{got:.4f}",
-                     f"{base / got:.2f}x", f"{theirs:.4f}", f"{theirs / got:.2f}x"])  # fmt: skip
+            ratios[name] = (theirs / got, theirs / pre)
+        rows.append([label, f"{n:,}", f"{nnz:,}", f"{base:.4f}", f"{got:.4f}", f"{pre:.4f}",
+                     f"{base / got:.2f}x", f"{theirs:.4f}", f"{theirs / got:.2f}x",
+                     f"{theirs / pre:.2f}x"])  # fmt: skip
     sec.table(
         ["matrix (default plan)", "rows", "nnz", "separate serial ms", "fused ms",
-         "fused speed-up", "MKL pair ms (best threads)", "MKL / fused"],
+         "fused prepared ms", "fused speed-up", "MKL pair ms (best threads)", "MKL / fused",
+         "MKL / fused prepared"],
         rows,
     )  # fmt: skip
     why = [f"{label.split(' ')[0]}: {w}" for label, _, _ in names if "(serial)" not in label
@@ -277,6 +293,37 @@ def _suitesparse(
     if why:  # a serial plan runs one thread whatever the cap
         sec.line("Fused calls the busy-machine cap ran on fewer threads: " + "; ".join(why) + "\n")
     return ratios
+
+
+def _over_mkl(
+    sec: Section,
+    ms: dict[tuple[str, int], float],
+    t2: int,
+    suitesparse: dict[str, tuple[float, float]],
+    teams: Teams,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """MKL's pair's time over the fused keyword call's and over the prepared call's, on
+    Poisson (``ms``) and each SuiteSparse matrix, with a target line for the geomean of
+    each."""
+    mkl = _best(ms, "MKL IE trsv + mv")
+    ratios = {"poisson": mkl / ms["fused wavefront auto", t2]}
+    ready = {"poisson": mkl / ms[PREPARED, t2]}
+    for name, (kw, pre) in suitesparse.items():
+        ratios[name], ready[name] = kw, pre
+    for got, how in ((ratios, "keyword call"), (ready, "prepared call, kernel.prepare")):
+        if not got or not all(np.isfinite(list(got.values()))):
+            continue
+        geo = float(np.exp(np.mean(np.log(list(got.values())))))
+        each = ", ".join(f"{k} {v:.2f}x" for k, v in got.items())
+        sec.target(
+            f"fused wavefront (default plan, {t2} threads, {how}) >= 1.5x MKL IE trsv + mv "
+            f"(its best thread count), geomean over Poisson and {len(got) - 1} SuiteSparse "
+            "matrices",
+            f"{geo:.2f}x",
+            geo >= 1.5,
+            "; ".join(x for x in (each, teams.note("fused wavefront auto", t2)) if x),
+        )
+    return ratios, ready
 
 
 def _best(ms: dict[tuple[str, int], float], code: str) -> float:
@@ -289,7 +336,10 @@ def _best(ms: dict[tuple[str, int], float], code: str) -> float:
 
 def _mkl(ctx: Context, a: Any, b: np.ndarray, want_y: np.ndarray) -> list[Variant]:
     """MKL IE's trsv on the lower triangle then its mv on ``A``, when MKL is installed, at
-    each thread count."""
+    each thread count: each C function with its arguments converted once
+    (:meth:`~spf.bench.mkl.MklCsr.bound_mv`; converting ``x.ctypes.data`` and the others
+    on every call cost the pair ~20 us a call on the small matrices, loaded machine), and
+    run past its first calls (:meth:`~spf.bench.mkl.MklCsr.warm_up`) before it is timed."""
     mkl, _ = load_mkl()
     if mkl is None:
         return []
@@ -303,14 +353,32 @@ def _mkl(ctx: Context, a: Any, b: np.ndarray, want_y: np.ndarray) -> list[Varian
         trsv = MklTrsv(mkl, spf.sparse.sptrsv_args(lower))
         mv = MklCsr(mkl, spf.sparse.csr_args(a))
         x, y = np.zeros(a.shape[0]), np.zeros(a.shape[0])
+        solve, product = trsv.bound_solve(b, x), mv.bound_mv(x, y)
 
-        def call(trsv: MklTrsv = trsv, mv: MklCsr = mv, x: Any = x, y: Any = y) -> None:
-            trsv.solve(b, x)
+        def call(
+            solve: Any = solve, product: Any = product, y: Any = y, keep: Any = (trsv, mv, x)
+        ) -> None:  # ``keep``: what the bound calls point into, alive while they are
+            if solve():
+                raise SystemExit("fused: MKL's trsv failed")
             y[:] = 0.0
-            mv.mv(x, y)
+            if product():
+                raise SystemExit("fused: MKL's mv failed")
 
-        call()
+        start = time.perf_counter()
+        for _ in range(WARM_CALLS):  # MKL's first calls on a handle can be slow
+            call()
+            if time.perf_counter() - start > WARM_S:
+                break
         if not np.allclose(y, want_y, rtol=1e-10, atol=1e-10):
             raise SystemExit("fused: MKL's trsv + mv gives a wrong y")
         out.append(("MKL IE trsv + mv", t, call))
     return out
+
+
+PREPARED = "fused wavefront auto, prepared"
+"""The default plan's fused call through ``kernel.prepare`` (plan, index arrays and values
+bound once, as MKL's handle binds them)."""
+
+WARM_CALLS, WARM_S = 1000, 0.25
+"""MKL's pair is called this many times, or for this long, before it is timed (the hint's
+count: :meth:`spf.bench.mkl.MklCsr.warm_up`)."""

@@ -33,9 +33,11 @@ lower, non-unit, ``mkl_sparse_set_sv_hint`` then ``mkl_sparse_optimize`` (the in
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 _NON_TRANSPOSE = 10
@@ -118,6 +120,15 @@ class MklCsr:
         if status != 0:
             self._ok(status, "d_mv")
 
+    def bound_mv(self, x: Any, y: Any) -> Callable[[], int]:
+        """``y += A·x`` on these two arrays as a call of no arguments returning MKL's status:
+        the C function with its arguments converted once (a Python caller's cheapest call,
+        so that a comparison times MKL, not ``x.ctypes.data`` and ctypes' conversions)."""
+        return functools.partial(
+            self.lib.mkl_sparse_d_mv, _NON_TRANSPOSE, 1.0, self.handle, self.descr,
+            x.ctypes.data, 1.0, y.ctypes.data,
+        )  # fmt: skip
+
     def warm_up(self, x: Any, y: Any, calls: int = 1000) -> float:
         """Run the executor ``calls`` times (``y`` is overwritten with sums); returns the
         seconds taken. MKL's first calls on a handle can be slow: on the loaded 2-core
@@ -172,6 +183,14 @@ class MklTrsv:
         )
         if status != 0:
             MklCsr._ok(status, "d_trsv")
+
+    def bound_solve(self, f: Any, u: Any) -> Callable[[], int]:
+        """``u = L^-1 f`` on these two arrays as a call of no arguments returning MKL's
+        status (:meth:`MklCsr.bound_mv`)."""
+        return functools.partial(
+            self.lib.mkl_sparse_d_trsv, _NON_TRANSPOSE, 1.0, self.handle, self.descr,
+            f.ctypes.data, u.ctypes.data,
+        )  # fmt: skip
 
     def close(self) -> None:
         if self.handle:

@@ -32,12 +32,14 @@ class Teams:
 
     def watch(self, code: str, threads: int, fn: Callable[[], object], *kernels: Any) -> Variant:
         """The variant ``(code, threads, fn)`` with its call recording the team each of
-        ``kernels`` (objects with ``last_threads``) ran its last call with."""
+        ``kernels`` (objects with ``last_threads``) ran its last call with. The call carries
+        ``fn`` as its ``timed`` attribute and the recording as ``after``: the bench's
+        rotation (:func:`spf.bench.common.rotation`) times ``fn`` alone and records after
+        the clock stops, as for a variant that is not watched (MKL's)."""
         seen = self.seen.setdefault((code, threads), {})
         capped = self.capped.setdefault((code, threads), [])
 
-        def call() -> None:
-            fn()
+        def after() -> None:
             for kernel in kernels:
                 used = kernel.last_threads
                 if used is not None:
@@ -46,6 +48,12 @@ class Teams:
                     if used < threads and reading is not None and 0 < reading.cap < threads:
                         capped.append(reading)  # not a plan that runs serially
 
+        def call() -> None:
+            fn()
+            after()
+
+        call.timed = fn  # type: ignore[attr-defined]
+        call.after = after  # type: ignore[attr-defined]
         return code, threads, call
 
     def ran(self, code: str, threads: int) -> dict[int, int]:

@@ -98,15 +98,19 @@ from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.kernel import Kernel
 from spf.runtime.level_parts import level_parts
+from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, remember
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.analysis.local_copies import CopySpec
     from spf.ir import ComputationIR
+    from spf.runtime.plan_prepared import PreparedPlanCall
 
 MIN_ROWS_PER_LEVEL = 4096
 """``inspect(strategy="auto")`` runs the loop serially when the levels hold fewer iterations
@@ -492,6 +496,9 @@ class WavefrontKernel(Kernel):
     _wide_kernel: Kernel | None
     """The executor of 64-bit plan arrays (a plan of more positions than 32 bits hold),
     compiled on first use."""
+    _quick: dict[int, Quick]
+    """Per plan (by id; the record holds the plan weakly), the look and replays of its last
+    validated unchecked call (:mod:`spf.runtime.plan_call`)."""
 
     @classmethod
     def wrap(
@@ -546,6 +553,7 @@ class WavefrontKernel(Kernel):
         out._copy_kernels = {}
         out._make_wide = wide
         out._wide_kernel = None
+        out._quick = {}
         out._plan_names = frozenset(
             {names.levelptr, names.order, names.nlevels, names.done, names.single}
             | {names.partptr, names.nparts}
@@ -1194,7 +1202,13 @@ class WavefrontKernel(Kernel):
         self, *positional: object, check: bool = True, plan: object = None, **args: object
     ) -> None:
         """Run the executor in the order of ``plan`` (inspected here when not given); each
-        array's checksum is taken once (:func:`spf.runtime.checksum.shared`)."""
+        array's checksum is taken once (:func:`spf.runtime.checksum.shared`). An unchecked
+        call whose arguments look like the plan's last validated call's replays its C call
+        (:mod:`spf.runtime.plan_call`)."""
+        if check is False and plan is not None and not positional:
+            quick = self._quick.get(id(plan))
+            if quick is not None and quick.plan() is plan and quick.run(self, args):
+                return
         with shared():
             self._call(positional, check, plan, args)
 
@@ -1202,6 +1216,7 @@ class WavefrontKernel(Kernel):
         self, positional: tuple[object, ...], check: bool, plan: object, args: dict[str, object]
     ) -> None:
         nm = self._names
+        quick: Quick | None = None
         if not self._plan_names.isdisjoint(args):
             clash = self._plan_names & set(args)
             raise ArgumentError(
@@ -1219,8 +1234,9 @@ class WavefrontKernel(Kernel):
             )
         else:
             self._check_plan(plan, args, contents=check)
+            quick = None if check else remember(self._quick, plan, args, plan.strategy == "serial")
         if plan.strategy == "serial":
-            self._run_in_order(plan, check, args)
+            self._run_in_order(plan, check, args, quick=quick)
             return
         if self._coarse != (plan.strategy in ("coarse", "levels")):
             raise ArgumentError(
@@ -1232,7 +1248,7 @@ class WavefrontKernel(Kernel):
             self._check_parts(plan, args)
         team = GOVERNOR.team()
         if team == 1:  # one thread: the loop in order beats the executor's order
-            self._run_in_order(plan, check, args, team)
+            self._run_in_order(plan, check, args, team, quick)
             return
         extra: dict[str, object]
         if self._coarse:  # the parts alone (the plan's level order is not read)
@@ -1252,25 +1268,53 @@ class WavefrontKernel(Kernel):
         else:  # by groups: a run of narrow levels costs one barrier
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread
-        self._run_executor(plan, check, args, extra)
+        self._run_executor(plan, check, args, extra, quick, PARALLEL)
+
+    def prepare(
+        self, free: Sequence[str], *, plan: object = None, check: bool = True, **bound: object
+    ) -> PreparedPlanCall:
+        """Bind ``plan`` and every argument but the data spaces named in ``free`` once:
+        ``call = kernel.prepare(["x", "y", "b"], plan=plan, **index_and_values)``, then
+        ``call(x, y, b)`` (:mod:`spf.runtime.plan_prepared`). ``check=True`` runs the kernel
+        once, checked, on zero-filled free arrays first."""
+        from spf.runtime.plan_prepared import PreparedPlanCall
+
+        if not isinstance(plan, Plan):
+            raise ArgumentError(
+                f"{self.name}.prepare: give plan=kernel.inspect(...) (the plan the prepared "
+                f"calls run), got {type(plan).__name__}"
+            )
+        return PreparedPlanCall(self, free, plan, bound, check)
 
     def _run_executor(
-        self, plan: Plan, check: bool, args: Mapping[str, object], extra: dict[str, object]
+        self,
+        plan: Plan,
+        check: bool,
+        args: Mapping[str, object],
+        extra: dict[str, object],
+        quick: Quick | None = None,
+        way: str = ORDER,
     ) -> None:
         """The executor on the plan's arrays in 32 bits (:mod:`spf.runtime.plan_narrow`);
         a plan of more positions than they hold on the executor of 64-bit plan arrays,
-        compiled on first use."""
+        compiled on first use. ``quick``: the record that keeps this call's replay as the
+        way ``way`` (:data:`ORDER`: the fused loop in order on one thread)."""
         nm = self._names
         order = extra[nm.order]
+        kernel: Kernel = self
         if isinstance(order, np.ndarray) and fits(len(order)):
             plan_arrays = (nm.levelptr, nm.partptr, nm.order, nm.single)
-            Kernel.__call__(self, check=check, **args, **narrowed(plan, extra, plan_arrays))
-            return
-        kernel = self._once("_wide_kernel", self._make_wide)
-        try:
-            Kernel.__call__(kernel, check=check, **args, **extra)
-        finally:
-            self._last_threads = kernel.last_threads
+            merged = {**args, **narrowed(plan, extra, plan_arrays)}
+            Kernel.__call__(self, check=check, **merged)
+        else:
+            kernel = self._once("_wide_kernel", self._make_wide)
+            merged = {**args, **extra}
+            try:
+                Kernel.__call__(kernel, check=check, **merged)
+            finally:
+                self._last_threads = kernel.last_threads
+        if quick is not None:
+            quick.keep(way, kernel, merged, args, ONE if way == ORDER else TEAM)
 
     def _run_copies(
         self, plan: Plan, check: bool, args: Mapping[str, object], extra: Mapping[str, object]
@@ -1305,15 +1349,20 @@ class WavefrontKernel(Kernel):
                 self._last_threads = kernel.last_threads
 
     def _run_in_order(
-        self, plan: Plan, check: bool, args: Mapping[str, object], team: int | None = None
+        self,
+        plan: Plan,
+        check: bool,
+        args: Mapping[str, object],
+        team: int | None = None,
+        quick: Quick | None = None,
     ) -> None:
         """The loop on one thread: a plan of fused kernels by the order its inspector left
         (:data:`IN_ORDER`: the executor on one part), any other by the serial kernel.
         ``team``: :meth:`~spf.runtime.threads.ThreadGovernor.team` when the caller has
-        it."""
+        it; ``quick``: the record that keeps the call's replay."""
         later = plan.__dict__.get(IN_ORDER)
         if not isinstance(later, coarse.Later):
-            self._run_serial(check, args)
+            self._run_serial(check, args, quick)
             return
         one, nm = later.get(), self._names
         extra = {
@@ -1324,18 +1373,21 @@ class WavefrontKernel(Kernel):
             nm.nparts: one.parts,
         }
         if (GOVERNOR.team() if team is None else team) == 1:
-            self._run_executor(plan, check, args, extra)
+            self._run_executor(plan, check, args, extra, quick)
             return
         with openmp_threads(1):  # a part per level: a second thread would only wait
-            self._run_executor(plan, check, args, extra)
+            self._run_executor(plan, check, args, extra, quick)
 
-    def _run_serial(self, check: bool, args: Mapping[str, object]) -> None:
-        """The loop in its original order on one thread (the serial kernel)."""
+    def _run_serial(self, check: bool, args: Mapping[str, object], quick: Quick | None) -> None:
+        """The loop in its original order on one thread (the serial kernel); ``quick``: the
+        record that keeps the call's replay."""
         serial = self._serial
         try:
             Kernel.__call__(serial, check=check, **args)
         finally:
             self._last_threads = serial.last_threads  # 1: the loop in its order
+        if quick is not None and not serial._openmp:
+            quick.keep(ORDER, serial, args, args, SERIAL)
 
     def _check_plan(self, plan: Plan, args: Mapping[str, object], *, contents: bool) -> None:
         """The plan inspected these index arrays: sizes, dtypes and parameter values always,

@@ -113,13 +113,7 @@ class PreparedCall:
     def __call__(self, *arrays: object, **named: object) -> None:
         """Run the kernel on the free data spaces (by position in :attr:`names` order, or
         by name); outputs are written in place."""
-        if named:
-            arrays = self._by_name(arrays, named)
-        if len(arrays) != len(self._free):
-            raise ArgumentError(
-                f"prepared call of {self.kernel.name}: expected {len(self._free)} array(s) "
-                f"({', '.join(self.names)}), got {len(arrays)}"
-            )
+        arrays = self._free_arrays(arrays, named)
         cargs = self._template.copy()
         for f, value in zip(self._free, arrays, strict=True):
             if type(value) is not np.ndarray or not f.fits(*_LOOK(value)):
@@ -141,6 +135,20 @@ class PreparedCall:
             fn, fault = kernel._fault, kernel._record()
             cargs.append(fault)
         kernel._run(fn, cargs, fault, full, self._values)
+
+    def _free_arrays(
+        self, arrays: tuple[object, ...], named: dict[str, object]
+    ) -> tuple[object, ...]:
+        """The free arrays of a call, by position in :attr:`names` order (those given by
+        name put in it), or the error for too many or too few."""
+        if named:
+            arrays = self._by_name(arrays, named)
+        if len(arrays) != len(self.names):
+            raise ArgumentError(
+                f"prepared call of {self.kernel.name}: expected {len(self.names)} array(s) "
+                f"({', '.join(self.names)}), got {len(arrays)}"
+            )
+        return arrays
 
     def _by_name(self, arrays: tuple[object, ...], named: dict[str, object]) -> tuple[object, ...]:
         if arrays or set(named) != set(self.names):

@@ -1,0 +1,308 @@
+"""Repeated unchecked calls of a kernel with a plan, replayed as one C call
+(:class:`~spf.runtime.plan.WavefrontKernel`, docs/inspection.md "Calls with a plan").
+
+A call ``kernel(..., plan=plan, check=False)`` first validates the plan against its
+arguments (the loop, the inspector, the sizes, dtypes and parameter values it inspected),
+picks how to run it (the serial kernel, the executor in the fused loop's order on one
+thread, or the executor on the plan's arrays, by the plan's strategy and the thread
+governor's team) and binds the plan's arrays, narrowed to 32 bits, to the executor's
+arguments. On a small matrix that Python costs several times the arithmetic. So each
+kernel keeps, per plan, a :class:`Quick`: the *look* of the last validated call's
+arguments (their names, each parameter's type and value, each array's exact type, dtype,
+shape and flags: all that the checks of an unchecked call read) and, per way of running
+it, a :class:`Replay` of the C call that call made (the function, the parameter values,
+the plan's arrays bound once, and where the call's own arrays go).
+
+The rule: a later ``check=False`` call with the same plan whose arguments have that look
+would pass every check again with the same outcome and bind the same way, so it runs the
+replay (the governor still decides the team per call). The look of the arrays is read
+on every call (an array reshaped, retyped or made read-only in place is seen); when the
+call passes the very objects of the replay's last call (``is``), their cffi buffers are
+reused too, as :class:`~spf.runtime.prepared.PreparedCall` does (so an array resized in
+place with ``resize(refcheck=False)`` and back to its shape between two calls is not
+supported). Anything else (another array size or dtype, a read-only output, another
+``N``, an extra or missing argument, ``check=True``) takes the full path, with its
+errors, and the full path records the new look. So a plan over a changed pattern stays
+an :class:`~spf.errors.ArgumentError` exactly where it was one: ``check=False`` compares
+sizes and parameters (a pattern of other sizes is refused), ``check=True`` the contents
+(a checksum of every index array, every call). A record keeps its last call's arguments
+alive until its plan dies or a call with other arguments replaces them.
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.runtime.threads import _OMP, GOVERNOR
+
+if TYPE_CHECKING:
+    from spf.runtime.kernel import Kernel
+
+LOOK = operator.attrgetter("dtype", "shape", "flags.num")
+"""What the checks of an unchecked call read of an array (the flags hold contiguity,
+alignment and writeability)."""
+
+KEPT = 64
+"""Plans whose last call a kernel remembers (the oldest is dropped first). Calls that go
+round more plans of one kernel than this all take the full path (at 8, the benchmark's
+rotation over its 9 SuiteSparse matrices' plans of one fused kernel did); a record holds
+its last call's arrays while its plan lives."""
+
+SERIAL, ONE, TEAM = 0, 1, 2
+"""How a :class:`Replay` runs: the serial kernel (no OpenMP region), the executor on one
+OpenMP thread (the fused loop in order), the executor on the governor's team."""
+
+ORDER, PARALLEL = "order", "parallel"
+"""The ways a plan's call runs: in order on one thread, or by the plan's parts or levels."""
+
+SAME = operator.is_
+
+
+class Replay:
+    """One recorded C call: ``kernel``'s function on fixed parameter values, the plan's
+    arrays (bound once) and the call's own arrays (bound per new array object)."""
+
+    __slots__ = (
+        "bound",
+        "fault",
+        "fixed",
+        "fn",
+        "kernel",
+        "mode",
+        "order",
+        "pick",
+        "uctypes",
+        "use",
+    )
+
+    def __init__(
+        self, kernel: Kernel, values: tuple[Any, ...], ordered: tuple[Any, ...],
+        given: tuple[Any, ...], mode: int,
+    ) -> None:  # fmt: skip
+        """The replay of ``kernel``'s C call on parameter ``values`` and ``ordered``
+        (its arrays, in its order), of which those in ``given`` (the call's arguments, by
+        identity) are the call's own; the others are the plan's."""
+        mine = {id(a): n for n, a in enumerate(given) if type(a) is np.ndarray}
+        fb, ctypes = kernel._from_buffer, kernel._ctypes
+        use: list[int] = []  # each own array of the C call as its position in ``given``
+        uctypes: list[Any] = []
+        fixed: list[Any] = list(values)
+        plan_arrays: list[Any] = []
+        where: list[int] = []  # each C array argument: own buffer n, or -1 - its fixed slot
+        order: list[int] = []  # each array as its position in (given, plan arrays)
+        for k, a in enumerate(ordered):
+            n = mine.get(id(a))
+            if n is None:  # the plan's array: bound once, the same object every call
+                where.append(-1 - len(fixed))
+                fixed.append(fb(ctypes[k], a))
+                order.append(len(given) + len(plan_arrays))
+                plan_arrays.append(a)
+            else:
+                where.append(len(use))
+                use.append(n)
+                uctypes.append(ctypes[k])
+                order.append(n)
+        own = len(use)
+        places = [own + p for p in range(len(values))]
+        places += [own - 1 - w if w < 0 else w for w in where]
+        self.kernel = kernel
+        self.fixed = tuple(fixed)
+        self.use = getter(use)
+        """The call's arguments -> the own arrays of the C call, in its order."""
+        self.uctypes = tuple(uctypes)
+        self.pick = getter(places)
+        """(own buffers, then :attr:`fixed`) -> the C arguments."""
+        self.order = (getter(order), tuple(plan_arrays), len(values))
+        """What rebuilds the arrays in the kernel's order (for a fault's error)."""
+        self.fault = kernel._fault is not None
+        self.fn = kernel._fault if self.fault else kernel._fn
+        self.mode = mode
+        self.bound: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+        """(the arguments of the last call, its C arguments)."""
+
+    @classmethod
+    def of(
+        cls, kernel: Kernel, merged: Mapping[str, object], given: tuple[Any, ...], mode: int
+    ) -> Replay | None:
+        """The replay of ``kernel(**merged, check=False)``, whose own arguments are
+        ``given`` (the rest of ``merged``'s arrays come from the plan), or None when that
+        call does not take the binding's fast path."""
+        if not kernel._params_first:
+            return None
+        bound = kernel._fast(merged)
+        if bound is None:
+            return None
+        return cls(kernel, tuple(bound[0]), tuple(bound[1]), given, mode)
+
+    def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
+        """The C call on the call's arguments ``given`` (the owner's and the kernel's
+        ``last_threads`` become ``team``; one for the in-order runs)."""
+        kernel = self.kernel
+        last, cargs = self.bound
+        if last is not given:
+            fb = kernel._from_buffer
+            cargs = self.pick((*map(fb, self.uctypes, self.use(given)), *self.fixed))
+            self.bound = (given, cargs)
+        if self.mode == TEAM:
+            kernel._last_threads = owner._last_threads = team
+            self._fire(cargs, given)
+            return
+        kernel._last_threads = owner._last_threads = 1
+        if self.mode == SERIAL:
+            self._fire(cargs, given)
+            return
+        get, put = _OMP[0]  # the fused loop in order: a second thread would only wait
+        previous = get()
+        if previous == 1:
+            self._fire(cargs, given)
+            return
+        put(1)
+        try:
+            self._fire(cargs, given)
+        finally:
+            put(previous)
+
+    def _fire(self, cargs: tuple[Any, ...], given: tuple[Any, ...]) -> None:
+        if not self.fault:
+            self.fn(*cargs)
+            return
+        kernel = self.kernel
+        fault = kernel._record()
+        self.fn(*cargs, fault)
+        if fault[0]:
+            order, plan_arrays, values = self.order
+            arrays = order((*given, *plan_arrays))
+            kernel._raise_fault(fault, arrays, self.fixed[:values])
+
+
+class Quick:
+    """The look of a plan's last validated unchecked call and the replays of its C calls
+    (:data:`ORDER`, :data:`PARALLEL`), recorded as the full path ran them."""
+
+    __slots__ = (
+        "count", "get", "given", "looks", "names", "params", "plan", "replays", "serial", "types",
+    )  # fmt: skip
+
+    def __init__(self, plan: weakref.ref[Any], args: Mapping[str, object], serial: bool) -> None:
+        self.plan = plan
+        names = sorted(args, key=lambda k: (type(args[k]) is np.ndarray, k))
+        given = tuple(args[k] for k in names)
+        self.names = tuple(names)
+        """The arguments' names, in the record's order (parameters first)."""
+        self.count = len(names)
+        self.get = getter(names)
+        self.types = tuple(map(type, given))
+        self.params = sum(1 for t in self.types if t is not np.ndarray)
+        self.looks = list(map(LOOK, given[self.params :]))
+        self.given = given
+        """The arguments of the last call that matched (their values are the look's)."""
+        self.serial = serial
+        """The plan's strategy is ``"serial"``: it runs in order whatever the team."""
+        self.replays: dict[str, Replay | None] = {}
+
+    def matches(self, args: Mapping[str, object]) -> tuple[Any, ...] | None:
+        """``args``'s values in the record's order when they have the recorded look, else
+        None (:meth:`same`)."""
+        if len(args) != self.count:
+            return None
+        try:
+            given = self.get(args)
+        except KeyError:
+            return None
+        return self.same(given)
+
+    def same(self, given: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """``given`` (arguments in the record's order) when they have the recorded look: the
+        same objects as the last call's (then that call's tuple, whose buffers the replays
+        kept), or objects of the same types and parameter values; with arrays of the
+        recorded looks. Else None."""
+        last = self.given
+        if not all(map(SAME, given, last)):
+            split = self.params
+            if tuple(map(type, given)) != self.types or given[:split] != last[:split]:
+                return None
+            last = given
+        if list(map(LOOK, last[self.params :])) != self.looks:
+            return None
+        self.given = last
+        return last
+
+    def keep(
+        self, way: str, kernel: Kernel, merged: Mapping[str, object],
+        args: Mapping[str, object], mode: int,
+    ) -> None:  # fmt: skip
+        """Record the replay of the way ``way`` ran: ``kernel(**merged, check=False)``."""
+        self.replays[way] = Replay.of(kernel, merged, self.get(args), mode)
+
+    def run(self, owner: Kernel, args: Mapping[str, object]) -> bool:
+        """Replay the call on ``args`` (True), or False when the full path must run it."""
+        given = self.matches(args)
+        return given is not None and self.fire(owner, given)
+
+    def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:
+        """Replay the call on arguments :meth:`same` accepted (True), or False when the way
+        the governor's team asks for has no replay yet."""
+        if self.serial:
+            replay = self.replays.get(ORDER)
+            if replay is None:
+                return False
+            replay.run(owner, same, 1)
+            return True
+        previous, team = GOVERNOR.enter()
+        try:
+            replay = self.replays.get(ORDER if team == 1 else PARALLEL)
+            if replay is None:
+                return False
+            replay.run(owner, same, team)
+        finally:
+            if previous:
+                GOVERNOR.restore(previous)
+        return True
+
+
+def remember(
+    kept: dict[int, Quick], plan: object, args: Mapping[str, object], serial: bool
+) -> Quick | None:
+    """The record in ``kept`` (a kernel's, by plan id) of ``plan``'s unchecked calls that
+    look like ``args``, a call the full path validated: the one kept when it has that look,
+    else a new one in its place; None when an argument is neither an ``int`` nor an
+    ``ndarray`` (exact types, as the binding's fast path takes them: such calls always take
+    the full path). A record leaves ``kept`` when its plan dies, or when :data:`KEPT` newer
+    plans' records came after it. ``serial``: the plan's strategy is ``"serial"``."""
+    key = id(plan)
+    quick = kept.get(key)
+    if quick is not None and quick.plan() is plan and quick.matches(args) is not None:
+        return quick
+    kept.pop(key, None)
+    if not all(type(v) in _RECORDED for v in args.values()):
+        return None
+
+    def drop(ref: weakref.ref[Any]) -> None:  # the plan died: its record goes
+        mine = kept.get(key)
+        if mine is not None and mine.plan is ref:
+            kept.pop(key, None)
+
+    if len(kept) >= KEPT:
+        kept.pop(next(iter(kept.copy())), None)  # the oldest
+    quick = kept[key] = Quick(weakref.ref(plan, drop), args, serial)
+    return quick
+
+
+_RECORDED = (int, np.ndarray)
+"""The exact types of the arguments a record takes (an ``ndarray`` subclass compared as a
+parameter would compare elementwise)."""
+
+
+def getter(items: tuple[Any, ...] | list[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    """``x -> tuple(x[i] for i in items)`` in one C call."""
+    if len(items) > 1:
+        return operator.itemgetter(*items)
+    if items:
+        item = items[0]
+        return lambda x: (x[item],)
+    return lambda x: ()

@@ -1,0 +1,119 @@
+"""A wavefront kernel's call with its plan and most arguments bound once:
+``kernel.prepare(free, plan=plan, **bound)`` (docs/inspection.md, "Calls with a plan").
+
+The plan's counterpart of :class:`~spf.runtime.prepared.PreparedCall`, and of MKL's
+inspector-executor handle: ``call = fused.prepare(["x", "y", "b"], plan=plan, **csr)`` binds
+the plan, the index arrays and the values; ``check=True`` (the default) runs the kernel
+once, checked, on zero-filled free arrays (and copies of the bound arrays it writes), so a
+plan over other index arrays or a bad index array is an
+:class:`~spf.errors.ArgumentError` raised by ``prepare``. ``call(x, y, b)`` is then an
+unchecked call with the plan: its first call runs the full path (which records it,
+:mod:`spf.runtime.plan_call`), later ones replay its C call after reading the look of
+every array (the free ones' and the bound ones', as a keyword call does), without
+building or reading a keyword dictionary; the thread governor still picks each call's
+team. As with a prepared call of a plain kernel, the bound arrays are held by reference:
+changed in place, they are not checked again (``check=True`` calls of the kernel do that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.errors import ArgumentError
+from spf.runtime.plan_call import LOOK, SAME, Quick, getter, remember
+from spf.runtime.prepared import PreparedCall, _check_free, _free_names
+
+if TYPE_CHECKING:
+    from spf.runtime.plan import Plan, WavefrontKernel
+
+__all__ = ["PreparedPlanCall"]
+
+
+class PreparedPlanCall(PreparedCall):
+    """``kernel.prepare(free, plan=plan, **bound)``: call it with the free data spaces."""
+
+    def __init__(  # the plain kernel's binding is not made: the plan's call binds
+        self,
+        kernel: WavefrontKernel,
+        free: Sequence[str],
+        plan: Plan,
+        bound: Mapping[str, object],
+        check: bool,
+    ) -> None:
+        self.kernel: WavefrontKernel = kernel
+        where = f"kernel {kernel.name}: prepare"
+        binder = kernel._binder
+        data = {d.name: d for d in binder.data}
+        self.names = names = _free_names(free, where)
+        """The free data spaces, in the order :meth:`__call__` takes them."""
+        for name in names:
+            _check_free(kernel, data.get(name), name, bound, where)
+        if check:
+            params: dict[str, Any] = {p: v for p, v in bound.items() if p in binder.param_order}
+            for p in binder.param_order:
+                if p not in params and (origin := binder._origin(p, bound)) is not None:
+                    params[p] = origin[2]
+            zeros = {}
+            for n in names:
+                shape_of = data[n].shape_of
+                assert shape_of is not None  # _check_free refused a free array without one
+                try:
+                    zeros[n] = np.zeros(shape_of(params), data[n].dtype)
+                except KeyError as err:
+                    raise ArgumentError(
+                        f"{where}: parameter {err.args[0]} does not follow from the bound "
+                        f"arrays' shapes (only from a free one's); pass it, e.g. "
+                        f"{err.args[0]}=..."
+                    ) from None
+            trial = {k: np.array(v, copy=True) if k in data and data[k].writes else v
+                     for k, v in bound.items()}  # fmt: skip
+            kernel(**trial, **zeros, plan=plan, check=True)
+        self.plan = plan
+        self.bound = dict(bound)
+        self._serial = plan.strategy == "serial"
+        self._quick: Quick | None = None
+        self._values: tuple[Any, ...] = ()
+        self._order: Any = None
+        """(bound values, then the free arrays) -> the arguments in the record's order."""
+        self._given: tuple[Any, ...] = ()
+        """The last call's arguments in the record's order (its free arrays: ``_last``)."""
+        self._last: tuple[object, ...] = ()
+        self._types: tuple[type, ...] = ()
+        self._looks: list[tuple[Any, ...]] = []
+        """The free arrays' types and looks (dtype, shape, flags) the record accepted."""
+
+    def __call__(self, *arrays: object, **named: object) -> None:
+        """Run the kernel with its plan on the free data spaces (by position in
+        :attr:`names` order, or by name); outputs are written in place."""
+        arrays = self._free_arrays(arrays, named)
+        quick = self._quick
+        if (
+            quick is not None
+            and tuple(map(type, arrays)) == self._types
+            and list(map(LOOK, arrays)) == self._looks
+        ):
+            if not all(map(SAME, arrays, self._last)):  # other objects of the same look
+                self._given = self._order((*self._values, *arrays))
+                self._last = arrays
+            if quick.fire(self.kernel, self._given):
+                return
+        args = {**self.bound, **dict(zip(self.names, arrays, strict=True))}
+        self.kernel(**args, plan=self.plan, check=False)  # the full path, which records it
+        self._record(args, arrays)
+
+    def _record(self, args: dict[str, object], arrays: tuple[object, ...]) -> None:
+        """The record of the call just validated on ``args`` (whose free ``arrays`` are
+        ``arrays``): where each argument goes in its order, and the free arrays' look."""
+        quick = self._quick = remember(self.kernel._quick, self.plan, args, self._serial)
+        if quick is None:  # arguments a record does not take: every call the full path
+            return
+        self._values = tuple(self.bound.values())
+        at = {name: n for n, name in enumerate((*self.bound, *self.names))}
+        self._order = getter([at[name] for name in quick.names])
+        self._given = self._order((*self._values, *arrays))
+        self._last = arrays
+        self._types = tuple(map(type, arrays))
+        self._looks = [LOOK(a) for a in arrays]

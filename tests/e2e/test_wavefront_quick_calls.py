@@ -1,0 +1,262 @@
+"""Repeated unchecked calls with a plan replay their C call (spf.runtime.plan_call,
+docs/inspection.md "Calls with a plan"): they give the bits of the full path, at one and two
+threads, for every strategy; and whatever a replayed call could have missed is still
+refused: a plan over a changed pattern, arrays reshaped, retyped or made read-only in
+place, another ``N``."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+
+from spf import kernels
+from spf.bench.fused import fused_solve_mv
+from spf.errors import ArgumentError
+from spf.runtime import threads
+from spf.runtime.plan import WavefrontKernel
+from spf.sparse import gauss_seidel_args
+
+
+@pytest.fixture(scope="module")
+def fused() -> WavefrontKernel:
+    k = fused_solve_mv().compile()
+    assert isinstance(k, WavefrontKernel)
+    return k
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[Any, Any]:
+    return kernels.trsv_diag_csr().compile(), kernels.spmv_csr().compile()
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many calls took the full path (``WavefrontKernel._call``)."""
+    seen: list[int] = []
+    full = WavefrontKernel._call
+
+    def count(self: WavefrontKernel, *args: Any) -> None:
+        seen.append(1)
+        full(self, *args)
+
+    monkeypatch.setattr(WavefrontKernel, "_call", count)
+    return seen
+
+
+@contextlib.contextmanager
+def exactly(n: int) -> Iterator[None]:
+    """``n`` OpenMP threads, spf's busy-machine cap off."""
+    adaptive = threads.set_adaptive(False)
+    try:
+        with threads.openmp_threads(n):
+            yield
+    finally:
+        threads.set_adaptive(adaptive)
+
+
+def matrix(n: int, density: float, seed: int) -> Any:
+    """A random ``n`` x ``n`` CSR matrix with every diagonal entry, columns sorted."""
+    rng = np.random.default_rng(seed)
+    m = sps.random_array((n, n), density=density, rng=rng) + sps.eye_array(n) * (1.0 + n)
+    return sps.csr_array(sps.csr_array(m).sorted_indices())
+
+
+def replayed(fused: WavefrontKernel, n: int, seed: int) -> tuple[Any, ...]:
+    """(args, plan, x, y, b) of a random matrix after three unchecked calls with the plan
+    (the first validated, the others replayed)."""
+    args = gauss_seidel_args(matrix(n, 0.01, seed))
+    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
+    x, y, b = np.zeros(n), np.zeros(n), np.ones(n)
+    for _ in range(3):
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    return args, plan, x, y, b
+
+
+def expected(pair: tuple[Any, Any], args: dict[str, Any], b: np.ndarray) -> tuple[Any, Any]:
+    """The solve then the product, by the two serial kernels."""
+    n = len(b)
+    x, y = np.zeros(n), np.zeros(n)
+    pair[0](x=x, b=b, **args)
+    pair[1](y=y, x=x, rowptr=args["rowptr"], col=args["col"], A=args["A"])
+    return x, y
+
+
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("strategy", ["serial", "coarse", "levels"])
+def test_replayed_calls_equal_the_kernels_one_after_the_other(
+    fused: WavefrontKernel, pair: Any, counted: list[int], team: int, strategy: str
+) -> None:
+    m = matrix(3000, 0.002, 3)
+    args = gauss_seidel_args(m)
+    index = {k: v for k, v in args.items() if k != "A"}
+    plan = fused.inspect(strategy=strategy, threads=2, **index)
+    assert plan.strategy == strategy
+    b = np.random.default_rng(1).standard_normal(3000)
+    want_x, want_y = expected(pair, args, b)
+    with exactly(team):
+        x, y = np.zeros(3000), np.zeros(3000)
+        for call in range(4):
+            y[:] = 0.0
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+            np.testing.assert_array_equal(x, want_x, err_msg=f"call {call}")
+            np.testing.assert_array_equal(y, want_y, err_msg=f"call {call}")
+            assert fused.last_threads == (1 if strategy == "serial" else team)
+        assert len(counted) == 1  # the first call validated; the others replayed it
+        x2, y2 = np.zeros(3000), np.zeros(3000)  # other objects of the same look
+        fused(x=x2, y=y2, b=b.copy(), plan=plan, check=False, **args)
+        np.testing.assert_array_equal(y2, want_y)
+        assert len(counted) == 1
+        fused(x=x2, y=y2, b=b, plan=plan, check=True, **args)  # checked: the full path
+        assert len(counted) == 2
+
+
+def test_a_levels_wavefront_replays_on_one_and_two_threads(counted: list[int]) -> None:
+    solve = kernels.trsv_diag_csr()
+    solve.wavefront("i")
+    k = solve.compile()
+    serial = kernels.trsv_diag_csr().compile()
+    m = matrix(4000, 0.0005, 7)
+    args = gauss_seidel_args(m)
+    plan = k.inspect(strategy="wavefront", **{n: v for n, v in args.items() if n != "A"})
+    b = np.ones(4000)
+    want = np.zeros(4000)
+    serial(x=want, b=b, **args)
+    for team in (1, 2):
+        with exactly(team):
+            for _ in range(3):
+                x = np.zeros(4000)
+                k(x=x, b=b, plan=plan, check=False, **args)
+                np.testing.assert_array_equal(x, want)
+                assert k.last_threads == team
+    assert len(counted) == 2  # the first call of each team: the full path, then replays
+
+
+def test_a_changed_pattern_after_replayed_calls_is_an_argument_error(
+    fused: WavefrontKernel,
+) -> None:
+    args, plan, x, y, b = replayed(fused, 500, 5)
+    other = gauss_seidel_args(matrix(500, 0.02, 6))  # another pattern, other nnz
+    with pytest.raises(ArgumentError, match="plan= was built from other index arrays"):
+        fused(x=x, y=y, b=b, plan=plan, check=False, **other)
+    with pytest.raises(ArgumentError, match="'N' differs"):
+        fused(x=x[:400], y=y[:400], b=b[:400], plan=plan, check=False, **{**args, "N": 400})
+    fused(x=x, y=y, b=b, plan=plan, check=False, **args)  # replayed again
+    args["col"][:] = args["col"][::-1].copy()  # the same arrays, other contents
+    with pytest.raises(ArgumentError, match="'col' differs"):
+        fused(x=x, y=y, b=b, plan=plan, check=True, **args)
+
+
+def test_arrays_changed_in_place_after_replayed_calls_are_refused(
+    fused: WavefrontKernel,
+) -> None:
+    """The look of every array is read on every call: a replay never runs on an array the
+    full path would refuse."""
+    args, plan, x, y, b = replayed(fused, 500, 8)
+    y.setflags(write=False)
+    with pytest.raises(ArgumentError, match="y"):
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    y.setflags(write=True)
+    x.shape = (250, 2)
+    with pytest.raises(ArgumentError, match="x"):
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    x.shape = (500,)
+    b.dtype = np.int64  # the same bytes read as integers
+    with pytest.raises(ArgumentError, match="b"):
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    b.dtype = np.float64
+    with pytest.raises(ArgumentError):
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args, extra=1)
+    fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+
+
+def test_a_dead_plans_record_leaves_its_kernel(fused: WavefrontKernel) -> None:
+    args = gauss_seidel_args(matrix(200, 0.02, 9))
+    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
+    x, y, b = np.zeros(200), np.zeros(200), np.ones(200)
+    fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    key = id(plan)
+    assert key in fused._quick
+    del plan
+    gc.collect()
+    assert key not in fused._quick
+
+
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("strategy", ["serial", "coarse"])
+def test_a_prepared_call_with_a_plan_equals_the_kernels(
+    fused: WavefrontKernel, pair: Any, team: int, strategy: str
+) -> None:
+    m = matrix(2000, 0.003, 4)
+    args = gauss_seidel_args(m)
+    index = {k: v for k, v in args.items() if k != "A"}
+    plan = fused.inspect(strategy=strategy, threads=2, **index)
+    b = np.random.default_rng(2).standard_normal(2000)
+    want_x, want_y = expected(pair, args, b)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    assert call.names == ("x", "y", "b")
+    with exactly(team):
+        x, y = np.zeros(2000), np.zeros(2000)
+        for _ in range(3):
+            y[:] = 0.0
+            call(x, y, b)
+            np.testing.assert_array_equal(x, want_x)
+            np.testing.assert_array_equal(y, want_y)
+        x2, y2 = np.zeros(2000), np.zeros(2000)
+        call(y=y2, x=x2, b=b.copy())  # by name, other objects
+        np.testing.assert_array_equal(y2, want_y)
+        assert fused.last_threads == (1 if strategy == "serial" else team)
+
+
+def test_a_prepared_call_refuses_what_a_keyword_call_refuses(fused: WavefrontKernel) -> None:
+    m = matrix(300, 0.02, 10)
+    args = gauss_seidel_args(m)
+    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
+    other = gauss_seidel_args(matrix(300, 0.03, 11))
+    with pytest.raises(ArgumentError, match="plan= was built from other index arrays"):
+        fused.prepare(["x", "y", "b"], plan=plan, **other)
+    with pytest.raises(ArgumentError, match=r"give plan=kernel\.inspect"):
+        fused.prepare(["x", "y", "b"], **args)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    x, y, b = np.zeros(300), np.zeros(300), np.ones(300)
+    call(x, y, b)
+    call(x, y, b)
+    y.setflags(write=False)
+    with pytest.raises(ArgumentError, match="y"):
+        call(x, y, b)
+    with pytest.raises(ArgumentError, match="x"):
+        call(x[:200], np.zeros(300), b)
+    with pytest.raises(ArgumentError, match="expected 3 array"):
+        call(x, b)
+
+
+def test_arguments_of_other_types_take_the_full_path(fused: WavefrontKernel) -> None:
+    """An ``ndarray`` subclass (or a numpy integer parameter) is not recorded: every such
+    call is validated as before, and gives the same bits."""
+
+    class Sub(np.ndarray):
+        pass
+
+    args = gauss_seidel_args(matrix(400, 0.01, 12))
+    plan = fused.inspect(**{k: v for k, v in args.items() if k != "A"})
+    x, y, b = np.zeros(400), np.zeros(400), np.ones(400)
+    fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    for _ in range(3):
+        x2, y2 = np.zeros(400), np.zeros(400)
+        fused(x=x2, y=y2, b=b.copy().view(Sub), plan=plan, check=False, **args)
+        assert id(plan) not in fused._quick
+        np.testing.assert_array_equal(y2, y)
+
+
+def test_calls_that_go_round_many_plans_replay(fused: WavefrontKernel, counted: list[int]) -> None:
+    """A kernel keeps the records of many plans at once (the benchmark goes round nine)."""
+    sets = [replayed(fused, 100 + k, k) for k in range(12)]
+    counted.clear()
+    for args, plan, x, y, b in sets * 2:
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+    assert not counted
