@@ -76,6 +76,8 @@ from spf.analysis.coarse_inspector import (
     FIXED_NAMES,
     KHIST,
     KSTART,
+    LAST_KEY,
+    LAST_POS,
     LEVEL_OF,
     LEVELS_N,
     MAX_NODES,
@@ -83,6 +85,8 @@ from spf.analysis.coarse_inspector import (
     NCLEV_FIXED,
     NCLEV_WIDE,
     PART_OF,
+    SINK_KEY,
+    SINK_POS,
     SORT_HI,
     SORT_LO,
     WIDE_NAMES,
@@ -94,6 +98,7 @@ from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
+from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_narrow import fits, narrowed
@@ -461,6 +466,10 @@ class WavefrontKernel(Kernel):
     _serial_kernel: Kernel | None
     _serial_lock: threading.Lock
     _check_kernel: Callable[[], Kernel] | None
+    _make_sinks: Callable[[], Kernel] | None
+    """What compiles the pass over the edges into a free kernel's nodes that
+    :func:`spf.runtime.interleave.interleave` reads (kernels fused into one loop, one free)."""
+    _sink_kernel: Kernel | None
     _names: WavefrontNames
     _plan_names: frozenset[str]
     """The executor's arguments that come from the plan (a call may not pass them)."""
@@ -507,6 +516,7 @@ class WavefrontKernel(Kernel):
         split: Callable[[], Split] | None = None,
         *,
         wide: Callable[[], Kernel],
+        sinks: Callable[[], Kernel] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -522,7 +532,8 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.uses_run_blocks`); ``split``: what compiles
         the pass as two that two threads run at once (:attr:`_make_split`); ``wide``: what
         compiles the executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
-        :data:`spf.analysis.executor.PLAN_DTYPE`)."""
+        :data:`spf.analysis.executor.PLAN_DTYPE`); ``sinks``: what compiles the pass that
+        interleaves a free kernel's nodes (:attr:`_make_sinks`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -534,6 +545,7 @@ class WavefrontKernel(Kernel):
         out._serial_kernel = None
         out._serial_lock = threading.Lock()
         out._check_kernel = check_kernel
+        out._make_sinks, out._sink_kernel = sinks, None
         out._free = free
         out._zeroed = zeroed
         out._runs = runs
@@ -819,6 +831,7 @@ class WavefrontKernel(Kernel):
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         parts: coarse.Parts | None = None
+        runs = False  # the parts are of run blocks (what interleaving needs)
         levelptr: np.ndarray | None = None
         gain = 0.0
         if strategy in ("auto", "wavefront") and len(candidates) == 1 and candidates[0][1] == nlev:
@@ -845,7 +858,9 @@ class WavefrontKernel(Kernel):
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
             found_gain = coarse.estimate(found, total, unit)
             if parts is None or found_gain > gain:
-                parts, gain = found, found_gain
+                parts, gain, runs = found, found_gain, self._runs and k == 0
+        if runs and parts is not None and self._make_sinks is not None and team > 1:
+            parts, gain = self._interleaved(given, parts, gain, work, total, unit, team)
         one = None  # the order one thread runs a fused loop in, when large enough to pay
         if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
@@ -872,6 +887,34 @@ class WavefrontKernel(Kernel):
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
+
+    def _interleaved(
+        self,
+        given: Mapping[str, object],
+        parts: coarse.Parts,
+        gain: float,
+        work: np.ndarray,
+        total: int,
+        unit: float,
+        team: int,
+    ) -> tuple[coarse.Parts, float]:
+        """``parts`` of kernels fused into one loop with each free kernel's node run right
+        after the source that completes its inputs (:func:`spf.runtime.interleave.interleave`),
+        and its estimate, when estimated at least as fast as ``parts`` (``gain``); else
+        ``parts`` and ``gain``. One generated pass over the edges into the free nodes."""
+        sinks = self._once("_sink_kernel", self._make_sinks or _no_sinks)
+        pos_of, key_of = sink_inputs(parts)
+        n = len(pos_of)
+        last_pos = np.full(n, -1, dtype=np.int64)
+        last_key = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+        arrays = {SINK_POS: pos_of, SINK_KEY: key_of, LAST_POS: last_pos, LAST_KEY: last_key}
+        sinks(check=False, **arrays, **_pick(sinks, given))
+        free = np.repeat(np.asarray(self._free), n // len(self._free))
+        got = interleave(parts, pos_of, (last_pos, last_key), free, work, team)
+        if len(got.moved) == 0:
+            return parts, gain
+        found = coarse.estimate(got.parts, total, unit)
+        return (got.parts, found) if found >= gain else (parts, gain)
 
     def _in_order(
         self, params: Mapping[str, object], level: np.ndarray, levels: int, after: np.ndarray
@@ -1371,6 +1414,10 @@ Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
 
+def _no_sinks() -> Kernel:
+    raise CodegenError("spf bug: a fused coarse kernel without its sink pass")
+
+
 def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
     """The count stage of one key (:func:`spf.analysis.coarse_inspector.build_key_count`) on
     ``key``'s ``keys`` values: (their prefix sums, each node's slot), unchecked (the
@@ -1571,6 +1618,7 @@ def compile_wavefront(
         build_part_check,
         build_ranged_count,
         build_ranged_sort,
+        build_sink_pass,
         build_split_passes,
         free_kernels,
         uses_run_blocks,
@@ -1650,6 +1698,9 @@ def compile_wavefront(
             made.append(compile_kernel(build_part_check(ir, analysis), "c", None, True, **options))
         return made[0]
 
+    def sink_kernel() -> Kernel:  # on the first plan of fused kernels for 2+ threads
+        return compile_kernel(build_sink_pass(ir, analysis, free), "c", None, True, **options)
+
     where = (ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
     found = plan_copies(*where, index_dtype="int32")
     copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None
@@ -1677,6 +1728,7 @@ def compile_wavefront(
         runs=is_coarse and uses_run_blocks(first),
         wide=wide,
         split=split if halves is not None and uses_run_blocks(first) else None,
+        sinks=sink_kernel if is_coarse and 0 < sum(free) < len(free) else None,
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
