@@ -61,6 +61,7 @@ BLOCK = "coarse_shift"
 """The parameter holding ``log2 B`` (rows per block ``B``)."""
 PART_OF = "coarse_part_of"
 LEVEL_OF = "coarse_level_of"
+POS_OF = "coarse_pos_in_order"
 BAD = "coarse_bad"
 
 
@@ -509,14 +510,17 @@ def zeroes_in_pass(analysis: WavefrontAnalysis) -> bool:
 
 def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> ComputationIR:
     """The check of a plan's parts against the dependences: reads ``coarse_part_of`` (each
-    row's part) and ``coarse_level_of`` (each row's coarse level) as UFs and writes
-    ``coarse_bad`` (0-d, zeroed by the caller): the number of dependence instances that join
-    two parts of one coarse level or go to an earlier coarse level."""
-    _fresh_names(ir, analysis, (PART_OF, LEVEL_OF, BAD))
+    row's part), ``coarse_level_of`` (each row's coarse level) and ``coarse_pos_in_order``
+    (each row's position in the plan's order) as UFs and writes ``coarse_bad`` (0-d, zeroed
+    by the caller): the number of dependence instances that join two parts of one coarse
+    level, go to an earlier coarse level, or go back within one part (a part whose rows
+    increase never does: every edge goes to a later row; a part that interleaves a free
+    kernel's rows, :mod:`spf.runtime.interleave`, is checked by position)."""
+    _fresh_names(ir, analysis, (PART_OF, LEVEL_OF, POS_OF, BAD))
     check = build.computation(f"{ir.name}_coarse_check_{analysis.loop}")
     check = _copy_declarations(ir, check)
     n = analysis.nodes
-    for name in (PART_OF, LEVEL_OF):
+    for name in (PART_OF, LEVEL_OF, POS_OF):
         check = build.declare_uf(
             check,
             name,
@@ -529,7 +533,9 @@ def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     for k, e in enumerate(_edges(analysis)):
         body = (
             f"${BAD}$ += ({PART_OF}({e.src}) != {PART_OF}({e.snk})) * "
-            f"({LEVEL_OF}({e.src}) >= {LEVEL_OF}({e.snk}));"
+            f"({LEVEL_OF}({e.src}) >= {LEVEL_OF}({e.snk})) + "
+            f"({PART_OF}({e.src}) == {PART_OF}({e.snk})) * "
+            f"({POS_OF}({e.src}) >= {POS_OF}({e.snk}));"
         )
         stage = "0" if analysis.groups == 1 else f"0, {e.group}"
         check = build.add_stmt(check, body, e.text, f"{{{_schedule(e.its, e.var, stage, k)}]}}")

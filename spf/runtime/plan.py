@@ -85,6 +85,7 @@ from spf.analysis.coarse_inspector import (
     NCLEV_FIXED,
     NCLEV_WIDE,
     PART_OF,
+    POS_OF,
     SINK_KEY,
     SINK_POS,
     SORT_HI,
@@ -169,6 +170,9 @@ class Plan:
     copies: tuple[str, ...] = ()
     """The arrays whose rows the plan runs on part-ordered copies of
     (:mod:`spf.runtime.copies`; ``()``: it reads them where they lie)."""
+    interleaved: bool = False
+    """The parts run a free kernel's rows among the others' (:mod:`spf.runtime.interleave`),
+    so a part's rows need not increase: each runs after its sources in the part."""
 
     def __post_init__(self) -> None:
         """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
@@ -182,6 +186,8 @@ class Plan:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise ArgumentError(f"Plan: {name} must be an int, got {value!r}")
             object.__setattr__(self, name, int(value))
+        if not isinstance(self.interleaved, bool):
+            raise ArgumentError(f"Plan: interleaved must be a bool, got {self.interleaved!r}")
         if not isinstance(self.copies, tuple) or not all(isinstance(c, str) for c in self.copies):
             raise ArgumentError(f"Plan: copies must be a tuple of names, got {self.copies!r}")
         for name in (
@@ -348,7 +354,8 @@ def _check_plan_arrays(plan: Plan) -> None:
 
 def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
     """The coarse levels' arrays describe non-empty parts of a permutation, each part's rows
-    increasing (O(iterations)); the dependences are checked by the kernel's call."""
+    increasing unless the plan is ``interleaved`` (O(iterations)); the dependences are
+    checked by the kernel's call."""
     n, levels, order = len(plan.order), plan.coarse_levels, plan.coarse_order
     if len(order) != n:
         raise bad(f"coarse_order has {len(order)} entries, not {n}")
@@ -369,6 +376,8 @@ def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
     pptr = plan.part_ptr[: parts + 1]
     if parts and (pptr[0] != 0 or pptr[-1] != n or np.diff(pptr).min() < 1):
         raise bad(f"part_ptr[:parts + 1] must rise from 0 to {n}, each part non-empty")
+    if plan.interleaved:
+        return
     rising = np.ones(n, dtype=np.bool_)
     rising[1:] = order[1:] > order[:-1]
     rising[pptr[:-1]] = True  # a part may start anywhere
@@ -714,6 +723,7 @@ class WavefrontKernel(Kernel):
         parts: coarse.Parts | None = None,
         copies: tuple[str, ...] = (),
         one: coarse.Later | None = None,
+        interleaved: bool = False,
     ) -> Plan:
         """The :class:`Plan` of what the inspector stages computed (its arrays made
         read-only, not copied; the groups of the levels executor added). ``by_level``: the
@@ -734,6 +744,7 @@ class WavefrontKernel(Kernel):
             "strategy": strategy,
             "inspected": inspected,
             "copies": copies,
+            "interleaved": interleaved,
         }
         if parts is not None:
             _read_only(parts.ptr, parts.partptr, parts.order)
@@ -859,8 +870,10 @@ class WavefrontKernel(Kernel):
             found_gain = coarse.estimate(found, total, unit)
             if parts is None or found_gain > gain:
                 parts, gain, runs = found, found_gain, self._runs and k == 0
+        interleaved = False
         if runs and parts is not None and self._make_sinks is not None and team > 1:
-            parts, gain = self._interleaved(given, parts, gain, work, total, unit, team)
+            found, gain = self._interleaved(given, parts, gain, work, total, unit, team)
+            parts, interleaved = found, found is not parts
         one = None  # the order one thread runs a fused loop in, when large enough to pay
         if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
@@ -876,7 +889,7 @@ class WavefrontKernel(Kernel):
             names = self._copied(strategy, copies, given, parts.order, total, lengths)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins)
-            return self._plan(given, level, nlev, strategy, None, parts, names, one)
+            return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -1186,14 +1199,16 @@ class WavefrontKernel(Kernel):
             np.zeros(0, dtype=np.int64),
         )
         part_of, level_of = coarse.row_parts(parts)
+        pos_of = np.empty(len(plan.coarse_order), dtype=np.int64)
+        pos_of[plan.coarse_order] = np.arange(len(plan.coarse_order), dtype=np.int64)
         bad = np.zeros((), dtype=np.int64)
-        given: dict[str, Any] = {PART_OF: part_of, LEVEL_OF: level_of, BAD: bad}
+        given: dict[str, Any] = {PART_OF: part_of, LEVEL_OF: level_of, POS_OF: pos_of, BAD: bad}
         check_k(**given, **_pick(check_k, args))
         if int(bad):
             raise ArgumentError(
                 f"{self.name}: plan= runs {int(bad)} dependence(s) of loop {plan.loop!r} in two "
-                "parts of one coarse level or against the coarse-level order (a race); build "
-                "plans with kernel.inspect(...)"
+                "parts of one coarse level or against the coarse-level order (a race), or "
+                "before its source within a part; build plans with kernel.inspect(...)"
             )
         _CHECKED[plan] = self._made_by
 
