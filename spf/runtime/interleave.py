@@ -85,10 +85,14 @@ def interleave(
     part = np.searchsorted(partptr, lp, side="right") - 1  # sorted keys: fast
     level = np.searchsorted(levelpos, lp, side="right") - 1
     first = level * (n + 1) - last[1][cand]  # the first position of a source at that level
-    # every source at that level in one run of consecutive rows (a block, never cut) of
-    # its part, the node itself at a later level
-    span = parts.order[lp].astype(np.int64) - parts.order[np.maximum(first, 0)]
-    ok = (first >= partptr[part]) & (span == lp - first) & (pos_of[cand] >= levelpos[level + 1])
+    # every source at that level in one run of consecutive rows of a kernel that is not
+    # free (a block, never cut) of its part, the node itself at a later level
+    low = parts.order[np.maximum(first, 0)].astype(np.int64)
+    high = parts.order[lp].astype(np.int64)
+    frees = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(free, out=frees[1:])
+    ok = (first >= partptr[part]) & (high - low == lp - first) & (frees[high + 1] == frees[low])
+    ok &= pos_of[cand] >= levelpos[level + 1]
     moved, lp, first = cand[ok], lp[ok], first[ok]
     if len(moved) == 0:
         return Interleaved(parts, none)
@@ -104,19 +108,18 @@ def interleave(
     tie = np.concatenate([[False], lp[1:] == lp[:-1]])
     at = start[lp] + stays[lp] + index - np.maximum.accumulate(np.where(tie, 0, index))
     order[at] = moved
-    weights = work.astype(np.float64)
-    weights[moved] *= INTERLEAVED_WEIGHT
+    weights = work[order].astype(np.float64)
+    weights[at] *= INTERLEAVED_WEIGHT
     wsum = np.zeros(n + 1, dtype=np.float64)
-    np.cumsum(weights[order], out=wsum[1:])
-    # a cut before position c may not fall inside (a moved node's first source at its
-    # level, the node] (that source's slot: it stays, or it moved earlier still), nor
-    # between two consecutive rows of a kernel that is not free
+    np.cumsum(weights, out=wsum[1:])
+    # a cut may fall before a node of a kernel that is not free unless it continues the
+    # run of consecutive rows of the one before it (a block), and before a free node that
+    # stayed; never before a moved node (its sources at its level lie in the run of its
+    # last source, right before it)
+    open_ = np.ones(n + 1, dtype=bool)
+    open_[at] = False
     chain = np.flatnonzero(~free[order])
-    joined = order[chain[1:]] == order[chain[:-1]] + 1
-    opened = np.concatenate([start[first], chain[:-1][joined]])
-    closed = np.concatenate([at, chain[1:][joined]])
-    held = np.bincount(opened + 1, minlength=n + 2) - np.bincount(closed + 1, minlength=n + 2)
-    open_ = np.cumsum(held[: n + 1]) == 0  # per cut position 0..n
+    open_[chain[1:][order[chain[1:]] == order[chain[:-1]] + 1]] = False
     cut = _cut(order, start[levelpos], open_, wsum, threads)
     return Interleaved(replace(cut, stretches=parts.stretches), moved)
 

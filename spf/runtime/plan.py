@@ -842,7 +842,7 @@ class WavefrontKernel(Kernel):
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         parts: coarse.Parts | None = None
-        runs = False  # the parts are of run blocks (what interleaving needs)
+        interleaved = False
         levelptr: np.ndarray | None = None
         gain = 0.0
         if strategy in ("auto", "wavefront") and len(candidates) == 1 and candidates[0][1] == nlev:
@@ -868,12 +868,14 @@ class WavefrontKernel(Kernel):
             )
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
             found_gain = coarse.estimate(found, total, unit)
+            mixed = False  # the run blocks' parts, a free kernel's rows interleaved
+            if k == 0 and self._runs and self._make_sinks is not None and team > 1:
+                plain = found
+                found, found_gain = self._interleaved(given, found, found_gain, work, total,
+                                                      unit, team)  # fmt: skip
+                mixed = found is not plain
             if parts is None or found_gain > gain:
-                parts, gain, runs = found, found_gain, self._runs and k == 0
-        interleaved = False
-        if runs and parts is not None and self._make_sinks is not None and team > 1:
-            found, gain = self._interleaved(given, parts, gain, work, total, unit, team)
-            parts, interleaved = found, found is not parts
+                parts, gain, interleaved = found, found_gain, mixed
         one = None  # the order one thread runs a fused loop in, when large enough to pay
         if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
