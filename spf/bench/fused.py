@@ -150,8 +150,7 @@ def run(ctx: Context) -> Section:
         teams.note(c, t2) for c in ("separate wavefront + parallel SpMV", "fused wavefront auto")
     )
     sec.target(
-        f"fused wavefront (default plan) >= 1.3x separate wavefront + parallel SpMV "
-        f"({t2} threads)",
+        f"fused wavefront (default plan) >= 1.3x separate wavefront + parallel SpMV ({t2} threads)",
         f"{r:.2f}x",
         r >= 1.3,
         "; ".join(x for x in notes if x),

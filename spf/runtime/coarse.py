@@ -468,4 +468,3 @@ def row_parts(parts: Parts) -> tuple[np.ndarray, np.ndarray]:
     part_of[parts.order] = np.repeat(np.arange(parts.parts, dtype=np.int64), sizes)
     level_of[parts.order] = np.repeat(part_level, sizes)
     return part_of, level_of
-

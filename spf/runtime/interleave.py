@@ -130,7 +130,7 @@ def _cut(
     """The levels ``bound`` (positions of ``order``, ``levels + 1``) cut into at most
     ``threads`` parts each, each cut at the position allowed by ``open_`` (per cut
     position) whose work below (``wsum``) is nearest ``k / threads`` of its level's."""
-    n, levels = len(order), len(bound) - 1
+    n = len(order)
     s, e = bound[:-1, None], bound[1:, None]
     share = np.arange(1, threads, dtype=np.float64)[None, :] / threads
     target = wsum[s] + (wsum[e] - wsum[s]) * share

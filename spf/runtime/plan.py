@@ -29,11 +29,13 @@ consecutive narrower levels is one group that one thread runs in level order
 A kernel of ``method="coarse"`` or ``"auto"`` (:mod:`spf.runtime.coarse`) plans *coarse
 levels*: ``plan.coarse_levels`` of them, coarse level ``c`` running the parts
 ``coarse_ptr[c]:coarse_ptr[c+1]`` in parallel (one per thread), part ``p`` the rows
-``coarse_order[part_ptr[p]:part_ptr[p+1]]`` in increasing order on one thread. Its
-``strategy`` is ``"coarse"``, ``"levels"`` (the same executor on each level split into
-contiguous chunks) or ``"serial"``; ``inspect(strategy="auto")`` (the default of an ``auto``
-kernel; a ``coarse`` kernel plans ``"coarse"``) takes the one whose estimated time
-(:func:`spf.runtime.coarse.estimate`) is least. A coarse plan that its kernel's inspector did
+``coarse_order[part_ptr[p]:part_ptr[p+1]]`` in increasing order on one thread (in the
+order listed, each row after its sources, when ``plan.interleaved``:
+:mod:`spf.runtime.interleave`). Its ``strategy`` is ``"coarse"``, ``"levels"`` (the same
+executor on each level split into contiguous chunks) or ``"serial"``;
+``inspect(strategy="auto")`` (the default of an ``auto`` kernel; a ``coarse`` kernel plans
+``"coarse"``) takes the one whose estimated time (:func:`spf.runtime.coarse.estimate`) is
+least. A coarse plan that its kernel's inspector did
 not build is checked against the dependences once, on its first call (a generated pass over
 them, O(iterations + dependences)): every dependence must lie inside one part or go to a
 later coarse level, otherwise ``ArgumentError``.

@@ -49,7 +49,10 @@ def solve_mv(dtype: str) -> WavefrontKernel:
         comp.add_data_space(name, "double", shape=("N",))
     comp.add_data_space("A", "double", shape=("NNZ",))
     comp.append_computation(
-        kernels.trsv_diag_csr(index_dtype=dtype), "{[]}", "{[] -> [0]}", {"x": "x", "A": "A", "b": "b"}
+        kernels.trsv_diag_csr(index_dtype=dtype),
+        "{[]}",
+        "{[] -> [0]}",
+        {"x": "x", "A": "A", "b": "b"},
     )
     comp.append_computation(
         kernels.spmv_csr(index_dtype=dtype), "{[]}", "{[] -> [1]}", {"y": "y", "A": "A", "x": "x"}
