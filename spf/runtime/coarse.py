@@ -222,19 +222,29 @@ def split(
     cut = np.minimum(np.maximum(cut, start[:, None]), end[:, None])
     if blocks is not None and blocks.shift > 0 and not all(blocks.free):
         cut = _nearest_boundary(order, wsum, cut, start[:, None], end[:, None], blocks)
-    edges = np.maximum.accumulate(np.concatenate([start[:, None], cut, end[:, None]], axis=1), 1)
+    return cut_parts(order, start[:, None], cut, end[:, None], wsum)
+
+
+def cut_parts(
+    order: np.ndarray, start: np.ndarray, cut: np.ndarray, end: np.ndarray, wsum: np.ndarray
+) -> Parts:
+    """The parts of ``order`` whose levels ``[start, end)`` (one row each) are cut at the
+    positions ``cut`` (a row of at most ``threads - 1`` per level, nondecreasing), the
+    empty parts dropped and the levels left without a part; ``wsum``: the prefix sums of the
+    work in ``order`` (the largest part's work of each level, rounded up)."""
+    edges = np.maximum.accumulate(np.concatenate([start, cut, end], axis=1), axis=1)
     lo, hi = edges[:, :-1], edges[:, 1:]
     keep = hi > lo
     counts = keep.sum(axis=1)
     parts = int(counts.sum())
     partptr = np.empty(parts + 1, dtype=np.int64)
     partptr[:parts] = lo[keep]
-    partptr[parts] = n
+    partptr[parts] = len(order)
     largest = np.where(keep, wsum[hi] - wsum[lo], 0).max(axis=1)
-    ptr = np.empty(levels + 1, dtype=np.int64)
-    ptr[0] = 0
-    np.cumsum(counts, out=ptr[1:])
-    return Parts(levels, ptr, partptr, order, parts, largest)
+    live = counts > 0
+    ptr = np.zeros(int(live.sum()) + 1, dtype=np.int64)
+    np.cumsum(counts[live], out=ptr[1:])
+    return Parts(len(ptr) - 1, ptr, partptr, order, parts, np.ceil(largest[live]).astype(np.int64))
 
 
 def _split_by_rows(

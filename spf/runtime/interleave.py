@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from spf.runtime.coarse import Parts, row_parts
+from spf.runtime.coarse import Parts, cut_parts, row_parts
 
 INTERLEAVED_WEIGHT = 0.5
 """What a unit of work of a free kernel's node weighs once :func:`interleave` runs it right
@@ -130,7 +130,6 @@ def _cut(
     """The levels ``bound`` (positions of ``order``, ``levels + 1``) cut into at most
     ``threads`` parts each, each cut at the position allowed by ``open_`` (per cut
     position) whose work below (``wsum``) is nearest ``k / threads`` of its level's."""
-    n = len(order)
     s, e = bound[:-1, None], bound[1:, None]
     share = np.arange(1, threads, dtype=np.float64)[None, :] / threads
     target = wsum[s] + (wsum[e] - wsum[s]) * share
@@ -138,17 +137,4 @@ def _cut(
     j = np.clip(np.searchsorted(wsum[allowed], target), 1, len(allowed) - 1)
     below, above = allowed[j - 1], allowed[j]
     cut = np.where(target - wsum[below] <= wsum[above] - target, below, above)
-    cut = np.minimum(np.maximum(cut, s), e)
-    edges = np.maximum.accumulate(np.concatenate([s, cut, e], axis=1), axis=1)
-    lo, hi = edges[:, :-1], edges[:, 1:]
-    keep = hi > lo
-    counts = keep.sum(axis=1)
-    nparts = int(counts.sum())
-    partptr = np.empty(nparts + 1, dtype=np.int64)
-    partptr[:nparts] = lo[keep]
-    partptr[nparts] = n
-    largest = np.ceil(np.where(keep, wsum[hi] - wsum[lo], 0.0).max(axis=1)).astype(np.int64)
-    live = counts > 0
-    ptr = np.zeros(int(live.sum()) + 1, dtype=np.int64)
-    np.cumsum(counts[live], out=ptr[1:])
-    return Parts(int(live.sum()), ptr, partptr, order, nparts, largest[live])
+    return cut_parts(order, s, np.minimum(np.maximum(cut, s), e), e, wsum)

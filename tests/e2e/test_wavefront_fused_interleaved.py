@@ -10,7 +10,6 @@ dependences."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +18,7 @@ import scipy.sparse as sps
 
 import spf
 from spf import kernels
-from spf.runtime import coarse, threads
+from spf.runtime import coarse
 from spf.runtime import plan as plan_module
 from spf.runtime.plan import WavefrontKernel
 from spf.sparse import gauss_seidel_args, read_matrix_market
@@ -30,17 +29,12 @@ if TYPE_CHECKING:
 MATRICES = ["poisson", "random", "cryg2500.mtx", "bcsstk13.mtx", "olm1000.mtx"]
 
 
-@pytest.fixture(params=[1, 2])
-def team(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
-    """The parts run on exactly ``n`` OpenMP threads: the busy-machine cap off, and a team
-    of one runs the parts too (not the loop in order, which a team of one takes)."""
+@pytest.fixture
+def team(omp_threads: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The parts run on exactly ``omp_threads`` OpenMP threads: a team of one runs the parts
+    too (not the loop in order, which a team of one takes)."""
     monkeypatch.setattr(plan_module.GOVERNOR, "team", lambda: 2)
-    adaptive = threads.set_adaptive(False)
-    try:
-        with threads.openmp_threads(int(request.param)):
-            yield int(request.param)
-    finally:
-        threads.set_adaptive(adaptive)
+    return omp_threads
 
 
 def solve_mv(dtype: str) -> WavefrontKernel:
