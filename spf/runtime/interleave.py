@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from spf.runtime.coarse import Parts, cut_parts, row_parts
+from spf.runtime.coarse import Parts, cut_parts
 
 INTERLEAVED_WEIGHT = 0.5
 """What a unit of work of a free kernel's node weighs once :func:`interleave` runs it right
@@ -45,10 +45,14 @@ def sink_inputs(parts: Parts) -> tuple[np.ndarray, np.ndarray]:
     """Per node, its position in ``parts.order`` and its key for the sink pass: coarse
     level times ``nodes + 1`` less the position (O(nodes))."""
     n = len(parts.order)
-    _, level_of = row_parts(parts)
+    positions = np.arange(n, dtype=np.int64)
+    levelpos = parts.partptr[parts.ptr[: parts.levels + 1]]
+    key = np.repeat(np.arange(parts.levels, dtype=np.int64) * (n + 1), np.diff(levelpos))
+    key -= positions
     pos_of = np.empty(n, dtype=np.int64)
-    pos_of[parts.order] = np.arange(n, dtype=np.int64)
-    key_of: np.ndarray = level_of * (n + 1) - pos_of
+    pos_of[parts.order] = positions
+    key_of = np.empty(n, dtype=np.int64)
+    key_of[parts.order] = key
     return pos_of, key_of
 
 
