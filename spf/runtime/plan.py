@@ -845,6 +845,7 @@ class WavefrontKernel(Kernel):
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         parts: coarse.Parts | None = None
         interleaved = False
+        mixed: Future[tuple[coarse.Parts, float]] | None = None
         levelptr: np.ndarray | None = None
         gain = 0.0
         if strategy in ("auto", "wavefront") and len(candidates) == 1 and candidates[0][1] == nlev:
@@ -870,14 +871,18 @@ class WavefrontKernel(Kernel):
             )
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
             found_gain = coarse.estimate(found, total, unit)
-            mixed = False  # the run blocks' parts, a free kernel's rows interleaved
             if k == 0 and self._runs and self._make_sinks is not None and team > 1:
-                plain = found
-                found, found_gain = self._interleaved(given, found, found_gain, work, total,
-                                                      unit, team)  # fmt: skip
-                mixed = found is not plain
+                # the run blocks' parts, a free kernel's rows interleaved: on a worker
+                # thread, beside the other candidates' sorts (generated C, GIL released)
+                mixed = submit(
+                    functools.partial(
+                        self._interleaved, given, found, found_gain, work, total, unit, team
+                    )
+                )
             if parts is None or found_gain > gain:
-                parts, gain, interleaved = found, found_gain, mixed
+                parts, gain = found, found_gain
+        if mixed is not None and (got := mixed.result())[1] > gain:
+            parts, gain, interleaved = got[0], got[1], True
         one = None  # the order one thread runs a fused loop in, when large enough to pay
         if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
@@ -917,8 +922,8 @@ class WavefrontKernel(Kernel):
     ) -> tuple[coarse.Parts, float]:
         """``parts`` of kernels fused into one loop with each free kernel's node run right
         after the source that completes its inputs (:func:`spf.runtime.interleave.interleave`),
-        and its estimate, when estimated at least as fast as ``parts`` (``gain``); else
-        ``parts`` and ``gain``. One generated pass over the edges into the free nodes."""
+        and its estimate, when estimated faster than ``parts`` (``gain``); else ``parts``
+        and ``gain``. One generated pass over the edges into the free nodes."""
         sinks = self._once("_sink_kernel", self._make_sinks or _no_sinks)
         pos_of, key_of = sink_inputs(parts)
         n = len(pos_of)
@@ -931,7 +936,7 @@ class WavefrontKernel(Kernel):
         if len(got.moved) == 0:
             return parts, gain
         found = coarse.estimate(got.parts, total, unit)
-        return (got.parts, found) if found >= gain else (parts, gain)
+        return (got.parts, found) if found > gain else (parts, gain)
 
     def _in_order(
         self, params: Mapping[str, object], level: np.ndarray, levels: int, after: np.ndarray
