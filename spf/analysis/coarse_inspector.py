@@ -641,13 +641,17 @@ def build_pair_sort(
     without that order, and :meth:`spf.runtime.plan.Plan.order` sorts them when it is first
     read.
 
-    The count loops take two nodes an iteration (``2v`` and ``2v + 1``), so that a run of
-    nodes with one coarse level (a block of consecutive rows, 128 of them on 2-D Poisson)
-    waits on one store to that level's counter per two nodes, not per node: the sizes are
-    counted in two copies (``levelptr`` and ``clevptr`` hold ``2 * (levels + 1)`` entries,
-    the odd nodes' counts in the second half, summed by the prefix loops; the caller reads
-    the first ``levels + 1``), and both nodes' slots are read before either advances its
-    level's start (the odd node's one further when both lie in one coarse level)."""
+    The count loops take :data:`COUNT_WAYS` (4) nodes an iteration (``4v`` to ``4v + 3``),
+    so that a run of nodes with one coarse level (a block of consecutive rows, 128 of them
+    on 2-D Poisson) waits on one store to that level's counter per four nodes, not per
+    node: the sizes are counted in four copies (``levelptr`` and ``clevptr`` hold
+    ``4 * (levels + 1)`` entries, :func:`count_entries`; node ``4v + j``'s counts in copy
+    ``j``, summed by the prefix loops; the caller reads the first ``levels + 1``), and all
+    four nodes' slots are read before any advances its level's start (node ``j``'s slot one
+    further for each earlier node of the four in its coarse level). On the 1M-row Poisson
+    triangle (one thread, CPU time, loaded machine) the stage took 0.36-0.39 serial solves
+    against 0.45-0.47 with two nodes an iteration; on the 12-level triangle, whose keys
+    seldom repeat from node to node, hand-written C of both ran the same."""
     v, n = analysis.var, analysis.nodes
     ranged, small = _node_ufs(analysis)
     dom = f"{{[{v}]: 0 <= {v} < {n}}}"
@@ -673,57 +677,90 @@ def build_pair_sort(
 def build_key_count(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     """The count stage of :func:`build_pair_sort` for one key: reads ``clev`` (32-bit) as a
     UF and the parameter ``coarse_nclev`` (its count of values), writes ``clevptr`` (zeroed
-    by the caller, ``2 * (coarse_nclev + 1)`` entries, the starts advanced as there) and
+    by the caller, :func:`count_entries` of ``coarse_nclev``, the starts advanced as there) and
     ``cslot``. The two passes of :func:`build_split_passes` run it once each: the worker
     thread on the levels (a levels plan's sort, the level sizes of every plan), the caller
     on the coarse levels."""
     return _count_stage(analysis, name, ((CLEV, CLEVPTR, CLEVELS_N),))
 
 
+COUNT_WAYS = 4
+"""The nodes one iteration of a count stage takes (:func:`_count_stage`): each histogram is
+kept in this many copies and each coarse level's running start is read and stored once per
+this many nodes."""
+
+
+def count_entries(keys: int) -> int:
+    """The entries of a count stage's pointer array for ``keys`` values (its
+    :data:`COUNT_WAYS` copies of ``keys + 1``), zeroed by the caller."""
+    return COUNT_WAYS * (keys + 1)
+
+
 def _count_stage(
     analysis: WavefrontAnalysis, name: str, keyed: tuple[tuple[str, str, str], ...]
 ) -> ComputationIR:
     """A count stage: per (key, pointer, count) of ``keyed`` the histogram of the key (in
-    two copies, as :func:`build_pair_sort` says) and its prefix sums, then each node's slot
-    by the last key (``clev``, ``clevptr``)."""
+    :data:`COUNT_WAYS` copies, as :func:`build_pair_sort` says) and its prefix sums, then
+    each node's slot by the last key (``clev``, ``clevptr``)."""
     v, n = analysis.var, analysis.nodes
+    ways = COUNT_WAYS
     small = _node_ufs(analysis)[1]
     count = build.computation(name)
     for key, _, _ in keyed:
         count = build.declare_uf(count, key, **small)
     for _, ptr, bound in keyed:
-        count = build.add_data_space(count, ptr, "int64_t", (f"2 * {bound} + 2",))
+        count = build.add_data_space(count, ptr, "int64_t", (f"{ways} * {bound} + {ways}",))
     count = build.add_data_space(count, CSLOT, LEVEL_TYPE, (n,))
-    # each histogram in two copies, the even nodes counted in the first, the odd ones in
-    # the second: a run of nodes with one key (a coarse level's block) adds to each copy
-    # every other node, so an add no longer waits on the one just before
-    pairs = (f"{{[{v}]: 0 <= {v} && 2{v} < {n}}}", f"{{[{v}]: 0 <= {v} && 2{v} + 1 < {n}}}")
-    for j, (key, ptr, bound) in enumerate(keyed):
-        targets = (f"{key}(2 * {v}) + 1", f"{bound} + 2 + {key}(2 * {v} + 1)")
-        for odd, (target, domain) in enumerate(zip(targets, pairs, strict=True)):
-            count = build.add_stmt(
-                count, f"${ptr}$({target}) += 1;", domain, f"{{[{v}] -> [0, {v}, {2 * j + odd}]}}"
+    node = _way_nodes(v)
+    # node j of an iteration (``ways * v + j``) exists when it is below n
+    domain = [f"{{[{v}]: 0 <= {v} && {node[j]} < {n}}}" for j in range(ways)]
+    # each histogram in copies, node j of an iteration counted in copy j: a run of nodes
+    # with one key (a coarse level's block) adds to each copy every ways-th node, so an add
+    # no longer waits on the one just before
+    for k, (key, ptr, bound) in enumerate(keyed):
+        for j in range(ways):
+            at = (
+                f"{key}({node[j]}) + 1" if j == 0 else f"{j} * {bound} + {j + 1} + {key}({node[j]})"
             )
+            count = build.add_stmt(
+                count, f"${ptr}$({at}) += 1;", domain[j], f"{{[{v}] -> [0, {v}, {ways * k + j}]}}"
+            )
+        copies = " + ".join(
+            [f"${ptr}$({v})"] + [f"${ptr}$({j} * {bound} + {j + 1} + {v})" for j in range(1, ways)]
+        )
         count = build.add_stmt(
             count,
-            f"${ptr}$({v} + 1) += ${ptr}$({v}) + ${ptr}$({bound} + 2 + {v});",
+            f"${ptr}$({v} + 1) += {copies};",
             f"{{[{v}]: 0 <= {v} < {n} && {v} < {bound}}}",
-            f"{{[{v}] -> [{1 + j}, {v}, 0]}}",
+            f"{{[{v}] -> [{1 + k}, {v}, 0]}}",
         )
-    # each node's slot taken from its coarse level's running start, which it advances:
-    # clevptr(c) ends at the start of c + 1 (the caller shifts it back, O(levels)); two
-    # nodes an iteration, both starts read before either advances (the odd node one
-    # further when both share a coarse level), so a coarse level's run of nodes waits on
-    # one store per two nodes
-    at_even, at_odd = f"{CLEV}(2 * {v})", f"{CLEV}(2 * {v} + 1)"
-    slots = (
-        (f"${CSLOT}$(2 * {v}) = ${CLEVPTR}$({at_even});", 0),
-        (f"${CSLOT}$(2 * {v} + 1) = ${CLEVPTR}$({at_odd}) + ({at_even} == {at_odd});", 1),
-        (f"${CLEVPTR}$({at_even}) += 1;", 0),
-        (f"${CLEVPTR}$({at_odd}) = ${CSLOT}$(2 * {v} + 1) + 1;", 1),
-    )
-    for j, (body, which) in enumerate(slots):
-        count = build.add_stmt(count, body, pairs[which], f"{{[{v}] -> [3, {v}, {j}]}}")
+    return _add_slots(count, v, CLEVPTR, domain, 1 + len(keyed))
+
+
+def _way_nodes(v: str) -> list[str]:
+    """The nodes of iteration ``v`` of a count stage (:data:`COUNT_WAYS` of them)."""
+    return [f"{COUNT_WAYS} * {v}" + (f" + {j}" if j else "") for j in range(COUNT_WAYS)]
+
+
+def _add_slots(
+    count: ComputationIR, v: str, starts: str, domain: list[str], stage: int
+) -> ComputationIR:
+    """``count`` with the slot (``cslot``) of each node of iteration ``v`` taken from its
+    coarse level's running start in ``starts``, which it advances: ``starts(c)`` ends at
+    the start of ``c + 1``. All the iteration's starts are read before any is stored: node
+    ``j``'s slot is its level's start plus the earlier nodes of the iteration at that
+    level, and the stores, in node order, leave each level at its last node's slot + 1. A
+    coarse level's run of nodes then waits on one store per :data:`COUNT_WAYS` nodes.
+    ``domain``: where each node exists."""
+    node = _way_nodes(v)
+    at = [f"{CLEV}({x})" for x in node]
+    slots = []
+    for j, x in enumerate(node):
+        same = "".join(f" + ({at[i]} == {at[j]})" for i in range(j))
+        slots.append((f"${CSLOT}$({x}) = ${starts}$({at[j]}){same};", j))
+    slots += [(f"${starts}$({at[j]}) = ${CSLOT}$({x}) + 1;", j) for j, x in enumerate(node)]
+    for k, (body, j) in enumerate(slots):
+        count = build.add_stmt(count, body, domain[j], f"{{[{v}] -> [{stage}, {v}, {k}]}}")
     return count
 
 
@@ -774,24 +811,31 @@ def build_ranged_count(
 ) -> tuple[ComputationIR, ComputationIR]:
     """The stable counting sort's count by ``clev`` over the positions ``sort_lo <= v <
     sort_hi`` alone, so that two threads count one half each: ``<name>_hist`` adds each
-    node's key to ``khist`` (``coarse_nclev`` entries, zeroed by the caller, one array per
-    range), ``<name>_slots`` gives each node the running start of its key in ``kstart``
-    (the range's starts, which the caller takes from the halves' histograms: a key's
-    start plus the first half's count of it for the second half) and advances it. The
-    slots are those of :func:`build_pair_sort`'s count: the same stable order."""
+    node's key to ``khist`` (zeroed by the caller, one array per range), ``<name>_slots``
+    gives each node the running start of its key in ``kstart`` (the range's starts, which
+    the caller takes from the halves' histograms: a key's start plus the first half's count
+    of it for the second half) and advances it. The slots are those of
+    :func:`build_pair_sort`'s count: the same stable order. Both take :data:`COUNT_WAYS`
+    nodes an iteration as the count stage does (``khist`` holds that many copies of
+    ``coarse_nclev`` entries, node ``4v + j``'s counts in copy ``j``, which the caller
+    adds), so ``sort_lo`` must be a multiple of :data:`COUNT_WAYS` (an iteration's
+    nodes then lie in one range)."""
     v, n = analysis.var, analysis.nodes
     small = _node_ufs(analysis)[1]
-    span = f"{{[{v}]: 0 <= {SORT_LO} <= {v} < {SORT_HI} <= {n}}}"
-    at = f"{CLEV}({v})"
+    node = _way_nodes(v)
+    # from sort_lo on, a multiple of COUNT_WAYS: the loop's bound, one guard a node
+    domain = [f"{{[{v}]: 0 <= {SORT_LO} <= {node[0]} && {x} < {SORT_HI} <= {n}}}" for x in node]
     hist = build.declare_uf(build.computation(f"{name}_hist"), CLEV, **small)
-    hist = build.add_data_space(hist, KHIST, "int64_t", (CLEVELS_N,))
-    hist = build.add_stmt(hist, f"${KHIST}$({at}) += 1;", span, f"{{[{v}] -> [0, {v}, 0]}}")
+    hist = build.add_data_space(hist, KHIST, "int64_t", (f"{COUNT_WAYS} * {CLEVELS_N}",))
+    for j, x in enumerate(node):
+        at = f"{j} * {CLEVELS_N} + {CLEV}({x})" if j else f"{CLEV}({x})"
+        hist = build.add_stmt(
+            hist, f"${KHIST}$({at}) += 1;", domain[j], f"{{[{v}] -> [0, {v}, {j}]}}"
+        )
     slots = build.declare_uf(build.computation(f"{name}_slots"), CLEV, **small)
     slots = build.add_data_space(slots, KSTART, "int64_t", (CLEVELS_N,))
     slots = build.add_data_space(slots, CSLOT, LEVEL_TYPE, (n,))
-    for j, body in enumerate((f"${CSLOT}$({v}) = ${KSTART}$({at});", f"${KSTART}$({at}) += 1;")):
-        slots = build.add_stmt(slots, body, span, f"{{[{v}] -> [0, {v}, {j}]}}")
-    return hist, slots
+    return hist, _add_slots(slots, v, KSTART, domain, 0)
 
 
 CLEV_FIXED = "clev_fixed"

@@ -27,12 +27,13 @@ between levels.
 
 ``method="coarse"`` and ``"auto"``: three loops, ``i_lev`` over the coarse levels (sequential,
 one barrier each), ``i_part`` over the parts of one coarse level
-(``levelptr_i(i_lev) <= i_part < levelptr_i(i_lev + 1)``, ``#pragma omp for``: one part per
-thread) and ``i_pos`` over the rows of one part, in order, on that thread
-(``partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)``), with ``i = order_i(i_pos)``. A
-plan of the levels strategy runs on it too (each level a coarse level, its parts contiguous
-chunks of the level; a run of narrow levels one part). :mod:`spf.runtime.coarse` builds the
-parts.
+(``levelptr_i(i_lev) <= i_part < levelptr_i(i_lev + 1)``, ``#pragma omp for schedule(static,
+1)``: part ``r`` of a level on thread ``r % team``) and ``i_pos`` over the rows of one part,
+in order, on that thread (``partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)``), with
+``i = order_i(i_pos)``. A coarse plan has one part per thread; a plan of the levels strategy
+runs on it too (each level a coarse level, its parts contiguous chunks of the level: several
+per thread of a large level, dealt round robin, :mod:`spf.runtime.level_parts`; a run of
+narrow levels one part). :mod:`spf.runtime.coarse` builds the parts.
 
 The executor is built from the computation's IR (:mod:`spf.ir.build`), so it keeps every
 declaration, layout and assumption; statements outside the wavefront are copied unchanged.

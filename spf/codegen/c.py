@@ -757,7 +757,10 @@ class CPrinter:
                     self.out.omp("#pragma omp for schedule(static)", parallel=False)
                     self.loop_only(n, simd)
                 return
-            self.out.omp("#pragma omp for schedule(static)", parallel=False)
+            # a coarse level's parts, dealt round robin: part r to thread r % team (one part
+            # per thread as schedule(static) gives it; a "levels" plan cuts a large level
+            # into several parts per thread: spf.runtime.level_parts)
+            self.out.omp("#pragma omp for schedule(static, 1)", parallel=False)
         elif "wavefront_p2p" in n.tags:  # in level order, each thread's chunks in increasing
             self.out.omp("#pragma omp parallel for schedule(static, 64)", parallel=True)
         elif "parallel" in n.tags:

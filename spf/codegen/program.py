@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import C_KEYWORDS
+from spf.codegen.apart import Pair, apart_pairs
 from spf.codegen.body import BodyBuilder
 from spf.codegen.c import eval_product, int_literal
 from spf.codegen.loop_ast import Alloc, Bind, Block, Call, For, If, Merge, Node, walk
@@ -64,6 +65,10 @@ class StmtMacro:
     """Every name ``body`` refers to: :attr:`calls`, the data spaces and UFs by their
     names, iterators, parameters and locals (what a printer needs to know which arrays a
     statement uses, without reading its text back)."""
+    apart: tuple[Pair, ...] = ()
+    """``(data space, index written, index read)`` of each write and read of one data space
+    in ``body`` that the computation's facts keep apart wherever the statement runs
+    (:mod:`spf.codegen.apart`): a row scalar stores nothing before such a read."""
 
 
 @dataclass(frozen=True)
@@ -510,16 +515,18 @@ def _stmt_macro(stmt: ParsedStmt, ir: ComputationIR) -> StmtMacro:
     spaces_ir = ir.data_space_table
     accumulates = tuple((ds, family, spaces_ir[ds].ctype) for ds, family in reduced.items())
     assigns = tuple(sorted({a.data_space for a in parsed.writes if a.data_space not in reduced}))
+    body = build.stmts(parsed.body)
     return StmtMacro(
         stmt.name,
         its,
-        build.stmts(parsed.body),
+        body,
         reduction,
         update=update,
         accumulates=accumulates,
         assigns=assigns,
         calls=calls,
         names=names,
+        apart=apart_pairs(stmt, ir, body),
     )
 
 

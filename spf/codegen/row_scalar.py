@@ -210,12 +210,13 @@ def call_lines(row: RowScalar, macro: StmtMacro, call: Call) -> list[str]:
     assignment that reads the data space elsewhere first stores the local where that read
     may land on the element."""
     out: list[str] = []
+    apart = _apart(row, macro, call)
     for s in expanded(macro, call):
         assert isinstance(s, cx.Assign)
         others: list[tuple[cx.Expr, ...]] = []
         value = _replace(s.value, row, others)
         target = _replace(s.target, row, others)
-        for index in dict.fromkeys(others):
+        for index in dict.fromkeys(x for x in others if x not in apart):
             same = [cx.Binary("==", a, b) for a, b in zip(index, row.index, strict=True)]
             cond = same[0]
             for extra in same[1:]:
@@ -224,6 +225,23 @@ def call_lines(row: RowScalar, macro: StmtMacro, call: Call) -> list[str]:
                 f"if (__builtin_expect({cx.to_c(cond)}, 0)) {cx.to_c(row.element())} = {NAME};"
             )
         out += cx.stmt_lines((cx.Assign(target, s.op, value),))
+    return out
+
+
+def _apart(row: RowScalar, macro: StmtMacro, call: Call) -> set[tuple[cx.Expr, ...]]:
+    """The indices at which ``macro`` reads ``row``'s data space at ``call`` that its facts
+    keep away from ``row``'s element (:attr:`~spf.codegen.program.StmtMacro.apart`): no
+    store of the local before those reads."""
+    from spf.codegen.c import loop_tree
+
+    if not any(space == row.space for space, _, _ in macro.apart):
+        return set()
+    values = {p: loop_tree(a) for p, a in zip(macro.params, call.args, strict=True)}
+    out = set()
+    for space, written, read in macro.apart:
+        at = tuple(cx.substitute(e, values) for e in written)
+        if space == row.space and at == row.index:
+            out.add(tuple(cx.substitute(e, values) for e in read))
     return out
 
 

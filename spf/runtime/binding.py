@@ -771,16 +771,16 @@ class Slot:
     ``spf_bounds`` for the values (None: not settled); ``known``, the
     :class:`~spf.runtime.known.KnownContents` whose verified contents the call must hold
     for ``bounds`` (which then ask for the unchecked loops) to apply, or None; ``size``, the
-    bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by); ``hashers``,
-    the hash of each index array in a key of that class (:func:`spf.runtime.known.hasher`,
-    set by its first look-up), or None."""
+    bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by); ``key_of``,
+    the key of a call of that look (:func:`spf.runtime.known.key_function`, set by its first
+    look-up), or None."""
 
-    __slots__ = ("bounds", "hashers", "known", "size")
+    __slots__ = ("bounds", "key_of", "known", "size")
 
     def __init__(self, size: int) -> None:
         self.bounds: Any = None
         self.known: Any = None
-        self.hashers: Any = None
+        self.key_of: Any = None
         self.size = size
 
 

@@ -18,7 +18,8 @@ once they passed; a call that fails is not remembered.
 The rule, measured on the shared 2-core machine (CPU time, fastest and median of 25
 interleaved batches, checked/unchecked; docs/backends/c.md): XXH3 reads an index array at
 10-50 GB/s (it shares the caches with other processes), about 0.1-0.4 ns an entry, plus
-about 1 us of Python per call for the key; a fact tested inside a kernel's loop (sorted rows,
+about 1 us of Python per call for the key (0.15-0.2 us once a look's calls are settled:
+:func:`key_function`); a fact tested inside a kernel's loop (sorted rows,
 the diagonal's place, ``col(k) <= i``: a compare and a branch per entry that also keep the
 loop from being vectorized) or in a pass of its own costs 0.3-1.1x of the unchecked kernel
 (``spmv(CSR)``, ``sptrsv_csr``, ``gauss_seidel_csr``, ``ilu0_csr``: 1.3-2.1x checked calls on
@@ -88,7 +89,6 @@ counting them made trials keep checking where the hashed way was faster)."""
 
 Key = tuple[Any, ...]
 _NBYTES = operator.attrgetter("nbytes")
-_CALL = operator.call
 
 SMALL = 16384
 """Bytes below which an index array's hash in a key is XXH64 instead of XXH3
@@ -122,6 +122,31 @@ def _digest(a: Any) -> int:
 
 _DIGEST: Callable[[Any], int] = _digest
 """Each index array's hash in a key (:func:`hasher` of its bytes)."""
+
+KeyOf = Callable[[tuple[Any, ...], Sequence[Any]], Key]
+"""``(values, arrays) -> key`` of the calls of one look (:func:`key_function`)."""
+
+
+def key_function(
+    uf: tuple[int, ...], size_class: int, hashers: tuple[Callable[[Any], int], ...]
+) -> KeyOf:
+    """The :meth:`KnownContents.key` of a look's calls (index arrays at positions ``uf`` of
+    a binding's arrays, of ``size_class``, each hashed by its ``hashers`` entry), as one
+    function made for one, two or three index arrays: the look-up of every checked call on
+    known contents runs it (measured on the shared 2-core machine, CPU time of interleaved
+    loops: 0.58 us a look-up of two small arrays in the general form, of which 0.15 us
+    the hashes)."""
+    if len(uf) == 1:
+        ((u,), (h,)) = uf, hashers
+        return lambda values, a: (size_class, values, h(a[u]))
+    if len(uf) == 2:
+        ((u, v), (h, g)) = uf, hashers
+        return lambda values, a: (size_class, values, h(a[u]), g(a[v]))
+    if len(uf) == 3:
+        ((u, v, w), (h, g, f)) = uf, hashers
+        return lambda values, a: (size_class, values, h(a[u]), g(a[v]), f(a[w]))
+    pairs = tuple(zip(hashers, uf, strict=True))
+    return lambda values, a: (size_class, values, *[h(a[u]) for h, u in pairs])
 
 
 class KnownContents:
@@ -180,13 +205,11 @@ class KnownContents:
         """Whether a call of ``slot``'s look (its index arrays' bytes) passes contents
         verified before (:meth:`key` in one step, for a size class that :meth:`hashes`: no
         count of new contents to reset, :data:`MISSES` applies to undecided ones only)."""
-        picked = self._pick(arrays)
-        if len(self.uf) == 1:
-            picked = (picked,)
-        hashers = slot.hashers  # the look fixes each array's bytes, and so its hash
-        if hashers is None:
-            hashers = slot.hashers = tuple(hasher(a.nbytes) for a in picked)
-        return (slot.size.bit_length(), values, *map(_CALL, hashers, picked)) in self._seen
+        key_of = slot.key_of  # the look fixes each array's bytes, and so its hash
+        if key_of is None:
+            hashers = tuple(hasher(arrays[u].nbytes) for u in self.uf)
+            key_of = slot.key_of = key_function(self.uf, slot.size.bit_length(), hashers)
+        return key_of(values, arrays) in self._seen
 
     def hashes(self, size: int) -> bool:
         """Whether checked calls on contents of index arrays of ``size`` bytes verified

@@ -74,6 +74,7 @@ from spf.analysis.coarse_inspector import (
     CLEVELS_N,
     CLEVPTR,
     CORDER,
+    COUNT_WAYS,
     CSLOT,
     FIXED_NAMES,
     KHIST,
@@ -95,6 +96,7 @@ from spf.analysis.coarse_inspector import (
     WIDE_NAMES,
     WORK,
     WSUM,
+    count_entries,
 )
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
@@ -103,6 +105,7 @@ from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
+from spf.runtime.level_parts import level_parts
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
@@ -833,9 +836,13 @@ class WavefrontKernel(Kernel):
         auto = strategy == "auto"
         # the plan's checksums (index arrays, then the level seal) hashed beside the pass
         # and the sort, whose C releases the GIL; a checked stage hashes its arrays itself
+        # (the pass's choice of one thread or two made first: GOVERNOR.team() calls into
+        # libgomp, which lets go of the GIL, and the hashing thread would hold it to the
+        # end of an array's hash before the pass could start)
+        two = not check and n >= SPLIT_NODES and GOVERNOR.team() > 1
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins = [] if check else [prefetch(arrays)]
-        level, nlev, work, candidates, after, ahead = self._coarse_pass(given, n, check)
+        level, nlev, work, candidates, after, ahead = self._coarse_pass(given, n, check, two)
         joins += [] if check else [prefetch([level])]
         lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
         if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
@@ -904,7 +911,7 @@ class WavefrontKernel(Kernel):
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
-        parts = coarse.split(order, ptr, nlev, work, None, team, wsum)
+        parts = level_parts(order, ptr, nlev, work, team, wsum)  # chunks dealt round robin
         names = self._copied(strategy, copies, given, order, total, lengths)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
@@ -999,7 +1006,7 @@ class WavefrontKernel(Kernel):
         return spec.names if spec is not None and why is None else ()
 
     def _coarse_pass(
-        self, given: Mapping[str, object], n: int, check: bool
+        self, given: Mapping[str, object], n: int, check: bool, two: bool = False
     ) -> tuple[
         np.ndarray,
         int,
@@ -1012,7 +1019,8 @@ class WavefrontKernel(Kernel):
         block size its coarse levels, their count and the block shift, each node's
         :data:`~spf.analysis.coarse_inspector.AFTER` when the pass writes it, the count of
         the levels under way on a worker thread or None); the levels and coarse levels are
-        32-bit."""
+        32-bit. ``two``: an unchecked inspection of at least :data:`SPLIT_NODES` nodes on a
+        team of two or more, whose pass runs as two at once where the loop has them."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -1049,8 +1057,7 @@ class WavefrontKernel(Kernel):
             out[AFTER] = np.empty(n, dtype=np.int32)
         counted = [(LEVEL, NLEVELS, 0), *candidates]
         ahead: Future[Counted] | None = None
-        split = self._make_split is not None and not self._after and not check
-        if split and n >= SPLIT_NODES and GOVERNOR.team() > 1:
+        if two and self._make_split is not None and not self._after:
             out[NLEVELS], ahead = self._split_pass(out, given)
             counted = candidates
         else:
@@ -1123,8 +1130,8 @@ class WavefrontKernel(Kernel):
                 keyptr, cslot = self._key_count_halves(key, keys, given)
                 levelptr = ahead.result()[0]
             return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
-        levelptr = np.zeros(2 * levels + 2, dtype=np.int64)  # two copies: even, odd nodes
-        keyptr = np.zeros(2 * keys + 2, dtype=np.int64)
+        levelptr = np.zeros(count_entries(levels), dtype=np.int64)  # the histograms' copies
+        keyptr = np.zeros(count_entries(keys), dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)
         count_k(
             level=level,
@@ -1155,14 +1162,18 @@ class WavefrontKernel(Kernel):
 
     def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
         """:func:`_key_count` on two threads, each over one half of the nodes
-        (:func:`spf.analysis.coarse_inspector.build_ranged_count`): both halves' histograms,
-        the starts (the second half's a key's start plus the first half's count of it),
-        both halves' slots."""
+        (:func:`spf.analysis.coarse_inspector.build_ranged_count`, the halves split at a
+        multiple of its four nodes an iteration): both halves' histograms (each the sum of
+        its four copies), the starts (the second half's a key's start plus the first half's
+        count of it), both halves' slots."""
         hist_k, slots_k = self._split()[5:]
-        n, half = len(key), len(key) // 2
-        first, second = np.zeros(keys, dtype=np.int64), np.zeros(keys, dtype=np.int64)
-        args = {CLEV: key, **_pick(hist_k, given)}
-        _in_halves(hist_k, {**args, KHIST: first}, half, n, {KHIST: second})
+        n = len(key)
+        half = n // 2 // COUNT_WAYS * COUNT_WAYS  # a range's iterations take whole groups
+        copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
+        args = {CLEV: key, CLEVELS_N: keys, **_pick(hist_k, given)}
+        flat = copies.reshape(2, -1)
+        _in_halves(hist_k, {**args, KHIST: flat[0]}, half, n, {KHIST: flat[1]})
+        first, second = copies.sum(axis=1)
         ptr = np.empty(keys + 1, dtype=np.int64)
         ptr[0] = 0
         np.cumsum(first + second, out=ptr[1:])
@@ -1446,7 +1457,7 @@ def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, 
     """The count stage of one key (:func:`spf.analysis.coarse_inspector.build_key_count`) on
     ``key``'s ``keys`` values: (their prefix sums, each node's slot), unchecked (the
     inspection's split pass)."""
-    ptr = np.zeros(2 * keys + 2, dtype=np.int64)  # two copies: even, odd nodes
+    ptr = np.zeros(count_entries(keys), dtype=np.int64)  # the histogram's copies
     slot = np.empty(len(key), dtype=np.int32)
     count_k(
         clev=key, clevptr=ptr, cslot=slot, check=False, **{CLEVELS_N: keys}, **_pick(count_k, given)

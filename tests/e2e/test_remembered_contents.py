@@ -505,6 +505,37 @@ def test_small_and_large_arrays_are_keyed_by_their_contents(entries: int) -> Non
     assert not contents.seen(slot, (entries + 1,), [col, rowptr])  # other parameters
 
 
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
+def test_a_looks_key_function_gives_the_key_of_its_calls(count: int) -> None:
+    """``seen`` builds one key function per look (``known.key_function``, made for one, two
+    or three index arrays, general past them): it gives the same key as ``key`` for index
+    arrays among other arrays, and a changed index array changes it."""
+    from spf.runtime.binding import Slot
+
+    rng = np.random.default_rng(count)
+    arrays: list[Any] = [np.zeros(3)]  # a data array first: the index arrays sit at 1, 3, ...
+    uf = []
+    for n in range(count):
+        uf.append(len(arrays))
+        arrays += [rng.integers(0, 50, size=40 + 3000 * n).astype(np.int32), np.ones(2)]
+    contents = KnownContents(uf)
+    values = (7, count)
+    key = contents.key(values, arrays)
+    assert key is not None
+    slot = Slot(sum(arrays[u].nbytes for u in uf))
+    assert not contents.seen(slot, values, arrays)
+    assert slot.key_of is not None
+    assert slot.key_of(values, arrays) == key
+    contents.add(key)
+    assert contents.seen(slot, values, [a.copy() for a in arrays])
+    for u in uf:
+        changed = list(arrays)
+        changed[u] = arrays[u].copy()
+        changed[u][-1] += 1
+        assert slot.key_of(values, changed) != key
+        assert not contents.seen(slot, values, changed)
+
+
 def test_a_size_is_decided_once_its_trials_are_done(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(known, "TRIALS", 1)
     contents = KnownContents([0])

@@ -84,3 +84,45 @@ def test_a_parallel_loop_inside_the_body_keeps_it_as_written() -> None:
     )
     comp.stmts[1].parallelize("j", reduction="atomic")
     assert NAME not in comp.codegen()
+
+
+def test_reads_the_facts_keep_apart_store_nothing_before_them() -> None:
+    """``trsv_diag_csr``'s facts put every entry before ``diag(i)`` left of the diagonal
+    (``col(k) < i``): its read ``x(col(k))`` is never the row's ``x(i)``, so no store of the
+    local precedes it; ``sptrsv_csr``'s fact (``col(k) <= i``) allows it, and keeps the test
+    (``test_the_row_lives_in_a_local_with_one_store``)."""
+    body = kernels.trsv_diag_csr().codegen()
+    body = body[body.index("void trsv_lower_csr(") :]
+    body = body[: body.index("\n}\n")]
+    assert f"{NAME} -= A(k) * x(col_k);" in body
+    assert "__builtin_expect" not in body
+    gs = kernels.gauss_seidel_csr().codegen()
+    gs = gs[gs.index("void gauss_seidel_csr(") :]
+    assert "__builtin_expect(col_k == i" not in gs[: gs.index("\n}\n")]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_a_row_without_the_stores_solves_as_scipy(dtype: str) -> None:
+    """The lower solve of ``trsv_diag_csr`` (no store before its reads) against scipy's
+    ``spsolve_triangular`` and, bitwise, against the statements run one by one."""
+    n = 400
+    rng = np.random.default_rng(5)
+    a = sp.random_array((n, n), density=0.02, format="csr", rng=rng)
+    full = sp.csr_array(a + a.T + sp.eye_array(n) * 8.0)
+    full.sort_indices()
+    args = spf.sparse.gauss_seidel_args(full, index_dtype=dtype)
+    b = rng.uniform(-1.0, 1.0, n)
+    x = np.zeros(n)
+    kernels.trsv_diag_csr(index_dtype=dtype).compile()(x=x, b=b, **args)
+    lower = sp.csr_array(sp.tril(full, format="csr"))
+    want = sp.linalg.spsolve_triangular(lower, b, lower=True)
+    assert np.allclose(x, want, rtol=1e-12, atol=1e-12)
+    rp, col, vals = args["rowptr"], args["col"], args["A"]
+    seq = np.zeros(n)
+    for i in range(n):
+        seq[i] = b[i]
+        d = int(args["diag"][i])
+        for k in range(int(rp[i]), d):
+            seq[i] = seq[i] - vals[k] * seq[int(col[k])]
+        seq[i] = seq[i] / vals[d]
+    assert np.array_equal(x, seq)

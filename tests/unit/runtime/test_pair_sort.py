@@ -1,8 +1,8 @@
 """The coarse kernel's generated sort stages (``spf_sort_*_pair_count``, ``_pair_order``,
 ``_pair_sums``) against numpy: the level sizes' and coarse-level sizes' prefix sums, the
 stable order by coarse level and the prefix sums of the work in that order, for node counts
-odd and even (the count loops take two nodes an iteration) and keys in long runs (a
-block's rows at one coarse level, where both nodes of an iteration share a counter) or
+of every residue mod 4 (the count loops take four nodes an iteration) and keys in long runs (a
+block's rows at one coarse level, where the nodes of an iteration share a counter) or
 scattered, checked and unchecked."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def keys(rng: np.random.Generator, n: int, count: int, runs: bool) -> np.ndarray
     return out.astype(np.int32)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 8, 999, 1000, 4097])
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 8, 999, 1000, 4097, 4098])
 @pytest.mark.parametrize("runs", [True, False])
 @pytest.mark.parametrize("check", [True, False])
 def test_the_sort_stages_agree_with_numpy(
@@ -48,3 +48,20 @@ def test_the_sort_stages_agree_with_numpy(
     np.testing.assert_array_equal(clevptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
     np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
     np.testing.assert_array_equal(wsum, np.concatenate([[0], np.cumsum(work[order])]))
+
+
+@pytest.mark.parametrize("n", [8, 9, 10, 11, 4097, 4098])
+@pytest.mark.parametrize("runs", [True, False])
+def test_the_count_in_halves_agrees_with_numpy(
+    kernel: spf.runtime.plan.WavefrontKernel, n: int, runs: bool
+) -> None:
+    """The two-thread count by coarse level (each half four nodes an iteration, the halves
+    split at a multiple of four): the starts and the stable slots."""
+    rng = np.random.default_rng(3 * n + runs)
+    nclev = 1 + n // 4
+    clev = keys(rng, n, nclev, runs)
+    ptr, slot = kernel._key_count_halves(clev, nclev, {"N": n})
+    np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
+    order = np.empty(n, dtype=np.int64)
+    order[slot] = np.arange(n)
+    np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))

@@ -38,14 +38,12 @@ void gauss_seidel_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const
       for (int64_t k = rowptr_i; k < diag_i; k++)
       {
         const int64_t col_k = col(k);
-        if (__builtin_expect(col_k == i, 0)) x(i) = spf_row;
         spf_row -= A(k) * x(col_k);
       }
       const int64_t rowptr_1_i = rowptr(1 + i);
       for (int64_t k = diag_i + 1; k < rowptr_1_i; k++)
       {
         const int64_t col_k = col(k);
-        if (__builtin_expect(col_k == i, 0)) x(i) = spf_row;
         spf_row -= A(k) * x(col_k);
       }
       spf_row = spf_row / A(diag_i);

@@ -41,7 +41,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, int64_t nparts_i, con
       {
         const int64_t levelptr_i_1_i_lev = levelptr_i(1 + i_lev);
         const int64_t levelptr_i_i_lev = levelptr_i(i_lev);
-        #pragma omp for schedule(static)
+        #pragma omp for schedule(static, 1)
         for (int64_t i_part = levelptr_i_i_lev; i_part < spf_min(levelptr_i_1_i_lev, nparts_i); i_part++)
         {
           const int64_t partptr_i_1_i_part = partptr_i(1 + i_part);

@@ -37,7 +37,6 @@ void trsv_lower_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const i
       for (int64_t k = rowptr_i; k < diag_i; k++)
       {
         const int64_t col_k = col(k);
-        if (__builtin_expect(col_k == i, 0)) x(i) = spf_row;
         spf_row -= A(k) * x(col_k);
       }
       spf_row = spf_row / A(diag_i);

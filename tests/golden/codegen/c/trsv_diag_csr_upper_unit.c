@@ -34,7 +34,6 @@ void trsv_upper_unit_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, co
       for (int64_t k = diag__1_N_t + 1; k < rowptr_N_t; k++)
       {
         const int64_t col_k = col(k);
-        if (__builtin_expect(col_k == N - 1 - t, 0)) x(N - 1 - t) = spf_row;
         spf_row -= A(k) * x(col_k);
       }
       x(N - 1 - t) = spf_row;
