@@ -226,12 +226,18 @@ def split(
 
 
 def cut_parts(
-    order: np.ndarray, start: np.ndarray, cut: np.ndarray, end: np.ndarray, wsum: np.ndarray
+    order: np.ndarray,
+    start: np.ndarray,
+    cut: np.ndarray,
+    end: np.ndarray,
+    wsum: np.ndarray,
+    drop_empty: bool = False,
 ) -> Parts:
     """The parts of ``order`` whose levels ``[start, end)`` (one row each) are cut at the
-    positions ``cut`` (a row of at most ``threads - 1`` per level, nondecreasing), the
-    empty parts dropped and the levels left without a part; ``wsum``: the prefix sums of the
-    work in ``order`` (the largest part's work of each level, rounded up)."""
+    positions ``cut`` (a row of at most ``threads - 1`` per level), the empty parts dropped,
+    and with ``drop_empty`` the levels left without a part (else such a level keeps its
+    place, with no part); ``wsum``: the prefix sums of the work in ``order`` (the largest
+    part's work of each level, rounded up)."""
     edges = np.maximum.accumulate(np.concatenate([start, cut, end], axis=1), axis=1)
     lo, hi = edges[:, :-1], edges[:, 1:]
     keep = hi > lo
@@ -241,10 +247,14 @@ def cut_parts(
     partptr[:parts] = lo[keep]
     partptr[parts] = len(order)
     largest = np.where(keep, wsum[hi] - wsum[lo], 0).max(axis=1)
-    live = counts > 0
-    ptr = np.zeros(int(live.sum()) + 1, dtype=np.int64)
-    np.cumsum(counts[live], out=ptr[1:])
-    return Parts(len(ptr) - 1, ptr, partptr, order, parts, np.ceil(largest[live]).astype(np.int64))
+    if drop_empty:
+        largest, counts = largest[counts > 0], counts[counts > 0]
+    if largest.dtype.kind == "f":
+        largest = np.ceil(largest).astype(np.int64)
+    ptr = np.empty(len(counts) + 1, dtype=np.int64)
+    ptr[0] = 0
+    np.cumsum(counts, out=ptr[1:])
+    return Parts(len(counts), ptr, partptr, order, parts, largest)
 
 
 def _split_by_rows(

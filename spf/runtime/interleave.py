@@ -141,4 +141,4 @@ def _cut(
     j = np.clip(np.searchsorted(wsum[allowed], target), 1, len(allowed) - 1)
     below, above = allowed[j - 1], allowed[j]
     cut = np.where(target - wsum[below] <= wsum[above] - target, below, above)
-    return cut_parts(order, s, np.minimum(np.maximum(cut, s), e), e, wsum)
+    return cut_parts(order, s, np.minimum(np.maximum(cut, s), e), e, wsum, drop_empty=True)
