@@ -61,6 +61,7 @@ BLOCK = "coarse_shift"
 """The parameter holding ``log2 B`` (rows per block ``B``)."""
 PART_OF = "coarse_part_of"
 LEVEL_OF = "coarse_level_of"
+POS_OF = "coarse_pos_in_order"
 BAD = "coarse_bad"
 
 
@@ -509,14 +510,17 @@ def zeroes_in_pass(analysis: WavefrontAnalysis) -> bool:
 
 def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> ComputationIR:
     """The check of a plan's parts against the dependences: reads ``coarse_part_of`` (each
-    row's part) and ``coarse_level_of`` (each row's coarse level) as UFs and writes
-    ``coarse_bad`` (0-d, zeroed by the caller): the number of dependence instances that join
-    two parts of one coarse level or go to an earlier coarse level."""
-    _fresh_names(ir, analysis, (PART_OF, LEVEL_OF, BAD))
+    row's part), ``coarse_level_of`` (each row's coarse level) and ``coarse_pos_in_order``
+    (each row's position in the plan's order) as UFs and writes ``coarse_bad`` (0-d, zeroed
+    by the caller): the number of dependence instances that join two parts of one coarse
+    level, go to an earlier coarse level, or go back within one part (a part whose rows
+    increase never does: every edge goes to a later row; a part that interleaves a free
+    kernel's rows, :mod:`spf.runtime.interleave`, is checked by position)."""
+    _fresh_names(ir, analysis, (PART_OF, LEVEL_OF, POS_OF, BAD))
     check = build.computation(f"{ir.name}_coarse_check_{analysis.loop}")
     check = _copy_declarations(ir, check)
     n = analysis.nodes
-    for name in (PART_OF, LEVEL_OF):
+    for name in (PART_OF, LEVEL_OF, POS_OF):
         check = build.declare_uf(
             check,
             name,
@@ -529,11 +533,55 @@ def build_part_check(ir: ComputationIR, analysis: WavefrontAnalysis) -> Computat
     for k, e in enumerate(_edges(analysis)):
         body = (
             f"${BAD}$ += ({PART_OF}({e.src}) != {PART_OF}({e.snk})) * "
-            f"({LEVEL_OF}({e.src}) >= {LEVEL_OF}({e.snk}));"
+            f"({LEVEL_OF}({e.src}) >= {LEVEL_OF}({e.snk})) + "
+            f"({PART_OF}({e.src}) == {PART_OF}({e.snk})) * "
+            f"({POS_OF}({e.src}) >= {POS_OF}({e.snk}));"
         )
         stage = "0" if analysis.groups == 1 else f"0, {e.group}"
         check = build.add_stmt(check, body, e.text, f"{{{_schedule(e.its, e.var, stage, k)}]}}")
     return check
+
+
+SINK_POS = "coarse_pos_of"
+SINK_KEY = "coarse_key_of"
+LAST_POS = "coarse_last_pos"
+LAST_KEY = "coarse_last_key"
+"""The arrays of :func:`build_sink_pass`: each node's position in a plan's order and its key
+(read at the source of each edge), and, per sink, the maxima of both over its sources."""
+
+
+def build_sink_pass(
+    ir: ComputationIR, analysis: WavefrontAnalysis, free: tuple[bool, ...]
+) -> ComputationIR:
+    """Where a plan's parts may run each node of a ``free`` kernel fused into the loop
+    (:func:`free_kernels`): over the edges into those nodes only, reads ``coarse_pos_of``
+    (each node's position in the plan's order) and ``coarse_key_of`` (its coarse level times
+    ``nodes + 1`` less its position) at the source, and writes per sink the greatest of
+    each over its sources, ``coarse_last_pos`` and ``coarse_last_key`` (all 64-bit, the
+    outputs filled by the caller with -1 and the least ``int64``). The last source's part and
+    the coarse level of the latest sources, with the first position of a source at that
+    level, say whether every source at that level lies in one part
+    (:func:`spf.runtime.interleave.interleave`). O(those edges), no edge of another kernel read."""
+    _fresh_names(ir, analysis, (SINK_POS, SINK_KEY, LAST_POS, LAST_KEY))
+    sink = build.computation(f"{ir.name}_coarse_sinks_{analysis.loop}")
+    sink = _copy_declarations(ir, sink)
+    for name in (SINK_POS, SINK_KEY, LAST_POS, LAST_KEY):
+        sink = build.add_data_space(sink, name, "int64_t", (analysis.nodes,))
+    # each edge's sink kernel, in :func:`_edges`'s order (pull edges first)
+    into = [e.group for e in analysis.edges if not e.push]
+    into += [e.other_group for e in analysis.edges if e.push]
+    for k, e in enumerate(_edges(analysis)):
+        if not free[into[k]]:
+            continue
+        updates = (
+            f"${LAST_POS}$({e.snk}) = max(${LAST_POS}$({e.snk}), ${SINK_POS}$({e.src}));",
+            f"${LAST_KEY}$({e.snk}) = max(${LAST_KEY}$({e.snk}), ${SINK_KEY}$({e.src}));",
+        )
+        stage = "0" if analysis.groups == 1 else f"0, {e.group}"
+        prefix = _schedule(e.its, e.var, stage, k)
+        for j, body in enumerate(updates):
+            sink = build.add_stmt(sink, body, e.text, f"{{{prefix}, {j}]}}")
+    return sink
 
 
 CLEVPTR = "clevptr"

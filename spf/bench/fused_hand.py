@@ -11,7 +11,10 @@ indices), each row's arithmetic in the serial kernels' order (so the same bits):
 * ``hand C fused parts``: spf's coarse plan of the fused loop (its coarse levels and parts,
   copied to 32-bit), one parallel region, a ``#pragma omp for`` per coarse level, each part
   its solve rows and then its product rows in two loops (no test of the node's kernel per
-  node).
+  node; a part's product rows read only solve rows of earlier levels or of the part);
+* ``hand C fused parts interleaved``: the same parts, each part's rows in the plan's order
+  (a product row right after the solve row that completes it,
+  :mod:`spf.runtime.interleave`), the node's kernel tested per node.
 
 Neither pays a kernel call's costs (argument checks, the plan's fingerprint), so the
 distance from spf's fused rows to them is what spf's executor and call add.
@@ -65,6 +68,27 @@ void hand_fused_in_order(int32_t n, const int32_t *restrict rowptr, const int32_
 /* A coarse plan: coarse level c runs the parts cptr[c] .. cptr[c + 1] - 1 in parallel, part
    q the solve rows order[pptr[q]] .. order[mid[q] - 1], then the product rows
    order[mid[q]] - n .. order[pptr[q + 1] - 1] - n. */
+/* The same parts, each part's nodes in the plan's order: node o < n is solve row o, else
+   product row o - n. */
+void hand_fused_interleaved(int32_t n, int32_t levels, const int32_t *restrict cptr,
+                            const int32_t *restrict pptr, const int32_t *restrict order,
+                            const int32_t *restrict rowptr, const int32_t *restrict col,
+                            const int32_t *restrict diag, const double *restrict a,
+                            const double *restrict b, double *restrict x, double *restrict y)
+{
+  #pragma omp parallel
+  for (int32_t c = 0; c < levels; c++) {
+    #pragma omp for schedule(static)
+    for (int32_t q = cptr[c]; q < cptr[c + 1]; q++)
+      for (int32_t t = pptr[q]; t < pptr[q + 1]; t++) {
+        const int32_t o = order[t];
+        if (o < n)
+          solve_row(o, rowptr, col, diag, a, b, x);
+        else
+          product_row(o - n, rowptr, col, a, x, y);
+      }
+  }
+}
 void hand_fused_parts(int32_t n, int32_t levels, const int32_t *restrict cptr,
                       const int32_t *restrict pptr, const int32_t *restrict mid,
                       const int32_t *restrict order, const int32_t *restrict rowptr,
@@ -85,6 +109,10 @@ void hand_fused_parts(int32_t n, int32_t levels, const int32_t *restrict cptr,
 }
 """
 FUSED_CDEF = """
+void hand_fused_interleaved(int32_t n, int32_t levels, const int32_t *cptr, const int32_t *pptr,
+                            const int32_t *order, const int32_t *rowptr, const int32_t *col,
+                            const int32_t *diag, const double *a, const double *b, double *x,
+                            double *y);
 void hand_fused_in_order(int32_t n, const int32_t *rowptr, const int32_t *col,
                          const int32_t *diag, const double *a, const double *b, double *x,
                          double *y);
@@ -93,6 +121,15 @@ void hand_fused_parts(int32_t n, int32_t levels, const int32_t *cptr, const int3
                       const int32_t *col, const int32_t *diag, const double *a,
                       const double *b, double *x, double *y);
 """
+
+
+def by_kernel(order: np.ndarray, partptr: np.ndarray) -> np.ndarray:
+    """``order`` with each part's nodes (``order[partptr[q]:partptr[q + 1]]``) sorted, so
+    its solve rows come first: a part of the interleaved plan runs each product row after
+    the solve rows of the part it reads, which then all come before it."""
+    part = np.repeat(np.arange(len(partptr) - 1), np.diff(partptr))
+    out: np.ndarray = order[np.lexsort((order, part))]
+    return out
 
 
 def kernel_split(order: np.ndarray, partptr: np.ndarray, n: int) -> np.ndarray:
@@ -117,14 +154,15 @@ def hand_fused(
     b: np.ndarray,
     want: tuple[np.ndarray, np.ndarray],
 ) -> list[Variant]:
-    """The ``hand C fused in order`` variant (one thread) and ``hand C fused parts`` at each
-    of ``ctx.threads`` on the coarse levels of ``plan``, each checked bitwise against
-    ``want`` (x, y)."""
+    """The ``hand C fused in order`` variant (one thread), ``hand C fused parts`` and
+    ``hand C fused parts interleaved`` at each of ``ctx.threads`` on the coarse levels of
+    ``plan``, each checked bitwise against ``want`` (x, y)."""
     ffi, lib, _ = load_c(FUSED_C, FUSED_CDEF, "bench_hand_fused", str(ctx.work))
     n = int(args["N"])
     parts = plan.parts
     partptr = np.asarray(plan.part_ptr)[: parts + 1].astype(np.int64)
-    order = np.asarray(plan.coarse_order)
+    interleaved = np.asarray(plan.coarse_order)
+    order = by_kernel(interleaved, partptr)
     mid = kernel_split(order, partptr, n)
     fb = ffi.from_buffer
     as32 = [np.ascontiguousarray(args[k], dtype=np.int32) for k in ("rowptr", "col", "diag")]
@@ -139,6 +177,8 @@ def hand_fused(
         order.astype(np.int32),
     ]
     plan_c = [fb("int32_t[]", v) for v in coarse]
+    as_planned = interleaved.astype(np.int32)
+    plan_i = [plan_c[0], plan_c[1], fb("int32_t[]", as_planned)]
 
     def in_order() -> None:
         y[:] = 0.0
@@ -148,8 +188,13 @@ def hand_fused(
         y[:] = 0.0
         lib.hand_fused_parts(n, plan.coarse_levels, *plan_c, *csr, *values, *out_xy)
 
+    def in_plan_order() -> None:
+        y[:] = 0.0
+        lib.hand_fused_interleaved(n, plan.coarse_levels, *plan_i, *csr, *values, *out_xy)
+
     made: list[Variant] = [("hand C fused in order", 1, in_order)]
     made += [("hand C fused parts", t, by_parts) for t in ctx.threads]
+    made += [("hand C fused parts interleaved", t, in_plan_order) for t in ctx.threads]
     for code, t, call in made:
         ctx.rt.set_threads(t)
         x[:] = 0.0

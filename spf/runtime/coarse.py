@@ -222,19 +222,39 @@ def split(
     cut = np.minimum(np.maximum(cut, start[:, None]), end[:, None])
     if blocks is not None and blocks.shift > 0 and not all(blocks.free):
         cut = _nearest_boundary(order, wsum, cut, start[:, None], end[:, None], blocks)
-    edges = np.maximum.accumulate(np.concatenate([start[:, None], cut, end[:, None]], axis=1), 1)
+    return cut_parts(order, start[:, None], cut, end[:, None], wsum)
+
+
+def cut_parts(
+    order: np.ndarray,
+    start: np.ndarray,
+    cut: np.ndarray,
+    end: np.ndarray,
+    wsum: np.ndarray,
+    drop_empty: bool = False,
+) -> Parts:
+    """The parts of ``order`` whose levels ``[start, end)`` (one row each) are cut at the
+    positions ``cut`` (a row of at most ``threads - 1`` per level), the empty parts dropped,
+    and with ``drop_empty`` the levels left without a part (else such a level keeps its
+    place, with no part); ``wsum``: the prefix sums of the work in ``order`` (the largest
+    part's work of each level, rounded up)."""
+    edges = np.maximum.accumulate(np.concatenate([start, cut, end], axis=1), axis=1)
     lo, hi = edges[:, :-1], edges[:, 1:]
     keep = hi > lo
     counts = keep.sum(axis=1)
     parts = int(counts.sum())
     partptr = np.empty(parts + 1, dtype=np.int64)
     partptr[:parts] = lo[keep]
-    partptr[parts] = n
+    partptr[parts] = len(order)
     largest = np.where(keep, wsum[hi] - wsum[lo], 0).max(axis=1)
-    ptr = np.empty(levels + 1, dtype=np.int64)
+    if drop_empty:
+        largest, counts = largest[counts > 0], counts[counts > 0]
+    if largest.dtype.kind == "f":
+        largest = np.ceil(largest).astype(np.int64)
+    ptr = np.empty(len(counts) + 1, dtype=np.int64)
     ptr[0] = 0
     np.cumsum(counts, out=ptr[1:])
-    return Parts(levels, ptr, partptr, order, parts, largest)
+    return Parts(len(counts), ptr, partptr, order, parts, largest)
 
 
 def _split_by_rows(

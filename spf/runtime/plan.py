@@ -29,11 +29,13 @@ consecutive narrower levels is one group that one thread runs in level order
 A kernel of ``method="coarse"`` or ``"auto"`` (:mod:`spf.runtime.coarse`) plans *coarse
 levels*: ``plan.coarse_levels`` of them, coarse level ``c`` running the parts
 ``coarse_ptr[c]:coarse_ptr[c+1]`` in parallel (one per thread), part ``p`` the rows
-``coarse_order[part_ptr[p]:part_ptr[p+1]]`` in increasing order on one thread. Its
-``strategy`` is ``"coarse"``, ``"levels"`` (the same executor on each level split into
-contiguous chunks) or ``"serial"``; ``inspect(strategy="auto")`` (the default of an ``auto``
-kernel; a ``coarse`` kernel plans ``"coarse"``) takes the one whose estimated time
-(:func:`spf.runtime.coarse.estimate`) is least. A coarse plan that its kernel's inspector did
+``coarse_order[part_ptr[p]:part_ptr[p+1]]`` in increasing order on one thread (in the
+order listed, each row after its sources, when ``plan.interleaved``:
+:mod:`spf.runtime.interleave`). Its ``strategy`` is ``"coarse"``, ``"levels"`` (the same
+executor on each level split into contiguous chunks) or ``"serial"``;
+``inspect(strategy="auto")`` (the default of an ``auto`` kernel; a ``coarse`` kernel plans
+``"coarse"``) takes the one whose estimated time (:func:`spf.runtime.coarse.estimate`) is
+least. A coarse plan that its kernel's inspector did
 not build is checked against the dependences once, on its first call (a generated pass over
 them, O(iterations + dependences)): every dependence must lie inside one part or go to a
 later coarse level, otherwise ``ArgumentError``.
@@ -77,6 +79,8 @@ from spf.analysis.coarse_inspector import (
     FIXED_NAMES,
     KHIST,
     KSTART,
+    LAST_KEY,
+    LAST_POS,
     LEVEL_OF,
     LEVELS_N,
     MAX_NODES,
@@ -84,6 +88,9 @@ from spf.analysis.coarse_inspector import (
     NCLEV_FIXED,
     NCLEV_WIDE,
     PART_OF,
+    POS_OF,
+    SINK_KEY,
+    SINK_POS,
     SORT_HI,
     SORT_LO,
     WIDE_NAMES,
@@ -96,6 +103,7 @@ from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
+from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
 from spf.runtime.level_parts import level_parts
 from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, remember
@@ -171,6 +179,9 @@ class Plan:
     copies: tuple[str, ...] = ()
     """The arrays whose rows the plan runs on part-ordered copies of
     (:mod:`spf.runtime.copies`; ``()``: it reads them where they lie)."""
+    interleaved: bool = False
+    """The parts run a free kernel's rows among the others' (:mod:`spf.runtime.interleave`),
+    so a part's rows need not increase: each runs after its sources in the part."""
 
     def __post_init__(self) -> None:
         """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
@@ -184,6 +195,8 @@ class Plan:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise ArgumentError(f"Plan: {name} must be an int, got {value!r}")
             object.__setattr__(self, name, int(value))
+        if not isinstance(self.interleaved, bool):
+            raise ArgumentError(f"Plan: interleaved must be a bool, got {self.interleaved!r}")
         if not isinstance(self.copies, tuple) or not all(isinstance(c, str) for c in self.copies):
             raise ArgumentError(f"Plan: copies must be a tuple of names, got {self.copies!r}")
         for name in (
@@ -350,7 +363,8 @@ def _check_plan_arrays(plan: Plan) -> None:
 
 def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
     """The coarse levels' arrays describe non-empty parts of a permutation, each part's rows
-    increasing (O(iterations)); the dependences are checked by the kernel's call."""
+    increasing unless the plan is ``interleaved`` (O(iterations)); the dependences are
+    checked by the kernel's call."""
     n, levels, order = len(plan.order), plan.coarse_levels, plan.coarse_order
     if len(order) != n:
         raise bad(f"coarse_order has {len(order)} entries, not {n}")
@@ -371,6 +385,8 @@ def _check_coarse(plan: Plan, bad: Callable[[str], ArgumentError]) -> None:
     pptr = plan.part_ptr[: parts + 1]
     if parts and (pptr[0] != 0 or pptr[-1] != n or np.diff(pptr).min() < 1):
         raise bad(f"part_ptr[:parts + 1] must rise from 0 to {n}, each part non-empty")
+    if plan.interleaved:
+        return
     rising = np.ones(n, dtype=np.bool_)
     rising[1:] = order[1:] > order[:-1]
     rising[pptr[:-1]] = True  # a part may start anywhere
@@ -468,6 +484,10 @@ class WavefrontKernel(Kernel):
     _serial_kernel: Kernel | None
     _serial_lock: threading.Lock
     _check_kernel: Callable[[], Kernel] | None
+    _make_sinks: Callable[[], Kernel] | None
+    """What compiles the pass over the edges into a free kernel's nodes that
+    :func:`spf.runtime.interleave.interleave` reads (kernels fused into one loop, one free)."""
+    _sink_kernel: Kernel | None
     _names: WavefrontNames
     _plan_names: frozenset[str]
     """The executor's arguments that come from the plan (a call may not pass them)."""
@@ -517,6 +537,7 @@ class WavefrontKernel(Kernel):
         split: Callable[[], Split] | None = None,
         *,
         wide: Callable[[], Kernel],
+        sinks: Callable[[], Kernel] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -532,7 +553,8 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.uses_run_blocks`); ``split``: what compiles
         the pass as two that two threads run at once (:attr:`_make_split`); ``wide``: what
         compiles the executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
-        :data:`spf.analysis.executor.PLAN_DTYPE`)."""
+        :data:`spf.analysis.executor.PLAN_DTYPE`); ``sinks``: what compiles the pass that
+        interleaves a free kernel's nodes (:attr:`_make_sinks`)."""
         out = cls.__new__(cls)
         out.__dict__.update(executor.__dict__)
         out._stages = stages
@@ -544,6 +566,7 @@ class WavefrontKernel(Kernel):
         out._serial_kernel = None
         out._serial_lock = threading.Lock()
         out._check_kernel = check_kernel
+        out._make_sinks, out._sink_kernel = sinks, None
         out._free = free
         out._zeroed = zeroed
         out._runs = runs
@@ -713,6 +736,7 @@ class WavefrontKernel(Kernel):
         parts: coarse.Parts | None = None,
         copies: tuple[str, ...] = (),
         one: coarse.Later | None = None,
+        interleaved: bool = False,
     ) -> Plan:
         """The :class:`Plan` of what the inspector stages computed (its arrays made
         read-only, not copied; the groups of the levels executor added). ``by_level``: the
@@ -733,6 +757,7 @@ class WavefrontKernel(Kernel):
             "strategy": strategy,
             "inspected": inspected,
             "copies": copies,
+            "interleaved": interleaved,
         }
         if parts is not None:
             _read_only(parts.ptr, parts.partptr, parts.order)
@@ -834,6 +859,8 @@ class WavefrontKernel(Kernel):
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
         parts: coarse.Parts | None = None
+        interleaved = False
+        mixed: Future[tuple[coarse.Parts, float]] | None = None
         levelptr: np.ndarray | None = None
         gain = 0.0
         if strategy in ("auto", "wavefront") and len(candidates) == 1 and candidates[0][1] == nlev:
@@ -859,8 +886,18 @@ class WavefrontKernel(Kernel):
             )
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
             found_gain = coarse.estimate(found, total, unit)
+            if k == 0 and self._runs and self._make_sinks is not None and team > 1:
+                # the run blocks' parts, a free kernel's rows interleaved: on a worker
+                # thread, beside the other candidates' sorts (generated C, GIL released)
+                mixed = submit(
+                    functools.partial(
+                        self._interleaved, given, found, found_gain, work, total, unit, team
+                    )
+                )
             if parts is None or found_gain > gain:
                 parts, gain = found, found_gain
+        if mixed is not None and (got := mixed.result())[1] > gain:
+            parts, gain, interleaved = got[0], got[1], True
         one = None  # the order one thread runs a fused loop in, when large enough to pay
         if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
@@ -876,7 +913,7 @@ class WavefrontKernel(Kernel):
             names = self._copied(strategy, copies, given, parts.order, total, lengths)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins)
-            return self._plan(given, level, nlev, strategy, None, parts, names, one)
+            return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -887,6 +924,34 @@ class WavefrontKernel(Kernel):
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
+
+    def _interleaved(
+        self,
+        given: Mapping[str, object],
+        parts: coarse.Parts,
+        gain: float,
+        work: np.ndarray,
+        total: int,
+        unit: float,
+        team: int,
+    ) -> tuple[coarse.Parts, float]:
+        """``parts`` of kernels fused into one loop with each free kernel's node run right
+        after the source that completes its inputs (:func:`spf.runtime.interleave.interleave`),
+        and its estimate, when estimated faster than ``parts`` (``gain``); else ``parts``
+        and ``gain``. One generated pass over the edges into the free nodes."""
+        sinks = self._once("_sink_kernel", self._make_sinks or _no_sinks)
+        pos_of, key_of = sink_inputs(parts)
+        n = len(pos_of)
+        last_pos = np.full(n, -1, dtype=np.int64)
+        last_key = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+        arrays = {SINK_POS: pos_of, SINK_KEY: key_of, LAST_POS: last_pos, LAST_KEY: last_key}
+        sinks(check=False, **arrays, **_pick(sinks, given))
+        free = np.repeat(np.asarray(self._free), n // len(self._free))
+        got = interleave(parts, pos_of, (last_pos, last_key), free, work, team)
+        if len(got.moved) == 0:
+            return parts, gain
+        found = coarse.estimate(got.parts, total, unit)
+        return (got.parts, found) if found > gain else (parts, gain)
 
     def _in_order(
         self, params: Mapping[str, object], level: np.ndarray, levels: int, after: np.ndarray
@@ -1162,14 +1227,16 @@ class WavefrontKernel(Kernel):
             np.zeros(0, dtype=np.int64),
         )
         part_of, level_of = coarse.row_parts(parts)
+        pos_of = np.empty(len(plan.coarse_order), dtype=np.int64)
+        pos_of[plan.coarse_order] = np.arange(len(plan.coarse_order), dtype=np.int64)
         bad = np.zeros((), dtype=np.int64)
-        given: dict[str, Any] = {PART_OF: part_of, LEVEL_OF: level_of, BAD: bad}
+        given: dict[str, Any] = {PART_OF: part_of, LEVEL_OF: level_of, POS_OF: pos_of, BAD: bad}
         check_k(**given, **_pick(check_k, args))
         if int(bad):
             raise ArgumentError(
                 f"{self.name}: plan= runs {int(bad)} dependence(s) of loop {plan.loop!r} in two "
-                "parts of one coarse level or against the coarse-level order (a race); build "
-                "plans with kernel.inspect(...)"
+                "parts of one coarse level or against the coarse-level order (a race), or "
+                "before its source within a part; build plans with kernel.inspect(...)"
             )
         _CHECKED[plan] = self._made_by
 
@@ -1434,6 +1501,10 @@ Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
 
+def _no_sinks() -> Kernel:
+    raise CodegenError("spf bug: a fused coarse kernel without its sink pass")
+
+
 def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
     """The count stage of one key (:func:`spf.analysis.coarse_inspector.build_key_count`) on
     ``key``'s ``keys`` values: (their prefix sums, each node's slot), unchecked (the
@@ -1634,6 +1705,7 @@ def compile_wavefront(
         build_part_check,
         build_ranged_count,
         build_ranged_sort,
+        build_sink_pass,
         build_split_passes,
         free_kernels,
         uses_run_blocks,
@@ -1713,6 +1785,9 @@ def compile_wavefront(
             made.append(compile_kernel(build_part_check(ir, analysis), "c", None, True, **options))
         return made[0]
 
+    def sink_kernel() -> Kernel:  # on the first plan of fused kernels for 2+ threads
+        return compile_kernel(build_sink_pass(ir, analysis, free), "c", None, True, **options)
+
     where = (ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
     found = plan_copies(*where, index_dtype="int32")
     copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None
@@ -1740,6 +1815,7 @@ def compile_wavefront(
         runs=is_coarse and uses_run_blocks(first),
         wide=wide,
         split=split if halves is not None and uses_run_blocks(first) else None,
+        sinks=sink_kernel if is_coarse and 0 < sum(free) < len(free) else None,
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
