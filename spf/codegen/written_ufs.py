@@ -34,10 +34,16 @@ def is_written_index_array(ir: ComputationIR, name: str) -> bool:
     return ds is not None and ds.index
 
 
-def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -> int:
+def written_level(
+    ir: ComputationIR, reader: StmtReading, uf: str, width: int, floor: int = -1
+) -> int:
     """The deepest schedule position (of ``width``, the current schedule padded) at which a
     write of index array ``uf`` that runs before an instance of ``reader`` and writes an
     element it reads first differs in time from that instance; -1 when no write does.
+    With ``floor``, a level at or below it is reported as ``floor``, and writers that can
+    give no deeper one cost no set operation (the scanner reads an index array no earlier
+    than position 0 anyway: a rows-only workspace written before the row loop, SpGEMM's
+    sort bounds, is told apart from none by no test).
 
     A writer whose schedule first differs from the reader's at two constants cannot give a
     deeper position than that one: writers are taken deepest bound first, and one whose
@@ -45,7 +51,7 @@ def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -
     writer's positions are tested deepest first, up to the first that holds."""
     reads = [rel for ds, rel in reader.reads if ds == uf]
     if not reads:
-        return -1
+        return max(-1, floor)
     sched_r = padded(reader, width)
     candidates = []
     for writer in ir.parsed_stmts:
@@ -57,7 +63,7 @@ def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -
         positions = _positions(timing)
         if positions:
             candidates.append((positions, writer, writes, xs, ys, timing))
-    level = -1
+    level = max(-1, floor)
     for positions, writer, writes, xs, ys, timing in sorted(candidates, key=lambda c: -c[0][-1]):
         for a, b in ((a, b) for a in writes for b in reads):
             if positions[-1] <= level:
