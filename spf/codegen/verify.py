@@ -580,7 +580,51 @@ def _conj(conds: Sequence[str]) -> str:
 
 
 def _subset(a: Set, b: Set) -> bool:
-    """``a`` within ``b`` (hidden variables in ``b`` are checked through ``a``'s points)."""
-    if a.is_subset(b):
-        return True
-    return a == b
+    """``a`` within ``b`` (hidden variables in ``b`` are checked through ``a``'s points).
+    Two sufficient tests come first: the same set (structurally), and a plain isl subset
+    test where both call the same UF terms (:func:`_same_calls_subset`); the UF-aware test
+    decides the rest."""
+    return a == b or _same_calls_subset(a, b) or a.is_subset(b)
+
+
+def _same_calls_subset(a: Set, b: Set) -> bool:
+    """Whether ``a``'s isl set, each UF call's value within its UF's declared range, lies in
+    ``b``'s where both have the same hidden variables and the same UF calls (each call's
+    value a dim of both, at the same place) or ``b`` has neither: a point of ``a`` with
+    its witnesses and call values is then one of ``b``, whatever values the UFs take in
+    their ranges (a statement's instances and its domain where the loops bound it by the
+    domain's own calls: SpGEMM's row loop; a read inside its UF's domain). False leaves
+    it to the UF-aware test, which also knows that equal arguments give equal values."""
+    x, y = a._body, b._body
+    if x.n_tuple != y.n_tuple:
+        return False
+    plain = not y.hidden and not y.terms
+    if not plain and (len(x.hidden) != len(y.hidden) or x.terms != y.terms):
+        return False
+    try:
+        xs = _within_ranges(x.iset, len(x.names) + len(x.hidden), x.terms, a.ufs)
+        ys = y.iset
+        if plain:  # b's constraints hold whatever a's witnesses and call values are
+            ys = ys.add_dims(isl.dim_type.set, xs.dim(isl.dim_type.set) - ys.dim(isl.dim_type.set))
+        xs = xs.align_params(ys.get_space())
+        return bool(xs.is_subset(ys.align_params(xs.get_space())))
+    except isl.Error:
+        return False
+
+
+def _within_ranges(
+    iset: isl.Set, first: int, terms: Sequence[tuple[str, object]], ufs: Mapping[str, UF]
+) -> isl.Set:
+    """``iset`` with the value of each UF call (dim ``first + k`` for the ``k``-th of
+    ``terms``) within its UF's declared range (a UF of one value with a range)."""
+    n = iset.dim(isl.dim_type.set)
+    for k, (name, _) in enumerate(terms):
+        decl = ufs.get(name)
+        if decl is None or decl.range is None or decl.out_arity != 1:
+            continue
+        values = decl.range.body_iset().reset_tuple_id()
+        values = values.insert_dims(isl.dim_type.set, 0, first + k)
+        values = values.add_dims(isl.dim_type.set, n - first - k - 1)
+        values = values.align_params(iset.get_space())
+        iset = iset.align_params(values.get_space()).intersect(values)
+    return iset
