@@ -110,6 +110,7 @@ class Scanner:
         self.ufs = ir.uf_decls
         self.width = ir.schedule_width
         self._written: dict[tuple[str, str], int] = {}
+        self._ranges: dict[str, isl.Set] = {}
         if self._read_after_last_position():
             self.width += 1  # a constant position below it, where the value is bound
         self._params = sorted(ir.params)
@@ -338,6 +339,14 @@ class Scanner:
         return ctx
 
     def _range_fact(self, var: str) -> isl.Set:
+        """The declared range of value ``var``'s UF, as a parameter set over ``var`` (once
+        per value: each segment's context asks for those of its whole scope)."""
+        found = self._ranges.get(var)
+        if found is None:
+            found = self._ranges[var] = self._range_fact_of(var)
+        return found
+
+    def _range_fact_of(self, var: str) -> isl.Set:
         info = self.values[var]
         decl = self.ufs.get(info.uf)
         universe = isl.Set(f"[{var}] -> {{ : }}")

@@ -68,9 +68,9 @@ def written_level(
         for a, b in ((a, b) for a in writes for b in reads):
             if positions[-1] <= level:
                 break
+            # no emptiness test of the pairs first: each level tested is a part of them
             pairs = same_element(writer, a, reader, b, xs, ys)
-            if not empty(pairs, ir.facts):
-                level = _deepest(timing, pairs, positions, level)
+            level = _deepest(timing, pairs, positions, level)
     return level
 
 
