@@ -111,6 +111,7 @@ class Scanner:
         self.width = ir.schedule_width
         self._written: dict[tuple[str, str], int] = {}
         self._ranges: dict[str, isl.Set] = {}
+        self._contexts: dict[tuple[frozenset[str], tuple[str, ...]], isl.Set] = {}
         if self._read_after_last_position():
             self.width += 1  # a constant position below it, where the value is bound
         self._params = sorted(ir.params)
@@ -332,11 +333,18 @@ class Scanner:
         return iset.params()
 
     def _context(self, scope: set[str], outer: Sequence[str]) -> isl.Set:
-        params = ", ".join([*self._params, *outer, *sorted(scope)])
-        ctx = isl.Set(f"[{params}] -> {{ : }}")
-        for var in scope:
-            ctx = _align_intersect(ctx, self._range_fact(var))
-        return ctx
+        """The parameters, the loops outside and the values in ``scope`` with their range
+        facts (once per scope and loops: the statements alone in their segments below a
+        cut share them, SpGEMM's sort's ten)."""
+        key = (frozenset(scope), tuple(outer))
+        found = self._contexts.get(key)
+        if found is None:
+            params = ", ".join([*self._params, *outer, *sorted(scope)])
+            found = isl.Set(f"[{params}] -> {{ : }}")
+            for var in scope:
+                found = _align_intersect(found, self._range_fact(var))
+            self._contexts[key] = found
+        return found
 
     def _range_fact(self, var: str) -> isl.Set:
         """The declared range of value ``var``'s UF, as a parameter set over ``var`` (once
