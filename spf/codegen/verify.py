@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
+from spf.analysis.bounds import values_in_ranges
 from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -602,7 +603,7 @@ def _same_calls_subset(a: Set, b: Set) -> bool:
     if not plain and (len(x.hidden) != len(y.hidden) or x.terms != y.terms):
         return False
     try:
-        xs = _within_ranges(x.iset, len(x.names) + len(x.hidden), x.terms, a.ufs)
+        xs = values_in_ranges(x.iset, len(x.names) + len(x.hidden), x.terms, a.ufs)
         ys = y.iset
         if plain:  # b's constraints hold whatever a's witnesses and call values are
             ys = ys.add_dims(isl.dim_type.set, xs.dim(isl.dim_type.set) - ys.dim(isl.dim_type.set))
@@ -610,21 +611,3 @@ def _same_calls_subset(a: Set, b: Set) -> bool:
         return bool(xs.is_subset(ys.align_params(xs.get_space())))
     except isl.Error:
         return False
-
-
-def _within_ranges(
-    iset: isl.Set, first: int, terms: Sequence[tuple[str, object]], ufs: Mapping[str, UF]
-) -> isl.Set:
-    """``iset`` with the value of each UF call (dim ``first + k`` for the ``k``-th of
-    ``terms``) within its UF's declared range (a UF of one value with a range)."""
-    n = iset.dim(isl.dim_type.set)
-    for k, (name, _) in enumerate(terms):
-        decl = ufs.get(name)
-        if decl is None or decl.range is None or decl.out_arity != 1:
-            continue
-        values = decl.range.body_iset().reset_tuple_id()
-        values = values.insert_dims(isl.dim_type.set, 0, first + k)
-        values = values.add_dims(isl.dim_type.set, n - first - k - 1)
-        values = values.align_params(iset.get_space())
-        iset = iset.align_params(values.get_space()).intersect(values)
-    return iset
