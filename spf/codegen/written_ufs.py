@@ -20,12 +20,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spf.analysis.dependences import _Timing, empty, padded, pair_names, same_element
+from spf.analysis.dependences import (
+    _constraint,
+    _Timing,
+    empty,
+    function_of,
+    padded,
+    pair_names,
+    same_element,
+)
+from spf.ir.reading import is_constant
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
     from spf.ir.reading import StmtReading
-    from spf.sets import Set
+    from spf.sets import Relation, Set
 
 
 def is_written_index_array(ir: ComputationIR, name: str) -> bool:
@@ -69,9 +78,26 @@ def written_level(
             if positions[-1] <= level:
                 break
             # no emptiness test of the pairs first: each level tested is a part of them
-            pairs = same_element(writer, a, reader, b, xs, ys)
+            pairs = _same_element(writer, a, reader, b, xs, ys)
+            if pairs is None:  # two different constant elements
+                continue
             level = _deepest(timing, pairs, positions, level)
     return level
+
+
+def _same_element(
+    writer: StmtReading, a: Relation, reader: StmtReading, b: Relation, xs: list[str], ys: list[str]
+) -> Set | None:
+    """:func:`same_element`, or where both accesses are constant elements (a scalar
+    workspace's ``len(0)``) every pair of the two domains when the elements agree and None
+    when they differ, without composing the accesses."""
+    fa, fb = function_of(a, list(a.in_vars)), function_of(b, list(b.in_vars))
+    if fa is not None and fb is not None and all(is_constant(e) for e in (*fa, *fb)):
+        if [int(e) for e in fa] != [int(e) for e in fb]:
+            return None
+        both = writer.domain.product(reader.domain)
+        return _constraint(xs + ys, []).intersect(both)
+    return same_element(writer, a, reader, b, xs, ys)
 
 
 def _deepest(timing: _Timing, pairs: Set, positions: list[int], level: int) -> int:

@@ -4,7 +4,8 @@
   subset through the UFs' declared ranges and refuses what is not one;
 * an AST build's context keeps what the dropped parameters imply about the others
   (``spf.codegen.scan._used_context``);
-* ``written_level`` with a floor is the level without one, raised to the floor.
+* ``written_level`` with a floor is the level without one, raised to the floor, and the
+  pairs of two constant-element accesses are those the composed accesses give.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import islpy as isl
 
 import spf
 import spf.kernels
+from spf.analysis.dependences import pair_names, same_element
 from spf.codegen.scan import _used_context
 from spf.codegen.verify import _same_calls_subset, _subset
-from spf.codegen.written_ufs import is_written_index_array, written_level
+from spf.codegen.written_ufs import _same_element, is_written_index_array, written_level
 from spf.sets import Set
 
 ROWPTR = spf.UF(
@@ -63,3 +65,25 @@ def test_written_level_floor_is_the_level_raised_to_it() -> None:
             levels.append(full)
     assert max(levels) > 0  # both kinds were compared
     assert min(levels) <= 0
+
+
+def test_constant_elements_pair_every_instance() -> None:
+    """The pairs of two constant-element accesses (the sort's ``len(0)``) are the two
+    domains' product, as the composed accesses give them; different elements pair none."""
+    ir = spf.kernels.spgemm_csr().single.ir
+    checked = 0
+    for writer in ir.parsed_stmts:
+        for reader in ir.parsed_stmts:
+            for ds, a in writer.writes:
+                for dr, b in reader.reads:
+                    if ds != dr or ds != "len":
+                        continue
+                    xs, ys = pair_names(writer, reader)
+                    got = _same_element(writer, a, reader, b, xs, ys)
+                    assert got is not None
+                    assert got.is_equal(same_element(writer, a, reader, b, xs, ys))
+                    checked += 1
+    assert checked > 0
+    zero, one = spf.Relation("{[i] -> [0]}"), spf.Relation("{[i] -> [1]}")
+    stmt = ir.parsed_stmts[0]
+    assert _same_element(stmt, zero, stmt, one, ["i"], ["ip"]) is None
