@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from spf.ir import ComputationIR
     from spf.ir.reading import ParsedStmt
     from spf.ir.source import ParsedSource
+    from spf.sets import UF
 
 Side = Literal["lower", "upper"]
 Outcome = Literal["proved", "violated", "precondition", "obligation", "unchecked"]
@@ -286,11 +287,42 @@ def _restrict(s: Relation | isl.Set, ir: ComputationIR) -> Relation | isl.Set:
 def _provably_empty(s: Relation | isl.Set, ir: ComputationIR) -> bool:
     """True only when ``s`` is provably empty for ``ir``: every emptiness query of the
     bounds proofs goes through here (UF declarations, the parameter context of
-    :func:`_restrict`, and the quantified ``assume`` facts over UFs)."""
+    :func:`_restrict`, and the quantified ``assume`` facts over UFs). A plain isl test
+    comes first: the set's isl form, each UF call's value a free dim kept within its UF's
+    declared range, is empty (a row's positions past ``NNZ`` where ``rowptr`` lies in ``0
+    .. NNZ``: most of a sparse output's sides); the UF-aware test decides the rest."""
     restricted = _restrict(s, ir)
-    if isinstance(restricted, isl.Set) or not ir.facts:
+    if isinstance(restricted, isl.Set):
+        return bool(restricted.is_empty())
+    body = restricted._body
+    first = len(body.names) + len(body.hidden)
+    if values_in_ranges(body.iset, first, body.terms, restricted.ufs).is_empty():
+        return True
+    if not ir.facts:
         return bool(restricted.is_empty())
     return is_empty_under(restricted, ir.facts)
+
+
+def values_in_ranges(
+    iset: isl.Set, first: int, terms: Sequence[tuple[str, object]], ufs: Mapping[str, UF]
+) -> isl.Set:
+    """``iset`` (a UF-aware set's isl form) with the value of each UF call (dim ``first +
+    k`` for the ``k``-th of ``terms``) within its UF's declared range, where the UF returns
+    one value and declares a range (what any call's value satisfies): a sufficient test
+    of emptiness or inclusion on it holds for the UF-aware set too."""
+    n = iset.dim(isl.dim_type.set)
+    for k, (name, _) in enumerate(terms):
+        decl = ufs.get(name)
+        if decl is None or decl.range is None or decl.out_arity != 1:
+            continue
+        values = decl.range.body_iset().reset_tuple_id()
+        if values.dim(isl.dim_type.set) != 1:  # hidden variables or calls: left out
+            continue
+        values = values.insert_dims(isl.dim_type.set, 0, first + k)
+        values = values.add_dims(isl.dim_type.set, n - first - k - 1)
+        values = values.align_params(iset.get_space())
+        iset = iset.align_params(values.get_space()).intersect(values)
+    return iset
 
 
 def _context_key(ir: ComputationIR) -> object:

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
+from spf.analysis.bounds import values_in_ranges
 from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -580,7 +581,33 @@ def _conj(conds: Sequence[str]) -> str:
 
 
 def _subset(a: Set, b: Set) -> bool:
-    """``a`` within ``b`` (hidden variables in ``b`` are checked through ``a``'s points)."""
-    if a.is_subset(b):
-        return True
-    return a == b
+    """``a`` within ``b`` (hidden variables in ``b`` are checked through ``a``'s points).
+    Two sufficient tests come first: the same set (structurally), and a plain isl subset
+    test where both call the same UF terms (:func:`_same_calls_subset`); the UF-aware test
+    decides the rest."""
+    return a == b or _same_calls_subset(a, b) or a.is_subset(b)
+
+
+def _same_calls_subset(a: Set, b: Set) -> bool:
+    """Whether ``a``'s isl set, each UF call's value within its UF's declared range, lies in
+    ``b``'s where both have the same hidden variables and the same UF calls (each call's
+    value a dim of both, at the same place) or ``b`` has neither: a point of ``a`` with
+    its witnesses and call values is then one of ``b``, whatever values the UFs take in
+    their ranges (a statement's instances and its domain where the loops bound it by the
+    domain's own calls: SpGEMM's row loop; a read inside its UF's domain). False leaves
+    it to the UF-aware test, which also knows that equal arguments give equal values."""
+    x, y = a._body, b._body
+    if x.n_tuple != y.n_tuple:
+        return False
+    plain = not y.hidden and not y.terms
+    if not plain and (len(x.hidden) != len(y.hidden) or x.terms != y.terms):
+        return False
+    try:
+        xs = values_in_ranges(x.iset, len(x.names) + len(x.hidden), x.terms, a.ufs)
+        ys = y.iset
+        if plain:  # b's constraints hold whatever a's witnesses and call values are
+            ys = ys.add_dims(isl.dim_type.set, xs.dim(isl.dim_type.set) - ys.dim(isl.dim_type.set))
+        xs = xs.align_params(ys.get_space())
+        return bool(xs.is_subset(ys.align_params(xs.get_space())))
+    except isl.Error:
+        return False

@@ -20,12 +20,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spf.analysis.dependences import _Timing, empty, padded, pair_names, same_element
+from spf.analysis.dependences import (
+    _constraint,
+    _Timing,
+    empty,
+    function_of,
+    padded,
+    pair_names,
+    same_element,
+)
+from spf.ir.reading import is_constant
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
     from spf.ir.reading import StmtReading
-    from spf.sets import Set
+    from spf.sets import Relation, Set
 
 
 def is_written_index_array(ir: ComputationIR, name: str) -> bool:
@@ -34,10 +43,16 @@ def is_written_index_array(ir: ComputationIR, name: str) -> bool:
     return ds is not None and ds.index
 
 
-def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -> int:
+def written_level(
+    ir: ComputationIR, reader: StmtReading, uf: str, width: int, floor: int = -1
+) -> int:
     """The deepest schedule position (of ``width``, the current schedule padded) at which a
     write of index array ``uf`` that runs before an instance of ``reader`` and writes an
     element it reads first differs in time from that instance; -1 when no write does.
+    With ``floor``, a level at or below it is reported as ``floor``, and writers that can
+    give no deeper one cost no set operation (the scanner reads an index array no earlier
+    than position 0 anyway: a rows-only workspace written before the row loop, SpGEMM's
+    sort bounds, is told apart from none by no test).
 
     A writer whose schedule first differs from the reader's at two constants cannot give a
     deeper position than that one: writers are taken deepest bound first, and one whose
@@ -45,7 +60,7 @@ def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -
     writer's positions are tested deepest first, up to the first that holds."""
     reads = [rel for ds, rel in reader.reads if ds == uf]
     if not reads:
-        return -1
+        return max(-1, floor)
     sched_r = padded(reader, width)
     candidates = []
     for writer in ir.parsed_stmts:
@@ -57,15 +72,32 @@ def written_level(ir: ComputationIR, reader: StmtReading, uf: str, width: int) -
         positions = _positions(timing)
         if positions:
             candidates.append((positions, writer, writes, xs, ys, timing))
-    level = -1
+    level = max(-1, floor)
     for positions, writer, writes, xs, ys, timing in sorted(candidates, key=lambda c: -c[0][-1]):
         for a, b in ((a, b) for a in writes for b in reads):
             if positions[-1] <= level:
                 break
-            pairs = same_element(writer, a, reader, b, xs, ys)
-            if not empty(pairs, ir.facts):
-                level = _deepest(timing, pairs, positions, level)
+            # no emptiness test of the pairs first: each level tested is a part of them
+            pairs = _same_element(writer, a, reader, b, xs, ys)
+            if pairs is None:  # two different constant elements
+                continue
+            level = _deepest(timing, pairs, positions, level)
     return level
+
+
+def _same_element(
+    writer: StmtReading, a: Relation, reader: StmtReading, b: Relation, xs: list[str], ys: list[str]
+) -> Set | None:
+    """:func:`same_element`, or where both accesses are constant elements (a scalar
+    workspace's ``len(0)``) every pair of the two domains when the elements agree and None
+    when they differ, without composing the accesses."""
+    fa, fb = function_of(a, list(a.in_vars)), function_of(b, list(b.in_vars))
+    if fa is not None and fb is not None and all(is_constant(e) for e in (*fa, *fb)):
+        if [int(e) for e in fa] != [int(e) for e in fb]:
+            return None
+        both = writer.domain.product(reader.domain)
+        return _constraint(xs + ys, []).intersect(both)
+    return same_element(writer, a, reader, b, xs, ys)
 
 
 def _deepest(timing: _Timing, pairs: Set, positions: list[int], level: int) -> int:

@@ -1,0 +1,89 @@
+"""The shortcuts of a cold compile's checks and scan give the answers of the full work.
+
+* the self-check's plain subset test (``spf.codegen.verify._same_calls_subset``) proves a
+  subset through the UFs' declared ranges and refuses what is not one;
+* an AST build's context keeps what the dropped parameters imply about the others
+  (``spf.codegen.scan._used_context``);
+* ``written_level`` with a floor is the level without one, raised to the floor, and the
+  pairs of two constant-element accesses are those the composed accesses give.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+import spf
+import spf.kernels
+from spf.analysis.dependences import pair_names, same_element
+from spf.codegen.scan import _used_context
+from spf.codegen.verify import _same_calls_subset, _subset
+from spf.codegen.written_ufs import _same_element, is_written_index_array, written_level
+from spf.sets import Set
+
+ROWPTR = spf.UF(
+    "rowptr",
+    domain="{[i]: 0 <= i <= N}",
+    range="{[v]: 0 <= v <= NNZ}",
+    monotonic="nondecreasing",
+)
+UFS = {"rowptr": ROWPTR}
+ROWS = "0 <= i < N && rowptr(i) <= k < rowptr(i + 1)"
+
+
+def test_same_calls_subset_proves_and_refuses() -> None:
+    rows = Set(f"{{[i, k] : {ROWS}}}", UFS)
+    wider = Set("{[i, k] : 0 <= i && rowptr(i) <= k < rowptr(i + 1)}", UFS)
+    assert _same_calls_subset(rows, wider)
+    assert not _same_calls_subset(wider, rows)  # i < N does not follow
+
+
+def test_plain_superset_uses_the_declared_ranges() -> None:
+    rows = Set(f"{{[i, k] : {ROWS}}}", UFS)
+    # k < NNZ only through rowptr's range (rowptr(i + 1) <= NNZ)
+    assert _same_calls_subset(rows, Set("{[i, k] : 0 <= k < NNZ}", UFS))
+    assert not _same_calls_subset(rows, Set("{[i, k] : 0 <= k < NNZ - 1}", UFS))
+    assert not _subset(rows, Set("{[i, k] : 0 <= k < NNZ - 1}", UFS))
+
+
+def test_used_context_keeps_what_dropped_parameters_imply() -> None:
+    ctx = isl.Set("[N, M, v] -> { : 0 <= v < N and M >= 3 }")
+    umap = isl.UnionMap("[N] -> { S[i] -> [i] : 0 <= i < N }")
+    got = _used_context(ctx, umap)
+    names = [got.get_dim_name(isl.dim_type.param, k) for k in range(got.dim(isl.dim_type.param))]
+    assert names == ["N"]
+    assert got.is_equal(isl.Set("[N] -> { : N >= 1 }"))  # v's range: N > v >= 0
+
+
+def test_written_level_floor_is_the_level_raised_to_it() -> None:
+    ir = spf.kernels.spgemm_csr().single.ir  # the sort's workspaces: thr, base, len
+    width = ir.schedule_width
+    levels = []
+    for stmt in ir.parsed_stmts:
+        for uf in {ds for ds, _ in stmt.reads if is_written_index_array(ir, ds)}:
+            full = written_level(ir, stmt, uf, width)
+            assert written_level(ir, stmt, uf, width, 0) == max(full, 0)
+            levels.append(full)
+    assert max(levels) > 0  # both kinds were compared
+    assert min(levels) <= 0
+
+
+def test_constant_elements_pair_every_instance() -> None:
+    """The pairs of two constant-element accesses (the sort's ``len(0)``) are the two
+    domains' product, as the composed accesses give them; different elements pair none."""
+    ir = spf.kernels.spgemm_csr().single.ir
+    checked = 0
+    for writer in ir.parsed_stmts:
+        for reader in ir.parsed_stmts:
+            for ds, a in writer.writes:
+                for dr, b in reader.reads:
+                    if ds != dr or ds != "len":
+                        continue
+                    xs, ys = pair_names(writer, reader)
+                    got = _same_element(writer, a, reader, b, xs, ys)
+                    assert got is not None
+                    assert got.is_equal(same_element(writer, a, reader, b, xs, ys))
+                    checked += 1
+    assert checked > 0
+    zero, one = spf.Relation("{[i] -> [0]}"), spf.Relation("{[i] -> [1]}")
+    stmt = ir.parsed_stmts[0]
+    assert _same_element(stmt, zero, stmt, one, ["i"], ["ip"]) is None
