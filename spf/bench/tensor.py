@@ -307,6 +307,8 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
     pyd = _pydata()
     if pyd is None:
         notes["pydata sparse GCXS"] = "not installed"
+    elif ctx.cfg.quick:  # numba's JIT of its GCXS sum and product: ~45% of the quick run's CPU
+        notes["pydata sparse GCXS"] = "not run with --quick (its first call compiles with numba)"
     elif not add and a.shape[0] > PYDATA_SPGEMM_MAX_ROWS:
         notes["pydata sparse GCXS"] = (
             f"not run: its A @ B grows about as rows^1.8 (450 s for one call at 1M rows, "

@@ -32,7 +32,8 @@ arrays, :func:`spf.runtime.plan.compile_wavefront`): gcc compiles them in ~70% o
 the compile time but slow the coarse inspector down; ``docs/inspection.md``)."""
 TEST_OPT_LEVEL_ENV = "SPF_TEST_OPT_LEVEL"
 """Names gcc's optimisation level (``1`` for ``-O1``) that replaces ``-O3`` in
-:data:`DEFAULT_OPT_FLAGS` when set: ``make test`` sets it to ``1`` for the test suite only,
+:data:`DEFAULT_OPT_FLAGS` (and :data:`LIGHT_OPT_FLAGS`: :func:`light_opt_flags`) when set:
+``make test`` sets it to ``1`` for the test suite only,
 where gcc's ``-O3`` time is a fifth of the suite's CPU and ``-O1`` compiles spf's kernels in
 under half of it. Without ``-ffast-math`` (and with ``-std=c99``'s ``-ffp-contract=off``) both
 levels compute the same bits: no level may reorder floating-point operations, and spf tags
@@ -92,6 +93,17 @@ def default_opt_flags() -> tuple[str, ...]:
             "set it to 0, 1, 2, 3, s or g, or unset it for spf's -O3"
         )
     return (f"-O{level}", *DEFAULT_OPT_FLAGS[1:])
+
+
+def light_opt_flags() -> tuple[str, ...]:
+    """The flags of the units spf builds at :data:`LIGHT_OPT_FLAGS` (a wavefront's inspector
+    stages, a sparse einsum output's phases), or :func:`default_opt_flags` when
+    :data:`TEST_OPT_LEVEL_ENV` names a level: the test suite's level reaches every unit whose
+    flags spf chooses (``-O1`` compiles them in about 2/3 of ``-O2``'s time, to the same
+    bits: ``tests/e2e/test_opt_level_bitwise.py``)."""
+    if os.environ.get(TEST_OPT_LEVEL_ENV, "").strip():
+        return default_opt_flags()
+    return LIGHT_OPT_FLAGS
 
 
 def _opt_flags(cflags: Sequence[str] | None) -> list[str]:

@@ -102,7 +102,8 @@ def optimisation_flags(
 
     * ``"light"`` (a wavefront's inspector stages): ``light_flags`` (None: the default);
     * ``"sparse_output"`` (a sparse einsum output's sizing, filling, single pass and bound):
-      :data:`~spf.runtime.build.LIGHT_OPT_FLAGS`, ``-O2 -march=native``. Their loops are
+      :func:`~spf.runtime.build.light_opt_flags`, ``-O2 -march=native`` (the test suite's
+      level when ``SPF_TEST_OPT_LEVEL`` names one). Their loops are
       index-array driven scalar code (marks, a dense row, a column list and its sort, merges):
       their run time was measured the same at ``-O2`` as at ``-O3`` within the noise, with
       the same cache misses (SpAdd, sorted and unsorted SpGEMM on 2-D Poisson and a random
@@ -119,9 +120,9 @@ def optimisation_flags(
     if kind == "light":
         return light_flags
     if kind == "sparse_output":
-        from spf.runtime.build import LIGHT_OPT_FLAGS
+        from spf.runtime.build import light_opt_flags
 
-        return LIGHT_OPT_FLAGS
+        return light_opt_flags()
     return None
 
 

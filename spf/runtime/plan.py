@@ -1686,7 +1686,7 @@ def compile_wavefront(
 ) -> WavefrontKernel:
     """Compile the executor of ``ir`` (one wavefront loop) as one library and its
     inspector's pass over the dependences with the counting sorts after it as another, at
-    :data:`~spf.runtime.build.LIGHT_OPT_FLAGS` unless ``cflags`` are given, the two
+    :func:`~spf.runtime.build.light_opt_flags` unless ``cflags`` are given, the two
     compiler runs at once (:func:`spf.runtime.compile.compile_units`). The sorts are
     shared by every wavefront over the same nodes
     (:func:`spf.analysis.inspector.sort_stage_name`): one built with an earlier wavefront's
@@ -1715,7 +1715,7 @@ def compile_wavefront(
     from spf.analysis.inspector import build_inspector, sort_stage_name
     from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
-    from spf.runtime.build import LIGHT_OPT_FLAGS
+    from spf.runtime.build import light_opt_flags
     from spf.runtime.compile import UnitParts, compile_kernel, compile_units
 
     if len(executor.loops) != 1:
@@ -1745,14 +1745,14 @@ def compile_wavefront(
             UnitParts([(executor.ir, name or ir.name, check)], library),
             UnitParts([(k, None, True) for k in (first, *sorts)], f"{library}_light", True),
         ],
-        light_flags=LIGHT_OPT_FLAGS,
+        light_flags=light_opt_flags(),
         **options,
     )
 
     def level_sort() -> tuple[Kernel, Kernel]:  # a coarse kernel's, on first use
         parts = [(s, None, True) for s in build_level_sort(analysis, sort_name)]
         unit = UnitParts(parts, f"{sort_name}_levels", light=True)
-        ((count, order),) = compile_units([unit], light_flags=LIGHT_OPT_FLAGS, **options)
+        ((count, order),) = compile_units([unit], light_flags=light_opt_flags(), **options)
         return count, order
 
     halves = build_split_passes(ir, analysis) if is_coarse else None
@@ -1767,7 +1767,7 @@ def compile_wavefront(
         )
         unit = UnitParts([(st, None, True) for st in stages], f"{library}_split", light=True)
         ((levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k),) = compile_units(
-            [unit], light_flags=LIGHT_OPT_FLAGS, **options
+            [unit], light_flags=light_opt_flags(), **options
         )
         return levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k
 

@@ -43,6 +43,18 @@ def test_the_caller_s_flags_win_over_every_kind() -> None:
         assert optimisation_flags(["-O1", "-g"], kind, ["-O2"]) == ["-O1", "-g"]  # type: ignore[arg-type]
 
 
+def test_the_suite_s_level_reaches_the_light_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SPF_TEST_OPT_LEVEL`` (``make test``'s ``-O1``) replaces the ``-O2`` of the inspector
+    stages and sparse einsum phases as it replaces the kernels' ``-O3``; unset, spf's own."""
+    assert build.light_opt_flags() == build.LIGHT_OPT_FLAGS
+    monkeypatch.setenv(build.TEST_OPT_LEVEL_ENV, "1")
+    assert build.light_opt_flags() == ("-O1", "-march=native") == build.default_opt_flags()
+    assert optimisation_flags(None, "sparse_output") == ("-O1", "-march=native")
+    monkeypatch.setenv(build.TEST_OPT_LEVEL_ENV, "fast")
+    with pytest.raises(spf.ArgumentError, match="SPF_TEST_OPT_LEVEL"):
+        build.light_opt_flags()
+
+
 def test_a_sparse_output_s_phases_build_at_o2_a_dense_output_at_o3(tmp_path: Path) -> None:
     a = sp.random_array((9, 7), density=0.3, format="csr", rng=1)
     b = sp.random_array((9, 7), density=0.3, format="csr", rng=2)
