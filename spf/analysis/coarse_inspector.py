@@ -247,6 +247,28 @@ def build_split_passes(
     ``max`` over the same operands in the same order). On two cores the pass then lasts
     as long as the longer of them (in C, on the 1M-row triangles: the levels alone 0.38 and
     0.79 serial solves, the coarse levels 0.59 and 1.00, both in one pass 0.72 and 1.44)."""
+    found = _split_levels(ir, analysis)
+    if found is None:
+        return None
+    levels, edges = found
+    blocks = _declare(ir, analysis, "blocks", ((CLEV, LEVEL_TYPE),))
+    return _levels_in_locals(levels, analysis, edges), _pass_in_run_blocks(
+        blocks, analysis, edges, alone=True
+    )
+
+
+def can_split_passes(ir: ComputationIR, analysis: WavefrontAnalysis) -> bool:
+    """Whether :func:`build_split_passes` builds the two passes (not None), without building
+    them: a kernel is compiled with its split passes still to build, on the first 2-thread
+    inspection that runs them (~15 ms of SpTRSV's cold ``compile()``)."""
+    return _split_levels(ir, analysis) is not None
+
+
+def _split_levels(
+    ir: ComputationIR, analysis: WavefrontAnalysis
+) -> tuple[ComputationIR, list[_Edge]] | None:
+    """The declarations of the levels pass of :func:`build_split_passes` and the edges,
+    None where there are no split passes."""
     if any(free_kernels(analysis)) or analysis.groups != 1:
         return None
     names = (LEVEL, NLEVELS, CLEV, NCLEV, WORK, BLOCK, *SORT_NAMES, *WIDE_NAMES, *FIXED_NAMES)
@@ -255,10 +277,7 @@ def build_split_passes(
     levels = _declare(ir, analysis, "levels", ((WORK, "int64_t"), (LEVEL, LEVEL_TYPE)))
     if not (_runs_in_locals(levels, analysis, edges, (LEVEL, CLEV)) and _run_names_free(levels)):
         return None
-    blocks = _declare(ir, analysis, "blocks", ((CLEV, LEVEL_TYPE),))
-    return _levels_in_locals(levels, analysis, edges), _pass_in_run_blocks(
-        blocks, analysis, edges, alone=True
-    )
+    return levels, edges
 
 
 def _declare(

@@ -72,6 +72,7 @@ def plan_each_call(
     or without variables) that the checked function of ``program`` can test itself, lowered;
     None when there is none."""
     from spf.analysis.check_loops import check_loops
+    from spf.analysis.memo import remembered
     from spf.codegen.program import lower
 
     params = {a.name for a in program.signature.args if a.kind == "param"}
@@ -95,7 +96,9 @@ def plan_each_call(
             counting=True,
             avoid=frozenset(taken),
         )
-        sub = lower(checks.ir)
+        # remembered by the value of the loops: a wavefront's executor and its inspector
+        # stages often test the same facts with the same loops (SpTRSV's monotonic rows)
+        sub = remembered(checks.ir, ("each_call_lower",), lambda: lower(checks.ir))
     except SpfError:
         return None
     if sub.locals or sub.buffers or sub.workspaces or sub.index_arrays:

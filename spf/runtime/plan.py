@@ -1707,6 +1707,7 @@ def compile_wavefront(
         build_ranged_sort,
         build_sink_pass,
         build_split_passes,
+        can_split_passes,
         free_kernels,
         uses_run_blocks,
         zeroes_in_pass,
@@ -1755,12 +1756,13 @@ def compile_wavefront(
         ((count, order),) = compile_units([unit], light_flags=light_opt_flags(), **options)
         return count, order
 
-    halves = build_split_passes(ir, analysis) if is_coarse else None
+    splits = is_coarse and uses_run_blocks(first) and can_split_passes(ir, analysis)
 
-    def split() -> Split:  # on the first 2-thread inspection
-        assert halves is not None
+    def split() -> Split:  # built and compiled on the first 2-thread inspection
+        passes = build_split_passes(ir, analysis)
+        assert passes is not None
         stages = (
-            *halves,
+            *passes,
             build_key_count(analysis, f"{library}_key"),
             *build_ranged_sort(analysis, f"{library}_ranged"),
             *build_ranged_count(analysis, f"{library}_ranged"),
@@ -1814,7 +1816,7 @@ def compile_wavefront(
         level_sort if is_coarse else None,
         runs=is_coarse and uses_run_blocks(first),
         wide=wide,
-        split=split if halves is not None and uses_run_blocks(first) else None,
+        split=split if splits else None,
         sinks=sink_kernel if is_coarse and 0 < sum(free) < len(free) else None,
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
