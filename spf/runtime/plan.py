@@ -1332,6 +1332,7 @@ class WavefrontKernel(Kernel):
         elif nm.method == "p2p":  # one flag per iteration, set when it is done
             extra = {nm.levelptr: plan.levelptr, nm.order: plan.order, nm.nlevels: plan.levels}
             extra[nm.done] = np.zeros(len(plan.order), dtype=np.int32)
+            quick = None  # never replayed: each call needs its flags zeroed again
         else:  # by groups: a run of narrow levels costs one barrier
             extra = {nm.levelptr: plan.groupptr, nm.order: plan.order, nm.nlevels: plan.groups}
             extra[nm.single] = plan.one_thread

@@ -137,6 +137,28 @@ def test_a_levels_wavefront_replays_on_one_and_two_threads(counted: list[int]) -
     assert len(counted) == 2  # the first call of each team: the full path, then replays
 
 
+def test_a_p2p_wavefront_takes_the_full_path_every_call(counted: list[int]) -> None:
+    """A p2p executor's call needs its done flags zeroed: a replay of the last call's C call
+    would hand it the flags that call left set, so no row would wait for its inputs."""
+    solve = kernels.trsv_diag_csr()
+    solve.wavefront("i", method="p2p")
+    k = solve.compile()
+    serial = kernels.trsv_diag_csr().compile()
+    m = matrix(4000, 0.0005, 7)
+    args = gauss_seidel_args(m)
+    plan = k.inspect(strategy="wavefront", **{n: v for n, v in args.items() if n != "A"})
+    b = np.ones(4000)
+    want = np.zeros(4000)
+    serial(x=want, b=b, **args)
+    with exactly(2):
+        for _ in range(3):
+            x = np.zeros(4000)
+            k(x=x, b=b, plan=plan, check=False, **args)
+            np.testing.assert_array_equal(x, want)
+            assert k.last_threads == 2
+    assert len(counted) == 3  # every call on the full path: none replayed
+
+
 def test_a_changed_pattern_after_replayed_calls_is_an_argument_error(
     fused: WavefrontKernel,
 ) -> None:
