@@ -116,17 +116,22 @@ def test_replayed_calls_equal_the_kernels_one_after_the_other(
         assert len(counted) == 2
 
 
-def test_a_levels_wavefront_replays_on_one_and_two_threads(counted: list[int]) -> None:
+def solve_by(method: str) -> tuple[Any, Any, dict[str, Any], Any, Any]:
+    """A lower solve's wavefront kernel of ``method``, its plan (strategy "wavefront") on a
+    random 4000-row triangle, the arguments, ``b`` and the serial solve's ``x``."""
     solve = kernels.trsv_diag_csr()
-    solve.wavefront("i")
+    solve.wavefront("i", method=method)
     k = solve.compile()
-    serial = kernels.trsv_diag_csr().compile()
-    m = matrix(4000, 0.0005, 7)
-    args = gauss_seidel_args(m)
+    args = gauss_seidel_args(matrix(4000, 0.0005, 7))
     plan = k.inspect(strategy="wavefront", **{n: v for n, v in args.items() if n != "A"})
     b = np.ones(4000)
     want = np.zeros(4000)
-    serial(x=want, b=b, **args)
+    kernels.trsv_diag_csr().compile()(x=want, b=b, **args)
+    return k, plan, args, b, want
+
+
+def test_a_levels_wavefront_replays_on_one_and_two_threads(counted: list[int]) -> None:
+    k, plan, args, b, want = solve_by("auto")
     for team in (1, 2):
         with exactly(team):
             for _ in range(3):
@@ -140,16 +145,7 @@ def test_a_levels_wavefront_replays_on_one_and_two_threads(counted: list[int]) -
 def test_a_p2p_wavefront_takes_the_full_path_every_call(counted: list[int]) -> None:
     """A p2p executor's call needs its done flags zeroed: a replay of the last call's C call
     would hand it the flags that call left set, so no row would wait for its inputs."""
-    solve = kernels.trsv_diag_csr()
-    solve.wavefront("i", method="p2p")
-    k = solve.compile()
-    serial = kernels.trsv_diag_csr().compile()
-    m = matrix(4000, 0.0005, 7)
-    args = gauss_seidel_args(m)
-    plan = k.inspect(strategy="wavefront", **{n: v for n, v in args.items() if n != "A"})
-    b = np.ones(4000)
-    want = np.zeros(4000)
-    serial(x=want, b=b, **args)
+    k, plan, args, b, want = solve_by("p2p")
     with exactly(2):
         for _ in range(3):
             x = np.zeros(4000)
