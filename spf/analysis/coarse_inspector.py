@@ -89,6 +89,8 @@ class _Edge(NamedTuple):
     step: str
     """What the edge adds to the coarse level: 1 between kernels, else whether the two
     iterations lie in different blocks."""
+    snk_group: int
+    """The sink's kernel."""
 
 
 def _edges(analysis: WavefrontAnalysis) -> list[_Edge]:
@@ -101,7 +103,8 @@ def _edges(analysis: WavefrontAnalysis) -> list[_Edge]:
         src, snk = (var_node, other_node) if e.push else (other_node, var_node)
         first, last = (var, other) if e.push else (other, var)
         step = "1" if e.group != e.other_group else f"({first}) >> {BLOCK} != ({last}) >> {BLOCK}"
-        out.append(_Edge(text, its, src, snk, var, e.group, step))
+        snk_group = e.other_group if e.push else e.group
+        out.append(_Edge(text, its, src, snk, var, e.group, step, snk_group))
     return out
 
 
@@ -582,15 +585,10 @@ def build_sink_pass(
     level, say whether every source at that level lies in one part
     (:func:`spf.runtime.interleave.interleave`). O(those edges), no edge of another kernel read."""
     _fresh_names(ir, analysis, (SINK_POS, SINK_KEY, LAST_POS, LAST_KEY))
-    sink = build.computation(f"{ir.name}_coarse_sinks_{analysis.loop}")
-    sink = _copy_declarations(ir, sink)
-    for name in (SINK_POS, SINK_KEY, LAST_POS, LAST_KEY):
-        sink = build.add_data_space(sink, name, "int64_t", (analysis.nodes,))
-    # each edge's sink kernel, in :func:`_edges`'s order (pull edges first)
-    into = [e.group for e in analysis.edges if not e.push]
-    into += [e.other_group for e in analysis.edges if e.push]
+    arrays = tuple((name, "int64_t") for name in (SINK_POS, SINK_KEY, LAST_POS, LAST_KEY))
+    sink = _declare(ir, analysis, "sinks", arrays)
     for k, e in enumerate(_edges(analysis)):
-        if not free[into[k]]:
+        if not free[e.snk_group]:
             continue
         updates = (
             f"${LAST_POS}$({e.snk}) = max(${LAST_POS}$({e.snk}), ${SINK_POS}$({e.src}));",

@@ -310,7 +310,11 @@ def _over_mkl(
     ready = {"poisson": mkl / ms[PREPARED, t2]}
     for name, (kw, pre) in suitesparse.items():
         ratios[name], ready[name] = kw, pre
-    for got, how in ((ratios, "keyword call"), (ready, "prepared call, kernel.prepare")):
+    calls = (
+        (ratios, "keyword call", "fused wavefront auto"),
+        (ready, "prepared call, kernel.prepare", PREPARED),
+    )
+    for got, how, code in calls:
         if not got or not all(np.isfinite(list(got.values()))):
             continue
         geo = float(np.exp(np.mean(np.log(list(got.values())))))
@@ -321,7 +325,7 @@ def _over_mkl(
             "matrices",
             f"{geo:.2f}x",
             geo >= 1.5,
-            "; ".join(x for x in (each, teams.note("fused wavefront auto", t2)) if x),
+            "; ".join(x for x in (each, teams.note(code, t2)) if x),
         )
     return ratios, ready
 

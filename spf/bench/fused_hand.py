@@ -133,17 +133,12 @@ def by_kernel(order: np.ndarray, partptr: np.ndarray) -> np.ndarray:
 
 
 def kernel_split(order: np.ndarray, partptr: np.ndarray, n: int) -> np.ndarray:
-    """Per part of a fused plan (its nodes ``order[partptr[q]:partptr[q + 1]]``), the first
-    position of a product node (``>= n``); ``SystemExit`` if a part lists a product node
-    before a solve node (the hand kernel runs each part's solve rows first)."""
-    product = order >= n
-    counts = np.zeros(len(partptr) - 1, dtype=np.int64)
-    if len(order):
-        counts = np.add.reduceat(product.astype(np.int64), partptr[:-1])
+    """Per part of a fused plan (its nodes ``order[partptr[q]:partptr[q + 1]]``, solve nodes
+    first: :func:`by_kernel`), the first position of a product node (``>= n``)."""
+    if not len(order):
+        return partptr[1:].copy()
+    counts = np.add.reduceat((order >= n).astype(np.int64), partptr[:-1])
     mid: np.ndarray = partptr[1:] - counts
-    ranks = np.arange(len(order)) - np.repeat(partptr[:-1], np.diff(partptr))
-    if not np.array_equal(product, ranks >= np.repeat(mid - partptr[:-1], np.diff(partptr))):
-        raise SystemExit("fused: a part of the plan runs a product row before a solve row")
     return mid
 
 
