@@ -235,8 +235,8 @@ def copy_executor(
     """The executor ``ir`` with its wavefront statements reading the copies of ``spec``:
     ``P(i)`` and ``P(i + 1)`` become ``P_part(pos)`` and ``P_part(pos + 1)``, a UF or data
     space read at a segment iterator its copy (declared like the original). The plan's
-    arrays (``order``, the level and part pointers) and the pointer copies are declared
-    ``index_dtype``: ``"int32"`` when a plan's positions and entries fit
+    arrays (``order``, the level and part pointers, the group flags) and the pointer copies
+    are declared ``index_dtype``: ``"int32"`` when a plan's positions and entries fit
     (:data:`spf.runtime.copies.NARROW_LIMIT`),
     which halves the bytes of the two streams every row reads besides its entries (on the
     1M-row random triangle of ``spf bench --only sptrsv``, one thread, three interleaved

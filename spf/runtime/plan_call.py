@@ -247,6 +247,8 @@ class Quick:
     def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:
         """Replay the call on arguments :meth:`same` accepted (True), or False when the way
         the governor's team asks for has no replay yet."""
+        if not self.replays:  # a plan whose calls are never replayed (p2p, copies)
+            return False
         if self.serial:
             replay = self.replays.get(ORDER)
             if replay is None:

@@ -9,10 +9,10 @@ plan over other index arrays or a bad index array is an
 :class:`~spf.errors.ArgumentError` raised by ``prepare``. ``call(x, y, b)`` is then an
 unchecked call with the plan: its first call runs the full path (which records it,
 :mod:`spf.runtime.plan_call`), later ones replay its C call after reading the look of
-every array (the free ones' and the bound ones', as a keyword call does), without
-building or reading a keyword dictionary; the thread governor still picks each call's
-team. As with a prepared call of a plain kernel, the bound arrays are held by reference:
-changed in place, they are not checked again (``check=True`` calls of the kernel do that).
+the free arrays, without building or reading a keyword dictionary; the thread governor
+still picks each call's team. As with a prepared call of a plain kernel, the bound arrays
+are held by reference: changed in place, they are not checked again (``check=True`` calls
+of the kernel do that).
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ class PreparedPlanCall(PreparedCall):
         self._values: tuple[Any, ...] = ()
         self._order: Any = None
         """(bound values, then the free arrays) -> the arguments in the record's order."""
-        self._given: tuple[Any, ...] = ()
-        """The last call's arguments in the record's order (its free arrays: ``_last``)."""
-        self._last: tuple[object, ...] = ()
+        self._state: tuple[tuple[object, ...], tuple[Any, ...]] = ((), ())
+        """The last call's free arrays and its arguments in the record's order, one tuple
+        (replaced whole, so that calls from several threads never mix two calls' arrays)."""
         self._types: tuple[type, ...] = ()
         self._looks: list[tuple[Any, ...]] = []
         """The free arrays' types and looks (dtype, shape, flags) the record accepted."""
@@ -95,10 +95,11 @@ class PreparedPlanCall(PreparedCall):
             and tuple(map(type, arrays)) == self._types
             and list(map(LOOK, arrays)) == self._looks
         ):
-            if not all(map(SAME, arrays, self._last)):  # other objects of the same look
-                self._given = self._order((*self._values, *arrays))
-                self._last = arrays
-            if quick.fire(self.kernel, self._given):
+            last, given = self._state
+            if not all(map(SAME, arrays, last)):  # other objects of the same look
+                given = self._order((*self._values, *arrays))
+                self._state = (arrays, given)
+            if quick.fire(self.kernel, given):
                 return
         args = {**self.bound, **dict(zip(self.names, arrays, strict=True))}
         self.kernel(**args, plan=self.plan, check=False)  # the full path, which records it
@@ -113,7 +114,6 @@ class PreparedPlanCall(PreparedCall):
         self._values = tuple(self.bound.values())
         at = {name: n for n, name in enumerate((*self.bound, *self.names))}
         self._order = getter([at[name] for name in quick.names])
-        self._given = self._order((*self._values, *arrays))
-        self._last = arrays
+        self._state = (arrays, self._order((*self._values, *arrays)))
         self._types = tuple(map(type, arrays))
         self._looks = [LOOK(a) for a in arrays]
