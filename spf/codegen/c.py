@@ -760,19 +760,19 @@ class CPrinter:
                     "const int64_t spf_b1 = spf_rb_end - spf_b0 > spf_rb_rows ? "
                     "spf_b0 + spf_rb_rows : spf_rb_end;"
                 )
+                for line in row_blocks.raw_lines(blocks):  # the passes read them as they are
+                    self.out.line(line)
                 for line in row_blocks.pass_lines(blocks):
                     self.out.line(line)
                 self.out.line("if (spf_ok)")
                 with self.out.braces():
-                    for line in row_blocks.raw_lines(blocks):
-                        self.out.line(line)
                     checks, self._fact_checks = self._fact_checks, {}
                     try:
                         self._for(part)
                     finally:
                         self._fact_checks = checks
-                    for line in row_blocks.restore_lines(blocks, self.p, self._dense):
-                        self.out.line(line)
+                for line in row_blocks.restore_lines(blocks, self.p, self._dense):
+                    self.out.line(line)
                 self.out.line("else")
                 with self.out.braces():
                     self._for(part)

@@ -1,31 +1,35 @@
 """Blocked pre-checks of a checked function's sparse row loops (issue 28, item 1).
 
 A checked function (:mod:`spf.codegen.arg_checks`) tests, in the innermost loop of a
-sparse row, the range of each index value it reads (``col(k)``) and the sorted-rows fact on
-neighbouring entries (``col(k - 1) < col(k)`` inside a row): a compare and a branch per
-entry each, in a loop of a few instructions an entry, which cost 1.2-1.6x the unchecked
-loop on mid-size matrices. Where the loops have the shape of CSR's (one loop over rows
-``i``, inside it one loop over ``k`` from ``U(i)`` to ``U(i + 1)`` with ``U`` tested whole
-before the loops, :func:`~spf.codegen.arg_checks.prechecked`), the rows run in blocks of
-about :data:`BLOCK_ENTRIES` entries, and before each block's arithmetic (its entries are
-then in cache) two branch-free passes the compiler vectorizes test
+sparse row, the range of each index value it reads (``col(k)``) and the facts on the
+values just loaded (sorted rows: ``col(k - 1) < col(k)`` inside a row): a compare and a
+branch per entry each, in a loop of a few instructions an entry, which cost 1.2-1.6x the
+unchecked loop on mid-size matrices. Where the loops have the shape of CSR's (one loop over
+rows ``i``; inside it loops over ``k``, none nested in another, each within ``U(i) ..
+U(i + 1) - 1`` for a row pointer ``U`` tested whole before the loops,
+:func:`~spf.codegen.arg_checks.prechecked`), the rows run in blocks of about
+:data:`BLOCK_ENTRIES` entries, and before each block's arithmetic (its entries are then in
+cache) branch-free passes test the whole block:
 
-* the range of every index array the row loop reads at ``k`` over the block's entries
-  ``U(b0) .. U(b1) - 1`` (one unsigned comparison an entry, as the checked read makes);
-* each neighbouring-pairs fact (``V(k + c + 1) - V(k + c) >= m`` for pairs the fact's guard
-  keeps inside one row): the pairs of the whole block that break it are counted in one flat
-  pass, then those that straddle two rows (one per non-empty row starting inside the block)
-  in a pass over its rows; the block keeps the fact when the two counts are equal.
+* per row: each row loop's bounds inside ``U(i) .. U(i + 1)`` (where they are not those
+  two), and the facts tested once per row (``rowptr(i) <= diag(i) < rowptr(i + 1)``);
+* over the block's entries ``U(b0) .. U(b1) - 1`` in one flat loop each: the range of every
+  index array the row loops read at ``k`` (one unsigned comparison an entry, as the checked
+  read makes), and each neighbouring-pairs fact (``V(p + 1) - V(p) >= m`` for pairs the
+  fact's guard keeps inside one row): the pairs of the block that break it are counted,
+  then those that straddle two rows (one per non-empty row starting inside the block) in a
+  pass over its rows; the block keeps the fact when the two counts are equal;
+* any other fact tested in a row loop (``col(k) <= i``) in a copy of the row loops that only
+  tests (:data:`NESTED`).
 
 A block that passes runs the rows as the unchecked function does (its index arrays read as
-they are, no fact test). A block that fails either test runs the checked loops for its
-rows, exactly as before: every value read is tested and clamped, every fact instance is
-tested, and the error names the same fact, row and entry (a pre-check that fails on a pair
-the fact does not cover only costs that block its fast path). Results are bitwise equal:
-both copies run the same statements in the same order.
+they are, no fact test). A block that fails any test runs the checked loops for its rows,
+exactly as before: every value read is tested and clamped, every fact instance is tested,
+and the error names the same fact, row and entry (a pass that fails on a pair the fact does
+not cover only costs that block its fast path). Results are bitwise equal: both copies run
+the same statements in the same order.
 
-Any other shape, or a fact the row loop's tests cannot cover this way (one over the row
-number, say ``col(k) <= i``), keeps the checked loops unchanged (:func:`plan` returns None).
+Any other shape keeps the checked loops unchanged (:func:`plan` returns None).
 """
 
 from __future__ import annotations
@@ -37,11 +41,25 @@ from spf.codegen.arg_checks import (
     _expr,
     _linear,
     checked_macros,
+    fact_check_lines,
     prechecked,
     read_key,
 )
-from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, If, Int, Op, UFRead, Var, walk
-from spf.codegen.loop_ast import node_exprs as _node_exprs
+from spf.codegen.loop_ast import (
+    Bind,
+    Block,
+    Call,
+    Expr,
+    For,
+    If,
+    Int,
+    Op,
+    UFRead,
+    Var,
+    map_expr,
+    node_exprs,
+    walk,
+)
 
 if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
@@ -49,33 +67,61 @@ if TYPE_CHECKING:
     from spf.codegen.signature import Arg
 
 BLOCK_ENTRIES = 2048
-"""Entries of a block, about (its row count follows from the mean row length): 16 KiB of
-int64 indices, so that the arithmetic after the passes finds them in L1/L2."""
+"""Entries of a block, about (its row count follows from the mean row length): 8-16 KiB of
+indices, so that the arithmetic after the passes finds them in L1/L2."""
+
+NESTED = True
+"""Test the facts of the row loops that are no neighbouring pairs in a copy of the loops
+before the block (else such a kernel keeps its checked loops)."""
 
 
 @dataclass(frozen=True)
 class Pair:
-    """A neighbouring-pairs fact over index array ``uf`` (its number ``n`` among the UF
-    arguments): ``uf(t + 1) - uf(t) >= gap`` for the pairs inside one row."""
+    """A neighbouring-pairs fact over index array ``uf``: ``uf(t + 1) - uf(t) >= gap`` for
+    the pairs inside one row."""
 
     uf: str
     gap: int
 
 
 @dataclass(frozen=True)
+class Inner:
+    """A row loop: its variable and bounds (index reads bound to locals written out), and
+    whether they are exactly the row's ``U(i)`` and ``U(i + 1)``."""
+
+    var: str
+    init: Expr
+    end: Expr
+    exact: bool
+
+
+@dataclass(frozen=True)
+class Test:
+    """A fact check a pass evaluates: the statement's iterators ``params`` take ``args``
+    (locals written out); ``loop``: the row loop it runs in (None: once per row)."""
+
+    check: InLoopCheck
+    params: tuple[str, ...]
+    args: tuple[Expr, ...]
+    loop: Inner | None
+
+
+@dataclass(frozen=True)
 class RowBlocks:
     """The loop over rows ``outer`` (variable ``row``, from ``init`` to before ``end``), its
-    row pointer ``ptr`` and what a block's passes test: the index arrays ``ranged`` (name,
-    number among the UF arguments, zero-based) read at the row loop's ``k`` and the
-    neighbouring-pairs facts ``pairs``."""
+    row pointer ``ptr`` and what a block's passes test: the row loops ``inner``, the index
+    arrays ``ranged`` (name, number among the UF arguments, zero-based) read at a row loop's
+    variable, the neighbouring-pairs facts ``pairs`` and the other facts ``tests``."""
 
     outer: For
     row: str
     init: Expr
     end: Expr
     ptr: str
+    inner: tuple[Inner, ...]
     ranged: tuple[tuple[str, int, bool], ...]
     pairs: tuple[Pair, ...]
+    tests: tuple[Test, ...]
 
 
 def plan(
@@ -92,82 +138,35 @@ def plan(
     outer = _outer(program.body)
     if outer is None:
         return None
-    inner = [n for n in walk(outer.body) if isinstance(n, For)]
-    if len(inner) != 1 or inner[0].step != 1 or inner[0].tags:
+    loops = [n for n in walk(outer.body) if isinstance(n, For)]
+    if not loops or any(_bad_loop(n) for n in loops):
         return None
-    loop = inner[0]
-    binds = {n.var: n for n in walk(outer.body) if isinstance(n, Bind)}
-    ptr = _row_pointer(loop, binds, outer.var, prechecked(program))
-    if ptr is None:
+    binds = _binds(outer.body)
+    whole = prechecked(program)
+    ptr = _row_pointer(loops[0], binds, outer.var, whole)
+    if binds is None or ptr is None:
         return None
-    ranged = _ranged(program, outer, loop, binds, zero)
-    pairs = _pairs(program, outer, loop, ptr, checks, params)
-    if ranged is None or pairs is None or not (ranged or pairs):
+    names = _params(program) | {outer.var}
+    inner: dict[int, Inner] = {}
+    for n in loops:
+        loop = _inner(n, binds, outer.var, ptr, names, whole)
+        if loop is None:
+            return None
+        inner[id(n)] = loop
+    ranged = _ranged(program, outer, loops, zero)
+    found = _facts(program, outer, loops, inner, binds, ptr, checks, params)
+    if ranged is None or found is None:
+        return None
+    pairs, tests = found
+    if not (ranged or pairs or tests) or (tests and not NESTED):
         return None
     init, end = _bounds(outer)
-    return RowBlocks(outer, outer.var, init, end, ptr, ranged, pairs)
-
-
-def _uf_args(program: Program) -> dict[str, tuple[int, Arg]]:
-    """Each UF argument by name: its number among them and the argument."""
-    ufs = [a for a in program.signature.args if a.kind == "uf"]
-    return {a.name: (n, a) for n, a in enumerate(ufs)}
-
-
-def _ranged(
-    program: Program, outer: For, loop: For, binds: dict[str, Bind], zero: frozenset[str]
-) -> tuple[tuple[str, int, bool], ...] | None:
-    """The index arrays the rows read other than the row pointer (tested whole): each read
-    at ``k`` in the row loop only, one argument, not monotonic; None if another is read."""
-    whole = prechecked(program)
-    ufs = _uf_args(program)
-    out: dict[str, tuple[str, int, bool]] = {}
-    for e in _reads(outer.body):
-        name = e.uf.removeprefix("spf_v_")
-        if name in whole:
-            continue
-        n, a = ufs[name]
-        if e.args != (Var(loop.var),) or e not in _reads(loop.body) or a.inner:
-            return None
-        if a.uf is None or a.uf.arity != 1 or a.uf.monotonic is not None:
-            return None
-        out[name] = (name, n, name in zero)
-    return tuple(out.values())
-
-
-def _pairs(
-    program: Program,
-    outer: For,
-    loop: For,
-    ptr: str,
-    checks: dict[str, list[InLoopCheck]],
-    params: dict[str, tuple[str, ...]],
-) -> tuple[Pair, ...] | None:
-    """The neighbouring-pairs facts of the statements the rows run, all in the row loop;
-    None if a statement reads an index array in its own text or has another fact."""
-    ufs = _uf_args(program)
-    whole = prechecked(program)
-    in_loop = {id(n) for n in walk(loop.body) if isinstance(n, Call)}
-    stmts = {s.name: s for s in program.stmts}
-    out: set[Pair] = set()
-    for c in (n for n in walk(outer.body) if isinstance(n, Call)):
-        if stmts[c.stmt].calls & set(ufs):  # the statement's own text reads an index array
-            return None
-        mine = checks.get(c.stmt, [])
-        if mine and id(c) not in in_loop:
-            return None
-        env = dict(zip(params[c.stmt], c.args, strict=True))
-        for check in mine:
-            pair = _pair(check, env, outer.var, loop.var, ptr)
-            if pair is None or pair.uf in whole or ufs[pair.uf][1].inner:
-                return None
-            out.add(pair)
-    return tuple(sorted(out, key=repr))
+    return RowBlocks(outer, outer.var, init, end, ptr, tuple(inner.values()), ranged, pairs, tests)
 
 
 def _outer(body: Any) -> For | None:
     """The one loop the function's body runs (through blocks of one item and branches
-    without ``else``), serial, step 1, its end free of index reads."""
+    without ``else``), serial, step 1, its bounds free of index reads."""
     n = body
     while True:
         if isinstance(n, Block) and len(n.items) == 1:
@@ -186,6 +185,14 @@ def _outer(body: Any) -> For | None:
     return n
 
 
+def _bad_loop(n: For) -> bool:
+    """A row loop that is not serial, step 1, ``k < end``, or holds another loop."""
+    cond = n.cond
+    if n.step != 1 or n.tags or any(isinstance(m, For) for m in walk(n.body)):
+        return True
+    return not (isinstance(cond, Op) and cond.op == "<" and cond.args[0] == Var(n.var))
+
+
 def _bounds(n: For) -> tuple[Expr, Expr]:
     """The first row and the row after the last."""
     assert isinstance(n.cond, Op)
@@ -199,35 +206,114 @@ def _has_read(e: Expr) -> bool:
     return isinstance(e, Op) and any(_has_read(a) for a in e.args)
 
 
-def _value(e: Expr, binds: dict[str, Bind]) -> Expr:
-    """``e``, a variable bound from an index array replaced by the read."""
-    if isinstance(e, Var) and e.name in binds:
-        b = binds[e.name]
-        return UFRead(b.uf.removeprefix("spf_v_"), b.args)
+def _binds(n: Any) -> dict[str, UFRead] | None:
+    """Each local bound from an index read under ``n``, as the read (its own locals written
+    out; ``spf_v_<uf>`` as ``uf``); None if one name is bound to two reads."""
+    out: dict[str, UFRead] = {}
+    for b in walk(n):
+        if isinstance(b, Bind):
+            read = UFRead(b.uf.removeprefix("spf_v_"), tuple(_out(a, out) for a in b.args))
+            if out.setdefault(b.var, read) != read:
+                return None
+    return out
+
+
+def _out(e: Expr, binds: dict[str, UFRead] | None) -> Expr:
+    """``e`` with the locals of ``binds`` written out as their reads."""
+    if not binds:
+        return e
+    return map_expr(e, lambda x: binds.get(x.name) if isinstance(x, Var) else None)
+
+
+def _row_pointer(
+    loop: For, binds: dict[str, UFRead] | None, i: str, whole: frozenset[str]
+) -> str | None:
+    """``U`` when ``loop`` starts at ``U(i)`` or ends at ``U(i + 1)``, ``U`` tested whole."""
+    assert isinstance(loop.cond, Op)
+    for bound, offset in ((loop.init, {i: 1}), (loop.cond.args[1], {i: 1, (): 1})):
+        e = _out(bound, binds)
+        if (
+            isinstance(e, UFRead)
+            and e.uf in whole
+            and len(e.args) == 1
+            and (_linear(e.args[0]) == offset)
+        ):
+            return e.uf
+    return None
+
+
+def _inner(
+    n: For,
+    binds: dict[str, UFRead] | None,
+    i: str,
+    ptr: str,
+    names: frozenset[str],
+    whole: frozenset[str],
+) -> Inner | None:
+    """Row loop ``n``, its bounds free of variables but ``names`` and of index reads other
+    than those tested whole."""
+    assert isinstance(n.cond, Op)
+    init, end = _out(n.init, binds), _out(n.cond.args[1], binds)
+    for e in (init, end):
+        if not _row_expr(e, names, whole):
+            return None
+    exact = init == _at(ptr, i, 0) and end == _at(ptr, i, 1)
+    return Inner(n.var, init, end, exact)
+
+
+def _at(ptr: str, i: str, plus: int) -> Expr:
+    """``ptr(i)`` or ``ptr(1 + i)`` as the scanner writes them."""
+    return UFRead(ptr, (Var(i),) if plus == 0 else (Op("+", (Int(plus), Var(i))),))
+
+
+def _row_expr(e: Expr, names: frozenset[str], whole: frozenset[str]) -> bool:
+    """``e`` reads only the variables ``names`` (the row's, a row loop's, the parameters)
+    and index arrays tested whole."""
     if isinstance(e, UFRead):
-        return UFRead(e.uf.removeprefix("spf_v_"), e.args)
-    return e
+        return e.uf in whole and all(_row_expr(a, names, whole) for a in e.args)
+    if isinstance(e, Op):
+        return all(_row_expr(a, names, whole) for a in e.args)
+    return not isinstance(e, Var) or e.name in names
 
 
-def _row_pointer(loop: For, binds: dict[str, Bind], i: str, whole: frozenset[str]) -> str | None:
-    """``U`` when ``loop`` runs ``k`` from ``U(i)`` to before ``U(i + 1)``, ``U`` tested whole."""
-    cond = loop.cond
-    if not (isinstance(cond, Op) and cond.op == "<" and cond.args[0] == Var(loop.var)):
-        return None
-    lo, hi = _value(loop.init, binds), _value(cond.args[1], binds)
-    if not (isinstance(lo, UFRead) and isinstance(hi, UFRead) and lo.uf == hi.uf):
-        return None
-    if lo.uf not in whole or len(lo.args) != 1 or len(hi.args) != 1:
-        return None
-    if _linear(lo.args[0]) != {i: 1} or _linear(hi.args[0]) != {i: 1, (): 1}:
-        return None
-    return lo.uf
+def _params(program: Program) -> frozenset[str]:
+    """The kernel's parameters."""
+    return frozenset(a.name for a in program.signature.args if a.kind == "param")
+
+
+def _uf_args(program: Program) -> dict[str, tuple[int, Arg]]:
+    """Each UF argument by name: its number among them and the argument."""
+    ufs = [a for a in program.signature.args if a.kind == "uf"]
+    return {a.name: (n, a) for n, a in enumerate(ufs)}
+
+
+def _ranged(
+    program: Program, outer: For, loops: list[For], zero: frozenset[str]
+) -> tuple[tuple[str, int, bool], ...] | None:
+    """The index arrays the rows read other than those tested whole: each read only at a
+    row loop's variable, inside that loop, one argument, not monotonic; None if another
+    is read."""
+    whole = prechecked(program)
+    ufs = _uf_args(program)
+    out: dict[str, tuple[str, int, bool]] = {}
+    inside = [e for n in loops for e in _reads(n.body) if e.args == (Var(n.var),)]
+    for e in _reads(outer.body):
+        name = e.uf.removeprefix("spf_v_")
+        if name in whole:
+            continue
+        n, a = ufs[name]
+        if e not in inside or a.inner or a.uf is None:
+            return None
+        if a.uf.arity != 1 or a.uf.monotonic is not None:
+            return None
+        out[name] = (name, n, name in zero)
+    return tuple(out.values())
 
 
 def _reads(n: Any) -> list[UFRead]:
     """Every index read under ``n``: the binds' and those in expressions."""
     out = [UFRead(b.uf, b.args) for b in walk(n) if isinstance(b, Bind)]
-    for e in _node_exprs(n):
+    for e in node_exprs(n):
         out += _expr_reads(e)
     return out
 
@@ -240,10 +326,56 @@ def _expr_reads(e: Expr) -> list[UFRead]:
     return []
 
 
-def _pair(check: InLoopCheck, env: dict[str, Expr], i: str, k: str, ptr: str) -> Pair | None:
-    """``check`` as a neighbouring-pairs fact whose guard and the row loop keep both
-    entries of the pair inside row ``i`` (``ptr(i) <= k + c`` and ``k + c + 1 < ptr(i +
-    1)``), or None."""
+def _facts(
+    program: Program,
+    outer: For,
+    loops: list[For],
+    inner: dict[int, Inner],
+    binds: dict[str, UFRead] | None,
+    ptr: str,
+    checks: dict[str, list[InLoopCheck]],
+    params: dict[str, tuple[str, ...]],
+) -> tuple[tuple[Pair, ...], tuple[Test, ...]] | None:
+    """The neighbouring-pairs facts and the other fact tests of the statements the rows
+    run; None if a statement reads an index array in its own text or a fact cannot be
+    tested by the passes."""
+    ufs = _uf_args(program)
+    whole = prechecked(program)
+    where = {id(c): inner[id(n)] for n in loops for c in walk(n.body) if isinstance(c, Call)}
+    stmts = {s.name: s for s in program.stmts}
+    pairs: set[Pair] = set()
+    tests: list[Test] = []
+    for c in (n for n in walk(outer.body) if isinstance(n, Call)):
+        if stmts[c.stmt].calls & set(ufs):  # the statement's own text reads an index array
+            return None
+        loop = where.get(id(c))
+        env = dict(zip(params[c.stmt], c.args, strict=True))
+        for check in checks.get(c.stmt, []):
+            pair = _pair(check, env, outer.var, loop, ptr)
+            if pair is not None and pair.uf not in whole and not ufs[pair.uf][1].inner:
+                pairs.add(pair)
+                continue
+            args = tuple(_out(a, binds) for a in c.args)
+            k = loop.var if loop is not None else None
+            names = _params(program) | {outer.var, *([k] if k else [])}
+            if not all(_row_expr(a, names, whole) or _at_k(a, k) for a in args):
+                return None
+            tests.append(Test(check, params[c.stmt], args, loop))
+    return tuple(sorted(pairs, key=repr)), tuple(tests)
+
+
+def _at_k(e: Expr, k: str | None) -> bool:
+    """``e`` is a read at the row loop's variable ``k`` (in range once the range pass
+    passed)."""
+    return k is not None and isinstance(e, UFRead) and e.args == (Var(k),)
+
+
+def _pair(
+    check: InLoopCheck, env: dict[str, Expr], i: str, loop: Inner | None, ptr: str
+) -> Pair | None:
+    """``check`` as a neighbouring-pairs fact ``V(p + c + 1) - V(p + c) >= m`` whose guard,
+    or the row loop of ``p``, keeps both entries inside row ``i`` (``ptr(i) <= p + c`` and
+    ``p + c + 1 < ptr(i + 1)``), or None."""
     if len(check.conclusion) != 1 or check.conclusion[0][0]:
         return None
     form = _form(check.conclusion[0][1], env)
@@ -253,23 +385,23 @@ def _pair(check: InLoopCheck, env: dict[str, Expr], i: str, k: str, ptr: str) ->
     (up, _), (down, _) = sorted(reads.items(), key=lambda kv: -kv[1])
     if not (isinstance(up, tuple) and isinstance(down, tuple) and up[0] == down[0]):
         return None
-    hi_at, lo_at = _offset(up, k), _offset(down, k)
-    if hi_at is None or lo_at is None or hi_at != lo_at + 1:
+    hi_at, lo_at = _offset(up), _offset(down)
+    if hi_at is None or lo_at is None or hi_at[0] != lo_at[0] or hi_at[1] != lo_at[1] + 1:
         return None
-    guard = [_form(t, env) for eq, t in check.guard if not eq]
-    c = lo_at
+    p, c = lo_at
+    in_loop = loop is not None and p == loop.var  # the loop keeps p inside the row
+    guard = [g for g in (_form(t, env) for eq, t in check.guard if not eq) if g is not None]
     start = read_key(f"spf_raw_{ptr}", (Var(i),))
     stop = read_key(f"spf_raw_{ptr}", (Op("+", (Var(i), Int(1))),))
-    inside_low = c >= 0 or any(
-        g is not None and _only(g, {k: 1, start: -1}) and g.get((), 0) <= c for g in guard
+    low = (in_loop and c >= 0) or any(
+        _only(g, {p: 1, start: -1}) and g.get((), 0) <= c for g in guard
     )
-    inside_high = c <= -1 or any(
-        g is not None and _only(g, {k: -1, stop: 1}) and g.get((), 0) <= -c - 2 for g in guard
+    high = (in_loop and c <= -1) or any(
+        _only(g, {p: -1, stop: 1}) and g.get((), 0) <= -c - 2 for g in guard
     )
-    if not (inside_low and inside_high):
+    if not (low and high):
         return None
-    name = str(up[0]).removeprefix("spf_raw_")
-    return Pair(name, -int(form.get((), 0)))
+    return Pair(str(up[0]).removeprefix("spf_raw_"), -int(form.get((), 0)))
 
 
 def _form(term: Any, env: dict[str, Expr]) -> dict[Any, int] | None:
@@ -278,15 +410,16 @@ def _form(term: Any, env: dict[str, Expr]) -> dict[Any, int] | None:
     return _linear(_expr(term, env, {}))
 
 
-def _offset(key: Any, k: str) -> int | None:
-    """``c`` when read ``key`` is at ``k + c``."""
+def _offset(key: Any) -> tuple[str, int] | None:
+    """``(p, c)`` when read ``key`` is at ``p + c`` for a variable ``p``."""
     args = key[1]
     if len(args) != 1:
         return None
     form = dict(args[0])
-    if form.get(k) != 1 or set(form) - {k, ()}:
+    names = [v for v in form if v != ()]
+    if len(names) != 1 or form[names[0]] != 1 or not isinstance(names[0], str):
         return None
-    return int(form.get((), 0))
+    return names[0], int(form.get((), 0))
 
 
 def _only(form: dict[Any, int], terms: dict[Any, int]) -> bool:
@@ -307,16 +440,17 @@ def head_lines(blocks: RowBlocks, init: str, end: str) -> list[str]:
 
 
 def pass_lines(blocks: RowBlocks) -> list[str]:
-    """The block's tests (rows ``spf_b0 .. spf_b1 - 1``), clearing ``spf_ok`` on a failure."""
+    """The block's tests (rows ``spf_b0 .. spf_b1 - 1``), clearing ``spf_ok`` on a failure:
+    the rows first (their loops' bounds), then the flat passes, then the nested one."""
     u = blocks.ptr
-    out = [
-        "int spf_ok = 1;",
-        f"const int64_t spf_s = (int64_t){u}[spf_b0], spf_e = (int64_t){u}[spf_b1];",
-    ]
+    out = ["int spf_ok = 1;"]
+    out += _row_lines(blocks)
+    out.append(f"const int64_t spf_s = (int64_t){u}[spf_b0], spf_e = (int64_t){u}[spf_b1];")
     for name, n, zero in blocks.ranged:
         test = f"(uint64_t)(int64_t){name}[spf_t]"
         test = f"{test} > spf_lim_{n}" if zero else f"{test} - (uint64_t)spf_lo_{n} > spf_lim_{n}"
         out += [
+            "if (spf_ok)",
             "{",
             "  uint64_t spf_bad = 0;",
             "  for (int64_t spf_t = spf_s; spf_t < spf_e; spf_t++)",
@@ -325,33 +459,104 @@ def pass_lines(blocks: RowBlocks) -> list[str]:
             "}",
         ]
     for p in blocks.pairs:
-        bad = f"((int64_t){p.uf}[spf_t + 1] - (int64_t){p.uf}[spf_t] < {p.gap})"
-        across = f"((int64_t){p.uf}[spf_q] - (int64_t){p.uf}[spf_q - 1] < {p.gap})"
+        out += _pair_lines(p, u)
+    return out + _nested_lines(blocks)
+
+
+def _row_lines(blocks: RowBlocks) -> list[str]:
+    """Per row: each row loop inside the row, and the facts tested once per row."""
+    from spf.codegen.c import expr
+
+    i, u = blocks.row, blocks.ptr
+    lines: list[str] = []
+    for n, loop in enumerate(blocks.inner):
+        if loop.exact:
+            continue
+        lo, hi = f"spf_rl_{n}", f"spf_rh_{n}"
+        lines += [
+            f"const int64_t {lo} = {expr(loop.init)}, {hi} = {expr(loop.end)};",
+            f"spf_rows_bad |= ({lo} < {hi}) & (({lo} < (int64_t){u}[{i}]) | "
+            f"({hi} > (int64_t){u}[{i} + 1]));",
+        ]
+    for t in blocks.tests:
+        if t.loop is None:
+            lines += fact_check_lines(t.check, t.params, t.args, {}, True, "spf_rows_bad")
+    if not lines:
+        return []
+    return [
+        "{",
+        "  uint64_t spf_rows_bad = 0;",
+        f"  for (int64_t {i} = spf_b0; {i} < spf_b1; {i}++)",
+        "  {",
+        *(f"    {line}" for line in lines),
+        "  }",
+        "  spf_ok &= !spf_rows_bad;",
+        "}",
+    ]
+
+
+def _pair_lines(p: Pair, u: str) -> list[str]:
+    """The count of the block's pairs breaking ``p`` against those of them across rows."""
+    bad = f"((int64_t){p.uf}[spf_t + 1] - (int64_t){p.uf}[spf_t] < {p.gap})"
+    across = f"((int64_t){p.uf}[spf_q] - (int64_t){p.uf}[spf_q - 1] < {p.gap})"
+    return [
+        "if (spf_ok && spf_e - spf_s >= 2)",
+        "{",
+        "  int64_t spf_d = 0;",
+        "  for (int64_t spf_t = spf_s; spf_t + 1 < spf_e; spf_t++)",
+        f"    spf_d += {bad};",
+        "  if (spf_d)",
+        "  {",
+        "    int64_t spf_c = 0;",
+        "    for (int64_t spf_r = spf_b0; spf_r < spf_b1; spf_r++)",
+        "    {",
+        f"      const int64_t spf_p = (int64_t){u}[spf_r];",
+        f"      const int64_t spf_in = (spf_p > spf_s) & (spf_p < (int64_t){u}[spf_r + 1]);",
+        "      const int64_t spf_q = spf_in ? spf_p : spf_s + 1;",
+        f"      spf_c += spf_in & {across};",
+        "    }",
+        "    spf_ok &= spf_d == spf_c;",
+        "  }",
+        "}",
+    ]
+
+
+def _nested_lines(blocks: RowBlocks) -> list[str]:
+    """The facts tested in a row loop that are no neighbouring pairs: a copy of each such
+    loop over the block's rows that only tests (after the row and range passes, so every
+    value it reads is in range)."""
+    from spf.codegen.c import expr
+
+    i = blocks.row
+    out: list[str] = []
+    for loop in blocks.inner:
+        mine = [t for t in blocks.tests if t.loop is loop]
+        if not mine:
+            continue
+        body = [
+            line
+            for t in mine
+            for line in fact_check_lines(t.check, t.params, t.args, {}, True, "spf_bad")
+        ]
         out += [
-            "if (spf_ok && spf_e - spf_s >= 2)",
+            "if (spf_ok)",
             "{",
-            "  int64_t spf_d = 0;",
-            "  for (int64_t spf_t = spf_s; spf_t + 1 < spf_e; spf_t++)",
-            f"    spf_d += {bad};",
-            "  if (spf_d)",
-            "  {",
-            "    int64_t spf_c = 0;",
-            "    for (int64_t spf_r = spf_b0; spf_r < spf_b1; spf_r++)",
+            "  uint64_t spf_bad = 0;",
+            f"  for (int64_t {i} = spf_b0; {i} < spf_b1; {i}++)",
+            f"    for (int64_t {loop.var} = {expr(loop.init)}; {loop.var} < {expr(loop.end)}; "
+            f"{loop.var}++)",
             "    {",
-            f"      const int64_t spf_p = (int64_t){u}[spf_r];",
-            f"      const int64_t spf_in = (spf_p > spf_s) & (spf_p < (int64_t){u}[spf_r + 1]);",
-            "      const int64_t spf_q = spf_in ? spf_p : spf_s + 1;",
-            f"      spf_c += spf_in & {across};",
+            *(f"      {line}" for line in body),
             "    }",
-            "    spf_ok &= spf_d == spf_c;",
-            "  }",
+            "  spf_ok &= !spf_bad;",
             "}",
         ]
     return out
 
 
 def raw_lines(blocks: RowBlocks) -> list[str]:
-    """The macros of the ranged index arrays read as they are (the fast block)."""
+    """The macros of the ranged index arrays read as they are (the passes and the fast
+    block)."""
     out = []
     for name, _, _ in blocks.ranged:
         out += [f"#undef {name}", f"#define {name}(t0) ((int64_t) {name}[t0])"]

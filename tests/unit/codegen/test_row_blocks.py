@@ -49,10 +49,18 @@ def _run(kernel: Any, args: dict[str, Any], check: bool = True) -> Any:
 
 
 def test_the_csr_shaped_kernels_check_in_blocks() -> None:
-    for comp in (kernels.spmv(CSR), kernels.spmv(CSC), kernels.spmv_csr(), kernels.spmtv_csr()):
+    csr_shaped = (
+        kernels.spmv(CSR),
+        kernels.spmv(CSC),
+        kernels.spmv_csr(),
+        kernels.spmtv_csr(),
+        kernels.gauss_seidel_csr(),
+        kernels.sptrsv_csr(),
+    )
+    for comp in csr_shaped:
         assert "spf_rb_rows" in comp.compile().source
-    # a fact over the row number (col(k) <= i) keeps the checked loops as they were
-    assert "spf_rb_rows" not in kernels.sptrsv_csr().compile().source
+    # a loop inside the row loop (SpMM's columns of B) keeps the checked loops as they were
+    assert "spf_rb_rows" not in kernels.spmm_csr().compile().source
 
 
 def test_checked_results_are_bitwise_the_unchecked_ones(csr: tuple[str, Any], matrix: Any) -> None:
@@ -142,3 +150,55 @@ def test_a_broken_row_after_other_arrays_were_remembered(csr: tuple[str, Any], m
     col[s], col[s + 1] = col[s + 1], col[s]
     with pytest.raises(ArgumentError, match=rf"fails first at i = {row}, k1 = {s}"):
         _run(kernel, {**args, "col": col})
+
+
+def _dominant(n: int, seed: int) -> Any:
+    """A random matrix with a dominant stored diagonal (rows of a few entries)."""
+    m = random_csr(n, n, 3 / n, seed) + sp.eye_array(n) * 8.0
+    m = sp.csr_array(m)
+    m.sort_indices()
+    return m
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_gauss_seidel_facts_are_caught_in_every_block(dtype: str, where: str) -> None:
+    kernel = kernels.gauss_seidel_csr(index_dtype=dtype).compile()
+    m = _dominant(ROWS, 11)
+    args = spf.sparse.gauss_seidel_args(m, index_dtype=dtype)
+    b = np.linspace(1.0, 2.0, ROWS)
+    x, x0 = np.zeros(ROWS), np.zeros(ROWS)
+    kernel(x=x, b=b, **args)
+    kernel(x=x0, b=b, **args, check=False)
+    assert np.array_equal(x, x0)
+    row = _row_of_two(m, where)
+    s = int(args["rowptr"][row])
+    col = args["col"].copy()
+    col[s], col[s + 1] = col[s + 1], col[s]  # unsorted, and the diagonal moved
+    with pytest.raises(ArgumentError, match=rf"fails first at i = {row}"):
+        kernel(x=np.zeros(ROWS), b=b, **{**args, "col": col})
+    diag = args["diag"].copy()
+    diag[row] = s if diag[row] != s else s + 1  # another entry of the row
+    with pytest.raises(ArgumentError, match=rf"col\(diag\(i\)\) = i.*fails first at i = {row}"):
+        kernel(x=np.zeros(ROWS), b=b, **{**args, "diag": diag})
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_sptrsv_facts_are_caught_in_every_block(dtype: str, where: str) -> None:
+    kernel = kernels.sptrsv_csr(index_dtype=dtype).compile()
+    m = sp.csr_array(sp.tril(_dominant(ROWS, 12)))
+    m.sort_indices()
+    args = spf.sparse.sptrsv_args(m, index_dtype=dtype)
+    f = np.linspace(1.0, 2.0, ROWS)
+    u, u0 = np.zeros(ROWS), np.zeros(ROWS)
+    kernel(u=u, f=f, **args)
+    kernel(u=u0, f=f, **args, check=False)
+    assert np.array_equal(u, u0)
+    np.testing.assert_allclose(m @ u, f, rtol=1e-10)
+    row = _row_of_two(m[: ROWS - 1], where)  # a column right of it exists
+    s = int(args["rowptr"][row])
+    col = args["col"].copy()
+    col[s] = row + 1  # right of the diagonal: not lower triangular
+    with pytest.raises(ArgumentError, match=rf"col\(k\) <= i.*fails first at i = {row}, k = {s}"):
+        kernel(u=np.zeros(ROWS), f=f, **{**args, "col": col})
