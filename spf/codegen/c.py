@@ -144,6 +144,7 @@ class CPrinter:
         self._fact_flags = False  # fact checks set bits of spf_facts (no parallel region)
         self._row: RowScalar | None = None  # the element kept in spf_row (row_scalar)
         self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
+        self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
         self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
 
     target = "c"
@@ -279,7 +280,7 @@ class CPrinter:
         self._fact_flags = bool(self._fact_checks) and ac.serial(program)
         if suffix == ac.CHECKED_SUFFIX and ac.serial(program):
             params = {s.name: s.params for s in program.stmts}
-            self._blocks = row_blocks.plan(self.p, self._fact_checks, params, zero)
+            self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
             self._dense = dense
         first = ac.bound_locals(program, zero)
         if ranged:
@@ -760,22 +761,33 @@ class CPrinter:
                     "const int64_t spf_b1 = spf_rb_end - spf_b0 > spf_rb_rows ? "
                     "spf_b0 + spf_rb_rows : spf_rb_end;"
                 )
-                for line in row_blocks.raw_lines(blocks):  # the passes read them as they are
-                    self.out.line(line)
                 for line in row_blocks.pass_lines(blocks):
                     self.out.line(line)
                 self.out.line("if (spf_ok)")
                 with self.out.braces():
-                    checks, self._fact_checks = self._fact_checks, {}
-                    try:
-                        self._for(part)
-                    finally:
-                        self._fact_checks = checks
-                for line in row_blocks.restore_lines(blocks, self.p, self._dense):
-                    self.out.line(line)
+                    self._fast_rows(part, blocks)
                 self.out.line("else")
                 with self.out.braces():
                     self._for(part)
+
+    def _fast_rows(self, part: For, blocks: RowBlocks) -> None:
+        """A block's rows once its passes passed: the ranged index arrays read as they are,
+        the pair facts counted at each row's start instead of tested at each entry."""
+        for line in row_blocks.raw_lines(blocks):
+            self.out.line(line)
+        checks = self._fact_checks
+        self._fact_checks = {
+            s: [c for c in cs if c not in blocks.replaced] for s, cs in checks.items()
+        }
+        self._row_first = (part.var, row_blocks.row_count_lines(blocks))
+        try:
+            self._for(part)
+        finally:
+            self._fact_checks, self._row_first = checks, None
+        for line in row_blocks.verdict_lines(blocks):
+            self.out.line(line)
+        for line in row_blocks.restore_lines(blocks, self.p, self._dense):
+            self.out.line(line)
 
     def _plain_for(self, n: For) -> None:
         if "wavefront_levels" in n.tags:  # one region for all levels (spf.analysis.executor)
@@ -827,8 +839,12 @@ class CPrinter:
         step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
         self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
         outer, self._simd = self._simd, simd
+        first, self._row_first = self._row_first, None
         try:
             with self.out.braces():
+                if first is not None and first[0] == n.var:  # a block's row (row_blocks)
+                    for line in first[1]:
+                        self.out.line(line)
                 if {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags):
                     self._workspace_bases()  # each thread's own copy
                     self._fault_scope(lambda: self._region(n.body))

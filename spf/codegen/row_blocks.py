@@ -3,31 +3,32 @@
 A checked function (:mod:`spf.codegen.arg_checks`) tests, in the innermost loop of a
 sparse row, the range of each index value it reads (``col(k)``) and the facts on the
 values just loaded (sorted rows: ``col(k - 1) < col(k)`` inside a row): a compare and a
-branch per entry each, in a loop of a few instructions an entry, which cost 1.2-1.6x the
+branch per entry each, in a loop of a few instructions an entry, which cost 1.1-1.7x the
 unchecked loop on mid-size matrices. Where the loops have the shape of CSR's (one loop over
 rows ``i``; inside it loops over ``k``, none nested in another, each within ``U(i) ..
 U(i + 1) - 1`` for a row pointer ``U`` tested whole before the loops,
-:func:`~spf.codegen.arg_checks.prechecked`), the rows run in blocks of about
-:data:`BLOCK_ENTRIES` entries, and before each block's arithmetic (its entries are then in
-cache) branch-free passes test the whole block:
+:func:`~spf.codegen.arg_checks.prechecked`) and the index arrays they test are 32-bit, the
+rows run in blocks of about :data:`BLOCK_ENTRIES` entries, each after branch-free passes
+over the block that the compiler vectorizes (its entries are then in cache for the
+arithmetic):
 
-* per row: each row loop's bounds inside ``U(i) .. U(i + 1)`` (where they are not those
-  two), and the facts tested once per row (``rowptr(i) <= diag(i) < rowptr(i + 1)``);
-* over the block's entries ``U(b0) .. U(b1) - 1`` in one flat loop each: the range of every
-  index array the row loops read at ``k`` (one unsigned comparison an entry, as the checked
-  read makes), and each neighbouring-pairs fact (``V(p + 1) - V(p) >= m`` for pairs the
-  fact's guard keeps inside one row): the pairs of the block that break it are counted,
-  then those that straddle two rows (one per non-empty row starting inside the block) in a
-  pass over its rows; the block keeps the fact when the two counts are equal;
-* any other fact tested in a row loop (``col(k) <= i``) in a copy of the row loops that only
-  tests (:data:`NESTED`).
+* per row, where a row loop's bounds are not ``U(i)`` and ``U(i + 1)``: that they lie inside
+  the row (``gauss_seidel_csr``'s loops left and right of ``diag(i)``);
+* over the block's entries ``U(b0) .. U(b1) - 1``: the range of every index array the row
+  loops read at ``k``, as the minimum and maximum in the array's own width;
+* for each neighbouring-pairs fact (``V(p + 1) - V(p) >= m`` for pairs the fact's guard
+  keeps inside one row): the pairs of the block that break it, counted in the same kind of
+  pass; the rows then count those of them that straddle two rows (one test per non-empty
+  row, whose first entry the row loads anyway), and the fact's bits of ``spf_facts`` are
+  set when the two counts differ (the error then names the first violating point, found by
+  the fact's own check loop, as after the in-loop test).
 
-A block that passes runs the rows as the unchecked function does (its index arrays read as
-they are, no fact test). A block that fails any test runs the checked loops for its rows,
-exactly as before: every value read is tested and clamped, every fact instance is tested,
-and the error names the same fact, row and entry (a pass that fails on a pair the fact does
-not cover only costs that block its fast path). Results are bitwise equal: both copies run
-the same statements in the same order.
+A block whose bounds and ranges pass runs the rows with its index arrays read as they are
+and without the pairs' tests (any other fact is tested in the loops as before); one that
+fails runs the checked loops for its rows, exactly as before (every value read tested and
+clamped, every fact instance tested). Results are bitwise equal: both copies run the same
+statements in the same order. 64-bit index arrays keep the checked loops: measured, their
+passes (four lanes a vector) cost as much as the tests they replace.
 
 Any other shape keeps the checked loops unchanged (:func:`plan` returns None).
 """
@@ -38,14 +39,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spf.codegen.arg_checks import (
+    BOUNDS_PER_UF,
+    FACT_BITS,
     _expr,
     _linear,
     checked_macros,
-    fact_check_lines,
     prechecked,
     read_key,
 )
 from spf.codegen.loop_ast import (
+    Alloc,
     Bind,
     Block,
     Call,
@@ -53,6 +56,7 @@ from spf.codegen.loop_ast import (
     For,
     If,
     Int,
+    Merge,
     Op,
     UFRead,
     Var,
@@ -67,21 +71,25 @@ if TYPE_CHECKING:
     from spf.codegen.signature import Arg
 
 BLOCK_ENTRIES = 2048
-"""Entries of a block, about (its row count follows from the mean row length): 8-16 KiB of
-indices, so that the arithmetic after the passes finds them in L1/L2."""
+"""Entries of a block, about (its row count follows from the mean row length): 8 KiB of
+32-bit indices, so that the arithmetic after the passes finds them in L1/L2 (4,096 and
+16,384 measured the same)."""
 
-NESTED = True
-"""Test the facts of the row loops that are no neighbouring pairs in a copy of the loops
-before the block (else such a kernel keeps its checked loops)."""
+NARROW = frozenset({"int8_t", "int16_t", "int32_t", "uint8_t", "uint16_t", "uint32_t"})
+"""The index types whose arrays the passes test (eight or more lanes a 256-bit vector)."""
 
 
 @dataclass(frozen=True)
 class Pair:
-    """A neighbouring-pairs fact over index array ``uf``: ``uf(t + 1) - uf(t) >= gap`` for
-    the pairs inside one row."""
+    """A neighbouring-pairs fact over index array ``uf`` (of C type ``ctype``): ``uf(t +
+    1) - uf(t) >= gap`` for the pairs inside one row; ``checks`` are the in-loop checks it
+    replaces and ``bits`` their bits of ``spf_facts``."""
 
     uf: str
+    ctype: str
     gap: int
+    checks: frozenset[InLoopCheck]
+    bits: int
 
 
 @dataclass(frozen=True)
@@ -96,22 +104,11 @@ class Inner:
 
 
 @dataclass(frozen=True)
-class Test:
-    """A fact check a pass evaluates: the statement's iterators ``params`` take ``args``
-    (locals written out); ``loop``: the row loop it runs in (None: once per row)."""
-
-    check: InLoopCheck
-    params: tuple[str, ...]
-    args: tuple[Expr, ...]
-    loop: Inner | None
-
-
-@dataclass(frozen=True)
 class RowBlocks:
     """The loop over rows ``outer`` (variable ``row``, from ``init`` to before ``end``), its
     row pointer ``ptr`` and what a block's passes test: the row loops ``inner``, the index
-    arrays ``ranged`` (name, number among the UF arguments, zero-based) read at a row loop's
-    variable, the neighbouring-pairs facts ``pairs`` and the other facts ``tests``."""
+    arrays ``ranged`` (name, C type, number among the UF arguments) read at a row loop's
+    variable and the neighbouring-pairs facts ``pairs``."""
 
     outer: For
     row: str
@@ -119,24 +116,27 @@ class RowBlocks:
     end: Expr
     ptr: str
     inner: tuple[Inner, ...]
-    ranged: tuple[tuple[str, int, bool], ...]
+    ranged: tuple[tuple[str, str, int], ...]
     pairs: tuple[Pair, ...]
-    tests: tuple[Test, ...]
+
+    @property
+    def replaced(self) -> frozenset[InLoopCheck]:
+        """The in-loop checks the pairs' counts replace."""
+        return frozenset(c for p in self.pairs for c in p.checks)
 
 
 def plan(
     program: Program,
     checks: dict[str, list[InLoopCheck]],
     params: dict[str, tuple[str, ...]],
-    zero: frozenset[str],
 ) -> RowBlocks | None:
     """The blocked form of ``program``'s checked loops, or None where it does not apply
     (above). ``checks``: the in-loop fact checks by statement; ``params``: each statement's
-    iterators; ``zero``: the zero-based UFs (:func:`~spf.codegen.arg_checks.zero_based`)."""
+    iterators."""
     if program.index_arrays:
         return None
     outer = _outer(program.body)
-    if outer is None:
+    if outer is None or any(isinstance(n, (Merge, Alloc)) for n in walk(outer.body)):
         return None
     loops = [n for n in walk(outer.body) if isinstance(n, For)]
     if not loops or any(_bad_loop(n) for n in loops):
@@ -153,15 +153,14 @@ def plan(
         if loop is None:
             return None
         inner[id(n)] = loop
-    ranged = _ranged(program, outer, loops, zero)
-    found = _facts(program, outer, loops, inner, binds, ptr, checks, params)
-    if ranged is None or found is None:
+    ranged = _ranged(program, outer, loops)
+    pairs = _pairs(program, outer, loops, inner, ptr, checks, params)
+    if ranged is None or pairs is None or not (ranged or pairs):
         return None
-    pairs, tests = found
-    if not (ranged or pairs or tests) or (tests and not NESTED):
+    if any(ct not in NARROW for _, ct, _ in ranged) or any(p.ctype not in NARROW for p in pairs):
         return None
     init, end = _bounds(outer)
-    return RowBlocks(outer, outer.var, init, end, ptr, tuple(inner.values()), ranged, pairs, tests)
+    return RowBlocks(outer, outer.var, init, end, ptr, tuple(inner.values()), ranged, pairs)
 
 
 def _outer(body: Any) -> For | None:
@@ -288,14 +287,14 @@ def _uf_args(program: Program) -> dict[str, tuple[int, Arg]]:
 
 
 def _ranged(
-    program: Program, outer: For, loops: list[For], zero: frozenset[str]
-) -> tuple[tuple[str, int, bool], ...] | None:
+    program: Program, outer: For, loops: list[For]
+) -> tuple[tuple[str, str, int], ...] | None:
     """The index arrays the rows read other than those tested whole: each read only at a
     row loop's variable, inside that loop, one argument, not monotonic; None if another
     is read."""
     whole = prechecked(program)
     ufs = _uf_args(program)
-    out: dict[str, tuple[str, int, bool]] = {}
+    out: dict[str, tuple[str, str, int]] = {}
     inside = [e for n in loops for e in _reads(n.body) if e.args == (Var(n.var),)]
     for e in _reads(outer.body):
         name = e.uf.removeprefix("spf_v_")
@@ -306,7 +305,7 @@ def _ranged(
             return None
         if a.uf.arity != 1 or a.uf.monotonic is not None:
             return None
-        out[name] = (name, n, name in zero)
+        out[name] = (name, a.ctype, n)
     return tuple(out.values())
 
 
@@ -326,56 +325,45 @@ def _expr_reads(e: Expr) -> list[UFRead]:
     return []
 
 
-def _facts(
+def _pairs(
     program: Program,
     outer: For,
     loops: list[For],
     inner: dict[int, Inner],
-    binds: dict[str, UFRead] | None,
     ptr: str,
     checks: dict[str, list[InLoopCheck]],
     params: dict[str, tuple[str, ...]],
-) -> tuple[tuple[Pair, ...], tuple[Test, ...]] | None:
-    """The neighbouring-pairs facts and the other fact tests of the statements the rows
-    run; None if a statement reads an index array in its own text or a fact cannot be
-    tested by the passes."""
+) -> tuple[Pair, ...] | None:
+    """The neighbouring-pairs facts of the statements the rows run (the other facts stay
+    in the loops); None if a statement reads an index array in its own text."""
     ufs = _uf_args(program)
     whole = prechecked(program)
     where = {id(c): inner[id(n)] for n in loops for c in walk(n.body) if isinstance(c, Call)}
     stmts = {s.name: s for s in program.stmts}
-    pairs: set[Pair] = set()
-    tests: list[Test] = []
+    found: dict[tuple[str, int], list[InLoopCheck]] = {}
     for c in (n for n in walk(outer.body) if isinstance(n, Call)):
         if stmts[c.stmt].calls & set(ufs):  # the statement's own text reads an index array
             return None
-        loop = where.get(id(c))
         env = dict(zip(params[c.stmt], c.args, strict=True))
         for check in checks.get(c.stmt, []):
-            pair = _pair(check, env, outer.var, loop, ptr)
-            if pair is not None and pair.uf not in whole and not ufs[pair.uf][1].inner:
-                pairs.add(pair)
-                continue
-            args = tuple(_out(a, binds) for a in c.args)
-            k = loop.var if loop is not None else None
-            names = _params(program) | {outer.var, *([k] if k else [])}
-            if not all(_row_expr(a, names, whole) or _at_k(a, k) for a in args):
-                return None
-            tests.append(Test(check, params[c.stmt], args, loop))
-    return tuple(sorted(pairs, key=repr)), tuple(tests)
-
-
-def _at_k(e: Expr, k: str | None) -> bool:
-    """``e`` is a read at the row loop's variable ``k`` (in range once the range pass
-    passed)."""
-    return k is not None and isinstance(e, UFRead) and e.args == (Var(k),)
+            pair = _pair(check, env, outer.var, where.get(id(c)), ptr)
+            if pair is not None and pair[0] not in whole and not ufs[pair[0]][1].inner:
+                found.setdefault(pair, []).append(check)
+    out = []
+    for (uf, gap), mine in sorted(found.items()):
+        bits = 0
+        for check in mine:
+            bits |= 1 << min(check.fact, FACT_BITS - 1)
+        out.append(Pair(uf, ufs[uf][1].ctype, gap, frozenset(mine), bits))
+    return tuple(out)
 
 
 def _pair(
     check: InLoopCheck, env: dict[str, Expr], i: str, loop: Inner | None, ptr: str
-) -> Pair | None:
+) -> tuple[str, int] | None:
     """``check`` as a neighbouring-pairs fact ``V(p + c + 1) - V(p + c) >= m`` whose guard,
     or the row loop of ``p``, keeps both entries inside row ``i`` (``ptr(i) <= p + c`` and
-    ``p + c + 1 < ptr(i + 1)``), or None."""
+    ``p + c + 1 < ptr(i + 1)``) as ``(V, m)``, or None."""
     if len(check.conclusion) != 1 or check.conclusion[0][0]:
         return None
     form = _form(check.conclusion[0][1], env)
@@ -401,7 +389,7 @@ def _pair(
     )
     if not (low and high):
         return None
-    return Pair(str(up[0]).removeprefix("spf_raw_"), -int(form.get((), 0)))
+    return str(up[0]).removeprefix("spf_raw_"), -int(form.get((), 0))
 
 
 def _form(term: Any, env: dict[str, Expr]) -> dict[Any, int] | None:
@@ -440,31 +428,74 @@ def head_lines(blocks: RowBlocks, init: str, end: str) -> list[str]:
 
 
 def pass_lines(blocks: RowBlocks) -> list[str]:
-    """The block's tests (rows ``spf_b0 .. spf_b1 - 1``), clearing ``spf_ok`` on a failure:
-    the rows first (their loops' bounds), then the flat passes, then the nested one."""
+    """The block's tests (rows ``spf_b0 .. spf_b1 - 1``): the row loops' bounds and the
+    ranges clear ``spf_ok``; each pair fact's count of breaking pairs (``spf_d<n>``) is
+    compared after the rows with theirs across rows (``spf_c<n>``, :func:`verdict_lines`)."""
     u = blocks.ptr
-    out = ["int spf_ok = 1;"]
-    out += _row_lines(blocks)
+    out = ["int spf_ok = 1;", *_row_lines(blocks)]
     out.append(f"const int64_t spf_s = (int64_t){u}[spf_b0], spf_e = (int64_t){u}[spf_b1];")
-    for name, n, zero in blocks.ranged:
-        test = f"(uint64_t)(int64_t){name}[spf_t]"
-        test = f"{test} > spf_lim_{n}" if zero else f"{test} - (uint64_t)spf_lo_{n} > spf_lim_{n}"
+    for name, ctype, n in blocks.ranged:
+        base = BOUNDS_PER_UF * n
         out += [
-            "if (spf_ok)",
+            "if (spf_ok && spf_e > spf_s)",
             "{",
-            "  uint64_t spf_bad = 0;",
-            "  for (int64_t spf_t = spf_s; spf_t < spf_e; spf_t++)",
-            f"    spf_bad |= {test};",
-            "  spf_ok &= !spf_bad;",
+            f"  {ctype} spf_mn = {name}[spf_s], spf_mx = spf_mn;",
+            "  for (int64_t spf_t = spf_s + 1; spf_t < spf_e; spf_t++)",
+            "  {",
+            f"    spf_mn = {name}[spf_t] < spf_mn ? {name}[spf_t] : spf_mn;",
+            f"    spf_mx = {name}[spf_t] > spf_mx ? {name}[spf_t] : spf_mx;",
+            "  }",
+            f"  spf_ok &= (int64_t)spf_mn >= spf_bounds[{base}] && "
+            f"(int64_t)spf_mx <= spf_bounds[{base + 1}];",
             "}",
         ]
-    for p in blocks.pairs:
-        out += _pair_lines(p, u)
-    return out + _nested_lines(blocks)
+    for n, p in enumerate(blocks.pairs):
+        out += [
+            f"uint32_t spf_d{n} = 0, spf_c{n} = 0;",  # < 2**31 pairs: 32-bit indices
+            "if (spf_ok)",
+            "  for (int64_t spf_t = spf_s; spf_t + 1 < spf_e; spf_t++)",
+            f"    spf_d{n} += {_breaks(p, 'spf_t + 1', 'spf_t')};",
+        ]
+    return out
+
+
+def _breaks(p: Pair, at: str, before: str) -> str:
+    """Whether the pair ``(before, at)`` breaks ``p`` (0 or 1), compared in the array's own
+    width where the gap allows."""
+    v = p.uf
+    if p.gap == 1:
+        return f"({v}[{at}] <= {v}[{before}])"
+    if p.gap == 0:
+        return f"({v}[{at}] < {v}[{before}])"
+    return f"((int64_t){v}[{at}] - (int64_t){v}[{before}] < {p.gap})"
+
+
+def row_count_lines(blocks: RowBlocks) -> list[str]:
+    """At the start of each row of a block that passed: the pair across the row's start,
+    when the row is not empty and starts after the block's first entry, counted if it
+    breaks a pair fact."""
+    i, u = blocks.row, blocks.ptr
+    if not blocks.pairs:
+        return []
+    out = ["{", f"  const int64_t spf_p = (int64_t){u}[{i}];"]
+    out.append(f"  if (spf_p > spf_s && spf_p < (int64_t){u}[{i} + 1])")
+    out.append("  {")
+    for n, p in enumerate(blocks.pairs):
+        out.append(f"    spf_c{n} += {_breaks(p, 'spf_p', 'spf_p - 1')};")
+    return [*out, "  }", "}"]
+
+
+def verdict_lines(blocks: RowBlocks) -> list[str]:
+    """After the rows of a block that passed: a pair fact broken inside a row sets its
+    bits of ``spf_facts``."""
+    return [
+        f"if (spf_d{n} != spf_c{n}) spf_facts |= (uint64_t){p.bits}ULL;"
+        for n, p in enumerate(blocks.pairs)
+    ]
 
 
 def _row_lines(blocks: RowBlocks) -> list[str]:
-    """Per row: each row loop inside the row, and the facts tested once per row."""
+    """Per row: each row loop whose bounds are not the row's lies inside the row."""
     from spf.codegen.c import expr
 
     i, u = blocks.row, blocks.ptr
@@ -478,9 +509,6 @@ def _row_lines(blocks: RowBlocks) -> list[str]:
             f"spf_rows_bad |= ({lo} < {hi}) & (({lo} < (int64_t){u}[{i}]) | "
             f"({hi} > (int64_t){u}[{i} + 1]));",
         ]
-    for t in blocks.tests:
-        if t.loop is None:
-            lines += fact_check_lines(t.check, t.params, t.args, {}, True, "spf_rows_bad")
     if not lines:
         return []
     return [
@@ -495,68 +523,8 @@ def _row_lines(blocks: RowBlocks) -> list[str]:
     ]
 
 
-def _pair_lines(p: Pair, u: str) -> list[str]:
-    """The count of the block's pairs breaking ``p`` against those of them across rows."""
-    bad = f"((int64_t){p.uf}[spf_t + 1] - (int64_t){p.uf}[spf_t] < {p.gap})"
-    across = f"((int64_t){p.uf}[spf_q] - (int64_t){p.uf}[spf_q - 1] < {p.gap})"
-    return [
-        "if (spf_ok && spf_e - spf_s >= 2)",
-        "{",
-        "  int64_t spf_d = 0;",
-        "  for (int64_t spf_t = spf_s; spf_t + 1 < spf_e; spf_t++)",
-        f"    spf_d += {bad};",
-        "  if (spf_d)",
-        "  {",
-        "    int64_t spf_c = 0;",
-        "    for (int64_t spf_r = spf_b0; spf_r < spf_b1; spf_r++)",
-        "    {",
-        f"      const int64_t spf_p = (int64_t){u}[spf_r];",
-        f"      const int64_t spf_in = (spf_p > spf_s) & (spf_p < (int64_t){u}[spf_r + 1]);",
-        "      const int64_t spf_q = spf_in ? spf_p : spf_s + 1;",
-        f"      spf_c += spf_in & {across};",
-        "    }",
-        "    spf_ok &= spf_d == spf_c;",
-        "  }",
-        "}",
-    ]
-
-
-def _nested_lines(blocks: RowBlocks) -> list[str]:
-    """The facts tested in a row loop that are no neighbouring pairs: a copy of each such
-    loop over the block's rows that only tests (after the row and range passes, so every
-    value it reads is in range)."""
-    from spf.codegen.c import expr
-
-    i = blocks.row
-    out: list[str] = []
-    for loop in blocks.inner:
-        mine = [t for t in blocks.tests if t.loop is loop]
-        if not mine:
-            continue
-        body = [
-            line
-            for t in mine
-            for line in fact_check_lines(t.check, t.params, t.args, {}, True, "spf_bad")
-        ]
-        out += [
-            "if (spf_ok)",
-            "{",
-            "  uint64_t spf_bad = 0;",
-            f"  for (int64_t {i} = spf_b0; {i} < spf_b1; {i}++)",
-            f"    for (int64_t {loop.var} = {expr(loop.init)}; {loop.var} < {expr(loop.end)}; "
-            f"{loop.var}++)",
-            "    {",
-            *(f"      {line}" for line in body),
-            "    }",
-            "  spf_ok &= !spf_bad;",
-            "}",
-        ]
-    return out
-
-
 def raw_lines(blocks: RowBlocks) -> list[str]:
-    """The macros of the ranged index arrays read as they are (the passes and the fast
-    block)."""
+    """The macros of the ranged index arrays read as they are (the block that passed)."""
     out = []
     for name, _, _ in blocks.ranged:
         out += [f"#undef {name}", f"#define {name}(t0) ((int64_t) {name}[t0])"]

@@ -59,6 +59,8 @@ def test_the_csr_shaped_kernels_check_in_blocks() -> None:
     )
     for comp in csr_shaped:
         assert "spf_rb_rows" in comp.compile().source
+    # 64-bit index arrays keep the checked loops (their passes cost as much as the tests)
+    assert "spf_rb_rows" not in kernels.spmv(CSR, index_dtype="int64").compile().source
     # a loop inside the row loop (SpMM's columns of B) keeps the checked loops as they were
     assert "spf_rb_rows" not in kernels.spmm_csr().compile().source
 
@@ -202,3 +204,23 @@ def test_sptrsv_facts_are_caught_in_every_block(dtype: str, where: str) -> None:
     col[s] = row + 1  # right of the diagonal: not lower triangular
     with pytest.raises(ArgumentError, match=rf"col\(k\) <= i.*fails first at i = {row}, k = {s}"):
         kernel(u=np.zeros(ROWS), f=f, **{**args, "col": col})
+
+
+@pytest.mark.parametrize("offset", [-1, 0])
+def test_a_broken_row_at_a_block_boundary(csr: tuple[str, Any], offset: int) -> None:
+    dtype, kernel = csr
+    # three entries a row: blocks of BLOCK_ENTRIES * N / NNZ rows; the last row of the first
+    # block (offset -1) and the first of the second (0), whose first pair starts the block
+    n = ROWS
+    r = np.repeat(np.arange(n), 3)
+    c = (np.arange(3 * n) * 7) % n
+    m = sp.csr_array((np.ones(3 * n), (r, c)), shape=(n, n))
+    m.sort_indices()
+    args = _args(m, dtype)
+    assert np.array_equal(_run(kernel, args), _run(kernel, args, check=False))
+    row = BLOCK_ENTRIES * n // (3 * n) + offset
+    s = int(args["rowptr"][row])
+    col = args["col"].copy()
+    col[s], col[s + 1] = col[s + 1], col[s]
+    with pytest.raises(ArgumentError, match=rf"fails first at i = {row}, k1 = {s}, k2 = {s + 1}"):
+        _run(kernel, {**args, "col": col})
