@@ -688,14 +688,12 @@ def fact_check_lines(
     args: tuple[Expr, ...],
     bound: dict[BoundKey, str],
     flags: bool = False,
-    into: str = "spf_facts",
 ) -> list[str]:
     """The C lines testing ``check`` at one statement instance: the statement's iterators
     ``params`` take the call's ``args``; a UF value ``bound`` in scope is used as it is
     (no second load), any other is a clamped peek. ``flags``: the function has no parallel
     region, so a failure sets the fact's bit of the local ``spf_facts`` (recorded once, after
-    the loops: no call inside them; ``into`` names another local to set instead); else it is
-    recorded at once with its point."""
+    the loops: no call inside them); else it is recorded at once with its point."""
     from spf.codegen.c import expr
 
     env = dict(zip(params, args, strict=True))
@@ -706,8 +704,8 @@ def fact_check_lines(
     if flags:
         bit = f"((uint64_t)1 << {min(check.fact, FACT_BITS - 1)})"
         if _peeks(cond):  # a peek is safe behind its guard only
-            return [f"if ({expr(cond)}) {into} |= {bit};"]
-        return [f"{into} |= (uint64_t)({expr(cond)}) * {bit};"]
+            return [f"if ({expr(cond)}) spf_facts |= {bit};"]
+        return [f"spf_facts |= (uint64_t)({expr(cond)}) * {bit};"]
     point = [_expr(p, env, bound) for p in check.point[:2]]
     point += [Int(0)] * (2 - len(point))
     where = ", ".join(f"(int64_t)({expr(p)})" for p in point)
