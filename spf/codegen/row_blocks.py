@@ -96,29 +96,17 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class Inner:
-    """A row loop: its variable and bounds (index reads bound to locals written out), and
-    whether they are exactly the row's ``U(i)`` and ``U(i + 1)``."""
-
-    var: str
-    init: Expr
-    end: Expr
-    exact: bool
-
-
-@dataclass(frozen=True)
 class RowBlocks:
     """The loop over rows ``outer`` (variable ``row``, from ``init`` to before ``end``), its
-    row pointer ``ptr`` and what a block's passes test: the row loops ``inner``, the index
-    arrays ``ranged`` (name, C type, number among the UF arguments) read at a row loop's
-    variable and the neighbouring-pairs facts ``pairs``."""
+    row pointer ``ptr`` and what a block's passes test: the index arrays ``ranged`` (name, C
+    type, number among the UF arguments) the row loop reads at its variable and the
+    neighbouring-pairs facts ``pairs``."""
 
     outer: For
     row: str
     init: Expr
     end: Expr
     ptr: str
-    inner: tuple[Inner, ...]
     ranged: tuple[tuple[str, str, int], ...]
     pairs: tuple[Pair, ...]
 
@@ -142,28 +130,20 @@ def plan(
     if outer is None or any(isinstance(n, (Merge, Alloc)) for n in walk(outer.body)):
         return None
     loops = [n for n in walk(outer.body) if isinstance(n, For)]
-    if not loops or any(_bad_loop(n) for n in loops):
+    if len(loops) != 1 or _bad_loop(loops[0]):  # measured: other bounds cost more
         return None
     binds = _binds(outer.body)
-    whole = prechecked(program)
-    ptr = _row_pointer(loops[0], binds, outer.var, whole)
+    ptr = _row_pointer(loops[0], binds, outer.var, prechecked(program))
     if binds is None or ptr is None:
         return None
-    names = _params(program) | {outer.var}
-    inner: dict[int, Inner] = {}
-    for n in loops:
-        loop = _inner(n, binds, outer.var, ptr, names, whole)
-        if loop is None or not loop.exact:  # measured: bounds tested per row cost more
-            return None
-        inner[id(n)] = loop
     ranged = _ranged(program, outer, loops)
-    pairs = _pairs(program, outer, loops, inner, ptr, checks, params)
+    pairs = _pairs(program, outer, loops[0], ptr, checks, params)
     if ranged is None or not pairs:  # measured: a block's range alone gains nothing
         return None
     if any(ct not in NARROW for _, ct, _ in ranged) or any(p.ctype not in NARROW for p in pairs):
         return None
     init, end = _bounds(outer)
-    return RowBlocks(outer, outer.var, init, end, ptr, tuple(inner.values()), ranged, pairs)
+    return RowBlocks(outer, outer.var, init, end, ptr, ranged, pairs)
 
 
 def _outer(body: Any) -> For | None:
@@ -230,57 +210,13 @@ def _out(e: Expr, binds: dict[str, UFRead] | None) -> Expr:
 def _row_pointer(
     loop: For, binds: dict[str, UFRead] | None, i: str, whole: frozenset[str]
 ) -> str | None:
-    """``U`` when ``loop`` starts at ``U(i)`` or ends at ``U(i + 1)``, ``U`` tested whole."""
+    """``U`` when ``loop`` runs from ``U(i)`` to before ``U(i + 1)``, ``U`` tested whole."""
     assert isinstance(loop.cond, Op)
-    for bound, offset in ((loop.init, {i: 1}), (loop.cond.args[1], {i: 1, (): 1})):
-        e = _out(bound, binds)
-        if (
-            isinstance(e, UFRead)
-            and e.uf in whole
-            and len(e.args) == 1
-            and (_linear(e.args[0]) == offset)
-        ):
-            return e.uf
-    return None
-
-
-def _inner(
-    n: For,
-    binds: dict[str, UFRead] | None,
-    i: str,
-    ptr: str,
-    names: frozenset[str],
-    whole: frozenset[str],
-) -> Inner | None:
-    """Row loop ``n``, its bounds free of variables but ``names`` and of index reads other
-    than those tested whole."""
-    assert isinstance(n.cond, Op)
-    init, end = _out(n.init, binds), _out(n.cond.args[1], binds)
-    for e in (init, end):
-        if not _row_expr(e, names, whole):
-            return None
-    exact = init == _at(ptr, i, 0) and end == _at(ptr, i, 1)
-    return Inner(n.var, init, end, exact)
-
-
-def _at(ptr: str, i: str, plus: int) -> Expr:
-    """``ptr(i)`` or ``ptr(1 + i)`` as the scanner writes them."""
-    return UFRead(ptr, (Var(i),) if plus == 0 else (Op("+", (Int(plus), Var(i))),))
-
-
-def _row_expr(e: Expr, names: frozenset[str], whole: frozenset[str]) -> bool:
-    """``e`` reads only the variables ``names`` (the row's, a row loop's, the parameters)
-    and index arrays tested whole."""
-    if isinstance(e, UFRead):
-        return e.uf in whole and all(_row_expr(a, names, whole) for a in e.args)
-    if isinstance(e, Op):
-        return all(_row_expr(a, names, whole) for a in e.args)
-    return not isinstance(e, Var) or e.name in names
-
-
-def _params(program: Program) -> frozenset[str]:
-    """The kernel's parameters."""
-    return frozenset(a.name for a in program.signature.args if a.kind == "param")
+    lo, hi = _out(loop.init, binds), _out(loop.cond.args[1], binds)
+    if not (isinstance(lo, UFRead) and lo.uf in whole):
+        return None
+    at_i, at_next = UFRead(lo.uf, (Var(i),)), UFRead(lo.uf, (Op("+", (Int(1), Var(i))),))
+    return lo.uf if lo == at_i and hi == at_next else None
 
 
 def _uf_args(program: Program) -> dict[str, tuple[int, Arg]]:
@@ -331,8 +267,7 @@ def _expr_reads(e: Expr) -> list[UFRead]:
 def _pairs(
     program: Program,
     outer: For,
-    loops: list[For],
-    inner: dict[int, Inner],
+    loop: For,
     ptr: str,
     checks: dict[str, list[InLoopCheck]],
     params: dict[str, tuple[str, ...]],
@@ -341,7 +276,7 @@ def _pairs(
     in the loops); None if a statement reads an index array in its own text."""
     ufs = _uf_args(program)
     whole = prechecked(program)
-    where = {id(c): inner[id(n)] for n in loops for c in walk(n.body) if isinstance(c, Call)}
+    inside = {id(c) for c in walk(loop.body) if isinstance(c, Call)}
     stmts = {s.name: s for s in program.stmts}
     found: dict[tuple[str, int], list[InLoopCheck]] = {}
     for c in (n for n in walk(outer.body) if isinstance(n, Call)):
@@ -349,7 +284,8 @@ def _pairs(
             return None
         env = dict(zip(params[c.stmt], c.args, strict=True))
         for check in checks.get(c.stmt, []):
-            pair = _pair(check, env, outer.var, where.get(id(c)), ptr)
+            k = loop.var if id(c) in inside else None
+            pair = _pair(check, env, outer.var, k, ptr)
             if pair is not None and pair[0] not in whole and not ufs[pair[0]][1].inner:
                 found.setdefault(pair, []).append(check)
     out = []
@@ -362,11 +298,12 @@ def _pairs(
 
 
 def _pair(
-    check: InLoopCheck, env: dict[str, Expr], i: str, loop: Inner | None, ptr: str
+    check: InLoopCheck, env: dict[str, Expr], i: str, k: str | None, ptr: str
 ) -> tuple[str, int] | None:
-    """``check`` as a neighbouring-pairs fact ``V(p + c + 1) - V(p + c) >= m`` whose guard,
-    or the row loop of ``p``, keeps both entries inside row ``i`` (``ptr(i) <= p + c`` and
-    ``p + c + 1 < ptr(i + 1)``) as ``(V, m)``, or None."""
+    """``check`` as a neighbouring-pairs fact ``V(p + c + 1) - V(p + c) >= m`` whose guard
+    (or the row loop, variable ``k``, None outside it, when ``p`` is ``k``) keeps both
+    entries inside row ``i`` (``ptr(i) <= p + c`` and ``p + c + 1 < ptr(i + 1)``), as
+    ``(V, m)``; else None."""
     if len(check.conclusion) != 1 or check.conclusion[0][0]:
         return None
     form = _form(check.conclusion[0][1], env)
@@ -380,7 +317,7 @@ def _pair(
     if hi_at is None or lo_at is None or hi_at[0] != lo_at[0] or hi_at[1] != lo_at[1] + 1:
         return None
     p, c = lo_at
-    in_loop = loop is not None and p == loop.var  # the loop keeps p inside the row
+    in_loop = p == k  # the row loop keeps p inside the row
     guard = [g for g in (_form(t, env) for eq, t in check.guard if not eq) if g is not None]
     start = read_key(f"spf_raw_{ptr}", (Var(i),))
     stop = read_key(f"spf_raw_{ptr}", (Op("+", (Var(i), Int(1))),))
