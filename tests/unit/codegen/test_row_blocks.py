@@ -73,6 +73,13 @@ def test_checked_results_are_bitwise_the_unchecked_ones(csr: tuple[str, Any], ma
     np.testing.assert_allclose(y, matrix @ np.linspace(-1.0, 2.0, ROWS), rtol=1e-12, atol=1e-12)
 
 
+def _swapped(a: Any, s: int) -> Any:
+    """A copy of index array ``a`` with entries ``s`` and ``s + 1`` swapped."""
+    out = a.copy()
+    out[s], out[s + 1] = a[s + 1], a[s]
+    return out
+
+
 def _row_of_two(m: Any, where: str) -> int:
     """A row of at least two entries in the first, middle or last block."""
     lengths = np.diff(m.indptr)
@@ -88,10 +95,8 @@ def test_unsorted_rows_are_refused_in_every_block(
     args = _args(matrix, dtype)
     row = _row_of_two(matrix, where)
     s = int(args["rowptr"][row])
-    col = args["col"].copy()
-    col[s], col[s + 1] = col[s + 1], col[s]
     with pytest.raises(ArgumentError, match=rf"fails first at i = {row}, k1 = {s}, k2 = {s + 1}"):
-        _run(kernel, {**args, "col": col})
+        _run(kernel, {**args, "col": _swapped(args["col"], s)})
     col = args["col"].copy()
     col[s + 1] = col[s]  # equal columns: not strictly sorted
     with pytest.raises(ArgumentError, match=rf"fails first at i = {row}, k1 = {s}, k2 = {s + 1}"):
@@ -148,8 +153,7 @@ def test_a_broken_row_after_other_arrays_were_remembered(csr: tuple[str, Any], m
         _run(kernel, args)
     row = _row_of_two(matrix, "last")
     s = int(args["rowptr"][row])
-    col = args["col"].copy()
-    col[s], col[s + 1] = col[s + 1], col[s]
+    col = _swapped(args["col"], s)
     with pytest.raises(ArgumentError, match=rf"fails first at i = {row}, k1 = {s}"):
         _run(kernel, {**args, "col": col})
 
@@ -168,8 +172,7 @@ def test_a_broken_row_at_a_block_boundary(csr: tuple[str, Any], offset: int) -> 
     assert np.array_equal(_run(kernel, args), _run(kernel, args, check=False))
     row = BLOCK_ENTRIES * n // (3 * n) + offset
     s = int(args["rowptr"][row])
-    col = args["col"].copy()
-    col[s], col[s + 1] = col[s + 1], col[s]
+    col = _swapped(args["col"], s)
     with pytest.raises(ArgumentError, match=rf"fails first at i = {row}, k1 = {s}, k2 = {s + 1}"):
         _run(kernel, {**args, "col": col})
 
@@ -189,8 +192,7 @@ def test_csc_columns_are_checked_in_blocks(dtype: str, matrix: Any) -> None:
     np.testing.assert_allclose(run(args), matrix @ x, rtol=1e-12, atol=1e-12)
     j = _row_of_two(sp.csr_array(matrix.T), "middle")  # a column of two entries
     s = int(args["colptr"][j])
-    row = args["row"].copy()
-    row[s], row[s + 1] = row[s + 1], row[s]
+    row = _swapped(args["row"], s)
     with pytest.raises(ArgumentError, match=rf"fails first at j = {j}, k1 = {s}, k2 = {s + 1}"):
         run({**args, "row": row})
     row = args["row"].copy()
