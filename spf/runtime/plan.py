@@ -1184,28 +1184,10 @@ class WavefrontKernel(Kernel):
         def level_sizes() -> np.ndarray:
             if ahead is not None:
                 return ahead.result()[0]
-            return self._level_sizes(stages[5], level, levels, given, check)
+            return _level_sizes(stages[5], level, levels, given, check)
 
         reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given), check)
         return level_sizes, split_runs(found, wsum, order, team, reach), int(wsum[-1])
-
-    def _level_sizes(
-        self,
-        hist_k: Kernel,
-        level: np.ndarray,
-        levels: int,
-        given: Mapping[str, object],
-        check: bool,
-    ) -> np.ndarray:
-        """The prefix sums of the level sizes (``levels + 1`` entries) by the histogram
-        stage of :func:`spf.analysis.coarse_inspector.build_ranged_count` over every node
-        (its :data:`COUNT_WAYS` copies added)."""
-        copies = np.zeros(COUNT_WAYS * levels, dtype=np.int64)
-        args = {CLEV: level, CLEVELS_N: levels, KHIST: copies, **_pick(hist_k, given)}
-        hist_k(check=check, **args, **{SORT_LO: 0, SORT_HI: len(level)})
-        ptr = np.zeros(levels + 1, dtype=np.int64)
-        np.cumsum(copies.reshape(COUNT_WAYS, levels).sum(axis=0), out=ptr[1:])
-        return ptr
 
     def _sorted(
         self,
@@ -1596,7 +1578,8 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 
 Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
 """The pass as two (levels and work; coarse levels), the count stage of one key, the order
-and sums stages over a range of positions and the count's histogram and slots over one."""
+and sums stages over a range of positions, the count's histogram and slots over one, and
+the sort by runs' fill and reach (:meth:`WavefrontKernel._by_runs`)."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
@@ -1642,7 +1625,26 @@ def _in_halves(
 
 
 def _given(value: np.ndarray) -> np.ndarray:
+    """``value`` (what a sort that counted the level sizes gives for them)."""
     return value
+
+
+def _level_sizes(
+    hist_k: Kernel,
+    level: np.ndarray,
+    levels: int,
+    given: Mapping[str, object],
+    check: bool,
+) -> np.ndarray:
+    """The prefix sums of the level sizes (``levels + 1`` entries) by the histogram
+    stage of :func:`spf.analysis.coarse_inspector.build_ranged_count` over every node
+    (its :data:`COUNT_WAYS` copies added)."""
+    copies = np.zeros(COUNT_WAYS * levels, dtype=np.int64)
+    args = {CLEV: level, CLEVELS_N: levels, KHIST: copies, **_pick(hist_k, given)}
+    hist_k(check=check, **args, **{SORT_LO: 0, SORT_HI: len(level)})
+    ptr = np.zeros(levels + 1, dtype=np.int64)
+    np.cumsum(copies.reshape(COUNT_WAYS, levels).sum(axis=0), out=ptr[1:])
+    return ptr
 
 
 def _level_rival(
