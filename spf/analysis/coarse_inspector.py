@@ -841,7 +841,8 @@ def build_run_fill(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     v, n = analysis.var, analysis.nodes
     r = f"{v}_run"
     fill = build.computation(name)
-    fill = _declare_runs(fill, n, ((RUN_FIRST, "<"), (RUN_POS, "<=")))
+    ends = (f"{RUNS_N} + 1", f"{n} + 1")  # a position: one entry more
+    fill = _declare_ufs(fill, ((RUN_FIRST, RUNS_N, n), (RUN_POS, *ends)))
     fill = build.add_data_space(fill, WORK, "int64_t", (n,))
     fill = build.add_data_space(fill, CORDER, "int64_t", (n,))
     fill = build.add_data_space(fill, RUN_WORK, "int64_t", (RUNS_N,))
@@ -855,15 +856,15 @@ def build_run_fill(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     return build.add_stmt(fill, store, f"{{[{r}]: {runs}}}", f"{{[{r}] -> [0, {r}, 1, 0, 0]}}")
 
 
-def _declare_runs(stage: ComputationIR, n: str, ufs: tuple[tuple[str, str], ...]) -> ComputationIR:
-    """``stage`` with the UFs ``ufs`` over the runs (name, ``<`` for a node, ``<=`` for a
-    position: one entry more), 64-bit."""
-    for name, upto in ufs:
+def _declare_ufs(stage: ComputationIR, ufs: tuple[tuple[str, str, str], ...]) -> ComputationIR:
+    """``stage`` with the 64-bit UFs ``ufs`` (name, the bounds of its domain and of its
+    range: ``0 <= x < domain``, ``0 <= y < range``)."""
+    for name, domain, upto in ufs:
         stage = build.declare_uf(
             stage,
             name,
-            domain=f"{{[x]: 0 <= x {upto} {RUNS_N}}}",
-            range=f"{{[y]: 0 <= y {upto} {n}}}",
+            domain=f"{{[x]: 0 <= x < {domain}}}",
+            range=f"{{[y]: 0 <= y < {upto}}}",
             dtype="int64",
         )
     return stage
@@ -881,19 +882,12 @@ def build_run_reach(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     """Where a part's cut falls inside a run (:func:`spf.runtime.coarse_runs.split_runs`):
     for each of ``coarse_reaches`` runs (``reach_first``: its first node, ``reach_len``:
     its nodes, UFs) the least prefix sum of ``work`` along it that reaches
-    ``reach_share``, into ``reach_got`` (which the caller fills with the run's work, a
-    prefix sum that reaches it). O(the nodes of those runs)."""
+    ``reach_share``, into ``reach_got`` (which the caller fills with the largest
+    ``int64``: some prefix sum reaches the share). O(the nodes of those runs)."""
     v, n = analysis.var, analysis.nodes
     k = f"{v}_cut"
     reach = build.computation(name)
-    for uf, upto in ((REACH_FIRST, n), (REACH_LEN, f"{n} + 1")):
-        reach = build.declare_uf(
-            reach,
-            uf,
-            domain=f"{{[x]: 0 <= x < {REACH_N}}}",
-            range=f"{{[y]: 0 <= y < {upto}}}",
-            dtype="int64",
-        )
+    reach = _declare_ufs(reach, ((REACH_FIRST, REACH_N, n), (REACH_LEN, REACH_N, f"{n} + 1")))
     reach = build.add_data_space(reach, WORK, "int64_t", (n,))
     for space in (REACH_SHARE, REACH_GOT):
         reach = build.add_data_space(reach, space, "int64_t", (REACH_N,))

@@ -6,22 +6,16 @@ numpy's."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 
-import spf
 from spf.runtime import coarse
 from spf.runtime.coarse_runs import MIN_RUN, find_runs
 
-
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> spf.runtime.plan.WavefrontKernel:
-    comp = spf.kernels.sptrsv_csr()
-    comp.wavefront("i")
-    got: spf.runtime.plan.WavefrontKernel = comp.compile(
-        cache_dir=str(tmp_path_factory.mktemp("runs"))
-    )
-    return got
+if TYPE_CHECKING:
+    from spf.runtime.plan import WavefrontKernel
 
 
 def run_keys(rng: np.random.Generator, n: int, count: int, longest: int) -> np.ndarray:
@@ -36,7 +30,7 @@ def run_keys(rng: np.random.Generator, n: int, count: int, longest: int) -> np.n
 @pytest.mark.parametrize("longest", [48, 128, 700])
 @pytest.mark.parametrize("check", [True, False])
 def test_the_runs_give_the_row_sorts_parts(
-    kernel: spf.runtime.plan.WavefrontKernel, n: int, longest: int, check: bool
+    sptrsv_wavefront: WavefrontKernel, n: int, longest: int, check: bool
 ) -> None:
     rng = np.random.default_rng(n + longest)
     nclev = max(n // 300, 1)
@@ -46,10 +40,12 @@ def test_the_runs_give_the_row_sorts_parts(
     work = rng.integers(1, 9, n).astype(np.int64)
     given = {"N": n}
     for team in (1, 2, 3, 4):
-        got = kernel._by_runs(given, level, 7, clev, nclev, work, check, team, None)
+        got = sptrsv_wavefront._by_runs(given, level, 7, clev, nclev, work, check, team, None)
         assert got is not None
         sizes, parts, total = got
-        levelptr, cptr, corder, wsum = kernel._sorted(given, level, 7, clev, nclev, work, check)
+        levelptr, cptr, corder, wsum = sptrsv_wavefront._sorted(
+            given, level, 7, clev, nclev, work, check
+        )
         blocks = coarse.Blocks(coarse.RUN_SHIFT, n, (False,), runs=True)
         want = coarse.split(corder, cptr, nclev, work, blocks, team, wsum)
         assert total == int(wsum[-1])
