@@ -16,7 +16,8 @@ in sequence.
 The plan is the one the row sort gives, array for array: the same stable order, the same
 cuts (the first position whose prefix sum reaches each share, moved to the nearer run
 boundary by work, a tie to the later one) and the same largest parts
-(``tests/unit/runtime/test_coarse_runs.py`` compares both). A loop whose runs are short
+(``tests/unit/runtime/test_coarse_runs.py``, ``tests/e2e/test_wavefront_coarse_runs.py``
+compare both). A loop whose runs are short
 (scattered coarse levels: :data:`MIN_RUN`) keeps the row sort, whose generated stages cost
 less per node than numpy per run.
 """
