@@ -153,7 +153,8 @@ def test_the_fallback_is_built_by_the_first_call_that_needs_it(tmp_path: Path) -
         kernel(Y=y, X=x, f=np.array([3, 0, 6, 3, 1], dtype=np.int32), M=m, N=n)
     assert kernel._reads is not None
     built = {p.name for p in tmp_path.rglob("*.so")} - libraries
-    assert len(built) == 1 and next(iter(built)).startswith(name)  # cached with the kernel's
+    assert len(built) == 1  # cached with the kernel's library
+    assert next(iter(built)).startswith(name)
 
 
 def test_an_entry_out_of_range_the_kernel_never_reads_is_not_an_error(matrix: Any) -> None:
