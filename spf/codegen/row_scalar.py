@@ -185,7 +185,7 @@ def _assigns(call: Call, macro: StmtMacro) -> tuple[_Assign, ...] | None:
         return hit[2]
     out: tuple[_Assign, ...] | None = None
     if all(isinstance(s, cx.Assign) and s.op in _OPS for s in macro.body):
-        found = []
+        found: list[_Assign] = []
         for s in expanded(macro, call):
             assert isinstance(s, cx.Assign)
             read = {a.space for e in (s.value, *_indices(s.target)) for a in _accesses(e)}
