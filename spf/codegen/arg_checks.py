@@ -447,10 +447,12 @@ def checked_macros(program: Program, dense: dict[str, int | None]) -> list[Defin
     return out
 
 
-def bound_locals(program: Program, zero: frozenset[str]) -> list[str]:
+def bound_locals(program: Program, zero: frozenset[str], known: bool = True) -> list[str]:
     """The checked function's first lines: each UF's bounds as locals (loop invariants the
     compiler keeps in registers; a load through ``spf_bounds`` could not be hoisted past the
-    fault recorder's call)."""
+    fault recorder's call), then the tests before the loops, and with ``known`` the way to
+    the unchecked function (:func:`known_lines`: not in the range pass's fallback, which no
+    call on known contents reaches and whose own build has no unchecked function)."""
     out = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
@@ -465,7 +467,8 @@ def bound_locals(program: Program, zero: frozenset[str]) -> list[str]:
         out.append(f"const uint64_t spf_lim_{n} = {lim};")
         out.append(f"(void)spf_lo_{n}; (void)spf_lim_{n}; (void)spf_first_{n};")
     out.append("(void)spf_fault;")
-    return out + overlap_lines(program) + known_lines(program) + precheck_lines(program)
+    way = known_lines(program) if known else []
+    return out + overlap_lines(program) + way + precheck_lines(program)
 
 
 def known_lines(program: Program) -> list[str]:

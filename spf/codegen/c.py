@@ -184,6 +184,8 @@ class CPrinter:
             self.out.line(text)
 
     def print(self) -> str:
+        from spf.codegen import range_pass
+
         self._check_operations()
         check_stack_buffers(self.p.buffers, self.target)
         self.out.raw(PRELUDE)
@@ -198,6 +200,10 @@ class CPrinter:
         self.out.line("")
         heap = self.heap_names()
         sig = self.p.signature
+        checked = self.arg_checks and any(a.kind == "uf" for a in sig.args)
+        ranged = range_pass.ranged(self.p) if checked else frozenset()
+        if ranged:  # a build of the fallback alone (spf.codegen.range_pass) skips these
+            self.out.line(f"#ifndef {range_pass.READS_MACRO}")
         if faults.needed(self.p, heap):  # the body takes the call's fault record
             if not self.p.index_arrays:  # else printed with the index macros
                 self.out.chunk(faults.NOTE)
@@ -216,14 +222,18 @@ class CPrinter:
             self.out.line(sig.c_prototype())
             self.out.function(sig.function, sig.c_prototype())
             self._body_block()
-        if self.arg_checks and any(a.kind == "uf" for a in self.p.signature.args):
-            self._checked_function()
+        if ranged:
+            self.out.line("#endif")
+        if checked:
+            self._checked_function(ranged)
         return self.out.text()
 
-    def _checked_function(self) -> None:
+    def _checked_function(self, ranged: frozenset[str]) -> None:
         """The same loops with every UF argument read checked (spf.codegen.arg_checks); with
-        index arrays the range pass tests whole (spf.codegen.range_pass), the checked reads
-        go to a fallback function and the checked function reads those arrays as they are."""
+        index arrays the range pass tests whole (``ranged``: spf.codegen.range_pass), the
+        checked reads go to a fallback function, printed for a build of its own (the first
+        call that needs it builds it), and the checked function reads those arrays as they
+        are."""
         from spf.codegen import arg_checks as ac
         from spf.codegen import range_pass
 
@@ -233,10 +243,11 @@ class CPrinter:
         self.out.chunk(ac.read_functions(self.p, dense, zero))
         self.out.chunk(define_chunk(ac.checked_macros(self.p, dense)))
         self.out.chunk(ac.peek_functions(self.p, zero))
-        ranged = range_pass.ranged(self.p)
         if ranged:
+            self.out.line(f"#ifdef {range_pass.READS_MACRO}")
             self.out.line(range_pass.reads_declaration(self.p))
             self._checked_loops(range_pass.READS_SUFFIX, dense, zero, frozenset())
+            self.out.line("#else")
             self.out.chunk(range_pass.OPAQUE)
             self.out.chunk(define_chunk(range_pass.raw_macros(self.p, ranged)))
         self._checked_loops(ac.CHECKED_SUFFIX, dense, zero, ranged)
@@ -255,6 +266,8 @@ class CPrinter:
                 program.implied_facts,
             )
         )
+        if ranged:
+            self.out.line("#endif")
 
     def _checked_loops(
         self,
@@ -265,15 +278,13 @@ class CPrinter:
     ) -> None:
         """One checked function ``<function><suffix>``: the bounds, the tests before the
         loops (and the range pass over ``ranged``, read as they are in the loops), the loops
-        with their checks. The range pass's fallback (``READS_SUFFIX``) is ``static``: only
-        the checked function calls it."""
+        with their checks."""
         from spf.codegen import arg_checks as ac
         from spf.codegen import range_pass
 
-        static = suffix == range_pass.READS_SUFFIX
         prototype = ac.checked_prototype_of(self.p.signature, suffix)
-        self.out.line(f"static {prototype}" if static else prototype)
-        self.out.function(self.p.signature.function + suffix, prototype, static=static)
+        self.out.line(prototype)
+        self.out.function(self.p.signature.function + suffix, prototype)
         program = self.p
         self.p = replace(program, body=ac.unordered_reads(program, dense))
         self._fact_checks = ac.checks_by_stmt(program)
@@ -282,7 +293,7 @@ class CPrinter:
             params = {s.name: s.params for s in program.stmts}
             self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
             self._dense = dense
-        first = ac.bound_locals(program, zero)
+        first = ac.bound_locals(program, zero, known=suffix != range_pass.READS_SUFFIX)
         if ranged:
             first += range_pass.pass_lines(program, ranged)
         first, last = first + self._each_call_lines(dense, ranged), []

@@ -165,27 +165,59 @@ def _walk(n: Node, macros: dict[str, StmtMacro], scan: _Scan, *, top: bool, inne
         scan.ok = False
 
 
+_Assign = tuple[frozenset[str], str | None, tuple[cx.Expr, ...], str]
+"""One assignment of a statement at a call: the data spaces its value and its target's
+indices read, the data space it writes (None: not an element), the target's indices, its
+operator."""
+
+_ASSIGNS: dict[int, tuple[Call, StmtMacro, tuple[_Assign, ...] | None]] = {}
+""":func:`_assigns` by the call's ``id`` (the entry keeps the call, so the ``id`` is not
+reused while it is there): every region around a call walks it (:func:`find` runs once per
+loop, on the loop's body), and a statement's body substituted at the call is the same each
+time."""
+
+
+def _assigns(call: Call, macro: StmtMacro) -> tuple[_Assign, ...] | None:
+    """The assignments of ``macro``'s body at ``call``, or None when one is not a plain
+    assignment (``=``, ``+=``, ...)."""
+    hit = _ASSIGNS.get(id(call))
+    if hit is not None and hit[0] is call and hit[1] is macro:
+        return hit[2]
+    out: tuple[_Assign, ...] | None = None
+    if all(isinstance(s, cx.Assign) and s.op in _OPS for s in macro.body):
+        found: list[_Assign] = []
+        for s in expanded(macro, call):
+            assert isinstance(s, cx.Assign)
+            read = {a.space for e in (s.value, *_indices(s.target)) for a in _accesses(e)}
+            target = s.target
+            if isinstance(target, cx.Access):
+                found.append((frozenset(read), target.space, target.indices, s.op))
+            else:
+                found.append((frozenset(read), None, (), s.op))
+        out = tuple(found)
+    if len(_ASSIGNS) >= 4096:
+        _ASSIGNS.clear()
+    _ASSIGNS[id(call)] = (call, macro, out)
+    return out
+
+
 def _call(call: Call, macro: StmtMacro, scan: _Scan, *, top: bool, inner: bool) -> None:
     if macro.operation is not None:
         scan.ok = False
         return
-    spaces = {a.space for a in cx.accesses(macro.body)}
-    if not all(isinstance(s, cx.Assign) and s.op in _OPS for s in macro.body):
-        scan.opaque |= spaces
+    assigns = _assigns(call, macro)
+    if assigns is None:
+        scan.opaque |= {a.space for a in cx.accesses(macro.body)}
         return
     seen: set[str] = set()
-    for s in expanded(macro, call):
-        assert isinstance(s, cx.Assign)
-        read = {a.space for e in (s.value, *_indices(s.target)) for a in _accesses(e)}
-        target = s.target
-        if not isinstance(target, cx.Access):
+    for read, space, indices, op in assigns:
+        if space is None:
             scan.opaque |= read
             continue
-        space = target.space
         for r in read | {space}:
             if r not in scan.first:  # the region's first access of r
-                scan.first[r] = r == space and s.op == "=" and space not in read and top
-        scan.writes.setdefault(space, set()).add(target.indices)
+                scan.first[r] = r == space and op == "=" and space not in read and top
+        scan.writes.setdefault(space, set()).add(indices)
         if space not in seen:
             seen.add(space)
             scan.writers[space] = scan.writers.get(space, 0) + 1

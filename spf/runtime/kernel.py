@@ -95,6 +95,10 @@ class Kernel:
     ) -> None:
         self.unit = unit_of(source)
         self.source = self.unit.source
+        self._signature = signature
+        self._reads: Any = None
+        """The range pass's fallback function (spf.runtime.reads_fallback), built when a
+        call first needs it."""
         self.signature = signature.c_prototype()
         self.name = signature.function
         self.path = Path(path)
@@ -536,14 +540,38 @@ class Kernel:
     def _raise_fault(
         self, fault: Any, arrays: Sequence[Any], params: dict[str, Any] | tuple[Any, ...]
     ) -> None:
-        """Raise the error for what the fault record holds, and clean the record."""
+        """Raise the error for what the fault record holds, and clean the record. A
+        checked function whose range pass found a value out of range (its loops not run)
+        hands the call to its fallback instead, which raises what that finds (or returns:
+        an entry the loops never read is no error)."""
+        from spf.codegen.range_pass import FAULT_READS
+
         if isinstance(params, tuple):
             params = dict(zip(self._param_order, params, strict=True))
+        if fault[0] == FAULT_READS:
+            fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
+            self._checked_reads(arrays, params)
+            return
         try:
             error = self._run_fault(fault, arrays, params)
         finally:  # the thread's record, clean for its next call
             fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
         raise error
+
+    def _checked_reads(self, arrays: Sequence[Any], params: dict[str, Any]) -> None:
+        """The checked call again on the fallback, every index read checked
+        (spf.codegen.range_pass), built and loaded on the first call that needs it."""
+        if self._reads is None:
+            from spf.codegen.range_pass import READS_SUFFIX
+            from spf.runtime.reads_fallback import build_fallback
+
+            built = build_fallback(self.name, self.source, self.command, self.path)
+            proto = arg_checks.checked_prototype_of(self._signature, READS_SUFFIX, restrict=False)
+            lib = _load(built.path, proto, built.command)[1]
+            self._reads = getattr(lib, self.name + READS_SUFFIX)
+        fault = self._record()
+        bound = [*map(self._from_buffer, self._ctypes, arrays), self._bounds_of(params), fault]
+        self._run(self._reads, self._cargs(params, bound), fault, arrays, params)
 
     def _warn_slow(self, kernel_s: float) -> None:
         for fact, spent in self._binder.slow_facts(kernel_s):

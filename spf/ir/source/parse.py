@@ -63,15 +63,28 @@ def _parse(
     return conv.result(tree)
 
 
+def _prelude(c_text: str) -> tuple[str, int]:
+    """:data:`_PRELUDE` with only the typedefs whose names ``c_text`` contains (each other
+    one an empty line, so that every line keeps its number: :data:`_PRELUDE_LINES`), and how
+    many it declares. A name the text does not contain cannot change its syntax tree, and
+    pycparser takes several times longer on the whole prelude than on a statement's block."""
+    used = [(n, c) for n, c in _TYPEDEFS.items() if n in c_text]
+    if len(used) == len(_TYPEDEFS):
+        return _PRELUDE, len(used)
+    lines = "".join(f"typedef {c} {n};\n" if n in c_text else "\n" for n, c in _TYPEDEFS.items())
+    return lines + _PRELUDE.rsplit("\n", 2)[-2] + "\n", len(used)
+
+
 def _parse_c(text: str, lexed: _Lexed, stmt: str) -> Any:
     parser = c_parser.CParser()
+    prelude, typedefs = _prelude(lexed.c_text)
     try:
-        ast = parser.parse(_PRELUDE + lexed.c_text + "\n}\n", "<stmt>")
+        ast = parser.parse(prelude + lexed.c_text + "\n}\n", "<stmt>")
     except c_parser.ParseError as err:
         _function_definition_check(text, lexed, stmt)
         raise _c_error(str(err), parser, text, lexed, stmt) from None
     funcs = [e for e in ast.ext if isinstance(e, c_ast.FuncDef)]
-    if len(funcs) != 1 or len(ast.ext) != len(_TYPEDEFS) + 1:  # pragma: no cover - brackets
+    if len(funcs) != 1 or len(ast.ext) != typedefs + 1:  # pragma: no cover - brackets
         raise ParseError(f"{_where(stmt)}: expected one block of C statements", text=text)
     return funcs[0].body
 

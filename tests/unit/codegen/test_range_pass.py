@@ -19,7 +19,7 @@ import scipy.sparse as sp
 import spf
 from spf import ArgumentError, Computation, Stmt, kernels
 from spf.codegen import lower_checked
-from spf.codegen.range_pass import READS_SUFFIX, ranged
+from spf.codegen.range_pass import READS_MACRO, READS_SUFFIX, ranged
 from spf.formats import SELL
 from spf.testing import compiled, random_csr
 
@@ -137,6 +137,24 @@ def test_a_value_out_of_range_is_found_by_the_checked_reads(dtype: str, tmp_path
     want = np.zeros((m, 4))
     np.add.at(want, good, x)
     np.testing.assert_allclose(y, want)
+
+
+def test_the_fallback_is_built_by_the_first_call_that_needs_it(tmp_path: Path) -> None:
+    kernel = _scatter_rows("int32", tmp_path)
+    name = kernel.name + READS_SUFFIX
+    assert f"#ifdef {READS_MACRO}" in kernel.source
+    assert not hasattr(kernel._lib, name)  # the kernel's own build leaves it out
+    m, n = 6, 5
+    x, y = np.ones((n, 4)), np.zeros((m, 4))
+    kernel(Y=y, X=x, f=np.array([3, 0, 5, 3, 1], dtype=np.int32), M=m, N=n)
+    assert kernel._reads is None  # every value in range: no fallback needed
+    libraries = {p.name for p in tmp_path.rglob("*.so")}
+    with pytest.raises(ArgumentError, match=r"f\[2\] = 6 is outside the declared range"):
+        kernel(Y=y, X=x, f=np.array([3, 0, 6, 3, 1], dtype=np.int32), M=m, N=n)
+    assert kernel._reads is not None
+    built = {p.name for p in tmp_path.rglob("*.so")} - libraries
+    assert len(built) == 1  # cached with the kernel's library
+    assert next(iter(built)).startswith(name)
 
 
 def test_an_entry_out_of_range_the_kernel_never_reads_is_not_an_error(matrix: Any) -> None:
