@@ -118,6 +118,7 @@ if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.analysis.local_copies import CopySpec
     from spf.ir import ComputationIR
+    from spf.runtime.compile import UnitParts
     from spf.runtime.plan_prepared import PreparedPlanCall
 
 MIN_ROWS_PER_LEVEL = 4096
@@ -718,9 +719,9 @@ class WavefrontKernel(Kernel):
         levelptr = np.zeros(n + 1, dtype=np.int64)
         slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
-        count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=check, **params)
+        count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=False, **params)
         order = np.empty(n, dtype=np.int64)
-        order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        order_k(slot=slot, order=order, check=False, **_pick(order_k, given))
         if strategy == "auto":
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
@@ -771,7 +772,7 @@ class WavefrontKernel(Kernel):
 
         def sort() -> LevelOrder:
             wide = level if narrow is None else narrow.wide()
-            levelptr, order = by_level or self._sort(wide, n, params, True)
+            levelptr, order = by_level or self._sort(wide, n, params)
             levelptr = levelptr[: levels + 1]  # the executor's extent, whatever the sort's
             groups, groupptr, one_thread = _groups(levelptr, levels)
             _read_only(levelptr, order, groupptr, one_thread)
@@ -803,17 +804,17 @@ class WavefrontKernel(Kernel):
         return plan
 
     def _sort(
-        self, key: np.ndarray, n: int, given: Mapping[str, object], check: bool
+        self, key: np.ndarray, n: int, given: Mapping[str, object]
     ) -> tuple[np.ndarray, np.ndarray]:
         """The counting sort of the iterations by ``key`` (stable): (its prefix sums, the
-        order), by the generated sort stages."""
+        order), by the generated sort stages (unchecked: they read spf's own levels)."""
         count_k, order_k = self._level_sort()
         ptr = np.zeros(n + 1, dtype=np.int64)
         slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
-        count_k(level=key, levelptr=ptr, slot=slot, fill=fill, check=check, **_pick(count_k, given))
+        count_k(level=key, levelptr=ptr, slot=slot, fill=fill, check=False, **_pick(count_k, given))
         order = np.empty(n, dtype=np.int64)
-        order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        order_k(slot=slot, order=order, check=False, **_pick(order_k, given))
         return ptr, order
 
     def _inspect_coarse(
@@ -871,7 +872,7 @@ class WavefrontKernel(Kernel):
             # the first sort counts the level sizes too (what the levels estimate reads)
             by = (level, nlev) if k == 0 else (clev, nclev)
             ptr, cptr, corder, wsum = self._sorted(
-                given, *by, clev, nclev, work, check, ahead if k == 0 else None
+                given, *by, clev, nclev, work, ahead if k == 0 else None
             )
             total = int(wsum[-1])
             levelptr = ptr if k == 0 else levelptr
@@ -914,7 +915,7 @@ class WavefrontKernel(Kernel):
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins)
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
-        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check, ahead)
+        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
@@ -961,7 +962,7 @@ class WavefrontKernel(Kernel):
         (:data:`IN_ORDER`); the work is not summed (zeros)."""
         keys = len(after) // max(len(self._free), 1)
         work = np.zeros(len(after), dtype=np.int64)
-        _, _, order, _ = self._sorted(params, level, levels, after, keys, work, False)
+        _, _, order, _ = self._sorted(params, level, levels, after, keys, work)
         return coarse.in_order(order)
 
     def _with_hash(
@@ -1116,7 +1117,6 @@ class WavefrontKernel(Kernel):
         key: np.ndarray,
         keys: int,
         work: np.ndarray,
-        check: bool,
         ahead: Future[Counted] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The generated sort stages: the prefix sums of the sizes of ``level``'s
@@ -1147,15 +1147,15 @@ class WavefrontKernel(Kernel):
             levelptr=levelptr,
             clevptr=keyptr,
             cslot=cslot,
-            check=check,
+            check=False,
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
         levelptr = levelptr[: levels + 1]
-        return (levelptr, _started(keyptr, keys), *self._ordered(given, cslot, work, check))
+        return (levelptr, _started(keyptr, keys), *self._ordered(given, cslot, work))
 
     def _ordered(
-        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray, check: bool
+        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """The order of the nodes by their slots ``cslot`` and the prefix sums of ``work``
         in that order, by the generated sort stages."""
@@ -1164,8 +1164,8 @@ class WavefrontKernel(Kernel):
         n = len(cslot)
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
-        order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
-        sums_k(corder=order, work=work, wsum=wsum, check=check, **_pick(sums_k, given))
+        order_k(cslot=cslot, corder=order, check=False, **_pick(order_k, given))
+        sums_k(corder=order, work=work, wsum=wsum, check=False, **_pick(sums_k, given))
         return order, wsum
 
     def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
@@ -1745,15 +1745,14 @@ def compile_wavefront(
     (run,), (pass_k, *sorted_k) = compile_units(
         [
             UnitParts([(executor.ir, name or ir.name, check)], library),
-            UnitParts([(k, None, True) for k in (first, *sorts)], f"{library}_light", True),
+            _light_unit([first, *sorts], f"{library}_light", checked=1),
         ],
         light_flags=light_opt_flags(),
         **options,
     )
 
     def level_sort() -> tuple[Kernel, Kernel]:  # a coarse kernel's, on first use
-        parts = [(s, None, True) for s in build_level_sort(analysis, sort_name)]
-        unit = UnitParts(parts, f"{sort_name}_levels", light=True)
+        unit = _light_unit(build_level_sort(analysis, sort_name), f"{sort_name}_levels")
         ((count, order),) = compile_units([unit], light_flags=light_opt_flags(), **options)
         return count, order
 
@@ -1768,7 +1767,7 @@ def compile_wavefront(
             *build_ranged_sort(analysis, f"{library}_ranged"),
             *build_ranged_count(analysis, f"{library}_ranged"),
         )
-        unit = UnitParts([(st, None, True) for st in stages], f"{library}_split", light=True)
+        unit = _light_unit(stages, f"{library}_split")
         ((levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k),) = compile_units(
             [unit], light_flags=light_opt_flags(), **options
         )
@@ -1822,3 +1821,19 @@ def compile_wavefront(
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
+
+
+def _light_unit(stages: Sequence[ComputationIR], library: str, checked: int = 0) -> UnitParts:
+    """A light unit (:class:`~spf.runtime.compile.UnitParts`) of a wavefront's inspector
+    ``stages``, the first ``checked`` of them (the pass, which reads the index arrays: a
+    checked inspection checks them there) built checked and the rest unchecked: no legality
+    or bounds proof, fact plan or checked function for them (a third of a cold compile's C
+    and of its analysis), and their calls are unchecked. They read only arrays an earlier
+    stage wrote (the sorts read the pass's levels and slots), or run in unchecked
+    inspections only (the split passes); their function is the same C as one built checked
+    (``tests/unit/runtime/test_wavefront_build.py`` proves their schedules and accesses)."""
+    from spf.runtime.compile import UnitParts
+
+    parts = [(st, None, k < checked) for k, st in enumerate(stages)]
+    rest = frozenset(range(checked, len(stages)))
+    return UnitParts(parts, library, light=True, unchecked=rest)
