@@ -66,10 +66,22 @@ def reads_prototype(program: Program) -> str:
 def reads_declaration(program: Program) -> str:
     """Its declaration, ``noinline`` and ``cold``: it runs only when an entry is out of range,
     mostly for arguments that are then refused, so it stays out of the checked function's
-    code and is optimized for size (which also compiles faster). The attributes follow the
-    declarator, so that the line starts like any ``static`` function's
-    (:mod:`spf.runtime.combine` renames those by the name before the first parenthesis)."""
-    return f"{reads_prototype(program)} __attribute__((noinline, cold));"
+    code and is optimized for size (which also compiles faster). gcc also builds it at
+    ``-O1`` (``optimize``; clang, which has no such attribute, as it is): a copy of the
+    kernel's loops that only an error path runs, it was a tenth of gcc's instructions for
+    SpTRSV's wavefront executor at ``-O3`` (1.47G -> 1.32G; ``docs/inspection.md``); ``-O1``
+    reorders no floating-point operation either (``-std=c99``: no contraction), so it
+    computes the same bits. The attributes follow the declarator, so that the line starts
+    like any ``static`` function's (:mod:`spf.runtime.combine` renames those by the name
+    before the first parenthesis)."""
+    prototype = reads_prototype(program)
+    return (
+        "#ifdef __clang__\n"
+        f"{prototype} __attribute__((noinline, cold));\n"
+        "#else\n"
+        f'{prototype} __attribute__((noinline, cold, optimize("O1")));\n'
+        "#endif"
+    )
 
 
 OPAQUE = Chunk(
