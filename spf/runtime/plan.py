@@ -1688,7 +1688,9 @@ def compile_wavefront(
     """Compile the executor of ``ir`` (one wavefront loop) as one library and its
     inspector's pass over the dependences with the counting sorts after it as another, at
     :func:`~spf.runtime.build.light_opt_flags` unless ``cflags`` are given, the two
-    compiler runs at once (:func:`spf.runtime.compile.compile_units`). The sorts are
+    compiler runs at once (:func:`spf.runtime.compile.compile_units`); the sorts, which
+    read only the levels the pass wrote, are built and called unchecked (:func:`_light_unit`).
+    The sorts are
     shared by every wavefront over the same nodes
     (:func:`spf.analysis.inspector.sort_stage_name`): one built with an earlier wavefront's
     pass (in this process or into this cache directory) is remembered and loaded from that
