@@ -222,6 +222,10 @@ class UnitParts:
     the light flags."""
     sparse_output: bool = False
     """The phases of a sparse einsum output (:func:`optimisation_flags`)."""
+    unchecked: frozenset[int] = frozenset()
+    """The positions in :attr:`kernels` of kernels only ever called with ``check=False`` (a
+    wavefront's sorts, which read the levels its pass wrote): no checked function is printed
+    for them (:func:`_generate`'s ``checked_calls``)."""
 
     @property
     def kind(self) -> UnitKind:
@@ -251,22 +255,18 @@ def compile_units(
     several computations share, such as a wavefront's counting sorts), runs no compiler."""
     if options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
-    groups = [
-        (u.kernels, u.library, optimisation_flags(cflags, u.kind, light_flags))
-        for u in units
-        if u.kernels
-    ]
+    groups = [(u, optimisation_flags(cflags, u.kind, light_flags)) for u in units if u.kernels]
     built: list[_Unit] = []
     if len(groups) == 1:
-        part, name, flags = groups[0]
-        built.append(_Unit(part, name, openmp, flags, cache_dir))
+        part, flags = groups[0]
+        built.append(_Unit(part, openmp, flags, cache_dir))
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=len(groups)) as pool:
             running = []
-            for part, name, flags in groups:
-                built.append(_Unit(part, name, openmp, flags, cache_dir))
+            for part, flags in groups:
+                built.append(_Unit(part, openmp, flags, cache_dir))
                 if built[-1].compiles:
                     running.append(pool.submit(built[-1].compile))
             for r in running:
@@ -280,17 +280,19 @@ class _Unit:
 
     def __init__(
         self,
-        kernels: Sequence[tuple[ComputationIR, str | None, bool]],
-        library: str,
+        parts: UnitParts,
         openmp: bool,
         cflags: Sequence[str] | None,
         cache_dir: str | None,
     ) -> None:
         from spf.runtime.combine import combine
 
-        self.kernels, self.library = kernels, library
+        self.kernels, self.library = parts.kernels, parts.library
         self.flags: dict[str, Any] = {"openmp": openmp, "cflags": cflags, "cache_dir": cache_dir}
-        self.got = [_generate(ir, "c", name, check, **self.flags) for ir, name, check in kernels]
+        self.got = [
+            _generate(ir, "c", name, check, **self.flags, checked_calls=k not in parts.unchecked)
+            for k, (ir, name, check) in enumerate(parts.kernels)
+        ]
         self.todo = [g for g in self.got if isinstance(g, _Generated)]
         self.unit = combine([g.unit for g in self.todo]) if len(self.todo) > 1 else None
         self.source = self.unit.source if self.unit is not None else None
@@ -337,10 +339,13 @@ def _generate(
     openmp: bool,
     cflags: Sequence[str] | None,
     cache_dir: str | None,
+    checked_calls: bool = True,
     **options: Any,
 ) -> Kernel | _Generated:
     """The remembered kernel of ``ir`` (a warm compile, :mod:`spf.runtime.warm`), or its
-    generated source and signature (the generated source cached by a hash of the state)."""
+    generated source and signature (the generated source cached by a hash of the state).
+    ``checked_calls=False``: a C kernel no call runs checked, printed without its checked
+    function (:mod:`spf.codegen.arg_checks`)."""
     from spf.analysis.preconditions import warn_preconditions
     from spf.codegen import TARGETS
 
@@ -354,6 +359,8 @@ def _generate(
         from spf.runtime import warm
 
         argv, flags, extra, kind = build
+        if not checked_calls:
+            extra = [*extra, "no checked function"]
         remembered = warm.warm_key(ir, name or ir.name, check, argv=argv, flags=flags, extra=extra)
         if remembered is not None:
             hit = warm.load(remembered, ir, argv=argv, flags=flags, cache_dir=cache_dir, kind=kind)
@@ -366,7 +373,7 @@ def _generate(
     fname = c_function_name(name or ir.name)
     printing = {k: v for k, v in options.items() if k in printer_options(target)}
     if target == "c":  # the checked function a call with check=True runs (arg_checks.py)
-        printing["arg_checks"] = True
+        printing["arg_checks"] = checked_calls
     key = hashlib.sha256(
         "\0".join(
             [

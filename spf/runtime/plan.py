@@ -130,6 +130,7 @@ if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.analysis.local_copies import CopySpec
     from spf.ir import ComputationIR
+    from spf.runtime.compile import UnitParts
     from spf.runtime.plan_prepared import PreparedPlanCall
 
 MIN_ROWS_PER_LEVEL = 4096
@@ -734,9 +735,9 @@ class WavefrontKernel(Kernel):
         levelptr = np.zeros(n + 1, dtype=np.int64)
         slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
-        count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=check, **params)
+        count_k(level=level, levelptr=levelptr, slot=slot, fill=fill, check=False, **params)
         order = np.empty(n, dtype=np.int64)
-        order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        order_k(slot=slot, order=order, check=False, **_pick(order_k, given))
         if strategy == "auto":
             narrow = n < MIN_ROWS_PER_LEVEL * max(int(nlev), 1)
             strategy = "serial" if narrow else "wavefront"
@@ -787,7 +788,7 @@ class WavefrontKernel(Kernel):
 
         def sort() -> LevelOrder:
             wide = level if narrow is None else narrow.wide()
-            levelptr, order = by_level or self._sort(wide, n, params, True)
+            levelptr, order = by_level or self._sort(wide, n, params)
             levelptr = levelptr[: levels + 1]  # the executor's extent, whatever the sort's
             groups, groupptr, one_thread = _groups(levelptr, levels)
             _read_only(levelptr, order, groupptr, one_thread)
@@ -819,17 +820,17 @@ class WavefrontKernel(Kernel):
         return plan
 
     def _sort(
-        self, key: np.ndarray, n: int, given: Mapping[str, object], check: bool
+        self, key: np.ndarray, n: int, given: Mapping[str, object]
     ) -> tuple[np.ndarray, np.ndarray]:
         """The counting sort of the iterations by ``key`` (stable): (its prefix sums, the
-        order), by the generated sort stages."""
+        order), by the generated sort stages (unchecked: they read spf's own levels)."""
         count_k, order_k = self._level_sort()
         ptr = np.zeros(n + 1, dtype=np.int64)
         slot = np.empty(n, dtype=np.int64)
         fill = np.zeros(n, dtype=np.int64)
-        count_k(level=key, levelptr=ptr, slot=slot, fill=fill, check=check, **_pick(count_k, given))
+        count_k(level=key, levelptr=ptr, slot=slot, fill=fill, check=False, **_pick(count_k, given))
         order = np.empty(n, dtype=np.int64)
-        order_k(slot=slot, order=order, check=check, **_pick(order_k, given))
+        order_k(slot=slot, order=order, check=False, **_pick(order_k, given))
         return ptr, order
 
     def _inspect_coarse(
@@ -885,7 +886,7 @@ class WavefrontKernel(Kernel):
         fused = len(self._free) > 1
         for k, (clev, nclev, shift) in enumerate(coarse_candidates):
             found, total, sizes = self._candidate(
-                given, k, level, nlev, (clev, nclev, shift), work, check, team, ahead
+                given, k, level, nlev, (clev, nclev, shift), work, team, ahead
             )
             level_sizes = sizes if k == 0 else level_sizes
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
@@ -916,7 +917,7 @@ class WavefrontKernel(Kernel):
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins if ahead is None else [*joins, ahead.result])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
-        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check, ahead)
+        ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
@@ -963,7 +964,7 @@ class WavefrontKernel(Kernel):
         (:data:`IN_ORDER`); the work is not summed (zeros)."""
         keys = len(after) // max(len(self._free), 1)
         work = np.zeros(len(after), dtype=np.int64)
-        _, _, order, _ = self._sorted(params, level, levels, after, keys, work, False)
+        _, _, order, _ = self._sorted(params, level, levels, after, keys, work)
         return coarse.in_order(order)
 
     def _with_hash(
@@ -1118,7 +1119,6 @@ class WavefrontKernel(Kernel):
         levels: int,
         candidate: tuple[np.ndarray, int, int],
         work: np.ndarray,
-        check: bool,
         team: int,
         ahead: Future[Counted] | None,
     ) -> tuple[coarse.Parts, int, Callable[[], np.ndarray]]:
@@ -1131,13 +1131,13 @@ class WavefrontKernel(Kernel):
         n = len(clev)
         runs = None
         if k == 0 and n >= SPLIT_NODES:
-            runs = self._by_runs(given, level, levels, clev, keys, work, check, team, ahead)
+            runs = self._by_runs(given, level, levels, clev, keys, work, team, ahead)
         if runs is not None:  # one kernel's run blocks: the runs sorted
             sizes, found, total = runs
             return found, total, sizes
         by = (level, levels) if k == 0 else (clev, keys)
         first = ahead if k == 0 else None
-        ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work, check, first)
+        ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work, first)
         blocks = coarse.Blocks(shift, n // len(self._free), self._free, runs=self._runs and k == 0)
         found = coarse.split(corder, cptr, keys, work, blocks, team, wsum)
         return found, int(wsum[-1]), functools.partial(_given, ptr)
@@ -1150,7 +1150,6 @@ class WavefrontKernel(Kernel):
         clev: np.ndarray,
         keys: int,
         work: np.ndarray,
-        check: bool,
         team: int,
         ahead: Future[Counted] | None,
     ) -> tuple[Callable[[], np.ndarray], coarse.Parts, int] | None:
@@ -1175,7 +1174,7 @@ class WavefrontKernel(Kernel):
         args = {CORDER: order, RUN_WORK: run_work, WORK: work, RUNS_N: runs}
         args |= {RUN_FIRST: found.first, RUN_POS: found.pos, **_pick(fill_k, given)}
         if ahead is None:
-            fill_k(check=check, **args, **{RUN_LO: 0, RUN_HI: runs})
+            fill_k(check=False, **args, **{RUN_LO: 0, RUN_HI: runs})
         else:  # the worker counts the levels meanwhile
             _in_halves(fill_k, args, runs // 2, runs, lo=RUN_LO, hi=RUN_HI)
         wsum = np.zeros(runs + 1, dtype=np.int64)
@@ -1184,9 +1183,9 @@ class WavefrontKernel(Kernel):
         def level_sizes() -> np.ndarray:
             if ahead is not None:
                 return ahead.result()[0]
-            return _level_sizes(stages[5], level, levels, given, check)
+            return _level_sizes(stages[5], level, levels, given)
 
-        reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given), check)
+        reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given))
         return level_sizes, split_runs(found, wsum, order, team, reach), int(wsum[-1])
 
     def _sorted(
@@ -1197,7 +1196,6 @@ class WavefrontKernel(Kernel):
         key: np.ndarray,
         keys: int,
         work: np.ndarray,
-        check: bool,
         ahead: Future[Counted] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The generated sort stages: the prefix sums of the sizes of ``level``'s
@@ -1228,15 +1226,15 @@ class WavefrontKernel(Kernel):
             levelptr=levelptr,
             clevptr=keyptr,
             cslot=cslot,
-            check=check,
+            check=False,
             **{LEVELS_N: levels, CLEVELS_N: keys},
             **_pick(count_k, given),
         )
         levelptr = levelptr[: levels + 1]
-        return (levelptr, _started(keyptr, keys), *self._ordered(given, cslot, work, check))
+        return (levelptr, _started(keyptr, keys), *self._ordered(given, cslot, work))
 
     def _ordered(
-        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray, check: bool
+        self, given: Mapping[str, object], cslot: np.ndarray, work: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """The order of the nodes by their slots ``cslot`` and the prefix sums of ``work``
         in that order, by the generated sort stages."""
@@ -1245,8 +1243,8 @@ class WavefrontKernel(Kernel):
         n = len(cslot)
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
         wsum[0] = 0
-        order_k(cslot=cslot, corder=order, check=check, **_pick(order_k, given))
-        sums_k(corder=order, work=work, wsum=wsum, check=check, **_pick(sums_k, given))
+        order_k(cslot=cslot, corder=order, check=False, **_pick(order_k, given))
+        sums_k(corder=order, work=work, wsum=wsum, check=False, **_pick(sums_k, given))
         return order, wsum
 
     def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
@@ -1634,14 +1632,13 @@ def _level_sizes(
     level: np.ndarray,
     levels: int,
     given: Mapping[str, object],
-    check: bool,
 ) -> np.ndarray:
     """The prefix sums of the level sizes (``levels + 1`` entries) by the histogram
     stage of :func:`spf.analysis.coarse_inspector.build_ranged_count` over every node
     (its :data:`COUNT_WAYS` copies added)."""
     copies = np.zeros(COUNT_WAYS * levels, dtype=np.int64)
     args = {CLEV: level, CLEVELS_N: levels, KHIST: copies, **_pick(hist_k, given)}
-    hist_k(check=check, **args, **{SORT_LO: 0, SORT_HI: len(level)})
+    hist_k(check=False, **args, **{SORT_LO: 0, SORT_HI: len(level)})
     ptr = np.zeros(levels + 1, dtype=np.int64)
     np.cumsum(copies.reshape(COUNT_WAYS, levels).sum(axis=0), out=ptr[1:])
     return ptr
@@ -1671,7 +1668,6 @@ def _reach(
     reach_k: Kernel,
     work: np.ndarray,
     params: Mapping[str, object],
-    check: bool,
     first: np.ndarray,
     size: np.ndarray,
     share: np.ndarray,
@@ -1681,7 +1677,7 @@ def _reach(
     got = np.full(len(first), np.iinfo(np.int64).max, dtype=np.int64)  # every run reaches it
     share = np.ascontiguousarray(share, dtype=np.int64)
     arrays = {REACH_FIRST: first, REACH_LEN: size, REACH_SHARE: share, REACH_GOT: got}
-    reach_k(check=check, **arrays, **{WORK: work, REACH_N: len(first)}, **params)
+    reach_k(check=False, **arrays, **{WORK: work, REACH_N: len(first)}, **params)
     return got
 
 
@@ -1836,7 +1832,9 @@ def compile_wavefront(
     """Compile the executor of ``ir`` (one wavefront loop) as one library and its
     inspector's pass over the dependences with the counting sorts after it as another, at
     :func:`~spf.runtime.build.light_opt_flags` unless ``cflags`` are given, the two
-    compiler runs at once (:func:`spf.runtime.compile.compile_units`). The sorts are
+    compiler runs at once (:func:`spf.runtime.compile.compile_units`); the sorts, which
+    read only the levels the pass wrote, are built and called unchecked (:func:`_light_unit`).
+    The sorts are
     shared by every wavefront over the same nodes
     (:func:`spf.analysis.inspector.sort_stage_name`): one built with an earlier wavefront's
     pass (in this process or into this cache directory) is remembered and loaded from that
@@ -1895,15 +1893,14 @@ def compile_wavefront(
     (run,), (pass_k, *sorted_k) = compile_units(
         [
             UnitParts([(executor.ir, name or ir.name, check)], library),
-            UnitParts([(k, None, True) for k in (first, *sorts)], f"{library}_light", True),
+            _light_unit([first, *sorts], f"{library}_light", checked=1),
         ],
         light_flags=light_opt_flags(),
         **options,
     )
 
     def level_sort() -> tuple[Kernel, Kernel]:  # a coarse kernel's, on first use
-        parts = [(s, None, True) for s in build_level_sort(analysis, sort_name)]
-        unit = UnitParts(parts, f"{sort_name}_levels", light=True)
+        unit = _light_unit(build_level_sort(analysis, sort_name), f"{sort_name}_levels")
         ((count, order),) = compile_units([unit], light_flags=light_opt_flags(), **options)
         return count, order
 
@@ -1920,7 +1917,7 @@ def compile_wavefront(
             build_run_fill(analysis, f"{library}_runs"),
             build_run_reach(analysis, f"{library}_reach"),
         )
-        unit = UnitParts([(st, None, True) for st in stages], f"{library}_split", light=True)
+        unit = _light_unit(stages, f"{library}_split")
         return cast(
             "Split", tuple(compile_units([unit], light_flags=light_opt_flags(), **options)[0])
         )
@@ -1973,3 +1970,19 @@ def compile_wavefront(
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
+
+
+def _light_unit(stages: Sequence[ComputationIR], library: str, checked: int = 0) -> UnitParts:
+    """A light unit (:class:`~spf.runtime.compile.UnitParts`) of a wavefront's inspector
+    ``stages``, the first ``checked`` of them (the pass, which reads the index arrays: a
+    checked inspection checks them there) built checked and the rest unchecked: no legality
+    or bounds proof, fact plan or checked function for them (a third of a cold compile's C
+    and of its analysis), and their calls are unchecked. They read only arrays an earlier
+    stage wrote (the sorts read the pass's levels and slots), or run in unchecked
+    inspections only (the split passes); their function is the same C as one built checked
+    (``tests/unit/runtime/test_wavefront_build.py`` proves their schedules and accesses)."""
+    from spf.runtime.compile import UnitParts
+
+    parts = [(st, None, k < checked) for k, st in enumerate(stages)]
+    rest = frozenset(range(checked, len(stages)))
+    return UnitParts(parts, library, light=True, unchecked=rest)

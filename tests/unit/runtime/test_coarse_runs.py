@@ -28,9 +28,8 @@ def run_keys(rng: np.random.Generator, n: int, count: int, longest: int) -> np.n
 
 @pytest.mark.parametrize("n", [40, 999, 5000, 20000])
 @pytest.mark.parametrize("longest", [48, 128, 700])
-@pytest.mark.parametrize("check", [True, False])
 def test_the_runs_give_the_row_sorts_parts(
-    sptrsv_wavefront: WavefrontKernel, n: int, longest: int, check: bool
+    sptrsv_wavefront: WavefrontKernel, n: int, longest: int
 ) -> None:
     rng = np.random.default_rng(n + longest)
     nclev = max(n // 300, 1)
@@ -40,12 +39,10 @@ def test_the_runs_give_the_row_sorts_parts(
     work = rng.integers(1, 9, n).astype(np.int64)
     given = {"N": n}
     for team in (1, 2, 3, 4):
-        got = sptrsv_wavefront._by_runs(given, level, 7, clev, nclev, work, check, team, None)
+        got = sptrsv_wavefront._by_runs(given, level, 7, clev, nclev, work, team, None)
         assert got is not None
         sizes, parts, total = got
-        levelptr, cptr, corder, wsum = sptrsv_wavefront._sorted(
-            given, level, 7, clev, nclev, work, check
-        )
+        levelptr, cptr, corder, wsum = sptrsv_wavefront._sorted(given, level, 7, clev, nclev, work)
         blocks = coarse.Blocks(coarse.RUN_SHIFT, n, (False,), runs=True)
         want = coarse.split(corder, cptr, nclev, work, blocks, team, wsum)
         assert total == int(wsum[-1])

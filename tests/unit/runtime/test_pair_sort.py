@@ -3,7 +3,8 @@
 stable order by coarse level and the prefix sums of the work in that order, for node counts
 of every residue mod 4 (the count loops take four nodes an iteration) and keys in long runs (a
 block's rows at one coarse level, where the nodes of an iteration share a counter) or
-scattered, checked and unchecked."""
+scattered. The stages are built and called unchecked (they read the levels spf's pass wrote:
+``test_wavefront_build.py``)."""
 
 from __future__ import annotations
 
@@ -28,16 +29,15 @@ def keys(rng: np.random.Generator, n: int, count: int, runs: bool) -> np.ndarray
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6, 8, 999, 1000, 4097, 4098])
 @pytest.mark.parametrize("runs", [True, False])
-@pytest.mark.parametrize("check", [True, False])
 def test_the_sort_stages_agree_with_numpy(
-    sptrsv_wavefront: WavefrontKernel, n: int, runs: bool, check: bool
+    sptrsv_wavefront: WavefrontKernel, n: int, runs: bool
 ) -> None:
     rng = np.random.default_rng(n + 7 * runs)
     nlev, nclev = min(n, 5), min(n, 1 + n // 4)
     level, clev = keys(rng, n, nlev, runs), keys(rng, n, nclev, runs)
     work = rng.integers(1, 6, n).astype(np.int64)
     levelptr, clevptr, order, wsum = sptrsv_wavefront._sorted(
-        {"N": n}, level, nlev, clev, nclev, work, check
+        {"N": n}, level, nlev, clev, nclev, work
     )
     np.testing.assert_array_equal(levelptr, np.concatenate([[0], np.cumsum(np.bincount(level))]))
     np.testing.assert_array_equal(clevptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))

@@ -9,6 +9,7 @@ sort."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,21 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
+import spf
 from spf import kernels
+from spf.analysis import legality
+from spf.analysis.bounds import check_bounds
+from spf.analysis.coarse_inspector import (
+    build_key_count,
+    build_pair_sort,
+    build_ranged_count,
+    build_ranged_sort,
+    build_run_fill,
+    build_run_reach,
+    build_split_passes,
+)
+from spf.analysis.executor import build_executor
+from spf.analysis.inspector import build_level_sort
 from spf.codegen.unit import Function, TranslationUnit
 from spf.runtime import build
 from spf.runtime.combine import combine
@@ -83,6 +98,51 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
             np.testing.assert_allclose(u, want, rtol=1e-12)
     assert len(compiler_runs) == 3  # the serial kernel, on the first serial plan only
     assert "serial" in compiler_runs[2]
+
+
+def test_the_pass_is_built_checked_and_the_sorts_after_it_unchecked(tmp_path: Path) -> None:
+    """A checked inspection checks the index arrays in the pass that reads them; the sorts
+    read only the levels it wrote, so they are built without checks (no checked function,
+    fact plan or bounds proof: a cold compile's cheaper half) and called unchecked."""
+    k = sptrsv_wavefront(tmp_path)
+    pass_k, *sorts = k._stages
+    assert pass_k._checked is not None
+    assert [st._checked for st in sorts] == [None] * len(sorts)
+    m = lower(40, "int32")
+    args = sptrsv_args(m)
+    bad = {**args, "col": args["col"].copy()}
+    bad["col"][-2] = 40  # a column past the last row: the pass's checks catch it
+    with pytest.raises(spf.ArgumentError):
+        k.inspect(**bad)
+
+
+@pytest.mark.parametrize("kernel", [kernels.sptrsv_csr, kernels.gauss_seidel_csr, kernels.ilu0_csr])
+def test_the_stages_built_unchecked_have_legal_schedules_and_accesses(kernel: Any) -> None:
+    """What a checked build proved of the stages built unchecked, proved here: each
+    schedule keeps its dependences (the sorts, the split passes and their counts), and the
+    bounds the sorts leave to run time (a checked build's obligations) read none of the
+    user's index arrays, only the levels and slots spf's stages wrote."""
+    comp = kernel()
+    comp.wavefront("i")
+    ir = comp.ir
+    ((analysis, _),) = build_executor(ir).loops
+    sorts = [
+        *build_pair_sort(analysis, "s"),
+        *build_level_sort(analysis, "l"),
+        build_key_count(analysis, "k"),
+        *build_ranged_sort(analysis, "r"),
+        *build_ranged_count(analysis, "r"),
+        build_run_fill(analysis, "f"),
+        build_run_reach(analysis, "h"),
+    ]
+    for stage in [*sorts, *(build_split_passes(ir, analysis) or ())]:
+        legality.check(stage)
+    for stage in sorts:
+        assert not set(stage.uf_decls) & set(ir.uf_decls), stage.name
+        for obligation in check_bounds(stage).obligations:
+            read = set(re.findall(r"(\w+)\(", obligation.text))
+            assert read, (stage.name, obligation.text)
+            assert read <= set(stage.uf_decls), (stage.name, obligation.text)
 
 
 def test_flags_given_to_a_wavefront_compile_build_every_unit(
