@@ -907,6 +907,9 @@ class WavefrontKernel(Kernel):
             # its plan ran at 2-3x the CPU time of either coarse plan (docs/inspection.md)
             rival = 0.0 if fused else coarse.level_estimate(levelptr, nlev, total, team, unit)
             gain, best = max((gain, "coarse"), (rival, "levels"))
+            if fused and n < coarse.IN_ORDER_NODES and parts is not None and best == "coarse":
+                # its serial plan runs the serial kernels, from cache (docs/inspection.md)
+                gain = min(gain, coarse.over_kernels(parts, total, n, unit))
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:

@@ -406,6 +406,35 @@ def test_fused_auto_runs_small_suitesparse_matrices_serially(
         np.testing.assert_array_equal(got[key], value, err_msg=f"{name}: {key}")
 
 
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [("pushpull.mtx", "serial"), ("bcsstk13.mtx", "serial"), ("arrow.mtx", "coarse")],
+)
+def test_fused_auto_weighs_small_loops_against_the_serial_kernels(
+    separate: Any, omp_threads: int, suitesparse_dir: Path, name: str, want: str
+) -> None:
+    """A fused loop of fewer than ``coarse.IN_ORDER_NODES`` nodes runs the two serial
+    kernels when its plan is ``"serial"``, so ``auto`` weighs its coarse plan against them
+    (``coarse.over_kernels``: the executor's costs per node and per stretch, barriers from
+    cache). pushpull (309 coarse levels of 26 nodes, 3,169 stretches: estimated 1.41x
+    against the loop in order, 0.92x against the kernels) and bcsstk13 (1.49x, 1.22x) run
+    serially; arrow (3 coarse levels of 93,000 nodes: 1.94x, 1.50x) keeps its coarse plan.
+    Either way the results are the kernels' one after the other."""
+    comp = fused("solve_mv", "int64")
+    comp.wavefront(comp.stmts[0].loops[0])
+    k = comp.compile()
+    assert isinstance(k, WavefrontKernel)
+    m = sps.csr_array(read_matrix_market(suitesparse_dir / name))
+    m = sps.csr_array(m + sps.diags_array(np.abs(m).sum(axis=1) + 1.0))
+    m.sum_duplicates()
+    m.sort_indices()
+    b = np.random.default_rng(4).standard_normal(m.shape[0])
+    got, plan = run_fused(k, "int64", m, b, "auto")
+    assert plan.strategy == want
+    for key, value in run_separately("solve_mv", separate["solve_mv"], m, b).items():
+        np.testing.assert_array_equal(got[key], value, err_msg=f"{name}: {key}")
+
+
 def fused_levels_by_hand(m: Any, shift: int, fixed: dict[str, int]) -> dict[str, np.ndarray]:
     """The levels, work and coarse levels of the fused solve and product's nodes (solve row
     ``i``: node ``i``, product row ``i``: node ``n + i``), row by row in Python: ``clev`` of
