@@ -301,7 +301,8 @@ def test_a_prepared_call_after_replays_validates_other_types(
     for _ in range(3):
         y[:] = 0.0
         call(x, y, b)
-    assert call._quick is not None and call._quick.direct is not None  # replayed
+    assert call._quick is not None
+    assert call._quick.direct is not None  # replayed
     with pytest.raises(ArgumentError, match="b"):
         call(x, y, list(b))
     y2 = np.zeros(300).view(Sub)
