@@ -818,6 +818,91 @@ def build_ranged_sort(
     )
 
 
+RUN_FIRST = "run_first"
+RUN_POS = "run_pos"
+RUN_WORK = "run_work"
+RUNS_N = "coarse_runs"
+RUN_LO = "run_lo"
+RUN_HI = "run_hi"
+"""The arrays and parameters of :func:`build_run_fill`: per run of nodes in coarse-level
+order, its first node, its first position (``coarse_runs + 1`` entries, the last the number
+of nodes) and its work; the runs ``[run_lo, run_hi)`` one call fills."""
+
+
+def build_run_fill(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
+    """The coarse-level order written from its runs (:mod:`spf.runtime.coarse_runs`): reads
+    ``run_first`` and ``run_pos`` as UFs and ``work``, writes ``corder(p) = run_first(r) + p
+    - run_pos(r)`` for the positions ``run_pos(r) <= p < run_pos(r + 1)`` of each run
+    ``run_lo <= r < run_hi`` and ``run_work(r)``, the sum of ``work`` over the run's nodes
+    (in a local private to the run, stored after it). A coarse level's rows are runs of
+    consecutive nodes (a run block's rows at one coarse level), so the order is written
+    and the work read in sequence, no slot read per node. Two threads fill one range of
+    runs each (the ranges write disjoint entries)."""
+    v, n = analysis.var, analysis.nodes
+    r = f"{v}_run"
+    fill = build.computation(name)
+    ends = (f"{RUNS_N} + 1", f"{n} + 1")  # a position: one entry more
+    fill = _declare_ufs(fill, ((RUN_FIRST, RUNS_N, n), (RUN_POS, *ends)))
+    fill = build.add_data_space(fill, WORK, "int64_t", (n,))
+    fill = build.add_data_space(fill, CORDER, "int64_t", (n,))
+    fill = build.add_data_space(fill, RUN_WORK, "int64_t", (RUNS_N,))
+    fill = _private_local(fill, "run_sum", "int64_t", r)
+    runs = f"0 <= {RUN_LO} <= {r} < {RUN_HI} <= {RUNS_N}"
+    domain = f"{{[{r}, {v}]: {runs} && {RUN_POS}({r}) <= {v} < {RUN_POS}({r} + 1)}}"
+    node = f"{RUN_FIRST}({r}) + {v} - {RUN_POS}({r})"
+    for j, body in enumerate((f"${CORDER}$({v}) = {node};", f"$run_sum$ += ${WORK}$({node});")):
+        fill = build.add_stmt(fill, body, domain, f"{{[{r}, {v}] -> [0, {r}, 0, {v}, {j}]}}")
+    store = f"${RUN_WORK}$({r}) = $run_sum$;"
+    return build.add_stmt(fill, store, f"{{[{r}]: {runs}}}", f"{{[{r}] -> [0, {r}, 1, 0, 0]}}")
+
+
+def _declare_ufs(stage: ComputationIR, ufs: tuple[tuple[str, str, str], ...]) -> ComputationIR:
+    """``stage`` with the 64-bit UFs ``ufs`` (name, the bounds of its domain and of its
+    range: ``0 <= x < domain``, ``0 <= y < range``)."""
+    for name, domain, upto in ufs:
+        stage = build.declare_uf(
+            stage,
+            name,
+            domain=f"{{[x]: 0 <= x < {domain}}}",
+            range=f"{{[y]: 0 <= y < {upto}}}",
+            dtype="int64",
+        )
+    return stage
+
+
+REACH_FIRST = "reach_first"
+REACH_LEN = "reach_len"
+REACH_SHARE = "reach_share"
+REACH_GOT = "reach_got"
+REACH_N = "coarse_reaches"
+"""The arrays and parameter of :func:`build_run_reach`."""
+
+
+def build_run_reach(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
+    """Where a part's cut falls inside a run (:func:`spf.runtime.coarse_runs.split_runs`):
+    for each of ``coarse_reaches`` runs (``reach_first``: its first node, ``reach_len``:
+    its nodes, UFs) the least prefix sum of ``work`` along it that reaches
+    ``reach_share``, into ``reach_got`` (which the caller fills with the largest
+    ``int64``: some prefix sum reaches the share). O(the nodes of those runs)."""
+    v, n = analysis.var, analysis.nodes
+    k = f"{v}_cut"
+    reach = build.computation(name)
+    reach = _declare_ufs(reach, ((REACH_FIRST, REACH_N, n), (REACH_LEN, REACH_N, f"{n} + 1")))
+    reach = build.add_data_space(reach, WORK, "int64_t", (n,))
+    for space in (REACH_SHARE, REACH_GOT):
+        reach = build.add_data_space(reach, space, "int64_t", (REACH_N,))
+    reach = _private_local(reach, "reach_sum", "int64_t", k)
+    domain = f"{{[{k}, {v}]: 0 <= {k} < {REACH_N} && 0 <= {v} < {REACH_LEN}({k})}}"
+    bodies = (
+        f"$reach_sum$ += ${WORK}$({REACH_FIRST}({k}) + {v});",
+        f"${REACH_GOT}$({k}) = min(${REACH_GOT}$({k}), "
+        f"$reach_sum$ >= ${REACH_SHARE}$({k}) ? $reach_sum$ : ${REACH_GOT}$({k}));",
+    )
+    for j, body in enumerate(bodies):
+        reach = build.add_stmt(reach, body, domain, f"{{[{k}, {v}] -> [0, {k}, {v}, {j}]}}")
+    return reach
+
+
 KHIST = "khist"
 KSTART = "kstart"
 """The per-range histogram and starts of :func:`build_ranged_count`."""

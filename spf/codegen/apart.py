@@ -2,8 +2,8 @@
 differ wherever the statement runs.
 
 A row scalar (:mod:`spf.codegen.row_scalar`) keeps ``x(i)`` in a local while a row updates
-it, and before each read of ``x`` at another index ``J`` stores the local (``if (J == i)
-x(i) = spf_row;``), in case ``J`` is ``i`` at run time. A lower solve's ``u(i) -= L(k) *
+it, and reads ``x`` at another index ``J`` as ``J == i ? spf_row : x(J)``, in case ``J``
+is ``i`` at run time. A lower solve's ``u(i) -= L(k) *
 u(col(k))`` reads ``u`` at ``col(k)``, which its strictly-lower fact (``col(k) < i`` for
 every entry before the diagonal) keeps away from ``i``: the compare and branch per entry
 buy nothing (on 2-D Poisson's lower triangle they were ~1.5% of the serial solve's CPU

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import faults
+from spf.codegen import faults, row_blocks
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.arg_checks import BoundKey
     from spf.codegen.program import BufferDecl, Program, StmtMacro
+    from spf.codegen.row_blocks import RowBlocks
     from spf.codegen.unit import TranslationUnit
 
 WORKSPACE_PRELUDE = """\
@@ -142,6 +143,9 @@ class CPrinter:
         self._fact_values: dict[BoundKey, str] = {}  # UF values bound in scope (fact checks)
         self._fact_flags = False  # fact checks set bits of spf_facts (no parallel region)
         self._row: RowScalar | None = None  # the element kept in spf_row (row_scalar)
+        self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
+        self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
+        self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
 
     target = "c"
     """The target name used in messages."""
@@ -274,6 +278,10 @@ class CPrinter:
         self.p = replace(program, body=ac.unordered_reads(program, dense))
         self._fact_checks = ac.checks_by_stmt(program)
         self._fact_flags = bool(self._fact_checks) and ac.serial(program)
+        if suffix == ac.CHECKED_SUFFIX and ac.serial(program):
+            params = {s.name: s.params for s in program.stmts}
+            self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
+            self._dense = dense
         first = ac.bound_locals(program, zero)
         if ranged:
             first += range_pass.pass_lines(program, ranged)
@@ -285,6 +293,7 @@ class CPrinter:
         finally:
             self.p = program
             self._fact_checks, self._fact_values = {}, {}
+            self._blocks = None
 
     def _each_call_lines(self, dense: dict[str, int | None], ranged: frozenset[str]) -> list[str]:
         """The each-call facts' check loops, run before the kernel's (spf.codegen.each_call);
@@ -707,6 +716,9 @@ class CPrinter:
         self.out.line("}")
 
     def _for(self, n: For) -> None:
+        if self._blocks is not None and n is self._blocks.outer:
+            self._blocked_for(n, self._blocks)
+            return
         tile = self._tile_nest(n)
         if tile is not None:
             self._tile_for(n, *tile)
@@ -730,6 +742,52 @@ class CPrinter:
             self.out.line("}")
             return
         self._plain_for(n)
+
+    def _blocked_for(self, n: For, blocks: RowBlocks) -> None:
+        """The checked function's row loop ``n`` in blocks of rows, each pre-checked, then
+        run unchecked or, failing, checked (:mod:`spf.codegen.row_blocks`)."""
+        self._blocks = None
+        part = replace(n, init=Var("spf_b0"), cond=Op("<", (Var(n.var), Var("spf_b1"))))
+        with self.out.braces():
+            self.out.line(f"const int64_t spf_rb_0 = {expr(blocks.init)};")
+            self.out.line(f"const int64_t spf_rb_end = {expr(blocks.end)};")
+            for line in row_blocks.head_lines(blocks, "spf_rb_0", "spf_rb_end"):
+                self.out.line(line)
+            self.out.line(
+                "for (int64_t spf_b0 = spf_rb_0; spf_b0 < spf_rb_end; spf_b0 += spf_rb_rows)"
+            )
+            with self.out.braces():
+                self.out.line(
+                    "const int64_t spf_b1 = spf_rb_end - spf_b0 > spf_rb_rows ? "
+                    "spf_b0 + spf_rb_rows : spf_rb_end;"
+                )
+                for line in row_blocks.pass_lines(blocks):
+                    self.out.line(line)
+                self.out.line("if (spf_ok)")
+                with self.out.braces():
+                    self._fast_rows(part, blocks)
+                self.out.line("else")
+                with self.out.braces():
+                    self._for(part)
+
+    def _fast_rows(self, part: For, blocks: RowBlocks) -> None:
+        """A block's rows once its passes passed: the ranged index arrays read as they are,
+        the pair facts counted at each row's start instead of tested at each entry."""
+        for line in row_blocks.raw_lines(blocks):
+            self.out.line(line)
+        checks = self._fact_checks
+        self._fact_checks = {
+            s: [c for c in cs if c not in blocks.replaced] for s, cs in checks.items()
+        }
+        self._row_first = (part.var, row_blocks.row_count_lines(blocks))
+        try:
+            self._for(part)
+        finally:
+            self._fact_checks, self._row_first = checks, None
+        for line in row_blocks.verdict_lines(blocks):
+            self.out.line(line)
+        for line in row_blocks.restore_lines(blocks, self.p, self._dense):
+            self.out.line(line)
 
     def _plain_for(self, n: For) -> None:
         if "wavefront_levels" in n.tags:  # one region for all levels (spf.analysis.executor)
@@ -781,8 +839,12 @@ class CPrinter:
         step = f"{n.var}++" if n.step == 1 else f"{n.var} += {n.step}"
         self.out.line(f"for (int64_t {n.var} = {expr(n.init)}; {expr(n.cond)}; {step})")
         outer, self._simd = self._simd, simd
+        first, self._row_first = self._row_first, None
         try:
             with self.out.braces():
+                if first is not None and first[0] == n.var:  # a block's row (row_blocks)
+                    for line in first[1]:
+                        self.out.line(line)
                 if {"parallel", "wavefront_rows", "wavefront_p2p"} & set(n.tags):
                     self._workspace_bases()  # each thread's own copy
                     self._fault_scope(lambda: self._region(n.body))

@@ -13,10 +13,10 @@ once unconditionally (so the final store adds no write the loop did not make) an
 than one statement instance (a statement in an inner loop or several statements). The
 printer then declares ``spf_row``, prints those statements with ``D(I)`` replaced by it, and
 stores it into ``D(I)`` at the region's end. A read of ``D`` at another index ``J`` inside
-the region may still be ``D(I)`` at run time; before it the printer stores the local
-(``if (J == I) D(I) = spf_row;``, a branch that is almost never taken), so the read sees what
-the loop in memory would have held. Every operation is the same, on the same values, in the
-same order: the results are bitwise those of the statements printed as macros.
+the region may still be ``D(I)`` at run time; the printer reads it as ``J == I ? spf_row :
+D(J)`` (a test that is almost never true), what the loop in memory would have held there.
+Every operation is the same, on the same values, in the same order: the results are
+bitwise those of the statements printed as macros.
 
 Regions with anything the local could escape through are left alone: tagged loops
 (parallel, vector, reduction: a local declared outside them would be shared), buffers,
@@ -206,24 +206,15 @@ def _accesses(e: cx.Expr) -> Iterator[cx.Access]:
 
 
 def call_lines(row: RowScalar, macro: StmtMacro, call: Call) -> list[str]:
-    """The statement at ``call`` with ``row``'s element read and written as the local; each
-    assignment that reads the data space elsewhere first stores the local where that read
-    may land on the element."""
-    out: list[str] = []
+    """The statement at ``call`` with ``row``'s element read and written as the local; a
+    read of the data space elsewhere that may land on the element reads the local there
+    (:func:`_replace`)."""
     apart = _apart(row, macro, call)
+    out: list[str] = []
     for s in expanded(macro, call):
         assert isinstance(s, cx.Assign)
-        others: list[tuple[cx.Expr, ...]] = []
-        value = _replace(s.value, row, others)
-        target = _replace(s.target, row, others)
-        for index in dict.fromkeys(x for x in others if x not in apart):
-            same = [cx.Binary("==", a, b) for a, b in zip(index, row.index, strict=True)]
-            cond = same[0]
-            for extra in same[1:]:
-                cond = cx.Binary("&&", cond, extra)
-            out.append(
-                f"if (__builtin_expect({cx.to_c(cond)}, 0)) {cx.to_c(row.element())} = {NAME};"
-            )
+        value = _replace(s.value, row, apart)
+        target = _replace(s.target, row, apart)
         out += cx.stmt_lines((cx.Assign(target, s.op, value),))
     return out
 
@@ -245,26 +236,36 @@ def _apart(row: RowScalar, macro: StmtMacro, call: Call) -> set[tuple[cx.Expr, .
     return out
 
 
-def _replace(e: cx.Expr, row: RowScalar, others: list[tuple[cx.Expr, ...]]) -> cx.Expr:
-    """``e`` with ``row``'s element as the local; the indices of its other reads of the data
-    space are appended to ``others``."""
+def _replace(e: cx.Expr, row: RowScalar, apart: set[tuple[cx.Expr, ...]]) -> cx.Expr:
+    """``e`` with ``row``'s element as the local, and each other read of the data space
+    ``D(J)`` as ``J == I ? spf_row : D(J)`` (what memory would hold there: the region
+    writes ``D`` at ``I`` alone), unless the statement's facts keep ``J`` from ``I``
+    (``apart``)."""
     if isinstance(e, cx.Access):
-        indices = tuple(_replace(i, row, others) for i in e.indices)
-        if e.space == row.space:
-            if indices == row.index:
-                return cx.Name(NAME)
-            others.append(indices)
-        return cx.Access(e.space, indices, e.macro)
+        indices = tuple(_replace(i, row, apart) for i in e.indices)
+        out = cx.Access(e.space, indices, e.macro)
+        if e.space != row.space:
+            return out
+        if indices == row.index:
+            return cx.Name(NAME)
+        if indices in apart:
+            return out
+        same = [cx.Binary("==", a, b) for a, b in zip(indices, row.index, strict=True)]
+        cond = same[0]
+        for extra in same[1:]:
+            cond = cx.Binary("&&", cond, extra)
+        expect = cx.Call("__builtin_expect", (cond, cx.Num("0")))
+        return cx.Ternary(expect, cx.Name(NAME), out)
     if isinstance(e, cx.Call):
-        return cx.Call(e.func, tuple(_replace(a, row, others) for a in e.args))
+        return cx.Call(e.func, tuple(_replace(a, row, apart) for a in e.args))
     if isinstance(e, cx.Index):
-        return cx.Index(_replace(e.base, row, others), _replace(e.index, row, others))
+        return cx.Index(_replace(e.base, row, apart), _replace(e.index, row, apart))
     if isinstance(e, cx.Unary):
-        return cx.Unary(e.op, _replace(e.operand, row, others))
+        return cx.Unary(e.op, _replace(e.operand, row, apart))
     if isinstance(e, cx.Cast):
-        return cx.Cast(e.ctype, _replace(e.operand, row, others))
+        return cx.Cast(e.ctype, _replace(e.operand, row, apart))
     if isinstance(e, cx.Binary):
-        return cx.Binary(e.op, _replace(e.left, row, others), _replace(e.right, row, others))
+        return cx.Binary(e.op, _replace(e.left, row, apart), _replace(e.right, row, apart))
     if isinstance(e, cx.Ternary):
-        return cx.Ternary(*(_replace(x, row, others) for x in (e.cond, e.then, e.other)))
+        return cx.Ternary(*(_replace(x, row, apart) for x in (e.cond, e.then, e.other)))
     return e

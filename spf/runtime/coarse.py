@@ -417,6 +417,17 @@ def level_estimate(
     return float(work) / cost
 
 
+def level_bound(rows: int, levels: int, work: int, threads: int, unit: float = 1.0) -> float:
+    """An upper bound of :func:`level_estimate` from the number of ``rows`` and ``levels``
+    alone (every level's rows shared evenly, none rounded up), a little above it against
+    rounding: a plan estimated faster than this beats the levels whatever their sizes."""
+    if levels == 0:
+        return 0.0
+    overhead = unit * (BARRIER_WORK * levels + REGION_WORK)
+    cost = rows / threads * (work / max(rows, 1)) + overhead
+    return float(work) / cost * (1.0 + 1e-9)
+
+
 KERNELS_NODE_WORK = 1
 """What the executor pays per node (reading it from the order, testing its kernel) that
 the serial kernels of a small fused loop, run one after the other, do not; in units of

@@ -57,7 +57,11 @@ HASH_WORK = 0.2
 row's dependence, :mod:`spf.runtime.coarse`), as ``inspect(strategy="auto")`` counts it
 (:func:`hash_work`): XXH3 read the 16 MB of values of the 1M-row random triangle of ``spf
 bench --only sptrsv`` in 0.6 ms in cache and ~1.5 ms from memory, on one core, where the
-serial solve took ~8 ms for its 2M units: 0.08-0.19 units a value; about the larger."""
+serial solve took ~8 ms for its 2M units: 0.08-0.19 units a value; about the larger. Measured
+again at load 4.5-11 (issue 31): 0.59-0.62 ms alone (200 calls), 0.7-1.2 ms interleaved with
+solves of ~7 ms thread CPU time (0.09-0.17 units a value); hashing the two halves on two
+threads took longer (0.66-2.4 ms, docs/inspection.md), and reading the values where they
+lie instead of copying them cost more than the hash (0.5-2 ms a call)."""
 
 NARROW_LIMIT = 2**31 - 1
 """A plan's copies run on the executor of 32-bit plan arrays (``order``, the level and part

@@ -58,7 +58,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -89,6 +89,17 @@ from spf.analysis.coarse_inspector import (
     NCLEV_WIDE,
     PART_OF,
     POS_OF,
+    REACH_FIRST,
+    REACH_GOT,
+    REACH_LEN,
+    REACH_N,
+    REACH_SHARE,
+    RUN_FIRST,
+    RUN_HI,
+    RUN_LO,
+    RUN_POS,
+    RUN_WORK,
+    RUNS_N,
     SINK_KEY,
     SINK_POS,
     SORT_HI,
@@ -102,6 +113,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared, submit
+from spf.runtime.coarse_runs import find_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
@@ -136,7 +148,11 @@ threads (OpenMP's count now, lowered on a busy machine as a kernel call's is:
 sort's stages in halves (:meth:`WavefrontKernel._split_pass`); a smaller one stays on the
 caller's thread, where
 each of the ~6 hand-offs to a worker (tens of microseconds on a busy machine) would cost
-more than the half of a stage it moves (~1-2 ns a node)."""
+more than the half of a stage it moves (~1-2 ns a node). A coarse inspection of at least
+this many nodes (checked or not, any team) also sorts a one-kernel loop's run blocks by
+their runs (:mod:`spf.runtime.coarse_runs`), whose stages are compiled with the split pass's
+on first use; a smaller loop keeps the row sort compiled with the kernel (no further
+compile, and no numpy call's fixed cost)."""
 STRATEGIES = ("auto", "wavefront", "serial")
 COARSE_STRATEGIES = ("auto", "coarse", "levels", "serial", "wavefront")
 """The strategies of a kernel of ``method="coarse"`` or ``"auto"`` (``"wavefront"``: the
@@ -861,29 +877,17 @@ class WavefrontKernel(Kernel):
         parts: coarse.Parts | None = None
         interleaved = False
         mixed: Future[tuple[coarse.Parts, float]] | None = None
-        levelptr: np.ndarray | None = None
+        level_sizes: Callable[[], np.ndarray] | None = None  # what the levels' estimate reads
         gain = 0.0
         if strategy in ("auto", "wavefront") and len(candidates) == 1 and candidates[0][1] == nlev:
             strategy = "levels" if strategy == "wavefront" else "auto-levels"
         coarse_candidates = [] if strategy in ("levels", "auto-levels") else candidates
         fused = len(self._free) > 1
         for k, (clev, nclev, shift) in enumerate(coarse_candidates):
-            # the first sort counts the level sizes too (what the levels estimate reads)
-            by = (level, nlev) if k == 0 else (clev, nclev)
-            ptr, cptr, corder, wsum = self._sorted(
-                given, *by, clev, nclev, work, check, ahead if k == 0 else None
+            found, total, sizes = self._candidate(
+                given, k, level, nlev, (clev, nclev, shift), work, check, team, ahead
             )
-            total = int(wsum[-1])
-            levelptr = ptr if k == 0 else levelptr
-            found = coarse.split(
-                corder,
-                cptr,
-                nclev,
-                work,
-                coarse.Blocks(shift, blocks, self._free, runs=self._runs and k == 0),
-                team,
-                wsum,
-            )
+            level_sizes = sizes if k == 0 else level_sizes
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
             found_gain = coarse.estimate(found, total, unit)
             if k == 0 and self._runs and self._make_sinks is not None and team > 1:
@@ -902,10 +906,8 @@ class WavefrontKernel(Kernel):
         if after is not None and n >= coarse.IN_ORDER_NODES:  # sorted on first use
             params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
             one = coarse.Later(functools.partial(self._in_order, params, level, nlev, after))
-        if strategy in ("auto", "wavefront") and levelptr is not None:
-            # kernels fused into one loop: a level holds every kernel's rows far apart, and
-            # its plan ran at 2-3x the CPU time of either coarse plan (docs/inspection.md)
-            rival = 0.0 if fused else coarse.level_estimate(levelptr, nlev, total, team, unit)
+        if strategy in ("auto", "wavefront") and level_sizes is not None:
+            rival = _level_rival(fused, gain, level_sizes, n, nlev, total, team, unit)
             gain, best = max((gain, "coarse"), (rival, "levels"))
             gain = self._against_kernels(gain, best, parts, total, n, unit)
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
@@ -913,7 +915,7 @@ class WavefrontKernel(Kernel):
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total, lengths)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
-            _wait(joins)
+            _wait(joins if ahead is None else [*joins, ahead.result])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, check, ahead)
         total = int(wsum[-1])
@@ -1121,6 +1123,85 @@ class WavefrontKernel(Kernel):
             nlev = passed.result()
         return nlev, job
 
+    def _candidate(
+        self,
+        given: Mapping[str, object],
+        k: int,
+        level: np.ndarray,
+        levels: int,
+        candidate: tuple[np.ndarray, int, int],
+        work: np.ndarray,
+        check: bool,
+        team: int,
+        ahead: Future[Counted] | None,
+    ) -> tuple[coarse.Parts, int, Callable[[], np.ndarray]]:
+        """The parts of the ``k``-th coarse candidate (its coarse levels, their count, its
+        block shift), all the work, and what gives the level sizes' prefix sums (the first
+        candidate's sort counts them). A large loop's first candidate is sorted by its runs
+        where it has them (:meth:`_by_runs`, whose stages are compiled with the split
+        pass's), the others by rows."""
+        clev, keys, shift = candidate
+        n = len(clev)
+        runs = None
+        if k == 0 and n >= SPLIT_NODES:
+            runs = self._by_runs(given, level, levels, clev, keys, work, check, team, ahead)
+        if runs is not None:  # one kernel's run blocks: the runs sorted
+            sizes, found, total = runs
+            return found, total, sizes
+        by = (level, levels) if k == 0 else (clev, keys)
+        first = ahead if k == 0 else None
+        ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work, check, first)
+        blocks = coarse.Blocks(shift, n // len(self._free), self._free, runs=self._runs and k == 0)
+        found = coarse.split(corder, cptr, keys, work, blocks, team, wsum)
+        return found, int(wsum[-1]), functools.partial(_given, ptr)
+
+    def _by_runs(
+        self,
+        given: Mapping[str, object],
+        level: np.ndarray,
+        levels: int,
+        clev: np.ndarray,
+        keys: int,
+        work: np.ndarray,
+        check: bool,
+        team: int,
+        ahead: Future[Counted] | None,
+    ) -> tuple[Callable[[], np.ndarray], coarse.Parts, int] | None:
+        """The sort by coarse level and the parts from the runs of the coarse levels
+        (:mod:`spf.runtime.coarse_runs`): (what gives the level sizes' prefix sums, the
+        parts, all the work), or None where the row sort runs instead (kernels fused into
+        one loop, fixed blocks, short runs). The order and the runs' work come from the
+        generated fill, in two halves of the runs when the pass ran on two threads; the
+        level sizes from the worker's count (``ahead``), else from a histogram stage run
+        when they are asked for (a plan whose estimate settles without them never counts
+        them)."""
+        if not (self._runs and len(self._free) == 1 and self._make_split is not None):
+            return None
+        found = find_runs(clev, keys)
+        if found is None:
+            return None
+        stages = self._split()
+        fill_k, reach_k = stages[7:]
+        runs = len(found.first)
+        order = np.empty(len(clev), dtype=np.int64)
+        run_work = np.empty(runs, dtype=np.int64)
+        args = {CORDER: order, RUN_WORK: run_work, WORK: work, RUNS_N: runs}
+        args |= {RUN_FIRST: found.first, RUN_POS: found.pos, **_pick(fill_k, given)}
+        if ahead is None:
+            fill_k(check=check, **args, **{RUN_LO: 0, RUN_HI: runs})
+        else:  # the worker counts the levels meanwhile
+            _in_halves(fill_k, args, runs // 2, runs, lo=RUN_LO, hi=RUN_HI)
+        wsum = np.zeros(runs + 1, dtype=np.int64)
+        np.cumsum(run_work, out=wsum[1:])
+
+        def level_sizes() -> np.ndarray:
+            if ahead is not None:
+                return ahead.result()[0]
+            return _level_sizes(stages[5], level, levels, given, check)
+
+        reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given), check)
+        return level_sizes, split_runs(found, wsum, order, team, reach), int(wsum[-1])
+
     def _sorted(
         self,
         given: Mapping[str, object],
@@ -1187,7 +1268,7 @@ class WavefrontKernel(Kernel):
         multiple of its four nodes an iteration): both halves' histograms (each the sum of
         its four copies), the starts (the second half's a key's start plus the first half's
         count of it), both halves' slots."""
-        hist_k, slots_k = self._split()[5:]
+        hist_k, slots_k = self._split()[5:7]
         n = len(key)
         half = n // 2 // COUNT_WAYS * COUNT_WAYS  # a range's iterations take whole groups
         copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
@@ -1508,9 +1589,10 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
-Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
 """The pass as two (levels and work; coarse levels), the count stage of one key, the order
-and sums stages over a range of positions and the count's histogram and slots over one."""
+and sums stages over a range of positions, the count's histogram and slots over one, and
+the sort by runs' fill and reach (:meth:`WavefrontKernel._by_runs`)."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
@@ -1537,18 +1619,83 @@ def _in_halves(
     half: int,
     n: int,
     second: dict[str, Any] | None = None,
+    *,
+    lo: str = SORT_LO,
+    hi: str = SORT_HI,
 ) -> None:
     """The ranged ``stage`` over ``[half, n)`` on a worker thread (``args`` updated by
-    ``second``) and ``[0, half)`` on this one, unchecked; returns when both are done."""
+    ``second``) and ``[0, half)`` on this one, unchecked, the range passed as the
+    parameters ``lo`` and ``hi``; returns when both are done."""
 
-    def run(lo: int, hi: int, more: dict[str, Any]) -> None:
-        stage(check=False, **{**args, **more, SORT_LO: lo, SORT_HI: hi})
+    def run(first: int, last: int, more: dict[str, Any]) -> None:
+        stage(check=False, **{**args, **more, lo: first, hi: last})
 
     job = submit(functools.partial(run, half, n, second or {}))
     try:
         run(0, half, {})
     finally:
         job.result()
+
+
+def _given(value: np.ndarray) -> np.ndarray:
+    """``value`` (what a sort that counted the level sizes gives for them)."""
+    return value
+
+
+def _level_sizes(
+    hist_k: Kernel,
+    level: np.ndarray,
+    levels: int,
+    given: Mapping[str, object],
+    check: bool,
+) -> np.ndarray:
+    """The prefix sums of the level sizes (``levels + 1`` entries) by the histogram
+    stage of :func:`spf.analysis.coarse_inspector.build_ranged_count` over every node
+    (its :data:`COUNT_WAYS` copies added)."""
+    copies = np.zeros(COUNT_WAYS * levels, dtype=np.int64)
+    args = {CLEV: level, CLEVELS_N: levels, KHIST: copies, **_pick(hist_k, given)}
+    hist_k(check=check, **args, **{SORT_LO: 0, SORT_HI: len(level)})
+    ptr = np.zeros(levels + 1, dtype=np.int64)
+    np.cumsum(copies.reshape(COUNT_WAYS, levels).sum(axis=0), out=ptr[1:])
+    return ptr
+
+
+def _level_rival(
+    fused: bool,
+    gain: float,
+    sizes: Callable[[], np.ndarray],
+    n: int,
+    levels: int,
+    total: int,
+    team: int,
+    unit: float,
+) -> float:
+    """The levels' estimate (:func:`spf.runtime.coarse.level_estimate` of the level sizes
+    ``sizes`` gives), or 0.0 for kernels ``fused`` into one loop (a level holds every
+    kernel's rows far apart: its plan ran at 2-3x the CPU time of either coarse plan,
+    docs/inspection.md) and when the coarse plan's ``gain`` beats the most any level sizes
+    could give (:func:`spf.runtime.coarse.level_bound`): the sizes are then not counted."""
+    if fused or gain > coarse.level_bound(n, levels, total, team, unit):
+        return 0.0
+    return coarse.level_estimate(sizes(), levels, total, team, unit)
+
+
+def _reach(
+    reach_k: Kernel,
+    work: np.ndarray,
+    params: Mapping[str, object],
+    check: bool,
+    first: np.ndarray,
+    size: np.ndarray,
+    share: np.ndarray,
+) -> np.ndarray:
+    """:data:`spf.runtime.coarse_runs.Reach` by the generated stage
+    :func:`spf.analysis.coarse_inspector.build_run_reach` (``work``: each node's)."""
+    got = np.full(len(first), np.iinfo(np.int64).max, dtype=np.int64)  # every run reaches it
+    share = np.ascontiguousarray(share, dtype=np.int64)
+    arrays = {REACH_FIRST: first, REACH_LEN: size, REACH_SHARE: share, REACH_GOT: got}
+    reach_k(check=check, **arrays, **{WORK: work, REACH_N: len(first)}, **params)
+    return got
 
 
 def _started(ptr: np.ndarray, keys: int) -> np.ndarray:
@@ -1560,8 +1707,9 @@ def _started(ptr: np.ndarray, keys: int) -> np.ndarray:
     return out
 
 
-def _wait(joins: list[Callable[[], None]]) -> None:
-    """The checksums :func:`spf.runtime.checksum.prefetch` started, recorded in the scope."""
+def _wait(joins: Sequence[Callable[[], object]]) -> None:
+    """The checksums :func:`spf.runtime.checksum.prefetch` started, recorded in the scope
+    (and any other job the inspection left running, by what waits for it)."""
     for join in joins:
         join()
 
@@ -1719,6 +1867,8 @@ def compile_wavefront(
         build_part_check,
         build_ranged_count,
         build_ranged_sort,
+        build_run_fill,
+        build_run_reach,
         build_sink_pass,
         build_split_passes,
         can_split_passes,
@@ -1780,12 +1930,13 @@ def compile_wavefront(
             build_key_count(analysis, f"{library}_key"),
             *build_ranged_sort(analysis, f"{library}_ranged"),
             *build_ranged_count(analysis, f"{library}_ranged"),
+            build_run_fill(analysis, f"{library}_runs"),
+            build_run_reach(analysis, f"{library}_reach"),
         )
         unit = UnitParts([(st, None, True) for st in stages], f"{library}_split", light=True)
-        ((levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k),) = compile_units(
-            [unit], light_flags=light_opt_flags(), **options
+        return cast(
+            "Split", tuple(compile_units([unit], light_flags=light_opt_flags(), **options)[0])
         )
-        return levels_k, blocks_k, count_k, order_k, sums_k, hist_k, slots_k
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)

@@ -161,3 +161,24 @@ def test_fused_run_blocks_are_cut_by_rows(seed: int, threads: int, free: tuple[b
         assert max(int(work[got[ends[p] : ends[p + 1]]].sum()) for p in range(first, last)) == int(
             parts.largest[lev]
         )
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_the_level_bound_is_never_below_the_levels_estimate(threads: int) -> None:
+    """``inspect(strategy="auto")`` skips counting the level sizes when a coarse plan beats
+    ``level_bound``: no sizes may give the levels a higher estimate."""
+    rng = np.random.default_rng(threads)
+    for levels in (1, 2, 7, 300):
+        for _ in range(20):
+            sizes = rng.integers(1, 50, levels) * rng.integers(1, 3, levels)
+            rows = int(sizes.sum())
+            work = rows * int(rng.integers(1, 6))
+            ptr = np.concatenate([[0], np.cumsum(sizes)])
+            for unit in (1.0, 1.7):
+                est = coarse.level_estimate(ptr, levels, work, threads, unit)
+                assert coarse.level_bound(rows, levels, work, threads, unit) >= est
+        even = np.full(levels, threads * 5)  # every level's rows shared evenly: the bound met
+        ptr = np.concatenate([[0], np.cumsum(even)])
+        est = coarse.level_estimate(ptr, levels, int(ptr[-1]) * 3, threads)
+        bound = coarse.level_bound(int(ptr[-1]), levels, int(ptr[-1]) * 3, threads)
+        assert est <= bound <= est * (1 + 1e-6)

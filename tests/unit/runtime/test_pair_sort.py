@@ -7,20 +7,13 @@ scattered, checked and unchecked."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 
-import spf
-
-
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> spf.runtime.plan.WavefrontKernel:
-    comp = spf.kernels.sptrsv_csr()
-    comp.wavefront("i")
-    got: spf.runtime.plan.WavefrontKernel = comp.compile(
-        cache_dir=str(tmp_path_factory.mktemp("pairs"))
-    )
-    return got
+if TYPE_CHECKING:
+    from spf.runtime.plan import WavefrontKernel
 
 
 def keys(rng: np.random.Generator, n: int, count: int, runs: bool) -> np.ndarray:
@@ -37,13 +30,15 @@ def keys(rng: np.random.Generator, n: int, count: int, runs: bool) -> np.ndarray
 @pytest.mark.parametrize("runs", [True, False])
 @pytest.mark.parametrize("check", [True, False])
 def test_the_sort_stages_agree_with_numpy(
-    kernel: spf.runtime.plan.WavefrontKernel, n: int, runs: bool, check: bool
+    sptrsv_wavefront: WavefrontKernel, n: int, runs: bool, check: bool
 ) -> None:
     rng = np.random.default_rng(n + 7 * runs)
     nlev, nclev = min(n, 5), min(n, 1 + n // 4)
     level, clev = keys(rng, n, nlev, runs), keys(rng, n, nclev, runs)
     work = rng.integers(1, 6, n).astype(np.int64)
-    levelptr, clevptr, order, wsum = kernel._sorted({"N": n}, level, nlev, clev, nclev, work, check)
+    levelptr, clevptr, order, wsum = sptrsv_wavefront._sorted(
+        {"N": n}, level, nlev, clev, nclev, work, check
+    )
     np.testing.assert_array_equal(levelptr, np.concatenate([[0], np.cumsum(np.bincount(level))]))
     np.testing.assert_array_equal(clevptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
     np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
@@ -53,14 +48,14 @@ def test_the_sort_stages_agree_with_numpy(
 @pytest.mark.parametrize("n", [8, 9, 10, 11, 4097, 4098])
 @pytest.mark.parametrize("runs", [True, False])
 def test_the_count_in_halves_agrees_with_numpy(
-    kernel: spf.runtime.plan.WavefrontKernel, n: int, runs: bool
+    sptrsv_wavefront: WavefrontKernel, n: int, runs: bool
 ) -> None:
     """The two-thread count by coarse level (each half four nodes an iteration, the halves
     split at a multiple of four): the starts and the stable slots."""
     rng = np.random.default_rng(3 * n + runs)
     nclev = 1 + n // 4
     clev = keys(rng, n, nclev, runs)
-    ptr, slot = kernel._key_count_halves(clev, nclev, {"N": n})
+    ptr, slot = sptrsv_wavefront._key_count_halves(clev, nclev, {"N": n})
     np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
     order = np.empty(n, dtype=np.int64)
     order[slot] = np.arange(n)

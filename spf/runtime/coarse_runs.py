@@ -1,0 +1,106 @@
+"""A coarse plan's sort and parts from the *runs* of its coarse levels, without sorting rows.
+
+On a loop whose pass grows run blocks (:attr:`spf.runtime.coarse.Blocks.runs`), a coarse
+level's rows are stretches of consecutive rows: a *run* here is a maximal stretch of
+consecutive nodes with one coarse level. Sorted stably by coarse level, the nodes are the
+runs in that order, each run's nodes consecutive, and two runs never meet (consecutive
+nodes of one coarse level are one run). So the counting sort by coarse level and the
+prefix sums of the work in that order are a sort of the *runs* (on 2-D Poisson 1000 x 1000,
+~8,000 runs for 1M rows), and the parts of :func:`spf.runtime.coarse.split` (cut only where
+the node after a position is not the next row: at a run boundary) are found from the runs'
+work, the rows' own work read only inside the run where a cut's share of the work falls
+(:func:`spf.analysis.coarse_inspector.build_run_reach`). The order and each run's work are
+written run by run by a generated stage (:func:`spf.analysis.coarse_inspector.build_run_fill`),
+in sequence.
+
+The plan is the one the row sort gives, array for array: the same stable order, the same
+cuts (the first position whose prefix sum reaches each share, moved to the nearer run
+boundary by work, a tie to the later one) and the same largest parts
+(``tests/unit/runtime/test_coarse_runs.py``, ``tests/e2e/test_wavefront_coarse_runs.py``
+compare both). A loop whose runs are short
+(scattered coarse levels: :data:`MIN_RUN`) keeps the row sort, whose generated stages cost
+less per node than numpy per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from spf.runtime.coarse import Parts, cut_parts
+
+MIN_RUN = 16
+"""The fewest nodes per run, on average, for which the runs replace the row sort: ``n /
+MIN_RUN`` runs at most (Poisson's run blocks average ~125)."""
+
+
+Reach = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+"""Per run (its first node, its nodes) and share of work (more than 0, less than the run's
+work), the least prefix sum of the work along the run that reaches the share: the generated
+stage :func:`spf.analysis.coarse_inspector.build_run_reach`."""
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs of a loop's coarse levels in coarse-level order: run ``r`` holds the nodes
+    ``first[r] ... first[r] + pos[r + 1] - pos[r] - 1`` at the positions ``pos[r] ...
+    pos[r + 1] - 1`` of the order; coarse level ``c`` the runs ``levelruns[c]:levelruns[c +
+    1]``."""
+
+    first: np.ndarray
+    pos: np.ndarray
+    levelruns: np.ndarray
+
+
+def find_runs(clev: np.ndarray, levels: int) -> Runs | None:
+    """The runs of ``clev`` (each node's coarse level, ``levels`` of them) sorted by coarse
+    level, stable; None when there are more than ``n / MIN_RUN`` runs, or no node. One
+    numpy pass over the nodes (the boundaries), O(runs) after it."""
+    n = len(clev)
+    if n == 0 or levels == 0:
+        return None
+    step = clev[1:] != clev[:-1]
+    runs = int(np.count_nonzero(step)) + 1
+    if runs > max(n // MIN_RUN, 1):
+        return None
+    starts = np.empty(runs, dtype=np.int64)
+    starts[0] = 0
+    np.add(np.flatnonzero(step), 1, out=starts[1:])
+    key = clev[starts]
+    perm = np.argsort(key, kind="stable")
+    pos = np.zeros(runs + 1, dtype=np.int64)
+    np.cumsum(np.diff(starts, append=n)[perm], out=pos[1:])
+    levelruns = np.zeros(levels + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=levels), out=levelruns[1:])
+    return Runs(starts[perm], pos, levelruns)
+
+
+def split_runs(
+    runs: Runs, wsum: np.ndarray, order: np.ndarray, threads: int, reach: Reach
+) -> Parts:
+    """:func:`spf.runtime.coarse.split` of the coarse levels of ``runs`` whose nodes in
+    coarse-level order are ``order`` (``wsum``: the work before each run, ``runs + 1``
+    entries from 0): at most ``threads`` parts per coarse level, each cut at the run
+    boundary nearest ``k / threads`` of its level's work. O(levels x threads) on the runs,
+    and ``reach`` over the runs a share falls inside."""
+    ws, pos = wsum, runs.pos
+    lr = runs.levelruns
+    start, end = lr[:-1, None], lr[1:, None]
+    share = np.arange(1, threads, dtype=np.int64)[None, :]
+    targets = ws[start] + (ws[end] - ws[start]) * share // threads
+    q = np.searchsorted(ws, targets, side="left")  # the first run boundary reaching it
+    inside = ws[np.minimum(q, len(ws) - 1)] > targets  # the share falls inside run q - 1
+    cut = q.copy()
+    if inside.any():
+        run = q[inside] - 1
+        first, size = runs.first[run], pos[run + 1] - pos[run]
+        reached = reach(first, size, targets[inside] - ws[run])
+        # the first position reaching the share moves to the nearer boundary of its run
+        # (a tie: the later one), as coarse._nearest_boundary moves it
+        before = 2 * (ws[run] + reached) < ws[run] + ws[run + 1]
+        cut[inside] = np.where(before, run, run + 1)
+    got = cut_parts(order[: len(ws) - 1], start, cut, end, ws)  # in runs, not positions
+    partptr = pos[got.partptr]  # the last entry pos[runs]: every node
+    return Parts(got.levels, got.ptr, partptr, order, got.parts, got.largest)

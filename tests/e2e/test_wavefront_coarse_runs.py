@@ -1,0 +1,70 @@
+"""A coarse inspection that sorts its run blocks by their runs (docs/inspection.md, "Sorting
+the runs, not the rows") builds the plan the row sort builds, array for array, on a grid
+and a banded triangle, int32 and int64, on one thread and on two (the fill in halves, the
+level sizes from the worker), and its solves keep the serial bits at 1 and 2 threads."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spf import kernels
+from spf.runtime import coarse_runs
+from spf.runtime import plan as plan_module
+from spf.sparse import poisson2d, sptrsv_args
+from spf.testing import compiled, fixed_team
+
+if TYPE_CHECKING:
+    from spf.runtime.plan import Plan, WavefrontKernel
+
+ARRAYS = ("coarse_ptr", "part_ptr", "coarse_order", "level_of", "levelptr")
+
+
+def _plans(
+    kernel: WavefrontKernel, args: dict[str, object], strategy: str, team: int
+) -> tuple[Plan, Plan]:
+    """The plan by runs and the plan by rows (every loop's runs too short for the runs)."""
+    with fixed_team(team):
+        runs = kernel.inspect(check=False, strategy=strategy, threads=2, **args)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(coarse_runs, "MIN_RUN", 1 << 40)
+            rows = kernel.inspect(check=False, strategy=strategy, threads=2, **args)
+    return runs, rows
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_the_runs_plan_is_the_row_sorts(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)  # the triangles here are smaller
+    solve = kernels.sptrsv_csr(index_dtype=dtype)
+    solve.wavefront("i")
+    kernel = cast("WavefrontKernel", solve.compile())
+    n = 30000
+    band = sp.diags_array([-1.0] * 3, offsets=[-1, -2, -170], shape=(n, n))
+    for lower in (
+        sp.csr_array(sp.tril(poisson2d(300), format="csr")),
+        sp.csr_array(sp.tril(band, format="csr") + sp.eye_array(n) * 4.0),
+    ):
+        lower.sort_indices()
+        args = sptrsv_args(lower, index_dtype=dtype)
+        f = np.random.default_rng(5).uniform(-1, 1, lower.shape[0])
+        want = np.zeros_like(f)
+        compiled("sptrsv_csr", index_dtype=dtype)(u=want, f=f, **args)
+        for strategy in ("auto", "coarse"):
+            for team in (1, 2):
+                runs, rows = _plans(kernel, args, strategy, team)
+                assert (runs.strategy, runs.coarse_levels, runs.parts, runs.copies) == (
+                    rows.strategy,
+                    rows.coarse_levels,
+                    rows.parts,
+                    rows.copies,
+                )
+                for name in ARRAYS:
+                    np.testing.assert_array_equal(getattr(runs, name), getattr(rows, name), name)
+                for threads in (1, 2):
+                    u = np.zeros_like(f)
+                    with fixed_team(threads):
+                        kernel(u=u, f=f, plan=runs, **args)
+                    np.testing.assert_array_equal(u, want)
