@@ -428,6 +428,44 @@ def level_bound(rows: int, levels: int, work: int, threads: int, unit: float = 1
     return float(work) / cost * (1.0 + 1e-9)
 
 
+KERNELS_NODE_WORK = 1
+"""What the executor pays per node (reading it from the order, testing its kernel) that
+the serial kernels of a small fused loop, run one after the other, do not; in units of
+work (:func:`over_kernels`)."""
+
+KERNELS_STRETCH_WORK = 45
+"""What the executor pays per stretch (:attr:`Parts.stretches`) against the serial kernels
+of a small fused loop, in units of work (:func:`over_kernels`). The serial kernels stream
+each array once; the executor's parts jump between the kernels' rows. Fitted to the CPU
+time of the coarse plans' executor on one thread over the two serial kernels (the fused
+solve and product, the benchmark's SuiteSparse triangles, medians of 9 interleaved rounds,
+machine loaded): pushpull 1.40x (8,000 nodes, 3,169 stretches), bayer10 1.62x (26,872,
+4,685), bcsstk13 1.13x (4,006, 398), jagmesh7 1.42x (2,276, 199), arrow 1.23x (93,000,
+3), 2-D Poisson 300 x 300 1.12x (180,000, 1,798): ~1 unit a node, 30-60 a stretch."""
+
+IN_CACHE = 3
+"""How many times more units of work a barrier and the parallel region's start
+(:data:`BARRIER_WORK`, :data:`REGION_WORK`: times, counted in units of ~1.2-2 ns) are
+worth in a small fused loop, whose arrays stay in the core's cache between calls: there
+a unit of work took 0.36-0.47 ns (the serial kernels' CPU time over the weighted work of
+the five SuiteSparse triangles above and 2-D Poisson 300 x 300, loaded machine), against
+~1 ns on 2-D Poisson 1M (:data:`CHAIN_WEIGHT`'s measurements)."""
+
+
+def over_kernels(parts: Parts, total_work: int, nodes: int, unit: float = 1.0) -> float:
+    """:func:`estimate` of the parts of a fused loop of fewer than :data:`IN_ORDER_NODES`
+    nodes against what its ``"serial"`` plan runs: the serial kernels one after the other,
+    from cache. The parts also pay the executor's costs per node and per stretch
+    (:data:`KERNELS_NODE_WORK`, :data:`KERNELS_STRETCH_WORK`, shared by a level's parts),
+    and the barriers and the region's start are worth :data:`IN_CACHE` times their units."""
+    if parts.levels == 0:
+        return 0.0
+    team = max(parts.parts / parts.levels, 1.0)
+    own = (KERNELS_NODE_WORK * nodes + KERNELS_STRETCH_WORK * parts.stretches) / team
+    fixed = IN_CACHE * unit * (BARRIER_WORK * parts.levels + REGION_WORK)
+    return float(total_work) / (float(parts.largest.sum()) + own + fixed)
+
+
 def estimate(parts: Parts, total_work: int, unit: float = 1.0) -> float:
     """The estimated speed-up of running ``parts`` over the loop in order: the work of the
     largest part of each coarse level plus a barrier each, plus starting the parallel region

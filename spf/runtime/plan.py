@@ -910,6 +910,7 @@ class WavefrontKernel(Kernel):
         if strategy in ("auto", "wavefront") and level_sizes is not None:
             rival = _level_rival(fused, gain, level_sizes, n, nlev, total, team, unit)
             gain, best = max((gain, "coarse"), (rival, "levels"))
+            gain = self._against_kernels(gain, best, parts, total, n, unit)
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
@@ -927,6 +928,18 @@ class WavefrontKernel(Kernel):
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins)
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
+
+    def _against_kernels(
+        self, gain: float, best: str, parts: coarse.Parts | None, total: int, n: int, unit: float
+    ) -> float:
+        """``gain``, the estimate of the ``best`` plan against the loop in order, or for a
+        coarse plan of kernels fused into a loop of fewer than
+        :data:`spf.runtime.coarse.IN_ORDER_NODES` nodes, whose serial plan runs the serial
+        kernels one after the other from cache, the least of it and its estimate against
+        them (:func:`spf.runtime.coarse.over_kernels`; docs/inspection.md)."""
+        if len(self._free) < 2 or n >= coarse.IN_ORDER_NODES or parts is None or best != "coarse":
+            return gain
+        return min(gain, coarse.over_kernels(parts, total, n, unit))
 
     def _interleaved(
         self,

@@ -47,6 +47,10 @@ LOOK = operator.attrgetter("dtype", "shape", "flags.num")
 """What the checks of an unchecked call read of an array (the flags hold contiguity,
 alignment and writeability)."""
 
+TYPED_LOOK = operator.attrgetter("__class__", "dtype", "shape", "flags.num")
+""":data:`LOOK` with the object's exact type, in one read (an object without an array's
+attributes raises ``AttributeError``)."""
+
 KEPT = 64
 """Plans whose last call a kernel remembers (the oldest is dropped first). Calls that go
 round more plans of one kernel than this all take the full path (at 8, the benchmark's
@@ -141,21 +145,25 @@ class Replay:
 
     def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
         """The C call on the call's arguments ``given`` (the owner's and the kernel's
-        ``last_threads`` become ``team``; one for the in-order runs)."""
+        ``last_threads`` become ``team``; one for the in-order runs). The common calls (no
+        fault record, no team to lower) run in this one Python frame: on the benchmark's
+        small matrices, timed one call at a time between other matrices' calls, each frame
+        and attribute read of the call's Python costs several times its warm time."""
         kernel = self.kernel
         last, cargs = self.bound
         if last is not given:
             fb = kernel._from_buffer
             cargs = self.pick((*map(fb, self.uctypes, self.use(given)), *self.fixed))
             self.bound = (given, cargs)
-        if self.mode == TEAM:
-            kernel._last_threads = owner._last_threads = team
-            self._fire(cargs, given)
+        mode = self.mode
+        if mode != ONE:
+            kernel._last_threads = owner._last_threads = team if mode == TEAM else 1
+            if self.fault:
+                self._fire(cargs, given)
+            else:
+                self.fn(*cargs)
             return
         kernel._last_threads = owner._last_threads = 1
-        if self.mode == SERIAL:
-            self._fire(cargs, given)
-            return
         get, put = _OMP[0]  # the fused loop in order: a second thread would only wait
         previous = get()
         if previous == 1:
@@ -185,7 +193,8 @@ class Quick:
     (:data:`ORDER`, :data:`PARALLEL`), recorded as the full path ran them."""
 
     __slots__ = (
-        "count", "get", "given", "looks", "names", "params", "plan", "replays", "serial", "types",
+        "count", "direct", "get", "given", "looks", "names", "params", "plan", "replays",
+        "serial", "types",
     )  # fmt: skip
 
     def __init__(self, plan: weakref.ref[Any], args: Mapping[str, object], serial: bool) -> None:
@@ -204,6 +213,9 @@ class Quick:
         self.serial = serial
         """The plan's strategy is ``"serial"``: it runs in order whatever the team."""
         self.replays: dict[str, Replay | None] = {}
+        self.direct: Replay | None = None
+        """The :data:`ORDER` replay of a ``"serial"`` plan (it runs whatever the team): what
+        :meth:`run` and a prepared call run without :meth:`fire`."""
 
     def matches(self, args: Mapping[str, object]) -> tuple[Any, ...] | None:
         """``args``'s values in the record's order when they have the recorded look, else
@@ -237,12 +249,26 @@ class Quick:
         args: Mapping[str, object], mode: int,
     ) -> None:  # fmt: skip
         """Record the replay of the way ``way`` ran: ``kernel(**merged, check=False)``."""
-        self.replays[way] = Replay.of(kernel, merged, self.get(args), mode)
+        replay = self.replays[way] = Replay.of(kernel, merged, self.get(args), mode)
+        if self.serial and way == ORDER:
+            self.direct = replay
 
     def run(self, owner: Kernel, args: Mapping[str, object]) -> bool:
-        """Replay the call on ``args`` (True), or False when the full path must run it."""
-        given = self.matches(args)
-        return given is not None and self.fire(owner, given)
+        """Replay the call on ``args`` (True), or False when the full path must run it
+        (:meth:`matches`, then :meth:`fire`)."""
+        if len(args) != self.count:
+            return False
+        try:
+            given = self.same(self.get(args))
+        except KeyError:
+            return False
+        if given is None:
+            return False
+        direct = self.direct
+        if direct is None:
+            return self.fire(owner, given)
+        direct.run(owner, given, 1)
+        return True
 
     def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:
         """Replay the call on arguments :meth:`same` accepted (True), or False when the way

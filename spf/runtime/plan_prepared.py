@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.errors import ArgumentError
-from spf.runtime.plan_call import LOOK, SAME, Quick, getter, remember
+from spf.runtime.plan_call import SAME, TYPED_LOOK, Quick, getter, remember
 from spf.runtime.prepared import PreparedCall, _check_free, _free_names
 
 if TYPE_CHECKING:
@@ -81,26 +81,32 @@ class PreparedPlanCall(PreparedCall):
         self._state: tuple[tuple[object, ...], tuple[Any, ...]] = ((), ())
         """The last call's free arrays and its arguments in the record's order, one tuple
         (replaced whole, so that calls from several threads never mix two calls' arrays)."""
-        self._types: tuple[type, ...] = ()
         self._looks: list[tuple[Any, ...]] = []
-        """The free arrays' types and looks (dtype, shape, flags) the record accepted."""
+        """The free arrays' types and looks (:data:`~spf.runtime.plan_call.TYPED_LOOK`) the
+        record accepted."""
 
     def __call__(self, *arrays: object, **named: object) -> None:
         """Run the kernel with its plan on the free data spaces (by position in
         :attr:`names` order, or by name); outputs are written in place."""
-        arrays = self._free_arrays(arrays, named)
+        if named or len(arrays) != len(self.names):  # else :meth:`_free_arrays` keeps them
+            arrays = self._free_arrays(arrays, named)
         quick = self._quick
-        if (
-            quick is not None
-            and tuple(map(type, arrays)) == self._types
-            and list(map(LOOK, arrays)) == self._looks
-        ):
-            last, given = self._state
-            if not all(map(SAME, arrays, last)):  # other objects of the same look
-                given = self._order((*self._values, *arrays))
-                self._state = (arrays, given)
-            if quick.fire(self.kernel, given):
-                return
+        if quick is not None:
+            try:
+                same = list(map(TYPED_LOOK, arrays)) == self._looks
+            except AttributeError:  # not an array: the full path says what it is
+                same = False
+            if same:
+                last, given = self._state
+                if not all(map(SAME, arrays, last)):  # other objects of the same look
+                    given = self._order((*self._values, *arrays))
+                    self._state = (arrays, given)
+                direct = quick.direct
+                if direct is not None:
+                    direct.run(self.kernel, given, 1)
+                    return
+                if quick.fire(self.kernel, given):
+                    return
         args = {**self.bound, **dict(zip(self.names, arrays, strict=True))}
         self.kernel(**args, plan=self.plan, check=False)  # the full path, which records it
         self._record(args, arrays)
@@ -115,5 +121,4 @@ class PreparedPlanCall(PreparedCall):
         at = {name: n for n, name in enumerate((*self.bound, *self.names))}
         self._order = getter([at[name] for name in quick.names])
         self._state = (arrays, self._order((*self._values, *arrays)))
-        self._types = tuple(map(type, arrays))
-        self._looks = [LOOK(a) for a in arrays]
+        self._looks = [TYPED_LOOK(a) for a in arrays]

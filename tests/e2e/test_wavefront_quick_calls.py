@@ -278,3 +278,37 @@ def test_calls_that_go_round_many_plans_replay(fused: WavefrontKernel, counted: 
     for args, plan, x, y, b in sets * 2:
         fused(x=x, y=y, b=b, plan=plan, check=False, **args)
     assert not counted
+
+
+def test_a_prepared_call_after_replays_validates_other_types(
+    fused: WavefrontKernel, pair: Any
+) -> None:
+    """A prepared call reads each free array's exact type with its look: after replayed
+    calls, a list or an ``ndarray`` subclass in a free array's place takes the full path (a
+    list is refused naming it; a subclass runs, validated, to the same bits), and the plain
+    arrays replay again."""
+
+    class Sub(np.ndarray):
+        pass
+
+    m = matrix(300, 0.02, 13)
+    args = gauss_seidel_args(m)
+    plan = fused.inspect(strategy="serial", **{k: v for k, v in args.items() if k != "A"})
+    b = np.random.default_rng(3).standard_normal(300)
+    want_x, want_y = expected(pair, args, b)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    x, y = np.zeros(300), np.zeros(300)
+    for _ in range(3):
+        y[:] = 0.0
+        call(x, y, b)
+    assert call._quick is not None
+    assert call._quick.direct is not None  # replayed
+    with pytest.raises(ArgumentError, match="b"):
+        call(x, y, list(b))
+    y2 = np.zeros(300).view(Sub)
+    call(np.zeros(300), y2, b)
+    np.testing.assert_array_equal(np.asarray(y2), want_y)
+    y[:] = 0.0
+    call(x, y, b)
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(y, want_y)
