@@ -288,3 +288,25 @@ class KnownContents:
                 del seen[next(iter(seen))]
             except (KeyError, RuntimeError, StopIteration):  # another thread's change
                 break
+
+
+class VerifiedHashes:
+    """The ``(parameter values, hash)`` of the index-array contents that checked calls
+    verified, for a kernel whose checked function hashes them itself (the module docstring,
+    "In C"): the last :data:`REMEMBERED`, the oldest forgotten first."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[tuple[Any, ...], int], None] = {}
+
+    def __contains__(self, key: tuple[tuple[Any, ...], int]) -> bool:
+        return key in self._seen
+
+    def add(self, key: tuple[tuple[Any, ...], int]) -> None:
+        """Remember ``key`` as verified (a call that failed never gets here)."""
+        seen = self._seen
+        seen[key] = None
+        while len(seen) > REMEMBERED:
+            try:
+                del seen[next(iter(seen))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread's change
+                break
