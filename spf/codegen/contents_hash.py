@@ -25,9 +25,10 @@ _TEXT = f"""\
 #ifndef SPF_CONTENTS_HASH
 #define SPF_CONTENTS_HASH
 #define spf_hash4 uint64_t __attribute__((vector_size(32)))
-#define SPF_HASH_STEP(a, b, c) do {{ spf_hash4 spf_x, spf_t; \\
-  __builtin_memcpy(&spf_x, (c), sizeof spf_x); spf_t = (a) ^ spf_x; (b) += spf_t; \\
-  (a) = ((spf_t << 23) | (spf_t >> 41)) ^ (b); }} while (0)
+#define SPF_HASH_STEP(a, b, c) do {{ spf_hash4 spf_x, spf_y, spf_u; \\
+  __builtin_memcpy(&spf_x, (c), sizeof spf_x); __builtin_memcpy(&spf_y, (c) + 32, sizeof spf_y); \\
+  spf_u = (a) ^ spf_x; (b) += spf_y + spf_u; (a) = ((spf_u << 23) | (spf_u >> 41)) ^ (b); \\
+  }} while (0)
 static inline uint64_t spf_hash_mix(uint64_t h)
 {{
   h ^= h >> 32;
@@ -44,20 +45,20 @@ static {PROTOTYPE}
   const spf_hash4 k = {{g, 2 * g, 3 * g, 4 * g}};
   spf_hash4 a0 = k ^ seed, a1 = (k + 4 * g) ^ seed, a2 = (k + 8 * g) ^ seed;
   spf_hash4 a3 = (k + 12 * g) ^ seed, b0 = ~a0, b1 = ~a1, b2 = ~a2, b3 = ~a3;
-  unsigned char tail[128] = {{0}};
+  unsigned char tail[256] = {{0}};
   uint64_t i = 0;
-  for (; i + 128 <= n; i += 128)
+  for (; i + 256 <= n; i += 256)
   {{
     SPF_HASH_STEP(a0, b0, c + i);
-    SPF_HASH_STEP(a1, b1, c + i + 32);
-    SPF_HASH_STEP(a2, b2, c + i + 64);
-    SPF_HASH_STEP(a3, b3, c + i + 96);
+    SPF_HASH_STEP(a1, b1, c + i + 64);
+    SPF_HASH_STEP(a2, b2, c + i + 128);
+    SPF_HASH_STEP(a3, b3, c + i + 192);
   }}
   __builtin_memcpy(tail, c + i, (size_t)(n - i));
   SPF_HASH_STEP(a0, b0, tail);
-  SPF_HASH_STEP(a1, b1, tail + 32);
-  SPF_HASH_STEP(a2, b2, tail + 64);
-  SPF_HASH_STEP(a3, b3, tail + 96);
+  SPF_HASH_STEP(a1, b1, tail + 64);
+  SPF_HASH_STEP(a2, b2, tail + 128);
+  SPF_HASH_STEP(a3, b3, tail + 192);
   const uint64_t h = spf_hash_mix(seed ^ (n * g));
   uint64_t sum = 0;
   for (int j = 0; j < 4; j++)

@@ -29,6 +29,9 @@ from spf.runtime.checks import IN_LOOP
 from spf.runtime.known import KnownContents, VerifiedHashes
 from spf.runtime.threads import GOVERNOR, openmp_library
 
+import os as _os
+HASH_ALL = _os.environ.get("SPF_HASH_ALL") == "1"
+
 if TYPE_CHECKING:
     import os
 
@@ -205,8 +208,16 @@ class Kernel:
         if self._checked is not None and self._fault is None:
             self._known = KnownContents.of(binder)
         binder.remember_contents(self._known is not None)
+        self._hash_uf = tuple(n for n, d in enumerate(binder.data) if d.is_uf)
+        """The index arrays (positions among the arrays) the checked function hashes."""
         self._hashed = (
-            hashed and self._known is not None and binder.overlap_in_loop and self._direct
+            hashed
+            and self._checked is not None
+            and self._fault is None
+            and all(binder.data[n].arg.const for n in self._hash_uf)
+            and (self._known is not None or HASH_ALL)
+            and binder.overlap_in_loop
+            and self._direct
         )
         """The checked function hashes the index arrays itself (spf.runtime.known, "In C"):
         a fast-bound checked call of a kernel that remembers contents is one C call, which
@@ -215,6 +226,9 @@ class Kernel:
         self._hash_word = arg_checks.BOUNDS_PER_UF * len(self._uf_checks) + 1
         """The word of a hashing look's bounds that holds the contents it verified last."""
         self._verified = VerifiedHashes()
+        self._hash_trials = KnownContents(self._hash_uf)
+        """Per size of index arrays, whether the hashed way or the checked loops are faster
+        (:meth:`_hashed_call`; only the trials of spf.runtime.known are used)."""
         """The (parameter values, hash) of the contents checked calls verified (:attr:`_hashed`)."""
 
     @classmethod
@@ -399,15 +413,8 @@ class Kernel:
         included): ``values`` and ``arrays`` as the binding gave them, ``slot`` their look's
         (:meth:`_settle`)."""
         known = self._known
-        if self._hashed:  # the checked function hashes the contents: one C call from now on
-            params = dict(zip(self._param_order, values, strict=True))
-            uf = [arrays[u].nbytes for u in known.uf] if known is not None else []
-            bounds = slot.bounds = self._bounds_of(params, hashed=uf)
-            fault = self._record()
-            self._last_threads = 1
-            self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
-            if fault[0]:
-                self._fault_or_new(fault, values, arrays, slot)
+        if self._hashed:
+            self._hashed_call(values, arrays, slot)
             return
         if known is not None:
             clock = None if known.settled else self._clock  # a trial may be timed
@@ -433,6 +440,38 @@ class Kernel:
                 return
         self._checked_once(values, arrays)
         self._settle(values, slot)
+
+    def _hashed_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot) -> None:
+        """A checked call of a look not settled, for a kernel whose checked function hashes
+        the index arrays itself (:attr:`_hashed`): the first calls of each size of index
+        arrays (to a power of two) time the hashed way (the hash, then the unchecked loops
+        on contents verified before) against the checked loops, as the trials of
+        spf.runtime.known do (the contents verified first: that call is not timed), and the
+        faster way is kept for that size (:meth:`_settle`)."""
+        if slot.hashed is None:
+            params = dict(zip(self._param_order, values, strict=True))
+            uf = [arrays[u].nbytes for u in self._hash_uf]
+            slot.hashed = self._bounds_of(params, hashed=uf)
+        trials, size = self._hash_trials, (slot.size.bit_length(),)
+        decided = trials.decided(size)
+        if trials.route(size):
+            start = self._clock()
+            fault = self._record()
+            self._last_threads = 1
+            self._checked(
+                *values, *map(self._from_buffer, self._ctypes, arrays), slot.hashed, fault
+            )
+            if fault[0]:
+                self._fault_or_new(fault, values, arrays, slot)  # not timed: it checked
+            elif not decided:
+                trials.timed(size, True, self._clock() - start)
+        else:
+            start = self._clock()
+            self._checked_once(values, arrays)
+            if not decided:
+                trials.timed(size, False, self._clock() - start)
+        if trials.decided(size):
+            self._settle(values, slot)
 
     def _fault_or_new(
         self, fault: Any, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot
@@ -461,7 +500,7 @@ class Kernel:
         else:
             self._checked_once(values, arrays)  # raises on a broken fact: not remembered
             self._verified.add(key)
-        slot.bounds[self._hash_word] = digest
+        slot.hashed[self._hash_word] = digest
 
     def _settle(self, values: tuple[Any, ...], slot: Slot) -> None:
         """After a checked call of ``slot``'s look: give the look its ``bounds`` (its later
@@ -478,6 +517,11 @@ class Kernel:
         known = self._known
         if slot.bounds is not None or self._openmp:
             return
+        if self._hashed and self._hash_trials.route((slot.size.bit_length(),)):
+            slot.bounds = slot.hashed
+            return
+        if self._hashed:
+            known = None  # its size checks every call
         params = dict(zip(self._param_order, values, strict=True))
         if known is None or known.checks(slot.size):
             if self._contents is False or self._binder.settles_per_values:

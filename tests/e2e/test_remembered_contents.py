@@ -459,13 +459,17 @@ def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) ->
     assert contents.key((1,), big) == key  # the first size keeps its way
 
 
+@pytest.mark.parametrize("keys", ["python", "c"])
 def test_after_trials_every_call_takes_the_way_kept(
-    compiled: Any, monkeypatch: pytest.MonkeyPatch
+    keys: str, compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The trials of the Python keys, and those of the checked function's own hash (the
+    hashed way's first call on new contents checks them, untimed)."""
     monkeypatch.setattr(known, "TRIALS", 1)
     kernel, make = compiled("gauss_seidel_csr", "int32")
-    python_keys(kernel, monkeypatch)
-    args = make(_dense_row(30000, 2000), "int32")  # a size no other test passed
+    if keys == "python":
+        python_keys(kernel, monkeypatch)
+    args = make(_dense_row(30000 if keys == "python" else 31000, 2000), "int32")  # new sizes
     counted = Counted(kernel, monkeypatch)
     for _ in range(9):  # checked, a pair each way to warm up, a pair each way (second counts)
         kernel(**args)
