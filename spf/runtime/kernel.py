@@ -29,9 +29,6 @@ from spf.runtime.checks import IN_LOOP
 from spf.runtime.known import KnownContents, VerifiedHashes
 from spf.runtime.threads import GOVERNOR, openmp_library
 
-import os as _os
-HASH_ALL = _os.environ.get("SPF_HASH_ALL") == "1"
-
 if TYPE_CHECKING:
     import os
 
@@ -214,8 +211,8 @@ class Kernel:
             hashed
             and self._checked is not None
             and self._fault is None
+            and bool(self._hash_uf)
             and all(binder.data[n].arg.const for n in self._hash_uf)
-            and (self._known is not None or HASH_ALL)
             and binder.overlap_in_loop
             and self._direct
         )

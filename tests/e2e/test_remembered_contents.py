@@ -30,8 +30,11 @@ if TYPE_CHECKING:
 DTYPES = ["int32", "int64"]
 BIG = 1 << 17
 """Entries of an index array in the tests of :class:`KnownContents` alone."""
-REMEMBERS = {"spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
-"""The kernels of :data:`KERNELS` that remember contents (``spmv_csr`` has no fact)."""
+REMEMBERS = {"spmv_csr", "spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
+"""The kernels of :data:`KERNELS` that remember contents: all, as their checked functions
+hash the index arrays themselves (``spmv_csr`` has no fact: the ranges and orders its loops
+test are remembered; keyed in Python, it checks every call,
+:func:`test_a_kernel_without_facts_checks_every_call`)."""
 
 
 @pytest.fixture(autouse=True)
@@ -350,6 +353,7 @@ def test_a_kernel_without_facts_checks_every_call(
     compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kernel, make = compiled("spmv_csr", "int64")
+    python_keys(kernel, monkeypatch)
     assert kernel.check_cost == ()  # only the values' ranges and orders: cheaper than a key
     args = make(_dense_row(9000, 700), "int64")
     counted = Counted(kernel, monkeypatch)
@@ -677,3 +681,21 @@ def test_contents_verified_before_stay_known_between_others(
             kernel(**shifted)
     kernel(**eye)
     assert counted.take() == (2, 1)
+
+
+def test_a_kernel_without_facts_remembers_by_the_checked_functions_hash(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel without facts whose checked function hashes the index arrays: the ranges
+    and orders its loops test are remembered too (where its trials keep hashing: always
+    here, no trials), and a value changed in place is still refused."""
+    kernel, make = compiled("spmv_csr", "int64")
+    assert kernel.check_cost == () and kernel._hashed
+    args = make(_dense_row(9100, 700), "int64")
+    counted = Counted(kernel, monkeypatch)
+    kernel(**args)
+    kernel(**args)
+    assert counted.take() == (1, 1)
+    args["col"][17] = -3
+    with pytest.raises(spf.ArgumentError, match=r"col\[17\] = -3 is outside"):
+        kernel(**args)
