@@ -223,7 +223,7 @@ class Kernel:
         self._hash_word = arg_checks.BOUNDS_PER_UF * len(self._uf_checks) + 1
         """The word of a hashing look's bounds that holds the contents it verified last."""
         self._verified = VerifiedHashes()
-        self._hash_trials = KnownContents(self._hash_uf)
+        self._hash_trials = KnownContents(self._hash_uf or (0,))  # its trials per size only
         """Per size of index arrays, whether the hashed way or the checked loops are faster
         (:meth:`_hashed_call`; only the trials of spf.runtime.known are used)."""
         """The (parameter values, hash) of the contents checked calls verified (:attr:`_hashed`)."""
