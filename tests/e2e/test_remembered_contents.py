@@ -690,7 +690,8 @@ def test_a_kernel_without_facts_remembers_by_the_checked_functions_hash(
     and orders its loops test are remembered too (where its trials keep hashing: always
     here, no trials), and a value changed in place is still refused."""
     kernel, make = compiled("spmv_csr", "int64")
-    assert kernel.check_cost == () and kernel._hashed
+    assert kernel.check_cost == ()
+    assert kernel._hashed
     args = make(_dense_row(9100, 700), "int64")
     counted = Counted(kernel, monkeypatch)
     kernel(**args)
