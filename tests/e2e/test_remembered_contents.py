@@ -349,17 +349,24 @@ def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.Mo
     assert counted.take() == (1, 1)
 
 
+@pytest.mark.parametrize("keys", ["python", "c"])
 def test_a_kernel_without_facts_checks_every_call(
-    compiled: Any, monkeypatch: pytest.MonkeyPatch
+    keys: str, compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Keyed in Python, a kernel without facts checks every call; where its checked function
+    hashes the index arrays, the ranges and orders its loops test are remembered by contents
+    too (where its trials keep hashing: always here, no trials). Either way a value changed
+    in place is refused."""
     kernel, make = compiled("spmv_csr", "int64")
-    python_keys(kernel, monkeypatch)
+    assert kernel._hashed
+    if keys == "python":
+        python_keys(kernel, monkeypatch)
     assert kernel.check_cost == ()  # only the values' ranges and orders: cheaper than a key
-    args = make(_dense_row(9000, 700), "int64")
+    args = make(_dense_row(9000 if keys == "python" else 9100, 700), "int64")
     counted = Counted(kernel, monkeypatch)
     kernel(**args)
     kernel(**args)
-    assert counted.take() == (2, 0)
+    assert counted.take() == ((2, 0) if keys == "python" else (1, 1))
     args["col"][17] = -3
     with pytest.raises(spf.ArgumentError, match=r"col\[17\] = -3 is outside"):
         kernel(**args)
@@ -681,22 +688,3 @@ def test_contents_verified_before_stay_known_between_others(
             kernel(**shifted)
     kernel(**eye)
     assert counted.take() == (2, 1)
-
-
-def test_a_kernel_without_facts_remembers_by_the_checked_functions_hash(
-    compiled: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A kernel without facts whose checked function hashes the index arrays: the ranges
-    and orders its loops test are remembered too (where its trials keep hashing: always
-    here, no trials), and a value changed in place is still refused."""
-    kernel, make = compiled("spmv_csr", "int64")
-    assert kernel.check_cost == ()
-    assert kernel._hashed
-    args = make(_dense_row(9100, 700), "int64")
-    counted = Counted(kernel, monkeypatch)
-    kernel(**args)
-    kernel(**args)
-    assert counted.take() == (1, 1)
-    args["col"][17] = -3
-    with pytest.raises(spf.ArgumentError, match=r"col\[17\] = -3 is outside"):
-        kernel(**args)
