@@ -217,16 +217,16 @@ class Kernel:
             and self._direct
         )
         """The checked function hashes the index arrays itself (spf.runtime.known, "In C"):
-        a fast-bound checked call of a kernel that remembers contents is one C call, which
-        runs the unchecked loops on the contents its look verified last, and returns their
-        hash otherwise (:meth:`_new_contents`)."""
+        where its size's trials keep hashing (:meth:`_hashed_call`), a fast-bound checked
+        call is one C call, which runs the unchecked loops on the contents its look verified
+        last and returns their hash otherwise (:meth:`_new_contents`)."""
         self._hash_word = arg_checks.BOUNDS_PER_UF * len(self._uf_checks) + 1
         """The word of a hashing look's bounds that holds the contents it verified last."""
         self._verified = VerifiedHashes()
+        """The (parameter values, hash) of the contents checked calls verified (:attr:`_hashed`)."""
         self._hash_trials = KnownContents(self._hash_uf or (0,))  # its trials per size only
         """Per size of index arrays, whether the hashed way or the checked loops are faster
         (:meth:`_hashed_call`; only the trials of spf.runtime.known are used)."""
-        """The (parameter values, hash) of the contents checked calls verified (:attr:`_hashed`)."""
 
     @classmethod
     def build(
