@@ -25,10 +25,10 @@ _TEXT = f"""\
 #ifndef SPF_CONTENTS_HASH
 #define SPF_CONTENTS_HASH
 #define spf_hash4 uint64_t __attribute__((vector_size(32)))
-#define SPF_HASH_STEP(a, b, c) do {{ spf_hash4 spf_x, spf_y, spf_u; \\
+#define SPF_HASH_STEP(a, b, c) {{ spf_hash4 spf_x, spf_y, spf_u; \\
   __builtin_memcpy(&spf_x, (c), sizeof spf_x); __builtin_memcpy(&spf_y, (c) + 32, sizeof spf_y); \\
   spf_u = (a) ^ spf_x; (b) += spf_y + spf_u; (a) = ((spf_u << 23) | (spf_u >> 41)) ^ (b); \\
-  }} while (0)
+  }}
 static inline uint64_t spf_hash_mix(uint64_t h)
 {{
   h ^= h >> 32;
