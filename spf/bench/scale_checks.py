@@ -31,8 +31,8 @@ machine, the time other processes take is not counted); the ratio is the median
 ``check=True`` batch over the median ``check=False`` batch, and a cell shows the larger of
 int32 and int64. Every
 call of a case passes the same arrays: a kernel that remembers the index-array contents its
-checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, each size where
-that measured cheaper than checking)
+checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, or any kernel whose
+checked function hashes them itself, each size where that measured cheaper than checking)
 checks them on the first call and runs its unchecked loops, after the hashes and the
 overlap test, on the timed ones; the table of ``check_cost`` says which facts are remembered.
 """

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from spf import cexpr as cx
 from spf.codegen import faults
+from spf.codegen.contents_hash import HASH
+from spf.codegen.contents_hash import NAME as HASH_NAME
 from spf.codegen.faults import NOTE
 from spf.codegen.loop_ast import (
     Alloc,
@@ -83,6 +85,12 @@ was written."""
 FAULT_OVERLAP = 6
 """``[6, written argument, other argument, 0]`` (positions among the array arguments): two
 arrays share memory and one is written (the arguments are ``restrict``); nothing ran."""
+FAULT_NEW_CONTENTS = 11
+"""``[11, 0, 0, hash]``: a call that asked the function to hash its index arrays
+(:func:`known_lines`, word 2) passed contents whose hash is not the verified one; nothing
+ran (the caller checks them, then stores the hash)."""
+KNOWN_HASHED = 2
+"""The known-contents word's value that asks for the hash test (:func:`known_lines`)."""
 
 EXTRA_ARGS = "const int64_t *restrict spf_bounds, int64_t *restrict spf_fault"
 
@@ -366,9 +374,9 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
             lines.append("  return v;")
             lines.append("}")
     return Chunk(
-        (*NOTE.lines, *([""] if lines else []), *lines),
-        functions=(*NOTE.functions, *functions),
-        macros=NOTE.macros,
+        (*NOTE.lines, *HASH.lines, *([""] if lines else []), *lines),
+        functions=(*NOTE.functions, *HASH.functions, *functions),
+        macros=(*NOTE.macros, *HASH.macros),
     )
 
 
@@ -475,11 +483,28 @@ def known_lines(program: Program) -> list[str]:
     """The checked function's way to the unchecked one: a call on index arrays whose
     contents a checked call verified (spf.runtime.known) sets ``spf_bounds``' word after the
     UFs' (:data:`BOUNDS_PER_UF` each); the function then runs the unchecked loops once the
-    overlap test (before this) passed."""
+    overlap test (before this) passed. With the word :data:`KNOWN_HASHED`, the function
+    first hashes each index array (:mod:`spf.codegen.contents_hash`, the bytes the next
+    words give, one per UF after the verified contents' hash) and runs the unchecked loops
+    only when the hash is the verified one; other contents record
+    :data:`FAULT_NEW_CONTENTS` with their hash and return before anything is written."""
     sig = program.signature
-    word = BOUNDS_PER_UF * sum(a.kind == "uf" for a in sig.args)
+    ufs = [a.name for a in sig.args if a.kind == "uf"]
+    word = BOUNDS_PER_UF * len(ufs)
     call = ", ".join(a.name for a in sig.args)
-    return [f"if (spf_bounds[{word}]) {{ {sig.function}({call}); return; }}"]
+    hashes = " ".join(
+        f"spf_h = {HASH_NAME}({uf}, (uint64_t)spf_bounds[{word + 2 + n}], spf_h);"
+        for n, uf in enumerate(ufs)
+    )
+    return [
+        f"if (spf_bounds[{word}] == {KNOWN_HASHED})",
+        "{",
+        f"  uint64_t spf_h = 0; {hashes}",
+        f"  if (spf_h != (uint64_t)spf_bounds[{word + 1}])",
+        f"  {{ spf_fault_note(spf_fault, {FAULT_NEW_CONTENTS}, 0, 0, (int64_t)spf_h); return; }}",
+        "}",
+        f"if (spf_bounds[{word}]) {{ {sig.function}({call}); return; }}",
+    ]
 
 
 def overlaps_in_c(program: Program) -> bool:
@@ -550,15 +575,16 @@ def facts_function(
     implied: tuple[tuple[int, tuple[int, ...]], ...] = (),
 ) -> str:
     """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>;
-    <overlap>;<each-call facts tested before the loops>;<implied facts>`` (comma-separated
+    <overlap>;<each-call facts tested before the loops>;<implied facts>;hash`` (comma-separated
     names, then fact numbers, then ``overlap`` when the function tests that no written array
     overlaps another, then fact numbers, then ``fact:by.by`` for each fact not checked
-    because the facts ``by`` imply it, :func:`implied_text`)."""
+    because the facts ``by`` imply it, :func:`implied_text`, then ``hash``: the function
+    hashes its index arrays itself, :func:`known_lines`)."""
     facts = ",".join(str(n) for n in sorted(in_loop))
     text = f"{','.join(sorted(dense))};{','.join(sorted(zero))};{facts}"
     text += ";overlap" if overlap else ";"
     text += ";" + ",".join(map(str, each_call))
-    text += ";" + implied_text(implied)
+    text += ";" + implied_text(implied) + ";hash"
     return f'{facts_prototype(function)} {{ return "{text}"; }}'
 
 

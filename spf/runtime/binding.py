@@ -773,12 +773,14 @@ class Slot:
     for ``bounds`` (which then ask for the unchecked loops) to apply, or None; ``size``, the
     bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by); ``key_of``,
     the key of a call of that look (:func:`spf.runtime.known.key_function`, set by its first
-    look-up), or None."""
+    look-up), or None; ``hashed``, the ``spf_bounds`` with which the checked function hashes
+    the look's index arrays itself (spf.runtime.kernel, ``Kernel._hashed_call``), or None."""
 
-    __slots__ = ("bounds", "key_of", "known", "size")
+    __slots__ = ("bounds", "hashed", "key_of", "known", "size")
 
     def __init__(self, size: int) -> None:
         self.bounds: Any = None
+        self.hashed: Any = None
         self.known: Any = None
         self.key_of: Any = None
         self.size = size

@@ -26,7 +26,7 @@ from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
 from spf.runtime.checks import IN_LOOP
-from spf.runtime.known import KnownContents
+from spf.runtime.known import KnownContents, VerifiedHashes
 from spf.runtime.threads import GOVERNOR, openmp_library
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class Kernel:
         in_loop_facts: frozenset[int] = frozenset()
         before_loops: frozenset[int] = frozenset()
         implied: dict[int, tuple[int, ...]] | None = None
-        overlap = False
+        overlap = hashed = False
         if has_checked:
             self._checked = getattr(lib, self.name + arg_checks.CHECKED_SUFFIX)
             facts = getattr(lib, self.name + arg_checks.FACTS_SUFFIX)()
@@ -148,6 +148,7 @@ class Kernel:
             in_loop_facts = frozenset(int(n) for n in numbers.split(",") if n)
             before_loops = frozenset(int(n) for n in fields[4].split(",") if n)
             implied = arg_checks.parse_implied(fields[5])
+            hashed = fields[6] == "hash"
         try:
             self._fn = getattr(lib, self.name)
         except AttributeError as err:
@@ -208,6 +209,28 @@ class Kernel:
         if self._checked is not None and self._fault is None:
             self._known = KnownContents.of(binder)
         binder.remember_contents(self._known is not None)
+        self._hash_uf = tuple(n for n, d in enumerate(binder.data) if d.is_uf)
+        """The index arrays (positions among the arrays) the checked function hashes."""
+        self._hashed = (
+            hashed
+            and self._checked is not None
+            and self._fault is None
+            and bool(self._hash_uf)
+            and all(binder.data[n].arg.const for n in self._hash_uf)
+            and binder.overlap_in_loop
+            and self._direct
+        )
+        """The checked function hashes the index arrays itself (spf.runtime.known, "In C"):
+        where its size's trials keep hashing (:meth:`_hashed_call`), a fast-bound checked
+        call is one C call, which runs the unchecked loops on the contents its look verified
+        last and returns their hash otherwise (:meth:`_new_contents`)."""
+        self._hash_word = arg_checks.BOUNDS_PER_UF * len(self._uf_checks) + 1
+        """The word of a hashing look's bounds that holds the contents it verified last."""
+        self._verified = VerifiedHashes()
+        """The (parameter values, hash) of the contents checked calls verified (:attr:`_hashed`)."""
+        self._hash_trials = KnownContents(self._hash_uf or (0,))  # its trials per size only
+        """Per size of index arrays, whether the hashed way or the checked loops are faster
+        (:meth:`_hashed_call`; only the trials of spf.runtime.known are used)."""
 
     @classmethod
     def build(
@@ -322,7 +345,7 @@ class Kernel:
                 self._last_threads = 1
                 self._checked(*values, *map(self._from_buffer, self._ctypes, arrays), bounds, fault)
                 if fault[0]:
-                    self._raise_fault(fault, arrays, values)
+                    self._fault_or_new(fault, values, arrays, slot)
                 return
             fast = None
         elif check is True and self._overlap_only and not positional:
@@ -391,6 +414,9 @@ class Kernel:
         included): ``values`` and ``arrays`` as the binding gave them, ``slot`` their look's
         (:meth:`_settle`)."""
         known = self._known
+        if self._hashed:
+            self._hashed_call(values, arrays, slot)
+            return
         if known is not None:
             clock = None if known.settled else self._clock  # a trial may be timed
             start = clock() if clock is not None else 0.0
@@ -416,6 +442,67 @@ class Kernel:
         self._checked_once(values, arrays)
         self._settle(values, slot)
 
+    def _hashed_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot) -> None:
+        """A checked call of a look not settled, for a kernel whose checked function hashes
+        the index arrays itself (:attr:`_hashed`): the first calls of each size of index
+        arrays (to a power of two) time the hashed way (the hash, then the unchecked loops
+        on contents verified before) against the checked loops, as the trials of
+        spf.runtime.known do (the contents verified first: that call is not timed), and the
+        faster way is kept for that size (:meth:`_settle`)."""
+        if slot.hashed is None:
+            params = dict(zip(self._param_order, values, strict=True))
+            uf = [arrays[u].nbytes for u in self._hash_uf]
+            slot.hashed = self._bounds_of(params, hashed=uf)
+        trials, size = self._hash_trials, (slot.size.bit_length(),)
+        decided = trials.decided(size)
+        if trials.route(size):
+            start = self._clock()
+            fault = self._record()
+            self._last_threads = 1
+            self._checked(
+                *values, *map(self._from_buffer, self._ctypes, arrays), slot.hashed, fault
+            )
+            if fault[0]:
+                self._fault_or_new(fault, values, arrays, slot)  # not timed: it checked
+            elif not decided:
+                trials.timed(size, True, self._clock() - start)
+        else:
+            start = self._clock()
+            self._checked_once(values, arrays)
+            if not decided:
+                trials.timed(size, False, self._clock() - start)
+        if trials.decided(size):
+            self._settle(values, slot)
+
+    def _fault_or_new(
+        self, fault: Any, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot
+    ) -> None:
+        """After a call of ``slot``'s look that recorded something: contents the checked
+        function hashed and found new (:meth:`_new_contents`), or a fault to raise."""
+        if fault[0] != arg_checks.FAULT_NEW_CONTENTS:
+            self._raise_fault(fault, arrays, values)
+            return
+        digest = int(fault[faults.FAULT_WORDS - 1])
+        fault[0 : faults.FAULT_WORDS] = [0] * faults.FAULT_WORDS
+        self._new_contents(values, arrays, slot, digest)
+
+    def _new_contents(
+        self, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot, digest: int
+    ) -> None:
+        """A call whose index arrays the checked function hashed to ``digest``, not the
+        contents its look verified last (nothing ran; the overlap test passed): contents
+        verified before (with these parameter values) run the unchecked function, others
+        are checked in full and remembered once they passed; either way ``slot``'s bounds
+        then hold ``digest``, so that the next call on them is one C call again."""
+        key = (values, digest)
+        if key in self._verified:
+            self._last_threads = 1
+            self._fn(*values, *map(self._from_buffer, self._ctypes, arrays))
+        else:
+            self._checked_once(values, arrays)  # raises on a broken fact: not remembered
+            self._verified.add(key)
+        slot.hashed[self._hash_word] = digest
+
     def _settle(self, values: tuple[Any, ...], slot: Slot) -> None:
         """After a checked call of ``slot``'s look: give the look its ``bounds`` (its later
         calls then take one C call straight from :meth:`__call__`) once the way of such a
@@ -431,6 +518,11 @@ class Kernel:
         known = self._known
         if slot.bounds is not None or self._openmp:
             return
+        if self._hashed and self._hash_trials.route((slot.size.bit_length(),)):
+            slot.bounds = slot.hashed
+            return
+        if self._hashed:
+            known = None  # its size checks every call
         params = dict(zip(self._param_order, values, strict=True))
         if known is None or known.checks(slot.size):
             if self._contents is False or self._binder.settles_per_values:
@@ -657,17 +749,23 @@ class Kernel:
             f"{name} is computed from"
         )
 
-    def _bounds_of(self, params: dict[str, Any], known: bool = False) -> Any:
+    def _bounds_of(
+        self, params: dict[str, Any], known: bool = False, hashed: list[int] | None = None
+    ) -> Any:
         """The ``spf_bounds`` argument of the checked function for these parameters; with
         ``known``, for index arrays whose contents a checked call verified (its last word
-        set: the function runs the unchecked loops, spf.codegen.arg_checks.known_lines)."""
+        set: the function runs the unchecked loops, spf.codegen.arg_checks.known_lines);
+        with ``hashed`` (the bytes of each index array), a new array for one look whose
+        calls the function hashes (no contents verified yet: :meth:`_new_contents`)."""
         key = tuple(params.values())
         cache = self._known_bounds if known else self._bounds
-        bounds = cache.get(key)
+        bounds = None if hashed is not None else cache.get(key)
         if bounds is None:
             words: list[int] = []
             for c in self._uf_checks:
                 words.extend((-(2**63), 2**63 - 1, 0, -1) if c is None else c.loop_bounds(params))
+            if hashed is not None:
+                return self._ffi.new("int64_t[]", [*words, arg_checks.KNOWN_HASHED, 0, *hashed])
             if len(cache) > 64:
                 cache.clear()
             bounds = cache[key] = self._ffi.new("int64_t[]", [*words, int(known)])

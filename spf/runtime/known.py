@@ -53,6 +53,26 @@ checks them), and which way is cheaper is measured per size, except:
   :mod:`spf.runtime.fact_check`).
 
 The last :data:`REMEMBERED` contents are kept per kernel (the oldest forgotten first).
+
+**In C.** A kernel whose checked function hashes its index arrays itself
+(:mod:`spf.codegen.contents_hash`, ``spf.runtime.kernel.Kernel._hashed``: one thread, no
+fault record, no index array written, the overlap test in C) keys no call in Python, and the
+rule above changes with the price of the key. Each look's bounds (``Slot.hashed``) hold the
+hash of the contents it verified last; the checked function, asked for the hash (the
+known-contents word 2: :func:`spf.codegen.arg_checks.known_lines`), hashes the index arrays
+after the overlap test and runs the unchecked loops when the hash is that one, and otherwise
+returns the hash having run nothing: the kernel then checks the contents in full and
+remembers ``(parameter values, hash)`` once they passed (:class:`VerifiedHashes`, the last
+:data:`REMEMBERED`), or runs the unchecked function on contents verified before, and the
+look's bounds take the new hash. That hash reads 60-100 GB/s from the caches here (0.2 us on
+20 KB, 0.9-1.5 us on 70-120 KB) where XXH3 from Python cost the kernel after it 1-2 us more
+than its own time, and a call on known contents is one C call with no Python look-up
+(measured on the shared 2-core machine, loaded: docs/backends/c.md, "Hashed in C"). So it
+pays for kernels without facts too (the ranges and orders their loops test, remembered the
+same way): each size class (as above) times the hashed way against the checked loops in the
+same trials (:data:`TRIALS`, :data:`WARMUP`, :data:`_ORDER`; both ways are one C call;
+``TRIALS = 0`` hashes always) and keeps the faster. :data:`MISSES` does not apply: on new
+contents the hash is a small part of a checked call.
 """
 
 from __future__ import annotations
@@ -283,6 +303,28 @@ class KnownContents:
         seen[key] = None
         if TRIALS > 0 and size_class not in self._verdict:
             self.settled = False  # its calls on known contents are timed until decided
+        while len(seen) > REMEMBERED:
+            try:
+                del seen[next(iter(seen))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread's change
+                break
+
+
+class VerifiedHashes:
+    """The ``(parameter values, hash)`` of the index-array contents that checked calls
+    verified, for a kernel whose checked function hashes them itself (the module docstring,
+    "In C"): the last :data:`REMEMBERED`, the oldest forgotten first."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[tuple[Any, ...], int], None] = {}
+
+    def __contains__(self, key: tuple[tuple[Any, ...], int]) -> bool:
+        return key in self._seen
+
+    def add(self, key: tuple[tuple[Any, ...], int]) -> None:
+        """Remember ``key`` as verified (a call that failed never gets here)."""
+        seen = self._seen
+        seen[key] = None
         while len(seen) > REMEMBERED:
             try:
                 del seen[next(iter(seen))]

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 import spf
 import spf.runtime.known as known
+from spf.codegen import arg_checks
 from spf.formats import CSR
 from spf.runtime.known import REMEMBERED, KnownContents
 
@@ -29,8 +30,11 @@ if TYPE_CHECKING:
 DTYPES = ["int32", "int64"]
 BIG = 1 << 17
 """Entries of an index array in the tests of :class:`KnownContents` alone."""
-REMEMBERS = {"spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
-"""The kernels of :data:`KERNELS` that remember contents (``spmv_csr`` has no fact)."""
+REMEMBERS = {"spmv_csr", "spmv(CSR)", "sptrsv_csr", "gauss_seidel_csr"}
+"""The kernels of :data:`KERNELS` that remember contents: all, as their checked functions
+hash the index arrays themselves (``spmv_csr`` has no fact: the ranges and orders its loops
+test are remembered; keyed in Python, it checks every call,
+:func:`test_a_kernel_without_facts_checks_every_call`)."""
 
 
 @pytest.fixture(autouse=True)
@@ -43,19 +47,24 @@ def no_trials(monkeypatch: pytest.MonkeyPatch) -> None:
 class Counted:
     """The calls of a kernel that checked its index arrays and those that ran the unchecked
     loops: the unchecked function, or the checked one with its bounds' known-contents word
-    set (spf.codegen.arg_checks.known_lines)."""
+    set (spf.codegen.arg_checks.known_lines; one that hashed the arrays and found them new
+    ran neither)."""
 
     def __init__(self, kernel: spf.Kernel, monkeypatch: pytest.MonkeyPatch) -> None:
         self.checked = self.unchecked = 0
         checked, unchecked = kernel._checked, kernel._fn
+        word = kernel._hash_word - 1
 
         def run_checked(*args: Any) -> Any:
-            bounds = args[-2]
-            if bounds[len(bounds) - 1]:
+            bounds, fault = args[-2], args[-1]
+            got = checked(*args)
+            if fault[0] == arg_checks.FAULT_NEW_CONTENTS:
+                return got
+            if bounds[word] if len(bounds) > word + 1 else bounds[len(bounds) - 1]:
                 self.unchecked += 1
             else:
                 self.checked += 1
-            return checked(*args)
+            return got
 
         def run_unchecked(*args: Any) -> Any:
             self.unchecked += 1
@@ -69,6 +78,13 @@ class Counted:
         out = (self.checked, self.unchecked)
         self.checked = self.unchecked = 0
         return out
+
+
+def python_keys(kernel: spf.Kernel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``kernel``'s checked calls key their contents in Python (XXH3/XXH64, the trials,
+    :data:`known.MISSES`), as those of a kernel whose checked function does not hash them
+    itself do (one with an OpenMP region: ``Kernel._hashed``)."""
+    monkeypatch.setattr(kernel, "_hashed", False)
 
 
 def _copy(args: dict[str, Any]) -> dict[str, Any]:
@@ -333,16 +349,24 @@ def test_the_oldest_contents_are_forgotten(compiled: Any, monkeypatch: pytest.Mo
     assert counted.take() == (1, 1)
 
 
+@pytest.mark.parametrize("keys", ["python", "c"])
 def test_a_kernel_without_facts_checks_every_call(
-    compiled: Any, monkeypatch: pytest.MonkeyPatch
+    keys: str, compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Keyed in Python, a kernel without facts checks every call; where its checked function
+    hashes the index arrays, the ranges and orders its loops test are remembered by contents
+    too (where its trials keep hashing: always here, no trials). Either way a value changed
+    in place is refused."""
     kernel, make = compiled("spmv_csr", "int64")
+    assert kernel._hashed
+    if keys == "python":
+        python_keys(kernel, monkeypatch)
     assert kernel.check_cost == ()  # only the values' ranges and orders: cheaper than a key
-    args = make(_dense_row(9000, 700), "int64")
+    args = make(_dense_row(9000 if keys == "python" else 9100, 700), "int64")
     counted = Counted(kernel, monkeypatch)
     kernel(**args)
     kernel(**args)
-    assert counted.take() == (2, 0)
+    assert counted.take() == ((2, 0) if keys == "python" else (1, 1))
     args["col"][17] = -3
     with pytest.raises(spf.ArgumentError, match=r"col\[17\] = -3 is outside"):
         kernel(**args)
@@ -353,6 +377,7 @@ def test_contents_that_never_repeat_stop_the_hashes(
 ) -> None:
     monkeypatch.setattr(known, "MISSES", 3)
     kernel, make = compiled("sptrsv_csr", "int64")
+    python_keys(kernel, monkeypatch)
     base = make(_dense_row(4000, 500), "int64")  # a size no other test passed
     rp = base["rowptr"]
     row = next(r for r in range(10, 4000) if rp[r + 1] - rp[r] >= 2)
@@ -445,12 +470,17 @@ def test_trials_keep_the_faster_way_per_size(monkeypatch: pytest.MonkeyPatch) ->
     assert contents.key((1,), big) == key  # the first size keeps its way
 
 
+@pytest.mark.parametrize("keys", ["python", "c"])
 def test_after_trials_every_call_takes_the_way_kept(
-    compiled: Any, monkeypatch: pytest.MonkeyPatch
+    keys: str, compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The trials of the Python keys, and those of the checked function's own hash (the
+    hashed way's first call on new contents checks them, untimed)."""
     monkeypatch.setattr(known, "TRIALS", 1)
     kernel, make = compiled("gauss_seidel_csr", "int32")
-    args = make(_dense_row(30000, 2000), "int32")  # a size no other test passed
+    if keys == "python":
+        python_keys(kernel, monkeypatch)
+    args = make(_dense_row(30000 if keys == "python" else 31000, 2000), "int32")  # new sizes
     counted = Counted(kernel, monkeypatch)
     for _ in range(9):  # checked, a pair each way to warm up, a pair each way (second counts)
         kernel(**args)
@@ -587,3 +617,74 @@ def test_a_look_settled_on_known_contents_still_refuses_broken_ones(
     np.copyto(good["col"], keep)
     kernel(**good)
     assert counted.take() == (0, 1)
+
+
+def _c_digest(kernel: spf.Kernel, args: dict[str, Any]) -> int:
+    """The hash the checked function takes of the index arrays of ``args`` (one call with a
+    look's hashing bounds and no contents verified: it returns the hash and runs nothing)."""
+    got = kernel._binder._checked.bind_slot(args)
+    assert got is not None
+    values, arrays, _ = got
+    params = dict(zip(kernel._param_order, values, strict=True))
+    assert kernel._known is not None
+    bounds = kernel._bounds_of(params, hashed=[arrays[u].nbytes for u in kernel._known.uf])
+    fault = kernel._ffi.new("int64_t[]", 4)
+    kernel._checked(*values, *map(kernel._from_buffer, kernel._ctypes, arrays), bounds, fault)
+    assert fault[0] == arg_checks.FAULT_NEW_CONTENTS
+    return int(fault[3])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_checked_function_hashes_other_contents_apart(dtype: str, compiled: Any) -> None:
+    """spf.codegen.contents_hash: equal contents in other arrays hash the same; every entry
+    changed by one, every pair of neighbours swapped, and an entry appended hash apart (from
+    the verified contents and from each other)."""
+    kernel, make = compiled("spmv(CSR)", dtype)
+    assert kernel._hashed
+    args = make(_dense_row(700, 90), dtype)
+    base = _c_digest(kernel, args)
+    assert _c_digest(kernel, _copy(args)) == base
+    seen = {base}
+    for name in ("col", "rowptr"):
+        a = args[name]
+        for k in range(len(a)):
+            for change in (1, -1):
+                a[k] += change
+                seen.add(_c_digest(kernel, args))
+                a[k] -= change
+        for k in range(len(a) - 1):
+            if a[k] != a[k + 1]:
+                a[[k, k + 1]] = a[[k + 1, k]]
+                seen.add(_c_digest(kernel, args))
+                a[[k, k + 1]] = a[[k + 1, k]]
+    changes = 2 * (len(args["col"]) + len(args["rowptr"]))
+    swaps = int(np.sum(np.diff(args["col"]) != 0) + np.sum(np.diff(args["rowptr"]) != 0))
+    assert len(seen) == 1 + changes + swaps
+    longer = {**args, "col": np.append(args["col"], args["col"][-1])}
+    assert _c_digest(kernel, longer) not in seen
+    assert _c_digest(kernel, args) == base
+
+
+def test_contents_verified_before_stay_known_between_others(
+    compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One look's calls alternate between two verified contents: the checked function holds
+    the last one's hash, the kernel every verified one (a call on the other runs the unchecked
+    function after the hash); one entry broken in place is refused, however often."""
+    kernel, make = compiled("spmv(CSR)", "int64")
+    n = 6000
+    eye = make(sp.csr_array(sp.eye_array(n, format="csr")), "int64")
+    shifted = _copy(eye)
+    shifted["col"] = (eye["col"] + 1) % n  # one entry a row, another column: valid too
+    counted = Counted(kernel, monkeypatch)
+    for args in (eye, shifted, eye, eye, shifted):
+        args["y"][:] = 0.0
+        kernel(**args)
+        np.testing.assert_array_equal(args["y"], args["A"] * args["x"][args["col"]])
+    assert counted.take() == (2, 3)
+    shifted["col"][7] = n  # past the last column, in place
+    for _ in range(2):
+        with pytest.raises(spf.ArgumentError, match=rf"col\[7\] = {n} is outside"):
+            kernel(**shifted)
+    kernel(**eye)
+    assert counted.take() == (2, 1)
