@@ -64,8 +64,8 @@ after the overlap test and runs the unchecked loops when the hash is that one, a
 returns the hash having run nothing: the kernel then checks the contents in full and
 remembers ``(parameter values, hash)`` once they passed (:class:`VerifiedHashes`, the last
 :data:`REMEMBERED`), or runs the unchecked function on contents verified before, and the
-look's bounds take the new hash. That hash reads 60-100 GB/s from the caches here (0.2 us on
-20 KB, 0.9-1.5 us on 70-120 KB) where XXH3 from Python cost the kernel after it 1-2 us more
+look's bounds take the new hash. That hash reads ~55-62 GB/s from the caches here (0.15 us on
+8 KB, 1.1-2.0 us on 70-120 KB) where XXH3 from Python cost the kernel after it 1-2 us more
 than its own time, and a call on known contents is one C call with no Python look-up
 (measured on the shared 2-core machine, loaded: docs/backends/c.md, "Hashed in C"). So it
 pays for kernels without facts too (the ranges and orders their loops test, remembered the

@@ -665,6 +665,32 @@ def test_the_checked_function_hashes_other_contents_apart(dtype: str, compiled: 
     assert _c_digest(kernel, args) == base
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_small_edits_that_undo_each_other_in_a_lane_hash_apart(dtype: str, compiled: Any) -> None:
+    """spf.codegen.contents_hash: a lane's step can be undone by the words of its next step
+    (256 bytes on); without the multiplication of ``x``, +1 at a step's second word, ^1 and
+    -1 at the next step's two words collided for about every other state. Such three small
+    edits of ``col`` hash apart at every lane and step tried."""
+    kernel, make = compiled("spmv(CSR)", dtype)
+    args = make(_dense_row(700, 90), dtype)
+    base = _c_digest(kernel, args)
+    col = args["col"]
+    size = col.itemsize
+    tried = 0
+    for step in range((col.nbytes - 320) // 256):
+        for lane in range(4):
+            first = 256 * step + 32 + 8 * lane  # byte offset of the step's second word
+            edited = _copy(args)
+            e = edited["col"]
+            e[first // size] += 1
+            e[(first + 224) // size] ^= 1
+            e[(first + 256) // size] -= 1
+            assert _c_digest(kernel, edited) != base, (step, lane)
+            tried += 1
+    assert tried >= 40
+    assert _c_digest(kernel, args) == base
+
+
 def test_contents_verified_before_stay_known_between_others(
     compiled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
