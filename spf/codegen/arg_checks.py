@@ -85,8 +85,8 @@ was written."""
 FAULT_OVERLAP = 6
 """``[6, written argument, other argument, 0]`` (positions among the array arguments): two
 arrays share memory and one is written (the arguments are ``restrict``); nothing ran."""
-FAULT_NEW_CONTENTS = 11
-"""``[11, 0, 0, hash]``: a call that asked the function to hash its index arrays
+FAULT_NEW_CONTENTS = 12
+"""``[12, 0, 0, hash]``: a call that asked the function to hash its index arrays
 (:func:`known_lines`, word 2) passed contents whose hash is not the verified one; nothing
 ran (the caller checks them, then stores the hash)."""
 KNOWN_HASHED = 2

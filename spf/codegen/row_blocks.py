@@ -38,6 +38,7 @@ row: 1.5-2.7x against 1.1-1.7x). Any other shape keeps the checked loops unchang
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -141,6 +142,9 @@ def plan(
     if ranged is None or not pairs:  # measured: a block's range alone gains nothing
         return None
     if any(ct not in NARROW for _, ct, _ in ranged) or any(p.ctype not in NARROW for p in pairs):
+        return None
+    pointer = _uf_args(program).get(ptr)
+    if pointer is None or pointer[1].ctype not in NARROW:  # a block's 32-bit pair counts
         return None
     init, end = _bounds(outer)
     return RowBlocks(outer, outer.var, init, end, ptr, ranged, pairs)
@@ -318,16 +322,17 @@ def _pair(
         return None
     p, c = lo_at
     in_loop = p == k  # the row loop keeps p inside the row
-    guard = [g for g in (_form(t, env) for eq, t in check.guard if not eq) if g is not None]
+    terms = [(eq, _form(t, env)) for eq, t in check.guard]
+    if any(eq or g is None for eq, g in terms):  # a guard the block's count cannot follow
+        return None
+    guard = [g for _, g in terms if g is not None]
     start = read_key(f"spf_raw_{ptr}", (Var(i),))
     stop = read_key(f"spf_raw_{ptr}", (Op("+", (Var(i), Int(1))),))
-    low = (in_loop and c >= 0) or any(
-        _only(g, {p: 1, start: -1}) and g.get((), 0) <= c for g in guard
-    )
-    high = (in_loop and c <= -1) or any(
-        _only(g, {p: -1, stop: 1}) and g.get((), 0) <= -c - 2 for g in guard
-    )
-    if not (low and high):
+    lows = [_only(g, {p: 1, start: -1}) and g.get((), 0) <= c for g in guard]
+    highs = [_only(g, {p: -1, stop: 1}) and g.get((), 0) <= -c - 2 for g in guard]
+    if not all(map(operator.or_, lows, highs)):  # the in-loop test skips pairs the block counts
+        return None
+    if not ((in_loop and c >= 0) or any(lows)) or not ((in_loop and c <= -1) or any(highs)):
         return None
     return str(up[0]).removeprefix("spf_raw_"), -int(form.get((), 0))
 

@@ -479,7 +479,7 @@ class Kernel:
     ) -> None:
         """After a call of ``slot``'s look that recorded something: contents the checked
         function hashed and found new (:meth:`_new_contents`), or a fault to raise."""
-        if fault[0] != arg_checks.FAULT_NEW_CONTENTS:
+        if fault[0] != arg_checks.FAULT_NEW_CONTENTS or slot.hashed is None:
             self._raise_fault(fault, arrays, values)
             return
         digest = int(fault[faults.FAULT_WORDS - 1])

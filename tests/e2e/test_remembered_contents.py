@@ -20,9 +20,11 @@ import scipy.sparse as sp
 
 import spf
 import spf.runtime.known as known
+from spf import ArgumentError, kernels
 from spf.codegen import arg_checks
 from spf.formats import CSR
 from spf.runtime.known import REMEMBERED, KnownContents
+from spf.testing import random_csr
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -689,6 +691,60 @@ def test_small_edits_that_undo_each_other_in_a_lane_hash_apart(dtype: str, compi
             tried += 1
     assert tried >= 40
     assert _c_digest(kernel, args) == base
+
+
+@pytest.mark.parametrize("kernel_name", ["spmm_csr", "spgemm_csr"])
+def test_a_range_fault_after_the_look_settled_is_still_refused(
+    kernel_name: str, tmp_path: Path
+) -> None:
+    """Once a look settled (its calls one C call), an entry out of range that the loops never
+    read passes, and one they read is refused: the range pass's fault is not taken for new
+    contents (it once shared their fault number, and the second call then ran unchecked)."""
+    if kernel_name == "spmm_csr":
+        kernel = kernels.spmm_csr().compile(cache_dir=str(tmp_path))
+        n, m, k = 3, 4, 2
+        rowptr = np.array([0, 1, 2, 3], np.int32)
+        col = np.array([0, 1, 2, 0], np.int32)  # col[3] is never read
+
+        def call(c: np.ndarray) -> np.ndarray:
+            out = np.zeros((n, k))
+            kernel(
+                C=out, A=np.ones(4), B=np.ones((m, k)), rowptr=rowptr, col=c, M=m, N=n, K=k, NNZ=4
+            )
+            return out
+
+        unread, read, bad = 3, 0, m
+    else:
+        kernel = kernels.spgemm_csr(parallel=False).single.compile(cache_dir=str(tmp_path))
+        a_m = random_csr(23, 17, 0.2, 3, empty_rows=[4, 9])
+        a = spf.sparse.csr_args(a_m, "int32")
+        b = spf.sparse.csr_args(sp.csr_array(a_m.T), "int32")
+        col = np.append(b["col"], 0).astype(np.int32)  # B_col's last entry is never read
+        values = np.append(b["A"], 1.0)
+        cap = 23 * 23
+
+        def call(c: np.ndarray) -> np.ndarray:
+            out = np.zeros(cap)
+            kernel(
+                A_NNZ=len(a["col"]), B_NNZ=len(c), C_CAP=cap, K=17, M=23, N=23,
+                A_col=a["col"], A_rowptr=a["rowptr"], B_col=c, B_rowptr=b["rowptr"],
+                A=a["A"], B=values, C_rowptr=np.zeros(24, np.int32),
+                C_col=np.zeros(cap, np.int32), C=out,
+            )  # fmt: skip
+            return out
+
+        unread, read, bad = len(col) - 1, int(b["rowptr"][int(a["col"][0])]), 23
+    want = call(col)
+    for _ in range(40):  # the look settles
+        np.testing.assert_array_equal(call(col), want)
+    never = col.copy()
+    never[unread] = 10**6
+    np.testing.assert_array_equal(call(never), want)
+    for _ in range(3):
+        broken = col.copy()
+        broken[read] = bad
+        with pytest.raises(ArgumentError, match="outside the declared range"):
+            call(broken)
 
 
 def test_contents_verified_before_stay_known_between_others(
