@@ -46,6 +46,7 @@ from spf.codegen.arg_checks import (
     BOUNDS_PER_UF,
     FACT_BITS,
     _expr,
+    _has_read,
     _linear,
     checked_macros,
     prechecked,
@@ -184,12 +185,6 @@ def _bounds(n: For) -> tuple[Expr, Expr]:
     assert isinstance(n.cond, Op)
     end = n.cond.args[1]
     return n.init, end if n.cond.op == "<" else Op("+", (end, Int(1)))
-
-
-def _has_read(e: Expr) -> bool:
-    if isinstance(e, UFRead):
-        return True
-    return isinstance(e, Op) and any(_has_read(a) for a in e.args)
 
 
 def _binds(n: Any) -> dict[str, UFRead] | None:

@@ -303,11 +303,7 @@ class KnownContents:
         seen[key] = None
         if TRIALS > 0 and size_class not in self._verdict:
             self.settled = False  # its calls on known contents are timed until decided
-        while len(seen) > REMEMBERED:
-            try:
-                del seen[next(iter(seen))]
-            except (KeyError, RuntimeError, StopIteration):  # another thread's change
-                break
+        _forget_oldest(seen)
 
 
 class VerifiedHashes:
@@ -325,8 +321,14 @@ class VerifiedHashes:
         """Remember ``key`` as verified (a call that failed never gets here)."""
         seen = self._seen
         seen[key] = None
-        while len(seen) > REMEMBERED:
-            try:
-                del seen[next(iter(seen))]
-            except (KeyError, RuntimeError, StopIteration):  # another thread's change
-                break
+        _forget_oldest(seen)
+
+
+def _forget_oldest(seen: dict[Any, None]) -> None:
+    """Drop the oldest keys of ``seen`` beyond :data:`REMEMBERED` (another thread's change
+    of ``seen`` meanwhile ends the loop)."""
+    while len(seen) > REMEMBERED:
+        try:
+            del seen[next(iter(seen))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread's change
+            break

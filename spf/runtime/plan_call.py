@@ -275,12 +275,8 @@ class Quick:
         the governor's team asks for has no replay yet."""
         if not self.replays:  # a plan whose calls are never replayed (p2p, copies)
             return False
-        if self.serial:
-            replay = self.replays.get(ORDER)
-            if replay is None:
-                return False
-            replay.run(owner, same, 1)
-            return True
+        if self.serial:  # its replay, once recorded, runs as :attr:`direct`, not here
+            return False
         previous, team = GOVERNOR.enter()
         try:
             replay = self.replays.get(ORDER if team == 1 else PARALLEL)
