@@ -126,6 +126,26 @@ def plan(
     """The blocked form of ``program``'s checked loops, or None where it does not apply
     (above). ``checks``: the in-loop fact checks by statement; ``params``: each statement's
     iterators."""
+    blocks = shape(program, checks, params)
+    if blocks is None:
+        return None
+    ranged, pairs = blocks.ranged, blocks.pairs
+    if any(ct not in NARROW for _, ct, _ in ranged) or any(p.ctype not in NARROW for p in pairs):
+        return None
+    pointer = _uf_args(program).get(blocks.ptr)
+    if pointer is None or pointer[1].ctype not in NARROW:  # a block's 32-bit pair counts
+        return None
+    return blocks
+
+
+def shape(
+    program: Program,
+    checks: dict[str, list[InLoopCheck]],
+    params: dict[str, tuple[str, ...]],
+) -> RowBlocks | None:
+    """The rows of ``program``'s checked loops when they have CSR's shape (above) with a
+    neighbouring-pairs fact, whatever the index arrays' widths; else None
+    (:mod:`spf.codegen.row_pairs` also reads them)."""
     if program.index_arrays:
         return None
     outer = _outer(program.body)
@@ -141,11 +161,6 @@ def plan(
     ranged = _ranged(program, outer, loops)
     pairs = _pairs(program, outer, loops[0], ptr, checks, params)
     if ranged is None or not pairs:  # measured: a block's range alone gains nothing
-        return None
-    if any(ct not in NARROW for _, ct, _ in ranged) or any(p.ctype not in NARROW for p in pairs):
-        return None
-    pointer = _uf_args(program).get(ptr)
-    if pointer is None or pointer[1].ctype not in NARROW:  # a block's 32-bit pair counts
         return None
     init, end = _bounds(outer)
     return RowBlocks(outer, outer.var, init, end, ptr, ranged, pairs)
