@@ -12,8 +12,9 @@ entry and ``hi - lo + 1`` at each row's start (:func:`helper_chunk` says why it 
 Only a value that fails it takes the slow path, which tells the two apart exactly as the
 separate tests do: out of range, the fault is recorded and the value clamped (the same
 record and clamp as ``spf_read_<uf>``); in range, the fact's bits of ``spf_facts`` are set
-(the error then names the first violating point, found by the fact's own check loop, as
-before). Results are bitwise those of the unchecked function (same statements, same order).
+when the value breaks the pair with the row's previous one (the error then names the first
+violating point, found by the fact's own check loop, as before). Results are bitwise those
+of the unchecked function (same statements, same order).
 
 Measured on the loaded 2-core machine (C time of the checked function over the unchecked
 one, 21 interleaved batches, medians; ``spmv(CSR)``, before -> after): int64 ``cryg2500``
@@ -109,7 +110,10 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
     Why one test is exact: ``[lo, hi]`` is the range the read's own test accepts
     (``spf_read_<uf>``: ``(uint64_t)v <= lim`` from 0, or ``(uint64_t)v - lo <= lim``),
     ``top`` is ``hi`` and ``mask`` all ones where that range is one interval of int64 values
-    (``hi - lo + 1 < 2**64``), else ``room`` stays 0 and every value takes the slow path. With
+    (``hi - lo + 1 < 2**64``), else ``room`` stays 0 and every value takes the slow path
+    (which tests the range, then the pair with the row's previous value, exactly; after a
+    value out of range, recorded, the rest of the row takes it too: the clamped value may
+    lie outside ``[lo, hi]``, and only the first fault is reported). With
     ``prev`` in ``[lo, hi]`` (or ``lo - 1`` at a row's start) and ``room = hi - prev + 1 - m``
     (``hi - lo + 1`` at the start: never more), ``(uint64_t)(hi - v) < room`` holds exactly
     for ``prev + m <= v <= hi``: for ``v <= hi`` the difference is exact, and for ``v > hi``
@@ -120,9 +124,10 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
         name = f"spf_pair_{f.uf}"
         proto = (
             f"int64_t {name}(const {f.ctype} *restrict a, int64_t t, int64_t lo, uint64_t lim, "
-            "int64_t top, uint64_t *restrict room, uint64_t mask, uint64_t bits, "
-            "uint64_t *restrict facts, int64_t *restrict f)"
+            "int64_t top, uint64_t *restrict room, uint64_t mask, int64_t *restrict prev, "
+            "int *restrict started, uint64_t bits, uint64_t *restrict facts, int64_t *restrict f)"
         )
+        breaks = "<=" if f.pair.gap == 1 else "<"
         functions.append(Function(name, proto, static=True))
         if f.zero:
             test, hi = "(uint64_t)v > lim", "(int64_t)lim"
@@ -134,11 +139,14 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
             "  int64_t v = (int64_t)a[t];",
             "  if (__builtin_expect((uint64_t)top - (uint64_t)v >= *room, 0))",
             "  {",
-            f"    if ({test}) {{ spf_fault_note(f, {FAULT_RANGE}, {f.n}, t, v); "
-            f"v = v < lo ? lo : {hi}; }}",
-            "    else *facts |= bits;",
+            f"    if ({test})",
+            f"    {{ spf_fault_note(f, {FAULT_RANGE}, {f.n}, t, v); v = v < lo ? lo : {hi}; "
+            "*room = 0; return v; }",
+            f"    if (*started && v {breaks} *prev) *facts |= bits;",
             "  }",
             f"  *room = ((uint64_t)top - (uint64_t)v + {1 - f.pair.gap}) & mask;",
+            "  *prev = v;",
+            "  *started = 1;",
             "  return v;",
             "}",
         ]
@@ -162,16 +170,19 @@ def open_lines(pairs: RowPairs) -> list[str]:
             f"const uint64_t spf_span_{n} = {whole} ? {lim} + 1 : 0;",
             f"const uint64_t spf_mask_{n} = spf_span_{n} ? ~(uint64_t)0 : 0;",
             f"uint64_t spf_room_{n} = spf_span_{n};",
+            f"int64_t spf_prev_{n} = 0;",
+            f"int spf_started_{n} = 0;",
             f"#undef {f.uf}",
             f"#define {f.uf}(t0) spf_pair_{f.uf}({f.uf}, t0, {lo}, {lim}, spf_top_{n}, "
-            f"&spf_room_{n}, spf_mask_{n}, (uint64_t){f.pair.bits}ULL, &spf_facts, spf_fault)",
+            f"&spf_room_{n}, spf_mask_{n}, &spf_prev_{n}, &spf_started_{n}, "
+            f"(uint64_t){f.pair.bits}ULL, &spf_facts, spf_fault)",
         ]
     return out
 
 
 def row_lines(pairs: RowPairs) -> list[str]:
     """At each row's start: no previous entry, the whole range."""
-    return [f"spf_room_{f.n} = spf_span_{f.n};" for f in pairs.fused]
+    return [f"spf_room_{f.n} = spf_span_{f.n}; spf_started_{f.n} = 0;" for f in pairs.fused]
 
 
 def close_lines(pairs: RowPairs, program: Program, dense: dict[str, int | None]) -> list[str]:
