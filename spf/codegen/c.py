@@ -796,17 +796,20 @@ class CPrinter:
         self._pairs = None
         checks = self._fact_checks
         kept = {s: [c for c in cs if c not in pairs.replaced] for s, cs in checks.items()}
-        self._fact_checks = kept
-        self._row_first = (n.var, row_pairs.row_lines(pairs))
+        self.out.line(f"if ({row_pairs.whole(pairs)})")
         with self.out.braces():
             for line in row_pairs.open_lines(pairs):
                 self.out.line(line)
+            self._fact_checks, self._row_first = kept, (n.var, row_pairs.row_lines(pairs))
             try:
                 self._for(n)
             finally:
                 self._fact_checks, self._row_first = checks, None
-        for line in row_pairs.close_lines(pairs, self.p, self._dense):
-            self.out.line(line)
+            for line in row_pairs.close_lines(pairs, self.p, self._dense):
+                self.out.line(line)
+        self.out.line("else")
+        with self.out.braces():
+            self._for(n)
 
     def _fast_rows(self, part: For, blocks: RowBlocks) -> None:
         """A block's rows once its passes passed: the ranged index arrays read as they are,

@@ -109,25 +109,25 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
 
     Why one test is exact: ``[lo, hi]`` is the range the read's own test accepts
     (``spf_read_<uf>``: ``(uint64_t)v <= lim`` from 0, or ``(uint64_t)v - lo <= lim``),
-    ``top`` is ``hi`` and ``mask`` all ones where that range is one interval of int64 values
-    (``hi - lo + 1 < 2**64``), else ``room`` stays 0 and every value takes the slow path
-    (which tests the range, then the pair with the row's previous value, exactly; after a
-    value out of range, recorded, the rest of the row takes it too: the clamped value may
-    lie outside ``[lo, hi]``, and only the first fault is reported). With
+    ``top`` is ``hi``, and the fused loop runs only where that range is one interval of
+    int64 values of fewer than ``2**64`` (:func:`whole`; else the checked loops run). With
     ``prev`` in ``[lo, hi]`` (or ``lo - 1`` at a row's start) and ``room = hi - prev + 1 - m``
     (``hi - lo + 1`` at the start: never more), ``(uint64_t)(hi - v) < room`` holds exactly
     for ``prev + m <= v <= hi``: for ``v <= hi`` the difference is exact, and for ``v > hi``
-    it wraps to ``2**64 - (v - hi) >= hi - lo + 1`` (``v - lo < 2**64``)."""
+    it wraps to ``2**64 - (v - hi) >= hi - lo + 1`` (``v - lo < 2**64``). So a value in range
+    that fails it breaks the pair (at a row's start none fails), and the slow path tells the
+    range apart only. A value out of range (recorded, clamped: the clamped value may lie
+    outside ``[lo, hi]``) leaves ``room`` as it was, so the next values are still tested
+    against ``[lo, hi]`` (their facts are not reported: the first fault is)."""
     lines: list[str] = []
     functions = []
     for f in pairs.fused:
         name = f"spf_pair_{f.uf}"
         proto = (
             f"int64_t {name}(const {f.ctype} *restrict a, int64_t t, int64_t lo, uint64_t lim, "
-            "int64_t top, uint64_t *restrict room, uint64_t mask, int64_t *restrict prev, "
-            "int *restrict started, uint64_t bits, uint64_t *restrict facts, int64_t *restrict f)"
+            "int64_t top, uint64_t *restrict room, uint64_t bits, uint64_t *restrict facts, "
+            "int64_t *restrict f)"
         )
-        breaks = "<=" if f.pair.gap == 1 else "<"
         functions.append(Function(name, proto, static=True))
         if f.zero:
             test, hi = "(uint64_t)v > lim", "(int64_t)lim"
@@ -140,49 +140,51 @@ def helper_chunk(pairs: RowPairs) -> Chunk:
             "  if (__builtin_expect((uint64_t)top - (uint64_t)v >= *room, 0))",
             "  {",
             f"    if ({test})",
-            f"    {{ spf_fault_note(f, {FAULT_RANGE}, {f.n}, t, v); v = v < lo ? lo : {hi}; "
-            "*room = 0; return v; }",
-            f"    if (*started && v {breaks} *prev) *facts |= bits;",
+            f"    {{ spf_fault_note(f, {FAULT_RANGE}, {f.n}, t, v); return v < lo ? lo : {hi}; }}",
+            "    *facts |= bits;",
             "  }",
-            f"  *room = ((uint64_t)top - (uint64_t)v + {1 - f.pair.gap}) & mask;",
-            "  *prev = v;",
-            "  *started = 1;",
+            f"  *room = (uint64_t)top - (uint64_t)v + {1 - f.pair.gap};",
             "  return v;",
             "}",
         ]
     return Chunk(tuple(lines), functions=tuple(functions))
 
 
+def whole(pairs: RowPairs) -> str:
+    """The C condition under which the fused loop runs: each fused array's accepted range
+    is one interval ``[lo, hi]`` of int64 values, ``hi - lo + 1 < 2**64``."""
+    out = []
+    for f in pairs.fused:
+        lim = f"spf_lim_{f.n}"
+        if f.zero:
+            out.append(f"{lim} <= (uint64_t)INT64_MAX")
+        else:
+            top = f"(uint64_t)INT64_MAX - (uint64_t)spf_lo_{f.n}"
+            out.append(f"({lim} <= {top} && {lim} != UINT64_MAX)")
+    return " && ".join(out)
+
+
 def open_lines(pairs: RowPairs) -> list[str]:
-    """Before the row loop: each fused array's ``top``, ``span`` (``hi - lo + 1``, 0 where
-    the range is not one interval: :func:`helper_chunk`), ``mask`` and ``room``, and its
-    read macro through ``spf_pair_<uf>``."""
+    """Before the fused row loop: each fused array's ``top`` (``hi``), ``span``
+    (``hi - lo + 1``) and ``room``, and its read macro through ``spf_pair_<uf>``."""
     out = []
     for f in pairs.fused:
         n, lo, lim = f.n, f"spf_lo_{f.n}", f"spf_lim_{f.n}"
-        if f.zero:
-            top, whole = f"(int64_t){lim}", f"{lim} <= (uint64_t)INT64_MAX"
-        else:
-            top = f"(int64_t)((uint64_t){lo} + {lim})"
-            whole = f"{lim} <= (uint64_t)INT64_MAX - (uint64_t){lo}"
+        top = f"(int64_t){lim}" if f.zero else f"(int64_t)((uint64_t){lo} + {lim})"
         out += [
             f"const int64_t spf_top_{n} = {top};",
-            f"const uint64_t spf_span_{n} = {whole} ? {lim} + 1 : 0;",
-            f"const uint64_t spf_mask_{n} = spf_span_{n} ? ~(uint64_t)0 : 0;",
+            f"const uint64_t spf_span_{n} = {lim} + 1;",
             f"uint64_t spf_room_{n} = spf_span_{n};",
-            f"int64_t spf_prev_{n} = 0;",
-            f"int spf_started_{n} = 0;",
             f"#undef {f.uf}",
             f"#define {f.uf}(t0) spf_pair_{f.uf}({f.uf}, t0, {lo}, {lim}, spf_top_{n}, "
-            f"&spf_room_{n}, spf_mask_{n}, &spf_prev_{n}, &spf_started_{n}, "
-            f"(uint64_t){f.pair.bits}ULL, &spf_facts, spf_fault)",
+            f"&spf_room_{n}, (uint64_t){f.pair.bits}ULL, &spf_facts, spf_fault)",
         ]
     return out
 
 
 def row_lines(pairs: RowPairs) -> list[str]:
     """At each row's start: no previous entry, the whole range."""
-    return [f"spf_room_{f.n} = spf_span_{f.n}; spf_started_{f.n} = 0;" for f in pairs.fused]
+    return [f"spf_room_{f.n} = spf_span_{f.n};" for f in pairs.fused]
 
 
 def close_lines(pairs: RowPairs, program: Program, dense: dict[str, int | None]) -> list[str]:
