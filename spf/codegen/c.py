@@ -796,7 +796,9 @@ class CPrinter:
         self._pairs = None
         checks = self._fact_checks
         kept = {s: [c for c in cs if c not in pairs.replaced] for s, cs in checks.items()}
-        self.out.line(f"if ({row_pairs.whole(pairs)})")
+        if any(f.bound is not None for f in pairs.fused):
+            self.out.line("int64_t spf_x;")
+        self.out.line(f"if ({row_pairs.whole(pairs, expr(pairs.init), expr(pairs.end))})")
         with self.out.braces():
             for line in row_pairs.open_lines(pairs):
                 self.out.line(line)

@@ -142,10 +142,11 @@ def shape(
     program: Program,
     checks: dict[str, list[InLoopCheck]],
     params: dict[str, tuple[str, ...]],
+    pairs_needed: bool = True,
 ) -> RowBlocks | None:
     """The rows of ``program``'s checked loops when they have CSR's shape (above) with a
-    neighbouring-pairs fact, whatever the index arrays' widths; else None
-    (:mod:`spf.codegen.row_pairs` also reads them)."""
+    neighbouring-pairs fact (or without, unless ``pairs_needed``), whatever the index
+    arrays' widths; else None (:mod:`spf.codegen.row_pairs` also reads them)."""
     if program.index_arrays:
         return None
     outer = _outer(program.body)
@@ -160,8 +161,8 @@ def shape(
         return None
     ranged = _ranged(program, outer, loops)
     pairs = _pairs(program, outer, loops[0], ptr, checks, params)
-    if ranged is None or not pairs:  # measured: a block's range alone gains nothing
-        return None
+    if ranged is None or pairs is None or (pairs_needed and not pairs):
+        return None  # measured: a block's range alone gains nothing
     init, end = _bounds(outer)
     return RowBlocks(outer, outer.var, init, end, ptr, ranged, pairs)
 
