@@ -26,6 +26,10 @@ before. A block that fails runs the checked loops for its rows, exactly as befor
 value read tested and clamped, every fact instance tested). Results are bitwise equal: both
 copies run the same statements in the same order.
 
+Where :mod:`spf.codegen.row_pairs` applies (a pair fact of gap 0 or 1 over the array the
+row loop reads once per entry: the built-in CSR and CSC SpMVs, 32- and 64-bit), its one test
+per entry replaces both the in-loop tests and these blocks (:func:`shape` gives it the rows).
+
 Measured (C time of the checked function against the unchecked one, interleaved, on the
 loaded 2-core machine): int32 ``spmv(CSR)`` and ``spmv(CSC)`` gain 0.05-0.3x on the
 SuiteSparse matrices; what is left out measured no gain: 64-bit index arrays (their passes

@@ -1,4 +1,5 @@
-"""One test per entry for a sparse row's range and sorted-pairs checks (issue 28, item 1).
+"""One test per entry for a sparse row's range and its sorted-pairs or row-bound fact
+(issue 28, item 1).
 
 A checked function (:mod:`spf.codegen.arg_checks`) tests, in the innermost loop of a
 sparse row (CSR's ``k`` from ``U(i)`` to ``U(i + 1)``), each index value it reads against
@@ -13,15 +14,21 @@ Only a value that fails it takes the slow path, which tells the two apart exactl
 separate tests do: out of range, the fault is recorded and the value clamped (the same
 record and clamp as ``spf_read_<uf>``); in range, the fact's bits of ``spf_facts`` are set
 when the value breaks the pair with the row's previous one (the error then names the first
-violating point, found by the fact's own check loop, as before). Results are bitwise those
-of the unchecked function (same statements, same order).
+violating point, found by the fact's own check loop, as before). A fact bounding ``V(k)``
+by the row, ``V(k) <= i + c`` or ``V(k) >= i + c`` (the symmetric SpMV's assumption
+``col(k) <= i``), is tested the same way: each row computes its interval
+``[lo, min(hi, i + c)]`` or ``[max(lo, i + c), hi]`` once, its length as ``room``.
+Results are bitwise those of the unchecked function (same statements, same order).
 
 Measured on the loaded 2-core machine (C time of the checked function over the unchecked
-one, 21 interleaved batches, medians; ``spmv(CSR)``, before -> after): int64 ``cryg2500``
-1.49 -> 1.28, ``arrow`` 1.35 -> 1.06, ``bcsstk13`` 1.36 -> 1.23, ``jagmesh7`` 1.73 -> 1.53,
-``bayer10`` 1.27 -> 1.23; int32 (against :mod:`spf.codegen.row_blocks`' blocks) ``bayer10``
-1.30 -> 1.23, ``pushpull`` 1.26 -> 1.16, ``jagmesh7`` 1.43 -> 1.29, ``dense-row 50k`` 1.28
--> 0.81. The blocks then apply only where this does not (:func:`plan` returns None).
+one, this form against the one before in the same process, 21 interleaved batches, medians):
+``spmv(CSR)`` int64 ``cryg2500`` 1.48 -> 1.22, ``arrow`` 1.22 -> 1.08, the 10k dense row 1.25
+-> 0.94; ``spmv(CSC)`` int64 ``zenios`` 1.31 -> 1.02, ``arrow`` 1.47 -> 1.12; int32, against
+:mod:`spf.codegen.row_blocks`' blocks, ``spmv(CSR)`` ``arrow`` 1.52 -> 1.19, ``spmv(CSC)``
+``bcsstk13`` 1.41 -> 1.22; the symmetric SpMV's row bound, int64 ``bayer10`` 1.37 -> 1.15
+(0.1-0.2 worse on matrices of rows of one entry: a few operations a row). The blocks apply
+only where this does not (:func:`plan` returns None). docs/backends/c.md, "Range and order in
+one test", has the rest.
 """
 
 from __future__ import annotations
