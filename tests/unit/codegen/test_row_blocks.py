@@ -166,7 +166,12 @@ def test_columns_out_of_range_are_refused_in_every_block(
 def test_a_descent_between_rows_is_no_error(csr: tuple[str, Any]) -> None:
     dtype, kernel = csr
     # every row restarts at column 0, and rows 1 and 3 are empty
-    rows = [[0, 5, 9], [], [0, 1], [], [2, 3, 4, 8]] * 700
+    _checked_rows(kernel, dtype, [[0, 5, 9], [], [0, 1], [], [2, 3, 4, 8]] * 700)
+
+
+def _checked_rows(kernel: Any, dtype: str, rows: list[list[int]]) -> dict[str, Any]:
+    """The CSR arguments of a matrix of ``rows`` (each its columns, of 10), whose checked
+    call returns the unchecked call's results, bitwise, and scipy's."""
     r = np.repeat(np.arange(len(rows)), [len(c) for c in rows])
     c = np.concatenate([np.array(c, dtype=np.int64) for c in rows])
     m = sp.csr_array((np.arange(1.0, len(r) + 1), (r, c)), shape=(len(rows), 10))
@@ -174,6 +179,7 @@ def test_a_descent_between_rows_is_no_error(csr: tuple[str, Any]) -> None:
     y = _run(kernel, args)
     assert np.array_equal(y, _run(kernel, args, check=False))
     np.testing.assert_allclose(y, m @ np.linspace(-1.0, 2.0, 10))
+    return args
 
 
 def test_one_row_and_a_dense_row(csr: tuple[str, Any]) -> None:
@@ -251,13 +257,7 @@ def test_the_top_of_the_range(csr: tuple[str, Any]) -> None:
     dtype, kernel = csr
     # rows ending at the last column, the next row starting again below it: no error
     rows = [[3, 9], [0, 9], [9], [5, 6, 9]] * 600
-    r = np.repeat(np.arange(len(rows)), [len(c) for c in rows])
-    c = np.concatenate([np.array(c, dtype=np.int64) for c in rows])
-    m = sp.csr_array((np.arange(1.0, len(r) + 1), (r, c)), shape=(len(rows), 10))
-    args = _args(m, dtype)
-    y = _run(kernel, args)
-    assert np.array_equal(y, _run(kernel, args, check=False))
-    np.testing.assert_allclose(y, m @ np.linspace(-1.0, 2.0, 10))
+    args = _checked_rows(kernel, dtype, rows)
     for row in (1, len(rows) - 1):  # the last column twice: not strictly sorted
         s = int(args["rowptr"][row + 1]) - 2
         col = args["col"].copy()
