@@ -18,9 +18,10 @@ would pass every check again with the same outcome and bind the same way, so it 
 replay (the governor still decides the team per call). The look of the arrays is read
 on every call (an array reshaped, retyped or made read-only in place is seen); when the
 call passes the very objects of the replay's last call (``is``), their cffi buffers are
-reused too, as :class:`~spf.runtime.prepared.PreparedCall` does (so an array resized in
-place with ``resize(refcheck=False)`` and back to its shape between two calls is not
-supported). Anything else (another array size or dtype, a read-only output, another
+reused too, after one C function (:mod:`spf.runtime.plan_look`) has read that every one
+still has its type, buffer address, dtype, flags, shape and strides (an array resized in
+place and back to its shape is bound anew; where the helper cannot be built the look is
+read in Python, without the buffer address). Anything else (another array size or dtype, a read-only output, another
 ``N``, an extra or missing argument, ``check=True``) takes the full path, with its
 errors, and the full path records the new look. So a plan over a changed pattern stays
 an :class:`~spf.errors.ArgumentError` exactly where it was one: ``check=False`` compares
