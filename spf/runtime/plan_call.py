@@ -21,13 +21,14 @@ call passes the very objects of the replay's last call (``is``), their cffi buff
 reused too, after one C function (:mod:`spf.runtime.plan_look`) has read that every one
 still has its type, buffer address, dtype, flags, shape and strides (an array resized in
 place and back to its shape is bound anew; where the helper cannot be built the look is
-read in Python, without the buffer address). Anything else (another array size or dtype, a read-only output, another
-``N``, an extra or missing argument, ``check=True``) takes the full path, with its
-errors, and the full path records the new look. So a plan over a changed pattern stays
-an :class:`~spf.errors.ArgumentError` exactly where it was one: ``check=False`` compares
-sizes and parameters (a pattern of other sizes is refused), ``check=True`` the contents
-(a checksum of every index array, every call). A record keeps its last call's arguments
-alive until its plan dies or a call with other arguments replaces them.
+read in Python, without the buffer address). Anything else (another array size or
+dtype, a read-only output, another ``N``, an extra or missing argument, ``check=True``)
+takes the full path, with its errors, and the full path records the new look. So a plan
+over a changed pattern stays an :class:`~spf.errors.ArgumentError` exactly where it was
+one: ``check=False`` compares sizes and parameters (a pattern of other sizes is refused),
+``check=True`` the contents (a checksum of every index array, every call). A record keeps
+its last call's arguments alive until its plan dies or a call with other arguments
+replaces them.
 """
 
 from __future__ import annotations
