@@ -113,7 +113,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared, submit
-from spf.runtime.coarse_runs import find_runs, split_runs
+from spf.runtime.coarse_runs import Runs, find_runs, likely_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
@@ -867,7 +867,7 @@ class WavefrontKernel(Kernel):
         two = not check and n >= SPLIT_NODES and GOVERNOR.team() > 1
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins = [] if check else [prefetch(arrays)]
-        level, nlev, work, candidates, after, ahead = self._coarse_pass(given, n, check, two)
+        level, nlev, work, candidates, after, ahead, runs = self._coarse_pass(given, n, check, two)
         joins += [] if check else [prefetch([level])]
         lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
         if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
@@ -886,7 +886,7 @@ class WavefrontKernel(Kernel):
         fused = len(self._free) > 1
         for k, (clev, nclev, shift) in enumerate(coarse_candidates):
             found, total, sizes = self._candidate(
-                given, k, level, nlev, (clev, nclev, shift), work, team, ahead
+                given, k, level, nlev, (clev, nclev, shift), work, team, ahead, runs
             )
             level_sizes = sizes if k == 0 else level_sizes
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
@@ -914,7 +914,7 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            names = self._copied(strategy, copies, given, parts.order, total, lengths)
+            names = self._copied(strategy, copies, given, parts.order, total, lengths, parts.breaks)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins if ahead is None else [*joins, ahead.result])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
@@ -1009,15 +1009,17 @@ class WavefrontKernel(Kernel):
         order: np.ndarray,
         work: int,
         lengths: Future[str | None] | None = None,
+        breaks: np.ndarray | None = None,
     ) -> tuple[str, ...]:
         """The arrays a plan of ``strategy`` whose parts run the rows ``order`` (``work``
         in all) copies (:meth:`inspect`'s ``copies``; None: when
-        :func:`spf.runtime.copies.pays`); ``lengths``: :func:`row_lengths` under way on a
-        worker thread."""
+        :func:`spf.runtime.copies.pays`, which reads ``breaks`` when given:
+        :attr:`spf.runtime.coarse.Parts.breaks`); ``lengths``: :func:`row_lengths` under
+        way on a worker thread."""
         spec = self._copy_spec
         if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
             return ()  # a serial plan runs no parts
-        if copies is None and (spec is None or not pays(order, work)):
+        if copies is None and (spec is None or not pays(order, work, breaks)):
             return ()
         why: str | None = "its rows read no segment that copies keep"
         if spec is not None:
@@ -1038,13 +1040,17 @@ class WavefrontKernel(Kernel):
         list[tuple[np.ndarray, int, int]],
         np.ndarray | None,
         Future[Counted] | None,
+        Runs | None,
     ]:
         """The generated pass over the dependences: (level, levels, work, per candidate
         block size its coarse levels, their count and the block shift, each node's
         :data:`~spf.analysis.coarse_inspector.AFTER` when the pass writes it, the count of
-        the levels under way on a worker thread or None); the levels and coarse levels are
-        32-bit. ``two``: an unchecked inspection of at least :data:`SPLIT_NODES` nodes on a
-        team of two or more, whose pass runs as two at once where the loop has them."""
+        the levels under way on a worker thread or None, the runs of the first candidate's
+        coarse levels when :meth:`_by_runs` sorts them, else None); the levels and coarse
+        levels are 32-bit. ``two``: an unchecked inspection of at least :data:`SPLIT_NODES`
+        nodes on a team of two or more, whose pass runs as two at once where the loop has
+        them. The count of coarse levels of runs comes from the runs (no pass over the
+        coarse levels of its own)."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -1086,11 +1092,24 @@ class WavefrontKernel(Kernel):
             counted = candidates
         else:
             stage(check=check, **out, **_pick(stage, given))
+        runs = None
+        if self._sorts_runs(n) and likely_runs(out[CLEV]):
+            runs = find_runs(out[CLEV])
         if self._runs:  # the run-block pass leaves the counts to the caller
             for key, count, _ in counted:
-                out[count] = int(out[key].max()) + 1 if n else 0
+                if key == CLEV and runs is not None:
+                    out[count] = len(runs.levelruns) - 1
+                else:
+                    out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
-        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead
+        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead, runs
+
+    def _sorts_runs(self, n: int) -> bool:
+        """Whether a loop of ``n`` nodes sorts its coarse levels by their runs where it
+        has them (:meth:`_by_runs`): one kernel's run blocks, its stages compiled with the
+        split pass's, at least :data:`SPLIT_NODES` nodes."""
+        single = self._runs and len(self._free) == 1
+        return single and self._make_split is not None and n >= SPLIT_NODES
 
     def _split_pass(
         self, out: dict[str, Any], given: Mapping[str, object]
@@ -1134,19 +1153,17 @@ class WavefrontKernel(Kernel):
         work: np.ndarray,
         team: int,
         ahead: Future[Counted] | None,
+        runs: Runs | None = None,
     ) -> tuple[coarse.Parts, int, Callable[[], np.ndarray]]:
         """The parts of the ``k``-th coarse candidate (its coarse levels, their count, its
         block shift), all the work, and what gives the level sizes' prefix sums (the first
-        candidate's sort counts them). A large loop's first candidate is sorted by its runs
-        where it has them (:meth:`_by_runs`, whose stages are compiled with the split
-        pass's), the others by rows."""
+        candidate's sort counts them). A large loop's first candidate is sorted by its
+        ``runs`` where the pass found them (:meth:`_by_runs`, whose stages are compiled
+        with the split pass's), the others by rows."""
         clev, keys, shift = candidate
         n = len(clev)
-        runs = None
-        if k == 0 and n >= SPLIT_NODES:
-            runs = self._by_runs(given, level, levels, clev, keys, work, team, ahead)
-        if runs is not None:  # one kernel's run blocks: the runs sorted
-            sizes, found, total = runs
+        if k == 0 and runs is not None:  # one kernel's run blocks: the runs sorted
+            sizes, found, total = self._by_runs(given, level, levels, runs, work, team, ahead)
             return found, total, sizes
         by = (level, levels) if k == 0 else (clev, keys)
         first = ahead if k == 0 else None
@@ -1160,29 +1177,22 @@ class WavefrontKernel(Kernel):
         given: Mapping[str, object],
         level: np.ndarray,
         levels: int,
-        clev: np.ndarray,
-        keys: int,
+        found: Runs,
         work: np.ndarray,
         team: int,
         ahead: Future[Counted] | None,
-    ) -> tuple[Callable[[], np.ndarray], coarse.Parts, int] | None:
-        """The sort by coarse level and the parts from the runs of the coarse levels
-        (:mod:`spf.runtime.coarse_runs`): (what gives the level sizes' prefix sums, the
-        parts, all the work), or None where the row sort runs instead (kernels fused into
-        one loop, fixed blocks, short runs). The order and the runs' work come from the
-        generated fill, in two halves of the runs when the pass ran on two threads; the
-        level sizes from the worker's count (``ahead``), else from a histogram stage run
-        when they are asked for (a plan whose estimate settles without them never counts
-        them)."""
-        if not (self._runs and len(self._free) == 1 and self._make_split is not None):
-            return None
-        found = find_runs(clev, keys)
-        if found is None:
-            return None
+    ) -> tuple[Callable[[], np.ndarray], coarse.Parts, int]:
+        """The sort by coarse level and the parts from the runs ``found`` of the coarse
+        levels (:mod:`spf.runtime.coarse_runs`; one kernel's run blocks,
+        :meth:`_sorts_runs`): (what gives the level sizes' prefix sums, the parts, all the
+        work). The order and the runs' work come from the generated fill, in two halves of
+        the runs when the pass ran on two threads; the level sizes from the worker's count
+        (``ahead``), else from a histogram stage run when they are asked for (a plan whose
+        estimate settles without them never counts them)."""
         stages = self._split()
         fill_k, reach_k = stages[7:]
         runs = len(found.first)
-        order = np.empty(len(clev), dtype=np.int64)
+        order = np.empty(len(work), dtype=np.int64)
         run_work = np.empty(runs, dtype=np.int64)
         args = {CORDER: order, RUN_WORK: run_work, WORK: work, RUNS_N: runs}
         args |= {RUN_FIRST: found.first, RUN_POS: found.pos, **_pick(fill_k, given)}
