@@ -1633,7 +1633,10 @@ def _in_halves(
 ) -> None:
     """The ranged ``stage`` over ``[half, n)`` on a worker thread (``args`` updated by
     ``second``) and ``[0, half)`` on this one, unchecked, the range passed as the
-    parameters ``lo`` and ``hi``; returns when both are done."""
+    parameters ``lo`` and ``hi``; returns when both are done. When no worker has taken the
+    second half by the time this thread is done with the first (both busy with the
+    inspection's other jobs: the checksums, the count of the levels), this thread runs it
+    too rather than wait (the same ranges, so the same values)."""
 
     def run(first: int, last: int, more: dict[str, Any]) -> None:
         stage(check=False, **{**args, **more, lo: first, hi: last})
@@ -1642,7 +1645,10 @@ def _in_halves(
     try:
         run(0, half, {})
     finally:
-        job.result()
+        if job.cancel():  # still queued: never started
+            run(half, n, second or {})
+        else:
+            job.result()
 
 
 def _given(value: np.ndarray) -> np.ndarray:
