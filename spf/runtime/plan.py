@@ -56,7 +56,6 @@ import threading
 import weakref
 import zlib
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -126,6 +125,7 @@ from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from concurrent.futures import Future
 
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.analysis.local_copies import CopySpec
@@ -490,9 +490,9 @@ class WavefrontKernel(Kernel):
     _make_level_sort: Callable[[], tuple[Kernel, Kernel]] | None
     _make_split: Callable[[], Split] | None
     """What compiles a coarse kernel's pass as two passes run at once (levels and work;
-    coarse levels: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the count stage
-    of one key (:func:`spf.analysis.coarse_inspector.build_key_count`), on the first
-    inspection with two threads (None: its pass has no such split)."""
+    coarse levels: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the stages
+    that sort in halves or by runs, on the first inspection with two threads or by runs
+    (None: its pass has no such split)."""
     _split_kernels: Split | None
     """What compiles a coarse kernel's level sort, which only a plan whose level order is
     read runs (None: a levels kernel's, in :attr:`_stages`)."""
@@ -643,8 +643,8 @@ class WavefrontKernel(Kernel):
         return kernels
 
     def _split(self) -> Split:
-        """The pass as two (levels and work; coarse levels) and the count of one key,
-        compiled on first use."""
+        """The pass as two (levels and work; coarse levels) and the stages that sort in
+        halves or by runs (:data:`Split`), compiled on first use."""
         kernels = self._split_kernels
         if kernels is None:
             if self._make_split is None:
@@ -916,7 +916,7 @@ class WavefrontKernel(Kernel):
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total, lengths, parts.breaks)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
-            _wait(joins if ahead is None else [*joins, ahead.result])  # none left running
+            _wait(joins)  # none left running (the split pass's worker joined in it)
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
@@ -1039,7 +1039,7 @@ class WavefrontKernel(Kernel):
         np.ndarray,
         list[tuple[np.ndarray, int, int]],
         np.ndarray | None,
-        Future[Counted] | None,
+        LevelCount | None,
         Runs | None,
     ]:
         """The generated pass over the dependences: (level, levels, work, per candidate
@@ -1086,7 +1086,7 @@ class WavefrontKernel(Kernel):
         if self._after:  # every node's set by the pass
             out[AFTER] = np.empty(n, dtype=np.int32)
         counted = [(LEVEL, NLEVELS, 0), *candidates]
-        ahead: Future[Counted] | None = None
+        ahead: LevelCount | None = None
         if two and self._make_split is not None and not self._after:
             out[NLEVELS], ahead = self._split_pass(out, given)
             counted = candidates
@@ -1113,35 +1113,31 @@ class WavefrontKernel(Kernel):
 
     def _split_pass(
         self, out: dict[str, Any], given: Mapping[str, object]
-    ) -> tuple[int, Future[Counted]]:
+    ) -> tuple[int, LevelCount]:
         """The pass as two at once (:attr:`_make_split`): the levels and the work on a
         worker thread, the coarse levels on this one (the generated C releases the GIL); writes
-        ``out``'s arrays as the joint pass does. Returns the number of levels and the
-        worker's count of the levels, which it goes on with meanwhile (the level sizes
-        every plan's estimate reads, and the slots of a levels plan's sort). Unchecked
-        calls only: a checked inspection checks the index arrays in the one pass that reads
+        ``out``'s arrays as the joint pass does. Returns the number of levels and their
+        count, made when first asked for (:class:`LevelCount`: a plan sorted by its runs
+        whose estimate settles without the level sizes never counts them). Unchecked calls
+        only: a checked inspection checks the index arrays in the one pass that reads
         them."""
-        levels_k, blocks_k, count_k = self._split()[:3]
+        stages = self._split()
+        levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
-        passed: Future[int] = Future()
 
-        def levels() -> Counted:
-            try:
-                levels_k(check=False, **{LEVEL: level, WORK: work}, **_pick(levels_k, given))
-                nlev = int(level.max()) + 1
-            except BaseException as err:
-                passed.set_exception(err)
-                raise
-            passed.set_result(nlev)
-            return _key_count(count_k, level, nlev, given)
+        def levels() -> int:
+            levels_k(check=False, **{LEVEL: level, WORK: work}, **_pick(levels_k, given))
+            return int(level.max()) + 1
 
         job = submit(levels)
         try:
             mine = {k: out[k] for k in (CLEV, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
         finally:
-            nlev = passed.result()
-        return nlev, job
+            nlev = job.result()
+        counted = functools.partial(self._key_count_halves, level, nlev, given)
+        sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)
+        return nlev, LevelCount(counted, sizes)
 
     def _candidate(
         self,
@@ -1152,7 +1148,7 @@ class WavefrontKernel(Kernel):
         candidate: tuple[np.ndarray, int, int],
         work: np.ndarray,
         team: int,
-        ahead: Future[Counted] | None,
+        ahead: LevelCount | None,
         runs: Runs | None = None,
     ) -> tuple[coarse.Parts, int, Callable[[], np.ndarray]]:
         """The parts of the ``k``-th coarse candidate (its coarse levels, their count, its
@@ -1180,7 +1176,7 @@ class WavefrontKernel(Kernel):
         found: Runs,
         work: np.ndarray,
         team: int,
-        ahead: Future[Counted] | None,
+        ahead: LevelCount | None,
     ) -> tuple[Callable[[], np.ndarray], coarse.Parts, int]:
         """The sort by coarse level and the parts from the runs ``found`` of the coarse
         levels (:mod:`spf.runtime.coarse_runs`; one kernel's run blocks,
@@ -1190,7 +1186,7 @@ class WavefrontKernel(Kernel):
         (``ahead``), else from a histogram stage run when they are asked for (a plan whose
         estimate settles without them never counts them)."""
         stages = self._split()
-        fill_k, reach_k = stages[7:]
+        fill_k, reach_k = stages[6:]
         runs = len(found.first)
         order = np.empty(len(work), dtype=np.int64)
         run_work = np.empty(runs, dtype=np.int64)
@@ -1205,8 +1201,8 @@ class WavefrontKernel(Kernel):
 
         def level_sizes() -> np.ndarray:
             if ahead is not None:
-                return ahead.result()[0]
-            return _level_sizes(stages[5], level, levels, given)
+                return ahead.sizes()
+            return _level_sizes(stages[4], level, levels, given)
 
         reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given))
         return level_sizes, split_runs(found, wsum, order, team, reach), int(wsum[-1])
@@ -1219,7 +1215,7 @@ class WavefrontKernel(Kernel):
         key: np.ndarray,
         keys: int,
         work: np.ndarray,
-        ahead: Future[Counted] | None = None,
+        ahead: LevelCount | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The generated sort stages: the prefix sums of the sizes of ``level``'s
         ``levels`` values and of ``key``'s ``keys`` values (O(levels) entries each, no
@@ -1238,7 +1234,7 @@ class WavefrontKernel(Kernel):
                 keyptr = levelptr
             else:
                 keyptr, cslot = self._key_count_halves(key, keys, given)
-                levelptr = ahead.result()[0]
+                levelptr = ahead.sizes()
             return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
         levelptr = np.zeros(count_entries(levels), dtype=np.int64)  # the histograms' copies
         keyptr = np.zeros(count_entries(keys), dtype=np.int64)
@@ -1271,12 +1267,12 @@ class WavefrontKernel(Kernel):
         return order, wsum
 
     def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
-        """:func:`_key_count` on two threads, each over one half of the nodes
+        """The count of ``key``'s ``keys`` values on two threads, each over one half of the nodes
         (:func:`spf.analysis.coarse_inspector.build_ranged_count`, the halves split at a
         multiple of its four nodes an iteration): both halves' histograms (each the sum of
         its four copies), the starts (the second half's a key's start plus the first half's
         count of it), both halves' slots."""
-        hist_k, slots_k = self._split()[5:7]
+        hist_k, slots_k = self._split()[4:6]
         n = len(key)
         half = n // 2 // COUNT_WAYS * COUNT_WAYS  # a range's iterations take whole groups
         copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
@@ -1301,7 +1297,7 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.build_ranged_sort`); the second half's sums
         start from 0 and get the first half's total added once both are done (integer
         sums: the same values)."""
-        order_k, sums_k = self._split()[3:5]
+        order_k, sums_k = self._split()[2:4]
         n = len(cslot)
         half = n // 2
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
@@ -1597,28 +1593,47 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
-Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
-"""The pass as two (levels and work; coarse levels), the count stage of one key, the order
-and sums stages over a range of positions, the count's histogram and slots over one, and
-the sort by runs' fill and reach (:meth:`WavefrontKernel._by_runs`)."""
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
+"""The pass as two (levels and work; coarse levels), the order and sums stages over a range
+of positions, the count's histogram and slots over one, and the sort by runs' fill and
+reach (:meth:`WavefrontKernel._by_runs`)."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
 
+class LevelCount:
+    """The count of the levels of a pass run on two threads
+    (:meth:`WavefrontKernel._split_pass`), made when first asked for, by the thread that
+    inspects: :meth:`result` (the starts and the slots, a levels plan's sort: both threads
+    count one half of the nodes each) or :meth:`sizes` (the starts alone, what an estimate
+    reads: one histogram, or the starts of a count already made). The worker that ran the
+    levels' pass used to count them right after it, also for a plan sorted by its runs
+    whose estimate never reads them (Poisson's: ~0.3 serial solves of CPU time on the
+    worker, docs/inspection.md)."""
+
+    def __init__(self, counted: Callable[[], Counted], sizes: Callable[[], np.ndarray]) -> None:
+        self._counted = counted
+        self._sizes = sizes
+        self._got: Counted | None = None
+        self._starts: np.ndarray | None = None
+
+    def result(self) -> Counted:
+        """The starts of the levels and each node's slot (counted on the first call)."""
+        if self._got is None:
+            self._got = self._counted()
+        return self._got
+
+    def sizes(self) -> np.ndarray:
+        """The starts of the levels (``levels + 1`` entries)."""
+        if self._got is not None:
+            return self._got[0]
+        if self._starts is None:
+            self._starts = self._sizes()
+        return self._starts
+
+
 def _no_sinks() -> Kernel:
     raise CodegenError("spf bug: a fused coarse kernel without its sink pass")
-
-
-def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
-    """The count stage of one key (:func:`spf.analysis.coarse_inspector.build_key_count`) on
-    ``key``'s ``keys`` values: (their prefix sums, each node's slot), unchecked (the
-    inspection's split pass)."""
-    ptr = np.zeros(count_entries(keys), dtype=np.int64)  # the histogram's copies
-    slot = np.empty(len(key), dtype=np.int32)
-    count_k(
-        clev=key, clevptr=ptr, cslot=slot, check=False, **{CLEVELS_N: keys}, **_pick(count_k, given)
-    )
-    return _started(ptr, keys), slot
 
 
 def _in_halves(
@@ -1876,7 +1891,6 @@ def compile_wavefront(
     compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
         build_coarse_inspector,
-        build_key_count,
         build_pair_sort,
         build_part_check,
         build_ranged_count,
@@ -1940,7 +1954,6 @@ def compile_wavefront(
         assert passes is not None
         stages = (
             *passes,
-            build_key_count(analysis, f"{library}_key"),
             *build_ranged_sort(analysis, f"{library}_ranged"),
             *build_ranged_count(analysis, f"{library}_ranged"),
             build_run_fill(analysis, f"{library}_runs"),
