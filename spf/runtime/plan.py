@@ -56,6 +56,7 @@ import threading
 import weakref
 import zlib
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -125,7 +126,6 @@ from spf.sets.expr import compile_expr
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from concurrent.futures import Future
 
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.analysis.local_copies import CopySpec
@@ -916,7 +916,7 @@ class WavefrontKernel(Kernel):
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total, lengths, parts.breaks)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
-            _wait(joins)  # none left running (the split pass's worker joined in it)
+            _wait(joins if ahead is None else [*joins, ahead.join])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
@@ -926,7 +926,7 @@ class WavefrontKernel(Kernel):
         parts = level_parts(order, ptr, nlev, work, team, wsum)  # chunks dealt round robin
         names = self._copied(strategy, copies, given, order, total, lengths)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
-        _wait(joins)
+        _wait(joins if ahead is None else [*joins, ahead.join])
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
 
     def _against_kernels(
@@ -1117,27 +1117,48 @@ class WavefrontKernel(Kernel):
         """The pass as two at once (:attr:`_make_split`): the levels and the work on a
         worker thread, the coarse levels on this one (the generated C releases the GIL); writes
         ``out``'s arrays as the joint pass does. Returns the number of levels and their
-        count, made when first asked for (:class:`LevelCount`: a plan sorted by its runs
-        whose estimate settles without the level sizes never counts them). Unchecked calls
-        only: a checked inspection checks the index arrays in the one pass that reads
-        them."""
+        count (:class:`LevelCount`): the worker goes on to count levels that average at
+        least :data:`MIN_ROWS_PER_LEVEL` nodes (wide levels, whose plan is often the levels,
+        which sorts by them: the 12-level triangle's) meanwhile, and leaves narrower ones to
+        be counted when first asked for (a plan sorted by its runs whose estimate settles
+        without the level sizes, Poisson's, never counts them). Unchecked calls only: a
+        checked inspection checks the index arrays in the one pass that reads them."""
         stages = self._split()
         levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
+        passed: Future[int] = Future()
 
-        def levels() -> int:
-            levels_k(check=False, **{LEVEL: level, WORK: work}, **_pick(levels_k, given))
-            return int(level.max()) + 1
+        def levels() -> Counted | None:
+            try:
+                levels_k(check=False, **{LEVEL: level, WORK: work}, **_pick(levels_k, given))
+                nlev = int(level.max()) + 1
+            except BaseException as err:
+                passed.set_exception(err)
+                raise
+            passed.set_result(nlev)
+            if len(level) < MIN_ROWS_PER_LEVEL * nlev:
+                return None
+            return self._key_count_whole(level, nlev, given)
 
         job = submit(levels)
         try:
             mine = {k: out[k] for k in (CLEV, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
         finally:
-            nlev = job.result()
+            nlev = passed.result()
         counted = functools.partial(self._key_count_halves, level, nlev, given)
         sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)
-        return nlev, LevelCount(counted, sizes)
+        return nlev, LevelCount(counted, sizes, job)
+
+    def _key_count_whole(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+        """:meth:`_key_count_halves` on one thread: the histogram and the slots stages over
+        every node."""
+        hist_k, slots_k = self._split()[4:6]
+        ptr = _level_sizes(hist_k, key, keys, given)
+        slot = np.empty(len(key), dtype=np.int32)
+        args = {CLEV: key, CSLOT: slot, KSTART: ptr[:keys].copy(), **_pick(slots_k, given)}
+        slots_k(check=False, **args, **{SORT_LO: 0, SORT_HI: len(key)})
+        return ptr, slot
 
     def _candidate(
         self,
@@ -1603,28 +1624,40 @@ Counted = tuple[np.ndarray, np.ndarray]
 
 class LevelCount:
     """The count of the levels of a pass run on two threads
-    (:meth:`WavefrontKernel._split_pass`), made when first asked for, by the thread that
-    inspects: :meth:`result` (the starts and the slots, a levels plan's sort: both threads
-    count one half of the nodes each) or :meth:`sizes` (the starts alone, what an estimate
-    reads: one histogram, or the starts of a count already made). The worker that ran the
-    levels' pass used to count them right after it, also for a plan sorted by its runs
-    whose estimate never reads them (Poisson's: ~0.3 serial solves of CPU time on the
-    worker, docs/inspection.md)."""
+    (:meth:`WavefrontKernel._split_pass`): the worker's (``ahead``, which gives None when it
+    left them uncounted), else made when first asked for, by the thread that inspects:
+    :meth:`result` (the starts and the slots, a levels plan's sort: both threads count one
+    half of the nodes each) or :meth:`sizes` (the starts alone, what an estimate reads: one
+    histogram). The worker used to count every loop's levels right after its pass, also
+    for a plan sorted by its runs whose estimate never reads them (Poisson's: ~0.25-0.3
+    serial solves of the worker's CPU time, docs/inspection.md)."""
 
-    def __init__(self, counted: Callable[[], Counted], sizes: Callable[[], np.ndarray]) -> None:
+    def __init__(
+        self,
+        counted: Callable[[], Counted],
+        sizes: Callable[[], np.ndarray],
+        ahead: Future[Counted | None],
+    ) -> None:
         self._counted = counted
         self._sizes = sizes
+        self._ahead = ahead
         self._got: Counted | None = None
         self._starts: np.ndarray | None = None
 
+    def join(self) -> None:
+        """Wait for the worker (nothing of the inspection left running)."""
+        self._ahead.result()
+
     def result(self) -> Counted:
-        """The starts of the levels and each node's slot (counted on the first call)."""
+        """The starts of the levels and each node's slot."""
         if self._got is None:
-            self._got = self._counted()
+            self._got = self._ahead.result() or self._counted()
         return self._got
 
     def sizes(self) -> np.ndarray:
         """The starts of the levels (``levels + 1`` entries)."""
+        if self._got is None:
+            self._got = self._ahead.result()
         if self._got is not None:
             return self._got[0]
         if self._starts is None:

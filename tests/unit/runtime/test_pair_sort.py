@@ -54,15 +54,17 @@ def test_the_count_in_halves_agrees_with_numpy(
     sptrsv_wavefront: WavefrontKernel, n: int, runs: bool
 ) -> None:
     """The two-thread count by coarse level (each half four nodes an iteration, the halves
-    split at a multiple of four): the starts and the stable slots."""
+    split at a multiple of four) and the same stages over every node on one thread (the
+    worker's count of wide levels): the starts and the stable slots."""
     rng = np.random.default_rng(3 * n + runs)
     nclev = 1 + n // 4
     clev = keys(rng, n, nclev, runs)
-    ptr, slot = sptrsv_wavefront._key_count_halves(clev, nclev, {"N": n})
-    np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
-    order = np.empty(n, dtype=np.int64)
-    order[slot] = np.arange(n)
-    np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
+    for count in (sptrsv_wavefront._key_count_halves, sptrsv_wavefront._key_count_whole):
+        ptr, slot = count(clev, nclev, {"N": n})
+        np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
+        order = np.empty(n, dtype=np.int64)
+        order[slot] = np.arange(n)
+        np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
 
 
 @pytest.mark.parametrize("n", [10, 4098])
