@@ -867,7 +867,8 @@ class WavefrontKernel(Kernel):
         two = not check and n >= SPLIT_NODES and GOVERNOR.team() > 1
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins = [] if check else [prefetch(arrays)]
-        level, nlev, work, candidates, after, ahead, runs = self._coarse_pass(given, n, check, two)
+        passed = self._coarse_pass(given, n, check, two, strategy != "levels")
+        level, nlev, work, candidates, after, ahead, runs = passed
         joins += [] if check else [prefetch([level])]
         lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
         if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
@@ -1032,7 +1033,12 @@ class WavefrontKernel(Kernel):
         return spec.names if spec is not None and why is None else ()
 
     def _coarse_pass(
-        self, given: Mapping[str, object], n: int, check: bool, two: bool = False
+        self,
+        given: Mapping[str, object],
+        n: int,
+        check: bool,
+        two: bool = False,
+        sorted_by_runs: bool = True,
     ) -> tuple[
         np.ndarray,
         int,
@@ -1050,7 +1056,8 @@ class WavefrontKernel(Kernel):
         levels are 32-bit. ``two``: an unchecked inspection of at least :data:`SPLIT_NODES`
         nodes on a team of two or more, whose pass runs as two at once where the loop has
         them. The count of coarse levels of runs comes from the runs (no pass over the
-        coarse levels of its own)."""
+        coarse levels of its own); ``sorted_by_runs``: whether a plan may be (not one forced
+        to the levels)."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -1093,7 +1100,7 @@ class WavefrontKernel(Kernel):
         else:
             stage(check=check, **out, **_pick(stage, given))
         runs = None
-        if self._sorts_runs(n) and likely_runs(out[CLEV]):
+        if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
             runs = find_runs(out[CLEV])
         if self._runs:  # the run-block pass leaves the counts to the caller
             for key, count, _ in counted:
