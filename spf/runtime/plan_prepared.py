@@ -121,7 +121,8 @@ class PreparedPlanCall(PreparedCall):
                 return None
         except AttributeError:  # not an array: the full path says what it is
             return None
-        if not same and any(type(a) is not look[0] for a, look in zip(arrays, self._looks)):
+        looks = zip(arrays, self._looks, strict=True)  # as many as TYPED_LOOK compared
+        if not same and any(type(a) is not look[0] for a, look in looks):
             return None  # e.g. a weakref.proxy, whose __class__ is its referent's
         if not same or want is not None:  # other objects, or these changed in place
             given = self._order((*self._values, *arrays))

@@ -121,7 +121,9 @@ def test_a_wavefront_kernel_takes_its_sizes_from_the_arrays_as_any_kernel() -> N
 
 
 @pytest.mark.parametrize("check", [True, False])
-def test_a_proxy_of_an_array_is_an_argument_error_on_every_path(tmp_path: Path, check: bool) -> None:
+def test_a_proxy_of_an_array_is_an_argument_error_on_every_path(
+    tmp_path: Path, check: bool
+) -> None:
     """A ``weakref.proxy`` of an array reports ``ndarray`` as its ``__class__`` but has no
     buffer to bind: the full path, the fast paths of calls that look like earlier ones and
     prepared calls (plain, and with a wavefront plan after replayed calls) refuse it naming
