@@ -2,10 +2,10 @@
 
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
-compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
-the executor as one translation unit and the inspector's pass with its counting sorts
-(shared by every later wavefront over the same nodes) as another, by two compiler runs at
-once (:func:`compile_wavefront`).
+compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort):
+the inspector's pass with its counting sorts (shared by every later wavefront over the same
+nodes) as one translation unit, and the executor, generated with them and compiled as
+another when a call first runs it (:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
@@ -1875,10 +1875,14 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     ir: ComputationIR, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor of ``ir`` (one wavefront loop) as one library and its
-    inspector's pass over the dependences with the counting sorts after it as another, at
-    :func:`~spf.runtime.build.light_opt_flags` unless ``cflags`` are given, the two
-    compiler runs at once (:func:`spf.runtime.compile.compile_units`); the sorts, which
+    """Generate the executor of ``ir`` (one wavefront loop) and its inspector's pass over
+    the dependences with the counting sorts after it, and compile the pass and the sorts as
+    one library, at :func:`~spf.runtime.build.light_opt_flags` unless ``cflags`` are given
+    (:func:`spf.runtime.compile.compile_units_deferring`: the executor is generated while
+    that compiler runs). The executor, one library of its own, is compiled and loaded when
+    a call first runs it (:meth:`WavefrontKernel.__getattr__`): a call whose plan runs the
+    loop serial (small matrices, one thread) runs the serial kernel instead, so a first such
+    call never compiles it; its analysis, warnings and errors stay here. The sorts, which
     read only the levels the pass wrote, are built and called unchecked (:func:`_light_unit`).
     The sorts are
     shared by every wavefront over the same nodes
