@@ -10,10 +10,11 @@ never pays):
 
 * ``wavefront + compile``: ``comp = spf.kernels.<kernel>()``, ``comp.wavefront("i")``,
   ``comp.compile()`` (the dependence analysis, the inspector's synthesis, the legality check,
-  code generation for the executor and the inspector stages and the two C compiler runs,
-  at once, that build them: the executor, and the pass over the dependences with the
-  counting sorts that wavefronts over the same nodes share (each probe's cache is empty,
-  so it builds them); the serial kernel is compiled when a call first runs a serial plan), with
+  code generation for the executor and the inspector stages, and the C compiler run that
+  builds the pass over the dependences with the counting sorts that wavefronts over the
+  same nodes share (each probe's cache is empty, so it builds them); the executor is
+  compiled when a call first runs it, the serial kernel when a call first runs a serial
+  plan: neither is timed here), with
   ``wavefront`` alone beside it;
 * the plain ``codegen``: ``comp = spf.kernels.<kernel>()``, ``comp.codegen("c")``, and the
   plain ``compile()`` (no wavefront).

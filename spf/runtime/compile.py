@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -253,26 +254,88 @@ def compile_units(
     the kernels are then loaded on this thread, in order (each finds its library built and
     cached). A unit whose kernels are all remembered, or whose library is cached (one that
     several computations share, such as a wavefront's counting sorts), runs no compiler."""
+    built, _ = compile_units_deferring(
+        units,
+        (),
+        light_flags=light_flags,
+        openmp=openmp,
+        cflags=cflags,
+        cache_dir=cache_dir,
+        **options,
+    )
+    return built
+
+
+def compile_units_deferring(
+    units: Sequence[UnitParts],
+    deferred: Sequence[UnitParts],
+    *,
+    light_flags: Sequence[str] | None = None,
+    openmp: bool = True,
+    cflags: Sequence[str] | None = None,
+    cache_dir: str | None = None,
+    **options: Any,
+) -> tuple[list[list[Kernel]], list[DeferredUnit]]:
+    """:func:`compile_units` of ``units``, and each of ``deferred`` generated (its analysis
+    done and its errors raised here, while the compilers of ``units`` run) but compiled and
+    loaded only when :meth:`DeferredUnit.kernels` is first asked: a wavefront's executor,
+    which a first call that plans the loop serial never runs."""
     if options:
         raise ArgumentError(f"compile: unknown option(s) {', '.join(sorted(options))}")
     groups = [(u, optimisation_flags(cflags, u.kind, light_flags)) for u in units if u.kernels]
     built: list[_Unit] = []
-    if len(groups) == 1:
+    later: list[DeferredUnit] = []
+
+    def generate_deferred() -> None:
+        for part in deferred:
+            flags = optimisation_flags(cflags, part.kind, light_flags)
+            later.append(DeferredUnit(_Unit(part, openmp, flags, cache_dir)))
+
+    if len(groups) == 1 and not deferred:
         part, flags = groups[0]
         built.append(_Unit(part, openmp, flags, cache_dir))
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        with ThreadPoolExecutor(max_workers=max(len(groups), 1)) as pool:
             running = []
             for part, flags in groups:
                 built.append(_Unit(part, openmp, flags, cache_dir))
                 if built[-1].compiles:
                     running.append(pool.submit(built[-1].compile))
+            generate_deferred()
             for r in running:
                 r.result()
     loaded = iter([u.build() for u in built])
-    return [next(loaded) if u.kernels else [] for u in units]
+    return [next(loaded) if u.kernels else [] for u in units], later
+
+
+class DeferredUnit:
+    """A generated unit (:func:`compile_units_deferring`) compiled and loaded on first use."""
+
+    def __init__(self, unit: _Unit) -> None:
+        self._unit = unit
+        self._lock = threading.Lock()
+        self._kernels: list[Kernel] | None = None
+
+    @property
+    def signatures(self) -> list[Signature]:
+        """Each kernel's signature (its arguments and preconditions), known without
+        compiling."""
+        return [g.signature if isinstance(g, _Generated) else g._signature for g in self._unit.got]
+
+    @property
+    def compiles(self) -> bool:
+        """Whether loading the kernels runs a compiler (False: every kernel remembered)."""
+        return bool(self._unit.todo)
+
+    def kernels(self) -> list[Kernel]:
+        """The unit's kernels, compiled (cached like any build) and loaded on the first
+        call; one build when threads race."""
+        with self._lock:
+            if self._kernels is None:
+                self._kernels = self._unit.build()
+            return self._kernels
 
 
 class _Unit:

@@ -2,10 +2,10 @@
 
 ``comp.compile()`` on a computation with a wavefront loop returns a
 :class:`WavefrontKernel`: the compiled executor (:mod:`spf.analysis.executor`) plus the
-compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort),
-the executor as one translation unit and the inspector's pass with its counting sorts
-(shared by every later wavefront over the same nodes) as another, by two compiler runs at
-once (:func:`compile_wavefront`).
+compiled inspector stages (:mod:`spf.analysis.inspector`: levels, then the counting sort):
+the inspector's pass with its counting sorts (shared by every later wavefront over the same
+nodes) as one translation unit, and the executor, generated with them and compiled as
+another when a call first runs it (:func:`compile_wavefront`).
 ``kernel.inspect(**index_arrays)`` runs the inspector and returns a :class:`Plan`, reusable
 for every call with the same index arrays; ``kernel(..., plan=plan)`` runs the executor on
 it, and without ``plan`` the kernel inspects inside the call. A plan records the sizes and a
@@ -112,6 +112,7 @@ from spf.analysis.coarse_inspector import (
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
+from spf.runtime.binding import Binder
 from spf.runtime.checksum import checksums, prefetch, shared, submit
 from spf.runtime.coarse_runs import Runs, find_runs, likely_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
@@ -130,7 +131,7 @@ if TYPE_CHECKING:
     from spf.analysis.executor import Executor, WavefrontNames
     from spf.analysis.local_copies import CopySpec
     from spf.ir import ComputationIR
-    from spf.runtime.compile import UnitParts
+    from spf.runtime.compile import DeferredUnit, UnitParts
     from spf.runtime.plan_prepared import PreparedPlanCall
 
 MIN_ROWS_PER_LEVEL = 4096
@@ -540,7 +541,7 @@ class WavefrontKernel(Kernel):
     @classmethod
     def wrap(
         cls,
-        executor: Kernel,
+        executor: Kernel | DeferredUnit,
         stages: tuple[Kernel, ...],
         names: WavefrontNames,
         extent: str,
@@ -571,9 +572,18 @@ class WavefrontKernel(Kernel):
         the pass as two that two threads run at once (:attr:`_make_split`); ``wide``: what
         compiles the executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
         :data:`spf.analysis.executor.PLAN_DTYPE`); ``sinks``: what compiles the pass that
-        interleaves a free kernel's nodes (:attr:`_make_sinks`)."""
+        interleaves a free kernel's nodes (:attr:`_make_sinks`). ``executor`` may be a
+        unit generated but not yet compiled: the kernel then knows its arguments and
+        preconditions and compiles and loads the executor when it first needs more of it
+        (:meth:`__getattr__`; a plan that runs serial never does)."""
         out = cls.__new__(cls)
-        out.__dict__.update(executor.__dict__)
+        if isinstance(executor, Kernel):
+            out.__dict__.update(executor.__dict__)
+        else:
+            sig = executor.signatures[0]
+            out.__dict__.update(_executor_later=executor, _signature=sig, name=sig.function)
+            out.signature, out.arguments = sig.c_prototype(), sig.args
+            out.preconditions, out._last_threads = sig.preconditions, None
         out._stages = stages
         out._make_level_sort = level_sort
         out._level_sort_kernels = None
@@ -609,6 +619,23 @@ class WavefrontKernel(Kernel):
         inputs = {a.name for st in stages for a in st.arguments if a.name not in own}
         out._inputs = tuple(sorted(inputs))
         return out
+
+    if not TYPE_CHECKING:  # mypy checks every other attribute as declared
+
+        def __getattr__(self, name: str) -> Any:
+            """An executor attribute of a kernel whose executor is not loaded yet
+            (:meth:`wrap`): the executor is compiled (cached like any build) and loaded, its
+            attributes joined to the kernel's (the kernel's own kept), then ``name`` read. A
+            name no kernel has (one an inspector stage, loaded, lacks) compiles nothing."""
+            later = self.__dict__.get("_executor_later")
+            stages = self.__dict__.get("_stages")
+            if later is None or not stages or name not in stages[0].__dict__:
+                raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
+            (executor,) = later.kernels()
+            for key, value in executor.__dict__.items():
+                self.__dict__.setdefault(key, value)
+            self.__dict__["_executor_later"] = None
+            return object.__getattribute__(self, name)
 
     @property
     def _serial(self) -> Kernel:
@@ -1370,11 +1397,17 @@ class WavefrontKernel(Kernel):
         """The arguments of ``args`` the inspector reads, with the sizes not given taken from
         the arrays' declared shapes as any call takes them (``N`` from ``y.shape[0]``)."""
         given = {k: v for k, v in args.items() if k in self._inputs}
-        binder = self._binder
+        binder = self.__dict__.get("_binder") or self._sizes_binder
         for p in binder._infer:
             if p not in args and (origin := binder._origin(p, args)) is not None:
                 given[p] = origin[2]
         return given
+
+    @functools.cached_property
+    def _sizes_binder(self) -> Binder:
+        """Before the executor is loaded (:meth:`wrap`), a binder of its signature: the
+        sizes that follow from the arrays' shapes follow from the signature alone."""
+        return Binder(self._signature)
 
     def _count(self, given: Mapping[str, object]) -> int:
         fn, names = _extent_expr(self._extent)
@@ -1913,10 +1946,14 @@ def _pick(kernel: Kernel, given: Mapping[str, object]) -> dict[str, Any]:
 def compile_wavefront(
     ir: ComputationIR, executor: Executor, name: str | None, check: bool, **options: Any
 ) -> WavefrontKernel:
-    """Compile the executor of ``ir`` (one wavefront loop) as one library and its
-    inspector's pass over the dependences with the counting sorts after it as another, at
-    :func:`~spf.runtime.build.light_opt_flags` unless ``cflags`` are given, the two
-    compiler runs at once (:func:`spf.runtime.compile.compile_units`); the sorts, which
+    """Generate the executor of ``ir`` (one wavefront loop) and its inspector's pass over
+    the dependences with the counting sorts after it, and compile the pass and the sorts as
+    one library, at :func:`~spf.runtime.build.light_opt_flags` unless ``cflags`` are given
+    (:func:`spf.runtime.compile.compile_units_deferring`: the executor is generated while
+    that compiler runs). The executor, one library of its own, is compiled and loaded when
+    a call first runs it (:meth:`WavefrontKernel.__getattr__`): a call whose plan runs the
+    loop serial (small matrices, one thread) runs the serial kernel instead, so a first such
+    call never compiles it; its analysis, warnings and errors stay here. The sorts, which
     read only the levels the pass wrote, are built and called unchecked (:func:`_light_unit`).
     The sorts are
     shared by every wavefront over the same nodes
@@ -1949,7 +1986,12 @@ def compile_wavefront(
     from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
     from spf.runtime.build import light_opt_flags
-    from spf.runtime.compile import UnitParts, compile_kernel, compile_units
+    from spf.runtime.compile import (
+        UnitParts,
+        compile_kernel,
+        compile_units,
+        compile_units_deferring,
+    )
 
     if len(executor.loops) != 1:
         loops = ", ".join(names.loop for _, names in executor.loops)
@@ -1973,14 +2015,14 @@ def compile_wavefront(
     else:
         sorts = build_level_sort(analysis, sort_name)
     library = f"{c_function_name(name or ir.name)}_wavefront"
-    (run,), (pass_k, *sorted_k) = compile_units(
-        [
-            UnitParts([(executor.ir, name or ir.name, check)], library),
-            _light_unit([first, *sorts], f"{library}_light", checked=1),
-        ],
+    ((pass_k, *sorted_k),), (later,) = compile_units_deferring(
+        [_light_unit([first, *sorts], f"{library}_light", checked=1)],
+        [UnitParts([(executor.ir, name or ir.name, check)], library)],
         light_flags=light_opt_flags(),
         **options,
     )
+    run = later if later.compiles else later.kernels()[0]
+    run_name = later.signatures[0].function
 
     def level_sort() -> tuple[Kernel, Kernel]:  # a coarse kernel's, on first use
         unit = _light_unit(build_level_sort(analysis, sort_name), f"{sort_name}_levels")
@@ -2005,11 +2047,11 @@ def compile_wavefront(
         )
 
     def serial() -> Kernel:
-        return compile_kernel(serial_computation(ir), "c", f"{run.name}_serial", check, **options)
+        return compile_kernel(serial_computation(ir), "c", f"{run_name}_serial", check, **options)
 
     def wide() -> Kernel:  # a plan of more positions than 32-bit plan arrays hold
         wide_ir = plan_arrays_as(executor.ir, names, "int64")
-        return compile_kernel(wide_ir, "c", f"{run.name}_wide", check, **options)
+        return compile_kernel(wide_ir, "c", f"{run_name}_wide", check, **options)
 
     made: list[Kernel] = []
 
@@ -2030,7 +2072,7 @@ def compile_wavefront(
         def copy_kernel(narrow: bool) -> Kernel:  # compiled on the first call that runs it
             wide = None if narrow else plan_copies(*where, index_dtype="int64")
             copy_ir = narrow_ir if wide is None else wide[1]
-            name = f"{run.name}_copies{'' if narrow else '_wide'}"
+            name = f"{run_name}_copies{'' if narrow else '_wide'}"
             return compile_kernel(copy_ir, "c", name, check, **options)
 
         copies = (spec, copy_kernel)

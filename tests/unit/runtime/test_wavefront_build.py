@@ -1,11 +1,12 @@
 """How many compiler runs a wavefront costs (issue 28, API.md §16): ``compile()`` builds the
-executor as one translation unit and the inspector's pass over the dependences with its
-counting sorts as another (at ``-O2`` unless ``cflags`` are given), the two compiler runs at
-once, and every later wavefront over the same nodes loads those sorts (remembered) instead
-of building them; the serial kernel of a ``"serial"`` plan is compiled once, when such a plan first runs, and a
-coarse kernel's level sort when a plan's level order is first read; a second compile of the
-same state runs no compiler (:mod:`spf.runtime.warm`), nor does a second computation's
-sort."""
+inspector's pass over the dependences with its counting sorts as one translation unit (at
+``-O2`` unless ``cflags`` are given) and generates the executor, which is compiled (its own
+unit) when a call first runs it: a first call that plans the loop serial never does; every
+later wavefront over the same nodes loads those sorts (remembered) instead of building
+them; the serial kernel of a ``"serial"`` plan is compiled once, when such a plan first
+runs, and a coarse kernel's level sort when a plan's level order is first read; a second
+compile of the same state runs no compiler (:mod:`spf.runtime.warm`), nor does a second
+computation's sort."""
 
 from __future__ import annotations
 
@@ -77,11 +78,12 @@ def test_a_wavefront_compile_runs_the_compiler_once_and_serial_plans_once_more(
     tmp_path: Path, compiler_runs: list[str]
 ) -> None:
     k = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 2  # the executor; the inspector's pass and its sorts
+    assert len(compiler_runs) == 1  # the inspector's pass and its sorts
     pass_k, *sorts = k._stages
     assert len(sorts) == 3
     assert len({st.path for st in k._stages}) == 1  # the pass and the sorts share a unit
-    assert k.path != pass_k.path
+    assert k.path != pass_k.path  # the executor: compiled when first needed (here, its path)
+    assert len(compiler_runs) == 2
     assert shlex.split(k.command)[2:4] == list(build.DEFAULT_OPT_FLAGS)
     for stage in k._stages:  # code run once per matrix: the cheaper flags
         assert shlex.split(stage.command)[2:4] == list(build.LIGHT_OPT_FLAGS)
@@ -164,9 +166,11 @@ def test_a_second_wavefront_compile_of_the_same_state_runs_no_compiler(
     tmp_path: Path, compiler_runs: list[str]
 ) -> None:
     first = sptrsv_wavefront(tmp_path)
+    assert first.path  # the executor compiled
     again = sptrsv_wavefront(tmp_path)
     assert len(compiler_runs) == 2
     assert again.path == first.path
+    assert len(compiler_runs) == 2
     m = lower(40, "int32")
     args = sptrsv_args(m)
     f = np.linspace(1.0, 2.0, 40)
@@ -184,8 +188,9 @@ def test_wavefronts_over_the_same_nodes_share_their_counting_sorts(
     comp.wavefront("i")
     second = comp.compile(cache_dir=str(tmp_path))
     assert isinstance(second, WavefrontKernel)
-    assert len(compiler_runs) == 4  # its executor and pass; the sorts were built
+    assert len(compiler_runs) == 2  # its pass; the sorts were built
     assert second.path != first.path
+    assert len(compiler_runs) == 4  # the two executors, compiled when first needed
     assert second._stages[0].path != first._stages[0].path
     assert [st.path for st in second._stages[1:]] == [st.path for st in first._stages[1:]]
     m = lower(45, "int64")
@@ -205,16 +210,16 @@ def test_a_coarse_kernel_compiles_its_level_sort_when_a_plan_s_level_order_is_re
     m = lower(57, "int32")
     args = sptrsv_args(m)
     plan = k.inspect(**args, strategy="coarse")
-    assert len(compiler_runs) == 2
+    assert len(compiler_runs) == 1
     level = np.asarray(plan.level_of)
     assert np.array_equal(plan.order, np.argsort(level, kind="stable"))
-    assert len(compiler_runs) == 3
-    assert "spf_sort_i_N_levels" in compiler_runs[2]
+    assert len(compiler_runs) == 2
+    assert "spf_sort_i_N_levels" in compiler_runs[1]
     sizes = np.bincount(level, minlength=plan.levels)
     assert np.array_equal(plan.levelptr, np.concatenate([[0], np.cumsum(sizes)]))
     again = k.inspect(**sptrsv_args(lower(20, "int32")), strategy="serial")
     assert len(again.order) == 20
-    assert len(compiler_runs) == 3  # compiled once per kernel
+    assert len(compiler_runs) == 2  # compiled once per kernel
 
 
 PART = """#include <stdint.h>
@@ -276,11 +281,42 @@ def test_a_damaged_shared_library_is_built_again(tmp_path: Path, compiler_runs: 
     first.path.unlink()  # a new file: the loaded library's pages must stay as they are
     first.path.write_bytes(b"\0" * 64)
     again = sptrsv_wavefront(tmp_path)
-    assert len(compiler_runs) == 3  # the remembered entry is not trusted: built again
-    assert compiler_runs.count(compiler_runs[2]) == 2  # the executor's, compiled again
+    assert len(compiler_runs) == 2  # the executor: compiled when first needed
     m = lower(30, "int32")
     args = sptrsv_args(m)
     f = np.ones(30)
     u = np.zeros(30)
     again(u=u, f=f, **args, plan=again.inspect(**args, strategy="wavefront"))
     np.testing.assert_allclose(u, spsolve_triangular(sp.csr_matrix(m), f, lower=True))
+    assert len(compiler_runs) == 3  # the remembered entry is not trusted: built again
+    assert compiler_runs.count(compiler_runs[2]) == 2  # the executor's, compiled again
+
+
+def test_a_first_call_planned_serial_compiles_no_executor(
+    tmp_path: Path, compiler_runs: list[str]
+) -> None:
+    """The executor is generated by ``compile()`` (its analysis and errors there) and compiled
+    when a call first runs it: a call whose plan runs the loop serial (the default plan of a
+    small matrix) compiles the serial kernel only; reading an attribute no kernel has compiles
+    nothing; the executor is compiled once, by the first call that runs it (or a read of its
+    path)."""
+    k = sptrsv_wavefront(tmp_path)
+    assert len(compiler_runs) == 1
+    m = lower(60, "int32")
+    args = sptrsv_args(m)
+    f = np.linspace(1.0, 3.0, 60)
+    want = spsolve_triangular(sp.csr_matrix(m), f, lower=True)
+    assert k.inspect(**args).strategy == "serial"
+    u = np.zeros(60)
+    k(u=u, f=f, **args)
+    np.testing.assert_allclose(u, want, rtol=1e-12)
+    assert getattr(k, "no_such_attribute", None) is None
+    assert len(compiler_runs) == 2
+    assert "serial" in compiler_runs[1]
+    assert [a.name for a in k.arguments] == [a.name for a in k._signature.args]
+    for _ in range(2):
+        v = np.zeros(60)
+        k(u=v, f=f, **args, plan=k.inspect(**args, strategy="wavefront"))
+        assert np.array_equal(u, v)
+    assert k.path.exists()  # the executor: compiled by the first call that ran it, or here
+    assert len(compiler_runs) == 3
