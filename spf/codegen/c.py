@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import faults, lane_reads, row_blocks
+from spf.codegen import faults, flat_pairs, lane_reads, row_blocks
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -328,7 +328,9 @@ class CPrinter:
         sub.node(each.program.body)
         self.out.take_notes(sub.out)
         ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
-        return each_call_lines(each, sub.out.lines(), of_ufs(ours, each.compared))
+        flat = flat_pairs.plan(each.program, ac.prechecked(self.p))
+        body = sub.out.lines() if flat is None else flat_pairs.lines(flat, expr)
+        return each_call_lines(each, body, of_ufs(ours, each.compared))
 
     def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
         """The function's body in braces: ``first`` lines, the locals, the loops, ``last``
