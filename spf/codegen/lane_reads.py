@@ -5,8 +5,10 @@ index array against the UF's declared range where it is read: a compare and a ra
 branch with a call to the fault recorder behind it. In a loop of constant extent, SELL's
 ``r`` over the 8 rows of a slice (``r <= min(7, ...)``), the unchecked function's loop is
 vectorized (the 8 column indices loaded at once, ``x`` gathered by them) and the branch
-keeps the checked one scalar: measured 1.2-1.5x the unchecked call on the SuiteSparse and
-dense-row matrices, where the same function without the tests measured 1.0-1.1x.
+keeps the checked one scalar: int32 ``spmv(SELL(8, 1))``'s checked function measured
+1.22-1.40x the unchecked one on ``arrow`` and ``jagmesh7``, and 0.88-1.19x with no test in
+its loops at all (C time, interleaved, on the loaded 2-core machine); with the tests below,
+1.11-1.31x on those and ``bcsstk13``, ``pushpull`` and a 10k dense row (1.29-1.39x before).
 
 For each :func:`lanes` UF the checked function reads the value through ``spf_lane_<uf>``
 instead, which clamps it to the declared range in the array's own width (the nearest bound,
@@ -118,8 +120,8 @@ def _lane_loop(loop: For | None, stmts: dict[str, StmtMacro]) -> bool:
     """A loop of constant extent holding no other loop whose statements only gather: each
     is one accumulation whose target uses no value read from an index array in the loop (a
     target an index array chooses, SELL(8, 32)'s ``y(perm(...))``, is a scatter the compiler
-    does not vectorize, and there the branch-free test measured 1.2-1.8x slower than the
-    branch)."""
+    does not vectorize, and there the branch-free tests measured 1.7-2.4x the unchecked
+    function, 1.1-1.8x with ``scol`` alone, where the branches measured 0.9-1.6x)."""
     if loop is None or not _constant(loop):
         return False
     if any(isinstance(m, (For, Merge)) for m in walk(loop.body)):

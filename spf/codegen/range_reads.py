@@ -102,7 +102,9 @@ def _read_again(n: Bind, loops: tuple[str, ...]) -> bool:
     """Whether ``n`` reads the same entry again on every iteration of a loop nested inside
     the outermost loop its index uses, a loop whose variable the index does not use:
     SELL(8, 32)'s ``perm(r + 8 * ch)`` under ``w``, read once per entry of the slice's row,
-    where the pass reads each entry once (1.2-1.5x to 1.05-1.15x its unchecked call)."""
+    where the pass reads each entry once (the checked function 1.21-1.36x its unchecked one
+    on ``arrow``, ``bcsstk13``, ``jagmesh7``, ``pushpull`` and a 10k dense row before, 1.10-1.24x
+    after: C time, interleaved, on the loaded machine)."""
     used = {v for a in n.args for v in expr_vars(a)}
     first = next((k for k, v in enumerate(loops) if v in used), None)
     return first is not None and any(v not in used for v in loops[first + 1 :])
