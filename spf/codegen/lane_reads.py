@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from spf.codegen.arg_checks import BOUNDS_PER_UF, dense_monotonic, prechecked
+from spf.codegen.arg_checks import dense_monotonic, prechecked
 from spf.codegen.loop_ast import (
     Alloc,
     Bind,
@@ -47,14 +45,12 @@ from spf.codegen.loop_ast import (
     node_exprs,
     walk,
 )
-from spf.codegen.range_pass import FAULT_READS
+from spf.codegen.range_pass import FAULT_READS, in_type
 from spf.codegen.unit import Chunk, Function
 
 if TYPE_CHECKING:
     from spf.codegen.program import Program, StmtMacro
     from spf.codegen.signature import Arg
-
-_INT64 = np.iinfo(np.int64)
 
 
 def lanes(program: Program, ranged: frozenset[str]) -> frozenset[str]:
@@ -193,12 +189,7 @@ def first_lines(program: Program, names: frozenset[str]) -> list[str]:
     ``spf_lane_<uf>``."""
     out = ["uint32_t spf_lanes = 0;"]
     for n, a in _numbered(program, names):
-        info = np.iinfo(np.dtype(a.dtype))
-        lo, hi = f"spf_bounds[{BOUNDS_PER_UF * n}]", f"spf_bounds[{BOUNDS_PER_UF * n + 1}]"
-        if info.min > _INT64.min:
-            lo = f"({lo} < {info.min}LL ? {info.min}LL : {lo})"
-        if info.max < _INT64.max:
-            hi = f"({hi} > {info.max}LL ? {info.max}LL : {hi})"
+        lo, hi = in_type(a, n)
         out += [
             f"const int64_t spf_lane_l{n} = {lo}, spf_lane_h{n} = {hi};",
             f"if (spf_lane_l{n} > spf_lane_h{n})",
