@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import faults, row_blocks, row_pairs
+from spf.codegen import faults, flat_pairs, lane_reads, row_blocks, row_pairs
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -204,7 +204,8 @@ class CPrinter:
         sig = self.p.signature
         checked = self.arg_checks and any(a.kind == "uf" for a in sig.args)
         ranged = range_pass.ranged(self.p) if checked else frozenset()
-        if ranged:  # a build of the fallback alone (spf.codegen.range_pass) skips these
+        lanes = lane_reads.lanes(self.p, ranged) if checked else frozenset()
+        if ranged or lanes:  # a build of the fallback alone (spf.codegen.range_pass) skips these
             self.out.line(f"#ifndef {range_pass.READS_MACRO}")
         if faults.needed(self.p, heap):  # the body takes the call's fault record
             if not self.p.index_arrays:  # else printed with the index macros
@@ -224,18 +225,18 @@ class CPrinter:
             self.out.line(sig.c_prototype())
             self.out.function(sig.function, sig.c_prototype())
             self._body_block()
-        if ranged:
+        if ranged or lanes:
             self.out.line("#endif")
         if checked:
-            self._checked_function(ranged)
+            self._checked_function(ranged, lanes)
         return self.out.text()
 
-    def _checked_function(self, ranged: frozenset[str]) -> None:
+    def _checked_function(self, ranged: frozenset[str], lanes: frozenset[str]) -> None:
         """The same loops with every UF argument read checked (spf.codegen.arg_checks); with
-        index arrays the range pass tests whole (``ranged``: spf.codegen.range_pass), the
-        checked reads go to a fallback function, printed for a build of its own (the first
-        call that needs it builds it), and the checked function reads those arrays as they
-        are."""
+        index arrays the range pass tests whole (``ranged``: spf.codegen.range_pass) or the
+        loops test without a branch (``lanes``: spf.codegen.lane_reads), the checked reads go
+        to a fallback function, printed for a build of its own (the first call that needs it
+        builds it), and the checked function reads those arrays as they are or clamped."""
         from spf.codegen import arg_checks as ac
         from spf.codegen import range_pass
 
@@ -245,14 +246,17 @@ class CPrinter:
         self.out.chunk(ac.read_functions(self.p, dense, zero))
         self.out.chunk(define_chunk(ac.checked_macros(self.p, dense)))
         self.out.chunk(ac.peek_functions(self.p, zero))
-        if ranged:
+        if ranged or lanes:
             self.out.line(f"#ifdef {range_pass.READS_MACRO}")
             self.out.line(range_pass.reads_declaration(self.p))
             self._checked_loops(range_pass.READS_SUFFIX, dense, zero, frozenset())
             self.out.line("#else")
+        if ranged:
             self.out.chunk(range_pass.OPAQUE)
             self.out.chunk(define_chunk(range_pass.raw_macros(self.p, ranged)))
-        self._checked_loops(ac.CHECKED_SUFFIX, dense, zero, ranged)
+        if lanes:
+            self.out.chunk(lane_reads.functions(self.p, lanes))
+        self._checked_loops(ac.CHECKED_SUFFIX, dense, zero, ranged, lanes)
         program = self.p
         self.out.function(
             sig.function + ac.FACTS_SUFFIX, ac.facts_prototype(program.signature.function)
@@ -268,7 +272,7 @@ class CPrinter:
                 program.implied_facts,
             )
         )
-        if ranged:
+        if ranged or lanes:
             self.out.line("#endif")
 
     def _checked_loops(
@@ -277,10 +281,11 @@ class CPrinter:
         dense: dict[str, int | None],
         zero: frozenset[str],
         ranged: frozenset[str],
+        lanes: frozenset[str] = frozenset(),
     ) -> None:
         """One checked function ``<function><suffix>``: the bounds, the tests before the
         loops (and the range pass over ``ranged``, read as they are in the loops), the loops
-        with their checks."""
+        with their checks (those of ``lanes`` without a branch, spf.codegen.lane_reads)."""
         from spf.codegen import arg_checks as ac
         from spf.codegen import range_pass
 
@@ -305,6 +310,9 @@ class CPrinter:
         first, last = first + self._each_call_lines(dense, ranged), []
         if self._fact_flags:
             first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
+        if lanes:
+            first += lane_reads.first_lines(program, lanes)
+            last = lane_reads.last_lines() + last
         try:
             self._body_block(first, last)
         finally:
@@ -326,7 +334,9 @@ class CPrinter:
         sub.node(each.program.body)
         self.out.take_notes(sub.out)
         ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
-        return each_call_lines(each, sub.out.lines(), of_ufs(ours, each.compared))
+        flat = flat_pairs.plan(each.program, ac.prechecked(self.p))
+        body = sub.out.lines() if flat is None else flat_pairs.lines(flat, expr)
+        return each_call_lines(each, body, of_ufs(ours, each.compared))
 
     def _body_block(self, first: list[str] | None = None, last: list[str] | None = None) -> None:
         """The function's body in braces: ``first`` lines, the locals, the loops, ``last``

@@ -112,18 +112,25 @@ def pass_lines(program: Program, names: frozenset[str]) -> list[str]:
     return out
 
 
-def _one(a: Arg, n: int) -> list[str]:
-    """``spf_out`` set when an entry ``first .. entries - 1`` of ``a`` is out of range, in
-    ``a``'s own unsigned width: ``(u)(v - lo) > (u)(hi - lo)`` with the bounds clamped to
-    the type (a range beyond it: every entry is out)."""
+def in_type(a: Arg, n: int) -> tuple[str, str]:
+    """The C expressions of UF argument ``a``'s (number ``n``) declared bounds clamped to
+    its type's values."""
     info = np.iinfo(np.dtype(a.dtype))
-    unsigned = f"uint{info.bits}_t"
-    base = BOUNDS_PER_UF * n
-    lo, hi = f"spf_bounds[{base}]", f"spf_bounds[{base + 1}]"
+    lo, hi = f"spf_bounds[{BOUNDS_PER_UF * n}]", f"spf_bounds[{BOUNDS_PER_UF * n + 1}]"
     if info.min > _INT64.min:
         lo = f"({lo} < {info.min}LL ? {info.min}LL : {lo})"
     if info.max < _INT64.max:
         hi = f"({hi} > {info.max}LL ? {info.max}LL : {hi})"
+    return lo, hi
+
+
+def _one(a: Arg, n: int) -> list[str]:
+    """``spf_out`` set when an entry ``first .. entries - 1`` of ``a`` is out of range, in
+    ``a``'s own unsigned width: ``(u)(v - lo) > (u)(hi - lo)`` with the bounds clamped to
+    the type (a range beyond it: every entry is out)."""
+    unsigned = f"uint{np.iinfo(np.dtype(a.dtype)).bits}_t"
+    base = BOUNDS_PER_UF * n
+    lo, hi = in_type(a, n)
     x = a.name
     return [
         "{",

@@ -1,0 +1,156 @@
+"""An each-call fact over the neighbouring pairs of every row counted in one flat pass.
+
+The checked function runs the each-call facts' counting loops before its own
+(:mod:`spf.codegen.each_call`). For a fact over the pairs ``(s, s + 1)`` inside each row of
+a row pointer ``U`` (BDIA's offsets sorted inside each block of rows: ``doff(s) <
+doff(s + 1)`` for ``dptr(b) <= s < dptr(b + 1) - 1``), those loops run a loop over rows
+and, per row, one over its pairs: a few pairs a row (BDIA(4)'s blocks hold a few
+diagonals each), where the loop's start and end cost more than the pairs, so that the pass
+measured 0.2-0.3x of the unchecked call (int64 ``spmv(BDIA(4))`` on ``pushpull``, ``arrow``,
+``bayer10`` and a 50k dense row; C time, interleaved, on the loaded 2-core machine).
+
+Where the loops have exactly that shape (:func:`plan`) they are printed as one pass over
+every pair from ``U(first)`` to ``U(end) - 1`` (contiguous: the compiler vectorizes it) and
+one over the rows that takes back the pair across each row's end, counted by the flat pass
+but not by the rows' loops: the last entry ``U(b + 1) - 1`` of each non-empty row ``b``
+whose end is before ``U(end)``. ``U`` is tested whole (nondecreasing, in range) before the
+each-call loops (:func:`~spf.codegen.arg_checks.prechecked`), so the rows' ranges tile
+``[U(first), U(end))`` and the count is the same number the rows' loops give, which is all
+the caller uses: above zero, the fact's own recording check names the first violating point,
+as before. Measured the same way, the checked function's work before its loops (the
+overlap test, the prechecks, the range pass over ``doff`` and this pass) went from 0.28x to
+0.17x of the unchecked call on the 50k dense row and by -0.02x to +0.01x on the others: the
+range pass over ``doff`` and the pass over ``dptr`` are most of the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf import cexpr as cx
+from spf.codegen.loop_ast import Bind, Call, Expr, For, If, Int, Op, Var
+
+if TYPE_CHECKING:
+    from spf.codegen.program import Program, StmtMacro
+
+
+@dataclass(frozen=True)
+class FlatPairs:
+    """The each-call loops ``guard`` -> rows ``row`` from ``first`` to before ``end`` of
+    row pointer ``ptr`` -> the pairs of a row, the statement ``stmt`` (an accumulation into
+    a count, its value a function of the pair's first entry, parameter ``at``)."""
+
+    guard: Expr | None
+    row: str
+    first: Expr
+    end: Expr
+    ptr: str
+    stmt: StmtMacro
+    at: int
+
+
+def plan(program: Program, whole: frozenset[str]) -> FlatPairs | None:
+    """The flat form of ``program`` (an each-call counting program) when its body is one
+    loop over rows of a pointer in ``whole`` (tested before) holding only the loop over each
+    row's pairs ``U(b) <= s < U(b + 1) - 1`` around one accumulation whose target and value
+    use neither the row nor anything but ``s``; else None."""
+    body, guard = program.body, None
+    if isinstance(body, If) and body.orelse is None:
+        guard = body.cond
+        body = body.then
+    if not isinstance(body, For) or body.step != 1 or body.tags:
+        return None
+    cond = body.cond
+    if not (isinstance(cond, Op) and cond.op == "<" and cond.args[0] == Var(body.var)):
+        return None
+    row = body.var
+    outer = body.body
+    if not (isinstance(outer, Bind) and isinstance(outer.body, Bind)):
+        return None
+    binds = {outer.var: outer, outer.body.var: outer.body}
+    inner = outer.body.body
+    if not isinstance(inner, For) or inner.step != 1 or inner.tags:
+        return None
+    ptr = _row_pointer(inner, binds, row, whole)
+    if ptr is None or not isinstance(inner.body, Call):
+        return None
+    stmts = {s.name: s for s in program.stmts}
+    stmt = stmts[inner.body.stmt]
+    at = _only_at(stmt, inner.body, inner.var)
+    if at is None:
+        return None
+    return FlatPairs(guard, row, body.init, cond.args[1], ptr, stmt, at)
+
+
+def _row_pointer(loop: For, binds: dict[str, Bind], row: str, whole: frozenset[str]) -> str | None:
+    """``U`` when ``loop`` runs from ``U(row)`` to before ``U(row + 1) - 1``, ``U`` in
+    ``whole``."""
+    lo, cond = binds.get(_name(loop.init)), loop.cond
+    if lo is None or lo.uf not in whole or lo.args != (Var(row),):
+        return None
+    if not (isinstance(cond, Op) and cond.op == "<" and cond.args[0] == Var(loop.var)):
+        return None
+    hi = cond.args[1]
+    if not (isinstance(hi, Op) and hi.op == "-" and hi.args[1] == Int(1)):
+        return None
+    up = binds.get(_name(hi.args[0]))
+    following = (Op("+", (Int(1), Var(row))), Op("+", (Var(row), Int(1))))
+    return lo.uf if up is not None and up.uf == lo.uf and up.args[0] in following else None
+
+
+def _name(e: Expr) -> str:
+    return e.name if isinstance(e, Var) else ""
+
+
+def _only_at(stmt: StmtMacro, call: Call, var: str) -> int | None:
+    """The parameter of ``stmt`` that ``call`` passes the pair loop's ``var`` as, when its
+    statement is one accumulation (into a target of no parameter) whose value uses that
+    parameter alone; else None."""
+    red = stmt.reduction
+    if red is None or red.uses or stmt.operation is not None or len(stmt.body) != 1:
+        return None
+    at = [n for n, a in enumerate(call.args) if a == Var(var)]
+    if len(at) != 1:
+        return None
+    names = set()
+    for node in cx.nodes(red.value):
+        if isinstance(node, cx.Text):
+            return None
+        if isinstance(node, cx.Param):
+            names.add(node.name)
+    return at[0] if names <= {stmt.params[at[0]]} else None
+
+
+def lines(flat: FlatPairs, expr: Callable[[Expr], str]) -> list[str]:
+    """The flat pass and the rows' pass (``expr`` prints a loop expression), adding their
+    difference to the statement's target."""
+    s, u = flat.stmt, flat.ptr
+    red = s.reduction
+    assert red is not None
+
+    def value(at: str) -> str:
+        args = ["0"] * len(s.params)
+        args[flat.at] = at
+        return f"{s.name}_value({', '.join(args)})"
+
+    target = f"{s.name}_target({', '.join(['0'] * len(s.params))})"
+    first, end, b = expr(flat.first), expr(flat.end), flat.row
+    out = [f"if ({expr(flat.guard)})"] if flat.guard is not None else []
+    out += [
+        "{",
+        f"  const int64_t spf_fp_lo = (int64_t){u}({first}), spf_fp_hi = (int64_t){u}({end});",
+        f"  {red.ctype} spf_fp_n = 0;",
+        "  for (int64_t spf_t = spf_fp_lo; spf_t < spf_fp_hi - 1; spf_t++)",
+        f"    spf_fp_n += {value('spf_t')};",
+        f"  for (int64_t {b} = {first}; {b} < {end}; {b}++)",
+        "  {",
+        f"    const int64_t spf_fp_e = (int64_t){u}({b} + 1);",
+        f"    if ((int64_t){u}({b}) < spf_fp_e && spf_fp_e < spf_fp_hi)",
+        f"      spf_fp_n -= {value('spf_fp_e - 1')};",
+        "  }",
+        f"  {target} += spf_fp_n;",
+        "}",
+    ]
+    return out
