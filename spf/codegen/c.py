@@ -146,6 +146,7 @@ class CPrinter:
         self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
         self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
+        self._hashed = False  # the checked function hashes its index arrays (arg_checks.hashes)
 
     target = "c"
     """The target name used in messages."""
@@ -225,10 +226,10 @@ class CPrinter:
         if ranged:
             self.out.line("#endif")
         if checked:
-            self._checked_function(ranged)
+            self._checked_function(ranged, faults.needed(self.p, heap))
         return self.out.text()
 
-    def _checked_function(self, ranged: frozenset[str]) -> None:
+    def _checked_function(self, ranged: frozenset[str], fault_record: bool) -> None:
         """The same loops with every UF argument read checked (spf.codegen.arg_checks); with
         index arrays the range pass tests whole (``ranged``: spf.codegen.range_pass), the
         checked reads go to a fallback function, printed for a build of its own (the first
@@ -239,8 +240,9 @@ class CPrinter:
 
         dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
         sig = self.p.signature
+        self._hashed = ac.hashes(self.p, fault_record=fault_record, parallel=self.out.parallel)
         self.out.line("")
-        self.out.chunk(ac.read_functions(self.p, dense, zero))
+        self.out.chunk(ac.read_functions(self.p, dense, zero, self._hashed))
         self.out.chunk(define_chunk(ac.checked_macros(self.p, dense)))
         self.out.chunk(ac.peek_functions(self.p, zero))
         if ranged:
@@ -264,6 +266,7 @@ class CPrinter:
                 ac.overlaps_in_c(program),
                 program.each_call.facts if program.each_call is not None else (),
                 program.implied_facts,
+                self._hashed,
             )
         )
         if ranged:
@@ -293,7 +296,8 @@ class CPrinter:
             params = {s.name: s.params for s in program.stmts}
             self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
             self._dense = dense
-        first = ac.bound_locals(program, zero, known=suffix != range_pass.READS_SUFFIX)
+        known = suffix != range_pass.READS_SUFFIX
+        first = ac.bound_locals(program, zero, known=known, hashed=self._hashed)
         if ranged:
             first += range_pass.pass_lines(program, ranged)
         first, last = first + self._each_call_lines(dense, ranged), []

@@ -75,6 +75,11 @@ class Emitter:
         self._openmp = True
         self._parallel = self._parallel or parallel
 
+    @property
+    def parallel(self) -> bool:
+        """An OpenMP parallel region was printed so far (:meth:`omp`)."""
+        return self._parallel
+
     def chunk(self, chunk: Chunk) -> None:
         """Print ``chunk``'s lines as they are and note what it defines."""
         self._lines.extend(chunk.lines)
