@@ -347,7 +347,7 @@ def read_functions(
             lines += _prechecked_functions(a, n, mono == "increasing")
             functions += [_read_function("read", a), _scan_function(a)]
             continue
-        if a.name not in dense and _unranged(a):  # the widest bounds: nothing to test
+        if a.name not in dense and unranged(a):  # the widest bounds: nothing to test
             lines += _plain_read(a)
             functions.append(_read_function("read", a))
             continue
@@ -405,7 +405,7 @@ def _helper(a: Arg, kind: str, result: str, params: str) -> Function:
     return Function(name, f"{result} {name}(const {a.ctype} *restrict a, {params})", static=True)
 
 
-def _unranged(a: Arg) -> bool:
+def unranged(a: Arg) -> bool:
     """A UF argument with no declared range (nor one the accesses its values index need):
     its bounds are the widest (:meth:`~spf.runtime.checks.UFCheck.loop_bounds`), so a read
     has nothing to test, e.g. an index array a fact check only compares."""
@@ -414,7 +414,7 @@ def _unranged(a: Arg) -> bool:
 
 
 def _plain_read(a: Arg) -> list[str]:
-    """``spf_read_<uf>`` of an :func:`_unranged` UF: the entry as it is."""
+    """``spf_read_<uf>`` of an :func:`unranged` UF: the entry as it is."""
     return [
         f"static inline {_read_function('read', a).prototype}",
         "{ (void)lo; (void)lim; (void)first; (void)f; return (int64_t)a[t]; }",

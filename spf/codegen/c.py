@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import faults, row_blocks
+from spf.codegen import checked_call, faults, row_blocks
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -147,6 +147,8 @@ class CPrinter:
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
         self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
         self._hashed = False  # the checked function hashes its index arrays (arg_checks.hashes)
+        self._takes_record = False  # the unchecked function takes a fault record (faults)
+        self._plain_body: list[str] = []  # the unchecked function's body as printed
 
     target = "c"
     """The target name used in messages."""
@@ -210,7 +212,9 @@ class CPrinter:
                 self.out.chunk(faults.NOTE)
             self.out.line(faults.prototype(sig))
             self.out.function(sig.function + faults.FAULTS_SUFFIX, faults.prototype(sig))
+            mark = self.out.count()
             self._body_block()
+            self._plain_body = self.out.since(mark)
             for line in faults.wrapper(sig):
                 self.out.line(line)
             self.out.function(sig.function, sig.c_prototype())
@@ -222,7 +226,9 @@ class CPrinter:
         else:
             self.out.line(sig.c_prototype())
             self.out.function(sig.function, sig.c_prototype())
+            mark = self.out.count()
             self._body_block()
+            self._plain_body = self.out.since(mark)
         if ranged:
             self.out.line("#endif")
         if checked:
@@ -241,6 +247,7 @@ class CPrinter:
         dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
         sig = self.p.signature
         self._hashed = ac.hashes(self.p, fault_record=fault_record, parallel=self.out.parallel)
+        self._takes_record = fault_record
         self.out.line("")
         self.out.chunk(ac.read_functions(self.p, dense, zero, self._hashed))
         self.out.chunk(define_chunk(ac.checked_macros(self.p, dense)))
@@ -303,12 +310,25 @@ class CPrinter:
         first, last = first + self._each_call_lines(dense, ranged), []
         if self._fact_flags:
             first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
+        shared = (
+            suffix == ac.CHECKED_SUFFIX
+            and not self._fact_checks
+            and not last
+            and checked_call.reads_raw(program, dense, ranged)
+        )
+        mark = self.out.count()
         try:
             self._body_block(first, last)
         finally:
             self.p = program
             self._fact_checks, self._fact_values = {}, {}
             self._blocks = None
+        if shared and checked_call.same_loops(self.out.since(mark), len(first), self._plain_body):
+            self.out.replace_since(mark, [])  # the unchecked function runs the same loops
+            with self.out.braces():
+                for line in first:
+                    self.out.line(line)
+                self.out.line(checked_call.call_line(program, self._takes_record))
 
     def _each_call_lines(self, dense: dict[str, int | None], ranged: frozenset[str]) -> list[str]:
         """The each-call facts' check loops, run before the kernel's (spf.codegen.each_call);

@@ -115,5 +115,18 @@ class Emitter:
         """The lines so far."""
         return list(self._lines)
 
+    def count(self) -> int:
+        """How many lines were printed so far (a mark for :meth:`since`)."""
+        return len(self._lines)
+
+    def since(self, mark: int) -> list[str]:
+        """The lines printed after ``mark`` (:meth:`count`)."""
+        return self._lines[mark:]
+
+    def replace_since(self, mark: int, lines: Iterable[str]) -> None:
+        """Print ``lines`` (as they are) instead of those printed after ``mark``; what those
+        defined stays noted."""
+        self._lines[mark:] = lines
+
     def text(self) -> str:
         return "\n".join(self._lines) + "\n"
