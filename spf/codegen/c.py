@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import checked_call, faults, row_blocks
+from spf.codegen import checked_call, faults, row_blocks, row_pairs
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from spf.codegen.arg_checks import BoundKey
     from spf.codegen.program import BufferDecl, Program, StmtMacro
     from spf.codegen.row_blocks import RowBlocks
+    from spf.codegen.row_pairs import RowPairs
     from spf.codegen.unit import TranslationUnit
 
 WORKSPACE_PRELUDE = """\
@@ -144,6 +145,7 @@ class CPrinter:
         self._fact_flags = False  # fact checks set bits of spf_facts (no parallel region)
         self._row: RowScalar | None = None  # the element kept in spf_row (row_scalar)
         self._blocks: RowBlocks | None = None  # row loop run in pre-checked blocks
+        self._pairs: RowPairs | None = None  # row loop whose reads test their pairs
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
         self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
         self._hashed = False  # the checked function hashes its index arrays (arg_checks.hashes)
@@ -292,17 +294,21 @@ class CPrinter:
         from spf.codegen import arg_checks as ac
         from spf.codegen import range_pass
 
-        prototype = ac.checked_prototype_of(self.p.signature, suffix)
-        self.out.line(prototype)
-        self.out.function(self.p.signature.function + suffix, prototype)
         program = self.p
         self.p = replace(program, body=ac.unordered_reads(program, dense))
         self._fact_checks = ac.checks_by_stmt(program)
         self._fact_flags = bool(self._fact_checks) and ac.serial(program)
         if suffix == ac.CHECKED_SUFFIX and ac.serial(program):
             params = {s.name: s.params for s in program.stmts}
-            self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
+            self._pairs = row_pairs.plan(self.p, self._fact_checks, params)
+            if self._pairs is None:
+                self._blocks = row_blocks.plan(self.p, self._fact_checks, params)
+            else:
+                self.out.chunk(row_pairs.helper_chunk(self._pairs))
             self._dense = dense
+        prototype = ac.checked_prototype_of(self.p.signature, suffix)
+        self.out.line(prototype)
+        self.out.function(self.p.signature.function + suffix, prototype)
         known = suffix != range_pass.READS_SUFFIX
         first = ac.bound_locals(program, zero, known=known, hashed=self._hashed)
         if ranged:
@@ -313,6 +319,8 @@ class CPrinter:
         shared = (
             suffix == ac.CHECKED_SUFFIX
             and not self._fact_checks
+            and self._pairs is None
+            and self._blocks is None
             and not last
             and checked_call.reads_raw(program, dense, ranged)
         )
@@ -322,7 +330,7 @@ class CPrinter:
         finally:
             self.p = program
             self._fact_checks, self._fact_values = {}, {}
-            self._blocks = None
+            self._blocks = self._pairs = None
         if shared and checked_call.same_loops(self.out.since(mark), len(first), self._plain_body):
             self.out.replace_since(mark, [])  # the unchecked function runs the same loops
             with self.out.braces():
@@ -754,6 +762,9 @@ class CPrinter:
         if self._blocks is not None and n is self._blocks.outer:
             self._blocked_for(n, self._blocks)
             return
+        if self._pairs is not None and n is self._pairs.outer:
+            self._paired_for(n, self._pairs)
+            return
         tile = self._tile_nest(n)
         if tile is not None:
             self._tile_for(n, *tile)
@@ -804,6 +815,29 @@ class CPrinter:
                 self.out.line("else")
                 with self.out.braces():
                     self._for(part)
+
+    def _paired_for(self, n: For, pairs: RowPairs) -> None:
+        """The checked function's row loop ``n`` with each fused array's range and pair
+        tests in its read (:mod:`spf.codegen.row_pairs`)."""
+        self._pairs = None
+        checks = self._fact_checks
+        kept = {s: [c for c in cs if c not in pairs.replaced] for s, cs in checks.items()}
+        if any(f.bound is not None for f in pairs.fused):
+            self.out.line("int64_t spf_x;")
+        self.out.line(f"if ({row_pairs.whole(pairs, expr(pairs.init), expr(pairs.end))})")
+        with self.out.braces():
+            for line in row_pairs.open_lines(pairs):
+                self.out.line(line)
+            self._fact_checks, self._row_first = kept, (n.var, row_pairs.row_lines(pairs))
+            try:
+                self._for(n)
+            finally:
+                self._fact_checks, self._row_first = checks, None
+            for line in row_pairs.close_lines(pairs, self.p, self._dense):
+                self.out.line(line)
+        self.out.line("else")
+        with self.out.braces():
+            self._for(n)
 
     def _fast_rows(self, part: For, blocks: RowBlocks) -> None:
         """A block's rows once its passes passed: the ranged index arrays read as they are,

@@ -26,6 +26,10 @@ before. A block that fails runs the checked loops for its rows, exactly as befor
 value read tested and clamped, every fact instance tested). Results are bitwise equal: both
 copies run the same statements in the same order.
 
+Where :mod:`spf.codegen.row_pairs` applies (a pair fact of gap 0 or 1 over the array the
+row loop reads once per entry: the built-in CSR and CSC SpMVs, 32- and 64-bit), its one test
+per entry replaces both the in-loop tests and these blocks (:func:`shape` gives it the rows).
+
 Measured (C time of the checked function against the unchecked one, interleaved, on the
 loaded 2-core machine): int32 ``spmv(CSR)`` and ``spmv(CSC)`` gain 0.05-0.3x on the
 SuiteSparse matrices; what is left out measured no gain: 64-bit index arrays (their passes
@@ -126,6 +130,27 @@ def plan(
     """The blocked form of ``program``'s checked loops, or None where it does not apply
     (above). ``checks``: the in-loop fact checks by statement; ``params``: each statement's
     iterators."""
+    blocks = shape(program, checks, params)
+    if blocks is None:
+        return None
+    ranged, pairs = blocks.ranged, blocks.pairs
+    if any(ct not in NARROW for _, ct, _ in ranged) or any(p.ctype not in NARROW for p in pairs):
+        return None
+    pointer = _uf_args(program).get(blocks.ptr)
+    if pointer is None or pointer[1].ctype not in NARROW:  # a block's 32-bit pair counts
+        return None
+    return blocks
+
+
+def shape(
+    program: Program,
+    checks: dict[str, list[InLoopCheck]],
+    params: dict[str, tuple[str, ...]],
+    pairs_needed: bool = True,
+) -> RowBlocks | None:
+    """The rows of ``program``'s checked loops when they have CSR's shape (above) with a
+    neighbouring-pairs fact (or without, unless ``pairs_needed``), whatever the index
+    arrays' widths; else None (:mod:`spf.codegen.row_pairs` also reads them)."""
     if program.index_arrays:
         return None
     outer = _outer(program.body)
@@ -140,13 +165,8 @@ def plan(
         return None
     ranged = _ranged(program, outer, loops)
     pairs = _pairs(program, outer, loops[0], ptr, checks, params)
-    if ranged is None or not pairs:  # measured: a block's range alone gains nothing
-        return None
-    if any(ct not in NARROW for _, ct, _ in ranged) or any(p.ctype not in NARROW for p in pairs):
-        return None
-    pointer = _uf_args(program).get(ptr)
-    if pointer is None or pointer[1].ctype not in NARROW:  # a block's 32-bit pair counts
-        return None
+    if ranged is None or pairs is None or (pairs_needed and not pairs):
+        return None  # measured: a block's range alone gains nothing
     init, end = _bounds(outer)
     return RowBlocks(outer, outer.var, init, end, ptr, ranged, pairs)
 

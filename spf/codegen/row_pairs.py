@@ -1,0 +1,334 @@
+"""One test per entry for a sparse row's range and its sorted-pairs or row-bound fact
+(issue 28, item 1).
+
+A checked function (:mod:`spf.codegen.arg_checks`) tests, in the innermost loop of a
+sparse row (CSR's ``k`` from ``U(i)`` to ``U(i + 1)``), each index value it reads against
+its UF's range (``col(k)``: a compare and a branch) and a neighbouring-pairs fact on the
+values just loaded (sorted rows: ``col(k - 1) < col(k)`` inside a row: a second load, two
+compares and a branch). Where such a fact has gap ``m`` of 0 or 1 (``V(k) - V(k - 1) >= m``)
+over the one index array ``V`` the row loop reads at ``k``, both tests are one: the value
+``v`` must lie in ``[prev + m, hi]`` (``[lo, hi]`` at the row's first entry), which is one
+unsigned comparison, ``hi - v < room``, where ``room`` is ``hi - prev + 1 - m`` after each
+entry and ``hi - lo + 1`` at each row's start (:func:`helper_chunk` says why it is exact).
+Only a value that fails it takes the slow path, which tells the two apart exactly as the
+separate tests do: out of range, the fault is recorded and the value clamped (the same
+record and clamp as ``spf_read_<uf>``); in range, the fact's bits of ``spf_facts`` are set
+when the value breaks the pair with the row's previous one (the error then names the first
+violating point, found by the fact's own check loop, as before). A fact bounding ``V(k)``
+by the row, ``V(k) <= i + c`` or ``V(k) >= i + c`` (the symmetric SpMV's assumption
+``col(k) <= i``), is tested the same way: each row computes its interval
+``[lo, min(hi, i + c)]`` or ``[max(lo, i + c), hi]`` once, its length as ``room``.
+Results are bitwise those of the unchecked function (same statements, same order).
+
+Measured on the loaded 2-core machine (C time of the checked function over the unchecked
+one, this form against the one before in the same process, 21 interleaved batches, medians):
+``spmv(CSR)`` int64 ``cryg2500`` 1.48 -> 1.22, ``arrow`` 1.22 -> 1.08, the 10k dense row 1.25
+-> 0.94; ``spmv(CSC)`` int64 ``zenios`` 1.31 -> 1.02, ``arrow`` 1.47 -> 1.12; int32, against
+:mod:`spf.codegen.row_blocks`' blocks, ``spmv(CSR)`` ``arrow`` 1.52 -> 1.19, ``spmv(CSC)``
+``bcsstk13`` 1.41 -> 1.22; the symmetric SpMV's row bound, int64 ``bayer10`` 1.37 -> 1.15
+(0.1-0.2 worse on matrices of rows of one entry: a few operations a row). The blocks apply
+only where this does not (:func:`plan` returns None). docs/backends/c.md, "Range and order in
+one test", has the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spf.codegen import row_blocks
+from spf.codegen.arg_checks import FACT_BITS, FAULT_RANGE, checked_macros, read_key, zero_based
+from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, Int, Op, Var, walk
+from spf.codegen.unit import Chunk, Function
+
+if TYPE_CHECKING:
+    from spf.analysis.fact_plan import InLoopCheck
+    from spf.codegen.program import Program
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A fact bounding an index array by the row ``i``: ``V(k) <= i + c`` (``upper``) or
+    ``V(k) >= i + c``; ``checks`` are the in-loop checks it replaces, ``bits`` their bits
+    of ``spf_facts``."""
+
+    upper: bool
+    c: int
+    checks: frozenset[InLoopCheck]
+    bits: int
+
+
+@dataclass(frozen=True)
+class Fused:
+    """Index array ``uf`` (C type ``ctype``, number ``n`` among the UF arguments, ``zero``:
+    its range test is ``v <= hi`` unsigned), read once per entry of the row loop, whose
+    neighbouring-pairs fact ``pair`` or row bound ``bound`` is tested with its range."""
+
+    uf: str
+    ctype: str
+    n: int
+    zero: bool
+    pair: row_blocks.Pair | None = None
+    bound: Bound | None = None
+
+    @property
+    def checks(self) -> frozenset[InLoopCheck]:
+        """The in-loop checks this read replaces."""
+        fact = self.pair or self.bound
+        return fact.checks if fact is not None else frozenset()
+
+
+@dataclass(frozen=True)
+class RowPairs:
+    """The loop over rows ``outer`` (variable ``row``) and the index arrays whose reads
+    test their pairs or row bounds."""
+
+    outer: For
+    fused: tuple[Fused, ...]
+    init: Expr
+    end: Expr
+    """The first row and the row after the last (:func:`whole` tests ``i + c`` at both)."""
+
+    @property
+    def row(self) -> str:
+        return self.outer.var
+
+    @property
+    def replaced(self) -> frozenset[InLoopCheck]:
+        """The in-loop checks the fused reads replace."""
+        return frozenset(c for f in self.fused for c in f.checks)
+
+
+def plan(
+    program: Program,
+    checks: dict[str, list[InLoopCheck]],
+    params: dict[str, tuple[str, ...]],
+) -> RowPairs | None:
+    """The fused reads of ``program``'s checked row loop, or None where they do not apply:
+    the loops must have CSR's shape (:func:`spf.codegen.row_blocks.shape`) and each pair
+    fact a gap of 0 or 1 over an index array the row loop reads once per entry, first thing
+    in its body (so that every entry updates ``room``, in order)."""
+    shape = row_blocks.shape(program, checks, params, pairs_needed=False)
+    if shape is None:
+        return None
+    loop = next(n for n in walk(shape.outer.body) if isinstance(n, For))
+    ranged = {name: (ctype, n) for name, ctype, n in shape.ranged}
+    first = _first_reads(loop)
+    reads = [r.uf.removeprefix("spf_v_") for r in row_blocks._reads(loop.body)]
+    zero = zero_based(program)
+    out: dict[str, Fused] = {}
+    for p in shape.pairs:
+        if p.uf not in ranged or p.gap not in (0, 1) or reads.count(p.uf) != 1:
+            return None
+        if p.uf not in first or sum(q.uf == p.uf for q in shape.pairs) != 1:
+            return None
+        ctype, n = ranged[p.uf]
+        out[p.uf] = Fused(p.uf, ctype, n, p.uf in zero, pair=p)
+    for uf, b in _row_bounds(shape, loop, checks, params).items():
+        if uf not in out and uf in ranged and uf in first and reads.count(uf) == 1:
+            ctype, n = ranged[uf]
+            out[uf] = Fused(uf, ctype, n, uf in zero, bound=b)
+    return RowPairs(shape.outer, tuple(out.values()), shape.init, shape.end) if out else None
+
+
+def _row_bounds(
+    shape: row_blocks.RowBlocks,
+    loop: For,
+    checks: dict[str, list[InLoopCheck]],
+    params: dict[str, tuple[str, ...]],
+) -> dict[str, Bound]:
+    """The index arrays with one row-bound fact (:func:`_row_bound`) tested by statements
+    the row loop alone runs, by name."""
+    calls = [c for c in walk(shape.outer.body) if isinstance(c, Call)]
+    inside = {id(c) for c in walk(loop.body) if isinstance(c, Call)}
+    found: dict[tuple[str, bool, int], list[InLoopCheck]] = {}
+    for call in calls:
+        env = dict(zip(params[call.stmt], call.args, strict=True))
+        for check in checks.get(call.stmt, []):
+            b = _row_bound(check, env, shape.row, loop.var, shape.ptr)
+            if b is not None and all(id(c) in inside for c in calls if c.stmt == call.stmt):
+                found.setdefault(b, []).append(check)
+    out: dict[str, Bound] = {}
+    for (uf, upper, c), mine in found.items():
+        bits = 0
+        for check in mine:
+            bits |= 1 << min(check.fact, FACT_BITS - 1)
+        if sum(key[0] == uf for key in found) == 1:  # one bound of one side an array
+            out[uf] = Bound(upper, c, frozenset(mine), bits)
+    return out
+
+
+def _row_bound(
+    check: InLoopCheck, env: dict[str, Expr], i: str, k: str, ptr: str
+) -> tuple[str, bool, int] | None:
+    """``check`` as ``V(k) <= i + c`` (``(V, True, c)``) or ``V(k) >= i + c`` (``(V, False,
+    c)``), its guard (if any) implied by the row loop ``k`` over row ``i`` of ``ptr``; else
+    None."""
+    if len(check.conclusion) != 1 or check.conclusion[0][0]:
+        return None
+    form = row_blocks._form(check.conclusion[0][1], env)
+    if form is None or form.get(i) not in (1, -1):
+        return None
+    reads = [(key, v) for key, v in form.items() if key not in ((), i)]
+    if len(reads) != 1 or reads[0][1] != -form[i] or not isinstance(reads[0][0], tuple):
+        return None
+    if row_blocks._offset(reads[0][0]) != (k, 0):
+        return None
+    start = read_key(f"spf_raw_{ptr}", (Var(i),))
+    stop = read_key(f"spf_raw_{ptr}", (Op("+", (Var(i), Int(1))),))
+    for eq, term in check.guard:  # each true at every k of the row: k >= U(i), k < U(i + 1)
+        g = row_blocks._form(term, env)
+        if eq or g is None:
+            return None
+        low = row_blocks._only(g, {k: 1, start: -1}) and g.get((), 0) >= 0
+        if not (low or (row_blocks._only(g, {k: -1, stop: 1}) and g.get((), 0) >= -1)):
+            return None
+    c = int(form.get((), 0))
+    uf = str(reads[0][0][0]).removeprefix("spf_raw_")
+    return (uf, True, c) if form[i] == 1 else (uf, False, -c)
+
+
+def _first_reads(loop: For) -> set[str]:
+    """The index arrays the chain of ``Bind`` opening ``loop``'s body reads at its
+    variable (each read once per iteration, before anything else)."""
+    out, body = set(), loop.body
+    while isinstance(body, Bind) or (isinstance(body, Block) and len(body.items) == 1):
+        if isinstance(body, Block):
+            body = body.items[0]
+            continue
+        if body.args == (Var(loop.var),):
+            out.add(body.uf)
+        body = body.body
+    return out
+
+
+def helper_chunk(pairs: RowPairs) -> Chunk:
+    """``spf_pair_<uf>`` per fused array: the read, its one test and the slow path.
+
+    Why one test is exact: ``[lo, hi]`` is the range the read's own test accepts
+    (``spf_read_<uf>``: ``(uint64_t)v <= lim`` from 0, or ``(uint64_t)v - lo <= lim``),
+    ``top`` is ``hi``, and the fused loop runs only where that range is one interval of
+    int64 values of fewer than ``2**64`` (:func:`whole`; else the checked loops run). With
+    ``prev`` in ``[lo, hi]`` (or ``lo - 1`` at a row's start) and ``room = hi - prev + 1 - m``
+    (``hi - lo + 1`` at the start: never more), ``(uint64_t)(hi - v) < room`` holds exactly
+    for ``prev + m <= v <= hi``: for ``v <= hi`` the difference is exact, and for ``v > hi``
+    it wraps to ``2**64 - (v - hi) >= hi - lo + 1`` (``v - lo < 2**64``). So a value in range
+    that fails it breaks the pair (at a row's start none fails), and the slow path tells the
+    range apart only. A value out of range (recorded, clamped: the clamped value may lie
+    outside ``[lo, hi]``) leaves ``room`` as it was, so the next values are still tested
+    against ``[lo, hi]`` (their facts are not reported: the first fault is)."""
+    lines: list[str] = []
+    functions = []
+    for f in pairs.fused:
+        pair = f.pair is not None
+        name = _helper_name(f)
+        room = "uint64_t *restrict room" if pair else "uint64_t room"
+        proto = (
+            f"int64_t {name}(const {f.ctype} *restrict a, int64_t t, int64_t lo, uint64_t lim, "
+            f"int64_t top, {room}, uint64_t bits, uint64_t *restrict facts, int64_t *restrict f)"
+        )
+        functions.append(Function(name, proto, static=True))
+        if f.zero:
+            test, hi = "(uint64_t)v > lim", "(int64_t)lim"
+        else:
+            test, hi = "(uint64_t)v - (uint64_t)lo > lim", "(int64_t)((uint64_t)lo + lim)"
+        lines += [
+            f"static inline {proto}",
+            "{",
+            "  int64_t v = (int64_t)a[t];",
+            f"  if (__builtin_expect((uint64_t)top - (uint64_t)v >= {'*' if pair else ''}room, 0))",
+            "  {",
+            f"    if ({test})",
+            f"    {{ spf_fault_note(f, {FAULT_RANGE}, {f.n}, t, v); return v < lo ? lo : {hi}; }}",
+            "    *facts |= bits;",
+            "  }",
+        ]
+        if f.pair is not None:
+            lines.append(f"  *room = (uint64_t)top - (uint64_t)v + {1 - f.pair.gap};")
+        lines += ["  return v;", "}"]
+    return Chunk(tuple(lines), functions=tuple(functions))
+
+
+def _helper_name(f: Fused) -> str:
+    return f"spf_{'pair' if f.pair is not None else 'bound'}_{f.uf}"
+
+
+def whole(pairs: RowPairs, init: str, end: str) -> str:
+    """The C condition under which the fused loop runs: each fused array's accepted range
+    is one interval ``[lo, hi]`` of int64 values, ``hi - lo + 1 < 2**64``, and each row
+    bound's ``i + c`` an int64 value at the first row ``init`` and at ``end`` (so at every
+    row between)."""
+    out = []
+    for f in pairs.fused:
+        if f.bound is not None:
+            for at in (init, end):
+                out.append(f"!__builtin_add_overflow((int64_t)({at}), {f.bound.c}LL, &spf_x)")
+        lim = f"spf_lim_{f.n}"
+        if f.zero:
+            out.append(f"{lim} <= (uint64_t)INT64_MAX")
+        else:
+            top = f"(uint64_t)INT64_MAX - (uint64_t)spf_lo_{f.n}"
+            out.append(f"({lim} <= {top} && {lim} != UINT64_MAX)")
+    return " && ".join(out)
+
+
+def open_lines(pairs: RowPairs) -> list[str]:
+    """Before the fused row loop: each fused array's ``hi`` (``top``), its ``lo``
+    (``bottom``) and ``room`` (for a pair fact ``hi - lo + 1``, ``span``), and its read macro
+    through its helper (:func:`helper_chunk`)."""
+    out = []
+    for f in pairs.fused:
+        n, lo, lim = f.n, f"spf_lo_{f.n}", f"spf_lim_{f.n}"
+        hi = f"(int64_t){lim}" if f.zero else f"(int64_t)((uint64_t){lo} + {lim})"
+        fact = f.pair or f.bound
+        assert fact is not None
+        if f.pair is not None:
+            out += [
+                f"const int64_t spf_top_{n} = {hi};",
+                f"const uint64_t spf_span_{n} = {lim} + 1;",
+                f"uint64_t spf_room_{n} = spf_span_{n};",
+            ]
+            room = f"&spf_room_{n}"
+        else:
+            out += [
+                f"const int64_t spf_hi_{n} = {hi}, spf_bottom_{n} = {'0' if f.zero else lo};",
+                f"int64_t spf_top_{n} = spf_hi_{n};",
+                f"uint64_t spf_room_{n} = 0;",
+            ]
+            room = f"spf_room_{n}"
+        out += [
+            f"#undef {f.uf}",
+            f"#define {f.uf}(t0) {_helper_name(f)}({f.uf}, t0, {lo}, {lim}, spf_top_{n}, "
+            f"{room}, (uint64_t){fact.bits}ULL, &spf_facts, spf_fault)",
+        ]
+    return out
+
+
+def row_lines(pairs: RowPairs) -> list[str]:
+    """At each row's start: for a pair fact no previous entry, the whole range; for a row
+    bound the row's interval, ``[lo, min(hi, i + c)]`` or ``[max(lo, i + c), hi]`` (``i + c``
+    an int64 value: :func:`whole`), as ``top`` and ``room``."""
+    out = []
+    for f in pairs.fused:
+        n = f.n
+        if f.bound is None:
+            out.append(f"spf_room_{n} = spf_span_{n};")
+            continue
+        b, i = f.bound, pairs.row
+        side = ("spf_t", "<") if b.upper else ("spf_b", ">")
+        out += [
+            "{",
+            f"  const int64_t spf_x = (int64_t)({i}) + {b.c}LL;",
+            f"  int64_t spf_b = spf_bottom_{n}, spf_t = spf_hi_{n};",
+            f"  {side[0]} = spf_x {side[1]} {side[0]} ? spf_x : {side[0]};",
+            f"  spf_top_{n} = spf_t;",
+            f"  spf_room_{n} = spf_t < spf_b ? 0 : (uint64_t)spf_t - (uint64_t)spf_b + 1;",
+            "}",
+        ]
+    return out
+
+
+def close_lines(pairs: RowPairs, program: Program, dense: dict[str, int | None]) -> list[str]:
+    """After the row loop: the fused arrays' checked read macros again."""
+    names = {f.uf for f in pairs.fused}
+    return [line for d in checked_macros(program, dense) if d.name in names for line in d.lines()]

@@ -1,0 +1,228 @@
+"""The fused reads of spf.codegen.row_pairs against the tests they replace, value by value.
+
+``spf_pair_<uf>`` and ``spf_bound_<uf>`` (one unsigned comparison per entry, a slow path
+behind it) must record the same range faults, clamp the same way and flag a broken fact
+exactly where the separate tests do (``spf_read_<uf>``'s range test, then ``V(k) - V(k - 1)
+>= gap`` inside a row, or ``V(k) <= i + c`` / ``V(k) >= i + c`` with ``i + c`` beyond
+int64 both ways), for every range the bounds can give where the fused loop runs (from 0 or not, at
+the ends of int64, and with gaps 0 and 1), and the fused loop must not run where the
+accepted range is no interval of fewer than ``2**64`` values (empty, wrapping, the
+widest). Run on random rows of values drawn around those ends, through the printed C.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import cffi
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spf
+from spf import ArgumentError
+from spf.bench.scale_checks import symmetric_spmv
+from spf.codegen import row_pairs
+from spf.codegen.loop_ast import Block, For, Int, Var
+from spf.codegen.row_blocks import Pair
+from spf.testing import random_csr
+
+LO = [0, -5, 3, -(2**63), 2**63 - 3]
+LIM = [0, 1, 10, 2**62, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1]
+MASK = 2**64 - 1
+
+
+KINDS: list[tuple[bool, str, int]] = [
+    *((zero, "pair", gap) for zero in (True, False) for gap in (0, 1)),
+    *(
+        (zero, side, c)
+        for zero in (True, False)
+        for side in ("upper", "lower")
+        for c in (0, -1, 2, 2**63 - 1, -(2**63))
+    ),
+]
+"""Each fused read tested: range from 0 or not; a pair fact with gap 0 or 1, or a row bound
+``V(k) <= i + c`` (upper) or ``>=`` (lower)."""
+FIRST_ROWS = [0, -3, 2**63 - 7, -(2**63)]
+"""The first row of a call (``i + c`` beyond int64 both ways with the constants above: then
+the checked loops run)."""
+
+
+def _run_function(number: int, zero: bool, kind: str, c: int) -> list[str]:
+    uf = f"v{number}"
+    if kind == "pair":
+        fact = {"pair": Pair(uf, "int64_t", c, frozenset(), 1)}
+    else:
+        fact = {"bound": row_pairs.Bound(kind == "upper", c, frozenset(), 1)}
+    fused = row_pairs.Fused(uf, "int64_t", 0, zero, **fact)  # type: ignore[arg-type]
+    rows = For("i", Int(0), Var("rows"), 1, Block(()), 0)
+    pairs = row_pairs.RowPairs(rows, (fused,), Int(0), Var("rows"))
+    return [
+        *row_pairs.helper_chunk(pairs).lines,
+        f"int run{number}(const int64_t *restrict {uf}, const int64_t *restrict starts,",
+        "        int64_t i0, int64_t rows, int64_t spf_lo_0, uint64_t spf_lim_0,",
+        "        int64_t *restrict spf_fault, uint64_t *restrict facts, int64_t *restrict out)",
+        "{",
+        "  uint64_t spf_facts = 0;",
+        "  int64_t spf_x;",
+        "  (void)spf_x;",
+        f"  if (!({row_pairs.whole(pairs, 'i0', 'i0 + rows')})) return 0;",
+        "  {",
+        *row_pairs.open_lines(pairs),
+        "  for (int64_t r = 0; r < rows; r++)",
+        "  {",
+        "    const int64_t i = i0 + r;",
+        *row_pairs.row_lines(pairs),
+        f"    for (int64_t k = starts[r]; k < starts[r + 1]; k++) out[k] = {uf}(k);",
+        "  }",
+        "  }",
+        "  *facts = spf_facts;",
+        "  return 1;",
+        "}",
+    ]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+    folder = tmp_path_factory.mktemp("row_pairs")
+    lines = [
+        "#include <stdint.h>",
+        "static void spf_fault_note(int64_t *f, int64_t kind, int64_t uf, int64_t at, int64_t v)",
+        "{ if (!f[0]) { f[0] = kind; f[1] = uf; f[2] = at; f[3] = v; } }",
+    ]
+    ffi = cffi.FFI()
+    for number, kind in enumerate(KINDS):
+        lines += _run_function(number, *kind)
+        ffi.cdef(
+            f"int run{number}(const int64_t *v, const int64_t *starts, int64_t i0, int64_t rows, "
+            "int64_t lo, uint64_t lim, int64_t *fault, uint64_t *facts, int64_t *out);"
+        )
+    c = Path(folder / "fused.c")
+    c.write_text("\n".join(lines) + "\n")
+    so = c.with_suffix(".so")
+    cmd = ["gcc", "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-o", str(so), str(c)]
+    subprocess.run(cmd, check=True)
+    return ffi, ffi.dlopen(str(so))
+
+
+def _holds(kind: str, c: int, i: int, v: int, before: int | None) -> bool:
+    """The fact at value ``v`` of row ``i`` (``before``: the row's previous value, if any)."""
+    if kind == "pair":
+        return before is None or v - before >= c
+    return v <= i + c if kind == "upper" else v >= i + c
+
+
+def _expected(
+    values: list[int], starts: list[int], i0: int, lo: int, lim: int, zero: bool, kind: Any
+) -> Any:
+    """The separate tests: ``spf_read_<uf>`` then the fact (the pair with the previous raw
+    entry, or the row's bound)."""
+    fault: list[int] = [0, 0, 0, 0]
+    broken, out = False, []
+    hi = lim if zero else (lo + lim) & MASK
+    hi = hi - 2**64 if hi >= 2**63 else hi
+    for r in range(len(starts) - 1):
+        for k in range(starts[r], starts[r + 1]):
+            v = values[k]
+            bad = (v & MASK) > lim if zero else ((v - lo) & MASK) > lim
+            if bad:
+                if not fault[0]:
+                    fault = [1, 0, k, v]
+                v = lo if v < lo else hi
+            else:
+                before = values[k - 1] if k > starts[r] else None
+                broken |= not _holds(kind[0], kind[1], i0 + r, v, before)
+            out.append(v)
+    return fault, broken, out
+
+
+@pytest.mark.parametrize(
+    "kind", KINDS, ids=[f"{(z and 'zero') or 'lo'}-{k}-{c}" for z, k, c in KINDS]
+)
+def test_fused_reads_match_the_separate_tests(built: Any, kind: tuple[bool, str, int]) -> None:
+    ffi, lib = built
+    zero, fact, c = kind
+    run = getattr(lib, f"run{KINDS.index(kind)}")
+    rng = np.random.default_rng(KINDS.index(kind))
+    for lo in LO:
+        for lim in LIM:
+            hi = lim if zero else lo + lim
+            # one interval of int64 values, of fewer than 2**64: else the checked loops run
+            interval = hi < 2**63 and lim < 2**64 - 1
+            for i0 in FIRST_ROWS if fact != "pair" else [0]:
+                ends = [lo, hi, lo - 1, hi + 1, 0, -1, 2**63 - 1, -(2**63), i0 + c, i0 + c + 3]
+                ends = [e for e in ends if -(2**63) <= e < 2**63]
+                for _ in range(8 if fact != "pair" else 40):
+                    lengths = rng.integers(0, 5, size=6)
+                    starts = [0, *np.cumsum(lengths).tolist()]
+                    n = starts[-1]
+                    picks = [int(rng.choice(ends)) + int(rng.integers(-2, 3)) for _ in range(n)]
+                    values = [min(max(v, -(2**63)), 2**63 - 1) for v in picks]
+                    if rng.random() < 0.5:  # mostly sorted rows inside the range
+                        values = sorted(values)
+                    fault_w = ffi.new("int64_t[4]")
+                    facts = ffi.new("uint64_t *")
+                    out = ffi.new("int64_t[]", max(n, 1))
+                    col = ffi.new("int64_t[]", values or [0])
+                    got = run(
+                        col, ffi.new("int64_t[]", starts), i0, 6, lo, lim, fault_w, facts, out
+                    )
+                    where = f"lo={lo} lim={lim} i0={i0} rows={starts} values={values}"
+                    fits = all(-(2**63) <= at + c < 2**63 for at in (i0, i0 + 6))
+                    assert got == (interval and (fact == "pair" or fits)), where
+                    if not got:
+                        continue
+                    fault, broken, expect = _expected(values, starts, i0, lo, lim, zero, (fact, c))
+                    assert list(fault_w) == fault, where
+                    assert list(out)[:n] == expect, where
+                    if not fault[0]:  # after a fault, the facts are not reported
+                        assert bool(facts[0]) == broken, where
+
+
+@pytest.fixture(scope="module", params=["int32", "int64"])
+def symmetric(request: pytest.FixtureRequest) -> tuple[str, Any]:
+    kernel = symmetric_spmv(request.param)
+    assert "spf_bound_col" in kernel.source  # its assumption col(k) <= i, fused
+    return request.param, kernel
+
+
+def _lower(n: int, seed: int) -> Any:
+    m = random_csr(n, n, 4 / n, seed)
+    low = sp.csr_array(sp.tril(m + m.T + sp.eye_array(n)))
+    low.sort_indices()
+    return low
+
+
+def _sym_run(kernel: Any, low: Any, dtype: str, col: Any = None, check: bool = True) -> Any:
+    a = spf.sparse.csr_args(low, dtype)
+    n = low.shape[0]
+    y, x = np.zeros(n), np.linspace(-1.0, 2.0, n)
+    cols = a["col"] if col is None else col
+    kernel(A=a["A"], rowptr=a["rowptr"], col=cols, N=n, NNZ=a["NNZ"], y=y, x=x, check=check)
+    return y
+
+
+def test_a_row_bound_checked_with_the_range(symmetric: tuple[str, Any]) -> None:
+    dtype, kernel = symmetric
+    low = _lower(2000, 5)
+    full = low + sp.triu(low.T, 1)
+    y = _sym_run(kernel, low, dtype)
+    assert np.array_equal(y, _sym_run(kernel, low, dtype, check=False))
+    np.testing.assert_allclose(y, full @ np.linspace(-1.0, 2.0, 2000), rtol=1e-12, atol=1e-12)
+    _sym_run(kernel, low, dtype)  # these contents remembered as verified
+    col = spf.sparse.csr_args(low, dtype)["col"]
+    starts = low.indptr
+    for row in (1, 1000, 1998):  # the row's last entry (its diagonal) one column right
+        k = int(starts[row + 1]) - 1
+        bad = col.copy()
+        bad[k] = row + 1
+        with pytest.raises(ArgumentError, match=rf"col\(k\) <= i.*fails first at i = {row}"):
+            _sym_run(kernel, low, dtype, bad)
+    for k in (0, int(starts[1000]), len(col) - 1):  # out of range, the first entry of a row
+        for value in (-1, 2000):
+            bad = col.copy()
+            bad[k] = value
+            with pytest.raises(ArgumentError, match=rf"col\[{k}\] = {value} is outside"):
+                _sym_run(kernel, low, dtype, bad)
