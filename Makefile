@@ -31,13 +31,17 @@ help:
 	@echo "make clean      caches and build outputs (distclean also removes .venv)"
 
 # Missing commands -> their Debian packages; also python3-venv when `python3 -m venv` cannot
-# bootstrap pip (Debian splits ensurepip out). Silent when everything is present.
+# bootstrap pip (Debian splits ensurepip out), and python3-dev when Python.h is missing (the
+# replayed calls' look helper, spf.runtime.plan_look, compiles against it). Silent when
+# everything is present.
 sysdeps:
 	@missing=""; \
 	for pair in $(APT_PACKAGES); do \
 		command -v "$${pair%%=*}" >/dev/null 2>&1 || missing="$$missing $${pair#*=}"; \
 	done; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	$(PYTHON) -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+		>/dev/null 2>&1 || missing="$$missing python3-dev"; \
 	missing="$$(echo $${missing//,/ })"; \
 	[ -z "$$missing" ] && exit 0; \
 	if ! command -v apt-get >/dev/null 2>&1 || [ "$(SUDO)" = none ]; then \

@@ -691,16 +691,6 @@ def build_pair_sort(
     return count, order, sums
 
 
-def build_key_count(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
-    """The count stage of :func:`build_pair_sort` for one key: reads ``clev`` (32-bit) as a
-    UF and the parameter ``coarse_nclev`` (its count of values), writes ``clevptr`` (zeroed
-    by the caller, :func:`count_entries` of ``coarse_nclev``, the starts advanced as there) and
-    ``cslot``. The two passes of :func:`build_split_passes` run it once each: the worker
-    thread on the levels (a levels plan's sort, the level sizes of every plan), the caller
-    on the coarse levels."""
-    return _count_stage(analysis, name, ((CLEV, CLEVPTR, CLEVELS_N),))
-
-
 COUNT_WAYS = 4
 """The nodes one iteration of a count stage takes (:func:`_count_stage`): each histogram is
 kept in this many copies and each coarse level's running start is read and stored once per

@@ -67,7 +67,11 @@ class _Data:
 
     def ok(self, value: object, params: dict[str, int]) -> TypeGuard[Array]:
         """Whether ``value`` is acceptable (fast path; :meth:`explain` says why not)."""
-        if not isinstance(value, np.ndarray) or value.dtype != self.dtype:
+        # the object's own type: a proxy (weakref.proxy) reports ndarray as its __class__
+        # but has no buffer to bind
+        if not (isinstance(value, np.ndarray) and issubclass(type(value), np.ndarray)):
+            return False
+        if value.dtype != self.dtype:
             return False
         flags = value.flags
         if not (flags.c_contiguous and flags.aligned and (flags.writeable or not self.writes)):
@@ -95,7 +99,7 @@ class _Data:
     def explain(self, value: object, params: dict[str, int]) -> ArgumentError:
         """The error for a ``value`` that :meth:`ok` rejected."""
         name, label, dtype = self.name, self.label, self.dtype
-        if not isinstance(value, np.ndarray):
+        if not (isinstance(value, np.ndarray) and issubclass(type(value), np.ndarray)):
             what = "index array (UF)" if self.is_uf else "data space"
             return ArgumentError(
                 f"{label}: expected a numpy array of dtype {dtype} for {what} {name!r}, got "

@@ -134,6 +134,10 @@ class Parts:
     """How many times a part's next row is not the row after the one before (counted for
     kernels fused into one loop, 0 otherwise): what :func:`estimate` charges
     :data:`STRETCH_WORK` each."""
+    breaks: np.ndarray | None = None
+    """The positions ``p`` (sorted) where ``order[p + 1]`` is not ``order[p] + 1``, when the
+    parts came from runs of consecutive rows (:func:`spf.runtime.coarse_runs.breaks`), None
+    otherwise: what :func:`spf.runtime.copies.pays` reads instead of ``order``."""
 
 
 def with_stretches(parts: Parts) -> Parts:

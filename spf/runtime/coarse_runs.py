@@ -54,27 +54,62 @@ class Runs:
     levelruns: np.ndarray
 
 
-def find_runs(clev: np.ndarray, levels: int) -> Runs | None:
-    """The runs of ``clev`` (each node's coarse level, ``levels`` of them) sorted by coarse
-    level, stable; None when there are more than ``n / MIN_RUN`` runs, or no node. One
-    numpy pass over the nodes (the boundaries), O(runs) after it."""
+def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
+    """The runs of ``clev`` (each node's coarse level, ``levels`` of them, or as many as
+    its largest key says when None) sorted by coarse level, stable; None when there are
+    more than ``n / MIN_RUN`` runs, or no node. One numpy pass over the nodes (the
+    boundaries), O(runs) after it: the count of the coarse levels, when not given, comes
+    from the runs' keys (a coarse level is constant along a run), not from a pass of its
+    own."""
     n = len(clev)
     if n == 0 or levels == 0:
         return None
-    step = clev[1:] != clev[:-1]
-    runs = int(np.count_nonzero(step)) + 1
+    step = np.flatnonzero(clev[1:] != clev[:-1])
+    runs = len(step) + 1
     if runs > max(n // MIN_RUN, 1):
         return None
     starts = np.empty(runs, dtype=np.int64)
     starts[0] = 0
-    np.add(np.flatnonzero(step), 1, out=starts[1:])
+    np.add(step, 1, out=starts[1:])
     key = clev[starts]
+    if levels is None:
+        levels = int(key.max()) + 1
     perm = np.argsort(key, kind="stable")
     pos = np.zeros(runs + 1, dtype=np.int64)
     np.cumsum(np.diff(starts, append=n)[perm], out=pos[1:])
     levelruns = np.zeros(levels + 1, dtype=np.int64)
     np.cumsum(np.bincount(key, minlength=levels), out=levelruns[1:])
     return Runs(starts[perm], pos, levelruns)
+
+
+SAMPLED_PAIRS = 1 << 12
+"""About how many evenly spaced neighbouring pairs of nodes :func:`likely_runs` compares."""
+
+
+def likely_runs(clev: np.ndarray) -> bool:
+    """Whether ``clev`` probably has runs long enough for :func:`find_runs` (at most one
+    change of key in ``MIN_RUN / 2`` of about :data:`SAMPLED_PAIRS` evenly spaced
+    neighbouring pairs): a guess in O(1) that spares a loop of scattered coarse levels (the
+    12-level random triangle changes key at ~all of its rows) the pass over every node that
+    :func:`find_runs` would make to refuse it. The plan does not depend on it: the runs
+    give the plan the row sort gives (:func:`split_runs`)."""
+    n = len(clev)
+    if n < 2:
+        return False
+    step = max((n - 1) // SAMPLED_PAIRS, 1)
+    before, after = clev[: n - 1 : step], clev[1::step]
+    changes = int(np.count_nonzero(before != after))
+    return changes * MIN_RUN <= 2 * len(before)
+
+
+def breaks(runs: Runs) -> np.ndarray:
+    """The positions ``p`` of the order of ``runs`` (sorted) whose next node is not the node
+    after ``order[p]``: the last position of a run followed by a run that does not begin
+    where it ends (O(runs))."""
+    size = np.diff(runs.pos)
+    gap = runs.first[1:] != runs.first[:-1] + size[:-1]
+    out: np.ndarray = runs.pos[1:-1][gap] - 1
+    return out
 
 
 def split_runs(
@@ -103,4 +138,4 @@ def split_runs(
         cut[inside] = np.where(before, run, run + 1)
     got = cut_parts(order[: len(ws) - 1], start, cut, end, ws)  # in runs, not positions
     partptr = pos[got.partptr]  # the last entry pos[runs]: every node
-    return Parts(got.levels, got.ptr, partptr, order, got.parts, got.largest)
+    return Parts(got.levels, got.ptr, partptr, order, got.parts, got.largest, breaks=breaks(runs))

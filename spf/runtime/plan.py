@@ -113,7 +113,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.checksum import checksums, prefetch, shared, submit
-from spf.runtime.coarse_runs import find_runs, split_runs
+from spf.runtime.coarse_runs import Runs, find_runs, likely_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
@@ -490,9 +490,9 @@ class WavefrontKernel(Kernel):
     _make_level_sort: Callable[[], tuple[Kernel, Kernel]] | None
     _make_split: Callable[[], Split] | None
     """What compiles a coarse kernel's pass as two passes run at once (levels and work;
-    coarse levels: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the count stage
-    of one key (:func:`spf.analysis.coarse_inspector.build_key_count`), on the first
-    inspection with two threads (None: its pass has no such split)."""
+    coarse levels: :func:`spf.analysis.coarse_inspector.build_split_passes`) and the stages
+    that sort in halves or by runs, on the first inspection with two threads or by runs
+    (None: its pass has no such split)."""
     _split_kernels: Split | None
     """What compiles a coarse kernel's level sort, which only a plan whose level order is
     read runs (None: a levels kernel's, in :attr:`_stages`)."""
@@ -643,8 +643,8 @@ class WavefrontKernel(Kernel):
         return kernels
 
     def _split(self) -> Split:
-        """The pass as two (levels and work; coarse levels) and the count of one key,
-        compiled on first use."""
+        """The pass as two (levels and work; coarse levels) and the stages that sort in
+        halves or by runs (:data:`Split`), compiled on first use."""
         kernels = self._split_kernels
         if kernels is None:
             if self._make_split is None:
@@ -867,7 +867,8 @@ class WavefrontKernel(Kernel):
         two = not check and n >= SPLIT_NODES and GOVERNOR.team() > 1
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins = [] if check else [prefetch(arrays)]
-        level, nlev, work, candidates, after, ahead = self._coarse_pass(given, n, check, two)
+        passed = self._coarse_pass(given, n, check, two, strategy != "levels")
+        level, nlev, work, candidates, after, ahead, runs = passed
         joins += [] if check else [prefetch([level])]
         lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
         if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
@@ -886,7 +887,7 @@ class WavefrontKernel(Kernel):
         fused = len(self._free) > 1
         for k, (clev, nclev, shift) in enumerate(coarse_candidates):
             found, total, sizes = self._candidate(
-                given, k, level, nlev, (clev, nclev, shift), work, team, ahead
+                given, k, level, nlev, (clev, nclev, shift), work, team, ahead, runs
             )
             level_sizes = sizes if k == 0 else level_sizes
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
@@ -914,9 +915,9 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            names = self._copied(strategy, copies, given, parts.order, total, lengths)
+            names = self._copied(strategy, copies, given, parts.order, total, lengths, parts.breaks)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
-            _wait(joins if ahead is None else [*joins, ahead.result])  # none left running
+            _wait(joins if ahead is None else [*joins, ahead.join])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
@@ -926,7 +927,7 @@ class WavefrontKernel(Kernel):
         parts = level_parts(order, ptr, nlev, work, team, wsum)  # chunks dealt round robin
         names = self._copied(strategy, copies, given, order, total, lengths)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
-        _wait(joins)
+        _wait(joins if ahead is None else [*joins, ahead.join])
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
 
     def _against_kernels(
@@ -1009,15 +1010,17 @@ class WavefrontKernel(Kernel):
         order: np.ndarray,
         work: int,
         lengths: Future[str | None] | None = None,
+        breaks: np.ndarray | None = None,
     ) -> tuple[str, ...]:
         """The arrays a plan of ``strategy`` whose parts run the rows ``order`` (``work``
         in all) copies (:meth:`inspect`'s ``copies``; None: when
-        :func:`spf.runtime.copies.pays`); ``lengths``: :func:`row_lengths` under way on a
-        worker thread."""
+        :func:`spf.runtime.copies.pays`, which reads ``breaks`` when given:
+        :attr:`spf.runtime.coarse.Parts.breaks`); ``lengths``: :func:`row_lengths` under
+        way on a worker thread."""
         spec = self._copy_spec
         if copies is False or (spec is not None and strategy not in ("coarse", "levels")):
             return ()  # a serial plan runs no parts
-        if copies is None and (spec is None or not pays(order, work)):
+        if copies is None and (spec is None or not pays(order, work, breaks)):
             return ()
         why: str | None = "its rows read no segment that copies keep"
         if spec is not None:
@@ -1030,21 +1033,31 @@ class WavefrontKernel(Kernel):
         return spec.names if spec is not None and why is None else ()
 
     def _coarse_pass(
-        self, given: Mapping[str, object], n: int, check: bool, two: bool = False
+        self,
+        given: Mapping[str, object],
+        n: int,
+        check: bool,
+        two: bool = False,
+        sorted_by_runs: bool = True,
     ) -> tuple[
         np.ndarray,
         int,
         np.ndarray,
         list[tuple[np.ndarray, int, int]],
         np.ndarray | None,
-        Future[Counted] | None,
+        LevelCount | None,
+        Runs | None,
     ]:
         """The generated pass over the dependences: (level, levels, work, per candidate
         block size its coarse levels, their count and the block shift, each node's
         :data:`~spf.analysis.coarse_inspector.AFTER` when the pass writes it, the count of
-        the levels under way on a worker thread or None); the levels and coarse levels are
-        32-bit. ``two``: an unchecked inspection of at least :data:`SPLIT_NODES` nodes on a
-        team of two or more, whose pass runs as two at once where the loop has them."""
+        the levels under way on a worker thread or None, the runs of the first candidate's
+        coarse levels when :meth:`_by_runs` sorts them, else None); the levels and coarse
+        levels are 32-bit. ``two``: an unchecked inspection of at least :data:`SPLIT_NODES`
+        nodes on a team of two or more, whose pass runs as two at once where the loop has
+        them. The count of coarse levels of runs comes from the runs (no pass over the
+        coarse levels of its own); ``sorted_by_runs``: whether a plan may be (not one forced
+        to the levels)."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -1080,33 +1093,49 @@ class WavefrontKernel(Kernel):
         if self._after:  # every node's set by the pass
             out[AFTER] = np.empty(n, dtype=np.int32)
         counted = [(LEVEL, NLEVELS, 0), *candidates]
-        ahead: Future[Counted] | None = None
+        ahead: LevelCount | None = None
         if two and self._make_split is not None and not self._after:
             out[NLEVELS], ahead = self._split_pass(out, given)
             counted = candidates
         else:
             stage(check=check, **out, **_pick(stage, given))
+        runs = None
+        if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
+            runs = find_runs(out[CLEV])
         if self._runs:  # the run-block pass leaves the counts to the caller
             for key, count, _ in counted:
-                out[count] = int(out[key].max()) + 1 if n else 0
+                if key == CLEV and runs is not None:
+                    out[count] = len(runs.levelruns) - 1
+                else:
+                    out[count] = int(out[key].max()) + 1 if n else 0
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
-        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead
+        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead, runs
+
+    def _sorts_runs(self, n: int) -> bool:
+        """Whether a loop of ``n`` nodes sorts its coarse levels by their runs where it
+        has them (:meth:`_by_runs`): one kernel's run blocks, its stages compiled with the
+        split pass's, at least :data:`SPLIT_NODES` nodes."""
+        single = self._runs and len(self._free) == 1
+        return single and self._make_split is not None and n >= SPLIT_NODES
 
     def _split_pass(
         self, out: dict[str, Any], given: Mapping[str, object]
-    ) -> tuple[int, Future[Counted]]:
+    ) -> tuple[int, LevelCount]:
         """The pass as two at once (:attr:`_make_split`): the levels and the work on a
         worker thread, the coarse levels on this one (the generated C releases the GIL); writes
-        ``out``'s arrays as the joint pass does. Returns the number of levels and the
-        worker's count of the levels, which it goes on with meanwhile (the level sizes
-        every plan's estimate reads, and the slots of a levels plan's sort). Unchecked
-        calls only: a checked inspection checks the index arrays in the one pass that reads
-        them."""
-        levels_k, blocks_k, count_k = self._split()[:3]
+        ``out``'s arrays as the joint pass does. Returns the number of levels and their
+        count (:class:`LevelCount`): the worker goes on to count levels that average at
+        least :data:`MIN_ROWS_PER_LEVEL` nodes (wide levels, whose plan is often the levels,
+        which sorts by them: the 12-level triangle's) meanwhile, and leaves narrower ones to
+        be counted when first asked for (a plan sorted by its runs whose estimate settles
+        without the level sizes, Poisson's, never counts them). Unchecked calls only: a
+        checked inspection checks the index arrays in the one pass that reads them."""
+        stages = self._split()
+        levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
         passed: Future[int] = Future()
 
-        def levels() -> Counted:
+        def levels() -> Counted | None:
             try:
                 levels_k(check=False, **{LEVEL: level, WORK: work}, **_pick(levels_k, given))
                 nlev = int(level.max()) + 1
@@ -1114,7 +1143,9 @@ class WavefrontKernel(Kernel):
                 passed.set_exception(err)
                 raise
             passed.set_result(nlev)
-            return _key_count(count_k, level, nlev, given)
+            if len(level) < MIN_ROWS_PER_LEVEL * nlev:
+                return None
+            return self._key_count_whole(level, nlev, given)
 
         job = submit(levels)
         try:
@@ -1122,7 +1153,19 @@ class WavefrontKernel(Kernel):
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
         finally:
             nlev = passed.result()
-        return nlev, job
+        counted = functools.partial(self._key_count_halves, level, nlev, given)
+        sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)
+        return nlev, LevelCount(counted, sizes, job)
+
+    def _key_count_whole(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+        """:meth:`_key_count_halves` on one thread: the histogram and the slots stages over
+        every node."""
+        hist_k, slots_k = self._split()[4:6]
+        ptr = _level_sizes(hist_k, key, keys, given)
+        slot = np.empty(len(key), dtype=np.int32)
+        args = {CLEV: key, CSLOT: slot, KSTART: ptr[:keys].copy(), **_pick(slots_k, given)}
+        slots_k(check=False, **args, **{SORT_LO: 0, SORT_HI: len(key)})
+        return ptr, slot
 
     def _candidate(
         self,
@@ -1133,20 +1176,18 @@ class WavefrontKernel(Kernel):
         candidate: tuple[np.ndarray, int, int],
         work: np.ndarray,
         team: int,
-        ahead: Future[Counted] | None,
+        ahead: LevelCount | None,
+        runs: Runs | None = None,
     ) -> tuple[coarse.Parts, int, Callable[[], np.ndarray]]:
         """The parts of the ``k``-th coarse candidate (its coarse levels, their count, its
         block shift), all the work, and what gives the level sizes' prefix sums (the first
-        candidate's sort counts them). A large loop's first candidate is sorted by its runs
-        where it has them (:meth:`_by_runs`, whose stages are compiled with the split
-        pass's), the others by rows."""
+        candidate's sort counts them). A large loop's first candidate is sorted by its
+        ``runs`` where the pass found them (:meth:`_by_runs`, whose stages are compiled
+        with the split pass's), the others by rows."""
         clev, keys, shift = candidate
         n = len(clev)
-        runs = None
-        if k == 0 and n >= SPLIT_NODES:
-            runs = self._by_runs(given, level, levels, clev, keys, work, team, ahead)
-        if runs is not None:  # one kernel's run blocks: the runs sorted
-            sizes, found, total = runs
+        if k == 0 and runs is not None:  # one kernel's run blocks: the runs sorted
+            sizes, found, total = self._by_runs(given, level, levels, runs, work, team, ahead)
             return found, total, sizes
         by = (level, levels) if k == 0 else (clev, keys)
         first = ahead if k == 0 else None
@@ -1160,29 +1201,22 @@ class WavefrontKernel(Kernel):
         given: Mapping[str, object],
         level: np.ndarray,
         levels: int,
-        clev: np.ndarray,
-        keys: int,
+        found: Runs,
         work: np.ndarray,
         team: int,
-        ahead: Future[Counted] | None,
-    ) -> tuple[Callable[[], np.ndarray], coarse.Parts, int] | None:
-        """The sort by coarse level and the parts from the runs of the coarse levels
-        (:mod:`spf.runtime.coarse_runs`): (what gives the level sizes' prefix sums, the
-        parts, all the work), or None where the row sort runs instead (kernels fused into
-        one loop, fixed blocks, short runs). The order and the runs' work come from the
-        generated fill, in two halves of the runs when the pass ran on two threads; the
-        level sizes from the worker's count (``ahead``), else from a histogram stage run
-        when they are asked for (a plan whose estimate settles without them never counts
-        them)."""
-        if not (self._runs and len(self._free) == 1 and self._make_split is not None):
-            return None
-        found = find_runs(clev, keys)
-        if found is None:
-            return None
+        ahead: LevelCount | None,
+    ) -> tuple[Callable[[], np.ndarray], coarse.Parts, int]:
+        """The sort by coarse level and the parts from the runs ``found`` of the coarse
+        levels (:mod:`spf.runtime.coarse_runs`; one kernel's run blocks,
+        :meth:`_sorts_runs`): (what gives the level sizes' prefix sums, the parts, all the
+        work). The order and the runs' work come from the generated fill, in two halves of
+        the runs when the pass ran on two threads; the level sizes from the worker's count
+        (``ahead``), else from a histogram stage run when they are asked for (a plan whose
+        estimate settles without them never counts them)."""
         stages = self._split()
-        fill_k, reach_k = stages[7:]
+        fill_k, reach_k = stages[6:]
         runs = len(found.first)
-        order = np.empty(len(clev), dtype=np.int64)
+        order = np.empty(len(work), dtype=np.int64)
         run_work = np.empty(runs, dtype=np.int64)
         args = {CORDER: order, RUN_WORK: run_work, WORK: work, RUNS_N: runs}
         args |= {RUN_FIRST: found.first, RUN_POS: found.pos, **_pick(fill_k, given)}
@@ -1195,8 +1229,8 @@ class WavefrontKernel(Kernel):
 
         def level_sizes() -> np.ndarray:
             if ahead is not None:
-                return ahead.result()[0]
-            return _level_sizes(stages[5], level, levels, given)
+                return ahead.sizes()
+            return _level_sizes(stages[4], level, levels, given)
 
         reach = functools.partial(_reach, reach_k, work, _pick(reach_k, given))
         return level_sizes, split_runs(found, wsum, order, team, reach), int(wsum[-1])
@@ -1209,7 +1243,7 @@ class WavefrontKernel(Kernel):
         key: np.ndarray,
         keys: int,
         work: np.ndarray,
-        ahead: Future[Counted] | None = None,
+        ahead: LevelCount | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The generated sort stages: the prefix sums of the sizes of ``level``'s
         ``levels`` values and of ``key``'s ``keys`` values (O(levels) entries each, no
@@ -1228,7 +1262,7 @@ class WavefrontKernel(Kernel):
                 keyptr = levelptr
             else:
                 keyptr, cslot = self._key_count_halves(key, keys, given)
-                levelptr = ahead.result()[0]
+                levelptr = ahead.sizes()
             return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
         levelptr = np.zeros(count_entries(levels), dtype=np.int64)  # the histograms' copies
         keyptr = np.zeros(count_entries(keys), dtype=np.int64)
@@ -1261,12 +1295,12 @@ class WavefrontKernel(Kernel):
         return order, wsum
 
     def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
-        """:func:`_key_count` on two threads, each over one half of the nodes
+        """The count of ``key``'s ``keys`` values on two threads, each over one half of the nodes
         (:func:`spf.analysis.coarse_inspector.build_ranged_count`, the halves split at a
         multiple of its four nodes an iteration): both halves' histograms (each the sum of
         its four copies), the starts (the second half's a key's start plus the first half's
         count of it), both halves' slots."""
-        hist_k, slots_k = self._split()[5:7]
+        hist_k, slots_k = self._split()[4:6]
         n = len(key)
         half = n // 2 // COUNT_WAYS * COUNT_WAYS  # a range's iterations take whole groups
         copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
@@ -1291,7 +1325,7 @@ class WavefrontKernel(Kernel):
         (:func:`spf.analysis.coarse_inspector.build_ranged_sort`); the second half's sums
         start from 0 and get the first half's total added once both are done (integer
         sums: the same values)."""
-        order_k, sums_k = self._split()[3:5]
+        order_k, sums_k = self._split()[2:4]
         n = len(cslot)
         half = n // 2
         order, wsum = np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
@@ -1587,28 +1621,59 @@ _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
 """The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
 
 
-Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
-"""The pass as two (levels and work; coarse levels), the count stage of one key, the order
-and sums stages over a range of positions, the count's histogram and slots over one, and
-the sort by runs' fill and reach (:meth:`WavefrontKernel._by_runs`)."""
+Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]
+"""The pass as two (levels and work; coarse levels), the order and sums stages over a range
+of positions, the count's histogram and slots over one, and the sort by runs' fill and
+reach (:meth:`WavefrontKernel._by_runs`)."""
 Counted = tuple[np.ndarray, np.ndarray]
 """The prefix sums of a key's value sizes (``keys + 1`` entries) and each node's slot."""
 
 
+class LevelCount:
+    """The count of the levels of a pass run on two threads
+    (:meth:`WavefrontKernel._split_pass`): the worker's (``ahead``, which gives None when it
+    left them uncounted), else made when first asked for, by the thread that inspects:
+    :meth:`result` (the starts and the slots, a levels plan's sort: both threads count one
+    half of the nodes each) or :meth:`sizes` (the starts alone, what an estimate reads: one
+    histogram). The worker used to count every loop's levels right after its pass, also
+    for a plan sorted by its runs whose estimate never reads them (Poisson's: ~0.25-0.3
+    serial solves of the worker's CPU time, docs/inspection.md)."""
+
+    def __init__(
+        self,
+        counted: Callable[[], Counted],
+        sizes: Callable[[], np.ndarray],
+        ahead: Future[Counted | None],
+    ) -> None:
+        self._counted = counted
+        self._sizes = sizes
+        self._ahead = ahead
+        self._got: Counted | None = None
+        self._starts: np.ndarray | None = None
+
+    def join(self) -> None:
+        """Wait for the worker (nothing of the inspection left running)."""
+        self._ahead.result()
+
+    def result(self) -> Counted:
+        """The starts of the levels and each node's slot."""
+        if self._got is None:
+            self._got = self._ahead.result() or self._counted()
+        return self._got
+
+    def sizes(self) -> np.ndarray:
+        """The starts of the levels (``levels + 1`` entries)."""
+        if self._got is None:
+            self._got = self._ahead.result()
+        if self._got is not None:
+            return self._got[0]
+        if self._starts is None:
+            self._starts = self._sizes()
+        return self._starts
+
+
 def _no_sinks() -> Kernel:
     raise CodegenError("spf bug: a fused coarse kernel without its sink pass")
-
-
-def _key_count(count_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
-    """The count stage of one key (:func:`spf.analysis.coarse_inspector.build_key_count`) on
-    ``key``'s ``keys`` values: (their prefix sums, each node's slot), unchecked (the
-    inspection's split pass)."""
-    ptr = np.zeros(count_entries(keys), dtype=np.int64)  # the histogram's copies
-    slot = np.empty(len(key), dtype=np.int32)
-    count_k(
-        clev=key, clevptr=ptr, cslot=slot, check=False, **{CLEVELS_N: keys}, **_pick(count_k, given)
-    )
-    return _started(ptr, keys), slot
 
 
 def _in_halves(
@@ -1623,7 +1688,10 @@ def _in_halves(
 ) -> None:
     """The ranged ``stage`` over ``[half, n)`` on a worker thread (``args`` updated by
     ``second``) and ``[0, half)`` on this one, unchecked, the range passed as the
-    parameters ``lo`` and ``hi``; returns when both are done."""
+    parameters ``lo`` and ``hi``; returns when both are done. When no worker has taken the
+    second half by the time this thread is done with the first (both busy with the
+    inspection's other jobs: the checksums, the count of the levels), this thread runs it
+    too rather than wait (the same ranges, so the same values)."""
 
     def run(first: int, last: int, more: dict[str, Any]) -> None:
         stage(check=False, **{**args, **more, lo: first, hi: last})
@@ -1632,7 +1700,10 @@ def _in_halves(
     try:
         run(0, half, {})
     finally:
-        job.result()
+        if job.cancel():  # still queued: never started
+            run(half, n, second or {})
+        else:
+            job.result()
 
 
 def _given(value: np.ndarray) -> np.ndarray:
@@ -1860,7 +1931,6 @@ def compile_wavefront(
     compiled when a call first needs them."""
     from spf.analysis.coarse_inspector import (
         build_coarse_inspector,
-        build_key_count,
         build_pair_sort,
         build_part_check,
         build_ranged_count,
@@ -1924,7 +1994,6 @@ def compile_wavefront(
         assert passes is not None
         stages = (
             *passes,
-            build_key_count(analysis, f"{library}_key"),
             *build_ranged_sort(analysis, f"{library}_ranged"),
             *build_ranged_count(analysis, f"{library}_ranged"),
             build_run_fill(analysis, f"{library}_runs"),

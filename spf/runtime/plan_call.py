@@ -18,15 +18,17 @@ would pass every check again with the same outcome and bind the same way, so it 
 replay (the governor still decides the team per call). The look of the arrays is read
 on every call (an array reshaped, retyped or made read-only in place is seen); when the
 call passes the very objects of the replay's last call (``is``), their cffi buffers are
-reused too, as :class:`~spf.runtime.prepared.PreparedCall` does (so an array resized in
-place with ``resize(refcheck=False)`` and back to its shape between two calls is not
-supported). Anything else (another array size or dtype, a read-only output, another
-``N``, an extra or missing argument, ``check=True``) takes the full path, with its
-errors, and the full path records the new look. So a plan over a changed pattern stays
-an :class:`~spf.errors.ArgumentError` exactly where it was one: ``check=False`` compares
-sizes and parameters (a pattern of other sizes is refused), ``check=True`` the contents
-(a checksum of every index array, every call). A record keeps its last call's arguments
-alive until its plan dies or a call with other arguments replaces them.
+reused too, after one C function (:mod:`spf.runtime.plan_look`) has read that every one
+still has its type, buffer address, dtype, flags, shape and strides (an array resized in
+place and back to its shape is bound anew; where the helper cannot be built the look is
+read in Python, without the buffer address). Anything else (another array size or
+dtype, a read-only output, another ``N``, an extra or missing argument, ``check=True``)
+takes the full path, with its errors, and the full path records the new look. So a plan
+over a changed pattern stays an :class:`~spf.errors.ArgumentError` exactly where it was
+one: ``check=False`` compares sizes and parameters (a pattern of other sizes is refused),
+``check=True`` the contents (a checksum of every index array, every call). A record keeps
+its last call's arguments alive until its plan dies or a call with other arguments
+replaces them.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spf.runtime.plan_look import LOOK_SAME, looker
 from spf.runtime.threads import _OMP, GOVERNOR
 
 if TYPE_CHECKING:
@@ -193,7 +196,7 @@ class Quick:
     (:data:`ORDER`, :data:`PARALLEL`), recorded as the full path ran them."""
 
     __slots__ = (
-        "count", "direct", "get", "given", "looks", "names", "params", "plan", "replays",
+        "count", "direct", "get", "last", "looks", "names", "params", "plan", "replays",
         "serial", "types",
     )  # fmt: skip
 
@@ -207,9 +210,12 @@ class Quick:
         self.get = getter(names)
         self.types = tuple(map(type, given))
         self.params = sum(1 for t in self.types if t is not np.ndarray)
-        self.looks = list(map(LOOK, given[self.params :]))
-        self.given = given
-        """The arguments of the last call that matched (their values are the look's)."""
+        self.looks = tuple(map(LOOK, given[self.params :]))
+        self.last = self._state(given)
+        """The arguments of the last call that matched (their values are the look's), its
+        arrays and their look as the C helper reads it (:mod:`spf.runtime.plan_look`; None
+        without it), one tuple (replaced whole: calls from several threads never pair one
+        call's arguments with another's arrays)."""
         self.serial = serial
         """The plan's strategy is ``"serial"``: it runs in order whatever the team."""
         self.replays: dict[str, Replay | None] = {}
@@ -230,19 +236,41 @@ class Quick:
 
     def same(self, given: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """``given`` (arguments in the record's order) when they have the recorded look: the
-        same objects as the last call's (then that call's tuple, whose buffers the replays
-        kept), or objects of the same types and parameter values; with arrays of the
-        recorded looks. Else None."""
-        last = self.given
-        if not all(map(SAME, given, last)):
-            split = self.params
-            if tuple(map(type, given)) != self.types or given[:split] != last[:split]:
-                return None
-            last = given
-        if list(map(LOOK, last[self.params :])) != self.looks:
+        same objects as the last call's, unchanged in place (then that call's tuple, whose
+        buffers the replays kept), or objects of the same types and parameter values with
+        arrays of the recorded looks (then ``given``, which the replays bind anew). Else
+        None."""
+        state = self.last
+        last = state[0]
+        if all(map(SAME, given, last)) and self._unchanged(state):
+            return last
+        split = self.params
+        if tuple(map(type, given)) != self.types or given[:split] != last[:split]:
             return None
-        self.given = last
-        return last
+        if tuple(map(LOOK, given[split:])) != self.looks:
+            return None
+        self.last = self._state(given)
+        return given
+
+    def _state(self, given: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
+        """:attr:`last` for arguments ``given`` of the recorded look."""
+        arrays = given[self.params :]
+        helper = looker()
+        return given, arrays, None if helper is None else helper[1](arrays)
+
+    def _unchanged(self, state: tuple[tuple[Any, ...], tuple[Any, ...], Any]) -> bool:
+        """Whether the arrays of :attr:`last` (``state``) still have the recorded look: read
+        in C (their type, buffer, dtype, flags, shape and strides) when the helper was
+        built, else in Python (their dtype, shape and flags; the helper, once built, reads
+        them from the next call on)."""
+        _, arrays, want = state
+        if want is not None:
+            return bool(LOOK_SAME[0](len(arrays), want))
+        if tuple(map(LOOK, arrays)) != self.looks:
+            return False
+        if looker() is not None:
+            self.last = self._state(state[0])
+        return True
 
     def keep(
         self, way: str, kernel: Kernel, merged: Mapping[str, object],
@@ -259,15 +287,16 @@ class Quick:
         if len(args) != self.count:
             return False
         try:
-            given = self.same(self.get(args))
+            given = self.get(args)
         except KeyError:
             return False
-        if given is None:
+        same = self.same(given)
+        if same is None:
             return False
         direct = self.direct
         if direct is None:
-            return self.fire(owner, given)
-        direct.run(owner, given, 1)
+            return self.fire(owner, same)
+        direct.run(owner, same, 1)
         return True
 
     def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:

@@ -24,6 +24,7 @@ import numpy as np
 
 from spf.errors import ArgumentError
 from spf.runtime.plan_call import SAME, TYPED_LOOK, Quick, getter, remember
+from spf.runtime.plan_look import LOOK_SAME, looker
 from spf.runtime.prepared import PreparedCall, _check_free, _free_names
 
 if TYPE_CHECKING:
@@ -78,9 +79,10 @@ class PreparedPlanCall(PreparedCall):
         self._values: tuple[Any, ...] = ()
         self._order: Any = None
         """(bound values, then the free arrays) -> the arguments in the record's order."""
-        self._state: tuple[tuple[object, ...], tuple[Any, ...]] = ((), ())
-        """The last call's free arrays and its arguments in the record's order, one tuple
-        (replaced whole, so that calls from several threads never mix two calls' arrays)."""
+        self._state: tuple[tuple[object, ...], tuple[Any, ...], Any] = ((), (), None)
+        """The last call's free arrays, its arguments in the record's order and the free
+        arrays' look as the C helper recorded it (None without it), one tuple (replaced
+        whole, so that calls from several threads never mix two calls' arrays)."""
         self._looks: list[tuple[Any, ...]] = []
         """The free arrays' types and looks (:data:`~spf.runtime.plan_call.TYPED_LOOK`) the
         record accepted."""
@@ -92,15 +94,8 @@ class PreparedPlanCall(PreparedCall):
             arrays = self._free_arrays(arrays, named)
         quick = self._quick
         if quick is not None:
-            try:
-                same = list(map(TYPED_LOOK, arrays)) == self._looks
-            except AttributeError:  # not an array: the full path says what it is
-                same = False
-            if same:
-                last, given = self._state
-                if not all(map(SAME, arrays, last)):  # other objects of the same look
-                    given = self._order((*self._values, *arrays))
-                    self._state = (arrays, given)
+            given = self._given(arrays)
+            if given is not None:
                 direct = quick.direct
                 if direct is not None:
                     direct.run(self.kernel, given, 1)
@@ -111,6 +106,31 @@ class PreparedPlanCall(PreparedCall):
         self.kernel(**args, plan=self.plan, check=False)  # the full path, which records it
         self._record(args, arrays)
 
+    def _given(self, arrays: tuple[object, ...]) -> tuple[Any, ...] | None:
+        """The arguments in the record's order when the free ``arrays`` have the recorded
+        look, else None. The last call's very objects, unchanged in place as the C helper
+        reads them (:mod:`spf.runtime.plan_look`: type, buffer, dtype, flags, shape,
+        strides), give that call's tuple, whose buffers the replays kept; others of the
+        recorded look (read in Python) a new tuple, which the replays bind anew."""
+        last, given, want = self._state
+        same = all(map(SAME, arrays, last))
+        if same and want is not None and LOOK_SAME[0](len(arrays), want):
+            return given
+        try:
+            if list(map(TYPED_LOOK, arrays)) != self._looks:
+                return None
+        except AttributeError:  # not an array: the full path says what it is
+            return None
+        looks = zip(arrays, self._looks, strict=True)  # as many as TYPED_LOOK compared
+        if not same and any(type(a) is not look[0] for a, look in looks):
+            return None  # e.g. a weakref.proxy, whose __class__ is its referent's
+        if not same or want is not None:  # other objects, or these changed in place
+            given = self._order((*self._values, *arrays))
+        elif looker() is None:  # the same objects, read in Python: as the last call
+            return given
+        self._state = (arrays, given, _want(arrays))
+        return given
+
     def _record(self, args: dict[str, object], arrays: tuple[object, ...]) -> None:
         """The record of the call just validated on ``args`` (whose free ``arrays`` are
         ``arrays``): where each argument goes in its order, and the free arrays' look."""
@@ -120,5 +140,14 @@ class PreparedPlanCall(PreparedCall):
         self._values = tuple(self.bound.values())
         at = {name: n for n, name in enumerate((*self.bound, *self.names))}
         self._order = getter([at[name] for name in quick.names])
-        self._state = (arrays, self._order((*self._values, *arrays)))
+        self._state = (arrays, self._order((*self._values, *arrays)), _want(arrays))
         self._looks = [TYPED_LOOK(a) for a in arrays]
+
+
+def _want(arrays: tuple[object, ...]) -> Any:
+    """The C helper's record of ``arrays``'s look (None while it is not built, or when one
+    of them is not exactly an ``ndarray``)."""
+    helper = looker()
+    if helper is None or not all(type(a) is np.ndarray for a in arrays):
+        return None
+    return helper[1](arrays)  # type: ignore[arg-type]

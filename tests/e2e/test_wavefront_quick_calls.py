@@ -18,7 +18,7 @@ import scipy.sparse as sps
 from spf import kernels
 from spf.bench.fused import fused_solve_mv
 from spf.errors import ArgumentError
-from spf.runtime import threads
+from spf.runtime import plan_call, plan_look, plan_prepared, threads
 from spf.runtime.plan import WavefrontKernel
 from spf.sparse import gauss_seidel_args
 
@@ -312,3 +312,89 @@ def test_a_prepared_call_after_replays_validates_other_types(
     call(x, y, b)
     np.testing.assert_array_equal(x, want_x)
     np.testing.assert_array_equal(y, want_y)
+
+
+@pytest.fixture(params=["c", "python"])
+def look(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How a replayed call reads the look of the last call's arrays: the compiled helper
+    (:mod:`spf.runtime.plan_look`, waited for) or Python (the helper made unavailable)."""
+    if request.param == "c":
+        if plan_look.looker(wait=True) is None:
+            pytest.skip("the look helper cannot be built here (no Python or NumPy headers)")
+    else:
+        for module in (plan_call, plan_prepared):
+            monkeypatch.setattr(module, "looker", lambda wait=False: None)
+    return str(request.param)
+
+
+def moved(a: np.ndarray, kept: list[np.ndarray]) -> bool:
+    """Whether ``a`` resized in place and back, to one entry (arrays of its size, allocated
+    between the two and added to ``kept``, take the memory after its shrunk block, so that
+    it cannot grow there) or to 64 MiB (a block of its own mapping), came back on another
+    buffer: the same object, shape, dtype, flags and contents. Not every allocation moves
+    (one already in a mapping of its own may grow in place)."""
+    before, n, contents = a.ctypes.data, len(a), a.copy()
+    for size in (1, 1, 1 << 23):
+        a.resize(size, refcheck=False)
+        kept += [np.empty(n), np.empty(n)]
+        a.resize(n, refcheck=False)
+        a[:] = contents
+        if a.ctypes.data != before:
+            return True
+    return False
+
+
+def test_a_replay_after_an_array_moved_in_place_writes_the_new_buffer(
+    fused: WavefrontKernel, pair: Any, counted: list[int]
+) -> None:
+    """The helper reads each array's buffer address: the same objects on other buffers are
+    bound anew (before it, the replay wrote through the buffers of the last call)."""
+    if plan_look.looker(wait=True) is None:
+        pytest.skip("the look helper cannot be built here (no Python or NumPy headers)")
+    args, plan, x, y, b = replayed(fused, 500, 12)
+    want_x, want_y = expected(pair, args, b)
+    assert len(counted) == 1
+    kept: list[np.ndarray] = []
+    moves = 0
+    for a in (y, x, b):
+        moves += moved(a, kept)
+        x[:], y[:] = 0.0, 0.0
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+        np.testing.assert_array_equal(x, want_x)
+        np.testing.assert_array_equal(y, want_y)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    call(x, y, b)
+    for a in (y, x):
+        moves += moved(a, kept)
+        x[:], y[:] = 0.0, 0.0
+        call(x, y, b)
+        np.testing.assert_array_equal(x, want_x)
+        np.testing.assert_array_equal(y, want_y)
+    assert moves > 0  # some array came back on another buffer
+
+
+def test_arrays_changed_in_place_are_refused_whichever_reads_the_look(
+    fused: WavefrontKernel, look: str
+) -> None:
+    args, plan, x, y, b = replayed(fused, 400, 13)
+    quick = fused._quick[id(plan)]
+    assert (quick.last[2] is not None) == (look == "c")
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    call(x, y, b)
+    call(x, y, b)
+    for run in (lambda: fused(x=x, y=y, b=b, plan=plan, check=False, **args),
+                lambda: call(x, y, b)):  # fmt: skip
+        run()
+        y.setflags(write=False)
+        with pytest.raises(ArgumentError, match="y"):
+            run()
+        y.setflags(write=True)
+        x.shape = (200, 2)
+        with pytest.raises(ArgumentError, match="x"):
+            run()
+        x.shape = (400,)
+        b.dtype = np.int64
+        with pytest.raises(ArgumentError, match="b"):
+            run()
+        b.dtype = np.float64
+        run()

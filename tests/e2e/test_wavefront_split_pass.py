@@ -59,10 +59,15 @@ def _same(a: Plan, b: Plan) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("ahead", [False, True])
 def test_two_thread_plans_are_the_one_thread_plans(
-    dtype: str, monkeypatch: pytest.MonkeyPatch
+    dtype: str, ahead: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``ahead``: the worker counts every loop's levels after its pass (as it does wide
+    levels'); else the levels are counted when first asked for (here all narrow)."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)  # every triangle here is smaller
+    if ahead:
+        monkeypatch.setattr(plan_module, "MIN_ROWS_PER_LEVEL", 1)
     kernel = _kernel(dtype)
     for lower in _triangles().values():
         lower.sort_indices()

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from spf.runtime import coarse
-from spf.runtime.coarse_runs import MIN_RUN, find_runs
+from spf.runtime import coarse, copies
+from spf.runtime.coarse_runs import MIN_RUN, breaks, find_runs, likely_runs
 
 if TYPE_CHECKING:
     from spf.runtime.plan import WavefrontKernel
@@ -39,9 +39,9 @@ def test_the_runs_give_the_row_sorts_parts(
     work = rng.integers(1, 9, n).astype(np.int64)
     given = {"N": n}
     for team in (1, 2, 3, 4):
-        got = sptrsv_wavefront._by_runs(given, level, 7, clev, nclev, work, team, None)
-        assert got is not None
-        sizes, parts, total = got
+        found = find_runs(clev, nclev)
+        assert found is not None
+        sizes, parts, total = sptrsv_wavefront._by_runs(given, level, 7, found, work, team, None)
         levelptr, cptr, corder, wsum = sptrsv_wavefront._sorted(given, level, 7, clev, nclev, work)
         blocks = coarse.Blocks(coarse.RUN_SHIFT, n, (False,), runs=True)
         want = coarse.split(corder, cptr, nclev, work, blocks, team, wsum)
@@ -59,3 +59,56 @@ def test_short_runs_keep_the_row_sort() -> None:
     assert find_runs(scattered, 5) is None  # ~n runs: more than n / MIN_RUN
     assert find_runs(np.repeat(np.arange(5, dtype=np.int32), 2 * MIN_RUN), 5) is not None
     assert find_runs(np.zeros(0, dtype=np.int32), 0) is None
+
+
+def _patterns(rng: np.random.Generator, n: int) -> list[np.ndarray]:
+    """Keys in runs: in no order (nearly every run boundary a break), increasing (none), a
+    cycle of three keys (a break at every boundary but each key's last), and a mix."""
+    mixed = run_keys(rng, n, 6, 4 * MIN_RUN)
+    mixed[: n // 2] = np.sort(mixed[: n // 2])
+    return [
+        run_keys(rng, n, max(n // 300, 2), 700),
+        np.sort(run_keys(rng, n, max(n // 300, 2), 48)),
+        (np.arange(n) // (2 * MIN_RUN) % 3).astype(np.int32),
+        mixed,
+    ]
+
+
+@pytest.mark.parametrize("n", [2 * MIN_RUN, 5000, 70000])
+def test_the_runs_breaks_are_the_orders(n: int) -> None:
+    """The positions where the order steps to a row that is not the next one, from the runs
+    alone, are those of the order; ``copies.pays`` reading them answers as reading the
+    order does (the work also at the boundary of its rule, where the samples decide)."""
+    rng = np.random.default_rng(n)
+    for clev in _patterns(rng, n):
+        found = find_runs(clev, int(clev.max()) + 1)
+        assert found is not None
+        sizes = np.diff(found.pos)
+        order = np.concatenate(
+            [np.arange(f, f + s) for f, s in zip(found.first, sizes, strict=True)]
+        )
+        want = np.flatnonzero(order[1:] != order[:-1] + 1)
+        np.testing.assert_array_equal(breaks(found), want)
+        near = int(copies.RUN_WORK * (1 + len(want) * (n - 1) / min(copies.SAMPLES, n - 1)))
+        for work in (copies.MIN_WORK, 3 * copies.MIN_WORK, near, near + 1):
+            assert copies.pays(order, work, breaks(found)) == copies.pays(order, work), work
+
+
+def test_the_runs_count_their_coarse_levels() -> None:
+    rng = np.random.default_rng(3)
+    clev = run_keys(rng, 20000, 40, 200)
+    given = find_runs(clev, int(clev.max()) + 1)
+    counted = find_runs(clev)
+    assert given is not None
+    assert counted is not None
+    for name in ("first", "pos", "levelruns"):
+        np.testing.assert_array_equal(getattr(counted, name), getattr(given, name), name)
+
+
+def test_likely_runs_tells_runs_from_scattered_keys() -> None:
+    rng = np.random.default_rng(2)
+    n = 1 << 16
+    assert likely_runs(run_keys(rng, n, 50, 8 * MIN_RUN))
+    assert likely_runs(np.repeat(np.arange(n // 128, dtype=np.int32), 128))
+    assert not likely_runs(rng.integers(0, 12, n).astype(np.int32))
+    assert not likely_runs(np.zeros(1, dtype=np.int32))

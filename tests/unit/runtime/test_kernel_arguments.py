@@ -118,3 +118,44 @@ def test_a_wavefront_kernel_takes_its_sizes_from_the_arrays_as_any_kernel() -> N
     assert plan.level_of.shape == (n,)
     with pytest.raises(ArgumentError, match=r"inspect: give N"):  # no array holds N
         k.inspect(rowptr=a["rowptr"], col=a["col"])
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_a_proxy_of_an_array_is_an_argument_error_on_every_path(
+    tmp_path: Path, check: bool
+) -> None:
+    """A ``weakref.proxy`` of an array reports ``ndarray`` as its ``__class__`` but has no
+    buffer to bind: the full path, the fast paths of calls that look like earlier ones and
+    prepared calls (plain, and with a wavefront plan after replayed calls) refuse it naming
+    the argument, instead of cffi's ``TypeError`` (or a replay on it)."""
+    import weakref
+
+    import scipy.sparse as sps
+
+    from spf.bench.fused import fused_solve_mv
+    from spf.sparse import gauss_seidel_args
+
+    m = sps.csr_array(sps.random_array((30, 30), density=0.2, rng=np.random.default_rng(1)))
+    k = kernels.spmv_csr().compile(cache_dir=tmp_path)
+    x, y = np.ones(30), np.zeros(30)
+    csr = {"rowptr": m.indptr, "col": m.indices, "A": m.data}
+    for _ in range(3):  # settle the fast paths
+        k(y=y, x=x, check=check, **csr)
+    with pytest.raises(ArgumentError, match=r"data space 'x', got ProxyType"):
+        k(y=y, x=weakref.proxy(x), check=check, **csr)
+    call = k.prepare(["y", "x"], check=check, N=30, M=30, **csr)
+    for _ in range(3):
+        call(y, x)
+    with pytest.raises(ArgumentError, match=r"data space 'x', got ProxyType"):
+        call(y, weakref.proxy(x))
+
+    fused = fused_solve_mv().compile(cache_dir=tmp_path)
+    tri = sps.csr_array(m + sps.eye_array(30) * 31.0).sorted_indices()
+    args = gauss_seidel_args(tri)
+    plan = fused.inspect(strategy="serial", **{n: v for n, v in args.items() if n != "A"})
+    replay = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    b = np.ones(30)
+    for _ in range(3):
+        replay(np.zeros(30), y, b)
+    with pytest.raises(ArgumentError, match=r"data space 'y', got ProxyType"):
+        replay(np.zeros(30), weakref.proxy(y), b)

@@ -8,10 +8,13 @@ scattered. The stages are built and called unchecked (they read the levels spf's
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+
+from spf.runtime import checksum
 
 if TYPE_CHECKING:
     from spf.runtime.plan import WavefrontKernel
@@ -51,11 +54,37 @@ def test_the_count_in_halves_agrees_with_numpy(
     sptrsv_wavefront: WavefrontKernel, n: int, runs: bool
 ) -> None:
     """The two-thread count by coarse level (each half four nodes an iteration, the halves
-    split at a multiple of four): the starts and the stable slots."""
+    split at a multiple of four) and the same stages over every node on one thread (the
+    worker's count of wide levels): the starts and the stable slots."""
     rng = np.random.default_rng(3 * n + runs)
     nclev = 1 + n // 4
     clev = keys(rng, n, nclev, runs)
-    ptr, slot = sptrsv_wavefront._key_count_halves(clev, nclev, {"N": n})
+    for count in (sptrsv_wavefront._key_count_halves, sptrsv_wavefront._key_count_whole):
+        ptr, slot = count(clev, nclev, {"N": n})
+        np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
+        order = np.empty(n, dtype=np.int64)
+        order[slot] = np.arange(n)
+        np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
+
+
+@pytest.mark.parametrize("n", [10, 4098])
+def test_the_halves_agree_with_numpy_when_the_workers_are_busy(
+    sptrsv_wavefront: WavefrontKernel, n: int
+) -> None:
+    """Every worker of spf's pool held (as the checksums and the count of the levels may
+    hold them during an inspection): the caller runs the second half as well, with the
+    second half's own arguments (the starts past the first half's count)."""
+    gate = threading.Event()
+    pool = checksum._pool()
+    held = [pool.submit(gate.wait) for _ in range(pool._max_workers)]
+    try:
+        rng = np.random.default_rng(n)
+        clev = keys(rng, n, 1 + n // 4, True)
+        ptr, slot = sptrsv_wavefront._key_count_halves(clev, 1 + n // 4, {"N": n})
+    finally:
+        gate.set()
+        for job in held:
+            job.result()
     np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(clev))]))
     order = np.empty(n, dtype=np.int64)
     order[slot] = np.arange(n)

@@ -23,7 +23,6 @@ from spf import kernels
 from spf.analysis import legality
 from spf.analysis.bounds import check_bounds
 from spf.analysis.coarse_inspector import (
-    build_key_count,
     build_pair_sort,
     build_ranged_count,
     build_ranged_sort,
@@ -129,7 +128,6 @@ def test_the_stages_built_unchecked_have_legal_schedules_and_accesses(kernel: An
     sorts = [
         *build_pair_sort(analysis, "s"),
         *build_level_sort(analysis, "l"),
-        build_key_count(analysis, "k"),
         *build_ranged_sort(analysis, "r"),
         *build_ranged_count(analysis, "r"),
         build_run_fill(analysis, "f"),
