@@ -329,8 +329,11 @@ def zero_based(program: Program) -> frozenset[str]:
     return frozenset(out)
 
 
-def read_functions(program: Program, dense: dict[str, int | None], zero: frozenset[str]) -> Chunk:
-    """The fault recorder and, per UF argument, ``spf_read_<uf>`` (the checks) and for a
+def read_functions(
+    program: Program, dense: dict[str, int | None], zero: frozenset[str], hashed: bool = True
+) -> Chunk:
+    """The fault recorder, the contents hash where the checked function ``hashed`` its index
+    arrays (:func:`hashes`) and, per UF argument, ``spf_read_<uf>`` (the checks) and for a
     monotonic UF checked in the loops ``spf_value_<uf>`` (the range only). The range test
     is one unsigned comparison: ``v - lo > hi - lo`` (modulo 2**64), or ``v > hi`` for a
     :func:`zero_based` UF (``lim`` is ``hi - lo`` or ``hi``)."""
@@ -344,7 +347,7 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
             lines += _prechecked_functions(a, n, mono == "increasing")
             functions += [_read_function("read", a), _scan_function(a)]
             continue
-        if a.name not in dense and _unranged(a):  # the widest bounds: nothing to test
+        if a.name not in dense and unranged(a):  # the widest bounds: nothing to test
             lines += _plain_read(a)
             functions.append(_read_function("read", a))
             continue
@@ -373,10 +376,11 @@ def read_functions(program: Program, dense: dict[str, int | None], zero: frozens
                 lines.append("  (void)first;")
             lines.append("  return v;")
             lines.append("}")
+    digest = HASH if hashed else Chunk(())
     return Chunk(
-        (*NOTE.lines, *HASH.lines, *([""] if lines else []), *lines),
-        functions=(*NOTE.functions, *HASH.functions, *functions),
-        macros=(*NOTE.macros, *HASH.macros),
+        (*NOTE.lines, *digest.lines, *([""] if lines else []), *lines),
+        functions=(*NOTE.functions, *digest.functions, *functions),
+        macros=(*NOTE.macros, *digest.macros),
     )
 
 
@@ -401,7 +405,7 @@ def _helper(a: Arg, kind: str, result: str, params: str) -> Function:
     return Function(name, f"{result} {name}(const {a.ctype} *restrict a, {params})", static=True)
 
 
-def _unranged(a: Arg) -> bool:
+def unranged(a: Arg) -> bool:
     """A UF argument with no declared range (nor one the accesses its values index need):
     its bounds are the widest (:meth:`~spf.runtime.checks.UFCheck.loop_bounds`), so a read
     has nothing to test, e.g. an index array a fact check only compares."""
@@ -410,7 +414,7 @@ def _unranged(a: Arg) -> bool:
 
 
 def _plain_read(a: Arg) -> list[str]:
-    """``spf_read_<uf>`` of an :func:`_unranged` UF: the entry as it is."""
+    """``spf_read_<uf>`` of an :func:`unranged` UF: the entry as it is."""
     return [
         f"static inline {_read_function('read', a).prototype}",
         "{ (void)lo; (void)lim; (void)first; (void)f; return (int64_t)a[t]; }",
@@ -455,12 +459,15 @@ def checked_macros(program: Program, dense: dict[str, int | None]) -> list[Defin
     return out
 
 
-def bound_locals(program: Program, zero: frozenset[str], known: bool = True) -> list[str]:
+def bound_locals(
+    program: Program, zero: frozenset[str], known: bool = True, hashed: bool = True
+) -> list[str]:
     """The checked function's first lines: each UF's bounds as locals (loop invariants the
     compiler keeps in registers; a load through ``spf_bounds`` could not be hoisted past the
     fault recorder's call), then the tests before the loops, and with ``known`` the way to
-    the unchecked function (:func:`known_lines`: not in the range pass's fallback, which no
-    call on known contents reaches and whose own build has no unchecked function)."""
+    the unchecked function (:func:`known_lines`, ``hashed`` as there: not in the range
+    pass's fallback, which no call on known contents reaches and whose own build has no
+    unchecked function)."""
     out = []
     ufs = [a for a in program.signature.args if a.kind == "uf"]
     for n, a in enumerate(ufs):
@@ -475,11 +482,29 @@ def bound_locals(program: Program, zero: frozenset[str], known: bool = True) -> 
         out.append(f"const uint64_t spf_lim_{n} = {lim};")
         out.append(f"(void)spf_lo_{n}; (void)spf_lim_{n}; (void)spf_first_{n};")
     out.append("(void)spf_fault;")
-    way = known_lines(program) if known else []
+    way = known_lines(program, hashed) if known else []
     return out + overlap_lines(program) + way + precheck_lines(program)
 
 
-def known_lines(program: Program) -> list[str]:
+def hashes(program: Program, *, fault_record: bool, parallel: bool) -> bool:
+    """Whether the checked function of ``program`` hashes its index arrays itself
+    (:func:`known_lines`, :mod:`spf.codegen.contents_hash`): only where its kernel can take
+    that way (``spf.runtime.kernel.Kernel._hashed``): index arrays, none of them written,
+    no ``fault_record`` (:func:`spf.codegen.faults.needed`), no OpenMP ``parallel`` region
+    in the unit, and the overlap test in C (:func:`overlaps_in_c`). Elsewhere the hash would
+    be C that gcc compiles for nothing (0.03-0.06 s of CPU a unit, measured on the shared
+    machine: MTTKRP's parallel slices, the sparse outputs' passes with a fault record)."""
+    ufs = [a for a in program.signature.args if a.kind == "uf"]
+    return (
+        bool(ufs)
+        and all(a.const for a in ufs)
+        and not fault_record
+        and not parallel
+        and overlaps_in_c(program)
+    )
+
+
+def known_lines(program: Program, hashed: bool = True) -> list[str]:
     """The checked function's way to the unchecked one: a call on index arrays whose
     contents a checked call verified (spf.runtime.known) sets ``spf_bounds``' word after the
     UFs' (:data:`BOUNDS_PER_UF` each); the function then runs the unchecked loops once the
@@ -487,7 +512,9 @@ def known_lines(program: Program) -> list[str]:
     first hashes each index array (:mod:`spf.codegen.contents_hash`, the bytes the next
     words give, one per UF after the verified contents' hash) and runs the unchecked loops
     only when the hash is the verified one; other contents record
-    :data:`FAULT_NEW_CONTENTS` with their hash and return before anything is written."""
+    :data:`FAULT_NEW_CONTENTS` with their hash and return before anything is written.
+    Without ``hashed`` (:func:`hashes`) the word's value 1 alone is read (the kernel keys
+    its calls in Python: spf.runtime.known), and no hash is printed."""
     sig = program.signature
     ufs = [a.name for a in sig.args if a.kind == "uf"]
     word = BOUNDS_PER_UF * len(ufs)
@@ -496,6 +523,9 @@ def known_lines(program: Program) -> list[str]:
         f"spf_h = {HASH_NAME}({uf}, (uint64_t)spf_bounds[{word + 2 + n}], spf_h);"
         for n, uf in enumerate(ufs)
     )
+    run = f"if (spf_bounds[{word}]) {{ {sig.function}({call}); return; }}"
+    if not hashed:
+        return [run]
     return [
         f"if (spf_bounds[{word}] == {KNOWN_HASHED})",
         "{",
@@ -503,7 +533,7 @@ def known_lines(program: Program) -> list[str]:
         f"  if (spf_h != (uint64_t)spf_bounds[{word + 1}])",
         f"  {{ spf_fault_note(spf_fault, {FAULT_NEW_CONTENTS}, 0, 0, (int64_t)spf_h); return; }}",
         "}",
-        f"if (spf_bounds[{word}]) {{ {sig.function}({call}); return; }}",
+        run,
     ]
 
 
@@ -573,18 +603,19 @@ def facts_function(
     overlap: bool = False,
     each_call: tuple[int, ...] = (),
     implied: tuple[tuple[int, tuple[int, ...]], ...] = (),
+    hashed: bool = True,
 ) -> str:
     """``<monotonic UFs the loops order-check>;<zero-based UFs>;<facts the loops check>;
     <overlap>;<each-call facts tested before the loops>;<implied facts>;hash`` (comma-separated
     names, then fact numbers, then ``overlap`` when the function tests that no written array
     overlaps another, then fact numbers, then ``fact:by.by`` for each fact not checked
-    because the facts ``by`` imply it, :func:`implied_text`, then ``hash``: the function
-    hashes its index arrays itself, :func:`known_lines`)."""
+    because the facts ``by`` imply it, :func:`implied_text`, then ``hash`` where the function
+    hashes its index arrays itself, ``hashed``: :func:`known_lines`)."""
     facts = ",".join(str(n) for n in sorted(in_loop))
     text = f"{','.join(sorted(dense))};{','.join(sorted(zero))};{facts}"
     text += ";overlap" if overlap else ";"
     text += ";" + ",".join(map(str, each_call))
-    text += ";" + implied_text(implied) + ";hash"
+    text += ";" + implied_text(implied) + (";hash" if hashed else ";")
     return f'{facts_prototype(function)} {{ return "{text}"; }}'
 
 

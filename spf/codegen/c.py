@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from spf import cexpr as cx
 from spf.cexpr import to_c
 from spf.clang import NUMPY_OF_C
-from spf.codegen import faults, flat_pairs, lane_reads, row_blocks, row_pairs
+from spf.codegen import checked_call, faults, flat_pairs, lane_reads, row_blocks, row_pairs
 from spf.codegen.arg_checks import fact_check_lines, read_key
 from spf.codegen.each_call import stmt_macro_chunk
 from spf.codegen.emitter import Emitter
@@ -148,6 +148,9 @@ class CPrinter:
         self._pairs: RowPairs | None = None  # row loop whose reads test their pairs
         self._row_first: tuple[str, list[str]] | None = None  # lines opening each row
         self._dense: dict[str, int | None] = {}  # dense monotonic UFs (checked function)
+        self._hashed = False  # the checked function hashes its index arrays (arg_checks.hashes)
+        self._takes_record = False  # the unchecked function takes a fault record (faults)
+        self._plain_body: list[str] = []  # the unchecked function's body as printed
 
     target = "c"
     """The target name used in messages."""
@@ -212,7 +215,9 @@ class CPrinter:
                 self.out.chunk(faults.NOTE)
             self.out.line(faults.prototype(sig))
             self.out.function(sig.function + faults.FAULTS_SUFFIX, faults.prototype(sig))
+            mark = self.out.count()
             self._body_block()
+            self._plain_body = self.out.since(mark)
             for line in faults.wrapper(sig):
                 self.out.line(line)
             self.out.function(sig.function, sig.c_prototype())
@@ -224,14 +229,18 @@ class CPrinter:
         else:
             self.out.line(sig.c_prototype())
             self.out.function(sig.function, sig.c_prototype())
+            mark = self.out.count()
             self._body_block()
+            self._plain_body = self.out.since(mark)
         if ranged or lanes:
             self.out.line("#endif")
         if checked:
-            self._checked_function(ranged, lanes)
+            self._checked_function(ranged, lanes, faults.needed(self.p, heap))
         return self.out.text()
 
-    def _checked_function(self, ranged: frozenset[str], lanes: frozenset[str]) -> None:
+    def _checked_function(
+        self, ranged: frozenset[str], lanes: frozenset[str], fault_record: bool
+    ) -> None:
         """The same loops with every UF argument read checked (spf.codegen.arg_checks); with
         index arrays the range pass tests whole (``ranged``: spf.codegen.range_pass) or the
         loops test without a branch (``lanes``: spf.codegen.lane_reads), the checked reads go
@@ -242,8 +251,10 @@ class CPrinter:
 
         dense, zero = ac.dense_monotonic(self.p), ac.zero_based(self.p)
         sig = self.p.signature
+        self._hashed = ac.hashes(self.p, fault_record=fault_record, parallel=self.out.parallel)
+        self._takes_record = fault_record
         self.out.line("")
-        self.out.chunk(ac.read_functions(self.p, dense, zero))
+        self.out.chunk(ac.read_functions(self.p, dense, zero, self._hashed))
         self.out.chunk(define_chunk(ac.checked_macros(self.p, dense)))
         self.out.chunk(ac.peek_functions(self.p, zero))
         if ranged or lanes:
@@ -270,6 +281,7 @@ class CPrinter:
                 ac.overlaps_in_c(program),
                 program.each_call.facts if program.each_call is not None else (),
                 program.implied_facts,
+                self._hashed,
             )
         )
         if ranged or lanes:
@@ -304,7 +316,8 @@ class CPrinter:
         prototype = ac.checked_prototype_of(self.p.signature, suffix)
         self.out.line(prototype)
         self.out.function(self.p.signature.function + suffix, prototype)
-        first = ac.bound_locals(program, zero, known=suffix != range_pass.READS_SUFFIX)
+        known = suffix != range_pass.READS_SUFFIX
+        first = ac.bound_locals(program, zero, known=known, hashed=self._hashed)
         if ranged:
             first += range_pass.pass_lines(program, ranged)
         first, last = first + self._each_call_lines(dense, ranged), []
@@ -313,12 +326,28 @@ class CPrinter:
         if lanes:
             first += lane_reads.first_lines(program, lanes)
             last = lane_reads.last_lines() + last
+        shared = (
+            suffix == ac.CHECKED_SUFFIX
+            and not self._fact_checks
+            and self._pairs is None
+            and self._blocks is None
+            and not lanes
+            and not last
+            and checked_call.reads_raw(program, dense, ranged)
+        )
+        mark = self.out.count()
         try:
             self._body_block(first, last)
         finally:
             self.p = program
             self._fact_checks, self._fact_values = {}, {}
             self._blocks = self._pairs = None
+        if shared and checked_call.same_loops(self.out.since(mark), len(first), self._plain_body):
+            self.out.replace_since(mark, [])  # the unchecked function runs the same loops
+            with self.out.braces():
+                for line in first:
+                    self.out.line(line)
+                self.out.line(checked_call.call_line(program, self._takes_record))
 
     def _each_call_lines(self, dense: dict[str, int | None], ranged: frozenset[str]) -> list[str]:
         """The each-call facts' check loops, run before the kernel's (spf.codegen.each_call);

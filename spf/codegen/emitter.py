@@ -75,6 +75,11 @@ class Emitter:
         self._openmp = True
         self._parallel = self._parallel or parallel
 
+    @property
+    def parallel(self) -> bool:
+        """An OpenMP parallel region was printed so far (:meth:`omp`)."""
+        return self._parallel
+
     def chunk(self, chunk: Chunk) -> None:
         """Print ``chunk``'s lines as they are and note what it defines."""
         self._lines.extend(chunk.lines)
@@ -109,6 +114,19 @@ class Emitter:
     def lines(self) -> list[str]:
         """The lines so far."""
         return list(self._lines)
+
+    def count(self) -> int:
+        """How many lines were printed so far (a mark for :meth:`since`)."""
+        return len(self._lines)
+
+    def since(self, mark: int) -> list[str]:
+        """The lines printed after ``mark`` (:meth:`count`)."""
+        return self._lines[mark:]
+
+    def replace_since(self, mark: int, lines: Iterable[str]) -> None:
+        """Print ``lines`` (as they are) instead of those printed after ``mark``; what those
+        defined stays noted."""
+        self._lines[mark:] = lines
 
     def text(self) -> str:
         return "\n".join(self._lines) + "\n"

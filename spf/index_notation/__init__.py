@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from spf._gc import with_fewer_collections
 from spf.dtypes import index_name
 from spf.errors import ArgumentError
 from spf.index_notation.build import Einsum
@@ -28,6 +29,7 @@ def _index_dtype(index_dtype: object) -> str:
     return index_name(index_dtype)
 
 
+@with_fewer_collections
 def einsum(
     expr: str,
     /,

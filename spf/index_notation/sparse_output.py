@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spf._gc import with_fewer_collections
 from spf.computation import Computation, Stmt
 from spf.errors import ArgumentError
 from spf.index_notation.build import declare_operands
@@ -619,8 +620,12 @@ class _GroupBuild:
     together: bool
     untouched: bool
 
+    @with_fewer_collections
     def __call__(self, group: str) -> list[CompiledKernel]:
-        """The kernels of ``group``'s phases (``"two"`` or ``"single"``), in order."""
+        """The kernels of ``group``'s phases (``"two"`` or ``"single"``), in order: built,
+        generated and compiled with fewer collections of Python's garbage collector, as
+        ``Computation.compile`` is (spf._gc; sorted SpGEMM's single pass: 49 collections,
+        0.07-0.09 s of CPU, against 2 and 0.006 s, measured on the shared machine)."""
         from spf.codegen.program import c_function_name
         from spf.index_notation.remembered import load_or_compile
         from spf.index_notation.single_pass import phases_of

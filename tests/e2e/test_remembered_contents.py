@@ -770,3 +770,37 @@ def test_contents_verified_before_stay_known_between_others(
             kernel(**shifted)
     kernel(**eye)
     assert counted.take() == (2, 1)
+
+
+def test_only_kernels_that_can_take_the_hashed_way_hash_in_c(
+    square: dict[str, Any], compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checked function hashes its index arrays itself only where its kernel can take
+    that way (spf.codegen.arg_checks.hashes): a serial kernel does; one whose loops run in
+    an OpenMP parallel region, or one with a fault record (a sparse output's pass), prints
+    no hash (gcc compiles nothing for it). The parallel one remembers its contents keyed
+    in Python instead, computes the same and still refuses an entry broken in place."""
+    serial, make = compiled("spmv(CSR)", "int32")
+    assert serial._hashed
+    assert arg_checks.HASH_NAME in serial.source
+    comp = spf.kernels.spmv(CSR, index_dtype="int32")
+    comp.stmt("spmv").parallelize("i")
+    kernel = comp.compile()
+    assert arg_checks.HASH_NAME not in kernel.source
+    assert not kernel._hashed
+    assert kernel._known is not None  # the order fact over col: keyed in Python
+    counted = Counted(kernel, monkeypatch)
+    m = square["bcsstk13"]
+    args = make(m, "int32")
+    for _ in range(3):
+        args["y"][:] = 0.0
+        kernel(**args)
+        np.testing.assert_allclose(args["y"], m @ args["x"], rtol=1e-13)
+    assert counted.take() == (1, 2)
+    args["col"][[0, 1]] = args["col"][[1, 0]]  # one row's columns out of order, in place
+    with pytest.raises(ArgumentError):
+        kernel(**args)
+    adds = spf.einsum("C(i,j) = A(i,j) + B(i,j)", A=CSR, B=CSR, C=CSR).compile()
+    for k in adds.group("single"):  # the single pass: a fault record
+        assert arg_checks.HASH_NAME not in k.source
+        assert not k._hashed

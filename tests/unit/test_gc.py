@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -61,4 +62,36 @@ def test_computation_entry_points_run_inside(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(spf.codegen, "codegen", codegen)
     assert spmv_csr().codegen("c") == "/* C */"
     assert seen == [(YOUNG, 10, 10)]
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_einsum_and_a_sparse_outputs_group_build_run_inside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``spf.einsum`` builds, and a sparse output's group of phases (built, generated and
+    compiled by ``SparseEinsum.compile`` or on a first call, not by ``Computation.compile``)
+    runs inside too."""
+    import spf.index_notation as notation
+    import spf.index_notation.remembered as remembered
+    from spf.formats import CSR
+
+    seen: list[tuple[int, int, int]] = []
+    build = notation.build_sparse
+
+    def build_sparse(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.get_threshold())
+        return build(*args, **kwargs)
+
+    def load_or_compile(*args: object, **kwargs: object) -> list[object]:
+        seen.append(gc.get_threshold())
+        raise LookupError("stop here")
+
+    monkeypatch.setattr(notation, "build_sparse", build_sparse)
+    monkeypatch.setattr(remembered, "load_or_compile", load_or_compile)
+    comp = notation.einsum("C(i,j) = A(i,j) + B(i,j)", A=CSR, B=CSR, C=CSR)
+    assert isinstance(comp, notation.SparseEinsum)
+    assert gc.get_threshold() == (700, 10, 10)
+    with pytest.raises(LookupError, match="stop here"):  # the group a first call takes
+        comp.compile()
+    assert seen == [(YOUNG, 10, 10)] * 2
     assert gc.get_threshold() == (700, 10, 10)
