@@ -302,9 +302,7 @@ def _numeric(
         # the loads would stall on the stores in flight)
         comp.assume(f"{en} >= 0")  # an extent: lst has LANES slots at least
         pad = f"{{[{o}, a]: 0 <= {o} < {eo} && 0 <= a < {LANES} && {en} >= 1}}"
-        comp.add_stmt(
-            Stmt(f"$lst$(a) = {en} - 1;", pad, f"{{[{o}, a] -> [0, {o}, 0, a + 1, 0]}}")
-        )
+        comp.add_stmt(Stmt(f"$lst$(a) = {en} - 1;", pad, f"{{[{o}, a] -> [0, {o}, 0, a + 1, 0]}}"))
     rows_only = ("thr", "base", "bits")  # computed once, before the row loop
     _workspaces(comp, [w for w, d in comp.data_spaces.items() if d.role == "local"
                        and w not in rows_only], o)  # fmt: skip

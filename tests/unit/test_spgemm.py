@@ -132,9 +132,7 @@ def test_rows_either_side_of_the_radix_switch_come_out_sorted(
     rng = np.random.default_rng(length + 1)
     m = 10_000
     cols = np.append(rng.permutation(m - 1)[: length - 1], m - 1)
-    b = sp.csr_array(
-        (rng.random(length) + 1.0, (np.arange(length) % 3, cols)), shape=(3, m)
-    )
+    b = sp.csr_array((rng.random(length) + 1.0, (np.arange(length) % 3, cols)), shape=(3, m))
     a = np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [3.0, 0.0, 1.0]])
     _same(_multiply(*kernel, a, b), sp.csr_array(a) @ b)
 
