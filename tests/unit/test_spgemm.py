@@ -85,9 +85,9 @@ def test_rows_of_every_length_come_out_sorted(
 def test_rank_sorted_rows_around_the_vector_padding_come_out_sorted(
     kernel: tuple[kernels.SpGEMMKernel, str], length: int
 ) -> None:
-    """Short rows' keys are padded to a multiple of 16 (the sentinel M) before the ranks are
-    counted: rows just under, at and over a multiple, below the radix switch (about 40
-    columns at M = 10000), their columns reached out of order from two rows of B."""
+    """Short rows' keys are padded to a multiple of 16 (with M - 1) before the ranks are
+    counted: rows just under, at and over a multiple, below the radix switch (56 columns at
+    M = 10000), their columns reached out of order from two rows of B."""
     rng = np.random.default_rng(length)
     m = 10_000
     cols = rng.permutation(m)[:length]
@@ -95,6 +95,45 @@ def test_rank_sorted_rows_around_the_vector_padding_come_out_sorted(
         (rng.random(length) + 1.0, (np.arange(length) % 2, cols)), shape=(2, m)
     )  # interleaved halves: the row's list is unsorted
     a = np.ones((3, 2)) * np.array([[1.0], [0.0], [2.0]])  # and an empty row
+    _same(_multiply(*kernel, a, b), sp.csr_array(a) @ b)
+
+
+RANK_LIMIT = int(np.sqrt(32 * np.sqrt(10_000)))
+"""The longest row the rank sort takes at M = 10000 (56 columns); longer ones are
+radix-sorted."""
+
+
+@pytest.mark.parametrize("length", [1, 2, 15, 16, 17, 33, RANK_LIMIT - 1, RANK_LIMIT])
+def test_rank_sorted_rows_holding_the_padding_value_come_out_sorted(
+    kernel: tuple[kernels.SpGEMMKernel, str], length: int
+) -> None:
+    """A padding lane holds M - 1 and its rank is the row's length, or one less where the
+    row's last column is M - 1 itself (the lane then writes that column over itself): rows
+    holding column M - 1 (and 0), reached last, first or in between, in and around a
+    block of 16, up to the rank sort's limit."""
+    rng = np.random.default_rng(length)
+    m = 10_000
+    middle = rng.permutation(np.arange(1, m - 1))[: max(length - 2, 0)]
+    for cols in ([m - 1, *middle, 0][:length], [*middle, 0, m - 1][-length:]):
+        cols = np.array(cols)
+        half = np.arange(len(cols)) % 2  # interleaved: the list is unsorted
+        b = sp.csr_array((rng.random(len(cols)) + 1.0, (half, cols)), shape=(2, m))
+        a = np.array([[1.0, 2.0], [0.0, 0.0], [0.0, 3.0], [1.0, 0.0]])
+        _same(_multiply(*kernel, a, b), sp.csr_array(a) @ b)
+
+
+@pytest.mark.parametrize("length", [RANK_LIMIT, RANK_LIMIT + 1, 200])
+def test_rows_either_side_of_the_radix_switch_come_out_sorted(
+    kernel: tuple[kernels.SpGEMMKernel, str], length: int
+) -> None:
+    """Rows of the rank sort's last length and of the radix sort's first, and long ones,
+    next to short and empty rows in the same product, columns out of order (from three
+    rows of B) and the last column among them."""
+    rng = np.random.default_rng(length + 1)
+    m = 10_000
+    cols = np.append(rng.permutation(m - 1)[: length - 1], m - 1)
+    b = sp.csr_array((rng.random(length) + 1.0, (np.arange(length) % 3, cols)), shape=(3, m))
+    a = np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [3.0, 0.0, 1.0]])
     _same(_multiply(*kernel, a, b), sp.csr_array(a) @ b)
 
 

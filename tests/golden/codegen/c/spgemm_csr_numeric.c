@@ -75,7 +75,7 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
 #define dig(t0) dig[spf_ws_dig + (t0)]
 #define tmp(t0) tmp[spf_ws_tmp + (t0)]
 #define s0(i) spf_ds_len(0) = 0
-#define s1(i, a) spf_ds_lst(a) = M
+#define s1(i, a) spf_ds_lst(a) = M - 1
 #define s2(i, A_k, k, B_k, j) do { \
   if (mark(j) != (i) + 1) \
   { \
@@ -87,14 +87,14 @@ static inline int64_t spf_index_in_int64_t(int64_t v, int64_t l, int64_t h, int6
   acc(j) += A(A_k) * B(B_k); \
 } while (0)
 #define s3(z) do { \
-  spf_ds_thr(z) = (int64_t) fmin((double) M, sqrt(16.0 * sqrt((double) M))); \
+  spf_ds_thr(z) = (int64_t) fmin((double) M, sqrt(32.0 * sqrt((double) M))); \
   spf_ds_bits(z) = (int64_t) ceil(log2((double) M + 1.0) / 2.0); \
   spf_ds_base(z) = (int64_t) 1 << bits(z); \
 } while (0)
-#define s4(i, a) spf_ds_lst(a) = M
-#define s5_target(i, a, v, l) spf_ds_rnk(a)
-#define s5_value(i, a, v, l) lst(16 * (v) + (l)) < lst(a)
-#define s5(i, a, v, l) spf_ds_rnk(a) += lst(16 * (v) + (l)) < lst(a)
+#define s4(i, a) spf_ds_lst(a) = M - 1
+#define s5_target(i, v, a, l) spf_ds_rnk(16 * (v) + (l))
+#define s5_value(i, v, a, l) lst(a) < lst(16 * (v) + (l))
+#define s5(i, v, a, l) spf_ds_rnk(16 * (v) + (l)) += lst(a) < lst(16 * (v) + (l))
 #define s6(i, a) do { \
   spf_ds_srt(rnk(a)) = lst(a); \
   spf_ds_rnk(a) = 0; \
@@ -157,7 +157,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
   int32_t *restrict lst = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 16))), sizeof(int32_t));
   int32_t *restrict len = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((1))), sizeof(int32_t));
   int32_t *restrict srt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 1))), sizeof(int32_t));
-  int32_t *restrict rnk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
+  int32_t *restrict rnk = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 16))), sizeof(int32_t));
   int32_t *restrict cnt = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
   int32_t *restrict cnt2 = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M + 2))), sizeof(int32_t));
   int32_t *restrict dig = (int32_t *)calloc((size_t)(spf_thread_count() * spf_ws_stride((M))), sizeof(int32_t));
@@ -167,7 +167,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
   if (!lst) spf_fault_note(spf_fault, 4, 2, (int64_t)(spf_thread_count() * spf_ws_stride((M + 16))), (int64_t)sizeof(int32_t));
   if (!len) spf_fault_note(spf_fault, 4, 3, (int64_t)(spf_thread_count() * spf_ws_stride((1))), (int64_t)sizeof(int32_t));
   if (!srt) spf_fault_note(spf_fault, 4, 4, (int64_t)(spf_thread_count() * spf_ws_stride((M + 1))), (int64_t)sizeof(int32_t));
-  if (!rnk) spf_fault_note(spf_fault, 4, 5, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
+  if (!rnk) spf_fault_note(spf_fault, 4, 5, (int64_t)(spf_thread_count() * spf_ws_stride((M + 16))), (int64_t)sizeof(int32_t));
   if (!cnt) spf_fault_note(spf_fault, 4, 6, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
   if (!cnt2) spf_fault_note(spf_fault, 4, 7, (int64_t)(spf_thread_count() * spf_ws_stride((M + 2))), (int64_t)sizeof(int32_t));
   if (!dig) spf_fault_note(spf_fault, 4, 8, (int64_t)(spf_thread_count() * spf_ws_stride((M))), (int64_t)sizeof(int32_t));
@@ -211,7 +211,7 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
       (void)spf_ws_len;
       const int64_t spf_ws_srt = spf_thread_id() * spf_ws_stride((M + 1));
       (void)spf_ws_srt;
-      const int64_t spf_ws_rnk = spf_thread_id() * spf_ws_stride((M));
+      const int64_t spf_ws_rnk = spf_thread_id() * spf_ws_stride((M + 16));
       (void)spf_ws_rnk;
       const int64_t spf_ws_cnt = spf_thread_id() * spf_ws_stride((M + 2));
       (void)spf_ws_cnt;
@@ -223,23 +223,26 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
       (void)spf_ws_tmp;
       uint64_t spf_bad = 0;
       s0(i);
-      for (int64_t A_k = 1; A_k <= 16; A_k++)
+      if (M >= 1)
       {
-        s1(i, -1 + A_k);
-      }
-      if (M >= 1 && K >= 1 && B_NNZ >= 1)
-      {
-        const int64_t A_rowptr_1_i = A_rowptr(1 + i);
-        const int64_t A_rowptr_i = A_rowptr(i);
-        for (int64_t A_k = A_rowptr_i; A_k < A_rowptr_1_i; A_k++)
+        for (int64_t A_k = 1; A_k <= 16; A_k++)
         {
-          const int64_t A_col_A_k = A_col(A_k);
-          const int64_t B_rowptr_1_k = B_rowptr(1 + A_col_A_k);
-          const int64_t B_rowptr_k = B_rowptr(A_col_A_k);
-          for (int64_t B_k = B_rowptr_k; B_k < B_rowptr_1_k; B_k++)
+          s1(i, -1 + A_k);
+        }
+        if (K >= 1 && B_NNZ >= 1)
+        {
+          const int64_t A_rowptr_1_i = A_rowptr(1 + i);
+          const int64_t A_rowptr_i = A_rowptr(i);
+          for (int64_t A_k = A_rowptr_i; A_k < A_rowptr_1_i; A_k++)
           {
-            const int64_t B_col_B_k = B_col(B_k);
-            s2(i, A_k, A_col_A_k, B_k, B_col_B_k);
+            const int64_t A_col_A_k = A_col(A_k);
+            const int64_t B_rowptr_1_k = B_rowptr(1 + A_col_A_k);
+            const int64_t B_rowptr_k = B_rowptr(A_col_A_k);
+            for (int64_t B_k = B_rowptr_k; B_k < B_rowptr_1_k; B_k++)
+            {
+              const int64_t B_col_B_k = B_col(B_k);
+              s2(i, A_k, A_col_A_k, B_k, B_col_B_k);
+            }
           }
         }
       }
@@ -277,26 +280,24 @@ void spgemm_csr_numeric_spf_faults(int64_t A_NNZ, int64_t B_NNZ, int64_t C_NNZ, 
             s4(i, a);
           }
         }
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
+        for (int64_t v = 0; v <= spf_floord(C_rowptr_1_i - C_rowptr_i - 1, 16); v++)
         {
           {
-            int32_t spf_tile;
-            spf_tile = s5_target(0, a, 0, 0);
-            for (int64_t v = 0; v <= (C_rowptr_1_i - C_rowptr_i - 1) / 16; v++)
+            int32_t spf_tile[16];
+            for (int64_t l = 0; l < 16; l++)
+              spf_tile[l] = s5_target(0, v, 0, l);
+            for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
             {
+              for (int64_t l = 0; l <= 15; l++)
               {
-                int32_t spf_acc = s5_target(0, a, 0, 0);
-                for (int64_t l = 0; l <= 15; l++)
-                {
-                  spf_tile += s5_value(i, a, v, l);
-                }
-                s5_target(0, a, 0, 0) = spf_acc;
+                spf_tile[l] += s5_value(i, v, a, l);
               }
             }
-            s5_target(0, a, 0, 0) = spf_tile;
+            for (int64_t l = 0; l < 16; l++)
+              s5_target(0, v, 0, l) = spf_tile[l];
           }
         }
-        for (int64_t a = 0; a < C_rowptr_1_i - C_rowptr_i; a++)
+        for (int64_t a = 0; a <= 16 * spf_floord(C_rowptr_1_i - C_rowptr_i - 1, 16) + 15; a++)
         {
           s6(i, a);
         }
