@@ -261,16 +261,16 @@ class Quick:
     def _unchanged(self, state: tuple[tuple[Any, ...], tuple[Any, ...], Any]) -> bool:
         """Whether the arrays of :attr:`last` (``state``) still have the recorded look: read
         in C (their type, buffer, dtype, flags, shape and strides) when the helper was
-        built, else in Python (their dtype, shape and flags; the helper, once built, reads
-        them from the next call on)."""
+        built, else in Python (their dtype, shape and flags). Once the helper is built, a
+        state it did not record is not taken as unchanged: the caller binds the arguments
+        anew and records their look in C (an array moved in place while the helper built
+        has another buffer than the one the replays kept)."""
         _, arrays, want = state
         if want is not None:
             return bool(LOOK_SAME[0](len(arrays), want))
-        if tuple(map(LOOK, arrays)) != self.looks:
-            return False
         if looker() is not None:
-            self.last = self._state(state[0])
-        return True
+            return False
+        return tuple(map(LOOK, arrays)) == self.looks
 
     def keep(
         self, way: str, kernel: Kernel, merged: Mapping[str, object],

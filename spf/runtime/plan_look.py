@@ -37,17 +37,20 @@ SOURCE = r"""
 #include <numpy/ndarraytypes.h>
 #include <stdint.h>
 
-/* per array: object, type, buffer, dtype, flags, ndim, then ndim dimensions and strides */
-int64_t spf_look_size(int64_t n, const intptr_t *objs)
+/* per array: object, type, buffer, dtype, flags, ndim, then ndim dimensions and strides.
+   cffi calls a function without Python's lock: these take it, so that no other thread
+   changes an array's shape (its dimensions' memory) while they read it. */
+int64_t spf_look_record(int64_t n, const intptr_t *objs, int64_t *out, int64_t cap)
 {
+  PyGILState_STATE gil = PyGILState_Ensure();
   int64_t size = 0;
   for (int64_t i = 0; i < n; i++)
     size += 6 + 2 * (int64_t)PyArray_NDIM((PyArrayObject *)objs[i]);
-  return size;
-}
-
-void spf_look_record(int64_t n, const intptr_t *objs, int64_t *out)
-{
+  if (size > cap)  /* an array given more dimensions since the caller counted them */
+  {
+    PyGILState_Release(gil);
+    return -1;
+  }
   for (int64_t i = 0; i < n; i++)
   {
     PyArrayObject *a = (PyArrayObject *)objs[i];
@@ -64,12 +67,16 @@ void spf_look_record(int64_t n, const intptr_t *objs, int64_t *out)
       *out++ = (int64_t)PyArray_STRIDES(a)[d];
     }
   }
+  PyGILState_Release(gil);
+  return size;
 }
 
 /* 1 when every recorded array still has its recorded look, else 0 */
 int spf_look_same(int64_t n, const int64_t *want)
 {
-  for (int64_t i = 0; i < n; i++)
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int same = 1;
+  for (int64_t i = 0; i < n && same; i++)
   {
     PyArrayObject *a = (PyArrayObject *)(intptr_t)want[0];
     const int nd = PyArray_NDIM(a);
@@ -77,25 +84,27 @@ int spf_look_same(int64_t n, const int64_t *want)
         || (int64_t)(intptr_t)PyArray_DATA(a) != want[2]
         || (int64_t)(intptr_t)PyArray_DESCR(a) != want[3]
         || (int64_t)PyArray_FLAGS(a) != want[4] || (int64_t)nd != want[5])
-      return 0;
+      same = 0;  /* nd checked before the dimensions: want holds nd pairs */
     want += 6;
-    for (int d = 0; d < nd; d++, want += 2)
+    for (int d = 0; d < nd && same; d++, want += 2)
       if ((int64_t)PyArray_DIMS(a)[d] != want[0] || (int64_t)PyArray_STRIDES(a)[d] != want[1])
-        return 0;
+        same = 0;
   }
-  return 1;
+  PyGILState_Release(gil);
+  return same;
 }
 """
 
 CDEF = """
-int64_t spf_look_size(int64_t n, intptr_t *objs);
-void spf_look_record(int64_t n, intptr_t *objs, int64_t *out);
+int64_t spf_look_record(int64_t n, intptr_t *objs, int64_t *out, int64_t cap);
 int spf_look_same(int64_t n, int64_t *want);
 """
 
 Looker = tuple[Callable[[int, Any], int], Callable[[Sequence[np.ndarray]], Any]]
 """``(same, record)``: ``same(n, want)`` is 1 when the ``n`` arrays ``want`` recorded still
-look as they did; ``record(arrays)`` is that ``want`` (a cffi ``int64_t[]``)."""
+look as they did; ``record(arrays)`` is that ``want`` (a cffi ``int64_t[]``), or None when
+another thread gave one of them more dimensions meanwhile (the look is then read in
+Python)."""
 
 LOOK_SAME: list[Callable[[int, Any], int]] = []
 """The helper's ``same`` once it is built (what a record's every call runs)."""
@@ -114,7 +123,10 @@ def looker(wait: bool = False) -> Looker | None:
         _BUILDING.append(submit(_build))
     if not wait and not _BUILDING[0].done():
         return None
-    got = _BUILDING[0].result()
+    try:
+        got = _BUILDING[0].result()
+    except Exception:  # any failure of the build: the records read the look in Python
+        got = None
     if got is not None and not LOOK_SAME:
         LOOK_SAME.append(got[0])
     _BUILT.append(got)
@@ -136,12 +148,13 @@ def _build() -> Looker | None:
         lib = ffi.dlopen(str(path))
     except (SpfError, OSError, cffi.FFIError):  # no headers or no compiler
         return None
-    size, fill = lib.spf_look_size, lib.spf_look_record
+    fill = lib.spf_look_record
 
     def record(arrays: Sequence[np.ndarray]) -> Any:
-        ids = list(map(id, arrays))
-        want = ffi.new("int64_t[]", max(int(size(len(ids), ids)), 1))
-        fill(len(ids), ids, want)
+        size = sum(6 + 2 * a.ndim for a in arrays)
+        want = ffi.new("int64_t[]", max(size, 1))
+        if fill(len(arrays), list(map(id, arrays)), want, size) < 0:
+            return None  # reshaped meanwhile by another thread: read in Python this time
         return want
 
     return lib.spf_look_same, record

@@ -124,12 +124,13 @@ class PreparedPlanCall(PreparedCall):
         looks = zip(arrays, self._looks, strict=True)  # as many as TYPED_LOOK compared
         if not same and any(type(a) is not look[0] for a, look in looks):
             return None  # e.g. a weakref.proxy, whose __class__ is its referent's
-        if not same or want is not None:  # other objects, or these changed in place
-            given = self._order((*self._values, *arrays))
-        elif looker() is None:  # the same objects, read in Python: as the last call
+        if same and want is None and looker() is None:  # the same objects, read in Python
             return given
-        self._state = (arrays, given, _want(arrays))
-        return given
+        # other objects, these changed in place, or a look the helper (built since) did not
+        # record: bound anew (the replays' kept buffers may be stale)
+        anew: tuple[Any, ...] = self._order((*self._values, *arrays))
+        self._state = (arrays, anew, _want(arrays))
+        return anew
 
     def _record(self, args: dict[str, object], arrays: tuple[object, ...]) -> None:
         """The record of the call just validated on ``args`` (whose free ``arrays`` are
