@@ -137,7 +137,9 @@ def lines(flat: FlatPairs, expr: Callable[[Expr], str]) -> list[str]:
 
     target = f"{s.name}_target({', '.join(['0'] * len(s.params))})"
     first, end, b = expr(flat.first), expr(flat.end), flat.row
-    out = [f"if ({expr(flat.guard)})"] if flat.guard is not None else []
+    rows = f"({first}) < ({end})"  # no row: the pointer array may be empty, read nothing
+    guard = rows if flat.guard is None else f"({expr(flat.guard)}) && {rows}"
+    out = [f"if ({guard})"]
     out += [
         "{",
         f"  const int64_t spf_fp_lo = (int64_t){u}({first}), spf_fp_hi = (int64_t){u}({end});",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from spf.codegen.arg_checks import dense_monotonic, prechecked
+from spf.codegen.arg_checks import dense_monotonic, prechecked, serial
 from spf.codegen.loop_ast import (
     Alloc,
     Bind,
@@ -58,7 +58,9 @@ def lanes(program: Program, ranged: frozenset[str]) -> frozenset[str]:
     constant extent (:func:`_constant`) that holds no other loop: one argument, one value, a
     declared range, not monotonic, not tested whole before the loops (by the prechecks or
     the range pass, ``ranged``), not read in a statement's text, a loop bound or a
-    condition."""
+    condition; none in a function with a parallel loop."""
+    if not serial(program):  # the flag is or-ed without atomics: one thread only
+        return frozenset()
     whole = prechecked(program) | ranged | frozenset(dense_monotonic(program))
     good: dict[str, bool] = {}
     for a in program.signature.args:

@@ -99,6 +99,11 @@ class Pair:
     gap: int
     checks: frozenset[InLoopCheck]
     bits: int
+    exact: bool = True
+    """Every check's pairs are exactly the row's (its guards neither start after the row's
+    first pair nor end before its last): a test of every pair of the row reports what the
+    checks report (:mod:`spf.codegen.row_pairs` and the blocks, whose counts of broken
+    pairs report the fact, need it; others keep the checked loops)."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,8 @@ def plan(
         return None
     pointer = _uf_args(program).get(blocks.ptr)
     if pointer is None or pointer[1].ctype not in NARROW:  # a block's 32-bit pair counts
+        return None
+    if not all(p.exact for p in pairs):  # a block's count would report pairs the fact skips
         return None
     return blocks
 
@@ -298,6 +305,7 @@ def _pairs(
     inside = {id(c) for c in walk(loop.body) if isinstance(c, Call)}
     stmts = {s.name: s for s in program.stmts}
     found: dict[tuple[str, int], list[InLoopCheck]] = {}
+    exact: dict[tuple[str, int], bool] = {}
     for c in (n for n in walk(outer.body) if isinstance(n, Call)):
         if stmts[c.stmt].calls & set(ufs):  # the statement's own text reads an index array
             return None
@@ -306,23 +314,26 @@ def _pairs(
             k = loop.var if id(c) in inside else None
             pair = _pair(check, env, outer.var, k, ptr)
             if pair is not None and pair[0] not in whole and not ufs[pair[0]][1].inner:
-                found.setdefault(pair, []).append(check)
+                key = pair[:2]
+                found.setdefault(key, []).append(check)
+                exact[key] = exact.get(key, True) and pair[2]
     out = []
     for (uf, gap), mine in sorted(found.items()):
         bits = 0
         for check in mine:
             bits |= 1 << min(check.fact, FACT_BITS - 1)
-        out.append(Pair(uf, ufs[uf][1].ctype, gap, frozenset(mine), bits))
+        out.append(Pair(uf, ufs[uf][1].ctype, gap, frozenset(mine), bits, exact[uf, gap]))
     return tuple(out)
 
 
 def _pair(
     check: InLoopCheck, env: dict[str, Expr], i: str, k: str | None, ptr: str
-) -> tuple[str, int] | None:
+) -> tuple[str, int, bool] | None:
     """``check`` as a neighbouring-pairs fact ``V(p + c + 1) - V(p + c) >= m`` whose guard
     (or the row loop, variable ``k``, None outside it, when ``p`` is ``k``) keeps both
     entries inside row ``i`` (``ptr(i) <= p + c`` and ``p + c + 1 < ptr(i + 1)``), as
-    ``(V, m)``; else None."""
+    ``(V, m, exact)``, ``exact`` when the pairs it tests are all of the row's (none
+    skipped at either end); else None."""
     if len(check.conclusion) != 1 or check.conclusion[0][0]:
         return None
     form = _form(check.conclusion[0][1], env)
@@ -349,7 +360,14 @@ def _pair(
         return None
     if not ((in_loop and c >= 0) or any(lows)) or not ((in_loop and c <= -1) or any(highs)):
         return None
-    return str(up[0]).removeprefix("spf_raw_"), -int(form.get((), 0))
+    # how many of the row's pairs each bound skips at the start and at the end: the
+    # tightest bound is the test's, and it tests the whole row when it skips none
+    skip_lo = [c - g.get((), 0) for g, low in zip(guard, lows, strict=True) if low]
+    skip_hi = [-c - 2 - g.get((), 0) for g, high in zip(guard, highs, strict=True) if high]
+    if in_loop:
+        skip_lo, skip_hi = [*skip_lo, c], [*skip_hi, -c - 1]
+    exact = max(skip_lo) == 0 and max(skip_hi) == 0
+    return str(up[0]).removeprefix("spf_raw_"), -int(form.get((), 0)), exact
 
 
 def _form(term: Any, env: dict[str, Expr]) -> dict[Any, int] | None:

@@ -118,8 +118,8 @@ def plan(
     zero = zero_based(program)
     out: dict[str, Fused] = {}
     for p in shape.pairs:
-        if p.uf not in ranged or p.gap not in (0, 1) or reads.count(p.uf) != 1:
-            return None
+        if p.uf not in ranged or p.gap not in (0, 1) or reads.count(p.uf) != 1 or not p.exact:
+            return None  # (a fact over fewer pairs than the row's: its test would over-report)
         if p.uf not in first or sum(q.uf == p.uf for q in shape.pairs) != 1:
             return None
         ctype, n = ranged[p.uf]

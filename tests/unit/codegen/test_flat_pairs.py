@@ -133,3 +133,15 @@ def test_descents_across_block_ends_are_no_error(bdia: tuple[str, Any]) -> None:
     y = _run(kernel, args)
     assert np.array_equal(y, _run(kernel, args, check=False))
     np.testing.assert_allclose(y, dense @ np.linspace(-1.0, 2.0, COLS), rtol=1e-12)
+
+
+def test_no_block_reads_no_pointer_entry() -> None:
+    """With no block (``NB = -1``: an empty ``dptr``) the flat pass reads nothing: no
+    entry before or after the pointer array (it read ``dptr[0]`` and ``dptr[-1]``)."""
+    k = kernels.spmv(BDIA(4), index_dtype="int64").compile()
+    y = np.zeros(4)
+    around = np.array([0, 0, 0, 0, 100_000, 0, 0], np.int64)
+    dptr = around[5:5]  # dptr[-1] would be 100,000
+    k(y=y, A=np.ones((2, 4)), x=np.ones(4), dptr=dptr, doff=np.array([0, 1]), N=4, M=4,
+      NB=-1, NS=2)  # fmt: skip
+    assert y.tolist() == [0.0, 0.0, 0.0, 0.0]

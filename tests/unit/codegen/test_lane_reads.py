@@ -142,3 +142,15 @@ def test_sell_8_32_tests_its_row_permutation_before_the_loops(dtype: str, matrix
     scol[k] = COLS
     with pytest.raises(ArgumentError, match=rf"scol\[{k}\] = {COLS} is outside"):
         _run(kernel, {**args, "scol": scol})
+
+
+def test_a_parallel_function_keeps_its_checked_reads() -> None:
+    """The lanes' out-of-range flag is or-ed without atomics: a function with a parallel
+    loop keeps the checked reads (which record a fault atomically)."""
+    comp = kernels.spmv(SELL(8, 1), index_dtype="int32")
+    stmt = comp.stmts[0]
+    stmt.parallelize(stmt.loops[0])
+    assert "spf_lanes" not in comp.codegen("c", arg_checks=True)
+    assert "spf_lanes" in kernels.spmv(SELL(8, 1), index_dtype="int32").codegen(
+        "c", arg_checks=True
+    )

@@ -226,3 +226,20 @@ def test_a_row_bound_checked_with_the_range(symmetric: tuple[str, Any]) -> None:
             bad[k] = value
             with pytest.raises(ArgumentError, match=rf"col\[{k}\] = {value} is outside"):
                 _sym_run(kernel, low, dtype, bad)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_a_fact_over_fewer_pairs_than_the_row_reports_only_its_pairs(dtype: Any) -> None:
+    """A sorted-columns fact from a row's second entry on (``rowptr(i) + 1 <= k1``) says
+    nothing of the first pair: neither the fused test nor the blocks (which test whole
+    rows) apply, and the checked loops report only a pair the fact covers."""
+    comp = spf.kernels.spmv_csr(index_dtype=np.dtype(dtype).name)
+    comp.assume("forall i, k1, k2: rowptr(i) + 1 <= k1 < k2 < rowptr(i+1) => col(k1) < col(k2)")
+    k = comp.compile()
+    args = {"A": np.ones(3), "x": np.arange(1.0, 4.0), "N": 1, "M": 3, "NNZ": 3}
+    rowptr = np.array([0, 3], dtype=dtype)
+    y = np.zeros(1)
+    k(y=y, rowptr=rowptr, col=np.array([2, 0, 1], dtype=dtype), **args)  # first pair falls
+    assert y.tolist() == [6.0]
+    with pytest.raises(ArgumentError, match="col"):
+        k(y=np.zeros(1), rowptr=rowptr, col=np.array([0, 2, 1], dtype=dtype), **args)
