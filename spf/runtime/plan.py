@@ -1733,10 +1733,11 @@ def _in_halves(
     try:
         run(0, half, {})
     finally:
-        if job.cancel():  # still queued: never started
-            run(half, n, second or {})
-        else:
+        queued = job.cancel()  # still queued: never started (else wait for it)
+        if not queued:
             job.result()
+    if queued:  # only after the first half ran without an error
+        run(half, n, second or {})
 
 
 def _given(value: np.ndarray) -> np.ndarray:
