@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 PROGS = Path(__file__).resolve().parent / "mpi_progs"
 TIMEOUT = 240.0  # seconds for a whole job; the checks take ~10-20 s on 2 shared cores
+# pytest-timeout of a test of the run's shared MPI job (fixture mpi_checks): it may run the whole
+# job of its rank count (at most the sum of its programs' timeouts, 1,340 s), or wait for the
+# worker running it.
+MPI_CHECKS_TIMEOUT = 1500
 
 pytestmark = pytest.mark.requires_mpi
 
@@ -183,6 +187,7 @@ def test_unknown_compile_option_is_refused() -> None:
 # ------------------------------------------------------------------------- real ranks
 
 
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_results_on_real_ranks_match_the_sequential_run(

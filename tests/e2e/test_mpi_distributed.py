@@ -27,7 +27,13 @@ if TYPE_CHECKING:
 
     from tests.e2e.conftest import MpiChecks
 
+# pytest-timeout of a test of the run's shared MPI job (fixture mpi_checks): it may run the whole
+# job of its rank count (at most the sum of its programs' timeouts, 1,340 s), or wait for the
+# worker running it.
+MPI_CHECKS_TIMEOUT = 1500
 
+
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.requires_mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
@@ -58,6 +64,7 @@ def test_distributed_kernels_equal_serial_on_ranks(
         assert "rank 1 calls another computation: ArgumentError" in done
 
 
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.requires_mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
@@ -91,6 +98,7 @@ def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
         assert f"rank {r}: a Dup freed through another reference: ArgumentError" in done
 
 
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.requires_mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 3, 4])
