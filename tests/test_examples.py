@@ -1,9 +1,13 @@
 """The tutorial scripts in ``examples/`` run, and the PDFG notebook executes (through nbclient).
 
-Each script runs in a fresh interpreter in a temporary directory, with a kernel cache that only
-this module's example runs share (its compiled kernels are the whole run's: ``tests/conftest.py``);
-the scripts check their results against numpy / scipy themselves and fail loudly. Other
-example scripts (``scheduled_*``, ``cuda_*``, ``mpi_*``, ``hls_*``) have their own tests.
+Each script runs as ``__main__`` in a temporary directory, with its arguments in ``sys.argv``,
+warnings as errors and a kernel cache that only this module's example runs share (its compiled
+kernels are the whole run's: ``tests/conftest.py``); the scripts check their results against
+numpy / scipy themselves and fail loudly. A script runs in the test's own process (a fresh
+interpreter started and importing numpy, scipy and spf cost ~1 s CPU a script on the loaded
+2-core machine, most of what the short ones take), except those in :data:`FRESH`, which set up
+their process before importing numpy. Other example scripts (``scheduled_*``, ``cuda_*``,
+``mpi_*``, ``hls_*``) have their own tests.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -51,7 +56,38 @@ def cache(kernel_cache_factory: Callable[[str], Path]) -> Path:
     return kernel_cache_factory("examples-cache")
 
 
-def run_script(name: str, tmp_path: Path, cache: Path, *args: str) -> str:
+# Scripts run in a fresh interpreter: pcg.py limits OpenBLAS's threads before numpy loads.
+FRESH = {"pcg.py"}
+
+
+@pytest.fixture
+def run_script(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> Callable[..., str]:
+    """``run_script(name, *args)``: what ``python examples/<name> args`` prints, run in
+    ``tmp_path`` with this module's kernel cache (a script that fails fails the test)."""
+
+    def run(name: str, *args: str) -> str:
+        if name in FRESH:
+            return run_fresh(name, tmp_path, cache, *args)
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("SPF_CACHE_DIR", str(cache))
+        monkeypatch.setattr(sys, "argv", [str(EXAMPLES / name), *args])
+        monkeypatch.syspath_prepend(str(EXAMPLES))  # as `python examples/<name>` puts it first
+        capfd.readouterr()
+        code: object = 0
+        try:
+            runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+        except SystemExit as done:
+            code = done.code
+        out, err = capfd.readouterr()
+        assert code in (None, 0), f"{name} exited {code}:\n{out[-3000:]}\n{err[-3000:]}"
+        return out
+
+    return run
+
+
+def run_fresh(name: str, tmp_path: Path, cache: Path, *args: str) -> str:
     env = {**os.environ, "SPF_CACHE_DIR": str(cache), "PYTHONWARNINGS": "error"}
     cmd = [sys.executable, str(EXAMPLES / name), *args]
     done = subprocess.run(
@@ -69,24 +105,22 @@ ARGS = {"tune_gemm.py": ("1",)}
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_example_script_runs(name: str, tmp_path: Path, cache: Path) -> None:
-    out = run_script(name, tmp_path, cache, *ARGS.get(name, ()))
+def test_example_script_runs(name: str, run_script: Callable[..., str]) -> None:
+    out = run_script(name, *ARGS.get(name, ()))
     assert out.strip(), f"{name} printed nothing"
 
 
 def test_getting_started_on_a_matrix_market_file(
-    tmp_path: Path, cache: Path, suitesparse_dir: Path
+    run_script: Callable[..., str], suitesparse_dir: Path
 ) -> None:
-    out = run_script(
-        "getting_started_mv.py", tmp_path, cache, str(suitesparse_dir / "west0067.mtx")
-    )
+    out = run_script("getting_started_mv.py", str(suitesparse_dir / "west0067.mtx"))
     assert "67x67" in out
     assert "matches scipy" in out
 
 
 @pytest.mark.requires_graphviz
-def test_pdfg_tutorial_renders_svg(tmp_path: Path, cache: Path) -> None:
-    run_script("pdfg_tutorial.py", tmp_path, cache, "graphs")
+def test_pdfg_tutorial_renders_svg(tmp_path: Path, run_script: Callable[..., str]) -> None:
+    run_script("pdfg_tutorial.py", "graphs")
     names = sorted(p.name for p in (tmp_path / "graphs").iterdir())
     assert names == [
         "blur.svg",
@@ -198,8 +232,10 @@ def test_tune_pdfg_notebook_executes(
 
 
 @pytest.mark.requires_graphviz
-def test_pdfg_steps_script_writes_both_schedules(tmp_path: Path, cache: Path) -> None:
-    out = run_script("pdfg_steps.py", tmp_path, cache, "graphs")
+def test_pdfg_steps_script_writes_both_schedules(
+    tmp_path: Path, run_script: Callable[..., str]
+) -> None:
+    out = run_script("pdfg_steps.py", "graphs")
     assert "matches numpy" in out
     blur = sorted(p.name for p in (tmp_path / "graphs" / "blur").iterdir())
     assert blur[0] == "00-initial.svg"

@@ -1,6 +1,7 @@
 """Target "mpi" end to end: C + MPI generated, built with mpicc and run on real ranks.
 
 The rank checks run ``tests/e2e/mpi_progs/check_mpi.py`` under ``mpiexec -n 2`` and ``-n 4``
+(in the run's one job per rank count: fixture ``mpi_checks``, tests/e2e/conftest.py)
 through :func:`spf.mpi.run` (a subprocess with a timeout: a deadlock fails the test instead of
 hanging it). On every rank the program compares its result with the sequential one: the
 EXAMPLES.md ``dscale``, the distributed two-stage blur with its halo exchange
@@ -33,9 +34,15 @@ from spf.mpi import MPITimeoutError, command, run
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from tests.e2e.conftest import MpiChecks
+
 ROOT = Path(__file__).resolve().parents[2]
 PROGS = Path(__file__).resolve().parent / "mpi_progs"
 TIMEOUT = 240.0  # seconds for a whole job; the checks take ~10-20 s on 2 shared cores
+# pytest-timeout of a test of the run's shared MPI job (fixture mpi_checks): it may run the whole
+# job of its rank count (at most the sum of its programs' timeouts, 1,340 s), or wait for the
+# worker running it.
+MPI_CHECKS_TIMEOUT = 1500
 
 pytestmark = pytest.mark.requires_mpi
 
@@ -180,14 +187,15 @@ def test_unknown_compile_option_is_refused() -> None:
 # ------------------------------------------------------------------------- real ranks
 
 
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_results_on_real_ranks_match_the_sequential_run(
-    ranks: int, mpi_env: dict[str, str]
+    ranks: int, mpi_checks: Callable[[int], MpiChecks]
 ) -> None:
-    done = run(PROGS / "check_mpi.py", ranks, [str(ROOT)], timeout=TIMEOUT, env=mpi_env)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-6000:]
+    job = mpi_checks(ranks)  # check_mpi.py runs last: its every rank prints
+    output = job.output("check_mpi.py") + job.stderr
+    assert job.exit("check_mpi.py") == "0", job.failure("check_mpi.py")
     for rank in range(ranks):
         assert f"rank {rank} ok: all" in output, output[-6000:]
         checks = [

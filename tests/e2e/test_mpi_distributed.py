@@ -1,7 +1,8 @@
 """Row-distributed sparse loops (API.md §19): ``distribute_rows`` and ``compile(target="mpi")``.
 
 The rank checks run ``tests/e2e/mpi_progs/check_distributed.py`` on 1, 2, 3 and 4 ranks
-(oversubscribed) through :func:`spf.mpi.run` (a deadlock fails instead of hanging): SpMV
+(oversubscribed) through :func:`spf.mpi.run` (a deadlock fails instead of hanging), in the
+run's one job per rank count (fixture ``mpi_checks``, tests/e2e/conftest.py): SpMV
 bitwise equal to the single-process kernel (empty rows, one row, an empty matrix, int32 and
 int64 indices, an owner array, a SuiteSparse matrix), the exact ghost count on 2-D Poisson,
 A^T·x, a dot product, Jacobi and CG against their serial runs, and bad input raising
@@ -10,70 +11,65 @@ ArgumentError on every rank. The analysis and the generated C are checked here, 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import spf
 from spf import kernels
 from spf.errors import CodegenError, SpfError, UndeclaredError
-from spf.mpi import run
 
-ROOT = Path(__file__).resolve().parents[2]
-PROG = Path(__file__).resolve().parent / "mpi_progs" / "check_distributed.py"
-PROTOCOL = Path(__file__).resolve().parent / "mpi_progs" / "check_protocol.py"
-FORMATS = Path(__file__).resolve().parent / "mpi_progs" / "check_formats.py"
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
+    from tests.e2e.conftest import MpiChecks
 
-@pytest.fixture(scope="module")
-def mpi_env(shared_cache: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["SPF_CACHE_DIR"] = str(shared_cache)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
+# pytest-timeout of a test of the run's shared MPI job (fixture mpi_checks): it may run the whole
+# job of its rank count (at most the sum of its programs' timeouts, 1,340 s), or wait for the
+# worker running it.
+MPI_CHECKS_TIMEOUT = 1500
 
 
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.requires_mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
 def test_distributed_kernels_equal_serial_on_ranks(
-    ranks: int, mpi_env: dict[str, str], suitesparse_dir: Path
+    ranks: int, mpi_checks: Callable[[int], MpiChecks], suitesparse_dir: Path
 ) -> None:
     if shutil.which("mpiexec") is None:
         pytest.skip("mpiexec is not installed (make test installs Open MPI)")
-    done = run(PROG, ranks, [str(suitesparse_dir / "bcsstk13.mtx")], timeout=400, env=mpi_env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
+    job = mpi_checks(ranks)
+    assert job.exit("check_distributed.py") == "0", job.failure("check_distributed.py")
+    done = job.output("check_distributed.py")
+    lines = [line for line in done.splitlines() if line.startswith("rank ")]
     assert lines
     assert not [line for line in lines if "FAILED" in line]
     for r in range(ranks):
-        assert f"rank {r}: spmv bcsstk13.mtx (2003x2003, int32): bitwise equal" in done.stdout
-        assert f"rank {r}: CG 25 iterations" in done.stdout
-        assert f"rank {r}: CG 25 iterations with an owner array: equals serial" in done.stdout
-        assert f"rank {r}: owner array with a rank outside the job on rank 0: ArgumentError" in (
-            done.stdout
-        )
+        assert f"rank {r}: spmv bcsstk13.mtx (2003x2003, int32): bitwise equal" in done
+        assert f"rank {r}: CG 25 iterations" in done
+        assert f"rank {r}: CG 25 iterations with an owner array: equals serial" in done
+        assert f"rank {r}: owner array with a rank outside the job on rank 0: ArgumentError" in done
         repeat = "N differs on rank 0 after a good call the others repeat: ArgumentError"
-        assert f"rank {r}: {repeat}" in done.stdout
-        assert f"rank {r}: a new index array on rank 0 while the others repeat" in done.stdout
-        assert f"rank {r}: x reshaped in place on rank 0 after repeated calls: ArgumentError" in (
-            done.stdout
+        assert f"rank {r}: {repeat}" in done
+        assert f"rank {r}: a new index array on rank 0 while the others repeat" in done
+        assert (
+            f"rank {r}: x reshaped in place on rank 0 after repeated calls: ArgumentError" in done
         )
-        assert f"rank {r}: parallel rows: bitwise equal to serial; last_threads is each" in (
-            done.stdout
-        )
+        assert f"rank {r}: parallel rows: bitwise equal to serial; last_threads is each" in done
     if ranks > 1:
-        assert "rank 1 calls another computation: ArgumentError" in done.stdout
+        assert "rank 1 calls another computation: ArgumentError" in done
 
 
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.requires_mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
 def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
-    ranks: int, mpi_env: dict[str, str]
+    ranks: int, mpi_checks: Callable[[int], MpiChecks]
 ) -> None:
     """check_formats.py: CSR, ELL, SELL(4, 1), SELL(2, 4), COO, DIA, BDIA(4), BCSR(2, 2),
     BCSR(3, 2) bitwise equal to their serial kernels, ELL, SELL and COO exchanging CSR's
@@ -81,45 +77,42 @@ def test_spmv_of_every_splittable_format_equals_serial_on_ranks(
     a freed communicator raises."""
     if shutil.which("mpiexec") is None:
         pytest.skip("mpiexec is not installed (make test installs Open MPI)")
-    done = run(FORMATS, ranks, timeout=400, env=mpi_env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "FAILED" not in done.stdout
+    job = mpi_checks(ranks)
+    assert job.exit("check_formats.py") == "0", job.failure("check_formats.py")
+    done = job.output("check_formats.py")
+    assert "FAILED" not in done
     for r in range(ranks):
         for fmt in ("CSR", "ELL", "SELL4_1", "SELL2_4", "COO", "DIA", "BDIA4", "BCSR2x2"):
             for case in ("random 37x37, empty rows (int64)", "empty 5x5 (int32)",
                          "random 37x37, owner array (int32)"):  # fmt: skip
-                assert f"rank {r}: {fmt} {case}: bitwise equal" in done.stdout
+                assert f"rank {r}: {fmt} {case}: bitwise equal" in done
             if fmt == "BCSR2x2":
-                assert f"rank {r}: {fmt} odd 23x31 (int32): receives whole blocks of x" in (
-                    done.stdout
-                )
+                assert f"rank {r}: {fmt} odd 23x31 (int32): receives whole blocks of x" in done
             elif fmt in ("DIA", "BDIA4"):
-                assert f"rank {r}: {fmt} odd 23x31 (int32): receives the image of its rows'" in (
-                    done.stdout
-                )
+                assert f"rank {r}: {fmt} odd 23x31 (int32): receives the image of its rows'" in done
             elif fmt != "CSR":
-                assert f"rank {r}: {fmt} odd 23x31 (int32): exchanges what CSR exchanges" in (
-                    done.stdout
-                )
+                assert f"rank {r}: {fmt} odd 23x31 (int32): exchanges what CSR exchanges" in done
         csc = "CSC random 37x37, empty rows (int32): sends one partial sum per row"
-        assert f"rank {r}: {csc}" in done.stdout
-        assert f"rank {r}: COO entries in blocks of the entry list: summed" in done.stdout
-        assert f"rank {r}: a Dup freed through another reference: ArgumentError" in done.stdout
+        assert f"rank {r}: {csc}" in done
+        assert f"rank {r}: COO entries in blocks of the entry list: summed" in done
+        assert f"rank {r}: a Dup freed through another reference: ArgumentError" in done
 
 
+@pytest.mark.timeout(MPI_CHECKS_TIMEOUT)
 @pytest.mark.requires_mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_repeated_calls_agree_without_a_blocking_collective_and_settle_every_case(
-    ranks: int, mpi_env: dict[str, str]
+    ranks: int, mpi_checks: Callable[[int], MpiChecks]
 ) -> None:
     """check_protocol.py: stale plans with and without neighbours and through receivers
     only, bad arguments, other computations, resumed accumulations; same verdict on every
     rank, no deadlock (run() kills a hung job)."""
     if shutil.which("mpiexec") is None:
         pytest.skip("mpiexec is not installed (make test installs Open MPI)")
-    done = run(PROTOCOL, ranks, timeout=300, env=mpi_env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    job = mpi_checks(ranks)
+    assert job.exit("check_protocol.py") == "0", job.failure("check_protocol.py")
+    done = job.output("check_protocol.py")
     for r in range(ranks):
         for check in (
             "stale plan with neighbours (2-D Poisson), the other ranks repeat: bitwise equal",
@@ -132,8 +125,8 @@ def test_repeated_calls_agree_without_a_blocking_collective_and_settle_every_cas
             "A^T x resumed after a stale plan on rank 0: bitwise equal to the plain call",
             "CG resumed after a stale plan on rank 0 at iteration 5: bitwise equal",
         ):
-            assert f"rank {r}: {check}" in done.stdout, done.stdout[-3000:]
-    assert "FAILED" not in done.stdout
+            assert f"rank {r}: {check}" in done, done[-3000:]
+    assert "FAILED" not in done
 
 
 def test_executor_agrees_without_blocking_and_resumes_after_the_verdict_point() -> None:
