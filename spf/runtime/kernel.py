@@ -305,7 +305,10 @@ class Kernel:
         return load(build(source, rebuild=True, **options))
 
     def __repr__(self) -> str:
-        return f"<Kernel {self.signature} from {self.path}>"
+        # read from the instance: a wavefront kernel's executor, compiled when first run,
+        # is not compiled by printing it
+        path = self.__dict__.get("path", "its executor, compiled when first run")
+        return f"<Kernel {self.signature} from {path}>"
 
     @property
     def last_threads(self) -> int | None:
