@@ -112,3 +112,12 @@ def test_likely_runs_tells_runs_from_scattered_keys() -> None:
     assert likely_runs(np.repeat(np.arange(n // 128, dtype=np.int32), 128))
     assert not likely_runs(rng.integers(0, 12, n).astype(np.int32))
     assert not likely_runs(np.zeros(1, dtype=np.int32))
+
+
+def test_likely_runs_sees_runs_whose_breaks_fall_on_a_whole_stride() -> None:
+    """Runs of 244 nodes from node 1 on a 1M-node loop break between nodes 244k and
+    244k + 1: samples a whole stride apart (244 = (n - 1) // 4096) would all straddle a
+    break and take the runs for scattered keys."""
+    n = 1_000_001
+    keys = ((np.arange(n) + 243) // 244).astype(np.int32)
+    assert likely_runs(keys)
