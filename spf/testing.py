@@ -226,3 +226,18 @@ def expand_rows(*, fused: bool = False, index_dtype: Any = "int32") -> Any:
         )
     )
     return c
+
+
+def look_helper() -> Any:
+    """The replayed calls' compiled look helper (:mod:`spf.runtime.plan_look`), built and
+    waited for; a test is skipped only where Python's C headers are absent (where they are
+    present and the helper still is not built, that is a failure)."""
+    import pytest
+
+    from spf.runtime import plan_look
+
+    if not plan_look.headers():
+        pytest.skip("no Python C headers (python3-dev) to build the look helper against")
+    helper = plan_look.looker(wait=True)
+    assert helper is not None, "the look helper failed to build with the headers present"
+    return helper

@@ -18,6 +18,7 @@ None and the record reads the look in Python, as before.
 
 from __future__ import annotations
 
+import os
 import sysconfig
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -133,13 +134,20 @@ def looker(wait: bool = False) -> Looker | None:
     return got
 
 
+def headers() -> bool:
+    """Whether Python's C headers are installed (Debian's python3-dev; ``make sysdeps``
+    installs it): without them the helper cannot be built, with them it must be."""
+    include = sysconfig.get_paths().get("include")
+    return include is not None and os.path.exists(os.path.join(include, "Python.h"))
+
+
 def _build() -> Looker | None:
     """Compile (or find in the cache) and load the helper; None where it cannot be."""
     from spf.runtime.build import build_c
 
-    include = sysconfig.get_paths().get("include")
-    if not include:
+    if not headers():
         return None
+    include = sysconfig.get_paths()["include"]
     flags = ["-O2", f"-I{include}", f"-I{np.get_include()}"]
     try:
         path = build_c(SOURCE, name="spf_plan_look", openmp=False, cflags=flags)

@@ -18,9 +18,10 @@ import scipy.sparse as sps
 from spf import kernels
 from spf.bench.fused import fused_solve_mv
 from spf.errors import ArgumentError
-from spf.runtime import plan_call, plan_look, plan_prepared, threads
+from spf.runtime import plan_call, plan_prepared, threads
 from spf.runtime.plan import WavefrontKernel
 from spf.sparse import gauss_seidel_args
+from spf.testing import look_helper
 
 
 @pytest.fixture(scope="module")
@@ -319,8 +320,7 @@ def look(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     """How a replayed call reads the look of the last call's arrays: the compiled helper
     (:mod:`spf.runtime.plan_look`, waited for) or Python (the helper made unavailable)."""
     if request.param == "c":
-        if plan_look.looker(wait=True) is None:
-            pytest.skip("the look helper cannot be built here (no Python or NumPy headers)")
+        look_helper()
     else:
         for module in (plan_call, plan_prepared):
             monkeypatch.setattr(module, "looker", lambda wait=False: None)
@@ -349,8 +349,7 @@ def test_a_replay_after_an_array_moved_in_place_writes_the_new_buffer(
 ) -> None:
     """The helper reads each array's buffer address: the same objects on other buffers are
     bound anew (before it, the replay wrote through the buffers of the last call)."""
-    if plan_look.looker(wait=True) is None:
-        pytest.skip("the look helper cannot be built here (no Python or NumPy headers)")
+    look_helper()
     args, plan, x, y, b = replayed(fused, 500, 12)
     want_x, want_y = expected(pair, args, b)
     assert len(counted) == 1
