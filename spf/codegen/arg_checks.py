@@ -61,6 +61,8 @@ from spf.sets.affine import Aff, Sym
 from spf.sets.affine import Call as AffCall
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from spf.analysis.fact_plan import InLoopCheck
     from spf.codegen.program import Program
     from spf.codegen.signature import Arg, Signature
@@ -777,6 +779,14 @@ def fact_check_lines(
 
 FACT_BITS = 64
 """Facts numbered ``FACT_BITS - 1`` and above share the last bit of ``spf_facts``."""
+
+
+def fact_bits(checks: Iterable[InLoopCheck]) -> int:
+    """The bits of ``spf_facts`` the in-loop ``checks`` set when they fail."""
+    bits = 0
+    for check in checks:
+        bits |= 1 << min(check.fact, FACT_BITS - 1)
+    return bits
 
 
 def fact_flag_lines(first: bool) -> list[str]:

@@ -210,7 +210,8 @@ class CPrinter:
         lanes = lane_reads.lanes(self.p, ranged) if checked else frozenset()
         if ranged or lanes:  # a build of the fallback alone (spf.codegen.range_pass) skips these
             self.out.line(f"#ifndef {range_pass.READS_MACRO}")
-        if faults.needed(self.p, heap):  # the body takes the call's fault record
+        record = faults.needed(self.p, heap)
+        if record:  # the body takes the call's fault record
             if not self.p.index_arrays:  # else printed with the index macros
                 self.out.chunk(faults.NOTE)
             self.out.line(faults.prototype(sig))
@@ -235,7 +236,7 @@ class CPrinter:
         if ranged or lanes:
             self.out.line("#endif")
         if checked:
-            self._checked_function(ranged, lanes, faults.needed(self.p, heap))
+            self._checked_function(ranged, lanes, record)
         return self.out.text()
 
     def _checked_function(

@@ -48,11 +48,11 @@ from typing import TYPE_CHECKING, Any
 
 from spf.codegen.arg_checks import (
     BOUNDS_PER_UF,
-    FACT_BITS,
     _expr,
     _has_read,
     _linear,
     checked_macros,
+    fact_bits,
     prechecked,
     read_key,
 )
@@ -319,9 +319,7 @@ def _pairs(
                 exact[key] = exact.get(key, True) and pair[2]
     out = []
     for (uf, gap), mine in sorted(found.items()):
-        bits = 0
-        for check in mine:
-            bits |= 1 << min(check.fact, FACT_BITS - 1)
+        bits = fact_bits(mine)
         out.append(Pair(uf, ufs[uf][1].ctype, gap, frozenset(mine), bits, exact[uf, gap]))
     return tuple(out)
 

@@ -37,7 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spf.codegen import row_blocks
-from spf.codegen.arg_checks import FACT_BITS, FAULT_RANGE, checked_macros, read_key, zero_based
+from spf.codegen.arg_checks import (
+    FAULT_RANGE,
+    checked_macros,
+    fact_bits,
+    read_key,
+    zero_based,
+)
 from spf.codegen.loop_ast import Bind, Block, Call, Expr, For, Int, Op, Var, walk
 from spf.codegen.unit import Chunk, Function
 
@@ -150,11 +156,8 @@ def _row_bounds(
                 found.setdefault(b, []).append(check)
     out: dict[str, Bound] = {}
     for (uf, upper, c), mine in found.items():
-        bits = 0
-        for check in mine:
-            bits |= 1 << min(check.fact, FACT_BITS - 1)
         if sum(key[0] == uf for key in found) == 1:  # one bound of one side an array
-            out[uf] = Bound(upper, c, frozenset(mine), bits)
+            out[uf] = Bound(upper, c, frozenset(mine), fact_bits(mine))
     return out
 
 
