@@ -35,6 +35,14 @@ checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, or an
 checked function hashes them itself, each size where that measured cheaper than checking)
 checks them on the first call and runs its unchecked loops, after the hashes and the
 overlap test, on the timed ones; the table of ``check_cost`` says which facts are remembered.
+
+Before any call is timed, each case's checked variant runs :data:`SETTLE` calls
+(:func:`_settle`): the first calls on remembered contents of each size are the trials of
+:mod:`spf.runtime.known`, which run the hashed way and the checked loops in turn until one is
+kept, a one-time cost like the first call's checks. Without that step a case of a few calls a
+batch (a millisecond a call and more: Gauss-Seidel and SpTRSV on the dense-row matrices,
+``spmm_csr`` on ``pushpull``) ran its trials in its first timed batches, on the checked side
+only, whichever way was the slower.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_note, measure, median
 from spf.formats import BCSR, BDIA, COO, CSC, CSR, DIA, ELL, SELL, Format
+from spf.runtime import known
 
 sp: Any = importlib.import_module("scipy.sparse")
 
@@ -63,6 +72,12 @@ CAP = 20_000_000
 
 BATCH_S = 0.002
 """Seconds of ``check=False`` calls a timed batch holds (one call at least)."""
+
+SETTLE = 2 * (known.WARMUP + 4 * known.TRIALS)
+"""Checked calls each case runs before the timing (:func:`_settle`): twice the calls on
+known contents whose trials :mod:`spf.runtime.known` takes at most (its first
+:data:`~spf.runtime.known.WARMUP`, then pairs of calls, one counted each, until
+:data:`~spf.runtime.known.TRIALS` have counted each way)."""
 
 Call = Callable[[bool], object]
 """One call of a case with ``check=`` the argument."""
@@ -357,6 +372,7 @@ def cases(ctx: Context) -> tuple[list[Case], list[tuple[str, str, str]], dict[st
                     continue
                 call = _call(kernel, args, name)
                 _same_results(call, args, name, mname)
+                _settle(call)
                 out.append(Case(name, mname, dtype, call))
     if not quick:
         out += dense_cases()
@@ -455,6 +471,14 @@ def run(ctx: Context) -> Section:
         )
     sec.data = {"cases": data, "skipped": [list(s) for s in skipped]}
     return sec
+
+
+def _settle(call: Call) -> None:
+    """Run :data:`SETTLE` checked calls of ``call``: the trials of known contents
+    (:mod:`spf.runtime.known`) are over before the timing, so that the timed checked calls
+    are those of the way kept."""
+    for _ in range(SETTLE):
+        call(True)
 
 
 def _calls_per_batch(call: Call) -> int:

@@ -40,3 +40,21 @@ def test_a_batch_runs_its_calls_with_the_check_it_was_made_for() -> None:
     seen.clear()
     _batch(seen.append, True, 3)()
     assert seen == [True, True, True]
+
+
+def test_the_trials_of_known_contents_are_over_before_the_timing() -> None:
+    """The checked calls a case times are those of the way its trials kept (none is a trial
+    of the other way): :func:`_settle` runs them out first."""
+    from spf.bench.scale_checks import _call, _csr_kernel, _settle, dense_row
+
+    kernel = spf.kernels.spmv_csr(index_dtype="int64").compile()
+    args = _csr_kernel("spmv_csr")(dense_row(300, 40), "int64")
+    call = _call(kernel, args, "spmv_csr")
+    call(True)  # new contents: checked in full and remembered
+    slot = kernel._checked_bind(args)[2]
+    size = (slot.size.bit_length(),)
+    assert kernel._hashed
+    assert not kernel._hash_trials.decided(size)
+    _settle(call)
+    assert kernel._hash_trials.decided(size)
+    assert slot.bounds is not None  # the look's later calls take the way kept, one C call
