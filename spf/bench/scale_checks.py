@@ -42,7 +42,7 @@ Before any call is timed, each case's checked variant runs :data:`SETTLE` calls
 kept, a one-time cost like the first call's checks. Without that step a case of a few calls a
 batch (a millisecond a call and more: Gauss-Seidel and SpTRSV on the dense-row matrices,
 ``spmm_csr`` on ``pushpull``) ran its trials in its first timed batches, on the checked side
-only, whichever way was the slower.
+only: those batches held calls of the way its trials then dropped, the slower one.
 """
 
 from __future__ import annotations
