@@ -253,10 +253,10 @@ class Quick:
         return given
 
     def _state(self, given: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
-        """:attr:`last` for arguments ``given`` of the recorded look."""
-        arrays = given[self.params :]
+        """:attr:`last` for arguments ``given`` of the recorded look: with the C helper's
+        record of every argument, by its name (:attr:`names`, which the record holds)."""
         helper = looker()
-        return given, arrays, None if helper is None else helper[1](arrays)
+        return given, given[self.params :], None if helper is None else helper[1](given, self.names)
 
     def _unchanged(self, state: tuple[tuple[Any, ...], tuple[Any, ...], Any]) -> bool:
         """Whether the arrays of :attr:`last` (``state``) still have the recorded look: read
@@ -265,9 +265,9 @@ class Quick:
         state it did not record is not taken as unchanged: the caller binds the arguments
         anew and records their look in C (an array moved in place while the helper built
         has another buffer than the one the replays kept)."""
-        _, arrays, want = state
+        given, arrays, want = state
         if want is not None:
-            return bool(LOOK_SAME[0](len(arrays), want))
+            return bool(LOOK_SAME[0](id(given), 0, want))
         if looker() is not None:
             return False
         return tuple(map(LOOK, arrays)) == self.looks
@@ -281,18 +281,26 @@ class Quick:
         if self.serial and way == ORDER:
             self.direct = replay
 
-    def run(self, owner: Kernel, args: Mapping[str, object]) -> bool:
+    def run(self, owner: Kernel, args: dict[str, object]) -> bool:
         """Replay the call on ``args`` (True), or False when the full path must run it
-        (:meth:`matches`, then :meth:`fire`)."""
-        if len(args) != self.count:
-            return False
-        try:
-            given = self.get(args)
-        except KeyError:
-            return False
-        same = self.same(given)
-        if same is None:
-            return False
+        (:meth:`matches`, then :meth:`fire`). The last call's very objects, unchanged,
+        are read in one C call on the keyword dictionary itself (no tuple of them is
+        built in Python)."""
+        state = self.last
+        want = state[2]
+        if want is not None and LOOK_SAME[0](id(args), 1, want):
+            same = state[0]
+        else:
+            if len(args) != self.count:
+                return False
+            try:
+                given = self.get(args)
+            except KeyError:
+                return False
+            found = self.same(given)
+            if found is None:
+                return False
+            same = found
         direct = self.direct
         if direct is None:
             return self.fire(owner, same)

@@ -113,9 +113,9 @@ class PreparedPlanCall(PreparedCall):
         strides), give that call's tuple, whose buffers the replays kept; others of the
         recorded look (read in Python) a new tuple, which the replays bind anew."""
         last, given, want = self._state
-        same = all(map(SAME, arrays, last))
-        if same and want is not None and LOOK_SAME[0](len(arrays), want):
+        if want is not None and LOOK_SAME[0](id(arrays), 0, want):
             return given
+        same = all(map(SAME, arrays, last))
         try:
             if list(map(TYPED_LOOK, arrays)) != self._looks:
                 return None
@@ -151,4 +151,4 @@ def _want(arrays: tuple[object, ...]) -> Any:
     helper = looker()
     if helper is None or not all(type(a) is np.ndarray for a in arrays):
         return None
-    return helper[1](arrays)  # type: ignore[arg-type]
+    return helper[1](arrays, None)
