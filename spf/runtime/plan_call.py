@@ -69,6 +69,14 @@ ORDER, PARALLEL = "order", "parallel"
 
 SAME = operator.is_
 
+Hot = tuple[Any, Any, tuple[Any, ...], "Kernel"]
+"""A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
+(:mod:`spf.runtime.plan_look`), the C function, its bound arguments and the kernel whose
+function it is. A call whose arguments the record reads as the recorded ones, unchanged,
+runs ``fn(*cargs)`` and sets the kernels' ``last_threads`` to 1, and nothing else: on
+the benchmark's small matrices, timed cold in a rotation, each Python frame between the
+call and C costs microseconds."""
+
 
 class Replay:
     """One recorded C call: ``kernel``'s function on fixed parameter values, the plan's
@@ -146,6 +154,15 @@ class Replay:
             return None
         return cls(kernel, tuple(bound[0]), tuple(bound[1]), given, mode)
 
+    def hot(self, given: tuple[Any, ...], want: Any) -> Hot | None:
+        """The :data:`Hot` call of this replay on arguments ``given``, whose record is
+        ``want``, once it has bound them, when it runs nothing but its C function (the
+        serial kernel, no fault record); else None."""
+        last, cargs = self.bound
+        if self.mode != SERIAL or self.fault or want is None or last is not given:
+            return None
+        return want, self.fn, cargs, self.kernel
+
     def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
         """The C call on the call's arguments ``given`` (the owner's and the kernel's
         ``last_threads`` become ``team``; one for the in-order runs). The common calls (no
@@ -196,8 +213,8 @@ class Quick:
     (:data:`ORDER`, :data:`PARALLEL`), recorded as the full path ran them."""
 
     __slots__ = (
-        "count", "direct", "get", "last", "looks", "names", "params", "plan", "replays",
-        "serial", "types",
+        "count", "direct", "get", "hot", "last", "looks", "names", "params", "plan",
+        "replays", "serial", "types",
     )  # fmt: skip
 
     def __init__(self, plan: weakref.ref[Any], args: Mapping[str, object], serial: bool) -> None:
@@ -222,6 +239,10 @@ class Quick:
         self.direct: Replay | None = None
         """The :data:`ORDER` replay of a ``"serial"`` plan (it runs whatever the team): what
         :meth:`run` and a prepared call run without :meth:`fire`."""
+        self.hot: Hot | None = None
+        """:attr:`direct`'s call on the arguments of :attr:`last` (:meth:`Replay.hot`):
+        what a keyword call of those very arguments, unchanged, runs straight from
+        :meth:`~spf.runtime.plan.WavefrontKernel.__call__`."""
 
     def matches(self, args: Mapping[str, object]) -> tuple[Any, ...] | None:
         """``args``'s values in the record's order when they have the recorded look, else
@@ -280,6 +301,7 @@ class Quick:
         replay = self.replays[way] = Replay.of(kernel, merged, self.get(args), mode)
         if self.serial and way == ORDER:
             self.direct = replay
+            self.hot = None
 
     def run(self, owner: Kernel, args: dict[str, object]) -> bool:
         """Replay the call on ``args`` (True), or False when the full path must run it
@@ -305,6 +327,9 @@ class Quick:
         if direct is None:
             return self.fire(owner, same)
         direct.run(owner, same, 1)
+        state = self.last
+        if state[0] is same:
+            self.hot = direct.hot(same, state[2])
         return True
 
     def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:
