@@ -18,10 +18,13 @@ would pass every check again with the same outcome and bind the same way, so it 
 replay (the governor still decides the team per call). The look of the arrays is read
 on every call (an array reshaped, retyped or made read-only in place is seen); when the
 call passes the very objects of the replay's last call (``is``), their cffi buffers are
-reused too, after one C function (:mod:`spf.runtime.plan_look`) has read that every one
-still has its type, buffer address, dtype, flags, shape and strides (an array resized in
-place and back to its shape is bound anew; where the helper cannot be built the look is
-read in Python, without the buffer address). Anything else (another array size or
+reused too, after one C function (:mod:`spf.runtime.plan_look`) has read the call's
+keyword dictionary whole: every argument the recorded object (an int: of its value),
+every array still of its type, buffer address, dtype, flags, shape and strides (an array
+resized in place and back to its shape is bound anew; where the helper cannot be built
+the look is read in Python, without the buffer address). A ``"serial"`` plan's call on
+those very arguments then runs its C call straight from the kernel's ``__call__``
+(:data:`Hot`: no frame of this module's in between). Anything else (another array size or
 dtype, a read-only output, another ``N``, an extra or missing argument, ``check=True``)
 takes the full path, with its errors, and the full path records the new look. So a plan
 over a changed pattern stays an :class:`~spf.errors.ArgumentError` exactly where it was
