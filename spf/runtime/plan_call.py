@@ -316,13 +316,7 @@ class Quick:
         if want is not None and LOOK_SAME[0](id(args), 1, want):
             same = state[0]
         else:
-            if len(args) != self.count:
-                return False
-            try:
-                given = self.get(args)
-            except KeyError:
-                return False
-            found = self.same(given)
+            found = self.matches(args)
             if found is None:
                 return False
             same = found
