@@ -18,10 +18,13 @@ would pass every check again with the same outcome and bind the same way, so it 
 replay (the governor still decides the team per call). The look of the arrays is read
 on every call (an array reshaped, retyped or made read-only in place is seen); when the
 call passes the very objects of the replay's last call (``is``), their cffi buffers are
-reused too, after one C function (:mod:`spf.runtime.plan_look`) has read that every one
-still has its type, buffer address, dtype, flags, shape and strides (an array resized in
-place and back to its shape is bound anew; where the helper cannot be built the look is
-read in Python, without the buffer address). Anything else (another array size or
+reused too, after one C function (:mod:`spf.runtime.plan_look`) has read the call's
+keyword dictionary whole: every argument the recorded object (an int: of its value),
+every array still of its type, buffer address, dtype, flags, shape and strides (an array
+resized in place and back to its shape is bound anew; where the helper cannot be built
+the look is read in Python, without the buffer address). A ``"serial"`` plan's call on
+those very arguments then runs its C call straight from the kernel's ``__call__``
+(:data:`Hot`: no frame of this module's in between). Anything else (another array size or
 dtype, a read-only output, another ``N``, an extra or missing argument, ``check=True``)
 takes the full path, with its errors, and the full path records the new look. So a plan
 over a changed pattern stays an :class:`~spf.errors.ArgumentError` exactly where it was
@@ -68,6 +71,14 @@ ORDER, PARALLEL = "order", "parallel"
 """The ways a plan's call runs: in order on one thread, or by the plan's parts or levels."""
 
 SAME = operator.is_
+
+Hot = tuple[Any, Any, tuple[Any, ...], "Kernel"]
+"""A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
+(:mod:`spf.runtime.plan_look`), the C function, its bound arguments and the kernel whose
+function it is. A call whose arguments the record reads as the recorded ones, unchanged,
+runs ``fn(*cargs)`` and sets the kernels' ``last_threads`` to 1, and nothing else: on
+the benchmark's small matrices, timed cold in a rotation, each Python frame between the
+call and C costs microseconds."""
 
 
 class Replay:
@@ -146,6 +157,15 @@ class Replay:
             return None
         return cls(kernel, tuple(bound[0]), tuple(bound[1]), given, mode)
 
+    def hot(self, given: tuple[Any, ...], want: Any) -> Hot | None:
+        """The :data:`Hot` call of this replay on arguments ``given``, whose record is
+        ``want``, once it has bound them, when it runs nothing but its C function (the
+        serial kernel, no fault record); else None."""
+        last, cargs = self.bound
+        if self.mode != SERIAL or self.fault or want is None or last is not given:
+            return None
+        return want, self.fn, cargs, self.kernel
+
     def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
         """The C call on the call's arguments ``given`` (the owner's and the kernel's
         ``last_threads`` become ``team``; one for the in-order runs). The common calls (no
@@ -196,8 +216,8 @@ class Quick:
     (:data:`ORDER`, :data:`PARALLEL`), recorded as the full path ran them."""
 
     __slots__ = (
-        "count", "direct", "get", "last", "looks", "names", "params", "plan", "replays",
-        "serial", "types",
+        "count", "direct", "get", "hot", "last", "looks", "names", "params", "plan",
+        "replays", "serial", "types",
     )  # fmt: skip
 
     def __init__(self, plan: weakref.ref[Any], args: Mapping[str, object], serial: bool) -> None:
@@ -222,6 +242,10 @@ class Quick:
         self.direct: Replay | None = None
         """The :data:`ORDER` replay of a ``"serial"`` plan (it runs whatever the team): what
         :meth:`run` and a prepared call run without :meth:`fire`."""
+        self.hot: Hot | None = None
+        """:attr:`direct`'s call on the arguments of :attr:`last` (:meth:`Replay.hot`):
+        what a keyword call of those very arguments, unchanged, runs straight from
+        :meth:`~spf.runtime.plan.WavefrontKernel.__call__`."""
 
     def matches(self, args: Mapping[str, object]) -> tuple[Any, ...] | None:
         """``args``'s values in the record's order when they have the recorded look, else
@@ -253,10 +277,10 @@ class Quick:
         return given
 
     def _state(self, given: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
-        """:attr:`last` for arguments ``given`` of the recorded look."""
-        arrays = given[self.params :]
+        """:attr:`last` for arguments ``given`` of the recorded look: with the C helper's
+        record of every argument, by its name (:attr:`names`, which the record holds)."""
         helper = looker()
-        return given, arrays, None if helper is None else helper[1](arrays)
+        return given, given[self.params :], None if helper is None else helper[1](given, self.names)
 
     def _unchanged(self, state: tuple[tuple[Any, ...], tuple[Any, ...], Any]) -> bool:
         """Whether the arrays of :attr:`last` (``state``) still have the recorded look: read
@@ -265,9 +289,9 @@ class Quick:
         state it did not record is not taken as unchanged: the caller binds the arguments
         anew and records their look in C (an array moved in place while the helper built
         has another buffer than the one the replays kept)."""
-        _, arrays, want = state
+        given, arrays, want = state
         if want is not None:
-            return bool(LOOK_SAME[0](len(arrays), want))
+            return bool(LOOK_SAME[0](id(given), 0, want))
         if looker() is not None:
             return False
         return tuple(map(LOOK, arrays)) == self.looks
@@ -280,23 +304,29 @@ class Quick:
         replay = self.replays[way] = Replay.of(kernel, merged, self.get(args), mode)
         if self.serial and way == ORDER:
             self.direct = replay
+            self.hot = None
 
-    def run(self, owner: Kernel, args: Mapping[str, object]) -> bool:
+    def run(self, owner: Kernel, args: dict[str, object]) -> bool:
         """Replay the call on ``args`` (True), or False when the full path must run it
-        (:meth:`matches`, then :meth:`fire`)."""
-        if len(args) != self.count:
-            return False
-        try:
-            given = self.get(args)
-        except KeyError:
-            return False
-        same = self.same(given)
-        if same is None:
-            return False
+        (:meth:`matches`, then :meth:`fire`). The last call's very objects, unchanged,
+        are read in one C call on the keyword dictionary itself (no tuple of them is
+        built in Python)."""
+        state = self.last
+        want = state[2]
+        if want is not None and LOOK_SAME[0](id(args), 1, want):
+            same = state[0]
+        else:
+            found = self.matches(args)
+            if found is None:
+                return False
+            same = found
         direct = self.direct
         if direct is None:
             return self.fire(owner, same)
         direct.run(owner, same, 1)
+        state = self.last
+        if state[0] is same:
+            self.hot = direct.hot(same, state[2])
         return True
 
     def fire(self, owner: Kernel, same: tuple[Any, ...]) -> bool:

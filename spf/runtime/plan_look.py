@@ -1,15 +1,20 @@
-"""The look of a replayed call's arrays read in C (:mod:`spf.runtime.plan_call`).
+"""The look of a replayed call's arguments read in C (:mod:`spf.runtime.plan_call`).
 
 A replayed ``check=False`` call with a plan whose arguments are the very objects of the
 record's last call (``is``) must still see an array changed in place: reshaped, retyped,
 made read-only, given other strides or another buffer (``resize(refcheck=False)``). In
 Python that is one ``(dtype, shape, flags)`` read per array, several attribute look-ups
 and two new objects each, and on the benchmark's small matrices, timed cold in a rotation,
-those reads cost more than the C call they guard. Here one C function reads, for every
-array of the record, straight from the ``ndarray`` struct: its exact type, buffer address,
-dtype object, flags, dimensions and strides, and compares them with the values recorded
-when the record took those objects (:func:`record`). The objects are the record's own (it
-holds them), so the addresses it reads are those of live arrays.
+those reads cost more than the C call they guard. Here one C function takes the call's
+arguments whole, the keyword dictionary a keyword call received or the tuple of a
+prepared call's free arrays, and reads every one: that it is the recorded object (an int:
+of the recorded value), and for an array, straight from the ``ndarray`` struct, its exact
+type, buffer address, dtype object, flags, dimensions and strides, compared with the
+values recorded when the record took those objects (:func:`record`). The objects are the
+record's own (it holds them), so the addresses it reads are those of live arrays; a keyword
+dictionary's names are compared by address with the record's (a name passed as another
+``str`` object of the same text reads as another argument, and the caller reads the
+arguments in Python).
 
 The helper is compiled once per machine and cached like a kernel (it needs Python's and
 NumPy's C headers); where it cannot be built (no headers, no compiler) :func:`looker` is
@@ -38,58 +43,134 @@ SOURCE = r"""
 #include <numpy/ndarraytypes.h>
 #include <stdint.h>
 
-/* per array: object, type, buffer, dtype, flags, ndim, then ndim dimensions and strides.
-   cffi calls a function without Python's lock: these take it, so that no other thread
-   changes an array's shape (its dimensions' memory) while they read it. */
-int64_t spf_look_record(int64_t n, const intptr_t *objs, int64_t *out, int64_t cap)
+/* A call's record: n, then n offsets (one per item), then per item at its offset: its key
+   (the name it is passed by, a str object, or 0), the object, its kind (0: an int, 1: an
+   array), then an int's value, or an array's type, buffer, dtype, flags, ndim and ndim
+   (dimension, stride) pairs. cffi calls a function without Python's lock: these take it,
+   so that no other thread changes an array's shape (its dimensions' memory) or a dict
+   while they read it. */
+int64_t spf_look_record(int64_t n, const intptr_t *keys, const intptr_t *objs, int64_t *out,
+                        int64_t cap)
 {
   PyGILState_STATE gil = PyGILState_Ensure();
-  int64_t size = 0;
+  int64_t size = 1 + n;
   for (int64_t i = 0; i < n; i++)
-    size += 6 + 2 * (int64_t)PyArray_NDIM((PyArrayObject *)objs[i]);
+    size += PyLong_CheckExact((PyObject *)objs[i])
+              ? 4 : 9 + 2 * (int64_t)PyArray_NDIM((PyArrayObject *)objs[i]);
   if (size > cap)  /* an array given more dimensions since the caller counted them */
   {
     PyGILState_Release(gil);
     return -1;
   }
+  int64_t at = 1 + n;
+  out[0] = n;
   for (int64_t i = 0; i < n; i++)
   {
-    PyArrayObject *a = (PyArrayObject *)objs[i];
+    PyObject *o = (PyObject *)objs[i];
+    int64_t *w = out + at;
+    out[1 + i] = at;
+    w[0] = (int64_t)keys[i];
+    w[1] = (int64_t)objs[i];
+    if (PyLong_CheckExact(o))
+    {
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow || (v == -1 && PyErr_Occurred()))
+      {
+        PyErr_Clear();
+        PyGILState_Release(gil);
+        return -2;  /* an int a record does not hold */
+      }
+      w[2] = 0;
+      w[3] = (int64_t)v;
+      at += 4;
+      continue;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
     const int nd = PyArray_NDIM(a);
-    *out++ = (int64_t)objs[i];
-    *out++ = (int64_t)(intptr_t)Py_TYPE((PyObject *)a);
-    *out++ = (int64_t)(intptr_t)PyArray_DATA(a);
-    *out++ = (int64_t)(intptr_t)PyArray_DESCR(a);
-    *out++ = (int64_t)PyArray_FLAGS(a);
-    *out++ = (int64_t)nd;
+    w[2] = 1;
+    w[3] = (int64_t)(intptr_t)Py_TYPE(o);
+    w[4] = (int64_t)(intptr_t)PyArray_DATA(a);
+    w[5] = (int64_t)(intptr_t)PyArray_DESCR(a);
+    w[6] = (int64_t)PyArray_FLAGS(a);
+    w[7] = (int64_t)nd;
     for (int d = 0; d < nd; d++)
     {
-      *out++ = (int64_t)PyArray_DIMS(a)[d];
-      *out++ = (int64_t)PyArray_STRIDES(a)[d];
+      w[8 + 2 * d] = (int64_t)PyArray_DIMS(a)[d];
+      w[9 + 2 * d] = (int64_t)PyArray_STRIDES(a)[d];
     }
+    at += 9 + 2 * nd;
   }
   PyGILState_Release(gil);
   return size;
 }
 
-/* 1 when every recorded array still has its recorded look, else 0 */
-int spf_look_same(int64_t n, const int64_t *want)
+/* 1 when object o, given for item w, is what it was: the recorded object (an int: of the
+   recorded value), an array unchanged in place */
+static int spf_look_item(PyObject *o, const int64_t *w)
+{
+  if (w[2] == 0)
+  {
+    if (o == (PyObject *)(intptr_t)w[1])
+      return 1;
+    if (!PyLong_CheckExact(o))
+      return 0;
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred())
+      PyErr_Clear();
+    return !overflow && (int64_t)v == w[3];
+  }
+  if (o != (PyObject *)(intptr_t)w[1])
+    return 0;
+  PyArrayObject *a = (PyArrayObject *)o;
+  const int nd = PyArray_NDIM(a);
+  if ((int64_t)(intptr_t)Py_TYPE(o) != w[3] || (int64_t)(intptr_t)PyArray_DATA(a) != w[4]
+      || (int64_t)(intptr_t)PyArray_DESCR(a) != w[5] || (int64_t)PyArray_FLAGS(a) != w[6]
+      || (int64_t)nd != w[7])
+    return 0;  /* nd checked before the dimensions: the record holds nd pairs */
+  for (int d = 0; d < nd; d++)
+    if ((int64_t)PyArray_DIMS(a)[d] != w[8 + 2 * d]
+        || (int64_t)PyArray_STRIDES(a)[d] != w[9 + 2 * d])
+      return 0;
+  return 1;
+}
+
+/* 1 when the call's arguments are the recorded ones, unchanged: the items of the tuple
+   `call` in the record's order (by_key 0), or the values of the dict `call` by their
+   recorded keys (by_key 1: keys compared by address, so a name passed as another str
+   object of the same text is not found, and the caller reads the arguments itself) */
+int spf_look_same(intptr_t call, int64_t by_key, const int64_t *want)
 {
   PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *c = (PyObject *)call;
+  const int64_t n = want[0];
   int same = 1;
-  for (int64_t i = 0; i < n && same; i++)
+  if (!by_key)
   {
-    PyArrayObject *a = (PyArrayObject *)(intptr_t)want[0];
-    const int nd = PyArray_NDIM(a);
-    if ((int64_t)(intptr_t)Py_TYPE((PyObject *)a) != want[1]
-        || (int64_t)(intptr_t)PyArray_DATA(a) != want[2]
-        || (int64_t)(intptr_t)PyArray_DESCR(a) != want[3]
-        || (int64_t)PyArray_FLAGS(a) != want[4] || (int64_t)nd != want[5])
-      same = 0;  /* nd checked before the dimensions: want holds nd pairs */
-    want += 6;
-    for (int d = 0; d < nd && same; d++, want += 2)
-      if ((int64_t)PyArray_DIMS(a)[d] != want[0] || (int64_t)PyArray_STRIDES(a)[d] != want[1])
-        same = 0;
+    same = PyTuple_GET_SIZE(c) == n;
+    for (int64_t i = 0; i < n && same; i++)
+      same = spf_look_item(PyTuple_GET_ITEM(c, i), want + want[1 + i]);
+  }
+  else if (PyDict_GET_SIZE(c) != n)
+    same = 0;
+  else
+  {
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    int64_t next = 0;  /* where the last key's successor is looked for first */
+    while (same && PyDict_Next(c, &pos, &key, &value))
+    {
+      int64_t found = -1;
+      for (int64_t j = 0; j < n && found < 0; j++)
+      {
+        const int64_t i = (next + j) % n;
+        if (want[want[1 + i]] == (int64_t)(intptr_t)key)
+          found = i;
+      }
+      same = found >= 0 && spf_look_item(value, want + want[1 + found]);
+      next = found + 1;
+    }
   }
   PyGILState_Release(gil);
   return same;
@@ -97,17 +178,23 @@ int spf_look_same(int64_t n, const int64_t *want)
 """
 
 CDEF = """
-int64_t spf_look_record(int64_t n, intptr_t *objs, int64_t *out, int64_t cap);
-int spf_look_same(int64_t n, int64_t *want);
+int64_t spf_look_record(int64_t n, intptr_t *keys, intptr_t *objs, int64_t *out, int64_t cap);
+int spf_look_same(intptr_t call, int64_t by_key, int64_t *want);
 """
 
-Looker = tuple[Callable[[int, Any], int], Callable[[Sequence[np.ndarray]], Any]]
-"""``(same, record)``: ``same(n, want)`` is 1 when the ``n`` arrays ``want`` recorded still
-look as they did; ``record(arrays)`` is that ``want`` (a cffi ``int64_t[]``), or None when
-another thread gave one of them more dimensions meanwhile (the look is then read in
-Python)."""
+Looker = tuple[
+    Callable[[int, int, Any], int], Callable[[Sequence[object], Sequence[str] | None], Any]
+]
+"""``(same, record)``: ``record(objs, keys)`` is the record of ``objs`` (exact ``int`` and
+``ndarray`` objects; ``keys``: the names they are passed by, or None for a tuple), a cffi
+``int64_t[]``, or None when it cannot hold them (an int past 64 bits, another type) or
+another thread gave an array more dimensions meanwhile (the look is then read in Python);
+``same(id(call), by_key, want)`` is 1 when ``call`` (a tuple of the objects in the
+record's order, ``by_key=0``, or a dict of them by the recorded keys, ``by_key=1``, alive
+during the call) holds the recorded objects, unchanged. A record holds neither its
+objects nor its keys: the caller keeps both alive as long as the record."""
 
-LOOK_SAME: list[Callable[[int, Any], int]] = []
+LOOK_SAME: list[Callable[[int, int, Any], int]] = []
 """The helper's ``same`` once it is built (what a record's every call runs)."""
 
 _BUILT: list[Looker | None] = []
@@ -158,11 +245,19 @@ def _build() -> Looker | None:
         return None
     fill = lib.spf_look_record
 
-    def record(arrays: Sequence[np.ndarray]) -> Any:
-        size = sum(6 + 2 * a.ndim for a in arrays)
-        want = ffi.new("int64_t[]", max(size, 1))
-        if fill(len(arrays), list(map(id, arrays)), want, size) < 0:
-            return None  # reshaped meanwhile by another thread: read in Python this time
+    def record(objs: Sequence[object], keys: Sequence[str] | None = None) -> Any:
+        size = 1 + len(objs)
+        for o in objs:
+            if type(o) is int:
+                size += 4
+            elif type(o) is np.ndarray:
+                size += 9 + 2 * o.ndim
+            else:
+                return None
+        want = ffi.new("int64_t[]", size)
+        names = [0] * len(objs) if keys is None else list(map(id, keys))
+        if fill(len(objs), names, list(map(id, objs)), want, size) < 0:
+            return None  # reshaped meanwhile by another thread, or an int past 64 bits
         return want
 
     return lib.spf_look_same, record

@@ -397,3 +397,53 @@ def test_arrays_changed_in_place_are_refused_whichever_reads_the_look(
             run()
         b.dtype = np.float64
         run()
+
+
+def test_a_serial_plans_calls_on_the_same_arrays_run_hot(
+    fused: WavefrontKernel, pair: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``"serial"`` plan's keyword and prepared calls on the last call's very arrays,
+    unchanged, run their C call straight (plan_call.Replay.hot), with the bits of the two
+    kernels; an array changed in place is still refused, and other arrays are bound."""
+    look_helper()
+    args = gauss_seidel_args(matrix(600, 0.01, 21))
+    plan = fused.inspect(strategy="serial", **{k: v for k, v in args.items() if k != "A"})
+    b = np.random.default_rng(2).standard_normal(600)
+    want_x, want_y = expected(pair, args, b)
+    x, y = np.zeros(600), np.zeros(600)
+    call = fused.prepare(["x", "y", "b"], plan=plan, **args)
+    for _ in range(2):
+        y[:] = 0.0
+        fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+        y[:] = 0.0
+        call(x, y, b)
+    quick = fused._quick[id(plan)]
+    assert quick.hot is not None
+    assert call._hot is not None
+    slow: list[str] = []
+    for cls, name in ((plan_call.Quick, "run"), (plan_call.Replay, "run"),
+                      (plan_prepared.PreparedPlanCall, "_given")):  # fmt: skip
+        real = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda *a, r=real, n=name, **k: slow.append(n) or r(*a, **k))
+    with exactly(2):
+        for run in (lambda: fused(x=x, y=y, b=b, plan=plan, check=False, **args),
+                    lambda: call(x, y, b)):  # fmt: skip
+            x[:], y[:] = 0.0, 0.0
+            fused._last_threads = None
+            run()
+            np.testing.assert_array_equal(x, want_x)
+            np.testing.assert_array_equal(y, want_y)
+            assert fused.last_threads == 1
+        assert slow == []  # neither took the record's slower path
+        x.shape = (300, 2)
+        with pytest.raises(ArgumentError, match="x"):
+            fused(x=x, y=y, b=b, plan=plan, check=False, **args)
+        with pytest.raises(ArgumentError, match="x"):
+            call(x, y, b)
+        x.shape = (600,)
+        x2, y2 = np.zeros(600), np.zeros(600)
+        fused(x=x2, y=y2, b=b, plan=plan, check=False, **args)
+        call(x, y2 * 0.0, b)  # another y: bound anew
+        np.testing.assert_array_equal(x2, want_x)
+        np.testing.assert_array_equal(y2, want_y)
+        assert "run" in slow

@@ -85,7 +85,10 @@ _PRINTS: dict[str, tuple[str, ...]] = {
     "spmv": ("### SpMV", "spf SELL-8-256"),
     "gemm": ("### DGEMM",),
     "blur": ("### Two-stage blur",),
-    "sptrsv": ("### Forward solve",),
+    "sptrsv": (
+        "### Forward solve",
+        "forward solve: spf <= 1.05x serial hand C (the calling thread's CPU time)",
+    ),
     "pcg": ("### PCG, ILU(0)", "| spf PCG | 1 |", "| scipy cg | 1 |"),
     "overhead": ("call overhead",),
     "polybench": ("### PolyBench",),
