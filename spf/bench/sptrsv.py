@@ -234,11 +234,7 @@ def _serial_cpu(ctx: Context, sec: Section, pair: list[Variant]) -> None:
     """Serial spf and the serial hand C timed again, interleaved, on the calling thread's
     CPU time (``sec.data["serial_cpu_ms"]``, medians in ms): both run on one thread, and on
     the shared 2-core host their wall times also count the time other processes hold
-    that core. Three runs of the two on Poisson 1M, 40 rounds each, load average ~9
-    (2026-11-30): the keyword call over the hand C 1.013x, 1.029x and 1.010x in CPU time,
-    0.974x, 1.001x and 0.938x in wall time, each call's wall time ~4x its CPU time; the
-    generated function called bare 0.997x, 1.010x and 0.988x in CPU time (the same loop:
-    what the keyword call adds is its Python)."""
+    that core (docs/inspection.md quotes the runs that compared the two clocks)."""
     times, load = measure(ctx, pair, ctx.cfg.trsv_rounds, warmup=1, clock=time.thread_time)
     sec.data["serial_cpu_ms"] = {code: 1e3 * median(times[code, t]) for code, t, _ in pair}
     sec.data["serial_cpu_load"] = load

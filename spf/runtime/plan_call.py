@@ -72,7 +72,7 @@ ORDER, PARALLEL = "order", "parallel"
 
 SAME = operator.is_
 
-Hot = tuple[Any, Any, tuple[Any, ...], "Kernel"]
+Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...]]
 """A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
 (:mod:`spf.runtime.plan_look`), the C function, its bound arguments and the kernel whose
 function it is. A call whose arguments the record reads as the recorded ones, unchanged,
@@ -164,7 +164,7 @@ class Replay:
         last, cargs = self.bound
         if self.mode != SERIAL or self.fault or want is None or last is not given:
             return None
-        return want, self.fn, cargs, self.kernel
+        return want, self.fn, cargs, self.kernel, given  # given: the record's objects kept
 
     def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
         """The C call on the call's arguments ``given`` (the owner's and the kernel's
@@ -278,7 +278,8 @@ class Quick:
 
     def _state(self, given: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
         """:attr:`last` for arguments ``given`` of the recorded look: with the C helper's
-        record of every argument, by its name (:attr:`names`, which the record holds)."""
+        record of every argument, by its name (:attr:`names`: the record holds neither the
+        objects nor the names; this Quick keeps the names alive, :attr:`last` the objects)."""
         helper = looker()
         return given, given[self.params :], None if helper is None else helper[1](given, self.names)
 
