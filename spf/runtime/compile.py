@@ -325,6 +325,11 @@ class DeferredUnit:
         return [g.signature if isinstance(g, _Generated) else g._signature for g in self._unit.got]
 
     @property
+    def units(self) -> list[TranslationUnit]:
+        """Each kernel's generated source record, known without compiling."""
+        return [g.unit for g in self._unit.got]
+
+    @property
     def compiles(self) -> bool:
         """Whether loading the kernels runs a compiler (False: every kernel remembered)."""
         return bool(self._unit.todo)

@@ -627,11 +627,15 @@ class WavefrontKernel(Kernel):
             """An executor attribute of a kernel whose executor is not loaded yet
             (:meth:`wrap`): the executor is compiled (cached like any build) and loaded, its
             attributes joined to the kernel's (the kernel's own kept), then ``name`` read. A
-            name no kernel has (one an inspector stage, loaded, lacks) compiles nothing."""
+            name no kernel has (one an inspector stage, loaded, lacks) compiles nothing, nor
+            do ``source`` and ``unit``, which the generated executor already has."""
             later = self.__dict__.get("_executor_later")
             stages = self.__dict__.get("_stages")
             if later is None or not stages or name not in stages[0].__dict__:
                 raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
+            if name in ("source", "unit"):  # generated already: printed without gcc
+                (unit,) = later.units
+                return unit.source if name == "source" else unit
             (executor,) = later.kernels()
             for key, value in executor.__dict__.items():
                 self.__dict__.setdefault(key, value)
