@@ -1208,20 +1208,28 @@ class WavefrontKernel(Kernel):
     ) -> tuple[coarse.Parts, int, Callable[[], np.ndarray]]:
         """The parts of the ``k``-th coarse candidate (its coarse levels, their count, its
         block shift), all the work, and what gives the level sizes' prefix sums (the first
-        candidate's sort counts them). A large loop's first candidate is sorted by its
+        candidate's sort counts them on one thread; after a pass on two, ``ahead`` counts
+        them when first asked for, as :meth:`_by_runs` leaves them: an estimate that settles
+        without them never counts them). A large loop's first candidate is sorted by its
         ``runs`` where the pass found them (:meth:`_by_runs`, whose stages are compiled
         with the split pass's), the others by rows."""
         clev, keys, shift = candidate
         n = len(clev)
         if k == 0 and runs is not None:  # one kernel's run blocks: the runs sorted
-            sizes, found, total = self._by_runs(given, level, levels, runs, work, team, ahead)
-            return found, total, sizes
-        by = (level, levels) if k == 0 else (clev, keys)
-        first = ahead if k == 0 else None
-        ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work, first)
+            counted, found, total = self._by_runs(given, level, levels, runs, work, team, ahead)
+            return found, total, counted
+        sizes: Callable[[], np.ndarray]
+        if k == 0 and ahead is not None:  # the level sizes counted when first asked for
+            cptr, cslot = self._key_count_halves(clev, keys, given)
+            corder, wsum = self._ordered_halves(given, cslot, work)
+            sizes = ahead.sizes
+        else:
+            by = (level, levels) if k == 0 else (clev, keys)
+            ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work)
+            sizes = functools.partial(_given, ptr)
         blocks = coarse.Blocks(shift, n // len(self._free), self._free, runs=self._runs and k == 0)
         found = coarse.split(corder, cptr, keys, work, blocks, team, wsum)
-        return found, int(wsum[-1]), functools.partial(_given, ptr)
+        return found, int(wsum[-1]), sizes
 
     def _by_runs(
         self,
@@ -1277,20 +1285,17 @@ class WavefrontKernel(Kernel):
         O(rows) memset), the stable counting sort of the nodes by ``key`` and the prefix
         sums of ``work`` in that order: (levelptr, keyptr, order, wsum). ``ahead``: the
         count of the levels a worker thread takes (:meth:`_split_pass`), which gives the
-        level sizes, and the slots when ``key`` is ``level``; a coarse key is counted here
-        meanwhile by the count stage of one key."""
+        level sizes and the slots (then ``key`` is ``level``; a coarse key after a pass on
+        two threads is sorted by :meth:`_candidate`)."""
         if self._pair is None:
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
         count_k = self._pair[0]
         n = len(key)
         if ahead is not None:
-            if key is level:
-                levelptr, cslot = ahead.result()
-                keyptr = levelptr
-            else:
-                keyptr, cslot = self._key_count_halves(key, keys, given)
-                levelptr = ahead.sizes()
-            return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
+            if key is not level:
+                raise CodegenError(f"spf bug: {self.name} sorts a coarse key by the level count")
+            levelptr, cslot = ahead.result()
+            return (levelptr, levelptr, *self._ordered_halves(given, cslot, work))
         levelptr = np.zeros(count_entries(levels), dtype=np.int64)  # the histograms' copies
         keyptr = np.zeros(count_entries(keys), dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)
