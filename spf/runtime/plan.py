@@ -143,6 +143,13 @@ MIN_PARALLEL_ROWS = 64
 A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forced to the
 wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
 
+HALVES_WHEN_LATE = True
+"""Whether the worker of a pass on two threads (:meth:`WavefrontKernel._split_pass`) leaves
+the count of wide levels to both threads, in halves, when the caller's pass ended before
+its own: the caller would otherwise wait for the worker's count on one thread. False (the
+tests) makes the worker count them whenever they are wide. Either way the same starts and
+slots."""
+
 SPLIT_NODES = 1 << 17
 """An unchecked coarse inspection of at least this many nodes on a team of two or more
 threads (OpenMP's count now, lowered on a busy machine as a kernel call's is:
@@ -1153,14 +1160,18 @@ class WavefrontKernel(Kernel):
         ``out``'s arrays as the joint pass does. Returns the number of levels and their
         count (:class:`LevelCount`): the worker goes on to count levels that average at
         least :data:`MIN_ROWS_PER_LEVEL` nodes (wide levels, whose plan is often the levels,
-        which sorts by them: the 12-level triangle's) meanwhile, and leaves narrower ones to
-        be counted when first asked for (a plan sorted by its runs whose estimate settles
-        without the level sizes, Poisson's, never counts them). Unchecked calls only: a
-        checked inspection checks the index arrays in the one pass that reads them."""
+        which sorts by them: the 12-level triangle's) while this thread is still in its
+        pass, on one thread; once this thread is done it waits for the worker's pass, and
+        the levels are counted when first asked for, on both threads (one half of the nodes
+        each: :class:`LevelCount`), as narrower levels always are (a plan sorted by its runs
+        whose estimate settles without the level sizes, Poisson's, never counts them).
+        The same starts and slots either way. Unchecked calls only: a checked inspection
+        checks the index arrays in the one pass that reads them."""
         stages = self._split()
         levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
         passed: Future[int] = Future()
+        mine_done = threading.Event()  # this thread's pass is over: the count is the halves'
 
         def levels() -> Counted | None:
             try:
@@ -1170,7 +1181,7 @@ class WavefrontKernel(Kernel):
                 passed.set_exception(err)
                 raise
             passed.set_result(nlev)
-            if len(level) < MIN_ROWS_PER_LEVEL * nlev:
+            if len(level) < MIN_ROWS_PER_LEVEL * nlev or (HALVES_WHEN_LATE and mine_done.is_set()):
                 return None
             return self._key_count_whole(level, nlev, given)
 
@@ -1179,6 +1190,7 @@ class WavefrontKernel(Kernel):
             mine = {k: out[k] for k in (CLEV, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
         finally:
+            mine_done.set()
             nlev = passed.result()
         counted = functools.partial(self._key_count_halves, level, nlev, given)
         sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)

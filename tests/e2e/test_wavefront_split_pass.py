@@ -77,10 +77,12 @@ def test_two_thread_plans_are_the_one_thread_plans(
     dtype: str, ahead: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``ahead``: the worker counts every loop's levels after its pass (as it does wide
-    levels'); else the levels are counted when first asked for (here all narrow)."""
+    levels' while the caller is still in its pass); else the levels are counted when first
+    asked for (here all narrow)."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)  # every triangle here is smaller
     if ahead:
         monkeypatch.setattr(plan_module, "MIN_ROWS_PER_LEVEL", 1)
+        monkeypatch.setattr(plan_module, "HALVES_WHEN_LATE", False)
     kernel = _kernel(dtype)
     for lower in _triangles().values():
         lower.sort_indices()
