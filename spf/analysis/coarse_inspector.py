@@ -435,10 +435,18 @@ def _pass_in_run_blocks(
     ``i - 1`` lies in the block beginning at ``b = s + ((i - s) >> shift << shift)`` and its
     coarse level is the max over its edges ``j -> i`` of ``clev(j) + (j < b)`` (an edge from
     inside the block weighs 0); a row without one begins a stretch and takes ``clev(j) +
-    1``. Both maxima are taken along the edges and the choice made after them, as
-    ``max(joined, begun & (near - 1))`` (the first is never above the second): a ``max``
-    and an ``and`` on the chain from a row's coarse level to the next row's; the stretch's
-    start is the only other value carried from row to row (a ``max``).
+    1``. Along the edges the pass keeps two maxima, ``begun`` of ``clev(j) + 1`` over every
+    source and ``crossing`` of ``clev(j) + 1`` over the sources before ``b`` (0 for one
+    inside the block: :func:`_crossing`), and chooses after them: ``near ? max(begun - 1,
+    crossing) : begun`` (the joined value ``max_j clev(j) + (j < b)`` is ``max(begun - 1,
+    crossing)``); the stretch's start, the only other value carried from row to row, is
+    ``near ? s : i``. Selects where the pass used to take ``max(joined, begun & (near -
+    1))`` with a third maximum ``joined`` along the edges and carry ``max(s, (1 - near) *
+    i)``: fewer instructions a row, the same values (C of both passes on the 1M-row
+    triangles, one thread, loaded machine, interleaved medians over a serial solve: Poisson
+    0.70-0.78 against 0.80-0.85, the 12-level triangle 1.14-1.20 against 1.20-1.30; a pass
+    that waits on scattered loads keeps more rows in flight when each row has fewer
+    instructions).
     The counts ``nlevels`` and ``nclev`` are left to the caller (the maxima of the stored
     arrays): two more running maxima in the row loop cost it more than two reads of the
     32-bit arrays after it (register pressure: on the 1M-row triangles, one thread, loaded
@@ -468,7 +476,7 @@ def _pass_in_run_blocks(
     for k, e in enumerate(edges, start=1):
         updates = [
             *([] if alone else [f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);"]),
-            f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + (({e.src}) < ${block_run}$));",
+            f"${clev_run}$ = max(${clev_run}$, {_crossing(e.src, block_run)});",
             f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
             f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);",
             *([] if alone else [f"${work_run}$ += 1;"]),
@@ -485,6 +493,13 @@ def _pass_in_run_blocks(
     return insp
 
 
+def _crossing(src: str, block_run: str) -> str:
+    """What an edge from ``src`` adds to the running maximum of the coarse levels, plus one,
+    of a row's sources outside its run block (``block_run``: the block's first row): 0 for
+    a source inside it (:func:`_pass_in_run_blocks`)."""
+    return f"(({src}) < ${block_run}$ ? ${CLEV}$({src}) + 1 : 0)"
+
+
 def _run_block_stores(node: str, runs: tuple[str | None, str, str | None, str, str]) -> list[str]:
     """What the run-block pass does after a node's edges, given its locals (level, coarse
     level, work, begun, near): whether it had an edge from the row before, its coarse level
@@ -493,8 +508,8 @@ def _run_block_stores(node: str, runs: tuple[str | None, str, str | None, str, s
     level_run, clev_run, work_run, new_run, near_run = runs
     return [
         f"${near_run}$ = ${near_run}$ == ({node});",
-        f"${clev_run}$ = max(${clev_run}$, ${new_run}$ & (${near_run}$ - 1));",
-        f"${SEGMENT}$ = max(${SEGMENT}$, (1 - ${near_run}$) * ({node}));",
+        f"${clev_run}$ = ${near_run}$ ? max(${new_run}$ - 1, ${clev_run}$) : ${new_run}$;",
+        f"${SEGMENT}$ = ${near_run}$ ? ${SEGMENT}$ : ({node});",
         *([f"${LEVEL}$({node}) = ${level_run}$;"] if level_run is not None else []),
         f"${CLEV}$({node}) = ${clev_run}$;",
         *([f"${WORK}$({node}) = ${work_run}$ + 1;"] if work_run is not None else []),
@@ -1021,10 +1036,10 @@ def _fused_pass_in_run_blocks(
         insp = build.add_stmt(insp, first, rows, f"{{[{loop}] -> [1, {g}, {loop}, 0, 0]}}")
         for k, e in mine:
             within = e.step != "1"  # an edge inside the kernel (between kernels: "1")
-            joined = f"(({e.src}) < ${block_run}$)" if within else "1"
+            crossing = _crossing(e.src, block_run) if within else f"${CLEV}$({e.src}) + 1"
             updates = [
                 f"${level_run}$ = max(${level_run}$, $level$({e.src}) + 1);",
-                f"${clev_run}$ = max(${clev_run}$, ${CLEV}$({e.src}) + {joined});",
+                f"${clev_run}$ = max(${clev_run}$, {crossing});",
                 f"${new_run}$ = max(${new_run}$, ${CLEV}$({e.src}) + 1);",
                 *([f"${near_run}$ = max(${near_run}$, ({e.src}) + 1);"] if within else []),
                 f"${work_run}$ += 1;",

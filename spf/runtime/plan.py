@@ -144,6 +144,13 @@ MIN_PARALLEL_ROWS = 64
 A barrier of 2 threads costs ~0.25 us, tens of SpTRSV rows; on 2-D Poisson (forced to the
 wavefront, 2 threads) 64 ran the executor ~11% faster than no groups, 256 ~9%."""
 
+HALVES_WHEN_LATE = True
+"""Whether the worker of a pass on two threads (:meth:`WavefrontKernel._split_pass`) leaves
+the count of wide levels to both threads, in halves, when the caller's pass ended before
+its own: the caller would otherwise wait for the worker's count on one thread. False (the
+tests) makes the worker count them whenever they are wide. Either way the same starts and
+slots."""
+
 SPLIT_NODES = 1 << 17
 """An unchecked coarse inspection of at least this many nodes on a team of two or more
 threads (OpenMP's count now, lowered on a busy machine as a kernel call's is:
@@ -1158,14 +1165,18 @@ class WavefrontKernel(Kernel):
         ``out``'s arrays as the joint pass does. Returns the number of levels and their
         count (:class:`LevelCount`): the worker goes on to count levels that average at
         least :data:`MIN_ROWS_PER_LEVEL` nodes (wide levels, whose plan is often the levels,
-        which sorts by them: the 12-level triangle's) meanwhile, and leaves narrower ones to
-        be counted when first asked for (a plan sorted by its runs whose estimate settles
-        without the level sizes, Poisson's, never counts them). Unchecked calls only: a
-        checked inspection checks the index arrays in the one pass that reads them."""
+        which sorts by them: the 12-level triangle's) while this thread is still in its
+        pass, on one thread; once this thread is done it waits for the worker's pass, and
+        the levels are counted when first asked for, on both threads (one half of the nodes
+        each: :class:`LevelCount`), as narrower levels always are (a plan sorted by its runs
+        whose estimate settles without the level sizes, Poisson's, never counts them).
+        The same starts and slots either way. Unchecked calls only: a checked inspection
+        checks the index arrays in the one pass that reads them."""
         stages = self._split()
         levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
         passed: Future[int] = Future()
+        mine_done = threading.Event()  # this thread's pass is over: the count is the halves'
 
         def levels() -> Counted | None:
             try:
@@ -1175,7 +1186,7 @@ class WavefrontKernel(Kernel):
                 passed.set_exception(err)
                 raise
             passed.set_result(nlev)
-            if len(level) < MIN_ROWS_PER_LEVEL * nlev:
+            if len(level) < MIN_ROWS_PER_LEVEL * nlev or (HALVES_WHEN_LATE and mine_done.is_set()):
                 return None
             return self._key_count_whole(level, nlev, given)
 
@@ -1184,6 +1195,7 @@ class WavefrontKernel(Kernel):
             mine = {k: out[k] for k in (CLEV, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
         finally:
+            mine_done.set()
             nlev = passed.result()
         counted = functools.partial(self._key_count_halves, level, nlev, given)
         sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)
@@ -1213,20 +1225,28 @@ class WavefrontKernel(Kernel):
     ) -> tuple[coarse.Parts, int, Callable[[], np.ndarray]]:
         """The parts of the ``k``-th coarse candidate (its coarse levels, their count, its
         block shift), all the work, and what gives the level sizes' prefix sums (the first
-        candidate's sort counts them). A large loop's first candidate is sorted by its
+        candidate's sort counts them on one thread; after a pass on two, ``ahead`` counts
+        them when first asked for, as :meth:`_by_runs` leaves them: an estimate that settles
+        without them never counts them). A large loop's first candidate is sorted by its
         ``runs`` where the pass found them (:meth:`_by_runs`, whose stages are compiled
         with the split pass's), the others by rows."""
         clev, keys, shift = candidate
         n = len(clev)
         if k == 0 and runs is not None:  # one kernel's run blocks: the runs sorted
-            sizes, found, total = self._by_runs(given, level, levels, runs, work, team, ahead)
-            return found, total, sizes
-        by = (level, levels) if k == 0 else (clev, keys)
-        first = ahead if k == 0 else None
-        ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work, first)
+            counted, found, total = self._by_runs(given, level, levels, runs, work, team, ahead)
+            return found, total, counted
+        sizes: Callable[[], np.ndarray]
+        if k == 0 and ahead is not None:  # the level sizes counted when first asked for
+            cptr, cslot = self._key_count_halves(clev, keys, given)
+            corder, wsum = self._ordered_halves(given, cslot, work)
+            sizes = ahead.sizes
+        else:
+            by = (level, levels) if k == 0 else (clev, keys)
+            ptr, cptr, corder, wsum = self._sorted(given, *by, clev, keys, work)
+            sizes = functools.partial(_given, ptr)
         blocks = coarse.Blocks(shift, n // len(self._free), self._free, runs=self._runs and k == 0)
         found = coarse.split(corder, cptr, keys, work, blocks, team, wsum)
-        return found, int(wsum[-1]), functools.partial(_given, ptr)
+        return found, int(wsum[-1]), sizes
 
     def _by_runs(
         self,
@@ -1282,20 +1302,17 @@ class WavefrontKernel(Kernel):
         O(rows) memset), the stable counting sort of the nodes by ``key`` and the prefix
         sums of ``work`` in that order: (levelptr, keyptr, order, wsum). ``ahead``: the
         count of the levels a worker thread takes (:meth:`_split_pass`), which gives the
-        level sizes, and the slots when ``key`` is ``level``; a coarse key is counted here
-        meanwhile by the count stage of one key."""
+        level sizes and the slots (then ``key`` is ``level``; a coarse key after a pass on
+        two threads is sorted by :meth:`_candidate`)."""
         if self._pair is None:
             raise CodegenError(f"spf bug: {self.name} has no coarse-level sort")
         count_k = self._pair[0]
         n = len(key)
         if ahead is not None:
-            if key is level:
-                levelptr, cslot = ahead.result()
-                keyptr = levelptr
-            else:
-                keyptr, cslot = self._key_count_halves(key, keys, given)
-                levelptr = ahead.sizes()
-            return (levelptr, keyptr, *self._ordered_halves(given, cslot, work))
+            if key is not level:
+                raise CodegenError(f"spf bug: {self.name} sorts a coarse key by the level count")
+            levelptr, cslot = ahead.result()
+            return (levelptr, levelptr, *self._ordered_halves(given, cslot, work))
         levelptr = np.zeros(count_entries(levels), dtype=np.int64)  # the histograms' copies
         keyptr = np.zeros(count_entries(keys), dtype=np.int64)
         cslot = np.empty(n, dtype=np.int32)

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from spf import kernels
 from spf.runtime import coarse
+from spf.runtime import plan as plan_module
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import sptrsv_args
 from spf.testing import compiled, fixed_team
@@ -113,6 +114,54 @@ def test_banded_plans_pass_the_dependence_check_with_the_serial_bits(dtype: str,
                 with fixed_team(team):
                     kernel(u=u, f=f, plan=p, **args)
                 np.testing.assert_array_equal(u, want)
+
+
+def _reference_coarse_levels(lower: sp.csr_array) -> np.ndarray:
+    """Each row's coarse level by the definition of run blocks, one row at a time: a row
+    with an edge from the row before joins the stretch begun at ``s``, in the block ``b = s
+    + ((i - s) >> RUN_SHIFT << RUN_SHIFT)``, and takes the max of ``clev(j) + (j < b)`` over
+    its sources; a row without one begins a stretch and takes the max of ``clev(j) + 1``."""
+    n, shift = lower.shape[0], coarse.RUN_SHIFT
+    ptr, col = lower.indptr, lower.indices
+    clev = np.zeros(n, dtype=np.int64)
+    start = 0
+    for i in range(n):
+        sources = [int(j) for j in col[ptr[i] : ptr[i + 1]] if j < i]
+        if sources and max(sources) == i - 1:
+            block = start + ((i - start) >> shift << shift)
+            clev[i] = max(int(clev[j]) + (j < block) for j in sources)
+        else:
+            start = i
+            clev[i] = max((int(clev[j]) + 1 for j in sources), default=0)
+    return clev
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_coarse_levels_are_those_of_the_run_blocks(
+    dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The coarse level of each row in the plan (the parts' levels) is the definition's, on
+    banded triangles whose rows read the row before at random, from the joint pass (one
+    thread) and from the coarse-level pass of two threads (docs/inspection.md, "Selects in
+    the pass")."""
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    kernel = _kernel(dtype)
+    for seed in range(2):
+        lower = _banded(6000, seed)
+        args = sptrsv_args(lower, index_dtype=dtype)
+        want = _reference_coarse_levels(lower)
+        for team in (1, 2):
+            with fixed_team(team):
+                plan = kernel.inspect(check=False, strategy="coarse", threads=2, **args)
+            parts = coarse.Parts(
+                plan.coarse_levels,
+                plan.coarse_ptr,
+                plan.part_ptr,
+                plan.coarse_order,
+                plan.parts,
+                np.zeros(0, dtype=np.int64),
+            )
+            np.testing.assert_array_equal(coarse.row_parts(parts)[1], want)
 
 
 def test_a_kernel_with_push_edges_keeps_fixed_blocks() -> None:

@@ -9,7 +9,7 @@ keep the joint pass."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -40,7 +40,20 @@ def _triangles() -> dict[str, sp.csr_array]:
         "grid": sp.csr_array(sp.tril(poisson2d(180), format="csr")),
         "random": sp.csr_array(strict + sp.eye_array(n) * 4.0),
         "banded": sp.csr_array(sp.tril(band, format="csr") + sp.eye_array(n) * 4.0),
+        "scattered": _scattered(n),
     }
+
+
+def _scattered(n: int) -> sp.csr_array:
+    """A random triangle in which most rows also read the row before: fewer coarse levels
+    than levels, in runs too short to sort by (the coarse candidate sorted by rows)."""
+    rng = np.random.default_rng(7)
+    strict = sp.tril(sp.random_array((n, n), density=3.0 / n, format="csr", rng=rng), k=-1)
+    before = np.where(rng.random(n - 1) < 0.7, -1.0, 0.0)
+    chain = sp.diags_array([before], offsets=[-1], shape=(n, n))
+    lower = sp.csr_array(strict + chain + sp.eye_array(n) * 4.0)
+    lower.eliminate_zeros()
+    return lower
 
 
 def _same(a: Plan, b: Plan) -> None:
@@ -64,10 +77,12 @@ def test_two_thread_plans_are_the_one_thread_plans(
     dtype: str, ahead: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``ahead``: the worker counts every loop's levels after its pass (as it does wide
-    levels'); else the levels are counted when first asked for (here all narrow)."""
+    levels' while the caller is still in its pass); else the levels are counted when first
+    asked for (here all narrow)."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)  # every triangle here is smaller
     if ahead:
         monkeypatch.setattr(plan_module, "MIN_ROWS_PER_LEVEL", 1)
+        monkeypatch.setattr(plan_module, "HALVES_WHEN_LATE", False)
     kernel = _kernel(dtype)
     for lower in _triangles().values():
         lower.sort_indices()
@@ -88,6 +103,36 @@ def test_two_thread_plans_are_the_one_thread_plans(
                     kernel(u=u, f=f, plan=two, **args)
                 np.testing.assert_array_equal(u, want)
     assert kernel._split_kernels is not None  # the two passes ran
+
+
+def test_a_plan_sorted_by_rows_on_two_threads_counts_no_level_sizes_it_does_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The coarse candidate of scattered coarse levels (sorted by rows, not runs) after the
+    pass on two threads leaves the narrow levels uncounted, as a plan sorted by its runs
+    does: a ``"coarse"`` plan never reads their sizes, and the ``"auto"`` one here settles
+    without them (``spf.runtime.coarse.level_bound``). The plans are the one-thread ones."""
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    counted: list[int] = []
+    real = plan_module._level_sizes
+
+    def sizes(*args: Any) -> np.ndarray:
+        counted.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(plan_module, "_level_sizes", sizes)
+    kernel = _kernel("int32")
+    lower = _scattered(30000)
+    lower.sort_indices()
+    args = sptrsv_args(lower)
+    for strategy in ("coarse", "auto"):
+        with fixed_team(2):
+            two = kernel.inspect(check=False, strategy=strategy, threads=2, **args)
+        assert two.strategy == "coarse"
+        assert two.coarse_levels < two.levels  # a coarse candidate of its own
+        assert counted == []
+        with fixed_team(1):
+            _same(kernel.inspect(check=False, strategy=strategy, threads=2, **args), two)
 
 
 def test_a_checked_or_small_inspection_keeps_the_joint_pass() -> None:
