@@ -440,13 +440,7 @@ def _pass_in_run_blocks(
     inside the block: :func:`_crossing`), and chooses after them: ``near ? max(begun - 1,
     crossing) : begun`` (the joined value ``max_j clev(j) + (j < b)`` is ``max(begun - 1,
     crossing)``); the stretch's start, the only other value carried from row to row, is
-    ``near ? s : i``. Selects where the pass used to take ``max(joined, begun & (near -
-    1))`` with a third maximum ``joined`` along the edges and carry ``max(s, (1 - near) *
-    i)``: fewer instructions a row, the same values (C of both passes on the 1M-row
-    triangles, one thread, loaded machine, interleaved medians over a serial solve: Poisson
-    0.70-0.78 against 0.80-0.85, the 12-level triangle 1.14-1.20 against 1.20-1.30; a pass
-    that waits on scattered loads keeps more rows in flight when each row has fewer
-    instructions).
+    ``near ? s : i`` (docs/inspection.md, "Selects in the pass": why selects, measured).
     The counts ``nlevels`` and ``nclev`` are left to the caller (the maxima of the stored
     arrays): two more running maxima in the row loop cost it more than two reads of the
     32-bit arrays after it (register pressure: on the 1M-row triangles, one thread, loaded

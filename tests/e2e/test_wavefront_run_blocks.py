@@ -50,11 +50,11 @@ def _grid(width: int, height: int) -> sp.csr_array:
     return sp.csr_array(sp.kron(eye_h, line(width)) + sp.kron(line(height), eye_w))
 
 
-def _banded(n: int, seed: int) -> sp.csr_array:
-    """A lower triangle whose rows depend on the row before with probability 0.9 and on two
-    random rows of the 300 before."""
+def _banded(n: int, seed: int, near: float = 0.9) -> sp.csr_array:
+    """A lower triangle whose rows depend on the row before with probability ``near`` and on
+    two random rows of the 300 before."""
     rng = np.random.default_rng(seed)
-    rows = [np.arange(1, n)[rng.random(n - 1) < 0.9]]
+    rows = [np.arange(1, n)[rng.random(n - 1) < near]]
     cols = [rows[0] - 1]
     for _ in range(2):
         i = np.arange(2, n)
@@ -146,13 +146,15 @@ def test_coarse_levels_are_those_of_the_run_blocks(
     the pass")."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
     kernel = _kernel(dtype)
-    for seed in range(2):
-        lower = _banded(6000, seed)
+    # seed 0's stretches of rows reading the row before are shorter than a block (each block
+    # starts a stretch); near=1.0 makes one stretch of every row: blocks start inside it
+    for lower in (_banded(6000, 0), _banded(6000, 1, near=1.0)):
         args = sptrsv_args(lower, index_dtype=dtype)
         want = _reference_coarse_levels(lower)
         for team in (1, 2):
             with fixed_team(team):
                 plan = kernel.inspect(check=False, strategy="coarse", threads=2, **args)
+            assert team == 1 or kernel._split_kernels is not None  # the two-thread pass ran
             parts = coarse.Parts(
                 plan.coarse_levels,
                 plan.coarse_ptr,
