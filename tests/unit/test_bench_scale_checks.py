@@ -3,11 +3,14 @@ facts (``kernel.check_cost``), implied facts named."""
 
 from __future__ import annotations
 
-import pytest
+from typing import TYPE_CHECKING
 
 import spf
 from spf.bench.common import Section
 from spf.bench.scale_checks import _kept
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def test_the_checks_part_lists_how_each_kernel_checks_its_facts() -> None:
