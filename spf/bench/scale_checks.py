@@ -29,11 +29,7 @@ variants once per round, shuffled), one thread, in batches of calls of about
 scheduler's noise) on the calling thread's CPU time (``time.thread_time``: on a shared
 machine, the time other processes take is not counted); the ratio is the median
 ``check=True`` batch over the median ``check=False`` batch, and a cell shows the larger of
-int32 and int64. Before it is timed, each case makes the checked calls that the trials of
-:mod:`spf.runtime.known` time (:func:`settle`: the first calls on known contents of a size of
-index arrays alternate the two ways, once per kernel and size); untimed, they took most of
-the 21 rounds of a case of 1-2 calls a batch (a 2 ms BDIA(4) SpMV: its ratio 1.15x over all
-rounds, 1.07x over the last 8). Every
+int32 and int64. Every
 call of a case passes the same arrays: a kernel that remembers the index-array contents its
 checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, or any kernel whose
 checked function hashes them itself, each size where that measured cheaper than checking)
@@ -57,7 +53,6 @@ import spf.kernels
 import spf.sparse
 from spf.bench.common import Context, Section, Variant, load_note, measure, median
 from spf.formats import BCSR, BDIA, COO, CSC, CSR, DIA, ELL, SELL, Format
-from spf.runtime import known
 
 sp: Any = importlib.import_module("scipy.sparse")
 
@@ -68,13 +63,6 @@ CAP = 20_000_000
 
 BATCH_S = 0.002
 """Seconds of ``check=False`` calls a timed batch holds (one call at least)."""
-
-SETTLE_CALLS = known.WARMUP + 4 * known.TRIALS + 2
-"""Checked calls a case makes before it is timed (:func:`settle`): enough for the trials of
-:mod:`spf.runtime.known` to decide (after the call that verified the contents: ``WARMUP``
-uncounted calls, then pairs of calls each way until ``TRIALS`` of each counted)."""
-SETTLE_S = 0.5
-"""Seconds after which :func:`settle` stops (a long call needs fewer rounds anyway)."""
 
 Call = Callable[[bool], object]
 """One call of a case with ``check=`` the argument."""
@@ -369,7 +357,6 @@ def cases(ctx: Context) -> tuple[list[Case], list[tuple[str, str, str]], dict[st
                     continue
                 call = _call(kernel, args, name)
                 _same_results(call, args, name, mname)
-                settle(call)
                 out.append(Case(name, mname, dtype, call))
     if not quick:
         out += dense_cases()
@@ -418,18 +405,6 @@ def _same_results(call: Call, args: dict[str, Any], name: str, matrix: str) -> N
             raise SystemExit(f"{name} on {matrix}: check=True changed {key}")
     for k in outputs:
         np.copyto(args[k], start[k])
-
-
-def settle(call: Call) -> None:
-    """Make the checked calls of ``call`` that the trials of known contents time
-    (:data:`SETTLE_CALLS`, at most :data:`SETTLE_S` seconds): a kernel times both ways on the
-    first calls on contents verified before, per size of index arrays, and keeps the faster
-    (:mod:`spf.runtime.known`); the table times the calls after that choice."""
-    start = time.perf_counter()
-    for _ in range(SETTLE_CALLS):
-        call(True)
-        if time.perf_counter() - start > SETTLE_S:
-            return
 
 
 def run(ctx: Context) -> Section:

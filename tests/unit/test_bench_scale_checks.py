@@ -3,14 +3,9 @@ facts (``kernel.check_cost``), implied facts named."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import spf
 from spf.bench.common import Section
 from spf.bench.scale_checks import _kept
-
-if TYPE_CHECKING:
-    import pytest
 
 
 def test_the_checks_part_lists_how_each_kernel_checks_its_facts() -> None:
@@ -45,22 +40,3 @@ def test_a_batch_runs_its_calls_with_the_check_it_was_made_for() -> None:
     seen.clear()
     _batch(seen.append, True, 3)()
     assert seen == [True, True, True]
-
-
-def test_a_case_makes_the_checked_calls_of_the_trials_before_it_is_timed() -> None:
-    from spf.bench.scale_checks import SETTLE_CALLS, settle
-    from spf.runtime import known
-
-    seen: list[bool] = []
-    settle(seen.append)
-    assert seen == [True] * SETTLE_CALLS  # only checked calls: the trials time those
-    assert SETTLE_CALLS > known.WARMUP + 4 * known.TRIALS  # every trial call, both ways
-
-
-def test_settle_stops_after_its_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
-    import spf.bench.scale_checks as sc
-
-    monkeypatch.setattr(sc, "SETTLE_S", 0.0)
-    seen: list[bool] = []
-    sc.settle(seen.append)
-    assert seen == [True]  # a long call: one, then the clock ran out
