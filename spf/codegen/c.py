@@ -326,7 +326,7 @@ class CPrinter:
             first, last = first + ac.fact_flag_lines(True), ac.fact_flag_lines(False)
         if lanes:
             first += lane_reads.first_lines(program, lanes)
-            last = lane_reads.last_lines() + last
+            last = lane_reads.last_lines(program, lanes) + last
         shared = (
             suffix == ac.CHECKED_SUFFIX
             and not self._fact_checks

@@ -92,11 +92,15 @@ MISSES = 16
 """Checked calls on new contents a size class of index arrays takes, with none on known
 contents, before it stops hashing (calls that never repeat their arrays)."""
 
-TRIALS = 3
+TRIALS = 5
 """Calls on known contents timed each way (hashed and unchecked, or checked) before a size
 class of index arrays keeps the faster way (0: always the unchecked loops). The trials run
 in pairs of calls the same way, and only the second of a pair counts
-(:meth:`KnownContents.timed`)."""
+(:meth:`KnownContents.timed`). Measured on the loaded 2-core machine (8 fresh kernels per
+cell against the two ways' C time, interleaved): with 3 of each, the trials kept the way
+6-19% slower in 4 of 8 kernels of int32 ``spmv(SELL(8, 32))`` on ``cryg2500`` and 1 of 8
+of int64 ``spmv(BDIA(4))`` there (10-20 us calls), with 5 in none; cells with the ways
+further apart were right with either (4 more calls a way, once per kernel and size)."""
 
 _ORDER = (True, False, False, True)
 """The ways of successive pairs of trials (True: hashed and unchecked), repeated: each way

@@ -145,3 +145,33 @@ def test_no_block_reads_no_pointer_entry() -> None:
     k(y=y, A=np.ones((2, 4)), x=np.ones(4), dptr=dptr, doff=np.array([0, 1]), N=4, M=4,
       NB=-1, NS=2)  # fmt: skip
     assert y.tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_an_order_of_the_pair_is_compared_in_the_arrays_own_type() -> None:
+    """``!(-1 - doff(s) + doff(s + 1) >= 0)`` counts ``doff[s + 1] <= doff[s]``: the two
+    entries compared as they are (int32 ones in int32), in both passes."""
+    from dataclasses import replace
+
+    from spf import cexpr as cx
+    from spf.codegen.flat_pairs import ordered
+
+    comp = kernels.spmv(BDIA(4), index_dtype="int32")
+    flat = _flat(comp)
+    assert flat.order == ("doff", "<=")
+    source = comp.compile().source
+    assert "spf_fp_n += (doff[spf_t + 1] <= doff[spf_t]);" in source
+    assert "spf_fp_n -= (doff[spf_fp_e - 1 + 1] <= doff[spf_fp_e - 1]);" in source
+    program = plan_fact_checks(comp.ir, lower_checked(comp.ir)).each_call.program
+    red = flat.stmt.reduction
+    s = flat.stmt.params[flat.at]
+
+    def value(c: int, ahead: int) -> Any:
+        read = cx.Call("doff", (cx.Binary("+", cx.Param(s), cx.Num(str(ahead))),))
+        form = cx.Binary("-", cx.Binary("+", cx.Num(str(c)), read), cx.Call("doff", (cx.Param(s),)))
+        test = cx.Binary(">=", form, cx.Num("0"))
+        return replace(flat.stmt, reduction=replace(red, value=cx.Unary("!", test)))
+
+    assert ordered(value(0, 1), flat.at, program) == ("doff", "<")  # doff(s) <= doff(s + 1)
+    assert ordered(value(-1, 1), flat.at, program) == ("doff", "<=")
+    assert ordered(value(-2, 1), flat.at, program) is None  # a gap of 2: the general form
+    assert ordered(value(-1, 2), flat.at, program) is None  # not a neighbouring pair

@@ -65,6 +65,10 @@ def test_the_lanes_are_read_without_a_branch() -> None:
     source = kernels.spmv(SELL(8, 1)).compile().source
     assert "spf_lane_scol" in source
     assert f"spmv_sell8_1_generated{READS_SUFFIX}(" in source  # the fallback
+    for dtype, flag in (("int32", "uint32_t"), ("int64", "uint64_t")):  # the array's width
+        text = kernels.spmv(SELL(8, 1), index_dtype=dtype).compile().source
+        assert f"{flag} spf_lanes2 = 0;" in text
+        assert f"*o |= ({flag})(c ^ v);" in text
 
 
 def test_checked_results_are_bitwise_the_unchecked_ones(sell: tuple[str, Any], matrix: Any) -> None:
@@ -82,7 +86,8 @@ def test_a_column_out_of_range_is_refused_in_every_slice(
     dtype, kernel = sell
     args = spf.sparse.format_args(matrix, SELL(8, 1), index_dtype=dtype)
     k = _lane(args, where)
-    bads = [COLS, -1, 2**31 - 1] + ([2**40, -(2**40)] if dtype == "int64" else [])
+    wide = [2**40, -(2**40), 2**32 + 3, 2**63 - 1]  # 2**32 + 3: in range in its low half
+    bads = [COLS, -1, 2**31 - 1, -(2**31)] + (wide if dtype == "int64" else [])
     for bad in bads:
         scol = args["scol"].copy()
         scol[k] = bad
