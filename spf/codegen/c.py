@@ -364,7 +364,7 @@ class CPrinter:
         sub.node(each.program.body)
         self.out.take_notes(sub.out)
         ours = ac.checked_macros(self.p, dense) + range_pass.raw_macros(self.p, ranged)
-        flat = flat_pairs.plan(each.program, ac.prechecked(self.p))
+        flat = flat_pairs.plan(each.program, ac.prechecked(self.p), ranged)
         body = sub.out.lines() if flat is None else flat_pairs.lines(flat, expr)
         return each_call_lines(each, body, of_ufs(ours, each.compared))
 

@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from spf import cexpr as cx
 from spf.codegen.loop_ast import Bind, Call, Expr, For, If, Int, Op, Var
 
@@ -63,11 +65,14 @@ class FlatPairs:
     (:func:`ordered`): the passes compare the entries as they are."""
 
 
-def plan(program: Program, whole: frozenset[str]) -> FlatPairs | None:
+def plan(
+    program: Program, whole: frozenset[str], ranged: frozenset[str] = frozenset()
+) -> FlatPairs | None:
     """The flat form of ``program`` (an each-call counting program) when its body is one
     loop over rows of a pointer in ``whole`` (tested before) holding only the loop over each
     row's pairs ``U(b) <= s < U(b + 1) - 1`` around one accumulation whose target and value
-    use neither the row nor anything but ``s``; else None."""
+    use neither the row nor anything but ``s``; else None. ``ranged``: the index arrays
+    range-tested before it (:func:`ordered`)."""
     body, guard = program.body, None
     if isinstance(body, If) and body.orelse is None:
         guard = body.cond
@@ -93,15 +98,21 @@ def plan(program: Program, whole: frozenset[str]) -> FlatPairs | None:
     at = _only_at(stmt, inner.body, inner.var)
     if at is None:
         return None
-    order = ordered(stmt, at, program)
+    order = ordered(stmt, at, program, ranged)
     return FlatPairs(guard, row, body.init, cond.args[1], ptr, stmt, at, order)
 
 
-def ordered(stmt: StmtMacro, at: int, program: Program) -> tuple[str, str] | None:
+def ordered(
+    stmt: StmtMacro, at: int, program: Program, ranged: frozenset[str] = frozenset()
+) -> tuple[str, str] | None:
     """``(U, op)`` when ``stmt``'s value (an accumulation) is ``!(c + U(s + 1) - U(s) >= 0)``
     for a one-argument index array ``U`` of ``program``, ``s`` its parameter ``at`` and ``c``
     0 or -1: a pair breaks the order exactly when ``U(s + 1) op U(s)`` (``<`` for ``c = 0``,
-    ``<=`` for ``c = -1``); else None."""
+    ``<=`` for ``c = -1``); else None. A 64-bit ``U`` not in ``ranged`` (range-tested
+    before) keeps the linear form: there the difference of two entries can wrap, and the
+    fact check that reruns on a count (:mod:`spf.analysis.fact_check`) computes that form,
+    so a direct compare would count a pair the rerun passes (a false "changed during the
+    call" instead of the entry's range error)."""
     red = stmt.reduction
     value = red.value if red is not None else None
     if not (isinstance(value, cx.Unary) and value.op == "!"):
@@ -119,6 +130,8 @@ def ordered(stmt: StmtMacro, at: int, program: Program) -> tuple[str, str] | Non
     uf = next(iter(names))
     arg = next((a for a in program.signature.args if a.name == uf), None)
     if arg is None or arg.kind != "uf" or arg.inner or arg.uf is None or arg.uf.arity != 1:
+        return None
+    if uf not in ranged and np.dtype(arg.dtype).itemsize == 8:
         return None
     op = {0: "<", -1: "<="}.get(form.get(None, 0))
     return None if op is None else (uf, op)

@@ -137,3 +137,30 @@ def test_bad_index_arrays_are_argument_errors(tmp_path: Path) -> None:
     with pytest.raises(spf.ArgumentError, match=r"doff\(s1\) < doff\(s2\).*fails first at b = 0"):
         kernel(y=y, x=x, **bad)
     assert not y.any()
+
+
+def test_an_int64_pair_whose_difference_wraps_names_the_out_of_range_entry(
+    tmp_path: Path,
+) -> None:
+    """A pair of 64-bit ``doff`` entries whose difference wraps (2**62, -2**62 - 1) is out of
+    range, and the error says so: the checked function's fallback counts the order facts in
+    the form the rerun fact check computes (not a direct compare that counts a pair the
+    rerun then passes: a false "changed during the call"); the extreme pairs, which do
+    break the order, name the assumption."""
+    from spf.testing import random_csr
+
+    m = random_csr(61, 47, 0.1, 9, empty_rows=[0, 1, 2, 3, 30])
+    k = spf.kernels.spmv(BDIA(4), index_dtype="int64").compile(cache_dir=str(tmp_path))
+    args = spf.sparse.format_args(m, BDIA(4), index_dtype="int64")
+    dptr = args["dptr"]
+    s = int(dptr[int(np.flatnonzero(np.diff(dptr) >= 2)[0])])
+    cases = [
+        ((2**62, -(2**62) - 1), "outside the declared range"),
+        ((2**63 - 1, -(2**63)), "does not hold for these arguments"),
+        ((-(2**63), 2**63 - 1), "does not hold for these arguments"),
+    ]
+    for (first, second), message in cases:
+        doff = args["doff"].copy()
+        doff[s], doff[s + 1] = first, second
+        with pytest.raises(spf.ArgumentError, match=message):
+            k(**{**args, "doff": doff}, x=np.ones(47), y=np.zeros(61))
