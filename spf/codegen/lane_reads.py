@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from spf.codegen.arg_checks import dense_monotonic, prechecked, serial
 from spf.codegen.loop_ast import (
     Alloc,
@@ -54,7 +52,7 @@ from spf.codegen.loop_ast import (
     node_exprs,
     walk,
 )
-from spf.codegen.range_pass import FAULT_READS, in_type
+from spf.codegen.range_pass import FAULT_READS, in_type, unsigned_type
 from spf.codegen.unit import Chunk, Function
 
 if TYPE_CHECKING:
@@ -176,7 +174,7 @@ def functions(program: Program, names: frozenset[str]) -> Chunk:
     lines: list[str] = []
     out: list[Function] = []
     for a in _ufs(program, names):
-        t, u = a.ctype, flag_type(a)
+        t, u = a.ctype, unsigned_type(a)
         name = f"spf_lane_{a.name}"
         proto = f"{t} {name}(const {t} *restrict a, int64_t t, {t} lo, {t} hi, {u} *restrict o)"
         out.append(Function(name, proto, static=True))
@@ -194,14 +192,15 @@ def functions(program: Program, names: frozenset[str]) -> Chunk:
 
 
 def first_lines(program: Program, names: frozenset[str]) -> list[str]:
-    """Before the loops: each lane UF's flag (:func:`flag_type`) and bounds in its own width
-    (clamped to the type; an empty range sends the call to the fallback before the loops)
-    and its read macro through ``spf_lane_<uf>``."""
+    """Before the loops: each lane UF's flag (of its unsigned type,
+    :func:`~spf.codegen.range_pass.unsigned_type`) and bounds in its own width (clamped to
+    the type; an empty range sends the call to the fallback before the loops) and its read
+    macro through ``spf_lane_<uf>``."""
     out = []
     for n, a in _numbered(program, names):
         lo, hi = in_type(a, n)
         out += [
-            f"{flag_type(a)} spf_lanes{n} = 0;",
+            f"{unsigned_type(a)} spf_lanes{n} = 0;",
             f"const int64_t spf_lane_l{n} = {lo}, spf_lane_h{n} = {hi};",
             f"if (spf_lane_l{n} > spf_lane_h{n})",
             f"{{ spf_fault[0] = {FAULT_READS}; return; }}",
@@ -219,11 +218,6 @@ def last_lines(program: Program, names: frozenset[str]) -> list[str]:
     fallback."""
     flags = " | ".join(f"spf_lanes{n}" for n, _ in _numbered(program, names))
     return [f"if ({flags})", f"{{ spf_fault[0] = {FAULT_READS}; return; }}"]
-
-
-def flag_type(a: Arg) -> str:
-    """The unsigned C type of UF argument ``a``'s width: its lanes' flag."""
-    return f"uint{np.iinfo(np.dtype(a.dtype)).bits}_t"
 
 
 def _numbered(program: Program, names: frozenset[str]) -> list[tuple[int, Arg]]:

@@ -124,11 +124,16 @@ def in_type(a: Arg, n: int) -> tuple[str, str]:
     return lo, hi
 
 
+def unsigned_type(a: Arg) -> str:
+    """The unsigned C type of UF argument ``a``'s width."""
+    return f"uint{np.iinfo(np.dtype(a.dtype)).bits}_t"
+
+
 def _one(a: Arg, n: int) -> list[str]:
     """``spf_out`` set when an entry ``first .. entries - 1`` of ``a`` is out of range, in
     ``a``'s own unsigned width: ``(u)(v - lo) > (u)(hi - lo)`` with the bounds clamped to
     the type (a range beyond it: every entry is out)."""
-    unsigned = f"uint{np.iinfo(np.dtype(a.dtype)).bits}_t"
+    unsigned = unsigned_type(a)
     base = BOUNDS_PER_UF * n
     lo, hi = in_type(a, n)
     x = a.name
