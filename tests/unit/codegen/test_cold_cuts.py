@@ -1,7 +1,7 @@
 """The shortcuts of a cold compile's checks and scan give the answers of the full work.
 
 * the self-check's plain subset test (``spf.codegen.verify._same_calls_subset``) proves a
-  subset through the UFs' declared ranges and refuses what is not one;
+  subset through the UFs' declared ranges and domains and refuses what is not one;
 * an AST build's context keeps what the dropped parameters imply about the others
   (``spf.codegen.scan._used_context``);
 * ``written_level`` with a floor is the level without one, raised to the floor, and the
@@ -34,7 +34,13 @@ def test_same_calls_subset_proves_and_refuses() -> None:
     rows = Set(f"{{[i, k] : {ROWS}}}", UFS)
     wider = Set("{[i, k] : 0 <= i && rowptr(i) <= k < rowptr(i + 1)}", UFS)
     assert _same_calls_subset(rows, wider)
-    assert not _same_calls_subset(wider, rows)  # i < N does not follow
+    # i < N follows from rowptr(i + 1)'s declared domain (a call outside it is no instance
+    # of spf's sets), as the UF-aware test finds
+    assert _same_calls_subset(wider, rows)
+    assert wider.is_subset(rows)
+    narrower = Set("{[i, k] : 0 <= i < N - 1 && rowptr(i) <= k < rowptr(i + 1)}", UFS)
+    assert not _same_calls_subset(rows, narrower)  # row N - 1 is left out
+    assert not rows.is_subset(narrower)
 
 
 def test_plain_superset_uses_the_declared_ranges() -> None:
