@@ -491,12 +491,16 @@ def _times_by_construction(
     loop for all values (a subset test of two small isl sets over ``[x, d]`` with no
     condition of the path). That is the scanner's own construction (a call's iterators
     invert the schedule) wherever no UF value stands in for a loop; anything else (a UF,
-    a stride, text isl does not read) is left to the full test."""
-    texts = [*path.args, *(times[loop.position] for loop in site.loops)]
-    if any(_calls_uf(t) for t in texts):
+    a stride, text isl does not read) is left to the full test. Only the iterators the
+    loops' times read take part: ``S`` does not depend on the others, so their values
+    (``_d3 = order_i(i_pos)`` in a wavefront executor, a UF's) cannot change the test."""
+    loop_times = [times[loop.position] for loop in site.loops]
+    used = {w for t in loop_times for w in _WORD.findall(t)}
+    read = [(d, a) for d, a in zip(its, path.args, strict=True) if d in used]
+    if any(_calls_uf(t) for t in [*loop_times, *(a for _, a in read)]):
         return False
     names = [*path.names, *path.aux, *its]
-    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    calls = [f"{d} = {a}" for d, a in read]
     at = [f"{loop.var} = {times[loop.position]}" for loop in site.loops]
     try:
         called, scheduled = _uf_free_set(names, calls), _uf_free_set(names, at)

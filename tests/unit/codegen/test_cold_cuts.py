@@ -2,6 +2,9 @@
 
 * the self-check's plain subset test (``spf.codegen.verify._same_calls_subset``) proves a
   subset through the UFs' declared ranges and domains and refuses what is not one;
+* the self-check's test of a call's loop times by construction reads only the iterators
+  those times read (a UF value passed as another iterator does not matter) and still
+  refuses a loop whose time is not its variable;
 * an AST build's context keeps what the dropped parameters imply about the others
   (``spf.codegen.scan._used_context``);
 * ``written_level`` with a floor is the level without one, raised to the floor, and the
@@ -15,8 +18,15 @@ import islpy as isl
 import spf
 import spf.kernels
 from spf.analysis.dependences import pair_names, same_element
+from spf.codegen.loop_ast import For, Int, Op, UFRead, Var
 from spf.codegen.scan import _used_context
-from spf.codegen.verify import _same_calls_subset, _subset
+from spf.codegen.verify import (
+    _render,
+    _same_calls_subset,
+    _Site,
+    _subset,
+    _times_by_construction,
+)
 from spf.codegen.written_ufs import _same_element, is_written_index_array, written_level
 from spf.sets import Set
 
@@ -49,6 +59,26 @@ def test_plain_superset_uses_the_declared_ranges() -> None:
     assert _same_calls_subset(rows, Set("{[i, k] : 0 <= k < NNZ}", UFS))
     assert not _same_calls_subset(rows, Set("{[i, k] : 0 <= k < NNZ - 1}", UFS))
     assert not _subset(rows, Set("{[i, k] : 0 <= k < NNZ - 1}", UFS))
+
+
+def _row_site(k_time: str) -> tuple[_Site, tuple[str, ...], tuple[str, ...]]:
+    """A call ``s(p, order(p), k)`` under loops ``p`` (position 0) and ``k`` (position 1,
+    scheduled at ``k_time``), with its iterators and their schedule."""
+    body = Int(0)
+    k = For("k", Int(0), Op("<", (Var("k"), Var("N"))), 1, body, 1)
+    p = For("p", Int(0), Op("<", (Var("p"), Var("N"))), 1, k, 0)
+    site = _Site("s", (p, k), (Var("p"), UFRead("order", (Var("p"),)), Var("k")))
+    return site, ("_d0", "_d1", "_d2"), ("_d0", k_time)
+
+
+def test_times_by_construction_reads_the_iterators_the_times_read() -> None:
+    ufs = {"order": spf.UF("order", domain="{[x]: 0 <= x < N}", range="{[v]: 0 <= v < N}")}
+    site, its, times = _row_site("_d2")
+    assert _times_by_construction(site, _render(site, ufs), its, times)
+    site, its, times = _row_site("_d2 + 1")  # k runs one before its time
+    assert not _times_by_construction(site, _render(site, ufs), its, times)
+    site, its, times = _row_site("_d1")  # the UF value stands in for loop k
+    assert not _times_by_construction(site, _render(site, ufs), its, times)
 
 
 def test_used_context_keeps_what_dropped_parameters_imply() -> None:
