@@ -337,7 +337,7 @@ def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple
     at = [f"_a{k}" for k in range(len(path.args))]
     names = ", ".join([*xs, *at])
     values = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
-    if _read_inside_by_bounds(path, at, values, given, decl.domain):
+    if _read_inside_by_bounds(path, at, values, given, decl.domain, ufs):
         return
     reads = Set(f"{{[{names}] : {_conj([*path.conds, *values, *given])}}}", ufs)
     allowed = Set(f"{{[{', '.join(xs)}]}}").product(
@@ -511,19 +511,31 @@ def _times_by_construction(
 
 
 def _read_inside_by_bounds(
-    path: _Path, at: Sequence[str], values: Sequence[str], given: Sequence[str], domain: Set
+    path: _Path,
+    at: Sequence[str],
+    values: Sequence[str],
+    given: Sequence[str],
+    domain: Set,
+    ufs: Mapping[str, UF],
 ) -> bool:
     """Whether a binding's read ``uf(path.args)`` lies in the UF's ``domain`` by the
-    path's conditions that call no UF alone (loop bounds over loop variables and
-    parameters: ``0 <= i < N`` for ``rowptr(i + 1)``), a plain isl subset test; a
-    superset of the reads inside means the reads are. False (the full test decides)
-    where the arguments or the domain call a UF, or isl does not read the text."""
-    if domain.uf_calls or any(_calls_uf(a) for a in path.args):
+    path's conditions with each UF call a variable within the UF's declared range whose
+    arguments lie within its declared domain (:func:`_calls_as_variables`: what spf's sets
+    know of any call, as the full test's sets do; ``0 <= i < N`` for ``rowptr(i + 1)``,
+    ``levelptr(l) <= p < levelptr(l + 1)`` for ``partptr(p + 1)`` where ``levelptr``'s
+    values lie in ``0 .. nparts``), a plain isl subset test; a superset of the reads
+    inside means the reads are. False (the full test decides) where the domain calls a
+    UF, a call or a declaration is not one this test reads, or isl does not read the
+    text."""
+    if domain.uf_calls:
         return False
-    conds = [c for c in (*path.conds, *given) if not _calls_uf(c)]
-    names = [*path.names, *path.aux, *at]
+    abstract = _calls_as_variables([*path.conds, *given, *values], ufs)
+    if abstract is None:
+        return False
+    conds, variables = abstract
+    names = [*path.names, *path.aux, *variables, *at]
     try:
-        reads = _uf_free_set(names, [*conds, *values])
+        reads = _uf_free_set(names, conds)
         reads = reads.project_out(isl.dim_type.set, 0, len(names) - len(at))
         inside = domain.body_iset().reset_tuple_id()
         if inside.dim(isl.dim_type.set) != len(at):  # hidden variables: the full test
@@ -532,6 +544,112 @@ def _read_inside_by_bounds(
         return bool(reads.is_subset(inside.align_params(reads.get_space())))
     except isl.Error:
         return False
+
+
+def _calls_as_variables(
+    texts: Sequence[str], ufs: Mapping[str, UF]
+) -> tuple[list[str], list[str]] | None:
+    """``texts`` with each UF call (innermost first, one variable per distinct call) a
+    variable ``_cv<k>``, followed by what the UFs' declarations say of those variables: the
+    value within the declared range, the arguments within the declared domain; and the
+    variables. None where a call is of an undeclared or tuple-valued UF, or a range or a
+    domain is not plain constraints over its tuple (:func:`_declared_conds`)."""
+    if any("_cv" in t for t in texts):  # a name of the texts' own could meet a variable's
+        return None
+    calls: dict[tuple[str, str], str] = {}
+    out = []
+    for text in texts:
+        plain = _without_calls(text, ufs, calls)
+        if plain is None:
+            return None
+        out.append(plain)
+    for (uf, args), var in calls.items():
+        decl = ufs[uf]
+        for s, vals in ((decl.range, [var]), (decl.domain, _split_args(args))):
+            found = _declared_conds(s, vals)
+            if found is None:
+                return None
+            out += found
+    return out, list(calls.values())
+
+
+def _without_calls(
+    text: str, ufs: Mapping[str, UF], calls: dict[tuple[str, str], str]
+) -> str | None:
+    """``text`` with each call of a UF of ``ufs`` replaced by its variable in ``calls`` (a
+    new one for a call not there yet); None where a call is of another function (but
+    ``floor``), of a tuple-valued UF, or its parentheses do not close."""
+    out: list[str] = []
+    start = 0
+    while (m := _CALL.search(text, start)) is not None:
+        name = m.group(1)
+        if name == "floor":
+            out.append(text[start : m.end()])
+            start = m.end()
+            continue
+        decl = ufs.get(name)
+        close = _closing(text, m.end())
+        if decl is None or decl.out_arity != 1 or close is None:
+            return None
+        inner = _without_calls(text[m.end() : close], ufs, calls)
+        if inner is None:
+            return None
+        var = calls.setdefault((name, inner), f"_cv{len(calls)}")
+        out += [text[start : m.start()], var]
+        start = close + 1
+    out.append(text[start:])
+    return "".join(out)
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index of the ``)`` that closes the one opened just before ``start``."""
+    depth = 1
+    for k in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[k], 0)
+        if depth == 0:
+            return k
+    return None
+
+
+def _split_args(text: str) -> list[str]:
+    """A call's argument text split at its top-level commas."""
+    parts, depth, begin = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[begin:k].strip())
+            begin = k + 1
+    parts.append(text[begin:].strip())
+    return parts
+
+
+_DECLARED = re.compile(r"^\{\[([^\]]*)\](?: : (.*))?\}$")
+_PLAIN = re.compile(r"^[\w\s+\-*()<>=&|]*$")
+
+
+def _declared_conds(s: Set | None, values: Sequence[str]) -> list[str] | None:
+    """The constraints of a UF's declared range or domain ``s`` (None: none) on
+    ``values`` (texts, one per tuple position): its printed constraints with each tuple
+    name replaced by its value. None where ``s`` calls a UF, has hidden variables or
+    positions that are not names, another arity, or text beyond linear comparisons."""
+    if s is None:
+        return []
+    m = _DECLARED.match(str(s))
+    if s.uf_calls or m is None or (m.group(2) is not None and not _PLAIN.match(m.group(2))):
+        return None
+    names = [n.strip() for n in m.group(1).split(",")] if m.group(1).strip() else []
+    if len(names) != len(values) or not all(n.isidentifier() for n in names):
+        return None
+    if m.group(2) is None:
+        return []
+    by_name = dict(zip(names, values, strict=True))
+    return [
+        re.sub(
+            r"\b[A-Za-z_]\w*\b",
+            lambda w: f"({by_name[w.group()]})" if w.group() in by_name else w.group(),
+            m.group(2),
+        )
+    ]
 
 
 def _shifts(

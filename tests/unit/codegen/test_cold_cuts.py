@@ -5,6 +5,9 @@
 * the self-check's test of a call's loop times by construction reads only the iterators
   those times read (a UF value passed as another iterator does not matter) and still
   refuses a loop whose time is not its variable;
+* the self-check's plain test of a read inside its UF's domain takes each UF call of the
+  path as a variable within the UF's declared range, its arguments within the declared
+  domain, and refuses a read that may leave the domain;
 * an AST build's context keeps what the dropped parameters imply about the others
   (``spf.codegen.scan._used_context``);
 * ``written_level`` with a floor is the level without one, raised to the floor, and the
@@ -21,9 +24,14 @@ from spf.analysis.dependences import pair_names, same_element
 from spf.codegen.loop_ast import For, Int, Op, UFRead, Var
 from spf.codegen.scan import _used_context
 from spf.codegen.verify import (
+    _calls_as_variables,
+    _declared_conds,
+    _Path,
+    _read_inside_by_bounds,
     _render,
     _same_calls_subset,
     _Site,
+    _split_args,
     _subset,
     _times_by_construction,
 )
@@ -123,3 +131,51 @@ def test_constant_elements_pair_every_instance() -> None:
     zero, one = spf.Relation("{[i] -> [0]}"), spf.Relation("{[i] -> [1]}")
     stmt = ir.parsed_stmts[0]
     assert _same_element(stmt, zero, stmt, one, ["i"], ["ip"]) is None
+
+
+COL = spf.UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
+
+
+def _col_read_inside(conds: tuple[str, ...]) -> bool:
+    """Whether the plain test proves ``col(k)`` inside its domain under ``conds``."""
+    path = _Path(("i", "k"), (), conds, ("k",))
+    ufs = {"rowptr": ROWPTR, "col": COL}
+    return _read_inside_by_bounds(path, ["_a0"], ["_a0 = k"], (), COL.domain, ufs)
+
+
+def test_reads_inside_through_the_calls_declared_ranges() -> None:
+    """``col(k)`` lies in ``0 <= k < NNZ`` by ``rowptr(i) <= k < rowptr(i + 1)`` with each
+    call a variable within ``rowptr``'s range (``0 .. NNZ``) at an argument in its domain;
+    one past the row is refused, and so is a row read whose argument may leave the domain."""
+    row = ("0 <= i && i < N", "k >= rowptr(i)", "k < rowptr(i + 1)")
+    assert _col_read_inside(row)
+    assert not _col_read_inside(("0 <= i && i < N", "k >= rowptr(i)", "k <= rowptr(i + 1)"))
+    assert not _col_read_inside(("k >= rowptr(i)", "k < N"))
+    path = _Path(("i",), (), ("0 <= i && i < N",), ("i + 2",))
+    values = ["_a0 = i + 2"]
+    assert not _read_inside_by_bounds(path, ["_a0"], values, (), ROWPTR.domain, UFS)
+    path = _Path(("i",), (), ("0 <= i && i < N",), ("i + 1",))
+    assert _read_inside_by_bounds(path, ["_a0"], ["_a0 = i + 1"], (), ROWPTR.domain, UFS)
+
+
+def test_calls_become_variables_with_their_declarations() -> None:
+    ufs = {"rowptr": ROWPTR, "col": COL}
+    got = _calls_as_variables(["k < rowptr(col(k) + 1)", "floor(k/2) < rowptr(col(k) + 1)"], ufs)
+    assert got is not None
+    conds, variables = got
+    assert variables == ["_cv0", "_cv1"]  # col(k), then rowptr(_cv0 + 1): one each
+    assert conds[:2] == ["k < _cv1", "floor(k/2) < _cv1"]
+    assert conds[2:] == [
+        "0 <= (_cv0) && (_cv0) < N",  # col's range on its value, then its domain
+        "0 <= (k) && (k) < NNZ",
+        "0 <= (_cv1) && (_cv1) <= NNZ",  # rowptr's range, its domain on its argument
+        "0 <= (_cv0 + 1) && (_cv0 + 1) <= N",
+    ]
+    assert _calls_as_variables(["k < g(k)"], ufs) is None  # undeclared
+    assert _calls_as_variables(["k < rowptr(k"], ufs) is None  # unclosed
+    assert _calls_as_variables(["_cv0 < rowptr(k)"], ufs) is None  # a name like its own
+    tup = spf.UF("tau", range="{[a, b]: 0 <= a}", out_arity=2)
+    assert _calls_as_variables(["k < tau(k)[0]"], {"tau": tup}) is None
+    assert _split_args("a, f(b, c), (d + e)") == ["a", "f(b, c)", "(d + e)"]
+    assert _declared_conds(None, ["x"]) == []
+    assert _declared_conds(ROWPTR.domain, ["x", "y"]) is None  # another arity
