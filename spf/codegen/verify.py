@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
-from spf.analysis.bounds import values_in_ranges
 from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -63,6 +62,7 @@ from spf.codegen.loop_ast import (
 )
 from spf.errors import CodegenError
 from spf.sets import Set
+from spf.sets.emptiness import declared_facts
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
@@ -337,7 +337,7 @@ def _check_read(ir: ComputationIR, site: _Site, calls: list[_Site], given: tuple
     at = [f"_a{k}" for k in range(len(path.args))]
     names = ", ".join([*xs, *at])
     values = [f"{a} = {v}" for a, v in zip(at, path.args, strict=True)]
-    if _read_inside_by_bounds(path, at, values, given, decl.domain):
+    if _read_inside_by_bounds(path, at, values, given, decl.domain, ufs):
         return
     reads = Set(f"{{[{names}] : {_conj([*path.conds, *values, *given])}}}", ufs)
     allowed = Set(f"{{[{', '.join(xs)}]}}").product(
@@ -491,12 +491,16 @@ def _times_by_construction(
     loop for all values (a subset test of two small isl sets over ``[x, d]`` with no
     condition of the path). That is the scanner's own construction (a call's iterators
     invert the schedule) wherever no UF value stands in for a loop; anything else (a UF,
-    a stride, text isl does not read) is left to the full test."""
-    texts = [*path.args, *(times[loop.position] for loop in site.loops)]
-    if any(_calls_uf(t) for t in texts):
+    a stride, text isl does not read) is left to the full test. Only the iterators the
+    loops' times read take part: ``S`` does not depend on the others, so their values
+    (``_d3 = order_i(i_pos)`` in a wavefront executor, a UF's) cannot change the test."""
+    loop_times = [times[loop.position] for loop in site.loops]
+    used = {w for t in loop_times for w in _WORD.findall(t)}
+    read = [(d, a) for d, a in zip(its, path.args, strict=True) if d in used]
+    if any(_calls_uf(t) for t in [*loop_times, *(a for _, a in read)]):
         return False
     names = [*path.names, *path.aux, *its]
-    calls = [f"{d} = {a}" for d, a in zip(its, path.args, strict=True)]
+    calls = [f"{d} = {a}" for d, a in read]
     at = [f"{loop.var} = {times[loop.position]}" for loop in site.loops]
     try:
         called, scheduled = _uf_free_set(names, calls), _uf_free_set(names, at)
@@ -507,19 +511,31 @@ def _times_by_construction(
 
 
 def _read_inside_by_bounds(
-    path: _Path, at: Sequence[str], values: Sequence[str], given: Sequence[str], domain: Set
+    path: _Path,
+    at: Sequence[str],
+    values: Sequence[str],
+    given: Sequence[str],
+    domain: Set,
+    ufs: Mapping[str, UF],
 ) -> bool:
     """Whether a binding's read ``uf(path.args)`` lies in the UF's ``domain`` by the
-    path's conditions that call no UF alone (loop bounds over loop variables and
-    parameters: ``0 <= i < N`` for ``rowptr(i + 1)``), a plain isl subset test; a
-    superset of the reads inside means the reads are. False (the full test decides)
-    where the arguments or the domain call a UF, or isl does not read the text."""
-    if domain.uf_calls or any(_calls_uf(a) for a in path.args):
+    path's conditions with each UF call a variable within the UF's declared range whose
+    arguments lie within its declared domain (:func:`_calls_as_variables`: what spf's sets
+    know of any call, as the full test's sets do; ``0 <= i < N`` for ``rowptr(i + 1)``,
+    ``levelptr(l) <= p < levelptr(l + 1)`` for ``partptr(p + 1)`` where ``levelptr``'s
+    values lie in ``0 .. nparts``), a plain isl subset test; a superset of the reads
+    inside means the reads are. False (the full test decides) where the domain calls a
+    UF, a call or a declaration is not one this test reads, or isl does not read the
+    text."""
+    if domain.uf_calls:
         return False
-    conds = [c for c in (*path.conds, *given) if not _calls_uf(c)]
-    names = [*path.names, *path.aux, *at]
+    abstract = _calls_as_variables([*path.conds, *given, *values], ufs)
+    if abstract is None:
+        return False
+    conds, variables = abstract
+    names = [*path.names, *path.aux, *variables, *at]
     try:
-        reads = _uf_free_set(names, [*conds, *values])
+        reads = _uf_free_set(names, conds)
         reads = reads.project_out(isl.dim_type.set, 0, len(names) - len(at))
         inside = domain.body_iset().reset_tuple_id()
         if inside.dim(isl.dim_type.set) != len(at):  # hidden variables: the full test
@@ -528,6 +544,112 @@ def _read_inside_by_bounds(
         return bool(reads.is_subset(inside.align_params(reads.get_space())))
     except isl.Error:
         return False
+
+
+def _calls_as_variables(
+    texts: Sequence[str], ufs: Mapping[str, UF]
+) -> tuple[list[str], list[str]] | None:
+    """``texts`` with each UF call (innermost first, one variable per distinct call) a
+    variable ``_cv<k>``, followed by what the UFs' declarations say of those variables: the
+    value within the declared range, the arguments within the declared domain; and the
+    variables. None where a call is of an undeclared or tuple-valued UF, or a range or a
+    domain is not plain constraints over its tuple (:func:`_declared_conds`)."""
+    if any("_cv" in t for t in texts):  # a name of the texts' own could meet a variable's
+        return None
+    calls: dict[tuple[str, str], str] = {}
+    out = []
+    for text in texts:
+        plain = _without_calls(text, ufs, calls)
+        if plain is None:
+            return None
+        out.append(plain)
+    for (uf, args), var in calls.items():
+        decl = ufs[uf]
+        for s, vals in ((decl.range, [var]), (decl.domain, _split_args(args))):
+            found = _declared_conds(s, vals)
+            if found is None:
+                return None
+            out += found
+    return out, list(calls.values())
+
+
+def _without_calls(
+    text: str, ufs: Mapping[str, UF], calls: dict[tuple[str, str], str]
+) -> str | None:
+    """``text`` with each call of a UF of ``ufs`` replaced by its variable in ``calls`` (a
+    new one for a call not there yet); None where a call is of another function (but
+    ``floor``), of a tuple-valued UF, or its parentheses do not close."""
+    out: list[str] = []
+    start = 0
+    while (m := _CALL.search(text, start)) is not None:
+        name = m.group(1)
+        if name == "floor":
+            out.append(text[start : m.end()])
+            start = m.end()
+            continue
+        decl = ufs.get(name)
+        close = _closing(text, m.end())
+        if decl is None or decl.out_arity != 1 or close is None:
+            return None
+        inner = _without_calls(text[m.end() : close], ufs, calls)
+        if inner is None:
+            return None
+        var = calls.setdefault((name, inner), f"_cv{len(calls)}")
+        out += [text[start : m.start()], var]
+        start = close + 1
+    out.append(text[start:])
+    return "".join(out)
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index of the ``)`` that closes the one opened just before ``start``."""
+    depth = 1
+    for k in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[k], 0)
+        if depth == 0:
+            return k
+    return None
+
+
+def _split_args(text: str) -> list[str]:
+    """A call's argument text split at its top-level commas."""
+    parts, depth, begin = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[begin:k].strip())
+            begin = k + 1
+    parts.append(text[begin:].strip())
+    return parts
+
+
+_DECLARED = re.compile(r"^\{\[([^\]]*)\](?: : (.*))?\}$")
+_PLAIN = re.compile(r"^[\w\s+\-*()<>=&|]*$")
+
+
+def _declared_conds(s: Set | None, values: Sequence[str]) -> list[str] | None:
+    """The constraints of a UF's declared range or domain ``s`` (None: none) on
+    ``values`` (texts, one per tuple position): its printed constraints with each tuple
+    name replaced by its value. None where ``s`` calls a UF, has hidden variables or
+    positions that are not names, another arity, or text beyond linear comparisons."""
+    if s is None:
+        return []
+    m = _DECLARED.match(str(s))
+    if s.uf_calls or m is None or (m.group(2) is not None and not _PLAIN.match(m.group(2))):
+        return None
+    names = [n.strip() for n in m.group(1).split(",")] if m.group(1).strip() else []
+    if len(names) != len(values) or not all(n.isidentifier() for n in names):
+        return None
+    if m.group(2) is None:
+        return []
+    by_name = dict(zip(names, values, strict=True))
+    return [
+        re.sub(
+            r"\b[A-Za-z_]\w*\b",
+            lambda w: f"({by_name[w.group()]})" if w.group() in by_name else w.group(),
+            m.group(2),
+        )
+    ]
 
 
 def _shifts(
@@ -589,13 +711,17 @@ def _subset(a: Set, b: Set) -> bool:
 
 
 def _same_calls_subset(a: Set, b: Set) -> bool:
-    """Whether ``a``'s isl set, each UF call's value within its UF's declared range, lies in
-    ``b``'s where both have the same hidden variables and the same UF calls (each call's
-    value a dim of both, at the same place) or ``b`` has neither: a point of ``a`` with
-    its witnesses and call values is then one of ``b``, whatever values the UFs take in
-    their ranges (a statement's instances and its domain where the loops bound it by the
-    domain's own calls: SpGEMM's row loop; a read inside its UF's domain). False leaves
-    it to the UF-aware test, which also knows that equal arguments give equal values."""
+    """Whether ``a``'s isl set, each UF call's value within its UF's declared range and its
+    arguments within the declared domain (:func:`~spf.sets.emptiness.declared_facts`: a
+    call outside the domain is no instance of spf's sets), lies in ``b``'s where both have
+    the same hidden variables and the same UF calls (each call's value a dim of both, at
+    the same place) or ``b`` has neither: a point of ``a`` with its witnesses and call
+    values is then one of ``b``, whatever values the UFs take in their ranges (a
+    statement's instances and its domain where the loops bound it by the domain's own
+    calls: SpGEMM's row loop; a read inside its UF's domain; a wavefront executor's domain
+    within its instances, ``_d1 < nparts_i`` from ``partptr_i(_d1 + 1)``'s domain: the
+    UF-aware test took 10-25 ms for each). False leaves it to the UF-aware test, which
+    also knows that equal arguments give equal values."""
     x, y = a._body, b._body
     if x.n_tuple != y.n_tuple:
         return False
@@ -603,7 +729,7 @@ def _same_calls_subset(a: Set, b: Set) -> bool:
     if not plain and (len(x.hidden) != len(y.hidden) or x.terms != y.terms):
         return False
     try:
-        xs = values_in_ranges(x.iset, len(x.names) + len(x.hidden), x.terms, a.ufs)
+        xs = declared_facts(x, a.ufs)
         ys = y.iset
         if plain:  # b's constraints hold whatever a's witnesses and call values are
             ys = ys.add_dims(isl.dim_type.set, xs.dim(isl.dim_type.set) - ys.dim(isl.dim_type.set))
