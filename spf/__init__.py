@@ -13,10 +13,6 @@ from spf._gc import fewer_collections as _fewer_collections
 # Importing builds long-lived objects only: collecting garbage meanwhile finds none (~8% of
 # the import's time with Python's default threshold; spf._gc).
 with _fewer_collections():
-    # islpy's version read without importlib.metadata (a third of islpy's import)
-    from spf._islpy_version import import_islpy as _import_islpy
-
-    _import_islpy()
     # Statements' C is parsed with pycparser (which cffi needs too, to load any kernel): loaded
     # with spf, since every program needs it, rather than by a warm first call (issue 33).
     import spf.ir.source  # noqa: F401

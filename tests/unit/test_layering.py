@@ -34,7 +34,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "spf._lazy",
         "spf._gc",
         "spf._cachedir",
-        "spf._islpy_version",
     ),
     ("spf.sparse", "spf.memory", "spf.mpi", "spf.mpi_formats"),  # helpers on numpy / processes
     ("spf.sets",),
