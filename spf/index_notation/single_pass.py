@@ -19,7 +19,10 @@ entries written (``ndarray.resize``: no copy, the tail's memory returned; where 
   arrays whatever the operands hold);
 * **products** (SpGEMM ``C(i,j) = A(i,k) * B(k,j)`` and the other sparse outputs): the
   filling phase's row (products into the dense row ``acc``, its ``len(0)`` columns listed
-  in ``lst`` and sorted), then gathered at the cursor, and the row's end. The bound
+  in ``lst`` and sorted), then gathered at the cursor, and the row's end; a row that
+  needs no sort (an output format without the order fact, or columns that come in order)
+  adds its products straight into the output at the cursor instead (:func:`fill_direct`:
+  no dense row, no list, no gather). The bound
   (:func:`sized_by`) is the number of products (each lists at most one column), which a
   pass ``bound`` over the operands' positions counts, far cheaper than the sizing phase's
   marks; or, where every column comes from one operand's fiber of the row (SDDMM into
@@ -158,8 +161,8 @@ def fill_direct(comp: Computation, f: Formula, c: Compressed, terms: list[Term])
     ``pos(n)`` lies between the row's start ``C_rowptr(o)`` and the cursor and that slot
     holds ``n`` (a slot of an earlier row lies below the start, as the cursor only grows;
     the slot test covers ``pos``'s initial zeros while the cursor is still at the row's
-    start). No mark, no dense row of values, no column list, no gather: one workspace of
-    ``N`` indices read once a product (scipy's ``A @ B`` keeps a dense row of values and
+    start). No mark, no dense row of values, no column list, no gather: one workspace, an
+    index a column, read once a product (scipy's ``A @ B`` keeps a dense row of values and
     a linked list of its columns, after a sizing pass). The additions are the filling
     phase's, in its order (0, then each product), so the values are the same bit for bit.
     On the random 200k-row SpGEMM, in C with the output's pages already touched:
@@ -268,9 +271,10 @@ def _trim(a: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
     nothing else references (the kernel keeps none): ``a`` shrunk in place
     (``ndarray.resize``: glibc's ``realloc`` keeps the block and returns its tail to the
     system, ``mremap`` for a block this large; no copy), so a result owns exactly its
-    entries' memory. scipy's ``prune`` copies an array less than half used instead (SpAdd
-    on the 1M-row Poisson pair, whose bound is twice its size: 60 MB copied a call, into
-    fresh pages). ``refcheck=False``: numpy's check counts the references of this call's
+    entries' memory, where a view kept the whole bound's block and a copy (fewer than half
+    the slots used, as scipy's ``prune``) moved the entries again into fresh pages. (SpAdd
+    on the Poisson pair fills exactly half its bound: a view before, as scipy's, so its
+    time did not move.) ``refcheck=False``: numpy's check counts the references of this call's
     own frames (the caller's name, the argument), so it would refuse every time."""
     if n < a.size:
         a.resize(n, refcheck=False)
