@@ -275,8 +275,7 @@ def _numeric(
         comp.assume(f"forall t: 0 <= t < {eo} => {ptr}(t+1) <= {ptr}(t) + {en}")
         comp.add_data_space(c.array(c.idx), f"{dt}_t", shape=(nnz,))
         comp.add_data_space(c.name, "double", shape=(nnz,))
-    if u is not None:
-        _fill_by_union(comp, c, u, f, parallel)
+    if _filled_without_row(comp, (f, c, terms), u, parallel, direct=single and not sorts):
         return comp
     comp.add_local("mark", f"{dt}_t", (en,))
     comp.add_local("acc", "double", (en,))
@@ -339,6 +338,26 @@ def _numeric(
     if parallel:
         comp.stmt("s0").parallelize(o)
     return comp
+
+
+def _filled_without_row(
+    comp: Computation, output: tuple[Formula, Compressed, list[Term]], u: Union | None,
+    parallel: bool, *, direct: bool,
+) -> bool:  # fmt: skip
+    """Whether ``comp``'s rows were filled without the dense row and its sort: by the union
+    merge ``u`` (:func:`_fill_by_union`), or, in the single pass of rows that need no sort
+    (``direct``), by the products straight into the output
+    (:func:`spf.index_notation.single_pass.fill_direct`)."""
+    f, c, terms = output
+    if u is not None:
+        _fill_by_union(comp, c, u, f, parallel)
+        return True
+    if direct:
+        from spf.index_notation.single_pass import fill_direct
+
+        fill_direct(comp, f, c, terms)
+        return True
+    return False
 
 
 def _gather_single(

@@ -6,6 +6,7 @@ The kernels are compiled once per index type (module cache)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,23 @@ def test_spadd_single_pass_of_identical_and_disjoint_patterns(dtype: str) -> Non
         _same(_both_paths(SPADD, a, b, dtype), a - 2 * b, dtype)
 
 
+def test_single_pass_outputs_own_exactly_their_entries() -> None:
+    # the arrays of the bound's size are shrunk in place to the entries written: each owns
+    # its memory (no view of a larger block, no copy left behind) and nothing else holds
+    # it; SpAdd of identical patterns fills half its bound, SpGEMM of dense-ish rows far less
+    a = _matrix(31, 23, 0.3, 9)
+    rng = np.random.default_rng(15)
+    d, e = sp.csr_array(rng.random((30, 40))), sp.csr_array(rng.random((40, 50)))
+    for text, x, y in ((SPADD, a, a), (spf.kernels.SPGEMM, d, e)):
+        out = _both_paths(text, x, y, "int32")
+        for key in ("col", "A"):
+            assert out[key].base is None, key
+            assert out[key].flags.owndata, key
+            assert out[key].size == out["NNZ"], key
+            refs = sys.getrefcount(out[key])  # outside the assert: pytest's rewrite holds one
+            assert refs == 2, key  # the dict's, getrefcount's argument
+
+
 def test_spadd_serial_kernel_runs_the_single_pass_whatever_the_team() -> None:
     a, b = _matrix(40, 30, 0.2, 11), _matrix(40, 30, 0.2, 12)
     k = _kernel(SPADD, "int32", parallel=False)
@@ -137,13 +155,13 @@ def test_spgemm_single_pass_equals_the_two_phases_and_scipy(
 
 def test_spgemm_single_pass_sorts_long_rows_and_trims_a_loose_bound() -> None:
     # rows of 150 columns (the radix sort: above the rank sort's threshold), and a bound
-    # (the products, 40 * 150 per row) far above the entries: the arrays are copied to size
+    # (the products, 40 * 150 per row) far above the entries: the arrays are shrunk to size
     rng = np.random.default_rng(15)
     a = sp.csr_array(rng.random((30, 40)))
     b = sp.csr_array(rng.random((40, 150)) * (rng.random((40, 150)) < 0.9))
     out = _both_paths(spf.kernels.SPGEMM, a, b, "int32")
     _same(out, a @ b, "int32")
-    assert out["col"].base is None  # copies, not views
+    assert out["col"].base is None  # shrunk in place, not views
     assert out["A"].base is None
 
 
@@ -189,6 +207,58 @@ def test_spgemm_into_a_format_without_the_order_fact_leaves_rows_unsorted() -> N
         c = sp.csr_array((out["A"], out["col"], ptr), shape=(a.shape[0], b.shape[1]))
         assert not c.has_sorted_indices
         assert np.allclose(c.toarray(), (a @ b).toarray())
+
+
+_UNSORTED_KERNELS: dict[str, Any] = {}
+
+
+def _unsorted(dtype: str) -> Any:
+    """SpGEMM into :data:`UNSORTED` with ``dtype`` indices, compiled once."""
+    if dtype not in _UNSORTED_KERNELS:
+        comp = spf.einsum(spf.kernels.SPGEMM, A=CSR, B=CSR, C=UNSORTED, index_dtype=dtype,
+                          sizes={"i": "N", "k": "K", "j": "M"})  # fmt: skip
+        _UNSORTED_KERNELS[dtype] = comp.compile()
+    return _UNSORTED_KERNELS[dtype]
+
+
+def test_unsorted_single_pass_accumulates_into_the_output() -> None:
+    # no mark, no dense row, no column list: the products go to their slots at the cursor
+    comp = spf.einsum(spf.kernels.SPGEMM, A=CSR, B=CSR, C=UNSORTED,
+                      sizes={"i": "N", "k": "K", "j": "M"})  # fmt: skip
+    assert comp.single is not None
+    assert {"pos", "at"} <= set(comp.single.data_spaces)
+    assert not {"mark", "acc", "lst", "len"} & set(comp.single.data_spaces)
+    assert len(comp.single.stmts) == 3
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize(
+    ("n", "k", "m"), [(26, 18, 22), (1, 9, 7), (0, 4, 3), (5, 3, 0), (9, 6, 1)]
+)
+def test_unsorted_single_pass_equals_the_two_phases_and_scipy(
+    dtype: str, n: int, k: int, m: int
+) -> None:
+    # empty rows (every third), one row, no rows, no columns, one column; the slots of
+    # row 0 start at the workspace's zeros, and a row after empty rows starts where they
+    # did: first-touch order and the two phases' values bit for bit
+    a, b = _matrix(n, k, 0.4, 21), _matrix(k, m, 0.5, 22)
+    out = _both_paths(spf.kernels.SPGEMM, a, b, dtype, kernel=_unsorted(dtype))
+    ptr = out["rowptr"]
+    assert out["col"].dtype == ptr.dtype == np.dtype(dtype)
+    assert [out["col"][ptr[i] : ptr[i + 1]].tolist() for i in range(n)] == _first_touch(a, b)
+    c = sp.csr_array((out["A"], out["col"], ptr), shape=(n, m))
+    assert np.allclose(c.toarray(), (a @ b).toarray())
+
+
+def test_unsorted_single_pass_starts_a_slot_at_zero_then_adds() -> None:
+    # row 0's only products are -0.0 (an explicit -0.0 in A): 0 + -0.0 is +0.0, as in the
+    # two phases' dense row; a slot holding the first product as it is would keep -0.0
+    a = sp.csr_array((np.array([-0.0, 2.0]), np.array([0, 0]), np.array([0, 1, 2])), shape=(2, 2))
+    b = sp.csr_array(np.array([[3.0, 5.0], [0.0, 0.0]]))
+    out = _both_paths(spf.kernels.SPGEMM, a, b, "int32", kernel=_unsorted("int32"))
+    assert out["col"].tolist() == [0, 1, 0, 1]
+    assert out["A"].tolist() == [0.0, 0.0, 6.0, 10.0]
+    assert not np.signbit(out["A"]).any()
 
 
 @pytest.mark.slow  # run first (tests/conftest.py): among the longest in the suite
