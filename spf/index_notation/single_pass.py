@@ -7,9 +7,9 @@ parallel. A call that runs on one thread needs no such thing: like scipy's
 pass fills the rows in order, each starting where the previous one ended, into
 ``C_col``/``C`` of ``C_CAP`` entries, an upper bound of the output's size the caller
 allocates (``numpy.empty``: pages never written are never touched), and writes the row
-pointers as it goes; the caller then shrinks the arrays in place to the ``C_rowptr(I)``
-entries written (``ndarray.resize``: no copy, the tail's memory returned; where scipy's
-``prune`` copies an array less than half used):
+pointers as it goes; the caller then trims the arrays to the ``C_rowptr(I)`` entries
+written (views, or copies where fewer than half the slots were used, as scipy's
+``prune``):
 
 * **union** (``C(i,j) = A(i,j) + B(i,j)``, :mod:`spf.index_notation.union`): the merge's
   three bodies write each visit's column and value straight into the output at a cursor
@@ -267,18 +267,11 @@ def build_bound(f: Formula, c: Compressed, terms: list[Term], name: str) -> Comp
 
 
 def _trim(a: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
-    """The first ``n`` entries of ``a``, an array :meth:`SinglePass.run` allocated and
-    nothing else references (the kernel keeps none): ``a`` shrunk in place
-    (``ndarray.resize``: glibc's ``realloc`` keeps the block and returns its tail to the
-    system, ``mremap`` for a block this large; no copy), so a result owns exactly its
-    entries' memory, where a view kept the whole bound's block and a copy (fewer than half
-    the slots used, as scipy's ``prune``) moved the entries again into fresh pages. (SpAdd
-    on the Poisson pair fills exactly half its bound: a view before, as scipy's, so its
-    time did not move.) ``refcheck=False``: numpy's check counts the references of this call's
-    own frames (the caller's name, the argument), so it would refuse every time."""
-    if n < a.size:
-        a.resize(n, refcheck=False)
-    return a
+    """The first ``n`` entries of ``a``: a view, or a copy where that leaves more than half
+    of ``a`` unused (scipy's ``_prune_array``), so a result never holds on to more than
+    twice its memory. (Shrinking ``a`` in place with ``ndarray.resize(refcheck=False)`` was
+    tried: no faster, and it frees memory under any reference a later change might keep.)"""
+    return a[:n].copy() if n < a.size // 2 else a[:n]
 
 
 class SinglePass:
@@ -334,6 +327,5 @@ class SinglePass:
         args = {k: v for k, v in given.items() if k in self._names}
         args.update({c.array(c.ptr): ptr, c.array(c.idx): col, c.name: val, cap_name(c): cap})
         self.kernel(check=check, **args)
-        del args  # its references to col and val: _trim shrinks them in place
         nnz = int(ptr[-1])
         return ptr, _trim(col, nnz), _trim(val, nnz)

@@ -6,7 +6,6 @@ The kernels are compiled once per index type (module cache)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -104,21 +103,19 @@ def test_spadd_single_pass_of_identical_and_disjoint_patterns(dtype: str) -> Non
         _same(_both_paths(SPADD, a, b, dtype), a - 2 * b, dtype)
 
 
-def test_single_pass_outputs_own_exactly_their_entries() -> None:
-    # the arrays of the bound's size are shrunk in place to the entries written: each owns
-    # its memory (no view of a larger block, no copy left behind) and nothing else holds
-    # it; SpAdd of identical patterns fills half its bound, SpGEMM of dense-ish rows far less
+def test_single_pass_outputs_hold_their_entries_and_at_most_twice_their_memory() -> None:
+    # the arrays of the bound's size are trimmed to the entries written: views where at
+    # least half the slots were used (SpAdd of identical patterns fills half its bound),
+    # copies where fewer were (SpGEMM of dense-ish rows), as scipy's prune
     a = _matrix(31, 23, 0.3, 9)
     rng = np.random.default_rng(15)
     d, e = sp.csr_array(rng.random((30, 40))), sp.csr_array(rng.random((40, 50)))
     for text, x, y in ((SPADD, a, a), (spf.kernels.SPGEMM, d, e)):
         out = _both_paths(text, x, y, "int32")
         for key in ("col", "A"):
-            assert out[key].base is None, key
-            assert out[key].flags.owndata, key
             assert out[key].size == out["NNZ"], key
-            refs = sys.getrefcount(out[key])  # outside the assert: pytest's rewrite holds one
-            assert refs == 2, key  # the dict's, getrefcount's argument
+            base = out[key].base
+            assert base is None or base.size <= 2 * out[key].size + 1, key
 
 
 def test_spadd_serial_kernel_runs_the_single_pass_whatever_the_team() -> None:
@@ -155,13 +152,13 @@ def test_spgemm_single_pass_equals_the_two_phases_and_scipy(
 
 def test_spgemm_single_pass_sorts_long_rows_and_trims_a_loose_bound() -> None:
     # rows of 150 columns (the radix sort: above the rank sort's threshold), and a bound
-    # (the products, 40 * 150 per row) far above the entries: the arrays are shrunk to size
+    # (the products, 40 * 150 per row) far above the entries: the arrays are copied to size
     rng = np.random.default_rng(15)
     a = sp.csr_array(rng.random((30, 40)))
     b = sp.csr_array(rng.random((40, 150)) * (rng.random((40, 150)) < 0.9))
     out = _both_paths(spf.kernels.SPGEMM, a, b, "int32")
     _same(out, a @ b, "int32")
-    assert out["col"].base is None  # shrunk in place, not views
+    assert out["col"].base is None  # copies: fewer than half the bound's slots used
     assert out["A"].base is None
 
 
