@@ -115,7 +115,7 @@ def pass_lines(program: Program, names: frozenset[str]) -> list[str]:
 def in_type(a: Arg, n: int) -> tuple[str, str]:
     """The C expressions of UF argument ``a``'s (number ``n``) declared bounds clamped to
     its type's values."""
-    info = np.iinfo(np.dtype(a.dtype))
+    info = np.iinfo(a.dtype)
     lo, hi = f"spf_bounds[{BOUNDS_PER_UF * n}]", f"spf_bounds[{BOUNDS_PER_UF * n + 1}]"
     if info.min > _INT64.min:
         lo = f"({lo} < {info.min}LL ? {info.min}LL : {lo})"
@@ -128,7 +128,7 @@ def _one(a: Arg, n: int) -> list[str]:
     """``spf_out`` set when an entry ``first .. entries - 1`` of ``a`` is out of range, in
     ``a``'s own unsigned width: ``(u)(v - lo) > (u)(hi - lo)`` with the bounds clamped to
     the type (a range beyond it: every entry is out)."""
-    unsigned = f"uint{np.iinfo(np.dtype(a.dtype)).bits}_t"
+    unsigned = f"uint{np.iinfo(a.dtype).bits}_t"
     base = BOUNDS_PER_UF * n
     lo, hi = in_type(a, n)
     x = a.name
