@@ -7,7 +7,7 @@ Markers (registered in ``pyproject.toml``) skip a test only when the tool is tru
 * ``requires_mpi``: ``mpicc`` and ``mpiexec`` on ``PATH``.
 * ``requires_graphviz``: ``dot`` on ``PATH``.
 
-``make test`` builds kernels at ``-O1`` (``SPF_TEST_OPT_LEVEL=1``,
+``make test`` builds kernels at ``-O0`` (``SPF_TEST_OPT_LEVEL=0``,
 :func:`spf.runtime.build.default_opt_flags`); a test marked ``default_flags`` runs with spf's
 own ``-O3`` (:func:`pytest_runtest_setup`).
 """

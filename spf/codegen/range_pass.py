@@ -115,7 +115,7 @@ def pass_lines(program: Program, names: frozenset[str]) -> list[str]:
 def in_type(a: Arg, n: int) -> tuple[str, str]:
     """The C expressions of UF argument ``a``'s (number ``n``) declared bounds clamped to
     its type's values."""
-    info = np.iinfo(np.dtype(a.dtype))
+    info = np.iinfo(a.dtype)
     lo, hi = f"spf_bounds[{BOUNDS_PER_UF * n}]", f"spf_bounds[{BOUNDS_PER_UF * n + 1}]"
     if info.min > _INT64.min:
         lo = f"({lo} < {info.min}LL ? {info.min}LL : {lo})"
@@ -126,7 +126,7 @@ def in_type(a: Arg, n: int) -> tuple[str, str]:
 
 def unsigned_type(a: Arg) -> str:
     """The unsigned C type of UF argument ``a``'s width."""
-    return f"uint{np.iinfo(np.dtype(a.dtype)).bits}_t"
+    return f"uint{np.iinfo(a.dtype).bits}_t"
 
 
 def _one(a: Arg, n: int) -> list[str]:

@@ -514,7 +514,7 @@ class Binder:
 
     def _param(self, name: str, value: object) -> int:
         arg = next(a for a in self.params if a.name == name)
-        info = np.iinfo(np.dtype(arg.dtype))
+        info = np.iinfo(arg.dtype)
         label = name if self.context is None else f"argument {name!r}"
         if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
             raise ArgumentError(

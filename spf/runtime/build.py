@@ -33,10 +33,11 @@ the compile time but slow the coarse inspector down; ``docs/inspection.md``)."""
 TEST_OPT_LEVEL_ENV = "SPF_TEST_OPT_LEVEL"
 """Names gcc's optimisation level (``1`` for ``-O1``) that replaces ``-O3`` in
 :data:`DEFAULT_OPT_FLAGS` (and :data:`LIGHT_OPT_FLAGS`: :func:`light_opt_flags`) when set:
-``make test`` sets it to ``1`` for the test suite only,
-where gcc's ``-O3`` time is a fifth of the suite's CPU and ``-O1`` compiles spf's kernels in
-under half of it. Without ``-ffast-math`` (and with ``-std=c99``'s ``-ffp-contract=off``) both
-levels compute the same bits: no level may reorder floating-point operations, and spf tags
+``make test`` sets it to ``0`` for the test suite only,
+where gcc's ``-O3`` time is a fifth of the suite's CPU, ``-O1`` compiles spf's kernels in
+under half of it and ``-O0`` in about 60% of ``-O1``'s. Without ``-ffast-math`` (and with
+``-std=c99``'s ``-ffp-contract=off``) every level computes the same bits: no level may
+reorder floating-point operations, and spf tags
 ``vector`` (``#pragma omp simd``) only on loops that carry no dependence, a reduction included
 (``tests/e2e/test_opt_level_bitwise.py``)."""
 WARNING_FLAGS = ("-Wall", "-Wextra")

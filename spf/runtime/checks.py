@@ -42,7 +42,7 @@ class UFCheck:
             names = [f"d{k}" for k in range(array.arity)]
             box = " and ".join(f"-{_BIG} <= {v} <= {_BIG}" for v in names)
             self.domain = array.domain.intersect(Set(f"{{[{', '.join(names)}]: {box}}}"))
-        info = np.iinfo(np.dtype(uf.dtype))
+        info = np.iinfo(uf.dtype)
         values = Set(f"{{[v]: {info.min} <= v <= {info.max}}}")
         if array.range is not None and array.range.params <= params:
             self.range = array.range.intersect(values)

@@ -1,14 +1,15 @@
-"""The test suite's optimisation level computes spf's -O3 bits.
+"""The test suite's optimisation levels compute spf's -O3 bits.
 
-``make test`` builds kernels at gcc's ``-O1`` (``SPF_TEST_OPT_LEVEL=1``,
-:func:`spf.runtime.build.default_opt_flags`): gcc's ``-O3`` was a fifth of the suite's CPU
-time. Without ``-ffast-math``, and with ``-std=c99``'s ``-ffp-contract=off`` (no fused
-multiply-adds), both levels must compute the same bits: neither may reorder floating-point
+``make test`` builds kernels at gcc's ``-O0`` (``SPF_TEST_OPT_LEVEL=0``,
+:func:`spf.runtime.build.default_opt_flags`; it was ``-O1``): gcc's ``-O3`` was a fifth of the
+suite's CPU time. Without ``-ffast-math``, and with ``-std=c99``'s ``-ffp-contract=off`` (no
+fused multiply-adds), every level must compute the same bits: none may reorder floating-point
 operations, and spf tags ``vector`` only on loops that carry no dependence (the tests of
 vectorised schedules still run at ``-O3``, as users build them: marker ``default_flags``).
 Here every floating-point kernel of
 :mod:`spf.kernels`, every built-in format's SpMV, a user's two-statement symmetric SpMV and a
-wavefront SpTRSV are built at both levels and their outputs compared bit for bit.
+wavefront SpTRSV are built at ``-O0``, ``-O1`` and ``-O3`` and their outputs compared bit for
+bit.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from spf.testing import random_csr, random_lower
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# the kernels are built at both levels inside each test, whatever the suite's level
+# the kernels are built at every level inside each test, whatever the suite's level
 pytestmark = pytest.mark.default_flags
+
+LEVELS = ("0", "1", "3")
+"""The suite's level (``make test``), the level it had before, and spf's own, compared last."""
 
 SPARSE = {name: (build, arguments) for name, build, arguments in sparse_kernels(quick=False)}
 MATRICES = {
@@ -56,17 +60,17 @@ def _outputs(kernel: Any, args: dict[str, Any], name: str) -> dict[str, np.ndarr
     return out
 
 
-def _same_bits_at_both_levels(
+def _same_bits_at_every_level(
     build: Callable[[], Any],
     cases: dict[str, dict[str, Any]],
     what: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``build()`` at the suite's ``-O1`` and at spf's ``-O3``, each called at its level (a
-    sparse einsum compiles the phases a call runs on that call), writes the same bits on the
-    arguments of each of ``cases``."""
+    """``build()`` at the suite's ``-O0`` (and ``-O1``, its level before) and at spf's ``-O3``,
+    each called at its level (a sparse einsum compiles the phases a call runs on that call),
+    writes the same bits on the arguments of each of ``cases``."""
     got: dict[str, list[dict[str, Any]]] = {case: [] for case in cases}
-    for level in ("1", "3"):
+    for level in LEVELS:
         monkeypatch.setenv(TEST_OPT_LEVEL_ENV, level)
         kernel = build()
         for case, args in cases.items():
@@ -75,12 +79,13 @@ def _same_bits_at_both_levels(
         # inspector stages too (spf.runtime.build.light_opt_flags)
         for command in _commands(kernel):
             assert f"-O{level}" in command.split(), command
-    for case, (low, high) in got.items():
-        assert set(low) == set(high), what
-        for key in high:
-            a, b = np.asarray(low[key]), np.asarray(high[key])  # SpGEMM also returns sizes
-            assert a.dtype == b.dtype, f"{what} on {case}: {key}"
-            assert a.tobytes() == b.tobytes(), f"{what} on {case}: {key} differs at -O1"
+    for case, (*lows, high) in got.items():
+        for level, low in zip(LEVELS, lows, strict=False):
+            assert set(low) == set(high), what
+            for key in high:
+                a, b = np.asarray(low[key]), np.asarray(high[key])  # SpGEMM also returns sizes
+                assert a.dtype == b.dtype, f"{what} on {case}: {key}"
+                assert a.tobytes() == b.tobytes(), f"{what} on {case}: {key} differs at -O{level}"
         # not a trivial comparison: the kernel computed something
         args = cases[case]
         assert any(
@@ -99,7 +104,7 @@ def test_a_sparse_kernel_computes_the_same_bits_at_the_suites_level(
         args = arguments(make(), "int32")
         assert args is not None, f"{name} leaves out {matrix}"
         cases[matrix] = args
-    _same_bits_at_both_levels(lambda: build("int32"), cases, name, monkeypatch)
+    _same_bits_at_every_level(lambda: build("int32"), cases, name, monkeypatch)
 
 
 def test_a_wavefront_sptrsv_computes_the_same_bits_at_the_suites_level(
@@ -113,7 +118,7 @@ def test_a_wavefront_sptrsv_computes_the_same_bits_at_the_suites_level(
         return comp.compile()
 
     args = {**spf.sparse.sptrsv_args(lower), "u": np.zeros(500), "f": np.arange(500.0) + 1}
-    _same_bits_at_both_levels(build, {"random": args}, "wavefront SpTRSV", monkeypatch)
+    _same_bits_at_every_level(build, {"random": args}, "wavefront SpTRSV", monkeypatch)
 
 
 def _dense_args() -> dict[str, dict[str, Any]]:
@@ -133,6 +138,6 @@ def test_a_dense_kernel_computes_the_same_bits_at_the_suites_level(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     build = getattr(spf.kernels, name)
-    _same_bits_at_both_levels(
+    _same_bits_at_every_level(
         lambda: build().compile(), {"random": _dense_args()[name]}, name, monkeypatch
     )
