@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 import islpy as isl
 
+from spf.analysis.bounds import values_in_ranges
 from spf.analysis.dependences import padded
 from spf.codegen.budget import isl_budget
 from spf.codegen.loop_ast import (
@@ -556,6 +557,8 @@ def _calls_as_variables(
     domain is not plain constraints over its tuple (:func:`_declared_conds`)."""
     if any("_cv" in t for t in texts):  # a name of the texts' own could meet a variable's
         return None
+    if any("||" in t and _calls_uf(t) for t in texts):  # a call in a disjunct may not be
+        return None  # read (its domain not assumed): the full test decides
     calls: dict[tuple[str, str], str] = {}
     out = []
     for text in texts:
@@ -729,7 +732,13 @@ def _same_calls_subset(a: Set, b: Set) -> bool:
     if not plain and (len(x.hidden) != len(y.hidden) or x.terms != y.terms):
         return False
     try:
-        xs = declared_facts(x, a.ufs)
+        # a call's declared domain holds where the call is read: in every point of one
+        # conjunction, not in a disjunct that C's || or ?: never evaluates (where the
+        # UF-aware test keeps the domain only in the pieces that use the call)
+        if x.iset.n_basic_set() == 1:
+            xs = declared_facts(x, a.ufs)
+        else:
+            xs = values_in_ranges(x.iset, len(x.names) + len(x.hidden), x.terms, a.ufs)
         ys = y.iset
         if plain:  # b's constraints hold whatever a's witnesses and call values are
             ys = ys.add_dims(isl.dim_type.set, xs.dim(isl.dim_type.set) - ys.dim(isl.dim_type.set))

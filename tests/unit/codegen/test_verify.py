@@ -271,3 +271,26 @@ def test_the_plain_isl_tests_do_not_pass_a_defect(
     ir, body = scanned["rows_beside_a_longer_loop"]
     reads = _shortcuts(monkeypatch, ir, mutate(body, _read_above_the_branch))["reads"]
     assert False in reads
+
+
+def test_quick_tests_do_not_assume_a_domain_of_a_call_in_a_disjunct() -> None:
+    """A UF call in a disjunct (C's ``||`` never evaluates it there) says nothing of its
+    arguments: the quick subset and read tests must not take its declared domain for the
+    whole set (at ``i = N`` the else branch of ``if (i < N && rowptr(i + 1) > 0)`` runs,
+    and a read of ``rowptr(i + 1)`` there is out of bounds); the full test refuses both."""
+    from spf.codegen.verify import _Path, _read_inside_by_bounds, _same_calls_subset, _subset
+    from spf.sets import Set
+
+    r = spf.UF("rowptr", domain="{[x]: 0 <= x <= N}", range="{[v]: 0 <= v <= NNZ}")
+    ufs = {"rowptr": r}
+    a = Set("{[i] : 0 <= i <= N && (i >= N || rowptr(i + 1) > 0)}", ufs)
+    b = Set("{[i] : 0 <= i < N}", ufs)
+    assert not a.is_subset(b)
+    assert not _same_calls_subset(a, b)
+    conds = ("0 <= i && i <= N", "((i >= N) || (rowptr(i + 1) <= 0))")
+    path = _Path(("i",), (), conds, ("i + 1",))
+    assert not _read_inside_by_bounds(path, ["_a0"], ["_a0 = i + 1"], (), r.domain, ufs)
+    reads = Set("{[i, _a0] : " + " && ".join([*conds, "_a0 = i + 1"]) + "}", ufs)
+    allowed = Set("{[i]}").product(Set("{[_a0]}").intersect(r.domain))
+    assert not reads.is_subset(allowed)
+    assert not _subset(reads, allowed)
