@@ -160,8 +160,9 @@ def fill_direct(comp: Computation, f: Formula, c: Compressed, terms: list[Term])
     product then adds into ``C(pos(n))``. Column ``n`` has a slot in the row when
     ``pos(n)`` lies between the row's start ``C_rowptr(o)`` and the cursor and that slot
     holds ``n`` (a slot of an earlier row lies below the start, as the cursor only grows;
-    the slot test covers ``pos``'s initial zeros while the cursor is still at the row's
-    start). No mark, no dense row of values, no column list, no gather: one workspace, an
+    ``pos(n) < at(0)`` covers a row with no slot yet; the slot test covers ``pos``'s
+    initial zeros in a row starting at 0, all rows before it empty, whose slot 0 may hold
+    another column). No mark, no dense row of values, no column list, no gather: one workspace, an
     index a column, read once a product (scipy's ``A @ B`` keeps a dense row of values and
     a linked list of its columns, after a sizing pass). The additions are the filling
     phase's, in its order (0, then each product), so the values are the same bit for bit.
@@ -170,23 +171,19 @@ def fill_direct(comp: Computation, f: Formula, c: Compressed, terms: list[Term])
     (11 interleaved rounds each, loaded machine)."""
     o, n, dt = c.outer, c.inner, f.index_dtype
     cap, ptr, idx = cap_name(c), c.array(c.ptr), c.array(c.idx)
-    at, _ = _cursor(comp, f, c, {*f.tensors, *f.extents, o})
-    pos = "pos"
-    while pos in comp.data_spaces:
-        pos += "_"
+    from spf.index_notation.sparse_output import _add_term, _fresh
+
+    at, put = _cursor(comp, f, c, {*f.tensors, *f.extents, o})
+    pos = _fresh("pos", {*comp.data_spaces, *f.extents})  # an index may be named pos
     comp.add_local(
         pos, f"{dt}_t", (f.extents[n],), index=True, range=f"{{[v]: 0 <= v < {cap}}}",
         trusted=True,
     )  # fmt: skip
-    from spf.index_notation.sparse_output import _add_term
-
     for k, t in enumerate(terms, 1):
-        j, slot = t.at(n), f"{pos}({t.at(n)})"
+        j = t.at(n)
+        slot = f"{pos}({j})"
         has = f"{slot} >= ${ptr}$({o}) && {slot} < {at}(0) && ${idx}$({slot}) == {j}"
-        first = (
-            f"${pos}$({j}) = {at}(0); ${idx}$({at}(0)) = {j}; ${c.name}$({at}(0)) = 0; "
-            f"${at}$(0) += {at}(0) < {cap} - 1;"
-        )
+        first = f"${pos}$({j}) = {at}(0); {put.format(j, 0)}"
         _add_term(comp, t, f"if (!({has})) {{ {first} }} ${c.name}$({slot}) += {t.value};", k)
     _row_end(comp, f, c, at, len(terms) + 1)
 

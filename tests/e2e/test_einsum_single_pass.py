@@ -283,3 +283,18 @@ def test_sddmm_and_elementwise_products_single_pass_bounded_by_their_operands() 
             assert one[key].tobytes() == two[key].tobytes(), key
         got = sp.csr_array((one["A"], one["col"], one["rowptr"]), shape=want.shape)
         assert np.allclose(got.toarray(), sp.csr_array(want).toarray())
+
+
+def test_an_index_named_pos_keeps_the_direct_single_pass() -> None:
+    # the workspace takes a name neither the operands nor the indices have (it was named
+    # pos unless a data space was: an index pos made the einsum a VerifyError)
+    comp = spf.einsum("C(i,j) = A(i,pos) * B(pos,j)", A=CSR, B=CSR, C=UNSORTED,
+                      sizes={"i": "N", "pos": "K", "j": "M"})  # fmt: skip
+    assert comp.single is not None
+    assert "pos_" in comp.single.data_spaces
+    a, b = _matrix(12, 9, 0.4, 23), _matrix(9, 11, 0.5, 24)
+    out = _both_paths(spf.kernels.SPGEMM, a, b, "int32", kernel=comp.compile())
+    ptr = out["rowptr"]
+    assert [out["col"][ptr[i] : ptr[i + 1]].tolist() for i in range(12)] == _first_touch(a, b)
+    c = sp.csr_array((out["A"], out["col"], ptr), shape=(12, 11))
+    assert np.allclose(c.toarray(), (a @ b).toarray())
