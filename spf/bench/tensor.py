@@ -32,7 +32,10 @@ SpAdd and SpGEMM on the leading blocks of the same operands, in a table of its o
 a row in each table saying so. A competitor that does not run an input has a row saying why.
 The first-call costs are timed too: building the Computation from the formula, ``compile()``
 with an empty ``cache_dir`` (cold: code generation, its checks, gcc) and again on a freshly
-built Computation (warm: the remembered build).
+built Computation (warm: the remembered build), each with the CPU time Python's garbage
+collector took in it and its full passes (:mod:`spf.bench.gc_passes`: a full pass walks
+the whole process's heap, whatever made it) and, for a sparse output, the group of phases
+the first call compiled (the single pass where the row loop runs on one thread).
 """
 
 from __future__ import annotations
