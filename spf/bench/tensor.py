@@ -32,7 +32,10 @@ SpAdd and SpGEMM on the leading blocks of the same operands, in a table of its o
 a row in each table saying so. A competitor that does not run an input has a row saying why.
 The first-call costs are timed too: building the Computation from the formula, ``compile()``
 with an empty ``cache_dir`` (cold: code generation, its checks, gcc) and again on a freshly
-built Computation (warm: the remembered build).
+built Computation (warm: the remembered build), each with the CPU time Python's garbage
+collector took in it and its full passes (:mod:`spf.bench.gc_passes`: a full pass walks
+the whole process's heap, whatever made it) and, for a sparse output, the group of phases
+the first call compiled (the single pass where the row loop runs on one thread).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from spf.bench.common import (
     median,
     wait_quiet,
 )
+from spf.bench.gc_passes import GcPasses
 from spf.formats import CSF, CSR
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
@@ -187,6 +191,13 @@ def unsorted_variants(
     return [(UNSORTED, t, lambda: fn(check=False, **args)) for t in ctx.threads]
 
 
+def gc_cell(costs: dict[str, Any], which: str) -> str:
+    """The first-call table's cell of the garbage collector's CPU seconds in the ``which``
+    (``cold``, ``warm``) compile, with its full passes."""
+    full = costs[f"{which}_full_gcs"]
+    return f"{costs[f'{which}_gc_cpu']:.3f}" + (f" ({full} full)" if full else "")
+
+
 def close(got: Any, want: Any) -> bool:
     """Two scipy matrices hold the same values (to rounding), compared without densifying."""
     diff = abs(got - want)
@@ -204,24 +215,34 @@ def _cpu_parts() -> tuple[float, float]:
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
-def first_call(make: Callable[[], Any], ctx: Context, name: str) -> tuple[Any, dict[str, float]]:
+def first_call(make: Callable[[], Any], ctx: Context, name: str) -> tuple[Any, dict[str, Any]]:
     """The compiled kernel, and the seconds to build the formula's Computation, to compile it
     cold (empty cache) and warm (a fresh Computation, the same cache): wall time, and the CPU
     time of this process and gcc (``cold_cpu``, ``warm_cpu``; what a shared machine disturbs
-    far less, and what the verdicts use)."""
+    far less, and what the verdicts use). Also, for each of the two: the CPU seconds spent in
+    Python's garbage collector and its full passes (``cold_gc_cpu``, ``cold_full_gcs``: a
+    full pass walks the whole process's heap, :mod:`spf.bench.gc_passes`), and for a sparse
+    output the group of phases the first call compiled (``phases``: the single pass where
+    its row loop runs on one thread, else the two phases; ``SparseEinsum.compile``)."""
     cache = str(ctx.work / f"tensor-{name}")
     t0 = time.perf_counter()
     comp = make()
     t1, (p1, g1) = time.perf_counter(), _cpu_parts()
-    kernel = comp.compile(cache_dir=cache)
+    with GcPasses() as cold_gc:
+        kernel = comp.compile(cache_dir=cache)
     t2, (p2, g2) = time.perf_counter(), _cpu_parts()
     again = make()
     t3, c3 = time.perf_counter(), _cpu()
-    again.compile(cache_dir=cache)
+    with GcPasses() as warm_gc:
+        again.compile(cache_dir=cache)
     t4, c4 = time.perf_counter(), _cpu()
     costs = {"build": t1 - t0, "cold": t2 - t1, "warm": t4 - t3}
     cold = {"cold_cpu": p2 - p1 + g2 - g1, "cold_gcc_cpu": g2 - g1}
-    return kernel, {**costs, **cold, "warm_cpu": c4 - c3}
+    collector = {"cold_gc_cpu": cold_gc.seconds, "cold_full_gcs": cold_gc.full,
+                 "warm_gc_cpu": warm_gc.seconds, "warm_full_gcs": warm_gc.full}  # fmt: skip
+    groups = getattr(kernel, "compiled", None)
+    phases = {"phases": "+".join(groups())} if callable(groups) else {}
+    return kernel, {**costs, **cold, "warm_cpu": c4 - c3, **collector, **phases}
 
 
 class Kernels:
@@ -229,7 +250,7 @@ class Kernels:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.costs: dict[str, dict[str, float]] = {}
+        self.costs: dict[str, dict[str, Any]] = {}
         self._built: dict[str, Any] = {}
 
     def get(self, kernel: str, make: Callable[[], Any]) -> Any:
@@ -697,11 +718,12 @@ def run(ctx: Context) -> Section:
     costs = ks.costs
     sec.line("### First call: formula -> Computation -> compiled kernel (seconds)\n")
     sec.table(
-        ["kernel", "einsum()", "compile cold", "cold CPU", "of it gcc", "compile warm",
-         "warm CPU"],
+        ["kernel", "phases", "einsum()", "compile cold", "cold CPU", "of it gcc", "of it GC",
+         "compile warm", "warm CPU", "of it GC"],
         [
-            [k, f"{v['build']:.3f}", f"{v['cold']:.2f}", f"{v['cold_cpu']:.2f}",
-             f"{v['cold_gcc_cpu']:.2f}", f"{v['warm']:.3f}", f"{v['warm_cpu']:.3f}"]
+            [k, v.get("phases", "kernel"), f"{v['build']:.3f}", f"{v['cold']:.2f}",
+             f"{v['cold_cpu']:.2f}", f"{v['cold_gcc_cpu']:.2f}", gc_cell(v, "cold"),
+             f"{v['warm']:.3f}", f"{v['warm_cpu']:.3f}", gc_cell(v, "warm")]
             for k, v in costs.items()
         ],
     )  # fmt: skip
@@ -710,7 +732,11 @@ def run(ctx: Context) -> Section:
         "warm: a fresh einsum compiled against the same cache_dir (an untouched one loads the "
         "kernels remembered for its formula; MTTKRP, scheduled, the remembered state). CPU: "
         "this process's and gcc's CPU seconds, which the verdicts use (on a shared machine "
-        "the wall time mostly measures the others' load); of it gcc: the compiler's part.\n"
+        "the wall time mostly measures the others' load); of it gcc: the compiler's part; of "
+        "it GC: Python's garbage collector, with its full passes, which walk every object of "
+        "this process whatever made them (spf.bench.gc_passes; the verdicts keep them); "
+        "phases: what a sparse output's first call compiled, the single pass (and its bound) "
+        "where its row loop runs on one thread, else the two phases (sizing, filling).\n"
     )
     sec.data["first_call_s"] = costs
     for k, v in costs.items():

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,28 @@ from spf.index_notation import Einsum
 
 SPADD = "C(i,j) = A(i,j) + B(i,j)"
 SPMV = "y(i) = A(i,j) * x(j)"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _same_team_everywhere() -> Iterator[None]:
+    """A sparse output's first compile builds the group of phases its row loop's team
+    selects (spf.runtime.threads.GOVERNOR: the cores other processes leave free, read again
+    every 0.2 s) and each group is remembered on its own: here, and in the interpreters the
+    tests start, the team is OpenMP's own, so every compile asks for the same group on a
+    loaded machine too (a child that read one free core looked for the single pass where
+    this process had remembered the two phases, and generated code)."""
+    from spf.runtime.threads import ENV, set_adaptive
+
+    previous, env = set_adaptive(False), os.environ.get(ENV)
+    os.environ[ENV] = "0"
+    try:
+        yield
+    finally:
+        set_adaptive(previous)
+        if env is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = env
 
 
 def _refuse(what: str) -> Any:

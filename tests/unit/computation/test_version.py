@@ -198,3 +198,36 @@ def test_effects_on_the_blur_bump_the_version_and_stay_exact(effect: str) -> Non
     apply(cold)
     assert _shown(warm) == _shown(cold)
     assert warm.codegen("c") == cold.codegen("c")
+
+
+def test_a_remembered_value_takes_one_fingerprint_and_never_outlives_its_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from spf.computation import fingerprint
+
+    comp = gemm_like()
+    comp.ir  # noqa: B018 - settle the version
+    walks = []
+    real = fingerprint.state_key
+    monkeypatch.setattr(fingerprint, "state_key", lambda c: walks.append(1) or real(c))
+    comp.add_data_space("D", "double", shape=("N",))
+    ir = comp.ir
+    assert len(walks) == 1  # the IR of the new state: one walk, none after computing
+    assert comp.ir is ir
+    assert len(walks) == 2
+
+    def changes_while_computing() -> str:
+        comp.add_data_space("E", "double", shape=("N",))
+        return "value of the state before E"
+
+    assert comp._remembered("probe", changes_while_computing) == "value of the state before E"
+    assert comp._remembered("probe", lambda: "value with E") == "value with E"
+
+    def looks_after_changing() -> str:
+        comp.add_data_space("F", "double", shape=("N",))
+        comp.version  # noqa: B018 - a fingerprint inside: the change is seen
+        return "value of the state before F"
+
+    assert comp._remembered("nested", looks_after_changing) == "value of the state before F"
+    assert comp._remembered("nested", lambda: "value with F") == "value with F"
+    assert "F" in comp.ir.data_space_table
