@@ -52,9 +52,10 @@ def test_layers_show_the_inspector() -> None:
     comp.wavefront("i")
     text = str(comp.layers())
     assert "loop i (wavefront, method='auto'): inspector sptrsv_csr_coarse_inspector_i" in text
-    assert "clev_run() = max(clev_run(), clev(j) + (j < block_run()));" in text  # run blocks
+    assert "clev_run() = max(clev_run(), j < block_run() ? clev(j) + 1 : 0);" in text  # runs
     assert "clev_new_run() = max(clev_new_run(), clev(j) + 1);" in text
-    assert "coarse_segment() = max(coarse_segment(), (1 - near_run()) * ip);" in text
+    assert "clev_run() = near_run() ? max(clev_new_run() - 1, clev_run()) : clev_new_run();" in text
+    assert "coarse_segment() = near_run() ? coarse_segment() : ip;" in text
     assert ": clev(ip) = clev_run();" in text
     assert "partptr_i(i_part) <= i_pos < partptr_i(i_part + 1)" in text
 
