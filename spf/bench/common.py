@@ -327,11 +327,10 @@ def measure(
     warmup: int | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[Times, dict[str, Any]]:
-    """:func:`rotation` after waiting for a quiet machine, redone when others disturbed it.
-    The information returned says which attempt's times were kept (``kept``, from 0)."""
+    """:func:`rotation` after waiting for a quiet machine, redone when others disturbed it."""
     cfg = ctx.cfg
     best: tuple[Times, dict[str, float] | None] | None = None
-    waited, tries, kept = 0.0, 0, 0
+    waited, tries = 0.0, 0
     for _ in range(max(cfg.attempts, 1)):
         tries += 1
         waited += wait_quiet(cfg.max_wait_s)
@@ -339,11 +338,11 @@ def measure(
         got = (rotation(variants, ctx.rt, rounds, cfg.warmup if warmup is None else warmup,
                         clock), load.stop())  # fmt: skip
         if best is None or disturbed(got[1]) < disturbed(best[1]):
-            best, kept = got, tries - 1
+            best = got
         if disturbed(best[1]) <= QUIET:
             break
     assert best is not None
-    return best[0], {"load": best[1], "attempts": tries, "waited_s": waited, "kept": kept}
+    return best[0], {"load": best[1], "attempts": tries, "waited_s": waited}
 
 
 def measure_groups(

@@ -23,16 +23,13 @@ compiled with ``index_dtype`` int32 and int64 and called with arrays of that typ
 
 A kernel is left out on a matrix whose storage (padding included) or work exceeds
 :data:`CAP` (DIA and ELL of ``arrow``, ILU(0) and SpGEMM of matrices with dense rows and
-columns); the tables say so. All calls are timed in one interleaved run (every case once per round,
-cases shuffled), one thread, in batches of calls of about :data:`BATCH_S` each (a call of a
-few microseconds timed alone is mostly the clock's and the scheduler's noise) on the calling
-thread's CPU time (``time.thread_time``: on a shared machine, the time other processes take
-is not counted). A case's ``check=True`` and ``check=False`` batches of a round run back to
-back, in turn first (:func:`_pair`): the ratio is the median over the rounds of the checked
-batch over its unchecked partner, so a load that comes and goes between rounds touches both
-sides of a ratio alike (with the two batches seconds apart, two copies of the same cell in
-one run differed by up to 0.16 on the loaded 2-core machine; paired, 0.00-0.03 on the
-microsecond cells), and a cell shows the larger of int32 and int64. Every
+columns); the tables say so. All calls are timed in one interleaved run (every case's two
+variants once per round, shuffled), one thread, in batches of calls of about
+:data:`BATCH_S` each (a call of a few microseconds timed alone is mostly the clock's and the
+scheduler's noise) on the calling thread's CPU time (``time.thread_time``: on a shared
+machine, the time other processes take is not counted); the ratio is the median
+``check=True`` batch over the median ``check=False`` batch, and a cell shows the larger of
+int32 and int64. Every
 call of a case passes the same arrays: a kernel that remembers the index-array contents its
 checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, or any kernel whose
 checked function hashes them itself, each size where that measured cheaper than checking)
@@ -429,23 +426,22 @@ def _same_results(call: Call, args: dict[str, Any], name: str, matrix: str) -> N
 def run(ctx: Context) -> Section:
     sec = Section("scale_checks")
     all_cases, skipped, costs = cases(ctx)
+    variants: list[Variant] = []
     per_batch = [_calls_per_batch(case.call) for case in all_cases]
-    pairs = [_pair(case.call, per_batch[n]) for n, case in enumerate(all_cases)]
-    variants: list[Variant] = [(str(n), 1, pair) for n, pair in enumerate(pairs)]
+    for n, case in enumerate(all_cases):
+        for check in (False, True):
+            variants.append((f"{n}:{check}", 1, _batch(case.call, check, per_batch[n])))
     rounds = 5 if ctx.cfg.quick else 21
     ctx.log(f"scale checks: timing {len(all_cases)} cases, {rounds} rounds")
-    _, info = measure(ctx, variants, rounds, clock=time.thread_time)
-    per_try = len(pairs[0].times) // info["attempts"] if pairs else 0
-    start = info["kept"] * per_try + per_try - rounds  # the kept attempt's rounds, warm-up off
+    batches, info = measure(ctx, variants, rounds, clock=time.thread_time)
+    times = {k: [t / per_batch[int(k[0].split(":")[0])] for t in ts] for k, ts in batches.items()}
     ratios: dict[tuple[str, str], list[tuple[float, str]]] = {}
     lowest: dict[str, float] = {}
     data = []
-    for case, pair, count in zip(all_cases, pairs, per_batch, strict=True):
-        timed = pair.times[start : start + rounds]
-        off = median([t_off / count for t_off, _ in timed])
-        on = median([t_on / count for _, t_on in timed])
-        ratio = median([t_on / max(t_off, 1e-12) for t_off, t_on in timed])
-        low = min(t for _, t in timed) / max(min(t for t, _ in timed), 1e-12)
+    for n, case in enumerate(all_cases):
+        off, on = median(times[f"{n}:False", 1]), median(times[f"{n}:True", 1])
+        ratio = on / off
+        low = min(times[f"{n}:True", 1]) / min(times[f"{n}:False", 1])
         ratios.setdefault((case.kernel, case.matrix), []).append((ratio, case.dtype))
         lowest[case.kernel] = max(lowest.get(case.kernel, 0.0), low)
         data.append({"kernel": case.kernel, "matrix": case.matrix, "dtype": case.dtype,
@@ -495,29 +491,6 @@ def _calls_per_batch(call: Call) -> int:
         count += 1
     spent = max(time.thread_time() - start, 1e-9)
     return max(1, min(10_000, round(BATCH_S * count / spent)))
-
-
-class _Pair:
-    """One round of a case: a ``check=False`` and a ``check=True`` batch of ``count`` calls
-    back to back, which first in turn; ``times`` holds each round's (unchecked, checked)
-    thread CPU seconds."""
-
-    def __init__(self, call: Call, count: int) -> None:
-        self.batches = (_batch(call, False, count), _batch(call, True, count))
-        self.times: list[tuple[float, float]] = []
-
-    def __call__(self) -> None:
-        first = len(self.times) % 2
-        spent = [0.0, 0.0]
-        for check in (first, 1 - first):
-            start = time.thread_time()
-            self.batches[check]()
-            spent[check] = time.thread_time() - start
-        self.times.append((spent[0], spent[1]))
-
-
-def _pair(call: Call, count: int) -> _Pair:
-    return _Pair(call, count)
 
 
 def _batch(call: Call, check: bool, count: int) -> Callable[[], object]:

@@ -58,18 +58,3 @@ def test_the_trials_of_known_contents_are_over_before_the_timing() -> None:
     _settle(call)
     assert kernel._hash_trials.decided(size)
     assert slot.bounds is not None  # the look's later calls take the way kept, one C call
-
-
-def test_a_pair_times_both_batches_back_to_back_in_turn() -> None:
-    """Each round of a case runs its unchecked and checked batches one after the other,
-    which first alternating, and keeps both times (the ratio is the median of their
-    per-round quotients)."""
-    from spf.bench.scale_checks import _pair
-
-    seen: list[bool] = []
-    pair = _pair(seen.append, 2)
-    pair()
-    pair()
-    assert seen == [False, False, True, True, True, True, False, False]
-    assert len(pair.times) == 2
-    assert all(off >= 0.0 and on >= 0.0 for off, on in pair.times)
