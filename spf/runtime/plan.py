@@ -488,6 +488,19 @@ def _dtype_name(dtype: np.dtype[Any]) -> str:
     return str(dtype)
 
 
+def plan_parts(plan: Plan) -> coarse.Parts:
+    """The coarse levels and parts a coarse ``plan`` holds, as :class:`coarse.Parts` (no
+    level works: what :func:`coarse.row_parts` reads)."""
+    return coarse.Parts(
+        plan.coarse_levels,
+        plan.coarse_ptr,
+        plan.part_ptr,
+        plan.coarse_order,
+        plan.parts,
+        np.zeros(0, dtype=np.int64),
+    )
+
+
 class WavefrontKernel(Kernel):
     """The executor kernel with its inspector: ``inspect(**index_arrays)`` -> :class:`Plan`,
     ``kernel(..., plan=plan)`` (the other attributes are the executor's)."""
@@ -1393,15 +1406,7 @@ class WavefrontKernel(Kernel):
         if self._check_kernel is None:
             raise CodegenError(f"spf bug: {self.name} has no plan check")
         check_k = self._check_kernel()
-        parts = coarse.Parts(
-            plan.coarse_levels,
-            plan.coarse_ptr,
-            plan.part_ptr,
-            plan.coarse_order,
-            plan.parts,
-            np.zeros(0, dtype=np.int64),
-        )
-        part_of, level_of = coarse.row_parts(parts)
+        part_of, level_of = coarse.row_parts(plan_parts(plan))
         pos_of = np.empty(len(plan.coarse_order), dtype=np.int64)
         pos_of[plan.coarse_order] = np.arange(len(plan.coarse_order), dtype=np.int64)
         bad = np.zeros((), dtype=np.int64)

@@ -155,14 +155,7 @@ def test_coarse_levels_are_those_of_the_run_blocks(
             with fixed_team(team):
                 plan = kernel.inspect(check=False, strategy="coarse", threads=2, **args)
             assert team == 1 or kernel._split_kernels is not None  # the two-thread pass ran
-            parts = coarse.Parts(
-                plan.coarse_levels,
-                plan.coarse_ptr,
-                plan.part_ptr,
-                plan.coarse_order,
-                plan.parts,
-                np.zeros(0, dtype=np.int64),
-            )
+            parts = plan_module.plan_parts(plan)
             np.testing.assert_array_equal(coarse.row_parts(parts)[1], want)
 
 
