@@ -51,7 +51,7 @@ from spf.index_notation.build import declare_operands
 from spf.index_notation.formula import Formula, Term, lower
 from spf.index_notation.kernel import ExtentPlan, resolve_extents
 from spf.index_notation.union import Union, add_union, union_of
-from spf.index_notation.verified import Key, VerifiedInputs
+from spf.index_notation.verified import PathKey, VerifiedInputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -857,14 +857,14 @@ class SparseEinsumKernel:
             )
         if self._has_single and _serial(self.comp.parallel):
             assert self.single is not None
-            key = self._verified_key("single", given, check)
-            done = self.single.run(given, rows, check and key not in self._verified)
+            key, known = self._look("single", given, check)
+            done = self.single.run(given, rows, check and not known)
             if done is not None:
-                if key is not None:
+                if key is not None and not known:
                     self._verified.add(key)  # reached only when every check passed
                 return self._result(given, *done)
-        key = self._verified_key("two", given, check)
-        check = check and key not in self._verified
+        key, known = self._look("two", given, check)
+        check = check and not known
         out_ptr = np.empty(rows + 1, dtype=dtype)
         self.symbolic(
             check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
@@ -876,25 +876,23 @@ class SparseEinsumKernel:
         if f"{c.name}_NNZ" in self._names[1]:
             fill[f"{c.name}_NNZ"] = nnz
         self.numeric(check=check, **fill)
-        if key is not None:
+        if key is not None and check:
             self._verified.add(key)  # reached only when every check passed
         return self._result(given, out_ptr, col, val)
 
-    def _verified_key(
-        self, group: str, given: dict[str, Any], check: bool
-    ) -> tuple[str, Key] | None:
-        """For a checked call of ``group``'s phases: the path and the key of the inputs its
-        checks depend on (:class:`~spf.index_notation.verified.VerifiedInputs`), or None
-        (an unchecked call, or inputs that are not remembered)."""
+    def _look(self, group: str, given: dict[str, Any], check: bool) -> tuple[PathKey | None, bool]:
+        """For a call of ``group``'s phases: the key of the inputs a checked call's checks
+        depend on, and whether a checked call verified them before
+        (:meth:`~spf.index_notation.verified.VerifiedInputs.look`); ``(None, False)`` for an
+        unchecked call or inputs that are not remembered."""
         if not check:
-            return None
+            return None, False
         index = self._index_names.get(group)
         if index is None:
             index = self._index_names[group] = self._index_arrays(group)
         if not index:
-            return None
-        key = VerifiedInputs.key(given, index)
-        return None if key is None else (group, key)
+            return None, False
+        return self._verified.look(group, given, index)
 
     def _index_arrays(self, group: str) -> tuple[str, ...]:
         """The index arrays (UF arguments) the caller passes to ``group``'s kernels, whose

@@ -217,3 +217,29 @@ def test_inputs_that_are_not_contiguous_arrays_are_checked_every_call(
     args["A_col"] = np.ascontiguousarray(strided)
     with fixed_team(1):
         _same(k(**args), _want("spadd", a, b), "spadd")
+
+
+def test_a_kernel_whose_inputs_never_repeat_stops_hashing(
+    monkeypatch: pytest.MonkeyPatch, checks: list[bool]
+) -> None:
+    # MISSES checked calls in a row on new inputs: from then on every call is checked, the
+    # inputs hashed no more; a call on verified inputs before that resets the count
+    monkeypatch.setattr("spf.index_notation.verified.MISSES", 3)
+    k = _einsum("spadd", "int32")
+    inputs = [_args("spadd", _matrix(20, 10, 0.3, s), _matrix(20, 10, 0.3, s + 1), "int32")
+              for s in range(4)]  # fmt: skip
+
+    def ways(args: dict[str, Any]) -> bool:
+        checks.clear()
+        k(**args)
+        return all(checks)
+
+    with fixed_team(1):
+        assert [ways(inputs[n]) for n in (0, 1, 0, 2, 3)] == [True, True, False, True, True]
+        assert not ways(inputs[2])  # two misses since the last hit: still hashing
+        assert [ways(inputs[n]) for n in (1, 3)] == [False, False]
+        for n in (0, 1, 2):  # fresh inputs each call: three misses, then no more hashing
+            a, b = _matrix(20, 10, 0.3, 9 + n), _matrix(20, 10, 0.3, 20 + n)
+            assert ways(_args("spadd", a, b, "int32"))
+        assert ways(inputs[0])  # verified before, but the kernel checks every call now
+        assert ways(inputs[0])
