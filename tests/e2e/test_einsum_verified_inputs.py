@@ -17,16 +17,10 @@ import spf
 from spf.formats import CSR
 from spf.runtime.kernel import Kernel
 from spf.sparse import csr_args
-from spf.testing import fixed_team
+from spf.testing import fixed_team, random_csr
 
 SPADD = "C(i,j) = A(i,j) - 2 * B(i,j)"
-UNSORTED = spf.Format(
-    "UCSR", coords="[i, j]",
-    storage="{[i, j] -> [k]: rowptr(i) <= k < rowptr(i+1) && j = col(k)}",
-    ufs={"rowptr": spf.UF("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
-                          monotonic="nondecreasing"),
-         "col": spf.UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")},
-)  # fmt: skip
+UNSORTED = spf.Format("UCSR", coords="[i, j]", storage=CSR.storage, ufs=dict(CSR.ufs))
 """CSR's relation without its fact (columns increasing within a row)."""
 
 
@@ -43,11 +37,7 @@ def _einsum(what: str, dtype: str) -> Any:
 
 def _matrix(n: int, m: int, density: float, seed: int) -> sp.csr_array:
     """A random CSR matrix, columns sorted, its rows 1, 4, 7, ... empty."""
-    a = sp.random_array((n, m), density=density, format="coo", rng=seed)
-    keep = a.coords[0] % 3 != 1
-    out = sp.csr_array((a.data[keep], (a.coords[0][keep], a.coords[1][keep])), shape=(n, m))
-    out.sort_indices()
-    return out
+    return random_csr(n, m, density, rng=seed, empty_rows=range(1, n, 3))
 
 
 def _args(what: str, a: sp.csr_array, b: sp.csr_array, dtype: str) -> dict[str, Any]:
