@@ -18,11 +18,12 @@ indices, float64 values:
 
 Every result is checked against scipy's (MTTKRP: the chunked sum over the entries) before
 timing; then each variant is called in interleaved rounds (wall-clock medians; spf at each
-thread count, the others as they run by default). The one-thread variants (spf's and the
-reference's; SpGEMM's four: spf's sorted and unsorted rows, scipy's product with and without
-the sort) are timed again in CPU time of the calling thread, in one interleaved run, printed
-under each table, and the verdicts against scipy use those: on a shared machine a wall-clock
-median measures the others' load too. Rows at two threads stay wall time, the right measure
+thread count, the others as they run by default). The one-thread variants (spf's,
+unchecked and checked, and the reference's; SpGEMM's five: spf's sorted rows unchecked and
+checked, its unsorted rows, scipy's product with and without the sort) are timed again in
+CPU time of the calling thread, in one interleaved run, printed under each table, and the
+verdicts against scipy use those: on a shared machine a wall-clock median measures the
+others' load too. Rows at two threads stay wall time, the right measure
 for them (a parallel call's CPU time adds up its threads'). MLIR's sparsifier
 (spf.bench.mlir_sparse) runs the same kernels on the same inputs in a child process and
 shares each table; its calls are timed interleaved with spf's at one thread, each process
@@ -77,6 +78,11 @@ UNSORTED = "spf einsum, rows unsorted"
 scipy's ``A @ B``, whose rows are unsorted too."""
 """SpGEMM's target reference: scipy's product with its rows sorted, like spf's (scipy's
 ``A @ B`` leaves them unsorted; its row has a ratio of its own)."""
+CHECKED = "spf einsum, checked"
+"""SpAdd's and the sorted SpGEMM's checked call (``check=True``, the default) at one thread,
+on the inputs the result check verified: it runs the phases unchecked after hashing the
+operands' index arrays (spf.index_notation.verified); its verdict against scipy is the
+default call's."""
 PAIR_S = 2.0  # seconds of interleaved spf and MLIR calls per kernel (at least 3 rounds)
 COLD_S, WARM_S = 1.0, 0.020  # first call (codegen + compile) of each einsum kernel
 SLOW_CALL_S = 20.0  # a competitor's checked call slower than this is not repeated
@@ -327,6 +333,8 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
         orders[SORTED] = "output columns sorted (sort_indices())"
     spf_checked(ctx, kernel, lambda: fn(**args), lambda got: same_csr(got, want))
     vs: list[Variant] = [("spf einsum", t, lambda: fn(check=False, **args)) for t in ctx.threads]
+    vs.append((CHECKED, 1, lambda: fn(**args)))
+    orders[CHECKED] = orders["spf einsum"]
     if not add:
         vs += unsorted_variants(ctx, ks, args, want, orders)
     notes: dict[str, str] = {}
@@ -356,7 +364,11 @@ def matrix_op(ctx: Context, ks: Kernels, kernel: str, label: str, a: Any, b: Any
     vs.append((code, 1, ref))
     ms, load = timed(ctx, vs, secs > 1.0)
     # the verdicts against scipy: CPU time of the calling thread, one interleaved run
-    mine = ("spf einsum", UNSORTED, SORTED, code) if not add else ("spf einsum", code)
+    mine = (
+        ("spf einsum", CHECKED, UNSORTED, SORTED, code)
+        if not add
+        else ("spf einsum", CHECKED, code)
+    )
     cpus = cpu_medians(ctx, [v for v in vs if v[1] == 1 and v[0] in mine], secs > 1.0)
     for who, order in orders.items():
         notes[who] = f"{notes[who]}; {order}" if who in notes else order
@@ -658,10 +670,15 @@ def print_result(
         ratio = m["spf_cpu_ms"] / m["cpu_ms"]
         sec.target(f"{r.key}: spf at 1 thread <= 1.1x MLIR's sparsifier (CPU time a call)",
                    f"{ratio:.2f}x", ratio <= 1.1)  # fmt: skip
+    checked = CHECKED in r.data["cpus"]
     if r.kernel == "SpAdd":
         cpu_target(sec, r, "spf einsum", r.data["ref"])
+        if checked:
+            cpu_target(sec, r, CHECKED, r.data["ref"])
     if r.kernel == "SpGEMM":  # like with like: sorted rows, then unsorted rows
         cpu_target(sec, r, "spf einsum", SORTED, " (rows sorted)")
+        if checked:
+            cpu_target(sec, r, CHECKED, SORTED, " (rows sorted)")
         cpu_target(sec, r, UNSORTED, r.data["ref"])
 
 

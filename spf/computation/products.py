@@ -30,6 +30,10 @@ class NamedArgument(Protocol):
     @property
     def kind(self) -> str: ...
 
+    @property
+    def const(self) -> bool:
+        """Only read by the function."""
+
 
 class CompiledKernel(Protocol):
     """A compiled, loaded function: ``kernel(y=y, A=A, x=x, N=n, check=True)``."""

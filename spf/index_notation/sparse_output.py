@@ -51,6 +51,7 @@ from spf.index_notation.build import declare_operands
 from spf.index_notation.formula import Formula, Term, lower
 from spf.index_notation.kernel import ExtentPlan, resolve_extents
 from spf.index_notation.union import Union, add_union, union_of
+from spf.index_notation.verified import PathKey, VerifiedInputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -753,6 +754,10 @@ class SparseEinsumKernel:
         self._two_names: list[set[str]] = []
         self._lock = threading.Lock()
         self._plan = ExtentPlan.of(comp.formula)
+        self._verified = VerifiedInputs()
+        """The inputs checked calls verified, per path: a checked call on them runs the
+        phases unchecked (:mod:`spf.index_notation.verified`)."""
+        self._index_names: dict[str, tuple[str, ...]] = {}
 
     def group(self, name: str) -> list[CompiledKernel]:
         """The kernels of group ``name`` (``"two"``, ``"single"``), compiled on first use."""
@@ -852,9 +857,14 @@ class SparseEinsumKernel:
             )
         if self._has_single and _serial(self.comp.parallel):
             assert self.single is not None
-            done = self.single.run(given, rows, check)
+            key, known = self._look("single", given, check)
+            done = self.single.run(given, rows, check and not known)
             if done is not None:
+                if key is not None and not known:
+                    self._verified.add(key)  # reached only when every check passed
                 return self._result(given, *done)
+        key, known = self._look("two", given, check)
+        check = check and not known
         out_ptr = np.empty(rows + 1, dtype=dtype)
         self.symbolic(
             check=check, **{k: v for k, v in given.items() if k in self._names[0]}, **{ptr: out_ptr}
@@ -866,7 +876,37 @@ class SparseEinsumKernel:
         if f"{c.name}_NNZ" in self._names[1]:
             fill[f"{c.name}_NNZ"] = nnz
         self.numeric(check=check, **fill)
+        if key is not None and check:
+            self._verified.add(key)  # reached only when every check passed
         return self._result(given, out_ptr, col, val)
+
+    def _look(self, group: str, given: dict[str, Any], check: bool) -> tuple[PathKey | None, bool]:
+        """For a call of ``group``'s phases: the key of the inputs a checked call's checks
+        depend on, and whether a checked call verified them before
+        (:meth:`~spf.index_notation.verified.VerifiedInputs.look`); ``(None, False)`` for an
+        unchecked call or inputs that are not remembered."""
+        if not check:
+            return None, False
+        index = self._index_names.get(group)
+        if index is None:
+            index = self._index_names[group] = self._index_arrays(group)
+        if not index:
+            return None, False
+        return self._verified.look(group, given, index)
+
+    def _index_arrays(self, group: str) -> tuple[str, ...]:
+        """The index arrays (UF arguments) the caller passes to ``group``'s kernels, whose
+        contents and the parameter values are all its checks depend on; empty where a
+        kernel writes an array the call does not allocate itself (a touched phase's: its
+        checks would then depend on where that array is)."""
+        from spf.index_notation.single_pass import own_names
+
+        c = self.comp.output
+        mine = {c.array(c.ptr), c.array(c.idx), c.name, *own_names(c)}
+        args = [a for k in self.group(group) for a in k.arguments]
+        if any(a.kind != "param" and not a.const and a.name not in mine for a in args):
+            return ()
+        return tuple(sorted({a.name for a in args if a.kind == "uf"} - mine))
 
     def _result(
         self, given: dict[str, Any], ptr: np.ndarray[Any, Any], col: np.ndarray[Any, Any],

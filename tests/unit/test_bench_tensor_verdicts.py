@@ -70,6 +70,35 @@ def test_spgemm_verdicts_share_the_helper() -> None:
     )
 
 
+def test_checked_calls_have_verdicts_of_their_own() -> None:
+    # the default call (check=True) against the same reference as the unchecked one
+    cpus = {"spf einsum": 9.0, tensor.CHECKED: 10.5, "scipy A+B": 10.0}
+    r = spadd({(c, 1): 1.0 for c in cpus}, cpus)
+    sec = Section("tensor")
+    tensor.print_result(sec, r, NOT_RUN, NOT_RUN, 0.5)
+    assert targets(sec) == {
+        "SpAdd (random): spf einsum at 1 thread <= 1.0x scipy A+B (CPU time)": ("0.900x", True),
+        "SpAdd (random): spf einsum, checked at 1 thread <= 1.0x scipy A+B (CPU time)": (
+            "1.050x",
+            False,
+        ),
+    }
+    text = "\n".join(sec.markdown)
+    assert "spf einsum 9.00 ms, spf einsum, checked 10.50 ms, scipy A+B 10.00 ms" in text
+    assert "spf einsum / scipy A+B: 0.900x." in text  # the unchecked call's ratio, as before
+
+    cpus = {"spf einsum": 8.0, tensor.CHECKED: 9.0, tensor.UNSORTED: 6.0, tensor.SORTED: 10.0,
+            "scipy A@B": 5.0}  # fmt: skip
+    r = tensor.Result("SpGEMM", "random", "SpGEMM", {(c, 1): 1.0 for c in cpus}, "load", {},
+                      {"ref": "scipy A@B", "cpus": cpus})  # fmt: skip
+    sec = Section("tensor")
+    tensor.print_result(sec, r, NOT_RUN, NOT_RUN, 0.5)
+    assert targets(sec)[
+        "SpGEMM (random): spf einsum, checked (rows sorted) at 1 thread <= 1.0x "
+        "scipy A@B + sort_indices() (CPU time)"
+    ] == ("0.900x", True)
+
+
 def test_mlir_verdict_takes_the_interleaved_pair() -> None:
     r = spadd({("spf einsum", 1): 30.0, ("scipy A+B", 1): 10.0},
               {"spf einsum": 9.0, "scipy A+B": 10.0})  # fmt: skip

@@ -1,0 +1,110 @@
+"""Checked calls of a sparse einsum output remembered by the contents of their inputs.
+
+A sparse output's kernels (:mod:`spf.index_notation.sparse_output`: the two phases, or the
+single pass and its bound) only read the operands and write arrays the call allocates
+itself. So everything a ``check=True`` call verifies (each index value read in its declared
+range, the row pointers in order and in range, the formats' ordering facts, the index
+arrays' lengths) depends on the operands' index arrays and the parameter values alone: the
+outputs are fresh arrays, which overlap nothing, and the row pointers the filling phase
+reads are the sizing phase's, computed from the same inputs. A call whose index arrays hash
+the same as those of a checked call that passed (with the same parameter values, on the
+same path) runs the kernels unchecked, as :mod:`spf.runtime.known` does for a kernel's own
+index arrays and a :class:`~spf.runtime.plan.Plan` for its inspection. Contents changed in
+place, one entry or many, hash apart and are checked in full; a call that fails is not
+remembered.
+
+The hash of each index array is :func:`spf.runtime.known.hasher`'s (XXH3, XXH64 below 16
+KiB; it covers the length), with its dtype; the key also holds the parameter values (the
+extents, the operands' sizes) and the path (``"single"`` or ``"two"``: each path's checks
+are its own). Only C-contiguous numpy arrays are hashed: a call passing anything else is
+checked every time (the binding then says what it takes). The kernel keeps the last
+:data:`~spf.runtime.known.REMEMBERED` contents, and stops hashing after
+:data:`~spf.runtime.known.MISSES` checked calls in a row on new inputs (calls that never
+repeat them).
+
+Why not test the facts inside the merge instead: a checked call's tests inside the loops
+cost the 2-D Poisson SpAdd (1M rows) about 1.4x its unchecked call, a separate pass over
+the index arrays compiled at ``-O2`` (``spf.runtime.compile.optimisation_flags``) about
+as much for the products; the hashes read the same bytes once (measured: ``docs/einsum.md``,
+"Checked calls").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spf.runtime.known import MISSES, REMEMBERED, hasher
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+__all__ = ["Key", "PathKey", "VerifiedInputs"]
+
+Key = tuple[Any, ...]
+PathKey = tuple[str, Key]
+"""A path (``"single"``, ``"two"``) and the key of a call's inputs."""
+
+
+class VerifiedInputs:
+    """The inputs checked calls of one sparse einsum kernel verified, per path:
+    :meth:`look` at a call's, :meth:`add` once it passed."""
+
+    def __init__(self) -> None:
+        self._seen: dict[PathKey, None] = {}
+        self._misses = 0
+        """Checked calls in a row on inputs not verified before (:data:`MISSES`)."""
+
+    def look(
+        self, path: str, given: Mapping[str, Any], index: Iterable[str]
+    ) -> tuple[PathKey | None, bool]:
+        """``(key, verified)`` for a checked call on ``path`` with arguments ``given``
+        (``index``: the index arrays among them): ``verified`` when a checked call on that
+        path passed the same inputs; the key is None where they are not remembered
+        (:meth:`key`), and once :data:`~spf.runtime.known.MISSES` checked calls in a row
+        brought new inputs: calls that never repeat their inputs would pay the hashes for
+        nothing, so that kernel checks every call from then on."""
+        if self._misses >= MISSES:
+            return None, False
+        key = self.key(given, index)
+        if key is None:
+            return None, False
+        path_key = (path, key)
+        if path_key in self._seen:
+            self._misses = 0
+            return path_key, True
+        self._misses += 1
+        return path_key, False
+
+    @staticmethod
+    def key(given: Mapping[str, Any], index: Iterable[str]) -> Key | None:
+        """What a call's checks depend on: its parameter values (every argument that is
+        not an array) and the dtype and hash of each index array named in ``index``; None
+        when one of them is missing or not a C-contiguous numpy array, or a parameter is
+        not an int (the call is then checked)."""
+        params = []
+        for k, v in given.items():
+            if isinstance(v, np.ndarray):
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                return None  # the binding says what it takes
+            params.append((k, int(v)))
+        hashes: list[Any] = []
+        for name in index:
+            a = given.get(name)
+            if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
+                return None
+            hashes += (name, a.dtype.str, hasher(a.nbytes)(a))
+        return (tuple(sorted(params)), *hashes)
+
+    def add(self, path_key: PathKey) -> None:
+        """Remember a call's inputs as verified on its path (a call that failed never gets
+        here); the oldest are forgotten beyond :data:`~spf.runtime.known.REMEMBERED`."""
+        seen = self._seen
+        seen[path_key] = None
+        while len(seen) > REMEMBERED:
+            try:
+                del seen[next(iter(seen))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread's change
+                break
