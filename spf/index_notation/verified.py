@@ -80,12 +80,16 @@ class VerifiedInputs:
     @staticmethod
     def key(given: Mapping[str, Any], index: Iterable[str]) -> Key | None:
         """What a call's checks depend on: its parameter values (every argument that is
-        not an array) and the dtype and hash of each index array named in ``index``; None
+        not an array), every array's dtype and shape (the binder takes sizes not passed
+        from them), and the hash of each index array named in ``index``; None
         when one of them is missing or not a C-contiguous numpy array, or a parameter is
         not an int (the call is then checked)."""
-        params = []
+        params: list[Any] = []
         for k, v in given.items():
             if isinstance(v, np.ndarray):
+                # a size the binder takes from an array's shape (an operand's NNZ from
+                # its values' length, when not passed) bounds what the checks accept
+                params.append((k, v.dtype.str, v.shape))
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 return None  # the binding says what it takes

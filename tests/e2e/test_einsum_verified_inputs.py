@@ -180,6 +180,25 @@ def test_spgemm_column_out_of_range_after_verification_is_refused(what: str) -> 
             assert _refused(k, args) == fresh
 
 
+@pytest.mark.parametrize("team", PATHS)
+@pytest.mark.parametrize("what", WHAT)
+def test_shorter_values_with_sizes_not_passed_are_checked(what: str, team: int) -> None:
+    # the operands' NNZ not passed: the binder takes them from the value arrays' lengths;
+    # the same index arrays verified, then A's values cut short: A_rowptr now points past
+    # A_NNZ, refused as a fresh kernel refuses it (a key of the index arrays and the passed
+    # parameters alone ran it unchecked, reading past A's end)
+    a, b = _matrix(30, 20, 0.3, 11), _matrix(30 if what == "spadd" else 20, 20, 0.3, 12)
+    args = {k: v for k, v in _args(what, a, b, "int64").items() if not k.endswith("NNZ")}
+    k = _einsum(what, "int64")
+    with fixed_team(team):
+        _same(k(**args), _want(what, a, b), what)
+        k(**args)  # verified contents
+        short = {**args, "A": args["A"][:3].copy()}
+        fresh = _refused(_einsum(what, "int64"), short)
+        assert "A_NNZ" in fresh
+        assert _refused(k, short) == fresh
+
+
 def test_unchecked_calls_verify_nothing(checks: list[bool]) -> None:
     # a check=False call is not a verification: the next checked call checks
     _, _, args = _spadd_inputs("int32")
