@@ -553,3 +553,27 @@ def test_interpret_refuses_a_broken_union() -> None:
     a, b = csr_pair(3, 3, "random", 1)
     with pytest.raises(SpfError, match="interpret"):
         comp.interpret(C_rowptr=np.zeros(4, np.int32), **index_args(a, b, "int32"))
+
+
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize(
+    ("acol", "bcol"),
+    [([3, 1, 1], [3, 1, 1]), ([3, 1], [3, 1]), ([1, 2, 2], [2, 2]), ([2, 2], [2, 2, 3])],
+)
+def test_checked_union_refuses_unsorted_rows_where_both_lists_hold_the_column(
+    acol: list[int], bcol: list[int], team: int
+) -> None:
+    # the union's one-sided bodies run only where the other list lacks the coordinate, so
+    # they do not cover the ordering facts' points: rows out of order or with duplicates
+    # where A and B share the column were accepted by the single pass (one thread) and
+    # returned C's columns unsorted; now refused on both paths, as the two phases refuse them
+    from spf.formats import CSR
+    from spf.testing import fixed_team
+
+    k = spf.einsum("C(i,j) = A(i,j) + B(i,j)", A=CSR, B=CSR, C=CSR, index_dtype="int32")
+    args: dict[str, Any] = {"I": 1, "J": 4}
+    for m, col in (("A", acol), ("B", bcol)):
+        args |= {m: np.arange(1.0, len(col) + 1), f"{m}_col": np.array(col, np.int32),
+                 f"{m}_rowptr": np.array([0, len(col)], np.int32)}  # fmt: skip
+    with fixed_team(team), pytest.raises(spf.ArgumentError, match=r"_col\(k1\) < \w_col\(k2\)"):
+        k.compile()(**args)
