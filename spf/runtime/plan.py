@@ -922,9 +922,6 @@ class WavefrontKernel(Kernel):
         passed = self._coarse_pass(given, n, check, two, strategy != "levels")
         level, nlev, work, candidates, after, ahead, runs = passed
         joins += [] if check else [prefetch([level])]
-        lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
-        if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
-            lengths = submit(lambda: row_lengths(spec, given, n))
         blocks = n // len(self._free)
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
@@ -967,10 +964,12 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            names = self._copied(strategy, copies, given, parts.order, total, lengths, parts.breaks)
+            names = self._copied(strategy, copies, given, parts.order, total, None, parts.breaks)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins if ahead is None else [*joins, ahead.join])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
+        lengths = self._lengths_beside(ahead, copies, given, n)
+        joins += [] if lengths is None else [lengths.result]
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -981,6 +980,19 @@ class WavefrontKernel(Kernel):
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins if ahead is None else [*joins, ahead.join])
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
+
+    def _lengths_beside(
+        self, ahead: LevelCount | None, copies: bool | None, given: Mapping[str, object], n: int
+    ) -> Future[str | None] | None:
+        """:func:`row_lengths` on a worker thread beside the sort by level that a pass on two
+        threads (``ahead``) leads to, for a plan that may run on copies; else None (a plan
+        of parts sorted otherwise looks at the rows' lengths only when the copies pay:
+        Poisson's coarse plan never does, and a check left running on a worker held it from
+        the halves of the sort's stages and outlived the inspection)."""
+        spec = self._copy_spec
+        if ahead is None or copies is False or spec is None:
+            return None
+        return submit(lambda: row_lengths(spec, given, n))
 
     def _against_kernels(
         self, gain: float, best: str, parts: coarse.Parts | None, total: int, n: int, unit: float
