@@ -918,7 +918,7 @@ class WavefrontKernel(Kernel):
         # end of an array's hash before the pass could start)
         two = not check and n >= SPLIT_NODES and GOVERNOR.team() > 1
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
-        joins = [] if check else [prefetch(arrays)]
+        joins: list[Callable[[], object]] = [] if check else [prefetch(arrays)]
         passed = self._coarse_pass(given, n, check, two, strategy != "levels")
         level, nlev, work, candidates, after, ahead, runs = passed
         joins += [] if check else [prefetch([level])]
@@ -1368,23 +1368,38 @@ class WavefrontKernel(Kernel):
         sums_k(corder=order, work=work, wsum=wsum, check=False, **_pick(sums_k, given))
         return order, wsum
 
-    def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+    def _key_count_halves(
+        self,
+        key: np.ndarray,
+        keys: int,
+        given: Mapping[str, object],
+        starts: np.ndarray | None = None,
+    ) -> Counted:
         """The count of ``key``'s ``keys`` values on two threads, each over one half of the nodes
         (:func:`spf.analysis.coarse_inspector.build_ranged_count`, the halves split at a
         multiple of its four nodes an iteration): both halves' histograms (each the sum of
         its four copies), the starts (the second half's a key's start plus the first half's
-        count of it), both halves' slots."""
+        count of it), both halves' slots. ``starts``: the starts of the keys over every node
+        when already counted (:meth:`LevelCount.sizes`): then only the first half's
+        histogram is taken, on this thread (the second half's start of a key is its start
+        plus the first half's count of it), and the starts are ``starts``."""
         hist_k, slots_k = self._split()[4:6]
         n = len(key)
         half = n // 2 // COUNT_WAYS * COUNT_WAYS  # a range's iterations take whole groups
-        copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
         args = {CLEV: key, CLEVELS_N: keys, **_pick(hist_k, given)}
-        flat = copies.reshape(2, -1)
-        _in_halves(hist_k, {**args, KHIST: flat[0]}, half, n, {KHIST: flat[1]})
-        first, second = copies.sum(axis=1)
-        ptr = np.empty(keys + 1, dtype=np.int64)
-        ptr[0] = 0
-        np.cumsum(first + second, out=ptr[1:])
+        if starts is None:
+            copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
+            flat = copies.reshape(2, -1)
+            _in_halves(hist_k, {**args, KHIST: flat[0]}, half, n, {KHIST: flat[1]})
+            first, second = copies.sum(axis=1)
+            ptr = np.empty(keys + 1, dtype=np.int64)
+            ptr[0] = 0
+            np.cumsum(first + second, out=ptr[1:])
+        else:  # the first half's histogram alone
+            copy = np.zeros(COUNT_WAYS * keys, dtype=np.int64)
+            hist_k(check=False, **args, **{KHIST: copy, SORT_LO: 0, SORT_HI: half})
+            first = copy.reshape(COUNT_WAYS, keys).sum(axis=0)
+            ptr = starts
         slot = np.empty(n, dtype=np.int32)
         args = {CLEV: key, CSLOT: slot, **_pick(slots_k, given)}
         _in_halves(
@@ -1719,7 +1734,7 @@ class LevelCount:
 
     def __init__(
         self,
-        counted: Callable[[], Counted],
+        counted: Callable[[np.ndarray | None], Counted],
         sizes: Callable[[], np.ndarray],
         ahead: Future[Counted | None],
     ) -> None:
@@ -1734,9 +1749,11 @@ class LevelCount:
         self._ahead.result()
 
     def result(self) -> Counted:
-        """The starts of the levels and each node's slot."""
+        """The starts of the levels and each node's slot (the slots alone counted when
+        :meth:`sizes` counted the starts: a histogram of the first half of the nodes, not
+        of both again)."""
         if self._got is None:
-            self._got = self._ahead.result() or self._counted()
+            self._got = self._ahead.result() or self._counted(self._starts)
         return self._got
 
     def sizes(self) -> np.ndarray:
