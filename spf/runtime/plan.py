@@ -1158,20 +1158,26 @@ class WavefrontKernel(Kernel):
             out[AFTER] = np.empty(n, dtype=np.int32)
         counted = [(LEVEL, NLEVELS, 0), *candidates]
         ahead: LevelCount | None = None
+        found: list[Runs | None] = [None]
+
+        def coarse_levels() -> None:  # what reads the first candidate's coarse levels alone
+            if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
+                found[0] = find_runs(out[CLEV])
+            if self._runs:  # the run-block pass leaves the counts to the caller
+                runs = found[0]
+                out[NCLEV] = len(runs.levelruns) - 1 if runs is not None else _count_of(out[CLEV])
+
         if two and self._make_split is not None and not self._after:
-            out[NLEVELS], ahead = self._split_pass(out, given)
+            out[NLEVELS], ahead = self._split_pass(out, given, coarse_levels)
             counted = candidates
         else:
             stage(check=check, **out, **_pick(stage, given))
-        runs = None
-        if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
-            runs = find_runs(out[CLEV])
-        if self._runs:  # the run-block pass leaves the counts to the caller
+            coarse_levels()
+        runs = found[0]
+        if self._runs:
             for key, count, _ in counted:
-                if key == CLEV and runs is not None:
-                    out[count] = len(runs.levelruns) - 1
-                else:
-                    out[count] = int(out[key].max()) + 1 if n else 0
+                if key != CLEV:
+                    out[count] = _count_of(out[key])
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
         return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead, runs
 
@@ -1183,7 +1189,7 @@ class WavefrontKernel(Kernel):
         return single and self._make_split is not None and n >= SPLIT_NODES
 
     def _split_pass(
-        self, out: dict[str, Any], given: Mapping[str, object]
+        self, out: dict[str, Any], given: Mapping[str, object], meanwhile: Callable[[], None]
     ) -> tuple[int, LevelCount]:
         """The pass as two at once (:attr:`_make_split`): the levels and the work on a
         worker thread, the coarse levels on this one (the generated C releases the GIL); writes
@@ -1195,8 +1201,11 @@ class WavefrontKernel(Kernel):
         the levels are counted when first asked for, on both threads (one half of the nodes
         each: :class:`LevelCount`), as narrower levels always are (a plan sorted by its runs
         whose estimate settles without the level sizes, Poisson's, never counts them).
-        The same starts and slots either way. Unchecked calls only: a checked inspection
-        checks the index arrays in the one pass that reads them."""
+        The same starts and slots either way. ``meanwhile``: what reads this thread's
+        coarse levels alone (their runs, their count), run right after its pass, before it
+        waits for the worker's (the 12-level triangle's worker finishes last). Unchecked
+        calls only: a checked inspection checks the index arrays in the one pass that reads
+        them."""
         stages = self._split()
         levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
@@ -1219,6 +1228,8 @@ class WavefrontKernel(Kernel):
         try:
             mine = {k: out[k] for k in (CLEV, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
+            mine_done.set()
+            meanwhile()
         finally:
             mine_done.set()
             nlev = passed.result()
@@ -1800,6 +1811,12 @@ def _in_halves(
             job.result()
     if queued:  # only after the first half ran without an error
         run(half, n, second or {})
+
+
+def _count_of(key: np.ndarray) -> int:
+    """How many values a pass's key array (levels or coarse levels from 0) takes: its
+    largest plus one, 0 for no node."""
+    return int(key.max()) + 1 if len(key) else 0
 
 
 def _given(value: np.ndarray) -> np.ndarray:
