@@ -113,7 +113,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.binding import Binder
-from spf.runtime.checksum import checksums, prefetch, shared, submit
+from spf.runtime.checksum import checksums, digest, prefetch, record_checksum, shared, submit
 from spf.runtime.coarse_runs import Runs, find_runs, likely_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
@@ -921,7 +921,9 @@ class WavefrontKernel(Kernel):
         joins: list[Callable[[], object]] = [] if check else [prefetch(arrays)]
         passed = self._coarse_pass(given, n, check, two, strategy != "levels")
         level, nlev, work, candidates, after, ahead, runs = passed
-        joins += [] if check else [prefetch([level])]
+        if not check:  # the levels' checksum for the plan's seal
+            seal_join = ahead.seal if ahead is not None else None
+            joins += [seal_join or prefetch([level])]
         blocks = n // len(self._free)
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
@@ -1215,7 +1217,8 @@ class WavefrontKernel(Kernel):
         stages = self._split()
         levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
-        passed: Future[int] = Future()
+        passed: Future[tuple[int, bool]] = Future()  # the levels' count; whether first
+        sealed: Future[int] = Future()  # the levels' checksum, when the worker was first
         mine_done = threading.Event()  # this thread's pass is over: the count is the halves'
 
         def levels() -> Counted | None:
@@ -1225,7 +1228,14 @@ class WavefrontKernel(Kernel):
             except BaseException as err:
                 passed.set_exception(err)
                 raise
-            passed.set_result(nlev)
+            first = not mine_done.is_set()
+            passed.set_result((nlev, first))
+            if first:  # idle until this thread's pass ends: the levels' hash, in cache
+                try:
+                    sealed.set_result(digest(level))
+                except BaseException as err:
+                    sealed.set_exception(err)
+                    raise
             if len(level) < MIN_ROWS_PER_LEVEL * nlev or (HALVES_WHEN_LATE and mine_done.is_set()):
                 return None
             return self._key_count_whole(level, nlev, given)
@@ -1238,10 +1248,11 @@ class WavefrontKernel(Kernel):
             meanwhile()
         finally:
             mine_done.set()
-            nlev = passed.result()
+            nlev, first = passed.result()
         counted = functools.partial(self._key_count_halves, level, nlev, given)
         sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)
-        return nlev, LevelCount(counted, sizes, job)
+        seal = functools.partial(_remember, level, sealed) if first else None
+        return nlev, LevelCount(counted, sizes, job, seal)
 
     def _key_count_whole(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
         """:meth:`_key_count_halves` on one thread: the histogram and the slots stages over
@@ -1754,7 +1765,12 @@ class LevelCount:
         counted: Callable[[np.ndarray | None], Counted],
         sizes: Callable[[], np.ndarray],
         ahead: Future[Counted | None],
+        seal: Callable[[], None] | None = None,
     ) -> None:
+        self.seal = seal
+        """What waits for the checksum of the levels that the worker took right after its
+        pass, when it finished first, and records it in the caller's scope (for the plan's
+        seal); None when it did not."""
         self._counted = counted
         self._sizes = sizes
         self._ahead = ahead
@@ -1817,6 +1833,11 @@ def _in_halves(
             job.result()
     if queued:  # only after the first half ran without an error
         run(half, n, second or {})
+
+
+def _remember(level: np.ndarray, sealed: Future[int]) -> None:
+    """The checksum of ``level`` a worker took, recorded in this thread's scope."""
+    record_checksum(level, sealed.result())
 
 
 def _count_of(key: np.ndarray) -> int:
