@@ -970,13 +970,13 @@ class WavefrontKernel(Kernel):
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins if ahead is None else [*joins, ahead.join])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
+        lengths = self._lengths_beside(ahead, copies, given, n)
+        joins += [] if lengths is None else [lengths.result]
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
             strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
-        lengths = self._lengths_beside(ahead, strategy, copies, given, n)  # beside the parts
-        joins += [] if lengths is None else [lengths.result]
         parts = level_parts(order, ptr, nlev, work, team, wsum)  # chunks dealt round robin
         names = self._copied(strategy, copies, given, order, total, lengths)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
@@ -984,21 +984,15 @@ class WavefrontKernel(Kernel):
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
 
     def _lengths_beside(
-        self,
-        ahead: LevelCount | None,
-        strategy: str,
-        copies: bool | None,
-        given: Mapping[str, object],
-        n: int,
+        self, ahead: LevelCount | None, copies: bool | None, given: Mapping[str, object], n: int
     ) -> Future[str | None] | None:
-        """:func:`row_lengths` on a worker thread beside the parts of the levels, for a
-        ``"levels"`` plan that may run on copies after a pass on two threads (``ahead``):
-        started after the sort by level, whose halves it would keep from a worker; else
-        None (a plan of parts sorted otherwise looks at the rows' lengths only when the
-        copies pay: Poisson's coarse plan never does, and a check left running on a worker
-        held it from the halves of the fill and outlived the inspection)."""
+        """:func:`row_lengths` on a worker thread beside the sort by level that a pass on two
+        threads (``ahead``) leads to, for a plan that may run on copies; else None (a plan
+        of parts sorted otherwise looks at the rows' lengths only when the copies pay:
+        Poisson's coarse plan never does, and a check left running on a worker held it from
+        the halves of the sort's stages and outlived the inspection)."""
         spec = self._copy_spec
-        if ahead is None or copies is False or spec is None or strategy != "levels":
+        if ahead is None or copies is False or spec is None:
             return None
         return submit(lambda: row_lengths(spec, given, n))
 
