@@ -168,6 +168,16 @@ def digest(a: np.ndarray) -> int:
     return checksums([a])[0]
 
 
+def record_checksum(a: np.ndarray, value: int) -> None:
+    """Record ``value``, the checksum of ``a`` as :func:`checksums` gives it (taken on
+    another thread by :func:`digest`, e.g. by the thread that just wrote ``a``), in the
+    caller's :func:`shared` scope, where :func:`checksums` then finds it; outside a scope,
+    nothing. Nothing may write ``a`` after its checksum was taken."""
+    memo: Memo | None = getattr(_SCOPE, "memo", None)
+    if memo is not None:
+        memo[id(a)] = (a, value)
+
+
 class _Shared:
     """The context of :func:`shared` (a class, not a generator: entered on every call of a
     kernel with a plan, where contextlib's machinery cost a few microseconds)."""

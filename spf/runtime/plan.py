@@ -113,7 +113,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.binding import Binder
-from spf.runtime.checksum import checksums, prefetch, shared, submit
+from spf.runtime.checksum import checksums, digest, prefetch, record_checksum, shared, submit
 from spf.runtime.coarse_runs import Runs, find_runs, likely_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
@@ -918,13 +918,12 @@ class WavefrontKernel(Kernel):
         # end of an array's hash before the pass could start)
         two = not check and n >= SPLIT_NODES and GOVERNOR.team() > 1
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
-        joins = [] if check else [prefetch(arrays)]
+        joins: list[Callable[[], object]] = [] if check else [prefetch(arrays)]
         passed = self._coarse_pass(given, n, check, two, strategy != "levels")
         level, nlev, work, candidates, after, ahead, runs = passed
-        joins += [] if check else [prefetch([level])]
-        lengths = None  # beside the sort when the pass ran on two threads: O(rows) in numpy
-        if ahead is not None and copies is not False and (spec := self._copy_spec) is not None:
-            lengths = submit(lambda: row_lengths(spec, given, n))
+        if not check:  # the levels' checksum for the plan's seal
+            seal_join = ahead.seal if ahead is not None else None
+            joins += [seal_join or prefetch([level])]
         blocks = n // len(self._free)
         unit = coarse.weigh(work, blocks, self._free)
         total = 0  # all the work: the last prefix sum of a sort (no pass of its own)
@@ -967,10 +966,12 @@ class WavefrontKernel(Kernel):
             serial = strategy == "auto" and gain < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
-            names = self._copied(strategy, copies, given, parts.order, total, lengths, parts.breaks)
+            names = self._copied(strategy, copies, given, parts.order, total, None, parts.breaks)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
             _wait(joins if ahead is None else [*joins, ahead.join])  # none left running
             return self._plan(given, level, nlev, strategy, None, parts, names, one, interleaved)
+        lengths = self._lengths_beside(ahead, copies, given, n)
+        joins += [] if lengths is None else [lengths.result]
         ptr, _, order, wsum = self._sorted(given, level, nlev, level, nlev, work, ahead)
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
@@ -981,6 +982,19 @@ class WavefrontKernel(Kernel):
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins if ahead is None else [*joins, ahead.join])
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
+
+    def _lengths_beside(
+        self, ahead: LevelCount | None, copies: bool | None, given: Mapping[str, object], n: int
+    ) -> Future[str | None] | None:
+        """:func:`row_lengths` on a worker thread beside the sort by level that a pass on two
+        threads (``ahead``) leads to, for a plan that may run on copies; else None (a plan
+        of parts sorted otherwise looks at the rows' lengths only when the copies pay:
+        Poisson's coarse plan never does, and a check left running on a worker held it from
+        the halves of the sort's stages and outlived the inspection)."""
+        spec = self._copy_spec
+        if ahead is None or copies is False or spec is None:
+            return None
+        return submit(lambda: row_lengths(spec, given, n))
 
     def _against_kernels(
         self, gain: float, best: str, parts: coarse.Parts | None, total: int, n: int, unit: float
@@ -1146,20 +1160,26 @@ class WavefrontKernel(Kernel):
             out[AFTER] = np.empty(n, dtype=np.int32)
         counted = [(LEVEL, NLEVELS, 0), *candidates]
         ahead: LevelCount | None = None
+        found: list[Runs | None] = [None]
+
+        def coarse_levels() -> None:  # what reads the first candidate's coarse levels alone
+            if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
+                found[0] = find_runs(out[CLEV])
+            if self._runs:  # the run-block pass leaves the counts to the caller
+                runs = found[0]
+                out[NCLEV] = len(runs.levelruns) - 1 if runs is not None else _count_of(out[CLEV])
+
         if two and self._make_split is not None and not self._after:
-            out[NLEVELS], ahead = self._split_pass(out, given)
+            out[NLEVELS], ahead = self._split_pass(out, given, coarse_levels)
             counted = candidates
         else:
             stage(check=check, **out, **_pick(stage, given))
-        runs = None
-        if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
-            runs = find_runs(out[CLEV])
-        if self._runs:  # the run-block pass leaves the counts to the caller
+            coarse_levels()
+        runs = found[0]
+        if self._runs:
             for key, count, _ in counted:
-                if key == CLEV and runs is not None:
-                    out[count] = len(runs.levelruns) - 1
-                else:
-                    out[count] = int(out[key].max()) + 1 if n else 0
+                if key != CLEV:
+                    out[count] = _count_of(out[key])
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
         return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead, runs
 
@@ -1171,7 +1191,7 @@ class WavefrontKernel(Kernel):
         return single and self._make_split is not None and n >= SPLIT_NODES
 
     def _split_pass(
-        self, out: dict[str, Any], given: Mapping[str, object]
+        self, out: dict[str, Any], given: Mapping[str, object], meanwhile: Callable[[], None]
     ) -> tuple[int, LevelCount]:
         """The pass as two at once (:attr:`_make_split`): the levels and the work on a
         worker thread, the coarse levels on this one (the generated C releases the GIL); writes
@@ -1183,12 +1203,16 @@ class WavefrontKernel(Kernel):
         the levels are counted when first asked for, on both threads (one half of the nodes
         each: :class:`LevelCount`), as narrower levels always are (a plan sorted by its runs
         whose estimate settles without the level sizes, Poisson's, never counts them).
-        The same starts and slots either way. Unchecked calls only: a checked inspection
-        checks the index arrays in the one pass that reads them."""
+        The same starts and slots either way. ``meanwhile``: what reads this thread's
+        coarse levels alone (their runs, their count), run right after its pass, before it
+        waits for the worker's (the 12-level triangle's worker finishes last). Unchecked
+        calls only: a checked inspection checks the index arrays in the one pass that reads
+        them."""
         stages = self._split()
         levels_k, blocks_k = stages[:2]
         level, work = out[LEVEL], out[WORK]
-        passed: Future[int] = Future()
+        passed: Future[tuple[int, bool]] = Future()  # the levels' count; whether first
+        sealed: Future[int] = Future()  # the levels' checksum, when the worker was first
         mine_done = threading.Event()  # this thread's pass is over: the count is the halves'
 
         def levels() -> Counted | None:
@@ -1198,7 +1222,14 @@ class WavefrontKernel(Kernel):
             except BaseException as err:
                 passed.set_exception(err)
                 raise
-            passed.set_result(nlev)
+            first = not mine_done.is_set()
+            passed.set_result((nlev, first))
+            if first:  # idle until this thread's pass ends: the levels' hash, in cache
+                try:
+                    sealed.set_result(digest(level))
+                except BaseException as err:
+                    sealed.set_exception(err)
+                    raise
             if len(level) < MIN_ROWS_PER_LEVEL * nlev or (HALVES_WHEN_LATE and mine_done.is_set()):
                 return None
             return self._key_count_whole(level, nlev, given)
@@ -1207,12 +1238,15 @@ class WavefrontKernel(Kernel):
         try:
             mine = {k: out[k] for k in (CLEV, BLOCK)}
             blocks_k(check=False, **mine, **_pick(blocks_k, given))
+            mine_done.set()
+            meanwhile()
         finally:
             mine_done.set()
-            nlev = passed.result()
+            nlev, first = passed.result()
         counted = functools.partial(self._key_count_halves, level, nlev, given)
         sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)
-        return nlev, LevelCount(counted, sizes, job)
+        seal = functools.partial(_remember, level, sealed) if first else None
+        return nlev, LevelCount(counted, sizes, job, seal)
 
     def _key_count_whole(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
         """:meth:`_key_count_halves` on one thread: the histogram and the slots stages over
@@ -1356,23 +1390,38 @@ class WavefrontKernel(Kernel):
         sums_k(corder=order, work=work, wsum=wsum, check=False, **_pick(sums_k, given))
         return order, wsum
 
-    def _key_count_halves(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
+    def _key_count_halves(
+        self,
+        key: np.ndarray,
+        keys: int,
+        given: Mapping[str, object],
+        starts: np.ndarray | None = None,
+    ) -> Counted:
         """The count of ``key``'s ``keys`` values on two threads, each over one half of the nodes
         (:func:`spf.analysis.coarse_inspector.build_ranged_count`, the halves split at a
         multiple of its four nodes an iteration): both halves' histograms (each the sum of
         its four copies), the starts (the second half's a key's start plus the first half's
-        count of it), both halves' slots."""
+        count of it), both halves' slots. ``starts``: the starts of the keys over every node
+        when already counted (:meth:`LevelCount.sizes`): then only the first half's
+        histogram is taken, on this thread (the second half's start of a key is its start
+        plus the first half's count of it), and the starts are ``starts``."""
         hist_k, slots_k = self._split()[4:6]
         n = len(key)
         half = n // 2 // COUNT_WAYS * COUNT_WAYS  # a range's iterations take whole groups
-        copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
         args = {CLEV: key, CLEVELS_N: keys, **_pick(hist_k, given)}
-        flat = copies.reshape(2, -1)
-        _in_halves(hist_k, {**args, KHIST: flat[0]}, half, n, {KHIST: flat[1]})
-        first, second = copies.sum(axis=1)
-        ptr = np.empty(keys + 1, dtype=np.int64)
-        ptr[0] = 0
-        np.cumsum(first + second, out=ptr[1:])
+        if starts is None:
+            copies = np.zeros((2, COUNT_WAYS, keys), dtype=np.int64)  # each half's histograms
+            flat = copies.reshape(2, -1)
+            _in_halves(hist_k, {**args, KHIST: flat[0]}, half, n, {KHIST: flat[1]})
+            first, second = copies.sum(axis=1)
+            ptr = np.empty(keys + 1, dtype=np.int64)
+            ptr[0] = 0
+            np.cumsum(first + second, out=ptr[1:])
+        else:  # the first half's histogram alone
+            copy = np.zeros(COUNT_WAYS * keys, dtype=np.int64)
+            hist_k(check=False, **args, **{KHIST: copy, SORT_LO: 0, SORT_HI: half})
+            first = copy.reshape(COUNT_WAYS, keys).sum(axis=0)
+            ptr = starts
         slot = np.empty(n, dtype=np.int32)
         args = {CLEV: key, CSLOT: slot, **_pick(slots_k, given)}
         _in_halves(
@@ -1707,10 +1756,15 @@ class LevelCount:
 
     def __init__(
         self,
-        counted: Callable[[], Counted],
+        counted: Callable[[np.ndarray | None], Counted],
         sizes: Callable[[], np.ndarray],
         ahead: Future[Counted | None],
+        seal: Callable[[], None] | None = None,
     ) -> None:
+        self.seal = seal
+        """What waits for the checksum of the levels that the worker took right after its
+        pass, when it finished first, and records it in the caller's scope (for the plan's
+        seal); None when it did not."""
         self._counted = counted
         self._sizes = sizes
         self._ahead = ahead
@@ -1722,9 +1776,11 @@ class LevelCount:
         self._ahead.result()
 
     def result(self) -> Counted:
-        """The starts of the levels and each node's slot."""
+        """The starts of the levels and each node's slot (the slots alone counted when
+        :meth:`sizes` counted the starts: a histogram of the first half of the nodes, not
+        of both again)."""
         if self._got is None:
-            self._got = self._ahead.result() or self._counted()
+            self._got = self._ahead.result() or self._counted(self._starts)
         return self._got
 
     def sizes(self) -> np.ndarray:
@@ -1771,6 +1827,17 @@ def _in_halves(
             job.result()
     if queued:  # only after the first half ran without an error
         run(half, n, second or {})
+
+
+def _remember(level: np.ndarray, sealed: Future[int]) -> None:
+    """The checksum of ``level`` a worker took, recorded in this thread's scope."""
+    record_checksum(level, sealed.result())
+
+
+def _count_of(key: np.ndarray) -> int:
+    """How many values a pass's key array (levels or coarse levels from 0) takes: its
+    largest plus one, 0 for no node."""
+    return int(key.max()) + 1 if len(key) else 0
 
 
 def _given(value: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ keep the joint pass."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, cast
 
 import numpy as np
@@ -17,6 +18,7 @@ import scipy.sparse as sp
 
 from spf import kernels
 from spf.runtime import plan as plan_module
+from spf.runtime.kernel import Kernel
 from spf.runtime.plan import Plan, WavefrontKernel
 from spf.sparse import poisson2d, sptrsv_args
 from spf.testing import compiled, fixed_team
@@ -133,6 +135,43 @@ def test_a_plan_sorted_by_rows_on_two_threads_counts_no_level_sizes_it_does_not_
         assert counted == []
         with fixed_team(1):
             _same(kernel.inspect(check=False, strategy=strategy, threads=2, **args), two)
+
+
+@pytest.mark.parametrize("late", ["blocks", "levels"])
+def test_the_levels_seal_is_the_one_thread_plans_whichever_pass_ends_first(
+    late: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker, done with the levels while the caller is still in its pass (``late``
+    "blocks": the caller's pass held back 50 ms), takes their checksum for the plan's seal
+    right away, and the caller records it; a worker that ends last leaves it to the
+    caller's prefetch. Either way the seal (and the plan) is the one-thread plan's."""
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    kernel = _kernel("int32")
+    lower = sp.csr_array(sp.tril(poisson2d(180), format="csr"))
+    lower.sort_indices()
+    args = sptrsv_args(lower)
+    with fixed_team(1):
+        one = kernel.inspect(check=False, threads=2, **args)
+    taken: list[int] = []
+    record = plan_module.record_checksum
+
+    def recorded(a: np.ndarray, value: int) -> None:
+        taken.append(value)
+        record(a, value)
+
+    real = Kernel.__call__
+
+    def held(self: Kernel, *positional: object, **kw: Any) -> None:
+        if self.name.endswith(f"_coarse_{late}_i"):
+            time.sleep(0.05)
+        real(self, *positional, **kw)
+
+    monkeypatch.setattr(plan_module, "record_checksum", recorded)
+    monkeypatch.setattr(Kernel, "__call__", held)
+    with fixed_team(2):
+        two = kernel.inspect(check=False, threads=2, **args)
+    _same(one, two)
+    assert len(taken) == (1 if late == "blocks" else 0)
 
 
 def test_a_checked_or_small_inspection_keeps_the_joint_pass() -> None:

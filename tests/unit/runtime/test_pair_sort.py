@@ -9,12 +9,14 @@ scattered. The stages are built and called unchecked (they read the levels spf's
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
 from spf.runtime import checksum
+from spf.runtime import plan as plan_module
 
 if TYPE_CHECKING:
     from spf.runtime.plan import WavefrontKernel
@@ -65,6 +67,49 @@ def test_the_count_in_halves_agrees_with_numpy(
         order = np.empty(n, dtype=np.int64)
         order[slot] = np.arange(n)
         np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
+
+
+@pytest.mark.parametrize("n", [8, 9, 10, 11, 4097, 4098])
+@pytest.mark.parametrize("runs", [True, False])
+def test_the_slots_after_the_starts_count_one_half_and_agree_with_numpy(
+    sptrsv_wavefront: WavefrontKernel, n: int, runs: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The level sizes counted first (what an estimate reads), then the slots (a levels
+    plan's sort): LevelCount hands the starts to the count, which then runs the histogram
+    stage over the first half only, on this thread, and the slots stage in halves (one
+    hand-off, not two), and returns those very starts; the slots are the stable ones."""
+    rng = np.random.default_rng(5 * n + runs)
+    nclev = 1 + n // 4
+    clev = keys(rng, n, nclev, runs)
+    want = np.concatenate([[0], np.cumsum(np.bincount(clev, minlength=nclev))])
+    halves: list[object] = []
+    real = plan_module._in_halves
+
+    def counting(stage: object, *args: Any, **kw: Any) -> None:
+        halves.append(stage)
+        real(stage, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plan_module, "_in_halves", counting)
+    given: list[np.ndarray | None] = []
+
+    def counted(starts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        given.append(starts)
+        return sptrsv_wavefront._key_count_halves(clev, nclev, {"N": n}, starts)
+
+    done: Future[tuple[np.ndarray, np.ndarray] | None] = Future()
+    done.set_result(None)
+    count = plan_module.LevelCount(counted, want.copy, done)
+    sizes = count.sizes()
+    ptr, slot = count.result()
+    assert len(given) == 1
+    assert given[0] is sizes
+    assert ptr is sizes
+    assert halves == [sptrsv_wavefront._split()[5]]  # the slots stage alone
+    np.testing.assert_array_equal(ptr, want)
+    order = np.empty(n, dtype=np.int64)
+    order[slot] = np.arange(n)
+    np.testing.assert_array_equal(order, np.argsort(clev, kind="stable"))
+    assert count.result()[1] is slot  # counted once
 
 
 @pytest.mark.parametrize("n", [10, 4098])
