@@ -140,7 +140,7 @@ def test_a_fact_broken_in_place_after_verification_is_refused(team: int, dtype: 
         assert _refused(k, args) == fresh
         col[lo:hi] = row
         k(**args)  # the verified contents again
-        col[lo] = 30  # J = 30: out of range
+        col[hi - 1] = 30  # J = 30: out of range (the row still increasing)
         fresh = _refused(_einsum("spadd", dtype), args)
         assert "outside the declared range" in fresh
         assert _refused(k, args) == fresh

@@ -9,6 +9,7 @@ keep the joint pass."""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, cast
 
@@ -159,13 +160,24 @@ def test_the_levels_seal_is_the_one_thread_plans_whichever_pass_ends_first(
         taken.append(value)
         record(a, value)
 
-    real = Kernel.__call__
+    real, hashed, early = Kernel.__call__, plan_module.digest, threading.Event()
+
+    def digest(a: np.ndarray) -> int:
+        early.set()  # the worker ended first and hashes (it read the caller's pass running)
+        return hashed(a)
 
     def held(self: Kernel, *positional: object, **kw: Any) -> None:
+        # the late pass waits: for the worker's hash ("blocks"), or for the caller's pass
+        # to end and then some ("levels"); deterministic on a loaded machine, not a race
         if self.name.endswith(f"_coarse_{late}_i"):
-            time.sleep(0.05)
+            early.wait(30)
+            if late == "levels":
+                time.sleep(0.2)  # the caller sets its pass done right after its kernel
         real(self, *positional, **kw)
+        if late == "levels" and self.name.endswith("_coarse_blocks_i"):
+            early.set()
 
+    monkeypatch.setattr(plan_module, "digest", digest)
     monkeypatch.setattr(plan_module, "record_checksum", recorded)
     monkeypatch.setattr(Kernel, "__call__", held)
     with fixed_team(2):
