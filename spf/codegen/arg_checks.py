@@ -522,7 +522,7 @@ def known_lines(program: Program, hashed: bool = True) -> list[str]:
     word = BOUNDS_PER_UF * len(ufs)
     call = ", ".join(a.name for a in sig.args)
     feeds = " ".join(
-        f"{HASH_NAME}(&spf_hs, {uf}, (uint64_t)spf_bounds[{word + 2 + n}]);"
+        f"{HASH_NAME}(spf_hs, {uf}, (uint64_t)spf_bounds[{word + 2 + n}]);"
         for n, uf in enumerate(ufs)
     )
     run = f"if (spf_bounds[{word}]) {{ {sig.function}({call}); return; }}"
@@ -531,9 +531,9 @@ def known_lines(program: Program, hashed: bool = True) -> list[str]:
     return [
         f"if (spf_bounds[{word}] == {KNOWN_HASHED})",
         "{",
-        f"  {contents_hash.STATE} spf_hs; {contents_hash.START}(&spf_hs, 0);",
+        f"  uint64_t spf_hs[{contents_hash.STATE_WORDS}]; {contents_hash.START}(spf_hs, 0);",
         f"  {feeds}",
-        f"  const uint64_t spf_h = {contents_hash.END}(&spf_hs);",
+        f"  const uint64_t spf_h = {contents_hash.END}(spf_hs);",
         f"  if (spf_h != (uint64_t)spf_bounds[{word + 1}])",
         f"  {{ spf_fault_note(spf_fault, {FAULT_NEW_CONTENTS}, 0, 0, (int64_t)spf_h); return; }}",
         "}",

@@ -30,16 +30,17 @@ from __future__ import annotations
 
 from spf.codegen.unit import Chunk, Function
 
-STATE = "spf_hash_state"
-"""The running state of one hash over several arrays: four pairs of 256-bit vectors and a
-word that takes each array's length."""
+STATE_WORDS = 33
+"""The running state of one hash over several arrays, in ``uint64_t`` words: four pairs of
+256-bit vectors (the ``a`` lanes, then the ``b`` lanes) and a word that takes each array's
+length."""
 START = "spf_hash_start"
-"""``void spf_hash_start(spf_hash_state *s, uint64_t seed)``."""
+"""``void spf_hash_start(uint64_t *s, uint64_t seed)``: the state (:data:`STATE_WORDS`)."""
 FEED = "spf_hash_feed"
-"""``void spf_hash_feed(spf_hash_state *s, const void *p, uint64_t n)``: ``n`` bytes at
+"""``void spf_hash_feed(uint64_t *s, const void *p, uint64_t n)``: ``n`` bytes at
 ``p`` (a last partial 64-byte step zero-padded), then ``n`` into the length word."""
 END = "spf_hash_end"
-"""``uint64_t spf_hash_end(const spf_hash_state *s)``: every lane and the length word mixed
+"""``uint64_t spf_hash_end(const uint64_t *s)``: every lane and the length word mixed
 into one word."""
 NAME = FEED
 """The function every hashing checked function calls (what a test looks for in a source)."""
@@ -54,15 +55,6 @@ _TEXT = f"""\
   spf_x = (spf_hash4)((spf_hash8)spf_x * 0x9e3779b9U); \\
   spf_u = (a) ^ spf_x; (b) += spf_y + spf_u; (a) = ((spf_u << 23) | (spf_u >> 41)) ^ (b); \\
   }}
-typedef struct {{ spf_hash4 a0, a1, a2, a3, b0, b1, b2, b3; uint64_t len; }} {STATE};
-static inline uint64_t spf_hash_mix(uint64_t h)
-{{
-  h ^= h >> 32;
-  h *= 0xd6e8feb86659fd93ULL;
-  h ^= h >> 32;
-  h *= 0xd6e8feb86659fd93ULL;
-  return h ^ (h >> 32);
-}}
 static inline spf_hash4 spf_hash_vmix(spf_hash4 h)
 {{
   h ^= h >> 32;
@@ -71,19 +63,29 @@ static inline spf_hash4 spf_hash_vmix(spf_hash4 h)
   h *= 0xd6e8feb86659fd93ULL;
   return h ^ (h >> 32);
 }}
-static inline void {START}({STATE} *s, uint64_t seed)
+static inline uint64_t spf_hash_mix(uint64_t h)
+{{
+  const spf_hash4 v = {{h, h, h, h}};
+  return spf_hash_vmix(v)[0];
+}}
+static inline void {START}(uint64_t *s, uint64_t seed)
 {{
   const uint64_t g = 0x9e3779b97f4a7c15ULL;
   const spf_hash4 k = {{g, 2 * g, 3 * g, 4 * g}};
-  s->a0 = k ^ seed; s->a1 = (k + 4 * g) ^ seed; s->a2 = (k + 8 * g) ^ seed;
-  s->a3 = (k + 12 * g) ^ seed; s->b0 = ~s->a0; s->b1 = ~s->a1; s->b2 = ~s->a2; s->b3 = ~s->a3;
-  s->len = spf_hash_mix(seed ^ g);
+  const spf_hash4 a[4] = {{k ^ seed, (k + 4 * g) ^ seed, (k + 8 * g) ^ seed, (k + 12 * g) ^ seed}};
+  const spf_hash4 b[4] = {{~a[0], ~a[1], ~a[2], ~a[3]}};
+  __builtin_memcpy(s, a, sizeof a);
+  __builtin_memcpy(s + 16, b, sizeof b);
+  s[32] = spf_hash_mix(seed ^ g);
 }}
-static inline void {FEED}({STATE} *s, const void *p, uint64_t n)
+static inline void {FEED}(uint64_t *s, const void *p, uint64_t n)
 {{
   const unsigned char *c = (const unsigned char *)p;
-  spf_hash4 a0 = s->a0, a1 = s->a1, a2 = s->a2, a3 = s->a3;
-  spf_hash4 b0 = s->b0, b1 = s->b1, b2 = s->b2, b3 = s->b3;
+  spf_hash4 a0, a1, a2, a3, b0, b1, b2, b3;
+  __builtin_memcpy(&a0, s, 32); __builtin_memcpy(&a1, s + 4, 32);
+  __builtin_memcpy(&a2, s + 8, 32); __builtin_memcpy(&a3, s + 12, 32);
+  __builtin_memcpy(&b0, s + 16, 32); __builtin_memcpy(&b1, s + 20, 32);
+  __builtin_memcpy(&b2, s + 24, 32); __builtin_memcpy(&b3, s + 28, 32);
   unsigned char tail[64] = {{0}};
   uint64_t i = 0;
   for (; i + 256 <= n; i += 256)
@@ -107,24 +109,29 @@ static inline void {FEED}({STATE} *s, const void *p, uint64_t n)
     default: SPF_HASH_STEP(a3, b3, tail); break;
     }}
   }}
-  s->a0 = a0; s->a1 = a1; s->a2 = a2; s->a3 = a3;
-  s->b0 = b0; s->b1 = b1; s->b2 = b2; s->b3 = b3;
-  s->len = spf_hash_mix(s->len ^ n) + n;
+  __builtin_memcpy(s, &a0, 32); __builtin_memcpy(s + 4, &a1, 32);
+  __builtin_memcpy(s + 8, &a2, 32); __builtin_memcpy(s + 12, &a3, 32);
+  __builtin_memcpy(s + 16, &b0, 32); __builtin_memcpy(s + 20, &b1, 32);
+  __builtin_memcpy(s + 24, &b2, 32); __builtin_memcpy(s + 28, &b3, 32);
+  s[32] = spf_hash_mix(s[32] ^ n) + n;
 }}
-static inline uint64_t {END}(const {STATE} *s)
+static inline uint64_t {END}(const uint64_t *s)
 {{
-  const uint64_t g = 0x9e3779b97f4a7c15ULL, h = s->len;
+  const uint64_t g = 0x9e3779b97f4a7c15ULL, h = s[32];
+  spf_hash4 v[8];
+  __builtin_memcpy(v, s, sizeof v);
   const spf_hash4 up = (spf_hash4){{g, 2 * g, 3 * g, 4 * g}} + h;
   const spf_hash4 down = h - (spf_hash4){{g, 2 * g, 3 * g, 4 * g}};
-  const spf_hash4 m = spf_hash_vmix(s->a0 ^ up) + spf_hash_vmix(s->a1 ^ (up + 4 * g))
-    + spf_hash_vmix(s->a2 ^ (up + 8 * g)) + spf_hash_vmix(s->a3 ^ (up + 12 * g))
-    + spf_hash_vmix(s->b0 ^ down) + spf_hash_vmix(s->b1 ^ (down - 4 * g))
-    + spf_hash_vmix(s->b2 ^ (down - 8 * g)) + spf_hash_vmix(s->b3 ^ (down - 12 * g));
+  const spf_hash4 m = spf_hash_vmix(v[0] ^ up) + spf_hash_vmix(v[1] ^ (up + 4 * g))
+    + spf_hash_vmix(v[2] ^ (up + 8 * g)) + spf_hash_vmix(v[3] ^ (up + 12 * g))
+    + spf_hash_vmix(v[4] ^ down) + spf_hash_vmix(v[5] ^ (down - 4 * g))
+    + spf_hash_vmix(v[6] ^ (down - 8 * g)) + spf_hash_vmix(v[7] ^ (down - 12 * g));
   const uint64_t sum = m[0] + m[1] + m[2] + m[3];
   return spf_hash_mix(sum ^ h) | 1;
 }}
 #undef SPF_HASH_STEP
 #undef spf_hash8
+#undef spf_hash4
 #endif
 """
 HASH = Chunk(
@@ -132,9 +139,9 @@ HASH = Chunk(
     functions=(
         Function("spf_hash_mix", "uint64_t spf_hash_mix(uint64_t h)", static=True),
         Function("spf_hash_vmix", "spf_hash4 spf_hash_vmix(spf_hash4 h)", static=True),
-        Function(START, f"void {START}({STATE} *s, uint64_t seed)", static=True),
-        Function(FEED, f"void {FEED}({STATE} *s, const void *p, uint64_t n)", static=True),
-        Function(END, f"uint64_t {END}(const {STATE} *s)", static=True),
+        Function(START, f"void {START}(uint64_t *s, uint64_t seed)", static=True),
+        Function(FEED, f"void {FEED}(uint64_t *s, const void *p, uint64_t n)", static=True),
+        Function(END, f"uint64_t {END}(const uint64_t *s)", static=True),
     ),
     macros=("SPF_CONTENTS_HASH",),
 )

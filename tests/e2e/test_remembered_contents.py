@@ -636,6 +636,22 @@ def _c_digest(kernel: spf.Kernel, args: dict[str, Any]) -> int:
     return int(fault[3])
 
 
+def _changed_digests(
+    kernel: spf.Kernel, args: dict[str, Any], changes: tuple[int, ...]
+) -> list[int]:
+    """The hashes of ``args`` with each entry of ``col`` and ``rowptr`` changed by each of
+    ``changes`` in turn (put back after each)."""
+    out = []
+    for name in ("col", "rowptr"):
+        a = args[name]
+        for k in range(len(a)):
+            for change in changes:
+                a[k] += change
+                out.append(_c_digest(kernel, args))
+                a[k] -= change
+    return out
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_the_checked_function_hashes_other_contents_apart(dtype: str, compiled: Any) -> None:
     """spf.codegen.contents_hash: equal contents in other arrays hash the same; every entry
@@ -646,14 +662,9 @@ def test_the_checked_function_hashes_other_contents_apart(dtype: str, compiled: 
     args = make(_dense_row(700, 90), dtype)
     base = _c_digest(kernel, args)
     assert _c_digest(kernel, _copy(args)) == base
-    seen = {base}
+    seen = {base, *_changed_digests(kernel, args, (1, -1))}
     for name in ("col", "rowptr"):
         a = args[name]
-        for k in range(len(a)):
-            for change in (1, -1):
-                a[k] += change
-                seen.add(_c_digest(kernel, args))
-                a[k] -= change
         for k in range(len(a) - 1):
             if a[k] != a[k + 1]:
                 a[[k, k + 1]] = a[[k + 1, k]]
@@ -682,13 +693,7 @@ def test_every_entry_of_every_tail_shape_hashes_apart(dtype: str, compiled: Any)
         args = make(_dense_row(rows, 3), dtype)
         base = _c_digest(kernel, args)
         assert _c_digest(kernel, _copy(args)) == base
-        seen = {base}
-        for name in ("col", "rowptr"):
-            a = args[name]
-            for k in range(len(a)):
-                a[k] += 1
-                seen.add(_c_digest(kernel, args))
-                a[k] -= 1
+        seen = {base, *_changed_digests(kernel, args, (1,))}
         assert len(seen) == 1 + len(args["col"]) + len(args["rowptr"]), rows
         shorter = {**args, "NNZ": args["NNZ"] - 1}
         shorter.update(col=args["col"][:-1].copy(), A=args["A"][:-1].copy())
