@@ -33,7 +33,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from spf import cexpr as cx
-from spf.codegen import faults
+from spf.codegen import contents_hash, faults
 from spf.codegen.contents_hash import HASH
 from spf.codegen.contents_hash import NAME as HASH_NAME
 from spf.codegen.faults import NOTE
@@ -521,8 +521,8 @@ def known_lines(program: Program, hashed: bool = True) -> list[str]:
     ufs = [a.name for a in sig.args if a.kind == "uf"]
     word = BOUNDS_PER_UF * len(ufs)
     call = ", ".join(a.name for a in sig.args)
-    hashes = " ".join(
-        f"spf_h = {HASH_NAME}({uf}, (uint64_t)spf_bounds[{word + 2 + n}], spf_h);"
+    feeds = " ".join(
+        f"{HASH_NAME}(spf_hs, {uf}, (uint64_t)spf_bounds[{word + 2 + n}]);"
         for n, uf in enumerate(ufs)
     )
     run = f"if (spf_bounds[{word}]) {{ {sig.function}({call}); return; }}"
@@ -531,7 +531,9 @@ def known_lines(program: Program, hashed: bool = True) -> list[str]:
     return [
         f"if (spf_bounds[{word}] == {KNOWN_HASHED})",
         "{",
-        f"  uint64_t spf_h = 0; {hashes}",
+        f"  uint64_t spf_hs[{contents_hash.STATE_WORDS}]; {contents_hash.START}(spf_hs, 0);",
+        f"  {feeds}",
+        f"  const uint64_t spf_h = {contents_hash.END}(spf_hs);",
         f"  if (spf_h != (uint64_t)spf_bounds[{word + 1}])",
         f"  {{ spf_fault_note(spf_fault, {FAULT_NEW_CONTENTS}, 0, 0, (int64_t)spf_h); return; }}",
         "}",

@@ -636,6 +636,22 @@ def _c_digest(kernel: spf.Kernel, args: dict[str, Any]) -> int:
     return int(fault[3])
 
 
+def _changed_digests(
+    kernel: spf.Kernel, args: dict[str, Any], changes: tuple[int, ...]
+) -> list[int]:
+    """The hashes of ``args`` with each entry of ``col`` and ``rowptr`` changed by each of
+    ``changes`` in turn (put back after each)."""
+    out = []
+    for name in ("col", "rowptr"):
+        a = args[name]
+        for k in range(len(a)):
+            for change in changes:
+                a[k] += change
+                out.append(_c_digest(kernel, args))
+                a[k] -= change
+    return out
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_the_checked_function_hashes_other_contents_apart(dtype: str, compiled: Any) -> None:
     """spf.codegen.contents_hash: equal contents in other arrays hash the same; every entry
@@ -646,14 +662,9 @@ def test_the_checked_function_hashes_other_contents_apart(dtype: str, compiled: 
     args = make(_dense_row(700, 90), dtype)
     base = _c_digest(kernel, args)
     assert _c_digest(kernel, _copy(args)) == base
-    seen = {base}
+    seen = {base, *_changed_digests(kernel, args, (1, -1))}
     for name in ("col", "rowptr"):
         a = args[name]
-        for k in range(len(a)):
-            for change in (1, -1):
-                a[k] += change
-                seen.add(_c_digest(kernel, args))
-                a[k] -= change
         for k in range(len(a) - 1):
             if a[k] != a[k + 1]:
                 a[[k, k + 1]] = a[[k + 1, k]]
@@ -665,6 +676,68 @@ def test_the_checked_function_hashes_other_contents_apart(dtype: str, compiled: 
     longer = {**args, "col": np.append(args["col"], args["col"][-1])}
     assert _c_digest(kernel, longer) not in seen
     assert _c_digest(kernel, args) == base
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_entry_of_every_tail_shape_hashes_apart(dtype: str, compiled: Any) -> None:
+    """spf.codegen.contents_hash reads whole 256-byte blocks, then the 64-byte steps left,
+    then one zero-padded step for the bytes left after those, all of the arrays in one
+    state: arrays whose lengths end at every such place (``rowptr`` of 5 to 64 rows: with
+    int32 and with int64 entries, bytes past its last whole step on each of the four lanes,
+    and none), one entry changed by one
+    anywhere in either array, or the last entry dropped, hash apart from the contents and
+    from each other; the same contents in new arrays hash the same."""
+    kernel, make = compiled("spmv(CSR)", dtype)
+    assert kernel._hashed
+    for rows in (5, 7, 8, 15, 16, 23, 27, 31, 39, 47, 55, 63, 64):
+        args = make(_dense_row(rows, 3), dtype)
+        base = _c_digest(kernel, args)
+        assert _c_digest(kernel, _copy(args)) == base
+        seen = {base, *_changed_digests(kernel, args, (1,))}
+        assert len(seen) == 1 + len(args["col"]) + len(args["rowptr"]), rows
+        shorter = {**args, "NNZ": args["NNZ"] - 1}
+        shorter.update(col=args["col"][:-1].copy(), A=args["A"][:-1].copy())
+        shorter["rowptr"] = np.minimum(args["rowptr"], shorter["NNZ"])
+        assert _c_digest(kernel, shorter) not in seen
+        assert _c_digest(kernel, args) == base
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_each_of_three_index_arrays_broken_is_refused_after_they_were_verified(
+    dtype: str, compiled: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``gauss_seidel_csr`` hashes its three index arrays (``col``, ``diag``, ``rowptr``) in
+    one state: once its look settled on verified contents, each array broken in turn (a
+    row's columns swapped, ``diag`` off the diagonal, a row starting after its diagonal),
+    in place and in new arrays, is refused; put back, the call runs unchecked."""
+    kernel, make = compiled("gauss_seidel_csr", dtype)
+    assert kernel._hashed
+    good = make(_dense_row(300, 40), dtype)
+    for _ in range(3):  # checked, then known: the look settles
+        good["x"][:] = 0.0
+        kernel(**good)
+    counted = Counted(kernel, monkeypatch)
+    row = 150  # the dense row
+    col, diag, rowptr = good["col"], good["diag"], good["rowptr"]
+    first = int(rowptr[row])
+    edits = {
+        "col": (first, int(col[first + 1]), first + 1, int(col[first])),
+        "diag": (row, int(diag[row]) + (1 if diag[row] + 1 < rowptr[row + 1] else -1)),
+        "rowptr": (row, int(diag[row]) + 1),
+    }
+    for name, edit in edits.items():
+        a = good[name]
+        keep = a.copy()
+        for at, value in zip(edit[::2], edit[1::2], strict=True):
+            a[at] = value
+        with pytest.raises(spf.ArgumentError):
+            kernel(**good)
+        with pytest.raises(spf.ArgumentError):
+            kernel(**_copy(good))
+        assert counted.take() == (2, 0), name
+        np.copyto(a, keep)
+        kernel(**good)
+        assert counted.take() == (0, 1), name
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
