@@ -142,11 +142,11 @@ def _own_seconds() -> float:
     waited for (``os.times``): the compilers spf runs for a kernel's first build.
 
     The interval of a measurement runs from the previous one, which may be seconds earlier:
-    a compile of the kernels a benchmark or a program then calls runs in child processes,
-    and counted as another process's CPU time it read as 0.4-0.9 busy cores on an idle
-    host for the first calls after it (``spf bench --only sptrsv``: the hand C levels and
-    the executors compiled on their plan's first call right before the timed rounds),
-    which then ran on one thread."""
+    a compile of the kernels a program then calls (an executor is compiled on its plan's
+    first call) runs in child processes, and counted as another process's CPU time a child
+    that burned 0.3 s between two measurements read as 0.37 busy cores on a host where
+    nothing else ran (tests/unit/runtime/test_threads.py), and 0.6 s as 0.40 cores beside
+    other processes' 1.58 (the reading was their sum, 2.00) on the shared machine."""
     t = os.times()
     return time.process_time() + t.children_user + t.children_system
 
