@@ -77,7 +77,38 @@ the work counts alike: 13 and 18 units of work per extra stretch; the larger is 
 one of the benchmark's grid."""
 
 MIN_GAIN = 1.25
-"""``strategy="auto"`` runs the loop in order unless the parts are estimated this much faster."""
+"""``strategy="auto"`` runs the loop in order unless the parts are expected this much faster
+(:func:`expected`)."""
+
+PARALLEL_EFFICIENCY = 0.72
+"""The speed-up a plan of a loop of :data:`MEMORY_WORK` units of work or more measured on an
+idle host over the one its estimate (:func:`estimate`, :func:`level_estimate`) gives: the
+estimate counts each thread's work, the barriers and the region's start as if two threads
+ran twice as fast, but rows whose arrays stream from memory share it between the cores and
+get less (the hand-written level solve of ``spf bench --only sptrsv`` ran at 1.31-1.60x on a
+plan of near-equal halves). The lead's
+idle ``spf bench --only sptrsv`` runs of sessions 9-15 (2 threads, medians of 25 interleaved
+rounds), against today's estimates: 2-D Poisson 1M's coarse plan, estimated 1.80x, ran at
+0.84-1.49x (median 1.30x: 0.72); the 12-level random triangle's levels plan on copies,
+estimated 1.42x with its values' hash (1.99x without), at 0.85-1.23x (median 1.02x: 0.72).
+:func:`expected` weighs an estimate by it where ``auto`` decides between a plan and the
+loop in order (:data:`MIN_GAIN`); it does not rank the plans (it scales them alike)."""
+
+
+MEMORY_WORK = 1 << 20
+"""The fewest units of work (~12 MB of values and 32-bit indices at a row dependence's 12
+bytes: beyond this machine's two 4 MiB L2 caches) of a loop whose estimate
+:func:`expected` weighs by :data:`PARALLEL_EFFICIENCY`. Both measured plans were 2-3M
+units; smaller loops, which stay in the cores' caches between calls, keep the estimate as
+it is (their plans were chosen and tested on it: 2-D Poisson 300 x 300's coarse plan, the
+fused SuiteSparse loops weighed against their serial kernels, :func:`over_kernels`)."""
+
+
+def expected(gain: float, work: int) -> float:
+    """The speed-up over the loop in order that a plan estimated at ``gain`` over ``work``
+    units of work is expected to reach (:data:`PARALLEL_EFFICIENCY` from
+    :data:`MEMORY_WORK` units): what ``strategy="auto"`` weighs against :data:`MIN_GAIN`."""
+    return gain * PARALLEL_EFFICIENCY if work >= MEMORY_WORK else gain
 
 
 CHAIN_WEIGHT = 3

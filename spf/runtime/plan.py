@@ -971,7 +971,7 @@ class WavefrontKernel(Kernel):
             rival = _level_rival(fused, gain, level_sizes, n, nlev, total, team, unit)
             gain, best = max((gain, "coarse"), (rival, "levels"))
             gain = self._against_kernels(gain, best, parts, total, n, unit)
-            serial = strategy == "auto" and gain < coarse.MIN_GAIN
+            serial = strategy == "auto" and coarse.expected(gain, total) < coarse.MIN_GAIN
             strategy = "serial" if serial else best
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total, None, parts.breaks)
@@ -984,7 +984,7 @@ class WavefrontKernel(Kernel):
         total = int(wsum[-1])
         if strategy == "auto-levels":  # as many coarse levels as levels: no coarse candidate
             gain = coarse.level_estimate(ptr, nlev, total, team, unit)
-            strategy = "serial" if gain < coarse.MIN_GAIN else "levels"
+            strategy = "serial" if coarse.expected(gain, total) < coarse.MIN_GAIN else "levels"
         parts = level_parts(order, ptr, nlev, work, team, wsum)  # chunks dealt round robin
         names = self._copied(strategy, copies, given, order, total, lengths)
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
@@ -1068,12 +1068,12 @@ class WavefrontKernel(Kernel):
         """``auto``'s choice (``strategy``, estimated ``gain`` over ``work`` units, on the
         copies ``names``) with the values' hash that each call on copies pays counted
         (:func:`spf.runtime.copies.hash_work`): serial, without copies, when the hash leaves
-        the plan less than :data:`spf.runtime.coarse.MIN_GAIN` faster than the loop in
-        order."""
+        the plan expected (:func:`spf.runtime.coarse.expected`) less than
+        :data:`spf.runtime.coarse.MIN_GAIN` faster than the loop in order."""
         spec = self._copy_spec
         if not auto or not names or spec is None or gain <= 0.0:
             return strategy, names
-        hashed = work / (work / gain + hash_work(spec, given, n))
+        hashed = work / (work / coarse.expected(gain, work) + hash_work(spec, given, n))
         return ("serial", ()) if hashed < coarse.MIN_GAIN else (strategy, names)
 
     def _copied(

@@ -8,8 +8,9 @@ threads than cores are free:
 
 * free cores = the CPUs this process may run on (``os.sched_getaffinity``) minus the demand
   of other processes, measured at most every :data:`INTERVAL_S` seconds: the larger of the
-  CPU time they used on those CPUs over the last interval (``/proc/stat`` less this
-  process's own CPU time) and their runnable threads (``/proc/loadavg`` less this process's
+  CPU time they used on those CPUs since the last measurement (``/proc/stat`` less this
+  process's own CPU time and that of its children that ended in between: the compilers spf
+  runs, :func:`_own_seconds`) and their runnable threads (``/proc/loadavg`` less this process's
   running threads, smoothed over the last few measurements; a process waiting for a core
   this process holds uses no CPU time but is runnable), the runnable threads counted only
   when the others' CPU time reached :data:`RUNNABLE_CPU` cores (:meth:`ThreadGovernor.cap`);
@@ -136,6 +137,20 @@ def _busy_seconds(cpus: list[int]) -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def _own_seconds() -> float:
+    """CPU seconds of this process (every thread) and of its children that ended and were
+    waited for (``os.times``): the compilers spf runs for a kernel's first build.
+
+    The interval of a measurement runs from the previous one, which may be seconds earlier:
+    a compile of the kernels a program then calls (an executor is compiled on its plan's
+    first call) runs in child processes, and counted as another process's CPU time a child
+    that burned 0.3 s between two measurements read as 0.37 busy cores on a host where
+    nothing else ran (tests/unit/runtime/test_threads.py), and 0.6 s as 0.40 cores beside
+    other processes' 1.58 (the reading was their sum, 2.00) on the shared machine."""
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
+
+
 def _own_running() -> frozenset[str]:
     """The ids of this process's threads that are running or runnable now."""
     try:
@@ -182,7 +197,8 @@ class Reading:
 
     cpu: float | None
     """Cores' worth of CPU time other processes used since the last measurement (None on
-    the first one, or without /proc/stat)."""
+    the first one, or without /proc/stat); this process's children (its compilers) are not
+    other processes."""
     runnable: float
     """Their runnable threads, smoothed over the last few measurements."""
     free: float
@@ -216,7 +232,7 @@ class ThreadGovernor:
 
     def _measure(self, now: float) -> None:
         self._next = now + INTERVAL_S
-        busy, own = _busy_seconds(self.cpus), time.process_time()
+        busy, own = _busy_seconds(self.cpus), _own_seconds()
         last, self._last = self._last, (None if busy is None else (now, busy, own))
         runnable = _runnable_others()
         self._runnable = runnable if last is None else 0.5 * (self._runnable + runnable)

@@ -297,6 +297,40 @@ def test_auto_picks_from_the_plan_shape(others32: dict[str, WavefrontKernel]) ->
     assert k.inspect(threads=2, **wide).strategy in ("levels", "coarse")
 
 
+def test_auto_weighs_a_memory_bound_plan_by_its_measured_efficiency(
+    others32: dict[str, WavefrontKernel], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loop of ``coarse.MEMORY_WORK`` units of work or more is expected to reach
+    ``coarse.PARALLEL_EFFICIENCY`` of its estimate (what the idle bench measured on its 1M-row
+    triangles): the random triangle of ``spf bench --only sptrsv`` (here 200,000 rows: 11
+    levels, levels on copies, estimated ~1.4x with its values' hash) runs serially once
+    its work counts as memory-bound; a smaller loop keeps the estimate. Same bits either way."""
+    from spf.runtime import coarse
+
+    assert coarse.expected(2.0, coarse.MEMORY_WORK) == pytest.approx(
+        2.0 * coarse.PARALLEL_EFFICIENCY
+    )
+    assert coarse.expected(2.0, coarse.MEMORY_WORK - 1) == 2.0
+    k = others32["auto"]
+    n = 200_000
+    strict = sp.tril(
+        sp.random_array((n, n), density=2.0 / n, format="csr", rng=np.random.default_rng(4)), k=-1
+    )
+    m = sp.csr_array(strict + sp.eye_array(n, format="csr") * 4.0)
+    m.sort_indices()
+    args = sptrsv_args(m, "int32")
+    cached = k.inspect(threads=2, **args)
+    assert cached.strategy == "levels"
+    assert cached.copies  # the values' hash counted, estimated above MIN_GAIN
+    monkeypatch.setattr(coarse, "MEMORY_WORK", 1)
+    bound = k.inspect(threads=2, **args)
+    assert bound.strategy == "serial"
+    assert not bound.copies
+    want = solve(compiled("sptrsv_csr", index_dtype="int32"), m, "int32")
+    for plan in (cached, bound):
+        np.testing.assert_array_equal(solve(k, m, "int32", plan), want)
+
+
 def few_levels(n: int, levels: int) -> sp.csr_array:
     """A lower triangle of ``levels`` levels, each a band of ``n / levels`` contiguous rows:
     row ``i`` depends on row ``i - n / levels``."""

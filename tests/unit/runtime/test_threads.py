@@ -233,3 +233,27 @@ def test_runnable_threads_count_only_with_cpu_time(
     clock["own"] += 0.4
     governor._measure(100.4)
     assert governor._cap == 1
+
+
+def test_this_process_s_children_are_not_other_processes(
+    governor: threads.ThreadGovernor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quiet host, made so: the CPUs' busy time is this process's and its children's
+    alone (what /proc/stat reads where nothing else runs). A child that burns 0.3 s of CPU
+    between two measurements (a compiler spf runs for a kernel's first build) is this
+    process's work: the reading sees no other process and leaves every thread."""
+
+    def quiet_host(cpus: list[int]) -> float:
+        t = os.times()
+        return time.process_time() + t.children_user + t.children_system
+
+    monkeypatch.setattr(threads, "_busy_seconds", quiet_host)
+    monkeypatch.setattr(threads, "_runnable_others", lambda: 0.0)
+    governor._measure(time.monotonic())
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    subprocess.run([sys.executable, "-c", burn], check=True)
+    governor._measure(time.monotonic())
+    assert governor.reading is not None
+    assert governor.reading.cpu is not None
+    assert governor.reading.cpu == pytest.approx(0.0, abs=0.05)
+    assert governor._cap == 0
