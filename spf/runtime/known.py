@@ -64,7 +64,7 @@ after the overlap test and runs the unchecked loops when the hash is that one, a
 returns the hash having run nothing: the kernel then checks the contents in full and
 remembers ``(parameter values, hash)`` once they passed (:class:`VerifiedHashes`, the last
 :data:`REMEMBERED`), or runs the unchecked function on contents verified before, and the
-look's bounds take the new hash. That hash reads ~55-62 GB/s from the caches here (0.15 us on
+look's bounds take the new hash. That hash read ~55-62 GB/s from the caches here (0.15 us on
 8 KB, 1.1-2.0 us on 70-120 KB) where XXH3 from Python cost the kernel after it 1-2 us more
 than its own time, and a call on known contents is one C call with no Python look-up
 (measured on the shared 2-core machine, loaded: docs/backends/c.md, "Hashed in C"). So it

@@ -239,7 +239,9 @@ class ThreadGovernor:
         others, cpu = self._runnable, None
         if last is not None and busy is not None and now > last[0]:
             cpu = ((busy - last[1]) - (own - last[2])) / (now - last[0])
-            others = max(others, cpu) if cpu >= RUNNABLE_CPU else max(cpu, 0.0)
+            if cpu >= 0.0:  # below: a child that ran across readings was waited for in
+                # this one, its whole CPU time subtracted here (the runnable count then)
+                others = max(others, cpu) if cpu >= RUNNABLE_CPU else cpu
         ncpu = len(self.cpus)
         self.free = min(float(ncpu), max(0.0, ncpu - others))
         # A core at least half free is worth a thread.
@@ -280,6 +282,15 @@ class ThreadGovernor:
 
 GOVERNOR = ThreadGovernor()
 """The process's governor (every :class:`~spf.runtime.kernel.Kernel` built with OpenMP)."""
+
+
+def _forked() -> None:
+    # a forked child's own and children's CPU counters start at zero: its first reading
+    # must not take the parent's as its previous one
+    GOVERNOR._last = None
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def set_adaptive(enabled: bool) -> bool:

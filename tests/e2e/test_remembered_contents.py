@@ -744,25 +744,30 @@ def test_each_of_three_index_arrays_broken_is_refused_after_they_were_verified(
 def test_small_edits_that_undo_each_other_in_a_lane_hash_apart(dtype: str, compiled: Any) -> None:
     """spf.codegen.contents_hash: a lane's step can be undone by the words of its next step
     (256 bytes on); without the multiplication of ``x``, +1 at a step's second word, ^1 and
-    -1 at the next step's two words collided for about every other state. Such three small
-    edits of ``col`` hash apart at every lane and step tried."""
+    -1 at the next step's two words collided for about every other state, and with the
+    product alone the same edits of 2**31 and 2**63. Such three edits of ``col`` hash apart
+    at every lane and step tried."""
     kernel, make = compiled("spmv(CSR)", dtype)
     args = make(_dense_row(700, 90), dtype)
     base = _c_digest(kernel, args)
     col = args["col"]
-    size = col.itemsize
     tried = 0
-    for step in range((col.nbytes - 320) // 256):
-        for lane in range(4):
-            first = 256 * step + 32 + 8 * lane  # byte offset of the step's second word
-            edited = _copy(args)
-            e = edited["col"]
-            e[first // size] += 1
-            e[(first + 224) // size] ^= 1
-            e[(first + 256) // size] -= 1
-            assert _c_digest(kernel, edited) != base, (step, lane)
-            tried += 1
-    assert tried >= 40
+    # the edits on the 64-bit words the hash reads: small ones, and of bit 31 and bit 63
+    # (a product alone carries a change only upwards: these collided for about every other
+    # state, 2**63 for all; for int32 entries, sign flips and a high half's -1)
+    for d in (1, 2**31, 2**63):
+        change = np.array([d], dtype=np.uint64)
+        for step in range((col.nbytes - 320) // 256):
+            for lane in range(4):
+                first = (256 * step + 32 + 8 * lane) // 8  # the step's second word
+                edited = _copy(args)
+                words = edited["col"].view(np.uint8)[: col.nbytes // 8 * 8].view(np.uint64)
+                words[first : first + 1] += change
+                words[first + 28 : first + 29] ^= change
+                words[first + 32 : first + 33] -= change
+                assert _c_digest(kernel, edited) != base, (d, step, lane)
+                tried += 1
+    assert tried >= 120
     assert _c_digest(kernel, args) == base
 
 
