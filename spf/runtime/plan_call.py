@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.runtime.plan_look import LOOK_SAME, looker
+from spf.runtime.plan_look import LOOK_SAME, fire_record, looker
 from spf.runtime.threads import _OMP, GOVERNOR
 
 if TYPE_CHECKING:
@@ -72,13 +72,17 @@ ORDER, PARALLEL = "order", "parallel"
 
 SAME = operator.is_
 
-Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...]]
+Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...], int | None, Any]
 """A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
-(:mod:`spf.runtime.plan_look`), the C function, its bound arguments and the kernel whose
-function it is. A call whose arguments the record reads as the recorded ones, unchanged,
-runs ``fn(*cargs)`` and sets the kernels' ``last_threads`` to 1, and nothing else: on
-the benchmark's small matrices, timed cold in a rotation, each Python frame between the
-call and C costs microseconds."""
+(:mod:`spf.runtime.plan_look`), the C function, its bound arguments, the kernel whose
+function it is, the arguments the record names (kept alive), and the address of the
+record :data:`~spf.runtime.plan_look.HOT_CALL` takes with the array that holds it (None,
+None where it has none: :func:`~spf.runtime.plan_look.fire_record`). A call whose
+arguments the record reads as the recorded ones, unchanged, runs ``fn(*cargs)`` (in
+``HOT_CALL``, the look and the call in one call from Python) and sets the kernels'
+``last_threads`` to 1, and nothing else: on the benchmark's small matrices, timed cold in
+a rotation, each Python frame and each cffi call between the call and C costs
+microseconds."""
 
 
 class Replay:
@@ -164,7 +168,8 @@ class Replay:
         last, cargs = self.bound
         if self.mode != SERIAL or self.fault or want is None or last is not given:
             return None
-        return want, self.fn, cargs, self.kernel, given  # given: the record's objects kept
+        fire = fire_record(self.fn, cargs, want) or (None, None)
+        return want, self.fn, cargs, self.kernel, given, *fire  # given: the record's objects
 
     def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
         """The C call on the call's arguments ``given`` (the owner's and the kernel's
