@@ -24,7 +24,9 @@ every array still of its type, buffer address, dtype, flags, shape and strides (
 resized in place and back to its shape is bound anew; where the helper cannot be built
 the look is read in Python, without the buffer address). A ``"serial"`` plan's call on
 those very arguments then runs its C call straight from the kernel's ``__call__``
-(:data:`Hot`: no frame of this module's in between). Anything else (another array size or
+(:data:`Hot`: no frame of this module's in between), where it can in one call of the
+helper's ``hot_call``, which reads the look and makes the C call
+(:data:`~spf.runtime.plan_look.HOT_CALL`). Anything else (another array size or
 dtype, a read-only output, another ``N``, an extra or missing argument, ``check=True``)
 takes the full path, with its errors, and the full path records the new look. So a plan
 over a changed pattern stays an :class:`~spf.errors.ArgumentError` exactly where it was

@@ -16,6 +16,11 @@ dictionary's names are compared by address with the record's (a name passed as a
 ``str`` object of the same text reads as another argument, and the caller reads the
 arguments in Python).
 
+The same library loads as a Python extension module too: its ``hot_call`` (:data:`HOT_CALL`)
+reads a hot call's look and, when it holds, makes the recorded C call itself (the kernel's
+function called on its arguments as 64-bit words, :func:`fire_record`), so that a replayed
+serial call is one call from Python with no cffi conversion.
+
 The helper is compiled once per machine and cached like a kernel (it needs Python's and
 NumPy's C headers); where it cannot be built (no headers, no compiler) :func:`looker` is
 None and the record reads the look in Python, as before.
