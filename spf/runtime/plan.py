@@ -119,7 +119,7 @@ from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
 from spf.runtime.level_parts import level_parts
-from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, remember
+from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, fired, remember
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_look import HOT_CALL, LOOK_SAME
 from spf.runtime.plan_narrow import fits, narrowed
@@ -1463,13 +1463,16 @@ class WavefrontKernel(Kernel):
             if quick is not None and quick.plan() is plan:
                 hot = quick.hot  # the last call's very arguments, unchanged: its C call
                 if hot is not None:
-                    if hot[5] is not None:
-                        if HOT_CALL[0](args, True, hot[5]):
+                    fire = hot[5]
+                    if fire:
+                        if HOT_CALL[0](args, True, fire):
                             self._last_threads = hot[3]._last_threads = 1
                             return
                     elif LOOK_SAME[0](id(args), 1, hot[0]):
                         self._last_threads = hot[3]._last_threads = 1
                         hot[1](*hot[2])
+                        if fire is None:
+                            quick.hot = fired(hot)
                         return
                 if quick.run(self, args):
                     return

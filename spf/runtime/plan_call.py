@@ -78,8 +78,8 @@ Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...], int | None, An
 """A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
 (:mod:`spf.runtime.plan_look`), the C function, its bound arguments, the kernel whose
 function it is, the arguments the record names (kept alive), and the address of the
-record :data:`~spf.runtime.plan_look.HOT_CALL` takes with the array that holds it (None,
-None where it has none: :func:`~spf.runtime.plan_look.fire_record`). A call whose
+record :data:`~spf.runtime.plan_look.HOT_CALL` takes with the array that holds it (None
+until its first run, :func:`fired`; 0 where it can have none). A call whose
 arguments the record reads as the recorded ones, unchanged, runs ``fn(*cargs)`` (in
 ``HOT_CALL``, the look and the call in one call from Python) and sets the kernels'
 ``last_threads`` to 1, and nothing else: on the benchmark's small matrices, timed cold in
@@ -170,8 +170,7 @@ class Replay:
         last, cargs = self.bound
         if self.mode != SERIAL or self.fault or want is None or last is not given:
             return None
-        fire = fire_record(self.fn, cargs, want) or (None, None)
-        return want, self.fn, cargs, self.kernel, given, *fire  # given: the record's objects
+        return want, self.fn, cargs, self.kernel, given, None, None  # given: the objects kept
 
     def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
         """The C call on the call's arguments ``given`` (the owner's and the kernel's
@@ -354,6 +353,15 @@ class Quick:
             if previous:
                 GOVERNOR.restore(previous)
         return True
+
+
+def fired(hot: Hot) -> Hot:
+    """``hot`` with its record for :data:`~spf.runtime.plan_look.HOT_CALL`
+    (:func:`~spf.runtime.plan_look.fire_record`), or 0 in its place where it can have none:
+    made once a hot call has run through cffi, so that a call on other arrays each time
+    (which never runs hot) does not pay for it."""
+    fire = fire_record(hot[1], hot[2], hot[0])
+    return (*hot[:5], *(fire or (0, None)))
 
 
 def remember(

@@ -426,12 +426,18 @@ def test_a_serial_plans_calls_on_the_same_arrays_run_hot(
     quick = fused._quick[id(plan)]
     assert quick.hot is not None
     assert call._hot is not None
+    y[:] = 0.0
+    fused(x=x, y=y, b=b, plan=plan, check=False, **args)  # hot (HOT_CALL's record made)
+    y[:] = 0.0
+    call(x, y, b)
+    quick = fused._quick[id(plan)]
     # the hot call keeps the objects its record names (ints are taken by address there: a
     # freed int's address reused by another value must not pass), whoever replaces last
     for hot in (quick.hot, call._hot):
         assert {id(o) for o in hot[4]} >= {id(b), id(y)}
         words = fire == "hot_call" and platform.machine() in plan_look.WORD_ABIS
-        assert (hot[5] is not None) == words
+        assert bool(hot[5]) == words
+        assert hot[5] is not None
     assert any(o is args["N"] for o in quick.hot[4])
     slow: list[str] = []
     for cls, name in ((plan_call.Quick, "run"), (plan_call.Replay, "run"),
