@@ -127,9 +127,9 @@ from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
 from spf.runtime.kernel import Kernel
 from spf.runtime.level_parts import level_parts
-from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, remember
+from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, fired, remember
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
-from spf.runtime.plan_look import LOOK_SAME
+from spf.runtime.plan_look import HOT_CALL, LOOK_SAME
 from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
@@ -1520,11 +1520,19 @@ class WavefrontKernel(Kernel):
         if check is False and plan is not None and not positional:
             quick = self._quick.get(id(plan))
             if quick is not None and quick.plan() is plan:
-                hot = quick.hot
-                if hot is not None and LOOK_SAME[0](id(args), 1, hot[0]):
-                    self._last_threads = hot[3]._last_threads = 1
-                    hot[1](*hot[2])  # the last call's very arguments, unchanged: its C call
-                    return
+                hot = quick.hot  # the last call's very arguments, unchanged: its C call
+                if hot is not None:
+                    fire = hot[5]
+                    if fire:
+                        if HOT_CALL[0](args, True, fire):
+                            self._last_threads = hot[3]._last_threads = 1
+                            return
+                    elif LOOK_SAME[0](id(args), 1, hot[0]):
+                        self._last_threads = hot[3]._last_threads = 1
+                        hot[1](*hot[2])
+                        if fire is None:
+                            quick.hot = fired(hot)
+                        return
                 if quick.run(self, args):
                     return
         with shared():

@@ -24,7 +24,9 @@ every array still of its type, buffer address, dtype, flags, shape and strides (
 resized in place and back to its shape is bound anew; where the helper cannot be built
 the look is read in Python, without the buffer address). A ``"serial"`` plan's call on
 those very arguments then runs its C call straight from the kernel's ``__call__``
-(:data:`Hot`: no frame of this module's in between). Anything else (another array size or
+(:data:`Hot`: no frame of this module's in between), where it can in one call of the
+helper's ``hot_call``, which reads the look and makes the C call
+(:data:`~spf.runtime.plan_look.HOT_CALL`). Anything else (another array size or
 dtype, a read-only output, another ``N``, an extra or missing argument, ``check=True``)
 takes the full path, with its errors, and the full path records the new look. So a plan
 over a changed pattern stays an :class:`~spf.errors.ArgumentError` exactly where it was
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.runtime.plan_look import LOOK_SAME, looker
+from spf.runtime.plan_look import LOOK_SAME, fire_record, looker
 from spf.runtime.threads import _OMP, GOVERNOR
 
 if TYPE_CHECKING:
@@ -72,13 +74,17 @@ ORDER, PARALLEL = "order", "parallel"
 
 SAME = operator.is_
 
-Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...]]
+Hot = tuple[Any, Any, tuple[Any, ...], "Kernel", tuple[Any, ...], int | None, Any]
 """A replayed call that is one C call (:meth:`Replay.hot`): the record of its arguments
-(:mod:`spf.runtime.plan_look`), the C function, its bound arguments and the kernel whose
-function it is. A call whose arguments the record reads as the recorded ones, unchanged,
-runs ``fn(*cargs)`` and sets the kernels' ``last_threads`` to 1, and nothing else: on
-the benchmark's small matrices, timed cold in a rotation, each Python frame between the
-call and C costs microseconds."""
+(:mod:`spf.runtime.plan_look`), the C function, its bound arguments, the kernel whose
+function it is, the arguments the record names (kept alive), and the address of the
+record :data:`~spf.runtime.plan_look.HOT_CALL` takes with the array that holds it (None
+until its first run, :func:`fired`; 0 where it can have none). A call whose
+arguments the record reads as the recorded ones, unchanged, runs ``fn(*cargs)`` (in
+``HOT_CALL``, the look and the call in one call from Python) and sets the kernels'
+``last_threads`` to 1, and nothing else: on the benchmark's small matrices, timed cold in
+a rotation, each Python frame and each cffi call between the call and C costs
+microseconds."""
 
 
 class Replay:
@@ -164,7 +170,7 @@ class Replay:
         last, cargs = self.bound
         if self.mode != SERIAL or self.fault or want is None or last is not given:
             return None
-        return want, self.fn, cargs, self.kernel, given  # given: the record's objects kept
+        return want, self.fn, cargs, self.kernel, given, None, None  # given: the objects kept
 
     def run(self, owner: Kernel, given: tuple[Any, ...], team: int) -> None:
         """The C call on the call's arguments ``given`` (the owner's and the kernel's
@@ -347,6 +353,15 @@ class Quick:
             if previous:
                 GOVERNOR.restore(previous)
         return True
+
+
+def fired(hot: Hot) -> Hot:
+    """``hot`` with its record for :data:`~spf.runtime.plan_look.HOT_CALL`
+    (:func:`~spf.runtime.plan_look.fire_record`), or 0 in its place where it can have none:
+    made once a hot call has run through cffi, so that a call on other arrays each time
+    (which never runs hot) does not pay for it."""
+    fire = fire_record(hot[1], hot[2], hot[0])
+    return (*hot[:5], *(fire or (0, None)))
 
 
 def remember(

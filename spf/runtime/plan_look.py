@@ -16,6 +16,11 @@ dictionary's names are compared by address with the record's (a name passed as a
 ``str`` object of the same text reads as another argument, and the caller reads the
 arguments in Python).
 
+The same library loads as a Python extension module too: its ``hot_call`` (:data:`HOT_CALL`)
+reads a hot call's look and, when it holds, makes the recorded C call itself (the kernel's
+function called on its arguments as 64-bit words, :func:`fire_record`), so that a replayed
+serial call is one call from Python with no cffi conversion.
+
 The helper is compiled once per machine and cached like a kernel (it needs Python's and
 NumPy's C headers); where it cannot be built (no headers, no compiler) :func:`looker` is
 None and the record reads the look in Python, as before.
@@ -23,7 +28,10 @@ None and the record reads the look in Python, as before.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
+import platform
 import sysconfig
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,7 +45,7 @@ from spf.runtime.checksum import submit
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-SOURCE = r"""
+_TEXT = r"""
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/ndarraytypes.h>
@@ -139,11 +147,10 @@ static int spf_look_item(PyObject *o, const int64_t *w)
 /* 1 when the call's arguments are the recorded ones, unchanged: the items of the tuple
    `call` in the record's order (by_key 0), or the values of the dict `call` by their
    recorded keys (by_key 1: keys compared by address, so a name passed as another str
-   object of the same text is not found, and the caller reads the arguments itself) */
-int spf_look_same(intptr_t call, int64_t by_key, const int64_t *want)
+   object of the same text is not found, and the caller reads the arguments itself).
+   The caller holds Python's lock. */
+static int spf_look_match(PyObject *c, int64_t by_key, const int64_t *want)
 {
-  PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *c = (PyObject *)call;
   const int64_t n = want[0];
   int same = 1;
   if (!by_key)
@@ -172,10 +179,92 @@ int spf_look_same(intptr_t call, int64_t by_key, const int64_t *want)
       next = found + 1;
     }
   }
+  return same;
+}
+
+/* spf_look_match for cffi, which calls without Python's lock: `call` is alive during the
+   call (its id) */
+int spf_look_same(intptr_t call, int64_t by_key, const int64_t *want)
+{
+  PyGILState_STATE gil = PyGILState_Ensure();
+  const int same = spf_look_match((PyObject *)call, by_key, want);
   PyGILState_Release(gil);
   return same;
 }
+
+/* A hot call's record (fire_record): the kernel function's address, its argument count n,
+   its n arguments (64-bit words: integers and addresses), then the look record of the
+   call's arguments. */
+typedef int64_t spf_w;
+static void spf_fire(intptr_t f, int64_t n, const int64_t *a)
+{
+  switch (n)
+  {
+@CASES@
+  }
+}
+
+/* hot_call(call, by_key, record): when the call's arguments (a keyword dict, by_key True,
+   or a tuple) are those the record's look holds, unchanged, run the recorded C call
+   without Python's lock (as cffi calls it) and return True; else False, having run
+   nothing. A Python function (METH_FASTCALL): no cffi conversion of its arguments. */
+static PyObject *spf_hot_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+  (void)self;
+  if (nargs != 3)
+  {
+    PyErr_SetString(PyExc_TypeError, "hot_call takes (call, by_key, record)");
+    return NULL;
+  }
+  const int by_key = args[1] == Py_True;
+  if (by_key ? !PyDict_CheckExact(args[0]) : !PyTuple_CheckExact(args[0]))
+    Py_RETURN_FALSE;
+  const int64_t *h = (const int64_t *)PyLong_AsVoidPtr(args[2]);
+  if (h == NULL)
+    return NULL;  /* not an address (PyLong_AsVoidPtr set the error), or none */
+  const int64_t n = h[1];
+  if (!spf_look_match(args[0], by_key, h + 2 + n))
+    Py_RETURN_FALSE;
+  Py_BEGIN_ALLOW_THREADS
+  spf_fire((intptr_t)h[0], n, h + 2);
+  Py_END_ALLOW_THREADS
+  Py_RETURN_TRUE;
+}
+
+static PyMethodDef spf_look_methods[] = {
+  {"hot_call", (PyCFunction)(void (*)(void))spf_hot_call, METH_FASTCALL,
+   "hot_call(call, by_key, record): the recorded C call on the recorded arguments"},
+  {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef spf_look_module = {
+  PyModuleDef_HEAD_INIT, "spf_plan_look", NULL, -1, spf_look_methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit_spf_plan_look(void)
+{
+  return PyModule_Create(&spf_look_module);
+}
 """
+
+FIRE_ARGS = 32
+"""The most arguments a hot call's C function may take (``spf_fire``'s cases)."""
+
+WORD_ABIS = frozenset({"x86_64", "AMD64", "aarch64", "arm64"})
+"""Machines whose C calling convention passes a 64-bit integer and a pointer argument
+alike (the same register, or an 8-byte stack slot): there ``spf_fire`` calls a kernel of
+such arguments through a function type of ``int64_t`` words (:func:`fire_record`)."""
+
+
+def _cases(most: int) -> str:
+    """``spf_fire``'s switch: one call per argument count, every argument a word."""
+    lines = []
+    for n in range(most + 1):
+        kinds = ", ".join(["spf_w"] * n) or "void"
+        given = ", ".join(f"a[{k}]" for k in range(n))
+        lines.append(f"    case {n}: ((void (*)({kinds}))f)({given}); break;")
+    return "\n".join(lines)
+
+
+SOURCE = _TEXT.replace("@CASES@", _cases(FIRE_ARGS))
 
 CDEF = """
 int64_t spf_look_record(int64_t n, intptr_t *keys, intptr_t *objs, int64_t *out, int64_t cap);
@@ -197,8 +286,16 @@ objects nor its keys: the caller keeps both alive as long as the record."""
 LOOK_SAME: list[Callable[[int, int, Any], int]] = []
 """The helper's ``same`` once it is built (what a record's every call runs)."""
 
+HOT_CALL: list[Callable[[object, bool, int], bool]] = []
+"""The helper's ``hot_call(call, by_key, record)`` once it is built and loaded as a Python
+extension: a hot call's look and its C call in one call from Python (no cffi conversions),
+True when it ran, False (nothing run) when the arguments are not the recorded ones. The
+record is :func:`fire_record`'s."""
+
+Built = tuple[Looker, Callable[[object, bool, int], bool] | None]
 _BUILT: list[Looker | None] = []
-_BUILDING: list[Future[Looker | None]] = []
+_BUILDING: list[Future[Built | None]] = []
+_FFI: list[cffi.FFI] = []
 
 
 def looker(wait: bool = False) -> Looker | None:
@@ -212,13 +309,53 @@ def looker(wait: bool = False) -> Looker | None:
     if not wait and not _BUILDING[0].done():
         return None
     try:
-        got = _BUILDING[0].result()
+        built = _BUILDING[0].result()
     except Exception:  # any failure of the build: the records read the look in Python
-        got = None
+        built = None
+    got = None if built is None else built[0]
     if got is not None and not LOOK_SAME:
         LOOK_SAME.append(got[0])
+        if built is not None and built[1] is not None:
+            HOT_CALL.append(built[1])
     _BUILT.append(got)
     return got
+
+
+def fire_record(fn: Any, cargs: tuple[Any, ...], want: Any) -> tuple[int, Any] | None:
+    """The record :data:`HOT_CALL` takes for the C call ``fn(*cargs)`` guarded by the look
+    record ``want``: ``(its address, the cffi array that holds it)``, the array kept alive
+    as long as the address is used (with ``cargs``, whose buffers its words point into).
+    None where :data:`HOT_CALL` is not loaded, on a machine outside :data:`WORD_ABIS`, and
+    for a function with other than 64-bit integer and pointer arguments, a result, or more
+    than :data:`FIRE_ARGS` arguments (the caller then calls ``fn`` through cffi)."""
+    if not HOT_CALL or not _FFI or want is None or len(cargs) > FIRE_ARGS:
+        return None
+    if platform.machine() not in WORD_ABIS:
+        return None
+    ffi = _FFI[0]
+    kind = ffi.typeof(fn)
+    if kind.kind != "function" or kind.ellipsis or kind.result.cname != "void":
+        return None
+    if len(kind.args) != len(cargs):
+        return None
+    words = []
+    for t, c in zip(kind.args, cargs, strict=True):
+        if t.kind == "pointer" and isinstance(c, ffi.CData):
+            words.append(int(ffi.cast("intptr_t", c)))
+        elif t.kind == "primitive" and ffi.sizeof(t) == 8 and t.cname != "double":
+            if type(c) is not int:
+                return None
+            words.append(c)
+        else:
+            return None
+    looked = ffi.sizeof(want) // ffi.sizeof("int64_t")
+    n = len(cargs)
+    try:
+        out = ffi.new("int64_t[]", [int(ffi.cast("intptr_t", fn)), n, *words, *[0] * looked])
+    except OverflowError:  # an int past 64 bits
+        return None
+    ffi.memmove(out + 2 + n, want, looked * ffi.sizeof("int64_t"))
+    return int(ffi.cast("intptr_t", out)), out
 
 
 def headers() -> bool:
@@ -228,8 +365,9 @@ def headers() -> bool:
     return include is not None and os.path.exists(os.path.join(include, "Python.h"))
 
 
-def _build() -> Looker | None:
-    """Compile (or find in the cache) and load the helper; None where it cannot be."""
+def _build() -> Built | None:
+    """Compile (or find in the cache) and load the helper, and its ``hot_call`` as a Python
+    extension (None where that fails); None where the helper cannot be built."""
     from spf.runtime.build import build_c
 
     if not headers():
@@ -260,4 +398,21 @@ def _build() -> Looker | None:
             return None  # reshaped meanwhile by another thread, or an int past 64 bits
         return want
 
-    return lib.spf_look_same, record
+    if not _FFI:
+        _FFI.append(ffi)
+    return (lib.spf_look_same, record), _extension(path)
+
+
+def _extension(path: os.PathLike[str] | str) -> Callable[[object, bool, int], bool] | None:
+    """The helper's ``hot_call``, its library loaded as the extension module
+    ``spf_plan_look`` (not entered in ``sys.modules``); None where it cannot be loaded."""
+    loader = importlib.machinery.ExtensionFileLoader("spf_plan_look", str(path))
+    spec = importlib.util.spec_from_loader("spf_plan_look", loader)
+    if spec is None:
+        return None
+    try:
+        module = importlib.util.module_from_spec(spec)
+    except (ImportError, OSError):
+        return None
+    hot: Callable[[object, bool, int], bool] = module.hot_call
+    return hot

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spf.errors import ArgumentError
-from spf.runtime.plan_call import SAME, TYPED_LOOK, Hot, Quick, getter, remember
-from spf.runtime.plan_look import LOOK_SAME, looker
+from spf.runtime.plan_call import SAME, TYPED_LOOK, Hot, Quick, fired, getter, remember
+from spf.runtime.plan_look import HOT_CALL, LOOK_SAME, looker
 from spf.runtime.prepared import PreparedCall, _check_free, _free_names
 
 if TYPE_CHECKING:
@@ -93,11 +93,19 @@ class PreparedPlanCall(PreparedCall):
     def __call__(self, *arrays: object, **named: object) -> None:
         """Run the kernel with its plan on the free data spaces (by position in
         :attr:`names` order, or by name); outputs are written in place."""
-        hot = self._hot
-        if hot is not None and not named and LOOK_SAME[0](id(arrays), 0, hot[0]):
-            self.kernel._last_threads = hot[3]._last_threads = 1
-            hot[1](*hot[2])  # the last call's very arrays, unchanged: its C call
-            return
+        hot = self._hot  # the last call's very arrays, unchanged: its C call
+        if hot is not None and not named:
+            fire = hot[5]
+            if fire:
+                if HOT_CALL[0](arrays, False, fire):
+                    self.kernel._last_threads = hot[3]._last_threads = 1
+                    return
+            elif LOOK_SAME[0](id(arrays), 0, hot[0]):
+                self.kernel._last_threads = hot[3]._last_threads = 1
+                hot[1](*hot[2])
+                if fire is None:
+                    self._hot = fired(hot)
+                return
         if named or len(arrays) != len(self.names):  # else :meth:`_free_arrays` keeps them
             arrays = self._free_arrays(arrays, named)
         quick = self._quick

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import platform
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,7 @@ import scipy.sparse as sps
 from spf import kernels
 from spf.bench.fused import fused_solve_mv
 from spf.errors import ArgumentError
-from spf.runtime import plan_call, plan_prepared, threads
+from spf.runtime import plan_call, plan_look, plan_prepared, threads
 from spf.runtime.plan import WavefrontKernel
 from spf.sparse import gauss_seidel_args
 from spf.testing import look_helper
@@ -399,13 +400,18 @@ def test_arrays_changed_in_place_are_refused_whichever_reads_the_look(
         run()
 
 
+@pytest.mark.parametrize("fire", ["hot_call", "cffi"])
 def test_a_serial_plans_calls_on_the_same_arrays_run_hot(
-    fused: WavefrontKernel, pair: Any, monkeypatch: pytest.MonkeyPatch
+    fused: WavefrontKernel, pair: Any, monkeypatch: pytest.MonkeyPatch, fire: str
 ) -> None:
     """A ``"serial"`` plan's keyword and prepared calls on the last call's very arrays,
     unchanged, run their C call straight (plan_call.Replay.hot), with the bits of the two
-    kernels; an array changed in place is still refused, and other arrays are bound."""
+    kernels: through the helper's ``hot_call`` (the look and the C call in one call from
+    Python) where it is loaded, else the look then the C call through cffi; an array
+    changed in place is still refused, and other arrays are bound."""
     look_helper()
+    if fire == "cffi":
+        monkeypatch.setattr(plan_call, "fire_record", lambda *a: None)
     args = gauss_seidel_args(matrix(600, 0.01, 21))
     plan = fused.inspect(strategy="serial", **{k: v for k, v in args.items() if k != "A"})
     b = np.random.default_rng(2).standard_normal(600)
@@ -420,10 +426,18 @@ def test_a_serial_plans_calls_on_the_same_arrays_run_hot(
     quick = fused._quick[id(plan)]
     assert quick.hot is not None
     assert call._hot is not None
+    y[:] = 0.0
+    fused(x=x, y=y, b=b, plan=plan, check=False, **args)  # hot (HOT_CALL's record made)
+    y[:] = 0.0
+    call(x, y, b)
+    quick = fused._quick[id(plan)]
     # the hot call keeps the objects its record names (ints are taken by address there: a
     # freed int's address reused by another value must not pass), whoever replaces last
     for hot in (quick.hot, call._hot):
         assert {id(o) for o in hot[4]} >= {id(b), id(y)}
+        words = fire == "hot_call" and platform.machine() in plan_look.WORD_ABIS
+        assert bool(hot[5]) == words
+        assert hot[5] is not None
     assert any(o is args["N"] for o in quick.hot[4])
     slow: list[str] = []
     for cls, name in ((plan_call.Quick, "run"), (plan_call.Replay, "run"),
