@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import difflib
 import functools
+import gc
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,6 +124,70 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 available[marker] = check()
             if not available[marker]:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+CPU_LOG_ENV = "SPF_TEST_CPU_LOG"
+"""``SPF_TEST_CPU_LOG=<folder>``: every process of the run (xdist's controller and each
+worker) writes ``<worker>-<pid>.tsv`` there: a line per test (node id, CPU seconds of the
+process, of the children it waited for, wall seconds, from setup to teardown) and lines
+``#configured``, ``#collected`` and ``#end`` with the process's CPU so far and its garbage
+collector's (``.ci/cpu_report.py`` sums them up by file and test)."""
+
+
+def _cpu_log(line: str) -> None:
+    folder = os.environ.get(CPU_LOG_ENV)
+    if not folder:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{worker}-{os.getpid()}.tsv"), "a") as log:
+        log.write(line + "\n")
+
+
+def _cpu_now() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+_GC_SECONDS = [0.0, 0.0]
+"""CPU seconds in the cyclic garbage collector so far, and when the running pass began."""
+
+
+def _gc_timed(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _GC_SECONDS[1] = time.process_time()
+    else:
+        _GC_SECONDS[0] += time.process_time() - _GC_SECONDS[1]
+
+
+def _cpu_mark(name: str) -> None:
+    """A ``#name`` line: the process's CPU so far, its waited-for children's, the time, and
+    the garbage collector's CPU since ``#configured`` (when the log is on)."""
+    if not os.environ.get(CPU_LOG_ENV):
+        return
+    if name == "configured":
+        gc.callbacks.append(_gc_timed)
+    own, children = _cpu_now()
+    _cpu_log(f"#{name}\t{own:.3f}\t{children:.3f}\t{time.time():.3f}\t{_GC_SECONDS[0]:.3f}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if not os.environ.get(CPU_LOG_ENV):
+        yield
+        return
+    own, children, wall = (*_cpu_now(), time.perf_counter())
+    yield
+    own_after, children_after = _cpu_now()
+    _cpu_log(
+        f"{item.nodeid}\t{own_after - own:.3f}\t{children_after - children:.3f}"
+        f"\t{time.perf_counter() - wall:.3f}"
+    )
+
+
+def pytest_collection_finish() -> None:
+    _cpu_mark("collected")
 
 
 @pytest.fixture(autouse=True)
@@ -239,6 +306,7 @@ def pytest_configure(config: pytest.Config) -> None:
     on every run as a fresh clone does, and builds each distinct kernel once per run in all
     its processes. ``SPF_TEST_SHARED_CACHE=<folder>`` set beforehand keeps the kernels
     between runs (the folder is then neither made nor removed)."""
+    _cpu_mark("configured")
     folder = os.environ.get(SHARED_CACHE_ENV)
     if not folder:
         folder = tempfile.mkdtemp(prefix="spf-test-cache-")
@@ -249,6 +317,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _cpu_mark("end")
     user = config.stash.get(_USER_CACHE, None)
     if user is None:
         os.environ.pop(CACHE_ENV, None)
