@@ -15,12 +15,14 @@ own ``-O3`` (:func:`pytest_runtest_setup`).
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import functools
 import gc
 import os
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -190,6 +192,49 @@ def pytest_collection_finish() -> None:
     _cpu_mark("collected")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """Each xdist worker of a fresh checkout writes pytest's assert-rewritten bytecode of the
+    test modules before it collects them, worker k of n starting k/n of the way down the list
+    (and going round) and skipping every module whose bytecode is already written: each
+    rewrites about 1/n of them, then imports the modules the others rewrote. Collected in the
+    same order, the two workers of ``make test`` rewrote every module side by side, each
+    paying all of it. Only where bytecode is written (``make test``, not under
+    ``PYTHONDONTWRITEBYTECODE``); the bytecode is what pytest's own import hook writes, and
+    reads back when it imports the module (:mod:`_pytest.assertion.rewrite`)."""
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is None or sys.dont_write_bytecode:
+        return
+    try:
+        from _pytest.assertion import rewrite
+
+        rewrite.get_cache_dir, rewrite.try_makedirs, rewrite._rewrite_test, rewrite._write_pyc  # noqa: B018
+    except (ImportError, AttributeError):  # another pytest: collection rewrites as before
+        return
+    state = session.config.stash.get(rewrite.assertstate_key, None)
+    if state is None or state.hook is None:  # assertions not rewritten (--assert=plain)
+        return
+    files = _test_modules(Path(__file__).resolve().parent, session.config.getini("python_files"))
+    first = len(files) * int(workerinput["workerid"][2:]) // int(workerinput["workercount"])
+    for path in files[first:] + files[:first]:
+        cache = rewrite.get_cache_dir(path)
+        pyc = cache / (path.name[:-3] + rewrite.PYC_TAIL)
+        if pyc.is_file() or not rewrite.try_makedirs(cache):
+            continue
+        source_hash, code = rewrite._rewrite_test(path, session.config)
+        rewrite._write_pyc(state, code, source_hash, pyc)
+
+
+def _test_modules(root: Path, patterns: list[str]) -> list[Path]:
+    """The test modules and ``conftest.py`` files under ``root`` (``python_files``)."""
+    found = [
+        path
+        for path in root.rglob("*.py")
+        if path.name == "conftest.py" or any(fnmatch.fnmatch(path.name, p) for p in patterns)
+    ]
+    return sorted(path for path in found if "__pycache__" not in path.parts)
+
+
 @pytest.fixture(autouse=True)
 def _openmp_team_kept() -> Iterator[None]:
     """Each test starts with the OpenMP thread count the one before it found: a test that
@@ -248,8 +293,6 @@ def fresh_python() -> Callable[..., list[str]]:
     """``fresh_python(code, **env)``: the lines ``code`` prints, run in a fresh interpreter
     that imports this checkout's spf (what a new process loads, and when), with ``env`` added
     to the environment (``SPF_CACHE_DIR=...`` for a cold cache)."""
-    import sys
-
     root = str(Path(__file__).resolve().parents[1])
     path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
 
