@@ -189,12 +189,22 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
 
 
 def pytest_collection_finish() -> None:
+    """The garbage collector, off while the process collected (:func:`pytest_collection`),
+    runs again; what the collection made (modules, test items, their marks and parameters:
+    kept to the end) leaves its generations, so that its full passes during the tests no
+    longer walk it each time."""
     _cpu_mark("collected")
+    gc.freeze()
+    gc.enable()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> None:
-    """Each xdist worker of a fresh checkout writes pytest's assert-rewritten bytecode of the
+    """The garbage collector stays off while the process collects (its passes over the
+    growing heap of modules and test items took 3.2 s of each worker's 16 s collection in a
+    fresh clone's ``make test``; :func:`pytest_collection_finish` turns it on again).
+
+    Each xdist worker of a fresh checkout writes pytest's assert-rewritten bytecode of the
     test modules before it collects them, worker k of n starting k/n of the way down the list
     (and going round) and skipping every module whose bytecode is already written: each
     rewrites about 1/n of them, then imports the modules the others rewrote. Collected in the
@@ -202,6 +212,9 @@ def pytest_collection(session: pytest.Session) -> None:
     paying all of it. Only where bytecode is written (``make test``, not under
     ``PYTHONDONTWRITEBYTECODE``); the bytecode is what pytest's own import hook writes, and
     reads back when it imports the module (:mod:`_pytest.assertion.rewrite`)."""
+    if session.config.pluginmanager.get_plugin("dsession") is not None:
+        return  # xdist's controller: collects nothing, and keeps its garbage collector on
+    gc.disable()  # the collection's objects live to the end: they are no garbage to look for
     workerinput = getattr(session.config, "workerinput", None)
     if workerinput is None or sys.dont_write_bytecode:
         return
