@@ -15,11 +15,16 @@ own ``-O3`` (:func:`pytest_runtest_setup`).
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import functools
+import gc
 import os
+import resource
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,6 +128,126 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
+CPU_LOG_ENV = "SPF_TEST_CPU_LOG"
+"""``SPF_TEST_CPU_LOG=<folder>``: every process of the run (xdist's controller and each
+worker) writes ``<worker>-<pid>.tsv`` there: a line per test (node id, CPU seconds of the
+process, of the children it waited for, wall seconds, from setup to teardown) and lines
+``#configured``, ``#collected`` and ``#end`` with the process's CPU so far and its garbage
+collector's (``.ci/cpu_report.py`` sums them up by file and test)."""
+
+
+def _cpu_log(line: str) -> None:
+    folder = os.environ.get(CPU_LOG_ENV)
+    if not folder:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{worker}-{os.getpid()}.tsv"), "a") as log:
+        log.write(line + "\n")
+
+
+def _cpu_now() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+_GC_SECONDS = [0.0, 0.0]
+"""CPU seconds in the cyclic garbage collector so far, and when the running pass began."""
+
+
+def _gc_timed(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _GC_SECONDS[1] = time.process_time()
+    else:
+        _GC_SECONDS[0] += time.process_time() - _GC_SECONDS[1]
+
+
+def _cpu_mark(name: str) -> None:
+    """A ``#name`` line: the process's CPU so far, its waited-for children's, the time, and
+    the garbage collector's CPU since ``#configured`` (when the log is on)."""
+    if not os.environ.get(CPU_LOG_ENV):
+        return
+    if name == "configured":
+        gc.callbacks.append(_gc_timed)
+    own, children = _cpu_now()
+    _cpu_log(f"#{name}\t{own:.3f}\t{children:.3f}\t{time.time():.3f}\t{_GC_SECONDS[0]:.3f}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if not os.environ.get(CPU_LOG_ENV):
+        yield
+        return
+    own, children, wall = (*_cpu_now(), time.perf_counter())
+    yield
+    own_after, children_after = _cpu_now()
+    _cpu_log(
+        f"{item.nodeid}\t{own_after - own:.3f}\t{children_after - children:.3f}"
+        f"\t{time.perf_counter() - wall:.3f}"
+    )
+
+
+def pytest_collection_finish() -> None:
+    """The garbage collector, off while the process collected (:func:`pytest_collection`),
+    runs again; what the collection made (modules, test items, their marks and parameters:
+    kept to the end) leaves its generations, so that its full passes during the tests no
+    longer walk it each time."""
+    _cpu_mark("collected")
+    gc.freeze()
+    gc.enable()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """The garbage collector stays off while the process collects (its passes over the
+    growing heap of modules and test items took 3.2 s of each worker's 16 s collection in a
+    fresh clone's ``make test``; :func:`pytest_collection_finish` turns it on again).
+
+    Each xdist worker of a fresh checkout writes pytest's assert-rewritten bytecode of the
+    test modules before it collects them, worker k of n starting k/n of the way down the list
+    (and going round) and skipping every module whose bytecode is already written: each
+    rewrites about 1/n of them, then imports the modules the others rewrote. Collected in the
+    same order, the two workers of ``make test`` rewrote every module side by side, each
+    paying all of it. Only where bytecode is written (``make test``, not under
+    ``PYTHONDONTWRITEBYTECODE``); the bytecode is what pytest's own import hook writes, and
+    reads back when it imports the module (:mod:`_pytest.assertion.rewrite`)."""
+    if session.config.pluginmanager.get_plugin("dsession") is not None:
+        return  # xdist's controller: collects nothing, and keeps its garbage collector on
+    gc.disable()  # the collection's objects live to the end: they are no garbage to look for
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is None or sys.dont_write_bytecode:
+        return
+    try:
+        from _pytest.assertion import rewrite
+
+        rewrite.get_cache_dir, rewrite.try_makedirs, rewrite._rewrite_test, rewrite._write_pyc  # noqa: B018
+    except (ImportError, AttributeError):  # another pytest: collection rewrites as before
+        return
+    state = session.config.stash.get(rewrite.assertstate_key, None)
+    if state is None or state.hook is None:  # assertions not rewritten (--assert=plain)
+        return
+    files = _test_modules(Path(__file__).resolve().parent, session.config.getini("python_files"))
+    first = len(files) * int(workerinput["workerid"][2:]) // int(workerinput["workercount"])
+    for path in files[first:] + files[:first]:
+        cache = rewrite.get_cache_dir(path)
+        pyc = cache / (path.name[:-3] + rewrite.PYC_TAIL)
+        if pyc.is_file() or not rewrite.try_makedirs(cache):
+            continue
+        source_hash, code = rewrite._rewrite_test(path, session.config)
+        rewrite._write_pyc(state, code, source_hash, pyc)
+
+
+def _test_modules(root: Path, patterns: list[str]) -> list[Path]:
+    """The test modules and ``conftest.py`` files under ``root`` (``python_files``)."""
+    found = [
+        path
+        for path in root.rglob("*.py")
+        if path.name == "conftest.py" or any(fnmatch.fnmatch(path.name, p) for p in patterns)
+    ]
+    return sorted(path for path in found if "__pycache__" not in path.parts)
+
+
 @pytest.fixture(autouse=True)
 def _openmp_team_kept() -> Iterator[None]:
     """Each test starts with the OpenMP thread count the one before it found: a test that
@@ -181,8 +306,6 @@ def fresh_python() -> Callable[..., list[str]]:
     """``fresh_python(code, **env)``: the lines ``code`` prints, run in a fresh interpreter
     that imports this checkout's spf (what a new process loads, and when), with ``env`` added
     to the environment (``SPF_CACHE_DIR=...`` for a cold cache)."""
-    import sys
-
     root = str(Path(__file__).resolve().parents[1])
     path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
 
@@ -239,6 +362,7 @@ def pytest_configure(config: pytest.Config) -> None:
     on every run as a fresh clone does, and builds each distinct kernel once per run in all
     its processes. ``SPF_TEST_SHARED_CACHE=<folder>`` set beforehand keeps the kernels
     between runs (the folder is then neither made nor removed)."""
+    _cpu_mark("configured")
     folder = os.environ.get(SHARED_CACHE_ENV)
     if not folder:
         folder = tempfile.mkdtemp(prefix="spf-test-cache-")
@@ -249,6 +373,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _cpu_mark("end")
     user = config.stash.get(_USER_CACHE, None)
     if user is None:
         os.environ.pop(CACHE_ENV, None)

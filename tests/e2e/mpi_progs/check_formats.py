@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from idle_barrier import barrier
 from mpi4py import MPI
 
 import spf
@@ -76,7 +77,7 @@ def compiled() -> tuple[dict[tuple[str, str], object], dict[tuple[str, str], obj
     first; the other ranks then load them from the shared cache (SPF_CACHE_DIR) instead of
     running the same compiles side by side."""
     if RANK:
-        COMM.Barrier()
+        barrier(COMM)
     serial: dict[tuple[str, str], object] = {}
     dist: dict[tuple[str, str], object] = {}
     for fmt in FORMATS:
@@ -84,7 +85,7 @@ def compiled() -> tuple[dict[tuple[str, str], object], dict[tuple[str, str], obj
             dist[fmt.name, dtype] = spf.mpi.spmv(fmt, index_dtype=dtype).compile(target="mpi")
             serial[fmt.name, dtype] = spf.kernels.spmv(fmt, index_dtype=dtype).compile()
     if not RANK:
-        COMM.Barrier()
+        barrier(COMM)
     return serial, dist
 
 

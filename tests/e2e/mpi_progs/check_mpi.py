@@ -28,6 +28,7 @@ import mpi_spmv
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mpi_rows
 import mpi_shift
+from idle_barrier import barrier
 
 from spf.errors import ArgumentError
 
@@ -57,7 +58,7 @@ def compiled(make: Callable[[], spf.Computation], target: str = "mpi") -> Kernel
     """Rank 0 builds, then every other rank loads the cached library."""
     if RANK == 0:
         kernel = make().compile(target=target)
-    COMM.Barrier()
+    barrier(COMM)
     if RANK != 0:
         kernel = make().compile(target=target)
     assert kernel.compiler_output.strip() == "", kernel.compiler_output  # -Wall -Wextra clean
