@@ -360,7 +360,10 @@ def fired(hot: Hot) -> Hot:
     (:func:`~spf.runtime.plan_look.fire_record`), or 0 in its place where it can have none:
     made once a hot call has run through cffi, so that a call on other arrays each time
     (which never runs hot) does not pay for it."""
-    fire = fire_record(hot[1], hot[2], hot[0])
+    try:
+        fire = fire_record(hot[1], hot[2], hot[0])
+    except Exception:  # the C call ran already: a record it cannot have leaves cffi's way
+        fire = None
     return (*hot[:5], *(fire or (0, None)))
 
 

@@ -32,6 +32,7 @@ import importlib.machinery
 import importlib.util
 import os
 import platform
+import struct
 import sysconfig
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -330,8 +331,8 @@ def fire_record(fn: Any, cargs: tuple[Any, ...], want: Any) -> tuple[int, Any] |
     than :data:`FIRE_ARGS` arguments (the caller then calls ``fn`` through cffi)."""
     if not HOT_CALL or not _FFI or want is None or len(cargs) > FIRE_ARGS:
         return None
-    if platform.machine() not in WORD_ABIS:
-        return None
+    if platform.machine() not in WORD_ABIS or struct.calcsize("P") != 8:
+        return None  # the machine's name is the kernel's: a 32-bit Python may run on it
     ffi = _FFI[0]
     kind = ffi.typeof(fn)
     if kind.kind != "function" or kind.ellipsis or kind.result.cname != "void":
@@ -342,7 +343,7 @@ def fire_record(fn: Any, cargs: tuple[Any, ...], want: Any) -> tuple[int, Any] |
     for t, c in zip(kind.args, cargs, strict=True):
         if t.kind == "pointer" and isinstance(c, ffi.CData):
             words.append(int(ffi.cast("intptr_t", c)))
-        elif t.kind == "primitive" and ffi.sizeof(t) == 8 and t.cname != "double":
+        elif t.kind == "primitive" and t.cname in ("int64_t", "uint64_t"):
             if type(c) is not int:
                 return None
             words.append(c)
@@ -398,6 +399,8 @@ def _build() -> Built | None:
             return None  # reshaped meanwhile by another thread, or an int past 64 bits
         return want
 
+    for ctype in ("intptr_t", "int64_t", "int64_t[]"):  # parsed here, not in a first call
+        ffi.typeof(ctype)
     if not _FFI:
         _FFI.append(ffi)
     return (lib.spf_look_same, record), _extension(path)
@@ -412,7 +415,7 @@ def _extension(path: os.PathLike[str] | str) -> Callable[[object, bool, int], bo
         return None
     try:
         module = importlib.util.module_from_spec(spec)
-    except (ImportError, OSError):
+    except Exception:  # any failure to load: the cffi calls stay
         return None
     hot: Callable[[object, bool, int], bool] = module.hot_call
     return hot
