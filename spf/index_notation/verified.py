@@ -86,21 +86,25 @@ class VerifiedInputs:
         not an int (the call is then checked)."""
         params: list[Any] = []
         for k, v in given.items():
-            if isinstance(v, np.ndarray):
+            kind = type(v)
+            if kind is np.ndarray:
                 # a size the binder takes from an array's shape (an operand's NNZ from
                 # its values' length, when not passed) bounds what the checks accept
-                params.append((k, v.dtype.str, v.shape))
-                continue
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                params.append((k, v.dtype, v.shape))
+            elif kind is int:
+                params.append((k, v))
+            elif kind is bool or not isinstance(v, np.integer):
                 return None  # the binding says what it takes
-            params.append((k, int(v)))
-        hashes: list[Any] = []
+            else:
+                params.append((k, int(v)))
         for name in index:
             a = given.get(name)
-            if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
+            if type(a) is not np.ndarray or not a.flags.c_contiguous:
                 return None
-            hashes += (name, a.dtype.str, hasher(a.nbytes)(a))
-        return (tuple(sorted(params)), *hashes)
+            params.append(hasher(a.nbytes)(a))
+        # in the caller's order of arguments: the same call in a loop gives the same key
+        # (another order is another key: checked in full once more)
+        return tuple(params)
 
     def add(self, path_key: PathKey) -> None:
         """Remember a call's inputs as verified on its path (a call that failed never gets
