@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from spf._gc import fewer_collections as _fewer_collections
 
 # Importing builds long-lived objects only: collecting garbage meanwhile finds none (~8% of
-# the import's time with Python's default threshold; spf._gc), and collecting after it
-# would walk them for nothing too.
-with _fewer_collections(collect=False):
+# the import's time with Python's default threshold; spf._gc). The exit's pass walks what
+# the young passes inside left in the middle generation, as the next middle pass would.
+with _fewer_collections():
     # Statements' C is parsed with pycparser (which cffi needs too, to load any kernel): loaded
     # with spf, since every program needs it, rather than by a warm first call (issue 33).
     import spf.ir.source  # noqa: F401

@@ -50,17 +50,12 @@ _saved: tuple[int, int, int] | None = None
 _young_at_entry = 0
 """Young passes so far (``gc.get_stats()[0]``) when the first caller entered: a larger
 count at the last exit means young passes ran inside."""
-_collect = True
-"""Whether the last exit collects (:func:`fewer_collections`' ``collect`` of the first
-caller)."""
 
 
 @contextlib.contextmanager
-def fewer_collections(collect: bool = True) -> Iterator[None]:
-    """Run the body with the young generation's threshold raised to :data:`YOUNG`;
-    ``collect=False`` (``import spf``: what it builds lives as long as the program) skips
-    the collection at the last exit."""
-    global _inside, _saved, _young_at_entry, _collect
+def fewer_collections() -> Iterator[None]:
+    """Run the body with the young generation's threshold raised to :data:`YOUNG`."""
+    global _inside, _saved, _young_at_entry
     with _LOCK:
         if _inside == 0:
             now = gc.get_threshold()
@@ -69,7 +64,6 @@ def fewer_collections(collect: bool = True) -> Iterator[None]:
                 _saved = (now[0], now[1], now[2])
                 gc.set_threshold(YOUNG, now[1], now[2])
                 _young_at_entry = _young_passes()
-                _collect = collect
         _inside += 1
     try:
         yield
@@ -80,8 +74,7 @@ def fewer_collections(collect: bool = True) -> Iterator[None]:
             if _inside == 0 and _saved is not None:
                 if gc.get_threshold()[0] == YOUNG:  # not changed meanwhile
                     gc.set_threshold(*_saved)
-                    now_collect = _collect and gc.isenabled()
-                    now_collect = now_collect and _young_passes() > _young_at_entry
+                    now_collect = gc.isenabled() and _young_passes() > _young_at_entry
                 _saved = None
         if now_collect:  # outside the lock: a finaliser the pass runs may call spf again
             gc.collect(1)  # this call's survivors, walked here (docstring)

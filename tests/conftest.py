@@ -193,9 +193,9 @@ def pytest_collection_finish() -> None:
     runs again; what the collection made (modules, test items, their marks and parameters:
     kept to the end) leaves its generations, so that its full passes during the tests no
     longer walk it each time."""
-    _cpu_mark("collected")
     gc.freeze()
     gc.enable()
+    _cpu_mark("collected")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -234,7 +234,10 @@ def pytest_collection(session: pytest.Session) -> None:
         pyc = cache / (path.name[:-3] + rewrite.PYC_TAIL)
         if pyc.is_file() or not rewrite.try_makedirs(cache):
             continue
-        source_hash, code = rewrite._rewrite_test(path, session.config)
+        try:
+            source_hash, code = rewrite._rewrite_test(path, session.config)
+        except Exception:  # a syntax error, a file gone: its collection reports it as usual
+            continue
         rewrite._write_pyc(state, code, source_hash, pyc)
 
 

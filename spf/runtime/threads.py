@@ -288,6 +288,7 @@ def _forked() -> None:
     # a forked child's own and children's CPU counters start at zero: its first reading
     # must not take the parent's as its previous one
     GOVERNOR._last = None
+    GOVERNOR._next = 0.0
 
 
 os.register_at_fork(after_in_child=_forked)

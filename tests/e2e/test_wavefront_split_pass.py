@@ -10,7 +10,7 @@ keep the joint pass."""
 from __future__ import annotations
 
 import threading
-import time
+from types import SimpleNamespace
 from typing import Any, cast
 
 import numpy as np
@@ -166,17 +166,21 @@ def test_the_levels_seal_is_the_one_thread_plans_whichever_pass_ends_first(
         early.set()  # the worker ended first and hashes (it read the caller's pass running)
         return hashed(a)
 
-    def held(self: Kernel, *positional: object, **kw: Any) -> None:
-        # the late pass waits: for the worker's hash ("blocks"), or for the caller's pass
-        # to end and then some ("levels"); deterministic on a loaded machine, not a race
-        if self.name.endswith(f"_coarse_{late}_i"):
-            early.wait(30)
-            if late == "levels":
-                time.sleep(0.2)  # the caller sets its pass done right after its kernel
-        real(self, *positional, **kw)
-        if late == "levels" and self.name.endswith("_coarse_blocks_i"):
+    class Done(threading.Event):  # the caller's "my pass is over" (plan.py's only Event)
+        def set(self) -> None:
+            super().set()
             early.set()
 
+    def held(self: Kernel, *positional: object, **kw: Any) -> None:
+        # the late pass waits: for the worker's hash ("blocks"), or for the caller to mark
+        # its pass over ("levels"); deterministic on a loaded machine, not a race
+        if self.name.endswith(f"_coarse_{late}_i"):
+            early.wait(30)
+        real(self, *positional, **kw)
+
+    if late == "levels":
+        kinds = {"Event": Done, "Lock": threading.Lock, "local": threading.local}
+        monkeypatch.setattr(plan_module, "threading", SimpleNamespace(**kinds))
     monkeypatch.setattr(plan_module, "digest", digest)
     monkeypatch.setattr(plan_module, "record_checksum", recorded)
     monkeypatch.setattr(Kernel, "__call__", held)

@@ -160,19 +160,3 @@ def test_einsum_and_a_sparse_outputs_group_build_run_inside(
         comp.compile()
     assert seen == [(YOUNG, 10, 10)] * 2
     assert gc.get_threshold() == (700, 10, 10)
-
-
-def test_an_exit_without_collect_starts_no_middle_pass() -> None:
-    """``import spf`` (``collect=False``): what it builds lives as long as the program, so
-    its exit walks nothing, young passes inside or not."""
-    gc.collect()
-    kept: list[list[int]] = []
-
-    def allocate() -> None:
-        with fewer_collections(collect=False):
-            kept.extend([k] for k in range(3 * YOUNG))
-
-    seen = _passes(allocate)
-    assert seen.count(0) >= 2
-    assert 1 not in seen
-    assert len(kept) == 3 * YOUNG
