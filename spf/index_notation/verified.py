@@ -54,7 +54,8 @@ class VerifiedInputs:
     def __init__(self) -> None:
         self._seen: dict[PathKey, None] = {}
         self._misses = 0
-        """Checked calls in a row on inputs not verified before (:data:`MISSES`)."""
+        """Checked calls in a row that passed on inputs not verified before (:data:`MISSES`;
+        a refused call is no miss, as in :mod:`spf.runtime.known`)."""
 
     def look(
         self, path: str, given: Mapping[str, Any], index: Iterable[str]
@@ -74,8 +75,7 @@ class VerifiedInputs:
         if path_key in self._seen:
             self._misses = 0
             return path_key, True
-        self._misses += 1
-        return path_key, False
+        return path_key, False  # a miss once the call passed (:meth:`add`), as known counts
 
     @staticmethod
     def key(given: Mapping[str, Any], index: Iterable[str]) -> Key | None:
@@ -109,6 +109,7 @@ class VerifiedInputs:
     def add(self, path_key: PathKey) -> None:
         """Remember a call's inputs as verified on its path (a call that failed never gets
         here); the oldest are forgotten beyond :data:`~spf.runtime.known.REMEMBERED`."""
+        self._misses += 1
         seen = self._seen
         seen[path_key] = None
         while len(seen) > REMEMBERED:

@@ -252,3 +252,22 @@ def test_a_kernel_whose_inputs_never_repeat_stops_hashing(
             assert ways(_args("spadd", a, b, "int32"))
         assert ways(inputs[0])  # verified before, but the kernel checks every call now
         assert ways(inputs[0])
+
+
+def test_refused_calls_are_no_misses(monkeypatch: pytest.MonkeyPatch, checks: list[bool]) -> None:
+    # MISSES checked calls on broken inputs (each refused) do not stop the hashing: the
+    # next inputs that pass are remembered and their next call runs unchecked
+    monkeypatch.setattr("spf.index_notation.verified.MISSES", 3)
+    _, _, args = _spadd_inputs("int32")
+    k = _einsum("spadd", "int32")
+    broken = dict(args)
+    broken["B_rowptr"] = args["B_rowptr"].copy()
+    broken["B_rowptr"][5] = broken["B_rowptr"][7]  # decreasing at row 6
+    with fixed_team(1):
+        for _ in range(4):
+            _refused(k, broken)
+        k(**args)
+        checks.clear()
+        k(**args)
+    assert checks
+    assert not any(checks)
