@@ -63,6 +63,8 @@ PREFETCH_BYTES = 1 << 20
 (1 MiB: XXH3 reads it in ~0.1 ms, several times a thread hand-off); fewer are hashed where
 they are needed."""
 
+_PREFIX = "spf-crc"
+"""The names of the pool's threads start so."""
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 _SCOPE = threading.local()
@@ -72,7 +74,7 @@ def _pool() -> ThreadPoolExecutor:
     with _POOL_LOCK:
         if not _POOL:
             workers = min(8, os.cpu_count() or 1)
-            _POOL.append(ThreadPoolExecutor(workers, thread_name_prefix="spf-crc"))
+            _POOL.append(ThreadPoolExecutor(workers, thread_name_prefix=_PREFIX))
         return _POOL[0]
 
 
@@ -111,8 +113,10 @@ def checksums(arrays: Sequence[np.ndarray]) -> list[int]:
         else:
             data = _bytes(a)
             jobs += [(i, data[at : at + PIECE]) for at in range(0, len(data), PIECE)]
-    if len(jobs) == 1:
-        crcs = [zlib.crc32(jobs[0][1])]
+    if len(jobs) == 1 or threading.current_thread().name.startswith(_PREFIX):
+        # on one of the pool's own threads (a job that hashes): the pieces here, since a
+        # job that waits for the pool's other jobs may wait for itself (a one-worker pool)
+        crcs = [zlib.crc32(job[1]) for job in jobs]
     elif jobs:
         crcs = list(_pool().map(lambda job: zlib.crc32(job[1]), jobs))
     else:

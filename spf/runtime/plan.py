@@ -113,15 +113,7 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.binding import Binder
-from spf.runtime.checksum import (
-    checksums,
-    digest,
-    prefetch,
-    record_checksum,
-    shared,
-    submit,
-    xxh3,
-)
+from spf.runtime.checksum import checksums, digest, prefetch, record_checksum, shared, submit
 from spf.runtime.coarse_runs import Runs, find_runs, likely_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
@@ -1230,9 +1222,7 @@ class WavefrontKernel(Kernel):
             except BaseException as err:
                 passed.set_exception(err)
                 raise
-            # the levels' hash on this thread when it finished first (not the CRC fallback
-            # without xxhash: its pieces wait on this very pool)
-            first = xxh3 is not None and not mine_done.is_set()
+            first = not mine_done.is_set()
             passed.set_result((nlev, first))
             if first:  # idle until this thread's pass ends: the levels' hash, in cache
                 try:

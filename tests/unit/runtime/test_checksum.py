@@ -111,3 +111,22 @@ def test_small_arrays_are_not_handed_to_a_worker(monkeypatch: pytest.MonkeyPatch
         assert calls == []
         checksum.checksums([b])
     assert calls == [b.nbytes]
+
+
+def test_crc_pieces_taken_on_a_pool_thread_do_not_wait_for_the_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # without xxhash an array of several pieces is CRC'd piece by piece on the pool; a job
+    # of that very pool (the wavefront inspector's worker hashing its levels) takes them
+    # itself: with one worker, waiting for the pool would wait for itself for ever
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(checksum, "_XXH3", None)
+    a = np.arange(checksum.PIECE // 8 * 3 + 5, dtype=np.int64)
+    want = checksum.checksums([a])
+    one = ThreadPoolExecutor(1, thread_name_prefix=checksum._PREFIX)
+    monkeypatch.setattr(checksum, "_POOL", [one])
+    try:
+        assert checksum.submit(lambda: checksum.digest(a)).result(timeout=60) == want[0]
+    finally:
+        one.shutdown(wait=False)
