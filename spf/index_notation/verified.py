@@ -35,14 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spf.runtime.known import MISSES, REMEMBERED, hasher
+from spf.runtime.known import MISSES, Key, VerifiedHashes, hasher
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 __all__ = ["Key", "PathKey", "VerifiedInputs"]
 
-Key = tuple[Any, ...]
 PathKey = tuple[str, Key]
 """A path (``"single"``, ``"two"``) and the key of a call's inputs."""
 
@@ -52,7 +51,7 @@ class VerifiedInputs:
     :meth:`look` at a call's, :meth:`add` once it passed."""
 
     def __init__(self) -> None:
-        self._seen: dict[PathKey, None] = {}
+        self._seen = VerifiedHashes()
         self._misses = 0
         """Checked calls in a row that passed on inputs not verified before (:data:`MISSES`;
         a refused call is no miss, as in :mod:`spf.runtime.known`)."""
@@ -110,10 +109,4 @@ class VerifiedInputs:
         """Remember a call's inputs as verified on its path (a call that failed never gets
         here); the oldest are forgotten beyond :data:`~spf.runtime.known.REMEMBERED`."""
         self._misses += 1
-        seen = self._seen
-        seen[path_key] = None
-        while len(seen) > REMEMBERED:
-            try:
-                del seen[next(iter(seen))]
-            except (KeyError, RuntimeError, StopIteration):  # another thread's change
-                break
+        self._seen.add(path_key)

@@ -78,7 +78,7 @@ contents the hash is a small part of a checked call.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.runtime.checksum import digest, xxh3, xxh64
@@ -316,12 +316,12 @@ class VerifiedHashes:
     "In C"): the last :data:`REMEMBERED`, the oldest forgotten first."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[tuple[Any, ...], int], None] = {}
+        self._seen: dict[Hashable, None] = {}
 
-    def __contains__(self, key: tuple[tuple[Any, ...], int]) -> bool:
+    def __contains__(self, key: Hashable) -> bool:
         return key in self._seen
 
-    def add(self, key: tuple[tuple[Any, ...], int]) -> None:
+    def add(self, key: Hashable) -> None:
         """Remember ``key`` as verified (a call that failed never gets here)."""
         seen = self._seen
         seen[key] = None

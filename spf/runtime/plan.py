@@ -1418,9 +1418,7 @@ class WavefrontKernel(Kernel):
             ptr[0] = 0
             np.cumsum(first + second, out=ptr[1:])
         else:  # the first half's histogram alone
-            copy = np.zeros(COUNT_WAYS * keys, dtype=np.int64)
-            hist_k(check=False, **args, **{KHIST: copy, SORT_LO: 0, SORT_HI: half})
-            first = copy.reshape(COUNT_WAYS, keys).sum(axis=0)
+            first = _histogram(hist_k, key, keys, given, half)
             ptr = starts
         slot = np.empty(n, dtype=np.int32)
         args = {CLEV: key, CSLOT: slot, **_pick(slots_k, given)}
@@ -1510,7 +1508,9 @@ class WavefrontKernel(Kernel):
         if check is False and plan is not None and not positional:
             quick = self._quick.get(id(plan))
             if quick is not None and quick.plan() is plan:
-                hot = quick.hot  # the last call's very arguments, unchanged: its C call
+                # the last call's very arguments, unchanged: its C call (inline, as in
+                # plan_prepared.PreparedPlanCall.__call__: a helper's call costs per call)
+                hot = quick.hot
                 if hot is not None:
                     fire = hot[5]
                     if fire:
@@ -1862,12 +1862,21 @@ def _level_sizes(
     """The prefix sums of the level sizes (``levels + 1`` entries) by the histogram
     stage of :func:`spf.analysis.coarse_inspector.build_ranged_count` over every node
     (its :data:`COUNT_WAYS` copies added)."""
-    copies = np.zeros(COUNT_WAYS * levels, dtype=np.int64)
-    args = {CLEV: level, CLEVELS_N: levels, KHIST: copies, **_pick(hist_k, given)}
-    hist_k(check=False, **args, **{SORT_LO: 0, SORT_HI: len(level)})
     ptr = np.zeros(levels + 1, dtype=np.int64)
-    np.cumsum(copies.reshape(COUNT_WAYS, levels).sum(axis=0), out=ptr[1:])
+    np.cumsum(_histogram(hist_k, level, levels, given, len(level)), out=ptr[1:])
     return ptr
+
+
+def _histogram(
+    hist_k: Kernel, key: np.ndarray, keys: int, given: Mapping[str, object], end: int
+) -> np.ndarray:
+    """The count of each of ``key``'s ``keys`` values among its first ``end`` nodes (the
+    histogram stage's :data:`COUNT_WAYS` copies added)."""
+    copies = np.zeros(COUNT_WAYS * keys, dtype=np.int64)
+    args = {CLEV: key, CLEVELS_N: keys, KHIST: copies, **_pick(hist_k, given)}
+    hist_k(check=False, **args, **{SORT_LO: 0, SORT_HI: end})
+    counts: np.ndarray = copies.reshape(COUNT_WAYS, keys).sum(axis=0)
+    return counts
 
 
 def _level_rival(

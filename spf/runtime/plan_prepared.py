@@ -93,7 +93,9 @@ class PreparedPlanCall(PreparedCall):
     def __call__(self, *arrays: object, **named: object) -> None:
         """Run the kernel with its plan on the free data spaces (by position in
         :attr:`names` order, or by name); outputs are written in place."""
-        hot = self._hot  # the last call's very arrays, unchanged: its C call
+        # the last call's very arrays, unchanged: its C call (inline, as in
+        # plan.WavefrontKernel.__call__: a helper's call costs per call)
+        hot = self._hot
         if hot is not None and not named:
             fire = hot[5]
             if fire:
