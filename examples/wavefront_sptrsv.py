@@ -16,17 +16,17 @@ import sys
 import time
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
 import spf
+from spf.sparse import read_matrix_market
 
 
 def lower_triangle(argv: list[str]) -> sp.csr_array:
     """The strict lower triangle of the matrix plus a dominant diagonal."""
     if len(argv) > 1:
-        m = sp.csr_array(scipy.io.mmread(argv[1])).astype(np.float64)
+        m = read_matrix_market(argv[1])
         m.data[m.data == 0] = 1.0
     else:
         m = sp.random_array((20000, 20000), density=2e-4, format="csr", rng=3)

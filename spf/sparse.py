@@ -708,7 +708,10 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
     if not os.path.isfile(path):
         raise ArgumentError(f"read_matrix_market: no such file: {os.fspath(path)!r}")
     try:
-        raw = io.mmread(os.fspath(path))
+        try:  # scipy >= 1.15: a sparse array (1.18 warns when spmatrix= is left out)
+            raw = io.mmread(os.fspath(path), spmatrix=False)
+        except TypeError:
+            raw = io.mmread(os.fspath(path))
     except (ValueError, OSError) as err:
         raise ArgumentError(f"read_matrix_market: cannot read {os.fspath(path)!r}: {err}") from err
     if not sparse.issparse(raw):

@@ -113,7 +113,9 @@ class CupyRuntime:
             self._functions[key] = module.get_function(kernel)
         fn = self._functions[key]
         stream = int(self.cupy.cuda.get_current_stream().ptr)
-        self.driver.launchKernel(int(fn.ptr), *grid, *block, 0, stream, params, 0)
+        # CuPy >= 13: get_function gives a RawKernel, whose driver function is .kernel
+        function = fn.kernel if hasattr(fn, "kernel") else fn
+        self.driver.launchKernel(int(function.ptr), *grid, *block, 0, stream, params, 0)
 
     def synchronize(self) -> None:
         self.rt.deviceSynchronize()

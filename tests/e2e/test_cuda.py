@@ -24,7 +24,7 @@ from spf.errors import ArgumentError, IllegalScheduleError, SpfError
 from spf.runtime import threads
 from spf.runtime.cuda import build_nvcc, compile_kernel, emulation_source
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
-from spf.sparse import csr_args
+from spf.sparse import csr_args, read_matrix_market
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -531,12 +531,10 @@ def test_spmv_one_row_per_thread(
 
 
 def test_spmv_on_suitesparse(suitesparse_dir: Path) -> None:
-    import scipy.io
-
     path = suitesparse_dir / "west0067.mtx"
     if not path.is_file():
         pytest.skip(f"{path} not present")
-    A = sp.csr_array(scipy.io.mmread(path))
+    A = read_matrix_market(path)
     k = spmv.build(32).compile(target="cuda", emulate=True)
     x = np.random.default_rng(0).random(A.shape[1])
     y = np.zeros(A.shape[0])
@@ -786,3 +784,32 @@ def test_copies_created_last_and_ordered_first_run_emulated() -> None:
     a = np.arange(100.0)
     late.compile(target="cuda", emulate=True)(a=a)
     np.testing.assert_array_equal(a, 2 * np.arange(100.0))
+
+
+def test_nvcc_targets_the_gpus_nvidia_smi_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a GPU, nvcc builds its machine code (no PTX compiled at the first launch); without
+    one, or for a GPU nvcc cannot target, nvcc's default target."""
+    from spf.runtime import cuda
+
+    def fake(smi: str, code: int, arches: str) -> Any:
+        def run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+            if argv[0] == "nvidia-smi":
+                return subprocess.CompletedProcess(argv, code, smi, "")
+            return subprocess.CompletedProcess(argv, 0, arches, "")
+
+        return run
+
+    arches = "compute_75\ncompute_80\ncompute_90\n"
+    cases = [
+        (("9.0\n", 0), ("-gencode=arch=compute_90,code=[sm_90,compute_90]",)),
+        (
+            ("9.0\n8.0\n9.0\n", 0),
+            tuple(f"-gencode=arch=compute_{c},code=[sm_{c},compute_{c}]" for c in ("80", "90")),
+        ),
+        (("", 9), ()),  # nvidia-smi fails: no GPU
+        (("12.1\n", 0), ()),  # a GPU this nvcc cannot target
+    ]
+    for (out, code), want in cases:
+        monkeypatch.setattr(cuda, "_ARCH_FLAGS", {})
+        monkeypatch.setattr(cuda.subprocess, "run", fake(out, code, arches))
+        assert cuda.gpu_arch_flags("nvcc") == want

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.io
 import scipy.sparse as sp
 
 import spf
@@ -24,7 +23,7 @@ from spf.codegen.hls import generate
 from spf.codegen.hls_check import check
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime.hls import HlsKernel, compile_hls
-from spf.sparse import csr_args
+from spf.sparse import csr_args, read_matrix_market
 from spf.testing import random_csr
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,7 +233,7 @@ def test_spmv_csr_on_suitesparse_matrices(suitesparse_dir: Path, cache: str) -> 
     paths = sorted(suitesparse_dir.glob("*.mtx"))[:4]
     assert paths
     for path in paths:
-        mat = sp.csr_matrix(scipy.io.mmread(str(path)))
+        mat = sp.csr_matrix(read_matrix_market(path))
         if mat.shape[0] > 10_000:
             continue
         mat.sum_duplicates()

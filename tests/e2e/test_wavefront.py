@@ -12,14 +12,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-import scipy.io
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
 import spf
 from spf import ArgumentError, CodegenError, IllegalScheduleError, kernels
 from spf.runtime.plan import MIN_PARALLEL_ROWS, MIN_ROWS_PER_LEVEL, Plan, WavefrontKernel
-from spf.sparse import sptrsv_args
+from spf.sparse import read_matrix_market, sptrsv_args
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,7 +33,7 @@ def lower(n: int, density: float, seed: int) -> sp.csr_array:
 
 
 def tril_with_diag(path: Path) -> sp.csr_array:
-    m = sp.csr_array(scipy.io.mmread(path))
+    m = read_matrix_market(path)
     if m.dtype.kind not in "fc":
         m = m.astype(np.float64)
     m.data[:] = np.where(m.data == 0, 1.0, m.data)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
 from mpi4py import MPI
 
@@ -21,6 +20,7 @@ import spf
 import spf.mpi
 from spf import kernels
 from spf.bench.mpi_cg import cg_step
+from spf.sparse import read_matrix_market
 
 COMM = MPI.COMM_WORLD
 RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
@@ -101,7 +101,7 @@ def spmv_cases(paths: list[str]) -> None:
         SIZE == 1 or stats["entries_received"] == g * neighbours,
     )
     for path in paths:
-        matrix = sp.csr_array(scipy.io.mmread(path)).astype(np.float64)
+        matrix = read_matrix_market(path)
         matrix.sort_indices()
         check_spmv(path.rsplit("/", 1)[-1], matrix, k32, "int32")
     # a second call with the same index arrays reuses the plan; changed values take effect
