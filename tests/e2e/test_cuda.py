@@ -813,3 +813,44 @@ def test_nvcc_targets_the_gpus_nvidia_smi_names(monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setattr(cuda, "_ARCH_FLAGS", {})
         monkeypatch.setattr(cuda.subprocess, "run", fake(out, code, arches))
         assert cuda.gpu_arch_flags("nvcc") == want
+
+
+def test_cupy_runtime_launches_cupy_13_and_later_raw_kernels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CuPy >= 13's ``RawModule.get_function`` returns a ``RawKernel``, whose driver function
+    (with the pointer ``launchKernel`` takes) is ``.kernel``; older CuPy returned the
+    ``Function`` itself. Both launch (the first failed at every launch on a GPU with CuPy 14)."""
+    import sys
+    import types
+
+    from spf.runtime.gpu import CupyRuntime
+
+    launched: list[int] = []
+
+    class Function:
+        def __init__(self, ptr: int) -> None:
+            self.ptr = ptr
+
+    class RawKernel:  # no .ptr of its own
+        def __init__(self, ptr: int) -> None:
+            self.kernel = Function(ptr)
+
+    class RawModule:
+        def __init__(self, code: str, options: tuple[str, ...]) -> None:
+            self.code = code
+
+        def get_function(self, name: str) -> object:
+            return RawKernel(1234) if name == "new" else Function(5678)
+
+    cuda = types.SimpleNamespace(
+        runtime=types.SimpleNamespace(),
+        driver=types.SimpleNamespace(launchKernel=lambda f, *rest: launched.append(f)),
+        get_current_stream=lambda: types.SimpleNamespace(ptr=0),
+    )
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(RawModule=RawModule, cuda=cuda))
+    rt = CupyRuntime()
+    module = rt.load("source", ["new", "old"])
+    rt.launch(module, "new", (1, 1, 1), (32, 1, 1), [], 0)
+    rt.launch(module, "old", (1, 1, 1), (32, 1, 1), [], 0)
+    assert launched == [1234, 5678]
