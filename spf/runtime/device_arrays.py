@@ -14,8 +14,7 @@ call: device memory can change between calls, so nothing is remembered by addres
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,22 +23,17 @@ from spf.errors import ArgumentError
 INTERFACE = "__cuda_array_interface__"
 
 
-@dataclass(frozen=True)
-class DeviceArray:
-    """One argument's device memory, as its ``__cuda_array_interface__`` describes it."""
+class DeviceArray(NamedTuple):
+    """One argument's device memory, as its ``__cuda_array_interface__`` describes it (a
+    named tuple: made on every call with a device array, so cheap to build)."""
 
     name: str
     ptr: int
     dtype: np.dtype[Any]
     shape: tuple[int, ...]
     readonly: bool
-
-    @property
-    def size(self) -> int:
-        count = 1
-        for extent in self.shape:
-            count *= extent
-        return count
+    size: int
+    """The number of elements."""
 
     @property
     def nbytes(self) -> int:
@@ -82,9 +76,8 @@ def has_interface(value: object) -> bool:
 def read(name: str, value: object, iface: Mapping[str, Any]) -> DeviceArray:
     """The :class:`DeviceArray` ``iface`` describes; ArgumentError naming ``name`` for an
     interface spf cannot use (a mask, strides that are not C-contiguous, misalignment)."""
-    what = type(value).__name__
     try:
-        shape = tuple(int(e) for e in iface["shape"])
+        shape = tuple(map(int, iface["shape"]))
         dtype = np.dtype(iface["typestr"])
         data = iface["data"]
         ptr, readonly = (int(data[0] or 0), bool(data[1]))
@@ -93,8 +86,8 @@ def read(name: str, value: object, iface: Mapping[str, Any]) -> DeviceArray:
         mask = iface.get("mask")
     except (KeyError, TypeError, ValueError, IndexError) as err:
         raise ArgumentError(
-            f"{name}: the {INTERFACE} of this {what} is not one spf can read ({err!r}); it "
-            "needs 'shape', 'typestr' and 'data' (version 0-3)"
+            f"{name}: the {INTERFACE} of this {type(value).__name__} is not one spf can "
+            f"read ({err!r}); it needs 'shape', 'typestr' and 'data' (version 0-3)"
         ) from None
     if version > 3:
         raise ArgumentError(
@@ -113,16 +106,16 @@ def read(name: str, value: object, iface: Mapping[str, Any]) -> DeviceArray:
             f"a contiguous copy (cupy.ascontiguousarray({name}), {name}.contiguous() in "
             "PyTorch) and read any result from the copy"
         )
-    found = DeviceArray(name, ptr, dtype, shape, readonly)
-    if found.size and not ptr:
-        raise ArgumentError(
-            f"{name}: the device array has {found.size} elements but a null data pointer"
-        )
-    if found.size and ptr % max(1, dtype.alignment):
+    size = 1
+    for extent in shape:
+        size *= extent
+    if size and not ptr:
+        raise ArgumentError(f"{name}: the device array has {size} elements but a null data pointer")
+    if size and ptr % dtype.alignment:
         raise ArgumentError(
             f"{name}: the device array's data (0x{ptr:x}) is not aligned for {dtype}; copy it"
         )
-    return found
+    return DeviceArray(name, ptr, dtype, shape, readonly, size)
 
 
 def c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
