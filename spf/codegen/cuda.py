@@ -475,9 +475,10 @@ class CudaPrinter(CPrinter):
             "  /* per array argument: d = may be a device array */"
         )
         out.function(f"{f}_spf_device_args", f"const char *{f}_spf_device_args(void)")
-        out.line(
+        out.line(  # after the work queued on any stream (the array's producer's)
             f'extern "C" int {f}_spf_to_host(void *dst, const void *src, size_t bytes) '
-            "{ return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess; }"
+            "{ return cudaDeviceSynchronize() != cudaSuccess || "
+            "cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess; }"
         )
         out.function(
             f"{f}_spf_to_host", f"int {f}_spf_to_host(void *dst, const void *src, size_t bytes)"
