@@ -349,6 +349,7 @@ class CudaPrinter(CPrinter):
         self.explicit = any(o.kind in ("host_to_device", "device_to_host") for o in ops)
         self.host_calls = self._host_calls(program.body)
         self.deps = self._macro_identifiers()
+        self._codes: str | None = None  # _device_codes, once
 
     # ------------------------------------------------------------------ analysis
 
@@ -551,6 +552,8 @@ class CudaPrinter(CPrinter):
         Layer IV copy names it (its device and host copies differ by design), ``m`` it
         lives in constant, shared or local memory. The runtime reads it back
         (``name_spf_device_args``) to refuse device arrays with a clear message."""
+        if self._codes is not None:
+            return self._codes
         host = self._uses(self._names(self.p.body, host=True))
         copied = {
             s.operation.buffer
@@ -569,7 +572,8 @@ class CudaPrinter(CPrinter):
                 codes.append("h")
             else:
                 codes.append("d")
-        return "".join(codes)
+        self._codes = "".join(codes)
+        return self._codes
 
     def _device_arguments(self, out: Emitter, codes: str) -> None:
         """Refuse device memory where host code needs host memory (the runtime refuses it
