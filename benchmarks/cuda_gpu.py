@@ -9,11 +9,19 @@ tiled transpose and the shared-memory GEMM, through each route that is there: ``
 whole ``.cu`` built by nvcc) and ``cupy`` (kernels by NVRTC, host part by g++ behind the
 bridge).
 
+Device arrays: the same SpMV checks with every array already on the device (CuPy arrays;
+under ``--emulate``, numpy arrays behind ``__cuda_array_interface__``, as the emulator's
+device memory is host memory), with check=True and check=False, and with host and device
+arrays mixed.
+
 Timing (GPU only; medians of interleaved repeats, so quote ratios): the kernel alone, timed
 with CUDA events around each launch (spf through a CuPy runtime that records them; CuPy's
-cuSPARSE SpMV, cuBLAS DGEMM and transpose copy on device-resident arrays), and a whole call
+cuSPARSE SpMV, cuBLAS DGEMM and transpose copy on device-resident arrays), a whole call
 from numpy arrays (spf's call allocates, copies in, launches, copies out and frees; CuPy's
-the same: ``cp.asarray`` of each input, the product, ``.get()``).
+the same: ``cp.asarray`` of each input, the product, ``.get()``), and a whole call on
+arrays already on the device (spf's call on CuPy arrays, check=False: no allocation and no
+copy, a device synchronization before and after; CuPy's ``A @ x`` and a synchronization),
+wall clock per call over 20 calls back to back.
 """
 
 from __future__ import annotations
@@ -90,6 +98,61 @@ def poisson(k: int) -> sp.csr_array:
     return sp.csr_array(sp.kron(t, e) + sp.kron(e, t))
 
 
+class OnDevice:
+    """A numpy array presented as device memory (``__cuda_array_interface__``): what the
+    emulator, whose device memory is host memory, runs on in place of a CuPy array."""
+
+    def __init__(self, host: np.ndarray[Any, Any]) -> None:
+        self.host = host
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        a = self.host
+        return {
+            "shape": a.shape,
+            "typestr": a.dtype.str,
+            "data": (a.ctypes.data, False),
+            "version": 3,
+            "strides": None,
+        }
+
+
+def device_kit(label: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """``(to_device, to_host)`` for a route: CuPy on a GPU, :class:`OnDevice` emulated."""
+    if label == "emulate":
+        return OnDevice, operator.attrgetter("host")
+    import cupy
+
+    return cupy.asarray, cupy.asnumpy
+
+
+def check_device_arrays(
+    label: str, k: Any, matrices: list[tuple[str, Any]], rng: np.random.Generator
+) -> None:
+    """SpMV on device arrays (all on the device, checked and not; y alone on the device)."""
+    to_device, to_host = device_kit(label)
+    for what, A in matrices:
+        A = sp.csr_array(A)
+        x = rng.standard_normal(A.shape[1])
+        y0 = rng.standard_normal(A.shape[0])
+        want = y0 + A @ x
+        scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+        args = csr_args(A, index_dtype="int32")
+        dev = {n: to_device(v) if isinstance(v, np.ndarray) else v for n, v in args.items()}
+        for check in (True, False):
+            yd = to_device(y0.copy())
+            k(y=yd, x=to_device(x), check=check, **dev)
+            assert np.allclose(to_host(yd), want, rtol=1e-10, atol=1e-12 * scale), (
+                f"SpMV {label} on device arrays, check={check}, {what}"
+            )
+        yd = to_device(y0.copy())
+        k(y=yd, x=x, **args)
+        assert np.allclose(to_host(yd), want, rtol=1e-10, atol=1e-12 * scale), (
+            f"SpMV {label}, y on the device, the rest on the host, {what}"
+        )
+    print(f"  SpMV {label:>8} on device arrays: {len(matrices)} matrices match scipy", flush=True)
+
+
 def check_routes(routes: list[dict[str, Any]]) -> None:
     rng = np.random.default_rng(7)
     matrices = [
@@ -120,6 +183,8 @@ def check_routes(routes: list[dict[str, Any]]) -> None:
             print(
                 f"  SpMV {label:>8} {index_dtype}: {len(matrices)} matrices match scipy", flush=True
             )
+            if index_dtype == "int32":
+                check_device_arrays(label, k, matrices, rng)
         t = transpose(32).compile(target="cuda", **opts)
         for n in (0, 1, 31, 33, 1000):
             A = rng.random((n, n), dtype=np.float32)
@@ -293,6 +358,25 @@ def spmv_rows(
         wall, lambda: nvcc(y=y0.copy(), x=x, **args, check=False)
     )
     fns["CuPy call from numpy"] = partial(wall, cupy_call)
+    # arrays already on the device: spf's call uses them in place (no allocation, no copy)
+    on_device = {n: cp.asarray(v) if isinstance(v, np.ndarray) else v for n, v in args.items()}
+    yd_check = cp.asarray(y0)
+    nvcc(y=yd_check, x=xd, **on_device)  # check=True: the index arrays copied for the check
+    assert np.allclose(cp.asnumpy(yd_check), want), f"SpMV {what} on device arrays"
+    y_dev = cp.asarray(y0)  # accumulates over the timing calls: timing only
+
+    def device_calls(fn: Callable[[], object], times: int = 20) -> float:
+        cp.cuda.runtime.deviceSynchronize()
+        t0 = time.perf_counter()
+        for _ in range(times):
+            fn()
+        cp.cuda.runtime.deviceSynchronize()
+        return (time.perf_counter() - t0) / times
+
+    fns["spf call on device arrays (nvcc)"] = partial(
+        device_calls, lambda: nvcc(y=y_dev, x=xd, **on_device, check=False)
+    )
+    fns["CuPy A @ x on device, synchronized"] = partial(device_calls, lambda: Ad @ xd)
     med = median_interleaved(fns, repeats)
     nbytes = A.nnz * 12 + n * (4 + 16) + A.shape[1] * 8
     print(f"\nSpMV {what}: {n} rows, {A.nnz} nonzeros (at least {nbytes / 1e6:.0f} MB moved)")
@@ -307,6 +391,13 @@ def spmv_rows(
             f"SpMV {what}: call from numpy",
             med["spf call from numpy (nvcc)"],
             med["CuPy call from numpy"],
+        )
+    )
+    ROWS.append(
+        (
+            f"SpMV {what}: call on device arrays",
+            med["spf call on device arrays (nvcc)"],
+            med["CuPy A @ x on device, synchronized"],
         )
     )
 

@@ -29,17 +29,24 @@ write ``constant`` memory. A
 printed, but its sequential meaning is not the GPU's, so the check refuses it: only
 ``check=False`` prints it, on the user's responsibility.
 
-The host function ``int name(<the C signature>, const int64_t *spf_count)`` takes host
-pointers and the element count of each array argument (in signature order), allocates
-device memory, copies in what the kernels use, launches, copies out what they write, frees,
-and returns 0 (or 1, with the message in ``name_spf_error()``). With statements on the host
-too, the copies go around each launch. Layer IV operations ``host_to_device`` /
-``device_to_host`` replace the implicit copies (they are then exactly where the schedule
-puts them); ``barrier`` is ``__syncthreads()`` in a kernel and ``cudaDeviceSynchronize()``
-on the host. Buffers: ``shared`` -> ``__shared__``, ``local`` / ``stack`` -> a per-thread
-array (in a kernel; a host array when only host code uses it), ``constant`` ->
-``__constant__`` filled with ``cudaMemcpyToSymbol``, ``global`` -> device memory like any
-array argument.
+The host function ``int name(<the C signature>, const int64_t *spf_count, const unsigned
+char *spf_on_device)`` takes host pointers and the element count of each array argument (in
+signature order), allocates device memory, copies in what the kernels use, launches, copies
+out what they write, frees, and returns 0 (or 1, with the message in ``name_spf_error()``).
+With statements on the host too, the copies go around each launch. An array argument whose
+``spf_on_device`` flag is set is already device memory (a CuPy / PyTorch array): the host
+function launches on it as given, with no allocation, copy or free, after a
+``cudaDeviceSynchronize`` (work queued on any stream has finished). Only arguments no host
+code touches may be device memory: ``name_spf_device_args()`` says which, one letter per
+array argument (``d``: may; ``h``: host statements use it; ``x``: a Layer IV copy names it;
+``m``: constant/shared/local memory), and ``name_spf_to_host`` copies device memory to the
+host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`). Layer IV
+operations ``host_to_device`` / ``device_to_host`` replace the implicit copies (they are
+then exactly where the schedule puts them); ``barrier`` is ``__syncthreads()`` in a kernel
+and ``cudaDeviceSynchronize()`` on the host. Buffers: ``shared`` -> ``__shared__``,
+``local`` / ``stack`` -> a per-thread array (in a kernel; a host array when only host code
+uses it), ``constant`` -> ``__constant__`` filled with ``cudaMemcpyToSymbol``, ``global`` ->
+device memory like any array argument.
 
 Kernels are launched through one macro, ``SPF_LAUNCH(kernel, grid, block, args...)``:
 ``kernel<<<grid, block>>>(args...)`` under nvcc, and whatever the including header defines
@@ -342,6 +349,7 @@ class CudaPrinter(CPrinter):
         self.explicit = any(o.kind in ("host_to_device", "device_to_host") for o in ops)
         self.host_calls = self._host_calls(program.body)
         self.deps = self._macro_identifiers()
+        self._codes: str | None = None  # _device_codes, once
 
     # ------------------------------------------------------------------ analysis
 
@@ -458,10 +466,24 @@ class CudaPrinter(CPrinter):
     def _host_function(self, out: Emitter, body: str) -> None:
         f = self.fname
         decls = [self._host_decl(a) for a in self.p.signature.args]
-        decls.append("const int64_t *spf_count")
+        decls += ["const int64_t *spf_count", "const unsigned char *spf_on_device"]
         out.line("static char spf_message[512];")
         out.line(f'extern "C" const char *{f}_spf_error(void) {{ return spf_message; }}')
         out.function(f"{f}_spf_error", f"const char *{f}_spf_error(void)")
+        codes = self._device_codes()
+        out.line(
+            f'extern "C" const char *{f}_spf_device_args(void) {{ return "{codes}"; }}'
+            "  /* per array argument: d = may be a device array */"
+        )
+        out.function(f"{f}_spf_device_args", f"const char *{f}_spf_device_args(void)")
+        out.line(  # after the work queued on any stream (the array's producer's)
+            f'extern "C" int {f}_spf_to_host(void *dst, const void *src, size_t bytes) '
+            "{ return cudaDeviceSynchronize() != cudaSuccess || "
+            "cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess; }"
+        )
+        out.function(
+            f"{f}_spf_to_host", f"int {f}_spf_to_host(void *dst, const void *src, size_t bytes)"
+        )
         out.line(
             "#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != "
             'cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, '
@@ -476,6 +498,7 @@ class CudaPrinter(CPrinter):
             for a in self.p.signature.args:
                 out.line(f"(void){a.name};")
             out.line("(void)spf_count;")
+            out.line("(void)spf_on_device;")
             device = self._device_arrays()
             for a in device:
                 out.line(f"{a.ctype} *{DEVICE_PREFIX}{a.name} = 0;")
@@ -492,12 +515,18 @@ class CudaPrinter(CPrinter):
                         f'if ({names}) {{ snprintf(spf_message, sizeof spf_message, "out of '
                         f'host memory"); spf_status = 1; goto spf_done; }}'
                     )
+                self._device_arguments(out, codes)
                 for a in device:
                     index = self.arrays.index(a)
-                    out.line(
-                        f"SPF_CHECK(cudaMalloc((void **)&{DEVICE_PREFIX}{a.name}, "
+                    dev = f"{DEVICE_PREFIX}{a.name}"
+                    alloc = (
+                        f"SPF_CHECK(cudaMalloc((void **)&{dev}, "
                         f"(size_t)spf_count[{index}] * sizeof({a.ctype})));"
                     )
+                    if codes[index] == "d":  # a device array: its own memory, no copies
+                        out.line(f"if (spf_on_device[{index}]) {dev} = ({a.ctype} *){a.name};")
+                        alloc = f"else {alloc}"
+                    out.line(alloc)
                 whole = not self.explicit and not self.host_calls
                 used = sorted({n for k in self.kernels for n in k.arrays})
                 if whole:
@@ -509,10 +538,57 @@ class CudaPrinter(CPrinter):
             out.line("}")
             out.line("spf_done:")
             for a in device:
-                out.line(f"cudaFree({DEVICE_PREFIX}{a.name});")
+                index = self.arrays.index(a)
+                mine = f"if (!spf_on_device[{index}]) " if codes[index] == "d" else ""
+                out.line(f"{mine}cudaFree({DEVICE_PREFIX}{a.name});")
             for name, _, _ in heap:
                 out.line(f"free({name});")
             out.line("return spf_status;")
+
+    def _device_codes(self) -> str:
+        """One letter per array argument (signature order): ``d`` when the caller may pass
+        memory already on the device (the host function then uses it in place: no
+        allocation, no copies), else why not: ``h`` host code reads or writes it, ``x`` a
+        Layer IV copy names it (its device and host copies differ by design), ``m`` it
+        lives in constant, shared or local memory. The runtime reads it back
+        (``name_spf_device_args``) to refuse device arrays with a clear message."""
+        if self._codes is not None:
+            return self._codes
+        host = self._uses(self._names(self.p.body, host=True))
+        copied = {
+            s.operation.buffer
+            for s in self.p.stmts
+            if s.operation is not None
+            and s.operation.kind in ("host_to_device", "device_to_host")
+            and s.operation.buffer
+        }
+        codes = []
+        for a in self.arrays:
+            if self._scope(a.name) != "global":
+                codes.append("m")
+            elif a.name in copied:
+                codes.append("x")
+            elif a.name in host:
+                codes.append("h")
+            else:
+                codes.append("d")
+        self._codes = "".join(codes)
+        return self._codes
+
+    def _device_arguments(self, out: Emitter, codes: str) -> None:
+        """Refuse device memory where host code needs host memory (the runtime refuses it
+        first, with the argument's name); with device arrays, wait for the work queued
+        before the call on any stream (their producers')."""
+        refused = [f"spf_on_device[{k}]" for k, c in enumerate(codes) if c != "d"]
+        if refused:
+            out.line(
+                f"if ({' || '.join(refused)}) {{ snprintf(spf_message, sizeof spf_message, "
+                '"a device array for an argument the host code needs on the host"); '
+                "spf_status = 1; goto spf_done; }"
+            )
+        taken = [f"spf_on_device[{k}]" for k, c in enumerate(codes) if c == "d"]
+        if taken:
+            out.line(f"if ({' || '.join(taken)}) SPF_CHECK(cudaDeviceSynchronize());")
 
     def _host_heap(self, body: str) -> list[tuple[str, str, str]]:
         """Host arrays of the function: its locals, and the buffers it owns (not allocated
@@ -550,6 +626,7 @@ class CudaPrinter(CPrinter):
         return b.scope if b is not None else "global"
 
     def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
+        codes = self._device_codes()
         for a in self.arrays:
             if a.name not in names or (direction == "out" and a.const):
                 continue
@@ -565,10 +642,15 @@ class CudaPrinter(CPrinter):
                     )
                 continue
             dev = f"{DEVICE_PREFIX}{a.name}"
+            mine = f"if (!spf_on_device[{index}]) " if codes[index] == "d" else ""
             if direction == "in":
-                out.line(f"SPF_CHECK(cudaMemcpy({dev}, {a.name}, {size}, cudaMemcpyHostToDevice));")
+                out.line(
+                    f"{mine}SPF_CHECK(cudaMemcpy({dev}, {a.name}, {size}, cudaMemcpyHostToDevice));"
+                )
             else:
-                out.line(f"SPF_CHECK(cudaMemcpy({a.name}, {dev}, {size}, cudaMemcpyDeviceToHost));")
+                out.line(
+                    f"{mine}SPF_CHECK(cudaMemcpy({a.name}, {dev}, {size}, cudaMemcpyDeviceToHost));"
+                )
 
     # ------------------------------------------------------------------ host code
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from spf.errors import ArgumentError, CodegenError, VerifyError
 from spf.runtime.checks import Array, UFCheck
+from spf.runtime.device_arrays import has_interface
 from spf.sets.expr import Evaluator, compile_expr
 
 if TYPE_CHECKING:
@@ -101,6 +102,14 @@ class _Data:
         name, label, dtype = self.name, self.label, self.dtype
         if not (isinstance(value, np.ndarray) and issubclass(type(value), np.ndarray)):
             what = "index array (UF)" if self.is_uf else "data space"
+            if has_interface(value):
+                runs = "this kernel runs" if self.writer == "the kernel" else "this runs"
+                return ArgumentError(
+                    f"{label}: a device array ({type(value).__name__}, with "
+                    f"__cuda_array_interface__) for {what} {name!r}, but {runs} on the host; "
+                    f"pass a numpy array (e.g. cupy.asnumpy({name}), {name}.cpu().numpy()), "
+                    "or compile with target='cuda', whose kernels take device arrays"
+                )
             return ArgumentError(
                 f"{label}: expected a numpy array of dtype {dtype} for {what} {name!r}, got "
                 f"{type(value).__name__}; pass np.asarray({name}, dtype=np.{dtype})"
@@ -388,11 +397,18 @@ class Binder:
         if self._facts is not None:
             self._facts.by_content = remembers
 
-    def check(self, arrays: list[Array], params: dict[str, int]) -> None:
+    def check(
+        self,
+        arrays: list[Array],
+        params: dict[str, int],
+        skip_overlap: frozenset[int] = frozenset(),
+    ) -> None:
         """What a ``check=True`` call checks in Python before the checked function, on
-        arguments :meth:`bind` accepted with ``check=False``."""
+        arguments :meth:`bind` accepted with ``check=False``; ``skip_overlap``: positions
+        (in :attr:`data`) the overlap test leaves out (device arrays, whose stand-ins hold
+        no memory: spf.runtime.cuda compares their addresses itself)."""
         try:
-            self._check(arrays, params)
+            self._check(arrays, params, skip_overlap)
         except ArgumentError as err:
             raise self._in_context(err) from None
 
@@ -595,9 +611,14 @@ class Binder:
             )
         return err
 
-    def _check(self, arrays: list[Array], params: dict[str, int]) -> None:
+    def _check(
+        self,
+        arrays: list[Array],
+        params: dict[str, int],
+        skip_overlap: frozenset[int] = frozenset(),
+    ) -> None:
         """The preconditions, the UF facts, and that no written array overlaps another
-        (arguments are restrict)."""
+        (arguments are restrict; those at ``skip_overlap`` are left out)."""
         if self._preconditions is not None:
             self._preconditions.check(params)
         data, in_loop = self.data, self.in_loop
@@ -620,19 +641,22 @@ class Binder:
             ufs = {d.name: arr for d, arr in zip(data, arrays, strict=True) if d.is_uf}
             self._facts.check(params, ufs)
         if not self.overlap_in_loop:  # else the kernel's checked function tests it
-            self._no_overlap(arrays)
+            self._no_overlap(arrays, skip_overlap)
 
-    def _no_overlap(self, arrays: Sequence[Array]) -> None:
+    def _no_overlap(self, arrays: Sequence[Array], skip: frozenset[int] = frozenset()) -> None:
         """No written array shares memory with another. Two different arrays that both own
-        their memory (``base`` None: numpy allocated each) cannot; others are asked."""
+        their memory (``base`` None: numpy allocated each) cannot; others are asked.
+        Positions in ``skip`` are left out."""
         bases = list(map(_BASE, arrays))
         data = self.data
         for i in self._written:
             mine = arrays[i]
-            if mine.size == 0:
+            if mine.size == 0 or i in skip:
                 continue
             for j, other in enumerate(arrays):
-                if j == i or (other is not mine and bases[i] is None and bases[j] is None):
+                if j == i or j in skip:
+                    continue
+                if other is not mine and bases[i] is None and bases[j] is None:
                     continue
                 if np.may_share_memory(mine, other):
                     other_name = data[j].name if self.context is None else repr(data[j].name)

@@ -1,7 +1,9 @@
 """Running generated CUDA: ``compile(target="cuda")`` (docs/backends/c.md).
 
 One ``.cu`` text (:mod:`spf.codegen.cuda`), three ways to run it, one call convention (the C
-kernels': numpy arrays and parameters by name, outputs written in place):
+kernels': numpy arrays and parameters by name, outputs written in place; any array argument
+no host statement uses may instead be a device array, an object with
+``__cuda_array_interface__``, used in place: :mod:`spf.runtime.device_arrays`):
 
 * ``emulate=True``: the text is compiled as C++ by g++ behind ``spf_cuda_emu.h`` (kernels
   run on the CPU, one fiber per CUDA thread, ``__syncthreads`` a barrier of the block's
@@ -14,9 +16,12 @@ kernels': numpy arrays and parameters by name, outputs written in place):
   part by g++ behind ``spf_cuda_bridge.h``, whose ``cudaMalloc``, ``cudaMemcpy`` and launch
   macro call back into that runtime.
 
-The host function is ``int name(<signature>, const int64_t *spf_count)``: ``spf_count``
-holds the element count of each array argument, so device buffers have the arrays' real
-sizes; a non-zero return raises :class:`~spf.errors.SpfError` with ``name_spf_error()``.
+The host function is ``int name(<signature>, const int64_t *spf_count, const unsigned char
+*spf_on_device)``: ``spf_count`` holds the element count of each array argument, so device
+buffers have the arrays' real sizes, and ``spf_on_device`` flags the arguments passed as
+device memory; a non-zero return raises :class:`~spf.errors.SpfError` with
+``name_spf_error()``. With ``check=True``, device index arrays are copied to the host for
+the checks on every call (through ``name_spf_to_host``); ``check=False`` copies nothing.
 :func:`build_nvcc` compiles a ``.cu`` with nvcc, cached by content hash like C builds.
 """
 
@@ -34,6 +39,7 @@ import cffi
 import numpy as np
 
 from spf.errors import ArgumentError, CodegenError, CompileError, ToolchainError
+from spf.runtime import device_arrays
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
 from spf.runtime.cache import CacheEntry, atomic_write, cache_key, remove_quietly, resolve_cache_dir
@@ -44,8 +50,19 @@ if TYPE_CHECKING:
 
     from spf.codegen.signature import Arg, Signature
     from spf.codegen.unit import TranslationUnit
+    from spf.runtime.device_arrays import DeviceArray
     from spf.runtime.gpu import GpuRuntime
 
+_WHY = {
+    "h": "statements that run on the host read or write it",
+    "x": "a Layer IV copy (host_to_device / device_to_host) names it",
+    "m": "it lives in constant, shared or local memory",
+}
+"""Why an argument must be a host array (the host function's codes, spf.codegen.cuda)."""
+_HOW = {
+    "h": ", or map those statements to the GPU too (gpu / tile_gpu)",
+    "x": ", or leave out the explicit copies (the data is already on the device)",
+}
 EMULATOR_HEADER = "spf_cuda_emu.h"
 BRIDGE_HEADER = "spf_cuda_bridge.h"
 NVCC_FLAGS = ("-O3", "-shared", "-Xcompiler", "-fPIC")
@@ -82,14 +99,15 @@ def emulation_source(source: str, name: str, bridge: bool = False) -> str:
 
 
 def host_prototype(signature: Signature) -> str:
-    """``int name(<args>, const int64_t *spf_count)`` (no restrict: cffi declares it)."""
+    """``int name(<args>, const int64_t *spf_count, const unsigned char *spf_on_device)``
+    (no restrict: cffi declares it)."""
     decls = []
     for a in signature.args:
         if a.kind == "param":
             decls.append(f"{a.ctype} {a.name}")
         else:
             decls.append(f"{'const ' if a.const else ''}{a.ctype} *{a.name}")
-    decls.append("const int64_t *spf_count")
+    decls += ["const int64_t *spf_count", "const unsigned char *spf_on_device"]
     return f"int {signature.function}({', '.join(decls)})"
 
 
@@ -254,7 +272,11 @@ class CudaKernel:
                 raise ArgumentError(
                     "an argument named 'check' clashes with kernel(check=...); rename it"
                 )
-        cdef = f"{self.signature};\nconst char *{self.name}_spf_error(void);\n"
+        cdef = (
+            f"{self.signature};\nconst char *{self.name}_spf_error(void);\n"
+            f"const char *{self.name}_spf_device_args(void);\n"
+            f"int {self.name}_spf_to_host(void *dst, const void *src, size_t bytes);\n"
+        )
         if gpu is not None:
             cdef += _BRIDGE_CDEF
         if mode == "emulate":
@@ -262,8 +284,14 @@ class CudaKernel:
         self._ffi, self._lib = _load(self.path, cdef, self.command)
         self._fn = getattr(self._lib, self.name)
         self._error_fn = getattr(self._lib, f"{self.name}_spf_error")
+        self._to_host_fn = getattr(self._lib, f"{self.name}_spf_to_host")
+        codes = self._ffi.string(getattr(self._lib, f"{self.name}_spf_device_args")())
+        self._device_codes: str = codes.decode()
+        """Per array argument: ``d`` when it may be a device array (spf.codegen.cuda)."""
+        self._stand_ins: dict[tuple[Any, ...], np.ndarray[Any, Any]] = {}
         self._binder = Binder(signature)
         self._ctypes = tuple(self._ffi.typeof(f"{d.arg.ctype}[]") for d in self._binder.data)
+        self._pointers = tuple(self._ffi.typeof(f"{d.arg.ctype} *") for d in self._binder.data)
         self._gpu = gpu
         self._module = module
         self._failure: BaseException | None = None
@@ -290,17 +318,31 @@ class CudaKernel:
         """Run the host function on arrays bound by name; outputs are written in place."""
         if positional:
             raise self._binder.positional(len(positional))
-        params, arrays = self._binder.bind(args, check)
         ffi = self._ffi
+        self._failure = None
+        if self._table is not None:
+            self._lib.spf_cuda_set_bridge(self._table)
+        devices = self._devices(args)
+        if devices:
+            params, arrays = self._bind_devices(args, devices, check)
+        else:
+            params, arrays = self._binder.bind(args, check)
         counts = np.array([a.size for a in arrays], dtype=np.int64)
-        bound = [ffi.from_buffer(t, a) for t, a in zip(self._ctypes, arrays, strict=True)]
+        on_device = np.zeros(len(arrays), dtype=np.uint8)
+        bound = []
+        data = self._binder.data
+        for k, (t, d, a) in enumerate(zip(self._ctypes, data, arrays, strict=True)):
+            found = devices.get(d.name)
+            if found is None:
+                bound.append(ffi.from_buffer(t, a))
+            else:  # the device memory as given: the host function neither copies nor frees it
+                bound.append(ffi.cast(self._pointers[k], found.ptr))
+                on_device[k] = 1
         it, cargs = iter(bound), []
         for a in self.arguments:
             cargs.append(params[a.name] if a.kind == "param" else next(it))
         cargs.append(ffi.from_buffer("int64_t[]", counts))
-        self._failure = None
-        if self._table is not None:
-            self._lib.spf_cuda_set_bridge(self._table)
+        cargs.append(ffi.from_buffer("unsigned char[]", on_device))
         try:
             status = self._fn(*cargs)
         finally:
@@ -312,6 +354,90 @@ class CudaKernel:
             raise ToolchainError(
                 f"CUDA kernel {self.name} ({self.mode}) failed: {message}"
             ) from failure
+
+    # ------------------------------------------------------------------ device arrays
+
+    def _devices(self, args: dict[str, object]) -> dict[str, DeviceArray]:
+        """The arguments given as device arrays (``__cuda_array_interface__``), read and
+        checked for what the interface alone decides; refused where the host function
+        needs the argument on the host."""
+        found: dict[str, DeviceArray] = {}
+        for k, d in enumerate(self._binder.data):
+            value = args.get(d.name)
+            iface = device_arrays.interface(d.name, value)
+            if iface is None:
+                continue
+            code = self._device_codes[k] if k < len(self._device_codes) else "h"
+            if code != "d":
+                raise ArgumentError(
+                    f"{d.name}: a device array ({type(value).__name__}), but {_WHY[code]} in "
+                    f"CUDA kernel {self.name}, so it must be a numpy array; pass "
+                    f"{d.name} on the host (e.g. cupy.asnumpy({d.name}), "
+                    f"{d.name}.cpu().numpy()){_HOW.get(code, '')}"
+                )
+            found[d.name] = device_arrays.read(d.name, value, iface)
+        return found
+
+    def _bind_devices(
+        self, args: dict[str, object], devices: dict[str, DeviceArray], check: bool
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """Bind a call with device arrays: the binder checks dtypes and shapes on stand-ins
+        (:func:`spf.runtime.device_arrays.stand_in`); with ``check=True`` the index arrays
+        are copied to the host, on every call, for the facts and range checks, and device
+        arrays are checked for overlap by address."""
+        if check is not True and check is not False:
+            raise ArgumentError(f"check must be True or False, got {check!r}")
+        binder = self._binder
+        given: dict[str, object] = dict(args)
+        stand_ins = self._stand_ins
+        for d in binder.data:
+            found = devices.get(d.name)
+            if found is not None:
+                look = (found.dtype, found.shape, found.readonly)
+                if look not in stand_ins:  # they hold no data: one per look will do
+                    if len(stand_ins) > 64:
+                        stand_ins.clear()
+                    stand_ins[look] = device_arrays.stand_in(found)
+                given[d.name] = stand_ins[look]
+        params, arrays = binder.bind(given, False)
+        if not check:
+            return params, arrays
+        skip = frozenset(k for k, d in enumerate(binder.data) if d.name in devices)
+        checked = list(arrays)
+        for k, d in enumerate(binder.data):
+            found = devices.get(d.name)
+            if found is not None and d.is_uf:
+                checked[k] = self._to_host(found).reshape(arrays[k].shape)
+        binder.check(checked, params, skip_overlap=skip)
+        ranges = []
+        for d, a in zip(binder.data, arrays, strict=True):
+            found = devices.get(d.name)
+            start = found.ptr if found is not None else int(a.ctypes.data)
+            ranges.append((start, start + (found.nbytes if found is not None else a.nbytes)))
+        clash = device_arrays.overlaps(
+            [d.name for d in binder.data],
+            ranges,
+            [d.writes for d in binder.data],
+            [d.name in devices for d in binder.data],
+        )
+        if clash is not None:
+            raise clash
+        return params, arrays
+
+    def _to_host(self, found: DeviceArray) -> np.ndarray[Any, Any]:
+        """A host copy of device array ``found`` (through the host code's cudaMemcpy)."""
+        out = np.empty(found.shape, dtype=found.dtype)
+        if found.nbytes:
+            ffi = self._ffi
+            dst = ffi.from_buffer("char[]", out)
+            status = self._to_host_fn(dst, ffi.cast("void *", found.ptr), found.nbytes)
+            if status != 0:
+                failure, self._failure = self._failure, None
+                raise ToolchainError(
+                    f"CUDA kernel {self.name} ({self.mode}): copying {found.name} to the host "
+                    "for check=True failed; pass check=False to skip the checks"
+                ) from failure
+        return out
 
     # ------------------------------------------------------------------ GPU bridge
 

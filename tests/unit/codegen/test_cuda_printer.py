@@ -151,14 +151,15 @@ def test_one_launch_macro_and_a_host_function_with_counts() -> None:
     assert "SPF_LAUNCH(t_k0, spf_grid, spf_block, N, spf_d_B, spf_d_A);" in src
     assert (
         'extern "C" int t(int64_t N, float *__restrict__ B, const float *__restrict__ A, '
-        "const int64_t *spf_count)" in src
+        "const int64_t *spf_count, const unsigned char *spf_on_device)" in src
     )
     assert 'extern "C" const char *t_spf_error(void)' in src
     # whole-program copies: everything used in, only what is written out
-    assert src.count("cudaMemcpyHostToDevice") == 2
-    assert "SPF_CHECK(cudaMemcpy(B, spf_d_B" in src
-    assert "SPF_CHECK(cudaMemcpy(A, spf_d_A" not in src
-    assert src.count("cudaFree(") == 2
+    host = src[src.index('extern "C" int t(') :]
+    assert host.count("cudaMemcpyHostToDevice") == 2
+    assert "SPF_CHECK(cudaMemcpy(B, spf_d_B" in host
+    assert "SPF_CHECK(cudaMemcpy(A, spf_d_A" not in host
+    assert host.count("cudaFree(") == 2
 
 
 def test_nvrtc_sees_no_host_code() -> None:
@@ -229,8 +230,9 @@ def test_host_statements_get_copies_around_each_launch() -> None:
 def test_explicit_copies_replace_the_implicit_ones() -> None:
     comp = copies_case()
     src = comp.codegen("cuda")
-    assert src.count("cudaMemcpyHostToDevice") == 2
-    assert "cudaMemcpyDeviceToHost" not in src  # no device_to_host: y stays on the device
+    host = src[src.index('extern "C" int ops(') :]
+    assert host.count("cudaMemcpyHostToDevice") == 2
+    assert "cudaMemcpyDeviceToHost" not in host  # no device_to_host: y stays on the device
     k = comp.compile(target="cuda", emulate=True)
     x, y = np.arange(5.0), np.ones(5)
     k(x=x, y=y)
@@ -454,3 +456,43 @@ def test_printed_cases_build_with_nvcc(make: Any) -> None:
 def test_constant_memory_builds_with_nvcc() -> None:
     src, _ = constant_case()
     assert build_nvcc(src, name="cl").path.is_file()
+
+
+# ----------------------------------------------------------------------------- device arrays
+
+
+def _device_codes(src: str) -> str:
+    found = re.search(r'_spf_device_args\(void\) \{ return "(\w*)"; \}', src)
+    assert found is not None
+    return found[1]
+
+
+def test_which_arguments_may_be_device_arrays() -> None:
+    """``d``: only kernels use it; ``m``: constant memory; ``x``: an explicit copy names it;
+    ``h``: a statement on the host uses it (per array argument, in signature order)."""
+    assert _device_codes(constant_case()[0]) == "dm"  # y, w
+    assert _device_codes(copies_case().codegen("cuda")) == "xx"
+    assert _device_codes(host_buffer_case().codegen("cuda")) == "hdh"  # x, y, z
+    assert _device_codes(global_buffer_case().codegen("cuda")) == "dd"
+
+
+class _OnDevice:
+    def __init__(self, host: np.ndarray[Any, Any]) -> None:
+        self.host = host
+        self.__cuda_array_interface__ = {
+            "shape": host.shape,
+            "typestr": host.dtype.str,
+            "data": (host.ctypes.data, False),
+            "version": 2,
+        }
+
+
+def test_launches_in_a_host_loop_run_on_device_arrays() -> None:
+    """Kernels launched from a host loop (``t``) read and update device arrays in place
+    across the launches, as they do their own device copies."""
+    k = steps_case().compile(target="cuda", emulate=True)
+    x, y = np.arange(5.0), np.ones(19)
+    for device in ({"x", "y"}, {"y"}, {"x"}):
+        mine = {"x": x, "y": y.copy()}
+        k(**{n: _OnDevice(v) if n in device else v for n, v in mine.items()})
+        np.testing.assert_array_equal(mine["y"], 1 + x.sum())

@@ -32,9 +32,11 @@ typedef unsigned long long uint64_t;
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
 extern "C" const char *ilu0_csr_spf_error(void) { return spf_message; }
+extern "C" const char *ilu0_csr_spf_device_args(void) { return "hhhh"; }  /* per array argument: d = may be a device array */
+extern "C" int ilu0_csr_spf_to_host(void *dst, const void *src, size_t bytes) { return cudaDeviceSynchronize() != cudaSuccess || cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess; }
 #define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
 
-extern "C" int ilu0_csr(int64_t N, int64_t NNZ, const int32_t *__restrict__ col, const int32_t *__restrict__ diag, const int32_t *__restrict__ rowptr, double *__restrict__ A, const int64_t *spf_count)
+extern "C" int ilu0_csr(int64_t N, int64_t NNZ, const int32_t *__restrict__ col, const int32_t *__restrict__ diag, const int32_t *__restrict__ rowptr, double *__restrict__ A, const int64_t *spf_count, const unsigned char *spf_on_device)
 {
   int spf_status = 0;
   spf_message[0] = 0;
@@ -45,7 +47,9 @@ extern "C" int ilu0_csr(int64_t N, int64_t NNZ, const int32_t *__restrict__ col,
   (void)rowptr;
   (void)A;
   (void)spf_count;
+  (void)spf_on_device;
   {
+    if (spf_on_device[0] || spf_on_device[1] || spf_on_device[2] || spf_on_device[3]) { snprintf(spf_message, sizeof spf_message, "a device array for an argument the host code needs on the host"); spf_status = 1; goto spf_done; }
     if (NNZ >= 2)
     {
       for (int64_t i = 0; i < N; i++)

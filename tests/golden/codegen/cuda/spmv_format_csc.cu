@@ -34,9 +34,11 @@ typedef unsigned long long uint64_t;
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
 extern "C" const char *spmv_csc_generated_spf_error(void) { return spf_message; }
+extern "C" const char *spmv_csc_generated_spf_device_args(void) { return "hhhhh"; }  /* per array argument: d = may be a device array */
+extern "C" int spmv_csc_generated_spf_to_host(void *dst, const void *src, size_t bytes) { return cudaDeviceSynchronize() != cudaSuccess || cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess; }
 #define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
 
-extern "C" int spmv_csc_generated(int64_t M, int64_t N, int64_t NNZ, const int32_t *__restrict__ colptr, const int32_t *__restrict__ row, double *__restrict__ y, const double *__restrict__ A, const double *__restrict__ x, const int64_t *spf_count)
+extern "C" int spmv_csc_generated(int64_t M, int64_t N, int64_t NNZ, const int32_t *__restrict__ colptr, const int32_t *__restrict__ row, double *__restrict__ y, const double *__restrict__ A, const double *__restrict__ x, const int64_t *spf_count, const unsigned char *spf_on_device)
 {
   int spf_status = 0;
   spf_message[0] = 0;
@@ -49,7 +51,9 @@ extern "C" int spmv_csc_generated(int64_t M, int64_t N, int64_t NNZ, const int32
   (void)A;
   (void)x;
   (void)spf_count;
+  (void)spf_on_device;
   {
+    if (spf_on_device[0] || spf_on_device[1] || spf_on_device[2] || spf_on_device[3] || spf_on_device[4]) { snprintf(spf_message, sizeof spf_message, "a device array for an argument the host code needs on the host"); spf_status = 1; goto spf_done; }
     if (NNZ >= 1 && N >= 1)
     {
       for (int64_t j = 0; j < M; j++)

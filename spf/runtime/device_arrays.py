@@ -1,0 +1,183 @@
+"""Arrays already on the GPU as CUDA kernel arguments (docs/backends/cuda.md).
+
+A CUDA kernel (:class:`spf.runtime.cuda.CudaKernel`) takes, per array argument, a numpy array
+or any object exposing ``__cuda_array_interface__`` (CuPy, PyTorch, numba; version 0-3 of
+the interface). This module reads that interface into a :class:`DeviceArray` and checks what
+numpy's flags give for host arrays: a dtype, a shape, C-contiguous strides, alignment, and
+whether it is read-only. The binder (:mod:`spf.runtime.binding`) then checks the dtype and
+shape against the signature on a :func:`stand_in`: a numpy array of the same dtype, shape and
+writeability that holds no data (never read: its memory is one element). Index arrays whose
+facts ``check=True`` verifies are copied to the host for that check instead, on every checked
+call: device memory can change between calls, so nothing is remembered by address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from spf.errors import ArgumentError
+
+INTERFACE = "__cuda_array_interface__"
+
+
+class DeviceArray(NamedTuple):
+    """One argument's device memory, as its ``__cuda_array_interface__`` describes it (a
+    named tuple: made on every call with a device array, so cheap to build)."""
+
+    name: str
+    ptr: int
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+    readonly: bool
+    size: int
+    """The number of elements."""
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+
+def interface(name: str, value: object) -> Mapping[str, Any] | None:
+    """``value``'s ``__cuda_array_interface__`` (None for numpy arrays, numbers and other
+    objects without one)."""
+    if isinstance(value, np.ndarray | int | float):
+        return None
+    try:
+        found = getattr(value, INTERFACE, None)
+    except Exception as err:  # e.g. PyTorch: a tensor that requires grad
+        raise ArgumentError(
+            f"{name}: reading its {INTERFACE} failed ({type(err).__name__}: {err}); pass a "
+            "plain device array (e.g. tensor.detach() in PyTorch) or a numpy array"
+        ) from None
+    if found is None:
+        return None
+    if not isinstance(found, Mapping):
+        raise ArgumentError(
+            f"{name}: its {INTERFACE} is a {type(found).__name__}, not a dict; pass a CuPy, "
+            "PyTorch or numba device array, or a numpy array"
+        )
+    return found
+
+
+def has_interface(value: object) -> bool:
+    """Whether ``value`` is a device array (has a ``__cuda_array_interface__``), for
+    messages: never raises."""
+    if isinstance(value, np.ndarray | int | float):
+        return False
+    try:
+        return getattr(value, INTERFACE, None) is not None
+    except Exception:
+        return True
+
+
+def read(name: str, value: object, iface: Mapping[str, Any]) -> DeviceArray:
+    """The :class:`DeviceArray` ``iface`` describes; ArgumentError naming ``name`` for an
+    interface spf cannot use (a mask, strides that are not C-contiguous, misalignment)."""
+    try:
+        shape = tuple(map(int, iface["shape"]))
+        dtype = np.dtype(iface["typestr"])
+        data = iface["data"]
+        ptr, readonly = (int(data[0] or 0), bool(data[1]))
+        version = int(iface.get("version", 0))
+        strides = iface.get("strides")
+        mask = iface.get("mask")
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise ArgumentError(
+            f"{name}: the {INTERFACE} of this {type(value).__name__} is not one spf can "
+            f"read ({err!r}); it needs 'shape', 'typestr' and 'data' (version 0-3)"
+        ) from None
+    if version > 3:
+        raise ArgumentError(
+            f"{name}: {INTERFACE} version {version}; spf reads versions 0-3, pass the array "
+            "from a library that exports one of those"
+        )
+    if mask is not None:
+        raise ArgumentError(
+            f"{name}: masked device arrays are not supported; pass the data without a mask"
+        )
+    if any(e < 0 for e in shape):
+        raise ArgumentError(f"{name}: the {INTERFACE} gives a negative extent {shape}")
+    if strides is not None and not c_contiguous(shape, tuple(strides), dtype.itemsize):
+        raise ArgumentError(
+            f"{name}: the device array is not C-contiguous (strides {tuple(strides)}); pass "
+            f"a contiguous copy (cupy.ascontiguousarray({name}), {name}.contiguous() in "
+            "PyTorch) and read any result from the copy"
+        )
+    size = 1
+    for extent in shape:
+        size *= extent
+    if size and not ptr:
+        raise ArgumentError(f"{name}: the device array has {size} elements but a null data pointer")
+    if size and ptr % dtype.alignment:
+        raise ArgumentError(
+            f"{name}: the device array's data (0x{ptr:x}) is not aligned for {dtype}; copy it"
+        )
+    return DeviceArray(name, ptr, dtype, shape, readonly, size)
+
+
+def c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
+    """Whether ``strides`` (bytes) lay ``shape`` out row-major without gaps, as numpy's
+    ``C_CONTIGUOUS`` flag decides (extents of 1 may have any stride; empty arrays are)."""
+    if len(strides) != len(shape):
+        return False
+    if 0 in shape:
+        return True
+    step = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if extent != 1 and stride != step:
+            return False
+        step *= extent
+    return True
+
+
+def stand_in(found: DeviceArray) -> np.ndarray[Any, Any]:
+    """A numpy array with ``found``'s dtype, shape and writeability, C-contiguous, for the
+    binder's checks of dtype and shape. It holds no data: its strides run over one
+    element, so nothing may read it (the binder does not, with ``check=False``)."""
+    strides = []
+    step = found.dtype.itemsize
+    for extent in reversed(found.shape):
+        strides.append(step)
+        step *= max(1, extent)
+    base = np.zeros(1, dtype=found.dtype)
+    return np.lib.stride_tricks.as_strided(
+        base, shape=found.shape, strides=tuple(reversed(strides)), writeable=not found.readonly
+    )
+
+
+def overlaps(
+    names: Sequence[str],
+    ranges: Sequence[tuple[int, int]],
+    written: Sequence[bool],
+    device: Sequence[bool],
+) -> ArgumentError | None:
+    """The error for a written argument whose bytes ``[start, end)`` share memory with
+    another argument's, where one of the two is a device array (numpy's own arrays are
+    compared by the binder); None when none does. Device and host memory share one
+    virtual address space (CUDA's unified addressing), so address ranges decide."""
+    for i, (start, end) in enumerate(ranges):
+        if not written[i] or start == end:
+            continue
+        for j, (other_start, other_end) in enumerate(ranges):
+            if j == i or not (device[i] or device[j]) or other_start == other_end:
+                continue
+            if start < other_end and other_start < end:
+                return ArgumentError(
+                    f"{names[i]} and {names[j]} share memory, but {names[i]} is written and "
+                    "the CUDA kernel's arguments are restrict; pass a copy of one"
+                )
+    return None
+
+
+__all__ = [
+    "DeviceArray",
+    "c_contiguous",
+    "has_interface",
+    "interface",
+    "overlaps",
+    "read",
+    "stand_in",
+]
