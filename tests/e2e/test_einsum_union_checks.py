@@ -5,7 +5,8 @@ both test the pair the cursor just reached (spf.analysis.fact_plan.union_sides).
 order or with a repeated column, in ``A`` only, in ``B`` only, or where ``A`` and ``B`` share
 the column, are refused on every path (the single pass; the two phases on two threads and,
 where the single pass's bound does not fit, on one), and by the filling phase alone, with the
-error naming the broken fact."""
+error naming the broken fact. A single pass that falls back to the two phases hashes its
+inputs once (spf.index_notation.verified)."""
 
 from __future__ import annotations
 
@@ -145,3 +146,41 @@ def test_sorted_rows_with_shared_columns_pass_on_every_path(team: int, dtype: st
         assert np.array_equal(got["rowptr"], want.indptr)
         assert np.array_equal(got["col"], want.indices)
         assert np.allclose(got["A"], want.data)
+
+
+def test_a_fallback_to_the_two_phases_hashes_the_inputs_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # before: the single pass's look hashed the four index arrays, then the two phases'
+    # look hashed them again
+    from spf.index_notation import verified
+
+    hashed: list[int] = []
+    real = verified.hasher
+
+    def counting(nbytes: int) -> Any:
+        h = real(nbytes)
+
+        def one(a: Any) -> Any:
+            hashed.append(nbytes)
+            return h(a)
+
+        return one
+
+    k = spf.einsum(SPADD, A=CSR, B=CSR, C=CSR, index_dtype="int32").compile()
+    args = _args([1, 2], [2, 4], "int32")
+    cap = args["A_col"].size + args["B_col"].size + 1
+    monkeypatch.setattr("spf.formats.sizing.memory_limit", lambda: cap * 12 - 1)
+    monkeypatch.setattr(verified, "hasher", counting)
+    with fixed_team(1):
+        first = k(**args)  # checked, verified
+        assert len(hashed) == 4, hashed
+        again = k(**args)  # the same inputs: known on the two phases' path
+        assert len(hashed) == 8, hashed
+    assert k.compiled() == ("two", "single")
+    assert np.array_equal(first["col"], again["col"])
+    want = sp.csr_array((args["A"], args["A_col"], args["A_rowptr"]), shape=(3, 5)) + sp.csr_array(
+        (args["B"], args["B_col"], args["B_rowptr"]), shape=(3, 5)
+    )
+    assert np.array_equal(first["col"], want.indices)
+    assert np.allclose(first["A"], want.data)
