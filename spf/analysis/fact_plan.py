@@ -718,20 +718,26 @@ def in_loop_plan(
     ir: ComputationIR, stmts: Sequence[str], plans: Sequence[FactPlan], facts: Sequence[Fact]
 ) -> tuple[tuple[InLoopCheck, ...], frozenset[int]]:
     """The in-loop checks of every fact of ``plans`` that statements ``stmts`` cover, and
-    the numbers of those facts (``facts``: all of the kernel's, in order). A union merge's
-    one-sided statements (``stmt.coiterate(..., left=, right=)``) are left out: their
-    domains hold every position of a list, but each runs only where the other list lacks
-    the coordinate (the ``both`` statement runs at the others), so they do not visit the
-    points their domains claim."""
-    stmts = _visiting(ir, stmts)
+    the numbers of those facts (``facts``: all of the kernel's, in order).
+
+    A union merge's one-sided statements (``stmt.coiterate(..., left=, right=)``) do not
+    visit the points their domains claim: each runs only where the other list lacks the
+    coordinate (the ``both`` statement runs at the others). So they are left out of the
+    ordinary cover; a fact no other statements cover is checked at every advance of a
+    side's cursor instead (:func:`_union_checks`), in the side and in ``both``."""
+    sides = union_sides(ir, stmts)
+    visiting = [name for name in stmts if name not in sides]
     checks: list[InLoopCheck] = []
     covered = set()
     for p in plans:
         if p.implied_by:
             continue
         pairs = (p.adjacent.first, p.adjacent.second) if p.adjacent is not None else None
+        before = facts[: p.number]
         try:
-            found = in_loop_checks(ir, stmts, p.checked, p.number, facts[: p.number], pairs=pairs)
+            found = in_loop_checks(ir, visiting, p.checked, p.number, before, pairs=pairs)
+            if found is None and sides:
+                found = _union_checks(ir, sides, p, before, pairs)
         except SpfError:
             found = None
         if found is not None:
@@ -740,13 +746,97 @@ def in_loop_plan(
     return tuple(checks), frozenset(covered)
 
 
-def _visiting(ir: ComputationIR, stmts: Sequence[str]) -> list[str]:
-    """``stmts`` less the one-sided statements of union merges (:func:`in_loop_plan`)."""
-    from spf.analysis.coiteration import declared
+@dataclass(frozen=True)
+class UnionSide:
+    """A one-sided statement ``stmt`` of a union merge whose ``both`` statement runs at the
+    rest of its cursor's positions; ``rename``: each of ``stmt``'s iterators as ``both``'s
+    (its outer ones, then its cursor)."""
 
-    sides: set[str] = set()
+    stmt: str
+    both: str
+    rename: dict[str, Aff]
+
+
+def union_sides(ir: ComputationIR, stmts: Sequence[str]) -> dict[str, UnionSide]:
+    """Every one-sided statement of the union merges declared in ``ir`` (``stmt.coiterate(j1,
+    j2, left=, right=)``), by name. Its ``rename`` is empty where it cannot stand for its
+    cursor's every position (it is then only left out of the cover): the side or its
+    ``both`` statement is not among ``stmts``, or the union's statements filter their
+    positions (a position may then run in neither)."""
+    from spf.analysis.coiteration import NotMergeableError, declared, split_branch, split_domain
+
+    out: dict[str, UnionSide] = {}
     for stmt in ir.parsed_stmts:
         tagged = declared(stmt)
-        if tagged is not None:
-            sides.update(name for name in tagged[2:] if name is not None)
-    return [name for name in stmts if name not in sides]
+        if tagged is None:
+            continue
+        j1, j2, left, right = tagged
+        for side in (left, right):
+            if side is not None:
+                out[side] = UnionSide(side, stmt.name, {})  # left out, not covering
+        if stmt.name not in stmts:
+            continue
+        try:
+            shape = split_domain(stmt, j1, j2)
+            for side, cursor in ((left, shape.left), (right, shape.right)):
+                if side is None or side not in stmts:
+                    continue
+                branch = split_branch(ir.parsed_stmt(side), shape, cursor)
+                if shape.filters or branch.filters:
+                    continue
+                into = (*shape.outer_vars, cursor.var)
+                mapping = {a: _s(b).aff() for a, b in zip(branch.tuple_vars, into, strict=True)}
+                out[side] = UnionSide(side, stmt.name, mapping)
+        except NotMergeableError:
+            continue
+    return out
+
+
+def _union_checks(
+    ir: ComputationIR,
+    sides: Mapping[str, UnionSide],
+    plan: FactPlan,
+    facts: Sequence[Fact],
+    pairs: tuple[str, str] | None,
+) -> tuple[InLoopCheck, ...] | None:
+    """Checks of ``plan``'s fact at every advance of one union cursor, or None.
+
+    A union merge moves each cursor over every position of its range, one at a time, in
+    the ``both`` statement (keys equal) or in its one-sided statement (the other list
+    lacks the key, or has ended), whatever the lists hold: sorted or not, with duplicates
+    or not (docs/coiteration.md). So the side's domain, all of its range (no filters,
+    :func:`union_sides`), is what the side and ``both`` visit together. A fact one side's
+    domain covers is checked there and, renamed to ``both``'s iterators, in ``both``: its
+    guard (the check domain less what the side's domain implies) holds there as well, as
+    ``both``'s domain implies the side's (the same outer part and range, proved here
+    rather than assumed)."""
+    for side in sides.values():
+        if not side.rename:
+            continue
+        found = in_loop_checks(ir, [side.stmt], plan.checked, plan.number, facts, pairs=pairs)
+        if found is None or not _implies(ir, side):
+            continue
+        return (*found, *(_moved(c, side) for c in found))
+    return None
+
+
+def _implies(ir: ComputationIR, side: UnionSide) -> bool:
+    """Whether ``side.both``'s domain implies ``side.stmt``'s (renamed to its iterators)."""
+    both = ir.parsed_stmt(side.both).domain
+    own = conjunction(ir.parsed_stmt(side.stmt).domain)
+    if own is None:
+        return False
+    names = list(both.tuple_vars)
+    return both.is_subset(as_set(names, rename(own, side.rename), both.ufs))
+
+
+def _moved(check: InLoopCheck, side: UnionSide) -> InLoopCheck:
+    """``check`` (in ``side.stmt``) in ``side.both``, over its iterators."""
+    subs = {_s(k): v for k, v in side.rename.items()}
+    return InLoopCheck(
+        side.both,
+        check.fact,
+        rename(check.guard, side.rename),
+        rename(check.conclusion, side.rename),
+        tuple(_replaced(e, subs) for e in check.point),
+    )

@@ -8,6 +8,10 @@ coordinate inside that case (``j1++``: the branch predictor then runs ahead to t
 keys' loads, where a branchless ``j1 += k1 <= k2`` makes each step wait for the last
 comparison, 1.15x the time of SpAdd's merge on a random matrix). A union then runs the
 rest of the longer list. Every position of either list is visited once: ``O(len1 + len2)``.
+A checked call relies on that, whatever the lists hold: it tests a union's ordering facts in
+each one-sided body and in ``both``, which between them reach every position of that side's
+list (:func:`spf.analysis.fact_plan.union_sides`); a union step that skipped positions would
+have to change that plan too.
 
 An intersection runs no body where the keys differ, so the cursor with the smaller key
 *gallops* to the first key not below the other (doubling steps, then a binary search):

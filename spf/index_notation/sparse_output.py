@@ -51,7 +51,7 @@ from spf.index_notation.build import declare_operands
 from spf.index_notation.formula import Formula, Term, lower
 from spf.index_notation.kernel import ExtentPlan, resolve_extents
 from spf.index_notation.union import Union, add_union, union_of
-from spf.index_notation.verified import PathKey, VerifiedInputs
+from spf.index_notation.verified import Key, PathKey, VerifiedInputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -855,15 +855,16 @@ class SparseEinsumKernel:
                 f"{'negative' if rows < 0 else 'larger than this machine memory'}; pass the "
                 f"operands' real extent ({eo} is the length of their row pointers minus one)"
             )
+        hashed: dict[tuple[str, ...], Key | None] = {}  # the inputs' keys, hashed once a call
         if self._has_single and _serial(self.comp.parallel):
             assert self.single is not None
-            key, known = self._look("single", given, check)
+            key, known = self._look("single", given, check, hashed)
             done = self.single.run(given, rows, check and not known)
             if done is not None:
                 if key is not None and not known:
                     self._verified.add(key)  # reached only when every check passed
                 return self._result(given, *done)
-        key, known = self._look("two", given, check)
+        key, known = self._look("two", given, check, hashed)
         check = check and not known
         out_ptr = np.empty(rows + 1, dtype=dtype)
         self.symbolic(
@@ -880,11 +881,15 @@ class SparseEinsumKernel:
             self._verified.add(key)  # reached only when every check passed
         return self._result(given, out_ptr, col, val)
 
-    def _look(self, group: str, given: dict[str, Any], check: bool) -> tuple[PathKey | None, bool]:
+    def _look(
+        self, group: str, given: dict[str, Any], check: bool,
+        hashed: dict[tuple[str, ...], Key | None],
+    ) -> tuple[PathKey | None, bool]:  # fmt: skip
         """For a call of ``group``'s phases: the key of the inputs a checked call's checks
         depend on, and whether a checked call verified them before
         (:meth:`~spf.index_notation.verified.VerifiedInputs.look`); ``(None, False)`` for an
-        unchecked call or inputs that are not remembered."""
+        unchecked call or inputs that are not remembered. ``hashed``: the call's keys so
+        far (a fallback from the single pass hashes its inputs once)."""
         if not check:
             return None, False
         index = self._index_names.get(group)
@@ -892,7 +897,7 @@ class SparseEinsumKernel:
             index = self._index_names[group] = self._index_arrays(group)
         if not index:
             return None, False
-        return self._verified.look(group, given, index)
+        return self._verified.look(group, given, index, hashed)
 
     def _index_arrays(self, group: str) -> tuple[str, ...]:
         """The index arrays (UF arguments) the caller passes to ``group``'s kernels, whose

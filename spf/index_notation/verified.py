@@ -57,17 +57,30 @@ class VerifiedInputs:
         a refused call is no miss, as in :mod:`spf.runtime.known`)."""
 
     def look(
-        self, path: str, given: Mapping[str, Any], index: Iterable[str]
+        self,
+        path: str,
+        given: Mapping[str, Any],
+        index: Iterable[str],
+        hashed: dict[tuple[str, ...], Key | None] | None = None,
     ) -> tuple[PathKey | None, bool]:
         """``(key, verified)`` for a checked call on ``path`` with arguments ``given``
         (``index``: the index arrays among them): ``verified`` when a checked call on that
         path passed the same inputs; the key is None where they are not remembered
         (:meth:`key`), and once :data:`~spf.runtime.known.MISSES` checked calls in a row
         brought new inputs: calls that never repeat their inputs would pay the hashes for
-        nothing, so that kernel checks every call from then on."""
+        nothing, so that kernel checks every call from then on. ``hashed``: the keys one
+        call worked out before, by its index arrays' names (filled in here): a single pass
+        that falls back to the two phases looks again with the same arguments, and would
+        hash the same arrays twice."""
         if self._misses >= MISSES:
             return None, False
-        key = self.key(given, index)
+        names = tuple(index)
+        if hashed is not None and names in hashed:
+            key = hashed[names]
+        else:
+            key = self.key(given, names)
+            if hashed is not None:
+                hashed[names] = key
         if key is None:
             return None, False
         path_key = (path, key)

@@ -577,3 +577,43 @@ def test_checked_union_refuses_unsorted_rows_where_both_lists_hold_the_column(
                  f"{m}_rowptr": np.array([0, len(col)], np.int32)}  # fmt: skip
     with fixed_team(team), pytest.raises(spf.ArgumentError, match=r"_col\(k1\) < \w_col\(k2\)"):
         k.compile()(**args)
+
+
+def test_a_checked_union_with_sides_named_crosswise_checks_each_cursor_in_the_loops() -> None:
+    # the sides name their positions any way (left over [i, q] is A's, right over [i, p]
+    # B's): each fact is checked at every advance of its own cursor, in its side and in the
+    # both body (before: in a pass before the loops), and broken rows are refused wherever
+    # A and B hold the column
+    comp = spf.Computation("crosswise")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("A", "double", shape=("A_NNZ",))
+    comp.add_data_space("B", "double", shape=("B_NNZ",))
+    operands(comp)
+    both = comp.add_stmt(
+        spf.Stmt("$y$(i) += $A$(p) * $B$(q);", BOTH, "{[i,p,q] -> [0,i,0,p,0,q,0]}")
+    )
+    rows = (("A", "q", "{[i,q] -> [0,i,0,q,1,0,0]}"), ("B", "p", "{[i,p] -> [0,i,0,p,2,0,0]}"))
+    row = "{{[i,{k}]: 0 <= i < N && {m}_rowptr(i) <= {k} < {m}_rowptr(i+1)}}"
+    left, right = (
+        comp.add_stmt(spf.Stmt(f"$y$(i) += ${m}$({k});", row.format(m=m, k=k), sched))
+        for m, k, sched in rows
+    )
+    both.coiterate("p", "q", left=left, right=right)
+    k = comp.compile()
+    assert all(c.first == "in loop" for c in k.check_cost), str(k.check_cost)
+    for acol, bcol, broken in (([3, 1], [3, 1], "A"), ([1, 2, 2], [2, 2], "A"),
+                               ([2, 1], [3], "A"), ([3], [2, 1], "B"), ([2], [2, 2], "B")):  # fmt: skip
+        args: dict[str, Any] = {"N": 1, "M": 5, "y": np.zeros(1)}
+        for m, col in (("A", acol), ("B", bcol)):
+            args |= {m: np.ones(len(col)), f"{m}_col": np.array(col, np.int32),
+                     f"{m}_rowptr": np.array([0, len(col)], np.int32)}  # fmt: skip
+        with pytest.raises(spf.ArgumentError, match=rf"{broken}_col\(k\) < {broken}_col\(k \+ 1\)"):
+            k(**args)
+    sorted_rows = {"N": 1, "M": 5, "y": np.zeros(1), "A": np.ones(2), "B": np.ones(2)}
+    for m, col in (("A", [1, 2]), ("B", [2, 3])):
+        sorted_rows |= {
+            f"{m}_col": np.array(col, np.int32),
+            f"{m}_rowptr": np.array([0, 2], np.int32),
+        }
+    k(**sorted_rows)
+    assert sorted_rows["y"][0] == 3.0  # 1 * 1 at column 2, 1 at columns 1 and 3
