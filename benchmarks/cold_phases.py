@@ -47,6 +47,12 @@ SEQUENCE = (
 parts of them."""
 
 
+OTHER_THREADS = "not in TOTAL: the process's other threads"
+"""CPU seconds of the probe's threads besides the main one (gcc's waiting thread; on 2+
+CPUs numpy's OpenBLAS workers, which spin ~0.1 s idle after the import: a one-core run,
+such as ``spf bench --only analysis``'s probes, has none)."""
+
+
 def probe(kernel: str) -> dict[str, float]:
     """One cold run of ``kernel`` in this (fresh) interpreter: CPU seconds by part."""
     import dataclasses
@@ -74,6 +80,7 @@ def probe(kernel: str) -> dict[str, float]:
             out[f"dataclasses created during {phase[0]}"] += clock() - t
 
     dataclasses._process_class = counted_class  # type: ignore[attr-defined]
+    process_start, thread_start = os.times(), clock()
     t = clock()
     import numpy  # noqa: F401
 
@@ -109,6 +116,8 @@ def probe(kernel: str) -> dict[str, float]:
         after.children_user + after.children_system
         - children.children_user - children.children_system
     )  # fmt: skip
+    process = sum(os.times()[:2]) - sum(process_start[:2])
+    out[OTHER_THREADS] = max(process - (clock() - thread_start), 0.0)
     return dict(out)
 
 

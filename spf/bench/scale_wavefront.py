@@ -22,9 +22,11 @@ never pays):
 
 Each row gives the median wall seconds and the median CPU seconds (the process and the C
 compilers it ran) over the runs, the kernels interleaved in a reshuffled order every round.
-The analysis and the compilers run on one core, so on a busy machine the CPU seconds are
-what one quiet core takes; the targets (ILU(0) <= 5 s, Gauss-Seidel <= 2 s, SpTRSV <= 1 s
-for ``import spf`` + ``wavefront`` + ``compile``) are judged on them.
+Each probe runs on one CPU (:data:`ONE_CPU`, set before numpy loads: on more, numpy's
+OpenBLAS workers spin idle on the others, ~0.1 s of CPU a one-core run never spends), so on
+a busy machine the CPU seconds are what one quiet core takes; the targets (ILU(0) <= 5 s,
+Gauss-Seidel <= 2 s, SpTRSV <= 1 s for ``import spf`` + ``wavefront`` + ``compile``) are
+judged on them.
 """
 
 from __future__ import annotations
@@ -49,7 +51,20 @@ NAMES = {"ilu0_csr": "ILU(0)", "gauss_seidel_csr": "Gauss-Seidel", "sptrsv_csr":
 
 MODES = ("wavefront", "codegen", "compile")
 
-PROBE = """
+ONE_CPU = """
+import os
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+"""
+"""The start of a probe: its interpreter (and the C compilers it runs) may use one CPU, so
+the run is what the targets name, one core's. Before numpy loads: numpy's OpenBLAS starts a
+worker thread per other CPU it may use, and each spins ~0.1 s of CPU waiting for work after
+the import, a cost a one-core process never has (and no part of spf's; it was ~0.08 s of
+the 0.86 s counted for a cold SpTRSV on the 2-core machine)."""
+
+PROBE = (
+    ONE_CPU
+    + """
 import json, os, sys, time
 
 def now():
@@ -76,10 +91,14 @@ if mode == "wavefront":
     compiled.path  # the executor, compiled when first read (a call that runs it)
     w3, c3 = now()
     out |= {"executor_wall_s": w3 - w2, "executor_cpu_s": c3 - c2}
+tasks = "/proc/self/task"
+out["threads"] = len(os.listdir(tasks)) if os.path.isdir(tasks) else 0
 print(json.dumps(out))
 """
-"""One step in a fresh interpreter: ``argv`` kernel and mode; times after ``import spf``,
-and the import's own."""
+)
+"""One step in a fresh interpreter on one CPU (:data:`ONE_CPU`): ``argv`` kernel and mode;
+times after ``import spf``, and the import's own; ``threads``: the process's threads at the
+end (0 where the system does not list them)."""
 
 
 def _search_path() -> str:

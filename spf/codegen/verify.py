@@ -64,6 +64,7 @@ from spf.codegen.loop_ast import (
 from spf.errors import CodegenError
 from spf.sets import Set
 from spf.sets.emptiness import declared_facts
+from spf.sets.memo import Table
 
 if TYPE_CHECKING:
     from spf.ir import ComputationIR
@@ -478,10 +479,20 @@ def _calls_uf(text: str) -> bool:
 
 def _uf_free_set(names: Sequence[str], conds: Sequence[str]) -> isl.Set:
     """``{[names] : conds}`` as a plain isl set, every other word of ``conds`` a parameter
-    (``conds`` call no UF); isl.Error where isl does not read the text."""
-    words = {w for c in conds for w in _WORD.findall(c)}
-    params = ", ".join(sorted(words - {*names, "floor"}))
-    return isl.Set(f"[{params}] -> {{ [{', '.join(names)}] : {' and '.join(conds) or 'true'} }}")
+    (``conds`` call no UF); isl.Error where isl does not read the text. Remembered by the
+    names and conditions: the paths of one kernel's self-check ask for the same sets again
+    (a cold SpTRSV wavefront's 85 asks are 27 sets)."""
+    key = (tuple(names), tuple(conds))
+    found = _UF_FREE_SETS.get(key)
+    if found is None:
+        words = {w for c in conds for w in _WORD.findall(c)}
+        params = ", ".join(sorted(words - {*names, "floor"}))
+        text = f"[{params}] -> {{ [{', '.join(names)}] : {' and '.join(conds) or 'true'} }}"
+        found = _UF_FREE_SETS.put(key, isl.Set(text))
+    return found
+
+
+_UF_FREE_SETS: Table[tuple[tuple[str, ...], tuple[str, ...]], isl.Set] = Table(4096)
 
 
 def _times_by_construction(

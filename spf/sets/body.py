@@ -163,7 +163,7 @@ def permute_dims(
     as a :class:`Body` with those counts names them (saving the renaming afterwards);
     ``text``: the set's text when the caller has it (a body's, :func:`iset_text`: printing
     the set again costs more than the lookup)."""
-    key = (str(iset) if text is None else text, tuple(order), kinds)
+    key = (iset.to_str() if text is None else text, tuple(order), kinds)
     got = _PERMUTED.get(key)
     if got is None:
         perm = _permutation(iset.dim(DT.set), key[1], kinds)
@@ -338,7 +338,7 @@ def value_key(body: Body) -> tuple[Hashable, ...]:
             body.n_in,
             body.hidden,
             body.terms,
-            str(body.iset),
+            body.iset.to_str(),
         )
     return got
 
@@ -597,7 +597,7 @@ def _is_cylinder(iset: isl.Set, pos: int, text: str | None = None) -> bool:
     text when the caller has it (printing a large set costs more than the lookup)."""
     if not iset.involves_dims(DT.set, pos, 1):
         return True
-    key = (str(iset) if text is None else text, pos)
+    key = (iset.to_str() if text is None else text, pos)
     got = _CYLINDER.get(key)
     if got is None:
         got = _CYLINDER.put(key, not _constrains(iset, pos))

@@ -163,7 +163,7 @@ def basic_constraints(bset: isl.BasicSet, names: Sequence[Sym]) -> list[tuple[bo
     Memoized by the basic set's text and ``names``: canonicalising and printing read the
     same basic sets again and again, and the conversion is the expensive part.
     """
-    key = (str(bset), tuple(names))
+    key = (bset.to_str(), tuple(names))
     got = _CONSTRAINTS.get(key)
     if got is None:
         bset = bset.remove_redundancies()

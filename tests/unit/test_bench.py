@@ -148,8 +148,9 @@ def _analysis_probes_a_fresh_interpreter(text: str, doc: dict[str, Any]) -> None
         for got in runs:
             assert set(got) == {
                 "wall_s", "cpu_s", "wavefront_wall_s", "wavefront_cpu_s", "import_wall_s",
-                "import_cpu_s", "executor_wall_s", "executor_cpu_s",
+                "import_cpu_s", "executor_wall_s", "executor_cpu_s", "threads",
             }  # fmt: skip
+            assert got["threads"] in (0, 1)  # one CPU: no BLAS worker (0: not listed)
             assert got["executor_cpu_s"] > 0  # the executor's deferred C compile
             assert 0 < got["wavefront_cpu_s"] < got["cpu_s"]
             assert got["import_cpu_s"] > 0

@@ -4,6 +4,7 @@ on ``test_bench.py``'s quick run of ``analysis``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -70,3 +71,22 @@ def test_the_bench_compiles_this_spfs_bytecode_as_an_install_does() -> None:
 def test_analysis_is_a_benchmark_and_wavefront_a_part_of_scale() -> None:
     assert "analysis" in BENCHMARKS
     assert "wavefront" in scale.PARTS
+
+
+def test_a_probe_runs_on_one_cpu_where_numpy_starts_no_spinning_blas_thread(
+    tmp_path: Path,
+) -> None:
+    # on 2+ CPUs numpy's OpenBLAS starts a worker per other CPU, which spins ~0.1 s of CPU
+    # after the import: counted in the probe's CPU seconds, a cost no one-core run has
+    env = {
+        **os.environ,
+        "SPF_CACHE_DIR": str(tmp_path),
+        "PYTHONPATH": scale_wavefront._search_path(),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", scale_wavefront.PROBE, "sptrsv_csr", "codegen"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if hasattr(os, "sched_getaffinity") and os.path.isdir("/proc/self/task"):
+        assert out["threads"] == 1
