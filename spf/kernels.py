@@ -317,6 +317,12 @@ TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"
 """Every entry of row ``i`` of a lower-triangular CSR matrix lies in a column ``<= i``: what
 lets ``wavefront("i")`` order the solve (rows depend on earlier rows only)."""
 
+DIAGONAL_LAST = "forall i, k: rowptr(i) <= k < rowptr(i+1) - 1 => col(k) < i"
+"""Every entry of row ``i`` but its last lies left of the diagonal (the diagonal is stored
+last, as ``sptrsv_csr`` requires): what proves that a row never reads its own ``u(i)`` while
+it updates it, so the generated row loop reads ``u(col(k))`` without a compare against ``i``
+per entry (:mod:`spf.codegen.apart`)."""
+
 
 def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Computation:
     """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
@@ -350,6 +356,7 @@ def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Comput
     _declare_idx(comp, "col", "NNZ", "N", dtype)
     if triangular:
         comp.assume(TRIANGULAR)
+        comp.assume(DIAGONAL_LAST)
     comp.add_stmt(Stmt("$u$(i) = $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
     comp.add_stmt(
         Stmt(
