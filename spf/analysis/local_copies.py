@@ -305,13 +305,13 @@ def copied_fact(text: str, seg: Segment, order: str) -> str | None:
     row, k, tail = seg_m.group(1), seg_m.group(2), seg_m.group(3) or ""
     if sorted(qs) != sorted({row, k}) or row == k:
         return None
-    calls = re.findall(r"(\w+)\(([^()]*)\)", conclusion)
-    if any(name not in copies or arg.strip() != k for name, arg in calls):
+    if not copies:
         return None
-    bare = re.sub(r"\w+\([^()]*\)", "", conclusion)
-    if re.search(rf"\b{re.escape(k)}\b", bare):
-        return None  # k itself compared: a copy's k is not the original's
-    moved = re.sub(r"(\w+)\(", lambda c: f"{copies[c.group(1)]}(", conclusion)
+    at_k = rf"\b({'|'.join(map(re.escape, copies))})\({re.escape(k)}\)"
+    bare = re.sub(at_k, "", conclusion)
+    if "(" in bare or re.search(rf"\b{re.escape(k)}\b", bare):
+        return None  # another call, or k itself compared: a copy's k is not the original's
+    moved = re.sub(at_k, lambda c: f"{copies[c.group(1)]}({k})", conclusion)
     moved = re.sub(rf"(?<![\w(])\b{re.escape(row)}\b(?![\w(])", f"{order}({row})", moved)
     return f"forall {row}, {k}: {seg.copy}({row}) <= {k} < {seg.copy}({row}+1){tail} => {moved}"
 

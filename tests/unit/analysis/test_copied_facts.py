@@ -21,6 +21,9 @@ SEG = Segment("rowptr", "rowptr_part", 1, (("col", "col_part"),), (("L", "L_part
          "forall i, k: rowptr_part(i) <= k < rowptr_part(i+1) => col_part(k) <= order_i(i)"),
         ("forall r, t: rowptr(r) <= t < rowptr(r + 1) => col(t) >= 0",
          "forall r, t: rowptr_part(r) <= t < rowptr_part(r+1) => col_part(t) >= 0"),
+        # a row of entries: its index, read as the position's row
+        ("forall i, k: rowptr(i) <= k < rowptr(i+1) => i >= 0",
+         "forall i, k: rowptr_part(i) <= k < rowptr_part(i+1) => order_i(i) >= 0"),
     ],
 )  # fmt: skip
 def test_a_fact_about_a_rows_entries_holds_of_their_copies(fact: str, moved: str) -> None:
@@ -39,6 +42,8 @@ def test_a_fact_about_a_rows_entries_holds_of_their_copies(fact: str, moved: str
         "forall i, k: rowptr(i) < k < rowptr(i+1) => col(k) <= i",
         "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= diag(i)",
         "forall i, k, j: rowptr(i) <= k < rowptr(i+1) => col(k) <= j",
+        "forall i, k: rowptr(i) <= k < rowptr(i+1) => diag(col(k)) <= i",
+        "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(col(k)) <= i",
         "N >= 1",
     ],
 )
