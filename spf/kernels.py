@@ -328,8 +328,9 @@ def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Comput
     """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
 
     Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
-    this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`, an assumption the
-    kernel checks; ``triangular=False`` leaves it out, and with it what it proves). Three
+    this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`) and every entry but
+    the row's last lies left of it (:data:`DIAGONAL_LAST`): assumptions the kernel checks
+    (``triangular=False`` leaves both out, and with them what they prove). Three
     statements inside the row loop ``i``::
 
         s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
