@@ -317,13 +317,20 @@ TRIANGULAR = "forall i, k: rowptr(i) <= k < rowptr(i+1) => col(k) <= i"
 """Every entry of row ``i`` of a lower-triangular CSR matrix lies in a column ``<= i``: what
 lets ``wavefront("i")`` order the solve (rows depend on earlier rows only)."""
 
+DIAGONAL_LAST = "forall i, k: rowptr(i) <= k < rowptr(i+1) - 1 => col(k) < i"
+"""Every entry of row ``i`` but its last lies left of the diagonal (the diagonal is stored
+last, as ``sptrsv_csr`` requires): what proves that a row never reads its own ``u(i)`` while
+it updates it, so the generated row loop reads ``u(col(k))`` without a compare against ``i``
+per entry (:mod:`spf.codegen.apart`)."""
+
 
 def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Computation:
     """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
 
     Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
-    this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`, an assumption the
-    kernel checks; ``triangular=False`` leaves it out, and with it what it proves). Three
+    this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`) and every entry but
+    the row's last lies left of it (:data:`DIAGONAL_LAST`): assumptions the kernel checks
+    (``triangular=False`` leaves both out, and with them what they prove). Three
     statements inside the row loop ``i``::
 
         s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
@@ -350,6 +357,7 @@ def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Comput
     _declare_idx(comp, "col", "NNZ", "N", dtype)
     if triangular:
         comp.assume(TRIANGULAR)
+        comp.assume(DIAGONAL_LAST)
     comp.add_stmt(Stmt("$u$(i) = $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
     comp.add_stmt(
         Stmt(

@@ -271,7 +271,49 @@ def copy_executor(
     renamed = {u: c for seg in spec.segments for u, c in (*seg.ufs, *seg.data)}
     for name in stmts:
         ir = _read_copies(ir, name, spec, renamed, var[name], names.pos)
+    for text in ir.assumptions:
+        for seg in spec.segments:
+            moved = copied_fact(text, seg, names.order)
+            if moved is not None:
+                ir = build.assume(ir, moved)
     return ir
+
+
+_FACT = re.compile(r"^forall ([\w, ]+): (.*) => (.*)$")
+
+
+def copied_fact(text: str, seg: Segment, order: str) -> str | None:
+    """The fact ``text`` about the rows of ``seg``'s pointer as a fact about their copies,
+    or None when it is not one. A fact ``forall i, k: P(i) <= k < P(i+1) - c => C``
+    whose ``C`` reads the copied UFs at ``k`` alone and ``i`` bare (a solve's
+    ``col(k) < i``) holds of the copies with ``i`` a position: ``P_part(i) <= k <
+    P_part(i+1) - c => C'``, ``C'`` reading the copies at ``k`` and ``order(i)`` for
+    ``i`` (a copy moves each row's entries, their offsets kept, to its position). What
+    it proves of the copies' executor is what it proved of the rows read in place: a row
+    that never reads its own ``u(i)`` needs no compare per entry (:mod:`spf.codegen.apart`).
+    Any other fact (a premise or conclusion reading ``i`` otherwise, another UF, another
+    form of segment) is left out: the executor is correct without it."""
+    m = _FACT.match(text)
+    if m is None:
+        return None
+    qs = [v.strip() for v in m.group(1).split(",")]
+    premise, conclusion = m.group(2), m.group(3)
+    ptr, copies = re.escape(seg.pointer), dict(seg.ufs)
+    seg_m = re.fullmatch(rf"{ptr}\((\w+)\) <= (\w+) < {ptr}\(\1 ?\+ ?1\)( - \d+)?", premise.strip())
+    if seg_m is None:
+        return None
+    row, k, tail = seg_m.group(1), seg_m.group(2), seg_m.group(3) or ""
+    if sorted(qs) != sorted({row, k}) or row == k:
+        return None
+    if not copies:
+        return None
+    at_k = rf"\b({'|'.join(map(re.escape, copies))})\({re.escape(k)}\)"
+    bare = re.sub(at_k, "", conclusion)
+    if "(" in bare or re.search(rf"\b{re.escape(k)}\b", bare):
+        return None  # another call, or k itself compared: a copy's k is not the original's
+    moved = re.sub(at_k, lambda c: f"{copies[c.group(1)]}({k})", conclusion)
+    moved = re.sub(rf"(?<![\w(])\b{re.escape(row)}\b(?![\w(])", f"{order}({row})", moved)
+    return f"forall {row}, {k}: {seg.copy}({row}) <= {k} < {seg.copy}({row}+1){tail} => {moved}"
 
 
 def _read_copies(

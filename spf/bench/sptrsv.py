@@ -15,6 +15,11 @@ stand-in for a SuiteSparse matrix with few levels, since the SuiteSparse matrice
   the levels), checked bitwise against serial spf;
 * ``spf wavefront coarse`` at 1 and 2 threads: ``wavefront("i")`` (``method="auto"``, the
   coarse executor) on a plan forced to ``strategy="coarse"`` for that many threads;
+* ``spf wavefront auto (levels forced)`` at 1 and 2 threads: ``wavefront("i")``
+  (``method="auto"``) on a plan forced to ``strategy="levels"`` for that many threads: the
+  levels on part-ordered copies where they pay (:mod:`spf.runtime.copies`), the plan
+  ``auto`` weighs against the loop in order, timed whichever ``auto`` picks (the evidence
+  for :data:`spf.runtime.coarse.PARALLEL_EFFICIENCY`);
 * ``spf wavefront auto``: the plan the ``auto`` kernel's ``inspect(...)`` picks by default
   (its ``strategy`` is printed: serial, levels or coarse);
 * ``spf inspector``: the levels kernel's ``inspect(...)`` (levels, counting sort, strategy and
@@ -52,6 +57,9 @@ from spf.bench.teams import Teams
 
 sp: Any = importlib.import_module("scipy.sparse")  # no type stubs installed for scipy
 spla: Any = importlib.import_module("scipy.sparse.linalg")
+
+LEVELS_FORCED = "spf wavefront auto (levels forced)"
+"""The row of the ``auto`` kernel's levels plan, forced: what ``auto`` would run on copies."""
 
 HAND_C = r"""
 #include <stdint.h>
@@ -117,6 +125,7 @@ def run(ctx: Context) -> Section:
     ms2, plan2 = _solve(ctx, sec, kernels, mkl, few, "random lower triangle (generated)", teams2)
     best = ms2["spf", 1] / ms2["spf wavefront auto", t2]
     ceiling = f"hand C levels {ms2['spf', 1] / ms2['hand C levels', t2]:.2f}x"
+    ceiling += f", auto's levels plan forced {ms2['spf', 1] / ms2[LEVELS_FORCED, t2]:.2f}x"
     note2 = "; ".join(x for x in (f"{plan2.levels} levels, {plan2.strategy}", ceiling,
                                   _auto_note(teams2, plan2, t2)) if x)  # fmt: skip
     sec.target(f"few levels: auto ({t2} threads) >= 1.6x faster than serial spf",
@@ -195,10 +204,7 @@ def _solve(
         for t in ctx.threads:
             call = _checked(kernels[method], forced, args, f, want)
             variants.append(teams.watch(f"spf wavefront {method}", t, call, kernels[method]))
-    for t in ctx.threads:
-        coarse = kernels["auto"].inspect(check=False, strategy="coarse", threads=t, **args)
-        call = _checked(kernels["auto"], coarse, args, f, want)
-        variants.append(teams.watch("spf wavefront coarse", t, call, kernels["auto"]))
+    variants += _forced(ctx, kernels["auto"], args, f, want, teams)
     call = _checked(kernels["auto"], auto, args, f, want)
     variants.append(teams.watch("spf wavefront auto", max(ctx.threads), call, kernels["auto"]))
 
@@ -236,6 +242,18 @@ def _solve(
              f"{v:.3f}", f"{base / v:.2f}x"] for (c, t), v in ms.items()]  # fmt: skip
     sec.table(["code", "threads (as run)", "median ms", "speed-up over serial spf"], rows)
     return ms, auto
+
+
+def _forced(
+    ctx: Context, kernel: Any, args: dict[str, Any], f: Any, want: Any, teams: Teams
+) -> list[Variant]:
+    """The ``auto`` kernel's coarse and levels plans, each forced, at each thread count."""
+    out: list[Variant] = []
+    for strategy, code in (("coarse", "spf wavefront coarse"), ("levels", LEVELS_FORCED)):
+        for t in ctx.threads:
+            plan = kernel.inspect(check=False, strategy=strategy, threads=t, **args)
+            out.append(teams.watch(code, t, _checked(kernel, plan, args, f, want), kernel))
+    return out
 
 
 def _serial_cpu(ctx: Context, sec: Section, pair: list[Variant]) -> None:

@@ -211,3 +211,19 @@ def test_uf_fact_without_variables() -> None:
     k(A=np.ones(2), col=col[:2], NNZ=2, **args)
     with pytest.raises(ArgumentError, match=r"'rowptr\(N\) = NNZ' does not hold .*fails first at"):
         k(A=np.ones(3), col=col, NNZ=3, **args)
+
+
+def test_sptrsv_refuses_an_entry_on_the_diagonal_before_the_last() -> None:
+    """``sptrsv_csr`` requires the diagonal last in each row (API.md); its fact
+    :data:`spf.kernels.DIAGONAL_LAST` says so, a checked call refuses a row with an entry in
+    its own column before its last one, and the generated row loop reads ``u(col(k))``
+    without comparing ``col(k)`` with the row."""
+    comp = spf.kernels.sptrsv_csr()
+    assert spf.kernels.DIAGONAL_LAST in [f.text for f in comp.assumptions]
+    assert "__builtin_expect(col_k == i" not in comp.codegen()
+    solve = comp.compile()
+    rowptr = np.array([0, 1, 4], dtype=np.int32)
+    col = np.array([0, 1, 0, 1], dtype=np.int32)  # row 1: (1, 1) before (1, 0), (1, 1)
+    vals = np.array([2.0, 1.0, 1.0, 4.0])
+    with pytest.raises(ArgumentError, match="col\\(k\\) < i"):
+        solve(u=np.zeros(2), f=np.ones(2), L=vals, rowptr=rowptr, col=col, N=2, NNZ=4)

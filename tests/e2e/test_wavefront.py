@@ -309,7 +309,7 @@ def test_p2p_executor_waits_on_predecessors_only() -> None:
     assert "i_lev" not in code
     body = code[code.index("for (int64_t i_pos = 0; i_pos < N; i_pos++)") :]
     # s1 runs with the row's u(i) in a local (spf.codegen.row_scalar), stored before the post
-    read = "(__builtin_expect(col_k == order_i_i_pos, 0) ? spf_row : u(col_k))"
+    read = "u(col_k)"  # never the row's own u(i): spf.kernels.DIAGONAL_LAST
     update, post = body.index(f"spf_row -= L(k) * {read};"), body.index("post_i1(")
     assert body.index("wait_i0(") < update < body.rindex("u(order_i_i_pos) = spf_row;", 0, post)
     assert "__atomic_load_n((p), __ATOMIC_ACQUIRE)" in code

@@ -268,3 +268,35 @@ def test_auto_counts_the_values_hash_of_a_plan_on_copies(trsv: Pair) -> None:
     assert k._with_hash(True, "levels", 4.0, work, names, args, n) == ("levels", names)
     assert k._with_hash(False, "levels", just_above, work, names, args, n) == ("levels", names)
     assert k._with_hash(True, "coarse", just_above, work, (), args, n) == ("coarse", ())
+
+
+def test_copy_executor_keeps_the_kernels_facts_about_rows(two_threads: None) -> None:
+    """The kernel's facts about a row's entries hold of their copies (spf.kernels.DIAGONAL_LAST
+    read at positions): the executor of copies reads ``u(col_part(k))`` without a compare
+    against the row per entry, as the kernel read in place does, and a checked call verifies
+    the copied facts on the copies."""
+    comp = kernels.sptrsv_csr()
+    comp.wavefront("i", method="auto")
+    executor = build_executor(comp.ir)
+    ((analysis, names),) = executor.loops
+    found = plan_copies(comp.ir, executor.ir, "i", analysis.groups, names, analysis.nodes)
+    assert found is not None
+    ir = found[1]
+    moved = "forall i, k: rowptr_part(i) <= k < rowptr_part(i+1) - 1 => col_part(k) < order_i(i)"
+    assert moved in ir.assumptions
+    code = spf.Computation.from_ir(ir).codegen()
+    body = code[: code.index("\n}\n")]
+    assert "spf_row -= L_part(k) * u(col_part_k);" in body
+    assert "__builtin_expect(col_part_k" not in body
+    k = comp.compile()
+    m = lower(3000, 0.004, 9)
+    args = sptrsv_args(m)
+    f = np.random.default_rng(1).uniform(-1.0, 1.0, 3000)
+    want = np.zeros(3000)
+    compiled("sptrsv_csr")(u=want, f=f, **args)
+    plan = k.inspect(strategy="levels", threads=2, copies=True, **args)
+    assert plan.copies
+    for check in (True, False):
+        u = np.zeros(3000)
+        k(u=u, f=f, plan=plan, check=check, **args)
+        assert np.array_equal(u, want)

@@ -88,6 +88,8 @@ _PRINTS: dict[str, tuple[str, ...]] = {
     "sptrsv": (
         "### Forward solve",
         "forward solve: spf <= 1.05x serial hand C (the calling thread's CPU time)",
+        "| spf wavefront auto (levels forced) | 2",
+        "auto's levels plan forced",
     ),
     "pcg": ("### PCG, ILU(0)", "| spf PCG | 1 |", "| scipy cg | 1 |"),
     "overhead": ("call overhead",),

@@ -28,8 +28,17 @@ def _solve_in_order(
     return u
 
 
+def _triangular_only(index_dtype: str = "int32") -> spf.Computation:
+    """``sptrsv_csr`` with its triangular fact (``col(k) <= i``) alone, without
+    :data:`spf.kernels.DIAGONAL_LAST`: a row may read its own ``u(i)`` before its last
+    entry."""
+    comp = kernels.sptrsv_csr(index_dtype=index_dtype, triangular=False)
+    comp.assume(kernels.TRIANGULAR)
+    return comp
+
+
 def test_the_row_lives_in_a_local_with_one_store() -> None:
-    code = kernels.sptrsv_csr().codegen()
+    code = _triangular_only().codegen()
     body = code[code.index("void sptrsv_csr(") :]
     assert f"double {NAME};" in body
     assert f"{NAME} = f(i);" in body
@@ -44,8 +53,8 @@ def test_the_row_lives_in_a_local_with_one_store() -> None:
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_a_read_of_the_row_itself_sees_its_running_value(dtype: str) -> None:
-    """Row ``i`` holds an entry in column ``i`` before its last one (allowed by the kernel's
-    fact ``col(k) <= i``): ``u(i) -= L(k) * u(i)`` must read the partial value."""
+    """Row ``i`` holds an entry in column ``i`` before its last one (allowed by the fact
+    ``col(k) <= i`` alone): ``u(i) -= L(k) * u(i)`` must read the partial value."""
     n = 300
     rng = np.random.default_rng(3)
     a = sp.random_array((n, n), density=0.03, format="csr", rng=rng)
@@ -66,7 +75,7 @@ def test_a_read_of_the_row_itself_sees_its_running_value(dtype: str) -> None:
     vals_all = np.concatenate([v for _, v in rows])
     f = rng.uniform(-1.0, 1.0, n)
     want = _solve_in_order(ptr, cols_all, vals_all, f)
-    solve = kernels.sptrsv_csr(index_dtype=dtype).compile()
+    solve = _triangular_only(dtype).compile()
     u = np.zeros(n)
     solve(u=u, f=f, L=vals_all, rowptr=ptr.astype(dtype), col=cols_all.astype(dtype), N=n,
           NNZ=len(vals_all))  # fmt: skip
@@ -90,13 +99,18 @@ def test_a_parallel_loop_inside_the_body_keeps_it_as_written() -> None:
 def test_reads_the_facts_keep_apart_store_nothing_before_them() -> None:
     """``trsv_diag_csr``'s facts put every entry before ``diag(i)`` left of the diagonal
     (``col(k) < i``): its read ``x(col(k))`` is never the row's ``x(i)``, so no store of the
-    local precedes it; ``sptrsv_csr``'s fact (``col(k) <= i``) allows it, and keeps the test
+    local precedes it; so do ``sptrsv_csr``'s (:data:`spf.kernels.DIAGONAL_LAST`), while
+    ``col(k) <= i`` alone allows it, and keeps the test
     (``test_the_row_lives_in_a_local_with_one_store``)."""
     body = kernels.trsv_diag_csr().codegen()
     body = body[body.index("void trsv_lower_csr(") :]
     body = body[: body.index("\n}\n")]
     assert f"{NAME} -= A(k) * x(col_k);" in body
     assert "__builtin_expect" not in body
+    solve = kernels.sptrsv_csr().codegen()
+    solve = solve[solve.index("void sptrsv_csr(") :]
+    assert f"{NAME} -= L(k) * u(col_k);" in solve[: solve.index("\n}\n")]
+    assert "__builtin_expect" not in solve[: solve.index("\n}\n")]
     gs = kernels.gauss_seidel_csr().codegen()
     gs = gs[gs.index("void gauss_seidel_csr(") :]
     assert "__builtin_expect(col_k == i" not in gs[: gs.index("\n}\n")]

@@ -35,7 +35,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, const int32_t *restrict col, const int32
       for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
       {
         const int64_t col_k = col(k);
-        spf_row -= L(k) * (__builtin_expect(col_k == i, 0) ? spf_row : u(col_k));
+        spf_row -= L(k) * u(col_k);
       }
       spf_row = spf_row / L(rowptr_1_i - 1);
       u(i) = spf_row;

@@ -57,7 +57,7 @@ void sptrsv_csr(int64_t N, int64_t NNZ, int64_t nlevels_i, int64_t nparts_i, con
               for (int64_t k = rowptr_i; k < rowptr_1_i - 1; k++)
               {
                 const int64_t col_k = col(k);
-                spf_row -= L(k) * (__builtin_expect(col_k == order_i_i_pos, 0) ? spf_row : u(col_k));
+                spf_row -= L(k) * u(col_k);
               }
               spf_row = spf_row / L(rowptr_1_i - 1);
               u(order_i_i_pos) = spf_row;
