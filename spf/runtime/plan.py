@@ -122,6 +122,7 @@ from spf.runtime.level_parts import level_parts
 from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, fired, remember
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_look import HOT_CALL, LOOK_SAME
+from spf.runtime.plan_method import install
 from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
@@ -1522,6 +1523,8 @@ class WavefrontKernel(Kernel):
                         hot[1](*hot[2])
                         if fire is None:
                             quick.hot = fired(hot)
+                            if quick.hot[5]:  # later hot calls: from the dict, in C
+                                install(WavefrontKernel)
                         return
                 if quick.run(self, args):
                     return
