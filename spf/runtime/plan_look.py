@@ -154,6 +154,29 @@ static int spf_look_item(PyObject *o, const int64_t *w)
 /* The names a kernel's C __call__ reads itself (spf_method_call); set when the library
    loads as an extension module. */
 static PyObject *spf_str_plan, *spf_str_check, *spf_str_quick, *spf_str_hot, *spf_str_last;
+static PyTypeObject *spf_ndarray;  /* numpy.ndarray */
+#define SPF_RECORD_LINES 16  /* the cache lines of a hot call's record loaded at once */
+
+#if defined(__GNUC__)
+#define SPF_PREFETCH(p) __builtin_prefetch((const void *)(p))
+#else
+#define SPF_PREFETCH(p) ((void)(p))
+#endif
+
+/* Start loading what the look of the dict's arrays will read (each array's fields past
+   its first cache line, its dimensions and strides), all at once: on a cold cache each is
+   a miss, and read one after the other each waits for the one before. */
+static void spf_prefetch_arrays(PyObject *kw)
+{
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(kw, &pos, &key, &value))
+    if (Py_TYPE(value) == spf_ndarray)
+    {
+      SPF_PREFETCH((const char *)value + 64);
+      SPF_PREFETCH(PyArray_DIMS((PyArrayObject *)value));
+    }
+}
 
 /* 1 when the call's arguments are the recorded ones, unchanged: the items of the tuple
    `call` in the record's order (by_key 0), or the values of the dict `call` by their
@@ -313,6 +336,7 @@ static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObjec
 {
   int ran = 0;
   PyObject *key = NULL, *hot = NULL;
+  spf_prefetch_arrays(kw);  /* loaded while the record is found */
   PyObject *dict = PyObject_GenericGetDict(self, NULL);
   if (dict == NULL)
     goto done;
@@ -327,6 +351,8 @@ static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObjec
     goto done;
   PyObject *ref = *(PyObject **)((char *)quick + m->plan_at);
   PyObject *got = *(PyObject **)((char *)quick + m->hot_at);
+  SPF_PREFETCH(got);  /* loaded while the weak reference is read */
+  SPF_PREFETCH((const char *)got + 64);
   if (ref == NULL || !spf_refers(ref, plan))
     goto done;  /* another plan at a dead one's address is not its record's */
   if (got == NULL || !PyTuple_CheckExact(got) || PyTuple_GET_SIZE(got) != 7
@@ -334,7 +360,11 @@ static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObjec
     goto done;  /* None (no hot call), or one without a hot_call record yet */
   hot = got;
   Py_INCREF(hot);  /* it keeps the record and the buffers the record points into */
+  SPF_PREFETCH((const char *)PyTuple_GET_ITEM(hot, 3) - 32);  /* its dict, written last */
+  SPF_PREFETCH(PyTuple_GET_ITEM(hot, 3));
   const int64_t *h = (const int64_t *)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hot, 5));
+  for (int line = 0; h != NULL && line < SPF_RECORD_LINES; line++)
+    SPF_PREFETCH((const char *)h + 64 * line);
   if (h == NULL || !spf_look_match(kw, 2, h + 2 + h[1]))
     goto done;  /* 0: a hot call that cannot have a record; or other arguments */
   Py_BEGIN_ALLOW_THREADS
@@ -495,6 +525,13 @@ PyMODINIT_FUNC PyInit_spf_plan_look(void)
   spf_str_last = PyUnicode_InternFromString("_last_threads");
   if (!spf_str_plan || !spf_str_check || !spf_str_quick || !spf_str_hot || !spf_str_last
       || PyType_Ready(&spf_method_type) < 0)
+    return NULL;
+  PyObject *numpy = PyImport_ImportModule("numpy");
+  if (numpy == NULL)
+    return NULL;
+  spf_ndarray = (PyTypeObject *)PyObject_GetAttrString(numpy, "ndarray");  /* kept */
+  Py_DECREF(numpy);
+  if (spf_ndarray == NULL)
     return NULL;
   PyObject *module = PyModule_Create(&spf_look_module);
   if (module == NULL)
