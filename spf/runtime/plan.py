@@ -1505,7 +1505,9 @@ class WavefrontKernel(Kernel):
         """Run the executor in the order of ``plan`` (inspected here when not given); each
         array's checksum is taken once (:func:`spf.runtime.checksum.shared`). An unchecked
         call whose arguments look like the plan's last validated call's replays its C call
-        (:mod:`spf.runtime.plan_call`)."""
+        (:mod:`spf.runtime.plan_call`). Once a hot call's record is made, the look helper's
+        method stands for this function as the class's ``__call__`` and runs such calls
+        itself, in C; every other call still comes here (:mod:`spf.runtime.plan_method`)."""
         if check is False and plan is not None and not positional:
             quick = self._quick.get(id(plan))
             if quick is not None and quick.plan() is plan:
