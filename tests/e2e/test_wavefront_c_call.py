@@ -16,17 +16,45 @@ from typing import Any
 
 import numpy as np
 import pytest
+import scipy.sparse as sps
 
+from spf import kernels
+from spf.bench.fused import fused_solve_mv
 from spf.errors import ArgumentError
 from spf.runtime import plan_look, plan_method
 from spf.runtime.plan import WavefrontKernel
 from spf.sparse import gauss_seidel_args
 from spf.testing import look_helper
-from tests.e2e.test_wavefront_quick_calls import expected, fused, matrix, pair
-
-__all__ = ["fused", "pair"]  # the fixtures, shared with the quick calls' tests
 
 N = 500
+
+
+@pytest.fixture(scope="module")
+def fused() -> WavefrontKernel:
+    k = fused_solve_mv().compile()
+    assert isinstance(k, WavefrontKernel)
+    return k
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[Any, Any]:
+    return kernels.trsv_diag_csr().compile(), kernels.spmv_csr().compile()
+
+
+def matrix(n: int, density: float, seed: int) -> Any:
+    """A random ``n`` x ``n`` CSR matrix with every diagonal entry, columns sorted."""
+    rng = np.random.default_rng(seed)
+    m = sps.random_array((n, n), density=density, rng=rng) + sps.eye_array(n) * (1.0 + n)
+    return sps.csr_array(sps.csr_array(m).sorted_indices())
+
+
+def expected(pair: tuple[Any, Any], args: dict[str, Any], b: np.ndarray) -> tuple[Any, Any]:
+    """The solve then the product, by the two serial kernels."""
+    n = len(b)
+    x, y = np.zeros(n), np.zeros(n)
+    pair[0](x=x, b=b, **args)
+    pair[1](y=y, x=x, rowptr=args["rowptr"], col=args["col"], A=args["A"])
+    return x, y
 
 
 def in_c() -> None:
