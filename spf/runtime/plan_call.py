@@ -86,7 +86,9 @@ arguments the record reads as the recorded ones, unchanged, runs ``fn(*cargs)`` 
 ``HOT_CALL``, the look and the call in one call from Python) and sets the kernels'
 ``last_threads`` to 1, and nothing else: on the benchmark's small matrices, timed cold in
 a rotation, each Python frame and each cffi call between the call and C costs
-microseconds."""
+microseconds. The look helper's C method (:mod:`spf.runtime.plan_method`) reads this
+tuple too: its length (7), the kernel at 3 and the record's address at 5 (an ``int``), and
+a :class:`Quick`'s ``plan`` and ``hot`` slots; change them there as well."""
 
 
 class Replay:
