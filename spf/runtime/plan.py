@@ -122,6 +122,7 @@ from spf.runtime.level_parts import level_parts
 from spf.runtime.plan_call import ONE, ORDER, PARALLEL, SERIAL, TEAM, Quick, fired, remember
 from spf.runtime.plan_levels import LEVELS_SEAL, NarrowLevels, seal, seal_of, widen
 from spf.runtime.plan_look import HOT_CALL, LOOK_SAME
+from spf.runtime.plan_method import install
 from spf.runtime.plan_narrow import fits, narrowed
 from spf.runtime.threads import GOVERNOR, default_team, openmp_threads
 from spf.sets.expr import compile_expr
@@ -1504,7 +1505,9 @@ class WavefrontKernel(Kernel):
         """Run the executor in the order of ``plan`` (inspected here when not given); each
         array's checksum is taken once (:func:`spf.runtime.checksum.shared`). An unchecked
         call whose arguments look like the plan's last validated call's replays its C call
-        (:mod:`spf.runtime.plan_call`)."""
+        (:mod:`spf.runtime.plan_call`). Once a hot call's record is made, the look helper's
+        method stands for this function as the class's ``__call__`` and runs such calls
+        itself, in C; every other call still comes here (:mod:`spf.runtime.plan_method`)."""
         if check is False and plan is not None and not positional:
             quick = self._quick.get(id(plan))
             if quick is not None and quick.plan() is plan:
@@ -1522,6 +1525,8 @@ class WavefrontKernel(Kernel):
                         hot[1](*hot[2])
                         if fire is None:
                             quick.hot = fired(hot)
+                            if quick.hot[5]:  # later hot calls: from the dict, in C
+                                install(WavefrontKernel)
                         return
                 if quick.run(self, args):
                     return

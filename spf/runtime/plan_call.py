@@ -26,14 +26,16 @@ the look is read in Python, without the buffer address). A ``"serial"`` plan's c
 those very arguments then runs its C call straight from the kernel's ``__call__``
 (:data:`Hot`: no frame of this module's in between), where it can in one call of the
 helper's ``hot_call``, which reads the look and makes the C call
-(:data:`~spf.runtime.plan_look.HOT_CALL`). Anything else (another array size or
-dtype, a read-only output, another ``N``, an extra or missing argument, ``check=True``)
-takes the full path, with its errors, and the full path records the new look. So a plan
-over a changed pattern stays an :class:`~spf.errors.ArgumentError` exactly where it was
-one: ``check=False`` compares sizes and parameters (a pattern of other sizes is refused),
-``check=True`` the contents (a checksum of every index array, every call). A record keeps
-its last call's arguments alive until its plan dies or a call with other arguments
-replaces them.
+(:data:`~spf.runtime.plan_look.HOT_CALL`); once such a call's record is made, the
+helper's method stands for the class's ``__call__`` and makes it from the caller's keyword
+dictionary with no Python frame at all (:mod:`spf.runtime.plan_method`). Anything else
+(another array size or dtype, a read-only output, another ``N``, an extra or missing
+argument, ``check=True``) takes the full path, with its errors, and the full path records
+the new look. So a plan over a changed pattern stays an :class:`~spf.errors.ArgumentError`
+exactly where it was one: ``check=False`` compares sizes and parameters (a pattern of
+other sizes is refused), ``check=True`` the contents (a checksum of every index array,
+every call). A record keeps its last call's arguments alive until its plan dies or a call
+with other arguments replaces them.
 """
 
 from __future__ import annotations
@@ -84,7 +86,9 @@ arguments the record reads as the recorded ones, unchanged, runs ``fn(*cargs)`` 
 ``HOT_CALL``, the look and the call in one call from Python) and sets the kernels'
 ``last_threads`` to 1, and nothing else: on the benchmark's small matrices, timed cold in
 a rotation, each Python frame and each cffi call between the call and C costs
-microseconds."""
+microseconds. The look helper's C method (:mod:`spf.runtime.plan_method`) reads this
+tuple too: its length (7), the kernel at 3 and the record's address at 5 (an ``int``), and
+a :class:`Quick`'s ``plan`` and ``hot`` slots; change them there as well."""
 
 
 class Replay:

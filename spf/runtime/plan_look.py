@@ -51,6 +51,12 @@ _TEXT = r"""
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/ndarraytypes.h>
 #include <stdint.h>
+#include <structmember.h>
+#ifndef Py_T_OBJECT_EX
+#define SPF_T_OBJECT_EX T_OBJECT_EX
+#else
+#define SPF_T_OBJECT_EX Py_T_OBJECT_EX
+#endif
 
 /* A call's record: n, then n offsets (one per item), then per item at its offset: its key
    (the name it is passed by, a str object, or 0), the object, its kind (0: an int, 1: an
@@ -145,14 +151,44 @@ static int spf_look_item(PyObject *o, const int64_t *w)
   return 1;
 }
 
+/* The names a kernel's C __call__ reads itself (spf_method_call); set when the library
+   loads as an extension module. */
+static PyObject *spf_str_plan, *spf_str_check, *spf_str_quick, *spf_str_hot, *spf_str_last;
+static PyTypeObject *spf_ndarray;  /* numpy.ndarray */
+#define SPF_RECORD_LINES 16  /* the cache lines of a hot call's record loaded at once */
+
+#if defined(__GNUC__)
+#define SPF_PREFETCH(p) __builtin_prefetch((const void *)(p))
+#else
+#define SPF_PREFETCH(p) ((void)(p))
+#endif
+
+/* Start loading what the look of the dict's arrays will read (each array's fields past
+   its first cache line, its dimensions and strides), all at once: on a cold cache each is
+   a miss, and read one after the other each waits for the one before. */
+static void spf_prefetch_arrays(PyObject *kw)
+{
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(kw, &pos, &key, &value))
+    if (Py_TYPE(value) == spf_ndarray)
+    {
+      SPF_PREFETCH((const char *)value + 64);
+      SPF_PREFETCH(PyArray_DIMS((PyArrayObject *)value));
+    }
+}
+
 /* 1 when the call's arguments are the recorded ones, unchanged: the items of the tuple
    `call` in the record's order (by_key 0), or the values of the dict `call` by their
    recorded keys (by_key 1: keys compared by address, so a name passed as another str
-   object of the same text is not found, and the caller reads the arguments itself).
+   object of the same text is not found, and the caller reads the arguments itself;
+   by_key 2: the same, the dict holding `plan` and `check` too, which the caller read).
    The caller holds Python's lock. */
 static int spf_look_match(PyObject *c, int64_t by_key, const int64_t *want)
 {
   const int64_t n = want[0];
+  const Py_ssize_t extra = by_key == 2 ? 2 : 0;
+  Py_ssize_t skipped = 0;
   int same = 1;
   if (!by_key)
   {
@@ -160,7 +196,7 @@ static int spf_look_match(PyObject *c, int64_t by_key, const int64_t *want)
     for (int64_t i = 0; i < n && same; i++)
       same = spf_look_item(PyTuple_GET_ITEM(c, i), want + want[1 + i]);
   }
-  else if (PyDict_GET_SIZE(c) != n)
+  else if (PyDict_GET_SIZE(c) != n + extra)
     same = 0;
   else
   {
@@ -169,6 +205,11 @@ static int spf_look_match(PyObject *c, int64_t by_key, const int64_t *want)
     int64_t next = 0;  /* where the last key's successor is looked for first */
     while (same && PyDict_Next(c, &pos, &key, &value))
     {
+      if (extra && (key == spf_str_plan || key == spf_str_check))
+      {
+        skipped++;
+        continue;
+      }
       int64_t found = -1;
       for (int64_t j = 0; j < n && found < 0; j++)
       {
@@ -179,6 +220,7 @@ static int spf_look_match(PyObject *c, int64_t by_key, const int64_t *want)
       same = found >= 0 && spf_look_item(value, want + want[1 + found]);
       next = found + 1;
     }
+    same = same && skipped == extra;
   }
   return same;
 }
@@ -232,6 +274,240 @@ static PyObject *spf_hot_call(PyObject *self, PyObject *const *args, Py_ssize_t 
   Py_RETURN_TRUE;
 }
 
+/* method(call, quick): what stands for `call` (WavefrontKernel's Python __call__) as the
+   class's __call__ (spf.runtime.plan_method). An unbound method
+   (Py_TPFLAGS_METHOD_DESCRIPTOR), so that a call of a kernel reaches it with the caller's
+   keyword dict itself: a keyword call of a serial plan's last arguments, unchanged, runs
+   its C call here (spf_method_hot); any other call is `call`'s, with the same arguments.
+   `quick`: the class of the kernels' records (spf.runtime.plan_call.Quick), whose `plan`
+   and `hot` slots are read at their offsets. */
+typedef struct
+{
+  PyObject_HEAD
+  PyObject *call;
+  PyObject *quick;
+  Py_ssize_t plan_at, hot_at;
+} spf_method;
+
+/* whether the weak reference `ref` refers to `obj` (alive) */
+static int spf_refers(PyObject *ref, PyObject *obj)
+{
+  if (!PyWeakref_CheckRef(ref))
+    return 0;
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject *got = NULL;
+  if (PyWeakref_GetRef(ref, &got) < 0)
+  {
+    PyErr_Clear();
+    return 0;
+  }
+  const int is = got == obj;
+  Py_XDECREF(got);
+  return is;
+#else
+  return PyWeakref_GetObject(ref) == obj;
+#endif
+}
+
+/* a kernel's attribute `_last_threads` set to 1 in its instance dict (no class of a
+   kernel defines it: spf.runtime.plan_method.install checks) */
+static int spf_ran_one(PyObject *kernel)
+{
+  PyObject *dict = PyObject_GenericGetDict(kernel, NULL);
+  if (dict == NULL)
+    return -1;
+  PyObject *one = PyLong_FromLong(1);
+  const int got = one == NULL ? -1 : PyDict_SetItem(dict, spf_str_last, one);
+  Py_XDECREF(one);
+  Py_DECREF(dict);
+  return got;
+}
+
+/* A wavefront kernel's hot call in C, the Python block it stands for being
+   WavefrontKernel.__call__'s first: the record of `plan` in the kernel's `_quick` (by id,
+   its `plan` weakref that very plan), its `hot` call with a hot_call record (hot[5]: its
+   address, nonzero), and the keyword dict `kw` holding the recorded arguments, unchanged
+   (besides plan and check=False, which the caller read): then the C call runs without
+   Python's lock and both kernels' `_last_threads` become 1. Everything is read straight
+   from the dicts and the record's slots (attribute look-ups through the classes cost
+   microseconds on a cold cache). Returns 1 when it ran, 0 when it ran nothing (the
+   Python call runs instead), -1 on an error. */
+static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObject *kw)
+{
+  int ran = 0;
+  PyObject *key = NULL, *hot = NULL;
+  spf_prefetch_arrays(kw);  /* loaded while the record is found */
+  PyObject *dict = PyObject_GenericGetDict(self, NULL);
+  if (dict == NULL)
+    goto done;
+  PyObject *quicks = PyDict_GetItemWithError(dict, spf_str_quick);  /* borrowed, as below */
+  if (quicks == NULL || !PyDict_CheckExact(quicks))
+    goto done;
+  key = PyLong_FromVoidPtr(plan);
+  if (key == NULL)
+    goto done;
+  PyObject *quick = PyDict_GetItemWithError(quicks, key);
+  if (quick == NULL || (PyObject *)Py_TYPE(quick) != m->quick)
+    goto done;
+  PyObject *ref = *(PyObject **)((char *)quick + m->plan_at);
+  PyObject *got = *(PyObject **)((char *)quick + m->hot_at);
+  SPF_PREFETCH(got);  /* loaded while the weak reference is read */
+  SPF_PREFETCH((const char *)got + 64);
+  if (ref == NULL || !spf_refers(ref, plan))
+    goto done;  /* another plan at a dead one's address is not its record's */
+  if (got == NULL || !PyTuple_CheckExact(got) || PyTuple_GET_SIZE(got) != 7
+      || !PyLong_CheckExact(PyTuple_GET_ITEM(got, 5)))
+    goto done;  /* None (no hot call), or one without a hot_call record yet */
+  hot = got;
+  Py_INCREF(hot);  /* it keeps the record and the buffers the record points into */
+  SPF_PREFETCH((const char *)PyTuple_GET_ITEM(hot, 3) - 32);  /* its dict, written last */
+  SPF_PREFETCH(PyTuple_GET_ITEM(hot, 3));
+  const int64_t *h = (const int64_t *)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hot, 5));
+  for (int line = 0; h != NULL && line < SPF_RECORD_LINES; line++)
+    SPF_PREFETCH((const char *)h + 64 * line);
+  if (h == NULL || !spf_look_match(kw, 2, h + 2 + h[1]))
+    goto done;  /* 0: a hot call that cannot have a record; or other arguments */
+  Py_BEGIN_ALLOW_THREADS
+  spf_fire((intptr_t)h[0], h[1], h + 2);
+  Py_END_ALLOW_THREADS
+  PyObject *inner = PyTuple_GET_ITEM(hot, 3);
+  ran = spf_ran_one(self) < 0 || (inner != self && spf_ran_one(inner) < 0) ? -1 : 1;
+done:
+  if (ran == 0)
+    PyErr_Clear();  /* whatever failed, the Python call meets it again and says so */
+  Py_XDECREF(hot);
+  Py_XDECREF(key);
+  Py_XDECREF(dict);
+  return ran;
+}
+
+static PyObject *spf_method_call(PyObject *me, PyObject *args, PyObject *kw)
+{
+  if (kw != NULL && PyDict_CheckExact(kw) && PyTuple_GET_SIZE(args) == 1)
+  {
+    PyObject *plan = PyDict_GetItemWithError(kw, spf_str_plan);
+    if (plan != NULL && plan != Py_None
+        && PyDict_GetItemWithError(kw, spf_str_check) == Py_False)
+    {
+      const int ran = spf_method_hot((spf_method *)me, PyTuple_GET_ITEM(args, 0), plan, kw);
+      if (ran > 0)
+        Py_RETURN_NONE;
+      if (ran < 0)
+        return NULL;
+    }
+    if (PyErr_Occurred())
+      return NULL;
+  }
+  return PyObject_Call(((spf_method *)me)->call, args, kw);
+}
+
+static PyObject *spf_method_get(PyObject *me, PyObject *obj, PyObject *type)
+{
+  (void)type;
+  if (obj == NULL || obj == Py_None)
+  {
+    Py_INCREF(me);
+    return me;
+  }
+  return PyMethod_New(me, obj);
+}
+
+/* the wrapped call's attributes (__doc__, __name__, __wrapped__: what inspect and help
+   read) */
+static PyObject *spf_method_getattro(PyObject *me, PyObject *name)
+{
+  static const char *const forwarded[] = {"__doc__", "__name__", "__qualname__", "__module__"};
+  PyObject *call = ((spf_method *)me)->call;
+  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0)
+  {
+    Py_INCREF(call);
+    return call;
+  }
+  for (size_t i = 0; PyUnicode_Check(name) && i < sizeof forwarded / sizeof *forwarded; i++)
+    if (PyUnicode_CompareWithASCIIString(name, forwarded[i]) == 0)
+      return PyObject_GetAttr(call, name);
+  return PyObject_GenericGetAttr(me, name);
+}
+
+static int spf_method_traverse(PyObject *me, visitproc visit, void *arg)
+{
+  Py_VISIT(((spf_method *)me)->call);
+  Py_VISIT(((spf_method *)me)->quick);
+  return 0;
+}
+
+static int spf_method_clear(PyObject *me)
+{
+  Py_CLEAR(((spf_method *)me)->call);
+  Py_CLEAR(((spf_method *)me)->quick);
+  return 0;
+}
+
+static void spf_method_dealloc(PyObject *me)
+{
+  PyObject_GC_UnTrack(me);
+  spf_method_clear(me);
+  Py_TYPE(me)->tp_free(me);
+}
+
+/* the offset of the object slot `name` of class `cls` (a __slots__ member), or -1 */
+static Py_ssize_t spf_slot_at(PyObject *cls, const char *name)
+{
+  PyObject *d = PyObject_GetAttrString(cls, name);
+  Py_ssize_t at = -1;
+  if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
+      && ((PyMemberDescrObject *)d)->d_member->type == SPF_T_OBJECT_EX
+      && ((PyMemberDescrObject *)d)->d_common.d_type == (PyTypeObject *)cls)
+    at = ((PyMemberDescrObject *)d)->d_member->offset;
+  Py_XDECREF(d);
+  PyErr_Clear();
+  return at;
+}
+
+static PyObject *spf_method_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+  PyObject *call, *quick;
+  if ((kw != NULL && PyDict_GET_SIZE(kw))
+      || !PyArg_UnpackTuple(args, "method", 2, 2, &call, &quick))
+  {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_TypeError, "method takes (call, quick)");
+    return NULL;
+  }
+  const Py_ssize_t plan_at = PyType_Check(quick) ? spf_slot_at(quick, "plan") : -1;
+  const Py_ssize_t hot_at = PyType_Check(quick) ? spf_slot_at(quick, "hot") : -1;
+  if (plan_at < 0 || hot_at < 0)
+  {
+    PyErr_SetString(PyExc_TypeError, "method: quick must be a class with slots plan and hot");
+    return NULL;
+  }
+  spf_method *me = (spf_method *)type->tp_alloc(type, 0);
+  if (me == NULL)
+    return NULL;
+  Py_INCREF(call);
+  Py_INCREF(quick);
+  me->call = call;
+  me->quick = quick;
+  me->plan_at = plan_at;
+  me->hot_at = hot_at;
+  return (PyObject *)me;
+}
+
+static PyTypeObject spf_method_type = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "spf_plan_look.method",
+  .tp_basicsize = sizeof(spf_method),
+  .tp_dealloc = spf_method_dealloc,
+  .tp_call = spf_method_call,
+  .tp_getattro = spf_method_getattro,
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_METHOD_DESCRIPTOR,
+  .tp_doc = "method(call, quick): a wavefront kernel's __call__, its hot keyword calls in C",
+  .tp_traverse = spf_method_traverse,
+  .tp_clear = spf_method_clear,
+  .tp_descr_get = spf_method_get,
+  .tp_new = spf_method_new,
+};
+
 static PyMethodDef spf_look_methods[] = {
   {"hot_call", (PyCFunction)(void (*)(void))spf_hot_call, METH_FASTCALL,
    "hot_call(call, by_key, record): the recorded C call on the recorded arguments"},
@@ -242,7 +518,32 @@ static struct PyModuleDef spf_look_module = {
 
 PyMODINIT_FUNC PyInit_spf_plan_look(void)
 {
-  return PyModule_Create(&spf_look_module);
+  spf_str_plan = PyUnicode_InternFromString("plan");
+  spf_str_check = PyUnicode_InternFromString("check");
+  spf_str_quick = PyUnicode_InternFromString("_quick");
+  spf_str_hot = PyUnicode_InternFromString("hot");
+  spf_str_last = PyUnicode_InternFromString("_last_threads");
+  if (!spf_str_plan || !spf_str_check || !spf_str_quick || !spf_str_hot || !spf_str_last
+      || PyType_Ready(&spf_method_type) < 0)
+    return NULL;
+  PyObject *numpy = PyImport_ImportModule("numpy");
+  if (numpy == NULL)
+    return NULL;
+  spf_ndarray = (PyTypeObject *)PyObject_GetAttrString(numpy, "ndarray");  /* kept */
+  Py_DECREF(numpy);
+  if (spf_ndarray == NULL)
+    return NULL;
+  PyObject *module = PyModule_Create(&spf_look_module);
+  if (module == NULL)
+    return NULL;
+  Py_INCREF(&spf_method_type);
+  if (PyModule_AddObject(module, "method", (PyObject *)&spf_method_type) < 0)
+  {
+    Py_DECREF(&spf_method_type);
+    Py_DECREF(module);
+    return NULL;
+  }
+  return module;
 }
 """
 
@@ -293,7 +594,15 @@ extension: a hot call's look and its C call in one call from Python (no cffi con
 True when it ran, False (nothing run) when the arguments are not the recorded ones. The
 record is :func:`fire_record`'s."""
 
-Built = tuple[Looker, Callable[[object, bool, int], bool] | None]
+HOT_METHOD: list[Callable[[Callable[..., None], type], Callable[..., None]]] = []
+"""The helper's ``method(call, quick)`` once it is loaded as a Python extension: what
+stands for a wavefront kernel's Python ``__call__`` ``call`` as its class's ``__call__``,
+reading the kernel's records of class ``quick`` (:mod:`spf.runtime.plan_method`)."""
+
+Extension = tuple[Callable[[object, bool, int], bool], Callable[[Callable[..., None], type], Any]]
+"""The extension's ``(hot_call, method)``."""
+
+Built = tuple[Looker, Extension | None]
 _BUILT: list[Looker | None] = []
 _BUILDING: list[Future[Built | None]] = []
 _FFI: list[cffi.FFI] = []
@@ -317,7 +626,8 @@ def looker(wait: bool = False) -> Looker | None:
     if got is not None and not LOOK_SAME:
         LOOK_SAME.append(got[0])
         if built is not None and built[1] is not None:
-            HOT_CALL.append(built[1])
+            HOT_CALL.append(built[1][0])
+            HOT_METHOD.append(built[1][1])
     _BUILT.append(got)
     return got
 
@@ -406,8 +716,8 @@ def _build() -> Built | None:
     return (lib.spf_look_same, record), _extension(path)
 
 
-def _extension(path: os.PathLike[str] | str) -> Callable[[object, bool, int], bool] | None:
-    """The helper's ``hot_call``, its library loaded as the extension module
+def _extension(path: os.PathLike[str] | str) -> Extension | None:
+    """The helper's ``hot_call`` and ``method``, its library loaded as the extension module
     ``spf_plan_look`` (not entered in ``sys.modules``); None where it cannot be loaded."""
     loader = importlib.machinery.ExtensionFileLoader("spf_plan_look", str(path))
     spec = importlib.util.spec_from_loader("spf_plan_look", loader)
@@ -417,5 +727,4 @@ def _extension(path: os.PathLike[str] | str) -> Callable[[object, bool, int], bo
         module = importlib.util.module_from_spec(spec)
     except Exception:  # any failure to load: the cffi calls stay
         return None
-    hot: Callable[[object, bool, int], bool] = module.hot_call
-    return hot
+    return module.hot_call, module.method
