@@ -403,8 +403,11 @@ def _best_candidate(
             if found is None:
                 by_set[mapped] = None
             else:
-                defined, pins = found
-                rest = tuple(t for t in sterms if not _defines(t, defined))
+                defined, pins, used = found
+                # only the equalities that define an iterator go: any other constraint on a
+                # defined (or pinned) iterator still limits the points the statement visits
+                # (a p2p executor's i = order(i_pos) with i_pos pinned to 0 visits one i)
+                rest = tuple(t for t in sterms if t not in used)
                 by_set[mapped] = (rename(rest, defined), pins)  # over the mapped iterators
         got = by_set[mapped]
         if got is None:
@@ -473,30 +476,40 @@ class _Scorer:
 
 def _defined(
     sterms: Terms, mapped: set[str], svars: list[str]
-) -> tuple[dict[str, Aff], Terms] | None:
+) -> tuple[dict[str, Aff], Terms, Terms] | None:
     """Each iterator outside ``mapped`` as an expression of the mapped ones: from the
     domain's equalities (``j = col(k)``), else pinned to a lower bound (``ri = 0`` of a
-    block's ``0 <= ri < 4``: the check runs at that one instance; the pin joins the guard).
-    None when an iterator is neither."""
+    block's ``0 <= ri < 4``: the check runs at that one instance; the pin joins the guard),
+    with the pins and the equalities that defined an iterator. None when an iterator is
+    neither."""
     known = set(mapped)
     out: dict[str, Aff] = {}
     pins: list[tuple[bool, Aff]] = []
+    used: list[tuple[bool, Aff]] = []
     while len(known) < len(svars):
-        step = _equality(sterms, known, svars) or _lower_bound(sterms, known, svars)
-        if step is None:
-            return None
-        name, value, pinned = step
+        found = _equality(sterms, known, svars)
+        if found is not None:
+            name, value, _, term = found
+            used.append(term)
+        else:
+            bound = _lower_bound(sterms, known, svars)
+            if bound is None:
+                return None
+            name, value, _ = bound
+            pins.append((True, _s(name) - value))
         out[name] = value
         known.add(name)
-        if pinned:
-            pins.append((True, _s(name) - value))
     for _ in range(len(out)):  # definitions in terms of the mapped iterators only
         defs: dict[Sym, Aff] = {_s(n): d for n, d in out.items()}
         out = {k: e.xreplace(defs) for k, e in out.items()}
-    return out, tuple(pins)
+    return out, tuple(pins), tuple(used)
 
 
-def _equality(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, Aff, bool] | None:
+def _equality(
+    sterms: Terms, known: set[str], svars: list[str]
+) -> tuple[str, Aff, bool, tuple[bool, Aff]] | None:
+    """An iterator outside ``known`` that one of the domain's equalities defines: its name,
+    value, False (not pinned) and the equality."""
     for eq, e in sterms:
         if not eq:
             continue
@@ -507,7 +520,7 @@ def _equality(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str, Af
         coeff = coefficient(e, v)
         rest = e - v * coeff
         if coeff in (1, -1) and not rest.has(v):
-            return free[0], -rest / coeff, False
+            return free[0], -rest / coeff, False, (eq, e)
     return None
 
 
@@ -523,11 +536,6 @@ def _lower_bound(sterms: Terms, known: set[str], svars: list[str]) -> tuple[str,
         if coefficient(e, v) == 1 and not rest.has(v) and not rest.calls() and not rest.floors():
             return free[0], -rest, True
     return None
-
-
-def _defines(term: tuple[bool, Aff], defined: Mapping[str, Aff]) -> bool:
-    eq, e = term
-    return eq and any(e.has(_s(v)) for v in defined)
 
 
 def _check(
