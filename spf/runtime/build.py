@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import platform
 import shlex
 import subprocess
 from collections.abc import Sequence
@@ -106,32 +105,6 @@ def light_opt_flags() -> tuple[str, ...]:
     if os.environ.get(TEST_OPT_LEVEL_ENV, "").strip():
         return default_opt_flags()
     return LIGHT_OPT_FLAGS
-
-
-NO_STV = "-mno-stv"
-"""Added to a wavefront's inspector stages' flags by :func:`inspector_opt_flags` where gcc
-builds for x86: gcc's scalar-to-vector pass (STV, on at ``-O2``) moves the stages' chains of
-32-bit maxima (a row's level, the largest of its sources') into SSE registers through a
-4-byte store and a 16-byte load of one stack slot, a store-forwarding stall on every
-dependence: the coarse pass over Poisson's 1M rows took 1.51 serial solves with it and 0.62
-without it, the levels pass 0.45 and 0.40 (gcc 12, AMD EPYC, ``docs/inspection.md``). The
-stages compute integers only, so the flag changes no result."""
-_X86 = frozenset({"x86_64", "amd64", "i386", "i486", "i586", "i686", "x86"})
-
-
-def inspector_opt_flags(compiler: str | None = None) -> tuple[str, ...]:
-    """The flags of a wavefront's inspector stages built with ``compiler`` (None: gcc):
-    :func:`light_opt_flags`, plus :data:`NO_STV` when that compiler is gcc (``--version``
-    names the Free Software Foundation and not clang) and the machine is x86."""
-    flags = light_opt_flags()
-    if platform.machine().lower() not in _X86:
-        return flags
-    try:
-        version = compiler_version(tuple(compiler_argv(compiler, "c")))
-    except (CompileError, ArgumentError):  # the build itself reports a missing compiler
-        return flags
-    gcc = "Free Software Foundation" in version and "clang" not in version.lower()
-    return (*flags, NO_STV) if gcc else flags
 
 
 def _opt_flags(cflags: Sequence[str] | None) -> list[str]:

@@ -2138,7 +2138,7 @@ def compile_wavefront(
     from spf.analysis.inspector import build_inspector, sort_stage_name
     from spf.analysis.local_copies import plan_copies
     from spf.codegen.program import c_function_name
-    from spf.runtime.build import inspector_opt_flags
+    from spf.runtime.build import light_opt_flags
     from spf.runtime.compile import (
         UnitParts,
         compile_kernel,
@@ -2153,7 +2153,6 @@ def compile_wavefront(
             "loop per computation: keep the wavefront on one of them"
         )
     ((analysis, names),) = executor.loops
-    flags = inspector_opt_flags(options.get("compiler"))
     is_coarse = names.method in COARSE_METHODS
     free = free_kernels(analysis)
     first = (
@@ -2172,7 +2171,7 @@ def compile_wavefront(
     ((pass_k, *sorted_k),), (later,) = compile_units_deferring(
         [_light_unit([first, *sorts], f"{library}_light", checked=1)],
         [UnitParts([(executor.ir, name or ir.name, check)], library)],
-        light_flags=flags,
+        light_flags=light_opt_flags(),
         **options,
     )
     run = later if later.compiles else later.kernels()[0]
@@ -2180,7 +2179,7 @@ def compile_wavefront(
 
     def level_sort() -> tuple[Kernel, Kernel]:  # a coarse kernel's, on first use
         unit = _light_unit(build_level_sort(analysis, sort_name), f"{sort_name}_levels")
-        ((count, order),) = compile_units([unit], light_flags=flags, **options)
+        ((count, order),) = compile_units([unit], light_flags=light_opt_flags(), **options)
         return count, order
 
     splits = is_coarse and uses_run_blocks(first) and can_split_passes(ir, analysis)
@@ -2196,7 +2195,9 @@ def compile_wavefront(
             build_run_reach(analysis, f"{library}_reach"),
         )
         unit = _light_unit(stages, f"{library}_split")
-        return cast("Split", tuple(compile_units([unit], light_flags=flags, **options)[0]))
+        return cast(
+            "Split", tuple(compile_units([unit], light_flags=light_opt_flags(), **options)[0])
+        )
 
     def serial() -> Kernel:
         return compile_kernel(serial_computation(ir), "c", f"{run_name}_serial", check, **options)

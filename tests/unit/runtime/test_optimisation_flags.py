@@ -55,36 +55,6 @@ def test_the_suite_s_level_reaches_the_light_units(monkeypatch: pytest.MonkeyPat
         build.light_opt_flags()
 
 
-def test_inspector_stages_turn_gcc_s_stv_off_on_x86(monkeypatch: pytest.MonkeyPatch) -> None:
-    """gcc's scalar-to-vector pass moves the inspector passes' chains of 32-bit maxima
-    through a stack slot (a store-forwarding stall per dependence: the coarse pass over
-    Poisson 1000 x 1000 ran ~2.4x slower): a wavefront's inspector stages are built with
-    ``-mno-stv`` where gcc builds for x86, and with the light flags alone otherwise (clang
-    has no such flag, another machine no such pass)."""
-    versions = {
-        "gcc": "gcc\ngcc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation",
-        "clang": "clang\nDebian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu",
-    }
-    monkeypatch.setattr(build, "compiler_version", lambda argv: versions[argv[0]])
-    for machine in ("x86_64", "AMD64"):
-        monkeypatch.setattr(build.platform, "machine", lambda m=machine: m)
-        assert build.inspector_opt_flags() == (*build.LIGHT_OPT_FLAGS, build.NO_STV)
-        assert build.inspector_opt_flags("gcc") == (*build.LIGHT_OPT_FLAGS, build.NO_STV)
-        assert build.inspector_opt_flags("clang") == build.LIGHT_OPT_FLAGS
-    monkeypatch.setattr(build.platform, "machine", lambda: "aarch64")
-    assert build.inspector_opt_flags() == build.LIGHT_OPT_FLAGS
-    monkeypatch.setattr(build.platform, "machine", lambda: "x86_64")
-    monkeypatch.setenv(build.TEST_OPT_LEVEL_ENV, "1")  # the suite's level, STV off as well
-    assert build.inspector_opt_flags() == ("-O1", "-march=native", build.NO_STV)
-
-
-def test_a_missing_compiler_is_left_to_the_build_to_report(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(build.platform, "machine", lambda: "x86_64")
-    assert build.inspector_opt_flags("no-such-compiler-spf") == build.LIGHT_OPT_FLAGS
-
-
 def test_a_sparse_output_s_phases_build_at_o2_a_dense_output_at_o3(tmp_path: Path) -> None:
     a = sp.random_array((9, 7), density=0.3, format="csr", rng=1)
     b = sp.random_array((9, 7), density=0.3, format="csr", rng=2)
