@@ -155,13 +155,14 @@ SPLIT_PASS = False
 """Whether a pass on two threads (:data:`SPLIT_NODES`) runs as two passes at once
 (:meth:`WavefrontKernel._split_pass`: the levels and the work on a worker, the coarse levels
 on the caller) rather than as the one joint pass on the caller, the stages after it in
-halves either way. Off since the inspector stages are built without gcc's STV
-(:data:`spf.runtime.build.NO_STV`): the joint pass alone then costs less than the caller's
-half did beside the worker's on the two cores of the benchmark machine (a chain-bound pass
-shares the core with the other: the coarse-level pass in C took 0.62 serial solves alone
-and 1.05 beside the levels pass), and the whole inspection on two threads took 1.23
-serial solves against 1.45 split on Poisson 1M, 2.34 against 2.96 on the 12-level triangle
-(docs/inspection.md). The same plans either way."""
+halves either way. Off since the pass lost its store-forwarding stall
+(:func:`spf.analysis.coarse_inspector._crossing`): the joint pass alone then costs less
+than the caller's half beside the worker's on the two cores of the benchmark machine (the
+two passes slow each other down: the coarse-level pass in C took 0.62 serial solves alone
+and 1.05 beside the levels pass), and the whole inspection on two threads took 1.08-1.12
+serial solves against 1.32-1.34 split on Poisson 1M, 2.68-2.77 against 3.30-3.50 on the
+12-level triangle (one process, interleaved, load ~5; docs/inspection.md). The same plans
+either way."""
 
 SPLIT_NODES = 1 << 17
 """An unchecked coarse inspection of at least this many nodes on a team of two or more
