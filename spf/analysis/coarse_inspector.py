@@ -490,8 +490,15 @@ def _pass_in_run_blocks(
 def _crossing(src: str, block_run: str) -> str:
     """What an edge from ``src`` adds to the running maximum of the coarse levels, plus one,
     of a row's sources outside its run block (``block_run``: the block's first row): 0 for
-    a source inside it (:func:`_pass_in_run_blocks`)."""
-    return f"(({src}) < ${block_run}$ ? ${CLEV}$({src}) + 1 : 0)"
+    a source inside it (:func:`_pass_in_run_blocks`). A mask (``& -(src < block)``), not a
+    select: gcc (12, ``-O2``) keeps the pass's chains of 32-bit maxima in SSE registers (its
+    scalar-to-vector pass), and a select's value, needed in a general register for the
+    ``cmov``, reached them through a 4-byte store and a 16-byte load of one stack slot, a
+    store-forwarding stall per dependence: the joint pass over Poisson's 1M rows took
+    ~1.5 serial solves with the select and ~0.55 with the mask, over the 12-level
+    triangle's ~1.9 and ~1.6 (C, docs/inspection.md). The same values (a coarse level plus
+    one is at least 1, so the mask's 0 is the select's)."""
+    return f"((${CLEV}$({src}) + 1) & -(({src}) < ${block_run}$))"
 
 
 def _run_block_stores(node: str, runs: tuple[str | None, str, str | None, str, str]) -> list[str]:

@@ -152,11 +152,25 @@ its own: the caller would otherwise wait for the worker's count on one thread. F
 tests) makes the worker count them whenever they are wide. Either way the same starts and
 slots."""
 
+SPLIT_PASS = False
+"""Whether a pass on two threads (:data:`SPLIT_NODES`) runs as two passes at once
+(:meth:`WavefrontKernel._split_pass`: the levels and the work on a worker, the coarse levels
+on the caller) rather than as the one joint pass on the caller, the stages after it in
+halves either way. Off since the pass lost its store-forwarding stall
+(:func:`spf.analysis.coarse_inspector._crossing`): the joint pass alone then costs less
+than the caller's half beside the worker's on the two cores of the benchmark machine (the
+two passes slow each other down: the coarse-level pass in C took 0.62 serial solves alone
+and 1.05 beside the levels pass), and the whole inspection on two threads took 1.08-1.12
+serial solves against 1.32-1.34 split on Poisson 1M, 2.68-2.77 against 3.30-3.50 on the
+12-level triangle (one process, interleaved, load ~5; docs/inspection.md). The same plans
+either way."""
+
 SPLIT_NODES = 1 << 17
 """An unchecked coarse inspection of at least this many nodes on a team of two or more
 threads (OpenMP's count now, lowered on a busy machine as a kernel call's is:
-:meth:`spf.runtime.threads.ThreadGovernor.team`) runs its pass as two at once and its
-sort's stages in halves (:meth:`WavefrontKernel._split_pass`); a smaller one stays on the
+:meth:`spf.runtime.threads.ThreadGovernor.team`) runs its sort's stages in halves, one
+on a worker thread, after its pass (the joint pass on the caller, or two passes at once with
+:data:`SPLIT_PASS`: :meth:`WavefrontKernel._split_pass`); a smaller one stays on the
 caller's thread, where
 each of the ~6 hand-offs to a worker (tens of microseconds on a busy machine) would cost
 more than the half of a stage it moves (~1-2 ns a node). A coarse inspection of at least
@@ -1171,7 +1185,7 @@ class WavefrontKernel(Kernel):
                 out[NCLEV] = len(runs.levelruns) - 1 if runs is not None else _count_of(out[CLEV])
 
         if two and self._make_split is not None and not self._after:
-            out[NLEVELS], ahead = self._split_pass(out, given, coarse_levels)
+            out[NLEVELS], ahead = self._pass_on_two(out, given, coarse_levels)
             counted = candidates
         else:
             stage(check=check, **out, **_pick(stage, given))
@@ -1248,6 +1262,28 @@ class WavefrontKernel(Kernel):
         sizes = functools.partial(_level_sizes, stages[4], level, nlev, given)
         seal = functools.partial(_remember, level, sealed) if first else None
         return nlev, LevelCount(counted, sizes, job, seal)
+
+    def _pass_on_two(
+        self, out: dict[str, Any], given: Mapping[str, object], meanwhile: Callable[[], None]
+    ) -> tuple[int, LevelCount]:
+        """The pass of an unchecked inspection on two threads, writing ``out``'s arrays:
+        with :data:`SPLIT_PASS`, :meth:`_split_pass`; else the joint pass on this thread,
+        ``meanwhile`` after it, and the count of the levels made when first asked for, as
+        after a split pass whose worker left them uncounted (both threads one half of the
+        nodes each, :meth:`LevelCount.result`, or one histogram for the sizes alone,
+        :meth:`LevelCount.sizes`). Returns the number of levels and their count."""
+        if SPLIT_PASS:
+            return self._split_pass(out, given, meanwhile)
+        stage, hist_k = self._stages[0], self._split()[4]
+        stage(check=False, **out, **_pick(stage, given))
+        meanwhile()
+        level = out[LEVEL]
+        levels = _count_of(level)
+        none: Future[Counted | None] = Future()
+        none.set_result(None)
+        counted = functools.partial(self._key_count_halves, level, levels, given)
+        sizes = functools.partial(_level_sizes, hist_k, level, levels, given)
+        return levels, LevelCount(counted, sizes, none)
 
     def _key_count_whole(self, key: np.ndarray, keys: int, given: Mapping[str, object]) -> Counted:
         """:meth:`_key_count_halves` on one thread: the histogram and the slots stages over

@@ -137,14 +137,17 @@ def _reference_coarse_levels(lower: sp.csr_array) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("split", [False, True])
 def test_coarse_levels_are_those_of_the_run_blocks(
-    dtype: str, monkeypatch: pytest.MonkeyPatch
+    dtype: str, split: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The coarse level of each row in the plan (the parts' levels) is the definition's, on
     banded triangles whose rows read the row before at random, from the joint pass (one
-    thread) and from the coarse-level pass of two threads (docs/inspection.md, "Selects in
-    the pass")."""
+    thread, and two without ``SPLIT_PASS``) and from the coarse-level pass of two threads
+    (``split``; docs/inspection.md, "Selects in the pass"); both passes mask the crossing
+    edges' coarse levels."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    monkeypatch.setattr(plan_module, "SPLIT_PASS", split)
     kernel = _kernel(dtype)
     # seed 0's stretches of rows reading the row before are shorter than a block (each block
     # starts a stretch); near=1.0 makes one stretch of every row: blocks start inside it

@@ -1,7 +1,7 @@
 """An unchecked coarse inspection on a team of two threads runs its pass over the dependences
-as two passes at once (docs/inspection.md, "The inspector on two threads"): the levels and
-the work on a worker thread, the coarse levels on the caller's, and its sort's count, order
-and sums in halves. The plans are those of the one-thread inspection, array for array and seal for
+on the caller's thread (or, with ``SPLIT_PASS``, as two passes at once: the levels and the
+work on a worker thread, the coarse levels on the caller's; docs/inspection.md, "The
+inspector on two threads"), and its sort's count, order and sums in halves. The plans are those of the one-thread inspection, array for array and seal for
 seal (and their copies), for every strategy, int32 and int64, on a grid, a banded and a
 random triangle; the solves keep the serial bits at 1 and 2 threads. A checked inspection,
 one of fewer than ``SPLIT_NODES`` nodes and a kernel whose pass is not the run-block one
@@ -75,14 +75,16 @@ def _same(a: Plan, b: Plan) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
-@pytest.mark.parametrize("ahead", [False, True])
+@pytest.mark.parametrize(("split", "ahead"), [(False, False), (True, False), (True, True)])
 def test_two_thread_plans_are_the_one_thread_plans(
-    dtype: str, ahead: bool, monkeypatch: pytest.MonkeyPatch
+    dtype: str, split: bool, ahead: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``ahead``: the worker counts every loop's levels after its pass (as it does wide
-    levels' while the caller is still in its pass); else the levels are counted when first
-    asked for (here all narrow)."""
+    """``split``: the pass as two at once (``SPLIT_PASS``), else the joint pass on the
+    caller; ``ahead``: the worker counts every loop's levels after its split pass (as it
+    does wide levels' while the caller is still in its pass); else the levels are counted
+    when first asked for (here all narrow)."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)  # every triangle here is smaller
+    monkeypatch.setattr(plan_module, "SPLIT_PASS", split)
     if ahead:
         monkeypatch.setattr(plan_module, "MIN_ROWS_PER_LEVEL", 1)
         monkeypatch.setattr(plan_module, "HALVES_WHEN_LATE", False)
@@ -105,7 +107,35 @@ def test_two_thread_plans_are_the_one_thread_plans(
                 with fixed_team(team):
                     kernel(u=u, f=f, plan=two, **args)
                 np.testing.assert_array_equal(u, want)
-    assert kernel._split_kernels is not None  # the two passes ran
+    assert kernel._split_kernels is not None  # the stages in halves (and the two passes) ran
+
+
+def test_a_two_thread_inspection_runs_the_joint_pass_and_its_stages_in_halves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without ``SPLIT_PASS`` (the default) the caller runs the joint pass and no half of
+    it runs on a worker; the fill of a plan sorted by its runs and the sort by level still
+    run in halves, one on a worker thread."""
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    calls: list[tuple[str, bool]] = []
+    real = Kernel.__call__
+
+    def seen(self: Kernel, *positional: object, **kw: Any) -> None:
+        calls.append((self.name, threading.current_thread() is threading.main_thread()))
+        real(self, *positional, **kw)
+
+    monkeypatch.setattr(Kernel, "__call__", seen)
+    kernel = _kernel("int32")
+    grid = sp.csr_array(sp.tril(poisson2d(180), format="csr"))
+    for strategy in ("coarse", "levels"):
+        calls.clear()
+        with fixed_team(2):
+            kernel.inspect(check=False, strategy=strategy, threads=2, **sptrsv_args(grid))
+        names = {name for name, _ in calls}
+        assert not any("_coarse_levels_" in n or "_coarse_blocks_" in n for n in names)
+        assert (kernel._stages[0].name, True) in calls  # the joint pass, on the caller
+        halves = "_runs" if strategy == "coarse" else "_ranged_order"
+        assert {main for name, main in calls if name.endswith(halves)} == {True, False}
 
 
 def test_a_plan_sorted_by_rows_on_two_threads_counts_no_level_sizes_it_does_not_read(
@@ -116,6 +146,7 @@ def test_a_plan_sorted_by_rows_on_two_threads_counts_no_level_sizes_it_does_not_
     does: a ``"coarse"`` plan never reads their sizes, and the ``"auto"`` one here settles
     without them (``spf.runtime.coarse.level_bound``). The plans are the one-thread ones."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    monkeypatch.setattr(plan_module, "SPLIT_PASS", True)  # and without it (below)
     counted: list[int] = []
     real = plan_module._level_sizes
 
@@ -136,6 +167,13 @@ def test_a_plan_sorted_by_rows_on_two_threads_counts_no_level_sizes_it_does_not_
         assert counted == []
         with fixed_team(1):
             _same(kernel.inspect(check=False, strategy=strategy, threads=2, **args), two)
+    monkeypatch.setattr(plan_module, "SPLIT_PASS", False)
+    for strategy in ("coarse", "auto"):
+        with fixed_team(2):
+            two = kernel.inspect(check=False, strategy=strategy, threads=2, **args)
+        assert counted == []
+        with fixed_team(1):
+            _same(kernel.inspect(check=False, strategy=strategy, threads=2, **args), two)
 
 
 @pytest.mark.parametrize("late", ["blocks", "levels"])
@@ -147,6 +185,7 @@ def test_the_levels_seal_is_the_one_thread_plans_whichever_pass_ends_first(
     right away, and the caller records it; a worker that ends last leaves it to the
     caller's prefetch. Either way the seal (and the plan) is the one-thread plan's."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    monkeypatch.setattr(plan_module, "SPLIT_PASS", True)
     kernel = _kernel("int32")
     lower = sp.csr_array(sp.tril(poisson2d(180), format="csr"))
     lower.sort_indices()
