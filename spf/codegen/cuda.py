@@ -39,8 +39,10 @@ function launches on it as given, with no allocation, copy or free, after a
 ``cudaDeviceSynchronize`` (work queued on any stream has finished). Only arguments no host
 code touches may be device memory: ``name_spf_device_args()`` says which, one letter per
 array argument (``d``: may; ``h``: host statements use it; ``x``: a Layer IV copy names it;
-``m``: constant/shared/local memory), and ``name_spf_to_host`` copies device memory to the
-host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`). Layer IV
+``m``: constant/shared/local memory), ``name_spf_to_host`` copies device memory to the
+host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`), and
+``name_spf_where`` says where CUDA finds a pointer (``cudaPointerGetAttributes``: the runtime
+refuses a device array a kernel on the current GPU cannot read before it launches). Layer IV
 operations ``host_to_device`` / ``device_to_host`` replace the implicit copies (they are
 then exactly where the schedule puts them); ``barrier`` is ``__syncthreads()`` in a kernel
 and ``cudaDeviceSynchronize()`` on the host. Buffers: ``shared`` -> ``__shared__``,
@@ -484,6 +486,7 @@ class CudaPrinter(CPrinter):
         out.function(
             f"{f}_spf_to_host", f"int {f}_spf_to_host(void *dst, const void *src, size_t bytes)"
         )
+        self._where(out)
         out.line(
             "#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != "
             'cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, '
@@ -544,6 +547,40 @@ class CudaPrinter(CPrinter):
             for name, _, _ in heap:
                 out.line(f"free({name});")
             out.line("return spf_status;")
+
+    def _where(self, out: Emitter) -> None:
+        """``name_spf_where(ptr, where)``: where CUDA finds a device array's memory, for the
+        runtime to refuse memory a kernel on the current GPU cannot read before it launches
+        (spf.runtime.device_arrays.Placement: memory type, its device, the current device,
+        whether kernels can address it); clears the error state a failed query leaves."""
+        f = self.fname
+        out.line(f'extern "C" int {f}_spf_where(const void *ptr, int *where) {{')
+        with out.indented():
+            out.line("cudaPointerAttributes spf_a;")
+            out.line("int spf_current = -1;")
+            out.line("cudaError_t spf_e = cudaGetDevice(&spf_current);")
+            out.line('const char *spf_call = "cudaGetDevice";')
+            out.line("if (spf_e == cudaSuccess) {")
+            with out.indented():
+                out.line("spf_e = cudaPointerGetAttributes(&spf_a, ptr);")
+                out.line('spf_call = "cudaPointerGetAttributes";')
+            out.line("}")
+            out.line("(void)cudaGetLastError();  /* nothing sticky stays behind */")
+            out.line("if (spf_e != cudaSuccess) {")
+            with out.indented():
+                out.line(
+                    'snprintf(spf_message, sizeof spf_message, "%s: %s", spf_call, '
+                    "cudaGetErrorString(spf_e));"
+                )
+                out.line("return 1;")
+            out.line("}")
+            out.line("where[0] = (int)spf_a.type;")
+            out.line("where[1] = spf_a.device;")
+            out.line("where[2] = spf_current;")
+            out.line("where[3] = spf_a.devicePointer != 0;")
+            out.line("return 0;")
+        out.line("}")
+        out.function(f"{f}_spf_where", f"int {f}_spf_where(const void *ptr, int *where)")
 
     def _device_codes(self) -> str:
         """One letter per array argument (signature order): ``d`` when the caller may pass

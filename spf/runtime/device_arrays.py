@@ -9,6 +9,12 @@ shape against the signature on a :func:`stand_in`: a numpy array of the same dty
 writeability that holds no data (never read: its memory is one element). Index arrays whose
 facts ``check=True`` verifies are copied to the host for that check instead, on every checked
 call: device memory can change between calls, so nothing is remembered by address.
+
+Where the memory is, the kernel decides by its mode (:class:`spf.runtime.cuda.CudaKernel`): an
+emulated kernel runs on the CPU, so it takes only host memory presented as device memory
+(:func:`host_view`: the object's ``__array_interface__`` gives the same address); on a GPU each
+pointer must be memory the current GPU's kernels can read, as ``cudaPointerGetAttributes``
+tells (:class:`Placement`, :func:`misplaced`).
 """
 
 from __future__ import annotations
@@ -148,6 +154,81 @@ def stand_in(found: DeviceArray) -> np.ndarray[Any, Any]:
     )
 
 
+ARRAY_INTERFACE = "__array_interface__"
+
+
+def host_view(value: object) -> int | None:
+    """The data address ``value``'s ``__array_interface__`` (numpy's: host memory) gives,
+    or None without one (a CuPy or PyTorch CUDA array: memory the CPU cannot read).
+    Never raises."""
+    try:
+        found = getattr(value, ARRAY_INTERFACE, None)
+        data = found.get("data") if isinstance(found, Mapping) else None
+        if isinstance(data, tuple) and data and isinstance(data[0], int):
+            return int(data[0])
+    except Exception:
+        return None
+    return None
+
+
+def emulated(found: DeviceArray, value: object) -> ArgumentError | None:
+    """The error for device array ``found`` (given as ``value``) in an emulated kernel,
+    which runs on the CPU: None when it is host memory seen as device memory (its
+    ``__array_interface__`` gives the same address) or has no elements."""
+    if not found.size or host_view(value) == found.ptr:
+        return None
+    return ArgumentError(
+        f"{found.name}: a device array ({type(value).__name__}) at 0x{found.ptr:x}, memory "
+        "the CPU cannot read (it has no __array_interface__ at that address); emulated "
+        "kernels run on the CPU: pass a numpy array, or compile without emulate=True to run "
+        "on the GPU"
+    )
+
+
+class Placement(NamedTuple):
+    """Where CUDA finds a pointer (``cudaPointerGetAttributes``) and which GPU the calling
+    thread uses (``cudaGetDevice``)."""
+
+    memory: int
+    """``cudaMemoryType``: 0 pageable host memory (or none CUDA knows), 1 page-locked host
+    memory, 2 device memory, 3 managed memory."""
+    device: int
+    """The device the memory belongs to."""
+    current: int
+    """The current device: the one spf's launches run on."""
+    mapped: bool
+    """Whether kernels can address it (its ``devicePointer`` is not null)."""
+
+
+HOST_MEMORY = 0
+PINNED_MEMORY = 1
+DEVICE_MEMORY = 2
+MANAGED_MEMORY = 3
+
+
+def misplaced(found: DeviceArray, where: Placement) -> ArgumentError | None:
+    """The error for device array ``found`` at ``where`` when a kernel on the current GPU
+    cannot read it (a launch on it would fault and leave the CUDA context unusable): host
+    memory, or device memory of another GPU. None for device memory of the current GPU,
+    managed memory, and page-locked host memory mapped into the device's address space."""
+    name = found.name
+    if not where.mapped or where.memory == HOST_MEMORY:
+        return ArgumentError(
+            f"{name}: its __cuda_array_interface__ gives 0x{found.ptr:x}, which is not GPU "
+            "memory (CUDA knows it as host memory, or not at all: freed?); kernels on the GPU "
+            f"cannot read it: pass {name} as a numpy array (spf copies it), or copy it to the "
+            f"GPU first (cupy.asarray({name}), torch.as_tensor({name}, device='cuda'))"
+        )
+    if where.memory == DEVICE_MEMORY and where.device != where.current:
+        d, c = where.device, where.current
+        return ArgumentError(
+            f"{name}: device memory of GPU {d}, but the kernel runs on GPU {c} (the current "
+            f"device); call it with GPU {d} current (with cupy.cuda.Device({d}): ..., "
+            f"torch.cuda.set_device({d})), or copy {name} to GPU {c}"
+        )
+    return None
+
+
 def overlaps(
     names: Sequence[str],
     ranges: Sequence[tuple[int, int]],
@@ -173,10 +254,18 @@ def overlaps(
 
 
 __all__ = [
+    "DEVICE_MEMORY",
+    "HOST_MEMORY",
+    "MANAGED_MEMORY",
+    "PINNED_MEMORY",
     "DeviceArray",
+    "Placement",
     "c_contiguous",
+    "emulated",
     "has_interface",
+    "host_view",
     "interface",
+    "misplaced",
     "overlaps",
     "read",
     "stand_in",

@@ -485,6 +485,7 @@ class _OnDevice:
             "data": (host.ctypes.data, False),
             "version": 2,
         }
+        self.__array_interface__ = host.__array_interface__  # host memory: emulated kernels
 
 
 def test_launches_in_a_host_loop_run_on_device_arrays() -> None:
