@@ -662,10 +662,14 @@ class CudaPrinter(CPrinter):
         b = self.buffers.get(name)
         return b.scope if b is not None else "global"
 
+    def _args(self, names: list[str]) -> list[Arg]:
+        """The array arguments among ``names``, in signature order."""
+        return [a for a in self.arrays if a.name in names]
+
     def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
         codes = self._device_codes()
-        for a in self.arrays:
-            if a.name not in names or (direction == "out" and a.const):
+        for a in self._args(names):
+            if direction == "out" and a.const:
                 continue
             index = self.arrays.index(a)
             size = f"(size_t)spf_count[{index}] * sizeof({a.ctype})"
@@ -781,7 +785,8 @@ class CudaPrinter(CPrinter):
             )
         elif op.kind == "host_to_device":
             self.out.line(f"SPF_CHECK(cudaMemcpy({dev}, {host}, {size}, cudaMemcpyHostToDevice));")
-        else:
+        else:  # after the launches, on whatever stream they ran (CuPy's current one)
+            self.out.line("SPF_CHECK(cudaDeviceSynchronize());")
             self.out.line(f"SPF_CHECK(cudaMemcpy({host}, {dev}, {size}, cudaMemcpyDeviceToHost));")
 
     # ------------------------------------------------------------------ kernels
@@ -830,6 +835,9 @@ class CudaPrinter(CPrinter):
                 out.line("SPF_CHECK(cudaGetLastError());")
         out.line("}")
         if per_launch:
+            if any(not a.const and self._scope(a.name) != "constant" for a in self._args(arrays)):
+                # the launch may run on a stream the copy does not wait for (CuPy's current)
+                out.line("SPF_CHECK(cudaDeviceSynchronize());")
             self._copies(out, arrays, "out")
 
 

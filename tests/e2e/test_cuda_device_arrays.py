@@ -523,6 +523,58 @@ def test_the_emulator_and_bridge_headers_define_where() -> None:
     assert b"cudaGetDevice" in bridged._ffi.string(bridged._lib.transpose_spf_error())
 
 
+class Ordered(CountingGpu):
+    """Records the order of launches, synchronizations and copies (launches do nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def copy(self, dst: int, src: int, nbytes: int, kind: int) -> None:
+        self.events.append({HOST_TO_DEVICE: "in", DEVICE_TO_HOST: "out"}.get(kind, "copy"))
+        super().copy(dst, src, nbytes, kind)
+
+    def launch(self, *a: Any) -> None:
+        self.events.append("launch")
+
+    def synchronize(self) -> None:
+        self.events.append("sync")
+
+
+def _copies_out_wait(events: list[str]) -> bool:
+    """Whether no copy to the host follows a launch without a synchronize between."""
+    pending = False
+    for e in events:
+        if e == "launch":
+            pending = True
+        elif e == "sync":
+            pending = False
+        elif e == "out" and pending:
+            return False
+    return "out" in events
+
+
+def test_copies_to_the_host_wait_for_the_launches() -> None:
+    """Kernels may run on a stream a copy does not wait for (CuPy's current one), so the host
+    code synchronizes before each copy out: after each launch when statements run on the
+    host, and at an explicit device_to_host."""
+    gpu = Ordered()
+    k = _mixed().compile(target="cuda", gpu=gpu)
+    k(x=np.arange(21.0), y=np.zeros(21), z=np.zeros(21), w=np.zeros(21))
+    assert gpu.events.count("launch") == 1
+    assert _copies_out_wait(gpu.events), gpu.events
+
+    comp = spf.Computation("twice")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.host_to_device("a")
+    body = comp.add_stmt(spf.Stmt("$a$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}"))
+    comp.device_to_host("a")
+    body.split("i", 64, "i0", "i1").gpu(("i0",), ("i1",))
+    gpu = Ordered()
+    comp.compile(target="cuda", gpu=gpu)(a=np.ones(100))
+    assert _copies_out_wait(gpu.events), gpu.events
+
+
 # ----------------------------------------------------------------------------- nvcc, a GPU
 
 
