@@ -38,8 +38,9 @@ With statements on the host too, the copies go around each launch. An array argu
 function launches on it as given, with no allocation, copy or free, after a
 ``cudaDeviceSynchronize`` (work queued on any stream has finished). Only arguments no host
 code touches may be device memory: ``name_spf_device_args()`` says which, one letter per
-array argument (``d``: may; ``h``: host statements use it; ``x``: a Layer IV copy names it;
-``m``: constant/shared/local memory), ``name_spf_to_host`` copies device memory to the
+array argument (``d``: may; ``h``: host statements use it; ``b``: other host code reads it,
+loop bounds or grid sizes; ``x``: a Layer IV copy names it; ``m``: constant/shared/local
+memory), ``name_spf_to_host`` copies device memory to the
 host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`), and
 ``name_spf_where`` says where CUDA finds a pointer (``cudaPointerGetAttributes``: the runtime
 refuses a device array a kernel on the current GPU cannot read before it launches). Layer IV
@@ -370,6 +371,41 @@ class CudaPrinter(CPrinter):
             return any(self._host_calls(b) for b in n.bodies())
         return self._host_calls(n.body)
 
+    def _host_statements(self, n: Node) -> set[str]:
+        """The statements (not Layer IV operations) that run on the host, the variables of
+        their arguments, and the UFs whose values those come from (through the host code's
+        bindings, ``const int64_t col_k = col(k)``): what host statements read, as against
+        the loop bounds and grid sizes of the host code."""
+        out: set[str] = set()
+        binds: list[Bind] = []
+        todo = [n]
+        while todo:
+            m = todo.pop()
+            if isinstance(m, For) and _gpu_kind(m) is not None:
+                continue
+            if isinstance(m, Bind):
+                binds.append(m)
+            if isinstance(m, Call):
+                if m.stmt in self.macros and self.macros[m.stmt].operation is None:
+                    out.add(m.stmt)
+                    out |= {v for e in m.args for v in _expr_names(e)}
+            elif isinstance(m, Block):
+                todo += m.items
+            elif isinstance(m, If):
+                todo += [m.then] if m.orelse is None else [m.then, m.orelse]
+            elif isinstance(m, Merge):
+                todo += m.bodies()
+            else:
+                todo.append(m.body)
+        grown = True
+        while grown:  # a binding feeds another (x(col(rowptr(i))))
+            grown = False
+            for bind in binds:
+                if bind.var in out and bind.uf not in out:
+                    out |= {bind.uf, *(v for e in bind.args for v in _expr_names(e))}
+                    grown = True
+        return out
+
     def _macro_identifiers(self) -> dict[str, set[str]]:
         """Identifiers each macro's expansion names (to find the arrays a kernel uses)."""
         deps: dict[str, set[str]] = {}
@@ -585,13 +621,15 @@ class CudaPrinter(CPrinter):
     def _device_codes(self) -> str:
         """One letter per array argument (signature order): ``d`` when the caller may pass
         memory already on the device (the host function then uses it in place: no
-        allocation, no copies), else why not: ``h`` host code reads or writes it, ``x`` a
+        allocation, no copies), else why not: ``h`` a statement on the host reads or writes
+        it, ``b`` other host code reads it (loop bounds, guards, grid sizes), ``x`` a
         Layer IV copy names it (its device and host copies differ by design), ``m`` it
         lives in constant, shared or local memory. The runtime reads it back
         (``name_spf_device_args``) to refuse device arrays with a clear message."""
         if self._codes is not None:
             return self._codes
         host = self._uses(self._names(self.p.body, host=True))
+        statements = self._uses(self._host_statements(self.p.body))
         copied = {
             s.operation.buffer
             for s in self.p.stmts
@@ -605,8 +643,10 @@ class CudaPrinter(CPrinter):
                 codes.append("m")
             elif a.name in copied:
                 codes.append("x")
-            elif a.name in host:
+            elif a.name in statements:
                 codes.append("h")
+            elif a.name in host:  # loop bounds, guards, grid sizes: the host reads it
+                codes.append("b")
             else:
                 codes.append("d")
         self._codes = "".join(codes)

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 _WHY = {
     "h": "statements that run on the host read or write it",
+    "b": "host code (loop bounds / grid size) reads it",
     "x": "a Layer IV copy (host_to_device / device_to_host) names it",
     "m": "it lives in constant, shared or local memory",
 }
@@ -461,6 +462,8 @@ class CudaKernel:
             found = devices.get(d.name)
             if found is not None and d.is_uf:
                 checked[k] = self._to_host(found).reshape(arrays[k].shape)
+        # the check reads index arrays: no device one may still be a stand-in (one element)
+        assert not any(device_arrays.is_stand_in(checked[k]) for k in skip if binder.data[k].is_uf)
         binder.check(checked, params, skip_overlap=skip)
         ranges = []
         for d, a in zip(binder.data, arrays, strict=True):

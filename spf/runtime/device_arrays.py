@@ -6,9 +6,9 @@ the interface). This module reads that interface into a :class:`DeviceArray` and
 numpy's flags give for host arrays: a dtype, a shape, C-contiguous strides, alignment, and
 whether it is read-only. The binder (:mod:`spf.runtime.binding`) then checks the dtype and
 shape against the signature on a :func:`stand_in`: a numpy array of the same dtype, shape and
-writeability that holds no data (never read: its memory is one element). Index arrays whose
-facts ``check=True`` verifies are copied to the host for that check instead, on every checked
-call: device memory can change between calls, so nothing is remembered by address.
+writeability over one element of memory, which nothing may read. Index arrays whose facts
+``check=True`` verifies are copied to the host for that check instead, on every checked call:
+device memory can change between calls, so nothing is remembered by address.
 
 Where the memory is, the kernel decides by its mode (:class:`spf.runtime.cuda.CudaKernel`): an
 emulated kernel runs on the CPU, so it takes only host memory presented as device memory
@@ -140,9 +140,12 @@ def c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int
 
 
 def stand_in(found: DeviceArray) -> np.ndarray[Any, Any]:
-    """A numpy array with ``found``'s dtype, shape and writeability, C-contiguous, for the
-    binder's checks of dtype and shape. It holds no data: its strides run over one
-    element, so nothing may read it (the binder does not, with ``check=False``)."""
+    """A numpy array with ``found``'s dtype, shape and writeability, for the binder's checks
+    of dtype and shape (``check=False``: the binder reads no contents). Its strides are the
+    C-contiguous strides of that shape, but its memory is ONE element: any read past the
+    first element would read outside it, so it must never reach code that reads an array
+    (:meth:`spf.runtime.cuda.CudaKernel._bind_devices` copies device index arrays to the
+    host for the checks that do). Its ``base`` is a one-element array (:func:`is_stand_in`)."""
     strides = []
     step = found.dtype.itemsize
     for extent in reversed(found.shape):
@@ -152,6 +155,15 @@ def stand_in(found: DeviceArray) -> np.ndarray[Any, Any]:
     return np.lib.stride_tricks.as_strided(
         base, shape=found.shape, strides=tuple(reversed(strides)), writeable=not found.readonly
     )
+
+
+def is_stand_in(a: np.ndarray[Any, Any]) -> bool:
+    """Whether ``a`` may be a :func:`stand_in` (more than one element over memory of one):
+    for asserting that none reaches a reader."""
+    owner: object = a
+    while getattr(owner, "base", None) is not None:  # as_strided's view: through its wrapper
+        owner = owner.base  # type: ignore[attr-defined]
+    return a.size > 1 and isinstance(owner, np.ndarray) and owner.size == 1
 
 
 ARRAY_INTERFACE = "__array_interface__"
@@ -265,6 +277,7 @@ __all__ = [
     "has_interface",
     "host_view",
     "interface",
+    "is_stand_in",
     "misplaced",
     "overlaps",
     "read",

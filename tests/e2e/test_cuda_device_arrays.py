@@ -30,8 +30,10 @@ from spf.runtime.device_arrays import (
     PINNED_MEMORY,
     Placement,
     c_contiguous,
+    is_stand_in,
     misplaced,
     read,
+    stand_in,
 )
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
 from spf.runtime.gpu import placement as gpu_placement
@@ -523,6 +525,38 @@ def test_the_emulator_and_bridge_headers_define_where() -> None:
     assert b"cudaGetDevice" in bridged._ffi.string(bridged._lib.transpose_spf_error())
 
 
+def _grid_from_an_index_array() -> spf.Computation:
+    comp = spf.Computation("ufgrid")
+    comp.add_data_space("y", "double", shape=("NNZ",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.declare_uf(
+        "rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}", dtype="int32"
+    )
+    s = comp.add_stmt(spf.Stmt("$y$(k) = 2.0 * $A$(k);", "{[k]: 0 <= k < rowptr(N)}"))
+    s.split("k", 8, "k0", "k1").gpu(("k0",), ("k1",))
+    return comp
+
+
+def test_an_index_array_the_host_reads_for_the_grid_is_named_so() -> None:
+    """rowptr is read only by host code (the grid size), not by a statement on the host."""
+    k = _grid_from_an_index_array().compile(target="cuda", emulate=True)
+    assert k._device_codes == "bdd"
+    rowptr = np.array([0, 2, 3, 5], dtype=np.int32)
+    y, A = np.zeros(5), np.arange(5.0)
+    k(y=Device(y), A=Device(A), rowptr=rowptr, N=3, NNZ=5)
+    np.testing.assert_array_equal(y, 2 * A)
+    _refused(
+        k,
+        r"rowptr: a device array \(Device\), but host code \(loop bounds / grid size\) reads "
+        r"it in CUDA kernel ufgrid, so it must be a numpy array; pass rowptr on the host",
+        y=y,
+        A=A,
+        rowptr=Device(rowptr),
+        N=3,
+        NNZ=5,
+    )
+
+
 class Ordered(CountingGpu):
     """Records the order of launches, synchronizations and copies (launches do nothing)."""
 
@@ -573,6 +607,13 @@ def test_copies_to_the_host_wait_for_the_launches() -> None:
     gpu = Ordered()
     comp.compile(target="cuda", gpu=gpu)(a=np.ones(100))
     assert _copies_out_wait(gpu.events), gpu.events
+
+
+def test_stand_ins_are_recognised() -> None:
+    found = read("y", None, {"shape": (3, 4), "typestr": "<f8", "data": (64, False)})
+    assert is_stand_in(stand_in(found))
+    assert not is_stand_in(np.zeros(12)[::2])
+    assert not is_stand_in(np.zeros(12).reshape(3, 4))
 
 
 # ----------------------------------------------------------------------------- nvcc, a GPU

@@ -34,7 +34,7 @@ typedef unsigned long long uint64_t;
 #if !defined(__CUDACC_RTC__) && !defined(SPF_DEVICE_ONLY)
 static char spf_message[512];
 extern "C" const char *spmv_bcsr_2x2_spf_error(void) { return spf_message; }
-extern "C" const char *spmv_bcsr_2x2_spf_device_args(void) { return "hhhhh"; }  /* per array argument: d = may be a device array */
+extern "C" const char *spmv_bcsr_2x2_spf_device_args(void) { return "hbhhh"; }  /* per array argument: d = may be a device array */
 extern "C" int spmv_bcsr_2x2_spf_to_host(void *dst, const void *src, size_t bytes) { return cudaDeviceSynchronize() != cudaSuccess || cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess; }
 extern "C" int spmv_bcsr_2x2_spf_where(const void *ptr, int *where) {
   cudaPointerAttributes spf_a;
