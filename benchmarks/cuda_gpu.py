@@ -10,9 +10,10 @@ whole ``.cu`` built by nvcc) and ``cupy`` (kernels by NVRTC, host part by g++ be
 bridge).
 
 Device arrays: the same SpMV checks with every array already on the device (CuPy arrays;
-under ``--emulate``, numpy arrays behind ``__cuda_array_interface__``, as the emulator's
-device memory is host memory), with check=True and check=False, and with host and device
-arrays mixed.
+under ``--emulate``, numpy arrays behind ``__cuda_array_interface__`` and
+``__array_interface__`` at the same address, as the emulator's device memory is host memory
+and an emulated kernel takes nothing else), with check=True and check=False, and with host
+and device arrays mixed.
 
 Timing (GPU only; medians of interleaved repeats, so quote ratios): the kernel alone, timed
 with CUDA events around each launch (spf through a CuPy runtime that records them; CuPy's
@@ -115,6 +116,11 @@ class OnDevice:
             "version": 3,
             "strides": None,
         }
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        """The same memory as numpy sees it: an emulated kernel takes host memory only."""
+        return self.host.__array_interface__
 
 
 def device_kit(label: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:

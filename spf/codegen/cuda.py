@@ -38,9 +38,12 @@ With statements on the host too, the copies go around each launch. An array argu
 function launches on it as given, with no allocation, copy or free, after a
 ``cudaDeviceSynchronize`` (work queued on any stream has finished). Only arguments no host
 code touches may be device memory: ``name_spf_device_args()`` says which, one letter per
-array argument (``d``: may; ``h``: host statements use it; ``x``: a Layer IV copy names it;
-``m``: constant/shared/local memory), and ``name_spf_to_host`` copies device memory to the
-host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`). Layer IV
+array argument (``d``: may; ``h``: host statements use it; ``b``: other host code reads it,
+loop bounds or grid sizes; ``x``: a Layer IV copy names it; ``m``: constant/shared/local
+memory), ``name_spf_to_host`` copies device memory to the
+host (for ``check=True`` on device index arrays, :mod:`spf.runtime.cuda`), and
+``name_spf_where`` says where CUDA finds a pointer (``cudaPointerGetAttributes``: the runtime
+refuses a device array a kernel on the current GPU cannot read before it launches). Layer IV
 operations ``host_to_device`` / ``device_to_host`` replace the implicit copies (they are
 then exactly where the schedule puts them); ``barrier`` is ``__syncthreads()`` in a kernel
 and ``cudaDeviceSynchronize()`` on the host. Buffers: ``shared`` -> ``__shared__``,
@@ -368,6 +371,41 @@ class CudaPrinter(CPrinter):
             return any(self._host_calls(b) for b in n.bodies())
         return self._host_calls(n.body)
 
+    def _host_statements(self, n: Node) -> set[str]:
+        """The statements (not Layer IV operations) that run on the host, the variables of
+        their arguments, and the UFs whose values those come from (through the host code's
+        bindings, ``const int64_t col_k = col(k)``): what host statements read, as against
+        the loop bounds and grid sizes of the host code."""
+        out: set[str] = set()
+        binds: list[Bind] = []
+        todo = [n]
+        while todo:
+            m = todo.pop()
+            if isinstance(m, For) and _gpu_kind(m) is not None:
+                continue
+            if isinstance(m, Bind):
+                binds.append(m)
+            if isinstance(m, Call):
+                if m.stmt in self.macros and self.macros[m.stmt].operation is None:
+                    out.add(m.stmt)
+                    out |= {v for e in m.args for v in _expr_names(e)}
+            elif isinstance(m, Block):
+                todo += m.items
+            elif isinstance(m, If):
+                todo += [m.then] if m.orelse is None else [m.then, m.orelse]
+            elif isinstance(m, Merge):
+                todo += m.bodies()
+            else:
+                todo.append(m.body)
+        grown = True
+        while grown:  # a binding feeds another (x(col(rowptr(i))))
+            grown = False
+            for bind in binds:
+                if bind.var in out and bind.uf not in out:
+                    out |= {bind.uf, *(v for e in bind.args for v in _expr_names(e))}
+                    grown = True
+        return out
+
     def _macro_identifiers(self) -> dict[str, set[str]]:
         """Identifiers each macro's expansion names (to find the arrays a kernel uses)."""
         deps: dict[str, set[str]] = {}
@@ -484,6 +522,7 @@ class CudaPrinter(CPrinter):
         out.function(
             f"{f}_spf_to_host", f"int {f}_spf_to_host(void *dst, const void *src, size_t bytes)"
         )
+        self._where(out)
         out.line(
             "#define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != "
             'cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, '
@@ -545,16 +584,52 @@ class CudaPrinter(CPrinter):
                 out.line(f"free({name});")
             out.line("return spf_status;")
 
+    def _where(self, out: Emitter) -> None:
+        """``name_spf_where(ptr, where)``: where CUDA finds a device array's memory, for the
+        runtime to refuse memory a kernel on the current GPU cannot read before it launches
+        (spf.runtime.device_arrays.Placement: memory type, its device, the current device,
+        whether kernels can address it); clears the error state a failed query leaves."""
+        f = self.fname
+        out.line(f'extern "C" int {f}_spf_where(const void *ptr, int *where) {{')
+        with out.indented():
+            out.line("cudaPointerAttributes spf_a;")
+            out.line("int spf_current = -1;")
+            out.line("cudaError_t spf_e = cudaGetDevice(&spf_current);")
+            out.line('const char *spf_call = "cudaGetDevice";')
+            out.line("if (spf_e == cudaSuccess) {")
+            with out.indented():
+                out.line("spf_e = cudaPointerGetAttributes(&spf_a, ptr);")
+                out.line('spf_call = "cudaPointerGetAttributes";')
+            out.line("}")
+            out.line("(void)cudaGetLastError();  /* nothing sticky stays behind */")
+            out.line("if (spf_e != cudaSuccess) {")
+            with out.indented():
+                out.line(
+                    'snprintf(spf_message, sizeof spf_message, "%s: %s", spf_call, '
+                    "cudaGetErrorString(spf_e));"
+                )
+                out.line("return 1;")
+            out.line("}")
+            out.line("where[0] = (int)spf_a.type;")
+            out.line("where[1] = spf_a.device;")
+            out.line("where[2] = spf_current;")
+            out.line("where[3] = spf_a.devicePointer != 0;")
+            out.line("return 0;")
+        out.line("}")
+        out.function(f"{f}_spf_where", f"int {f}_spf_where(const void *ptr, int *where)")
+
     def _device_codes(self) -> str:
         """One letter per array argument (signature order): ``d`` when the caller may pass
         memory already on the device (the host function then uses it in place: no
-        allocation, no copies), else why not: ``h`` host code reads or writes it, ``x`` a
+        allocation, no copies), else why not: ``h`` a statement on the host reads or writes
+        it, ``b`` other host code reads it (loop bounds, guards, grid sizes), ``x`` a
         Layer IV copy names it (its device and host copies differ by design), ``m`` it
         lives in constant, shared or local memory. The runtime reads it back
         (``name_spf_device_args``) to refuse device arrays with a clear message."""
         if self._codes is not None:
             return self._codes
         host = self._uses(self._names(self.p.body, host=True))
+        statements = self._uses(self._host_statements(self.p.body))
         copied = {
             s.operation.buffer
             for s in self.p.stmts
@@ -568,8 +643,10 @@ class CudaPrinter(CPrinter):
                 codes.append("m")
             elif a.name in copied:
                 codes.append("x")
-            elif a.name in host:
+            elif a.name in statements:
                 codes.append("h")
+            elif a.name in host:  # loop bounds, guards, grid sizes: the host reads it
+                codes.append("b")
             else:
                 codes.append("d")
         self._codes = "".join(codes)
@@ -625,10 +702,14 @@ class CudaPrinter(CPrinter):
         b = self.buffers.get(name)
         return b.scope if b is not None else "global"
 
+    def _args(self, names: list[str]) -> list[Arg]:
+        """The array arguments among ``names``, in signature order."""
+        return [a for a in self.arrays if a.name in names]
+
     def _copies(self, out: Emitter, names: list[str], direction: str) -> None:
         codes = self._device_codes()
-        for a in self.arrays:
-            if a.name not in names or (direction == "out" and a.const):
+        for a in self._args(names):
+            if direction == "out" and a.const:
                 continue
             index = self.arrays.index(a)
             size = f"(size_t)spf_count[{index}] * sizeof({a.ctype})"
@@ -744,7 +825,8 @@ class CudaPrinter(CPrinter):
             )
         elif op.kind == "host_to_device":
             self.out.line(f"SPF_CHECK(cudaMemcpy({dev}, {host}, {size}, cudaMemcpyHostToDevice));")
-        else:
+        else:  # after the launches, on whatever stream they ran (CuPy's current one)
+            self.out.line("SPF_CHECK(cudaDeviceSynchronize());")
             self.out.line(f"SPF_CHECK(cudaMemcpy({host}, {dev}, {size}, cudaMemcpyDeviceToHost));")
 
     # ------------------------------------------------------------------ kernels
@@ -793,6 +875,9 @@ class CudaPrinter(CPrinter):
                 out.line("SPF_CHECK(cudaGetLastError());")
         out.line("}")
         if per_launch:
+            if any(not a.const and self._scope(a.name) != "constant" for a in self._args(arrays)):
+                # the launch may run on a stream the copy does not wait for (CuPy's current)
+                out.line("SPF_CHECK(cudaDeviceSynchronize());")
             self._copies(out, arrays, "out")
 
 

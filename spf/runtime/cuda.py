@@ -22,6 +22,10 @@ buffers have the arrays' real sizes, and ``spf_on_device`` flags the arguments p
 device memory; a non-zero return raises :class:`~spf.errors.SpfError` with
 ``name_spf_error()``. With ``check=True``, device index arrays are copied to the host for
 the checks on every call (through ``name_spf_to_host``); ``check=False`` copies nothing.
+Before the call each device array is checked for memory the kernel can use
+(:meth:`CudaKernel._usable`): host memory seen as device memory when emulated; memory of the
+current GPU (``name_spf_where`` under nvcc, the runtime's ``placement`` for CuPy); none
+through pycuda, whose context is its own.
 :func:`build_nvcc` compiles a ``.cu`` with nvcc, cached by content hash like C builds.
 """
 
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
 
 _WHY = {
     "h": "statements that run on the host read or write it",
+    "b": "host code (loop bounds / grid size) reads it",
     "x": "a Layer IV copy (host_to_device / device_to_host) names it",
     "m": "it lives in constant, shared or local memory",
 }
@@ -276,6 +281,7 @@ class CudaKernel:
             f"{self.signature};\nconst char *{self.name}_spf_error(void);\n"
             f"const char *{self.name}_spf_device_args(void);\n"
             f"int {self.name}_spf_to_host(void *dst, const void *src, size_t bytes);\n"
+            f"int {self.name}_spf_where(const void *ptr, int *where);\n"
         )
         if gpu is not None:
             cdef += _BRIDGE_CDEF
@@ -285,6 +291,7 @@ class CudaKernel:
         self._fn = getattr(self._lib, self.name)
         self._error_fn = getattr(self._lib, f"{self.name}_spf_error")
         self._to_host_fn = getattr(self._lib, f"{self.name}_spf_to_host")
+        self._where_fn = getattr(self._lib, f"{self.name}_spf_where") if mode == "nvcc" else None
         codes = self._ffi.string(getattr(self._lib, f"{self.name}_spf_device_args")())
         self._device_codes: str = codes.decode()
         """Per array argument: ``d`` when it may be a device array (spf.codegen.cuda)."""
@@ -376,7 +383,54 @@ class CudaKernel:
                     f"{d.name}.cpu().numpy()){_HOW.get(code, '')}"
                 )
             found[d.name] = device_arrays.read(d.name, value, iface)
+            self._usable(found[d.name], value)
         return found
+
+    def _usable(self, found: DeviceArray, value: object) -> None:
+        """Refuse device array ``found`` (given as ``value``) when this kernel cannot use
+        its memory: an emulated kernel runs on the CPU (host memory seen as device memory
+        only); pycuda launches in a context of its own; on a GPU (nvcc, or a runtime with
+        ``placement``: CuPy) the memory must be readable by kernels on the current GPU,
+        else the launch faults and leaves the CUDA context unusable for the process."""
+        if self.mode == "emulate":
+            refused = device_arrays.emulated(found, value)
+        elif self.mode == "pycuda":
+            refused = ArgumentError(
+                f"{found.name}: a device array ({type(value).__name__}), but this kernel runs "
+                "through pycuda, whose context (pycuda.autoinit) is not the one CuPy or "
+                "PyTorch allocate in, so their device pointers are not valid in it; pass a "
+                "numpy array, or compile with gpu='nvcc' or gpu='cupy'"
+            )
+        elif not found.size:
+            return  # nothing is read (CuPy gives empty arrays a null pointer)
+        else:
+            where = self._placement(found)
+            refused = None if where is None else device_arrays.misplaced(found, where)
+        if refused is not None:
+            raise refused
+
+    def _placement(self, found: DeviceArray) -> device_arrays.Placement | None:
+        """Where CUDA finds ``found``'s memory: asked by the host code's
+        ``name_spf_where`` (nvcc) or the GPU runtime's ``placement`` (CuPy); None for a
+        runtime that cannot tell (its memory is its own)."""
+        failed = (
+            f"CUDA kernel {self.name} ({self.mode}): cannot ask CUDA where {found.name}'s "
+            "memory is ({}); is a GPU present? Pass numpy arrays, or emulate=True without one"
+        )
+        if self._where_fn is not None:
+            ffi = self._ffi
+            where = ffi.new("int[4]")
+            if self._where_fn(ffi.cast("void *", found.ptr), where) != 0:
+                message = ffi.string(self._error_fn()).decode(errors="replace")
+                raise ToolchainError(failed.format(message))
+            return device_arrays.Placement(where[0], where[1], where[2], bool(where[3]))
+        ask = getattr(self._gpu, "placement", None)
+        if ask is None:
+            return None
+        try:
+            return device_arrays.Placement(*ask(found.ptr))
+        except Exception as err:  # the runtime's own error (CuPy's CUDARuntimeError)
+            raise ToolchainError(failed.format(f"{type(err).__name__}: {err}")) from err
 
     def _bind_devices(
         self, args: dict[str, object], devices: dict[str, DeviceArray], check: bool
@@ -408,6 +462,8 @@ class CudaKernel:
             found = devices.get(d.name)
             if found is not None and d.is_uf:
                 checked[k] = self._to_host(found).reshape(arrays[k].shape)
+        # the check reads index arrays: no device one may still be a stand-in (one element)
+        assert not any(device_arrays.is_stand_in(checked[k]) for k in skip if binder.data[k].is_uf)
         binder.check(checked, params, skip_overlap=skip)
         ranges = []
         for d, a in zip(binder.data, arrays, strict=True):

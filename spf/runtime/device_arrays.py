@@ -6,9 +6,15 @@ the interface). This module reads that interface into a :class:`DeviceArray` and
 numpy's flags give for host arrays: a dtype, a shape, C-contiguous strides, alignment, and
 whether it is read-only. The binder (:mod:`spf.runtime.binding`) then checks the dtype and
 shape against the signature on a :func:`stand_in`: a numpy array of the same dtype, shape and
-writeability that holds no data (never read: its memory is one element). Index arrays whose
-facts ``check=True`` verifies are copied to the host for that check instead, on every checked
-call: device memory can change between calls, so nothing is remembered by address.
+writeability over one element of memory, which nothing may read. Index arrays whose facts
+``check=True`` verifies are copied to the host for that check instead, on every checked call:
+device memory can change between calls, so nothing is remembered by address.
+
+Where the memory is, the kernel decides by its mode (:class:`spf.runtime.cuda.CudaKernel`): an
+emulated kernel runs on the CPU, so it takes only host memory presented as device memory
+(:func:`host_view`: the object's ``__array_interface__`` gives the same address); on a GPU each
+pointer must be memory the current GPU's kernels can read, as ``cudaPointerGetAttributes``
+tells (:class:`Placement`, :func:`misplaced`).
 """
 
 from __future__ import annotations
@@ -134,9 +140,12 @@ def c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int
 
 
 def stand_in(found: DeviceArray) -> np.ndarray[Any, Any]:
-    """A numpy array with ``found``'s dtype, shape and writeability, C-contiguous, for the
-    binder's checks of dtype and shape. It holds no data: its strides run over one
-    element, so nothing may read it (the binder does not, with ``check=False``)."""
+    """A numpy array with ``found``'s dtype, shape and writeability, for the binder's checks
+    of dtype and shape (``check=False``: the binder reads no contents). Its strides are the
+    C-contiguous strides of that shape, but its memory is ONE element: any read past the
+    first element would read outside it, so it must never reach code that reads an array
+    (:meth:`spf.runtime.cuda.CudaKernel._bind_devices` copies device index arrays to the
+    host for the checks that do). Its ``base`` is a one-element array (:func:`is_stand_in`)."""
     strides = []
     step = found.dtype.itemsize
     for extent in reversed(found.shape):
@@ -146,6 +155,90 @@ def stand_in(found: DeviceArray) -> np.ndarray[Any, Any]:
     return np.lib.stride_tricks.as_strided(
         base, shape=found.shape, strides=tuple(reversed(strides)), writeable=not found.readonly
     )
+
+
+def is_stand_in(a: np.ndarray[Any, Any]) -> bool:
+    """Whether ``a`` may be a :func:`stand_in` (more than one element over memory of one):
+    for asserting that none reaches a reader."""
+    owner: object = a
+    while getattr(owner, "base", None) is not None:  # as_strided's view: through its wrapper
+        owner = owner.base  # type: ignore[attr-defined]
+    return a.size > 1 and isinstance(owner, np.ndarray) and owner.size == 1
+
+
+ARRAY_INTERFACE = "__array_interface__"
+
+
+def host_view(value: object) -> int | None:
+    """The data address ``value``'s ``__array_interface__`` (numpy's: host memory) gives,
+    or None without one (a CuPy or PyTorch CUDA array: memory the CPU cannot read).
+    Never raises."""
+    try:
+        found = getattr(value, ARRAY_INTERFACE, None)
+        data = found.get("data") if isinstance(found, Mapping) else None
+        if isinstance(data, tuple) and data and isinstance(data[0], int):
+            return int(data[0])
+    except Exception:
+        return None
+    return None
+
+
+def emulated(found: DeviceArray, value: object) -> ArgumentError | None:
+    """The error for device array ``found`` (given as ``value``) in an emulated kernel,
+    which runs on the CPU: None when it is host memory seen as device memory (its
+    ``__array_interface__`` gives the same address) or has no elements."""
+    if not found.size or host_view(value) == found.ptr:
+        return None
+    return ArgumentError(
+        f"{found.name}: a device array ({type(value).__name__}) at 0x{found.ptr:x}, memory "
+        "the CPU cannot read (it has no __array_interface__ at that address); emulated "
+        "kernels run on the CPU: pass a numpy array, or compile without emulate=True to run "
+        "on the GPU"
+    )
+
+
+class Placement(NamedTuple):
+    """Where CUDA finds a pointer (``cudaPointerGetAttributes``) and which GPU the calling
+    thread uses (``cudaGetDevice``)."""
+
+    memory: int
+    """``cudaMemoryType``: 0 pageable host memory (or none CUDA knows), 1 page-locked host
+    memory, 2 device memory, 3 managed memory."""
+    device: int
+    """The device the memory belongs to."""
+    current: int
+    """The current device: the one spf's launches run on."""
+    mapped: bool
+    """Whether kernels can address it (its ``devicePointer`` is not null)."""
+
+
+HOST_MEMORY = 0
+PINNED_MEMORY = 1
+DEVICE_MEMORY = 2
+MANAGED_MEMORY = 3
+
+
+def misplaced(found: DeviceArray, where: Placement) -> ArgumentError | None:
+    """The error for device array ``found`` at ``where`` when a kernel on the current GPU
+    cannot read it (a launch on it would fault and leave the CUDA context unusable): host
+    memory, or device memory of another GPU. None for device memory of the current GPU,
+    managed memory, and page-locked host memory mapped into the device's address space."""
+    name = found.name
+    if not where.mapped or where.memory == HOST_MEMORY:
+        return ArgumentError(
+            f"{name}: its __cuda_array_interface__ gives 0x{found.ptr:x}, which is not GPU "
+            "memory (CUDA knows it as host memory, or not at all: freed?); kernels on the GPU "
+            f"cannot read it: pass {name} as a numpy array (spf copies it), or copy it to the "
+            f"GPU first (cupy.asarray({name}), torch.as_tensor({name}, device='cuda'))"
+        )
+    if where.memory == DEVICE_MEMORY and where.device != where.current:
+        d, c = where.device, where.current
+        return ArgumentError(
+            f"{name}: device memory of GPU {d}, but the kernel runs on GPU {c} (the current "
+            f"device); call it with GPU {d} current (with cupy.cuda.Device({d}): ..., "
+            f"torch.cuda.set_device({d})), or copy {name} to GPU {c}"
+        )
+    return None
 
 
 def overlaps(
@@ -173,10 +266,19 @@ def overlaps(
 
 
 __all__ = [
+    "DEVICE_MEMORY",
+    "HOST_MEMORY",
+    "MANAGED_MEMORY",
+    "PINNED_MEMORY",
     "DeviceArray",
+    "Placement",
     "c_contiguous",
+    "emulated",
     "has_interface",
+    "host_view",
     "interface",
+    "is_stand_in",
+    "misplaced",
     "overlaps",
     "read",
     "stand_in",

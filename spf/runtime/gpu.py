@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from spf.errors import ArgumentError, ToolchainError
+from spf.runtime.device_arrays import DEVICE_MEMORY, HOST_MEMORY, MANAGED_MEMORY, Placement
 
 HOST_TO_DEVICE = 1
 DEVICE_TO_HOST = 2
@@ -67,6 +68,10 @@ class GpuRuntime(Protocol):
         ...
 
     def synchronize(self) -> None: ...
+
+    # Optional: ``placement(ptr) -> Placement`` (spf.runtime.device_arrays), where CUDA finds
+    # a device array's memory and which GPU is current; a runtime with it has device arrays
+    # a kernel on the current GPU cannot read refused before the launch (CuPy's does).
 
 
 class CupyRuntime:
@@ -120,9 +125,22 @@ class CupyRuntime:
     def synchronize(self) -> None:
         self.rt.deviceSynchronize()
 
+    def placement(self, ptr: int) -> Placement:
+        """``cudaPointerGetAttributes(ptr)`` and ``cudaGetDevice()`` (CuPy resets the error
+        state a failed call leaves, and old CUDA fails on pageable host memory)."""
+        current = int(self.rt.getDevice())
+        try:
+            found = self.rt.pointerGetAttributes(ptr)
+        except self.rt.CUDARuntimeError:
+            return Placement(HOST_MEMORY, -1, current, False)
+        return placement(found, current)
+
 
 class PyCudaRuntime:
-    """pycuda: ``SourceModule`` (nvcc) and ``pycuda.driver``."""
+    """pycuda: ``SourceModule`` (nvcc) and ``pycuda.driver``. ``pycuda.autoinit`` makes a
+    context of its own, where CuPy's and PyTorch's device pointers are not valid and whose
+    synchronize does not wait for theirs: kernels on this runtime refuse device arrays
+    (:meth:`spf.runtime.cuda.CudaKernel._usable`)."""
 
     name = "pycuda"
 
@@ -217,6 +235,25 @@ def runtime(name: str | None = None) -> GpuRuntime:
     )
 
 
+def placement(found: Any, current: int) -> Placement:
+    """A :class:`~spf.runtime.device_arrays.Placement` from CuPy's ``PointerAttributes``,
+    whose fields changed over versions: ``type`` (newest), ``memoryType`` and ``isManaged``
+    (oldest), or neither (then device memory is what has a device address and no host one)."""
+    device_pointer = int(found.devicePointer or 0)
+    memory = getattr(found, "type", None)
+    if memory is None or int(memory) < 0:
+        memory = getattr(found, "memoryType", None)
+        if getattr(found, "isManaged", 0):
+            memory = MANAGED_MEMORY
+    if memory is None or int(memory) < 0:
+        host_pointer = int(found.hostPointer or 0)
+        if not device_pointer:
+            memory = HOST_MEMORY
+        else:
+            memory = DEVICE_MEMORY if not host_pointer else MANAGED_MEMORY
+    return Placement(int(memory), int(found.device), current, bool(device_pointer))
+
+
 def pack(values: Sequence[int]) -> list[bytes]:
     """8-byte little-endian images of kernel argument values."""
     return [struct.pack("<Q", v & 0xFFFFFFFFFFFFFFFF) for v in values]
@@ -230,5 +267,6 @@ __all__ = [
     "GpuRuntime",
     "PyCudaRuntime",
     "pack",
+    "placement",
     "runtime",
 ]

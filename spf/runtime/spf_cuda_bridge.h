@@ -58,6 +58,15 @@ static inline cudaError_t spf_bridge_to_symbol(const char *symbol, const void *s
 static inline cudaError_t cudaDeviceSynchronize(void) {
   return spf_bridge_status(spf_bridge_table.synchronize());
 }
+/* Where a device array's memory is, the GPU runtime answers in Python (GpuRuntime.placement,
+ * spf.runtime.cuda): the host code cannot ask the runtime's context. */
+static inline cudaError_t cudaGetDevice(int *device) {
+  *device = -1;
+  return cudaErrorNotSupported;
+}
+static inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *, const void *) {
+  return cudaErrorNotSupported;
+}
 static inline cudaError_t cudaGetLastError(void) {
   cudaError_t e = spf_bridge_last;
   spf_bridge_last = cudaSuccess;

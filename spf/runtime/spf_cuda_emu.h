@@ -44,10 +44,19 @@ typedef dim3 uint3;
 
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1,
-       cudaErrorInvalidConfiguration = 9, cudaErrorLaunchFailure = 719 };
+       cudaErrorInvalidConfiguration = 9, cudaErrorLaunchFailure = 719,
+       cudaErrorNotSupported = 801 };
 enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1,
                       cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3,
                       cudaMemcpyDefault = 4 };
+enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1,
+                      cudaMemoryTypeDevice = 2, cudaMemoryTypeManaged = 3 };
+struct cudaPointerAttributes {
+  enum cudaMemoryType type;
+  int device;
+  void *devicePointer;
+  void *hostPointer;
+};
 
 namespace spf_emu {
 
@@ -243,6 +252,20 @@ static inline cudaError_t cudaMemcpyToSymbol(T &symbol, const void *src, size_t 
   return cudaSuccess;
 }
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+/* The emulator's device memory is host memory, which its kernels read: every pointer is
+ * managed memory of device 0 (spf's runtime does not ask: an emulated kernel takes host
+ * memory only, spf.runtime.device_arrays.emulated). */
+static inline cudaError_t cudaGetDevice(int *device) {
+  *device = 0;
+  return cudaSuccess;
+}
+static inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attributes,
+                                                   const void *ptr) {
+  attributes->type = cudaMemoryTypeManaged;
+  attributes->device = 0;
+  attributes->devicePointer = attributes->hostPointer = const_cast<void *>(ptr);
+  return cudaSuccess;
+}
 static inline cudaError_t cudaGetLastError(void) {
   cudaError_t e = spf_emu::last_error;
   spf_emu::last_error = cudaSuccess;

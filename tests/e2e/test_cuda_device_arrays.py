@@ -13,6 +13,7 @@ import importlib.util
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,20 @@ import scipy.sparse as sp
 import spf
 from spf.errors import ArgumentError, SpfError
 from spf.runtime.cuda import build_nvcc
-from spf.runtime.device_arrays import c_contiguous
+from spf.runtime.device_arrays import (
+    DEVICE_MEMORY,
+    HOST_MEMORY,
+    MANAGED_MEMORY,
+    PINNED_MEMORY,
+    Placement,
+    c_contiguous,
+    is_stand_in,
+    misplaced,
+    read,
+    stand_in,
+)
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
+from spf.runtime.gpu import placement as gpu_placement
 from spf.sparse import csr_args
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -43,7 +56,9 @@ cuda_transpose = _example("cuda_transpose")
 
 
 class Device:
-    """A numpy-backed stand-in for a CuPy array: only ``__cuda_array_interface__``."""
+    """A numpy-backed stand-in for a CuPy array: ``__cuda_array_interface__``, and numpy's
+    ``__array_interface__`` at the same address (host memory seen as device memory, which
+    is all an emulated kernel takes)."""
 
     def __init__(self, a: np.ndarray[Any, Any], **override: Any) -> None:
         self.host = a
@@ -59,6 +74,10 @@ class Device:
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         return self.iface
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return self.host.__array_interface__
 
 
 def random_csr(n: int, m: int, seed: int) -> Any:
@@ -342,13 +361,268 @@ def test_a_failing_device_interface_is_named(spmv: Any) -> None:
     )
 
 
+# ----------------------------------------------------------------------------- where memory is
+
+
+class CudaOnly:
+    """Device memory as CuPy and PyTorch present it: ``__cuda_array_interface__`` only (no
+    ``__array_interface__``: the CPU cannot read it)."""
+
+    def __init__(self, shape: tuple[int, ...], typestr: str, ptr: int) -> None:
+        self.iface = {"shape": shape, "typestr": typestr, "data": (ptr, False), "version": 3}
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return self.iface
+
+
+def test_emulated_kernels_take_only_memory_the_cpu_can_read(spmv: Any) -> None:
+    """An emulated kernel runs on the CPU: a device array whose memory the CPU may not read
+    (a CuPy array's; the review's reproducer: 0x7f0000000000, a segfault) is refused before
+    anything reads it; host memory seen as device memory (``__array_interface__`` at the
+    same address) is taken, and so is an empty array at any address."""
+    A = random_csr(16, 16, 9)
+    base: dict[str, Any] = {**csr_args(A), "x": np.ones(16)}
+    y = np.zeros(16)
+    elsewhere = Device(y)
+    elsewhere.host = np.zeros(16)  # __array_interface__ at another address
+    for value in (
+        CudaOnly((16,), "<f8", 0x7F0000000000),
+        CudaOnly((16,), "<f8", y.ctypes.data),
+        elsewhere,
+    ):
+        for check in (True, False):
+            with pytest.raises(
+                ArgumentError,
+                match=r"y: a device array \(\w+\) at 0x[0-9a-f]+, memory the CPU cannot read "
+                r"\(it has no __array_interface__ at that address\); emulated kernels run on the "
+                r"CPU: pass a numpy array, or compile without emulate=True to run on the GPU",
+            ):
+                spmv(y=value, check=check, **base)
+    with pytest.raises(ArgumentError, match=r"rowptr: a device array \(CudaOnly\)"):
+        spmv(**{**base, "y": y, "rowptr": CudaOnly((17,), "<i4", 0x7F0000000000)})
+    empty = random_csr(0, 16, 10)
+    spmv(**{**csr_args(empty), "x": np.ones(16), "y": CudaOnly((0,), "<f8", 0)})
+
+
+class Placed(CountingGpu):
+    """A GPU runtime that says where memory is (``placement``, as CuPy's does)."""
+
+    def __init__(self, where: dict[int, Placement]) -> None:
+        super().__init__()
+        self.where = where
+        self.asked: list[int] = []
+
+    def placement(self, ptr: int) -> Placement:
+        self.asked.append(ptr)
+        return self.where.get(ptr, Placement(DEVICE_MEMORY, 0, 0, True))
+
+
+def test_gpu_routes_refuse_memory_the_current_gpu_cannot_read() -> None:
+    """On a GPU, host memory or another GPU's memory behind the interface would fault in the
+    kernel and leave the CUDA context unusable: the runtime's answer (CuPy's
+    pointerGetAttributes; under nvcc the host code's ``name_spf_where``) refuses it before
+    the host function allocates or launches anything."""
+    A = np.random.default_rng(1).random((9, 9), dtype=np.float32)
+    B = np.zeros_like(A)
+    a, b = A.ctypes.data, B.ctypes.data
+    refused = [
+        (
+            {b: Placement(HOST_MEMORY, -1, 0, False)},
+            r"B: its __cuda_array_interface__ gives "
+            rf"0x{b:x}, which is not GPU memory .*pass B as a numpy array \(spf copies it\), or "
+            r"copy it to the GPU first",
+        ),
+        ({b: Placement(PINNED_MEMORY, 0, 0, False)}, r"B: .* which is not GPU memory"),
+        (
+            {a: Placement(DEVICE_MEMORY, 1, 0, True)},
+            r"A: device memory of GPU 1, but the kernel "
+            r"runs on GPU 0 \(the current device\); call it with GPU 1 current .* or copy A to GPU 0",
+        ),
+    ]
+    for where, match in refused:
+        gpu = Placed(where)
+        k = cuda_transpose.build(16).compile(target="cuda", gpu=gpu)
+        with pytest.raises(ArgumentError, match=match):
+            k(A=Device(A), B=Device(B))
+        assert (gpu.mallocs, gpu.launched, gpu.copies) == (0, [], [])
+    taken = {
+        a: Placement(MANAGED_MEMORY, 1, 0, True),  # managed memory: any GPU reads it
+        b: Placement(PINNED_MEMORY, 0, 0, True),  # page-locked, mapped for the device
+    }
+    gpu = Placed(taken)
+    k = cuda_transpose.build(16).compile(target="cuda", gpu=gpu)
+    k(A=Device(A), B=Device(B))
+    np.testing.assert_array_equal(B, A.T)
+    assert sorted(gpu.asked) == sorted([a, b])
+    gpu.asked.clear()
+    k(A=Device(np.zeros((0, 0), np.float32), data=(0, False)), B=np.zeros((0, 0), np.float32))
+    assert gpu.asked == []  # an empty array is never read: not asked about
+
+    class Failing(Placed):
+        def placement(self, ptr: int) -> Placement:
+            raise RuntimeError("cudaErrorNoDevice")
+
+    k = cuda_transpose.build(16).compile(target="cuda", gpu=Failing({}))
+    with pytest.raises(SpfError, match=r"cannot ask CUDA where A's memory is \(RuntimeError: "):
+        k(A=Device(A), B=B)
+
+
+def test_cupy_pointer_attributes_of_every_version() -> None:
+    """CuPy's PointerAttributes has ``type`` (new), ``memoryType``/``isManaged`` (old), or
+    neither; each reads as the same Placement."""
+    new = SimpleNamespace(device=1, devicePointer=64, hostPointer=0, type=DEVICE_MEMORY)
+    assert gpu_placement(new, 0) == Placement(DEVICE_MEMORY, 1, 0, True)
+    old = SimpleNamespace(device=0, devicePointer=64, hostPointer=64, memoryType=2, isManaged=1)
+    assert gpu_placement(old, 0) == Placement(MANAGED_MEMORY, 0, 0, True)
+    bare = SimpleNamespace(device=0, devicePointer=64, hostPointer=0)
+    assert gpu_placement(bare, 0) == Placement(DEVICE_MEMORY, 0, 0, True)
+    host = SimpleNamespace(device=-2, devicePointer=0, hostPointer=0)
+    assert gpu_placement(host, 0) == Placement(HOST_MEMORY, -2, 0, False)
+    unregistered = SimpleNamespace(device=-2, devicePointer=0, hostPointer=0, type=0)
+    assert misplaced_error(unregistered) is not None
+
+
+def misplaced_error(attributes: Any) -> Any:
+    found = read("y", None, {"shape": (4,), "typestr": "<f8", "data": (64, False)})
+    return misplaced(found, gpu_placement(attributes, 0))
+
+
+def test_the_pycuda_route_refuses_device_arrays() -> None:
+    """pycuda.autoinit makes a context of its own, where CuPy's and PyTorch's pointers are
+    not valid: device arrays are refused there."""
+
+    class PyCudaLike(CountingGpu):
+        name = "pycuda"
+
+    gpu = PyCudaLike()
+    k = cuda_transpose.build(16).compile(target="cuda", gpu=gpu)
+    assert k.mode == "pycuda"
+    A = np.ones((4, 4), np.float32)
+    with pytest.raises(
+        ArgumentError,
+        match=r"B: a device array \(Device\), but this kernel runs through pycuda, whose "
+        r"context \(pycuda.autoinit\) .* compile with gpu='nvcc' or gpu='cupy'",
+    ):
+        k(A=A, B=Device(np.zeros_like(A)))
+    assert gpu.mallocs == 0
+    B = np.zeros_like(A)
+    k(A=A, B=B)  # numpy arrays as before
+    np.testing.assert_array_equal(B, A.T)
+
+
+def test_the_emulator_and_bridge_headers_define_where() -> None:
+    """``name_spf_where`` builds behind both headers: the emulator's device memory is host
+    memory (managed, device 0); the bridge leaves the question to the GPU runtime."""
+    comp = cuda_transpose.build(16)
+    emulated = comp.compile(target="cuda", emulate=True)
+    ffi = emulated._ffi
+    where = ffi.new("int[4]")
+    assert emulated._lib.transpose_spf_where(ffi.cast("void *", 4096), where) == 0
+    assert list(where) == [MANAGED_MEMORY, 0, 0, 1]
+    bridged = comp.compile(target="cuda", gpu=CountingGpu())
+    assert bridged._lib.transpose_spf_where(ffi.cast("void *", 4096), where) == 1
+    assert b"cudaGetDevice" in bridged._ffi.string(bridged._lib.transpose_spf_error())
+
+
+def _grid_from_an_index_array() -> spf.Computation:
+    comp = spf.Computation("ufgrid")
+    comp.add_data_space("y", "double", shape=("NNZ",))
+    comp.add_data_space("A", "double", shape=("NNZ",))
+    comp.declare_uf(
+        "rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}", dtype="int32"
+    )
+    s = comp.add_stmt(spf.Stmt("$y$(k) = 2.0 * $A$(k);", "{[k]: 0 <= k < rowptr(N)}"))
+    s.split("k", 8, "k0", "k1").gpu(("k0",), ("k1",))
+    return comp
+
+
+def test_an_index_array_the_host_reads_for_the_grid_is_named_so() -> None:
+    """rowptr is read only by host code (the grid size), not by a statement on the host."""
+    k = _grid_from_an_index_array().compile(target="cuda", emulate=True)
+    assert k._device_codes == "bdd"
+    rowptr = np.array([0, 2, 3, 5], dtype=np.int32)
+    y, A = np.zeros(5), np.arange(5.0)
+    k(y=Device(y), A=Device(A), rowptr=rowptr, N=3, NNZ=5)
+    np.testing.assert_array_equal(y, 2 * A)
+    _refused(
+        k,
+        r"rowptr: a device array \(Device\), but host code \(loop bounds / grid size\) reads "
+        r"it in CUDA kernel ufgrid, so it must be a numpy array; pass rowptr on the host",
+        y=y,
+        A=A,
+        rowptr=Device(rowptr),
+        N=3,
+        NNZ=5,
+    )
+
+
+class Ordered(CountingGpu):
+    """Records the order of launches, synchronizations and copies (launches do nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def copy(self, dst: int, src: int, nbytes: int, kind: int) -> None:
+        self.events.append({HOST_TO_DEVICE: "in", DEVICE_TO_HOST: "out"}.get(kind, "copy"))
+        super().copy(dst, src, nbytes, kind)
+
+    def launch(self, *a: Any) -> None:
+        self.events.append("launch")
+
+    def synchronize(self) -> None:
+        self.events.append("sync")
+
+
+def _copies_out_wait(events: list[str]) -> bool:
+    """Whether no copy to the host follows a launch without a synchronize between."""
+    pending = False
+    for e in events:
+        if e == "launch":
+            pending = True
+        elif e == "sync":
+            pending = False
+        elif e == "out" and pending:
+            return False
+    return "out" in events
+
+
+def test_copies_to_the_host_wait_for_the_launches() -> None:
+    """Kernels may run on a stream a copy does not wait for (CuPy's current one), so the host
+    code synchronizes before each copy out: after each launch when statements run on the
+    host, and at an explicit device_to_host."""
+    gpu = Ordered()
+    k = _mixed().compile(target="cuda", gpu=gpu)
+    k(x=np.arange(21.0), y=np.zeros(21), z=np.zeros(21), w=np.zeros(21))
+    assert gpu.events.count("launch") == 1
+    assert _copies_out_wait(gpu.events), gpu.events
+
+    comp = spf.Computation("twice")
+    comp.add_data_space("a", "double", shape=("N",))
+    comp.host_to_device("a")
+    body = comp.add_stmt(spf.Stmt("$a$(i) = 2 * $a$(i);", "{[i]: 0 <= i < N}"))
+    comp.device_to_host("a")
+    body.split("i", 64, "i0", "i1").gpu(("i0",), ("i1",))
+    gpu = Ordered()
+    comp.compile(target="cuda", gpu=gpu)(a=np.ones(100))
+    assert _copies_out_wait(gpu.events), gpu.events
+
+
+def test_stand_ins_are_recognised() -> None:
+    found = read("y", None, {"shape": (3, 4), "typestr": "<f8", "data": (64, False)})
+    assert is_stand_in(stand_in(found))
+    assert not is_stand_in(np.zeros(12)[::2])
+    assert not is_stand_in(np.zeros(12).reshape(3, 4))
+
+
 # ----------------------------------------------------------------------------- nvcc, a GPU
 
 
 @pytest.mark.requires_nvcc
 def test_nvcc_builds_the_device_array_host_code() -> None:
     """The host function with device-array flags builds with nvcc; without a GPU a call with a
-    device array fails in the CUDA runtime (its first call waits for the device), not a crash."""
+    device array fails asking CUDA where its memory is (before any launch), not a crash."""
     comp = cuda_spmv.build(32)
     built = build_nvcc(comp.codegen("cuda"), name=comp.name)
     assert "error" not in built.stderr.lower()
@@ -361,7 +635,7 @@ def test_nvcc_builds_the_device_array_host_code() -> None:
     if gpu == 0:
         pytest.skip("a GPU is present: test_spmv_on_cupy_arrays runs the real thing")
     A = random_csr(8, 8, 7)
-    with pytest.raises(SpfError, match="cudaDeviceSynchronize"):
+    with pytest.raises(SpfError, match=r"cannot ask CUDA where y's memory is \(cudaGetDevice: "):
         k(y=Device(np.zeros(8)), x=np.ones(8), **csr_args(A), check=False)
 
 
@@ -380,3 +654,40 @@ def test_spmv_on_cupy_arrays(route: str) -> None:
         y.fill(0)
         k(y=y, x=cupy.asarray(x), check=check, **dev)
         np.testing.assert_allclose(cupy.asnumpy(y), A @ x, rtol=1e-12)
+
+
+@pytest.mark.requires_gpu
+@pytest.mark.parametrize("route", ["nvcc", "cupy"])
+def test_gpu_refuses_host_memory_and_stays_usable(route: str) -> None:
+    """Host memory behind the interface is refused before the launch (no fault, no sticky
+    CUDA error: the next calls work); managed and page-locked host memory are taken; with
+    two GPUs, memory of the one that is not current is refused."""
+    cupy = pytest.importorskip("cupy")
+    if route == "nvcc" and shutil.which("nvcc") is None:
+        pytest.skip("no nvcc")
+    k = cuda_spmv.build(32).compile(target="cuda", gpu=route)
+    A = random_csr(300, 200, 11)
+    x = np.random.default_rng(1).random(200)
+    args = csr_args(A)
+    dev = {n: cupy.asarray(v) if isinstance(v, np.ndarray) else v for n, v in args.items()}
+    with pytest.raises(ArgumentError, match=r"y: its __cuda_array_interface__ gives 0x"):
+        k(y=Device(np.zeros(300)), x=cupy.asarray(x), check=False, **dev)
+    y = cupy.zeros(300)
+    k(y=y, x=cupy.asarray(x), check=False, **dev)  # nothing sticky was left behind
+    np.testing.assert_allclose(cupy.asnumpy(y), A @ x, rtol=1e-12)
+    cupy.cuda.runtime.deviceSynchronize()
+
+    managed = cupy.ndarray((300,), dtype=np.float64, memptr=cupy.cuda.malloc_managed(300 * 8))
+    managed.fill(0)
+    k(y=managed, x=cupy.asarray(x), check=False, **dev)
+    np.testing.assert_allclose(cupy.asnumpy(managed), A @ x, rtol=1e-12)
+    pinned = np.frombuffer(cupy.cuda.alloc_pinned_memory(300 * 8), dtype=np.float64, count=300)
+    pinned[:] = 0
+    k(y=Device(pinned), x=cupy.asarray(x), check=False, **dev)
+    np.testing.assert_allclose(pinned, A @ x, rtol=1e-12)
+
+    if cupy.cuda.runtime.getDeviceCount() > 1:
+        with cupy.cuda.Device(1):
+            other = cupy.zeros(300)
+        with pytest.raises(ArgumentError, match=r"y: device memory of GPU 1, but the kernel"):
+            k(y=other, x=cupy.asarray(x), check=False, **dev)

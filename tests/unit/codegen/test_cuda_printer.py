@@ -469,7 +469,9 @@ def _device_codes(src: str) -> str:
 
 def test_which_arguments_may_be_device_arrays() -> None:
     """``d``: only kernels use it; ``m``: constant memory; ``x``: an explicit copy names it;
-    ``h``: a statement on the host uses it (per array argument, in signature order)."""
+    ``h``: a statement on the host uses it; ``b``: only other host code reads it (loop bounds,
+    grid sizes: the golden spmv_csr's rowptr, and tests/e2e/test_cuda_device_arrays.py) (per
+    array argument, in signature order)."""
     assert _device_codes(constant_case()[0]) == "dm"  # y, w
     assert _device_codes(copies_case().codegen("cuda")) == "xx"
     assert _device_codes(host_buffer_case().codegen("cuda")) == "hdh"  # x, y, z
@@ -485,6 +487,7 @@ class _OnDevice:
             "data": (host.ctypes.data, False),
             "version": 2,
         }
+        self.__array_interface__ = host.__array_interface__  # host memory: emulated kernels
 
 
 def test_launches_in_a_host_loop_run_on_device_arrays() -> None:

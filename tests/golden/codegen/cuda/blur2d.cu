@@ -33,6 +33,26 @@ static char spf_message[512];
 extern "C" const char *blur2d_spf_error(void) { return spf_message; }
 extern "C" const char *blur2d_spf_device_args(void) { return "hhh"; }  /* per array argument: d = may be a device array */
 extern "C" int blur2d_spf_to_host(void *dst, const void *src, size_t bytes) { return cudaDeviceSynchronize() != cudaSuccess || cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess; }
+extern "C" int blur2d_spf_where(const void *ptr, int *where) {
+  cudaPointerAttributes spf_a;
+  int spf_current = -1;
+  cudaError_t spf_e = cudaGetDevice(&spf_current);
+  const char *spf_call = "cudaGetDevice";
+  if (spf_e == cudaSuccess) {
+    spf_e = cudaPointerGetAttributes(&spf_a, ptr);
+    spf_call = "cudaPointerGetAttributes";
+  }
+  (void)cudaGetLastError();  /* nothing sticky stays behind */
+  if (spf_e != cudaSuccess) {
+    snprintf(spf_message, sizeof spf_message, "%s: %s", spf_call, cudaGetErrorString(spf_e));
+    return 1;
+  }
+  where[0] = (int)spf_a.type;
+  where[1] = spf_a.device;
+  where[2] = spf_current;
+  where[3] = spf_a.devicePointer != 0;
+  return 0;
+}
 #define SPF_CHECK(call) do { cudaError_t spf_e = (call); if (spf_e != cudaSuccess) { snprintf(spf_message, sizeof spf_message, "%s: %s", #call, cudaGetErrorString(spf_e)); spf_status = 1; goto spf_done; } } while (0)
 
 extern "C" int blur2d(int64_t M, int64_t N, double *__restrict__ out, double *__restrict__ bx, const double *__restrict__ img, const int64_t *spf_count, const unsigned char *spf_on_device)
