@@ -138,7 +138,8 @@ def test_a_two_thread_inspection_runs_the_joint_pass_and_its_stages_in_halves(
         mains = [main for name, main in calls if name.endswith(halves)]
         # two halves, one on the caller; the other on the worker unless the worker
         # had not taken it when the caller finished (then the caller runs it: _in_halves)
-        assert len(mains) == 2 and True in mains
+        assert len(mains) == 2
+        assert True in mains
 
 
 def test_a_plan_sorted_by_rows_on_two_threads_counts_no_level_sizes_it_does_not_read(
