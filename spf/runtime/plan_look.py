@@ -332,10 +332,21 @@ static int spf_ran_one(PyObject *kernel)
    from the dicts and the record's slots (attribute look-ups through the classes cost
    microseconds on a cold cache). Returns 1 when it ran, 0 when it ran nothing (the
    Python call runs instead), -1 on an error. */
+/* Whether `_last_threads` may be written straight into `o`'s dict: its class (a user's
+   subclass too) sets attributes the generic way and defines no `_last_threads` (a
+   property, a slot). */
+static int spf_plain(PyObject *o)
+{
+  PyTypeObject *t = Py_TYPE(o);
+  return t->tp_setattro == PyObject_GenericSetAttr && _PyType_Lookup(t, spf_str_last) == NULL;
+}
+
 static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObject *kw)
 {
   int ran = 0;
   PyObject *key = NULL, *hot = NULL;
+  if (!spf_plain(self))
+    return 0;  /* the Python call sets it as the class says */
   spf_prefetch_arrays(kw);  /* loaded while the record is found */
   PyObject *dict = PyObject_GenericGetDict(self, NULL);
   if (dict == NULL)
@@ -367,6 +378,8 @@ static int spf_method_hot(spf_method *m, PyObject *self, PyObject *plan, PyObjec
     SPF_PREFETCH((const char *)h + 64 * line);
   if (h == NULL || !spf_look_match(kw, 2, h + 2 + h[1]))
     goto done;  /* 0: a hot call that cannot have a record; or other arguments */
+  if (PyTuple_GET_ITEM(hot, 3) != self && !spf_plain(PyTuple_GET_ITEM(hot, 3)))
+    goto done;
   Py_BEGIN_ALLOW_THREADS
   spf_fire((intptr_t)h[0], h[1], h + 2);
   Py_END_ALLOW_THREADS

@@ -210,3 +210,34 @@ def test_the_method_reads_as_the_python_call(fused: WavefrontKernel, pair: Any) 
             call(**kwargs)
         np.testing.assert_array_equal(x, want_x)
         np.testing.assert_array_equal(y, want_y)
+
+
+def test_a_subclass_that_sets_attributes_its_own_way_is_called_in_python(pair: Any) -> None:
+    """The method writes ``_last_threads`` straight into the kernels' dicts; a user's
+    subclass with its own ``__setattr__`` or a ``_last_threads`` property gets every call
+    through the Python ``__call__``, which sets it the class's way (review of mklkw: the
+    fourth call ran in C and skipped the hook)."""
+    in_c()
+
+    class Logged(WavefrontKernel):
+        sets = 0
+
+        def __setattr__(self, name: str, value: object) -> None:
+            if name == "_last_threads":
+                Logged.sets += 1
+            object.__setattr__(self, name, value)
+
+    k = fused_solve_mv().compile()
+    hot(k, 5)  # installs the method (if not yet) with a plain kernel's hot call
+    k.__class__ = Logged
+    args = gauss_seidel_args(matrix(N, 0.01, 6))
+    plan = k.inspect(strategy="serial", **{n: v for n, v in args.items() if n != "A"})
+    x, y, b = np.zeros(N), np.zeros(N), np.random.default_rng(6).standard_normal(N)
+    want_x, want_y = expected(pair, args, b)
+    before = Logged.sets
+    for _ in range(4):
+        y[:] = 0.0
+        k(x=x, y=y, b=b, plan=plan, check=False, **args)
+    assert Logged.sets - before >= 4  # before: 3 (the fourth call ran in C)
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(y, want_y)
