@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import threading
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -417,12 +418,14 @@ def _matched(body: Body, facts: Sequence[Fact]) -> Iterator[_Candidate]:
 
 class _Candidates:
     """Instances generated lazily and kept: iterating yields those generated so far, then
-    generates the rest (each once, whoever iterates)."""
+    generates the rest (each once, whoever iterates; one thread at a time generates: two
+    threads analysing at once, e.g. inspecting one kernel, share the shape's table)."""
 
     def __init__(self, pending: Iterator[_Candidate]) -> None:
         self.pending = pending
         self.seen: list[_Candidate] = []
         self.busy = False
+        self.lock = threading.Lock()
 
     def __iter__(self) -> Iterator[_Candidate]:
         k = 0
@@ -431,14 +434,17 @@ class _Candidates:
                 yield self.seen[k]
                 k += 1
                 continue
-            self.busy = True
-            try:
-                candidate = next(self.pending, None)
-            finally:
-                self.busy = False
-            if candidate is None:
-                return
-            self.seen.append(candidate)
+            with self.lock:
+                if k < len(self.seen):  # another thread generated it meanwhile
+                    continue
+                self.busy = True
+                try:
+                    candidate = next(self.pending, None)
+                finally:
+                    self.busy = False
+                if candidate is None:
+                    return
+                self.seen.append(candidate)
 
 
 class _Candidate:
