@@ -15,7 +15,11 @@ loops. Hence:
   without it and without the other assumptions kept in the loops (nor the facts implied by
   any of those, which are not tested at all, :mod:`spf.analysis.fact_prover`). A side that
   fails sends back before the loops the assumptions in the loops that call one of its UFs
-  (all of them if none does), and the proof is made again, until it holds.
+  (all of them if none does), and the proof is made again, until it holds;
+* a kernel whose run-time index arrays (``index=True``) settled an obligation with a range
+  derived for their values (:func:`spf.analysis.index_ranges.settle_index_obligations`)
+  tests every assumption before the loops: that proof, made with every assumption, is not
+  made again here.
 
 A kernel without such sides (no access proved through the facts), or without facts in its
 loops, costs nothing here; otherwise one proof per round, of those sides only.
@@ -29,7 +33,7 @@ from typing import TYPE_CHECKING
 from spf.analysis.bounds import unproved_without
 
 if TYPE_CHECKING:
-    from spf.analysis.bounds import BoundsReport
+    from spf.analysis.bounds import BoundsReport, Obligation
     from spf.ir import ComputationIR
 
 
@@ -38,13 +42,17 @@ def safe_in_loop(
     report: BoundsReport,
     covered: frozenset[int],
     implied: Mapping[int, Sequence[int]],
+    obligations: Sequence[Obligation],
 ) -> frozenset[int]:
     """The facts of ``covered`` (numbers: ``ir.facts``, then the bounds obligations) that
     may be tested in the loops (module docstring). ``report``: the bounds proof of ``ir``
     (:func:`~spf.analysis.bounds.analyze_bounds`); ``implied``: each fact not tested
-    because others imply it, with their numbers."""
+    because others imply it, with their numbers; ``obligations``: those the kernel checks
+    (the report's, less those settled by the ranges of run-time index arrays)."""
     assumed = len(ir.facts)
     inside = {n for n in covered if n < assumed}
+    if any(o not in obligations for o in report.obligations):
+        return frozenset()
     if not inside or not any(a.by_facts for a in report.accesses):
         return frozenset(inside)
     while inside:

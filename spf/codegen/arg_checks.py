@@ -649,7 +649,7 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
     checks, covered = in_loop_plan(ir, stmts, candidates, facts)
     implied = {p.number: p.implied_by for p in plans if p.implied_by}
     if covered:
-        covered = safe_in_loop(ir, analyze_bounds(ir), covered, implied)
+        covered = safe_in_loop(ir, analyze_bounds(ir), covered, implied, program.obligations)
         checks = tuple(c for c in checks if c.fact in covered)
     each = plan_each_call(ir, program, plans, covered)
     return replace(

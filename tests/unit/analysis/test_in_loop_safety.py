@@ -52,9 +52,9 @@ def test_an_access_proved_by_declared_ranges_uses_no_fact() -> None:
 def test_only_the_facts_of_a_failing_side_leave_the_loops() -> None:
     ir = rows(OFFSET, sorted_b=True).ir
     report = analyze_bounds(ir)
-    assert safe_in_loop(ir, report, frozenset({0, 1}), {}) == {1}  # B's order stays
+    assert safe_in_loop(ir, report, frozenset({0, 1}), {}, ()) == {1}  # B's order stays
     # a fact implied by one in the loops is not tested at all: it cannot prove anything
-    assert safe_in_loop(ir, report, frozenset({1}), {0: (1,)}) == frozenset()
+    assert safe_in_loop(ir, report, frozenset({1}), {0: (1,)}, ()) == frozenset()
 
 
 def test_obligations_are_never_tested_in_the_loops() -> None:
@@ -74,3 +74,25 @@ def test_without_a_bounds_proof_every_fact_is_tested_before_the_loops() -> None:
     assert unproved.fact_checks == ()
     kernel = comp.compile(check=False)
     assert [c.first for c in kernel.check_cost] == ["before loops"], str(kernel.check_cost)
+
+
+def test_a_range_derived_for_a_run_time_index_array_keeps_every_fact_before_the_loops() -> None:
+    # x(perm(i)) is in bounds by the range derived for perm's values (checked where they
+    # are read), proved with every assumption at hand: that proof is not made again, so
+    # no assumption is tested in the loops
+    comp = spf.Computation("settled")
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.declare_uf("col", domain="{[k]: 0 <= k < N}", range="{[v]: 0 <= v < M}")
+    comp.add_local("perm", "int32_t", ("N",), index=True)
+    comp.declare_uf("perm", domain="{[k]: 0 <= k < N}")
+    comp.assume("forall i: 0 <= i < N => col(i) <= i + M")
+    comp.add_stmt(spf.Stmt("$perm$(i) = col(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i]}"))
+    comp.add_stmt(spf.Stmt("$y$(i) += $x$(perm(i));", "{[i]: 0 <= i < N}", "{[i] -> [1,i]}"))
+    report = analyze_bounds(comp.ir)
+    assert len(report.obligations) == 1  # settled: the kernel checks none
+    assert safe_in_loop(comp.ir, report, frozenset({0}), {}, report.obligations) == {0}
+    assert safe_in_loop(comp.ir, report, frozenset({0}), {}, ()) == frozenset()
+    program = plan_fact_checks(comp.ir, lower_checked(comp.ir))
+    assert program.obligations == ()
+    assert program.in_loop_facts == frozenset()
