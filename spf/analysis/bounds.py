@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from spf.ir.reading import ParsedStmt
     from spf.ir.source import ParsedSource
     from spf.sets import UF
+    from spf.sets.facts import Fact
 
 Side = Literal["lower", "upper"]
 Outcome = Literal["proved", "violated", "precondition", "obligation", "unchecked"]
@@ -114,6 +115,11 @@ class AccessBounds:
     """``(dimension, side, outcome)`` for each dimension and side."""
     reason: str = ""
     """Why some side is unchecked (empty when none is)."""
+    by_facts: tuple[tuple[int, Side], ...] = ()
+    """``(dimension, side)`` of each side the UF-aware search proved with the quantified
+    ``assume`` facts at hand (the UFs' declared ranges and the parameters alone did not
+    decide it; whether it needed the facts, and which, :func:`unproved_without` says): a
+    fact such a proof uses must hold before the access runs."""
 
     @property
     def proved(self) -> bool:
@@ -218,6 +224,7 @@ def bounds_report(ir: ComputationIR) -> BoundsReport:
                     kind=acc.kind,
                     outcomes=tuple((d, sd, o) for d, sd, o, _ in sides),
                     reason=reason,
+                    by_facts=result.by_facts,
                 )
             )
             if result.obligation is not None and not acc.guarded:
@@ -284,8 +291,14 @@ def _restrict(s: Relation | isl.Set, ir: ComputationIR) -> Relation | isl.Set:
     return Relation._make(body.with_iset(body.iset.intersect_params(context)), s.ufs)
 
 
-def _provably_empty(s: Relation | isl.Set, ir: ComputationIR) -> bool:
-    """True only when ``s`` is provably empty for ``ir``: every emptiness query of the
+Proof = Literal["plain", "facts", ""]
+"""How :func:`_provably_empty` proved a set empty: without the quantified facts
+(``plain``), by the search that may use them (``facts``: whether it needed them is asked
+only where it matters, :func:`unproved_without`), or not at all (empty)."""
+
+
+def _provably_empty(s: Relation | isl.Set, ir: ComputationIR) -> Proof:
+    """Whether ``s`` is provably empty for ``ir``, and how: every emptiness query of the
     bounds proofs goes through here (UF declarations, the parameter context of
     :func:`_restrict`, and the quantified ``assume`` facts over UFs). A plain isl test
     comes first: the set's isl form, each UF call's value a free dim kept within its UF's
@@ -293,14 +306,19 @@ def _provably_empty(s: Relation | isl.Set, ir: ComputationIR) -> bool:
     .. NNZ``: most of a sparse output's sides); the UF-aware test decides the rest."""
     restricted = _restrict(s, ir)
     if isinstance(restricted, isl.Set):
-        return bool(restricted.is_empty())
+        return "plain" if restricted.is_empty() else ""
     body = restricted._body
     first = len(body.names) + len(body.hidden)
     if values_in_ranges(body.iset, first, body.terms, restricted.ufs).is_empty():
-        return True
-    if not ir.facts:
-        return bool(restricted.is_empty())
-    return is_empty_under(restricted, ir.facts)
+        return "plain"
+    if not _empty_under(restricted, ir.facts):
+        return ""
+    return "facts" if any(not f.is_parameter_fact for f in ir.facts) else "plain"
+
+
+def _empty_under(s: Relation, facts: Sequence[Fact]) -> bool:
+    """``s`` (restricted to the call context) is provably empty under ``facts``."""
+    return is_empty_under(s, facts) if facts else bool(s.is_empty())
 
 
 def values_in_ranges(
@@ -382,6 +400,8 @@ class _Result:
     """The precondition (``assume`` text) of sides out of bounds for some values only."""
     example: str = ""
     """An offending instance outside the precondition."""
+    by_facts: tuple[tuple[int, Side], ...] = ()
+    """The sides proved only with the quantified facts (:attr:`AccessBounds.by_facts`)."""
 
 
 _CACHE: dict[object, _Result] = {}
@@ -415,6 +435,7 @@ def _prove(
     unproved: list[tuple[int, Side]] = []
     unchecked: list[str] = []
     bad_params: list[isl.Set] = []
+    by_facts: list[tuple[int, Side]] = []
     example = ""
     for d, extent in enumerate(extents):
         for side in ("lower", "upper"):
@@ -424,8 +445,10 @@ def _prove(
                 sides.append((d, side, "unchecked", ""))
                 unchecked.append(f"extent {extent!r} is not affine in the parameters")
                 continue
-            if _provably_empty(bad, ir):
+            proof = _provably_empty(bad, ir)
+            if proof:
                 sides.append((d, side, "proved", ""))
+                by_facts += [(d, side)] if proof == "facts" else []
             elif isinstance(bad, isl.Set):  # no UF call: isl's answer is exact
                 found = _restrict(bad, ir)
                 assert isinstance(found, isl.Set)
@@ -440,10 +463,10 @@ def _prove(
     reason = "; ".join(sorted(set(unchecked)))
     cond = _precondition(ir, pairs, bad_params) if bad_params else None
     if cond is None:
-        return _Result(tuple(sides), obligation, reason)
+        return _Result(tuple(sides), obligation, reason, by_facts=tuple(by_facts))
     partial: Outcome = "precondition"
     sides = [(d, sd, partial if o == "violated" else o, w) for d, sd, o, w in sides]
-    return _Result(tuple(sides), obligation, reason, cond, example)
+    return _Result(tuple(sides), obligation, reason, cond, example, tuple(by_facts))
 
 
 def _precondition(
@@ -731,6 +754,37 @@ def _balanced_call(text: str) -> bool:
     return True
 
 
+def unproved_without(
+    ir: ComputationIR, report: BoundsReport, facts: Sequence[Fact]
+) -> tuple[frozenset[str], ...]:
+    """The sides of ``report`` (:func:`analyze_bounds` of ``ir``) proved with the quantified
+    facts (:attr:`AccessBounds.by_facts`) that ``facts`` (some of ``ir.facts``) do not
+    prove, each as the names of the UFs its out-of-bounds set calls (empty when every such
+    side is proved): the facts left out are then needed before the access runs. Only those
+    sides are proved again (a kernel without them costs nothing here)."""
+    wanted = {(a.stmt, a.access, a.data_space, a.kind): a.by_facts for a in report.accesses}
+    wanted = {k: v for k, v in wanted.items() if v}
+    if not wanted:
+        return ()
+    out: list[frozenset[str]] = []
+    for stmt in ir.parsed_stmts:
+        if not any(k[0] == stmt.name for k in wanted):
+            continue
+        for acc in _accesses(ir, stmt):
+            sides = wanted.get((stmt.name, acc.text, acc.data_space, acc.kind), ())
+            extents = _extents(ir, acc.data_space) if sides else None
+            if not sides or extents is None:
+                continue
+            pairs = _pairs(stmt.domain, acc.relation)
+            width = len(iterator_names(stmt.domain))
+            for d, side in sides:
+                bad = _restrict(_outside(pairs, width + d, side, extents[d]), ir)
+                assert isinstance(bad, Relation)  # a side by facts calls UFs
+                if not _empty_under(bad, facts):
+                    out.append(frozenset(c.split("(", 1)[0] for c in bad.uf_calls))
+    return tuple(out)
+
+
 def clear_cache() -> None:
     """Forget cached proofs (tests; proofs never go stale, the key holds their inputs)."""
     _CACHE.clear()
@@ -745,4 +799,5 @@ __all__: list[str] = [
     "call_context",
     "check_bounds",
     "clear_cache",
+    "unproved_without",
 ]

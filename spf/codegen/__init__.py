@@ -150,7 +150,7 @@ def lower_checked(
 
             stage = "placing fact checks"
             progress.phase("placing fact checks")
-            program = plan_fact_checks(ir, program)
+            program = plan_fact_checks(ir, program, proved=check)
     except SpfError as err:
         add_context(err, f"During: generating {target} code for {ir.name} ({stage})")
         raise

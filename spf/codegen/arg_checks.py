@@ -629,22 +629,35 @@ FAULT_FACT = 5
 second variable]`` (the caller finds the first violating point itself)."""
 
 
-def plan_fact_checks(ir: ComputationIR, program: Program) -> Program:
+def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -> Program:
     """``program`` with the facts its statements check in the loops
     (:func:`spf.analysis.fact_plan.in_loop_plan`): the assumptions and the bounds
-    obligations over index arrays the kernel takes as arguments."""
+    obligations over index arrays the kernel takes as arguments, less those an access
+    needs to stay in bounds (:func:`spf.analysis.in_loop_safety.safe_in_loop`, from the
+    bounds proof of ``ir``; ``proved=False``: codegen made none, and every fact is tested
+    before the loops)."""
+    from spf.analysis.bounds import analyze_bounds
     from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
+    from spf.analysis.in_loop_safety import safe_in_loop
     from spf.codegen.each_call import plan_each_call
 
     facts = kernel_facts(ir, [o.text for o in program.obligations])
     args = {a.name for a in program.signature.args if a.kind == "uf"}
     plans = [p for p in plan_facts(facts, ir.uf_decls, sorted(ir.params)) if p.checked.ufs <= args]
     stmts = [s.name for s in program.stmts if s.operation is None]
-    checks, covered = in_loop_plan(ir, stmts, plans, facts)
+    candidates = [p for p in plans if p.number < len(ir.facts)] if proved else []
+    checks, covered = in_loop_plan(ir, stmts, candidates, facts)
+    implied = {p.number: p.implied_by for p in plans if p.implied_by}
+    if covered:
+        covered = safe_in_loop(ir, analyze_bounds(ir), covered, implied, program.obligations)
+        checks = tuple(c for c in checks if c.fact in covered)
     each = plan_each_call(ir, program, plans, covered)
-    implied = tuple((p.number, p.implied_by) for p in plans if p.implied_by)
     return replace(
-        program, fact_checks=checks, in_loop_facts=covered, each_call=each, implied_facts=implied
+        program,
+        fact_checks=checks,
+        in_loop_facts=covered,
+        each_call=each,
+        implied_facts=tuple(implied.items()),
     )
 
 

@@ -205,9 +205,19 @@ class UFCheck:
 
 IN_LOOP = (
     " (found inside the kernel's loops where the value was read: the call's outputs may be "
-    "partially written and hold no valid result; nothing was accessed out of bounds)"
+    "partially written and hold no valid result; the loops used the nearest bound of the "
+    "range in its place, so no access went out of bounds through it)"
 )
-"""How a message says that the in-loop checks (spf.codegen.arg_checks) found the fault."""
+"""How a message says that the in-loop checks (spf.codegen.arg_checks) found a value out of
+its declared range."""
+
+FACT_IN_LOOP = (
+    " (found inside the kernel's loops where it was tested: the call's outputs may be "
+    "partially written and hold no valid result; no access relies on this fact to stay in "
+    "bounds, as spf tests a fact an access relies on before the loops)"
+)
+"""How a message says that the in-loop checks found a broken fact: only a fact no bounds
+proof uses is tested there (:func:`spf.analysis.in_loop_safety.safe_in_loop`)."""
 
 
 def with_params(params: dict[str, int]) -> str:

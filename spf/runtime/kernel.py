@@ -25,7 +25,7 @@ from spf.errors import ArgumentError, CompileError, ToolchainError, VerifyError
 from spf.progress import LOGGER
 from spf.runtime.binding import Binder
 from spf.runtime.build import BuildResult, build
-from spf.runtime.checks import IN_LOOP
+from spf.runtime.checks import FACT_IN_LOOP
 from spf.runtime.known import KnownContents, VerifiedHashes
 from spf.runtime.threads import GOVERNOR, openmp_library
 
@@ -717,8 +717,7 @@ class Kernel:
         if kind == faults.FAULT_INDEX_ORDER:
             return self._order_fault(number, at, value)
         if kind == arg_checks.FAULT_FACT:
-            note = IN_LOOP.replace("the value was read", "it was tested")
-            return self._binder.fact_error(number, list(arrays), params, note)
+            return self._binder.fact_error(number, list(arrays), params, FACT_IN_LOOP)
         if kind == FAULT_EACH:
             return self._binder.each_error(number, list(arrays), params)
         if kind == arg_checks.FAULT_OVERLAP:
