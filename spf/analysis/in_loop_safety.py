@@ -10,6 +10,8 @@ loops. Hence:
 
 * a bounds obligation is never tested in the loops: it is what keeps its own access in
   bounds, and that access runs where it would be tested;
+* an assumption that implies a bounds obligation (which is then tested nowhere,
+  :mod:`spf.analysis.fact_prover`) is tested before the loops;
 * an assumption stays in the loops only if every side its proof searched under the
   quantified facts (:attr:`~spf.analysis.bounds.AccessBounds.by_facts`) is proved again
   without it and without the other assumptions kept in the loops (nor the facts implied by
@@ -51,6 +53,9 @@ def safe_in_loop(
     (the report's, less those settled by the ranges of run-time index arrays)."""
     assumed = len(ir.facts)
     inside = {n for n in covered if n < assumed}
+    # an obligation implied by assumptions is tested nowhere: those assumptions are what
+    # keeps its access in bounds, so they are tested before the loops
+    inside -= {m for n, by in implied.items() if n >= assumed for m in by}
     if any(o not in obligations for o in report.obligations):
         return frozenset()
     if not inside or not any(a.by_facts for a in report.accesses):

@@ -199,7 +199,7 @@ class UFCheck:
             f"{self.label}: UF {name!r} is declared {self.uf.monotonic}, but "
             f"{name}[{i - 1}] = {arr[i - 1]} and {name}[{i}] = {arr[i]}; "
             f"fix the index array (e.g. sort it) or its declaration"
-            f"{IN_LOOP if in_loop else ''}"
+            f"{ORDER_IN_LOOP if in_loop else ''}"
         )
 
 
@@ -210,6 +210,13 @@ IN_LOOP = (
 )
 """How a message says that the in-loop checks (spf.codegen.arg_checks) found a value out of
 its declared range."""
+
+ORDER_IN_LOOP = (
+    " (found inside the kernel's loops where the values were read: the call's outputs may "
+    "be partially written and hold no valid result)"
+)
+"""How a message says that the in-loop checks found a declared monotonicity broken (the
+values themselves are in range: nothing was replaced)."""
 
 FACT_IN_LOOP = (
     " (found inside the kernel's loops where it was tested: the call's outputs may be "

@@ -218,3 +218,69 @@ def test_spadd_filling_phase_refuses_row_pointers_past_the_workspace(dtype: str,
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "placed each call" in done.stdout, done.stdout
     assert "refused the assumption 'forall t: 0 <= t < I => C_rowptr(t+1)" in done.stdout
+
+
+@pytest.mark.parametrize("team", [1, 2])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_an_assumption_that_implies_an_obligation_is_tested_before_the_loops(
+    dtype: str, team: int
+) -> None:
+    # review of inloopsafe: sortedness in its adjacent form lets the fact prover imply the
+    # access's bounds obligation (then tested nowhere) while the assumption itself stayed
+    # in the loops: row [9, 0] wrote w[-9] before the refusal
+    comp = spf.Computation(f"implied_obligation_{dtype}_{team}")
+    comp.add_data_space("w", "double", shape=("M",))
+    comp.add_data_space("A", "double", shape=("A_NNZ",))
+    comp.declare_uf(
+        "A_rowptr",
+        domain="{[i]: 0 <= i <= N}",
+        range="{[v]: 0 <= v <= A_NNZ}",
+        monotonic="nondecreasing",
+        dtype=dtype,
+    )
+    comp.declare_uf("A_col", domain="{[k]: 0 <= k < A_NNZ}", range="{[v]: 0 <= v < M}", dtype=dtype)
+    comp.assume("forall i, k: A_rowptr(i) <= k < A_rowptr(i+1) - 1 => A_col(k) < A_col(k+1)")
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$w$(A_col(p) - A_col(A_rowptr(i))) += $A$(p);",
+            "{[i,p]: 0 <= i < N && A_rowptr(i) <= p < A_rowptr(i+1)}",
+            "{[i,p] -> [i,p]}",
+        )
+    )
+    if team == 2:
+        s.parallelize("i", reduction="atomic")
+    kernel = comp.compile()
+    assert first(kernel, "A_col(k) < A_col(k+1)") != "in loop", str(kernel.check_cost)
+    buf, w = guarded(10)
+    args: dict[str, Any] = {"N": 2, "M": 10, "w": w, **row_args(dtype, ROWS, "A")}
+    with fixed_team(team), pytest.raises(spf.ArgumentError, match=r"A_col\(k\) < A_col\(k\+1\)"):
+        kernel(**args)
+    assert untouched(buf), np.nonzero(buf)[0] - GUARD
+    args["A_col"] = np.array([1, 4, 0, 9], dtype)
+    with fixed_team(team):
+        kernel(**args)
+    assert untouched(buf)
+    assert (w[0], w[3], w[9]) == (2, 1, 1)
+
+
+def test_an_order_fault_found_in_the_loops_claims_no_replaced_value() -> None:
+    # a monotonic index array without a declared domain is order-checked in the loops;
+    # its values are in range, so the message must not say one was replaced (review)
+    comp = spf.Computation("order_in_loop_text")
+    comp.add_data_space("w", "double", shape=("NNZ",))
+    comp.declare_uf("rowptr", range="{[v]: 0 <= v <= M}", monotonic="nondecreasing", dtype="int32")
+    comp.assume("rowptr(N) <= NNZ")
+    comp.add_stmt(
+        spf.Stmt(
+            "$w$(k) += 1;",
+            "{[i,k]: 0 <= i < N && rowptr(i) <= k < rowptr(i+1)}",
+            "{[i,k] -> [i,k]}",
+        )
+    )
+    kernel = comp.compile()
+    buf, w = guarded(5)
+    args = {"N": 2, "NNZ": 5, "M": 100, "w": w, "rowptr": np.array([0, 100, 5], np.int32)}
+    with pytest.raises(spf.ArgumentError, match="nondecreasing") as err:
+        kernel(**args)
+    assert "nearest bound" not in str(err.value)
+    assert untouched(buf)
