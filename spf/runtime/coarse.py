@@ -80,17 +80,19 @@ MIN_GAIN = 1.25
 """``strategy="auto"`` runs the loop in order unless the parts are expected this much faster
 (:func:`expected`)."""
 
-PARALLEL_EFFICIENCY = 0.72
+PARALLEL_EFFICIENCY = 0.87
 """The speed-up a plan of a loop of :data:`MEMORY_WORK` units of work or more measured on an
 idle host over the one its estimate (:func:`estimate`, :func:`level_estimate`) gives: the
 estimate counts each thread's work, the barriers and the region's start as if two threads
 ran twice as fast, but rows whose arrays stream from memory share it between the cores and
 get less (the hand-written level solve of ``spf bench --only sptrsv`` ran at 1.31-1.60x on a
-plan of near-equal halves). The lead's
-idle ``spf bench --only sptrsv`` runs of sessions 9-15 (2 threads, medians of 25 interleaved
-rounds), against today's estimates: 2-D Poisson 1M's coarse plan, estimated 1.80x, ran at
-0.84-1.49x (median 1.30x: 0.72); the 12-level random triangle's levels plan on copies,
-estimated 1.42x with its values' hash (1.99x without), at 0.85-1.23x (median 1.02x: 0.72).
+plan of near-equal halves). Refitted 2026-11-30 (seventeenth session) after the executor of
+copies lost its per-entry compare (``DIAGONAL_LAST``): the lead's two idle ``spf bench
+--only sptrsv`` runs (2 threads, medians of interleaved rounds), against today's estimates:
+2-D Poisson 1M's coarse plan, estimated 1.80x, ran at 1.56x and 1.60x (0.87, 0.89); the
+12-level random triangle's levels plan on copies, estimated 1.54x with its values' hash, at
+1.75x and 1.56x (1.14, 1.01); the smallest ratio is taken. (Sessions 9-15, with the
+compare: 0.72, from Poisson's 0.84-1.49x and the triangle's 0.85-1.23x.)
 :func:`expected` weighs an estimate by it where ``auto`` decides between a plan and the
 loop in order (:data:`MIN_GAIN`); it does not rank the plans (it scales them alike)."""
 

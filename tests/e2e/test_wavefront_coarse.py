@@ -323,6 +323,9 @@ def test_auto_weighs_a_memory_bound_plan_by_its_measured_efficiency(
     assert cached.strategy == "levels"
     assert cached.copies  # the values' hash counted, estimated above MIN_GAIN
     monkeypatch.setattr(coarse, "MEMORY_WORK", 1)
+    # weighed by the efficiency sessions 9-15 measured (0.72; refitted to 0.87 since), the
+    # estimate (~1.4x) falls under MIN_GAIN
+    monkeypatch.setattr(coarse, "PARALLEL_EFFICIENCY", 0.72)
     bound = k.inspect(threads=2, **args)
     assert bound.strategy == "serial"
     assert not bound.copies
