@@ -41,6 +41,20 @@ executor forced, CPU time against the serial solve, loaded machine): fixed 64-ro
 blocks for 2 threads (with 2 the pieces of one coarse level are neighbours in memory and
 the parts cannot tell them apart), so a longer block would leave narrower grids serial."""
 
+LONG_RUN_SHIFT = RUN_SHIFT + 1
+"""The most rows per block ``2**LONG_RUN_SHIFT`` (256) of the second plan of run blocks that
+``inspect`` makes for kernels fused into one loop, one of them free (a solve, then an SpMV
+with its solution), of at least :data:`IN_ORDER_NODES` nodes, for a team of two or more: the
+generated pass run again with the longer blocks, the one of the two estimated faster
+(:func:`estimate`) interleaved and weighed against the other candidates. A part of a coarse
+level of a 2-D grid runs one stretch of rows per block, a new stream of ``A``, ``x`` and
+``y`` each: on 2-D Poisson 1M planned for 2 threads (4 blocks a grid row instead of 8) the
+fused call took 0.94-0.96x the time of the 128-row plan (medians of 15-25 interleaved calls,
+2 threads, machine shared; runs of 64 rows 1.10x), which the estimate ranks first by its
+fewer stretches and coarse levels. On narrow grids (300, 400 rows wide) the longer blocks
+leave two pieces of a grid row at a coarse level, neighbours in memory, which no part can
+tell apart (:attr:`Blocks.runs`): the estimate keeps the 128-row plan there."""
+
 PIPELINE_SHIFT = 12
 """Rows per block of the second candidate plan of kernels fused into one loop, one of them
 free (no edge between its own iterations: an SpMV after a solve): blocks of 4096 rows keep

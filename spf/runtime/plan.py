@@ -958,6 +958,10 @@ class WavefrontKernel(Kernel):
             level_sizes = sizes if k == 0 else level_sizes
             found = coarse.with_stretches(found) if len(self._free) > 1 else found
             found_gain = coarse.estimate(found, total, unit)
+            found, found_gain = self._or_longer_runs(  # the first's runs up to twice as long
+                (found, found_gain), given, check, (level, nlev, work), team, total, unit,
+                k == 0 and ahead is None and runs is None,
+            )  # fmt: skip
             if k == 0 and self._runs and self._make_sinks is not None and team > 1:
                 # the run blocks' parts, a free kernel's rows interleaved: on a worker
                 # thread, beside the other candidates' sorts (generated C, GIL released)
@@ -997,6 +1001,14 @@ class WavefrontKernel(Kernel):
         strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
         _wait(joins if ahead is None else [*joins, ahead.join])
         return self._plan(given, level, nlev, strategy, (ptr, order), parts, names, one)
+
+    def _tries_longer_runs(self, n: int, team: int) -> bool:
+        """Whether :meth:`_inspect_coarse` also plans the run blocks of a fused loop of ``n``
+        nodes with a free kernel up to twice as long
+        (:data:`spf.runtime.coarse.LONG_RUN_SHIFT`): for a ``team`` of two or more and at
+        least :data:`spf.runtime.coarse.IN_ORDER_NODES` nodes."""
+        fused_free = len(self._free) > 1 and any(self._free) and not all(self._free)
+        return self._runs and fused_free and team > 1 and n >= coarse.IN_ORDER_NODES
 
     def _lengths_beside(
         self, ahead: LevelCount | None, copies: bool | None, given: Mapping[str, object], n: int
@@ -1113,6 +1125,66 @@ class WavefrontKernel(Kernel):
             )
         return spec.names if spec is not None and why is None else ()
 
+    def _pass_buffers(self, n: int, shift: int) -> dict[str, Any]:
+        """The arrays the generated coarse pass of ``n`` nodes writes, its first candidate's
+        blocks of ``shift`` (the levels and the first candidate's coarse levels in one
+        buffer: the plan's level_of later, ``_wide``)."""
+        levels = np.empty if self._zeroed else np.zeros  # the pass starts each node at 0
+        both = levels(2 * n, dtype=np.int32)
+        out: dict[str, Any] = {
+            LEVEL: both[:n],
+            NLEVELS: np.zeros((), dtype=np.int64),
+            CLEV: both[n:],
+            NCLEV: np.zeros((), dtype=np.int64),
+            WORK: np.empty(n, dtype=np.int64),  # every node's set before its edges add to it
+            BLOCK: shift,
+        }
+        if any(self._free):
+            out |= {
+                CLEV_WIDE: levels(n, dtype=np.int32),
+                NCLEV_WIDE: np.zeros((), dtype=np.int64),
+                BLOCK_WIDE: coarse.PIPELINE_SHIFT,
+            }
+        if self._runs and len(self._free) > 1:
+            out |= {
+                CLEV_FIXED: levels(n, dtype=np.int32),
+                NCLEV_FIXED: np.zeros((), dtype=np.int64),
+                BLOCK_FIXED: coarse.BLOCK_SHIFT,
+            }
+        if self._after:  # every node's set by the pass
+            out[AFTER] = np.empty(n, dtype=np.int32)
+        return out
+
+    def _or_longer_runs(
+        self,
+        first: tuple[coarse.Parts, float],
+        given: Mapping[str, object],
+        check: bool,
+        passed: tuple[np.ndarray, int, np.ndarray],
+        team: int,
+        total: int,
+        unit: float,
+        by_rows: bool,
+    ) -> tuple[coarse.Parts, float]:
+        """The ``first`` candidate's parts and estimate, or those of the run blocks of at
+        most ``2**coarse.LONG_RUN_SHIFT`` rows where :meth:`_tries_longer_runs` and they are
+        estimated faster (:func:`spf.runtime.coarse.estimate`): the generated pass run again
+        with the longer blocks, its other outputs dropped (the levels, work and order after
+        in ``passed`` do not depend on the blocks), sorted and cut as the first candidate
+        (``by_rows``: ``first`` is that candidate, sorted by rows: no runs sorted, no pass
+        on two; the faster of the two is the one interleaved)."""
+        level, levels, work = passed
+        n = len(level)
+        if not (by_rows and self._tries_longer_runs(n, team)):
+            return first
+        out = self._pass_buffers(n, coarse.LONG_RUN_SHIFT)
+        self._stages[0](check=check, **out, **_pick(self._stages[0], given))
+        longer = (out[CLEV], _count_of(out[CLEV]), coarse.LONG_RUN_SHIFT)
+        parts, _, _ = self._candidate(given, 0, level, levels, longer, work, team, None)
+        parts = coarse.with_stretches(parts)
+        gain = coarse.estimate(parts, total, unit)
+        return (parts, gain) if gain > first[1] else first
+
     def _coarse_pass(
         self,
         given: Mapping[str, object],
@@ -1146,33 +1218,12 @@ class WavefrontKernel(Kernel):
                 f"wavefront with method='levels' or 'p2p'"
             )
         stage = self._stages[0]
-        levels = np.empty if self._zeroed else np.zeros  # the pass starts each node at 0
-        both = levels(2 * n, dtype=np.int32)  # one buffer: the plan's level_of later (_wide)
-        out: dict[str, Any] = {
-            LEVEL: both[:n],
-            NLEVELS: np.zeros((), dtype=np.int64),
-            CLEV: both[n:],
-            NCLEV: np.zeros((), dtype=np.int64),
-            WORK: np.empty(n, dtype=np.int64),  # every node's set before its edges add to it
-            BLOCK: coarse.RUN_SHIFT if self._runs else coarse.BLOCK_SHIFT,
-        }
+        out = self._pass_buffers(n, coarse.RUN_SHIFT if self._runs else coarse.BLOCK_SHIFT)
         candidates = [(CLEV, NCLEV, out[BLOCK])]
         if any(self._free):
-            out |= {
-                CLEV_WIDE: levels(n, dtype=np.int32),
-                NCLEV_WIDE: np.zeros((), dtype=np.int64),
-                BLOCK_WIDE: coarse.PIPELINE_SHIFT,
-            }
             candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
         if self._runs and len(self._free) > 1:  # fused kernels' run pass keeps fixed blocks
-            out |= {
-                CLEV_FIXED: levels(n, dtype=np.int32),
-                NCLEV_FIXED: np.zeros((), dtype=np.int64),
-                BLOCK_FIXED: coarse.BLOCK_SHIFT,
-            }
             candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
-        if self._after:  # every node's set by the pass
-            out[AFTER] = np.empty(n, dtype=np.int32)
         counted = [(LEVEL, NLEVELS, 0), *candidates]
         ahead: LevelCount | None = None
         found: list[Runs | None] = [None]
