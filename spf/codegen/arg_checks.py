@@ -635,8 +635,10 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
     obligations over index arrays the kernel takes as arguments, less those an access
     needs to stay in bounds (:func:`spf.analysis.in_loop_safety.safe_in_loop`, from the
     bounds proof of ``ir``; ``proved=False``: codegen made none, and every fact is tested
-    before the loops)."""
+    before the loops), less the tests another fact's test at the same statement makes
+    redundant (:mod:`spf.analysis.dominated_checks`)."""
     from spf.analysis.bounds import analyze_bounds
+    from spf.analysis.dominated_checks import drop_dominated
     from spf.analysis.fact_plan import in_loop_plan, kernel_facts, plan_facts
     from spf.analysis.in_loop_safety import safe_in_loop
     from spf.codegen.each_call import plan_each_call
@@ -650,7 +652,7 @@ def plan_fact_checks(ir: ComputationIR, program: Program, proved: bool = True) -
     implied = {p.number: p.implied_by for p in plans if p.implied_by}
     if covered:
         covered = safe_in_loop(ir, analyze_bounds(ir), covered, implied, program.obligations)
-        checks = tuple(c for c in checks if c.fact in covered)
+        checks = drop_dominated(c for c in checks if c.fact in covered)
     each = plan_each_call(ir, program, plans, covered)
     return replace(
         program,

@@ -559,9 +559,14 @@ class FactChecker:
     ) -> ArgumentError:
         """The error for fact ``number``, found broken by the kernel's loops: the first
         violating point, found by the fact's own check loop (and if that fact holds, the
-        first other fact the loops check that does not: facts past the 63rd share a flag)."""
+        first other fact the loops check that does not: facts past the 63rd share a flag).
+        The facts the loops check with lower numbers are looked at first: the loops may
+        test one only through a stronger fact's test (spf.analysis.dominated_checks), whose
+        flag ``number`` then is, and the error names the lowest fact broken, as if each
+        had its own test."""
         planned = self._plan()
-        order = [number] + [n for n in sorted(self.in_loop) if n != number]
+        lower = [n for n in sorted(self.in_loop) if n < number]
+        order = [*lower, number] + [n for n in sorted(self.in_loop) if n > number]
         for n in order:
             q = planned.get(n)
             if q is None:
