@@ -888,8 +888,13 @@ def build_run_reach(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     """Where a part's cut falls inside a run (:func:`spf.runtime.coarse_runs.split_runs`):
     for each of ``coarse_reaches`` runs (``reach_first``: its first node, ``reach_len``:
     its nodes, UFs) the least prefix sum of ``work`` along it that reaches
-    ``reach_share``, into ``reach_got`` (which the caller fills with the largest
-    ``int64``: some prefix sum reaches the share). O(the nodes of those runs)."""
+    ``reach_share``, into ``reach_got`` (the largest ``int64`` when none does; the caller
+    asks only where some prefix sum does). O(the nodes of those runs).
+
+    The running prefix sum and the best one so far are locals private to the run, the
+    best kept as its distance below the largest ``int64`` (``reach_far``, which a local's
+    start at 0 and a ``max`` give) and stored once after the run: updated in
+    ``reach_got`` itself, gcc stored it and loaded it again on every node."""
     v, n = analysis.var, analysis.nodes
     k = f"{v}_cut"
     reach = build.computation(name)
@@ -898,15 +903,22 @@ def build_run_reach(analysis: WavefrontAnalysis, name: str) -> ComputationIR:
     for space in (REACH_SHARE, REACH_GOT):
         reach = build.add_data_space(reach, space, "int64_t", (REACH_N,))
     reach = _private_local(reach, "reach_sum", "int64_t", k)
+    reach = _private_local(reach, "reach_far", "int64_t", k)
     domain = f"{{[{k}, {v}]: 0 <= {k} < {REACH_N} && 0 <= {v} < {REACH_LEN}({k})}}"
     bodies = (
         f"$reach_sum$ += ${WORK}$({REACH_FIRST}({k}) + {v});",
-        f"${REACH_GOT}$({k}) = min(${REACH_GOT}$({k}), "
-        f"$reach_sum$ >= ${REACH_SHARE}$({k}) ? $reach_sum$ : ${REACH_GOT}$({k}));",
+        f"$reach_far$ = max($reach_far$, $reach_sum$ >= ${REACH_SHARE}$({k}) ? "
+        f"{_INT64_MAX} - $reach_sum$ : 0);",
     )
     for j, body in enumerate(bodies):
-        reach = build.add_stmt(reach, body, domain, f"{{[{k}, {v}] -> [0, {k}, {v}, {j}]}}")
-    return reach
+        reach = build.add_stmt(reach, body, domain, f"{{[{k}, {v}] -> [0, {k}, 0, {v}, {j}]}}")
+    store = f"${REACH_GOT}$({k}) = {_INT64_MAX} - $reach_far$;"
+    runs = f"{{[{k}]: 0 <= {k} < {REACH_N}}}"
+    return build.add_stmt(reach, store, runs, f"{{[{k}] -> [0, {k}, 1, 0, 0]}}")
+
+
+_INT64_MAX = "9223372036854775807"
+"""The largest ``int64`` as a C literal (a ``long`` on the 64-bit targets spf builds for)."""
 
 
 KHIST = "khist"

@@ -1950,7 +1950,7 @@ def _reach(
 ) -> np.ndarray:
     """:data:`spf.runtime.coarse_runs.Reach` by the generated stage
     :func:`spf.analysis.coarse_inspector.build_run_reach` (``work``: each node's)."""
-    got = np.full(len(first), np.iinfo(np.int64).max, dtype=np.int64)  # every run reaches it
+    got = np.empty(len(first), dtype=np.int64)  # the stage writes every run's entry
     share = np.ascontiguousarray(share, dtype=np.int64)
     arrays = {REACH_FIRST: first, REACH_LEN: size, REACH_SHARE: share, REACH_GOT: got}
     reach_k(check=False, **arrays, **{WORK: work, REACH_N: len(first)}, **params)
