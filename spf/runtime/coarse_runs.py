@@ -47,11 +47,17 @@ class Runs:
     """The runs of a loop's coarse levels in coarse-level order: run ``r`` holds the nodes
     ``first[r] ... first[r] + pos[r + 1] - pos[r] - 1`` at the positions ``pos[r] ...
     pos[r + 1] - 1`` of the order; coarse level ``c`` the runs ``levelruns[c]:levelruns[c +
-    1]``."""
+    1]``. The same runs in node order: run ``perm[r]`` of node order is run ``r`` above,
+    beginning at node ``start[q]`` (increasing in ``q``) with ``size[q]`` nodes, at the
+    position ``at[q]`` of the order (what the fill reads: the work in sequence)."""
 
     first: np.ndarray
     pos: np.ndarray
     levelruns: np.ndarray
+    start: np.ndarray
+    size: np.ndarray
+    at: np.ndarray
+    perm: np.ndarray
 
 
 def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
@@ -75,11 +81,14 @@ def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
     if levels is None:
         levels = int(key.max()) + 1
     perm = np.argsort(key, kind="stable")
+    size = np.diff(starts, append=n)
     pos = np.zeros(runs + 1, dtype=np.int64)
-    np.cumsum(np.diff(starts, append=n)[perm], out=pos[1:])
+    np.cumsum(size[perm], out=pos[1:])
+    at = np.empty(runs, dtype=np.int64)
+    at[perm] = pos[:-1]
     levelruns = np.zeros(levels + 1, dtype=np.int64)
     np.cumsum(np.bincount(key, minlength=levels), out=levelruns[1:])
-    return Runs(starts[perm], pos, levelruns)
+    return Runs(starts[perm], pos, levelruns, starts, size, at, perm)
 
 
 SAMPLED_PAIRS = 1 << 10

@@ -163,3 +163,19 @@ def test_the_reach_stage_stores_its_answer_once_a_run() -> None:
     writers = [st for st in stage.stmts if any(w[0] == REACH_GOT for w in st.writes)]
     assert len(writers) == 1
     assert writers[0].domain.count(",") == 0, writers[0].domain  # one iterator: the run
+
+
+@pytest.mark.parametrize("longest", [48, 700])
+def test_the_runs_in_node_order_are_the_sorted_runs(longest: int) -> None:
+    """What the fill reads (the runs in node order, each with its position in coarse-level
+    order) describes the runs sorted by coarse level: ``perm`` maps one onto the other."""
+    rng = np.random.default_rng(longest)
+    clev = run_keys(rng, 20000, 40, longest)
+    found = find_runs(clev)
+    assert found is not None
+    assert (np.diff(found.start) > 0).all()
+    assert found.start[0] == 0
+    np.testing.assert_array_equal(found.first, found.start[found.perm])
+    np.testing.assert_array_equal(found.pos[:-1], found.at[found.perm])
+    np.testing.assert_array_equal(np.diff(found.pos), found.size[found.perm])
+    assert int(found.size.sum()) == len(clev)
