@@ -11,7 +11,7 @@ the node after a position is not the next row: at a run boundary) are found from
 work, the rows' own work read only inside the run where a cut's share of the work falls
 (:func:`spf.analysis.coarse_inspector.build_run_reach`). The order and each run's work are
 written run by run by a generated stage (:func:`spf.analysis.coarse_inspector.build_run_fill`),
-in sequence.
+the runs taken in node order (:attr:`Runs.start`: the work read in sequence).
 
 The plan is the one the row sort gives, array for array: the same stable order, the same
 cuts (the first position whose prefix sum reaches each share, moved to the nearer run
