@@ -94,10 +94,11 @@ from spf.analysis.coarse_inspector import (
     REACH_LEN,
     REACH_N,
     REACH_SHARE,
+    RUN_AT,
     RUN_FIRST,
     RUN_HI,
+    RUN_LEN,
     RUN_LO,
-    RUN_POS,
     RUN_WORK,
     RUNS_N,
     SINK_KEY,
@@ -1404,15 +1405,16 @@ class WavefrontKernel(Kernel):
         fill_k, reach_k = stages[6:]
         runs = len(found.first)
         order = np.empty(len(work), dtype=np.int64)
-        run_work = np.empty(runs, dtype=np.int64)
+        run_work = np.empty(runs, dtype=np.int64)  # in node order
         args = {CORDER: order, RUN_WORK: run_work, WORK: work, RUNS_N: runs}
-        args |= {RUN_FIRST: found.first, RUN_POS: found.pos, **_pick(fill_k, given)}
+        args |= {RUN_FIRST: found.start, RUN_LEN: found.size, RUN_AT: found.at}
+        args |= _pick(fill_k, given)
         if ahead is None:
             fill_k(check=False, **args, **{RUN_LO: 0, RUN_HI: runs})
         else:  # the worker counts the levels meanwhile
             _in_halves(fill_k, args, runs // 2, runs, lo=RUN_LO, hi=RUN_HI)
         wsum = np.zeros(runs + 1, dtype=np.int64)
-        np.cumsum(run_work, out=wsum[1:])
+        np.cumsum(run_work[found.perm], out=wsum[1:])
 
         def level_sizes() -> np.ndarray:
             if ahead is not None:
@@ -2001,7 +2003,7 @@ def _reach(
 ) -> np.ndarray:
     """:data:`spf.runtime.coarse_runs.Reach` by the generated stage
     :func:`spf.analysis.coarse_inspector.build_run_reach` (``work``: each node's)."""
-    got = np.full(len(first), np.iinfo(np.int64).max, dtype=np.int64)  # every run reaches it
+    got = np.empty(len(first), dtype=np.int64)  # the stage writes every run's entry
     share = np.ascontiguousarray(share, dtype=np.int64)
     arrays = {REACH_FIRST: first, REACH_LEN: size, REACH_SHARE: share, REACH_GOT: got}
     reach_k(check=False, **arrays, **{WORK: work, REACH_N: len(first)}, **params)

@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
+from spf.analysis.coarse_inspector import REACH_GOT, build_run_reach
+from spf.analysis.executor import build_executor
+from spf.kernels import sptrsv_csr
 from spf.runtime import coarse, copies
 from spf.runtime.coarse_runs import MIN_RUN, breaks, find_runs, likely_runs
+from spf.runtime.plan import _pick, _reach
 
 if TYPE_CHECKING:
     from spf.runtime.plan import WavefrontKernel
@@ -121,3 +125,57 @@ def test_likely_runs_sees_runs_whose_breaks_fall_on_a_whole_stride() -> None:
     n = 1_000_001
     keys = ((np.arange(n) + 243) // 244).astype(np.int32)
     assert likely_runs(keys)
+
+
+def test_the_reach_stage_finds_the_least_prefix_sum_reaching_each_share(
+    sptrsv_wavefront: WavefrontKernel,
+) -> None:
+    """Per run and share, the least prefix sum of the work along the run that reaches the
+    share, the largest ``int64`` where none does (a share above the run's work, a run of
+    no node): numpy's, whatever the stage keeps in locals."""
+    rng = np.random.default_rng(5)
+    n = 5000
+    work = rng.integers(1, 9, n).astype(np.int64)
+    first = rng.integers(0, n - 300, 400).astype(np.int64)
+    size = rng.integers(0, 300, 400).astype(np.int64)
+    totals = np.array([work[a : a + s].sum() for a, s in zip(first, size, strict=True)])
+    share = rng.integers(1, totals + 2)  # some above the run's work
+    share[0], share[1] = totals[0], 1  # the run's whole work; its first node's
+    size[2] = 0  # a run of no node
+    reach_k = sptrsv_wavefront._split()[7]
+    got = _reach(reach_k, work, _pick(reach_k, {"N": n}), first, size, share)
+    top = np.iinfo(np.int64).max
+    for r, (a, s) in enumerate(zip(first, size, strict=True)):
+        sums = np.cumsum(work[a : a + s])
+        reached = sums[sums >= share[r]]
+        assert got[r] == (reached[0] if len(reached) else top), r
+
+
+def test_the_reach_stage_stores_its_answer_once_a_run() -> None:
+    """The answer of :func:`build_run_reach` is written by one statement per run, after the
+    run's nodes (kept in a local along them): updated in ``reach_got`` at every node, gcc
+    stored it and loaded it again each time (~0.05 of the stage's serial solves on
+    Poisson)."""
+    comp = sptrsv_csr()
+    comp.wavefront("i")
+    ((analysis, _),) = build_executor(comp.ir).loops
+    stage = build_run_reach(analysis, "h")
+    writers = [st for st in stage.stmts if any(w[0] == REACH_GOT for w in st.writes)]
+    assert len(writers) == 1
+    assert writers[0].domain.count(",") == 0, writers[0].domain  # one iterator: the run
+
+
+@pytest.mark.parametrize("longest", [48, 700])
+def test_the_runs_in_node_order_are_the_sorted_runs(longest: int) -> None:
+    """What the fill reads (the runs in node order, each with its position in coarse-level
+    order) describes the runs sorted by coarse level: ``perm`` maps one onto the other."""
+    rng = np.random.default_rng(longest)
+    clev = run_keys(rng, 20000, 40, longest)
+    found = find_runs(clev)
+    assert found is not None
+    assert (np.diff(found.start) > 0).all()
+    assert found.start[0] == 0
+    np.testing.assert_array_equal(found.first, found.start[found.perm])
+    np.testing.assert_array_equal(found.pos[:-1], found.at[found.perm])
+    np.testing.assert_array_equal(np.diff(found.pos), found.size[found.perm])
+    assert int(found.size.sum()) == len(clev)
