@@ -12,6 +12,9 @@
   machine's load (the adaptive cap off), for tests that compare thread counts.
 * :func:`expand_rows`: a hand-written inspector/executor whose loop bounds read an index
   array the same computation writes (the case scanners get wrong).
+* :class:`HostMemoryGpu`: a :class:`~spf.runtime.gpu.GpuRuntime` whose "device" is host
+  memory (allocations, copies and synchronizations counted), for the CUDA bridge's tests
+  without a GPU; a subclass interprets its kernels' launches.
 
 >>> import numpy as np, spf.sparse
 >>> a = random_csr(5, 4, 0.5, rng=0, empty_rows=[2])
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import ctypes
 import functools
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +43,7 @@ from spf.dtypes import numpy_name
 from spf.errors import ArgumentError
 
 __all__ = [
+    "HostMemoryGpu",
     "compiled",
     "expand_rows",
     "fixed_team",
@@ -241,3 +246,54 @@ def look_helper() -> Any:
     helper = plan_look.looker(wait=True)
     assert helper is not None, "the look helper failed to build with the headers present"
     return helper
+
+
+class HostMemoryGpu:
+    """A GPU runtime (:class:`~spf.runtime.gpu.GpuRuntime`) whose device memory is host
+    memory: ``memory`` holds what is allocated and not freed, ``mallocs`` counts the
+    allocations, ``copies`` the ``cudaMemcpy`` kinds in order, ``synchronized`` the
+    synchronizations, ``kernels`` what the last ``load`` named. ``launch`` is a subclass's:
+    it interprets the kernel on the host (the argument values as 8-byte images)."""
+
+    name = "host-memory"
+
+    def __init__(self) -> None:
+        self.memory: dict[int, ctypes.Array[ctypes.c_char]] = {}
+        self.mallocs = 0
+        self.copies: list[int] = []
+        self.synchronized = 0
+        self.kernels: list[str] = []
+
+    def load(self, source: str, kernels: Sequence[str]) -> Any:
+        self.kernels = list(kernels)
+        return "module"
+
+    def malloc(self, nbytes: int) -> int:
+        self.mallocs += 1
+        buf = ctypes.create_string_buffer(nbytes)
+        self.memory[ctypes.addressof(buf)] = buf
+        return ctypes.addressof(buf)
+
+    def free(self, ptr: int) -> None:
+        del self.memory[ptr]
+
+    def copy(self, dst: int, src: int, nbytes: int, kind: int) -> None:
+        self.copies.append(kind)
+        ctypes.memmove(dst, src, nbytes)
+
+    def to_symbol(self, module: Any, symbol: str, src: int, nbytes: int, offset: int) -> None:
+        raise AssertionError("no constant memory here")
+
+    def launch(
+        self,
+        module: Any,
+        kernel: str,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: Sequence[bytes],
+        params: int,
+    ) -> None:
+        raise AssertionError(f"{type(self).__name__} interprets no kernel (a subclass does)")
+
+    def synchronize(self) -> None:
+        self.synchronized += 1

@@ -25,6 +25,7 @@ from spf.runtime import threads
 from spf.runtime.cuda import build_nvcc, compile_kernel, emulation_source
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
 from spf.sparse import csr_args, read_matrix_market
+from spf.testing import HostMemoryGpu
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -607,36 +608,15 @@ def test_two_kernels_in_one_function() -> None:
 # ----------------------------------------------------------------------------- GPU bridge
 
 
-class FakeGpu:
+class FakeGpu(HostMemoryGpu):
     """A GpuRuntime whose "device" is host memory and whose launches are interpreted here:
     it checks what the bridge passes (grid, block, argument values) without a GPU."""
 
     name = "fake"
 
     def __init__(self) -> None:
-        self.memory: dict[int, ctypes.Array[ctypes.c_char]] = {}
+        super().__init__()
         self.launches: list[tuple[str, tuple[int, ...], tuple[int, ...], list[int]]] = []
-        self.copies: list[int] = []
-        self.kernels: list[str] = []
-
-    def load(self, source: str, kernels: Any) -> Any:
-        self.kernels = list(kernels)
-        return "module"
-
-    def malloc(self, nbytes: int) -> int:
-        buf = ctypes.create_string_buffer(nbytes)
-        self.memory[ctypes.addressof(buf)] = buf
-        return ctypes.addressof(buf)
-
-    def free(self, ptr: int) -> None:
-        del self.memory[ptr]
-
-    def copy(self, dst: int, src: int, nbytes: int, kind: int) -> None:
-        self.copies.append(kind)
-        ctypes.memmove(dst, src, nbytes)
-
-    def to_symbol(self, module: Any, symbol: str, src: int, nbytes: int, offset: int) -> None:
-        raise AssertionError("no constant memory here")
 
     def launch(
         self, module: Any, kernel: str, grid: Any, block: Any, args: Any, params: int
@@ -650,9 +630,6 @@ class FakeGpu:
         b = np.frombuffer(view(dst), dtype=np.float32).reshape(n, n)
         a = np.frombuffer(view(src), dtype=np.float32).reshape(n, n)
         b[...] = a.T
-
-    def synchronize(self) -> None:
-        pass
 
 
 def test_gpu_bridge_marshals_copies_and_launches() -> None:

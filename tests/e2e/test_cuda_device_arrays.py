@@ -38,6 +38,7 @@ from spf.runtime.device_arrays import (
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
 from spf.runtime.gpu import placement as gpu_placement
 from spf.sparse import csr_args
+from spf.testing import HostMemoryGpu
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -123,37 +124,15 @@ def test_the_host_function_uses_the_device_memory_as_given(spmv: Any) -> None:
     assert "if (!spf_on_device[2]) cudaFree(spf_d_y);" in src
 
 
-class CountingGpu:
+class CountingGpu(HostMemoryGpu):
     """A GPU runtime whose device is host memory: counts allocations and copies, and runs
     the transpose kernel's launch itself (any pointer it is given: device arrays too)."""
 
     name = "counting"
 
     def __init__(self) -> None:
-        self.memory: dict[int, ctypes.Array[ctypes.c_char]] = {}
-        self.mallocs = 0
-        self.copies: list[int] = []
+        super().__init__()
         self.launched: list[list[int]] = []
-        self.synchronized = 0
-
-    def load(self, source: str, kernels: Any) -> Any:
-        return "module"
-
-    def malloc(self, nbytes: int) -> int:
-        self.mallocs += 1
-        buf = ctypes.create_string_buffer(nbytes)
-        self.memory[ctypes.addressof(buf)] = buf
-        return ctypes.addressof(buf)
-
-    def free(self, ptr: int) -> None:
-        del self.memory[ptr]
-
-    def copy(self, dst: int, src: int, nbytes: int, kind: int) -> None:
-        self.copies.append(kind)
-        ctypes.memmove(dst, src, nbytes)
-
-    def to_symbol(self, module: Any, symbol: str, src: int, nbytes: int, offset: int) -> None:
-        raise AssertionError("no constant memory here")
 
     def launch(
         self, module: Any, kernel: str, grid: Any, block: Any, args: Any, params: int
@@ -163,9 +142,6 @@ class CountingGpu:
         view = (ctypes.c_float * (n * n)).from_address
         b = np.frombuffer(view(dst), dtype=np.float32).reshape(n, n)
         b[...] = np.frombuffer(view(src), dtype=np.float32).reshape(n, n).T
-
-    def synchronize(self) -> None:
-        self.synchronized += 1
 
 
 @pytest.mark.parametrize("device", [{"A", "B"}, {"A"}, {"B"}, set()])
