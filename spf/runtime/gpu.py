@@ -88,7 +88,7 @@ class CupyRuntime:
     def load(self, source: str, kernels: Sequence[str]) -> Any:
         module = self.cupy.RawModule(code=source, options=("-DSPF_DEVICE_ONLY",))
         for k in kernels:  # compile now: errors belong to compile(), not the first call
-            self._functions[(id(module), k)] = module.get_function(k)
+            self._functions[(id(module), k)] = _driver_function(module.get_function(k))
         return module
 
     def malloc(self, nbytes: int) -> int:
@@ -115,12 +115,10 @@ class CupyRuntime:
     ) -> None:
         key = (id(module), kernel)
         if key not in self._functions:
-            self._functions[key] = module.get_function(kernel)
+            self._functions[key] = _driver_function(module.get_function(kernel))
         fn = self._functions[key]
         stream = int(self.cupy.cuda.get_current_stream().ptr)
-        # CuPy >= 13: get_function gives a RawKernel, whose driver function is .kernel
-        function = fn.kernel if hasattr(fn, "kernel") else fn
-        self.driver.launchKernel(int(function.ptr), *grid, *block, 0, stream, params, 0)
+        self.driver.launchKernel(int(fn.ptr), *grid, *block, 0, stream, params, 0)
 
     def synchronize(self) -> None:
         self.rt.deviceSynchronize()
@@ -134,6 +132,13 @@ class CupyRuntime:
         except self.rt.CUDARuntimeError:
             return Placement(HOST_MEMORY, -1, current, False)
         return placement(found, current)
+
+
+def _driver_function(fn: Any) -> Any:
+    """The driver function (with the ``ptr`` ``launchKernel`` takes) of what CuPy's
+    ``RawModule.get_function`` gave: a ``RawKernel`` from CuPy 13 on (its ``.kernel``), the
+    ``Function`` itself before."""
+    return fn.kernel if hasattr(fn, "kernel") else fn
 
 
 class PyCudaRuntime:
