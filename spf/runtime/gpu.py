@@ -98,11 +98,19 @@ class CupyRuntime:
         self.rt.free(ptr)
 
     def copy(self, dst: int, src: int, nbytes: int, kind: int) -> None:
-        self.rt.memcpy(dst, src, nbytes, kind)
+        """Copy on the stream the kernels launch on (CuPy's current one), so a copy in is
+        ordered before the kernel that reads it and a copy out after the kernel that wrote
+        it even on a non-blocking stream, which the legacy default stream of a plain
+        ``cudaMemcpy`` does not wait for (nor the DMA of a staged copy from pageable memory
+        wait for a kernel on it); a copy to the host waits for that stream before it returns."""
+        stream = self.cupy.cuda.get_current_stream()
+        self.rt.memcpyAsync(dst, src, nbytes, kind, int(stream.ptr))
+        if kind != HOST_TO_DEVICE:
+            stream.synchronize()
 
     def to_symbol(self, module: Any, symbol: str, src: int, nbytes: int, offset: int) -> None:
         pointer = module.get_global(symbol)
-        self.rt.memcpy(int(pointer.ptr) + offset, src, nbytes, HOST_TO_DEVICE)
+        self.copy(int(pointer.ptr) + offset, src, nbytes, HOST_TO_DEVICE)
 
     def launch(
         self,

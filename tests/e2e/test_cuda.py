@@ -831,3 +831,51 @@ def test_cupy_runtime_launches_cupy_13_and_later_raw_kernels(
     rt.launch(module, "new", (1, 1, 1), (32, 1, 1), [], 0)
     rt.launch(module, "old", (1, 1, 1), (32, 1, 1), [], 0)
     assert launched == [1234, 5678]
+
+
+def test_cupy_runtime_copies_on_the_stream_kernels_launch_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Copies in and out go on CuPy's current stream, the one launches use, so they are
+    ordered with the kernels on a non-blocking stream too (a plain ``cudaMemcpy`` runs on the
+    legacy default stream, which such a stream does not wait for); a copy out waits for
+    that stream before it returns."""
+    import sys
+    import types
+
+    from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE, CupyRuntime
+
+    events: list[tuple[object, ...]] = []
+
+    class Stream:
+        ptr = 77
+
+        def synchronize(self) -> None:
+            events.append(("sync", self.ptr))
+
+    class Module:
+        def get_global(self, name: str) -> object:
+            return types.SimpleNamespace(ptr=1000)
+
+    def memcpy(*args: object) -> None:
+        events.append(("memcpy", *args))  # the legacy default stream: must not be used
+
+    def memcpy_async(dst: int, src: int, n: int, kind: int, stream: int) -> None:
+        events.append(("async", dst, src, n, kind, stream))
+
+    cuda = types.SimpleNamespace(
+        runtime=types.SimpleNamespace(memcpy=memcpy, memcpyAsync=memcpy_async),
+        driver=types.SimpleNamespace(),
+        get_current_stream=Stream,
+    )
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
+    rt = CupyRuntime()
+    rt.copy(10, 20, 8, HOST_TO_DEVICE)
+    rt.copy(30, 40, 16, DEVICE_TO_HOST)
+    rt.to_symbol(Module(), "spf_sym", 50, 4, 8)
+    assert events == [
+        ("async", 10, 20, 8, HOST_TO_DEVICE, 77),
+        ("async", 30, 40, 16, DEVICE_TO_HOST, 77),
+        ("sync", 77),
+        ("async", 1008, 50, 4, HOST_TO_DEVICE, 77),
+    ]
