@@ -482,6 +482,8 @@ class Binder:
                     params[name] = v
             if len(params) != len(self._limits) or self._floats:
                 self._complete_params(args, params)
+            if tuple(params) != self.param_order:  # caches key on the values in this order
+                params = {name: params[name] for name in self.param_order}
             arrays: list[Array] = []
             for d in self.data:
                 v = args.get(d.name, _MISSING)
@@ -622,7 +624,7 @@ class Binder:
         if self._preconditions is not None:
             self._preconditions.check(params)
         data, in_loop = self.data, self.in_loop
-        key = tuple(params.values())
+        key = tuple(params[name] for name in self.param_order)  # the fast path's values
         for d, arr in zip(data, arrays, strict=True):
             c = d.uf_check
             if c is None:

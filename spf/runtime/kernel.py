@@ -759,7 +759,7 @@ class Kernel:
         set: the function runs the unchecked loops, spf.codegen.arg_checks.known_lines);
         with ``hashed`` (the bytes of each index array), a new array for one look whose
         calls the function hashes (no contents verified yet: :meth:`_new_contents`)."""
-        key = tuple(params.values())
+        key = tuple(params[name] for name in self._param_order)  # the fast path's values
         cache = self._known_bounds if known else self._bounds
         bounds = None if hashed is not None else cache.get(key)
         if bounds is None:

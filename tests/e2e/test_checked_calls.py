@@ -459,3 +459,38 @@ def test_a_parameter_fact_settles_per_tuple_of_values_and_is_checked_for_others(
         kernel(y=y, x=x, f=bad, N=5, M=4)
     with pytest.raises(spf.ArgumentError, match=r"M >= 3.* does not hold"):
         kernel(y=y, x=x[:2], f=np.array([1, 0, 0, 1, 1], dtype=np.int32), N=5, M=2)
+
+
+@pytest.mark.parametrize("slow_first", [True, False])
+def test_bounds_remembered_for_parameter_values_are_not_taken_for_a_permutation(
+    slow_first: bool,
+) -> None:
+    """A call bound the slow way (a parameter given as a numpy integer) and one bound the
+    fast way remember the checked function's bounds under the parameters' values in one
+    order: a later call whose values are the same numbers in another order (M=8, N=4,
+    NNZ=1000 after M=1000, N=4, NNZ=8) gets its own bounds, and its out-of-range column is
+    refused (it used to run with M=1000's bounds and read x[500] of an 8-entry x)."""
+    spmv = spf.kernels.spmv_csr().compile()
+    rowptr = np.array([0, 2, 4, 6, 8], np.int32)
+    col = np.array([0, 999, 1, 998, 2, 997, 3, 996], np.int32)
+    y = np.zeros(4)
+    first: dict[str, Any] = {
+        "y": y,
+        "A": np.ones(8),
+        "x": np.ones(1000),
+        "col": col,
+        "rowptr": rowptr,
+    }
+    if slow_first:
+        first["NNZ"] = rowptr[-1]  # a numpy integer: the slow binding
+    spmv(**first)
+    assert np.array_equal(y, [2.0, 2.0, 2.0, 2.0])
+    big = np.arange(1000.0) + 1e6
+    col2 = np.zeros(1000, np.int32)
+    col2[:8] = [0, 500, 1, 2, 3, 4, 5, 6]
+    second: dict[str, Any] = {"y": np.zeros(4), "A": np.ones(1000), "x": big[:8], "col": col2,
+                              "rowptr": rowptr}  # fmt: skip
+    if not slow_first:
+        second["NNZ"] = np.int64(1000)
+    with pytest.raises(spf.ArgumentError, match=r"col\[1\] = 500 is outside"):
+        spmv(**second)
