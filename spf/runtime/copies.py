@@ -136,6 +136,9 @@ class Copies:
     """``arrays`` holds the plan's arrays and the pointer copies in 32 bits
     (:data:`NARROW_LIMIT`): the executor that reads them declares them ``int32``."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    verified: bool = False
+    """Built from a ``check=True`` call's index arrays (which match the plan's
+    fingerprint); copies an unchecked call built are built again by the next checked one."""
 
     @classmethod
     def build(

@@ -1534,11 +1534,16 @@ class WavefrontKernel(Kernel):
         wsum[half + 1 :] += wsum[half]
         return order, wsum
 
-    def _check_parts(self, plan: Plan, args: Mapping[str, object]) -> None:
+    def _check_parts(self, plan: Plan, args: Mapping[str, object], checked: bool) -> None:
         """A coarse plan this kernel's inspector did not build: its parts checked against the
         dependences of these index arrays (once per plan), ``ArgumentError`` when one joins
-        two parts of a coarse level or goes back to an earlier one."""
+        two parts of a coarse level or goes back to an earlier one. Only a ``check=True``
+        call, whose index arrays match the plan's fingerprint, records the plan as checked
+        for every later call; an unchecked call's arrays (trusted, not compared with the
+        fingerprint) record it for unchecked calls only."""
         if _CHECKED.get(plan) == self._made_by:
+            return
+        if not checked and _CHECKED_UNCHECKED.get(plan) == self._made_by:
             return
         if self._check_kernel is None:
             raise CodegenError(f"spf bug: {self.name} has no plan check")
@@ -1555,7 +1560,7 @@ class WavefrontKernel(Kernel):
                 "parts of one coarse level or against the coarse-level order (a race), or "
                 "before its source within a part; build plans with kernel.inspect(...)"
             )
-        _CHECKED[plan] = self._made_by
+        (_CHECKED if checked else _CHECKED_UNCHECKED)[plan] = self._made_by
 
     def _inspected(self, args: Mapping[str, object]) -> dict[str, Any]:
         """The arguments of ``args`` the inspector reads, with the sizes not given taken from
@@ -1655,7 +1660,7 @@ class WavefrontKernel(Kernel):
                 "kernel.inspect(...)"
             )
         if self._coarse:
-            self._check_parts(plan, args)
+            self._check_parts(plan, args, check)
         team = GOVERNOR.team()
         if team == 1:  # one thread: the loop in order beats the executor's order
             self._run_in_order(plan, check, args, team, quick)
@@ -1740,9 +1745,12 @@ class WavefrontKernel(Kernel):
             )
         with _SORT_LOCK:
             made = _COPIES.get(plan)
-            if made is None:
+            if made is None or (check and not made.verified):
+                # the copies of a checked call's index arrays (they match the plan's
+                # fingerprint) serve every call; an unchecked call's, unchecked calls only
                 at = {k: v for k, v in extra.items() if isinstance(v, np.ndarray)}
                 made = _COPIES[plan] = Copies.build(spec, plan.coarse_order, args, at)
+                made.verified = check
         kernel = self._copy_kernels.get(made.narrow)
         if kernel is None:
             with self._serial_lock:
@@ -1833,9 +1841,15 @@ class WavefrontKernel(Kernel):
 _CHECKED: weakref.WeakKeyDictionary[Plan, tuple[str, str, tuple[int, ...], int | None]] = (
     weakref.WeakKeyDictionary()
 )
+"""The coarse plans each kernel (its inspector's ``_made_by``) built, or checked on a
+``check=True`` call."""
+_CHECKED_UNCHECKED: weakref.WeakKeyDictionary[
+    Plan, tuple[str, str, tuple[int, ...], int | None]
+] = weakref.WeakKeyDictionary()
+"""The coarse plans checked on an unchecked call only (good for unchecked calls)."""
 _COPIES: weakref.WeakKeyDictionary[Plan, Copies] = weakref.WeakKeyDictionary()
-"""Each plan's part-ordered copies (:mod:`spf.runtime.copies`), built on its first call."""
-"""The coarse plans each kernel (its inspector's ``_made_by``) built or checked."""
+"""Each plan's part-ordered copies (:mod:`spf.runtime.copies`), built on its first call
+(rebuilt on the first ``check=True`` call when an unchecked call built them)."""
 
 
 Split = tuple[Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel, Kernel]

@@ -300,3 +300,74 @@ def test_copy_executor_keeps_the_kernels_facts_about_rows(two_threads: None) -> 
         u = np.zeros(3000)
         k(u=u, f=f, plan=plan, check=check, **args)
         assert np.array_equal(u, want)
+
+
+def test_copies_an_unchecked_call_built_are_rebuilt_by_a_checked_call(
+    trsv: Pair, two_threads: None
+) -> None:
+    """The part-ordered copies are built by a plan's first call; when that call is
+    unchecked on another pattern (a user error: unchecked calls are trusted), the next
+    ``check=True`` call, whose arrays match the plan's fingerprint, builds them again from
+    its own arrays instead of running on the other pattern's columns."""
+    k, serial, dtype = trsv
+    n = 1500
+    a = sptrsv_args(lower(n, 0.004, 4), dtype)
+    b = {key: (v.copy() if isinstance(v, np.ndarray) else v) for key, v in a.items()}
+    rp = b["rowptr"]
+    for i in range(n):  # the same row pointers, other (valid, sorted) columns
+        s, e = int(rp[i]), int(rp[i + 1])
+        b["col"][s : e - 1] = np.arange(e - 1 - s)
+    assert not np.array_equal(a["col"], b["col"])
+    f = np.random.default_rng(0).uniform(-1, 1, n)
+    want = np.zeros(n)
+    serial(u=want, f=f, **a)
+    plan = k.inspect(strategy="coarse", threads=2, copies=True, **a)
+    assert plan.copies
+    k(u=np.zeros(n), f=f, plan=plan, check=False, **b)
+    u = np.zeros(n)
+    k(u=u, f=f, plan=plan, **a)
+    assert np.array_equal(u, want)
+
+
+def test_a_hand_built_plan_checked_on_an_unchecked_call_is_checked_again_when_checked(
+    trsv: Pair, two_threads: None
+) -> None:
+    """A coarse plan the inspector did not build is checked against the dependences of the
+    call's arrays; an unchecked call's arrays (another pattern, not compared with the
+    plan's fingerprint) do not vouch for later checked calls: the race over the plan's own
+    pattern is still refused."""
+    import dataclasses
+
+    k, _, dtype = trsv
+    n, h = 400, 200
+
+    def csr(offdiag: dict[int, list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        rowptr = np.zeros(n + 1, dtype=dtype)
+        cols: list[int] = []
+        for i in range(n):
+            cols += [*offdiag.get(i, []), i]
+            rowptr[i + 1] = len(cols)
+        return rowptr, np.array(cols, dtype=dtype)
+
+    rp_a, col_a = csr({i: [n - 1 - i] for i in range(h, n)})  # second half reads the first
+    rp_b, col_b = csr({**{i: [i - 1] for i in range(1, h)}, h + 1: [h]})  # none across
+    nnz = len(col_a)
+    assert len(col_b) == nnz
+    values = np.full(nnz, 0.5)
+    values[rp_a[1:] - 1] = 2.0
+    values_b = np.full(nnz, 0.5)
+    values_b[rp_b[1:] - 1] = 2.0
+    a = {"rowptr": rp_a, "col": col_a, "L": values, "N": n, "NNZ": nnz}
+    b = {"rowptr": rp_b, "col": col_b, "L": values_b, "N": n, "NNZ": nnz}
+    f = np.ones(n)
+    plan = k.inspect(strategy="coarse", threads=2, **a)
+    racy = dataclasses.replace(
+        plan,
+        coarse_levels=1,
+        coarse_ptr=np.array([0, 2]),
+        part_ptr=np.array([0, h, n]),
+        coarse_order=np.arange(n),
+    )
+    k(u=np.zeros(n), f=f, plan=racy, check=False, **b)  # no dependence across halves in b
+    with pytest.raises(ArgumentError, match="a race"):
+        k(u=np.zeros(n), f=f, plan=racy, **a)
