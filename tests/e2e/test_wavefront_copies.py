@@ -371,3 +371,22 @@ def test_a_hand_built_plan_checked_on_an_unchecked_call_is_checked_again_when_ch
     k(u=np.zeros(n), f=f, plan=racy, check=False, **b)  # no dependence across halves in b
     with pytest.raises(ArgumentError, match="a race"):
         k(u=np.zeros(n), f=f, plan=racy, **a)
+
+
+def test_a_plan_call_takes_sizes_from_the_arrays_shapes_as_a_plain_call_does(trsv: Pair) -> None:
+    """``N`` and ``NNZ`` left out of a call with ``plan=`` are taken from the arrays' shapes,
+    as a call without a plan takes them (it said "'N' differs from the 'N' the plan
+    inspected"); sizes the shapes contradict are still refused."""
+    k, serial, dtype = trsv
+    n = 500
+    a = sptrsv_args(lower(n, 0.01, 1), dtype)
+    plan = k.inspect(**a)
+    sizes_left_out = {key: v for key, v in a.items() if key not in ("N", "NNZ")}
+    f = np.ones(n)
+    u, want = np.zeros(n), np.zeros(n)
+    serial(u=want, f=f, **a)
+    k(u=u, f=f, plan=plan, **sizes_left_out)
+    assert np.array_equal(u, want)
+    short = {**sizes_left_out, "rowptr": a["rowptr"][:-1].copy()}
+    with pytest.raises(ArgumentError):
+        k(u=np.zeros(n - 1), f=f[:-1], plan=plan, **short)
