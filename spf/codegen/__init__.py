@@ -131,7 +131,7 @@ def lower_checked(
     stage = "checking legality"
     try:
         if check:
-            legality.check(ir)
+            legality.check(ir, target)
         stage = "scanning the loops"
         progress.phase("scanning")
         program = lower(ir, name)  # refuses unbounded loops before bounds are looked at

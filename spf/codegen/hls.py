@@ -185,7 +185,7 @@ def generate_unit(
 
     ir = as_ir(comp, "spf.codegen.hls.generate")
     if check:
-        legality.check(ir)
+        legality.check(ir, "hls")
     program = lower(ir, name)
     return unit_hls(program, hls_bounds=hls_bounds, hls_tripcounts=hls_tripcounts)
 

@@ -755,7 +755,9 @@ class Computation:
 
     def check_legality(self) -> None:
         """Raise ``IllegalScheduleError`` for the first dependence the schedule violates
-        (the verdict is remembered by the value of :attr:`ir`, :mod:`spf.analysis.memo`)."""
+        (the verdict is remembered by the value of :attr:`ir`, :mod:`spf.analysis.memo`).
+        Distributed loops are judged as ``target="mpi"`` runs them (each rank its own
+        arrays); ``codegen``/``compile`` for other targets judge them as ordinary loops."""
         from spf.analysis.legality import check
 
         check(self.ir)
@@ -1048,7 +1050,9 @@ class Computation:
         from spf.analysis.executor import build_executor
 
         if check:
-            self.check_legality()
+            from spf.analysis.legality import check as check_legality
+
+            check_legality(self.ir, target)
         return build_executor(self.ir, target)
 
     # --- the polyhedral dataflow graph

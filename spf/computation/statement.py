@@ -193,8 +193,10 @@ class Stmt:
         return self._run(Parallelize(loop=i, reduction=reduction))
 
     def distribute(self, i: Loop) -> Stmt:
-        """Spread the iterations of ``i`` over MPI ranks (rank ``r`` runs ``i = r``); other
-        targets run ``i`` as an ordinary loop. Checked like ``parallelize``."""
+        """Spread the iterations of ``i`` over MPI ranks (rank ``r`` runs ``i = r``, on its
+        own arrays: only instances on one rank depend on each other, data moves between
+        ranks by ``send``/``receive``); other targets run ``i`` as an ordinary loop, and
+        their ``codegen``/``compile`` check it as one (spf.analysis.legality)."""
         return self._run(Distribute(loop=i))
 
     def wavefront(self, i: Loop, method: str = "auto") -> Stmt:

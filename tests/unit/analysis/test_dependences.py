@@ -880,3 +880,29 @@ def test_a_buffer_allocated_in_a_loop_carries_nothing_across_it() -> None:
     comp.check_legality()
     with pytest.raises(IllegalScheduleError, match="cannot run in parallel"):
         build(allocate=False).check_legality()
+
+
+def _distributed_prefix() -> Computation:
+    c = Computation("prefix")
+    c.add_data_space("A", "double", shape=("N",))
+    c.add_stmt(Stmt("$A$(i) = $A$(i-1) + $A$(i);", "{[i]: 1 <= i < N}", "{[i]->[0,i,0]}"))
+    c.stmt(0).distribute("i")
+    return c
+
+
+def test_a_distributed_loop_is_an_ordinary_loop_to_targets_without_ranks() -> None:
+    """Under MPI each rank has its own arrays, so the analysis keeps only dependences between
+    instances on one rank; C, CUDA and HLS run a distributed loop as an ordinary loop over one
+    array, so their codegen judges it as one: a distributed prefix sum reversed is refused
+    there (it used to compile for C and compute [1, 3, 5, ...]), and runs right unreversed."""
+    c = _distributed_prefix()
+    c.stmt(0).reverse("i")
+    c.check_legality()  # MPI's reading: rank i reads its own A(i - 1)
+    for target in ("c", "cuda"):
+        with pytest.raises(IllegalScheduleError, match="flow dependence on 'A'"):
+            c.codegen(target)
+    with pytest.raises(IllegalScheduleError):
+        c.compile()
+    a = np.arange(1.0, 9.0)
+    _distributed_prefix().compile()(A=a)
+    assert np.array_equal(a, np.cumsum(np.arange(1.0, 9.0)))
