@@ -41,6 +41,7 @@ def check(ir: ComputationIR, target: str = "mpi") -> None:
         try:
             check_reduction_loops(ir)
             check_legality(ir)
+            check_ordered_reads(ir)
         except IllegalScheduleError as err:
             return err
         return None
@@ -67,3 +68,51 @@ def shared_memory(ir: ComputationIR) -> ComputationIR:
         stmts=tuple(dataclasses.replace(s, tags=strip(s.tags)) for s in ir.stmts),
         operations=tuple(dataclasses.replace(o, tags=strip(o.tags)) for o in ir.operations),
     )
+
+
+def check_ordered_reads(ir: ComputationIR) -> None:
+    """``IllegalScheduleError`` when a scheduled computation reads a run-time index array
+    whose UF declares an order (``monotonic=``) as a UF before a statement writes it again.
+
+    The analysis trusts the declared order at every read (disjoint rows, races), but the
+    kernel checks it once, on the array's final contents (:func:`spf.codegen.faults.
+    order_check`). That covers every read that sees final contents, which each read does
+    unless a write of the same element follows it: an anti dependence from a statement
+    reading the array as a UF to one writing it. In program order nothing relies on the
+    order, so only a computation with a schedule or tags of its own is refused (reversing
+    ``y(p(i)) = x(i)`` between ``p(i) = 0`` and ``p(i) = i`` ran with both writes of ``y``
+    at one element)."""
+    import re
+
+    from spf.analysis.dependences import compute_dependences
+
+    if not any(s.tags or s.current_schedule != s.schedule for s in ir.stmts):
+        return
+    decls = ir.uf_decls
+    ordered = {
+        ds.name: decls[ds.name].monotonic
+        for ds in ir.data_spaces
+        if ds.index and ds.name in decls and decls[ds.name].monotonic is not None
+    }
+    if not ordered:
+        return
+    written = {ds for s in ir.stmts for ds, _ in s.writes if ds in ordered}
+    readers: dict[str, set[str]] = {}
+    for s in ir.stmts:
+        texts = [s.domain, *(rel for _, rel in (*s.reads, *s.writes))]
+        for name in written:
+            call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
+            if any(call.search(t) for t in texts):
+                readers.setdefault(s.name, set()).add(name)
+    if not readers:
+        return
+    for d in compute_dependences(ir):
+        if d.kind == "anti" and d.data_space in readers.get(d.source, ()):
+            raise IllegalScheduleError(
+                f"illegal schedule: index array {d.data_space!r} is declared "
+                f"{ordered[d.data_space]} and {d.source} reads it as a UF before {d.sink} "
+                f"writes it again ({d}); the order is checked on its final contents only, "
+                "so a schedule relying on it is not proved: compute the array in a loop or "
+                "computation that ends before it is read as a UF, or declare it without "
+                "monotonic="
+            )

@@ -413,3 +413,36 @@ def test_an_ordered_index_array_no_statement_read_is_not_checked() -> None:
     assert garbage.tolist() == [5, 1, 7, 0]
     with pytest.raises(ArgumentError, match="breaks it against"):
         k(p=np.array([0, 4, 2, 6], np.int32), rowptr=garbage, A=a, y=y, N=3, PHASE=1)
+
+
+def _rebuilt_order(final_write: bool) -> spf.Computation:
+    c = spf.Computation("rebuilt")
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space(
+        "p", "int32_t", shape=("N",), index=True, range="{[v]: 0 <= v < N}",
+        monotonic="increasing",
+    )  # fmt: skip
+    c.add_stmt(spf.Stmt("$p$(i) = 0;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    c.add_stmt(spf.Stmt("$y$(p(i)) = $x$(i);", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+    if final_write:
+        c.add_stmt(spf.Stmt("$p$(i) = i;", "{[i]: 0 <= i < N}", "{[i]->[2,i,0]}"))
+    return c
+
+
+def test_an_ordered_index_array_written_after_a_uf_read_is_not_trusted_by_a_schedule() -> None:
+    """The declared order of a run-time index array is checked on its final contents only;
+    a schedule of a computation that reads it as a UF before writing it again is refused
+    (reversing ``y(p(i)) = x(i)`` while ``p`` was all zeros ran as if the writes of ``y``
+    were disjoint and left y[0] = 1 instead of 8); in program order it still runs."""
+    x = np.arange(1.0, 9.0)
+    y = np.zeros(8)
+    _rebuilt_order(True).compile()(x=x, y=y, p=np.zeros(8, np.int32))
+    assert y[0] == 8.0
+    c = _rebuilt_order(True)
+    c.stmt(1).reverse("i")
+    with pytest.raises(IllegalScheduleError, match="'p' is declared increasing and s1 reads"):
+        c.compile()
+    c = _rebuilt_order(False)  # written once, before every read: the order covers the reads
+    c.stmt(1).reverse("i")
+    c.check_legality()
