@@ -287,6 +287,14 @@ def _blamed(ir: ComputationIR, err: _UnverifiedError) -> str:
     from spf.schedule.trace import culprit_in
 
     found = f"the self-check found: {err.why}"
+    uncovered = _unscheduled(ir, err.stmt)
+    if uncovered is not None:
+        return (
+            f"the schedule of statement {err.stmt} gives no time to part of its domain: it "
+            f"maps {uncovered} (a schedule must map every instance of the domain: comp.stmt("
+            f"{err.stmt!r}).set_schedule(...) with a relation defined on the whole domain, or "
+            f"restrict the domain instead); {found}"
+        )
     entry = culprit_in(ir.trace, [err.stmt])
     if entry is None:
         return (
@@ -757,3 +765,23 @@ def _same_calls_subset(a: Set, b: Set) -> bool:
         return bool(xs.is_subset(ys.align_params(xs.get_space())))
     except isl.Error:
         return False
+
+
+def _unscheduled(ir: ComputationIR, stmt: str) -> str | None:
+    """``"<the schedule's domain> of <the domain>"`` when ``stmt``'s schedule leaves part
+    of its domain unmapped, None when it maps all of it or that cannot be decided."""
+    from spf.errors import SpfError
+    from spf.ir.parsed import parsed
+
+    s = next((x for x in ir.stmts if x.name == stmt), None)
+    if s is None:
+        return None
+    try:
+        domain = parsed(ir, s.domain, "set")
+        sched = parsed(ir, s.current_schedule, "relation")
+        timed = sched.domain()  # type: ignore[union-attr]
+        if domain.is_subset(timed):  # type: ignore[arg-type]
+            return None
+        return f"{timed} of {domain}"
+    except (SpfError, ValueError, TypeError):
+        return None
