@@ -22,8 +22,9 @@ The conversion is one spf Computation: the arrays it computes and then reads as 
 (``ptr``, the cursors, the column buckets, the path chosen) are run-time index arrays
 (``index=True``).
 Coordinates out of range are refused before anything is written (the kernel checks the
-source UFs' declared ranges on entry), as is source data violating the source's assumptions
-(an unsorted CSR row).
+source UFs' declared ranges on entry; with ``check=False`` a vectorised pass per source
+index array does, :meth:`ConversionKernel._source_ranges`), as is, with ``check=True``,
+source data violating the source's assumptions (an unsorted CSR row).
 """
 
 from __future__ import annotations
@@ -261,6 +262,8 @@ class ConversionKernel:
         """One call of the compiled kernel (a phase of a phased conversion); its argument
         errors name the conversion."""
         try:
+            if args.get("check") is False and not args.get("PHASE"):  # once a conversion
+                self._source_ranges(args)
             self.kernel(**args)
         except ArgumentError as err:
             conv = self.conv
@@ -289,6 +292,8 @@ class ConversionKernel:
         env: dict[str, Any] = dict(args)
         self._zeros(env, conv.allocate, ranks)
         env.update(self._rank_args(ranks))
+        if not check:
+            self._source_ranges(env)
         self.kernel(check=check, **env)
         out = {key: env[name] for key, name in conv.outputs.items()}
         out.update({s: sizes.get(s, s) for s in conv.dst.sizes})
@@ -299,6 +304,20 @@ class ConversionKernel:
             out[value] = out[value][:nnz]
             out["NNZ"] = nnz
         return out
+
+    def _source_ranges(self, env: Mapping[str, Any]) -> None:
+        """With ``check=False`` too, the source format's index arrays in their declared
+        ranges, one vectorised pass each, ``ArgumentError`` otherwise: the conversion
+        writes through them (counts, cursors, slots), so a coordinate out of range would
+        write out of bounds; their other facts (orders) are left unchecked."""
+        binder = getattr(self.kernel, "_binder", None)
+        if binder is None:
+            return
+        source = self.conv.src.ufs
+        params, arrays = binder.bind({k: v for k, v in env.items() if k != "check"}, check=False)
+        for d, arr in zip(binder.data, arrays, strict=True):
+            if d.uf_check is not None and d.name in source:
+                d.uf_check.check(arr, params, order=False)
 
 
 def _extent(expr: str, sizes: Mapping[str, int]) -> int:

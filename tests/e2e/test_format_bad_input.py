@@ -162,3 +162,35 @@ def test_spmv_with_bad_column_never_writes_out_of_bounds() -> None:
         spf.kernels.spmv(CSR).compile()(y=y, x=x, **args)
     assert _guards_intact({"y": buf}, 5.0) == []
     assert np.all(xbuf == 1.0)  # an input: never written
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "array", "entry", "value"),
+    [
+        ("COO", "CSC", "col", 0, 2**31 - 1),
+        ("CSR", "CSC", "col", -1, 5),
+        ("COO", "CSR", "row", 2, -1),
+        ("COO", "ELL", "row", 2, 6),
+        ("COO", "SELL", "row", 2, 6),
+        ("COO", "DIA", "row", 2, -1),
+        ("CSR", "SELL", "col", -1, 5),
+        ("CSR", "ELL", "col", -1, 5),
+    ],
+)
+def test_unchecked_conversion_refuses_coordinates_out_of_range(
+    src: str, dst: str, array: str, entry: int, value: int
+) -> None:
+    """``check=False`` leaves a conversion's order facts unchecked, not its source's index
+    ranges: a conversion writes through the coordinates (counts, cursors, slots), and one
+    out of range wrote out of bounds (heap corruption, a segfault, or an abort after the
+    call). Now the call raises ``ArgumentError`` naming the array and the entry."""
+    formats: dict[str, spf.Format] = {"COO": COO, "CSR": CSR, "CSC": CSC, "ELL": ELL,
+                                  "DIA": DIA, "SELL": SELL(4, 8)}  # fmt: skip
+    m = sp.random_array((6, 5), density=0.4, format="coo", rng=3)
+    args = dict(spf.sparse.coo_args(m) if src == "COO" else spf.sparse.csr_args(m))
+    bad = args[array].copy()
+    bad[entry] = value
+    args[array] = bad
+    kernel = convert(formats[src], formats[dst]).compile()
+    with pytest.raises(spf.ArgumentError, match=rf"{array}\[\d+\] = {value} is outside"):
+        kernel(check=False, **args)
