@@ -42,18 +42,20 @@ def schedule(top: int, loops: tuple[str, ...], inner: int = 0) -> str:
     return f"{{[{', '.join(loops)}] -> [{sched}, {inner}]}}"
 
 
-def sparse_aliases(f: Formula) -> dict[str, str]:
-    """``A_N`` -> ``I``: the extent each sparse operand's prefixed size stands for (what
-    ``spf.sparse.csr_args(A, prefix="A_")`` passes)."""
-    out: dict[str, str] = {}
+def sparse_aliases(f: Formula) -> tuple[tuple[str, str], ...]:
+    """``(A_N, I)``: the extent each sparse operand's prefixed size stands for (what
+    ``spf.sparse.csr_args(A, prefix="A_")`` passes), for every access of the operand: one
+    read as ``A(i,k)`` and ``A(k,j)`` gives ``(A_N, I)``, ``(A_N, K)``, ``(A_M, K)`` and
+    ``(A_M, J)``, so its sizes must agree with both (a square ``A``)."""
+    out: dict[tuple[str, str], None] = {}
     for name, fmt in f.formats.items():
         if name == f.output.name:
             continue
-        indices = next(a.indices for a in _all_accesses(f) if a.name == name)
-        for size, new in size_names(name, fmt, indices, f.extents).items():
-            if new in f.extents.values():
-                out[f"{name}_{size}"] = new
-    return out
+        for indices in dict.fromkeys(a.indices for a in _all_accesses(f) if a.name == name):
+            for size, new in size_names(name, fmt, indices, f.extents).items():
+                if new in f.extents.values():
+                    out[(f"{name}_{size}", new)] = None
+    return tuple(out)
 
 
 def _zeroed_in_rows(f: Formula, terms: tuple[Term, ...]) -> bool:
@@ -115,6 +117,24 @@ def declare_operands(
             )
         for fact in fmt.assume if acc.name in ordered else ():
             comp.assume(rename(fact, {u: names[u] for u in fmt.ufs}))
+    for same in _shared_extents(f):
+        comp.assume(same)  # each call refuses operands whose shapes differ (resolve_extents)
+
+
+def _shared_extents(f: Formula) -> list[str]:
+    """``"I = J"`` for two extents that index one dimension of a dense operand read twice
+    (``s = D(i,j) * D(j,i)``): the call's shapes make them equal, and saying so spares the
+    analysis a precondition (and its warning) on the second access."""
+    out: dict[str, None] = {}
+    for name in f.tensors:
+        if name in f.formats:
+            continue
+        accesses = {tuple(a.indices) for a in _all_accesses(f) if a.name == name}
+        for dims in zip(*accesses, strict=True):
+            extents = sorted({f.extents[v] for v in dims})
+            for other in extents[1:]:
+                out[f"{extents[0]} = {other}"] = None
+    return list(out)
 
 
 class Einsum(Computation):

@@ -51,11 +51,11 @@ class ExtentPlan:
         for name in f.tensors:
             if name in f.formats:
                 continue
-            acc = next(a for a in accesses if a.name == name)
-            extents = tuple(f.extents[v] for v in acc.indices)
-            dense.append((name, f.orders[name], tuple(acc.indices), extents))
+            for indices in dict.fromkeys(tuple(a.indices) for a in accesses if a.name == name):
+                extents = tuple(f.extents[v] for v in indices)  # every access: D(i,j) D(j,k)
+                dense.append((name, f.orders[name], indices, extents))
         return cls(f.where(), frozenset(f.extents.values()),
-                   tuple(sparse_aliases(f).items()), tuple(dense))  # fmt: skip
+                   sparse_aliases(f), tuple(dense))  # fmt: skip
 
 
 def resolve_extents(
@@ -81,8 +81,9 @@ def resolve_extents(
     for extent in p.extents & set(args):
         learn(extent, _int(args[extent], extent, where), extent)
     for alias, extent in p.aliases:
-        if alias in out:
-            learn(extent, _int(out.pop(alias), alias, where), alias)
+        if alias in args:
+            learn(extent, _int(args[alias], alias, where), alias)
+            out.pop(alias, None)
     for name, order, indices, extents in p.dense:
         arr = args.get(name)
         if not isinstance(arr, np.ndarray):

@@ -327,3 +327,35 @@ def test_suitesparse_spmv_and_spadd(suitesparse_dir: Path, name: str) -> None:
         **csr_args(a, prefix="A_"), **csr_args(b, prefix="B_")
     )
     _same_csr(_csr_out(out), a - 2 * b)
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6)])
+def test_an_operand_read_twice_must_agree_with_both_reads(shape: tuple[int, int]) -> None:
+    """``A(i,k) * A(k,j)`` needs a square ``A``: every access of an operand gives its
+    extents, so a 6 x 4 ``A`` is refused (it ran, treating the rows past 4 as empty), for a
+    CSR operand with a dense or a sparse output and for a dense operand; a square one
+    matches numpy, and the dense operand read twice compiles without a precondition
+    warning (the einsum says its two extents are equal)."""
+    import warnings
+
+    a = sp.random_array(shape, density=0.6, format="csr", rng=1)
+    args = spf.sparse.csr_args(a, prefix="A_")
+    with pytest.raises(spf.ArgumentError, match="the extent K is"):
+        spf.einsum("Y(i,j) = A(i,k) * A(k,j)", A=CSR).compile()(Y=np.zeros(shape), **args)
+    with pytest.raises(spf.ArgumentError, match="the extent K is"):
+        spf.einsum("C(i,j) = A(i,k) * A(k,j)", A=CSR, C=CSR).compile()(**args, J=shape[1])
+    d = a.toarray()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", spf.PreconditionWarning)
+        trace = spf.einsum("s = D(i,j) * D(j,i)").compile()
+    with pytest.raises(spf.ArgumentError, match="the extent J is"):
+        trace(s=np.zeros(()), D=d)
+    sq = sp.random_array((5, 5), density=0.6, format="csr", rng=2)
+    y = np.zeros((5, 5))
+    spf.einsum("Y(i,j) = A(i,k) * A(k,j)", A=CSR).compile()(
+        Y=y, **spf.sparse.csr_args(sq, prefix="A_")
+    )
+    assert np.allclose(y, sq.toarray() @ sq.toarray())
+    s = np.zeros(())
+    trace(s=s, D=sq.toarray())
+    assert np.isclose(float(s), float(np.trace(sq.toarray() @ sq.toarray())))
