@@ -763,6 +763,8 @@ def _tensor_entries(
             raise ArgumentError(f"{what}: extents must be non-negative ints, got {shape!r}")
         dims.append(int(d))
     order = len(dims)
+    if np.iscomplexobj(values):
+        raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
     vals = _values(values)
     if vals.ndim != 1:
         raise ArgumentError(f"{what}: values must be 1-d, got shape {vals.shape}")
@@ -805,7 +807,8 @@ def csf_args(
     pos<order>, crd<order>, N1 .. N<order>, NNZ1 .. NNZ<order-1>, NNZ``.
 
     ``coords`` holds one coordinate array per dimension (``order x nnz``, as pydata
-    ``sparse.COO.coords``; ``nnz x order`` is accepted too), ``values`` the ``nnz`` values,
+    ``sparse.COO.coords``; ``nnz x order`` is accepted too, except where ``nnz`` equals the
+    order: a square array is read as ``order x nnz``), ``values`` the ``nnz`` values,
     ``shape`` the extents. Entries are sorted lexicographically and duplicates summed.
 
     >>> import numpy as np

@@ -176,3 +176,10 @@ def test_csf_operand_of_order_two_in_einsum() -> None:
         y=y, x=x, **csf_args(np.stack([coo.row, coo.col]), coo.data, a.shape, prefix="A_")
     )
     assert np.allclose(y, a @ x)
+
+
+def test_tensor_args_refuse_complex_values_as_csr_args_does() -> None:
+    """Complex values lost their imaginary parts with a ComplexWarning only."""
+    for fn in (csf_args, coo_tensor_args):
+        with pytest.raises(ArgumentError, match="complex values are not supported"):
+            fn([[0, 1], [1, 0]], np.array([1.0 + 2j, 3.0]), (2, 2))
