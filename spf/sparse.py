@@ -751,6 +751,16 @@ def poisson2d(n: int) -> Any:
 
 
 # ====================================================================================== tensors
+def _tensor_values(values: object, what: str) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """``values`` as a 1-d float64 array; complex values refused as :func:`csr_args` does."""
+    if np.iscomplexobj(values):
+        raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
+    vals = _values(values)
+    if vals.ndim != 1:
+        raise ArgumentError(f"{what}: values must be 1-d, got shape {vals.shape}")
+    return vals
+
+
 def _tensor_entries(
     coords: object, values: object, shape: object, what: str
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[int, ...]]:
@@ -763,11 +773,7 @@ def _tensor_entries(
             raise ArgumentError(f"{what}: extents must be non-negative ints, got {shape!r}")
         dims.append(int(d))
     order = len(dims)
-    if np.iscomplexobj(values):
-        raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
-    vals = _values(values)
-    if vals.ndim != 1:
-        raise ArgumentError(f"{what}: values must be 1-d, got shape {vals.shape}")
+    vals = _tensor_values(values, what)
     c = np.asarray(coords)
     if c.size == 0:
         c = np.zeros((order, 0), dtype=np.int64)
