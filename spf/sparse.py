@@ -753,7 +753,7 @@ def poisson2d(n: int) -> Any:
 # ====================================================================================== tensors
 def _tensor_values(values: object, what: str) -> np.ndarray[Any, np.dtype[np.float64]]:
     """``values`` as a 1-d float64 array; complex values refused as :func:`csr_args` does."""
-    if np.iscomplexobj(values):
+    if np.iscomplexobj(np.asarray(values)):
         raise ArgumentError(f"{what}: complex values are not supported (kernels use double)")
     vals = _values(values)
     if vals.ndim != 1:
