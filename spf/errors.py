@@ -46,10 +46,20 @@ class ParseError(SpfError, ValueError):
         line_end = self.text.find("\n", start)
         if line_end < 0:
             line_end = len(self.text)
+        if line_end - line_start > _LONG:  # a long line: the part around the error
+            line_start = max(line_start, start - _WINDOW // 2)
+            line_end = min(line_end, line_start + _WINDOW)
         line = self.text[line_start:line_end]
         width = max(1, min(end, line_end) - start)
-        caret = " " * (start - line_start) + "^" * width
+        before = "".join(c if c == "\t" else " " for c in line[: start - line_start])
+        caret = before + "^" * width  # a tab under a tab: the caret stays under the span
         return f"{self.message}\n  {line}\n  {caret}"
+
+
+_LONG = 1000
+"""A line longer than this is shown in part around a parse error: :data:`_WINDOW`."""
+_WINDOW = 400
+"""The characters of a long line shown around a parse error."""
 
 
 class VerifyError(SpfError):

@@ -225,4 +225,10 @@ def parse(text: str) -> Assignment:
         raise ParseError(f"einsum: the formula must be a string, got {type(text).__name__}")
     if not text.strip():
         raise ParseError("einsum: the formula is empty; write e.g. 'y(i) = A(i,j) * x(j)'")
-    return _Parser(text).assignment()
+    try:
+        return _Parser(text).assignment()
+    except RecursionError:
+        raise ParseError(
+            "einsum: the formula nests too deeply (parentheses or signs) to parse; "
+            "write it with fewer nested levels"
+        ) from None

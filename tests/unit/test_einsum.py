@@ -330,3 +330,10 @@ def test_a_sparse_output_whose_row_pointers_overflow_says_to_use_int64() -> None
         output_size(f, c, np.array([0, 2**62], dtype=np.int64))
     assert output_size(f, c, np.array([0, 0, 3], dtype=np.int32)) == 3
     assert output_size(f, c, np.array([0], dtype=np.int32)) == 0
+
+
+def test_deep_nesting_is_a_parse_error_not_a_recursion_error() -> None:
+    with pytest.raises(spf.ParseError, match="nests too deeply"):
+        spf.einsum("y(i) = " + "(" * 600 + "x(i)" + ")" * 600)
+    with pytest.raises(spf.ParseError, match="nests too deeply"):
+        spf.einsum("y(i) = " + "-" * 1200 + "x(i)")

@@ -266,3 +266,16 @@ def test_an_spf_bug_in_the_c_printer_is_an_internal_error_not_a_value_error() ->
     with pytest.raises(errors.InternalError, match="spf bug: unknown operation bogus") as info:
         loop_tree(Op("bogus", (Int(1), Int(2), Int(3))))
     assert not isinstance(info.value, ValueError)
+
+
+def test_parse_error_caret_follows_tabs_and_long_lines_show_a_window() -> None:
+    """The caret line copies the tabs before the error (it stood a tab's width short), and
+    a line longer than the window shows the part around the error (a 3,000-term formula
+    printed all of it)."""
+    err = errors.ParseError("bad", text="a\tb c", span=(4, 5))
+    assert str(err).splitlines()[1:] == ["  a\tb c", "   \t  ^"]
+    long = "x + " * 2000 + "?"
+    text = str(errors.ParseError("bad", text=long, span=(len(long) - 1, len(long))))
+    assert len(text) < 1000
+    assert text.splitlines()[1].endswith("?")
+    assert text.splitlines()[2].endswith("^")
