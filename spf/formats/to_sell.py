@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spf.errors import FormatError
+from spf.errors import ArgumentError, FormatError
 from spf.formats.convert import Conversion, ConversionKernel, _Builder, _compressed
 
 if TYPE_CHECKING:
@@ -153,6 +153,8 @@ class SellConversionKernel(ConversionKernel):
         self._alloc(env, sizes, 0)
         extra = {s: sizes[s] for s in ("NC", "NW", "CV_LONG") if s in sizes}
         self._run(check=check, PHASE=0, NV=0, **extra, **env)
+        if conv.longest != "M" and sizes["NC"]:
+            self._rows_fit(env[lay.width], sizes["M"])
         nv = int(env[lay.ptr][-1])
         self._alloc(env, sizes, nv)
         if nv:
@@ -162,6 +164,22 @@ class SellConversionKernel(ConversionKernel):
             out[lay.perm] = env[lay.perm]
         out.update(N=n, M=sizes["M"], NC=sizes["NC"], NV=nv)
         return out
+
+    def _rows_fit(self, widths: Any, m: int) -> None:
+        """``ArgumentError`` for a chunk wider than the ``M`` columns: rows of a source
+        that may repeat entries (COO keeps duplicates) can hold more entries than columns,
+        which SELL's declared chunk widths (``0 <= cl <= M``) rule out, so spf's checked
+        SELL kernels would refuse the result (O(chunks))."""
+        wide = int(widths.max())
+        if wide > m:
+            ch = int(widths.argmax())
+            conv = self.conv
+            raise ArgumentError(
+                f"convert({conv.src.name} -> {conv.dst.name}): chunk {ch} holds a row of "
+                f"{wide} entries, more than the {m} columns (repeated coordinates): SELL "
+                f"stores at most M per row; convert {conv.src.name} to CSR first, which sums "
+                "duplicates"
+            )
 
     def _alloc(self, env: dict[str, Any], sizes: dict[str, int], nv: int) -> None:
         """The values and columns (zeros: the padding) for ``nv`` stored slots."""

@@ -194,3 +194,23 @@ def test_unchecked_conversion_refuses_coordinates_out_of_range(
     kernel = convert(formats[src], formats[dst]).compile()
     with pytest.raises(spf.ArgumentError, match=rf"{array}\[\d+\] = {value} is outside"):
         kernel(check=False, **args)
+
+
+def test_coo_to_sell_refuses_rows_longer_than_the_columns() -> None:
+    """COO keeps duplicates, so a row can hold more entries than there are columns; SELL
+    declares its chunk widths at most ``M``, and spf's checked SELL kernels refused such a
+    conversion's output (and converting it back). The conversion refuses it, naming the
+    chunk; duplicates within ``M`` per row still convert, and SpMV sums them."""
+    from spf.formats import COO
+
+    rng = np.random.default_rng(5)
+    many = sp.coo_array((rng.random(40) + 0.5, (rng.integers(0, 6, 40), rng.integers(0, 5, 40))),
+                        shape=(6, 5))  # fmt: skip
+    for fmt in (SELL(4, 8), SELL(1, 1)):
+        with pytest.raises(spf.ArgumentError, match="more than the 5 columns"):
+            convert(COO, fmt).compile()(**spf.sparse.coo_args(many))
+    few = sp.coo_array((np.ones(3), (np.array([0, 0, 2]), np.array([1, 1, 0]))), shape=(3, 4))
+    out = convert(COO, SELL(4, 8)).compile()(**spf.sparse.coo_args(few))
+    x, y = np.arange(1.0, 5.0), np.zeros(3)
+    spf.kernels.spmv(SELL(4, 8)).compile()(y=y, x=x, **out)
+    assert np.allclose(y, few.toarray() @ x)
