@@ -19,6 +19,7 @@ Access(name='x', indices=('j',), span=(16, 20))))
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -177,8 +178,15 @@ class _Parser:
         if self.take("+"):
             return self.factor()
         if tok.kind == "num":
+            value = float(tok.text)
+            if not math.isfinite(value):
+                raise ParseError(
+                    f"einsum: the constant {tok.text} is too large for a double",
+                    text=self.text,
+                    span=(tok.start, tok.end),
+                )
             self.at += 1
-            return Const(float(tok.text), tok.text)
+            return Const(value, tok.text)
         if tok.kind == "name":
             return self.access()
         if self.take("("):

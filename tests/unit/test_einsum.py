@@ -337,3 +337,9 @@ def test_deep_nesting_is_a_parse_error_not_a_recursion_error() -> None:
         spf.einsum("y(i) = " + "(" * 600 + "x(i)" + ")" * 600)
     with pytest.raises(spf.ParseError, match="nests too deeply"):
         spf.einsum("y(i) = " + "-" * 1200 + "x(i)")
+
+
+def test_a_constant_too_large_for_a_double_is_a_parse_error() -> None:
+    """``1e400`` read as inf, which the generated C then named as an undeclared 'inf'."""
+    with pytest.raises(spf.ParseError, match="1e400 is too large for a double"):
+        spf.einsum("y(i) = 1e400 * x(i)")
