@@ -104,7 +104,7 @@ def translate(
     records = walker.run(fn.body)
     _check_reached(src, scope, records)
     calls: list[Call] = []
-    _declare(calls, src, scope, records, uf_fields, shape_of, walker.facts)
+    _declare(calls, src, scope, records, uf_fields, shape_of, walker.facts + scope.facts)
     _mark_private(calls, private_loops(fn.body, scope.vars, scope.iterators))
     comp = Computation(fn.decl.name)
     for call in calls:

@@ -68,6 +68,9 @@ class Scope:
     ivs: dict[str, State] = field(default_factory=dict)  # induction variables (k++) here
     inductions: Inductions | None = None
     in_index: int = 0  # > 0 while rendering a subscript of a statement source
+    conds: str = ""  # the enclosing loops' and ifs' affine constraints (set text)
+    floor_division: bool = False  # a loop bound: '/' read as floor, unchecked (docs/import_c.md)
+    facts: list[tuple[str, Any]] = field(default_factory=list)  # dividends >= 0 assumed
 
     def data(self, name: str) -> bool:
         return (
@@ -149,10 +152,37 @@ class Scope:
             return product, (lv * rv if lv is not None and rv is not None else None)
         if rv is None or rv <= 0:
             raise NotAffineError(node, f"'{node.op}' by a non-constant (or non-positive) divisor")
-        if both and lv is not None and lv >= 0:
-            value = lv // rv if node.op == "/" else lv % rv
+        if both and lv is not None:  # C truncates toward zero: -3 / 2 is -1, -4 % 3 is -1
+            q = abs(lv) // rv * (1 if lv >= 0 else -1)
+            value = q if node.op == "/" else lv - rv * q
             return str(value), value
+        if not self.floor_division and not self._nonnegative(lt, node):
+            raise NotAffineError(
+                node,
+                f"C's '{node.op}' truncates toward zero, which spf's floor and modulo match "
+                f"only where the dividend {lt} is >= 0, and that is not proved here",
+            )
         return (f"floor(({lt})/{rv})" if node.op == "/" else f"({lt}) % {rv}"), None
+
+    def _nonnegative(self, expr: str, node: Any) -> bool:
+        """Whether ``expr`` is ``>= 0`` wherever the enclosing constraints hold (isl), or,
+        over integer parameters alone, the kernel may assume it (``comp.assume``, checked
+        at each call: C's result differs otherwise); False when neither holds."""
+        from spf.errors import SpfError
+        from spf.sets import Set
+
+        iters = ", ".join(self.iters)
+        where = f"{self.conds} && " if self.conds else ""
+        try:
+            if Set(f"{{[{iters}]: {where}{expr} < 0}}").is_empty():
+                return True
+        except (SpfError, ValueError):
+            return False
+        words = set(re.findall(r"[A-Za-z_]\w*", expr))
+        if words <= self.consts and "(" not in expr:
+            self.facts.append((f"{expr} >= 0", node))
+            return True
+        return False
 
     def _why_name(self, name: str) -> str:
         if name in self.iterators:
@@ -267,8 +297,7 @@ class Scope:
                 self.in_index -= 1
             return (f"{name}({args})" if name in self.ufs else f"${name}$({args})"), 16
         if isinstance(node, c_ast.BinaryOp) and node.op in _PREC:
-            p = _PREC[node.op]
-            return f"{self.value(node.left, p)} {node.op} {self.value(node.right, p + 1)}", p
+            return self._binary(node)
         if isinstance(node, c_ast.UnaryOp):
             return self._unary(node)
         if isinstance(node, c_ast.Cast):
@@ -286,6 +315,30 @@ class Scope:
                 node, "assignment inside an expression", "assign in a statement of its own"
             )
         raise self.fail(node, f"unsupported expression ({type(node).__name__})")
+
+    def _binary(self, node: Any) -> tuple[str, int]:
+        p = _PREC[node.op]
+        if node.op in ("/", "%") and self.in_index:
+            self._truncation_matches(node)
+        return f"{self.value(node.left, p)} {node.op} {self.value(node.right, p + 1)}", p
+
+    def _truncation_matches(self, node: Any) -> None:
+        """In a subscript, C's ``/`` and ``%`` (truncating toward zero) must mean what the
+        analysis reads (floor and a non-negative remainder): the dividend must be proved
+        ``>= 0`` where the statement runs, else ``ParseError`` (``y[(i - n) / 2 + n]`` for
+        ``0 <= i < n`` was proved in bounds by floor and wrote ``y[n]``)."""
+        try:
+            dividend = self.affine(node.left)
+        except NotAffineError:
+            return  # a data-dependent subscript: no affine reading to disagree with
+        if not self._nonnegative(dividend, node):
+            raise self.fail(
+                node,
+                f"'{node.op}' in a subscript with a dividend {dividend} that may be negative: "
+                "C truncates toward zero, the analysis floors",
+                "rewrite the subscript so that its dividend is non-negative wherever the "
+                "statement runs, or guard the statement with a condition that makes it so",
+            )
 
     def _unary(self, node: Any) -> tuple[str, int]:
         if node.op in ("-", "+", "!", "~"):

@@ -87,6 +87,7 @@ class Walker:
         s.pointers = dict(ctx.pointers)
         s.minmax = dict(ctx.minmax)
         s.ivs = dict(ctx.ivs)
+        s.conds = domain_text(list(ctx.conds))
         return s
 
     def _bind(self, ctx: _Ctx, name: str, value: Any) -> _Ctx | None:
@@ -485,6 +486,7 @@ class Walker:
                     )
                 bounded = True
             try:
+                s.floor_division = True  # docs/import_c.md: a bound's '/' floors
                 out.append(s.cond(p))
             except NotAffineError as err:
                 raise self.fail(
@@ -493,6 +495,8 @@ class Walker:
                     "bounds may use loop variables, integer parameters, index "
                     "arrays (rowptr[i]) and min/max",
                 ) from None
+            finally:
+                s.floor_division = False
         if not bounded:
             raise self.fail(node.cond, f"loop {it!r}: the condition does not bound {it}")
         return out

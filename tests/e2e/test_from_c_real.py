@@ -475,3 +475,35 @@ def test_loop_conditions_not_affine_in_the_loop_variable_are_refused(cond: str) 
     text = f"void f(int n, double x[n]) {{ for (int i = 0; {cond}; i++) x[i] = 0.0; }}"
     with pytest.raises(spf.SpfError, match=r"loop 'i'"):
         spf.from_c(text, function="f")
+
+
+TRUNCATING = """
+void truncating(int n, int s, double x[n], double y[n], double z[n], double w[7]) {
+  for (int i = 0; i < n; i++)
+    if ((i - 3) / 2 == 0) y[i] = 1.0;
+  for (int i = 0; i < n; i++)
+    if ((i - 4) % 3 == -1) z[i] = 2.0;
+  for (int i = (-3) / 2 + 2; i < n; i++)
+    x[i] += 3.0;
+  for (int i = 0; i < n / 2; i++)
+    x[i] += w[s % 7];
+}
+"""
+
+
+def test_c_division_of_possibly_negative_values_keeps_c_meaning() -> None:
+    """C's ``/`` and ``%`` truncate toward zero, spf's set syntax floors: conditions with a
+    dividend that can be negative run as C evaluates them (they set other elements), a
+    constant folds as C folds it (the loop starts at 1, not 0), and a dividend over
+    parameters alone is assumed non-negative, checked at the call; a subscript whose
+    dividend can be negative is refused at its column (it was proved in bounds by floor
+    and wrote one element past ``y``)."""
+    args = {"n": 9, "s": 5, "x": np.zeros(9), "y": np.zeros(9), "z": np.zeros(9),
+            "w": np.arange(7.0)}  # fmt: skip
+    comp = same_as_gcc(TRUNCATING, "truncating", args)
+    with pytest.raises(spf.ArgumentError):
+        comp.compile()(**{**args, "s": -4})
+    bad = "void f(int n, double x[n], double y[n]) {\n  for (int i = 0; i < n; i++)\n" \
+          "    y[(i - n) / 2 + n] = x[i];\n}\n"  # fmt: skip
+    with pytest.raises(spf.ParseError, match=r"line 3, column 8: '/' in a subscript"):
+        spf.from_c(bad, function="f")
