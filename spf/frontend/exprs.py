@@ -102,6 +102,9 @@ class Scope:
         if isinstance(node, c_ast.ID):
             return self._aff_name(node), None
         if isinstance(node, c_ast.Cast):
+            to = " ".join(self.types.cast_type(node.to_type).split())
+            if to not in _WIDE_SIGNED:  # (unsigned)(i - 2) < 3u, (double)i / 2: C's meaning
+                raise NotAffineError(node, f"a cast to {to} changes the value's arithmetic")
             return self._aff(node.expr)
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
             text, sub = self._aff(node.expr)
@@ -144,7 +147,12 @@ class Scope:
             return f"{lt} + {rt}", (lv + rv if lv is not None and rv is not None else None)
         if node.op == "-":
             right = f"({rt})" if " " in rt else rt
-            return f"{lt} - {right}", (lv - rv if lv is not None and rv is not None else None)
+            text = f"{lt} - {right}"
+            if (lv is None or rv is None) and self._unsigned(text) and not self._proved(text):
+                raise NotAffineError(  # unsigned i: i - 1 >= 0 always holds in C
+                    node, f"{text} is unsigned arithmetic, which wraps where it would be < 0"
+                )
+            return text, (lv - rv if lv is not None and rv is not None else None)
         if node.op == "*":
             if lv is None and rv is None:
                 raise NotAffineError(node, "a product of two variables is not affine")
@@ -164,20 +172,32 @@ class Scope:
             )
         return (f"floor(({lt})/{rv})" if node.op == "/" else f"({lt}) % {rv}"), None
 
+    def _unsigned(self, expr: str) -> bool:
+        """Whether ``expr`` names a variable of an unsigned type (its arithmetic wraps)."""
+        for word in re.findall(r"[A-Za-z_]\w*", expr):
+            var = self.vars.get(word)
+            base = "" if var is None else var.base
+            if base.startswith(("unsigned", "uint")) or base in ("size_t", "uintptr_t"):
+                return True
+        return False
+
+    def _proved(self, expr: str) -> bool:
+        """Whether isl proves ``expr >= 0`` wherever the enclosing constraints hold."""
+        from spf.errors import SpfError
+        from spf.sets import Set
+
+        where = f"{self.conds} && " if self.conds else ""
+        try:
+            return Set(f"{{[{', '.join(self.iters)}]: {where}{expr} < 0}}").is_empty()
+        except (SpfError, ValueError):
+            return False
+
     def _nonnegative(self, expr: str, node: Any) -> bool:
         """Whether ``expr`` is ``>= 0`` wherever the enclosing constraints hold (isl), or,
         over integer parameters alone, the kernel may assume it (``comp.assume``, checked
         at each call: C's result differs otherwise); False when neither holds."""
-        from spf.errors import SpfError
-        from spf.sets import Set
-
-        iters = ", ".join(self.iters)
-        where = f"{self.conds} && " if self.conds else ""
-        try:
-            if Set(f"{{[{iters}]: {where}{expr} < 0}}").is_empty():
-                return True
-        except (SpfError, ValueError):
-            return False
+        if self._proved(expr):
+            return True
         words = set(re.findall(r"[A-Za-z_]\w*", expr))
         if words <= self.consts and "(" not in expr:
             self.facts.append((f"{expr} >= 0", node))
@@ -369,6 +389,9 @@ class Scope:
             index = self.in_index > 0
             return _wrap(self.inductions.read(name, node, self.ivs, index=index, notation=False))
         if name in self.iters or name in self.consts or name in self.fconsts:
+            var = self.vars.get(name)
+            if var is not None and not self.in_index and self._unsigned(name):
+                return f"(({var.base}){name})"  # the generated loops count in int64_t
             return name
         if name in self.iterators:
             raise self.fail(
@@ -415,6 +438,14 @@ class Scope:
 def _factor(text: str) -> str:
     """``text`` as an operand of ``*`` (parenthesized unless one name, number or call)."""
     return f"({text})" if " " in text or text.startswith("-") else text
+
+
+_WIDE_SIGNED = frozenset(
+    ("int", "long", "long int", "long long", "long long int", "signed", "signed int",
+     "int32_t", "int64_t", "ptrdiff_t", "ssize_t", "intptr_t")
+)  # fmt: skip
+"""Casts an affine expression keeps its value through (signed, at least 32 bits); any other
+cast (unsigned, narrower, floating) leaves the expression to the generated C."""
 
 
 def _wrap(text: str) -> str:

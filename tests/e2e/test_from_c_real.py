@@ -507,3 +507,26 @@ def test_c_division_of_possibly_negative_values_keeps_c_meaning() -> None:
           "    y[(i - n) / 2 + n] = x[i];\n}\n"  # fmt: skip
     with pytest.raises(spf.ParseError, match=r"line 3, column 8: '/' in a subscript"):
         spf.from_c(bad, function="f")
+
+
+CASTS_UNSIGNED = """
+void casts(int n, double y[n], double z[n], double w[n]) {
+  for (int i = 0; i < n; i++)
+    if ((unsigned)(i - 2) < 3u) y[i] = 1.0;
+  for (int i = 0; i < n; i++)
+    if ((double)i / 2 > 2) z[i] = 2.0;
+  for (unsigned u = 0; u < n; u++)
+    if (u - 1 >= 0) w[u] += 1.0;
+  for (unsigned u = 0; u < n; u++)
+    if (u - 2 < 3) w[u] += 10.0;
+}
+"""
+
+
+def test_casts_and_unsigned_arithmetic_in_conditions_keep_c_meaning() -> None:
+    """A cast to an unsigned, narrower or floating type, and a subtraction of unsigned
+    values that may wrap, are not read as integer set constraints (the cast was dropped:
+    the ``(unsigned)(i - 2) < 3u`` range idiom selected i = 0..4): such conditions stay
+    conditions the generated C evaluates, with unsigned loop variables in their own type."""
+    args = {"n": 7, "y": np.zeros(7), "z": np.zeros(7), "w": np.zeros(7)}
+    same_as_gcc(CASTS_UNSIGNED, "casts", args)
