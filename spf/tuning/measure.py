@@ -85,17 +85,25 @@ def taken(kernel: Kernel, args: Mapping[str, Any]) -> dict[str, Any]:
 
 def compare(what: str, got: Mapping[str, Any], want: Mapping[str, Any]) -> None:
     """``SpfError`` naming ``what`` and the data space when ``got`` differs from ``want``
-    beyond round-off (relative 1e-6 for double, 1e-3 for float; integers exactly)."""
+    beyond round-off: ``|got - want| <= tol * (|want| + the largest finite |want|)``, ``tol``
+    1e-6 for double and 1e-3 for float (the second term allows a reordered sum's round-off
+    on small elements), non-finite values equal (an ``inf`` among the outputs no longer
+    makes every difference pass), integers exactly."""
     for name, ref in want.items():
         out = got[name]
         if np.issubdtype(ref.dtype, np.floating):
             tol = 1e-3 if ref.dtype.itemsize <= 4 else 1e-6
-            scale = float(np.max(np.abs(ref), initial=0.0)) if ref.size else 0.0
-            ok = np.allclose(out, ref, rtol=tol, atol=tol * max(scale, 1e-30), equal_nan=True)
+            finite = np.abs(ref[np.isfinite(ref)])
+            scale = float(finite.max()) if finite.size else 0.0
+            with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: compared below
+                ok = np.allclose(out, ref, rtol=tol, atol=tol * max(scale, 1e-30), equal_nan=True)
+            ok = ok and bool(np.array_equal(np.isfinite(out), np.isfinite(ref)))
         else:
             ok = bool(np.array_equal(out, ref))
         if not ok:
-            diff = np.abs(np.asarray(out, dtype=float) - np.asarray(ref, dtype=float))
+            with np.errstate(invalid="ignore", over="ignore"):
+                diff = np.abs(np.asarray(out, dtype=float) - np.asarray(ref, dtype=float))
+            diff[np.isfinite(np.asarray(out, dtype=float)) != np.isfinite(ref)] = np.inf
             where = np.unravel_index(int(np.nanargmax(diff)), diff.shape) if diff.size else ()
             raise InternalError(
                 f"tune: candidate {what} computes a different {name!r} than the baseline "

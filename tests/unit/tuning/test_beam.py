@@ -107,3 +107,24 @@ def test_the_model_counts_the_cpus_the_process_may_run_on(monkeypatch: pytest.Mo
     assert space.default_space()["threads"] == [None, 1, 4]
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(1)), raising=False)
     assert space.default_space()["threads"] == [None, 1]
+
+
+def test_outputs_compare_per_element_and_an_inf_does_not_widen_the_tolerance() -> None:
+    """The tolerance of the comparison with the baseline came from the largest element,
+    so an ``inf`` made any difference pass and small elements went unchecked beside large
+    ones (``[1e4, 0]`` for ``[1e4, 1e-3]``); now it takes its scale from finite elements and
+    non-finite values must be equal."""
+    import pytest
+
+    from spf.errors import InternalError
+    from spf.tuning.measure import compare
+
+    compare("c", {"y": np.array([1.0, 2.0, np.inf])}, {"y": np.array([1.0, 2.0, np.inf])})
+    compare("c", {"y": np.array([1e4, 1e-3 + 1e-9])}, {"y": np.array([1e4, 1e-3])})
+    for got, want in (
+        ([100.0, -5.0, np.inf], [1.0, 2.0, np.inf]),
+        ([1e4, 1.0], [1e4, 1e-3 + 1.0 + 1.0]),
+        ([1.0, np.inf], [1.0, 5.0]),
+    ):
+        with pytest.raises(InternalError):
+            compare("c", {"y": np.array(got)}, {"y": np.array(want)})
