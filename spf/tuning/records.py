@@ -52,6 +52,7 @@ def machine() -> dict[str, Any]:
         "cores": os.cpu_count() or 1,
         "arch": platform.machine(),
         "spf": __version__,
+        "threads": os.environ.get("OMP_NUM_THREADS", ""),  # candidates run at the default
     }
 
 
@@ -61,29 +62,46 @@ def arg_shapes(args: Mapping[str, Any]) -> dict[str, Any]:
     for name in sorted(args):
         v = args[name]
         shape = getattr(v, "shape", None)
-        if shape is not None and hasattr(v, "dtype"):
+        if shape == () and hasattr(v, "item"):  # a numpy scalar or 0-d array: its value
+            item = v.item()
+            out[name] = item if isinstance(item, (int, float, bool)) else repr(item)
+        elif shape is not None and hasattr(v, "dtype"):
             out[name] = [str(v.dtype), [int(n) for n in shape]]
         else:
             out[name] = v if isinstance(v, (int, float, str, bool)) else repr(type(v).__name__)
     return out
 
 
-def _candidate_key(c: object) -> str:
-    """A user candidate as the key sees it: trace data as JSON; a function by the hash of its
-    source (two lambdas differ), or by its identity when the source is unavailable (then no
-    later process reuses the record)."""
+def _candidate_key(c: object, comp: Computation | None = None) -> str:
+    """A user candidate as the key sees it: trace data as JSON; a function by the commands it
+    applies to a copy of ``comp`` (the same text closing over another tile size applies
+    other commands), else by the hash of its source and the values it closes over, or by its
+    identity when the source is unavailable (then no later process reuses the record)."""
     if not callable(c):
         return json.dumps(c, sort_keys=True, default=str)
+    if comp is not None:
+        try:
+            copy = comp.clone()
+            c(copy)
+            applied = json.dumps(copy.trace.to_data(), sort_keys=True, default=str)
+        except Exception:  # a candidate that fails here is keyed by its source
+            pass
+        else:
+            return "applies:" + hashlib.sha256(applied.encode()).hexdigest()[:16]
     try:
         source = inspect.getsource(c)
     except (OSError, TypeError):
         return f"{getattr(c, '__qualname__', type(c).__name__)}@{id(c)}"
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
+    # the values it closes over and its defaults too: one lambda tiling by a captured T
+    # is another candidate for T=4 than for T=8
+    cells = [cell.cell_contents for cell in getattr(c, "__closure__", None) or ()]
+    bound = (cells, getattr(c, "__defaults__", None), getattr(c, "__kwdefaults__", None))
+    return hashlib.sha256((source + repr(bound)).encode()).hexdigest()[:16]
 
 
-def space_data(space: Space) -> dict[str, Any]:
+def space_data(space: Space, comp: Computation | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {k: [repr(v) for v in vs] for k, vs in sorted(space.options.items())}
-    data["candidates"] = [_candidate_key(c) for c in space.candidates]
+    data["candidates"] = [_candidate_key(c, comp) for c in space.candidates]
     if space.cflags is not None:
         data["cflags"] = list(space.cflags)
     return data
@@ -96,7 +114,7 @@ def key(comp: Computation, args: Mapping[str, Any], space: Space) -> tuple[str, 
         "digest": digest(comp),
         "args": arg_shapes(args),
         "machine": machine(),
-        "space": space_data(space),
+        "space": space_data(space, comp),
     }
     text = json.dumps(what, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32], what

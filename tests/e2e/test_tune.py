@@ -404,3 +404,21 @@ def test_a_short_budget_starts_no_blocking() -> None:
     res = spf.tune(kernels.gemm(), args, budget=4.0, space=space, seed=0, reuse=False)
     assert [t.status for t in res.history] == ["baseline"]  # 20 s of budget not left
     assert res.comp.trace.as_python() == ""
+
+
+def test_remembered_searches_key_candidates_by_what_they_apply_and_sizes_by_value() -> None:
+    """A candidate function is keyed by the commands it applies to a copy of the computation
+    (one lambda tiling by a global ``T`` was one key for T=4 and T=8, and the second search
+    reused the first's 4x4 tile), and a numpy integer size by its value (np.int64(64) and
+    np.int64(4096) were one key)."""
+    from spf.tuning.records import arg_shapes, key
+    from spf.tuning.space import make_space
+
+    comp = spf.kernels.gemm()
+    size = [4]
+    space = make_space({"candidates": [lambda c: c.stmt("s0").tile("i", "j", *size * 2)]}, 1)
+    first = key(comp, {}, space)[0]
+    size[0] = 8  # the same function object, another tile
+    assert key(comp, {}, space)[0] != first
+    assert arg_shapes({"N": np.int64(64)}) != arg_shapes({"N": np.int64(4096)})
+    assert arg_shapes({"N": np.int64(64)}) == {"N": 64}
