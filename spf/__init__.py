@@ -102,13 +102,18 @@ tuner cost ~0.1 s of ``import spf`` that a program not using them never needs
 
 
 def __getattr__(name: str) -> Any:
-    """``spf.from_c``, ``spf.einsum``, ``spf.tune`` and ``spf.TuneResult``, imported on first
-    use (then kept in the module like any other name)."""
+    """``spf.from_c``, ``spf.einsum``, ``spf.tune`` and ``spf.TuneResult``, and spf's
+    submodules (``spf.errors``, ``spf.tuning``), imported on first use (then kept in the
+    module like any other name)."""
+    import importlib
+    import importlib.util
+
     module = _ON_FIRST_USE.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
+        if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value: Any = importlib.import_module(f"{__name__}.{name}")  # spf.errors, spf.tuning
+    else:
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

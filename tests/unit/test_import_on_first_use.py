@@ -62,3 +62,19 @@ def test_an_unknown_name_of_spf_kernels_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'no_such_kernel'"):
         spf.kernels.no_such_kernel  # noqa: B018
     assert all(hasattr(spf.kernels, name) for name in spf.kernels.__all__)
+
+
+_SUBMODULE_CHILD = """
+import spf
+print(len(spf.tuning.default_space()) > 0, spf.errors.ArgumentError is spf.ArgumentError)
+try:
+    spf.no_such_module
+except AttributeError as err:
+    print("no_such_module" in str(err))
+"""
+
+
+def test_spf_submodules_load_on_first_use(fresh_python: Callable[..., list[str]]) -> None:
+    """``spf.tuning.default_space()`` (docs/tune.md) and ``spf.errors.X`` after a plain
+    ``import spf`` raised AttributeError until something else imported them."""
+    assert fresh_python(_SUBMODULE_CHILD) == ["True True", "True"]
