@@ -92,29 +92,46 @@ def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
 
 
 SAMPLED_PAIRS = 1 << 10
-"""About how many evenly spaced neighbouring pairs of nodes :func:`likely_runs` compares.
-Each sample is a scattered read of keys the pass has just written (a miss in the core's
-caches): on Poisson 1M, 4,096 pairs took 0.017-0.031 serial solves of the inspection's wall
-time and 1,024 0.012-0.013 (one process each, 21 inspections, one thread, loaded machine);
-the guess needs only a count of changes well below ``MIN_RUN / 2`` of them (Poisson's runs
-of ~125 nodes change at ~8 of 1,024 pairs)."""
+"""How many neighbouring pairs of nodes :func:`likely_runs` compares (all of them in a
+smaller loop), in :data:`SAMPLED_WINDOWS` windows of consecutive pairs. The guess needs only
+a count of changes well below ``MIN_RUN / 2`` of them (Poisson's runs of ~125 nodes change at
+~8 of 1,024 pairs)."""
+
+SAMPLED_WINDOWS = 16
+"""The evenly spaced windows of consecutive pairs (``SAMPLED_PAIRS / SAMPLED_WINDOWS`` each,
+64: four or five cache lines of 32-bit keys) that :func:`likely_runs` reads. The keys were
+written by the pass just before and have left the core's caches: 1,024 pairs spaced evenly
+over the loop were 1,024 cache lines and pages to fetch (on Poisson 1M, ~0.02 serial solves
+of the inspection's wall time, 4,096 pairs ~0.02-0.03), sixteen windows are ~80 lines in
+sixteen pages. Consecutive pairs also count a window's changes exactly, where a stride
+could fall on every break of runs of that length (runs of 244 nodes from node 1 on a
+1M-node loop)."""
 
 
 def likely_runs(clev: np.ndarray) -> bool:
     """Whether ``clev`` probably has runs long enough for :func:`find_runs` (at most one
-    change of key in ``MIN_RUN / 2`` of about :data:`SAMPLED_PAIRS` evenly spaced
-    neighbouring pairs): a guess in O(1) that spares a loop of scattered coarse levels (the
-    12-level random triangle changes key at ~all of its rows) the pass over every node that
-    :func:`find_runs` would make to refuse it. The plan does not depend on it: the runs
-    give the plan the row sort gives (:func:`split_runs`)."""
+    change of key in ``MIN_RUN / 2`` of the :data:`SAMPLED_PAIRS` neighbouring pairs it
+    compares, in :data:`SAMPLED_WINDOWS` evenly spaced windows): a guess in O(1) that spares
+    a loop of scattered coarse levels (the 12-level random triangle changes key at ~all of
+    its rows) the pass over every node that :func:`find_runs` would make to refuse it. The
+    plan does not depend on it: the runs give the plan the row sort gives
+    (:func:`split_runs`)."""
     n = len(clev)
     if n < 2:
         return False
-    # spaced as copies.pays spaces its samples: a whole stride could fall on every break of
-    # runs of that length (runs of 244 nodes from node 1 on a 1M-node loop)
-    at = np.linspace(0, n - 2, num=min(SAMPLED_PAIRS, n - 1), dtype=np.int64)
-    changes = int(np.count_nonzero(clev[at] != clev[at + 1]))
-    return changes * MIN_RUN <= 2 * len(at)
+    width = SAMPLED_PAIRS // SAMPLED_WINDOWS
+    if n - 1 <= SAMPLED_PAIRS:
+        pairs = n - 1
+        changes = int(np.count_nonzero(clev[1:] != clev[:-1]))
+    else:  # window w: the pairs (s + t, s + t + 1), s = w * gap, 0 <= t < width
+        gap = (n - 1 - width) // (SAMPLED_WINDOWS - 1)
+        keys = np.ascontiguousarray(clev)
+        stride = keys.strides[0]
+        shape, strides = (SAMPLED_WINDOWS, width + 1), (gap * stride, stride)
+        windows = np.lib.stride_tricks.as_strided(keys, shape, strides, writeable=False)
+        pairs = SAMPLED_WINDOWS * width
+        changes = int(np.count_nonzero(windows[:, 1:] != windows[:, :-1]))
+    return changes * MIN_RUN <= 2 * pairs
 
 
 def breaks(runs: Runs) -> np.ndarray:

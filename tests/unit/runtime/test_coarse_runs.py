@@ -15,7 +15,14 @@ from spf.analysis.coarse_inspector import REACH_GOT, build_run_reach
 from spf.analysis.executor import build_executor
 from spf.kernels import sptrsv_csr
 from spf.runtime import coarse, copies
-from spf.runtime.coarse_runs import MIN_RUN, breaks, find_runs, likely_runs
+from spf.runtime.coarse_runs import (
+    MIN_RUN,
+    SAMPLED_PAIRS,
+    SAMPLED_WINDOWS,
+    breaks,
+    find_runs,
+    likely_runs,
+)
 from spf.runtime.plan import _pick, _reach
 
 if TYPE_CHECKING:
@@ -116,6 +123,28 @@ def test_likely_runs_tells_runs_from_scattered_keys() -> None:
     assert likely_runs(np.repeat(np.arange(n // 128, dtype=np.int32), 128))
     assert not likely_runs(rng.integers(0, 12, n).astype(np.int32))
     assert not likely_runs(np.zeros(1, dtype=np.int32))
+
+
+def test_likely_runs_reads_windows_of_consecutive_keys() -> None:
+    """The guess counts the changes of key in ``SAMPLED_WINDOWS`` evenly spaced windows of
+    consecutive pairs (a few cache lines each), not in pairs spread over the whole loop:
+    keys in runs inside the windows and scattered between them are taken for runs, the
+    other way round for scattered keys; a loop of at most ``SAMPLED_PAIRS`` pairs is read
+    whole."""
+    n = 1_000_003
+    width = SAMPLED_PAIRS // SAMPLED_WINDOWS
+    gap = (n - 1 - width) // (SAMPLED_WINDOWS - 1)
+    inside = np.zeros(n, dtype=np.bool_)
+    for w in range(SAMPLED_WINDOWS):
+        inside[w * gap : w * gap + width + 1] = True
+    rng = np.random.default_rng(5)
+    scattered = rng.integers(0, 1 << 20, n).astype(np.int32)
+    runs = (np.arange(n) // 500).astype(np.int32)
+    assert likely_runs(np.where(inside, runs, scattered))
+    assert not likely_runs(np.where(inside, scattered, runs))
+    small = np.repeat(np.arange(40, dtype=np.int32), 25)  # 999 pairs, 39 changes: all read
+    assert likely_runs(small)
+    assert not likely_runs(rng.integers(0, 3, 1000).astype(np.int32))
 
 
 def test_likely_runs_sees_runs_whose_breaks_fall_on_a_whole_stride() -> None:
