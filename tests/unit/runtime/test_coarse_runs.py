@@ -105,6 +105,24 @@ def test_the_runs_breaks_are_the_orders(n: int) -> None:
             assert copies.pays(order, work, breaks(found)) == copies.pays(order, work), work
 
 
+@pytest.mark.parametrize("n", [2, 3, 4, 100, 16385, 16386, 99991, 1_000_001, 3_333_334])
+def test_the_sampled_breaks_are_those_a_search_finds(n: int) -> None:
+    """``copies.pays`` looks each break up where the sample equal to it can only be (one of
+    four samples by the step): the count of breaks among the samples is a binary search's,
+    for breaks at random, right on samples, beside them, at both ends of the order."""
+    at = np.linspace(0, n - 2, num=min(copies.SAMPLES, n - 1), dtype=np.int64)
+    rng = np.random.default_rng(n)
+    ends = np.array([0, n - 2], dtype=np.int64)
+    for k in (0, 1, 50, 7000):
+        picked = rng.choice(at, min(k, len(at)))
+        near = np.concatenate([picked - 1, picked, picked + 1, rng.integers(0, n - 1, k)])
+        for candidates in (near, ends, rng.integers(0, n - 1, k)):
+            found = np.unique(np.clip(candidates, 0, n - 2)).astype(np.int64)
+            where = np.minimum(np.searchsorted(at, found), len(at) - 1)
+            want = int(np.count_nonzero(at[where] == found))
+            assert copies._sampled(at, found, n) == want
+
+
 def test_the_runs_count_their_coarse_levels() -> None:
     rng = np.random.default_rng(3)
     clev = run_keys(rng, 20000, 40, 200)
