@@ -92,8 +92,9 @@ def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
 
 
 SAMPLED_PAIRS = 1 << 10
-"""How many neighbouring pairs of nodes :func:`likely_runs` compares (all of them in a
-smaller loop), in :data:`SAMPLED_WINDOWS` windows of consecutive pairs. The guess needs only
+"""How many neighbouring pairs of nodes :func:`likely_runs` compares, in
+:data:`SAMPLED_WINDOWS` windows of consecutive pairs (every pair of a loop whose windows
+would meet: ``SAMPLED_PAIRS + SAMPLED_WINDOWS`` nodes or fewer). The guess needs only
 a count of changes well below ``MIN_RUN / 2`` of them (Poisson's runs of ~125 nodes change at
 ~8 of 1,024 pairs)."""
 
@@ -120,15 +121,13 @@ def likely_runs(clev: np.ndarray) -> bool:
     if n < 2:
         return False
     width = SAMPLED_PAIRS // SAMPLED_WINDOWS
-    if n - 1 <= SAMPLED_PAIRS:
+    gap = n // SAMPLED_WINDOWS
+    if gap <= width:  # a loop of about SAMPLED_PAIRS pairs or fewer: every pair
         pairs = n - 1
         changes = int(np.count_nonzero(clev[1:] != clev[:-1]))
-    else:  # window w: the pairs (s + t, s + t + 1), s = w * gap, 0 <= t < width
-        gap = (n - 1 - width) // (SAMPLED_WINDOWS - 1)
-        keys = np.ascontiguousarray(clev)
-        stride = keys.strides[0]
-        shape, strides = (SAMPLED_WINDOWS, width + 1), (gap * stride, stride)
-        windows = np.lib.stride_tricks.as_strided(keys, shape, strides, writeable=False)
+    else:  # window w: the pairs (w * gap + t, w * gap + t + 1), 0 <= t < width
+        rows = np.ascontiguousarray(clev)[: SAMPLED_WINDOWS * gap].reshape(SAMPLED_WINDOWS, gap)
+        windows = rows[:, : width + 1]
         pairs = SAMPLED_WINDOWS * width
         changes = int(np.count_nonzero(windows[:, 1:] != windows[:, :-1]))
     return changes * MIN_RUN <= 2 * pairs

@@ -147,11 +147,12 @@ def test_likely_runs_reads_windows_of_consecutive_keys() -> None:
     """The guess counts the changes of key in ``SAMPLED_WINDOWS`` evenly spaced windows of
     consecutive pairs (a few cache lines each), not in pairs spread over the whole loop:
     keys in runs inside the windows and scattered between them are taken for runs, the
-    other way round for scattered keys; a loop of at most ``SAMPLED_PAIRS`` pairs is read
+    other way round for scattered keys; a loop whose windows would meet
+    (``SAMPLED_WINDOWS`` of ``SAMPLED_PAIRS / SAMPLED_WINDOWS + 1`` nodes or fewer) is read
     whole."""
     n = 1_000_003
     width = SAMPLED_PAIRS // SAMPLED_WINDOWS
-    gap = (n - 1 - width) // (SAMPLED_WINDOWS - 1)
+    gap = n // SAMPLED_WINDOWS
     inside = np.zeros(n, dtype=np.bool_)
     for w in range(SAMPLED_WINDOWS):
         inside[w * gap : w * gap + width + 1] = True
@@ -160,7 +161,7 @@ def test_likely_runs_reads_windows_of_consecutive_keys() -> None:
     runs = (np.arange(n) // 500).astype(np.int32)
     assert likely_runs(np.where(inside, runs, scattered))
     assert not likely_runs(np.where(inside, scattered, runs))
-    small = np.repeat(np.arange(40, dtype=np.int32), 25)  # 999 pairs, 39 changes: all read
+    small = np.repeat(np.arange(40, dtype=np.int32), 26)  # 1,039 pairs, 39 changes: all read
     assert likely_runs(small)
     assert not likely_runs(rng.integers(0, 3, 1000).astype(np.int32))
 
