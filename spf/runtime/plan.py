@@ -1241,9 +1241,9 @@ class WavefrontKernel(Kernel):
         seal_beside = self._sorts_runs(n) and not check and not (on_two and SPLIT_PASS)
 
         def coarse_levels() -> None:  # what reads the first candidate's coarse levels alone
-            if seal_beside:  # a worker seals and counts the levels meanwhile
-                beside[0] = _sealed_beside(out[LEVEL])
             if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
+                if seal_beside:  # a worker seals and counts the levels meanwhile
+                    beside[0] = _sealed_beside(out[LEVEL])
                 found[0] = find_runs(out[CLEV])
             if self._runs:  # the run-block pass leaves the counts to the caller
                 runs = found[0]
@@ -1971,13 +1971,14 @@ def _remember(level: np.ndarray, sealed: Future[int]) -> None:
 
 def _sealed_beside(level: np.ndarray) -> Future[tuple[int, int]] | None:
     """The checksum of the pass's 32-bit ``level`` (the plan's seal) and the number of
-    levels, taken on a worker thread (:func:`spf.runtime.checksum.submit`) beside what the
-    caller does right after the pass (the runs of the coarse levels, numpy that lets go of
-    the GIL): both read ``level``, the count in the worker's cache after the hash, and
-    neither is left for the stages after the runs, whose halves the worker then runs
-    alone. None for levels under :data:`spf.runtime.checksum.PREFETCH_BYTES` (the hash and
-    the count cost less than a hand-off) or without ``xxhash``: then the caller counts
-    them, and the seal is prefetched as before."""
+    levels, taken on a worker thread (:func:`spf.runtime.checksum.submit`) while the caller
+    finds the runs of the coarse levels (numpy that lets go of the GIL; a loop without
+    likely runs, the 12-level triangle's, has nothing to do meanwhile and counts them on
+    the caller as before): both read ``level``, the count in the worker's cache after the
+    hash, and neither is left for the stages after the runs, whose halves the worker then
+    runs alone. None for levels under :data:`spf.runtime.checksum.PREFETCH_BYTES` (the
+    hash and the count cost less than a hand-off) or without ``xxhash``: then the caller
+    counts them, and the seal is prefetched as before."""
     if xxh3 is None or level.nbytes < PREFETCH_BYTES:
         return None
     return submit(lambda: (digest(level), _count_of(level)))

@@ -238,10 +238,11 @@ def test_a_worker_seals_and_counts_the_levels_beside_the_runs(
     team: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After the joint pass (one thread or two), a worker takes the levels' checksum (the
-    plan's seal) and their count while the caller looks for the coarse levels' runs; the
+    plan's seal) and their count while the caller finds the coarse levels' runs; the
     caller counts nothing and the plan is the one whose caller counted the levels and
     prefetched their seal (levels under ``PREFETCH_BYTES``), seal for seal, its solves
-    the serial bits."""
+    the serial bits. Coarse levels without likely runs leave the caller nothing to do
+    meanwhile: it counts the levels itself."""
     monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
     kernel = _kernel("int32")
     lower = sp.csr_array(sp.tril(poisson2d(180), format="csr"))
@@ -279,6 +280,14 @@ def test_a_worker_seals_and_counts_the_levels_beside_the_runs(
         with fixed_team(t):
             kernel(u=u, f=f, plan=got, **args)  # checked: the seal holds
         np.testing.assert_array_equal(u, u_ref)
+    hashing.clear()
+    counting.clear()
+    scattered = _triangles()["random"]  # no likely runs: nothing to do beside a worker
+    scattered.sort_indices()
+    with fixed_team(team):
+        kernel.inspect(check=False, threads=2, **sptrsv_args(scattered))
+    assert not hashing
+    assert caller in counting
 
 
 def test_a_checked_or_small_inspection_keeps_the_joint_pass() -> None:
