@@ -150,7 +150,7 @@ def split_runs(
     coarse-level order are ``order`` (``wsum``: the work before each run, ``runs + 1``
     entries from 0): at most ``threads`` parts per coarse level, each cut at the run
     boundary nearest ``k / threads`` of its level's work. O(levels x threads) on the runs,
-    and ``reach`` over the runs a share falls inside."""
+    and ``reach`` over the runs a share falls inside, in their first half of work."""
     ws, pos = wsum, runs.pos
     lr = runs.levelruns
     start, end = lr[:-1, None], lr[1:, None]
@@ -161,11 +161,18 @@ def split_runs(
     cut = q.copy()
     if inside.any():
         run = q[inside] - 1
-        first, size = runs.first[run], pos[run + 1] - pos[run]
-        reached = reach(first, size, targets[inside] - ws[run])
         # the first position reaching the share moves to the nearer boundary of its run
-        # (a tie: the later one), as coarse._nearest_boundary moves it
-        before = 2 * (ws[run] + reached) < ws[run] + ws[run + 1]
+        # (a tie: the later one), as coarse._nearest_boundary moves it: before the run when
+        # the least prefix sum along it that reaches the share is below half its work,
+        # never when the share itself is not (the prefix sums reaching it are no less), so
+        # only the runs whose share lies in their first half are read (about half of them)
+        share_in, run_work = targets[inside] - ws[run], ws[run + 1] - ws[run]
+        before = 2 * share_in < run_work
+        near = np.flatnonzero(before)
+        if len(near):
+            read = run[near]
+            reached = reach(runs.first[read], pos[read + 1] - pos[read], share_in[near])
+            before[near] = 2 * reached < run_work[near]
         cut[inside] = np.where(before, run, run + 1)
     got = cut_parts(order[: len(ws) - 1], start, cut, end, ws)  # in runs, not positions
     partptr = pos[got.partptr]  # the last entry pos[runs]: every node

@@ -19,9 +19,11 @@ from spf.runtime.coarse_runs import (
     MIN_RUN,
     SAMPLED_PAIRS,
     SAMPLED_WINDOWS,
+    Reach,
     breaks,
     find_runs,
     likely_runs,
+    split_runs,
 )
 from spf.runtime.plan import _pick, _reach
 
@@ -61,6 +63,51 @@ def test_the_runs_give_the_row_sorts_parts(
         assert (parts.levels, parts.parts) == (want.levels, want.parts)
         for name in ("ptr", "partptr", "order", "largest"):
             np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+
+
+def _numpy_reach(work: np.ndarray, asked: list[tuple[int, int]]) -> Reach:
+    """The reach stage in numpy, recording each run's twice share and work in ``asked``."""
+
+    def reach(first: np.ndarray, size: np.ndarray, share: np.ndarray) -> np.ndarray:
+        got = np.empty(len(first), dtype=np.int64)
+        for k, (f, s, h) in enumerate(zip(first, size, share, strict=True)):
+            sums = np.cumsum(work[f : f + s])
+            asked.append((int(2 * h), int(sums[-1])))
+            got[k] = sums[np.searchsorted(sums, h)]
+        return got
+
+    return reach
+
+
+@pytest.mark.parametrize("team", [2, 3, 4])
+def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int) -> None:
+    """A cut moves to the nearer boundary of the run its share falls in (a tie: the later
+    one), so a run whose share lies in its second half of work (or at the half) ends the
+    part whatever its rows' work: ``split_runs`` reads the rows of the other runs only,
+    and its parts are ``coarse.split``'s, ties included (even work)."""
+    rng = np.random.default_rng(team)
+    n = 30000
+    clev = run_keys(rng, n, 60, 300)
+    nclev = int(clev.max()) + 1
+    found = find_runs(clev, nclev)
+    assert found is not None
+    order = np.argsort(clev, kind="stable")
+    cptr = np.zeros(nclev + 1, dtype=np.int64)
+    np.cumsum(np.bincount(clev, minlength=nclev), out=cptr[1:])
+    blocks = coarse.Blocks(coarse.RUN_SHIFT, n, (False,), runs=True)
+    for work in (rng.integers(1, 9, n), np.full(n, 2), rng.integers(1, 3, n) * 2):
+        work = work.astype(np.int64)
+        wsum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(work[order], out=wsum[1:])
+        run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
+        run_sum[1:] = wsum[found.pos[1:]]
+        asked: list[tuple[int, int]] = []
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked))
+        want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
+        for name in ("ptr", "partptr", "largest"):
+            np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+        assert asked
+        assert all(twice < whole for twice, whole in asked)
 
 
 def test_short_runs_keep_the_row_sort() -> None:
