@@ -92,29 +92,45 @@ def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
 
 
 SAMPLED_PAIRS = 1 << 10
-"""About how many evenly spaced neighbouring pairs of nodes :func:`likely_runs` compares.
-Each sample is a scattered read of keys the pass has just written (a miss in the core's
-caches): on Poisson 1M, 4,096 pairs took 0.017-0.031 serial solves of the inspection's wall
-time and 1,024 0.012-0.013 (one process each, 21 inspections, one thread, loaded machine);
-the guess needs only a count of changes well below ``MIN_RUN / 2`` of them (Poisson's runs
-of ~125 nodes change at ~8 of 1,024 pairs)."""
+"""How many neighbouring pairs of nodes :func:`likely_runs` compares, in
+:data:`SAMPLED_WINDOWS` windows of consecutive pairs (every pair of a loop whose windows
+would meet: ``SAMPLED_PAIRS + SAMPLED_WINDOWS`` nodes or fewer). The guess needs only
+a count of changes well below ``MIN_RUN / 2`` of them (Poisson's runs of ~125 nodes change at
+~8 of 1,024 pairs)."""
+
+SAMPLED_WINDOWS = 16
+"""The evenly spaced windows of consecutive pairs (``SAMPLED_PAIRS / SAMPLED_WINDOWS`` each,
+64: four or five cache lines of 32-bit keys) that :func:`likely_runs` reads. The keys were
+written by the pass just before and have left the core's caches: 1,024 pairs spaced evenly
+over the loop were 1,024 cache lines and pages to fetch (on Poisson 1M, ~0.02 serial solves
+of the inspection's wall time, 4,096 pairs ~0.02-0.03), sixteen windows are ~80 lines in
+sixteen pages. Consecutive pairs also count a window's changes exactly, where a stride
+could fall on every break of runs of that length (runs of 244 nodes from node 1 on a
+1M-node loop)."""
 
 
 def likely_runs(clev: np.ndarray) -> bool:
     """Whether ``clev`` probably has runs long enough for :func:`find_runs` (at most one
-    change of key in ``MIN_RUN / 2`` of about :data:`SAMPLED_PAIRS` evenly spaced
-    neighbouring pairs): a guess in O(1) that spares a loop of scattered coarse levels (the
-    12-level random triangle changes key at ~all of its rows) the pass over every node that
-    :func:`find_runs` would make to refuse it. The plan does not depend on it: the runs
-    give the plan the row sort gives (:func:`split_runs`)."""
+    change of key in ``MIN_RUN / 2`` of the :data:`SAMPLED_PAIRS` neighbouring pairs it
+    compares, in :data:`SAMPLED_WINDOWS` evenly spaced windows): a guess in O(1) that spares
+    a loop of scattered coarse levels (the 12-level random triangle changes key at ~all of
+    its rows) the pass over every node that :func:`find_runs` would make to refuse it. The
+    plan does not depend on it: the runs give the plan the row sort gives
+    (:func:`split_runs`)."""
     n = len(clev)
     if n < 2:
         return False
-    # spaced as copies.pays spaces its samples: a whole stride could fall on every break of
-    # runs of that length (runs of 244 nodes from node 1 on a 1M-node loop)
-    at = np.linspace(0, n - 2, num=min(SAMPLED_PAIRS, n - 1), dtype=np.int64)
-    changes = int(np.count_nonzero(clev[at] != clev[at + 1]))
-    return changes * MIN_RUN <= 2 * len(at)
+    width = SAMPLED_PAIRS // SAMPLED_WINDOWS
+    gap = n // SAMPLED_WINDOWS
+    if gap <= width:  # a loop of about SAMPLED_PAIRS pairs or fewer: every pair
+        pairs = n - 1
+        changes = int(np.count_nonzero(clev[1:] != clev[:-1]))
+    else:  # window w: the pairs (w * gap + t, w * gap + t + 1), 0 <= t < width
+        rows = np.ascontiguousarray(clev)[: SAMPLED_WINDOWS * gap].reshape(SAMPLED_WINDOWS, gap)
+        windows = rows[:, : width + 1]
+        pairs = SAMPLED_WINDOWS * width
+        changes = int(np.count_nonzero(windows[:, 1:] != windows[:, :-1]))
+    return changes * MIN_RUN <= 2 * pairs
 
 
 def breaks(runs: Runs) -> np.ndarray:
@@ -134,7 +150,7 @@ def split_runs(
     coarse-level order are ``order`` (``wsum``: the work before each run, ``runs + 1``
     entries from 0): at most ``threads`` parts per coarse level, each cut at the run
     boundary nearest ``k / threads`` of its level's work. O(levels x threads) on the runs,
-    and ``reach`` over the runs a share falls inside."""
+    and ``reach`` over the runs a share falls inside, in their first half of work."""
     ws, pos = wsum, runs.pos
     lr = runs.levelruns
     start, end = lr[:-1, None], lr[1:, None]
@@ -145,11 +161,18 @@ def split_runs(
     cut = q.copy()
     if inside.any():
         run = q[inside] - 1
-        first, size = runs.first[run], pos[run + 1] - pos[run]
-        reached = reach(first, size, targets[inside] - ws[run])
         # the first position reaching the share moves to the nearer boundary of its run
-        # (a tie: the later one), as coarse._nearest_boundary moves it
-        before = 2 * (ws[run] + reached) < ws[run] + ws[run + 1]
+        # (a tie: the later one), as coarse._nearest_boundary moves it: before the run when
+        # the least prefix sum along it that reaches the share is below half its work,
+        # never when the share itself is not (the prefix sums reaching it are no less), so
+        # only the runs whose share lies in their first half are read (about half of them)
+        share_in, run_work = targets[inside] - ws[run], ws[run + 1] - ws[run]
+        before = 2 * share_in < run_work
+        near = np.flatnonzero(before)
+        if len(near):
+            read = run[near]
+            reached = reach(runs.first[read], pos[read + 1] - pos[read], share_in[near])
+            before[near] = 2 * reached < run_work[near]
         cut[inside] = np.where(before, run, run + 1)
     got = cut_parts(order[: len(ws) - 1], start, cut, end, ws)  # in runs, not positions
     partptr = pos[got.partptr]  # the last entry pos[runs]: every node

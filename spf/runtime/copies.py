@@ -88,10 +88,29 @@ def pays(order: np.ndarray, work: int, breaks: np.ndarray | None = None) -> bool
     if breaks is None:
         ends = int(np.count_nonzero(order[at + 1] != order[at] + 1))
     else:
-        where = np.minimum(np.searchsorted(at, breaks), len(at) - 1)
-        ends = int(np.count_nonzero(at[where] == breaks))  # the samples that are breaks
+        ends = _sampled(at, breaks, n)
     runs = 1 + ends * (n - 1) / len(at)
     return work < RUN_WORK * runs
+
+
+def _sampled(at: np.ndarray, breaks: np.ndarray, n: int) -> int:
+    """How many of ``breaks`` (positions ``0 <= b <= n - 2``) are among the samples ``at``
+    (``np.linspace(0, n - 2, ...)`` as integers: increasing by a step of at least 1, each
+    ``trunc(j * step)``), looked up where the sample equal to a break can only be: ``j``
+    within one of ``b / step`` (a gather of a few entries per break; a binary search of
+    each break among 16k samples, ``np.searchsorted``, took ~0.1 ms of the inspection on
+    Poisson 1M's ~7,000 breaks)."""
+    last = len(at) - 1
+    if last == 0 or len(breaks) == 0:
+        return int(np.count_nonzero(breaks == at[0])) if last == 0 else 0
+    j = breaks * last // max(n - 2, 1)  # floor(b / step), the step (n - 2) / last exactly
+    j -= 1  # from j - 1 to j + 2: the float step's rounding moves a sample by far less than 1
+    np.maximum(j, 0, out=j)
+    hit = at[j] == breaks
+    for _ in range(3):
+        j += 1
+        hit |= at[np.minimum(j, last)] == breaks
+    return int(np.count_nonzero(hit))
 
 
 def hash_work(spec: CopySpec, args: Mapping[str, object], n: int) -> float:

@@ -114,7 +114,16 @@ from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
 from spf.runtime import coarse
 from spf.runtime.binding import Binder
-from spf.runtime.checksum import checksums, digest, prefetch, record_checksum, shared, submit
+from spf.runtime.checksum import (
+    PREFETCH_BYTES,
+    checksums,
+    digest,
+    prefetch,
+    record_checksum,
+    shared,
+    submit,
+    xxh3,
+)
 from spf.runtime.coarse_runs import Runs, find_runs, likely_runs, split_runs
 from spf.runtime.copies import Copies, hash_work, pays, row_lengths
 from spf.runtime.interleave import interleave, sink_inputs
@@ -936,9 +945,9 @@ class WavefrontKernel(Kernel):
         arrays = [v for v in given.values() if isinstance(v, np.ndarray)]
         joins: list[Callable[[], object]] = [] if check else [prefetch(arrays)]
         passed = self._coarse_pass(given, n, check, two, strategy != "levels")
-        level, nlev, work, candidates, after, ahead, runs = passed
+        level, nlev, work, candidates, after, ahead, runs, sealed = passed
         if not check:  # the levels' checksum for the plan's seal
-            seal_join = ahead.seal if ahead is not None else None
+            seal_join = sealed or (ahead.seal if ahead is not None else None)
             joins += [seal_join or prefetch([level])]
         blocks = n // len(self._free)
         unit = coarse.weigh(work, blocks, self._free)
@@ -1201,17 +1210,19 @@ class WavefrontKernel(Kernel):
         np.ndarray | None,
         LevelCount | None,
         Runs | None,
+        Callable[[], None] | None,
     ]:
         """The generated pass over the dependences: (level, levels, work, per candidate
         block size its coarse levels, their count and the block shift, each node's
         :data:`~spf.analysis.coarse_inspector.AFTER` when the pass writes it, the count of
         the levels under way on a worker thread or None, the runs of the first candidate's
-        coarse levels when :meth:`_by_runs` sorts them, else None); the levels and coarse
-        levels are 32-bit. ``two``: an unchecked inspection of at least :data:`SPLIT_NODES`
-        nodes on a team of two or more, whose pass runs as two at once where the loop has
-        them. The count of coarse levels of runs comes from the runs (no pass over the
-        coarse levels of its own); ``sorted_by_runs``: whether a plan may be (not one forced
-        to the levels)."""
+        coarse levels when :meth:`_by_runs` sorts them, else None, what records the
+        levels' checksum a worker took beside the runs (:func:`_sealed_beside`), else
+        None); the levels and coarse levels are 32-bit. ``two``: an unchecked inspection of
+        at least :data:`SPLIT_NODES` nodes on a team of two or more, whose pass runs as two
+        at once where the loop has them. The count of coarse levels of runs comes from the
+        runs (no pass over the coarse levels of its own); ``sorted_by_runs``: whether a plan
+        may be (not one forced to the levels)."""
         if n > MAX_NODES:
             raise ArgumentError(
                 f"{self.name}.inspect: loop {self._names.loop!r} has {n:,} nodes; the coarse "
@@ -1220,35 +1231,50 @@ class WavefrontKernel(Kernel):
             )
         stage = self._stages[0]
         out = self._pass_buffers(n, coarse.RUN_SHIFT if self._runs else coarse.BLOCK_SHIFT)
-        candidates = [(CLEV, NCLEV, out[BLOCK])]
-        if any(self._free):
-            candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
-        if self._runs and len(self._free) > 1:  # fused kernels' run pass keeps fixed blocks
-            candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
+        candidates = self._pass_candidates(out[BLOCK])
         counted = [(LEVEL, NLEVELS, 0), *candidates]
         ahead: LevelCount | None = None
         found: list[Runs | None] = [None]
+        beside: list[Future[tuple[int, int]] | None] = [None]
+        on_two = two and self._make_split is not None and not self._after
+        # the levels are final after the joint pass (not while a split pass's worker runs)
+        seal_beside = self._sorts_runs(n) and not check and not (on_two and SPLIT_PASS)
 
         def coarse_levels() -> None:  # what reads the first candidate's coarse levels alone
             if sorted_by_runs and self._sorts_runs(n) and likely_runs(out[CLEV]):
+                if seal_beside:  # a worker seals and counts the levels meanwhile
+                    beside[0] = _sealed_beside(out[LEVEL])
                 found[0] = find_runs(out[CLEV])
             if self._runs:  # the run-block pass leaves the counts to the caller
                 runs = found[0]
                 out[NCLEV] = len(runs.levelruns) - 1 if runs is not None else _count_of(out[CLEV])
 
-        if two and self._make_split is not None and not self._after:
-            out[NLEVELS], ahead = self._pass_on_two(out, given, coarse_levels)
+        if on_two:
+            out[NLEVELS], ahead = self._pass_on_two(out, given, coarse_levels, beside)
             counted = candidates
         else:
             stage(check=check, **out, **_pick(stage, given))
             coarse_levels()
-        runs = found[0]
+        runs, job = found[0], beside[0]
         if self._runs:
             for key, count, _ in counted:
-                if key != CLEV:
+                if key == LEVEL and job is not None:
+                    out[count] = job.result()[1]
+                elif key != CLEV:
                     out[count] = _count_of(out[key])
         got = [(out[key], int(out[count]), shift) for key, count, shift in candidates]
-        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead, runs
+        sealed = None if job is None else functools.partial(_remember_sealed, out[LEVEL], job)
+        return out[LEVEL], int(out[NLEVELS]), out[WORK], got, out.get(AFTER), ahead, runs, sealed
+
+    def _pass_candidates(self, shift: int) -> list[tuple[str, str, int]]:
+        """The coarse candidates of the generated pass (the first one's blocks of ``shift``):
+        the names of its coarse levels, of their count, and its block shift."""
+        candidates = [(CLEV, NCLEV, shift)]
+        if any(self._free):
+            candidates.append((CLEV_WIDE, NCLEV_WIDE, coarse.PIPELINE_SHIFT))
+        if self._runs and len(self._free) > 1:  # fused kernels' run pass keeps fixed blocks
+            candidates.append((CLEV_FIXED, NCLEV_FIXED, coarse.BLOCK_SHIFT))
+        return candidates
 
     def _sorts_runs(self, n: int) -> bool:
         """Whether a loop of ``n`` nodes sorts its coarse levels by their runs where it
@@ -1316,21 +1342,28 @@ class WavefrontKernel(Kernel):
         return nlev, LevelCount(counted, sizes, job, seal)
 
     def _pass_on_two(
-        self, out: dict[str, Any], given: Mapping[str, object], meanwhile: Callable[[], None]
+        self,
+        out: dict[str, Any],
+        given: Mapping[str, object],
+        meanwhile: Callable[[], None],
+        beside: Sequence[Future[tuple[int, int]] | None] = (None,),
     ) -> tuple[int, LevelCount]:
         """The pass of an unchecked inspection on two threads, writing ``out``'s arrays:
         with :data:`SPLIT_PASS`, :meth:`_split_pass`; else the joint pass on this thread,
         ``meanwhile`` after it, and the count of the levels made when first asked for, as
         after a split pass whose worker left them uncounted (both threads one half of the
         nodes each, :meth:`LevelCount.result`, or one histogram for the sizes alone,
-        :meth:`LevelCount.sizes`). Returns the number of levels and their count."""
+        :meth:`LevelCount.sizes`). Returns the number of levels (the one a worker took
+        beside ``meanwhile`` when it started one: ``beside[0]``, :func:`_sealed_beside`)
+        and their count."""
         if SPLIT_PASS:
             return self._split_pass(out, given, meanwhile)
         stage, hist_k = self._stages[0], self._split()[4]
         stage(check=False, **out, **_pick(stage, given))
         meanwhile()
         level = out[LEVEL]
-        levels = _count_of(level)
+        job = beside[0]
+        levels = _count_of(level) if job is None else job.result()[1]
         none: Future[Counted | None] = Future()
         none.set_result(None)
         counted = functools.partial(self._key_count_halves, level, levels, given)
@@ -1950,6 +1983,27 @@ def _in_halves(
 def _remember(level: np.ndarray, sealed: Future[int]) -> None:
     """The checksum of ``level`` a worker took, recorded in this thread's scope."""
     record_checksum(level, sealed.result())
+
+
+def _sealed_beside(level: np.ndarray) -> Future[tuple[int, int]] | None:
+    """The checksum of the pass's 32-bit ``level`` (the plan's seal) and the number of
+    levels, taken on a worker thread (:func:`spf.runtime.checksum.submit`) while the caller
+    finds the runs of the coarse levels (numpy that lets go of the GIL; a loop without
+    likely runs, the 12-level triangle's, has nothing to do meanwhile and counts them on
+    the caller as before): both read ``level``, the count in the worker's cache after the
+    hash, and neither is left for the stages after the runs, whose halves the worker then
+    runs alone. None for levels under :data:`spf.runtime.checksum.PREFETCH_BYTES` (the
+    hash and the count cost less than a hand-off) or without ``xxhash``: then the caller
+    counts them, and the seal is prefetched as before."""
+    if xxh3 is None or level.nbytes < PREFETCH_BYTES:
+        return None
+    return submit(lambda: (digest(level), _count_of(level)))
+
+
+def _remember_sealed(level: np.ndarray, job: Future[tuple[int, int]]) -> None:
+    """The checksum of ``level`` that :func:`_sealed_beside` took, recorded in this
+    thread's scope."""
+    record_checksum(level, job.result()[0])
 
 
 def _count_of(key: np.ndarray) -> int:

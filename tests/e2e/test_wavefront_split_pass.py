@@ -233,6 +233,63 @@ def test_the_levels_seal_is_the_one_thread_plans_whichever_pass_ends_first(
     assert len(taken) == (1 if late == "blocks" else 0)
 
 
+@pytest.mark.parametrize("team", [1, 2])
+def test_a_worker_seals_and_counts_the_levels_beside_the_runs(
+    team: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the joint pass (one thread or two), a worker takes the levels' checksum (the
+    plan's seal) and their count while the caller finds the coarse levels' runs; the
+    caller counts nothing and the plan is the one whose caller counted the levels and
+    prefetched their seal (levels under ``PREFETCH_BYTES``), seal for seal, its solves
+    the serial bits. Coarse levels without likely runs leave the caller nothing to do
+    meanwhile: it counts the levels itself."""
+    monkeypatch.setattr(plan_module, "SPLIT_NODES", 1)
+    kernel = _kernel("int32")
+    lower = sp.csr_array(sp.tril(poisson2d(180), format="csr"))
+    lower.sort_indices()
+    args = sptrsv_args(lower)
+    with fixed_team(team):
+        want = kernel.inspect(check=False, threads=2, **args)  # 130 KB of levels: the caller
+    hashed, count = plan_module.digest, plan_module._count_of
+    hashing: list[str] = []
+    counting: list[str] = []
+
+    def digest(a: np.ndarray) -> int:
+        hashing.append(threading.current_thread().name)
+        return hashed(a)
+
+    def count_of(key: np.ndarray) -> int:
+        counting.append(threading.current_thread().name)
+        return count(key)
+
+    monkeypatch.setattr(plan_module, "PREFETCH_BYTES", 0)
+    monkeypatch.setattr(plan_module, "digest", digest)
+    monkeypatch.setattr(plan_module, "_count_of", count_of)
+    with fixed_team(team):
+        got = kernel.inspect(check=False, threads=2, **args)
+    _same(want, got)
+    caller = threading.current_thread().name
+    assert len(hashing) == 1
+    assert hashing[0] != caller
+    assert counting
+    assert caller not in counting  # the runs gave the coarse levels' count
+    f = np.random.default_rng(3).uniform(-1, 1, lower.shape[0])
+    u_ref, u = np.zeros_like(f), np.zeros_like(f)
+    compiled("sptrsv_csr")(u=u_ref, f=f, **args)
+    for t in (1, 2):
+        with fixed_team(t):
+            kernel(u=u, f=f, plan=got, **args)  # checked: the seal holds
+        np.testing.assert_array_equal(u, u_ref)
+    hashing.clear()
+    counting.clear()
+    scattered = _triangles()["random"]  # no likely runs: nothing to do beside a worker
+    scattered.sort_indices()
+    with fixed_team(team):
+        kernel.inspect(check=False, threads=2, **sptrsv_args(scattered))
+    assert not hashing
+    assert caller in counting
+
+
 def test_a_checked_or_small_inspection_keeps_the_joint_pass() -> None:
     kernel = _kernel("int32")
     args = sptrsv_args(sp.csr_array(sp.tril(poisson2d(40), format="csr")))

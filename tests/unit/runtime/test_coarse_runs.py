@@ -15,7 +15,16 @@ from spf.analysis.coarse_inspector import REACH_GOT, build_run_reach
 from spf.analysis.executor import build_executor
 from spf.kernels import sptrsv_csr
 from spf.runtime import coarse, copies
-from spf.runtime.coarse_runs import MIN_RUN, breaks, find_runs, likely_runs
+from spf.runtime.coarse_runs import (
+    MIN_RUN,
+    SAMPLED_PAIRS,
+    SAMPLED_WINDOWS,
+    Reach,
+    breaks,
+    find_runs,
+    likely_runs,
+    split_runs,
+)
 from spf.runtime.plan import _pick, _reach
 
 if TYPE_CHECKING:
@@ -54,6 +63,51 @@ def test_the_runs_give_the_row_sorts_parts(
         assert (parts.levels, parts.parts) == (want.levels, want.parts)
         for name in ("ptr", "partptr", "order", "largest"):
             np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+
+
+def _numpy_reach(work: np.ndarray, asked: list[tuple[int, int]]) -> Reach:
+    """The reach stage in numpy, recording each run's twice share and work in ``asked``."""
+
+    def reach(first: np.ndarray, size: np.ndarray, share: np.ndarray) -> np.ndarray:
+        got = np.empty(len(first), dtype=np.int64)
+        for k, (f, s, h) in enumerate(zip(first, size, share, strict=True)):
+            sums = np.cumsum(work[f : f + s])
+            asked.append((int(2 * h), int(sums[-1])))
+            got[k] = sums[np.searchsorted(sums, h)]
+        return got
+
+    return reach
+
+
+@pytest.mark.parametrize("team", [2, 3, 4])
+def test_the_cuts_read_only_runs_whose_share_lies_in_their_first_half(team: int) -> None:
+    """A cut moves to the nearer boundary of the run its share falls in (a tie: the later
+    one), so a run whose share lies in its second half of work (or at the half) ends the
+    part whatever its rows' work: ``split_runs`` reads the rows of the other runs only,
+    and its parts are ``coarse.split``'s, ties included (even work)."""
+    rng = np.random.default_rng(team)
+    n = 30000
+    clev = run_keys(rng, n, 60, 300)
+    nclev = int(clev.max()) + 1
+    found = find_runs(clev, nclev)
+    assert found is not None
+    order = np.argsort(clev, kind="stable")
+    cptr = np.zeros(nclev + 1, dtype=np.int64)
+    np.cumsum(np.bincount(clev, minlength=nclev), out=cptr[1:])
+    blocks = coarse.Blocks(coarse.RUN_SHIFT, n, (False,), runs=True)
+    for work in (rng.integers(1, 9, n), np.full(n, 2), rng.integers(1, 3, n) * 2):
+        work = work.astype(np.int64)
+        wsum = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(work[order], out=wsum[1:])
+        run_sum = np.zeros(len(found.first) + 1, dtype=np.int64)
+        run_sum[1:] = wsum[found.pos[1:]]
+        asked: list[tuple[int, int]] = []
+        parts = split_runs(found, run_sum, order, team, _numpy_reach(work, asked))
+        want = coarse.split(order, cptr, nclev, work, blocks, team, wsum)
+        for name in ("ptr", "partptr", "largest"):
+            np.testing.assert_array_equal(getattr(parts, name), getattr(want, name), name)
+        assert asked
+        assert all(twice < whole for twice, whole in asked)
 
 
 def test_short_runs_keep_the_row_sort() -> None:
@@ -98,6 +152,24 @@ def test_the_runs_breaks_are_the_orders(n: int) -> None:
             assert copies.pays(order, work, breaks(found)) == copies.pays(order, work), work
 
 
+@pytest.mark.parametrize("n", [2, 3, 4, 100, 16385, 16386, 99991, 1_000_001, 3_333_334])
+def test_the_sampled_breaks_are_those_a_search_finds(n: int) -> None:
+    """``copies.pays`` looks each break up where the sample equal to it can only be (one of
+    four samples by the step): the count of breaks among the samples is a binary search's,
+    for breaks at random, right on samples, beside them, at both ends of the order."""
+    at = np.linspace(0, n - 2, num=min(copies.SAMPLES, n - 1), dtype=np.int64)
+    rng = np.random.default_rng(n)
+    ends = np.array([0, n - 2], dtype=np.int64)
+    for k in (0, 1, 50, 7000):
+        picked = rng.choice(at, min(k, len(at)))
+        near = np.concatenate([picked - 1, picked, picked + 1, rng.integers(0, n - 1, k)])
+        for candidates in (near, ends, rng.integers(0, n - 1, k)):
+            found = np.unique(np.clip(candidates, 0, n - 2)).astype(np.int64)
+            where = np.minimum(np.searchsorted(at, found), len(at) - 1)
+            want = int(np.count_nonzero(at[where] == found))
+            assert copies._sampled(at, found, n) == want
+
+
 def test_the_runs_count_their_coarse_levels() -> None:
     rng = np.random.default_rng(3)
     clev = run_keys(rng, 20000, 40, 200)
@@ -116,6 +188,29 @@ def test_likely_runs_tells_runs_from_scattered_keys() -> None:
     assert likely_runs(np.repeat(np.arange(n // 128, dtype=np.int32), 128))
     assert not likely_runs(rng.integers(0, 12, n).astype(np.int32))
     assert not likely_runs(np.zeros(1, dtype=np.int32))
+
+
+def test_likely_runs_reads_windows_of_consecutive_keys() -> None:
+    """The guess counts the changes of key in ``SAMPLED_WINDOWS`` evenly spaced windows of
+    consecutive pairs (a few cache lines each), not in pairs spread over the whole loop:
+    keys in runs inside the windows and scattered between them are taken for runs, the
+    other way round for scattered keys; a loop whose windows would meet
+    (``SAMPLED_WINDOWS`` of ``SAMPLED_PAIRS / SAMPLED_WINDOWS + 1`` nodes or fewer) is read
+    whole."""
+    n = 1_000_003
+    width = SAMPLED_PAIRS // SAMPLED_WINDOWS
+    gap = n // SAMPLED_WINDOWS
+    inside = np.zeros(n, dtype=np.bool_)
+    for w in range(SAMPLED_WINDOWS):
+        inside[w * gap : w * gap + width + 1] = True
+    rng = np.random.default_rng(5)
+    scattered = rng.integers(0, 1 << 20, n).astype(np.int32)
+    runs = (np.arange(n) // 500).astype(np.int32)
+    assert likely_runs(np.where(inside, runs, scattered))
+    assert not likely_runs(np.where(inside, scattered, runs))
+    small = np.repeat(np.arange(40, dtype=np.int32), 26)  # 1,039 pairs, 39 changes: all read
+    assert likely_runs(small)
+    assert not likely_runs(rng.integers(0, 3, 1000).astype(np.int32))
 
 
 def test_likely_runs_sees_runs_whose_breaks_fall_on_a_whole_stride() -> None:
