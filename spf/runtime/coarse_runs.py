@@ -94,7 +94,7 @@ def find_runs(clev: np.ndarray, levels: int | None = None) -> Runs | None:
 SAMPLED_PAIRS = 1 << 10
 """How many neighbouring pairs of nodes :func:`likely_runs` compares, in
 :data:`SAMPLED_WINDOWS` windows of consecutive pairs (every pair of a loop whose windows
-would meet: ``SAMPLED_PAIRS + SAMPLED_WINDOWS`` nodes or fewer). The guess needs only
+would meet: fewer than ``SAMPLED_PAIRS + SAMPLED_WINDOWS`` nodes). The guess needs only
 a count of changes well below ``MIN_RUN / 2`` of them (Poisson's runs of ~125 nodes change at
 ~8 of 1,024 pairs)."""
 
