@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
 from spf.cexpr import to_c
-from spf.clang import C_KEYWORDS
+from spf.clang import C_KEYWORDS, C_LATER_KEYWORDS, CPP_KEYWORDS, LIBRARY_NAMES
 from spf.codegen.apart import Pair, apart_pairs
 from spf.codegen.body import BodyBuilder
 from spf.codegen.c import eval_product, int_literal
@@ -403,7 +403,9 @@ def _constant_elements(ds: DataSpaceIR, ir: ComputationIR) -> int | None:
     return eval_product(tuple(extents))
 
 
-C_RESERVED = C_KEYWORDS | {"main"}
+C_RESERVED = C_KEYWORDS | C_LATER_KEYWORDS | CPP_KEYWORDS | LIBRARY_NAMES | {"main"}
+"""Names a kernel's C function cannot take: keywords, and the functions of the headers
+generated code includes (a computation named ``trunc`` or ``exp`` clashed with math.h's)."""
 
 HELPER_CALLS = {"min": "spf_min", "max": "spf_max"}
 """Statement calls printed by the names of the generated code's own macros (the preludes
@@ -412,7 +414,8 @@ define ``spf_min``/``spf_max``), so that a data space, loop or statement may be 
 
 
 def c_function_name(name: str) -> str:
-    """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main``)."""
+    """``name``, or ``spf_<name>`` when C reserves it (a computation named ``main`` or
+    ``trunc``)."""
     return f"spf_{name}" if name in C_RESERVED else name
 
 

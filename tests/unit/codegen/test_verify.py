@@ -307,3 +307,18 @@ def test_a_schedule_that_leaves_part_of_the_domain_unmapped_is_named_not_a_scann
     with pytest.raises(spf.CodegenError, match="gives no time to part of its domain") as err:
         c.codegen("c")
     assert "scanner bug" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["trunc", "exp", "class", "main"])
+def test_a_computation_named_like_a_header_function_or_keyword_compiles(name: str) -> None:
+    """A computation named ``trunc`` (math.h) gave a raw gcc error ("conflicting types for
+    'trunc'"); its C function is named ``spf_trunc`` instead, as ``main`` was."""
+    import numpy as np
+
+    c = spf.Computation(name)
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_stmt(spf.Stmt("$y$(i) = 1.0;", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    y = np.zeros(3)
+    c.compile()(y=y)
+    assert np.array_equal(y, np.ones(3))
+    assert f"void spf_{name}(" in c.codegen("c")
