@@ -453,8 +453,8 @@ class Kernel:
         the checked loops, as the trials of spf.runtime.known do (the contents verified
         first: that call is not timed), and the faster way is kept for that look
         (:meth:`_settle`). Per look, not per size class: index arrays of one size favour
-        either way by their matrix (SELL(8, 1)'s checked loops cost the same as the hashed
-        way on ``arrow`` and 1.26x it on a 10k dense row of the same size class, whose
+        either way by their matrix (SELL(8, 1)'s checked loops cost about the hashed
+        way on ``arrow`` and 1.15x it on a 10k dense row of the same size class, whose
         calls took the way ``arrow``'s trials kept)."""
         if slot.hashed is None:
             params = dict(zip(self._param_order, values, strict=True))

@@ -501,7 +501,7 @@ def test_each_look_of_a_hashing_kernel_keeps_the_way_its_own_trials_found_faster
     """The trials of a kernel whose checked function hashes its index arrays run per look,
     not per size class: two matrices whose index arrays are of one size to a power of two
     may favour different ways (SELL(8, 1) on ``arrow`` and on a 10k dense row: the checked
-    loops cost the same as the hashed way on the first, 1.26x it on the second, whose
+    loops cost about the hashed way on the first, 1.15x it on the second, whose
     padded slice they test entry by entry), and the second's calls once took the way the
     first's trials kept. The clock here makes the hashed way slow on the first look and the
     checked loops slow on the second."""
