@@ -32,13 +32,15 @@ machine, the time other processes take is not counted); the ratio is the median
 int32 and int64. Every
 call of a case passes the same arrays: a kernel that remembers the index-array contents its
 checked calls verified (:mod:`spf.runtime.known`: facts over index arrays, or any kernel whose
-checked function hashes them itself, each size where that measured cheaper than checking)
-checks them on the first call and runs its unchecked loops, after the hashes and the
-overlap test, on the timed ones; the table of ``check_cost`` says which facts are remembered.
+checked function hashes them itself; each size, or each look for one that hashes in C, where
+that measured cheaper than checking) checks them on the first call and runs its unchecked
+loops, after the hashes and the overlap test, on the timed ones; the table of ``check_cost``
+says which facts are remembered.
 
 Before any call is timed, each case's checked variant runs :data:`SETTLE` calls
-(:func:`_settle`): the first calls on remembered contents of each size are the trials of
-:mod:`spf.runtime.known`, which run the hashed way and the checked loops in turn until one is
+(:func:`_settle`): the first calls on remembered contents of each size (of each look, for a
+kernel that hashes in C: every case its own) are the trials of :mod:`spf.runtime.known`, which
+run the hashed way and the checked loops in turn until one is
 kept, a one-time cost like the first call's checks. Without that step a case of a few calls a
 batch (a millisecond a call and more: Gauss-Seidel and SpTRSV on the dense-row matrices,
 ``spmm_csr`` on ``pushpull``) ran its trials in its first timed batches, on the checked side

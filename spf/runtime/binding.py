@@ -804,15 +804,20 @@ class Slot:
     bytes of the index arrays (what :mod:`spf.runtime.known` sorts contents by); ``key_of``,
     the key of a call of that look (:func:`spf.runtime.known.key_function`, set by its first
     look-up), or None; ``hashed``, the ``spf_bounds`` with which the checked function hashes
-    the look's index arrays itself (spf.runtime.kernel, ``Kernel._hashed_call``), or None."""
+    the look's index arrays itself (spf.runtime.kernel, ``Kernel._hashed_call``), or None;
+    ``trials``, the :class:`~spf.runtime.known.KnownContents` that times that hashed way
+    against the checked loops for this look alone (its trials, keyed
+    ``spf.runtime.kernel.LOOK``), or None
+    before its first such call."""
 
-    __slots__ = ("bounds", "hashed", "key_of", "known", "size")
+    __slots__ = ("bounds", "hashed", "key_of", "known", "size", "trials")
 
     def __init__(self, size: int) -> None:
         self.bounds: Any = None
         self.hashed: Any = None
         self.known: Any = None
         self.key_of: Any = None
+        self.trials: Any = None
         self.size = size
 
 

@@ -44,6 +44,10 @@ _LOADED: dict[tuple[str, str], tuple[cffi.FFI, Any]] = {}
 region has run can pull libgomp from under its still-spinning worker threads (a crash seen
 here), and reloading the same path is then free."""
 
+LOOK = (0,)
+"""The key of a look's own trials (``Slot.trials``: one look, one key) of the hashed way
+against the checked loops (:meth:`Kernel._hashed_call`)."""
+
 
 def _load(path: Path, prototype: str, command: str, extra: str = "") -> tuple[cffi.FFI, Any]:
     key = (str(path), prototype + extra)
@@ -221,16 +225,13 @@ class Kernel:
             and self._direct
         )
         """The checked function hashes the index arrays itself (spf.runtime.known, "In C"):
-        where its size's trials keep hashing (:meth:`_hashed_call`), a fast-bound checked
+        where its look's trials keep hashing (:meth:`_hashed_call`), a fast-bound checked
         call is one C call, which runs the unchecked loops on the contents its look verified
         last and returns their hash otherwise (:meth:`_new_contents`)."""
         self._hash_word = arg_checks.BOUNDS_PER_UF * len(self._uf_checks) + 1
         """The word of a hashing look's bounds that holds the contents it verified last."""
         self._verified = VerifiedHashes()
         """The (parameter values, hash) of the contents checked calls verified (:attr:`_hashed`)."""
-        self._hash_trials = KnownContents(self._hash_uf or (0,))  # its trials per size only
-        """Per size of index arrays, whether the hashed way or the checked loops are faster
-        (:meth:`_hashed_call`; only the trials of spf.runtime.known are used)."""
 
     @classmethod
     def build(
@@ -447,16 +448,21 @@ class Kernel:
 
     def _hashed_call(self, values: tuple[Any, ...], arrays: tuple[Any, ...], slot: Slot) -> None:
         """A checked call of a look not settled, for a kernel whose checked function hashes
-        the index arrays itself (:attr:`_hashed`): the first calls of each size of index
-        arrays (to a power of two) time the hashed way (the hash, then the unchecked loops
-        on contents verified before) against the checked loops, as the trials of
-        spf.runtime.known do (the contents verified first: that call is not timed), and the
-        faster way is kept for that size (:meth:`_settle`)."""
+        the index arrays itself (:attr:`_hashed`): the first calls of each look time the
+        hashed way (the hash, then the unchecked loops on contents verified before) against
+        the checked loops, as the trials of spf.runtime.known do (the contents verified
+        first: that call is not timed), and the faster way is kept for that look
+        (:meth:`_settle`). Per look, not per size class: index arrays of one size favour
+        either way by their matrix (SELL(8, 1)'s checked loops cost about the hashed
+        way on ``arrow`` and 1.15x it on a 10k dense row of the same size class, whose
+        calls took the way ``arrow``'s trials kept)."""
         if slot.hashed is None:
             params = dict(zip(self._param_order, values, strict=True))
             uf = [arrays[u].nbytes for u in self._hash_uf]
             slot.hashed = self._bounds_of(params, hashed=uf)
-        trials, size = self._hash_trials, (slot.size.bit_length(),)
+        trials, size = slot.trials, LOOK
+        if trials is None:
+            trials = slot.trials = KnownContents(self._hash_uf)
         decided = trials.decided(size)
         if trials.route(size):
             start = self._clock()
@@ -521,7 +527,7 @@ class Kernel:
         known = self._known
         if slot.bounds is not None or self._openmp:
             return
-        if self._hashed and self._hash_trials.route((slot.size.bit_length(),)):
+        if self._hashed and slot.trials is not None and slot.trials.route(LOOK):
             slot.bounds = slot.hashed
             return
         if self._hashed:

@@ -69,10 +69,14 @@ look's bounds take the new hash. That hash read ~55-62 GB/s from the caches here
 than its own time, and a call on known contents is one C call with no Python look-up
 (measured on the shared 2-core machine, loaded: docs/backends/c.md, "Hashed in C"). So it
 pays for kernels without facts too (the ranges and orders their loops test, remembered the
-same way): each size class (as above) times the hashed way against the checked loops in the
-same trials (:data:`TRIALS`, :data:`WARMUP`, :data:`_ORDER`; both ways are one C call;
-``TRIALS = 0`` hashes always) and keeps the faster. :data:`MISSES` does not apply: on new
-contents the hash is a small part of a checked call.
+same way): each look of arguments (``spf.runtime.binding.Slot``: the parameter values and
+the arrays' shapes) times the hashed way against the checked loops in the same trials
+(:data:`TRIALS`, :data:`WARMUP`, :data:`_ORDER`; both ways are one C call; ``TRIALS = 0``
+hashes always) and keeps the faster for itself: not per size class, since index arrays of
+one size favour either way by their matrix (SELL(8, 1)'s checked loops cost about the
+hashed way on ``arrow`` and 1.15x it (1.26x the unchecked loops) on a 10k dense row of
+the same size class, which took the way ``arrow``'s trials kept). :data:`MISSES` does not
+apply: on new contents the hash is a small part of a checked call.
 """
 
 from __future__ import annotations

@@ -495,6 +495,52 @@ def test_after_trials_every_call_takes_the_way_kept(
         kernel(**args)
 
 
+def test_each_look_of_a_hashing_kernel_keeps_the_way_its_own_trials_found_faster(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The trials of a kernel whose checked function hashes its index arrays run per look,
+    not per size class: two matrices whose index arrays are of one size to a power of two
+    may favour different ways (SELL(8, 1) on ``arrow`` and on a 10k dense row: the checked
+    loops cost about the hashed way on the first, 1.15x it on the second, whose
+    padded slice they test entry by entry), and the second's calls once took the way the
+    first's trials kept. The clock here makes the hashed way slow on the first look and the
+    checked loops slow on the second."""
+    monkeypatch.setattr(known, "TRIALS", 2)
+    kernel = kernels.spmv_csr(index_dtype="int64").compile()  # a fresh kernel: no trials yet
+    assert kernel._hashed
+    make = KERNELS["spmv_csr"]("int64")[1]
+    first, second = make(_dense_row(3000, 500), "int64"), make(_dense_row(3100, 450), "int64")
+    now, slow = [0.0], [True]  # slow[0]: True, the hashed way is slow; False, the loops
+    word, checked = kernel._hash_word - 1, kernel._checked
+
+    def run_checked(*args: Any) -> Any:
+        bounds = args[-2]
+        hashed = len(bounds) > word + 1 and bounds[word] == 2
+        now[0] += 1.0 if hashed == slow[0] else 0.001
+        return checked(*args)
+
+    monkeypatch.setattr(kernel, "_checked", run_checked)
+    monkeypatch.setattr(kernel, "_clock", lambda: now[0])
+    slots = []
+    for args, hashed_slow in ((first, True), (second, False)):
+        slow[0] = hashed_slow
+        for _ in range(16):  # checked, two pairs each way to warm up, two counted each way
+            args["y"][:] = 0.0
+            kernel(**args)
+            m = sp.csr_array((args["A"], args["col"], args["rowptr"]), shape=(args["N"],) * 2)
+            np.testing.assert_allclose(args["y"], m @ args["x"], rtol=1e-13)
+        slots.append(kernel._checked_bind(args)[2])
+    a, b = slots
+    assert a is not b
+    assert a.size.bit_length() == b.size.bit_length()  # one size class
+    assert a.bounds is not None  # settled: one C call
+    assert a.bounds is not a.hashed  # its trials kept the checked loops
+    assert b.bounds is b.hashed  # its own trials kept the hashed way
+    second["col"][5] = second["N"]  # still refused on the look that hashes
+    with pytest.raises(spf.ArgumentError, match=r"col\[5\]"):
+        kernel(**second)
+
+
 def test_one_index_array_is_keyed_like_several() -> None:
     contents = KnownContents([1])
     big = np.arange(BIG, dtype=np.int64)

@@ -46,15 +46,15 @@ def test_the_trials_of_known_contents_are_over_before_the_timing() -> None:
     """The checked calls a case times are those of the way its trials kept (none is a trial
     of the other way): :func:`_settle` runs them out first."""
     from spf.bench.scale_checks import _call, _csr_kernel, _settle, dense_row
+    from spf.runtime.kernel import LOOK
 
     kernel = spf.kernels.spmv_csr(index_dtype="int64").compile()
     args = _csr_kernel("spmv_csr")(dense_row(300, 40), "int64")
     call = _call(kernel, args, "spmv_csr")
     call(True)  # new contents: checked in full and remembered
     slot = kernel._checked_bind(args)[2]
-    size = (slot.size.bit_length(),)
     assert kernel._hashed
-    assert not kernel._hash_trials.decided(size)
+    assert not slot.trials.decided(LOOK)
     _settle(call)
-    assert kernel._hash_trials.decided(size)
+    assert slot.trials.decided(LOOK)
     assert slot.bounds is not None  # the look's later calls take the way kept, one C call
