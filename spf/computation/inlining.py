@@ -6,7 +6,8 @@ The temporary must be written by one statement that is a plain assignment
 read elsewhere; nothing the producer reads may be written by another statement (so ``e``
 has the same value wherever it is substituted). Each read ``t(f(x))`` in a consumer becomes
 ``(e)`` with the producer's iterators replaced by ``f(x)``; every read must fall inside the
-elements the producer writes. The producer and the data space disappear; consumers keep
+elements the producer writes, after the producer writes them (no anti dependence from a
+consumer to the producer). The producer and the data space disappear; consumers keep
 their names, schedules and tags.
 """
 
@@ -60,6 +61,7 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
     slot = {it: written.indices.index(it) for it in its}
     for reader in readers:
         _check_covered(producer, reader, name)
+    _check_read_after(comp, producer, readers, name)
     saved = [(r, r._source, r._parsed, r._reads, r._writes) for r in readers]
     try:
         for reader in readers:
@@ -97,6 +99,24 @@ def inline_stmt(comp: Computation, stmt: Stmt) -> list[str]:
             "would drop its result"
         )
     return inline_data_space(comp, written[0])
+
+
+def _check_read_after(comp: Computation, producer: Stmt, readers: list[Stmt], name: str) -> None:
+    """``IllegalScheduleError`` when a reader reads an element of ``name`` before the
+    producer writes it (an anti dependence from the reader to the producer): it reads what
+    the array held before, which the producer's value substituted in its place is not
+    (a consumer ahead of the producer, or one reading ``t(i+1)`` in the producer's loop)."""
+    names = {r.name for r in readers}
+    for d in comp.dependences():
+        if d.kind == "anti" and d.data_space == name and d.source in names:
+            if d.sink != producer.name:
+                continue
+            raise IllegalScheduleError(
+                f"inline({name!r}): {d.source} reads elements of {name!r} before "
+                f"{producer.name} writes them ({d}), so it reads what {name!r} held "
+                f"before, not {producer.name}'s values; order {d.source} after "
+                f"{producer.name} first, or keep {name!r}"
+            )
 
 
 def _check_inputs_stable(comp: Computation, producer: Stmt, name: str) -> None:

@@ -191,3 +191,23 @@ def test_illegal_reschedule_is_refused_and_changes_nothing() -> None:
     assert (comp.to_json(), len(comp.trace)) == before
     with pytest.raises(spf.SpfError, match="s1 cannot move before itself"):
         comp.reschedule("s1", "s1")
+
+
+@pytest.mark.parametrize("case", ["consumer_first", "reads_ahead"])
+def test_inline_refuses_reads_before_the_producer_writes(case: str) -> None:
+    """``inline("t")`` substituted the producer's value into reads that run before the
+    producer writes the element (they read what ``t`` held before): a consumer ahead of the
+    producer (``[7, 7, ...]`` became ``[0, 2, ...]``), or one reading ``t(i+1)`` in the
+    producer's loop. Both are refused, naming the anti dependence."""
+    c = spf.Computation(case)
+    for n in ("a", "t", "out"):
+        c.add_data_space(n, "double", shape=("N",))
+    if case == "consumer_first":
+        c.add_stmt(spf.Stmt("$out$(i) = $t$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+        c.add_stmt(spf.Stmt("$t$(i) = 2.0 * $a$(i);", "{[i]: 0 <= i < N}", "{[i]->[1,i,0]}"))
+    else:
+        c.add_stmt(spf.Stmt("$t$(i) = 2.0 * $a$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+        c.add_stmt(spf.Stmt("$out$(i) = $t$(i+1);", "{[i]: 0 <= i < N-1}", "{[i]->[0,i,1]}"))
+    with pytest.raises(spf.IllegalScheduleError, match="reads elements of 't' before"):
+        c.pdfg().inline("t")
+    assert "t" in c.data_spaces  # nothing changed
