@@ -186,18 +186,6 @@ def _built_as(
     return None
 
 
-def _unordered(value: object) -> object:
-    """``value`` (:func:`spf.runtime.warm._key`'s form) with every dict's items sorted: the
-    formats analyse their relations into dicts filled in set order, which differs from one
-    interpreter to the next."""
-    if not isinstance(value, tuple):
-        return value
-    items = tuple(_unordered(v) for v in value)
-    if items and isinstance(items[0], str) and items[0].endswith("dict"):
-        return (items[0], *sorted(items[1:], key=repr))
-    return items
-
-
 def remembered(
     f: Formula,
     label: str,
@@ -213,7 +201,8 @@ def remembered(
     (:func:`spf.runtime.compile.optimisation_flags`)."""
     from spf.runtime.build import compile_flags, compiler_argv
     from spf.runtime.compile import optimisation_flags
-    from spf.runtime.warm import UnkeyableError, _key, build_identity
+    from spf.runtime.key_text import key_text
+    from spf.runtime.warm import UnkeyableError, build_identity
 
     target, name, check = call
     if target != "c" or set(options) - {"openmp", "cflags", "cache_dir"}:
@@ -226,7 +215,7 @@ def remembered(
         argv = compiler_argv(None, "c")
         flags = compile_flags(openmp=openmp, cflags=cflags)
         build = build_identity(argv, flags)
-        state = repr(_unordered(_key(f, set())))
+        state = key_text(f)  # its dicts' items sorted: filled in set order
     except (UnkeyableError, RecursionError, SpfError, OSError):
         return None  # a bad cflags: compile() raises the error users should see
     if build is None:
