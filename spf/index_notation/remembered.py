@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import SpfError
+from spf.index_notation.decoded import DecodedEntries
 from spf.runtime.cache import atomic_write, resolve_cache_dir
 
 if TYPE_CHECKING:
@@ -55,6 +56,9 @@ both: such an entry is a miss, compiled again and rewritten)."""
 LOADS = 0
 """How many compiles were answered from an entry (the tests count them)."""
 
+_DECODED = DecodedEntries()
+"""The entries this process wrote or read, by the sha256 of their bytes."""
+
 
 @dataclass(frozen=True)
 class Remembered:
@@ -76,9 +80,13 @@ class Remembered:
         try:
             path = self._path()
             blob = path.read_bytes()
-            if path.with_suffix(".sha256").read_text().strip() != hashlib.sha256(blob).hexdigest():
+            digest = hashlib.sha256(blob).hexdigest()
+            if path.with_suffix(".sha256").read_text().strip() != digest:
                 return None
-            data = pickle.loads(blob)  # as trusted as the libraries beside it (docstring)
+            data = _DECODED.get(digest)
+            if data is None:
+                data = pickle.loads(blob)  # as trusted as the libraries beside it (docstring)
+                _DECODED.put(digest, data)
             if data["format"] != FORMAT:
                 return None
             kernels = []
@@ -136,17 +144,33 @@ class Remembered:
             facts = kernel._binder._facts
             plans = None if facts is None or facts.quiet else facts.plans()
             phases.append((sig, kernel.unit, key, plans, shared))
+        entry = {"format": FORMAT, "phases": _shared(phases)}
         try:
-            blob = pickle.dumps({"format": FORMAT, "phases": phases})
+            blob = pickle.dumps(entry)
         except (pickle.PicklingError, TypeError, AttributeError):
             return
+        digest = hashlib.sha256(blob).hexdigest()
         try:
             path = self._path()
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(blob)  # the digest, written last, makes the entry valid
-            atomic_write(path.with_suffix(".sha256"), hashlib.sha256(blob).hexdigest() + "\n")
+            atomic_write(path.with_suffix(".sha256"), digest + "\n")
         except (OSError, SpfError):
-            pass
+            return
+        _DECODED.put(digest, entry)  # what the blob decodes to: a load here need not
+
+
+def _shared(phases: list[Any]) -> object:
+    """``phases`` with each distinct UF and set one object (a load builds each once:
+    :mod:`spf.index_notation.shared_values`), or as they are where they cannot be copied."""
+    import copy
+
+    from spf.index_notation.shared_values import shared_values
+
+    try:
+        return shared_values(phases)
+    except (copy.Error, TypeError, AttributeError, RecursionError):
+        return phases
 
 
 def _together(
