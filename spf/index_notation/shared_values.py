@@ -2,7 +2,7 @@
 
 The phases of a sparse output are built as separate Computations, each with its own UF
 declarations and sets: the signatures of ``spgemm_csr()``'s single pass and its bound hold
-23 UF objects for 5 distinct UFs, each with its domain and range, each set with a dict of
+23 UF objects for 15 distinct ones, each with its domain and range, each set with a dict of
 its UFs. Pickled as they are, every copy is unpickled again when a warm ``compile()`` loads
 the entry (:mod:`spf.index_notation.remembered`): about 400 containers, which count towards
 a collection of Python's garbage collector like any other. UFs and sets are immutable

@@ -3,10 +3,11 @@ hashes (:mod:`spf.index_notation.remembered`).
 
 ``repr(_unordered(_key(value, set())))`` (:func:`spf.runtime.warm._key`, with every dict's
 items sorted) builds a tuple for every container it walks and a generator for each of
-their items, then a second tree of tuples to sort the dicts' items, and prints it: ~800
-container allocations for ``spgemm_csr()``'s formula, more than the young generation's
-threshold (700) by themselves, so that a warm ``compile()`` that loads a remembered kernel
-in milliseconds ran a collection of Python's garbage collector, and at times the full pass
+their items, then a second tree of tuples to sort the dicts' items, and prints it: 430
+to 800 container allocations for ``spgemm_csr()``'s formula (the collector's count; fewer
+where the free lists hold tuples), with the rest of a warm ``compile()`` more than the young
+generation's threshold (700), so that a compile that loads a remembered kernel in
+milliseconds ran a collection of Python's garbage collector, and at times the full pass
 owed by the rest of the process (the tensor bench's warm sorted SpGEMM: 126 ms, of it 123 ms
 one full pass). :func:`key_text` walks the same values in the same order and writes their
 text into one list of strings (strings are not containers: the collector does not count
