@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import SpfError
+from spf.index_notation.decoded import DecodedEntries
 from spf.runtime.cache import atomic_write, resolve_cache_dir
 
 if TYPE_CHECKING:
@@ -55,6 +56,9 @@ both: such an entry is a miss, compiled again and rewritten)."""
 LOADS = 0
 """How many compiles were answered from an entry (the tests count them)."""
 
+_DECODED = DecodedEntries()
+"""The entries this process wrote or read, by the sha256 of their bytes."""
+
 
 @dataclass(frozen=True)
 class Remembered:
@@ -76,9 +80,13 @@ class Remembered:
         try:
             path = self._path()
             blob = path.read_bytes()
-            if path.with_suffix(".sha256").read_text().strip() != hashlib.sha256(blob).hexdigest():
+            digest = hashlib.sha256(blob).hexdigest()
+            if path.with_suffix(".sha256").read_text().strip() != digest:
                 return None
-            data = pickle.loads(blob)  # as trusted as the libraries beside it (docstring)
+            data = _DECODED.get(digest)
+            if data is None:
+                data = pickle.loads(blob)  # as trusted as the libraries beside it (docstring)
+                _DECODED.put(digest, data)
             if data["format"] != FORMAT:
                 return None
             kernels = []
@@ -136,17 +144,33 @@ class Remembered:
             facts = kernel._binder._facts
             plans = None if facts is None or facts.quiet else facts.plans()
             phases.append((sig, kernel.unit, key, plans, shared))
+        entry = {"format": FORMAT, "phases": _shared(phases)}
         try:
-            blob = pickle.dumps({"format": FORMAT, "phases": phases})
+            blob = pickle.dumps(entry)
         except (pickle.PicklingError, TypeError, AttributeError):
             return
+        digest = hashlib.sha256(blob).hexdigest()
         try:
             path = self._path()
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(blob)  # the digest, written last, makes the entry valid
-            atomic_write(path.with_suffix(".sha256"), hashlib.sha256(blob).hexdigest() + "\n")
+            atomic_write(path.with_suffix(".sha256"), digest + "\n")
         except (OSError, SpfError):
-            pass
+            return
+        _DECODED.put(digest, entry)  # what the blob decodes to: a load here need not
+
+
+def _shared(phases: list[Any]) -> object:
+    """``phases`` with each distinct UF and set one object (a load builds each once:
+    :mod:`spf.index_notation.shared_values`), or as they are where they cannot be copied."""
+    import copy
+
+    from spf.index_notation.shared_values import shared_values
+
+    try:
+        return shared_values(phases)
+    except (copy.Error, TypeError, AttributeError, RecursionError):
+        return phases
 
 
 def _together(
@@ -186,18 +210,6 @@ def _built_as(
     return None
 
 
-def _unordered(value: object) -> object:
-    """``value`` (:func:`spf.runtime.warm._key`'s form) with every dict's items sorted: the
-    formats analyse their relations into dicts filled in set order, which differs from one
-    interpreter to the next."""
-    if not isinstance(value, tuple):
-        return value
-    items = tuple(_unordered(v) for v in value)
-    if items and isinstance(items[0], str) and items[0].endswith("dict"):
-        return (items[0], *sorted(items[1:], key=repr))
-    return items
-
-
 def remembered(
     f: Formula,
     label: str,
@@ -213,7 +225,8 @@ def remembered(
     (:func:`spf.runtime.compile.optimisation_flags`)."""
     from spf.runtime.build import compile_flags, compiler_argv
     from spf.runtime.compile import optimisation_flags
-    from spf.runtime.warm import UnkeyableError, _key, build_identity
+    from spf.runtime.key_text import key_text
+    from spf.runtime.warm import UnkeyableError, build_identity
 
     target, name, check = call
     if target != "c" or set(options) - {"openmp", "cflags", "cache_dir"}:
@@ -226,7 +239,7 @@ def remembered(
         argv = compiler_argv(None, "c")
         flags = compile_flags(openmp=openmp, cflags=cflags)
         build = build_identity(argv, flags)
-        state = repr(_unordered(_key(f, set())))
+        state = key_text(f)  # its dicts' items sorted: filled in set order
     except (UnkeyableError, RecursionError, SpfError, OSError):
         return None  # a bad cflags: compile() raises the error users should see
     if build is None:
