@@ -8,8 +8,8 @@ reads the entry's bytes and checks their digest as before, then takes the values
 from the same bytes instead of unpickling them again: the kernels are still built afresh
 (their own binders, fact checkers and call state), only the immutable values they are
 built from are shared, as the libraries are (``spf.runtime.kernel``'s loaded libraries).
-Keyed by content, an entry can never be stale; at most :data:`LIMIT` are kept (the oldest
-dropped first).
+Keyed by content, an entry can never be stale; at most :data:`LIMIT` are kept (the one used
+longest ago dropped first).
 """
 
 from __future__ import annotations
@@ -32,8 +32,13 @@ class DecodedEntries:
         self._lock = threading.Lock()
 
     def get(self, digest: str) -> dict[str, Any] | None:
-        """The entry decoded from the bytes of sha256 ``digest``, or None."""
-        return self._entries.get(digest)
+        """The entry decoded from the bytes of sha256 ``digest``, or None (a hit becomes the
+        latest: the entries kept are those used last)."""
+        with self._lock:
+            entry = self._entries.pop(digest, None)
+            if entry is not None:
+                self._entries[digest] = entry
+            return entry
 
     def put(self, digest: str, entry: dict[str, Any]) -> None:
         """Keep ``entry``, what the bytes of sha256 ``digest`` decode to."""

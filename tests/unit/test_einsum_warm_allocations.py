@@ -124,7 +124,17 @@ def test_equal_ufs_and_sets_are_pickled_once() -> None:
     assert copied[0][0] is copied[1]["k"] is a
     again = pickle.loads(pickle.dumps(copied))
     assert again[0][0] is again[1]["k"]
-    assert shared_values([uf(), UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}")])
+    for other in (
+        UF("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < M}"),
+        UF("rowptr", domain="{[i]: 0 <= i < N}", range="{[v]: 0 <= v <= NNZ}"),
+        UF("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v < NNZ}"),
+        UF("rowptr", domain="{[i]: 0 <= i <= N}", range="{[v]: 0 <= v <= NNZ}",
+           monotonic="nondecreasing"),
+    ):  # fmt: skip
+        out = shared_values([uf(), other])
+        assert out[0] is not out[1]
+        assert out[1] == other
+        assert out[0] != other
 
 
 def test_decoded_entries_keep_the_latest() -> None:
@@ -177,9 +187,11 @@ def test_an_entry_read_from_disk_is_decoded_once(
         return real(blob)
 
     monkeypatch.setattr(remembered.pickle, "loads", counted)
+    loads = remembered.LOADS
     for _ in range(2):
         spf.kernels.spgemm_csr().compile(cache_dir=str(tmp_path))
     assert len(calls) == 1
+    assert loads + 2 == remembered.LOADS  # both loaded the entry (none compiled again)
 
 
 def test_a_warm_sparse_compile_runs_no_young_collection(tmp_path: Path) -> None:
