@@ -97,18 +97,21 @@ def _by_name(
     caller: Computation, callee: Computation, args: Mapping[str, str], where: str
 ) -> tuple[list[DataSpace], list[str]]:
     """``args`` given as ``{callee data space: caller argument}``: the callee's data spaces
-    it names (arrays of any role bound by reference, as pointer parameters are; a 0-d one
-    by value) and their arguments, in the callee's order."""
+    it names (arrays of any role bound by reference, as pointer parameters are; so is a 0-d
+    one the callee writes, unless it is a by-value parameter, so the caller sees the result;
+    another 0-d one by value) and their arguments, in the callee's order."""
     unknown = sorted(set(args) - set(callee.data_spaces))
     if unknown:
         raise ArgumentError(
             f"{where}: {callee.name} has no data space {unknown[0]!r} to bind (its data "
             f"spaces: {', '.join(callee.data_spaces) or 'none'})"
         )
+    written = {d for s in callee.stmts for d, _ in s.writes}
     params = []
     for name, ds in callee.data_spaces.items():
         if name in args:
-            array = ds.pointer or bool(ds.rank)
+            result = name in written and ds.role != "parameter"
+            array = ds.pointer or bool(ds.rank) or result
             params.append(dataclasses.replace(ds, pointer=array))
     return params, [args[p.name] for p in params]
 
@@ -138,6 +141,8 @@ def _bind_arguments(
             raise ArgumentError(f"{where}: argument for {p.name!r} must be text, got {arg!r}")
         arg = arg.strip()
         if p.pointer:
+            if not p.rank and not callee.data_spaces[p.name].pointer:
+                _check_scalar_result(caller, callee, p, arg, where)
             if arg not in caller.data_spaces:
                 raise ArgumentError(
                     f"{where}: {p.name!r} is passed by reference ({p.type_text}); its argument "
@@ -155,6 +160,22 @@ def _bind_arguments(
     for name in callee.data_spaces:
         rename.setdefault(name, prefix + name)
     return rename, assigns
+
+
+def _check_scalar_result(
+    caller: Computation, callee: Computation, p: DataSpace, arg: str, where: str
+) -> None:
+    """A 0-d data space the callee writes is bound by reference: its argument must be a 0-d
+    data space of the caller, which receives the result."""
+    target = caller.data_spaces.get(arg)
+    if target is None or target.rank:
+        got = "an array" if target is not None else f"not a data space of {caller.name}"
+        raise ArgumentError(
+            f"{where}: {callee.name} writes the 0-d data space {p.name!r}, so it is bound by "
+            f"reference and {caller.name} receives its value: its argument must be a 0-d data "
+            f"space of {caller.name} (e.g. add_data_space('r', {p.ctype!r})), got {arg!r} "
+            f"({got}); to keep it a local of the call, leave {p.name!r} out of the arguments"
+        )
 
 
 def _scalar(caller: Computation, name: str) -> bool:

@@ -140,3 +140,37 @@ def test_interpret_runs_inlined_computations() -> None:
     x = np.arange(4.0)
     main.interpret(x=x, n=4, T=2)
     assert np.allclose(x, 0.5 * 9 * np.arange(4.0))
+
+
+def dot() -> spf.Computation:
+    c = spf.Computation("dot")
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("s", "double")
+    c.add_stmt(spf.Stmt("$s$ += $x$(i) * $y$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    return c
+
+
+def test_scalar_the_callee_writes_is_bound_by_reference(cache: str) -> None:
+    main = spf.Computation("dot_caller")
+    for name in ("x", "y"):
+        main.add_data_space(name, "double", shape=("N",))
+    main.add_data_space("r", "double")
+    main.add_data_space("out", "double", shape=(1,))
+    main.append_computation(dot(), "{[]}", "{[]->[0]}", {"x": "x", "y": "y", "s": "r"})
+    main.add_stmt(spf.Stmt("$out$(0) = 2.0 * $r$;", "{[]}", "{[]->[1]}"))
+    assert main.stmts[0].source == "$r$ += $x$(_i0_i) * $y$(_i0_i);"
+    x, y, r, out = np.arange(4.0), np.full(4, 2.0), np.full((), 1.0), np.zeros(1)
+    main.compile(cache_dir=cache)(x=x, y=y, r=r, out=out)
+    assert float(r) == 1.0 + x @ y
+    assert out.tolist() == [2.0 * (1.0 + x @ y)]
+
+
+def test_scalar_the_callee_writes_needs_a_scalar_of_the_caller() -> None:
+    main = spf.Computation("dot_bad")
+    for name in ("x", "y"):
+        main.add_data_space(name, "double", shape=("N",))
+    for arg in ("0.0", "x"):
+        with pytest.raises(spf.ArgumentError, match="writes the 0-d data space 's'"):
+            main.append_computation(dot(), "{[]}", "{[]->[0]}", {"x": "x", "y": "y", "s": arg})
+    assert main.stmts == ()
