@@ -6,7 +6,8 @@ replaced by the caller's data space given as argument; by-value parameters becom
 assigned from the argument (a literal or a data space) before the callee's statements; the
 callee's statements are nested under the surrounding domain and schedule. Callee data spaces
 not bound to an argument (locals, by-value parameters, return values) become locals of the
-caller's generated function.
+caller's generated function. A by-value parameter the callee uses as a symbolic constant (a
+loop bound) has its argument substituted there (:mod:`spf.computation.inline_values`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from typing import TYPE_CHECKING
 
 from spf import cexpr as cx
 from spf.computation.access import iterator_names
+from spf.computation.inline_values import (
+    constant_values,
+    substitute_names,
+    substituted_relation,
+    substituted_set,
+)
 from spf.computation.statement import Stmt
 from spf.errors import ArgumentError, ArityError, ScheduleError
 from spf.ir.source.render_c import source_access
@@ -69,6 +76,11 @@ def append_computation(
             f"{where}: {callee.name} takes {len(params)} argument(s) "
             f"({', '.join(p.name for p in params)}), got {len(args)}"
         )
+    bound = {p.name for p in params if p.pointer}
+    its = list(iterator_names(outer))
+    values = constant_values(caller, callee, params, args, bound, its, where)
+    prefix = _fresh_prefix(caller)
+    rename, assigns = _bind_arguments(caller, callee, params, args, prefix, values, where)
     for uf in callee.ufs.values():
         if uf.name not in caller.ufs:
             caller.declare_uf(
@@ -83,11 +95,10 @@ def append_computation(
             )
     known = {str(f) for f in caller.assumptions}
     for fact in callee.assumptions:  # about UFs and constants, which keep their names
-        if str(fact) not in known:
-            caller.assume(str(fact))
-    prefix = _fresh_prefix(caller)
-    rename, assigns = _bind_arguments(caller, callee, params, args, prefix, where)
-    plan = _Plan(caller, callee, outer, outer_fn, prefix, rename, where)
+        text = substitute_names(str(fact), values) if set(values) & fact.params else str(fact)
+        if text not in known:
+            caller.assume(text)
+    plan = _Plan(caller, callee, outer, outer_fn, prefix, rename, values, where)
     position = plan.place(assigns)
     returns = [rename.get(r, prefix + r) for r in callee.return_values]
     return AppendResult(tuple_position=position, return_values=returns)
@@ -97,18 +108,21 @@ def _by_name(
     caller: Computation, callee: Computation, args: Mapping[str, str], where: str
 ) -> tuple[list[DataSpace], list[str]]:
     """``args`` given as ``{callee data space: caller argument}``: the callee's data spaces
-    it names (arrays of any role bound by reference, as pointer parameters are; a 0-d one
-    by value) and their arguments, in the callee's order."""
+    it names (arrays of any role bound by reference, as pointer parameters are; so is a 0-d
+    one the callee writes, unless it is a by-value parameter, so the caller sees the result;
+    another 0-d one by value) and their arguments, in the callee's order."""
     unknown = sorted(set(args) - set(callee.data_spaces))
     if unknown:
         raise ArgumentError(
             f"{where}: {callee.name} has no data space {unknown[0]!r} to bind (its data "
             f"spaces: {', '.join(callee.data_spaces) or 'none'})"
         )
+    written = {d for s in callee.stmts for d, _ in s.writes}
     params = []
     for name, ds in callee.data_spaces.items():
         if name in args:
-            array = ds.pointer or bool(ds.rank)
+            result = name in written and ds.role != "parameter"
+            array = ds.pointer or bool(ds.rank) or result
             params.append(dataclasses.replace(ds, pointer=array))
     return params, [args[p.name] for p in params]
 
@@ -128,9 +142,12 @@ def _bind_arguments(
     params: list[DataSpace],
     args: Sequence[str],
     prefix: str,
+    values: Mapping[str, str],
     where: str,
 ) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """Data-space renaming for the callee and the ``(local, value)`` assignments."""
+    """Data-space renaming for the callee and the ``(local, value)`` assignments (``values``:
+    the by-value parameters also substituted as symbolic constants, whose argument may be
+    an expression of the caller's symbolic constants)."""
     rename: dict[str, str] = {}
     assigns: list[tuple[str, str]] = []
     for p, arg in zip(params, args, strict=True):
@@ -138,6 +155,8 @@ def _bind_arguments(
             raise ArgumentError(f"{where}: argument for {p.name!r} must be text, got {arg!r}")
         arg = arg.strip()
         if p.pointer:
+            if not p.rank and not callee.data_spaces[p.name].pointer:
+                _check_scalar_result(caller, callee, p, arg, where)
             if arg not in caller.data_spaces:
                 raise ArgumentError(
                     f"{where}: {p.name!r} is passed by reference ({p.type_text}); its argument "
@@ -145,7 +164,11 @@ def _bind_arguments(
                     f"(known: {', '.join(sorted(caller.data_spaces)) or 'none'}), got {arg!r}"
                 )
             rename[p.name] = arg
-        elif _LITERAL.match(arg) or (arg in caller.data_spaces and _scalar(caller, arg)):
+        elif (
+            p.name in values
+            or _LITERAL.match(arg)
+            or (arg in caller.data_spaces and _scalar(caller, arg))
+        ):
             assigns.append((prefix + p.name, arg))
         else:
             raise ArgumentError(
@@ -155,6 +178,31 @@ def _bind_arguments(
     for name in callee.data_spaces:
         rename.setdefault(name, prefix + name)
     return rename, assigns
+
+
+def _check_scalar_result(
+    caller: Computation, callee: Computation, p: DataSpace, arg: str, where: str
+) -> None:
+    """A 0-d data space the callee writes is bound by reference: its argument must be a 0-d
+    data space of the caller, which receives the result."""
+    target = caller.data_spaces.get(arg)
+    if target is None or target.rank:
+        got = "an array" if target is not None else f"not a data space of {caller.name}"
+        raise ArgumentError(
+            f"{where}: {callee.name} writes the 0-d data space {p.name!r}, so it is bound by "
+            f"reference and {caller.name} receives its value: its argument must be a 0-d data "
+            f"space of {caller.name} (e.g. add_data_space('r', {p.ctype!r})), got {arg!r} "
+            f"({got}); to keep it a local of the call, leave {p.name!r} out of the arguments"
+        )
+
+
+def _extent(extent: int | str, values: Mapping[str, str]) -> int | str:
+    """A callee local's extent with the by-value parameters in ``values`` substituted."""
+    if isinstance(extent, int):
+        return extent
+    text = substitute_names(extent, values)
+    number = text.strip("() ")
+    return int(number) if number.isdigit() else text
 
 
 def _scalar(caller: Computation, name: str) -> bool:
@@ -172,10 +220,12 @@ class _Plan:
         outer_fn: tuple[str, ...],
         prefix: str,
         rename: Mapping[str, str],
+        values: Mapping[str, str],
         where: str,
     ) -> None:
         self.caller, self.callee, self.outer = caller, callee, outer
         self.outer_fn, self.prefix, self.rename, self.where = outer_fn, prefix, rename, where
+        self.values = values
         self.outer_its = list(iterator_names(outer))
         self.base = int(outer_fn[-1])
 
@@ -187,6 +237,9 @@ class _Plan:
                 continue  # bound to a caller data space
             if ds.private is not None:  # the callee's loop, under its prefixed name
                 ds = dataclasses.replace(ds, private=self.prefix + ds.private)
+            if self.values and ds.shape:
+                shape = tuple(_extent(d, self.values) for d in ds.shape)
+                ds = dataclasses.replace(ds, shape=shape)
             self.caller._add_local(new, ds)
         offset = 0
         last = self.base
@@ -216,8 +269,10 @@ class _Plan:
             cx.Call,
             dict(zip(its, new_its, strict=True)),
         )
-        named = Set(f"{{[{', '.join(new_its)}]}}").intersect(stmt.domain) if its else stmt.domain
-        sched = stmt.schedule.as_function(new_its)
+        renamed = dict(zip(its, new_its, strict=True))
+        domain = substituted_set(stmt.domain, self.values, renamed)
+        named = Set(f"{{[{', '.join(new_its)}]}}").intersect(domain) if its else domain
+        sched = substituted_relation(stmt.schedule, self.values, renamed).as_function(new_its)
         assert sched is not None
         self._add(source, named, sched, offset, inner_its=new_its)
 

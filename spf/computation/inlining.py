@@ -29,6 +29,7 @@ def inline_data_space(comp: Computation, name: str) -> list[str]:
     """Inline temporary ``name``; returns the names of the rewritten consumers."""
     if name not in comp.data_spaces:
         raise UndeclaredError("data space", name, comp.data_spaces)
+    _check_unnamed(comp, name)
     writers = [s for s in comp.stmts if any(ds == name for ds, _ in s.writes)]
     readers = [s for s in comp.stmts if any(ds == name for ds, _ in s.reads)]
     if len(writers) != 1:
@@ -156,3 +157,24 @@ def _replace_source(comp: Computation, stmt: Stmt, source: str) -> None:
         comp._stmts.insert(index, stmt)
     stmt._source, stmt._parsed = fresh._source, fresh._parsed
     stmt._reads, stmt._writes = fresh._reads, fresh._writes
+
+
+def _check_unnamed(comp: Computation, name: str) -> None:
+    """Inlining removes the data space: no operation (a copy, send or receive) may move it,
+    and it may not be stored in a buffer (the buffer would be left behind)."""
+    from spf.computation.operations import OperationStmt
+
+    for s in comp.stmts:
+        if isinstance(s, OperationStmt) and (
+            s.target == name or any(ds == name for ds, _ in (*s.reads, *s.writes))
+        ):
+            raise ScheduleError(
+                f"inline({name!r}): operation {s.name} ({s.describe()}) moves {name}, which "
+                f"inlining removes; inline {name!r} before adding the operation, or keep it"
+            )
+    stored = comp.storage_of(name)
+    if stored is not None:
+        raise ScheduleError(
+            f"inline({name!r}): {name} is stored in buffer {stored[0]!r} (store_in), which "
+            f"inlining would leave behind; inline {name!r} before storing it, or keep it"
+        )

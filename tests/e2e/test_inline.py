@@ -140,3 +140,122 @@ def test_interpret_runs_inlined_computations() -> None:
     x = np.arange(4.0)
     main.interpret(x=x, n=4, T=2)
     assert np.allclose(x, 0.5 * 9 * np.arange(4.0))
+
+
+def bounded_fill() -> spf.Computation:
+    """void fill(double* v, int k) { for i < k: v[i] = 5.0; } (k bounds the loop)."""
+    c = spf.Computation("fill")
+    c.add_parameter("v", "double*")
+    c.add_parameter("k", "int")
+    c.add_stmt(spf.Stmt("$v$(i) = 5.0;", "{[i]: 0 <= i < k}", "{[i]->[0,i,0]}"))
+    return c
+
+
+@pytest.mark.parametrize(("arg", "filled"), [("2", 2), ("n - 1", 4), ("n", 5)])
+def test_by_value_parameter_bounding_a_loop_gets_the_argument(
+    cache: str, arg: str, filled: int
+) -> None:
+    main = spf.Computation("bounded")
+    main.add_data_space("x", "double", shape=("n",))
+    main.assume("n >= 2")
+    main.append_computation(bounded_fill(), "{[]}", "{[]->[0]}", ["x", arg])
+    assert "k" not in main.params  # never a new argument of the caller
+    assert [s.source for s in main.stmts] == [f"$_i0_k$ = {arg};", "$x$(_i0_i) = 5.0;"]
+    kernel = main.compile(cache_dir=cache)
+    assert [a.name for a in kernel.arguments] == ["n", "x"]
+    x = np.zeros(5)
+    kernel(x=x, n=5)
+    assert x.tolist() == [5.0] * filled + [0.0] * (5 - filled)
+
+
+def test_by_value_parameter_in_a_bound_and_a_statement(cache: str) -> None:
+    """k bounds the loop and is read as a value; a callee local is k long."""
+    c = spf.Computation("ramp")
+    c.add_parameter("v", "double*")
+    c.add_parameter("k", "int")
+    c.add_local("w", "double", shape=("k",))
+    c.add_stmt(spf.Stmt("$w$(i) = $k$ + i;", "{[i]: 0 <= i < k}", "{[i]->[0,i,0]}"))
+    c.add_stmt(spf.Stmt("$v$(i) = $w$(i);", "{[i]: 0 <= i < k}", "{[i]->[1,i,0]}"))
+    main = spf.Computation("ramp_caller")
+    main.add_data_space("x", "double", shape=("n",))
+    main.assume("n >= 3")
+    main.append_computation(c, "{[t]: 0 <= t < T}", "{[t]->[0,t,0]}", ["x", "3"])
+    assert main.data_spaces["_i0_w"].shape == (3,)
+    kernel = main.compile(cache_dir=cache)
+    assert [a.name for a in kernel.arguments] == ["T", "n", "x"]
+    x = np.zeros(5)
+    kernel(x=x, n=5, T=2)
+    assert x.tolist() == [3.0, 4.0, 5.0, 0.0, 0.0]
+
+
+def test_by_value_parameter_bounding_a_loop_refuses_what_is_not_a_constant() -> None:
+    main = spf.Computation("bad_bound")
+    main.add_data_space("x", "double", shape=("n",))
+    main.add_data_space("r", "int64_t")
+    for arg, why in (
+        ("t", "iterator of the surrounding domain"),
+        ("r", "data space of bad_bound"),
+        ("2.0", "not an affine integer expression"),
+        ("n * n", "not an affine integer expression"),
+    ):
+        with pytest.raises(spf.ArgumentError, match=f"by-value parameter 'k'.*{why}"):
+            main.append_computation(
+                bounded_fill(), "{[t]: 0 <= t < 3}", "{[t]->[0,t,0]}", ["x", arg]
+            )
+    main.add_constant("alpha", "double")
+    with pytest.raises(spf.ArgumentError, match="'alpha' is a double constant"):
+        main.append_computation(bounded_fill(), "{[]}", "{[]->[0]}", ["x", "alpha"])
+    assert main.stmts == ()
+    assert sorted(main.data_spaces) == ["r", "x"]
+
+
+def test_by_value_parameter_passed_on_to_a_nested_call(cache: str) -> None:
+    """middle(y, int p) calls fill(y, p); main calls middle(x, 4): p, then k, become 4."""
+    middle = spf.Computation("middle")
+    middle.add_parameter("y", "double*")
+    middle.add_parameter("p", "int")
+    middle.append_computation(bounded_fill(), "{[]}", "{[]->[0]}", ["y", "p"])
+    assert middle.params == {"p"}
+    main = spf.Computation("nested_bound")
+    main.add_data_space("x", "double", shape=("n",))
+    main.assume("n >= 4")
+    main.append_computation(middle, "{[]}", "{[]->[0]}", ["x", "4"])
+    kernel = main.compile(cache_dir=cache)
+    assert [a.name for a in kernel.arguments] == ["n", "x"]
+    x = np.zeros(6)
+    kernel(x=x, n=6)
+    assert x.tolist() == [5.0] * 4 + [0.0] * 2
+
+
+def dot() -> spf.Computation:
+    c = spf.Computation("dot")
+    c.add_data_space("x", "double", shape=("N",))
+    c.add_data_space("y", "double", shape=("N",))
+    c.add_data_space("s", "double")
+    c.add_stmt(spf.Stmt("$s$ += $x$(i) * $y$(i);", "{[i]: 0 <= i < N}", "{[i]->[0,i,0]}"))
+    return c
+
+
+def test_scalar_the_callee_writes_is_bound_by_reference(cache: str) -> None:
+    main = spf.Computation("dot_caller")
+    for name in ("x", "y"):
+        main.add_data_space(name, "double", shape=("N",))
+    main.add_data_space("r", "double")
+    main.add_data_space("out", "double", shape=(1,))
+    main.append_computation(dot(), "{[]}", "{[]->[0]}", {"x": "x", "y": "y", "s": "r"})
+    main.add_stmt(spf.Stmt("$out$(0) = 2.0 * $r$;", "{[]}", "{[]->[1]}"))
+    assert main.stmts[0].source == "$r$ += $x$(_i0_i) * $y$(_i0_i);"
+    x, y, r, out = np.arange(4.0), np.full(4, 2.0), np.full((), 1.0), np.zeros(1)
+    main.compile(cache_dir=cache)(x=x, y=y, r=r, out=out)
+    assert float(r) == 1.0 + x @ y
+    assert out.tolist() == [2.0 * (1.0 + x @ y)]
+
+
+def test_scalar_the_callee_writes_needs_a_scalar_of_the_caller() -> None:
+    main = spf.Computation("dot_bad")
+    for name in ("x", "y"):
+        main.add_data_space(name, "double", shape=("N",))
+    for arg in ("0.0", "x"):
+        with pytest.raises(spf.ArgumentError, match="writes the 0-d data space 's'"):
+            main.append_computation(dot(), "{[]}", "{[]->[0]}", {"x": "x", "y": "y", "s": arg})
+    assert main.stmts == ()
