@@ -65,6 +65,8 @@ static thread_local cudaError_t last_error = cudaSuccess;
 /* The most OS threads a launch by this thread ran its blocks on since spf_emu_take_threads. */
 static thread_local int most_threads = 0;
 
+/* Each fiber's stack; spf defines a larger one before this header when a unit's kernels
+ * declare more local memory per thread than fits (spf.codegen.cuda_limits). */
 #ifndef SPF_EMU_STACK
 #define SPF_EMU_STACK (256 * 1024)
 #endif
