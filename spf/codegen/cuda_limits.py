@@ -1,10 +1,13 @@
-"""CUDA's fixed limits that spf checks at codegen, and the emulator's fiber stack.
+"""CUDA's fixed limits that the generated ``.cu`` checks, and the emulator's fiber stack.
 
 * Local memory (``local``/``stack`` buffers a kernel declares): at most 512 KiB per thread
   (the CUDA C++ Programming Guide's table of compute capabilities). nvcc builds a larger
   frame and the launch fails on the GPU; spf refuses it at codegen, naming the buffer.
 * Static ``__shared__`` arrays: at most 48 KiB per block (ptxas refuses more: "uses too
   much shared data (0xc008 bytes, 0xc000 max)"); refused at codegen too.
+* Grid: at most 2^31 - 1 blocks on x and 65535 on y and z. The extents are known only at
+  run time, so the host code checks them before each launch (:func:`grid_checks`) and
+  names the block loop and its count.
 
 The emulator (``spf_cuda_emu.h``) runs each CUDA thread on a fiber with its own stack of
 ``SPF_EMU_STACK`` bytes (256 KiB unless defined); a unit whose kernels declare more local
@@ -26,6 +29,8 @@ LOCAL_BYTES = 512 * 1024
 """CUDA's local memory per thread."""
 STATIC_SHARED_BYTES = 48 * 1024
 """CUDA's static ``__shared__`` memory per block."""
+GRID_BLOCKS = (2**31 - 1, 65535, 65535)
+"""The most blocks on each grid dimension (x, y, z)."""
 EMULATOR_STACK = 256 * 1024
 """The emulator's fiber stack when the unit defines none (``spf_cuda_emu.h``)."""
 STACK_MARGIN = 64 * 1024
@@ -94,13 +99,38 @@ def emulator_stack(local_bytes: int) -> int:
     return -(-need // 4096) * 4096
 
 
+def grid_checks(kernel: str, grid: list[tuple[str, str]]) -> list[str]:
+    """Host C lines that refuse a launch of ``kernel`` whose grid is too large: ``grid``
+    gives, per dimension (x first), the block loops and the variable holding the count."""
+    lines = []
+    for dim, ((loops, var), most) in enumerate(zip(grid, GRID_BLOCKS, strict=False)):
+        axis = "xyz"[dim]
+        hint = (
+            "make it the innermost gpu block loop (grid dimension x takes 2147483647) or "
+            "use larger tiles"
+            if dim
+            else "use larger tiles"
+        )
+        message = (
+            f"kernel {kernel}: gpu block loop {loops} has %lld blocks on grid dimension "
+            f"{axis}, more than CUDA's {most}; {hint}"
+        )
+        lines.append(
+            f'if ({var} > {most}) {{ snprintf(spf_message, sizeof spf_message, "{message}", '
+            f"(long long){var}); spf_status = 1; goto spf_done; }}"
+        )
+    return lines
+
+
 __all__ = [
     "EMULATOR_STACK",
+    "GRID_BLOCKS",
     "LOCAL_BYTES",
     "STACK_MARGIN",
     "STATIC_SHARED_BYTES",
     "KernelMemory",
     "buffer_bytes",
     "emulator_stack",
+    "grid_checks",
     "item_bytes",
 ]

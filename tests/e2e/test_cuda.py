@@ -264,7 +264,7 @@ def test_kernel_arguments_are_checked_like_c_kernels() -> None:
 def test_too_many_threads_per_block_is_a_launch_error() -> None:
     k = transpose.build(64).compile(target="cuda", emulate=True)  # 64 x 64 = 4096 threads
     A = np.zeros((70, 70), dtype=np.float32)
-    with pytest.raises(SpfError, match="invalid configuration"):
+    with pytest.raises(SpfError, match=r"invalid configuration argument \(block of 64 x 64 x 1"):
         k(A=A, B=np.zeros_like(A))
     B = np.zeros((20, 20), dtype=np.float32)  # 20 x 20 threads: fine
     k(A=np.ones_like(B), B=B)
@@ -578,6 +578,47 @@ def test_nvcc_takes_48_kib_of_static_shared_memory(tmp_path: Path) -> None:
     """The limit spf checks is nvcc's: 6144 doubles build (6145 fail in ptxas)."""
     comp = shared_exchange(same_nest=False, size=6144)
     build_nvcc(comp.codegen("cuda"), name="shared48k", cache_dir=str(tmp_path))
+
+
+def tall_transpose(tile: int) -> spf.Computation:
+    comp = spf.Computation(f"tall{tile}")
+    comp.add_data_space("A", "float", shape=("N", "M"))
+    comp.add_data_space("B", "float", shape=("M", "N"))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$B$(j,i) = $A$(i,j);", "{[i,j]: 0 <= i < N && 0 <= j < M}", "{[i,j]->[0,i,0,j,0]}"
+        )
+    )
+    s.tile_gpu("i", "j", tile, tile)
+    return comp
+
+
+def test_more_than_65535_blocks_on_y_is_refused_naming_the_loop() -> None:
+    """The outer block loop runs on grid dimension y, which takes 65535 blocks: the host code
+    says so before the launch (the emulator said 'more than 1024 threads per block?')."""
+    k = tall_transpose(2).compile(target="cuda", emulate=True)
+    A = np.arange(2 * 65536, dtype=np.float32).reshape(-1, 1)
+    with pytest.raises(SpfError, match="block loop i0 has 65536 blocks on grid dimension y"):
+        k(A=A, B=np.zeros((1, 2 * 65536), np.float32))
+    B = np.zeros((1, 2 * 65535), np.float32)
+    k(A=A[: 2 * 65535], B=B)
+    np.testing.assert_array_equal(B, A[: 2 * 65535].T)
+
+
+def test_emulator_names_the_grid_limit_a_launch_breaks() -> None:
+    """Without the host code's check, the emulator refuses the launch itself and says why."""
+    comp = tall_transpose(2)
+    source = comp.codegen("cuda")
+    checks = [line for line in source.splitlines() if "grid dimension" in line]
+    assert len(checks) == 2  # x and y
+    for line in checks:
+        source = source.replace(line, "")
+    opts: dict[str, Any] = {"openmp": True, "cflags": None, "cache_dir": None}
+    k = compile_kernel(source, signature(comp.ir, comp.name), comp.name, emulate=True, **opts)
+    A = np.zeros((2 * 65536, 1), dtype=np.float32)
+    grid = r"\(grid of 1 x 65536 x 1 blocks; CUDA allows at most 2147483647 on x and 65535"
+    with pytest.raises(SpfError, match=grid):
+        k(A=A, B=np.zeros((1, 2 * 65536), np.float32))
 
 
 # ----------------------------------------------------------------------------- SpMV
