@@ -61,12 +61,13 @@ part is skipped under ``__CUDACC_RTC__`` and ``SPF_DEVICE_ONLY``) and with g++.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from spf.cexpr import to_c, to_c_arg, to_c_at
 from spf.clang import C_PREC
 from spf.codegen.c import CPrinter, expr, loop_tree
+from spf.codegen.cuda_limits import KernelMemory, grid_checks
 from spf.codegen.emitter import Emitter
 from spf.codegen.loop_ast import (
     Alloc,
@@ -319,6 +320,8 @@ class _Kernel:
     """Array arguments the kernel uses (device pointers passed to it)."""
     scalars: list[str]
     """Host variables passed to it (parameters, then enclosing host loop/UF variables)."""
+    local_bytes: int = 0
+    """The bytes of local arrays each of its threads declares."""
 
 
 class CudaPrinter(CPrinter):
@@ -335,7 +338,9 @@ class CudaPrinter(CPrinter):
     def unit(self) -> TranslationUnit:
         """The ``.cu`` unit with its record, which names the ``__global__`` kernels."""
         self.print()
-        return self.out.unit("cuda", kernels=[k.name for k in self.kernels])
+        unit = self.out.unit("cuda", kernels=[k.name for k in self.kernels])
+        local = max((k.local_bytes for k in self.kernels), default=0)
+        return replace(unit, local_bytes=local)
 
     def __init__(self, program: Program) -> None:
         super().__init__(program)
@@ -842,7 +847,7 @@ class CudaPrinter(CPrinter):
         kernel = _KernelBuilder(self, name, _chain(first, "gpu_block"))
         text, arrays = kernel.text()
         scalars = [*self.params, *self.host_scope]
-        self.kernels.append(_Kernel(name, text, arrays, scalars))
+        self.kernels.append(_Kernel(name, text, arrays, scalars, kernel.memory.local))
         for a in arrays:
             if a in self.local_names:
                 raise CodegenError(
@@ -866,6 +871,8 @@ class CudaPrinter(CPrinter):
             )
             out.line(f"if ({positive})")
             with out.braces():
+                for line in grid_checks(name, [(w, f"spf_g{k}") for k, (w, _) in enumerate(grid)]):
+                    out.line(line)
                 g = _dim3([f"spf_g{k}" for k in range(len(grid))])
                 t = _dim3([f"spf_t{k}" for k in range(len(block))])
                 out.line(f"dim3 spf_grid({g}), spf_block({t});")
@@ -905,6 +912,7 @@ class _KernelBuilder:
         self._thread_extents: dict[str, Expr] = {}
         self.varying: set[str] = set()  # variables whose value differs between threads
         self.divergent: list[str] = []  # enclosing conditions threads may disagree on
+        self.memory = KernelMemory(name)  # local and shared memory it declares, checked
         self.nests = _thread_nests(blocks.body)
         self.dims = max(
             (
@@ -1138,10 +1146,14 @@ class _KernelBuilder:
 
     def _decl(self, out: Emitter, b: BufferDecl) -> None:
         if b.scope == "shared":
-            out.line(f"__shared__ {b.ctype} {b.name}[{_static_count(b)}];")
+            count = _static_count(b)
+            self.memory.declare(b, count)
+            out.line(f"__shared__ {b.ctype} {b.name}[{count}];")
         elif b.scope in ("local", "stack"):
+            count = _static_count(b)
+            self.memory.declare(b, count)
             zero = " = {0}" if b.private else ""  # a private local starts zeroed
-            out.line(f"{b.ctype} {b.name}[{_static_count(b)}]{zero};")
+            out.line(f"{b.ctype} {b.name}[{count}]{zero};")
         else:
             raise CodegenError(
                 f"buffer {b.name!r} ({b.scope} memory) is allocated inside kernel "
@@ -1257,7 +1269,7 @@ class _KernelBuilder:
             )
 
 
-def _static_count(b: BufferDecl) -> str:
+def _static_count(b: BufferDecl) -> int:
     """The element count of a buffer the compiler must size statically."""
     count = 1
     for e in b.extents:
@@ -1268,7 +1280,7 @@ def _static_count(b: BufferDecl) -> str:
                 f"{b.scope} memory at compile time, so give it integer extents"
             )
         count *= int(text)
-    return str(count)
+    return count
 
 
 def _own_exprs(n: Node) -> tuple[Expr, ...]:

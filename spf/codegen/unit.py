@@ -62,6 +62,9 @@ class TranslationUnit:
     bounds: tuple[tuple[str, int, int], ...] = ()
     """``(parameter, lowest, highest)`` of the ``hls_bounds`` an HLS unit was printed for,
     by parameter name."""
+    local_bytes: int = 0
+    """The most bytes of local arrays one thread of a CUDA unit's kernels declares: spf's
+    emulator sizes each CUDA thread's stack from it (:mod:`spf.codegen.cuda_limits`)."""
 
     @classmethod
     def hand_written(cls, source: str, target: str = "c") -> TranslationUnit:
@@ -92,6 +95,7 @@ class TranslationUnit:
             "parallel": self.parallel,
             "kernels": list(self.kernels),
             "bounds": [list(b) for b in self.bounds],
+            "local_bytes": self.local_bytes,
         }
 
     @classmethod
@@ -114,6 +118,7 @@ class TranslationUnit:
             parallel=bool(data["parallel"]),
             kernels=tuple(str(k) for k in data["kernels"]),
             bounds=tuple((str(n), int(lo), int(hi)) for n, lo, hi in data["bounds"]),
+            local_bytes=int(data["local_bytes"]),
         )
 
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import cffi
 import numpy as np
 
+from spf.codegen.cuda_limits import emulator_stack
 from spf.errors import ArgumentError, CodegenError, CompileError, ToolchainError
 from spf.runtime import device_arrays
 from spf.runtime.binding import Binder
@@ -90,9 +91,14 @@ def header(name: str) -> str:
     return resources.files("spf.runtime").joinpath(name).read_text(encoding="utf-8")
 
 
-def emulation_source(source: str, name: str, bridge: bool = False) -> str:
-    """``source`` behind the emulation (and bridge) header: what g++ compiles."""
+def emulation_source(source: str, name: str, bridge: bool = False, local_bytes: int = 0) -> str:
+    """``source`` behind the emulation (and bridge) header: what g++ compiles.
+    ``local_bytes``: the local memory one thread of its kernels declares (the unit's
+    record); the emulator's fiber stacks are made large enough for it."""
     parts = []
+    stack = emulator_stack(local_bytes)
+    if stack and not bridge:  # behind the bridge the kernels run on the GPU
+        parts.append(f"#define SPF_EMU_STACK {stack}")
     if bridge:
         parts.append("#define SPF_CUDA_BRIDGE 1")
     parts.append(header(EMULATOR_HEADER))
@@ -597,7 +603,7 @@ def compile_kernel(
         if gpu is not None:
             raise ArgumentError("compile(target='cuda'): pass emulate=True or gpu=..., not both")
         built = build(
-            emulation_source(source, name),
+            emulation_source(source, name, local_bytes=0 if unit is None else unit.local_bytes),
             name=f"{name}_emu",
             openmp=openmp,
             cflags=cflags,

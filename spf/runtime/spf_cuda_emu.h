@@ -65,6 +65,8 @@ static thread_local cudaError_t last_error = cudaSuccess;
 /* The most OS threads a launch by this thread ran its blocks on since spf_emu_take_threads. */
 static thread_local int most_threads = 0;
 
+/* Each fiber's stack; spf defines a larger one before this header when a unit's kernels
+ * declare more local memory per thread than fits (spf.codegen.cuda_limits). */
 #ifndef SPF_EMU_STACK
 #define SPF_EMU_STACK (256 * 1024)
 #endif
@@ -162,10 +164,29 @@ static inline void run_blocks(dim3 grid, dim3 blk, int64_t first, int64_t last,
   block.body = nullptr;
 }
 
-static inline void launch(dim3 grid, dim3 blk, const std::function<void()> &body) {
+/* Why the last launch was refused with cudaErrorInvalidConfiguration (cudaGetErrorString). */
+static thread_local char config_reason[160] = "";
+
+/* A launch CUDA refuses: a block of more than 1024 threads (or more than 64 on z), a grid of
+ * more than 2^31 - 1 blocks on x or 65535 on y or z. Names the limit it breaks. */
+static inline bool refused(dim3 grid, dim3 blk) {
   int64_t threads = (int64_t)blk.x * blk.y * blk.z;
+  if (threads < 1 || threads > 1024 || blk.z > 64)
+    snprintf(config_reason, sizeof config_reason,
+             "block of %u x %u x %u threads; CUDA allows 1 to 1024 per block, at most 64 on z",
+             blk.x, blk.y, blk.z);
+  else if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+    snprintf(config_reason, sizeof config_reason,
+             "grid of %u x %u x %u blocks; CUDA allows at most 2147483647 on x and 65535 on "
+             "y and z", grid.x, grid.y, grid.z);
+  else
+    return false;
+  return true;
+}
+
+static inline void launch(dim3 grid, dim3 blk, const std::function<void()> &body) {
   int64_t blocks = (int64_t)grid.x * grid.y * grid.z;
-  if (threads < 1 || threads > 1024 || blk.z > 64 || grid.y > 65535 || grid.z > 65535) {
+  if (refused(grid, blk)) {
     last_error = cudaErrorInvalidConfiguration;
     return;
   }
@@ -275,8 +296,12 @@ static inline const char *cudaGetErrorString(cudaError_t e) {
   switch (e) {
     case cudaSuccess: return "no error";
     case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration:
-      return "invalid configuration argument (more than 1024 threads per block?)";
+    case cudaErrorInvalidConfiguration: {
+      static thread_local char text[200];
+      snprintf(text, sizeof text, "invalid configuration argument (%s)",
+               spf_emu::config_reason[0] ? spf_emu::config_reason : "a launch CUDA refuses");
+      return text;
+    }
     case cudaErrorLaunchFailure: return "the emulator could not run a block";
     default: return "invalid argument";
   }

@@ -19,8 +19,10 @@ import pytest
 import scipy.sparse as sp
 
 import spf
+from spf.codegen import generate
 from spf.codegen.program import signature
-from spf.errors import ArgumentError, IllegalScheduleError, SpfError
+from spf.codegen.unit import TranslationUnit
+from spf.errors import ArgumentError, CodegenError, IllegalScheduleError, SpfError
 from spf.runtime import threads
 from spf.runtime.cuda import build_nvcc, compile_kernel, emulation_source
 from spf.runtime.gpu import DEVICE_TO_HOST, HOST_TO_DEVICE
@@ -28,6 +30,7 @@ from spf.sparse import csr_args, read_matrix_market
 from spf.testing import HostMemoryGpu
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import ModuleType
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -261,7 +264,7 @@ def test_kernel_arguments_are_checked_like_c_kernels() -> None:
 def test_too_many_threads_per_block_is_a_launch_error() -> None:
     k = transpose.build(64).compile(target="cuda", emulate=True)  # 64 x 64 = 4096 threads
     A = np.zeros((70, 70), dtype=np.float32)
-    with pytest.raises(SpfError, match="invalid configuration"):
+    with pytest.raises(SpfError, match=r"invalid configuration argument \(block of 64 x 64 x 1"):
         k(A=A, B=np.zeros_like(A))
     B = np.zeros((20, 20), dtype=np.float32)  # 20 x 20 threads: fine
     k(A=np.ones_like(B), B=B)
@@ -415,7 +418,7 @@ def test_gpu_thread_loop_carrying_a_dependence_is_refused() -> None:
         comp.codegen("cuda")
 
 
-def shared_exchange(same_nest: bool, scope: str = "shared") -> spf.Computation:
+def shared_exchange(same_nest: bool, scope: str = "shared", size: int = 8) -> spf.Computation:
     """Each thread writes one element of a block's tile; the next statement reads the
     element another thread wrote (reversed), in the same thread nest or the next one."""
     comp = spf.Computation("xchg")
@@ -434,7 +437,7 @@ def shared_exchange(same_nest: bool, scope: str = "shared") -> spf.Computation:
             f"{{[b,t]->[0,b,{nest},t,{1 - nest}]}}",
         )
     )
-    w.store_in(comp.add_buffer("sh", (8,), "double", scope=scope), ["t"])
+    w.store_in(comp.add_buffer("sh", (size,), "double", scope=scope), ["t"])
     for s in (w, r):
         s.gpu(("b",), ("t",))
     return comp
@@ -501,6 +504,121 @@ def test_local_buffers_are_private_to_each_thread() -> None:
     np.testing.assert_array_equal(y, 3.0 * np.arange(10) + 3.0)
     with pytest.raises(IllegalScheduleError, match="cannot run in parallel"):
         build("global").codegen("cuda")
+
+
+_BIG_LOCAL = """
+import numpy as np, spf
+def case(count, scope="local"):
+    comp = spf.Computation(f"big{scope}{count}")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_data_space("w", "double", shape=(count,))
+    dom = f"0 <= i < N && 0 <= k < {count}"
+    s0 = comp.add_stmt(
+        spf.Stmt("$w$(k) = 1.0 * i + k;", f"{{[i,k]: {dom}}}", "{[i,k]->[0,i,0,k,0]}")
+    )
+    s1 = comp.add_stmt(spf.Stmt("$y$(i) += $w$(k);", f"{{[i,k]: {dom}}}", "{[i,k]->[0,i,1,k,0]}"))
+    s0.store_in(comp.add_buffer("loc", (count,), "double", scope=scope), ["k"])
+    for s in (s0, s1):
+        s.split("i", 4, "i0", "i1")
+        s.gpu(("i0",), ("i1",))
+    return comp
+"""
+"""A kernel whose threads each fill and sum ``count`` doubles of a per-thread buffer."""
+
+
+def big_local_case(count: int, scope: str = "local") -> spf.Computation:
+    space: dict[str, Any] = {}
+    exec(_BIG_LOCAL, space)  # the same case the child process of the next test builds
+    comp: spf.Computation = space["case"](count, scope)
+    return comp
+
+
+def test_local_buffer_larger_than_the_emulators_default_stack_runs(
+    fresh_python: Callable[..., list[str]],
+) -> None:
+    """320 KB of doubles per thread, more than the emulator's default 256 KiB fiber stack
+    (which it overflowed: a segfault, hence the child process): the unit records the local
+    bytes and the emulated build's stack fits them. 512 KiB, CUDA's limit, runs too."""
+    code = _BIG_LOCAL + (
+        "for count in (40000, 65536):\n"
+        "    y = np.zeros(6)\n"
+        "    case(count).compile(target='cuda', emulate=True)(y=y)\n"
+        "    ref = count * np.arange(6) + count * (count - 1) / 2\n"
+        "    print(count, np.array_equal(y, ref))\n"
+    )
+    assert fresh_python(code) == ["40000 True", "65536 True"]
+
+
+def test_unit_records_the_local_bytes_of_its_kernels() -> None:
+    assert generate(big_local_case(40000), "cuda")[0].local_bytes == 320000
+    assert generate(examples_case(), "cuda")[0].local_bytes == 0
+    unit = generate(big_local_case(40000), "cuda")[0]
+    assert TranslationUnit.from_data(unit.to_data()) == unit
+    older = {k: v for k, v in unit.to_data().items() if k != "local_bytes"}
+    with pytest.raises(KeyError):  # a cached record without it is generated again
+        TranslationUnit.from_data(older)
+    stack = emulation_source("", "x", local_bytes=320000)
+    assert stack.startswith("#define SPF_EMU_STACK 389120\n")  # 320000 + 64 KiB, in pages
+    assert "#define SPF_EMU_STACK" not in emulation_source("", "x", local_bytes=1000)[:40]
+
+
+def test_local_memory_over_cudas_limit_is_refused() -> None:
+    with pytest.raises(CodegenError, match=r"buffer 'loc' \(local memory, 65537 x double"):
+        big_local_case(65537).codegen("cuda")
+
+
+def test_static_shared_memory_over_48_kib_is_refused() -> None:
+    shared_exchange(same_nest=False, size=6144).codegen("cuda")  # 48 KiB: nvcc takes it
+    with pytest.raises(CodegenError, match=r"buffer 'sh' \(shared memory.*49160 bytes"):
+        shared_exchange(same_nest=False, size=6145).codegen("cuda")
+
+
+@pytest.mark.requires_nvcc
+def test_nvcc_takes_48_kib_of_static_shared_memory(tmp_path: Path) -> None:
+    """The limit spf checks is nvcc's: 6144 doubles build (6145 fail in ptxas)."""
+    comp = shared_exchange(same_nest=False, size=6144)
+    build_nvcc(comp.codegen("cuda"), name="shared48k", cache_dir=str(tmp_path))
+
+
+def tall_transpose(tile: int) -> spf.Computation:
+    comp = spf.Computation(f"tall{tile}")
+    comp.add_data_space("A", "float", shape=("N", "M"))
+    comp.add_data_space("B", "float", shape=("M", "N"))
+    s = comp.add_stmt(
+        spf.Stmt(
+            "$B$(j,i) = $A$(i,j);", "{[i,j]: 0 <= i < N && 0 <= j < M}", "{[i,j]->[0,i,0,j,0]}"
+        )
+    )
+    s.tile_gpu("i", "j", tile, tile)
+    return comp
+
+
+def test_more_than_65535_blocks_on_y_is_refused_naming_the_loop() -> None:
+    """The outer block loop runs on grid dimension y, which takes 65535 blocks: the host code
+    says so before the launch (the emulator said 'more than 1024 threads per block?')."""
+    k = tall_transpose(2).compile(target="cuda", emulate=True)
+    A = np.arange(2 * 65536, dtype=np.float32).reshape(-1, 1)
+    with pytest.raises(SpfError, match="block loop i0 has 65536 blocks on grid dimension y"):
+        k(A=A, B=np.zeros((1, 2 * 65536), np.float32))
+    B = np.zeros((1, 2 * 65535), np.float32)
+    k(A=A[: 2 * 65535], B=B)
+    np.testing.assert_array_equal(B, A[: 2 * 65535].T)
+
+
+def test_emulator_names_the_grid_limit_a_launch_breaks() -> None:
+    """Without the host code's check, the emulator refuses the launch itself and says why."""
+    comp = tall_transpose(2)
+    source = comp.codegen("cuda")
+    checks = [line for line in source.splitlines() if "grid dimension" in line]
+    assert len(checks) == 2  # x and y
+    for line in checks:
+        source = source.replace(line, "")
+    opts: dict[str, Any] = {"openmp": True, "cflags": None, "cache_dir": None}
+    k = compile_kernel(source, signature(comp.ir, comp.name), comp.name, emulate=True, **opts)
+    A = np.zeros((2 * 65536, 1), dtype=np.float32)
+    grid = r"\(grid of 1 x 65536 x 1 blocks; CUDA allows at most 2147483647 on x and 65535"
+    with pytest.raises(SpfError, match=grid):
+        k(A=A, B=np.zeros((1, 2 * 65536), np.float32))
 
 
 # ----------------------------------------------------------------------------- SpMV

@@ -1,0 +1,136 @@
+"""CUDA's fixed limits that the generated ``.cu`` checks, and the emulator's fiber stack.
+
+* Local memory (``local``/``stack`` buffers a kernel declares): at most 512 KiB per thread
+  (the CUDA C++ Programming Guide's table of compute capabilities). nvcc builds a larger
+  frame and the launch fails on the GPU; spf refuses it at codegen, naming the buffer.
+* Static ``__shared__`` arrays: at most 48 KiB per block (ptxas refuses more: "uses too
+  much shared data (0xc008 bytes, 0xc000 max)"); refused at codegen too.
+* Grid: at most 2^31 - 1 blocks on x and 65535 on y and z. The extents are known only at
+  run time, so the host code checks them before each launch (:func:`grid_checks`) and
+  names the block loop and its count.
+
+The emulator (``spf_cuda_emu.h``) runs each CUDA thread on a fiber with its own stack of
+``SPF_EMU_STACK`` bytes (256 KiB unless defined); a unit whose kernels declare more local
+memory than fits records it (``TranslationUnit.local_bytes``) and its emulated build
+defines a larger stack (:func:`emulator_stack`), which is part of the build's cache key.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spf.clang import NUMPY_OF_C
+from spf.errors import CodegenError
+
+if TYPE_CHECKING:
+    from spf.codegen.program import BufferDecl
+
+LOCAL_BYTES = 512 * 1024
+"""CUDA's local memory per thread."""
+STATIC_SHARED_BYTES = 48 * 1024
+"""CUDA's static ``__shared__`` memory per block."""
+GRID_BLOCKS = (2**31 - 1, 65535, 65535)
+"""The most blocks on each grid dimension (x, y, z)."""
+EMULATOR_STACK = 256 * 1024
+"""The emulator's fiber stack when the unit defines none (``spf_cuda_emu.h``)."""
+STACK_MARGIN = 64 * 1024
+"""Stack a fiber needs beyond its local arrays: the kernel's frame, the launch's calls."""
+
+_ITEM_BYTES = {"bool": 1, "char": 1, "long": 8, "int": 4, "float": 4, "double": 8}
+
+
+def item_bytes(ctype: str) -> int:
+    """The size of one element of C type ``ctype`` (a data-space element type)."""
+    if ctype in _ITEM_BYTES:
+        return _ITEM_BYTES[ctype]
+    digits = "".join(ch for ch in ctype if ch.isdigit())
+    if ctype in NUMPY_OF_C and digits:  # int8_t .. uint64_t
+        return int(digits) // 8
+    return 8  # an unknown type: assume the widest scalar
+
+
+def buffer_bytes(b: BufferDecl, count: int) -> int:
+    """The bytes of ``count`` elements of ``b``."""
+    return count * item_bytes(b.ctype)
+
+
+class KernelMemory:
+    """The local and static shared memory one kernel declares, checked against CUDA's
+    limits as each buffer is declared (the buffer that goes over is named)."""
+
+    def __init__(self, kernel: str) -> None:
+        self.kernel = kernel
+        self.local = 0
+        self.shared = 0
+        self._local_names: list[str] = []
+        self._shared_names: list[str] = []
+
+    def declare(self, b: BufferDecl, count: int) -> None:
+        """``b``, of ``count`` elements, is declared in the kernel (local, stack or shared)."""
+        size = buffer_bytes(b, count)
+        shared = b.scope == "shared"
+        names = self._shared_names if shared else self._local_names
+        names.append(b.name)
+        if shared:
+            self.shared += size
+            total, limit, what = self.shared, STATIC_SHARED_BYTES, "static shared memory per block"
+            hint = "use smaller tiles, or a global buffer"
+        else:
+            self.local += size
+            total, limit, what = self.local, LOCAL_BYTES, "local memory per thread"
+            hint = "make it smaller, or use a shared or global buffer"
+        if total <= limit:
+            return
+        others = [n for n in names[:-1] if n != b.name]
+        with_others = f" (with {', '.join(repr(n) for n in others)})" if others else ""
+        raise CodegenError(
+            f"buffer {b.name!r} ({b.scope} memory, {count} x {b.ctype} = {size} bytes) makes "
+            f"kernel {self.kernel} declare {total} bytes of {what}{with_others}; CUDA allows "
+            f"at most {limit} ({limit // 1024} KiB): {hint}"
+        )
+
+
+def emulator_stack(local_bytes: int) -> int:
+    """The fiber stack (bytes) the emulator needs for kernels declaring ``local_bytes`` of
+    local memory per thread; 0 when its default does."""
+    need = local_bytes + STACK_MARGIN
+    if need <= EMULATOR_STACK:
+        return 0
+    return -(-need // 4096) * 4096
+
+
+def grid_checks(kernel: str, grid: list[tuple[str, str]]) -> list[str]:
+    """Host C lines that refuse a launch of ``kernel`` whose grid is too large: ``grid``
+    gives, per dimension (x first), the block loops and the variable holding the count."""
+    lines = []
+    for dim, ((loops, var), most) in enumerate(zip(grid, GRID_BLOCKS, strict=False)):
+        axis = "xyz"[dim]
+        hint = (
+            "make it the innermost gpu block loop (grid dimension x takes 2147483647) or "
+            "use larger tiles"
+            if dim
+            else "use larger tiles"
+        )
+        message = (
+            f"kernel {kernel}: gpu block loop {loops} has %lld blocks on grid dimension "
+            f"{axis}, more than CUDA's {most}; {hint}"
+        )
+        lines.append(
+            f'if ({var} > {most}) {{ snprintf(spf_message, sizeof spf_message, "{message}", '
+            f"(long long){var}); spf_status = 1; goto spf_done; }}"
+        )
+    return lines
+
+
+__all__ = [
+    "EMULATOR_STACK",
+    "GRID_BLOCKS",
+    "LOCAL_BYTES",
+    "STACK_MARGIN",
+    "STATIC_SHARED_BYTES",
+    "KernelMemory",
+    "buffer_bytes",
+    "emulator_stack",
+    "grid_checks",
+    "item_bytes",
+]
