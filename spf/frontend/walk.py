@@ -118,6 +118,9 @@ class Walker:
         kind = type(node).__name__
         if kind in _UNSUPPORTED:
             what, hint = _UNSUPPORTED[kind]
+            if kind == "Return" and not ctx.iters:  # if (n <= 0) return; before the loops
+                what = "an early return"
+                hint = "guard the rest of the body with the opposite if instead"
             raise self.fail(node, f"{what} cannot be represented in spf", hint)
         if isinstance(node, c_ast.Compound):
             end = self.block(list(node.block_items or []), ctx, counter)
