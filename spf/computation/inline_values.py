@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from spf.computation.computation import Computation
     from spf.computation.data_space import DataSpace
 
-_INT = re.compile(r"^[+-]?\d+$")
+_INT = re.compile(r"^-?\d+$")
+_BOUND = re.compile(r"\bexists\s*\(?\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*\)?\s*:")
+"""``exists e, f:`` (or ``exists (e, f):``): the names a set's text binds itself."""
 _WORD = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*\b(?!\s*\()")  # a name, not a UF call's
 
 
@@ -78,6 +80,14 @@ def constant_values(
         if p.name not in uses or not isinstance(arg, str):
             continue
         use = uses[p.name]
+        writer = next((t.name for t in callee.stmts if any(d == p.name for d, _ in t.writes)), None)
+        if writer is not None:
+            raise ArgumentError(
+                f"{where}: by-value parameter {p.name!r} of {callee.name} bounds {use} and "
+                f"{writer} assigns it: the loop would run to its value at the call while the "
+                f"statements read the assigned one; copy it into a local of {callee.name} "
+                "and assign that instead"
+            )
         if use.startswith("the declaration of UF"):
             raise ArgumentError(
                 f"{where}: by-value parameter {p.name!r} of {callee.name} appears in "
@@ -100,12 +110,14 @@ def _why_not_constant(caller: Computation, arg: str, outer_its: Collection[str])
     """Why ``arg`` is not a symbolic-constant expression of ``caller`` (None: it is)."""
     if _INT.match(arg):
         return None
+    probe_var = "_spf_argument"
     try:
-        probe = Set(f"{{[_x]: _x = {arg}}}")
+        probe = Set(f"{{[{probe_var}]: {probe_var} = {arg}}}")
     except SpfError:
         return "it is not an affine integer expression"
     if probe.uf_calls:
         return f"it calls a UF ({', '.join(probe.uf_calls)})"
+    known = set(caller.params)
     for name in sorted(probe.params):
         if name in outer_its:
             return f"{name!r} is an iterator of the surrounding domain, not a constant"
@@ -117,6 +129,10 @@ def _why_not_constant(caller: Computation, arg: str, outer_its: Collection[str])
                 f"{name!r} is a data space of {caller.name}, whose value statements may "
                 "change; pass a symbolic constant"
             )
+        if ds is not None and any(any(d == name for d, _ in t.writes) for t in caller.stmts):
+            return f"{name!r} is assigned by a statement of {caller.name}, so it is no constant"
+        if ds is None and name not in known and name not in caller.constants:
+            return f"{name!r} is no symbolic constant of {caller.name} (yet)"
         if name in caller.buffers:
             return f"{name!r} is a buffer of {caller.name}"
         if caller.constant_type(name) in ("double", "float"):
@@ -130,7 +146,8 @@ def substituted_set(s: Set, values: Mapping[str, str], names: Mapping[str, str])
     is not captured by one of them); ``s`` itself when it uses none of the constants."""
     if not set(values) & s.params:
         return s
-    out = Set(substitute_names(str(s), {**names, **values}), s.ufs or None)
+    text = str(s)
+    out = Set(substitute_names(text, {**_fresh_bound(text), **names, **values}), s.ufs or None)
     _check_gone(out, values, s)
     return out
 
@@ -142,13 +159,22 @@ def substituted_relation(
     ``names`` (as for :func:`substituted_set`)."""
     if not set(values) & r.params:
         return r
-    out = Relation(substitute_names(str(r), {**names, **values}), r.ufs or None)
+    text = str(r)
+    out = Relation(substitute_names(text, {**_fresh_bound(text), **names, **values}), r.ufs or None)
     _check_gone(out, values, r)
     return out
 
 
+def _fresh_bound(text: str) -> dict[str, str]:
+    """The names ``text`` binds with ``exists``, each to a fresh name, so that an argument's
+    name substituted into the text is not captured by one of them."""
+    bound = [n.strip() for m in _BOUND.finditer(text) for n in m.group(1).split(",")]
+    return {name: f"_spf_b{k}_{name}" for k, name in enumerate(bound)}
+
+
 def _check_gone(out: Set | Relation, values: Mapping[str, str], s: Set | Relation) -> None:
-    left = sorted(set(values) & out.params)
+    brought = {w for v in values.values() for w in _WORD.findall(v)}  # the arguments' names
+    left = sorted(set(values) & out.params - brought)
     if left:  # a name bound inside the text (an existential) shadowed the constant
         raise ArgumentError(
             f"append_computation: could not substitute the argument for {left[0]!r} in {s}"

@@ -259,3 +259,57 @@ def test_scalar_the_callee_writes_needs_a_scalar_of_the_caller() -> None:
         with pytest.raises(spf.ArgumentError, match="writes the 0-d data space 's'"):
             main.append_computation(dot(), "{[]}", "{[]->[0]}", {"x": "x", "y": "y", "s": arg})
     assert main.stmts == ()
+
+
+def test_by_value_bound_named_like_the_callers_constant(cache: str) -> None:
+    """fill(v, int n) bounded by i < n, called with the caller's own n - 1 (review: refused
+    as 'could not substitute', the caller's n taken for a leftover of the callee's)."""
+    c = spf.Computation("fill_n")
+    c.add_parameter("v", "double*")
+    c.add_parameter("n", "int")
+    c.add_stmt(spf.Stmt("$v$(i) = 5.0;", "{[i]: 0 <= i < n}", "{[i]->[0,i,0]}"))
+    main = spf.Computation("own_n")
+    main.add_data_space("x", "double", shape=("n",))
+    main.assume("n >= 1")
+    main.append_computation(c, "{[]}", "{[]->[0]}", ["x", "n - 1"])
+    x = np.zeros(4)
+    main.compile(cache_dir=cache)(x=x, n=4)
+    assert x.tolist() == [5.0, 5.0, 5.0, 0.0]
+
+
+def test_by_value_bound_substituted_under_an_exists_of_the_same_name() -> None:
+    """The callee's domain binds e (exists e: idx(e) = i); the argument names the caller's
+    constant e: the bound name is renamed first (it captured the argument, and the domain
+    became false: the loop never ran)."""
+    c = spf.Computation("scatter1")
+    c.add_parameter("v", "double*")
+    c.add_parameter("k", "int")
+    c.add_stmt(spf.Stmt("$v$(i) += 1.0;", "{[i]: exists e: 0 <= e < k and idx(e) = i}",
+                        "{[i]->[0,i,0]}"))  # fmt: skip
+    main = spf.Computation("scatter_caller")
+    main.add_data_space("x", "double", shape=("n",))
+    main.add_constant("e", "int")
+    main.append_computation(c, "{[]}", "{[]->[0]}", ["x", "e - 1"])
+    domain = main.stmts[1].domain
+    assert "e" in domain.params
+    assert not domain.is_empty()
+    assert "false" not in str(domain)
+
+
+def test_by_value_bound_the_callee_assigns_or_an_unknown_constant_is_refused() -> None:
+    """k bounds the loop and a callee statement assigns it (the loop ran to the value at
+    the call while the body read the assigned one); an argument naming no constant of the
+    caller was refused only after the caller had gained the callee's local."""
+    c = spf.Computation("bump")
+    c.add_parameter("v", "double*")
+    c.add_parameter("k", "int")
+    c.add_stmt(spf.Stmt("$k$ = $k$ + 1;", "{[]}", "{[]->[0]}"))
+    c.add_stmt(spf.Stmt("$v$(i) = $k$;", "{[i]: 0 <= i < k}", "{[i]->[1,i,0]}"))
+    main = spf.Computation("bump_caller")
+    main.add_data_space("x", "double", shape=("n",))
+    with pytest.raises(spf.ArgumentError, match=r"'k' of bump bounds .* s0 assigns it"):
+        main.append_computation(c, "{[]}", "{[]->[0]}", ["x", "2"])
+    with pytest.raises(spf.ArgumentError, match="'m' is no symbolic constant"):
+        main.append_computation(bounded_fill(), "{[]}", "{[]->[0]}", ["x", "m - 1"])
+    assert main.stmts == ()
+    assert sorted(main.data_spaces) == ["x"]
