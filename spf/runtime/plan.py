@@ -31,8 +31,9 @@ levels*: ``plan.coarse_levels`` of them, coarse level ``c`` running the parts
 ``coarse_ptr[c]:coarse_ptr[c+1]`` in parallel (one per thread), part ``p`` the rows
 ``coarse_order[part_ptr[p]:part_ptr[p+1]]`` in increasing order on one thread (in the
 order listed, each row after its sources, when ``plan.interleaved``:
-:mod:`spf.runtime.interleave`). Its ``strategy`` is ``"coarse"``, ``"levels"`` (the same
-executor on each level split into contiguous chunks) or ``"serial"``;
+:mod:`spf.runtime.interleave`, :mod:`spf.runtime.chains`). Its ``strategy`` is
+``"coarse"``, ``"levels"`` (the same executor on each level split into contiguous chunks)
+or ``"serial"``;
 ``inspect(strategy="auto")`` (the default of an ``auto`` kernel; a ``coarse`` kernel plans
 ``"coarse"``) takes the one whose estimated time (:func:`spf.runtime.coarse.estimate`) is
 least. A coarse plan that its kernel's inspector did
@@ -225,7 +226,9 @@ class Plan:
     (:mod:`spf.runtime.copies`; ``()``: it reads them where they lie)."""
     interleaved: bool = False
     """The parts run a free kernel's rows among the others' (:mod:`spf.runtime.interleave`),
-    so a part's rows need not increase: each runs after its sources in the part."""
+    or a thread slot's parts of several coarse levels one after the other
+    (:mod:`spf.runtime.chains`), so a part's rows need not increase: each runs after its
+    sources in the part."""
 
     def __post_init__(self) -> None:
         """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
