@@ -9,9 +9,9 @@ gives each part a new level ``L`` (the group of its chain it joins), in coarse-l
 - at least its chain's last part's ``L``, and one more once that group holds ``cap`` parts
   (the *cap*: what a group may hold, so the chains keep a lag of at most a group between
   them);
-- one more than the ``L`` of the last part, in each other chain, at or before the latest
-  coarse level holding a source of the part in another chain (:data:`CHAIN_NEED`: one
-  generated pass over the dependences, :mod:`spf.analysis.chain_pass`).
+- one more than the ``L`` of the last part, in each later chain, at or before the latest
+  coarse level holding a source of the part in a later chain, and the same for the earlier
+  chains (one generated pass over the dependences, :mod:`spf.analysis.chain_pass`).
 
 New level ``L`` runs, per chain, that chain's parts of level ``L`` one after the other in
 their coarse-level order, as one part. Every dependence then still holds: a source in another
@@ -88,10 +88,13 @@ def part_work(parts: Parts, work: np.ndarray) -> np.ndarray:
     return got
 
 
-def groups(ptr: list[int], need: list[int], cap: int) -> list[int]:
+def groups(
+    ptr: list[int], need: list[int], cap: int, need_low: list[int] | None = None
+) -> list[int]:
     """Each part's new level under ``cap`` (the rules of the module's docstring): ``ptr``
     the parts of each coarse level, ``need`` each part's latest coarse level plus one holding
-    a source in another chain (0: none). O(parts x chains)."""
+    a source in a later chain and ``need_low`` in an earlier one (0: none; None: all 0).
+    O(parts x chains)."""
     levels = len(ptr) - 1
     chains = max((ptr[c + 1] - ptr[c] for c in range(levels)), default=0)
     cur = [-1] * chains
@@ -109,8 +112,13 @@ def groups(ptr: list[int], need: list[int], cap: int) -> list[int]:
                 lo += 1
             if need[p]:
                 before = last[need[p]]
-                for u in range(chains):
-                    if u != t and before[u] >= lo:
+                for u in range(t + 1, chains):
+                    if before[u] >= lo:
+                        lo = before[u] + 1
+            if need_low is not None and need_low[p]:
+                before = last[need_low[p]]
+                for u in range(t):
+                    if before[u] >= lo:
                         lo = before[u] + 1
             if lo == cur[t]:
                 held[t] += 1
@@ -145,27 +153,31 @@ def _shape(
 
 
 def join(
-    parts: Parts, need: np.ndarray, work: np.ndarray, total: int, unit: float, gain: float
+    parts: Parts,
+    need: tuple[np.ndarray, np.ndarray],
+    work: np.ndarray,
+    total: int,
+    unit: float,
+    gain: float,
 ) -> Joined:
     """``parts`` joined along chains (module docstring) under the cap of :data:`CAPS` that
     :func:`spf.runtime.coarse.estimate` ranks fastest, when faster than ``gain`` (``parts``'
     estimate; ``total`` and ``unit`` as it reads them); else ``parts`` (cap 0). ``need``:
-    per node, the greatest coarse level plus one of its sources in another chain (the chain
-    pass); ``work``: per node (read only when the parts do not carry theirs). The parts'
-    stretches are kept (each new part's junctions of old parts replace the old parts'
-    starts). O(nodes) for the need of each part and the one gather of the order, O(parts x
-    caps) in Python."""
+    per node, the greatest coarse level plus one of its sources in a later chain and in an
+    earlier one (the chain pass); ``work``: per node (read only when the parts do not
+    carry theirs). The parts' stretches are kept (each new part's junctions of old parts
+    replace the old parts' starts). O(nodes) for the needs of each part and the one
+    gather of the order, O(parts x caps) in Python."""
     if parts.levels < 2 or parts.parts > MAX_PARTS:
         return Joined(parts, gain, 0)
     starts = parts.partptr[: parts.parts]
-    need_part = np.maximum.reduceat(need[parts.order], starts)
+    high, low = (np.maximum.reduceat(x[parts.order], starts).tolist() for x in need)
     ptr_list = [int(x) for x in parts.ptr[: parts.levels + 1]]
-    need_list = need_part.tolist()
     works = part_work(parts, work)
     best: tuple[float, int, tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None
     best = None
     for cap in CAPS:
-        new = np.asarray(groups(ptr_list, need_list, cap), dtype=np.int64)
+        new = np.asarray(groups(ptr_list, high, cap, low), dtype=np.int64)
         shape = _shape(parts, new, works)
         levels, ptr, _, first, largest = shape
         trial = Parts(levels, ptr, np.zeros(1), parts.order, len(first), largest, parts.stretches)

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from spf.analysis.chain_pass import CHAIN_KEY, CHAIN_NEED
+from spf.analysis.chain_pass import CHAIN_KEY, CHAIN_NEED, CHAIN_NEED_LOW
 from spf.analysis.coarse_inspector import (
     AFTER,
     BAD,
@@ -1097,8 +1097,9 @@ class WavefrontKernel(Kernel):
         if parts.parts > chains.MAX_PARTS:
             return parts, gain
         pass_k = self._once("_chain_kernel", self._make_chains)
-        need = np.zeros(n, dtype=np.int64)
-        arrays = {CHAIN_KEY: chains.chain_keys(parts, n), CHAIN_NEED: need}
+        need = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        keys = chains.chain_keys(parts, n)
+        arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
         pass_k(check=False, **arrays, **_pick(pass_k, given))
         got = chains.join(parts, need, work, total, unit, gain)
         return got.parts, got.gain

@@ -161,27 +161,32 @@ def test_a_joined_part_run_backwards_is_refused(
         k(x=np.zeros(n), y=np.zeros(n), b=np.ones(n), plan=bad, **args)
 
 
-@pytest.mark.parametrize("width", [301, 401])
+@pytest.mark.parametrize(("width", "threads"), [(301, 2), (401, 2), (401, 3), (501, 4)])
 def test_auto_joins_the_fused_plan_of_poisson(
-    fused_auto: tuple[str, WavefrontKernel], width: int
+    fused_auto: tuple[str, WavefrontKernel], width: int, threads: int
 ) -> None:
-    """``auto`` on a fused loop of at least ``JOIN_NODES`` nodes (odd grid widths): the
-    estimate takes a joined plan, a barrier per several grid rows instead of one per grid
-    row; bitwise equal to the two kernels."""
+    """``auto`` on a fused loop of at least ``JOIN_NODES`` nodes (odd grid widths), planned
+    for 2, 3 and 4 threads: the estimate takes a joined plan, a barrier per several grid
+    rows instead of one per grid row (with more than two chains a pipeline, each chain a
+    group behind the next); bitwise equal to the two kernels, its parts checked against the
+    dependences when rebuilt from its arrays."""
     dtype, k = fused_auto
     m = sps.csr_array(spf.sparse.poisson2d(width))
     n = m.shape[0]
     assert 2 * n >= chains.JOIN_NODES
     args = gauss_seidel_args(m, index_dtype=dtype)
-    plan = k.inspect(threads=2, **{key: v for key, v in args.items() if key != "A"})
+    plan = k.inspect(threads=threads, **{key: v for key, v in args.items() if key != "A"})
     assert plan.strategy == "coarse"
     assert plan.interleaved
-    assert plan.coarse_levels * 3 < width  # a grid row a coarse level before
+    assert plan.coarse_levels * 2 < width  # a grid row a coarse level before
+    assert plan.parts > plan.coarse_levels * (threads - 1)
     b = np.random.default_rng(width).standard_normal(n)
     x, y = np.zeros(n), np.zeros(n)
     kernels.trsv_diag_csr().compile()(x=x, b=b, **gauss_seidel_args(m))
     kernels.spmv_csr().compile()(y=y, x=x, **spf.sparse.csr_args(m))
-    gx, gy = np.zeros(n), np.zeros(n)
-    k(x=gx, y=gy, b=b, plan=plan, **args)
-    np.testing.assert_array_equal(gx, x)
-    np.testing.assert_array_equal(gy, y)
+    rebuilt = dataclasses.replace(plan, coarse_order=np.asarray(plan.coarse_order).copy())
+    for p in (plan, rebuilt):
+        gx, gy = np.zeros(n), np.zeros(n)
+        k(x=gx, y=gy, b=b, plan=p, **args)
+        np.testing.assert_array_equal(gx, x)
+        np.testing.assert_array_equal(gy, y)

@@ -28,16 +28,20 @@ def test_a_pipeline_of_two_chains_joins_cap_levels_a_group() -> None:
     assert chain1 == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2]
 
 
-def check_groups(ptr: list[int], need: list[int], new: list[int], cap: int) -> None:
+def check_groups(
+    ptr: list[int], need: tuple[list[int], list[int]], new: list[int], cap: int
+) -> None:
     level = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
     chain = np.arange(ptr[-1]) - np.asarray(ptr)[level]
     for t in range(int(chain.max()) + 1):
         mine = [new[p] for p in np.flatnonzero(chain == t)]
         assert mine == sorted(mine)  # a chain's new level never falls
         assert max(np.unique(mine, return_counts=True)[1]) <= cap
-    for p, nd in enumerate(need):
-        if nd:  # every part of another chain at or before level nd - 1 is at an earlier one
-            before = (level <= nd - 1) & (chain != chain[p])
+    for p in range(ptr[-1]):
+        # every part of a later (earlier) chain at or before level need - 1 is at an earlier
+        # new level
+        for nd, side in ((need[0][p], chain > chain[p]), (need[1][p], chain < chain[p])):
+            before = (level <= nd - 1) & side
             assert all(new[q] < new[p] for q in np.flatnonzero(before))
 
 
@@ -49,9 +53,25 @@ def test_random_part_graphs_keep_their_dependences(seed: int, cap: int) -> None:
     sizes = rng.integers(1, 4, levels)
     ptr = [0, *np.cumsum(sizes).tolist()]
     level = np.repeat(np.arange(levels), sizes)
-    need = [int(rng.integers(0, c + 1)) if rng.random() < 0.5 else 0 for c in level]
-    new = chains.groups(ptr, need, cap)
-    check_groups(ptr, need, new, cap)
+    high = [int(rng.integers(0, c + 1)) if rng.random() < 0.5 else 0 for c in level]
+    low = [int(rng.integers(0, c + 1)) if rng.random() < 0.3 else 0 for c in level]
+    new = chains.groups(ptr, high, cap, low)
+    check_groups(ptr, (high, low), new, cap)
+
+
+def test_a_pipeline_of_four_chains_keeps_its_lag_one_group_a_stage() -> None:
+    """Four chains, each reading the next one's rows a coarse level before (the grid cut in
+    four a level): chain ``t`` lags chain ``t + 1`` by one group, not by the lagging
+    chains' groups (the bound is taken per side)."""
+    levels = 40
+    ptr = list(range(0, 4 * levels + 1, 4))
+    high = [0] * ptr[-1]
+    for c in range(1, levels):
+        for t in range(3):
+            high[ptr[c] + t] = c  # chain t reads chain t + 1 at level c - 1
+    new = chains.groups(ptr, high, 8)
+    check_groups(ptr, (high, [0] * ptr[-1]), new, 8)
+    assert max(new) + 1 <= levels // 8 + 4  # 5 groups a chain, 3 groups of lag
 
 
 def test_join_gathers_each_chains_parts_in_level_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,7 +87,8 @@ def test_join_gathers_each_chains_parts_in_level_order(monkeypatch: pytest.Monke
     need[order[partptr[2]]] = 1  # level 1's chain 0 reads level 0 (chain 1)
     need[order[partptr[4]]] = 2
     monkeypatch.setattr(chains, "estimate", lambda p, total, unit=1.0: 100.0 / p.levels)
-    got = chains.join(parts, need, np.ones(12, dtype=np.int64), 12, 1.0, 1.0)
+    none = np.zeros(12, dtype=np.int64)
+    got = chains.join(parts, (need, none), np.ones(12, dtype=np.int64), 12, 1.0, 1.0)
     assert got.cap == chains.CAPS[0] == 2
     assert got.parts.levels == 2
     assert got.parts.ptr.tolist() == [0, 2, 4]
@@ -84,6 +105,7 @@ def test_join_gathers_each_chains_parts_in_level_order(monkeypatch: pytest.Monke
 def test_join_keeps_the_parts_when_no_cap_is_estimated_faster() -> None:
     order = np.arange(4, dtype=np.int64)
     parts = Parts(2, np.array([0, 1, 2]), np.array([0, 2, 4]), order, 2, np.array([2, 2]))
-    got = chains.join(parts, np.zeros(4, dtype=np.int64), np.ones(4, dtype=np.int64), 4, 1.0, 1e9)
+    none = np.zeros(4, dtype=np.int64)
+    got = chains.join(parts, (none, none), np.ones(4, dtype=np.int64), 4, 1.0, 1e9)
     assert got.cap == 0
     assert got.parts is parts
