@@ -185,6 +185,9 @@ class Parts:
     """The positions ``p`` (sorted) where ``order[p + 1]`` is not ``order[p] + 1``, when the
     parts came from runs of consecutive rows (:func:`spf.runtime.coarse_runs.breaks`), None
     otherwise: what :func:`spf.runtime.copies.pays` reads instead of ``order``."""
+    work: np.ndarray | None = None
+    """Each part's work, as :attr:`largest` counts it, where the cut kept it (None
+    otherwise): what :func:`spf.runtime.chains.join` sums along a chain."""
 
 
 def with_stretches(parts: Parts) -> Parts:
@@ -297,7 +300,8 @@ def cut_parts(
     partptr = np.empty(parts + 1, dtype=np.int64)
     partptr[:parts] = lo[keep]
     partptr[parts] = len(order)
-    largest = np.where(keep, wsum[hi] - wsum[lo], 0).max(axis=1)
+    each = np.where(keep, wsum[hi] - wsum[lo], 0)
+    largest = each.max(axis=1)
     if drop_empty:
         largest, counts = largest[counts > 0], counts[counts > 0]
     if largest.dtype.kind == "f":
@@ -305,7 +309,7 @@ def cut_parts(
     ptr = np.empty(len(counts) + 1, dtype=np.int64)
     ptr[0] = 0
     np.cumsum(counts, out=ptr[1:])
-    return Parts(len(counts), ptr, partptr, order, parts, largest)
+    return Parts(len(counts), ptr, partptr, order, parts, largest, work=each[keep])
 
 
 def _split_by_rows(
@@ -391,7 +395,7 @@ def _split_by_rows(
     ptr = np.empty(levels + 1, dtype=np.int64)
     ptr[0] = 0
     np.cumsum(counts, out=ptr[1:])
-    return Parts(levels, ptr, partptr, final, parts, part_work.max(axis=1))
+    return Parts(levels, ptr, partptr, final, parts, part_work.max(axis=1), work=part_work[keep])
 
 
 def _first(

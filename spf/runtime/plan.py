@@ -31,8 +31,9 @@ levels*: ``plan.coarse_levels`` of them, coarse level ``c`` running the parts
 ``coarse_ptr[c]:coarse_ptr[c+1]`` in parallel (one per thread), part ``p`` the rows
 ``coarse_order[part_ptr[p]:part_ptr[p+1]]`` in increasing order on one thread (in the
 order listed, each row after its sources, when ``plan.interleaved``:
-:mod:`spf.runtime.interleave`). Its ``strategy`` is ``"coarse"``, ``"levels"`` (the same
-executor on each level split into contiguous chunks) or ``"serial"``;
+:mod:`spf.runtime.interleave`, :mod:`spf.runtime.chains`). Its ``strategy`` is
+``"coarse"``, ``"levels"`` (the same executor on each level split into contiguous chunks)
+or ``"serial"``;
 ``inspect(strategy="auto")`` (the default of an ``auto`` kernel; a ``coarse`` kernel plans
 ``"coarse"``) takes the one whose estimated time (:func:`spf.runtime.coarse.estimate`) is
 least. A coarse plan that its kernel's inspector did
@@ -62,6 +63,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from spf.analysis.chain_pass import CHAIN_KEY, CHAIN_NEED, CHAIN_NEED_LOW
 from spf.analysis.coarse_inspector import (
     AFTER,
     BAD,
@@ -112,7 +114,7 @@ from spf.analysis.coarse_inspector import (
 )
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
-from spf.runtime import coarse
+from spf.runtime import chains, coarse
 from spf.runtime.binding import Binder
 from spf.runtime.checksum import (
     PREFETCH_BYTES,
@@ -141,6 +143,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from spf.analysis.executor import Executor, WavefrontNames
+    from spf.analysis.inspector import WavefrontAnalysis
     from spf.analysis.local_copies import CopySpec
     from spf.ir import ComputationIR
     from spf.runtime.compile import DeferredUnit, UnitParts
@@ -232,7 +235,9 @@ class Plan:
     (:mod:`spf.runtime.copies`; ``()``: it reads them where they lie)."""
     interleaved: bool = False
     """The parts run a free kernel's rows among the others' (:mod:`spf.runtime.interleave`),
-    so a part's rows need not increase: each runs after its sources in the part."""
+    or a thread slot's parts of several coarse levels one after the other
+    (:mod:`spf.runtime.chains`), so a part's rows need not increase: each runs after its
+    sources in the part."""
 
     def __post_init__(self) -> None:
         """Hold the arrays read-only (editing ``plan.order`` would otherwise run a solve in a
@@ -552,6 +557,10 @@ class WavefrontKernel(Kernel):
     """What compiles the pass over the edges into a free kernel's nodes that
     :func:`spf.runtime.interleave.interleave` reads (kernels fused into one loop, one free)."""
     _sink_kernel: Kernel | None
+    _make_chains: Callable[[], Kernel] | None
+    """What compiles the pass over every dependence that :func:`spf.runtime.chains.join`
+    reads (kernels fused into one loop, one free: the plans :attr:`_make_sinks` serves)."""
+    _chain_kernel: Kernel | None
     _names: WavefrontNames
     _plan_names: frozenset[str]
     """The executor's arguments that come from the plan (a call may not pass them)."""
@@ -602,6 +611,7 @@ class WavefrontKernel(Kernel):
         *,
         wide: Callable[[], Kernel],
         sinks: Callable[[], Kernel] | None = None,
+        chains: Callable[[], Kernel] | None = None,
     ) -> WavefrontKernel:
         """The executor kernel ``executor`` with its inspector stages and ``serial``, which
         compiles the loop in its original order (a plan's ``"serial"`` strategy) when a
@@ -618,7 +628,9 @@ class WavefrontKernel(Kernel):
         the pass as two that two threads run at once (:attr:`_make_split`); ``wide``: what
         compiles the executor of 64-bit plan arrays (``executor`` reads them in 32 bits,
         :data:`spf.analysis.executor.PLAN_DTYPE`); ``sinks``: what compiles the pass that
-        interleaves a free kernel's nodes (:attr:`_make_sinks`). ``executor`` may be a
+        interleaves a free kernel's nodes (:attr:`_make_sinks`); ``chains``: what compiles
+        the pass that joins the parts' coarse levels along chains (:attr:`_make_chains`).
+        ``executor`` may be a
         unit generated but not yet compiled: the kernel then knows its arguments and
         preconditions and compiles and loads the executor when it first needs more of it
         (:meth:`__getattr__`; a plan that runs serial never does)."""
@@ -640,6 +652,7 @@ class WavefrontKernel(Kernel):
         out._serial_lock = threading.Lock()
         out._check_kernel = check_kernel
         out._make_sinks, out._sink_kernel = sinks, None
+        out._make_chains, out._chain_kernel = chains, None
         out._free = free
         out._zeroed = zeroed
         out._runs = runs
@@ -1068,10 +1081,37 @@ class WavefrontKernel(Kernel):
         sinks(check=False, **arrays, **_pick(sinks, given))
         free = np.repeat(np.asarray(self._free), n // len(self._free))
         got = interleave(parts, pos_of, (last_pos, last_key), free, work, team)
-        if len(got.moved) == 0:
+        if len(got.moved):
+            found = coarse.estimate(got.parts, total, unit)
+            parts, gain = (got.parts, found) if found > gain else (parts, gain)
+        return self._joined(given, parts, gain, work, total, unit)
+
+    def _joined(
+        self,
+        given: Mapping[str, object],
+        parts: coarse.Parts,
+        gain: float,
+        work: np.ndarray,
+        total: int,
+        unit: float,
+    ) -> tuple[coarse.Parts, float]:
+        """``parts`` (estimated at ``gain``) with consecutive coarse levels joined along
+        chains of parts (:func:`spf.runtime.chains.join`) and its estimate, when estimated
+        faster; else ``parts`` and ``gain``. A loop of fewer than
+        :data:`spf.runtime.chains.JOIN_NODES` nodes keeps its parts. One generated pass over
+        the dependences (:mod:`spf.analysis.chain_pass`)."""
+        n = len(parts.order)
+        if n < chains.JOIN_NODES or self._make_chains is None or parts.levels < 2:
             return parts, gain
-        found = coarse.estimate(got.parts, total, unit)
-        return (got.parts, found) if found > gain else (parts, gain)
+        if parts.parts > chains.MAX_PARTS:
+            return parts, gain
+        pass_k = self._once("_chain_kernel", self._make_chains)
+        need = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        keys = chains.chain_keys(parts, n)
+        arrays = {CHAIN_KEY: keys, CHAIN_NEED: need[0], CHAIN_NEED_LOW: need[1]}
+        pass_k(check=False, **arrays, **_pick(pass_k, given))
+        got = chains.join(parts, need, work, total, unit, gain)
+        return got.parts, got.gain
 
     def _in_order(
         self, params: Mapping[str, object], level: np.ndarray, levels: int, after: np.ndarray
@@ -2345,6 +2385,9 @@ def compile_wavefront(
     def sink_kernel() -> Kernel:  # on the first plan of fused kernels for 2+ threads
         return compile_kernel(build_sink_pass(ir, analysis, free), "c", None, True, **options)
 
+    # the chain pass compiled on the first such plan of at least chains.JOIN_NODES nodes
+    chain_kernel = functools.partial(_chain_pass, ir, analysis, options)
+    mixed = (sink_kernel, chain_kernel) if is_coarse and 0 < sum(free) < len(free) else (None, None)
     where = (ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
     found = plan_copies(*where, index_dtype="int32")
     copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None
@@ -2372,10 +2415,21 @@ def compile_wavefront(
         runs=is_coarse and uses_run_blocks(first),
         wide=wide,
         split=split if splits else None,
-        sinks=sink_kernel if is_coarse and 0 < sum(free) < len(free) else None,
+        sinks=mixed[0],
+        chains=mixed[1],
     )
     out._pair = (sorted_k[0], sorted_k[1], sorted_k[2]) if is_coarse else None
     return out
+
+
+def _chain_pass(
+    ir: ComputationIR, analysis: WavefrontAnalysis, options: Mapping[str, Any]
+) -> Kernel:
+    """The compiled pass of :mod:`spf.analysis.chain_pass` over ``analysis``' dependences."""
+    from spf.analysis.chain_pass import build_chain_pass
+    from spf.runtime.compile import compile_kernel
+
+    return compile_kernel(build_chain_pass(ir, analysis), "c", None, True, **options)
 
 
 def _light_unit(stages: Sequence[ComputationIR], library: str, checked: int = 0) -> UnitParts:

@@ -5,7 +5,10 @@ rows, and keeps the one estimated faster. On a 2-D grid 600 rows wide the longer
 (each part runs a grid row's stretch of up to 256 solve rows), on one 300 rows wide they
 would leave two neighbouring pieces at a coarse level that no part can separate, and the
 128-row runs stay. Both plans equal the two kernels one after the other bitwise, their parts
-run on one thread and on two."""
+run on one thread and on two. The coarse levels are not joined along chains here
+(:data:`spf.runtime.chains.JOIN_NODES` raised): a joined part runs the parts of several
+coarse levels, whose stretches may continue one another
+(``tests/e2e/test_wavefront_fused_chains.py``)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import scipy.sparse as sps
 
 import spf
 from spf import kernels
-from spf.runtime import coarse
+from spf.runtime import chains, coarse
 from spf.runtime import plan as plan_module
 from spf.runtime.plan import WavefrontKernel
 from spf.sparse import gauss_seidel_args
@@ -66,6 +69,7 @@ def test_fused_plan_takes_the_longer_runs_where_estimated_faster(
     longest: int,
 ) -> None:
     monkeypatch.setattr(plan_module.GOVERNOR, "team", lambda: 2)  # parts on one thread too
+    monkeypatch.setattr(chains, "JOIN_NODES", 1 << 62)  # the run blocks' own stretches
     m = sps.csr_array(spf.sparse.poisson2d(width))
     n = m.shape[0]
     assert 2 * n >= coarse.IN_ORDER_NODES
