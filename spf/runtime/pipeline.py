@@ -32,6 +32,16 @@ medians of 100-200 interleaved calls) ran alike at 2, 4 and 8 blocks (pushpull 1
 and 129 us at one block)."""
 
 
+MIN_GAIN = 1.4
+"""The least estimate against the serial kernels (:func:`spf.runtime.coarse.over_kernels`)
+at which ``auto`` takes the pipeline instead of ``"serial"`` (above
+:data:`spf.runtime.coarse.MIN_GAIN`, 1.25: the pipeline's second thread waits on the
+solve's chain more than the estimate counts). In ``spf bench --only fused`` runs on a quiet
+host (2026-11-30, two runs each), the fused call on the pipeline over the two serial
+kernels: pushpull (estimated 1.56x) 1.40-1.47x against 1.07-1.10x on the serial plan,
+bcsstk13 (1.47x) 1.37-1.52x against 1.24-1.25x, bayer10 (1.31x) 1.23-1.39x against
+1.23-1.29x: no gain, so bayer10 stays serial."""
+
 CHAIN_WEIGHT = 1
 """What a unit of work of the solve's rows weighs against one of the free kernel's in the
 pipeline's parts and estimate (the coarse candidates weigh it

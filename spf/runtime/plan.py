@@ -1045,7 +1045,7 @@ class WavefrontKernel(Kernel):
         fewer than :data:`spf.runtime.coarse.IN_ORDER_NODES` nodes, for a ``team`` of two
         or more, of the :data:`spf.runtime.pipeline.BLOCKS` estimated fastest against the
         serial kernels (:func:`spf.runtime.coarse.over_kernels`), with that estimate, where
-        it reaches :data:`spf.runtime.coarse.MIN_GAIN`; else None. The nodes' ``work`` comes
+        it reaches :data:`spf.runtime.pipeline.MIN_GAIN`; else None. The nodes' ``work`` comes
         weighed (:func:`spf.runtime.coarse.weigh`); the pipeline weighs the solve's rows by
         :data:`spf.runtime.pipeline.CHAIN_WEIGHT` instead."""
         if after is None or len(after) >= coarse.IN_ORDER_NODES:
@@ -1063,7 +1063,7 @@ class WavefrontKernel(Kernel):
             found_gain = coarse.over_kernels(found, total, nodes)
             if best is None or found_gain > best[1]:
                 best = found, found_gain
-        if best is None or coarse.expected(best[1], total) < coarse.MIN_GAIN:
+        if best is None or coarse.expected(best[1], total) < pipeline.MIN_GAIN:
             return None
         return best
 

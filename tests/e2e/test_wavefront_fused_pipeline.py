@@ -104,7 +104,7 @@ def test_long_rows_run_the_solve_beside_the_product(
     fused: tuple[str, WavefrontKernel], team: int
 ) -> None:
     dtype, k = fused
-    m = scattered(2000, 40, 1)
+    m = scattered(2000, 120, 1)
     n = m.shape[0]
     args = gauss_seidel_args(m, index_dtype=dtype)
     index = {key: v for key, v in args.items() if key != "A"}
@@ -127,7 +127,7 @@ def test_one_thread_runs_a_pipeline_plan_as_the_serial_kernels(
     """A team of one (the busy-machine cap, ``OMP_NUM_THREADS=1``) runs the pipeline plan's
     call as the two serial kernels: the same bits."""
     dtype, k = fused
-    m = scattered(2000, 40, 3)
+    m = scattered(2000, 120, 3)
     n = m.shape[0]
     args = gauss_seidel_args(m, index_dtype=dtype)
     plan = k.inspect(threads=2, **{key: v for key, v in args.items() if key != "A"})
