@@ -114,7 +114,7 @@ from spf.analysis.coarse_inspector import (
 )
 from spf.analysis.inspector import LEVEL, NLEVELS, build_level_sort
 from spf.errors import ArgumentError, CodegenError
-from spf.runtime import chains, coarse
+from spf.runtime import chains, coarse, pipeline
 from spf.runtime.binding import Binder
 from spf.runtime.checksum import (
     PREFETCH_BYTES,
@@ -1005,8 +1005,10 @@ class WavefrontKernel(Kernel):
             rival = _level_rival(fused, gain, level_sizes, n, nlev, total, team, unit)
             gain, best = max((gain, "coarse"), (rival, "levels"))
             gain = self._against_kernels(gain, best, parts, total, n, unit)
-            serial = strategy == "auto" and coarse.expected(gain, total) < coarse.MIN_GAIN
-            strategy = "serial" if serial else best
+            chosen = self._or_pipeline(
+                strategy, (parts, gain, best, interleaved), total, after, work, team
+            )
+            parts, gain, strategy, interleaved = chosen
         if strategy not in ("levels", "auto-levels") and parts is not None:
             names = self._copied(strategy, copies, given, parts.order, total, None, parts.breaks)
             strategy, names = self._with_hash(auto, strategy, gain, total, names, given, n)
@@ -1032,6 +1034,60 @@ class WavefrontKernel(Kernel):
         least :data:`spf.runtime.coarse.IN_ORDER_NODES` nodes."""
         fused_free = len(self._free) > 1 and any(self._free) and not all(self._free)
         return self._runs and fused_free and team > 1 and n >= coarse.IN_ORDER_NODES
+
+    def _or_pipeline(
+        self,
+        strategy: str,
+        best: tuple[coarse.Parts | None, float, str, bool],
+        total: int,
+        after: np.ndarray | None,
+        work: np.ndarray,
+        team: int,
+    ) -> tuple[coarse.Parts | None, float, str, bool]:
+        """The parts, estimate, strategy and interleaving of the ``best`` plan (its parts,
+        its estimate over ``total`` work, ``"coarse"`` or ``"levels"``, interleaved), or
+        ``"serial"`` for ``auto`` when it is not expected to gain
+        :data:`spf.runtime.coarse.MIN_GAIN`, unless the pipeline parts are
+        (:meth:`_pipeline`: then theirs, ``"coarse"``)."""
+        parts, gain, name, interleaved = best
+        if strategy != "auto" or coarse.expected(gain, total) >= coarse.MIN_GAIN:
+            return parts, gain, name, interleaved
+        piped = self._pipeline(after, work, team)
+        if piped is None:
+            return parts, gain, "serial", interleaved
+        return piped[0], piped[1], "coarse", False
+
+    def _pipeline(
+        self, after: np.ndarray | None, work: np.ndarray, team: int
+    ) -> tuple[coarse.Parts, float] | None:
+        """For ``auto`` where every other plan was estimated no faster than the serial
+        kernels by :data:`spf.runtime.coarse.MIN_GAIN` (where the pass set each node's
+        ``after``): the pipeline parts
+        (:mod:`spf.runtime.pipeline`) of a solve fused with a free kernel into a loop of
+        fewer than :data:`spf.runtime.coarse.IN_ORDER_NODES` nodes, for a ``team`` of two
+        or more, of the :data:`spf.runtime.pipeline.BLOCKS` estimated fastest against the
+        serial kernels (:func:`spf.runtime.coarse.over_kernels`), with that estimate, where
+        it reaches :data:`spf.runtime.pipeline.MIN_GAIN`; else None. The nodes' ``work`` comes
+        weighed (:func:`spf.runtime.coarse.weigh`); the pipeline weighs the solve's rows by
+        :data:`spf.runtime.pipeline.CHAIN_WEIGHT` instead."""
+        if after is None or len(after) >= coarse.IN_ORDER_NODES:
+            return None
+        if not pipeline.applies(tuple(self._free), team):
+            return None
+        nodes = len(after)
+        plain = pipeline.reweigh(work)
+        total = int(plain.sum())
+        best: tuple[coarse.Parts, float] | None = None
+        for blocks in pipeline.BLOCKS:
+            found = pipeline.pipeline(after, plain, blocks)
+            if found is None:
+                continue
+            found_gain = coarse.over_kernels(found, total, nodes)
+            if best is None or found_gain > best[1]:
+                best = found, found_gain
+        if best is None or coarse.expected(best[1], total) < pipeline.MIN_GAIN:
+            return None
+        return best
 
     def _lengths_beside(
         self, ahead: LevelCount | None, copies: bool | None, given: Mapping[str, object], n: int

@@ -415,19 +415,25 @@ def auto_plan_of(separate: Any, path: Path, seed: int) -> Any:
 
 @pytest.mark.parametrize(
     ("name", "want"),
-    [("pushpull.mtx", "serial"), ("bcsstk13.mtx", "serial"), ("arrow.mtx", "coarse")],
+    [("pushpull.mtx", 3), ("bcsstk13.mtx", 9), ("arrow.mtx", 0)],
 )
 def test_fused_auto_weighs_small_loops_against_the_serial_kernels(
-    separate: Any, omp_threads: int, suitesparse_dir: Path, name: str, want: str
+    separate: Any, omp_threads: int, suitesparse_dir: Path, name: str, want: int
 ) -> None:
     """A fused loop of fewer than ``coarse.IN_ORDER_NODES`` nodes runs the two serial
     kernels when its plan is ``"serial"``, so ``auto`` weighs its coarse plan against them
     (``coarse.over_kernels``: the executor's costs per node and per stretch, barriers from
     cache). pushpull (309 coarse levels of 26 nodes, 3,169 stretches: estimated 1.41x
-    against the loop in order, 0.92x against the kernels) and bcsstk13 (1.49x, 1.22x) run
-    serially; arrow (3 coarse levels of 93,000 nodes: 1.94x, 1.50x) keeps its coarse plan.
-    Either way the results are the kernels' one after the other."""
-    assert auto_plan_of(separate, suitesparse_dir / name, 4).strategy == want
+    against the loop in order, 0.92x against the kernels) and bcsstk13 (1.49x, 1.22x) would
+    run serially; their pipeline parts (``spf.runtime.pipeline``: the solve's rows in order
+    beside the product's, ``want`` coarse levels, two parts each) are estimated 1.56x and
+    1.47x against the kernels and run instead. arrow (3 coarse levels of 93,000 nodes:
+    1.94x, 1.50x) keeps its coarse plan (``want`` 0: not a pipeline). Either way the
+    results are the kernels' one after the other."""
+    plan = auto_plan_of(separate, suitesparse_dir / name, 4)
+    assert plan.strategy == "coarse"
+    pipelined = plan.parts == 2 * plan.coarse_levels and plan.coarse_levels == want
+    assert pipelined == (want > 0), (plan.coarse_levels, plan.parts)
 
 
 def fused_levels_by_hand(m: Any, shift: int, fixed: dict[str, int]) -> dict[str, np.ndarray]:
