@@ -170,6 +170,8 @@ def join(
     gather of the order, O(parts x caps) in Python."""
     if parts.levels < 2 or parts.parts > MAX_PARTS:
         return Joined(parts, gain, 0)
+    if parts.parts and int(np.diff(parts.partptr[: parts.parts + 1]).min()) < 1:
+        return Joined(parts, gain, 0)  # an empty part: reduceat would read the next one's
     starts = parts.partptr[: parts.parts]
     high, low = (np.maximum.reduceat(x[parts.order], starts).tolist() for x in need)
     ptr_list = [int(x) for x in parts.ptr[: parts.levels + 1]]

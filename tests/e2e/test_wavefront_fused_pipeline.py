@@ -158,3 +158,28 @@ def test_a_coarse_plan_that_pays_is_kept(fused: tuple[str, WavefrontKernel]) -> 
     plan = k.inspect(threads=2, **{key: v for key, v in args.items() if key != "A"})
     assert plan.strategy == "coarse"
     assert not is_pipeline(plan, m.shape[0])
+
+
+def test_a_pipeline_plan_rebuilt_from_its_arrays_passes_the_dependence_check(
+    fused: tuple[str, WavefrontKernel], team: int
+) -> None:
+    """A pipeline has an empty part (nothing is ready before the first solve block); a
+    plan rebuilt from its arrays was refused by the structural check ("each part
+    non-empty") before the generated check of its parts against the dependences ran."""
+    import dataclasses
+
+    dtype, k = fused
+    m = scattered(2000, 120, 1)
+    n = m.shape[0]
+    args = gauss_seidel_args(m, index_dtype=dtype)
+    plan = k.inspect(threads=2, **{key: v for key, v in args.items() if key != "A"})
+    assert is_pipeline(plan, n)
+    sizes = np.diff(plan.part_ptr[: plan.parts + 1])
+    assert sizes.min() == 0  # the empty part the structural check refused
+    rebuilt = dataclasses.replace(plan, coarse_order=np.asarray(plan.coarse_order).copy())
+    b = np.random.default_rng(2).standard_normal(n)
+    want_x, want_y = separately(m, b)
+    x, y = np.zeros(n), np.zeros(n)
+    k(x=x, y=y, b=b, plan=rebuilt, **args)
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(y, want_y)
