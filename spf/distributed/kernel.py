@@ -290,15 +290,12 @@ class DistributedKernel:
         """A call that is not a plain repeat of the last one (:meth:`__call__`)."""
         from spf.runtime.mpi import comm_handle
 
-        if positional:
-            raise ArgumentError(
-                f"{self.name}: pass arguments by name (comm=..., y=..., ...), not positionally"
-            )
         handle = comm_handle(comm, self.name)
         armed = protocol.armed(comm)
         last = self._last_call
         if last is not None and (
-            owner is not None
+            positional
+            or owner is not None
             or check != last.check
             or comm is not last.comm
             or last.handle != handle
@@ -313,6 +310,10 @@ class DistributedKernel:
         if last is not None:
             bound, extents = last.bound, last.extents  # the same arrays and values: checked then
             key = self._plan_key(bound, owner, check, handle) if check else last.key
+        elif positional:  # refused on every rank through the agreement, as a bad argument is
+            problem = (
+                f"{self.name}: pass arguments by name (comm=..., y=..., ...), not positionally"
+            )
         else:
             try:
                 bound = self._bind(args, owner, comm.Get_rank(), comm.Get_size())
@@ -636,10 +637,14 @@ class DistributedKernel:
             if not prefix.worth(comm, arrays[cut.bound], split, outer):
                 split = np.asarray(arrays[cut.bound][:rows]).copy()  # empty prefixes
         moved = {lay.extent[x]: params[lay.extent[x]] - w.base for x, w in windows.items()}
-        return _Plan(
+        made = _Plan(
             key, rows, plans, renumbered, buffers, inner, outer, near, split,
             windows=windows, params=moved,
         )  # fmt: skip
+        # a plan keyed by the index arrays' addresses (check=False) keeps them alive: freed,
+        # a new array could take the same address and find this plan (a wrong result)
+        made.keep.extend(arrays[a.name] for a in self._args if a.kind == "uf")
+        return made
 
     def _in_order(self) -> bool:
         """Whether a statement that reads ghosts also accumulates through an index array

@@ -353,6 +353,21 @@ def bad_input() -> None:
     if SIZE > 1:
         expect_error("rank 1 calls another computation", different)
 
+    def positional() -> None:
+        y = np.zeros(mine.size)
+        if RANK == SIZE - 1:  # refused on every rank (it was on this one only: a hang)
+            k(y, comm=COMM, x=x, **args)
+        else:
+            k(comm=COMM, y=y, x=x, **args)
+
+    expect_error("a positional argument on the last rank", positional)
+    owner = (np.arange(n) * SIZE // n).astype(np.int64)
+    own_args = spf.mpi.scatter_csr(matrix, COMM, owner)
+    rows = spf.mpi.owned_rows(n, COMM, owner)
+    k(comm=COMM, y=np.zeros(rows.size), x=np.ones(rows.size), check=False, **own_args)
+    kept = k._plan is not None and any(a is own_args["col"] for a in k._plan.keep)
+    report(f"an unchecked plan keeps the index arrays its key addresses: {kept}", kept)
+
 
 def repeated_calls() -> None:
     """Calls with the same arrays reuse the last call's checked arguments (and agree inside
