@@ -292,16 +292,21 @@ def cut_parts(
     and with ``drop_empty`` the levels left without a part (else such a level keeps its
     place, with no part); ``wsum``: the prefix sums of the work in ``order`` (the largest
     part's work of each level, rounded up)."""
-    edges = np.maximum.accumulate(np.concatenate([start, cut, end], axis=1), axis=1)
-    lo, hi = edges[:, :-1], edges[:, 1:]
+    # one row per boundary (start, the cuts, end), one column per level: each step below
+    # runs over a contiguous row of all the levels, where the levels' short rows of
+    # boundaries (a level each, 2 to threads + 1 entries) cost numpy a loop per level
+    # (~0.06 ms of Poisson 1M's 1,007 levels at 2 threads, of the inspection's ~6.5 ms)
+    rows = np.concatenate([start.T, cut.T, end.T])
+    edges = np.maximum.accumulate(rows, axis=0)
+    lo, hi = edges[:-1], edges[1:]
     keep = hi > lo
-    counts = keep.sum(axis=1)
+    counts = np.count_nonzero(keep, axis=0)
     parts = int(counts.sum())
     partptr = np.empty(parts + 1, dtype=np.int64)
-    partptr[:parts] = lo[keep]
+    partptr[:parts] = lo.T[keep.T]  # level by level, as the levels' rows hold them
     partptr[parts] = len(order)
     each = np.where(keep, wsum[hi] - wsum[lo], 0)
-    largest = each.max(axis=1)
+    largest = each.max(axis=0)
     if drop_empty:
         largest, counts = largest[counts > 0], counts[counts > 0]
     if largest.dtype.kind == "f":
@@ -309,7 +314,7 @@ def cut_parts(
     ptr = np.empty(len(counts) + 1, dtype=np.int64)
     ptr[0] = 0
     np.cumsum(counts, out=ptr[1:])
-    return Parts(len(counts), ptr, partptr, order, parts, largest, work=each[keep])
+    return Parts(len(counts), ptr, partptr, order, parts, largest, work=each.T[keep.T])
 
 
 def _split_by_rows(

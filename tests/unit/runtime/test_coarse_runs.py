@@ -167,7 +167,41 @@ def test_the_sampled_breaks_are_those_a_search_finds(n: int) -> None:
             found = np.unique(np.clip(candidates, 0, n - 2)).astype(np.int64)
             where = np.minimum(np.searchsorted(at, found), len(at) - 1)
             want = int(np.count_nonzero(at[where] == found))
-            assert copies._sampled(at, found, n) == want
+            assert copies._sampled(len(at), found, n) == want
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 100, 16384, 16385, 16386, 99991, 1_000_001, 2**31 - 1])
+def test_the_samples_computed_are_linspaces(n: int) -> None:
+    """``copies.pays`` computes only the samples it looks at, as ``np.linspace`` computes
+    them (the float step, the product truncated, the last one ``n - 2``), past the last
+    one too: the same integers, sample for sample."""
+    samples = min(copies.SAMPLES, n - 1)
+    at = np.linspace(0, n - 2, num=samples, dtype=np.int64)
+    j = np.arange(samples + 3, dtype=np.int64)
+    got = copies._samples_at(j, samples - 1, (n - 2) / (samples - 1), n)
+    np.testing.assert_array_equal(got[:samples], at)
+    assert (got[samples:] == n - 2).all()
+
+
+def test_every_position_is_looked_up_as_a_search_finds_it() -> None:
+    """Every position of small orders, one at a time and all at once, and every position
+    beside a sample of orders of many sizes: each is among the samples exactly when a
+    binary search among ``np.linspace``'s finds it (two candidate samples per break)."""
+    rng = np.random.default_rng(11)
+    sizes = [*range(2, 400), *map(int, rng.integers(16_000, 2**31 - 2, 60))]
+    for n in sizes:
+        samples = min(copies.SAMPLES, n - 1)
+        at = np.linspace(0, n - 2, num=samples, dtype=np.int64)
+        if n < 400:
+            found = np.arange(n - 1, dtype=np.int64)
+            singles = [found[i : i + 1] for i in range(len(found))]
+        else:
+            near = (at[:, None] + np.arange(-2, 3)[None, :]).ravel()
+            found = np.unique(np.clip(near, 0, n - 2)).astype(np.int64)
+            singles = []
+        for got in (found, *singles):
+            where = np.minimum(np.searchsorted(at, got), len(at) - 1)
+            assert copies._sampled(samples, got, n) == int(np.count_nonzero(at[where] == got))
 
 
 def test_the_runs_count_their_coarse_levels() -> None:

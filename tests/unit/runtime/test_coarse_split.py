@@ -182,3 +182,62 @@ def test_the_level_bound_is_never_below_the_levels_estimate(threads: int) -> Non
         est = coarse.level_estimate(ptr, levels, int(ptr[-1]) * 3, threads)
         bound = coarse.level_bound(int(ptr[-1]), levels, int(ptr[-1]) * 3, threads)
         assert est <= bound <= est * (1 + 1e-6)
+
+
+def _cut_parts_by_levels(
+    order: np.ndarray,
+    start: np.ndarray,
+    cut: np.ndarray,
+    end: np.ndarray,
+    wsum: np.ndarray,
+    drop_empty: bool,
+) -> coarse.Parts:
+    """``coarse.cut_parts`` as it was written before it ran over the boundaries' rows:
+    each level's boundaries a row of its own (the reference the faster one must match)."""
+    edges = np.maximum.accumulate(np.concatenate([start, cut, end], axis=1), axis=1)
+    lo, hi = edges[:, :-1], edges[:, 1:]
+    keep = hi > lo
+    counts = keep.sum(axis=1)
+    parts = int(counts.sum())
+    partptr = np.append(lo[keep], len(order)).astype(np.int64)
+    each = np.where(keep, wsum[hi] - wsum[lo], 0)
+    largest = each.max(axis=1)
+    if drop_empty:
+        largest, counts = largest[counts > 0], counts[counts > 0]
+    if largest.dtype.kind == "f":
+        largest = np.ceil(largest).astype(np.int64)
+    ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return coarse.Parts(len(counts), ptr, partptr, order, parts, largest, work=each[keep])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cut_parts_are_those_cut_level_by_level(seed: int) -> None:
+    """The parts ``coarse.cut_parts`` finds over the rows of all levels' boundaries are
+    those found level by level, array for array and dtype for dtype: cuts before, inside
+    and past their levels, empty levels and parts, integer and float work, 1 to 6 threads,
+    empty levels kept and dropped."""
+    rng = np.random.default_rng(seed)
+    for _ in range(150):
+        levels, threads, n = (
+            int(rng.integers(0, 40)),
+            int(rng.integers(1, 7)),
+            int(rng.integers(0, 300)),
+        )
+        bound = np.sort(rng.integers(0, n + 1, levels + 1))
+        bound[0], bound[-1] = 0, n
+        start, end = bound[:-1, None], bound[1:, None]
+        cut = np.sort(rng.integers(0, n + 1, (levels, threads - 1)), axis=1)
+        if rng.random() < 0.5:
+            cut = np.minimum(np.maximum(cut, start), end)
+        steps = rng.integers(1, 5, n) if rng.random() < 0.5 else 3.0 * rng.random(n)
+        wsum = np.concatenate([[0], np.cumsum(steps)])
+        order = rng.permutation(n)
+        for drop_empty in (False, True):
+            got = coarse.cut_parts(order, start, cut, end, wsum, drop_empty)
+            want = _cut_parts_by_levels(order, start, cut, end, wsum, drop_empty)
+            for name in ("levels", "parts"):
+                assert getattr(got, name) == getattr(want, name)
+            for name in ("ptr", "partptr", "order", "largest", "work"):
+                a, b = getattr(got, name), getattr(want, name)
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b)
