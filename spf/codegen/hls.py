@@ -392,6 +392,23 @@ def _from_py(node: ast.expr, text: str) -> Expr:
 
 
 # ------------------------------------------------------------------------------ the printer
+_C_BYTES = {
+    "double": 8,
+    "float": 4,
+    "int64_t": 8,
+    "int32_t": 4,
+    "int": 4,
+    "uint64_t": 8,
+    "uint32_t": 4,
+    "int16_t": 2,
+    "uint16_t": 2,
+    "int8_t": 1,
+    "uint8_t": 1,
+    "char": 1,
+}
+"""Bytes of an element of the C types local arrays have (8 for any other)."""
+
+
 @dataclass(frozen=True)
 class LocalArray:
     """A fixed-size local array of the top function."""
@@ -416,7 +433,8 @@ class HlsPrinter(CPrinter):
     def unit(self) -> TranslationUnit:
         """The unit with its record, which holds the ``hls_bounds`` it was printed for."""
         bounds = tuple((n, lo, hi) for n, (lo, hi) in sorted(self.bounds.items()))
-        return replace(super().unit(), bounds=bounds)
+        unit = super().unit()  # prints: the local arrays are declared (counted) by then
+        return replace(unit, bounds=bounds, local_bytes=self._local_bytes)
 
     def __init__(
         self,
@@ -436,6 +454,7 @@ class HlsPrinter(CPrinter):
         self._pipelined: str | None = None  # the enclosing pipelined loop while printing
         self._env: dict[str, Range] = {}  # ranges of the enclosing loop variables
         self._bound: dict[str, str] = {}  # UF value variable -> its UF (Bind nodes)
+        self._local_bytes = 0  # the local arrays' bytes (the C simulation's stack)
 
     # --- the translation unit
     def print(self) -> str:
@@ -567,6 +586,10 @@ class HlsPrinter(CPrinter):
         return tuple(dims)
 
     def _declare(self, arr: LocalArray) -> None:
+        elements = 1
+        for d in arr.dims:
+            elements *= d
+        self._local_bytes += elements * _C_BYTES.get(arr.ctype, 8)
         dims = "".join(f"[{d}]" for d in arr.dims) or "[1]"
         init = " = {}" if arr.zero else ""
         self.out.line(f"{arr.ctype} {arr.name}{dims}{init};")

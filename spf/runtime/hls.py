@@ -14,7 +14,7 @@ bound by name, outputs written in place) that also refuses parameters outside th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spf.errors import ArgumentError, CodegenError
@@ -50,6 +50,8 @@ class HlsKernel(Kernel):
         super().__init__(signature, source, path, command, compiler_output=compiler_output)
         self.signature = signature.c_prototype(restrict=False)  # as the source has it
         self.bounds: dict[str, tuple[int, int]] = dict(bounds or {})
+        self._stack = 0 if isinstance(source, str) else source.local_bytes
+        """The local arrays' bytes, on the stack of the thread that runs the C simulation."""
 
     def __call__(self, *positional: object, check: bool = True, **args: object) -> None:
         if positional:
@@ -65,7 +67,45 @@ class HlsKernel(Kernel):
                         f"sized by them); generate it again with hls_bounds={{'{name}': "
                         f"{max(value, hi)}}}"
                     )
-        super().__call__(check=check, **args)
+        if self._stack <= STACK_SPARE:
+            super().__call__(check=check, **args)
+            return
+        _on_a_stack(self._stack + STACK_SPARE, lambda: Kernel.__call__(self, check=check, **args))
+
+
+STACK_SPARE = 2 << 20
+"""Stack bytes a C simulation leaves the calling thread for its own: one whose local arrays
+need more (an HLS function declares them at full size, ``hls_bounds``'s: a 9.6 MB local
+segfaulted the process on the calling thread's 8 MiB stack) runs on a thread of its own,
+with a stack that holds them."""
+
+
+def _on_a_stack(size: int, call: Callable[[], None]) -> None:
+    """``call()`` on a new thread with a stack of ``size`` bytes (rounded up to pages);
+    its exception raised here."""
+    import threading
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as err:  # re-raised on the caller
+            failed.append(err)
+
+    with _STACK_LOCK:  # the size applies to threads created while it is set
+        old = threading.stack_size(-(-size // 65536) * 65536)
+        try:
+            worker = threading.Thread(target=run, name="spf-hls-csim")
+            worker.start()
+        finally:
+            threading.stack_size(old)
+    worker.join()
+    if failed:
+        raise failed[0]
+
+
+_STACK_LOCK = __import__("threading").Lock()
 
 
 def hls_flags(cflags: Sequence[str] | None = None) -> list[str]:

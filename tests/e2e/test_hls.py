@@ -12,6 +12,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -330,3 +331,27 @@ def test_hls_gemm_example_runs(tmp_path: Path) -> None:
     source = out_file.read_text()
     report = check(source)
     assert next(p.directive for p in report.loops_of("j")[0].pragmas) == "PIPELINE"
+
+
+_BIG_LOCAL = """
+import numpy as np, spf
+from spf.runtime.hls import compile_hls
+blur = spf.kernels.blur2d()
+s0, s1 = blur.stmts
+s1.shift("i", 2).after(s0, "i")
+s0.storage_fold("i", 3)
+line = compile_hls(blur, hls_bounds={"N": 64, "M": 400000})
+img = np.random.default_rng(0).random((40, 31))
+out = np.zeros((38, 29))
+line(out=out, img=img, N=40, M=31)
+bx = (img[:, :-2] + img[:, 1:-1] + img[:, 2:]) / 3
+print(line.source.count("bx_buf[3][399998]") > 0, np.allclose(out, (bx[:-2] + bx[1:-1] + bx[2:]) / 3))
+"""
+
+
+def test_c_simulation_of_local_arrays_larger_than_a_threads_stack(fresh_python: Any) -> None:
+    """An HLS function declares its local arrays at their hls_bounds size on the stack:
+    9.6 MB of folded rows segfaulted the process on the calling thread's 8 MiB stack (a
+    fresh interpreter, so that a crash fails this test, not the run); the C simulation of
+    such a kernel runs on a thread with a stack that holds them."""
+    assert fresh_python(_BIG_LOCAL) == ["True True"]
