@@ -16,6 +16,8 @@ one array, so ``check(ir, target=...)`` for them judges the computation with its
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import TYPE_CHECKING
 
 from spf.errors import IllegalScheduleError
@@ -54,7 +56,6 @@ def check(ir: ComputationIR, target: str = "mpi") -> None:
 def shared_memory(ir: ComputationIR) -> ComputationIR:
     """``ir`` with its ``distribute`` tags left out (itself when it has none): the
     computation a target without ranks runs."""
-    import dataclasses
 
     def strip(tags: Tags) -> Tags:
         kept = ((loop, tuple(t for t in ts if t != "distribute")) for loop, ts in tags)
@@ -82,8 +83,6 @@ def check_ordered_reads(ir: ComputationIR) -> None:
     order, so only a computation with a schedule or tags of its own is refused (reversing
     ``y(p(i)) = x(i)`` between ``p(i) = 0`` and ``p(i) = i`` ran with both writes of ``y``
     at one element)."""
-    import re
-
     from spf.analysis.dependences import compute_dependences
 
     if not any(s.tags or s.current_schedule != s.schedule for s in ir.stmts):

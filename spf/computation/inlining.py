@@ -109,9 +109,12 @@ def _check_read_after(comp: Computation, producer: Stmt, readers: list[Stmt], na
     (a consumer ahead of the producer, or one reading ``t(i+1)`` in the producer's loop)."""
     names = {r.name for r in readers}
     for d in comp.dependences():
-        if d.kind == "anti" and d.data_space == name and d.source in names:
-            if d.sink != producer.name:
-                continue
+        if (
+            d.kind == "anti"
+            and d.data_space == name
+            and d.source in names
+            and d.sink == producer.name
+        ):
             raise IllegalScheduleError(
                 f"inline({name!r}): {d.source} reads elements of {name!r} before "
                 f"{producer.name} writes them ({d}), so it reads what {name!r} held "

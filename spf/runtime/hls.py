@@ -14,6 +14,7 @@ bound by name, outputs written in place) that also refuses parameters outside th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -83,8 +84,6 @@ with a stack that holds them."""
 def _on_a_stack(size: int, call: Callable[[], None]) -> None:
     """``call()`` on a new thread with a stack of ``size`` bytes (rounded up to pages);
     its exception raised here."""
-    import threading
-
     failed: list[BaseException] = []
 
     def run() -> None:
@@ -105,7 +104,8 @@ def _on_a_stack(size: int, call: Callable[[], None]) -> None:
         raise failed[0]
 
 
-_STACK_LOCK = __import__("threading").Lock()
+_STACK_LOCK = threading.Lock()
+"""Held while ``threading.stack_size`` is set for one new thread (process-wide)."""
 
 
 def hls_flags(cflags: Sequence[str] | None = None) -> list[str]:
