@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -43,8 +43,12 @@ from spf.errors import ArgumentError, FormatError, SpfError
 from spf.formats.format import Format
 from spf.formats.ranks import SIZES, add_ranks, own_rank, rank_sizes
 from spf.formats.sizing import Ties, allocate, check_ties, extent
+from spf.formats.spanning import spanning
 
 __all__ = ["Conversion", "ConversionKernel", "convert"]
+
+_UNSET: Any = object()
+"""Not looked up yet (``ConversionKernel._rows``)."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,7 @@ class ConversionKernel:
     kernel: Any
     check: bool = True
     _ties: Ties | None = field(default=None, init=False, repr=False)
+    _compressed_source: object = field(default=_UNSET, init=False, repr=False)
 
     def _ranked(self, sizes: dict[str, int]) -> dict[str, int]:
         """``sizes`` with the sizes of the conversion's ranks (:mod:`spf.formats.ranks`)."""
@@ -283,7 +288,34 @@ class ConversionKernel:
                 "kernel",
                 [*src.ufs, src.value, *src.sizes],
             )
-        return self._convert(check=self._check(check), **args)
+        check = self._check(check)
+        rows = self._rows()
+        if rows is None:
+            return self._convert(check=check, **args)
+        ptr, idx, outer = rows
+        used, first = spanning(args, ptr, idx, self.conv.src.value, outer)
+        try:
+            return self._convert(check=check, **used)
+        except ArgumentError as err:
+            if not first:
+                raise
+            raise ArgumentError(
+                f"{err} (positions counted from {ptr}[0] = {first}: the conversion read "
+                f"{idx} and {self.conv.src.value} from entry {first} on)"
+            ) from err
+
+    def _rows(self) -> tuple[str, str, str] | None:
+        """``(pointer array, index array, outer extent)`` of a compressed source (CSR,
+        CSC: :mod:`spf.formats.spanning`), or None."""
+        if self._compressed_source is _UNSET:
+            src = self.conv.src
+            rows = None
+            if len(src.coords) == 2 and len(src.positions) == 1 and src.value_shape == ("NNZ",):
+                comp = _compressed(src)
+                if comp is not None and src.shape[comp.outer].isidentifier():
+                    rows = (comp.ptr, comp.idx, src.shape[comp.outer])
+            self._compressed_source = rows
+        return cast("tuple[str, str, str] | None", self._compressed_source)
 
     def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
