@@ -462,13 +462,38 @@ class Format:
             comp.declare_uf(
                 uf.name,
                 arity=uf.arity,
-                domain=uf.domain if uf.domain is not None else self._pointer_domain(uf.name),
-                range=uf.range,
+                domain=uf.domain if uf.domain is not None else self._implied_domain(uf),
+                range=uf.range if uf.range is not None else self._pointer_range(uf),
                 monotonic=uf.monotonic,
                 dtype=index_dtype or uf.dtype,
             )
         for fact in self.assume if facts else ():
             comp.assume(fact)
+
+    def _implied_domain(self, uf: UF) -> str | None:
+        """The domain of an undeclared-domain UF: a pointer's (:meth:`_pointer_domain`), or
+        ``0 <= t < E`` for a UF read as ``uf(p)`` with ``p`` a storage position whose values
+        extend ``E`` (``col(k)`` of a CSR-like format: ``0 <= t < NNZ``). Without it a
+        checked call could not compare the array's length with anything, and its loops and
+        fact checks would read past the end of a short array (docs/formats.md)."""
+        pointer = self._pointer_domain(uf.name)
+        if pointer is not None or uf.arity != 1:
+            return pointer
+        for p, extent in zip(self.positions, self.value_shape, strict=True):
+            if re.search(rf"\b{uf.name}\s*\(\s*{p}\s*\)", self.storage):
+                return f"{{[t]: 0 <= t < {extent}}}"
+        return None
+
+    def _pointer_range(self, uf: UF) -> str | None:
+        """The range of an undeclared-range pointer UF read as ``uf(c) <= p < uf(c+1)``
+        with ``p`` a storage position whose values extend ``E``: ``0 <= v <= E`` (the
+        positions it bounds index the value array)."""
+        for p, extent in zip(self.positions, self.value_shape, strict=True):
+            call = rf"\b{uf.name}\s*\(\s*"
+            bounds = rf"{call}(\w+)\s*\)\s*<=\s*{p}\s*<\s*{call}\1\s*\+\s*1\s*\)"
+            if uf.arity == 1 and re.search(bounds, self.storage):
+                return f"{{[v]: 0 <= v <= {extent}}}"
+        return None
 
     def _pointer_domain(self, uf: str) -> str | None:
         """A domain for an undeclared-domain pointer array ``uf`` read as ``uf(c)`` and
