@@ -558,11 +558,19 @@ class Binder:
             raise ArgumentError(f"missing parameter {name}{self._of}; pass {name}=<number>")
         if isinstance(value, np.ndarray) and value.ndim == 0:  # a 0-d array holds the scalar
             value = value[()]
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        if isinstance(value, bool | np.bool_ | np.complexfloating) or not isinstance(
+            value, int | float | np.number
+        ):  # a complex value would lose its imaginary part in a double
             raise ArgumentError(
-                f"{label}: constant {name!r} must be a number, got {type(value).__name__} {value!r}"
+                f"{label}: constant {name!r} must be a real number, got "
+                f"{type(value).__name__} {value!r}"
             )
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond the doubles
+            raise ArgumentError(
+                f"{label}: constant {name!r} = {value} does not fit a double"
+            ) from None
 
     def _missing_arrays(self, args: Mapping[str, object]) -> ArgumentError:
         show = str if self.context is None else repr

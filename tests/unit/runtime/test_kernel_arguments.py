@@ -159,3 +159,63 @@ def test_a_proxy_of_an_array_is_an_argument_error_on_every_path(
         replay(np.zeros(30), y, b)
     with pytest.raises(ArgumentError, match=r"data space 'y', got ProxyType"):
         replay(np.zeros(30), weakref.proxy(y), b)
+
+
+def _scaled() -> Computation:
+    comp = Computation("scaled")
+    comp.add_constant("alpha", "double")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_stmt(Stmt("$y$(i) = alpha * $y$(i);", "{[i]: 0 <= i < N}"))
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("alpha", "message"),
+    [
+        (np.complex128(1j), r"constant 'alpha' must be a real number, got complex128"),
+        (np.array(2 + 1j), r"constant 'alpha' must be a real number, got complex128"),
+        (np.complex64(1), r"constant 'alpha' must be a real number, got complex64"),
+        (10**400, r"constant 'alpha' = 1000.* does not fit a double"),
+    ],
+    ids=["complex128", "0-d complex array", "complex64", "int 10**400"],
+)
+def test_floating_constant_refuses_complex_and_huge_values(
+    tmp_path: Path, alpha: object, message: str
+) -> None:
+    """A numpy complex value was cast to its real part (a ComplexWarning and a wrong
+    result), a huge int surfaced Python's OverflowError; the interpreter binds the same."""
+    comp = _scaled()
+    k = comp.compile(cache_dir=tmp_path)
+    y = np.ones(3)
+    with pytest.raises(ArgumentError, match=message):
+        k(y=y, alpha=alpha)
+    with pytest.raises(ArgumentError, match=message):
+        comp.interpret(y=y, alpha=alpha)
+    assert y.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("alpha", [float("nan"), float("inf"), np.float32(2.5)])
+def test_interpreter_takes_any_floating_constant_as_the_kernel(
+    tmp_path: Path, alpha: float
+) -> None:
+    """The interpreter scanned its sets with every parameter made an int: NaN and inf
+    raised Python's ValueError / OverflowError."""
+    comp = _scaled()
+    want, got = np.ones(3), np.ones(3)
+    comp.compile(cache_dir=tmp_path)(y=want, alpha=alpha)
+    comp.interpret(y=got, alpha=alpha)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("alpha", [np.complex128(1j), 10**400, np.bool_(True)])
+def test_distributed_floating_constant_refuses_complex_and_huge_values(alpha: object) -> None:
+    """The MPI runtime binds its constants with the same rule (``spf.distributed``)."""
+    from spf.codegen.signature import Arg
+    from spf.distributed.arguments import scalar
+
+    arg = Arg(name="alpha", kind="param", ctype="double")
+    assert scalar("k", arg, np.float32(0.5)) == 0.5
+    with pytest.raises(
+        ArgumentError, match=r"k: constant alpha (must be a real number|does not fit)"
+    ):
+        scalar("k", arg, alpha)
