@@ -36,7 +36,9 @@ def scalar(kernel: str, a: Arg, value: Any) -> Any:
         if isinstance(value, bool | np.bool_ | np.complexfloating) or not isinstance(
             value, int | float | np.number
         ):  # a complex value would lose its imaginary part in a double
-            raise ArgumentError(f"{kernel}: constant {a.name} must be a real number")
+            raise ArgumentError(
+                f"{kernel}: constant {a.name} must be a number (real: it is a double)"
+            )
         try:
             return float(value)
         except OverflowError:

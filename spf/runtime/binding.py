@@ -562,7 +562,7 @@ class Binder:
             value, int | float | np.number
         ):  # a complex value would lose its imaginary part in a double
             raise ArgumentError(
-                f"{label}: constant {name!r} must be a real number, got "
+                f"{label}: constant {name!r} must be a number (real: it is a double), got "
                 f"{type(value).__name__} {value!r}"
             )
         try:

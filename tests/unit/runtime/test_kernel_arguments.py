@@ -172,9 +172,18 @@ def _scaled() -> Computation:
 @pytest.mark.parametrize(
     ("alpha", "message"),
     [
-        (np.complex128(1j), r"constant 'alpha' must be a real number, got complex128"),
-        (np.array(2 + 1j), r"constant 'alpha' must be a real number, got complex128"),
-        (np.complex64(1), r"constant 'alpha' must be a real number, got complex64"),
+        (
+            np.complex128(1j),
+            r"constant 'alpha' must be a number \(real: it is a double\), got complex128",
+        ),
+        (
+            np.array(2 + 1j),
+            r"constant 'alpha' must be a number \(real: it is a double\), got complex128",
+        ),
+        (
+            np.complex64(1),
+            r"constant 'alpha' must be a number \(real: it is a double\), got complex64",
+        ),
         (10**400, r"constant 'alpha' = 1000.* does not fit a double"),
     ],
     ids=["complex128", "0-d complex array", "complex64", "int 10**400"],
@@ -216,6 +225,27 @@ def test_distributed_floating_constant_refuses_complex_and_huge_values(alpha: ob
     arg = Arg(name="alpha", kind="param", ctype="double")
     assert scalar("k", arg, np.float32(0.5)) == 0.5
     with pytest.raises(
-        ArgumentError, match=r"k: constant alpha (must be a real number|does not fit)"
+        ArgumentError, match=r"k: constant alpha (must be a number \(real|does not fit)"
     ):
         scalar("k", arg, alpha)
+
+
+def test_uf_domain_reaching_a_negative_index_is_refused(tmp_path: Path) -> None:
+    """A declared domain from -1: the loops read ``f[-1]``, before the array's start (the
+    checked call read it and ran; the length check started at 0). Refused by every checked
+    call, the interpreter's included, naming the domain."""
+    comp = Computation("negdom")
+    comp.declare_uf("f", domain="{[i]: -1 <= i < N}", range="{[v]: 0 <= v < M}")
+    comp.add_data_space("y", "double", shape=("N + 1",))
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.add_stmt(Stmt("$y$(i + 1) = $x$(f(i));", "{[i]: -1 <= i < N}"))
+    k = comp.compile(cache_dir=tmp_path)
+    args = {"x": np.arange(5.0), "f": np.array([1, 2, 3], dtype=np.int32), "N": 3, "M": 5}
+    message = r"UF 'f' has the declared domain .* which reaches index -1 \(with M=5, N=3\)"
+    for _ in range(2):  # the second call looks like the first: the fast path
+        y = np.zeros(4)
+        with pytest.raises(ArgumentError, match=f"^f: {message}"):
+            k(y=y, **args)
+        assert not y.any()
+    with pytest.raises(ArgumentError, match=message):
+        comp.interpret(y=np.zeros(4), **args)
