@@ -272,7 +272,23 @@ class ConversionKernel:
             self.kernel(**args)
         except ArgumentError as err:
             conv = self.conv
-            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
+            raise ArgumentError(
+                f"convert({conv.src.name} -> {conv.dst.name}): {self._cause(err, args)}"
+            ) from err
+
+    def _cause(self, err: ArgumentError, args: Mapping[str, Any]) -> ArgumentError:
+        """``err``, or, where it is about an array the conversion computes (a run-time
+        index array such as SELL's row lengths) and a source index array is out of its
+        declared range, that array's error: the cause, in the caller's own terms (a
+        checked phase can compute from a bad coordinate before it loads the coordinate
+        itself)."""
+        if "run-time index array" not in str(err):
+            return err
+        try:
+            self._source_ranges(args)
+        except ArgumentError as source:
+            return source
+        return err
 
     def __call__(
         self, *positional: object, check: bool | None = None, **args: Any
@@ -324,9 +340,7 @@ class ConversionKernel:
         env: dict[str, Any] = dict(args)
         self._zeros(env, conv.allocate, ranks)
         env.update(self._rank_args(ranks))
-        if not check:
-            self._source_ranges(env)
-        self.kernel(check=check, **env)
+        self._run(check=check, **env)  # with check=False, the source's ranges first
         out = {key: env[name] for key, name in conv.outputs.items()}
         out.update({s: sizes.get(s, s) for s in conv.dst.sizes})
         if conv.trim is not None:
