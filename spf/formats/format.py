@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from spf.errors import ArgumentError, FormatError, SpfError
 from spf.sets import UF, Relation
 from spf.sets.expr import compile_expr
@@ -540,7 +542,11 @@ class Format:
         >>> BCSR(2, 2).extents(BCSR(2, 2).args(sp.eye_array(3)))
         (4, 4)
         """
-        sizes = {k: v for k, v in args.items() if isinstance(v, int)}
+        sizes = {  # a packer of your own may give numpy ints (np.int64(n))
+            k: int(v)
+            for k, v in args.items()
+            if isinstance(v, int | np.integer) and not isinstance(v, bool)
+        }
         out: list[int] = []
         for extent in self.shape:
             fn, names = compile_expr(extent)

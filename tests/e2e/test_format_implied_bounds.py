@@ -66,3 +66,12 @@ def test_pointers_far_beyond_nnz_refused_not_a_crash() -> None:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "rowptr[0] = 100000000 is outside the declared range" in run.stdout
+
+
+def test_extents_take_numpy_int_sizes() -> None:
+    """A packer of your own may give sizes as numpy ints: ``extents`` reads them (it
+    asked for sizes 'the arguments do not give')."""
+    mine, m, args = _mine()
+    args = {k: np.int64(v) if isinstance(v, int) else v for k, v in args.items()}
+    assert mine.extents(args) == m.shape
+    assert all(type(e) is int for e in mine.extents(args))
