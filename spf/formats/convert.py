@@ -43,7 +43,7 @@ from spf.errors import ArgumentError, FormatError, SpfError
 from spf.formats.format import Format
 from spf.formats.ranks import SIZES, add_ranks, own_rank, rank_sizes
 from spf.formats.sizing import Ties, allocate, check_ties, extent
-from spf.formats.spanning import spanning
+from spf.formats.spanning import fibers_spanning, spanning
 
 __all__ = ["Conversion", "ConversionKernel", "convert"]
 
@@ -305,20 +305,38 @@ class ConversionKernel:
                 [*src.ufs, src.value, *src.sizes],
             )
         check = self._check(check)
-        rows = self._rows()
-        if rows is None:
-            return self._convert(check=check, **args)
-        ptr, idx, outer = rows
-        used, first = spanning(args, ptr, idx, self.conv.src.value, outer)
+        used, note = self._spanned(args)
         try:
             return self._convert(check=check, **used)
         except ArgumentError as err:
-            if not first:
+            if not note:
                 raise
-            raise ArgumentError(
-                f"{err} (positions counted from {ptr}[0] = {first}: the conversion read "
-                f"{idx} and {self.conv.src.value} from entry {first} on)"
-            ) from err
+            raise ArgumentError(f"{err} ({note})") from err
+
+    def _spanned(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """``args`` over the positions a compressed source's pointers cover
+        (:mod:`spf.formats.spanning`), and how an error then counts positions (empty:
+        as the caller's arrays do)."""
+        from spf.formats.tensor import csf_order
+
+        src = self.conv.src
+        order = csf_order(src)
+        if order is not None:
+            used, first = fibers_spanning(args, order, src.value)
+            if not first:
+                return used, ""
+            return used, "positions counted from each level's first entry the pointers reach"
+        rows = self._rows()
+        if rows is None:
+            return args, ""
+        ptr, idx, outer = rows
+        used, first = spanning(args, ptr, idx, src.value, outer)
+        if not first:
+            return used, ""
+        return used, (
+            f"positions counted from {ptr}[0] = {first}: the conversion read {idx} and "
+            f"{src.value} from entry {first} on"
+        )
 
     def _rows(self) -> tuple[str, str, str] | None:
         """``(pointer array, index array, outer extent)`` of a compressed source (CSR,

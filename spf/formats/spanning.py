@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["spanning"]
+__all__ = ["fibers_spanning", "spanning"]
 
 
 def _size(value: object) -> int | None:
@@ -58,3 +58,41 @@ def spanning(
     out[value] = vals[lo:hi]
     out["NNZ"] = hi - lo
     return out, lo
+
+
+def fibers_spanning(
+    args: Mapping[str, Any], order: int, value: str
+) -> tuple[dict[str, Any], int | None]:
+    """:func:`spanning` for a ``CSF(order)`` source (``pos<l>``, ``crd<l>``, sizes
+    ``NNZ<l>`` and ``NNZ``): level by level, the entries the root's pointers reach, each
+    level's pointers shifted down to them; ``(args, None)`` when every level already spans
+    its entries or anything is off, else the lowest first entry of any level."""
+    out = dict(args)
+    lo, hi, changed, first = 0, 1, False, 0
+    for lv in range(1, order + 1):
+        size_name = "NNZ" if lv == order else f"NNZ{lv}"
+        p, crd, size = args.get(f"pos{lv}"), args.get(f"crd{lv}"), _size(args.get(size_name))
+        if not (isinstance(p, np.ndarray) and isinstance(crd, np.ndarray) and size is not None):
+            return dict(args), None
+        if p.ndim != 1 or crd.ndim != 1 or p.dtype.kind not in "iu" or p.size <= hi:
+            return dict(args), None
+        if crd.size != size or size < 0:
+            return dict(args), None
+        head = p[lo : hi + 1]
+        a, b = int(head[0]), int(head[-1])
+        if not 0 <= a <= b <= size or bool(np.any(head[1:] < head[:-1])):
+            return dict(args), None
+        if (lo, hi) != (0, p.size - 1) or (a, b) != (0, size):
+            changed = True
+        first = max(first, a)
+        out[f"pos{lv}"] = np.ascontiguousarray(head - p.dtype.type(a), dtype=p.dtype)
+        out[f"crd{lv}"] = crd[a:b]
+        out[size_name] = b - a
+        lo, hi = a, b
+    vals = args.get(value)
+    if not isinstance(vals, np.ndarray) or vals.ndim != 1 or vals.size != _size(args.get("NNZ")):
+        return dict(args), None
+    if not changed:
+        return dict(args), None
+    out[value] = vals[lo:hi]
+    return out, first

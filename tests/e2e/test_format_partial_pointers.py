@@ -100,3 +100,45 @@ def test_pointer_errors_name_the_callers_arrays() -> None:
     args["rowptr"][3] = 1  # decreasing, after a first entry above 0
     with pytest.raises(spf.ArgumentError, match=r"rowptr\[2\] = 3 and rowptr\[3\] = 1"):
         convert(CSR, COO).compile()(**args)
+
+
+@pytest.mark.parametrize("dst_name", ["COO3", "CSF3"])
+@pytest.mark.parametrize(
+    "cut",
+    [
+        {"pos1": [0, 2]},  # the last root fiber left out
+        {"pos1": [1, 3]},  # the first one left out
+        {"pos3": [0, 1, 2, 3, 4]},  # the last entry of the last fiber left out
+    ],
+    ids=["root end", "root start", "leaf end"],
+)
+def test_csf_source_pointers_not_spanning_entries(dst_name: str, cut: dict[str, Any]) -> None:
+    """The same for a CSF source, level by level (CSF -> COO(3) kept phantom (0, 0, 0)
+    entries and CSF -> CSF stored one as an explicit zero)."""
+    from spf.formats import CSF
+
+    coords = np.array([[0, 0, 1, 2, 2], [1, 3, 0, 2, 2], [0, 1, 1, 0, 3]])
+    args = spf.sparse.csf_args(coords, np.arange(1.0, 6.0), (3, 4, 5))
+    args.update({k: np.array(v, dtype=np.int32) for k, v in cut.items()})
+    want: dict[tuple[int, ...], float] = {}  # the entries the pointers reach
+    p1 = args["pos1"]
+    for a in range(p1[0], p1[1]):
+        for b in range(args["pos2"][a], args["pos2"][a + 1]):
+            for c in range(args["pos3"][b], args["pos3"][b + 1]):
+                key = (int(args["crd1"][a]), int(args["crd2"][b]), int(args["crd3"][c]))
+                want[key] = float(args["A"][c])
+    dst = spf.formats.COO(3) if dst_name == "COO3" else CSF(3)
+    out = convert(CSF(3), dst).compile()(**args)
+    assert out["NNZ"] == len(want)
+    if dst_name == "COO3":
+        got = {
+            (int(out["crd1"][k]), int(out["crd2"][k]), int(out["crd3"][k])): float(out["A"][k])
+            for k in range(out["NNZ"])
+        }
+    else:
+        back = convert(CSF(3), spf.formats.COO(3)).compile()(**out)
+        got = {
+            (int(back["crd1"][k]), int(back["crd2"][k]), int(back["crd3"][k])): float(back["A"][k])
+            for k in range(back["NNZ"])
+        }
+    assert got == want
