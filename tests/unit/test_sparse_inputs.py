@@ -56,3 +56,22 @@ def test_matrix_market_value_out_of_range(tmp_path: Path) -> None:
     )
     with pytest.raises(spf.ArgumentError, match=r"read_matrix_market: cannot read .*big\.mtx"):
         spf.sparse.read_matrix_market(path)
+
+
+def test_block_sizes_take_numpy_ints_as_the_helpers_do() -> None:
+    """``spf.sparse.bcsr_args(m, np.int64(2), 2)`` worked, ``spmv_bcsr(np.int64(2), 2)``
+    and ``BCSR(np.int64(2), 2)`` refused the same block size."""
+    from spf.formats import BCSR, BDIA, SELL
+
+    two = np.int64(2)
+    assert BCSR(two, np.int32(3)) is BCSR(2, 3)
+    assert SELL(two, np.int64(4)) is SELL(2, 4)
+    assert BDIA(two) is BDIA(2)
+    comp = spf.kernels.spmv_bcsr(two, 2)
+    assert comp.name == "spmv_bcsr_2x2"
+    m = sp.random_array((5, 4), density=0.5, rng=1, format="csr")
+    args = spf.sparse.bcsr_args(m, two, 2)
+    y, x = np.zeros(2 * args["NB"]), np.zeros(2 * args["MB"])
+    x[:4] = np.arange(1.0, 5.0)
+    comp.interpret(y=y, x=x, **args)
+    assert np.allclose(y[:5], m @ x[:4])
