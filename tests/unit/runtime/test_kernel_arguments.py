@@ -249,3 +249,11 @@ def test_uf_domain_reaching_a_negative_index_is_refused(tmp_path: Path) -> None:
         assert not y.any()
     with pytest.raises(ArgumentError, match=message):
         comp.interpret(y=np.zeros(4), **args)
+
+
+def test_negative_size_named_as_such(tmp_path: Path) -> None:
+    """``M=-1`` asked for 'an array of shape (3, -1)'."""
+    k = kernels.dense_mv().compile(cache_dir=tmp_path)
+    message = r"A: the declared shape \[N, M\] is \(3, -1\) with M=-1, N=3: a negative extent"
+    with pytest.raises(ArgumentError, match=message):
+        k(y=np.zeros(3), A=np.ones((3, 2)), x=np.ones(2), M=-1)
