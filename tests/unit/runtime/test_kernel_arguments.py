@@ -257,3 +257,35 @@ def test_negative_size_named_as_such(tmp_path: Path) -> None:
     message = r"A: the declared shape \[N, M\] is \(3, -1\) with M=-1, N=3: a negative extent"
     with pytest.raises(ArgumentError, match=message):
         k(y=np.zeros(3), A=np.ones((3, 2)), x=np.ones(2), M=-1)
+
+
+@pytest.mark.parametrize(
+    ("rowptr", "col", "fact"),
+    [
+        ([0, 1, 2], [0, 0], r"diagonal|rowptr\(i\+1\) - 1 => col\(k\) = i"),
+        ([0, 1, 1, 3], [0, 0, 2], r"diagonal|rowptr\(i\) < rowptr\(i\+1\)"),
+    ],
+    ids=["row ends left of its diagonal", "empty row"],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: sptrsv_csr's facts do not say a row's last entry is its diagonal "
+    "(facts ROW_NOT_EMPTY and DIAGONAL_STORED fix it but change the kernel's check plan: "
+    "left to the lead, see docs/inspection.md)",
+)
+def test_sptrsv_refuses_a_row_without_its_diagonal(
+    tmp_path: Path, rowptr: list[int], col: list[int], fact: str
+) -> None:
+    """A checked sptrsv_csr call divides row i by its last entry whatever its column: a
+    row without its diagonal (singular L) gives a number, not an error."""
+    n, nnz = len(rowptr) - 1, len(col)
+    k = kernels.sptrsv_csr().compile(cache_dir=tmp_path)
+    u = np.zeros(n)
+    with pytest.raises(ArgumentError, match=fact):
+        k(u=u, f=np.ones(n), L=np.arange(1.0, nnz + 1), rowptr=np.array(rowptr, np.int32),
+          col=np.array(col, np.int32), NNZ=nnz)  # fmt: skip
+    with pytest.raises(ArgumentError, match=fact):
+        kernels.sptrsv_csr().interpret(
+            u=u, f=np.ones(n), L=np.arange(1.0, nnz + 1), rowptr=np.array(rowptr),
+            col=np.array(col), NNZ=nnz,
+        )  # fmt: skip
