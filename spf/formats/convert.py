@@ -313,43 +313,43 @@ class ConversionKernel:
                 raise
             raise ArgumentError(f"{err} ({note})") from err
 
-    def _spanned(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def _spanned(self, args: dict[str, Any]) -> tuple[Mapping[str, Any], str]:
         """``args`` over the positions a compressed source's pointers cover
         (:mod:`spf.formats.spanning`), and how an error then counts positions (empty:
         as the caller's arrays do)."""
-        from spf.formats.tensor import csf_order
-
         src = self.conv.src
-        order = csf_order(src)
-        if order is not None:
-            used, first = fibers_spanning(args, order, src.value)
-            if not first:
-                return used, ""
-            return used, "positions counted from each level's first entry the pointers reach"
         rows = self._rows()
         if rows is None:
             return args, ""
+        if isinstance(rows, int):  # CSF(rows)
+            used, first = fibers_spanning(args, rows, src.value)
+            if not first:
+                return used, ""
+            return used, "positions counted from each level's first entry the pointers reach"
         ptr, idx, outer = rows
-        used, first = spanning(args, ptr, idx, src.value, outer)
+        spanned, first = spanning(args, ptr, idx, src.value, outer)
         if not first:
-            return used, ""
-        return used, (
+            return spanned, ""
+        return spanned, (
             f"positions counted from {ptr}[0] = {first}: the conversion read {idx} and "
             f"{src.value} from entry {first} on"
         )
 
-    def _rows(self) -> tuple[str, str, str] | None:
+    def _rows(self) -> tuple[str, str, str] | int | None:
         """``(pointer array, index array, outer extent)`` of a compressed source (CSR,
-        CSC: :mod:`spf.formats.spanning`), or None."""
+        CSC), the order of a CSF source (:mod:`spf.formats.spanning`), or None; looked up
+        once per kernel."""
         if self._compressed_source is _UNSET:
+            from spf.formats.tensor import csf_order
+
             src = self.conv.src
-            rows = None
-            if len(src.coords) == 2 and len(src.positions) == 1 and src.value_shape == ("NNZ",):
-                comp = _compressed(src)
+            rows: tuple[str, str, str] | int | None = csf_order(src)
+            if rows is None and len(src.coords) == 2 and len(src.positions) == 1:
+                comp = _compressed(src) if src.value_shape == ("NNZ",) else None
                 if comp is not None and src.shape[comp.outer].isidentifier():
                     rows = (comp.ptr, comp.idx, src.shape[comp.outer])
             self._compressed_source = rows
-        return cast("tuple[str, str, str] | None", self._compressed_source)
+        return cast("tuple[str, str, str] | int | None", self._compressed_source)
 
     def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv

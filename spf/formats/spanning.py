@@ -30,15 +30,26 @@ def _size(value: object) -> int | None:
 
 def spanning(
     args: Mapping[str, Any], ptr: str, idx: str, value: str, outer: str
-) -> tuple[dict[str, Any], int | None]:
+) -> tuple[Mapping[str, Any], int | None]:
     """``(args over the positions the pointers cover, ptr(0))``, or ``(args, None)`` when
     they already span ``0 .. NNZ - 1`` or anything about them is off (a wrong type, size,
     length or order: the kernel then reports it on the caller's own arrays). ``ptr``,
     ``idx``, ``value``: the source's pointer, index and value arrays; ``outer``: the size
     the pointers run over (``N`` for CSR)."""
+    p, n, nnz = args.get(ptr), args.get(outer), args.get("NNZ")
+    if (
+        type(p) is np.ndarray
+        and type(n) is int
+        and type(nnz) is int
+        and 0 <= n < p.size
+        and p.ndim == 1
+        and p[0] == 0
+        and p[n] == nnz
+    ):  # the common call: O(1), the caller's own arguments
+        return args, None
     out = dict(args)
-    p, cols, vals = args.get(ptr), args.get(idx), args.get(value)
-    n, nnz = _size(args.get(outer)), _size(args.get("NNZ"))
+    cols, vals = args.get(idx), args.get(value)
+    n, nnz = _size(n), _size(nnz)
     if n is None or nnz is None or n < 0 or nnz < 0:
         return out, None
     arrays = (p, cols, vals)
