@@ -481,8 +481,10 @@ class Format:
         pointer = self._pointer_domain(uf.name)
         if pointer is not None or uf.arity != 1:
             return pointer
+        # every call reads the same position as it is (a read at k + 1 would fall outside)
+        calls = {a.strip() for a in re.findall(rf"\b{uf.name}\s*\(([^()]*)\)", self.storage)}
         for p, extent in zip(self.positions, self.value_shape, strict=True):
-            if re.search(rf"\b{uf.name}\s*\(\s*{p}\s*\)", self.storage):
+            if calls == {p}:
                 return f"{{[t]: 0 <= t < {extent}}}"
         return None
 

@@ -75,3 +75,17 @@ def test_extents_take_numpy_int_sizes() -> None:
     args = {k: np.int64(v) if isinstance(v, int) else v for k, v in args.items()}
     assert mine.extents(args) == m.shape
     assert all(type(e) is int for e in mine.extents(args))
+
+
+def test_no_domain_implied_for_a_uf_read_off_the_position() -> None:
+    """A UF read at ``k`` and at ``k + 1`` takes no implied domain ``0 <= t < NNZ``: its
+    read at ``k + 1`` would fall outside it (the domain declared stays as it was)."""
+    fmt = spf.Format(
+        "ODD",
+        coords="[i, j]",
+        storage="{[i, j] -> [k]: rp(i) <= k < rp(i+1) && j = ci(k) && ci(k) <= ci(k + 1)}",
+        ufs=[spf.UF("rp", monotonic="nondecreasing"), spf.UF("ci")],
+    )
+    comp = fmt.spmv()
+    assert comp.ufs["ci"].domain is None
+    assert str(comp.ufs["rp"].range) == "{[v] : 0 <= v && v <= NNZ}"
