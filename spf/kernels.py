@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from spf.computation import Computation, Stmt
 from spf.dtypes import index_name
 from spf.errors import ArgumentError
@@ -291,10 +293,11 @@ def spmv_bcsr(R: int, C: int, *, index_dtype: str = "int32") -> Computation:  # 
     array([31., 42.])
     """
     for what, value in (("R", R), ("C", C)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
             raise ArgumentError(
                 f"spmv_bcsr: block size {what} must be a positive int, got {value!r}"
             )
+    R, C = int(R), int(C)  # noqa: N806 (a numpy int, as spf.sparse.bcsr_args takes)
     dtype = _index_dtype(index_dtype)
     comp = Computation(f"spmv_bcsr_{R}x{C}")
     comp.add_data_space("y", "double", shape=(f"NB*{R}",))

@@ -80,9 +80,20 @@ def _as_sparse(matrix: object, what: str) -> Any:
                 f"{what}: expected a scipy.sparse matrix or a 2-D array, "
                 f"got {type(matrix).__name__}"
             )
-        dense = np.asarray(matrix)
+        try:
+            dense = np.asarray(matrix)
+        except ValueError as err:  # a ragged list
+            raise ArgumentError(
+                f"{what}: cannot read it as a 2-D array ({err}); pass a scipy.sparse matrix "
+                "or a 2-D array of numbers"
+            ) from None
         if dense.ndim != 2:
             raise ArgumentError(f"{what}: expected a 2-D matrix, got {dense.ndim} dimension(s)")
+        if dense.dtype.kind not in "biufc":
+            raise ArgumentError(
+                f"{what}: values must be numbers (bool, int or float), got dtype {dense.dtype}; "
+                "convert them, e.g. np.asarray(matrix, dtype=np.float64)"
+            )
         m = sparse.csr_array(dense)
     if len(m.shape) != 2:
         raise ArgumentError(f"{what}: expected a 2-D matrix, got shape {m.shape}")
@@ -436,6 +447,15 @@ def bdia_args(
     """
     if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 1:
         raise ArgumentError(f"bdia_args: R (rows per block) must be a positive int, got {R!r}")
+    if (
+        isinstance(max_fill, bool)
+        or not isinstance(max_fill, (int, float, np.integer, np.floating))
+        or not max_fill > 0
+    ):
+        raise ArgumentError(
+            f"bdia_args: max_fill must be a positive number (the most values stored per "
+            f"nonzero; float('inf') for no limit), got {max_fill!r}"
+        )
     r = int(R)
     m, rows = _entries(matrix, "bdia_args")
     n, cols = (int(d) for d in m.shape)
@@ -712,7 +732,7 @@ def read_matrix_market(path: str | os.PathLike[str]) -> Any:
             raw = io.mmread(os.fspath(path), spmatrix=False)
         except TypeError:
             raw = io.mmread(os.fspath(path))
-    except (ValueError, OSError) as err:
+    except (ValueError, OSError, OverflowError) as err:  # OverflowError: a value too large
         raise ArgumentError(f"read_matrix_market: cannot read {os.fspath(path)!r}: {err}") from err
     if not sparse.issparse(raw):
         raw = sparse.coo_array(np.asarray(raw))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
+
 from spf import sparse
 from spf.errors import FormatError
 from spf.formats.format import Format
@@ -110,17 +112,21 @@ def _ell() -> Format:
 
 
 def _positive(fmt: str, what: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    """``value`` as a positive int (a numpy int too, as the ``spf.sparse`` helpers take)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise FormatError(f"{fmt}: {what} must be a positive integer, got {value!r}")
-    return value
+    return int(value)
 
 
-@functools.cache
 def BCSR(r: int, c: int) -> Format:  # noqa: N802
     """Block CSR with ``r`` by ``c`` dense blocks (``A[NNZB, r, c]``, block row ``ib`` of
     ``NB``, block column ``bcol(kb)`` of ``MB``)."""
-    r = _positive("BCSR", "r", r)
-    c = _positive("BCSR", "c", c)
+    return _bcsr(_positive("BCSR", "r", r), _positive("BCSR", "c", c))
+
+
+@functools.cache
+def _bcsr(r: int, c: int) -> Format:
+    """:func:`BCSR` of checked ints (one object per block size)."""
     return Format(
         f"BCSR{r}x{c}",
         coords="[i, j]",
@@ -135,12 +141,15 @@ def BCSR(r: int, c: int) -> Format:  # noqa: N802
     )
 
 
-@functools.cache
 def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
     """SELL-``C``-``sigma`` as :func:`spf.formats.sell` stores it: entry ``w`` of row ``r``
     of chunk ``ch`` at ``cs(ch) + C*w + r``; rows permuted by ``perm`` when ``sigma > 1``."""
-    C = _positive("SELL", "C", C)  # noqa: N806
-    sigma = _positive("SELL", "sigma", sigma)
+    return _sell_format(_positive("SELL", "C", C), _positive("SELL", "sigma", sigma))
+
+
+@functools.cache
+def _sell_format(C: int, sigma: int) -> Format:  # noqa: N803
+    """:func:`SELL` of checked ints (one object per ``C``, ``sigma``)."""
     if sigma > 1 and sigma % C:
         raise FormatError(f"SELL: sigma ({sigma}) must be 1 or a multiple of C ({C})")
     row = f"{C}*ch + r" if sigma == 1 else f"perm({C}*ch + r)"
@@ -165,7 +174,6 @@ def SELL(C: int, sigma: int = 1) -> Format:  # noqa: N802, N803
     )
 
 
-@functools.cache
 def BDIA(R: int) -> Format:  # noqa: N802, N803
     """Diagonals per block of ``R`` rows (what MKL's inspector-executor builds for matrices
     whose entries lie on a few diagonals): row block ``b`` has the diagonal slots
@@ -173,7 +181,12 @@ def BDIA(R: int) -> Format:  # noqa: N802, N803
     ``(R*b + r, R*b + r + doff(s))`` in ``A[s, r]`` (0 where an entry is absent or outside
     the matrix). No column index per entry: one offset per slot, and the offsets may change
     from block to block (DIA's are fixed for the whole matrix)."""
-    R = _positive("BDIA", "R", R)  # noqa: N806
+    return _bdia_format(_positive("BDIA", "R", R))
+
+
+@functools.cache
+def _bdia_format(R: int) -> Format:  # noqa: N803
+    """:func:`BDIA` of a checked int (one object per ``R``)."""
     return Format(
         f"BDIA{R}",
         coords="[i, j]",

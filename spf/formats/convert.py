@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -43,8 +43,12 @@ from spf.errors import ArgumentError, FormatError, SpfError
 from spf.formats.format import Format
 from spf.formats.ranks import SIZES, add_ranks, own_rank, rank_sizes
 from spf.formats.sizing import Ties, allocate, check_ties, extent
+from spf.formats.spanning import fibers_spanning, spanning
 
 __all__ = ["Conversion", "ConversionKernel", "convert"]
+
+_UNSET: Any = object()
+"""Not looked up yet (``ConversionKernel._rows``)."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,7 @@ class ConversionKernel:
     kernel: Any
     check: bool = True
     _ties: Ties | None = field(default=None, init=False, repr=False)
+    _compressed_source: object = field(default=_UNSET, init=False, repr=False)
 
     def _ranked(self, sizes: dict[str, int]) -> dict[str, int]:
         """``sizes`` with the sizes of the conversion's ranks (:mod:`spf.formats.ranks`)."""
@@ -267,7 +272,23 @@ class ConversionKernel:
             self.kernel(**args)
         except ArgumentError as err:
             conv = self.conv
-            raise ArgumentError(f"convert({conv.src.name} -> {conv.dst.name}): {err}") from err
+            raise ArgumentError(
+                f"convert({conv.src.name} -> {conv.dst.name}): {self._cause(err, args)}"
+            ) from err
+
+    def _cause(self, err: ArgumentError, args: Mapping[str, Any]) -> ArgumentError:
+        """``err``, or, where it is about an array the conversion computes (a run-time
+        index array such as SELL's row lengths) and a source index array is out of its
+        declared range, that array's error: the cause, in the caller's own terms (a
+        checked phase can compute from a bad coordinate before it loads the coordinate
+        itself)."""
+        if "run-time index array" not in str(err):
+            return err
+        try:
+            self._source_ranges(args)
+        except ArgumentError as source:
+            return source
+        return err
 
     def __call__(
         self, *positional: object, check: bool | None = None, **args: Any
@@ -283,7 +304,52 @@ class ConversionKernel:
                 "kernel",
                 [*src.ufs, src.value, *src.sizes],
             )
-        return self._convert(check=self._check(check), **args)
+        check = self._check(check)
+        used, note = self._spanned(args)
+        try:
+            return self._convert(check=check, **used)
+        except ArgumentError as err:
+            if not note:
+                raise
+            raise ArgumentError(f"{err} ({note})") from err
+
+    def _spanned(self, args: dict[str, Any]) -> tuple[Mapping[str, Any], str]:
+        """``args`` over the positions a compressed source's pointers cover
+        (:mod:`spf.formats.spanning`), and how an error then counts positions (empty:
+        as the caller's arrays do)."""
+        src = self.conv.src
+        rows = self._rows()
+        if rows is None:
+            return args, ""
+        if isinstance(rows, int):  # CSF(rows)
+            used, first = fibers_spanning(args, rows, src.value)
+            if not first:
+                return used, ""
+            return used, "positions counted from each level's first entry the pointers reach"
+        ptr, idx, outer = rows
+        spanned, first = spanning(args, ptr, idx, src.value, outer)
+        if not first:
+            return spanned, ""
+        return spanned, (
+            f"positions counted from {ptr}[0] = {first}: the conversion read {idx} and "
+            f"{src.value} from entry {first} on"
+        )
+
+    def _rows(self) -> tuple[str, str, str] | int | None:
+        """``(pointer array, index array, outer extent)`` of a compressed source (CSR,
+        CSC), the order of a CSF source (:mod:`spf.formats.spanning`), or None; looked up
+        once per kernel."""
+        if self._compressed_source is _UNSET:
+            from spf.formats.tensor import csf_order
+
+            src = self.conv.src
+            rows: tuple[str, str, str] | int | None = csf_order(src)
+            if rows is None and len(src.coords) == 2 and len(src.positions) == 1:
+                comp = _compressed(src) if src.value_shape == ("NNZ",) else None
+                if comp is not None and src.shape[comp.outer].isidentifier():
+                    rows = (comp.ptr, comp.idx, src.shape[comp.outer])
+            self._compressed_source = rows
+        return cast("tuple[str, str, str] | int | None", self._compressed_source)
 
     def _convert(self, *, check: bool, **args: Any) -> dict[str, Any]:
         conv = self.conv
@@ -292,9 +358,7 @@ class ConversionKernel:
         env: dict[str, Any] = dict(args)
         self._zeros(env, conv.allocate, ranks)
         env.update(self._rank_args(ranks))
-        if not check:
-            self._source_ranges(env)
-        self.kernel(check=check, **env)
+        self._run(check=check, **env)  # with check=False, the source's ranges first
         out = {key: env[name] for key, name in conv.outputs.items()}
         out.update({s: sizes.get(s, s) for s in conv.dst.sizes})
         if conv.trim is not None:

@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from spf.errors import ArgumentError, FormatError, SpfError
 from spf.sets import UF, Relation
 from spf.sets.expr import compile_expr
@@ -462,13 +464,40 @@ class Format:
             comp.declare_uf(
                 uf.name,
                 arity=uf.arity,
-                domain=uf.domain if uf.domain is not None else self._pointer_domain(uf.name),
-                range=uf.range,
+                domain=uf.domain if uf.domain is not None else self._implied_domain(uf),
+                range=uf.range if uf.range is not None else self._pointer_range(uf),
                 monotonic=uf.monotonic,
                 dtype=index_dtype or uf.dtype,
             )
         for fact in self.assume if facts else ():
             comp.assume(fact)
+
+    def _implied_domain(self, uf: UF) -> str | None:
+        """The domain of an undeclared-domain UF: a pointer's (:meth:`_pointer_domain`), or
+        ``0 <= t < E`` for a UF read as ``uf(p)`` with ``p`` a storage position whose values
+        extend ``E`` (``col(k)`` of a CSR-like format: ``0 <= t < NNZ``). Without it a
+        checked call could not compare the array's length with anything, and its loops and
+        fact checks would read past the end of a short array (docs/formats.md)."""
+        pointer = self._pointer_domain(uf.name)
+        if pointer is not None or uf.arity != 1:
+            return pointer
+        # every call reads the same position as it is (a read at k + 1 would fall outside)
+        calls = {a.strip() for a in re.findall(rf"\b{uf.name}\s*\(([^()]*)\)", self.storage)}
+        for p, extent in zip(self.positions, self.value_shape, strict=True):
+            if calls == {p}:
+                return f"{{[t]: 0 <= t < {extent}}}"
+        return None
+
+    def _pointer_range(self, uf: UF) -> str | None:
+        """The range of an undeclared-range pointer UF read as ``uf(c) <= p < uf(c+1)``
+        with ``p`` a storage position whose values extend ``E``: ``0 <= v <= E`` (the
+        positions it bounds index the value array)."""
+        for p, extent in zip(self.positions, self.value_shape, strict=True):
+            call = rf"\b{uf.name}\s*\(\s*"
+            bounds = rf"{call}(\w+)\s*\)\s*<=\s*{p}\s*<\s*{call}\1\s*\+\s*1\s*\)"
+            if uf.arity == 1 and re.search(bounds, self.storage):
+                return f"{{[v]: 0 <= v <= {extent}}}"
+        return None
 
     def _pointer_domain(self, uf: str) -> str | None:
         """A domain for an undeclared-domain pointer array ``uf`` read as ``uf(c)`` and
@@ -515,7 +544,11 @@ class Format:
         >>> BCSR(2, 2).extents(BCSR(2, 2).args(sp.eye_array(3)))
         (4, 4)
         """
-        sizes = {k: v for k, v in args.items() if isinstance(v, int)}
+        sizes = {  # a packer of your own may give numpy ints (np.int64(n))
+            k: int(v)
+            for k, v in args.items()
+            if isinstance(v, int | np.integer) and not isinstance(v, bool)
+        }
         out: list[int] = []
         for extent in self.shape:
             fn, names = compile_expr(extent)

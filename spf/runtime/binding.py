@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from spf.errors import ArgumentError, CodegenError, VerifyError
 from spf.runtime.checks import Array, UFCheck
@@ -97,6 +98,24 @@ class _Data:
             return value
         return value.reshape(want)
 
+    def _shape_error(self, value: npt.NDArray[Any], params: dict[str, int]) -> ArgumentError | None:
+        """The error for an array whose shape is not the declared one (None: it is)."""
+        assert self.shape_of is not None
+        want = self.shape_of(params)
+        if value.shape == want or (not want and value.shape == (1,)):
+            return None
+        decl = ", ".join(self.shape_text or ())
+        used = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+        if any(e < 0 for e in want):
+            return ArgumentError(
+                f"{self.label}: the declared shape [{decl}] is {want} with {used}: a negative "
+                "extent; pass sizes that are not negative"
+            )
+        return ArgumentError(
+            f"{self.label}: expected shape {want} (declared [{decl}] with {used}), "
+            f"got {value.shape}; pass an array of shape {want} or fix the parameters"
+        )
+
     def explain(self, value: object, params: dict[str, int]) -> ArgumentError:
         """The error for a ``value`` that :meth:`ok` rejected."""
         name, label, dtype = self.name, self.label, self.dtype
@@ -147,15 +166,8 @@ class _Data:
                 f"(extents [{decl}] from its declared domain), got shape {value.shape}; pass "
                 "an array with those trailing extents or fix the parameters"
             )
-        if self.shape_of is not None:
-            want_shape = self.shape_of(params)
-            if value.shape != want_shape and (want_shape or value.shape != (1,)):
-                decl = ", ".join(self.shape_text or ())
-                used = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
-                return ArgumentError(
-                    f"{label}: expected shape {want_shape} (declared [{decl}] with {used}), "
-                    f"got {value.shape}; pass an array of shape {want_shape} or fix the parameters"
-                )
+        if self.shape_of is not None and (err := self._shape_error(value, params)) is not None:
+            return err
         if not value.flags.c_contiguous:
             copy = " and read the result from the copy" if self.writes else ""
             return ArgumentError(
@@ -558,11 +570,19 @@ class Binder:
             raise ArgumentError(f"missing parameter {name}{self._of}; pass {name}=<number>")
         if isinstance(value, np.ndarray) and value.ndim == 0:  # a 0-d array holds the scalar
             value = value[()]
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        if isinstance(value, bool | np.bool_ | np.complexfloating) or not isinstance(
+            value, int | float | np.number
+        ):  # a complex value would lose its imaginary part in a double
             raise ArgumentError(
-                f"{label}: constant {name!r} must be a number, got {type(value).__name__} {value!r}"
+                f"{label}: constant {name!r} must be a number (real: it is a double), got "
+                f"{type(value).__name__} {value!r}"
             )
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond the doubles
+            raise ArgumentError(
+                f"{label}: constant {name!r} = {value} does not fit a double"
+            ) from None
 
     def _missing_arrays(self, args: Mapping[str, object]) -> ArgumentError:
         show = str if self.context is None else repr

@@ -75,6 +75,8 @@ class UFCheck:
             return arr[(slice(0, 0),) * arr.ndim], (0,) * arr.ndim
         index: list[slice] = []
         for axis, (lo, hi) in enumerate(box):
+            if -_BIG < lo < 0:  # (a domain without a lower bound: from 0, as before)
+                raise self.negative_domain(axis, lo, params)
             start = max(lo, 0)
             if hi >= _BIG:
                 index.append(slice(start, None))
@@ -135,6 +137,17 @@ class UFCheck:
                 index = (*(int(i) + o for i, o in zip(at, offset, strict=False)), c)
                 raise self.range_error(index, int(column[at]), params)
 
+    def negative_domain(self, axis: int, lo: int, params: dict[str, int]) -> ArgumentError:
+        """The error for a declared domain that reaches index ``lo < 0`` along ``axis``: an
+        index array holds the indices from 0 on, so a read there would be before its start
+        (the kernel's loops read ``f(i)`` as ``f[i]``)."""
+        where = f" along axis {axis}" if self.uf.array_uf().arity > 1 else ""
+        return ArgumentError(
+            f"{self.label}: UF {self.uf.name!r} has the declared domain {self.uf.domain}, "
+            f"which reaches index {lo}{where}{with_params(params)}, but an index array holds "
+            f"the indices from 0 on; declare the domain from 0 (shift the UF's arguments)"
+        )
+
     def min_shape(self, params: dict[str, int], key: tuple[int, ...]) -> tuple[int, ...] | None:
         """The least extent per axis an array needs for the declared domain, remembered per
         ``key`` (the call's parameter values); None when the values must be checked here: an
@@ -150,7 +163,7 @@ class UFCheck:
             box = self._bounds(True, self.domain, params) if self.domain is not None else None
             if self.domain is None or box is None:
                 need = ()
-            else:
+            elif not any(-_BIG < lo < 0 for lo, _ in box):  # else check() refuses it
                 need = tuple(0 if hi >= _BIG else hi + 1 for _, hi in box)
         if len(self._shapes) > 256:
             self._shapes.clear()

@@ -77,8 +77,10 @@ def interpret(ir: ComputationIR, args: Mapping[str, Any]) -> None:
 
     from spf.runtime.coiterate import union_runner
 
-    walk = ScheduleWalk(ir, params, ufs, runtime, writes)
-    walk.run(union_runner(ir, params, ufs, run))
+    # the sets are over the integer parameters (a floating constant, even NaN, is no bound)
+    ints = {k: v for k, v in params.items() if not isinstance(v, float)}
+    walk = ScheduleWalk(ir, ints, ufs, runtime, writes)
+    walk.run(union_runner(ir, ints, ufs, run))
 
 
 def _index_arrays(

@@ -159,3 +159,133 @@ def test_a_proxy_of_an_array_is_an_argument_error_on_every_path(
         replay(np.zeros(30), y, b)
     with pytest.raises(ArgumentError, match=r"data space 'y', got ProxyType"):
         replay(np.zeros(30), weakref.proxy(y), b)
+
+
+def _scaled() -> Computation:
+    comp = Computation("scaled")
+    comp.add_constant("alpha", "double")
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_stmt(Stmt("$y$(i) = alpha * $y$(i);", "{[i]: 0 <= i < N}"))
+    return comp
+
+
+@pytest.mark.parametrize(
+    ("alpha", "message"),
+    [
+        (
+            np.complex128(1j),
+            r"constant 'alpha' must be a number \(real: it is a double\), got complex128",
+        ),
+        (
+            np.array(2 + 1j),
+            r"constant 'alpha' must be a number \(real: it is a double\), got complex128",
+        ),
+        (
+            np.complex64(1),
+            r"constant 'alpha' must be a number \(real: it is a double\), got complex64",
+        ),
+        (10**400, r"constant 'alpha' = 1000.* does not fit a double"),
+    ],
+    ids=["complex128", "0-d complex array", "complex64", "int 10**400"],
+)
+def test_floating_constant_refuses_complex_and_huge_values(
+    tmp_path: Path, alpha: object, message: str
+) -> None:
+    """A numpy complex value was cast to its real part (a ComplexWarning and a wrong
+    result), a huge int surfaced Python's OverflowError; the interpreter binds the same."""
+    comp = _scaled()
+    k = comp.compile(cache_dir=tmp_path)
+    y = np.ones(3)
+    with pytest.raises(ArgumentError, match=message):
+        k(y=y, alpha=alpha)
+    with pytest.raises(ArgumentError, match=message):
+        comp.interpret(y=y, alpha=alpha)
+    assert y.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("alpha", [float("nan"), float("inf"), np.float32(2.5)])
+def test_interpreter_takes_any_floating_constant_as_the_kernel(
+    tmp_path: Path, alpha: float
+) -> None:
+    """The interpreter scanned its sets with every parameter made an int: NaN and inf
+    raised Python's ValueError / OverflowError."""
+    comp = _scaled()
+    want, got = np.ones(3), np.ones(3)
+    comp.compile(cache_dir=tmp_path)(y=want, alpha=alpha)
+    comp.interpret(y=got, alpha=alpha)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("alpha", [np.complex128(1j), 10**400, np.bool_(True)])
+def test_distributed_floating_constant_refuses_complex_and_huge_values(alpha: object) -> None:
+    """The MPI runtime binds its constants with the same rule (``spf.distributed``)."""
+    from spf.codegen.signature import Arg
+    from spf.distributed.arguments import scalar
+
+    arg = Arg(name="alpha", kind="param", ctype="double")
+    assert scalar("k", arg, np.float32(0.5)) == 0.5
+    with pytest.raises(
+        ArgumentError, match=r"k: constant alpha (must be a number \(real|does not fit)"
+    ):
+        scalar("k", arg, alpha)
+
+
+def test_uf_domain_reaching_a_negative_index_is_refused(tmp_path: Path) -> None:
+    """A declared domain from -1: the loops read ``f[-1]``, before the array's start (the
+    checked call read it and ran; the length check started at 0). Refused by every checked
+    call, the interpreter's included, naming the domain."""
+    comp = Computation("negdom")
+    comp.declare_uf("f", domain="{[i]: -1 <= i < N}", range="{[v]: 0 <= v < M}")
+    comp.add_data_space("y", "double", shape=("N + 1",))
+    comp.add_data_space("x", "double", shape=("M",))
+    comp.add_stmt(Stmt("$y$(i + 1) = $x$(f(i));", "{[i]: -1 <= i < N}"))
+    k = comp.compile(cache_dir=tmp_path)
+    args = {"x": np.arange(5.0), "f": np.array([1, 2, 3], dtype=np.int32), "N": 3, "M": 5}
+    message = r"UF 'f' has the declared domain .* which reaches index -1 \(with M=5, N=3\)"
+    for _ in range(2):  # the second call looks like the first: the fast path
+        y = np.zeros(4)
+        with pytest.raises(ArgumentError, match=f"^f: {message}"):
+            k(y=y, **args)
+        assert not y.any()
+    with pytest.raises(ArgumentError, match=message):
+        comp.interpret(y=np.zeros(4), **args)
+
+
+def test_negative_size_named_as_such(tmp_path: Path) -> None:
+    """``M=-1`` asked for 'an array of shape (3, -1)'."""
+    k = kernels.dense_mv().compile(cache_dir=tmp_path)
+    message = r"A: the declared shape \[N, M\] is \(3, -1\) with M=-1, N=3: a negative extent"
+    with pytest.raises(ArgumentError, match=message):
+        k(y=np.zeros(3), A=np.ones((3, 2)), x=np.ones(2), M=-1)
+
+
+@pytest.mark.parametrize(
+    ("rowptr", "col", "fact"),
+    [
+        ([0, 1, 2], [0, 0], r"diagonal|rowptr\(i\+1\) - 1 => col\(k\) = i"),
+        ([0, 1, 1, 3], [0, 0, 2], r"diagonal|rowptr\(i\) < rowptr\(i\+1\)"),
+    ],
+    ids=["row ends left of its diagonal", "empty row"],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: sptrsv_csr's facts do not say a row's last entry is its diagonal "
+    "(facts ROW_NOT_EMPTY and DIAGONAL_STORED fix it but change the kernel's check plan: "
+    "left to the lead, see docs/inspection.md)",
+)
+def test_sptrsv_refuses_a_row_without_its_diagonal(
+    tmp_path: Path, rowptr: list[int], col: list[int], fact: str
+) -> None:
+    """A checked sptrsv_csr call divides row i by its last entry whatever its column: a
+    row without its diagonal (singular L) gives a number, not an error."""
+    n, nnz = len(rowptr) - 1, len(col)
+    k = kernels.sptrsv_csr().compile(cache_dir=tmp_path)
+    u = np.zeros(n)
+    with pytest.raises(ArgumentError, match=fact):
+        k(u=u, f=np.ones(n), L=np.arange(1.0, nnz + 1), rowptr=np.array(rowptr, np.int32),
+          col=np.array(col, np.int32), NNZ=nnz)  # fmt: skip
+    with pytest.raises(ArgumentError, match=fact):
+        kernels.sptrsv_csr().interpret(
+            u=u, f=np.ones(n), L=np.arange(1.0, nnz + 1), rowptr=np.array(rowptr),
+            col=np.array(col), NNZ=nnz,
+        )  # fmt: skip
