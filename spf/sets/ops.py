@@ -443,11 +443,18 @@ def _solve_jointly(body: Body, pos: int, keep: list[int]) -> Aff | None:
     if not m.is_single_valued():
         return None
     at = rest.index(pos)
+    # the map to ``pos`` alone; a piece's expression that holds on all of it is the answer
+    alone = m.project_out(DT.out, at + 1, len(rest) - at - 1).project_out(DT.out, 0, at)
     pieces: list[isl.Aff] = []
+    alone.as_pw_multi_aff().foreach_piece(lambda _dom, ma: pieces.append(ma.get_at(0)))
     m.as_pw_multi_aff().foreach_piece(lambda _dom, ma: pieces.append(ma.get_at(at)))
     syms = body.dim_syms()
-    exprs = {aff_to_expr(a, [syms[k] for k in keep]) for a in pieces}
-    return exprs.pop() if len(exprs) == 1 else None
+    names = [syms[k] for k in keep]
+    for aff in pieces:
+        graph = isl.Map.from_aff(aff).intersect_domain(alone.domain())
+        if alone.is_subset(graph):
+            return aff_to_expr(aff, names)
+    return None
 
 
 def inverse_as_function(rel: Body) -> list[Aff] | None:

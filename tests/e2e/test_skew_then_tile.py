@@ -135,3 +135,20 @@ def test_split_of_a_skewed_tile_loop_is_a_function_of_the_iterators(n: int) -> N
     comp.compile()(A=A, B=got)
     kernels.jacobi2d().interpret(A=A, B=want)
     assert np.array_equal(got, want)
+
+
+def test_tile_of_a_tile_loop_interchanged_and_tiled_again_generates() -> None:
+    # j's tile loop tiled twice: the middle loop, floor(j/4) mod 8, comes out of isl
+    # piecewise both alone and beside the other dims; a piece's expression that holds on
+    # the whole map is the function (the self-check said "not a function" before)
+    comp = kernels.gemm()
+    s = comp.stmt(0)
+    s.tile("i", "j", 5, 4, "c1", "d1", "e1", "f1").tile("c1", "d1", 4, 8, "c2", "d2", "e2", "f2")
+    s.interchange("c2", "k").tile("k", "d2", 2, 4, "c5", "d5", "e5", "f5")
+    kernel = comp.compile()
+    rng = np.random.default_rng(0)
+    for ni, nj, nk in ((4, 7, 16), (1, 1, 1), (23, 140, 5)):
+        A, B, C = rng.random((ni, nk)), rng.random((nk, nj)), rng.random((ni, nj))
+        want = C + A @ B
+        kernel(C=C, A=A, B=B)
+        assert np.allclose(C, want)
