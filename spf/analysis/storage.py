@@ -203,12 +203,45 @@ def check_storage(ir: ComputationIR) -> None:
     for buffer, accs in _buffer_accesses(ir).items():
         writes = [a for a in accs if a.kind == "write" and a.space in placements]
         reads = [a for a in accs if a.kind == "read" and a.space in placements]
+        _check_entry_values(ir, buffer, reads, writes)
         for r in reads:
             mine = [w for w in writes if w.space == r.space]
             for w2 in mine:
                 _check_scope(ir, buffer, w2, r, mine)
                 for w1 in writes:
                     _check_triple(ir, buffer, w1, w2, r)
+
+
+def _check_entry_values(
+    ir: ComputationIR, buffer: str, reads: list[_Acc], writes: list[_Acc]
+) -> None:
+    """A kernel argument placed in memory of the function (a ``local``/``stack`` buffer,
+    ``storage_fold``) is no longer passed in: its values on entry are gone (the buffer starts
+    zeroed). Refused when a statement reads an element of it before any statement writes
+    that element (``C(i, j) = C(i, j) * 2`` reads C's input), which would change the result."""
+    if _buffer(ir, buffer).argument:
+        return
+    taken = set(ir.params)
+    for r in reads:
+        ds = ir.data_space_table.get(r.space)
+        if ds is None or ds.role != "data":
+            continue
+        xr = _names(r.stmt, "r", taken)
+        tr = _times(ir, r.stmt, xr)
+        if tr is None:
+            continue  # pragma: no cover - schedules are functions of the iterators
+        mine = [w for w in writes if w.space == r.space]
+        instances = _constraint(xr, []).intersect(r.stmt.domain)
+        early = _rewritten(ir, r, mine, xr, tr, -1, taken)
+        if not instances.is_subset(early):
+            raise IllegalScheduleError(
+                f"illegal data layout: {r.stmt.name} reads elements of {r.space!r} that no "
+                f"statement has written yet (its values on entry to the kernel: {r.space}"
+                f"({', '.join(r.logical.out_vars)}) in {r.stmt.name}{r.stmt.domain}), "
+                f"but {r.space!r} is stored in buffer {buffer!r}, memory of the generated "
+                f"function that holds no input: store it in a buffer of scope 'global' (a "
+                f"kernel argument the caller fills) or leave {r.space!r} where it is"
+            )
 
 
 def _check_scope(ir: ComputationIR, buffer: str, w: _Acc, r: _Acc, writers: list[_Acc]) -> None:
