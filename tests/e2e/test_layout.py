@@ -284,3 +284,34 @@ def test_placing_an_argument_whose_input_is_read_in_function_memory_is_refused(
     out, ct = np.zeros((5, 3)), np.ascontiguousarray(C.T)
     moved.compile()(out=out, ct=ct)
     assert np.allclose(out, 2 * C + 1)
+
+
+def _accumulated_local() -> Computation:
+    """``t(i) += x(i)`` into a local (zero on entry), then ``y(i) = t(i)``: ``y = x``."""
+    comp = Computation("zero_entry")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_local("t", "double", ("N",))
+    comp.add_stmt(Stmt("$t$(i) += $x$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    comp.add_stmt(Stmt("$y$(i) = $t$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,1]}"))
+    return comp
+
+
+@pytest.mark.parametrize("scope", ["local", "stack"])
+def test_a_local_read_before_it_is_written_keeps_its_zero(scope: str) -> None:
+    # one cell for every t(i): the cell held t(i - 1) where t(i) should read zero
+    comp = _accumulated_local()
+    cell = comp.add_buffer("cell", (1,), "double", scope)
+    comp.stmt(0).store_in(cell, ["0"])
+    with pytest.raises(spf.IllegalScheduleError, match="no statement has written yet"):
+        comp.codegen("c")
+    # a fresh cell per iteration of i starts at zero (a stack one was not zeroed)
+    fresh = _accumulated_local()
+    cell = fresh.add_buffer("cell", (1,), "double", scope)
+    fresh.stmt(0).store_in(cell, ["0"])
+    cell.allocate_at(fresh.stmt(0), "i")
+    kernel = fresh.compile()
+    x = np.random.default_rng(0).random(50)
+    y = np.zeros(50)
+    kernel(x=x, y=y, N=50)
+    assert np.array_equal(y, x)
