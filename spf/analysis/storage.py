@@ -203,12 +203,88 @@ def check_storage(ir: ComputationIR) -> None:
     for buffer, accs in _buffer_accesses(ir).items():
         writes = [a for a in accs if a.kind == "write" and a.space in placements]
         reads = [a for a in accs if a.kind == "read" and a.space in placements]
+        _check_entry_values(ir, buffer, accs)
         for r in reads:
             mine = [w for w in writes if w.space == r.space]
             for w2 in mine:
                 _check_scope(ir, buffer, w2, r, mine)
                 for w1 in writes:
                     _check_triple(ir, buffer, w1, w2, r)
+
+
+def _check_entry_values(ir: ComputationIR, buffer: str, accs: list[_Acc]) -> None:
+    """What a statement reads before any statement writes that element is the data
+    space's value on entry: the caller's input for a kernel argument, zero for a local
+    (``add_local``). A layout must keep it:
+
+    - an argument placed in memory of the function (a ``local``/``stack`` buffer,
+      ``storage_fold``) is no longer passed in: its input is gone (``C(i, j) = C(i, j) * 2``
+      would read zeros), refused;
+    - a local's zero is gone where another element was written to the same location
+      earlier in the same allocation (``t(i) += x(i)`` with ``t`` folded to one cell would
+      accumulate every ``x``), refused."""
+    placed = {p.data_space for p in ir.placements}
+    reads = [a for a in accs if a.kind == "read" and a.space in placed]
+    writes = [a for a in accs if a.kind == "write"]
+    argument = _buffer(ir, buffer).argument
+    taken = set(ir.params)
+    for r in reads:
+        ds = ir.data_space_table.get(r.space)
+        if ds is None or ds.role not in ("data", "local") or (argument and ds.role == "data"):
+            continue
+        xr = _names(r.stmt, "r", taken)
+        tr = _times(ir, r.stmt, xr)
+        if tr is None:
+            continue  # pragma: no cover - schedules are functions of the iterators
+        mine = [w for w in writes if w.space == r.space]
+        early = _rewritten(ir, r, mine, xr, tr, -1, taken)
+        if ds.role == "data":
+            bad = not _constraint(xr, []).intersect(r.stmt.domain).is_subset(early)
+        else:
+            bad = not _clobbered(ir, buffer, r, writes, xr, tr, taken).is_subset(early)
+        if not bad:
+            continue
+        what = f"{r.space}({', '.join(r.logical.out_vars)}) in {r.stmt.name}{r.stmt.domain}"
+        if ds.role == "data":
+            raise IllegalScheduleError(
+                f"illegal data layout: {r.stmt.name} reads elements of {r.space!r} that no "
+                f"statement has written yet (its values on entry to the kernel: {what}), "
+                f"but {r.space!r} is stored in buffer {buffer!r}, memory of the generated "
+                f"function that holds no input: store it in a buffer of scope 'global' (a "
+                f"kernel argument the caller fills) or leave {r.space!r} where it is"
+            )
+        raise IllegalScheduleError(
+            f"illegal data layout: {r.stmt.name} reads elements of the local {r.space!r} that "
+            f"no statement has written yet (zero: {what}), but buffer {buffer!r} holds "
+            f"another element written earlier at that location; use a larger buffer or fold, "
+            f"or write {r.space!r} before reading it"
+        )
+
+
+def _clobbered(
+    ir: ComputationIR,
+    buffer: str,
+    r: _Acc,
+    writes: list[_Acc],
+    xr: list[str],
+    tr: tuple[str, ...],
+    taken: set[str],
+) -> Set:
+    """The instances of ``r`` (over ``xr``) whose location some write of another element
+    wrote earlier in the same allocation of ``buffer``."""
+    out = _constraint(xr, ["false"])
+    for w in writes:
+        xw = _names(w.stmt, "c", taken)
+        tw = _times(ir, w.stmt, xw)
+        pairs = _alias(ir, buffer, w, r, xw, xr)
+        if pairs is None or tw is None:
+            continue
+        keep = list(range(len(xw), len(xw) + len(xr)))
+        for d in range(len(tw)):
+            piece = pairs.intersect(_constraint(xw + xr, _lex(tw, tr, d)))
+            if not piece.is_empty():
+                out = out.union(_project(piece, keep, xr))
+    return out
 
 
 def _check_scope(ir: ComputationIR, buffer: str, w: _Acc, r: _Acc, writers: list[_Acc]) -> None:

@@ -497,7 +497,9 @@ class CPrinter:
             number = self.heap_names().index(b.name)
             self.out.line(faults.alloc_failed(number, f"{b.name}_raw", b.ctype, count))
         elif all(e.isdigit() for e in b.extents):
-            zero = " = {0}" if b.private else ""
+            # zero-filled like a heap buffer's calloc: a local stored here reads zeros
+            # where nothing was written yet (a packed tile is written before it is read)
+            zero = " = {0}" if b.private or b.zeroed else ""
             self.out.line(f"{b.ctype} {b.name}[{max(1, eval_product(b.extents))}]{zero};")
         else:  # a variable-length array (never of length 0)
             self.out.line(f"{b.ctype} {b.name}[({count}) > 0 ? ({count}) : 1];")

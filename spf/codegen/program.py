@@ -594,8 +594,11 @@ def _users(ir: ComputationIR, buffer: str) -> set[str]:
 
 
 def _place_allocations(ir: ComputationIR, body: Node, buffers: dict[str, BufferIR]) -> Node:
-    """Wrap the body of the loop each ``allocate_at`` names in an :class:`Alloc` node."""
+    """Wrap the body of the loop each ``allocate_at`` names in an :class:`Alloc` node
+    (refused where the scanner split one iteration of it over several loops,
+    :mod:`spf.codegen.alloc_pieces`)."""
     from spf.analysis.dependences import position_in
+    from spf.codegen.alloc_pieces import check_split_iterations
 
     for b in buffers.values():
         if b.allocation is None:
@@ -616,6 +619,9 @@ def _place_allocations(ir: ComputationIR, body: Node, buffers: dict[str, BufferI
             body, count = _wrap_loops(body, pos, peers, b.name)
             if count == 0:  # pragma: no cover - a statement always has its loops
                 raise CodegenError(f"buffer {b.name!r}: loop {level!r} of {stmt_name} not found")
+            if count > 1:
+                what = f"buffer {b.name!r} is allocated at loop {level!r} of {stmt_name}"
+                check_split_iterations(ir, body, pos, peers, what)
         _check_users(ir, body, b.name)
     return body
 

@@ -100,17 +100,23 @@ def accumulated(printer: CPrinter, n: For) -> dict[str, tuple[str, str]]:
     ...``): the legality check allowed the loop, so no dependence on those crosses its
     iterations, and a private copy would add its sum to the value the array came in with."""
     out: dict[str, tuple[str, str]] = {}
+    families: dict[str, set[str]] = {}
     assigned: set[str] = set()
     for c in walk(n.body):
         if isinstance(c, Call):
             macro = printer.macros[c.stmt]
             assigned.update(macro.assigns)
             for ds, family, ctype in macro.accumulates:
-                if out.setdefault(ds, (ctype, family))[1] != family:
-                    raise CodegenError(
-                        f"loop {n.var}: data space {ds!r} is accumulated with + and * in one "
-                        "reduction loop; one data space is reduced with one operator"
-                    )
+                out.setdefault(ds, (ctype, family))
+                families.setdefault(ds, set()).add(family)
+    for ds, found in families.items():
+        # an assigned one gets no copy, whatever its updates (covariance's mean(j) = 0,
+        # += over i, /= n in a privatized j loop)
+        if ds not in assigned and len(found) > 1:
+            raise CodegenError(
+                f"loop {n.var}: data space {ds!r} is accumulated with + and * in one "
+                "reduction loop; one data space is reduced with one operator"
+            )
     return {ds: v for ds, v in out.items() if ds not in assigned}
 
 

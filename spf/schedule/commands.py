@@ -59,15 +59,31 @@ def check_loop_ref(cmd: str, what: str, loop: object, *, root_ok: bool = False) 
         )
 
 
+#: Largest magnitude of a factor, size or amount of a command: the transformed loop bounds
+#: are int64_t arithmetic (``i + amount``, ``j + factor*i``), which a larger one overflows
+#: silently at ordinary extents (a shift by ``2**63 - 1`` ran no iteration right).
+MAX_AMOUNT = 2**31 - 1
+
+
 def check_positive(cmd: str, what: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ScheduleError(f"{cmd}: {what} must be a positive int, got {value!r}")
+    _check_magnitude(cmd, what, value)
 
 
 def check_int(cmd: str, what: str, value: object, *, nonzero: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or (nonzero and value == 0):
         kind = "a non-zero int" if nonzero else "an int"
         raise ScheduleError(f"{cmd}: {what} must be {kind}, got {value!r}")
+    _check_magnitude(cmd, what, value)
+
+
+def _check_magnitude(cmd: str, what: str, value: int) -> None:
+    if abs(value) > MAX_AMOUNT:
+        raise ScheduleError(
+            f"{cmd}: {what} {value} is too large: the generated loop arithmetic is int64_t, "
+            f"which the transformed bounds would overflow; use at most 2**31 - 1 in magnitude"
+        )
 
 
 def check_name(cmd: str, what: str, name: object) -> None:

@@ -408,9 +408,53 @@ def as_function(rel: Body) -> list[Aff] | None:
     for pos in range(nx, nt):
         expr = solve_for(rel, pos, [*range(nx), *free_u])
         if expr is None:
+            expr = _solved_jointly(rel, pos, [*range(nx), *free_u])
+        if expr is None:
             return None
         out.append(expr)
     return out
+
+
+def _solved_jointly(body: Body, pos: int, allowed: Sequence[int]) -> Aff | None:
+    """Dim ``pos`` as one quasi-affine expression of the ``allowed`` dims, read off the
+    function from them to *all* other dims. Solving for ``pos`` alone projects the others
+    out first, which can leave isl a piecewise answer for what is one expression: the
+    parity of a split of a skewed tile loop, ``(floor(i/3) + floor(j/3)) mod 2``, comes out
+    as two pieces (0 and 1), while the map to every dim gives it as a single quasi-affine
+    expression (:func:`as_function` then accepts a schedule it would otherwise call no
+    function)."""
+    keep = sorted(set(allowed))
+    key = (iset_text(body), pos, tuple(keep))
+    got = _JOINTLY.get(key)
+    if got is None:
+        got = _JOINTLY.put(key, (_solve_jointly(body, pos, keep),))
+    return got[0]
+
+
+_JOINTLY: Table[tuple[str, int, tuple[int, ...]], tuple[Aff | None]] = Table(1024)
+
+
+def _solve_jointly(body: Body, pos: int, keep: list[int]) -> Aff | None:
+    rest = [d for d in range(body.iset.dim(DT.set)) if d not in set(keep)]
+    if pos not in rest:
+        return None
+    st = permute_dims(body.iset, [*keep, *rest], text=iset_text(body))
+    m = isl.Map.from_domain(st).move_dims(DT.out, 0, DT.in_, len(keep), len(rest))
+    if not m.is_single_valued():
+        return None
+    at = rest.index(pos)
+    # the map to ``pos`` alone; a piece's expression that holds on all of it is the answer
+    alone = m.project_out(DT.out, at + 1, len(rest) - at - 1).project_out(DT.out, 0, at)
+    pieces: list[isl.Aff] = []
+    alone.as_pw_multi_aff().foreach_piece(lambda _dom, ma: pieces.append(ma.get_at(0)))
+    m.as_pw_multi_aff().foreach_piece(lambda _dom, ma: pieces.append(ma.get_at(at)))
+    syms = body.dim_syms()
+    names = [syms[k] for k in keep]
+    for aff in pieces:
+        graph = isl.Map.from_aff(aff).intersect_domain(alone.domain())
+        if alone.is_subset(graph):
+            return aff_to_expr(aff, names)
+    return None
 
 
 def inverse_as_function(rel: Body) -> list[Aff] | None:

@@ -250,3 +250,68 @@ def test_projection_below_the_reuse_distance_is_refused() -> None:
     b = np.zeros((5, 4))
     comp.compile(check=False)(b=b, a=a, N=5, M=4)
     assert not np.allclose(b[1:], 2 * a[1:] + 2 * a[:-1])
+
+
+def _doubled_then_copied() -> Computation:
+    """``C = 2 * C`` (reads C's input), then ``out = C + 1``."""
+    comp = Computation("entry")
+    comp.add_data_space("C", "double", shape=("N", "M"))
+    comp.add_data_space("out", "double", shape=("N", "M"))
+    dom = "{[i,j]: 0 <= i < N && 0 <= j < M}"
+    comp.add_stmt(Stmt("$C$(i,j) = $C$(i,j) * 2.0;", dom, "{[i,j] -> [0,i,0,j,0]}"))
+    comp.add_stmt(Stmt("$out$(i,j) = $C$(i,j) + 1.0;", dom, "{[i,j] -> [0,i,1,j,0]}"))
+    return comp
+
+
+@pytest.mark.parametrize("how", ["store_in", "storage_fold"])
+def test_placing_an_argument_whose_input_is_read_in_function_memory_is_refused(
+    how: str,
+) -> None:
+    # C's values on entry are read; in a buffer of the function they were zeros (out = 1)
+    comp = _doubled_then_copied()
+    if how == "store_in":
+        comp.stmt(0).store_in(comp.add_buffer("cb", ("N", "M"), "double", "local"), ["i", "j"])
+    else:
+        comp.stmt(1).after(comp.stmt(0), "j")
+        comp.stmt(0).storage_fold("j", 1)
+    with pytest.raises(spf.IllegalScheduleError, match="values on entry to the kernel"):
+        comp.codegen("c")
+    # a global buffer is filled by the caller: the input is there
+    moved = _doubled_then_copied()
+    moved.stmt(0).store_in(moved.add_buffer("ct", ("M", "N"), "double", "global"), ["j", "i"])
+    rng = np.random.default_rng(0)
+    C = rng.random((5, 3))
+    out, ct = np.zeros((5, 3)), np.ascontiguousarray(C.T)
+    moved.compile()(out=out, ct=ct)
+    assert np.allclose(out, 2 * C + 1)
+
+
+def _accumulated_local() -> Computation:
+    """``t(i) += x(i)`` into a local (zero on entry), then ``y(i) = t(i)``: ``y = x``."""
+    comp = Computation("zero_entry")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_data_space("y", "double", shape=("N",))
+    comp.add_local("t", "double", ("N",))
+    comp.add_stmt(Stmt("$t$(i) += $x$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    comp.add_stmt(Stmt("$y$(i) = $t$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,1]}"))
+    return comp
+
+
+@pytest.mark.parametrize("scope", ["local", "stack"])
+def test_a_local_read_before_it_is_written_keeps_its_zero(scope: str) -> None:
+    # one cell for every t(i): the cell held t(i - 1) where t(i) should read zero
+    comp = _accumulated_local()
+    cell = comp.add_buffer("cell", (1,), "double", scope)
+    comp.stmt(0).store_in(cell, ["0"])
+    with pytest.raises(spf.IllegalScheduleError, match="no statement has written yet"):
+        comp.codegen("c")
+    # a fresh cell per iteration of i starts at zero (a stack one was not zeroed)
+    fresh = _accumulated_local()
+    cell = fresh.add_buffer("cell", (1,), "double", scope)
+    fresh.stmt(0).store_in(cell, ["0"])
+    cell.allocate_at(fresh.stmt(0), "i")
+    kernel = fresh.compile()
+    x = np.random.default_rng(0).random(50)
+    y = np.zeros(50)
+    kernel(x=x, y=y, N=50)
+    assert np.array_equal(y, x)

@@ -161,3 +161,27 @@ def test_trace_replays_the_packing() -> None:
     comp = packed_gemm(mr=2, nr=4, kc=3, mc=4, nc=8, parallel="i0")
     fresh = comp.trace.replay(kernels.gemm())
     assert fresh.codegen() == comp.codegen()
+
+
+def _pack_per_k0(level: str) -> Computation:
+    """A packed at ``k0`` (loops ``i0, k0, j, i1, k1``), its buffer allocated at ``level``."""
+    comp = kernels.gemm()
+    s = comp.stmt(0)
+    s.split("i", 4, "i0", "i1").split("k", 4, "k0", "k1").interchange("i1", "k0")
+    comp.cache_read("A", at=(s, "k0"))
+    comp.buffer("A_pack_buf").allocate_at(s, level)
+    return comp
+
+
+def test_buffer_allocated_in_a_loop_the_scanner_splits_is_refused() -> None:
+    # the scanner runs the copy for every k0 in one loop and the reader's partial last k
+    # tile in another loop over the same k0: a fresh buffer there would read garbage
+    with pytest.raises(spf.CodegenError, match="splits that loop into several loops"):
+        _pack_per_k0("k0").codegen("c")
+    comp = _pack_per_k0("i0")  # one iteration of i0 stays in one loop
+    comp.stmt(0).parallelize("i0")
+    rng = np.random.default_rng(3)
+    A, B = rng.random((13, 11)), rng.random((11, 17))
+    C = np.zeros((13, 17))
+    comp.compile()(C=C, A=A, B=B)
+    assert np.allclose(C, A @ B)

@@ -22,3 +22,20 @@ def test_privatize_leaves_assigned_data_spaces_shared(omp_threads: int) -> None:
     comp.compile()(A=a, x=x, y=y, tmp=tmp, M=m, N=n)
     np.testing.assert_allclose(tmp, a @ x)
     np.testing.assert_allclose(y, a.T @ (a @ x))
+
+
+def test_an_assigned_data_space_may_mix_operators(omp_threads: int) -> None:
+    # covariance's mean: m(j) = 0, += over i, /= n in the privatized j loop; no copy of m is
+    # made, so its two operators do not matter (codegen refused: "+ and * in one loop")
+    from spf.bench.polybench.medley import covariance
+
+    comp = covariance()
+    comp.stmt("s1").parallelize("j", reduction="privatize")
+    assert "per-thread copies" not in comp.codegen()
+    m, n = 9, 7
+    rng = np.random.default_rng(1)
+    data = rng.random((n, m))
+    mean = np.zeros(m)
+    want = data.mean(0)  # the kernel centers data in place
+    comp.compile()(data=data, cov=np.zeros((m, m)), mean=mean, float_n=float(n), M=m, N=n)
+    np.testing.assert_allclose(mean, want)

@@ -604,8 +604,8 @@ def test_blur_compute_at_into_a_per_tile_buffer(cache: Path) -> None:
     assert "bx" not in kernel.signature  # bx lives in the per-tile buffer only
     body = kernel.source[kernel.source.index("void blur2d(") :]
     # every nest allocates the buffer inside its i0 loop (a loop of one iteration included)
-    assert body.count("double tile_bx[48];") == body.count("for (int64_t i0 = ")
-    assert body.index("for (int64_t i0 = ") < body.index("double tile_bx[48];")
+    assert body.count("double tile_bx[48] = {0};") == body.count("for (int64_t i0 = ")
+    assert body.index("for (int64_t i0 = ") < body.index("double tile_bx[48] = {0};")
     for n, m in BLUR_SIZES:
         img, _, out_want = blur_data(n, m)
         out = np.full((n - 2, m - 2), -1.0)
@@ -629,7 +629,7 @@ def test_parallel_tiles_with_the_per_tile_buffer_run_right(cache: Path) -> None:
     kernel = build(comp, cache, check=False)
     body = kernel.source[kernel.source.index("void blur2d(") :]
     pragma = body.index("#pragma omp parallel for")
-    assert pragma < body.index("for (int64_t i0 = ") < body.index("double tile_bx[48];")
+    assert pragma < body.index("for (int64_t i0 = ") < body.index("double tile_bx[48] = {0};")
     for n, m in BLUR_SIZES:
         img, _, out_want = blur_data(n, m)
         out = np.full((n - 2, m - 2), -1.0)

@@ -232,6 +232,10 @@ def test_illegal_example_is_refused() -> None:
         (lambda s: s.vectorize("j", -8), SpfError, "width must be a positive int"),
         (lambda s: s.shift("i", 1.5), SpfError, "amount must be an int"),
         (lambda s: s.skew("i", "j", 0), SpfError, "non-zero int"),
+        # int64_t loop bounds overflow: a shift by 2**63 - 1 gave a wrong result silently
+        (lambda s: s.shift("i", 2**63 - 1), SpfError, "amount 9223372036854775807 is too large"),
+        (lambda s: s.skew("i", "j", -(2**40)), SpfError, "factor -1099511627776 is too large"),
+        (lambda s: s.split("i", 2**31, "a", "b"), SpfError, "too large"),
         (lambda s: s.split("i", 2, "j", "b"), SpfError, "'j' would be used twice"),
         (lambda s: s.split("i", 2, "A", "b"), SpfError, "collides with a data space"),
         (lambda s: s.split("i", 2, "N", "b"), SpfError, "collides"),
