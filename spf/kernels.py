@@ -327,13 +327,22 @@ it updates it, so the generated row loop reads ``u(col(k))`` without a compare a
 per entry (:mod:`spf.codegen.apart`)."""
 
 
+DIAGONAL_STORED = "forall i, k: k = rowptr(i+1) - 1 => col(k) = i"
+"""The entry before row ``i + 1``'s first is in column ``i``: row ``i``'s last entry is its
+diagonal, and no row is empty (an empty row ``i > 0`` would end at row ``i - 1``'s last
+entry, in column ``i - 1``; an empty first row fails the division's bounds obligation
+``0 <= k``). One test per row, before the loops on new contents."""
+
+
 def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Computation:
     """Sparse lower-triangular solve ``u = L⁻¹·f``, ``L`` in CSR.
 
     Columns of each row sorted, the diagonal stored last (``spf.sparse.sptrsv_args`` checks
     this); no column of row ``i`` lies above ``i`` (:data:`TRIANGULAR`) and every entry but
-    the row's last lies left of it (:data:`DIAGONAL_LAST`): assumptions the kernel checks
-    (``triangular=False`` leaves both out, and with them what they prove). Three
+    the row's last lies left of it (:data:`DIAGONAL_LAST`) and the last is the diagonal
+    (:data:`DIAGONAL_STORED`: no row is empty): assumptions the kernel checks
+    (``triangular=False`` leaves all three out, and with them what they prove: row ``i`` is
+    then divided by ``L(rowptr(i+1) - 1)`` as written). Three
     statements inside the row loop ``i``::
 
         s0: u[i] = f[i]                                  {[i]: 0 <= i < N}
@@ -361,6 +370,7 @@ def sptrsv_csr(*, index_dtype: str = "int32", triangular: bool = True) -> Comput
     if triangular:
         comp.assume(TRIANGULAR)
         comp.assume(DIAGONAL_LAST)
+        comp.assume(DIAGONAL_STORED)
     comp.add_stmt(Stmt("$u$(i) = $f$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
     comp.add_stmt(
         Stmt(

@@ -16,8 +16,17 @@ ROWPTR = [0, 1, 3, 5, 8]
 GOOD = [0, 0, 1, 1, 2, 0, 1, 3]
 
 
+def _lower_and_diagonal_last() -> spf.Computation:
+    """sptrsv_csr with its two ordering facts only (not ROW_NOT_EMPTY and DIAGONAL_STORED,
+    which imply the lower fact): the kernel whose lower fact is tested at the diagonal."""
+    comp = spf.kernels.sptrsv_csr(triangular=False)
+    comp.assume(spf.kernels.TRIANGULAR)
+    comp.assume(spf.kernels.DIAGONAL_LAST)
+    return comp
+
+
 def test_sptrsv_tests_col_at_most_i_at_the_diagonal_only() -> None:
-    kernel = spf.kernels.sptrsv_csr().compile()
+    kernel = _lower_and_diagonal_last().compile()
     source = kernel.source if isinstance(kernel.source, str) else kernel.unit.source
     checked = source.split("_spf_checked(", 1)[1]
     # col(k) <= i (fact 0) at the row's last entry; col(k) < i (fact 1) covers the others
@@ -38,7 +47,10 @@ def test_sptrsv_tests_col_at_most_i_at_the_diagonal_only() -> None:
 def test_a_broken_fact_is_refused_and_named(
     dtype: str, col: list[int], fact: str, where: str
 ) -> None:
-    kernel = spf.kernels.sptrsv_csr(index_dtype=dtype).compile()
+    comp = spf.kernels.sptrsv_csr(index_dtype=dtype, triangular=False)
+    comp.assume(spf.kernels.TRIANGULAR)  # the lower fact is not implied: it names its row
+    comp.assume(spf.kernels.DIAGONAL_LAST)
+    kernel = comp.compile()
     rowptr = np.array(ROWPTR, dtype=dtype)
 
     def call(c: list[int]) -> None:

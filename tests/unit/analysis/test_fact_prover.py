@@ -40,7 +40,10 @@ def test_sorted_rows_on_neighbours_close_to_every_pair() -> None:
 def test_a_fact_nothing_implies_is_kept() -> None:
     comp = spf.kernels.sptrsv_csr()  # columns <= row: no sortedness to derive it from
     facts, constants = _facts(comp)
-    assert implied_facts(facts, comp.ufs, constants) == {}
+    lower_and_last = facts[:2]  # TRIANGULAR, DIAGONAL_LAST: neither implies the other
+    assert implied_facts(lower_and_last, comp.ufs, constants) == {}
+    # with every row's last entry its diagonal (DIAGONAL_STORED), the lower fact follows
+    assert implied_facts(facts, comp.ufs, constants) == {0: (1, 2)}
     comp = spf.kernels.gauss_seidel_csr()
     facts, constants = _facts(comp)
     without = [f for n, f in enumerate(facts) if n != 4]  # no sorted rows: nothing follows

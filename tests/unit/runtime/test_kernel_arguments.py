@@ -263,15 +263,10 @@ def test_negative_size_named_as_such(tmp_path: Path) -> None:
     ("rowptr", "col", "fact"),
     [
         ([0, 1, 2], [0, 0], r"diagonal|rowptr\(i\+1\) - 1 => col\(k\) = i"),
-        ([0, 1, 1, 3], [0, 0, 2], r"diagonal|rowptr\(i\) < rowptr\(i\+1\)"),
+        ([0, 1, 1, 3], [0, 0, 2], r"rowptr\(i\+1\) - 1 => col\(k\) = i.*i = 1"),
+        ([0, 0, 1], [1], r"0 <= k.*i = 0|accessed as L\(-1\)"),
     ],
-    ids=["row ends left of its diagonal", "empty row"],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: sptrsv_csr's facts do not say a row's last entry is its diagonal "
-    "(facts ROW_NOT_EMPTY and DIAGONAL_STORED fix it but change the kernel's check plan: "
-    "left to the lead, see docs/inspection.md)",
+    ids=["row ends left of its diagonal", "empty row", "empty first row"],
 )
 def test_sptrsv_refuses_a_row_without_its_diagonal(
     tmp_path: Path, rowptr: list[int], col: list[int], fact: str
