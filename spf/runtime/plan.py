@@ -986,7 +986,7 @@ class WavefrontKernel(Kernel):
                 (found, found_gain), given, check, (level, nlev, work), team, total, unit,
                 k == 0 and ahead is None and runs is None,
             )  # fmt: skip
-            if k == 0 and self._runs and self._make_sinks is not None and team > 1:
+            if k == 0 and self._runs and self._make_chains is not None and team > 1:
                 # the run blocks' parts, a free kernel's rows interleaved: on a worker
                 # thread, beside the other candidates' sorts (generated C, GIL released)
                 mixed = submit(
@@ -1128,8 +1128,11 @@ class WavefrontKernel(Kernel):
         """``parts`` of kernels fused into one loop with each free kernel's node run right
         after the source that completes its inputs (:func:`spf.runtime.interleave.interleave`),
         and its estimate, when estimated faster than ``parts`` (``gain``); else ``parts``
-        and ``gain``. One generated pass over the edges into the free nodes."""
-        sinks = self._once("_sink_kernel", self._make_sinks or _no_sinks)
+        and ``gain``. One generated pass over the edges into the free nodes (none where no
+        edge enters them: no node can move)."""
+        if self._make_sinks is None:
+            return self._joined(given, parts, gain, work, total, unit)
+        sinks = self._once("_sink_kernel", self._make_sinks)
         pos_of, key_of = sink_inputs(parts)
         n = len(pos_of)
         last_pos = np.full(n, -1, dtype=np.int64)
@@ -2042,10 +2045,6 @@ class LevelCount:
         return self._starts
 
 
-def _no_sinks() -> Kernel:
-    raise CodegenError("spf bug: a fused coarse kernel without its sink pass")
-
-
 def _in_halves(
     stage: Kernel,
     args: dict[str, Any],
@@ -2356,6 +2355,7 @@ def compile_wavefront(
         build_sink_pass,
         build_split_passes,
         can_split_passes,
+        feeds_free,
         free_kernels,
         uses_run_blocks,
         zeroes_in_pass,
@@ -2444,7 +2444,9 @@ def compile_wavefront(
 
     # the chain pass compiled on the first such plan of at least chains.JOIN_NODES nodes
     chain_kernel = functools.partial(_chain_pass, ir, analysis, options)
-    mixed = (sink_kernel, chain_kernel) if is_coarse and 0 < sum(free) < len(free) else (None, None)
+    # no sink pass where no edge enters a free kernel: none of its nodes can move
+    sinks = sink_kernel if feeds_free(analysis, free) else None
+    mixed = (sinks, chain_kernel) if is_coarse and 0 < sum(free) < len(free) else (None, None)
     where = (ir, executor.ir, analysis.loop, analysis.groups, names, analysis.nodes)
     found = plan_copies(*where, index_dtype="int32")
     copies: tuple[CopySpec, Callable[[bool], Kernel]] | None = None

@@ -1,0 +1,143 @@
+"""Wavefronts of computations written by the user, not taken from ``spf.kernels``: what an
+adversarial audit of the executors and the run-time inspection found (docs/inspection.md).
+Every result is compared bitwise with the computation run serially (unfused, unscheduled),
+at one and two OpenMP threads, or the input is refused with a clear ``spf`` error."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+
+from spf import Computation, Stmt
+from spf.runtime import plan as plan_module
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _index_ufs(comp: Computation) -> None:
+    comp.declare_uf(
+        "rowptr",
+        domain="{[i]: 0 <= i <= N}",
+        range="{[v]: 0 <= v <= NNZ}",
+        monotonic="nondecreasing",
+    )
+    comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
+
+
+def lower_solve_diag_first() -> Computation:
+    """``x = L^-1 b``, ``L`` in CSR with each row's diagonal stored first."""
+    comp = Computation("user_lower")
+    for name in ("x", "b"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_data_space("L", "double", shape=("NNZ",))
+    _index_ufs(comp)
+    comp.assume("forall i, k: rowptr(i) < k < rowptr(i+1) => col(k) < i")
+    comp.add_stmt(Stmt("$x$(i) = $b$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) -= $L$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) + 1 <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [0,i,1,k,0,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) = $x$(i) / $L$(k);",
+            "{[i,k]: 0 <= i < N && k = rowptr(i)}",
+            "{[i,k] -> [0,i,2,k,0]}",
+        )
+    )
+    return comp
+
+
+def scale() -> Computation:
+    """``t = 2 b``: no dependence between its rows."""
+    comp = Computation("user_scale")
+    for name in ("t", "b"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_stmt(Stmt("$t$(i) = 2 * $b$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    return comp
+
+
+def lower_args(n: int, seed: int) -> dict[str, object]:
+    """A random lower triangle (diagonal first in each row), its arrays and a ``t``."""
+    a = sps.random_array((n, n), density=3.0 / n, format="csr", rng=seed)
+    low = sps.csr_array(sps.tril(a, k=-1) + sps.eye_array(n) * 4.0)
+    low.sort_indices()
+    rowptr, col, val = [0], [], []
+    for i in range(n):
+        cols = low.indices[low.indptr[i] : low.indptr[i + 1]]
+        vals = low.data[low.indptr[i] : low.indptr[i + 1]]
+        first = np.argsort(cols != i, kind="stable")  # the diagonal first
+        col += list(cols[first])
+        val += list(vals[first])
+        rowptr.append(len(col))
+    return {
+        "x": np.zeros(n),
+        "b": np.arange(1.0, n + 1.0),
+        "t": np.zeros(n),
+        "L": np.array(val),
+        "rowptr": np.array(rowptr, dtype=np.int32),
+        "col": np.array(col, dtype=np.int32),
+        "N": n,
+        "NNZ": len(col),
+    }
+
+
+def solve_beside_scale(scale_first: bool) -> Callable[[bool], Computation]:
+    """A user's lower solve and an independent scale fused into one row loop: the scale's
+    rows are a free kernel that no dependence enters."""
+
+    def make(fused: bool) -> Computation:
+        comp = Computation("user_solve_scale")
+        for name in ("x", "b", "t"):
+            comp.add_data_space(name, "double", shape=("N",))
+        comp.add_data_space("L", "double", shape=("NNZ",))
+        solve = (lower_solve_diag_first(), {"x": "x", "b": "b", "L": "L"})
+        other = (scale(), {"t": "t", "b": "b"})
+        for k, (callee, args) in enumerate((other, solve) if scale_first else (solve, other)):
+            comp.append_computation(callee, "{[]}", f"{{[] -> [{k}]}}", args)
+        if fused:
+            pairs = (("s0", "s1"), ("s1", "s2"), ("s2", "s3")) if scale_first else (("s2", "s3"),)
+            for s1, s2 in pairs:
+                comp.fuse(s1, s2, 1)
+        return comp
+
+    return make
+
+
+def _copied(args: dict[str, object]) -> dict[str, object]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
+
+
+@pytest.mark.parametrize("method", ["auto", "coarse"])
+@pytest.mark.parametrize("scale_first", [True, False])
+def test_fused_free_kernel_without_incoming_edges(
+    method: str, scale_first: bool, omp_threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A free kernel fused beside a solve that no dependence reaches: its coarse plans need
+    no sink pass (none of its rows has a source to run after). The inspection compiled an
+    empty sink pass and every call failed with "has no statements to generate"."""
+    monkeypatch.setattr(plan_module.GOVERNOR, "team", lambda: 2)
+    make = solve_beside_scale(scale_first)
+    args = lower_args(300, 1)
+    ref = _copied(args)
+    make(False).compile()(**ref)
+    comp = make(True)
+    comp.wavefront("_i0_i", method=method)
+    kernel = comp.compile()
+    index = {k: v for k, v in args.items() if k in kernel.inspected_arguments}
+    for strategy in ("auto", "coarse", "levels", "serial"):
+        plan = kernel.inspect(strategy=strategy, threads=2, **index)
+        got = _copied(args)
+        kernel(plan=plan, **got)
+        assert np.array_equal(got["x"], ref["x"])
+        assert np.array_equal(got["t"], ref["t"])
+    got = _copied(args)
+    kernel(**got)  # inspected inside the call
+    assert np.array_equal(got["x"], ref["x"])
+    assert np.array_equal(got["t"], ref["t"])
