@@ -809,10 +809,19 @@ class WavefrontKernel(Kernel):
             )
         given = self._inspected(args)
         n = self._count(given)
-        with shared():  # the stages' fact checks and the plan's fingerprint
-            if self._coarse:
-                return self._inspect_coarse(given, n, check, strategy, threads, copies)
-            return self._inspect_levels(given, n, check, strategy)
+        try:
+            with shared():  # the stages' fact checks and the plan's fingerprint
+                if self._coarse:
+                    return self._inspect_coarse(given, n, check, strategy, threads, copies)
+                return self._inspect_levels(given, n, check, strategy)
+        except MemoryError:  # numpy's, allocating the plan's arrays: a parameter too large
+            params = {k: v for k, v in given.items() if not isinstance(v, np.ndarray)}
+            raise ArgumentError(
+                f"{self.name}.inspect: loop {self._names.loop!r} runs {n:,} iterations "
+                f"(0 <= {self._names.loop} < {self._extent} with {params}), and the plan's "
+                "arrays for them do not fit in memory; check the parameters against the "
+                "index arrays"
+            ) from None
 
     def _inspect_levels(
         self, given: Mapping[str, object], n: int, check: bool, strategy: str

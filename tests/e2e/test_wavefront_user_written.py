@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sps
 
+import spf
 from spf import Computation, Stmt
 from spf.runtime import plan as plan_module
 
@@ -141,3 +142,20 @@ def test_fused_free_kernel_without_incoming_edges(
     kernel(**got)  # inspected inside the call
     assert np.array_equal(got["x"], ref["x"])
     assert np.array_equal(got["t"], ref["t"])
+
+
+@pytest.mark.parametrize("method", ["levels", "p2p"])
+def test_parameter_too_large_for_memory_is_an_argument_error(method: str) -> None:
+    """A loop extent far beyond the index arrays (``N = 2**40`` with 301 row pointers): the
+    levels inspector allocated its plan arrays before its stages checked the arrays, and
+    numpy's raw ``MemoryError`` came out of ``inspect`` and of a call without a plan."""
+    comp = lower_solve_diag_first()
+    comp.wavefront("i", method=method)
+    kernel = comp.compile()
+    args = lower_args(300, 2)
+    del args["t"]
+    index = {k: v for k, v in args.items() if k in kernel.inspected_arguments}
+    with pytest.raises(spf.ArgumentError, match=r"inspect: loop 'i' runs 1,099,511,627,776"):
+        kernel.inspect(**{**index, "N": 2**40})
+    with pytest.raises(spf.ArgumentError, match="do not fit in memory"):
+        kernel(**{**args, "N": 2**40})
