@@ -29,8 +29,9 @@ def _index_ufs(comp: Computation) -> None:
     comp.declare_uf("col", domain="{[k]: 0 <= k < NNZ}", range="{[v]: 0 <= v < N}")
 
 
-def lower_solve_diag_first() -> Computation:
-    """``x = L^-1 b``, ``L`` in CSR with each row's diagonal stored first."""
+def lower_solve_diag_first(update: str = "$x$(i) -= $L$(k) * $x$(j);") -> Computation:
+    """``x = L^-1 b``, ``L`` in CSR with each row's diagonal stored first (``update``: the
+    statement of the entries left of it)."""
     comp = Computation("user_lower")
     for name in ("x", "b"):
         comp.add_data_space(name, "double", shape=("N",))
@@ -40,7 +41,7 @@ def lower_solve_diag_first() -> Computation:
     comp.add_stmt(Stmt("$x$(i) = $b$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
     comp.add_stmt(
         Stmt(
-            "$x$(i) -= $L$(k) * $x$(j);",
+            update,
             "{[i,k,j]: 0 <= i < N && rowptr(i) + 1 <= k < rowptr(i+1) && j = col(k)}",
             "{[i,k,j] -> [0,i,1,k,0,j,0]}",
         )
@@ -159,3 +160,78 @@ def test_parameter_too_large_for_memory_is_an_argument_error(method: str) -> Non
         kernel.inspect(**{**index, "N": 2**40})
     with pytest.raises(spf.ArgumentError, match="do not fit in memory"):
         kernel(**{**args, "N": 2**40})
+
+
+def scale_in_place() -> Computation:
+    """``x = 2 x + 1`` in place."""
+    comp = Computation("user_scale_in_place")
+    comp.add_data_space("x", "double", shape=("N",))
+    comp.add_stmt(Stmt("$x$(i) = 2 * $x$(i) + 1;", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    return comp
+
+
+def solve_then_update(fused: bool) -> Computation:
+    """A user's lower solve, then ``x = 2 x + 1`` in place, fused into its row loop: the
+    update of row ``j`` must wait for every solve row that reads ``x(j)`` (``j = col(k)``)
+    and for the solve of row ``j`` itself, a dependence whose sink row is ``i`` in one
+    disjunct and ``col(k)`` in the other (no one function of the source's iteration)."""
+    comp = Computation("user_solve_update")
+    for name in ("x", "b"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_data_space("L", "double", shape=("NNZ",))
+    comp.append_computation(
+        lower_solve_diag_first(), "{[]}", "{[] -> [0]}", {"x": "x", "b": "b", "L": "L"}
+    )
+    comp.append_computation(scale_in_place(), "{[]}", "{[] -> [1]}", {"x": "x"})
+    if fused:
+        comp.fuse("s2", "s3", 1)
+    return comp
+
+
+def solve_reading_previous_row() -> Computation:
+    """A lower solve whose row ``i`` also reads ``x(i - 1)``: the flow dependence from the
+    first statement is the union of ``i - 1`` and ``col(k)``."""
+    return lower_solve_diag_first("$x$(i) -= $L$(k) * ($x$(j) + 0.25 * $x$(i - 1));")
+
+
+@pytest.mark.parametrize("method", ["levels", "coarse", "auto"])
+def test_fused_in_place_update_dependence_of_two_disjuncts(
+    method: str, omp_threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dependence is ordered by one edge per disjunct (each a function); it was refused
+    with "neither is the source iteration ... a function" (and a suggestion of the
+    triangular assumption the computation already declares)."""
+    monkeypatch.setattr(plan_module.GOVERNOR, "team", lambda: 2)
+    args = lower_args(300, 3)
+    del args["t"]
+    ref = _copied(args)
+    solve_then_update(False).compile()(**ref)
+    comp = solve_then_update(True)
+    comp.wavefront("_i0_i", method=method)
+    kernel = comp.compile()
+    index = {k: v for k, v in args.items() if k in kernel.inspected_arguments}
+    strategies = ("wavefront", "serial") if method == "levels" else ("coarse", "levels", "serial")
+    for strategy in strategies:
+        plan = kernel.inspect(strategy=strategy, threads=2, **index)
+        for _ in range(3):
+            got = _copied(args)
+            kernel(plan=plan, **got)
+            assert np.array_equal(got["x"], ref["x"])
+
+
+@pytest.mark.parametrize("method", ["levels", "p2p"])
+def test_reads_of_two_earlier_rows_in_one_statement(method: str, omp_threads: int) -> None:
+    """Row ``i`` reads ``x(i - 1)`` and ``x(col(k))`` in one statement: one pull edge each."""
+    args = lower_args(300, 4)
+    del args["t"]
+    ref = _copied(args)
+    solve_reading_previous_row().compile()(**ref)
+    comp = solve_reading_previous_row()
+    comp.wavefront("i", method=method)
+    kernel = comp.compile()
+    index = {k: v for k, v in args.items() if k in kernel.inspected_arguments}
+    plan = kernel.inspect(strategy="wavefront", **index)
+    for _ in range(3):
+        got = _copied(args)
+        kernel(plan=plan, **got)
+        assert np.array_equal(got["x"], ref["x"])
