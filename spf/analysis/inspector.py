@@ -158,7 +158,10 @@ def loop_iterator(stmt: StmtReading, loop: str, cmd: str) -> int:
     if outs is None or outs[positions[0]] not in names:
         raise IllegalScheduleError(
             f"{cmd}: loop {loop!r} of statement {stmt.name} is not an iterator of its domain "
-            f"(schedule {stmt.schedule}); a wavefront needs an untransformed loop"
+            f"(schedule {stmt.schedule}); a wavefront needs an untransformed loop (one "
+            "whose value is an iterator): write a loop that runs backwards (C's 'for (i = "
+            "n - 1; i >= 0; i--)', a schedule of -i) as a forward loop t over the rows "
+            "n - 1 - t, as spf.kernels.trsv_diag_csr(upper=True) does"
         )
     return names.index(outs[positions[0]])
 
