@@ -313,3 +313,55 @@ def test_backward_sweep_written_forward_runs_as_wavefront(method: str, omp_threa
         got = _copied(args)
         kernel(plan=plan, **got)
         assert np.array_equal(got["x"], ref["x"])
+
+
+def init_loop_then_solve() -> Computation:
+    """``x = b`` in a loop nest of its own, then the solve's loop nest, both over ``i``:
+    ``wavefront("i")`` takes both nests (kernels of one loop name), whose dependence from the
+    copy to the solve is the union of ``i`` (the row's own ``x(i) -=``) and ``col(k)``."""
+    comp = Computation("user_init_solve")
+    for name in ("x", "b"):
+        comp.add_data_space(name, "double", shape=("N",))
+    comp.add_data_space("L", "double", shape=("NNZ",))
+    _index_ufs(comp)
+    comp.assume("forall i, k: rowptr(i) < k < rowptr(i+1) => col(k) < i")
+    comp.add_stmt(Stmt("$x$(i) = $b$(i);", "{[i]: 0 <= i < N}", "{[i] -> [0,i,0]}"))
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) -= $L$(k) * $x$(j);",
+            "{[i,k,j]: 0 <= i < N && rowptr(i) + 1 <= k < rowptr(i+1) && j = col(k)}",
+            "{[i,k,j] -> [1,i,1,k,0,j,0]}",
+        )
+    )
+    comp.add_stmt(
+        Stmt(
+            "$x$(i) = $x$(i) / $L$(k);",
+            "{[i,k]: 0 <= i < N && k = rowptr(i)}",
+            "{[i,k] -> [1,i,2,k,0]}",
+        )
+    )
+    return comp
+
+
+@pytest.mark.parametrize("method", ["levels", "coarse", "auto"])
+def test_initialization_in_its_own_loop_nest(
+    method: str, omp_threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused before ("neither is the source iteration ... a function", suggesting the
+    assumption the computation declares); now bitwise equal to the serial kernel."""
+    monkeypatch.setattr(plan_module.GOVERNOR, "team", lambda: 2)
+    args = lower_args(300, 6)
+    del args["t"]
+    ref = _copied(args)
+    init_loop_then_solve().compile()(**ref)
+    comp = init_loop_then_solve()
+    comp.wavefront("i", method=method)
+    kernel = comp.compile()
+    index = {k: v for k, v in args.items() if k in kernel.inspected_arguments}
+    strategies = ("wavefront",) if method == "levels" else ("coarse", "levels")
+    for strategy in strategies:
+        plan = kernel.inspect(strategy=strategy, threads=2, **index)
+        for _ in range(3):
+            got = _copied(args)
+            kernel(plan=plan, **got)
+            assert np.array_equal(got["x"], ref["x"])
