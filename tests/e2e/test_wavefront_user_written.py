@@ -391,3 +391,17 @@ def test_row_reading_the_next_row(method: str, omp_threads: int) -> None:
         got = _copied(args)
         kernel(plan=plan, **got)
         assert np.array_equal(got["x"], ref["x"])
+
+
+def test_printed_trace_of_a_fused_wavefront_rebuilds_it() -> None:
+    """The trace of ``comp.wavefront("_i0_i")`` over kernels fused into one loop records
+    each statement under its own loop name (``_i0_i``, ``_i1_i``); it printed a
+    ``stmt.wavefront`` line per statement, of which the first alone is refused. It prints
+    the one call now, and running that text on a fresh computation gives the same code."""
+    comp = solve_then_update(True)
+    comp.wavefront("_i0_i", method="levels")
+    text = str(comp.trace)
+    assert text.splitlines()[-1] == 'comp.wavefront("_i0_i", method="levels")'
+    fresh = solve_then_update(False)
+    exec(text, {"comp": fresh})
+    assert fresh.codegen() == comp.codegen()
