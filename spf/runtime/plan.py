@@ -1733,7 +1733,16 @@ class WavefrontKernel(Kernel):
             raise ArgumentError(
                 f"{self.name}.inspect: {', '.join(sorted(names))} must be ints, got {values!r}"
             )
-        return max(int(fn({k: int(v) for k, v in values.items()})), 0)  # type: ignore[call-overload]
+        ints = {k: int(v) for k, v in values.items()}  # type: ignore[call-overload]
+        extent = int(fn(ints))
+        negative = sorted(k for k, v in ints.items() if v < 0)
+        if extent < 0 and negative:  # N = -3: not an empty loop, a wrong size
+            raise ArgumentError(
+                f"{self.name}.inspect: {', '.join(f'{k}={ints[k]}' for k in negative)} is "
+                f"negative, and the wavefront loop {self._names.loop!r} runs 0 <= "
+                f"{self._names.loop} < {self._extent}; pass the sizes of the index arrays"
+            )
+        return max(extent, 0)
 
     def __call__(
         self, *positional: object, check: bool = True, plan: object = None, **args: object

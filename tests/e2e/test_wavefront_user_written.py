@@ -405,3 +405,22 @@ def test_printed_trace_of_a_fused_wavefront_rebuilds_it() -> None:
     fresh = solve_then_update(False)
     exec(text, {"comp": fresh})
     assert fresh.codegen() == comp.codegen()
+
+
+@pytest.mark.parametrize("method", ["levels", "auto"])
+def test_negative_size_names_the_parameter(method: str) -> None:
+    """``N = -3``: the inspector's refusal named its own arrays (``level: expected shape
+    (-3,)``, ``work: ...``), which the caller never passes; it names ``N`` now. ``N = 0``
+    stays an empty loop."""
+    comp = lower_solve_diag_first()
+    comp.wavefront("i", method=method)
+    kernel = comp.compile()
+    args = lower_args(50, 8)
+    del args["t"]
+    index = {k: v for k, v in args.items() if k in kernel.inspected_arguments}
+    with pytest.raises(spf.ArgumentError, match=r"inspect: N=-3 is negative") as info:
+        kernel.inspect(**{**index, "N": -3})
+    assert "level" not in str(info.value)
+    assert "work" not in str(info.value)
+    empty = kernel.inspect(rowptr=np.zeros(1, np.int32), col=np.zeros(0, np.int32), N=0, NNZ=0)
+    assert empty.levels == 0
